@@ -1,0 +1,66 @@
+# braid build. `make` builds build/braid; `make test` builds and runs every
+# test; `make san` runs the tests under ASan+UBSan; `make bench-kernels`
+# runs the kernel benchmark. Dependencies are installed by tools/deps.sh.
+
+CC      ?= gcc
+BUILD   ?= build
+MODS    := base matrix kernels io lang hops rewrite plan runtime codegen
+SRC     := $(foreach m,$(MODS),$(wildcard $(m)/*.c))
+OBJ     := $(SRC:%.c=$(BUILD)/obj/%.o)
+TESTSRC := $(wildcard tests/test_*.c)
+TESTS   := $(TESTSRC:tests/%.c=$(BUILD)/tests/%)
+OPT     ?= -O2
+CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) -march=native -fopenmp \
+           -Wall -Wextra -Werror -Wno-unused-parameter -I. -MMD -MP
+LDLIBS  += -lopenblas -llapacke -lcjson -lm -ldl -lpthread
+LDFLAGS += -fopenmp
+
+ifeq ($(SAN),1)
+BUILD   := build-san
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+.PHONY: all deps test san bench-kernels clean example
+
+all: $(BUILD)/braid
+
+deps: $(BUILD)/.deps
+
+$(BUILD)/.deps: tools/deps.sh
+	@mkdir -p $(BUILD)
+	@./tools/deps.sh
+	@touch $@
+
+$(BUILD)/obj/%.o: %.c | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libbraid.a: $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/braid: $(BUILD)/obj/cli/main.o $(BUILD)/libbraid.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbraid.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+test: $(BUILD)/braid $(TESTS)
+	@./tests/run_all.sh $(BUILD)
+
+san:
+	$(MAKE) SAN=1 test
+
+bench-kernels: $(BUILD)/bench/bench_kernels
+	OMP_NUM_THREADS=2 $(BUILD)/bench/bench_kernels
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libbraid.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+clean:
+	rm -rf build build-san
+
+-include $(OBJ:.o=.d) $(TESTS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.d)

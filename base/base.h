@@ -1,0 +1,54 @@
+/* base.h: what every stage of braid uses: error values, allocation,
+ * thread settings and timers. No module-level mutable state here except the
+ * process-wide thread count (set once by the CLI or the embedding API). */
+#ifndef BRAID_BASE_H
+#define BRAID_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+/* An error value. Functions that can fail take a BrErr * and return a
+ * non-zero code (or NULL) after br_err() filled it. The first message wins:
+ * later br_err() calls on an already-set error keep the original text. */
+typedef struct BrErr {
+    int code;          /* 0: no error */
+    char msg[1024];
+} BrErr;
+
+enum { BR_OK = 0, BR_EFAIL = 1, BR_ENOMEM = 2, BR_EIO = 3, BR_EDIM = 4,
+       BR_EINDEX = 5, BR_EARG = 6 };
+
+/* Sets e (if not already set) from a printf format; returns code. */
+int br_err(BrErr *e, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline void br_err_clear(BrErr *e) { e->code = 0; e->msg[0] = 0; }
+
+/* Allocation. br_malloc/br_calloc return NULL on failure (callers report
+ * BR_ENOMEM). br_alloc_aligned returns 64-byte-aligned memory freed with
+ * br_free_aligned. Sizes are checked for overflow. */
+void *br_malloc(size_t n);
+void *br_calloc(size_t n, size_t size);
+void *br_realloc(void *p, size_t n);
+void *br_alloc_aligned(size_t n);          /* uninitialised */
+void *br_calloc_aligned(size_t n);         /* zeroed */
+void br_free_aligned(void *p);
+char *br_strdup(const char *s);
+/* size_t multiply with overflow detection; returns false on overflow. */
+static inline bool br_mul_ok(size_t a, size_t b, size_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+/* Threads: the number of threads kernels use (default: all cores). */
+int br_threads(void);
+void br_set_threads(int n);       /* n <= 0: all cores */
+/* Minimum work (cells) before a kernel goes parallel. */
+#define BR_PAR_MIN 65536
+
+/* Monotonic clock in nanoseconds. */
+int64_t br_now_ns(void);
+
+#define BR_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define BR_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif

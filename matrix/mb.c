@@ -1,0 +1,325 @@
+/* mb.c: matrix block construction, conversion, format choice, estimates. */
+#include "mb.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static MB *mb_new(int64_t rows, int64_t cols, BrErr *e)
+{
+    if (rows < 0 || cols < 0) {
+        br_err(e, BR_EDIM, "invalid matrix dimensions %lldx%lld",
+               (long long)rows, (long long)cols);
+        return NULL;
+    }
+    if (cols > INT32_MAX) {
+        br_err(e, BR_EDIM, "too many columns: %lld", (long long)cols);
+        return NULL;
+    }
+    MB *m = br_calloc(1, sizeof *m);
+    if (!m) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    m->rows = rows; m->cols = cols; m->refs = 1;
+    return m;
+}
+
+static MB *oom(MB *m, BrErr *e, const char *what, int64_t r, int64_t c)
+{
+    br_err(e, BR_ENOMEM, "out of memory allocating %s %lldx%lld matrix",
+           what, (long long)r, (long long)c);
+    mb_release(m);
+    return NULL;
+}
+
+static MB *dense_alloc(int64_t rows, int64_t cols, bool zero, BrErr *e)
+{
+    MB *m = mb_new(rows, cols, e);
+    if (!m) return NULL;
+    size_t cells, bytes;
+    if (!br_mul_ok((size_t)rows, (size_t)cols, &cells) ||
+        !br_mul_ok(cells, sizeof(double), &bytes))
+        return oom(m, e, "dense", rows, cols);
+    if (cells) {
+        m->d = zero ? br_calloc_aligned(bytes) : br_alloc_aligned(bytes);
+        if (!m->d) return oom(m, e, "dense", rows, cols);
+    }
+    return m;
+}
+
+MB *mb_dense(int64_t rows, int64_t cols, BrErr *e) { return dense_alloc(rows, cols, true, e); }
+MB *mb_dense_uninit(int64_t rows, int64_t cols, BrErr *e) { return dense_alloc(rows, cols, false, e); }
+
+MB *mb_sp_alloc(int64_t rows, int64_t cols, int64_t cap, BrErr *e)
+{
+    MB *m = mb_new(rows, cols, e);
+    if (!m) return NULL;
+    m->sparse = true;
+    m->rp = br_calloc((size_t)rows + 1, sizeof(int64_t));
+    if (cap < 1) cap = 1;
+    m->ci = br_malloc((size_t)cap * sizeof(int32_t));
+    m->v = br_malloc((size_t)cap * sizeof(double));
+    if (!m->rp || !m->ci || !m->v) return oom(m, e, "sparse", rows, cols);
+    m->cap = cap;
+    return m;
+}
+
+MB *mb_empty(int64_t rows, int64_t cols, BrErr *e) { return mb_sp_alloc(rows, cols, 1, e); }
+
+MB *mb_fill(int64_t rows, int64_t cols, double val, BrErr *e)
+{
+    if (val == 0) return mb_empty(rows, cols, e);
+    MB *m = mb_dense_uninit(rows, cols, e);
+    if (!m) return NULL;
+    int64_t n = rows * cols;
+    for (int64_t i = 0; i < n; i++) m->d[i] = val;
+    m->nnz = n;
+    return m;
+}
+
+MB *mb_scalar(double val, BrErr *e)
+{
+    MB *m = mb_dense(1, 1, e);
+    if (!m) return NULL;
+    m->d[0] = val;
+    m->nnz = val != 0;
+    return m;
+}
+
+MB *mb_sp_new(int64_t rows, int64_t cols, int64_t cap_hint, BrErr *e)
+{
+    MB *m = mb_sp_alloc(rows, cols, cap_hint < 16 ? 16 : cap_hint, e);
+    if (m) m->build_row = 0;
+    return m;
+}
+
+int mb_sp_reserve(MB *m, int64_t n, BrErr *e)
+{
+    if (n <= m->cap) return 0;
+    int64_t nc = m->cap * 2;
+    if (nc < n) nc = n;
+    int32_t *ci = br_realloc(m->ci, (size_t)nc * sizeof(int32_t));
+    if (!ci) return br_err(e, BR_ENOMEM, "out of memory growing sparse matrix");
+    m->ci = ci;
+    double *v = br_realloc(m->v, (size_t)nc * sizeof(double));
+    if (!v) return br_err(e, BR_ENOMEM, "out of memory growing sparse matrix");
+    m->v = v;
+    m->cap = nc;
+    return 0;
+}
+
+int mb_sp_append(MB *m, int64_t r, int64_t c, double val, BrErr *e)
+{
+    if (r < m->build_row || r >= m->rows || c < 0 || c >= m->cols)
+        return br_err(e, BR_EINDEX, "sparse append out of order at (%lld,%lld)",
+                      (long long)r, (long long)c);
+    if (val == 0) return 0;
+    /* close rows before r */
+    while (m->build_row < r) {
+        m->rp[m->build_row + 1] = m->nnz;
+        m->build_row++;
+    }
+    if (m->nnz == m->cap && mb_sp_reserve(m, m->nnz + 1, e)) return e->code;
+    m->ci[m->nnz] = (int32_t)c;
+    m->v[m->nnz] = val;
+    m->nnz++;
+    return 0;
+}
+
+void mb_sp_finish(MB *m)
+{
+    while (m->build_row < m->rows) {
+        m->rp[m->build_row + 1] = m->nnz;
+        m->build_row++;
+    }
+    m->rp[m->rows] = m->nnz;
+}
+
+MB *mb_retain(MB *m)
+{
+    if (m) __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+    return m;
+}
+
+static void mb_free_data(MB *m)
+{
+    br_free_aligned(m->d);
+    free(m->rp);
+    free(m->ci);
+    free(m->v);
+    m->d = NULL; m->rp = NULL; m->ci = NULL; m->v = NULL; m->cap = 0;
+}
+
+void mb_release(MB *m)
+{
+    if (!m) return;
+    if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    mb_free_data(m);
+    free(m);
+}
+
+MB *mb_copy(const MB *m, BrErr *e)
+{
+    if (!m->sparse) {
+        MB *r = mb_dense_uninit(m->rows, m->cols, e);
+        if (!r) return NULL;
+        if (m->rows > 0 && m->cols > 0)
+            memcpy(r->d, m->d, (size_t)(m->rows * m->cols) * sizeof(double));
+        r->nnz = m->nnz;
+        return r;
+    }
+    MB *r = mb_sp_alloc(m->rows, m->cols, m->nnz, e);
+    if (!r) return NULL;
+    memcpy(r->rp, m->rp, (size_t)(m->rows + 1) * sizeof(int64_t));
+    memcpy(r->ci, m->ci, (size_t)m->nnz * sizeof(int32_t));
+    memcpy(r->v, m->v, (size_t)m->nnz * sizeof(double));
+    r->nnz = m->nnz;
+    r->build_row = r->rows;
+    return r;
+}
+
+MB *mb_to_dense(const MB *m, BrErr *e)
+{
+    if (!m->sparse) return mb_copy(m, e);
+    MB *r = mb_dense(m->rows, m->cols, e);
+    if (!r) return NULL;
+    for (int64_t i = 0; i < m->rows; i++) {
+        double *row = r->d + i * m->cols;
+        for (int64_t k = m->rp[i]; k < m->rp[i + 1]; k++) row[m->ci[k]] = m->v[k];
+    }
+    r->nnz = m->nnz;
+    return r;
+}
+
+MB *mb_to_sparse(const MB *m, BrErr *e)
+{
+    if (m->sparse) return mb_copy(m, e);
+    MB *r = mb_sp_alloc(m->rows, m->cols, m->nnz, e);
+    if (!r) return NULL;
+    int64_t k = 0;
+    for (int64_t i = 0; i < m->rows; i++) {
+        const double *row = m->d + i * m->cols;
+        for (int64_t j = 0; j < m->cols; j++)
+            if (row[j] != 0) { r->ci[k] = (int32_t)j; r->v[k] = row[j]; k++; }
+        r->rp[i + 1] = k;
+    }
+    r->nnz = k;
+    r->build_row = r->rows;
+    return r;
+}
+
+/* Move the representation of src into m (both exclusively owned). */
+static void mb_take(MB *m, MB *src)
+{
+    mb_free_data(m);
+    m->sparse = src->sparse; m->d = src->d; m->rp = src->rp; m->ci = src->ci;
+    m->v = src->v; m->cap = src->cap; m->nnz = src->nnz; m->build_row = src->build_row;
+    src->d = NULL; src->rp = NULL; src->ci = NULL; src->v = NULL;
+    mb_release(src);
+}
+
+int mb_make_dense(MB *m, BrErr *e)
+{
+    if (!m->sparse) return 0;
+    MB *r = mb_to_dense(m, e);
+    if (!r) return e->code;
+    mb_take(m, r);
+    return 0;
+}
+
+int mb_make_sparse(MB *m, BrErr *e)
+{
+    if (m->sparse) return 0;
+    MB *r = mb_to_sparse(m, e);
+    if (!r) return e->code;
+    mb_take(m, r);
+    return 0;
+}
+
+int64_t mb_recount_nnz(MB *m)
+{
+    if (m->sparse) return m->nnz = m->rp[m->rows];
+    int64_t n = m->rows * m->cols, c = 0;
+    const double *d = m->d;
+    for (int64_t i = 0; i < n; i++) c += d[i] != 0;
+    return m->nnz = c;
+}
+
+double mb_est_dense(int64_t rows, int64_t cols)
+{
+    return 64.0 + 8.0 * (double)rows * (double)cols;
+}
+
+double mb_est_sparse(int64_t rows, int64_t cols, int64_t nnz)
+{
+    (void)cols;
+    return 64.0 + 8.0 * ((double)rows + 1) + 12.0 * (double)nnz;
+}
+
+bool mb_should_be_sparse(int64_t rows, int64_t cols, int64_t nnz)
+{
+    double cells = (double)rows * (double)cols;
+    if (cells == 0) return false;
+    double sp = (double)nnz / cells;
+    return sp < MB_SPARSITY_TURN_POINT &&
+           mb_est_sparse(rows, cols, nnz) < mb_est_dense(rows, cols);
+}
+
+double mb_est_size(int64_t rows, int64_t cols, int64_t nnz)
+{
+    return mb_should_be_sparse(rows, cols, nnz) ? mb_est_sparse(rows, cols, nnz)
+                                                : mb_est_dense(rows, cols);
+}
+
+size_t mb_bytes(const MB *m)
+{
+    if (!m->sparse) return sizeof *m + (size_t)(m->rows * m->cols) * sizeof(double);
+    return sizeof *m + (size_t)(m->rows + 1) * sizeof(int64_t) +
+           (size_t)m->cap * (sizeof(int32_t) + sizeof(double));
+}
+
+int mb_examine(MB *m, BrErr *e)
+{
+    bool want = mb_should_be_sparse(m->rows, m->cols, m->nnz);
+    if (m->nnz == 0 && m->rows * m->cols > 0) want = true; /* empty is cheap */
+    if (want == m->sparse) return 0;
+    return want ? mb_make_sparse(m, e) : mb_make_dense(m, e);
+}
+
+double mb_get(const MB *m, int64_t r, int64_t c)
+{
+    if (!m->sparse) return m->d[r * m->cols + c];
+    int64_t lo = m->rp[r], hi = m->rp[r + 1];
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (m->ci[mid] < c) lo = mid + 1;
+        else if (m->ci[mid] > c) hi = mid;
+        else return m->v[mid];
+    }
+    return 0;
+}
+
+bool mb_equal(const MB *a, const MB *b, double rtol)
+{
+    if (a->rows != b->rows || a->cols != b->cols) return false;
+    for (int64_t i = 0; i < a->rows; i++)
+        for (int64_t j = 0; j < a->cols; j++) {
+            double x = mb_get(a, i, j), y = mb_get(b, i, j);
+            if (isnan(x) || isnan(y)) { if (isnan(x) != isnan(y)) return false; continue; }
+            if (x == y) continue;
+            double s = fmax(fmax(fabs(x), fabs(y)), 1.0);
+            if (!(fabs(x - y) <= rtol * s)) return false;
+        }
+    return true;
+}
+
+void mb_dump(const MB *m, const char *name)
+{
+    fprintf(stderr, "%s: %lldx%lld nnz=%lld %s\n", name ? name : "M",
+            (long long)m->rows, (long long)m->cols, (long long)m->nnz,
+            m->sparse ? "sparse" : "dense");
+    for (int64_t i = 0; i < m->rows && i < 20; i++) {
+        for (int64_t j = 0; j < m->cols && j < 20; j++)
+            fprintf(stderr, " %g", mb_get(m, i, j));
+        fprintf(stderr, "\n");
+    }
+}

@@ -1,0 +1,95 @@
+/* mb.h: matrix blocks, braid's one in-memory matrix representation.
+ *
+ * A block is dense or sparse:
+ *  - dense:  d[i*cols + j], row-major FP64, 64-byte aligned; d may be NULL
+ *            only when rows*cols == 0.
+ *  - sparse: CSR. rp[0..rows] row pointers, ci[k] column (0-based, sorted
+ *            ascending within a row), v[k] value; rp always allocated
+ *            (rows+1 entries). Explicit zeros are not stored by braid's
+ *            kernels (mb_sp_append drops them).
+ * An all-zero ("empty") block is a sparse block with nnz == 0: cheap.
+ *
+ * nnz is always exact. Blocks are reference counted (mb_retain/mb_release)
+ * so the runtime can share them between variables; a block with refs > 1 is
+ * treated as immutable (copy before writing: mb_copy).
+ *
+ * Building sparse blocks: mb_sp_new() then mb_sp_append() in row-major
+ * order (rows ascending, columns ascending within a row), then
+ * mb_sp_finish(). Kernels that know counts per row can instead allocate
+ * with mb_sp_alloc() and fill rp/ci/v directly.
+ */
+#ifndef BRAID_MB_H
+#define BRAID_MB_H
+
+#include "../base/base.h"
+
+typedef struct MB {
+    int64_t rows, cols;
+    int64_t nnz;        /* exact number of non-zeros */
+    bool sparse;
+    double *d;          /* dense values (dense only) */
+    int64_t *rp;        /* CSR row pointers, rows+1 (sparse only) */
+    int32_t *ci;        /* CSR column indexes (sparse only) */
+    double *v;          /* CSR values (sparse only) */
+    int64_t cap;        /* capacity of ci/v in entries (sparse only) */
+    int64_t build_row;  /* while building with mb_sp_append: current row */
+    int refs;           /* reference count, starts at 1 */
+} MB;
+
+/* Sparsity below which a block may be sparse (SystemDS's rule). */
+#define MB_SPARSITY_TURN_POINT 0.4
+
+/* Constructors. All return a block with refs == 1, or NULL with e set.
+ * Caller owns the block (release with mb_release). */
+MB *mb_dense(int64_t rows, int64_t cols, BrErr *e);        /* zeroed */
+MB *mb_dense_uninit(int64_t rows, int64_t cols, BrErr *e); /* not zeroed */
+MB *mb_empty(int64_t rows, int64_t cols, BrErr *e);        /* sparse, nnz 0 */
+MB *mb_fill(int64_t rows, int64_t cols, double val, BrErr *e);
+MB *mb_scalar(double val, BrErr *e);                       /* 1x1 dense */
+/* Sparse with capacity for cap entries; rp zeroed. */
+MB *mb_sp_alloc(int64_t rows, int64_t cols, int64_t cap, BrErr *e);
+
+/* Sparse building (see above). Append returns 0 or an error code. */
+MB *mb_sp_new(int64_t rows, int64_t cols, int64_t cap_hint, BrErr *e);
+int mb_sp_append(MB *m, int64_t r, int64_t c, double val, BrErr *e);
+void mb_sp_finish(MB *m);
+/* Ensure capacity for at least n entries. */
+int mb_sp_reserve(MB *m, int64_t n, BrErr *e);
+
+MB *mb_retain(MB *m);
+void mb_release(MB *m);   /* frees at refs == 0; NULL is fine */
+
+/* Copies and conversions (new blocks, caller owns). */
+MB *mb_copy(const MB *m, BrErr *e);
+MB *mb_to_dense(const MB *m, BrErr *e);
+MB *mb_to_sparse(const MB *m, BrErr *e);
+/* In-place format change of a block the caller owns exclusively. */
+int mb_make_dense(MB *m, BrErr *e);
+int mb_make_sparse(MB *m, BrErr *e);
+
+/* Recount nnz of a dense block (after a kernel wrote d). */
+int64_t mb_recount_nnz(MB *m);
+/* Choose the format by the rule: sparse when sparsity < 0.4 and the sparse
+ * form is smaller; converts in place. Call after kernels that change nnz. */
+int mb_examine(MB *m, BrErr *e);
+bool mb_should_be_sparse(int64_t rows, int64_t cols, int64_t nnz);
+
+/* Cell access (slow paths, tests, printing). */
+double mb_get(const MB *m, int64_t r, int64_t c);
+/* Set a cell of an exclusively owned dense block (convert first). */
+static inline void mb_dset(MB *m, int64_t r, int64_t c, double v) {
+    m->d[r * m->cols + c] = v;
+}
+
+/* Memory estimates in bytes (the optimizer's size model). */
+double mb_est_dense(int64_t rows, int64_t cols);
+double mb_est_sparse(int64_t rows, int64_t cols, int64_t nnz);
+double mb_est_size(int64_t rows, int64_t cols, int64_t nnz); /* chosen fmt */
+size_t mb_bytes(const MB *m);           /* actual bytes of this block */
+
+/* Equality within tolerance (tests): |a-b| <= tol*max(|a|,|b|,1); NaN==NaN. */
+bool mb_equal(const MB *a, const MB *b, double rtol);
+/* Debug print to stderr. */
+void mb_dump(const MB *m, const char *name);
+
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# run_all.sh BUILD: run every test program in BUILD/tests, then the DML
+# tests and the shared conformance suite; print one final line
+# "N passed, M failed". Exit status 0 only when nothing failed.
+set -u
+build=${1:-build}
+pass=0; fail=0
+for t in "$build"/tests/test_*; do
+  [ -x "$t" ] || continue
+  out=$("$t" 2>&1); rc=$?
+  line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+  if [ -z "$line" ]; then
+    printf '%s\n' "$out" | tail -n 20
+    echo "$(basename "$t"): crashed or printed no summary (exit $rc)"
+    fail=$((fail + 1)); continue
+  fi
+  [ $rc -ne 0 ] && printf '%s\n' "$out" | grep -E '^FAIL' | head -n 30
+  echo "$line"
+  p=$(echo "$line" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\1/')
+  f=$(echo "$line" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\2/')
+  pass=$((pass + p)); fail=$((fail + f))
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then fail=$((fail + 1)); fi
+done
+for s in tests/dml/run.sh; do
+  [ -x "$s" ] || continue
+  out=$("$s" "$build/braid" 2>&1)
+  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+  printf '%s\n' "$out" | grep -E '^FAIL' | head -n 30
+  echo "dml tests: $line"
+  p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
+  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
