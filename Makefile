@@ -11,7 +11,8 @@ TESTSRC := $(wildcard tests/test_*.c)
 TESTS   := $(TESTSRC:tests/%.c=$(BUILD)/tests/%)
 OPT     ?= -O2
 CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) -march=native -fopenmp \
-           -Wall -Wextra -Werror -Wno-unused-parameter -I. -MMD -MP
+           -Wall -Wextra -Werror -Wno-unused-parameter -I. -MMD -MP \
+           -DBRAID_SOURCE_DIR=\"$(CURDIR)\"
 LDLIBS  += -lopenblas -llapacke -lcjson -lm -ldl -lpthread
 LDFLAGS += -fopenmp
 
@@ -21,7 +22,7 @@ CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LDFLAGS += -fsanitize=address,undefined
 endif
 
-.PHONY: all deps test san bench-kernels clean example
+.PHONY: all deps test san bench-kernels clean example fuzz
 
 all: $(BUILD)/braid
 
@@ -52,6 +53,15 @@ test: $(BUILD)/braid $(TESTS)
 
 san:
 	$(MAKE) SAN=1 test
+
+# The example of README: train L2SVM on generated data.
+example: $(BUILD)/braid
+	$(BUILD)/braid -f examples/l2svm_demo.dml -stats 5
+
+FUZZ_SECONDS ?= 60
+fuzz: $(BUILD)/.deps
+	@BRAID_EXTRA_PKGS="clang libclang-rt-14-dev" ./tools/deps.sh
+	./fuzz/run.sh $(FUZZ_SECONDS)
 
 bench-kernels: $(BUILD)/bench/bench_kernels
 	OMP_NUM_THREADS=2 $(BUILD)/bench/bench_kernels

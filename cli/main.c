@@ -1,3 +1,206 @@
-/* main.c: the braid command (placeholder until the language lands). */
+/* main.c: the braid command, SystemDS-compatible:
+ *   braid [-f] script.dml [-args a b ...] [-nvargs k=v ...] [-stats [N]]
+ *         [-explain [hops|runtime|recompile_hops|dot]] [-config file]
+ *         [-seed N] [-threads N]
+ *   braid -s "script text" ...
+ *   braid -help
+ * Exit status 0 on success, 1 on any error in the script or its input. */
 #include <stdio.h>
-int main(void) { puts("braid"); return 0; }
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../base/diag.h"
+#include "../lang/load.h"
+#include "../runtime/config.h"
+#include "../runtime/interp.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: braid [-f] script.dml [options]\n"
+        "       braid -s \"script text\" [options]\n"
+        "options:\n"
+        "  -args a b ...        positional script arguments ($1, $2, ...)\n"
+        "  -nvargs k=v ...      named script arguments ($k)\n"
+        "  -stats [N]           print timing and the N heaviest instructions (default 10)\n"
+        "  -explain [hops|runtime|recompile_hops|dot]\n"
+        "                       print the plan (default: runtime); dot writes braid_plan.dot\n"
+        "  -config file.xml     SystemDS-style configuration (<root><sysds.key>v</sysds.key></root>)\n"
+        "  -seed N              seed for rand()/sample() calls without a seed\n"
+        "  -threads N           number of threads (default: all cores)\n"
+        "  -help                this text\n");
+}
+
+/* Folder of the builtin DML library: $BRAID_HOME/scripts/builtin, next to
+ * the executable (../scripts/builtin), or the source tree's. */
+static char *builtin_dir(const char *argv0)
+{
+    const char *home = getenv("BRAID_HOME");
+    char buf[8192];
+    if (home) {
+        snprintf(buf, sizeof buf, "%s/scripts/builtin", home);
+        return strdup(buf);
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, sizeof buf, "%s/../scripts/builtin", exe);
+            if (access(buf, R_OK) == 0) return strdup(buf);
+        }
+    }
+#ifdef BRAID_SOURCE_DIR
+    snprintf(buf, sizeof buf, "%s/scripts/builtin", BRAID_SOURCE_DIR);
+    return strdup(buf);
+#else
+    (void)argv0;
+    return strdup("scripts/builtin");
+#endif
+}
+
+static bool is_opt(const char *s) { return s[0] == '-' && s[1] && s[1] != '-' && !(s[1] >= '0' && s[1] <= '9'); }
+
+int main(int argc, char **argv)
+{
+    const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL;
+    bool stats = false;
+    int stats_n = 10;
+    int64_t seed = -1;
+    int threads = 0;
+    const char **names = calloc((size_t)argc + 1, sizeof(char *));
+    const char **vals = calloc((size_t)argc + 1, sizeof(char *));
+    char **owned = calloc((size_t)argc + 1, sizeof(char *));
+    int nargs = 0, nowned = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-help") || !strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        else if (!strcmp(a, "-f")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -f needs a file\n"); return 1; }
+            file = argv[++i];
+        } else if (!strcmp(a, "-s")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -s needs a script\n"); return 1; }
+            text = argv[++i];
+        } else if (!strcmp(a, "-stats")) {
+            stats = true;
+            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') stats_n = atoi(argv[++i]);
+        } else if (!strcmp(a, "-explain")) {
+            explain = "runtime";
+            if (i + 1 < argc && !is_opt(argv[i + 1]) &&
+                (!strcmp(argv[i + 1], "hops") || !strcmp(argv[i + 1], "runtime") ||
+                 !strcmp(argv[i + 1], "recompile_hops") || !strcmp(argv[i + 1], "recompile_runtime") ||
+                 !strcmp(argv[i + 1], "dot") || !strcmp(argv[i + 1], "codegen")))
+                explain = argv[++i];
+        } else if (!strcmp(a, "-config")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -config needs a file\n"); return 1; }
+            config = argv[++i];
+        } else if (!strcmp(a, "-seed")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -seed needs a number\n"); return 1; }
+            seed = atoll(argv[++i]);
+        } else if (!strcmp(a, "-threads")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -threads needs a number\n"); return 1; }
+            threads = atoi(argv[++i]);
+        } else if (!strcmp(a, "-args")) {
+            int k = 1;
+            while (i + 1 < argc && !is_opt(argv[i + 1])) {
+                char *nm = malloc(16);
+                snprintf(nm, 16, "%d", k++);
+                owned[nowned++] = nm;
+                names[nargs] = nm;
+                vals[nargs++] = argv[++i];
+            }
+        } else if (!strcmp(a, "-nvargs")) {
+            while (i + 1 < argc && !is_opt(argv[i + 1])) {
+                const char *kv = argv[++i];
+                const char *eq = strchr(kv, '=');
+                if (!eq || eq == kv) {
+                    fprintf(stderr, "braid: -nvargs expects name=value, got '%s'\n", kv);
+                    return 1;
+                }
+                char *nm = strndup(kv, (size_t)(eq - kv));
+                owned[nowned++] = nm;
+                names[nargs] = nm;
+                vals[nargs++] = eq + 1;
+            }
+        } else if (a[0] != '-' && !file && !text) {
+            file = a;
+        } else {
+            fprintf(stderr, "braid: unknown option '%s' (see braid -help)\n", a);
+            return 1;
+        }
+    }
+    if (!file && !text) { usage(stderr); return 1; }
+    int64_t t_start = br_now_ns();
+
+    BraidConfig cfg;
+    config_defaults(&cfg);
+    if (config) {
+        BrErr e = {0};
+        if (config_read(config, &cfg, &e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
+    }
+    if (threads > 0) cfg.threads = threads;
+    br_set_threads(cfg.threads);
+
+    char *bdir = builtin_dir(argv[0]);
+    LangOptions lo = {.builtin_dir = bdir, .arg_names = names, .arg_values = vals, .nargs = nargs};
+    Diag *d = diag_new();
+    Program *ast = text ? lang_load_string(text, "<script>", &lo, d) : lang_load_file(file, &lo, d);
+    RtProgram *prog = NULL;
+    if (ast && diag_nerrors(d) == 0) prog = plan_build_program(ast, d);
+    if (!prog || diag_nerrors(d) > 0) {
+        diag_print(d, stderr);
+        if (!diag_nerrors(d)) fprintf(stderr, "braid: compilation failed\n");
+        plan_program_free(prog);
+        lang_program_free(ast);
+        diag_free(d);
+        free(bdir);
+        return 1;
+    }
+    if (diag_nwarnings(d)) diag_print(d, stderr);
+    int64_t t_compiled = br_now_ns();
+
+    if (explain && (!strcmp(explain, "runtime") || !strcmp(explain, "recompile_runtime")))
+        plan_print(prog, stdout);
+    else if (explain && (!strcmp(explain, "hops") || !strcmp(explain, "recompile_hops")))
+        plan_print_hops(prog, stdout);
+    else if (explain && !strcmp(explain, "dot")) {
+        FILE *f = fopen("braid_plan.dot", "w");
+        if (f) { plan_print_dot(prog, f); fclose(f); fprintf(stderr, "braid: wrote braid_plan.dot\n"); }
+    }
+
+    RtOptions ro = {.out = stdout, .stats = stats, .seed = seed};
+    Rt rt;
+    rt_init(&rt, prog, d, &ro);
+    Frame f;
+    st_init(&f.vars);
+    f.depth = 0;
+    int rc = rt_run_main(&rt, &f);
+    fflush(stdout);
+    if (rc) {
+        if (diag_nerrors(d)) diag_print(d, stderr);
+        rt_print_error(&rt, stderr);
+    }
+    int64_t t_end = br_now_ns();
+    if (stats) {
+        fprintf(stderr, "SystemDS Statistics:\n");
+        fprintf(stderr, "Total elapsed time:\t\t%.3f sec.\n", (double)(t_end - t_start) / 1e9);
+        fprintf(stderr, "Total compilation time:\t\t%.3f sec.\n", (double)(t_compiled - t_start) / 1e9);
+        fprintf(stderr, "Total execution time:\t\t%.3f sec.\n", (double)(t_end - t_compiled) / 1e9);
+        fprintf(stderr, "Number of threads:\t\t%d\n", br_threads());
+        rt_print_stats(&rt, stderr, stats_n);
+    }
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    plan_program_free(prog);
+    lang_program_free(ast);
+    diag_free(d);
+    free(bdir);
+    for (int i = 0; i < nowned; i++) free(owned[i]);
+    free(owned);
+    free(names);
+    free(vals);
+    return rc ? 1 : 0;
+}

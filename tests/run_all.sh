@@ -30,5 +30,16 @@ for s in tests/dml/run.sh; do
   p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
 done
+# the shared conformance suite (../shared/conformance), when present
+conf="$(cd "$(dirname "$0")/../.." && pwd)/shared/conformance"
+if [ -x "$conf/run.sh" ]; then
+  bin="$(cd "$(dirname "$build/braid")" && pwd)/braid"
+  out=$(cd "$conf" && ./run.sh "$bin" 2>&1)
+  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+  printf '%s\n' "$out" | grep -E '^FAIL' | head -n 40
+  echo "conformance: $line"
+  p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
+  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,44 @@
+/* diag.h: compile-time diagnostics. A Diag collects errors and warnings
+ * with their source positions (Span) and prints them as
+ *     file:line:col: error: message
+ *         <source line>
+ *         ^
+ * The first DIAG_MAX_SHOWN errors (and as many warnings) are kept; later
+ * ones are only counted. Not thread-safe: one Diag per compilation. */
+#ifndef BRAID_DIAG_H
+#define BRAID_DIAG_H
+
+#include <stdio.h>
+
+/* A position in a source file. file points to a string that outlives the
+ * Span's users (the AST keeps it in its arena; the Diag copies it). */
+typedef struct Span {
+    const char *file;   /* path as given; NULL: no file */
+    int line, col;      /* 1-based; line 0: no position in the file */
+} Span;
+
+typedef struct Diag Diag;
+
+#define DIAG_MAX_SHOWN 20
+
+/* New empty context (NULL when out of memory); free with diag_free. */
+Diag *diag_new(void);
+void diag_free(Diag *d);
+/* Records an error / a warning at span (a NULL d is ignored). */
+void diag_error(Diag *d, Span at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void diag_warning(Diag *d, Span at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Number of errors / warnings recorded (also those not kept). */
+int diag_nerrors(const Diag *d);
+int diag_nwarnings(const Diag *d);
+/* Registers the text of a file (copied), so that printed messages show
+ * the offending line. A second call for the same file replaces it. */
+void diag_add_source(Diag *d, const char *file, const char *text);
+/* Prints every kept message in order, then a count of the dropped ones. */
+void diag_print(const Diag *d, FILE *f);
+/* The first error as "file:line:col: message" (NULL if none); valid until
+ * diag_free. */
+const char *diag_first_message(const Diag *d);
+
+#endif

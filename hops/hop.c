@@ -1,0 +1,292 @@
+/* hop.c: HOP construction, size inference and printing. */
+#include "hop.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+HopDag *hop_dag_new(void)
+{
+    HopDag *d = br_calloc(1, sizeof *d);
+    if (!d) return NULL;
+    d->arena = arena_new();
+    return d;
+}
+
+void hop_dag_free(HopDag *d)
+{
+    if (!d) return;
+    for (int i = 0; i < d->n; i++)
+        if (d->hops[i]->kind == H_LIT) val_release(&d->hops[i]->lit);
+    free(d->hops);
+    free(d->roots);
+    free(d->wnames);
+    free(d->whops);
+    free(d->rnames);
+    arena_free(d->arena);
+    free(d);
+}
+
+static void grow(void **v, int *cap, int need, size_t elem)
+{
+    if (need <= *cap) return;
+    int nc = *cap ? *cap * 2 : 16;
+    while (nc < need) nc *= 2;
+    void *p = realloc(*v, (size_t)nc * elem);
+    if (!p) abort(); /* compile-time structures: tiny; treat as fatal */
+    *v = p;
+    *cap = nc;
+}
+
+Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin)
+{
+    Hop *h = arena_alloc(d->arena, sizeof *h);
+    h->id = d->n + 1;
+    h->kind = kind;
+    h->span = span;
+    h->nin = nin;
+    if (nin) h->in = arena_alloc(d->arena, (size_t)nin * sizeof(Hop *));
+    h->rows = h->cols = h->nnz = -1;
+    h->mem = -1;
+    h->reg = -1;
+    h->nouts = 1;
+    grow((void **)&d->hops, &d->cap, d->n + 1, sizeof(Hop *));
+    d->hops[d->n++] = h;
+    return h;
+}
+
+void hop_add_root(HopDag *d, Hop *h)
+{
+    grow((void **)&d->roots, &d->rcap, d->nroots + 1, sizeof(Hop *));
+    d->roots[d->nroots++] = h;
+}
+
+void hop_set_write(HopDag *d, const char *name, Hop *h)
+{
+    for (int i = 0; i < d->nw; i++)
+        if (strcmp(d->wnames[i], name) == 0) { d->whops[i] = h; return; }
+    int cap = d->wcap;
+    grow((void **)&d->wnames, &cap, d->nw + 1, sizeof(char *));
+    cap = d->wcap;
+    grow((void **)&d->whops, &cap, d->nw + 1, sizeof(Hop *));
+    d->wcap = cap;
+    d->wnames[d->nw] = name;
+    d->whops[d->nw] = h;
+    d->nw++;
+}
+
+static bool known(const Hop *h) { return h && h->rows >= 0 && h->cols >= 0; }
+
+/* Literal integer value of a hop, if it is a numeric literal. */
+static bool lit_num(const Hop *h, double *v)
+{
+    if (!h || h->kind != H_LIT) return false;
+    if (h->lit.kind == V_INT) { *v = (double)h->lit.i; return true; }
+    if (h->lit.kind == V_DOUBLE) { *v = h->lit.d; return true; }
+    return false;
+}
+
+static void set_dims(Hop *h, int64_t r, int64_t c)
+{
+    h->dt = DT_MATRIX;
+    h->vt = VT_DOUBLE;
+    h->rows = r;
+    h->cols = c;
+}
+
+/* Index range length for RIX dims: mode, lo, hi hops, full extent. */
+static int64_t ix_len(int mode, const Hop *lo, const Hop *hi, int64_t full)
+{
+    double a, b;
+    if (mode == IX_ALL) return full;
+    if (mode == IX_SINGLE) return 1;
+    if (lit_num(lo, &a) && lit_num(hi, &b)) return (int64_t)b - (int64_t)a + 1;
+    return -1;
+}
+
+void hop_infer(Hop *h)
+{
+    Hop *a = h->nin > 0 ? h->in[0] : NULL;
+    Hop *b = h->nin > 1 ? h->in[1] : NULL;
+    switch (h->kind) {
+    case H_LIT:
+        h->dt = DT_SCALAR;
+        h->vt = h->lit.kind == V_INT ? VT_INT : h->lit.kind == V_BOOL ? VT_BOOL
+              : h->lit.kind == V_STRING ? VT_STRING : VT_DOUBLE;
+        h->rows = h->cols = 0;
+        break;
+    case H_UNARY:
+        if (a && a->dt == DT_MATRIX) { set_dims(h, a->rows, a->cols);
+            if (op_info[h->op].flags & OF_SAFE) h->nnz = a->nnz; }
+        else if (a && a->dt == DT_SCALAR) {
+            h->dt = DT_SCALAR; h->rows = h->cols = 0;
+            h->vt = h->op == OP_NOT ? VT_BOOL : (h->op == OP_NEG || h->op == OP_ABS) ? a->vt : VT_DOUBLE;
+        }
+        break;
+    case H_BINARY:
+    case H_TERNARY: {
+        Hop *m = NULL;
+        for (int i = 0; i < h->nin; i++)
+            if (h->in[i] && h->in[i]->dt == DT_MATRIX) {
+                if (!m || (known(h->in[i]) && (!known(m) ||
+                    h->in[i]->rows * h->in[i]->cols > m->rows * m->cols))) m = h->in[i];
+            }
+        bool anyunk = false;
+        for (int i = 0; i < h->nin; i++)
+            if (h->in[i] && h->in[i]->dt == DT_UNKNOWN) anyunk = true;
+        if (m) {
+            /* outer vector op: col vector op row vector */
+            if (h->kind == H_BINARY && a && b && known(a) && known(b) &&
+                a->dt == DT_MATRIX && b->dt == DT_MATRIX && a->cols == 1 && b->rows == 1 &&
+                (a->rows != 1 || b->cols != 1))
+                set_dims(h, a->rows, b->cols);
+            else
+                set_dims(h, m->rows, m->cols);
+        } else if (!anyunk && a) {
+            h->dt = DT_SCALAR; h->rows = h->cols = 0;
+            bool cmp = h->kind == H_BINARY && (op_info[h->op].flags & OF_CMP);
+            bool logic = h->op == OP_AND || h->op == OP_OR || h->op == OP_XOR;
+            if (cmp || logic) h->vt = VT_BOOL;
+            else if (a->vt == VT_STRING || (b && b->vt == VT_STRING)) h->vt = VT_STRING;
+            else if (h->op == OP_DIV || h->op == OP_POW || h->op == OP_LOGB) h->vt = VT_DOUBLE;
+            else if ((a->vt == VT_INT || a->vt == VT_BOOL) && (!b || b->vt == VT_INT || b->vt == VT_BOOL))
+                h->vt = VT_INT;
+            else h->vt = VT_DOUBLE;
+        }
+        break;
+    }
+    case H_AGG:
+        if (h->dir == DIR_FULL) { h->dt = DT_SCALAR; h->vt = VT_DOUBLE; h->rows = h->cols = 0; }
+        else if (h->dir == DIR_ROW) set_dims(h, a ? a->rows : -1, 1);
+        else set_dims(h, 1, a ? a->cols : -1);
+        break;
+    case H_MATMUL:
+        set_dims(h, a ? a->rows : -1, b ? b->cols : -1);
+        if (h->op == OP_TSMM) set_dims(h, a ? a->cols : -1, a ? a->cols : -1);
+        break;
+    case H_REORG:
+        if (h->op == OP_TRANS) set_dims(h, a ? a->cols : -1, a ? a->rows : -1);
+        else if (h->op == OP_REV) set_dims(h, a ? a->rows : -1, a ? a->cols : -1);
+        else if (h->op == OP_DIAG) {
+            if (known(a) && a->cols == 1) set_dims(h, a->rows, a->rows);
+            else if (known(a)) set_dims(h, a->rows, 1);
+            else set_dims(h, -1, -1);
+        }
+        break;
+    case H_RIX:
+        if (a && a->dt == DT_LIST) { h->dt = DT_LIST; break; }
+        if (a && (a->dt == DT_MATRIX || a->dt == DT_UNKNOWN)) {
+            if (a->dt == DT_UNKNOWN) break;
+            if (h->has_col)
+                set_dims(h, ix_len(h->rmode, h->in[1], h->in[2], a->rows),
+                         ix_len(h->cmode, h->in[3], h->in[4], a->cols));
+            else set_dims(h, -1, -1);
+        }
+        break;
+    case H_LIX:
+        if (a) { h->dt = a->dt; h->vt = a->vt; h->rows = a->rows; h->cols = a->cols; }
+        break;
+    case H_TREAD:
+    case H_BUILTIN:
+    case H_FCALL:
+    case H_OUT:
+        break; /* set by the builder */
+    }
+    if (h->dt == DT_MATRIX && known(h))
+        h->mem = h->nnz >= 0 ? mb_est_size(h->rows, h->cols, h->nnz)
+                             : mb_est_dense(h->rows, h->cols);
+    else if (h->dt == DT_SCALAR) h->mem = 8;
+}
+
+const char *hop_opname(const Hop *h)
+{
+    switch (h->kind) {
+    case H_LIT: return "LIT";
+    case H_TREAD: return "TRead";
+    case H_UNARY: return op_info[h->op].name;
+    case H_BINARY: return op_info[h->op].name;
+    case H_TERNARY: return op_info[h->op].name;
+    case H_AGG: return op_info[h->op].name;
+    case H_MATMUL: return op_info[h->op].name;
+    case H_REORG: return op_info[h->op].name;
+    case H_RIX: return "rix";
+    case H_LIX: return "lix";
+    case H_BUILTIN: return builtin_info[h->bi].name;
+    case H_FCALL: return h->func ? h->func->name : "fcall";
+    case H_OUT: return "out";
+    }
+    return "?";
+}
+
+static void lit_text(const Value *v, char *buf, size_t n)
+{
+    switch (v->kind) {
+    case V_INT: snprintf(buf, n, "%lld", (long long)v->i); break;
+    case V_DOUBLE: snprintf(buf, n, "%g", v->d); break;
+    case V_BOOL: snprintf(buf, n, "%s", v->b ? "TRUE" : "FALSE"); break;
+    case V_STRING: snprintf(buf, n, "\"%.40s\"", v->s->s); break;
+    default: snprintf(buf, n, "?"); break;
+    }
+}
+
+static void fmt_mem(double m, char *buf, size_t n)
+{
+    if (m < 0) snprintf(buf, n, "-");
+    else if (m < 1024) snprintf(buf, n, "%.0fB", m);
+    else if (m < 1024.0 * 1024) snprintf(buf, n, "%.1fKB", m / 1024);
+    else if (m < 1024.0 * 1024 * 1024) snprintf(buf, n, "%.1fMB", m / 1048576);
+    else snprintf(buf, n, "%.1fGB", m / 1073741824.0);
+}
+
+void hop_dag_print(const HopDag *d, FILE *out, int indent)
+{
+    for (int i = 0; i < d->n; i++) {
+        const Hop *h = d->hops[i];
+        char lit[64] = "", mem[32];
+        if (h->kind == H_LIT) lit_text(&h->lit, lit, sizeof lit);
+        fmt_mem(h->mem, mem, sizeof mem);
+        fprintf(out, "%*s(%d) %s%s%s %s", indent, "", h->id,
+                h->kind == H_AGG ? (h->dir == DIR_FULL ? "ua(" : h->dir == DIR_ROW ? "uar(" : "uac(") : "",
+                hop_opname(h), h->kind == H_AGG ? ")" : "", lit);
+        if (h->kind == H_TREAD) fprintf(out, " %s%s", h->name, h->move ? " [move]" : "");
+        if (h->kind == H_OUT) fprintf(out, "[%d]", h->out_index);
+        fprintf(out, " (");
+        for (int k = 0; k < h->nin; k++) {
+            if (h->in[k]) fprintf(out, "%s%d", k ? "," : "", h->in[k]->id);
+            else fprintf(out, "%s-", k ? "," : "");
+        }
+        fprintf(out, ")");
+        if (h->dt == DT_MATRIX)
+            fprintf(out, " [%lld,%lld,%lld]", (long long)h->rows, (long long)h->cols, (long long)h->nnz);
+        else if (h->dt == DT_SCALAR) fprintf(out, " [scalar]");
+        else if (h->dt == DT_LIST) fprintf(out, " [list]");
+        fprintf(out, " %s CP\n", mem);
+    }
+    for (int i = 0; i < d->nw; i++)
+        fprintf(out, "%*sTWrite %s (%d)\n", indent, "", d->wnames[i], d->whops[i]->id);
+}
+
+void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster)
+{
+    fprintf(out, "  subgraph \"cluster_%s\" {\n    label=\"%s\";\n", cluster, cluster);
+    for (int i = 0; i < d->n; i++) {
+        const Hop *h = d->hops[i];
+        char lit[64] = "";
+        if (h->kind == H_LIT) lit_text(&h->lit, lit, sizeof lit);
+        fprintf(out, "    \"%s_%d\" [label=\"%d: %s%s%s%s", cluster, h->id, h->id, hop_opname(h),
+                h->kind == H_AGG ? (h->dir == DIR_ROW ? " (row)" : h->dir == DIR_COL ? " (col)" : "") : "",
+                h->kind == H_TREAD ? " " : "", h->kind == H_TREAD ? h->name : "");
+        for (char *p = lit; *p; p++) if (*p == '"') *p = '\'';
+        fprintf(out, "%s", lit);
+        if (h->dt == DT_MATRIX) fprintf(out, "\\n[%lld x %lld]", (long long)h->rows, (long long)h->cols);
+        fprintf(out, "\"];\n");
+        for (int k = 0; k < h->nin; k++)
+            if (h->in[k])
+                fprintf(out, "    \"%s_%d\" -> \"%s_%d\";\n", cluster, h->in[k]->id, cluster, h->id);
+    }
+    for (int i = 0; i < d->nw; i++) {
+        fprintf(out, "    \"%s_w%d\" [shape=box,label=\"TWrite %s\"];\n", cluster, i, d->wnames[i]);
+        fprintf(out, "    \"%s_%d\" -> \"%s_w%d\";\n", cluster, d->whops[i]->id, cluster, i);
+    }
+    fprintf(out, "  }\n");
+}

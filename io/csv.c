@@ -1,0 +1,239 @@
+/* csv.c: delimited text, one matrix row per line. Reading is two parallel
+ * passes over line ranges: count the data lines of each range (so each
+ * range knows its first row), then parse every range straight into the
+ * dense result. Blank lines are skipped; the header line (when asked) is
+ * skipped too. Empty fields take the fill value, naStrings read as NaN. */
+#include "ioint.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+
+static bool blank(const char *p, const char *nl)
+{
+    while (p < nl && is_ws(*p)) p++;
+    return p == nl;
+}
+
+/* What every range needs to parse its lines. */
+typedef struct CsvCtx {
+    const IoCsvOpts *o;
+    size_t sl;          /* separator length */
+    int64_t cols;
+    bool trim;          /* trim blanks around fields (separator is not blank) */
+} CsvCtx;
+
+/* The end of the field starting at p: the next separator or nl. */
+static const char *field_end(const char *p, const char *nl, const char *sep, size_t sl)
+{
+    if (sl == 1) {
+        char c = sep[0];
+        while (p < nl && *p != c) p++;
+        return p;
+    }
+    for (; p + sl <= nl; p++)
+        if (*p == sep[0] && !memcmp(p, sep, sl)) return p;
+    return nl;
+}
+
+/* Number of fields of the line [p, nl). */
+static int64_t count_fields(const char *p, const char *nl, const char *sep, size_t sl)
+{
+    int64_t n = 1;
+    for (;;) {
+        const char *fe = field_end(p, nl, sep, sl);
+        if (fe >= nl) return n;
+        n++;
+        p = fe + sl;
+    }
+}
+
+/* Parses one field [s, e) into *out; false after recording an error. */
+static bool parse_field(const CsvCtx *cx, const char *s, const char *e, int64_t col,
+                        double *out, IoRangeErr *err)
+{
+    if (cx->trim) {
+        while (s < e && is_ws(*s)) s++;
+        while (e > s && is_ws(e[-1])) e--;
+    } else if (e > s && e[-1] == '\r') {
+        e--;
+    }
+    if (e - s >= 2 && *s == '"' && e[-1] == '"') { s++; e--; }
+    for (int i = 0; i < cx->o->n_na; i++) {
+        const char *na = cx->o->na[i];
+        size_t l = strlen(na);
+        if (l == (size_t)(e - s) && !memcmp(s, na, l)) { *out = (double)NAN; return true; }
+    }
+    if (s == e) {
+        if (cx->o->fill) { *out = cx->o->fill_value; return true; }
+        io_range_fail(err, BR_EIO, "empty field in column %lld (fill=FALSE)", (long long)col);
+        return false;
+    }
+    if (io_parse_double(s, e, out)) return true;
+    char show[48];
+    io_tok_show(s, e, show, sizeof show);
+    io_range_fail(err, BR_EIO, "bad number \"%s\" in column %lld", show, (long long)col);
+    return false;
+}
+
+/* Counts the data (non-blank) lines of [p, end) into *rows and all lines
+ * into err->lines. */
+static void count_rows(const char *p, const char *end, int64_t *rows, IoRangeErr *err)
+{
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        err->lines++;
+        if (!blank(p, nl)) (*rows)++;
+        p = nl + 1;
+    }
+}
+
+/* Parses the data lines of [p, end) into consecutive rows at dst; counts
+ * non-zeros into *nnz. */
+static void parse_rows(const char *p, const char *end, const CsvCtx *cx, double *dst,
+                       int64_t *nnz, IoRangeErr *err)
+{
+    const char *sep = cx->o->sep;
+    int64_t cols = cx->cols, nz = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        err->lines++;
+        const char *q = p;
+        p = nl + 1;
+        if (blank(q, nl)) continue;
+        int64_t col = 0;
+        for (;;) {
+            const char *fe = field_end(q, nl, sep, cx->sl);
+            if (col < cols) {
+                if (!parse_field(cx, q, fe, col + 1, &dst[col], err)) return;
+                nz += dst[col] != 0;
+            }
+            col++;
+            if (fe >= nl) break;
+            q = fe + cx->sl;
+        }
+        if (col != cols) {
+            io_range_fail(err, BR_EIO, "expected %lld columns, found %lld", (long long)cols,
+                          (long long)col);
+            return;
+        }
+        if (cols) dst += cols;
+    }
+    *nnz = nz;
+}
+
+MB *io_read_csv(const char *path, int64_t rows, int64_t cols, const IoCsvOpts *o, BrErr *e)
+{
+    if (!o->sep || !o->sep[0]) {
+        br_err(e, BR_EARG, "read %s: the csv separator must not be empty", path);
+        return NULL;
+    }
+    IoBuf b;
+    if (io_load(path, &b, e)) return NULL;
+    CsvCtx cx = {o, strlen(o->sep), cols, true};
+    for (size_t i = 0; i < cx.sl; i++) if (is_ws(o->sep[i])) cx.trim = false;
+    size_t pos = b.n >= 3 && !memcmp(b.p, "\xEF\xBB\xBF", 3) ? 3 : 0; /* UTF-8 BOM */
+    int64_t base_line = 0;
+    const char *head = NULL, *head_nl = NULL;
+    if (o->header && b.n > pos) {
+        head = b.p + pos;
+        head_nl = memchr(head, '\n', b.n - pos);
+        pos = (size_t)(head_nl - b.p) + 1;
+        base_line = 1;
+    }
+    if (cx.cols < 0) {
+        /* columns from the first data line, else from the header */
+        cx.cols = head ? count_fields(head, head_nl, o->sep, cx.sl) : 0;
+        for (size_t q = pos; q < b.n;) {
+            const char *nl = memchr(b.p + q, '\n', b.n - q);
+            if (!blank(b.p + q, nl)) { cx.cols = count_fields(b.p + q, nl, o->sep, cx.sl); break; }
+            q = (size_t)(nl - b.p) + 1;
+        }
+    }
+    MB *m = NULL;
+    size_t *st = NULL;
+    IoRangeErr *errs = NULL;
+    int64_t *cnt = NULL, *nnz = NULL;
+    int k = io_split(b.p + pos, b.n - pos, o->chunk_bytes, &st);
+    if (k > 0) {
+        errs = br_calloc((size_t)k, sizeof *errs);
+        cnt = br_calloc((size_t)k + 1, sizeof *cnt);
+        nnz = br_calloc((size_t)k, sizeof *nnz);
+    }
+    if (k <= 0 || !errs || !cnt || !nnz) {
+        br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
+    const char *base = b.p + pos;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)
+    for (int i = 0; i < k; i++) count_rows(base + st[i], base + st[i + 1], &cnt[i + 1], &errs[i]);
+    for (int i = 0; i < k; i++) { cnt[i + 1] += cnt[i]; errs[i].lines = 0; }
+    int64_t nrows = cnt[k];
+    if (cx.cols == 0 && nrows == 0 && rows > 0) nrows = rows; /* an n x 0 matrix */
+    if (rows >= 0 && rows != nrows) {
+        br_err(e, BR_EDIM, "%s: expected %lld rows (from the .mtd or read() arguments), "
+               "found %lld (dimension mismatch)", path, (long long)rows, (long long)nrows);
+        goto out;
+    }
+    m = mb_dense_uninit(nrows, cx.cols, e);
+    if (!m) goto out;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)
+    for (int i = 0; i < k; i++)
+        parse_rows(base + st[i], base + st[i + 1], &cx, m->d ? m->d + cnt[i] * cx.cols : NULL,
+                   &nnz[i], &errs[i]);
+    if (io_range_report(errs, k, path, base_line, e)) { mb_release(m); m = NULL; goto out; }
+    m->nnz = 0;
+    for (int i = 0; i < k; i++) m->nnz += nnz[i];
+    if (mb_examine(m, e)) { mb_release(m); m = NULL; }
+out:
+    free(st); free(errs); free(cnt); free(nnz);
+    io_buf_free(&b);
+    return m;
+}
+
+/* ---------- writing ---------- */
+
+/* Formats rows [r0, r1) as separated values. */
+static bool fmt_csv(const MB *m, int64_t r0, int64_t r1, IoStr *out, const void *ctx)
+{
+    const char *sep = ctx;
+    size_t sl = strlen(sep);
+    for (int64_t r = r0; r < r1; r++) {
+        if (!io_str_reserve(out, (size_t)m->cols * (32 + sl) + 2)) return false;
+        int64_t k = m->sparse ? m->rp[r] : 0, kend = m->sparse ? m->rp[r + 1] : 0;
+        for (int64_t c = 0; c < m->cols; c++) {
+            if (c) io_str_putn(out, sep, sl);
+            double v;
+            if (!m->sparse) v = m->d[r * m->cols + c];
+            else if (k < kend && m->ci[k] == c) v = m->v[k++];
+            else v = 0;
+            if (v == 0 && !signbit(v)) io_str_putc(out, '0');
+            else io_str_put_double(out, v);
+        }
+        io_str_putc(out, '\n');
+    }
+    return true;
+}
+
+int io_write_csv(IoOut *o, const MB *m, bool header, const char *sep, int64_t chunk_bytes,
+                 BrErr *e)
+{
+    if (m->cols == 0) return 0;
+    if (header) {
+        IoStr h = {0};
+        bool ok = true;
+        for (int64_t c = 0; c < m->cols && ok; c++)
+            ok = io_str_printf(&h, "%sC%lld", c ? sep : "", (long long)c + 1);
+        ok = ok && io_str_printf(&h, "\n");
+        if (!ok) { io_str_free(&h); return br_err(e, BR_ENOMEM, "out of memory writing %s", o->path); }
+        int rc = io_out_write(o, h.p, h.n, e);
+        io_str_free(&h);
+        if (rc) return rc;
+    }
+    double sp = m->rows > 0 && m->cols > 0 ? (double)m->nnz / ((double)m->rows * (double)m->cols) : 0;
+    double per_row = (double)m->cols * (1.0 + (double)strlen(sep) + 18.0 * sp) + 1;
+    return io_write_rows(o, m, per_row, chunk_bytes, fmt_csv, sep, e);
+}

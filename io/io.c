@@ -1,0 +1,143 @@
+/* io.c: read() and write() of matrices: merge the script's arguments with
+ * the .mtd sidecar, pick the format, dispatch to the format's reader or
+ * writer, and commit data file and .mtd together. */
+#include "ioint.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+void io_read_opts_init(IoReadOpts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rows = o->cols = -1;
+    o->header = -1;
+    o->fill = -1;
+}
+
+void io_write_opts_init(IoWriteOpts *o) { memset(o, 0, sizeof *o); }
+
+static bool known_format(const char *f)
+{
+    return !strcmp(f, "text") || !strcmp(f, "mm") || !strcmp(f, "csv") || !strcmp(f, "binary");
+}
+
+/* true when the file starts with the Matrix Market banner. */
+static bool looks_mm(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char head[15] = {0};
+    size_t n = fread(head, 1, 14, f);
+    fclose(f);
+    return n == 14 && !strncasecmp(head, "%%MatrixMarket", 14);
+}
+
+/* Checks that a given read() argument agrees with the .mtd. */
+static int disagree_i(const char *path, const char *what, int64_t given, int64_t mtd, BrErr *e)
+{
+    if (given < 0 || mtd < 0 || given == mtd) return 0;
+    bool dim = strcmp(what, "header") != 0;
+    return br_err(e, dim ? BR_EDIM : BR_EARG, "read %s: %s=%lld disagrees with %s.mtd, which "
+                  "says %s %lld%s", path, what, (long long)given, path, what, (long long)mtd,
+                  dim ? " (dimension mismatch)" : "");
+}
+
+static int disagree_s(const char *path, const char *what, const char *given, const char *mtd,
+                      BrErr *e)
+{
+    bool is_fmt = !strcmp(what, "format");
+    if (!given || !mtd || !mtd[0] || !(is_fmt ? strcasecmp : strcmp)(given, mtd)) return 0;
+    return br_err(e, BR_EARG, "read %s: %s=\"%s\" disagrees with %s.mtd, which says %s \"%s\"",
+                  path, what, given, path, what, mtd);
+}
+
+MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
+{
+    IoReadOpts none;
+    if (!o) { io_read_opts_init(&none); o = &none; }
+    if (!io_exists(path)) {
+        br_err(e, BR_EIO, "cannot read %s: file not found", path);
+        return NULL;
+    }
+    IoMeta m;
+    bool found;
+    if (io_read_mtd(path, &m, &found, e)) return NULL;
+    if (m.data_type[0] && strcmp(m.data_type, "matrix")) {
+        br_err(e, BR_EARG, "read %s: %s.mtd says data_type \"%s\", not a matrix", path, path,
+               m.data_type);
+        return NULL;
+    }
+    char fmt[16];
+    if (o->format && strlen(o->format) >= sizeof fmt) {
+        br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary)", path,
+               o->format);
+        return NULL;
+    }
+    if (disagree_s(path, "format", o->format, m.format, e) ||
+        disagree_i(path, "rows", o->rows, m.rows, e) ||
+        disagree_i(path, "cols", o->cols, m.cols, e) ||
+        disagree_i(path, "header", o->header, m.header, e) ||
+        disagree_s(path, "sep", o->sep, m.has_sep ? m.sep : NULL, e))
+        return NULL;
+    if (o->format) {
+        snprintf(fmt, sizeof fmt, "%s", o->format);
+        for (char *c = fmt; *c; c++) if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    } else if (m.format[0]) snprintf(fmt, sizeof fmt, "%s", m.format);
+    else snprintf(fmt, sizeof fmt, "%s", looks_mm(path) ? "mm" : "text");
+    if (!known_format(fmt)) {
+        br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary)", path,
+               fmt);
+        return NULL;
+    }
+    int64_t rows = o->rows >= 0 ? o->rows : m.rows;
+    int64_t cols = o->cols >= 0 ? o->cols : m.cols;
+    if (!strcmp(fmt, "text")) return io_read_text(path, rows, cols, o->chunk_bytes, e);
+    if (!strcmp(fmt, "mm")) return io_read_mm(path, rows, cols, o->chunk_bytes, e);
+    if (!strcmp(fmt, "binary")) return io_read_binary(path, rows, cols, e);
+    IoCsvOpts c = {
+        .header = o->header >= 0 ? o->header != 0 : m.header > 0,
+        .sep = o->sep ? o->sep : m.has_sep ? m.sep : ",",
+        .fill = o->fill != 0,
+        .fill_value = o->has_fill_value ? o->fill_value : 0,
+        .na = o->na_strings,
+        .n_na = o->n_na,
+        .chunk_bytes = o->chunk_bytes,
+    };
+    return io_read_csv(path, rows, cols, &c, e);
+}
+
+int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr *e)
+{
+    IoWriteOpts none;
+    if (!o) { io_write_opts_init(&none); o = &none; }
+    const char *fmt = o->format ? o->format : "text";
+    if (!known_format(fmt))
+        return br_err(e, BR_EARG, "write %s: unsupported format \"%s\" (text, mm, csv, binary)",
+                      path, fmt);
+    const char *sep = o->sep ? o->sep : ",";
+    bool csv = !strcmp(fmt, "csv");
+    if (csv && (!sep[0] || strlen(sep) >= sizeof ((IoMeta *)0)->sep))
+        return br_err(e, BR_EARG, "write %s: bad csv separator \"%s\"", path, sep);
+    IoMeta m;
+    io_meta_init(&m);
+    snprintf(m.data_type, sizeof m.data_type, "matrix");
+    snprintf(m.value_type, sizeof m.value_type, "double");
+    snprintf(m.format, sizeof m.format, "%s", fmt);
+    m.rows = mb->rows;
+    m.cols = mb->cols;
+    m.nnz = mb->nnz;
+    if (csv) {
+        m.header = o->header;
+        snprintf(m.sep, sizeof m.sep, "%s", sep);
+        m.has_sep = true;
+    }
+    IoOut d;
+    int rc = io_out_open(&d, path, e);
+    if (rc) return rc;
+    if (!strcmp(fmt, "text")) rc = io_write_text(&d, mb, false, o->chunk_bytes, e);
+    else if (!strcmp(fmt, "mm")) rc = io_write_text(&d, mb, true, o->chunk_bytes, e);
+    else if (csv) rc = io_write_csv(&d, mb, o->header, sep, o->chunk_bytes, e);
+    else rc = io_write_binary(&d, mb, e);
+    if (rc) { io_out_abort(&d); return rc; }
+    return io_commit_with_mtd(&d, &m, e);
+}

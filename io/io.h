@@ -1,0 +1,113 @@
+/* io.h: braid's file formats. The only io header other modules include.
+ *
+ * Every data file F has a JSON sidecar F.mtd describing it (data and value
+ * type, dimensions, nnz, format, and for csv the header flag and separator).
+ * Matrix formats:
+ *   text    lines "i j v", 1-based, zeros omitted, any order (last wins)
+ *   mm      Matrix Market: coordinate (real/integer/pattern; general,
+ *           symmetric, skew-symmetric) and array (general, symmetric)
+ *   csv     dense rows; header line, separator, fill of empty fields,
+ *           naStrings read as NaN
+ *   binary  braid's own: a small header, then raw dense row-major doubles
+ *           or the CSR arrays
+ * Reads of text, mm and csv parse byte ranges of the file in parallel.
+ * Writes are atomic: a temporary file next to the target, renamed over it;
+ * the .mtd is written the same way right after the data.
+ * Every failure is a BrErr whose message names the file, and for bad
+ * content the line and the reason. Nothing here keeps global state.
+ */
+#ifndef BRAID_IO_H
+#define BRAID_IO_H
+
+#include "../base/base.h"
+#include "../matrix/mb.h"
+
+/* Metadata of a data file (the .mtd sidecar). Strings are "" when unknown,
+ * numbers -1 when unknown. */
+typedef struct IoMeta {
+    char data_type[16];   /* "matrix", "scalar", "frame" */
+    char value_type[16];  /* "double", "int", "boolean", "string" */
+    int64_t rows, cols, nnz;
+    char format[16];      /* "text", "mm", "csv", "binary" */
+    int header;           /* csv: -1 unset, 0 or 1 */
+    char sep[8];          /* csv separator, valid when has_sep */
+    bool has_sep;
+} IoMeta;
+
+/* Sets every field of m to "unknown". */
+void io_meta_init(IoMeta *m);
+
+/* Reads "<path>.mtd" for the data file path. A missing .mtd is not an
+ * error: *found becomes false and m stays "unknown". Malformed JSON or
+ * fields of the wrong type are errors naming the .mtd file and the reason.
+ * Returns 0 or an error code. */
+int io_read_mtd(const char *path, IoMeta *m, bool *found, BrErr *e);
+
+/* Writes "<path>.mtd" atomically: data_type, value_type, rows, cols, nnz
+ * (those known), format, header and sep (csv), author and creation time. */
+int io_write_mtd(const char *path, const IoMeta *m, BrErr *e);
+
+/* The arguments a script gave to read(). Initialise with io_read_opts_init;
+ * fields left at their initial value count as "not given". */
+typedef struct IoReadOpts {
+    const char *format;       /* NULL: from the .mtd, else guessed */
+    int64_t rows, cols;       /* -1: not given */
+    int header;               /* -1: not given (csv default FALSE) */
+    const char *sep;          /* NULL: not given (csv default ",") */
+    int fill;                 /* -1: not given (csv default TRUE) */
+    double fill_value;        /* used when has_fill_value (default 0) */
+    bool has_fill_value;
+    const char *const *na_strings; /* csv fields read as NaN */
+    int n_na;
+    int64_t chunk_bytes;      /* parallel parse range size; 0: default */
+} IoReadOpts;
+
+void io_read_opts_init(IoReadOpts *o);
+
+/* Reads a matrix file. The .mtd (if present) supplies what o does not give;
+ * given arguments that disagree with the .mtd are an error naming both.
+ * Without a format from either, the file is read as text, or as mm when it
+ * starts with "%%MatrixMarket". A directory is read as the concatenation of
+ * its part files (names not starting with '.' or '_', in name order).
+ * Returns a new block (caller releases; format chosen by mb_examine), or
+ * NULL with e set. */
+MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e);
+
+/* The arguments a script gave to write(). */
+typedef struct IoWriteOpts {
+    const char *format;       /* NULL: "text" */
+    bool header;              /* csv: write "C1,C2,..." first */
+    const char *sep;          /* csv: NULL means "," */
+    int64_t chunk_bytes;      /* parallel format piece size; 0: default */
+} IoWriteOpts;
+
+void io_write_opts_init(IoWriteOpts *o);
+
+/* Writes m to path in the given format, then path.mtd, both atomically.
+ * The parent directory must exist. A directory at path (SystemDS's part
+ * files) is replaced if it holds only files. Returns 0 or an error code. */
+int io_write_matrix(const char *path, const MB *m, const IoWriteOpts *o,
+                    BrErr *e);
+
+/* Scalars: the data file holds just the value text (no newline); the .mtd
+ * says data_type "scalar" and the value type. */
+int io_write_scalar_str(const char *path, const char *text,
+                        const char *value_type, BrErr *e);
+/* Reads a scalar file into buf (NUL-terminated; an error if it does not
+ * fit). meta (may be NULL) receives the .mtd, if any. Trailing whitespace
+ * is dropped unless the .mtd says value_type "string". */
+int io_read_scalar(const char *path, char *buf, size_t n, IoMeta *meta,
+                   BrErr *e);
+/* Like io_read_scalar but returns a malloc'd string the caller frees. */
+char *io_read_scalar_dup(const char *path, IoMeta *meta, BrErr *e);
+
+/* Number text helpers shared with the rest of braid.
+ * io_parse_double parses [s, end) fully (decimal, exponent, NaN, Inf,
+ * Infinity, with sign), independent of the locale; false if it is not a
+ * number. io_fmt_double writes the shortest text that reads back to the
+ * same double ("3", "0.1", "1e-05", "NaN", "Infinity", "-Infinity") into
+ * buf (at least 32 bytes) and returns its length. */
+bool io_parse_double(const char *s, const char *end, double *out);
+int io_fmt_double(double x, char *buf);
+
+#endif

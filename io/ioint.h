@@ -1,0 +1,143 @@
+/* ioint.h: internals shared by the io/ files only (not included elsewhere):
+ * whole-file loading, splitting at line boundaries for parallel parsing,
+ * per-range error records, growable text buffers, atomic output files and
+ * the parallel row writer. */
+#ifndef BRAID_IOINT_H
+#define BRAID_IOINT_H
+
+#include "io.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A whole file in memory: p[0..n) then a NUL; when n > 0 the last byte is
+ * '\n' (one is appended if the file lacks it), so every line ends in '\n'. */
+typedef struct IoBuf {
+    char *p;
+    size_t n;
+    size_t raw;    /* bytes as read, before an appended final '\n' */
+} IoBuf;
+
+/* Loads a file, or the concatenation of a directory's part files, into b.
+ * Errors name the file ("not found", "cannot open", "cannot read").
+ * Free with io_buf_free. */
+int io_load(const char *path, IoBuf *b, BrErr *e);
+void io_buf_free(IoBuf *b);
+/* true when path exists (file or directory). */
+bool io_exists(const char *path);
+
+/* Splits p[0..n) into ranges that begin at line starts: (*starts)[0..k]
+ * with (*starts)[0] = 0 and (*starts)[k] = n. chunk_bytes <= 0 picks the
+ * default (about 1 MB or more per range, several per thread). Caller frees
+ * *starts. Returns k (>= 1) or -1 when out of memory. */
+int io_split(const char *p, size_t n, int64_t chunk_bytes, size_t **starts);
+
+/* The first error of one parsed range, with the line number inside it. */
+typedef struct IoRangeErr {
+    int64_t lines;     /* lines the range consumed (complete when no error) */
+    int64_t err_line;  /* 1-based line within the range; 0: no error */
+    int code;
+    char msg[256];
+} IoRangeErr;
+
+void io_range_fail(IoRangeErr *r, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Reports the earliest range error as "<path>: line N: <msg>", where N
+ * counts base_line lines before the first range. Returns its code or 0. */
+int io_range_report(const IoRangeErr *r, int k, const char *path,
+                    int64_t base_line, BrErr *e);
+
+/* A token of a line: [s, e). Quotes and surrounding spaces are not
+ * stripped here. Writes the token into a short printable form for messages. */
+void io_tok_show(const char *s, const char *e, char *out, size_t n);
+/* Parses an unsigned 1-based index token: digits, or an integral number. */
+bool io_parse_index(const char *s, const char *e, int64_t *out);
+
+/* Growable byte buffer. */
+typedef struct IoStr {
+    char *p;
+    size_t n, cap;
+} IoStr;
+
+bool io_str_grow(IoStr *s, size_t extra);
+static inline bool io_str_reserve(IoStr *s, size_t extra)
+{
+    return s->n + extra <= s->cap || io_str_grow(s, extra);
+}
+/* Appenders assume io_str_reserve() made room (32 bytes per number). */
+static inline void io_str_putc(IoStr *s, char c) { s->p[s->n++] = c; }
+static inline void io_str_putn(IoStr *s, const char *t, size_t n)
+{
+    memcpy(s->p + s->n, t, n);
+    s->n += n;
+}
+void io_str_put_int(IoStr *s, int64_t v);
+static inline void io_str_put_double(IoStr *s, double v)
+{
+    s->n += (size_t)io_fmt_double(v, s->p + s->n);
+}
+bool io_str_printf(IoStr *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void io_str_free(IoStr *s);
+
+/* An output file written atomically: data goes to "<path>.tmp.<pid>.<n>"
+ * in the same directory; commit renames it over path (replacing a
+ * directory of part files there); abort removes it. */
+typedef struct IoOut {
+    int fd;
+    char *tmp;         /* temporary name (owned) */
+    char *path;        /* final name (owned) */
+} IoOut;
+
+int io_out_open(IoOut *o, const char *path, BrErr *e);
+int io_out_write(IoOut *o, const void *p, size_t n, BrErr *e);
+/* Closes the temporary file (does not rename yet). */
+int io_out_close(IoOut *o, BrErr *e);
+/* Renames the closed temporary over the target; frees o's names. */
+int io_out_commit(IoOut *o, BrErr *e);
+/* Removes the temporary (open or closed) and frees o's names. */
+void io_out_abort(IoOut *o);
+
+/* Formats rows [r0, r1) of m into out; false when out of memory. */
+typedef bool (*IoRowFmt)(const MB *m, int64_t r0, int64_t r1, IoStr *out,
+                         const void *ctx);
+/* Writes all rows of m through fmt, formatting pieces of rows in parallel
+ * and writing them in order. bytes_per_row estimates the output size. */
+int io_write_rows(IoOut *o, const MB *m, double bytes_per_row,
+                  int64_t chunk_bytes, IoRowFmt fmt, const void *ctx,
+                  BrErr *e);
+
+/* The .mtd JSON text for m (shared by io_write_mtd and io_write_matrix). */
+bool io_mtd_text(const IoMeta *m, IoStr *out);
+/* Finishes an open output d whose data is complete: writes "<path>.mtd"
+ * for m to its own temporary, then renames the data and the .mtd into
+ * place (both are complete on disk before either rename). On failure both
+ * temporaries are removed. Consumes d either way. */
+int io_commit_with_mtd(IoOut *d, const IoMeta *m, BrErr *e);
+
+/* Format readers and writers (text.c, csv.c, binary.c). Dimensions are -1
+ * when unknown. */
+MB *io_read_text(const char *path, int64_t rows, int64_t cols,
+                 int64_t chunk_bytes, BrErr *e);
+MB *io_read_mm(const char *path, int64_t rows, int64_t cols,
+               int64_t chunk_bytes, BrErr *e);
+typedef struct IoCsvOpts {
+    bool header;
+    const char *sep;
+    bool fill;
+    double fill_value;
+    const char *const *na;
+    int n_na;
+    int64_t chunk_bytes;
+} IoCsvOpts;
+MB *io_read_csv(const char *path, int64_t rows, int64_t cols,
+                const IoCsvOpts *o, BrErr *e);
+MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e);
+
+int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes,
+                  BrErr *e);
+int io_write_csv(IoOut *o, const MB *m, bool header, const char *sep,
+                 int64_t chunk_bytes, BrErr *e);
+int io_write_binary(IoOut *o, const MB *m, BrErr *e);
+
+#endif

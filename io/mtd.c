@@ -1,0 +1,196 @@
+/* mtd.c: the JSON metadata sidecar "<file>.mtd" (reading with cJSON,
+ * writing by hand so the field order is stable). */
+#include "ioint.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <time.h>
+
+void io_meta_init(IoMeta *m)
+{
+    memset(m, 0, sizeof *m);
+    m->rows = m->cols = m->nnz = -1;
+    m->header = -1;
+}
+
+static char *mtd_path(const char *path)
+{
+    size_t n = strlen(path);
+    char *p = br_malloc(n + 5);
+    if (p) { memcpy(p, path, n); memcpy(p + n, ".mtd", 5); }
+    return p;
+}
+
+/* Copies string field key of obj into dst (lower-cased when asked).
+ * Returns 0, -1 when absent, or an error code. */
+static int get_str(const cJSON *obj, const char *key, char *dst, size_t n,
+                   bool lower, const char *mp, BrErr *e)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it || cJSON_IsNull(it)) return -1;
+    if (!cJSON_IsString(it))
+        return br_err(e, BR_EIO, "%s: field \"%s\" must be a string", mp, key);
+    size_t l = strlen(it->valuestring);
+    if (l >= n)
+        return br_err(e, BR_EIO, "%s: field \"%s\" is too long (\"%.40s\")", mp, key,
+                      it->valuestring);
+    for (size_t i = 0; i <= l; i++)
+        dst[i] = lower ? (char)tolower((unsigned char)it->valuestring[i]) : it->valuestring[i];
+    return 0;
+}
+
+/* Reads an integer field (a JSON number, or a string holding one). */
+static int get_int(const cJSON *obj, const char *key, int64_t *dst,
+                   const char *mp, BrErr *e)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it || cJSON_IsNull(it)) return 0;
+    double v;
+    if (cJSON_IsNumber(it)) v = it->valuedouble;
+    else if (cJSON_IsString(it) &&
+             io_parse_double(it->valuestring, it->valuestring + strlen(it->valuestring), &v)) {
+    } else {
+        return br_err(e, BR_EIO, "%s: field \"%s\" must be a number", mp, key);
+    }
+    if (!(v >= -1 && v < 9.0e18) || v != (double)(int64_t)v)
+        return br_err(e, BR_EIO, "%s: field \"%s\" must be a non-negative integer, "
+                      "not %g", mp, key, v);
+    *dst = (int64_t)v;
+    return 0;
+}
+
+int io_read_mtd(const char *path, IoMeta *m, bool *found, BrErr *e)
+{
+    io_meta_init(m);
+    *found = false;
+    char *mp = mtd_path(path);
+    if (!mp) return br_err(e, BR_ENOMEM, "out of memory");
+    if (!io_exists(mp)) { free(mp); return 0; }
+    IoBuf b;
+    if (io_load(mp, &b, e)) { free(mp); return e->code; }
+    *found = true;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(b.p, b.n, &end, 0);
+    if (!root) {
+        int line = 1;
+        if (end && end >= b.p && end <= b.p + b.n)
+            for (const char *q = b.p; q < end; q++) line += *q == '\n';
+        br_err(e, BR_EIO, "%s: malformed JSON metadata near line %d", mp, line);
+        goto out;
+    }
+    if (!cJSON_IsObject(root)) {
+        br_err(e, BR_EIO, "%s: metadata must be a JSON object", mp);
+        goto out;
+    }
+    if (get_str(root, "data_type", m->data_type, sizeof m->data_type, true, mp, e) > 0 ||
+        get_str(root, "value_type", m->value_type, sizeof m->value_type, true, mp, e) > 0 ||
+        get_str(root, "format", m->format, sizeof m->format, true, mp, e) > 0 ||
+        get_int(root, "rows", &m->rows, mp, e) || get_int(root, "cols", &m->cols, mp, e) ||
+        get_int(root, "nnz", &m->nnz, mp, e))
+        goto out;
+    int r = get_str(root, "sep", m->sep, sizeof m->sep, false, mp, e);
+    if (r > 0) goto out;
+    m->has_sep = r == 0;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(root, "header");
+    if (h && !cJSON_IsNull(h)) {
+        if (cJSON_IsBool(h)) m->header = cJSON_IsTrue(h);
+        else if (cJSON_IsString(h) && !strcasecmp(h->valuestring, "true")) m->header = 1;
+        else if (cJSON_IsString(h) && !strcasecmp(h->valuestring, "false")) m->header = 0;
+        else br_err(e, BR_EIO, "%s: field \"header\" must be true or false", mp);
+    }
+out:
+    cJSON_Delete(root);
+    io_buf_free(&b);
+    free(mp);
+    return e->code;
+}
+
+/* Appends s as a JSON string literal. */
+static bool put_json_str(IoStr *o, const char *s)
+{
+    if (!io_str_reserve(o, strlen(s) * 6 + 3)) return false;
+    io_str_putc(o, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') { io_str_putc(o, '\\'); io_str_putc(o, (char)c); }
+        else if (c == '\n') io_str_putn(o, "\\n", 2);
+        else if (c == '\t') io_str_putn(o, "\\t", 2);
+        else if (c < 32) { char u[8]; snprintf(u, sizeof u, "\\u%04x", c); io_str_putn(o, u, 6); }
+        else io_str_putc(o, (char)c);
+    }
+    io_str_putc(o, '"');
+    return true;
+}
+
+bool io_mtd_text(const IoMeta *m, IoStr *o)
+{
+    bool ok = io_str_printf(o, "{\"data_type\": ");
+    ok = ok && put_json_str(o, m->data_type[0] ? m->data_type : "matrix");
+    ok = ok && io_str_printf(o, ", \"value_type\": ");
+    ok = ok && put_json_str(o, m->value_type[0] ? m->value_type : "double");
+    if (m->rows >= 0) ok = ok && io_str_printf(o, ", \"rows\": %lld", (long long)m->rows);
+    if (m->cols >= 0) ok = ok && io_str_printf(o, ", \"cols\": %lld", (long long)m->cols);
+    if (m->nnz >= 0) ok = ok && io_str_printf(o, ", \"nnz\": %lld", (long long)m->nnz);
+    ok = ok && io_str_printf(o, ", \"format\": ");
+    ok = ok && put_json_str(o, m->format[0] ? m->format : "text");
+    if (m->header >= 0)
+        ok = ok && io_str_printf(o, ", \"header\": %s", m->header ? "true" : "false");
+    if (m->has_sep) {
+        ok = ok && io_str_printf(o, ", \"sep\": ");
+        ok = ok && put_json_str(o, m->sep);
+    }
+    char when[64] = "";
+    time_t t = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm)) strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    ok = ok && io_str_printf(o, ", \"author\": \"braid\", \"created\": \"%s\"}\n", when);
+    return ok;
+}
+
+int io_write_mtd(const char *path, const IoMeta *m, BrErr *e)
+{
+    char *mp = mtd_path(path);
+    IoStr s = {0};
+    if (!mp || !io_mtd_text(m, &s)) {
+        free(mp);
+        io_str_free(&s);
+        return br_err(e, BR_ENOMEM, "out of memory writing %s.mtd", path);
+    }
+    IoOut o;
+    if (!io_out_open(&o, mp, e)) {
+        if (io_out_write(&o, s.p, s.n, e)) io_out_abort(&o);
+        else io_out_commit(&o, e);
+    }
+    free(mp);
+    io_str_free(&s);
+    return e->code;
+}
+
+int io_commit_with_mtd(IoOut *d, const IoMeta *m, BrErr *e)
+{
+    char *mp = mtd_path(d->path);
+    IoStr js = {0};
+    if (!mp || !io_mtd_text(m, &js)) {
+        br_err(e, BR_ENOMEM, "out of memory writing %s.mtd", d->path);
+        goto fail;
+    }
+    if (io_out_close(d, e)) goto fail;
+    IoOut md;
+    if (io_out_open(&md, mp, e)) goto fail;
+    if (io_out_write(&md, js.p, js.n, e) || io_out_close(&md, e)) {
+        io_out_abort(&md);
+        goto fail;
+    }
+    if (io_out_commit(d, e)) { io_out_abort(&md); goto fail; }
+    io_out_commit(&md, e);
+    free(mp);
+    io_str_free(&js);
+    return e->code;
+fail:
+    io_out_abort(d);
+    free(mp);
+    io_str_free(&js);
+    return e->code;
+}

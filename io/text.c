@@ -1,0 +1,490 @@
+/* text.c: the cell formats: text ("i j v" lines, 1-based, any order, the
+ * last of duplicate cells wins) and Matrix Market (coordinate and array).
+ * Reading parses line ranges in parallel into per-range triples, then
+ * assembles a dense block or a CSR block (counting sort by row, then a
+ * stable sort by column within unsorted rows). */
+#include "ioint.h"
+
+#include <stdlib.h>
+#include <strings.h>
+
+/* Triples of one range, in file order, plus its first error. */
+typedef struct TRange {
+    IoRangeErr err;
+    int64_t *r;        /* 0-based rows */
+    int32_t *c;        /* 0-based columns */
+    double *v;
+    int64_t n, cap;
+    int64_t maxr, maxc; /* 1-based maxima seen (0: none) */
+} TRange;
+
+/* What the range parser needs to know. */
+typedef struct TParse {
+    int64_t rows, cols;   /* bounds, -1 unknown */
+    bool pattern;         /* mm pattern: "i j", value 1 */
+    const char *dimsrc;   /* where the bounds came from, for messages */
+} TParse;
+
+static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+
+static const char *skip_ws(const char *p, const char *nl)
+{
+    while (p < nl && is_ws(*p)) p++;
+    return p;
+}
+
+static const char *tok_end(const char *p, const char *nl)
+{
+    while (p < nl && !is_ws(*p)) p++;
+    return p;
+}
+
+static bool tr_push(TRange *t, int64_t r, int64_t c, double v)
+{
+    if (t->n == t->cap) {
+        int64_t nc = t->cap ? 2 * t->cap : 1024;
+        int64_t *nr = br_realloc(t->r, (size_t)nc * sizeof *nr);
+        if (nr) t->r = nr;
+        int32_t *ncc = br_realloc(t->c, (size_t)nc * sizeof *ncc);
+        if (ncc) t->c = ncc;
+        double *nv = br_realloc(t->v, (size_t)nc * sizeof *nv);
+        if (nv) t->v = nv;
+        if (!nr || !ncc || !nv) return false;
+        t->cap = nc;
+    }
+    t->r[t->n] = r;
+    t->c[t->n] = (int32_t)c;
+    t->v[t->n] = v;
+    t->n++;
+    return true;
+}
+
+static void tr_free(TRange *t, int k)
+{
+    for (int i = 0; i < k; i++) { free(t[i].r); free(t[i].c); free(t[i].v); }
+    free(t);
+}
+
+/* Parses the "i j v" (or "i j") lines of [p, end) into t. Blank lines and
+ * lines starting with '%' are skipped. */
+static void parse_triples(const char *p, const char *end, const TParse *tp, TRange *t)
+{
+    int want = tp->pattern ? 2 : 3;
+    char show[48];
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        t->err.lines++;
+        const char *q = skip_ws(p, nl);
+        p = nl + 1;
+        if (q == nl || *q == '%') continue;
+        const char *ts[3], *te[3];
+        int nt = 0;
+        while (q < nl) {
+            const char *s = q;
+            q = tok_end(q, nl);
+            if (nt < 3) { ts[nt] = s; te[nt] = q; }
+            nt++;
+            q = skip_ws(q, nl);
+        }
+        if (nt != want) {
+            io_range_fail(&t->err, BR_EIO, "expected %d values (%s), found %d", want,
+                          tp->pattern ? "i j" : "i j v", nt);
+            return;
+        }
+        int64_t ij[2];
+        for (int k = 0; k < 2; k++)
+            if (!io_parse_index(ts[k], te[k], &ij[k]) || ij[k] < 1) {
+                io_tok_show(ts[k], te[k], show, sizeof show);
+                io_range_fail(&t->err, BR_EIO, "bad %s index \"%s\" (1-based integer expected)",
+                              k ? "column" : "row", show);
+                return;
+            }
+        double v = 1;
+        if (!tp->pattern && !io_parse_double(ts[2], te[2], &v)) {
+            io_tok_show(ts[2], te[2], show, sizeof show);
+            io_range_fail(&t->err, BR_EIO, "bad number \"%s\" in column 3", show);
+            return;
+        }
+        if ((tp->rows >= 0 && ij[0] > tp->rows) || (tp->cols >= 0 && ij[1] > tp->cols)) {
+            io_range_fail(&t->err, BR_EINDEX, "index (%lld, %lld) out of bounds for "
+                          "dimensions %lldx%lld (from %s)", (long long)ij[0], (long long)ij[1],
+                          (long long)tp->rows, (long long)tp->cols, tp->dimsrc);
+            return;
+        }
+        if (ij[1] > INT32_MAX) {
+            io_range_fail(&t->err, BR_EINDEX, "column index %lld too large", (long long)ij[1]);
+            return;
+        }
+        if (!tr_push(t, ij[0] - 1, ij[1] - 1, v)) {
+            io_range_fail(&t->err, BR_ENOMEM, "out of memory");
+            return;
+        }
+        if (ij[0] > t->maxr) t->maxr = ij[0];
+        if (ij[1] > t->maxc) t->maxc = ij[1];
+    }
+}
+
+/* Parses every whitespace-separated number of [p, end) into t->v
+ * (Matrix Market array entries). */
+static void parse_values(const char *p, const char *end, TRange *t)
+{
+    char show[48];
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        t->err.lines++;
+        const char *q = skip_ws(p, nl);
+        p = nl + 1;
+        if (q < nl && *q == '%') continue;
+        for (int col = 1; q < nl; col++) {
+            const char *s = q;
+            q = tok_end(q, nl);
+            double v;
+            if (!io_parse_double(s, q, &v)) {
+                io_tok_show(s, q, show, sizeof show);
+                io_range_fail(&t->err, BR_EIO, "bad number \"%s\" in column %d", show, col);
+                return;
+            }
+            if (!tr_push(t, 0, 0, v)) { io_range_fail(&t->err, BR_ENOMEM, "out of memory"); return; }
+            q = skip_ws(q, nl);
+        }
+    }
+}
+
+/* A column and value; the order of equal columns is file order. */
+typedef struct CV {
+    int32_t c;
+    double v;
+} CV;
+
+/* Stable merge sort of a[0..n) by column, using tmp[0..n). */
+static void sort_cv(CV *a, CV *tmp, int64_t n)
+{
+    if (n <= 24) {
+        for (int64_t i = 1; i < n; i++) {
+            CV x = a[i];
+            int64_t j = i;
+            while (j > 0 && a[j - 1].c > x.c) { a[j] = a[j - 1]; j--; }
+            a[j] = x;
+        }
+        return;
+    }
+    int64_t h = n / 2;
+    sort_cv(a, tmp, h);
+    sort_cv(a + h, tmp, n - h);
+    int64_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = a[j].c < a[i].c ? a[j++] : a[i++];
+    while (i < h) tmp[k++] = a[i++];
+    while (j < n) tmp[k++] = a[j++];
+    memcpy(a, tmp, (size_t)n * sizeof *a);
+}
+
+/* Puts row segment tc/tv[0..n) in column order, keeps the last of
+ * duplicate columns, drops zeros; returns the count kept (-1: no memory). */
+static int64_t settle_row(int32_t *tc, double *tv, int64_t n)
+{
+    bool clean = true;
+    for (int64_t k = 0; k < n && clean; k++)
+        clean = tv[k] != 0 && (k == 0 || tc[k] > tc[k - 1]);
+    if (clean) return n;
+    CV *a = br_malloc(2 * (size_t)n * sizeof *a);
+    if (!a) return -1;
+    for (int64_t k = 0; k < n; k++) { a[k].c = tc[k]; a[k].v = tv[k]; }
+    sort_cv(a, a + n, n);
+    int64_t out = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (k + 1 < n && a[k + 1].c == a[k].c) continue; /* a later one wins */
+        if (a[k].v == 0) continue;
+        tc[out] = a[k].c;
+        tv[out] = a[k].v;
+        out++;
+    }
+    free(a);
+    return out;
+}
+
+/* Builds the block from the ranges' triples (in order; later ones
+ * overwrite earlier ones). sym: 0 general, 1 symmetric, 2 skew-symmetric
+ * (each off-diagonal entry also lands mirrored). Caller owns the result. */
+static MB *assemble(const TRange *t, int k, int64_t rows, int64_t cols, int sym, BrErr *e)
+{
+    int64_t total = 0;
+    for (int i = 0; i < k; i++) total += t[i].n * (sym ? 2 : 1);
+    if (!mb_should_be_sparse(rows, cols, total) && rows * cols > 0) {
+        MB *m = mb_dense(rows, cols, e);
+        if (!m) return NULL;
+        for (int i = 0; i < k; i++)
+            for (int64_t x = 0; x < t[i].n; x++) {
+                int64_t r = t[i].r[x], c = t[i].c[x];
+                m->d[r * cols + c] = t[i].v[x];
+                if (sym && r != c) m->d[c * cols + r] = sym == 2 ? -t[i].v[x] : t[i].v[x];
+            }
+        mb_recount_nnz(m);
+        if (mb_examine(m, e)) { mb_release(m); return NULL; }
+        return m;
+    }
+    int64_t *start = br_calloc((size_t)rows + 1, sizeof *start);
+    int64_t *fill = br_malloc(((size_t)rows + 1) * sizeof *fill);
+    int32_t *tc = br_malloc((size_t)(total ? total : 1) * sizeof *tc);
+    double *tv = br_malloc((size_t)(total ? total : 1) * sizeof *tv);
+    MB *m = NULL;
+    if (!start || !fill || !tc || !tv) { br_err(e, BR_ENOMEM, "out of memory assembling a %lldx%lld matrix", (long long)rows, (long long)cols); goto out; }
+    for (int i = 0; i < k; i++)
+        for (int64_t x = 0; x < t[i].n; x++) {
+            start[t[i].r[x] + 1]++;
+            if (sym && t[i].r[x] != t[i].c[x]) start[t[i].c[x] + 1]++;
+        }
+    for (int64_t r = 0; r < rows; r++) start[r + 1] += start[r];
+    memcpy(fill, start, ((size_t)rows + 1) * sizeof *fill);
+    for (int i = 0; i < k; i++)
+        for (int64_t x = 0; x < t[i].n; x++) {
+            int64_t r = t[i].r[x], c = t[i].c[x], p = fill[r]++;
+            tc[p] = (int32_t)c;
+            tv[p] = t[i].v[x];
+            if (sym && r != c) {
+                p = fill[c]++;
+                tc[p] = (int32_t)r;
+                tv[p] = sym == 2 ? -t[i].v[x] : t[i].v[x];
+            }
+        }
+    /* fill[r] becomes the kept count of row r */
+    int oom = 0;
+    #pragma omp parallel for schedule(dynamic, 256) num_threads(br_threads()) if (total >= BR_PAR_MIN) reduction(|:oom)
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t kept = settle_row(tc + start[r], tv + start[r], start[r + 1] - start[r]);
+        if (kept < 0) { oom = 1; kept = 0; }
+        fill[r] = kept;
+    }
+    if (oom) { br_err(e, BR_ENOMEM, "out of memory sorting matrix rows"); goto out; }
+    int64_t nnz = 0;
+    for (int64_t r = 0; r < rows; r++) nnz += fill[r];
+    m = mb_sp_alloc(rows, cols, nnz, e);
+    if (!m) goto out;
+    for (int64_t r = 0; r < rows; r++) m->rp[r + 1] = m->rp[r] + fill[r];
+    #pragma omp parallel for schedule(dynamic, 256) num_threads(br_threads()) if (nnz >= BR_PAR_MIN)
+    for (int64_t r = 0; r < rows; r++) {
+        memcpy(m->ci + m->rp[r], tc + start[r], (size_t)fill[r] * sizeof *tc);
+        memcpy(m->v + m->rp[r], tv + start[r], (size_t)fill[r] * sizeof *tv);
+    }
+    m->nnz = nnz;
+    m->build_row = rows;
+    if (mb_examine(m, e)) { mb_release(m); m = NULL; }
+out:
+    free(start); free(fill); free(tc); free(tv);
+    return m;
+}
+
+/* Parses lines [off, b->n) of b in parallel ranges with tp (values_only:
+ * array entries). Returns the ranges (caller frees with tr_free) and their
+ * count in *k, or NULL with e set (line numbers start after base_line). */
+static TRange *parse_ranges(const IoBuf *b, size_t off, int64_t base_line, const TParse *tp,
+                            bool values_only, int64_t chunk_bytes, const char *path,
+                            int *k, BrErr *e)
+{
+    size_t *st = NULL;
+    int nk = io_split(b->p + off, b->n - off, chunk_bytes, &st);
+    TRange *t = nk > 0 ? br_calloc((size_t)nk, sizeof *t) : NULL;
+    if (!t) {
+        free(st);
+        br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+        return NULL;
+    }
+    const char *base = b->p + off;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (nk > 1)
+    for (int i = 0; i < nk; i++) {
+        if (values_only) parse_values(base + st[i], base + st[i + 1], &t[i]);
+        else parse_triples(base + st[i], base + st[i + 1], tp, &t[i]);
+    }
+    free(st);
+    IoRangeErr *errs = br_malloc((size_t)nk * sizeof *errs);
+    if (!errs) { tr_free(t, nk); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    for (int i = 0; i < nk; i++) errs[i] = t[i].err;
+    int rc = io_range_report(errs, nk, path, base_line, e);
+    free(errs);
+    if (rc) { tr_free(t, nk); return NULL; }
+    *k = nk;
+    return t;
+}
+
+MB *io_read_text(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes, BrErr *e)
+{
+    IoBuf b;
+    if (io_load(path, &b, e)) return NULL;
+    TParse tp = {rows, cols, false, "the .mtd or read() arguments"};
+    int k = 0;
+    TRange *t = parse_ranges(&b, 0, 0, &tp, false, chunk_bytes, path, &k, e);
+    io_buf_free(&b);
+    if (!t) return NULL;
+    int64_t mr = 0, mc = 0;
+    for (int i = 0; i < k; i++) { mr = BR_MAX(mr, t[i].maxr); mc = BR_MAX(mc, t[i].maxc); }
+    MB *m = assemble(t, k, rows >= 0 ? rows : mr, cols >= 0 ? cols : mc, 0, e);
+    tr_free(t, k);
+    return m;
+}
+
+/* Reads the next line of b from *pos: [*s, *nl); false at the end. */
+static bool next_line(const IoBuf *b, size_t *pos, const char **s, const char **nl)
+{
+    if (*pos >= b->n) return false;
+    *s = b->p + *pos;
+    const char *q = memchr(*s, '\n', b->n - *pos);
+    *nl = q ? q : b->p + b->n;
+    *pos = (size_t)(*nl - b->p) + 1;
+    return true;
+}
+
+MB *io_read_mm(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes, BrErr *e)
+{
+    IoBuf b;
+    if (io_load(path, &b, e)) return NULL;
+    MB *m = NULL;
+    TRange *t = NULL;
+    int k = 0;
+    size_t pos = 0;
+    int64_t line = 0;
+    const char *s, *nl;
+    char tok[5][32];
+    int nt = 0;
+    if (next_line(&b, &pos, &s, &nl)) {
+        line++;
+        const char *q = skip_ws(s, nl);
+        while (q < nl && nt < 5) {
+            const char *x = tok_end(q, nl);
+            io_tok_show(q, x, tok[nt], sizeof tok[nt]);
+            nt++;
+            q = skip_ws(x, nl);
+        }
+    }
+    if (nt < 5 || strcasecmp(tok[0], "%%MatrixMarket") || strcasecmp(tok[1], "matrix")) {
+        br_err(e, BR_EIO, "%s: line 1: not a Matrix Market file (expected "
+               "\"%%%%MatrixMarket matrix <format> <field> <symmetry>\")", path);
+        goto out;
+    }
+    bool coord = !strcasecmp(tok[2], "coordinate");
+    if (!coord && strcasecmp(tok[2], "array")) {
+        br_err(e, BR_EIO, "%s: line 1: unknown Matrix Market format \"%s\"", path, tok[2]);
+        goto out;
+    }
+    bool pattern = !strcasecmp(tok[3], "pattern");
+    if (!pattern && strcasecmp(tok[3], "real") && strcasecmp(tok[3], "double") &&
+        strcasecmp(tok[3], "integer")) {
+        br_err(e, BR_EIO, "%s: line 1: unsupported Matrix Market field \"%s\" (real, "
+               "integer or pattern)", path, tok[3]);
+        goto out;
+    }
+    int sym = !strcasecmp(tok[4], "general") ? 0
+            : (!strcasecmp(tok[4], "symmetric") || !strcasecmp(tok[4], "hermitian")) ? 1
+            : !strcasecmp(tok[4], "skew-symmetric") ? 2 : -1;
+    if (sym < 0 || (pattern && !coord)) {
+        br_err(e, BR_EIO, "%s: line 1: unsupported Matrix Market kind \"%s %s %s\"", path,
+               tok[2], tok[3], tok[4]);
+        goto out;
+    }
+    /* size line after comments */
+    int64_t sz[3] = {0, 0, 0};
+    int nsz = 0;
+    for (;;) {
+        if (!next_line(&b, &pos, &s, &nl)) {
+            br_err(e, BR_EIO, "%s: missing the Matrix Market size line", path);
+            goto out;
+        }
+        line++;
+        const char *q = skip_ws(s, nl);
+        if (q == nl || *q == '%') continue;
+        while (q < nl) {
+            const char *x = tok_end(q, nl);
+            if (nsz >= 3 || !io_parse_index(q, x, &sz[nsz])) { nsz = -1; break; }
+            nsz++;
+            q = skip_ws(x, nl);
+        }
+        break;
+    }
+    if (nsz != (coord ? 3 : 2)) {
+        br_err(e, BR_EIO, "%s: line %lld: bad Matrix Market size line (expected \"%s\")",
+               path, (long long)line, coord ? "rows cols nnz" : "rows cols");
+        goto out;
+    }
+    if ((rows >= 0 && rows != sz[0]) || (cols >= 0 && cols != sz[1])) {
+        br_err(e, BR_EDIM, "%s: line %lld: dimension mismatch: the file says %lldx%lld, the "
+               ".mtd or read() arguments say %lldx%lld", path, (long long)line,
+               (long long)sz[0], (long long)sz[1], (long long)(rows >= 0 ? rows : sz[0]),
+               (long long)(cols >= 0 ? cols : sz[1]));
+        goto out;
+    }
+    if (sym && sz[0] != sz[1]) {
+        br_err(e, BR_EDIM, "%s: line %lld: a symmetric matrix must be square (dimensions "
+               "%lldx%lld)", path, (long long)line, (long long)sz[0], (long long)sz[1]);
+        goto out;
+    }
+    TParse tp = {sz[0], sz[1], pattern, "the Matrix Market size line"};
+    t = parse_ranges(&b, pos < b.n ? pos : b.n, line, &tp, !coord, chunk_bytes, path, &k, e);
+    if (!t) goto out;
+    int64_t found = 0;
+    for (int i = 0; i < k; i++) found += t[i].n;
+    int64_t want = coord ? sz[2] : sym == 0 ? sz[0] * sz[1]
+                 : sym == 1 ? sz[0] * (sz[0] + 1) / 2 : sz[0] * (sz[0] - 1) / 2;
+    if (found != want) {
+        br_err(e, BR_EIO, "%s: expected %lld entries (from the size line), found %lld%s", path,
+               (long long)want, (long long)found, found < want ? " (truncated file?)" : "");
+        goto out;
+    }
+    if (coord) {
+        m = assemble(t, k, sz[0], sz[1], sym, e);
+        goto out;
+    }
+    /* array: column-major values (lower triangle when symmetric) */
+    m = mb_dense(sz[0], sz[1], e);
+    if (!m) goto out;
+    int64_t i = sym == 2 ? 1 : 0, j = 0, n = sz[0];
+    for (int r = 0; r < k; r++)
+        for (int64_t x = 0; x < t[r].n; x++) {
+            double v = t[r].v[x];
+            m->d[i * sz[1] + j] = v;
+            if (sym) m->d[j * sz[1] + i] = sym == 2 ? -v : v;
+            if (++i == n) { j++; i = sym == 0 ? 0 : sym == 1 ? j : j + 1; }
+        }
+    mb_recount_nnz(m);
+    if (mb_examine(m, e)) { mb_release(m); m = NULL; }
+out:
+    if (t) tr_free(t, k);
+    io_buf_free(&b);
+    return m;
+}
+
+/* ---------- writing ---------- */
+
+/* Formats the non-zeros of rows [r0, r1) as "i j v" lines. */
+static bool fmt_ijv(const MB *m, int64_t r0, int64_t r1, IoStr *out, const void *ctx)
+{
+    (void)ctx;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t n = m->sparse ? m->rp[r + 1] - m->rp[r] : m->cols;
+        for (int64_t x = 0; x < n; x++) {
+            int64_t c = m->sparse ? m->ci[m->rp[r] + x] : x;
+            double v = m->sparse ? m->v[m->rp[r] + x] : m->d[r * m->cols + x];
+            if (v == 0) continue;
+            if (!io_str_reserve(out, 80)) return false;
+            io_str_put_int(out, r + 1);
+            io_str_putc(out, ' ');
+            io_str_put_int(out, c + 1);
+            io_str_putc(out, ' ');
+            io_str_put_double(out, v);
+            io_str_putc(out, '\n');
+        }
+    }
+    return true;
+}
+
+int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes, BrErr *e)
+{
+    if (mm) {
+        char head[160];
+        int n = snprintf(head, sizeof head, "%%%%MatrixMarket matrix coordinate real general\n"
+                         "%lld %lld %lld\n", (long long)m->rows, (long long)m->cols,
+                         (long long)m->nnz);
+        if (io_out_write(o, head, (size_t)n, e)) return e->code;
+    }
+    double per_row = m->rows ? 30.0 * (double)m->nnz / (double)m->rows + 1 : 1;
+    return io_write_rows(o, m, per_row, chunk_bytes, fmt_ijv, NULL, e);
+}

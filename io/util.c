@@ -1,0 +1,625 @@
+/* util.c: what the io/ formats share: loading files, splitting them into
+ * line ranges for parallel parsing, range errors, number parsing and
+ * formatting, growable buffers, atomic output files, the parallel writer. */
+#include "ioint.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------- loading ---------- */
+
+bool io_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int open_err(const char *path, int err, BrErr *e)
+{
+    if (err == ENOENT)
+        return br_err(e, BR_EIO, "cannot read %s: file not found", path);
+    return br_err(e, BR_EIO, "cannot open %s: %s", path, strerror(err));
+}
+
+/* Reads the whole regular file path into dst (exactly size bytes). */
+static int read_exact(const char *path, char *dst, size_t size, BrErr *e)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return open_err(path, errno, e);
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, dst + got, size - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            int err = r < 0 ? errno : 0;
+            close(fd);
+            if (err) return br_err(e, BR_EIO, "cannot read %s: %s", path, strerror(err));
+            return br_err(e, BR_EIO, "cannot read %s: file shrank while reading", path);
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Lists the part files of directory path (sorted, caller frees each and
+ * the array). Returns the count or -1 with e set. */
+static int list_parts(const char *path, char ***out, BrErr *e)
+{
+    DIR *d = opendir(path);
+    if (!d) { open_err(path, errno, e); return -1; }
+    char **names = NULL;
+    int n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.' || de->d_name[0] == '_') continue;
+        size_t l = strlen(de->d_name);
+        if (l > 4 && !strcmp(de->d_name + l - 4, ".crc")) continue;
+        if (l > 4 && !strcmp(de->d_name + l - 4, ".mtd")) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nn = br_realloc(names, (size_t)cap * sizeof *nn);
+            if (!nn) goto oom;
+            names = nn;
+        }
+        size_t pl = strlen(path);
+        names[n] = br_malloc(pl + l + 2);
+        if (!names[n]) goto oom;
+        memcpy(names[n], path, pl);
+        names[n][pl] = '/';
+        memcpy(names[n] + pl + 1, de->d_name, l + 1);
+        n++;
+    }
+    closedir(d);
+    if (n) qsort(names, (size_t)n, sizeof *names, cmp_str);
+    *out = names;
+    return n;
+oom:
+    closedir(d);
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    br_err(e, BR_ENOMEM, "out of memory listing %s", path);
+    return -1;
+}
+
+/* Loads path (a file, or a directory of part files concatenated in name
+ * order) into b; see ioint.h. */
+int io_load(const char *path, IoBuf *b, BrErr *e)
+{
+    b->p = NULL;
+    b->n = b->raw = 0;
+    struct stat st;
+    if (stat(path, &st) != 0) return open_err(path, errno, e);
+    char **names = NULL;
+    int np = 0;
+    size_t *sizes = NULL, total = 0;
+    if (S_ISDIR(st.st_mode)) {
+        np = list_parts(path, &names, e);
+        if (np < 0) return e->code;
+        sizes = br_calloc((size_t)np + 1, sizeof *sizes);
+        if (!sizes) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); goto done; }
+        for (int i = 0; i < np; i++) {
+            struct stat ps;
+            if (stat(names[i], &ps) != 0) { open_err(names[i], errno, e); goto done; }
+            if (!S_ISREG(ps.st_mode)) continue;
+            /* each part ends with a newline: room for one more byte */
+            sizes[i] = (size_t)ps.st_size;
+            total += sizes[i] + 1;
+        }
+    } else {
+        total = (size_t)st.st_size;
+    }
+    b->p = br_malloc(total + 2);
+    if (!b->p) { br_err(e, BR_ENOMEM, "out of memory reading %s (%zu bytes)", path, total); goto done; }
+    if (!names) {
+        if (read_exact(path, b->p, total, e)) goto done;
+        b->n = total;
+    } else {
+        for (int i = 0; i < np; i++) {
+            if (!sizes[i]) continue;
+            if (read_exact(names[i], b->p + b->n, sizes[i], e)) goto done;
+            b->n += sizes[i];
+            if (b->p[b->n - 1] != '\n') b->p[b->n++] = '\n';
+        }
+    }
+    b->raw = b->n;
+    if (b->n > 0 && b->p[b->n - 1] != '\n') b->p[b->n++] = '\n';
+    b->p[b->n] = 0;
+done:
+    for (int i = 0; i < np; i++) free(names[i]);
+    free(names);
+    free(sizes);
+    if (e->code) io_buf_free(b);
+    return e->code;
+}
+
+void io_buf_free(IoBuf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->n = b->raw = 0;
+}
+
+/* ---------- splitting and range errors ---------- */
+
+int io_split(const char *p, size_t n, int64_t chunk_bytes, size_t **starts)
+{
+    size_t want = chunk_bytes > 0 ? (size_t)chunk_bytes : 0;
+    if (!want) {
+        size_t per = n / ((size_t)br_threads() * 8 + 1);
+        want = per > ((size_t)1 << 20) ? per : ((size_t)1 << 20);
+    }
+    size_t k = n / want + 1;
+    if (k > 65536) k = 65536;
+    size_t *s = br_malloc((k + 1) * sizeof *s);
+    if (!s) return -1;
+    s[0] = 0;
+    for (size_t i = 1; i < k; i++) {
+        size_t t = (size_t)((double)i / (double)k * (double)n);
+        if (t < s[i - 1]) t = s[i - 1];
+        if (t > 0 && t < n && p[t - 1] != '\n') {
+            const char *q = memchr(p + t, '\n', n - t);
+            t = q ? (size_t)(q - p) + 1 : n;
+        }
+        s[i] = t;
+    }
+    s[k] = n;
+    *starts = s;
+    return (int)k;
+}
+
+void io_range_fail(IoRangeErr *r, int code, const char *fmt, ...)
+{
+    if (r->err_line) return;
+    r->err_line = r->lines > 0 ? r->lines : 1;
+    r->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    va_end(ap);
+}
+
+int io_range_report(const IoRangeErr *r, int k, const char *path,
+                    int64_t base_line, BrErr *e)
+{
+    int64_t line = base_line;
+    for (int i = 0; i < k; i++) {
+        if (r[i].err_line)
+            return br_err(e, r[i].code, "%s: line %lld: %s", path,
+                          (long long)(line + r[i].err_line), r[i].msg);
+        line += r[i].lines;
+    }
+    return 0;
+}
+
+void io_tok_show(const char *s, const char *e, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; s < e && k + 4 < n; s++)
+        out[k++] = (*s >= 32 && *s < 127) ? *s : '?';
+    if (s < e && k + 4 <= n) { out[k++] = '.'; out[k++] = '.'; out[k++] = '.'; }
+    out[k] = 0;
+}
+
+bool io_parse_index(const char *s, const char *e, int64_t *out)
+{
+    if (s >= e) return false;
+    int64_t v = 0;
+    const char *p = s;
+    while (p < e && (unsigned)(*p - '0') < 10 && v < ((int64_t)1 << 58))
+        v = v * 10 + (*p++ - '0');
+    if (p == e) { *out = v; return true; }
+    double d;
+    if (!io_parse_double(s, e, &d) || !(d >= 0 && d < 9e15) || d != floor(d))
+        return false;
+    *out = (int64_t)d;
+    return true;
+}
+
+/* ---------- numbers ---------- */
+
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t c_locale;
+
+static void make_c_locale(void) { c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+
+/* strtod in the C locale over [s, e); the whole range must be consumed. */
+static bool slow_parse(const char *s, const char *e, double *out)
+{
+    size_t n = (size_t)(e - s);
+    if (n == 0 || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' ||
+        *s == '\f' || *s == '\v')
+        return false;
+    char small[128], *buf = small;
+    if (n >= sizeof small) {
+        buf = br_malloc(n + 1);
+        if (!buf) return false;
+    }
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    if (memchr(buf, 0, n)) { if (buf != small) free(buf); return false; }
+    pthread_once(&c_locale_once, make_c_locale);
+    char *end;
+    double v = c_locale ? strtod_l(buf, &end, c_locale) : strtod(buf, &end);
+    bool ok = end == buf + n;
+    if (buf != small) free(buf);
+    if (ok) *out = v;
+    return ok;
+}
+
+static const double pow10_exact[23] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+    1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Fast path for plain decimals: up to 19 significant digits collected into
+ * an integer; when it is below 2^53 and the power of ten is exact (|e| <=
+ * 22), one IEEE multiply or divide rounds correctly (Clinger). Everything
+ * else goes to strtod in the C locale. */
+bool io_parse_double(const char *s, const char *end, double *out)
+{
+    const char *p = s;
+    bool neg = false;
+    if (p < end && (*p == '+' || *p == '-')) { neg = *p == '-'; p++; }
+    uint64_t mant = 0;
+    int nd = 0;
+    int64_t exp10 = 0;
+    bool digits = false, inexact = false;
+    while (p < end && (unsigned)(*p - '0') < 10) {
+        int d = *p++ - '0';
+        digits = true;
+        if (nd < 19) {
+            if (mant || d) { mant = mant * 10 + (uint64_t)d; nd++; }
+        } else {
+            exp10++;
+            if (d) inexact = true;
+        }
+    }
+    if (p < end && *p == '.') {
+        p++;
+        while (p < end && (unsigned)(*p - '0') < 10) {
+            int d = *p++ - '0';
+            digits = true;
+            if (nd < 19) {
+                if (mant || d) { mant = mant * 10 + (uint64_t)d; nd++; }
+                exp10--;
+            } else if (d) {
+                inexact = true;
+            }
+        }
+    }
+    if (!digits) return slow_parse(s, end, out);
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        bool eneg = false;
+        if (p < end && (*p == '+' || *p == '-')) { eneg = *p == '-'; p++; }
+        if (p >= end || (unsigned)(*p - '0') >= 10) return false;
+        int64_t ev = 0;
+        while (p < end && (unsigned)(*p - '0') < 10) {
+            if (ev < 100000) ev = ev * 10 + (*p - '0');
+            p++;
+        }
+        exp10 += eneg ? -ev : ev;
+    }
+    if (p != end) return slow_parse(s, end, out);
+    if (mant == 0) { *out = neg ? -0.0 : 0.0; return true; }
+    if (inexact || mant > ((uint64_t)1 << 53) || exp10 > 22 || exp10 < -22)
+        return slow_parse(s, end, out);
+    double v = (double)mant;
+    if (exp10 > 0) v *= pow10_exact[exp10];
+    else if (exp10 < 0) v /= pow10_exact[-exp10];
+    *out = neg ? -v : v;
+    return true;
+}
+
+/* Writes v in decimal into buf; returns the length. */
+static int fmt_int(int64_t v, char *buf)
+{
+    char tmp[24];
+    int k = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { tmp[k++] = (char)('0' + u % 10); u /= 10; } while (u);
+    int n = 0;
+    if (v < 0) buf[n++] = '-';
+    while (k) buf[n++] = tmp[--k];
+    buf[n] = 0;
+    return n;
+}
+
+/* Writes digits d[0..nd) (no trailing zeros, d[0] != 0) with decimal
+ * exponent ex (value d.ddd x 10^ex) the way printf's %.<prec>g would. */
+static int put_g(char *buf, bool neg, const char *d, int nd, int ex, int prec)
+{
+    int n = 0;
+    if (neg) buf[n++] = '-';
+    if (ex < -4 || ex >= prec) {
+        buf[n++] = d[0];
+        if (nd > 1) {
+            buf[n++] = '.';
+            memcpy(buf + n, d + 1, (size_t)nd - 1);
+            n += nd - 1;
+        }
+        buf[n++] = 'e';
+        buf[n++] = ex < 0 ? '-' : '+';
+        int a = ex < 0 ? -ex : ex;
+        if (a >= 100) buf[n++] = (char)('0' + a / 100);
+        buf[n++] = (char)('0' + a / 10 % 10);
+        buf[n++] = (char)('0' + a % 10);
+    } else if (ex >= 0) {
+        for (int i = 0; i <= ex; i++) buf[n++] = i < nd ? d[i] : '0';
+        if (nd > ex + 1) {
+            buf[n++] = '.';
+            memcpy(buf + n, d + ex + 1, (size_t)(nd - ex - 1));
+            n += nd - ex - 1;
+        }
+    } else {
+        buf[n++] = '0';
+        buf[n++] = '.';
+        for (int i = 0; i < -ex - 1; i++) buf[n++] = '0';
+        memcpy(buf + n, d, (size_t)nd);
+        n += nd;
+    }
+    buf[n] = 0;
+    return n;
+}
+
+/* Shortest text that reads back to x: the 17 correctly rounded digits of
+ * %.16e, and their roundings to 15 and 16 digits when those read back to
+ * the same bits (each candidate is checked, so the result always round
+ * trips). Integral values below 1e15 print as integers. */
+int io_fmt_double(double x, char *buf)
+{
+    if (isnan(x)) { memcpy(buf, "NaN", 4); return 3; }
+    if (isinf(x)) {
+        if (x > 0) { memcpy(buf, "Infinity", 9); return 8; }
+        memcpy(buf, "-Infinity", 10);
+        return 9;
+    }
+    if (x == 0) {
+        if (signbit(x)) { memcpy(buf, "-0", 3); return 2; }
+        memcpy(buf, "0", 2);
+        return 1;
+    }
+    if (fabs(x) < 1e15 && x == (double)(int64_t)x) return fmt_int((int64_t)x, buf);
+    char t[40], d17[17];
+    snprintf(t, sizeof t, "%.16e", fabs(x)); /* d.dddddddddddddddde[+-]xx */
+    d17[0] = t[0];
+    memcpy(d17 + 1, t + 2, 16);
+    int ex = atoi(t + 19);
+    bool neg = x < 0;
+    for (int prec = 15; prec <= 16; prec++) {
+        char d[17];
+        memcpy(d, d17, (size_t)prec);
+        int e2 = ex;
+        if (d17[prec] >= '5') { /* round up, carrying */
+            int i = prec - 1;
+            while (i >= 0 && d[i] == '9') d[i--] = '0';
+            if (i >= 0) d[i]++;
+            else { memmove(d + 1, d, (size_t)prec - 1); d[0] = '1'; e2++; }
+        }
+        int nd = prec;
+        while (nd > 1 && d[nd - 1] == '0') nd--;
+        int n = put_g(buf, neg, d, nd, e2, prec);
+        double y;
+        if (io_parse_double(buf, buf + n, &y) && y == x) return n;
+    }
+    int nd = 17;
+    while (nd > 1 && d17[nd - 1] == '0') nd--;
+    return put_g(buf, neg, d17, nd, ex, 17);
+}
+
+/* ---------- growable buffers ---------- */
+
+bool io_str_grow(IoStr *s, size_t extra)
+{
+    size_t need = s->n + extra;
+    if (need <= s->cap) return true;
+    size_t nc = s->cap ? s->cap * 2 : 4096;
+    while (nc < need) nc *= 2;
+    char *p = br_realloc(s->p, nc);
+    if (!p) return false;
+    s->p = p;
+    s->cap = nc;
+    return true;
+}
+
+void io_str_put_int(IoStr *s, int64_t v) { s->n += (size_t)fmt_int(v, s->p + s->n); }
+
+bool io_str_printf(IoStr *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !io_str_reserve(s, (size_t)n + 1)) return false;
+    va_start(ap, fmt);
+    vsnprintf(s->p + s->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    s->n += (size_t)n;
+    return true;
+}
+
+void io_str_free(IoStr *s)
+{
+    free(s->p);
+    s->p = NULL;
+    s->n = s->cap = 0;
+}
+
+/* ---------- atomic output ---------- */
+
+static unsigned tmp_counter;
+
+static char *dir_of(const char *path)
+{
+    const char *sl = strrchr(path, '/');
+    if (!sl) return br_strdup(".");
+    if (sl == path) return br_strdup("/");
+    char *d = br_malloc((size_t)(sl - path) + 1);
+    if (d) { memcpy(d, path, (size_t)(sl - path)); d[sl - path] = 0; }
+    return d;
+}
+
+int io_out_open(IoOut *o, const char *path, BrErr *e)
+{
+    o->fd = -1;
+    o->tmp = NULL;
+    o->path = br_strdup(path);
+    size_t n = strlen(path) + 64;
+    o->tmp = br_malloc(n);
+    if (!o->path || !o->tmp) {
+        io_out_abort(o);
+        return br_err(e, BR_ENOMEM, "out of memory writing %s", path);
+    }
+    for (int tries = 0; tries < 32; tries++) {
+        unsigned c = __atomic_fetch_add(&tmp_counter, 1, __ATOMIC_RELAXED);
+        unsigned long long r = (unsigned long long)br_now_ns() ^ ((unsigned long long)c << 40);
+        snprintf(o->tmp, n, "%s.tmp.%d.%llx", path, (int)getpid(), r & 0xffffffffffffULL);
+        o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (o->fd >= 0) return 0;
+        if (errno != EEXIST) break;
+    }
+    int err = errno;
+    io_out_abort(o);
+    if (err == ENOENT) {
+        char *d = dir_of(path);
+        br_err(e, BR_EIO, "cannot write %s: directory %s does not exist", path, d ? d : "?");
+        free(d);
+        return e->code;
+    }
+    return br_err(e, BR_EIO, "cannot write %s: %s", path, strerror(err));
+}
+
+int io_out_write(IoOut *o, const void *p, size_t n, BrErr *e)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(o->fd, c, n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0)
+            return br_err(e, BR_EIO, "cannot write %s: %s", o->path,
+                          w < 0 ? strerror(errno) : "write failed");
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int io_out_close(IoOut *o, BrErr *e)
+{
+    if (o->fd < 0) return 0;
+    int r = close(o->fd);
+    o->fd = -1;
+    if (r != 0) return br_err(e, BR_EIO, "cannot write %s: %s", o->path, strerror(errno));
+    return 0;
+}
+
+/* Removes directory path when it holds only regular files (SystemDS's
+ * part-file output); anything else there is left alone and reported. */
+static int remove_part_dir(const char *path, BrErr *e)
+{
+    DIR *d = opendir(path);
+    if (!d) return br_err(e, BR_EIO, "cannot replace directory %s: %s", path, strerror(errno));
+    struct dirent *de;
+    size_t pl = strlen(path);
+    char *buf = br_malloc(pl + 300);
+    int rc = 0;
+    if (!buf) { closedir(d); return br_err(e, BR_ENOMEM, "out of memory"); }
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        snprintf(buf, pl + 300, "%s/%s", path, de->d_name);
+        struct stat st;
+        if (lstat(buf, &st) != 0 || S_ISDIR(st.st_mode)) {
+            rc = br_err(e, BR_EIO, "cannot write %s: it is a directory holding "
+                        "subdirectories", path);
+            break;
+        }
+        if (unlink(buf) != 0) {
+            rc = br_err(e, BR_EIO, "cannot replace directory %s: %s", path, strerror(errno));
+            break;
+        }
+    }
+    closedir(d);
+    free(buf);
+    if (!rc && rmdir(path) != 0)
+        rc = br_err(e, BR_EIO, "cannot replace directory %s: %s", path, strerror(errno));
+    return rc;
+}
+
+int io_out_commit(IoOut *o, BrErr *e)
+{
+    if (io_out_close(o, e)) { io_out_abort(o); return e->code; }
+    struct stat st;
+    if (lstat(o->path, &st) == 0 && S_ISDIR(st.st_mode) && remove_part_dir(o->path, e)) {
+        io_out_abort(o);
+        return e->code;
+    }
+    if (rename(o->tmp, o->path) != 0) {
+        br_err(e, BR_EIO, "cannot write %s: %s", o->path, strerror(errno));
+        io_out_abort(o);
+        return e->code;
+    }
+    free(o->tmp);
+    free(o->path);
+    o->tmp = o->path = NULL;
+    return 0;
+}
+
+void io_out_abort(IoOut *o)
+{
+    if (o->fd >= 0) close(o->fd);
+    o->fd = -1;
+    if (o->tmp && o->tmp[0]) unlink(o->tmp);
+    free(o->tmp);
+    free(o->path);
+    o->tmp = o->path = NULL;
+}
+
+/* ---------- parallel row writer ---------- */
+
+/* Rows go in pieces of about chunk_bytes of output; a round formats up to
+ * 2 pieces per thread in parallel into their own buffers, then writes them
+ * in order, so memory stays bounded by the round. */
+int io_write_rows(IoOut *o, const MB *m, double bytes_per_row,
+                  int64_t chunk_bytes, IoRowFmt fmt, const void *ctx,
+                  BrErr *e)
+{
+    if (m->rows == 0) return 0;
+    double cb = chunk_bytes > 0 ? (double)chunk_bytes : 4.0 * (1 << 20);
+    if (bytes_per_row < 1) bytes_per_row = 1;
+    int64_t piece = (int64_t)(cb / bytes_per_row);
+    if (piece < 1) piece = 1;
+    int64_t npieces = (m->rows + piece - 1) / piece;
+    int nt = br_threads();
+    int per_round = npieces > 1 ? 2 * nt : 1;
+    IoStr *bufs = br_calloc((size_t)per_round, sizeof *bufs);
+    if (!bufs) return br_err(e, BR_ENOMEM, "out of memory writing %s", o->path);
+    int rc = 0;
+    for (int64_t p0 = 0; p0 < npieces && !rc; p0 += per_round) {
+        int np = (int)BR_MIN((int64_t)per_round, npieces - p0);
+        int oom = 0;
+        #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (np > 1) reduction(|:oom)
+        for (int i = 0; i < np; i++) {
+            int64_t r0 = (p0 + i) * piece, r1 = BR_MIN(r0 + piece, m->rows);
+            bufs[i].n = 0;
+            if (!fmt(m, r0, r1, &bufs[i], ctx)) oom = 1;
+        }
+        if (oom) { rc = br_err(e, BR_ENOMEM, "out of memory writing %s", o->path); break; }
+        for (int i = 0; i < np && !rc; i++) rc = io_out_write(o, bufs[i].p, bufs[i].n, e);
+    }
+    for (int i = 0; i < per_round; i++) io_str_free(&bufs[i]);
+    free(bufs);
+    return rc;
+}

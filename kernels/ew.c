@@ -1,0 +1,778 @@
+/* ew.c: elementwise kernels (unary, binary with broadcasting, matrix-scalar,
+ * ifelse).
+ *
+ * Layers, bottom up:
+ *  - flat kernels over contiguous arrays (un_v, bin_vv, bin_vs, bin_sv): the
+ *    operator is switched on OUTSIDE the loops and every case is an
+ *    `omp simd` loop over ops_unary/ops_binary with a constant opcode, so the
+ *    compiler folds the switch and vectorizes the cheap operators while the
+ *    semantics stay exactly those of base/ops.h;
+ *  - the dense driver: tasks over (row, column chunk), each operand viewed as
+ *    a pointer to the chunk's values (dense rows, broadcast row vectors,
+ *    sparse rows expanded into a stack buffer) or as a scalar (column
+ *    vectors, scalars); nnz counted per chunk while it is in cache;
+ *  - the sparse driver: row chunks build CSR output into private buffers
+ *    (intersection of non-zeros for OF_MULT, union for OF_SAFE), then one
+ *    copy into the result;
+ *  - the structure-preserving map for sparse inputs of operators with
+ *    f(0)=0 (unary, matrix-scalar): the flat kernel runs over the value
+ *    array, then zeros are dropped.
+ */
+#include "ew.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CW 2048          /* cells of one (row, column chunk) dense task */
+#define FLAT_CHUNK 8192  /* cells of one task in flat dense loops */
+
+/* ------------------------------------------------------------------ */
+/* flat kernels                                                        */
+/* ------------------------------------------------------------------ */
+
+#define LOOP(expr) do { \
+    _Pragma("omp simd") \
+    for (int64_t k = 0; k < n; k++) o[k] = (expr); \
+} while (0)
+
+/* o[k] = f(x[k]) for k < n. */
+static void un_v(OpCode op, const double *restrict x, double *restrict o,
+                 int64_t n)
+{
+#define UN(OPC) case OPC: LOOP(ops_unary(OPC, x[k])); break
+    switch (op) {
+    UN(OP_NEG); UN(OP_NOT); UN(OP_ABS); UN(OP_EXP); UN(OP_LOG); UN(OP_SQRT);
+    UN(OP_ROUND); UN(OP_FLOOR); UN(OP_CEIL); UN(OP_SIGN); UN(OP_SIN);
+    UN(OP_COS); UN(OP_TAN); UN(OP_ASIN); UN(OP_ACOS); UN(OP_ATAN);
+    UN(OP_SINH); UN(OP_COSH); UN(OP_TANH); UN(OP_SIGMOID); UN(OP_ISNA);
+    UN(OP_ISNAN); UN(OP_ISINF);
+    default:
+        for (int64_t k = 0; k < n; k++) o[k] = ops_unary(op, x[k]);
+    }
+#undef UN
+}
+
+/* The binary operators with specialized (vectorizable) loops; the others
+ * take the generic loop. */
+#define FAST_BINARY(M) \
+    M(OP_PLUS); M(OP_MINUS); M(OP_MULT); M(OP_DIV); M(OP_LT); M(OP_LE); \
+    M(OP_GT); M(OP_GE); M(OP_EQ); M(OP_NE); M(OP_AND); M(OP_OR); \
+    M(OP_XOR); M(OP_MIN); M(OP_MAX)
+
+/* o[k] = x[k] op y[k]. */
+static void bin_vv(OpCode op, const double *restrict x,
+                   const double *restrict y, double *restrict o, int64_t n)
+{
+#define VV(OPC) case OPC: LOOP(ops_binary(OPC, x[k], y[k])); break
+    switch (op) {
+    FAST_BINARY(VV);
+    default:
+        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, x[k], y[k]);
+    }
+#undef VV
+}
+
+/* o[k] = x[k] op s. */
+static void bin_vs(OpCode op, const double *restrict x, double s,
+                   double *restrict o, int64_t n)
+{
+#define VS(OPC) case OPC: LOOP(ops_binary(OPC, x[k], s)); break
+    switch (op) {
+    FAST_BINARY(VS);
+    case OP_POW:
+        if (s == 2) { LOOP(x[k] * x[k]); break; }
+        /* fall through */
+    default:
+        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, x[k], s);
+    }
+#undef VS
+}
+
+/* o[k] = s op y[k]. */
+static void bin_sv(OpCode op, double s, const double *restrict y,
+                   double *restrict o, int64_t n)
+{
+#define SV(OPC) case OPC: LOOP(ops_binary(OPC, s, y[k])); break
+    switch (op) {
+    FAST_BINARY(SV);
+    default:
+        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, s, y[k]);
+    }
+#undef SV
+}
+
+static void fill(double *restrict o, double v, int64_t n) { LOOP(v); }
+
+#undef LOOP
+
+/* Number of non-zeros among x[0..n). */
+static int64_t nz_count(const double *restrict x, int64_t n)
+{
+    int64_t c = 0;
+#pragma omp simd reduction(+:c)
+    for (int64_t k = 0; k < n; k++) c += x[k] != 0;
+    return c;
+}
+
+/* One flat kernel with its parameters (used by the structure map). */
+typedef enum { FF_UN, FF_VS, FF_SV } FlatKind;
+typedef struct FlatFn { FlatKind kind; OpCode op; double s; } FlatFn;
+
+static void flat_apply(const FlatFn *f, const double *x, double *o, int64_t n)
+{
+    switch (f->kind) {
+    case FF_UN: un_v(f->op, x, o, n); break;
+    case FF_VS: bin_vs(f->op, x, f->s, o, n); break;
+    case FF_SV: bin_sv(f->op, f->s, x, o, n); break;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* sparse helpers                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Removes stored zeros of a sparse block the caller owns (in place). */
+static void sp_drop_zeros(MB *m)
+{
+    int64_t w = 0, r = 0;
+    for (int64_t i = 0; i < m->rows; i++) {
+        int64_t end = m->rp[i + 1];
+        for (; r < end; r++)
+            if (m->v[r] != 0) { m->ci[w] = m->ci[r]; m->v[w] = m->v[r]; w++; }
+        m->rp[i + 1] = w;
+    }
+    m->nnz = w;
+}
+
+/* Sparse a mapped by f (f(0) == 0) keeping a's structure: new block the
+ * caller owns, stored zeros dropped, format examined. */
+static MB *sp_map(const MB *a, const FlatFn *f, BrErr *e)
+{
+    MB *out = mb_sp_alloc(a->rows, a->cols, a->nnz, e);
+    if (!out) return NULL;
+    int64_t nnz = a->nnz;
+    memcpy(out->rp, a->rp, (size_t)(a->rows + 1) * sizeof(int64_t));
+    if (nnz) memcpy(out->ci, a->ci, (size_t)nnz * sizeof(int32_t));
+    int64_t nch = (nnz + FLAT_CHUNK - 1) / FLAT_CHUNK, kept = 0;
+#pragma omp parallel for num_threads(br_threads()) if (nnz >= BR_PAR_MIN) \
+    reduction(+:kept) schedule(static)
+    for (int64_t t = 0; t < nch; t++) {
+        int64_t k0 = t * FLAT_CHUNK, w = BR_MIN(FLAT_CHUNK, nnz - k0);
+        flat_apply(f, a->v + k0, out->v + k0, w);
+        kept += nz_count(out->v + k0, w);
+    }
+    out->nnz = nnz;
+    out->build_row = out->rows;
+    if (kept != nnz) sp_drop_zeros(out);
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    return out;
+}
+
+/* Private CSR output of one row chunk of the sparse driver. */
+typedef struct SpBuf { int32_t *ci; double *v; int64_t n, cap; } SpBuf;
+
+/* Room for `extra` more entries; false when out of memory. */
+static bool spbuf_reserve(SpBuf *b, int64_t extra)
+{
+    if (b->n + extra <= b->cap) return true;
+    int64_t nc = BR_MAX(b->cap * 2, b->n + extra);
+    nc = BR_MAX(nc, 64);
+    int32_t *ci = br_realloc(b->ci, (size_t)nc * sizeof(int32_t));
+    if (!ci) return false;
+    b->ci = ci;
+    double *v = br_realloc(b->v, (size_t)nc * sizeof(double));
+    if (!v) return false;
+    b->v = v;
+    b->cap = nc;
+    return true;
+}
+
+/* Rows per chunk of the sparse drivers (results never depend on it). */
+static int64_t sp_chunk_rows(int64_t rows)
+{
+    int64_t rc = rows / (8 * (int64_t)br_threads());
+    return BR_MAX(rc, 16);
+}
+
+/* Finishes a sparse driver: out->rp[i+1] holds row counts, bufs[ch] the
+ * entries of rows [ch*rc, ...). Builds the CSR arrays, frees bufs and
+ * examines the format. Returns out, or NULL (out released) with e set. */
+static MB *sp_finish(MB *out, SpBuf *bufs, int64_t nch, int64_t rc, bool fail,
+                     BrErr *e)
+{
+    if (!fail) {
+        for (int64_t i = 0; i < out->rows; i++) out->rp[i + 1] += out->rp[i];
+        int64_t nnz = out->rp[out->rows];
+        if (mb_sp_reserve(out, nnz, e)) fail = true;
+        else {
+#pragma omp parallel for num_threads(br_threads()) if (nnz >= BR_PAR_MIN) \
+    schedule(static)
+            for (int64_t ch = 0; ch < nch; ch++) {
+                int64_t off = out->rp[ch * rc];
+                if (bufs[ch].n) {
+                    memcpy(out->ci + off, bufs[ch].ci, (size_t)bufs[ch].n * sizeof(int32_t));
+                    memcpy(out->v + off, bufs[ch].v, (size_t)bufs[ch].n * sizeof(double));
+                }
+            }
+            out->nnz = nnz;
+            out->build_row = out->rows;
+        }
+    }
+    for (int64_t ch = 0; ch < nch; ch++) { free(bufs[ch].ci); free(bufs[ch].v); }
+    free(bufs);
+    if (fail) {
+        br_err(e, BR_ENOMEM, "out of memory in elementwise operation");
+        mb_release(out);
+        return NULL;
+    }
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* operands                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef enum { MD_FULL, MD_ROW, MD_COL, MD_SCAL } Mode;
+
+/* One operand of an elementwise operation over an M x N output. */
+typedef struct Opnd {
+    Mode mode;
+    const MB *m;       /* MD_FULL: the matrix (any format) */
+    double s;          /* MD_SCAL: the value */
+    const double *vec; /* MD_ROW / MD_COL: the vector's values, dense */
+    double *vec_own;   /* vec when allocated here */
+    const int32_t *vci;/* MD_ROW: columns of the vector's non-zeros */
+    const double *vv;  /* MD_ROW: their values */
+    int64_t vnnz;
+    int32_t *vci_own;
+    double *vv_own;
+} Opnd;
+
+static void opnd_free(Opnd *o)
+{
+    free(o->vec_own); free(o->vci_own); free(o->vv_own);
+}
+
+/* Prepares the vector data of a MD_ROW / MD_COL operand (o->m set): the
+ * dense values, and for row vectors the list of non-zeros. */
+static int opnd_vec(Opnd *o, BrErr *e)
+{
+    const MB *m = o->m;
+    int64_t len = m->rows * m->cols;
+    if (!m->sparse) o->vec = m->d;
+    else {
+        o->vec_own = br_calloc((size_t)len, sizeof(double));
+        if (!o->vec_own) return br_err(e, BR_ENOMEM, "out of memory");
+        for (int64_t i = 0; i < m->rows; i++)
+            for (int64_t k = m->rp[i]; k < m->rp[i + 1]; k++)
+                o->vec_own[i * m->cols + m->ci[k]] = m->v[k];
+        o->vec = o->vec_own;
+    }
+    if (o->mode != MD_ROW) return 0;
+    if (m->sparse) { o->vci = m->ci; o->vv = m->v; o->vnnz = m->nnz; return 0; }
+    o->vci_own = br_malloc((size_t)BR_MAX(m->nnz, 1) * sizeof(int32_t));
+    o->vv_own = br_malloc((size_t)BR_MAX(m->nnz, 1) * sizeof(double));
+    if (!o->vci_own || !o->vv_own) return br_err(e, BR_ENOMEM, "out of memory");
+    int64_t n = 0;
+    for (int64_t j = 0; j < len; j++)
+        if (o->vec[j] != 0) { o->vci_own[n] = (int32_t)j; o->vv_own[n++] = o->vec[j]; }
+    o->vci = o->vci_own; o->vv = o->vv_own; o->vnnz = n;
+    return 0;
+}
+
+static Opnd opnd_mat(const MB *m, Mode mode)
+{
+    Opnd o = {0};
+    o.mode = mode; o.m = m;
+    return o;
+}
+
+static Opnd opnd_scal(double s)
+{
+    Opnd o = {0};
+    o.mode = MD_SCAL; o.s = s;
+    return o;
+}
+
+/* Operand contiguous over the whole output (flat loops apply). */
+static bool opnd_flat(const Opnd *o)
+{
+    return o->mode == MD_SCAL || (o->mode == MD_FULL && !o->m->sparse);
+}
+
+/* Non-zero cells the operand covers in an M x N output (an estimate for
+ * vectors: their non-zeros times the broadcast length). */
+static int64_t opnd_nnz(const Opnd *o, int64_t M, int64_t N)
+{
+    switch (o->mode) {
+    case MD_FULL: return o->m->nnz;
+    case MD_ROW: return o->m->nnz * M;
+    case MD_COL: return o->m->nnz * N;
+    default: return o->s != 0 ? M * N : 0;
+    }
+}
+
+/* Dense view of operand o over row i, columns [j0, j0+w): returns a pointer
+ * to w values (into the matrix, the vector, or buf after expanding a sparse
+ * row), or NULL with the value in *s when it is constant over the chunk. */
+static const double *dview(const Opnd *o, int64_t i, int64_t j0, int64_t w,
+                           double *buf, double *s)
+{
+    switch (o->mode) {
+    case MD_SCAL: *s = o->s; return NULL;
+    case MD_COL: *s = o->vec[i]; return NULL;
+    case MD_ROW: return o->vec + j0;
+    case MD_FULL: break;
+    }
+    const MB *m = o->m;
+    if (!m->sparse) return m->d + i * m->cols + j0;
+    memset(buf, 0, (size_t)w * sizeof(double));
+    int64_t lo = m->rp[i], hi = m->rp[i + 1];
+    if (j0 > 0) { /* first entry with column >= j0 */
+        int64_t a = lo, b = hi;
+        while (a < b) {
+            int64_t mid = a + (b - a) / 2;
+            if (m->ci[mid] < j0) a = mid + 1; else b = mid;
+        }
+        lo = a;
+    }
+    for (int64_t k = lo; k < hi && m->ci[k] < j0 + w; k++) buf[m->ci[k] - j0] = m->v[k];
+    return buf;
+}
+
+/* Like dview, but constants are written into cbuf so a pointer is always
+ * returned (ifelse). */
+static const double *dview_ptr(const Opnd *o, int64_t i, int64_t j0, int64_t w,
+                               double *buf, double *cbuf)
+{
+    double s;
+    const double *p = dview(o, i, j0, w, buf, &s);
+    if (p) return p;
+    fill(cbuf, s, w);
+    return cbuf;
+}
+
+/* ------------------------------------------------------------------ */
+/* dense driver                                                        */
+/* ------------------------------------------------------------------ */
+
+/* a op b into a new dense M x N block (examined). Tasks cover one row and
+ * up to CW columns, or FLAT_CHUNK cells when both operands are flat. */
+static MB *dense_drive(OpCode op, const Opnd *a, const Opnd *b, int64_t M,
+                       int64_t N, BrErr *e)
+{
+    MB *out = mb_dense_uninit(M, N, e);
+    if (!out) return NULL;
+    bool flat = opnd_flat(a) && opnd_flat(b);
+    int64_t R = flat ? 1 : M, C = flat ? M * N : N;
+    int64_t cw = flat ? FLAT_CHUNK : CW;
+    int64_t nck = (C + cw - 1) / cw, ntask = R * nck, nnz = 0;
+    double *od = out->d;
+#pragma omp parallel for num_threads(br_threads()) if (M * N >= BR_PAR_MIN) \
+    reduction(+:nnz) schedule(static)
+    for (int64_t t = 0; t < ntask; t++) {
+        double bufa[CW], bufb[CW];
+        int64_t i = t / nck, j0 = (t % nck) * cw, w = BR_MIN(cw, C - j0);
+        double sa = 0, sb = 0;
+        const double *pa = dview(a, i, j0, w, bufa, &sa);
+        const double *pb = dview(b, i, j0, w, bufb, &sb);
+        double *o = od + i * C + j0;
+        if (pa && pb) bin_vv(op, pa, pb, o, w);
+        else if (pa) bin_vs(op, pa, sb, o, w);
+        else if (pb) bin_sv(op, sa, pb, o, w);
+        else fill(o, ops_binary(op, sa, sb), w);
+        nnz += nz_count(o, w);
+    }
+    out->nnz = nnz;
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* sparse driver                                                       */
+/* ------------------------------------------------------------------ */
+
+enum { CL_DENSE, CL_SAFE, CL_MULT };   /* f(0,0)!=0; f(0,0)=0; f(x,0)=f(0,y)=0 */
+enum { RV_SP, RV_DN, RV_SC };
+
+/* One operand's row for the sparse driver: a list of non-zeros, a dense
+ * row, or a non-zero constant (a zero constant is an empty list). */
+typedef struct RowV {
+    int kind;
+    const int32_t *ci;
+    const double *v;
+    int64_t len;
+    const double *d;
+    double s;
+} RowV;
+
+static RowV row_view(const Opnd *o, int64_t i)
+{
+    RowV r = {0};
+    r.kind = RV_SP;
+    switch (o->mode) {
+    case MD_SCAL:
+    case MD_COL: {
+        double s = o->mode == MD_SCAL ? o->s : o->vec[i];
+        if (s != 0) { r.kind = RV_SC; r.s = s; }
+        break;
+    }
+    case MD_ROW:
+        r.ci = o->vci; r.v = o->vv; r.len = o->vnnz;
+        break;
+    case MD_FULL:
+        if (o->m->sparse) {
+            int64_t k = o->m->rp[i];
+            r.ci = o->m->ci + k; r.v = o->m->v + k; r.len = o->m->rp[i + 1] - k;
+        } else {
+            r.kind = RV_DN; r.d = o->m->d + i * o->m->cols;
+        }
+        break;
+    }
+    return r;
+}
+
+/* Most entries sp_row can produce for these rows. */
+static int64_t sp_row_ub(int cls, const RowV *a, const RowV *b, int64_t N)
+{
+    if (a->kind == RV_SP && b->kind == RV_SP)
+        return cls == CL_MULT ? BR_MIN(a->len, b->len) : BR_MIN(a->len + b->len, N);
+    if (cls == CL_MULT && a->kind == RV_SP) return a->len;
+    if (cls == CL_MULT && b->kind == RV_SP) return b->len;
+    return N;
+}
+
+/* Value of row r at column j while walking columns in order (*p: position
+ * in a list). */
+static inline double walk_cell(const RowV *r, int64_t j, int64_t *p)
+{
+    if (r->kind == RV_DN) return r->d[j];
+    if (r->kind == RV_SC) return r->s;
+    if (*p < r->len && r->ci[*p] == j) return r->v[(*p)++];
+    return 0;
+}
+
+/* Computes one output row (non-zeros only) into ci/v (room for
+ * sp_row_ub entries); returns the count. */
+static int64_t sp_row(OpCode op, int cls, const RowV *a, const RowV *b,
+                      int64_t N, int32_t *restrict ci, double *restrict v)
+{
+    int64_t n = 0, p = 0, q = 0;
+    if (a->kind == RV_SP && b->kind == RV_SP) {
+        int64_t la = a->len, lb = b->len;
+        if (cls == CL_MULT) {
+            while (p < la && q < lb) {
+                if (a->ci[p] < b->ci[q]) p++;
+                else if (a->ci[p] > b->ci[q]) q++;
+                else {
+                    double r = ops_binary(op, a->v[p], b->v[q]);
+                    if (r != 0) { ci[n] = a->ci[p]; v[n++] = r; }
+                    p++; q++;
+                }
+            }
+            return n;
+        }
+        while (p < la || q < lb) {
+            int32_t j;
+            double x = 0, y = 0;
+            if (q >= lb || (p < la && a->ci[p] < b->ci[q])) { j = a->ci[p]; x = a->v[p++]; }
+            else if (p >= la || b->ci[q] < a->ci[p]) { j = b->ci[q]; y = b->v[q++]; }
+            else { j = a->ci[p]; x = a->v[p++]; y = b->v[q++]; }
+            double r = ops_binary(op, x, y);
+            if (r != 0) { ci[n] = j; v[n++] = r; }
+        }
+        return n;
+    }
+    if (cls == CL_MULT && a->kind == RV_SP) {
+        for (; p < a->len; p++) {
+            int32_t j = a->ci[p];
+            double r = ops_binary(op, a->v[p], b->kind == RV_DN ? b->d[j] : b->s);
+            if (r != 0) { ci[n] = j; v[n++] = r; }
+        }
+        return n;
+    }
+    if (cls == CL_MULT && b->kind == RV_SP) {
+        for (; q < b->len; q++) {
+            int32_t j = b->ci[q];
+            double r = ops_binary(op, a->kind == RV_DN ? a->d[j] : a->s, b->v[q]);
+            if (r != 0) { ci[n] = j; v[n++] = r; }
+        }
+        return n;
+    }
+    for (int64_t j = 0; j < N; j++) {
+        double x = walk_cell(a, j, &p), y = walk_cell(b, j, &q);
+        double r = ops_binary(op, x, y);
+        if (r != 0) { ci[n] = (int32_t)j; v[n++] = r; }
+    }
+    return n;
+}
+
+/* a op b into a new sparse M x N block (examined) for a sparse-safe class:
+ * CL_MULT intersects the operands' non-zeros, CL_SAFE takes their union. */
+static MB *sparse_drive(OpCode op, int cls, const Opnd *a, const Opnd *b,
+                        int64_t M, int64_t N, BrErr *e)
+{
+    MB *out = mb_sp_alloc(M, N, 1, e);
+    if (!out) return NULL;
+    int64_t rc = sp_chunk_rows(M), nch = (M + rc - 1) / rc;
+    SpBuf *bufs = br_calloc((size_t)BR_MAX(nch, 1), sizeof(SpBuf));
+    if (!bufs) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    int64_t work = opnd_nnz(a, M, N) + opnd_nnz(b, M, N) + M;
+    bool fail = false;
+#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) \
+    schedule(dynamic)
+    for (int64_t ch = 0; ch < nch; ch++) {
+        SpBuf *sb = &bufs[ch];
+        int64_t end = BR_MIN(M, (ch + 1) * rc);
+        for (int64_t i = ch * rc; i < end; i++) {
+            RowV ra = row_view(a, i), rb = row_view(b, i);
+            if (!spbuf_reserve(sb, sp_row_ub(cls, &ra, &rb, N))) {
+#pragma omp atomic write
+                fail = true;
+                break;
+            }
+            int64_t c = sp_row(op, cls, &ra, &rb, N, sb->ci + sb->n, sb->v + sb->n);
+            sb->n += c;
+            out->rp[i + 1] = c;
+        }
+    }
+    return sp_finish(out, bufs, nch, rc, fail, e);
+}
+
+/* ------------------------------------------------------------------ */
+/* public entry points                                                 */
+/* ------------------------------------------------------------------ */
+
+/* f(a) cellwise; see ew.h. Caller owns the result. */
+MB *k_unary(OpCode op, const MB *a, BrErr *e)
+{
+    if ((unsigned)op >= OP__COUNT || op_info[op].kind != OK_UNARY) {
+        br_err(e, BR_EARG, "k_unary: not a unary elementwise operator");
+        return NULL;
+    }
+    int64_t M = a->rows, N = a->cols;
+    if (!a->sparse) {
+        MB *out = mb_dense_uninit(M, N, e);
+        if (!out) return NULL;
+        int64_t n = M * N, nch = (n + FLAT_CHUNK - 1) / FLAT_CHUNK, nnz = 0;
+#pragma omp parallel for num_threads(br_threads()) if (n >= BR_PAR_MIN) \
+    reduction(+:nnz) schedule(static)
+        for (int64_t t = 0; t < nch; t++) {
+            int64_t k0 = t * FLAT_CHUNK, w = BR_MIN(FLAT_CHUNK, n - k0);
+            un_v(op, a->d + k0, out->d + k0, w);
+            nnz += nz_count(out->d + k0, w);
+        }
+        out->nnz = nnz;
+        if (mb_examine(out, e)) { mb_release(out); return NULL; }
+        return out;
+    }
+    if (op_info[op].flags & OF_SAFE) {
+        FlatFn f = { FF_UN, op, 0 };
+        return sp_map(a, &f, e);
+    }
+    /* sparse input, f(0) != 0: dense output of f(0) with f(v) scattered */
+    MB *out = mb_dense_uninit(M, N, e);
+    if (!out) return NULL;
+    double f0 = ops_unary(op, 0);
+    int64_t nnz = 0;
+#pragma omp parallel for num_threads(br_threads()) if (M * N >= BR_PAR_MIN) \
+    reduction(+:nnz) schedule(static)
+    for (int64_t i = 0; i < M; i++) {
+        double *o = out->d + i * N;
+        fill(o, f0, N);
+        for (int64_t k = a->rp[i]; k < a->rp[i + 1]; k++)
+            o[a->ci[k]] = ops_unary(op, a->v[k]);
+        nnz += nz_count(o, N);
+    }
+    out->nnz = nnz;
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    return out;
+}
+
+static bool check_binary(OpCode op, BrErr *e)
+{
+    if ((unsigned)op < OP__COUNT && op_info[op].kind == OK_BINARY) return true;
+    br_err(e, BR_EARG, "not a binary elementwise operator");
+    return false;
+}
+
+/* Modes of a and b and the output shape under the broadcast rules of
+ * k_binary; returns 0 or a "dimension mismatch" error. */
+static int resolve_shapes(const MB *a, const MB *b, Mode *ma, Mode *mb,
+                          int64_t *M, int64_t *N, BrErr *e)
+{
+    int64_t ar = a->rows, ac = a->cols, br = b->rows, bc = b->cols;
+    *ma = MD_FULL; *mb = MD_FULL; *M = ar; *N = ac;
+    if (ar == br && ac == bc) return 0;
+    if (br == 1 && bc == ac) { *mb = MD_ROW; return 0; }
+    if (bc == 1 && br == ar) { *mb = MD_COL; return 0; }
+    *M = br; *N = bc;
+    if (ar == 1 && ac == bc) { *ma = MD_ROW; return 0; }
+    if (ac == 1 && ar == br) { *ma = MD_COL; return 0; }
+    if (ac == 1 && br == 1) { *ma = MD_COL; *mb = MD_ROW; *M = ar; *N = bc; return 0; }
+    return br_err(e, BR_EDIM,
+                  "dimension mismatch in elementwise operation: %lldx%lld and %lldx%lld",
+                  (long long)ar, (long long)ac, (long long)br, (long long)bc);
+}
+
+/* Runs a op b over prepared operands, choosing the sparse driver when the
+ * operator is sparse-safe and the estimated output is sparse. */
+static MB *binary_run(OpCode op, int cls, Opnd *a, Opnd *b, int64_t M,
+                      int64_t N, BrErr *e)
+{
+    MB *out = NULL;
+    if ((a->mode == MD_ROW || a->mode == MD_COL) && opnd_vec(a, e)) goto done;
+    if ((b->mode == MD_ROW || b->mode == MD_COL) && opnd_vec(b, e)) goto done;
+    bool sparse = false;
+    if (cls != CL_DENSE && M * N > 0) {
+        int64_t na = opnd_nnz(a, M, N), nb = opnd_nnz(b, M, N);
+        int64_t est = cls == CL_MULT ? BR_MIN(na, nb) : BR_MIN(M * N, na + nb);
+        sparse = mb_should_be_sparse(M, N, est) || est == 0;
+    }
+    out = sparse ? sparse_drive(op, cls, a, b, M, N, e)
+                 : dense_drive(op, a, b, M, N, e);
+done:
+    opnd_free(a);
+    opnd_free(b);
+    return out;
+}
+
+/* a op b cellwise with broadcasting; see ew.h. Caller owns the result. */
+MB *k_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
+{
+    if (!check_binary(op, e)) return NULL;
+    Mode ma, mb;
+    int64_t M, N;
+    if (resolve_shapes(a, b, &ma, &mb, &M, &N, e)) return NULL;
+    int fl = op_info[op].flags;
+    int cls = (fl & OF_MULT) ? CL_MULT : (fl & OF_SAFE) ? CL_SAFE : CL_DENSE;
+    Opnd oa = opnd_mat(a, ma), ob = opnd_mat(b, mb);
+    return binary_run(op, cls, &oa, &ob, M, N, e);
+}
+
+/* a op s (left) or s op a (!left). */
+static MB *binary_scalar(OpCode op, const MB *a, double s, bool left, BrErr *e)
+{
+    if (!check_binary(op, e)) return NULL;
+    double f0 = left ? ops_binary(op, 0, s) : ops_binary(op, s, 0);
+    if (a->sparse && f0 == 0) {
+        FlatFn f = { left ? FF_VS : FF_SV, op, s };
+        return sp_map(a, &f, e);
+    }
+    Opnd oa = opnd_mat(a, MD_FULL), os = opnd_scal(s);
+    return left ? binary_run(op, CL_DENSE, &oa, &os, a->rows, a->cols, e)
+                : binary_run(op, CL_DENSE, &os, &oa, a->rows, a->cols, e);
+}
+
+MB *k_binary_ms(OpCode op, const MB *a, double s, BrErr *e)
+{
+    return binary_scalar(op, a, s, true, e);
+}
+
+MB *k_binary_sm(OpCode op, double s, const MB *a, BrErr *e)
+{
+    return binary_scalar(op, a, s, false, e);
+}
+
+/* ------------------------------------------------------------------ */
+/* ifelse                                                              */
+/* ------------------------------------------------------------------ */
+
+/* ifelse for a sparse condition c and a zero "no" branch: output entries
+ * are a subset of c's; a is any operand. New block, caller owns. */
+static MB *ifelse_sparse(const MB *c, const Opnd *a, int64_t N, BrErr *e)
+{
+    MB *out = mb_sp_alloc(c->rows, c->cols, c->nnz, e);
+    if (!out) return NULL;
+    memcpy(out->rp, c->rp, (size_t)(c->rows + 1) * sizeof(int64_t));
+    if (c->nnz) memcpy(out->ci, c->ci, (size_t)c->nnz * sizeof(int32_t));
+    bool drop = false;
+#pragma omp parallel for num_threads(br_threads()) if (c->nnz >= BR_PAR_MIN) \
+    schedule(static) reduction(||:drop)
+    for (int64_t i = 0; i < c->rows; i++) {
+        RowV ra = row_view(a, i);
+        int64_t p = 0;
+        for (int64_t k = c->rp[i]; k < c->rp[i + 1]; k++) {
+            int32_t j = c->ci[k];
+            double x;
+            if (ra.kind == RV_DN) x = ra.d[j];
+            else if (ra.kind == RV_SC) x = ra.s;
+            else {
+                while (p < ra.len && ra.ci[p] < j) p++;
+                x = (p < ra.len && ra.ci[p] == j) ? ra.v[p] : 0;
+            }
+            out->v[k] = x;
+            if (x == 0) drop = true;
+        }
+    }
+    (void)N;
+    out->nnz = c->nnz;
+    out->build_row = out->rows;
+    if (drop) sp_drop_zeros(out);
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    return out;
+}
+
+/* ifelse(c, a, b); see ew.h. Caller owns the result. */
+MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
+             double bs, BrErr *e)
+{
+    const MB *ms[3] = { c, a, b };
+    double ss[3] = { cs, as, bs };
+    int64_t M = -1, N = -1;
+    for (int k = 0; k < 3; k++)
+        if (ms[k]) { M = BR_MAX(M, ms[k]->rows); N = BR_MAX(N, ms[k]->cols); }
+    if (M < 0) return mb_scalar(cs != 0 ? as : bs, e);
+    Opnd o[3];
+    MB *out = NULL;
+    for (int k = 0; k < 3; k++) {
+        if (!ms[k]) { o[k] = opnd_scal(ss[k]); continue; }
+        int64_t r = ms[k]->rows, cc = ms[k]->cols;
+        Mode md = (r == M && cc == N) ? MD_FULL : (r == 1 && cc == N) ? MD_ROW
+                : (r == M && cc == 1) ? MD_COL : MD_SCAL;
+        if (md == MD_SCAL) {
+            br_err(e, BR_EDIM, "dimension mismatch in ifelse: %lldx%lld operand with %lldx%lld output",
+                   (long long)r, (long long)cc, (long long)M, (long long)N);
+            return NULL;
+        }
+        o[k] = opnd_mat(ms[k], md);
+    }
+    /* constant condition: one branch */
+    if (!c) {
+        const Opnd *ch = cs != 0 ? &o[1] : &o[2];
+        if (ch->mode == MD_FULL) return mb_copy(ch->m, e);
+        if (ch->mode == MD_SCAL) return mb_fill(M, N, ch->s, e);
+    }
+    for (int k = 0; k < 3; k++)
+        if ((o[k].mode == MD_ROW || o[k].mode == MD_COL) && opnd_vec(&o[k], e)) goto done;
+    if (o[0].mode == MD_FULL && c->sparse && o[2].mode == MD_SCAL && o[2].s == 0) {
+        out = ifelse_sparse(c, &o[1], N, e);
+        goto done;
+    }
+    out = mb_dense_uninit(M, N, e);
+    if (!out) goto done;
+    bool flat = opnd_flat(&o[0]) && opnd_flat(&o[1]) && opnd_flat(&o[2]);
+    int64_t R = flat ? 1 : M, C = flat ? M * N : N;
+    int64_t nck = (C + CW - 1) / CW, ntask = R * nck, nnz = 0;
+    double *od = out->d;
+#pragma omp parallel for num_threads(br_threads()) if (M * N >= BR_PAR_MIN) \
+    reduction(+:nnz) schedule(static)
+    for (int64_t t = 0; t < ntask; t++) {
+        double buf[3][CW], cbuf[3][CW];
+        int64_t i = t / nck, j0 = (t % nck) * CW, w = BR_MIN(CW, C - j0);
+        const double *restrict pc = dview_ptr(&o[0], i, j0, w, buf[0], cbuf[0]);
+        const double *restrict pa = dview_ptr(&o[1], i, j0, w, buf[1], cbuf[1]);
+        const double *restrict pb = dview_ptr(&o[2], i, j0, w, buf[2], cbuf[2]);
+        double *restrict po = od + i * C + j0;
+#pragma omp simd
+        for (int64_t k = 0; k < w; k++) po[k] = pc[k] != 0 ? pa[k] : pb[k];
+        nnz += nz_count(po, w);
+    }
+    out->nnz = nnz;
+    if (mb_examine(out, e)) { mb_release(out); out = NULL; }
+done:
+    for (int k = 0; k < 3; k++) opnd_free(&o[k]);
+    return out;
+}

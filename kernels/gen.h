@@ -1,0 +1,40 @@
+/* gen.h: data generation kernels: seq(), rand(), sample().
+ *
+ * Every function returns a NEW block the caller owns (refs 1, release with
+ * mb_release), or NULL with e set.
+ *
+ * rand and sample use a counter-based generator: every random number is a
+ * hash of (seed, position, stream), so a seed gives the same matrix
+ * whatever the thread count and however the work is split. A seed of -1
+ * asks for a fresh seed (from the OS) on each call.
+ */
+#ifndef BRAID_K_GEN_H
+#define BRAID_K_GEN_H
+
+#include "../matrix/mb.h"
+
+/* seq(from, to, incr) as a column vector: from + i*incr for i = 0..n-1 with
+ * n = floor((to-from)/incr + 1e-10) + 1 (R's rule; the last value is
+ * clamped to to). incr 0 means 1 or -1 by direction; an increment of the
+ * wrong sign (or non-finite arguments) is an error. */
+MB *k_seq(double from, double to, double incr, BrErr *e);
+
+/* rand(rows=, cols=, min=, max=, sparsity=, pdf=, lambda=, seed=): each
+ * cell is non-zero with probability sparsity; pdf "uniform" gives
+ * min + (max-min)*u, "normal" standard normal values (min/max ignored),
+ * "poisson" Poisson(lambda) counts. Sparse output when sparsity < 0.4.
+ * Parallel over rows. */
+MB *k_rand(int64_t rows, int64_t cols, double min, double max,
+           double sparsity, const char *pdf, double lambda, int64_t seed,
+           BrErr *e);
+
+/* sample(range, size, replace, seed): size x 1 column of values in
+ * 1..range, distinct unless replace (then size <= range is required). */
+MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed,
+             BrErr *e);
+
+/* The seed a call with seed -1 would use: a fresh one from the OS (or the
+ * clock). Exposed so the runtime can record seeds it generated. */
+int64_t k_fresh_seed(void);
+
+#endif

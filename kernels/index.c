@@ -1,0 +1,495 @@
+/* index.c: right indexing (slices), left indexing (into a copy and in
+ * place) and n-ary cbind/rbind. Indexes are 0-based, ranges half-open;
+ * error messages quote them 1-based inclusive as DML does. */
+#include "reorg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static MB *oom(MB *m, BrErr *e)
+{
+    mb_release(m);
+    br_err(e, BR_ENOMEM, "out of memory");
+    return NULL;
+}
+
+/* Picks the output format by mb_examine's rule; NULL (m released) on
+ * error. */
+static MB *finish(MB *m, BrErr *e)
+{
+    if (!m) return NULL;
+    if (mb_examine(m, e)) { mb_release(m); return NULL; }
+    return m;
+}
+
+static void sp_done(MB *m, int64_t nnz)
+{
+    m->nnz = nnz;
+    m->rp[m->rows] = nnz;
+    m->build_row = m->rows;
+}
+
+/* First position in ci[lo, hi) whose column is >= c. */
+static inline int64_t lower_bound(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
+{
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ci[mid] < c) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Checks the range [rl,ru) x [cl,cu) against a's shape; "index" error
+ * quoting the range 1-based inclusive. */
+static int check_range(const char *what, const MB *a, int64_t rl, int64_t ru,
+                       int64_t cl, int64_t cu, BrErr *e)
+{
+    if (rl < 0 || ru > a->rows || rl > ru)
+        return br_err(e, BR_EINDEX, "%sindex out of bounds: rows %lld:%lld of "
+                      "a %lldx%lld matrix", what, (long long)(rl + 1),
+                      (long long)ru, (long long)a->rows, (long long)a->cols);
+    if (cl < 0 || cu > a->cols || cl > cu)
+        return br_err(e, BR_EINDEX, "%sindex out of bounds: columns %lld:%lld "
+                      "of a %lldx%lld matrix", what, (long long)(cl + 1),
+                      (long long)cu, (long long)a->rows, (long long)a->cols);
+    return 0;
+}
+
+/* --------------------------------------------------------------- slice */
+
+MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
+            BrErr *e)
+{
+    if (check_range("", a, rl, ru, cl, cu, e)) return NULL;
+    int64_t m = ru - rl, n = cu - cl, an = a->cols;
+    if (!a->sparse) {
+        MB *c = mb_dense_uninit(m, n, e);
+        if (!c) return NULL;
+        int64_t nnz = 0;
+        if (n == an) {
+            /* whole rows (and column vectors): one contiguous copy */
+            const double *s = a->d + rl * an;
+            if (m > 0 && n > 0) memcpy(c->d, s, (size_t)(m * n) * sizeof(double));
+            if (m == a->rows) nnz = a->nnz;
+            else {
+                #pragma omp parallel for schedule(static) reduction(+:nnz) \
+                    num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
+                for (int64_t k = 0; k < m * n; k++) nnz += s[k] != 0;
+            }
+        } else {
+            #pragma omp parallel for schedule(static) reduction(+:nnz) \
+                num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
+            for (int64_t i = 0; i < m; i++) {
+                const double *s = a->d + (rl + i) * an + cl;
+                memcpy(c->d + i * n, s, (size_t)n * sizeof(double));
+                for (int64_t j = 0; j < n; j++) nnz += s[j] != 0;
+            }
+        }
+        c->nnz = nnz;
+        return finish(c, e);
+    }
+    if (cl == 0 && cu == an) {
+        int64_t s0 = a->rp[rl], len = a->rp[ru] - s0;
+        MB *c = mb_sp_alloc(m, n, len, e);
+        if (!c) return NULL;
+        for (int64_t i = 0; i <= m; i++) c->rp[i] = a->rp[rl + i] - s0;
+        memcpy(c->ci, a->ci + s0, (size_t)len * sizeof(int32_t));
+        memcpy(c->v, a->v + s0, (size_t)len * sizeof(double));
+        sp_done(c, len);
+        return finish(c, e);
+    }
+    /* column range: per row the entries between two binary searches */
+    int64_t *lo = br_malloc((size_t)(m + 1) * sizeof(int64_t));
+    int64_t *cnt = br_malloc((size_t)(m + 1) * sizeof(int64_t));
+    if (!lo || !cnt) { free(lo); free(cnt); return oom(NULL, e); }
+    int64_t total = 0;
+    #pragma omp parallel for schedule(static) reduction(+:total) \
+        num_threads(br_threads()) if (m >= BR_PAR_MIN / 16)
+    for (int64_t i = 0; i < m; i++) {
+        int64_t a0 = a->rp[rl + i], a1 = a->rp[rl + i + 1];
+        lo[i] = lower_bound(a->ci, a0, a1, cl);
+        cnt[i] = lower_bound(a->ci, lo[i], a1, cu) - lo[i];
+        total += cnt[i];
+    }
+    MB *c = mb_sp_alloc(m, n, total, e);
+    if (!c) { free(lo); free(cnt); return NULL; }
+    for (int64_t i = 0; i < m; i++) c->rp[i + 1] = c->rp[i] + cnt[i];
+    #pragma omp parallel for schedule(static) num_threads(br_threads()) \
+        if (total >= BR_PAR_MIN)
+    for (int64_t i = 0; i < m; i++) {
+        int64_t p = c->rp[i];
+        for (int64_t k = lo[i]; k < lo[i] + cnt[i]; k++, p++) {
+            c->ci[p] = (int32_t)(a->ci[k] - cl);
+            c->v[p] = a->v[k];
+        }
+    }
+    free(lo);
+    free(cnt);
+    sp_done(c, total);
+    return finish(c, e);
+}
+
+/* ------------------------------------------------------- left indexing */
+
+static int check_lix(const MB *t, int64_t rl, int64_t ru, int64_t cl,
+                     int64_t cu, const MB *src, BrErr *e)
+{
+    if (check_range("left indexing: ", t, rl, ru, cl, cu, e)) return e->code;
+    if (src->rows != ru - rl || src->cols != cu - cl)
+        return br_err(e, BR_EDIM, "left indexing: dimension mismatch: target "
+                      "block [%lld:%lld, %lld:%lld] is %lldx%lld, right-hand "
+                      "side is %lldx%lld", (long long)(rl + 1), (long long)ru,
+                      (long long)(cl + 1), (long long)cu, (long long)(ru - rl),
+                      (long long)(cu - cl), (long long)src->rows,
+                      (long long)src->cols);
+    return 0;
+}
+
+/* Non-zeros of a sparse t inside [rl,ru) x [cl,cu). */
+static int64_t sp_region_nnz(const MB *t, int64_t rl, int64_t ru, int64_t cl,
+                             int64_t cu)
+{
+    if (cl == 0 && cu == t->cols) return t->rp[ru] - t->rp[rl];
+    int64_t n = 0;
+    for (int64_t r = rl; r < ru; r++) {
+        int64_t lo = lower_bound(t->ci, t->rp[r], t->rp[r + 1], cl);
+        n += lower_bound(t->ci, lo, t->rp[r + 1], cu) - lo;
+    }
+    return n;
+}
+
+/* Writes src into the dense t at (rl, cl) and keeps t->nnz exact.
+ * O(size of src). */
+static void dense_write(MB *t, int64_t rl, int64_t cl, const MB *src)
+{
+    int64_t m = src->rows, n = src->cols, tc = t->cols;
+    int64_t old = 0, nw = 0;
+    #pragma omp parallel for schedule(static) reduction(+:old, nw) \
+        num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
+    for (int64_t i = 0; i < m; i++) {
+        double *tr = t->d + (rl + i) * tc + cl;
+        for (int64_t j = 0; j < n; j++) old += tr[j] != 0;
+        if (!src->sparse) {
+            const double *sr = src->d + i * n;
+            memcpy(tr, sr, (size_t)n * sizeof(double));
+            for (int64_t j = 0; j < n; j++) nw += sr[j] != 0;
+        } else {
+            memset(tr, 0, (size_t)n * sizeof(double));
+            for (int64_t k = src->rp[i]; k < src->rp[i + 1]; k++) {
+                tr[src->ci[k]] = src->v[k];
+                nw += src->v[k] != 0;
+            }
+        }
+    }
+    t->nnz += nw - old;
+}
+
+/* Replaces rows [rl,ru) x cols [cl,cu) of the CSR block t (exclusively
+ * owned) by src: builds the new entries of those rows in scratch arrays,
+ * moves the entries after them once and patches the row pointers.
+ * O(region + nnz after it + rows). t is unchanged on error. */
+static int sp_splice(MB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
+                     const MB *src, BrErr *e)
+{
+    int64_t m = ru - rl, n = cu - cl;
+    int64_t s0 = t->rp[rl], s1 = t->rp[ru];
+    int64_t cap = (s1 - s0) + (src->sparse ? src->rp[src->rows] : m * n);
+    int32_t *nci = br_malloc((size_t)cap * sizeof(int32_t));
+    double *nv = br_malloc((size_t)cap * sizeof(double));
+    int64_t *rlen = br_malloc((size_t)(m + 1) * sizeof(int64_t));
+    if (!nci || !nv || !rlen) {
+        free(nci); free(nv); free(rlen);
+        return br_err(e, BR_ENOMEM, "out of memory");
+    }
+    int64_t p = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t r = rl + i, a0 = t->rp[r], a1 = t->rp[r + 1], q0 = p;
+        int64_t lo = lower_bound(t->ci, a0, a1, cl);
+        int64_t hi = lower_bound(t->ci, lo, a1, cu);
+        for (int64_t k = a0; k < lo; k++, p++) { nci[p] = t->ci[k]; nv[p] = t->v[k]; }
+        if (src->sparse) {
+            for (int64_t k = src->rp[i]; k < src->rp[i + 1]; k++)
+                if (src->v[k] != 0) {
+                    nci[p] = (int32_t)(src->ci[k] + cl); nv[p++] = src->v[k];
+                }
+        } else {
+            const double *sr = src->d + i * n;
+            for (int64_t j = 0; j < n; j++)
+                if (sr[j] != 0) { nci[p] = (int32_t)(j + cl); nv[p++] = sr[j]; }
+        }
+        for (int64_t k = hi; k < a1; k++, p++) { nci[p] = t->ci[k]; nv[p] = t->v[k]; }
+        rlen[i] = p - q0;
+    }
+    int64_t delta = p - (s1 - s0), tail = t->rp[t->rows] - s1;
+    if (delta > 0 && mb_sp_reserve(t, t->rp[t->rows] + delta, e)) {
+        free(nci); free(nv); free(rlen);
+        return e->code;
+    }
+    if (delta != 0 && tail > 0) {
+        memmove(t->ci + s1 + delta, t->ci + s1, (size_t)tail * sizeof(int32_t));
+        memmove(t->v + s1 + delta, t->v + s1, (size_t)tail * sizeof(double));
+    }
+    memcpy(t->ci + s0, nci, (size_t)p * sizeof(int32_t));
+    memcpy(t->v + s0, nv, (size_t)p * sizeof(double));
+    for (int64_t i = 0; i < m; i++) t->rp[rl + i + 1] = t->rp[rl + i] + rlen[i];
+    if (delta != 0)
+        for (int64_t r = ru + 1; r <= t->rows; r++) t->rp[r] += delta;
+    t->nnz = t->rp[t->rows];
+    free(nci); free(nv); free(rlen);
+    return 0;
+}
+
+MB *k_lix(const MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
+          const MB *src, BrErr *e)
+{
+    if (check_lix(target, rl, ru, cl, cu, src, e)) return NULL;
+    int64_t old = target->sparse ? sp_region_nnz(target, rl, ru, cl, cu) : 0;
+    int64_t nnz2 = target->nnz - old + src->nnz;
+    if (target->sparse && (nnz2 == 0 ||
+        mb_should_be_sparse(target->rows, target->cols, nnz2))) {
+        MB *c = mb_copy(target, e);
+        if (!c) return NULL;
+        if (sp_splice(c, rl, ru, cl, cu, src, e)) { mb_release(c); return NULL; }
+        return finish(c, e);
+    }
+    MB *c = mb_to_dense(target, e);
+    if (!c) return NULL;
+    dense_write(c, rl, cl, src);
+    return finish(c, e);
+}
+
+int k_lix_inplace(MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
+                  const MB *src, BrErr *e)
+{
+    if (check_lix(target, rl, ru, cl, cu, src, e)) return e->code;
+    if (src == target || (ru - rl) * (cu - cl) == 0) return 0;
+    if (target->sparse) {
+        int64_t old = sp_region_nnz(target, rl, ru, cl, cu);
+        int64_t nnz2 = target->nnz - old + src->nnz;
+        bool dense = nnz2 > 0 &&
+                     !mb_should_be_sparse(target->rows, target->cols, nnz2);
+        if (!dense && !src->sparse && src->nnz > 0 &&
+            (double)target->rows * (double)target->cols <= (double)K_LIX_DENSIFY_CELLS)
+            dense = true;
+        if (!dense) return sp_splice(target, rl, ru, cl, cu, src, e);
+        if (mb_make_dense(target, e)) return e->code;
+    }
+    dense_write(target, rl, cl, src);
+    return 0;
+}
+
+/* Sets one cell of the CSR block t (exclusively owned): overwrite, delete
+ * (v == 0) or insert (moves the entries after it). */
+static int sp_set_cell(MB *t, int64_t r, int64_t c, double v, BrErr *e)
+{
+    int64_t a1 = t->rp[r + 1], nnz = t->rp[t->rows];
+    int64_t pos = lower_bound(t->ci, t->rp[r], a1, c);
+    bool found = pos < a1 && t->ci[pos] == c;
+    if (found && v != 0) { t->v[pos] = v; return 0; }
+    if (!found && v == 0) return 0;
+    if (found) {
+        memmove(t->ci + pos, t->ci + pos + 1, (size_t)(nnz - pos - 1) * sizeof(int32_t));
+        memmove(t->v + pos, t->v + pos + 1, (size_t)(nnz - pos - 1) * sizeof(double));
+        for (int64_t k = r + 1; k <= t->rows; k++) t->rp[k]--;
+    } else {
+        if (mb_sp_reserve(t, nnz + 1, e)) return e->code;
+        memmove(t->ci + pos + 1, t->ci + pos, (size_t)(nnz - pos) * sizeof(int32_t));
+        memmove(t->v + pos + 1, t->v + pos, (size_t)(nnz - pos) * sizeof(double));
+        t->ci[pos] = (int32_t)c;
+        t->v[pos] = v;
+        for (int64_t k = r + 1; k <= t->rows; k++) t->rp[k]++;
+    }
+    t->nnz = t->rp[t->rows];
+    return 0;
+}
+
+static int check_cell(const MB *t, int64_t r, int64_t c, BrErr *e)
+{
+    if (r < 0 || r >= t->rows || c < 0 || c >= t->cols)
+        return br_err(e, BR_EINDEX, "left indexing: index out of bounds: cell "
+                      "[%lld, %lld] of a %lldx%lld matrix", (long long)(r + 1),
+                      (long long)(c + 1), (long long)t->rows, (long long)t->cols);
+    return 0;
+}
+
+int k_lix_scalar_inplace(MB *target, int64_t r, int64_t c, double v, BrErr *e)
+{
+    if (check_cell(target, r, c, e)) return e->code;
+    if (target->sparse) {
+        if (v == 0 || mb_get(target, r, c) != 0 ||
+            (double)target->rows * (double)target->cols > (double)K_LIX_SCALAR_DENSIFY_CELLS)
+            return sp_set_cell(target, r, c, v, e);
+        if (mb_make_dense(target, e)) return e->code;
+    }
+    double *p = target->d + r * target->cols + c;
+    target->nnz += (v != 0) - (*p != 0);
+    *p = v;
+    return 0;
+}
+
+MB *k_lix_scalar(const MB *target, int64_t r, int64_t c, double v, BrErr *e)
+{
+    if (check_cell(target, r, c, e)) return NULL;
+    MB *o = mb_copy(target, e);
+    if (!o) return NULL;
+    if (o->sparse) {
+        if (sp_set_cell(o, r, c, v, e)) { mb_release(o); return NULL; }
+    } else {
+        double *p = o->d + r * o->cols + c;
+        o->nnz += (v != 0) - (*p != 0);
+        *p = v;
+    }
+    return finish(o, e);
+}
+
+/* --------------------------------------------------------- cbind/rbind */
+
+/* Dense result of cbind (cb) or rbind of the k operands op. */
+static MB *bind_dense(const MB **op, int k, bool cb, int64_t rows,
+                      int64_t cols, int64_t nnz, BrErr *e)
+{
+    MB *c = mb_dense_uninit(rows, cols, e);
+    if (!c) return NULL;
+    if (cb) {
+        #pragma omp parallel for schedule(static) num_threads(br_threads()) \
+            if (rows * cols >= BR_PAR_MIN)
+        for (int64_t i = 0; i < rows; i++) {
+            double *cr = c->d + i * cols;
+            for (int q = 0; q < k; q++) {
+                const MB *a = op[q];
+                if (!a->sparse) {
+                    memcpy(cr, a->d + i * a->cols, (size_t)a->cols * sizeof(double));
+                } else {
+                    memset(cr, 0, (size_t)a->cols * sizeof(double));
+                    for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++) cr[a->ci[p]] = a->v[p];
+                }
+                cr += a->cols;
+            }
+        }
+    } else {
+        int64_t r0 = 0;
+        for (int q = 0; q < k; q++) {
+            const MB *a = op[q];
+            double *cb0 = c->d + r0 * cols;
+            if (!a->sparse) {
+                if (a->rows > 0 && cols > 0)
+                    memcpy(cb0, a->d, (size_t)(a->rows * cols) * sizeof(double));
+            } else {
+                if (a->rows > 0 && cols > 0)
+                    memset(cb0, 0, (size_t)(a->rows * cols) * sizeof(double));
+                for (int64_t i = 0; i < a->rows; i++)
+                    for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++)
+                        cb0[i * cols + a->ci[p]] = a->v[p];
+            }
+            r0 += a->rows;
+        }
+    }
+    c->nnz = nnz;
+    return c;
+}
+
+/* Non-zeros of row i of a (either format). */
+static int64_t row_nnz(const MB *a, int64_t i)
+{
+    if (a->sparse) return a->rp[i + 1] - a->rp[i];
+    int64_t n = 0;
+    const double *r = a->d + i * a->cols;
+    for (int64_t j = 0; j < a->cols; j++) n += r[j] != 0;
+    return n;
+}
+
+/* Appends row i of a, columns shifted by off, at c->ci/v[p]; returns the
+ * new p. */
+static int64_t put_row(MB *c, int64_t p, const MB *a, int64_t i, int64_t off)
+{
+    if (a->sparse) {
+        for (int64_t k = a->rp[i]; k < a->rp[i + 1]; k++, p++) {
+            c->ci[p] = (int32_t)(a->ci[k] + off);
+            c->v[p] = a->v[k];
+        }
+    } else {
+        const double *r = a->d + i * a->cols;
+        for (int64_t j = 0; j < a->cols; j++)
+            if (r[j] != 0) { c->ci[p] = (int32_t)(j + off); c->v[p++] = r[j]; }
+    }
+    return p;
+}
+
+/* Sparse result of cbind (cb) or rbind of the k operands op. */
+static MB *bind_sparse(const MB **op, int k, bool cb, int64_t rows,
+                       int64_t cols, int64_t nnz, BrErr *e)
+{
+    MB *c = mb_sp_alloc(rows, cols, nnz, e);
+    if (!c) return NULL;
+    if (cb) {
+        #pragma omp parallel for schedule(static) num_threads(br_threads()) \
+            if (rows * k >= BR_PAR_MIN)
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t n = 0;
+            for (int q = 0; q < k; q++) n += row_nnz(op[q], i);
+            c->rp[i + 1] = n;
+        }
+        for (int64_t i = 0; i < rows; i++) c->rp[i + 1] += c->rp[i];
+        #pragma omp parallel for schedule(static) num_threads(br_threads()) \
+            if (nnz >= BR_PAR_MIN)
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t p = c->rp[i], off = 0;
+            for (int q = 0; q < k; q++) {
+                p = put_row(c, p, op[q], i, off);
+                off += op[q]->cols;
+            }
+        }
+    } else {
+        int64_t r0 = 0, p = 0;
+        for (int q = 0; q < k; q++) {
+            for (int64_t i = 0; i < op[q]->rows; i++) {
+                p = put_row(c, p, op[q], i, 0);
+                c->rp[r0 + i + 1] = p;
+            }
+            r0 += op[q]->rows;
+        }
+    }
+    sp_done(c, c->rp[rows]);
+    return c;
+}
+
+/* cbind (cb) or rbind of n operands; 0 x 0 operands are skipped. */
+static MB *bind(int n, const MB *const *ms, bool cb, BrErr *e)
+{
+    const char *name = cb ? "cbind" : "rbind";
+    if (n < 1) {
+        br_err(e, BR_EARG, "%s: needs at least one operand", name);
+        return NULL;
+    }
+    const MB **op = br_malloc((size_t)n * sizeof(*op));
+    if (!op) return oom(NULL, e);
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (ms[i]->rows != 0 || ms[i]->cols != 0) op[k++] = ms[i];
+    if (k == 0) { free(op); return mb_empty(0, 0, e); }
+    int64_t fixed = cb ? op[0]->rows : op[0]->cols, total = 0, nnz = 0;
+    for (int q = 0; q < k; q++) {
+        int64_t f = cb ? op[q]->rows : op[q]->cols;
+        if (f != fixed) {
+            br_err(e, BR_EDIM, "%s: dimension mismatch: an operand has %lld "
+                   "%s, another %lld", name, (long long)f, cb ? "rows" : "columns",
+                   (long long)fixed);
+            free(op);
+            return NULL;
+        }
+        total += cb ? op[q]->cols : op[q]->rows;
+        nnz += op[q]->nnz;
+    }
+    int64_t rows = cb ? fixed : total, cols = cb ? total : fixed;
+    MB *c;
+    if (rows * (double)cols > 0 && (nnz == 0 || mb_should_be_sparse(rows, cols, nnz)))
+        c = bind_sparse(op, k, cb, rows, cols, nnz, e);
+    else
+        c = bind_dense(op, k, cb, rows, cols, nnz, e);
+    free(op);
+    return finish(c, e);
+}
+
+MB *k_cbind(int n, const MB *const *ms, BrErr *e) { return bind(n, ms, true, e); }
+MB *k_rbind(int n, const MB *const *ms, BrErr *e) { return bind(n, ms, false, e); }

@@ -1,0 +1,865 @@
+/* mm.c: matrix multiplication kernels: %*%, t(X)%*%X / X%*%t(X) (tsmm),
+ * the mmchain t(X)%*%(w*(X%*%v)) and t(a)%*%b.
+ *
+ * Dense x dense goes to OpenBLAS (dgemm/dgemv/dsyrk). Everything with a
+ * sparse side runs here, row-parallel: each output row is computed by one
+ * thread in a fixed order, so results do not depend on the thread count.
+ * Sparse outputs are built Gustavson-style: a per-thread dense accumulator
+ * plus the list of touched columns, compacted per row into per-block pieces
+ * that are concatenated in row order at the end.
+ */
+#include "mm.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+void openblas_set_num_threads(int);
+
+/* Largest dense t(x)%*%x (n x n) built by scattering rows of a sparse x
+ * straight into the output (it stays cache-resident); larger ones go row
+ * by row over the transpose. */
+#define TSMM_SMALL_OUT 1024
+
+/* Largest row count handed to one BLAS call (BLAS ints are 32-bit). */
+#define BLAS_CHUNK ((int64_t)INT_MAX)
+
+static int g_blas_threads; /* last value given to OpenBLAS; 0 = never */
+
+void k_blas_threads(void)
+{
+    int t = br_threads();
+    if (__atomic_load_n(&g_blas_threads, __ATOMIC_RELAXED) != t) {
+        openblas_set_num_threads(t);
+        __atomic_store_n(&g_blas_threads, t, __ATOMIC_RELAXED);
+    }
+}
+
+/* Recount (dense) and pick the format; releases r on failure. */
+static MB *finish(MB *r, BrErr *e)
+{
+    if (!r) return NULL;
+    if (!r->sparse) mb_recount_nnz(r);
+    if (mb_examine(r, e)) { mb_release(r); return NULL; }
+    return r;
+}
+
+static MB *oom(BrErr *e)
+{
+    br_err(e, BR_ENOMEM, "out of memory in matrix multiplication");
+    return NULL;
+}
+
+static int nthreads_for(double work)
+{
+    return work >= BR_PAR_MIN ? br_threads() : 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Small structural helpers                                               */
+
+/* Number of non-empty rows of a sparse block. */
+static int64_t nonempty_rows(const MB *a)
+{
+    int64_t c = 0;
+    for (int64_t i = 0; i < a->rows; i++) c += a->rp[i + 1] > a->rp[i];
+    return c;
+}
+
+/* Number of non-empty columns of a sparse block, or -1 on OOM. */
+static int64_t nonempty_cols(const MB *a)
+{
+    uint8_t *seen = br_calloc((size_t)a->cols, 1);
+    if (!seen) return -1;
+    int64_t c = 0;
+    for (int64_t k = 0; k < a->nnz; k++)
+        if (!seen[a->ci[k]]) { seen[a->ci[k]] = 1; c++; }
+    free(seen);
+    return c;
+}
+
+/* Transpose of a sparse block as a new CSR block (caller owns). */
+static MB *sp_transpose(const MB *a, BrErr *e)
+{
+    MB *t = mb_sp_alloc(a->cols, a->rows, a->nnz, e);
+    if (!t) return NULL;
+    int64_t *pos = br_malloc((size_t)(a->cols + 1) * sizeof(int64_t));
+    if (!pos) { mb_release(t); return oom(e); }
+    for (int64_t k = 0; k < a->nnz; k++) t->rp[a->ci[k] + 1]++;
+    for (int64_t j = 0; j < a->cols; j++) t->rp[j + 1] += t->rp[j];
+    memcpy(pos, t->rp, (size_t)(a->cols + 1) * sizeof(int64_t));
+    for (int64_t i = 0; i < a->rows; i++)
+        for (int64_t k = a->rp[i]; k < a->rp[i + 1]; k++) {
+            int64_t p = pos[a->ci[k]]++;
+            t->ci[p] = (int32_t)i;
+            t->v[p] = a->v[k];
+        }
+    free(pos);
+    t->nnz = a->nnz;
+    t->build_row = t->rows;
+    return t;
+}
+
+/* Transpose of a dense block (caller owns). */
+static MB *dense_transpose(const MB *a, BrErr *e)
+{
+    MB *t = mb_dense_uninit(a->cols, a->rows, e);
+    if (!t) return NULL;
+    int64_t m = a->rows, n = a->cols;
+    for (int64_t i0 = 0; i0 < m; i0 += 32)
+        for (int64_t j0 = 0; j0 < n; j0 += 32)
+            for (int64_t i = i0; i < BR_MIN(m, i0 + 32); i++)
+                for (int64_t j = j0; j < BR_MIN(n, j0 + 32); j++)
+                    t->d[j * m + i] = a->d[i * n + j];
+    t->nnz = a->nnz;
+    return t;
+}
+
+/* Splits [0, len) into nr ranges of about equal total weight:
+ * bounds[0..nr], bounds[0] = 0, bounds[nr] = len. */
+static void split_weighted(const int64_t *wgt, int64_t len, int nr, int64_t *bounds)
+{
+    double total = 0, acc = 0;
+    for (int64_t j = 0; j < len; j++) total += (double)wgt[j];
+    int g = 1;
+    bounds[0] = 0;
+    for (int64_t j = 0; j < len && g < nr; j++) {
+        acc += (double)wgt[j];
+        while (g < nr && acc * nr >= total * g) bounds[g++] = j + 1;
+    }
+    while (g <= nr) bounds[g++] = len;
+}
+
+/* First position p in [lo, hi) with ci[p] >= c (ci sorted). */
+static int64_t lower_bound(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
+{
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ci[mid] < c) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* ---------------------------------------------------------------------- */
+/* BLAS wrappers (dense x dense)                                          */
+
+/* C (m x n, zeroed) = A (m x k) * B (k x n), all row-major. */
+static void gemm_nn(const double *A, const double *B, double *C,
+                    int64_t m, int64_t k, int64_t n)
+{
+    k_blas_threads();
+    for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
+        int mm = (int)BR_MIN(m - r0, BLAS_CHUNK);
+        const double *Ar = A + r0 * k;
+        if (n == 1)
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, mm, (int)k, 1.0, Ar, (int)k,
+                        B, 1, 0.0, C + r0, 1);
+        else if (mm == 1)
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0, B, (int)n,
+                        Ar, 1, 0.0, C + r0 * n, 1);
+        else
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mm, (int)n, (int)k,
+                        1.0, Ar, (int)k, B, (int)n, 0.0, C + r0 * n, (int)n);
+    }
+}
+
+/* C (m x n, zeroed) = t(A) * B with A (k x m), B (k x n), row-major. */
+static void gemm_tn(const double *A, const double *B, double *C,
+                    int64_t k, int64_t m, int64_t n)
+{
+    k_blas_threads();
+    for (int64_t r0 = 0; r0 < k; r0 += BLAS_CHUNK) {
+        int kk = (int)BR_MIN(k - r0, BLAS_CHUNK);
+        double beta = r0 == 0 ? 0.0 : 1.0;
+        const double *Ar = A + r0 * m, *Br = B + r0 * n;
+        if (n == 1)
+            cblas_dgemv(CblasRowMajor, CblasTrans, kk, (int)m, 1.0, Ar, (int)m,
+                        Br, 1, beta, C, 1);
+        else if (m == 1)
+            cblas_dgemv(CblasRowMajor, CblasTrans, kk, (int)n, 1.0, Br, (int)n,
+                        Ar, 1, beta, C, 1);
+        else
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)n, kk,
+                        1.0, Ar, (int)m, Br, (int)n, beta, C, (int)n);
+    }
+}
+
+static MB *mul_dd(const MB *a, const MB *b, BrErr *e)
+{
+    MB *r = mb_dense(a->rows, b->cols, e);
+    if (!r) return NULL;
+    gemm_nn(a->d, b->d, r->d, a->rows, a->cols, b->cols);
+    return finish(r, e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Row kernels with a sparse side                                         */
+
+typedef struct Work {     /* per-thread accumulator for one output row */
+    double *val;          /* n values, all zero between rows */
+    int32_t *idx;         /* touched columns of the current row */
+    uint8_t *mark;        /* mark[j] != 0: column j is in idx */
+    int64_t cnt;          /* entries in idx (full mode: n or 0) */
+    bool full;            /* row written densely into val: scan all */
+} Work;
+
+typedef struct Piece {    /* CSR entries of one block of output rows */
+    int32_t *ci;
+    double *v;
+    int64_t n, cap;
+} Piece;
+
+typedef void (*RowDense)(const MB *a, const MB *b, int64_t i, double *row);
+typedef void (*RowAcc)(const MB *a, const MB *b, int64_t i, Work *w);
+
+/* sparse a x dense b, output row i += a[i,k] * b[k,:]. */
+static void sd_row(const MB *a, const MB *b, int64_t i, double *row)
+{
+    int64_t n = b->cols;
+    for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++) {
+        double av = a->v[p];
+        const double *br = b->d + (int64_t)a->ci[p] * n;
+        for (int64_t j = 0; j < n; j++) row[j] += av * br[j];
+    }
+}
+
+/* dense a x sparse b. */
+static void ds_row(const MB *a, const MB *b, int64_t i, double *row)
+{
+    int64_t k = a->cols;
+    const double *ar = a->d + i * k;
+    for (int64_t l = 0; l < k; l++) {
+        double av = ar[l];
+        if (av == 0) continue;
+        for (int64_t q = b->rp[l]; q < b->rp[l + 1]; q++) row[b->ci[q]] += av * b->v[q];
+    }
+}
+
+/* sparse a x sparse b. */
+static void ss_row(const MB *a, const MB *b, int64_t i, double *row)
+{
+    for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++) {
+        double av = a->v[p];
+        int64_t l = a->ci[p];
+        for (int64_t q = b->rp[l]; q < b->rp[l + 1]; q++) row[b->ci[q]] += av * b->v[q];
+    }
+}
+
+static void sd_acc(const MB *a, const MB *b, int64_t i, Work *w)
+{
+    w->full = true;
+    w->cnt = a->rp[i + 1] > a->rp[i] ? b->cols : 0;
+    sd_row(a, b, i, w->val);
+}
+
+static inline void touch(Work *w, int32_t j)
+{
+    if (!w->mark[j]) { w->mark[j] = 1; w->idx[w->cnt++] = j; }
+}
+
+static void ds_acc(const MB *a, const MB *b, int64_t i, Work *w)
+{
+    int64_t k = a->cols;
+    const double *ar = a->d + i * k;
+    for (int64_t l = 0; l < k; l++) {
+        double av = ar[l];
+        if (av == 0) continue;
+        for (int64_t q = b->rp[l]; q < b->rp[l + 1]; q++) {
+            touch(w, b->ci[q]);
+            w->val[b->ci[q]] += av * b->v[q];
+        }
+    }
+}
+
+static void ss_acc(const MB *a, const MB *b, int64_t i, Work *w)
+{
+    for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++) {
+        double av = a->v[p];
+        int64_t l = a->ci[p];
+        for (int64_t q = b->rp[l]; q < b->rp[l + 1]; q++) {
+            touch(w, b->ci[q]);
+            w->val[b->ci[q]] += av * b->v[q];
+        }
+    }
+}
+
+/* Sorts x[0..n) ascending: quicksort (median of three, recursion on the
+ * smaller part) with insertion sort for short runs. */
+static void sort_i32(int32_t *x, int64_t n)
+{
+    while (n > 24) {
+        int32_t a = x[0], b = x[n / 2], c = x[n - 1];
+        int32_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        int64_t i = 0, j = n - 1;
+        for (;;) {
+            while (x[i] < piv) i++;
+            while (x[j] > piv) j--;
+            if (i >= j) break;
+            int32_t t = x[i]; x[i] = x[j]; x[j] = t;
+            i++; j--;
+        }
+        /* [0, j] <= piv <= [j+1, n) */
+        if (j + 1 < n - j - 1) { sort_i32(x, j + 1); x += j + 1; n -= j + 1; }
+        else { sort_i32(x + j + 1, n - j - 1); n = j + 1; }
+    }
+    for (int64_t i = 1; i < n; i++) {
+        int32_t t = x[i];
+        int64_t j = i;
+        while (j > 0 && x[j - 1] > t) { x[j] = x[j - 1]; j--; }
+        x[j] = t;
+    }
+}
+
+/* Moves the accumulated row out of w into pc (sorted, zeros dropped) and
+ * clears w. Sets *count to the entries appended. Returns 0 or -1 (OOM). */
+static int emit_row(Work *w, int64_t n, Piece *pc, int64_t *count)
+{
+    *count = 0;
+    if (w->cnt == 0) { w->full = false; return 0; }
+    int64_t need = pc->n + w->cnt;
+    if (need > pc->cap) {
+        int64_t nc = BR_MAX(need, pc->cap * 2);
+        int32_t *ci = br_realloc(pc->ci, (size_t)nc * sizeof(int32_t));
+        if (!ci) return -1;
+        pc->ci = ci;
+        double *v = br_realloc(pc->v, (size_t)nc * sizeof(double));
+        if (!v) return -1;
+        pc->v = v;
+        pc->cap = nc;
+    }
+    int64_t k = pc->n;
+    if (w->full) {
+        for (int64_t j = 0; j < n; j++) {
+            double x = w->val[j];
+            if (x != 0) { pc->ci[k] = (int32_t)j; pc->v[k++] = x; w->val[j] = 0; }
+        }
+    } else if (w->cnt * 32 > n) {   /* scanning the marks beats sorting */
+        for (int64_t j0 = 0; j0 < n; j0 += 8) {
+            uint64_t word;      /* mark has n rounded up to 8 bytes */
+            memcpy(&word, w->mark + j0, sizeof word);
+            if (!word) continue;
+            for (int64_t j = j0; j < j0 + 8; j++) {
+                if (!w->mark[j]) continue;
+                double x = w->val[j];
+                w->mark[j] = 0; w->val[j] = 0;
+                if (x != 0) { pc->ci[k] = (int32_t)j; pc->v[k++] = x; }
+            }
+        }
+    } else {
+        sort_i32(w->idx, w->cnt);
+        for (int64_t t = 0; t < w->cnt; t++) {
+            int32_t j = w->idx[t];
+            double x = w->val[j];
+            w->mark[j] = 0; w->val[j] = 0;
+            if (x != 0) { pc->ci[k] = j; pc->v[k++] = x; }
+        }
+    }
+    *count = k - pc->n;
+    pc->n = k;
+    w->cnt = 0;
+    w->full = false;
+    return 0;
+}
+
+/* Product a %*% b with a dense output computed row by row by fn. */
+static MB *dense_out(const MB *a, const MB *b, RowDense fn, double work, BrErr *e)
+{
+    int64_t m = a->rows, n = b->cols;
+    MB *r = mb_dense(m, n, e);
+    if (!r) return NULL;
+    int T = nthreads_for(work);
+    int64_t chunk = BR_MAX(1, m / ((int64_t)T * 16));
+    #pragma omp parallel for num_threads(T) schedule(dynamic, chunk) if (T > 1)
+    for (int64_t i = 0; i < m; i++) fn(a, b, i, r->d + i * n);
+    return finish(r, e);
+}
+
+/* Product a %*% b with a sparse output built row by row by fn. */
+static MB *sparse_out(const MB *a, const MB *b, RowAcc fn, double work, BrErr *e)
+{
+    int64_t m = a->rows, n = b->cols;
+    int T = nthreads_for(work);
+    int64_t nblk = T > 1 ? BR_MIN(m, (int64_t)T * 8) : 1;
+    Piece *pcs = br_calloc((size_t)nblk, sizeof *pcs);
+    int64_t *cnt = br_calloc((size_t)m, sizeof *cnt);
+    int fail = !pcs || !cnt;
+    if (!fail) {
+        #pragma omp parallel num_threads(T) if (T > 1)
+        {
+            Work w = { br_calloc((size_t)n, sizeof(double)),
+                       br_malloc((size_t)n * sizeof(int32_t)),
+                       br_calloc((size_t)n + 8, 1), 0, false };
+            if (!w.val || !w.idx || !w.mark) __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
+            #pragma omp for schedule(dynamic, 1)
+            for (int64_t g = 0; g < nblk; g++) {
+                if (__atomic_load_n(&fail, __ATOMIC_RELAXED)) continue;
+                int64_t r0 = g * m / nblk, r1 = (g + 1) * m / nblk;
+                for (int64_t i = r0; i < r1; i++) {
+                    fn(a, b, i, &w);
+                    if (emit_row(&w, n, &pcs[g], &cnt[i])) {
+                        __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
+                        break;
+                    }
+                }
+            }
+            free(w.val); free(w.idx); free(w.mark);
+        }
+    }
+    MB *r = NULL;
+    if (!fail) {
+        int64_t total = 0;
+        for (int64_t g = 0; g < nblk; g++) total += pcs[g].n;
+        r = mb_sp_alloc(m, n, total, e);
+        if (r) {
+            for (int64_t i = 0; i < m; i++) r->rp[i + 1] = r->rp[i] + cnt[i];
+            int64_t k = 0;
+            for (int64_t g = 0; g < nblk; g++) {
+                if (pcs[g].n == 0) continue;
+                memcpy(r->ci + k, pcs[g].ci, (size_t)pcs[g].n * sizeof(int32_t));
+                memcpy(r->v + k, pcs[g].v, (size_t)pcs[g].n * sizeof(double));
+                k += pcs[g].n;
+            }
+            r->nnz = total;
+            r->build_row = m;
+        }
+    } else {
+        oom(e);
+    }
+    if (pcs)
+        for (int64_t g = 0; g < nblk; g++) { free(pcs[g].ci); free(pcs[g].v); }
+    free(pcs);
+    free(cnt);
+    return finish(r, e);
+}
+
+/* a %*% b, shapes already checked. */
+static MB *mul(const MB *a, const MB *b, BrErr *e)
+{
+    int64_t m = a->rows, k = a->cols, n = b->cols;
+    if (m == 0 || n == 0 || k == 0 || a->nnz == 0 || b->nnz == 0)
+        return mb_empty(m, n, e);
+    if (!a->sparse && !b->sparse) return mul_dd(a, b, e);
+    double bound, work;
+    if (a->sparse && !b->sparse) {
+        bound = (double)nonempty_rows(a) * (double)n;
+        work = (double)a->nnz * (double)n;
+        if (mb_should_be_sparse(m, n, (int64_t)bound))
+            return sparse_out(a, b, sd_acc, work, e);
+        return dense_out(a, b, sd_row, work, e);
+    }
+    if (!a->sparse) {
+        int64_t nc = nonempty_cols(b);
+        if (nc < 0) return oom(e);
+        bound = (double)m * (double)nc;
+        work = (double)m * (double)k + (double)a->nnz * ((double)b->nnz / (double)k);
+        if (mb_should_be_sparse(m, n, (int64_t)bound))
+            return sparse_out(a, b, ds_acc, work, e);
+        return dense_out(a, b, ds_row, work, e);
+    }
+    /* sparse x sparse: exact upper bound of the output's non-zeros */
+    bound = 0;
+    work = 0;
+    for (int64_t i = 0; i < m; i++) {
+        double s = 0;
+        for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++)
+            s += (double)(b->rp[a->ci[p] + 1] - b->rp[a->ci[p]]);
+        work += s;
+        bound += s < (double)n ? s : (double)n;
+    }
+    work += (double)a->nnz;
+    if (mb_should_be_sparse(m, n, (int64_t)bound))
+        return sparse_out(a, b, ss_acc, work, e);
+    return dense_out(a, b, ss_row, work, e);
+}
+
+/* a %*% b (see mm.h). */
+MB *k_matmul(const MB *a, const MB *b, BrErr *e)
+{
+    if (a->cols != b->rows) {
+        br_err(e, BR_EDIM,
+               "matrix multiplication dimension mismatch: %lldx%lld %%*%% %lldx%lld",
+               (long long)a->rows, (long long)a->cols,
+               (long long)b->rows, (long long)b->cols);
+        return NULL;
+    }
+    return mul(a, b, e);
+}
+
+/* ---------------------------------------------------------------------- */
+/* t(a) %*% b                                                             */
+
+/* t(a) %*% b for sparse a (k x m), dense b (k x n) into a dense m x n,
+ * parallel over ranges of output rows (= columns of a): each range scans
+ * all rows of a, so every output cell is summed in row order. */
+static MB *tl_sd_dense(const MB *a, const MB *b, BrErr *e)
+{
+    int64_t k = a->rows, m = a->cols, n = b->cols;
+    MB *r = mb_dense(m, n, e);
+    if (!r) return NULL;
+    int T = nthreads_for((double)a->nnz * (double)n);
+    int nr = T > 1 ? T * 4 : 1;
+    int64_t *wgt = br_calloc((size_t)m, sizeof(int64_t));
+    int64_t *bounds = br_malloc((size_t)(nr + 1) * sizeof(int64_t));
+    if (!wgt || !bounds) { free(wgt); free(bounds); mb_release(r); return oom(e); }
+    for (int64_t p = 0; p < a->nnz; p++) wgt[a->ci[p]]++;
+    split_weighted(wgt, m, nr, bounds);
+    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
+    for (int g = 0; g < nr; g++) {
+        int64_t i0 = bounds[g], i1 = bounds[g + 1];
+        if (i0 == i1) continue;
+        for (int64_t l = 0; l < k; l++) {
+            int64_t lo = a->rp[l], hi = a->rp[l + 1];
+            if (lo == hi || a->ci[hi - 1] < i0 || a->ci[lo] >= i1) continue;
+            const double *br = b->d + l * n;
+            for (int64_t p = lower_bound(a->ci, lo, hi, i0); p < hi && a->ci[p] < i1; p++) {
+                double av = a->v[p];
+                double *row = r->d + (int64_t)a->ci[p] * n;
+                for (int64_t j = 0; j < n; j++) row[j] += av * br[j];
+            }
+        }
+    }
+    free(wgt);
+    free(bounds);
+    return finish(r, e);
+}
+
+/* t(a) %*% b for dense a (k x m), sparse b (k x n) into a dense m x n,
+ * parallel over ranges of output rows. */
+static MB *tl_ds_dense(const MB *a, const MB *b, BrErr *e)
+{
+    int64_t k = a->rows, m = a->cols, n = b->cols;
+    MB *r = mb_dense(m, n, e);
+    if (!r) return NULL;
+    int T = nthreads_for((double)k * (double)m + (double)b->nnz * (double)m / (double)k);
+    int nr = (int)BR_MIN((int64_t)(T > 1 ? T * 4 : 1), m);
+    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
+    for (int g = 0; g < nr; g++) {
+        int64_t i0 = g * m / nr, i1 = (g + 1) * m / nr;
+        for (int64_t l = 0; l < k; l++) {
+            int64_t lo = b->rp[l], hi = b->rp[l + 1];
+            if (lo == hi) continue;
+            const double *ar = a->d + l * m;
+            for (int64_t i = i0; i < i1; i++) {
+                double av = ar[i];
+                if (av == 0) continue;
+                double *row = r->d + i * n;
+                for (int64_t q = lo; q < hi; q++) row[b->ci[q]] += av * b->v[q];
+            }
+        }
+    }
+    return finish(r, e);
+}
+
+/* t(a) %*% b (see mm.h). */
+MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
+{
+    if (a->rows != b->rows) {
+        br_err(e, BR_EDIM,
+               "matrix multiplication dimension mismatch: t(%lldx%lld) %%*%% %lldx%lld",
+               (long long)a->rows, (long long)a->cols,
+               (long long)b->rows, (long long)b->cols);
+        return NULL;
+    }
+    int64_t k = a->rows, m = a->cols, n = b->cols;
+    if (m == 0 || n == 0 || k == 0 || a->nnz == 0 || b->nnz == 0)
+        return mb_empty(m, n, e);
+    if (!a->sparse && !b->sparse) {
+        MB *r = mb_dense(m, n, e);
+        if (!r) return NULL;
+        gemm_tn(a->d, b->d, r->d, k, m, n);
+        return finish(r, e);
+    }
+    if (a->sparse != b->sparse) {
+        int64_t nc = nonempty_cols(a->sparse ? a : b);
+        if (nc < 0) return oom(e);
+        if (!mb_should_be_sparse(m, n, nc * (a->sparse ? n : m)))
+            return a->sparse ? tl_sd_dense(a, b, e) : tl_ds_dense(a, b, e);
+    }
+    /* sparse x sparse, or a likely sparse result: transpose a (O(nnz) for
+     * sparse a) and use the row-wise kernels */
+    MB *t = a->sparse ? sp_transpose(a, e) : dense_transpose(a, e);
+    if (!t) return NULL;
+    MB *r = mul(t, b, e);
+    mb_release(t);
+    return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* tsmm                                                                   */
+
+/* Copies the upper triangle of the n x n row-major c into the lower, in
+ * 64 x 64 tiles (parallel over block rows). */
+static void mirror_upper(double *c, int64_t n)
+{
+    int T = nthreads_for((double)n * (double)n);
+    int64_t nb = (n + 63) / 64;
+    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
+    for (int64_t bi = 0; bi < nb; bi++) {
+        int64_t i0 = bi * 64, i1 = BR_MIN(n, i0 + 64);
+        for (int64_t j0 = 0; j0 <= i0; j0 += 64) {
+            int64_t j1 = BR_MIN(n, j0 + 64);
+            for (int64_t i = i0; i < i1; i++)
+                for (int64_t j = j0; j < BR_MIN(j1, i); j++) c[i * n + j] = c[j * n + i];
+        }
+    }
+}
+
+static MB *tsmm_dense(const MB *x, bool left, BrErr *e)
+{
+    int64_t m = x->rows, n = x->cols;
+    int64_t o = left ? n : m;
+    MB *r = mb_dense(o, o, e);
+    if (!r) return NULL;
+    k_blas_threads();
+    if (left) {
+        for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
+            int kk = (int)BR_MIN(m - r0, BLAS_CHUNK);
+            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)n, kk, 1.0,
+                        x->d + r0 * n, (int)n, r0 == 0 ? 0.0 : 1.0, r->d, (int)n);
+        }
+    } else {
+        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)m, (int)n, 1.0,
+                    x->d, (int)n, 0.0, r->d, (int)m);
+    }
+    mirror_upper(r->d, o);
+    return finish(r, e);
+}
+
+/* t(x) %*% x for sparse x into a dense n x n: the upper triangle by ranges
+ * of output rows (each range scans all rows of x, summing each cell in row
+ * order), then mirrored. Ranges are balanced by the work per column. */
+static MB *tsmm_sparse_left_dense(const MB *x, BrErr *e)
+{
+    int64_t m = x->rows, n = x->cols;
+    MB *r = mb_dense(n, n, e);
+    if (!r) return NULL;
+    int64_t *wgt = br_calloc((size_t)n, sizeof(int64_t));
+    double work = 0;
+    if (!wgt) { mb_release(r); return oom(e); }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t p = x->rp[i]; p < x->rp[i + 1]; p++) {
+            wgt[x->ci[p]] += x->rp[i + 1] - p;
+            work += (double)(x->rp[i + 1] - p);
+        }
+    int T = nthreads_for(work);
+    int nr = T > 1 ? T * 4 : 1;
+    int64_t *bounds = br_malloc((size_t)(nr + 1) * sizeof(int64_t));
+    if (!bounds) { free(wgt); mb_release(r); return oom(e); }
+    split_weighted(wgt, n, nr, bounds);
+    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
+    for (int g = 0; g < nr; g++) {
+        int64_t j0 = bounds[g], j1 = bounds[g + 1];
+        if (j0 == j1) continue;
+        for (int64_t i = 0; i < m; i++) {
+            int64_t lo = x->rp[i], hi = x->rp[i + 1];
+            if (lo == hi || x->ci[hi - 1] < j0 || x->ci[lo] >= j1) continue;
+            for (int64_t p = lower_bound(x->ci, lo, hi, j0); p < hi && x->ci[p] < j1; p++) {
+                double vp = x->v[p];
+                double *row = r->d + (int64_t)x->ci[p] * n;
+                for (int64_t q = p; q < hi; q++) row[x->ci[q]] += vp * x->v[q];
+            }
+        }
+    }
+    free(wgt);
+    free(bounds);
+    mirror_upper(r->d, n);
+    return finish(r, e);
+}
+
+/* t(x) %*% x for sparse x into a dense n x n for large n, where scattered
+ * updates into the whole output would thrash the caches: output row i is
+ * accumulated from column i of x (row i of t = t(x), rows ascending), each
+ * contributing x row r from column i on (upper triangle); then mirrored. */
+static MB *tsmm_sparse_left_rows(const MB *x, BrErr *e)
+{
+    int64_t n = x->cols;
+    MB *t = sp_transpose(x, e);
+    if (!t) return NULL;
+    MB *r = mb_dense(n, n, e);
+    if (!r) { mb_release(t); return NULL; }
+    double work = 0;
+    for (int64_t i = 0; i < x->rows; i++) {
+        double c = (double)(x->rp[i + 1] - x->rp[i]);
+        work += c * (c + 1) / 2;
+    }
+    int T = nthreads_for(work);
+    #pragma omp parallel for num_threads(T) schedule(dynamic, 16) if (T > 1)
+    for (int64_t i = 0; i < n; i++) {
+        double *row = r->d + i * n;
+        for (int64_t p = t->rp[i]; p < t->rp[i + 1]; p++) {
+            int64_t l = t->ci[p], hi = x->rp[l + 1];
+            double tv = t->v[p];
+            for (int64_t q = lower_bound(x->ci, x->rp[l], hi, i); q < hi; q++)
+                row[x->ci[q]] += tv * x->v[q];
+        }
+    }
+    mb_release(t);
+    mirror_upper(r->d, n);
+    return finish(r, e);
+}
+
+/* left ? t(x) %*% x : x %*% t(x) (see mm.h). */
+MB *k_tsmm(const MB *x, bool left, BrErr *e)
+{
+    int64_t o = left ? x->cols : x->rows;
+    if (x->rows == 0 || x->cols == 0 || x->nnz == 0) return mb_empty(o, o, e);
+    if (!x->sparse) return tsmm_dense(x, left, e);
+    if (left) {
+        double bound = 0;
+        for (int64_t i = 0; i < x->rows; i++) {
+            double c = (double)(x->rp[i + 1] - x->rp[i]);
+            bound += c * c;
+        }
+        if (bound > (double)o * (double)o) bound = (double)o * (double)o;
+        if (!mb_should_be_sparse(o, o, (int64_t)bound))  /* dense result */
+            return o <= TSMM_SMALL_OUT ? tsmm_sparse_left_dense(x, e)
+                                       : tsmm_sparse_left_rows(x, e);
+    }
+    /* sparse result (or x %*% t(x)): row-wise product with the transpose */
+    MB *t = sp_transpose(x, e);
+    if (!t) return NULL;
+    MB *r = left ? mul(t, x, e) : mul(x, t, e);
+    mb_release(t);
+    return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* mmchain                                                                */
+
+typedef struct Chain {
+    const MB *x;
+    const double *v;      /* n x c dense row-major */
+    const double *w;      /* m x wc dense, or NULL */
+    int64_t c, wc;
+} Chain;
+
+/* Accumulates rows [r0, r1) of x into acc (n x c): acc += x_i' * q_i with
+ * q_i = w_i * (x_i v). q is scratch of c doubles. */
+static void chain_rows(const Chain *ch, int64_t r0, int64_t r1, double *acc, double *q)
+{
+    const MB *x = ch->x;
+    int64_t n = x->cols, c = ch->c;
+    const double *v = ch->v, *w = ch->w;
+    for (int64_t i = r0; i < r1; i++) {
+        if (x->sparse) {
+            int64_t lo = x->rp[i], hi = x->rp[i + 1];
+            if (lo == hi) continue;
+            if (c == 1) {
+                double s = 0;
+                for (int64_t p = lo; p < hi; p++) s += x->v[p] * v[x->ci[p]];
+                if (w) s *= w[i];
+                if (s == 0) continue;
+                for (int64_t p = lo; p < hi; p++) acc[x->ci[p]] += s * x->v[p];
+                continue;
+            }
+            memset(q, 0, (size_t)c * sizeof(double));
+            for (int64_t p = lo; p < hi; p++) {
+                const double *vr = v + (int64_t)x->ci[p] * c;
+                for (int64_t l = 0; l < c; l++) q[l] += x->v[p] * vr[l];
+            }
+            if (w) for (int64_t l = 0; l < c; l++) q[l] *= w[i * ch->wc + (ch->wc == 1 ? 0 : l)];
+            for (int64_t p = lo; p < hi; p++) {
+                double *ar = acc + (int64_t)x->ci[p] * c;
+                for (int64_t l = 0; l < c; l++) ar[l] += x->v[p] * q[l];
+            }
+        } else {
+            const double *xr = x->d + i * n;
+            if (c == 1) {
+                double s = 0;
+                for (int64_t j = 0; j < n; j++) s += xr[j] * v[j];
+                if (w) s *= w[i];
+                if (s == 0) continue;
+                for (int64_t j = 0; j < n; j++) acc[j] += s * xr[j];
+                continue;
+            }
+            memset(q, 0, (size_t)c * sizeof(double));
+            for (int64_t j = 0; j < n; j++) {
+                double xv = xr[j];
+                if (xv == 0) continue;
+                for (int64_t l = 0; l < c; l++) q[l] += xv * v[j * c + l];
+            }
+            if (w) for (int64_t l = 0; l < c; l++) q[l] *= w[i * ch->wc + (ch->wc == 1 ? 0 : l)];
+            for (int64_t j = 0; j < n; j++) {
+                double xv = xr[j];
+                if (xv == 0) continue;
+                for (int64_t l = 0; l < c; l++) acc[j * c + l] += xv * q[l];
+            }
+        }
+    }
+}
+
+/* t(x) %*% (w * (x %*% v)) (see mm.h). Rows of x are split into T ranges
+ * (T = br_threads() for large inputs; balanced by non-zeros), each range
+ * accumulates into its own n x c partial, and the partials are summed in
+ * range order. */
+MB *k_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e)
+{
+    int64_t m = x->rows, n = x->cols, c = v->cols;
+    if (v->rows != n || (w && (w->rows != m || (w->cols != 1 && w->cols != c)))) {
+        br_err(e, BR_EDIM, "mmchain dimension mismatch: X %lldx%lld, v %lldx%lld, w %lldx%lld",
+               (long long)m, (long long)n, (long long)v->rows, (long long)c,
+               (long long)(w ? w->rows : 0), (long long)(w ? w->cols : 0));
+        return NULL;
+    }
+    if (m == 0 || n == 0 || c == 0 || x->nnz == 0 || v->nnz == 0 || (w && w->nnz == 0))
+        return mb_empty(n, c, e);
+    MB *vd = NULL, *wd = NULL, *r = NULL;
+    double *part = NULL;
+    int64_t *rb = NULL;
+    if (v->sparse && !(vd = mb_to_dense(v, e))) goto done;
+    if (w && w->sparse && !(wd = mb_to_dense(w, e))) goto done;
+    Chain ch = { x, vd ? vd->d : v->d, w ? (wd ? wd->d : w->d) : NULL, c, w ? w->cols : 1 };
+
+    double cells = x->sparse ? (double)x->nnz : (double)m * (double)n;
+    int T = nthreads_for(cells * (double)c * 2);
+    if (T > m) T = (int)m;
+    size_t nc = (size_t)n * (size_t)c, bytes;
+    if (!br_mul_ok(nc * sizeof(double), (size_t)(T - 1), &bytes)) { oom(e); goto done; }
+    r = mb_dense(n, c, e);
+    if (!r) goto done;
+    if (T > 1 && !(part = br_calloc_aligned(bytes))) { oom(e); goto done; }
+    rb = br_malloc((size_t)(T + 1) * sizeof(int64_t));
+    if (!rb) { oom(e); goto done; }
+    for (int t = 0; t <= T; t++) {
+        if (!x->sparse) { rb[t] = t * m / T; continue; }
+        int64_t target = (int64_t)((double)x->nnz * t / T);
+        int64_t lo = 0, hi = m;           /* first row r with rp[r] >= target */
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (x->rp[mid] < target) lo = mid + 1;
+            else hi = mid;
+        }
+        rb[t] = t == T ? m : lo;
+    }
+    int fail = 0;
+    #pragma omp parallel num_threads(T) if (T > 1)
+    {
+        int tid = omp_get_thread_num(), nt = omp_get_num_threads();
+        double *q = br_malloc((size_t)c * sizeof(double));
+        if (!q) __atomic_store_n(&fail, 1, __ATOMIC_RELAXED);
+        else
+            for (int t = tid; t < T; t += nt)
+                chain_rows(&ch, rb[t], rb[t + 1], t == 0 ? r->d : part + (size_t)(t - 1) * nc, q);
+        free(q);
+    }
+    if (fail) { oom(e); mb_release(r); r = NULL; goto done; }
+    if (T > 1) {
+        int TC = nthreads_for((double)nc * T);
+        #pragma omp parallel for num_threads(TC) if (TC > 1)
+        for (size_t j = 0; j < nc; j++) {
+            double s = r->d[j];
+            for (int t = 1; t < T; t++) s += part[(size_t)(t - 1) * nc + j];
+            r->d[j] = s;
+        }
+    }
+    r = finish(r, e);
+done:
+    mb_release(vd);
+    mb_release(wd);
+    br_free_aligned(part);
+    free(rb);
+    return r;
+}

@@ -1,0 +1,35 @@
+/* mm.h: matrix multiplication kernels (%*% and its physical variants).
+ *
+ * Every function returns a NEW block the caller owns (release with
+ * mb_release), or NULL with e set; inputs are never modified. Inputs may be
+ * dense or sparse (including the empty sparse block); the output format
+ * follows the data (mb_examine's rule). Dense x dense products go to
+ * OpenBLAS; products with a sparse side use braid's own kernels,
+ * parallel over output rows with OpenMP (br_threads()).
+ */
+#ifndef BRAID_K_MM_H
+#define BRAID_K_MM_H
+
+#include "../matrix/mb.h"
+
+/* a (m x k) %*% b (k x n) -> m x n. Shape mismatch: error "dimension". */
+MB *k_matmul(const MB *a, const MB *b, BrErr *e);
+
+/* Transpose-self product: left ? t(x) %*% x : x %*% t(x). */
+MB *k_tsmm(const MB *x, bool left, BrErr *e);
+
+/* Matrix-multiply chain t(x) %*% (w * (x %*% v)) in one pass over x.
+ * x: m x n; v: n x c (a column vector or a few columns); w: NULL (then
+ * t(x) %*% (x %*% v)), m x 1 (scales rows) or m x c (elementwise).
+ * Result n x c. Deterministic for a fixed thread count. */
+MB *k_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e);
+
+/* t(a) %*% b without materializing t(a) where possible: a (k x m),
+ * b (k x n) -> m x n. */
+MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e);
+
+/* Sets OpenBLAS's thread count to br_threads() (cheap when unchanged).
+ * Called before every BLAS/LAPACK call made by the kernels. */
+void k_blas_threads(void);
+
+#endif

@@ -1,0 +1,508 @@
+/* load.c: loading a DML program: the main script, the files it source()s
+ * (each loaded once, keyed by canonical path) and the builtin script
+ * library (loaded on demand when an unknown function is called), then
+ * call resolution and validation (validate.c). */
+#include "langint.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- files ---- */
+
+/* Reads a whole regular file into a malloc'ed NUL-terminated buffer;
+ * NULL (errno set) on failure. */
+static char *read_file(const char *path, size_t *len)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return NULL;
+    if (!S_ISREG(st.st_mode)) {
+        errno = EISDIR;
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                errno = ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0) break;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
+        errno = EIO;
+    }
+    fclose(f);
+    if (!buf) return NULL;
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The folder part of a path ("" when there is none), in the arena. */
+static const char *dir_of(Arena *a, const char *path)
+{
+    const char *sl = strrchr(path, '/');
+    if (!sl) return "";
+    if (sl == path) return "/";
+    return arena_strndup(a, path, (size_t)(sl - path));
+}
+
+/* dir + "/" + name (+ ext), malloc'ed. */
+static char *join(const char *dir, const char *name, const char *ext)
+{
+    size_t n = strlen(dir) + strlen(name) + strlen(ext) + 2;
+    char *s = malloc(n);
+    if (!s) return NULL;
+    if (!*dir) snprintf(s, n, "%s%s", name, ext);
+    else if (dir[strlen(dir) - 1] == '/') snprintf(s, n, "%s%s%s", dir, name, ext);
+    else snprintf(s, n, "%s/%s%s", dir, name, ext);
+    return s;
+}
+
+/* The canonical path of an existing file, in the arena (NULL if none). */
+static const char *canonical(Arena *a, const char *path)
+{
+    char *r = realpath(path, NULL);
+    if (!r) return NULL;
+    const char *c = arena_strdup(a, r);
+    free(r);
+    return c;
+}
+
+static LFile *find_file_canon(Program *p, const char *canon)
+{
+    for (int i = 0; i < p->nfiles; i++)
+        if (p->files[i]->canon && strcmp(p->files[i]->canon, canon) == 0) return p->files[i];
+    return NULL;
+}
+
+static LFile *find_file_key(const Program *p, const char *key)
+{
+    for (int i = 0; i < p->nfiles; i++)
+        if (strcmp(p->files[i]->key, key) == 0) return p->files[i];
+    return NULL;
+}
+
+Func *load_file_func(const LFile *f, const char *name)
+{
+    for (int i = 0; i < f->pf.nfuncs; i++)
+        if (strcmp(f->pf.funcs[i]->name, name) == 0) return f->pf.funcs[i];
+    return NULL;
+}
+
+static bool push_file(Program *p, LFile *f)
+{
+    if (p->nfiles == p->capfiles) {
+        int nc = p->capfiles ? 2 * p->capfiles : 8;
+        LFile **nv = realloc(p->files, (size_t)nc * sizeof(LFile *));
+        if (!nv) return false;
+        p->files = nv;
+        p->capfiles = nc;
+    }
+    p->files[p->nfiles++] = f;
+    return true;
+}
+
+static bool push_func(Program *p, Func *f)
+{
+    if (p->nfuncs == p->capfuncs) {
+        int nc = p->capfuncs ? 2 * p->capfuncs : 32;
+        Func **nv = realloc(p->funcs, (size_t)nc * sizeof(Func *));
+        if (!nv) return false;
+        p->funcs = nv;
+        p->capfuncs = nc;
+    }
+    p->funcs[p->nfuncs++] = f;
+    return true;
+}
+
+static void oom(Diag *d, const char *file)
+{
+    Span s = { file, 0, 0 };
+    diag_error(d, s, "out of memory while loading");
+}
+
+/* Parses text as file lf and registers its functions. Returns false only
+ * when out of memory (syntax errors mark lf->parse_failed). */
+static bool parse_into(Program *p, LFile *lf, const char *text, size_t len, Diag *d)
+{
+    diag_add_source(d, lf->path, text);
+    int nerr = parse_file(p->arena, d, lf->path, text, len, &p->opts, &lf->pf);
+    if (nerr) lf->parse_failed = true;
+    for (int i = 0; i < lf->pf.nfuncs; i++) {
+        Func *f = lf->pf.funcs[i];
+        f->ns = lf->key;
+        f->builtin_lib = lf->builtin_lib;
+        if (!push_func(p, f)) return false;
+    }
+    return true;
+}
+
+/* Loads the existing file at path (canonical canon) as a new LFile. */
+static LFile *load_new(Program *p, const char *path, const char *canon, bool lib,
+                       Diag *d, Span at)
+{
+    LFile *lf = arena_alloc(p->arena, sizeof(LFile));
+    if (!lf) {
+        oom(d, path);
+        return NULL;
+    }
+    lf->canon = canon;
+    lf->key = canon;
+    lf->path = arena_strdup(p->arena, path);
+    lf->dir = lf->path ? dir_of(p->arena, lf->path) : NULL;
+    lf->builtin_lib = lib;
+    if (!lf->path || !lf->dir || !push_file(p, lf)) {
+        oom(d, path);
+        return NULL;
+    }
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) {
+        diag_error(d, at, "cannot read '%s': %s", path, strerror(errno));
+        lf->parse_failed = true;
+        lf->imports_done = true;
+        return lf;
+    }
+    bool ok = parse_into(p, lf, text, len, d);
+    free(text);
+    if (!ok) {
+        oom(d, path);
+        return NULL;
+    }
+    return lf;
+}
+
+/* source("path") as alias in file f: path relative to f's folder, then
+ * to the working directory. */
+static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
+{
+    char *cand[2] = { NULL, NULL };
+    int nc = 0;
+    if (si->path[0] == '/') {
+        cand[nc++] = join("", si->path, "");
+    } else {
+        if (f->dir && f->dir[0]) cand[nc++] = join(f->dir, si->path, "");
+        cand[nc++] = join("", si->path, "");
+    }
+    const char *found = NULL;
+    for (int i = 0; i < nc; i++)
+        if (cand[i] && is_file(cand[i])) {
+            found = cand[i];
+            break;
+        }
+    if (!found) {
+        if (nc == 2 && cand[0])
+            diag_error(d, si->span, "cannot find source file '%s' (looked for '%s' and '%s')",
+                       si->path, cand[0], si->path);
+        else
+            diag_error(d, si->span, "cannot find source file '%s'", si->path);
+    } else {
+        const char *canon = canonical(p->arena, found);
+        LFile *t = canon ? find_file_canon(p, canon) : NULL;
+        if (!t && canon) t = load_new(p, found, canon, false, d, si->span);
+        if (t) {
+            for (int i = 0; i < f->naliases; i++) {
+                if (strcmp(f->aliases[i].alias, si->alias) == 0 && f->aliases[i].file != t) {
+                    diag_error(d, si->span, "namespace '%s' is already bound to '%s'",
+                               si->alias, f->aliases[i].file->path);
+                    t = NULL;
+                    break;
+                }
+            }
+        }
+        if (t) {
+            Alias *na = arena_alloc(p->arena, (size_t)(f->naliases + 1) * sizeof(Alias));
+            if (!na) {
+                oom(d, f->path);
+            } else {
+                if (f->naliases) memcpy(na, f->aliases, (size_t)f->naliases * sizeof(Alias));
+                na[f->naliases].alias = si->alias;
+                na[f->naliases].file = t;
+                f->aliases = na;
+                f->naliases++;
+            }
+        }
+    }
+    free(cand[0]);
+    free(cand[1]);
+}
+
+/* Processes the source() imports of every file not yet done (files loaded
+ * on the way are appended and processed in turn). */
+static void load_imports(Program *p, Diag *d)
+{
+    for (int i = 0; i < p->nfiles; i++) {
+        LFile *f = p->files[i];
+        if (f->imports_done) continue;
+        f->imports_done = true;
+        for (int j = 0; j < f->pf.nimports; j++) do_import(p, f, &f->pf.imports[j], d);
+    }
+}
+
+/* The library script for function name (builtin_dir/name.dml), loaded on
+ * first use; NULL if there is none. */
+static LFile *load_library(Program *p, const char *name, Diag *d, Span at)
+{
+    if (!p->opts.builtin_dir || !name[0]) return NULL;
+    char *path = join(p->opts.builtin_dir, name, ".dml");
+    if (!path) return NULL;
+    LFile *lf = NULL;
+    if (is_file(path)) {
+        const char *canon = canonical(p->arena, path);
+        if (canon) {
+            lf = find_file_canon(p, canon);
+            if (!lf) {
+                lf = load_new(p, path, canon, true, d, at);
+                if (lf) load_imports(p, d);
+            }
+        }
+    }
+    free(path);
+    return lf;
+}
+
+/* m_name or name in a library file. */
+static Func *library_func(const LFile *lf, const char *name)
+{
+    size_t n = strlen(name) + 3;
+    char *m = malloc(n);
+    Func *f = NULL;
+    if (m) {
+        snprintf(m, n, "m_%s", name);
+        f = load_file_func(lf, m);
+        free(m);
+    }
+    return f ? f : load_file_func(lf, name);
+}
+
+static LFile *alias_file(const LFile *f, const char *alias)
+{
+    for (int i = 0; i < f->naliases; i++)
+        if (strcmp(f->aliases[i].alias, alias) == 0) return f->aliases[i].file;
+    return NULL;
+}
+
+bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
+{
+    const char *name = e->call.name;
+    e->call.func = NULL;
+    e->call.builtin = NULL;
+    if (e->call.ns) {
+        LFile *t = alias_file(f, e->call.ns);
+        if (!t) {
+            diag_error(d, e->span, "unknown namespace '%s' in call to '%s::%s' "
+                       "(no source(...) as %s)", e->call.ns, e->call.ns, name, e->call.ns);
+            return false;
+        }
+        e->call.func = load_file_func(t, name);
+        if (!e->call.func) {
+            diag_error(d, e->span, "unknown function '%s::%s' ('%s' defines no function '%s')",
+                       e->call.ns, name, t->path, name);
+            return false;
+        }
+        return true;
+    }
+    if ((e->call.func = load_file_func(f, name))) return true;
+    if ((e->call.builtin = ops_builtin(name))) return true;
+    LFile *lib = load_library(p, name, d, e->span);
+    if (lib && (e->call.func = library_func(lib, name))) return true;
+    if (lib && lib->parse_failed) return false;  /* its errors are reported */
+    if (lib)
+        diag_error(d, e->span, "unknown function '%s' ('%s' defines neither 'm_%s' nor '%s')",
+                   name, lib->path, name, name);
+    else
+        diag_error(d, e->span, "unknown function '%s'", name);
+    return false;
+}
+
+/* Validates every loaded file not yet validated (library files loaded
+ * during validation are appended and validated in turn). */
+static void validate_all(Program *p, Diag *d)
+{
+    for (int i = 0; i < p->nfiles; i++) {
+        LFile *f = p->files[i];
+        if (f->validated || f->parse_failed) continue;
+        f->validated = true;
+        validate_file(p, f, d);
+    }
+}
+
+/* ---- programs ---- */
+
+static Program *program_new(const LangOptions *o)
+{
+    Program *p = calloc(1, sizeof(Program));
+    if (!p) return NULL;
+    p->arena = arena_new();
+    if (!p->arena) {
+        free(p);
+        return NULL;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    if (o) {
+        if (o->builtin_dir) p->opts.builtin_dir = arena_strdup(p->arena, o->builtin_dir);
+        int n = o->nargs > 0 ? o->nargs : 0;
+        const char **nm = arena_alloc(p->arena, (size_t)n * sizeof(char *));
+        const char **vl = arena_alloc(p->arena, (size_t)n * sizeof(char *));
+        if (!nm || !vl) {
+            lang_program_free(p);
+            return NULL;
+        }
+        for (int i = 0; i < n; i++) {
+            nm[i] = o->arg_names && o->arg_names[i] ? arena_strdup(p->arena, o->arg_names[i]) : "";
+            vl[i] = o->arg_values && o->arg_values[i] ? arena_strdup(p->arena, o->arg_values[i]) : "";
+        }
+        p->opts.arg_names = nm;
+        p->opts.arg_values = vl;
+        p->opts.nargs = n;
+    }
+    return p;
+}
+
+void lang_program_free(Program *p)
+{
+    if (!p) return;
+    pthread_mutex_destroy(&p->lock);
+    arena_free(p->arena);
+    free(p->files);
+    free(p->funcs);
+    free(p);
+}
+
+/* Loads the main script from text; path is its name in messages, canon
+ * its canonical path (NULL for a string). */
+static Program *load_main(const char *text, size_t len, const char *path, const char *canon,
+                          const LangOptions *o, Diag *d)
+{
+    int before = diag_nerrors(d);
+    Program *p = program_new(o);
+    if (!p) {
+        oom(d, path);
+        return NULL;
+    }
+    LFile *lf = arena_alloc(p->arena, sizeof(LFile));
+    if (!lf || !push_file(p, lf)) {
+        oom(d, path);
+        lang_program_free(p);
+        return NULL;
+    }
+    lf->key = "";
+    lf->path = arena_strdup(p->arena, path);
+    lf->canon = canon ? arena_strdup(p->arena, canon) : NULL;
+    lf->dir = lf->path ? dir_of(p->arena, lf->path) : NULL;
+    if (!lf->path || !lf->dir || !parse_into(p, lf, text, len, d)) {
+        oom(d, path);
+        lang_program_free(p);
+        return NULL;
+    }
+    load_imports(p, d);
+    bool parse_failed = false;
+    for (int i = 0; i < p->nfiles; i++) parse_failed |= p->files[i]->parse_failed;
+    if (!parse_failed) validate_all(p, d);
+    if (diag_nerrors(d) > before) {
+        lang_program_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+Program *lang_load_file(const char *path, const LangOptions *o, Diag *d)
+{
+    size_t len;
+    char *text = read_file(path, &len);
+    if (!text) {
+        Span s = { path, 0, 0 };
+        diag_error(d, s, "cannot read script: %s", strerror(errno));
+        return NULL;
+    }
+    char *canon = realpath(path, NULL);
+    Program *p = load_main(text, len, path, canon, o, d);
+    free(canon);
+    free(text);
+    return p;
+}
+
+Program *lang_load_string(const char *text, const char *name, const LangOptions *o, Diag *d)
+{
+    if (!text) text = "";
+    return load_main(text, strlen(text), name ? name : "<string>", NULL, o, d);
+}
+
+const Block *lang_main(const Program *p)
+{
+    return &p->files[0]->pf.main;
+}
+
+int lang_nfuncs(const Program *p)
+{
+    return p->nfuncs;
+}
+
+Func *lang_func(const Program *p, int i)
+{
+    return i >= 0 && i < p->nfuncs ? p->funcs[i] : NULL;
+}
+
+Arena *lang_arena(Program *p)
+{
+    return p->arena;
+}
+
+Func *lang_find_func(const Program *cp, const char *ns_key, const char *name)
+{
+    Program *p = (Program *)cp;  /* may load library files */
+    if (!name) return NULL;
+    pthread_mutex_lock(&p->lock);
+    Func *f = NULL;
+    LFile *from = find_file_key(p, ns_key ? ns_key : "");
+    if (!from) from = p->files[0];
+    const char *sep = strstr(name, "::");
+    if (sep) {
+        char *alias = strndup(name, (size_t)(sep - name));
+        LFile *t = alias ? alias_file(from, alias) : NULL;
+        if (t) f = load_file_func(t, sep + 2);
+        free(alias);
+    } else if (!(f = load_file_func(from, name))) {
+        /* the library: load (and check) on demand; on errors roll back */
+        int nfiles = p->nfiles, nfuncs = p->nfuncs;
+        Diag *d = diag_new();
+        Span none = { NULL, 0, 0 };
+        LFile *lib = d ? load_library(p, name, d, none) : NULL;
+        if (lib) {
+            validate_all(p, d);
+            f = library_func(lib, name);
+        }
+        if (!d || diag_nerrors(d) > 0) {
+            f = NULL;
+            p->nfiles = nfiles;
+            p->nfuncs = nfuncs;
+        }
+        diag_free(d);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return f;
+}

@@ -1,0 +1,50 @@
+/* load.h: the front end's entry points. Loading a script lexes and parses
+ * it, substitutes $-arguments and ifdef(), loads source()d files and the
+ * builtin script library on demand, resolves every call and validates the
+ * program (lang/validate.c). Errors and warnings go to the Diag. */
+#ifndef BRAID_LOAD_H
+#define BRAID_LOAD_H
+
+#include "ast.h"
+#include "../base/arena.h"
+
+typedef struct LangOptions {
+    const char *builtin_dir;          /* folder of the DML builtin library
+                                         (scripts/builtin); NULL: none */
+    const char *const *arg_names;     /* $-arguments: names ("out", "1", ...) */
+    const char *const *arg_values;    /*   and their raw text values */
+    int nargs;
+    const char *const *predefined;    /* variables bound before the script
+                                         runs (embedding API inputs) */
+    int npredefined;
+} LangOptions;
+
+/* Loads the script in file `path` / in `text` (named `name` in messages,
+ * NULL: "<string>"). o may be NULL (no arguments, no library). Returns the
+ * program (free with lang_program_free), or NULL when there were errors
+ * (then diag_nerrors(d) > 0). Warnings do not fail the load. */
+Program *lang_load_file(const char *path, const LangOptions *o, Diag *d);
+Program *lang_load_string(const char *text, const char *name,
+                          const LangOptions *o, Diag *d);
+void lang_program_free(Program *p);
+
+/* The top-level statements of the main script. */
+const Block *lang_main(const Program *p);
+/* All functions of all loaded files (main script, sourced files, library
+ * scripts), in load order. lang_find_func may append more. */
+int lang_nfuncs(const Program *p);
+Func *lang_func(const Program *p, int i);
+/* For eval("name", ...): the function `name` (or "ns::name") as seen from
+ * the file with namespace key ns_key ("" = main script; NULL = main), else
+ * the builtin library (scripts/builtin/name.dml loaded on demand, function
+ * m_name or name). NULL if there is none (builtin operators are not
+ * functions). Thread-safe against itself. */
+Func *lang_find_func(const Program *p, const char *ns_key, const char *name);
+/* The program's arena, for later passes that add nodes. */
+Arena *lang_arena(Program *p);
+
+/* The value of a command-line argument as a literal expression (TRUE/FALSE
+ * -> bool, then int64, then double, else string), allocated in a. */
+Expr *lang_arg_literal(Arena *a, const char *value, Span at);
+
+#endif

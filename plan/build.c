@@ -1,0 +1,902 @@
+/* build.c: from the AST to the runtime program. Statements are split into
+ * program blocks at control flow; each basic block becomes one HOP DAG
+ * (seed 002, section 2), with sizes propagated where they are known at
+ * compile time; instructions are then generated from each DAG. */
+#include "build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/diag.h"
+#include "../lang/load.h"
+
+/* ---- compile-time variable information ---- */
+
+typedef struct VInfo {
+    const char *name;
+    DataType dt;
+    ValueType vt;
+    int64_t rows, cols;
+} VInfo;
+
+typedef struct VMap { VInfo *v; int n, cap; } VMap;
+
+static VInfo *vm_get(VMap *m, const char *name)
+{
+    for (int i = 0; i < m->n; i++)
+        if (strcmp(m->v[i].name, name) == 0) return &m->v[i];
+    return NULL;
+}
+
+static void vm_set(VMap *m, const char *name, DataType dt, ValueType vt, int64_t r, int64_t c)
+{
+    VInfo *vi = vm_get(m, name);
+    if (!vi) {
+        if (m->n == m->cap) {
+            m->cap = m->cap ? m->cap * 2 : 16;
+            m->v = realloc(m->v, (size_t)m->cap * sizeof *m->v);
+            if (!m->v) abort();
+        }
+        vi = &m->v[m->n++];
+        vi->name = name;
+    }
+    vi->dt = dt; vi->vt = vt; vi->rows = r; vi->cols = c;
+}
+
+static VMap vm_copy(const VMap *m)
+{
+    VMap c = {0};
+    if (m->n) {
+        c.v = malloc((size_t)m->n * sizeof *m->v);
+        if (!c.v) abort();
+        memcpy(c.v, m->v, (size_t)m->n * sizeof *m->v);
+        c.n = c.cap = m->n;
+    }
+    return c;
+}
+
+/* After a branch: keep what both sides agree on. */
+static void vm_merge(VMap *into, const VMap *other)
+{
+    for (int i = 0; i < other->n; i++) {
+        const VInfo *o = &other->v[i];
+        VInfo *t = vm_get(into, o->name);
+        if (!t) { vm_set(into, o->name, o->dt, o->vt, o->rows, o->cols); continue; }
+        if (t->dt != o->dt) t->dt = DT_UNKNOWN;
+        if (t->vt != o->vt) t->vt = VT_UNKNOWN;
+        if (t->rows != o->rows) t->rows = -1;
+        if (t->cols != o->cols) t->cols = -1;
+    }
+}
+
+/* ---- context ---- */
+
+typedef struct BCtx {
+    RtProgram *prog;
+    Diag *diag;
+    Func *func;          /* function being compiled, NULL for main */
+    VMap vars;
+    HopDag *dag;         /* current DAG */
+    int nerr;
+} BCtx;
+
+static void err(BCtx *c, Span sp, const char *fmt, const char *a, const char *b)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, a ? a : "", b ? b : "");
+    diag_error(c->diag, sp, "%s", msg);
+    c->nerr++;
+}
+
+static Hop *build_expr(BCtx *c, Expr *e);
+
+/* Current value of variable name in the DAG: its binding, or a TREAD. */
+static Hop *lookup(BCtx *c, const char *name, Span sp)
+{
+    HopDag *d = c->dag;
+    for (int i = 0; i < d->nw; i++)
+        if (strcmp(d->wnames[i], name) == 0) return d->whops[i];
+    for (int i = 0; i < d->n; i++)
+        if (d->hops[i]->kind == H_TREAD && strcmp(d->hops[i]->name, name) == 0) return d->hops[i];
+    Hop *h = hop_new(d, H_TREAD, sp, 0);
+    h->name = name;
+    VInfo *vi = vm_get(&c->vars, name);
+    if (vi) { h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; }
+    else { h->dt = DT_UNKNOWN; h->vt = VT_UNKNOWN; }
+    hop_infer(h);
+    d->rnames = realloc(d->rnames, (size_t)(d->nr + 1) * sizeof(char *));
+    if (!d->rnames) abort();
+    d->rnames[d->nr++] = name;
+    return h;
+}
+
+static void bind(BCtx *c, const char *name, Hop *h)
+{
+    hop_set_write(c->dag, name, h);
+    vm_set(&c->vars, name, h->dt, h->vt, h->dt == DT_MATRIX ? h->rows : -1,
+           h->dt == DT_MATRIX ? h->cols : -1);
+}
+
+static Hop *lit(BCtx *c, Value v, Span sp)
+{
+    Hop *h = hop_new(c->dag, H_LIT, sp, 0);
+    h->lit = v;
+    hop_infer(h);
+    return h;
+}
+
+static Hop *unary(BCtx *c, OpCode op, Hop *a, Span sp)
+{
+    Hop *h = hop_new(c->dag, H_UNARY, sp, 1);
+    h->op = op;
+    h->in[0] = a;
+    hop_infer(h);
+    return h;
+}
+
+static bool knownm(const Hop *h) { return h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0; }
+
+static Hop *binary(BCtx *c, OpCode op, Hop *a, Hop *b, Span sp)
+{
+    Hop *h = hop_new(c->dag, H_BINARY, sp, 2);
+    h->op = op;
+    h->in[0] = a;
+    h->in[1] = b;
+    if (knownm(a) && knownm(b)) {
+        bool ok = (a->rows == b->rows && a->cols == b->cols) ||
+                  (b->rows == 1 && b->cols == a->cols) || (b->cols == 1 && b->rows == a->rows) ||
+                  (a->rows == 1 && a->cols == b->cols) || (a->cols == 1 && a->rows == b->rows) ||
+                  (a->cols == 1 && b->rows == 1) || (a->rows == 1 && a->cols == 1) ||
+                  (b->rows == 1 && b->cols == 1);
+        if (!ok) {
+            char x[64], y[64];
+            snprintf(x, sizeof x, "%lldx%lld", (long long)a->rows, (long long)a->cols);
+            snprintf(y, sizeof y, "%lldx%lld", (long long)b->rows, (long long)b->cols);
+            char m[200];
+            snprintf(m, sizeof m, "dimension mismatch in '%s': %s vs %s", op_info[op].name, x, y);
+            err(c, sp, "%s%s", m, "");
+        }
+    }
+    hop_infer(h);
+    return h;
+}
+
+static Hop *matmul(BCtx *c, Hop *a, Hop *b, Span sp)
+{
+    Hop *h = hop_new(c->dag, H_MATMUL, sp, 2);
+    h->op = OP_MATMUL;
+    h->in[0] = a;
+    h->in[1] = b;
+    if (knownm(a) && knownm(b) && a->cols != b->rows) {
+        char m[200];
+        snprintf(m, sizeof m, "dimension mismatch in '%%*%%': %lldx%lld %%*%% %lldx%lld (inner dimensions differ)",
+                 (long long)a->rows, (long long)a->cols, (long long)b->rows, (long long)b->cols);
+        err(c, sp, "%s%s", m, "");
+    }
+    hop_infer(h);
+    return h;
+}
+
+static Hop *agg(BCtx *c, OpCode op, AggDir dir, Hop *a, Span sp)
+{
+    Hop *h = hop_new(c->dag, H_AGG, sp, 1);
+    h->op = op;
+    h->dir = dir;
+    h->in[0] = a;
+    hop_infer(h);
+    return h;
+}
+
+static Hop *reorg(BCtx *c, OpCode op, Hop *a, Span sp)
+{
+    Hop *h = hop_new(c->dag, H_REORG, sp, 1);
+    h->op = op;
+    h->in[0] = a;
+    hop_infer(h);
+    return h;
+}
+
+/* ---- builtin parameter specs (ops.def) ---- */
+
+typedef struct SpecParam { char name[32]; char deflt[64]; bool has_default; } SpecParam;
+
+/* Parses a params spec; returns the number of named params, *variadic set
+ * when the spec ends with "...". */
+static int spec_parse(const char *spec, SpecParam *out, int max, bool *variadic)
+{
+    int n = 0;
+    *variadic = false;
+    const char *p = spec;
+    while (*p && n < max) {
+        if (strncmp(p, "...", 3) == 0) { *variadic = true; break; }
+        SpecParam *sp = &out[n];
+        memset(sp, 0, sizeof *sp);
+        int k = 0;
+        while (*p && *p != ',' && *p != '=' && k < 31) sp->name[k++] = *p++;
+        if (*p == '=') {
+            p++;
+            sp->has_default = true;
+            bool inq = false;
+            k = 0;
+            while (*p && (inq || *p != ',') && k < 63) {
+                if (*p == '"') inq = !inq;
+                if (*p == '\\' && p[1]) { sp->deflt[k++] = *p++; }
+                sp->deflt[k++] = *p++;
+            }
+        }
+        n++;
+        if (*p == ',') p++;
+    }
+    return n;
+}
+
+/* A literal from a default text in ops.def; NULL for "NULL". */
+static Hop *default_hop(BCtx *c, const char *t, Span sp)
+{
+    if (strcmp(t, "NULL") == 0) return NULL;
+    if (strcmp(t, "TRUE") == 0) return lit(c, val_bool(true), sp);
+    if (strcmp(t, "FALSE") == 0) return lit(c, val_bool(false), sp);
+    if (t[0] == '"') {
+        char buf[64];
+        size_t k = 0;
+        for (const char *p = t + 1; *p && *p != '"' && k < sizeof buf - 1; p++) {
+            if (*p == '\\' && p[1] == 'n') { buf[k++] = '\n'; p++; }
+            else buf[k++] = *p;
+        }
+        buf[k] = 0;
+        return lit(c, val_string(buf), sp);
+    }
+    if (strchr(t, '.') || strchr(t, 'e')) return lit(c, val_double(strtod(t, NULL)), sp);
+    return lit(c, val_int(strtoll(t, NULL, 10)), sp);
+}
+
+/* Binds the arguments of a builtin call to its parameters. Returns the hop
+ * (kind H_BUILTIN) with in[] = named params in order, then variadic args. */
+static Hop *bind_builtin(BCtx *c, Expr *e, const BuiltinInfo *bi)
+{
+    SpecParam ps[16];
+    bool variadic;
+    int np = spec_parse(bi->params, ps, 16, &variadic);
+    Hop *args[16] = {0};
+    bool given[16] = {0};
+    int nargs = e->call.nargs;
+    Hop **var = nargs ? calloc((size_t)nargs, sizeof(Hop *)) : NULL;
+    const char **vnames = nargs ? calloc((size_t)nargs, sizeof(char *)) : NULL;
+    int nvar = 0, pos = 0;
+    for (int i = 0; i < nargs; i++) {
+        Arg *a = &e->call.args[i];
+        Hop *v = build_expr(c, a->value);
+        if (a->name) {
+            int k = -1;
+            for (int j = 0; j < np; j++)
+                if (strcmp(ps[j].name, a->name) == 0) k = j;
+            if (k < 0 && variadic) { vnames[nvar] = a->name; var[nvar++] = v; continue; }
+            if (k < 0) { err(c, a->span, "unknown argument '%s' for builtin '%s'", a->name, bi->name); continue; }
+            args[k] = v;
+            given[k] = true;
+        } else {
+            while (pos < np && given[pos]) pos++;
+            if (pos < np) { args[pos] = v; given[pos] = true; pos++; }
+            else if (variadic) var[nvar++] = v;
+            else err(c, a->span, "too many arguments for builtin '%s'%s", bi->name, "");
+        }
+    }
+    for (int j = 0; j < np; j++)
+        if (!given[j]) {
+            if (ps[j].has_default) args[j] = default_hop(c, ps[j].deflt, e->span);
+            else err(c, e->span, "missing argument '%s' for builtin '%s'", ps[j].name, bi->name);
+        }
+    Hop *h = hop_new(c->dag, H_BUILTIN, e->span, np + nvar);
+    h->bi = bi->id;
+    h->nvar = nvar;
+    for (int j = 0; j < np; j++) h->in[j] = args[j];
+    bool anynames = false;
+    for (int j = 0; j < nvar; j++) { h->in[np + j] = var[j]; if (vnames[j]) anynames = true; }
+    if (anynames) {
+        h->anames = arena_alloc(c->dag->arena, (size_t)nvar * sizeof(char *));
+        for (int j = 0; j < nvar; j++) h->anames[j] = vnames[j];
+    }
+    free(var);
+    free(vnames);
+    h->dt = DT_UNKNOWN;
+    return h;
+}
+
+/* Arguments of a builtin call: the i-th positional argument's hop. */
+static Hop *arg_pos(BCtx *c, Expr *e, int i)
+{
+    int k = 0;
+    for (int j = 0; j < e->call.nargs; j++)
+        if (!e->call.args[j].name) { if (k == i) return build_expr(c, e->call.args[j].value); k++; }
+    return NULL;
+}
+
+static int npos(const Expr *e)
+{
+    int k = 0;
+    for (int j = 0; j < e->call.nargs; j++) k += !e->call.args[j].name;
+    return k;
+}
+
+/* Typed mapping of builtins to operators where a dedicated HOP exists. */
+static Hop *build_builtin(BCtx *c, Expr *e)
+{
+    const BuiltinInfo *bi = e->call.builtin;
+    Span sp = e->span;
+    int n = e->call.nargs;
+    bool allpos = npos(e) == n;
+    OpCode u = OP__COUNT;
+    switch (bi->id) {
+    case BI_ABS: u = OP_ABS; break;
+    case BI_EXP: u = OP_EXP; break;
+    case BI_SQRT: u = OP_SQRT; break;
+    case BI_ROUND: u = OP_ROUND; break;
+    case BI_FLOOR: u = OP_FLOOR; break;
+    case BI_CEIL: case BI_CEILING: u = OP_CEIL; break;
+    case BI_SIGN: u = OP_SIGN; break;
+    case BI_SIN: u = OP_SIN; break;
+    case BI_COS: u = OP_COS; break;
+    case BI_TAN: u = OP_TAN; break;
+    case BI_ASIN: u = OP_ASIN; break;
+    case BI_ACOS: u = OP_ACOS; break;
+    case BI_ATAN: u = OP_ATAN; break;
+    case BI_SINH: u = OP_SINH; break;
+    case BI_COSH: u = OP_COSH; break;
+    case BI_TANH: u = OP_TANH; break;
+    case BI_SIGMOID: u = OP_SIGMOID; break;
+    case BI_ISNA: u = OP_ISNA; break;
+    case BI_ISNAN: u = OP_ISNAN; break;
+    case BI_ISINF: u = OP_ISINF; break;
+    default: break;
+    }
+    if (u != OP__COUNT && n == 1)
+        return unary(c, u, build_expr(c, e->call.args[0].value), sp);
+    if (bi->id == BI_LOG && allpos && (n == 1 || n == 2)) {
+        Hop *a = arg_pos(c, e, 0);
+        if (n == 1) return unary(c, OP_LOG, a, sp);
+        return binary(c, OP_LOGB, a, arg_pos(c, e, 1), sp);
+    }
+    OpCode b = OP__COUNT;
+    switch (bi->id) {
+    case BI_XOR: b = OP_XOR; break;
+    case BI_BITAND: b = OP_BITAND; break;
+    case BI_BITOR: b = OP_BITOR; break;
+    case BI_BITXOR: b = OP_BITXOR; break;
+    case BI_SHIFTL: b = OP_SHIFTL; break;
+    case BI_SHIFTR: b = OP_SHIFTR; break;
+    default: break;
+    }
+    if (b != OP__COUNT && n == 2 && allpos)
+        return binary(c, b, arg_pos(c, e, 0), arg_pos(c, e, 1), sp);
+    if ((bi->id == BI_MIN || bi->id == BI_MAX || bi->id == BI_PMIN || bi->id == BI_PMAX) && allpos && n >= 1) {
+        bool isMin = bi->id == BI_MIN || bi->id == BI_PMIN;
+        if (n == 1) return agg(c, isMin ? OP_AMIN : OP_AMAX, DIR_FULL, arg_pos(c, e, 0), sp);
+        Hop *acc = arg_pos(c, e, 0);
+        for (int i = 1; i < n; i++) acc = binary(c, isMin ? OP_MIN : OP_MAX, acc, arg_pos(c, e, i), sp);
+        return acc;
+    }
+    struct { BuiltinId bi; OpCode op; AggDir dir; } aggs[] = {
+        {BI_SUM, OP_SUM, DIR_FULL}, {BI_PROD, OP_PROD, DIR_FULL}, {BI_MEAN, OP_MEAN, DIR_FULL},
+        {BI_VAR, OP_VAR, DIR_FULL}, {BI_SD, OP_SD, DIR_FULL}, {BI_TRACE, OP_TRACE, DIR_FULL},
+        {BI_ROWSUMS, OP_SUM, DIR_ROW}, {BI_COLSUMS, OP_SUM, DIR_COL},
+        {BI_ROWMEANS, OP_MEAN, DIR_ROW}, {BI_COLMEANS, OP_MEAN, DIR_COL},
+        {BI_ROWVARS, OP_VAR, DIR_ROW}, {BI_COLVARS, OP_VAR, DIR_COL},
+        {BI_ROWSDS, OP_SD, DIR_ROW}, {BI_COLSDS, OP_SD, DIR_COL},
+        {BI_ROWMAXS, OP_AMAX, DIR_ROW}, {BI_COLMAXS, OP_AMAX, DIR_COL},
+        {BI_ROWMINS, OP_AMIN, DIR_ROW}, {BI_COLMINS, OP_AMIN, DIR_COL},
+        {BI_ROWPRODS, OP_PROD, DIR_ROW}, {BI_COLPRODS, OP_PROD, DIR_COL},
+        {BI_ROWIDXMAX, OP_IDXMAX, DIR_ROW}, {BI_ROWIDXMIN, OP_IDXMIN, DIR_ROW},
+    };
+    for (size_t i = 0; i < sizeof aggs / sizeof *aggs; i++)
+        if (aggs[i].bi == bi->id && n == 1)
+            return agg(c, aggs[i].op, aggs[i].dir, build_expr(c, e->call.args[0].value), sp);
+    if (bi->id == BI_T && n == 1) return reorg(c, OP_TRANS, build_expr(c, e->call.args[0].value), sp);
+    if (bi->id == BI_REV && n == 1) return reorg(c, OP_REV, build_expr(c, e->call.args[0].value), sp);
+    if (bi->id == BI_DIAG && n == 1) return reorg(c, OP_DIAG, build_expr(c, e->call.args[0].value), sp);
+    if (bi->id == BI_IFELSE && n == 3 && allpos) {
+        Hop *h = hop_new(c->dag, H_TERNARY, sp, 3);
+        h->op = OP_IFELSE;
+        for (int i = 0; i < 3; i++) h->in[i] = arg_pos(c, e, i);
+        hop_infer(h);
+        return h;
+    }
+    Hop *h = bind_builtin(c, e, bi);
+    /* result types of the generic builtins */
+    Hop *a0 = h->nin ? h->in[0] : NULL;
+    switch (bi->id) {
+    case BI_NROW: case BI_NCOL: case BI_LENGTH: case BI_TIME:
+        h->dt = DT_SCALAR; h->vt = VT_INT; break;
+    case BI_ASSCALAR: case BI_ASDOUBLE: case BI_DET:
+        h->dt = DT_SCALAR; h->vt = VT_DOUBLE; break;
+    case BI_MEDIAN: case BI_MOMENT: case BI_COV:
+        h->dt = DT_SCALAR; h->vt = VT_DOUBLE; break;
+    case BI_QUANTILE:
+        h->dt = (h->in[1] && h->in[1]->dt == DT_SCALAR) ? DT_SCALAR : DT_UNKNOWN;
+        h->vt = VT_DOUBLE; break;
+    case BI_ASINTEGER: h->dt = DT_SCALAR; h->vt = VT_INT; break;
+    case BI_ASLOGICAL: case BI_ASBOOLEAN: case BI_EXISTS: h->dt = DT_SCALAR; h->vt = VT_BOOL; break;
+    case BI_TOSTRING: case BI_TYPEOF: h->dt = DT_SCALAR; h->vt = VT_STRING; break;
+    case BI_LIST: h->dt = DT_LIST; break;
+    case BI_PRINT: case BI_STOP: case BI_ASSERT: case BI_WRITE:
+        h->sidefx = true; h->dt = DT_UNKNOWN; break;
+    case BI_EVAL: h->sidefx = true; h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
+    case BI_READ: h->dt = DT_UNKNOWN; h->sidefx = true; break;
+    case BI_RAND: case BI_SAMPLE: case BI_SEQ: case BI_MATRIX: case BI_CBIND: case BI_RBIND:
+    case BI_RMEMPTY: case BI_REPLACE: case BI_ORDER: case BI_LOWERTRI: case BI_UPPERTRI:
+    case BI_UNIQUE: case BI_TABLE: case BI_AGGREGATE: case BI_SOLVE: case BI_INV:
+    case BI_CHOLESKY: case BI_OUTER: case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN:
+    case BI_CUMMAX: case BI_ASMATRIX:
+        h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
+    case BI_EIGEN: case BI_QR: h->nouts = 2; h->dt = DT_LIST; break;
+    case BI_SVD: case BI_LU: h->nouts = 3; h->dt = DT_LIST; break;
+    default: break;
+    }
+    /* sizes of common generators with literal arguments */
+    double r, cc;
+    if ((bi->id == BI_RAND || bi->id == BI_MATRIX) && h->in[1] && h->in[2] &&
+        h->in[1]->kind == H_LIT && h->in[2]->kind == H_LIT) {
+        r = val_as_double(&h->in[1]->lit);
+        cc = val_as_double(&h->in[2]->lit);
+        if (r >= 0 && cc >= 0) { h->rows = (int64_t)r; h->cols = (int64_t)cc; }
+        if (bi->id == BI_MATRIX && a0 && a0->dt == DT_MATRIX && (r < 0 || cc < 0)) { h->rows = h->cols = -1; }
+    }
+    if (bi->id == BI_CUMSUM || bi->id == BI_CUMPROD || bi->id == BI_CUMMIN || bi->id == BI_CUMMAX ||
+        bi->id == BI_REPLACE) {
+        if (a0) { h->rows = a0->rows; h->cols = a0->cols; }
+    }
+    if (h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0) h->mem = mb_est_dense(h->rows, h->cols);
+    return h;
+}
+
+/* Binds call arguments to a user function's parameters. */
+static Hop *build_fcall(BCtx *c, Expr *e)
+{
+    Func *f = e->call.func;
+    Hop *h = hop_new(c->dag, H_FCALL, e->span, f->nin);
+    h->func = f;
+    h->nouts = f->nout;
+    h->sidefx = true;
+    h->dt = DT_LIST;
+    bool *given = calloc((size_t)f->nin + 1, 1);
+    int pos = 0;
+    for (int i = 0; i < e->call.nargs; i++) {
+        Arg *a = &e->call.args[i];
+        Hop *v = build_expr(c, a->value);
+        int k = -1;
+        if (a->name) {
+            for (int j = 0; j < f->nin; j++)
+                if (strcmp(f->in[j].name, a->name) == 0) k = j;
+            if (k < 0) { err(c, a->span, "unknown argument '%s' of function '%s'", a->name, f->name); continue; }
+        } else {
+            while (pos < f->nin && given[pos]) pos++;
+            if (pos >= f->nin) { err(c, a->span, "too many arguments for function '%s'%s", f->name, ""); continue; }
+            k = pos++;
+        }
+        h->in[k] = v;
+        given[k] = true;
+    }
+    for (int j = 0; j < f->nin; j++)
+        if (!given[j]) {
+            if (f->in[j].deflt) h->in[j] = build_expr(c, f->in[j].deflt);
+            else err(c, e->span, "missing argument '%s' of function '%s'", f->in[j].name, f->name);
+        }
+    free(given);
+    return h;
+}
+
+static Hop *out_of(BCtx *c, Hop *call, int k, Span sp)
+{
+    Hop *o = hop_new(c->dag, H_OUT, sp, 1);
+    o->in[0] = call;
+    o->out_index = k;
+    o->dt = DT_UNKNOWN;
+    if (call->kind == H_FCALL && k < call->func->nout) {
+        o->dt = call->func->out[k].dt;
+        o->vt = call->func->out[k].vt;
+        if (o->dt == DT_MATRIX) o->vt = VT_DOUBLE;
+    } else if (call->kind == H_BUILTIN) {
+        o->dt = DT_MATRIX; o->vt = VT_DOUBLE;
+    }
+    return o;
+}
+
+/* Index hops of one dimension: sets mode, fills lo/hi. */
+static int build_ixdim(BCtx *c, const IndexDim *d, Hop **lo, Hop **hi)
+{
+    *lo = *hi = NULL;
+    if (d->all) return IX_ALL;
+    *lo = build_expr(c, d->lo);
+    if (!d->hi) return IX_SINGLE;
+    *hi = build_expr(c, d->hi);
+    return IX_RANGE;
+}
+
+static Hop *build_expr(BCtx *c, Expr *e)
+{
+    Span sp = e->span;
+    switch (e->kind) {
+    case EX_INT: return lit(c, val_int(e->ival), sp);
+    case EX_DOUBLE: return lit(c, val_double(e->dval), sp);
+    case EX_BOOL: return lit(c, val_bool(e->bval), sp);
+    case EX_STRING: return lit(c, val_string(e->sval), sp);
+    case EX_IDENT: return lookup(c, e->ident, sp);
+    case EX_UNARY: return unary(c, e->unary.op, build_expr(c, e->unary.a), sp);
+    case EX_BINARY: {
+        Hop *a = build_expr(c, e->binary.a);
+        Hop *b = build_expr(c, e->binary.b);
+        if (e->binary.op == OP_MATMUL) return matmul(c, a, b, sp);
+        return binary(c, e->binary.op, a, b, sp);
+    }
+    case EX_CALL:
+        if (e->call.func) {
+            Hop *call = build_fcall(c, e);
+            return out_of(c, call, 0, sp);
+        }
+        if (e->call.builtin) {
+            Hop *h = build_builtin(c, e);
+            if (h->kind == H_BUILTIN && h->nouts > 1) return out_of(c, h, 0, sp);
+            return h;
+        }
+        err(c, sp, "unknown function '%s'%s", e->call.name, "");
+        return lit(c, val_double(0), sp);
+    case EX_INDEX: {
+        Hop *t = lookup(c, e->index.name, sp);
+        Hop *h = hop_new(c->dag, H_RIX, sp, 5);
+        h->in[0] = t;
+        h->has_col = e->index.has_col;
+        h->rmode = build_ixdim(c, &e->index.row, &h->in[1], &h->in[2]);
+        if (e->index.has_col) h->cmode = build_ixdim(c, &e->index.col, &h->in[3], &h->in[4]);
+        hop_infer(h);
+        return h;
+    }
+    }
+    return NULL;
+}
+
+/* ---- statements ---- */
+
+static void stmt_assign(BCtx *c, Stmt *s)
+{
+    LValue *lv = &s->assign.target;
+    Hop *v = build_expr(c, s->assign.value);
+    if (!lv->indexed) {
+        if (s->assign.accum) v = binary(c, OP_PLUS, lookup(c, lv->name, lv->span), v, s->span);
+        hop_add_root(c->dag, v);
+        bind(c, lv->name, v);
+        return;
+    }
+    Hop *t = lookup(c, lv->name, lv->span);
+    Hop *h = hop_new(c->dag, H_LIX, s->span, 6);
+    h->in[0] = t;
+    h->has_col = lv->has_col;
+    h->rmode = build_ixdim(c, &lv->row, &h->in[2], &h->in[3]);
+    if (lv->has_col) h->cmode = build_ixdim(c, &lv->col, &h->in[4], &h->in[5]);
+    if (s->assign.accum) {
+        Hop *cur = hop_new(c->dag, H_RIX, s->span, 5);
+        cur->in[0] = t;
+        cur->has_col = lv->has_col;
+        cur->rmode = h->rmode;
+        cur->cmode = h->cmode;
+        for (int k = 0; k < 4; k++) cur->in[1 + k] = h->in[2 + k];
+        hop_infer(cur);
+        v = binary(c, OP_PLUS, cur, v, s->span);
+    }
+    h->in[1] = v;
+    hop_infer(h);
+    hop_add_root(c->dag, h);
+    bind(c, lv->name, h);
+}
+
+static void stmt_massign(BCtx *c, Stmt *s)
+{
+    Expr *e = s->massign.call;
+    Hop *call;
+    if (e->kind == EX_CALL && e->call.func) {
+        call = build_fcall(c, e);
+        if (s->massign.n > e->call.func->nout)
+            err(c, s->span, "function '%s' has fewer outputs than assigned%s", e->call.name, "");
+    } else if (e->kind == EX_CALL && e->call.builtin) {
+        call = build_builtin(c, e);
+        if (call->kind != H_BUILTIN || call->nouts < s->massign.n) {
+            err(c, s->span, "builtin '%s' does not return %s outputs", e->call.name, "that many");
+            return;
+        }
+    } else {
+        err(c, s->span, "multi-assignment needs a function call%s%s", "", "");
+        return;
+    }
+    hop_add_root(c->dag, call);
+    for (int k = 0; k < s->massign.n; k++) {
+        Hop *o = out_of(c, call, k, s->span);
+        hop_add_root(c->dag, o);
+        bind(c, s->massign.targets[k].name, o);
+    }
+}
+
+static void build_list(BCtx *c, Block *b, PBList *out);
+
+static PBlock *pb_new(PBKind k, Span sp)
+{
+    PBlock *b = br_calloc(1, sizeof *b);
+    if (!b) abort();
+    b->kind = k;
+    b->span = sp;
+    return b;
+}
+
+/* Finishes the current generic block, if any. */
+static void flush(BCtx *c, PBlock **cur)
+{
+    if (!*cur) return;
+    (*cur)->code = plan_codegen_dag((*cur)->dag, CG_BLOCK);
+    c->dag = NULL;
+    *cur = NULL;
+}
+
+static HopDag *pred_dag(BCtx *c, Expr *cond, Hop **root)
+{
+    HopDag *d = hop_dag_new();
+    c->dag = d;
+    *root = build_expr(c, cond);
+    hop_add_root(d, *root);
+    c->dag = NULL;
+    return d;
+}
+
+/* Variables assigned (plainly or by left indexing) anywhere in a block. */
+static void assigned_vars(Block *b, NameSet *s)
+{
+    for (int i = 0; i < b->n; i++) {
+        Stmt *st = b->stmts[i];
+        switch (st->kind) {
+        case ST_ASSIGN: ns_add(s, st->assign.target.name); break;
+        case ST_MASSIGN:
+            for (int k = 0; k < st->massign.n; k++) ns_add(s, st->massign.targets[k].name);
+            break;
+        case ST_IF: assigned_vars(&st->if_.then_b, s); assigned_vars(&st->if_.else_b, s); break;
+        case ST_FOR: ns_add(s, st->for_.var); assigned_vars(&st->for_.body, s); break;
+        case ST_WHILE: assigned_vars(&st->while_.body, s); break;
+        default: break;
+        }
+    }
+}
+
+static void forget(BCtx *c, const NameSet *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        VInfo *vi = vm_get(&c->vars, s->v[i]);
+        if (vi) { vi->rows = -1; vi->cols = -1; }
+    }
+}
+
+/* Does expression e mention variable name? */
+static bool mentions(const Expr *e, const char *name)
+{
+    if (!e) return false;
+    switch (e->kind) {
+    case EX_IDENT: return strcmp(e->ident, name) == 0;
+    case EX_UNARY: return mentions(e->unary.a, name);
+    case EX_BINARY: return mentions(e->binary.a, name) || mentions(e->binary.b, name);
+    case EX_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (mentions(e->call.args[i].value, name)) return true;
+        return false;
+    case EX_INDEX:
+        return mentions(e->index.row.lo, name) || mentions(e->index.row.hi, name) ||
+               mentions(e->index.col.lo, name) || mentions(e->index.col.hi, name);
+    default: return false;
+    }
+}
+
+/* parfor dependency analysis (conservative): every left-indexed write to
+ * a variable defined before the loop must index a single row or column (or
+ * cell) by an expression of the loop variable; plain assignments to
+ * variables defined before the loop are iteration-private only if the body
+ * writes them before reading them, which we do not prove: such loops run
+ * serially. */
+static bool parfor_analyze(BCtx *c, Block *b, const char *var, NameSet *results, bool check)
+{
+    bool ok = true;
+    for (int i = 0; i < b->n; i++) {
+        Stmt *st = b->stmts[i];
+        switch (st->kind) {
+        case ST_ASSIGN: {
+            LValue *lv = &st->assign.target;
+            bool outer = vm_get(&c->vars, lv->name) != NULL;
+            if (lv->indexed && outer) {
+                ns_add(results, lv->name);
+                if (check) {
+                    bool r = !lv->row.all && !lv->row.hi && mentions(lv->row.lo, var);
+                    bool cc = lv->has_col && !lv->col.all && !lv->col.hi && mentions(lv->col.lo, var);
+                    bool rr = !lv->row.all && lv->row.hi && mentions(lv->row.lo, var) && mentions(lv->row.hi, var);
+                    bool cr = lv->has_col && !lv->col.all && lv->col.hi && mentions(lv->col.lo, var) && mentions(lv->col.hi, var);
+                    if (!(r || cc || rr || cr)) ok = false;
+                }
+            }
+            break;
+        }
+        case ST_IF:
+            ok &= parfor_analyze(c, &st->if_.then_b, var, results, check);
+            ok &= parfor_analyze(c, &st->if_.else_b, var, results, check);
+            break;
+        case ST_FOR: ok &= parfor_analyze(c, &st->for_.body, var, results, check); break;
+        case ST_WHILE: ok &= parfor_analyze(c, &st->while_.body, var, results, check); break;
+        default: break;
+        }
+    }
+    return ok;
+}
+
+static void build_control(BCtx *c, Stmt *s, PBList *out)
+{
+    switch (s->kind) {
+    case ST_IF: {
+        PBlock *b = pb_new(PB_IF, s->span);
+        Hop *root;
+        b->dag = pred_dag(c, s->if_.cond, &root);
+        b->code = plan_codegen_dag(b->dag, CG_PRED);
+        VMap before = vm_copy(&c->vars);
+        build_list(c, &s->if_.then_b, &b->body);
+        VMap after_then = c->vars;
+        c->vars = before;
+        build_list(c, &s->if_.else_b, &b->els);
+        vm_merge(&c->vars, &after_then);
+        free(after_then.v);
+        pbl_add(out, b);
+        break;
+    }
+    case ST_WHILE: {
+        PBlock *b = pb_new(PB_WHILE, s->span);
+        NameSet as = {0};
+        assigned_vars(&s->while_.body, &as);
+        forget(c, &as);
+        ns_free(&as);
+        Hop *root;
+        b->dag = pred_dag(c, s->while_.cond, &root);
+        b->code = plan_codegen_dag(b->dag, CG_PRED);
+        build_list(c, &s->while_.body, &b->body);
+        pbl_add(out, b);
+        break;
+    }
+    case ST_FOR: {
+        PBlock *b = pb_new(PB_FOR, s->span);
+        b->var = s->for_.var;
+        NameSet as = {0};
+        assigned_vars(&s->for_.body, &as);
+        forget(c, &as);
+        ns_free(&as);
+        HopDag *d = hop_dag_new();
+        c->dag = d;
+        hop_add_root(d, build_expr(c, s->for_.from));
+        hop_add_root(d, build_expr(c, s->for_.to));
+        if (s->for_.incr) hop_add_root(d, build_expr(c, s->for_.incr));
+        c->dag = NULL;
+        b->dag = d;
+        b->code = plan_codegen_dag(d, CG_FORHDR);
+        if (s->for_.parfor) {
+            b->parfor = true;
+            b->parfor_check = true;
+            for (int i = 0; i < s->for_.nopts; i++) {
+                Arg *o = &s->for_.opts[i];
+                Expr *v = o->value;
+                double num = v->kind == EX_INT ? (double)v->ival : v->kind == EX_DOUBLE ? v->dval
+                           : v->kind == EX_BOOL ? v->bval : -1;
+                if (strcmp(o->name, "check") == 0) b->parfor_check = num != 0;
+                else if (strcmp(o->name, "par") == 0 && num > 0) b->parfor_par = (int)num;
+            }
+            b->par_ok = parfor_analyze(c, &s->for_.body, s->for_.var, &b->results, b->parfor_check);
+            if (!b->par_ok)
+                diag_warning(c->diag, s->span,
+                             "parfor: dependency analysis cannot prove iterations independent; running serially");
+        }
+        vm_set(&c->vars, s->for_.var, DT_SCALAR, VT_INT, -1, -1);
+        build_list(c, &s->for_.body, &b->body);
+        pbl_add(out, b);
+        break;
+    }
+    default: break;
+    }
+}
+
+static void build_list(BCtx *c, Block *blk, PBList *out)
+{
+    PBlock *cur = NULL;
+    for (int i = 0; i < blk->n; i++) {
+        Stmt *s = blk->stmts[i];
+        if (s->kind == ST_IF || s->kind == ST_FOR || s->kind == ST_WHILE) {
+            flush(c, &cur);
+            build_control(c, s, out);
+            continue;
+        }
+        if (!cur) {
+            cur = pb_new(PB_GENERIC, s->span);
+            cur->dag = hop_dag_new();
+            c->dag = cur->dag;
+            pbl_add(out, cur);
+        }
+        c->dag = cur->dag;
+        switch (s->kind) {
+        case ST_ASSIGN: stmt_assign(c, s); break;
+        case ST_MASSIGN: stmt_massign(c, s); break;
+        case ST_EXPR: {
+            Hop *h = build_expr(c, s->expr.e);
+            h->sidefx = true;
+            hop_add_root(c->dag, h);
+            break;
+        }
+        default: break;
+        }
+    }
+    flush(c, &cur);
+}
+
+/* ---- entry points ---- */
+
+RtProgram *plan_build_program(Program *ast, Diag *d)
+{
+    RtProgram *p = br_calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->ast = ast;
+    pthread_mutex_init(&p->lock, NULL);
+    BCtx c = {.prog = p, .diag = d};
+    build_list(&c, (Block *)lang_main(ast), &p->main);
+    free(c.vars.v);
+    NameSet none = {0}, in = {0};
+    plan_liveness(&p->main, &none, &in);
+    ns_free(&in);
+    if (c.nerr) { plan_program_free(p); return NULL; }
+    return p;
+}
+
+FProg *plan_function(RtProgram *p, Func *f, Diag *d)
+{
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nfuncs; i++)
+        if (p->funcs[i]->func == f) {
+            FProg *fp = p->funcs[i];
+            pthread_mutex_unlock(&p->lock);
+            return fp->compiled ? fp : NULL;
+        }
+    if (p->nfuncs == p->fcap) {
+        int nc = p->fcap ? p->fcap * 2 : 16;
+        FProg **nf = realloc(p->funcs, (size_t)nc * sizeof *nf);
+        if (!nf) abort();
+        p->funcs = nf;
+        p->fcap = nc;
+    }
+    FProg *fp = br_calloc(1, sizeof *fp);
+    if (!fp) abort();
+    p->funcs[p->nfuncs++] = fp;
+    fp->func = f;
+    BCtx c = {.prog = p, .diag = d, .func = f};
+    for (int i = 0; i < f->nin; i++) {
+        Param *pa = &f->in[i];
+        vm_set(&c.vars, pa->name, pa->dt, pa->dt == DT_MATRIX ? VT_DOUBLE : pa->vt, -1, -1);
+    }
+    build_list(&c, &f->body, &fp->body);
+    free(c.vars.v);
+    NameSet outs = {0}, in = {0};
+    for (int i = 0; i < f->nout; i++) ns_add(&outs, f->out[i].name);
+    plan_liveness(&fp->body, &outs, &in);
+    ns_free(&outs);
+    ns_free(&in);
+    fp->compiled = c.nerr == 0;
+    pthread_mutex_unlock(&p->lock);
+    return fp->compiled ? fp : NULL;
+}
+
+void plan_program_free(RtProgram *p)
+{
+    if (!p) return;
+    for (int i = 0; i < p->main.n; i++) pblock_free(p->main.v[i]);
+    free(p->main.v);
+    for (int i = 0; i < p->nfuncs; i++) {
+        for (int k = 0; k < p->funcs[i]->body.n; k++) pblock_free(p->funcs[i]->body.v[k]);
+        free(p->funcs[i]->body.v);
+        free(p->funcs[i]);
+    }
+    free(p->funcs);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}

@@ -1,0 +1,16 @@
+/* build.h: AST -> runtime program (program blocks, HOP DAGs, instructions). */
+#ifndef BRAID_PLAN_BUILD_H
+#define BRAID_PLAN_BUILD_H
+
+#include "program.h"
+#include "../base/diag.h"
+
+/* Builds the main program; NULL on errors (reported to d). The program
+ * references ast, which must outlive it. Free with plan_program_free. */
+RtProgram *plan_build_program(Program *ast, Diag *d);
+/* The compiled form of function f (compiled on first use, thread-safe);
+ * NULL if it has errors (reported to d). */
+FProg *plan_function(RtProgram *p, Func *f, Diag *d);
+void plan_program_free(RtProgram *p);
+
+#endif

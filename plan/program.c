@@ -1,0 +1,238 @@
+/* program.c: program blocks, name sets, liveness and printing. */
+#include "program.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static long sysconf_mem_mb(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && ps > 0 ? (long)((double)pages * (double)ps * 0.7 / 1048576.0) : 0;
+}
+
+bool ns_has(const NameSet *s, const char *name)
+{
+    for (int i = 0; i < s->n; i++)
+        if (strcmp(s->v[i], name) == 0) return true;
+    return false;
+}
+
+bool ns_add(NameSet *s, const char *name)
+{
+    if (ns_has(s, name)) return false;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 8;
+        s->v = realloc(s->v, (size_t)s->cap * sizeof(char *));
+        if (!s->v) abort();
+    }
+    s->v[s->n++] = name;
+    return true;
+}
+
+void ns_free(NameSet *s) { free(s->v); s->v = NULL; s->n = s->cap = 0; }
+
+static void ns_union(NameSet *into, const NameSet *from)
+{
+    for (int i = 0; i < from->n; i++) ns_add(into, from->v[i]);
+}
+
+static void ns_copy(NameSet *to, const NameSet *from)
+{
+    to->n = 0;
+    ns_union(to, from);
+}
+
+void pbl_add(PBList *l, PBlock *b)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 8;
+        l->v = realloc(l->v, (size_t)l->cap * sizeof(PBlock *));
+        if (!l->v) abort();
+    }
+    l->v[l->n++] = b;
+}
+
+void pblock_free(PBlock *b)
+{
+    if (!b) return;
+    plan_code_free(b->code);
+    hop_dag_free(b->dag);
+    for (int i = 0; i < b->body.n; i++) pblock_free(b->body.v[i]);
+    for (int i = 0; i < b->els.n; i++) pblock_free(b->els.v[i]);
+    free(b->body.v);
+    free(b->els.v);
+    ns_free(&b->live_out);
+    ns_free(&b->results);
+    free(b);
+}
+
+/* Variables a DAG reads from outside (its TREADs). */
+static void dag_reads(const HopDag *d, NameSet *s)
+{
+    if (!d) return;
+    for (int i = 0; i < d->nr; i++) ns_add(s, d->rnames[i]);
+}
+
+static void block_live_in(PBlock *b, const NameSet *out, NameSet *in);
+
+void plan_liveness(PBList *l, const NameSet *live_after, NameSet *live_in)
+{
+    NameSet cur = {0};
+    ns_copy(&cur, live_after);
+    for (int i = l->n - 1; i >= 0; i--) {
+        PBlock *b = l->v[i];
+        ns_copy(&b->live_out, &cur);
+        NameSet in = {0};
+        block_live_in(b, &cur, &in);
+        ns_copy(&cur, &in);
+        ns_free(&in);
+    }
+    ns_copy(live_in, &cur);
+    ns_free(&cur);
+}
+
+static void block_live_in(PBlock *b, const NameSet *out, NameSet *in)
+{
+    switch (b->kind) {
+    case PB_GENERIC: {
+        /* in = reads U (out - writes) */
+        for (int i = 0; i < out->n; i++) {
+            bool written = false;
+            for (int k = 0; k < b->dag->nw; k++)
+                if (strcmp(b->dag->wnames[k], out->v[i]) == 0) written = true;
+            if (!written) ns_add(in, out->v[i]);
+        }
+        dag_reads(b->dag, in);
+        break;
+    }
+    case PB_IF: {
+        NameSet a = {0}, e = {0};
+        plan_liveness(&b->body, out, &a);
+        plan_liveness(&b->els, out, &e);
+        ns_union(in, &a);
+        ns_union(in, &e);
+        dag_reads(b->dag, in);
+        ns_free(&a);
+        ns_free(&e);
+        break;
+    }
+    case PB_WHILE:
+    case PB_FOR: {
+        /* fixpoint: L = out U pred reads U live_in(body, L) */
+        NameSet L = {0};
+        ns_copy(&L, out);
+        if (b->kind == PB_WHILE) dag_reads(b->dag, &L);
+        for (int iter = 0; iter < 50; iter++) {
+            NameSet bin = {0};
+            plan_liveness(&b->body, &L, &bin);
+            int before = L.n;
+            for (int i = 0; i < bin.n; i++)
+                if (!(b->var && strcmp(bin.v[i], b->var) == 0)) ns_add(&L, bin.v[i]);
+            ns_free(&bin);
+            if (L.n == before) break;
+        }
+        ns_union(in, &L);
+        dag_reads(b->dag, in);
+        ns_free(&L);
+        break;
+    }
+    }
+}
+
+static void print_list(const PBList *l, FILE *out, int ind);
+
+static void print_block(const PBlock *b, FILE *out, int ind)
+{
+    static const char *const names[] = {"GENERIC", "IF", "WHILE", "FOR"};
+    fprintf(out, "%*s%s (lines %d)%s%s", ind, "", b->parfor ? "PARFOR" : names[b->kind],
+            b->span.line, b->var ? " var=" : "", b->var ? b->var : "");
+    if (b->parfor) fprintf(out, " %s", b->par_ok ? "[parallel]" : "[serial]");
+    fprintf(out, "\n");
+    if (b->code)
+        for (int i = 0; i < b->code->n; i++) {
+            const Instr *in = &b->code->ins[i];
+            fprintf(out, "%*s  r%d = %s%s%s(", ind, "", in->out,
+                    in->hop->kind == H_AGG ? (in->hop->dir == DIR_ROW ? "uar" : in->hop->dir == DIR_COL ? "uac" : "ua") : "",
+                    hop_opname(in->hop), in->hop->kind == H_TREAD ? " " : "");
+            if (in->hop->kind == H_TREAD) fprintf(out, "%s", in->hop->name);
+            for (int k = 0; k < in->hop->nin; k++)
+                fprintf(out, "%s%s%d", k ? ", " : "", in->in[k] < 0 ? "-" : "r", in->in[k] < 0 ? 0 : in->in[k]);
+            fprintf(out, ")");
+            if (in->nfree) {
+                fprintf(out, "  free");
+                for (int k = 0; k < in->nfree; k++) fprintf(out, " r%d", in->frees[k]);
+            }
+            fprintf(out, "\n");
+        }
+    if (b->code)
+        for (int i = 0; i < b->code->nw; i++)
+            fprintf(out, "%*s  %s <- r%d\n", ind, "", b->code->wnames[i], b->code->wregs[i]);
+    if (b->kind == PB_IF) {
+        print_list(&b->body, out, ind + 2);
+        if (b->els.n) { fprintf(out, "%*sELSE\n", ind, ""); print_list(&b->els, out, ind + 2); }
+    } else {
+        print_list(&b->body, out, ind + 2);
+    }
+}
+
+static void print_list(const PBList *l, FILE *out, int ind)
+{
+    for (int i = 0; i < l->n; i++) print_block(l->v[i], out, ind);
+}
+
+void plan_print(const RtProgram *p, FILE *out)
+{
+    fprintf(out, "PROGRAM\n--MAIN PROGRAM\n");
+    print_list(&p->main, out, 4);
+    for (int i = 0; i < p->nfuncs; i++) {
+        fprintf(out, "--FUNCTION %s%s%s\n", p->funcs[i]->func->ns[0] ? p->funcs[i]->func->ns : "",
+                p->funcs[i]->func->ns[0] ? "::" : "", p->funcs[i]->func->name);
+        print_list(&p->funcs[i]->body, out, 4);
+    }
+}
+
+static void hops_list(const PBList *l, FILE *out, int ind)
+{
+    static const char *const names[] = {"GENERIC", "IF", "WHILE", "FOR"};
+    for (int i = 0; i < l->n; i++) {
+        const PBlock *b = l->v[i];
+        fprintf(out, "%*s%s (line %d)\n", ind, "", b->parfor ? "PARFOR" : names[b->kind], b->span.line);
+        if (b->dag) hop_dag_print(b->dag, out, ind + 2);
+        hops_list(&b->body, out, ind + 2);
+        if (b->els.n) { fprintf(out, "%*sELSE\n", ind, ""); hops_list(&b->els, out, ind + 2); }
+    }
+}
+
+void plan_print_hops(const RtProgram *p, FILE *out)
+{
+    fprintf(out, "# Memory Budget local/remote = %.0fMB\n# HOP DAGs\n--MAIN PROGRAM\n",
+            (double)sysconf_mem_mb());
+    hops_list(&p->main, out, 2);
+    for (int i = 0; i < p->nfuncs; i++) {
+        fprintf(out, "--FUNCTION %s\n", p->funcs[i]->func->name);
+        hops_list(&p->funcs[i]->body, out, 2);
+    }
+}
+
+static void dot_list(const PBList *l, FILE *out, const char *prefix, int *k)
+{
+    for (int i = 0; i < l->n; i++) {
+        const PBlock *b = l->v[i];
+        char name[128];
+        snprintf(name, sizeof name, "%s_b%d_line%d", prefix, (*k)++, b->span.line);
+        if (b->dag) hop_dag_dot(b->dag, out, name);
+        dot_list(&b->body, out, prefix, k);
+        dot_list(&b->els, out, prefix, k);
+    }
+}
+
+void plan_print_dot(const RtProgram *p, FILE *out)
+{
+    int k = 0;
+    fprintf(out, "digraph braid {\n  rankdir=BT;\n  node [shape=ellipse,fontsize=10];\n");
+    dot_list(&p->main, out, "main", &k);
+    for (int i = 0; i < p->nfuncs; i++) dot_list(&p->funcs[i]->body, out, p->funcs[i]->func->name, &k);
+    fprintf(out, "}\n");
+}

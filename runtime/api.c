@@ -1,0 +1,227 @@
+/* api.c: the embedding API (include/braid.h) over the loader, the plan
+ * builder and the interpreter. */
+#include "../include/braid.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/diag.h"
+#include "../lang/load.h"
+#include "interp.h"
+
+struct BraidScript {
+    Program *ast;
+    RtProgram *prog;
+    Diag *diag;
+    char **inputs; int ninputs;
+    char **outputs; int noutputs;
+    SymTab bound;        /* input bindings (names owned by inputs[]) */
+    SymTab results;      /* outputs of the last run */
+    char err[2048];
+    char *bdir;
+};
+
+static char *dupmsg(const char *m) { return m ? strdup(m) : strdup("unknown error"); }
+
+static char *default_builtin_dir(void)
+{
+    const char *home = getenv("BRAID_HOME");
+    char buf[8192];
+#ifdef BRAID_SOURCE_DIR
+    snprintf(buf, sizeof buf, "%s/scripts/builtin", home ? home : BRAID_SOURCE_DIR);
+#else
+    snprintf(buf, sizeof buf, "%s/scripts/builtin", home ? home : ".");
+#endif
+    return strdup(buf);
+}
+
+static BraidScript *prepare(const char *text, const char *path, const char *const *an,
+                            const char *const *av, int nargs, const char *const *inputs, int ninputs,
+                            const char *const *outputs, int noutputs, char **err)
+{
+    BraidScript *s = calloc(1, sizeof *s);
+    if (!s) { if (err) *err = dupmsg("out of memory"); return NULL; }
+    s->diag = diag_new();
+    s->bdir = default_builtin_dir();
+    s->inputs = calloc((size_t)ninputs + 1, sizeof(char *));
+    s->outputs = calloc((size_t)noutputs + 1, sizeof(char *));
+    for (int i = 0; i < ninputs; i++) s->inputs[i] = strdup(inputs[i]);
+    for (int i = 0; i < noutputs; i++) s->outputs[i] = strdup(outputs[i]);
+    s->ninputs = ninputs;
+    s->noutputs = noutputs;
+    st_init(&s->bound);
+    st_init(&s->results);
+    LangOptions lo = {.builtin_dir = s->bdir, .arg_names = an, .arg_values = av, .nargs = nargs,
+                      .predefined = (const char *const *)s->inputs, .npredefined = ninputs};
+    s->ast = text ? lang_load_string(text, "<script>", &lo, s->diag) : lang_load_file(path, &lo, s->diag);
+    if (s->ast && diag_nerrors(s->diag) == 0) s->prog = plan_build_program(s->ast, s->diag);
+    if (!s->prog || diag_nerrors(s->diag)) {
+        if (err) *err = dupmsg(diag_first_message(s->diag));
+        braid_script_free(s);
+        return NULL;
+    }
+    /* outputs stay live to the end of the program */
+    NameSet outs = {0}, in = {0};
+    for (int i = 0; i < noutputs; i++) ns_add(&outs, s->outputs[i]);
+    plan_liveness(&s->prog->main, &outs, &in);
+    ns_free(&outs);
+    ns_free(&in);
+    return s;
+}
+
+BraidScript *braid_prepare(const char *script, const char *const *inputs, int ninputs,
+                           const char *const *outputs, int noutputs, char **err)
+{
+    return prepare(script, NULL, NULL, NULL, 0, inputs, ninputs, outputs, noutputs, err);
+}
+
+BraidScript *braid_prepare_file(const char *path, const char *const *arg_names,
+                                const char *const *arg_values, int nargs,
+                                const char *const *inputs, int ninputs,
+                                const char *const *outputs, int noutputs, char **err)
+{
+    return prepare(NULL, path, arg_names, arg_values, nargs, inputs, ninputs, outputs, noutputs, err);
+}
+
+void braid_script_free(BraidScript *s)
+{
+    if (!s) return;
+    st_free(&s->bound);
+    st_free(&s->results);
+    plan_program_free(s->prog);
+    lang_program_free(s->ast);
+    diag_free(s->diag);
+    for (int i = 0; i < s->ninputs; i++) free(s->inputs[i]);
+    for (int i = 0; i < s->noutputs; i++) free(s->outputs[i]);
+    free(s->inputs);
+    free(s->outputs);
+    free(s->bdir);
+    free(s);
+}
+
+static int fail(BraidScript *s, const char *msg)
+{
+    snprintf(s->err, sizeof s->err, "%s", msg);
+    return -1;
+}
+
+static const char *input_name(BraidScript *s, const char *name)
+{
+    for (int i = 0; i < s->ninputs; i++)
+        if (!strcmp(s->inputs[i], name)) return s->inputs[i];
+    return NULL;
+}
+
+static int bind(BraidScript *s, const char *name, Value v)
+{
+    const char *key = input_name(s, name);
+    if (!key) {
+        val_release(&v);
+        char m[300];
+        snprintf(m, sizeof m, "'%s' is not a declared input of the script", name);
+        return fail(s, m);
+    }
+    st_put(&s->bound, key, v);
+    return 0;
+}
+
+int braid_bind_matrix(BraidScript *s, const char *name, const double *data, int64_t rows, int64_t cols)
+{
+    BrErr e = {0};
+    MB *m = mb_dense_uninit(rows, cols, &e);
+    if (!m) return fail(s, e.msg);
+    if (rows > 0 && cols > 0) memcpy(m->d, data, (size_t)(rows * cols) * sizeof(double));
+    mb_recount_nnz(m);
+    mb_examine(m, &e);
+    return bind(s, name, val_matrix(m));
+}
+
+int braid_bind_double(BraidScript *s, const char *name, double v) { return bind(s, name, val_double(v)); }
+int braid_bind_int(BraidScript *s, const char *name, int64_t v) { return bind(s, name, val_int(v)); }
+int braid_bind_bool(BraidScript *s, const char *name, bool v) { return bind(s, name, val_bool(v)); }
+int braid_bind_string(BraidScript *s, const char *name, const char *v) { return bind(s, name, val_string(v)); }
+
+int braid_execute(BraidScript *s)
+{
+    s->err[0] = 0;
+    for (int i = 0; i < s->ninputs; i++)
+        if (!st_get(&s->bound, s->inputs[i])) {
+            char m[300];
+            snprintf(m, sizeof m, "input '%s' is not bound", s->inputs[i]);
+            return fail(s, m);
+        }
+    RtOptions ro = {.out = stdout, .seed = -1};
+    Rt rt;
+    rt_init(&rt, s->prog, s->diag, &ro);
+    Frame f;
+    st_copy(&f.vars, &s->bound);
+    f.depth = 0;
+    int rc = rt_run_main(&rt, &f);
+    if (rc) {
+        char m[1200];
+        if (rt.has_span)
+            snprintf(m, sizeof m, "%s:%d:%d: %s", rt.err_span.file ? rt.err_span.file : "<script>",
+                     rt.err_span.line, rt.err_span.col, rt.err.msg);
+        else
+            snprintf(m, sizeof m, "%s", rt.err.msg);
+        fail(s, m);
+    } else {
+        st_free(&s->results);
+        st_init(&s->results);
+        for (int i = 0; i < s->noutputs; i++) {
+            Value *v = st_get(&f.vars, s->outputs[i]);
+            if (v) st_put(&s->results, s->outputs[i], val_retain(*v));
+        }
+    }
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    return rc ? -1 : 0;
+}
+
+int braid_get_matrix(BraidScript *s, const char *name, double **data, int64_t *rows, int64_t *cols)
+{
+    Value *v = st_get(&s->results, name);
+    if (!v) return fail(s, "no such output (or the script did not assign it)");
+    BrErr e = {0};
+    if (val_is_numeric(v)) {
+        *data = malloc(sizeof(double));
+        **data = val_as_double(v);
+        *rows = *cols = 1;
+        return 0;
+    }
+    if (v->kind != V_MATRIX) return fail(s, "output is not a matrix");
+    MB *d = mb_to_dense(v->m, &e);
+    if (!d) return fail(s, e.msg);
+    size_t n = (size_t)(d->rows * d->cols);
+    *data = malloc(n ? n * sizeof(double) : 1);
+    if (n) memcpy(*data, d->d, n * sizeof(double));
+    *rows = d->rows;
+    *cols = d->cols;
+    mb_release(d);
+    return 0;
+}
+
+int braid_get_double(BraidScript *s, const char *name, double *out)
+{
+    Value *v = st_get(&s->results, name);
+    if (!v) return fail(s, "no such output (or the script did not assign it)");
+    if (val_is_numeric(v) || (v->kind == V_MATRIX && v->m->rows == 1 && v->m->cols == 1)) {
+        *out = val_as_double(v);
+        return 0;
+    }
+    return fail(s, "output is not a scalar");
+}
+
+int braid_get_string(BraidScript *s, const char *name, char **out)
+{
+    Value *v = st_get(&s->results, name);
+    if (!v) return fail(s, "no such output (or the script did not assign it)");
+    if (!val_is_scalar(v)) return fail(s, "output is not a scalar");
+    *out = rt_scalar_text(v, false);
+    return 0;
+}
+
+const char *braid_error(const BraidScript *s) { return s ? s->err : "no script"; }
+void braid_set_threads(int n) { br_set_threads(n); }
+void braid_free(void *p) { free(p); }

@@ -1,0 +1,738 @@
+/* builtins.c: the builtin functions of DML (ops.def BUILTIN entries) that
+ * do not map to a dedicated HOP: construction, casts, metadata, I/O,
+ * printing, reorganizations with parameters, linear algebra, eval. The
+ * arguments arrive bound in parameter order (V_NONE where absent), then
+ * the variadic ones. */
+#include "interp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../io/io.h"
+#include "../kernels/agg.h"
+#include "../kernels/ew.h"
+#include "../kernels/gen.h"
+#include "../kernels/la.h"
+#include "../kernels/mm.h"
+#include "../kernels/reorg.h"
+#include "../lang/load.h"
+#include "format.h"
+
+static bool given(const Value *v) { return v->kind != V_NONE; }
+
+static int num(const Value *v, const char *what, double *out, BrErr *e)
+{
+    if (val_is_numeric(v)) { *out = val_as_double(v); return 0; }
+    if (v->kind == V_MATRIX && v->m->rows == 1 && v->m->cols == 1) { *out = mb_get(v->m, 0, 0); return 0; }
+    if (v->kind == V_STRING) {
+        char *end;
+        double d = strtod(v->s->s, &end);
+        if (end != v->s->s && !*end) { *out = d; return 0; }
+    }
+    return br_err(e, BR_EARG, "argument '%s' must be a number, not a %s", what, val_kind_name(v->kind));
+}
+
+static int boolean(const Value *v, const char *what, bool *out, BrErr *e)
+{
+    if (v->kind == V_STRING) {
+        if (!strcasecmp(v->s->s, "true")) { *out = true; return 0; }
+        if (!strcasecmp(v->s->s, "false")) { *out = false; return 0; }
+    }
+    double d;
+    if (num(v, what, &d, e)) return e->code;
+    *out = d != 0;
+    return 0;
+}
+
+static const char *str(const Value *v, const char *what, BrErr *e)
+{
+    if (v->kind == V_STRING) return v->s->s;
+    br_err(e, BR_EARG, "argument '%s' must be a string, not a %s", what, val_kind_name(v->kind));
+    return NULL;
+}
+
+/* A matrix argument (borrowed), or a 1x1 block made from a number (*tmp). */
+static const MB *mat(const Value *v, const char *what, MB **tmp, BrErr *e)
+{
+    *tmp = NULL;
+    if (v->kind == V_MATRIX) return v->m;
+    if (val_is_numeric(v)) { *tmp = mb_scalar(val_as_double(v), e); return *tmp; }
+    br_err(e, BR_EARG, "argument '%s' must be a matrix, not a %s", what, val_kind_name(v->kind));
+    return NULL;
+}
+
+static int ret_mb(MB *m, Value *out, BrErr *e)
+{
+    if (!m) return e->code ? e->code : br_err(e, BR_EFAIL, "operation failed");
+    *out = val_matrix(m);
+    return 0;
+}
+
+/* ---- construction ---- */
+
+static int parse_values(const char *s, double **vals, int64_t *n, BrErr *e)
+{
+    int64_t cap = 16, k = 0;
+    double *v = malloc((size_t)cap * sizeof(double));
+    const char *p = s;
+    while (*p) {
+        while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+        if (!*p) break;
+        char *end;
+        double d = strtod(p, &end);
+        if (end == p) {
+            free(v);
+            return br_err(e, BR_EARG, "matrix(): cannot parse a number in \"%.40s\"", p);
+        }
+        if (k == cap) { cap *= 2; v = realloc(v, (size_t)cap * sizeof(double)); }
+        v[k++] = d;
+        p = end;
+    }
+    *vals = v;
+    *n = k;
+    return 0;
+}
+
+static int b_matrix(Value *a, Value *out, BrErr *e)
+{
+    double r = -1, c = -1;
+    if (given(&a[1]) && num(&a[1], "rows", &r, e)) return e->code;
+    if (given(&a[2]) && num(&a[2], "cols", &c, e)) return e->code;
+    bool byrow = true;
+    if (given(&a[3]) && boolean(&a[3], "byrow", &byrow, e)) return e->code;
+    int64_t rows = (int64_t)r, cols = (int64_t)c;
+    if (a[0].kind == V_STRING) {
+        double *vals = NULL;
+        int64_t n = 0;
+        if (parse_values(a[0].s->s, &vals, &n, e)) return e->code;
+        if (rows < 0 && cols > 0) rows = n / cols;
+        if (cols < 0 && rows > 0) cols = n / rows;
+        if (rows < 0 && cols < 0) { rows = n; cols = 1; }
+        MB *m = k_matrix_from_values(vals, n, rows, cols, byrow, e);
+        free(vals);
+        return ret_mb(m, out, e);
+    }
+    if (a[0].kind == V_MATRIX) {
+        const MB *x = a[0].m;
+        int64_t cells = x->rows * x->cols;
+        if (rows < 0 && cols > 0) rows = cells / cols;
+        if (cols < 0 && rows > 0) cols = cells / rows;
+        if (rows < 0 && cols < 0) { rows = x->rows; cols = x->cols; }
+        if (x->rows == 1 && x->cols == 1 && rows * cols != 1)
+            return ret_mb(mb_fill(rows, cols, mb_get(x, 0, 0), e), out, e);
+        return ret_mb(k_reshape(x, rows, cols, byrow, e), out, e);
+    }
+    double v;
+    if (num(&a[0], "data", &v, e)) return e->code;
+    if (rows < 0 || cols < 0)
+        return br_err(e, BR_EARG, "matrix(): rows and cols are required for a scalar value");
+    return ret_mb(mb_fill(rows, cols, v, e), out, e);
+}
+
+static int b_rand(Rt *rt, Value *a, Value *out, BrErr *e)
+{
+    double r, c, mn = 0, mx = 1, sp = 1, lambda = 1, seed = -1;
+    if (num(&a[0], "rows", &r, e) || num(&a[1], "cols", &c, e)) return e->code;
+    if (given(&a[2]) && num(&a[2], "min", &mn, e)) return e->code;
+    if (given(&a[3]) && num(&a[3], "max", &mx, e)) return e->code;
+    if (given(&a[4]) && num(&a[4], "sparsity", &sp, e)) return e->code;
+    const char *pdf = given(&a[5]) ? str(&a[5], "pdf", e) : "uniform";
+    if (!pdf) return e->code;
+    if (given(&a[6]) && num(&a[6], "lambda", &lambda, e)) return e->code;
+    if (given(&a[7]) && num(&a[7], "seed", &seed, e)) return e->code;
+    if (r < 0 || c < 0) return br_err(e, BR_EDIM, "rand(): invalid dimensions %gx%g", r, c);
+    int64_t s = (int64_t)seed;
+    if (s == -1 && rt->opt.seed >= 0)
+        s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
+    return ret_mb(k_rand((int64_t)r, (int64_t)c, mn, mx, sp, pdf, lambda, s, e), out, e);
+}
+
+static int b_seq(Value *a, Value *out, BrErr *e)
+{
+    double f, t, inc = 0;
+    if (num(&a[0], "from", &f, e) || num(&a[1], "to", &t, e)) return e->code;
+    if (given(&a[2]) && num(&a[2], "incr", &inc, e)) return e->code;
+    return ret_mb(k_seq(f, t, inc, e), out, e);
+}
+
+static int b_sample(Rt *rt, Value *a, Value *out, BrErr *e)
+{
+    double range, size, seed = -1;
+    bool repl = false;
+    if (num(&a[0], "range", &range, e) || num(&a[1], "size", &size, e)) return e->code;
+    if (given(&a[2])) {
+        /* sample(range, size, seed) with a number in third place */
+        if (a[2].kind == V_BOOL) repl = a[2].b;
+        else if (num(&a[2], "seed", &seed, e)) return e->code;
+    }
+    if (given(&a[3]) && num(&a[3], "seed", &seed, e)) return e->code;
+    int64_t s = (int64_t)seed;
+    if (s == -1 && rt->opt.seed >= 0)
+        s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
+    return ret_mb(k_sample((int64_t)range, (int64_t)size, repl, s, e), out, e);
+}
+
+/* ---- casts and metadata ---- */
+
+static int b_as_scalar(Value *a, Value *out, BrErr *e)
+{
+    Value *v = &a[0];
+    if (v->kind == V_LIST) {
+        if (v->l->n != 1) return br_err(e, BR_EARG, "as.scalar: a list of %d elements is not a scalar", v->l->n);
+        v = &v->l->items[0];
+    }
+    if (val_is_scalar(v)) { *out = val_retain(*v); return 0; }
+    if (v->kind == V_MATRIX) {
+        if (v->m->rows != 1 || v->m->cols != 1)
+            return br_err(e, BR_EDIM, "as.scalar: dimension mismatch: expected a 1x1 matrix, got %lldx%lld",
+                          (long long)v->m->rows, (long long)v->m->cols);
+        *out = val_double(mb_get(v->m, 0, 0));
+        return 0;
+    }
+    return br_err(e, BR_EARG, "as.scalar: cannot convert a %s", val_kind_name(v->kind));
+}
+
+static int b_as_matrix(Value *a, Value *out, BrErr *e)
+{
+    Value *v = &a[0];
+    if (v->kind == V_MATRIX) { *out = val_retain(*v); return 0; }
+    if (val_is_numeric(v)) return ret_mb(mb_scalar(val_as_double(v), e), out, e);
+    if (v->kind == V_LIST) {
+        List *l = v->l;
+        if (l->n == 1 && l->items[0].kind == V_MATRIX) { *out = val_retain(l->items[0]); return 0; }
+        MB *m = mb_dense(l->n, 1, e);
+        if (!m) return e->code;
+        for (int i = 0; i < l->n; i++) {
+            if (!val_is_numeric(&l->items[i])) {
+                mb_release(m);
+                return br_err(e, BR_EARG, "as.matrix: list element %d is a %s, not a number", i + 1,
+                              val_kind_name(l->items[i].kind));
+            }
+            m->d[i] = val_as_double(&l->items[i]);
+        }
+        mb_recount_nnz(m);
+        return ret_mb(m, out, e);
+    }
+    return br_err(e, BR_EARG, "as.matrix: cannot convert a %s", val_kind_name(v->kind));
+}
+
+static int b_cast(BuiltinId id, Value *a, Value *out, BrErr *e)
+{
+    Value *v = &a[0];
+    if (v->kind == V_LIST && v->l->n == 1) v = &v->l->items[0];
+    double d;
+    if (v->kind == V_STRING && (id == BI_ASLOGICAL || id == BI_ASBOOLEAN)) {
+        bool b;
+        if (boolean(v, "target", &b, e)) return e->code;
+        *out = val_bool(b);
+        return 0;
+    }
+    if (num(v, "target", &d, e)) return e->code;
+    if (id == BI_ASDOUBLE) *out = val_double(d);
+    else if (id == BI_ASINTEGER) {
+        if (v->kind == V_INT) *out = *v;
+        else *out = val_int((int64_t)d);
+    } else *out = val_bool(d != 0);
+    return 0;
+}
+
+/* ---- printing ---- */
+
+static FmtArg fmt_arg(const Value *v)
+{
+    FmtArg f = {0};
+    switch (v->kind) {
+    case V_DOUBLE: f.kind = FA_DOUBLE; f.d = v->d; break;
+    case V_INT: f.kind = FA_INT; f.i = v->i; break;
+    case V_BOOL: f.kind = FA_BOOL; f.b = v->b; break;
+    case V_STRING: f.kind = FA_STRING; f.s = v->s->s; break;
+    default: f.kind = FA_STRING; f.s = val_kind_name(v->kind); break;
+    }
+    return f;
+}
+
+typedef struct TsOpts { int64_t rows, cols; int decimal; bool sparse; const char *sep, *linesep; } TsOpts;
+
+static char *to_text(const Value *v, const TsOpts *o, BrErr *e)
+{
+    if (v->kind == V_MATRIX) return fmt_matrix(v->m, o->rows, o->cols, o->decimal, o->sparse, o->sep, o->linesep, e);
+    if (v->kind == V_LIST) {
+        List *l = v->l;
+        FmtItem *it = calloc((size_t)l->n + 1, sizeof *it);
+        char **nested = calloc((size_t)l->n + 1, sizeof(char *));
+        for (int i = 0; i < l->n; i++) {
+            Value *x = &l->items[i];
+            if (x->kind == V_MATRIX) it[i].m = x->m;
+            else if (x->kind == V_LIST) { nested[i] = to_text(x, o, e); it[i].text = nested[i] ? nested[i] : ""; }
+            else it[i].a = fmt_arg(x);
+        }
+        char *s = fmt_list(it, l->n, o->rows, o->cols, o->decimal, o->sparse, o->sep, o->linesep, e);
+        for (int i = 0; i < l->n; i++) free(nested[i]);
+        free(nested);
+        free(it);
+        return s;
+    }
+    return rt_scalar_text(v, false);
+}
+
+static int b_print(Rt *rt, const Hop *h, Value *a, BrErr *e)
+{
+    int n = h->nvar;
+    char *s = NULL;
+    if (n == 0) s = br_strdup("");
+    else if (n == 1) {
+        TsOpts o = {100, 100, 3, false, " ", "\n"};
+        s = to_text(&a[0], &o, e);
+    } else {
+        if (a[0].kind != V_STRING) return br_err(e, BR_EARG, "print: the format must be a string");
+        FmtArg *fa = calloc((size_t)n, sizeof *fa);
+        for (int i = 1; i < n; i++) fa[i - 1] = fmt_arg(&a[i]);
+        s = fmt_printf(a[0].s->s, fa, n - 1, e);
+        free(fa);
+    }
+    if (!s) return e->code;
+    pthread_mutex_lock(&rt->lock);
+    fputs(s, rt->opt.out);
+    fputc('\n', rt->opt.out);
+    fflush(rt->opt.out);
+    pthread_mutex_unlock(&rt->lock);
+    free(s);
+    return 0;
+}
+
+static int b_tostring(Value *a, Value *out, BrErr *e)
+{
+    TsOpts o = {100, 100, 3, false, " ", "\n"};
+    double d;
+    if (given(&a[1])) { if (num(&a[1], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
+    if (given(&a[2])) { if (num(&a[2], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (given(&a[3])) { if (num(&a[3], "decimal", &d, e)) return e->code; o.decimal = (int)d; }
+    if (given(&a[4]) && boolean(&a[4], "sparse", &o.sparse, e)) return e->code;
+    if (given(&a[5]) && !(o.sep = str(&a[5], "sep", e))) return e->code;
+    if (given(&a[6]) && !(o.linesep = str(&a[6], "linesep", e))) return e->code;
+    char *s = to_text(&a[0], &o, e);
+    if (!s) return e->code;
+    *out = val_string(s);
+    free(s);
+    return 0;
+}
+
+/* ---- files ---- */
+
+static int b_read(Value *a, Value *out, BrErr *e)
+{
+    const char *file = str(&a[0], "file", e);
+    if (!file) return e->code;
+    IoMeta meta;
+    io_meta_init(&meta);
+    bool found = false;
+    if (io_read_mtd(file, &meta, &found, e)) return e->code;
+    const char *dt = given(&a[9]) ? str(&a[9], "data_type", e) : (found ? meta.data_type : "matrix");
+    if (!dt) return e->code;
+    if (strcmp(dt, "scalar") == 0) {
+        char buf[4096];
+        if (io_read_scalar(file, buf, sizeof buf, &meta, e)) return e->code;
+        const char *vt = given(&a[10]) ? str(&a[10], "value_type", e) : meta.value_type;
+        if (!vt) return e->code;
+        char *end;
+        if (!strcmp(vt, "string")) *out = val_string(buf);
+        else if (!strcmp(vt, "boolean")) *out = val_bool(!strcasecmp(buf, "true"));
+        else if (!strcmp(vt, "int") || !strcmp(vt, "integer")) *out = val_int(strtoll(buf, &end, 10));
+        else *out = val_double(strtod(buf, &end));
+        return 0;
+    }
+    if (strcmp(dt, "matrix") != 0)
+        return br_err(e, BR_EARG, "read: data type '%s' is not supported (file %s)", dt, file);
+    IoReadOpts o;
+    io_read_opts_init(&o);
+    double d;
+    bool b;
+    if (given(&a[1]) && !(o.format = str(&a[1], "format", e))) return e->code;
+    if (given(&a[2])) { if (num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
+    if (given(&a[3])) { if (num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (given(&a[4])) { if (boolean(&a[4], "header", &b, e)) return e->code; o.header = b; }
+    if (given(&a[5]) && !(o.sep = str(&a[5], "sep", e))) return e->code;
+    if (given(&a[6])) { if (boolean(&a[6], "fill", &b, e)) return e->code; o.fill = b; }
+    if (given(&a[7])) { if (num(&a[7], "default", &d, e)) return e->code; o.fill_value = d; o.has_fill_value = true; }
+    const char *na[64];
+    char *nabuf = NULL;
+    if (given(&a[8])) {
+        const char *s = str(&a[8], "naStrings", e);
+        if (!s) return e->code;
+        nabuf = br_strdup(s);
+        int k = 0;
+        for (char *tok = strtok(nabuf, ","); tok && k < 64; tok = strtok(NULL, ",")) na[k++] = tok;
+        o.na_strings = na;
+        o.n_na = k;
+    }
+    MB *m = io_read_matrix(file, &o, e);
+    free(nabuf);
+    return ret_mb(m, out, e);
+}
+
+static int b_write(Value *a, BrErr *e)
+{
+    const char *file = str(&a[1], "file", e);
+    if (!file) return e->code;
+    Value *x = &a[0];
+    if (val_is_scalar(x)) {
+        char *t = rt_scalar_text(x, true);
+        const char *vt = x->kind == V_DOUBLE ? "double" : x->kind == V_INT ? "int"
+                       : x->kind == V_BOOL ? "boolean" : "string";
+        int rc = io_write_scalar_str(file, t, vt, e);
+        free(t);
+        return rc;
+    }
+    if (x->kind != V_MATRIX)
+        return br_err(e, BR_EARG, "write: cannot write a %s to %s", val_kind_name(x->kind), file);
+    IoWriteOpts o;
+    io_write_opts_init(&o);
+    if (given(&a[2]) && !(o.format = str(&a[2], "format", e))) return e->code;
+    if (given(&a[3]) && boolean(&a[3], "header", &o.header, e)) return e->code;
+    if (given(&a[4]) && !(o.sep = str(&a[4], "sep", e))) return e->code;
+    return io_write_matrix(file, x->m, &o, e);
+}
+
+/* ---- eval ---- */
+
+static bool lit_of(const Expr *x, Value *v)
+{
+    if (!x) return false;
+    switch (x->kind) {
+    case EX_INT: *v = val_int(x->ival); return true;
+    case EX_DOUBLE: *v = val_double(x->dval); return true;
+    case EX_BOOL: *v = val_bool(x->bval); return true;
+    case EX_STRING: *v = val_string(x->sval); return true;
+    case EX_UNARY:
+        if (x->unary.op == OP_NEG && lit_of(x->unary.a, v)) {
+            if (v->kind == V_INT) v->i = -v->i;
+            else if (v->kind == V_DOUBLE) v->d = -v->d;
+            return true;
+        }
+        return false;
+    default: return false;
+    }
+}
+
+static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
+{
+    const char *name = str(&a[0], "fname", e);
+    if (!name) return e->code;
+    Func *fn = lang_find_func(rt->prog->ast, "", name);
+    if (!fn) return br_err(e, BR_EARG, "eval: unknown function '%s'", name);
+    Value *bound = calloc((size_t)fn->nin + 1, sizeof(Value));
+    int rc = 0;
+    /* arguments: one list (names bind by name) or positional values */
+    Value *items = &a[1];
+    int n = h->nvar;
+    char **names = NULL;
+    if (n == 1 && a[1].kind == V_LIST) { items = a[1].l->items; names = a[1].l->names; n = a[1].l->n; }
+    int pos = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        int k = -1;
+        if (names && names[i]) {
+            for (int j = 0; j < fn->nin; j++)
+                if (!strcmp(fn->in[j].name, names[i])) k = j;
+            if (k < 0) rc = br_err(e, BR_EARG, "eval: function '%s' has no parameter '%s'", name, names[i]);
+        } else {
+            while (pos < fn->nin && bound[pos].kind != V_NONE) pos++;
+            if (pos >= fn->nin) rc = br_err(e, BR_EARG, "eval: too many arguments for '%s'", name);
+            k = pos++;
+        }
+        if (!rc) bound[k] = val_retain(items[i]);
+    }
+    for (int j = 0; j < fn->nin && !rc; j++)
+        if (bound[j].kind == V_NONE && !lit_of(fn->in[j].deflt, &bound[j]))
+            rc = br_err(e, BR_EARG, "eval: missing argument '%s' of '%s'", fn->in[j].name, name);
+    Value res = val_none();
+    if (!rc && rt_call(rt, f, fn, bound, &res)) rc = -1;
+    for (int j = 0; j < fn->nin; j++) val_release(&bound[j]);
+    free(bound);
+    if (rc) return rc;
+    if (res.l->n == 0) { val_release(&res); return br_err(e, BR_EARG, "eval: '%s' returns nothing", name); }
+    Value first = res.l->items[0];
+    if (first.kind == V_MATRIX) *out = val_retain(first);
+    else if (val_is_numeric(&first)) {
+        MB *m = mb_scalar(val_as_double(&first), e);
+        *out = val_matrix(m);
+    } else *out = val_retain(first);
+    val_release(&res);
+    return 0;
+}
+
+/* ---- tuples (multi-output builtins) ---- */
+
+static int tuple(Value *out, MB **ms, int n, BrErr *e)
+{
+    Value l = val_list_new(n);
+    for (int i = 0; i < n; i++) list_append(l.l, val_matrix(ms[i]), NULL, e);
+    *out = l;
+    return 0;
+}
+
+static OpCode binop_by_name(const char *s)
+{
+    for (int i = 0; i < OP__COUNT; i++)
+        if (op_info[i].kind == OK_BINARY && strcmp(op_info[i].name, s) == 0) return (OpCode)i;
+    return OP__COUNT;
+}
+
+/* ---- dispatch ---- */
+
+int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
+{
+    MB *t0 = NULL, *t1 = NULL, *t2 = NULL;
+    const MB *m0, *m1, *m2;
+    double d, d2;
+    bool b, b2;
+    int rc = 0;
+    int nv = h->nvar;
+    Value *va = a + (h->nin - nv);
+    switch (h->bi) {
+    case BI_MATRIX: return b_matrix(a, out, e);
+    case BI_RAND: return b_rand(rt, a, out, e);
+    case BI_SEQ: return b_seq(a, out, e);
+    case BI_SAMPLE: return b_sample(rt, a, out, e);
+    case BI_READ: return b_read(a, out, e);
+    case BI_WRITE: return b_write(a, e);
+    case BI_PRINT: return b_print(rt, h, va, e);
+    case BI_TOSTRING: return b_tostring(a, out, e);
+    case BI_EVAL: return b_eval(rt, f, h, a, out, e);
+    case BI_STOP: {
+        char *s = rt_scalar_text(&a[0], false);
+        br_err(e, BR_EFAIL, "%s", s);
+        free(s);
+        return e->code;
+    }
+    case BI_ASSERT:
+        if (!rt_truth(&a[0], &b, e)) return e->code;
+        if (!b) return br_err(e, BR_EFAIL, "assertion failed");
+        *out = val_bool(true);
+        return 0;
+    case BI_TIME: *out = val_int(br_now_ns()); return 0;
+    case BI_NROW: case BI_NCOL: case BI_LENGTH:
+        if (a[0].kind == V_MATRIX) {
+            int64_t v = h->bi == BI_NROW ? a[0].m->rows : h->bi == BI_NCOL ? a[0].m->cols
+                      : a[0].m->rows * a[0].m->cols;
+            *out = val_int(v);
+        } else if (a[0].kind == V_LIST) {
+            *out = val_int(h->bi == BI_NCOL ? 1 : a[0].l->n);
+        } else *out = val_int(1);
+        return 0;
+    case BI_EXISTS: *out = val_bool(given(&a[0])); return 0;
+    case BI_TYPEOF:
+        *out = val_string(a[0].kind == V_MATRIX ? "Matrix" : a[0].kind == V_LIST ? "List" : "Scalar");
+        return 0;
+    case BI_ASSCALAR: return b_as_scalar(a, out, e);
+    case BI_ASMATRIX: return b_as_matrix(a, out, e);
+    case BI_ASDOUBLE: case BI_ASINTEGER: case BI_ASLOGICAL: case BI_ASBOOLEAN:
+        return b_cast(h->bi, a, out, e);
+    case BI_LIST: {
+        Value l = val_list_new(nv);
+        for (int i = 0; i < nv; i++)
+            list_append(l.l, val_retain(va[i]), h->anames ? h->anames[i] : NULL, e);
+        *out = l;
+        return 0;
+    }
+    case BI_CBIND: case BI_RBIND: {
+        const MB **ms = calloc((size_t)nv + 1, sizeof(MB *));
+        MB **tmp = calloc((size_t)nv + 1, sizeof(MB *));
+        for (int i = 0; i < nv && !rc; i++)
+            if (!(ms[i] = mat(&va[i], h->bi == BI_CBIND ? "cbind" : "rbind", &tmp[i], e))) rc = e->code;
+        if (!rc)
+            rc = ret_mb(h->bi == BI_CBIND ? k_cbind(nv, ms, e) : k_rbind(nv, ms, e), out, e);
+        for (int i = 0; i < nv; i++) mb_release(tmp[i]);
+        free(ms);
+        free(tmp);
+        return rc;
+    }
+    case BI_MIN: case BI_MAX: case BI_PMIN: case BI_PMAX: {
+        bool isMin = h->bi == BI_MIN || h->bi == BI_PMIN;
+        if (nv == 0) return br_err(e, BR_EARG, "%s needs arguments", builtin_info[h->bi].name);
+        if (nv == 1) return rt_agg(isMin ? OP_AMIN : OP_AMAX, DIR_FULL, &va[0], out, e);
+        Value acc = val_retain(va[0]);
+        for (int i = 1; i < nv && !rc; i++) {
+            Value nx;
+            rc = rt_binary(isMin ? OP_MIN : OP_MAX, &acc, &va[i], &nx, e);
+            val_release(&acc);
+            if (!rc) acc = nx;
+        }
+        if (!rc) *out = acc;
+        return rc;
+    }
+    case BI_LOG:
+        if (given(&a[1])) return rt_binary(OP_LOGB, &a[0], &a[1], out, e);
+        return rt_unary(OP_LOG, &a[0], out, e);
+    case BI_XOR: return rt_binary(OP_XOR, &a[0], &a[1], out, e);
+    case BI_BITAND: return rt_binary(OP_BITAND, &a[0], &a[1], out, e);
+    case BI_BITOR: return rt_binary(OP_BITOR, &a[0], &a[1], out, e);
+    case BI_BITXOR: return rt_binary(OP_BITXOR, &a[0], &a[1], out, e);
+    case BI_SHIFTL: return rt_binary(OP_SHIFTL, &a[0], &a[1], out, e);
+    case BI_SHIFTR: return rt_binary(OP_SHIFTR, &a[0], &a[1], out, e);
+    case BI_IFELSE: return rt_ternary(&a[0], &a[1], &a[2], out, e);
+    case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN: case BI_CUMMAX: {
+        OpCode op = h->bi == BI_CUMSUM ? OP_CUMSUM : h->bi == BI_CUMPROD ? OP_CUMPROD
+                  : h->bi == BI_CUMMIN ? OP_CUMMIN : OP_CUMMAX;
+        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
+        rc = ret_mb(k_cum(op, m0, e), out, e);
+        break;
+    }
+    case BI_MEDIAN: case BI_QUANTILE: {
+        Value *w = h->bi == BI_MEDIAN ? &a[1] : &a[2];
+        Value *p = &a[1];
+        if (h->bi == BI_QUANTILE && given(&a[2])) { w = &a[1]; p = &a[2]; }
+        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
+        if (given(w) && !(m1 = mat(w, "weights", &t1, e))) { rc = e->code; break; }
+        if (!given(w)) m1 = NULL;
+        if (h->bi == BI_MEDIAN) {
+            rc = m1 ? k_median_w(m0, m1, &d, e) : k_median(m0, &d, e);
+            if (!rc) *out = val_double(d);
+        } else if (p->kind == V_MATRIX) {
+            rc = ret_mb(m1 ? k_quantile_w(m0, m1, p->m, e) : k_quantile(m0, p->m, e), out, e);
+        } else {
+            if ((rc = num(p, "p", &d2, e))) break;
+            if (m1) {
+                MB *pm = mb_scalar(d2, e);
+                MB *r = k_quantile_w(m0, m1, pm, e);
+                mb_release(pm);
+                if (!r) { rc = e->code; break; }
+                *out = val_double(mb_get(r, 0, 0));
+                mb_release(r);
+            } else {
+                rc = k_quantile1(m0, d2, &d, e);
+                if (!rc) *out = val_double(d);
+            }
+        }
+        break;
+    }
+    case BI_MOMENT: {
+        Value *ord = &a[1], *w = &a[2];
+        if (given(&a[2]) && a[1].kind == V_MATRIX) { ord = &a[2]; w = &a[1]; }
+        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
+        if ((rc = num(ord, "order", &d2, e))) break;
+        m1 = NULL;
+        if (given(w) && !(m1 = mat(w, "weights", &t1, e))) { rc = e->code; break; }
+        rc = k_moment(m0, (int)d2, m1, &d, e);
+        if (!rc) *out = val_double(d);
+        break;
+    }
+    case BI_COV:
+        if (!(m0 = mat(&a[0], "x", &t0, e)) || !(m1 = mat(&a[1], "y", &t1, e))) { rc = e->code; break; }
+        m2 = NULL;
+        if (given(&a[2]) && !(m2 = mat(&a[2], "weights", &t2, e))) { rc = e->code; break; }
+        rc = k_cov(m0, m1, m2, &d, e);
+        if (!rc) *out = val_double(d);
+        break;
+    case BI_OUTER: {
+        const char *ops = given(&a[2]) ? str(&a[2], "op", e) : "*";
+        if (!ops) return e->code;
+        OpCode op = binop_by_name(ops);
+        if (op == OP__COUNT) return br_err(e, BR_EARG, "outer: unknown operator \"%s\"", ops);
+        if (!(m0 = mat(&a[0], "x", &t0, e)) || !(m1 = mat(&a[1], "y", &t1, e))) { rc = e->code; break; }
+        rc = ret_mb(k_outer(m0, m1, op, e), out, e);
+        break;
+    }
+    case BI_RMEMPTY: {
+        const char *margin = str(&a[1], "margin", e);
+        if (!margin) return e->code;
+        if (strcmp(margin, "rows") && strcmp(margin, "cols"))
+            return br_err(e, BR_EARG, "removeEmpty: margin must be \"rows\" or \"cols\", not \"%s\"", margin);
+        b = true;
+        if (given(&a[3]) && boolean(&a[3], "empty.return", &b, e)) return e->code;
+        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
+        m1 = NULL;
+        if (given(&a[2]) && !(m1 = mat(&a[2], "select", &t1, e))) { rc = e->code; break; }
+        rc = ret_mb(k_rmempty(m0, margin[0] == 'r', m1, b, e), out, e);
+        break;
+    }
+    case BI_REPLACE:
+        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
+        if ((rc = num(&a[1], "pattern", &d, e)) || (rc = num(&a[2], "replacement", &d2, e))) break;
+        rc = ret_mb(k_replace(m0, d, d2, e), out, e);
+        break;
+    case BI_ORDER:
+        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
+        d = 1;
+        b = b2 = false;
+        if ((given(&a[1]) && (rc = num(&a[1], "by", &d, e))) ||
+            (given(&a[2]) && (rc = boolean(&a[2], "decreasing", &b, e))) ||
+            (given(&a[3]) && (rc = boolean(&a[3], "index.return", &b2, e)))) break;
+        if (d < 1 || d > m0->cols) { rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", d); break; }
+        rc = ret_mb(k_order(m0, (int64_t)d - 1, b, b2, e), out, e);
+        break;
+    case BI_LOWERTRI: case BI_UPPERTRI:
+        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
+        b = b2 = false;
+        if ((given(&a[1]) && (rc = boolean(&a[1], "diag", &b, e))) ||
+            (given(&a[2]) && (rc = boolean(&a[2], "values", &b2, e)))) break;
+        rc = ret_mb(k_tri(m0, h->bi == BI_LOWERTRI, b, b2, e), out, e);
+        break;
+    case BI_UNIQUE:
+        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
+        rc = ret_mb(k_unique(m0, e), out, e);
+        break;
+    case BI_TABLE: {
+        if (nv < 2 || nv > 5) return br_err(e, BR_EARG, "table: expects 2 to 5 arguments, got %d", nv);
+        Value *A = &va[0], *B = &va[1], *W = NULL, *o1 = NULL, *o2 = NULL;
+        if (nv == 3) W = &va[2];
+        if (nv == 4) { o1 = &va[2]; o2 = &va[3]; }
+        if (nv == 5) { W = &va[2]; o1 = &va[3]; o2 = &va[4]; }
+        double od1 = -1, od2 = -1, as = 0, bs = 0, ws = 1;
+        if (o1 && ((rc = num(o1, "odim1", &od1, e)) || (rc = num(o2, "odim2", &od2, e)))) break;
+        if (A->kind != V_MATRIX && (rc = num(A, "A", &as, e))) break;
+        if (B->kind != V_MATRIX && (rc = num(B, "B", &bs, e))) break;
+        if (W && W->kind != V_MATRIX && (rc = num(W, "W", &ws, e))) break;
+        rc = ret_mb(k_table(A->kind == V_MATRIX ? A->m : NULL, as, B->kind == V_MATRIX ? B->m : NULL, bs,
+                            W && W->kind == V_MATRIX ? W->m : NULL, ws, (int64_t)od1, (int64_t)od2, e), out, e);
+        break;
+    }
+    case BI_AGGREGATE: {
+        const char *fn = given(&a[2]) ? str(&a[2], "fn", e) : "sum";
+        if (!fn) return e->code;
+        d = -1;
+        if (given(&a[3]) && (rc = num(&a[3], "ngroups", &d, e))) break;
+        if (!(m0 = mat(&a[0], "target", &t0, e)) || !(m1 = mat(&a[1], "groups", &t1, e))) { rc = e->code; break; }
+        m2 = NULL;
+        if (given(&a[4]) && !(m2 = mat(&a[4], "weights", &t2, e))) { rc = e->code; break; }
+        rc = ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
+        break;
+    }
+    case BI_SOLVE:
+        if (!(m0 = mat(&a[0], "a", &t0, e)) || !(m1 = mat(&a[1], "b", &t1, e))) { rc = e->code; break; }
+        rc = ret_mb(k_solve(m0, m1, e), out, e);
+        break;
+    case BI_INV: case BI_CHOLESKY: case BI_DET: case BI_EIGEN: case BI_SVD: case BI_QR: case BI_LU: {
+        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
+        MB *r[3] = {0};
+        switch (h->bi) {
+        case BI_INV: rc = ret_mb(k_inv(m0, e), out, e); break;
+        case BI_CHOLESKY: rc = ret_mb(k_cholesky(m0, e), out, e); break;
+        case BI_DET: rc = k_det(m0, &d, e); if (!rc) *out = val_double(d); break;
+        case BI_EIGEN: rc = k_eigen(m0, &r[0], &r[1], e); if (!rc) tuple(out, r, 2, e); break;
+        case BI_SVD: rc = k_svd(m0, &r[0], &r[1], &r[2], e); if (!rc) tuple(out, r, 3, e); break;
+        case BI_QR: rc = k_qr(m0, &r[0], &r[1], e); if (!rc) tuple(out, r, 2, e); break;
+        case BI_LU: rc = k_lu(m0, &r[0], &r[1], &r[2], e); if (!rc) tuple(out, r, 3, e); break;
+        default: break;
+        }
+        break;
+    }
+    case BI_IFDEF:
+        *out = val_retain(given(&a[0]) ? a[0] : a[1]);
+        return 0;
+    default: {
+        /* builtins that normally map to operators, called with names */
+        const char *nm = builtin_info[h->bi].name;
+        for (int i = 0; i < OP__COUNT; i++)
+            if (op_info[i].kind == OK_UNARY && !strcmp(op_info[i].name, nm)) return rt_unary((OpCode)i, &a[0], out, e);
+        for (int i = 0; i < OP__COUNT; i++)
+            if (op_info[i].kind == OK_AGG && !strcmp(op_info[i].name, nm))
+                return rt_agg((OpCode)i, DIR_FULL, &a[0], out, e);
+        return br_err(e, BR_EFAIL, "builtin '%s' is not implemented", nm);
+    }
+    }
+    mb_release(t0);
+    mb_release(t1);
+    mb_release(t2);
+    return rc;
+}

@@ -1,0 +1,23 @@
+/* config.h: braid's settings, read from a SystemDS-style configuration
+ * file: <root><sysds.key>value</sysds.key>...</root>. Keys braid does not
+ * implement are ignored with one warning. */
+#ifndef BRAID_CONFIG_H
+#define BRAID_CONFIG_H
+
+#include "../base/base.h"
+
+typedef struct BraidConfig {
+    int optlevel;               /* sysds.optlevel: 0 rewrites off, 2 default */
+    bool codegen;               /* sysds.codegen.enabled */
+    char codegen_optimizer[32]; /* sysds.codegen.optimizer */
+    bool plancache;             /* sysds.codegen.plancache */
+    int threads;                /* sysds.cp.parallel.ops / sysds.num.threads: 0 = all */
+    char localtmpdir[512];      /* sysds.localtmpdir */
+} BraidConfig;
+
+void config_defaults(BraidConfig *c);
+/* Reads path into c (keys not given keep their values). Returns 0 or an
+ * error naming the file and line. Unknown keys: one warning on stderr. */
+int config_read(const char *path, BraidConfig *c, BrErr *e);
+
+#endif

@@ -1,0 +1,360 @@
+/* eval.c: the semantics of the operator instructions over run-time values:
+ * scalar arithmetic (int64 vs double vs boolean vs string, as SystemDS),
+ * matrix kernels for matrix operands, aggregates, indexing. */
+#include "interp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/agg.h"
+#include "../kernels/ew.h"
+#include "../kernels/mm.h"
+#include "../kernels/reorg.h"
+#include "format.h"
+
+/* ---- scalars ---- */
+
+char *rt_scalar_text(const Value *v, bool for_file)
+{
+    char buf[64];
+    switch (v->kind) {
+    case V_DOUBLE: fmt_double(v->d, buf, sizeof buf); return br_strdup(buf);
+    case V_INT: fmt_int(v->i, buf, sizeof buf); return br_strdup(buf);
+    case V_BOOL: return br_strdup(for_file ? fmt_bool_file(v->b) : fmt_bool(v->b));
+    case V_STRING: return br_strdup(v->s->s);
+    default: return br_strdup(val_kind_name(v->kind));
+    }
+}
+
+static bool intlike(const Value *v) { return v->kind == V_INT || v->kind == V_BOOL; }
+static int64_t ival(const Value *v) { return v->kind == V_INT ? v->i : (int64_t)v->b; }
+
+static bool is_1x1(const Value *v) { return v->kind == V_MATRIX && v->m->rows == 1 && v->m->cols == 1; }
+
+static int scalar_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e)
+{
+    if (a->kind == V_STRING || b->kind == V_STRING) {
+        if (op == OP_PLUS) {
+            char *x = rt_scalar_text(a, false), *y = rt_scalar_text(b, false);
+            size_t lx = strlen(x), ly = strlen(y);
+            char *s = malloc(lx + ly + 1);
+            memcpy(s, x, lx);
+            memcpy(s + lx, y, ly + 1);
+            *out = val_string(s);
+            free(s); free(x); free(y);
+            return 0;
+        }
+        if ((op_info[op].flags & OF_CMP) && a->kind == V_STRING && b->kind == V_STRING) {
+            int c = strcmp(a->s->s, b->s->s);
+            bool r = op == OP_EQ ? c == 0 : op == OP_NE ? c != 0 : op == OP_LT ? c < 0
+                   : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0;
+            *out = val_bool(r);
+            return 0;
+        }
+        return br_err(e, BR_EARG, "operator '%s' is not defined for strings", op_info[op].name);
+    }
+    if (op_info[op].flags & OF_CMP) {
+        *out = val_bool(ops_binary(op, val_as_double(a), val_as_double(b)) != 0);
+        return 0;
+    }
+    if (op == OP_AND || op == OP_OR || op == OP_XOR) {
+        *out = val_bool(ops_binary(op, val_as_double(a), val_as_double(b)) != 0);
+        return 0;
+    }
+    if (intlike(a) && intlike(b)) {
+        int64_t x = ival(a), y = ival(b);
+        switch (op) {
+        case OP_PLUS: *out = val_int((int64_t)((uint64_t)x + (uint64_t)y)); return 0;
+        case OP_MINUS: *out = val_int((int64_t)((uint64_t)x - (uint64_t)y)); return 0;
+        case OP_MULT: *out = val_int((int64_t)((uint64_t)x * (uint64_t)y)); return 0;
+        case OP_MIN: *out = val_int(x < y ? x : y); return 0;
+        case OP_MAX: *out = val_int(x > y ? x : y); return 0;
+        case OP_INTDIV:
+            if (y == 0 || (x == INT64_MIN && y == -1)) break;
+            *out = val_int(x / y);
+            return 0;
+        case OP_MOD:
+            if (y == 0 || (x == INT64_MIN && y == -1)) break;
+            *out = val_int(x % y);
+            return 0;
+        case OP_BITAND: case OP_BITOR: case OP_BITXOR: case OP_SHIFTL: case OP_SHIFTR:
+            *out = val_int((int64_t)ops_binary(op, (double)x, (double)y));
+            return 0;
+        default: break;
+        }
+    }
+    *out = val_double(ops_binary(op, val_as_double(a), val_as_double(b)));
+    return 0;
+}
+
+static int wrap(MB *m, Value *out, BrErr *e)
+{
+    if (!m) return e->code ? e->code : br_err(e, BR_EFAIL, "operation failed");
+    *out = val_matrix(m);
+    return 0;
+}
+
+static int need_numeric(const Value *v, const char *what, BrErr *e)
+{
+    if (v->kind == V_MATRIX || val_is_numeric(v)) return 0;
+    return br_err(e, BR_EARG, "%s: expected a matrix or a number, got a %s", what, val_kind_name(v->kind));
+}
+
+int rt_unary(OpCode op, const Value *a, Value *out, BrErr *e)
+{
+    if (a->kind == V_MATRIX) return wrap(k_unary(op, a->m, e), out, e);
+    if (op == OP_NOT) {
+        if (a->kind == V_STRING) return br_err(e, BR_EARG, "'!' is not defined for strings");
+        *out = val_bool(val_as_double(a) == 0);
+        return 0;
+    }
+    if (need_numeric(a, op_info[op].name, e)) return e->code;
+    if (intlike(a) && (op == OP_NEG || op == OP_ABS)) {
+        int64_t x = ival(a);
+        *out = val_int(op == OP_NEG ? -x : (x < 0 ? -x : x));
+        return 0;
+    }
+    double r = ops_unary(op, val_as_double(a));
+    if (op == OP_ISNA || op == OP_ISNAN || op == OP_ISINF) { *out = val_bool(r != 0); return 0; }
+    *out = val_double(r);
+    return 0;
+}
+
+int rt_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e)
+{
+    bool am = a->kind == V_MATRIX, bm = b->kind == V_MATRIX;
+    if (!am && !bm) {
+        if (!val_is_scalar(a) || !val_is_scalar(b))
+            return br_err(e, BR_EARG, "operator '%s' is not defined for %s and %s", op_info[op].name,
+                          val_kind_name(a->kind), val_kind_name(b->kind));
+        return scalar_binary(op, a, b, out, e);
+    }
+    if (need_numeric(a, op_info[op].name, e) || need_numeric(b, op_info[op].name, e)) return e->code;
+    if (am && bm) return wrap(k_binary(op, a->m, b->m, e), out, e);
+    if (am) return wrap(k_binary_ms(op, a->m, val_as_double(b), e), out, e);
+    return wrap(k_binary_sm(op, val_as_double(a), b->m, e), out, e);
+}
+
+int rt_ternary(const Value *c, const Value *a, const Value *b, Value *out, BrErr *e)
+{
+    if (c->kind != V_MATRIX && a->kind != V_MATRIX && b->kind != V_MATRIX) {
+        bool t;
+        if (!rt_truth(c, &t, e)) return e->code;
+        *out = val_retain(t ? *a : *b);
+        return 0;
+    }
+    if (need_numeric(c, "ifelse", e) || need_numeric(a, "ifelse", e) || need_numeric(b, "ifelse", e))
+        return e->code;
+    return wrap(k_ifelse(c->kind == V_MATRIX ? c->m : NULL, val_as_double(c),
+                         a->kind == V_MATRIX ? a->m : NULL, val_as_double(a),
+                         b->kind == V_MATRIX ? b->m : NULL, val_as_double(b), e), out, e);
+}
+
+/* A matrix view of a numeric value: the matrix itself (borrowed) or a new
+ * 1x1 block (*tmp set, caller releases). */
+static const MB *as_mb(const Value *v, MB **tmp, BrErr *e)
+{
+    *tmp = NULL;
+    if (v->kind == V_MATRIX) return v->m;
+    if (!val_is_numeric(v)) { br_err(e, BR_EARG, "expected a matrix, got a %s", val_kind_name(v->kind)); return NULL; }
+    *tmp = mb_scalar(val_as_double(v), e);
+    return *tmp;
+}
+
+int rt_agg(OpCode op, AggDir dir, const Value *a, Value *out, BrErr *e)
+{
+    MB *tmp;
+    const MB *m = as_mb(a, &tmp, e);
+    if (!m) return e->code;
+    int rc = 0;
+    if (op == OP_TRACE) {
+        double t = k_trace(m, e);
+        if (e->code) rc = e->code;
+        else *out = val_double(t);
+    } else if (dir == DIR_FULL) {
+        double r;
+        rc = k_agg_full(op, m, &r, e);
+        if (!rc) *out = val_double(r);
+    } else {
+        rc = wrap(k_agg(op, dir, m, e), out, e);
+    }
+    mb_release(tmp);
+    return rc;
+}
+
+int rt_reorg(OpCode op, const Value *a, Value *out, BrErr *e)
+{
+    MB *tmp;
+    const MB *m = as_mb(a, &tmp, e);
+    if (!m) return e->code;
+    MB *r = op == OP_TRANS ? k_transpose(m, e) : op == OP_REV ? k_rev(m, e) : k_diag(m, e);
+    mb_release(tmp);
+    return wrap(r, out, e);
+}
+
+int rt_matmul(const Hop *h, const Value *a, const Value *b, Value *out, BrErr *e)
+{
+    MB *ta, *tb;
+    const MB *x = as_mb(a, &ta, e);
+    const MB *y = x ? as_mb(b, &tb, e) : NULL;
+    if (!x || !y) { mb_release(ta); return e->code; }
+    MB *r = k_matmul(x, y, e);
+    mb_release(ta);
+    mb_release(tb);
+    (void)h;
+    return wrap(r, out, e);
+}
+
+/* ---- indexing ---- */
+
+/* Numeric index value (1-based) of an index operand. */
+static int ix_num(const Value *v, double *out, BrErr *e)
+{
+    if (val_is_numeric(v) || is_1x1(v)) { *out = val_as_double(v); return 0; }
+    return br_err(e, BR_EINDEX, "an index must be a number, not a %s", val_kind_name(v->kind));
+}
+
+/* Resolves one index dimension to a 0-based half-open range. */
+static int ix_range(int mode, const Value *lo, const Value *hi, int64_t n, const char *what,
+                    int64_t *a, int64_t *b, BrErr *e)
+{
+    if (mode == IX_ALL) { *a = 0; *b = n; return 0; }
+    double l, h;
+    if (ix_num(lo, &l, e)) return e->code;
+    h = l;
+    if (mode == IX_RANGE && ix_num(hi, &h, e)) return e->code;
+    int64_t li = (int64_t)floor(l), hi_ = (int64_t)floor(h);
+    if (li < 1 || hi_ > n || li > hi_ + (mode == IX_RANGE ? 1 : 0) || (mode == IX_SINGLE && li > n) || isnan(l) || isnan(h))
+        return br_err(e, BR_EINDEX, "index out of bounds: %s %lld%s%lld of a dimension of size %lld", what,
+                      (long long)li, mode == IX_RANGE ? ":" : "", mode == IX_RANGE ? (long long)hi_ : 0LL,
+                      (long long)n);
+    if (mode == IX_SINGLE) { *a = li - 1; *b = li; return 0; }
+    *a = li - 1;
+    *b = hi_;
+    return 0;
+}
+
+static int list_index(const Hop *h, Value *args, Value *out, BrErr *e)
+{
+    List *l = args[0].l;
+    Value *lo = &args[1];
+    if (h->rmode == IX_SINGLE && lo->kind == V_STRING) {
+        int k = list_find(l, lo->s->s);
+        if (k < 0) return br_err(e, BR_EINDEX, "list has no element named '%s' (index)", lo->s->s);
+        Value r = val_list_new(1);
+        list_append(r.l, val_retain(l->items[k]), lo->s->s, e);
+        *out = r;
+        return 0;
+    }
+    int64_t a, b;
+    if (ix_range(h->rmode, lo, &args[2], l->n, "list element", &a, &b, e)) return e->code;
+    Value r = val_list_new((int)(b - a));
+    for (int64_t k = a; k < b; k++)
+        list_append(r.l, val_retain(l->items[k]), l->names ? l->names[k] : NULL, e);
+    *out = r;
+    return 0;
+}
+
+int rt_rix(const Hop *h, Value *args, Value *out, BrErr *e)
+{
+    Value *t = &args[0];
+    if (t->kind == V_LIST) return list_index(h, args, out, e);
+    if (t->kind != V_MATRIX) {
+        if (val_is_numeric(t) && h->has_col) { /* scalar[1,1] */
+            MB *tmp = mb_scalar(val_as_double(t), e);
+            Value v = val_matrix(tmp);
+            Value a2[5] = {v, args[1], args[2], args[3], args[4]};
+            int rc = rt_rix(h, a2, out, e);
+            val_release(&v);
+            return rc;
+        }
+        return br_err(e, BR_EINDEX, "cannot index a %s", val_kind_name(t->kind));
+    }
+    const MB *m = t->m;
+    int64_t rl, ru, cl, cu;
+    if (!h->has_col) {
+        /* X[i] on a matrix: rows of a column vector, or cells in row-major order */
+        if (ix_range(h->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
+        return wrap(k_slice(m, rl, ru, 0, m->cols, e), out, e);
+    }
+    if (ix_range(h->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
+    if (ix_range(h->cmode, &args[3], &args[4], m->cols, "column", &cl, &cu, e)) return e->code;
+    return wrap(k_slice(m, rl, ru, cl, cu, e), out, e);
+}
+
+static int list_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e)
+{
+    Value lv;
+    if (can_steal && args[0].l->refs == 1) { lv = args[0]; args[0] = val_none(); }
+    else lv = val_list_copy(args[0].l, e);
+    if (lv.kind == V_NONE) return e->code;
+    List *l = lv.l;
+    Value src = args[1];
+    if (src.kind == V_LIST && src.l->n == 1) src = src.l->items[0];
+    int64_t k;
+    if (h->rmode == IX_SINGLE && args[2].kind == V_STRING) {
+        int i = list_find(l, args[2].s->s);
+        if (i < 0) {
+            list_append(l, val_retain(src), args[2].s->s, e);
+            *out = lv;
+            return 0;
+        }
+        k = i;
+    } else {
+        double d;
+        if (h->rmode != IX_SINGLE || ix_num(&args[2], &d, e)) {
+            val_release(&lv);
+            return e->code ? e->code : br_err(e, BR_EINDEX, "list left indexing needs a single index");
+        }
+        k = (int64_t)d - 1;
+        if (k == l->n) { list_append(l, val_retain(src), NULL, e); *out = lv; return 0; }
+        if (k < 0 || k > l->n) {
+            val_release(&lv);
+            return br_err(e, BR_EINDEX, "list index %lld out of bounds (length %d)", (long long)(k + 1), l->n);
+        }
+    }
+    Value old = l->items[k];
+    l->items[k] = val_retain(src);
+    val_release(&old);
+    *out = lv;
+    return 0;
+}
+
+int rt_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e)
+{
+    Value *t = &args[0];
+    if (t->kind == V_LIST) return list_lix(h, args, can_steal, out, e);
+    if (t->kind != V_MATRIX)
+        return br_err(e, BR_EINDEX, "left indexing needs a matrix or list, not a %s", val_kind_name(t->kind));
+    MB *m = t->m;
+    int64_t rl, ru, cl, cu;
+    if (ix_range(h->rmode, &args[2], &args[3], m->rows, "row", &rl, &ru, e)) return e->code;
+    if (h->has_col) {
+        if (ix_range(h->cmode, &args[4], &args[5], m->cols, "column", &cl, &cu, e)) return e->code;
+    } else { cl = 0; cu = m->cols; }
+    const Value *src = &args[1];
+    bool inplace = can_steal && m->refs == 1;
+    if (src->kind != V_MATRIX) {
+        if (!val_is_numeric(src))
+            return br_err(e, BR_EARG, "left indexing: cannot assign a %s into a matrix", val_kind_name(src->kind));
+        if (ru - rl != 1 || cu - cl != 1)
+            return br_err(e, BR_EDIM, "left indexing: dimension mismatch: a scalar can only be assigned to a single cell, not a %lldx%lld block",
+                          (long long)(ru - rl), (long long)(cu - cl));
+        double v = val_as_double(src);
+        if (inplace) {
+            if (k_lix_scalar_inplace(m, rl, cl, v, e)) return e->code;
+            *out = *t;
+            *t = val_none();
+            return 0;
+        }
+        return wrap(k_lix_scalar(m, rl, cl, v, e), out, e);
+    }
+    if (inplace) {
+        if (k_lix_inplace(m, rl, ru, cl, cu, src->m, e)) return e->code;
+        *out = *t;
+        *t = val_none();
+        return 0;
+    }
+    return wrap(k_lix(m, rl, ru, cl, cu, src->m, e), out, e);
+}

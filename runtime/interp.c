@@ -1,0 +1,443 @@
+/* interp.c: executes the runtime program. Each generic block runs its
+ * instructions over a register file; variables move between the frame's
+ * symbol table and registers through TREAD instructions and the block's
+ * transient writes; after every block, variables that liveness says are
+ * dead are released. */
+#include "interp.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../lang/load.h"
+
+#define MAX_DEPTH 2000
+
+void rt_init(Rt *rt, RtProgram *p, Diag *d, const RtOptions *o)
+{
+    memset(rt, 0, sizeof *rt);
+    rt->prog = p;
+    rt->diag = d;
+    rt->opt = *o;
+    if (!rt->opt.out) rt->opt.out = stdout;
+    pthread_mutex_init(&rt->lock, NULL);
+}
+
+void rt_destroy(Rt *rt)
+{
+    free(rt->stats);
+    pthread_mutex_destroy(&rt->lock);
+}
+
+int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
+{
+    pthread_mutex_lock(&rt->lock);
+    if (!rt->err.code) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(rt->err.msg, sizeof rt->err.msg, fmt, ap);
+        va_end(ap);
+        rt->err.code = code ? code : BR_EFAIL;
+        rt->err_span = sp;
+        rt->has_span = sp.file != NULL || sp.line > 0;
+    }
+    rt->stopped = true;
+    pthread_mutex_unlock(&rt->lock);
+    return -1;
+}
+
+void rt_print_error(const Rt *rt, FILE *f)
+{
+    if (!rt->err.code) return;
+    if (rt->has_span)
+        fprintf(f, "%s:%d:%d: error: %s\n", rt->err_span.file ? rt->err_span.file : "<script>",
+                rt->err_span.line, rt->err_span.col, rt->err.msg);
+    else
+        fprintf(f, "error: %s\n", rt->err.msg);
+}
+
+/* ---- statistics ---- */
+
+static void stat_add(Rt *rt, const char *name, int64_t ns)
+{
+    pthread_mutex_lock(&rt->lock);
+    int i;
+    for (i = 0; i < rt->nstats; i++)
+        if (strcmp(rt->stats[i].name, name) == 0) break;
+    if (i == rt->nstats) {
+        if (rt->nstats == rt->scap) {
+            rt->scap = rt->scap ? rt->scap * 2 : 32;
+            rt->stats = realloc(rt->stats, (size_t)rt->scap * sizeof *rt->stats);
+            if (!rt->stats) abort();
+        }
+        rt->stats[i].name = name;
+        rt->stats[i].count = 0;
+        rt->stats[i].ns = 0;
+        rt->nstats++;
+    }
+    rt->stats[i].count++;
+    rt->stats[i].ns += ns;
+    pthread_mutex_unlock(&rt->lock);
+}
+
+static int stat_cmp(const void *a, const void *b)
+{
+    const RtStat *x = a, *y = b;
+    return x->ns < y->ns ? 1 : x->ns > y->ns ? -1 : 0;
+}
+
+void rt_print_stats(Rt *rt, FILE *f, int top)
+{
+    qsort(rt->stats, (size_t)rt->nstats, sizeof *rt->stats, stat_cmp);
+    fprintf(f, "Heavy hitter instructions:\n");
+    fprintf(f, "  #  Instruction          Time(s)      Count\n");
+    for (int i = 0; i < rt->nstats && i < top; i++)
+        fprintf(f, "%3d  %-18s %9.3f %10lld\n", i + 1, rt->stats[i].name,
+                (double)rt->stats[i].ns / 1e9, (long long)rt->stats[i].count);
+}
+
+/* Statistics name of an instruction. */
+static const char *instr_name(const Hop *h)
+{
+    switch (h->kind) {
+    case H_AGG:
+        if (h->dir == DIR_ROW) return h->op == OP_SUM ? "uark+" : h->op == OP_MEAN ? "uarmean" : "uar";
+        if (h->dir == DIR_COL) return h->op == OP_SUM ? "uack+" : h->op == OP_MEAN ? "uacmean" : "uac";
+        return h->op == OP_SUM ? "uak+" : op_info[h->op].name;
+    case H_MATMUL: return h->op == OP_TSMM ? "tsmm" : h->op == OP_MMCHAIN ? "mmchain" : "ba+*";
+    case H_TREAD: return "tread";
+    case H_LIT: return "literal";
+    case H_RIX: return "rightIndex";
+    case H_LIX: return "leftIndex";
+    case H_OUT: return "fcall-out";
+    default: return hop_opname(h);
+    }
+}
+
+/* ---- instructions ---- */
+
+bool rt_truth(const Value *v, bool *out, BrErr *e)
+{
+    switch (v->kind) {
+    case V_BOOL: *out = v->b; return true;
+    case V_INT: *out = v->i != 0; return true;
+    case V_DOUBLE: *out = v->d != 0; return true;
+    case V_MATRIX:
+        if (v->m->rows == 1 && v->m->cols == 1) { *out = mb_get(v->m, 0, 0) != 0; return true; }
+        br_err(e, BR_EARG, "a predicate must be a scalar, not a %lldx%lld matrix",
+               (long long)v->m->rows, (long long)v->m->cols);
+        return false;
+    case V_STRING:
+        if (strcmp(v->s->s, "TRUE") == 0 || strcmp(v->s->s, "true") == 0) { *out = true; return true; }
+        if (strcmp(v->s->s, "FALSE") == 0 || strcmp(v->s->s, "false") == 0) { *out = false; return true; }
+        br_err(e, BR_EARG, "a predicate must be boolean, not the string \"%s\"", v->s->s);
+        return false;
+    default:
+        br_err(e, BR_EARG, "a predicate must be a scalar, not a %s", val_kind_name(v->kind));
+        return false;
+    }
+}
+
+static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
+{
+    const Hop *h = in->hop;
+    Value *out = &regs[in->out];
+    Value none = val_none();
+#define ARG(k) (in->in[k] >= 0 ? &regs[in->in[k]] : &none)
+    switch (h->kind) {
+    case H_LIT:
+        *out = val_retain(h->lit);
+        return 0;
+    case H_TREAD: {
+        if (h->move) {
+            Value v = st_take(&f->vars, h->name);
+            if (v.kind != V_NONE) { *out = v; return 0; }
+        } else {
+            Value *v = st_get(&f->vars, h->name);
+            if (v) { *out = val_retain(*v); return 0; }
+        }
+        return br_err(e, BR_EARG, "undefined variable '%s'", h->name);
+    }
+    case H_UNARY: return rt_unary(h->op, ARG(0), out, e);
+    case H_BINARY: return rt_binary(h->op, ARG(0), ARG(1), out, e);
+    case H_TERNARY: return rt_ternary(ARG(0), ARG(1), ARG(2), out, e);
+    case H_AGG: return rt_agg(h->op, h->dir, ARG(0), out, e);
+    case H_REORG: return rt_reorg(h->op, ARG(0), out, e);
+    case H_MATMUL: return rt_matmul(h, ARG(0), ARG(1), out, e);
+    case H_OUT: {
+        Value *t = ARG(0);
+        if (t->kind != V_LIST || h->out_index >= t->l->n)
+            return br_err(e, BR_EFAIL, "missing output %d of a call", h->out_index + 1);
+        *out = val_retain(t->l->items[h->out_index]);
+        return 0;
+    }
+    default: break;
+    }
+    /* instructions with many inputs: gather them */
+    Value local[8];
+    Value *args = h->nin <= 8 ? local : malloc((size_t)h->nin * sizeof(Value));
+    for (int k = 0; k < h->nin; k++) args[k] = *ARG(k);
+    int rc = 0;
+    switch (h->kind) {
+    case H_RIX: rc = rt_rix(h, args, out, e); break;
+    case H_LIX: {
+        /* in place when this is the target register's last use */
+        bool last = false;
+        for (int k = 0; k < in->nfree; k++) if (in->frees[k] == in->in[0]) last = true;
+        for (int k = 1; k < h->nin; k++) if (in->in[k] == in->in[0]) last = false;
+        rc = rt_lix(h, args, last, out, e);
+        if (last && args[0].kind == V_NONE) regs[in->in[0]] = val_none();
+        break;
+    }
+    case H_BUILTIN: rc = rt_builtin(rt, f, h, args, out, e); break;
+    case H_FCALL: {
+        if (rt_call(rt, f, h->func, args, out)) rc = -1;
+        break;
+    }
+    default: rc = br_err(e, BR_EFAIL, "unknown instruction"); break;
+    }
+    if (args != local) free(args);
+    return rc;
+#undef ARG
+}
+
+/* Runs a DAG's instructions; writes its variables into f. If keep is
+ * non-NULL, the registers are left for the caller (predicates, loop
+ * headers) and must be released by it. */
+static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
+{
+    Value *regs = calloc((size_t)c->nregs + 1, sizeof(Value));
+    if (!regs) return rt_fail(rt, (Span){0}, BR_ENOMEM, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < c->n && !rc; i++) {
+        const Instr *in = &c->ins[i];
+        BrErr e = {0};
+        int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
+        if (exec_instr(rt, f, in, regs, &e)) {
+            if (!rt->err.code) {
+                if (e.code) rt_fail(rt, in->hop->span, e.code, "%s", e.msg);
+                else rt_fail(rt, in->hop->span, BR_EFAIL, "failed");
+            }
+            rc = -1;
+            break;
+        }
+        if (rt->opt.stats && in->hop->kind != H_LIT) stat_add(rt, instr_name(in->hop), br_now_ns() - t0);
+        for (int k = 0; k < in->nfree; k++) val_release(&regs[in->frees[k]]);
+        if (rt->stopped) rc = -1;
+    }
+    if (!rc)
+        for (int i = 0; i < c->nw; i++)
+            st_put(&f->vars, c->wnames[i], val_retain(regs[c->wregs[i]]));
+    if (keep && !rc) { *keep = regs; return 0; }
+    for (int i = 0; i < c->nregs; i++) val_release(&regs[i]);
+    free(regs);
+    return rc;
+}
+
+static void free_regs(Value *regs, int n)
+{
+    for (int i = 0; i < n; i++) val_release(&regs[i]);
+    free(regs);
+}
+
+/* Drops variables that are dead after block b. */
+static void drop_dead(Frame *f, const PBlock *b)
+{
+    for (int i = st_next(&f->vars, 0); i >= 0; i = st_next(&f->vars, i + 1))
+        if (!ns_has(&b->live_out, f->vars.keys[i])) st_remove(&f->vars, f->vars.keys[i]);
+}
+
+static int exec_block(Rt *rt, Frame *f, PBlock *b);
+
+int rt_exec_list(Rt *rt, Frame *f, PBList *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        if (exec_block(rt, f, l->v[i])) return -1;
+        drop_dead(f, l->v[i]);
+    }
+    return 0;
+}
+
+static int eval_pred(Rt *rt, Frame *f, PBlock *b, bool *res)
+{
+    Value *regs;
+    if (exec_code(rt, f, b->code, &regs)) return -1;
+    BrErr e = {0};
+    bool ok = rt_truth(&regs[b->code->pred_reg], res, &e);
+    free_regs(regs, b->code->nregs);
+    if (!ok) return rt_fail(rt, b->span, e.code, "%s", e.msg);
+    return 0;
+}
+
+/* Iteration values of a for/parfor header. */
+typedef struct Iter { double from, to, incr; bool ints; int64_t n; } Iter;
+
+static int eval_header(Rt *rt, Frame *f, PBlock *b, Iter *it)
+{
+    Value *regs;
+    if (exec_code(rt, f, b->code, &regs)) return -1;
+    Value *v[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < 3; k++) v[k] = b->code->for_regs[k] >= 0 ? &regs[b->code->for_regs[k]] : NULL;
+    it->ints = true;
+    double x[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        if (!v[k]) continue;
+        if (!val_is_numeric(v[k]) && !(v[k]->kind == V_MATRIX && v[k]->m->rows * v[k]->m->cols == 1)) {
+            free_regs(regs, b->code->nregs);
+            return rt_fail(rt, b->span, BR_EARG, "for loop bounds must be numeric scalars");
+        }
+        x[k] = val_as_double(v[k]);
+        if (v[k]->kind == V_DOUBLE && x[k] != floor(x[k])) it->ints = false;
+    }
+    free_regs(regs, b->code->nregs);
+    it->from = x[0];
+    it->to = x[1];
+    it->incr = v[2] ? x[2] : (x[0] <= x[1] ? 1 : -1);
+    if (it->incr == 0 || isnan(it->incr) || isnan(it->from) || isnan(it->to))
+        return rt_fail(rt, b->span, BR_EARG, "for loop increment must be non-zero");
+    double cnt = floor((it->to - it->from) / it->incr + 1e-10) + 1;
+    it->n = cnt > 0 ? (int64_t)cnt : 0;
+    return 0;
+}
+
+static Value iter_value(const Iter *it, int64_t k)
+{
+    double v = it->from + (double)k * it->incr;
+    return it->ints ? val_int((int64_t)llround(v)) : val_double(v);
+}
+
+static int exec_for_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it)
+{
+    for (int64_t k = 0; k < it->n; k++) {
+        st_put(&f->vars, b->var, iter_value(it, k));
+        if (rt_exec_list(rt, f, &b->body)) return -1;
+    }
+    return 0;
+}
+
+/* parfor: iterations on worker threads, each with its own copy of the
+ * frame; result variables (left-indexed matrices defined before the loop)
+ * are merged afterwards: every cell a worker changed is taken from it. */
+static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
+{
+    int k = b->parfor_par > 0 ? b->parfor_par : br_threads();
+    if (k > br_threads()) k = br_threads();
+    if (k > it->n) k = (int)it->n;
+    if (!b->par_ok || k < 2 || rt->in_parfor) return exec_for_serial(rt, f, b, it);
+    /* results must exist as matrices before the loop */
+    for (int r = 0; r < b->results.n; r++) {
+        Value *v = st_get(&f->vars, b->results.v[r]);
+        if (!v || v->kind != V_MATRIX) return exec_for_serial(rt, f, b, it);
+    }
+    Frame *w = calloc((size_t)k, sizeof(Frame));
+    if (!w) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
+    for (int t = 0; t < k; t++) { st_copy(&w[t].vars, &f->vars); w[t].depth = f->depth; }
+    rt->in_parfor = true;
+    int nt = k;
+#pragma omp parallel for num_threads(nt) schedule(static, 1)
+    for (int t = 0; t < nt; t++) {
+        for (int64_t i = t; i < it->n && !rt->stopped; i += nt) {
+            st_put(&w[t].vars, b->var, iter_value(it, i));
+            if (rt_exec_list(rt, &w[t], &b->body)) break;
+        }
+    }
+    rt->in_parfor = false;
+    int rc = rt->err.code ? -1 : 0;
+    for (int r = 0; r < b->results.n && !rc; r++) {
+        const char *name = b->results.v[r];
+        MB *orig = st_get(&f->vars, name)->m;
+        BrErr e = {0};
+        MB *res = mb_to_dense(orig, &e);
+        if (!res) { rc = rt_fail(rt, b->span, e.code, "%s", e.msg); break; }
+        for (int t = 0; t < k; t++) {
+            Value *wv = st_get(&w[t].vars, name);
+            if (!wv || wv->kind != V_MATRIX || wv->m == orig) continue;
+            MB *wm = wv->m;
+            if (wm->rows != orig->rows || wm->cols != orig->cols) {
+                rc = rt_fail(rt, b->span, BR_EDIM, "parfor result '%s' changed its dimensions", name);
+                break;
+            }
+            for (int64_t i = 0; i < orig->rows; i++)
+                for (int64_t j = 0; j < orig->cols; j++) {
+                    double nv = mb_get(wm, i, j), ov = mb_get(orig, i, j);
+                    if (nv != ov && !(isnan(nv) && isnan(ov))) res->d[i * res->cols + j] = nv;
+                }
+        }
+        mb_recount_nnz(res);
+        mb_examine(res, &e);
+        st_put(&f->vars, name, val_matrix(res));
+    }
+    for (int t = 0; t < k; t++) st_free(&w[t].vars);
+    free(w);
+    return rc;
+}
+
+static int exec_block(Rt *rt, Frame *f, PBlock *b)
+{
+    if (rt->stopped) return -1;
+    switch (b->kind) {
+    case PB_GENERIC:
+        return exec_code(rt, f, b->code, NULL);
+    case PB_IF: {
+        bool c;
+        if (eval_pred(rt, f, b, &c)) return -1;
+        return rt_exec_list(rt, f, c ? &b->body : &b->els);
+    }
+    case PB_WHILE:
+        for (;;) {
+            bool c;
+            if (eval_pred(rt, f, b, &c)) return -1;
+            if (!c) return 0;
+            if (rt_exec_list(rt, f, &b->body)) return -1;
+        }
+    case PB_FOR: {
+        Iter it;
+        if (eval_header(rt, f, b, &it)) return -1;
+        if (b->parfor) return exec_parfor(rt, f, b, &it);
+        return exec_for_serial(rt, f, b, &it);
+    }
+    }
+    return 0;
+}
+
+int rt_run_main(Rt *rt, Frame *f)
+{
+    return rt_exec_list(rt, f, &rt->prog->main);
+}
+
+int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
+{
+    Span sp = fn->span;
+    if (caller->depth >= MAX_DEPTH)
+        return rt_fail(rt, sp, BR_EFAIL, "function call depth exceeds %d (infinite recursion?) in '%s'",
+                       MAX_DEPTH, fn->name);
+    FProg *fp = plan_function(rt->prog, fn, rt->diag);
+    if (!fp) return rt_fail(rt, sp, BR_EFAIL, "function '%s' failed to compile", fn->name);
+    Frame nf;
+    st_init(&nf.vars);
+    nf.depth = caller->depth + 1;
+    for (int i = 0; i < fn->nin; i++)
+        if (args[i].kind != V_NONE) st_put(&nf.vars, fn->in[i].name, val_retain(args[i]));
+    int rc = rt_exec_list(rt, &nf, &fp->body);
+    if (!rc) {
+        Value l = val_list_new(fn->nout);
+        BrErr e = {0};
+        for (int i = 0; i < fn->nout && !rc; i++) {
+            Value *v = st_get(&nf.vars, fn->out[i].name);
+            if (!v) {
+                rc = rt_fail(rt, fn->out[i].span, BR_EFAIL, "output '%s' of function '%s' was not assigned",
+                             fn->out[i].name, fn->name);
+                break;
+            }
+            list_append(l.l, val_retain(*v), NULL, &e);
+        }
+        if (rc) val_release(&l);
+        else *out = l;
+    }
+    st_free(&nf.vars);
+    return rc;
+}

@@ -1,0 +1,72 @@
+/* interp.h: the interpreter over the runtime program: program blocks,
+ * instructions, a symbol table per call frame, liveness-driven freeing,
+ * function calls and parfor workers. */
+#ifndef BRAID_INTERP_H
+#define BRAID_INTERP_H
+
+#include <stdio.h>
+#include <pthread.h>
+
+#include "../plan/build.h"
+#include "symtab.h"
+
+typedef struct RtOptions {
+    FILE *out;            /* where print() goes (stdout) */
+    bool stats;           /* collect heavy-hitter statistics */
+    int64_t seed;         /* -seed: base for rand/sample without seed; -1 none */
+    bool explain_recompile; /* reserved: -explain recompile_hops */
+} RtOptions;
+
+typedef struct RtStat { const char *name; int64_t count; int64_t ns; } RtStat;
+
+typedef struct Rt {
+    RtProgram *prog;
+    Diag *diag;               /* errors of functions compiled lazily */
+    RtOptions opt;
+    pthread_mutex_t lock;     /* error, stats, printing */
+    BrErr err;
+    Span err_span;
+    bool has_span;
+    bool stopped;             /* stop() or an error: unwind */
+    RtStat *stats; int nstats, scap;
+    int64_t seed_counter;     /* rand without seed under -seed */
+    bool in_parfor;
+} Rt;
+
+typedef struct Frame {
+    SymTab vars;
+    int depth;                /* call depth (recursion limit) */
+} Frame;
+
+void rt_init(Rt *rt, RtProgram *p, Diag *d, const RtOptions *o);
+void rt_destroy(Rt *rt);
+/* Runs the main program. Returns 0, or non-zero with rt->err set. */
+int rt_run_main(Rt *rt, Frame *f);
+int rt_exec_list(Rt *rt, Frame *f, PBList *l);
+/* Calls f with args (bound in parameter order, borrowed); on success *out
+ * is a list of f's outputs (caller owns). */
+int rt_call(Rt *rt, Frame *caller, Func *f, Value *args, Value *out);
+/* Records an error at span (first error wins). Returns -1. */
+int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Prints the error as file:line:col: error: message. */
+void rt_print_error(const Rt *rt, FILE *f);
+void rt_print_stats(Rt *rt, FILE *f, int top);
+
+/* Instruction semantics (runtime/eval.c, runtime/builtins.c). On error
+ * they return non-zero with e set; *out receives a new value. */
+int rt_unary(OpCode op, const Value *a, Value *out, BrErr *e);
+int rt_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e);
+int rt_ternary(const Value *c, const Value *a, const Value *b, Value *out, BrErr *e);
+int rt_agg(OpCode op, AggDir dir, const Value *a, Value *out, BrErr *e);
+int rt_reorg(OpCode op, const Value *a, Value *out, BrErr *e);
+int rt_matmul(const Hop *h, const Value *a, const Value *b, Value *out, BrErr *e);
+int rt_rix(const Hop *h, Value *args, Value *out, BrErr *e);
+/* Left indexing; may steal args[0] (set to V_NONE) to update in place. */
+int rt_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e);
+int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
+/* Text of a scalar as print() shows it (malloc'd). */
+char *rt_scalar_text(const Value *v, bool for_file);
+bool rt_truth(const Value *v, bool *out, BrErr *e);
+
+#endif

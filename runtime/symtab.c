@@ -1,0 +1,108 @@
+/* symtab.c: open-addressing symbol table with tombstones. */
+#include "symtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char TOMB[] = "";
+
+static uint64_t hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    while (*s) { h ^= (unsigned char)*s++; h *= 1099511628211ULL; }
+    return h;
+}
+
+void st_init(SymTab *t) { memset(t, 0, sizeof *t); }
+
+void st_free(SymTab *t)
+{
+    for (int i = 0; i < t->cap; i++)
+        if (t->keys[i] && t->keys[i] != TOMB) val_release(&t->vals[i]);
+    free(t->keys);
+    free(t->vals);
+    memset(t, 0, sizeof *t);
+}
+
+static int find(const SymTab *t, const char *name)
+{
+    if (!t->cap) return -1;
+    int mask = t->cap - 1;
+    for (int i = (int)(hash(name) & (uint64_t)mask), k = 0; k < t->cap; i = (i + 1) & mask, k++) {
+        if (!t->keys[i]) return -1;
+        if (t->keys[i] != TOMB && strcmp(t->keys[i], name) == 0) return i;
+    }
+    return -1;
+}
+
+static void rehash(SymTab *t, int ncap)
+{
+    SymTab o = *t;
+    t->keys = calloc((size_t)ncap, sizeof(char *));
+    t->vals = calloc((size_t)ncap, sizeof(Value));
+    if (!t->keys || !t->vals) abort();
+    t->cap = ncap;
+    t->n = 0;
+    for (int i = 0; i < o.cap; i++)
+        if (o.keys[i] && o.keys[i] != TOMB) {
+            int mask = ncap - 1;
+            int j = (int)(hash(o.keys[i]) & (uint64_t)mask);
+            while (t->keys[j]) j = (j + 1) & mask;
+            t->keys[j] = o.keys[i];
+            t->vals[j] = o.vals[i];
+            t->n++;
+        }
+    free(o.keys);
+    free(o.vals);
+}
+
+Value *st_get(SymTab *t, const char *name)
+{
+    int i = find(t, name);
+    return i < 0 ? NULL : &t->vals[i];
+}
+
+void st_put(SymTab *t, const char *name, Value v)
+{
+    int i = find(t, name);
+    if (i >= 0) { val_release(&t->vals[i]); t->vals[i] = v; return; }
+    if ((t->n + 1) * 2 > t->cap) rehash(t, t->cap ? t->cap * 2 : 16);
+    int mask = t->cap - 1;
+    int j = (int)(hash(name) & (uint64_t)mask);
+    while (t->keys[j] && t->keys[j] != TOMB) j = (j + 1) & mask;
+    t->keys[j] = name;
+    t->vals[j] = v;
+    t->n++;
+}
+
+Value st_take(SymTab *t, const char *name)
+{
+    int i = find(t, name);
+    if (i < 0) return val_none();
+    Value v = t->vals[i];
+    t->keys[i] = TOMB;
+    t->vals[i] = val_none();
+    t->n--;
+    return v;
+}
+
+void st_remove(SymTab *t, const char *name)
+{
+    Value v = st_take(t, name);
+    val_release(&v);
+}
+
+void st_copy(SymTab *dst, const SymTab *src)
+{
+    st_init(dst);
+    for (int i = 0; i < src->cap; i++)
+        if (src->keys[i] && src->keys[i] != TOMB)
+            st_put(dst, src->keys[i], val_retain(src->vals[i]));
+}
+
+int st_next(const SymTab *t, int i)
+{
+    for (; i < t->cap; i++)
+        if (t->keys[i] && t->keys[i] != TOMB) return i;
+    return -1;
+}

@@ -1,0 +1,28 @@
+/* symtab.h: a symbol table (variable name -> Value) for one call frame.
+ * Open addressing on names; the table owns one reference of every value.
+ * Names are not copied: they must outlive the table (AST arena strings). */
+#ifndef BRAID_SYMTAB_H
+#define BRAID_SYMTAB_H
+
+#include "value.h"
+
+typedef struct SymTab {
+    const char **keys;
+    Value *vals;
+    int cap, n;
+} SymTab;
+
+void st_init(SymTab *t);
+void st_free(SymTab *t);                 /* releases every value */
+Value *st_get(SymTab *t, const char *name);         /* NULL if unbound */
+/* Binds name to v, taking ownership of v; releases the old value. */
+void st_put(SymTab *t, const char *name, Value v);
+/* Removes name; returns its value (ownership to the caller) or V_NONE. */
+Value st_take(SymTab *t, const char *name);
+void st_remove(SymTab *t, const char *name);         /* and releases */
+/* Copy sharing values (retained): parfor workers. */
+void st_copy(SymTab *dst, const SymTab *src);
+/* Iteration: index of the next used slot >= i, or -1. */
+int st_next(const SymTab *t, int i);
+
+#endif

@@ -1,0 +1,141 @@
+/* value.c: reference-counted run-time values. */
+#include "value.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+Value val_string_n(const char *s, size_t n)
+{
+    Value v = {.kind = V_STRING};
+    Str *st = br_malloc(sizeof *st + n + 1);
+    if (!st) { v.kind = V_NONE; return v; }
+    st->refs = 1;
+    st->len = n;
+    memcpy(st->s, s, n);
+    st->s[n] = 0;
+    v.s = st;
+    return v;
+}
+
+Value val_string(const char *s) { return val_string_n(s, strlen(s)); }
+
+Value val_list_new(int cap)
+{
+    Value v = {.kind = V_LIST};
+    List *l = br_calloc(1, sizeof *l);
+    if (!l) { v.kind = V_NONE; return v; }
+    l->refs = 1;
+    if (cap > 0) {
+        l->items = br_calloc((size_t)cap, sizeof(Value));
+        l->cap = cap;
+    }
+    v.l = l;
+    return v;
+}
+
+int list_append(List *l, Value item, const char *name, BrErr *e)
+{
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 4;
+        Value *it = br_realloc(l->items, (size_t)nc * sizeof(Value));
+        if (!it) return br_err(e, BR_ENOMEM, "out of memory");
+        l->items = it;
+        if (l->names) {
+            char **nm = br_realloc(l->names, (size_t)nc * sizeof(char *));
+            if (!nm) return br_err(e, BR_ENOMEM, "out of memory");
+            l->names = nm;
+        }
+        l->cap = nc;
+    }
+    if (name && !l->names) {
+        l->names = br_calloc((size_t)l->cap, sizeof(char *));
+        if (!l->names) return br_err(e, BR_ENOMEM, "out of memory");
+    }
+    if (l->names) l->names[l->n] = name ? br_strdup(name) : NULL;
+    l->items[l->n++] = item;
+    return 0;
+}
+
+int list_find(const List *l, const char *name)
+{
+    if (!l->names) return -1;
+    for (int i = 0; i < l->n; i++)
+        if (l->names[i] && strcmp(l->names[i], name) == 0) return i;
+    return -1;
+}
+
+Value val_retain(Value v)
+{
+    switch (v.kind) {
+    case V_MATRIX: mb_retain(v.m); break;
+    case V_STRING: __atomic_add_fetch(&v.s->refs, 1, __ATOMIC_RELAXED); break;
+    case V_LIST: __atomic_add_fetch(&v.l->refs, 1, __ATOMIC_RELAXED); break;
+    default: break;
+    }
+    return v;
+}
+
+static void list_free(List *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        val_release(&l->items[i]);
+        if (l->names) free(l->names[i]);
+    }
+    free(l->items);
+    free(l->names);
+    free(l);
+}
+
+void val_release(Value *v)
+{
+    switch (v->kind) {
+    case V_MATRIX: mb_release(v->m); break;
+    case V_STRING:
+        if (__atomic_sub_fetch(&v->s->refs, 1, __ATOMIC_ACQ_REL) == 0) free(v->s);
+        break;
+    case V_LIST:
+        if (__atomic_sub_fetch(&v->l->refs, 1, __ATOMIC_ACQ_REL) == 0) list_free(v->l);
+        break;
+    default: break;
+    }
+    v->kind = V_NONE;
+    v->i = 0;
+}
+
+double val_as_double(const Value *v)
+{
+    switch (v->kind) {
+    case V_DOUBLE: return v->d;
+    case V_INT: return (double)v->i;
+    case V_BOOL: return v->b ? 1.0 : 0.0;
+    case V_STRING: { char *end; double d = strtod(v->s->s, &end); return end != v->s->s ? d : NAN; }
+    case V_MATRIX: return (v->m->rows == 1 && v->m->cols == 1) ? mb_get(v->m, 0, 0) : NAN;
+    default: return NAN;
+    }
+}
+
+const char *val_kind_name(VKind k)
+{
+    switch (k) {
+    case V_MATRIX: return "matrix";
+    case V_DOUBLE: return "double";
+    case V_INT: return "integer";
+    case V_BOOL: return "boolean";
+    case V_STRING: return "string";
+    case V_LIST: return "list";
+    default: return "none";
+    }
+}
+
+Value val_list_copy(const List *l, BrErr *e)
+{
+    Value r = val_list_new(l->n);
+    if (r.kind == V_NONE) { br_err(e, BR_ENOMEM, "out of memory"); return r; }
+    for (int i = 0; i < l->n; i++)
+        if (list_append(r.l, val_retain(l->items[i]), l->names ? l->names[i] : NULL, e)) {
+            val_release(&r);
+            return r;
+        }
+    return r;
+}

@@ -1,0 +1,9 @@
+source("ref/_common.R")
+n <- 30; i <- 1:n
+X <- cbind(5 + 2 * sin(0.7 * i), i / 10, 2, 3 * cos(1.1 * i))
+y <- 1.5 + as.vector(X %*% c(0.5, -0.2, -0.9, -1.6)) + 0.1 * sin(2.1 * i)
+wmat("B0.csv", lm_ref(X, y, 0, 0.5))
+wmat("B1.csv", lm_ref(X, y, 1, 1e-7))
+wmat("B2.csv", lm_ref(X, y, 2, 1))
+wmat("B2d.csv", lm_ref(X, y, 2, 1))
+wscalar("close_ds.scalar", TRUE)

@@ -1,0 +1,734 @@
+/* test_io.c: file formats: round trips through every format over shapes,
+ * sparsity, block formats, thread counts and range sizes; number parsing
+ * and formatting; the conformance data files; every kind of bad file;
+ * atomic writes; scalars; .mtd sidecars. Files go to a fresh mkdtemp dir. */
+#include "t.h"
+#include "io/io.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static const char *P(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    k = (k + 1) % 8;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) { perror(path); exit(2); }
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+/* Number of leftover temporary files in d. */
+static int tmp_files(const char *d)
+{
+    DIR *dd = opendir(d);
+    int n = 0;
+    struct dirent *de;
+    while (dd && (de = readdir(dd)))
+        if (strstr(de->d_name, ".tmp.")) n++;
+    if (dd) closedir(dd);
+    return n;
+}
+
+static void rm_rf(const char *path)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", path);
+}
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t next_u(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
+static double unif(void) { return (double)(next_u() >> 11) / 9007199254740992.0; }
+
+/* A random value with full precision, sometimes special. */
+static double rval(void)
+{
+    uint64_t k = next_u() % 100;
+    if (k == 0) return NAN;
+    if (k == 1) return INFINITY;
+    if (k == 2) return -INFINITY;
+    if (k < 10) return (double)((int64_t)(next_u() % 2001) - 1000);
+    if (k < 15) return (unif() - 0.5) * 1e-7;
+    if (k < 20) return (unif() - 0.5) * 1e300;
+    if (k < 25) return (double)(next_u() % 1000) / 8.0;
+    return (unif() - 0.5) * 2000;
+}
+
+static MB *rnd(int64_t r, int64_t c, double sp, bool sparse)
+{
+    BrErr e = {0};
+    MB *m = mb_dense(r, c, &e);
+    for (int64_t i = 0; i < r * c; i++)
+        if (unif() < sp) {
+            double v = rval();
+            m->d[i] = v == 0 ? 1 : v;
+        }
+    mb_recount_nnz(m);
+    if (sparse) mb_make_sparse(m, &e);
+    return m;
+}
+
+static bool fmt_ok(const MB *m)
+{
+    bool want = mb_should_be_sparse(m->rows, m->cols, m->nnz) ||
+                (m->nnz == 0 && m->rows * m->cols > 0);
+    if (m->rows * m->cols == 0) return true;
+    return m->sparse == want;
+}
+
+/* ---------- numbers ---------- */
+
+static void test_numbers(void)
+{
+    char buf[64];
+    /* format then parse gives the same bits */
+    int bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        double x;
+        if (i < 10000) {
+            uint64_t u = next_u();
+            memcpy(&x, &u, 8);
+        } else {
+            x = rval();
+        }
+        int n = io_fmt_double(x, buf);
+        double y = -1;
+        bool ok = io_parse_double(buf, buf + n, &y);
+        if (!ok || (isnan(x) ? !isnan(y) : memcmp(&x, &y, 8) != 0)) {
+            if (bad++ < 5) fprintf(stderr, "round trip of %.17g via \"%s\" gave %.17g\n", x, buf, y);
+        }
+    }
+    T_CHECK(bad == 0, "format/parse round trip: %d bad", bad);
+    /* parse agrees with strtod on many decimal forms */
+    bad = 0;
+    const char *fmts[] = {"%.17g", "%.3f", "%.1e", "%.15g", "%g", "%.20f"};
+    for (int i = 0; i < 6000; i++) {
+        double x = rval() * (i % 3 ? 1 : 1e-5);
+        if (!isfinite(x)) continue;
+        snprintf(buf, sizeof buf, fmts[i % 6], x);
+        double a, b = strtod(buf, NULL);
+        if (!io_parse_double(buf, buf + strlen(buf), &a) || memcmp(&a, &b, 8)) {
+            if (bad++ < 5) fprintf(stderr, "parse \"%s\": %.17g vs strtod %.17g\n", buf, a, b);
+        }
+    }
+    T_CHECK(bad == 0, "parse agrees with strtod: %d bad", bad);
+    struct { const char *s; double v; } good[] = {
+        {"0", 0}, {"-0", -0.0}, {"1", 1}, {"+2.5", 2.5}, {".5", 0.5}, {"5.", 5}, {"1e3", 1000},
+        {"1E-3", 0.001}, {"-1.5e+2", -150}, {"0.1", 0.1}, {"123456789.125", 123456789.125},
+        {"1.0000000000000001e-05", 1.0000000000000001e-05}, {"00012", 12},
+        {"0.30000000000000004", 0.30000000000000004}, {"9007199254740993", 9007199254740993.0},
+        {"1e-320", 1e-320}, {"1e308", 1e308}};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        double v = 7;
+        bool ok = io_parse_double(good[i].s, good[i].s + strlen(good[i].s), &v);
+        T_CHECK(ok && v == good[i].v && signbit(v) == signbit(good[i].v), "parse %s", good[i].s);
+    }
+    const char *specials[] = {"NaN", "Inf", "-Inf", "Infinity", "-Infinity", "inf", "nan"};
+    for (int i = 0; i < 7; i++) {
+        double v = 0;
+        bool ok = io_parse_double(specials[i], specials[i] + strlen(specials[i]), &v);
+        T_CHECK(ok && (isnan(v) || isinf(v)), "parse %s", specials[i]);
+        if (i == 2 || i == 4) T_CHECK(v < 0, "negative %s", specials[i]);
+    }
+    const char *bads[] = {"", "abc", "1.2.3", "1e", "--1", " 1", "1 ", "e5", ".", "-", "1x",
+                          "0x", "1,5", "+-1", "1e+"};
+    for (size_t i = 0; i < sizeof bads / sizeof *bads; i++) {
+        double v;
+        T_CHECK(!io_parse_double(bads[i], bads[i] + strlen(bads[i]), &v), "reject \"%s\"", bads[i]);
+    }
+    struct { double v; const char *s; } outs[] = {
+        {3, "3"}, {0.1, "0.1"}, {1e-5, "1e-05"}, {-2.5, "-2.5"}, {0, "0"}, {1.0 / 3, "0.333333333333333"},
+        {NAN, "NaN"}, {INFINITY, "Infinity"}, {-INFINITY, "-Infinity"}, {1e15, "1e+15"},
+        {123456789.125, "123456789.125"}, {-7, "-7"}};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+        int n = io_fmt_double(outs[i].v, buf);
+        if (i == 5) T_CHECK(n == 18 && !strcmp(buf, "0.3333333333333333"), "fmt 1/3: %s", buf);
+        else T_CHECK(!strcmp(buf, outs[i].s) && n == (int)strlen(buf), "fmt %s: got %s", outs[i].s, buf);
+    }
+}
+
+/* ---------- round trips ---------- */
+
+typedef struct Fmt {
+    const char *name, *format, *sep;
+    bool header;
+} Fmt;
+
+static const Fmt fmts[] = {
+    {"text", "text", NULL, false}, {"mm", "mm", NULL, false}, {"csv", "csv", NULL, false},
+    {"csvh", "csv", NULL, true}, {"csvsemi", "csv", ";", true}, {"csvtab", "csv", "\t", false},
+    {"csvmulti", "csv", "::", false}, {"binary", "binary", NULL, false}};
+#define NFMT (int)(sizeof fmts / sizeof *fmts)
+
+/* Writes m in format f, reads it back (with .mtd only, and for some also
+ * with matching arguments), checks exact values, format rule, no temps. */
+static void round_trip(const MB *m, const Fmt *f, int64_t chunk, const char *what)
+{
+    BrErr e = {0};
+    char name[64];
+    snprintf(name, sizeof name, "rt_%s", f->name);
+    const char *path = P(name);
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = f->format;
+    wo.sep = f->sep;
+    wo.header = f->header;
+    wo.chunk_bytes = chunk;
+    int rc = io_write_matrix(path, m, &wo, &e);
+    T_CHECK(rc == 0, "%s %s: write: %s", what, f->name, e.msg);
+    if (rc) return;
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    ro.chunk_bytes = chunk;
+    MB *r = io_read_matrix(path, &ro, &e);
+    T_CHECK(r != NULL, "%s %s: read: %s", what, f->name, e.msg);
+    if (r) {
+        T_MB_EQ(r, m, 0, "%s %s: values", what, f->name);
+        T_CHECK(r->nnz == m->nnz, "%s %s: nnz %lld vs %lld", what, f->name, (long long)r->nnz,
+                (long long)m->nnz);
+        T_CHECK(fmt_ok(r), "%s %s: block format", what, f->name);
+        mb_release(r);
+    }
+    /* explicit arguments agreeing with the .mtd */
+    ro.format = f->format;
+    ro.rows = m->rows;
+    ro.cols = m->cols;
+    if (f->sep) ro.sep = f->sep;
+    if (!strcmp(f->format, "csv")) ro.header = f->header;
+    br_err_clear(&e);
+    r = io_read_matrix(path, &ro, &e);
+    T_CHECK(r && mb_equal(r, m, 0), "%s %s: read with args: %s", what, f->name, e.msg);
+    mb_release(r);
+    IoMeta meta;
+    bool found;
+    T_CHECK(io_read_mtd(path, &meta, &found, &e) == 0 && found && meta.rows == m->rows &&
+            meta.cols == m->cols && meta.nnz == m->nnz && !strcmp(meta.format, f->format) &&
+            !strcmp(meta.data_type, "matrix"), "%s %s: mtd", what, f->name);
+}
+
+static void test_round_trips(void)
+{
+    int64_t shapes[][2] = {{0, 5}, {5, 0}, {0, 0}, {1, 1}, {7, 1}, {1, 9}, {120, 4}, {4, 90}};
+    double sps[] = {0, 0.001, 0.1, 1};
+    char what[96];
+    for (int th = 1; th <= 2; th++) {
+        br_set_threads(th);
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (int k = 0; k < 4; k++)
+                for (int sp = 0; sp < 2; sp++) {
+                    MB *m = rnd(shapes[s][0], shapes[s][1], sps[k], sp);
+                    for (int f = 0; f < NFMT; f++) {
+                        snprintf(what, sizeof what, "t%d %lldx%lld sp%g %s", th,
+                                 (long long)m->rows, (long long)m->cols, sps[k],
+                                 sp ? "sparse" : "dense");
+                        round_trip(m, &fmts[f], (s + k) % 2 ? 97 : 0, what);
+                    }
+                    mb_release(m);
+                }
+        /* larger blocks over many small ranges */
+        MB *big[] = {rnd(1000, 40, 1, false), rnd(2000, 200, 0.01, true), rnd(20, 2000, 0.3, false)};
+        for (int b = 0; b < 3; b++) {
+            for (int f = 0; f < NFMT; f++) {
+                snprintf(what, sizeof what, "t%d big%d", th, b);
+                round_trip(big[b], &fmts[f], 1000, what);
+            }
+            mb_release(big[b]);
+        }
+    }
+    br_set_threads(0);
+    T_CHECK(tmp_files(dir) == 0, "no temporary files left behind");
+}
+
+/* ---------- conformance data ---------- */
+
+static void read_vs_expected(const char *data, const char *expected, const IoReadOpts *o)
+{
+    BrErr e = {0};
+    char a[512], b[512];
+    snprintf(a, sizeof a, "/work/shared/conformance/data/%s", data);
+    snprintf(b, sizeof b, "/work/shared/conformance/expected/%s", expected);
+    IoReadOpts csv;
+    io_read_opts_init(&csv);
+    csv.format = "csv";
+    MB *x = io_read_matrix(a, o, &e);
+    T_CHECK(x != NULL, "read %s: %s", data, e.msg);
+    br_err_clear(&e);
+    MB *y = io_read_matrix(b, &csv, &e);
+    T_CHECK(y != NULL, "read %s: %s", expected, e.msg);
+    if (x && y) T_MB_EQ(x, y, 1e-15, "%s vs %s", data, expected);
+    mb_release(x);
+    mb_release(y);
+}
+
+static void test_conformance_data(void)
+{
+    if (access("/work/shared/conformance/data/points.csv", R_OK) != 0) return;
+    read_vs_expected("points.csv", "io_read_csv/X.csv", NULL);
+    IoReadOpts o;
+    io_read_opts_init(&o);
+    o.format = "csv";
+    o.header = 0;
+    o.sep = ";";
+    read_vs_expected("semi.csv", "io_read_csv/Y.csv", &o);
+    read_vs_expected("sparse.ijv", "io_read_ijv/A.csv", NULL);
+    read_vs_expected("sparse.mtx", "io_read_mm/M.csv", NULL);
+    BrErr e = {0};
+    MB *m = io_read_matrix("/work/shared/conformance/data/sparse.ijv", NULL, &e);
+    T_CHECK(m && m->rows == 6 && m->cols == 5 && m->nnz == 7, "ijv dims from mtd");
+    mb_release(m);
+    /* arguments disagreeing with the .mtd */
+    o.sep = ",";
+    m = io_read_matrix("/work/shared/conformance/data/semi.csv", &o, &e);
+    T_CHECK(!m && strstr(e.msg, "semi.csv") && strstr(e.msg, "sep") && strstr(e.msg, "\";\""),
+            "sep disagreement: %s", e.msg);
+    br_err_clear(&e);
+    io_read_opts_init(&o);
+    o.rows = 4;
+    m = io_read_matrix("/work/shared/conformance/data/sparse.mtx", &o, &e);
+    T_CHECK(m && m->rows == 4 && m->cols == 6, "agreeing rows: %s", e.msg);
+    mb_release(m);
+    br_err_clear(&e);
+    o.rows = 5;
+    m = io_read_matrix("/work/shared/conformance/data/sparse.mtx", &o, &e);
+    T_CHECK(!m && strstr(e.msg, "rows=5") && strstr(e.msg, "sparse.mtx.mtd") &&
+            strstr(e.msg, "dimension"), "rows disagreement: %s", e.msg);
+    mb_release(m);
+    br_err_clear(&e);
+    io_read_opts_init(&o);
+    o.format = "text";
+    m = io_read_matrix("/work/shared/conformance/data/sparse.mtx", &o, &e);
+    T_CHECK(!m && strstr(e.msg, "format") && strstr(e.msg, "\"mm\""), "format disagreement: %s",
+            e.msg);
+    mb_release(m);
+}
+
+/* ---------- bad files ---------- */
+
+/* Reads path expecting an error containing every given substring. */
+static void expect_err(const char *path, const IoReadOpts *o, const char *what, const char *s1,
+                       const char *s2, const char *s3)
+{
+    BrErr e = {0};
+    MB *m = io_read_matrix(path, o, &e);
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    bool ok = !m && e.code && strstr(e.msg, base) && (!s1 || strstr(e.msg, s1)) &&
+              (!s2 || strstr(e.msg, s2)) && (!s3 || strstr(e.msg, s3));
+    T_CHECK(ok, "%s: message \"%s\"", what, e.msg);
+    mb_release(m);
+}
+
+static void test_bad_files(void)
+{
+    IoReadOpts o;
+    io_read_opts_init(&o);
+    char big[8192];
+    /* bad number on line 17, column 2: found by every range split */
+    big[0] = 0;
+    for (int i = 1; i <= 40; i++)
+        strcat(big, i == 17 ? "1,abc,3\n" : "1.5,2,3\n");
+    put(P("bad.csv"), big);
+    o.format = "csv";
+    for (int th = 1; th <= 2; th++) {
+        br_set_threads(th);
+        for (int64_t ch = 0; ch < 80; ch += 9) {
+            o.chunk_bytes = ch;
+            expect_err(P("bad.csv"), &o, "bad number", "line 17", "column 2", "\"abc\"");
+        }
+    }
+    br_set_threads(0);
+    o.chunk_bytes = 0;
+    /* with a header, lines count from the header */
+    put(P("badh.csv"), "a,b\n1,2\n\n3,x\n");
+    o.header = 1;
+    expect_err(P("badh.csv"), &o, "bad number after header", "line 4", "column 2", "\"x\"");
+    o.header = -1;
+    put(P("few.csv"), "1,2,3\n4,5,6\n7,8,9\n1,2,3\n4,5\n");
+    expect_err(P("few.csv"), &o, "too few columns", "line 5", "expected 3 columns, found 2", NULL);
+    put(P("many.csv"), "1,2,3\n4,5,6,7\n");
+    expect_err(P("many.csv"), &o, "too many columns", "line 2", "expected 3 columns, found 4", NULL);
+    put(P("rows.csv"), "1,2\n3,4\n");
+    put(P("rows.csv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 3, \"cols\": 2, \"format\": \"csv\"}");
+    expect_err(P("rows.csv"), &o, "rows vs mtd", "expected 3 rows", "found 2", "dimension");
+    put(P("cols.csv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 2, \"cols\": 3, \"format\": \"csv\"}");
+    put(P("cols.csv"), "1,2\n3,4\n");
+    expect_err(P("cols.csv"), &o, "cols vs mtd", "line 1", "expected 3 columns, found 2", NULL);
+    o.cols = 2;
+    expect_err(P("cols.csv"), &o, "cols arg vs mtd", "cols=2", "cols.csv.mtd", "cols 3");
+    o.cols = -1;
+    put(P("empty.csv"), "1,,3\n");
+    o.fill = 0;
+    expect_err(P("empty.csv"), &o, "empty field without fill", "line 1", "empty field", "column 2");
+    o.fill = -1;
+    o.format = NULL;
+    /* text */
+    put(P("idx.ijv"), "1 1 1\n% comment\n\n6 5 2\n7 2 3\n");
+    put(P("idx.ijv.mtd"), "{\"data_type\": \"matrix\", \"value_type\": \"double\", \"rows\": 6, "
+        "\"cols\": 5, \"format\": \"text\"}");
+    expect_err(P("idx.ijv"), &o, "index beyond dims", "line 5", "index (7, 2)", "6x5");
+    put(P("num.ijv"), "1 1 1\n2 2 x1\n");
+    expect_err(P("num.ijv"), &o, "text bad number", "line 2", "\"x1\"", NULL);
+    put(P("tok.ijv"), "1 1 1\n2 2\n");
+    expect_err(P("tok.ijv"), &o, "text too few values", "line 2", "found 2", NULL);
+    put(P("zero.ijv"), "0 1 1\n");
+    expect_err(P("zero.ijv"), &o, "text zero index", "line 1", "row index", NULL);
+    /* mm */
+    put(P("trunc.mtx"), "%%MatrixMarket matrix coordinate real general\n% c\n3 3 3\n1 1 1\n2 2 2\n");
+    expect_err(P("trunc.mtx"), &o, "mm truncated", "expected 3 entries", "found 2", NULL);
+    put(P("hdr.mtx"), "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n");
+    expect_err(P("hdr.mtx"), &o, "mm complex", "line 1", "complex", NULL);
+    put(P("dim.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1\n");
+    expect_err(P("dim.mtx"), &o, "mm index", "line 3", "index (4, 1)", NULL);
+    put(P("dim2.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n");
+    put(P("dim2.mtx.mtd"), "{\"rows\": 4, \"cols\": 3, \"format\": \"mm\"}");
+    expect_err(P("dim2.mtx"), &o, "mm dims vs mtd", "line 2", "dimension", "4x3");
+    put(P("nomm.mtx"), "1 1 1\n");
+    o.format = "mm";
+    expect_err(P("nomm.mtx"), &o, "mm without banner", "line 1", "Matrix Market", NULL);
+    o.format = NULL;
+    /* binary */
+    BrErr e = {0};
+    MB *m = rnd(10, 10, 1, false);
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "binary";
+    T_CHECK(io_write_matrix(P("t.bin"), m, &wo, &e) == 0, "write binary");
+    T_CHECK(truncate(P("t.bin"), 40 + 8 * 99) == 0, "truncate");
+    expect_err(P("t.bin"), &o, "truncated binary", "truncated", NULL, NULL);
+    T_CHECK(truncate(P("t.bin"), 20) == 0, "truncate");
+    expect_err(P("t.bin"), &o, "truncated binary header", "truncated", NULL, NULL);
+    put(P("t.bin"), "this is not a binary matrix file at all, honestly");
+    expect_err(P("t.bin"), &o, "bad magic", "magic", NULL, NULL);
+    mb_release(m);
+    m = rnd(30, 30, 0.05, true);
+    T_CHECK(io_write_matrix(P("s.bin"), m, &wo, &e) == 0, "write sparse binary");
+    T_CHECK(truncate(P("s.bin"), 100) == 0, "truncate");
+    expect_err(P("s.bin"), &o, "truncated sparse binary", "truncated", NULL, NULL);
+    T_CHECK(io_write_matrix(P("s.bin"), m, &wo, &e) == 0, "write sparse binary");
+    o.rows = 31;
+    expect_err(P("s.bin"), &o, "binary rows vs mtd", "rows=31", "s.bin.mtd", NULL);
+    o.rows = -1;
+    remove(P("s.bin.mtd"));
+    o.rows = 31;
+    o.format = "binary";
+    expect_err(P("s.bin"), &o, "binary rows vs file", "dimension", "30x30", NULL);
+    o.rows = -1;
+    o.format = NULL;
+    mb_release(m);
+    /* missing file, malformed .mtd */
+    expect_err(P("does_not_exist.csv"), &o, "missing", "not found", NULL, NULL);
+    put(P("j.csv"), "1,2\n");
+    put(P("j.csv.mtd"), "{\"data_type\": \"matrix\",\n \"rows\": 3,\n \"cols\": }");
+    expect_err(P("j.csv"), &o, "malformed mtd", "j.csv.mtd", "malformed", "line 3");
+    put(P("j.csv.mtd"), "{\"rows\": \"abc\"}");
+    expect_err(P("j.csv"), &o, "mtd field type", "j.csv.mtd", "\"rows\"", "number");
+    put(P("j.csv.mtd"), "[1, 2]");
+    expect_err(P("j.csv"), &o, "mtd not an object", "j.csv.mtd", "object", NULL);
+    put(P("j.csv.mtd"), "{\"data_type\": \"scalar\", \"value_type\": \"double\"}");
+    expect_err(P("j.csv"), &o, "scalar read as matrix", "scalar", NULL, NULL);
+    put(P("j.csv.mtd"), "{\"format\": \"hdf5\"}");
+    expect_err(P("j.csv"), &o, "unknown format", "hdf5", "unsupported", NULL);
+}
+
+/* ---------- csv and text details ---------- */
+
+static void test_details(void)
+{
+    BrErr e = {0};
+    IoReadOpts o;
+    io_read_opts_init(&o);
+    o.format = "csv";
+#define io_read_matrix(p, o, e) (br_err_clear(e), io_read_matrix(p, o, e))
+    put(P("d1.csv"), "1, 2 ,\"3\"\r\n\r\nNaN,Inf,-Inf\r\n-Infinity,Infinity,1e-3\r\n");
+    MB *m = io_read_matrix(P("d1.csv"), &o, &e);
+    T_CHECK(m && m->rows == 3 && m->cols == 3 && mb_get(m, 0, 2) == 3 && isnan(mb_get(m, 1, 0)) &&
+            mb_get(m, 1, 2) == -INFINITY && mb_get(m, 2, 0) == -INFINITY &&
+            mb_get(m, 2, 1) == INFINITY && mb_get(m, 2, 2) == 1e-3, "csv details: %s", e.msg);
+    mb_release(m);
+    put(P("bom.csv"), "\xEF\xBB\xBFx,y\n1,2\n");
+    o.header = 1;
+    m = io_read_matrix(P("bom.csv"), &o, &e);
+    T_CHECK(m && m->rows == 1 && m->cols == 2 && mb_get(m, 0, 1) == 2, "csv with BOM: %s", e.msg);
+    mb_release(m);
+    o.header = -1;
+    put(P("d2.csv"), "1,,3\nNA,5,\n");
+    m = io_read_matrix(P("d2.csv"), &o, &e);
+    T_CHECK(!m && strstr(e.msg, "line 2") && strstr(e.msg, "\"NA\""), "NA without naStrings: %s", e.msg);
+    br_err_clear(&e);
+    const char *na[] = {"NA", "?"};
+    o.na_strings = na;
+    o.n_na = 2;
+    m = io_read_matrix(P("d2.csv"), &o, &e);
+    T_CHECK(m && mb_get(m, 0, 1) == 0 && isnan(mb_get(m, 1, 0)) && mb_get(m, 1, 2) == 0,
+            "fill 0 and naStrings: %s", e.msg);
+    mb_release(m);
+    o.has_fill_value = true;
+    o.fill_value = 7.5;
+    m = io_read_matrix(P("d2.csv"), &o, &e);
+    T_CHECK(m && mb_get(m, 0, 1) == 7.5 && mb_get(m, 1, 2) == 7.5, "fill value: %s", e.msg);
+    mb_release(m);
+    io_read_opts_init(&o);
+    /* header only: 0 rows, columns from the header */
+    put(P("d3.csv"), "a,b,c\n");
+    o.header = 1;
+    o.format = "csv";
+    m = io_read_matrix(P("d3.csv"), &o, &e);
+    T_CHECK(m && m->rows == 0 && m->cols == 3, "header only: %s", e.msg);
+    mb_release(m);
+    o.header = -1;
+    o.format = NULL;
+    /* text: duplicates (last wins, also a zero), dims inferred */
+    put(P("d4.ijv"), "2 3 1.5\n1 1 4\n2 3 2.5\n1 1 0\n3 1 -1\n");
+    m = io_read_matrix(P("d4.ijv"), &o, &e);
+    T_CHECK(m && m->rows == 3 && m->cols == 3 && m->nnz == 2 && mb_get(m, 1, 2) == 2.5 &&
+            mb_get(m, 0, 0) == 0 && mb_get(m, 2, 0) == -1, "text duplicates: %s", e.msg);
+    mb_release(m);
+    /* a large unsorted text file with duplicates, sparse and dense results */
+    for (int dense = 0; dense < 2; dense++) {
+        int64_t R = 300, C = dense ? 20 : 400;
+        MB *ref = mb_dense(R, C, &e);
+        FILE *f = fopen(P("d5.ijv"), "w");
+        for (int i = 0; i < 6000; i++) {
+            int64_t r = (int64_t)(next_u() % (uint64_t)R), c = (int64_t)(next_u() % (uint64_t)C);
+            double v = next_u() % 5 ? (double)(next_u() % 100) / 4 : 0;
+            fprintf(f, "%lld %lld %.17g\n", (long long)r + 1, (long long)c + 1, v);
+            ref->d[r * C + c] = v;
+        }
+        fclose(f);
+        mb_recount_nnz(ref);
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            o.rows = R;
+            o.cols = C;
+            o.chunk_bytes = 700;
+            m = io_read_matrix(P("d5.ijv"), &o, &e);
+            T_CHECK(m && mb_equal(m, ref, 0) && m->nnz == ref->nnz && fmt_ok(m),
+                    "unsorted text dense=%d t%d: %s", dense, th, e.msg);
+            mb_release(m);
+        }
+        mb_release(ref);
+    }
+    br_set_threads(0);
+    io_read_opts_init(&o);
+    /* Matrix Market variants */
+    put(P("sym.mtx"), "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 2\n3 1 -1\n"
+        "2 2 5\n");
+    m = io_read_matrix(P("sym.mtx"), &o, &e);
+    T_CHECK(m && mb_get(m, 2, 0) == -1 && mb_get(m, 0, 2) == -1 && mb_get(m, 1, 1) == 5 &&
+            m->nnz == 4, "mm symmetric: %s", e.msg);
+    mb_release(m);
+    put(P("skew.mtx"), "%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 1\n3 1 4\n");
+    m = io_read_matrix(P("skew.mtx"), &o, &e);
+    T_CHECK(m && mb_get(m, 2, 0) == 4 && mb_get(m, 0, 2) == -4 && m->nnz == 2, "mm skew: %s", e.msg);
+    mb_release(m);
+    put(P("pat.mtx"), "%%MatrixMarket matrix coordinate pattern general\n2 4 2\n1 4\n2 1\n");
+    m = io_read_matrix(P("pat.mtx"), &o, &e);
+    T_CHECK(m && m->rows == 2 && m->cols == 4 && mb_get(m, 0, 3) == 1 && mb_get(m, 1, 0) == 1 &&
+            m->nnz == 2, "mm pattern: %s", e.msg);
+    mb_release(m);
+    put(P("arr.mtx"), "%%MatrixMarket matrix array real general\n% c\n2 3\n1\n2\n3\n4\n5\n0\n");
+    m = io_read_matrix(P("arr.mtx"), &o, &e);
+    T_CHECK(m && mb_get(m, 0, 0) == 1 && mb_get(m, 1, 0) == 2 && mb_get(m, 0, 1) == 3 &&
+            mb_get(m, 1, 2) == 0 && mb_get(m, 0, 2) == 5 && m->nnz == 5, "mm array: %s", e.msg);
+    mb_release(m);
+    put(P("arrs.mtx"), "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n");
+    m = io_read_matrix(P("arrs.mtx"), &o, &e);
+    T_CHECK(m && mb_get(m, 0, 0) == 1 && mb_get(m, 1, 0) == 2 && mb_get(m, 0, 1) == 2 &&
+            mb_get(m, 1, 1) == 3, "mm array symmetric: %s", e.msg);
+    mb_release(m);
+    /* no .mtd and no format: the banner picks mm */
+    put(P("guess"), "%%MatrixMarket matrix coordinate real general\n2 2 1\n2 2 9\n");
+    m = io_read_matrix(P("guess"), &o, &e);
+    T_CHECK(m && m->rows == 2 && mb_get(m, 1, 1) == 9, "guess mm: %s", e.msg);
+    mb_release(m);
+    /* a directory of part files */
+    mkdir(P("parts.csv"), 0777);
+    put(P("parts.csv/part-00001"), "3,4\n");
+    put(P("parts.csv/part-00000"), "1,2");
+    put(P("parts.csv/_SUCCESS"), "");
+    put(P("parts.csv/.part-00000.crc"), "xx");
+    o.format = "csv";
+    m = io_read_matrix(P("parts.csv"), &o, &e);
+    T_CHECK(m && m->rows == 2 && mb_get(m, 0, 1) == 2 && mb_get(m, 1, 0) == 3, "part files: %s",
+            e.msg);
+    mb_release(m);
+    /* writing over the part-file directory replaces it */
+    MB *x = rnd(3, 3, 1, false);
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "csv";
+    T_CHECK(io_write_matrix(P("parts.csv"), x, &wo, &e) == 0, "replace part dir: %s", e.msg);
+    struct stat st;
+    T_CHECK(stat(P("parts.csv"), &st) == 0 && S_ISREG(st.st_mode), "now a file");
+    /* but a directory with subdirectories is left alone */
+    mkdir(P("deep"), 0777);
+    mkdir(P("deep/sub"), 0777);
+    br_err_clear(&e);
+    T_CHECK(io_write_matrix(P("deep"), x, &wo, &e) != 0 && strstr(e.msg, "deep") &&
+            stat(P("deep/sub"), &st) == 0, "deep dir kept: %s", e.msg);
+    br_err_clear(&e);
+    /* missing parent directory: clean failure, nothing created */
+    T_CHECK(io_write_matrix(P("nodir/x.csv"), x, &wo, &e) != 0 && strstr(e.msg, "nodir") &&
+            strstr(e.msg, "does not exist"), "missing parent: %s", e.msg);
+    T_CHECK(stat(P("nodir"), &st) != 0, "no parent created");
+    br_err_clear(&e);
+    /* a failing write keeps the previous file intact */
+    T_CHECK(io_write_matrix(P("keep.csv"), x, &wo, &e) == 0, "write keep");
+    char *before = slurp(P("keep.csv"));
+    wo.sep = "";
+    T_CHECK(io_write_matrix(P("keep.csv"), x, &wo, &e) != 0, "bad sep fails");
+    char *after = slurp(P("keep.csv"));
+    T_CHECK(before && after && !strcmp(before, after), "target untouched");
+    free(before);
+    free(after);
+    br_err_clear(&e);
+    wo.sep = NULL;
+    wo.format = "libsvm";
+    T_CHECK(io_write_matrix(P("keep.csv"), x, &wo, &e) != 0 && strstr(e.msg, "libsvm"), "bad format");
+    br_err_clear(&e);
+    mb_release(x);
+    /* written text shapes */
+    MB *s = mb_dense(2, 3, &e);
+    s->d[1] = 0.1;
+    s->d[5] = -3;
+    mb_recount_nnz(s);
+    io_write_opts_init(&wo);
+    wo.format = "mm";
+    io_write_matrix(P("w.mtx"), s, &wo, &e);
+    char *t = slurp(P("w.mtx"));
+    T_CHECK(t && !strcmp(t, "%%MatrixMarket matrix coordinate real general\n2 3 2\n1 2 0.1\n2 3 -3\n"),
+            "mm text: %s", t);
+    free(t);
+    wo.format = "csv";
+    wo.header = true;
+    wo.sep = ";";
+    io_write_matrix(P("w.csv"), s, &wo, &e);
+    t = slurp(P("w.csv"));
+    T_CHECK(t && !strcmp(t, "C1;C2;C3\n0;0.1;0\n0;0;-3\n"), "csv text: %s", t);
+    free(t);
+    t = slurp(P("w.csv.mtd"));
+    T_CHECK(t && strstr(t, "\"data_type\": \"matrix\", \"value_type\": \"double\", \"rows\": 2, "
+                        "\"cols\": 3, \"nnz\": 2, \"format\": \"csv\", \"header\": true, \"sep\": \";\""),
+            "csv mtd: %s", t);
+    free(t);
+    mb_release(s);
+    T_CHECK(tmp_files(dir) == 0, "no temporary files left behind");
+#undef io_read_matrix
+}
+
+/* ---------- scalars and .mtd ---------- */
+
+static void test_scalars(void)
+{
+    BrErr e = {0};
+    char buf[64];
+    IoMeta m;
+    const char *vals[][2] = {{"0.3333333333333333", "double"}, {"42", "int"}, {"true", "boolean"},
+                             {"hello world", "string"}, {"line\n", "string"}, {"", "string"}};
+    for (int i = 0; i < 6; i++) {
+        T_CHECK(io_write_scalar_str(P("s.scalar"), vals[i][0], vals[i][1], &e) == 0, "write scalar");
+        T_CHECK(io_read_scalar(P("s.scalar"), buf, sizeof buf, &m, &e) == 0 &&
+                !strcmp(buf, vals[i][0]) && !strcmp(m.value_type, vals[i][1]) &&
+                !strcmp(m.data_type, "scalar"), "scalar %d: \"%s\" %s", i, buf, e.msg);
+    }
+    char *raw = slurp(P("s.scalar"));
+    T_CHECK(raw && raw[0] == 0, "scalar file holds just the value");
+    free(raw);
+    put(P("n.scalar"), "17\n");
+    T_CHECK(io_read_scalar(P("n.scalar"), buf, sizeof buf, &m, &e) == 0 && !strcmp(buf, "17") &&
+            m.value_type[0] == 0, "scalar without mtd: %s", buf);
+    T_CHECK(io_read_scalar(P("n.scalar"), buf, 2, NULL, &e) != 0 && strstr(e.msg, "too long"),
+            "small buffer");
+    br_err_clear(&e);
+    T_CHECK(io_read_scalar(P("none.scalar"), buf, sizeof buf, NULL, &e) != 0 &&
+            strstr(e.msg, "none.scalar") && strstr(e.msg, "not found"), "missing scalar: %s", e.msg);
+    br_err_clear(&e);
+    char *d = io_read_scalar_dup(P("n.scalar"), NULL, &e);
+    T_CHECK(d && !strcmp(d, "17"), "dup");
+    free(d);
+    /* .mtd round trip with an odd separator */
+    IoMeta a, b;
+    io_meta_init(&a);
+    strcpy(a.data_type, "matrix");
+    strcpy(a.value_type, "double");
+    strcpy(a.format, "csv");
+    a.rows = 3;
+    a.cols = 4;
+    a.header = 0;
+    strcpy(a.sep, "\"\t\\");
+    a.has_sep = true;
+    bool found;
+    T_CHECK(io_write_mtd(P("m.csv"), &a, &e) == 0 && io_read_mtd(P("m.csv"), &b, &found, &e) == 0 &&
+            found && b.rows == 3 && b.cols == 4 && b.nnz == -1 && b.header == 0 && b.has_sep &&
+            !strcmp(b.sep, a.sep) && !strcmp(b.format, "csv"), "mtd round trip: %s", e.msg);
+    T_CHECK(io_read_mtd(P("nothing"), &b, &found, &e) == 0 && !found && b.rows == -1, "no mtd");
+}
+
+/* ---------- speed (printed, not asserted) ---------- */
+
+static void speed(void)
+{
+    BrErr e = {0};
+    MB *m = rnd(2000, 250, 1, false);
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    const char *f[] = {"csv", "text", "binary"};
+    for (int i = 0; i < 3; i++) {
+        wo.format = f[i];
+        int64_t t0 = br_now_ns();
+        io_write_matrix(P("speed"), m, &wo, &e);
+        int64_t t1 = br_now_ns();
+        MB *r = io_read_matrix(P("speed"), NULL, &e);
+        int64_t t2 = br_now_ns();
+        struct stat st;
+        stat(P("speed"), &st);
+        double mb = (double)st.st_size / 1e6;
+        printf("io %-6s %6.1f MB: write %7.1f MB/s, read %7.1f MB/s\n", f[i], mb,
+               mb / ((double)(t1 - t0) / 1e9), mb / ((double)(t2 - t1) / 1e9));
+        T_CHECK(r && mb_equal(r, m, 0), "speed %s round trip", f[i]);
+        mb_release(r);
+    }
+    mb_release(m);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/braid_io_XXXXXX");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    test_numbers();
+    test_round_trips();
+    test_conformance_data();
+    test_bad_files();
+    test_details();
+    test_scalars();
+    speed();
+    rm_rf(dir);
+    return t_done("test_io");
+}

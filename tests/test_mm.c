@@ -1,0 +1,353 @@
+/* test_mm.c: matrix multiplication kernels (k_matmul, k_matmul_tl, k_tsmm,
+ * k_mmchain) against naive reference loops, over shapes, sparsity, formats
+ * and thread counts. */
+#include "t.h"
+#include "kernels/mm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng;
+
+static double urand(void)
+{
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (double)(rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* m x n with each cell non-zero with probability sp (values in [-1, 1)),
+ * deterministic in seed; sparse or dense format as asked. */
+static MB *gen(int64_t m, int64_t n, double sp, bool sparse, uint64_t seed)
+{
+    BrErr e = {0};
+    MB *d = mb_dense(m, n, &e);
+    rng = seed * 0x9E3779B97F4A7C15ull + 12345;
+    for (int64_t i = 0; i < m * n; i++)
+        if (urand() < sp) {
+            double v = urand() * 2 - 1;
+            d->d[i] = v == 0 ? 0.5 : v;
+        }
+    mb_recount_nnz(d);
+    if (sparse) mb_make_sparse(d, &e);
+    return d;
+}
+
+/* Structural invariants of a kernel result and SystemDS's format rule. */
+static bool valid(const MB *r)
+{
+    if (!r || r->refs != 1) return false;
+    if (r->sparse) {
+        if (r->rp[0] != 0 || r->rp[r->rows] != r->nnz) return false;
+        for (int64_t i = 0; i < r->rows; i++) {
+            if (r->rp[i + 1] < r->rp[i]) return false;
+            for (int64_t k = r->rp[i]; k < r->rp[i + 1]; k++) {
+                if (r->ci[k] < 0 || r->ci[k] >= r->cols || r->v[k] == 0) return false;
+                if (k > r->rp[i] && r->ci[k] <= r->ci[k - 1]) return false;
+            }
+        }
+    } else {
+        int64_t c = 0;
+        for (int64_t i = 0; i < r->rows * r->cols; i++) c += r->d[i] != 0;
+        if (c != r->nnz) return false;
+    }
+    if (r->rows * r->cols > 0) {
+        bool want = mb_should_be_sparse(r->rows, r->cols, r->nnz) || r->nnz == 0;
+        if (want != r->sparse) return false;
+    }
+    return true;
+}
+
+/* Dense copy as a plain array (caller frees). */
+static double *arr(const MB *m)
+{
+    double *a = calloc((size_t)(m->rows * m->cols) + 1, sizeof(double));
+    for (int64_t i = 0; i < m->rows; i++)
+        for (int64_t j = 0; j < m->cols; j++) a[i * m->cols + j] = mb_get(m, i, j);
+    return a;
+}
+
+/* Reference: op(a) %*% b with op = transpose when ta. */
+static MB *ref_mm(const MB *a, bool ta, const MB *b)
+{
+    BrErr e = {0};
+    int64_t m = ta ? a->cols : a->rows, k = ta ? a->rows : a->cols, n = b->cols;
+    double *A = arr(a), *B = arr(b);
+    MB *r = mb_dense(m, n, &e);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t l = 0; l < k; l++) {
+            double av = ta ? A[l * m + i] : A[i * k + l];
+            if (av == 0) continue;
+            for (int64_t j = 0; j < n; j++) r->d[i * n + j] += av * B[l * n + j];
+        }
+    free(A); free(B);
+    mb_recount_nnz(r);
+    return r;
+}
+
+/* Reference transpose. */
+static MB *ref_t(const MB *a)
+{
+    BrErr e = {0};
+    MB *r = mb_dense(a->cols, a->rows, &e);
+    for (int64_t i = 0; i < a->rows; i++)
+        for (int64_t j = 0; j < a->cols; j++) r->d[j * a->rows + i] = mb_get(a, i, j);
+    mb_recount_nnz(r);
+    return r;
+}
+
+/* Reference mmchain: t(x) %*% (w * (x %*% v)). */
+static MB *ref_chain(const MB *x, const MB *v, const MB *w)
+{
+    BrErr e = {0};
+    MB *q = ref_mm(x, false, v);
+    if (w)
+        for (int64_t i = 0; i < q->rows; i++)
+            for (int64_t l = 0; l < q->cols; l++)
+                q->d[i * q->cols + l] *= mb_get(w, i, w->cols == 1 ? 0 : l);
+    mb_recount_nnz(q);
+    MB *r = ref_mm(x, true, q);
+    mb_release(q);
+    (void)e;
+    return r;
+}
+
+static const double SPS[] = {0, 0.001, 0.1, 1};
+
+static void test_matmul(void)
+{
+    /* m, k, n */
+    static const int64_t shapes[][3] = {
+        {0, 3, 4}, {3, 0, 4}, {3, 4, 0}, {0, 0, 0}, {1, 1, 1}, {7, 5, 1}, {1, 5, 7},
+        {1, 6, 1}, {8, 1, 9}, {60, 4, 3}, {3, 4, 60}, {20, 20, 20}, {200, 150, 120},
+    };
+    int nshape = (int)(sizeof shapes / sizeof *shapes);
+    for (int s = 0; s < nshape; s++)
+        for (int sa = 0; sa < 4; sa++)
+            for (int sb = 0; sb < 4; sb++) {
+                int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+                MB *ad = gen(m, k, SPS[sa], false, (uint64_t)(s * 100 + sa * 10 + sb));
+                MB *bd = gen(k, n, SPS[sb], false, (uint64_t)(s * 100 + sa * 10 + sb + 5000));
+                MB *ref = ref_mm(ad, false, bd);
+                MB *as = mb_to_sparse(ad, &(BrErr){0}), *bs = mb_to_sparse(bd, &(BrErr){0});
+                /* t(a) stored, for the transpose-left form */
+                MB *atd = ref_t(ad), *ats = mb_to_sparse(atd, &(BrErr){0});
+                for (int fmt = 0; fmt < 4; fmt++)
+                    for (int th = 1; th <= 2; th++) {
+                        br_set_threads(th);
+                        const MB *a = fmt & 1 ? as : ad, *b = fmt & 2 ? bs : bd;
+                        const MB *at = fmt & 1 ? ats : atd;
+                        BrErr e = {0};
+                        MB *r = k_matmul(a, b, &e);
+                        T_CHECK(r && valid(r), "matmul valid %dx%dx%d sp %g/%g fmt %d th %d: %s",
+                                (int)m, (int)k, (int)n, SPS[sa], SPS[sb], fmt, th, e.msg);
+                        if (r)
+                            T_MB_EQ(r, ref, 1e-12, "matmul %dx%dx%d sp %g/%g fmt %d th %d",
+                                    (int)m, (int)k, (int)n, SPS[sa], SPS[sb], fmt, th);
+                        mb_release(r);
+                        r = k_matmul_tl(at, b, &e);
+                        T_CHECK(r && valid(r), "tl valid %dx%dx%d fmt %d: %s",
+                                (int)m, (int)k, (int)n, fmt, e.msg);
+                        if (r)
+                            T_MB_EQ(r, ref, 1e-12, "matmul_tl %dx%dx%d sp %g/%g fmt %d th %d",
+                                    (int)m, (int)k, (int)n, SPS[sa], SPS[sb], fmt, th);
+                        mb_release(r);
+                        T_CHECK(a->refs == 1 && b->refs == 1, "inputs untouched");
+                    }
+                mb_release(ad); mb_release(bd); mb_release(as); mb_release(bs);
+                mb_release(atd); mb_release(ats); mb_release(ref);
+            }
+    br_set_threads(2);
+}
+
+/* Larger sparse products that take the parallel sparse-output paths. */
+static void test_matmul_big_sparse(void)
+{
+    struct { int64_t m, k, n; double sa, sb; bool da, db; } cs[] = {
+        {3000, 2000, 3000, 0.002, 0.002, false, false},  /* ss -> sparse, parallel */
+        {2000, 300, 400, 0.0005, 1, false, false},       /* sd -> sparse rows */
+        {2000, 300, 400, 0.0005, 1, false, true},
+        {500, 200, 3000, 0.3, 0.0002, true, false},      /* ds -> few columns */
+        {1000, 500, 300, 0.05, 0.05, false, false},      /* ss -> dense, parallel */
+    };
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        MB *a = gen(cs[c].m, cs[c].k, cs[c].sa, !cs[c].da, 900 + c);
+        MB *b = gen(cs[c].k, cs[c].n, cs[c].sb, !cs[c].db, 1900 + c);
+        MB *ref = ref_mm(a, false, b);
+        MB *r1 = NULL;
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            BrErr e = {0};
+            MB *r = k_matmul(a, b, &e);
+            T_CHECK(r && valid(r), "big matmul %zu valid th %d: %s", c, th, e.msg);
+            if (r) T_MB_EQ(r, ref, 1e-12, "big matmul %zu th %d", c, th);
+            if (th == 1) r1 = r;
+            else {
+                T_CHECK(r && r1 && mb_equal(r, r1, 0), "big matmul %zu thread-independent", c);
+                mb_release(r);
+            }
+        }
+        T_CHECK(!r1 || r1->sparse == (c < 4), "big matmul %zu format %d", c, r1 ? r1->sparse : -1);
+        /* transpose-left on the same data */
+        MB *at = ref_t(a);
+        if (!cs[c].da) mb_make_sparse(at, &(BrErr){0});
+        BrErr e = {0};
+        MB *rt = k_matmul_tl(at, b, &e);
+        T_CHECK(rt && valid(rt), "big tl %zu valid: %s", c, e.msg);
+        if (rt) T_MB_EQ(rt, ref, 1e-12, "big tl %zu", c);
+        mb_release(rt); mb_release(at);
+        mb_release(r1); mb_release(a); mb_release(b); mb_release(ref);
+    }
+    br_set_threads(2);
+}
+
+static void test_tsmm(void)
+{
+    static const int64_t shapes[][2] = {
+        {0, 4}, {4, 0}, {1, 1}, {9, 1}, {1, 9}, {50, 6}, {6, 50}, {2000, 100}, {300, 40},
+        {2000, 1500},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int sp = 0; sp < 4; sp++) {
+            int64_t m = shapes[s][0], n = shapes[s][1];
+            if (m * n >= 200000 && SPS[sp] > 0.1) continue;
+            if (m * n > 1000000 && SPS[sp] > 0.01) continue;
+            MB *xd = gen(m, n, SPS[sp], false, 7000 + s * 10 + sp);
+            MB *xs = mb_to_sparse(xd, &(BrErr){0});
+            MB *xt = ref_t(xd);
+            MB *refl = ref_mm(xd, true, xd), *refr = ref_mm(xd, false, xt);
+            for (int fmt = 0; fmt < 2; fmt++)
+                for (int th = 1; th <= 2; th++) {
+                    br_set_threads(th);
+                    const MB *x = fmt ? xs : xd;
+                    BrErr e = {0};
+                    MB *l = k_tsmm(x, true, &e), *r = k_tsmm(x, false, &e);
+                    T_CHECK(l && valid(l) && r && valid(r), "tsmm valid %dx%d sp %g fmt %d: %s",
+                            (int)m, (int)n, SPS[sp], fmt, e.msg);
+                    if (l) T_MB_EQ(l, refl, 1e-12, "tsmm left %dx%d sp %g fmt %d th %d",
+                                   (int)m, (int)n, SPS[sp], fmt, th);
+                    if (r) T_MB_EQ(r, refr, 1e-12, "tsmm right %dx%d sp %g fmt %d th %d",
+                                   (int)m, (int)n, SPS[sp], fmt, th);
+                    /* exact symmetry */
+                    bool sym = true;
+                    for (int64_t i = 0; l && i < l->rows && sym; i++)
+                        for (int64_t j = 0; j < i; j++)
+                            if (mb_get(l, i, j) != mb_get(l, j, i)) { sym = false; break; }
+                    T_CHECK(sym, "tsmm left symmetric %dx%d fmt %d", (int)m, (int)n, fmt);
+                    mb_release(l); mb_release(r);
+                }
+            mb_release(xd); mb_release(xs); mb_release(xt);
+            mb_release(refl); mb_release(refr);
+        }
+    br_set_threads(2);
+}
+
+static void test_mmchain(void)
+{
+    static const int64_t shapes[][2] = {
+        {0, 4}, {4, 0}, {1, 1}, {9, 1}, {1, 9}, {50, 6}, {6, 50}, {3000, 60}, {400, 700},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int sp = 0; sp < 4; sp++)
+            for (int c = 1; c <= 3; c += 2)
+                for (int wk = 0; wk < 3; wk++) {   /* no w, m x 1, m x c */
+                    int64_t m = shapes[s][0], n = shapes[s][1];
+                    uint64_t seed = 9000 + s * 100 + sp * 10 + c + wk;
+                    MB *xd = gen(m, n, SPS[sp], false, seed);
+                    MB *xs = mb_to_sparse(xd, &(BrErr){0});
+                    MB *v = gen(n, c, 1, false, seed + 1);
+                    MB *w = wk ? gen(m, wk == 1 ? 1 : c, 0.9, wk == 2, seed + 2) : NULL;
+                    MB *ref = ref_chain(xd, v, w);
+                    for (int fmt = 0; fmt < 2; fmt++) {
+                        MB *r1 = NULL;
+                        for (int th = 1; th <= 2; th++) {
+                            br_set_threads(th);
+                            BrErr e = {0};
+                            const MB *x = fmt ? xs : xd;
+                            MB *r = k_mmchain(x, v, w, &e);
+                            T_CHECK(r && valid(r), "mmchain valid %dx%d c %d w %d: %s",
+                                    (int)m, (int)n, c, wk, e.msg);
+                            if (r) T_MB_EQ(r, ref, 1e-12, "mmchain %dx%d sp %g c %d w %d fmt %d th %d",
+                                           (int)m, (int)n, SPS[sp], c, wk, fmt, th);
+                            if (th == 2) {
+                                MB *r2 = k_mmchain(x, v, w, &e);
+                                T_CHECK(r && r2 && mb_equal(r, r2, 0), "mmchain deterministic");
+                                mb_release(r2);
+                                mb_release(r);
+                            } else {
+                                r1 = r;
+                            }
+                        }
+                        mb_release(r1);
+                    }
+                    mb_release(xd); mb_release(xs); mb_release(v); mb_release(w);
+                    mb_release(ref);
+                }
+    br_set_threads(2);
+}
+
+static void test_errors(void)
+{
+    BrErr e = {0};
+    MB *a = gen(2, 3, 1, false, 1), *b = gen(2, 3, 1, true, 2), *v = gen(3, 1, 1, false, 3);
+    MB *r = k_matmul(a, b, &e);
+    T_CHECK(!r && e.code && strstr(e.msg, "dimension") && strstr(e.msg, "2x3"),
+            "matmul dimension error: %s", e.msg);
+    br_err_clear(&e);
+    r = k_matmul_tl(a, v, &e);
+    T_CHECK(!r && strstr(e.msg, "dimension"), "tl dimension error: %s", e.msg);
+    br_err_clear(&e);
+    r = k_mmchain(a, a, NULL, &e);
+    T_CHECK(!r && strstr(e.msg, "dimension"), "mmchain dimension error: %s", e.msg);
+    br_err_clear(&e);
+    r = k_mmchain(a, v, v, &e);
+    T_CHECK(!r && strstr(e.msg, "dimension"), "mmchain w dimension error: %s", e.msg);
+    mb_release(a); mb_release(b); mb_release(v);
+
+    /* empty products are cheap sparse blocks */
+    br_err_clear(&e);
+    MB *z = mb_empty(100000, 1000, &e), *d = gen(1000, 50, 1, false, 4);
+    r = k_matmul(z, d, &e);
+    T_CHECK(r && r->sparse && r->nnz == 0 && r->rows == 100000 && r->cols == 50, "empty product");
+    mb_release(r);
+    MB *i0a = gen(4, 0, 1, false, 5), *i0b = gen(0, 3, 1, false, 6);
+    r = k_matmul(i0a, i0b, &e);
+    T_CHECK(r && r->rows == 4 && r->cols == 3 && r->nnz == 0, "inner dimension 0");
+    mb_release(r); mb_release(i0a); mb_release(i0b);
+    mb_release(z); mb_release(d);
+}
+
+/* The conformance case mm_chain: C1 = t(X) %*% (w * (X %*% v)). */
+static void test_conformance_values(void)
+{
+    BrErr e = {0};
+    double xv[] = {1, 2, 0, -1, 3, 1, 2, 2, 2, 0, 1, -2, 4, 0, 1};
+    double vv[] = {0.5, -1, 2}, wv[] = {1, 2, 0.5, 3, 1}, c1[] = {20.5, -24, 34};
+    MB *x = mb_dense(5, 3, &e), *v = mb_dense(3, 1, &e), *w = mb_dense(5, 1, &e);
+    MB *want = mb_dense(3, 1, &e);
+    memcpy(x->d, xv, sizeof xv); memcpy(v->d, vv, sizeof vv);
+    memcpy(w->d, wv, sizeof wv); memcpy(want->d, c1, sizeof c1);
+    mb_recount_nnz(x); mb_recount_nnz(v); mb_recount_nnz(w); mb_recount_nnz(want);
+    MB *r = k_mmchain(x, v, w, &e);
+    T_MB_EQ(r, want, 1e-14, "mm_chain C1");
+    mb_release(r);
+    double g1[] = {22, 3, 7, 3, 18, 5, 7, 5, 10};
+    MB *g = mb_dense(3, 3, &e);
+    memcpy(g->d, g1, sizeof g1);
+    mb_recount_nnz(g);
+    r = k_tsmm(x, true, &e);
+    T_MB_EQ(r, g, 0, "mm_gram XtX");
+    mb_release(r);
+    mb_release(x); mb_release(v); mb_release(w); mb_release(want); mb_release(g);
+}
+
+int main(void)
+{
+    test_matmul();
+    test_matmul_big_sparse();
+    test_tsmm();
+    test_mmchain();
+    test_errors();
+    test_conformance_values();
+    return t_done("test_mm");
+}
