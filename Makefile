@@ -4,6 +4,9 @@
 
 CC      ?= gcc
 BUILD   ?= build
+ifeq ($(SAN),1)
+BUILD   := build-san
+endif
 MODS    := base matrix kernels io lang hops rewrite plan runtime codegen
 SRC     := $(foreach m,$(MODS),$(wildcard $(m)/*.c))
 OBJ     := $(SRC:%.c=$(BUILD)/obj/%.o)
@@ -15,12 +18,11 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) -march=native -fopenmp \
            -DBRAID_SOURCE_DIR=\"$(CURDIR)\"
 LDLIBS  += -lopenblas -llapacke -lcjson -lm -ldl -lpthread
 LDFLAGS += -fopenmp
-
 ifeq ($(SAN),1)
-BUILD   := build-san
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
 endif
+
 
 .PHONY: all deps test san bench-kernels clean example fuzz
 

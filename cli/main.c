@@ -149,7 +149,7 @@ int main(int argc, char **argv)
     Diag *d = diag_new();
     Program *ast = text ? lang_load_string(text, "<script>", &lo, d) : lang_load_file(file, &lo, d);
     RtProgram *prog = NULL;
-    if (ast && diag_nerrors(d) == 0) prog = plan_build_program(ast, d);
+    if (ast && diag_nerrors(d) == 0) prog = plan_build_program(ast, d, cfg.optlevel);
     if (!prog || diag_nerrors(d) > 0) {
         diag_print(d, stderr);
         if (!diag_nerrors(d)) fprintf(stderr, "braid: compilation failed\n");
@@ -171,7 +171,8 @@ int main(int argc, char **argv)
         if (f) { plan_print_dot(prog, f); fclose(f); fprintf(stderr, "braid: wrote braid_plan.dot\n"); }
     }
 
-    RtOptions ro = {.out = stdout, .stats = stats, .seed = seed};
+    RtOptions ro = {.out = stdout, .stats = stats, .seed = seed,
+                    .explain_recompile = explain && !strcmp(explain, "recompile_hops")};
     Rt rt;
     rt_init(&rt, prog, d, &ro);
     Frame f;

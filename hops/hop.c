@@ -4,6 +4,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+double hop_mem_budget(void)
+{
+    static double budget; /* a constant of the machine, computed once */
+    if (budget == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
+        budget = pages > 0 && ps > 0 ? 0.7 * (double)pages * (double)ps : 1e10;
+    }
+    return budget;
+}
 
 HopDag *hop_dag_new(void)
 {
@@ -104,6 +115,72 @@ static int64_t ix_len(int mode, const Hop *lo, const Hop *hi, int64_t full)
     return -1;
 }
 
+/* Sizes of builtins whose output shape follows from literal arguments or
+ * known input sizes (dt/vt are set by the builder). */
+static void infer_builtin(Hop *h)
+{
+    Hop *a = h->nin > 0 ? h->in[0] : NULL;
+    double r, c, f, t, inc;
+    switch (h->bi) {
+    case BI_MATRIX:
+        if (h->nin >= 3 && lit_num(h->in[1], &r) && lit_num(h->in[2], &c) && r >= 0 && c >= 0) {
+            h->rows = (int64_t)r; h->cols = (int64_t)c;
+        } else if (a && a->dt == DT_MATRIX && known(a) && h->nin >= 3) {
+            int64_t cells = a->rows * a->cols;
+            if (lit_num(h->in[1], &r) && r > 0) { h->rows = (int64_t)r; h->cols = cells / h->rows; }
+            else if (lit_num(h->in[2], &c) && c > 0) { h->cols = (int64_t)c; h->rows = cells / h->cols; }
+        }
+        if (a && a->kind == H_LIT && val_is_numeric(&a->lit) && val_as_double(&a->lit) == 0 && h->rows >= 0)
+            h->nnz = 0;
+        break;
+    case BI_RAND:
+        if (h->nin >= 2 && lit_num(h->in[0], &r) && lit_num(h->in[1], &c) && r >= 0 && c >= 0) {
+            h->rows = (int64_t)r; h->cols = (int64_t)c;
+            double sp;
+            if (h->nin >= 5 && lit_num(h->in[4], &sp) && sp < 1) h->nnz = (int64_t)ceil(r * c * sp);
+        }
+        break;
+    case BI_SEQ:
+        if (h->nin >= 2 && lit_num(h->in[0], &f) && lit_num(h->in[1], &t)) {
+            if (!h->in[2] || !lit_num(h->in[2], &inc) || inc == 0) inc = f <= t ? 1 : -1;
+            double n = floor((t - f) / inc + 1e-10) + 1;
+            if (n >= 0) { h->rows = (int64_t)n; h->cols = 1; }
+        }
+        break;
+    case BI_CBIND: case BI_RBIND: {
+        int64_t rr = 0, cc = 0;
+        bool ok = h->nvar > 0;
+        for (int i = h->nin - h->nvar; i < h->nin && ok; i++) {
+            Hop *x = h->in[i];
+            if (!x || !known(x)) { ok = false; break; }
+            if (h->bi == BI_CBIND) { rr = x->rows; cc += x->cols; }
+            else { cc = x->cols; rr += x->rows; }
+        }
+        if (ok) { h->rows = rr; h->cols = cc; }
+        break;
+    }
+    case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN: case BI_CUMMAX: case BI_REPLACE:
+        if (a && known(a)) { h->rows = a->rows; h->cols = a->cols; }
+        break;
+    case BI_LOWERTRI: case BI_UPPERTRI: case BI_INV: case BI_CHOLESKY:
+        if (a && known(a)) { h->rows = a->rows; h->cols = a->cols; }
+        break;
+    case BI_ORDER:
+        if (a && known(a)) {
+            h->rows = a->rows;
+            h->cols = (h->nin > 3 && h->in[3] && h->in[3]->kind == H_LIT && h->in[3]->lit.kind == V_BOOL &&
+                       h->in[3]->lit.b) ? 1 : a->cols;
+        }
+        break;
+    case BI_SOLVE:
+        if (a && known(a) && h->nin > 1 && h->in[1] && known(h->in[1])) { h->rows = a->cols; h->cols = h->in[1]->cols; }
+        break;
+    default: break;
+    }
+    if (h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0 && h->nnz < 0 &&
+        (h->bi == BI_MATRIX || h->bi == BI_SEQ)) h->nnz = -1;
+}
+
 void hop_infer(Hop *h)
 {
     Hop *a = h->nin > 0 ? h->in[0] : NULL;
@@ -142,6 +219,14 @@ void hop_infer(Hop *h)
                 set_dims(h, a->rows, b->cols);
             else
                 set_dims(h, m->rows, m->cols);
+            /* sparse-safe matrix-scalar operations keep the non-zeros */
+            double sv;
+            if (h->kind == H_BINARY && a && b && a->dt == DT_MATRIX && a->nnz >= 0 && b->kind == H_LIT &&
+                lit_num(b, &sv) && ops_binary(h->op, 0, sv) == 0)
+                h->nnz = a->nnz;
+            if (h->kind == H_BINARY && h->op == OP_MULT && a && b && a->dt == DT_MATRIX &&
+                b->dt == DT_MATRIX && a->nnz >= 0 && b->nnz >= 0 && a->rows == b->rows && a->cols == b->cols)
+                h->nnz = a->nnz < b->nnz ? a->nnz : b->nnz;
         } else if (!anyunk && a) {
             h->dt = DT_SCALAR; h->rows = h->cols = 0;
             bool cmp = h->kind == H_BINARY && (op_info[h->op].flags & OF_CMP);
@@ -161,8 +246,14 @@ void hop_infer(Hop *h)
         else set_dims(h, 1, a ? a->cols : -1);
         break;
     case H_MATMUL:
-        set_dims(h, a ? a->rows : -1, b ? b->cols : -1);
-        if (h->op == OP_TSMM) set_dims(h, a ? a->cols : -1, a ? a->cols : -1);
+        if (h->op == OP_TSMM) {
+            int64_t n = a ? (h->flag ? a->cols : a->rows) : -1;
+            set_dims(h, n, n);
+        } else if (h->op == OP_MATMULTL || h->op == OP_MMCHAIN) {
+            set_dims(h, a ? a->cols : -1, b ? b->cols : -1);
+        } else {
+            set_dims(h, a ? a->rows : -1, b ? b->cols : -1);
+        }
         break;
     case H_REORG:
         if (h->op == OP_TRANS) set_dims(h, a ? a->cols : -1, a ? a->rows : -1);
@@ -186,16 +277,23 @@ void hop_infer(Hop *h)
     case H_LIX:
         if (a) { h->dt = a->dt; h->vt = a->vt; h->rows = a->rows; h->cols = a->cols; }
         break;
-    case H_TREAD:
     case H_BUILTIN:
+        infer_builtin(h);
+        break;
+    case H_TREAD:
     case H_FCALL:
     case H_OUT:
-        break; /* set by the builder */
+        break; /* set by the builder or by recompilation */
     }
     if (h->dt == DT_MATRIX && known(h))
         h->mem = h->nnz >= 0 ? mb_est_size(h->rows, h->cols, h->nnz)
                              : mb_est_dense(h->rows, h->cols);
     else if (h->dt == DT_SCALAR) h->mem = 8;
+    /* operation memory: inputs and output (unknown if any is unknown) */
+    h->opmem = h->mem;
+    for (int i = 0; i < h->nin && h->opmem >= 0; i++)
+        if (h->in[i]) h->opmem = h->in[i]->mem < 0 ? -1 : h->opmem + h->in[i]->mem;
+    h->exec = (h->opmem > 0 && h->opmem > hop_mem_budget()) ? EX_DIST : EX_CP;
 }
 
 const char *hop_opname(const Hop *h)
@@ -238,10 +336,28 @@ static void fmt_mem(double m, char *buf, size_t n)
     else snprintf(buf, n, "%.1fGB", m / 1073741824.0);
 }
 
+static void reach(const Hop *h, char *seen)
+{
+    if (!h || seen[h->id]) return;
+    seen[h->id] = 1;
+    for (int i = 0; i < h->nin; i++) reach(h->in[i], seen);
+}
+
+/* Marks the hops reachable from roots and writes (caller frees). */
+static char *reachable_set(const HopDag *d)
+{
+    char *seen = calloc((size_t)d->n + 2, 1);
+    for (int i = 0; i < d->nroots; i++) reach(d->roots[i], seen);
+    for (int i = 0; i < d->nw; i++) reach(d->whops[i], seen);
+    return seen;
+}
+
 void hop_dag_print(const HopDag *d, FILE *out, int indent)
 {
+    char *live = reachable_set(d);
     for (int i = 0; i < d->n; i++) {
         const Hop *h = d->hops[i];
+        if (!live[h->id]) continue;
         char lit[64] = "", mem[32];
         if (h->kind == H_LIT) lit_text(&h->lit, lit, sizeof lit);
         fmt_mem(h->mem, mem, sizeof mem);
@@ -260,17 +376,22 @@ void hop_dag_print(const HopDag *d, FILE *out, int indent)
             fprintf(out, " [%lld,%lld,%lld]", (long long)h->rows, (long long)h->cols, (long long)h->nnz);
         else if (h->dt == DT_SCALAR) fprintf(out, " [scalar]");
         else if (h->dt == DT_LIST) fprintf(out, " [list]");
-        fprintf(out, " %s CP\n", mem);
+        char opm[32];
+        fmt_mem(h->opmem, opm, sizeof opm);
+        fprintf(out, " %s/%s %s\n", mem, opm, h->exec == EX_DIST ? "DIST" : "CP");
     }
     for (int i = 0; i < d->nw; i++)
         fprintf(out, "%*sTWrite %s (%d)\n", indent, "", d->wnames[i], d->whops[i]->id);
+    free(live);
 }
 
 void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster)
 {
+    char *live = reachable_set(d);
     fprintf(out, "  subgraph \"cluster_%s\" {\n    label=\"%s\";\n", cluster, cluster);
     for (int i = 0; i < d->n; i++) {
         const Hop *h = d->hops[i];
+        if (!live[h->id]) continue;
         char lit[64] = "";
         if (h->kind == H_LIT) lit_text(&h->lit, lit, sizeof lit);
         fprintf(out, "    \"%s_%d\" [label=\"%d: %s%s%s%s", cluster, h->id, h->id, hop_opname(h),
@@ -289,4 +410,63 @@ void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster)
         fprintf(out, "    \"%s_%d\" -> \"%s_w%d\";\n", cluster, d->whops[i]->id, cluster, i);
     }
     fprintf(out, "  }\n");
+    free(live);
+}
+
+/* ---- constructors (sizes inferred) ---- */
+
+Hop *hop_lit(HopDag *d, Value v, Span sp)
+{
+    Hop *h = hop_new(d, H_LIT, sp, 0);
+    h->lit = v;
+    hop_infer(h);
+    return h;
+}
+
+Hop *hop_unary(HopDag *d, OpCode op, Hop *a, Span sp)
+{
+    Hop *h = hop_new(d, H_UNARY, sp, 1);
+    h->op = op;
+    h->in[0] = a;
+    hop_infer(h);
+    return h;
+}
+
+Hop *hop_binary(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp)
+{
+    Hop *h = hop_new(d, H_BINARY, sp, 2);
+    h->op = op;
+    h->in[0] = a;
+    h->in[1] = b;
+    hop_infer(h);
+    return h;
+}
+
+Hop *hop_agg(HopDag *d, OpCode op, AggDir dir, Hop *a, Span sp)
+{
+    Hop *h = hop_new(d, H_AGG, sp, 1);
+    h->op = op;
+    h->dir = dir;
+    h->in[0] = a;
+    hop_infer(h);
+    return h;
+}
+
+Hop *hop_reorg(HopDag *d, OpCode op, Hop *a, Span sp)
+{
+    Hop *h = hop_new(d, H_REORG, sp, 1);
+    h->op = op;
+    h->in[0] = a;
+    hop_infer(h);
+    return h;
+}
+
+Hop *hop_matmul(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp)
+{
+    Hop *h = hop_new(d, H_MATMUL, sp, 2);
+    h->op = op;
+    h->in[0] = a;
+    h->in[1] = b;
+    hop_infer(h);
+    return h;
 }

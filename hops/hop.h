@@ -28,6 +28,10 @@ typedef enum {
     H_OUT,       /* out_index-th output of the H_FCALL/H_BUILTIN in[0] */
 } HopKind;
 
+/* Execution types (seed 002, section 3.3); the distributed backend is a
+ * later stage: an operation that needs it fails with a clear error. */
+enum { EX_CP = 0, EX_DIST = 1 };
+
 /* Index dimension modes of H_RIX / H_LIX. */
 enum { IX_ALL = 0, IX_SINGLE = 1, IX_RANGE = 2 };
 
@@ -50,6 +54,9 @@ struct Hop {
     bool move;          /* H_TREAD: take the value out of the variable
                            (update in place of X[...] = ... in loops) */
     bool sidefx;        /* must run even if unused (print, write, calls) */
+    int flag;           /* physical variant: OP_TSMM 1 = t(X)%*%X, 0 = X%*%t(X) */
+    int exec;           /* execution type: EX_CP (local) or EX_DIST */
+    double opmem;       /* worst-case operation memory: inputs + output */
     int rmode, cmode;   /* H_RIX / H_LIX: IX_ALL, IX_SINGLE, IX_RANGE */
     bool has_col;       /* H_RIX / H_LIX: two index dimensions */
     DataType dt;
@@ -72,6 +79,8 @@ typedef struct HopDag {
     int nw, wcap;
     const char **rnames;           /* variables read (TREADs) */
     int nr;
+    bool recompile;                /* sizes unknown at compile time:
+                                      recompile before each execution */
 } HopDag;
 
 HopDag *hop_dag_new(void);
@@ -80,8 +89,19 @@ Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin);
 void hop_add_root(HopDag *d, Hop *h);
 void hop_set_write(HopDag *d, const char *name, Hop *h);
 
+/* Constructors of common HOPs (sizes inferred from the inputs). */
+Hop *hop_lit(HopDag *d, Value v, Span sp);          /* takes v */
+Hop *hop_unary(HopDag *d, OpCode op, Hop *a, Span sp);
+Hop *hop_binary(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp);
+Hop *hop_agg(HopDag *d, OpCode op, AggDir dir, Hop *a, Span sp);
+Hop *hop_reorg(HopDag *d, OpCode op, Hop *a, Span sp);
+Hop *hop_matmul(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp);
+
 /* Sizes and memory estimate of h from its inputs (call after creating). */
 void hop_infer(Hop *h);
+/* The local memory budget (bytes): 70% of physical memory. Operations
+ * whose worst-case memory exceeds it get exec = EX_DIST. */
+double hop_mem_budget(void);
 /* Print the DAG (-explain hops). */
 void hop_dag_print(const HopDag *d, FILE *out, int indent);
 /* Write the DAG as a Graphviz cluster (-explain dot). */

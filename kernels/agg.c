@@ -143,6 +143,22 @@ static double aprod(const double *x, int64_t n)
     return p;
 }
 
+/* A product r that came out infinite or NaN over cells that include a
+ * zero but no infinite or NaN value is an intermediate overflow times 0:
+ * the exact product is 0. Scans values x[k*stride], k < n (stride 0:
+ * none); zero: the cells include an implicit zero. */
+static double prod_fix(double r, const double *x, int64_t n, int64_t stride, bool zero)
+{
+    if (isfinite(r)) return r;
+    bool nonfin = false;
+    for (int64_t k = 0; k < n && stride; k++) {
+        double v = x[k * stride];
+        if (v == 0) zero = true;
+        else if (!isfinite(v)) nonfin = true;
+    }
+    return zero && !nonfin ? 0.0 : r;
+}
+
 /* min/max/prod of x[0..n) in blocks of FB (products merged in order). */
 static double bmmp(OpCode op, const double *x, int64_t n, bool par)
 {
@@ -201,7 +217,7 @@ static double seg_agg(OpCode op, const double *x, int64_t len, int64_t nz0, bool
         return nz0 ? max_step(r, 0.0) : r;
     case OP_PROD:
         r = bmmp(op, x, len, par);
-        return nz0 ? r * 0.0 : r;
+        return prod_fix(nz0 ? r * 0.0 : r, x, len, 1, nz0 > 0);
     default: return NAN;
     }
 }
@@ -423,6 +439,15 @@ static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
             if (cm == CM_DEV2) cm_merge(cm, &r, &rc, (double)z * m[j] * m[j], 0);
             else if (cm == CM_MIN || cm == CM_MAX) cm_merge(cm, &r, &rc, 0, 0);
             else if (cm == CM_PROD) r *= 0.0;
+        }
+        if (cm == CM_PROD && !isfinite(r)) {
+            if (!a->sparse) r = prod_fix(r, a->d + j, M, N, false);
+            else { /* stored values of column j */
+                bool nonfin = false;
+                for (int64_t k = 0; k < a->nnz; k++)
+                    if (a->ci[k] == j && !isfinite(a->v[k])) nonfin = true;
+                r = prod_fix(r, NULL, 0, 0, n < M && !nonfin);
+            }
         }
         res[j] = cm_kahan(cm) ? kval((Kahan){ r, rc }) : r;
     }

@@ -625,8 +625,10 @@ static MB *binary_run(OpCode op, int cls, Opnd *a, Opnd *b, int64_t M,
     MB *out = NULL;
     if ((a->mode == MD_ROW || a->mode == MD_COL) && opnd_vec(a, e)) goto done;
     if ((b->mode == MD_ROW || b->mode == MD_COL) && opnd_vec(b, e)) goto done;
-    bool sparse = false;
-    if (cls != CL_DENSE && M * N > 0) {
+    /* multiplicative operators on a sparse-format operand always take the
+     * sparse driver, so the implicit zeros give 0 whatever the density */
+    bool sparse = cls == CL_MULT && ((a->m && a->m->sparse) || (b->m && b->m->sparse));
+    if (!sparse && cls != CL_DENSE && M * N > 0) {
         int64_t na = opnd_nnz(a, M, N), nb = opnd_nnz(b, M, N);
         int64_t est = cls == CL_MULT ? BR_MIN(na, nb) : BR_MIN(M * N, na + nb);
         sparse = mb_should_be_sparse(M, N, est) || est == 0;
@@ -721,28 +723,48 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
 {
     const MB *ms[3] = { c, a, b };
     double ss[3] = { cs, as, bs };
-    int64_t M = -1, N = -1;
+    /* output shape: the first of the operands' shapes (then combinations
+     * of one's rows with another's columns) that every matrix operand fits
+     * as full, row or column vector */
+    int64_t cand[9][2], nc = 0, M = -1, N = -1;
     for (int k = 0; k < 3; k++)
-        if (ms[k]) { M = BR_MAX(M, ms[k]->rows); N = BR_MAX(N, ms[k]->cols); }
-    if (M < 0) return mb_scalar(cs != 0 ? as : bs, e);
+        if (ms[k]) { cand[nc][0] = ms[k]->rows; cand[nc][1] = ms[k]->cols; nc++; }
+    if (nc == 0) return mb_scalar(cs != 0 ? as : bs, e);
+    for (int k = 0; k < 3; k++)       /* outer-like: rows of one, cols of another */
+        for (int l = 0; l < 3; l++)
+            if (k != l && ms[k] && ms[l]) {
+                cand[nc][0] = ms[k]->rows; cand[nc][1] = ms[l]->cols; nc++;
+            }
     Opnd o[3];
     MB *out = NULL;
-    for (int k = 0; k < 3; k++) {
-        if (!ms[k]) { o[k] = opnd_scal(ss[k]); continue; }
-        int64_t r = ms[k]->rows, cc = ms[k]->cols;
-        Mode md = (r == M && cc == N) ? MD_FULL : (r == 1 && cc == N) ? MD_ROW
-                : (r == M && cc == 1) ? MD_COL : MD_SCAL;
-        if (md == MD_SCAL) {
-            br_err(e, BR_EDIM, "dimension mismatch in ifelse: %lldx%lld operand with %lldx%lld output",
-                   (long long)r, (long long)cc, (long long)M, (long long)N);
-            return NULL;
+    for (int t = 0; t < nc && M < 0; t++) {
+        int64_t cm = cand[t][0], cn = cand[t][1];
+        bool fits = true;
+        for (int k = 0; k < 3; k++) {
+            if (!ms[k]) { o[k] = opnd_scal(ss[k]); continue; }
+            int64_t r = ms[k]->rows, cc = ms[k]->cols;
+            Mode md = (r == cm && cc == cn) ? MD_FULL : (r == 1 && cc == cn) ? MD_ROW
+                    : (r == cm && cc == 1) ? MD_COL : MD_SCAL;
+            if (md == MD_SCAL) fits = false;
+            o[k] = opnd_mat(ms[k], md);
         }
-        o[k] = opnd_mat(ms[k], md);
+        if (fits) { M = cm; N = cn; }
+    }
+    if (M < 0) {
+        br_err(e, BR_EDIM, "dimension mismatch in ifelse: operands %lldx%lld, %lldx%lld, %lldx%lld",
+               (long long)(c ? c->rows : 1), (long long)(c ? c->cols : 1),
+               (long long)(a ? a->rows : 1), (long long)(a ? a->cols : 1),
+               (long long)(b ? b->rows : 1), (long long)(b ? b->cols : 1));
+        return NULL;
     }
     /* constant condition: one branch */
     if (!c) {
         const Opnd *ch = cs != 0 ? &o[1] : &o[2];
-        if (ch->mode == MD_FULL) return mb_copy(ch->m, e);
+        if (ch->mode == MD_FULL) {
+            out = mb_copy(ch->m, e);
+            if (out && mb_examine(out, e)) { mb_release(out); out = NULL; }
+            return out;
+        }
         if (ch->mode == MD_SCAL) return mb_fill(M, N, ch->s, e);
     }
     for (int k = 0; k < 3; k++)

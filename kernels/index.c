@@ -67,17 +67,17 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
         MB *c = mb_dense_uninit(m, n, e);
         if (!c) return NULL;
         int64_t nnz = 0;
-        if (n == an) {
+        if (n == an && m > 0 && n > 0) {
             /* whole rows (and column vectors): one contiguous copy */
             const double *s = a->d + rl * an;
-            if (m > 0 && n > 0) memcpy(c->d, s, (size_t)(m * n) * sizeof(double));
+            memcpy(c->d, s, (size_t)(m * n) * sizeof(double));
             if (m == a->rows) nnz = a->nnz;
             else {
                 #pragma omp parallel for schedule(static) reduction(+:nnz) \
                     num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
                 for (int64_t k = 0; k < m * n; k++) nnz += s[k] != 0;
             }
-        } else {
+        } else if (n > 0) {
             #pragma omp parallel for schedule(static) reduction(+:nnz) \
                 num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
             for (int64_t i = 0; i < m; i++) {
@@ -165,6 +165,7 @@ static void dense_write(MB *t, int64_t rl, int64_t cl, const MB *src)
 {
     int64_t m = src->rows, n = src->cols, tc = t->cols;
     int64_t old = 0, nw = 0;
+    if (m == 0 || n == 0) return;
     #pragma omp parallel for schedule(static) reduction(+:old, nw) \
         num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
     for (int64_t i = 0; i < m; i++) {
@@ -358,7 +359,9 @@ static MB *bind_dense(const MB **op, int k, bool cb, int64_t rows,
             double *cr = c->d + i * cols;
             for (int q = 0; q < k; q++) {
                 const MB *a = op[q];
-                if (!a->sparse) {
+                if (a->cols == 0) {
+                    continue;
+                } else if (!a->sparse) {
                     memcpy(cr, a->d + i * a->cols, (size_t)a->cols * sizeof(double));
                 } else {
                     memset(cr, 0, (size_t)a->cols * sizeof(double));
@@ -367,7 +370,7 @@ static MB *bind_dense(const MB **op, int k, bool cb, int64_t rows,
                 cr += a->cols;
             }
         }
-    } else {
+    } else if (rows > 0 && cols > 0) {
         int64_t r0 = 0;
         for (int q = 0; q < k; q++) {
             const MB *a = op[q];

@@ -37,11 +37,19 @@ void k_blas_threads(void)
     }
 }
 
-/* Recount (dense) and pick the format; releases r on failure. */
+/* Recount non-zeros (dense; in parallel for large blocks) and pick the
+ * format; releases r on failure. */
 static MB *finish(MB *r, BrErr *e)
 {
     if (!r) return NULL;
-    if (!r->sparse) mb_recount_nnz(r);
+    if (!r->sparse) {
+        int64_t cells = r->rows * r->cols, nnz = 0;
+        const double *d = r->d;
+        int T = cells >= 16 * BR_PAR_MIN ? br_threads() : 1;
+        #pragma omp parallel for num_threads(T) reduction(+ : nnz) if (T > 1)
+        for (int64_t i = 0; i < cells; i++) nnz += d[i] != 0;
+        r->nnz = nnz;
+    }
     if (mb_examine(r, e)) { mb_release(r); return NULL; }
     return r;
 }
@@ -331,30 +339,35 @@ static int emit_row(Work *w, int64_t n, Piece *pc, int64_t *count)
         pc->cap = nc;
     }
     int64_t k = pc->n;
+    double *val = w->val, *ov = pc->v;
+    uint8_t *mark = w->mark;
+    int32_t *oci = pc->ci;
     if (w->full) {
         for (int64_t j = 0; j < n; j++) {
-            double x = w->val[j];
-            if (x != 0) { pc->ci[k] = (int32_t)j; pc->v[k++] = x; w->val[j] = 0; }
+            double x = val[j];
+            if (x != 0) { oci[k] = (int32_t)j; ov[k++] = x; val[j] = 0; }
         }
     } else if (w->cnt * 32 > n) {   /* scanning the marks beats sorting */
         for (int64_t j0 = 0; j0 < n; j0 += 8) {
-            uint64_t word;      /* mark has n rounded up to 8 bytes */
-            memcpy(&word, w->mark + j0, sizeof word);
+            uint64_t word;          /* marks are 0/1 bytes; n rounded up to 8 */
+            memcpy(&word, mark + j0, sizeof word);
             if (!word) continue;
-            for (int64_t j = j0; j < j0 + 8; j++) {
-                if (!w->mark[j]) continue;
-                double x = w->val[j];
-                w->mark[j] = 0; w->val[j] = 0;
-                if (x != 0) { pc->ci[k] = (int32_t)j; pc->v[k++] = x; }
+            memset(mark + j0, 0, sizeof word);
+            while (word) {
+                int64_t j = j0 + __builtin_ctzll(word) / 8;
+                word &= word - 1;
+                double x = val[j];
+                val[j] = 0;
+                if (x != 0) { oci[k] = (int32_t)j; ov[k++] = x; }
             }
         }
     } else {
         sort_i32(w->idx, w->cnt);
         for (int64_t t = 0; t < w->cnt; t++) {
             int32_t j = w->idx[t];
-            double x = w->val[j];
-            w->mark[j] = 0; w->val[j] = 0;
-            if (x != 0) { pc->ci[k] = j; pc->v[k++] = x; }
+            double x = val[j];
+            mark[j] = 0; val[j] = 0;
+            if (x != 0) { oci[k] = j; ov[k++] = x; }
         }
     }
     *count = k - pc->n;
@@ -669,34 +682,29 @@ static MB *tsmm_sparse_left_dense(const MB *x, BrErr *e)
     return finish(r, e);
 }
 
-/* t(x) %*% x for sparse x into a dense n x n for large n, where scattered
- * updates into the whole output would thrash the caches: output row i is
- * accumulated from column i of x (row i of t = t(x), rows ascending), each
- * contributing x row r from column i on (upper triangle); then mirrored. */
-static MB *tsmm_sparse_left_rows(const MB *x, BrErr *e)
+/* a %*% t(a) for sparse a, given b = t(a), into a dense result: row i of
+ * the upper triangle accumulates, for each a[i,l], row l of b from column
+ * i on (so writes stay within one output row, cache-friendly for large
+ * outputs); then mirrored. Used for t(x)%*%x (a = t(x)) and x%*%t(x). */
+static MB *syrk_rows(const MB *a, const MB *b, BrErr *e)
 {
-    int64_t n = x->cols;
-    MB *t = sp_transpose(x, e);
-    if (!t) return NULL;
+    int64_t n = a->rows;
     MB *r = mb_dense(n, n, e);
-    if (!r) { mb_release(t); return NULL; }
+    if (!r) return NULL;
     double work = 0;
-    for (int64_t i = 0; i < x->rows; i++) {
-        double c = (double)(x->rp[i + 1] - x->rp[i]);
-        work += c * (c + 1) / 2;
-    }
+    for (int64_t p = 0; p < a->nnz; p++)
+        work += (double)(b->rp[a->ci[p] + 1] - b->rp[a->ci[p]]) / 2;
     int T = nthreads_for(work);
     #pragma omp parallel for num_threads(T) schedule(dynamic, 16) if (T > 1)
     for (int64_t i = 0; i < n; i++) {
         double *row = r->d + i * n;
-        for (int64_t p = t->rp[i]; p < t->rp[i + 1]; p++) {
-            int64_t l = t->ci[p], hi = x->rp[l + 1];
-            double tv = t->v[p];
-            for (int64_t q = lower_bound(x->ci, x->rp[l], hi, i); q < hi; q++)
-                row[x->ci[q]] += tv * x->v[q];
+        for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++) {
+            int64_t l = a->ci[p], hi = b->rp[l + 1];
+            double av = a->v[p];
+            for (int64_t q = lower_bound(b->ci, b->rp[l], hi, i); q < hi; q++)
+                row[b->ci[q]] += av * b->v[q];
         }
     }
-    mb_release(t);
     mirror_upper(r->d, n);
     return finish(r, e);
 }
@@ -707,21 +715,30 @@ MB *k_tsmm(const MB *x, bool left, BrErr *e)
     int64_t o = left ? x->cols : x->rows;
     if (x->rows == 0 || x->cols == 0 || x->nnz == 0) return mb_empty(o, o, e);
     if (!x->sparse) return tsmm_dense(x, left, e);
+    /* upper bound of the result's non-zeros decides the format */
+    double bound = 0, full = (double)o * (double)o;
+    MB *t = NULL, *r = NULL;
     if (left) {
-        double bound = 0;
         for (int64_t i = 0; i < x->rows; i++) {
             double c = (double)(x->rp[i + 1] - x->rp[i]);
             bound += c * c;
         }
-        if (bound > (double)o * (double)o) bound = (double)o * (double)o;
-        if (!mb_should_be_sparse(o, o, (int64_t)bound))  /* dense result */
-            return o <= TSMM_SMALL_OUT ? tsmm_sparse_left_dense(x, e)
-                                       : tsmm_sparse_left_rows(x, e);
+        bound = bound < full ? bound : full;
+        if (!mb_should_be_sparse(o, o, (int64_t)bound) && o <= TSMM_SMALL_OUT)
+            return tsmm_sparse_left_dense(x, e);
+        if (!(t = sp_transpose(x, e))) return NULL;
+    } else {
+        if (!(t = sp_transpose(x, e))) return NULL;
+        for (int64_t i = 0; i < x->rows; i++) {
+            double s = 0;
+            for (int64_t p = x->rp[i]; p < x->rp[i + 1]; p++)
+                s += (double)(t->rp[x->ci[p] + 1] - t->rp[x->ci[p]]);
+            bound += s < (double)o ? s : (double)o;
+        }
     }
-    /* sparse result (or x %*% t(x)): row-wise product with the transpose */
-    MB *t = sp_transpose(x, e);
-    if (!t) return NULL;
-    MB *r = left ? mul(t, x, e) : mul(x, t, e);
+    const MB *a = left ? t : x, *b = left ? x : t;
+    if (mb_should_be_sparse(o, o, (int64_t)bound)) r = mul(a, b, e);
+    else r = syrk_rows(a, b, e);
     mb_release(t);
     return r;
 }

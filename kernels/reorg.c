@@ -119,7 +119,7 @@ MB *k_rev(const MB *a, BrErr *e)
         #pragma omp parallel for schedule(static) num_threads(br_threads()) \
             if (m * n >= BR_PAR_MIN)
         for (int64_t i = 0; i < m; i++)
-            memcpy(c->d + i * n, a->d + (m - 1 - i) * n, (size_t)n * sizeof(double));
+            if (n > 0) memcpy(c->d + i * n, a->d + (m - 1 - i) * n, (size_t)n * sizeof(double));
         c->nnz = a->nnz;
         return finish(c, e);
     }
@@ -374,7 +374,7 @@ MB *k_order(const MB *a, int64_t by, bool decreasing, bool index_return,
             #pragma omp parallel for schedule(static) num_threads(br_threads()) \
                 if (m * n >= BR_PAR_MIN)
             for (int64_t i = 0; i < m; i++)
-                memcpy(c->d + i * n, a->d + o[i].idx * n, (size_t)n * sizeof(double));
+                if (n > 0) memcpy(c->d + i * n, a->d + o[i].idx * n, (size_t)n * sizeof(double));
             c->nnz = a->nnz;
         }
     } else {
@@ -447,7 +447,7 @@ MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
             c = mb_dense_uninit(kept, n, e);
             if (c) {
                 int64_t nnz = 0;
-                for (int64_t i = 0; i < kept; i++) {
+                for (int64_t i = 0; i < kept && n > 0; i++) {
                     const double *ar = a->d + src[i] * n;
                     memcpy(c->d + i * n, ar, (size_t)n * sizeof(double));
                     for (int64_t j = 0; j < n; j++) nnz += ar[j] != 0;

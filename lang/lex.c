@@ -293,6 +293,7 @@ Token *lex_tokens(Arena *a, Diag *d, const char *file, const char *text,
     Lexer L = { .a = a, .d = d, .file = file, .s = text, .len = len,
                 .line = 1, .col = 1 };
     *n = 0;
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) L.pos = 3;  /* UTF-8 BOM */
     while (!L.oom) {
         int c = peekc(&L, 0);
         if (c < 0) break;

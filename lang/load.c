@@ -39,6 +39,12 @@ static char *read_file(const char *path, size_t *len)
             buf = nb;
             cap *= 2;
         }
+        if (n > ((size_t)256 << 20)) {  /* no script is that large */
+            free(buf);
+            buf = NULL;
+            errno = EFBIG;
+            break;
+        }
         size_t r = fread(buf + n, 1, cap - n - 1, f);
         n += r;
         if (r == 0) break;
@@ -379,6 +385,16 @@ static Program *program_new(const LangOptions *o)
         p->opts.arg_names = nm;
         p->opts.arg_values = vl;
         p->opts.nargs = n;
+        int np = o->npredefined > 0 && o->predefined ? o->npredefined : 0;
+        const char **pd = arena_alloc(p->arena, (size_t)np * sizeof(char *));
+        if (!pd) {
+            lang_program_free(p);
+            return NULL;
+        }
+        for (int i = 0; i < np; i++)
+            pd[i] = o->predefined[i] ? arena_strdup(p->arena, o->predefined[i]) : "";
+        p->opts.predefined = pd;
+        p->opts.npredefined = np;
     }
     return p;
 }

@@ -79,13 +79,13 @@ static bool is_word(const Token *t, const char *w)
 
 /* ---- errors ---- */
 
-static void vreport(P *p, int line, int col, const char *fmt, va_list ap)
+/* Reports a syntax error unless one was already reported for the current
+ * statement; enters panic mode (see sync). */
+static void report(P *p, int line, int col, const char *msg)
 {
     if (p->panic || p->fatal) return;
-    char buf[512];
-    vsnprintf(buf, sizeof buf, fmt, ap);
     Span s = { p->file, line, col };
-    diag_error(p->d, s, "%s", buf);
+    diag_error(p->d, s, "%s", msg);
     p->panic = true;
     p->err_line = line;
     if (++p->nerr >= MAX_ERRORS) p->fatal = true;
@@ -96,10 +96,12 @@ static void perr(P *p, const Token *t, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void perr(P *p, const Token *t, const char *fmt, ...)
 {
+    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vreport(p, t->line, t->col, fmt, ap);
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    report(p, t->line, t->col, buf);
 }
 
 /* Describes a token for messages: 'name', '(' , end of file, ... */
@@ -108,7 +110,7 @@ static const char *describe(const Token *t, char *buf, size_t cap)
     switch (t->kind) {
     case TK_IDENT: snprintf(buf, cap, "'%.60s'", t->text); break;
     case TK_INT: snprintf(buf, cap, "'%lld'", (long long)t->ival); break;
-    case TK_DOUBLE: snprintf(buf, cap, "number %.17g", t->dval); break;
+    case TK_DOUBLE: snprintf(buf, cap, "number %.10g", t->dval); break;
     case TK_STRING: snprintf(buf, cap, "string \"%.30s\"", t->text); break;
     case TK_ARG: snprintf(buf, cap, "'$%.60s'", t->text); break;
     default: snprintf(buf, cap, "%s", lex_kind_name(t->kind)); break;
@@ -130,12 +132,7 @@ static void perr_expected(P *p, const char *what)
     }
     char msg[300];
     snprintf(msg, sizeof msg, "expected %s, found %s", what, describe(t, buf, sizeof buf));
-    if (p->panic || p->fatal) return;
-    Span s = { p->file, line, col };
-    diag_error(p->d, s, "%s", msg);
-    p->panic = true;
-    p->err_line = line;
-    if (++p->nerr >= MAX_ERRORS) p->fatal = true;
+    report(p, line, col, msg);
 }
 
 static bool expect(P *p, TokKind k, const char *what)

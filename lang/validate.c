@@ -361,8 +361,8 @@ static void walk_stmt(V *vs, Stmt *s)
         if (vs->nloops) vs->nloops--;
         break;
     case ST_WHILE:
+        walk_expr(vs, s->while_.cond);  /* evaluated before the first pass */
         push_loop(vs, &s->while_.body);
-        walk_expr(vs, s->while_.cond);
         walk_block(vs, &s->while_.body);
         if (vs->nloops) vs->nloops--;
         break;
@@ -412,7 +412,11 @@ void validate_file(Program *p, LFile *f, Diag *d)
                 break;
             }
     /* statements outside functions in a sourced file never run */
-    if (f == p->files[0]) walk_block(&vs, &f->pf.main);
+    if (f == p->files[0]) {
+        for (int i = 0; i < p->opts.npredefined; i++)
+            if (p->opts.predefined[i]) env_add(&vs, p->opts.predefined[i]);
+        walk_block(&vs, &f->pf.main);
+    }
     for (int i = 0; i < f->pf.nfuncs; i++) validate_func(&vs, f->pf.funcs[i]);
     if (vs.oom) {
         Span s = { f->path, 0, 0 };

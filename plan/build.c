@@ -10,6 +10,7 @@
 
 #include "../base/diag.h"
 #include "../lang/load.h"
+#include "../runtime/interp.h"
 
 /* ---- compile-time variable information ---- */
 
@@ -18,6 +19,7 @@ typedef struct VInfo {
     DataType dt;
     ValueType vt;
     int64_t rows, cols;
+    Value cval;      /* known constant scalar (int/double/bool) or V_NONE */
 } VInfo;
 
 typedef struct VMap { VInfo *v; int n, cap; } VMap;
@@ -42,6 +44,7 @@ static void vm_set(VMap *m, const char *name, DataType dt, ValueType vt, int64_t
         vi->name = name;
     }
     vi->dt = dt; vi->vt = vt; vi->rows = r; vi->cols = c;
+    vi->cval = val_none();
 }
 
 static VMap vm_copy(const VMap *m)
@@ -67,6 +70,15 @@ static void vm_merge(VMap *into, const VMap *other)
         if (t->vt != o->vt) t->vt = VT_UNKNOWN;
         if (t->rows != o->rows) t->rows = -1;
         if (t->cols != o->cols) t->cols = -1;
+        if (t->cval.kind != o->cval.kind || val_as_double(&t->cval) != val_as_double(&o->cval))
+            t->cval = val_none();
+    }
+    /* a constant known on only one side is not constant afterwards */
+    for (int i = 0; i < into->n; i++) {
+        bool found = false;
+        for (int k = 0; k < other->n; k++)
+            if (strcmp(other->v[k].name, into->v[i].name) == 0) found = true;
+        if (!found) into->v[i].cval = val_none();
     }
 }
 
@@ -91,6 +103,22 @@ static void err(BCtx *c, Span sp, const char *fmt, const char *a, const char *b)
 
 static Hop *build_expr(BCtx *c, Expr *e);
 
+/* Constant folding during construction (so constants propagate into
+ * later statements): executes scalar operators on literal inputs. */
+static Hop *fold(BCtx *c, Hop *h)
+{
+    if (c->prog->optlevel == 0) return h;
+    for (int k = 0; k < h->nin; k++)
+        if (!h->in[k] || h->in[k]->kind != H_LIT) return h;
+    Value out = val_none();
+    BrErr e = {0};
+    int rc = h->kind == H_UNARY ? rt_unary(h->op, &h->in[0]->lit, &out, &e)
+           : h->kind == H_BINARY ? rt_binary(h->op, &h->in[0]->lit, &h->in[1]->lit, &out, &e) : -1;
+    if (rc || !val_is_scalar(&out)) { val_release(&out); return h; }
+    c->prog->rw.folded++;
+    return hop_lit(c->dag, out, h->span);
+}
+
 /* Current value of variable name in the DAG: its binding, or a TREAD. */
 static Hop *lookup(BCtx *c, const char *name, Span sp)
 {
@@ -99,9 +127,11 @@ static Hop *lookup(BCtx *c, const char *name, Span sp)
         if (strcmp(d->wnames[i], name) == 0) return d->whops[i];
     for (int i = 0; i < d->n; i++)
         if (d->hops[i]->kind == H_TREAD && strcmp(d->hops[i]->name, name) == 0) return d->hops[i];
+    VInfo *vi = vm_get(&c->vars, name);
+    if (vi && vi->cval.kind != V_NONE && c->prog->optlevel > 0)
+        return hop_lit(d, vi->cval, sp);
     Hop *h = hop_new(d, H_TREAD, sp, 0);
     h->name = name;
-    VInfo *vi = vm_get(&c->vars, name);
     if (vi) { h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; }
     else { h->dt = DT_UNKNOWN; h->vt = VT_UNKNOWN; }
     hop_infer(h);
@@ -116,33 +146,17 @@ static void bind(BCtx *c, const char *name, Hop *h)
     hop_set_write(c->dag, name, h);
     vm_set(&c->vars, name, h->dt, h->vt, h->dt == DT_MATRIX ? h->rows : -1,
            h->dt == DT_MATRIX ? h->cols : -1);
+    if (h->kind == H_LIT && val_is_numeric(&h->lit)) vm_get(&c->vars, name)->cval = h->lit;
 }
 
-static Hop *lit(BCtx *c, Value v, Span sp)
-{
-    Hop *h = hop_new(c->dag, H_LIT, sp, 0);
-    h->lit = v;
-    hop_infer(h);
-    return h;
-}
-
-static Hop *unary(BCtx *c, OpCode op, Hop *a, Span sp)
-{
-    Hop *h = hop_new(c->dag, H_UNARY, sp, 1);
-    h->op = op;
-    h->in[0] = a;
-    hop_infer(h);
-    return h;
-}
+static Hop *lit(BCtx *c, Value v, Span sp) { return hop_lit(c->dag, v, sp); }
+static Hop *unary(BCtx *c, OpCode op, Hop *a, Span sp) { return hop_unary(c->dag, op, a, sp); }
 
 static bool knownm(const Hop *h) { return h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0; }
 
 static Hop *binary(BCtx *c, OpCode op, Hop *a, Hop *b, Span sp)
 {
-    Hop *h = hop_new(c->dag, H_BINARY, sp, 2);
-    h->op = op;
-    h->in[0] = a;
-    h->in[1] = b;
+    Hop *h = hop_binary(c->dag, op, a, b, sp);
     if (knownm(a) && knownm(b)) {
         bool ok = (a->rows == b->rows && a->cols == b->cols) ||
                   (b->rows == 1 && b->cols == a->cols) || (b->cols == 1 && b->rows == a->rows) ||
@@ -158,44 +172,23 @@ static Hop *binary(BCtx *c, OpCode op, Hop *a, Hop *b, Span sp)
             err(c, sp, "%s%s", m, "");
         }
     }
-    hop_infer(h);
     return h;
 }
 
 static Hop *matmul(BCtx *c, Hop *a, Hop *b, Span sp)
 {
-    Hop *h = hop_new(c->dag, H_MATMUL, sp, 2);
-    h->op = OP_MATMUL;
-    h->in[0] = a;
-    h->in[1] = b;
+    Hop *h = hop_matmul(c->dag, OP_MATMUL, a, b, sp);
     if (knownm(a) && knownm(b) && a->cols != b->rows) {
         char m[200];
         snprintf(m, sizeof m, "dimension mismatch in '%%*%%': %lldx%lld %%*%% %lldx%lld (inner dimensions differ)",
                  (long long)a->rows, (long long)a->cols, (long long)b->rows, (long long)b->cols);
         err(c, sp, "%s%s", m, "");
     }
-    hop_infer(h);
     return h;
 }
 
-static Hop *agg(BCtx *c, OpCode op, AggDir dir, Hop *a, Span sp)
-{
-    Hop *h = hop_new(c->dag, H_AGG, sp, 1);
-    h->op = op;
-    h->dir = dir;
-    h->in[0] = a;
-    hop_infer(h);
-    return h;
-}
-
-static Hop *reorg(BCtx *c, OpCode op, Hop *a, Span sp)
-{
-    Hop *h = hop_new(c->dag, H_REORG, sp, 1);
-    h->op = op;
-    h->in[0] = a;
-    hop_infer(h);
-    return h;
-}
+static Hop *agg(BCtx *c, OpCode op, AggDir dir, Hop *a, Span sp) { return hop_agg(c->dag, op, dir, a, sp); }
+static Hop *reorg(BCtx *c, OpCode op, Hop *a, Span sp) { return hop_reorg(c->dag, op, a, sp); }
 
 /* ---- builtin parameter specs (ops.def) ---- */
 
@@ -403,7 +396,6 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     }
     Hop *h = bind_builtin(c, e, bi);
     /* result types of the generic builtins */
-    Hop *a0 = h->nin ? h->in[0] : NULL;
     switch (bi->id) {
     case BI_NROW: case BI_NCOL: case BI_LENGTH: case BI_TIME:
         h->dt = DT_SCALAR; h->vt = VT_INT; break;
@@ -432,20 +424,7 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     case BI_SVD: case BI_LU: h->nouts = 3; h->dt = DT_LIST; break;
     default: break;
     }
-    /* sizes of common generators with literal arguments */
-    double r, cc;
-    if ((bi->id == BI_RAND || bi->id == BI_MATRIX) && h->in[1] && h->in[2] &&
-        h->in[1]->kind == H_LIT && h->in[2]->kind == H_LIT) {
-        r = val_as_double(&h->in[1]->lit);
-        cc = val_as_double(&h->in[2]->lit);
-        if (r >= 0 && cc >= 0) { h->rows = (int64_t)r; h->cols = (int64_t)cc; }
-        if (bi->id == BI_MATRIX && a0 && a0->dt == DT_MATRIX && (r < 0 || cc < 0)) { h->rows = h->cols = -1; }
-    }
-    if (bi->id == BI_CUMSUM || bi->id == BI_CUMPROD || bi->id == BI_CUMMIN || bi->id == BI_CUMMAX ||
-        bi->id == BI_REPLACE) {
-        if (a0) { h->rows = a0->rows; h->cols = a0->cols; }
-    }
-    if (h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0) h->mem = mb_est_dense(h->rows, h->cols);
+    hop_infer(h);
     return h;
 }
 
@@ -521,12 +500,12 @@ static Hop *build_expr(BCtx *c, Expr *e)
     case EX_BOOL: return lit(c, val_bool(e->bval), sp);
     case EX_STRING: return lit(c, val_string(e->sval), sp);
     case EX_IDENT: return lookup(c, e->ident, sp);
-    case EX_UNARY: return unary(c, e->unary.op, build_expr(c, e->unary.a), sp);
+    case EX_UNARY: return fold(c, unary(c, e->unary.op, build_expr(c, e->unary.a), sp));
     case EX_BINARY: {
         Hop *a = build_expr(c, e->binary.a);
         Hop *b = build_expr(c, e->binary.b);
         if (e->binary.op == OP_MATMUL) return matmul(c, a, b, sp);
-        return binary(c, e->binary.op, a, b, sp);
+        return fold(c, binary(c, e->binary.op, a, b, sp));
     }
     case EX_CALL:
         if (e->call.func) {
@@ -629,7 +608,7 @@ static PBlock *pb_new(PBKind k, Span sp)
 static void flush(BCtx *c, PBlock **cur)
 {
     if (!*cur) return;
-    (*cur)->code = plan_codegen_dag((*cur)->dag, CG_BLOCK);
+    (*cur)->code = plan_compile_dag(c->prog, (*cur)->dag, CG_BLOCK, &c->prog->rw);
     c->dag = NULL;
     *cur = NULL;
 }
@@ -666,7 +645,7 @@ static void forget(BCtx *c, const NameSet *s)
 {
     for (int i = 0; i < s->n; i++) {
         VInfo *vi = vm_get(&c->vars, s->v[i]);
-        if (vi) { vi->rows = -1; vi->cols = -1; }
+        if (vi) { vi->rows = -1; vi->cols = -1; vi->cval = val_none(); }
     }
 }
 
@@ -735,7 +714,15 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
         PBlock *b = pb_new(PB_IF, s->span);
         Hop *root;
         b->dag = pred_dag(c, s->if_.cond, &root);
-        b->code = plan_codegen_dag(b->dag, CG_PRED);
+        b->code = plan_compile_dag(c->prog, b->dag, CG_PRED, &c->prog->rw);
+        int k = c->prog->optlevel > 0 ? rw_const_pred(b->dag) : -1;
+        if (k >= 0) {
+            /* branch removal (seed 002, section 3.1): the taken branch's
+             * blocks replace the if */
+            pblock_free(b);
+            build_list(c, k ? &s->if_.then_b : &s->if_.else_b, out);
+            break;
+        }
         VMap before = vm_copy(&c->vars);
         build_list(c, &s->if_.then_b, &b->body);
         VMap after_then = c->vars;
@@ -754,7 +741,11 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
         ns_free(&as);
         Hop *root;
         b->dag = pred_dag(c, s->while_.cond, &root);
-        b->code = plan_codegen_dag(b->dag, CG_PRED);
+        b->code = plan_compile_dag(c->prog, b->dag, CG_PRED, &c->prog->rw);
+        if (c->prog->optlevel > 0 && rw_const_pred(b->dag) == 0) {
+            pblock_free(b);   /* while (FALSE): never runs */
+            break;
+        }
         build_list(c, &s->while_.body, &b->body);
         pbl_add(out, b);
         break;
@@ -773,7 +764,7 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
         if (s->for_.incr) hop_add_root(d, build_expr(c, s->for_.incr));
         c->dag = NULL;
         b->dag = d;
-        b->code = plan_codegen_dag(d, CG_FORHDR);
+        b->code = plan_compile_dag(c->prog, d, CG_FORHDR, &c->prog->rw);
         if (s->for_.parfor) {
             b->parfor = true;
             b->parfor_check = true;
@@ -833,11 +824,24 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
 
 /* ---- entry points ---- */
 
-RtProgram *plan_build_program(Program *ast, Diag *d)
+/* Static and (compile-time) dynamic rewrites, the recompilation flag and
+ * the instructions of one DAG. */
+Code *plan_compile_dag(RtProgram *p, HopDag *d, int mode, RwStats *st)
+{
+    if (p->optlevel > 0) {
+        rw_static(d, st);
+        rw_dynamic(d, st);
+    }
+    d->recompile = rw_needs_recompile(d);
+    return plan_codegen_dag(d, mode);
+}
+
+RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel)
 {
     RtProgram *p = br_calloc(1, sizeof *p);
     if (!p) return NULL;
     p->ast = ast;
+    p->optlevel = optlevel;
     pthread_mutex_init(&p->lock, NULL);
     BCtx c = {.prog = p, .diag = d};
     build_list(&c, (Block *)lang_main(ast), &p->main);

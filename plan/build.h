@@ -7,7 +7,7 @@
 
 /* Builds the main program; NULL on errors (reported to d). The program
  * references ast, which must outlive it. Free with plan_program_free. */
-RtProgram *plan_build_program(Program *ast, Diag *d);
+RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel);
 /* The compiled form of function f (compiled on first use, thread-safe);
  * NULL if it has errors (reported to d). */
 FProg *plan_function(RtProgram *p, Func *f, Diag *d);

@@ -6,6 +6,7 @@
 #define BRAID_PROGRAM_H
 
 #include "../hops/hop.h"
+#include "../rewrite/rewrite.h"
 #include <pthread.h>
 
 /* One instruction: executes one HOP, reading registers in[] and writing
@@ -71,8 +72,12 @@ typedef struct RtProgram {
     FProg **funcs;        /* compiled functions (lazily, on first call) */
     int nfuncs, fcap;
     pthread_mutex_t lock; /* guards lazy compilation of functions */
-    int nblocks;          /* statistics */
+    int optlevel;         /* 0: no rewrites (sysds.optlevel), 2: default */
+    RwStats rw;           /* rewrites applied (compile time) */
 } RtProgram;
+
+/* Rewrites (per optlevel), recompilation flag and instructions of a DAG. */
+Code *plan_compile_dag(RtProgram *p, HopDag *d, int mode, RwStats *st);
 
 void pbl_add(PBList *l, PBlock *b);
 void pblock_free(PBlock *b);

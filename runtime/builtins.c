@@ -331,8 +331,8 @@ static int b_read(Value *a, Value *out, BrErr *e)
     const char *dt = given(&a[9]) ? str(&a[9], "data_type", e) : (found ? meta.data_type : "matrix");
     if (!dt) return e->code;
     if (strcmp(dt, "scalar") == 0) {
-        char buf[4096];
-        if (io_read_scalar(file, buf, sizeof buf, &meta, e)) return e->code;
+        char *buf = io_read_scalar_dup(file, &meta, e);
+        if (!buf) return e->code;
         const char *vt = given(&a[10]) ? str(&a[10], "value_type", e) : meta.value_type;
         if (!vt) return e->code;
         char *end;
@@ -340,6 +340,7 @@ static int b_read(Value *a, Value *out, BrErr *e)
         else if (!strcmp(vt, "boolean")) *out = val_bool(!strcasecmp(buf, "true"));
         else if (!strcmp(vt, "int") || !strcmp(vt, "integer")) *out = val_int(strtoll(buf, &end, 10));
         else *out = val_double(strtod(buf, &end));
+        free(buf);
         return 0;
     }
     if (strcmp(dt, "matrix") != 0)
@@ -483,7 +484,7 @@ static OpCode binop_by_name(const char *s)
 int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
 {
     MB *t0 = NULL, *t1 = NULL, *t2 = NULL;
-    const MB *m0, *m1, *m2;
+    const MB *m0 = NULL, *m1 = NULL, *m2 = NULL;
     double d, d2;
     bool b, b2;
     int rc = 0;

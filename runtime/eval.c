@@ -193,16 +193,27 @@ int rt_reorg(OpCode op, const Value *a, Value *out, BrErr *e)
     return wrap(r, out, e);
 }
 
-int rt_matmul(const Hop *h, const Value *a, const Value *b, Value *out, BrErr *e)
+int rt_matmul(const Hop *h, const Value *a, const Value *b, const Value *c, Value *out, BrErr *e)
 {
-    MB *ta, *tb;
-    const MB *x = as_mb(a, &ta, e);
-    const MB *y = x ? as_mb(b, &tb, e) : NULL;
-    if (!x || !y) { mb_release(ta); return e->code; }
-    MB *r = k_matmul(x, y, e);
+    MB *ta = NULL, *tb = NULL, *tc = NULL;
+    const MB *x = as_mb(a, &ta, e), *y = NULL, *w = NULL;
+    MB *r = NULL;
+    if (!x) return e->code;
+    if (h->op == OP_TSMM) {
+        r = k_tsmm(x, h->flag != 0, e);
+    } else if ((y = as_mb(b, &tb, e))) {
+        if (h->op == OP_MMCHAIN) {
+            if (c->kind != V_NONE) w = as_mb(c, &tc, e);
+            if (c->kind == V_NONE || w) r = k_mmchain(x, y, w, e);
+        } else if (h->op == OP_MATMULTL) {
+            r = k_matmul_tl(x, y, e);
+        } else {
+            r = k_matmul(x, y, e);
+        }
+    }
     mb_release(ta);
     mb_release(tb);
-    (void)h;
+    mb_release(tc);
     return wrap(r, out, e);
 }
 

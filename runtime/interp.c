@@ -14,6 +14,7 @@
 #endif
 
 #include "../lang/load.h"
+#include "recompile.h"
 
 #define MAX_DEPTH 2000
 
@@ -92,6 +93,9 @@ static int stat_cmp(const void *a, const void *b)
 
 void rt_print_stats(Rt *rt, FILE *f, int top)
 {
+    fprintf(f, "HOP DAGs recompiled:\t\t%lld\n", (long long)rt->nrecompile);
+    fprintf(f, "HOP DAG recompile time:\t\t%.3f sec (mean %.1f us per DAG).\n", (double)rt->recompile_ns / 1e9,
+            rt->nrecompile ? (double)rt->recompile_ns / 1e3 / (double)rt->nrecompile : 0.0);
     qsort(rt->stats, (size_t)rt->nstats, sizeof *rt->stats, stat_cmp);
     fprintf(f, "Heavy hitter instructions:\n");
     fprintf(f, "  #  Instruction          Time(s)      Count\n");
@@ -167,7 +171,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
     case H_TERNARY: return rt_ternary(ARG(0), ARG(1), ARG(2), out, e);
     case H_AGG: return rt_agg(h->op, h->dir, ARG(0), out, e);
     case H_REORG: return rt_reorg(h->op, ARG(0), out, e);
-    case H_MATMUL: return rt_matmul(h, ARG(0), ARG(1), out, e);
+    case H_MATMUL: return rt_matmul(h, ARG(0), h->nin > 1 ? ARG(1) : &none, h->nin > 2 ? ARG(2) : &none, out, e);
     case H_OUT: {
         Value *t = ARG(0);
         if (t->kind != V_LIST || h->out_index >= t->l->n)
@@ -217,6 +221,13 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         const Instr *in = &c->ins[i];
         BrErr e = {0};
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
+        if (in->hop->exec == EX_DIST) {
+            rc = rt_fail(rt, in->hop->span, BR_ENOMEM,
+                         "operation '%s' needs %.1f GB (inputs and output), more than the local memory "
+                         "budget of %.1f GB, and distributed execution is not available",
+                         hop_opname(in->hop), in->hop->opmem / 1e9, hop_mem_budget() / 1e9);
+            break;
+        }
         if (exec_instr(rt, f, in, regs, &e)) {
             if (!rt->err.code) {
                 if (e.code) rt_fail(rt, in->hop->span, e.code, "%s", e.msg);
@@ -381,6 +392,25 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
     if (rt->stopped) return -1;
     switch (b->kind) {
     case PB_GENERIC:
+        if (b->dag->recompile && rt->prog->optlevel > 0) {
+            int64_t t0 = br_now_ns();
+            HopDag *copy;
+            RwStats st = {0};
+            Code *c = rc_recompile(rt->prog, b->dag, &f->vars, CG_BLOCK, &copy, &st);
+            int64_t dt = br_now_ns() - t0;
+            __atomic_add_fetch(&rt->nrecompile, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&rt->recompile_ns, dt, __ATOMIC_RELAXED);
+            if (rt->opt.explain_recompile) {
+                pthread_mutex_lock(&rt->lock);
+                fprintf(rt->opt.out, "RECOMPILED DAG (line %d):\n", b->span.line);
+                hop_dag_print(copy, rt->opt.out, 2);
+                pthread_mutex_unlock(&rt->lock);
+            }
+            int rc = exec_code(rt, f, c, NULL);
+            plan_code_free(c);
+            hop_dag_free(copy);
+            return rc;
+        }
         return exec_code(rt, f, b->code, NULL);
     case PB_IF: {
         bool c;

@@ -31,6 +31,8 @@ typedef struct Rt {
     RtStat *stats; int nstats, scap;
     int64_t seed_counter;     /* rand without seed under -seed */
     bool in_parfor;
+    int64_t nrecompile;       /* dynamic recompilations and their time */
+    int64_t recompile_ns;
 } Rt;
 
 typedef struct Frame {
@@ -60,7 +62,9 @@ int rt_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e);
 int rt_ternary(const Value *c, const Value *a, const Value *b, Value *out, BrErr *e);
 int rt_agg(OpCode op, AggDir dir, const Value *a, Value *out, BrErr *e);
 int rt_reorg(OpCode op, const Value *a, Value *out, BrErr *e);
-int rt_matmul(const Hop *h, const Value *a, const Value *b, Value *out, BrErr *e);
+/* Matrix products: %*%, tsmm (a), mmchain (a = X, b = v, c = w or none),
+ * tmm (t(a) %*% b). */
+int rt_matmul(const Hop *h, const Value *a, const Value *b, const Value *c, Value *out, BrErr *e);
 int rt_rix(const Hop *h, Value *args, Value *out, BrErr *e);
 /* Left indexing; may steal args[0] (set to V_NONE) to update in place. */
 int rt_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e);

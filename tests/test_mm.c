@@ -205,7 +205,7 @@ static void test_tsmm(void)
 {
     static const int64_t shapes[][2] = {
         {0, 4}, {4, 0}, {1, 1}, {9, 1}, {1, 9}, {50, 6}, {6, 50}, {2000, 100}, {300, 40},
-        {2000, 1500},
+        {2000, 1500}, {300, 1100},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (int sp = 0; sp < 4; sp++) {

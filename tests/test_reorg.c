@@ -594,7 +594,7 @@ static void table_tests(void)
     for (int th = 1; th <= 2; th++) {
         br_set_threads(th);
         for (int k = 0; k < 4; k++) {
-            int64_t n = 500, maxa = k < 2 ? 10 : 3000, maxb = k < 2 ? 7 : 5000;
+            int64_t n = 500, maxa = k < 2 ? 10 : 1000, maxb = k < 2 ? 7 : 900;
             double *va = malloc(n * sizeof(double)), *vb = malloc(n * sizeof(double));
             double *vw = malloc(n * sizeof(double));
             rng = 99 + k;
@@ -916,15 +916,18 @@ static void lix_sequences(void)
     mb_release(s); mb_release(t); mb_release(row);
 }
 
+#define TIMED(f) do { int64_t t0_ = br_now_ns(); f(); \
+    if (getenv("T_TIME")) fprintf(stderr, "%s: %.3f s\n", #f, (br_now_ns() - t0_) * 1e-9); } while (0)
+
 int main(void)
 {
-    sweeps();
-    order_nan();
-    order_large();
-    table_tests();
-    groupagg_tests();
-    outer_tests();
-    conformance_examples();
-    lix_sequences();
+    TIMED(sweeps);
+    TIMED(order_nan);
+    TIMED(order_large);
+    TIMED(table_tests);
+    TIMED(groupagg_tests);
+    TIMED(outer_tests);
+    TIMED(conformance_examples);
+    TIMED(lix_sequences);
     return t_done("test_reorg");
 }

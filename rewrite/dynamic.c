@@ -1,0 +1,240 @@
+/* dynamic.c: size-dependent rewrites (seed 002, equation 6), matrix
+ * multiplication chain ordering by dynamic programming, physical operator
+ * selection (tsmm, mmchain, transpose-free t(X)%*%y) and memory estimates
+ * with the local/distributed decision (section 3.3). */
+#include "rewrite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool known(const Hop *h) { return h && h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0; }
+static bool is(const Hop *h, HopKind k, OpCode op) { return h && h->kind == k && h->op == op; }
+
+static Hop *hit(RwPass *p, Hop *r)
+{
+    if (p->st) p->st->dynamic++;
+    return r;
+}
+
+/* matrix(0, rows, cols) as a HOP (sizes known). */
+static Hop *zeros(RwPass *p, int64_t r, int64_t c, Span sp)
+{
+    const BuiltinInfo *bi = &builtin_info[BI_MATRIX];
+    Hop *h = hop_new(p->d, H_BUILTIN, sp, 5);
+    h->bi = bi->id;
+    h->in[0] = hop_lit(p->d, val_double(0), sp);
+    h->in[1] = hop_lit(p->d, val_int(r), sp);
+    h->in[2] = hop_lit(p->d, val_int(c), sp);
+    h->in[3] = hop_lit(p->d, val_bool(true), sp);
+    h->in[4] = hop_lit(p->d, val_bool(false), sp);
+    h->dt = DT_MATRIX;
+    h->vt = VT_DOUBLE;
+    h->rows = r;
+    h->cols = c;
+    h->nnz = 0;
+    h->mem = mb_est_sparse(r, c, 0);
+    return h;
+}
+
+static bool empty(const Hop *h) { return known(h) && h->nnz == 0; }
+
+Hop *rw_dynamic_rule(RwPass *p, Hop *h)
+{
+    Span sp = h->span;
+    switch (h->kind) {
+    case H_AGG: {
+        Hop *x = h->in[0];
+        if (!known(x)) break;
+        bool safe = h->op == OP_SUM || h->op == OP_MEAN || h->op == OP_AMIN || h->op == OP_AMAX ||
+                    h->op == OP_PROD || h->op == OP_SUMSQ;
+        /* rowSums(X) with ncol(X) == 1, colSums(X) with nrow(X) == 1 -> X */
+        if (safe && h->op != OP_SUMSQ && ((h->dir == DIR_ROW && x->cols == 1) || (h->dir == DIR_COL && x->rows == 1)))
+            return hit(p, x);
+        /* aggregates of an empty matrix */
+        if (h->dir == DIR_FULL && (h->op == OP_SUM || h->op == OP_SUMSQ) && empty(x))
+            return hit(p, hop_lit(p->d, val_double(0), sp));
+        if (h->dir != DIR_FULL && (h->op == OP_SUM || h->op == OP_SUMSQ) && empty(x))
+            return hit(p, zeros(p, h->dir == DIR_ROW ? x->rows : 1, h->dir == DIR_ROW ? 1 : x->cols, sp));
+        break;
+    }
+    case H_BINARY:
+        /* X * Y with an empty operand of the output's shape */
+        if (h->op == OP_MULT && known(h) && ((empty(h->in[0]) && rw_same_dims(h->in[0], h)) ||
+                                             (empty(h->in[1]) && rw_same_dims(h->in[1], h))))
+            return hit(p, zeros(p, h->rows, h->cols, sp));
+        break;
+    case H_MATMUL:
+        if (h->op != OP_MATMUL) break;
+        if (known(h) && (empty(h->in[0]) || empty(h->in[1])))
+            return hit(p, zeros(p, h->rows, h->cols, sp));
+        /* diag(v) %*% y -> v * y for column vectors */
+        if (is(h->in[0], H_REORG, OP_DIAG) && known(h->in[0]->in[0]) && h->in[0]->in[0]->cols == 1 &&
+            known(h->in[1]) && h->in[1]->cols == 1)
+            return hit(p, hop_binary(p->d, OP_MULT, h->in[0]->in[0], h->in[1], sp));
+        break;
+    case H_RIX: {
+        Hop *x = h->in[0];
+        double a, b;
+        if (!known(x) || !h->has_col) break;
+        bool rfull = h->rmode == IX_ALL || (h->rmode == IX_RANGE && rw_is_lit(h->in[1], 1) &&
+                     h->in[2] && h->in[2]->kind == H_LIT && (b = val_as_double(&h->in[2]->lit)) == (double)x->rows);
+        bool cfull = h->cmode == IX_ALL || (h->cmode == IX_RANGE && rw_is_lit(h->in[3], 1) &&
+                     h->in[4] && h->in[4]->kind == H_LIT && (a = val_as_double(&h->in[4]->lit)) == (double)x->cols);
+        if (h->rmode == IX_SINGLE && x->rows == 1 && rw_is_lit(h->in[1], 1)) rfull = true;
+        if (h->cmode == IX_SINGLE && x->cols == 1 && rw_is_lit(h->in[3], 1)) cfull = true;
+        if (rfull && cfull) return hit(p, x);
+        break;
+    }
+    default: break;
+    }
+    return h;
+}
+
+/* ---- matrix multiplication chains (dynamic programming on sizes) ---- */
+
+typedef struct Chain { Hop **m; int n, cap; } Chain;
+
+static void chain_push(Chain *c, Hop *h)
+{
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->m = realloc(c->m, (size_t)c->cap * sizeof(Hop *));
+        if (!c->m) abort();
+    }
+    c->m[c->n++] = h;
+}
+
+/* Collects the operands of a maximal chain rooted at h: inner products
+ * with a single consumer are flattened. */
+static void collect(const HopDag *d, Hop *h, Chain *c, bool root)
+{
+    if (is(h, H_MATMUL, OP_MATMUL) && (root || rw_uses(d, h) == 1)) {
+        collect(d, h->in[0], c, false);
+        collect(d, h->in[1], c, false);
+    } else {
+        chain_push(c, h);
+    }
+}
+
+/* FLOPs of the chain tree under h as currently parenthesized. */
+static double tree_cost(const HopDag *d, Hop *h, bool root)
+{
+    if (!(is(h, H_MATMUL, OP_MATMUL) && (root || rw_uses(d, h) == 1))) return 0;
+    return tree_cost(d, h->in[0], false) + tree_cost(d, h->in[1], false) +
+           (double)h->in[0]->rows * (double)h->in[0]->cols * (double)h->in[1]->cols;
+}
+
+static Hop *build_order(HopDag *d, Hop **m, int *split, int n, int i, int j, Span sp)
+{
+    if (i == j) return m[i];
+    int k = split[i * n + j];
+    Hop *a = build_order(d, m, split, n, i, k, sp);
+    Hop *b = build_order(d, m, split, n, k + 1, j, sp);
+    return hop_matmul(d, OP_MATMUL, a, b, sp);
+}
+
+/* Reorders chains of 3+ products with known sizes to minimize FLOPs. */
+void rw_mmchain(HopDag *d, RwStats *st)
+{
+    for (int idx = 0; idx < d->n; idx++) {
+        Hop *h = d->hops[idx];
+        if (!is(h, H_MATMUL, OP_MATMUL)) continue;
+        Chain c = {0};
+        collect(d, h, &c, true);
+        int n = c.n;
+        bool ok = n >= 3;
+        for (int i = 0; i < n && ok; i++) ok = known(c.m[i]);
+        for (int i = 0; i + 1 < n && ok; i++) ok = c.m[i]->cols == c.m[i + 1]->rows;
+        if (!ok) { free(c.m); continue; }
+        double *cost = calloc((size_t)(n * n), sizeof(double));
+        int *split = calloc((size_t)(n * n), sizeof(int));
+        for (int len = 2; len <= n; len++)
+            for (int i = 0; i + len - 1 < n; i++) {
+                int j = i + len - 1;
+                cost[i * n + j] = 1e300;
+                for (int k = i; k < j; k++) {
+                    double cc = cost[i * n + k] + cost[(k + 1) * n + j] +
+                                (double)c.m[i]->rows * (double)c.m[k]->cols * (double)c.m[j]->cols;
+                    if (cc < cost[i * n + j]) { cost[i * n + j] = cc; split[i * n + j] = k; }
+                }
+            }
+        /* rebuild only if the optimal order is cheaper than the written one;
+         * h is updated in place so consumers, roots and writes see it */
+        if (cost[n - 1] < 0.999 * tree_cost(d, h, true)) {
+            Hop *best = build_order(d, c.m, split, n, 0, n - 1, h->span);
+            h->in[0] = best->in[0];
+            h->in[1] = best->in[1];
+            hop_infer(h);
+            if (st) st->mmchain++;
+        }
+        free(cost);
+        free(split);
+        free(c.m);
+    }
+}
+
+/* ---- physical operators ---- */
+
+static bool colvec(const Hop *h) { return known(h) && h->cols == 1; }
+
+Hop *rw_physical_rule(RwPass *p, Hop *h)
+{
+    Span sp = h->span;
+    if (h->kind != H_MATMUL || h->op != OP_MATMUL) return h;
+    Hop *a = h->in[0], *b = h->in[1];
+    if (is(a, H_REORG, OP_TRANS)) {
+        Hop *x = a->in[0];
+        /* t(X) %*% X -> tsmm(left) */
+        if (b == x) {
+            Hop *t = hop_new(p->d, H_MATMUL, sp, 1);
+            t->op = OP_TSMM;
+            t->flag = 1;
+            t->in[0] = x;
+            hop_infer(t);
+            if (p->st) p->st->physical++;
+            return t;
+        }
+        /* t(X) %*% (w * (X %*% v)) and t(X) %*% (X %*% v) -> mmchain */
+        Hop *xv = NULL, *w = NULL;
+        if (is(b, H_MATMUL, OP_MATMUL) && b->in[0] == x) xv = b;
+        else if (is(b, H_BINARY, OP_MULT)) {
+            if (is(b->in[1], H_MATMUL, OP_MATMUL) && b->in[1]->in[0] == x) { xv = b->in[1]; w = b->in[0]; }
+            else if (is(b->in[0], H_MATMUL, OP_MATMUL) && b->in[0]->in[0] == x) { xv = b->in[0]; w = b->in[1]; }
+        }
+        if (xv && colvec(xv->in[1]) && (!w || colvec(w)) && known(x) && (!w || w->rows == x->rows)) {
+            Hop *m = hop_new(p->d, H_MATMUL, sp, 3);
+            m->op = OP_MMCHAIN;
+            m->in[0] = x;
+            m->in[1] = xv->in[1];
+            m->in[2] = w;
+            m->dt = DT_MATRIX;
+            m->vt = VT_DOUBLE;
+            m->rows = x->cols;
+            m->cols = 1;
+            m->mem = mb_est_dense(m->rows, 1);
+            if (p->st) p->st->physical++;
+            return m;
+        }
+        /* t(X) %*% y -> tmm(X, y): no materialized transpose, when t(X) is
+         * used only here */
+        if (rw_uses(p->d, a) == 1) {
+            Hop *m = hop_matmul(p->d, OP_MATMULTL, x, b, sp);
+            m->rows = x->cols;
+            m->cols = b->cols;
+            hop_infer(m);
+            if (p->st) p->st->physical++;
+            return m;
+        }
+    }
+    /* X %*% t(X) -> tsmm(right) */
+    if (is(b, H_REORG, OP_TRANS) && b->in[0] == a) {
+        Hop *t = hop_new(p->d, H_MATMUL, sp, 1);
+        t->op = OP_TSMM;
+        t->flag = 0;
+        t->in[0] = a;
+        hop_infer(t);
+        if (p->st) p->st->physical++;
+        return t;
+    }
+    return h;
+}

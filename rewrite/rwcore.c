@@ -1,0 +1,257 @@
+/* rwcore.c: the rewrite pass driver, common subexpression elimination and
+ * constant folding (seed 002, section 3.1). */
+#include "rewrite.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/interp.h"
+
+/* ---- driver ---- */
+
+static Hop *final(RwPass *p, Hop *h)
+{
+    while (h && h->id < p->cap && p->map[h->id]) h = p->map[h->id];
+    return h;
+}
+
+static void topo(Hop *h, Hop ***v, int *n, int *cap, char *seen)
+{
+    if (!h || seen[h->id]) return;
+    seen[h->id] = 1;
+    for (int i = 0; i < h->nin; i++) topo(h->in[i], v, n, cap, seen);
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *v = realloc(*v, (size_t)*cap * sizeof(Hop *));
+        if (!*v) abort();
+    }
+    (*v)[(*n)++] = h;
+}
+
+/* Reachable hops in topological order (inputs first). */
+static Hop **reachable(HopDag *d, int *n)
+{
+    Hop **v = NULL;
+    int cap = 0;
+    *n = 0;
+    char *seen = calloc((size_t)d->n + 2, 1);
+    for (int i = 0; i < d->nroots; i++) topo(d->roots[i], &v, n, &cap, seen);
+    for (int i = 0; i < d->nw; i++) topo(d->whops[i], &v, n, &cap, seen);
+    free(seen);
+    return v;
+}
+
+static bool infer_kind(const Hop *h)
+{
+    return h->kind != H_TREAD && h->kind != H_BUILTIN && h->kind != H_FCALL && h->kind != H_OUT;
+}
+
+void rw_run(HopDag *d, RwRule rule, RwStats *st)
+{
+    for (int iter = 0; iter < 8; iter++) {
+        RwPass p = {.d = d, .st = st};
+        p.cap = d->n + 1;
+        p.map = calloc((size_t)p.cap + 1, sizeof(Hop *));
+        int n;
+        Hop **order = reachable(d, &n);
+        for (int i = 0; i < n; i++) {
+            Hop *h = order[i];
+            for (int k = 0; k < h->nin; k++) h->in[k] = final(&p, h->in[k]);
+            if (infer_kind(h)) hop_infer(h);
+            Hop *r = rule(&p, h);
+            if (r && r != h) {
+                if (h->id < p.cap) p.map[h->id] = r;
+                p.changed++;
+            }
+        }
+        for (int i = 0; i < d->nroots; i++) d->roots[i] = final(&p, d->roots[i]);
+        for (int i = 0; i < d->nw; i++) d->whops[i] = final(&p, d->whops[i]);
+        free(order);
+        free(p.map);
+        if (!p.changed) break;
+    }
+}
+
+void rw_propagate_sizes(HopDag *d)
+{
+    int n;
+    Hop **order = reachable(d, &n);
+    for (int i = 0; i < n; i++) if (infer_kind(order[i])) hop_infer(order[i]);
+    free(order);
+}
+
+int rw_uses(const HopDag *d, const Hop *h)
+{
+    int n, u = 0;
+    Hop **order = reachable((HopDag *)d, &n);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < order[i]->nin; k++) u += order[i]->in[k] == h;
+    for (int i = 0; i < d->nw; i++) u += d->whops[i] == h;
+    free(order);
+    return u;
+}
+
+bool rw_is_lit(const Hop *h, double v)
+{
+    if (!h || h->kind != H_LIT) return false;
+    if (h->lit.kind == V_INT) return (double)h->lit.i == v;
+    if (h->lit.kind == V_DOUBLE) return h->lit.d == v;
+    return false;
+}
+
+bool rw_same_dims(const Hop *a, const Hop *b)
+{
+    return a->dt == DT_MATRIX && b->dt == DT_MATRIX && a->rows >= 0 && a->cols >= 0 &&
+           a->rows == b->rows && a->cols == b->cols;
+}
+
+bool rw_needs_recompile(const HopDag *d)
+{
+    for (int i = 0; i < d->n; i++) {
+        const Hop *h = d->hops[i];
+        if (h->dt == DT_UNKNOWN && h->kind != H_FCALL && !h->sidefx) return true;
+        if (h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0)) return true;
+    }
+    return false;
+}
+
+int rw_const_pred(const HopDag *d)
+{
+    if (d->nroots != 1) return -1;
+    const Hop *h = d->roots[0];
+    if (h->kind != H_LIT) return -1;
+    if (h->lit.kind == V_BOOL) return h->lit.b;
+    if (h->lit.kind == V_INT) return h->lit.i != 0;
+    if (h->lit.kind == V_DOUBLE) return h->lit.d != 0;
+    return -1;
+}
+
+/* ---- common subexpression elimination ---- */
+
+static bool lit_eq(const Value *a, const Value *b)
+{
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case V_INT: return a->i == b->i;
+    case V_DOUBLE: return a->d == b->d || (a->d != a->d && b->d != b->d);
+    case V_BOOL: return a->b == b->b;
+    case V_STRING: return strcmp(a->s->s, b->s->s) == 0;
+    default: return false;
+    }
+}
+
+/* May h be merged with an equal hop? Not side effects, calls or
+ * non-deterministic operators (rand/sample without a literal seed, time). */
+static bool mergeable(const Hop *h)
+{
+    if (h->sidefx || h->kind == H_FCALL) return false;
+    if (h->kind == H_BUILTIN) {
+        if (h->bi == BI_TIME) return false;
+        if (h->bi == BI_RAND || h->bi == BI_SAMPLE) {
+            const Hop *seed = h->bi == BI_RAND ? h->in[7] : h->in[3];
+            if (!seed || seed->kind != H_LIT || rw_is_lit(seed, -1)) return false;
+        }
+    }
+    return true;
+}
+
+static bool same(const Hop *a, const Hop *b)
+{
+    if (a->kind != b->kind || a->nin != b->nin || a->op != b->op || a->dir != b->dir ||
+        a->bi != b->bi || a->func != b->func || a->out_index != b->out_index ||
+        a->rmode != b->rmode || a->cmode != b->cmode || a->has_col != b->has_col ||
+        a->flag != b->flag || a->nvar != b->nvar)
+        return false;
+    if (a->kind == H_LIT) return lit_eq(&a->lit, &b->lit);
+    if (a->kind == H_TREAD) return strcmp(a->name, b->name) == 0;
+    for (int k = 0; k < a->nin; k++) if (a->in[k] != b->in[k]) return false;
+    if (a->anames || b->anames) return false;
+    return true;
+}
+
+static uint64_t hop_hash(const Hop *h)
+{
+    uint64_t x = (uint64_t)h->kind * 1000003u ^ (uint64_t)h->op * 10007u ^ (uint64_t)h->bi * 101u ^ (uint64_t)h->dir;
+    if (h->kind == H_TREAD) for (const char *s = h->name; *s; s++) x = x * 31 + (unsigned char)*s;
+    if (h->kind == H_LIT) {
+        if (h->lit.kind == V_INT) x ^= (uint64_t)h->lit.i * 0x9E3779B97F4A7C15ULL;
+        else if (h->lit.kind == V_DOUBLE) { uint64_t b; memcpy(&b, &h->lit.d, 8); x ^= b * 0x9E3779B97F4A7C15ULL; }
+        else if (h->lit.kind == V_BOOL) x ^= (uint64_t)h->lit.b + 77;
+        else if (h->lit.kind == V_STRING) for (const char *s = h->lit.s->s; *s; s++) x = x * 131 + (unsigned char)*s;
+    }
+    for (int k = 0; k < h->nin; k++) x = x * 1099511628211ULL ^ (uint64_t)(h->in[k] ? h->in[k]->id : 0);
+    return x;
+}
+
+/* CSE: one bottom-up pass with a hash table of already seen hops. */
+static void rw_cse(HopDag *d, RwStats *st)
+{
+    int n;
+    Hop **order = reachable(d, &n);
+    int cap = 64;
+    while (cap < 2 * n + 2) cap *= 2;
+    Hop **tab = calloc((size_t)cap, sizeof(Hop *));
+    Hop **map = calloc((size_t)d->n + 2, sizeof(Hop *));
+    for (int i = 0; i < n; i++) {
+        Hop *h = order[i];
+        for (int k = 0; k < h->nin; k++)
+            if (h->in[k] && map[h->in[k]->id]) h->in[k] = map[h->in[k]->id];
+        if (!mergeable(h)) continue;
+        uint64_t hv = hop_hash(h);
+        int j = (int)(hv & (uint64_t)(cap - 1));
+        while (tab[j]) {
+            if (same(tab[j], h)) break;
+            j = (j + 1) & (cap - 1);
+        }
+        if (tab[j]) { map[h->id] = tab[j]; if (st) st->cse++; }
+        else tab[j] = h;
+    }
+    for (int i = 0; i < d->nroots; i++) if (map[d->roots[i]->id]) d->roots[i] = map[d->roots[i]->id];
+    for (int i = 0; i < d->nw; i++) if (map[d->whops[i]->id]) d->whops[i] = map[d->whops[i]->id];
+    free(tab);
+    free(map);
+    free(order);
+}
+
+/* ---- constant folding: execute the operator on its literal inputs ---- */
+
+static bool all_lit(const Hop *h)
+{
+    for (int k = 0; k < h->nin; k++)
+        if (!h->in[k] || h->in[k]->kind != H_LIT) return false;
+    return h->nin > 0;
+}
+
+static Hop *fold_rule(RwPass *p, Hop *h)
+{
+    if (!all_lit(h)) return h;
+    Value out = val_none();
+    BrErr e = {0};
+    int rc = -1;
+    switch (h->kind) {
+    case H_UNARY: rc = rt_unary(h->op, &h->in[0]->lit, &out, &e); break;
+    case H_BINARY: rc = rt_binary(h->op, &h->in[0]->lit, &h->in[1]->lit, &out, &e); break;
+    case H_TERNARY: rc = rt_ternary(&h->in[0]->lit, &h->in[1]->lit, &h->in[2]->lit, &out, &e); break;
+    default: return h;
+    }
+    if (rc || !val_is_scalar(&out)) { val_release(&out); return h; }  /* errors stay for run time */
+    if (p->st) p->st->folded++;
+    return hop_lit(p->d, out, h->span);
+}
+
+void rw_static(HopDag *d, RwStats *st)
+{
+    rw_cse(d, st);
+    rw_run(d, fold_rule, st);
+    rw_run(d, rw_simplify, st);
+    rw_run(d, fold_rule, st);
+    rw_cse(d, st);
+}
+
+void rw_dynamic(HopDag *d, RwStats *st)
+{
+    rw_run(d, rw_dynamic_rule, st);
+    rw_mmchain(d, st);
+    rw_run(d, rw_physical_rule, st);
+    rw_cse(d, st);
+}

@@ -1,0 +1,141 @@
+/* simplify.c: static algebraic simplifications (seed 002, equation 5, plus
+ * the common ones real scripts need). Each rule looks at one HOP whose
+ * inputs are already simplified and returns its replacement (or itself). */
+#include "rewrite.h"
+
+static bool ismat(const Hop *h) { return h && h->dt == DT_MATRIX; }
+static bool isnum(const Hop *h)
+{
+    return h && (h->dt == DT_MATRIX || (h->dt == DT_SCALAR && (h->vt == VT_DOUBLE || h->vt == VT_INT)));
+}
+static bool is(const Hop *h, HopKind k, OpCode op) { return h && h->kind == k && h->op == op; }
+
+static Hop *hit(RwPass *p, Hop *r)
+{
+    if (p->st) p->st->simplified++;
+    return r;
+}
+
+/* X[1:nrow(X), 1:ncol(X)] and the like: does the index range cover all? */
+static bool full_range(const Hop *x, int mode, const Hop *lo, const Hop *hi, bool rows)
+{
+    if (mode == IX_ALL) return true;
+    if (mode != IX_RANGE || !rw_is_lit(lo, 1)) return false;
+    int64_t n = rows ? x->rows : x->cols;
+    if (n >= 0 && rw_is_lit(hi, (double)n)) return true;
+    return hi && hi->kind == H_BUILTIN && hi->bi == (rows ? BI_NROW : BI_NCOL) && hi->in[0] == x;
+}
+
+static Hop *simplify_binary(RwPass *p, Hop *h)
+{
+    Hop *a = h->in[0], *b = h->in[1];
+    Span sp = h->span;
+    switch (h->op) {
+    case OP_MULT:
+        if (rw_is_lit(b, 1) && isnum(a) && (ismat(a) || ismat(h) || a->vt == h->vt)) return hit(p, a);
+        if (rw_is_lit(a, 1) && isnum(b) && (ismat(b) || b->vt == h->vt)) return hit(p, b);
+        if (a == b && ismat(a))
+            return hit(p, hop_binary(p->d, OP_POW, a, hop_lit(p->d, val_double(2), sp), sp));
+        break;
+    case OP_DIV:
+        if (rw_is_lit(b, 1) && ismat(a)) return hit(p, a);
+        break;
+    case OP_PLUS:
+        if (rw_is_lit(b, 0) && isnum(a) && (ismat(a) || a->vt == h->vt)) return hit(p, a);
+        if (rw_is_lit(a, 0) && isnum(b) && (ismat(b) || b->vt == h->vt)) return hit(p, b);
+        if (a == b && ismat(a))
+            return hit(p, hop_binary(p->d, OP_MULT, hop_lit(p->d, val_double(2), sp), a, sp));
+        break;
+    case OP_MINUS:
+        if (rw_is_lit(b, 0) && isnum(a) && (ismat(a) || a->vt == h->vt)) return hit(p, a);
+        /* X - X*Y -> X*(1-Y) */
+        if (ismat(a) && is(b, H_BINARY, OP_MULT) && rw_uses(p->d, b) == 1) {
+            Hop *y = b->in[0] == a ? b->in[1] : b->in[1] == a ? b->in[0] : NULL;
+            if (y && (y->dt == DT_SCALAR || rw_same_dims(a, y)) && rw_same_dims(a, b)) {
+                Hop *one_minus = hop_binary(p->d, OP_MINUS, hop_lit(p->d, val_double(1), sp), y, sp);
+                return hit(p, hop_binary(p->d, OP_MULT, a, one_minus, sp));
+            }
+        }
+        break;
+    default: break;
+    }
+    return h;
+}
+
+static bool order_free_agg(OpCode op)
+{
+    return op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN || op == OP_AMIN || op == OP_AMAX || op == OP_PROD;
+}
+
+static Hop *simplify_agg(RwPass *p, Hop *h)
+{
+    Hop *x = h->in[0];
+    Span sp = h->span;
+    if (!x) return h;
+    /* sum(t(X)) -> sum(X) */
+    if (h->dir == DIR_FULL && order_free_agg(h->op) && is(x, H_REORG, OP_TRANS))
+        return hit(p, hop_agg(p->d, h->op, DIR_FULL, x->in[0], sp));
+    /* rowSums(t(X)) -> t(colSums(X)), colSums(t(X)) -> t(rowSums(X)) */
+    if (h->dir != DIR_FULL && order_free_agg(h->op) && is(x, H_REORG, OP_TRANS)) {
+        Hop *g = hop_agg(p->d, h->op, h->dir == DIR_ROW ? DIR_COL : DIR_ROW, x->in[0], sp);
+        return hit(p, hop_reorg(p->d, OP_TRANS, g, sp));
+    }
+    /* sum(X^2) -> sumsq(X) */
+    if (h->op == OP_SUM && is(x, H_BINARY, OP_POW) && rw_is_lit(x->in[1], 2) && ismat(x->in[0]))
+        return hit(p, hop_agg(p->d, OP_SUMSQ, h->dir, x->in[0], sp));
+    /* sum(X+Y) -> sum(X)+sum(Y), same shapes */
+    if (h->op == OP_SUM && h->dir == DIR_FULL && (is(x, H_BINARY, OP_PLUS) || is(x, H_BINARY, OP_MINUS)) &&
+        rw_same_dims(x->in[0], x->in[1]) && rw_uses(p->d, x) == 1) {
+        Hop *s1 = hop_agg(p->d, OP_SUM, DIR_FULL, x->in[0], sp);
+        Hop *s2 = hop_agg(p->d, OP_SUM, DIR_FULL, x->in[1], sp);
+        return hit(p, hop_binary(p->d, x->op, s1, s2, sp));
+    }
+    /* sum(diag(X)) -> trace(X) for a (non-vector) square X */
+    if (h->op == OP_SUM && h->dir == DIR_FULL && is(x, H_REORG, OP_DIAG) && x->in[0]->cols > 1)
+        return hit(p, hop_agg(p->d, OP_TRACE, DIR_FULL, x->in[0], sp));
+    /* trace(X %*% Y) -> sum(X * t(Y)) */
+    if (h->op == OP_TRACE && is(x, H_MATMUL, OP_MATMUL) && rw_uses(p->d, x) == 1) {
+        Hop *ty = hop_reorg(p->d, OP_TRANS, x->in[1], sp);
+        return hit(p, hop_agg(p->d, OP_SUM, DIR_FULL, hop_binary(p->d, OP_MULT, x->in[0], ty, sp), sp));
+    }
+    return h;
+}
+
+Hop *rw_simplify(RwPass *p, Hop *h)
+{
+    Span sp = h->span;
+    switch (h->kind) {
+    case H_REORG:
+        /* t(t(X)) -> X, rev(rev(X)) -> X */
+        if ((h->op == OP_TRANS || h->op == OP_REV) && is(h->in[0], H_REORG, h->op) && ismat(h->in[0]->in[0]))
+            return hit(p, h->in[0]->in[0]);
+        break;
+    case H_UNARY:
+        if (h->op == OP_NEG && is(h->in[0], H_UNARY, OP_NEG) && isnum(h->in[0]->in[0]) &&
+            (ismat(h->in[0]->in[0]) || h->in[0]->in[0]->vt == VT_DOUBLE))
+            return hit(p, h->in[0]->in[0]);
+        break;
+    case H_BINARY: return simplify_binary(p, h);
+    case H_AGG: return simplify_agg(p, h);
+    case H_MATMUL:
+        if (h->op != OP_MATMUL) break;
+        /* (-t(X)) %*% y -> -(t(X) %*% y) */
+        if (is(h->in[0], H_UNARY, OP_NEG) && is(h->in[0]->in[0], H_REORG, OP_TRANS)) {
+            Hop *m = hop_matmul(p->d, OP_MATMUL, h->in[0]->in[0], h->in[1], sp);
+            return hit(p, hop_unary(p->d, OP_NEG, m, sp));
+        }
+        /* diag(v) %*% y -> v * y for a column vector v and vector y */
+        if (is(h->in[0], H_REORG, OP_DIAG) && h->in[0]->in[0]->cols == 1 && h->in[1]->cols == 1)
+            return hit(p, hop_binary(p->d, OP_MULT, h->in[0]->in[0], h->in[1], sp));
+        break;
+    case H_RIX: {
+        Hop *x = h->in[0];
+        if (ismat(x) && h->has_col && full_range(x, h->rmode, h->in[1], h->in[2], true) &&
+            full_range(x, h->cmode, h->in[3], h->in[4], false))
+            return hit(p, x);
+        break;
+    }
+    default: break;
+    }
+    return h;
+}
