@@ -124,7 +124,7 @@ static inline double ops_binary(OpCode op, double a, double b)
     case OP_BITAND: return (double)((int64_t)a & (int64_t)b);
     case OP_BITOR: return (double)((int64_t)a | (int64_t)b);
     case OP_BITXOR: return (double)((int64_t)a ^ (int64_t)b);
-    case OP_SHIFTL: return (double)((int64_t)a << ((int64_t)b & 63));
+    case OP_SHIFTL: return (double)(int64_t)((uint64_t)(int64_t)a << ((int64_t)b & 63));
     case OP_SHIFTR: return (double)((int64_t)a >> ((int64_t)b & 63));
     default: return NAN;
     }

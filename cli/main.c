@@ -149,7 +149,13 @@ int main(int argc, char **argv)
     Diag *d = diag_new();
     Program *ast = text ? lang_load_string(text, "<script>", &lo, d) : lang_load_file(file, &lo, d);
     RtProgram *prog = NULL;
-    if (ast && diag_nerrors(d) == 0) prog = plan_build_program(ast, d, cfg.optlevel);
+    if (ast && diag_nerrors(d) == 0) {
+        CgOptions cg = {.enabled = cfg.codegen, .plancache = cfg.plancache,
+                        .policy = !strcmp(cfg.codegen_optimizer, "fuse_all") ? CG_FUSE_ALL
+                                : !strcmp(cfg.codegen_optimizer, "fuse_no_redundancy") ? CG_FUSE_NO_REDUNDANCY
+                                : CG_COST_BASED};
+        prog = plan_build_program(ast, d, cfg.optlevel, &cg);
+    }
     if (!prog || diag_nerrors(d) > 0) {
         diag_print(d, stderr);
         if (!diag_nerrors(d)) fprintf(stderr, "braid: compilation failed\n");

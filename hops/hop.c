@@ -210,7 +210,7 @@ void hop_infer(Hop *h)
             }
         bool anyunk = false;
         for (int i = 0; i < h->nin; i++)
-            if (h->in[i] && h->in[i]->dt == DT_UNKNOWN) anyunk = true;
+            if (h->in[i] && h->in[i]->dt == DT_ANY) anyunk = true;
         if (m) {
             /* outer vector op: col vector op row vector */
             if (h->kind == H_BINARY && a && b && known(a) && known(b) &&
@@ -266,8 +266,8 @@ void hop_infer(Hop *h)
         break;
     case H_RIX:
         if (a && a->dt == DT_LIST) { h->dt = DT_LIST; break; }
-        if (a && (a->dt == DT_MATRIX || a->dt == DT_UNKNOWN)) {
-            if (a->dt == DT_UNKNOWN) break;
+        if (a && (a->dt == DT_MATRIX || a->dt == DT_ANY)) {
+            if (a->dt == DT_ANY) break;
             if (h->has_col)
                 set_dims(h, ix_len(h->rmode, h->in[1], h->in[2], a->rows),
                          ix_len(h->cmode, h->in[3], h->in[4], a->cols));
@@ -283,7 +283,8 @@ void hop_infer(Hop *h)
     case H_TREAD:
     case H_FCALL:
     case H_OUT:
-        break; /* set by the builder or by recompilation */
+    case H_SPOOF:
+        break; /* set by the builder, recompilation or codegen */
     }
     if (h->dt == DT_MATRIX && known(h))
         h->mem = h->nnz >= 0 ? mb_est_size(h->rows, h->cols, h->nnz)
@@ -312,6 +313,7 @@ const char *hop_opname(const Hop *h)
     case H_BUILTIN: return builtin_info[h->bi].name;
     case H_FCALL: return h->func ? h->func->name : "fcall";
     case H_OUT: return "out";
+    case H_SPOOF: return h->name ? h->name : "spoof";
     }
     return "?";
 }

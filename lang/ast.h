@@ -15,7 +15,7 @@
 #include "../base/ops.h"
 
 /* Declared types (function signatures) and value types. */
-typedef enum { DT_UNKNOWN, DT_MATRIX, DT_FRAME, DT_LIST, DT_SCALAR } DataType;
+typedef enum { DT_ANY, DT_MATRIX, DT_FRAME, DT_LIST, DT_SCALAR } DataType;
 typedef enum { VT_UNKNOWN, VT_DOUBLE, VT_INT, VT_BOOL, VT_STRING } ValueType;
 
 typedef struct Expr Expr;

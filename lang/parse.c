@@ -938,7 +938,7 @@ static bool parse_type(P *p, DataType *dt, ValueType *vt)
         return expect(p, TK_RBRACK, "']' after the value type");
     }
     if (value_type(t->text, vt)) {
-        *dt = *vt == VT_UNKNOWN ? DT_UNKNOWN : DT_SCALAR;
+        *dt = *vt == VT_UNKNOWN ? DT_ANY : DT_SCALAR;
         return true;
     }
     if (data_type(t->text, dt)) {

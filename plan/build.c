@@ -66,7 +66,7 @@ static void vm_merge(VMap *into, const VMap *other)
         const VInfo *o = &other->v[i];
         VInfo *t = vm_get(into, o->name);
         if (!t) { vm_set(into, o->name, o->dt, o->vt, o->rows, o->cols); continue; }
-        if (t->dt != o->dt) t->dt = DT_UNKNOWN;
+        if (t->dt != o->dt) t->dt = DT_ANY;
         if (t->vt != o->vt) t->vt = VT_UNKNOWN;
         if (t->rows != o->rows) t->rows = -1;
         if (t->cols != o->cols) t->cols = -1;
@@ -133,7 +133,7 @@ static Hop *lookup(BCtx *c, const char *name, Span sp)
     Hop *h = hop_new(d, H_TREAD, sp, 0);
     h->name = name;
     if (vi) { h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; }
-    else { h->dt = DT_UNKNOWN; h->vt = VT_UNKNOWN; }
+    else { h->dt = DT_ANY; h->vt = VT_UNKNOWN; }
     hop_infer(h);
     d->rnames = realloc(d->rnames, (size_t)(d->nr + 1) * sizeof(char *));
     if (!d->rnames) abort();
@@ -292,7 +292,7 @@ static Hop *bind_builtin(BCtx *c, Expr *e, const BuiltinInfo *bi)
     }
     free(var);
     free(vnames);
-    h->dt = DT_UNKNOWN;
+    h->dt = DT_ANY;
     return h;
 }
 
@@ -404,16 +404,16 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     case BI_MEDIAN: case BI_MOMENT: case BI_COV:
         h->dt = DT_SCALAR; h->vt = VT_DOUBLE; break;
     case BI_QUANTILE:
-        h->dt = (h->in[1] && h->in[1]->dt == DT_SCALAR) ? DT_SCALAR : DT_UNKNOWN;
+        h->dt = (h->in[1] && h->in[1]->dt == DT_SCALAR) ? DT_SCALAR : DT_ANY;
         h->vt = VT_DOUBLE; break;
     case BI_ASINTEGER: h->dt = DT_SCALAR; h->vt = VT_INT; break;
     case BI_ASLOGICAL: case BI_ASBOOLEAN: case BI_EXISTS: h->dt = DT_SCALAR; h->vt = VT_BOOL; break;
     case BI_TOSTRING: case BI_TYPEOF: h->dt = DT_SCALAR; h->vt = VT_STRING; break;
     case BI_LIST: h->dt = DT_LIST; break;
     case BI_PRINT: case BI_STOP: case BI_ASSERT: case BI_WRITE:
-        h->sidefx = true; h->dt = DT_UNKNOWN; break;
+        h->sidefx = true; h->dt = DT_ANY; break;
     case BI_EVAL: h->sidefx = true; h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
-    case BI_READ: h->dt = DT_UNKNOWN; h->sidefx = true; break;
+    case BI_READ: h->dt = DT_ANY; h->sidefx = true; break;
     case BI_RAND: case BI_SAMPLE: case BI_SEQ: case BI_MATRIX: case BI_CBIND: case BI_RBIND:
     case BI_RMEMPTY: case BI_REPLACE: case BI_ORDER: case BI_LOWERTRI: case BI_UPPERTRI:
     case BI_UNIQUE: case BI_TABLE: case BI_AGGREGATE: case BI_SOLVE: case BI_INV:
@@ -469,7 +469,7 @@ static Hop *out_of(BCtx *c, Hop *call, int k, Span sp)
     Hop *o = hop_new(c->dag, H_OUT, sp, 1);
     o->in[0] = call;
     o->out_index = k;
-    o->dt = DT_UNKNOWN;
+    o->dt = DT_ANY;
     if (call->kind == H_FCALL && k < call->func->nout) {
         o->dt = call->func->out[k].dt;
         o->vt = call->func->out[k].vt;
@@ -833,15 +833,17 @@ Code *plan_compile_dag(RtProgram *p, HopDag *d, int mode, RwStats *st)
         rw_dynamic(d, st);
     }
     d->recompile = rw_needs_recompile(d);
+    if (p->cg) cg_optimize_dag(p->cg, d);
     return plan_codegen_dag(d, mode);
 }
 
-RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel)
+RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptions *cg)
 {
     RtProgram *p = br_calloc(1, sizeof *p);
     if (!p) return NULL;
     p->ast = ast;
     p->optlevel = optlevel;
+    if (cg && cg->enabled) p->cg = cg_context_new(cg);
     pthread_mutex_init(&p->lock, NULL);
     BCtx c = {.prog = p, .diag = d};
     build_list(&c, (Block *)lang_main(ast), &p->main);
@@ -901,6 +903,7 @@ void plan_program_free(RtProgram *p)
         free(p->funcs[i]);
     }
     free(p->funcs);
+    cg_context_free(p->cg);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }

@@ -5,9 +5,10 @@
 #include "program.h"
 #include "../base/diag.h"
 
-/* Builds the main program; NULL on errors (reported to d). The program
+/* Builds the main program (optlevel: sysds.optlevel; cg: operator fusion
+ * options, NULL for none); NULL on errors (reported to d). The program
  * references ast, which must outlive it. Free with plan_program_free. */
-RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel);
+RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptions *cg);
 /* The compiled form of function f (compiled on first use, thread-safe);
  * NULL if it has errors (reported to d). */
 FProg *plan_function(RtProgram *p, Func *f, Diag *d);

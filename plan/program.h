@@ -7,6 +7,7 @@
 
 #include "../hops/hop.h"
 #include "../rewrite/rewrite.h"
+#include "../codegen/codegen.h"
 #include <pthread.h>
 
 /* One instruction: executes one HOP, reading registers in[] and writing
@@ -73,6 +74,7 @@ typedef struct RtProgram {
     int nfuncs, fcap;
     pthread_mutex_t lock; /* guards lazy compilation of functions */
     int optlevel;         /* 0: no rewrites (sysds.optlevel), 2: default */
+    CgContext *cg;        /* operator fusion (codegen/), NULL: off */
     RwStats rw;           /* rewrites applied (compile time) */
 } RtProgram;
 

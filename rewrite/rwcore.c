@@ -109,7 +109,7 @@ bool rw_needs_recompile(const HopDag *d)
 {
     for (int i = 0; i < d->n; i++) {
         const Hop *h = d->hops[i];
-        if (h->dt == DT_UNKNOWN && h->kind != H_FCALL && !h->sidefx) return true;
+        if (h->dt == DT_ANY && h->kind != H_FCALL && !h->sidefx) return true;
         if (h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0)) return true;
     }
     return false;

@@ -55,7 +55,10 @@ static BraidScript *prepare(const char *text, const char *path, const char *cons
     LangOptions lo = {.builtin_dir = s->bdir, .arg_names = an, .arg_values = av, .nargs = nargs,
                       .predefined = (const char *const *)s->inputs, .npredefined = ninputs};
     s->ast = text ? lang_load_string(text, "<script>", &lo, s->diag) : lang_load_file(path, &lo, s->diag);
-    if (s->ast && diag_nerrors(s->diag) == 0) s->prog = plan_build_program(s->ast, s->diag, 2);
+    if (s->ast && diag_nerrors(s->diag) == 0) {
+        CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
+        s->prog = plan_build_program(s->ast, s->diag, 2, &cg);
+    }
     if (!s->prog || diag_nerrors(s->diag)) {
         if (err) *err = dupmsg(diag_first_message(s->diag));
         braid_script_free(s);

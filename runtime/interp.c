@@ -198,6 +198,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         break;
     }
     case H_BUILTIN: rc = rt_builtin(rt, f, h, args, out, e); break;
+    case H_SPOOF: rc = cg_exec(rt->prog->cg, h, args, out, e); break;
     case H_FCALL: {
         if (rt_call(rt, f, h->func, args, out)) rc = -1;
         break;

@@ -78,6 +78,7 @@ Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **c
         rw_static(d, st);
         rw_dynamic(d, st);
     }
+    if (p->cg) cg_optimize_dag(p->cg, d);
     *copy = d;
     return plan_codegen_dag(d, mode);
 }
