@@ -73,7 +73,17 @@ static Kahan ksum(const double *restrict x, int64_t n, int mode, double m)
         case KM_SQ: KLANES(v * v); break;
         default: KLANES((v - m) * (v - m)); break;
         }
-        for (int l = 0; l < KL; l++) { kadd(&k, s[l]); kadd(&k, c[l]); }
+        /* merge lanes pairwise (l with l + h), a fixed tree */
+        for (int h = KL / 2; h >= 1; h /= 2) {
+#pragma omp simd
+            for (int l = 0; l < h; l++) {
+                double y = s[l + h] + c[l], t = s[l] + y;
+                double cc = fabs(t) <= DBL_MAX ? y - (t - s[l]) : 0;
+                y = c[l + h] + cc; s[l] = t + y;
+                c[l] = fabs(s[l]) <= DBL_MAX ? y - (s[l] - t) : 0;
+            }
+        }
+        k.s = s[0]; k.c = c[0];
     }
     switch (mode) {
     case KM_X: for (int64_t i = nv; i < n; i++) kadd(&k, x[i]); break;
@@ -503,6 +513,47 @@ static bool agg_supported(OpCode op)
     }
 }
 
+#define RG 16   /* rows per group of narrow-row sums */
+
+/* Kahan lane step for narrow rows (lanes = rows). */
+#define RLANES(EXPR) \
+    for (int64_t j = 0; j < N; j++) { \
+        _Pragma("omp simd") \
+        for (int r = 0; r < RG; r++) { \
+            double v = xb[r * N + j], g = (EXPR); \
+            double y = g + c[r], t = s[r] + y; \
+            c[r] = fabs(t) <= DBL_MAX ? y - (t - s[r]) : 0; \
+            s[r] = t; \
+        } \
+    }
+
+/* Kahan sums (KM_X or KM_SQ) of rows [r0, r1) of a dense block with
+ * N < 4*KL columns, RG rows at a time. Each row is summed in column order
+ * with one chain, exactly like ksum does for short arrays. */
+static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
+                        int mode, double *res)
+{
+    int64_t i = r0;
+    for (; i + RG <= r1; i += RG) {
+        double s[RG] = {0}, c[RG] = {0};
+        const double *restrict xb = x + i * N;
+        if (mode == KM_SQ) RLANES(v * v)
+        else RLANES(v)
+        for (int r = 0; r < RG; r++) res[i + r] = s[r] + c[r];
+    }
+    for (; i < r1; i++) res[i] = kval(ksum(x + i * N, N, mode, 0));
+}
+
+/* Number of non-zeros of x[0..n), in parallel for long arrays. */
+static int64_t nnz_par(const double *x, int64_t n)
+{
+    int64_t c = 0;
+#pragma omp parallel for num_threads(br_threads()) if (n >= BR_PAR_MIN) \
+    reduction(+:c) schedule(static)
+    for (int64_t i = 0; i < n; i++) c += x[i] != 0;
+    return c;
+}
+
 /* Row aggregate into res[0..M). */
 static void row_op(OpCode op, const MB *a, double *res)
 {
@@ -522,6 +573,18 @@ static void row_op(OpCode op, const MB *a, double *res)
         return;
     }
     int64_t work = a->sparse ? a->nnz + M : M * N;
+    if (!a->sparse && N < 4 * KL && (op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN)) {
+        int64_t nch = (M + 4095) / 4096;
+#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) \
+    schedule(static)
+        for (int64_t t = 0; t < nch; t++) {
+            int64_t r0 = t * 4096, r1 = BR_MIN(M, r0 + 4096);
+            rows_narrow(a->d, N, r0, r1, op == OP_SUMSQ ? KM_SQ : KM_X, res);
+            if (op == OP_MEAN)
+                for (int64_t i = r0; i < r1; i++) res[i] /= (double)N;
+        }
+        return;
+    }
     if (!a->sparse) {
 #pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) \
     schedule(static)
@@ -560,7 +623,7 @@ MB *k_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
     if (!out) return NULL;
     if (row) row_op(op, a, out->d);
     else if (col_op(op, a, out->d, e)) { mb_release(out); return NULL; }
-    mb_recount_nnz(out);
+    out->nnz = nnz_par(out->d, out->rows * out->cols);
     if (mb_examine(out, e)) { mb_release(out); return NULL; }
     return out;
 }
@@ -665,7 +728,7 @@ MB *k_cum(OpCode op, const MB *a, BrErr *e)
     schedule(dynamic, 1)
     for (int64_t t = 0; t < nck; t++)
         cum_task(op, a, out->d, t * CUMW, BR_MIN(CUMW, N - t * CUMW));
-    mb_recount_nnz(out);
+    out->nnz = nnz_par(out->d, M * N);
     if (mb_examine(out, e)) { mb_release(out); return NULL; }
     return out;
 }

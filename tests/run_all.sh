@@ -21,25 +21,40 @@ for t in "$build"/tests/test_*; do
   pass=$((pass + p)); fail=$((fail + f))
   if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then fail=$((fail + 1)); fi
 done
-for s in tests/dml/run.sh; do
-  [ -x "$s" ] || continue
-  out=$("$s" "$build/braid" 2>&1)
+# braid's own DML tests, with rewrites on (default) and off
+if [ -x tests/dml/run.sh ]; then
+  extra="-config $(pwd)/tests/dml/configs/rewrites_off.xml"
+  for c in tests/dml/configs/*.xml; do
+    case "$c" in *rewrites_off.xml) ;; *) extra="$extra
+-config $(pwd)/$c" ;; esac
+  done
+  out=$(BRAID_DML_EXTRA_ARGS="$extra" tests/dml/run.sh "$build/braid" 2>&1)
   line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
   printf '%s\n' "$out" | grep -E '^FAIL' | head -n 30
   echo "dml tests: $line"
   p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
-done
-# the shared conformance suite (../shared/conformance), when present
+fi
+# the shared conformance suite (../shared/conformance), when present: with
+# the default settings and with rewrites off
 conf="$(cd "$(dirname "$0")/../.." && pwd)/shared/conformance"
 if [ -x "$conf/run.sh" ]; then
   bin="$(cd "$(dirname "$build/braid")" && pwd)/braid"
-  out=$(cd "$conf" && ./run.sh "$bin" 2>&1)
-  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-  printf '%s\n' "$out" | grep -E '^FAIL' | head -n 40
-  echo "conformance: $line"
-  p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
-  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+  here="$(pwd)"
+  for mode in default rewrites_off; do
+    if [ $mode = default ]; then cmd="$bin"
+    else
+      cmd="$(cd "$build" && pwd)/braid-$mode"
+      printf '#!/bin/sh\nexec "%s" -config "%s" "$@"\n' "$bin" "$here/tests/dml/configs/$mode.xml" > "$cmd"
+      chmod +x "$cmd"
+    fi
+    out=$(cd "$conf" && ./run.sh "$cmd" 2>&1)
+    line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+    printf '%s\n' "$out" | grep -E '^FAIL' | head -n 40
+    echo "conformance ($mode): $line"
+    p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
+    pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+  done
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
