@@ -50,7 +50,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbraid.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-test: $(BUILD)/braid $(TESTS)
+test: $(BUILD)/braid $(TESTS) $(BUILD)/examples/embed
 	@./tests/run_all.sh $(BUILD)
 
 san:
@@ -69,6 +69,10 @@ bench-kernels: $(BUILD)/bench/bench_kernels
 	OMP_NUM_THREADS=2 $(BUILD)/bench/bench_kernels
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(BUILD)/libbraid.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(BUILD)/libbraid.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KL 16          /* Kahan lanes */
+#define NV 8           /* vector accumulators of long sums */
+#define KL (4 * NV)    /* Kahan lanes of long sums */
 #define FB 32768       /* cells per block of long sums */
 #define CCW 8192       /* column chunk of column aggregates */
 #define CUMW 256       /* column chunk of cumulative aggregates */
@@ -46,43 +47,62 @@ static inline double kval(Kahan k) { return k.s + k.c; }
 
 enum { KM_X, KM_SQ, KM_DEV2 };   /* summand: x, x*x, (x-m)^2 */
 
-/* Lane-parallel Kahan loop over x[0..nv) (nv a multiple of KL) with the
- * summand EXPR of v. */
+/* Vectors of 4 doubles (GCC/Clang vector extension; the compiler maps
+ * them to whatever the target has). Kahan lanes live in NV such vector
+ * accumulators, kept in registers. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4i __attribute__((vector_size(32)));
+
+static inline v4d vld(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+
+/* Kahan step of four lanes; same arithmetic as kadd (t - t == 0 exactly
+ * when t is finite). */
+static inline void vkadd(v4d *s, v4d *c, v4d g)
+{
+    v4d y = g + *c, t = *s + y;
+    v4i fin = (t - t) == (v4d){0, 0, 0, 0};
+    *c = (v4d)((v4i)(y - (t - *s)) & fin);
+    *s = t;
+}
+
+/* Lane-parallel Kahan loop over x[0..nv) (nv a multiple of KL = 4*NV)
+ * with the summand EXPR of the vector v. */
 #define KLANES(EXPR) \
     for (int64_t i = 0; i < nv; i += KL) { \
-        _Pragma("omp simd") \
-        for (int l = 0; l < KL; l++) { \
-            double v = x[i + l], g = (EXPR); \
-            double y = g + c[l], t = s[l] + y; \
-            c[l] = fabs(t) <= DBL_MAX ? y - (t - s[l]) : 0; \
-            s[l] = t; \
+        _Pragma("GCC unroll 8") \
+        for (int q = 0; q < NV; q++) { \
+            v4d v = vld(x + i + 4 * q); \
+            vkadd(&S[q], &C[q], (EXPR)); \
         } \
     }
 
-/* Kahan sum of the summands of x[0..n): KL lanes merged in order, then the
+/* Kahan sum of the summands of x[0..n): KL lanes (element k of a run of
+ * KL cells goes to lane k) merged by a fixed pairwise tree, then the
  * tail. Short arrays take one scalar chain. */
 static Kahan ksum(const double *restrict x, int64_t n, int mode, double m)
 {
     Kahan k = {0, 0};
     int64_t nv = 0;
     if (n >= 4 * KL) {
-        double s[KL] = {0}, c[KL] = {0};
+        v4d S[NV], C[NV], vm = {m, m, m, m};
+        for (int q = 0; q < NV; q++) S[q] = C[q] = (v4d){0, 0, 0, 0};
         nv = n - n % KL;
         switch (mode) {
         case KM_X: KLANES(v); break;
         case KM_SQ: KLANES(v * v); break;
-        default: KLANES((v - m) * (v - m)); break;
+        default: KLANES((v - vm) * (v - vm)); break;
         }
+        double s[KL], c[KL];
+        memcpy(s, S, sizeof s);
+        memcpy(c, C, sizeof c);
         /* merge lanes pairwise (l with l + h), a fixed tree */
-        for (int h = KL / 2; h >= 1; h /= 2) {
-#pragma omp simd
+        for (int h = KL / 2; h >= 1; h /= 2)
             for (int l = 0; l < h; l++) {
-                double y = s[l + h] + c[l], t = s[l] + y;
-                double cc = fabs(t) <= DBL_MAX ? y - (t - s[l]) : 0;
-                y = c[l + h] + cc; s[l] = t + y;
-                c[l] = fabs(s[l]) <= DBL_MAX ? y - (s[l] - t) : 0;
+                Kahan a = { s[l], c[l] };
+                kadd(&a, s[l + h]);
+                kadd(&a, c[l + h]);
+                s[l] = a.s; c[l] = a.c;
             }
-        }
         k.s = s[0]; k.c = c[0];
     }
     switch (mode) {
@@ -513,33 +533,29 @@ static bool agg_supported(OpCode op)
     }
 }
 
-#define RG 16   /* rows per group of narrow-row sums */
-
-/* Kahan lane step for narrow rows (lanes = rows). */
-#define RLANES(EXPR) \
-    for (int64_t j = 0; j < N; j++) { \
-        _Pragma("omp simd") \
-        for (int r = 0; r < RG; r++) { \
-            double v = xb[r * N + j], g = (EXPR); \
-            double y = g + c[r], t = s[r] + y; \
-            c[r] = fabs(t) <= DBL_MAX ? y - (t - s[r]) : 0; \
-            s[r] = t; \
-        } \
-    }
+#define RG 16   /* rows per group of narrow-row sums (4 vectors) */
 
 /* Kahan sums (KM_X or KM_SQ) of rows [r0, r1) of a dense block with
- * N < 4*KL columns, RG rows at a time. Each row is summed in column order
- * with one chain, exactly like ksum does for short arrays. */
+ * N < 4*KL columns, RG rows at a time (lane = row). Each row is summed in
+ * column order with one chain, exactly like ksum does for short arrays. */
 static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
                         int mode, double *res)
 {
     int64_t i = r0;
     for (; i + RG <= r1; i += RG) {
-        double s[RG] = {0}, c[RG] = {0};
-        const double *restrict xb = x + i * N;
-        if (mode == KM_SQ) RLANES(v * v)
-        else RLANES(v)
-        for (int r = 0; r < RG; r++) res[i + r] = s[r] + c[r];
+        v4d S[RG / 4], C[RG / 4];
+        for (int q = 0; q < RG / 4; q++) S[q] = C[q] = (v4d){0, 0, 0, 0};
+        const double *xb = x + i * N;
+        for (int64_t j = 0; j < N; j++) {
+#pragma GCC unroll 4
+            for (int q = 0; q < RG / 4; q++) {
+                const double *p = xb + 4 * q * N + j;
+                v4d v = { p[0], p[N], p[2 * N], p[3 * N] };
+                vkadd(&S[q], &C[q], mode == KM_SQ ? v * v : v);
+            }
+        }
+        for (int q = 0; q < RG / 4; q++)
+            for (int l = 0; l < 4; l++) res[i + 4 * q + l] = S[q][l] + C[q][l];
     }
     for (; i < r1; i++) res[i] = kval(ksum(x + i * N, N, mode, 0));
 }
