@@ -24,7 +24,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 
-.PHONY: all deps test san bench-kernels clean example fuzz
+.PHONY: all deps test san bench-kernels bench-compile clean example fuzz
 
 all: $(BUILD)/braid
 
@@ -64,6 +64,9 @@ FUZZ_SECONDS ?= 60
 fuzz: $(BUILD)/.deps
 	@BRAID_EXTRA_PKGS="clang libclang-rt-14-dev" ./tools/deps.sh
 	./fuzz/run.sh $(FUZZ_SECONDS)
+
+bench-compile: $(BUILD)/bench/bench_compile
+	$(BUILD)/bench/bench_compile scripts/builtin
 
 bench-kernels: $(BUILD)/bench/bench_kernels
 	OMP_NUM_THREADS=2 $(BUILD)/bench/bench_kernels

@@ -92,11 +92,17 @@ static Kahan ksum(const double *restrict x, int64_t n, int mode, double m)
         case KM_SQ: KLANES(v * v); break;
         default: KLANES((v - vm) * (v - vm)); break;
         }
-        double s[KL], c[KL];
-        memcpy(s, S, sizeof s);
-        memcpy(c, C, sizeof c);
-        /* merge lanes pairwise (l with l + h), a fixed tree */
-        for (int h = KL / 2; h >= 1; h /= 2)
+        /* merge lanes pairwise (lane l with l + h, h = KL/2 ... 1), a
+         * fixed tree: whole vectors first, then within the last one */
+        for (int h = NV / 2; h >= 1; h /= 2)
+            for (int q = 0; q < h; q++) {
+                vkadd(&S[q], &C[q], S[q + h]);
+                vkadd(&S[q], &C[q], C[q + h]);
+            }
+        double s[4], c[4];
+        memcpy(s, &S[0], sizeof s);
+        memcpy(c, &C[0], sizeof c);
+        for (int h = 2; h >= 1; h /= 2)
             for (int l = 0; l < h; l++) {
                 Kahan a = { s[l], c[l] };
                 kadd(&a, s[l + h]);
@@ -335,8 +341,8 @@ static inline void cm_merge(int cm, double *r, double *rc, double ps, double pc)
 
 /* One column task of a dense block: rows [r0, r1), columns [j0, j0+w),
  * L rows per lane group (L > 1 only when w == N); writes the partial of
- * each column to ps/pc. m: column means for CM_DEV2. s, c, mr: scratch of
- * L*w doubles each. */
+ * each column to ps/pc, or the final value to ps when pc is NULL. m:
+ * column means for CM_DEV2. s, c, mr: scratch of L*w doubles each. */
 static void col_task(const double *x, int64_t N, int64_t r0, int64_t r1,
                      int64_t j0, int64_t w, int64_t L, int cm, const double *m,
                      double *ps, double *pc, double *s, double *c, double *mr)
@@ -352,7 +358,8 @@ static void col_task(const double *x, int64_t N, int64_t r0, int64_t r1,
     for (int64_t j = 0; j < w; j++) {
         double v = init, vc = 0;
         for (int64_t l = 0; l < L; l++) cm_merge(cm, &v, &vc, s[l * w + j], c[l * w + j]);
-        ps[j] = v; pc[j] = vc;
+        if (pc) { ps[j] = v; pc[j] = vc; }
+        else ps[j] = cm_kahan(cm) ? kval((Kahan){ v, vc }) : v;
     }
 }
 
@@ -374,6 +381,22 @@ static void col_sparse_task(const MB *a, int64_t r0, int64_t r1, int cm,
                 cm_merge(cm, &ps[j], &pc[j], v, 0);
             }
         }
+}
+
+/* Column products that came out infinite or NaN: see prod_fix. */
+static int prod_fix_cols(const MB *a, int cm, double *res)
+{
+    if (cm != CM_PROD) return 0;
+    for (int64_t j = 0; j < a->cols; j++) {
+        if (isfinite(res[j])) continue;
+        if (!a->sparse) { res[j] = prod_fix(res[j], a->d + j, a->rows, a->cols, false); continue; }
+        bool nonfin = false;    /* stored values of column j */
+        int64_t n = 0;
+        for (int64_t k = 0; k < a->nnz; k++)
+            if (a->ci[k] == j) { n++; nonfin |= !isfinite(a->v[k]); }
+        res[j] = prod_fix(res[j], NULL, 0, 0, n < a->rows && !nonfin);
+    }
+    return 0;
 }
 
 /* Column aggregate of a in mode cm into res[0..N): Kahan values for the
@@ -401,14 +424,16 @@ static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
         nck = 1;
     }
     size_t cells = (size_t)nrb * (size_t)N;
-    double *ps = br_malloc(cells * sizeof(double));
-    double *pc = br_malloc(cells * sizeof(double));
+    bool direct = !a->sparse && nrb == 1;   /* one row block: final values */
+    double *ps = direct ? res : br_malloc(cells * sizeof(double));
+    double *pc = direct ? NULL : br_malloc(cells * sizeof(double));
     if (a->sparse) {
         cnt = br_calloc(cells, sizeof(int64_t));
         bounds = br_malloc((size_t)(nrb + 1) * sizeof(int64_t));
     }
-    if (!ps || !pc || (a->sparse && (!cnt || !bounds))) {
-        free(ps); free(pc); free(cnt); free(bounds);
+    if (!ps || (!direct && !pc) || (a->sparse && (!cnt || !bounds))) {
+        if (!direct) { free(ps); free(pc); }
+        free(cnt); free(bounds);
         return br_err(e, BR_ENOMEM, "out of memory in column aggregate");
     }
     if (a->sparse) {
@@ -445,14 +470,15 @@ static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
                 int64_t b = t / nck, j0 = (t % nck) * cw;
                 int64_t w = BR_MIN(cw, N - j0);
                 col_task(a->d, N, b * rb, BR_MIN(M, (b + 1) * rb), j0, w,
-                         nck == 1 ? L : 1, cm, m, ps + b * N + j0, pc + b * N + j0,
-                         scr, scr + lw, scr + 2 * lw);
+                         nck == 1 ? L : 1, cm, m, ps + b * N + j0,
+                         direct ? NULL : pc + b * N + j0, scr, scr + lw, scr + 2 * lw);
             }
             free(scr);
         }
-        if (fail) {
-            free(ps); free(pc);
-            return br_err(e, BR_ENOMEM, "out of memory in column aggregate");
+        if (fail || direct) {
+            if (!direct) { free(ps); free(pc); }
+            if (fail) return br_err(e, BR_ENOMEM, "out of memory in column aggregate");
+            return prod_fix_cols(a, cm, res);
         }
     }
 #pragma omp parallel for num_threads(br_threads()) if (cells >= BR_PAR_MIN) \
@@ -470,19 +496,10 @@ static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
             else if (cm == CM_MIN || cm == CM_MAX) cm_merge(cm, &r, &rc, 0, 0);
             else if (cm == CM_PROD) r *= 0.0;
         }
-        if (cm == CM_PROD && !isfinite(r)) {
-            if (!a->sparse) r = prod_fix(r, a->d + j, M, N, false);
-            else { /* stored values of column j */
-                bool nonfin = false;
-                for (int64_t k = 0; k < a->nnz; k++)
-                    if (a->ci[k] == j && !isfinite(a->v[k])) nonfin = true;
-                r = prod_fix(r, NULL, 0, 0, n < M && !nonfin);
-            }
-        }
         res[j] = cm_kahan(cm) ? kval((Kahan){ r, rc }) : r;
     }
     free(ps); free(pc); free(cnt); free(bounds);
-    return 0;
+    return prod_fix_cols(a, cm, res);
 }
 
 /* Column aggregate for k_agg (DIR_COL) into res[0..N). */
@@ -533,7 +550,7 @@ static bool agg_supported(OpCode op)
     }
 }
 
-#define RG 16   /* rows per group of narrow-row sums (4 vectors) */
+#define RG 32   /* rows per group of narrow-row sums (8 vectors) */
 
 /* Kahan sums (KM_X or KM_SQ) of rows [r0, r1) of a dense block with
  * N < 4*KL columns, RG rows at a time (lane = row). Each row is summed in
@@ -547,7 +564,7 @@ static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
         for (int q = 0; q < RG / 4; q++) S[q] = C[q] = (v4d){0, 0, 0, 0};
         const double *xb = x + i * N;
         for (int64_t j = 0; j < N; j++) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (int q = 0; q < RG / 4; q++) {
                 const double *p = xb + 4 * q * N + j;
                 v4d v = { p[0], p[N], p[2 * N], p[3 * N] };

@@ -828,6 +828,7 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
  * the instructions of one DAG. */
 Code *plan_compile_dag(RtProgram *p, HopDag *d, int mode, RwStats *st)
 {
+    if (p->optlevel > 0 && p->diag) st->inlined += plan_inline_calls(p, d, p->diag);
     if (p->optlevel > 0) {
         rw_static(d, st);
         rw_dynamic(d, st);
@@ -843,8 +844,13 @@ RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptio
     if (!p) return NULL;
     p->ast = ast;
     p->optlevel = optlevel;
+    p->diag = d;
     if (cg && cg->enabled) p->cg = cg_context_new(cg);
-    pthread_mutex_init(&p->lock, NULL);
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&p->lock, &ma);
+    pthread_mutexattr_destroy(&ma);
     BCtx c = {.prog = p, .diag = d};
     build_list(&c, (Block *)lang_main(ast), &p->main);
     free(c.vars.v);

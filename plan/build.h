@@ -13,5 +13,8 @@ RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptio
  * NULL if it has errors (reported to d). */
 FProg *plan_function(RtProgram *p, Func *f, Diag *d);
 void plan_program_free(RtProgram *p);
+/* Inlines calls of small single-block side-effect-free functions into d;
+ * returns how many (plan/inline.c). */
+int plan_inline_calls(RtProgram *p, HopDag *d, Diag *diag);
 
 #endif

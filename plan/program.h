@@ -75,6 +75,7 @@ typedef struct RtProgram {
     pthread_mutex_t lock; /* guards lazy compilation of functions */
     int optlevel;         /* 0: no rewrites (sysds.optlevel), 2: default */
     CgContext *cg;        /* operator fusion (codegen/), NULL: off */
+    Diag *diag;           /* compile errors of lazily compiled functions */
     RwStats rw;           /* rewrites applied (compile time) */
 } RtProgram;
 

@@ -17,7 +17,7 @@
 
 /* Counters of applied rewrites (for -stats and tests). */
 typedef struct RwStats {
-    int cse, folded, simplified, dynamic, mmchain, physical;
+    int cse, folded, simplified, dynamic, mmchain, physical, inlined;
 } RwStats;
 
 /* Static rewrites of one DAG. */
