@@ -65,51 +65,79 @@ static inline void vkadd(v4d *s, v4d *c, v4d g)
     *s = t;
 }
 
+/* The same step without the finiteness check. It computes the same as
+ * vkadd as long as every partial sum is finite; once one is not, the sum
+ * stays infinite or NaN, so hot loops use it and redo the work with vkadd
+ * when the result is not finite. */
+static inline void vkadd_fast(v4d *s, v4d *c, v4d g)
+{
+    v4d y = g + *c, t = *s + y;
+    *c = y - (t - *s);
+    *s = t;
+}
+
 /* Lane-parallel Kahan loop over x[0..nv) (nv a multiple of KL = 4*NV)
- * with the summand EXPR of the vector v. */
-#define KLANES(EXPR) \
+ * with the summand EXPR of the vector v and the step STEP. */
+#define KLANES(EXPR, STEP) \
     for (int64_t i = 0; i < nv; i += KL) { \
         _Pragma("GCC unroll 8") \
         for (int q = 0; q < NV; q++) { \
             v4d v = vld(x + i + 4 * q); \
-            vkadd(&S[q], &C[q], (EXPR)); \
+            STEP(&S[q], &C[q], (EXPR)); \
         } \
     }
 
-/* Kahan sum of the summands of x[0..n): KL lanes (element k of a run of
- * KL cells goes to lane k) merged by a fixed pairwise tree, then the
- * tail. Short arrays take one scalar chain. */
+/* Kahan sum of the summands of x[0..nv) in KL lanes (element k of a run
+ * of KL cells goes to lane k), the lanes merged by a fixed pairwise tree;
+ * chk: with the finiteness check in every step. */
+static Kahan klanes(const double *restrict x, int64_t nv, int mode, double m, bool chk)
+{
+    v4d S[NV], C[NV], vm = {m, m, m, m};
+    for (int q = 0; q < NV; q++) S[q] = C[q] = (v4d){0, 0, 0, 0};
+    if (!chk) {
+        switch (mode) {
+        case KM_X: KLANES(v, vkadd_fast); break;
+        case KM_SQ: KLANES(v * v, vkadd_fast); break;
+        default: KLANES((v - vm) * (v - vm), vkadd_fast); break;
+        }
+    } else {
+        switch (mode) {
+        case KM_X: KLANES(v, vkadd); break;
+        case KM_SQ: KLANES(v * v, vkadd); break;
+        default: KLANES((v - vm) * (v - vm), vkadd); break;
+        }
+    }
+    /* merge lane l with l + h, h = KL/2 ... 1: whole vectors first, then
+     * within the last one */
+    for (int h = NV / 2; h >= 1; h /= 2)
+        for (int q = 0; q < h; q++) {
+            vkadd(&S[q], &C[q], S[q + h]);
+            vkadd(&S[q], &C[q], C[q + h]);
+        }
+    double s[4], c[4];
+    memcpy(s, &S[0], sizeof s);
+    memcpy(c, &C[0], sizeof c);
+    for (int h = 2; h >= 1; h /= 2)
+        for (int l = 0; l < h; l++) {
+            Kahan a = { s[l], c[l] };
+            kadd(&a, s[l + h]);
+            kadd(&a, c[l + h]);
+            s[l] = a.s; c[l] = a.c;
+        }
+    return (Kahan){ s[0], c[0] };
+}
+
+/* Kahan sum of the summands of x[0..n): lanes over the longest prefix
+ * that is a multiple of KL, then the tail in one chain. Short arrays take
+ * one scalar chain. */
 static Kahan ksum(const double *restrict x, int64_t n, int mode, double m)
 {
     Kahan k = {0, 0};
     int64_t nv = 0;
     if (n >= 4 * KL) {
-        v4d S[NV], C[NV], vm = {m, m, m, m};
-        for (int q = 0; q < NV; q++) S[q] = C[q] = (v4d){0, 0, 0, 0};
         nv = n - n % KL;
-        switch (mode) {
-        case KM_X: KLANES(v); break;
-        case KM_SQ: KLANES(v * v); break;
-        default: KLANES((v - vm) * (v - vm)); break;
-        }
-        /* merge lanes pairwise (lane l with l + h, h = KL/2 ... 1), a
-         * fixed tree: whole vectors first, then within the last one */
-        for (int h = NV / 2; h >= 1; h /= 2)
-            for (int q = 0; q < h; q++) {
-                vkadd(&S[q], &C[q], S[q + h]);
-                vkadd(&S[q], &C[q], C[q + h]);
-            }
-        double s[4], c[4];
-        memcpy(s, &S[0], sizeof s);
-        memcpy(c, &C[0], sizeof c);
-        for (int h = 2; h >= 1; h /= 2)
-            for (int l = 0; l < h; l++) {
-                Kahan a = { s[l], c[l] };
-                kadd(&a, s[l + h]);
-                kadd(&a, c[l + h]);
-                s[l] = a.s; c[l] = a.c;
-            }
-        k.s = s[0]; k.c = c[0];
+        k = klanes(x, nv, mode, m, false);
+        if (!isfinite(k.s)) k = klanes(x, nv, mode, m, true);
     }
     switch (mode) {
     case KM_X: for (int64_t i = nv; i < n; i++) kadd(&k, x[i]); break;
@@ -554,7 +582,8 @@ static bool agg_supported(OpCode op)
 
 /* Kahan sums (KM_X or KM_SQ) of rows [r0, r1) of a dense block with
  * N < 4*KL columns, RG rows at a time (lane = row). Each row is summed in
- * column order with one chain, exactly like ksum does for short arrays. */
+ * column order with one chain, exactly like ksum does for short arrays
+ * (unchecked steps, redone by ksum when the result is not finite). */
 static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
                         int mode, double *res)
 {
@@ -568,11 +597,16 @@ static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
             for (int q = 0; q < RG / 4; q++) {
                 const double *p = xb + 4 * q * N + j;
                 v4d v = { p[0], p[N], p[2 * N], p[3 * N] };
-                vkadd(&S[q], &C[q], mode == KM_SQ ? v * v : v);
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? v * v : v);
             }
         }
         for (int q = 0; q < RG / 4; q++)
-            for (int l = 0; l < 4; l++) res[i + 4 * q + l] = S[q][l] + C[q][l];
+            for (int l = 0; l < 4; l++) {
+                double r = S[q][l] + C[q][l];
+                /* not finite: redo the row with the checked chain */
+                res[i + 4 * q + l] = isfinite(r) ? r
+                                   : kval(ksum(xb + (4 * q + l) * N, N, mode, 0));
+            }
     }
     for (; i < r1; i++) res[i] = kval(ksum(x + i * N, N, mode, 0));
 }

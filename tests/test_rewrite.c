@@ -1,0 +1,159 @@
+/* test_rewrite.c: every rewrite of the optimizer is checked twice: the
+ * rewritten plan (the -explain hops text of the compiled program must
+ * contain / must not contain given operators) and the result (the script
+ * run with rewrites on equals the run with rewrites off). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "lang/load.h"
+#include "runtime/interp.h"
+#include "t.h"
+
+/* Compiles script at optlevel, runs it, returns the value of `out` (a
+ * scalar or the sum of a matrix) and the explain text (caller frees). */
+static double run(const char *script, int optlevel, char **explain)
+{
+    Diag *d = diag_new();
+    const char *outs[] = {"out"};
+    LangOptions lo = {.builtin_dir = BRAID_SOURCE_DIR "/scripts/builtin"};
+    Program *ast = lang_load_string(script, "<test>", &lo, d);
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, optlevel, NULL) : NULL;
+    if (!p) {
+        diag_print(d, stderr);
+        diag_free(d);
+        lang_program_free(ast);
+        return NAN;
+    }
+    NameSet live = {0}, in = {0};
+    ns_add(&live, outs[0]);
+    plan_liveness(&p->main, &live, &in);
+    ns_free(&live);
+    ns_free(&in);
+    if (explain) {
+        size_t n;
+        FILE *f = open_memstream(explain, &n);
+        plan_print_hops(p, f);
+        fclose(f);
+    }
+    FILE *devnull = fopen("/dev/null", "w");
+    RtOptions ro = {.out = devnull, .seed = -1};
+    Rt rt;
+    rt_init(&rt, p, d, &ro);
+    Frame f;
+    st_init(&f.vars);
+    f.depth = 0;
+    double r = NAN;
+    if (rt_run_main(&rt, &f) == 0) {
+        Value *v = st_get(&f.vars, "out");
+        if (v && v->kind == V_MATRIX) {
+            double s = 0;
+            for (int64_t i = 0; i < v->m->rows; i++)
+                for (int64_t j = 0; j < v->m->cols; j++) s += mb_get(v->m, i, j) * (1 + 0.001 * (double)(i + 2 * j));
+            r = s;
+        } else if (v) r = val_as_double(v);
+    } else {
+        rt_print_error(&rt, stderr);
+    }
+    fclose(devnull);
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+    return r;
+}
+
+typedef struct Case {
+    const char *name;
+    const char *script;
+    const char *must;      /* '|'-separated substrings the plan must contain */
+    const char *mustnot;   /* '|'-separated substrings it must not contain */
+} Case;
+
+#define DATA "X = rand(rows=50, cols=7, seed=1) - 0.5\nY = rand(rows=50, cols=7, seed=2)\n" \
+             "y = rand(rows=50, cols=1, seed=3)\nw = rand(rows=50, cols=1, seed=4)\n" \
+             "v = rand(rows=7, cols=1, seed=5)\nS = rand(rows=7, cols=7, seed=6)\n"
+
+static const Case cases[] = {
+    {"cse", DATA "out = sum(X * Y) + sum(X * Y)\n", NULL, NULL},
+    {"constant folding", DATA "a = 2 * 3 + 1\nout = sum(X) * a\n", "LIT 7", NULL},
+    {"branch removal", DATA "k = 1\nif (k == 1) { Z = X * 2 } else { Z = X * 3 }\nout = Z\n", NULL, "IF ("},
+    {"t(t(X))", DATA "out = t(t(X)) + 1\n", NULL, ") t "},
+    {"X*1", DATA "out = X * 1 + Y\n", NULL, ") *  ("},
+    {"X+0", DATA "out = (X + 0) * Y\n", NULL, ") +  ("},
+    {"X+X", DATA "out = X + X\n", "LIT 2", NULL},
+    {"X*X", DATA "out = X * X\n", "^", NULL},
+    {"X-X*Y", DATA "out = X - X * Y\n", "LIT 1", NULL},
+    {"sum(t(X))", DATA "out = sum(t(X))\n", NULL, ") t "},
+    {"sum(X+Y)", DATA "out = sum(X + Y)\n", NULL, ") + (1"},
+    {"rowSums(t(X))", DATA "out = rowSums(t(X))\n", "uac(sum)", NULL},
+    {"colSums(t(X))", DATA "out = colSums(t(X))\n", "uar(sum)", NULL},
+    {"sum(X^2)", DATA "out = sum(X ^ 2)\n", "sumsq", NULL},
+    {"trace(X%*%Y)", DATA "out = trace(S %*% t(S))\n", NULL, "trace"},
+    {"sum(diag(X))", DATA "out = sum(diag(S))\n", "trace", NULL},
+    {"(-t(X))%*%y", DATA "out = (-t(X)) %*% y\n", NULL, NULL},
+    {"diag(v)%*%y", DATA "out = diag(y) %*% w\n", NULL, "diag"},
+    {"identity rix", DATA "out = X[1:nrow(X), ] * 2\n", NULL, "rix"},
+    {"tsmm left", DATA "out = t(X) %*% X\n", "tsmm", "%*%"},
+    {"tsmm right", DATA "out = X %*% t(X)\n", "tsmm", "%*%"},
+    {"mmchain w", DATA "out = t(X) %*% (w * (X %*% v))\n", "mmchain", NULL},
+    {"mmchain", DATA "out = t(X) %*% (X %*% v)\n", "mmchain", NULL},
+    {"transpose-free", DATA "out = t(X) %*% y\n", "tmm", ") t "},
+    {"mm chain order", DATA "A = rand(rows=100, cols=5, seed=7)\nB = rand(rows=5, cols=80, seed=8)\n"
+                            "C = rand(rows=80, cols=90, seed=9)\nz = rand(rows=90, cols=1, seed=10)\n"
+                            "out = A %*% B %*% C %*% z\n", "[80,1,|[5,1,", "[100,80,|[100,90,"},
+    {"rowSums of a column", DATA "out = rowSums(y) + 1\n", NULL, "uar("},
+    {"empty operand", DATA "Z = matrix(0, rows=50, cols=7)\nout = sum(Z * X) + sum(X)\n", NULL, "* ("},
+    {"inlining", DATA "f = function(Matrix[Double] A) return (Matrix[Double] B) { B = t(A) %*% A }\n"
+                      "out = f(X)\n", "tsmm", NULL},
+    {"loop sizes", DATA "Z = X\nfor (i in 1:3) { Z = Z * 0.5 + Y }\nout = Z\n", NULL, NULL},
+};
+
+static bool has(const char *text, const char *list)
+{
+    char buf[256];
+    const char *p = list;
+    while (*p) {
+        const char *e = strchr(p, '|');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        memcpy(buf, p, n);
+        buf[n] = 0;
+        if (!strstr(text, buf)) return false;
+        p += n + (e ? 1 : 0);
+    }
+    return true;
+}
+
+static bool hasany(const char *text, const char *list)
+{
+    char buf[256];
+    const char *p = list;
+    while (*p) {
+        const char *e = strchr(p, '|');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        memcpy(buf, p, n);
+        buf[n] = 0;
+        if (strstr(text, buf)) return true;
+        p += n + (e ? 1 : 0);
+    }
+    return false;
+}
+
+int main(void)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const Case *c = &cases[i];
+        char *ex = NULL;
+        double on = run(c->script, 2, &ex);
+        double off = run(c->script, 0, NULL);
+        T_CHECK(!isnan(on) && fabs(on - off) <= 1e-10 * fmax(1, fabs(off)), "%s: rewrites on %.17g vs off %.17g",
+                c->name, on, off);
+        if (c->must) T_CHECK(ex && has(ex, c->must), "%s: plan lacks %s:\n%s", c->name, c->must, ex ? ex : "");
+        if (c->mustnot) T_CHECK(ex && !hasany(ex, c->mustnot), "%s: plan has %s:\n%s", c->name, c->mustnot, ex ? ex : "");
+        free(ex);
+    }
+    return t_done("test_rewrite");
+}
