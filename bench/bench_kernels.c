@@ -124,6 +124,7 @@ static MB *make_dense(int64_t rows, int64_t cols, uint64_t seed)
 typedef struct Res {
     int ok;
     double best, mean;   /* seconds per run (per call for batched cases) */
+    double ref_best;     /* best of the reference, run interleaved (or 0) */
     long extra_kb;       /* peak RSS over the child's start */
     char note[160];
 } Res;
@@ -520,9 +521,13 @@ static double io_read(void *arg, Res *r)
 /* running                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Runs case c in a forked child: one warm-up run, then reps timed runs. */
+/* Runs case c in a forked child: a warm-up run, then reps timed runs
+ * (the peak RSS is taken here, before any reference ran), then, when c
+ * has a reference, reps pairs (reference, case) interleaved so both see the
+ * same machine load; best times over all runs. */
 static void run_case(Case *c)
 {
+    const Case *ref = c->ref ? find_case(c->ref) : NULL;
     int fd[2];
     if (pipe(fd)) { perror("pipe"); exit(1); }
     fflush(stdout);
@@ -530,11 +535,12 @@ static void run_case(Case *c)
     if (pid < 0) { perror("fork"); exit(1); }
     if (pid == 0) {
         close(fd[0]);
-        Res r;
+        Res r, rr;
         memset(&r, 0, sizeof r);
+        memset(&rr, 0, sizeof rr);
         long base = rss_kb();
         int reps = c->reps ? c->reps : g_reps;
-        double best = INFINITY, sum = 0;
+        double best = INFINITY, rbest = INFINITY, sum = 0;
         r.ok = 1;
         if (c->fn(c->arg, &r) < 0) r.ok = 0;     /* warm-up */
         for (int k = 0; k < reps && r.ok; k++) {
@@ -543,9 +549,18 @@ static void run_case(Case *c)
             best = t < best ? t : best;
             sum += t;
         }
+        r.extra_kb = maxrss_kb() - base;
+        if (ref && r.ok && ref->fn(ref->arg, &rr) >= 0) {
+            for (int k = 0; k < reps && r.ok; k++) {
+                double tr = ref->fn(ref->arg, &rr), t = c->fn(c->arg, &r);
+                if (t < 0 || tr < 0) { r.ok = 0; break; }
+                best = t < best ? t : best;
+                rbest = tr < rbest ? tr : rbest;
+            }
+            r.ref_best = rbest;
+        }
         r.best = best;
         r.mean = sum / reps;
-        r.extra_kb = maxrss_kb() - base;
         if (write(fd[1], &r, sizeof r) != (ssize_t)sizeof r) _exit(2);
         _exit(0);
     }
@@ -582,14 +597,14 @@ static const char *unit_name(Unit u)
 }
 
 /* Ratio of a case to its reference: rates for bandwidth cases, times for
- * the rest (reference time / case time). */
+ * the rest (reference time / case time). The reference's time is the one
+ * measured interleaved with the case (its own row may differ: load). */
 static double ratio(const Case *c)
 {
     if (!c->ref) return NAN;
     const Case *r = find_case(c->ref);
-    if (!r || !r->ran || !r->res.ok || !c->ran || !c->res.ok) return NAN;
-    return r->res.best / c->res.best * (r->bytes > 0 && c->bytes > 0 && c->unit == U_BW
-                                          ? c->bytes / r->bytes : 1.0);
+    if (!r || !c->ran || !c->res.ok || !(c->res.ref_best > 0)) return NAN;
+    return c->res.ref_best / c->res.best * (c->unit == U_BW ? c->bytes / r->bytes : 1.0);
 }
 
 static void row(FILE *f, const Case *c)

@@ -87,24 +87,35 @@ static inline void vkadd_fast(v4d *s, v4d *c, v4d g)
         } \
     }
 
-/* Kahan sum of the summands of x[0..nv) in KL lanes (element k of a run
- * of KL cells goes to lane k), the lanes merged by a fixed pairwise tree;
- * chk: with the finiteness check in every step. */
-static Kahan klanes(const double *restrict x, int64_t nv, int mode, double m, bool chk)
+/* Kahan sum of the summands of x[0..n) in KL lanes (element k of a run
+ * of KL cells goes to lane k; the last partial run is padded with cells
+ * whose summand is 0), the lanes merged by a fixed pairwise tree; chk:
+ * with the finiteness check in every step. */
+static Kahan klanes(const double *restrict x, int64_t n, int mode, double m, bool chk)
 {
     v4d S[NV], C[NV], vm = {m, m, m, m};
     for (int q = 0; q < NV; q++) S[q] = C[q] = (v4d){0, 0, 0, 0};
-    if (!chk) {
-        switch (mode) {
-        case KM_X: KLANES(v, vkadd_fast); break;
-        case KM_SQ: KLANES(v * v, vkadd_fast); break;
-        default: KLANES((v - vm) * (v - vm), vkadd_fast); break;
+    double pad[KL];
+    int64_t nv = n - n % KL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {            /* the padded last run */
+            if (nv == n) break;
+            for (int l = 0; l < KL; l++) pad[l] = nv + l < n ? x[nv + l] : mode == KM_DEV2 ? m : 0;
+            x = pad;
+            nv = KL;
         }
-    } else {
-        switch (mode) {
-        case KM_X: KLANES(v, vkadd); break;
-        case KM_SQ: KLANES(v * v, vkadd); break;
-        default: KLANES((v - vm) * (v - vm), vkadd); break;
+        if (!chk) {
+            switch (mode) {
+            case KM_X: KLANES(v, vkadd_fast); break;
+            case KM_SQ: KLANES(v * v, vkadd_fast); break;
+            default: KLANES((v - vm) * (v - vm), vkadd_fast); break;
+            }
+        } else {
+            switch (mode) {
+            case KM_X: KLANES(v, vkadd); break;
+            case KM_SQ: KLANES(v * v, vkadd); break;
+            default: KLANES((v - vm) * (v - vm), vkadd); break;
+            }
         }
     }
     /* merge lane l with l + h, h = KL/2 ... 1: whole vectors first, then
@@ -127,22 +138,20 @@ static Kahan klanes(const double *restrict x, int64_t nv, int mode, double m, bo
     return (Kahan){ s[0], c[0] };
 }
 
-/* Kahan sum of the summands of x[0..n): lanes over the longest prefix
- * that is a multiple of KL, then the tail in one chain. Short arrays take
- * one scalar chain. */
+/* Kahan sum of the summands of x[0..n): in lanes (klanes) from 4*KL
+ * cells on, else in one scalar chain. */
 static Kahan ksum(const double *restrict x, int64_t n, int mode, double m)
 {
     Kahan k = {0, 0};
-    int64_t nv = 0;
     if (n >= 4 * KL) {
-        nv = n - n % KL;
-        k = klanes(x, nv, mode, m, false);
-        if (!isfinite(k.s)) k = klanes(x, nv, mode, m, true);
+        k = klanes(x, n, mode, m, false);
+        if (!isfinite(k.s)) k = klanes(x, n, mode, m, true);
+        return k;
     }
     switch (mode) {
-    case KM_X: for (int64_t i = nv; i < n; i++) kadd(&k, x[i]); break;
-    case KM_SQ: for (int64_t i = nv; i < n; i++) kadd(&k, x[i] * x[i]); break;
-    default: for (int64_t i = nv; i < n; i++) kadd(&k, (x[i] - m) * (x[i] - m)); break;
+    case KM_X: for (int64_t i = 0; i < n; i++) kadd(&k, x[i]); break;
+    case KM_SQ: for (int64_t i = 0; i < n; i++) kadd(&k, x[i] * x[i]); break;
+    default: for (int64_t i = 0; i < n; i++) kadd(&k, (x[i] - m) * (x[i] - m)); break;
     }
     return k;
 }
@@ -160,7 +169,7 @@ static Kahan bsum(const double *x, int64_t n, int mode, double m, bool par)
             kmerge(&k, ksum(x + b * FB, BR_MIN(FB, n - b * FB), mode, m));
         return k;
     }
-#pragma omp parallel for num_threads(br_threads()) schedule(static)
+#pragma omp parallel for num_threads(br_threads()) if (n >= BR_PAR_MIN) schedule(static)
     for (int64_t b = 0; b < nb; b++)
         parts[b] = ksum(x + b * FB, BR_MIN(FB, n - b * FB), mode, m);
     for (int64_t b = 0; b < nb; b++) kmerge(&k, parts[b]);
@@ -223,25 +232,29 @@ static double prod_fix(double r, const double *x, int64_t n, int64_t stride, boo
     return zero && !nonfin ? 0.0 : r;
 }
 
-/* min/max/prod of x[0..n) in blocks of FB (products merged in order). */
+/* min/max/prod of one block. */
+static double mmp1(OpCode op, const double *x, int64_t n)
+{
+    return op == OP_PROD ? aprod(x, n) : amm(x, n, op == OP_AMAX);
+}
+
+/* min/max/prod of x[0..n) in blocks of FB, merged in order (products
+ * too, so the result does not depend on par); par: blocks in parallel. */
 static double bmmp(OpCode op, const double *x, int64_t n, bool par)
 {
     int64_t nb = (n + FB - 1) / FB;
-    if (nb <= 1 || !par) {
-        if (op == OP_PROD) return aprod(x, n);
-        return amm(x, n, op == OP_AMAX);
+    if (nb <= 1) return mmp1(op, x, n);
+    double *parts = par ? br_malloc((size_t)nb * sizeof(double)) : NULL;
+    double r = 0;
+    if (parts) {
+#pragma omp parallel for num_threads(br_threads()) if (n >= BR_PAR_MIN) schedule(static)
+        for (int64_t b = 0; b < nb; b++)
+            parts[b] = mmp1(op, x + b * FB, BR_MIN(FB, n - b * FB));
     }
-    double *parts = br_malloc((size_t)nb * sizeof(double));
-    if (!parts) return bmmp(op, x, n, false);
-#pragma omp parallel for num_threads(br_threads()) schedule(static)
     for (int64_t b = 0; b < nb; b++) {
-        int64_t w = BR_MIN(FB, n - b * FB);
-        parts[b] = op == OP_PROD ? aprod(x + b * FB, w) : amm(x + b * FB, w, op == OP_AMAX);
+        double p = parts ? parts[b] : mmp1(op, x + b * FB, BR_MIN(FB, n - b * FB));
+        r = b == 0 ? p : op == OP_PROD ? r * p : op == OP_AMAX ? max_step(r, p) : min_step(r, p);
     }
-    double r = parts[0];
-    for (int64_t b = 1; b < nb; b++)
-        r = op == OP_PROD ? r * parts[b] : op == OP_AMAX ? max_step(r, parts[b])
-                                                         : min_step(r, parts[b]);
     free(parts);
     return r;
 }
@@ -323,18 +336,29 @@ static double cm_init(int cm)
 
 /* Lane loop of column tasks: lanes k < W over the values xr[k]. */
 #define CLANES(EXPR) \
-    _Pragma("omp simd") \
-    for (int64_t k = 0; k < W; k++) { \
-        double v = xr[k], g = (EXPR); \
-        double y = g + c[k], t = s[k] + y; \
-        c[k] = fabs(t) <= DBL_MAX ? y - (t - s[k]) : 0; \
-        s[k] = t; \
+    if (chk) { \
+        _Pragma("omp simd") \
+        for (int64_t k = 0; k < W; k++) { \
+            double v = xr[k], g = (EXPR); \
+            double y = g + c[k], t = s[k] + y; \
+            c[k] = fabs(t) <= DBL_MAX ? y - (t - s[k]) : 0; \
+            s[k] = t; \
+        } \
+    } else { \
+        _Pragma("omp simd") \
+        for (int64_t k = 0; k < W; k++) { \
+            double v = xr[k], g = (EXPR); \
+            double y = g + c[k], t = s[k] + y; \
+            c[k] = y - (t - s[k]); \
+            s[k] = t; \
+        } \
     }
 
-/* Accumulates rows xr (W lanes) into s/c (or s alone for min/max/prod). */
+/* Accumulates rows xr (W lanes) into s/c (or s alone for min/max/prod);
+ * chk: Kahan steps with the finiteness check (see vkadd_fast). */
 static void col_lanes(int cm, const double *restrict xr, int64_t W,
                       double *restrict s, double *restrict c,
-                      const double *restrict mr)
+                      const double *restrict mr, bool chk)
 {
     switch (cm) {
     case CM_SUM: CLANES(v); break;
@@ -377,17 +401,23 @@ static void col_task(const double *x, int64_t N, int64_t r0, int64_t r1,
 {
     int64_t W = L * w;
     double init = cm_init(cm);
-    for (int64_t k = 0; k < W; k++) { s[k] = init; c[k] = 0; }
     if (cm == CM_DEV2)
         for (int64_t k = 0; k < W; k++) mr[k] = m[j0 + k % w];
-    int64_t r = r0;
-    for (; r + L <= r1; r += L) col_lanes(cm, x + r * N + j0, W, s, c, mr);
-    for (; r < r1; r++) col_lanes(cm, x + r * N + j0, w, s, c, mr);
-    for (int64_t j = 0; j < w; j++) {
-        double v = init, vc = 0;
-        for (int64_t l = 0; l < L; l++) cm_merge(cm, &v, &vc, s[l * w + j], c[l * w + j]);
-        if (pc) { ps[j] = v; pc[j] = vc; }
-        else ps[j] = cm_kahan(cm) ? kval((Kahan){ v, vc }) : v;
+    for (int pass = 0; pass < 2; pass++) {
+        bool chk = pass == 1, redo = false;
+        for (int64_t k = 0; k < W; k++) { s[k] = init; c[k] = 0; }
+        int64_t r = r0;
+        for (; r + L <= r1; r += L) col_lanes(cm, x + r * N + j0, W, s, c, mr, chk);
+        for (; r < r1; r++) col_lanes(cm, x + r * N + j0, w, s, c, mr, chk);
+        for (int64_t j = 0; j < w; j++) {
+            double v = init, vc = 0;
+            for (int64_t l = 0; l < L; l++) cm_merge(cm, &v, &vc, s[l * w + j], c[l * w + j]);
+            if (pc) { ps[j] = v; pc[j] = vc; }
+            else ps[j] = cm_kahan(cm) ? kval((Kahan){ v, vc }) : v;
+            /* unchecked Kahan steps went non-finite: redo checked */
+            if (!chk && cm_kahan(cm) && !isfinite(v)) redo = true;
+        }
+        if (!redo) break;
     }
 }
 
@@ -588,6 +618,10 @@ static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
                         int mode, double *res)
 {
     int64_t i = r0;
+    if (N == 1) {   /* a one-cell Kahan sum is the cell itself */
+        for (; i < r1; i++) res[i] = mode == KM_SQ ? x[i] * x[i] : x[i];
+        return;
+    }
     for (; i + RG <= r1; i += RG) {
         v4d S[RG / 4], C[RG / 4];
         for (int q = 0; q < RG / 4; q++) S[q] = C[q] = (v4d){0, 0, 0, 0};

@@ -33,7 +33,7 @@ static HopDag *dag_copy(const HopDag *src)
     for (int i = 0; i < src->nroots; i++) hop_add_root(d, map[src->roots[i]->id]);
     for (int i = 0; i < src->nw; i++) hop_set_write(d, src->wnames[i], map[src->whops[i]->id]);
     d->rnames = malloc(((size_t)src->nr + 1) * sizeof(char *));
-    memcpy(d->rnames, src->rnames, (size_t)src->nr * sizeof(char *));
+    if (src->nr) memcpy(d->rnames, src->rnames, (size_t)src->nr * sizeof(char *));
     d->nr = src->nr;
     free(map);
     return d;
