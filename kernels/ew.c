@@ -684,7 +684,7 @@ MB *k_binary_sm(OpCode op, double s, const MB *a, BrErr *e)
 
 /* ifelse for a sparse condition c and a zero "no" branch: output entries
  * are a subset of c's; a is any operand. New block, caller owns. */
-static MB *ifelse_sparse(const MB *c, const Opnd *a, int64_t N, BrErr *e)
+static MB *ifelse_sparse(const MB *c, const Opnd *a, BrErr *e)
 {
     MB *out = mb_sp_alloc(c->rows, c->cols, c->nnz, e);
     if (!out) return NULL;
@@ -709,7 +709,6 @@ static MB *ifelse_sparse(const MB *c, const Opnd *a, int64_t N, BrErr *e)
             if (x == 0) drop = true;
         }
     }
-    (void)N;
     out->nnz = c->nnz;
     out->build_row = out->rows;
     if (drop) sp_drop_zeros(out);
@@ -770,7 +769,7 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
     for (int k = 0; k < 3; k++)
         if ((o[k].mode == MD_ROW || o[k].mode == MD_COL) && opnd_vec(&o[k], e)) goto done;
     if (o[0].mode == MD_FULL && c->sparse && o[2].mode == MD_SCAL && o[2].s == 0) {
-        out = ifelse_sparse(c, &o[1], N, e);
+        out = ifelse_sparse(c, &o[1], e);
         goto done;
     }
     out = mb_dense_uninit(M, N, e);

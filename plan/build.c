@@ -623,21 +623,35 @@ static HopDag *pred_dag(BCtx *c, Expr *cond, Hop **root)
     return d;
 }
 
-/* Variables assigned (plainly or by left indexing) anywhere in a block. */
-static void assigned_vars(Block *b, NameSet *s)
+/* Variables assigned anywhere in a block; left indexing (which keeps a
+ * matrix's dimensions) goes to *ix instead of *s when ix is given. */
+static void assigned_vars_ix(Block *b, NameSet *s, NameSet *ix)
 {
     for (int i = 0; i < b->n; i++) {
         Stmt *st = b->stmts[i];
         switch (st->kind) {
-        case ST_ASSIGN: ns_add(s, st->assign.target.name); break;
+        case ST_ASSIGN:
+            if (ix && st->assign.target.indexed) ns_add(ix, st->assign.target.name);
+            else ns_add(s, st->assign.target.name);
+            break;
         case ST_MASSIGN:
             for (int k = 0; k < st->massign.n; k++) ns_add(s, st->massign.targets[k].name);
             break;
-        case ST_IF: assigned_vars(&st->if_.then_b, s); assigned_vars(&st->if_.else_b, s); break;
-        case ST_FOR: ns_add(s, st->for_.var); assigned_vars(&st->for_.body, s); break;
-        case ST_WHILE: assigned_vars(&st->while_.body, s); break;
+        case ST_IF: assigned_vars_ix(&st->if_.then_b, s, ix); assigned_vars_ix(&st->if_.else_b, s, ix); break;
+        case ST_FOR: ns_add(s, st->for_.var); assigned_vars_ix(&st->for_.body, s, ix); break;
+        case ST_WHILE: assigned_vars_ix(&st->while_.body, s, ix); break;
         default: break;
         }
+    }
+}
+
+/* Variables only updated by left indexing keep their dimensions but are
+ * no longer constants. */
+static void forget_values(BCtx *c, const NameSet *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        VInfo *vi = vm_get(&c->vars, s->v[i]);
+        if (vi) vi->cval = val_none();
     }
 }
 
@@ -735,10 +749,12 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
     }
     case ST_WHILE: {
         PBlock *b = pb_new(PB_WHILE, s->span);
-        NameSet as = {0};
-        assigned_vars(&s->while_.body, &as);
+        NameSet as = {0}, ix = {0};
+        assigned_vars_ix(&s->while_.body, &as, &ix);
         forget(c, &as);
+        forget_values(c, &ix);
         ns_free(&as);
+        ns_free(&ix);
         Hop *root;
         b->dag = pred_dag(c, s->while_.cond, &root);
         b->code = plan_compile_dag(c->prog, b->dag, CG_PRED, &c->prog->rw);
@@ -753,10 +769,12 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
     case ST_FOR: {
         PBlock *b = pb_new(PB_FOR, s->span);
         b->var = s->for_.var;
-        NameSet as = {0};
-        assigned_vars(&s->for_.body, &as);
+        NameSet as = {0}, ix = {0};
+        assigned_vars_ix(&s->for_.body, &as, &ix);
         forget(c, &as);
+        forget_values(c, &ix);
         ns_free(&as);
+        ns_free(&ix);
         HopDag *d = hop_dag_new();
         c->dag = d;
         hop_add_root(d, build_expr(c, s->for_.from));

@@ -107,12 +107,16 @@ bool rw_same_dims(const Hop *a, const Hop *b)
 
 bool rw_needs_recompile(const HopDag *d)
 {
-    for (int i = 0; i < d->n; i++) {
-        const Hop *h = d->hops[i];
-        if (h->dt == DT_ANY && h->kind != H_FCALL && !h->sidefx) return true;
-        if (h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0)) return true;
+    int n;
+    bool r = false;
+    Hop **order = reachable((HopDag *)d, &n);
+    for (int i = 0; i < n && !r; i++) {
+        const Hop *h = order[i];
+        if (h->dt == DT_ANY && h->kind != H_FCALL && !h->sidefx) r = true;
+        if (h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0)) r = true;
     }
-    return false;
+    free(order);
+    return r;
 }
 
 int rw_const_pred(const HopDag *d)

@@ -362,6 +362,11 @@ int rt_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e)
         return wrap(k_lix_scalar(m, rl, cl, v, e), out, e);
     }
     if (inplace) {
+        /* a sparse target filled with dense blocks (X[i,] = row in a loop)
+         * ends dense: convert once instead of splicing CSR rows per write */
+        if (m->sparse && !src->m->sparse && src->m->nnz > 0 && mb_est_dense(m->rows, m->cols) <= 268435456.0 &&
+            mb_make_dense(m, e))
+            return e->code;
         if (k_lix_inplace(m, rl, ru, cl, cu, src->m, e)) return e->code;
         *out = *t;
         *t = val_none();

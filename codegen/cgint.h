@@ -1,0 +1,280 @@
+/* cgint.h: internals of operator fusion (seed 000), shared by the files of
+ * codegen/ and by nobody else.
+ *
+ *   memo.c     memo table: groups of partial fusion plans per HOP (3.1)
+ *   explore.c  OFMC templates Cell/Row/Outer and the bottom-up exploration
+ *              algorithm (3.2)
+ *   select.c   plan selection: fuse_all, fuse_no_redundancy, the final
+ *              choice of fused operators and multi-aggregates (4.1)
+ *   cost.c     plan partitions, interesting points, the analytical cost
+ *              model with cost vectors (4.2, 4.3)
+ *   mpskip.c   MPSkipEnum with cost-based and structural pruning (4.4)
+ *   cplan.c    CPlans: construction, CSE, canonical signature and hash
+ *   cgen_c.c   C code generation by template expansion (prims.c: the
+ *              prelude of scalar semantics and vector primitives)
+ *   jit.c      compiling generated C with the system compiler, loading it
+ *   cache.c    the plan cache (in memory) and the on-disk cache
+ *   exec.c     running a fused operator: binding, skeletons, fallback
+ *   codegen.c  entry points, statistics, explain
+ */
+#ifndef BRAID_CGINT_H
+#define BRAID_CGINT_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "codegen.h"
+#include "../runtime/value.h"
+
+/* ---- templates ---- */
+
+typedef enum { T_CELL, T_ROW, T_MAGG, T_OUTER, T__N } TplType;
+
+/* Close status of a memo entry (seed 3.1). */
+typedef enum { CS_OPEN_VALID, CS_OPEN_INVALID, CS_CLOSED_VALID, CS_CLOSED_INVALID } CloseType;
+
+#define MEMO_MAXIN 3
+
+/* A partial fusion plan: template type, per HOP input a reference to the
+ * input's group (its hop id) or -1 (materialized), close status. */
+typedef struct MEntry {
+    TplType type;
+    int ref[MEMO_MAXIN];
+    int nin;
+    CloseType closed;
+} MEntry;
+
+/* The group of one HOP. */
+typedef struct MGroup {
+    Hop *hop;
+    MEntry *e;
+    int n, cap;
+} MGroup;
+
+/* The memo table of one DAG, with the consumer structure of the DAG. */
+typedef struct Memo {
+    HopDag *d;
+    int nid;            /* hop ids are < nid */
+    MGroup **g;         /* by hop id; NULL: no fusion plans */
+    Hop **hop;          /* by hop id: reachable hops, NULL otherwise */
+    int *nuse;          /* consumers in the DAG (+1 for a DAG output) */
+    bool *out;          /* hop is a DAG output (root or transient write) */
+    Hop ***par;         /* consumers (parents) of each hop */
+    int *npar;
+    Hop **order;        /* reachable hops, inputs before consumers */
+    int norder;
+    char *visited;      /* exploration */
+} Memo;
+
+Memo *memo_new(HopDag *d);
+void memo_free(Memo *m);
+MGroup *memo_group(Memo *m, const Hop *h);            /* NULL if none */
+/* Adds an entry unless an equal one exists; returns it. */
+MEntry *memo_add(Memo *m, Hop *h, const MEntry *e);
+/* Removes entries for which drop(e) is true. */
+void memo_filter(Memo *m, const Hop *h, bool (*drop)(const Memo *, const Hop *, const MEntry *, void *),
+                 void *arg);
+int memo_nrefs(const MEntry *e);
+bool memo_has_type(const Memo *m, const Hop *h, TplType t, bool open_only);
+/* Entries of group h usable by a consumer of template t (open entries of
+ * a compatible type). */
+bool memo_compatible(TplType consumer, TplType input);
+void memo_print(const Memo *m, FILE *out);
+const char *tpl_name(TplType t);
+
+/* ---- exploration (explore.c) ---- */
+
+/* Template conditions used by exploration, selection and CPlans. */
+bool tpl_cell_op(const Hop *h);          /* fusable elementwise op */
+bool tpl_agg_op(const Hop *h);           /* fusable unary aggregate */
+bool tpl_outer_mm(const Hop *h);         /* outer-product-like U %*% t(V) */
+bool tpl_row_mm(const Hop *h);           /* skinny X %*% V */
+bool tpl_dot(const Hop *h);              /* t(x) %*% y over column vectors */
+/* Fills the memo table of m (OFMC, seed algorithm 1). */
+void cg_explore(Memo *m);
+
+/* ---- selection (select.c, cost.c, mpskip.c) ---- */
+
+/* A chosen fused operator: its root hop(s) and template. */
+typedef struct FusedOp {
+    TplType type;
+    Hop *root;             /* MAgg: roots[0] */
+    Hop **roots;           /* MAgg: several full aggregates */
+    int nroots;
+} FusedOp;
+
+/* Per hop and template, the entry the selection keeps (index into the
+ * group, -1 none). */
+typedef struct Selection {
+    int (*best)[T__N];     /* by hop id */
+    FusedOp *ops;
+    int nops, cap;
+} Selection;
+
+/* Machine constants of the cost model (bytes/s, flop/s). */
+typedef struct CgMachine {
+    double read_bw, write_bw, flops;
+} CgMachine;
+
+/* Statistics of the enumeration of one DAG. */
+typedef struct EnumStats { int64_t enumerated, evaluated, partitions, points; } EnumStats;
+
+/* Chooses the plans of m by policy (prunes the memo table in place). */
+void cg_select(Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es);
+/* Fused operators to build from a pruned memo table (caller frees with
+ * sel_free). */
+Selection *cg_choose_ops(Memo *m);
+void sel_free(Selection *s);
+/* Best entry of h's group usable by a consumer of template `consumer`
+ * (T__N: any, as a root); NULL if none. */
+MEntry *sel_best(const Memo *m, const Hop *h, int consumer);
+bool sel_root_valid(const MEntry *e);
+
+/* Cost-based selection (cost.c / mpskip.c). */
+void cg_select_cost(Memo *m, const CgMachine *mc, EnumStats *es);
+/* Machine constants: measured once, cached in the cache directory. */
+void cg_machine(const char *cachedir, CgMachine *mc);
+
+/* ---- CPlans (cplan.c) ---- */
+
+typedef enum { CN_IN, CN_UN, CN_BIN, CN_TER, CN_AGG, CN_MM, CN_MMTL, CN_TRANS } CNKind;
+
+/* Input modes relative to the fused operator's iteration space. */
+typedef enum {
+    IM_SCALAR,   /* a scalar argument */
+    IM_FULL,     /* a matrix of the iteration shape (Row: same rows) */
+    IM_ROW,      /* a row vector broadcast over rows */
+    IM_COL,      /* a column vector: one value per row */
+    IM_MAT,      /* Row: right operand of a vector-matrix product (whole);
+                    Outer: U (by row i) */
+    IM_VROW,     /* Outer: V, U2 or V2 read by rows j (n x r) */
+    IM_BT,       /* Outer: B of U %*% B (r x n), transposed at run time */
+} InMode;
+
+/* Value classes of nodes inside a template. */
+typedef enum { VC_CONST, VC_CELL, VC_VEC } VClass;
+
+typedef struct CNode {
+    CNKind kind;
+    OpCode op;
+    AggDir dir;
+    int a[3], na;          /* children (node indexes) */
+    int in;                /* CN_IN: input index */
+    VClass vc;             /* value class (Row: VC_CELL = scalar per row) */
+    int vlen;              /* VC_VEC: input whose cols give the length */
+    int64_t rows, cols;    /* compile-time shape (explain, modes) */
+    bool scalar;           /* scalar-valued (data type) */
+} CNode;
+
+typedef struct CInput {
+    Hop *hop;              /* construction only (NULL in cached plans) */
+    bool scalar;
+    InMode mode;
+    int64_t rows, cols;    /* compile-time shape */
+} CInput;
+
+/* A runtime condition of sparse safety: ops_binary(op, 0, s) == 0 (or
+ * ops_binary(op, s, 0) when left) for scalar input `in`. */
+typedef struct SafeCond { OpCode op; int in; bool left; } SafeCond;
+
+/* Variants (seed Table 1). */
+typedef enum {
+    V_NO_AGG, V_ROW_AGG, V_COL_AGG, V_FULL_AGG,   /* Cell, Row */
+    V_COL_T_AGG,                                  /* Row: t(X) %*% Q */
+    V_MULTI,                                      /* MAgg */
+    V_LEFT_MM, V_RIGHT_MM, V_RIGHT_T_MM,          /* Outer */
+} Variant;
+
+#define CG_MAXOUT 8
+#define CG_MAXCOND 16
+
+typedef struct CPlan {
+    TplType tpl;
+    Variant var;
+    CNode *n;
+    int nn, ncap;
+    int out[CG_MAXOUT];    /* output (root) nodes; Cell/Row/Outer: 1 */
+    int nout;
+    CInput *in;
+    int nin, icap;
+    int main;              /* main input (sparse driver / rows), -1 */
+    int space;             /* Cell/Outer: input or node giving the shape */
+    int64_t srows, scols;  /* compile-time iteration space */
+    bool sparse_safe;      /* Cell/MAgg/Outer: safe over main's zeros */
+    SafeCond cond[CG_MAXCOND];
+    int ncond;
+    bool main_sparse_ok;   /* Row: main row read sparse by every consumer */
+    bool out_matrix;       /* a full aggregate returned as a 1x1 matrix */
+    int ncovered;          /* HOPs covered */
+    char *sig;             /* canonical signature (malloc) */
+    uint64_t hash;
+} CPlan;
+
+/* Builds the CPlan of fused operator f (NULL if it cannot be built). */
+CPlan *cplan_build(const Memo *m, const FusedOp *f);
+void cplan_free(CPlan *p);
+/* Deep copy without hop pointers (for the plan cache). */
+CPlan *cplan_copy(const CPlan *p);
+/* Human-readable form for -explain codegen. */
+void cplan_print(const CPlan *p, FILE *out);
+/* Number of elementwise/aggregate basic operations (not inputs). */
+int cplan_nops(const CPlan *p);
+const char *variant_name(Variant v);
+
+/* ---- code generation (cgen_c.c, prims.c) ---- */
+
+/* C source of p's operator (malloc). Exports the symbols of jit.c. */
+char *cgen_c(const CPlan *p);
+extern const char cg_prelude[];
+
+/* ---- compiled operators (jit.c, cache.c) ---- */
+
+/* Function types exported by generated code (see kernels/spoof.h). */
+typedef struct CgOp {
+    CPlan *plan;           /* owned (no hop pointers) */
+    char *src;             /* generated C (owned) */
+    void *dl;              /* dlopen handle */
+    void *fn[4];           /* dense, sparse, flat/col, tmp-size */
+    int ready;             /* 1 compiled, 0 pending, -1 failed */
+    char name[24];         /* spoofCell, spoofRA, spoofMA, spoofOP */
+    int64_t uses;
+} CgOp;
+
+struct CgContext {
+    CgOptions opt;
+    CgStats st;
+    pthread_mutex_t lock;
+    CgOp **ops;            /* every operator (plan cache when enabled) */
+    int nops, cap;
+    char cachedir[1024];
+    bool have_dir;
+    char cc[1024];         /* compiler path */
+    char ccid[256];        /* compiler identity for cache keys */
+    bool cc_ok;
+    CgMachine mc;
+    bool have_mc;
+};
+
+/* Looks up or compiles the operator of plan p (takes p). Returns NULL
+ * when compilation failed (the caller keeps the unfused plan). */
+CgOp *cg_op_get(CgContext *c, CPlan *p);
+/* Compiles several operators in parallel (those with ready == 0). */
+void jit_compile_all(CgContext *c, CgOp **ops, int n);
+int jit_prepare(CgContext *c);
+void cache_dir_init(CgContext *c);
+
+/* ---- execution (exec.c) ---- */
+
+int cg_op_exec(CgContext *c, CgOp *op, Value *args, int nargs, Value *out, BrErr *e);
+/* The reference path: evaluates the CPlan with the unfused kernels. */
+int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e);
+
+/* ---- small helpers ---- */
+
+uint64_t cg_hash_bytes(const void *p, size_t n, uint64_t seed);
+/* Growing string buffer. */
+typedef struct SBuf { char *s; size_t n, cap; } SBuf;
+void sb_printf(SBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_puts(SBuf *b, const char *s);
+
+#endif
