@@ -722,6 +722,11 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         *out = val_retain(given(&a[0]) ? a[0] : a[1]);
         return 0;
     default: {
+        /* tier-2 builtins: statistics (builtins_stats.c), frames (frame.c) */
+        int r = rt_builtin_stats(rt, f, h, a, out, e);
+        if (r != RT_NOT_MINE) return r;
+        r = rt_builtin_frame(rt, f, h, a, out, e);
+        if (r != RT_NOT_MINE) return r;
         /* builtins that normally map to operators, called with names */
         const char *nm = builtin_info[h->bi].name;
         for (int i = 0; i < OP__COUNT; i++)

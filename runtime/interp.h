@@ -69,6 +69,11 @@ int rt_rix(const Hop *h, Value *args, Value *out, BrErr *e);
 /* Left indexing; may steal args[0] (set to V_NONE) to update in place. */
 int rt_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e);
 int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
+/* Tier-2 builtins in their own files; each returns RT_NOT_MINE for a
+ * builtin it does not implement (runtime/builtins_stats.c, frame.c). */
+#define RT_NOT_MINE (-1000)
+int rt_builtin_stats(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
+int rt_builtin_frame(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 /* Text of a scalar as print() shows it (malloc'd). */
 char *rt_scalar_text(const Value *v, bool for_file);
 bool rt_truth(const Value *v, bool *out, BrErr *e);
