@@ -1,13 +1,17 @@
 /* agg.c: full, row and column aggregates, trace and cumulative aggregates.
  *
  * Sums are Kahan sums (SystemDS's kahan-plus: the correction holds the part
- * of the last addend lost in the sum) computed in KL independent lanes so
- * the loops vectorize; a sum over more than FB cells is split into fixed
- * blocks of FB cells whose partials are merged in order. Block boundaries
- * depend only on the shape, so results are the same for any thread count.
- * Column aggregates run over (row block, column chunk) tasks whose partial
- * rows are merged in row-block order. Variances take two passes (mean, then
- * squared deviations from it).
+ * of the last addend lost in the sum). Long arrays are summed in KL
+ * independent lanes held in vector registers, merged by a fixed tree; a
+ * sum over more than FB cells is split into fixed blocks of FB cells whose
+ * partials are merged in order. Rows shorter than 4*KL are summed one chain
+ * per row, RG rows interleaved. Column aggregates run over (row block,
+ * column chunk) tasks whose partial rows are merged in row-block order.
+ * All block boundaries depend only on the shape, so results are the same
+ * for any thread count. Hot loops use Kahan steps without the finiteness
+ * check and redo a sum with the checked steps when it comes out infinite
+ * or NaN (same result, see vkadd_fast). Variances take two passes (mean,
+ * then squared deviations from it).
  */
 #include "agg.h"
 

@@ -215,12 +215,17 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
  * headers) and must be released by it. */
 static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
 {
-    Value *regs = calloc((size_t)c->nregs + 1, sizeof(Value));
+    /* small blocks use a register file on the stack (no allocation) */
+    Value stackregs[32];
+    bool onstack = !keep && c->nregs <= 32;
+    Value *regs = onstack ? stackregs : calloc((size_t)c->nregs + 1, sizeof(Value));
     if (!regs) return rt_fail(rt, (Span){0}, BR_ENOMEM, "out of memory");
+    if (onstack) memset(stackregs, 0, (size_t)c->nregs * sizeof(Value));
     int rc = 0;
+    BrErr e;
     for (int i = 0; i < c->n && !rc; i++) {
         const Instr *in = &c->ins[i];
-        BrErr e = {0};
+        br_err_clear(&e);
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
         if (in->hop->exec == EX_DIST) {
             rc = rt_fail(rt, in->hop->span, BR_ENOMEM,
@@ -246,7 +251,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
             st_put(&f->vars, c->wnames[i], val_retain(regs[c->wregs[i]]));
     if (keep && !rc) { *keep = regs; return 0; }
     for (int i = 0; i < c->nregs; i++) val_release(&regs[i]);
-    free(regs);
+    if (!onstack) free(regs);
     return rc;
 }
 
