@@ -91,6 +91,7 @@ typedef struct BCtx {
     VMap vars;
     HopDag *dag;         /* current DAG */
     int nerr;
+    int spec_depth;      /* nesting of speculative loop builds */
 } BCtx;
 
 static void err(BCtx *c, Span sp, const char *fmt, const char *a, const char *b)
@@ -721,6 +722,101 @@ static bool parfor_analyze(BCtx *c, Block *b, const char *var, NameSet *results,
     return ok;
 }
 
+/* Does a block contain a parfor (whose warnings a speculative build would
+ * swallow)? */
+static bool has_parfor(const Block *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        const Stmt *st = b->stmts[i];
+        if (st->kind == ST_FOR && (st->for_.parfor || has_parfor(&st->for_.body))) return true;
+        if (st->kind == ST_WHILE && has_parfor(&st->while_.body)) return true;
+        if (st->kind == ST_IF && (has_parfor(&st->if_.then_b) || has_parfor(&st->if_.else_b))) return true;
+    }
+    return false;
+}
+
+/* Did the body keep the dimensions every assigned variable had on entry? */
+static bool same_dims(VMap *entry, VMap *end, const NameSet *as)
+{
+    for (int i = 0; i < as->n; i++) {
+        VInfo *a = vm_get(entry, as->v[i]);
+        if (!a || a->dt != DT_MATRIX || a->rows < 0 || a->cols < 0) continue;
+        VInfo *b = vm_get(end, as->v[i]);
+        if (!b || b->dt != a->dt || b->rows != a->rows || b->cols != a->cols) return false;
+    }
+    return true;
+}
+
+static void pbl_clear(PBList *l)
+{
+    for (int i = 0; i < l->n; i++) pblock_free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* Builds a loop's predicate (while: pred != NULL) and body. Size
+ * propagation through loops (seed 002, IPA): first the body is built with
+ * the sizes variables have on entry; if it leaves every variable it
+ * assigns with the same dimensions, that build is consistent and kept.
+ * Otherwise the sizes of the assigned variables are forgotten and the loop
+ * is built again (its DAGs are then recompiled at run time). Returns false
+ * for a while loop whose predicate is constant FALSE. */
+static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
+{
+    NameSet as = {0}, ix = {0};
+    assigned_vars_ix(body, &as, &ix);
+    if (s->kind == ST_FOR) ns_add(&as, s->for_.var);
+    bool done = false, run = true;
+    if (c->prog->optlevel > 0 && c->spec_depth < 3 && !has_parfor(body)) {
+        VMap entry = vm_copy(&c->vars);
+        forget_values(c, &as);
+        forget_values(c, &ix);
+        Diag *saved = c->diag;
+        int saved_nerr = c->nerr;
+        c->diag = diag_new();
+        c->spec_depth++;
+        if (pred) {
+            Hop *root;
+            b->dag = pred_dag(c, pred, &root);
+            b->code = plan_compile_dag(c->prog, b->dag, CG_PRED, &c->prog->rw);
+            run = rw_const_pred(b->dag) != 0;
+        }
+        if (run) build_list(c, body, &b->body);
+        c->spec_depth--;
+        done = diag_nerrors(c->diag) == 0 && same_dims(&entry, &c->vars, &as);
+        diag_free(c->diag);
+        c->diag = saved;
+        c->nerr = saved_nerr;
+        if (done) {
+            free(entry.v);
+        } else {
+            pbl_clear(&b->body);
+            if (pred) {   /* a for loop's dag/code are its header: keep */
+                plan_code_free(b->code);
+                hop_dag_free(b->dag);
+                b->code = NULL;
+                b->dag = NULL;
+            }
+            free(c->vars.v);
+            c->vars = entry;
+        }
+    }
+    if (!done) {
+        forget(c, &as);
+        forget_values(c, &ix);
+        if (pred) {
+            Hop *root;
+            b->dag = pred_dag(c, pred, &root);
+            b->code = plan_compile_dag(c->prog, b->dag, CG_PRED, &c->prog->rw);
+            run = !(c->prog->optlevel > 0 && rw_const_pred(b->dag) == 0);
+        }
+        if (run) build_list(c, body, &b->body);
+    }
+    ns_free(&as);
+    ns_free(&ix);
+    return run;
+}
+
 static void build_control(BCtx *c, Stmt *s, PBList *out)
 {
     switch (s->kind) {
@@ -749,32 +845,16 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
     }
     case ST_WHILE: {
         PBlock *b = pb_new(PB_WHILE, s->span);
-        NameSet as = {0}, ix = {0};
-        assigned_vars_ix(&s->while_.body, &as, &ix);
-        forget(c, &as);
-        forget_values(c, &ix);
-        ns_free(&as);
-        ns_free(&ix);
-        Hop *root;
-        b->dag = pred_dag(c, s->while_.cond, &root);
-        b->code = plan_compile_dag(c->prog, b->dag, CG_PRED, &c->prog->rw);
-        if (c->prog->optlevel > 0 && rw_const_pred(b->dag) == 0) {
+        if (!build_loop(c, s, b, &s->while_.body, s->while_.cond)) {
             pblock_free(b);   /* while (FALSE): never runs */
             break;
         }
-        build_list(c, &s->while_.body, &b->body);
         pbl_add(out, b);
         break;
     }
     case ST_FOR: {
         PBlock *b = pb_new(PB_FOR, s->span);
         b->var = s->for_.var;
-        NameSet as = {0}, ix = {0};
-        assigned_vars_ix(&s->for_.body, &as, &ix);
-        forget(c, &as);
-        forget_values(c, &ix);
-        ns_free(&as);
-        ns_free(&ix);
         HopDag *d = hop_dag_new();
         c->dag = d;
         hop_add_root(d, build_expr(c, s->for_.from));
@@ -800,7 +880,7 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
                              "parfor: dependency analysis cannot prove iterations independent; running serially");
         }
         vm_set(&c->vars, s->for_.var, DT_SCALAR, VT_INT, -1, -1);
-        build_list(c, &s->for_.body, &b->body);
+        build_loop(c, s, b, &s->for_.body, NULL);
         pbl_add(out, b);
         break;
     }

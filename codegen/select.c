@@ -1,0 +1,359 @@
+/* select.c: candidate selection (seed 000, section 4.1) by the heuristics
+ * fuse_all (maximal fusion with redundant compute at multi-consumer
+ * intermediates) and fuse_no_redundancy (materialize every intermediate
+ * with several consumers), the dispatch to the cost-based optimizer, and
+ * the final step shared by all policies: from the pruned memo table, the
+ * fused operators to build (roots whose values are needed), with Cell full
+ * aggregates over shared inputs merged into multi-aggregates (MAgg). */
+#include "cgint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool sel_root_valid(const MEntry *e)
+{
+    return e->closed == CS_OPEN_VALID || e->closed == CS_CLOSED_VALID;
+}
+
+static int type_rank(TplType t)
+{
+    switch (t) {
+    case T_OUTER: return 3;
+    case T_CELL: return 2;
+    case T_ROW: return 1;
+    default: return 0;
+    }
+}
+
+/* Is a better than b for a consumer of template `consumer` (T__N: a root)? */
+static bool better(const MEntry *a, const MEntry *b, int consumer)
+{
+    int ra = memo_nrefs(a), rb = memo_nrefs(b);
+    if (ra != rb) return ra > rb;
+    if (consumer != T__N && (a->type == (TplType)consumer) != (b->type == (TplType)consumer))
+        return a->type == (TplType)consumer;
+    bool va = sel_root_valid(a), vb = sel_root_valid(b);
+    if (va != vb) return va;
+    if (type_rank(a->type) != type_rank(b->type)) return type_rank(a->type) > type_rank(b->type);
+    bool ca = a->closed == CS_CLOSED_VALID, cb = b->closed == CS_CLOSED_VALID;
+    return ca && !cb;
+}
+
+MEntry *sel_best(const Memo *m, const Hop *h, int consumer)
+{
+    MGroup *g = h && h->id < m->nid ? m->g[h->id] : NULL;
+    if (!g) return NULL;
+    MEntry *best = NULL;
+    for (int i = 0; i < g->n; i++) {
+        MEntry *e = &g->e[i];
+        if (consumer == T__N) {
+            if (!sel_root_valid(e)) continue;
+        } else {
+            if (e->closed == CS_CLOSED_VALID || e->closed == CS_CLOSED_INVALID) continue;
+            if (!memo_compatible((TplType)consumer, e->type)) continue;
+        }
+        if (!best || better(e, best, consumer)) best = e;
+    }
+    return best;
+}
+
+/* ---- fuse_all: keep, per group, the entries reached top-down ---- */
+
+typedef struct Keep {
+    const Memo *m;
+    char (*keep)[8];       /* by hop id, per entry index < 8: kept */
+    char (*seen)[T__N + 1];
+} Keep;
+
+static int entry_index(const Memo *m, const Hop *h, const MEntry *e)
+{
+    return (int)(e - m->g[h->id]->e);
+}
+
+static void rselect(Keep *k, Hop *h, int consumer)
+{
+    const Memo *m = k->m;
+    if (!h || !m->hop[h->id]) return;
+    if (k->seen[h->id][consumer]) return;
+    k->seen[h->id][consumer] = 1;
+    MEntry *e = sel_best(m, h, consumer);
+    if (!e && consumer != T__N) e = NULL;
+    if (e) {
+        int idx = entry_index(m, h, e);
+        if (idx < 8) k->keep[h->id][idx] = 1;
+        for (int i = 0; i < h->nin; i++) {
+            if (!h->in[i]) continue;
+            if (i < e->nin && e->ref[i] >= 0) rselect(k, h->in[i], e->type);
+            else rselect(k, h->in[i], T__N);
+        }
+        /* a fused intermediate may also be needed materialized elsewhere */
+        if (consumer != T__N) rselect(k, h, T__N);
+    } else {
+        for (int i = 0; i < h->nin; i++) rselect(k, h->in[i], T__N);
+    }
+}
+
+static bool drop_unkept(const Memo *m, const Hop *h, const MEntry *e, void *arg)
+{
+    Keep *k = arg;
+    int idx = entry_index(m, h, e);
+    return idx >= 8 || !k->keep[h->id][idx];
+}
+
+/* Fuse-all (seed 4.1): from every output, the best plan (most fused
+ * inputs) top-down; every other entry is removed. */
+static void select_fuse_all(Memo *m)
+{
+    Keep k = {.m = m};
+    k.keep = br_calloc((size_t)m->nid, sizeof *k.keep);
+    k.seen = br_calloc((size_t)m->nid, sizeof *k.seen);
+    if (!k.keep || !k.seen) { free(k.keep); free(k.seen); return; }
+    /* entries beyond the 8th of a group are never kept: sort the best
+     * ones first */
+    for (int i = 0; i < m->nid; i++) {
+        MGroup *g = m->g[i];
+        if (!g || g->n <= 8) continue;
+        for (int a = 0; a < g->n; a++)
+            for (int b = a + 1; b < g->n; b++)
+                if (memo_nrefs(&g->e[b]) > memo_nrefs(&g->e[a])) {
+                    MEntry t = g->e[a]; g->e[a] = g->e[b]; g->e[b] = t;
+                }
+    }
+    for (int i = 0; i < m->d->nroots; i++) rselect(&k, m->d->roots[i], T__N);
+    for (int i = 0; i < m->d->nw; i++) rselect(&k, m->d->whops[i], T__N);
+    for (int i = 0; i < m->norder; i++) memo_filter(m, m->order[i], drop_unkept, &k);
+    free(k.keep);
+    free(k.seen);
+}
+
+/* ---- fuse_no_redundancy ---- */
+
+static bool drop_multi_refs(const Memo *m, const Hop *h, const MEntry *e, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < e->nin; i++)
+        if (e->ref[i] >= 0 && m->nuse[h->in[i]->id] > 1) return true;
+    return false;
+}
+
+static bool drop_invalid_leftovers(const Memo *m, const Hop *h, const MEntry *e, void *arg)
+{
+    (void)m; (void)h; (void)arg;
+    return e->closed == CS_CLOSED_VALID && memo_nrefs(e) == 0;
+}
+
+void cg_select(Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es)
+{
+    if (policy == CG_FUSE_NO_REDUNDANCY) {
+        for (int i = 0; i < m->norder; i++) {
+            memo_filter(m, m->order[i], drop_multi_refs, NULL);
+            memo_filter(m, m->order[i], drop_invalid_leftovers, NULL);
+        }
+    } else if (policy == CG_COST_BASED) {
+        cg_select_cost(m, mc, es);
+    }
+    select_fuse_all(m);
+}
+
+/* ---- the fused operators to build ---- */
+
+typedef struct Walk {
+    const Memo *m;
+    char *needed;          /* by hop id */
+    char *inreg;           /* scratch: hops of the current region */
+    Selection *s;
+} Walk;
+
+static void add_op(Selection *s, TplType t, Hop *root)
+{
+    if (s->nops == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 8;
+        FusedOp *n = br_realloc(s->ops, (size_t)nc * sizeof *n);
+        if (!n) return;
+        s->ops = n;
+        s->cap = nc;
+    }
+    FusedOp *f = &s->ops[s->nops++];
+    memset(f, 0, sizeof *f);
+    f->type = t;
+    f->root = root;
+}
+
+typedef struct HList { Hop **v; int n, cap; } HList;
+
+static void hl_add(HList *l, Hop *h)
+{
+    if (l->n == l->cap) {
+        int nc = l->cap ? l->cap * 2 : 8;
+        Hop **v = br_realloc(l->v, (size_t)nc * sizeof *v);
+        if (!v) return;
+        l->v = v;
+        l->cap = nc;
+    }
+    l->v[l->n++] = h;
+}
+
+/* Visits the region of a fused operator below h (entry e): marks its
+ * hops in inreg and collects its materialized inputs. */
+static void region(Walk *w, Hop *h, const MEntry *e, HList *ins)
+{
+    if (w->inreg[h->id]) return;
+    w->inreg[h->id] = 1;
+    for (int i = 0; i < h->nin; i++) {
+        Hop *in = h->in[i];
+        if (!in) continue;
+        MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? sel_best(w->m, in, e->type) : NULL;
+        if (ie) region(w, in, ie, ins);
+        else if (e->type == T_OUTER && i == 1 && in->kind == H_REORG && in->op == OP_TRANS &&
+                 h->kind == H_MATMUL && h->op == OP_MATMUL)
+            hl_add(ins, in->in[0]);   /* t(V) of U %*% t(V) is covered */
+        else hl_add(ins, in);
+    }
+}
+
+static void clear_region(Walk *w, Hop *h, const MEntry *e)
+{
+    if (!w->inreg[h->id]) return;
+    w->inreg[h->id] = 0;
+    for (int i = 0; i < h->nin; i++) {
+        Hop *in = h->in[i];
+        if (!in) continue;
+        MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? sel_best(w->m, in, e->type) : NULL;
+        if (ie) clear_region(w, in, ie);
+    }
+}
+
+/* h's value is needed: a fused operator rooted at h computes it when the
+ * selection kept a valid plan with fused inputs; otherwise h runs as a
+ * basic operator. Recurses into what that computation reads. */
+static void need(Walk *w, Hop *h)
+{
+    if (!h || w->needed[h->id]) return;
+    w->needed[h->id] = 1;
+    MEntry *e = sel_best(w->m, h, T__N);
+    if (e && memo_nrefs(e) > 0) {
+        add_op(w->s, e->type, h);
+        HList ins = {0};
+        region(w, h, e, &ins);
+        clear_region(w, h, e);
+        for (int i = 0; i < ins.n; i++) need(w, ins.v[i]);
+        free(ins.v);
+        return;
+    }
+    for (int i = 0; i < h->nin; i++) need(w, h->in[i]);
+}
+
+/* Does the value of `from` depend on hop `to`? */
+static bool depends(const Memo *m, const Hop *from, const Hop *to, char *seen)
+{
+    if (!from) return false;
+    if (from == to) return true;
+    if (seen[from->id]) return false;
+    seen[from->id] = 1;
+    for (int i = 0; i < from->nin; i++)
+        if (depends(m, from->in[i], to, seen)) return true;
+    return false;
+}
+
+/* Materialized inputs of the Cell region under h (into list). */
+static void cell_inputs(const Memo *m, Hop *h, const MEntry *e, Hop **list, int *n, int max, char *seen)
+{
+    if (seen[h->id]) return;
+    seen[h->id] = 1;
+    for (int i = 0; i < h->nin; i++) {
+        Hop *in = h->in[i];
+        if (!in) continue;
+        MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? sel_best(m, in, e->type) : NULL;
+        if (ie) cell_inputs(m, in, ie, list, n, max, seen);
+        else if (in->dt == DT_MATRIX && *n < max) list[(*n)++] = in;
+    }
+}
+
+/* Merges Cell full aggregates with equal iteration shape, a shared
+ * matrix input and no dependency between them into MAgg operators. */
+static void form_magg(const Memo *m, Selection *s)
+{
+    int n = s->nops;
+    int *grp = br_calloc((size_t)n + 1, sizeof(int));
+    Hop ***ins = br_calloc((size_t)n + 1, sizeof(Hop **));
+    int *nins = br_calloc((size_t)n + 1, sizeof(int));
+    char *seen = br_calloc((size_t)m->nid, 1);
+    if (!grp || !ins || !nins || !seen) goto done;
+    for (int i = 0; i < n; i++) {
+        grp[i] = -1;
+        FusedOp *f = &s->ops[i];
+        Hop *r = f->root;
+        if (f->type != T_CELL || r->kind != H_AGG || r->dir != DIR_FULL) continue;
+        ins[i] = br_calloc(16, sizeof(Hop *));
+        if (!ins[i]) continue;
+        memset(seen, 0, (size_t)m->nid);
+        MEntry *e = sel_best(m, r, T__N);
+        if (e) cell_inputs(m, r, e, ins[i], &nins[i], 16, seen);
+        grp[i] = i;
+    }
+    for (int i = 0; i < n; i++) {
+        if (grp[i] != i) continue;
+        int members[CG_MAXOUT], nm = 1;
+        members[0] = i;
+        for (int j = i + 1; j < n && nm < CG_MAXOUT; j++) {
+            if (grp[j] != j) continue;
+            Hop *a = s->ops[i].root->in[0], *b = s->ops[j].root->in[0];
+            if (a->rows != b->rows || a->cols != b->cols) continue;
+            bool share = false;
+            for (int x = 0; x < nins[i] && !share; x++)
+                for (int y = 0; y < nins[j]; y++) if (ins[i][x] == ins[j][y]) { share = true; break; }
+            if (!share) continue;
+            bool indep = true;
+            for (int k = 0; k < nm && indep; k++) {
+                Hop *p = s->ops[members[k]].root, *q = s->ops[j].root;
+                memset(seen, 0, (size_t)m->nid);
+                if (depends(m, p, q, seen)) indep = false;
+                memset(seen, 0, (size_t)m->nid);
+                if (indep && depends(m, q, p, seen)) indep = false;
+            }
+            if (!indep) continue;
+            members[nm++] = j;
+            grp[j] = i;
+        }
+        if (nm < 2) continue;
+        FusedOp *f = &s->ops[i];
+        f->type = T_MAGG;
+        f->roots = br_calloc((size_t)nm, sizeof(Hop *));
+        if (!f->roots) { f->type = T_CELL; continue; }
+        for (int k = 0; k < nm; k++) f->roots[k] = s->ops[members[k]].root;
+        f->nroots = nm;
+    }
+    /* drop the merged members */
+    int w = 0;
+    for (int i = 0; i < n; i++)
+        if (grp[i] < 0 || grp[i] == i) s->ops[w++] = s->ops[i];
+    s->nops = w;
+done:
+    for (int i = 0; i < n && ins; i++) free(ins[i]);
+    free(ins); free(nins); free(grp); free(seen);
+}
+
+Selection *cg_choose_ops(Memo *m)
+{
+    Selection *s = br_calloc(1, sizeof *s);
+    if (!s) return NULL;
+    Walk w = {.m = m, .s = s};
+    w.needed = br_calloc((size_t)m->nid, 1);
+    w.inreg = br_calloc((size_t)m->nid, 1);
+    if (!w.needed || !w.inreg) { free(w.needed); free(w.inreg); free(s); return NULL; }
+    for (int i = 0; i < m->d->nroots; i++) need(&w, m->d->roots[i]);
+    for (int i = 0; i < m->d->nw; i++) need(&w, m->d->whops[i]);
+    free(w.needed);
+    free(w.inreg);
+    form_magg(m, s);
+    return s;
+}
+
+void sel_free(Selection *s)
+{
+    if (!s) return;
+    for (int i = 0; i < s->nops; i++) free(s->ops[i].roots);
+    free(s->ops);
+    free(s->best);
+    free(s);
+}
