@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <pthread.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -26,13 +27,71 @@ void *br_malloc(size_t n) { return malloc(n ? n : 1); }
 void *br_calloc(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
 void *br_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
 
-void *br_alloc_aligned(size_t n)
+/* Aligned blocks carry their capacity in a 64-byte header. Large blocks
+ * (>= 1 MB) are kept in a small cache when freed and reused by the next
+ * allocation of a similar size: a fresh large block costs a page fault per
+ * 4 KB, as much as one pass of an elementwise kernel over it. */
+#define ALIGN_HDR 64
+#define CACHE_MIN ((size_t)1 << 20)
+#define CACHE_SLOTS 8
+#define CACHE_MAX_BYTES ((size_t)2 << 30)
+
+static struct {
+    pthread_mutex_t lock;
+    void *blk[CACHE_SLOTS];
+    size_t cap[CACHE_SLOTS];
+    size_t bytes;
+} g_cache = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0};
+
+static void *cache_take(size_t sz)
 {
     void *p = NULL;
-    size_t sz = (n + 63) & ~(size_t)63;
-    if (sz < n) return NULL;
-    if (posix_memalign(&p, 64, sz ? sz : 64)) return NULL;
+    pthread_mutex_lock(&g_cache.lock);
+    int best = -1;
+    for (int i = 0; i < CACHE_SLOTS; i++)
+        if (g_cache.blk[i] && g_cache.cap[i] >= sz && g_cache.cap[i] <= sz + sz / 4 &&
+            (best < 0 || g_cache.cap[i] < g_cache.cap[best]))
+            best = i;
+    if (best >= 0) {
+        p = g_cache.blk[best];
+        g_cache.blk[best] = NULL;
+        g_cache.bytes -= g_cache.cap[best];
+    }
+    pthread_mutex_unlock(&g_cache.lock);
     return p;
+}
+
+/* Keeps p (capacity cap) for reuse; returns false if it must be freed. */
+static bool cache_put(void *p, size_t cap)
+{
+    bool kept = false;
+    pthread_mutex_lock(&g_cache.lock);
+    if (cap <= CACHE_MAX_BYTES / 2) {
+        for (int i = 0; i < CACHE_SLOTS && !kept; i++) {
+            if (g_cache.blk[i]) continue;
+            if (g_cache.bytes + cap > CACHE_MAX_BYTES) break;
+            g_cache.blk[i] = p;
+            g_cache.cap[i] = cap;
+            g_cache.bytes += cap;
+            kept = true;
+        }
+    }
+    pthread_mutex_unlock(&g_cache.lock);
+    return kept;
+}
+
+void *br_alloc_aligned(size_t n)
+{
+    size_t sz = ((n + 63) & ~(size_t)63) + ALIGN_HDR;
+    if (sz < n) return NULL;
+    char *p = sz >= CACHE_MIN ? cache_take(sz) : NULL;
+    if (!p) {
+        void *q = NULL;
+        if (posix_memalign(&q, 64, sz)) return NULL;
+        p = q;
+        *(size_t *)p = sz;
+    }
+    return p + ALIGN_HDR;
 }
 
 void *br_calloc_aligned(size_t n)
@@ -42,7 +101,14 @@ void *br_calloc_aligned(size_t n)
     return p;
 }
 
-void br_free_aligned(void *p) { free(p); }
+void br_free_aligned(void *q)
+{
+    if (!q) return;
+    char *p = (char *)q - ALIGN_HDR;
+    size_t cap = *(size_t *)p;
+    if (cap >= CACHE_MIN && cache_put(p, cap)) return;
+    free(p);
+}
 
 char *br_strdup(const char *s)
 {

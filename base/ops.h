@@ -55,6 +55,15 @@ typedef enum { DIR_FULL, DIR_ROW, DIR_COL } AggDir;
 
 static inline double ops_round(double x) { return floor(x + 0.5); }
 
+/* Java's (long) cast: NaN -> 0, out-of-range values saturate. */
+static inline int64_t ops_to_i64(double x)
+{
+    if (x != x) return 0;
+    if (x >= 9223372036854775807.0) return INT64_MAX;
+    if (x <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)x;
+}
+
 static inline double ops_intdiv(double a, double b)
 {
     if (b == 0) return NAN;
@@ -121,11 +130,11 @@ static inline double ops_binary(OpCode op, double a, double b)
     case OP_MIN: return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
     case OP_MAX: return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
     case OP_LOGB: return log(a) / log(b);
-    case OP_BITAND: return (double)((int64_t)a & (int64_t)b);
-    case OP_BITOR: return (double)((int64_t)a | (int64_t)b);
-    case OP_BITXOR: return (double)((int64_t)a ^ (int64_t)b);
-    case OP_SHIFTL: return (double)(int64_t)((uint64_t)(int64_t)a << ((int64_t)b & 63));
-    case OP_SHIFTR: return (double)((int64_t)a >> ((int64_t)b & 63));
+    case OP_BITAND: return (double)(ops_to_i64(a) & ops_to_i64(b));
+    case OP_BITOR: return (double)(ops_to_i64(a) | ops_to_i64(b));
+    case OP_BITXOR: return (double)(ops_to_i64(a) ^ ops_to_i64(b));
+    case OP_SHIFTL: return (double)(int64_t)((uint64_t)ops_to_i64(a) << (ops_to_i64(b) & 63));
+    case OP_SHIFTR: return (double)(ops_to_i64(a) >> (ops_to_i64(b) & 63));
     default: return NAN;
     }
 }
