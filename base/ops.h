@@ -47,6 +47,9 @@ typedef struct BuiltinInfo {
 extern const BuiltinInfo builtin_info[BI__COUNT];
 /* Builtin by DML name, or NULL. */
 const BuiltinInfo *ops_builtin(const char *name);
+/* Comparison operator by its DML spelling (">", "<=", "!=", ...; ppred's
+ * third argument), or OP__COUNT. */
+OpCode ops_cmp_by_name(const char *name);
 
 /* Aggregation direction. */
 typedef enum { DIR_FULL, DIR_ROW, DIR_COL } AggDir;
@@ -62,6 +65,15 @@ static inline int64_t ops_to_i64(double x)
     if (x >= 9223372036854775807.0) return INT64_MAX;
     if (x <= -9223372036854775808.0) return INT64_MIN;
     return (int64_t)x;
+}
+
+/* SystemDS's double -> integer conversion (UtilFunctions.toLong, used by
+ * as.integer, integer parameters and loop bounds): toward zero after
+ * adding 2^-53 to the magnitude, saturating. */
+static inline int64_t ops_dml_long(double x)
+{
+    double a = floor(fabs(x) + 0x1p-53);
+    return ops_to_i64(x < 0 ? -a : a);
 }
 
 static inline double ops_intdiv(double a, double b)

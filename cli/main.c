@@ -24,7 +24,7 @@ static void usage(FILE *f)
         "  -args a b ...        positional script arguments ($1, $2, ...)\n"
         "  -nvargs k=v ...      named script arguments ($k)\n"
         "  -stats [N]           print timing and the N heaviest instructions (default 10)\n"
-        "  -explain [hops|runtime|recompile_hops|dot]\n"
+        "  -explain [hops|runtime|recompile_hops|dot|codegen]\n"
         "                       print the plan (default: runtime); dot writes braid_plan.dot\n"
         "  -config file.xml     SystemDS-style configuration (<root><sysds.key>v</sysds.key></root>)\n"
         "  -seed N              seed for rand()/sample() calls without a seed\n"
@@ -153,7 +153,8 @@ int main(int argc, char **argv)
         CgOptions cg = {.enabled = cfg.codegen, .plancache = cfg.plancache,
                         .policy = !strcmp(cfg.codegen_optimizer, "fuse_all") ? CG_FUSE_ALL
                                 : !strcmp(cfg.codegen_optimizer, "fuse_no_redundancy") ? CG_FUSE_NO_REDUNDANCY
-                                : CG_COST_BASED};
+                                : CG_COST_BASED,
+                        .explain = explain && !strcmp(explain, "codegen") ? stdout : NULL};
         prog = plan_build_program(ast, d, cfg.optlevel, &cg);
     }
     if (!prog || diag_nerrors(d) > 0) {
@@ -198,6 +199,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "Total execution time:\t\t%.3f sec.\n", (double)(t_end - t_compiled) / 1e9);
         fprintf(stderr, "Number of threads:\t\t%d\n", br_threads());
         rt_print_stats(&rt, stderr, stats_n);
+        cg_print_stats(prog->cg, stderr);
     }
     st_free(&f.vars);
     rt_destroy(&rt);

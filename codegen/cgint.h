@@ -170,6 +170,7 @@ typedef struct CInput {
     Hop *hop;              /* construction only (NULL in cached plans) */
     bool scalar;
     InMode mode;
+    int role;              /* construction role (cplan.c) */
     int64_t rows, cols;    /* compile-time shape */
 } CInput;
 
@@ -246,10 +247,14 @@ struct CgContext {
     pthread_mutex_t lock;
     CgOp **ops;            /* every operator (plan cache when enabled) */
     int nops, cap;
+    pthread_mutex_t jitlock;   /* one batch of compiles at a time */
     char cachedir[1024];
-    bool have_dir;
+    bool have_dir;         /* cachedir usable for compiling */
+    bool disk_ok;          /* cachedir is the persistent cache */
+    bool tmpdir;           /* cachedir is a private temporary directory */
+    bool dir_failed;
     char cc[1024];         /* compiler path */
-    char ccid[256];        /* compiler identity for cache keys */
+    char ccid[1400];        /* compiler identity for cache keys */
     bool cc_ok;
     CgMachine mc;
     bool have_mc;
@@ -262,6 +267,10 @@ CgOp *cg_op_get(CgContext *c, CPlan *p);
 void jit_compile_all(CgContext *c, CgOp **ops, int n);
 int jit_prepare(CgContext *c);
 void cache_dir_init(CgContext *c);
+void cache_dir_cleanup(CgContext *c);
+bool cache_verify(const CgContext *c, const char *so, const char *cpath, const char *src);
+/* Outer plans: inputs U, V (or B) and the side input of left/right. */
+void cg_outer_inputs(const CPlan *p, int *u, int *v, int *side);
 
 /* ---- execution (exec.c) ---- */
 

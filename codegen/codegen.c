@@ -1,36 +1,226 @@
-/* codegen.c: entry points of operator fusion (placeholder: no fusion yet;
- * the codegen issue fills this folder in). */
-#include "codegen.h"
+/* codegen.c: entry points of operator fusion (seed 000, section 2.1).
+ * cg_optimize_dag runs the five steps on one HOP DAG with known sizes:
+ * candidate exploration (memo table), candidate selection (policy),
+ * CPlan construction, code generation and compilation (plan cache), and
+ * the replacement of covered HOPs by fused operators (H_SPOOF hops; for
+ * multi-aggregates one H_SPOOF producing a list read by H_OUT hops). The
+ * unfused HOPs a fused operator covers stay in the DAG for its other
+ * consumers; DAGs whose sizes are unknown are left alone, since dynamic
+ * recompilation fuses their copy with the real sizes. */
+#include "cgint.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
-
-#include "../runtime/value.h"
-
-struct CgContext {
-    CgOptions opt;
-    CgStats st;
-};
+#include <string.h>
 
 CgContext *cg_context_new(const CgOptions *o)
 {
     CgContext *c = br_calloc(1, sizeof *c);
-    if (c) c->opt = *o;
+    if (!c) return NULL;
+    c->opt = *o;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_mutex_init(&c->jitlock, NULL);
     return c;
 }
 
-void cg_context_free(CgContext *c) { free(c); }
+void cg_context_free(CgContext *c)
+{
+    if (!c) return;
+    for (int i = 0; i < c->nops; i++) {
+        CgOp *op = c->ops[i];
+        if (op->dl) dlclose(op->dl);
+        cplan_free(op->plan);
+        free(op->src);
+        free(op);
+    }
+    free(c->ops);
+    cache_dir_cleanup(c);
+    pthread_mutex_destroy(&c->lock);
+    pthread_mutex_destroy(&c->jitlock);
+    free(c);
+}
+
 const CgStats *cg_stats(const CgContext *c) { return &c->st; }
+
+static int tpl_index(TplType t)
+{
+    switch (t) {
+    case T_CELL: return 0;
+    case T_ROW: return 1;
+    case T_MAGG: return 2;
+    default: return 3;
+    }
+}
+
+/* Replaces the covered root(s) of f by the fused operator op reading ins. */
+static void replace(HopDag *d, const FusedOp *f, CgOp *op, Hop **ins, int nin)
+{
+    Hop **in = arena_alloc(d->arena, (size_t)BR_MAX(nin, 1) * sizeof(Hop *));
+    if (!in) return;
+    memcpy(in, ins, (size_t)nin * sizeof(Hop *));
+    if (f->type == T_MAGG) {
+        Hop *s = hop_new(d, H_SPOOF, f->roots[0]->span, 0);
+        s->in = in;
+        s->nin = nin;
+        s->spoof = op;
+        s->name = op->name;
+        s->dt = DT_LIST;
+        s->nouts = f->nroots;
+        hop_infer(s);
+        for (int r = 0; r < f->nroots; r++) {
+            Hop *h = f->roots[r];
+            Hop **one = arena_alloc(d->arena, sizeof(Hop *));
+            if (!one) return;
+            one[0] = s;
+            h->kind = H_OUT;
+            h->in = one;
+            h->nin = 1;
+            h->out_index = r;
+            hop_infer(h);
+        }
+        return;
+    }
+    Hop *h = f->root;
+    h->kind = H_SPOOF;
+    h->in = in;
+    h->nin = nin;
+    h->spoof = op;
+    h->name = op->name;
+    hop_infer(h);
+}
+
+/* Prints the fused operators of one optimized DAG (-explain codegen). */
+static void explain(CgContext *c, const HopDag *d, CgOp **ops, const Selection *s, FILE *f, const EnumStats *es)
+{
+    int line = d->nroots ? d->roots[0]->span.line : 0;
+    fprintf(f, "CODEGEN DAG (line %d): %d fused operator%s", line, s->nops, s->nops == 1 ? "" : "s");
+    if (es->partitions) fprintf(f, ", %lld partitions, %lld interesting points, %lld/%lld plans enumerated/evaluated",
+                                (long long)es->partitions, (long long)es->points, (long long)es->enumerated,
+                                (long long)es->evaluated);
+    fprintf(f, "\n");
+    for (int i = 0; i < s->nops; i++) {
+        CgOp *op = ops[i];
+        if (!op) { fprintf(f, " (no valid CPlan for hop %d)\n", s->ops[i].root->id); continue; }
+        fprintf(f, " %s at hop %d%s\n", op->name, s->ops[i].root->id,
+                op->ready == 1 ? "" : op->ready < 0 ? " (compilation failed: unfused)" : " (pending)");
+        cplan_print(op->plan, f);
+        const char *body = strstr(op->src, "\nconst unsigned long long cg_hash");
+        fprintf(f, "  generated C (after the shared prelude):%s\n", body ? body : op->src);
+    }
+    (void)c;
+}
 
 void cg_optimize_dag(CgContext *c, HopDag *d)
 {
-    if (!c || !c->opt.enabled) return;
-    (void)d;
+    if (!c || !c->opt.enabled || !d || d->recompile) return;
+    int64_t t0 = br_now_ns();
+    Memo *m = memo_new(d);
+    if (!m) return;
+    __atomic_add_fetch(&c->st.dags, 1, __ATOMIC_RELAXED);
+    cg_explore(m);
+    bool any = false;
+    for (int k = 0; k < m->norder && !any; k++) any = m->g[m->order[k]->id] && m->g[m->order[k]->id]->n;
+    if (!any) { memo_free(m); __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED); return; }
+    CgMachine mc = {0};
+    if (c->opt.policy == CG_COST_BASED) {
+        pthread_mutex_lock(&c->lock);
+        if (!c->have_mc) {
+            cache_dir_init(c);
+            cg_machine(c->disk_ok ? c->cachedir : NULL, &c->mc);
+            c->have_mc = true;
+        }
+        mc = c->mc;
+        pthread_mutex_unlock(&c->lock);
+    }
+    EnumStats es = {0};
+    cg_select(m, c->opt.policy, &mc, &es);
+    __atomic_add_fetch(&c->st.enumerated, es.enumerated, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&c->st.evaluated, es.evaluated, __ATOMIC_RELAXED);
+    Selection *s = cg_choose_ops(m);
+    if (!s || !s->nops) { sel_free(s); memo_free(m); __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED); return; }
+    int n = s->nops;
+    CgOp **ops = br_calloc((size_t)n, sizeof *ops);
+    Hop ***ins = br_calloc((size_t)n, sizeof *ins);
+    int *nins = br_calloc((size_t)n, sizeof *nins);
+    if (!ops || !ins || !nins) goto done;
+    /* all CPlans first: they read the DAG before any replacement */
+    for (int i = 0; i < n; i++) {
+        CPlan *p = cplan_build(m, &s->ops[i]);
+        if (!p) continue;
+        ins[i] = br_malloc((size_t)(p->nin + 1) * sizeof(Hop *));
+        if (!ins[i]) { cplan_free(p); continue; }
+        for (int k = 0; k < p->nin; k++) ins[i][k] = p->in[k].hop;
+        nins[i] = p->nin;
+        ops[i] = cg_op_get(c, p);
+    }
+    __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&c->jitlock);
+    jit_compile_all(c, ops, n);
+    pthread_mutex_unlock(&c->jitlock);
+    for (int i = 0; i < n; i++) {
+        if (!ops[i]) continue;
+        if (ops[i]->ready != 1) { __atomic_add_fetch(&c->st.failed, 1, __ATOMIC_RELAXED); continue; }
+        replace(d, &s->ops[i], ops[i], ins[i], nins[i]);
+        __atomic_add_fetch(&c->st.fused[tpl_index(s->ops[i].type)], 1, __ATOMIC_RELAXED);
+    }
+    if (c->opt.explain) {
+        pthread_mutex_lock(&c->lock);
+        explain(c, d, ops, s, c->opt.explain, &es);
+        pthread_mutex_unlock(&c->lock);
+    }
+done:
+    for (int i = 0; ins && i < n; i++) free(ins[i]);
+    free(ins);
+    free(nins);
+    free(ops);
+    sel_free(s);
+    memo_free(m);
 }
 
 int cg_exec(CgContext *c, const Hop *h, Value *args, Value *out, BrErr *e)
 {
-    (void)c; (void)args; (void)out;
-    return br_err(e, BR_EFAIL, "fused operator '%s' is not available", hop_opname(h));
+    CgOp *op = h->spoof;
+    if (!c || !op) return br_err(e, BR_EFAIL, "fused operator '%s' is not available", hop_opname(h));
+    __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
+    return cg_op_exec(c, op, args, h->nin, out, e);
 }
 
-void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out) { (void)c; (void)d; (void)out; }
+void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out)
+{
+    (void)c;
+    for (int i = 0; i < d->n; i++) {
+        const Hop *h = d->hops[i];
+        if (h->kind != H_SPOOF || !h->spoof) continue;
+        const CgOp *op = h->spoof;
+        fprintf(out, " %s at hop %d\n", op->name, h->id);
+        cplan_print(op->plan, out);
+        const char *body = strstr(op->src, "\nconst unsigned long long cg_hash");
+        fprintf(out, "  generated C (after the shared prelude):%s\n", body ? body : op->src);
+    }
+}
+
+void cg_dag_fused(const HopDag *d, int counts[4])
+{
+    for (int k = 0; k < 4; k++) counts[k] = 0;
+    for (int i = 0; i < d->n; i++) {
+        const Hop *h = d->hops[i];
+        if (h->kind != H_SPOOF || !h->spoof) continue;
+        counts[tpl_index(((const CgOp *)h->spoof)->plan->tpl)]++;
+    }
+}
+
+void cg_print_stats(const CgContext *c, FILE *f)
+{
+    if (!c) return;
+    const CgStats *s = &c->st;
+    fprintf(f, "Codegen compile (DAG, CP, JC):\t%lld/%lld/%lld.\n", (long long)s->dags, (long long)s->cplans,
+            (long long)s->compiled);
+    fprintf(f, "Codegen fused ops (C, R, MA, OP):\t%lld/%lld/%lld/%lld.\n", (long long)s->fused[0],
+            (long long)s->fused[1], (long long)s->fused[2], (long long)s->fused[3]);
+    fprintf(f, "Codegen enum (ALL, EVAL):\t%lld/%lld.\n", (long long)s->enumerated, (long long)s->evaluated);
+    fprintf(f, "Codegen compile times (DAG, JC):\t%.3f/%.3f sec.\n", (double)s->optimize_ns / 1e9,
+            (double)s->compile_ns / 1e9);
+    fprintf(f, "Codegen plan cache (hits, disk):\t%lld/%lld.\n", (long long)s->cache_hits, (long long)s->disk_hits);
+    if (s->failed || s->fallback)
+        fprintf(f, "Codegen failed compiles, fallbacks:\t%lld/%lld.\n", (long long)s->failed, (long long)s->fallback);
+}

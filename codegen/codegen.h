@@ -10,6 +10,8 @@
 #ifndef BRAID_CODEGEN_H
 #define BRAID_CODEGEN_H
 
+#include <stdio.h>
+
 #include "../hops/hop.h"
 
 typedef enum { CG_FUSE_ALL, CG_FUSE_NO_REDUNDANCY, CG_COST_BASED } CgPolicy;
@@ -17,8 +19,11 @@ typedef enum { CG_FUSE_ALL, CG_FUSE_NO_REDUNDANCY, CG_COST_BASED } CgPolicy;
 typedef struct CgOptions {
     bool enabled;          /* sysds.codegen.enabled (default true) */
     CgPolicy policy;       /* sysds.codegen.optimizer */
-    bool plancache;        /* sysds.codegen.plancache */
+    bool plancache;        /* sysds.codegen.plancache (memory and disk) */
     const char *cachedir;  /* on-disk plan cache; NULL: per-user default */
+    FILE *explain;         /* -explain codegen: CPlans and C of every DAG */
+    bool interpret;        /* run fused operators through the reference
+                              kernels (debugging, differential tests) */
 } CgOptions;
 
 /* Counters for -stats. */
@@ -26,7 +31,11 @@ typedef struct CgStats {
     int64_t dags;          /* DAGs optimized */
     int64_t cplans;        /* CPlans created */
     int64_t compiled;      /* operators compiled */
-    int64_t cache_hits;    /* plan cache hits */
+    int64_t cache_hits;    /* plan cache hits (in memory) */
+    int64_t disk_hits;     /* operators loaded from the disk cache */
+    int64_t failed;        /* operators that did not compile */
+    int64_t fused[4];      /* fused operators placed: Cell, Row, MAgg, Outer */
+    int64_t fallback;      /* executions through the reference kernels */
     int64_t enumerated;    /* plans enumerated by MPSkipEnum */
     int64_t evaluated;     /* plans whose cost was computed */
     int64_t compile_ns;    /* time spent compiling generated code */
@@ -49,5 +58,10 @@ struct Value;
 int cg_exec(CgContext *c, const Hop *h, struct Value *args, struct Value *out, BrErr *e);
 /* -explain codegen: prints the CPlans and generated C of d's operators. */
 void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out);
+/* -stats: the codegen lines. */
+void cg_print_stats(const CgContext *c, FILE *out);
+/* Number of fused operators in d by template (Cell, Row, MAgg, Outer);
+ * for tests and tools. */
+void cg_dag_fused(const HopDag *d, int counts[4]);
 
 #endif

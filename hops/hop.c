@@ -219,6 +219,13 @@ void hop_infer(Hop *h)
                 set_dims(h, a->rows, b->cols);
             else
                 set_dims(h, m->rows, m->cols);
+            /* with an operand of unknown shape, a known extent of 1 may be
+             * broadcast against a larger one: only extents > 1 are known */
+            for (int i = 0; i < h->nin; i++)
+                if (h->in[i] && h->in[i]->dt == DT_MATRIX && !known(h->in[i])) {
+                    if (h->rows == 1) h->rows = -1;
+                    if (h->cols == 1) h->cols = -1;
+                }
             /* sparse-safe matrix-scalar operations keep the non-zeros */
             double sv;
             if (h->kind == H_BINARY && a && b && a->dt == DT_MATRIX && a->nnz >= 0 && b->kind == H_LIT &&
@@ -266,6 +273,7 @@ void hop_infer(Hop *h)
         break;
     case H_RIX:
         if (a && a->dt == DT_LIST) { h->dt = DT_LIST; break; }
+        if (a && a->dt == DT_FRAME) { h->dt = DT_FRAME; h->vt = VT_STRING; break; }
         if (a && (a->dt == DT_MATRIX || a->dt == DT_ANY)) {
             if (a->dt == DT_ANY) break;
             if (h->has_col)

@@ -20,6 +20,7 @@
 #define BRAID_IO_H
 
 #include "../base/base.h"
+#include "../matrix/fb.h"
 #include "../matrix/mb.h"
 
 /* Metadata of a data file (the .mtd sidecar). Strings are "" when unknown,
@@ -109,5 +110,28 @@ char *io_read_scalar_dup(const char *path, IoMeta *meta, BrErr *e);
  * buf (at least 32 bytes) and returns its length. */
 bool io_parse_double(const char *s, const char *end, double *out);
 int io_fmt_double(double x, char *buf);
+
+/* Frames (io/frame.c): csv (header, separator, quoted strings, naStrings
+ * read as missing values) and text ("i j value" lines); the .mtd adds
+ * "schema" (value types joined by commas). Arguments of read() for a
+ * frame; initialise with io_frame_read_opts_init (unset: -1 / NULL). */
+typedef struct IoFrameReadOpts {
+    const char *format;       /* NULL: from the .mtd, else "csv" */
+    int64_t rows, cols;       /* -1: not given */
+    int header;               /* -1: not given (.mtd, else FALSE) */
+    const char *sep;          /* NULL: .mtd, else "," */
+    const char *schema;       /* NULL: .mtd, else all strings */
+    const char *const *na_strings; /* csv fields read as missing values */
+    int n_na;
+} IoFrameReadOpts;
+
+void io_frame_read_opts_init(IoFrameReadOpts *o);
+/* Reads a frame file (a directory of part files is concatenated). Returns
+ * a new frame (caller releases) or NULL with e set; messages name the file
+ * and, for bad content, the line. */
+FB *io_read_frame(const char *path, const IoFrameReadOpts *o, BrErr *e);
+/* Writes f as o->format ("csv" or "text"; NULL: "text") and path.mtd, both
+ * atomically. Returns 0 or an error code. */
+int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e);
 
 #endif

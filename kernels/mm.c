@@ -26,6 +26,11 @@ void openblas_set_num_threads(int);
 /* Largest row count handed to one BLAS call (BLAS ints are 32-bit). */
 #define BLAS_CHUNK ((int64_t)INT_MAX)
 
+/* Dense tsmm with a long inner dimension: number of fixed ranges of it
+ * computed in parallel, and the least length of one range. */
+#define TSMM_GROUPS 8
+#define TSMM_GROUP_MIN 1024
+
 static int g_blas_threads; /* last value given to OpenBLAS; 0 = never */
 
 void k_blas_threads(void)
@@ -195,9 +200,11 @@ static void gemm_tn(const double *A, const double *B, double *C,
     }
 }
 
+/* Dense x dense: BLAS with beta = 0 writes every output cell, so the
+ * output is not zeroed first. */
 static MB *mul_dd(const MB *a, const MB *b, BrErr *e)
 {
-    MB *r = mb_dense(a->rows, b->cols, e);
+    MB *r = mb_dense_uninit(a->rows, b->cols, e);
     if (!r) return NULL;
     gemm_nn(a->d, b->d, r->d, a->rows, a->cols, b->cols);
     return finish(r, e);
@@ -580,7 +587,7 @@ MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
     if (m == 0 || n == 0 || k == 0 || a->nnz == 0 || b->nnz == 0)
         return mb_empty(m, n, e);
     if (!a->sparse && !b->sparse) {
-        MB *r = mb_dense(m, n, e);
+        MB *r = mb_dense_uninit(m, n, e);   /* the first BLAS call has beta 0 */
         if (!r) return NULL;
         gemm_tn(a->d, b->d, r->d, k, m, n);
         return finish(r, e);
@@ -620,22 +627,71 @@ static void mirror_upper(double *c, int64_t n)
     }
 }
 
+/* Upper triangle of t(x) %*% x (left, into n x n c) or x %*% t(x) (m x m)
+ * over the rows [r0, r1) (left) or columns [r0, r1) (right) of the dense
+ * m x n x: one single-threaded dsyrk, accumulated into c when beta is 1. */
+static void syrk_part(const MB *x, bool left, int64_t r0, int64_t r1, double beta, double *c)
+{
+    int64_t m = x->rows, n = x->cols;
+    for (int64_t k0 = r0; k0 < r1; k0 += BLAS_CHUNK) {
+        int kk = (int)BR_MIN(r1 - k0, BLAS_CHUNK);
+        if (left)
+            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)n, kk, 1.0,
+                        x->d + k0 * n, (int)n, k0 == r0 ? beta : 1.0, c, (int)n);
+        else
+            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)m, kk, 1.0,
+                        x->d + k0, (int)n, k0 == r0 ? beta : 1.0, c, (int)m);
+    }
+}
+
+/* Makes OpenBLAS single-threaded for calls made from inside braid's own
+ * parallel regions; the next k_blas_threads() restores br_threads(). */
+static void blas_serial(void)
+{
+    if (__atomic_load_n(&g_blas_threads, __ATOMIC_RELAXED) != 1) {
+        openblas_set_num_threads(1);
+        __atomic_store_n(&g_blas_threads, 1, __ATOMIC_RELAXED);
+    }
+}
+
+/* Dense t(x)%*%x (left) or x%*%t(x) via dsyrk, then mirrored. When the
+ * inner dimension (rows for left, columns for right) is long against the
+ * output side, OpenBLAS's own threading of dsyrk (over the output) gains
+ * nothing, so the inner dimension is cut into TSMM_GROUPS fixed ranges,
+ * one single-threaded dsyrk each on braid's threads, and the partials are
+ * added in range order: the result depends on the shape only, never on
+ * the thread count. */
 static MB *tsmm_dense(const MB *x, bool left, BrErr *e)
 {
     int64_t m = x->rows, n = x->cols;
-    int64_t o = left ? n : m;
-    MB *r = mb_dense(o, o, e);
-    if (!r) return NULL;
-    k_blas_threads();
-    if (left) {
-        for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
-            int kk = (int)BR_MIN(m - r0, BLAS_CHUNK);
-            cblas_dsyrk(CblasRowMajor, CblasUpper, CblasTrans, (int)n, kk, 1.0,
-                        x->d + r0 * n, (int)n, r0 == 0 ? 0.0 : 1.0, r->d, (int)n);
-        }
+    int64_t o = left ? n : m, k = left ? m : n;
+    MB *r = mb_dense_uninit(o, o, e);   /* syrk writes the upper triangle, */
+    if (!r) return NULL;                /* mirror_upper the lower one */
+    size_t oo = (size_t)o * (size_t)o;
+    double *part = NULL;
+    /* grouped when the partials cost at most a quarter of x */
+    if (k >= TSMM_GROUPS * TSMM_GROUP_MIN && (double)TSMM_GROUPS * (double)o * (double)o * 4 <=
+        (double)m * (double)n)
+        part = br_alloc_aligned((TSMM_GROUPS - 1) * oo * sizeof(double));
+    if (!part) {
+        k_blas_threads();
+        syrk_part(x, left, 0, k, 0.0, r->d);
     } else {
-        cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)m, (int)n, 1.0,
-                    x->d, (int)n, 0.0, r->d, (int)m);
+        int T = (int)BR_MIN(br_threads(), TSMM_GROUPS);
+        blas_serial();
+        #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
+        for (int g = 0; g < TSMM_GROUPS; g++)
+            syrk_part(x, left, g * k / TSMM_GROUPS, (g + 1) * k / TSMM_GROUPS, 0.0,
+                      g == 0 ? r->d : part + (size_t)(g - 1) * oo);
+        int TC = nthreads_for((double)oo * TSMM_GROUPS);
+        #pragma omp parallel for num_threads(TC) schedule(static) if (TC > 1)
+        for (int64_t i = 0; i < o; i++)
+            for (int g = 1; g < TSMM_GROUPS; g++) {
+                const double *pr = part + (size_t)(g - 1) * oo + (size_t)i * (size_t)o;
+                double *cr = r->d + i * o;
+                for (int64_t j = i; j < o; j++) cr[j] += pr[j];
+            }
+        br_free_aligned(part);
     }
     mirror_upper(r->d, o);
     return finish(r, e);

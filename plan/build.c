@@ -127,7 +127,8 @@ static Hop *lookup(BCtx *c, const char *name, Span sp)
     for (int i = 0; i < d->nw; i++)
         if (strcmp(d->wnames[i], name) == 0) return d->whops[i];
     for (int i = 0; i < d->n; i++)
-        if (d->hops[i]->kind == H_TREAD && strcmp(d->hops[i]->name, name) == 0) return d->hops[i];
+        if (d->hops[i]->kind == H_TREAD && !d->hops[i]->flag && strcmp(d->hops[i]->name, name) == 0)
+            return d->hops[i];
     VInfo *vi = vm_get(&c->vars, name);
     if (vi && vi->cval.kind != V_NONE && c->prog->optlevel > 0)
         return hop_lit(d, vi->cval, sp);
@@ -297,6 +298,37 @@ static Hop *bind_builtin(BCtx *c, Expr *e, const BuiltinInfo *bi)
     return h;
 }
 
+/* exists(X) / exists("X"): TRUE if X is written earlier in this block or
+ * bound to a constant, else a read of X flagged optional (flag 1: an
+ * undefined variable reads as nothing instead of failing). */
+static Hop *build_exists(BCtx *c, const char *name, Span sp)
+{
+    HopDag *d = c->dag;
+    VInfo *vi = vm_get(&c->vars, name);
+    bool defined = vi && vi->cval.kind != V_NONE;
+    for (int i = 0; i < d->nw && !defined; i++) defined = strcmp(d->wnames[i], name) == 0;
+    Hop *h = hop_new(d, H_BUILTIN, sp, 1);
+    h->bi = BI_EXISTS;
+    if (defined) {
+        h->in[0] = lit(c, val_bool(true), sp);
+    } else {
+        Hop *r = hop_new(d, H_TREAD, sp, 0);
+        r->name = name;
+        r->flag = 1;
+        r->dt = DT_ANY;
+        r->vt = VT_UNKNOWN;
+        hop_infer(r);
+        d->rnames = realloc(d->rnames, (size_t)(d->nr + 1) * sizeof(char *));
+        if (!d->rnames) abort();
+        d->rnames[d->nr++] = name;
+        h->in[0] = r;
+    }
+    h->dt = DT_SCALAR;
+    h->vt = VT_BOOL;
+    hop_infer(h);
+    return h;
+}
+
 /* Arguments of a builtin call: the i-th positional argument's hop. */
 static Hop *arg_pos(BCtx *c, Expr *e, int i)
 {
@@ -363,6 +395,13 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     }
     if (b != OP__COUNT && n == 2 && allpos)
         return binary(c, b, arg_pos(c, e, 0), arg_pos(c, e, 1), sp);
+    /* old SystemML ppred(X, Y, ">"): the comparison operator itself */
+    if (bi->id == BI_PPRED && n == 3 && allpos && e->call.args[2].value->kind == EX_STRING) {
+        const char *s = e->call.args[2].value->sval;
+        OpCode cmp = ops_cmp_by_name(s);
+        if (cmp != OP__COUNT) return binary(c, cmp, arg_pos(c, e, 0), arg_pos(c, e, 1), sp);
+        err(c, e->call.args[2].value->span, "ppred: unknown comparison '%s' (use one of > >= < <= == !=)", s, NULL);
+    }
     if ((bi->id == BI_MIN || bi->id == BI_MAX || bi->id == BI_PMIN || bi->id == BI_PMAX) && allpos && n >= 1) {
         bool isMin = bi->id == BI_MIN || bi->id == BI_PMIN;
         if (n == 1) return agg(c, isMin ? OP_AMIN : OP_AMAX, DIR_FULL, arg_pos(c, e, 0), sp);
@@ -395,6 +434,11 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         hop_infer(h);
         return h;
     }
+    if (bi->id == BI_EXISTS && n == 1 && !e->call.args[0].name &&
+        (e->call.args[0].value->kind == EX_IDENT || e->call.args[0].value->kind == EX_STRING)) {
+        Expr *a = e->call.args[0].value;
+        return build_exists(c, a->kind == EX_IDENT ? a->ident : a->sval, sp);
+    }
     Hop *h = bind_builtin(c, e, bi);
     /* result types of the generic builtins */
     switch (bi->id) {
@@ -423,13 +467,56 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
     case BI_EIGEN: case BI_QR: h->nouts = 2; h->dt = DT_LIST; break;
     case BI_SVD: case BI_LU: h->nouts = 3; h->dt = DT_LIST; break;
+    case BI_ASFRAME: case BI_FRAME: case BI_DETECTSCHEMA: case BI_APPLYSCHEMA: case BI_TFDECODE:
+        h->dt = DT_FRAME; h->vt = VT_STRING; break;
+    case BI_TFAPPLY: case BI_TFCOLMAP: h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
+    case BI_TFENCODE: h->nouts = 2; h->dt = DT_LIST; break;
     default: break;
+    }
+    /* frames: cbind/rbind of frames, read(data_type="frame"), as.scalar of a frame cell */
+    for (int i = h->nin - h->nvar; (bi->id == BI_CBIND || bi->id == BI_RBIND) && i < h->nin; i++)
+        if (h->in[i]->dt == DT_FRAME) { h->dt = DT_FRAME; h->vt = VT_STRING; }
+    if (bi->id == BI_READ && h->in[9] && h->in[9]->kind == H_LIT && h->in[9]->lit.kind == V_STRING &&
+        !strcmp(h->in[9]->lit.s->s, "frame")) { h->dt = DT_FRAME; h->vt = VT_STRING; }
+    if (bi->id == BI_ASSCALAR && h->in[0] && h->in[0]->dt == DT_FRAME) h->vt = VT_UNKNOWN;
+    if (bi->id == BI_CBIND && h->nvar >= 2) {   /* append("a", "b"): a string */
+        bool scalars = true;
+        for (int i = h->nin - h->nvar; i < h->nin && scalars; i++) scalars = h->in[i]->dt == DT_SCALAR;
+        if (scalars) { h->dt = DT_SCALAR; h->vt = VT_STRING; }
     }
     hop_infer(h);
     return h;
 }
 
 /* Binds call arguments to a user function's parameters. */
+/* As SystemDS, a scalar argument takes its parameter's declared value
+ * type (Double x given 3 sees 3.0, Integer k given 2.0 sees 2): a cast
+ * unless the argument already has that type. */
+static Hop *convert_arg(BCtx *c, Hop *v, const Param *p)
+{
+    BuiltinId b;
+    if (p->dt != DT_SCALAR || !v || (v->dt != DT_SCALAR && v->dt != DT_ANY)) return v;
+    switch (p->vt) {
+    case VT_DOUBLE: b = BI_ASDOUBLE; break;
+    case VT_INT: b = BI_ASINTEGER; break;
+    case VT_BOOL: b = BI_ASLOGICAL; break;
+    default: return v;
+    }
+    if (v->dt == DT_SCALAR && (v->vt == p->vt || v->vt == VT_STRING)) return v;
+    if (v->kind == H_LIT && val_is_numeric(&v->lit)) {
+        double d = val_as_double(&v->lit);
+        Value cv = p->vt == VT_DOUBLE ? val_double(d) : p->vt == VT_INT ? val_int(ops_dml_long(d)) : val_bool(d != 0);
+        return lit(c, cv, v->span);
+    }
+    Hop *h = hop_new(c->dag, H_BUILTIN, v->span, 1);
+    h->bi = b;
+    h->in[0] = v;
+    h->dt = DT_SCALAR;
+    h->vt = p->vt;
+    hop_infer(h);
+    return h;
+}
+
 static Hop *build_fcall(BCtx *c, Expr *e)
 {
     Func *f = e->call.func;
@@ -453,12 +540,12 @@ static Hop *build_fcall(BCtx *c, Expr *e)
             if (pos >= f->nin) { err(c, a->span, "too many arguments for function '%s'%s", f->name, ""); continue; }
             k = pos++;
         }
-        h->in[k] = v;
+        h->in[k] = convert_arg(c, v, &f->in[k]);
         given[k] = true;
     }
     for (int j = 0; j < f->nin; j++)
         if (!given[j]) {
-            if (f->in[j].deflt) h->in[j] = build_expr(c, f->in[j].deflt);
+            if (f->in[j].deflt) h->in[j] = convert_arg(c, build_expr(c, f->in[j].deflt), &f->in[j]);
             else err(c, e->span, "missing argument '%s' of function '%s'", f->in[j].name, f->name);
         }
     free(given);
@@ -477,6 +564,7 @@ static Hop *out_of(BCtx *c, Hop *call, int k, Span sp)
         if (o->dt == DT_MATRIX) o->vt = VT_DOUBLE;
     } else if (call->kind == H_BUILTIN) {
         o->dt = DT_MATRIX; o->vt = VT_DOUBLE;
+        if (call->bi == BI_TFENCODE && k == 1) { o->dt = DT_FRAME; o->vt = VT_STRING; }
     }
     return o;
 }
@@ -767,10 +855,12 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
     assigned_vars_ix(body, &as, &ix);
     if (s->kind == ST_FOR) ns_add(&as, s->for_.var);
     bool done = false, run = true;
+    VMap start = {0};   /* state on loop entry, for the merge afterwards */
     if (c->prog->optlevel > 0 && c->spec_depth < 3 && !has_parfor(body)) {
         VMap entry = vm_copy(&c->vars);
         forget_values(c, &as);
         forget_values(c, &ix);
+        start = vm_copy(&c->vars);
         Diag *saved = c->diag;
         int saved_nerr = c->nerr;
         c->diag = diag_new();
@@ -804,6 +894,8 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
     if (!done) {
         forget(c, &as);
         forget_values(c, &ix);
+        free(start.v);
+        start = vm_copy(&c->vars);
         if (pred) {
             Hop *root;
             b->dag = pred_dag(c, pred, &root);
@@ -812,6 +904,10 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
         }
         if (run) build_list(c, body, &b->body);
     }
+    /* after the loop: what holds on entry (zero iterations) and after the
+     * body; a literal assigned in the body is not a constant afterwards */
+    vm_merge(&c->vars, &start);
+    free(start.v);
     ns_free(&as);
     ns_free(&ix);
     return run;

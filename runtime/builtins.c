@@ -18,6 +18,7 @@
 #include "../kernels/reorg.h"
 #include "../lang/load.h"
 #include "format.h"
+#include "frame.h"
 
 static bool given(const Value *v) { return v->kind != V_NONE; }
 
@@ -232,7 +233,7 @@ static int b_cast(BuiltinId id, Value *a, Value *out, BrErr *e)
     if (id == BI_ASDOUBLE) *out = val_double(d);
     else if (id == BI_ASINTEGER) {
         if (v->kind == V_INT) *out = *v;
-        else *out = val_int((int64_t)d);
+        else *out = val_int(ops_dml_long(d));
     } else *out = val_bool(d != 0);
     return 0;
 }
@@ -250,6 +251,30 @@ static FmtArg fmt_arg(const Value *v)
     default: f.kind = FA_STRING; f.s = val_kind_name(v->kind); break;
     }
     return f;
+}
+
+/* append(s1, s2, ...) / cbind of scalars (old SystemML report building):
+ * the scalars as print shows them, joined by newlines. */
+static int str_append(const Value *va, int nv, Value *out, BrErr *e)
+{
+    char *r = NULL;
+    size_t n = 0;
+    for (int i = 0; i < nv; i++) {
+        FmtArg fa = fmt_arg(&va[i]);
+        char *t = fmt_scalar(&fa, e);
+        if (!t) { free(r); return e->code; }
+        size_t k = strlen(t);
+        char *nr = realloc(r, n + k + 2);
+        if (!nr) { free(t); free(r); return br_err(e, BR_ENOMEM, "append: out of memory"); }
+        r = nr;
+        if (i > 0) r[n++] = '\n';
+        memcpy(r + n, t, k + 1);
+        n += k;
+        free(t);
+    }
+    *out = val_string_n(r, n);
+    free(r);
+    return 0;
 }
 
 typedef struct TsOpts { int64_t rows, cols; int decimal; bool sparse; const char *sep, *linesep; } TsOpts;
@@ -343,6 +368,7 @@ static int b_read(Value *a, Value *out, BrErr *e)
         free(buf);
         return 0;
     }
+    if (strcmp(dt, "frame") == 0) return rt_frame_read(a, out, e);
     if (strcmp(dt, "matrix") != 0)
         return br_err(e, BR_EARG, "read: data type '%s' is not supported (file %s)", dt, file);
     IoReadOpts o;
@@ -490,6 +516,10 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
     int rc = 0;
     int nv = h->nvar;
     Value *va = a + (h->nin - nv);
+    /* frames first: their own builtins, and generic ones with a frame argument */
+    rc = rt_builtin_frame(rt, f, h, a, out, e);
+    if (rc != RT_NOT_MINE) return rc;
+    rc = 0;
     switch (h->bi) {
     case BI_MATRIX: return b_matrix(a, out, e);
     case BI_RAND: return b_rand(rt, a, out, e);
@@ -537,6 +567,9 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         return 0;
     }
     case BI_CBIND: case BI_RBIND: {
+        bool scalars = h->bi == BI_CBIND && nv >= 2;
+        for (int i = 0; i < nv && scalars; i++) scalars = val_is_scalar(&va[i]);
+        if (scalars) return str_append(va, nv, out, e);
         const MB **ms = calloc((size_t)nv + 1, sizeof(MB *));
         MB **tmp = calloc((size_t)nv + 1, sizeof(MB *));
         for (int i = 0; i < nv && !rc; i++)
@@ -572,6 +605,12 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
     case BI_SHIFTL: return rt_binary(OP_SHIFTL, &a[0], &a[1], out, e);
     case BI_SHIFTR: return rt_binary(OP_SHIFTR, &a[0], &a[1], out, e);
     case BI_IFELSE: return rt_ternary(&a[0], &a[1], &a[2], out, e);
+    case BI_PPRED: {
+        OpCode cmp = a[2].kind == V_STRING ? ops_cmp_by_name(a[2].s->s) : OP__COUNT;
+        if (cmp == OP__COUNT)
+            return br_err(e, BR_EARG, "ppred: the comparison must be one of \"> >= < <= == !=\"");
+        return rt_binary(cmp, &a[0], &a[1], out, e);
+    }
     case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN: case BI_CUMMAX: {
         OpCode op = h->bi == BI_CUMSUM ? OP_CUMSUM : h->bi == BI_CUMPROD ? OP_CUMPROD
                   : h->bi == BI_CUMMIN ? OP_CUMMIN : OP_CUMMAX;

@@ -12,6 +12,7 @@
 #include "../kernels/mm.h"
 #include "../kernels/reorg.h"
 #include "format.h"
+#include "frame.h"
 
 /* ---- scalars ---- */
 
@@ -236,10 +237,13 @@ static int ix_range(int mode, const Value *lo, const Value *hi, int64_t n, const
     h = l;
     if (mode == IX_RANGE && ix_num(hi, &h, e)) return e->code;
     int64_t li = (int64_t)floor(l), hi_ = (int64_t)floor(h);
-    if (li < 1 || hi_ > n || li > hi_ + (mode == IX_RANGE ? 1 : 0) || (mode == IX_SINGLE && li > n) || isnan(l) || isnan(h))
-        return br_err(e, BR_EINDEX, "index out of bounds: %s %lld%s%lld of a dimension of size %lld", what,
-                      (long long)li, mode == IX_RANGE ? ":" : "", mode == IX_RANGE ? (long long)hi_ : 0LL,
-                      (long long)n);
+    if (li < 1 || hi_ > n || li > hi_ + (mode == IX_RANGE ? 1 : 0) || (mode == IX_SINGLE && li > n) || isnan(l) || isnan(h)) {
+        if (mode != IX_RANGE)
+            return br_err(e, BR_EINDEX, "index out of bounds: %s %lld of a dimension of size %lld", what,
+                          (long long)li, (long long)n);
+        return br_err(e, BR_EINDEX, "index out of bounds: %s %lld:%lld of a dimension of size %lld", what,
+                      (long long)li, (long long)hi_, (long long)n);
+    }
     if (mode == IX_SINGLE) { *a = li - 1; *b = li; return 0; }
     *a = li - 1;
     *b = hi_;
@@ -267,10 +271,24 @@ static int list_index(const Hop *h, Value *args, Value *out, BrErr *e)
     return 0;
 }
 
+/* F[rows, cols] of a frame: the slice keeps names and value types. */
+static int frame_index(const Hop *h, Value *args, Value *out, BrErr *e)
+{
+    const FB *f = args[0].f;
+    int64_t rl, ru, cl = 0, cu = f->cols;
+    if (ix_range(h->rmode, &args[1], &args[2], f->rows, "row", &rl, &ru, e)) return e->code;
+    if (h->has_col && ix_range(h->cmode, &args[3], &args[4], f->cols, "column", &cl, &cu, e)) return e->code;
+    FB *r = fb_slice(f, rl, ru, cl, cu, e);
+    if (!r) return e->code;
+    *out = val_frame(r);
+    return 0;
+}
+
 int rt_rix(const Hop *h, Value *args, Value *out, BrErr *e)
 {
     Value *t = &args[0];
     if (t->kind == V_LIST) return list_index(h, args, out, e);
+    if (t->kind == V_FRAME) return frame_index(h, args, out, e);
     if (t->kind != V_MATRIX) {
         if (val_is_numeric(t) && h->has_col) { /* scalar[1,1] */
             MB *tmp = mb_scalar(val_as_double(t), e);
@@ -336,6 +354,12 @@ int rt_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e)
 {
     Value *t = &args[0];
     if (t->kind == V_LIST) return list_lix(h, args, can_steal, out, e);
+    if (t->kind == V_FRAME) {
+        int64_t rl, ru, cl = 0, cu = t->f->cols;
+        if (ix_range(h->rmode, &args[2], &args[3], t->f->rows, "row", &rl, &ru, e)) return e->code;
+        if (h->has_col && ix_range(h->cmode, &args[4], &args[5], t->f->cols, "column", &cl, &cu, e)) return e->code;
+        return rt_frame_lix(t->f, rl, ru, cl, cu, &args[1], out, e);
+    }
     if (t->kind != V_MATRIX)
         return br_err(e, BR_EINDEX, "left indexing needs a matrix or list, not a %s", val_kind_name(t->kind));
     MB *m = t->m;

@@ -1,8 +1,618 @@
-/* frame.c: frames (tier 2): construction, casts, transforms. */
-#include "interp.h"
+/* frame.c: frames (tier 2) in the runtime: construction (as.frame,
+ * frame), casts (as.matrix, as.scalar, applySchema), detectSchema, the
+ * transformations, and the generic builtins (nrow, ncol, length, typeof,
+ * cbind, rbind, print, toString, write, read) when a frame is involved.
+ * rt_builtin calls rt_builtin_frame first; it claims its own builtins and
+ * generic ones with a frame argument, and returns RT_NOT_MINE otherwise. */
+#include "frame.h"
 
-int rt_builtin_frame(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e)
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../io/io.h"
+#include "format.h"
+#include "transform.h"
+
+static bool given(const Value *v) { return v->kind != V_NONE; }
+
+static int num(const Value *v, const char *what, double *out, BrErr *e)
 {
-    (void)rt; (void)f; (void)h; (void)args; (void)out; (void)e;
+    if (val_is_numeric(v)) { *out = val_as_double(v); return 0; }
+    if (v->kind == V_MATRIX && v->m->rows == 1 && v->m->cols == 1) { *out = mb_get(v->m, 0, 0); return 0; }
+    return br_err(e, BR_EARG, "argument '%s' must be a number, not a %s", what, val_kind_name(v->kind));
+}
+
+static const char *str(const Value *v, const char *what, BrErr *e)
+{
+    if (v->kind == V_STRING) return v->s->s;
+    br_err(e, BR_EARG, "argument '%s' must be a string, not a %s", what, val_kind_name(v->kind));
+    return NULL;
+}
+
+static int boolean(const Value *v, const char *what, bool *out, BrErr *e)
+{
+    if (v->kind == V_STRING) {
+        if (!strcasecmp(v->s->s, "true")) { *out = true; return 0; }
+        if (!strcasecmp(v->s->s, "false")) { *out = false; return 0; }
+    }
+    double d;
+    if (num(v, what, &d, e)) return e->code;
+    *out = d != 0;
+    return 0;
+}
+
+static int ret_fb(FB *f, Value *out, BrErr *e)
+{
+    if (!f) return e->code ? e->code : br_err(e, BR_EFAIL, "frame operation failed");
+    *out = val_frame(f);
+    return 0;
+}
+
+static int ret_mb(MB *m, Value *out, BrErr *e)
+{
+    if (!m) return e->code ? e->code : br_err(e, BR_EFAIL, "frame operation failed");
+    *out = val_matrix(m);
+    return 0;
+}
+
+/* A value as a frame: frames are borrowed; matrices and scalars convert
+ * into *tmp (caller releases). */
+static const FB *as_fb(const Value *v, const char *what, FB **tmp, BrErr *e)
+{
+    *tmp = NULL;
+    if (v->kind == V_FRAME) return v->f;
+    if (v->kind == V_MATRIX) return *tmp = fb_from_mb(v->m, e);
+    if (val_is_scalar(v)) {
+        FbType t = v->kind == V_STRING ? FB_STRING : v->kind == V_INT ? FB_INT64 : v->kind == V_BOOL ? FB_BOOL : FB_FP64;
+        if (!(*tmp = fb_new(1, 1, &t, e))) return NULL;
+        if (t == FB_STRING) fb_set_text(*tmp, 0, 0, v->s->s, v->s->len, e);
+        else if (t == FB_INT64) (*tmp)->c[0]->i[0] = v->i;
+        else fb_set_num(*tmp, 0, 0, val_as_double(v), e);
+        if (e->code) { fb_release(*tmp); *tmp = NULL; }
+        return *tmp;
+    }
+    br_err(e, BR_EARG, "%s: expected a frame, not a %s", what, val_kind_name(v->kind));
+    return NULL;
+}
+
+/* ---- printing ---- */
+
+typedef struct Txt { char *p; size_t n, cap; bool oom; } Txt;
+
+static void put(Txt *t, const char *s, size_t n)
+{
+    if (t->oom) return;
+    if (t->n + n + 1 > t->cap) {
+        size_t nc = t->cap ? t->cap : 256;
+        while (nc < t->n + n + 1) nc *= 2;
+        char *p = realloc(t->p, nc);
+        if (!p) { t->oom = true; return; }
+        t->p = p;
+        t->cap = nc;
+    }
+    memcpy(t->p + t->n, s, n);
+    t->n += n;
+    t->p[t->n] = 0;
+}
+
+static void puts_(Txt *t, const char *s) { put(t, s, strlen(s)); }
+
+char *rt_frame_text(const FB *f, int64_t rows, int64_t cols, int decimal, const char *sep, const char *linesep,
+                    BrErr *e)
+{
+    int64_t nr = rows < 0 || rows > f->rows ? f->rows : rows;
+    int64_t nc = cols < 0 || cols > f->cols ? f->cols : cols;
+    Txt t = {0};
+    char buf[64];
+    snprintf(buf, sizeof buf, "# FRAME: nrow = %lld, ncol = %lld", (long long)f->rows, (long long)f->cols);
+    puts_(&t, buf);
+    puts_(&t, linesep);
+    for (int pass = 0; pass < 2; pass++) {
+        puts_(&t, "#");
+        puts_(&t, sep);
+        for (int64_t j = 0; j < nc; j++) {
+            if (j) puts_(&t, sep);
+            puts_(&t, pass == 0 ? f->names[j] : fb_type_name(f->c[j]->type));
+        }
+        puts_(&t, linesep);
+    }
+    /* FP64 columns: every cell as toString prints matrices, one line each */
+    char **dtext = calloc((size_t)(nc > 0 ? nc : 1), sizeof(char *));
+    char ***dline = calloc((size_t)(nc > 0 ? nc : 1), sizeof(char **));
+    if (!dtext || !dline) t.oom = true;
+    for (int64_t j = 0; j < nc && !t.oom && !e->code; j++) {
+        if (f->c[j]->type != FB_FP64 || nr == 0) continue;
+        MB *m = mb_dense(nr, 1, e);
+        if (!m) break;
+        memcpy(m->d, f->c[j]->d, (size_t)nr * sizeof(double));
+        mb_recount_nnz(m);
+        dtext[j] = fmt_matrix(m, -1, -1, decimal, false, "", "\n", e);
+        mb_release(m);
+        dline[j] = malloc((size_t)nr * sizeof(char *));
+        if (!dtext[j] || !dline[j]) { t.oom = !e->code; break; }
+        char *p = dtext[j];
+        for (int64_t i = 0; i < nr; i++) {
+            dline[j][i] = p;
+            p = strchr(p, '\n');
+            if (p) *p++ = 0;
+            else p = dline[j][i] + strlen(dline[j][i]);
+        }
+    }
+    for (int64_t i = 0; i < nr && !t.oom && !e->code; i++) {
+        for (int64_t j = 0; j < nc; j++) {
+            if (j) puts_(&t, sep);
+            const FbCol *c = f->c[j];
+            switch (c->type) {
+            case FB_STRING: puts_(&t, c->s[i] ? c->s[i] : "null"); break;
+            case FB_FP64: puts_(&t, dline[j][i]); break;
+            case FB_INT64: fmt_int(c->i[i], buf, sizeof buf); puts_(&t, buf); break;
+            default: puts_(&t, fmt_bool(c->b[i])); break;
+            }
+        }
+        puts_(&t, linesep);
+    }
+    for (int64_t j = 0; dtext && j < nc; j++) { free(dtext[j]); if (dline) free(dline[j]); }
+    free(dtext);
+    free(dline);
+    if (t.oom || e->code) {
+        free(t.p);
+        if (!e->code) br_err(e, BR_ENOMEM, "out of memory formatting a frame");
+        return NULL;
+    }
+    return t.p ? t.p : br_strdup("");
+}
+
+static int b_print(Rt *rt, const Value *v, BrErr *e)
+{
+    char *s = rt_frame_text(v->f, 100, 100, 3, " ", "\n", e);
+    if (!s) return e->code;
+    pthread_mutex_lock(&rt->lock);
+    fputs(s, rt->opt.out);
+    fputc('\n', rt->opt.out);
+    fflush(rt->opt.out);
+    pthread_mutex_unlock(&rt->lock);
+    free(s);
+    return 0;
+}
+
+static int b_tostring(Value *a, Value *out, BrErr *e)
+{
+    double d;
+    int64_t rows = 100, cols = 100;
+    int decimal = 3;
+    const char *sep = " ", *ls = "\n";
+    if (given(&a[1])) { if (num(&a[1], "rows", &d, e)) return e->code; rows = (int64_t)d; }
+    if (given(&a[2])) { if (num(&a[2], "cols", &d, e)) return e->code; cols = (int64_t)d; }
+    if (given(&a[3])) { if (num(&a[3], "decimal", &d, e)) return e->code; decimal = (int)d; }
+    if (given(&a[5]) && !(sep = str(&a[5], "sep", e))) return e->code;
+    if (given(&a[6]) && !(ls = str(&a[6], "linesep", e))) return e->code;
+    char *s = rt_frame_text(a[0].f, rows, cols, decimal, sep, ls, e);
+    if (!s) return e->code;
+    *out = val_string(s);
+    free(s);
+    return 0;
+}
+
+/* ---- files ---- */
+
+int rt_frame_read(Value *a, Value *out, BrErr *e)
+{
+    const char *file = str(&a[0], "file", e);
+    if (!file) return e->code;
+    IoFrameReadOpts o;
+    io_frame_read_opts_init(&o);
+    double d;
+    bool b;
+    if (given(&a[1]) && !(o.format = str(&a[1], "format", e))) return e->code;
+    if (given(&a[2])) { if (num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
+    if (given(&a[3])) { if (num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (given(&a[4])) { if (boolean(&a[4], "header", &b, e)) return e->code; o.header = b; }
+    if (given(&a[5]) && !(o.sep = str(&a[5], "sep", e))) return e->code;
+    if (given(&a[11]) && !(o.schema = str(&a[11], "schema", e))) return e->code;
+    const char *na[64];
+    char *nabuf = NULL;
+    if (given(&a[8])) {
+        const char *s = str(&a[8], "naStrings", e);
+        if (!s) return e->code;
+        nabuf = br_strdup(s);
+        int k = 0;
+        for (char *tok = strtok(nabuf, ","); tok && k < 64; tok = strtok(NULL, ",")) na[k++] = tok;
+        o.na_strings = na;
+        o.n_na = k;
+    }
+    FB *f = io_read_frame(file, &o, e);
+    free(nabuf);
+    return ret_fb(f, out, e);
+}
+
+static int b_write(Value *a, BrErr *e)
+{
+    const char *file = str(&a[1], "file", e);
+    if (!file) return e->code;
+    IoWriteOpts o;
+    io_write_opts_init(&o);
+    if (given(&a[2]) && !(o.format = str(&a[2], "format", e))) return e->code;
+    if (given(&a[3]) && boolean(&a[3], "header", &o.header, e)) return e->code;
+    if (given(&a[4]) && !(o.sep = str(&a[4], "sep", e))) return e->code;
+    return io_write_frame(file, a[0].f, &o, e);
+}
+
+/* ---- construction and casts ---- */
+
+/* Text of a scalar for a frame cell (NULL: not a scalar). Caller frees. */
+static char *cell_text(const Value *v)
+{
+    if (!val_is_scalar(v)) return NULL;
+    return rt_scalar_text(v, true);
+}
+
+/* Value types from a schema argument: "T1,T2" (one type: every column),
+ * a list of type names, or a frame whose first row holds them (what
+ * detectSchema returns). *n receives the count; *types is malloc'd. */
+static int schema_types(const Value *s, FbType **types, int64_t *n, BrErr *e)
+{
+    *types = NULL;
+    *n = 0;
+    int64_t k = 0, cap = 0;
+    const char *text = NULL;
+    char *own = NULL;
+    int64_t items = s->kind == V_LIST ? s->l->n : s->kind == V_FRAME ? s->f->cols : 1;
+    for (int64_t it = 0; it < items; it++) {
+        free(own);
+        own = NULL;
+        if (s->kind == V_STRING) text = s->s->s;
+        else if (s->kind == V_LIST) {
+            if (s->l->items[it].kind != V_STRING) { free(*types); return br_err(e, BR_EARG, "schema: list items must be type names"); }
+            text = s->l->items[it].s->s;
+        } else if (s->kind == V_FRAME) {
+            if (s->f->rows < 1) { free(*types); return br_err(e, BR_EARG, "schema: the schema frame has no rows"); }
+            char buf[40];
+            const char *t = fb_cell_text(s->f, 0, it, buf);
+            own = br_strdup(t ? t : "");
+            text = own;
+        } else {
+            return br_err(e, BR_EARG, "schema must be a string, a list or a frame, not a %s", val_kind_name(s->kind));
+        }
+        for (const char *p = text;;) {
+            const char *q = strchr(p, ',');
+            size_t len = q ? (size_t)(q - p) : strlen(p);
+            if (k == cap) {
+                cap = cap ? 2 * cap : 16;
+                FbType *nt = br_realloc(*types, (size_t)cap * sizeof(FbType));
+                if (!nt) { free(own); free(*types); return br_err(e, BR_ENOMEM, "out of memory"); }
+                *types = nt;
+            }
+            if (!fb_type_parse(p, len, &(*types)[k])) {
+                int rc = br_err(e, BR_EARG, "schema: unknown value type \"%.*s\" (STRING, FP64, INT64, BOOLEAN)",
+                                (int)BR_MIN(len, 40), p);
+                free(own);
+                free(*types);
+                *types = NULL;
+                return rc;
+            }
+            k++;
+            if (!q) break;
+            p = q + 1;
+        }
+    }
+    free(own);
+    *n = k;
+    return 0;
+}
+
+/* Types for cols columns from a schema argument (absent: all strings). */
+static int resolve_schema(const Value *s, int64_t cols, FbType **types, BrErr *e)
+{
+    int64_t n = 0;
+    *types = NULL;
+    if (given(s) && schema_types(s, types, &n, e)) return e->code;
+    FbType *t = br_calloc((size_t)(cols > 0 ? cols : 1), sizeof(FbType));
+    if (!t) { free(*types); return br_err(e, BR_ENOMEM, "out of memory"); }
+    if (n == 1) for (int64_t j = 0; j < cols; j++) t[j] = (*types)[0];
+    else if (n == cols) for (int64_t j = 0; j < cols; j++) t[j] = (*types)[j];
+    else if (n != 0) {
+        free(*types);
+        free(t);
+        *types = NULL;
+        return br_err(e, BR_EDIM, "schema: dimension mismatch: %lld value types for %lld columns", (long long)n,
+                      (long long)cols);
+    }
+    free(*types);
+    *types = t;
+    return 0;
+}
+
+/* frame(data, rows, cols, schema): data is one value for every cell, a
+ * list with one value per column (repeated in every row) or rows*cols
+ * values (row-major). */
+static int b_frame(Value *a, Value *out, BrErr *e)
+{
+    double r = -1, c = -1;
+    if (given(&a[1]) && num(&a[1], "rows", &r, e)) return e->code;
+    if (given(&a[2]) && num(&a[2], "cols", &c, e)) return e->code;
+    const Value *data = &a[0];
+    if (data->kind == V_FRAME || data->kind == V_MATRIX) {
+        /* a frame or matrix data argument: as.frame, then the schema */
+        FB *tmp;
+        const FB *src = as_fb(data, "frame", &tmp, e);
+        if (!src) return e->code;
+        FbType *types = NULL;
+        FB *res = NULL;
+        if (!resolve_schema(&a[3], src->cols, &types, e))
+            res = given(&a[3]) ? fb_cast(src, types, e) : fb_slice(src, 0, src->rows, 0, src->cols, e);
+        free(types);
+        fb_release(tmp);
+        return ret_fb(res, out, e);
+    }
+    int64_t nitems = data->kind == V_LIST ? data->l->n : 1;
+    if (c < 0) {
+        int64_t ns = 0;
+        FbType *st = NULL;
+        if (given(&a[3]) && schema_types(&a[3], &st, &ns, e)) return e->code;
+        free(st);
+        c = ns > 0 ? (double)ns : data->kind == V_LIST ? (double)nitems : 1;
+    }
+    if (r < 0) return br_err(e, BR_EARG, "frame: the number of rows is required");
+    int64_t rows = (int64_t)r, cols = (int64_t)c;
+    if (data->kind == V_LIST && nitems != 1 && nitems != cols && nitems != rows * cols)
+        return br_err(e, BR_EDIM, "frame: dimension mismatch: %lld values for %lldx%lld (give one, one per column, or all)",
+                      (long long)nitems, (long long)rows, (long long)cols);
+    FbType *types;
+    if (resolve_schema(&a[3], cols, &types, e)) return e->code;
+    FB *f = fb_new(rows, cols, types, e);
+    free(types);
+    if (!f) return e->code;
+    char **texts = calloc((size_t)nitems, sizeof(char *));
+    int rc = texts ? 0 : br_err(e, BR_ENOMEM, "out of memory");
+    for (int64_t k = 0; k < nitems && !rc; k++) {
+        const Value *v = data->kind == V_LIST ? &data->l->items[k] : data;
+        if (!(texts[k] = cell_text(v)))
+            rc = br_err(e, BR_EARG, "frame: data must be scalars, not a %s", val_kind_name(v->kind));
+    }
+    /* "" fills nothing: the cells stay missing (SystemDS makes random data) */
+    for (int64_t i = 0; i < rows && !rc; i++)
+        for (int64_t j = 0; j < cols && !rc; j++) {
+            int64_t k = nitems == 1 ? 0 : nitems == cols ? j : i * cols + j;
+            if (!texts[k][0]) continue;
+            rc = fb_set_text(f, i, j, texts[k], strlen(texts[k]), e);
+        }
+    for (int64_t k = 0; texts && k < nitems; k++) free(texts[k]);
+    free(texts);
+    if (rc) { fb_release(f); return rc; }
+    *out = val_frame(f);
+    return 0;
+}
+
+static int b_as_scalar(const FB *f, Value *out, BrErr *e)
+{
+    if (f->rows != 1 || f->cols != 1)
+        return br_err(e, BR_EDIM, "as.scalar: dimension mismatch: expected a 1x1 frame, got %lldx%lld",
+                      (long long)f->rows, (long long)f->cols);
+    const FbCol *c = f->c[0];
+    switch (c->type) {
+    case FB_FP64: *out = val_double(c->d[0]); break;
+    case FB_INT64: *out = val_int(c->i[0]); break;
+    case FB_BOOL: *out = val_bool(c->b[0]); break;
+    default: *out = val_string(c->s[0] ? c->s[0] : "null"); break;
+    }
+    return 0;
+}
+
+/* Classes of a cell's text for detectSchema. */
+enum { K_BOOL = 1, K_INT = 2, K_NUM = 4 };
+
+/* [-+]?digits, optionally followed by '.' and zeros ("11.000"). */
+static bool int_text(const char *s, size_t n, bool sign_ok)
+{
+    size_t i = 0;
+    if (sign_ok && i < n && (s[i] == '+' || s[i] == '-')) i++;
+    size_t d = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') i++;
+    if (i == d) return false;
+    if (i < n && s[i] == '.') {
+        size_t z = ++i;
+        while (i < n && s[i] == '0') i++;
+        if (i == z) return false;
+    }
+    return i == n;
+}
+
+static int text_kinds(const char *s)
+{
+    size_t n = strlen(s);
+    while (n && (*s == ' ' || *s == '"')) { s++; n--; }
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '"')) n--;
+    int k = 0;
+    double d;
+    if (fb_parse_num(s, n, &d)) {
+        k |= K_NUM;
+        if (int_text(s, n, true)) k |= K_INT;
+        if ((s[0] == '0' || s[0] == '1') && int_text(s, n, false) && (n == 1 || s[1] == '.')) k |= K_BOOL;
+    }
+    if ((n == 4 && !strncasecmp(s, "true", 4)) || (n == 5 && !strncasecmp(s, "false", 5)) ||
+        (n == 1 && strchr("tTfF", *s)))
+        k |= K_BOOL;
+    return k;
+}
+
+/* Kinds of a number (as SystemDS's isType(double)). */
+static int num_kinds(double v)
+{
+    if (v == 0 || v == 1) return K_BOOL | K_INT | K_NUM;
+    if (v == floor(v) && fabs(v) < 9.2e18) return K_INT | K_NUM;
+    return K_NUM;
+}
+
+static int b_detect_schema(const FB *f, Value *out, BrErr *e)
+{
+    FB *r = fb_new(1, f->cols, NULL, e);
+    if (!r) return e->code;
+    for (int64_t j = 0; j < f->cols; j++) {
+        const FbCol *c = f->c[j];
+        int all = K_BOOL | K_INT | K_NUM;
+        bool any = false;
+        for (int64_t i = 0; i < f->rows; i++) {
+            int k;
+            if (c->type == FB_STRING) {
+                if (!c->s[i] || !c->s[i][0]) continue;
+                k = text_kinds(c->s[i]);
+            } else if (c->type == FB_FP64) {
+                if (isnan(c->d[i])) continue;
+                k = num_kinds(c->d[i]);
+            } else if (c->type == FB_INT64) {
+                k = num_kinds((double)c->i[i]);
+            } else {
+                k = K_BOOL;
+            }
+            any = true;
+            all &= k;
+        }
+        const char *t = !any ? fb_type_name(c->type == FB_STRING ? FB_STRING : c->type)
+                      : (all & K_BOOL) ? "BOOLEAN" : (all & K_INT) ? "INT64" : (all & K_NUM) ? "FP64" : "STRING";
+        if (fb_set_text(r, 0, j, t, strlen(t), e) || (f->named && fb_set_name(r, j, f->names[j], e))) {
+            fb_release(r);
+            return e->code;
+        }
+    }
+    *out = val_frame(r);
+    return 0;
+}
+
+static int b_bind(const Hop *h, Value *va, int nv, Value *out, BrErr *e)
+{
+    const FB **fs = calloc((size_t)nv + 1, sizeof(FB *));
+    FB **tmp = calloc((size_t)nv + 1, sizeof(FB *));
+    int rc = fs && tmp ? 0 : br_err(e, BR_ENOMEM, "out of memory");
+    for (int i = 0; i < nv && !rc; i++)
+        if (!(fs[i] = as_fb(&va[i], h->bi == BI_CBIND ? "cbind" : "rbind", &tmp[i], e))) rc = e->code;
+    if (!rc) rc = ret_fb(h->bi == BI_CBIND ? fb_cbind(nv, fs, e) : fb_rbind(nv, fs, e), out, e);
+    for (int i = 0; tmp && i < nv; i++) fb_release(tmp[i]);
+    free(fs);
+    free(tmp);
+    return rc;
+}
+
+/* The spec argument: a string (SystemDS also reads it from a file first). */
+static const char *spec_arg(const Value *v, BrErr *e)
+{
+    if (v->kind == V_STRING) return v->s->s;
+    br_err(e, BR_EARG, "spec must be a JSON string, not a %s", val_kind_name(v->kind));
+    return NULL;
+}
+
+static const FB *frame_arg(const Value *v, const char *what, BrErr *e)
+{
+    if (v->kind == V_FRAME) return v->f;
+    br_err(e, BR_EARG, "%s must be a frame, not a %s", what, val_kind_name(v->kind));
+    return NULL;
+}
+
+static int b_transform(const Hop *h, Value *a, Value *out, BrErr *e)
+{
+    const char *spec = spec_arg(&a[1], e);
+    if (!spec) return e->code;
+    switch (h->bi) {
+    case BI_TFENCODE: {
+        const FB *f = frame_arg(&a[0], "transformencode: target", e);
+        MB *x;
+        FB *m;
+        if (!f || tf_encode(f, spec, &x, &m, e)) return e->code;
+        Value l = val_list_new(2);
+        list_append(l.l, val_matrix(x), NULL, e);
+        list_append(l.l, val_frame(m), NULL, e);
+        *out = l;
+        return 0;
+    }
+    case BI_TFAPPLY: {
+        const FB *f = frame_arg(&a[0], "transformapply: target", e);
+        const FB *m = f ? frame_arg(&a[2], "transformapply: meta", e) : NULL;
+        if (!m) return e->code;
+        return ret_mb(tf_apply(f, spec, m, e), out, e);
+    }
+    case BI_TFDECODE: {
+        const FB *m = frame_arg(&a[2], "transformdecode: meta", e);
+        if (!m) return e->code;
+        if (a[0].kind != V_MATRIX)
+            return br_err(e, BR_EARG, "transformdecode: target must be a matrix, not a %s", val_kind_name(a[0].kind));
+        return ret_fb(tf_decode(a[0].m, spec, m, e), out, e);
+    }
+    default: {
+        const FB *m = frame_arg(&a[0], "transformcolmap: target", e);
+        if (!m) return e->code;
+        return ret_mb(tf_colmap(m, spec, e), out, e);
+    }
+    }
+}
+
+int rt_frame_lix(const FB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const Value *src, Value *out,
+                 BrErr *e)
+{
+    if (val_is_scalar(src) && (ru - rl != 1 || cu - cl != 1))
+        return br_err(e, BR_EDIM, "left indexing: dimension mismatch: a scalar can only be assigned to a single cell, not a %lldx%lld block",
+                      (long long)(ru - rl), (long long)(cu - cl));
+    FB *tmp;
+    const FB *s = as_fb(src, "left indexing", &tmp, e);
+    if (!s) return e->code;
+    FB *r = fb_lix(t, rl, ru, cl, cu, s, e);
+    fb_release(tmp);
+    return ret_fb(r, out, e);
+}
+
+/* ---- dispatch ---- */
+
+int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrErr *e)
+{
+    (void)fr;
+    int nv = h->nvar;
+    Value *va = a + (h->nin - nv);
+    switch (h->bi) {
+    case BI_ASFRAME: {
+        if (a[0].kind == V_FRAME) { *out = val_retain(a[0]); return 0; }
+        FB *tmp;
+        if (!as_fb(&a[0], "as.frame", &tmp, e)) return e->code;
+        *out = val_frame(tmp);
+        return 0;
+    }
+    case BI_FRAME: return b_frame(a, out, e);
+    case BI_DETECTSCHEMA: {
+        const FB *f = frame_arg(&a[0], "detectSchema: target", e);
+        return f ? b_detect_schema(f, out, e) : e->code;
+    }
+    case BI_APPLYSCHEMA: {
+        const FB *f = frame_arg(&a[0], "applySchema: target", e);
+        FbType *types;
+        if (!f || resolve_schema(&a[1], f->cols, &types, e)) return e->code;
+        FB *r = fb_cast(f, types, e);
+        free(types);
+        return ret_fb(r, out, e);
+    }
+    case BI_TFENCODE: case BI_TFAPPLY: case BI_TFDECODE: case BI_TFCOLMAP:
+        return b_transform(h, a, out, e);
+    default: break;
+    }
+    /* generic builtins, when an argument is a frame */
+    bool any = false;
+    for (int k = 0; k < h->nin; k++) any |= a[k].kind == V_FRAME;
+    if (!any) return RT_NOT_MINE;
+    const FB *f = a[0].kind == V_FRAME ? a[0].f : NULL;
+    switch (h->bi) {
+    case BI_NROW: case BI_NCOL: case BI_LENGTH:
+        if (!f) break;
+        *out = val_int(h->bi == BI_NROW ? f->rows : h->bi == BI_NCOL ? f->cols : f->rows * f->cols);
+        return 0;
+    case BI_TYPEOF:
+        if (!f) break;
+        *out = val_string("Frame");
+        return 0;
+    case BI_ASMATRIX: return f ? ret_mb(fb_to_mb(f, e), out, e) : RT_NOT_MINE;
+    case BI_ASSCALAR: return f ? b_as_scalar(f, out, e) : RT_NOT_MINE;
+    case BI_CBIND: case BI_RBIND: return b_bind(h, va, nv, out, e);
+    case BI_PRINT: return nv == 1 ? b_print(rt, &va[0], e) : RT_NOT_MINE;
+    case BI_TOSTRING: return f ? b_tostring(a, out, e) : RT_NOT_MINE;
+    case BI_WRITE: return f ? b_write(a, e) : RT_NOT_MINE;
+    default: break;
+    }
     return RT_NOT_MINE;
 }

@@ -31,6 +31,7 @@ void rt_init(Rt *rt, RtProgram *p, Diag *d, const RtOptions *o)
 void rt_destroy(Rt *rt)
 {
     free(rt->stats);
+    free(rt->rc_samples);
     pthread_mutex_destroy(&rt->lock);
 }
 
@@ -85,6 +86,12 @@ static void stat_add(Rt *rt, const char *name, int64_t ns)
     pthread_mutex_unlock(&rt->lock);
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int stat_cmp(const void *a, const void *b)
 {
     const RtStat *x = a, *y = b;
@@ -94,8 +101,18 @@ static int stat_cmp(const void *a, const void *b)
 void rt_print_stats(Rt *rt, FILE *f, int top)
 {
     fprintf(f, "HOP DAGs recompiled:\t\t%lld\n", (long long)rt->nrecompile);
-    fprintf(f, "HOP DAG recompile time:\t\t%.3f sec (mean %.1f us per DAG).\n", (double)rt->recompile_ns / 1e9,
+    int32_t med = 0;
+    if (rt->nrc_samples) {
+        qsort(rt->rc_samples, (size_t)rt->nrc_samples, sizeof(int32_t), cmp_i32);
+        med = rt->rc_samples[rt->nrc_samples / 2];
+    }
+    fprintf(f, "HOP DAG recompile time:\t\t%.3f sec (median %d us, mean %.1f us per DAG).\n",
+            (double)rt->recompile_ns / 1e9, (int)med,
             rt->nrecompile ? (double)rt->recompile_ns / 1e3 / (double)rt->nrecompile : 0.0);
+    if (rt->prog->rw.cse + rt->prog->rw.folded + rt->prog->rw.simplified + rt->prog->rw.physical)
+        fprintf(f, "Rewrites (compile time):\t%d CSE, %d folded, %d simplified, %d dynamic, %d mmchain, "
+                   "%d physical, %d inlined.\n", rt->prog->rw.cse, rt->prog->rw.folded, rt->prog->rw.simplified,
+                rt->prog->rw.dynamic, rt->prog->rw.mmchain, rt->prog->rw.physical, rt->prog->rw.inlined);
     qsort(rt->stats, (size_t)rt->nstats, sizeof *rt->stats, stat_cmp);
     fprintf(f, "Heavy hitter instructions:\n");
     fprintf(f, "  #  Instruction          Time(s)      Count\n");
@@ -164,6 +181,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
             Value *v = st_get(&f->vars, h->name);
             if (v) { *out = val_retain(*v); return 0; }
         }
+        if (h->flag) { *out = none; return 0; }   /* exists(X): optional read */
         return br_err(e, BR_EARG, "undefined variable '%s'", h->name);
     }
     case H_UNARY: return rt_unary(h->op, ARG(0), out, e);
@@ -299,7 +317,6 @@ static int eval_header(Rt *rt, Frame *f, PBlock *b, Iter *it)
     if (exec_code(rt, f, b->code, &regs)) return -1;
     Value *v[3] = {NULL, NULL, NULL};
     for (int k = 0; k < 3; k++) v[k] = b->code->for_regs[k] >= 0 ? &regs[b->code->for_regs[k]] : NULL;
-    it->ints = true;
     double x[3] = {0, 0, 0};
     for (int k = 0; k < 3; k++) {
         if (!v[k]) continue;
@@ -307,17 +324,24 @@ static int eval_header(Rt *rt, Frame *f, PBlock *b, Iter *it)
             free_regs(regs, b->code->nregs);
             return rt_fail(rt, b->span, BR_EARG, "for loop bounds must be numeric scalars");
         }
-        x[k] = val_as_double(v[k]);
-        if (v[k]->kind == V_DOUBLE && x[k] != floor(x[k])) it->ints = false;
+        x[k] = v[k]->kind == V_MATRIX ? mb_get(v[k]->m, 0, 0) : val_as_double(v[k]);
     }
     free_regs(regs, b->code->nregs);
-    it->from = x[0];
-    it->to = x[1];
-    it->incr = v[2] ? x[2] : (x[0] <= x[1] ? 1 : -1);
-    if (it->incr == 0 || isnan(it->incr) || isnan(it->from) || isnan(it->to))
-        return rt_fail(rt, b->span, BR_EARG, "for loop increment must be non-zero");
-    double cnt = floor((it->to - it->from) / it->incr + 1e-10) + 1;
-    it->n = cnt > 0 ? (int64_t)cnt : 0;
+    if (isnan(x[0]) || isnan(x[1]) || isnan(x[2]))
+        return rt_fail(rt, b->span, BR_EARG, "for loop bounds must not be NaN");
+    /* As SystemDS: the loop variable is an integer; the bounds are cut
+     * toward zero (so 1:n/2 runs to floor(n/2)); the count from the exact
+     * bounds decides only whether the loop runs at all. */
+    it->ints = true;
+    it->from = (double)ops_dml_long(x[0]);
+    it->to = (double)ops_dml_long(x[1]);
+    it->incr = v[2] ? (double)ops_dml_long(x[2]) : (it->from <= it->to ? 1 : -1);
+    if (it->incr == 0)
+        return rt_fail(rt, b->span, BR_EARG, v[2] && x[2] != 0 ?
+                       "for loop increment must be an integer (not %g)" : "for loop increment must be non-zero", x[2]);
+    double dincr = v[2] ? x[2] : it->incr;
+    double cnt = floor((it->to - it->from) / it->incr) + 1;
+    it->n = cnt > 0 && 1 + floor(x[1] / dincr - x[0] / dincr) > 0 ? (int64_t)cnt : 0;
     return 0;
 }
 
@@ -406,6 +430,13 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
             int64_t dt = br_now_ns() - t0;
             __atomic_add_fetch(&rt->nrecompile, 1, __ATOMIC_RELAXED);
             __atomic_add_fetch(&rt->recompile_ns, dt, __ATOMIC_RELAXED);
+            if (rt->opt.stats) {
+                pthread_mutex_lock(&rt->lock);
+                if (!rt->rc_samples) rt->rc_samples = malloc(65536 * sizeof(int32_t));
+                if (rt->rc_samples && rt->nrc_samples < 65536)
+                    rt->rc_samples[rt->nrc_samples++] = (int32_t)(dt / 1000);
+                pthread_mutex_unlock(&rt->lock);
+            }
             if (rt->opt.explain_recompile) {
                 pthread_mutex_lock(&rt->lock);
                 fprintf(rt->opt.out, "RECOMPILED DAG (line %d):\n", b->span.line);
@@ -445,6 +476,21 @@ int rt_run_main(Rt *rt, Frame *f)
     return rt_exec_list(rt, f, &rt->prog->main);
 }
 
+/* A new reference to an argument, a numeric scalar converted to its
+ * parameter's declared value type as SystemDS does (Double x given 3
+ * sees 3.0; Integer k given 2.7 sees 2). */
+static Value convert_arg(const Param *p, Value v)
+{
+    if (p->dt != DT_SCALAR || !val_is_numeric(&v)) return val_retain(v);
+    double d = val_as_double(&v);
+    switch (p->vt) {
+    case VT_DOUBLE: return v.kind == V_DOUBLE ? v : val_double(d);
+    case VT_INT: return v.kind == V_INT ? v : val_int(ops_dml_long(d));
+    case VT_BOOL: return v.kind == V_BOOL ? v : val_bool(d != 0);
+    default: return val_retain(v);
+    }
+}
+
 int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
 {
     Span sp = fn->span;
@@ -457,7 +503,7 @@ int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
     st_init(&nf.vars);
     nf.depth = caller->depth + 1;
     for (int i = 0; i < fn->nin; i++)
-        if (args[i].kind != V_NONE) st_put(&nf.vars, fn->in[i].name, val_retain(args[i]));
+        if (args[i].kind != V_NONE) st_put(&nf.vars, fn->in[i].name, convert_arg(&fn->in[i], args[i]));
     int rc = rt_exec_list(rt, &nf, &fp->body);
     if (!rc) {
         Value l = val_list_new(fn->nout);

@@ -71,6 +71,7 @@ Value val_retain(Value v)
     case V_MATRIX: mb_retain(v.m); break;
     case V_STRING: __atomic_add_fetch(&v.s->refs, 1, __ATOMIC_RELAXED); break;
     case V_LIST: __atomic_add_fetch(&v.l->refs, 1, __ATOMIC_RELAXED); break;
+    case V_FRAME: fb_retain(v.f); break;
     default: break;
     }
     return v;
@@ -97,6 +98,7 @@ void val_release(Value *v)
     case V_LIST:
         if (__atomic_sub_fetch(&v->l->refs, 1, __ATOMIC_ACQ_REL) == 0) list_free(v->l);
         break;
+    case V_FRAME: fb_release(v->f); break;
     default: break;
     }
     v->kind = V_NONE;
@@ -124,6 +126,7 @@ const char *val_kind_name(VKind k)
     case V_BOOL: return "boolean";
     case V_STRING: return "string";
     case V_LIST: return "list";
+    case V_FRAME: return "frame";
     default: return "none";
     }
 }

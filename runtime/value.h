@@ -7,9 +7,10 @@
 #define BRAID_VALUE_H
 
 #include "../base/base.h"
+#include "../matrix/fb.h"
 #include "../matrix/mb.h"
 
-typedef enum { V_NONE, V_MATRIX, V_DOUBLE, V_INT, V_BOOL, V_STRING, V_LIST } VKind;
+typedef enum { V_NONE, V_MATRIX, V_DOUBLE, V_INT, V_BOOL, V_STRING, V_LIST, V_FRAME } VKind;
 
 typedef struct Str { int refs; size_t len; char s[]; } Str;
 typedef struct List List;
@@ -23,6 +24,7 @@ typedef struct Value {
         bool b;
         Str *s;
         List *l;
+        FB *f;         /* V_FRAME */
     };
 } Value;
 
@@ -39,6 +41,8 @@ static inline Value val_bool(bool b) { Value v = {.kind = V_BOOL}; v.b = b; retu
 static inline Value val_none(void) { Value v = {.kind = V_NONE}; v.i = 0; return v; }
 /* Takes ownership of the caller's reference to m. */
 static inline Value val_matrix(MB *m) { Value v = {.kind = V_MATRIX}; v.m = m; return v; }
+/* Takes ownership of the caller's reference to f. */
+static inline Value val_frame(FB *f) { Value v = {.kind = V_FRAME}; v.f = f; return v; }
 Value val_string(const char *s);               /* copies s */
 Value val_string_n(const char *s, size_t n);
 Value val_list_new(int cap);                   /* empty list, refs 1 */

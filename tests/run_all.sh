@@ -36,12 +36,12 @@ if [ -x tests/dml/run.sh ]; then
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
 fi
 # the shared conformance suite (../shared/conformance), when present: with
-# the default settings and with rewrites off
+# the default settings, with rewrites off and with the fuse-all heuristic
 conf="$(cd "$(dirname "$0")/../.." && pwd)/shared/conformance"
 if [ -x "$conf/run.sh" ]; then
   bin="$(cd "$(dirname "$build/braid")" && pwd)/braid"
   here="$(pwd)"
-  for mode in default rewrites_off; do
+  for mode in default rewrites_off codegen_fuse_all; do
     if [ $mode = default ]; then cmd="$bin"
     else
       cmd="$(cd "$build" && pwd)/braid-$mode"

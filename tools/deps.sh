@@ -2,7 +2,7 @@
 # deps.sh: install the Debian packages braid builds against, if missing.
 # Called by make before the first build; safe to run again.
 set -e
-PKGS="gcc make libopenblas-openmp-dev liblapacke-dev libcjson-dev python3"
+PKGS="gcc make libopenblas-pthread-dev liblapacke-dev libcjson-dev python3"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,149 @@
+/* cache.c: the plan cache (seed 000, section 5.3). In memory, per
+ * context: operators keyed by the hash of their CPlan (and compared by the
+ * full canonical signature), so equivalent CPlans of other DAGs and of
+ * every dynamic recompilation reuse the compiled operator. On disk, shared
+ * by processes: a per-user directory ($XDG_CACHE_HOME/braid, else
+ * ~/.cache/braid; mode 0700, owned by the user) holding <key>.so and the
+ * <key>.c it was compiled from; a load is trusted only if both files are
+ * owned by the user, not writable by others, and the stored source equals
+ * the generated source. Files are published by rename, so concurrent
+ * processes never see partial files. Without a usable cache directory a
+ * private temporary directory holds the objects. */
+#include "cgint.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* mkdir -p with mode 0700 for the directories it creates. */
+static int mkdirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0700) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0700) && errno != EEXIST) return -1;
+    return 0;
+}
+
+/* A directory we own that nobody else can write. */
+static bool private_dir(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) return false;
+    if (st.st_mode & 077) {
+        if (chmod(path, 0700)) return false;
+    }
+    return true;
+}
+
+/* Chooses the cache directory once per context. */
+void cache_dir_init(CgContext *c)
+{
+    if (c->have_dir || c->dir_failed) return;
+    char dir[1024] = "";
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (c->opt.cachedir && c->opt.cachedir[0]) snprintf(dir, sizeof dir, "%s", c->opt.cachedir);
+    else if (xdg && xdg[0] == '/') snprintf(dir, sizeof dir, "%s/braid", xdg);
+    else if (home && home[0] == '/') snprintf(dir, sizeof dir, "%s/.cache/braid", home);
+    if (dir[0] && mkdirs(dir) == 0 && private_dir(dir) && access(dir, W_OK) == 0) {
+        snprintf(c->cachedir, sizeof c->cachedir, "%s", dir);
+        c->have_dir = true;
+        c->disk_ok = true;
+        return;
+    }
+    /* no persistent cache: a private temporary directory */
+    const char *t = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/braid-cg-XXXXXX", t && t[0] ? t : "/tmp");
+    if (mkdtemp(dir)) {
+        snprintf(c->cachedir, sizeof c->cachedir, "%s", dir);
+        c->have_dir = true;
+        c->tmpdir = true;
+    } else {
+        c->dir_failed = true;
+    }
+}
+
+/* Removes the private temporary directory, if one was made. */
+void cache_dir_cleanup(CgContext *c)
+{
+    if (c->tmpdir) rmdir(c->cachedir);
+}
+
+static bool trusted_file(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) || !S_ISREG(st.st_mode)) return false;
+    return st.st_uid == getuid() && !(st.st_mode & 022);
+}
+
+/* Is the cached object at so (compiled from cpath) usable for src? */
+bool cache_verify(const CgContext *c, const char *so, const char *cpath, const char *src)
+{
+    if (!c->disk_ok || !trusted_file(so) || !trusted_file(cpath)) return false;
+    FILE *f = fopen(cpath, "rb");
+    if (!f) return false;
+    size_t n = strlen(src);
+    char *buf = malloc(n + 2);
+    bool ok = false;
+    if (buf) {
+        size_t k = fread(buf, 1, n + 1, f);
+        ok = k == n && memcmp(buf, src, n) == 0;
+        free(buf);
+    }
+    fclose(f);
+    return ok;
+}
+
+static const char *op_display_name(const CPlan *p)
+{
+    switch (p->tpl) {
+    case T_CELL: return "spoofCell";
+    case T_ROW: return "spoofRA";
+    case T_MAGG: return "spoofMA";
+    case T_OUTER: return "spoofOP";
+    default: return "spoof";
+    }
+}
+
+/* The operator of plan p: a cached equivalent one (plan cache hit) or a
+ * new one with generated source, to be compiled by jit_compile_all.
+ * Takes ownership of p. */
+CgOp *cg_op_get(CgContext *c, CPlan *p)
+{
+    pthread_mutex_lock(&c->lock);
+    c->st.cplans++;
+    if (c->opt.plancache)
+        for (int i = 0; i < c->nops; i++) {
+            CgOp *o = c->ops[i];
+            if (o->plan->hash == p->hash && !strcmp(o->plan->sig, p->sig)) {
+                c->st.cache_hits++;
+                pthread_mutex_unlock(&c->lock);
+                cplan_free(p);
+                return o;
+            }
+        }
+    CgOp *op = br_calloc(1, sizeof *op);
+    if (op) {
+        op->plan = cplan_copy(p);
+        op->src = cgen_c(p);
+        snprintf(op->name, sizeof op->name, "%s", op_display_name(p));
+        if (!op->plan || !op->src) { cplan_free(op->plan); free(op->src); free(op); op = NULL; }
+    }
+    if (op && c->nops == c->cap) {
+        int nc = c->cap ? c->cap * 2 : 16;
+        CgOp **n = br_realloc(c->ops, (size_t)nc * sizeof *n);
+        if (!n) { cplan_free(op->plan); free(op->src); free(op); op = NULL; }
+        else { c->ops = n; c->cap = nc; }
+    }
+    if (op) c->ops[c->nops++] = op;
+    pthread_mutex_unlock(&c->lock);
+    cplan_free(p);
+    return op;
+}

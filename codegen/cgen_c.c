@@ -1,0 +1,558 @@
+/* cgen_c.c: C code generation by template expansion (seed 000, section
+ * 2.2). For each template the whole loop is generated, with the CPlan's
+ * operations inlined into it: over blocks of dense rows and cells, over
+ * the non-zeros of sparse rows for sparse-safe plans, over rows with
+ * vector primitives for Row plans, over the non-zeros of the driver for
+ * Outer plans. Skeletons (kernels/spoof*.c) call these loops per block;
+ * the ABI is described in kernels/spoof.h. Scalars are read from sc[],
+ * never baked in as literals, so plans differing only in constants share
+ * their compiled code. */
+#include "cgint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/spoof.h"
+
+/* Access context of the cell values of a template body. */
+typedef enum { AX_CELL, AX_FLAT, AX_SPARSE, AX_OROW, AX_OCOL } AxCtx;
+
+typedef struct Gen {
+    const CPlan *p;
+    SBuf *b;
+    AxCtx ax;
+    bool sp;               /* Row: main row read sparse */
+} Gen;
+
+/* C expression of operator node x over operand expressions a[]. */
+static void op_expr(char *buf, size_t n, const CNode *x, char a[3][48])
+{
+    const char *f = NULL;
+    if (x->kind == CN_UN) {
+        switch (x->op) {
+        case OP_NEG: f = "(-%s)"; break;
+        case OP_NOT: f = "(%s == 0 ? 1.0 : 0.0)"; break;
+        case OP_ABS: f = "fabs(%s)"; break;
+        case OP_EXP: f = "exp(%s)"; break;
+        case OP_LOG: f = "log(%s)"; break;
+        case OP_SQRT: f = "sqrt(%s)"; break;
+        case OP_ROUND: f = "cg_round(%s)"; break;
+        case OP_FLOOR: f = "floor(%s)"; break;
+        case OP_CEIL: f = "ceil(%s)"; break;
+        case OP_SIGN: f = "cg_sign(%s)"; break;
+        case OP_SIN: f = "sin(%s)"; break;
+        case OP_COS: f = "cos(%s)"; break;
+        case OP_TAN: f = "tan(%s)"; break;
+        case OP_ASIN: f = "asin(%s)"; break;
+        case OP_ACOS: f = "acos(%s)"; break;
+        case OP_ATAN: f = "atan(%s)"; break;
+        case OP_SINH: f = "sinh(%s)"; break;
+        case OP_COSH: f = "cosh(%s)"; break;
+        case OP_TANH: f = "tanh(%s)"; break;
+        case OP_SIGMOID: f = "(1.0 / (1.0 + exp(-(%s))))"; break;
+        case OP_ISNA: case OP_ISNAN: f = "(isnan(%s) ? 1.0 : 0.0)"; break;
+        case OP_ISINF: f = "(isinf(%s) ? 1.0 : 0.0)"; break;
+        default: f = "(NAN + 0 * (%s))"; break;
+        }
+        snprintf(buf, n, f, a[0]);
+        return;
+    }
+    if (x->kind == CN_TER) {
+        snprintf(buf, n, "(%s != 0 ? %s : %s)", a[0], a[1], a[2]);
+        return;
+    }
+    switch (x->op) {
+    case OP_PLUS: f = "(%s + %s)"; break;
+    case OP_MINUS: f = "(%s - %s)"; break;
+    case OP_MULT: f = "(%s * %s)"; break;
+    case OP_DIV: f = "(%s / %s)"; break;
+    case OP_POW: f = "cg_pow(%s, %s)"; break;
+    case OP_MOD: f = "cg_mod(%s, %s)"; break;
+    case OP_INTDIV: f = "cg_intdiv(%s, %s)"; break;
+    case OP_LT: f = "(double)(%s < %s)"; break;
+    case OP_LE: f = "(double)(%s <= %s)"; break;
+    case OP_GT: f = "(double)(%s > %s)"; break;
+    case OP_GE: f = "(double)(%s >= %s)"; break;
+    case OP_EQ: f = "(double)(%s == %s)"; break;
+    case OP_NE: f = "(double)(%s != %s)"; break;
+    case OP_AND: f = "(double)((%s != 0) && (%s != 0))"; break;
+    case OP_OR: f = "(double)((%s != 0) || (%s != 0))"; break;
+    case OP_XOR: f = "(double)((%s != 0) != (%s != 0))"; break;
+    case OP_MIN: f = "cg_min(%s, %s)"; break;
+    case OP_MAX: f = "cg_max(%s, %s)"; break;
+    case OP_LOGB: f = "(log(%s) / log(%s))"; break;
+    case OP_BITAND: f = "(double)(cg_to_i64(%s) & cg_to_i64(%s))"; break;
+    case OP_BITOR: f = "(double)(cg_to_i64(%s) | cg_to_i64(%s))"; break;
+    case OP_BITXOR: f = "(double)(cg_to_i64(%s) ^ cg_to_i64(%s))"; break;
+    case OP_SHIFTL: f = "(double)(int64_t)((uint64_t)cg_to_i64(%s) << (cg_to_i64(%s) & 63))"; break;
+    case OP_SHIFTR: f = "(double)(cg_to_i64(%s) >> (cg_to_i64(%s) & 63))"; break;
+    default: f = "(NAN + 0 * (%s) * (%s))"; break;
+    }
+    snprintf(buf, n, f, a[0], a[1]);
+}
+
+/* Expression of the value of node n at the current cell (Cell, Outer)
+ * or, for Row, of a scalar-per-row or constant node. */
+static void cell_operand(const Gen *g, int n, char *buf, size_t len)
+{
+    const CPlan *p = g->p;
+    const CNode *x = &p->n[n];
+    if (x->kind != CN_IN) { snprintf(buf, len, "t%d", n); return; }
+    int k = x->in;
+    const CInput *c = &p->in[k];
+    switch (c->mode) {
+    case IM_SCALAR: snprintf(buf, len, "s%d", k); return;
+    case IM_COL:
+        if (g->ax == AX_OCOL) snprintf(buf, len, "P[%d][i]", k);
+        else snprintf(buf, len, "c%d", k);
+        return;
+    case IM_ROW:
+        if (g->ax == AX_OCOL) snprintf(buf, len, "r%d", k);
+        else snprintf(buf, len, "p%d[j]", k);
+        return;
+    case IM_FULL:
+        if (k == p->main && (g->ax == AX_SPARSE)) { snprintf(buf, len, "av[k]"); return; }
+        if (k == p->main && (g->ax == AX_OROW || g->ax == AX_OCOL)) { snprintf(buf, len, "wv[k]"); return; }
+        if (g->ax == AX_OCOL) snprintf(buf, len, "P[%d][i * S[%d] + j]", k, k);
+        else snprintf(buf, len, "p%d[j]", k);
+        return;
+    default:
+        snprintf(buf, len, "0.0");
+        return;
+    }
+}
+
+static void emit_scalars(const Gen *g)
+{
+    for (int k = 0; k < g->p->nin; k++)
+        if (g->p->in[k].mode == IM_SCALAR) sb_printf(g->b, "    const double s%d = sc[%d];\n", k, k);
+}
+
+/* Statements of the elementwise cell nodes (all but inputs, aggregates,
+ * products, transposes), in topological order. */
+static void emit_cell_body(const Gen *g, const char *ind)
+{
+    const CPlan *p = g->p;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_TER) continue;
+        char a[3][48], e[512];
+        for (int k = 0; k < x->na; k++) cell_operand(g, x->a[k], a[k], sizeof a[k]);
+        op_expr(e, sizeof e, x, a);
+        sb_printf(g->b, "%sconst double t%d = %s;\n", ind, i, e);
+    }
+}
+
+/* The cell expression under output r of a Cell/MAgg plan. */
+static int cell_root(const CPlan *p, int r)
+{
+    const CNode *x = &p->n[p->out[r]];
+    return x->kind == CN_AGG ? x->a[0] : p->out[r];
+}
+
+/* ---- Cell / MAgg ---- */
+
+static void gen_cell(const CPlan *p, SBuf *b)
+{
+    Gen g = {.p = p, .b = b, .ax = AX_CELL};
+    bool vec = false;
+    for (int k = 0; k < p->nin; k++) vec |= p->in[k].mode == IM_ROW || p->in[k].mode == IM_COL;
+    char o[48];
+    /* dense blocks of rows */
+    sb_puts(b, "\nvoid cg_dense(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
+               "              int64_t r0, int64_t r1, int64_t j0, int64_t j1, double *const *restrict out, int64_t ldo)\n{\n");
+    emit_scalars(&g);
+    sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
+    for (int k = 0; k < p->nin; k++) {
+        if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_ROW)
+            sb_printf(b, "        const double *restrict p%d = P[%d] + i * S[%d];\n", k, k, k);
+        else if (p->in[k].mode == IM_COL)
+            sb_printf(b, "        const double c%d = P[%d][i];\n", k, k);
+    }
+    for (int r = 0; r < p->nout; r++)
+        sb_printf(b, "        double *restrict o%d = out[%d] + (i - r0) * ldo;\n", r, r);
+    sb_puts(b, "#pragma omp simd\n        for (int64_t j = j0; j < j1; j++) {\n");
+    emit_cell_body(&g, "            ");
+    for (int r = 0; r < p->nout; r++) {
+        cell_operand(&g, cell_root(p, r), o, sizeof o);
+        sb_printf(b, "            o%d[j - j0] = %s;\n", r, o);
+    }
+    sb_puts(b, "        }\n    }\n}\n");
+    /* flat: every matrix input full and dense */
+    if (!vec) {
+        g.ax = AX_FLAT;
+        sb_puts(b, "\nvoid cg_flat(const double *const *restrict P, const double *restrict sc, int64_t c0, int64_t c1,\n"
+                   "             double *const *restrict out)\n{\n");
+        emit_scalars(&g);
+        for (int k = 0; k < p->nin; k++)
+            if (p->in[k].mode == IM_FULL) sb_printf(b, "    const double *restrict p%d = P[%d];\n", k, k);
+        for (int r = 0; r < p->nout; r++) sb_printf(b, "    double *restrict o%d = out[%d];\n", r, r);
+        sb_puts(b, "#pragma omp simd\n    for (int64_t j = c0; j < c1; j++) {\n");
+        emit_cell_body(&g, "        ");
+        for (int r = 0; r < p->nout; r++) {
+            cell_operand(&g, cell_root(p, r), o, sizeof o);
+            sb_printf(b, "        o%d[j - c0] = %s;\n", r, o);
+        }
+        sb_puts(b, "    }\n}\n");
+    }
+    /* sparse-safe: non-zeros of the main input's row */
+    if (p->sparse_safe && p->main >= 0) {
+        g.ax = AX_SPARSE;
+        sb_puts(b, "\nvoid cg_sparse(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
+                   "               int64_t i, const int32_t *restrict ci, const double *restrict av, int64_t nz,\n"
+                   "               double *const *restrict out)\n{\n");
+        emit_scalars(&g);
+        for (int k = 0; k < p->nin; k++) {
+            if (k == p->main) continue;
+            if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_ROW)
+                sb_printf(b, "    const double *restrict p%d = P[%d] + i * S[%d];\n", k, k, k);
+            else if (p->in[k].mode == IM_COL)
+                sb_printf(b, "    const double c%d = P[%d][i];\n", k, k);
+        }
+        for (int r = 0; r < p->nout; r++) sb_printf(b, "    double *restrict o%d = out[%d];\n", r, r);
+        sb_puts(b, "    for (int64_t k = 0; k < nz; k++) {\n        const int64_t j = ci[k];\n        (void)j;\n");
+        emit_cell_body(&g, "        ");
+        for (int r = 0; r < p->nout; r++) {
+            cell_operand(&g, cell_root(p, r), o, sizeof o);
+            sb_printf(b, "        o%d[k] = %s;\n", r, o);
+        }
+        sb_puts(b, "    }\n}\n");
+    }
+}
+
+/* ---- Row ---- */
+
+/* Pointer expression and length expression of a vector-valued node. */
+static void vec_ref(const Gen *g, int n, char *ptr, size_t pl, char *len, size_t ll)
+{
+    const CPlan *p = g->p;
+    const CNode *x = &p->n[n];
+    if (x->kind == CN_IN) {
+        if (x->in == p->main) snprintf(ptr, pl, "a");
+        else snprintf(ptr, pl, "p%d", x->in);
+        snprintf(len, ll, "L[%d]", x->in);
+    } else {
+        snprintf(ptr, pl, "v%d", n);
+        snprintf(len, ll, "L[%d]", x->vlen);
+    }
+}
+
+/* Expression of a Row node inside an elementwise vector loop over k. */
+static void row_elem(const Gen *g, int n, char *buf, size_t len)
+{
+    const CNode *x = &g->p->n[n];
+    if (x->vc == VC_VEC) {
+        char ptr[32], l[32];
+        vec_ref(g, n, ptr, sizeof ptr, l, sizeof l);
+        snprintf(buf, len, "%s[k]", ptr);
+        return;
+    }
+    if (x->kind == CN_IN && g->p->in[x->in].mode == IM_SCALAR) { snprintf(buf, len, "s%d", x->in); return; }
+    if (x->kind == CN_IN) { snprintf(buf, len, "c%d", x->in); return; }
+    snprintf(buf, len, "t%d", n);
+}
+
+static bool is_main(const CPlan *p, int n) { return p->n[n].kind == CN_IN && p->n[n].in == p->main; }
+
+/* One Row node (not the root of an aggregating variant). */
+static void emit_row_node(const Gen *g, int i, const char *ind)
+{
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    const CNode *x = &p->n[i];
+    char ptr[32], len[32], e[512], a[3][48];
+    switch (x->kind) {
+    case CN_UN: case CN_BIN: case CN_TER:
+        for (int k = 0; k < x->na; k++) row_elem(g, x->a[k], a[k], sizeof a[k]);
+        op_expr(e, sizeof e, x, a);
+        if (x->vc == VC_VEC)
+            sb_printf(b, "%sfor (int64_t k = 0; k < L[%d]; k++) v%d[k] = %s;\n", ind, x->vlen, i, e);
+        else
+            sb_printf(b, "%sconst double t%d = %s;\n", ind, i, e);
+        break;
+    case CN_AGG: {
+        const CNode *c = &p->n[x->a[0]];
+        if (c->vc != VC_VEC) {
+            row_elem(g, x->a[0], a[0], sizeof a[0]);
+            if (x->op == OP_SUMSQ) sb_printf(b, "%sconst double t%d = %s * %s;\n", ind, i, a[0], a[0]);
+            else sb_printf(b, "%sconst double t%d = %s;\n", ind, i, a[0]);
+            break;
+        }
+        if (g->sp && is_main(p, x->a[0])) {
+            sb_printf(b, "%sconst double t%d = %s(av, anz);\n", ind, i, x->op == OP_SUMSQ ? "cg_vsumsq_sp" : "cg_vsum_sp");
+            break;
+        }
+        vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        const char *f = x->op == OP_SUMSQ ? "cg_vsumsq" : x->op == OP_AMIN ? "cg_vmin" : x->op == OP_AMAX ? "cg_vmax" : "cg_vsum";
+        if (x->op == OP_MEAN) sb_printf(b, "%sconst double t%d = cg_vsum(%s, %s) / (double)%s;\n", ind, i, ptr, len, len);
+        else sb_printf(b, "%sconst double t%d = %s(%s, %s);\n", ind, i, f, ptr, len);
+        break;
+    }
+    case CN_MM: {
+        int bi = p->n[x->a[1]].in;
+        bool sp = g->sp && is_main(p, x->a[0]);
+        vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        if (x->vc == VC_CELL) {
+            if (sp) sb_printf(b, "%sconst double t%d = cg_dot_sp(av, ai, anz, P[%d]);\n", ind, i, bi);
+            else sb_printf(b, "%sconst double t%d = cg_dot(%s, P[%d], %s);\n", ind, i, ptr, bi, len);
+        } else {
+            if (sp) sb_printf(b, "%scg_vecmat_sp(av, ai, anz, P[%d], L[%d], v%d);\n", ind, bi, bi, i);
+            else sb_printf(b, "%scg_vecmat(%s, %s, P[%d], L[%d], v%d);\n", ind, ptr, len, bi, bi, i);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* The root of a Row plan: output row, or accumulation into the partial. */
+static void emit_row_root(const Gen *g, const char *ind, const char *orow)
+{
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    int r = p->out[0];
+    const CNode *x = &p->n[r];
+    char ptr[32], len[32], e[48], q[48];
+    switch (p->var) {
+    case V_NO_AGG:
+        vec_ref(g, r, ptr, sizeof ptr, len, sizeof len);
+        sb_printf(b, "%s{ double *restrict o = %s; for (int64_t k = 0; k < %s; k++) o[k] = %s[k]; }\n", ind, orow,
+                  len, ptr);
+        break;
+    case V_ROW_AGG:
+        row_elem(g, r, e, sizeof e);
+        sb_printf(b, "%s%s[0] = %s;\n", ind, orow, e);
+        break;
+    case V_COL_AGG: case V_FULL_AGG: {
+        const CNode *c = &p->n[x->a[0]];
+        const char *acc;
+        bool col = p->var == V_COL_AGG;
+        switch (x->op) {
+        case OP_AMIN: acc = col ? "out[k] = cg_minstep(out[k], xv)" : "out[0] = cg_minstep(out[0], xv)"; break;
+        case OP_AMAX: acc = col ? "out[k] = cg_maxstep(out[k], xv)" : "out[0] = cg_maxstep(out[0], xv)"; break;
+        case OP_SUMSQ: acc = col ? "cg_kadd(&out[k], &out[nc + k], xv * xv)" : "cg_kadd(&out[0], &out[1], xv * xv)"; break;
+        default: acc = col ? "cg_kadd(&out[k], &out[nc + k], xv)" : "cg_kadd(&out[0], &out[1], xv)"; break;
+        }
+        if (c->vc == VC_VEC) {
+            vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+            sb_printf(b, "%s{ const int64_t nc = %s; (void)nc; for (int64_t k = 0; k < nc; k++) { const double xv = %s[k]; %s; } }\n",
+                      ind, len, ptr, acc);
+        } else {
+            row_elem(g, x->a[0], e, sizeof e);
+            sb_printf(b, "%s{ const int64_t nc = 1, k = 0; (void)nc; (void)k; const double xv = %s; %s; }\n", ind, e, acc);
+        }
+        break;
+    }
+    case V_COL_T_AGG: {
+        const CNode *A = &p->n[x->a[0]], *B = &p->n[x->a[1]];
+        char bp[48], bl[32];
+        if (B->vc == VC_VEC) vec_ref(g, x->a[1], bp, sizeof bp, bl, sizeof bl);
+        else {
+            row_elem(g, x->a[1], q, sizeof q);
+            sb_printf(b, "%sconst double qb = %s;\n", ind, q);
+            snprintf(bp, sizeof bp, "&qb");
+            snprintf(bl, sizeof bl, "1");
+        }
+        if (A->vc == VC_VEC) {
+            if (g->sp && is_main(p, x->a[0]))
+                sb_printf(b, "%scg_outer_add_sp(av, ai, anz, %s, %s, out);\n", ind, bp, bl);
+            else {
+                vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+                sb_printf(b, "%scg_outer_add(%s, %s, %s, %s, out);\n", ind, ptr, len, bp, bl);
+            }
+        } else {
+            row_elem(g, x->a[0], e, sizeof e);
+            sb_printf(b, "%scg_axpy(%s, %s, %s, out);\n", ind, e, bp, bl);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Declarations of the row temporaries (offsets into tmp). */
+static void emit_row_temps(const Gen *g, bool densify)
+{
+    const CPlan *p = g->p;
+    sb_puts(g->b, "    int64_t off = 0;\n");
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind == CN_IN || x->vc != VC_VEC) continue;
+        if (i == p->out[0] && p->var != V_NO_AGG) continue;
+        sb_printf(g->b, "    double *restrict v%d = tmp + off; off += L[%d];\n", i, x->vlen);
+    }
+    if (densify) sb_printf(g->b, "    double *restrict a = tmp + off; off += L[%d];\n", p->main);
+    sb_puts(g->b, "    (void)off;\n");
+}
+
+static void emit_row_inputs(const Gen *g, const char *ind, bool main_ptr)
+{
+    const CPlan *p = g->p;
+    for (int k = 0; k < p->nin; k++) {
+        InMode md = p->in[k].mode;
+        if (k == p->main) {
+            if (main_ptr) sb_printf(g->b, "%sconst double *restrict a = P[%d] + i * S[%d];\n", ind, k, k);
+            continue;
+        }
+        if (md == IM_FULL || md == IM_ROW)
+            sb_printf(g->b, "%sconst double *restrict p%d = P[%d] + i * S[%d];\n", ind, k, k, k);
+        else if (md == IM_COL)
+            sb_printf(g->b, "%sconst double c%d = P[%d][i];\n", ind, k, k);
+    }
+}
+
+static void emit_row_body(const Gen *g, const char *ind)
+{
+    const CPlan *p = g->p;
+    for (int i = 0; i < p->nn; i++) {
+        if (p->n[i].kind == CN_IN) continue;
+        if (i == p->out[0] && (p->var == V_COL_AGG || p->var == V_FULL_AGG || p->var == V_COL_T_AGG)) continue;
+        emit_row_node(g, i, ind);
+    }
+}
+
+static void gen_row(const CPlan *p, SBuf *b)
+{
+    Gen g = {.p = p, .b = b, .ax = AX_CELL};
+    /* tmp size */
+    sb_puts(b, "\nint64_t cg_tmp(const int64_t *restrict L)\n{\n    int64_t off = 0;\n");
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind == CN_IN || x->vc != VC_VEC) continue;
+        if (i == p->out[0] && p->var != V_NO_AGG) continue;
+        sb_printf(b, "    off += L[%d];\n", x->vlen);
+    }
+    sb_puts(b, "    return off;\n}\n");
+    bool rowout = p->var == V_NO_AGG || p->var == V_ROW_AGG;
+    /* dense rows */
+    sb_puts(b, "\nvoid cg_dense(const double *const *restrict P, const int64_t *restrict S, const int64_t *restrict L,\n"
+               "              const double *restrict sc, int64_t r0, int64_t r1, double *restrict out, int64_t ldo,\n"
+               "              double *restrict tmp)\n{\n    (void)ldo; (void)r0;\n");
+    emit_scalars(&g);
+    emit_row_temps(&g, false);
+    sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
+    emit_row_inputs(&g, "        ", true);
+    emit_row_body(&g, "        ");
+    emit_row_root(&g, "        ", rowout ? "(out + (i - r0) * ldo)" : "out");
+    sb_puts(b, "    }\n}\n");
+    /* sparse main rows */
+    if (p->main_sparse_ok) {
+        g.sp = true;
+        sb_puts(b, "\nvoid cg_sparse(const double *const *restrict P, const int64_t *restrict S, const int64_t *restrict L,\n"
+                   "               const double *restrict sc, int64_t i, const int32_t *restrict ai,\n"
+                   "               const double *restrict av, int64_t anz, double *restrict out, double *restrict tmp)\n{\n");
+        emit_scalars(&g);
+        emit_row_temps(&g, false);
+        emit_row_inputs(&g, "    ", false);
+        emit_row_body(&g, "    ");
+        emit_row_root(&g, "    ", "out");
+        sb_puts(b, "}\n");
+    }
+}
+
+/* ---- Outer ---- */
+
+/* Indexes of the U and V inputs and of the U %*% t(V) node. */
+static void outer_parts(const CPlan *p, int *u, int *v, int *uv)
+{
+    *u = *v = *uv = -1;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind != CN_MM) continue;
+        const CNode *a = &p->n[x->a[0]];
+        if (a->kind != CN_IN || p->in[a->in].mode != IM_MAT) continue;
+        const CNode *bb = &p->n[x->a[1]];
+        *u = a->in;
+        *v = bb->kind == CN_TRANS ? p->n[bb->a[0]].in : bb->in;
+        *uv = i;
+        return;
+    }
+}
+
+void cg_outer_inputs(const CPlan *p, int *u, int *v, int *side)
+{
+    int uv;
+    outer_parts(p, u, v, &uv);
+    *side = -1;
+    const CNode *r = &p->n[p->out[0]];
+    if (p->var == V_LEFT_MM) *side = p->n[r->a[1]].in;
+    else if (p->var == V_RIGHT_MM) *side = p->n[r->a[1]].in;
+    else if (p->var == V_RIGHT_T_MM) *side = p->n[r->a[0]].in;
+}
+
+static int outer_cell(const CPlan *p)
+{
+    const CNode *r = &p->n[p->out[0]];
+    switch (p->var) {
+    case V_FULL_AGG: case V_LEFT_MM: case V_RIGHT_MM: return r->a[0];
+    case V_RIGHT_T_MM: return r->a[1];
+    default: return p->out[0];
+    }
+}
+
+static void gen_outer(const CPlan *p, SBuf *b)
+{
+    int u, v, uv, side;
+    outer_parts(p, &u, &v, &uv);
+    cg_outer_inputs(p, &u, &v, &side);
+    bool bycol = p->var == V_RIGHT_MM || p->var == V_RIGHT_T_MM;
+    Gen g = {.p = p, .b = b, .ax = bycol ? AX_OCOL : AX_OROW};
+    char e[48];
+    sb_printf(b, "\nvoid %s(const double *const *restrict P, const int64_t *restrict S, const int64_t *restrict L,\n"
+                 "            const double *restrict sc, int64_t %s, const int32_t *restrict ix,\n"
+                 "            const double *restrict wv, int64_t nz, double *restrict out)\n{\n",
+              bycol ? "cg_col" : "cg_row", bycol ? "j" : "i");
+    sb_printf(b, "    const int64_t r = L[%d];\n", u);
+    emit_scalars(&g);
+    if (!bycol) {
+        sb_printf(b, "    const double *restrict ui = P[%d] + i * r;\n", u);
+        for (int k = 0; k < p->nin; k++) {
+            if (k == p->main) continue;
+            if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_ROW)
+                sb_printf(b, "    const double *restrict p%d = P[%d] + i * S[%d];\n", k, k, k);
+            else if (p->in[k].mode == IM_COL)
+                sb_printf(b, "    const double c%d = P[%d][i];\n", k, k);
+        }
+        sb_puts(b, "    for (int64_t k = 0; k < nz; k++) {\n        const int64_t j = ix[k];\n");
+        sb_printf(b, "        const double t%d = cg_dot(ui, P[%d] + j * r, r);\n", uv, v);
+    } else {
+        sb_printf(b, "    const double *restrict vj = P[%d] + j * r;\n", v);
+        for (int k = 0; k < p->nin; k++)
+            if (p->in[k].mode == IM_ROW) sb_printf(b, "    const double r%d = P[%d][j];\n", k, k);
+        sb_puts(b, "    for (int64_t k = 0; k < nz; k++) {\n        const int64_t i = ix[k];\n");
+        sb_printf(b, "        const double t%d = cg_dot(P[%d] + i * r, vj, r);\n", uv, u);
+    }
+    emit_cell_body(&g, "        ");
+    cell_operand(&g, outer_cell(p), e, sizeof e);
+    switch (p->var) {
+    case V_NO_AGG: sb_printf(b, "        out[k] = %s;\n", e); break;
+    case V_FULL_AGG:
+        if (p->n[p->out[0]].op == OP_SUMSQ) sb_printf(b, "        cg_kadd(&out[0], &out[1], %s * %s);\n", e, e);
+        else sb_printf(b, "        cg_kadd(&out[0], &out[1], %s);\n", e);
+        break;
+    case V_LEFT_MM:
+        sb_printf(b, "        cg_axpy(%s, P[%d] + j * L[%d], L[%d], out);\n", e, side, side, side);
+        break;
+    default:
+        sb_printf(b, "        cg_axpy(%s, P[%d] + i * L[%d], L[%d], out);\n", e, side, side, side);
+        break;
+    }
+    sb_puts(b, "        (void)i; (void)j;\n    }\n}\n");
+}
+
+/* The C source of p's operator (malloc; caller frees). */
+char *cgen_c(const CPlan *p)
+{
+    SBuf b = {0};
+    sb_puts(&b, cg_prelude);
+    sb_printf(&b, "\nconst unsigned long long cg_hash = 0x%016llxULL;\n", (unsigned long long)p->hash);
+    switch (p->tpl) {
+    case T_CELL: case T_MAGG: gen_cell(p, &b); break;
+    case T_ROW: gen_row(p, &b); break;
+    case T_OUTER: gen_outer(p, &b); break;
+    default: break;
+    }
+    return b.s;
+}

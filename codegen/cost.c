@@ -1,0 +1,451 @@
+/* cost.c: the analytical cost model of fusion plans (seed 000, sections
+ * 4.2-4.3): plan partitions (connected components of fusion references)
+ * with their roots, inputs and materialization points, the interesting
+ * points (materialization-point consumers, template switches), and
+ * getPlanCost: the cost of a partition under a plan assignment, computed
+ * top-down from its roots with a cost vector per fused operator (output
+ * size, distinct inputs, compute), T = max(read, compute) + write per
+ * operator, memoized so shared reads and CSEs count once and redundant
+ * compute counts again. Bandwidths and the FLOP rate are measured once on
+ * the machine and cached in the cache directory. */
+#include "cgint.h"
+#include "cost.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- machine constants ---- */
+
+static double now_s(void) { return (double)br_now_ns() / 1e9; }
+
+/* Measures read/write bandwidth and FLOP rate with br_threads() threads:
+ * a streaming sum, a streaming fill, and a register-bound multiply-add
+ * loop. About 0.1 s. */
+static void measure(CgMachine *mc)
+{
+    size_t n = (size_t)1 << 23;   /* 64 MB per array */
+    double *a = br_alloc_aligned(n * sizeof(double));
+    mc->read_bw = 8e9;
+    mc->write_bw = 4e9;
+    mc->flops = 2e9 * (double)br_threads();
+    if (!a) return;
+    int nt = br_threads();
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (size_t i = 0; i < n; i++) a[i] = (double)(i & 7);
+    double best_r = 1e30, best_w = 1e30, best_f = 1e30, sink = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        double t0 = now_s(), s = 0;
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+:s)
+        for (size_t i = 0; i < n; i++) s += a[i];
+        double t1 = now_s();
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (size_t i = 0; i < n; i++) a[i] = (double)rep;
+        double t2 = now_s();
+        double f = 0;
+#pragma omp parallel num_threads(nt) reduction(+:f)
+        {
+            double x0 = 1.0, x1 = 1.1, x2 = 1.2, x3 = 1.3, y = 0.999999;
+            for (int k = 0; k < (1 << 22); k++) {
+                x0 = x0 * y + 1e-9; x1 = x1 * y + 1e-9; x2 = x2 * y + 1e-9; x3 = x3 * y + 1e-9;
+            }
+            f = x0 + x1 + x2 + x3;
+        }
+        double t3 = now_s();
+        sink += s + f;
+        best_r = fmin(best_r, t1 - t0);
+        best_w = fmin(best_w, t2 - t1);
+        best_f = fmin(best_f, t3 - t2);
+    }
+    br_free_aligned(a);
+    if (best_r > 0) mc->read_bw = (double)(n * sizeof(double)) / best_r;
+    if (best_w > 0) mc->write_bw = (double)(n * sizeof(double)) / best_w;
+    if (best_f > 0) mc->flops = 8.0 * (double)(1 << 22) * nt / best_f;
+    if (sink == 42.4242) mc->flops += 1;   /* keep the loops */
+}
+
+/* Machine constants from <cachedir>/machine-<threads>.txt, measured and
+ * written there on first use. */
+void cg_machine(const char *cachedir, CgMachine *mc)
+{
+    char path[1200] = "";
+    if (cachedir) {
+        snprintf(path, sizeof path, "%s/machine-%d.txt", cachedir, br_threads());
+        FILE *f = fopen(path, "r");
+        if (f) {
+            int k = fscanf(f, "%lf %lf %lf", &mc->read_bw, &mc->write_bw, &mc->flops);
+            fclose(f);
+            if (k == 3 && mc->read_bw > 0 && mc->write_bw > 0 && mc->flops > 0) return;
+        }
+    }
+    measure(mc);
+    if (path[0]) {
+        char tmp[1300];
+        snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+        FILE *f = fopen(tmp, "w");
+        if (f) {
+            fprintf(f, "%.6g %.6g %.6g\n", mc->read_bw, mc->write_bw, mc->flops);
+            fclose(f);
+            chmod(tmp, 0600);
+            if (rename(tmp, path)) remove(tmp);
+        }
+    }
+}
+
+/* ---- partitions ---- */
+
+static int uf_find(int *p, int x)
+{
+    while (p[x] != x) { p[x] = p[p[x]]; x = p[x]; }
+    return x;
+}
+
+static void add_int(int **v, int *n, int x)
+{
+    int *nv = br_realloc(*v, (size_t)(*n + 1) * sizeof(int));
+    if (!nv) return;
+    *v = nv;
+    (*v)[(*n)++] = x;
+}
+
+static bool has_int(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++) if (v[i] == x) return true;
+    return false;
+}
+
+static uint32_t type_mask(const Memo *m, int id)
+{
+    MGroup *g = m->g[id];
+    uint32_t t = 0;
+    for (int i = 0; g && i < g->n; i++) t |= 1u << g->e[i].type;
+    return t;
+}
+
+/* Plan partitions of m: connected components of fusion references, with
+ * roots, inputs, materialization points and interesting points (caller
+ * frees with parts_free). */
+Part *cg_partitions(const Memo *m, int *nparts)
+{
+    int n = m->nid;
+    int *uf = br_malloc((size_t)n * sizeof(int));
+    int *pid = br_malloc((size_t)n * sizeof(int));
+    *nparts = 0;
+    if (!uf || !pid) { free(uf); free(pid); return NULL; }
+    for (int i = 0; i < n; i++) { uf[i] = i; pid[i] = -1; }
+    for (int k = 0; k < m->norder; k++) {
+        const Hop *h = m->order[k];
+        MGroup *g = m->g[h->id];
+        for (int e = 0; g && e < g->n; e++)
+            for (int i = 0; i < g->e[e].nin; i++)
+                if (g->e[e].ref[i] >= 0) uf[uf_find(uf, h->id)] = uf_find(uf, g->e[e].ref[i]);
+    }
+    int np = 0;
+    for (int k = 0; k < m->norder; k++) {
+        const Hop *h = m->order[k];
+        MGroup *g = m->g[h->id];
+        if (!g || !g->n) continue;
+        int r = uf_find(uf, h->id);
+        if (pid[r] < 0) pid[r] = np++;
+    }
+    Part *ps = br_calloc((size_t)BR_MAX(np, 1), sizeof *ps);
+    if (!ps) { free(uf); free(pid); return NULL; }
+    for (int k = 0; k < m->norder; k++) {
+        const Hop *h = m->order[k];
+        MGroup *g = m->g[h->id];
+        if (!g || !g->n) continue;
+        Part *p = &ps[pid[uf_find(uf, h->id)]];
+        add_int(&p->hops, &p->nh, h->id);
+    }
+    for (int q = 0; q < np; q++) {
+        Part *p = &ps[q];
+        p->in = br_calloc((size_t)n, 1);
+        if (!p->in) continue;
+        for (int k = 0; k < p->nh; k++) p->in[p->hops[k]] = 1;
+        /* referenced hops, roots, inputs */
+        char *refd = br_calloc((size_t)n, 1);
+        for (int k = 0; k < p->nh && refd; k++) {
+            MGroup *g = m->g[p->hops[k]];
+            for (int e = 0; e < g->n; e++)
+                for (int i = 0; i < g->e[e].nin; i++)
+                    if (g->e[e].ref[i] >= 0) refd[g->e[e].ref[i]] = 1;
+        }
+        for (int k = 0; k < p->nh; k++) {
+            int id = p->hops[k];
+            const Hop *h = m->hop[id];
+            if (refd && !refd[id]) add_int(&p->roots, &p->nroots, id);
+            for (int i = 0; i < h->nin; i++) {
+                const Hop *in = h->in[i];
+                if (in && !p->in[in->id] && !has_int(p->inputs, p->ninputs, in->id))
+                    add_int(&p->inputs, &p->ninputs, in->id);
+            }
+        }
+        /* interesting points: consumers of materialization points and
+         * template switches, over fusion references */
+        for (int k = 0; k < p->nh; k++) {
+            int cid = p->hops[k];
+            const Hop *c = m->hop[cid];
+            MGroup *g = m->g[cid];
+            for (int i = 0; i < c->nin; i++) {
+                const Hop *h = c->in[i];
+                if (!h || !p->in[h->id]) continue;
+                bool refs = false;
+                for (int e = 0; e < g->n && !refs; e++) refs = i < g->e[e].nin && g->e[e].ref[i] == h->id;
+                if (!refs) continue;
+                bool mp = m->nuse[h->id] > 1;
+                bool sw = (type_mask(m, h->id) & ~type_mask(m, cid)) != 0;
+                if (!mp && !sw) continue;
+                bool dup = false;
+                for (int t = 0; t < p->npts; t++) dup |= p->pts[t].c == cid && p->pts[t].h == h->id;
+                if (dup) continue;
+                Point *np2 = br_realloc(p->pts, (size_t)(p->npts + 1) * sizeof *np2);
+                if (!np2) continue;
+                p->pts = np2;
+                p->pts[p->npts++] = (Point){cid, h->id};
+            }
+        }
+        free(refd);
+    }
+    free(uf);
+    free(pid);
+    *nparts = np;
+    return ps;
+}
+
+void parts_free(Part *ps, int n)
+{
+    for (int i = 0; ps && i < n; i++) {
+        free(ps[i].hops); free(ps[i].in); free(ps[i].roots); free(ps[i].inputs); free(ps[i].pts);
+    }
+    free(ps);
+}
+
+/* ---- entries valid under an assignment ---- */
+
+static bool point_cut(const CostCtx *x, int c, int h)
+{
+    for (int t = 0; t < x->p->npts; t++)
+        if (x->cut[t] && x->p->pts[t].c == c && x->p->pts[t].h == h) return true;
+    return false;
+}
+
+static bool entry_ok(const CostCtx *x, const Hop *h, const MEntry *e)
+{
+    for (int i = 0; i < e->nin; i++)
+        if (e->ref[i] >= 0 && point_cut(x, h->id, e->ref[i])) return false;
+    return true;
+}
+
+/* sel_best restricted to entries not cut by the assignment (the same
+ * ranking, so the final selection after pruning agrees with the costs). */
+static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer)
+{
+    MGroup *g = x->m->g[h->id];
+    if (!g) return NULL;
+    /* temporarily hide cut entries by ranking among the others */
+    MEntry *best = NULL;
+    for (int i = 0; i < g->n; i++) {
+        MEntry *e = &g->e[i];
+        if (!entry_ok(x, h, e)) continue;
+        if (consumer == T__N) { if (!sel_root_valid(e)) continue; }
+        else {
+            if (e->closed == CS_CLOSED_VALID || e->closed == CS_CLOSED_INVALID) continue;
+            if (!memo_compatible((TplType)consumer, e->type)) continue;
+        }
+        if (!best || sel_better(e, best, consumer)) best = e;
+    }
+    return best;
+}
+
+/* ---- sizes and work of hops ---- */
+
+static double cells(const Hop *h)
+{
+    if (!h || h->dt != DT_MATRIX || h->rows < 0 || h->cols < 0) return 1;
+    return (double)h->rows * (double)h->cols;
+}
+
+static double bytes(const Hop *h)
+{
+    if (!h) return 0;
+    if (h->dt != DT_MATRIX) return 8;
+    if (h->mem > 0) return h->mem;
+    return 8 * cells(h);
+}
+
+static double sparsity(const Hop *h)
+{
+    if (!h || h->dt != DT_MATRIX || h->nnz < 0) return 1;
+    double c = cells(h);
+    return c > 0 ? (double)h->nnz / c : 1;
+}
+
+/* Floating-point operations of h as a basic operation. */
+static double hop_flops(const Hop *h)
+{
+    const Hop *a = h->nin > 0 ? h->in[0] : NULL, *b = h->nin > 1 ? h->in[1] : NULL;
+    switch (h->kind) {
+    case H_UNARY: case H_BINARY: case H_TERNARY: {
+        double w = 1;
+        switch (h->op) {
+        case OP_EXP: case OP_LOG: case OP_POW: case OP_SIN: case OP_COS: case OP_TAN: case OP_SIGMOID:
+        case OP_TANH: case OP_SINH: case OP_COSH: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_LOGB:
+            w = 20; break;
+        case OP_DIV: case OP_SQRT: case OP_MOD: case OP_INTDIV: w = 4; break;
+        default: break;
+        }
+        return w * cells(h);
+    }
+    case H_AGG: return cells(a);
+    case H_MATMUL:
+        if (h->op == OP_MMCHAIN) return 4 * cells(a) * sparsity(a) * (b ? (double)BR_MAX(b->cols, 1) : 1);
+        if (h->op == OP_TSMM) return cells(a) * sparsity(a) * (double)BR_MAX(a ? a->cols : 1, 1);
+        if (a && b) return 2 * cells(a) * sparsity(a) * (double)BR_MAX(b->cols, 1);
+        return cells(h);
+    default:
+        return cells(h);
+    }
+}
+
+/* ---- getPlanCost ---- */
+
+typedef struct CVec {
+    TplType type;
+    int stamp;
+    double flops;
+    int in[64];
+    int nin;
+    double scale;          /* sparsity of an Outer driver */
+    const Hop *root;
+} CVec;
+
+static double op_time(const CostCtx *x, const CVec *v, const Hop *root)
+{
+    double rd = 0;
+    for (int i = 0; i < v->nin; i++) rd += bytes(x->m->hop[v->in[i]]);
+    double comp = v->flops * v->scale / x->mc->flops;
+    double t = fmax(rd / x->mc->read_bw, comp) + bytes(root) / x->mc->write_bw;
+    /* constraint: inputs and output of one operator within the budget */
+    if (rd + bytes(root) > hop_mem_budget()) return INFINITY;
+    return t;
+}
+
+static double rcost(CostCtx *x, const Hop *h, CVec *v);
+
+/* Cost of computing h materialized (a fused operator or basic op rooted
+ * at h). */
+static double open_op(CostCtx *x, const Hop *h)
+{
+    if (x->mat[h->id]) return 0;
+    x->mat[h->id] = 1;
+    CVec v = {.stamp = ++x->stamp, .scale = 1, .root = h};
+    MEntry *e = best_ok(x, h, T__N);
+    v.type = e ? e->type : T__N;
+    double sub = rcost(x, h, &v);
+    if (v.type == T_OUTER) {
+        /* sparsity exploitation: driven by the sparsest full input */
+        double s = 1;
+        for (int i = 0; i < v.nin; i++) {
+            const Hop *in = x->m->hop[v.in[i]];
+            if (in && x->outer_rows > 0 && in->rows == x->outer_rows && in->cols == x->outer_cols)
+                s = fmin(s, sparsity(in));
+        }
+        v.scale = s;
+    }
+    double t = op_time(x, &v, h);
+    x->es->evaluated += 0;
+    return sub + t;
+}
+
+static void add_input(CVec *v, int id)
+{
+    for (int i = 0; i < v->nin; i++) if (v->in[i] == id) return;
+    if (v->nin < 64) v->in[v->nin++] = id;
+}
+
+/* Adds h to the fused operator of cost vector v (following fusion
+ * references); returns the costs of materialized inputs computed
+ * separately. */
+static double rcost(CostCtx *x, const Hop *h, CVec *v)
+{
+    if (x->cover[h->id] == v->stamp) return 0;
+    x->cover[h->id] = v->stamp;
+    MEntry *e = v->type == T__N ? NULL : (h == v->root ? best_ok(x, h, T__N) : best_ok(x, h, v->type));
+    if (h == v->root && e) v->type = e->type;
+    if (v->type == T_OUTER && tpl_outer_mm(h)) { x->outer_rows = h->rows; x->outer_cols = h->cols; }
+    v->flops += hop_flops(h);
+    double sub = 0;
+    for (int i = 0; i < h->nin && sub < INFINITY; i++) {
+        const Hop *in = h->in[i];
+        if (!in) continue;
+        bool fused = e && i < e->nin && e->ref[i] >= 0 && best_ok(x, in, e->type);
+        if (fused) { sub += rcost(x, in, v); continue; }
+        if (v->type == T_OUTER && in->kind == H_REORG && in->op == OP_TRANS && h->kind == H_MATMUL && i == 1) {
+            add_input(v, in->in[0]->id);
+            continue;
+        }
+        add_input(v, in->id);
+        if (x->p->in[in->id]) sub += open_op(x, in);
+    }
+    return sub;
+}
+
+/* getPlanCost: cost of partition p under assignment cut (stops early,
+ * returning INFINITY, once the cost exceeds bound). */
+double cg_plan_cost(CostCtx *x, const bool *cut, double bound)
+{
+    x->cut = cut;
+    memset(x->mat, 0, (size_t)x->m->nid);
+    x->es->evaluated++;
+    double c = 0;
+    for (int r = 0; r < x->p->nroots; r++) {
+        c += open_op(x, x->m->hop[x->p->roots[r]]);
+        if (c >= bound) return INFINITY;
+    }
+    return c;
+}
+
+/* Lower bound of every plan with at least the points of cut materialized:
+ * reading the partition inputs, writing its roots, and one write and one
+ * read of every materialized intermediate (seed 4.4, cost-based pruning). */
+double cg_lower_bound(const CostCtx *x, const bool *cut)
+{
+    double b = x->static_cost;
+    for (int t = 0; t < x->p->npts; t++) {
+        if (!cut[t]) continue;
+        int h = x->p->pts[t].h;
+        bool seen = false;
+        for (int u = 0; u < t; u++) seen |= cut[u] && x->p->pts[u].h == h;
+        if (seen) continue;
+        const Hop *hh = x->m->hop[h];
+        b += bytes(hh) / x->mc->read_bw + bytes(hh) / x->mc->write_bw;
+    }
+    return b;
+}
+
+int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es)
+{
+    memset(x, 0, sizeof *x);
+    x->m = m;
+    x->mc = mc;
+    x->p = p;
+    x->es = es;
+    x->mat = br_calloc((size_t)m->nid, 1);
+    x->cover = br_calloc((size_t)m->nid, sizeof(int));
+    if (!x->mat || !x->cover) { cost_free(x); return -1; }
+    double s = 0;
+    for (int i = 0; i < p->ninputs; i++) s += bytes(m->hop[p->inputs[i]]) / mc->read_bw;
+    for (int i = 0; i < p->nroots; i++) s += bytes(m->hop[p->roots[i]]) / mc->write_bw;
+    x->static_cost = s;
+    return 0;
+}
+
+void cost_free(CostCtx *x)
+{
+    free(x->mat);
+    free(x->cover);
+    x->mat = NULL;
+    x->cover = NULL;
+}

@@ -1,0 +1,659 @@
+/* cplan.c: code generation plans (seed 000, section 2.2). A CPlan is a
+ * template node (type, variant, data binding) over a DAG of basic
+ * operation nodes, built top-down from a fused operator's root by
+ * following the selected memo entries. Construction memoizes HOPs and
+ * hash-conses equal nodes (CSE on CPlans); inputs get a canonical order
+ * (first use in a depth-first walk), so equivalent plans produce the same
+ * signature and hash whatever their HOP ids. Scalars are inputs, never
+ * literals, so plans differing only in constants share code. */
+#include "cgint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Input roles during construction (mapped to modes afterwards). */
+enum { R_GEN, R_MAT, R_OU, R_OV, R_OB, R_OVJ, R_OUI };
+
+typedef struct Build {
+    const Memo *m;
+    CPlan *p;
+    int *map;              /* hop id -> node, -1 */
+    bool fail;
+} Build;
+
+static bool i_is_ref(const MEntry *e, int i) { return i < e->nin && e->ref[i] >= 0; }
+
+const char *variant_name(Variant v)
+{
+    static const char *n[] = {"NO_AGG", "ROW_AGG", "COL_AGG", "FULL_AGG", "COL_T_AGG", "MULTI_AGG",
+                              "LEFT_MM", "RIGHT_MM", "RIGHT_T_MM"};
+    return (unsigned)v < sizeof n / sizeof *n ? n[v] : "?";
+}
+
+static int add_node(Build *b, CNode nd)
+{
+    CPlan *p = b->p;
+    /* hash-consing: an equal node already exists */
+    for (int i = 0; i < p->nn; i++) {
+        CNode *o = &p->n[i];
+        if (o->kind != nd.kind || o->op != nd.op || o->dir != nd.dir || o->na != nd.na || o->in != nd.in) continue;
+        bool eq = true;
+        for (int k = 0; k < nd.na; k++) if (o->a[k] != nd.a[k]) eq = false;
+        if (eq) return i;
+    }
+    if (p->nn == p->ncap) {
+        int nc = p->ncap ? p->ncap * 2 : 16;
+        CNode *n = br_realloc(p->n, (size_t)nc * sizeof *n);
+        if (!n) { b->fail = true; return 0; }
+        p->n = n;
+        p->ncap = nc;
+    }
+    p->n[p->nn] = nd;
+    return p->nn++;
+}
+
+/* The node reading hop h as input with a role (dedup by hop and role). */
+static int input_node(Build *b, Hop *h, int role)
+{
+    CPlan *p = b->p;
+    int k;
+    for (k = 0; k < p->nin; k++) if (p->in[k].hop == h && p->in[k].role == role) break;
+    if (k == p->nin) {
+        if (p->nin == p->icap) {
+            int nc = p->icap ? p->icap * 2 : 8;
+            CInput *ni = br_realloc(p->in, (size_t)nc * sizeof *ni);
+            if (!ni) { b->fail = true; return 0; }
+            p->in = ni;
+            p->icap = nc;
+        }
+        CInput *ci = &p->in[p->nin];
+        memset(ci, 0, sizeof *ci);
+        ci->hop = h;
+        ci->scalar = h->dt == DT_SCALAR;
+        ci->rows = h->rows;
+        ci->cols = h->cols;
+        ci->role = role;
+        p->nin++;
+    }
+    CNode nd = {.kind = CN_IN, .in = k, .rows = h->rows, .cols = h->cols, .scalar = h->dt == DT_SCALAR,
+                .vlen = -1};
+    return add_node(b, nd);
+}
+
+static int build(Build *b, Hop *h, const MEntry *e);
+
+static int child(Build *b, Hop *h, const MEntry *e, int i, int role)
+{
+    Hop *in = h->in[i];
+    MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? sel_best(b->m, in, e->type) : NULL;
+    if (ie) return build(b, in, ie);
+    return input_node(b, in, role);
+}
+
+static CNode op_node(const Hop *h, CNKind k)
+{
+    CNode nd = {.kind = k, .op = h->op, .dir = h->dir, .rows = h->rows, .cols = h->cols,
+                .scalar = h->dt == DT_SCALAR, .in = -1, .vlen = -1};
+    return nd;
+}
+
+/* The node of hop h under entry e (memoized by hop). */
+static int build(Build *b, Hop *h, const MEntry *e)
+{
+    if (b->fail) return 0;
+    if (b->map[h->id] >= 0) return b->map[h->id];
+    TplType t = e->type;
+    CNode nd;
+    int r;
+    switch (h->kind) {
+    case H_UNARY:
+        nd = op_node(h, CN_UN);
+        nd.na = 1;
+        nd.a[0] = child(b, h, e, 0, R_GEN);
+        r = add_node(b, nd);
+        break;
+    case H_BINARY:
+        nd = op_node(h, CN_BIN);
+        nd.na = 2;
+        for (int i = 0; i < 2; i++) nd.a[i] = child(b, h, e, i, R_GEN);
+        r = add_node(b, nd);
+        break;
+    case H_TERNARY:
+        nd = op_node(h, CN_TER);
+        nd.na = 3;
+        for (int i = 0; i < 3; i++) nd.a[i] = child(b, h, e, i, R_GEN);
+        r = add_node(b, nd);
+        break;
+    case H_AGG:
+        nd = op_node(h, CN_AGG);
+        nd.na = 1;
+        nd.a[0] = child(b, h, e, 0, R_GEN);
+        r = add_node(b, nd);
+        break;
+    case H_MATMUL:
+        if (h->op == OP_MATMUL) {
+            nd = op_node(h, CN_MM);
+            nd.na = 2;
+            if (t == T_OUTER && (i_is_ref(e, 0))) {
+                /* (O) %*% V2: left */
+                nd.a[0] = child(b, h, e, 0, R_GEN);
+                nd.a[1] = input_node(b, h->in[1], R_OVJ);
+            } else if (t == T_OUTER) {
+                /* U %*% t(V) */
+                nd.a[0] = input_node(b, h->in[0], R_OU);
+                Hop *bt = h->in[1];
+                if (bt->kind == H_REORG && bt->op == OP_TRANS) {
+                    CNode tr = op_node(bt, CN_TRANS);
+                    tr.na = 1;
+                    tr.a[0] = input_node(b, bt->in[0], R_OV);
+                    nd.a[1] = add_node(b, tr);
+                } else {
+                    nd.a[1] = input_node(b, bt, R_OB);
+                }
+            } else {
+                nd.a[0] = child(b, h, e, 0, R_GEN);
+                nd.a[1] = input_node(b, h->in[1], R_MAT);
+            }
+            r = add_node(b, nd);
+        } else if (h->op == OP_MATMULTL) {
+            nd = op_node(h, CN_MMTL);
+            nd.na = 2;
+            if (t == T_OUTER) {
+                int fi = i_is_ref(e, 0) ? 0 : 1;
+                nd.a[fi] = child(b, h, e, fi, R_GEN);
+                nd.a[1 - fi] = input_node(b, h->in[1 - fi], R_OUI);
+            } else {
+                for (int i = 0; i < 2; i++) nd.a[i] = child(b, h, e, i, R_GEN);
+            }
+            r = add_node(b, nd);
+        } else if (h->op == OP_MMCHAIN && t == T_ROW) {
+            /* t(X) %*% (w * (X %*% v)) as three row operations */
+            int x = input_node(b, h->in[0], R_GEN);
+            CNode mm = op_node(h, CN_MM);
+            mm.op = OP_MATMUL;
+            mm.na = 2;
+            mm.a[0] = x;
+            mm.a[1] = input_node(b, h->in[1], R_MAT);
+            mm.rows = h->in[0]->rows;
+            mm.cols = h->in[1]->cols;
+            mm.scalar = false;
+            int q = add_node(b, mm);
+            if (h->nin > 2 && h->in[2]) {
+                CNode mu = op_node(h, CN_BIN);
+                mu.op = OP_MULT;
+                mu.na = 2;
+                mu.a[0] = child(b, h, e, 2, R_GEN);
+                mu.a[1] = q;
+                mu.rows = mm.rows;
+                mu.cols = mm.cols;
+                q = add_node(b, mu);
+            }
+            CNode tl = op_node(h, CN_MMTL);
+            tl.op = OP_MATMULTL;
+            tl.na = 2;
+            tl.a[0] = x;
+            tl.a[1] = q;
+            r = add_node(b, tl);
+        } else {
+            b->fail = true;
+            return 0;
+        }
+        break;
+    default:
+        b->fail = true;
+        return 0;
+    }
+    b->map[h->id] = r;
+    b->p->ncovered++;
+    return r;
+}
+
+/* ---- modes, value classes, main input, safety ---- */
+
+static int mode_in_space(const CInput *c, int64_t M, int64_t N)
+{
+    if (c->scalar) return IM_SCALAR;
+    if (c->rows == M && c->cols == N) return IM_FULL;
+    if (c->rows == 1 && c->cols == N) return IM_ROW;
+    if (c->cols == 1 && c->rows == M) return IM_COL;
+    return -1;
+}
+
+/* zero(node): the node is 0 wherever input `mainin` is 0 (Cell/Outer),
+ * adding runtime scalar conditions to p. */
+static bool zero_of(CPlan *p, int n, int mainin)
+{
+    CNode *x = &p->n[n];
+    int fl = op_info[x->op].flags;
+    switch (x->kind) {
+    case CN_IN: return x->in == mainin;
+    case CN_UN: return (fl & OF_SAFE) && zero_of(p, x->a[0], mainin);
+    case CN_BIN: {
+        bool za = zero_of(p, x->a[0], mainin), zb = zero_of(p, x->a[1], mainin);
+        if (fl & OF_MULT) return za || zb;
+        if ((fl & OF_SAFE) && za && zb) return true;
+        /* matrix op scalar: safe if op(0, s) == 0 at run time */
+        for (int side = 0; side < 2; side++) {
+            CNode *s = &p->n[x->a[1 - side]];
+            bool zs = side == 0 ? za : zb;
+            if (!zs || s->kind != CN_IN || !p->in[s->in].scalar) continue;
+            if (p->ncond >= CG_MAXCOND) return false;
+            p->cond[p->ncond++] = (SafeCond){x->op, s->in, side == 1};
+            return true;
+        }
+        return false;
+    }
+    case CN_TER:
+        return zero_of(p, x->a[0], mainin) && zero_of(p, x->a[2], mainin);
+    default:
+        return false;
+    }
+}
+
+static int64_t input_nnz(const CInput *c)
+{
+    const Hop *h = c->hop;
+    if (h && h->nnz >= 0) return h->nnz;
+    return c->rows * c->cols;
+}
+
+/* Chooses the sparse driver of a Cell/MAgg/Outer plan: the FULL input
+ * with the fewest non-zeros for which every output is zero-preserving. */
+static void choose_main(CPlan *p, const int *cellroot, int nroots, bool prefer_first)
+{
+    int best = -1;
+    int64_t bnnz = 0;
+    SafeCond bc[CG_MAXCOND];
+    int bn = 0;
+    for (int k = 0; k < p->nin; k++) {
+        if (p->in[k].mode != IM_FULL) continue;
+        p->ncond = 0;
+        bool ok = true;
+        for (int r = 0; r < nroots && ok; r++) ok = zero_of(p, cellroot[r], k);
+        if (!ok) continue;
+        int64_t nz = input_nnz(&p->in[k]);
+        if (best < 0 || (!prefer_first && nz < bnnz)) {
+            best = k; bnnz = nz; bn = p->ncond;
+            memcpy(bc, p->cond, sizeof bc);
+        }
+    }
+    p->ncond = 0;
+    if (best >= 0) {
+        p->main = best;
+        p->sparse_safe = true;
+        p->ncond = bn;
+        memcpy(p->cond, bc, sizeof bc);
+        return;
+    }
+    p->sparse_safe = false;
+    p->main = -1;
+    for (int k = 0; k < p->nin; k++) if (p->in[k].mode == IM_FULL) { p->main = k; break; }
+}
+
+static void row_classes(CPlan *p)
+{
+    for (int i = 0; i < p->nn; i++) {
+        CNode *x = &p->n[i];
+        x->vlen = -1;
+        switch (x->kind) {
+        case CN_IN: {
+            CInput *c = &p->in[x->in];
+            if (c->mode == IM_SCALAR || c->mode == IM_MAT) x->vc = VC_CONST;
+            else if (c->mode == IM_COL) x->vc = VC_CELL;
+            else { x->vc = VC_VEC; x->vlen = x->in; }
+            break;
+        }
+        case CN_UN: case CN_BIN: case CN_TER:
+            x->vc = VC_CONST;
+            for (int k = 0; k < x->na; k++) {
+                CNode *c = &p->n[x->a[k]];
+                if (c->vc > x->vc) x->vc = c->vc;
+                if (c->vc == VC_VEC && x->vlen < 0) x->vlen = c->vlen;
+            }
+            break;
+        case CN_AGG:
+            x->vc = x->dir == DIR_ROW ? VC_CELL : VC_VEC;
+            if (x->dir != DIR_ROW) x->vlen = p->n[x->a[0]].vlen;
+            break;
+        case CN_MM: {
+            CNode *bn = &p->n[x->a[1]];
+            CInput *c = &p->in[bn->in];
+            if (c->cols == 1) x->vc = VC_CELL;
+            else { x->vc = VC_VEC; x->vlen = bn->in; }
+            break;
+        }
+        default:
+            x->vc = VC_VEC;
+            break;
+        }
+    }
+}
+
+static bool finish_cell(CPlan *p, int *roots, int nroots)
+{
+    /* the iteration space: the shape of the (first) cell expression */
+    CNode *r0 = &p->n[roots[0]];
+    p->srows = r0->rows;
+    p->scols = r0->cols;
+    for (int k = 0; k < p->nin; k++) {
+        int md = mode_in_space(&p->in[k], p->srows, p->scols);
+        if (md < 0) return false;
+        p->in[k].mode = (InMode)md;
+    }
+    for (int i = 0; i < p->nn; i++) p->n[i].vc = p->n[i].kind == CN_IN && p->in[p->n[i].in].scalar ? VC_CONST : VC_CELL;
+    choose_main(p, roots, nroots, false);
+    /* the shape must follow from the inputs at run time */
+    bool full = false, row = false, col = false;
+    for (int k = 0; k < p->nin; k++) {
+        full |= p->in[k].mode == IM_FULL;
+        row |= p->in[k].mode == IM_ROW;
+        col |= p->in[k].mode == IM_COL;
+    }
+    return full || (row && col);
+}
+
+static bool finish_row(CPlan *p)
+{
+    int64_t m = -1;
+    /* main: the left operand of a product if it is an input, else the
+     * widest row-aligned input */
+    for (int i = 0; i < p->nn && m < 0; i++) {
+        CNode *x = &p->n[i];
+        if ((x->kind == CN_MM || x->kind == CN_MMTL) && p->n[x->a[0]].kind == CN_IN) {
+            CInput *c = &p->in[p->n[x->a[0]].in];
+            if (!c->scalar && c->cols > 1) { p->main = p->n[x->a[0]].in; m = c->rows; }
+        }
+    }
+    if (m < 0) {
+        int best = -1;
+        for (int k = 0; k < p->nin; k++) {
+            CInput *c = &p->in[k];
+            if (c->scalar || c->role != R_GEN || c->rows < 2) continue;
+            if (best < 0 || c->cols > p->in[best].cols) best = k;
+        }
+        if (best < 0) return false;
+        p->main = best;
+        m = p->in[best].rows;
+    }
+    p->srows = m;
+    p->scols = p->in[p->main].cols;
+    for (int k = 0; k < p->nin; k++) {
+        CInput *c = &p->in[k];
+        if (c->scalar) c->mode = IM_SCALAR;
+        else if (c->role == R_MAT) c->mode = IM_MAT;
+        else if (c->rows == m) c->mode = c->cols == 1 ? IM_COL : IM_FULL;
+        else if (c->rows == 1 && c->cols > 1) c->mode = IM_ROW;
+        else return false;
+    }
+    if (p->in[p->main].mode != IM_FULL) return false;
+    row_classes(p);
+    /* the main row read sparse: every consumer takes a sparse operand */
+    p->main_sparse_ok = true;
+    for (int i = 0; i < p->nn; i++) {
+        CNode *x = &p->n[i];
+        for (int k = 0; k < x->na; k++) {
+            CNode *c = &p->n[x->a[k]];
+            if (c->kind != CN_IN || c->in != p->main) continue;
+            bool ok = ((x->kind == CN_MM || x->kind == CN_MMTL) && k == 0) ||
+                      (x->kind == CN_AGG && x->dir == DIR_ROW && (x->op == OP_SUM || x->op == OP_SUMSQ));
+            if (!ok) p->main_sparse_ok = false;
+        }
+    }
+    return true;
+}
+
+/* Is node n of an Outer plan the outer product U %*% t(V)? */
+static bool outer_uv(const CPlan *p, int n)
+{
+    const CNode *x = &p->n[n];
+    if (x->kind != CN_MM) return false;
+    const CNode *a = &p->n[x->a[0]];
+    return a->kind == CN_IN && p->in[a->in].mode == IM_MAT;
+}
+
+static bool finish_outer(CPlan *p, int root)
+{
+    int uv = -1;
+    for (int i = 0; i < p->nn; i++) {
+        if (p->n[i].kind == CN_MM && p->n[p->n[i].a[0]].kind == CN_IN && p->in[p->n[p->n[i].a[0]].in].role == R_OU) {
+            uv = i;
+            break;
+        }
+    }
+    if (uv < 0) return false;
+    p->srows = p->n[uv].rows;
+    p->scols = p->n[uv].cols;
+    for (int k = 0; k < p->nin; k++) {
+        CInput *c = &p->in[k];
+        switch (c->role) {
+        case R_OU: case R_OUI: c->mode = IM_MAT; break;
+        case R_OV: case R_OVJ: c->mode = IM_VROW; break;
+        case R_OB: c->mode = IM_BT; break;
+        default: {
+            int md = mode_in_space(c, p->srows, p->scols);
+            if (md < 0) return false;
+            c->mode = (InMode)md;
+        }
+        }
+    }
+    for (int i = 0; i < p->nn; i++) p->n[i].vc = p->n[i].kind == CN_IN && p->in[p->n[i].in].scalar ? VC_CONST : VC_CELL;
+    /* variant and the cell expression */
+    CNode *r = &p->n[root];
+    int cell = root;
+    p->var = V_NO_AGG;
+    if (r->kind == CN_AGG) { p->var = V_FULL_AGG; cell = r->a[0]; }
+    else if (r->kind == CN_MM && !outer_uv(p, root)) { p->var = V_LEFT_MM; cell = r->a[0]; }
+    else if (r->kind == CN_MMTL) {
+        bool left_is_input = p->n[r->a[0]].kind == CN_IN && p->in[p->n[r->a[0]].in].mode == IM_MAT;
+        p->var = left_is_input ? V_RIGHT_T_MM : V_RIGHT_MM;
+        cell = left_is_input ? r->a[1] : r->a[0];
+    }
+    int roots[1] = {cell};
+    choose_main(p, roots, 1, false);
+    return p->sparse_safe;
+}
+
+/* ---- signature ---- */
+
+static void make_sig(CPlan *p)
+{
+    SBuf b = {0};
+    sb_printf(&b, "T%d V%d M%d S%d R%d O%d|", p->tpl, p->var, p->main, p->sparse_safe, p->main_sparse_ok,
+              p->out_matrix);
+    for (int k = 0; k < p->nin; k++) sb_printf(&b, "i%d%d,", p->in[k].scalar, p->in[k].mode);
+    sb_puts(&b, "|");
+    for (int i = 0; i < p->nn; i++) {
+        CNode *x = &p->n[i];
+        sb_printf(&b, "%d:%d:%d:%d:%d:%d", x->kind, x->op, x->dir, x->in, x->vc, x->vlen);
+        for (int k = 0; k < x->na; k++) sb_printf(&b, ",%d", x->a[k]);
+        sb_puts(&b, ";");
+    }
+    sb_puts(&b, "|");
+    for (int i = 0; i < p->nout; i++) sb_printf(&b, "o%d,", p->out[i]);
+    for (int i = 0; i < p->ncond; i++) sb_printf(&b, "c%d:%d:%d,", p->cond[i].op, p->cond[i].in, p->cond[i].left);
+    p->sig = b.s;
+    p->hash = cg_hash_bytes(b.s, b.n, 0);
+}
+
+/* Renumbers nodes and inputs in depth-first order from the outputs
+ * (canonical form; drops unreachable nodes and unused inputs). */
+static void canon_order(CPlan *p)
+{
+    int *nmap = malloc((size_t)p->nn * sizeof(int));
+    int *imap = malloc((size_t)(p->nin + 1) * sizeof(int));
+    int *stack = malloc((size_t)(2 * p->nn + 2) * sizeof(int));
+    CNode *nn = malloc((size_t)(p->nn + 1) * sizeof(CNode));
+    CInput *ni = malloc((size_t)(p->nin + 1) * sizeof(CInput));
+    if (!nmap || !imap || !stack || !nn || !ni) goto done;
+    for (int i = 0; i < p->nn; i++) nmap[i] = -1;
+    for (int k = 0; k < p->nin; k++) imap[k] = -1;
+    int cnt = 0, icnt = 0;
+    /* post-order DFS, children in position order */
+    for (int o = 0; o < p->nout; o++) {
+        int sp = 0;
+        stack[sp++] = p->out[o];
+        stack[sp++] = 0;
+        while (sp > 0) {
+            int st = stack[sp - 1], nd = stack[sp - 2];
+            if (nmap[nd] >= 0) { sp -= 2; continue; }
+            CNode *x = &p->n[nd];
+            if (st < x->na) {
+                stack[sp - 1] = st + 1;
+                if (nmap[x->a[st]] < 0) { stack[sp++] = x->a[st]; stack[sp++] = 0; }
+                continue;
+            }
+            sp -= 2;
+            nn[cnt] = *x;
+            for (int k = 0; k < x->na; k++) nn[cnt].a[k] = nmap[x->a[k]];
+            if (x->kind == CN_IN) {
+                if (imap[x->in] < 0) { ni[icnt] = p->in[x->in]; imap[x->in] = icnt++; }
+                nn[cnt].in = imap[x->in];
+            }
+            nmap[nd] = cnt++;
+        }
+    }
+    for (int o = 0; o < p->nout; o++) p->out[o] = nmap[p->out[o]];
+    for (int i = 0; i < cnt; i++)
+        if (nn[i].kind != CN_IN && nn[i].vlen >= 0 && nn[i].vc == VC_VEC) nn[i].vlen = imap[nn[i].vlen];
+        else if (nn[i].kind == CN_IN && nn[i].vlen >= 0) nn[i].vlen = nn[i].in;
+    if (p->main >= 0) p->main = imap[p->main];
+    for (int c = 0; c < p->ncond; c++) p->cond[c].in = imap[p->cond[c].in];
+    memcpy(p->n, nn, (size_t)cnt * sizeof(CNode));
+    p->nn = cnt;
+    memcpy(p->in, ni, (size_t)icnt * sizeof(CInput));
+    p->nin = icnt;
+done:
+    free(nmap); free(imap); free(stack); free(nn); free(ni);
+}
+
+/* Builds the CPlan of fused operator f; NULL when the region does not
+ * form a valid plan of its template. Caller frees with cplan_free. */
+CPlan *cplan_build(const Memo *m, const FusedOp *f)
+{
+    CPlan *p = br_calloc(1, sizeof *p);
+    Build b = {.m = m, .p = p};
+    b.map = malloc((size_t)m->nid * sizeof(int));
+    if (!p || !b.map) { free(p); free(b.map); return NULL; }
+    for (int i = 0; i < m->nid; i++) b.map[i] = -1;
+    p->tpl = f->type;
+    p->main = -1;
+    int nroots = f->type == T_MAGG ? f->nroots : 1;
+    Hop **roots = f->type == T_MAGG ? f->roots : (Hop **)&f->root;
+    int cellroot[CG_MAXOUT];
+    bool ok = true;
+    for (int r = 0; r < nroots && ok; r++) {
+        MEntry *e = sel_best(m, roots[r], T__N);
+        if (!e) { ok = false; break; }
+        p->out[p->nout++] = build(&b, roots[r], e);
+        if (b.fail) ok = false;
+    }
+    if (ok) {
+        canon_order(p);
+        Variant v = V_NO_AGG;
+        if (p->tpl == T_CELL || p->tpl == T_MAGG) {
+            for (int r = 0; r < p->nout; r++) {
+                CNode *x = &p->n[p->out[r]];
+                if (x->kind == CN_AGG) {
+                    v = x->dir == DIR_FULL ? V_FULL_AGG : x->dir == DIR_ROW ? V_ROW_AGG : V_COL_AGG;
+                    cellroot[r] = x->a[0];
+                } else if (x->kind == CN_MMTL) {
+                    /* dot product t(x) %*% y of column vectors */
+                    CNode mu = {.kind = CN_BIN, .op = OP_MULT, .na = 2, .a = {x->a[0], x->a[1]}, .in = -1,
+                                .rows = p->n[x->a[0]].rows, .cols = 1};
+                    int k = add_node(&b, mu);
+                    CNode ag = {.kind = CN_AGG, .op = OP_SUM, .dir = DIR_FULL, .na = 1, .a = {k}, .in = -1,
+                                .rows = 0, .cols = 0};
+                    p->out[r] = add_node(&b, ag);
+                    p->out_matrix = true;
+                    cellroot[r] = k;
+                    v = V_FULL_AGG;
+                } else {
+                    cellroot[r] = p->out[r];
+                }
+            }
+            p->var = p->tpl == T_MAGG ? V_MULTI : v;
+            ok = finish_cell(p, cellroot, p->nout);
+        } else if (p->tpl == T_ROW) {
+            ok = finish_row(p);
+            if (ok) {
+                CNode *x = &p->n[p->out[0]];
+                if (x->kind == CN_AGG && x->dir == DIR_COL) p->var = V_COL_AGG;
+                else if (x->kind == CN_AGG && x->dir == DIR_FULL) p->var = V_FULL_AGG;
+                else if (x->kind == CN_MMTL) p->var = V_COL_T_AGG;
+                else p->var = x->vc == VC_VEC ? V_NO_AGG : V_ROW_AGG;
+                if (x->kind == CN_MMTL)
+                    for (int k = 0; k < 2; k++) if (p->n[x->a[k]].vc == VC_CONST) ok = false;
+            }
+        } else if (p->tpl == T_OUTER) {
+            ok = finish_outer(p, p->out[0]);
+        }
+    }
+    if (ok && !b.fail) canon_order(p);
+    free(b.map);
+    if (!ok || b.fail || p->ncovered < 2) { cplan_free(p); return NULL; }
+    make_sig(p);
+    return p;
+}
+
+void cplan_free(CPlan *p)
+{
+    if (!p) return;
+    free(p->n);
+    free(p->in);
+    free(p->sig);
+    free(p);
+}
+
+CPlan *cplan_copy(const CPlan *p)
+{
+    CPlan *c = br_malloc(sizeof *c);
+    if (!c) return NULL;
+    *c = *p;
+    c->n = br_malloc((size_t)(p->nn + 1) * sizeof(CNode));
+    c->in = br_malloc((size_t)(p->nin + 1) * sizeof(CInput));
+    c->sig = br_strdup(p->sig ? p->sig : "");
+    if (!c->n || !c->in || !c->sig) { cplan_free(c); return NULL; }
+    memcpy(c->n, p->n, (size_t)p->nn * sizeof(CNode));
+    memcpy(c->in, p->in, (size_t)p->nin * sizeof(CInput));
+    for (int k = 0; k < c->nin; k++) c->in[k].hop = NULL;
+    c->ncap = p->nn + 1;
+    c->icap = p->nin + 1;
+    return c;
+}
+
+int cplan_nops(const CPlan *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->nn; i++) n += p->n[i].kind != CN_IN;
+    return n;
+}
+
+void cplan_print(const CPlan *p, FILE *out)
+{
+    static const char *modes[] = {"scalar", "full", "rowvec", "colvec", "mat", "vrows", "bt"};
+    static const char *vcs[] = {"const", "cell", "vec"};
+    fprintf(out, "  CPlan %s %s (hash %016llx)%s%s\n", tpl_name(p->tpl), variant_name(p->var),
+            (unsigned long long)p->hash, p->sparse_safe ? " sparse-safe" : "",
+            p->tpl == T_ROW && p->main_sparse_ok ? " sparse-rows" : "");
+    for (int k = 0; k < p->nin; k++)
+        fprintf(out, "    in%d: %s%s [%lldx%lld]\n", k, modes[p->in[k].mode], k == p->main ? " (main)" : "",
+                (long long)p->in[k].rows, (long long)p->in[k].cols);
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind == CN_IN) continue;
+        const char *kn = x->kind == CN_UN ? "u" : x->kind == CN_BIN ? "b" : x->kind == CN_TER ? "t"
+                       : x->kind == CN_AGG ? (x->dir == DIR_ROW ? "uar" : x->dir == DIR_COL ? "uac" : "ua")
+                       : x->kind == CN_MM ? "ba" : x->kind == CN_MMTL ? "tba" : "r";
+        fprintf(out, "    TMP%d = %s(%s)", i, kn,
+                x->kind == CN_MM || x->kind == CN_MMTL ? "+*" : x->kind == CN_TRANS ? "t" : op_info[x->op].name);
+        for (int k = 0; k < x->na; k++) {
+            const CNode *c = &p->n[x->a[k]];
+            if (c->kind == CN_IN) fprintf(out, " in%d", c->in);
+            else fprintf(out, " TMP%d", x->a[k]);
+        }
+        fprintf(out, "  [%s]\n", vcs[x->vc]);
+    }
+    for (int i = 0; i < p->ncond; i++)
+        fprintf(out, "    sparse-safe if %s(%s, in%d) == 0\n", op_info[p->cond[i].op].name,
+                p->cond[i].left ? "s" : "0", p->cond[i].in);
+}

@@ -1,0 +1,317 @@
+/* exec.c: running a fused operator. Binds the argument values to the
+ * CPlan's inputs, checks their shapes against the access modes the code
+ * was generated for, evaluates the run-time conditions of sparse safety
+ * (scalars are arguments, so op(0, s) == 0 is decided per call) and calls
+ * the template's skeleton with the compiled functions. Whatever the
+ * generated code cannot take (an operator that failed to compile, shapes
+ * that differ from the plan's, a scalar that breaks sparse safety of an
+ * Outer plan, the interpret option) runs through cg_interpret: the CPlan
+ * evaluated node by node with the unfused kernels, i.e. exactly the
+ * unfused plan, including its errors. */
+#include "cgint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/spoof.h"
+#include "../runtime/interp.h"
+
+static int agg_code(OpCode op)
+{
+    switch (op) {
+    case OP_SUM: return SPA_SUM;
+    case OP_SUMSQ: return SPA_SUMSQ;
+    case OP_AMIN: return SPA_MIN;
+    case OP_AMAX: return SPA_MAX;
+    case OP_MEAN: return SPA_MEAN;
+    default: return SPA_NONE;
+    }
+}
+
+static bool conds_hold(const CPlan *p, const Value *args)
+{
+    for (int i = 0; i < p->ncond; i++) {
+        const SafeCond *c = &p->cond[i];
+        double s = val_as_double(&args[c->in]);
+        double v = c->left ? ops_binary(c->op, s, 0) : ops_binary(c->op, 0, s);
+        if (v != 0) return false;
+    }
+    return true;
+}
+
+/* Bound inputs of one call. */
+typedef struct Bind {
+    const MB **m;
+    int *mode;
+    double *sc;
+    int64_t *L;
+} Bind;
+
+static void bind_free(Bind *b) { free(b->m); free(b->mode); free(b->sc); free(b->L); }
+
+/* Fills b from args; false if an argument's kind differs from the plan. */
+static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
+{
+    int n = p->nin;
+    b->m = br_calloc((size_t)n + 1, sizeof *b->m);
+    b->mode = br_calloc((size_t)n + 1, sizeof *b->mode);
+    b->sc = br_calloc((size_t)n + 1, sizeof *b->sc);
+    b->L = br_calloc((size_t)n + 1, sizeof *b->L);
+    if (!b->m || !b->mode || !b->sc || !b->L || nargs != n) return false;
+    for (int k = 0; k < n; k++) {
+        b->mode[k] = p->in[k].mode;
+        if (p->in[k].scalar) {
+            if (!val_is_numeric(&args[k])) return false;
+            b->sc[k] = val_as_double(&args[k]);
+        } else {
+            if (args[k].kind != V_MATRIX) return false;
+            b->m[k] = args[k].m;
+            b->L[k] = args[k].m->cols;
+        }
+    }
+    return true;
+}
+
+/* ---- Cell / MAgg ---- */
+
+static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
+{
+    const CPlan *p = op->plan;
+    Bind b = {0};
+    int rc = 0;
+    if (!bind(p, args, nargs, &b)) { *fb = true; goto done; }
+    int64_t M = -1, N = -1;
+    for (int k = 0; k < p->nin && M < 0; k++)
+        if (p->in[k].mode == IM_FULL) { M = b.m[k]->rows; N = b.m[k]->cols; }
+    if (M < 0) {
+        for (int k = 0; k < p->nin; k++) {
+            if (p->in[k].mode == IM_COL) M = b.m[k]->rows;
+            if (p->in[k].mode == IM_ROW) N = b.m[k]->cols;
+        }
+    }
+    for (int k = 0; k < p->nin && !*fb; k++) {
+        const MB *m = b.m[k];
+        switch (p->in[k].mode) {
+        case IM_FULL: *fb = m->rows != M || m->cols != N; break;
+        case IM_ROW: *fb = m->rows != 1 || m->cols != N; break;
+        case IM_COL: *fb = m->rows != M || m->cols != 1; break;
+        default: break;
+        }
+    }
+    if (*fb || M < 0 || N < 0) { *fb = true; goto done; }
+    SpoofCell sp = {.in = {p->nin, b.m, b.mode, b.sc}, .rows = M, .cols = N, .main = p->main,
+                    .nout = p->nout, .fd = (SpCellDenseFn)op->fn[0], .fs = (SpCellSparseFn)op->fn[1],
+                    .ff = (SpCellFlatFn)op->fn[2]};
+    sp.sparse_safe = p->sparse_safe && sp.fs && conds_hold(p, args);
+    switch (p->var) {
+    case V_NO_AGG: sp.dir = SPD_NONE; break;
+    case V_ROW_AGG: sp.dir = SPD_ROW; break;
+    case V_COL_AGG: sp.dir = SPD_COL; break;
+    default: sp.dir = SPD_FULL; break;
+    }
+    for (int r = 0; r < p->nout; r++) {
+        const CNode *x = &p->n[p->out[r]];
+        sp.agg[r] = x->kind == CN_AGG ? agg_code(x->op) : SPA_NONE;
+    }
+    MB *res = NULL;
+    double vals[SPOOF_MAXOUT];
+    if ((rc = k_spoof_cell(&sp, &res, vals, e))) goto done;
+    if (sp.dir != SPD_FULL) *out = val_matrix(res);
+    else if (p->tpl == T_MAGG) {
+        Value l = val_list_new(p->nout);
+        for (int r = 0; r < p->nout; r++) list_append(l.l, val_double(vals[r]), NULL, e);
+        *out = l;
+    } else if (p->out_matrix) {
+        MB *s = mb_scalar(vals[0], e);
+        if (!s) { rc = e->code; goto done; }
+        *out = val_matrix(s);
+    } else {
+        *out = val_double(vals[0]);
+    }
+done:
+    bind_free(&b);
+    return rc;
+}
+
+/* ---- Row ---- */
+
+static int64_t row_len(const CPlan *p, const int64_t *L, int n)
+{
+    const CNode *x = &p->n[n];
+    return x->vc == VC_VEC ? L[x->vlen] : 1;
+}
+
+static int exec_row(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
+{
+    const CPlan *p = op->plan;
+    Bind b = {0};
+    int rc = 0;
+    if (!bind(p, args, nargs, &b) || p->main < 0) { *fb = true; goto done; }
+    int64_t M = b.m[p->main]->rows;
+    for (int k = 0; k < p->nin && !*fb; k++) {
+        const MB *m = b.m[k];
+        switch (p->in[k].mode) {
+        case IM_FULL: *fb = m->rows != M; break;
+        case IM_ROW: *fb = m->rows != 1; break;
+        case IM_COL: *fb = m->rows != M || m->cols != 1; break;
+        default: break;
+        }
+    }
+    /* vector lengths must agree where the plan combines vectors */
+    for (int i = 0; i < p->nn && !*fb; i++) {
+        const CNode *x = &p->n[i];
+        if ((x->kind == CN_UN || x->kind == CN_BIN || x->kind == CN_TER) && x->vc == VC_VEC)
+            for (int k = 0; k < x->na; k++) {
+                const CNode *c = &p->n[x->a[k]];
+                if (c->vc == VC_VEC && b.L[c->vlen] != b.L[x->vlen]) *fb = true;
+            }
+        if (x->kind == CN_MM) {
+            const MB *bm = b.m[p->n[x->a[1]].in];
+            if (bm->rows != row_len(p, b.L, x->a[0])) *fb = true;
+        }
+    }
+    if (*fb) goto done;
+    SpoofRow sp = {.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .rows = M, .main = p->main,
+                   .fd = (SpRowDenseFn)op->fn[0], .fs = (SpRowSparseFn)op->fn[1], .ft = (SpRowTmpFn)op->fn[3]};
+    const CNode *r = &p->n[p->out[0]];
+    switch (p->var) {
+    case V_NO_AGG: sp.var = SPR_NO_AGG; sp.orows = M; sp.ocols = row_len(p, b.L, p->out[0]); break;
+    case V_ROW_AGG: sp.var = SPR_ROW_AGG; sp.orows = M; sp.ocols = 1; break;
+    case V_COL_AGG: sp.var = SPR_COL_AGG; sp.orows = 1; sp.ocols = row_len(p, b.L, r->a[0]); sp.agg = agg_code(r->op); break;
+    case V_FULL_AGG: sp.var = SPR_FULL_AGG; sp.orows = 1; sp.ocols = row_len(p, b.L, r->a[0]); sp.agg = agg_code(r->op); break;
+    case V_COL_T_AGG:
+        sp.var = SPR_COL_T_AGG;
+        sp.orows = row_len(p, b.L, r->a[0]);
+        sp.ocols = row_len(p, b.L, r->a[1]);
+        break;
+    default: *fb = true; goto done;
+    }
+    MB *res = NULL;
+    double v = 0;
+    if ((rc = k_spoof_row(&sp, &res, &v, e))) goto done;
+    if (p->var == V_FULL_AGG) *out = val_double(v);
+    else *out = val_matrix(res);
+done:
+    bind_free(&b);
+    return rc;
+}
+
+/* ---- Outer ---- */
+
+static int exec_outer(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
+{
+    const CPlan *p = op->plan;
+    Bind b = {0};
+    int rc = 0;
+    if (!bind(p, args, nargs, &b) || p->main < 0 || !conds_hold(p, args)) { *fb = true; goto done; }
+    int u, v, side;
+    cg_outer_inputs(p, &u, &v, &side);
+    if (u < 0 || v < 0) { *fb = true; goto done; }
+    const MB *W = b.m[p->main], *U = b.m[u], *V = b.m[v];
+    int64_t M = W->rows, N = W->cols, R = U->cols;
+    bool bt = p->in[v].mode == IM_BT;
+    *fb = U->rows != M || (bt ? (V->rows != R || V->cols != N) : (V->rows != N || V->cols != R));
+    for (int k = 0; k < p->nin && !*fb; k++) {
+        const MB *m = b.m[k];
+        switch (p->in[k].mode) {
+        case IM_FULL: *fb = m->rows != M || m->cols != N; break;
+        case IM_ROW: *fb = m->rows != 1 || m->cols != N; break;
+        case IM_COL: *fb = m->rows != M || m->cols != 1; break;
+        default: break;
+        }
+    }
+    if (!*fb && side >= 0) {
+        const MB *s = b.m[side];
+        *fb = p->var == V_LEFT_MM ? s->rows != N : s->rows != M;
+    }
+    if (*fb) goto done;
+    if (bt) b.L[v] = R;
+    SpoofOuter sp = {.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .main = p->main, .v = v, .m = M, .n = N,
+                     .frow = (SpOuterFn)op->fn[0], .fcol = (SpOuterFn)op->fn[1],
+                     .ocols = side >= 0 ? b.m[side]->cols : 0};
+    switch (p->var) {
+    case V_NO_AGG: sp.var = SPO_NO_AGG; break;
+    case V_FULL_AGG: sp.var = SPO_FULL_AGG; sp.agg = agg_code(p->n[p->out[0]].op); break;
+    case V_LEFT_MM: sp.var = SPO_LEFT; break;
+    case V_RIGHT_MM: sp.var = SPO_RIGHT; break;
+    case V_RIGHT_T_MM: sp.var = SPO_RIGHT_T; break;
+    default: *fb = true; goto done;
+    }
+    if ((sp.var == SPO_RIGHT || sp.var == SPO_RIGHT_T) ? !sp.fcol : !sp.frow) { *fb = true; goto done; }
+    MB *res = NULL;
+    double val = 0;
+    if ((rc = k_spoof_outer(&sp, &res, &val, e))) goto done;
+    if (p->var == V_FULL_AGG) *out = val_double(val);
+    else *out = val_matrix(res);
+done:
+    bind_free(&b);
+    return rc;
+}
+
+int cg_op_exec(CgContext *c, CgOp *op, Value *args, int nargs, Value *out, BrErr *e)
+{
+    bool fb = op->ready != 1 || c->opt.interpret;
+    int rc = 0;
+    if (!fb) {
+        switch (op->plan->tpl) {
+        case T_CELL: case T_MAGG: rc = exec_cell(op, args, nargs, out, e, &fb); break;
+        case T_ROW: rc = exec_row(op, args, nargs, out, e, &fb); break;
+        case T_OUTER: rc = exec_outer(op, args, nargs, out, e, &fb); break;
+        default: fb = true; break;
+        }
+    }
+    if (fb) {
+        __atomic_add_fetch(&c->st.fallback, 1, __ATOMIC_RELAXED);
+        return cg_interpret(op->plan, args, nargs, out, e);
+    }
+    return rc;
+}
+
+/* ---- the reference path ---- */
+
+/* Evaluates p over args with the unfused kernels (runtime/eval.c). */
+int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e)
+{
+    if (nargs != p->nin) return br_err(e, BR_EFAIL, "fused operator: %d arguments for %d inputs", nargs, p->nin);
+    Value *v = br_calloc((size_t)p->nn + 1, sizeof(Value));
+    if (!v) return br_err(e, BR_ENOMEM, "out of memory");
+    Value none = val_none();
+    int rc = 0;
+    for (int i = 0; i < p->nn && !rc; i++) {
+        const CNode *x = &p->n[i];
+        Value *a = x->na > 0 ? &v[x->a[0]] : &none, *b = x->na > 1 ? &v[x->a[1]] : &none;
+        switch (x->kind) {
+        case CN_IN: v[i] = val_retain(args[x->in]); break;
+        case CN_UN: rc = rt_unary(x->op, a, &v[i], e); break;
+        case CN_BIN: rc = rt_binary(x->op, a, b, &v[i], e); break;
+        case CN_TER: rc = rt_ternary(a, b, &v[x->a[2]], &v[i], e); break;
+        case CN_AGG: rc = rt_agg(x->op, x->dir, a, &v[i], e); break;
+        case CN_TRANS: rc = rt_reorg(OP_TRANS, a, &v[i], e); break;
+        case CN_MM: case CN_MMTL: {
+            Hop h;
+            memset(&h, 0, sizeof h);
+            h.kind = H_MATMUL;
+            h.op = x->kind == CN_MM ? OP_MATMUL : OP_MATMULTL;
+            rc = rt_matmul(&h, a, b, &none, &v[i], e);
+            break;
+        }
+        }
+        if (rc && !e->code) br_err(e, BR_EFAIL, "fused operator failed");
+    }
+    if (!rc) {
+        if (p->tpl == T_MAGG) {
+            Value l = val_list_new(p->nout);
+            for (int r = 0; r < p->nout; r++) list_append(l.l, val_retain(v[p->out[r]]), NULL, e);
+            *out = l;
+        } else if (p->out_matrix && v[p->out[0]].kind != V_MATRIX) {
+            MB *s = mb_scalar(val_as_double(&v[p->out[0]]), e);
+            if (!s) rc = e->code;
+            else *out = val_matrix(s);
+        } else {
+            *out = val_retain(v[p->out[0]]);
+        }
+    }
+    for (int i = 0; i < p->nn; i++) val_release(&v[i]);
+    free(v);
+    return rc;
+}

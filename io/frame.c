@@ -1,0 +1,547 @@
+/* frame.c: frames in files (csv and text) with their .mtd sidecar.
+ *
+ * csv: one record per line, fields split by the separator; a field that
+ * starts with '"' is quoted (RFC 4180: "" inside stands for one quote, the
+ * separator and line breaks may occur inside). An empty unquoted field, or
+ * one equal to a naString, is a missing value; a quoted empty field ("")
+ * is the empty string. With header=TRUE the first record names the
+ * columns. Blank lines are skipped, except in a one-column frame, where
+ * every line is a record (a blank one holds a missing value).
+ * Writing quotes strings that contain the separator, a quote, a line
+ * break, or are empty; missing values are empty fields.
+ * text: lines "i j value" (1-based; the value is the rest of the line);
+ * missing cells are not written.
+ * The .mtd of a frame says data_type "frame" and adds "schema", the value
+ * types joined by commas ("STRING,FP64,INT64,BOOLEAN").
+ * Parsing is sequential (frames hold strings; the matrix readers are the
+ * fast path).
+ */
+#include "ioint.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <strings.h>
+
+void io_frame_read_opts_init(IoFrameReadOpts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rows = o->cols = -1;
+    o->header = -1;
+}
+
+/* ---- the frame parts of the .mtd ---- */
+
+/* Reads "schema" (a string, or an array of strings) and "na.strings" /
+ * "naStrings" of path.mtd. *schema: malloc'd comma-joined text or NULL;
+ * *na: malloc'd array of malloc'd strings (*nna entries). */
+static int mtd_extras(const char *path, char **schema, char ***na, int *nna, BrErr *e)
+{
+    *schema = NULL;
+    *na = NULL;
+    *nna = 0;
+    size_t n = strlen(path);
+    char *mp = br_malloc(n + 5);
+    if (!mp) return br_err(e, BR_ENOMEM, "out of memory");
+    memcpy(mp, path, n);
+    memcpy(mp + n, ".mtd", 5);
+    if (!io_exists(mp)) { free(mp); return 0; }
+    IoBuf b;
+    if (io_load(mp, &b, e)) { free(mp); return e->code; }
+    cJSON *root = cJSON_ParseWithLength(b.p, b.n);
+    io_buf_free(&b);
+    if (!root) { free(mp); return 0; } /* io_read_mtd reports malformed JSON */
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "schema");
+    IoStr t = {0};
+    if (cJSON_IsString(s)) {
+        io_str_printf(&t, "%s", s->valuestring);
+    } else if (cJSON_IsArray(s)) {
+        const cJSON *it;
+        cJSON_ArrayForEach(it, s) {
+            if (!cJSON_IsString(it)) { br_err(e, BR_EIO, "%s: \"schema\" must hold strings", mp); break; }
+            io_str_printf(&t, "%s%s", t.n ? "," : "", it->valuestring);
+        }
+    } else if (s && !cJSON_IsNull(s)) {
+        br_err(e, BR_EIO, "%s: field \"schema\" must be a string", mp);
+    }
+    if (!e->code && t.p) *schema = br_strdup(t.p);
+    io_str_free(&t);
+    const cJSON *ns = cJSON_GetObjectItemCaseSensitive(root, "na.strings");
+    if (!ns) ns = cJSON_GetObjectItemCaseSensitive(root, "naStrings");
+    if (!e->code && ns) {
+        int k = cJSON_IsArray(ns) ? cJSON_GetArraySize(ns) : 1;
+        *na = br_calloc((size_t)k + 1, sizeof(char *));
+        if (cJSON_IsArray(ns)) {
+            const cJSON *it;
+            cJSON_ArrayForEach(it, ns)
+                if (cJSON_IsString(it) && *na) (*na)[(*nna)++] = br_strdup(it->valuestring);
+        } else if (cJSON_IsString(ns) && *na) {
+            (*na)[(*nna)++] = br_strdup(ns->valuestring);
+        }
+    }
+    cJSON_Delete(root);
+    free(mp);
+    return e->code;
+}
+
+/* Parses a schema text "T1,T2,..." into cols types (one entry applies to
+ * every column; "" or NULL means all strings). *types is malloc'd. */
+static int parse_schema(const char *s, int64_t cols, FbType **types, const char *path, BrErr *e)
+{
+    *types = br_calloc((size_t)(cols > 0 ? cols : 1), sizeof(FbType));
+    if (!*types) return br_err(e, BR_ENOMEM, "out of memory");
+    if (!s || !*s) return 0;
+    int64_t k = 0;
+    const char *p = s;
+    for (;;) {
+        const char *q = strchr(p, ',');
+        size_t n = q ? (size_t)(q - p) : strlen(p);
+        FbType t;
+        if (!fb_type_parse(p, n, &t))
+            return br_err(e, BR_EARG, "read %s: unknown value type \"%.*s\" in the schema", path, (int)BR_MIN(n, 40), p);
+        if (k < cols) (*types)[k] = t;
+        k++;
+        if (!q) break;
+        p = q + 1;
+    }
+    if (k == 1) {
+        for (int64_t j = 1; j < cols; j++) (*types)[j] = (*types)[0];
+        return 0;
+    }
+    if (k != cols)
+        return br_err(e, BR_EDIM, "read %s: dimension mismatch: the schema has %lld types for %lld columns",
+                      path, (long long)k, (long long)cols);
+    return 0;
+}
+
+/* ---- csv records ---- */
+
+typedef struct CsvIn {
+    const char *p, *end;     /* the buffer */
+    const char *sep;
+    size_t sl;
+} CsvIn;
+
+/* The end of the record starting at p (the '\n' that ends it, outside
+ * quotes). */
+static const char *record_end(const CsvIn *in, const char *p)
+{
+    bool field_start = true, quoted = false;
+    while (p < in->end) {
+        char c = *p;
+        if (quoted) {
+            if (c == '"') {
+                if (p + 1 < in->end && p[1] == '"') p++;
+                else quoted = false;
+            }
+            p++;
+            continue;
+        }
+        if (c == '\n') return p;
+        if (field_start && c == '"') { quoted = true; field_start = false; p++; continue; }
+        if ((size_t)(in->end - p) >= in->sl && !memcmp(p, in->sep, in->sl)) {
+            field_start = true;
+            p += in->sl;
+            continue;
+        }
+        field_start = false;
+        p++;
+    }
+    return in->end;
+}
+
+/* One field of a record: its text unquoted into buf (IoStr), whether it
+ * was quoted. Returns the position after the field's separator, or the
+ * record end (*last set). */
+static const char *next_field(const CsvIn *in, const char *p, const char *rend, IoStr *buf, bool *quoted,
+                              bool *last)
+{
+    buf->n = 0;
+    *quoted = false;
+    if (p < rend && *p == '"') {
+        *quoted = true;
+        p++;
+        while (p < rend) {
+            if (*p == '"') {
+                if (p + 1 < rend && p[1] == '"') { io_str_reserve(buf, 1); io_str_putc(buf, '"'); p += 2; continue; }
+                p++;
+                break;
+            }
+            io_str_reserve(buf, 1);
+            io_str_putc(buf, *p++);
+        }
+    }
+    while (p < rend) {
+        if ((size_t)(rend - p) >= in->sl && !memcmp(p, in->sep, in->sl)) {
+            *last = false;
+            return p + in->sl;
+        }
+        io_str_reserve(buf, 1);
+        io_str_putc(buf, *p++);
+    }
+    /* a '\r' of a CRLF line end is not part of the last field */
+    if (rend > in->p && rend[-1] == '\r' && buf->n && buf->p[buf->n - 1] == '\r') buf->n--;
+    *last = true;
+    return rend;
+}
+
+/* Number of fields of the record [p, rend). */
+static int64_t record_fields(const CsvIn *in, const char *p, const char *rend, IoStr *buf)
+{
+    int64_t n = 0;
+    bool q, last = false;
+    while (!last) {
+        p = next_field(in, p, rend, buf, &q, &last);
+        n++;
+    }
+    return n;
+}
+
+static bool is_blank(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+    return p == e;
+}
+
+static bool is_na(const IoFrameReadOpts *o, char *const *na2, int nna2, const char *s, size_t n)
+{
+    for (int k = 0; k < o->n_na; k++)
+        if (strlen(o->na_strings[k]) == n && !memcmp(o->na_strings[k], s, n)) return true;
+    for (int k = 0; k < nna2; k++)
+        if (strlen(na2[k]) == n && !memcmp(na2[k], s, n)) return true;
+    return false;
+}
+
+/* Reads the csv frame in b. cols0 / rows0: known sizes or -1. */
+static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, bool header, const char *sep,
+                    int64_t rows0, int64_t cols0, const char *schema, char *const *na2, int nna2, BrErr *e)
+{
+    CsvIn in = {b->p, b->p + b->n, sep, strlen(sep)};
+    if (in.sl == 0) { br_err(e, BR_EARG, "read %s: empty separator", path); return NULL; }
+    IoStr buf = {0};
+    FB *f = NULL;
+    FbType *types = NULL;
+    const char **starts = NULL;
+    int64_t nrec = 0, cap = 0, cols = cols0, line = 1;
+    const char *p = in.p, *hdr = NULL, *hdr_end = NULL;
+    /* the header record */
+    if (header && p < in.end) {
+        hdr = p;
+        hdr_end = record_end(&in, p);
+        for (const char *q = p; q < hdr_end; q++) line += *q == '\n';
+        p = hdr_end < in.end ? hdr_end + 1 : in.end;
+        line++;
+        int64_t hc = record_fields(&in, hdr, hdr_end, &buf);
+        if (cols >= 0 && hc != cols) {
+            br_err(e, BR_EDIM, "read %s: dimension mismatch: the header has %lld columns, expected %lld",
+                   path, (long long)hc, (long long)cols);
+            goto fail;
+        }
+        cols = hc;
+    }
+    /* the record starts */
+    int64_t first_line = line;
+    for (const char *q = p; q < in.end;) {
+        const char *re = record_end(&in, q);
+        bool blank = is_blank(q, re);
+        if (cols < 0 && !blank) cols = record_fields(&in, q, re, &buf);
+        if (!blank || cols == 1) {
+            if (nrec == cap) {
+                cap = cap ? 2 * cap : 1024;
+                const char **ns = br_realloc(starts, (size_t)cap * sizeof(char *));
+                if (!ns) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); goto fail; }
+                starts = ns;
+            }
+            starts[nrec++] = q;
+        }
+        q = re < in.end ? re + 1 : in.end;
+    }
+    if (cols < 0) cols = 0;
+    if (rows0 >= 0 && nrec > rows0 && cols == 1) nrec = rows0; /* trailing blank lines */
+    if (rows0 >= 0 && nrec != rows0) {
+        br_err(e, BR_EDIM, "read %s: dimension mismatch: %lld rows found, the metadata says %lld",
+               path, (long long)nrec, (long long)rows0);
+        goto fail;
+    }
+    if (parse_schema(schema, cols, &types, path, e)) goto fail;
+    if (!(f = fb_new(nrec, cols, types, e))) goto fail;
+    if (hdr) {
+        const char *q = hdr;
+        bool quoted, last = false;
+        for (int64_t j = 0; j < cols && !last; j++) {
+            q = next_field(&in, q, hdr_end, &buf, &quoted, &last);
+            io_str_reserve(&buf, 1);
+            buf.p[buf.n] = 0;
+            if (fb_set_name(f, j, buf.p, e)) goto fail;
+        }
+    }
+    line = first_line;
+    const char *lp = p;
+    for (int64_t i = 0; i < nrec; i++) {
+        for (; lp < starts[i]; lp++) line += *lp == '\n';
+        const char *re = record_end(&in, starts[i]);
+        const char *q = starts[i];
+        bool quoted, last = false;
+        int64_t j = 0;
+        while (!last) {
+            q = next_field(&in, q, re, &buf, &quoted, &last);
+            if (j >= cols) {
+                br_err(e, BR_EDIM, "read %s: line %lld: dimension mismatch: more than %lld fields",
+                       path, (long long)line, (long long)cols);
+                goto fail;
+            }
+            bool missing = !quoted && (buf.n == 0 || is_na(o, na2, nna2, buf.p, buf.n));
+            if (!missing || f->c[j]->type != FB_STRING) { /* string cells start missing */
+                BrErr ce = {0};
+                if (fb_set_text(f, i, j, missing ? NULL : (buf.p ? buf.p : ""), missing ? 0 : buf.n, &ce)) {
+                    br_err(e, ce.code, "read %s: line %lld: %s", path, (long long)line, ce.msg);
+                    goto fail;
+                }
+            }
+            j++;
+        }
+    }
+    free(types);
+    free(starts);
+    io_str_free(&buf);
+    return f;
+fail:
+    fb_release(f);
+    free(types);
+    free(starts);
+    io_str_free(&buf);
+    return NULL;
+}
+
+/* Reads the text (i j value) frame in b; rows and cols must be known. */
+static FB *read_text(const char *path, const IoBuf *b, int64_t rows, int64_t cols, const char *schema, BrErr *e)
+{
+    if (rows < 0 || cols < 0) {
+        br_err(e, BR_EARG, "read %s: a text frame needs rows and cols (arguments or .mtd)", path);
+        return NULL;
+    }
+    FbType *types = NULL;
+    if (parse_schema(schema, cols, &types, path, e)) return NULL;
+    FB *f = fb_new(rows, cols, types, e);
+    free(types);
+    if (!f) return NULL;
+    const char *p = b->p, *end = b->p + b->n;
+    int64_t line = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        line++;
+        const char *le = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+        if (!is_blank(p, le)) {
+            char *q;
+            long long i = strtoll(p, &q, 10), j = strtoll(q, &q, 10);
+            if (q < le && *q == ' ') q++;
+            if (i < 1 || i > rows || j < 1 || j > cols) {
+                br_err(e, BR_EINDEX, "read %s: line %lld: cell index (%lld, %lld) out of bounds of %lldx%lld",
+                       path, (long long)line, i, j, (long long)rows, (long long)cols);
+                fb_release(f);
+                return NULL;
+            }
+            BrErr ce = {0};
+            if (fb_set_text(f, i - 1, j - 1, q, (size_t)(le - q), &ce)) {
+                br_err(e, ce.code, "read %s: line %lld: %s", path, (long long)line, ce.msg);
+                fb_release(f);
+                return NULL;
+            }
+        }
+        p = nl + 1;
+    }
+    return f;
+}
+
+FB *io_read_frame(const char *path, const IoFrameReadOpts *o, BrErr *e)
+{
+    IoFrameReadOpts none;
+    if (!o) { io_frame_read_opts_init(&none); o = &none; }
+    if (!io_exists(path)) {
+        br_err(e, BR_EIO, "cannot read %s: file not found", path);
+        return NULL;
+    }
+    IoMeta m;
+    bool found;
+    if (io_read_mtd(path, &m, &found, e)) return NULL;
+    if (m.data_type[0] && strcmp(m.data_type, "frame")) {
+        br_err(e, BR_EARG, "read %s: %s.mtd says data_type \"%s\", not a frame", path, path, m.data_type);
+        return NULL;
+    }
+    char *mschema, **na2;
+    int nna2;
+    if (mtd_extras(path, &mschema, &na2, &nna2, e)) return NULL;
+    const char *fmt = o->format ? o->format : m.format[0] ? m.format : "csv";
+    FB *f = NULL;
+    if (o->format && m.format[0] && strcmp(o->format, m.format)) {
+        br_err(e, BR_EARG, "read %s: format \"%s\" disagrees with the .mtd's \"%s\"", path, o->format, m.format);
+        goto out;
+    }
+    int64_t rows = o->rows >= 0 ? o->rows : m.rows, cols = o->cols >= 0 ? o->cols : m.cols;
+    if ((o->rows >= 0 && m.rows >= 0 && o->rows != m.rows) || (o->cols >= 0 && m.cols >= 0 && o->cols != m.cols)) {
+        br_err(e, BR_EDIM, "read %s: dimension mismatch: arguments %lldx%lld, .mtd %lldx%lld", path,
+               (long long)o->rows, (long long)o->cols, (long long)m.rows, (long long)m.cols);
+        goto out;
+    }
+    const char *schema = o->schema ? o->schema : mschema;
+    IoBuf b;
+    if (strcmp(fmt, "csv") && strcmp(fmt, "text")) {
+        br_err(e, BR_EARG, "read %s: frames are read from csv or text, not \"%s\"", path, fmt);
+        goto out;
+    }
+    if (io_load(path, &b, e)) goto out;
+    if (!strcmp(fmt, "csv")) {
+        bool header = o->header >= 0 ? o->header : m.header > 0;
+        const char *sep = o->sep ? o->sep : m.has_sep ? m.sep : ",";
+        f = read_csv(path, &b, o, header, sep, rows, cols, schema, na2, nna2, e);
+    } else {
+        f = read_text(path, &b, rows, cols, schema, e);
+    }
+    io_buf_free(&b);
+out:
+    free(mschema);
+    for (int k = 0; k < nna2; k++) free(na2[k]);
+    free(na2);
+    return f;
+}
+
+/* ---- writing ---- */
+
+static bool needs_quotes(const char *s, const char *sep)
+{
+    return !*s || strstr(s, sep) || strpbrk(s, "\"\n\r");
+}
+
+static bool put_csv_str(IoStr *o, const char *s, const char *sep)
+{
+    size_t n = strlen(s);
+    if (!io_str_reserve(o, 2 * n + 3)) return false;
+    if (!needs_quotes(s, sep)) { io_str_putn(o, s, n); return true; }
+    io_str_putc(o, '"');
+    for (; *s; s++) {
+        if (*s == '"') io_str_putc(o, '"');
+        io_str_putc(o, *s);
+    }
+    io_str_putc(o, '"');
+    return true;
+}
+
+/* Text of a non-missing cell for files (numbers shortest round trip). */
+static const char *cell_file_text(const FB *f, int64_t i, int64_t j, char *buf)
+{
+    const FbCol *c = f->c[j];
+    if (c->type == FB_FP64) { io_fmt_double(c->d[i], buf); return buf; }
+    return fb_cell_text(f, i, j, buf);
+}
+
+static bool format_csv(const FB *f, bool header, const char *sep, IoStr *o)
+{
+    size_t sl = strlen(sep);
+    if (header) {
+        for (int64_t j = 0; j < f->cols; j++) {
+            if (j) {
+                if (!io_str_reserve(o, sl)) return false;
+                io_str_putn(o, sep, sl);
+            }
+            if (!put_csv_str(o, f->names[j], sep)) return false;
+        }
+        if (!io_str_reserve(o, 1)) return false;
+        io_str_putc(o, '\n');
+    }
+    char buf[40];
+    for (int64_t i = 0; i < f->rows; i++) {
+        for (int64_t j = 0; j < f->cols; j++) {
+            if (!io_str_reserve(o, sl + 40)) return false;
+            if (j) io_str_putn(o, sep, sl);
+            const FbCol *c = f->c[j];
+            if (c->type == FB_STRING) {
+                if (c->s[i] && !put_csv_str(o, c->s[i], sep)) return false;
+            } else {
+                const char *t = cell_file_text(f, i, j, buf);
+                io_str_putn(o, t, strlen(t));
+            }
+        }
+        if (!io_str_reserve(o, 1)) return false;
+        io_str_putc(o, '\n');
+    }
+    return true;
+}
+
+static bool format_text(const FB *f, IoStr *o)
+{
+    char buf[40];
+    for (int64_t i = 0; i < f->rows; i++)
+        for (int64_t j = 0; j < f->cols; j++) {
+            if (f->c[j]->type == FB_STRING && !f->c[j]->s[i]) continue;
+            const char *t = cell_file_text(f, i, j, buf);
+            if (strpbrk(t, "\n\r")) return false;
+            if (!io_str_printf(o, "%lld %lld %s\n", (long long)i + 1, (long long)j + 1, t)) return false;
+        }
+    return true;
+}
+
+int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e)
+{
+    IoWriteOpts none;
+    if (!o) { io_write_opts_init(&none); o = &none; }
+    const char *fmt = o->format ? o->format : "text";
+    const char *sep = o->sep ? o->sep : ",";
+    if (strcmp(fmt, "csv") && strcmp(fmt, "text"))
+        return br_err(e, BR_EARG, "write %s: frames are written as csv or text, not \"%s\"", path, fmt);
+    if (!*sep) return br_err(e, BR_EARG, "write %s: empty separator", path);
+    IoStr data = {0}, js = {0};
+    bool ok = !strcmp(fmt, "csv") ? format_csv(f, o->header, sep, &data) : format_text(f, &data);
+    if (!ok) {
+        io_str_free(&data);
+        if (!strcmp(fmt, "text"))
+            return br_err(e, BR_EARG, "write %s: a value contains a line break; write the frame as csv", path);
+        return br_err(e, BR_ENOMEM, "out of memory writing %s", path);
+    }
+    /* the .mtd: the common fields, then the schema */
+    IoMeta m;
+    io_meta_init(&m);
+    strcpy(m.data_type, "frame");
+    strcpy(m.value_type, "string");
+    m.rows = f->rows;
+    m.cols = f->cols;
+    snprintf(m.format, sizeof m.format, "%s", fmt);
+    if (!strcmp(fmt, "csv")) {
+        m.header = o->header;
+        snprintf(m.sep, sizeof m.sep, "%s", sep);
+        m.has_sep = true;
+    }
+    ok = io_mtd_text(&m, &js);
+    if (ok && js.n >= 2 && js.p[js.n - 2] == '}') {
+        js.n -= 2;
+        ok = io_str_printf(&js, ", \"schema\": \"");
+        for (int64_t j = 0; ok && j < f->cols; j++)
+            ok = io_str_printf(&js, "%s%s", j ? "," : "", fb_type_name(f->c[j]->type));
+        ok = ok && io_str_printf(&js, "\"}\n");
+    }
+    if (!ok) {
+        io_str_free(&data);
+        io_str_free(&js);
+        return br_err(e, BR_ENOMEM, "out of memory writing %s", path);
+    }
+    /* data and .mtd each to a temporary, then both renamed into place */
+    size_t n = strlen(path);
+    char *mp = br_malloc(n + 5);
+    IoOut d, md;
+    if (!mp) br_err(e, BR_ENOMEM, "out of memory");
+    else {
+        memcpy(mp, path, n);
+        memcpy(mp + n, ".mtd", 5);
+    }
+    if (!e->code && !io_out_open(&d, path, e)) {
+        if (io_out_write(&d, data.p, data.n, e) || io_out_close(&d, e)) io_out_abort(&d);
+        else if (io_out_open(&md, mp, e)) io_out_abort(&d);
+        else if (io_out_write(&md, js.p, js.n, e) || io_out_close(&md, e)) { io_out_abort(&md); io_out_abort(&d); }
+        else if (io_out_commit(&d, e)) io_out_abort(&md);
+        else io_out_commit(&md, e);
+    }
+    free(mp);
+    io_str_free(&data);
+    io_str_free(&js);
+    return e->code;
+}

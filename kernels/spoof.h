@@ -1,0 +1,136 @@
+/* spoof.h: skeletons of fused operators (seed 000, section 2.2, "runtime
+ * integration"). A skeleton owns data access, threading, blocking and
+ * aggregation over dense and sparse inputs; the generated code (codegen/)
+ * is a set of loops over rows or cells with the operator's body inlined,
+ * called once per block of rows (dense) or per row (sparse). Skeletons
+ * know nothing of HOPs or CPlans: they take matrices, access modes,
+ * scalars and the generated functions.
+ *
+ * The ABI between skeletons and generated code uses plain C types only.
+ * For each input k of an operator:
+ *   P[k]  dense base pointer (full matrix, a row vector, a column vector,
+ *         or a scratch row holding an expanded sparse row)
+ *   S[k]  row stride: cols of a dense full matrix, 0 for a vector read the
+ *         same in every row or for a scratch row
+ *   L[k]  columns of the input (vector lengths of the Row template)
+ *   sc[k] the value of a scalar input
+ * Column-vector inputs are read as P[k][i].
+ *
+ * Every function returns 0 or an error code with e set; blocks returned
+ * in *out are new (caller owns). Results do not depend on the thread
+ * count: aggregations run over fixed super-blocks of rows (or cells) whose
+ * partials (Kahan sums) are merged in order. */
+#ifndef BRAID_K_SPOOF_H
+#define BRAID_K_SPOOF_H
+
+#include "../matrix/mb.h"
+
+/* Access modes (codegen's InMode has the same numbering). */
+enum { SPM_SCALAR, SPM_FULL, SPM_ROW, SPM_COL, SPM_MAT, SPM_VROW, SPM_BT };
+/* Aggregate functions. */
+enum { SPA_NONE, SPA_SUM, SPA_SUMSQ, SPA_MIN, SPA_MAX, SPA_MEAN };
+/* Aggregation directions of Cell. */
+enum { SPD_NONE, SPD_ROW, SPD_COL, SPD_FULL };
+/* Row variants. */
+enum { SPR_NO_AGG, SPR_ROW_AGG, SPR_COL_AGG, SPR_FULL_AGG, SPR_COL_T_AGG };
+/* Outer variants. */
+enum { SPO_NO_AGG, SPO_FULL_AGG, SPO_LEFT, SPO_RIGHT, SPO_RIGHT_T };
+
+/* ---- generated function types ---- */
+
+/* Cell, dense: values of cells (i, j), r0 <= i < r1, j0 <= j < j1, into
+ * out[t][(i - r0) * ldo + (j - j0)] for each output t. */
+typedef void (*SpCellDenseFn)(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1,
+                              int64_t j0, int64_t j1, double *const *out, int64_t ldo);
+/* Cell, flat: all matrix inputs full and dense; cells c0 <= c < c1 in
+ * row-major order into out[t][c - c0]. */
+typedef void (*SpCellFlatFn)(const double *const *P, const double *sc, int64_t c0, int64_t c1, double *const *out);
+/* Cell, sparse-safe: the non-zeros (ci[k], av[k]) of row i of the main
+ * input; values into out[t][k]. */
+typedef void (*SpCellSparseFn)(const double *const *P, const int64_t *S, const double *sc, int64_t i,
+                               const int32_t *ci, const double *av, int64_t nz, double *const *out);
+/* Row, dense main input: rows r0 <= i < r1. out: NO_AGG/ROW_AGG the
+ * output at row r0 (row stride ldo); otherwise the partial accumulator.
+ * tmp: scratch of SpRowTmpFn(L) doubles. */
+typedef void (*SpRowDenseFn)(const double *const *P, const int64_t *S, const int64_t *L, const double *sc,
+                             int64_t r0, int64_t r1, double *out, int64_t ldo, double *tmp);
+/* Row, sparse main input: row i given by (ai, av, nz); out as above for
+ * the single row i. */
+typedef void (*SpRowSparseFn)(const double *const *P, const int64_t *S, const int64_t *L, const double *sc,
+                              int64_t i, const int32_t *ai, const double *av, int64_t nz, double *out, double *tmp);
+typedef int64_t (*SpRowTmpFn)(const int64_t *L);
+/* Outer: the non-zeros of row i (by-row variants: ix are columns j) or
+ * of column j (right variants: ix are rows i) of the driver W. out: the
+ * values (NO_AGG), the Kahan pair (FULL_AGG) or the output row. */
+typedef void (*SpOuterFn)(const double *const *P, const int64_t *S, const int64_t *L, const double *sc,
+                          int64_t i, const int32_t *ix, const double *wv, int64_t nz, double *out);
+
+/* ---- operator descriptions ---- */
+
+#define SPOOF_MAXOUT 8
+
+typedef struct SpoofIn {
+    int n;                 /* inputs */
+    const MB *const *m;    /* matrix of input k (NULL for scalars) */
+    const int *mode;       /* SPM_* */
+    const double *sc;      /* scalar of input k */
+} SpoofIn;
+
+typedef struct SpoofCell {
+    SpoofIn in;
+    int64_t rows, cols;    /* iteration space */
+    int main;              /* sparse driver, -1 */
+    bool sparse_safe;      /* fs may run over main's non-zeros */
+    int dir;               /* SPD_* */
+    int nout;
+    int agg[SPOOF_MAXOUT]; /* SPA_* per output (SPD_NONE: SPA_NONE) */
+    SpCellDenseFn fd;
+    SpCellFlatFn ff;       /* NULL if the plan has vector inputs */
+    SpCellSparseFn fs;     /* NULL unless sparse-safe */
+} SpoofCell;
+
+typedef struct SpoofRow {
+    SpoofIn in;
+    const int64_t *L;
+    int64_t rows;          /* rows of the main input */
+    int main;
+    int var;               /* SPR_* */
+    int agg;               /* COL/FULL: SPA_* */
+    int64_t orows, ocols;  /* output shape; FULL_AGG: ocols = cells per row
+                              aggregated (for the mean) */
+    SpRowDenseFn fd;
+    SpRowSparseFn fs;      /* NULL: sparse main rows are expanded */
+    SpRowTmpFn ft;
+} SpoofRow;
+
+typedef struct SpoofOuter {
+    SpoofIn in;
+    const int64_t *L;
+    int main;              /* the sparse driver W (m x n) */
+    int v;                 /* V (n x r) or B (r x n, SPM_BT) input */
+    int64_t m, n;
+    int var;               /* SPO_* */
+    int agg;               /* FULL_AGG: SPA_SUM / SPA_SUMSQ */
+    int64_t ocols;         /* LEFT/RIGHT: columns of the output */
+    SpOuterFn frow;        /* by rows of W (NO_AGG, FULL_AGG, LEFT) */
+    SpOuterFn fcol;        /* by columns of W (RIGHT, RIGHT_T) */
+} SpoofOuter;
+
+/* Cell and MAgg. SPD_NONE/ROW/COL: *out = new block; SPD_FULL: res[t]
+ * for every output. */
+int k_spoof_cell(const SpoofCell *op, MB **out, double *res, BrErr *e);
+/* Row. FULL_AGG: *res; otherwise *out. */
+int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e);
+/* Outer. FULL_AGG: *res; otherwise *out. */
+int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e);
+
+/* Kahan-lane accumulators shared by the skeletons. */
+#define SPOOF_KL 16
+typedef struct SpAcc { double s[SPOOF_KL], c[SPOOF_KL]; } SpAcc;
+void spacc_init(SpAcc *a, int agg);
+void spacc_add(SpAcc *a, int agg, const double *v, int64_t n);
+void spacc_merge(SpAcc *a, const SpAcc *b, int agg);
+/* Final value; count: cells aggregated (for the mean). */
+double spacc_value(const SpAcc *a, int agg, double count);
+
+#endif

@@ -1,0 +1,591 @@
+/* spoof_cell.c: the skeleton of Cell and MAgg fused operators (seed 000,
+ * Table 1): binds cells of the main input, side inputs (full matrices,
+ * row and column vectors) and scalars; the generated code computes the
+ * values of a block of cells, the skeleton stores or aggregates them
+ * (no_agg, row_agg, col_agg, full_agg; MAgg: several full aggregates).
+ *
+ * Paths: sparse-safe plans over a sparse main input visit only its
+ * non-zeros (implicit zeros still count for min, max and mean:
+ * pseudo-sparse-safe aggregation); otherwise the dense path runs over all
+ * cells, flat over contiguous cells when every matrix input is full and
+ * dense, else by blocks of rows (sparse side inputs expanded per row).
+ * Aggregations run over fixed super-blocks of rows or cells with Kahan
+ * lanes merged in order, so results do not depend on the thread count. */
+#include "spoof.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CH 2048            /* cells per call of generated code */
+#define SB_MAX 64          /* super-blocks of an aggregation */
+#define SB_CELLS 32768     /* cells per super-block, at least */
+#define TASK_CELLS 32768   /* cells per task of row-parallel loops */
+#define KL SPOOF_KL
+
+static inline void kadd(double *s, double *c, double x)
+{
+    double y = x + *c, t = *s + y;
+    *c = fabs(t) <= DBL_MAX ? y - (t - *s) : 0;
+    *s = t;
+}
+
+static inline double min_step(double s, double v) { return (v < s || v != v) ? v : s; }
+static inline double max_step(double s, double v) { return (v > s || v != v) ? v : s; }
+
+/* ---- Kahan-lane accumulators ---- */
+
+void spacc_init(SpAcc *a, int agg)
+{
+    double v = agg == SPA_MIN ? INFINITY : agg == SPA_MAX ? -INFINITY : 0;
+    for (int l = 0; l < KL; l++) { a->s[l] = v; a->c[l] = 0; }
+}
+
+void spacc_add(SpAcc *a, int agg, const double *restrict v, int64_t n)
+{
+    double *restrict s = a->s, *restrict c = a->c;
+    int64_t k = 0;
+    switch (agg) {
+    case SPA_SUM: case SPA_MEAN: case SPA_SUMSQ: {
+        bool sq = agg == SPA_SUMSQ;
+        for (; k + KL <= n; k += KL) {
+#pragma omp simd
+            for (int l = 0; l < KL; l++) {
+                double x = sq ? v[k + l] * v[k + l] : v[k + l];
+                double y = x + c[l], t = s[l] + y;
+                c[l] = fabs(t) <= DBL_MAX ? y - (t - s[l]) : 0;
+                s[l] = t;
+            }
+        }
+        for (int l = 0; k < n; k++, l++) kadd(&s[l], &c[l], sq ? v[k] * v[k] : v[k]);
+        break;
+    }
+    case SPA_MIN:
+        for (; k < n; k++) s[0] = min_step(s[0], v[k]);
+        break;
+    case SPA_MAX:
+        for (; k < n; k++) s[0] = max_step(s[0], v[k]);
+        break;
+    default: break;
+    }
+}
+
+void spacc_merge(SpAcc *a, const SpAcc *b, int agg)
+{
+    if (agg == SPA_MIN) { a->s[0] = min_step(a->s[0], b->s[0]); return; }
+    if (agg == SPA_MAX) { a->s[0] = max_step(a->s[0], b->s[0]); return; }
+    for (int l = 0; l < KL; l++) { kadd(&a->s[l], &a->c[l], b->s[l]); kadd(&a->s[l], &a->c[l], b->c[l]); }
+}
+
+double spacc_value(const SpAcc *a, int agg, double count)
+{
+    if (agg == SPA_MIN || agg == SPA_MAX) return a->s[0];
+    double s = 0, c = 0;
+    for (int l = 0; l < KL; l++) { kadd(&s, &c, a->s[l]); kadd(&s, &c, a->c[l]); }
+    double v = s + c;
+    return agg == SPA_MEAN ? v / count : v;
+}
+
+/* ---- input binding ---- */
+
+typedef struct Ctx {
+    const SpoofCell *op;
+    const double **P;      /* shared base pointers */
+    int64_t *S;
+    bool *exp;             /* full sparse inputs expanded per row */
+    int nexp;
+    double **own;          /* densified vectors */
+    int64_t rows, cols;
+    bool sparse;           /* sparse path */
+    bool flat;             /* flat dense path */
+} Ctx;
+
+/* Per-task scratch. */
+typedef struct Work {
+    const double **P;
+    int64_t *S;
+    double *buf[SPOOF_MAXOUT];
+    double *row;           /* nexp expanded rows of cols values */
+    bool ok;
+} Work;
+
+static double *vec_dense(const MB *m, BrErr *e)
+{
+    int64_t n = m->rows * m->cols;
+    double *v = br_calloc((size_t)BR_MAX(n, 1), sizeof(double));
+    if (!v) { br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
+    for (int64_t i = 0; i < m->rows; i++)
+        for (int64_t k = m->rp[i]; k < m->rp[i + 1]; k++) v[i * m->cols + m->ci[k]] = m->v[k];
+    return v;
+}
+
+static void ctx_free(Ctx *x)
+{
+    if (x->own) for (int k = 0; k < x->op->in.n; k++) free(x->own[k]);
+    free(x->own); free(x->P); free(x->S); free(x->exp);
+}
+
+static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
+{
+    memset(x, 0, sizeof *x);
+    x->op = op;
+    x->rows = op->rows;
+    x->cols = op->cols;
+    int n = op->in.n;
+    x->P = br_calloc((size_t)n + 1, sizeof *x->P);
+    x->S = br_calloc((size_t)n + 1, sizeof *x->S);
+    x->exp = br_calloc((size_t)n + 1, sizeof *x->exp);
+    x->own = br_calloc((size_t)n + 1, sizeof *x->own);
+    if (!x->P || !x->S || !x->exp || !x->own) { ctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
+    const MB *mm = op->main >= 0 ? op->in.m[op->main] : NULL;
+    x->sparse = op->sparse_safe && op->fs && mm && mm->sparse;
+    bool allfull = op->ff != NULL;
+    for (int k = 0; k < n; k++) {
+        const MB *m = op->in.m[k];
+        switch (op->in.mode[k]) {
+        case SPM_FULL:
+            if (!m->sparse) { x->P[k] = m->d; x->S[k] = m->cols; }
+            else if (!(x->sparse && k == op->main)) { x->exp[k] = true; x->nexp++; allfull = false; }
+            break;
+        case SPM_ROW: case SPM_COL:
+            allfull = false;
+            if (!m->sparse) x->P[k] = m->d;
+            else if (!(x->P[k] = x->own[k] = vec_dense(m, e))) { ctx_free(x); return e->code; }
+            x->S[k] = op->in.mode[k] == SPM_COL ? 1 : 0;
+            break;
+        default: break;
+        }
+    }
+    x->flat = !x->sparse && allfull && (op->dir == SPD_NONE || op->dir == SPD_FULL);
+    return 0;
+}
+
+static bool work_init(const Ctx *x, Work *w)
+{
+    memset(w, 0, sizeof *w);
+    int n = x->op->in.n;
+    w->P = malloc(((size_t)n + 1) * sizeof *w->P);
+    w->S = malloc(((size_t)n + 1) * sizeof *w->S);
+    if (!w->P || !w->S) return false;
+    memcpy(w->P, x->P, (size_t)n * sizeof *w->P);
+    memcpy(w->S, x->S, (size_t)n * sizeof *w->S);
+    for (int t = 0; t < x->op->nout; t++)
+        if (!(w->buf[t] = br_malloc(CH * sizeof(double)))) return false;
+    if (x->nexp) {
+        w->row = br_calloc((size_t)x->nexp * (size_t)BR_MAX(x->cols, 1), sizeof(double));
+        if (!w->row) return false;
+        int q = 0;
+        for (int k = 0; k < n; k++)
+            if (x->exp[k]) { w->P[k] = w->row + (size_t)q * (size_t)x->cols; w->S[k] = 0; q++; }
+    }
+    w->ok = true;
+    return true;
+}
+
+static void work_free(Work *w)
+{
+    free(w->P); free(w->S); free(w->row);
+    for (int t = 0; t < SPOOF_MAXOUT; t++) free(w->buf[t]);
+}
+
+/* Expands row i of the sparse full inputs into the task's scratch
+ * (clear: zero exactly the positions written before, or the whole row). */
+static void expand_row(const Ctx *x, Work *w, int64_t i, bool scatter_only)
+{
+    int q = 0;
+    for (int k = 0; k < x->op->in.n; k++) {
+        if (!x->exp[k]) continue;
+        const MB *m = x->op->in.m[k];
+        double *r = w->row + (size_t)q * (size_t)x->cols;
+        if (!scatter_only) memset(r, 0, (size_t)x->cols * sizeof(double));
+        for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
+        q++;
+    }
+}
+
+static void unscatter_row(const Ctx *x, Work *w, int64_t i)
+{
+    int q = 0;
+    for (int k = 0; k < x->op->in.n; k++) {
+        if (!x->exp[k]) continue;
+        const MB *m = x->op->in.m[k];
+        double *r = w->row + (size_t)q * (size_t)x->cols;
+        for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = 0;
+        q++;
+    }
+}
+
+static int threads_for(double work, int64_t tasks)
+{
+    if (work < BR_PAR_MIN || tasks < 2) return 1;
+    int t = br_threads();
+    return t > tasks ? (int)tasks : t;
+}
+
+/* ---- no_agg ---- */
+
+static int64_t count_nz(const double *v, int64_t n)
+{
+    int64_t c = 0;
+#pragma omp simd reduction(+:c)
+    for (int64_t k = 0; k < n; k++) c += v[k] != 0;
+    return c;
+}
+
+static MB *run_none_dense(const Ctx *x, BrErr *e)
+{
+    const SpoofCell *op = x->op;
+    int64_t M = x->rows, N = x->cols;
+    MB *out = mb_dense_uninit(M, N, e);
+    if (!out || M * N == 0) return out;
+    int64_t nnz = 0;
+    bool fail = false;
+    if (x->flat) {
+        int64_t cells = M * N, nch = (cells + CH - 1) / CH, per = 8, ntask = (nch + per - 1) / per;
+#pragma omp parallel for schedule(static) num_threads(threads_for((double)cells, ntask)) reduction(+:nnz)
+        for (int64_t t = 0; t < ntask; t++) {
+            for (int64_t c = t * per; c < BR_MIN(nch, (t + 1) * per); c++) {
+                int64_t c0 = c * CH, c1 = BR_MIN(cells, c0 + CH);
+                double *o[1] = {out->d + c0};
+                op->ff(x->P, op->in.sc, c0, c1, o);
+                nnz += count_nz(out->d + c0, c1 - c0);
+            }
+        }
+    } else {
+        int64_t R = N > CH ? 1 : BR_MAX(1, TASK_CELLS / BR_MAX(N, 1));
+        int64_t ntask = (M + R - 1) / R;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N, ntask)) reduction(+:nnz)
+        for (int64_t t = 0; t < ntask; t++) {
+            Work w;
+            if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
+            int64_t ra = t * R, rb = BR_MIN(M, ra + R);
+            if (x->nexp || N > CH) {
+                for (int64_t i = ra; i < rb; i++) {
+                    if (x->nexp) expand_row(x, &w, i, false);
+                    for (int64_t j0 = 0; j0 < N; j0 += CH) {
+                        int64_t j1 = BR_MIN(N, j0 + CH);
+                        double *o[1] = {out->d + i * N + j0};
+                        op->fd(w.P, w.S, op->in.sc, i, i + 1, j0, j1, o, N);
+                    }
+                }
+            } else {
+                int64_t RC = BR_MAX(1, CH / N);
+                for (int64_t r0 = ra; r0 < rb; r0 += RC) {
+                    double *o[1] = {out->d + r0 * N};
+                    op->fd(w.P, w.S, op->in.sc, r0, BR_MIN(rb, r0 + RC), 0, N, o, N);
+                }
+            }
+            nnz += count_nz(out->d + ra * N, (rb - ra) * N);
+            work_free(&w);
+        }
+    }
+    if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
+    out->nnz = nnz;
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    return out;
+}
+
+/* Sparse-safe no_agg over a sparse main input: the output has main's
+ * structure (zeros dropped). */
+static MB *run_none_sparse(const Ctx *x, BrErr *e)
+{
+    const SpoofCell *op = x->op;
+    const MB *mm = op->in.m[op->main];
+    int64_t M = x->rows;
+    MB *out = mb_sp_alloc(M, x->cols, BR_MAX(mm->nnz, 1), e);
+    if (!out) return NULL;
+    memcpy(out->rp, mm->rp, (size_t)(M + 1) * sizeof(int64_t));
+    if (mm->nnz) memcpy(out->ci, mm->ci, (size_t)mm->nnz * sizeof(int32_t));
+    int64_t R = BR_MAX(1, TASK_CELLS / BR_MAX(1, mm->nnz / BR_MAX(M, 1)));
+    int64_t ntask = (M + R - 1) / R;
+    bool fail = false;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)mm->nnz, ntask))
+    for (int64_t t = 0; t < ntask; t++) {
+        Work w;
+        if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
+        for (int64_t i = t * R; i < BR_MIN(M, (t + 1) * R); i++) {
+            int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
+            if (lo == hi) continue;
+            if (x->nexp) expand_row(x, &w, i, true);
+            for (int64_t k0 = lo; k0 < hi; k0 += CH) {
+                int64_t cnt = BR_MIN(CH, hi - k0);
+                double *o[1] = {out->v + k0};
+                op->fs(w.P, w.S, op->in.sc, i, mm->ci + k0, mm->v + k0, cnt, o);
+            }
+            if (x->nexp) unscatter_row(x, &w, i);
+        }
+        work_free(&w);
+    }
+    if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
+    /* drop zeros */
+    int64_t wpos = 0, r = 0;
+    for (int64_t i = 0; i < M; i++) {
+        int64_t end = out->rp[i + 1];
+        for (; r < end; r++)
+            if (out->v[r] != 0) { out->ci[wpos] = out->ci[r]; out->v[wpos] = out->v[r]; wpos++; }
+        out->rp[i + 1] = wpos;
+    }
+    out->nnz = wpos;
+    out->build_row = M;
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    return out;
+}
+
+/* ---- row_agg ---- */
+
+static MB *run_row(const Ctx *x, BrErr *e)
+{
+    const SpoofCell *op = x->op;
+    int agg = op->agg[0];
+    int64_t M = x->rows, N = x->cols;
+    MB *out = mb_dense_uninit(M, 1, e);
+    if (!out) return NULL;
+    const MB *mm = x->sparse ? op->in.m[op->main] : NULL;
+    int64_t R = BR_MAX(1, TASK_CELLS / BR_MAX(N, 1));
+    int64_t ntask = M ? (M + R - 1) / R : 0;
+    bool fail = false;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N, ntask))
+    for (int64_t t = 0; t < ntask; t++) {
+        Work w;
+        if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
+        for (int64_t i = t * R; i < BR_MIN(M, (t + 1) * R); i++) {
+            SpAcc a;
+            spacc_init(&a, agg);
+            if (mm) {
+                int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
+                if (x->nexp && lo < hi) expand_row(x, &w, i, true);
+                for (int64_t k0 = lo; k0 < hi; k0 += CH) {
+                    int64_t cnt = BR_MIN(CH, hi - k0);
+                    op->fs(w.P, w.S, op->in.sc, i, mm->ci + k0, mm->v + k0, cnt, w.buf);
+                    spacc_add(&a, agg, w.buf[0], cnt);
+                }
+                if (x->nexp && lo < hi) unscatter_row(x, &w, i);
+                if (hi - lo < N) { double z = 0; spacc_add(&a, agg, &z, 1); }
+            } else {
+                if (x->nexp) expand_row(x, &w, i, false);
+                for (int64_t j0 = 0; j0 < N; j0 += CH) {
+                    int64_t j1 = BR_MIN(N, j0 + CH);
+                    op->fd(w.P, w.S, op->in.sc, i, i + 1, j0, j1, w.buf, j1 - j0);
+                    spacc_add(&a, agg, w.buf[0], j1 - j0);
+                }
+            }
+            out->d[i] = spacc_value(&a, agg, (double)N);
+        }
+        work_free(&w);
+    }
+    if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
+    mb_recount_nnz(out);
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    return out;
+}
+
+/* ---- col_agg and full_agg: super-blocks of rows ---- */
+
+static int64_t nsuper(double cells, int64_t rows, int64_t cap)
+{
+    int64_t n = (int64_t)ceil(cells / SB_CELLS);
+    n = BR_MIN(n, SB_MAX);
+    n = BR_MIN(n, cap);
+    n = BR_MIN(n, rows);
+    return BR_MAX(n, 1);
+}
+
+/* Column partials of one super-block: Kahan sums (s, c) or min/max (s),
+ * and non-zero counts per column (sparse path). */
+typedef struct ColPart { double *s, *c; int64_t *cnt; } ColPart;
+
+static void col_add(ColPart *p, int agg, const double *v, int64_t n, const int32_t *ci)
+{
+    for (int64_t k = 0; k < n; k++) {
+        int64_t j = ci ? ci[k] : k;
+        double x = v[k];
+        switch (agg) {
+        case SPA_MIN: p->s[j] = min_step(p->s[j], x); break;
+        case SPA_MAX: p->s[j] = max_step(p->s[j], x); break;
+        case SPA_SUMSQ: kadd(&p->s[j], &p->c[j], x * x); break;
+        default: kadd(&p->s[j], &p->c[j], x); break;
+        }
+        if (ci && p->cnt) p->cnt[j]++;
+    }
+}
+
+static MB *run_col(const Ctx *x, BrErr *e)
+{
+    const SpoofCell *op = x->op;
+    int agg = op->agg[0];
+    int64_t M = x->rows, N = x->cols;
+    const MB *mm = x->sparse ? op->in.m[op->main] : NULL;
+    double cells = mm ? (double)mm->nnz : (double)M * (double)N;
+    int64_t nsb = nsuper(cells, M, BR_MAX(1, (int64_t)(4 << 20) / BR_MAX(N, 1)));
+    bool mm_cnt = mm && (agg == SPA_MIN || agg == SPA_MAX);
+    ColPart *parts = br_calloc((size_t)nsb, sizeof *parts);
+    MB *out = mb_dense_uninit(1, N, e);
+    bool fail = !parts || !out;
+    double init = agg == SPA_MIN ? INFINITY : agg == SPA_MAX ? -INFINITY : 0;
+    for (int64_t b = 0; b < nsb && !fail; b++) {
+        parts[b].s = br_malloc((size_t)BR_MAX(N, 1) * sizeof(double));
+        parts[b].c = br_calloc((size_t)BR_MAX(N, 1), sizeof(double));
+        if (mm_cnt) parts[b].cnt = br_calloc((size_t)BR_MAX(N, 1), sizeof(int64_t));
+        if (!parts[b].s || !parts[b].c || (mm_cnt && !parts[b].cnt)) { fail = true; break; }
+        for (int64_t j = 0; j < N; j++) parts[b].s[j] = init;
+    }
+    if (!fail) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
+        for (int64_t b = 0; b < nsb; b++) {
+            Work w;
+            if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
+            int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
+            ColPart *p = &parts[b];
+            for (int64_t i = ra; i < rb; i++) {
+                if (mm) {
+                    int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
+                    if (lo == hi) continue;
+                    if (x->nexp) expand_row(x, &w, i, true);
+                    for (int64_t k0 = lo; k0 < hi; k0 += CH) {
+                        int64_t cnt = BR_MIN(CH, hi - k0);
+                        op->fs(w.P, w.S, op->in.sc, i, mm->ci + k0, mm->v + k0, cnt, w.buf);
+                        col_add(p, agg, w.buf[0], cnt, mm->ci + k0);
+                    }
+                    if (x->nexp) unscatter_row(x, &w, i);
+                } else {
+                    if (x->nexp) expand_row(x, &w, i, false);
+                    for (int64_t j0 = 0; j0 < N; j0 += CH) {
+                        int64_t j1 = BR_MIN(N, j0 + CH);
+                        op->fd(w.P, w.S, op->in.sc, i, i + 1, j0, j1, w.buf, j1 - j0);
+                        ColPart q = {p->s + j0, p->c + j0, NULL};
+                        col_add(&q, agg, w.buf[0], j1 - j0, NULL);
+                    }
+                }
+            }
+            work_free(&w);
+        }
+    }
+    if (!fail) {
+        for (int64_t j = 0; j < N; j++) {
+            double s = init, c = 0;
+            int64_t cnt = 0;
+            for (int64_t b = 0; b < nsb; b++) {
+                if (agg == SPA_MIN) s = min_step(s, parts[b].s[j]);
+                else if (agg == SPA_MAX) s = max_step(s, parts[b].s[j]);
+                else { kadd(&s, &c, parts[b].s[j]); kadd(&s, &c, parts[b].c[j]); }
+                if (mm_cnt) cnt += parts[b].cnt[j];
+            }
+            if (mm_cnt && cnt < M) s = agg == SPA_MIN ? min_step(s, 0) : max_step(s, 0);
+            double v = (agg == SPA_MIN || agg == SPA_MAX) ? s : s + c;
+            out->d[j] = agg == SPA_MEAN ? v / (double)M : v;
+        }
+    }
+    for (int64_t b = 0; parts && b < nsb; b++) { free(parts[b].s); free(parts[b].c); free(parts[b].cnt); }
+    free(parts);
+    if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
+    mb_recount_nnz(out);
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    return out;
+}
+
+static int run_full(const Ctx *x, double *res, BrErr *e)
+{
+    const SpoofCell *op = x->op;
+    int nout = op->nout;
+    int64_t M = x->rows, N = x->cols;
+    const MB *mm = x->sparse ? op->in.m[op->main] : NULL;
+    double cells = mm ? (double)mm->nnz : (double)M * (double)N;
+    int64_t nch = 0, nsb;
+    if (x->flat) {
+        nch = (M * N + CH - 1) / CH;
+        nsb = nsuper(cells, BR_MAX(nch, 1), SB_MAX);
+    } else {
+        nsb = nsuper(cells, BR_MAX(M, 1), SB_MAX);
+    }
+    SpAcc *acc = br_malloc((size_t)nsb * (size_t)nout * sizeof(SpAcc));
+    if (!acc) return br_err(e, BR_ENOMEM, "out of memory in fused operator");
+    for (int64_t b = 0; b < nsb; b++)
+        for (int t = 0; t < nout; t++) spacc_init(&acc[b * nout + t], op->agg[t]);
+    bool fail = false;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
+    for (int64_t b = 0; b < nsb; b++) {
+        Work w;
+        if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
+        SpAcc *a = &acc[b * nout];
+        if (x->flat) {
+            int64_t c0 = b * nch / nsb, c1 = (b + 1) * nch / nsb;
+            for (int64_t c = c0; c < c1; c++) {
+                int64_t lo = c * CH, hi = BR_MIN(M * N, lo + CH);
+                op->ff(w.P, op->in.sc, lo, hi, w.buf);
+                for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], hi - lo);
+            }
+        } else {
+            int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
+            if (mm) {
+                for (int64_t i = ra; i < rb; i++) {
+                    int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
+                    if (lo == hi) continue;
+                    if (x->nexp) expand_row(x, &w, i, true);
+                    for (int64_t k0 = lo; k0 < hi; k0 += CH) {
+                        int64_t cnt = BR_MIN(CH, hi - k0);
+                        op->fs(w.P, w.S, op->in.sc, i, mm->ci + k0, mm->v + k0, cnt, w.buf);
+                        for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], cnt);
+                    }
+                    if (x->nexp) unscatter_row(x, &w, i);
+                }
+            } else if (x->nexp || N > CH) {
+                for (int64_t i = ra; i < rb; i++) {
+                    if (x->nexp) expand_row(x, &w, i, false);
+                    for (int64_t j0 = 0; j0 < N; j0 += CH) {
+                        int64_t j1 = BR_MIN(N, j0 + CH);
+                        op->fd(w.P, w.S, op->in.sc, i, i + 1, j0, j1, w.buf, j1 - j0);
+                        for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], j1 - j0);
+                    }
+                }
+            } else {
+                int64_t RC = BR_MAX(1, CH / BR_MAX(N, 1));
+                for (int64_t r0 = ra; r0 < rb && N > 0; r0 += RC) {
+                    int64_t r1 = BR_MIN(rb, r0 + RC);
+                    op->fd(w.P, w.S, op->in.sc, r0, r1, 0, N, w.buf, N);
+                    for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], (r1 - r0) * N);
+                }
+            }
+        }
+        work_free(&w);
+    }
+    if (!fail) {
+        for (int t = 0; t < nout; t++) {
+            SpAcc tot;
+            spacc_init(&tot, op->agg[t]);
+            for (int64_t b = 0; b < nsb; b++) spacc_merge(&tot, &acc[b * nout + t], op->agg[t]);
+            if (mm && mm->nnz < M * N) { double z = 0; spacc_add(&tot, op->agg[t], &z, 1); }
+            res[t] = spacc_value(&tot, op->agg[t], (double)M * (double)N);
+        }
+    }
+    free(acc);
+    if (fail) return br_err(e, BR_ENOMEM, "out of memory in fused operator");
+    return 0;
+}
+
+/* Runs a Cell/MAgg operator; see spoof.h. */
+int k_spoof_cell(const SpoofCell *op, MB **out, double *res, BrErr *e)
+{
+    Ctx x;
+    if (ctx_init(&x, op, e)) return e->code;
+    int rc = 0;
+    switch (op->dir) {
+    case SPD_NONE:
+        *out = x.sparse ? run_none_sparse(&x, e) : run_none_dense(&x, e);
+        rc = *out ? 0 : e->code;
+        break;
+    case SPD_ROW:
+        *out = run_row(&x, e);
+        rc = *out ? 0 : e->code;
+        break;
+    case SPD_COL:
+        *out = run_col(&x, e);
+        rc = *out ? 0 : e->code;
+        break;
+    default:
+        rc = run_full(&x, res, e);
+        break;
+    }
+    ctx_free(&x);
+    return rc;
+}

@@ -1,0 +1,221 @@
+/* spoof_outer.c: the skeleton of Outer fused operators (seed 000, Table
+ * 1): driven by the non-zeros of a sparse matrix W (m x n), with U (m x r)
+ * and V (n x r) read by rows, so U %*% t(V) is only ever computed at W's
+ * non-zeros. Variants: no_agg (output with W's structure), full_agg,
+ * left_mm ((.) %*% V2, by rows of W), right_mm (t(.) %*% U2, by columns of
+ * W, i.e. rows of t(W)) and right_t (t(U2) %*% (.), the transpose of
+ * right_mm). A dense W is visited through its non-zeros too. */
+#include "spoof.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reorg.h"
+
+#define SB_MAX 64
+#define SB_NNZ 8192
+#define TASK_NNZ 8192
+
+static inline void kadd(double *s, double *c, double x)
+{
+    double y = x + *c, t = *s + y;
+    *c = fabs(t) <= DBL_MAX ? y - (t - *s) : 0;
+    *s = t;
+}
+
+static int threads_for(double work, int64_t tasks)
+{
+    if (work < BR_PAR_MIN || tasks < 2) return 1;
+    int t = br_threads();
+    return t > tasks ? (int)tasks : t;
+}
+
+typedef struct OCtx {
+    const SpoofOuter *op;
+    const double **P;
+    int64_t *S;
+    MB **own;              /* converted inputs (released at the end) */
+    bool *scat;            /* sparse full side inputs scattered per row */
+    int nscat;
+    const MB *w;           /* the driver as CSR (W, or t(W) for right) */
+} OCtx;
+
+static void octx_free(OCtx *x)
+{
+    if (x->own) for (int k = 0; k <= x->op->in.n; k++) mb_release(x->own[k]);
+    free(x->own); free(x->P); free(x->S); free(x->scat);
+}
+
+static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
+{
+    memset(x, 0, sizeof *x);
+    x->op = op;
+    int n = op->in.n;
+    bool bycol = op->var == SPO_RIGHT || op->var == SPO_RIGHT_T;
+    x->P = br_calloc((size_t)n + 1, sizeof *x->P);
+    x->S = br_calloc((size_t)n + 1, sizeof *x->S);
+    x->own = br_calloc((size_t)n + 2, sizeof *x->own);
+    x->scat = br_calloc((size_t)n + 1, sizeof *x->scat);
+    if (!x->P || !x->S || !x->own || !x->scat) { octx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
+    for (int k = 0; k < n; k++) {
+        const MB *m = op->in.m[k];
+        if (op->in.mode[k] == SPM_SCALAR || k == op->main) continue;
+        const MB *d = m;
+        if (op->in.mode[k] == SPM_BT) {
+            /* B (r x n) of U %*% B: its transpose holds the rows V_j */
+            MB *t = k_transpose(m, e);
+            if (!t) { octx_free(x); return e->code; }
+            x->own[k] = t;
+            d = t;
+            if (d->sparse) {
+                MB *dd = mb_to_dense(d, e);
+                if (!dd) { octx_free(x); return e->code; }
+                mb_release(x->own[k]);
+                x->own[k] = dd;
+                d = dd;
+            }
+        } else if (m->sparse && (op->in.mode[k] != SPM_FULL || bycol)) {
+            MB *dd = mb_to_dense(m, e);
+            if (!dd) { octx_free(x); return e->code; }
+            x->own[k] = dd;
+            d = dd;
+        } else if (m->sparse) {
+            x->scat[k] = true;
+            x->nscat++;
+            continue;
+        }
+        x->P[k] = d->d;
+        x->S[k] = op->in.mode[k] == SPM_FULL ? d->cols : op->in.mode[k] == SPM_COL ? 1 : 0;
+    }
+    /* the driver: CSR of W (by rows) or of t(W) (by columns) */
+    const MB *w = op->in.m[op->main];
+    MB *cw = NULL;
+    if (bycol) cw = k_transpose(w, e);
+    else if (!w->sparse) cw = mb_to_sparse(w, e);
+    if ((bycol || !w->sparse) && !cw) { octx_free(x); return e->code; }
+    if (cw && !cw->sparse) {
+        MB *s = mb_to_sparse(cw, e);
+        mb_release(cw);
+        if (!s) { octx_free(x); return e->code; }
+        cw = s;
+    }
+    x->own[n] = cw;
+    x->w = cw ? cw : w;
+    return 0;
+}
+
+/* Calls f over rows [ra, rb) of the driver; out(i) gives the output. */
+static bool run_range(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double *base, int64_t ldo, int mode)
+{
+    const SpoofOuter *op = x->op;
+    int n = op->in.n;
+    const double **P = malloc(((size_t)n + 1) * sizeof *P);
+    int64_t *S = malloc(((size_t)n + 1) * sizeof *S);
+    double *rows = x->nscat ? br_calloc((size_t)x->nscat * (size_t)BR_MAX(op->n, 1), sizeof(double)) : NULL;
+    bool ok = P && S && (!x->nscat || rows);
+    if (ok) {
+        memcpy(P, x->P, (size_t)n * sizeof *P);
+        memcpy(S, x->S, (size_t)n * sizeof *S);
+        for (int k = 0, q = 0; k < n; k++)
+            if (x->scat[k]) { P[k] = rows + (size_t)q * (size_t)op->n; S[k] = 0; q++; }
+        const MB *w = x->w;
+        for (int64_t i = ra; i < rb; i++) {
+            int64_t lo = w->rp[i], hi = w->rp[i + 1];
+            if (lo == hi) continue;
+            for (int k = 0; k < n; k++) {
+                if (!x->scat[k]) continue;
+                const MB *m = op->in.m[k];
+                double *r = (double *)P[k];
+                for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
+            }
+            double *o = mode == 0 ? base + lo : mode == 1 ? base : base + i * ldo;
+            f(P, S, op->L, op->in.sc, i, w->ci + lo, w->v + lo, hi - lo, o);
+            for (int k = 0; k < n; k++) {
+                if (!x->scat[k]) continue;
+                const MB *m = op->in.m[k];
+                double *r = (double *)P[k];
+                for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = 0;
+            }
+        }
+    }
+    free(P); free(S); free(rows);
+    return ok;
+}
+
+/* Runs an Outer operator; see spoof.h. */
+int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
+{
+    OCtx x;
+    if (octx_init(&x, op, e)) return e->code;
+    const MB *w = x.w;
+    int64_t R = w->rows, nnz = w->nnz;
+    int64_t per = BR_MAX(1, TASK_NNZ / BR_MAX(1, nnz / BR_MAX(R, 1)));
+    int64_t ntask = R ? (R + per - 1) / per : 0;
+    double work = (double)nnz * (double)BR_MAX(op->L[op->v], 1);
+    bool fail = false;
+    int rc = 0;
+    MB *o = NULL;
+    switch (op->var) {
+    case SPO_NO_AGG: {
+        o = mb_sp_alloc(op->m, op->n, BR_MAX(nnz, 1), e);
+        if (!o) { rc = e->code; break; }
+        memcpy(o->rp, w->rp, (size_t)(R + 1) * sizeof(int64_t));
+        if (nnz) memcpy(o->ci, w->ci, (size_t)nnz * sizeof(int32_t));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(work, ntask))
+        for (int64_t t = 0; t < ntask; t++)
+            if (!run_range(&x, op->frow, t * per, BR_MIN(R, (t + 1) * per), o->v, 0, 0)) fail = true;
+        if (fail) break;
+        int64_t wp = 0, r = 0;
+        for (int64_t i = 0; i < R; i++) {
+            int64_t end = o->rp[i + 1];
+            for (; r < end; r++) if (o->v[r] != 0) { o->ci[wp] = o->ci[r]; o->v[wp] = o->v[r]; wp++; }
+            o->rp[i + 1] = wp;
+        }
+        o->nnz = wp;
+        o->build_row = R;
+        if (mb_examine(o, e)) rc = e->code;
+        break;
+    }
+    case SPO_FULL_AGG: {
+        int64_t nsb = BR_MAX(1, BR_MIN(BR_MIN((nnz + SB_NNZ - 1) / SB_NNZ, SB_MAX), BR_MAX(R, 1)));
+        double *parts = br_calloc((size_t)nsb * 2, sizeof(double));
+        if (!parts) { fail = true; break; }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(work, nsb))
+        for (int64_t b = 0; b < nsb; b++)
+            if (!run_range(&x, op->frow, b * R / nsb, (b + 1) * R / nsb, parts + 2 * b, 0, 1)) fail = true;
+        double s = 0, c = 0;
+        for (int64_t b = 0; b < nsb; b++) { kadd(&s, &c, parts[2 * b]); kadd(&s, &c, parts[2 * b + 1]); }
+        *res = s + c;
+        free(parts);
+        break;
+    }
+    case SPO_LEFT: case SPO_RIGHT: case SPO_RIGHT_T: {
+        int64_t orows = op->var == SPO_LEFT ? op->m : op->n;
+        o = mb_dense(orows, op->ocols, e);
+        if (!o) { rc = e->code; break; }
+        SpOuterFn f = op->var == SPO_LEFT ? op->frow : op->fcol;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(work, ntask))
+        for (int64_t t = 0; t < ntask; t++)
+            if (!run_range(&x, f, t * per, BR_MIN(R, (t + 1) * per), o->d, op->ocols, 2)) fail = true;
+        if (fail) break;
+        mb_recount_nnz(o);
+        if (op->var == SPO_RIGHT_T) {
+            MB *t = k_transpose(o, e);
+            mb_release(o);
+            o = t;
+            if (!o) { rc = e->code; break; }
+        }
+        if (mb_examine(o, e)) rc = e->code;
+        break;
+    }
+    default:
+        rc = br_err(e, BR_EFAIL, "unknown outer-product variant");
+    }
+    if (fail && !rc) rc = br_err(e, BR_ENOMEM, "out of memory in fused operator");
+    if (rc) mb_release(o);
+    else if (op->var != SPO_FULL_AGG) *out = o;
+    octx_free(&x);
+    return rc;
+}

@@ -1,0 +1,239 @@
+/* spoof_row.c: the skeleton of Row fused operators (seed 000, Table 1):
+ * binds rows of the main input (dense, or sparse when the generated code
+ * reads sparse rows), side inputs by row, broadcast vectors, whole side
+ * matrices and scalars. The generated code runs the row operations
+ * (vector primitives, ring-buffered row intermediates in tmp) over a range
+ * of rows and writes output rows or accumulates into a partial
+ * (col_agg, full_agg, col_t_agg). Partials belong to fixed super-blocks
+ * of rows and are merged in order. */
+#include "spoof.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SB_MAX 64
+#define SB_CELLS 32768
+#define TASK_CELLS 32768
+#define PART_BUDGET ((int64_t)64 << 20)   /* bytes of all partials */
+
+static inline void kadd(double *s, double *c, double x)
+{
+    double y = x + *c, t = *s + y;
+    *c = fabs(t) <= DBL_MAX ? y - (t - *s) : 0;
+    *s = t;
+}
+
+static inline double min_step(double s, double v) { return (v < s || v != v) ? v : s; }
+static inline double max_step(double s, double v) { return (v > s || v != v) ? v : s; }
+
+typedef struct RCtx {
+    const SpoofRow *op;
+    const double **P;
+    int64_t *S;
+    bool *exp;             /* inputs expanded per row (sparse full) */
+    int nexp;
+    double **own;
+    bool per_row;          /* call per row (sparse rows involved) */
+    bool sparse_main;      /* main read sparse by op->fs */
+    int64_t tmpn;          /* doubles of tmp */
+    int64_t psize;         /* doubles of one partial */
+} RCtx;
+
+static double *dense_copy(const MB *m, BrErr *e)
+{
+    int64_t n = m->rows * m->cols;
+    double *v = br_calloc((size_t)BR_MAX(n, 1), sizeof(double));
+    if (!v) { br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
+    for (int64_t i = 0; i < m->rows; i++)
+        for (int64_t k = m->rp[i]; k < m->rp[i + 1]; k++) v[i * m->cols + m->ci[k]] = m->v[k];
+    return v;
+}
+
+static void rctx_free(RCtx *x)
+{
+    if (x->own) for (int k = 0; k < x->op->in.n; k++) free(x->own[k]);
+    free(x->own); free(x->P); free(x->S); free(x->exp);
+}
+
+static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
+{
+    memset(x, 0, sizeof *x);
+    x->op = op;
+    int n = op->in.n;
+    x->P = br_calloc((size_t)n + 1, sizeof *x->P);
+    x->S = br_calloc((size_t)n + 1, sizeof *x->S);
+    x->exp = br_calloc((size_t)n + 1, sizeof *x->exp);
+    x->own = br_calloc((size_t)n + 1, sizeof *x->own);
+    if (!x->P || !x->S || !x->exp || !x->own) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
+    for (int k = 0; k < n; k++) {
+        const MB *m = op->in.m[k];
+        switch (op->in.mode[k]) {
+        case SPM_FULL:
+            if (!m->sparse) { x->P[k] = m->d; x->S[k] = m->cols; }
+            else if (k == op->main && op->fs) x->sparse_main = true;
+            else { x->exp[k] = true; x->nexp++; }
+            break;
+        case SPM_ROW: case SPM_COL: case SPM_MAT:
+            if (!m->sparse) x->P[k] = m->d;
+            else if (!(x->P[k] = x->own[k] = dense_copy(m, e))) { rctx_free(x); return e->code; }
+            x->S[k] = op->in.mode[k] == SPM_COL ? 1 : 0;
+            break;
+        default: break;
+        }
+    }
+    x->per_row = x->sparse_main || x->nexp > 0;
+    x->tmpn = op->ft ? op->ft(op->L) : 0;
+    switch (op->var) {
+    case SPR_COL_AGG: x->psize = 2 * op->ocols; break;
+    case SPR_FULL_AGG: x->psize = 2; break;
+    case SPR_COL_T_AGG: x->psize = op->orows * op->ocols; break;
+    default: x->psize = 0; break;
+    }
+    return 0;
+}
+
+static void init_partial(const SpoofRow *op, double *p, int64_t n)
+{
+    double v = op->agg == SPA_MIN ? INFINITY : op->agg == SPA_MAX ? -INFINITY : 0;
+    if (op->var == SPR_COL_AGG) {
+        for (int64_t j = 0; j < op->ocols; j++) { p[j] = v; p[op->ocols + j] = 0; }
+    } else if (op->var == SPR_FULL_AGG) {
+        p[0] = v; p[1] = 0;
+    } else {
+        memset(p, 0, (size_t)n * sizeof(double));
+    }
+}
+
+/* Rows [ra, rb) into out (output rows at row ra, or a partial). */
+static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t ldo, bool rowout)
+{
+    const SpoofRow *op = x->op;
+    int n = op->in.n;
+    double *tmp = br_malloc((size_t)BR_MAX(x->tmpn, 1) * sizeof(double));
+    const double **P = malloc(((size_t)n + 1) * sizeof *P);
+    int64_t *S = malloc(((size_t)n + 1) * sizeof *S);
+    double *rows = NULL;
+    bool ok = tmp && P && S;
+    if (!ok) goto done;
+    memcpy(P, x->P, (size_t)n * sizeof *P);
+    memcpy(S, x->S, (size_t)n * sizeof *S);
+    if (!x->per_row) {
+        op->fd(P, S, op->L, op->in.sc, ra, rb, out, ldo, tmp);
+        goto done;
+    }
+    /* expansion scratch: one row per expanded sparse input */
+    int64_t width = 1;
+    for (int k = 0; k < n; k++) if (x->exp[k]) width = BR_MAX(width, op->L[k]);
+    rows = br_calloc((size_t)BR_MAX(x->nexp, 1) * (size_t)width, sizeof(double));
+    if (!rows) { ok = false; goto done; }
+    for (int k = 0, q = 0; k < n; k++)
+        if (x->exp[k]) { P[k] = rows + (size_t)q * (size_t)width; S[k] = 0; q++; }
+    for (int64_t i = ra; i < rb; i++) {
+        for (int k = 0; k < n; k++) {
+            if (!x->exp[k]) continue;
+            const MB *m = op->in.m[k];
+            double *r = (double *)P[k];
+            memset(r, 0, (size_t)m->cols * sizeof(double));
+            for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
+        }
+        double *o = rowout ? out + (i - ra) * ldo : out;
+        if (x->sparse_main) {
+            const MB *m = op->in.m[op->main];
+            int64_t lo = m->rp[i];
+            op->fs(P, S, op->L, op->in.sc, i, m->ci + lo, m->v + lo, m->rp[i + 1] - lo, o, tmp);
+        } else {
+            op->fd(P, S, op->L, op->in.sc, i, i + 1, o, ldo, tmp);
+        }
+    }
+done:
+    free(tmp); free(P); free(S); free(rows);
+    return ok;
+}
+
+static int threads_for(double work, int64_t tasks)
+{
+    if (work < BR_PAR_MIN || tasks < 2) return 1;
+    int t = br_threads();
+    return t > tasks ? (int)tasks : t;
+}
+
+/* Runs a Row operator; see spoof.h. */
+int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
+{
+    RCtx x;
+    if (rctx_init(&x, op, e)) return e->code;
+    int64_t M = op->rows, W = BR_MAX(op->L[op->main], 1);
+    const MB *mm = op->in.m[op->main];
+    double cells = mm->sparse ? (double)mm->nnz + (double)M : (double)M * (double)W;
+    bool fail = false;
+    int rc = 0;
+    if (op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG) {
+        int64_t oc = op->var == SPR_NO_AGG ? op->ocols : 1;
+        MB *o = mb_dense(M, oc, e);
+        if (!o) { rctx_free(&x); return e->code; }
+        int64_t R = BR_MAX(1, TASK_CELLS / W);
+        int64_t ntask = M ? (M + R - 1) / R : 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, ntask))
+        for (int64_t t = 0; t < ntask; t++) {
+            int64_t ra = t * R, rb = BR_MIN(M, ra + R);
+            if (!run_rows(&x, ra, rb, o->d + ra * oc, oc, true)) fail = true;
+        }
+        if (fail) { mb_release(o); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
+        mb_recount_nnz(o);
+        if (mb_examine(o, e)) { mb_release(o); rctx_free(&x); return e->code; }
+        *out = o;
+        rctx_free(&x);
+        return 0;
+    }
+    /* aggregations over super-blocks */
+    int64_t cap = BR_MAX(1, PART_BUDGET / (8 * BR_MAX(x.psize, 1)));
+    int64_t nsb = (int64_t)ceil(cells / SB_CELLS);
+    nsb = BR_MAX(1, BR_MIN(BR_MIN(nsb, SB_MAX), BR_MIN(cap, BR_MAX(M, 1))));
+    double *parts = br_malloc((size_t)nsb * (size_t)BR_MAX(x.psize, 1) * sizeof(double));
+    if (!parts) { rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
+    for (int64_t b = 0; b < nsb; b++) init_partial(op, parts + b * x.psize, x.psize);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
+    for (int64_t b = 0; b < nsb; b++) {
+        int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
+        if (ra < rb && !run_rows(&x, ra, rb, parts + b * x.psize, 0, false)) fail = true;
+    }
+    if (fail) { free(parts); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
+    double *tot = parts;    /* merged into the first partial, in order */
+    for (int64_t b = 1; b < nsb; b++) {
+        double *p = parts + b * x.psize;
+        if (op->var == SPR_COL_T_AGG) {
+            for (int64_t k = 0; k < x.psize; k++) tot[k] += p[k];
+        } else {
+            int64_t nc = op->var == SPR_COL_AGG ? op->ocols : 1;
+            for (int64_t j = 0; j < nc; j++) {
+                if (op->agg == SPA_MIN) tot[j] = min_step(tot[j], p[j]);
+                else if (op->agg == SPA_MAX) tot[j] = max_step(tot[j], p[j]);
+                else { kadd(&tot[j], &tot[nc + j], p[j]); kadd(&tot[j], &tot[nc + j], p[nc + j]); }
+            }
+        }
+    }
+    if (op->var == SPR_FULL_AGG) {
+        double v = (op->agg == SPA_MIN || op->agg == SPA_MAX) ? tot[0] : tot[0] + tot[1];
+        *res = op->agg == SPA_MEAN ? v / ((double)M * (double)op->ocols) : v;
+    } else {
+        MB *o = mb_dense(op->orows, op->ocols, e);
+        if (!o) rc = e->code;
+        else {
+            int64_t nc = op->ocols;
+            if (op->var == SPR_COL_T_AGG) memcpy(o->d, tot, (size_t)x.psize * sizeof(double));
+            else
+                for (int64_t j = 0; j < nc; j++) {
+                    double v = (op->agg == SPA_MIN || op->agg == SPA_MAX) ? tot[j] : tot[j] + tot[nc + j];
+                    o->d[j] = op->agg == SPA_MEAN ? v / (double)M : v;
+                }
+            mb_recount_nnz(o);
+            if (mb_examine(o, e)) { mb_release(o); rc = e->code; }
+            else *out = o;
+        }
+    }
+    free(parts);
+    rctx_free(&x);
+    return rc;
+}

@@ -1,0 +1,772 @@
+/* transform.c: transformencode / transformapply / transformdecode over
+ * frames (see transform.h for the specification and metadata formats).
+ * Every public function parses the JSON spec into one plan entry per
+ * input column, builds or loads the per-column state (recode maps, bin
+ * boundaries, imputation values), then produces its output row by row. */
+#include "transform.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "format.h"
+
+#define TF_SEP "\xc2\xb7" /* U+00B7, SystemDS's Lop.DATATYPE_PREFIX */
+
+/* ---- token maps: token -> code, open addressing ---- */
+
+typedef struct SMap {
+    char **tok;        /* entry k: token (owned) */
+    int64_t *code;     /* entry k: its code */
+    int64_t n, cap;
+    int64_t *slot;     /* entry index per slot, -1 free; scap a power of 2 */
+    int64_t scap;
+} SMap;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+static int64_t smap_find(const SMap *m, const char *s)
+{
+    if (!m->scap) return -1;
+    for (uint64_t k = hash_str(s) & (uint64_t)(m->scap - 1);; k = (k + 1) & (uint64_t)(m->scap - 1)) {
+        int64_t x = m->slot[k];
+        if (x < 0) return -1;
+        if (strcmp(m->tok[x], s) == 0) return x;
+    }
+}
+
+/* Code of token s, or -1. */
+static int64_t smap_get(const SMap *m, const char *s)
+{
+    int64_t x = smap_find(m, s);
+    return x < 0 ? -1 : m->code[x];
+}
+
+static int smap_rehash(SMap *m, int64_t scap, BrErr *e)
+{
+    int64_t *sl = br_malloc((size_t)scap * sizeof(int64_t));
+    if (!sl) return br_err(e, BR_ENOMEM, "out of memory");
+    for (int64_t k = 0; k < scap; k++) sl[k] = -1;
+    for (int64_t x = 0; x < m->n; x++) {
+        uint64_t k = hash_str(m->tok[x]) & (uint64_t)(scap - 1);
+        while (sl[k] >= 0) k = (k + 1) & (uint64_t)(scap - 1);
+        sl[k] = x;
+    }
+    free(m->slot);
+    m->slot = sl;
+    m->scap = scap;
+    return 0;
+}
+
+/* Adds token s with the given code (s not yet present). Returns its entry
+ * index, or -1 with e set. */
+static int64_t smap_add(SMap *m, const char *s, int64_t code, BrErr *e)
+{
+    if ((m->n + 1) * 2 > m->scap && smap_rehash(m, m->scap ? 2 * m->scap : 64, e)) return -1;
+    if (m->n == m->cap) {
+        int64_t nc = m->cap ? 2 * m->cap : 16;
+        char **t = br_realloc(m->tok, (size_t)nc * sizeof(char *));
+        if (t) m->tok = t;
+        int64_t *c = t ? br_realloc(m->code, (size_t)nc * sizeof(int64_t)) : NULL;
+        if (!c) { br_err(e, BR_ENOMEM, "out of memory"); return -1; }
+        m->code = c;
+        m->cap = nc;
+    }
+    char *d = br_strdup(s);
+    if (!d) { br_err(e, BR_ENOMEM, "out of memory"); return -1; }
+    int64_t x = m->n++;
+    m->tok[x] = d;
+    m->code[x] = code;
+    uint64_t k = hash_str(s) & (uint64_t)(m->scap - 1);
+    while (m->slot[k] >= 0) k = (k + 1) & (uint64_t)(m->scap - 1);
+    m->slot[k] = x;
+    return x;
+}
+
+static void smap_free(SMap *m)
+{
+    for (int64_t x = 0; x < m->n; x++) free(m->tok[x]);
+    free(m->tok);
+    free(m->code);
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- the plan ---- */
+
+enum { IM_NONE, IM_MEAN, IM_MODE, IM_CONST };
+
+typedef struct TfCol {
+    bool recode, dummy, bin, omit;
+    int impute;            /* IM_* */
+    char *ivalue;          /* imputation value (spec constant or built) */
+    int64_t nbins;         /* bins asked for (spec) */
+    SMap map;              /* recode map */
+    char **bytok;          /* decode: code-1 -> token (borrowed from map) */
+    int64_t maxcode;
+    double *bmin, *bmax;   /* bin boundaries, nb of them */
+    int64_t nb;
+    int64_t out0, width;   /* output columns of the encoded matrix */
+} TfCol;
+
+typedef struct Tf {
+    int64_t n;             /* input columns */
+    TfCol *c;
+    const char *what;      /* builtin name for messages */
+} Tf;
+
+static void tf_free(Tf *t)
+{
+    for (int64_t j = 0; t->c && j < t->n; j++) {
+        smap_free(&t->c[j].map);
+        free(t->c[j].ivalue);
+        free(t->c[j].bytok);
+        free(t->c[j].bmin);
+        free(t->c[j].bmax);
+    }
+    free(t->c);
+}
+
+/* The spec with bare words quoted ({ids: true, recode: [a]} is accepted
+ * by SystemDS's JSON parser). Caller frees. */
+static char *lenient_json(const char *s)
+{
+    size_t n = strlen(s);
+    char *o = br_malloc(3 * n + 1), *q = o;
+    if (!o) return NULL;
+    bool str = false;
+    char quote = 0;
+    for (size_t i = 0; i < n;) {
+        char c = s[i];
+        if (str) {
+            *q++ = c;
+            if (c == '\\' && i + 1 < n) *q++ = s[++i];
+            else if (c == quote) str = false;
+            i++;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            str = true;
+            quote = c;
+            *q++ = '"';
+            i++;
+            /* single-quoted strings become double-quoted */
+            if (c == '\'') {
+                while (i < n && s[i] != '\'') {
+                    if (s[i] == '"') *q++ = '\\';
+                    *q++ = s[i++];
+                }
+                *q++ = '"';
+                i++;
+                str = false;
+            }
+            continue;
+        }
+        if (isalpha((unsigned char)c) || c == '_') {
+            size_t k = i;
+            while (k < n && (isalnum((unsigned char)s[k]) || s[k] == '_' || s[k] == '-' || s[k] == '.')) k++;
+            size_t w = k - i;
+            bool lit = (w == 4 && !strncmp(s + i, "true", 4)) || (w == 5 && !strncmp(s + i, "false", 5)) ||
+                       (w == 4 && !strncmp(s + i, "null", 4));
+            if (!lit) *q++ = '"';
+            memcpy(q, s + i, w);
+            q += w;
+            if (!lit) *q++ = '"';
+            i = k;
+            continue;
+        }
+        *q++ = c;
+        i++;
+    }
+    *q = 0;
+    return o;
+}
+
+/* Resolves a column reference (1-based id or name) to an index. Returns
+ * 0 (*j set), 1 for an id past the last column (ignored, as SystemDS), or
+ * an error code. */
+static int col_ref(const Tf *t, const cJSON *it, bool ids, const FB *names, int64_t *j, BrErr *e)
+{
+    if (ids) {
+        if (!cJSON_IsNumber(it) || it->valuedouble < 1 || it->valuedouble != floor(it->valuedouble))
+            return br_err(e, BR_EARG, "%s: with \"ids\": true, columns are 1-based numbers", t->what);
+        *j = (int64_t)it->valuedouble - 1;
+        return *j >= t->n ? 1 : 0;
+    }
+    if (cJSON_IsNumber(it))
+        return br_err(e, BR_EARG, "%s: column %g given by number; set \"ids\": true in the spec", t->what,
+                      it->valuedouble);
+    if (!cJSON_IsString(it)) return br_err(e, BR_EARG, "%s: a column must be a name or an id", t->what);
+    *j = fb_find(names, it->valuestring);
+    if (*j < 0) return br_err(e, BR_EARG, "%s: column '%s' is not in the frame", t->what, it->valuestring);
+    return 0;
+}
+
+/* The column of an object entry ({"id": ..} or {"name": ..}). */
+static int obj_ref(const Tf *t, const cJSON *o, bool ids, const FB *names, int64_t *j, BrErr *e)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
+    if (id) return col_ref(t, id, true, names, j, e);
+    if (nm) return col_ref(t, nm, false, names, j, e);
+    (void)ids;
+    return br_err(e, BR_EARG, "%s: a bin or impute entry needs \"id\" or \"name\"", t->what);
+}
+
+/* Text of a JSON scalar for an imputation constant (numbers as Java would
+ * print the JSON value: integers plainly). Caller frees. */
+static char *json_text(const cJSON *v)
+{
+    char buf[64];
+    if (cJSON_IsString(v)) return br_strdup(v->valuestring);
+    if (cJSON_IsBool(v)) return br_strdup(cJSON_IsTrue(v) ? "true" : "false");
+    if (cJSON_IsNumber(v)) {
+        double d = v->valuedouble;
+        if (d == floor(d) && fabs(d) < 9e15) snprintf(buf, sizeof buf, "%lld", (long long)d);
+        else fmt_double(d, buf, sizeof buf);
+        return br_strdup(buf);
+    }
+    return NULL;
+}
+
+/* Parses spec against the column names of `names` (ncols columns). */
+static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, BrErr *e)
+{
+    memset(t, 0, sizeof *t);
+    t->what = what;
+    t->n = names->cols;
+    t->c = br_calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(TfCol));
+    char *js = lenient_json(spec);
+    if (!t->c || !js) { free(js); return br_err(e, BR_ENOMEM, "out of memory"); }
+    cJSON *root = cJSON_Parse(js);
+    free(js);
+    if (!root || !cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return br_err(e, BR_EARG, "%s: the spec is not a JSON object: \"%.60s\"", what, spec);
+    }
+    const cJSON *ids_it = cJSON_GetObjectItemCaseSensitive(root, "ids");
+    bool ids = cJSON_IsTrue(ids_it);
+    const cJSON *it;
+    int rc = 0;
+    cJSON_ArrayForEach(it, root) {
+        const char *k = it->string;
+        if (!strcmp(k, "ids") || !strcmp(k, "K")) continue;
+        bool list = !strcmp(k, "recode") || !strcmp(k, "dummycode") || !strcmp(k, "omit");
+        bool objs = !strcmp(k, "bin") || !strcmp(k, "impute");
+        if (!list && !objs) {
+            rc = br_err(e, BR_EARG, "%s: the transformation \"%s\" is not supported (recode, dummycode, bin, impute, omit)",
+                        what, k);
+            break;
+        }
+        if (!cJSON_IsArray(it)) { rc = br_err(e, BR_EARG, "%s: \"%s\" must be a list", what, k); break; }
+        const cJSON *x;
+        cJSON_ArrayForEach(x, it) {
+            int64_t j;
+            int r = objs ? obj_ref(t, x, ids, names, &j, e) : col_ref(t, x, ids, names, &j, e);
+            if (r == 1) continue;
+            if (r) { rc = r; break; }
+            TfCol *c = &t->c[j];
+            if (!strcmp(k, "recode")) c->recode = true;
+            else if (!strcmp(k, "dummycode")) c->dummy = true;
+            else if (!strcmp(k, "omit")) c->omit = true;
+            else if (!strcmp(k, "bin")) {
+                const cJSON *m = cJSON_GetObjectItemCaseSensitive(x, "method");
+                const cJSON *nb = cJSON_GetObjectItemCaseSensitive(x, "numbins");
+                if (m && (!cJSON_IsString(m) || strcasecmp(m->valuestring, "equi-width"))) {
+                    rc = br_err(e, BR_EARG, "%s: binning method \"%s\" is not supported (equi-width)", what,
+                                cJSON_IsString(m) ? m->valuestring : "?");
+                    break;
+                }
+                c->bin = true;
+                c->nbins = cJSON_IsNumber(nb) ? (int64_t)nb->valuedouble : 1;
+                if (c->nbins < 1) { rc = br_err(e, BR_EARG, "%s: numbins must be at least 1", what); break; }
+            } else {
+                const cJSON *m = cJSON_GetObjectItemCaseSensitive(x, "method");
+                const char *ms = cJSON_IsString(m) ? m->valuestring : "";
+                if (!strcmp(ms, "global_mean")) c->impute = IM_MEAN;
+                else if (!strcmp(ms, "global_mode")) c->impute = IM_MODE;
+                else if (!strcmp(ms, "constant")) {
+                    c->impute = IM_CONST;
+                    free(c->ivalue);
+                    c->ivalue = json_text(cJSON_GetObjectItemCaseSensitive(x, "value"));
+                    if (!c->ivalue) { rc = br_err(e, BR_EARG, "%s: impute \"constant\" needs a \"value\"", what); break; }
+                } else {
+                    rc = br_err(e, BR_EARG, "%s: impute method \"%s\" is not supported (global_mean, global_mode, constant)",
+                                what, ms);
+                    break;
+                }
+            }
+        }
+        if (rc) break;
+    }
+    cJSON_Delete(root);
+    if (rc) return rc;
+    for (int64_t j = 0; j < t->n; j++) {
+        TfCol *c = &t->c[j];
+        if (c->dummy && !c->bin) c->recode = true; /* dummycoding needs codes */
+        if (c->recode && c->bin)
+            return br_err(e, BR_EARG, "%s: column '%s' is both recoded and binned", what, names->names[j]);
+    }
+    return 0;
+}
+
+/* ---- cells ---- */
+
+/* Is cell (i, j) missing (NULL, empty string, NaN)? */
+static bool missing(const FB *f, int64_t i, int64_t j)
+{
+    const FbCol *c = f->c[j];
+    return fb_is_missing(f, i, j) || (c->type == FB_STRING && !c->s[i][0]);
+}
+
+/* Token text of cell (i, j) after imputation, or NULL if missing. Numbers
+ * as Java prints them. buf: at least 32 bytes. */
+static const char *token(const FB *f, const TfCol *tc, int64_t i, int64_t j, char *buf)
+{
+    if (missing(f, i, j)) return tc->ivalue && tc->impute ? tc->ivalue : NULL;
+    const FbCol *c = f->c[j];
+    switch (c->type) {
+    case FB_STRING: return c->s[i];
+    case FB_FP64: fmt_double(c->d[i], buf, 32); return buf;
+    case FB_INT64: fmt_int(c->i[i], buf, 32); return buf;
+    default: return c->b[i] ? "true" : "false";
+    }
+}
+
+/* Numeric value of cell (i, j) after imputation (NaN if missing). */
+static int number(const Tf *t, const FB *f, const TfCol *tc, int64_t i, int64_t j, double *out, BrErr *e)
+{
+    const char *s = NULL;
+    if (missing(f, i, j)) {
+        if (!(tc->impute && tc->ivalue)) { *out = NAN; return 0; }
+        s = tc->ivalue;
+    } else if (f->c[j]->type != FB_STRING) {
+        bool ok;
+        *out = fb_get_num(f, i, j, &ok);
+        return 0;
+    } else {
+        s = f->c[j]->s[i];
+    }
+    if (fb_parse_num(s, strlen(s), out)) return 0;
+    if (!strcasecmp(s, "true") || !strcasecmp(s, "false")) { *out = !strcasecmp(s, "true"); return 0; }
+    return br_err(e, BR_EARG, "%s: value \"%.60s\" of column '%s' (row %lld) is not a number; recode it",
+                  t->what, s, f->names[j], (long long)i + 1);
+}
+
+/* Rows that survive "omit": keep[i]; returns how many. */
+static int64_t kept_rows(const Tf *t, const FB *f, bool *keep)
+{
+    int64_t n = 0;
+    for (int64_t i = 0; i < f->rows; i++) {
+        keep[i] = true;
+        for (int64_t j = 0; j < t->n && keep[i]; j++)
+            if (t->c[j].omit && missing(f, i, j)) keep[i] = false;
+        n += keep[i];
+    }
+    return n;
+}
+
+/* Builds the imputation value of column j from the kept rows of f. */
+static int build_impute(Tf *t, const FB *f, int64_t j, const bool *keep, BrErr *e)
+{
+    TfCol *c = &t->c[j];
+    if (c->impute == IM_MEAN) {
+        double sum = 0, comp = 0;
+        int64_t cnt = 0;
+        for (int64_t i = 0; i < f->rows; i++) {
+            if (!keep[i] || missing(f, i, j)) continue;
+            double v;
+            TfCol plain = {0};
+            if (number(t, f, &plain, i, j, &v, e)) return e->code;
+            double y = v - comp, s = sum + y; /* Kahan */
+            comp = (s - sum) - y;
+            sum = s;
+            cnt++;
+        }
+        char buf[40];
+        fmt_double(cnt ? sum / (double)cnt : NAN, buf, sizeof buf);
+        free(c->ivalue);
+        c->ivalue = br_strdup(buf);
+    } else if (c->impute == IM_MODE) {
+        SMap m = {0};
+        int64_t *cnt = NULL, ccap = 0, best = -1;
+        char buf[40];
+        TfCol plain = {0};
+        for (int64_t i = 0; i < f->rows; i++) {
+            if (!keep[i]) continue;
+            const char *s = token(f, &plain, i, j, buf);
+            if (!s) continue;
+            int64_t x = smap_find(&m, s);
+            if (x < 0) {
+                if ((x = smap_add(&m, s, m.n + 1, e)) < 0) { smap_free(&m); free(cnt); return e->code; }
+                if (x >= ccap) {
+                    ccap = ccap ? 2 * ccap : 64;
+                    int64_t *nc = br_realloc(cnt, (size_t)ccap * sizeof(int64_t));
+                    if (!nc) { smap_free(&m); free(cnt); return br_err(e, BR_ENOMEM, "out of memory"); }
+                    cnt = nc;
+                }
+                cnt[x] = 0;
+            }
+            cnt[x]++;
+            if (best < 0 || cnt[x] > cnt[best] || (cnt[x] == cnt[best] && x < best)) best = x;
+        }
+        free(c->ivalue);
+        c->ivalue = best >= 0 ? br_strdup(m.tok[best]) : NULL;
+        smap_free(&m);
+        free(cnt);
+    }
+    return 0;
+}
+
+/* Builds recode map and bins of column j from the kept rows of f. */
+static int build_col(Tf *t, const FB *f, int64_t j, const bool *keep, BrErr *e)
+{
+    TfCol *c = &t->c[j];
+    char buf[40];
+    if (c->recode) {
+        for (int64_t i = 0; i < f->rows; i++) {
+            if (!keep[i]) continue;
+            const char *s = token(f, c, i, j, buf);
+            if (!s || !*s || smap_find(&c->map, s) >= 0) continue;
+            if (smap_add(&c->map, s, c->map.n + 1, e) < 0) return e->code;
+        }
+        c->maxcode = c->map.n;
+    }
+    if (c->bin) {
+        double mn = INFINITY, mx = -INFINITY;
+        for (int64_t i = 0; i < f->rows; i++) {
+            if (!keep[i]) continue;
+            double v;
+            if (number(t, f, c, i, j, &v, e)) return e->code;
+            if (isnan(v)) continue;
+            if (v < mn) mn = v;
+            if (v > mx) mx = v;
+        }
+        c->nb = c->nbins;
+        c->bmin = br_malloc((size_t)c->nb * sizeof(double));
+        c->bmax = br_malloc((size_t)c->nb * sizeof(double));
+        if (!c->bmin || !c->bmax) return br_err(e, BR_ENOMEM, "out of memory");
+        for (int64_t k = 0; k < c->nb; k++) {
+            c->bmin[k] = mn + (double)k * (mx - mn) / (double)c->nb;
+            c->bmax[k] = mn + (double)(k + 1) * (mx - mn) / (double)c->nb;
+        }
+    }
+    return 0;
+}
+
+/* Splits a metadata entry "a·b" at the last '·'. */
+static bool split_entry(const char *s, char **a, const char **b)
+{
+    const char *p = NULL;
+    for (const char *q = strstr(s, TF_SEP); q; q = strstr(q + 1, TF_SEP)) p = q;
+    if (!p) return false;
+    *a = br_malloc((size_t)(p - s) + 1);
+    if (!*a) return false;
+    memcpy(*a, s, (size_t)(p - s));
+    (*a)[p - s] = 0;
+    *b = p + strlen(TF_SEP);
+    return true;
+}
+
+/* Loads recode map / bins / imputation value of column j from M. */
+static int load_col(Tf *t, const FB *m, int64_t j, BrErr *e)
+{
+    TfCol *c = &t->c[j];
+    if (m->mv && m->mv[j] && c->impute) {
+        free(c->ivalue);
+        c->ivalue = br_strdup(m->mv[j]);
+    }
+    if (!c->recode && !c->bin) return 0;
+    const FbCol *mc = m->c[j];
+    if (mc->type != FB_STRING)
+        return br_err(e, BR_EARG, "%s: metadata column '%s' must hold strings", t->what, m->names[j]);
+    for (int64_t r = 0; r < m->rows; r++) {
+        const char *s = mc->s[r];
+        if (!s) continue;
+        char *a;
+        const char *b;
+        if (!split_entry(s, &a, &b))
+            return br_err(e, BR_EARG, "%s: metadata entry \"%.60s\" of column '%s' is not \"value" TF_SEP "code\"",
+                          t->what, s, m->names[j]);
+        int rc = 0;
+        if (c->recode) {
+            double code;
+            if (!fb_parse_num(b, strlen(b), &code) || code < 1 || code != floor(code))
+                rc = br_err(e, BR_EARG, "%s: bad code in metadata entry \"%.60s\"", t->what, s);
+            else if (smap_find(&c->map, a) < 0 && smap_add(&c->map, a, (int64_t)code, e) < 0)
+                rc = e->code;
+            else if ((int64_t)code > c->maxcode)
+                c->maxcode = (int64_t)code;
+        } else {
+            double lo, hi;
+            if (!fb_parse_num(a, strlen(a), &lo) || !fb_parse_num(b, strlen(b), &hi)) {
+                rc = br_err(e, BR_EARG, "%s: bad bin boundaries in metadata entry \"%.60s\"", t->what, s);
+            } else {
+                double *x = br_realloc(c->bmin, (size_t)(c->nb + 1) * sizeof(double));
+                if (x) c->bmin = x;
+                double *y = x ? br_realloc(c->bmax, (size_t)(c->nb + 1) * sizeof(double)) : NULL;
+                if (!y) rc = br_err(e, BR_ENOMEM, "out of memory");
+                else {
+                    c->bmax = y;
+                    c->bmin[c->nb] = lo;
+                    c->bmax[c->nb++] = hi;
+                }
+            }
+        }
+        free(a);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Output columns per input column; returns the total. */
+static int64_t layout(Tf *t)
+{
+    int64_t at = 0;
+    for (int64_t j = 0; j < t->n; j++) {
+        TfCol *c = &t->c[j];
+        c->out0 = at;
+        c->width = !c->dummy ? 1 : c->bin ? c->nb : c->maxcode;
+        at += c->width;
+    }
+    return at;
+}
+
+/* Code (1-based, NaN if none) of cell (i, j) for recoded / binned
+ * columns, else its number. */
+static int code_of(const Tf *t, const FB *f, const TfCol *c, int64_t i, int64_t j, double *out, BrErr *e)
+{
+    char buf[40];
+    if (c->recode) {
+        const char *s = token(f, c, i, j, buf);
+        int64_t k = s && *s ? smap_get(&c->map, s) : -1;
+        *out = k < 0 ? NAN : (double)k;
+        return 0;
+    }
+    double v;
+    if (number(t, f, c, i, j, &v, e)) return e->code;
+    if (!c->bin) { *out = v; return 0; }
+    if (c->nb == 0) { *out = 1; return 0; }
+    if (isnan(v) || v < c->bmin[0] || v > c->bmax[c->nb - 1]) { *out = NAN; return 0; }
+    int64_t lo = 0, hi = c->nb - 1; /* first bin whose max >= v */
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (c->bmax[mid] >= v) hi = mid;
+        else lo = mid + 1;
+    }
+    *out = (double)(lo + 1);
+    return 0;
+}
+
+/* Encodes the kept rows of f into a new matrix. */
+static MB *encode_rows(Tf *t, const FB *f, const bool *keep, int64_t nkeep, BrErr *e)
+{
+    int64_t ncol = layout(t);
+    MB *x = mb_dense(nkeep, ncol, e);
+    if (!x) return NULL;
+    int64_t r = 0;
+    for (int64_t i = 0; i < f->rows; i++) {
+        if (!keep[i]) continue;
+        double *row = x->d + r * ncol;
+        for (int64_t j = 0; j < t->n; j++) {
+            TfCol *c = &t->c[j];
+            double v = NAN;
+            if (code_of(t, f, c, i, j, &v, e)) { mb_release(x); return NULL; }
+            if (!c->dummy) row[c->out0] = v;
+            else if (!isnan(v) && v >= 1 && v <= (double)c->width) row[c->out0 + (int64_t)v - 1] = 1;
+        }
+        r++;
+    }
+    mb_recount_nnz(x);
+    if (mb_examine(x, e)) { mb_release(x); return NULL; }
+    return x;
+}
+
+/* ---- public ---- */
+
+int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, BrErr *e)
+{
+    Tf t;
+    *xo = NULL;
+    *mo = NULL;
+    bool *keep = br_calloc((size_t)(f->rows > 0 ? f->rows : 1), 1);
+    if (!keep) return br_err(e, BR_ENOMEM, "out of memory");
+    FB *m = NULL;
+    MB *x = NULL;
+    if (tf_parse(&t, spec, f, "transformencode", e)) goto out;
+    int64_t nkeep = kept_rows(&t, f, keep);
+    int64_t mrows = 0;
+    for (int64_t j = 0; j < t.n; j++) {
+        if (build_impute(&t, f, j, keep, e) || build_col(&t, f, j, keep, e)) goto out;
+        int64_t k = t.c[j].recode ? t.c[j].map.n : t.c[j].bin ? t.c[j].nb : 0;
+        if (k > mrows) mrows = k;
+    }
+    if (!(x = encode_rows(&t, f, keep, nkeep, e))) goto out;
+    /* the metadata frame */
+    if (!(m = fb_new(mrows, f->cols, NULL, e))) goto out;
+    for (int64_t j = 0; j < t.n; j++) {
+        TfCol *c = &t.c[j];
+        if (f->named && fb_set_name(m, j, f->names[j], e)) goto out;
+        if (c->impute && c->ivalue && fb_set_mv(m, j, c->ivalue, e)) goto out;
+        char buf[96], a[40], b[40];
+        for (int64_t k = 0; c->recode && k < c->map.n; k++) {
+            char code[32];
+            fmt_int(c->map.code[k], code, sizeof code);
+            size_t lt = strlen(c->map.tok[k]), ls = strlen(TF_SEP), lc = strlen(code);
+            char *s = br_malloc(lt + ls + lc + 1);
+            if (!s) { br_err(e, BR_ENOMEM, "out of memory"); goto out; }
+            memcpy(s, c->map.tok[k], lt);
+            memcpy(s + lt, TF_SEP, ls);
+            memcpy(s + lt + ls, code, lc + 1);
+            int rc = fb_set_text(m, c->map.code[k] - 1, j, s, strlen(s), e);
+            free(s);
+            if (rc) goto out;
+        }
+        for (int64_t k = 0; c->bin && k < c->nb; k++) {
+            fmt_double(c->bmin[k], a, sizeof a);
+            fmt_double(c->bmax[k], b, sizeof b);
+            snprintf(buf, sizeof buf, "%s" TF_SEP "%s", a, b);
+            if (fb_set_text(m, k, j, buf, strlen(buf), e)) goto out;
+        }
+    }
+    *xo = x;
+    *mo = m;
+    x = NULL;
+    m = NULL;
+out:
+    mb_release(x);
+    fb_release(m);
+    tf_free(&t);
+    free(keep);
+    return e->code;
+}
+
+/* Checks that meta M fits a frame with `cols` columns. */
+static int check_meta(const char *what, const FB *m, int64_t cols, BrErr *e)
+{
+    if (m->cols != cols)
+        return br_err(e, BR_EDIM, "%s: dimension mismatch: the metadata frame has %lld columns, the data %lld", what,
+                      (long long)m->cols, (long long)cols);
+    return 0;
+}
+
+MB *tf_apply(const FB *f, const char *spec, const FB *m, BrErr *e)
+{
+    Tf t;
+    MB *x = NULL;
+    bool *keep = br_calloc((size_t)(f->rows > 0 ? f->rows : 1), 1);
+    if (!keep) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    if (check_meta("transformapply", m, f->cols, e)) { free(keep); return NULL; }
+    if (tf_parse(&t, spec, f, "transformapply", e)) goto out;
+    int64_t nkeep = kept_rows(&t, f, keep);
+    for (int64_t j = 0; j < t.n; j++) {
+        TfCol *c = &t.c[j];
+        if (load_col(&t, m, j, e)) goto out;
+        /* an imputation value missing from M is built from this data */
+        if (c->impute && c->impute != IM_CONST && !(m->mv && m->mv[j]) && build_impute(&t, f, j, keep, e)) goto out;
+    }
+    x = encode_rows(&t, f, keep, nkeep, e);
+out:
+    tf_free(&t);
+    free(keep);
+    return x;
+}
+
+FB *tf_decode(const MB *x, const char *spec, const FB *m, BrErr *e)
+{
+    Tf t;
+    FB *f = NULL;
+    FbType *types = NULL;
+    if (tf_parse(&t, spec, m, "transformdecode", e)) goto out;
+    for (int64_t j = 0; j < t.n; j++)
+        if (load_col(&t, m, j, e)) goto out;
+    int64_t ncol = layout(&t);
+    if (ncol != x->cols) {
+        br_err(e, BR_EDIM, "transformdecode: dimension mismatch: the matrix has %lld columns, the spec and metadata give %lld",
+               (long long)x->cols, (long long)ncol);
+        goto out;
+    }
+    types = br_calloc((size_t)(t.n > 0 ? t.n : 1), sizeof(FbType));
+    if (!types) { br_err(e, BR_ENOMEM, "out of memory"); goto out; }
+    for (int64_t j = 0; j < t.n; j++) {
+        TfCol *c = &t.c[j];
+        types[j] = c->recode ? FB_STRING : FB_FP64;
+        if (c->recode) {
+            c->bytok = br_calloc((size_t)(c->maxcode > 0 ? c->maxcode : 1), sizeof(char *));
+            if (!c->bytok) { br_err(e, BR_ENOMEM, "out of memory"); goto out; }
+            for (int64_t k = 0; k < c->map.n; k++) c->bytok[c->map.code[k] - 1] = c->map.tok[k];
+        }
+    }
+    if (!(f = fb_new(x->rows, t.n, types, e))) goto out;
+    for (int64_t j = 0; j < t.n; j++)
+        if (m->named && fb_set_name(f, j, m->names[j], e)) goto out;
+    for (int64_t i = 0; i < x->rows; i++) {
+        for (int64_t j = 0; j < t.n; j++) {
+            TfCol *c = &t.c[j];
+            double v;
+            if (c->dummy) { /* the column of the group's largest positive value */
+                int64_t best = -1;
+                double bv = 0;
+                for (int64_t k = 0; k < c->width; k++) {
+                    double y = mb_get(x, i, c->out0 + k);
+                    if (y > bv) { bv = y; best = k; }
+                }
+                v = best < 0 ? NAN : (double)(best + 1);
+            } else {
+                v = mb_get(x, i, c->out0);
+            }
+            if (c->recode) {
+                int64_t k = isnan(v) ? -1 : (int64_t)llround(v);
+                const char *s = k >= 1 && k <= c->maxcode ? c->bytok[k - 1] : NULL;
+                if (s && fb_set_text(f, i, j, s, strlen(s), e)) goto out;
+            } else if (c->bin && !isnan(v)) {
+                int64_t k = (int64_t)llround(v);
+                if (k < 1 || k > c->nb) v = NAN;
+                else {
+                    double lo = c->bmin[k - 1], hi = c->bmax[k - 1];
+                    v = lo + (hi - lo) / 2 + (v - (double)k) * (hi - lo);
+                }
+                f->c[j]->d[i] = v;
+            } else {
+                f->c[j]->d[i] = v;
+            }
+        }
+    }
+    free(types);
+    tf_free(&t);
+    return f;
+out:
+    fb_release(f);
+    free(types);
+    tf_free(&t);
+    return NULL;
+}
+
+MB *tf_colmap(const FB *m, const char *spec, BrErr *e)
+{
+    Tf t;
+    MB *x = NULL;
+    if (tf_parse(&t, spec, m, "transformcolmap", e)) goto out;
+    for (int64_t j = 0; j < t.n; j++)
+        if (load_col(&t, m, j, e)) goto out;
+    layout(&t);
+    if (!(x = mb_dense(t.n, 3, e))) goto out;
+    for (int64_t j = 0; j < t.n; j++) {
+        x->d[3 * j] = (double)(j + 1);
+        x->d[3 * j + 1] = (double)(t.c[j].out0 + 1);
+        x->d[3 * j + 2] = (double)(t.c[j].out0 + t.c[j].width);
+    }
+    mb_recount_nnz(x);
+out:
+    tf_free(&t);
+    return x;
+}

@@ -1,0 +1,53 @@
+/* transform.h: SystemDS's frame transformations (transformencode,
+ * transformapply, transformdecode) driven by a JSON specification:
+ *
+ *   {"ids": false,                        column names (true: 1-based ids)
+ *    "recode": ["a", "b"],                 token -> code 1..k
+ *    "dummycode": ["b"],                   one-hot over the codes (implies
+ *                                          recode unless the column is binned)
+ *    "bin": [{"name": "c", "method": "equi-width", "numbins": 3}],
+ *    "impute": [{"name": "d", "method": "global_mean" | "global_mode" |
+ *                "constant", "value": ...}],
+ *    "omit": ["e"]}                        drop rows with missing values
+ *
+ * Other columns pass through as numbers. Missing values are NULL or empty
+ * strings and NaN. Recode codes follow the order of first appearance (as
+ * SystemDS without SORT_RECODE_MAP); tokens of numeric columns are their
+ * Java texts ("1.0", "true"). Unknown tokens at apply time give NaN (a row
+ * of zeros when dummycoded). Binning: bin i of n covers
+ * (min + (i-1)w, min + i w] with w = (max-min)/n, the first bin includes
+ * min; values outside [min, max] give NaN.
+ *
+ * The metadata frame M has one STRING column per input column (same
+ * names): a recoded column holds "token·code" in row code (code order),
+ * a binned one "binMin·binMax" per bin; '·' is U+00B7 (SystemDS's
+ * Lop.DATATYPE_PREFIX). Imputation values live in M's column metadata
+ * (FB.mv), as SystemDS keeps them. M has as many rows as its longest
+ * column.
+ *
+ * Decoding maps codes back to tokens (recode, dummycode: the column with
+ * the largest value of a group; none non-zero: missing), binned codes to
+ * the bin centre, pass-through columns to FP64; recoded columns come back
+ * as STRING.
+ */
+#ifndef BRAID_TRANSFORM_H
+#define BRAID_TRANSFORM_H
+
+#include "../matrix/fb.h"
+#include "../matrix/mb.h"
+
+/* transformencode(target=F, spec): builds the metadata and encodes F.
+ * On success *X (matrix) and *M (metadata frame) are new references the
+ * caller releases. Spec and data errors return non-zero with e set. */
+int tf_encode(const FB *f, const char *spec, MB **x, FB **m, BrErr *e);
+/* transformapply(target=F, spec, meta=M): encodes F with existing
+ * metadata. Returns a new matrix (caller releases) or NULL with e set. */
+MB *tf_apply(const FB *f, const char *spec, const FB *m, BrErr *e);
+/* transformdecode(target=X, spec, meta=M): a new frame (caller releases)
+ * with M's columns, or NULL with e set. */
+FB *tf_decode(const MB *x, const char *spec, const FB *m, BrErr *e);
+/* transformcolmap(target=M, spec): per input column one row [column,
+ * first output column, last output column] (1-based). New matrix or NULL. */
+MB *tf_colmap(const FB *m, const char *spec, BrErr *e);
+
+#endif

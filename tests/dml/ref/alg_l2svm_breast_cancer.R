@@ -1,0 +1,2 @@
+# expected/ and refdata/ come from scikit-learn: ref/alg_l2svm_breast_cancer.py
+source("ref/_python.R")

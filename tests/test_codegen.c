@@ -1,0 +1,402 @@
+/* test_codegen.c: operator fusion (codegen/) against the unfused plan.
+ *
+ *  - every elementwise operator through generated code over special
+ *    values (signed zeros, NaN, infinities, huge, tiny) equals the unfused
+ *    kernels bit for bit;
+ *  - the seed's examples (Cell sum(X*Y*Z), MAgg sum(X*Y)+sum(X*Z), Row
+ *    t(X)%*%(X%*%V) and the MLogreg inner loop, Outer sum(W*log(U%*%t(V)+
+ *    eps)) and W*(U%*%t(V)), the ALS-CG update rule) over dense and sparse
+ *    inputs: results equal the unfused plan (1e-10; 1e-8 outer products)
+ *    under every policy and in the interpreted fallback, and the chosen
+ *    plan has the expected fused operators;
+ *  - aggregations of every direction and vector broadcasts, shapes with 0
+ *    rows, vectors, 1x1;
+ *  - a random-DAG fuzzer: random expressions over dense and sparse inputs
+ *    of random shapes, fused vs unfused.
+ * Thread counts 1 and 2. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "codegen/codegen.h"
+#include "lang/load.h"
+#include "plan/build.h"
+#include "runtime/interp.h"
+#include "tests/t.h"
+
+#define MAXOUT 64
+
+typedef struct Run {
+    Value out[MAXOUT];
+    int nout;
+    CgStats st;
+    int rc;
+    char err[1200];
+} Run;
+
+static void run_free(Run *r)
+{
+    for (int i = 0; i < r->nout; i++) val_release(&r->out[i]);
+    r->nout = 0;
+}
+
+/* Runs src with matrix inputs bound to names; collects outputs. */
+static int run(const char *src, const CgOptions *cg, int nin, const char **names, MB **ins, int nout,
+               const char **onames, Run *r)
+{
+    memset(r, 0, sizeof *r);
+    Diag *d = diag_new();
+    LangOptions lo = {.predefined = names, .npredefined = nin};
+    Program *ast = lang_load_string(src, "<test>", &lo, d);
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, cg) : NULL;
+    if (!p) {
+        snprintf(r->err, sizeof r->err, "compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
+        r->rc = -1;
+        lang_program_free(ast);
+        diag_free(d);
+        return -1;
+    }
+    NameSet outs = {0}, live = {0};
+    for (int i = 0; i < nout; i++) ns_add(&outs, onames[i]);
+    plan_liveness(&p->main, &outs, &live);
+    ns_free(&outs);
+    ns_free(&live);
+    RtOptions ro = {.out = stdout, .seed = -1};
+    Rt rt;
+    rt_init(&rt, p, d, &ro);
+    Frame f;
+    st_init(&f.vars);
+    f.depth = 0;
+    for (int i = 0; i < nin; i++) st_put(&f.vars, names[i], val_matrix(mb_retain(ins[i])));
+    r->rc = rt_run_main(&rt, &f);
+    if (r->rc) snprintf(r->err, sizeof r->err, "run: %s", rt.err.msg);
+    else
+        for (int i = 0; i < nout && i < MAXOUT; i++) {
+            Value *v = st_get(&f.vars, onames[i]);
+            r->out[r->nout++] = v ? val_retain(*v) : val_none();
+        }
+    if (p->cg) r->st = *cg_stats(p->cg);
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+    return r->rc;
+}
+
+static bool val_eq(const Value *a, const Value *b, double tol)
+{
+    if (a->kind == V_MATRIX && b->kind == V_MATRIX) return mb_equal(a->m, b->m, tol);
+    if (val_is_numeric(a) && val_is_numeric(b)) {
+        double x = val_as_double(a), y = val_as_double(b);
+        if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
+        if (x == y) return true;
+        return fabs(x - y) <= tol * fmax(fmax(fabs(x), fabs(y)), 1.0);
+    }
+    if (a->kind == V_MATRIX && val_is_numeric(b) && a->m->rows * a->m->cols == 1)
+        return val_eq(&(Value){.kind = V_DOUBLE, .d = mb_get(a->m, 0, 0)}, b, tol);
+    return a->kind == b->kind;
+}
+
+/* ---- data ---- */
+
+static uint64_t rng_state = 88172645463325252ULL;
+static double urand(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* rows x cols with values in [lo, hi), a fraction sp non-zero; sparse
+ * format when asked (examined otherwise). */
+static MB *gen(int64_t rows, int64_t cols, double sp, double lo, double hi, bool sparse)
+{
+    BrErr e = {0};
+    MB *m = mb_sp_new(rows, cols, 16, &e);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            if (urand() < sp) {
+                double v = lo + (hi - lo) * urand();
+                if (v == 0) v = 0.5;
+                mb_sp_append(m, i, j, v, &e);
+            }
+    mb_sp_finish(m);
+    if (!sparse) mb_make_dense(m, &e);
+    else if (m->rows * m->cols > 0 && !m->sparse) mb_make_sparse(m, &e);
+    return m;
+}
+
+/* ---- policies ---- */
+
+typedef struct Pol { const char *name; CgOptions o; } Pol;
+static Pol pols[] = {
+    {"fuse_all", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL}},
+    {"fuse_no_redundancy", {.enabled = true, .plancache = true, .policy = CG_FUSE_NO_REDUNDANCY}},
+    {"cost_based", {.enabled = true, .plancache = true, .policy = CG_COST_BASED}},
+    {"interpreted", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .interpret = true}},
+};
+#define NPOL ((int)(sizeof pols / sizeof *pols))
+
+/* Runs src unfused and under every policy; compares all outputs. Returns
+ * the stats of the policy `want` (index into pols) in *st. */
+static void check_all(const char *what, const char *src, int nin, const char **names, MB **ins, int nout,
+                      const char **onames, double tol, int want, CgStats *st)
+{
+    CgOptions off = {.enabled = false};
+    Run ref, got;
+    run(src, &off, nin, names, ins, nout, onames, &ref);
+    T_CHECK(ref.rc == 0, "%s: reference run failed: %s", what, ref.err);
+    for (int p = 0; p < NPOL; p++) {
+        run(src, &pols[p].o, nin, names, ins, nout, onames, &got);
+        T_CHECK(got.rc == 0, "%s [%s]: %s", what, pols[p].name, got.err);
+        if (got.rc == 0 && ref.rc == 0)
+            for (int i = 0; i < nout; i++)
+                T_CHECK(val_eq(&got.out[i], &ref.out[i], tol), "%s [%s]: output %s differs", what, pols[p].name,
+                        onames[i]);
+        if (p != 3) T_CHECK(got.st.failed == 0, "%s [%s]: %lld operators failed to compile", what, pols[p].name,
+                            (long long)got.st.failed);
+        if (p == want && st) *st = got.st;
+        run_free(&got);
+    }
+    run_free(&ref);
+}
+
+/* ---- every elementwise operator over special values ---- */
+
+static void test_ops(void)
+{
+    static const double sv[] = {0, -0.0, 1, -1, 2, -2, 0.5, -0.5, 2.5, -2.5, 3, 7, -7, 1e300, -1e300, 1e-300,
+                                NAN, INFINITY, -INFINITY, 9.3e18, -9.3e18, 1e10, 63, 64};
+    int n = (int)(sizeof sv / sizeof *sv);
+    BrErr e = {0};
+    MB *A = mb_dense(n, n, &e), *B = mb_dense(n, n, &e), *O = mb_fill(n, n, 1, &e);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) { A->d[i * n + j] = sv[i]; B->d[i * n + j] = sv[j]; }
+    mb_recount_nnz(A);
+    mb_recount_nnz(B);
+    static const char *un[] = {"-A", "!A", "abs(A)", "exp(A)", "log(A)", "sqrt(A)", "round(A)", "floor(A)",
+                               "ceil(A)", "sign(A)", "sin(A)", "cos(A)", "tan(A)", "asin(A)", "acos(A)",
+                               "atan(A)", "sinh(A)", "cosh(A)", "tanh(A)", "sigmoid(A)", "is.na(A)",
+                               "is.nan(A)", "is.infinite(A)"};
+    static const char *bin[] = {"A + B", "A - B", "A * B", "A / B", "A ^ B", "A %% B", "A %/% B", "A < B",
+                                "A <= B", "A > B", "A >= B", "A == B", "A != B", "A & B", "A | B",
+                                "xor(A, B)", "min(A, B)", "max(A, B)", "log(A, B)", "bitwAnd(A, B)",
+                                "bitwOr(A, B)", "bitwXor(A, B)", "bitwShiftL(A, B)", "bitwShiftR(A, B)",
+                                "ifelse(A, B, O * 2)", "A * 2 + B / 3 - 1"};
+    const char *names[] = {"A", "B", "O"};
+    MB *ins[] = {A, B, O};
+    for (int set = 0; set < 2; set++) {
+        const char **ex = set ? bin : un;
+        int ne = set ? (int)(sizeof bin / sizeof *bin) : (int)(sizeof un / sizeof *un);
+        char src[8192] = "";
+        const char *on[MAXOUT];
+        char onb[MAXOUT][8];
+        for (int k = 0; k < ne; k++) {
+            snprintf(onb[k], sizeof onb[k], "R%d", k);
+            on[k] = onb[k];
+            char line[200];
+            snprintf(line, sizeof line, "R%d = (%s) * O\n", k, ex[k]);
+            strcat(src, line);
+        }
+        CgOptions off = {.enabled = false};
+        Run ref, got;
+        run(src, &off, 3, names, ins, ne, on, &ref);
+        run(src, &pols[0].o, 3, names, ins, ne, on, &got);
+        T_CHECK(ref.rc == 0 && got.rc == 0, "ops: %s / %s", ref.err, got.err);
+        for (int k = 0; k < ne && ref.rc == 0 && got.rc == 0; k++)
+            T_CHECK(val_eq(&got.out[k], &ref.out[k], 0), "ops: '%s' differs from the unfused kernel", ex[k]);
+        T_CHECK(got.st.fused[0] >= ne && got.st.fallback == 0, "ops: %lld fused, %lld fallbacks",
+                (long long)got.st.fused[0], (long long)got.st.fallback);
+        run_free(&ref);
+        run_free(&got);
+    }
+    mb_release(A); mb_release(B); mb_release(O);
+}
+
+/* ---- templates and the seed's examples ---- */
+
+static void test_templates(void)
+{
+    const char *nm[] = {"X", "Y", "Z", "W", "U", "V", "v", "w", "P"};
+    for (int dense = 0; dense < 2; dense++) {
+        bool sp = !dense;
+        int64_t m = 300, n = 40;
+        MB *X = gen(m, n, sp ? 0.05 : 1, -1, 1, sp), *Y = gen(m, n, sp ? 0.3 : 1, -1, 1, sp);
+        MB *Z = gen(m, n, 1, -1, 1, false), *W = gen(m, 200, sp ? 0.02 : 0.6, 0.1, 1, sp);
+        MB *U = gen(m, 8, 1, 0.1, 1, false), *V = gen(200, 8, 1, 0.1, 1, false);
+        MB *v = gen(n, 1, 1, -1, 1, false), *w = gen(m, 1, 1, 0, 1, false), *P = gen(m, 6, 1, 0, 1, false);
+        MB *ins[] = {X, Y, Z, W, U, V, v, w, P};
+        char what[64];
+        CgStats st;
+        const char *o1[] = {"s"}, *o2[] = {"a", "b"}, *oR[] = {"R"}, *oH[] = {"H"};
+        /* Cell */
+        snprintf(what, sizeof what, "cell sum(X*Y*Z) %s", sp ? "sparse" : "dense");
+        check_all(what, "s = sum(X * Y * Z)", 9, nm, ins, 1, o1, 1e-10, 0, &st);
+        T_CHECK(st.fused[0] == 1, "%s: %lld Cell operators", what, (long long)st.fused[0]);
+        /* MAgg */
+        snprintf(what, sizeof what, "magg %s", sp ? "sparse" : "dense");
+        check_all(what, "a = sum(X * Y)\nb = sum(X * Z)", 9, nm, ins, 2, o2, 1e-10, 0, &st);
+        T_CHECK(st.fused[2] == 1, "%s: %lld MAgg operators", what, (long long)st.fused[2]);
+        /* aggregations of every direction */
+        snprintf(what, sizeof what, "cell aggs %s", sp ? "sparse" : "dense");
+        const char *oa[] = {"r1", "r2", "r3", "c1", "c2", "c3", "f1", "f2", "f3", "f4", "n1", "n2"};
+        check_all(what,
+                  "r1 = rowSums(X * Y + Z)\nr2 = rowMaxs(X * 2)\nr3 = rowMeans(abs(X) * Y)\n"
+                  "c1 = colSums(X * Y)\nc2 = colMins(X * Z)\nc3 = colMeans(sqrt(abs(Y)) * X)\n"
+                  "f1 = max(X * Y)\nf2 = min(X + Z)\nf3 = mean(X * Z)\nf4 = sum((X * Y)^2)\n"
+                  "n1 = X * Y + Z\nn2 = (X != 0) * Y * 3",
+                  9, nm, ins, 12, oa, 1e-10, 0, &st);
+        /* vector broadcasts */
+        snprintf(what, sizeof what, "cell vectors %s", sp ? "sparse" : "dense");
+        const char *ob[] = {"b1", "b2", "b3"};
+        check_all(what, "b1 = (X * w + 1) * w\nb2 = sum((X - colMeans(Z)) * Y)\nb3 = (w %*% t(v)) * 2 + 1",
+                  9, nm, ins, 3, ob, 1e-10, 0, &st);
+        /* Row: t(X) %*% (X %*% V) with V of several columns */
+        snprintf(what, sizeof what, "row tmm %s", sp ? "sparse" : "dense");
+        check_all(what, "Vv = P[1:ncol(X), 1:4] + 0\nR = t(X) %*% (X %*% Vv)\n", 9, nm, ins, 1, oR, 1e-10, 0, &st);
+        check_all(what, "R = t(X) %*% (X %*% t(Z[1:4, ]))\n", 9, nm, ins, 1, oR, 1e-10, 0, &st);
+        T_CHECK(st.fused[1] >= 1, "%s: %lld Row operators", what, (long long)st.fused[1]);
+        /* Row: mmchain with a computed weight */
+        snprintf(what, sizeof what, "row mmchain %s", sp ? "sparse" : "dense");
+        check_all(what, "R = t(X) %*% ((w * 2 + 1) * (X %*% v))", 9, nm, ins, 1, oR, 1e-10, 0, &st);
+        T_CHECK(st.fused[1] >= 1, "%s: %lld Row operators", what, (long long)st.fused[1]);
+        /* MLogreg inner loop (seed expression 2) */
+        snprintf(what, sizeof what, "row mlogreg %s", sp ? "sparse" : "dense");
+        check_all(what,
+                  "B = P[1:ncol(X), 1:5] - 0.5\nQ = P[, 1:5] * (X %*% B)\n"
+                  "H = t(X) %*% (Q - P[, 1:5] * rowSums(Q))",
+                  9, nm, ins, 1, oH, 1e-10, 0, &st);
+        T_CHECK(st.fused[1] >= 1, "%s: %lld Row operators", what, (long long)st.fused[1]);
+        /* Row: rowwise and column aggregates */
+        snprintf(what, sizeof what, "row aggs %s", sp ? "sparse" : "dense");
+        const char *orr[] = {"a1", "a2", "a3"};
+        check_all(what, "a1 = colSums((X %*% v) * X)\na2 = sum(X %*% v * w)\na3 = rowSums(X * (X %*% v))",
+                  9, nm, ins, 3, orr, 1e-10, 0, &st);
+        /* Outer (sparse driver) */
+        snprintf(what, sizeof what, "outer sum log %s", sp ? "sparse" : "dense");
+        check_all(what, "s = sum(W * log(U %*% t(V) + 1e-15))", 9, nm, ins, 1, o1, 1e-8, 2, &st);
+        T_CHECK(st.fused[3] == 1, "%s: %lld Outer operators", what, (long long)st.fused[3]);
+        snprintf(what, sizeof what, "outer no_agg %s", sp ? "sparse" : "dense");
+        check_all(what, "R = W * (U %*% t(V))", 9, nm, ins, 1, oR, 1e-8, 2, &st);
+        T_CHECK(st.fused[3] == 1, "%s: %lld Outer operators", what, (long long)st.fused[3]);
+        /* ALS-CG update rule (seed expression 1) */
+        snprintf(what, sizeof what, "outer als-cg %s", sp ? "sparse" : "dense");
+        check_all(what, "rs = rowSums(W != 0)\nr = rs[1:nrow(V),] + 1\n"
+                        "R = t(t(U) %*% (W * (U %*% t(V)))) + 1e-6 * V * r",
+                  9, nm, ins, 1, oR, 1e-8, 2, &st);
+        T_CHECK(st.fused[3] == 1, "%s: %lld Outer operators", what, (long long)st.fused[3]);
+        snprintf(what, sizeof what, "outer left %s", sp ? "sparse" : "dense");
+        check_all(what, "R = (W * (U %*% t(V))) %*% V", 9, nm, ins, 1, oR, 1e-8, 2, &st);
+        T_CHECK(st.fused[3] == 1, "%s: %lld Outer operators", what, (long long)st.fused[3]);
+        for (int k = 0; k < 9; k++) mb_release(ins[k]);
+    }
+}
+
+/* ---- shapes ---- */
+
+static void test_shapes(void)
+{
+    static const int64_t shapes[][2] = {{0, 5}, {5, 0}, {1, 1}, {7, 1}, {1, 9}, {50, 3}, {3, 300}, {2100, 3}};
+    const char *nm[] = {"X", "Y", "r", "c"};
+    const char *on[] = {"a", "b", "c1", "d", "e", "f"};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int sp = 0; sp < 2; sp++) {
+            int64_t m = shapes[s][0], n = shapes[s][1];
+            MB *X = gen(m, n, sp ? 0.2 : 1, -1, 1, sp), *Y = gen(m, n, 0.7, -1, 1, false);
+            MB *r = gen(1, n, 1, -1, 1, false), *c = gen(m, 1, 1, -1, 1, false);
+            MB *ins[] = {X, Y, r, c};
+            char what[64];
+            snprintf(what, sizeof what, "shape %lldx%lld %s", (long long)m, (long long)n, sp ? "sparse" : "dense");
+            check_all(what,
+                      "a = sum(X * Y)\nb = rowSums(X * Y * 2)\nc1 = colMaxs(X * Y)\nd = X * r + c\n"
+                      "e = mean(abs(X) + Y)\nf = colSums(X * c)",
+                      4, nm, ins, 6, on, 1e-10, 0, NULL);
+            for (int k = 0; k < 4; k++) mb_release(ins[k]);
+        }
+}
+
+/* ---- random-DAG fuzzer ---- */
+
+static const char *fz_unary[] = {"abs(%s)", "sin(%s)", "cos(%s)", "tanh(%s)", "sigmoid(%s)", "round(%s)",
+                                 "sign(%s)", "exp(-abs(%s))", "sqrt(abs(%s))", "log(abs(%s) + 1)", "(-%s)",
+                                 "(%s)^2", "(%s > 0)", "(%s != 0)"};
+static const char *fz_binary[] = {"(%s + %s)", "(%s - %s)", "(%s * %s)", "min(%s, %s)", "max(%s, %s)",
+                                  "(%s / (abs(%s) + 1))", "(%s > %s)", "ifelse(%s > 0, %s, 0.5)"};
+
+/* A random expression of matrix shape over the leaves (depth d). */
+static void fz_expr(char *buf, size_t n, int d, int nleaf, const char **leaves)
+{
+    double u = urand();
+    if (d == 0 || u < 0.2) {
+        if (urand() < 0.15) snprintf(buf, n, "%s * %.3f", leaves[(int)(urand() * nleaf)], urand() * 4 - 2);
+        else snprintf(buf, n, "%s", leaves[(int)(urand() * nleaf)]);
+        return;
+    }
+    char a[1024], b[1024];
+    fz_expr(a, sizeof a, d - 1, nleaf, leaves);
+    if (u < 0.5) {
+        snprintf(buf, n, fz_unary[(int)(urand() * (sizeof fz_unary / sizeof *fz_unary))], a);
+        return;
+    }
+    fz_expr(b, sizeof b, d - 1, nleaf, leaves);
+    snprintf(buf, n, fz_binary[(int)(urand() * (sizeof fz_binary / sizeof *fz_binary))], a, b);
+}
+
+static void test_fuzz(int ncases)
+{
+    static const char *aggs[] = {"sum(%s)", "rowSums(%s)", "colSums(%s)", "max(%s)", "rowMins(%s)",
+                                 "colMeans(%s)", "%s", "mean(%s)", "sum((%s)^2)"};
+    const char *nm[] = {"X", "Y", "Z", "r", "c"};
+    const char *leaves[] = {"X", "Y", "Z", "X", "Y", "r", "c"};
+    for (int t = 0; t < ncases; t++) {
+        int64_t m = 1 + (int64_t)(urand() * 60), n = 1 + (int64_t)(urand() * 40);
+        if (urand() < 0.1) m = 1;
+        if (urand() < 0.1) n = 1;
+        double sps[] = {0, 0.05, 0.3, 1};
+        MB *X = gen(m, n, sps[(int)(urand() * 4)], -2, 2, urand() < 0.5);
+        MB *Y = gen(m, n, sps[(int)(urand() * 4)], -2, 2, urand() < 0.5);
+        MB *Z = gen(m, n, 1, -2, 2, false);
+        MB *r = gen(1, n, 1, -1, 1, false), *c = gen(m, 1, 1, -1, 1, urand() < 0.3);
+        MB *ins[] = {X, Y, Z, r, c};
+        char src[8192] = "", e1[2048], e2[2048], line[3000];
+        const char *on[] = {"o1", "o2", "o3"};
+        int nl = (m == 1 || n == 1) ? 3 : 7;
+        for (int k = 0; k < 3; k++) {
+            fz_expr(e1, sizeof e1, 1 + (int)(urand() * 4), nl, leaves);
+            snprintf(e2, sizeof e2, aggs[(int)(urand() * (sizeof aggs / sizeof *aggs))], e1);
+            snprintf(line, sizeof line, "%s = %s\n", on[k], e2);
+            strcat(src, line);
+        }
+        char what[64];
+        snprintf(what, sizeof what, "fuzz %d (%lldx%lld)", t, (long long)m, (long long)n);
+        CgOptions off = {.enabled = false};
+        Run ref, got;
+        run(src, &off, 5, nm, ins, 3, on, &ref);
+        for (int p = 0; p < 3; p++) {
+            /* errors (broadcast mismatches) must be the same fused */
+            run(src, &pols[p].o, 5, nm, ins, 3, on, &got);
+            bool ok = (got.rc == 0) == (ref.rc == 0);
+            if (ok && ref.rc) ok = strstr(got.err, "dimension") != NULL;
+            for (int k = 0; k < 3 && ok && ref.rc == 0; k++) ok = val_eq(&got.out[k], &ref.out[k], 1e-10);
+            T_CHECK(ok, "%s [%s]: %s differs\n%s", what, pols[p].name, got.rc ? got.err : "result", src);
+            run_free(&got);
+        }
+        run_free(&ref);
+        for (int k = 0; k < 5; k++) mb_release(ins[k]);
+    }
+}
+
+int main(void)
+{
+    for (int th = 1; th <= 2; th++) {
+        br_set_threads(th);
+        test_ops();
+        test_templates();
+        test_shapes();
+        test_fuzz(th == 1 ? 60 : 20);
+    }
+    return t_done("test_codegen");
+}
