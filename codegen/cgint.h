@@ -130,10 +130,47 @@ void sel_free(Selection *s);
 MEntry *sel_best(const Memo *m, const Hop *h, int consumer);
 bool sel_root_valid(const MEntry *e);
 
+/* Is entry a better than b for a consumer of template `consumer`? */
+bool sel_better(const MEntry *a, const MEntry *b, int consumer);
+
 /* Cost-based selection (cost.c / mpskip.c). */
 void cg_select_cost(Memo *m, const CgMachine *mc, EnumStats *es);
 /* Machine constants: measured once, cached in the cache directory. */
 void cg_machine(const char *cachedir, CgMachine *mc);
+
+/* An interesting point: the data dependency consumer c -> input h. */
+typedef struct Point { int c, h; } Point;
+
+/* A plan partition (seed 4.2). */
+typedef struct Part {
+    int *hops; int nh;     /* member hop ids */
+    char *in;              /* by hop id: member */
+    int *roots; int nroots;
+    int *inputs; int ninputs;
+    Point *pts; int npts;  /* interesting points */
+} Part;
+
+Part *cg_partitions(const Memo *m, int *nparts);
+void parts_free(Part *ps, int n);
+
+/* State of getPlanCost over one partition. */
+typedef struct CostCtx {
+    const Memo *m;
+    const CgMachine *mc;
+    const Part *p;
+    const bool *cut;       /* per point: materialized */
+    char *mat;             /* by hop id: costed as materialized */
+    int *cover;            /* by hop id: stamp of the covering operator */
+    int stamp;
+    int64_t outer_rows, outer_cols;
+    double static_cost;    /* read inputs + write roots */
+    EnumStats *es;
+} CostCtx;
+
+int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es);
+void cost_free(CostCtx *x);
+double cg_plan_cost(CostCtx *x, const bool *cut, double bound);
+double cg_lower_bound(const CostCtx *x, const bool *cut);
 
 /* ---- CPlans (cplan.c) ---- */
 

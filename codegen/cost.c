@@ -9,7 +9,8 @@
  * compute counts again. Bandwidths and the FLOP rate are measured once on
  * the machine and cached in the cache directory. */
 #include "cgint.h"
-#include "cost.h"
+
+#include <unistd.h>
 
 #include <float.h>
 #include <math.h>
@@ -175,7 +176,10 @@ Part *cg_partitions(const Memo *m, int *nparts)
         for (int k = 0; k < p->nh; k++) {
             int id = p->hops[k];
             const Hop *h = m->hop[id];
-            if (refd && !refd[id]) add_int(&p->roots, &p->nroots, id);
+            /* roots: never referenced, or needed outside the partition */
+            bool outside = m->out[id];
+            for (int u = 0; u < m->npar[id] && !outside; u++) outside = !p->in[m->par[id][u]->id];
+            if ((refd && !refd[id]) || outside) add_int(&p->roots, &p->nroots, id);
             for (int i = 0; i < h->nin; i++) {
                 const Hop *in = h->in[i];
                 if (in && !p->in[in->id] && !has_int(p->inputs, p->ninputs, in->id))
@@ -355,7 +359,6 @@ static double open_op(CostCtx *x, const Hop *h)
         v.scale = s;
     }
     double t = op_time(x, &v, h);
-    x->es->evaluated += 0;
     return sub + t;
 }
 

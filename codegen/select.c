@@ -26,7 +26,7 @@ static int type_rank(TplType t)
 }
 
 /* Is a better than b for a consumer of template `consumer` (T__N: a root)? */
-static bool better(const MEntry *a, const MEntry *b, int consumer)
+bool sel_better(const MEntry *a, const MEntry *b, int consumer)
 {
     int ra = memo_nrefs(a), rb = memo_nrefs(b);
     if (ra != rb) return ra > rb;
@@ -52,7 +52,7 @@ MEntry *sel_best(const Memo *m, const Hop *h, int consumer)
             if (e->closed == CS_CLOSED_VALID || e->closed == CS_CLOSED_INVALID) continue;
             if (!memo_compatible((TplType)consumer, e->type)) continue;
         }
-        if (!best || better(e, best, consumer)) best = e;
+        if (!best || sel_better(e, best, consumer)) best = e;
     }
     return best;
 }

@@ -472,6 +472,24 @@ static char *dir_of(const char *path)
     return d;
 }
 
+/* Creates directory d and its missing parents (mkdir -p); 0 on success. */
+static int make_dirs(const char *d)
+{
+    char *p = br_strdup(d);
+    if (!p) return -1;
+    int rc = 0;
+    for (char *s = p + 1; ; s++) {
+        if (*s != '/' && *s) continue;
+        char c = *s;
+        *s = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) { rc = -1; break; }
+        *s = c;
+        if (!c) break;
+    }
+    free(p);
+    return rc;
+}
+
 int io_out_open(IoOut *o, const char *path, BrErr *e)
 {
     o->fd = -1;
@@ -483,12 +501,22 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
         io_out_abort(o);
         return br_err(e, BR_ENOMEM, "out of memory writing %s", path);
     }
+    bool made = false;
     for (int tries = 0; tries < 32; tries++) {
         unsigned c = __atomic_fetch_add(&tmp_counter, 1, __ATOMIC_RELAXED);
         unsigned long long r = (unsigned long long)br_now_ns() ^ ((unsigned long long)c << 40);
         snprintf(o->tmp, n, "%s.tmp.%d.%llx", path, (int)getpid(), r & 0xffffffffffffULL);
         o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (o->fd >= 0) return 0;
+        if (errno == ENOENT && !made) {
+            /* as SystemDS (Hadoop's FileSystem.create): missing parent
+             * directories are created */
+            char *d = dir_of(path);
+            made = true;
+            if (d && make_dirs(d) == 0) { free(d); continue; }
+            free(d);
+            errno = ENOENT;
+        }
         if (errno != EEXIST) break;
     }
     int err = errno;

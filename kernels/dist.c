@@ -79,9 +79,9 @@ static double dpois_raw(double a, double x)
     return exp(-stirlerr(a) - bd0(a, x)) / sqrt(TWO_PI * a);
 }
 
-/* bd0(x, x + D) = x log(x/(x+D)) + D for a difference D known more
- * precisely than x + D. */
-static double bd0_diff(double x, double D)
+/* bd0(x, M) = x log(x/M) + D for D = M - x known more precisely than
+ * M - x (M itself accurate in relative terms). */
+static double bd0_diff(double x, double M, double D)
 {
     if (fabs(D) < 0.1 * (2 * x + D)) {
         double v = -D / (2 * x + D), v2 = v * v;
@@ -94,7 +94,16 @@ static double bd0_diff(double x, double D)
         }
         return s;
     }
-    return bd0(x, x + D);
+    if (M < 0.5 * x) return x * log(x / M) + D;
+    return D - x * log1p(D / x);   /* x log(x/M) = -x log1p(D/x) */
+}
+
+/* log B(s, L) for L >= 10: lgamma(L) - lgamma(s+L) in Stirling form, so
+ * no large logarithms cancel. */
+static double lbeta_big(double s, double L)
+{
+    return lgam(s) - (L - 0.5) * log1p(s / L) - s * log(s + L) + s
+         + stirlerr(L) - stirlerr(s + L);
 }
 
 /* x^a y^b / B(a, b) for y = 1 - x, a, b > 0. Of x and y, the smaller one
@@ -109,18 +118,14 @@ static double beta_pref(double x, double y, double a, double b)
          * - bd0(b, ny)) sqrt(ab / (2 pi n)), with nx - a = -(ny - b) */
         double n = a + b;
         double D = xsmall ? fma(n, x, -a) : -fma(n, y, -b);   /* n x - a */
-        double lc = stirlerr(n) - stirlerr(a) - stirlerr(b) - bd0_diff(a, D) - bd0_diff(b, -D);
+        double Ma = xsmall ? n * x : a + D, Mb = xsmall ? b - D : n * y;
+        double lc = stirlerr(n) - stirlerr(a) - stirlerr(b) - bd0_diff(a, Ma, D) - bd0_diff(b, Mb, -D);
         return exp(lc) * sqrt(a / (TWO_PI * n)) * sqrt(b);
     }
     double lx = xsmall ? log(x) : log1p(-y), ly = xsmall ? log1p(-x) : log(y);
     double s = a, L = b;
     if (a > b) { s = b; L = a; }
-    if (L >= 10) {
-        /* log B(s, L) with lgamma(L) - lgamma(s+L) in Stirling form */
-        double lb = lgam(s) - (L - 0.5) * log1p(s / L) - s * log(s + L) + s
-                  + stirlerr(L) - stirlerr(s + L);
-        return exp(a * lx + b * ly - lb);
-    }
+    if (L >= 10) return exp(a * lx + b * ly - lbeta_big(s, L));
     return exp(a * lx + b * ly - lgam(a) - lgam(b) + lgam(a + b));
 }
 
@@ -235,12 +240,10 @@ static double gamma_series(double a, double x)
     return pre * sum;
 }
 
-/* Q(a, x) by x^a e^-x / Gamma(a) times the continued fraction
- * 1/(x+1-a- 1(1-a)/(x+3-a- 2(2-a)/(x+5-a- ...))), x >= a+1 (Lentz). */
-static double gamma_cf(double a, double x)
+/* The Legendre continued fraction 1/(x+1-a- 1(1-a)/(x+3-a- 2(2-a)/(x+5-a-
+ * ...))) = Q(a, x) Gamma(a) e^x x^-a, for x >= a+1 (modified Lentz). */
+static double gamma_cf_ratio(double a, double x)
 {
-    double pre = a * dpois_raw(a, x);
-    if (pre == 0) return 0;
     double b = x + 1 - a, c = 1 / TINY, d = 1 / b, h = d;
     for (long i = 1; i < CF_MAXIT; i++) {
         double an = -(double)i * (i - a);
@@ -254,7 +257,15 @@ static double gamma_cf(double a, double x)
         h *= del;
         if (fabs(del - 1) <= DBL_EPSILON) break;
     }
-    return pre * h;
+    return h;
+}
+
+/* Q(a, x) = x^a e^-x / Gamma(a) times the continued fraction, x >= a+1. */
+static double gamma_cf(double a, double x)
+{
+    double pre = a * dpois_raw(a, x);
+    if (pre == 0) return 0;
+    return pre * gamma_cf_ratio(a, x);
 }
 
 double dist_gamma_p(double a, double x, bool lower)
@@ -309,16 +320,66 @@ static double beta_cf(double x, double y, double a, double b)
     return pre * h / a;
 }
 
+/* B_2k / (2k (2k)!), k = 1..20: log(sinh(w/2)/(w/2)) = sum l_k w^2k. */
+static const double LSINH[20] = {
+    4.16666666666666644e-02, -3.47222222222222235e-04, 5.51146384479717850e-06,
+    -1.03339947089947094e-07, 2.08767569878681002e-09, -4.40349178223957768e-11,
+    9.55895466477476975e-13, -2.11855018520161420e-14, 4.77003447570991398e-16,
+    -1.08743434927903093e-17, 2.50409219470919546e-19, -5.81436028575521788e-21,
+    1.35950270754979524e-22, -3.19768479537055250e-24, 7.55984150779227651e-26,
+    -1.79524708402256327e-27, 4.27991904592607298e-29, -1.02388748351814169e-30,
+    2.45703533081448546e-32, -5.91255603925157489e-34};
+
+/* I_x(a, b) for large a (>= 15), small b and x >= 1/2, where the
+ * continued fraction loses digits (its partial numerators approach -1).
+ * With t = e^-s: I = (1/B) int_{s0}^inf e^(-nu s) s^(b-1) h(s) ds,
+ * s0 = -log x, nu = a + (b-1)/2, h(s) = (sinh(s/2)/(s/2))^(b-1) =
+ * sum d_n s^2n; termwise I = s0^b x^nu / B(a,b) sum d_n e_n with
+ * e_n = Gamma(b+2n, z) e^z z^-b / nu^2n, z = nu s0, and
+ * e_(n+1) = ((b+2n)(b+2n+1) e_n + (b+2n+1+z) s0^2n) / nu^2. An
+ * asymptotic series in 1/nu whose terms fall like (2n)!/(2 pi nu)^2n. */
+static double beta_asym(double y, double a, double b)
+{
+    double s0 = -log1p(-y), nu = a + (b - 1) / 2, z = nu * s0, nu2 = nu * nu;
+    double lpre = b * log(s0) - z - lbeta_big(b, a);
+    if (lpre < -760) return 0;
+    double e0;   /* Gamma(b, z) e^z z^-b */
+    if (z >= b + 1) e0 = gamma_cf_ratio(b, z);
+    else e0 = (1 - gamma_series(b, z)) / (b * dpois_raw(b, z));
+    double d[21] = {1}, en = e0, sum = e0, s2n = 1;
+    for (int n = 0; n < 20; n++) {
+        en = ((b + 2 * n) * (b + 2 * n + 1) * en + (b + 2 * n + 1 + z) * s2n) / nu2;
+        s2n *= s0 * s0;
+        double dn = 0;
+        for (int k = 1; k <= n + 1; k++) dn += k * LSINH[k - 1] * d[n + 1 - k];
+        d[n + 1] = (b - 1) / (n + 1) * dn;
+        double term = d[n + 1] * en;
+        sum += term;
+        if (fabs(term) <= DBL_EPSILON / 4 * fabs(sum)) break;
+    }
+    return exp(lpre) * sum;
+}
+
+/* I_x(a, b) on the side where it is the smaller tail (x below about the
+ * mean): the asymptotic expansion when a is large and b small next to it
+ * (there the continued fraction would lose about log10(a/b) digits),
+ * else the continued fraction. */
+static double beta_lower(double x, double y, double a, double b)
+{
+    if (a >= 15 && x >= 0.5 && (b <= 1 || (b <= 50 && a >= 1000 * b))) return beta_asym(y, a, b);
+    return beta_cf(x, y, a, b);
+}
+
 double dist_beta_i(double x, double y, double a, double b, bool lower)
 {
     if (isnan(x) || isnan(y) || isnan(a) || isnan(b) || !(a > 0) || !(b > 0)) return NAN;
     if (x <= 0) return lower ? 0 : 1;
     if (y <= 0) return lower ? 1 : 0;
     if (x < (a + 1) / (a + b + 2)) {
-        double v = beta_cf(x, y, a, b);
+        double v = beta_lower(x, y, a, b);
         return lower ? v : 1 - v;
     }
-    double v = beta_cf(y, x, b, a);
+    double v = beta_lower(y, x, b, a);
     return lower ? 1 - v : v;
 }
 

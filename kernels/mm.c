@@ -391,6 +391,7 @@ static MB *dense_out(const MB *a, const MB *b, RowDense fn, double work, BrErr *
     MB *r = mb_dense(m, n, e);
     if (!r) return NULL;
     int T = nthreads_for(work);
+    if (T > m) T = (int)m;   /* no idle threads (t(v) %*% X has one row) */
     int64_t chunk = BR_MAX(1, m / ((int64_t)T * 16));
     #pragma omp parallel for num_threads(T) schedule(dynamic, chunk) if (T > 1)
     for (int64_t i = 0; i < m; i++) fn(a, b, i, r->d + i * n);
@@ -573,6 +574,21 @@ static MB *tl_ds_dense(const MB *a, const MB *b, BrErr *e)
     return finish(r, e);
 }
 
+/* t(a) %*% b for sparse a and a dense b of few columns (t(X) %*% v) as
+ * t(t(b) %*% a): one pass over the non-zeros of a per column of b, where
+ * tl_sd_dense scans every row of a once per thread range. */
+static MB *tl_sd_narrow(const MB *a, const MB *b, BrErr *e)
+{
+    MB *bt = dense_transpose(b, e);
+    if (!bt) return NULL;
+    MB *p = dense_out(bt, a, ds_row, (double)a->nnz * (double)b->cols, e);
+    mb_release(bt);
+    if (!p) return NULL;
+    MB *r = p->sparse ? sp_transpose(p, e) : dense_transpose(p, e);
+    mb_release(p);
+    return finish(r, e);
+}
+
 /* t(a) %*% b (see mm.h). */
 MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
 {
@@ -595,8 +611,10 @@ MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
     if (a->sparse != b->sparse) {
         int64_t nc = nonempty_cols(a->sparse ? a : b);
         if (nc < 0) return oom(e);
-        if (!mb_should_be_sparse(m, n, nc * (a->sparse ? n : m)))
+        if (!mb_should_be_sparse(m, n, nc * (a->sparse ? n : m))) {
+            if (a->sparse && n <= 8) return tl_sd_narrow(a, b, e);
             return a->sparse ? tl_sd_dense(a, b, e) : tl_ds_dense(a, b, e);
+        }
     }
     /* sparse x sparse, or a likely sparse result: transpose a (O(nnz) for
      * sparse a) and use the row-wise kernels */

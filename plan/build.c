@@ -468,9 +468,22 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     case BI_EIGEN: case BI_QR: h->nouts = 2; h->dt = DT_LIST; break;
     case BI_SVD: case BI_LU: h->nouts = 3; h->dt = DT_LIST; break;
     case BI_ASFRAME: case BI_FRAME: case BI_DETECTSCHEMA: case BI_APPLYSCHEMA: case BI_TFDECODE:
+    case BI_COLNAMES:
         h->dt = DT_FRAME; h->vt = VT_STRING; break;
     case BI_TFAPPLY: case BI_TFCOLMAP: h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
     case BI_TFENCODE: h->nouts = 2; h->dt = DT_LIST; break;
+    case BI_CDF: case BI_ICDF: case BI_PNORM: case BI_QNORM: case BI_PT: case BI_QT:
+    case BI_PF: case BI_QF: case BI_PCHISQ: case BI_QCHISQ: case BI_PEXP: case BI_QEXP:
+    case BI_IQM:
+        h->dt = DT_SCALAR; h->vt = VT_DOUBLE; break;
+    case BI_INTERQUANTILE: case BI_ROLL: h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
+    case BI_COUNTDISTINCT:   /* dir "rc" (default): int scalar; "r", "c": matrix */
+        if (h->in[1] && h->in[1]->kind == H_LIT && h->in[1]->lit.kind == V_STRING) {
+            bool rc = !strcasecmp(h->in[1]->lit.s->s, "rc");
+            h->dt = rc ? DT_SCALAR : DT_MATRIX;
+            h->vt = rc ? VT_INT : VT_DOUBLE;
+        }
+        break;
     default: break;
     }
     /* frames: cbind/rbind of frames, read(data_type="frame"), as.scalar of a frame cell */
@@ -1005,7 +1018,9 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
         case ST_ASSIGN: stmt_assign(c, s); break;
         case ST_MASSIGN: stmt_massign(c, s); break;
         case ST_EXPR: {
-            Hop *h = build_expr(c, s->expr.e);
+            /* a call as a statement: its outputs (maybe none) are dropped */
+            Expr *x = s->expr.e;
+            Hop *h = x->kind == EX_CALL && x->call.func ? build_fcall(c, x) : build_expr(c, x);
             h->sidefx = true;
             hop_add_root(c->dag, h);
             break;

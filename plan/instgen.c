@@ -38,8 +38,10 @@ static bool is_write(const HopDag *d, const Hop *h)
     return false;
 }
 
-/* Marks TREADs whose only consumer chain is left indexing written back to
- * the same variable. */
+/* Marks TREADs (moves) that feed a chain of left indexing written back to
+ * the same variable. Other consumers may read the variable too (as in
+ * v[i,1] = v[i-1,1] * a): the runtime updates in place only at the
+ * register's last use and when nothing else holds the matrix. */
 static void mark_moves(HopDag *d, const Lin *l)
 {
     int n = d->n + 1;
@@ -54,22 +56,30 @@ static void mark_moves(HopDag *d, const Lin *l)
     for (int i = 0; i < l->n; i++) {
         Hop *t = l->v[i];
         t->nuse = uses[t->id];
-        if (t->kind != H_TREAD || uses[t->id] != 1) continue;
-        Hop *cur = t;
-        for (;;) {
-            Hop *nx = only[cur->id];
-            if (uses[cur->id] != 1 || !nx || nx->kind != H_LIX || nx->in[0] != cur) {
-                cur = NULL;
-                break;
+        if (t->kind != H_TREAD || t->flag || uses[t->id] < 1) continue;
+        /* an optional read of the same variable (exists) must still see it */
+        bool optread = false;
+        for (int j = 0; j < l->n; j++)
+            if (l->v[j]->kind == H_TREAD && l->v[j]->flag && !strcmp(l->v[j]->name, t->name)) optread = true;
+        if (optread) continue;
+        for (int j = i + 1; j < l->n && !t->move; j++) {
+            Hop *cur = l->v[j];
+            if (cur->kind != H_LIX || cur->in[0] != t) continue;
+            for (;;) {
+                /* the target must not also feed the source or index inputs */
+                bool other = false;
+                for (int k = 1; k < cur->nin; k++) if (cur->in[k] == cur->in[0]) other = true;
+                if (other) { cur = NULL; break; }
+                if (is_write(d, cur)) break;
+                Hop *nx = only[cur->id];
+                if (uses[cur->id] != 1 || !nx || nx->kind != H_LIX || nx->in[0] != cur) {
+                    cur = NULL;
+                    break;
+                }
+                cur = nx;
             }
-            /* the target must not also feed the source or index inputs */
-            bool other = false;
-            for (int k = 1; k < nx->nin; k++) if (nx->in[k] == cur) other = true;
-            if (other) { cur = NULL; break; }
-            cur = nx;
-            if (is_write(d, cur)) break;
+            if (cur && is_write_of(d, cur, t->name)) t->move = true;
         }
-        if (cur && is_write_of(d, cur, t->name)) t->move = true;
     }
     free(uses);
     free(only);

@@ -1,7 +1,8 @@
 /* frame.c: frames (tier 2) in the runtime: construction (as.frame,
- * frame), casts (as.matrix, as.scalar, applySchema), detectSchema, the
- * transformations, and the generic builtins (nrow, ncol, length, typeof,
- * cbind, rbind, print, toString, write, read) when a frame is involved.
+ * frame), casts (as.matrix, as.scalar, applySchema), detectSchema,
+ * colnames, the transformations, and the generic builtins (nrow, ncol,
+ * length, typeof, cbind, rbind, print, toString, write, read) when a
+ * frame is involved.
  * rt_builtin calls rt_builtin_frame first; it claims its own builtins and
  * generic ones with a frame argument, and returns RT_NOT_MINE otherwise. */
 #include "frame.h"
@@ -590,6 +591,13 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrEr
     }
     case BI_TFENCODE: case BI_TFAPPLY: case BI_TFDECODE: case BI_TFCOLMAP:
         return b_transform(h, a, out, e);
+    case BI_COLNAMES: { /* the names as a one-row frame of strings */
+        const FB *f = frame_arg(&a[0], "colnames: target", e);
+        FB *r = f ? fb_new(1, f->cols, NULL, e) : NULL;
+        for (int64_t j = 0; r && j < f->cols; j++)
+            if (fb_set_text(r, 0, j, f->names[j], strlen(f->names[j]), e)) { fb_release(r); r = NULL; }
+        return ret_fb(r, out, e);
+    }
     default: break;
     }
     /* generic builtins, when an argument is a frame */

@@ -297,13 +297,46 @@ int rt_exec_list(Rt *rt, Frame *f, PBList *l)
     return 0;
 }
 
+/* Recompiles b's DAG with the frame's sizes (dynamic recompilation, seed
+ * 002 section 4); returns the code to run (caller frees it and *copy). */
+static Code *recompile(Rt *rt, Frame *f, PBlock *b, int mode, HopDag **copy)
+{
+    int64_t t0 = br_now_ns();
+    RwStats st = {0};
+    Code *c = rc_recompile(rt->prog, b->dag, &f->vars, mode, copy, &st);
+    int64_t dt = br_now_ns() - t0;
+    __atomic_add_fetch(&rt->nrecompile, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&rt->recompile_ns, dt, __ATOMIC_RELAXED);
+    if (rt->opt.stats) {
+        pthread_mutex_lock(&rt->lock);
+        if (!rt->rc_samples) rt->rc_samples = malloc(65536 * sizeof(int32_t));
+        if (rt->rc_samples && rt->nrc_samples < 65536) rt->rc_samples[rt->nrc_samples++] = (int32_t)(dt / 1000);
+        pthread_mutex_unlock(&rt->lock);
+    }
+    if (rt->opt.explain_recompile) {
+        pthread_mutex_lock(&rt->lock);
+        fprintf(rt->opt.out, "RECOMPILED DAG (line %d):\n", b->span.line);
+        hop_dag_print(*copy, rt->opt.out, 2);
+        pthread_mutex_unlock(&rt->lock);
+    }
+    return c;
+}
+
 static int eval_pred(Rt *rt, Frame *f, PBlock *b, bool *res)
 {
     Value *regs;
-    if (exec_code(rt, f, b->code, &regs)) return -1;
+    HopDag *copy = NULL;
+    Code *code = b->code;
+    if (b->dag->recompile && rt->prog->optlevel > 0) code = recompile(rt, f, b, CG_PRED, &copy);
+    int rc = exec_code(rt, f, code, &regs);
+    bool ok = false;
     BrErr e = {0};
-    bool ok = rt_truth(&regs[b->code->pred_reg], res, &e);
-    free_regs(regs, b->code->nregs);
+    if (!rc) {
+        ok = rt_truth(&regs[code->pred_reg], res, &e);
+        free_regs(regs, code->nregs);
+    }
+    if (copy) { plan_code_free(code); hop_dag_free(copy); }
+    if (rc) return -1;
     if (!ok) return rt_fail(rt, b->span, e.code, "%s", e.msg);
     return 0;
 }
@@ -423,26 +456,8 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
     switch (b->kind) {
     case PB_GENERIC:
         if (b->dag->recompile && rt->prog->optlevel > 0) {
-            int64_t t0 = br_now_ns();
             HopDag *copy;
-            RwStats st = {0};
-            Code *c = rc_recompile(rt->prog, b->dag, &f->vars, CG_BLOCK, &copy, &st);
-            int64_t dt = br_now_ns() - t0;
-            __atomic_add_fetch(&rt->nrecompile, 1, __ATOMIC_RELAXED);
-            __atomic_add_fetch(&rt->recompile_ns, dt, __ATOMIC_RELAXED);
-            if (rt->opt.stats) {
-                pthread_mutex_lock(&rt->lock);
-                if (!rt->rc_samples) rt->rc_samples = malloc(65536 * sizeof(int32_t));
-                if (rt->rc_samples && rt->nrc_samples < 65536)
-                    rt->rc_samples[rt->nrc_samples++] = (int32_t)(dt / 1000);
-                pthread_mutex_unlock(&rt->lock);
-            }
-            if (rt->opt.explain_recompile) {
-                pthread_mutex_lock(&rt->lock);
-                fprintf(rt->opt.out, "RECOMPILED DAG (line %d):\n", b->span.line);
-                hop_dag_print(copy, rt->opt.out, 2);
-                pthread_mutex_unlock(&rt->lock);
-            }
+            Code *c = recompile(rt, f, b, CG_BLOCK, &copy);
             int rc = exec_code(rt, f, c, NULL);
             plan_code_free(c);
             hop_dag_free(copy);

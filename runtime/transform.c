@@ -212,13 +212,12 @@ static int col_ref(const Tf *t, const cJSON *it, bool ids, const FB *names, int6
 }
 
 /* The column of an object entry ({"id": ..} or {"name": ..}). */
-static int obj_ref(const Tf *t, const cJSON *o, bool ids, const FB *names, int64_t *j, BrErr *e)
+static int obj_ref(const Tf *t, const cJSON *o, const FB *names, int64_t *j, BrErr *e)
 {
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
     if (id) return col_ref(t, id, true, names, j, e);
     if (nm) return col_ref(t, nm, false, names, j, e);
-    (void)ids;
     return br_err(e, BR_EARG, "%s: a bin or impute entry needs \"id\" or \"name\"", t->what);
 }
 
@@ -271,7 +270,7 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
         const cJSON *x;
         cJSON_ArrayForEach(x, it) {
             int64_t j;
-            int r = objs ? obj_ref(t, x, ids, names, &j, e) : col_ref(t, x, ids, names, &j, e);
+            int r = objs ? obj_ref(t, x, names, &j, e) : col_ref(t, x, ids, names, &j, e);
             if (r == 1) continue;
             if (r) { rc = r; break; }
             TfCol *c = &t->c[j];

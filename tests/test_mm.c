@@ -169,6 +169,7 @@ static void test_matmul_big_sparse(void)
         {2000, 300, 400, 0.0005, 1, false, true},
         {500, 200, 3000, 0.3, 0.0002, true, false},      /* ds -> few columns */
         {1000, 500, 300, 0.05, 0.05, false, false},      /* ss -> dense, parallel */
+        {20000, 700, 3, 0.01, 1, false, true},           /* sd, narrow b: t(X) %*% v */
     };
     for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
         MB *a = gen(cs[c].m, cs[c].k, cs[c].sa, !cs[c].da, 900 + c);

@@ -110,6 +110,9 @@ static const Case cases[] = {
     {"inlining", DATA "f = function(Matrix[Double] A) return (Matrix[Double] B) { B = t(A) %*% A }\n"
                       "out = f(X)\n", "tsmm", NULL},
     {"loop sizes", DATA "Z = X\nfor (i in 1:3) { Z = Z * 0.5 + Y }\nout = Z\n", NULL, NULL},
+    {"in place with reads", "v = matrix(1, rows=30, cols=1)\n"
+                            "for (i in 2:30) { v[i, 1] = as.scalar(v[i - 1, 1]) * 0.5 + sum(v[1:i, ]) }\n"
+                            "out = v\n", "v [move]", NULL},
 };
 
 static bool has(const char *text, const char *list)

@@ -8,7 +8,7 @@ from _common import *
 
 X, _ = load("wine")
 n, m = X.shape
-h1, h2, epochs, batch, step, decay, mom = 6, 2, 6, 32, 0.05, 0.9, 0.9
+h1, h2, epochs, batch, step, decay, mom = 6, 2, 3, 64, 0.05, 0.9, 0.9
 rng = np.random.default_rng(2024)
 Wr = [rng.uniform(-1, 1, (h1, m)), rng.uniform(-1, 1, (h2, h1)),
       rng.uniform(-1, 1, (h1, h2)), rng.uniform(-1, 1, (m, h1))]

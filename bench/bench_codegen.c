@@ -1,0 +1,288 @@
+/* bench_codegen.c: operator fusion on the seed's micro-benchmark patterns
+ * (seed 000, section 5.2), reported as ratios measured in one run:
+ *   Cell   sum(X*Y*Z)
+ *   MAgg   sum(X*Y), sum(X*Z)
+ *   Row    t(X)%*%(w*(X%*%v)) and t(X)%*%(X%*%V), V of 2, 5, 10 columns
+ *   Outer  sum(W*log(U%*%t(V)+1e-15)), W sparse n x n (1e-3, 1e-2), rank 100
+ * against (a) an in-run STREAM-style loop reading the same bytes with the
+ * same threads, (b) braid with codegen off, (c) NumPy (when /usr/bin/python3
+ * has it). Each pattern and mode runs in its own process, so the peak RSS
+ * of each is reported too (codegen on and off, relative to the inputs).
+ *
+ * Usage: bench_codegen [rows=1000000] [cols=100] [outer_n=20000]
+ * (make bench-codegen; OMP_NUM_THREADS / br_threads: 2 by default). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/diag.h"
+#include "codegen/codegen.h"
+#include "lang/load.h"
+#include "plan/build.h"
+#include "runtime/interp.h"
+
+static int64_t ROWS = 1000000, COLS = 100, ON = 20000;
+
+/* Deterministic pseudo-random fill in parallel (hash of the index). */
+static double hval(uint64_t i, uint64_t seed)
+{
+    uint64_t z = i * 0x9e3779b97f4a7c15ULL + seed;
+    z ^= z >> 30; z *= 0xbf58476d1ce4e5b9ULL;
+    z ^= z >> 27; z *= 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0;
+}
+
+static MB *dense(int64_t r, int64_t c, uint64_t seed)
+{
+    BrErr e = {0};
+    MB *m = mb_dense_uninit(r, c, &e);
+    if (!m) { fprintf(stderr, "out of memory\n"); exit(2); }
+    int64_t n = r * c;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) m->d[i] = 0.1 + hval((uint64_t)i, seed);
+    m->nnz = n;
+    return m;
+}
+
+static MB *sparse(int64_t r, int64_t c, double sp, uint64_t seed)
+{
+    BrErr e = {0};
+    MB *m = mb_sp_new(r, c, (int64_t)((double)r * (double)c * sp * 1.1) + 16, &e);
+    for (int64_t i = 0; i < r; i++) {
+        int64_t k = (int64_t)((double)c * sp);
+        /* sorted distinct columns: one per stride */
+        double step = k ? (double)c / (double)k : 0;
+        for (int64_t t = 0; t < k; t++) {
+            int64_t j = (int64_t)(t * step + hval((uint64_t)(i * 7 + t), seed) * step * 0.999);
+            mb_sp_append(m, i, j, 0.5 + hval((uint64_t)(i * c + j), seed + 1), &e);
+        }
+    }
+    mb_sp_finish(m);
+    return m;
+}
+
+typedef struct Pat {
+    const char *name;
+    const char *src;
+    int nin;
+    const char *names[4];
+    double stream_bytes;   /* bytes a STREAM loop reads for the same data */
+} Pat;
+
+/* Builds the inputs of pattern k. */
+static void inputs(int k, int64_t vk, double sp, MB **in)
+{
+    switch (k) {
+    case 0: case 1:
+        in[0] = dense(ROWS, COLS, 1); in[1] = dense(ROWS, COLS, 2); in[2] = dense(ROWS, COLS, 3);
+        break;
+    case 2:
+        in[0] = dense(ROWS, COLS, 1); in[1] = dense(COLS, 1, 2); in[2] = dense(ROWS, 1, 3);
+        break;
+    case 3:
+        in[0] = dense(ROWS, COLS, 1); in[1] = dense(COLS, vk, 2);
+        break;
+    default:
+        in[0] = sparse(ON, ON, sp, 1); in[1] = dense(ON, 100, 2); in[2] = dense(ON, 100, 3);
+        break;
+    }
+}
+
+static const Pat pats[] = {
+    {"Cell sum(X*Y*Z)", "s = sum(X * Y * Z)", 3, {"X", "Y", "Z"}, 3},
+    {"MAgg sum(X*Y),sum(X*Z)", "a = sum(X * Y)\nb = sum(X * Z)\ns = a + b", 3, {"X", "Y", "Z"}, 3},
+    {"Row t(X)%*%(w*(X%*%v))", "R = t(X) %*% (w * (X %*% v))\ns = sum(R)", 3, {"X", "v", "w"}, 1},
+    {"Row t(X)%*%(X%*%V)", "R = t(X) %*% (X %*% V)\ns = sum(R)", 2, {"X", "V"}, 1},
+    {"Outer sum(W*log(UV'+eps))", "s = sum(W * log(U %*% t(V) + 1e-15))", 3, {"W", "U", "V"}, 0},
+};
+
+/* Runs pattern k with codegen on or off in this process: best of reps
+ * execution times (the first run compiles). */
+static double run_pattern(int k, int64_t vk, double sp, bool cg, int reps, double *inbytes)
+{
+    MB *in[4] = {0};
+    inputs(k, vk, sp, in);
+    *inbytes = 0;
+    for (int i = 0; i < pats[k].nin; i++) *inbytes += (double)mb_bytes(in[i]);
+    Diag *d = diag_new();
+    LangOptions lo = {.predefined = pats[k].names, .npredefined = pats[k].nin};
+    Program *ast = lang_load_string(pats[k].src, "<bench>", &lo, d);
+    CgOptions o = {.enabled = cg, .plancache = true, .policy = CG_COST_BASED};
+    RtProgram *p = ast ? plan_build_program(ast, d, 2, &o) : NULL;
+    if (!p) { fprintf(stderr, "bench: %s\n", diag_first_message(d)); exit(2); }
+    NameSet outs = {0}, live = {0};
+    ns_add(&outs, "s");
+    plan_liveness(&p->main, &outs, &live);
+    RtOptions ro = {.out = stdout, .seed = -1};
+    double best = 1e30;
+    for (int r = 0; r <= reps; r++) {
+        Rt rt;
+        rt_init(&rt, p, d, &ro);
+        Frame f;
+        st_init(&f.vars);
+        f.depth = 0;
+        for (int i = 0; i < pats[k].nin; i++) st_put(&f.vars, pats[k].names[i], val_matrix(mb_retain(in[i])));
+        int64_t t0 = br_now_ns();
+        if (rt_run_main(&rt, &f)) { rt_print_error(&rt, stderr); exit(2); }
+        double t = (double)(br_now_ns() - t0) / 1e9;
+        if (r > 0 && t < best) best = t;
+        st_free(&f.vars);
+        rt_destroy(&rt);
+    }
+    ns_free(&outs);
+    ns_free(&live);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+    for (int i = 0; i < 4; i++) mb_release(in[i]);
+    return best;
+}
+
+typedef struct Res { double t, inbytes, rss; } Res;
+
+/* Runs one measurement in a child process; collects time and peak RSS. */
+static Res measure(int k, int64_t vk, double sp, bool cg)
+{
+    int fd[2];
+    Res r = {-1, 0, 0};
+    if (pipe(fd)) return r;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fd[0]);
+        double ib;
+        double t = run_pattern(k, vk, sp, cg, 3, &ib);
+        double v[2] = {t, ib};
+        if (write(fd[1], v, sizeof v) != sizeof v) _exit(3);
+        _exit(0);
+    }
+    close(fd[1]);
+    double v[2] = {-1, 0};
+    if (read(fd[0], v, sizeof v) != sizeof v) v[0] = -1;
+    close(fd[0]);
+    int status;
+    struct rusage ru;
+    wait4(pid, &status, 0, &ru);
+    r.t = v[0];
+    r.inbytes = v[1];
+    r.rss = (double)ru.ru_maxrss * 1024.0;
+    return r;
+}
+
+/* STREAM-style: read nb arrays of n doubles with the kernel threads. */
+static double stream_read(int nb, int64_t n)
+{
+    double *a[3];
+    for (int i = 0; i < nb; i++) {
+        a[i] = br_alloc_aligned((size_t)n * sizeof(double));
+#pragma omp parallel for schedule(static)
+        for (int64_t j = 0; j < n; j++) a[i][j] = (double)(j & 15);
+    }
+    double best = 1e30, sink = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        int64_t t0 = br_now_ns();
+        double s = 0;
+        if (nb == 3) {
+#pragma omp parallel for schedule(static) reduction(+:s) num_threads(br_threads())
+            for (int64_t j = 0; j < n; j++) s += a[0][j] + a[1][j] + a[2][j];
+        } else {
+#pragma omp parallel for schedule(static) reduction(+:s) num_threads(br_threads())
+            for (int64_t j = 0; j < n; j++) s += a[0][j];
+        }
+        double t = (double)(br_now_ns() - t0) / 1e9;
+        sink += s;
+        if (t < best) best = t;
+    }
+    for (int i = 0; i < nb; i++) br_free_aligned(a[i]);
+    if (sink == 1.2345) printf(" ");
+    return best;
+}
+
+/* NumPy time of the same pattern (best of 3), or -1. */
+static double numpy_time(int k, int64_t vk, double sp)
+{
+    char py[4096];
+    const char *body;
+    switch (k) {
+    case 0: body = "X=np.random.rand(R,C);Y=np.random.rand(R,C);Z=np.random.rand(R,C)\nf=lambda: (X*Y*Z).sum()"; break;
+    case 1: body = "X=np.random.rand(R,C);Y=np.random.rand(R,C);Z=np.random.rand(R,C)\nf=lambda: ((X*Y).sum(),(X*Z).sum())"; break;
+    case 2: body = "X=np.random.rand(R,C);v=np.random.rand(C,1);w=np.random.rand(R,1)\nf=lambda: X.T@(w*(X@v))"; break;
+    case 3: body = "X=np.random.rand(R,C);V=np.random.rand(C,K)\nf=lambda: X.T@(X@V)"; break;
+    default: return -1;   /* no sparse outer product in NumPy */
+    }
+    snprintf(py, sizeof py,
+             "import time, numpy as np\nR=%lld;C=%lld;K=%lld\n%s\nf()\nb=1e30\n"
+             "for i in range(3):\n t=time.perf_counter(); f(); b=min(b,time.perf_counter()-t)\nprint(b)\n",
+             (long long)ROWS, (long long)COLS, (long long)vk, body);
+    (void)sp;
+    char path[] = "/tmp/bench_codegen_XXXXXX.py";
+    int fdp = mkstemps(path, 3);
+    if (fdp < 0) return -1;
+    if (write(fdp, py, strlen(py)) < 0) { close(fdp); return -1; }
+    close(fdp);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d /usr/bin/python3 %s 2>/dev/null",
+             br_threads(), br_threads(), path);
+    FILE *f = popen(cmd, "r");
+    double t = -1;
+    if (f) { if (fscanf(f, "%lf", &t) != 1) t = -1; pclose(f); }
+    unlink(path);
+    return t;
+}
+
+static double report(const char *name, int k, int64_t vk, double sp, bool off_ok)
+{
+    Res on = measure(k, vk, sp, true);
+    Res off = off_ok ? measure(k, vk, sp, false) : (Res){-1, 0, 0};
+    printf("%-30s fused %8.4f s", name, on.t);
+    if (off.t > 0) printf("  off %8.4f s  speedup %5.2fx", off.t, off.t / on.t);
+    else printf("  off        -                 ");
+    if (pats[k].stream_bytes > 0) {
+        double st = stream_read((int)pats[k].stream_bytes, ROWS * COLS);
+        printf("  stream %7.4f s  bw %4.0f%%", st, 100 * st / on.t);
+    }
+    double np = numpy_time(k, vk, sp);
+    if (np > 0) printf("  numpy %7.4f s (%4.1fx)", np, np / on.t);
+    printf("\n%-30s peak RSS fused %6.2f GB (%.2fx inputs)", "", on.rss / 1e9, on.rss / on.inbytes);
+    if (off.t > 0) printf("  off %6.2f GB (%.2fx inputs)", off.rss / 1e9, off.rss / off.inbytes);
+    printf("\n");
+    fflush(stdout);
+    return on.t;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1) ROWS = atoll(argv[1]);
+    if (argc > 2) COLS = atoll(argv[2]);
+    if (argc > 3) ON = atoll(argv[3]);
+    if (!getenv("OMP_NUM_THREADS")) br_set_threads(2);
+    printf("bench_codegen: X %lld x %lld dense (%.2f GB each), %d threads; outer %lld x %lld\n", (long long)ROWS,
+           (long long)COLS, (double)ROWS * COLS * 8 / 1e9, br_threads(), (long long)ON, (long long)ON);
+    report(pats[0].name, 0, 0, 0, true);
+    report(pats[1].name, 1, 0, 0, true);
+    report(pats[2].name, 2, 0, 0, true);
+    for (int vk = 2; vk <= 10; vk = vk == 2 ? 5 : 10) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s V:%d", pats[3].name, vk);
+        report(nm, 3, vk, 0, true);
+        if (vk == 10) break;
+    }
+    double t3 = 0, t2 = 0;
+    for (int e = 3; e >= 2; e--) {
+        double sp = pow(10, -e);
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s sp=1e-%d", pats[4].name, e);
+        /* codegen off materializes n x n dense twice: only when it fits */
+        long pages = sysconf(_SC_AVPHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
+        bool fits = (double)ON * ON * 8 * 3 < 0.5 * (double)pages * (double)ps;
+        double t = report(nm, 4, 0, sp, fits && e == 3);
+        if (e == 3) t3 = t; else t2 = t;
+    }
+    if (t3 > 0) printf("Outer time ratio sp 1e-2 / 1e-3: %.1f (proportional to nnz: 10)\n", t2 / t3);
+    return 0;
+}

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""End-to-end benchmark driver: braid vs NumPy/SciPy vs scikit-learn.
+
+Usage: run.py BRAID OUTDIR [--scale F] [--only REGEX]
+  BRAID   the braid binary
+  OUTDIR  where e2e-<date>.txt and e2e-<date>.json are written
+  --scale F   multiply every row count by F (e.g. 0.1 for a quick run)
+  --only R    run only the rows whose name matches the regular expression
+
+Every (algorithm, data) row runs once per system, each in its own process
+with 2 threads (braid -threads 2; OMP/OpenBLAS threads 2 for the peers):
+  braid        bench/e2e/<alg>.dml with braid's default configuration
+  braid-nocg   the same without code generation (sysds.codegen.enabled)
+  numpy        bench/e2e/peers.py numpy: the same algorithm in NumPy/SciPy
+  sklearn      bench/e2e/peers.py sklearn: the closest scikit-learn
+               estimator, where there is one (a different algorithm)
+It records the algorithm's own time (printed by the script, data
+generation excluded), the process's wall time and its peak resident set
+size (from wait4), and prints a table with the ratios braid / numpy and
+braid / sklearn of the algorithm times.
+"""
+
+import datetime
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYTHON = os.environ.get("BRAID_BENCH_PYTHON", "/usr/bin/python3")
+THREADS = 2
+
+# name, algorithm, n, m, sparsity, iterations, has sklearn peer
+ROWS = [
+    ("L2SVM dense", "l2svm", 1000000, 100, 1.0, 10, True),
+    ("L2SVM sparse", "l2svm", 1000000, 1000, 0.01, 10, True),
+    ("MLogreg dense", "mlogreg", 500000, 100, 1.0, 3, True),
+    ("MLogreg sparse", "mlogreg", 500000, 1000, 0.01, 3, True),
+    ("GLM probit dense", "glm", 500000, 100, 1.0, 3, False),
+    ("GLM probit sparse", "glm", 500000, 1000, 0.01, 3, False),
+    ("KMeans k=5 dense", "kmeans", 1000000, 100, 1.0, 10, True),
+    ("ALS-CG r=20 sparse", "als", 10000, 2000, 0.01, 3, False),
+    ("AutoEncoder dense", "autoencoder", 20000, 100, 1.0, 1, True),
+    ("lm dense", "lm", 1000000, 100, 1.0, 1, True),
+    ("lm sparse", "lm", 1000000, 1000, 0.01, 1, True),
+]
+
+NOCG_CONFIG = os.path.join(HERE, "nocodegen.xml")
+
+
+def run_one(cmd, env):
+    """Runs cmd; returns (alg_seconds or None, wall seconds, peak RSS MB, output)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    out = proc.stdout.read().decode("utf-8", errors="replace")
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    m = re.search(r"RESULT alg_seconds=([0-9.eE+-]+)", out)
+    alg = float(m.group(1)) if m and status == 0 else None
+    return alg, wall, ru.ru_maxrss / 1024.0, out
+
+
+def fmt(v, spec="%.2f"):
+    return "-" if v is None else spec % v
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.stderr.write(__doc__)
+        return 2
+    braid, outdir = os.path.abspath(argv[1]), argv[2]
+    scale = 1.0
+    only = None
+    rest = argv[3:]
+    while rest:
+        if rest[0] == "--scale":
+            scale = float(rest[1])
+            rest = rest[2:]
+        elif rest[0] == "--only":
+            only = re.compile(rest[1])
+            rest = rest[2:]
+        else:
+            sys.stderr.write("unknown option %s\n" % rest[0])
+            return 2
+    env = dict(os.environ)
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[k] = str(THREADS)
+    with open(NOCG_CONFIG, "w") as f:
+        f.write("<root><sysds.codegen.enabled>false</sysds.codegen.enabled></root>\n")
+
+    results = []
+    for name, alg, n, m, sp, it, has_sk in ROWS:
+        if only and not only.search(name):
+            continue
+        n = max(100, int(n * scale))
+        args = [str(n), str(m), repr(sp), str(it), "1"]
+        nv = ["-nvargs", "n=" + args[0], "m=" + args[1], "sp=" + args[2], "it=" + args[3], "seed=1"]
+        systems = [
+            ("braid", [braid, "-f", os.path.join(HERE, alg + ".dml"), "-threads", str(THREADS)] + nv),
+            ("braid-nocg", [braid, "-f", os.path.join(HERE, alg + ".dml"), "-threads", str(THREADS),
+                            "-config", NOCG_CONFIG] + nv),
+            ("numpy", [PYTHON, os.path.join(HERE, "peers.py"), "numpy", alg] + args),
+        ]
+        if has_sk:
+            systems.append(("sklearn", [PYTHON, os.path.join(HERE, "peers.py"), "sklearn", alg] + args))
+        row = {"name": name, "alg": alg, "n": n, "m": m, "sparsity": sp, "iterations": it}
+        for sysname, cmd in systems:
+            alg_s, wall, rss, out = run_one(cmd, env)
+            row[sysname] = {"alg_seconds": alg_s, "wall_seconds": wall, "peak_rss_mb": rss}
+            if alg_s is None:
+                row[sysname]["error"] = out[-2000:]
+            sys.stderr.write("%-20s %-11s alg %8s s  wall %7.2f s  rss %8.1f MB\n"
+                             % (name, sysname, fmt(alg_s, "%.3f"), wall, rss))
+        results.append(row)
+
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d-%H%M")
+    lines = []
+    lines.append("braid end-to-end benchmark, %s, %d threads, scale %g" % (stamp, THREADS, scale))
+    lines.append("times: the algorithm only (data generation excluded), seconds; RSS: peak of the process, MB")
+    hdr = ("%-20s %-22s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s"
+           % ("algorithm", "data", "braid", "nocg", "numpy", "sklearn",
+              "rss_br", "rss_np", "rss_sk", "br/np", "nocg/np", "br/sk"))
+    lines.append(hdr)
+    lines.append("-" * len(hdr))
+    for r in results:
+        data = "%dx%d%s" % (r["n"], r["m"], "" if r["sparsity"] >= 1 else " sp=%g" % r["sparsity"])
+        b = r["braid"]["alg_seconds"]
+        bn = r["braid-nocg"]["alg_seconds"]
+        np_ = r["numpy"]["alg_seconds"]
+        sk = r.get("sklearn", {}).get("alg_seconds")
+        lines.append("%-20s %-22s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s" % (
+            r["name"], data, fmt(b, "%.3f"), fmt(bn, "%.3f"), fmt(np_, "%.3f"), fmt(sk, "%.3f"),
+            fmt(r["braid"]["peak_rss_mb"], "%.0f"), fmt(r["numpy"]["peak_rss_mb"], "%.0f"),
+            fmt(r.get("sklearn", {}).get("peak_rss_mb"), "%.0f"),
+            fmt(b / np_ if b and np_ else None), fmt(bn / np_ if bn and np_ else None),
+            fmt(b / sk if b and sk else None)))
+    text = "\n".join(lines) + "\n"
+    sys.stdout.write(text)
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "e2e-%s.txt" % stamp), "w") as f:
+        f.write(text)
+    with open(os.path.join(outdir, "e2e-%s.json" % stamp), "w") as f:
+        json.dump(results, f, indent=1)
+    failed = [r["name"] for r in results for s in ("braid", "braid-nocg", "numpy", "sklearn")
+              if s in r and r[s]["alg_seconds"] is None]
+    if failed:
+        sys.stderr.write("failed runs: %s\n" % ", ".join(failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

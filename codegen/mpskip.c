@@ -1,0 +1,201 @@
+/* mpskip.c: MPSkipEnum (seed 000, section 4.4). Per plan partition the
+ * interesting points span a linearized search space of 2^n boolean plan
+ * assignments, enumerated from all-false (fuse-all, a good first upper
+ * bound) towards all-true. Cost-based pruning: when a lower bound of a
+ * plan (static costs plus the minimal materialization costs of its true
+ * points) exceeds the best cost, the whole subtree of plans that only add
+ * true points is skipped; partial costing stops at the best cost.
+ * Structural pruning: a cut set (a composite point: all consumers of one
+ * intermediate) whose materialization splits the remaining points into
+ * two independent sub-problems is placed first; once its points are all
+ * true the sub-problems are optimized separately (recursively) and
+ * combined. The best assignment prunes the memo table: entries that fuse
+ * across a materialized point are removed. */
+#include "cgint.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_POINTS 24          /* points enumerated per (sub-)problem */
+#define MAX_EVAL 20000         /* plans costed per partition */
+
+typedef struct Enum {
+    CostCtx *x;
+    int npts;                  /* points of the partition */
+    EnumStats *es;
+    int64_t evals;
+} Enum;
+
+/* Hops reachable downward from `from` within the partition, not entering
+ * hops marked in stop (by id); marks them in seen. */
+static void reach_down(const Memo *m, const Part *p, int id, const char *stop, char *seen)
+{
+    if (seen[id] || (stop && stop[id])) return;
+    seen[id] = 1;
+    const Hop *h = m->hop[id];
+    for (int i = 0; i < h->nin; i++)
+        if (h->in[i] && p->in[h->in[i]->id]) reach_down(m, p, h->in[i]->id, stop, seen);
+}
+
+/* A cut set among points idx[0..n): all points with target h, splitting
+ * the others into independent sets s1 (above) and s2 (below). Returns the
+ * cut size, 0 if none pays off. */
+static int find_cut(const Enum *en, const int *idx, int n, int *cut, int *s1, int *n1, int *s2, int *n2)
+{
+    const Memo *m = en->x->m;
+    const Part *p = en->x->p;
+    if (n < 4) return 0;
+    double bestscore = ldexp(1.0, n);
+    int bestk = 0;
+    char *stop = br_calloc((size_t)m->nid, 1), *above = br_calloc((size_t)m->nid, 1),
+         *below = br_calloc((size_t)m->nid, 1);
+    int *c = br_malloc((size_t)n * sizeof(int)), *a1 = br_malloc((size_t)n * sizeof(int)),
+        *a2 = br_malloc((size_t)n * sizeof(int));
+    if (!stop || !above || !below || !c || !a1 || !a2) goto done;
+    for (int t = 0; t < n; t++) {
+        int h = p->pts[idx[t]].h;
+        bool first = true;
+        for (int u = 0; u < t; u++) if (p->pts[idx[u]].h == h) first = false;
+        if (!first) continue;
+        int k = 0, k1 = 0, k2 = 0;
+        for (int u = 0; u < n; u++) if (p->pts[idx[u]].h == h) c[k++] = idx[u];
+        memset(stop, 0, (size_t)m->nid);
+        memset(above, 0, (size_t)m->nid);
+        memset(below, 0, (size_t)m->nid);
+        stop[h] = 1;
+        for (int r = 0; r < p->nroots; r++) reach_down(m, p, p->roots[r], stop, above);
+        reach_down(m, p, h, NULL, below);
+        bool ok = true;
+        for (int u = 0; u < n && ok; u++) {
+            int q = idx[u];
+            if (p->pts[q].h == h) continue;
+            bool ab = above[p->pts[q].c], be = below[p->pts[q].c];
+            if (ab == be) ok = false;
+            else if (ab) a1[k1++] = q;
+            else a2[k2++] = q;
+        }
+        if (!ok || !k1 || !k2) continue;
+        /* plans enumerated with this layout (seed equation 5's intent:
+         * small cut sets that split evenly) */
+        double score = (ldexp(1.0, k) - 1) * ldexp(1.0, n - k) + ldexp(1.0, k1) + ldexp(1.0, k2);
+        if (score < bestscore) {
+            bestscore = score;
+            bestk = k;
+            memcpy(cut, c, (size_t)k * sizeof(int));
+            memcpy(s1, a1, (size_t)k1 * sizeof(int));
+            memcpy(s2, a2, (size_t)k2 * sizeof(int));
+            *n1 = k1;
+            *n2 = k2;
+        }
+    }
+done:
+    free(stop); free(above); free(below); free(c); free(a1); free(a2);
+    return bestk;
+}
+
+/* MPSkipEnum over points idx[0..n) with the other points fixed as in
+ * base; returns the best cost and writes the best assignment into best
+ * (a full vector over the partition's points). */
+static double mpskip(Enum *en, const int *idx, int n, const bool *base, bool *best)
+{
+    int np = en->npts;
+    memcpy(best, base, (size_t)np * sizeof(bool));
+    if (n == 0) return cg_plan_cost(en->x, base, INFINITY);
+    if (n > MAX_POINTS) n = MAX_POINTS;
+    int *order = br_malloc((size_t)n * sizeof(int)), *cut = br_malloc((size_t)n * sizeof(int)),
+        *s1 = br_malloc((size_t)n * sizeof(int)), *s2 = br_malloc((size_t)n * sizeof(int));
+    bool *cur = br_malloc((size_t)np * sizeof(bool)), *tmp = br_malloc((size_t)np * sizeof(bool)),
+         *tmp2 = br_malloc((size_t)np * sizeof(bool));
+    double bestc = INFINITY;
+    if (!order || !cut || !s1 || !s2 || !cur || !tmp || !tmp2) goto done;
+    int n1 = 0, n2 = 0;
+    int k = find_cut(en, idx, n, cut, s1, &n1, s2, &n2);
+    /* layout: the cut set first, then the rest */
+    int w = 0;
+    if (k) {
+        for (int i = 0; i < k; i++) order[w++] = cut[i];
+        for (int i = 0; i < n1; i++) order[w++] = s1[i];
+        for (int i = 0; i < n2; i++) order[w++] = s2[i];
+    } else {
+        for (int i = 0; i < n; i++) order[w++] = idx[i];
+    }
+    uint64_t total = (uint64_t)1 << n;
+    uint64_t cutblock = k ? (((uint64_t)1 << k) - 1) << (n - k) : total;
+    for (uint64_t i = 0; i < total; i++) {
+        if (en->evals >= MAX_EVAL) break;
+        en->es->enumerated++;
+        memcpy(cur, base, (size_t)np * sizeof(bool));
+        for (int b = 0; b < n; b++) cur[order[b]] = (i >> (n - 1 - b)) & 1;
+        if (k && i == cutblock) {
+            /* structural pruning: the cut set materialized, the sub-problems
+             * are independent */
+            double c1 = mpskip(en, s1, n1, cur, tmp);
+            for (int b = 0; b < n1; b++) cur[s1[b]] = tmp[s1[b]];
+            double c2 = mpskip(en, s2, n2, cur, tmp2);
+            for (int b = 0; b < n2; b++) cur[s2[b]] = tmp2[s2[b]];
+            (void)c1; (void)c2;
+            double c = cg_plan_cost(en->x, cur, bestc);
+            en->evals++;
+            if (c < bestc) { bestc = c; memcpy(best, cur, (size_t)np * sizeof(bool)); }
+            break;
+        }
+        /* cost-based pruning of the subtree of supersets */
+        if (bestc < INFINITY && i > 0 && cg_lower_bound(en->x, cur) >= bestc) {
+            uint64_t low = i & (~i + 1);      /* lowest set bit */
+            i += low - 1;
+            continue;
+        }
+        double c = cg_plan_cost(en->x, cur, bestc);
+        en->evals++;
+        if (c < bestc) { bestc = c; memcpy(best, cur, (size_t)np * sizeof(bool)); }
+    }
+done:
+    free(order); free(cut); free(s1); free(s2); free(cur); free(tmp); free(tmp2);
+    return bestc;
+}
+
+typedef struct CutArg { const Part *p; const bool *cut; } CutArg;
+
+static bool drop_cut(const Memo *m, const Hop *h, const MEntry *e, void *arg)
+{
+    (void)m;
+    const CutArg *a = arg;
+    for (int t = 0; t < a->p->npts; t++) {
+        if (!a->cut[t] || a->p->pts[t].c != h->id) continue;
+        for (int i = 0; i < e->nin; i++) if (e->ref[i] == a->p->pts[t].h) return true;
+    }
+    return false;
+}
+
+/* Cost-based candidate selection: per partition, the best assignment of
+ * its interesting points by MPSkipEnum; prunes m accordingly (the
+ * fuse-all selection then picks the plans). */
+void cg_select_cost(Memo *m, const CgMachine *mc, EnumStats *es)
+{
+    int np = 0;
+    Part *ps = cg_partitions(m, &np);
+    if (!ps) return;
+    es->partitions += np;
+    for (int q = 0; q < np; q++) {
+        Part *p = &ps[q];
+        if (!p->npts || !p->in) continue;
+        es->points += p->npts;
+        CostCtx x;
+        if (cost_init(&x, m, mc, p, es)) continue;
+        Enum en = {.x = &x, .npts = p->npts, .es = es};
+        int *idx = br_malloc((size_t)p->npts * sizeof(int));
+        bool *base = br_calloc((size_t)p->npts, sizeof(bool)), *best = br_calloc((size_t)p->npts, sizeof(bool));
+        if (idx && base && best) {
+            for (int t = 0; t < p->npts; t++) idx[t] = t;
+            double c = mpskip(&en, idx, p->npts, base, best);
+            if (c < INFINITY) {
+                CutArg a = {p, best};
+                for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
+            }
+        }
+        free(idx); free(base); free(best);
+        cost_free(&x);
+    }
+    parts_free(ps, np);
+}
