@@ -71,6 +71,17 @@ int io_read_mtd(const char *path, IoMeta *m, bool *found, BrErr *e)
     IoBuf b;
     if (io_load(mp, &b, e)) { free(mp); return e->code; }
     *found = true;
+    /* SystemDS's own .mtd examples carry a trailing comma before '}':
+     * accept it (blank it out, outside strings) */
+    bool instr = false;
+    for (size_t i = 0; i < b.n; i++) {
+        char ch = b.p[i];
+        if (ch == '"' && (i == 0 || b.p[i - 1] != '\\')) instr = !instr;
+        if (instr || ch != ',') continue;
+        size_t k = i + 1;
+        while (k < b.n && (b.p[k] == ' ' || b.p[k] == '\t' || b.p[k] == '\n' || b.p[k] == '\r')) k++;
+        if (k < b.n && (b.p[k] == '}' || b.p[k] == ']')) ((char *)b.p)[i] = ' ';
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(b.p, b.n, &end, 0);
     if (!root) {
