@@ -42,6 +42,16 @@ void k_blas_threads(void)
     }
 }
 
+/* Makes OpenBLAS single-threaded for calls made from inside braid's own
+ * parallel regions; the next k_blas_threads() restores br_threads(). */
+static void blas_serial(void)
+{
+    if (__atomic_load_n(&g_blas_threads, __ATOMIC_RELAXED) != 1) {
+        openblas_set_num_threads(1);
+        __atomic_store_n(&g_blas_threads, 1, __ATOMIC_RELAXED);
+    }
+}
+
 /* Recount non-zeros (dense; in parallel for large blocks) and pick the
  * format; releases r on failure. */
 static MB *finish(MB *r, BrErr *e)
@@ -159,45 +169,99 @@ static int64_t lower_bound(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
 /* ---------------------------------------------------------------------- */
 /* BLAS wrappers (dense x dense)                                          */
 
-/* C (m x n, zeroed) = A (m x k) * B (k x n), all row-major. */
-static void gemm_nn(const double *A, const double *B, double *C,
-                    int64_t m, int64_t k, int64_t n)
+/* Matrix-vector products run OpenBLAS single-threaded on groups of rows,
+ * the groups in parallel on braid's OpenMP threads: an iterative algorithm
+ * alternates them with elementwise kernels, and OpenBLAS's own (pthread)
+ * threads spin-waiting next to braid's OpenMP threads on the same cores
+ * cost a scheduler time slice per call (milliseconds for a 0.1 ms gemv).
+ * One group holds about GEMV_CELLS cells; group boundaries depend on the
+ * shape only, so the partial sums of t(A) %*% x are combined the same way
+ * for any thread count. t(A) %*% x with more than GEMV_TMAX columns keeps
+ * OpenBLAS's threading (the partials would grow). */
+#define GEMV_CELLS ((int64_t)1 << 18)
+#define GEMV_TMAX 4096
+
+/* y (m) = A (m x k, row-major) %*% x (k). */
+static void gemv_rows(const double *A, const double *x, double *y, int64_t m, int64_t k)
 {
-    k_blas_threads();
-    for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
-        int mm = (int)BR_MIN(m - r0, BLAS_CHUNK);
-        const double *Ar = A + r0 * k;
-        if (n == 1)
-            cblas_dgemv(CblasRowMajor, CblasNoTrans, mm, (int)k, 1.0, Ar, (int)k,
-                        B, 1, 0.0, C + r0, 1);
-        else if (mm == 1)
-            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)n, 1.0, B, (int)n,
-                        Ar, 1, 0.0, C + r0 * n, 1);
-        else
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mm, (int)n, (int)k,
-                        1.0, Ar, (int)k, B, (int)n, 0.0, C + r0 * n, (int)n);
+    int64_t rows = BR_MAX(1, GEMV_CELLS / BR_MAX(k, 1)), ng = (m + rows - 1) / rows;
+    int T = nthreads_for((double)m * (double)k);
+    if (T > ng) T = (int)ng;
+    blas_serial();
+    #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t g = 0; g < ng; g++) {
+        int64_t r0 = g * rows, rr = BR_MIN(rows, m - r0);
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)rr, (int)k, 1.0, A + r0 * k, (int)k,
+                    x, 1, 0.0, y + r0, 1);
     }
 }
 
-/* C (m x n, zeroed) = t(A) * B with A (k x m), B (k x n), row-major. */
-static void gemm_tn(const double *A, const double *B, double *C,
-                    int64_t k, int64_t m, int64_t n)
+/* y (k) = t(A) %*% x for A (m x k, row-major), x (m). Returns 0, or -1
+ * when out of memory. */
+static int gemv_trows(const double *A, const double *x, double *y, int64_t m, int64_t k)
 {
+    int64_t rows = BR_MAX(64, GEMV_CELLS / BR_MAX(k, 1)), ng = (m + rows - 1) / rows;
+    double *part = NULL;
+    if (ng > 1 && k <= GEMV_TMAX &&
+        !(part = br_malloc((size_t)(ng - 1) * (size_t)k * sizeof(double))))
+        return -1;
+    if (!part) {
+        k_blas_threads();
+        for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
+            int mm = (int)BR_MIN(m - r0, BLAS_CHUNK);
+            cblas_dgemv(CblasRowMajor, CblasTrans, mm, (int)k, 1.0, A + r0 * k, (int)k,
+                        x + r0, 1, r0 == 0 ? 0.0 : 1.0, y, 1);
+        }
+        return 0;
+    }
+    int T = nthreads_for((double)m * (double)k);
+    if (T > ng) T = (int)ng;
+    blas_serial();
+    #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t g = 0; g < ng; g++) {
+        int64_t r0 = g * rows, rr = BR_MIN(rows, m - r0);
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)rr, (int)k, 1.0, A + r0 * k, (int)k,
+                    x + r0, 1, 0.0, g == 0 ? y : part + (size_t)(g - 1) * (size_t)k, 1);
+    }
+    for (int64_t g = 1; g < ng; g++) {
+        const double *p = part + (size_t)(g - 1) * (size_t)k;
+        for (int64_t j = 0; j < k; j++) y[j] += p[j];
+    }
+    free(part);
+    return 0;
+}
+
+/* C (m x n) = A (m x k) * B (k x n), all row-major (C need not be zeroed).
+ * Returns 0, or -1 when out of memory. */
+static int gemm_nn(const double *A, const double *B, double *C,
+                   int64_t m, int64_t k, int64_t n)
+{
+    if (n == 1) { gemv_rows(A, B, C, m, k); return 0; }
+    if (m == 1) return gemv_trows(B, A, C, k, n);
+    k_blas_threads();
+    for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
+        int mm = (int)BR_MIN(m - r0, BLAS_CHUNK);
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mm, (int)n, (int)k,
+                    1.0, A + r0 * k, (int)k, B, (int)n, 0.0, C + r0 * n, (int)n);
+    }
+    return 0;
+}
+
+/* C (m x n) = t(A) * B with A (k x m), B (k x n), row-major (C need not
+ * be zeroed). Returns 0, or -1 when out of memory. */
+static int gemm_tn(const double *A, const double *B, double *C,
+                   int64_t k, int64_t m, int64_t n)
+{
+    if (n == 1) return gemv_trows(A, B, C, k, m);
+    if (m == 1) return gemv_trows(B, A, C, k, n);
     k_blas_threads();
     for (int64_t r0 = 0; r0 < k; r0 += BLAS_CHUNK) {
         int kk = (int)BR_MIN(k - r0, BLAS_CHUNK);
-        double beta = r0 == 0 ? 0.0 : 1.0;
-        const double *Ar = A + r0 * m, *Br = B + r0 * n;
-        if (n == 1)
-            cblas_dgemv(CblasRowMajor, CblasTrans, kk, (int)m, 1.0, Ar, (int)m,
-                        Br, 1, beta, C, 1);
-        else if (m == 1)
-            cblas_dgemv(CblasRowMajor, CblasTrans, kk, (int)n, 1.0, Br, (int)n,
-                        Ar, 1, beta, C, 1);
-        else
-            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)n, kk,
-                        1.0, Ar, (int)m, Br, (int)n, beta, C, (int)n);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)n, kk,
+                    1.0, A + r0 * m, (int)m, B + r0 * n, (int)n, r0 == 0 ? 0.0 : 1.0, C,
+                    (int)n);
     }
+    return 0;
 }
 
 /* Dense x dense: BLAS with beta = 0 writes every output cell, so the
@@ -206,7 +270,10 @@ static MB *mul_dd(const MB *a, const MB *b, BrErr *e)
 {
     MB *r = mb_dense_uninit(a->rows, b->cols, e);
     if (!r) return NULL;
-    gemm_nn(a->d, b->d, r->d, a->rows, a->cols, b->cols);
+    if (gemm_nn(a->d, b->d, r->d, a->rows, a->cols, b->cols)) {
+        mb_release(r);
+        return oom(e);
+    }
     return finish(r, e);
 }
 
@@ -605,7 +672,10 @@ MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
     if (!a->sparse && !b->sparse) {
         MB *r = mb_dense_uninit(m, n, e);   /* the first BLAS call has beta 0 */
         if (!r) return NULL;
-        gemm_tn(a->d, b->d, r->d, k, m, n);
+        if (gemm_tn(a->d, b->d, r->d, k, m, n)) {
+            mb_release(r);
+            return oom(e);
+        }
         return finish(r, e);
     }
     if (a->sparse != b->sparse) {
@@ -659,16 +729,6 @@ static void syrk_part(const MB *x, bool left, int64_t r0, int64_t r1, double bet
         else
             cblas_dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)m, kk, 1.0,
                         x->d + k0, (int)n, k0 == r0 ? beta : 1.0, c, (int)m);
-    }
-}
-
-/* Makes OpenBLAS single-threaded for calls made from inside braid's own
- * parallel regions; the next k_blas_threads() restores br_threads(). */
-static void blas_serial(void)
-{
-    if (__atomic_load_n(&g_blas_threads, __ATOMIC_RELAXED) != 1) {
-        openblas_set_num_threads(1);
-        __atomic_store_n(&g_blas_threads, 1, __ATOMIC_RELAXED);
     }
 }
 

@@ -20,9 +20,9 @@
 #include "format.h"
 #include "frame.h"
 
-static bool given(const Value *v) { return v->kind != V_NONE; }
+bool rt_given(const Value *v) { return v->kind != V_NONE; }
 
-static int num(const Value *v, const char *what, double *out, BrErr *e)
+int rt_num(const Value *v, const char *what, double *out, BrErr *e)
 {
     if (val_is_numeric(v)) { *out = val_as_double(v); return 0; }
     if (v->kind == V_MATRIX && v->m->rows == 1 && v->m->cols == 1) { *out = mb_get(v->m, 0, 0); return 0; }
@@ -34,19 +34,19 @@ static int num(const Value *v, const char *what, double *out, BrErr *e)
     return br_err(e, BR_EARG, "argument '%s' must be a number, not a %s", what, val_kind_name(v->kind));
 }
 
-static int boolean(const Value *v, const char *what, bool *out, BrErr *e)
+int rt_bool(const Value *v, const char *what, bool *out, BrErr *e)
 {
     if (v->kind == V_STRING) {
         if (!strcasecmp(v->s->s, "true")) { *out = true; return 0; }
         if (!strcasecmp(v->s->s, "false")) { *out = false; return 0; }
     }
     double d;
-    if (num(v, what, &d, e)) return e->code;
+    if (rt_num(v, what, &d, e)) return e->code;
     *out = d != 0;
     return 0;
 }
 
-static const char *str(const Value *v, const char *what, BrErr *e)
+const char *rt_str(const Value *v, const char *what, BrErr *e)
 {
     if (v->kind == V_STRING) return v->s->s;
     br_err(e, BR_EARG, "argument '%s' must be a string, not a %s", what, val_kind_name(v->kind));
@@ -63,7 +63,7 @@ static const MB *mat(const Value *v, const char *what, MB **tmp, BrErr *e)
     return NULL;
 }
 
-static int ret_mb(MB *m, Value *out, BrErr *e)
+int rt_ret_mb(MB *m, Value *out, BrErr *e)
 {
     if (!m) return e->code ? e->code : br_err(e, BR_EFAIL, "operation failed");
     *out = val_matrix(m);
@@ -98,10 +98,10 @@ static int parse_values(const char *s, double **vals, int64_t *n, BrErr *e)
 static int b_matrix(Value *a, Value *out, BrErr *e)
 {
     double r = -1, c = -1;
-    if (given(&a[1]) && num(&a[1], "rows", &r, e)) return e->code;
-    if (given(&a[2]) && num(&a[2], "cols", &c, e)) return e->code;
+    if (rt_given(&a[1]) && rt_num(&a[1], "rows", &r, e)) return e->code;
+    if (rt_given(&a[2]) && rt_num(&a[2], "cols", &c, e)) return e->code;
     bool byrow = true;
-    if (given(&a[3]) && boolean(&a[3], "byrow", &byrow, e)) return e->code;
+    if (rt_given(&a[3]) && rt_bool(&a[3], "byrow", &byrow, e)) return e->code;
     int64_t rows = (int64_t)r, cols = (int64_t)c;
     if (a[0].kind == V_STRING) {
         double *vals = NULL;
@@ -112,7 +112,7 @@ static int b_matrix(Value *a, Value *out, BrErr *e)
         if (rows < 0 && cols < 0) { rows = n; cols = 1; }
         MB *m = k_matrix_from_values(vals, n, rows, cols, byrow, e);
         free(vals);
-        return ret_mb(m, out, e);
+        return rt_ret_mb(m, out, e);
     }
     if (a[0].kind == V_MATRIX) {
         const MB *x = a[0].m;
@@ -121,57 +121,57 @@ static int b_matrix(Value *a, Value *out, BrErr *e)
         if (cols < 0 && rows > 0) cols = cells / rows;
         if (rows < 0 && cols < 0) { rows = x->rows; cols = x->cols; }
         if (x->rows == 1 && x->cols == 1 && rows * cols != 1)
-            return ret_mb(mb_fill(rows, cols, mb_get(x, 0, 0), e), out, e);
-        return ret_mb(k_reshape(x, rows, cols, byrow, e), out, e);
+            return rt_ret_mb(mb_fill(rows, cols, mb_get(x, 0, 0), e), out, e);
+        return rt_ret_mb(k_reshape(x, rows, cols, byrow, e), out, e);
     }
     double v;
-    if (num(&a[0], "data", &v, e)) return e->code;
+    if (rt_num(&a[0], "data", &v, e)) return e->code;
     if (rows < 0 || cols < 0)
         return br_err(e, BR_EARG, "matrix(): rows and cols are required for a scalar value");
-    return ret_mb(mb_fill(rows, cols, v, e), out, e);
+    return rt_ret_mb(mb_fill(rows, cols, v, e), out, e);
 }
 
 static int b_rand(Rt *rt, Value *a, Value *out, BrErr *e)
 {
     double r, c, mn = 0, mx = 1, sp = 1, lambda = 1, seed = -1;
-    if (num(&a[0], "rows", &r, e) || num(&a[1], "cols", &c, e)) return e->code;
-    if (given(&a[2]) && num(&a[2], "min", &mn, e)) return e->code;
-    if (given(&a[3]) && num(&a[3], "max", &mx, e)) return e->code;
-    if (given(&a[4]) && num(&a[4], "sparsity", &sp, e)) return e->code;
-    const char *pdf = given(&a[5]) ? str(&a[5], "pdf", e) : "uniform";
+    if (rt_num(&a[0], "rows", &r, e) || rt_num(&a[1], "cols", &c, e)) return e->code;
+    if (rt_given(&a[2]) && rt_num(&a[2], "min", &mn, e)) return e->code;
+    if (rt_given(&a[3]) && rt_num(&a[3], "max", &mx, e)) return e->code;
+    if (rt_given(&a[4]) && rt_num(&a[4], "sparsity", &sp, e)) return e->code;
+    const char *pdf = rt_given(&a[5]) ? rt_str(&a[5], "pdf", e) : "uniform";
     if (!pdf) return e->code;
-    if (given(&a[6]) && num(&a[6], "lambda", &lambda, e)) return e->code;
-    if (given(&a[7]) && num(&a[7], "seed", &seed, e)) return e->code;
+    if (rt_given(&a[6]) && rt_num(&a[6], "lambda", &lambda, e)) return e->code;
+    if (rt_given(&a[7]) && rt_num(&a[7], "seed", &seed, e)) return e->code;
     if (r < 0 || c < 0) return br_err(e, BR_EDIM, "rand(): invalid dimensions %gx%g", r, c);
     int64_t s = (int64_t)seed;
     if (s == -1 && rt->opt.seed >= 0)
         s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
-    return ret_mb(k_rand((int64_t)r, (int64_t)c, mn, mx, sp, pdf, lambda, s, e), out, e);
+    return rt_ret_mb(k_rand((int64_t)r, (int64_t)c, mn, mx, sp, pdf, lambda, s, e), out, e);
 }
 
 static int b_seq(Value *a, Value *out, BrErr *e)
 {
     double f, t, inc = 0;
-    if (num(&a[0], "from", &f, e) || num(&a[1], "to", &t, e)) return e->code;
-    if (given(&a[2]) && num(&a[2], "incr", &inc, e)) return e->code;
-    return ret_mb(k_seq(f, t, inc, e), out, e);
+    if (rt_num(&a[0], "from", &f, e) || rt_num(&a[1], "to", &t, e)) return e->code;
+    if (rt_given(&a[2]) && rt_num(&a[2], "incr", &inc, e)) return e->code;
+    return rt_ret_mb(k_seq(f, t, inc, e), out, e);
 }
 
 static int b_sample(Rt *rt, Value *a, Value *out, BrErr *e)
 {
     double range, size, seed = -1;
     bool repl = false;
-    if (num(&a[0], "range", &range, e) || num(&a[1], "size", &size, e)) return e->code;
-    if (given(&a[2])) {
+    if (rt_num(&a[0], "range", &range, e) || rt_num(&a[1], "size", &size, e)) return e->code;
+    if (rt_given(&a[2])) {
         /* sample(range, size, seed) with a number in third place */
         if (a[2].kind == V_BOOL) repl = a[2].b;
-        else if (num(&a[2], "seed", &seed, e)) return e->code;
+        else if (rt_num(&a[2], "seed", &seed, e)) return e->code;
     }
-    if (given(&a[3]) && num(&a[3], "seed", &seed, e)) return e->code;
+    if (rt_given(&a[3]) && rt_num(&a[3], "seed", &seed, e)) return e->code;
     int64_t s = (int64_t)seed;
     if (s == -1 && rt->opt.seed >= 0)
         s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
-    return ret_mb(k_sample((int64_t)range, (int64_t)size, repl, s, e), out, e);
+    return rt_ret_mb(k_sample((int64_t)range, (int64_t)size, repl, s, e), out, e);
 }
 
 /* ---- casts and metadata ---- */
@@ -198,7 +198,7 @@ static int b_as_matrix(Value *a, Value *out, BrErr *e)
 {
     Value *v = &a[0];
     if (v->kind == V_MATRIX) { *out = val_retain(*v); return 0; }
-    if (val_is_numeric(v)) return ret_mb(mb_scalar(val_as_double(v), e), out, e);
+    if (val_is_numeric(v)) return rt_ret_mb(mb_scalar(val_as_double(v), e), out, e);
     if (v->kind == V_LIST) {
         List *l = v->l;
         if (l->n == 1 && l->items[0].kind == V_MATRIX) { *out = val_retain(l->items[0]); return 0; }
@@ -213,7 +213,7 @@ static int b_as_matrix(Value *a, Value *out, BrErr *e)
             m->d[i] = val_as_double(&l->items[i]);
         }
         mb_recount_nnz(m);
-        return ret_mb(m, out, e);
+        return rt_ret_mb(m, out, e);
     }
     return br_err(e, BR_EARG, "as.matrix: cannot convert a %s", val_kind_name(v->kind));
 }
@@ -225,11 +225,11 @@ static int b_cast(BuiltinId id, Value *a, Value *out, BrErr *e)
     double d;
     if (v->kind == V_STRING && (id == BI_ASLOGICAL || id == BI_ASBOOLEAN)) {
         bool b;
-        if (boolean(v, "target", &b, e)) return e->code;
+        if (rt_bool(v, "target", &b, e)) return e->code;
         *out = val_bool(b);
         return 0;
     }
-    if (num(v, "target", &d, e)) return e->code;
+    if (rt_num(v, "target", &d, e)) return e->code;
     if (id == BI_ASDOUBLE) *out = val_double(d);
     else if (id == BI_ASINTEGER) {
         if (v->kind == V_INT) *out = *v;
@@ -330,12 +330,12 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
 {
     TsOpts o = {100, 100, 3, false, " ", "\n"};
     double d;
-    if (given(&a[1])) { if (num(&a[1], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (given(&a[2])) { if (num(&a[2], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
-    if (given(&a[3])) { if (num(&a[3], "decimal", &d, e)) return e->code; o.decimal = (int)d; }
-    if (given(&a[4]) && boolean(&a[4], "sparse", &o.sparse, e)) return e->code;
-    if (given(&a[5]) && !(o.sep = str(&a[5], "sep", e))) return e->code;
-    if (given(&a[6]) && !(o.linesep = str(&a[6], "linesep", e))) return e->code;
+    if (rt_given(&a[1])) { if (rt_num(&a[1], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
+    if (rt_given(&a[2])) { if (rt_num(&a[2], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (rt_given(&a[3])) { if (rt_num(&a[3], "decimal", &d, e)) return e->code; o.decimal = (int)d; }
+    if (rt_given(&a[4]) && rt_bool(&a[4], "sparse", &o.sparse, e)) return e->code;
+    if (rt_given(&a[5]) && !(o.sep = rt_str(&a[5], "sep", e))) return e->code;
+    if (rt_given(&a[6]) && !(o.linesep = rt_str(&a[6], "linesep", e))) return e->code;
     char *s = to_text(&a[0], &o, e);
     if (!s) return e->code;
     *out = val_string(s);
@@ -347,18 +347,18 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
 
 static int b_read(Value *a, Value *out, BrErr *e)
 {
-    const char *file = str(&a[0], "file", e);
+    const char *file = rt_str(&a[0], "file", e);
     if (!file) return e->code;
     IoMeta meta;
     io_meta_init(&meta);
     bool found = false;
     if (io_read_mtd(file, &meta, &found, e)) return e->code;
-    const char *dt = given(&a[9]) ? str(&a[9], "data_type", e) : (found ? meta.data_type : "matrix");
+    const char *dt = rt_given(&a[9]) ? rt_str(&a[9], "data_type", e) : (found ? meta.data_type : "matrix");
     if (!dt) return e->code;
     if (strcmp(dt, "scalar") == 0) {
         char *buf = io_read_scalar_dup(file, &meta, e);
         if (!buf) return e->code;
-        const char *vt = given(&a[10]) ? str(&a[10], "value_type", e) : meta.value_type;
+        const char *vt = rt_given(&a[10]) ? rt_str(&a[10], "value_type", e) : meta.value_type;
         if (!vt) return e->code;
         char *end;
         if (!strcmp(vt, "string")) *out = val_string(buf);
@@ -375,17 +375,17 @@ static int b_read(Value *a, Value *out, BrErr *e)
     io_read_opts_init(&o);
     double d;
     bool b;
-    if (given(&a[1]) && !(o.format = str(&a[1], "format", e))) return e->code;
-    if (given(&a[2])) { if (num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (given(&a[3])) { if (num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
-    if (given(&a[4])) { if (boolean(&a[4], "header", &b, e)) return e->code; o.header = b; }
-    if (given(&a[5]) && !(o.sep = str(&a[5], "sep", e))) return e->code;
-    if (given(&a[6])) { if (boolean(&a[6], "fill", &b, e)) return e->code; o.fill = b; }
-    if (given(&a[7])) { if (num(&a[7], "default", &d, e)) return e->code; o.fill_value = d; o.has_fill_value = true; }
+    if (rt_given(&a[1]) && !(o.format = rt_str(&a[1], "format", e))) return e->code;
+    if (rt_given(&a[2])) { if (rt_num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
+    if (rt_given(&a[3])) { if (rt_num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (rt_given(&a[4])) { if (rt_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
+    if (rt_given(&a[5]) && !(o.sep = rt_str(&a[5], "sep", e))) return e->code;
+    if (rt_given(&a[6])) { if (rt_bool(&a[6], "fill", &b, e)) return e->code; o.fill = b; }
+    if (rt_given(&a[7])) { if (rt_num(&a[7], "default", &d, e)) return e->code; o.fill_value = d; o.has_fill_value = true; }
     const char *na[64];
     char *nabuf = NULL;
-    if (given(&a[8])) {
-        const char *s = str(&a[8], "naStrings", e);
+    if (rt_given(&a[8])) {
+        const char *s = rt_str(&a[8], "naStrings", e);
         if (!s) return e->code;
         nabuf = br_strdup(s);
         int k = 0;
@@ -395,12 +395,12 @@ static int b_read(Value *a, Value *out, BrErr *e)
     }
     MB *m = io_read_matrix(file, &o, e);
     free(nabuf);
-    return ret_mb(m, out, e);
+    return rt_ret_mb(m, out, e);
 }
 
 static int b_write(Value *a, BrErr *e)
 {
-    const char *file = str(&a[1], "file", e);
+    const char *file = rt_str(&a[1], "file", e);
     if (!file) return e->code;
     Value *x = &a[0];
     if (val_is_scalar(x)) {
@@ -415,9 +415,9 @@ static int b_write(Value *a, BrErr *e)
         return br_err(e, BR_EARG, "write: cannot write a %s to %s", val_kind_name(x->kind), file);
     IoWriteOpts o;
     io_write_opts_init(&o);
-    if (given(&a[2]) && !(o.format = str(&a[2], "format", e))) return e->code;
-    if (given(&a[3]) && boolean(&a[3], "header", &o.header, e)) return e->code;
-    if (given(&a[4]) && !(o.sep = str(&a[4], "sep", e))) return e->code;
+    if (rt_given(&a[2]) && !(o.format = rt_str(&a[2], "format", e))) return e->code;
+    if (rt_given(&a[3]) && rt_bool(&a[3], "header", &o.header, e)) return e->code;
+    if (rt_given(&a[4]) && !(o.sep = rt_str(&a[4], "sep", e))) return e->code;
     return io_write_matrix(file, x->m, &o, e);
 }
 
@@ -444,7 +444,7 @@ static bool lit_of(const Expr *x, Value *v)
 
 static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
 {
-    const char *name = str(&a[0], "fname", e);
+    const char *name = rt_str(&a[0], "fname", e);
     if (!name) return e->code;
     Func *fn = lang_find_func(rt->prog->ast, "", name);
     if (!fn) return br_err(e, BR_EARG, "eval: unknown function '%s'", name);
@@ -551,7 +551,7 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
             *out = val_int(h->bi == BI_NCOL ? 1 : a[0].l->n);
         } else *out = val_int(1);
         return 0;
-    case BI_EXISTS: *out = val_bool(given(&a[0])); return 0;
+    case BI_EXISTS: *out = val_bool(rt_given(&a[0])); return 0;
     case BI_TYPEOF:
         *out = val_string(a[0].kind == V_MATRIX ? "Matrix" : a[0].kind == V_LIST ? "List" : "Scalar");
         return 0;
@@ -575,7 +575,7 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         for (int i = 0; i < nv && !rc; i++)
             if (!(ms[i] = mat(&va[i], h->bi == BI_CBIND ? "cbind" : "rbind", &tmp[i], e))) rc = e->code;
         if (!rc)
-            rc = ret_mb(h->bi == BI_CBIND ? k_cbind(nv, ms, e) : k_rbind(nv, ms, e), out, e);
+            rc = rt_ret_mb(h->bi == BI_CBIND ? k_cbind(nv, ms, e) : k_rbind(nv, ms, e), out, e);
         for (int i = 0; i < nv; i++) mb_release(tmp[i]);
         free(ms);
         free(tmp);
@@ -596,7 +596,7 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         return rc;
     }
     case BI_LOG:
-        if (given(&a[1])) return rt_binary(OP_LOGB, &a[0], &a[1], out, e);
+        if (rt_given(&a[1])) return rt_binary(OP_LOGB, &a[0], &a[1], out, e);
         return rt_unary(OP_LOG, &a[0], out, e);
     case BI_XOR: return rt_binary(OP_XOR, &a[0], &a[1], out, e);
     case BI_BITAND: return rt_binary(OP_BITAND, &a[0], &a[1], out, e);
@@ -615,23 +615,23 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         OpCode op = h->bi == BI_CUMSUM ? OP_CUMSUM : h->bi == BI_CUMPROD ? OP_CUMPROD
                   : h->bi == BI_CUMMIN ? OP_CUMMIN : OP_CUMMAX;
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        rc = ret_mb(k_cum(op, m0, e), out, e);
+        rc = rt_ret_mb(k_cum(op, m0, e), out, e);
         break;
     }
     case BI_MEDIAN: case BI_QUANTILE: {
         Value *w = h->bi == BI_MEDIAN ? &a[1] : &a[2];
         Value *p = &a[1];
-        if (h->bi == BI_QUANTILE && given(&a[2])) { w = &a[1]; p = &a[2]; }
+        if (h->bi == BI_QUANTILE && rt_given(&a[2])) { w = &a[1]; p = &a[2]; }
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        if (given(w) && !(m1 = mat(w, "weights", &t1, e))) { rc = e->code; break; }
-        if (!given(w)) m1 = NULL;
+        if (rt_given(w) && !(m1 = mat(w, "weights", &t1, e))) { rc = e->code; break; }
+        if (!rt_given(w)) m1 = NULL;
         if (h->bi == BI_MEDIAN) {
             rc = m1 ? k_median_w(m0, m1, &d, e) : k_median(m0, &d, e);
             if (!rc) *out = val_double(d);
         } else if (p->kind == V_MATRIX) {
-            rc = ret_mb(m1 ? k_quantile_w(m0, m1, p->m, e) : k_quantile(m0, p->m, e), out, e);
+            rc = rt_ret_mb(m1 ? k_quantile_w(m0, m1, p->m, e) : k_quantile(m0, p->m, e), out, e);
         } else {
-            if ((rc = num(p, "p", &d2, e))) break;
+            if ((rc = rt_num(p, "p", &d2, e))) break;
             if (m1) {
                 MB *pm = mb_scalar(d2, e);
                 MB *r = k_quantile_w(m0, m1, pm, e);
@@ -648,11 +648,11 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
     }
     case BI_MOMENT: {
         Value *ord = &a[1], *w = &a[2];
-        if (given(&a[2]) && a[1].kind == V_MATRIX) { ord = &a[2]; w = &a[1]; }
+        if (rt_given(&a[2]) && a[1].kind == V_MATRIX) { ord = &a[2]; w = &a[1]; }
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        if ((rc = num(ord, "order", &d2, e))) break;
+        if ((rc = rt_num(ord, "order", &d2, e))) break;
         m1 = NULL;
-        if (given(w) && !(m1 = mat(w, "weights", &t1, e))) { rc = e->code; break; }
+        if (rt_given(w) && !(m1 = mat(w, "weights", &t1, e))) { rc = e->code; break; }
         rc = k_moment(m0, (int)d2, m1, &d, e);
         if (!rc) *out = val_double(d);
         break;
@@ -660,57 +660,57 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
     case BI_COV:
         if (!(m0 = mat(&a[0], "x", &t0, e)) || !(m1 = mat(&a[1], "y", &t1, e))) { rc = e->code; break; }
         m2 = NULL;
-        if (given(&a[2]) && !(m2 = mat(&a[2], "weights", &t2, e))) { rc = e->code; break; }
+        if (rt_given(&a[2]) && !(m2 = mat(&a[2], "weights", &t2, e))) { rc = e->code; break; }
         rc = k_cov(m0, m1, m2, &d, e);
         if (!rc) *out = val_double(d);
         break;
     case BI_OUTER: {
-        const char *ops = given(&a[2]) ? str(&a[2], "op", e) : "*";
+        const char *ops = rt_given(&a[2]) ? rt_str(&a[2], "op", e) : "*";
         if (!ops) return e->code;
         OpCode op = binop_by_name(ops);
         if (op == OP__COUNT) return br_err(e, BR_EARG, "outer: unknown operator \"%s\"", ops);
         if (!(m0 = mat(&a[0], "x", &t0, e)) || !(m1 = mat(&a[1], "y", &t1, e))) { rc = e->code; break; }
-        rc = ret_mb(k_outer(m0, m1, op, e), out, e);
+        rc = rt_ret_mb(k_outer(m0, m1, op, e), out, e);
         break;
     }
     case BI_RMEMPTY: {
-        const char *margin = str(&a[1], "margin", e);
+        const char *margin = rt_str(&a[1], "margin", e);
         if (!margin) return e->code;
         if (strcmp(margin, "rows") && strcmp(margin, "cols"))
             return br_err(e, BR_EARG, "removeEmpty: margin must be \"rows\" or \"cols\", not \"%s\"", margin);
         b = true;
-        if (given(&a[3]) && boolean(&a[3], "empty.return", &b, e)) return e->code;
+        if (rt_given(&a[3]) && rt_bool(&a[3], "empty.return", &b, e)) return e->code;
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
         m1 = NULL;
-        if (given(&a[2]) && !(m1 = mat(&a[2], "select", &t1, e))) { rc = e->code; break; }
-        rc = ret_mb(k_rmempty(m0, margin[0] == 'r', m1, b, e), out, e);
+        if (rt_given(&a[2]) && !(m1 = mat(&a[2], "select", &t1, e))) { rc = e->code; break; }
+        rc = rt_ret_mb(k_rmempty(m0, margin[0] == 'r', m1, b, e), out, e);
         break;
     }
     case BI_REPLACE:
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        if ((rc = num(&a[1], "pattern", &d, e)) || (rc = num(&a[2], "replacement", &d2, e))) break;
-        rc = ret_mb(k_replace(m0, d, d2, e), out, e);
+        if ((rc = rt_num(&a[1], "pattern", &d, e)) || (rc = rt_num(&a[2], "replacement", &d2, e))) break;
+        rc = rt_ret_mb(k_replace(m0, d, d2, e), out, e);
         break;
     case BI_ORDER:
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
         d = 1;
         b = b2 = false;
-        if ((given(&a[1]) && (rc = num(&a[1], "by", &d, e))) ||
-            (given(&a[2]) && (rc = boolean(&a[2], "decreasing", &b, e))) ||
-            (given(&a[3]) && (rc = boolean(&a[3], "index.return", &b2, e)))) break;
+        if ((rt_given(&a[1]) && (rc = rt_num(&a[1], "by", &d, e))) ||
+            (rt_given(&a[2]) && (rc = rt_bool(&a[2], "decreasing", &b, e))) ||
+            (rt_given(&a[3]) && (rc = rt_bool(&a[3], "index.return", &b2, e)))) break;
         if (d < 1 || d > m0->cols) { rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", d); break; }
-        rc = ret_mb(k_order(m0, (int64_t)d - 1, b, b2, e), out, e);
+        rc = rt_ret_mb(k_order(m0, (int64_t)d - 1, b, b2, e), out, e);
         break;
     case BI_LOWERTRI: case BI_UPPERTRI:
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
         b = b2 = false;
-        if ((given(&a[1]) && (rc = boolean(&a[1], "diag", &b, e))) ||
-            (given(&a[2]) && (rc = boolean(&a[2], "values", &b2, e)))) break;
-        rc = ret_mb(k_tri(m0, h->bi == BI_LOWERTRI, b, b2, e), out, e);
+        if ((rt_given(&a[1]) && (rc = rt_bool(&a[1], "diag", &b, e))) ||
+            (rt_given(&a[2]) && (rc = rt_bool(&a[2], "values", &b2, e)))) break;
+        rc = rt_ret_mb(k_tri(m0, h->bi == BI_LOWERTRI, b, b2, e), out, e);
         break;
     case BI_UNIQUE:
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        rc = ret_mb(k_unique(m0, e), out, e);
+        rc = rt_ret_mb(k_unique(m0, e), out, e);
         break;
     case BI_TABLE: {
         if (nv < 2 || nv > 5) return br_err(e, BR_EARG, "table: expects 2 to 5 arguments, got %d", nv);
@@ -719,35 +719,35 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         if (nv == 4) { o1 = &va[2]; o2 = &va[3]; }
         if (nv == 5) { W = &va[2]; o1 = &va[3]; o2 = &va[4]; }
         double od1 = -1, od2 = -1, as = 0, bs = 0, ws = 1;
-        if (o1 && ((rc = num(o1, "odim1", &od1, e)) || (rc = num(o2, "odim2", &od2, e)))) break;
-        if (A->kind != V_MATRIX && (rc = num(A, "A", &as, e))) break;
-        if (B->kind != V_MATRIX && (rc = num(B, "B", &bs, e))) break;
-        if (W && W->kind != V_MATRIX && (rc = num(W, "W", &ws, e))) break;
-        rc = ret_mb(k_table(A->kind == V_MATRIX ? A->m : NULL, as, B->kind == V_MATRIX ? B->m : NULL, bs,
+        if (o1 && ((rc = rt_num(o1, "odim1", &od1, e)) || (rc = rt_num(o2, "odim2", &od2, e)))) break;
+        if (A->kind != V_MATRIX && (rc = rt_num(A, "A", &as, e))) break;
+        if (B->kind != V_MATRIX && (rc = rt_num(B, "B", &bs, e))) break;
+        if (W && W->kind != V_MATRIX && (rc = rt_num(W, "W", &ws, e))) break;
+        rc = rt_ret_mb(k_table(A->kind == V_MATRIX ? A->m : NULL, as, B->kind == V_MATRIX ? B->m : NULL, bs,
                             W && W->kind == V_MATRIX ? W->m : NULL, ws, (int64_t)od1, (int64_t)od2, e), out, e);
         break;
     }
     case BI_AGGREGATE: {
-        const char *fn = given(&a[2]) ? str(&a[2], "fn", e) : "sum";
+        const char *fn = rt_given(&a[2]) ? rt_str(&a[2], "fn", e) : "sum";
         if (!fn) return e->code;
         d = -1;
-        if (given(&a[3]) && (rc = num(&a[3], "ngroups", &d, e))) break;
+        if (rt_given(&a[3]) && (rc = rt_num(&a[3], "ngroups", &d, e))) break;
         if (!(m0 = mat(&a[0], "target", &t0, e)) || !(m1 = mat(&a[1], "groups", &t1, e))) { rc = e->code; break; }
         m2 = NULL;
-        if (given(&a[4]) && !(m2 = mat(&a[4], "weights", &t2, e))) { rc = e->code; break; }
-        rc = ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
+        if (rt_given(&a[4]) && !(m2 = mat(&a[4], "weights", &t2, e))) { rc = e->code; break; }
+        rc = rt_ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
         break;
     }
     case BI_SOLVE:
         if (!(m0 = mat(&a[0], "a", &t0, e)) || !(m1 = mat(&a[1], "b", &t1, e))) { rc = e->code; break; }
-        rc = ret_mb(k_solve(m0, m1, e), out, e);
+        rc = rt_ret_mb(k_solve(m0, m1, e), out, e);
         break;
     case BI_INV: case BI_CHOLESKY: case BI_DET: case BI_EIGEN: case BI_SVD: case BI_QR: case BI_LU: {
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
         MB *r[3] = {0};
         switch (h->bi) {
-        case BI_INV: rc = ret_mb(k_inv(m0, e), out, e); break;
-        case BI_CHOLESKY: rc = ret_mb(k_cholesky(m0, e), out, e); break;
+        case BI_INV: rc = rt_ret_mb(k_inv(m0, e), out, e); break;
+        case BI_CHOLESKY: rc = rt_ret_mb(k_cholesky(m0, e), out, e); break;
         case BI_DET: rc = k_det(m0, &d, e); if (!rc) *out = val_double(d); break;
         case BI_EIGEN: rc = k_eigen(m0, &r[0], &r[1], e); if (!rc) tuple(out, r, 2, e); break;
         case BI_SVD: rc = k_svd(m0, &r[0], &r[1], &r[2], e); if (!rc) tuple(out, r, 3, e); break;
@@ -758,7 +758,7 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         break;
     }
     case BI_IFDEF:
-        *out = val_retain(given(&a[0]) ? a[0] : a[1]);
+        *out = val_retain(rt_given(&a[0]) ? a[0] : a[1]);
         return 0;
     default: {
         /* tier-2 builtins: statistics (builtins_stats.c), frames (frame.c) */

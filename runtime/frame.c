@@ -16,45 +16,10 @@
 #include "format.h"
 #include "transform.h"
 
-static bool given(const Value *v) { return v->kind != V_NONE; }
-
-static int num(const Value *v, const char *what, double *out, BrErr *e)
-{
-    if (val_is_numeric(v)) { *out = val_as_double(v); return 0; }
-    if (v->kind == V_MATRIX && v->m->rows == 1 && v->m->cols == 1) { *out = mb_get(v->m, 0, 0); return 0; }
-    return br_err(e, BR_EARG, "argument '%s' must be a number, not a %s", what, val_kind_name(v->kind));
-}
-
-static const char *str(const Value *v, const char *what, BrErr *e)
-{
-    if (v->kind == V_STRING) return v->s->s;
-    br_err(e, BR_EARG, "argument '%s' must be a string, not a %s", what, val_kind_name(v->kind));
-    return NULL;
-}
-
-static int boolean(const Value *v, const char *what, bool *out, BrErr *e)
-{
-    if (v->kind == V_STRING) {
-        if (!strcasecmp(v->s->s, "true")) { *out = true; return 0; }
-        if (!strcasecmp(v->s->s, "false")) { *out = false; return 0; }
-    }
-    double d;
-    if (num(v, what, &d, e)) return e->code;
-    *out = d != 0;
-    return 0;
-}
-
 static int ret_fb(FB *f, Value *out, BrErr *e)
 {
     if (!f) return e->code ? e->code : br_err(e, BR_EFAIL, "frame operation failed");
     *out = val_frame(f);
-    return 0;
-}
-
-static int ret_mb(MB *m, Value *out, BrErr *e)
-{
-    if (!m) return e->code ? e->code : br_err(e, BR_EFAIL, "frame operation failed");
-    *out = val_matrix(m);
     return 0;
 }
 
@@ -184,11 +149,11 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
     int64_t rows = 100, cols = 100;
     int decimal = 3;
     const char *sep = " ", *ls = "\n";
-    if (given(&a[1])) { if (num(&a[1], "rows", &d, e)) return e->code; rows = (int64_t)d; }
-    if (given(&a[2])) { if (num(&a[2], "cols", &d, e)) return e->code; cols = (int64_t)d; }
-    if (given(&a[3])) { if (num(&a[3], "decimal", &d, e)) return e->code; decimal = (int)d; }
-    if (given(&a[5]) && !(sep = str(&a[5], "sep", e))) return e->code;
-    if (given(&a[6]) && !(ls = str(&a[6], "linesep", e))) return e->code;
+    if (rt_given(&a[1])) { if (rt_num(&a[1], "rows", &d, e)) return e->code; rows = (int64_t)d; }
+    if (rt_given(&a[2])) { if (rt_num(&a[2], "cols", &d, e)) return e->code; cols = (int64_t)d; }
+    if (rt_given(&a[3])) { if (rt_num(&a[3], "decimal", &d, e)) return e->code; decimal = (int)d; }
+    if (rt_given(&a[5]) && !(sep = rt_str(&a[5], "sep", e))) return e->code;
+    if (rt_given(&a[6]) && !(ls = rt_str(&a[6], "linesep", e))) return e->code;
     char *s = rt_frame_text(a[0].f, rows, cols, decimal, sep, ls, e);
     if (!s) return e->code;
     *out = val_string(s);
@@ -200,22 +165,22 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
 
 int rt_frame_read(Value *a, Value *out, BrErr *e)
 {
-    const char *file = str(&a[0], "file", e);
+    const char *file = rt_str(&a[0], "file", e);
     if (!file) return e->code;
     IoFrameReadOpts o;
     io_frame_read_opts_init(&o);
     double d;
     bool b;
-    if (given(&a[1]) && !(o.format = str(&a[1], "format", e))) return e->code;
-    if (given(&a[2])) { if (num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (given(&a[3])) { if (num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
-    if (given(&a[4])) { if (boolean(&a[4], "header", &b, e)) return e->code; o.header = b; }
-    if (given(&a[5]) && !(o.sep = str(&a[5], "sep", e))) return e->code;
-    if (given(&a[11]) && !(o.schema = str(&a[11], "schema", e))) return e->code;
+    if (rt_given(&a[1]) && !(o.format = rt_str(&a[1], "format", e))) return e->code;
+    if (rt_given(&a[2])) { if (rt_num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
+    if (rt_given(&a[3])) { if (rt_num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (rt_given(&a[4])) { if (rt_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
+    if (rt_given(&a[5]) && !(o.sep = rt_str(&a[5], "sep", e))) return e->code;
+    if (rt_given(&a[11]) && !(o.schema = rt_str(&a[11], "schema", e))) return e->code;
     const char *na[64];
     char *nabuf = NULL;
-    if (given(&a[8])) {
-        const char *s = str(&a[8], "naStrings", e);
+    if (rt_given(&a[8])) {
+        const char *s = rt_str(&a[8], "naStrings", e);
         if (!s) return e->code;
         nabuf = br_strdup(s);
         int k = 0;
@@ -230,13 +195,13 @@ int rt_frame_read(Value *a, Value *out, BrErr *e)
 
 static int b_write(Value *a, BrErr *e)
 {
-    const char *file = str(&a[1], "file", e);
+    const char *file = rt_str(&a[1], "file", e);
     if (!file) return e->code;
     IoWriteOpts o;
     io_write_opts_init(&o);
-    if (given(&a[2]) && !(o.format = str(&a[2], "format", e))) return e->code;
-    if (given(&a[3]) && boolean(&a[3], "header", &o.header, e)) return e->code;
-    if (given(&a[4]) && !(o.sep = str(&a[4], "sep", e))) return e->code;
+    if (rt_given(&a[2]) && !(o.format = rt_str(&a[2], "format", e))) return e->code;
+    if (rt_given(&a[3]) && rt_bool(&a[3], "header", &o.header, e)) return e->code;
+    if (rt_given(&a[4]) && !(o.sep = rt_str(&a[4], "sep", e))) return e->code;
     return io_write_frame(file, a[0].f, &o, e);
 }
 
@@ -308,7 +273,7 @@ static int resolve_schema(const Value *s, int64_t cols, FbType **types, BrErr *e
 {
     int64_t n = 0;
     *types = NULL;
-    if (given(s) && schema_types(s, types, &n, e)) return e->code;
+    if (rt_given(s) && schema_types(s, types, &n, e)) return e->code;
     FbType *t = br_calloc((size_t)(cols > 0 ? cols : 1), sizeof(FbType));
     if (!t) { free(*types); return br_err(e, BR_ENOMEM, "out of memory"); }
     if (n == 1) for (int64_t j = 0; j < cols; j++) t[j] = (*types)[0];
@@ -331,8 +296,8 @@ static int resolve_schema(const Value *s, int64_t cols, FbType **types, BrErr *e
 static int b_frame(Value *a, Value *out, BrErr *e)
 {
     double r = -1, c = -1;
-    if (given(&a[1]) && num(&a[1], "rows", &r, e)) return e->code;
-    if (given(&a[2]) && num(&a[2], "cols", &c, e)) return e->code;
+    if (rt_given(&a[1]) && rt_num(&a[1], "rows", &r, e)) return e->code;
+    if (rt_given(&a[2]) && rt_num(&a[2], "cols", &c, e)) return e->code;
     const Value *data = &a[0];
     if (data->kind == V_FRAME || data->kind == V_MATRIX) {
         /* a frame or matrix data argument: as.frame, then the schema */
@@ -342,7 +307,7 @@ static int b_frame(Value *a, Value *out, BrErr *e)
         FbType *types = NULL;
         FB *res = NULL;
         if (!resolve_schema(&a[3], src->cols, &types, e))
-            res = given(&a[3]) ? fb_cast(src, types, e) : fb_slice(src, 0, src->rows, 0, src->cols, e);
+            res = rt_given(&a[3]) ? fb_cast(src, types, e) : fb_slice(src, 0, src->rows, 0, src->cols, e);
         free(types);
         fb_release(tmp);
         return ret_fb(res, out, e);
@@ -351,7 +316,7 @@ static int b_frame(Value *a, Value *out, BrErr *e)
     if (c < 0) {
         int64_t ns = 0;
         FbType *st = NULL;
-        if (given(&a[3]) && schema_types(&a[3], &st, &ns, e)) return e->code;
+        if (rt_given(&a[3]) && schema_types(&a[3], &st, &ns, e)) return e->code;
         free(st);
         c = ns > 0 ? (double)ns : data->kind == V_LIST ? (double)nitems : 1;
     }
@@ -530,7 +495,7 @@ static int b_transform(const Hop *h, Value *a, Value *out, BrErr *e)
         const FB *f = frame_arg(&a[0], "transformapply: target", e);
         const FB *m = f ? frame_arg(&a[2], "transformapply: meta", e) : NULL;
         if (!m) return e->code;
-        return ret_mb(tf_apply(f, spec, m, e), out, e);
+        return rt_ret_mb(tf_apply(f, spec, m, e), out, e);
     }
     case BI_TFDECODE: {
         const FB *m = frame_arg(&a[2], "transformdecode: meta", e);
@@ -542,7 +507,7 @@ static int b_transform(const Hop *h, Value *a, Value *out, BrErr *e)
     default: {
         const FB *m = frame_arg(&a[0], "transformcolmap: target", e);
         if (!m) return e->code;
-        return ret_mb(tf_colmap(m, spec, e), out, e);
+        return rt_ret_mb(tf_colmap(m, spec, e), out, e);
     }
     }
 }
@@ -614,7 +579,7 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrEr
         if (!f) break;
         *out = val_string("Frame");
         return 0;
-    case BI_ASMATRIX: return f ? ret_mb(fb_to_mb(f, e), out, e) : RT_NOT_MINE;
+    case BI_ASMATRIX: return f ? rt_ret_mb(fb_to_mb(f, e), out, e) : RT_NOT_MINE;
     case BI_ASSCALAR: return f ? b_as_scalar(f, out, e) : RT_NOT_MINE;
     case BI_CBIND: case BI_RBIND: return b_bind(h, va, nv, out, e);
     case BI_PRINT: return nv == 1 ? b_print(rt, &va[0], e) : RT_NOT_MINE;

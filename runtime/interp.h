@@ -71,6 +71,16 @@ int rt_rix(const Hop *h, Value *args, Value *out, BrErr *e);
 /* Left indexing; may steal args[0] (set to V_NONE) to update in place. */
 int rt_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e);
 int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
+/* Argument helpers of the builtins (runtime/builtins.c): whether an
+ * optional argument was given, a number (also a 1x1 matrix or a numeric
+ * string), a boolean, a string; errors name the argument. rt_ret_mb wraps
+ * a kernel result (NULL: the kernel's error). */
+bool rt_given(const Value *v);
+int rt_num(const Value *v, const char *what, double *out, BrErr *e);
+int rt_bool(const Value *v, const char *what, bool *out, BrErr *e);
+const char *rt_str(const Value *v, const char *what, BrErr *e);
+int rt_ret_mb(MB *m, Value *out, BrErr *e);
+
 /* Tier-2 builtins in their own files; each returns RT_NOT_MINE for a
  * builtin it does not implement (runtime/builtins_stats.c, frame.c). */
 #define RT_NOT_MINE (-1000)

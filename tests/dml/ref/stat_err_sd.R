@@ -1,0 +1,3 @@
+source("ref/_common.R")
+# hand-written (no R counterpart): braid's error message
+wlines("error.txt", c("nonzero", "pnorm", "standard deviation", "positive"))

@@ -1,0 +1,15 @@
+source("ref/_common.R")
+roll <- function(X, s) { n <- nrow(X); X[((seq_len(n) - 1 - s) %% n) + 1, , drop = FALSE] }
+A <- matrix(1:12, 4, 3, byrow = TRUE)
+S <- matrix(0, 6, 4); S[2, 3] <- 5; S[5, 1] <- -1; S[6, 4] <- 2
+D <- matrix(c(1, 2, 2, 0, 0, 3, 7, 7, 7, 1, 2, 3), 3, 4, byrow = TRUE)
+wmat("R1.csv", roll(A, 1))
+wmat("R2.csv", roll(A, -1))
+wmat("R3.csv", roll(A, 9))
+wmat("R4.csv", roll(S, 2))
+wmat("R5.csv", matrix(1:5, 1))
+wscalar("n1.scalar", length(unique(as.vector(D))))
+wscalar("n2.scalar", length(unique(as.vector(S))))
+wmat("C1.csv", apply(D, 1, function(r) length(unique(r))))
+wmat("C2.csv", matrix(apply(D, 2, function(r) length(unique(r))), 1))
+wmat("C3.csv", matrix(apply(S, 2, function(r) length(unique(r))), 1))
