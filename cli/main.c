@@ -29,6 +29,7 @@ static void usage(FILE *f)
         "  -config file.xml     SystemDS-style configuration (<root><sysds.key>v</sysds.key></root>)\n"
         "  -seed N              seed for rand()/sample() calls without a seed\n"
         "  -threads N           number of threads (default: all cores)\n"
+        "  -exec MODE           accepted for SystemDS compatibility (braid runs locally)\n"
         "  -help                this text\n");
 }
 
@@ -103,6 +104,11 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "-threads")) {
             if (i + 1 >= argc) { fprintf(stderr, "braid: -threads needs a number\n"); return 1; }
             threads = atoi(argv[++i]);
+        } else if (!strcmp(a, "-exec")) {
+            /* SystemDS's execution mode (singlenode, hybrid, spark): braid
+             * always runs locally */
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -exec needs a mode\n"); return 1; }
+            i++;
         } else if (!strcmp(a, "-args")) {
             int k = 1;
             while (i + 1 < argc && !is_opt(argv[i + 1])) {

@@ -10,6 +10,8 @@
  *    continued fraction (x >= a+1), each giving the smaller tail directly;
  *  - incomplete beta: the continued fraction of I_x(a,b) on the side of
  *    (a+1)/(a+b+2) where it converges fast, the other tail by symmetry;
+ *    for large a and small b (where that fraction loses digits) an
+ *    asymptotic expansion in incomplete gamma functions (beta_asym);
  *  - the prefactors x^a e^-x / Gamma(a+1) and x^a y^b / B(a,b) by Loader's
  *    saddle-point form (Stirling remainders and the deviance bd0), which
  *    stays accurate when a and b are large and x is near the mean;
@@ -75,7 +77,16 @@ static double bd0(double x, double M)
 static double dpois_raw(double a, double x)
 {
     if (x <= 0 || isinf(x)) return 0;
-    if (a < 10) return exp(a * log(x) - x - lgam(a + 1));
+    if (a < 10) {
+        /* pow keeps x^a to an ulp where exp(a log x) would not */
+        double xa = pow(x, a);
+        if (xa > DBL_MIN && isfinite(xa)) return xa * exp(-x - lgam(a + 1));
+        return exp(a * log(x) - x - lgam(a + 1));
+    }
+    if (x < 0.135 * a) {   /* far below the saddle: (x/a)^a e^(a-x) by pow */
+        double r = pow(x / a, a);
+        if (r > DBL_MIN) return r * exp(a - x - stirlerr(a)) / sqrt(TWO_PI * a);
+    }
     return exp(-stirlerr(a) - bd0(a, x)) / sqrt(TWO_PI * a);
 }
 
@@ -125,8 +136,11 @@ static double beta_pref(double x, double y, double a, double b)
     double lx = xsmall ? log(x) : log1p(-y), ly = xsmall ? log1p(-x) : log(y);
     double s = a, L = b;
     if (a > b) { s = b; L = a; }
-    if (L >= 10) return exp(a * lx + b * ly - lbeta_big(s, L));
-    return exp(a * lx + b * ly - lgam(a) - lgam(b) + lgam(a + b));
+    double lb = L >= 10 ? lbeta_big(s, L) : lgam(a) + lgam(b) - lgam(a + b);
+    /* the smaller of x, y to its power by pow (its logarithm may be large) */
+    double pw = xsmall ? pow(x, a) : pow(y, b);
+    if (pw > DBL_MIN && isfinite(pw)) return pw * exp((xsmall ? b * ly : a * lx) - lb);
+    return exp(a * lx + b * ly - lb);
 }
 
 /* ---- normal ---- */
@@ -429,9 +443,8 @@ static double pt(double t, double n, bool lower)
 /* w = d1 f / (d1 f + d2) and 1 - w. */
 static void f_w(double f, double d1, double d2, double *w, double *w1)
 {
-    double num = d1 * f;
-    if (num > d2) { double r = d2 / num; *w = 1 / (1 + r); *w1 = r / (1 + r); }
-    else { double r = num / d2; *w = r / (1 + r); *w1 = 1 / (1 + r); }
+    if (f > d2 / d1) { double r = d2 / d1 / f; *w = 1 / (1 + r); *w1 = r / (1 + r); }
+    else { double r = d1 / d2 * f; *w = r / (1 + r); *w1 = 1 / (1 + r); }
 }
 
 static double pf(double f, double d1, double d2, bool lower)
@@ -506,7 +519,7 @@ static double pos_guess(const Dist *d, double p, bool lower)
  * bracket [xlo, xhi] from every evaluation and bisecting (geometrically)
  * when a step leaves it; the bracket grows by doubling steps in y until
  * the root is enclosed. Roots beyond the double range give 0 or Inf. */
-static double q_pos(const Dist *d, double p, bool lower)
+static double q_pos_search(const Dist *d, double p, bool lower)
 {
     if (p > 0.5) { p = 1 - p; lower = !lower; }   /* exact for p in [1/2, 1] */
     double lp = log(p);
@@ -542,6 +555,21 @@ static double q_pos(const Dist *d, double p, bool lower)
             }
         }
         x = xn;
+    }
+    return x;
+}
+
+/* q_pos_search, with roots below the subnormal range reported as 0: the
+ * search ends at a subnormal x whose tail underflows in intermediate
+ * steps (x/2, d1 x/d2) or still exceeds p. */
+static double q_pos(const Dist *d, double p, bool lower)
+{
+    double x = q_pos_search(d, p, lower);
+    if (x < 2 * DBL_TRUE_MIN) return 0;
+    if (x < DBL_MIN) {
+        bool lo = p > 0.5 ? !lower : lower;
+        double pp = p > 0.5 ? 1 - p : p, T = pos_tail(d, x, lo);
+        if (lo && !(T > 0 && T < 2 * pp)) return 0;
     }
     return x;
 }

@@ -134,7 +134,7 @@ MB *k_roll(const MB *x, int64_t shift, BrErr *e)
         int64_t work = m * c;
 #pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) schedule(static)
         for (int64_t i = 0; i < m; i++)
-            memcpy(r->d + ((i + s) % m) * c, x->d + i * c, (size_t)c * sizeof(double));
+            if (c > 0) memcpy(r->d + ((i + s) % m) * c, x->d + i * c, (size_t)c * sizeof(double));
         r->nnz = x->nnz;
         return r;
     }
@@ -148,6 +148,7 @@ MB *k_roll(const MB *x, int64_t shift, BrErr *e)
 #pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) schedule(static)
     for (int64_t i = 0; i < m; i++) {
         int64_t src = (i - s + m) % m, len = x->rp[src + 1] - x->rp[src];
+        if (len == 0) continue;
         memcpy(r->ci + r->rp[i], x->ci + x->rp[src], (size_t)len * sizeof(int32_t));
         memcpy(r->v + r->rp[i], x->v + x->rp[src], (size_t)len * sizeof(double));
     }
@@ -193,13 +194,8 @@ static int rows_distinct(const MB *x, MB *r, BrErr *e)
     for (int64_t i = 0; i < m; i++) {
         double *b = buf + (size_t)omp_get_thread_num() * (size_t)(c + 1);
         int64_t len;
-        if (x->sparse) {
-            len = x->rp[i + 1] - x->rp[i];
-            memcpy(b, x->v + x->rp[i], (size_t)len * sizeof(double));
-        } else {
-            len = c;
-            memcpy(b, x->d + i * c, (size_t)c * sizeof(double));
-        }
+        len = x->sparse ? x->rp[i + 1] - x->rp[i] : c;
+        if (len > 0) memcpy(b, x->sparse ? x->v + x->rp[i] : x->d + i * c, (size_t)len * sizeof(double));
         r->d[i] = (double)distinct_sorted(b, len, len < c);
     }
     free(buf);

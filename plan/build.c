@@ -496,6 +496,7 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         bool scalars = true;
         for (int i = h->nin - h->nvar; i < h->nin && scalars; i++) scalars = h->in[i]->dt == DT_SCALAR;
         if (scalars) { h->dt = DT_SCALAR; h->vt = VT_STRING; }
+        if (h->nvar == 2 && h->in[h->nin - 2]->dt == DT_LIST) h->dt = DT_LIST;   /* append(L, x) */
     }
     hop_infer(h);
     return h;
@@ -790,7 +791,16 @@ static bool mentions(const Expr *e, const char *name)
  * variables defined before the loop are iteration-private only if the body
  * writes them before reading them, which we do not prove: such loops run
  * serially. */
-static bool parfor_analyze(BCtx *c, Block *b, const char *var, NameSet *results, bool check)
+static bool mentions_any(const Expr *e, const NameSet *names)
+{
+    for (int i = 0; i < names->n; i++)
+        if (mentions(e, names->v[i])) return true;
+    return false;
+}
+
+/* ix: the loop variable and the variables the body computes from it (lo =
+ * (b - 1) * 50 + 1, then B[lo:hi, ] = ...), in statement order. */
+static bool parfor_analyze(BCtx *c, Block *b, NameSet *ix, NameSet *results, bool check)
 {
     bool ok = true;
     for (int i = 0; i < b->n; i++) {
@@ -799,24 +809,26 @@ static bool parfor_analyze(BCtx *c, Block *b, const char *var, NameSet *results,
         case ST_ASSIGN: {
             LValue *lv = &st->assign.target;
             bool outer = vm_get(&c->vars, lv->name) != NULL;
+            if (!lv->indexed && mentions_any(st->assign.value, ix)) ns_add(ix, lv->name);
             if (lv->indexed && outer) {
                 ns_add(results, lv->name);
                 if (check) {
-                    bool r = !lv->row.all && !lv->row.hi && mentions(lv->row.lo, var);
-                    bool cc = lv->has_col && !lv->col.all && !lv->col.hi && mentions(lv->col.lo, var);
-                    bool rr = !lv->row.all && lv->row.hi && mentions(lv->row.lo, var) && mentions(lv->row.hi, var);
-                    bool cr = lv->has_col && !lv->col.all && lv->col.hi && mentions(lv->col.lo, var) && mentions(lv->col.hi, var);
+                    bool r = !lv->row.all && !lv->row.hi && mentions_any(lv->row.lo, ix);
+                    bool cc = lv->has_col && !lv->col.all && !lv->col.hi && mentions_any(lv->col.lo, ix);
+                    bool rr = !lv->row.all && lv->row.hi && mentions_any(lv->row.lo, ix) && mentions_any(lv->row.hi, ix);
+                    bool cr = lv->has_col && !lv->col.all && lv->col.hi && mentions_any(lv->col.lo, ix) &&
+                              mentions_any(lv->col.hi, ix);
                     if (!(r || cc || rr || cr)) ok = false;
                 }
             }
             break;
         }
         case ST_IF:
-            ok &= parfor_analyze(c, &st->if_.then_b, var, results, check);
-            ok &= parfor_analyze(c, &st->if_.else_b, var, results, check);
+            ok &= parfor_analyze(c, &st->if_.then_b, ix, results, check);
+            ok &= parfor_analyze(c, &st->if_.else_b, ix, results, check);
             break;
-        case ST_FOR: ok &= parfor_analyze(c, &st->for_.body, var, results, check); break;
-        case ST_WHILE: ok &= parfor_analyze(c, &st->while_.body, var, results, check); break;
+        case ST_FOR: ok &= parfor_analyze(c, &st->for_.body, ix, results, check); break;
+        case ST_WHILE: ok &= parfor_analyze(c, &st->while_.body, ix, results, check); break;
         default: break;
         }
     }
@@ -983,7 +995,10 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
                 if (strcmp(o->name, "check") == 0) b->parfor_check = num != 0;
                 else if (strcmp(o->name, "par") == 0 && num > 0) b->parfor_par = (int)num;
             }
-            b->par_ok = parfor_analyze(c, &s->for_.body, s->for_.var, &b->results, b->parfor_check);
+            NameSet ix = {0};
+            ns_add(&ix, s->for_.var);
+            b->par_ok = parfor_analyze(c, &s->for_.body, &ix, &b->results, b->parfor_check);
+            ns_free(&ix);
             if (!b->par_ok)
                 diag_warning(c->diag, s->span,
                              "parfor: dependency analysis cannot prove iterations independent; running serially");

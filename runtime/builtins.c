@@ -570,6 +570,14 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         bool scalars = h->bi == BI_CBIND && nv >= 2;
         for (int i = 0; i < nv && scalars; i++) scalars = val_is_scalar(&va[i]);
         if (scalars) return str_append(va, nv, out, e);
+        if (h->bi == BI_CBIND && nv == 2 && va[0].kind == V_LIST) {
+            /* append(L, x): a copy of list L with x added (unnamed) */
+            Value l = val_list_copy(va[0].l, e);
+            if (l.kind == V_NONE) return e->code;
+            if (list_append(l.l, val_retain(va[1]), NULL, e)) { val_release(&l); return e->code; }
+            *out = l;
+            return 0;
+        }
         const MB **ms = calloc((size_t)nv + 1, sizeof(MB *));
         MB **tmp = calloc((size_t)nv + 1, sizeof(MB *));
         for (int i = 0; i < nv && !rc; i++)

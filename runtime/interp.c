@@ -6,6 +6,7 @@
 #include "interp.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,12 +507,34 @@ static Value convert_arg(const Param *p, Value v)
     }
 }
 
+/* Bytes of stack left below the current frame on this thread (SIZE_MAX
+ * if unknown); the bounds are looked up once per thread. */
+static size_t stack_left(void)
+{
+    static __thread uintptr_t lo;
+    static __thread bool known;
+    if (!known) {
+        known = true;
+        pthread_attr_t a;
+        void *addr = NULL;
+        size_t size = 0;
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {
+            if (pthread_attr_getstack(&a, &addr, &size) == 0) lo = (uintptr_t)addr;
+            pthread_attr_destroy(&a);
+        }
+    }
+    char here;
+    uintptr_t sp = (uintptr_t)&here;
+    return lo && sp > lo ? (size_t)(sp - lo) : SIZE_MAX;
+}
+
 int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
 {
     Span sp = fn->span;
-    if (caller->depth >= MAX_DEPTH)
-        return rt_fail(rt, sp, BR_EFAIL, "function call depth exceeds %d (infinite recursion?) in '%s'",
-                       MAX_DEPTH, fn->name);
+    /* deep recursion fails cleanly before the thread's stack runs out */
+    if (caller->depth >= MAX_DEPTH || stack_left() < ((size_t)1 << 20))
+        return rt_fail(rt, sp, BR_EFAIL, "function call depth %d exceeds the limit (infinite recursion?) in '%s'",
+                       caller->depth + 1, fn->name);
     FProg *fp = plan_function(rt->prog, fn, rt->diag);
     if (!fp) return rt_fail(rt, sp, BR_EFAIL, "function '%s' failed to compile", fn->name);
     Frame nf;

@@ -170,6 +170,13 @@ static void test_identities(void)
     /* the quantile of t with df 0.5 beyond 1e154 (s^2 overflows) */
     double q = icdf1(DIST_T, 0.5, 0, 1e-100, true);
     T_CHECK(close_rel(cdf1(DIST_T, 0.5, 0, q, true), 1e-100, 1e-11) && q < -1e198, "qt df=0.5 p=1e-100: %g", q);
+    /* quantiles beyond the double range: 0 and Inf */
+    T_CHECK(icdf1(DIST_F, 1, 4, 1e-200, true) == 0, "qf below the subnormals: %g", icdf1(DIST_F, 1, 4, 1e-200, true));
+    T_CHECK(icdf1(DIST_CHISQ, 0.5, 0, 1e-100, true) == 0, "qchisq below the subnormals");
+    T_CHECK(icdf1(DIST_F, 2, 1, 1e-200, false) == INFINITY && icdf1(DIST_F, 50, 1, 1e-300, false) == INFINITY,
+            "qf beyond DBL_MAX");
+    T_CHECK(close_rel(icdf1(DIST_F, 2, 4, 1e-300, true), 1e-300, 1e-12), "qf(2, 4) tiny p: %g",
+            icdf1(DIST_F, 2, 4, 1e-300, true));
     /* names */
     T_CHECK(dist_kind("normal") == DIST_NORMAL && dist_kind("T") == DIST_T && dist_kind("F") == DIST_F &&
             dist_kind("ChiSq") == DIST_CHISQ && dist_kind("exp") == DIST_EXP, "dist_kind");
