@@ -410,7 +410,8 @@ void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster)
         for (char *p = lit; *p; p++) if (*p == '"') *p = '\'';
         fprintf(out, "%s", lit);
         if (h->dt == DT_MATRIX) fprintf(out, "\\n[%lld x %lld]", (long long)h->rows, (long long)h->cols);
-        fprintf(out, "\"];\n");
+        /* fused operators (codegen) stand for their fused regions */
+        fprintf(out, "\"%s];\n", h->kind == H_SPOOF ? ",style=filled,fillcolor=lightblue" : "");
         for (int k = 0; k < h->nin; k++)
             if (h->in[k])
                 fprintf(out, "    \"%s_%d\" -> \"%s_%d\";\n", cluster, h->in[k]->id, cluster, h->id);

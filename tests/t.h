@@ -8,6 +8,7 @@
 #define BRAID_T_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include "matrix/mb.h"
 
 static int t_pass, t_fail;
@@ -25,6 +26,32 @@ static int t_pass, t_fail;
     if (!t_ok_ && t_a_ && t_b_ && t_a_->rows * t_a_->cols <= 64) { \
         mb_dump(t_a_, "got"); mb_dump(t_b_, "want"); } \
 } while (0)
+
+/* Writes text to path (the test fails hard if it cannot). */
+static inline void t_put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) { perror(path); exit(2); }
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The contents of path, NUL-terminated (caller frees), or NULL; *n gets
+ * the length when n is not NULL. */
+static inline char *t_slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)(len < 0 ? 0 : len) + 1);
+    size_t got = s ? fread(s, 1, (size_t)(len < 0 ? 0 : len), f) : 0;
+    if (s) s[got] = 0;
+    if (n) *n = got;
+    fclose(f);
+    return s;
+}
 
 static inline int t_done(const char *name)
 {

@@ -41,19 +41,6 @@ static int run_text(const char *text, size_t n, bool *msg)
     return WEXITSTATUS(st);
 }
 
-static char *slurp(const char *p, size_t *n)
-{
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)len + 1);
-    *n = fread(s, 1, (size_t)len, f);
-    s[*n] = 0;
-    fclose(f);
-    return s;
-}
 
 int main(void)
 {
@@ -67,7 +54,7 @@ int main(void)
     int timeouts = 0;
     for (size_t i = 0; i < g.gl_pathc; i += 3) {
         size_t n;
-        char *s = slurp(g.gl_pathv[i], &n);
+        char *s = t_slurp(g.gl_pathv[i], &n);
         if (!s || n < 4) { free(s); continue; }
         for (int k = 0; k < 3; k++) {
             bool msg;

@@ -25,27 +25,7 @@ static const char *P(const char *name)
     return buf[k];
 }
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) { perror(path); exit(2); }
-    fputs(text, f);
-    fclose(f);
-}
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t r = fread(s, 1, (size_t)n, f);
-    s[r] = 0;
-    fclose(f);
-    return s;
-}
 
 static uint64_t rng = 88172645463325252ULL;
 static uint64_t rnd(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return rng; }
@@ -362,15 +342,15 @@ static void test_files(void)
     w.format = "csv";
     w.header = true;
     io_write_frame(P("m.csv"), f, &w, &e);
-    char *mtd = slurp(P("m.csv.mtd"));
+    char *mtd = t_slurp(P("m.csv.mtd"), NULL);
     T_CHECK(mtd && strstr(mtd, "\"data_type\": \"frame\"") && strstr(mtd, "\"schema\": \"STRING,FP64,INT64,BOOLEAN\"") &&
             strstr(mtd, "\"header\": true") && strstr(mtd, "\"rows\": 3"), "frame mtd: %s", mtd ? mtd : "(none)");
     free(mtd);
     fb_release(f);
     /* hand-written files: a header with spaces, CRLF, naStrings in the
      * .mtd, quoted separators, missing values, schema from arguments */
-    put(P("h.csv"), "id, name,score\r\n1,\"Smith, J\",2.5\r\n2,NA,\r\n3,\"\",7\r\n");
-    put(P("h.csv.mtd"), "{\"data_type\": \"frame\", \"format\": \"csv\", \"header\": true, \"na.strings\": [\"NA\"]}");
+    t_put(P("h.csv"), "id, name,score\r\n1,\"Smith, J\",2.5\r\n2,NA,\r\n3,\"\",7\r\n");
+    t_put(P("h.csv.mtd"), "{\"data_type\": \"frame\", \"format\": \"csv\", \"header\": true, \"na.strings\": [\"NA\"]}");
     IoFrameReadOpts o;
     io_frame_read_opts_init(&o);
     o.schema = "int,string,double";
@@ -380,29 +360,29 @@ static void test_files(void)
             h->c[2]->d[0] == 2.5 && isnan(h->c[2]->d[1]) && h->c[2]->d[2] == 7, "hand-written csv: %s", e.msg);
     fb_release(h);
     /* schema in the .mtd; one type for all columns */
-    put(P("s.csv"), "1;2\n3;4\n");
-    put(P("s.csv.mtd"), "{\"data_type\": \"frame\", \"format\": \"csv\", \"sep\": \";\", \"schema\": \"INT64\"}");
+    t_put(P("s.csv"), "1;2\n3;4\n");
+    t_put(P("s.csv.mtd"), "{\"data_type\": \"frame\", \"format\": \"csv\", \"sep\": \";\", \"schema\": \"INT64\"}");
     h = io_read_frame(P("s.csv"), NULL, &e);
     T_CHECK(h && h->c[0]->type == FB_INT64 && h->c[1]->type == FB_INT64 && h->c[1]->i[1] == 4, "mtd schema: %s", e.msg);
     fb_release(h);
     /* a one-column frame keeps blank lines as missing values */
-    put(P("one.csv"), "a\n\nb\n");
+    t_put(P("one.csv"), "a\n\nb\n");
     h = io_read_frame(P("one.csv"), NULL, &e);
     T_CHECK(h && h->rows == 3 && h->cols == 1 && !h->c[0]->s[1] && !strcmp(h->c[0]->s[2], "b"), "one column");
     fb_release(h);
     /* multi-column frames skip blank lines; short rows are filled */
-    put(P("b.csv"), "a,b\n\nc\n");
+    t_put(P("b.csv"), "a,b\n\nc\n");
     h = io_read_frame(P("b.csv"), NULL, &e);
     T_CHECK(h && h->rows == 2 && h->cols == 2 && !strcmp(h->c[0]->s[1], "c") && !h->c[1]->s[1], "blank lines, fill");
     fb_release(h);
     /* errors */
-    put(P("bad.csv"), "1,2\n3,x\n");
+    t_put(P("bad.csv"), "1,2\n3,x\n");
     io_frame_read_opts_init(&o);
     o.schema = "int,int";
     T_CHECK(!io_read_frame(P("bad.csv"), &o, &e) && strstr(e.msg, "line 2") && strstr(e.msg, "\"x\""),
             "bad value: %s", e.msg);
     br_err_clear(&e);
-    put(P("wide.csv"), "1,2\n3,4,5\n");
+    t_put(P("wide.csv"), "1,2\n3,4,5\n");
     T_CHECK(!io_read_frame(P("wide.csv"), NULL, &e) && strstr(e.msg, "dimension") && strstr(e.msg, "line 2"),
             "too many fields: %s", e.msg);
     br_err_clear(&e);
@@ -418,8 +398,8 @@ static void test_files(void)
     o.rows = 5;
     T_CHECK(!io_read_frame(P("bad.csv"), &o, &e) && strstr(e.msg, "dimension"), "rows mismatch: %s", e.msg);
     br_err_clear(&e);
-    put(P("mat.csv"), "1,2\n");
-    put(P("mat.csv.mtd"), "{\"data_type\": \"matrix\", \"format\": \"csv\"}");
+    t_put(P("mat.csv"), "1,2\n");
+    t_put(P("mat.csv.mtd"), "{\"data_type\": \"matrix\", \"format\": \"csv\"}");
     T_CHECK(!io_read_frame(P("mat.csv"), NULL, &e) && strstr(e.msg, "not a frame"), "matrix mtd");
     br_err_clear(&e);
     io_write_opts_init(&w);

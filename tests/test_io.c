@@ -23,27 +23,7 @@ static const char *P(const char *name)
     return buf[k];
 }
 
-static void put(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) { perror(path); exit(2); }
-    fputs(text, f);
-    fclose(f);
-}
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
 
 /* Number of leftover temporary files in d. */
 static int tmp_files(const char *d)
@@ -354,7 +334,7 @@ static void test_bad_files(void)
     big[0] = 0;
     for (int i = 1; i <= 40; i++)
         strcat(big, i == 17 ? "1,abc,3\n" : "1.5,2,3\n");
-    put(P("bad.csv"), big);
+    t_put(P("bad.csv"), big);
     o.format = "csv";
     for (int th = 1; th <= 2; th++) {
         br_set_threads(th);
@@ -366,50 +346,50 @@ static void test_bad_files(void)
     br_set_threads(0);
     o.chunk_bytes = 0;
     /* with a header, lines count from the header */
-    put(P("badh.csv"), "a,b\n1,2\n\n3,x\n");
+    t_put(P("badh.csv"), "a,b\n1,2\n\n3,x\n");
     o.header = 1;
     expect_err(P("badh.csv"), &o, "bad number after header", "line 4", "column 2", "\"x\"");
     o.header = -1;
-    put(P("few.csv"), "1,2,3\n4,5,6\n7,8,9\n1,2,3\n4,5\n");
+    t_put(P("few.csv"), "1,2,3\n4,5,6\n7,8,9\n1,2,3\n4,5\n");
     expect_err(P("few.csv"), &o, "too few columns", "line 5", "expected 3 columns, found 2", NULL);
-    put(P("many.csv"), "1,2,3\n4,5,6,7\n");
+    t_put(P("many.csv"), "1,2,3\n4,5,6,7\n");
     expect_err(P("many.csv"), &o, "too many columns", "line 2", "expected 3 columns, found 4", NULL);
-    put(P("rows.csv"), "1,2\n3,4\n");
-    put(P("rows.csv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 3, \"cols\": 2, \"format\": \"csv\"}");
+    t_put(P("rows.csv"), "1,2\n3,4\n");
+    t_put(P("rows.csv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 3, \"cols\": 2, \"format\": \"csv\"}");
     expect_err(P("rows.csv"), &o, "rows vs mtd", "expected 3 rows", "found 2", "dimension");
-    put(P("cols.csv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 2, \"cols\": 3, \"format\": \"csv\"}");
-    put(P("cols.csv"), "1,2\n3,4\n");
+    t_put(P("cols.csv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 2, \"cols\": 3, \"format\": \"csv\"}");
+    t_put(P("cols.csv"), "1,2\n3,4\n");
     expect_err(P("cols.csv"), &o, "cols vs mtd", "line 1", "expected 3 columns, found 2", NULL);
     o.cols = 2;
     expect_err(P("cols.csv"), &o, "cols arg vs mtd", "cols=2", "cols.csv.mtd", "cols 3");
     o.cols = -1;
-    put(P("empty.csv"), "1,,3\n");
+    t_put(P("empty.csv"), "1,,3\n");
     o.fill = 0;
     expect_err(P("empty.csv"), &o, "empty field without fill", "line 1", "empty field", "column 2");
     o.fill = -1;
     o.format = NULL;
     /* text */
-    put(P("idx.ijv"), "1 1 1\n% comment\n\n6 5 2\n7 2 3\n");
-    put(P("idx.ijv.mtd"), "{\"data_type\": \"matrix\", \"value_type\": \"double\", \"rows\": 6, "
+    t_put(P("idx.ijv"), "1 1 1\n% comment\n\n6 5 2\n7 2 3\n");
+    t_put(P("idx.ijv.mtd"), "{\"data_type\": \"matrix\", \"value_type\": \"double\", \"rows\": 6, "
         "\"cols\": 5, \"format\": \"text\"}");
     expect_err(P("idx.ijv"), &o, "index beyond dims", "line 5", "index (7, 2)", "6x5");
-    put(P("num.ijv"), "1 1 1\n2 2 x1\n");
+    t_put(P("num.ijv"), "1 1 1\n2 2 x1\n");
     expect_err(P("num.ijv"), &o, "text bad number", "line 2", "\"x1\"", NULL);
-    put(P("tok.ijv"), "1 1 1\n2 2\n");
+    t_put(P("tok.ijv"), "1 1 1\n2 2\n");
     expect_err(P("tok.ijv"), &o, "text too few values", "line 2", "found 2", NULL);
-    put(P("zero.ijv"), "0 1 1\n");
+    t_put(P("zero.ijv"), "0 1 1\n");
     expect_err(P("zero.ijv"), &o, "text zero index", "line 1", "row index", NULL);
     /* mm */
-    put(P("trunc.mtx"), "%%MatrixMarket matrix coordinate real general\n% c\n3 3 3\n1 1 1\n2 2 2\n");
+    t_put(P("trunc.mtx"), "%%MatrixMarket matrix coordinate real general\n% c\n3 3 3\n1 1 1\n2 2 2\n");
     expect_err(P("trunc.mtx"), &o, "mm truncated", "expected 3 entries", "found 2", NULL);
-    put(P("hdr.mtx"), "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n");
+    t_put(P("hdr.mtx"), "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n");
     expect_err(P("hdr.mtx"), &o, "mm complex", "line 1", "complex", NULL);
-    put(P("dim.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1\n");
+    t_put(P("dim.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1\n");
     expect_err(P("dim.mtx"), &o, "mm index", "line 3", "index (4, 1)", NULL);
-    put(P("dim2.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n");
-    put(P("dim2.mtx.mtd"), "{\"rows\": 4, \"cols\": 3, \"format\": \"mm\"}");
+    t_put(P("dim2.mtx"), "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n");
+    t_put(P("dim2.mtx.mtd"), "{\"rows\": 4, \"cols\": 3, \"format\": \"mm\"}");
     expect_err(P("dim2.mtx"), &o, "mm dims vs mtd", "line 2", "dimension", "4x3");
-    put(P("nomm.mtx"), "1 1 1\n");
+    t_put(P("nomm.mtx"), "1 1 1\n");
     o.format = "mm";
     expect_err(P("nomm.mtx"), &o, "mm without banner", "line 1", "Matrix Market", NULL);
     o.format = NULL;
@@ -424,7 +404,7 @@ static void test_bad_files(void)
     expect_err(P("t.bin"), &o, "truncated binary", "truncated", NULL, NULL);
     T_CHECK(truncate(P("t.bin"), 20) == 0, "truncate");
     expect_err(P("t.bin"), &o, "truncated binary header", "truncated", NULL, NULL);
-    put(P("t.bin"), "this is not a binary matrix file at all, honestly");
+    t_put(P("t.bin"), "this is not a binary matrix file at all, honestly");
     expect_err(P("t.bin"), &o, "bad magic", "magic", NULL, NULL);
     mb_release(m);
     m = rnd(30, 30, 0.05, true);
@@ -444,16 +424,16 @@ static void test_bad_files(void)
     mb_release(m);
     /* missing file, malformed .mtd */
     expect_err(P("does_not_exist.csv"), &o, "missing", "not found", NULL, NULL);
-    put(P("j.csv"), "1,2\n");
-    put(P("j.csv.mtd"), "{\"data_type\": \"matrix\",\n \"rows\": 3,\n \"cols\": }");
+    t_put(P("j.csv"), "1,2\n");
+    t_put(P("j.csv.mtd"), "{\"data_type\": \"matrix\",\n \"rows\": 3,\n \"cols\": }");
     expect_err(P("j.csv"), &o, "malformed mtd", "j.csv.mtd", "malformed", "line 3");
-    put(P("j.csv.mtd"), "{\"rows\": \"abc\"}");
+    t_put(P("j.csv.mtd"), "{\"rows\": \"abc\"}");
     expect_err(P("j.csv"), &o, "mtd field type", "j.csv.mtd", "\"rows\"", "number");
-    put(P("j.csv.mtd"), "[1, 2]");
+    t_put(P("j.csv.mtd"), "[1, 2]");
     expect_err(P("j.csv"), &o, "mtd not an object", "j.csv.mtd", "object", NULL);
-    put(P("j.csv.mtd"), "{\"data_type\": \"scalar\", \"value_type\": \"double\"}");
+    t_put(P("j.csv.mtd"), "{\"data_type\": \"scalar\", \"value_type\": \"double\"}");
     expect_err(P("j.csv"), &o, "scalar read as matrix", "scalar", NULL, NULL);
-    put(P("j.csv.mtd"), "{\"format\": \"hdf5\"}");
+    t_put(P("j.csv.mtd"), "{\"format\": \"hdf5\"}");
     expect_err(P("j.csv"), &o, "unknown format", "hdf5", "unsupported", NULL);
 }
 
@@ -466,19 +446,19 @@ static void test_details(void)
     io_read_opts_init(&o);
     o.format = "csv";
 #define io_read_matrix(p, o, e) (br_err_clear(e), io_read_matrix(p, o, e))
-    put(P("d1.csv"), "1, 2 ,\"3\"\r\n\r\nNaN,Inf,-Inf\r\n-Infinity,Infinity,1e-3\r\n");
+    t_put(P("d1.csv"), "1, 2 ,\"3\"\r\n\r\nNaN,Inf,-Inf\r\n-Infinity,Infinity,1e-3\r\n");
     MB *m = io_read_matrix(P("d1.csv"), &o, &e);
     T_CHECK(m && m->rows == 3 && m->cols == 3 && mb_get(m, 0, 2) == 3 && isnan(mb_get(m, 1, 0)) &&
             mb_get(m, 1, 2) == -INFINITY && mb_get(m, 2, 0) == -INFINITY &&
             mb_get(m, 2, 1) == INFINITY && mb_get(m, 2, 2) == 1e-3, "csv details: %s", e.msg);
     mb_release(m);
-    put(P("bom.csv"), "\xEF\xBB\xBFx,y\n1,2\n");
+    t_put(P("bom.csv"), "\xEF\xBB\xBFx,y\n1,2\n");
     o.header = 1;
     m = io_read_matrix(P("bom.csv"), &o, &e);
     T_CHECK(m && m->rows == 1 && m->cols == 2 && mb_get(m, 0, 1) == 2, "csv with BOM: %s", e.msg);
     mb_release(m);
     o.header = -1;
-    put(P("d2.csv"), "1,,3\nNA,5,\n");
+    t_put(P("d2.csv"), "1,,3\nNA,5,\n");
     m = io_read_matrix(P("d2.csv"), &o, &e);
     T_CHECK(!m && strstr(e.msg, "line 2") && strstr(e.msg, "\"NA\""), "NA without naStrings: %s", e.msg);
     br_err_clear(&e);
@@ -496,7 +476,7 @@ static void test_details(void)
     mb_release(m);
     io_read_opts_init(&o);
     /* header only: 0 rows, columns from the header */
-    put(P("d3.csv"), "a,b,c\n");
+    t_put(P("d3.csv"), "a,b,c\n");
     o.header = 1;
     o.format = "csv";
     m = io_read_matrix(P("d3.csv"), &o, &e);
@@ -505,7 +485,7 @@ static void test_details(void)
     o.header = -1;
     o.format = NULL;
     /* text: duplicates (last wins, also a zero), dims inferred */
-    put(P("d4.ijv"), "2 3 1.5\n1 1 4\n2 3 2.5\n1 1 0\n3 1 -1\n");
+    t_put(P("d4.ijv"), "2 3 1.5\n1 1 4\n2 3 2.5\n1 1 0\n3 1 -1\n");
     m = io_read_matrix(P("d4.ijv"), &o, &e);
     T_CHECK(m && m->rows == 3 && m->cols == 3 && m->nnz == 2 && mb_get(m, 1, 2) == 2.5 &&
             mb_get(m, 0, 0) == 0 && mb_get(m, 2, 0) == -1, "text duplicates: %s", e.msg);
@@ -538,42 +518,42 @@ static void test_details(void)
     br_set_threads(0);
     io_read_opts_init(&o);
     /* Matrix Market variants */
-    put(P("sym.mtx"), "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 2\n3 1 -1\n"
+    t_put(P("sym.mtx"), "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 2\n3 1 -1\n"
         "2 2 5\n");
     m = io_read_matrix(P("sym.mtx"), &o, &e);
     T_CHECK(m && mb_get(m, 2, 0) == -1 && mb_get(m, 0, 2) == -1 && mb_get(m, 1, 1) == 5 &&
             m->nnz == 4, "mm symmetric: %s", e.msg);
     mb_release(m);
-    put(P("skew.mtx"), "%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 1\n3 1 4\n");
+    t_put(P("skew.mtx"), "%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 1\n3 1 4\n");
     m = io_read_matrix(P("skew.mtx"), &o, &e);
     T_CHECK(m && mb_get(m, 2, 0) == 4 && mb_get(m, 0, 2) == -4 && m->nnz == 2, "mm skew: %s", e.msg);
     mb_release(m);
-    put(P("pat.mtx"), "%%MatrixMarket matrix coordinate pattern general\n2 4 2\n1 4\n2 1\n");
+    t_put(P("pat.mtx"), "%%MatrixMarket matrix coordinate pattern general\n2 4 2\n1 4\n2 1\n");
     m = io_read_matrix(P("pat.mtx"), &o, &e);
     T_CHECK(m && m->rows == 2 && m->cols == 4 && mb_get(m, 0, 3) == 1 && mb_get(m, 1, 0) == 1 &&
             m->nnz == 2, "mm pattern: %s", e.msg);
     mb_release(m);
-    put(P("arr.mtx"), "%%MatrixMarket matrix array real general\n% c\n2 3\n1\n2\n3\n4\n5\n0\n");
+    t_put(P("arr.mtx"), "%%MatrixMarket matrix array real general\n% c\n2 3\n1\n2\n3\n4\n5\n0\n");
     m = io_read_matrix(P("arr.mtx"), &o, &e);
     T_CHECK(m && mb_get(m, 0, 0) == 1 && mb_get(m, 1, 0) == 2 && mb_get(m, 0, 1) == 3 &&
             mb_get(m, 1, 2) == 0 && mb_get(m, 0, 2) == 5 && m->nnz == 5, "mm array: %s", e.msg);
     mb_release(m);
-    put(P("arrs.mtx"), "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n");
+    t_put(P("arrs.mtx"), "%%MatrixMarket matrix array real symmetric\n2 2\n1\n2\n3\n");
     m = io_read_matrix(P("arrs.mtx"), &o, &e);
     T_CHECK(m && mb_get(m, 0, 0) == 1 && mb_get(m, 1, 0) == 2 && mb_get(m, 0, 1) == 2 &&
             mb_get(m, 1, 1) == 3, "mm array symmetric: %s", e.msg);
     mb_release(m);
     /* no .mtd and no format: the banner picks mm */
-    put(P("guess"), "%%MatrixMarket matrix coordinate real general\n2 2 1\n2 2 9\n");
+    t_put(P("guess"), "%%MatrixMarket matrix coordinate real general\n2 2 1\n2 2 9\n");
     m = io_read_matrix(P("guess"), &o, &e);
     T_CHECK(m && m->rows == 2 && mb_get(m, 1, 1) == 9, "guess mm: %s", e.msg);
     mb_release(m);
     /* a directory of part files */
     mkdir(P("parts.csv"), 0777);
-    put(P("parts.csv/part-00001"), "3,4\n");
-    put(P("parts.csv/part-00000"), "1,2");
-    put(P("parts.csv/_SUCCESS"), "");
-    put(P("parts.csv/.part-00000.crc"), "xx");
+    t_put(P("parts.csv/part-00001"), "3,4\n");
+    t_put(P("parts.csv/part-00000"), "1,2");
+    t_put(P("parts.csv/_SUCCESS"), "");
+    t_put(P("parts.csv/.part-00000.crc"), "xx");
     o.format = "csv";
     m = io_read_matrix(P("parts.csv"), &o, &e);
     T_CHECK(m && m->rows == 2 && mb_get(m, 0, 1) == 2 && mb_get(m, 1, 0) == 3, "part files: %s",
@@ -605,10 +585,10 @@ static void test_details(void)
     br_err_clear(&e);
     /* a failing write keeps the previous file intact */
     T_CHECK(io_write_matrix(P("keep.csv"), x, &wo, &e) == 0, "write keep");
-    char *before = slurp(P("keep.csv"));
+    char *before = t_slurp(P("keep.csv"), NULL);
     wo.sep = "";
     T_CHECK(io_write_matrix(P("keep.csv"), x, &wo, &e) != 0, "bad sep fails");
-    char *after = slurp(P("keep.csv"));
+    char *after = t_slurp(P("keep.csv"), NULL);
     T_CHECK(before && after && !strcmp(before, after), "target untouched");
     free(before);
     free(after);
@@ -626,7 +606,7 @@ static void test_details(void)
     io_write_opts_init(&wo);
     wo.format = "mm";
     io_write_matrix(P("w.mtx"), s, &wo, &e);
-    char *t = slurp(P("w.mtx"));
+    char *t = t_slurp(P("w.mtx"), NULL);
     T_CHECK(t && !strcmp(t, "%%MatrixMarket matrix coordinate real general\n2 3 2\n1 2 0.1\n2 3 -3\n"),
             "mm text: %s", t);
     free(t);
@@ -634,10 +614,10 @@ static void test_details(void)
     wo.header = true;
     wo.sep = ";";
     io_write_matrix(P("w.csv"), s, &wo, &e);
-    t = slurp(P("w.csv"));
+    t = t_slurp(P("w.csv"), NULL);
     T_CHECK(t && !strcmp(t, "C1;C2;C3\n0;0.1;0\n0;0;-3\n"), "csv text: %s", t);
     free(t);
-    t = slurp(P("w.csv.mtd"));
+    t = t_slurp(P("w.csv.mtd"), NULL);
     T_CHECK(t && strstr(t, "\"data_type\": \"matrix\", \"value_type\": \"double\", \"rows\": 2, "
                         "\"cols\": 3, \"nnz\": 2, \"format\": \"csv\", \"header\": true, \"sep\": \";\""),
             "csv mtd: %s", t);
@@ -662,10 +642,10 @@ static void test_scalars(void)
                 !strcmp(buf, vals[i][0]) && !strcmp(m.value_type, vals[i][1]) &&
                 !strcmp(m.data_type, "scalar"), "scalar %d: \"%s\" %s", i, buf, e.msg);
     }
-    char *raw = slurp(P("s.scalar"));
+    char *raw = t_slurp(P("s.scalar"), NULL);
     T_CHECK(raw && raw[0] == 0, "scalar file holds just the value");
     free(raw);
-    put(P("n.scalar"), "17\n");
+    t_put(P("n.scalar"), "17\n");
     T_CHECK(io_read_scalar(P("n.scalar"), buf, sizeof buf, &m, &e) == 0 && !strcmp(buf, "17") &&
             m.value_type[0] == 0, "scalar without mtd: %s", buf);
     T_CHECK(io_read_scalar(P("n.scalar"), buf, 2, NULL, &e) != 0 && strstr(e.msg, "too long"),

@@ -144,19 +144,6 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) n = 0;
-    if (s) s[n] = 0;
-    fclose(f);
-    return s;
-}
 
 /* ---- arena and diag ---- */
 
@@ -791,7 +778,7 @@ static void test_conformance(void)
             nerr++;
             T_CHECK(!p && diag_nerrors(d) > 0, "%s must fail to load", path);
             snprintf(exp, sizeof exp, "expected/%.*s/error.txt", (int)(l - 4), dname);
-            char *e = slurp(exp);
+            char *e = t_slurp(exp, NULL);
             T_CHECK(e != NULL, "%s missing", exp);
             char *line = e ? strtok(e, "\n") : NULL;
             if (line) line = strtok(NULL, "\n");  /* skip the exit class */
@@ -831,7 +818,7 @@ static int repo_file(const char *path, const struct stat *st, int type, struct F
     if (strstr(path, "/build")) return 0;
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    char *text = slurp(path);
+    char *text = t_slurp(path, NULL);
     if (!text) return 0;
     nrepo++;
     Arena *a = arena_new();
@@ -912,7 +899,7 @@ static void test_robustness(void)
     for (size_t c = 0; cd && c < sizeof cases / sizeof cases[0]; c++) {
         char path[600];
         snprintf(path, sizeof path, "%s/cases/%s.dml", cd, cases[c]);
-        char *text = slurp(path);
+        char *text = t_slurp(path, NULL);
         if (!text) continue;
         size_t n = strlen(text);
         char *buf = malloc(n + 64);
