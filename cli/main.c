@@ -67,6 +67,14 @@ static bool is_opt(const char *s) { return s[0] == '-' && s[1] && s[1] != '-' &&
 
 int main(int argc, char **argv)
 {
+    /* OpenMP threads that spin after each parallel region take the core
+     * other work (OpenBLAS's threads, the next kernel, other processes)
+     * needs: measured 2-4x slower iterative algorithms on 2 cores. libgomp
+     * reads its wait policy when it loads, so set it and start again. */
+    if (!getenv("OMP_WAIT_POLICY")) {
+        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+        execv("/proc/self/exe", argv);
+    }
     const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL;
     bool stats = false;
     int stats_n = 10;

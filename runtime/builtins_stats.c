@@ -18,31 +18,6 @@
 #include "../kernels/dist.h"
 #include "../kernels/stat2.h"
 
-static bool given(const Value *v) { return v->kind != V_NONE; }
-
-static int num(const Value *v, const char *what, double *out, BrErr *e)
-{
-    if (val_is_numeric(v)) { *out = val_as_double(v); return 0; }
-    if (v->kind == V_STRING) {
-        char *end;
-        double d = strtod(v->s->s, &end);
-        if (end != v->s->s && !*end) { *out = d; return 0; }
-    }
-    return br_err(e, BR_EARG, "argument '%s' must be a number, not a %s", what, val_kind_name(v->kind));
-}
-
-static int boolean(const Value *v, const char *what, bool *out, BrErr *e)
-{
-    if (v->kind == V_STRING) {
-        if (!strcasecmp(v->s->s, "true")) { *out = true; return 0; }
-        if (!strcasecmp(v->s->s, "false")) { *out = false; return 0; }
-    }
-    double d;
-    if (num(v, what, &d, e)) return e->code;
-    *out = d != 0;
-    return 0;
-}
-
 /* A matrix argument (borrowed); scalars are rejected as SystemDS does. */
 static const MB *mat(const Value *v, const char *fn, const char *what, BrErr *e)
 {
@@ -56,7 +31,7 @@ static const MB *mat(const Value *v, const char *fn, const char *what, BrErr *e)
 static int dof(const Value *v, const char *fn, const char *what, double *out, BrErr *e)
 {
     double d;
-    if (num(v, what, &d, e)) return e->code;
+    if (rt_num(v, what, &d, e)) return e->code;
     if (isnan(d)) return br_err(e, BR_EARG, "%s: %s must be a number, got NaN", fn, what);
     d = floor(d + 0x1p-53);
     *out = d > 2147483647.0 ? 2147483647.0 : d < -2147483648.0 ? -2147483648.0 : d;
@@ -80,25 +55,25 @@ static int dist_args(const Hop *h, Value *a, const char *fn, Dist *d, BrErr *e)
         /* target, dist, mean, sd, df, df1, df2, rate [, lower.tail] */
         switch (d->kind) {
         case DIST_NORMAL:
-            if (num(&a[2], "mean", &d->p1, e) || num(&a[3], "sd", &d->p2, e)) return e->code;
+            if (rt_num(&a[2], "mean", &d->p1, e) || rt_num(&a[3], "sd", &d->p2, e)) return e->code;
             return 0;
         case DIST_T: case DIST_CHISQ:
-            if (!given(&a[4]))
+            if (!rt_given(&a[4]))
                 return br_err(e, BR_EARG, "%s: degrees of freedom df must be given for dist=\"%s\"", fn, dn);
             return dof(&a[4], fn, "df", &d->p1, e);
         case DIST_F:
-            if (!given(&a[5]) || !given(&a[6]))
+            if (!rt_given(&a[5]) || !rt_given(&a[6]))
                 return br_err(e, BR_EARG, "%s: degrees of freedom df1 and df2 must be given for dist=\"f\"", fn);
             if (dof(&a[5], fn, "df1", &d->p1, e) || dof(&a[6], fn, "df2", &d->p2, e)) return e->code;
             return 0;
         case DIST_EXP:
-            return num(&a[7], "rate", &d->p1, e);
+            return rt_num(&a[7], "rate", &d->p1, e);
         }
         return 0;
     }
     case BI_PNORM: case BI_QNORM:
         d->kind = DIST_NORMAL;
-        if (num(&a[1], "mean", &d->p1, e) || num(&a[2], "sd", &d->p2, e)) return e->code;
+        if (rt_num(&a[1], "mean", &d->p1, e) || rt_num(&a[2], "sd", &d->p2, e)) return e->code;
         return 0;
     case BI_PT: case BI_QT:
         d->kind = DIST_T;
@@ -112,7 +87,7 @@ static int dist_args(const Hop *h, Value *a, const char *fn, Dist *d, BrErr *e)
         return 0;
     case BI_PEXP: case BI_QEXP:
         d->kind = DIST_EXP;
-        return num(&a[1], "rate", &d->p1, e);
+        return rt_num(&a[1], "rate", &d->p1, e);
     default:
         return br_err(e, BR_EFAIL, "%s: not a distribution function", fn);
     }
@@ -124,18 +99,18 @@ static int b_dist(const Hop *h, Value *a, Value *out, BrErr *e)
     const char *fn = builtin_info[h->bi].name;
     bool inverse = h->bi == BI_ICDF || h->bi == BI_QNORM || h->bi == BI_QT || h->bi == BI_QF ||
                    h->bi == BI_QCHISQ || h->bi == BI_QEXP;
-    if (!given(&a[0]) || !val_is_scalar(&a[0]))
+    if (!rt_given(&a[0]) || !val_is_scalar(&a[0]))
         return br_err(e, BR_EARG, "%s: target must be a scalar value, not a %s", fn,
                       val_kind_name(a[0].kind));
     double x;
-    if (num(&a[0], "target", &x, e)) return e->code;
+    if (rt_num(&a[0], "target", &x, e)) return e->code;
     Dist d = {DIST_NORMAL, 0, 1};
     if (dist_args(h, a, fn, &d, e)) return e->code;
     bool lower = true;
     if (!inverse) {
         /* lower.tail is the last parameter of every cdf form */
         int il = h->bi == BI_CDF ? 8 : h->bi == BI_PNORM ? 3 : h->bi == BI_PF ? 3 : 2;
-        if (given(&a[il]) && boolean(&a[il], "lower.tail", &lower, e)) return e->code;
+        if (rt_given(&a[il]) && rt_bool(&a[il], "lower.tail", &lower, e)) return e->code;
     }
     double r;
     int rc = inverse ? dist_icdf(&d, x, lower, &r, e) : dist_cdf(&d, x, lower, &r, e);
@@ -161,20 +136,20 @@ static int b_order_stat(const Hop *h, Value *a, Value *out, BrErr *e)
     if (!x) return e->code;
     if (h->bi == BI_IQM) {
         const MB *w = NULL;
-        if (given(&a[1]) && !(w = mat(&a[1], fn, "weights", e))) return e->code;
+        if (rt_given(&a[1]) && !(w = mat(&a[1], fn, "weights", e))) return e->code;
         double r;
         if (k_iqm(x, w, &r, e)) return e->code;
         *out = val_double(r);
         return 0;
     }
     Value *pv = &a[1], *wv = &a[2];
-    if (given(&a[2]) && a[1].kind == V_MATRIX && a[2].kind != V_MATRIX) { pv = &a[2]; wv = &a[1]; }
+    if (rt_given(&a[2]) && a[1].kind == V_MATRIX && a[2].kind != V_MATRIX) { pv = &a[2]; wv = &a[1]; }
     double p;
     if (!val_is_scalar(pv))
         return br_err(e, BR_EARG, "%s: p must be a scalar, not a %s", fn, val_kind_name(pv->kind));
-    if (num(pv, "p", &p, e)) return e->code;
+    if (rt_num(pv, "p", &p, e)) return e->code;
     const MB *w = NULL;
-    if (given(wv) && !(w = mat(wv, fn, "weights", e))) return e->code;
+    if (rt_given(wv) && !(w = mat(wv, fn, "weights", e))) return e->code;
     MB *r = k_interquantile(x, w, p, e);
     if (!r) return e->code;
     *out = val_matrix(r);
@@ -188,7 +163,7 @@ static int b_roll(Value *a, Value *out, BrErr *e)
     double s;
     if (!val_is_scalar(&a[1]))
         return br_err(e, BR_EARG, "roll: shift must be a scalar, not a %s", val_kind_name(a[1].kind));
-    if (num(&a[1], "shift", &s, e)) return e->code;
+    if (rt_num(&a[1], "shift", &s, e)) return e->code;
     if (!isfinite(s)) return br_err(e, BR_EARG, "roll: shift must be finite, got %g", s);
     MB *r = k_roll(x, (int64_t)s, e);
     if (!r) return e->code;
@@ -201,7 +176,7 @@ static int b_count_distinct(Value *a, Value *out, BrErr *e)
     const MB *x = mat(&a[0], "countDistinct", "data", e);
     if (!x) return e->code;
     const char *dir = "rc";
-    if (given(&a[1])) {
+    if (rt_given(&a[1])) {
         if (a[1].kind != V_STRING)
             return br_err(e, BR_EARG, "countDistinct: dir must be a string (\"rc\", \"r\" or \"c\")");
         dir = a[1].s->s;
