@@ -145,7 +145,8 @@ static double run_pattern(int k, int64_t vk, double sp, bool cg, int reps, doubl
 
 typedef struct Res { double t, inbytes, rss; } Res;
 
-/* Runs one measurement in a child process; collects time and peak RSS. */
+/* Runs one measurement in a fresh process (fork + exec of this program,
+ * so no OpenMP state crosses a fork); collects its time and peak RSS. */
 static Res measure(int k, int64_t vk, double sp, bool cg)
 {
     int fd[2];
@@ -155,22 +156,31 @@ static Res measure(int k, int64_t vk, double sp, bool cg)
     pid_t pid = fork();
     if (pid == 0) {
         close(fd[0]);
-        double ib;
-        double t = run_pattern(k, vk, sp, cg, 3, &ib);
-        double v[2] = {t, ib};
-        if (write(fd[1], v, sizeof v) != sizeof v) _exit(3);
-        _exit(0);
+        dup2(fd[1], 1);
+        char a[8][64];
+        snprintf(a[0], 64, "%d", k);
+        snprintf(a[1], 64, "%lld", (long long)vk);
+        snprintf(a[2], 64, "%.17g", sp);
+        snprintf(a[3], 64, "%d", cg ? 1 : 0);
+        snprintf(a[4], 64, "%lld", (long long)ROWS);
+        snprintf(a[5], 64, "%lld", (long long)COLS);
+        snprintf(a[6], 64, "%lld", (long long)ON);
+        snprintf(a[7], 64, "%d", br_threads());
+        char *argv[] = {"bench_codegen", "--child", a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], NULL};
+        execv("/proc/self/exe", argv);
+        _exit(127);
     }
     close(fd[1]);
-    double v[2] = {-1, 0};
-    if (read(fd[0], v, sizeof v) != sizeof v) v[0] = -1;
-    close(fd[0]);
+    FILE *f = fdopen(fd[0], "r");
+    double t = -1, ib = 0, hwm = 0;
+    if (!f || fscanf(f, "%lf %lf %lf", &t, &ib, &hwm) != 3) t = -1;
+    if (f) fclose(f);
     int status;
     struct rusage ru;
     wait4(pid, &status, 0, &ru);
-    r.t = v[0];
-    r.inbytes = v[1];
-    r.rss = (double)ru.ru_maxrss * 1024.0;
+    r.t = t;
+    r.inbytes = ib;
+    r.rss = hwm > 0 ? hwm : (double)ru.ru_maxrss * 1024.0;
     return r;
 }
 
@@ -257,6 +267,23 @@ static double report(const char *name, int k, int64_t vk, double sp, bool off_ok
 
 int main(int argc, char **argv)
 {
+    if (argc == 10 && !strcmp(argv[1], "--child")) {
+        ROWS = atoll(argv[6]);
+        COLS = atoll(argv[7]);
+        ON = atoll(argv[8]);
+        br_set_threads(atoi(argv[9]));
+        double ib = 0;
+        double t = run_pattern(atoi(argv[2]), atoll(argv[3]), atof(argv[4]), atoi(argv[5]) != 0, 3, &ib);
+        /* peak RSS of this process image (VmHWM resets at exec) */
+        double hwm = 0;
+        FILE *st = fopen("/proc/self/status", "r");
+        char line[256];
+        while (st && fgets(line, sizeof line, st))
+            if (!strncmp(line, "VmHWM:", 6)) hwm = atof(line + 6) * 1024.0;
+        if (st) fclose(st);
+        printf("%.9g %.9g %.9g\n", t, ib, hwm);
+        return 0;
+    }
     if (argc > 1) ROWS = atoll(argv[1]);
     if (argc > 2) COLS = atoll(argv[2]);
     if (argc > 3) ON = atoll(argv[3]);
