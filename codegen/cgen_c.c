@@ -292,12 +292,13 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
         int bi = p->n[x->a[1]].in;
         bool sp = g->sp && is_main(p, x->a[0]);
         vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        /* side matrices arrive transposed (c x n): dot products */
         if (x->vc == VC_CELL) {
             if (sp) sb_printf(b, "%sconst double t%d = cg_dot_sp(av, ai, anz, P[%d]);\n", ind, i, bi);
             else sb_printf(b, "%sconst double t%d = cg_dot(%s, P[%d], %s);\n", ind, i, ptr, bi, len);
         } else {
-            if (sp) sb_printf(b, "%scg_vecmat_sp(av, ai, anz, P[%d], L[%d], v%d);\n", ind, bi, bi, i);
-            else sb_printf(b, "%scg_vecmat(%s, %s, P[%d], L[%d], v%d);\n", ind, ptr, len, bi, bi, i);
+            if (sp) sb_printf(b, "%scg_vecmat_sp_t(av, ai, anz, P[%d], %s, L[%d], v%d);\n", ind, bi, len, bi, i);
+            else sb_printf(b, "%scg_vecmat_t(%s, %s, P[%d], L[%d], v%d);\n", ind, ptr, len, bi, bi, i);
         }
         break;
     }
@@ -354,13 +355,13 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
             snprintf(bp, sizeof bp, "&qb");
             snprintf(bl, sizeof bl, "1");
         }
+        /* the partial is accumulated transposed (ncol(B) x ncol(A)) */
         if (A->vc == VC_VEC) {
+            vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
             if (g->sp && is_main(p, x->a[0]))
-                sb_printf(b, "%scg_outer_add_sp(av, ai, anz, %s, %s, out);\n", ind, bp, bl);
-            else {
-                vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
-                sb_printf(b, "%scg_outer_add(%s, %s, %s, %s, out);\n", ind, ptr, len, bp, bl);
-            }
+                sb_printf(b, "%scg_outer_add_sp_t(av, ai, anz, %s, %s, %s, out);\n", ind, bp, bl, len);
+            else
+                sb_printf(b, "%scg_outer_add_t(%s, %s, %s, %s, out);\n", ind, ptr, len, bp, bl);
         } else {
             row_elem(g, x->a[0], e, sizeof e);
             sb_printf(b, "%scg_axpy(%s, %s, %s, out);\n", ind, e, bp, bl);

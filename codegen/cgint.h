@@ -273,7 +273,8 @@ typedef struct CgOp {
     char *src;             /* generated C (owned) */
     void *dl;              /* dlopen handle */
     void *fn[4];           /* dense, sparse, flat/col, tmp-size */
-    int ready;             /* 1 compiled, 0 pending, -1 failed */
+    int ready;             /* 1 compiled, 0 pending, -1 failed (atomic) */
+    bool queued;           /* handed to a compile batch (c->lock) */
     char name[24];         /* spoofCell, spoofRA, spoofMA, spoofOP */
     int64_t uses;
 } CgOp;
@@ -285,6 +286,9 @@ struct CgContext {
     CgOp **ops;            /* every operator (plan cache when enabled) */
     int nops, cap;
     pthread_mutex_t jitlock;   /* one batch of compiles at a time */
+    pthread_cond_t async_done; /* signalled when a background batch ends */
+    int nasync;                /* background batches running (c->lock) */
+    bool stopping;             /* context being freed (atomic) */
     char cachedir[1024];
     bool have_dir;         /* cachedir usable for compiling */
     bool disk_ok;          /* cachedir is the persistent cache */
@@ -302,6 +306,7 @@ struct CgContext {
 CgOp *cg_op_get(CgContext *c, CPlan *p);
 /* Compiles several operators in parallel (those with ready == 0). */
 void jit_compile_all(CgContext *c, CgOp **ops, int n);
+bool jit_compile_async(CgContext *c, CgOp **ops, int n);
 int jit_prepare(CgContext *c);
 void cache_dir_init(CgContext *c);
 void cache_dir_cleanup(CgContext *c);

@@ -18,14 +18,23 @@ CgContext *cg_context_new(const CgOptions *o)
     CgContext *c = br_calloc(1, sizeof *c);
     if (!c) return NULL;
     c->opt = *o;
+    const char *as = getenv("BRAID_CODEGEN_ASYNC");
+    if (as && *as) c->opt.async = strcmp(as, "0") != 0;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->jitlock, NULL);
+    pthread_cond_init(&c->async_done, NULL);
     return c;
 }
 
 void cg_context_free(CgContext *c)
 {
     if (!c) return;
+    /* background compiles read the operators: stop them starting new
+     * compiles and wait for the running ones */
+    __atomic_store_n(&c->stopping, true, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&c->lock);
+    while (c->nasync > 0) pthread_cond_wait(&c->async_done, &c->lock);
+    pthread_mutex_unlock(&c->lock);
     for (int i = 0; i < c->nops; i++) {
         CgOp *op = c->ops[i];
         if (op->dl) dlclose(op->dl);
@@ -37,6 +46,7 @@ void cg_context_free(CgContext *c)
     cache_dir_cleanup(c);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->jitlock);
+    pthread_cond_destroy(&c->async_done);
     free(c);
 }
 
@@ -154,12 +164,31 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
         ops[i] = cg_op_get(c, p);
     }
     __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&c->jitlock);
-    jit_compile_all(c, ops, n);
-    pthread_mutex_unlock(&c->jitlock);
+    /* operators not compiled yet: this batch takes those nobody else is
+     * compiling; synchronous mode waits for every pending one */
+    CgOp **todo = br_calloc((size_t)n, sizeof *todo);
+    int ntodo = 0;
+    bool pending = false;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < n && todo; i++) {
+        if (!ops[i] || __atomic_load_n(&ops[i]->ready, __ATOMIC_ACQUIRE) != 0) continue;
+        pending = true;
+        if (!ops[i]->queued) { ops[i]->queued = true; todo[ntodo++] = ops[i]; }
+    }
+    pthread_mutex_unlock(&c->lock);
+    if (pending && (!c->opt.async || !jit_compile_async(c, todo, ntodo))) {
+        pthread_mutex_lock(&c->jitlock);
+        jit_compile_all(c, todo, ntodo);
+        pthread_mutex_unlock(&c->jitlock);
+    }
+    free(todo);
     for (int i = 0; i < n; i++) {
         if (!ops[i]) continue;
-        if (ops[i]->ready != 1) { __atomic_add_fetch(&c->st.failed, 1, __ATOMIC_RELAXED); continue; }
+        int rdy = __atomic_load_n(&ops[i]->ready, __ATOMIC_ACQUIRE);
+        if (rdy < 0 || (rdy == 0 && !c->opt.async)) {
+            __atomic_add_fetch(&c->st.failed, 1, __ATOMIC_RELAXED);
+            continue;
+        }
         replace(d, &s->ops[i], ops[i], ins[i], nins[i]);
         __atomic_add_fetch(&c->st.fused[tpl_index(s->ops[i].type)], 1, __ATOMIC_RELAXED);
     }

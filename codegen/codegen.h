@@ -24,6 +24,9 @@ typedef struct CgOptions {
     FILE *explain;         /* -explain codegen: CPlans and C of every DAG */
     bool interpret;        /* run fused operators through the reference
                               kernels (debugging, differential tests) */
+    bool async;            /* compile in the background; until an operator
+                              is ready it runs through the reference kernels
+                              (also BRAID_CODEGEN_ASYNC=1) */
 } CgOptions;
 
 /* Counters for -stats. */

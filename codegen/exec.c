@@ -250,7 +250,7 @@ done:
 
 int cg_op_exec(CgContext *c, CgOp *op, Value *args, int nargs, Value *out, BrErr *e)
 {
-    bool fb = op->ready != 1 || c->opt.interpret;
+    bool fb = __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1 || c->opt.interpret;
     int rc = 0;
     if (!fb) {
         switch (op->plan->tpl) {

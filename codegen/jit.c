@@ -124,7 +124,7 @@ static bool load(CgOp *op, const char *path)
     if (op->plan->tpl == T_ROW && !op->fn[3]) ok = false;
     if (!ok) { dlclose(dl); return false; }
     op->dl = dl;
-    op->ready = 1;
+    __atomic_store_n(&op->ready, 1, __ATOMIC_RELEASE);
     return true;
 }
 
@@ -178,21 +178,25 @@ static void finish(CgContext *c, Job *j)
     }
     unlink(j->src);
     unlink(j->tmpobj);
-    if (!ok) j->op->ready = -1;
+    if (!ok) __atomic_store_n(&j->op->ready, -1, __ATOMIC_RELEASE);
 }
 
 /* Compiles the operators of ops[] that are not ready (disk cache first),
- * several at a time. Serialized per context (c->lock held by caller is
- * not needed: a separate compile lock). */
+ * several at a time. The caller holds c->jitlock (one batch at a time);
+ * c->lock guards the cache directory and compiler lookup. */
 void jit_compile_all(CgContext *c, CgOp **ops, int n)
 {
     int todo = 0;
     for (int i = 0; i < n; i++) if (ops[i] && ops[i]->ready == 0) todo++;
     if (!todo) return;
     int64_t t0 = br_now_ns();
+    pthread_mutex_lock(&c->lock);
     cache_dir_init(c);
-    if (jit_prepare(c) || !c->have_dir) {
-        for (int i = 0; i < n; i++) if (ops[i] && ops[i]->ready == 0) ops[i]->ready = -1;
+    int prep = jit_prepare(c);
+    pthread_mutex_unlock(&c->lock);
+    if (prep || !c->have_dir) {
+        for (int i = 0; i < n; i++)
+            if (ops[i] && ops[i]->ready == 0) __atomic_store_n(&ops[i]->ready, -1, __ATOMIC_RELEASE);
         return;
     }
     int par = br_threads() > 2 ? br_threads() : 2;
@@ -214,7 +218,7 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
         snprintf(path, sizeof path, "%s/%s.so", c->cachedir, j->key);
         snprintf(cpath, sizeof cpath, "%s/%s.c", c->cachedir, j->key);
         if (j->disk && cache_verify(c, path, cpath, op->src) && load(op, path)) {
-            c->st.disk_hits++;
+            __atomic_add_fetch(&c->st.disk_hits, 1, __ATOMIC_RELAXED);
             continue;
         }
         nj++;
@@ -222,20 +226,70 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
     /* run up to par compilers at once */
     Job **active = br_calloc((size_t)BR_MAX(nj, 1), sizeof *active);
     while (next < nj || running > 0) {
+        /* a context being freed starts no more compiles */
+        if (__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE)) next = nj;
         while (next < nj && running < par) {
             Job *j = &jobs[next++];
             if (start(c, j, seq++)) active[running++] = j;
-            else j->op->ready = -1;
+            else __atomic_store_n(&j->op->ready, -1, __ATOMIC_RELEASE);
         }
         if (!running) break;
         /* wait for the oldest */
         Job *j = active[0];
         finish(c, j);
-        c->st.compiled++;
+        __atomic_add_fetch(&c->st.compiled, 1, __ATOMIC_RELAXED);
         memmove(active, active + 1, (size_t)(running - 1) * sizeof *active);
         running--;
     }
     free(active);
     free(jobs);
-    c->st.compile_ns += br_now_ns() - t0;
+    __atomic_add_fetch(&c->st.compile_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
+}
+
+/* A batch compiled in the background (asynchronous mode). */
+typedef struct AJob { CgContext *c; CgOp **ops; int n; } AJob;
+
+static void *async_main(void *arg)
+{
+    AJob *j = arg;
+    pthread_mutex_lock(&j->c->jitlock);
+    jit_compile_all(j->c, j->ops, j->n);
+    pthread_mutex_unlock(&j->c->jitlock);
+    pthread_mutex_lock(&j->c->lock);
+    j->c->nasync--;
+    pthread_cond_broadcast(&j->c->async_done);
+    pthread_mutex_unlock(&j->c->lock);
+    free(j->ops);
+    free(j);
+    return NULL;
+}
+
+/* Compiles ops (already queued by the caller) on a background thread;
+ * they run through the reference kernels until ready (seed 001's
+ * asynchronous mode). Returns false if no thread could be started. */
+bool jit_compile_async(CgContext *c, CgOp **ops, int n)
+{
+    AJob *j = br_malloc(sizeof *j);
+    CgOp **copy = br_malloc((size_t)BR_MAX(n, 1) * sizeof *copy);
+    if (!j || !copy) { free(j); free(copy); return false; }
+    memcpy(copy, ops, (size_t)n * sizeof *copy);
+    *j = (AJob){c, copy, n};
+    pthread_mutex_lock(&c->lock);
+    c->nasync++;
+    pthread_mutex_unlock(&c->lock);
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &at, async_main, j);
+    pthread_attr_destroy(&at);
+    if (rc) {
+        pthread_mutex_lock(&c->lock);
+        c->nasync--;
+        pthread_mutex_unlock(&c->lock);
+        free(copy);
+        free(j);
+        return false;
+    }
+    return true;
 }

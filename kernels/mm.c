@@ -169,31 +169,32 @@ static int64_t lower_bound(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
 /* ---------------------------------------------------------------------- */
 /* BLAS wrappers (dense x dense)                                          */
 
-/* Matrix-vector products run OpenBLAS single-threaded on groups of rows,
- * the groups in parallel on braid's OpenMP threads: an iterative algorithm
+/* Matrix-vector products run OpenBLAS single-threaded on ranges of rows,
+ * the ranges in parallel on braid's OpenMP threads: an iterative algorithm
  * alternates them with elementwise kernels, and OpenBLAS's own (pthread)
  * threads spin-waiting next to braid's OpenMP threads on the same cores
  * cost a scheduler time slice per call (milliseconds for a 0.1 ms gemv).
- * One group holds about GEMV_CELLS cells; group boundaries depend on the
- * shape only, so the partial sums of t(A) %*% x are combined the same way
- * for any thread count. t(A) %*% x with more than GEMV_TMAX columns keeps
- * OpenBLAS's threading (the partials would grow). */
-#define GEMV_CELLS ((int64_t)1 << 18)
+ * A %*% x splits the rows evenly over the threads (each output cell is one
+ * dot product, whatever the split). t(A) %*% x sums partial vectors of
+ * fixed groups of about GEMV_CELLS cells (at least 64 rows) in group
+ * order, so the result depends on the shape only, never on the thread
+ * count; with more than GEMV_TMAX columns it keeps OpenBLAS's threading. */
+#define GEMV_CELLS ((int64_t)1 << 15)
 #define GEMV_TMAX 4096
 
 /* y (m) = A (m x k, row-major) %*% x (k). */
 static void gemv_rows(const double *A, const double *x, double *y, int64_t m, int64_t k)
 {
-    int64_t rows = BR_MAX(1, GEMV_CELLS / BR_MAX(k, 1)), ng = (m + rows - 1) / rows;
     int T = nthreads_for((double)m * (double)k);
-    if (T > ng) T = (int)ng;
+    if (T > m) T = (int)m;
     blas_serial();
-    #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
-    for (int64_t g = 0; g < ng; g++) {
-        int64_t r0 = g * rows, rr = BR_MIN(rows, m - r0);
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)rr, (int)k, 1.0, A + r0 * k, (int)k,
-                    x, 1, 0.0, y + r0, 1);
-    }
+    #pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
+    for (int t = 0; t < T; t++)
+        for (int64_t r0 = t * m / T, r1 = (t + 1) * m / T; r0 < r1; r0 += BLAS_CHUNK) {
+            int rr = (int)BR_MIN(r1 - r0, BLAS_CHUNK);
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, rr, (int)k, 1.0, A + r0 * k, (int)k,
+                        x, 1, 0.0, y + r0, 1);
+        }
 }
 
 /* y (k) = t(A) %*% x for A (m x k, row-major), x (m). Returns 0, or -1

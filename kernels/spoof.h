@@ -50,7 +50,9 @@ typedef void (*SpCellFlatFn)(const double *const *P, const double *sc, int64_t c
 typedef void (*SpCellSparseFn)(const double *const *P, const int64_t *S, const double *sc, int64_t i,
                                const int32_t *ci, const double *av, int64_t nz, double *const *out);
 /* Row, dense main input: rows r0 <= i < r1. out: NO_AGG/ROW_AGG the
- * output at row r0 (row stride ldo); otherwise the partial accumulator.
+ * output at row r0 (row stride ldo); otherwise the partial accumulator
+ * (COL_T_AGG: transposed, ocols x orows). Side matrices (SPM_MAT) are
+ * passed transposed, as ncol x nrow dense arrays.
  * tmp: scratch of SpRowTmpFn(L) doubles. */
 typedef void (*SpRowDenseFn)(const double *const *P, const int64_t *S, const int64_t *L, const double *sc,
                              int64_t r0, int64_t r1, double *out, int64_t ldo, double *tmp);

@@ -75,11 +75,27 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
             else if (k == op->main && op->fs) x->sparse_main = true;
             else { x->exp[k] = true; x->nexp++; }
             break;
-        case SPM_ROW: case SPM_COL: case SPM_MAT:
+        case SPM_ROW: case SPM_COL:
             if (!m->sparse) x->P[k] = m->d;
             else if (!(x->P[k] = x->own[k] = dense_copy(m, e))) { rctx_free(x); return e->code; }
             x->S[k] = op->in.mode[k] == SPM_COL ? 1 : 0;
             break;
+        case SPM_MAT: {
+            /* side matrices of vector-matrix products, transposed (small) */
+            double *t = br_malloc((size_t)BR_MAX(m->rows * m->cols, 1) * sizeof(double));
+            if (!t) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
+            for (int64_t i = 0; i < m->rows; i++)
+                for (int64_t j = 0; j < m->cols; j++) t[j * m->rows + i] = 0;
+            if (m->sparse) {
+                for (int64_t i = 0; i < m->rows; i++)
+                    for (int64_t q = m->rp[i]; q < m->rp[i + 1]; q++) t[(int64_t)m->ci[q] * m->rows + i] = m->v[q];
+            } else {
+                for (int64_t i = 0; i < m->rows; i++)
+                    for (int64_t j = 0; j < m->cols; j++) t[j * m->rows + i] = m->d[i * m->cols + j];
+            }
+            x->P[k] = x->own[k] = t;
+            break;
+        }
         default: break;
         }
     }
@@ -222,7 +238,11 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
         if (!o) rc = e->code;
         else {
             int64_t nc = op->ocols;
-            if (op->var == SPR_COL_T_AGG) memcpy(o->d, tot, (size_t)x.psize * sizeof(double));
+            if (op->var == SPR_COL_T_AGG) {
+                /* the partial holds the transpose (ocols x orows) */
+                for (int64_t i = 0; i < op->orows; i++)
+                    for (int64_t j = 0; j < op->ocols; j++) o->d[i * op->ocols + j] = tot[j * op->orows + i];
+            }
             else
                 for (int64_t j = 0; j < nc; j++) {
                     double v = (op->agg == SPA_MIN || op->agg == SPA_MAX) ? tot[j] : tot[j] + tot[nc + j];

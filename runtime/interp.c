@@ -370,9 +370,19 @@ static int eval_header(Rt *rt, Frame *f, PBlock *b, Iter *it)
     it->from = (double)ops_dml_long(x[0]);
     it->to = (double)ops_dml_long(x[1]);
     it->incr = v[2] ? (double)ops_dml_long(x[2]) : (it->from <= it->to ? 1 : -1);
-    if (it->incr == 0)
-        return rt_fail(rt, b->span, BR_EARG, v[2] && x[2] != 0 ?
-                       "for loop increment must be an integer (not %g)" : "for loop increment must be non-zero", x[2]);
+    if (it->incr == 0) {
+        if (!v[2] || x[2] == 0) return rt_fail(rt, b->span, BR_EARG, "for loop increment must be non-zero");
+        /* a fractional increment cut to 0: SystemDS then runs no
+         * iteration when from < to, and never stops otherwise */
+        if (it->from >= it->to)
+            return rt_fail(rt, b->span, BR_EARG, "for loop increment %g is cut to 0 (loop variables are "
+                           "integers): the loop would not end", x[2]);
+        fprintf(stderr, "%s:%d:%d: warning: for loop increment %g is cut to 0 (loop variables are integers, "
+                "as in SystemDS): the loop does not run\n", b->span.file ? b->span.file : "<script>",
+                b->span.line, b->span.col, x[2]);
+        it->n = 0;
+        return 0;
+    }
     double dincr = v[2] ? x[2] : it->incr;
     double cnt = floor((it->to - it->from) / it->incr) + 1;
     it->n = cnt > 0 && 1 + floor(x[1] / dincr - x[0] / dincr) > 0 ? (int64_t)cnt : 0;

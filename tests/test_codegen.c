@@ -7,7 +7,8 @@
  *    t(X)%*%(X%*%V) and the MLogreg inner loop, Outer sum(W*log(U%*%t(V)+
  *    eps)) and W*(U%*%t(V)), the ALS-CG update rule) over dense and sparse
  *    inputs: results equal the unfused plan (1e-10; 1e-8 outer products)
- *    under every policy and in the interpreted fallback, and the chosen
+ *    under every policy, in the interpreted fallback and with asynchronous
+ *    compilation, and the chosen
  *    plan has the expected fused operators;
  *  - aggregations of every direction and vector broadcasts, shapes with 0
  *    rows, vectors, 1x1;
@@ -137,6 +138,7 @@ static Pol pols[] = {
     {"fuse_no_redundancy", {.enabled = true, .plancache = true, .policy = CG_FUSE_NO_REDUNDANCY}},
     {"cost_based", {.enabled = true, .plancache = true, .policy = CG_COST_BASED}},
     {"interpreted", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .interpret = true}},
+    {"async", {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true}},
 };
 #define NPOL ((int)(sizeof pols / sizeof *pols))
 
