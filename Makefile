@@ -29,7 +29,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 
-.PHONY: all deps test san bench-kernels bench-compile clean example fuzz
+.PHONY: all deps test san bench-kernels bench-compile bench-codegen clean example fuzz
 
 all: $(BUILD)/braid
 
@@ -69,6 +69,9 @@ FUZZ_SECONDS ?= 60
 fuzz: $(BUILD)/.deps
 	@BRAID_EXTRA_PKGS="clang libclang-rt-14-dev" ./tools/deps.sh
 	./fuzz/run.sh $(FUZZ_SECONDS)
+
+bench-codegen: $(BUILD)/bench/bench_codegen
+	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/bench_codegen
 
 bench-compile: $(BUILD)/bench/bench_compile
 	$(BUILD)/bench/bench_compile scripts/builtin

@@ -11,11 +11,17 @@
  * private temporary directory holds the objects. */
 #include "cgint.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#define CACHE_MAX_OPS 4096      /* objects kept; the oldest half goes beyond */
+#define CACHE_GC_PERIOD 3600    /* seconds between collections */
 
 /* mkdir -p with mode 0700 for the directories it creates. */
 static int mkdirs(const char *path)
@@ -43,6 +49,66 @@ static bool private_dir(const char *path)
     return true;
 }
 
+typedef struct Ent { char name[80]; time_t mtime; } Ent;
+
+static int ent_cmp(const void *a, const void *b)
+{
+    const Ent *x = a, *y = b;
+    return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+/* Bounds the disk cache: at most once per CACHE_GC_PERIOD (a stamp file),
+ * removes leftovers of crashed compiles and, beyond CACHE_MAX_OPS objects,
+ * the least recently used half (loads refresh an object's mtime). */
+static void cache_gc(const char *dir)
+{
+    char stamp[1200];
+    snprintf(stamp, sizeof stamp, "%s/gc.stamp", dir);
+    struct stat st;
+    time_t now = time(NULL);
+    if (stat(stamp, &st) == 0 && now - st.st_mtime < CACHE_GC_PERIOD) return;
+    int fd = open(stamp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) close(fd);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    Ent *v = NULL;
+    int n = 0, cap = 0;
+    struct dirent *de;
+    char path[1200];
+    while ((de = readdir(d))) {
+        const char *nm = de->d_name;
+        size_t l = strlen(nm);
+        snprintf(path, sizeof path, "%s/%s", dir, nm);
+        if (!strncmp(nm, "tmp.", 4)) {
+            if (stat(path, &st) == 0 && now - st.st_mtime > CACHE_GC_PERIOD) unlink(path);
+            continue;
+        }
+        if (l < 4 || l >= sizeof v->name || strcmp(nm + l - 3, ".so") || stat(path, &st)) continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            Ent *nv = realloc(v, (size_t)cap * sizeof *nv);
+            if (!nv) break;
+            v = nv;
+        }
+        snprintf(v[n].name, sizeof v[n].name, "%s", nm);
+        v[n].mtime = st.st_mtime;
+        n++;
+    }
+    closedir(d);
+    if (n > CACHE_MAX_OPS) {
+        qsort(v, (size_t)n, sizeof *v, ent_cmp);
+        for (int i = 0; i < n - CACHE_MAX_OPS / 2; i++) {
+            snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
+            unlink(path);
+            size_t l = strlen(path);
+            path[l - 2] = 'c';
+            path[l - 1] = 0;
+            unlink(path);
+        }
+    }
+    free(v);
+}
+
 /* Chooses the cache directory once per context. */
 void cache_dir_init(CgContext *c)
 {
@@ -56,6 +122,7 @@ void cache_dir_init(CgContext *c)
         snprintf(c->cachedir, sizeof c->cachedir, "%s", dir);
         c->have_dir = true;
         c->disk_ok = true;
+        cache_gc(dir);
         return;
     }
     /* no persistent cache: a private temporary directory */

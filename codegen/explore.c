@@ -284,8 +284,7 @@ static void create_plans(Memo *m, Hop *h, TplType t, bool opened)
 {
     int nin = h->nin < MEMO_MAXIN ? h->nin : MEMO_MAXIN;
     bool ok[MEMO_MAXIN] = {false};
-    int nfus = 0;
-    for (int i = 0; i < nin; i++) if ((ok[i] = can_ref(m, t, h, i))) nfus++;
+    for (int i = 0; i < nin; i++) ok[i] = can_ref(m, t, h, i);
     for (int mask = 0; mask < (1 << nin); mask++) {
         bool valid = true;
         for (int i = 0; i < nin; i++) if ((mask >> i & 1) && !ok[i]) valid = false;
@@ -295,7 +294,6 @@ static void create_plans(Memo *m, Hop *h, TplType t, bool opened)
         e.closed = CS_OPEN_VALID;
         memo_add(m, h, &e);
     }
-    (void)nfus;
 }
 
 static bool drop_closed(const Memo *m, const Hop *h, const MEntry *e, void *arg)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -218,6 +219,7 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
         snprintf(path, sizeof path, "%s/%s.so", c->cachedir, j->key);
         snprintf(cpath, sizeof cpath, "%s/%s.c", c->cachedir, j->key);
         if (j->disk && cache_verify(c, path, cpath, op->src) && load(op, path)) {
+            utimes(path, NULL);   /* recently used: kept by the collector */
             __atomic_add_fetch(&c->st.disk_hits, 1, __ATOMIC_RELAXED);
             continue;
         }

@@ -77,7 +77,6 @@ static void rselect(Keep *k, Hop *h, int consumer)
     if (k->seen[h->id][consumer]) return;
     k->seen[h->id][consumer] = 1;
     MEntry *e = sel_best(m, h, consumer);
-    if (!e && consumer != T__N) e = NULL;
     if (e) {
         int idx = entry_index(m, h, e);
         if (idx < 8) k->keep[h->id][idx] = 1;
@@ -142,8 +141,29 @@ static bool drop_invalid_leftovers(const Memo *m, const Hop *h, const MEntry *e,
     return e->closed == CS_CLOSED_VALID && memo_nrefs(e) == 0;
 }
 
+/* A memo entry is dominated when all its references are to operators with
+ * one consumer and another entry of the same template references a strict
+ * superset (seed 3.2); heuristics never pick it. */
+static bool drop_dominated(const Memo *m, const Hop *h, const MEntry *e, void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < e->nin; i++)
+        if (e->ref[i] >= 0 && m->nuse[e->ref[i]] > 1) return false;
+    MGroup *g = m->g[h->id];
+    for (int k = 0; k < g->n; k++) {
+        const MEntry *o = &g->e[k];
+        if (o == e || o->type != e->type || memo_nrefs(o) <= memo_nrefs(e)) continue;
+        bool sup = true;
+        for (int i = 0; i < e->nin && sup; i++) sup = e->ref[i] < 0 || o->ref[i] == e->ref[i];
+        if (sup) return true;
+    }
+    return false;
+}
+
 void cg_select(Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es)
 {
+    if (policy != CG_COST_BASED)
+        for (int i = 0; i < m->norder; i++) memo_filter(m, m->order[i], drop_dominated, NULL);
     if (policy == CG_FUSE_NO_REDUNDANCY) {
         for (int i = 0; i < m->norder; i++) {
             memo_filter(m, m->order[i], drop_multi_refs, NULL);

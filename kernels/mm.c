@@ -24,7 +24,7 @@ void openblas_set_num_threads(int);
 #define TSMM_SMALL_OUT 1024
 
 /* Largest row count handed to one BLAS call (BLAS ints are 32-bit). */
-#define BLAS_CHUNK ((int64_t)INT_MAX)
+#define BLAS_CHUNK ((int64_t)INT_MAX / 16 * 16)
 
 /* Dense tsmm with a long inner dimension: number of fixed ranges of it
  * computed in parallel, and the least length of one range. */
@@ -174,8 +174,10 @@ static int64_t lower_bound(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
  * alternates them with elementwise kernels, and OpenBLAS's own (pthread)
  * threads spin-waiting next to braid's OpenMP threads on the same cores
  * cost a scheduler time slice per call (milliseconds for a 0.1 ms gemv).
- * A %*% x splits the rows evenly over the threads (each output cell is one
- * dot product, whatever the split). t(A) %*% x sums partial vectors of
+ * A %*% x splits the rows evenly over the threads at multiples of 16 rows
+ * (OpenBLAS's kernel takes rows in blocks, and a row's sum order depends
+ * on its place in its block: aligned ranges keep it the same for any thread
+ * count). t(A) %*% x sums partial vectors of
  * fixed groups of about GEMV_CELLS cells (at least 64 rows) in group
  * order, so the result depends on the shape only, never on the thread
  * count; with more than GEMV_TMAX columns it keeps OpenBLAS's threading. */
@@ -190,7 +192,8 @@ static void gemv_rows(const double *A, const double *x, double *y, int64_t m, in
     blas_serial();
     #pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
     for (int t = 0; t < T; t++)
-        for (int64_t r0 = t * m / T, r1 = (t + 1) * m / T; r0 < r1; r0 += BLAS_CHUNK) {
+        for (int64_t r0 = t * m / T / 16 * 16, r1 = t + 1 == T ? m : (t + 1) * m / T / 16 * 16;
+             r0 < r1; r0 += BLAS_CHUNK) {
             int rr = (int)BR_MIN(r1 - r0, BLAS_CHUNK);
             cblas_dgemv(CblasRowMajor, CblasNoTrans, rr, (int)k, 1.0, A + r0 * k, (int)k,
                         x, 1, 0.0, y + r0, 1);

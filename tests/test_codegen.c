@@ -13,7 +13,8 @@
  *  - aggregations of every direction and vector broadcasts, shapes with 0
  *    rows, vectors, 1x1;
  *  - a random-DAG fuzzer: random expressions over dense and sparse inputs
- *    of random shapes, fused vs unfused.
+ *    of random shapes, fused vs unfused (Cell/MAgg and Row expressions);
+ *  - the disk cache: reuse, verification of entries, failing compilers.
  * Thread counts 1 and 2. */
 #include <math.h>
 #include <stdlib.h>
@@ -301,7 +302,10 @@ static void test_templates(void)
 
 static void test_shapes(void)
 {
-    static const int64_t shapes[][2] = {{0, 5}, {5, 0}, {1, 1}, {7, 1}, {1, 9}, {50, 3}, {3, 300}, {2100, 3}};
+    /* also: rows longer than a block of generated code (2048 cells) and
+     * more cells than one aggregation super-block (32768) */
+    static const int64_t shapes[][2] = {{0, 5}, {5, 0}, {1, 1}, {7, 1}, {1, 9}, {50, 3}, {3, 300}, {2100, 3},
+                                        {3, 2500}, {500, 100}};
     const char *nm[] = {"X", "Y", "r", "c"};
     const char *on[] = {"a", "b", "c1", "d", "e", "f"};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
@@ -391,14 +395,111 @@ static void test_fuzz(int ncases)
     }
 }
 
+/* Row fuzzer: random row-aligned expressions over X %*% B, P and a column
+ * vector, consumed by t(X) %*% (.), colSums, rowSums and sum. */
+static void test_fuzz_row(int ncases)
+{
+    const char *nm[] = {"X", "B", "P", "c"};
+    const char *leaves[] = {"(X %*% B)", "P", "c", "(X %*% B)"};
+    const char *on[] = {"o1", "o2", "o3", "o4"};
+    for (int t = 0; t < ncases; t++) {
+        int64_t m = 20 + (int64_t)(urand() * 80), n = 2 + (int64_t)(urand() * 30), k = 2 + (int64_t)(urand() * 6);
+        bool sp = urand() < 0.5;
+        MB *X = gen(m, n, sp ? 0.1 : 1, -1, 1, sp), *B = gen(n, k, 1, -1, 1, false);
+        MB *P = gen(m, k, 1, -1, 1, false), *c = gen(m, 1, 1, -1, 1, false);
+        MB *ins[] = {X, B, P, c};
+        char e[2048], src[9000];
+        fz_expr(e, sizeof e, 1 + (int)(urand() * 3), 4, leaves);
+        snprintf(src, sizeof src, "o1 = t(X) %%*%% (%s)\no2 = colSums(%s)\no3 = rowSums(%s)\no4 = sum(%s)\n", e, e, e,
+                 e);
+        char what[160];
+        snprintf(what, sizeof what, "fuzz row %d (%lldx%lld, k %lld, %s)", t, (long long)m, (long long)n,
+                 (long long)k, sp ? "sparse" : "dense");
+        CgOptions off = {.enabled = false};
+        Run ref, got;
+        run(src, &off, 4, nm, ins, 4, on, &ref);
+        for (int p = 0; p < 3; p++) {
+            run(src, &pols[p].o, 4, nm, ins, 4, on, &got);
+            bool ok = (got.rc == 0) == (ref.rc == 0);
+            for (int q = 0; q < 4 && ok && ref.rc == 0; q++) ok = val_eq(&got.out[q], &ref.out[q], 1e-9);
+            T_CHECK(ok, "%s [%s]: %s differs\n%s", what, pols[p].name, got.rc ? got.err : "result", src);
+            run_free(&got);
+        }
+        run_free(&ref);
+        for (int q = 0; q < 4; q++) mb_release(ins[q]);
+    }
+}
+
+/* The disk cache: objects are reused, a tampered or foreign-writable
+ * entry is not loaded, and a compiler that fails leaves the unfused plan
+ * (correct results, no fused operator). */
+static void test_cache(void)
+{
+    char dir[] = "/tmp/braid-cgtest-XXXXXX";
+    if (!mkdtemp(dir)) { T_CHECK(false, "mkdtemp"); return; }
+    const char *nm[] = {"X", "Y"};
+    MB *X = gen(40, 30, 1, -1, 1, false), *Y = gen(40, 30, 0.3, -1, 1, true);
+    MB *ins[] = {X, Y};
+    const char *on[] = {"s"};
+    /* a plan no other test uses (constants are arguments: the structure) */
+    const char *src = "s = sum(sigmoid(X) * abs(Y) - cos(X * Y) + tanh(Y))";
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .cachedir = dir};
+    CgOptions off = {.enabled = false};
+    Run ref, a, b, c, d;
+    run(src, &off, 2, nm, ins, 1, on, &ref);
+    run(src, &o, 2, nm, ins, 1, on, &a);
+    T_CHECK(a.rc == 0 && a.st.compiled == 1 && a.st.disk_hits == 0, "cache: first run compiles (%lld, %lld)",
+            (long long)a.st.compiled, (long long)a.st.disk_hits);
+    run(src, &o, 2, nm, ins, 1, on, &b);
+    T_CHECK(b.rc == 0 && b.st.compiled == 0 && b.st.disk_hits == 1, "cache: second run loads (%lld, %lld)",
+            (long long)b.st.compiled, (long long)b.st.disk_hits);
+    /* tamper with the stored source: the entry no longer verifies */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "for f in %s/*.c; do echo '/* x */' >> \"$f\"; done", dir);
+    T_CHECK(system(cmd) == 0, "cache: tamper");
+    run(src, &o, 2, nm, ins, 1, on, &c);
+    T_CHECK(c.rc == 0 && c.st.compiled == 1 && c.st.disk_hits == 0, "cache: tampered entry recompiled (%lld, %lld)",
+            (long long)c.st.compiled, (long long)c.st.disk_hits);
+    /* objects writable by others are not trusted */
+    snprintf(cmd, sizeof cmd, "chmod g+w %s/*.so", dir);
+    T_CHECK(system(cmd) == 0, "cache: chmod");
+    run(src, &o, 2, nm, ins, 1, on, &d);
+    T_CHECK(d.rc == 0 && d.st.disk_hits == 0, "cache: group-writable object not loaded (%lld)",
+            (long long)d.st.disk_hits);
+    Run *all[] = {&a, &b, &c, &d};
+    for (int k = 0; k < 4; k++) {
+        T_CHECK(all[k]->rc == 0 && ref.rc == 0 && val_eq(&all[k]->out[0], &ref.out[0], 1e-10), "cache: run %d result", k);
+        run_free(all[k]);
+    }
+    /* a compiler that fails: unfused plan, same result */
+    setenv("BRAID_CC", "/bin/false", 1);
+    Run f;
+    CgOptions o2 = {.enabled = true, .plancache = false, .policy = CG_COST_BASED, .cachedir = dir};
+    run("s = sum(exp(-abs(X)) * Y + sign(X))", &o2, 2, nm, ins, 1, on, &f);
+    Run fr;
+    run("s = sum(exp(-abs(X)) * Y + sign(X))", &off, 2, nm, ins, 1, on, &fr);
+    T_CHECK(f.rc == 0 && fr.rc == 0 && val_eq(&f.out[0], &fr.out[0], 1e-12) && f.st.failed >= 1 &&
+                f.st.fused[0] == 0, "cache: failing compiler falls back (failed %lld)", (long long)f.st.failed);
+    unsetenv("BRAID_CC");
+    run_free(&f);
+    run_free(&fr);
+    run_free(&ref);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_CHECK(system(cmd) == 0, "cache: cleanup");
+    mb_release(X);
+    mb_release(Y);
+}
+
 int main(void)
 {
+    test_cache();
     for (int th = 1; th <= 2; th++) {
         br_set_threads(th);
         test_ops();
         test_templates();
         test_shapes();
-        test_fuzz(th == 1 ? 60 : 20);
+        test_fuzz(th == 1 ? 40 : 10);
+        test_fuzz_row(th == 1 ? 20 : 6);
     }
     return t_done("test_codegen");
 }
