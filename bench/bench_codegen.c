@@ -113,7 +113,8 @@ static double run_pattern(int k, int64_t vk, double sp, bool cg, int reps, doubl
     LangOptions lo = {.predefined = pats[k].names, .npredefined = pats[k].nin};
     Program *ast = lang_load_string(pats[k].src, "<bench>", &lo, d);
     CgOptions o = {.enabled = cg, .plancache = true, .policy = CG_COST_BASED};
-    RtProgram *p = ast ? plan_build_program(ast, d, 2, &o) : NULL;
+    const char *outnames[] = {"s"};
+    RtProgram *p = ast ? plan_build_program_outputs(ast, d, 2, &o, outnames, 1) : NULL;
     if (!p) { fprintf(stderr, "bench: %s\n", diag_first_message(d)); exit(2); }
     NameSet outs = {0}, live = {0};
     ns_add(&outs, "s");

@@ -165,6 +165,8 @@ typedef struct CostCtx {
     int64_t outer_rows, outer_cols;
     double static_cost;    /* read inputs + write roots */
     EnumStats *es;
+    int *pt_first;         /* by hop id: first point with that consumer, -1 */
+    int *pt_next;          /* by point: next point with the same consumer */
 } CostCtx;
 
 int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es);

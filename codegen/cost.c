@@ -228,10 +228,12 @@ void parts_free(Part *ps, int n)
 
 /* ---- entries valid under an assignment ---- */
 
+/* Is the point c -> h materialized? Visits only the points of consumer c
+ * (an index built by cost_init), so it is O(inputs of c). */
 static bool point_cut(const CostCtx *x, int c, int h)
 {
-    for (int t = 0; t < x->p->npts; t++)
-        if (x->cut[t] && x->p->pts[t].c == c && x->p->pts[t].h == h) return true;
+    for (int t = x->pt_first[c]; t >= 0; t = x->pt_next[t])
+        if (x->cut[t] && x->p->pts[t].h == h) return true;
     return false;
 }
 
@@ -437,7 +439,14 @@ int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, Enu
     x->es = es;
     x->mat = br_calloc((size_t)m->nid, 1);
     x->cover = br_calloc((size_t)m->nid, sizeof(int));
-    if (!x->mat || !x->cover) { cost_free(x); return -1; }
+    x->pt_first = br_malloc((size_t)m->nid * sizeof(int));
+    x->pt_next = br_malloc((size_t)BR_MAX(p->npts, 1) * sizeof(int));
+    if (!x->mat || !x->cover || !x->pt_first || !x->pt_next) { cost_free(x); return -1; }
+    for (int i = 0; i < m->nid; i++) x->pt_first[i] = -1;
+    for (int t = p->npts - 1; t >= 0; t--) {
+        x->pt_next[t] = x->pt_first[p->pts[t].c];
+        x->pt_first[p->pts[t].c] = t;
+    }
     double s = 0;
     for (int i = 0; i < p->ninputs; i++) s += bytes(m->hop[p->inputs[i]]) / mc->read_bw;
     for (int i = 0; i < p->nroots; i++) s += bytes(m->hop[p->roots[i]]) / mc->write_bw;
@@ -449,6 +458,9 @@ void cost_free(CostCtx *x)
 {
     free(x->mat);
     free(x->cover);
+    free(x->pt_first);
+    free(x->pt_next);
     x->mat = NULL;
     x->cover = NULL;
+    x->pt_first = x->pt_next = NULL;
 }

@@ -17,8 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_POINTS 24          /* points enumerated per (sub-)problem */
-#define MAX_EVAL 20000         /* plans costed per partition */
+/* Hard budgets (deterministic): a (sub-)problem with more points than
+ * MAX_POINTS is not enumerated but solved by heuristics plus a greedy pass
+ * (large_problem); at most MAX_EVAL plans are costed per partition, after
+ * which the best plan found so far is kept. */
+#define MAX_POINTS 16
+#define MAX_EVAL 1000
 
 typedef struct Enum {
     CostCtx *x;
@@ -26,6 +30,58 @@ typedef struct Enum {
     EnumStats *es;
     int64_t evals;
 } Enum;
+
+/* Costs one assignment against the budget. */
+static double eval(Enum *en, const bool *cur, double bound)
+{
+    en->evals++;
+    return cg_plan_cost(en->x, cur, bound);
+}
+
+/* The fuse-no-redundancy assignment of points idx[0..n) (over base): a
+ * point is materialized when its target has several consumers. */
+static void no_redundancy(const Enum *en, const int *idx, int n, bool *cur)
+{
+    const Memo *m = en->x->m;
+    for (int i = 0; i < n; i++) cur[idx[i]] = m->nuse[en->x->p->pts[idx[i]].h] > 1;
+}
+
+/* A (sub-)problem too large to enumerate: the best of the fuse-all,
+ * fuse-no-redundancy and materialize-all assignments, then one greedy pass
+ * that flips the composite point of each target (all its consumers) while
+ * that lowers the cost, within the evaluation budget. Writes the best
+ * assignment into best; returns its cost. */
+static double large_problem(Enum *en, const int *idx, int n, const bool *base, bool *best)
+{
+    int np = en->npts;
+    bool *cur = br_malloc((size_t)np * sizeof(bool));
+    double bestc = INFINITY;
+    memcpy(best, base, (size_t)np * sizeof(bool));
+    if (!cur) return cg_plan_cost(en->x, base, INFINITY);
+    for (int cand = 0; cand < 3; cand++) {
+        memcpy(cur, base, (size_t)np * sizeof(bool));
+        if (cand == 1) no_redundancy(en, idx, n, cur);
+        else for (int i = 0; i < n; i++) cur[idx[i]] = cand == 2;
+        double c = eval(en, cur, bestc);
+        en->es->enumerated++;
+        if (c < bestc) { bestc = c; memcpy(best, cur, (size_t)np * sizeof(bool)); }
+    }
+    const Part *p = en->x->p;
+    for (int t = 0; t < n && en->evals < MAX_EVAL && bestc < INFINITY; t++) {
+        int h = p->pts[idx[t]].h;
+        bool first = true;
+        for (int u = 0; u < t && first; u++) first = p->pts[idx[u]].h != h;
+        if (!first) continue;
+        memcpy(cur, best, (size_t)np * sizeof(bool));
+        bool to = !best[idx[t]];
+        for (int u = t; u < n; u++) if (p->pts[idx[u]].h == h) cur[idx[u]] = to;
+        en->es->enumerated++;
+        double c = eval(en, cur, bestc);
+        if (c < bestc) { bestc = c; memcpy(best, cur, (size_t)np * sizeof(bool)); }
+    }
+    free(cur);
+    return bestc;
+}
 
 /* Hops reachable downward from `from` within the partition, not entering
  * hops marked in stop (by id); marks them in seen. */
@@ -101,8 +157,8 @@ static double mpskip(Enum *en, const int *idx, int n, const bool *base, bool *be
 {
     int np = en->npts;
     memcpy(best, base, (size_t)np * sizeof(bool));
-    if (n == 0) return cg_plan_cost(en->x, base, INFINITY);
-    if (n > MAX_POINTS) n = MAX_POINTS;
+    if (n == 0) return eval(en, base, INFINITY);
+    if (n > MAX_POINTS) return large_problem(en, idx, n, base, best);
     int *order = br_malloc((size_t)n * sizeof(int)), *cut = br_malloc((size_t)n * sizeof(int)),
         *s1 = br_malloc((size_t)n * sizeof(int)), *s2 = br_malloc((size_t)n * sizeof(int));
     bool *cur = br_malloc((size_t)np * sizeof(bool)), *tmp = br_malloc((size_t)np * sizeof(bool)),
@@ -123,7 +179,15 @@ static double mpskip(Enum *en, const int *idx, int n, const bool *base, bool *be
     uint64_t total = (uint64_t)1 << n;
     uint64_t cutblock = k ? (((uint64_t)1 << k) - 1) << (n - k) : total;
     for (uint64_t i = 0; i < total; i++) {
-        if (en->evals >= MAX_EVAL) break;
+        if (en->evals >= MAX_EVAL) {
+            /* budget exhausted: keep the best so far, or the
+             * fuse-no-redundancy plan if that is cheaper */
+            memcpy(cur, base, (size_t)np * sizeof(bool));
+            no_redundancy(en, idx, n, cur);
+            double c = cg_plan_cost(en->x, cur, bestc);
+            if (c < bestc) { bestc = c; memcpy(best, cur, (size_t)np * sizeof(bool)); }
+            break;
+        }
         en->es->enumerated++;
         memcpy(cur, base, (size_t)np * sizeof(bool));
         for (int b = 0; b < n; b++) cur[order[b]] = (i >> (n - 1 - b)) & 1;
@@ -135,8 +199,7 @@ static double mpskip(Enum *en, const int *idx, int n, const bool *base, bool *be
             double c2 = mpskip(en, s2, n2, cur, tmp2);
             for (int b = 0; b < n2; b++) cur[s2[b]] = tmp2[s2[b]];
             (void)c1; (void)c2;
-            double c = cg_plan_cost(en->x, cur, bestc);
-            en->evals++;
+            double c = eval(en, cur, bestc);
             if (c < bestc) { bestc = c; memcpy(best, cur, (size_t)np * sizeof(bool)); }
             break;
         }
@@ -146,8 +209,7 @@ static double mpskip(Enum *en, const int *idx, int n, const bool *base, bool *be
             i += low - 1;
             continue;
         }
-        double c = cg_plan_cost(en->x, cur, bestc);
-        en->evals++;
+        double c = eval(en, cur, bestc);
         if (c < bestc) { bestc = c; memcpy(best, cur, (size_t)np * sizeof(bool)); }
     }
 done:

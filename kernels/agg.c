@@ -456,9 +456,8 @@ static void col_task(const double *x, int64_t N, int64_t r0, int64_t r1,
         bool chk = pass == 1, redo = false;
         for (int64_t k = 0; k < W; k++) { s[k] = init; c[k] = 0; }
         int64_t r = r0;
-        if (!chk && cm_kahan(cm))   /* four lane groups of L rows at a time */
-            for (; r + 4 * L <= r1; r += 4 * L)
-                col_lanes4(cm, x + r * N + j0, L * N, W, s, c, mr);
+        if (L == 1 && !chk && cm_kahan(cm))
+            for (; r + 4 <= r1; r += 4) col_lanes4(cm, x + r * N + j0, N, W, s, c, mr);
         for (; r + L <= r1; r += L) col_lanes(cm, x + r * N + j0, W, s, c, mr, chk);
         for (; r < r1; r++) col_lanes(cm, x + r * N + j0, w, s, c, mr, chk);
         for (int64_t j = 0; j < w; j++) {
@@ -681,7 +680,30 @@ static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
         /* the next group's lines (the column-wise walk defeats the
          * hardware prefetcher) */
         for (int64_t p = RG * N; p < 2 * RG * N; p += 8) __builtin_prefetch(xb + p);
-        for (int64_t j = 0; j < N; j++) {
+        int64_t j = 0;
+        /* four columns at a time: four row vectors loaded whole and
+         * transposed in registers (the same steps, in the same order, as
+         * the cell-wise loads below) */
+        for (; j + 4 <= N; j += 4) {
+#pragma GCC unroll 8
+            for (int q = 0; q < RG / 4; q++) {
+                const double *p = xb + 4 * q * N + j;
+                v4d a0 = vld(p), a1 = vld(p + N), a2 = vld(p + 2 * N), a3 = vld(p + 3 * N);
+                v4d l01 = __builtin_shuffle(a0, a1, (v4i){0, 4, 2, 6});
+                v4d h01 = __builtin_shuffle(a0, a1, (v4i){1, 5, 3, 7});
+                v4d l23 = __builtin_shuffle(a2, a3, (v4i){0, 4, 2, 6});
+                v4d h23 = __builtin_shuffle(a2, a3, (v4i){1, 5, 3, 7});
+                v4d c0 = __builtin_shuffle(l01, l23, (v4i){0, 1, 4, 5});
+                v4d c1 = __builtin_shuffle(h01, h23, (v4i){0, 1, 4, 5});
+                v4d c2 = __builtin_shuffle(l01, l23, (v4i){2, 3, 6, 7});
+                v4d c3 = __builtin_shuffle(h01, h23, (v4i){2, 3, 6, 7});
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c0 * c0 : c0);
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c1 * c1 : c1);
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c2 * c2 : c2);
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c3 * c3 : c3);
+            }
+        }
+        for (; j < N; j++) {
 #pragma GCC unroll 8
             for (int q = 0; q < RG / 4; q++) {
                 const double *p = xb + 4 * q * N + j;

@@ -711,7 +711,9 @@ static PBlock *pb_new(PBKind k, Span sp)
 static void flush(BCtx *c, PBlock **cur)
 {
     if (!*cur) return;
-    (*cur)->code = plan_compile_dag(c->prog, (*cur)->dag, CG_BLOCK, &c->prog->rw);
+    /* rewrites now; fusion and instructions once liveness is known
+     * (plan_finalize) */
+    plan_rewrite_dag(c->prog, (*cur)->dag, &c->prog->rw);
     c->dag = NULL;
     *cur = NULL;
 }
@@ -1048,21 +1050,74 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
 
 /* ---- entry points ---- */
 
-/* Static and (compile-time) dynamic rewrites, the recompilation flag and
- * the instructions of one DAG. */
-Code *plan_compile_dag(RtProgram *p, HopDag *d, int mode, RwStats *st)
+/* Inlining, static and (compile-time) dynamic rewrites of one DAG. */
+void plan_rewrite_dag(RtProgram *p, HopDag *d, RwStats *st)
 {
     if (p->optlevel > 0 && p->diag) st->inlined += plan_inline_calls(p, d, p->diag);
     if (p->optlevel > 0) {
         rw_static(d, st);
         rw_dynamic(d, st);
     }
+}
+
+/* Rewrites, the recompilation flag, fusion and the instructions of a
+ * predicate or loop header DAG. */
+Code *plan_compile_dag(RtProgram *p, HopDag *d, int mode, RwStats *st)
+{
+    plan_rewrite_dag(p, d, st);
     d->recompile = rw_needs_recompile(d);
     if (p->cg) cg_optimize_dag(p->cg, d);
     return plan_codegen_dag(d, mode);
 }
 
+/* Dead-code elimination with liveness: writes of variables that are not
+ * live after the block are dropped (so fusion need not materialize them),
+ * and so are statement roots without side effects that nothing uses. */
+static void drop_dead(PBlock *b)
+{
+    HopDag *d = b->dag;
+    int w = 0;
+    for (int i = 0; i < d->nw; i++)
+        if (ns_has(&b->live_out, d->wnames[i])) {
+            d->wnames[w] = d->wnames[i];
+            d->whops[w] = d->whops[i];
+            w++;
+        }
+    d->nw = w;
+    int r = 0;
+    for (int i = 0; i < d->nroots; i++) {
+        Hop *h = d->roots[i];
+        bool keep = h->sidefx || h->kind == H_FCALL;
+        for (int k = 0; k < d->nw && !keep; k++) keep = d->whops[k] == h;
+        if (keep) d->roots[r++] = h;
+    }
+    d->nroots = r;
+}
+
+/* Finishes the generic blocks of a block list once liveness is known:
+ * dead-code elimination, recompilation flag, fusion, instructions. */
+static void plan_finalize(RtProgram *p, PBList *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        PBlock *b = l->v[i];
+        if (b->kind == PB_GENERIC && !b->code) {
+            if (p->optlevel > 0) drop_dead(b);
+            b->dag->recompile = rw_needs_recompile(b->dag);
+            if (p->cg) cg_optimize_dag(p->cg, b->dag);
+            b->code = plan_codegen_dag(b->dag, CG_BLOCK);
+        }
+        plan_finalize(p, &b->body);
+        plan_finalize(p, &b->els);
+    }
+}
+
 RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptions *cg)
+{
+    return plan_build_program_outputs(ast, d, optlevel, cg, NULL, 0);
+}
+
+RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const CgOptions *cg,
+                                      const char *const *outputs, int noutputs)
 {
     RtProgram *p = br_calloc(1, sizeof *p);
     if (!p) return NULL;
@@ -1078,10 +1133,13 @@ RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptio
     BCtx c = {.prog = p, .diag = d};
     build_list(&c, (Block *)lang_main(ast), &p->main);
     free(c.vars.v);
-    NameSet none = {0}, in = {0};
-    plan_liveness(&p->main, &none, &in);
+    NameSet outs = {0}, in = {0};
+    for (int i = 0; i < noutputs; i++) ns_add(&outs, outputs[i]);
+    plan_liveness(&p->main, &outs, &in);
+    ns_free(&outs);
     ns_free(&in);
     if (c.nerr) { plan_program_free(p); return NULL; }
+    plan_finalize(p, &p->main);
     return p;
 }
 
@@ -1118,6 +1176,7 @@ FProg *plan_function(RtProgram *p, Func *f, Diag *d)
     ns_free(&outs);
     ns_free(&in);
     fp->compiled = c.nerr == 0;
+    if (fp->compiled) plan_finalize(p, &fp->body);
     pthread_mutex_unlock(&p->lock);
     return fp->compiled ? fp : NULL;
 }

@@ -9,6 +9,9 @@
  * options, NULL for none); NULL on errors (reported to d). The program
  * references ast, which must outlive it. Free with plan_program_free. */
 RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptions *cg);
+/* The same, with variables the caller reads after the run (kept live). */
+RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const CgOptions *cg,
+                                      const char *const *outputs, int noutputs);
 /* The compiled form of function f (compiled on first use, thread-safe);
  * NULL if it has errors (reported to d). */
 FProg *plan_function(RtProgram *p, Func *f, Diag *d);

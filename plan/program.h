@@ -81,6 +81,7 @@ typedef struct RtProgram {
 
 /* Rewrites (per optlevel), recompilation flag and instructions of a DAG. */
 Code *plan_compile_dag(RtProgram *p, HopDag *d, int mode, RwStats *st);
+void plan_rewrite_dag(RtProgram *p, HopDag *d, RwStats *st);
 
 void pbl_add(PBList *l, PBlock *b);
 void pblock_free(PBlock *b);

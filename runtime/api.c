@@ -57,7 +57,7 @@ static BraidScript *prepare(const char *text, const char *path, const char *cons
     s->ast = text ? lang_load_string(text, "<script>", &lo, s->diag) : lang_load_file(path, &lo, s->diag);
     if (s->ast && diag_nerrors(s->diag) == 0) {
         CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
-        s->prog = plan_build_program(s->ast, s->diag, 2, &cg);
+        s->prog = plan_build_program_outputs(s->ast, s->diag, 2, &cg, (const char *const *)s->outputs, s->noutputs);
     }
     if (!s->prog || diag_nerrors(s->diag)) {
         if (err) *err = dupmsg(diag_first_message(s->diag));

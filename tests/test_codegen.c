@@ -51,7 +51,7 @@ static int run(const char *src, const CgOptions *cg, int nin, const char **names
     Diag *d = diag_new();
     LangOptions lo = {.predefined = names, .npredefined = nin};
     Program *ast = lang_load_string(src, "<test>", &lo, d);
-    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, cg) : NULL;
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, cg, onames, nout) : NULL;
     if (!p) {
         snprintf(r->err, sizeof r->err, "compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
         r->rc = -1;

@@ -20,7 +20,7 @@ static double run(const char *script, int optlevel, char **explain)
     const char *outs[] = {"out"};
     LangOptions lo = {.builtin_dir = BRAID_SOURCE_DIR "/scripts/builtin"};
     Program *ast = lang_load_string(script, "<test>", &lo, d);
-    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, optlevel, NULL) : NULL;
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, optlevel, NULL, outs, 1) : NULL;
     if (!p) {
         diag_print(d, stderr);
         diag_free(d);
