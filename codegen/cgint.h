@@ -117,10 +117,14 @@ typedef struct CgMachine {
 } CgMachine;
 
 /* Statistics of the enumeration of one DAG. */
-typedef struct EnumStats { int64_t enumerated, evaluated, partitions, points; } EnumStats;
+typedef struct EnumStats {
+    int64_t enumerated, evaluated, partitions, points;
+    int64_t cached;        /* partitions whose selection came from the cache */
+} EnumStats;
 
-/* Chooses the plans of m by policy (prunes the memo table in place). */
-void cg_select(Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es);
+/* Chooses the plans of m by policy (prunes the memo table in place); c
+ * (may be NULL) holds the selection cache of the cost-based policy. */
+void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es);
 /* Fused operators to build from a pruned memo table (caller frees with
  * sel_free). */
 Selection *cg_choose_ops(Memo *m);
@@ -133,8 +137,14 @@ bool sel_root_valid(const MEntry *e);
 /* Is entry a better than b for a consumer of template `consumer`? */
 bool sel_better(const MEntry *a, const MEntry *b, int consumer);
 
-/* Cost-based selection (cost.c / mpskip.c). */
-void cg_select_cost(Memo *m, const CgMachine *mc, EnumStats *es);
+/* Cost-based selection (cost.c / mpskip.c). The chosen assignment of each
+ * plan partition is cached in c (when not NULL) under the partition's
+ * structure and coarse sizes, so recompiling the same DAG skips
+ * MPSkipEnum. */
+void cg_select_cost(CgContext *c, Memo *m, const CgMachine *mc, EnumStats *es);
+/* The selection cache (mpskip.c); freed with the context. */
+typedef struct SelCache SelCache;
+void selcache_free(SelCache *s);
 /* Machine constants: measured once, cached in the cache directory. */
 void cg_machine(const char *cachedir, CgMachine *mc);
 
@@ -301,6 +311,7 @@ struct CgContext {
     bool cc_ok;
     CgMachine mc;
     bool have_mc;
+    SelCache *selc;        /* cost-based selections by partition (c->lock) */
 };
 
 /* Looks up or compiles the operator of plan p (takes p). Returns NULL

@@ -43,6 +43,7 @@ void cg_context_free(CgContext *c)
         free(op);
     }
     free(c->ops);
+    selcache_free(c->selc);
     cache_dir_cleanup(c);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->jitlock);
@@ -104,9 +105,10 @@ static void explain(CgContext *c, const HopDag *d, CgOp **ops, const Selection *
 {
     int line = d->nroots ? d->roots[0]->span.line : 0;
     fprintf(f, "CODEGEN DAG (line %d): %d fused operator%s", line, s->nops, s->nops == 1 ? "" : "s");
-    if (es->partitions) fprintf(f, ", %lld partitions, %lld interesting points, %lld/%lld plans enumerated/evaluated",
+    if (es->partitions) fprintf(f, ", %lld partitions, %lld interesting points, %lld/%lld plans enumerated/evaluated"
+                                ", %lld selections cached",
                                 (long long)es->partitions, (long long)es->points, (long long)es->enumerated,
-                                (long long)es->evaluated);
+                                (long long)es->evaluated, (long long)es->cached);
     fprintf(f, "\n");
     for (int i = 0; i < s->nops; i++) {
         CgOp *op = ops[i];
@@ -143,9 +145,10 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
         pthread_mutex_unlock(&c->lock);
     }
     EnumStats es = {0};
-    cg_select(m, c->opt.policy, &mc, &es);
+    cg_select(c, m, c->opt.policy, &mc, &es);
     __atomic_add_fetch(&c->st.enumerated, es.enumerated, __ATOMIC_RELAXED);
     __atomic_add_fetch(&c->st.evaluated, es.evaluated, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&c->st.sel_cached, es.cached, __ATOMIC_RELAXED);
     Selection *s = cg_choose_ops(m);
     if (!s || !s->nops) { sel_free(s); memo_free(m); __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED); return; }
     int n = s->nops;
@@ -247,6 +250,8 @@ void cg_print_stats(const CgContext *c, FILE *f)
     fprintf(f, "Codegen fused ops (C, R, MA, OP):\t%lld/%lld/%lld/%lld.\n", (long long)s->fused[0],
             (long long)s->fused[1], (long long)s->fused[2], (long long)s->fused[3]);
     fprintf(f, "Codegen enum (ALL, EVAL):\t%lld/%lld.\n", (long long)s->enumerated, (long long)s->evaluated);
+    if (s->sel_cached)
+        fprintf(f, "Codegen selection cache hits:\t%lld.\n", (long long)s->sel_cached);
     fprintf(f, "Codegen compile times (DAG, JC):\t%.3f/%.3f sec.\n", (double)s->optimize_ns / 1e9,
             (double)s->compile_ns / 1e9);
     fprintf(f, "Codegen plan cache (hits, disk):\t%lld/%lld.\n", (long long)s->cache_hits, (long long)s->disk_hits);

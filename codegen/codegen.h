@@ -41,6 +41,8 @@ typedef struct CgStats {
     int64_t fallback;      /* executions through the reference kernels */
     int64_t enumerated;    /* plans enumerated by MPSkipEnum */
     int64_t evaluated;     /* plans whose cost was computed */
+    int64_t sel_cached;    /* plan partitions whose cost-based selection
+                              came from the selection cache */
     int64_t compile_ns;    /* time spent compiling generated code */
     int64_t optimize_ns;   /* time spent exploring and selecting */
 } CgStats;

@@ -217,6 +217,152 @@ done:
     return bestc;
 }
 
+/* ---- the selection cache ---- */
+
+/* One cached selection: the partition signature and its best assignment. */
+typedef struct SelEntry {
+    uint64_t hash;
+    int64_t *sig;
+    int nsig;
+    bool *best;            /* by point */
+    int npts;
+} SelEntry;
+
+struct SelCache {
+    SelEntry *v;
+    int n, cap;
+};
+
+#define SELCACHE_MAX 4096      /* entries kept per context */
+
+void selcache_free(SelCache *s)
+{
+    if (!s) return;
+    for (int i = 0; i < s->n; i++) { free(s->v[i].sig); free(s->v[i].best); }
+    free(s->v);
+    free(s);
+}
+
+/* log2 class of a size (-1 unknown, 0 for 0). */
+static int64_t bucket(double v)
+{
+    if (v < 0) return -1;
+    if (v < 1) return 0;
+    return 1 + (int64_t)floor(log2(v));
+}
+
+typedef struct Sig { int64_t *v; int n, cap; bool fail; } Sig;
+
+static void sig_add(Sig *s, int64_t x)
+{
+    if (s->fail) return;
+    if (s->n == s->cap) {
+        int nc = s->cap ? s->cap * 2 : 256;
+        int64_t *nv = br_realloc(s->v, (size_t)nc * sizeof *nv);
+        if (!nv) { s->fail = true; return; }
+        s->v = nv;
+        s->cap = nc;
+    }
+    s->v[s->n++] = x;
+}
+
+static void sig_hop_sizes(Sig *s, const Hop *h)
+{
+    sig_add(s, h->kind);
+    sig_add(s, h->dt);
+    sig_add(s, bucket((double)h->rows));
+    sig_add(s, bucket((double)h->cols));
+    sig_add(s, bucket((double)h->nnz));
+    sig_add(s, bucket(h->mem));
+}
+
+/* Canonical signature of partition p: its hops in topological order with
+ * operators, coarse sizes (log2 classes of rows, cols, nnz, memory),
+ * consumer counts, inputs as local indexes, memo entries, roots, inputs
+ * and interesting points. Hop ids do not enter, so the copies of a DAG
+ * made for recompilation have equal signatures. Returns false on
+ * allocation failure; the caller frees s->v. */
+static bool part_sig(const Memo *m, const Part *p, Sig *s)
+{
+    int *loc = br_malloc((size_t)m->nid * sizeof(int));
+    if (!loc) return false;
+    for (int i = 0; i < m->nid; i++) loc[i] = -1;
+    for (int k = 0; k < p->nh; k++) loc[p->hops[k]] = k;
+    for (int k = 0; k < p->ninputs; k++) loc[p->inputs[k]] = -2 - k;
+    sig_add(s, p->nh); sig_add(s, p->nroots); sig_add(s, p->ninputs); sig_add(s, p->npts);
+    for (int k = 0; k < p->nh; k++) {
+        int id = p->hops[k];
+        const Hop *h = m->hop[id];
+        sig_hop_sizes(s, h);
+        sig_add(s, h->op);
+        sig_add(s, h->dir);
+        sig_add(s, m->nuse[id]);
+        sig_add(s, m->out[id]);
+        sig_add(s, h->nin);
+        for (int i = 0; i < h->nin; i++) sig_add(s, h->in[i] ? loc[h->in[i]->id] : -1);
+        const MGroup *g = m->g[id];
+        sig_add(s, g ? g->n : 0);
+        for (int e = 0; g && e < g->n; e++) {
+            sig_add(s, g->e[e].type);
+            sig_add(s, g->e[e].closed);
+            sig_add(s, g->e[e].nin);
+            for (int i = 0; i < g->e[e].nin; i++) sig_add(s, g->e[e].ref[i] >= 0 ? loc[g->e[e].ref[i]] : -1);
+        }
+    }
+    for (int k = 0; k < p->nroots; k++) sig_add(s, loc[p->roots[k]]);
+    for (int k = 0; k < p->ninputs; k++) {
+        const Hop *h = m->hop[p->inputs[k]];
+        sig_hop_sizes(s, h);
+        /* Outer plans read V of an input t(V) */
+        const Hop *v = h->kind == H_REORG && h->op == OP_TRANS && h->nin ? h->in[0] : NULL;
+        sig_add(s, v != NULL);
+        if (v) sig_hop_sizes(s, v);
+    }
+    for (int t = 0; t < p->npts; t++) { sig_add(s, loc[p->pts[t].c]); sig_add(s, loc[p->pts[t].h]); }
+    free(loc);
+    return !s->fail;
+}
+
+/* Looks up a cached assignment for signature s; copies it into best. */
+static bool cache_get(CgContext *c, const Sig *s, uint64_t hash, bool *best, int npts)
+{
+    bool hit = false;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; c->selc && i < c->selc->n && !hit; i++) {
+        const SelEntry *e = &c->selc->v[i];
+        if (e->hash != hash || e->nsig != s->n || e->npts != npts) continue;
+        if (memcmp(e->sig, s->v, (size_t)s->n * sizeof(int64_t))) continue;
+        memcpy(best, e->best, (size_t)npts * sizeof(bool));
+        hit = true;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return hit;
+}
+
+/* Stores the assignment best under signature s (takes s->v). */
+static void cache_put(CgContext *c, Sig *s, uint64_t hash, const bool *best, int npts)
+{
+    pthread_mutex_lock(&c->lock);
+    if (!c->selc) c->selc = br_calloc(1, sizeof *c->selc);
+    SelCache *sc = c->selc;
+    if (sc && sc->n < SELCACHE_MAX) {
+        if (sc->n == sc->cap) {
+            int nc = sc->cap ? sc->cap * 2 : 64;
+            SelEntry *nv = br_realloc(sc->v, (size_t)nc * sizeof *nv);
+            if (nv) { sc->v = nv; sc->cap = nc; }
+        }
+        bool *b = br_malloc((size_t)BR_MAX(npts, 1) * sizeof(bool));
+        if (sc->n < sc->cap && b) {
+            memcpy(b, best, (size_t)npts * sizeof(bool));
+            sc->v[sc->n++] = (SelEntry){hash, s->v, s->n, b, npts};
+            s->v = NULL;
+        } else {
+            free(b);
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+}
+
 typedef struct CutArg { const Part *p; const bool *cut; } CutArg;
 
 static bool drop_cut(const Memo *m, const Hop *h, const MEntry *e, void *arg)
@@ -233,7 +379,7 @@ static bool drop_cut(const Memo *m, const Hop *h, const MEntry *e, void *arg)
 /* Cost-based candidate selection: per partition, the best assignment of
  * its interesting points by MPSkipEnum; prunes m accordingly (the
  * fuse-all selection then picks the plans). */
-void cg_select_cost(Memo *m, const CgMachine *mc, EnumStats *es)
+void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
 {
     int np = 0;
     Part *ps = cg_partitions(m, &np);
@@ -248,14 +394,24 @@ void cg_select_cost(Memo *m, const CgMachine *mc, EnumStats *es)
         Enum en = {.x = &x, .npts = p->npts, .es = es};
         int *idx = br_malloc((size_t)p->npts * sizeof(int));
         bool *base = br_calloc((size_t)p->npts, sizeof(bool)), *best = br_calloc((size_t)p->npts, sizeof(bool));
-        if (idx && base && best) {
+        Sig sig = {0};
+        uint64_t hash = 0;
+        bool keyed = cx && idx && base && best && part_sig(m, p, &sig);
+        if (keyed) hash = cg_hash_bytes(sig.v, (size_t)sig.n * sizeof(int64_t), 0x5e1ec7);
+        if (keyed && cache_get(cx, &sig, hash, best, p->npts)) {
+            es->cached++;
+            CutArg a = {p, best};
+            for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
+        } else if (idx && base && best) {
             for (int t = 0; t < p->npts; t++) idx[t] = t;
             double c = mpskip(&en, idx, p->npts, base, best);
+            if (c < INFINITY && keyed) cache_put(cx, &sig, hash, best, p->npts);
             if (c < INFINITY) {
                 CutArg a = {p, best};
                 for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
             }
         }
+        free(sig.v);
         free(idx); free(base); free(best);
         cost_free(&x);
     }

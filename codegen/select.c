@@ -160,7 +160,7 @@ static bool drop_dominated(const Memo *m, const Hop *h, const MEntry *e, void *a
     return false;
 }
 
-void cg_select(Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es)
+void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es)
 {
     if (policy != CG_COST_BASED)
         for (int i = 0; i < m->norder; i++) memo_filter(m, m->order[i], drop_dominated, NULL);
@@ -170,7 +170,7 @@ void cg_select(Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es)
             memo_filter(m, m->order[i], drop_invalid_leftovers, NULL);
         }
     } else if (policy == CG_COST_BASED) {
-        cg_select_cost(m, mc, es);
+        cg_select_cost(c, m, mc, es);
     }
     select_fuse_all(m);
 }

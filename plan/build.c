@@ -442,7 +442,9 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     Hop *h = bind_builtin(c, e, bi);
     /* result types of the generic builtins */
     switch (bi->id) {
-    case BI_NROW: case BI_NCOL: case BI_LENGTH: case BI_TIME:
+    case BI_TIME:   /* never moved across statements (DML.md) */
+        h->dt = DT_SCALAR; h->vt = VT_INT; h->sidefx = true; break;
+    case BI_NROW: case BI_NCOL: case BI_LENGTH:
         h->dt = DT_SCALAR; h->vt = VT_INT; break;
     case BI_ASSCALAR: case BI_ASDOUBLE: case BI_DET:
         h->dt = DT_SCALAR; h->vt = VT_DOUBLE; break;
@@ -1087,7 +1089,8 @@ static void drop_dead(PBlock *b)
     int r = 0;
     for (int i = 0; i < d->nroots; i++) {
         Hop *h = d->roots[i];
-        bool keep = h->sidefx || h->kind == H_FCALL;
+        bool keep = h->sidefx || h->kind == H_FCALL ||
+                    (h->kind == H_OUT && h->in[0] && (h->in[0]->sidefx || h->in[0]->kind == H_FCALL));
         for (int k = 0; k < d->nw && !keep; k++) keep = d->whops[k] == h;
         if (keep) d->roots[r++] = h;
     }
