@@ -475,10 +475,11 @@ static double mm_svm_blas(void *arg, Res *r)
 
 /* The small calls of an iterative algorithm (L2SVM's line search): X %*% v
  * (16000 x 50) alternating with an elementwise op over a 200000 x 1
- * vector, which runs as an OpenMP region. Returns seconds per pair; the
- * reference (best gemv call + best elementwise call, each timed alone in
- * the same run) goes to g_self_ref. When OpenBLAS's threads and braid's
- * OpenMP threads both spin on 2 cores, the pair costs far more. */
+ * vector, which runs as an OpenMP region. Returns the mean seconds per
+ * pair of a batch; the reference (mean gemv call + mean elementwise call,
+ * each from a batch of its own, same run) goes to g_self_ref. When
+ * OpenBLAS's threads and braid's OpenMP threads both spin on 2 cores, the
+ * pair costs far more than its parts. */
 #define ALT_VEC 200000
 static double g_self_ref;
 
@@ -486,46 +487,21 @@ static double mm_alt(void *arg, Res *r)
 {
     MB x = view(g_X, SVM_M, g_tc), y = view(g_Y, ALT_VEC, 1);
     BrErr e = {0};
-    double tg = INFINITY, te = INFINITY, tp = INFINITY;
-    for (int k = 0; k < SVM_CALLS; k++) {
+    double t[3];
+    for (int mode = 0; mode < 3; mode++) {   /* gemv alone, ew alone, pairs */
         double t0 = now_s();
-        MB *a = k_matmul(&x, g_v50, &e);
-        double t1 = now_s();
-        MB *b = a ? k_binary_ms(OP_MULT, &y, 1.5, &e) : NULL;
-        double t2 = now_s();
-        if (!a || !b) { note(r, "error: %s", e.msg); mb_release(a); return -1; }
-        mb_release(a);
-        mb_release(b);
-        tg = BR_MIN(tg, t1 - t0);
-        tp = BR_MIN(tp, t2 - t0);
+        for (int k = 0; k < SVM_CALLS; k++) {
+            MB *a = mode != 1 ? k_matmul(&x, g_v50, &e) : NULL;
+            MB *b = mode != 0 ? k_binary_ms(OP_MULT, &y, 1.5, &e) : NULL;
+            bool bad = (mode != 1 && !a) || (mode != 0 && !b);
+            mb_release(a);
+            mb_release(b);
+            if (bad) { note(r, "error: %s", e.msg); return -1; }
+        }
+        t[mode] = (now_s() - t0) / SVM_CALLS;
     }
-    for (int k = 0; k < SVM_CALLS; k++) {
-        double t0 = now_s();
-        MB *b = k_binary_ms(OP_MULT, &y, 1.5, &e);
-        te = BR_MIN(te, now_s() - t0);
-        if (!b) { note(r, "error: %s", e.msg); return -1; }
-        mb_release(b);
-    }
-    /* alone: gemv calls back to back */
-    for (int k = 0; k < SVM_CALLS; k++) {
-        double t0 = now_s();
-        MB *a = k_matmul(&x, g_v50, &e);
-        tg = BR_MIN(tg, now_s() - t0);
-        mb_release(a);
-    }
-    double ref = tg + te;
-    if (!(g_self_ref > 0) || ref < g_self_ref) g_self_ref = ref;
-    /* mean per pair of a batch (the spin-wait interference shows in the
-     * mean, not the best single pair) */
-    double t0 = now_s();
-    for (int k = 0; k < SVM_CALLS; k++) {
-        MB *a = k_matmul(&x, g_v50, &e);
-        MB *b = k_binary_ms(OP_MULT, &y, 1.5, &e);
-        mb_release(a);
-        mb_release(b);
-    }
-    (void)tp;
-    return (now_s() - t0) / SVM_CALLS;
+    if (!(g_self_ref > 0) || t[0] + t[1] < g_self_ref) g_self_ref = t[0] + t[1];
+    return t[2];
 }
 
 /* ---- files ---- */

@@ -10,7 +10,13 @@
  * two independent sub-problems is placed first; once its points are all
  * true the sub-problems are optimized separately (recursively) and
  * combined. The best assignment prunes the memo table: entries that fuse
- * across a materialized point are removed. */
+ * across a materialized point are removed.
+ * Budgets keep it bounded and deterministic: (sub-)problems with more than
+ * MAX_POINTS points take the best of the fuse-all / fuse-no-redundancy /
+ * materialize-all assignments plus one greedy pass over composite points;
+ * at most MAX_EVAL plans are costed per partition. Chosen assignments are
+ * cached in the context by partition signature (structure plus log2
+ * classes of sizes), so recompiled DAGs skip the enumeration. */
 #include "cgint.h"
 
 #include <math.h>

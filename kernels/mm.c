@@ -61,7 +61,7 @@ static MB *finish(MB *r, BrErr *e)
         int64_t cells = r->rows * r->cols, nnz = 0;
         const double *d = r->d;
         int T = cells >= 16 * BR_PAR_MIN ? br_threads() : 1;
-        #pragma omp parallel for num_threads(T) reduction(+ : nnz) if (T > 1)
+        #pragma omp parallel for simd num_threads(T) reduction(+ : nnz) if (T > 1)
         for (int64_t i = 0; i < cells; i++) nnz += d[i] != 0;
         r->nnz = nnz;
     }

@@ -14,7 +14,9 @@
  *    rows, vectors, 1x1;
  *  - a random-DAG fuzzer: random expressions over dense and sparse inputs
  *    of random shapes, fused vs unfused (Cell/MAgg and Row expressions);
- *  - the disk cache: reuse, verification of entries, failing compilers.
+ *  - the disk cache: reuse, verification of entries, failing compilers;
+ *  - bounded cost-based selection (a partition with hundreds of
+ *    interesting points) and the selection cache across recompilations.
  * Thread counts 1 and 2. */
 #include <math.h>
 #include <stdlib.h>
@@ -490,9 +492,46 @@ static void test_cache(void)
     mb_release(Y);
 }
 
+/* ---- bounded plan selection and the selection cache ---- */
+
+/* A block with one intermediate shared by many statements (hundreds of
+ * interesting points in one partition) stays within the enumeration
+ * budget and fuses correctly; a loop body recompiled every iteration
+ * reuses its cost-based selection. */
+static void test_selection(void)
+{
+    const char *nm[] = {"X"};
+    MB *X = gen(30, 20, 0.6, -1, 1, false);
+    MB *ins[] = {X};
+    const char *on[] = {"s"};
+    size_t cap = 64 * 1024, len = 0;
+    char *big = malloc(cap);
+    if (!big) { T_CHECK(false, "big block: malloc"); mb_release(X); return; }
+    len += (size_t)snprintf(big + len, cap - len, "s = 0\nc = 2\n");
+    for (int i = 1; i <= 120; i++)
+        len += (size_t)snprintf(big + len, cap - len, "Y = X * c + %d; s = s + sum(Y)/(%d+1)\n", i, i);
+    CgStats st = {0};
+    check_all("big block", big, 1, nm, ins, 1, on, 1e-10, 2, &st);
+    T_CHECK(st.evaluated > 0 && st.evaluated <= 2000, "big block: %lld plans evaluated", (long long)st.evaluated);
+    T_CHECK(st.fused[0] + st.fused[2] > 0, "big block: fused operators");
+    free(big);
+    const char *src = "Z = removeEmpty(target=X, margin=\"rows\")\n"
+                      "s = 0\n"
+                      "for (k in 1:12) {\n"
+                      "  A = Z * k + 1\n"
+                      "  B = exp(A) * Z\n"
+                      "  s = s + sum(A * B) + sum(B / (A + 2)) + sum(abs(Z - B))\n"
+                      "}\n";
+    check_all("recompiled loop", src, 1, nm, ins, 1, on, 1e-10, 2, &st);
+    T_CHECK(st.sel_cached >= 5, "recompiled loop: %lld selections from the cache", (long long)st.sel_cached);
+    T_CHECK(st.fused[0] + st.fused[2] > 0, "recompiled loop: fused operators");
+    mb_release(X);
+}
+
 int main(void)
 {
     test_cache();
+    test_selection();
     for (int th = 1; th <= 2; th++) {
         br_set_threads(th);
         test_ops();
