@@ -71,7 +71,7 @@ fuzz: $(BUILD)/.deps
 	./fuzz/run.sh $(FUZZ_SECONDS)
 
 bench-codegen: $(BUILD)/bench/bench_codegen
-	OMP_WAIT_POLICY=PASSIVE $(BUILD)/bench/bench_codegen
+	GOMP_SPINCOUNT=20000 $(BUILD)/bench/bench_codegen
 
 bench-compile: $(BUILD)/bench/bench_compile
 	$(BUILD)/bench/bench_compile scripts/builtin

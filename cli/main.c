@@ -67,12 +67,13 @@ static bool is_opt(const char *s) { return s[0] == '-' && s[1] && s[1] != '-' &&
 
 int main(int argc, char **argv)
 {
-    /* OpenMP threads that spin after each parallel region take the core
-     * other work (OpenBLAS's threads, the next kernel, other processes)
-     * needs: measured 2-4x slower iterative algorithms on 2 cores. libgomp
-     * reads its wait policy when it loads, so set it and start again. */
-    if (!getenv("OMP_WAIT_POLICY")) {
-        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    /* OpenMP threads spin after each parallel region (libgomp's default:
+     * long); on 2 loaded cores that took the time slices other threads
+     * needed and slowed iterative algorithms 2-4x, while no spinning at
+     * all (PASSIVE) costs ~15% on a quiet machine. A short spin keeps most
+     * of both. libgomp reads it when it loads: set it and start again. */
+    if (!getenv("OMP_WAIT_POLICY") && !getenv("GOMP_SPINCOUNT")) {
+        setenv("GOMP_SPINCOUNT", "20000", 1);
         execv("/proc/self/exe", argv);
     }
     const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL;

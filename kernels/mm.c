@@ -17,6 +17,7 @@
 #include <string.h>
 
 void openblas_set_num_threads(int);
+int openblas_get_num_threads(void);
 
 /* Largest dense t(x)%*%x (n x n) built by scattering rows of a sparse x
  * straight into the output (it stays cache-resident); larger ones go row
@@ -31,25 +32,19 @@ void openblas_set_num_threads(int);
 #define TSMM_GROUPS 8
 #define TSMM_GROUP_MIN 1024
 
-static int g_blas_threads; /* last value given to OpenBLAS; 0 = never */
-
+/* OpenBLAS's thread count is asked from OpenBLAS itself (a plain read),
+ * not cached here: anything else in the process may set it. */
 void k_blas_threads(void)
 {
     int t = br_threads();
-    if (__atomic_load_n(&g_blas_threads, __ATOMIC_RELAXED) != t) {
-        openblas_set_num_threads(t);
-        __atomic_store_n(&g_blas_threads, t, __ATOMIC_RELAXED);
-    }
+    if (openblas_get_num_threads() != t) openblas_set_num_threads(t);
 }
 
 /* Makes OpenBLAS single-threaded for calls made from inside braid's own
  * parallel regions; the next k_blas_threads() restores br_threads(). */
 static void blas_serial(void)
 {
-    if (__atomic_load_n(&g_blas_threads, __ATOMIC_RELAXED) != 1) {
-        openblas_set_num_threads(1);
-        __atomic_store_n(&g_blas_threads, 1, __ATOMIC_RELAXED);
-    }
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
 /* Recount non-zeros (dense; in parallel for large blocks) and pick the
@@ -58,12 +53,13 @@ static MB *finish(MB *r, BrErr *e)
 {
     if (!r) return NULL;
     if (!r->sparse) {
-        int64_t cells = r->rows * r->cols, nnz = 0;
+        int64_t cells = r->rows * r->cols;
         const double *d = r->d;
+        double nz = 0;   /* counted in doubles (exact below 2^53): vectorizes */
         int T = cells >= 16 * BR_PAR_MIN ? br_threads() : 1;
-        #pragma omp parallel for simd num_threads(T) reduction(+ : nnz) if (T > 1)
-        for (int64_t i = 0; i < cells; i++) nnz += d[i] != 0;
-        r->nnz = nnz;
+        #pragma omp parallel for simd num_threads(T) reduction(+ : nz) if (T > 1)
+        for (int64_t i = 0; i < cells; i++) nz += d[i] != 0 ? 1.0 : 0.0;
+        r->nnz = (int64_t)nz;
     }
     if (mb_examine(r, e)) { mb_release(r); return NULL; }
     return r;
@@ -184,20 +180,28 @@ static int64_t lower_bound(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
 #define GEMV_CELLS ((int64_t)1 << 15)
 #define GEMV_TMAX 4096
 
-/* y (m) = A (m x k, row-major) %*% x (k). */
-static void gemv_rows(const double *A, const double *x, double *y, int64_t m, int64_t k)
+/* y (m) = A (m x k, row-major) %*% x (k); returns the non-zeros of y,
+ * counted by each thread over its rows while they are in cache. */
+static int64_t gemv_rows(const double *A, const double *x, double *y, int64_t m, int64_t k)
 {
     int T = nthreads_for((double)m * (double)k);
     if (T > m) T = (int)m;
+    double nz = 0;   /* counted in doubles (exact below 2^53): vectorizes */
     blas_serial();
-    #pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
-    for (int t = 0; t < T; t++)
-        for (int64_t r0 = t * m / T / 16 * 16, r1 = t + 1 == T ? m : (t + 1) * m / T / 16 * 16;
-             r0 < r1; r0 += BLAS_CHUNK) {
-            int rr = (int)BR_MIN(r1 - r0, BLAS_CHUNK);
-            cblas_dgemv(CblasRowMajor, CblasNoTrans, rr, (int)k, 1.0, A + r0 * k, (int)k,
-                        x, 1, 0.0, y + r0, 1);
+    #pragma omp parallel for num_threads(T) schedule(static, 1) reduction(+ : nz) if (T > 1)
+    for (int t = 0; t < T; t++) {
+        int64_t r0 = t * m / T / 16 * 16, r1 = t + 1 == T ? m : (t + 1) * m / T / 16 * 16;
+        for (int64_t c0 = r0; c0 < r1; c0 += BLAS_CHUNK) {
+            int rr = (int)BR_MIN(r1 - c0, BLAS_CHUNK);
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, rr, (int)k, 1.0, A + c0 * k, (int)k,
+                        x, 1, 0.0, y + c0, 1);
         }
+        double z = 0;
+        #pragma omp simd reduction(+ : z)
+        for (int64_t i = r0; i < r1; i++) z += y[i] != 0 ? 1.0 : 0.0;
+        nz += z;
+    }
+    return (int64_t)nz;
 }
 
 /* y (k) = t(A) %*% x for A (m x k, row-major), x (m). Returns 0, or -1
@@ -236,11 +240,13 @@ static int gemv_trows(const double *A, const double *x, double *y, int64_t m, in
 }
 
 /* C (m x n) = A (m x k) * B (k x n), all row-major (C need not be zeroed).
+ * Sets *nnz to the non-zeros of C when it counted them, else to -1.
  * Returns 0, or -1 when out of memory. */
 static int gemm_nn(const double *A, const double *B, double *C,
-                   int64_t m, int64_t k, int64_t n)
+                   int64_t m, int64_t k, int64_t n, int64_t *nnz)
 {
-    if (n == 1) { gemv_rows(A, B, C, m, k); return 0; }
+    *nnz = -1;
+    if (n == 1) { *nnz = gemv_rows(A, B, C, m, k); return 0; }
     if (m == 1) return gemv_trows(B, A, C, k, n);
     k_blas_threads();
     for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
@@ -273,12 +279,16 @@ static int gemm_tn(const double *A, const double *B, double *C,
 static MB *mul_dd(const MB *a, const MB *b, BrErr *e)
 {
     MB *r = mb_dense_uninit(a->rows, b->cols, e);
+    int64_t nnz;
     if (!r) return NULL;
-    if (gemm_nn(a->d, b->d, r->d, a->rows, a->cols, b->cols)) {
+    if (gemm_nn(a->d, b->d, r->d, a->rows, a->cols, b->cols, &nnz)) {
         mb_release(r);
         return oom(e);
     }
-    return finish(r, e);
+    if (nnz < 0) return finish(r, e);
+    r->nnz = nnz;
+    if (mb_examine(r, e)) { mb_release(r); return NULL; }
+    return r;
 }
 
 /* ---------------------------------------------------------------------- */
