@@ -7,7 +7,7 @@ build=${1:-build}
 pass=0; fail=0
 for t in "$build"/tests/test_*; do
   [ -x "$t" ] || continue
-  out=$("$t" 2>&1); rc=$?
+  out=$(BRAID="$(pwd)/$build/braid" "$t" 2>&1); rc=$?
   line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
   if [ -z "$line" ]; then
     printf '%s\n' "$out" | tail -n 20
