@@ -9,20 +9,6 @@
 #include <string.h>
 #include <sys/random.h>
 
-static MB *oom(MB *m, BrErr *e)
-{
-    mb_release(m);
-    br_err(e, BR_ENOMEM, "out of memory");
-    return NULL;
-}
-
-static MB *finish(MB *m, BrErr *e)
-{
-    if (!m) return NULL;
-    if (mb_examine(m, e)) { mb_release(m); return NULL; }
-    return m;
-}
-
 /* ---------------------------------------------------------------- seq */
 
 MB *k_seq(double from, double to, double incr, BrErr *e)
@@ -55,7 +41,7 @@ MB *k_seq(double from, double to, double incr, BrErr *e)
         nnz += x != 0;
     }
     c->nnz = nnz;
-    return finish(c, e);
+    return mb_finish(c, e);
 }
 
 /* ------------------------------------------------- counter-based RNG */
@@ -240,7 +226,7 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
             sparse_row(&r, i, c->ci + c->rp[i], c->v + c->rp[i]);
         c->nnz = nnz;
         c->build_row = rows;
-        return finish(c, e);
+        return mb_finish(c, e);
     }
     MB *c = mb_dense_uninit(rows, cols, e);
     if (!c) return NULL;
@@ -259,7 +245,7 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
         }
     }
     c->nnz = nnz;
-    return finish(c, e);
+    return mb_finish(c, e);
 }
 
 /* ------------------------------------------------------------- sample */
@@ -304,7 +290,7 @@ MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed, BrErr *e)
     } else if (range <= 4 * size + (INT64_C(1) << 16)) {
         /* partial Fisher-Yates over 1..range */
         int64_t *perm = br_malloc((size_t)range * sizeof(int64_t));
-        if (!perm) return oom(c, e);
+        if (!perm) return mb_oom(c, e);
         for (int64_t i = 0; i < range; i++) perm[i] = i + 1;
         for (int64_t i = 0; i < size; i++) {
             int64_t j = i + (int64_t)below(rnd64(key, (uint64_t)i, 0), (uint64_t)(range - i));
@@ -318,7 +304,7 @@ MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed, BrErr *e)
         s.cap = 16;
         while (s.cap < 2 * size) s.cap *= 2;
         s.slot = br_calloc((size_t)s.cap, sizeof(int64_t));
-        if (!s.slot) return oom(c, e);
+        if (!s.slot) return mb_oom(c, e);
         int64_t n = 0;
         for (int64_t j = range - size + 1; j <= range; j++, n++) {
             int64_t t = 1 + (int64_t)below(rnd64(key, (uint64_t)n, 0), (uint64_t)j);

@@ -10,20 +10,6 @@
 #include <omp.h>
 #endif
 
-static MB *oom(MB *m, BrErr *e)
-{
-    mb_release(m);
-    br_err(e, BR_ENOMEM, "out of memory");
-    return NULL;
-}
-
-static MB *finish(MB *m, BrErr *e)
-{
-    if (!m) return NULL;
-    if (mb_examine(m, e)) { mb_release(m); return NULL; }
-    return m;
-}
-
 /* Values of a block in row-major order (new array, caller frees; NULL when
  * out of memory). */
 static double *cells_rowmajor(const MB *a)
@@ -86,7 +72,7 @@ MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
     Tup *t = br_malloc((size_t)n * sizeof(Tup));
     if ((A && !va) || (B && !vb) || (W && !vw) || !t) {
         free(va); free(vb); free(vw); free(t);
-        return oom(NULL, e);
+        return mb_oom(NULL, e);
     }
     int64_t maxr = 0, maxc = 0, nt = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -133,7 +119,7 @@ MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
         if (out) mb_sp_finish(out);
     }
     free(t);
-    return finish(out, e);
+    return mb_finish(out, e);
 }
 
 /* ---------------------------------------------------------- aggregate */
@@ -245,7 +231,7 @@ MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
     }
     double *gv = cells_rowmajor(groups);
     int64_t *gid = br_malloc((size_t)(n + 1) * sizeof(int64_t));
-    if (!gv || !gid) { free(gv); free(gid); return oom(NULL, e); }
+    if (!gv || !gid) { free(gv); free(gid); return mb_oom(NULL, e); }
     int64_t maxg = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t g = isnan(gv[i]) ? 0 : to_id(gv[i]);
@@ -279,7 +265,7 @@ MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
     GaState *st = br_malloc((size_t)(k + 1) * (size_t)nth * sizeof(GaState));
     if (!st) {
         mb_release(tt); mb_release(wt); free(wv); free(gid);
-        return oom(out, e);
+        return mb_oom(out, e);
     }
     #pragma omp parallel for schedule(dynamic, 1) num_threads(nth) \
         if (n * m >= BR_PAR_MIN && m > 1)
@@ -294,7 +280,7 @@ MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
     free(st);
     mb_release(tt); mb_release(wt); free(wv); free(gid);
     mb_recount_nnz(out);
-    return finish(out, e);
+    return mb_finish(out, e);
 }
 
 /* ------------------------------------------------------------- unique */
@@ -411,12 +397,12 @@ MB *k_unique(const MB *a, BrErr *e)
         }
     }
     dset_free(&u.set);
-    if (!ok) { free(u.vals); return oom(NULL, e); }
+    if (!ok) { free(u.vals); return mb_oom(NULL, e); }
     MB *c = mb_dense_uninit(u.n, 1, e);
     if (c) {
         if (u.n) memcpy(c->d, u.vals, (size_t)u.n * sizeof(double));
         mb_recount_nnz(c);
     }
     free(u.vals);
-    return finish(c, e);
+    return mb_finish(c, e);
 }

@@ -6,29 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static MB *oom(MB *m, BrErr *e)
-{
-    mb_release(m);
-    br_err(e, BR_ENOMEM, "out of memory");
-    return NULL;
-}
-
-/* Picks the output format by mb_examine's rule; NULL (m released) on
- * error. */
-static MB *finish(MB *m, BrErr *e)
-{
-    if (!m) return NULL;
-    if (mb_examine(m, e)) { mb_release(m); return NULL; }
-    return m;
-}
-
-static void sp_done(MB *m, int64_t nnz)
-{
-    m->nnz = nnz;
-    m->rp[m->rows] = nnz;
-    m->build_row = m->rows;
-}
-
 /* First position in ci[lo, hi) whose column is >= c. */
 static inline int64_t lower_bound(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
 {
@@ -106,7 +83,7 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
             }
         }
         c->nnz = nnz;
-        return finish(c, e);
+        return mb_finish(c, e);
     }
     if (cl == 0 && cu == an) {
         int64_t s0 = a->rp[rl], len = a->rp[ru] - s0;
@@ -115,13 +92,13 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
         for (int64_t i = 0; i <= m; i++) c->rp[i] = a->rp[rl + i] - s0;
         memcpy(c->ci, a->ci + s0, (size_t)len * sizeof(int32_t));
         memcpy(c->v, a->v + s0, (size_t)len * sizeof(double));
-        sp_done(c, len);
-        return finish(c, e);
+        mb_sp_done(c, len);
+        return mb_finish(c, e);
     }
     /* column range: per row the entries between two binary searches */
     int64_t *lo = br_malloc((size_t)(m + 1) * sizeof(int64_t));
     int64_t *cnt = br_malloc((size_t)(m + 1) * sizeof(int64_t));
-    if (!lo || !cnt) { free(lo); free(cnt); return oom(NULL, e); }
+    if (!lo || !cnt) { free(lo); free(cnt); return mb_oom(NULL, e); }
     int64_t total = 0;
     #pragma omp parallel for schedule(static) reduction(+:total) \
         num_threads(br_threads()) if (m >= BR_PAR_MIN / 16)
@@ -145,8 +122,8 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     }
     free(lo);
     free(cnt);
-    sp_done(c, total);
-    return finish(c, e);
+    mb_sp_done(c, total);
+    return mb_finish(c, e);
 }
 
 /* ------------------------------------------------------- left indexing */
@@ -271,12 +248,12 @@ MB *k_lix(const MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
         MB *c = mb_copy(target, e);
         if (!c) return NULL;
         if (sp_splice(c, rl, ru, cl, cu, src, e)) { mb_release(c); return NULL; }
-        return finish(c, e);
+        return mb_finish(c, e);
     }
     MB *c = mb_to_dense(target, e);
     if (!c) return NULL;
     dense_write(c, rl, cl, src);
-    return finish(c, e);
+    return mb_finish(c, e);
 }
 
 int k_lix_inplace(MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
@@ -360,7 +337,7 @@ MB *k_lix_scalar(const MB *target, int64_t r, int64_t c, double v, BrErr *e)
         o->nnz += (v != 0) - (*p != 0);
         *p = v;
     }
-    return finish(o, e);
+    return mb_finish(o, e);
 }
 
 /* --------------------------------------------------------- cbind/rbind */
@@ -472,7 +449,7 @@ static MB *bind_sparse(const MB **op, int k, bool cb, int64_t rows,
             r0 += op[q]->rows;
         }
     }
-    sp_done(c, c->rp[rows]);
+    mb_sp_done(c, c->rp[rows]);
     return c;
 }
 
@@ -485,7 +462,7 @@ static MB *bind(int n, const MB *const *ms, bool cb, BrErr *e)
         return NULL;
     }
     const MB **op = br_malloc((size_t)n * sizeof(*op));
-    if (!op) return oom(NULL, e);
+    if (!op) return mb_oom(NULL, e);
     int k = 0;
     for (int i = 0; i < n; i++)
         if (ms[i]->rows != 0 || ms[i]->cols != 0) op[k++] = ms[i];
@@ -510,7 +487,7 @@ static MB *bind(int n, const MB *const *ms, bool cb, BrErr *e)
     else
         c = bind_dense(op, k, cb, rows, cols, nnz, e);
     free(op);
-    return finish(c, e);
+    return mb_finish(c, e);
 }
 
 MB *k_cbind(int n, const MB *const *ms, BrErr *e) { return bind(n, ms, true, e); }

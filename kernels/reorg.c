@@ -8,30 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static MB *oom(MB *m, BrErr *e)
-{
-    mb_release(m);
-    br_err(e, BR_ENOMEM, "out of memory");
-    return NULL;
-}
-
-/* Final step of most kernels: pick the output format by mb_examine's rule.
- * Returns m, or NULL (m released) on error. */
-static MB *finish(MB *m, BrErr *e)
-{
-    if (!m) return NULL;
-    if (mb_examine(m, e)) { mb_release(m); return NULL; }
-    return m;
-}
-
-/* Marks a CSR block filled through rp/ci/v as complete. */
-static void sp_done(MB *m, int64_t nnz)
-{
-    m->nnz = nnz;
-    m->rp[m->rows] = nnz;
-    m->build_row = m->rows;
-}
-
 /* Values of a block in row-major order as a new malloc'ed array of
  * rows*cols doubles (caller frees), or NULL when out of memory. */
 static double *cells_rowmajor(const MB *a)
@@ -96,7 +72,7 @@ static MB *sparse_transpose(const MB *a, BrErr *e)
     for (int64_t k = 0; k < nnz; k++) c->rp[a->ci[k] + 1]++;
     for (int64_t j = 0; j < a->cols; j++) c->rp[j + 1] += c->rp[j];
     int64_t *pos = br_malloc((size_t)(a->cols + 1) * sizeof(int64_t));
-    if (!pos) return oom(c, e);
+    if (!pos) return mb_oom(c, e);
     memcpy(pos, c->rp, (size_t)(a->cols + 1) * sizeof(int64_t));
     for (int64_t i = 0; i < a->rows; i++)
         for (int64_t k = a->rp[i]; k < a->rp[i + 1]; k++) {
@@ -105,18 +81,18 @@ static MB *sparse_transpose(const MB *a, BrErr *e)
             c->v[p] = a->v[k];
         }
     free(pos);
-    sp_done(c, nnz);
+    mb_sp_done(c, nnz);
     return c;
 }
 
 MB *k_transpose(const MB *a, BrErr *e)
 {
-    if (a->sparse) return finish(sparse_transpose(a, e), e);
+    if (a->sparse) return mb_finish(sparse_transpose(a, e), e);
     MB *c = mb_dense_uninit(a->cols, a->rows, e);
     if (!c) return NULL;
     if (a->rows > 0 && a->cols > 0) dense_transpose(a->d, c->d, a->rows, a->cols);
     c->nnz = a->nnz;
-    return finish(c, e);
+    return mb_finish(c, e);
 }
 
 /* ---------------------------------------------------------------- rev() */
@@ -132,7 +108,7 @@ MB *k_rev(const MB *a, BrErr *e)
         for (int64_t i = 0; i < m; i++)
             if (n > 0) memcpy(c->d + i * n, a->d + (m - 1 - i) * n, (size_t)n * sizeof(double));
         c->nnz = a->nnz;
-        return finish(c, e);
+        return mb_finish(c, e);
     }
     MB *c = mb_sp_alloc(m, n, a->nnz, e);
     if (!c) return NULL;
@@ -145,15 +121,15 @@ MB *k_rev(const MB *a, BrErr *e)
         memcpy(c->ci + c->rp[i], a->ci + s, (size_t)len * sizeof(int32_t));
         memcpy(c->v + c->rp[i], a->v + s, (size_t)len * sizeof(double));
     }
-    sp_done(c, c->rp[m]);
-    return finish(c, e);
+    mb_sp_done(c, c->rp[m]);
+    return mb_finish(c, e);
 }
 
 /* --------------------------------------------------------------- diag() */
 
 MB *k_diag(const MB *a, BrErr *e)
 {
-    if (a->rows == 1 && a->cols == 1) return finish(mb_copy(a, e), e);
+    if (a->rows == 1 && a->cols == 1) return mb_finish(mb_copy(a, e), e);
     if (a->cols == 1) {
         int64_t n = a->rows;
         MB *c = mb_sp_alloc(n, n, a->nnz, e);
@@ -165,8 +141,8 @@ MB *k_diag(const MB *a, BrErr *e)
             if (v != 0) { c->ci[k] = (int32_t)i; c->v[k] = v; k++; }
             c->rp[i + 1] = k;
         }
-        sp_done(c, k);
-        return finish(c, e);
+        mb_sp_done(c, k);
+        return mb_finish(c, e);
     }
     if (a->rows == a->cols) {
         int64_t n = a->rows, nnz = 0;
@@ -177,7 +153,7 @@ MB *k_diag(const MB *a, BrErr *e)
             nnz += c->d[i] != 0;
         }
         c->nnz = nnz;
-        return finish(c, e);
+        return mb_finish(c, e);
     }
     br_err(e, BR_EDIM, "diag: dimension mismatch: expected a column vector or "
            "a square matrix, got a %lldx%lld matrix",
@@ -198,7 +174,7 @@ MB *k_reshape(const MB *a, int64_t rows, int64_t cols, bool byrow, BrErr *e)
                (long long)a->cols, (long long)rows, (long long)cols);
         return NULL;
     }
-    if (rows == a->rows && cols == a->cols) return finish(mb_copy(a, e), e);
+    if (rows == a->rows && cols == a->cols) return mb_finish(mb_copy(a, e), e);
     if (!a->sparse) {
         MB *c = mb_dense_uninit(rows, cols, e);
         if (!c) return NULL;
@@ -215,7 +191,7 @@ MB *k_reshape(const MB *a, int64_t rows, int64_t cols, bool byrow, BrErr *e)
                 }
         }
         c->nnz = a->nnz;
-        return finish(c, e);
+        return mb_finish(c, e);
     }
     MB *c = mb_sp_alloc(rows, cols, a->nnz, e);
     if (!c) return NULL;
@@ -234,13 +210,13 @@ MB *k_reshape(const MB *a, int64_t rows, int64_t cols, bool byrow, BrErr *e)
         /* visit a column-major (rows of t(a)); column-major positions then
          * ascend, so each output row receives ascending columns */
         MB *t = sparse_transpose(a, e);
-        if (!t) return oom(c, e);
+        if (!t) return mb_oom(c, e);
         for (int64_t j = 0; j < t->rows; j++)
             for (int64_t k = t->rp[j]; k < t->rp[j + 1]; k++)
                 c->rp[(j * a->rows + t->ci[k]) % rows + 1]++;
         for (int64_t r = 0; r < rows; r++) c->rp[r + 1] += c->rp[r];
         int64_t *pos = br_malloc((size_t)(rows + 1) * sizeof(int64_t));
-        if (!pos) { mb_release(t); return oom(c, e); }
+        if (!pos) { mb_release(t); return mb_oom(c, e); }
         memcpy(pos, c->rp, (size_t)(rows + 1) * sizeof(int64_t));
         for (int64_t j = 0; j < t->rows; j++)
             for (int64_t k = t->rp[j]; k < t->rp[j + 1]; k++) {
@@ -252,8 +228,8 @@ MB *k_reshape(const MB *a, int64_t rows, int64_t cols, bool byrow, BrErr *e)
         free(pos);
         mb_release(t);
     }
-    sp_done(c, a->nnz);
-    return finish(c, e);
+    mb_sp_done(c, a->nnz);
+    return mb_finish(c, e);
 }
 
 /* ------------------------------------------------- lower.tri/upper.tri */
@@ -282,8 +258,8 @@ MB *k_tri(const MB *a, bool lower, bool diag, bool values, BrErr *e)
                 }
             c->rp[i + 1] = p;
         }
-        sp_done(c, p);
-        return finish(c, e);
+        mb_sp_done(c, p);
+        return mb_finish(c, e);
     }
     MB *c = mb_dense(m, n, e);
     if (!c) return NULL;
@@ -303,7 +279,7 @@ MB *k_tri(const MB *a, bool lower, bool diag, bool values, BrErr *e)
         }
     }
     c->nnz = nnz;
-    return finish(c, e);
+    return mb_finish(c, e);
 }
 
 /* -------------------------------------------------------------- order */
@@ -366,7 +342,7 @@ MB *k_order(const MB *a, int64_t by, bool decreasing, bool index_return,
     }
     KeyIdx *s = br_malloc((size_t)m * sizeof(KeyIdx));
     KeyIdx *tmp = br_malloc((size_t)m * sizeof(KeyIdx));
-    if (!s || !tmp) { free(s); free(tmp); return oom(NULL, e); }
+    if (!s || !tmp) { free(s); free(tmp); return mb_oom(NULL, e); }
     for (int64_t i = 0; i < m; i++) {
         s[i].key = a->sparse ? mb_get(a, i, by) : a->d[i * n + by];
         s[i].idx = i;
@@ -400,12 +376,12 @@ MB *k_order(const MB *a, int64_t by, bool decreasing, bool index_return,
                 memcpy(c->ci + c->rp[i], a->ci + s0, (size_t)len * sizeof(int32_t));
                 memcpy(c->v + c->rp[i], a->v + s0, (size_t)len * sizeof(double));
             }
-            sp_done(c, c->rp[m]);
+            mb_sp_done(c, c->rp[m]);
         }
     }
     free(s);
     free(tmp);
-    return finish(c, e);
+    return mb_finish(c, e);
 }
 
 /* -------------------------------------------------------- removeEmpty */
@@ -423,7 +399,7 @@ MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
     }
     int64_t *map = br_malloc((size_t)(len + 1) * sizeof(int64_t));
     uint8_t *keep = br_calloc((size_t)len + 1, 1);
-    if (!map || !keep) { free(map); free(keep); return oom(NULL, e); }
+    if (!map || !keep) { free(map); free(keep); return mb_oom(NULL, e); }
     if (select) {
         if (!select->sparse) {
             for (int64_t i = 0; i < len; i++) keep[i] = select->d[i] != 0;
@@ -452,7 +428,7 @@ MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
         c = rows ? mb_empty(z, n, e) : mb_empty(m, z, e);
     } else if (rows) {
         int64_t *src = br_malloc((size_t)kept * sizeof(int64_t));
-        if (!src) { free(map); return oom(NULL, e); }
+        if (!src) { free(map); return mb_oom(NULL, e); }
         for (int64_t i = 0; i < m; i++) if (map[i] >= 0) src[map[i]] = i;
         if (!a->sparse) {
             c = mb_dense_uninit(kept, n, e);
@@ -474,7 +450,7 @@ MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
                     memcpy(c->v + c->rp[i], a->v + s0, (size_t)l * sizeof(double));
                     c->rp[i + 1] = c->rp[i] + l;
                 }
-                sp_done(c, c->rp[kept]);
+                mb_sp_done(c, c->rp[kept]);
             }
         }
         free(src);
@@ -501,11 +477,11 @@ MB *k_rmempty(const MB *a, bool rows, const MB *select, bool empty_return,
                     }
                 c->rp[i + 1] = p;
             }
-            sp_done(c, p);
+            mb_sp_done(c, p);
         }
     }
     free(map);
-    return finish(c, e);
+    return mb_finish(c, e);
 }
 
 /* ------------------------------------------------------------ replace */
@@ -515,7 +491,7 @@ MB *k_replace(const MB *a, double pattern, double replacement, BrErr *e)
     bool pnan = isnan(pattern);
     int64_t m = a->rows, n = a->cols, cells = m * n;
     if (!pnan && pattern == 0) {
-        if (replacement == 0) return finish(mb_copy(a, e), e);
+        if (replacement == 0) return mb_finish(mb_copy(a, e), e);
         /* every zero, implicit or not, becomes non-zero: dense output */
         MB *c = mb_dense_uninit(m, n, e);
         if (!c) return NULL;
@@ -531,7 +507,7 @@ MB *k_replace(const MB *a, double pattern, double replacement, BrErr *e)
                     if (a->v[k] != 0) c->d[i * n + a->ci[k]] = a->v[k];
         }
         mb_recount_nnz(c);
-        return finish(c, e);
+        return mb_finish(c, e);
     }
     /* zeros never match: sparse-safe */
     if (!a->sparse) {
@@ -547,7 +523,7 @@ MB *k_replace(const MB *a, double pattern, double replacement, BrErr *e)
             nnz += c->d[i] != 0;
         }
         c->nnz = nnz;
-        return finish(c, e);
+        return mb_finish(c, e);
     }
     MB *c = mb_sp_alloc(m, n, a->nnz, e);
     if (!c) return NULL;
@@ -561,8 +537,8 @@ MB *k_replace(const MB *a, double pattern, double replacement, BrErr *e)
         }
         c->rp[i + 1] = p;
     }
-    sp_done(c, p);
-    return finish(c, e);
+    mb_sp_done(c, p);
+    return mb_finish(c, e);
 }
 
 /* -------------------------------------------------------------- outer */
@@ -582,7 +558,7 @@ MB *k_outer(const MB *x, const MB *y, OpCode op, BrErr *e)
     }
     int64_t m = x->rows, n = y->cols;
     double *xv = cells_rowmajor(x), *yv = cells_rowmajor(y);
-    if (!xv || !yv) { free(xv); free(yv); return oom(NULL, e); }
+    if (!xv || !yv) { free(xv); free(yv); return mb_oom(NULL, e); }
     MB *c;
     if ((op_info[op].flags & OF_MULT) &&
         mb_should_be_sparse(m, n, x->nnz * y->nnz)) {
@@ -617,7 +593,7 @@ MB *k_outer(const MB *x, const MB *y, OpCode op, BrErr *e)
     }
     free(xv);
     free(yv);
-    return finish(c, e);
+    return mb_finish(c, e);
 }
 
 /* ------------------------------------------------ matrix("1 2 3", ...) */
@@ -633,7 +609,7 @@ MB *k_matrix_from_values(const double *vals, int64_t n, int64_t rows,
                (long long)cols);
         return NULL;
     }
-    if (n != cells) return finish(mb_fill(rows, cols, vals[0], e), e);
+    if (n != cells) return mb_finish(mb_fill(rows, cols, vals[0], e), e);
     MB *c = mb_dense_uninit(rows, cols, e);
     if (!c) return NULL;
     if (byrow) {
@@ -644,5 +620,5 @@ MB *k_matrix_from_values(const double *vals, int64_t n, int64_t rows,
                 c->d[i * cols + j] = vals[j * rows + i];
     }
     mb_recount_nnz(c);
-    return finish(c, e);
+    return mb_finish(c, e);
 }

@@ -323,3 +323,24 @@ void mb_dump(const MB *m, const char *name)
         fprintf(stderr, "\n");
     }
 }
+
+MB *mb_oom(MB *m, BrErr *e)
+{
+    mb_release(m);
+    br_err(e, BR_ENOMEM, "out of memory");
+    return NULL;
+}
+
+MB *mb_finish(MB *m, BrErr *e)
+{
+    if (!m) return NULL;
+    if (mb_examine(m, e)) { mb_release(m); return NULL; }
+    return m;
+}
+
+void mb_sp_done(MB *m, int64_t nnz)
+{
+    m->nnz = nnz;
+    m->rp[m->rows] = nnz;
+    m->build_row = m->rows;
+}

@@ -56,6 +56,14 @@ void mb_sp_finish(MB *m);
 /* Ensure capacity for at least n entries. */
 int mb_sp_reserve(MB *m, int64_t n, BrErr *e);
 
+/* Kernel epilogues. mb_oom releases m, reports out of memory and returns
+ * NULL; mb_finish picks m's format by the rule (NULL, m released, on an
+ * error or when m is NULL); mb_sp_done closes a CSR block whose rp/ci/v a
+ * kernel filled directly with nnz entries. */
+MB *mb_oom(MB *m, BrErr *e);
+MB *mb_finish(MB *m, BrErr *e);
+void mb_sp_done(MB *m, int64_t nnz);
+
 MB *mb_retain(MB *m);
 void mb_release(MB *m);   /* frees at refs == 0; NULL is fine */
 
