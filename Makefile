@@ -29,6 +29,9 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 
+# keep intermediate objects (and make's output ends with the test summary)
+.SECONDARY:
+
 .PHONY: all deps test san bench-kernels bench-compile bench-codegen clean example fuzz
 
 all: $(BUILD)/braid
