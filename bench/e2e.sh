@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # End-to-end benchmark: braid's builtin algorithms vs NumPy/SciPy and
-# scikit-learn on generated data (bench/e2e/run.py says what runs).
+# scikit-learn and R on generated data (bench/e2e/run.py says what runs).
 # Usage: bench/e2e.sh [--scale F] [--only REGEX]
 # Installs the peers from Debian when missing (python3-numpy,
-# python3-scipy, python3-sklearn), builds braid, runs every row and saves
-# the table under bench/results/e2e-<date>.txt (and .json).
+# python3-scipy, python3-sklearn, r-base-core, r-cran-matrix), builds
+# braid, runs every row and saves the table under bench/results/e2e-<date>.txt (and .json).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY=/usr/bin/python3
 if ! "$PY" -c "import numpy, scipy, sklearn" 2>/dev/null; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy python3-scipy python3-sklearn
+fi
+if ! Rscript -e 'library(Matrix)' >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq r-base-core r-cran-matrix
 fi
 make -j2 build/braid >/dev/null
 BRAID_BENCH_PYTHON="$PY" "$PY" bench/e2e/run.py build/braid bench/results "$@"

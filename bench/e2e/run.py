@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end benchmark driver: braid vs NumPy/SciPy vs scikit-learn.
+"""End-to-end benchmark driver: braid vs NumPy/SciPy vs scikit-learn vs R.
 
 Usage: run.py BRAID OUTDIR [--scale F] [--only REGEX]
   BRAID   the braid binary
@@ -14,10 +14,13 @@ with 2 threads (braid -threads 2; OMP/OpenBLAS threads 2 for the peers):
   numpy        bench/e2e/peers.py numpy: the same algorithm in NumPy/SciPy
   sklearn      bench/e2e/peers.py sklearn: the closest scikit-learn
                estimator, where there is one (a different algorithm)
+  r            Rscript bench/e2e/peers.R: R's own function (lm by normal
+               equations, glm.fit, stats::kmeans) or a vectorized R
+               implementation (l2svm), where there is one (R_PEERS)
 It records the algorithm's own time (printed by the script, data
 generation excluded), the process's wall time and its peak resident set
 size (from wait4), and prints a table with the ratios braid / numpy and
-braid / sklearn of the algorithm times.
+braid / sklearn and braid / R of the algorithm times.
 """
 
 import datetime
@@ -30,6 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PYTHON = os.environ.get("BRAID_BENCH_PYTHON", "/usr/bin/python3")
+RSCRIPT = os.environ.get("BRAID_BENCH_RSCRIPT", "/usr/bin/Rscript")
 THREADS = 2
 
 # name, algorithm, n, m, sparsity, iterations, has sklearn peer
@@ -45,7 +49,15 @@ ROWS = [
     ("AutoEncoder dense", "autoencoder", 20000, 100, 1.0, 1, True),
     ("lm dense", "lm", 1000000, 100, 1.0, 1, True),
     ("lm sparse", "lm", 1000000, 1000, 0.01, 1, True),
+    ("L2SVM tall", "l2svm", 10000000, 10, 1.0, 10, True),
+    ("GLM probit tall", "glm", 10000000, 10, 1.0, 3, False),
+    ("KMeans k=5 tall", "kmeans", 10000000, 10, 1.0, 10, True),
+    ("lm tall", "lm", 10000000, 10, 1.0, 1, True),
 ]
+
+# (algorithm, dense only) with an R peer in peers.R: glm.fit and
+# stats::kmeans take dense matrices only.
+R_PEERS = {"lm": False, "l2svm": False, "glm": True, "kmeans": True}
 
 NOCG_CONFIG = os.path.join(HERE, "nocodegen.xml")
 
@@ -105,6 +117,8 @@ def main(argv):
         ]
         if has_sk:
             systems.append(("sklearn", [PYTHON, os.path.join(HERE, "peers.py"), "sklearn", alg] + args))
+        if alg in R_PEERS and (sp >= 1 or not R_PEERS[alg]):
+            systems.append(("r", [RSCRIPT, os.path.join(HERE, "peers.R"), alg] + args))
         row = {"name": name, "alg": alg, "n": n, "m": m, "sparsity": sp, "iterations": it}
         for sysname, cmd in systems:
             alg_s, wall, rss, out = run_one(cmd, env)
@@ -119,9 +133,9 @@ def main(argv):
     lines = []
     lines.append("braid end-to-end benchmark, %s, %d threads, scale %g" % (stamp, THREADS, scale))
     lines.append("times: the algorithm only (data generation excluded), seconds; RSS: peak of the process, MB")
-    hdr = ("%-20s %-22s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s"
-           % ("algorithm", "data", "braid", "nocg", "numpy", "sklearn",
-              "rss_br", "rss_np", "rss_sk", "br/np", "nocg/np", "br/sk"))
+    hdr = ("%-20s %-22s %9s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s"
+           % ("algorithm", "data", "braid", "nocg", "numpy", "sklearn", "r",
+              "rss_br", "rss_np", "rss_sk", "rss_r", "br/np", "nocg/np", "br/sk", "br/r"))
     lines.append(hdr)
     lines.append("-" * len(hdr))
     for r in results:
@@ -130,12 +144,15 @@ def main(argv):
         bn = r["braid-nocg"]["alg_seconds"]
         np_ = r["numpy"]["alg_seconds"]
         sk = r.get("sklearn", {}).get("alg_seconds")
-        lines.append("%-20s %-22s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s" % (
+        rr = r.get("r", {}).get("alg_seconds")
+        lines.append("%-20s %-22s %9s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s" % (
             r["name"], data, fmt(b, "%.3f"), fmt(bn, "%.3f"), fmt(np_, "%.3f"), fmt(sk, "%.3f"),
+            fmt(rr, "%.3f"),
             fmt(r["braid"]["peak_rss_mb"], "%.0f"), fmt(r["numpy"]["peak_rss_mb"], "%.0f"),
             fmt(r.get("sklearn", {}).get("peak_rss_mb"), "%.0f"),
+            fmt(r.get("r", {}).get("peak_rss_mb"), "%.0f"),
             fmt(b / np_ if b and np_ else None), fmt(bn / np_ if bn and np_ else None),
-            fmt(b / sk if b and sk else None)))
+            fmt(b / sk if b and sk else None), fmt(b / rr if b and rr else None)))
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     os.makedirs(outdir, exist_ok=True)
@@ -143,7 +160,7 @@ def main(argv):
         f.write(text)
     with open(os.path.join(outdir, "e2e-%s.json" % stamp), "w") as f:
         json.dump(results, f, indent=1)
-    failed = [r["name"] for r in results for s in ("braid", "braid-nocg", "numpy", "sklearn")
+    failed = [r["name"] for r in results for s in ("braid", "braid-nocg", "numpy", "sklearn", "r")
               if s in r and r[s]["alg_seconds"] is None]
     if failed:
         sys.stderr.write("failed runs: %s\n" % ", ".join(failed))
