@@ -10,24 +10,6 @@
 #include <omp.h>
 #endif
 
-/* Values of a block in row-major order (new array, caller frees; NULL when
- * out of memory). */
-static double *cells_rowmajor(const MB *a)
-{
-    int64_t n = a->rows * a->cols;
-    if (!a->sparse) {
-        double *o = br_malloc((size_t)n * sizeof(double));
-        if (o && n) memcpy(o, a->d, (size_t)n * sizeof(double));
-        return o;
-    }
-    double *o = br_calloc((size_t)n, sizeof(double));
-    if (!o) return NULL;
-    for (int64_t i = 0; i < a->rows; i++)
-        for (int64_t k = a->rp[i]; k < a->rp[i + 1]; k++)
-            o[i * a->cols + a->ci[k]] = a->v[k];
-    return o;
-}
-
 /* A 1-based category/group id as SystemDS casts it: floor(v + eps),
  * saturated far beyond any matrix dimension. */
 static int64_t to_id(double v)
@@ -66,9 +48,9 @@ MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
         }
     }
     int64_t n = ref ? ref->rows * ref->cols : 1;
-    double *va = A ? cells_rowmajor(A) : NULL;
-    double *vb = B ? cells_rowmajor(B) : NULL;
-    double *vw = W ? cells_rowmajor(W) : NULL;
+    double *va = A ? mb_cells_rowmajor(A) : NULL;
+    double *vb = B ? mb_cells_rowmajor(B) : NULL;
+    double *vw = W ? mb_cells_rowmajor(W) : NULL;
     Tup *t = br_malloc((size_t)n * sizeof(Tup));
     if ((A && !va) || (B && !vb) || (W && !vw) || !t) {
         free(va); free(vb); free(vw); free(t);
@@ -229,7 +211,7 @@ MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
         }
         wrow = vec && !(same && m > 1);
     }
-    double *gv = cells_rowmajor(groups);
+    double *gv = mb_cells_rowmajor(groups);
     int64_t *gid = br_malloc((size_t)(n + 1) * sizeof(int64_t));
     if (!gv || !gid) { free(gv); free(gid); return mb_oom(NULL, e); }
     int64_t maxg = 0;
@@ -253,7 +235,7 @@ MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
     if (!out) { free(gid); return NULL; }
     /* column-major views: row j of tt is column j of target */
     bool bad = !(tt = k_transpose(target, e));
-    if (!bad && weights && wrow && !(wv = cells_rowmajor(weights)))
+    if (!bad && weights && wrow && !(wv = mb_cells_rowmajor(weights)))
         bad = br_err(e, BR_ENOMEM, "out of memory") != 0;
     if (!bad && weights && !wrow) bad = !(wt = k_transpose(weights, e));
     if (bad) {

@@ -8,24 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Values of a block in row-major order as a new malloc'ed array of
- * rows*cols doubles (caller frees), or NULL when out of memory. */
-static double *cells_rowmajor(const MB *a)
-{
-    int64_t n = a->rows * a->cols;
-    if (!a->sparse) {
-        double *o = br_malloc((size_t)n * sizeof(double));
-        if (o && n) memcpy(o, a->d, (size_t)n * sizeof(double));
-        return o;
-    }
-    double *o = br_calloc((size_t)n, sizeof(double));
-    if (!o) return NULL;
-    for (int64_t i = 0; i < a->rows; i++)
-        for (int64_t k = a->rp[i]; k < a->rp[i + 1]; k++)
-            o[i * a->cols + a->ci[k]] = a->v[k];
-    return o;
-}
-
 /* ------------------------------------------------------------------ t() */
 
 #define TILE 32
@@ -557,7 +539,7 @@ MB *k_outer(const MB *x, const MB *y, OpCode op, BrErr *e)
         return NULL;
     }
     int64_t m = x->rows, n = y->cols;
-    double *xv = cells_rowmajor(x), *yv = cells_rowmajor(y);
+    double *xv = mb_cells_rowmajor(x), *yv = mb_cells_rowmajor(y);
     if (!xv || !yv) { free(xv); free(yv); return mb_oom(NULL, e); }
     MB *c;
     if ((op_info[op].flags & OF_MULT) &&

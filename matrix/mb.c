@@ -344,3 +344,19 @@ void mb_sp_done(MB *m, int64_t nnz)
     m->rp[m->rows] = nnz;
     m->build_row = m->rows;
 }
+
+double *mb_cells_rowmajor(const MB *a)
+{
+    int64_t n = a->rows * a->cols;
+    if (!a->sparse) {
+        double *o = br_malloc((size_t)n * sizeof(double));
+        if (o && n) memcpy(o, a->d, (size_t)n * sizeof(double));
+        return o;
+    }
+    double *o = br_calloc((size_t)n, sizeof(double));
+    if (!o) return NULL;
+    for (int64_t i = 0; i < a->rows; i++)
+        for (int64_t k = a->rp[i]; k < a->rp[i + 1]; k++)
+            o[i * a->cols + a->ci[k]] = a->v[k];
+    return o;
+}

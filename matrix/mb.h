@@ -82,6 +82,10 @@ int64_t mb_recount_nnz(MB *m);
 int mb_examine(MB *m, BrErr *e);
 bool mb_should_be_sparse(int64_t rows, int64_t cols, int64_t nnz);
 
+/* The cells of m in row-major order as a new array of rows*cols doubles
+ * (caller frees with free), or NULL when out of memory. */
+double *mb_cells_rowmajor(const MB *m);
+
 /* Cell access (slow paths, tests, printing). */
 double mb_get(const MB *m, int64_t r, int64_t c);
 /* Set a cell of an exclusively owned dense block (convert first). */

@@ -63,6 +63,17 @@ static const MB *mat(const Value *v, const char *what, MB **tmp, BrErr *e)
     return NULL;
 }
 
+int rt_split(const Value *v, const char *what, const char **items, int max, char **buf, BrErr *e)
+{
+    const char *s = rt_str(v, what, e);
+    if (!s) return -1;
+    *buf = br_strdup(s);
+    int k = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(*buf, ",", &save); tok && k < max; tok = strtok_r(NULL, ",", &save)) items[k++] = tok;
+    return k;
+}
+
 int rt_ret_mb(MB *m, Value *out, BrErr *e)
 {
     if (!m) return e->code ? e->code : br_err(e, BR_EFAIL, "operation failed");
@@ -385,13 +396,8 @@ static int b_read(Value *a, Value *out, BrErr *e)
     const char *na[64];
     char *nabuf = NULL;
     if (rt_given(&a[8])) {
-        const char *s = rt_str(&a[8], "naStrings", e);
-        if (!s) return e->code;
-        nabuf = br_strdup(s);
-        int k = 0;
-        for (char *tok = strtok(nabuf, ","); tok && k < 64; tok = strtok(NULL, ",")) na[k++] = tok;
+        if ((o.n_na = rt_split(&a[8], "naStrings", na, 64, &nabuf, e)) < 0) return e->code;
         o.na_strings = na;
-        o.n_na = k;
     }
     MB *m = io_read_matrix(file, &o, e);
     free(nabuf);

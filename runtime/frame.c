@@ -180,13 +180,8 @@ int rt_frame_read(Value *a, Value *out, BrErr *e)
     const char *na[64];
     char *nabuf = NULL;
     if (rt_given(&a[8])) {
-        const char *s = rt_str(&a[8], "naStrings", e);
-        if (!s) return e->code;
-        nabuf = br_strdup(s);
-        int k = 0;
-        for (char *tok = strtok(nabuf, ","); tok && k < 64; tok = strtok(NULL, ",")) na[k++] = tok;
+        if ((o.n_na = rt_split(&a[8], "naStrings", na, 64, &nabuf, e)) < 0) return e->code;
         o.na_strings = na;
-        o.n_na = k;
     }
     FB *f = io_read_frame(file, &o, e);
     free(nabuf);

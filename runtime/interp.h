@@ -80,6 +80,9 @@ int rt_num(const Value *v, const char *what, double *out, BrErr *e);
 int rt_bool(const Value *v, const char *what, bool *out, BrErr *e);
 const char *rt_str(const Value *v, const char *what, BrErr *e);
 int rt_ret_mb(MB *m, Value *out, BrErr *e);
+/* Splits a comma-separated string argument into at most max items that
+ * point into *buf (caller frees it); returns the count or -1. */
+int rt_split(const Value *v, const char *what, const char **items, int max, char **buf, BrErr *e);
 
 /* Tier-2 builtins in their own files; each returns RT_NOT_MINE for a
  * builtin it does not implement (runtime/builtins_stats.c, frame.c). */
