@@ -424,6 +424,8 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     for (size_t i = 0; i < sizeof aggs / sizeof *aggs; i++)
         if (aggs[i].bi == bi->id && n == 1)
             return agg(c, aggs[i].op, aggs[i].dir, build_expr(c, e->call.args[0].value), sp);
+    if ((bi->id == BI_COMPRESS || bi->id == BI_DECOMPRESS) && n == 1 && allpos)
+        return build_expr(c, e->call.args[0].value);   /* the value is unchanged */
     if (bi->id == BI_T && n == 1) return reorg(c, OP_TRANS, build_expr(c, e->call.args[0].value), sp);
     if (bi->id == BI_REV && n == 1) return reorg(c, OP_REV, build_expr(c, e->call.args[0].value), sp);
     if (bi->id == BI_DIAG && n == 1) return reorg(c, OP_DIAG, build_expr(c, e->call.args[0].value), sp);
@@ -478,6 +480,9 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     case BI_PF: case BI_QF: case BI_PCHISQ: case BI_QCHISQ: case BI_PEXP: case BI_QEXP:
     case BI_IQM:
         h->dt = DT_SCALAR; h->vt = VT_DOUBLE; break;
+    case BI_COMPRESS: case BI_DECOMPRESS:
+        if (h->in[0]) { h->dt = h->in[0]->dt; h->vt = h->in[0]->vt; }
+        break;
     case BI_INTERQUANTILE: case BI_ROLL: h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
     case BI_COUNTDISTINCT:   /* dir "rc" (default): int scalar; "r", "c": matrix */
         if (h->in[1] && h->in[1]->kind == H_LIT && h->in[1]->lit.kind == V_STRING) {

@@ -562,6 +562,9 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         *out = val_string(a[0].kind == V_MATRIX ? "Matrix" : a[0].kind == V_LIST ? "List" : "Scalar");
         return 0;
     case BI_ASSCALAR: return b_as_scalar(a, out, e);
+    case BI_COMPRESS: case BI_DECOMPRESS:   /* eval("compress", ...): same value */
+        *out = val_retain(a[0]);
+        return 0;
     case BI_ASMATRIX: return b_as_matrix(a, out, e);
     case BI_ASDOUBLE: case BI_ASINTEGER: case BI_ASLOGICAL: case BI_ASBOOLEAN:
         return b_cast(h->bi, a, out, e);
