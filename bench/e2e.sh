@@ -5,6 +5,8 @@
 # Installs the peers from Debian when missing (python3-numpy,
 # python3-scipy, python3-sklearn, r-base-core, r-cran-matrix), builds
 # braid, runs every row and saves the table under bench/results/e2e-<date>.txt (and .json).
+# bench/e2e/agree.sh (run separately) checks at a small scale that the NumPy and R
+# peers compute what braid computes (same objective to rounding).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY=/usr/bin/python3

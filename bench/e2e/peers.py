@@ -287,17 +287,22 @@ def np_kmeans(X, k=5, maxit=10, seed=1, sample_per_centroid=50):
     return C
 
 
-def np_als_cg(X, rank=20, reg=1e-6, maxit=5, seed=1):
+def np_als_cg(X, rank=20, reg=1e-6, maxit=5, seed=1, init=None):
     """ALS with conjugate gradient half-steps, L2 regularization, loss
     checked every iteration (alsCG.dml); the residuals are computed at the
-    observed entries only (scipy.sparse)."""
+    observed entries only (scipy.sparse). init: (U, V) initial factors
+    (n x rank, m x rank), else uniform in [-0.5, 0.5]. Returns U, V^T and
+    the final loss."""
     X = X.tocsr()
     n, m = X.shape
     rows, cols = X.nonzero()
     xv = np.asarray(X[rows, cols]).ravel()
     rng = np.random.default_rng(seed)
-    U = rng.uniform(-0.5, 0.5, (n, rank))
-    Vt = rng.uniform(-0.5, 0.5, (m, rank))
+    if init is None:
+        U = rng.uniform(-0.5, 0.5, (n, rank))
+        Vt = rng.uniform(-0.5, 0.5, (m, rank))
+    else:
+        U, Vt = init[0].copy(), init[1].copy()
 
     def masked(A, B):
         """The entries of A @ B.T at the observed positions, as CSR."""
@@ -335,20 +340,27 @@ def np_als_cg(X, rank=20, reg=1e-6, maxit=5, seed=1):
                 P = R + (rrn / rr) * P
                 rr = rrn
         cur = loss()
-    return U, Vt.T
+    return U, Vt.T, cur
 
 
 def np_autoencoder(X, h1=100, h2=10, epochs=1, batch=256, step=1e-3, decay=0.95,
-                   mom=0.9, seed=1):
+                   mom=0.9, seed=1, init=None, full=False):
     """Two-layer tanh autoencoder, minibatch SGD with momentum
-    (autoencoder_2layer.dml)."""
+    (autoencoder_2layer.dml). init: (row order keys, [W1, W2, W3, W4]
+    uniform in [-1, 1]), else drawn here. Returns the code H of every row
+    (with full=True also the weights, biases and the standardized,
+    shuffled rows)."""
     rng = np.random.default_rng(seed)
     n, m = X.shape
-    perm = np.argsort(rng.random(n), kind="stable")
+    keys = rng.random(n) if init is None else init[0]
+    perm = np.argsort(keys, kind="stable")
     Xp = X[perm]
     Z = (Xp - Xp.mean(axis=0)) / Xp.std(axis=0, ddof=1)
     sizes = [(h1, m), (h2, h1), (h1, h2), (m, h1)]
-    W = [np.sqrt(6 / (a + b)) * rng.uniform(-1, 1, (a, b)) for a, b in sizes]
+    if init is None:
+        W = [np.sqrt(6 / (a + b)) * rng.uniform(-1, 1, (a, b)) for a, b in sizes]
+    else:
+        W = [np.sqrt(6 / (a + b)) * Wr for (a, b), Wr in zip(sizes, init[1])]
     b = [np.zeros(a) for a, _ in sizes]
     uW = [np.zeros_like(w) for w in W]
     ub = [np.zeros_like(v) for v in b]
@@ -376,7 +388,7 @@ def np_autoencoder(X, h1=100, h2=10, epochs=1, batch=256, step=1e-3, decay=0.95,
     H = np.tanh(np.tanh(Z @ W[0].T + b[0]) @ W[1].T + b[1])
     Hout = np.empty_like(H)
     Hout[perm] = H
-    return Hout
+    return (Hout, W, b, Z) if full else Hout
 
 
 def np_lm(X, y, reg=1e-7):

@@ -15,8 +15,10 @@ with 2 threads (braid -threads 2; OMP/OpenBLAS threads 2 for the peers):
   sklearn      bench/e2e/peers.py sklearn: the closest scikit-learn
                estimator, where there is one (a different algorithm)
   r            Rscript bench/e2e/peers.R: R's own function (lm by normal
-               equations, glm.fit, stats::kmeans) or a vectorized R
-               implementation (l2svm), where there is one (R_PEERS)
+               equations, glm.fit, stats::kmeans) or the same algorithm
+               in vectorized R (l2svm, mlogreg, als, autoencoder), where
+               there is one (R_PEERS); bench/e2e/agree.sh checks that the
+               vectorized ones compute what braid computes
 It records the algorithm's own time (printed by the script, data
 generation excluded), the process's wall time and its peak resident set
 size (from wait4), and prints a table with the ratios braid / numpy and
@@ -56,8 +58,9 @@ ROWS = [
 ]
 
 # (algorithm, dense only) with an R peer in peers.R: glm.fit and
-# stats::kmeans take dense matrices only.
-R_PEERS = {"lm": False, "l2svm": False, "glm": True, "kmeans": True}
+# stats::kmeans take dense matrices only (the autoencoder row is dense).
+R_PEERS = {"lm": False, "l2svm": False, "mlogreg": False, "glm": True, "kmeans": True,
+           "als": False, "autoencoder": True}
 
 NOCG_CONFIG = os.path.join(HERE, "nocodegen.xml")
 
