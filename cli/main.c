@@ -5,6 +5,7 @@
  *   braid -s "script text" ...
  *   braid -help
  * Exit status 0 on success, 1 on any error in the script or its input. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,14 @@ int main(int argc, char **argv)
         setenv("GOMP_SPINCOUNT", "20000", 1);
         execv("/proc/self/exe", argv);
     }
+    /* glibc's malloc serves blocks above its mmap threshold (dynamic,
+     * from 128 KB) by mmap and gives the heap top back above twice that,
+     * so a loop over mid-sized blocks (the 256 x 100 mini-batches of
+     * autoencoder_2layer, 200 KB each) paid fresh zero pages on nearly
+     * every block: 3.5x the page faults and a quarter of the run time.
+     * Fixed thresholds keep freed blocks up to 32 MB for reuse. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
     const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL;
     bool stats = false;
     int stats_n = 10;

@@ -83,6 +83,11 @@ static void cache_gc(const char *dir)
             if (stat(path, &st) == 0 && now - st.st_mtime > CACHE_GC_PERIOD) unlink(path);
             continue;
         }
+        /* precompiled preludes (jit.c) of other versions: unused a week */
+        if (!strncmp(nm, "prelude-", 8)) {
+            if (stat(path, &st) == 0 && now - st.st_mtime > 7 * 24 * 3600) unlink(path);
+            continue;
+        }
         if (l < 4 || l >= sizeof v->name || strcmp(nm + l - 3, ".so") || stat(path, &st)) continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 256;

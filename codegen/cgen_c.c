@@ -22,6 +22,7 @@ typedef struct Gen {
     SBuf *b;
     AxCtx ax;
     bool sp;               /* Row: main row read sparse */
+    bool blk;              /* Row: inside the loop over a block of rows */
 } Gen;
 
 /* C expression of operator node x over operand expressions a[]. */
@@ -48,7 +49,7 @@ static void op_expr(char *buf, size_t n, const CNode *x, char a[3][48])
         case OP_ATAN: f = "atan(%s)"; break;
         case OP_SINH: f = "sinh(%s)"; break;
         case OP_COSH: f = "cosh(%s)"; break;
-        case OP_TANH: f = "tanh(%s)"; break;
+        case OP_TANH: f = "cg_tanh(%s)"; break;
         case OP_SIGMOID: f = "(1.0 / (1.0 + exp(-(%s))))"; break;
         case OP_ISNA: case OP_ISNAN: f = "(isnan(%s) ? 1.0 : 0.0)"; break;
         case OP_ISINF: f = "(isinf(%s) ? 1.0 : 0.0)"; break;
@@ -291,6 +292,12 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
     case CN_MM: {
         int bi = p->n[x->a[1]].in;
         bool sp = g->sp && is_main(p, x->a[0]);
+        if (g->blk && cplan_row_kwidth(p, i)) {
+            /* computed for the whole block by cg_bvm */
+            sb_printf(b, "%sconst double *restrict v%d = bq%d + (i - i0) * CG_KP(%d);\n", ind, i, i,
+                      cplan_row_kwidth(p, i));
+            break;
+        }
         vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
         /* side matrices arrive transposed (c x n): dot products */
         if (x->vc == VC_CELL) {
@@ -414,9 +421,110 @@ static void emit_row_body(const Gen *g, const char *ind)
     }
 }
 
+/* Largest main row length of the blocked path (its buffers hold n x 16). */
+#define BLK_MAXN 4096
+
+/* Blocked Row path: buffers after the row temporaries (cg_tmp and the
+ * dense loop agree on the layout). */
+static void emit_blk_buffers(const Gen *g, bool decl)
+{
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    int r = p->out[0], m = p->main;
+    for (int i = 0; i < p->nn; i++) {
+        int k = cplan_row_kwidth(p, i);
+        if (!k || i == r) continue;
+        if (decl)
+            sb_printf(b, "        double *restrict bv%d = tmp + off; off += CG_BVSZ(L[%d], %d);\n"
+                         "        double *restrict bq%d = tmp + off; off += CG_RB * CG_KP(%d);\n", i, m, k, i, k);
+        else sb_printf(b, "        off += CG_BVSZ(L[%d], %d) + CG_RB * CG_KP(%d);\n", m, k, k);
+    }
+    int kb = cplan_row_kwidth(p, r);
+    if (kb) {
+        if (decl)
+            sb_printf(b, "        double *restrict bqo = tmp + off; off += CG_RB * CG_KP(%d);\n"
+                         "        double *restrict bacc = tmp + off; off += CG_BVSZ(L[%d], %d);\n", kb, m, kb);
+        else sb_printf(b, "        off += CG_RB * CG_KP(%d) + CG_BVSZ(L[%d], %d);\n", kb, m, kb);
+    }
+}
+
+static bool row_blocked(const CPlan *p)
+{
+    for (int i = 0; i < p->nn; i++) if (cplan_row_kwidth(p, i)) return true;
+    return false;
+}
+
+/* The dense Row loop over blocks of CG_RB rows (rows i0.. ; the per-row
+ * loop takes the rest): vector-matrix products of the main rows with
+ * small side matrices for the whole block (cg_bvm), the row body per
+ * row, and for t(main) %*% B roots the block's rank update of a private
+ * n x K accumulator (cg_bouter), added to the transposed partial at the
+ * end. Taken when the call has at least two blocks and the run-time
+ * widths are the compiled ones. */
+static void emit_row_blocked(Gen *g)
+{
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    int r = p->out[0], m = p->main, kb = cplan_row_kwidth(p, r);
+    sb_printf(b, "    if (r1 - r0 >= 2 * CG_RB && L[%d] <= %d", m, BLK_MAXN);
+    for (int i = 0; i < p->nn; i++) {
+        int k = cplan_row_kwidth(p, i);
+        if (!k) continue;
+        const CNode *x = &p->n[i];
+        int w = i == r ? p->n[x->a[1]].vlen : p->n[x->a[1]].in;
+        bool seen = false;    /* one test per input */
+        for (int i2 = 0; i2 < i; i2++) {
+            const CNode *x2 = &p->n[i2];
+            if (cplan_row_kwidth(p, i2) && (i2 == r ? p->n[x2->a[1]].vlen : p->n[x2->a[1]].in) == w) seen = true;
+        }
+        if (!seen) sb_printf(b, " && L[%d] == %d", w, k);
+    }
+    sb_puts(b, ") {\n");
+    emit_blk_buffers(g, true);
+    for (int i = 0; i < p->nn; i++) {
+        int k = cplan_row_kwidth(p, i);
+        if (k && i != r) sb_printf(b, "        cg_bpad(P[%d], L[%d], %d, CG_KP(%d), bv%d);\n", p->n[p->n[i].a[1]].in, m, k, k, i);
+    }
+    /* the B operand of the root: a blocked product's rows, or copies */
+    int bnode = kb ? p->n[r].a[1] : -1;
+    bool alias = kb && cplan_row_kwidth(p, bnode) == kb;
+    if (kb)
+        sb_printf(b, "        memset(bqo, 0, (size_t)(CG_RB * CG_KP(%d)) * sizeof(double));\n"
+                     "        memset(bacc, 0, (size_t)CG_BVSZ(L[%d], %d) * sizeof(double));\n", kb, m, kb);
+    sb_printf(b, "        for (; i0 + CG_RB <= r1; i0 += CG_RB) {\n"
+                 "            const double *restrict ab = P[%d] + i0 * S[%d];\n", m, m);
+    for (int i = 0; i < p->nn; i++) {
+        int k = cplan_row_kwidth(p, i);
+        if (k && i != r) sb_printf(b, "            cg_bvm(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", m, m, i, k, i);
+    }
+    sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
+    g->blk = true;
+    emit_row_inputs(g, "                ", true);
+    emit_row_body(g, "                ");
+    if (kb) {
+        if (!alias) {
+            char ptr[32], len[32];
+            vec_ref(g, bnode, ptr, sizeof ptr, len, sizeof len);
+            sb_printf(b, "                { double *restrict d = bqo + (i - i0) * CG_KP(%d); "
+                         "for (int l = 0; l < %d; l++) d[l] = %s[l]; }\n", kb, kb, ptr);
+        }
+        sb_puts(b, "                (void)a;\n");
+    } else {
+        emit_row_root(g, "                ", p->var == V_NO_AGG || p->var == V_ROW_AGG ? "(out + (i - r0) * ldo)" : "out");
+    }
+    g->blk = false;
+    sb_puts(b, "            }\n");
+    if (kb && alias) sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bq%d, %d, bacc);\n", m, m, bnode, kb);
+    else if (kb) sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bqo, %d, bacc);\n", m, m, kb);
+    sb_puts(b, "        }\n");
+    if (kb) sb_printf(b, "        cg_bflush(bacc, L[%d], %d, CG_KP(%d), out);\n", m, kb, kb);
+    sb_puts(b, "    }\n");
+}
+
 static void gen_row(const CPlan *p, SBuf *b)
 {
     Gen g = {.p = p, .b = b, .ax = AX_CELL};
+    bool blocked = row_blocked(p);
     /* tmp size */
     sb_puts(b, "\nint64_t cg_tmp(const int64_t *restrict L)\n{\n    int64_t off = 0;\n");
     for (int i = 0; i < p->nn; i++) {
@@ -424,6 +532,11 @@ static void gen_row(const CPlan *p, SBuf *b)
         if (x->kind == CN_IN || x->vc != VC_VEC) continue;
         if (i == p->out[0] && p->var != V_NO_AGG) continue;
         sb_printf(b, "    off += L[%d];\n", x->vlen);
+    }
+    if (blocked) {
+        sb_printf(b, "    if (L[%d] <= %d) {\n", p->main, BLK_MAXN);
+        emit_blk_buffers(&g, false);
+        sb_puts(b, "    }\n");
     }
     sb_puts(b, "    return off;\n}\n");
     bool rowout = p->var == V_NO_AGG || p->var == V_ROW_AGG;
@@ -433,7 +546,9 @@ static void gen_row(const CPlan *p, SBuf *b)
                "              double *restrict tmp)\n{\n    (void)ldo; (void)r0;\n");
     emit_scalars(&g);
     emit_row_temps(&g, false);
-    sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
+    sb_puts(b, "    int64_t i0 = r0;\n");
+    if (blocked) emit_row_blocked(&g);
+    sb_puts(b, "    for (int64_t i = i0; i < r1; i++) {\n");
     emit_row_inputs(&g, "        ", true);
     emit_row_body(&g, "        ");
     emit_row_root(&g, "        ", rowout ? "(out + (i - r0) * ldo)" : "out");

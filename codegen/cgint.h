@@ -269,6 +269,10 @@ CPlan *cplan_copy(const CPlan *p);
 void cplan_print(const CPlan *p, FILE *out);
 /* Number of elementwise/aggregate basic operations (not inputs). */
 int cplan_nops(const CPlan *p);
+/* Row: the compile-time width (2..16) node n's generated code is
+ * specialized on (a vector-matrix product of the main row, or the right
+ * operand of a t(main) %*% (.) root), 0 if none. */
+int cplan_row_kwidth(const CPlan *p, int n);
 const char *variant_name(Variant v);
 
 /* ---- code generation (cgen_c.c, prims.c) ---- */
@@ -299,7 +303,8 @@ struct CgContext {
     int nops, cap;
     pthread_mutex_t jitlock;   /* one batch of compiles at a time */
     pthread_cond_t async_done; /* signalled when a background batch ends */
-    int nasync;                /* background batches running (c->lock) */
+    int nasync;                /* operators queued or compiling in the
+                                  background (c->lock) */
     bool stopping;             /* context being freed (atomic) */
     char cachedir[1024];
     bool have_dir;         /* cachedir usable for compiling */
@@ -320,6 +325,8 @@ CgOp *cg_op_get(CgContext *c, CPlan *p);
 /* Compiles several operators in parallel (those with ready == 0). */
 void jit_compile_all(CgContext *c, CgOp **ops, int n);
 bool jit_compile_async(CgContext *c, CgOp **ops, int n);
+/* Loads the operators of ops[] that the disk cache holds, compiling none. */
+void jit_load_cached(CgContext *c, CgOp **ops, int n);
 int jit_prepare(CgContext *c);
 void cache_dir_init(CgContext *c);
 void cache_dir_cleanup(CgContext *c);

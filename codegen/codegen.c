@@ -179,6 +179,14 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
         if (!ops[i]->queued) { ops[i]->queued = true; todo[ntodo++] = ops[i]; }
     }
     pthread_mutex_unlock(&c->lock);
+    /* asynchronous mode: what the disk cache holds is loaded at once */
+    if (pending && c->opt.async && todo) {
+        jit_load_cached(c, todo, ntodo);
+        int k = 0;
+        for (int i = 0; i < ntodo; i++)
+            if (__atomic_load_n(&todo[i]->ready, __ATOMIC_ACQUIRE) == 0) todo[k++] = todo[i];
+        ntodo = k;
+    }
     if (pending && (!c->opt.async || !jit_compile_async(c, todo, ntodo))) {
         pthread_mutex_lock(&c->jitlock);
         jit_compile_all(c, todo, ntodo);
@@ -255,6 +263,7 @@ void cg_print_stats(const CgContext *c, FILE *f)
     fprintf(f, "Codegen compile times (DAG, JC):\t%.3f/%.3f sec.\n", (double)s->optimize_ns / 1e9,
             (double)s->compile_ns / 1e9);
     fprintf(f, "Codegen plan cache (hits, disk):\t%lld/%lld.\n", (long long)s->cache_hits, (long long)s->disk_hits);
+    if (s->cc_runs) fprintf(f, "Codegen compiler runs:\t%lld.\n", (long long)s->cc_runs);
     if (s->failed || s->fallback)
         fprintf(f, "Codegen failed compiles, fallbacks:\t%lld/%lld.\n", (long long)s->failed, (long long)s->fallback);
 }

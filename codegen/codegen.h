@@ -45,6 +45,8 @@ typedef struct CgStats {
                               came from the selection cache */
     int64_t compile_ns;    /* time spent compiling generated code */
     int64_t optimize_ns;   /* time spent exploring and selecting */
+    int64_t cc_runs;       /* compiler processes started (one per bundle
+                              of operators) */
 } CgStats;
 
 /* The codegen context of one runtime program: plan cache, compiled

@@ -82,6 +82,12 @@ static int input_node(Build *b, Hop *h, int role)
 
 static int build(Build *b, Hop *h, const MEntry *e);
 
+/* Is h the numeric literal 2? */
+static bool is_lit2(const Hop *h)
+{
+    return h && h->kind == H_LIT && val_is_numeric(&h->lit) && val_as_double(&h->lit) == 2;
+}
+
 static int child(Build *b, Hop *h, const MEntry *e, int i, int role)
 {
     Hop *in = h->in[i];
@@ -115,7 +121,15 @@ static int build(Build *b, Hop *h, const MEntry *e)
     case H_BINARY:
         nd = op_node(h, CN_BIN);
         nd.na = 2;
-        for (int i = 0; i < 2; i++) nd.a[i] = child(b, h, e, i, R_GEN);
+        if (h->op == OP_POW && is_lit2(h->in[1])) {
+            /* X ^ 2 as X * X (what cg_pow computes for an exponent of 2):
+             * with the exponent a scalar argument, the pow call in cg_pow
+             * kept every loop of the operator from vectorizing */
+            nd.op = OP_MULT;
+            nd.a[0] = nd.a[1] = child(b, h, e, 0, R_GEN);
+        } else {
+            for (int i = 0; i < 2; i++) nd.a[i] = child(b, h, e, i, R_GEN);
+        }
         r = add_node(b, nd);
         break;
     case H_TERNARY:
@@ -455,6 +469,23 @@ static bool finish_outer(CPlan *p, int root)
 
 /* ---- signature ---- */
 
+int cplan_row_kwidth(const CPlan *p, int n)
+{
+    if (p->tpl != T_ROW || p->main < 0 || n < 0 || n >= p->nn) return 0;
+    const CNode *x = &p->n[n];
+    const CNode *a = x->na > 0 ? &p->n[x->a[0]] : NULL;
+    bool amain = a && a->kind == CN_IN && a->in == p->main;
+    int64_t w = 0;
+    if (x->kind == CN_MM && x->vc == VC_VEC && amain) {
+        const CNode *b = &p->n[x->a[1]];
+        if (b->kind == CN_IN && p->in[b->in].mode == IM_MAT) w = p->in[b->in].cols;
+    } else if (x->kind == CN_MMTL && p->var == V_COL_T_AGG && n == p->out[0] && amain) {
+        const CNode *b = &p->n[x->a[1]];
+        if (b->vc == VC_VEC && b->vlen >= 0) w = p->in[b->vlen].cols;
+    }
+    return w >= 2 && w <= 16 ? (int)w : 0;
+}
+
 static void make_sig(CPlan *p)
 {
     SBuf b = {0};
@@ -470,6 +501,9 @@ static void make_sig(CPlan *p)
     }
     sb_puts(&b, "|");
     for (int i = 0; i < p->nout; i++) sb_printf(&b, "o%d,", p->out[i]);
+    /* widths the generated Row code is specialized on */
+    for (int i = 0; i < p->nn; i++)
+        if (cplan_row_kwidth(p, i)) sb_printf(&b, "k%d:%d,", i, cplan_row_kwidth(p, i));
     for (int i = 0; i < p->ncond; i++) sb_printf(&b, "c%d:%d:%d,", p->cond[i].op, p->cond[i].in, p->cond[i].left);
     p->sig = b.s;
     p->hash = cg_hash_bytes(b.s, b.n, 0);

@@ -722,6 +722,55 @@ static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
     for (; i < r1; i++) res[i] = kval(ksum(x + i * N, N, mode, 0));
 }
 
+/* rowMins/rowMaxs (OP_AMIN/OP_AMAX) or rowIndexMin/rowIndexMax of rows
+ * [r0, r1) of a dense block with few columns N: one tight loop per row
+ * without the blocked machinery of long rows (same results: min/max
+ * propagate NaN; the index is of the last extreme non-NaN cell, 1 for a
+ * row of NaN), compare-and-select steps without branches. */
+static void rows_narrow_mm(OpCode op, const double *x, int64_t N, int64_t r0, int64_t r1,
+                           double *res)
+{
+    bool mx = op == OP_AMAX || op == OP_IDXMAX, val = op == OP_AMIN || op == OP_AMAX;
+    /* four rows at a time, one per lane, the same steps as below */
+    for (; r0 + 4 <= r1; r0 += 4) {
+        const double *xr = x + r0 * N;
+        v4d best = val ? (v4d){xr[0], xr[N], xr[2 * N], xr[3 * N]}
+                       : (v4d){0, 0, 0, 0} + (mx ? -INFINITY : INFINITY);
+        v4d idx = {0, 0, 0, 0};
+        for (int64_t j = val ? 1 : 0; j < N; j++) {
+            v4d v = {xr[j], xr[N + j], xr[2 * N + j], xr[3 * N + j]};
+            v4i take;
+            if (val) take = (mx ? v > best : v < best) | (v != v);
+            else take = mx ? v >= best : v <= best;
+            best = (v4d)(((v4i)v & take) | ((v4i)best & ~take));
+            v4d jj = (v4d){0, 0, 0, 0} + (double)j;
+            idx = (v4d)(((v4i)jj & take) | ((v4i)idx & ~take));
+        }
+        for (int l = 0; l < 4; l++) res[r0 + l] = val ? best[l] : idx[l] + 1;
+    }
+    if (val) {
+        for (int64_t i = r0; i < r1; i++) {
+            const double *xr = x + i * N;
+            double s = xr[0];
+            for (int64_t j = 1; j < N; j++) s = mx ? max_step(s, xr[j]) : min_step(s, xr[j]);
+            res[i] = s;
+        }
+        return;
+    }
+    for (int64_t i = r0; i < r1; i++) {
+        const double *xr = x + i * N;
+        double best = mx ? -INFINITY : INFINITY;
+        int64_t idx = 0;
+        for (int64_t j = 0; j < N; j++) {
+            double v = xr[j];
+            bool take = mx ? v >= best : v <= best;
+            best = take ? v : best;
+            idx = take ? j : idx;
+        }
+        res[i] = (double)(idx + 1);
+    }
+}
+
 /* Number of non-zeros of x[0..n), in parallel for long arrays. */
 static int64_t nnz_par(const double *x, int64_t n)
 {
@@ -761,6 +810,15 @@ static void row_op(OpCode op, const MB *a, double *res)
             if (op == OP_MEAN)
                 for (int64_t i = r0; i < r1; i++) res[i] /= (double)N;
         }
+        return;
+    }
+    if (!a->sparse && N <= 64 &&
+        (op == OP_AMIN || op == OP_AMAX || op == OP_IDXMIN || op == OP_IDXMAX)) {
+        int64_t nch = (M + 4095) / 4096;
+#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) \
+    schedule(static)
+        for (int64_t t = 0; t < nch; t++)
+            rows_narrow_mm(op, a->d, N, t * 4096, BR_MIN(M, t * 4096 + 4096), res);
         return;
     }
     if (!a->sparse) {

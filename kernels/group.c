@@ -22,15 +22,163 @@ static int64_t to_id(double v)
 
 /* -------------------------------------------------------------- table */
 
-typedef struct { int64_t r, c, seq; double w; } Tup;
-
-static int tup_cmp(const void *x, const void *y)
+/* Stable sort of the entries (c[i], w[i]), i < n, by c: insertion sort
+ * for short runs, merge sort through tc/tw (n entries each) otherwise. */
+static void sort_cols(int32_t *c, double *w, int64_t n, int32_t *tc, double *tw)
 {
-    const Tup *a = x, *b = y;
-    if (a->r != b->r) return a->r < b->r ? -1 : 1;
-    if (a->c != b->c) return a->c < b->c ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
+    if (n <= 32) {
+        for (int64_t i = 1; i < n; i++) {
+            int32_t cv = c[i];
+            double wv = w[i];
+            int64_t j = i;
+            for (; j > 0 && c[j - 1] > cv; j--) { c[j] = c[j - 1]; w[j] = w[j - 1]; }
+            c[j] = cv;
+            w[j] = wv;
+        }
+        return;
+    }
+    int64_t h = n / 2;
+    sort_cols(c, w, h, tc, tw);
+    sort_cols(c + h, w + h, n - h, tc, tw);
+    int64_t i = 0, j = h, k = 0;
+    while (i < h && j < n) {
+        if (c[j] < c[i]) { tc[k] = c[j]; tw[k++] = w[j++]; }
+        else { tc[k] = c[i]; tw[k++] = w[i++]; }
+    }
+    while (i < h) { tc[k] = c[i]; tw[k++] = w[i++]; }
+    while (j < n) { tc[k] = c[j]; tw[k++] = w[j++]; }
+    memcpy(c, tc, (size_t)n * sizeof *c);
+    memcpy(w, tw, (size_t)n * sizeof *w);
 }
+
+/* The operands of table(): each a matrix's row-major cells (d; a copy
+ * when the matrix is sparse, freed by ops_free) or a scalar (d NULL). */
+typedef struct {
+    const double *d[3];
+    double *own[3];
+    double s[3];
+    int64_t n;
+} TabIn;
+
+static void ops_free(TabIn *t)
+{
+    for (int i = 0; i < 3; i++) free(t->own[i]);
+}
+
+/* Tuple i of t: 1-based ids (ri, cj) and weight w; 0 when it has a NaN
+ * (skipped), -1 for a non-positive id (an error), 1 otherwise. */
+static inline int tuple(const TabIn *t, int64_t i, int64_t *ri, int64_t *cj, double *w)
+{
+    double a = t->d[0] ? t->d[0][i] : t->s[0], b = t->d[1] ? t->d[1][i] : t->s[1];
+    double x = t->d[2] ? t->d[2][i] : t->s[2];
+    if (isnan(a) || isnan(b) || isnan(x)) return 0;
+    *ri = to_id(a);
+    *cj = to_id(b);
+    *w = x;
+    return *ri <= 0 || *cj <= 0 ? -1 : 1;
+}
+
+/* Summary of a range of tuples (the first pass of table). */
+typedef struct {
+    int64_t maxr, maxc;    /* largest ids of the valid tuples */
+    int64_t nt;            /* tuples inside the bounds with weight != 0 */
+    int64_t first, last;   /* row ids of the first/last of those */
+    bool sorted;           /* their row ids never decrease */
+    int64_t bad;           /* first tuple with a non-positive id, or -1 */
+} TabSum;
+
+#define TAB_CHUNK 65536
+
+/* Summarizes tuples [i0, i1) against the bounds Rb x Cb. */
+static TabSum tab_scan(const TabIn *t, int64_t i0, int64_t i1, int64_t Rb, int64_t Cb)
+{
+    TabSum s = {0, 0, 0, 0, 0, true, -1};
+    int64_t r, c;
+    double w;
+    for (int64_t i = i0; i < i1; i++) {
+        int k = tuple(t, i, &r, &c, &w);
+        if (k < 0) { s.bad = i; break; }
+        if (k == 0) continue;
+        s.maxr = BR_MAX(s.maxr, r);
+        s.maxc = BR_MAX(s.maxc, c);
+        if (r > Rb || c > Cb || w == 0) continue;
+        if (s.nt++ == 0) s.first = r;
+        else if (r < s.last) s.sorted = false;
+        s.last = r;
+    }
+    return s;
+}
+
+/* The sparse R x C table of the nt tuples inside it: placed by row into
+ * the output's arrays (in input order when the rows come sorted, else by
+ * a stable counting sort), then sorted by column within each row that
+ * needs it (stably), summing the weights of equal cells in input order
+ * (as the dense path does). NULL with e set on failure. */
+static MB *table_sparse(const TabIn *t, int64_t R, int64_t C, int64_t nt, bool sorted,
+                        BrErr *e)
+{
+    MB *out = mb_sp_alloc(R, C, nt, e);
+    int64_t *pos = sorted ? NULL : br_calloc((size_t)R + 1, sizeof(int64_t));
+    if (!out || (!sorted && !pos)) { free(pos); return out ? mb_oom(out, e) : NULL; }
+    int64_t *rp = out->rp, r, c, q = 0;
+    int32_t *sc = out->ci;
+    double *sw = out->v, w;
+    for (int64_t i = 0; i < t->n; i++)
+        if (tuple(t, i, &r, &c, &w) > 0 && r <= R && c <= C && w != 0) {
+            rp[r]++;
+            if (sorted) { sc[q] = (int32_t)(c - 1); sw[q++] = w; }
+        }
+    int64_t longest = 0;
+    for (int64_t i = 0; i < R; i++) {
+        longest = BR_MAX(longest, rp[i + 1]);
+        rp[i + 1] += rp[i];
+    }
+    if (!sorted) {
+        memcpy(pos, rp, (size_t)R * sizeof(int64_t));
+        for (int64_t i = 0; i < t->n; i++)
+            if (tuple(t, i, &r, &c, &w) > 0 && r <= R && c <= C && w != 0) {
+                q = pos[r - 1]++;
+                sc[q] = (int32_t)(c - 1);
+                sw[q] = w;
+            }
+        free(pos);
+    }
+    int32_t *tc = NULL;
+    double *tw = NULL;
+    if (longest > 32) {
+        tc = br_malloc((size_t)longest * sizeof(int32_t));
+        tw = br_malloc((size_t)longest * sizeof(double));
+        if (!tc || !tw) { free(tc); free(tw); return mb_oom(out, e); }
+    }
+    int64_t nnz = 0, beg = 0;
+    for (int64_t i = 0; i < R; i++) {
+        int64_t end = rp[i + 1];
+        bool ok = true;
+        for (int64_t p = beg + 1; p < end && ok; p++) ok = sc[p - 1] <= sc[p];
+        if (!ok) sort_cols(sc + beg, sw + beg, end - beg, tc, tw);
+        /* compacts in place: nnz <= p */
+        for (int64_t p = beg; p < end;) {
+            double sum = 0;
+            int64_t p1 = p;
+            for (; p1 < end && sc[p1] == sc[p]; p1++) sum += sw[p1];
+            if (sum != 0) { sc[nnz] = sc[p]; sw[nnz++] = sum; }
+            p = p1;
+        }
+        rp[i + 1] = nnz;
+        beg = end;
+    }
+    mb_sp_done(out, nnz);
+    free(tc); free(tw);
+    return out;
+}
+
+/* A 1 x n or n x 1 block: table() pairs the cells of a row vector with those
+ * of a column vector of the same length in order (SystemDS's KM.dml relies on
+ * it). An operand with more columns than the first one (and at least its
+ * rows) contributes its leading block of the first one's shape, as SystemDS
+ * reads it cell (i, j) for each cell of the first operand (decision-tree.dml
+ * passes an order()ed two-column matrix whose first column is the ids). */
+static bool is_vec(const MB *m) { return m->rows == 1 || m->cols == 1; }
 
 MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
             double ws, int64_t odim1, int64_t odim2, BrErr *e)
@@ -39,7 +187,10 @@ MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
     for (int i = 0; i < 3; i++) {
         if (!ops[i]) continue;
         if (!ref) ref = ops[i];
-        else if (ops[i]->rows != ref->rows || ops[i]->cols != ref->cols) {
+        else if ((ops[i]->rows != ref->rows || ops[i]->cols != ref->cols) &&
+                 !(is_vec(ops[i]) && is_vec(ref) &&   /* a row and a column vector */
+                   ops[i]->rows * ops[i]->cols == ref->rows * ref->cols) &&
+                 !(ops[i]->rows >= ref->rows && ops[i]->cols > ref->cols)) {
             br_err(e, BR_EDIM, "table: dimension mismatch: inputs of shapes "
                    "%lldx%lld and %lldx%lld", (long long)ref->rows,
                    (long long)ref->cols, (long long)ops[i]->rows,
@@ -47,60 +198,63 @@ MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
             return NULL;
         }
     }
-    int64_t n = ref ? ref->rows * ref->cols : 1;
-    double *va = A ? mb_cells_rowmajor(A) : NULL;
-    double *vb = B ? mb_cells_rowmajor(B) : NULL;
-    double *vw = W ? mb_cells_rowmajor(W) : NULL;
-    Tup *t = br_malloc((size_t)n * sizeof(Tup));
-    if ((A && !va) || (B && !vb) || (W && !vw) || !t) {
-        free(va); free(vb); free(vw); free(t);
-        return mb_oom(NULL, e);
-    }
-    int64_t maxr = 0, maxc = 0, nt = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double a = va ? va[i] : as, b = vb ? vb[i] : bs, w = vw ? vw[i] : ws;
-        if (isnan(a) || isnan(b) || isnan(w)) continue;
-        int64_t r = to_id(a), c = to_id(b);
-        if (r <= 0 || c <= 0) {
-            br_err(e, BR_EARG, "table: erroneous input (a category id is <= "
-                   "0): %g %g", a, b);
-            free(va); free(vb); free(vw); free(t);
-            return NULL;
+    TabIn t = {.s = {as, bs, ws}, .n = ref ? ref->rows * ref->cols : 1};
+    for (int i = 0; i < 3; i++) {
+        if (!ops[i]) continue;
+        bool wider = ops[i]->cols > ref->cols && !(is_vec(ops[i]) && is_vec(ref) &&
+                     ops[i]->rows * ops[i]->cols == ref->rows * ref->cols);
+        if (!ops[i]->sparse && !wider) { t.d[i] = ops[i]->d; continue; }
+        if (!(t.d[i] = t.own[i] = mb_cells_rowmajor(ops[i]))) {
+            ops_free(&t);
+            return mb_oom(NULL, e);
         }
-        maxr = BR_MAX(maxr, r);
-        maxc = BR_MAX(maxc, c);
-        t[nt++] = (Tup){r - 1, c - 1, i, w};
+        for (int64_t r = 0; wider && r < ref->rows; r++)   /* its leading columns */
+            memmove(t.own[i] + r * ref->cols, t.own[i] + r * ops[i]->cols,
+                    (size_t)ref->cols * sizeof(double));
     }
-    free(va); free(vb); free(vw);
-    int64_t R = odim1 >= 0 ? odim1 : maxr, C = odim2 >= 0 ? odim2 : maxc;
-    /* drop tuples outside the output and zero weights */
-    int64_t k = 0;
-    for (int64_t i = 0; i < nt; i++)
-        if (t[i].r < R && t[i].c < C && t[i].w != 0) t[k++] = t[i];
-    nt = k;
+    /* first pass, in parallel over fixed chunks: validate, find the
+     * extent, count the tuples inside the output, see whether they come
+     * sorted by row */
+    int64_t Rb = odim1 >= 0 ? odim1 : INT64_MAX, Cb = odim2 >= 0 ? odim2 : INT64_MAX;
+    int64_t nch = (t.n + TAB_CHUNK - 1) / TAB_CHUNK;
+    TabSum *cs = br_malloc((size_t)(nch + 1) * sizeof(TabSum));
+    if (!cs) { ops_free(&t); return mb_oom(NULL, e); }
+    #pragma omp parallel for num_threads(br_threads()) schedule(static) if (t.n >= BR_PAR_MIN)
+    for (int64_t k = 0; k < nch; k++)
+        cs[k] = tab_scan(&t, k * TAB_CHUNK, BR_MIN(t.n, (k + 1) * TAB_CHUNK), Rb, Cb);
+    TabSum all = {0, 0, 0, 0, 0, true, -1};
+    for (int64_t k = 0; k < nch && all.bad < 0; k++) {
+        all.bad = cs[k].bad;
+        all.maxr = BR_MAX(all.maxr, cs[k].maxr);
+        all.maxc = BR_MAX(all.maxc, cs[k].maxc);
+        if (!cs[k].nt) continue;
+        all.sorted = all.sorted && cs[k].sorted && (all.nt == 0 || cs[k].first >= all.last);
+        all.last = cs[k].last;
+        all.nt += cs[k].nt;
+    }
+    free(cs);
+    if (all.bad >= 0) {
+        int64_t i = all.bad;
+        br_err(e, BR_EARG, "table: erroneous input (a category id is <= 0): %g %g",
+               t.d[0] ? t.d[0][i] : as, t.d[1] ? t.d[1][i] : bs);
+        ops_free(&t);
+        return NULL;
+    }
+    int64_t R = odim1 >= 0 ? odim1 : all.maxr, C = odim2 >= 0 ? odim2 : all.maxc;
     MB *out;
-    if ((double)R * (double)C <= 8.0 * (double)nt + 4096) {
-        /* small output: accumulate densely in input order */
+    if ((double)R * (double)C <= 4096 || !mb_should_be_sparse(R, C, all.nt)) {
+        /* small or dense output: accumulate densely in input order */
         out = mb_dense(R, C, e);
-        if (out) {
-            for (int64_t i = 0; i < nt; i++) out->d[t[i].r * C + t[i].c] += t[i].w;
-            mb_recount_nnz(out);
-        }
+        int64_t r, c;
+        double w;
+        for (int64_t i = 0; out && i < t.n; i++)
+            if (tuple(&t, i, &r, &c, &w) > 0 && r <= R && c <= C)
+                out->d[(r - 1) * C + c - 1] += w;
+        if (out) mb_recount_nnz(out);
     } else {
-        /* sort by (row, col, input order) and sum runs: same order of
-         * additions as the dense path */
-        qsort(t, (size_t)nt, sizeof(Tup), tup_cmp);
-        out = mb_sp_new(R, C, nt, e);
-        for (int64_t i = 0; out && i < nt;) {
-            double s = 0;
-            int64_t j = i;
-            for (; j < nt && t[j].r == t[i].r && t[j].c == t[i].c; j++) s += t[j].w;
-            if (mb_sp_append(out, t[i].r, t[i].c, s, e)) { mb_release(out); out = NULL; }
-            i = j;
-        }
-        if (out) mb_sp_finish(out);
+        out = table_sparse(&t, R, C, all.nt, all.sorted, e);
     }
-    free(t);
+    ops_free(&t);
     return mb_finish(out, e);
 }
 

@@ -47,6 +47,23 @@ static void blas_serial(void)
     if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
+/* Least multiply-adds of one BLAS call that may use OpenBLAS's threads
+ * (about half a millisecond of one core). Below it the call runs on the
+ * calling thread: waking OpenBLAS's pthread workers costs more than the
+ * call, and after it they spin (sched_yield) for a while next to braid's
+ * OpenMP threads on the same cores; in a loop of small operators (the
+ * 256-row mini-batches of autoencoder_2layer) that made every following
+ * parallel region several times slower. OpenBLAS splits dgemm over the
+ * output only, so the result is the same either way. */
+#define BLAS_PAR_MIN ((double)(1 << 23))
+
+/* OpenBLAS's thread count for a call of `work` multiply-adds. */
+static void blas_threads_for(double work)
+{
+    if (work < BLAS_PAR_MIN) blas_serial();
+    else k_blas_threads();
+}
+
 /* Recount non-zeros (dense; in parallel for large blocks) and pick the
  * format; releases r on failure. */
 static MB *finish(MB *r, BrErr *e)
@@ -214,7 +231,7 @@ static int gemv_trows(const double *A, const double *x, double *y, int64_t m, in
         !(part = br_malloc((size_t)(ng - 1) * (size_t)k * sizeof(double))))
         return -1;
     if (!part) {
-        k_blas_threads();
+        blas_threads_for((double)m * (double)k);
         for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
             int mm = (int)BR_MIN(m - r0, BLAS_CHUNK);
             cblas_dgemv(CblasRowMajor, CblasTrans, mm, (int)k, 1.0, A + r0 * k, (int)k,
@@ -239,6 +256,83 @@ static int gemv_trows(const double *A, const double *x, double *y, int64_t m, in
     return 0;
 }
 
+/* Skinny right sides (B of at most SK_NMAX columns and SK_KMAX rows, e.g.
+ * the distances X %*% t(C) of k-means): OpenBLAS's dgemm packs and pads
+ * so poorly there that a row loop with B held in registers/L1 is several
+ * times faster and reads A once. */
+#define SK_NMAX 16
+#define SK_KMAX 128
+#define SK_ROWS 1024      /* rows per parallel task */
+
+typedef double v4d __attribute__((vector_size(32)));
+
+/* Rows [r0, r1) of C = A %*% B for a skinny B padded to NV*4 columns in bp
+ * (k x 4*NV, zero padding); each row is summed over l in order, four rows
+ * at a time (independent chains). Returns the non-zeros written. NV is a
+ * literal at every call (inlined). */
+static inline __attribute__((always_inline)) int64_t
+skinny_rows(const double *A, const v4d *bp, double *C, int64_t k, int64_t n,
+            int64_t r0, int64_t r1, int NV)
+{
+    int64_t nz = 0;
+    for (int64_t i = r0; i < r1; i += 4) {
+        int R = (int)BR_MIN(4, r1 - i);
+        const double *a = A + i * k;
+        v4d acc[4][4];
+        memset(acc, 0, sizeof acc);
+        if (R == 4) {
+            for (int64_t l = 0; l < k; l++) {
+#pragma GCC unroll 4
+                for (int q = 0; q < NV; q++) {
+                    v4d b = bp[l * NV + q];
+#pragma GCC unroll 4
+                    for (int r = 0; r < 4; r++) acc[r][q] += a[r * k + l] * b;
+                }
+            }
+        } else {
+            for (int r = 0; r < R; r++)
+                for (int64_t l = 0; l < k; l++)
+                    for (int q = 0; q < NV; q++) acc[r][q] += a[r * k + l] * bp[l * NV + q];
+        }
+        for (int r = 0; r < R; r++) {
+            double out[16];
+            memcpy(out, acc[r], sizeof out);
+            double *c = C + (i + r) * n;
+            for (int64_t j = 0; j < n; j++) { c[j] = out[j]; nz += out[j] != 0; }
+        }
+    }
+    return nz;
+}
+
+/* C (m x n) = A (m x k) %*% B (k x n) for n <= SK_NMAX, k <= SK_KMAX,
+ * parallel over fixed row ranges; returns the non-zeros of C, or -1 when
+ * out of memory. */
+static int64_t gemm_skinny(const double *A, const double *B, double *C,
+                           int64_t m, int64_t k, int64_t n)
+{
+    int NV = (int)((n + 3) / 4);
+    v4d *bp = br_alloc_aligned((size_t)(k * NV + 1) * sizeof(v4d));
+    if (!bp) return -1;
+    memset(bp, 0, (size_t)(k * NV + 1) * sizeof(v4d));
+    for (int64_t l = 0; l < k; l++)
+        for (int64_t j = 0; j < n; j++) bp[l * NV + j / 4][j % 4] = B[l * n + j];
+    int64_t nt = (m + SK_ROWS - 1) / SK_ROWS, nz = 0;
+    int T = nthreads_for((double)m * (double)k * (double)NV);
+    if (T > nt) T = (int)nt;
+    #pragma omp parallel for num_threads(T) schedule(static) reduction(+ : nz) if (T > 1)
+    for (int64_t t = 0; t < nt; t++) {
+        int64_t r0 = t * SK_ROWS, r1 = BR_MIN(m, r0 + SK_ROWS);
+        switch (NV) {
+        case 1: nz += skinny_rows(A, bp, C, k, n, r0, r1, 1); break;
+        case 2: nz += skinny_rows(A, bp, C, k, n, r0, r1, 2); break;
+        case 3: nz += skinny_rows(A, bp, C, k, n, r0, r1, 3); break;
+        default: nz += skinny_rows(A, bp, C, k, n, r0, r1, 4); break;
+        }
+    }
+    br_free_aligned(bp);
+    return nz;
+}
+
 /* C (m x n) = A (m x k) * B (k x n), all row-major (C need not be zeroed).
  * Sets *nnz to the non-zeros of C when it counted them, else to -1.
  * Returns 0, or -1 when out of memory. */
@@ -248,7 +342,11 @@ static int gemm_nn(const double *A, const double *B, double *C,
     *nnz = -1;
     if (n == 1) { *nnz = gemv_rows(A, B, C, m, k); return 0; }
     if (m == 1) return gemv_trows(B, A, C, k, n);
-    k_blas_threads();
+    if (n <= SK_NMAX && k <= SK_KMAX) {
+        *nnz = gemm_skinny(A, B, C, m, k, n);
+        return *nnz < 0 ? -1 : 0;
+    }
+    blas_threads_for((double)m * (double)k * (double)n);
     for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
         int mm = (int)BR_MIN(m - r0, BLAS_CHUNK);
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mm, (int)n, (int)k,
@@ -264,7 +362,7 @@ static int gemm_tn(const double *A, const double *B, double *C,
 {
     if (n == 1) return gemv_trows(A, B, C, k, m);
     if (m == 1) return gemv_trows(B, A, C, k, n);
-    k_blas_threads();
+    blas_threads_for((double)m * (double)k * (double)n);
     for (int64_t r0 = 0; r0 < k; r0 += BLAS_CHUNK) {
         int kk = (int)BR_MIN(k - r0, BLAS_CHUNK);
         cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)n, kk,
@@ -670,6 +768,42 @@ static MB *tl_sd_narrow(const MB *a, const MB *b, BrErr *e)
     return finish(r, e);
 }
 
+/* Small outputs of t(a) %*% b for sparse a (k x m) and dense b, m*n <=
+ * TLS_CELLS (the new centroids t(P) %*% X of k-means, the gradient
+ * t(X) %*% s of a GLM): one pass over a, in parallel. Rows of a go in
+ * fixed blocks (their count depends on k only), each summed into its own
+ * m x n partial; the partials are added in block order, so results do not
+ * depend on the thread count. */
+#define TLS_CELLS 4096
+#define TLS_BLOCKS 256
+static MB *tl_sd_small(const MB *a, const MB *b, BrErr *e)
+{
+    int64_t k = a->rows, m = a->cols, n = b->cols, cells = m * n;
+    int64_t rows = BR_MAX((int64_t)4096, (k + TLS_BLOCKS - 1) / TLS_BLOCKS);
+    int64_t nb = (k + rows - 1) / rows;
+    MB *r = mb_dense(m, n, e);
+    double *part = br_calloc((size_t)(nb * cells), sizeof(double));
+    if (!r) { free(part); return NULL; }
+    if (!part) { mb_release(r); return oom(e); }
+    int T = nthreads_for((double)a->nnz * (double)n + (double)k);
+    #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
+    for (int64_t g = 0; g < nb; g++) {
+        double *acc = part + g * cells;
+        for (int64_t l = g * rows, l1 = BR_MIN(k, l + rows); l < l1; l++) {
+            const double *br = b->d + l * n;
+            for (int64_t p = a->rp[l]; p < a->rp[l + 1]; p++) {
+                double av = a->v[p];
+                double *row = acc + (int64_t)a->ci[p] * n;
+                for (int64_t j = 0; j < n; j++) row[j] += av * br[j];
+            }
+        }
+    }
+    for (int64_t g = 0; g < nb; g++)
+        for (int64_t c = 0; c < cells; c++) r->d[c] += part[g * cells + c];
+    free(part);
+    return finish(r, e);
+}
+
 /* t(a) %*% b (see mm.h). */
 MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
 {
@@ -692,6 +826,8 @@ MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
         }
         return finish(r, e);
     }
+    /* a small output: dense while summing (finish picks the format) */
+    if (a->sparse && !b->sparse && m * n <= TLS_CELLS) return tl_sd_small(a, b, e);
     if (a->sparse != b->sparse) {
         int64_t nc = nonempty_cols(a->sparse ? a : b);
         if (nc < 0) return oom(e);
@@ -766,7 +902,7 @@ static MB *tsmm_dense(const MB *x, bool left, BrErr *e)
         (double)m * (double)n)
         part = br_alloc_aligned((TSMM_GROUPS - 1) * oo * sizeof(double));
     if (!part) {
-        k_blas_threads();
+        blas_threads_for((double)o * (double)o * (double)k / 2);
         syrk_part(x, left, 0, k, 0.0, r->d);
     } else {
         int T = (int)BR_MIN(br_threads(), TSMM_GROUPS);

@@ -102,7 +102,10 @@ MB *k_rbind(int n, const MB *const *ms, BrErr *e);
 /* table(A, B, W, odim1, odim2): for each cell i (row-major) of the vector
  * operands, out[A_i, B_i] += W_i. A NULL matrix operand stands for its
  * scalar (as, bs, ws) broadcast over the length of the matrix operands;
- * all matrix operands must have the same shape ("dimension"). Ids are
+ * all matrix operands must have the same shape ("dimension"), except that
+ * a row and a column vector of the same length pair up in order, and an
+ * operand with more columns (and at least as many rows) than the first one
+ * contributes its leading block of the first one's shape (SystemDS). Ids are
  * 1-based (floored); a non-positive id is an error; tuples with a NaN are
  * skipped. The output is max(A) x max(B) when odim1/odim2 < 0, else exactly
  * odim1 x odim2 (entries outside are dropped). */

@@ -136,6 +136,8 @@ struct Func {
     Block body;
     Span span;
     bool builtin_lib;       /* loaded from scripts/builtin */
+    const char *external;   /* externalFunction: its Java class (the body
+                               is a stop(); braid cannot run Java UDFs) */
 };
 
 typedef struct Program Program; /* opaque: lang/load.h */

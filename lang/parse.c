@@ -1045,6 +1045,66 @@ static void parse_function(P *p, bool top)
     p->funcs[p->nfuncs++] = f;
 }
 
+/* name = externalFunction(params) return (outputs)
+ *        implemented in (classname="...", exectype="mem", ...)
+ * SystemML's Java UDFs: the declaration parses, so that scripts which
+ * declare one but take another path run; the function's body is a stop()
+ * naming the class, so a call fails with a clear message. */
+static void parse_external_function(P *p, bool top)
+{
+    Token *t = advance(p);  /* name */
+    advance(p);             /* = */
+    advance(p);             /* externalFunction */
+    if (!top) {
+        perr(p, t, "function '%s' must be defined at the top level of the script", t->text);
+        return;
+    }
+    Func *f = pnew(p, sizeof(Func));
+    f->name = t->text;
+    f->file = p->file;
+    f->span = span_of(p, t);
+    if (!expect(p, TK_LPAREN, "'(' after 'externalFunction'")) return;
+    if (!parse_params(p, &f->in, &f->nin, true)) return;
+    if (accept(p, TK_RETURN)) {
+        if (!expect(p, TK_LPAREN, "'(' after 'return'")) return;
+        if (!parse_params(p, &f->out, &f->nout, false)) return;
+    }
+    if (!is_word(cur(p), "implemented")) { perr_expected(p, "'implemented in (...)'"); return; }
+    advance(p);
+    if (!is_word(cur(p), "in")) { perr_expected(p, "'in' after 'implemented'"); return; }
+    advance(p);
+    Token *lp = cur(p);
+    if (!expect(p, TK_LPAREN, "'(' after 'implemented in'")) return;
+    Arg *args = NULL;
+    int nargs = 0, h = 0;
+    if (!parse_args(p, &args, &nargs, &h, "implemented in")) return;
+    const char *cls = "?";
+    for (int i = 0; i < nargs; i++)
+        if (args[i].name && strcmp(args[i].name, "classname") == 0 && args[i].value->kind == EX_STRING)
+            cls = args[i].value->sval;
+    char msg[400];
+    snprintf(msg, sizeof msg, "external function '%s' (Java class %s) is not supported by braid",
+             t->text, cls);
+    f->external = arena_strndup(p->a, cls, strlen(cls));
+    Expr *call = new_expr(p, EX_CALL, lp);
+    call->call.name = "stop";
+    call->call.nargs = 1;
+    call->call.args = pnew(p, sizeof(Arg));
+    call->call.args[0].value = new_expr(p, EX_STRING, lp);
+    call->call.args[0].value->sval = arena_strndup(p->a, msg, strlen(msg));
+    call->call.args[0].span = span_of(p, lp);
+    Stmt *st = new_stmt(p, ST_EXPR, lp);
+    st->expr.e = call;
+    f->body.stmts = pnew(p, sizeof(Stmt *));
+    f->body.stmts[0] = st;
+    f->body.n = 1;
+    if (!f->external || !call->call.args[0].value->sval) { oom(p); return; }
+    Func **nv = vgrow(p, p->funcs, p->nfuncs, &p->capfuncs, sizeof(Func *));
+    if (!nv) return;
+    p->funcs = nv;
+    p->funcs[p->nfuncs++] = f;
+}
+
 /* source("path") as ns */
 static void parse_source(P *p)
 {
@@ -1102,6 +1162,9 @@ static void parse_statement(P *p, SVec *out, bool top)
             parse_source(p);
         } else if (is_assign(n1->kind) && peek(p, 2)->kind == TK_FUNCTION) {
             parse_function(p, top);
+        } else if (is_assign(n1->kind) && is_word(peek(p, 2), "externalFunction") &&
+                   peek(p, 3)->kind == TK_LPAREN) {
+            parse_external_function(p, top);
         } else if (n1->kind == TK_LPAREN) {
             int h;
             Expr *e = parse_expr(p, &h);

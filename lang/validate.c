@@ -395,7 +395,7 @@ static void validate_func(V *vs, Func *f)
                 diag_error(vs->d, f->out[i].span, "output '%s' of function '%s' is declared twice",
                            f->out[i].name, f->name);
     walk_block(vs, &f->body);
-    for (int i = 0; i < f->nout; i++)
+    for (int i = 0; i < f->nout && !f->external; i++)
         if (!env_has(&vs->env, f->out[i].name))
             diag_warning(vs->d, f->out[i].span, "output '%s' of function '%s' is never assigned",
                          f->out[i].name, f->name);

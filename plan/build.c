@@ -409,6 +409,12 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         for (int i = 1; i < n; i++) acc = binary(c, isMin ? OP_MIN : OP_MAX, acc, arg_pos(c, e, i), sp);
         return acc;
     }
+    /* weighted mean(X, W) (SystemDS: central moment of order 0) = sum(X * W) / sum(W) */
+    if (bi->id == BI_MEAN && n == 2) {
+        Hop *h = bind_builtin(c, e, bi);
+        Hop *xw = agg(c, OP_SUM, DIR_FULL, binary(c, OP_MULT, h->in[0], h->in[1], sp), sp);
+        return binary(c, OP_DIV, xw, agg(c, OP_SUM, DIR_FULL, h->in[1], sp), sp);
+    }
     struct { BuiltinId bi; OpCode op; AggDir dir; } aggs[] = {
         {BI_SUM, OP_SUM, DIR_FULL}, {BI_PROD, OP_PROD, DIR_FULL}, {BI_MEAN, OP_MEAN, DIR_FULL},
         {BI_VAR, OP_VAR, DIR_FULL}, {BI_SD, OP_SD, DIR_FULL}, {BI_TRACE, OP_TRACE, DIR_FULL},

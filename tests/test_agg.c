@@ -570,8 +570,46 @@ static void stats(void)
     mb_release(MX); mb_release(MY);
 }
 
+/* Row min/max and rowIndexMin/Max over narrow dense blocks (the
+ * four-rows-at-a-time path): ties, NaN, infinities, ragged row counts. */
+static void narrow_rows(void)
+{
+    static const double vals[] = {-1, 0, 1, 2, NAN, INFINITY, -INFINITY, 0.5};
+    static const int64_t Ns[] = {1, 2, 3, 5, 8, 13, 64, 65};
+    static const int64_t Ms[] = {1, 3, 4, 5, 9, 70001};
+    static const OpCode ops[] = {OP_AMIN, OP_AMAX, OP_IDXMIN, OP_IDXMAX};
+    BrErr e = {0};
+    for (size_t a = 0; a < sizeof Ns / sizeof *Ns; a++)
+        for (size_t b = 0; b < sizeof Ms / sizeof *Ms; b++)
+            for (int nanp = 0; nanp < 2; nanp++) {
+                int64_t M = Ms[b], N = Ns[a];
+                if (M * N > 200000) continue;
+                MB *x = mb_dense(M, N, &e);
+                for (int64_t i = 0; i < M * N; i++) {
+                    int k = (int)(urand() * 8);
+                    if (!nanp && k == 4) k = 3;   /* no NaN */
+                    x->d[i] = vals[k];
+                }
+                mb_recount_nnz(x);
+                for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
+                    MB *ref = ref_agg(ops[o], DIR_ROW, x);
+                    for (int th = 1; th <= 2; th++) {
+                        br_set_threads(th);
+                        MB *r = k_agg(ops[o], DIR_ROW, x, &e);
+                        T_MB_EQ(r, ref, 0, "narrow rows %s %lldx%lld nan %d th %d",
+                                op_info[ops[o]].name, (long long)M, (long long)N, nanp, th);
+                        mb_release(r);
+                    }
+                    mb_release(ref);
+                }
+                mb_release(x);
+            }
+    br_set_threads(2);
+}
+
 int main(void)
 {
+    narrow_rows();
     special_values();
     conformance();
     sweep_agg();

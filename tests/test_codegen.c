@@ -12,6 +12,9 @@
  *    plan has the expected fused operators;
  *  - aggregations of every direction and vector broadcasts, shapes with 0
  *    rows, vectors, 1x1;
+ *  - Row B1 variants (X %*% V rows of a side matrix's width: no_agg,
+ *    col_agg, col_agg_t) over widths around the specialized range, with
+ *    the chosen plans checked in the explain text;
  *  - a random-DAG fuzzer: random expressions over dense and sparse inputs
  *    of random shapes, fused vs unfused (Cell/MAgg and Row expressions);
  *  - the disk cache: reuse, verification of entries, failing compilers;
@@ -300,6 +303,105 @@ static void test_templates(void)
     }
 }
 
+/* ---- Row B1 variants (seed Table 1) ---- */
+
+/* The -explain codegen text of src under policy pol (malloc; caller
+ * frees). */
+static char *explain_text(const char *src, CgPolicy pol, int nin, const char **names, MB **ins, int nout,
+                          const char **onames)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    CgOptions o = {.enabled = true, .plancache = true, .policy = pol, .explain = f};
+    Run r;
+    run(src, &o, nin, names, ins, nout, onames, &r);
+    run_free(&r);
+    fclose(f);
+    return buf;
+}
+
+static int count_str(const char *s, const char *w)
+{
+    int n = 0;
+    for (const char *p = s ? strstr(s, w) : NULL; p; p = strstr(p + 1, w)) n++;
+    return n;
+}
+
+/* Row operations whose output row has a side matrix's width (NO_AGG_B1:
+ * X %*% V fused with elementwise work; COL_AGG_B1: column aggregates of
+ * such rows; COL_AGG_B1_T: t(X) %*% (rows of width k)) over dense and
+ * sparse X, widths k below, at and above the specialized range (2..16),
+ * row counts that do and do not fill the generated code's row blocks and
+ * several aggregation super-blocks: results equal the unfused plan under
+ * every policy, the explain text shows the Row variants, and results do
+ * not depend on the thread count. */
+static void test_row_b1(bool quick)
+{
+    static const int64_t shapes[][3] = {{203, 100, 10}, {40, 13, 5}, {67, 30, 16}, {50, 20, 17}, {33, 9, 2},
+                                        {17, 3, 8}, {16, 2, 3}, {2003, 40, 6}, {120, 30, 1}, {1, 5, 4},
+                                        {24, 9, 8}, {31, 11, 9}};
+    int nshape = quick ? 3 : (int)(sizeof shapes / sizeof *shapes);
+    /* every statement reads its own copy of X (no shared t(X)) */
+    const char *nm[] = {"X1", "X2", "X3", "X4", "X5", "X6", "X7", "Y", "V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8"};
+    const char *on[] = {"o1", "o2", "o3", "o4", "o5", "o6", "o7"};
+    const char *src = "o1 = t(X1) %*% (X1 %*% V1)\n"
+                      "o2 = t(X2) %*% exp((X2 %*% V2) * 0.1)\n"
+                      "o3 = X3 %*% V3 + Y\n"
+                      "o4 = colSums(X4 %*% V4)\n"
+                      "o5 = colMaxs(X5 %*% V5)\n"
+                      "o6 = (X6 %*% V6) * (X6 %*% V7)\n"
+                      "o7 = t(X7) %*% ((X7 %*% V8) - Y)\n";
+    enum { NI = 16 };
+    for (int s = 0; s < nshape; s++)
+        for (int sp = 0; sp < 3; sp++) {
+            int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            double dens = sp == 0 ? 1 : sp == 1 ? 0.1 : 0;
+            MB *ins[NI];
+            ins[0] = gen(m, n, dens, -1, 1, sp > 0);
+            for (int v = 1; v < 7; v++) ins[v] = mb_retain(ins[0]);
+            ins[7] = gen(m, k, 1, -1, 1, false);
+            for (int v = 8; v < NI; v++) ins[v] = gen(n, k, v == 12 ? 0.3 : 1, -1, 1, v == 12);
+            char what[96];
+            snprintf(what, sizeof what, "row b1 %lldx%lld k %lld %s", (long long)m, (long long)n, (long long)k,
+                     sp == 0 ? "dense" : sp == 1 ? "sparse" : "empty");
+            check_all(what, src, NI, nm, ins, 7, on, 1e-10, 0, NULL);
+            /* (n <= k: X %*% V is outer-product-like, left to Outer) */
+            if (k >= 2 && m >= 2 && n > k && sp < 2) {
+                char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, 7, on);
+                T_CHECK(count_str(ex, "CPlan ROW COL_T_AGG") >= 3, "%s: %d Row COL_T_AGG plans\n%s", what,
+                        count_str(ex, "CPlan ROW COL_T_AGG"), ex ? ex : "");
+                T_CHECK(count_str(ex, "CPlan ROW NO_AGG") >= 2, "%s: %d Row NO_AGG plans", what,
+                        count_str(ex, "CPlan ROW NO_AGG"));
+                T_CHECK(count_str(ex, "CPlan ROW COL_AGG") >= 2, "%s: %d Row COL_AGG plans", what,
+                        count_str(ex, "CPlan ROW COL_AGG"));
+                /* widths 2..16: the generated loops are specialized */
+                bool spec = k <= 16;
+                T_CHECK((count_str(ex, "cg_bvm(") > 0) == spec && (count_str(ex, "cg_bouter(") > 0) == spec,
+                        "%s: blocked kernels %s", what, spec ? "missing" : "unexpected");
+                free(ex);
+            }
+            /* the same bits with one and two threads */
+            if (m >= 1000) {
+                CgOptions o = pols[2].o;
+                Run r1, r2;
+                int th = br_threads();
+                br_set_threads(1);
+                run(src, &o, NI, nm, ins, 7, on, &r1);
+                br_set_threads(2);
+                run(src, &o, NI, nm, ins, 7, on, &r2);
+                br_set_threads(th);
+                for (int q = 0; q < 7 && r1.rc == 0 && r2.rc == 0; q++)
+                    T_CHECK(val_eq(&r1.out[q], &r2.out[q], 0), "%s: %s differs between 1 and 2 threads", what, on[q]);
+                T_CHECK(r1.rc == 0 && r2.rc == 0, "%s: threads runs: %s %s", what, r1.err, r2.err);
+                run_free(&r1);
+                run_free(&r2);
+            }
+            for (int v = 0; v < NI; v++) mb_release(ins[v]);
+        }
+}
+
 /* ---- shapes ---- */
 
 static void test_shapes(void)
@@ -539,6 +641,7 @@ int main(void)
         test_shapes();
         test_fuzz(th == 1 ? 40 : 10);
         test_fuzz_row(th == 1 ? 20 : 6);
+        test_row_b1(th == 2);
     }
     return t_done("test_codegen");
 }

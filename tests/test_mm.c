@@ -202,6 +202,73 @@ static void test_matmul_big_sparse(void)
     br_set_threads(2);
 }
 
+/* Skinny right sides (the register kernel, up to 16 columns and 128
+ * rows of b) and small transpose-left outputs with a sparse left side
+ * (one pass with fixed row blocks), against the reference, with results
+ * identical for 1 and 2 threads. */
+static void test_skinny(void)
+{
+    static const int64_t mm[][3] = {
+        {5000, 10, 5}, {4099, 3, 2}, {3001, 17, 16}, {2000, 128, 9}, {2000, 129, 4},
+        {70001, 10, 5}, {6, 7, 13}, {5, 1, 3},
+    };
+    for (size_t c = 0; c < sizeof mm / sizeof *mm; c++)
+        for (int sp = 2; sp < 4; sp++) {
+            MB *a = gen(mm[c][0], mm[c][1], SPS[sp], false, 300 + c * 10 + sp);
+            MB *b = gen(mm[c][1], mm[c][2], 1, false, 400 + c);
+            MB *ref = ref_mm(a, false, b), *r1 = NULL;
+            for (int th = 1; th <= 2; th++) {
+                br_set_threads(th);
+                BrErr e = {0};
+                MB *r = k_matmul(a, b, &e);
+                T_CHECK(r && valid(r), "skinny valid %zu: %s", c, e.msg);
+                if (r) T_MB_EQ(r, ref, 1e-12, "skinny %zu sp %g th %d", c, SPS[sp], th);
+                if (th == 1) r1 = r;
+                else {
+                    T_CHECK(r && r1 && mb_equal(r, r1, 0), "skinny %zu thread-independent", c);
+                    mb_release(r);
+                }
+            }
+            mb_release(r1); mb_release(a); mb_release(b); mb_release(ref);
+        }
+    /* t(a) %*% b, a sparse k x m: k, m, n, sparsity (0: one entry per row) */
+    static const struct { int64_t k, m, n; double sp; } tl[] = {
+        {10000, 5, 10, 0}, {70001, 5, 10, 0}, {9000, 64, 32, 0.05}, {5000, 1, 9, 0.3},
+        {20000, 3, 12, 0.001}, {3, 5, 10, 0.5},
+    };
+    for (size_t c = 0; c < sizeof tl / sizeof *tl; c++) {
+        MB *a;
+        if (tl[c].sp > 0) a = gen(tl[c].k, tl[c].m, tl[c].sp, true, 500 + c);
+        else {   /* an indicator matrix, like table(seq(1, n), labels) */
+            BrErr e = {0};
+            a = mb_sp_alloc(tl[c].k, tl[c].m, tl[c].k, &e);
+            rng = 77 + c;
+            for (int64_t i = 0; i < tl[c].k; i++) {
+                a->ci[i] = (int32_t)(urand() * (double)tl[c].m);
+                a->v[i] = 1;
+                a->rp[i + 1] = i + 1;
+            }
+            mb_sp_done(a, tl[c].k);
+        }
+        MB *b = gen(tl[c].k, tl[c].n, 1, false, 600 + c);
+        MB *ref = ref_mm(a, true, b), *r1 = NULL;
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            BrErr e = {0};
+            MB *r = k_matmul_tl(a, b, &e);
+            T_CHECK(r && valid(r), "tl small valid %zu: %s", c, e.msg);
+            if (r) T_MB_EQ(r, ref, 1e-12, "tl small %zu th %d", c, th);
+            if (th == 1) r1 = r;
+            else {
+                T_CHECK(r && r1 && mb_equal(r, r1, 0), "tl small %zu thread-independent", c);
+                mb_release(r);
+            }
+        }
+        mb_release(r1); mb_release(a); mb_release(b); mb_release(ref);
+    }
+    br_set_threads(2);
+}
+
 static void test_tsmm(void)
 {
     static const int64_t shapes[][2] = {
@@ -346,6 +413,7 @@ int main(void)
 {
     test_matmul();
     test_matmul_big_sparse();
+    test_skinny();
     test_tsmm();
     test_mmchain();
     test_errors();

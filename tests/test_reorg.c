@@ -588,6 +588,31 @@ static void table_tests(void)
     br_err_clear(&e);
     r = k_table(a, 0, bm, 0, NULL, 1, -1, -1, &e);
     T_CHECK(!r && strstr(e.msg, "dimension"), "table shape mismatch");
+    /* a row vector pairs with a column vector of the same length in order
+     * (SystemDS's KM.dml): (1,3) (2,1) (2,3); a 2x2 block does not pair
+     * with a 1x4 vector */
+    double rv[] = {1, 2, 2}, cv[] = {3, 1, 3}, tw[] = {0, 0, 1, 1, 0, 1};
+    MB *rm = from(rv, 1, 3), *cm = from(cv, 3, 1), *tv = from(tw, 2, 3);
+    br_err_clear(&e);
+    r = k_table(rm, 0, cm, 0, NULL, 1, -1, -1, &e);
+    T_CHECK(r != NULL, "table row vector x column vector");
+    if (r) T_MB_EQ(r, tv, 0, "table row vector x column vector");
+    mb_release(r);
+    double q4[] = {1, 2, 1, 2};
+    MB *sq = from(q4, 2, 2), *r4 = from(q4, 1, 4);
+    br_err_clear(&e);
+    r = k_table(sq, 0, r4, 0, NULL, 1, -1, -1, &e);
+    T_CHECK(!r && strstr(e.msg, "dimension"), "table 2x2 vs 1x4 is a shape mismatch");
+    /* a wider second operand contributes its leading columns (SystemDS's
+     * decision-tree.dml: table(ids, order(cbind(ids, impurity), by=2))) */
+    double ids[] = {1, 2, 3}, srt[] = {2, 0.1, 3, 0.3, 1, 0.5}, pw[] = {0, 1, 0, 0, 0, 1, 1, 0, 0};
+    MB *im = from(ids, 3, 1), *sm = from(srt, 3, 2), *pm = from(pw, 3, 3);
+    br_err_clear(&e);
+    r = k_table(im, 0, sm, 0, NULL, 1, -1, -1, &e);
+    T_CHECK(r != NULL, "table column vector x wider matrix");
+    if (r) T_MB_EQ(r, pm, 0, "table column vector x wider matrix");
+    mb_release(r); mb_release(im); mb_release(sm); mb_release(pm);
+    mb_release(rm); mb_release(cm); mb_release(tv); mb_release(sq); mb_release(r4);
     mb_release(bm); mb_release(a); mb_release(b); mb_release(w);
 
     /* random: dense path and sparse path (large id ranges), both formats */
@@ -621,6 +646,66 @@ static void table_tests(void)
             free(va); free(vb); free(vw);
         }
     }
+    br_set_threads(0);
+}
+
+/* table() over more tuples than one chunk of its parallel first pass:
+ * rows sorted (table(seq(1, n), labels)) or not, rows of more than 32
+ * entries (the merge sort), NaN tuples, weights that cancel, odims. */
+static void table_large_tests(void)
+{
+    BrErr e = {0};
+    int64_t n = 150001;
+    double *va = malloc(n * sizeof(double)), *vb = malloc(n * sizeof(double));
+    double *vw = malloc(n * sizeof(double));
+    for (int k = 0; k < 4; k++) {
+        rng = 501 + k;
+        for (int64_t i = 0; i < n; i++) {
+            va[i] = k == 0 ? (double)(i + 1) : k == 1 ? 1 + floor(urand() * 40)
+                  : 1 + floor(urand() * 3000);
+            vb[i] = 1 + floor(urand() * (k == 1 ? 100000 : k == 2 ? 400 : 5));
+            vw[i] = k >= 2 ? floor(urand() * 3) - 1 : 1 + floor(urand() * 3);
+        }
+        if (k >= 2) { va[7] = NAN; vb[70000] = NAN; }
+        MB *ma = from(va, n, 1), *mbb = from(vb, n, 1), *mw = from(vw, n, 1);
+        for (int lim = 0; lim < 2; lim++) {
+            int64_t R = 0, C = 0;
+            for (int64_t i = 0; i < n; i++)
+                if (!isnan(va[i]) && !isnan(vb[i])) {
+                    R = BR_MAX(R, (int64_t)va[i]);
+                    C = BR_MAX(C, (int64_t)vb[i]);
+                }
+            if (lim) { R = R * 2 / 3; C = BR_MAX(1, C - 1); }
+            MB *want = mb_dense(R, C, &e);
+            for (int64_t i = 0; i < n; i++) {
+                if (isnan(va[i]) || isnan(vb[i])) continue;
+                int64_t x = (int64_t)va[i] - 1, y = (int64_t)vb[i] - 1;
+                if (x < R && y < C) want->d[x * C + y] += vw[i];
+            }
+            mb_recount_nnz(want);
+            MB *r1 = NULL;
+            for (int th = 1; th <= 2; th++) {
+                br_set_threads(th);
+                MB *t = k_table(ma, 0, mbb, 0, mw, 0, lim ? R : -1, lim ? C : -1, &e);
+                T_CHECK(valid(t), "table large %d lim %d valid: %s", k, lim, e.msg);
+                T_MB_EQ(t, want, 0, "table large %d lim %d th %d", k, lim, th);
+                if (th == 1) r1 = t;
+                else { T_MB_EQ(t, r1, 0, "table large %d thread-independent", k); mb_release(t); }
+            }
+            mb_release(r1); mb_release(want);
+        }
+        mb_release(ma); mb_release(mbb); mb_release(mw);
+    }
+    /* an invalid id far into the input is reported */
+    va[0] = 1; vb[0] = 1;
+    for (int64_t i = 1; i < n; i++) { va[i] = (double)(i + 1); vb[i] = 1; }
+    va[140000] = 0;
+    MB *ma = from(va, n, 1), *mbb = from(vb, n, 1);
+    br_err_clear(&e);
+    MB *t = k_table(ma, 0, mbb, 0, NULL, 1, -1, -1, &e);
+    T_CHECK(!t && e.code && strstr(e.msg, "<= 0"), "table large invalid id: %s", e.msg);
+    mb_release(ma); mb_release(mbb);
+    free(va); free(vb); free(vw);
     br_set_threads(0);
 }
 
@@ -925,6 +1010,7 @@ int main(void)
     TIMED(order_nan);
     TIMED(order_large);
     TIMED(table_tests);
+    TIMED(table_large_tests);
     TIMED(groupagg_tests);
     TIMED(outer_tests);
     TIMED(conformance_examples);

@@ -1,0 +1,285 @@
+/* test_smallpath.c: the small-matrix path (docs/DESIGN.md, "Small-matrix
+ * path"):
+ *  - ops_tanh (base/ops.h): within 2 ulp of tanhl over a sweep of
+ *    magnitudes, right at special values, and the vectorized
+ *    kernel (k_unary) equal bit for bit to the scalar semantics, over
+ *    every shape, both formats and 1 and 2 threads;
+ *  - the run-time fallbacks of fused operators (codegen/exec.c): t(P) %*%
+ *    f(X) with a permutation matrix P (a Row plan that would expand P's
+ *    rows densely) and an Outer plan over a small dense driver run the
+ *    unfused kernels and give the unfused results; a sparse driver stays
+ *    fused;
+ *  - X ^ 2 inside fused operators (built as X * X) equals the unfused
+ *    plan bit for bit;
+ *  - small matrix products give the same bits with 1 and 2 threads
+ *    (OpenBLAS runs small calls on the calling thread), large ones agree
+ *    within rounding. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "codegen/codegen.h"
+#include "kernels/ew.h"
+#include "kernels/mm.h"
+#include "lang/load.h"
+#include "plan/build.h"
+#include "runtime/interp.h"
+#include "tests/t.h"
+
+/* ---- data ---- */
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+static double urand(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* rows x cols, a fraction sp of cells non-zero, uniform in [lo, hi). */
+static MB *gen(int64_t rows, int64_t cols, double sp, double lo, double hi, bool sparse)
+{
+    BrErr e = {0};
+    MB *m = mb_sp_new(rows, cols, 16, &e);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            if (urand() < sp) {
+                double v = lo + (hi - lo) * urand();
+                mb_sp_append(m, i, j, v == 0 ? 0.5 : v, &e);
+            }
+    mb_sp_finish(m);
+    if (!sparse) mb_make_dense(m, &e);
+    else if (m->rows * m->cols > 0 && !m->sparse) mb_make_sparse(m, &e);
+    return m;
+}
+
+/* ---- tanh ---- */
+
+/* Distance in units in the last place (same-signed doubles). */
+static double ulps(double a, double b)
+{
+    if (a == b) return 0;
+    if (signbit(a) != signbit(b)) return INFINITY;
+    int64_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    return (double)(ia > ib ? ia - ib : ib - ia);
+}
+
+/* Equal values (-0 == 0: a kernel may store an all-zero block sparse),
+ * or both NaN. */
+static bool same_value(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
+static void test_tanh_scalar(void)
+{
+    double worst = 0, at = 0;
+    for (int dec = -12; dec <= 2; dec++)
+        for (int k = 0; k < 4000; k++) {
+            double x = (2 * urand() - 1) * pow(10, dec + urand());
+            double u = ulps(ops_tanh(x), (double)tanhl((long double)x));
+            if (u > worst) { worst = u; at = x; }
+        }
+    T_CHECK(worst <= 2, "tanh: %g ulp from tanhl at %.17g", worst, at);
+    static const double sv[] = {0.0, -0.0, 1e-320, -1e-320, 5e-324, 1e-300, 0.5, -0.5, 19.0, 20.0, 21.0,
+                                1e300, -1e300, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof sv / sizeof *sv; i++) {
+        double got = ops_tanh(sv[i]), want = (double)tanhl((long double)sv[i]);
+        T_CHECK(ulps(got, want) <= 1 && signbit(got) == signbit(want), "tanh(%g) = %.17g, want %.17g", sv[i],
+                got, want);
+    }
+    T_CHECK(isnan(ops_tanh(NAN)), "tanh(NaN) is not NaN");
+    T_CHECK(ops_tanh(1e-10) == 1e-10 && ops_tanh(-3.0) < 0 && fabs(ops_tanh(40)) == 1, "tanh: basic values");
+}
+
+/* k_unary(OP_TANH) equals ops_unary per cell, bit for bit. */
+static void test_tanh_kernel(void)
+{
+    static const int64_t shapes[][2] = {{0, 5}, {5, 0}, {1, 1}, {7, 1}, {1, 9}, {300, 17}, {3, 2000}, {257, 100}};
+    static const double sps[] = {0, 0.001, 0.1, 1};
+    BrErr e = {0};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (size_t q = 0; q < sizeof sps / sizeof *sps; q++)
+            for (int fmt = 0; fmt < 2; fmt++) {
+                MB *a = gen(shapes[s][0], shapes[s][1], sps[q], -25, 25, false);
+                if (a->rows * a->cols > 0) a->d[0] = a->rows * a->cols > 1 ? NAN : -0.0;
+                mb_recount_nnz(a);
+                if (fmt == 1 && a->rows * a->cols > 0) mb_make_sparse(a, &e);
+                MB *r = k_unary(OP_TANH, a, &e);
+                bool ok = r && r->rows == a->rows && r->cols == a->cols;
+                for (int64_t i = 0; ok && i < a->rows; i++)
+                    for (int64_t j = 0; ok && j < a->cols; j++)
+                        ok = same_value(mb_get(r, i, j), ops_unary(OP_TANH, mb_get(a, i, j)));
+                T_CHECK(ok, "k_unary tanh %lldx%lld sp %g %s: differs from ops_unary", (long long)a->rows,
+                        (long long)a->cols, sps[q], fmt ? "sparse" : "dense");
+                mb_release(a);
+                mb_release(r);
+            }
+}
+
+/* ---- running scripts ---- */
+
+typedef struct Run {
+    MB *out;
+    CgStats st;
+    int rc;
+    char err[1200];
+} Run;
+
+/* Runs src with the matrices ins bound to names and returns output R
+ * (the caller releases r->out). */
+static int run(const char *src, const CgOptions *cg, int nin, const char **names, MB **ins, Run *r)
+{
+    memset(r, 0, sizeof *r);
+    const char *on[] = {"R"};
+    Diag *d = diag_new();
+    LangOptions lo = {.predefined = names, .npredefined = nin};
+    Program *ast = lang_load_string(src, "<test>", &lo, d);
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, cg, on, 1) : NULL;
+    if (!p) {
+        snprintf(r->err, sizeof r->err, "compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
+        lang_program_free(ast);
+        diag_free(d);
+        return r->rc = -1;
+    }
+    NameSet outs = {0}, live = {0};
+    ns_add(&outs, "R");
+    plan_liveness(&p->main, &outs, &live);
+    ns_free(&outs);
+    ns_free(&live);
+    RtOptions ro = {.out = stdout, .seed = -1};
+    Rt rt;
+    rt_init(&rt, p, d, &ro);
+    Frame f;
+    st_init(&f.vars);
+    f.depth = 0;
+    for (int i = 0; i < nin; i++) st_put(&f.vars, names[i], val_matrix(mb_retain(ins[i])));
+    r->rc = rt_run_main(&rt, &f);
+    if (r->rc) snprintf(r->err, sizeof r->err, "run: %s", rt.err.msg);
+    else {
+        Value *v = st_get(&f.vars, "R");
+        if (v && v->kind == V_MATRIX) r->out = mb_retain(v->m);
+        else r->rc = -1;
+    }
+    if (p->cg) r->st = *cg_stats(p->cg);
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+    return r->rc;
+}
+
+/* src fused (fuse-all) and unfused; results within rtol (0: the same
+ * bits). Returns the fused run's statistics. */
+static CgStats fused_vs_unfused(const char *what, const char *src, int nin, const char **names, MB **ins,
+                                double rtol)
+{
+    CgOptions off = {.enabled = false};
+    CgOptions on = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL};
+    Run ref, got;
+    run(src, &off, nin, names, ins, &ref);
+    run(src, &on, nin, names, ins, &got);
+    T_CHECK(ref.rc == 0 && got.rc == 0, "%s: %s / %s", what, ref.err, got.err);
+    if (ref.rc == 0 && got.rc == 0) T_MB_EQ(got.out, ref.out, rtol, "%s: fused result differs", what);
+    mb_release(ref.out);
+    mb_release(got.out);
+    return got.st;
+}
+
+/* n x n permutation matrix (sparse). */
+static MB *perm_matrix(int64_t n)
+{
+    BrErr e = {0};
+    int64_t *p = malloc((size_t)n * sizeof *p);
+    for (int64_t i = 0; i < n; i++) p[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)(urand() * (double)(i + 1)), t = p[i];
+        p[i] = p[j];
+        p[j] = t;
+    }
+    MB *m = mb_sp_new(n, n, n, &e);
+    for (int64_t i = 0; i < n; i++) mb_sp_append(m, i, p[i], 1, &e);
+    mb_sp_finish(m);
+    free(p);
+    return m;
+}
+
+static void test_fallbacks(void)
+{
+    const char *nm[] = {"X", "W", "U", "V", "A", "S", "P", "W2", "b1", "b2"};
+    int64_t n = 600;
+    MB *X = gen(n, 30, 1, -1, 1, false), *W = gen(20, 30, 1, -1, 1, false);
+    MB *U = gen(n, 6, 1, -1, 1, false), *V = gen(6, 30, 1, -1, 1, false);
+    MB *A = gen(n, 30, 1, -0.9, 0.9, false), *S = gen(n, 30, 0.02, 0.1, 1, true);
+    MB *P = perm_matrix(n), *W2 = gen(5, 20, 1, -1, 1, false);
+    MB *b1 = gen(20, 1, 1, -1, 1, false), *b2 = gen(5, 1, 1, -1, 1, false);
+    MB *ins[] = {X, W, U, V, A, S, P, W2, b1, b2};
+    /* t(P) %*% H with a permutation P (the end of autoencoder_2layer):
+     * a Row plan would expand P's rows densely; unfused, equal results */
+    CgStats st = fused_vs_unfused("t(P) %*% H",
+                                  "H = tanh(tanh(X %*% t(W) + t(b1)) %*% t(W2) + t(b2))\nR = t(P) %*% H",
+                                  10, nm, ins, 1e-12);
+    if (st.fused[1] > 0)
+        T_CHECK(st.fallback >= 1, "permutation Row plan: %lld fallbacks", (long long)st.fallback);
+    /* Outer plan over a small dense driver: unfused, equal results */
+    st = fused_vs_unfused("(U %*% V) * (1 - A^2) dense", "R = (U %*% V) * (1 - A ^ 2)", 10, nm, ins, 1e-12);
+    if (st.fused[3] > 0)
+        T_CHECK(st.fallback >= 1, "dense Outer plan: %lld fallbacks", (long long)st.fallback);
+    /* a sparse driver stays fused */
+    st = fused_vs_unfused("S * (U %*% V) sparse", "R = S * (U %*% V)", 10, nm, ins, 1e-12);
+    T_CHECK(st.fallback == 0, "sparse Outer plan: %lld fallbacks", (long long)st.fallback);
+    /* X ^ 2 in fused operators: the same bits as the unfused plan (Cell),
+     * within rounding where a Row plan sums its products differently */
+    fused_vs_unfused("tanh(X)^2", "R = (1 - tanh(X + 0.5) ^ 2) * A + X ^ 2.5 + abs(X) ^ 2", 10, nm, ins, 0);
+    fused_vs_unfused("row x^2", "R = (X %*% t(W)) * (1 - tanh(X %*% t(W)) ^ 2)", 10, nm, ins, 1e-12);
+    for (int k = 0; k < 10; k++) mb_release(ins[k]);
+}
+
+/* ---- matrix products: the same bits with 1 and 2 threads ---- */
+
+static void test_mm_threads(void)
+{
+    static const int64_t dims[][3] = {{256, 100, 100}, {256, 100, 10}, {100, 256, 100}, {2000, 100, 100},
+                                      {3, 5, 7}, {1, 100, 50}, {64, 64, 1}};
+    BrErr e = {0};
+    for (size_t d = 0; d < sizeof dims / sizeof *dims; d++) {
+        MB *a = gen(dims[d][0], dims[d][1], 1, -1, 1, false), *b = gen(dims[d][1], dims[d][2], 1, -1, 1, false);
+        MB *at = gen(dims[d][1], dims[d][0], 1, -1, 1, false);
+        MB *r[2][2];
+        for (int t = 0; t < 2; t++) {
+            br_set_threads(t + 1);
+            r[t][0] = k_matmul(a, b, &e);
+            r[t][1] = k_matmul_tl(at, b, &e);
+        }
+        /* below BLAS_PAR_MIN (kernels/mm.c) OpenBLAS runs single-threaded
+         * either way: the same bits; above it its threads split the output
+         * (within rounding) */
+        double tol = (double)dims[d][0] * (double)dims[d][1] * (double)dims[d][2] < (1 << 23) ? 0 : 1e-12;
+        T_MB_EQ(r[0][0], r[1][0], tol, "%lldx%lldx%lld: %%*%% differs between 1 and 2 threads", (long long)dims[d][0],
+                (long long)dims[d][1], (long long)dims[d][2]);
+        T_MB_EQ(r[0][1], r[1][1], tol, "%lldx%lldx%lld: t(a) %%*%% b differs between 1 and 2 threads",
+                (long long)dims[d][0], (long long)dims[d][1], (long long)dims[d][2]);
+        for (int t = 0; t < 2; t++) { mb_release(r[t][0]); mb_release(r[t][1]); }
+        mb_release(a);
+        mb_release(b);
+        mb_release(at);
+    }
+}
+
+int main(void)
+{
+    test_tanh_scalar();
+    for (int th = 1; th <= 2; th++) {
+        br_set_threads(th);
+        test_tanh_kernel();
+        test_fallbacks();
+    }
+    test_mm_threads();
+    br_set_threads(2);
+    return t_done("test_smallpath");
+}
