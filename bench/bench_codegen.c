@@ -5,8 +5,9 @@
  *   Row    t(X)%*%(w*(X%*%v)) and t(X)%*%(X%*%V), V of 2, 5, 10 columns
  *   Outer  sum(W*log(U%*%t(V)+1e-15)), W sparse n x n (1e-3, 1e-2), rank 100
  * against (a) an in-run STREAM-style loop reading the same bytes with the
- * same threads, (b) braid with codegen off, (c) NumPy (when /usr/bin/python3
- * has it). Each pattern and mode runs in its own process, so the peak RSS
+ * same threads (and "simd read": the same over hashed values with a
+ * vectorized sum, not limited by a serial add chain), (b) braid with
+ * codegen off, (c) NumPy (when /usr/bin/python3 has it). Each pattern and mode runs in its own process, so the peak RSS
  * of each is reported too (codegen on and off, relative to the inputs).
  *
  * Usage: bench_codegen [rows=1000000] [cols=100] [outer_n=20000]
@@ -215,6 +216,35 @@ static double stream_read(int nb, int64_t n)
     return best;
 }
 
+/* A stricter read reference: hashed values (no page can be shared or
+ * deduplicated) summed by a vectorized loop (omp simd: no serial add
+ * chain), so it reads at the memory bandwidth; nb arrays of n doubles. */
+static double stream_read_simd(int nb, int64_t n)
+{
+    double *a[3];
+    for (int i = 0; i < nb; i++) {
+        a[i] = br_alloc_aligned((size_t)n * sizeof(double));
+#pragma omp parallel for schedule(static)
+        for (int64_t j = 0; j < n; j++) a[i][j] = hval((uint64_t)j, 7 + (uint64_t)i);
+    }
+    double best = 1e30, sink = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        int64_t t0 = br_now_ns();
+        double s = 0;
+        for (int i = 0; i < nb; i++) {
+            const double *x = a[i];
+#pragma omp parallel for simd schedule(static) reduction(+:s) num_threads(br_threads())
+            for (int64_t j = 0; j < n; j++) s += x[j];
+        }
+        double t = (double)(br_now_ns() - t0) / 1e9;
+        sink += s;
+        if (t < best) best = t;
+    }
+    for (int i = 0; i < nb; i++) br_free_aligned(a[i]);
+    if (sink == 1.2345) printf(" ");
+    return best;
+}
+
 /* NumPy time of the same pattern (best of 3), or -1. */
 static double numpy_time(int k, int64_t vk, double sp)
 {
@@ -259,7 +289,8 @@ static double report(const char *name, int k, int64_t vk, double sp, bool off_ok
     else printf("  off        -                 ");
     if (pats[k].stream_bytes > 0) {
         double st = stream_read((int)pats[k].stream_bytes, ROWS * COLS);
-        printf("  stream %7.4f s  bw %4.0f%%", st, 100 * st / on.t);
+        double st8 = stream_read_simd((int)pats[k].stream_bytes, ROWS * COLS);
+        printf("  stream %7.4f s  bw %4.0f%%  (simd read %7.4f s: %4.0f%%)", st, 100 * st / on.t, st8, 100 * st8 / on.t);
     }
     double np = numpy_time(k, vk, sp);
     if (np > 0) printf("  numpy %7.4f s (%4.1fx)", np, np / on.t);

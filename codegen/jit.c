@@ -631,11 +631,21 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
     /* run the jobs (failed bundles append single-operator jobs) */
     int next = 0;
     for (;;) {
-        /* a context being freed starts no more compiles */
+        /* a context being freed (asynchronous mode): what is left starts
+         * at once when it would fill the persistent disk cache (bounded:
+         * at most par bundles per batch), and nothing is waited for */
         if (__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE))
-            for (; next < bt.nj; next++)
-                for (int i = 0; i < bt.jobs[next].n; i++)
-                    __atomic_store_n(&bt.op[bt.jobs[next].idx[i]]->ready, -1, __ATOMIC_RELEASE);
+            for (; next < bt.nj; next++) {
+                Job *j = &bt.jobs[next];
+                if (bt.disk && c->disk_ok) {
+                    pthread_mutex_lock(&slot_mu);
+                    slots_busy++;
+                    pthread_mutex_unlock(&slot_mu);
+                    if (start(&bt, j)) continue;
+                    slot_release();
+                }
+                for (int i = 0; i < j->n; i++) __atomic_store_n(&bt.op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
+            }
         bool running = false;
         for (int k = 0; k < next && !running; k++) running = bt.jobs[k].running;
         if (next < bt.nj && slot_take(par, !running)) {
@@ -707,10 +717,7 @@ static void *async_main(void *arg)
         if (ops) {
             /* no c->jitlock: batches compile at the same time, bounded
              * by the compiler slots */
-            if (__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE))
-                for (int i = 0; i < m; i++) __atomic_store_n(&ops[i]->ready, -1, __ATOMIC_RELEASE);
-            else
-                jit_compile_all(c, ops, m);
+            jit_compile_all(c, ops, m);   /* a freed context: see there */
             free(ops);
         }
         async_done(c, m);

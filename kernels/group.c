@@ -84,6 +84,7 @@ typedef struct {
     int64_t nt;            /* tuples inside the bounds with weight != 0 */
     int64_t first, last;   /* row ids of the first/last of those */
     bool sorted;           /* their row ids never decrease */
+    bool strict;           /* their row ids increase (one per row) */
     int64_t bad;           /* first tuple with a non-positive id, or -1 */
 } TabSum;
 
@@ -92,7 +93,7 @@ typedef struct {
 /* Summarizes tuples [i0, i1) against the bounds Rb x Cb. */
 static TabSum tab_scan(const TabIn *t, int64_t i0, int64_t i1, int64_t Rb, int64_t Cb)
 {
-    TabSum s = {0, 0, 0, 0, 0, true, -1};
+    TabSum s = {0, 0, 0, 0, 0, true, true, -1};
     int64_t r, c;
     double w;
     for (int64_t i = i0; i < i1; i++) {
@@ -103,7 +104,10 @@ static TabSum tab_scan(const TabIn *t, int64_t i0, int64_t i1, int64_t Rb, int64
         s.maxc = BR_MAX(s.maxc, c);
         if (r > Rb || c > Cb || w == 0) continue;
         if (s.nt++ == 0) s.first = r;
-        else if (r < s.last) s.sorted = false;
+        else if (r <= s.last) {
+            s.strict = false;
+            s.sorted = s.sorted && r == s.last;
+        }
         s.last = r;
     }
     return s;
@@ -180,6 +184,43 @@ static MB *table_sparse(const TabIn *t, int64_t R, int64_t C, int64_t nt, bool s
  * passes an order()ed two-column matrix whose first column is the ids). */
 static bool is_vec(const MB *m) { return m->rows == 1 || m->cols == 1; }
 
+/* The sparse R x C table of nt tuples whose rows strictly increase (at
+ * most one per row), in parallel over the chunks of the first pass (cs,
+ * nch): each chunk writes its entries at its offset, and each row pointer
+ * is set by the first entry of a later row, so no two threads write the
+ * same cell. NULL with e set on failure. */
+static MB *table_strict(const TabIn *t, const TabSum *cs, int64_t nch, int64_t R,
+                        int64_t C, int64_t nt, BrErr *e)
+{
+    MB *out = mb_sp_alloc(R, C, nt, e);
+    int64_t *off = br_malloc((size_t)(2 * nch + 1) * sizeof(int64_t));
+    if (!out || !off) { free(off); return out ? mb_oom(out, e) : NULL; }
+    int64_t *prev = off + nch + 1, q = 0, last = 0;
+    for (int64_t k = 0; k < nch; k++) {
+        off[k] = q;
+        prev[k] = last;    /* row (1-based) of the entry before chunk k, 0: none */
+        q += cs[k].nt;
+        if (cs[k].nt) last = cs[k].last;
+    }
+    int64_t *rp = out->rp;
+    #pragma omp parallel for num_threads(br_threads()) schedule(static) if (t->n >= BR_PAR_MIN)
+    for (int64_t k = 0; k < nch; k++) {
+        int64_t p = off[k], pr = prev[k], r, c;
+        double w;
+        for (int64_t i = k * TAB_CHUNK, i1 = BR_MIN(t->n, i + TAB_CHUNK); i < i1; i++)
+            if (tuple(t, i, &r, &c, &w) > 0 && r <= R && c <= C && w != 0) {
+                for (int64_t j = pr; j < r; j++) rp[j] = p;
+                out->ci[p] = (int32_t)(c - 1);
+                out->v[p++] = w;
+                pr = r;
+            }
+    }
+    for (int64_t j = last; j <= R; j++) rp[j] = nt;
+    free(off);
+    mb_sp_done(out, nt);
+    return out;
+}
+
 MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
             double ws, int64_t odim1, int64_t odim2, BrErr *e)
 {
@@ -222,15 +263,28 @@ MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
     #pragma omp parallel for num_threads(br_threads()) schedule(static) if (t.n >= BR_PAR_MIN)
     for (int64_t k = 0; k < nch; k++)
         cs[k] = tab_scan(&t, k * TAB_CHUNK, BR_MIN(t.n, (k + 1) * TAB_CHUNK), Rb, Cb);
-    TabSum all = {0, 0, 0, 0, 0, true, -1};
+    TabSum all = {0, 0, 0, 0, 0, true, true, -1};
     for (int64_t k = 0; k < nch && all.bad < 0; k++) {
         all.bad = cs[k].bad;
         all.maxr = BR_MAX(all.maxr, cs[k].maxr);
         all.maxc = BR_MAX(all.maxc, cs[k].maxc);
         if (!cs[k].nt) continue;
         all.sorted = all.sorted && cs[k].sorted && (all.nt == 0 || cs[k].first >= all.last);
+        all.strict = all.strict && cs[k].strict && (all.nt == 0 || cs[k].first > all.last);
         all.last = cs[k].last;
         all.nt += cs[k].nt;
+    }
+    if (all.bad < 0 && all.strict && all.nt > 0) {
+        /* at most one entry per row, rows in order (table(seq(1, n), v)):
+         * filled in parallel, no sorting or summing */
+        int64_t R = odim1 >= 0 ? odim1 : all.maxr, C = odim2 >= 0 ? odim2 : all.maxc;
+        MB *out = (double)R * (double)C > 4096 && mb_should_be_sparse(R, C, all.nt)
+                ? table_strict(&t, cs, nch, R, C, all.nt, e) : NULL;
+        if (out || e->code) {
+            free(cs);
+            ops_free(&t);
+            return mb_finish(out, e);
+        }
     }
     free(cs);
     if (all.bad >= 0) {

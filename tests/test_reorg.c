@@ -658,15 +658,16 @@ static void table_large_tests(void)
     int64_t n = 150001;
     double *va = malloc(n * sizeof(double)), *vb = malloc(n * sizeof(double));
     double *vw = malloc(n * sizeof(double));
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         rng = 501 + k;
         for (int64_t i = 0; i < n; i++) {
             va[i] = k == 0 ? (double)(i + 1) : k == 1 ? 1 + floor(urand() * 40)
-                  : 1 + floor(urand() * 3000);
+                  : k == 4 ? (double)(3 * i + 3) : 1 + floor(urand() * 3000);
             vb[i] = 1 + floor(urand() * (k == 1 ? 100000 : k == 2 ? 400 : 5));
             vw[i] = k >= 2 ? floor(urand() * 3) - 1 : 1 + floor(urand() * 3);
         }
         if (k >= 2) { va[7] = NAN; vb[70000] = NAN; }
+        if (k == 4) vw[n - 1] = 0;   /* rows with one entry, gaps, a zero weight */
         MB *ma = from(va, n, 1), *mbb = from(vb, n, 1), *mw = from(vw, n, 1);
         for (int lim = 0; lim < 2; lim++) {
             int64_t R = 0, C = 0;
