@@ -32,7 +32,7 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all deps test san bench-kernels bench-compile bench-codegen clean example fuzz
+.PHONY: all deps test san bench-kernels bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz
 
 all: $(BUILD)/braid
 
@@ -75,6 +75,12 @@ fuzz: $(BUILD)/.deps
 
 bench-codegen: $(BUILD)/bench/bench_codegen
 	GOMP_SPINCOUNT=20000 $(BUILD)/bench/bench_codegen
+
+bench-e2e: $(BUILD)/braid
+	bench/e2e.sh
+
+bench-codegen-cold: $(BUILD)/braid
+	bench/bench_codegen_cold.sh $(BUILD)/braid 3
 
 bench-compile: $(BUILD)/bench/bench_compile
 	$(BUILD)/bench/bench_compile scripts/builtin

@@ -174,7 +174,7 @@ int main(int argc, char **argv)
     Program *ast = text ? lang_load_string(text, "<script>", &lo, d) : lang_load_file(file, &lo, d);
     RtProgram *prog = NULL;
     if (ast && diag_nerrors(d) == 0) {
-        CgOptions cg = {.enabled = cfg.codegen, .plancache = cfg.plancache,
+        CgOptions cg = {.enabled = cfg.codegen, .plancache = cfg.plancache, .async = cfg.cg_async,
                         .policy = !strcmp(cfg.codegen_optimizer, "fuse_all") ? CG_FUSE_ALL
                                 : !strcmp(cfg.codegen_optimizer, "fuse_no_redundancy") ? CG_FUSE_NO_REDUNDANCY
                                 : CG_COST_BASED,

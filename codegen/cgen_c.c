@@ -663,6 +663,7 @@ char *cgen_c(const CPlan *p)
 {
     SBuf b = {0};
     sb_puts(&b, cg_prelude);
+    if (p->tpl == T_ROW && row_blocked(p)) sb_puts(&b, cg_prelude_blk);
     sb_printf(&b, "\nconst unsigned long long cg_hash = 0x%016llxULL;\n", (unsigned long long)p->hash);
     switch (p->tpl) {
     case T_CELL: case T_MAGG: gen_cell(p, &b); break;

@@ -280,6 +280,9 @@ const char *variant_name(Variant v);
 /* C source of p's operator (malloc). Exports the symbols of jit.c. */
 char *cgen_c(const CPlan *p);
 extern const char cg_prelude[];
+/* Blocked Row kernels, after cg_prelude in Row plans with a specialized
+ * width (cplan_row_kwidth). */
+extern const char cg_prelude_blk[];
 
 /* ---- compiled operators (jit.c, cache.c) ---- */
 

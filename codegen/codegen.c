@@ -122,6 +122,13 @@ static void explain(CgContext *c, const HopDag *d, CgOp **ops, const Selection *
     (void)c;
 }
 
+/* Asynchronous mode compiles in the background only the operators of
+ * DAGs over small inputs: with an input of ASYNC_MAX_CELLS cells or more
+ * the compile (0.1-0.5 s) is small next to the work, and the unfused
+ * plan's intermediates would cost memory, so such a batch compiles
+ * synchronously and runs fused from its first execution. */
+#define ASYNC_MAX_CELLS 4194304.0   /* 2^22 cells: 32 MB dense */
+
 void cg_optimize_dag(CgContext *c, HopDag *d)
 {
     if (!c || !c->opt.enabled || !d || d->recompile) return;
@@ -171,23 +178,28 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
      * compiling; synchronous mode waits for every pending one */
     CgOp **todo = br_calloc((size_t)n, sizeof *todo);
     int ntodo = 0;
-    bool pending = false;
+    bool pending = false, big = false;
     pthread_mutex_lock(&c->lock);
     for (int i = 0; i < n && todo; i++) {
         if (!ops[i] || __atomic_load_n(&ops[i]->ready, __ATOMIC_ACQUIRE) != 0) continue;
         pending = true;
         if (!ops[i]->queued) { ops[i]->queued = true; todo[ntodo++] = ops[i]; }
+        for (int k = 0; k < nins[i]; k++) {
+            const Hop *h = ins[i][k];
+            if (h->rows > 0 && h->cols > 0 && (double)h->rows * (double)h->cols >= ASYNC_MAX_CELLS) big = true;
+        }
     }
     pthread_mutex_unlock(&c->lock);
+    bool bg = c->opt.async && !big;
     /* asynchronous mode: what the disk cache holds is loaded at once */
-    if (pending && c->opt.async && todo) {
+    if (pending && bg && todo) {
         jit_load_cached(c, todo, ntodo);
         int k = 0;
         for (int i = 0; i < ntodo; i++)
             if (__atomic_load_n(&todo[i]->ready, __ATOMIC_ACQUIRE) == 0) todo[k++] = todo[i];
         ntodo = k;
     }
-    if (pending && (!c->opt.async || !jit_compile_async(c, todo, ntodo))) {
+    if (pending && (!bg || !jit_compile_async(c, todo, ntodo))) {
         pthread_mutex_lock(&c->jitlock);
         jit_compile_all(c, todo, ntodo);
         pthread_mutex_unlock(&c->jitlock);

@@ -27,6 +27,10 @@ typedef struct CgOptions {
     bool async;            /* compile in the background; until an operator
                               is ready it runs through the reference kernels
                               (also BRAID_CODEGEN_ASYNC=1) */
+    bool keep_fused;       /* never swap a fused operator for the unfused
+                              plan on size grounds (small dense inputs):
+                              differential tests exercise the generated
+                              code on every shape */
 } CgOptions;
 
 /* Counters for -stats. */

@@ -189,7 +189,7 @@ static bool blas_is_better(const CPlan *p, const Bind *b)
     return false;
 }
 
-static int exec_row(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
+static int exec_row(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb, bool keep)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
@@ -218,7 +218,7 @@ static int exec_row(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool
             if (bm->rows != row_len(p, b.L, x->a[0])) *fb = true;
         }
     }
-    if (!*fb) *fb = wasteful_expansion(p, &b) || blas_is_better(p, &b);
+    if (!*fb && !keep) *fb = wasteful_expansion(p, &b) || blas_is_better(p, &b);
     if (*fb) goto done;
     SpoofRow sp = {.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .rows = M, .main = p->main,
                    .fd = (SpRowDenseFn)op->fn[0], .fs = (SpRowSparseFn)op->fn[1], .ft = (SpRowTmpFn)op->fn[3]};
@@ -256,7 +256,7 @@ done:
  * would materialize another m x n matrix. */
 #define OUTER_DENSE_MAX ((int64_t)1 << 22)
 
-static int exec_outer(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
+static int exec_outer(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb, bool keep)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
@@ -267,7 +267,7 @@ static int exec_outer(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bo
     if (u < 0 || v < 0) { *fb = true; goto done; }
     const MB *W = b.m[p->main], *U = b.m[u], *V = b.m[v];
     int64_t M = W->rows, N = W->cols, R = U->cols;
-    if (!W->sparse && M * N <= OUTER_DENSE_MAX) { *fb = true; goto done; }
+    if (!W->sparse && M * N <= OUTER_DENSE_MAX && !keep) { *fb = true; goto done; }
     bool bt = p->in[v].mode == IM_BT;
     *fb = U->rows != M || (bt ? (V->rows != R || V->cols != N) : (V->rows != N || V->cols != R));
     for (int k = 0; k < p->nin && !*fb; k++) {
@@ -314,8 +314,8 @@ int cg_op_exec(CgContext *c, CgOp *op, Value *args, int nargs, Value *out, BrErr
     if (!fb) {
         switch (op->plan->tpl) {
         case T_CELL: case T_MAGG: rc = exec_cell(op, args, nargs, out, e, &fb); break;
-        case T_ROW: rc = exec_row(op, args, nargs, out, e, &fb); break;
-        case T_OUTER: rc = exec_outer(op, args, nargs, out, e, &fb); break;
+        case T_ROW: rc = exec_row(op, args, nargs, out, e, &fb, c->opt.keep_fused); break;
+        case T_OUTER: rc = exec_outer(op, args, nargs, out, e, &fb, c->opt.keep_fused); break;
         default: fb = true; break;
         }
     }

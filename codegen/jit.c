@@ -15,16 +15,19 @@
  * The disk cache (cache.c) stays per operator: each compiled operator is
  * published as <key>.c (its own source, verifies later loads) and <key>.so,
  * a hard link to its bundle's object; key = hash of the operator's source,
- * the compiler's identity and flags. Files are published by rename, so
- * concurrent processes never see partial files. A failed compile leaves
- * the operator unusable and the caller keeps the unfused plan.
+ * the compiler's identity and flags. The shell running the compiler
+ * publishes the links by rename (concurrent processes never see partial
+ * files, and a compile left running when an asynchronous context ends
+ * still fills the cache). A failed compile leaves the operator unusable
+ * and the caller keeps the unfused plan. The prelude is precompiled once
+ * per cache directory (pch_get).
  *
- * Measurements (gcc 12, 2 cores; docs/codegen.md section 5): one operator
- * alone costs ~10 ms of process start and -march=native detection, ~7 ms
- * for the prelude's headers, ~8 ms of linking and 20-50 ms of -O3 code
- * generation; a bundle of 21 operators takes 0.53 s of CPU instead of
- * 1.2 s as 21 processes. libtcc compiles an operator in ~2 ms but its code
- * is several times slower; see the document for libgccjit and -O levels. */
+ * Measurements (gcc 12, 2 cores; docs/codegen.md section 5): a process
+ * costs ~10 ms to start, ~8 ms to link and, for the prelude's headers,
+ * ~110 ms (immintrin.h) or ~10 ms with the precompiled prelude; an
+ * operator adds 20-50 ms of -O3 code generation. libtcc compiles an
+ * operator in ~3 ms but its code is 5-13x slower (slower than the unfused
+ * plan); libgccjit is no faster to compile than cc. */
 #include "cgint.h"
 
 #include <dlfcn.h>

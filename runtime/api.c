@@ -56,7 +56,7 @@ static BraidScript *prepare(const char *text, const char *path, const char *cons
                       .predefined = (const char *const *)s->inputs, .npredefined = ninputs};
     s->ast = text ? lang_load_string(text, "<script>", &lo, s->diag) : lang_load_file(path, &lo, s->diag);
     if (s->ast && diag_nerrors(s->diag) == 0) {
-        CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
+        CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true};
         s->prog = plan_build_program_outputs(s->ast, s->diag, 2, &cg, (const char *const *)s->outputs, s->noutputs);
     }
     if (!s->prog || diag_nerrors(s->diag)) {

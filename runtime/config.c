@@ -14,6 +14,7 @@ void config_defaults(BraidConfig *c)
     c->codegen = true;
     snprintf(c->codegen_optimizer, sizeof c->codegen_optimizer, "fuse_cost_based_v2");
     c->plancache = true;
+    c->cg_async = true;
     c->threads = 0;
     snprintf(c->localtmpdir, sizeof c->localtmpdir, "/tmp/braid");
 }
@@ -63,6 +64,7 @@ int config_read(const char *path, BraidConfig *c, BrErr *e)
         else if (!strcmp(key, "sysds.codegen.enabled")) c->codegen = truthy(v);
         else if (!strcmp(key, "sysds.codegen.optimizer")) snprintf(c->codegen_optimizer, sizeof c->codegen_optimizer, "%s", v);
         else if (!strcmp(key, "sysds.codegen.plancache")) c->plancache = truthy(v);
+        else if (!strcmp(key, "sysds.codegen.async")) c->cg_async = truthy(v);
         else if (!strcmp(key, "sysds.cp.parallel.ops")) c->threads = truthy(v) ? 0 : 1;
         else if (!strcmp(key, "sysds.num.threads")) c->threads = atoi(v);
         else if (!strcmp(key, "sysds.localtmpdir")) snprintf(c->localtmpdir, sizeof c->localtmpdir, "%s", v);

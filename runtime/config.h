@@ -11,6 +11,7 @@ typedef struct BraidConfig {
     bool codegen;               /* sysds.codegen.enabled */
     char codegen_optimizer[32]; /* sysds.codegen.optimizer */
     bool plancache;             /* sysds.codegen.plancache */
+    bool cg_async;              /* sysds.codegen.async (braid): compile in the background */
     int threads;                /* sysds.cp.parallel.ops / sysds.num.threads: 0 = all */
     char localtmpdir[512];      /* sysds.localtmpdir */
 } BraidConfig;

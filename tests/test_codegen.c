@@ -145,6 +145,7 @@ static Pol pols[] = {
     {"cost_based", {.enabled = true, .plancache = true, .policy = CG_COST_BASED}},
     {"interpreted", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .interpret = true}},
     {"async", {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true}},
+    {"fuse_all_kept", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true}},
 };
 #define NPOL ((int)(sizeof pols / sizeof *pols))
 
@@ -341,7 +342,7 @@ static void test_row_b1(bool quick)
 {
     static const int64_t shapes[][3] = {{203, 100, 10}, {40, 13, 5}, {67, 30, 16}, {50, 20, 17}, {33, 9, 2},
                                         {17, 3, 8}, {16, 2, 3}, {2003, 40, 6}, {120, 30, 1}, {1, 5, 4},
-                                        {24, 9, 8}, {31, 11, 9}};
+                                        {24, 9, 8}, {31, 11, 9}, {16, 20, 4}, {15, 20, 4}};
     int nshape = quick ? 3 : (int)(sizeof shapes / sizeof *shapes);
     /* every statement reads its own copy of X (no shared t(X)) */
     const char *nm[] = {"X1", "X2", "X3", "X4", "X5", "X6", "X7", "Y", "V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8"};
