@@ -25,72 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/diag.h"
-#include "codegen/codegen.h"
-#include "lang/load.h"
-#include "plan/build.h"
-#include "runtime/interp.h"
 #include "tests/t.h"
-
-#define MAXOUT 64
-
-typedef struct Run {
-    Value out[MAXOUT];
-    int nout;
-    CgStats st;
-    int rc;
-    char err[1200];
-} Run;
-
-static void run_free(Run *r)
-{
-    for (int i = 0; i < r->nout; i++) val_release(&r->out[i]);
-    r->nout = 0;
-}
-
-/* Runs src with matrix inputs bound to names; collects outputs. */
-static int run(const char *src, const CgOptions *cg, int nin, const char **names, MB **ins, int nout,
-               const char **onames, Run *r)
-{
-    memset(r, 0, sizeof *r);
-    Diag *d = diag_new();
-    LangOptions lo = {.predefined = names, .npredefined = nin};
-    Program *ast = lang_load_string(src, "<test>", &lo, d);
-    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, cg, onames, nout) : NULL;
-    if (!p) {
-        snprintf(r->err, sizeof r->err, "compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
-        r->rc = -1;
-        lang_program_free(ast);
-        diag_free(d);
-        return -1;
-    }
-    NameSet outs = {0}, live = {0};
-    for (int i = 0; i < nout; i++) ns_add(&outs, onames[i]);
-    plan_liveness(&p->main, &outs, &live);
-    ns_free(&outs);
-    ns_free(&live);
-    RtOptions ro = {.out = stdout, .seed = -1};
-    Rt rt;
-    rt_init(&rt, p, d, &ro);
-    Frame f;
-    st_init(&f.vars);
-    f.depth = 0;
-    for (int i = 0; i < nin; i++) st_put(&f.vars, names[i], val_matrix(mb_retain(ins[i])));
-    r->rc = rt_run_main(&rt, &f);
-    if (r->rc) snprintf(r->err, sizeof r->err, "run: %s", rt.err.msg);
-    else
-        for (int i = 0; i < nout && i < MAXOUT; i++) {
-            Value *v = st_get(&f.vars, onames[i]);
-            r->out[r->nout++] = v ? val_retain(*v) : val_none();
-        }
-    if (p->cg) r->st = *cg_stats(p->cg);
-    st_free(&f.vars);
-    rt_destroy(&rt);
-    plan_program_free(p);
-    lang_program_free(ast);
-    diag_free(d);
-    return r->rc;
-}
+#include "tests/t_dml.h"
 
 static bool val_eq(const Value *a, const Value *b, double tol)
 {
@@ -104,36 +40,6 @@ static bool val_eq(const Value *a, const Value *b, double tol)
     if (a->kind == V_MATRIX && val_is_numeric(b) && a->m->rows * a->m->cols == 1)
         return val_eq(&(Value){.kind = V_DOUBLE, .d = mb_get(a->m, 0, 0)}, b, tol);
     return a->kind == b->kind;
-}
-
-/* ---- data ---- */
-
-static uint64_t rng_state = 88172645463325252ULL;
-static double urand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
-
-/* rows x cols with values in [lo, hi), a fraction sp non-zero; sparse
- * format when asked (examined otherwise). */
-static MB *gen(int64_t rows, int64_t cols, double sp, double lo, double hi, bool sparse)
-{
-    BrErr e = {0};
-    MB *m = mb_sp_new(rows, cols, 16, &e);
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            if (urand() < sp) {
-                double v = lo + (hi - lo) * urand();
-                if (v == 0) v = 0.5;
-                mb_sp_append(m, i, j, v, &e);
-            }
-    mb_sp_finish(m);
-    if (!sparse) mb_make_dense(m, &e);
-    else if (m->rows * m->cols > 0 && !m->sparse) mb_make_sparse(m, &e);
-    return m;
 }
 
 /* ---- policies ---- */
@@ -155,11 +61,11 @@ static void check_all(const char *what, const char *src, int nin, const char **n
                       const char **onames, double tol, int want, CgStats *st)
 {
     CgOptions off = {.enabled = false};
-    Run ref, got;
-    run(src, &off, nin, names, ins, nout, onames, &ref);
+    TRun ref, got;
+    t_run_dml(src, &off, nin, names, ins, nout, onames, &ref);
     T_CHECK(ref.rc == 0, "%s: reference run failed: %s", what, ref.err);
     for (int p = 0; p < NPOL; p++) {
-        run(src, &pols[p].o, nin, names, ins, nout, onames, &got);
+        t_run_dml(src, &pols[p].o, nin, names, ins, nout, onames, &got);
         T_CHECK(got.rc == 0, "%s [%s]: %s", what, pols[p].name, got.err);
         if (got.rc == 0 && ref.rc == 0)
             for (int i = 0; i < nout; i++)
@@ -168,9 +74,9 @@ static void check_all(const char *what, const char *src, int nin, const char **n
         if (p != 3) T_CHECK(got.st.failed == 0, "%s [%s]: %lld operators failed to compile", what, pols[p].name,
                             (long long)got.st.failed);
         if (p == want && st) *st = got.st;
-        run_free(&got);
+        t_run_free(&got);
     }
-    run_free(&ref);
+    t_run_free(&ref);
 }
 
 /* ---- every elementwise operator over special values ---- */
@@ -201,8 +107,8 @@ static void test_ops(void)
         const char **ex = set ? bin : un;
         int ne = set ? (int)(sizeof bin / sizeof *bin) : (int)(sizeof un / sizeof *un);
         char src[8192] = "";
-        const char *on[MAXOUT];
-        char onb[MAXOUT][8];
+        const char *on[T_MAXOUT];
+        char onb[T_MAXOUT][8];
         for (int k = 0; k < ne; k++) {
             snprintf(onb[k], sizeof onb[k], "R%d", k);
             on[k] = onb[k];
@@ -211,16 +117,16 @@ static void test_ops(void)
             strcat(src, line);
         }
         CgOptions off = {.enabled = false};
-        Run ref, got;
-        run(src, &off, 3, names, ins, ne, on, &ref);
-        run(src, &pols[0].o, 3, names, ins, ne, on, &got);
+        TRun ref, got;
+        t_run_dml(src, &off, 3, names, ins, ne, on, &ref);
+        t_run_dml(src, &pols[0].o, 3, names, ins, ne, on, &got);
         T_CHECK(ref.rc == 0 && got.rc == 0, "ops: %s / %s", ref.err, got.err);
         for (int k = 0; k < ne && ref.rc == 0 && got.rc == 0; k++)
             T_CHECK(val_eq(&got.out[k], &ref.out[k], 0), "ops: '%s' differs from the unfused kernel", ex[k]);
         T_CHECK(got.st.fused[0] >= ne && got.st.fallback == 0, "ops: %lld fused, %lld fallbacks",
                 (long long)got.st.fused[0], (long long)got.st.fallback);
-        run_free(&ref);
-        run_free(&got);
+        t_run_free(&ref);
+        t_run_free(&got);
     }
     mb_release(A); mb_release(B); mb_release(O);
 }
@@ -233,10 +139,10 @@ static void test_templates(void)
     for (int dense = 0; dense < 2; dense++) {
         bool sp = !dense;
         int64_t m = 300, n = 40;
-        MB *X = gen(m, n, sp ? 0.05 : 1, -1, 1, sp), *Y = gen(m, n, sp ? 0.3 : 1, -1, 1, sp);
-        MB *Z = gen(m, n, 1, -1, 1, false), *W = gen(m, 200, sp ? 0.02 : 0.6, 0.1, 1, sp);
-        MB *U = gen(m, 8, 1, 0.1, 1, false), *V = gen(200, 8, 1, 0.1, 1, false);
-        MB *v = gen(n, 1, 1, -1, 1, false), *w = gen(m, 1, 1, 0, 1, false), *P = gen(m, 6, 1, 0, 1, false);
+        MB *X = t_gen(m, n, sp ? 0.05 : 1, -1, 1, sp), *Y = t_gen(m, n, sp ? 0.3 : 1, -1, 1, sp);
+        MB *Z = t_gen(m, n, 1, -1, 1, false), *W = t_gen(m, 200, sp ? 0.02 : 0.6, 0.1, 1, sp);
+        MB *U = t_gen(m, 8, 1, 0.1, 1, false), *V = t_gen(200, 8, 1, 0.1, 1, false);
+        MB *v = t_gen(n, 1, 1, -1, 1, false), *w = t_gen(m, 1, 1, 0, 1, false), *P = t_gen(m, 6, 1, 0, 1, false);
         MB *ins[] = {X, Y, Z, W, U, V, v, w, P};
         char what[64];
         CgStats st;
@@ -316,9 +222,9 @@ static char *explain_text(const char *src, CgPolicy pol, int nin, const char **n
     FILE *f = open_memstream(&buf, &len);
     if (!f) return NULL;
     CgOptions o = {.enabled = true, .plancache = true, .policy = pol, .explain = f};
-    Run r;
-    run(src, &o, nin, names, ins, nout, onames, &r);
-    run_free(&r);
+    TRun r;
+    t_run_dml(src, &o, nin, names, ins, nout, onames, &r);
+    t_run_free(&r);
     fclose(f);
     return buf;
 }
@@ -360,10 +266,10 @@ static void test_row_b1(bool quick)
             int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
             double dens = sp == 0 ? 1 : sp == 1 ? 0.1 : 0;
             MB *ins[NI];
-            ins[0] = gen(m, n, dens, -1, 1, sp > 0);
+            ins[0] = t_gen(m, n, dens, -1, 1, sp > 0);
             for (int v = 1; v < 7; v++) ins[v] = mb_retain(ins[0]);
-            ins[7] = gen(m, k, 1, -1, 1, false);
-            for (int v = 8; v < NI; v++) ins[v] = gen(n, k, v == 12 ? 0.3 : 1, -1, 1, v == 12);
+            ins[7] = t_gen(m, k, 1, -1, 1, false);
+            for (int v = 8; v < NI; v++) ins[v] = t_gen(n, k, v == 12 ? 0.3 : 1, -1, 1, v == 12);
             char what[96];
             snprintf(what, sizeof what, "row b1 %lldx%lld k %lld %s", (long long)m, (long long)n, (long long)k,
                      sp == 0 ? "dense" : sp == 1 ? "sparse" : "empty");
@@ -386,18 +292,18 @@ static void test_row_b1(bool quick)
             /* the same bits with one and two threads */
             if (m >= 1000) {
                 CgOptions o = pols[2].o;
-                Run r1, r2;
+                TRun r1, r2;
                 int th = br_threads();
                 br_set_threads(1);
-                run(src, &o, NI, nm, ins, 7, on, &r1);
+                t_run_dml(src, &o, NI, nm, ins, 7, on, &r1);
                 br_set_threads(2);
-                run(src, &o, NI, nm, ins, 7, on, &r2);
+                t_run_dml(src, &o, NI, nm, ins, 7, on, &r2);
                 br_set_threads(th);
                 for (int q = 0; q < 7 && r1.rc == 0 && r2.rc == 0; q++)
                     T_CHECK(val_eq(&r1.out[q], &r2.out[q], 0), "%s: %s differs between 1 and 2 threads", what, on[q]);
                 T_CHECK(r1.rc == 0 && r2.rc == 0, "%s: threads runs: %s %s", what, r1.err, r2.err);
-                run_free(&r1);
-                run_free(&r2);
+                t_run_free(&r1);
+                t_run_free(&r2);
             }
             for (int v = 0; v < NI; v++) mb_release(ins[v]);
         }
@@ -416,8 +322,8 @@ static void test_shapes(void)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (int sp = 0; sp < 2; sp++) {
             int64_t m = shapes[s][0], n = shapes[s][1];
-            MB *X = gen(m, n, sp ? 0.2 : 1, -1, 1, sp), *Y = gen(m, n, 0.7, -1, 1, false);
-            MB *r = gen(1, n, 1, -1, 1, false), *c = gen(m, 1, 1, -1, 1, false);
+            MB *X = t_gen(m, n, sp ? 0.2 : 1, -1, 1, sp), *Y = t_gen(m, n, 0.7, -1, 1, false);
+            MB *r = t_gen(1, n, 1, -1, 1, false), *c = t_gen(m, 1, 1, -1, 1, false);
             MB *ins[] = {X, Y, r, c};
             char what[64];
             snprintf(what, sizeof what, "shape %lldx%lld %s", (long long)m, (long long)n, sp ? "sparse" : "dense");
@@ -440,20 +346,20 @@ static const char *fz_binary[] = {"(%s + %s)", "(%s - %s)", "(%s * %s)", "min(%s
 /* A random expression of matrix shape over the leaves (depth d). */
 static void fz_expr(char *buf, size_t n, int d, int nleaf, const char **leaves)
 {
-    double u = urand();
+    double u = t_urand();
     if (d == 0 || u < 0.2) {
-        if (urand() < 0.15) snprintf(buf, n, "%s * %.3f", leaves[(int)(urand() * nleaf)], urand() * 4 - 2);
-        else snprintf(buf, n, "%s", leaves[(int)(urand() * nleaf)]);
+        if (t_urand() < 0.15) snprintf(buf, n, "%s * %.3f", leaves[(int)(t_urand() * nleaf)], t_urand() * 4 - 2);
+        else snprintf(buf, n, "%s", leaves[(int)(t_urand() * nleaf)]);
         return;
     }
     char a[1024], b[1024];
     fz_expr(a, sizeof a, d - 1, nleaf, leaves);
     if (u < 0.5) {
-        snprintf(buf, n, fz_unary[(int)(urand() * (sizeof fz_unary / sizeof *fz_unary))], a);
+        snprintf(buf, n, fz_unary[(int)(t_urand() * (sizeof fz_unary / sizeof *fz_unary))], a);
         return;
     }
     fz_expr(b, sizeof b, d - 1, nleaf, leaves);
-    snprintf(buf, n, fz_binary[(int)(urand() * (sizeof fz_binary / sizeof *fz_binary))], a, b);
+    snprintf(buf, n, fz_binary[(int)(t_urand() * (sizeof fz_binary / sizeof *fz_binary))], a, b);
 }
 
 static void test_fuzz(int ncases)
@@ -463,39 +369,39 @@ static void test_fuzz(int ncases)
     const char *nm[] = {"X", "Y", "Z", "r", "c"};
     const char *leaves[] = {"X", "Y", "Z", "X", "Y", "r", "c"};
     for (int t = 0; t < ncases; t++) {
-        int64_t m = 1 + (int64_t)(urand() * 60), n = 1 + (int64_t)(urand() * 40);
-        if (urand() < 0.1) m = 1;
-        if (urand() < 0.1) n = 1;
+        int64_t m = 1 + (int64_t)(t_urand() * 60), n = 1 + (int64_t)(t_urand() * 40);
+        if (t_urand() < 0.1) m = 1;
+        if (t_urand() < 0.1) n = 1;
         double sps[] = {0, 0.05, 0.3, 1};
-        MB *X = gen(m, n, sps[(int)(urand() * 4)], -2, 2, urand() < 0.5);
-        MB *Y = gen(m, n, sps[(int)(urand() * 4)], -2, 2, urand() < 0.5);
-        MB *Z = gen(m, n, 1, -2, 2, false);
-        MB *r = gen(1, n, 1, -1, 1, false), *c = gen(m, 1, 1, -1, 1, urand() < 0.3);
+        MB *X = t_gen(m, n, sps[(int)(t_urand() * 4)], -2, 2, t_urand() < 0.5);
+        MB *Y = t_gen(m, n, sps[(int)(t_urand() * 4)], -2, 2, t_urand() < 0.5);
+        MB *Z = t_gen(m, n, 1, -2, 2, false);
+        MB *r = t_gen(1, n, 1, -1, 1, false), *c = t_gen(m, 1, 1, -1, 1, t_urand() < 0.3);
         MB *ins[] = {X, Y, Z, r, c};
         char src[8192] = "", e1[2048], e2[2048], line[3000];
         const char *on[] = {"o1", "o2", "o3"};
         int nl = (m == 1 || n == 1) ? 3 : 7;
         for (int k = 0; k < 3; k++) {
-            fz_expr(e1, sizeof e1, 1 + (int)(urand() * 4), nl, leaves);
-            snprintf(e2, sizeof e2, aggs[(int)(urand() * (sizeof aggs / sizeof *aggs))], e1);
+            fz_expr(e1, sizeof e1, 1 + (int)(t_urand() * 4), nl, leaves);
+            snprintf(e2, sizeof e2, aggs[(int)(t_urand() * (sizeof aggs / sizeof *aggs))], e1);
             snprintf(line, sizeof line, "%s = %s\n", on[k], e2);
             strcat(src, line);
         }
         char what[64];
         snprintf(what, sizeof what, "fuzz %d (%lldx%lld)", t, (long long)m, (long long)n);
         CgOptions off = {.enabled = false};
-        Run ref, got;
-        run(src, &off, 5, nm, ins, 3, on, &ref);
+        TRun ref, got;
+        t_run_dml(src, &off, 5, nm, ins, 3, on, &ref);
         for (int p = 0; p < 3; p++) {
             /* errors (broadcast mismatches) must be the same fused */
-            run(src, &pols[p].o, 5, nm, ins, 3, on, &got);
+            t_run_dml(src, &pols[p].o, 5, nm, ins, 3, on, &got);
             bool ok = (got.rc == 0) == (ref.rc == 0);
             if (ok && ref.rc) ok = strstr(got.err, "dimension") != NULL;
             for (int k = 0; k < 3 && ok && ref.rc == 0; k++) ok = val_eq(&got.out[k], &ref.out[k], 1e-10);
             T_CHECK(ok, "%s [%s]: %s differs\n%s", what, pols[p].name, got.rc ? got.err : "result", src);
-            run_free(&got);
+            t_run_free(&got);
         }
-        run_free(&ref);
+        t_run_free(&ref);
         for (int k = 0; k < 5; k++) mb_release(ins[k]);
     }
 }
@@ -508,29 +414,29 @@ static void test_fuzz_row(int ncases)
     const char *leaves[] = {"(X %*% B)", "P", "c", "(X %*% B)"};
     const char *on[] = {"o1", "o2", "o3", "o4"};
     for (int t = 0; t < ncases; t++) {
-        int64_t m = 20 + (int64_t)(urand() * 80), n = 2 + (int64_t)(urand() * 30), k = 2 + (int64_t)(urand() * 6);
-        bool sp = urand() < 0.5;
-        MB *X = gen(m, n, sp ? 0.1 : 1, -1, 1, sp), *B = gen(n, k, 1, -1, 1, false);
-        MB *P = gen(m, k, 1, -1, 1, false), *c = gen(m, 1, 1, -1, 1, false);
+        int64_t m = 20 + (int64_t)(t_urand() * 80), n = 2 + (int64_t)(t_urand() * 30), k = 2 + (int64_t)(t_urand() * 6);
+        bool sp = t_urand() < 0.5;
+        MB *X = t_gen(m, n, sp ? 0.1 : 1, -1, 1, sp), *B = t_gen(n, k, 1, -1, 1, false);
+        MB *P = t_gen(m, k, 1, -1, 1, false), *c = t_gen(m, 1, 1, -1, 1, false);
         MB *ins[] = {X, B, P, c};
         char e[2048], src[9000];
-        fz_expr(e, sizeof e, 1 + (int)(urand() * 3), 4, leaves);
+        fz_expr(e, sizeof e, 1 + (int)(t_urand() * 3), 4, leaves);
         snprintf(src, sizeof src, "o1 = t(X) %%*%% (%s)\no2 = colSums(%s)\no3 = rowSums(%s)\no4 = sum(%s)\n", e, e, e,
                  e);
         char what[160];
         snprintf(what, sizeof what, "fuzz row %d (%lldx%lld, k %lld, %s)", t, (long long)m, (long long)n,
                  (long long)k, sp ? "sparse" : "dense");
         CgOptions off = {.enabled = false};
-        Run ref, got;
-        run(src, &off, 4, nm, ins, 4, on, &ref);
+        TRun ref, got;
+        t_run_dml(src, &off, 4, nm, ins, 4, on, &ref);
         for (int p = 0; p < 3; p++) {
-            run(src, &pols[p].o, 4, nm, ins, 4, on, &got);
+            t_run_dml(src, &pols[p].o, 4, nm, ins, 4, on, &got);
             bool ok = (got.rc == 0) == (ref.rc == 0);
             for (int q = 0; q < 4 && ok && ref.rc == 0; q++) ok = val_eq(&got.out[q], &ref.out[q], 1e-9);
             T_CHECK(ok, "%s [%s]: %s differs\n%s", what, pols[p].name, got.rc ? got.err : "result", src);
-            run_free(&got);
+            t_run_free(&got);
         }
-        run_free(&ref);
+        t_run_free(&ref);
         for (int q = 0; q < 4; q++) mb_release(ins[q]);
     }
 }
@@ -543,52 +449,52 @@ static void test_cache(void)
     char dir[] = "/tmp/braid-cgtest-XXXXXX";
     if (!mkdtemp(dir)) { T_CHECK(false, "mkdtemp"); return; }
     const char *nm[] = {"X", "Y"};
-    MB *X = gen(40, 30, 1, -1, 1, false), *Y = gen(40, 30, 0.3, -1, 1, true);
+    MB *X = t_gen(40, 30, 1, -1, 1, false), *Y = t_gen(40, 30, 0.3, -1, 1, true);
     MB *ins[] = {X, Y};
     const char *on[] = {"s"};
     /* a plan no other test uses (constants are arguments: the structure) */
     const char *src = "s = sum(sigmoid(X) * abs(Y) - cos(X * Y) + tanh(Y))";
     CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .cachedir = dir};
     CgOptions off = {.enabled = false};
-    Run ref, a, b, c, d;
-    run(src, &off, 2, nm, ins, 1, on, &ref);
-    run(src, &o, 2, nm, ins, 1, on, &a);
+    TRun ref, a, b, c, d;
+    t_run_dml(src, &off, 2, nm, ins, 1, on, &ref);
+    t_run_dml(src, &o, 2, nm, ins, 1, on, &a);
     T_CHECK(a.rc == 0 && a.st.compiled == 1 && a.st.disk_hits == 0, "cache: first run compiles (%lld, %lld)",
             (long long)a.st.compiled, (long long)a.st.disk_hits);
-    run(src, &o, 2, nm, ins, 1, on, &b);
+    t_run_dml(src, &o, 2, nm, ins, 1, on, &b);
     T_CHECK(b.rc == 0 && b.st.compiled == 0 && b.st.disk_hits == 1, "cache: second run loads (%lld, %lld)",
             (long long)b.st.compiled, (long long)b.st.disk_hits);
     /* tamper with the stored source: the entry no longer verifies */
     char cmd[512];
     snprintf(cmd, sizeof cmd, "for f in %s/*.c; do echo '/* x */' >> \"$f\"; done", dir);
     T_CHECK(system(cmd) == 0, "cache: tamper");
-    run(src, &o, 2, nm, ins, 1, on, &c);
+    t_run_dml(src, &o, 2, nm, ins, 1, on, &c);
     T_CHECK(c.rc == 0 && c.st.compiled == 1 && c.st.disk_hits == 0, "cache: tampered entry recompiled (%lld, %lld)",
             (long long)c.st.compiled, (long long)c.st.disk_hits);
     /* objects writable by others are not trusted */
     snprintf(cmd, sizeof cmd, "chmod g+w %s/*.so", dir);
     T_CHECK(system(cmd) == 0, "cache: chmod");
-    run(src, &o, 2, nm, ins, 1, on, &d);
+    t_run_dml(src, &o, 2, nm, ins, 1, on, &d);
     T_CHECK(d.rc == 0 && d.st.disk_hits == 0, "cache: group-writable object not loaded (%lld)",
             (long long)d.st.disk_hits);
-    Run *all[] = {&a, &b, &c, &d};
+    TRun *all[] = {&a, &b, &c, &d};
     for (int k = 0; k < 4; k++) {
         T_CHECK(all[k]->rc == 0 && ref.rc == 0 && val_eq(&all[k]->out[0], &ref.out[0], 1e-10), "cache: run %d result", k);
-        run_free(all[k]);
+        t_run_free(all[k]);
     }
     /* a compiler that fails: unfused plan, same result */
     setenv("BRAID_CC", "/bin/false", 1);
-    Run f;
+    TRun f;
     CgOptions o2 = {.enabled = true, .plancache = false, .policy = CG_COST_BASED, .cachedir = dir};
-    run("s = sum(exp(-abs(X)) * Y + sign(X))", &o2, 2, nm, ins, 1, on, &f);
-    Run fr;
-    run("s = sum(exp(-abs(X)) * Y + sign(X))", &off, 2, nm, ins, 1, on, &fr);
+    t_run_dml("s = sum(exp(-abs(X)) * Y + sign(X))", &o2, 2, nm, ins, 1, on, &f);
+    TRun fr;
+    t_run_dml("s = sum(exp(-abs(X)) * Y + sign(X))", &off, 2, nm, ins, 1, on, &fr);
     T_CHECK(f.rc == 0 && fr.rc == 0 && val_eq(&f.out[0], &fr.out[0], 1e-12) && f.st.failed >= 1 &&
                 f.st.fused[0] == 0, "cache: failing compiler falls back (failed %lld)", (long long)f.st.failed);
     unsetenv("BRAID_CC");
-    run_free(&f);
-    run_free(&fr);
-    run_free(&ref);
+    t_run_free(&f);
+    t_run_free(&fr);
+    t_run_free(&ref);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     T_CHECK(system(cmd) == 0, "cache: cleanup");
     mb_release(X);
@@ -604,7 +510,7 @@ static void test_cache(void)
 static void test_selection(void)
 {
     const char *nm[] = {"X"};
-    MB *X = gen(30, 20, 0.6, -1, 1, false);
+    MB *X = t_gen(30, 20, 0.6, -1, 1, false);
     MB *ins[] = {X};
     const char *on[] = {"s"};
     size_t cap = 64 * 1024, len = 0;

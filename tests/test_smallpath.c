@@ -26,34 +26,7 @@
 #include "plan/build.h"
 #include "runtime/interp.h"
 #include "tests/t.h"
-
-/* ---- data ---- */
-
-static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
-static double urand(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / 9007199254740992.0;
-}
-
-/* rows x cols, a fraction sp of cells non-zero, uniform in [lo, hi). */
-static MB *gen(int64_t rows, int64_t cols, double sp, double lo, double hi, bool sparse)
-{
-    BrErr e = {0};
-    MB *m = mb_sp_new(rows, cols, 16, &e);
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t j = 0; j < cols; j++)
-            if (urand() < sp) {
-                double v = lo + (hi - lo) * urand();
-                mb_sp_append(m, i, j, v == 0 ? 0.5 : v, &e);
-            }
-    mb_sp_finish(m);
-    if (!sparse) mb_make_dense(m, &e);
-    else if (m->rows * m->cols > 0 && !m->sparse) mb_make_sparse(m, &e);
-    return m;
-}
+#include "tests/t_dml.h"
 
 /* ---- tanh ---- */
 
@@ -80,7 +53,7 @@ static void test_tanh_scalar(void)
     double worst = 0, at = 0;
     for (int dec = -12; dec <= 2; dec++)
         for (int k = 0; k < 4000; k++) {
-            double x = (2 * urand() - 1) * pow(10, dec + urand());
+            double x = (2 * t_urand() - 1) * pow(10, dec + t_urand());
             double u = ulps(ops_tanh(x), (double)tanhl((long double)x));
             if (u > worst) { worst = u; at = x; }
         }
@@ -105,7 +78,7 @@ static void test_tanh_kernel(void)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (size_t q = 0; q < sizeof sps / sizeof *sps; q++)
             for (int fmt = 0; fmt < 2; fmt++) {
-                MB *a = gen(shapes[s][0], shapes[s][1], sps[q], -25, 25, false);
+                MB *a = t_gen(shapes[s][0], shapes[s][1], sps[q], -25, 25, false);
                 if (a->rows * a->cols > 0) a->d[0] = a->rows * a->cols > 1 ? NAN : -0.0;
                 mb_recount_nnz(a);
                 if (fmt == 1 && a->rows * a->cols > 0) mb_make_sparse(a, &e);
@@ -121,59 +94,6 @@ static void test_tanh_kernel(void)
             }
 }
 
-/* ---- running scripts ---- */
-
-typedef struct Run {
-    MB *out;
-    CgStats st;
-    int rc;
-    char err[1200];
-} Run;
-
-/* Runs src with the matrices ins bound to names and returns output R
- * (the caller releases r->out). */
-static int run(const char *src, const CgOptions *cg, int nin, const char **names, MB **ins, Run *r)
-{
-    memset(r, 0, sizeof *r);
-    const char *on[] = {"R"};
-    Diag *d = diag_new();
-    LangOptions lo = {.predefined = names, .npredefined = nin};
-    Program *ast = lang_load_string(src, "<test>", &lo, d);
-    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, cg, on, 1) : NULL;
-    if (!p) {
-        snprintf(r->err, sizeof r->err, "compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
-        lang_program_free(ast);
-        diag_free(d);
-        return r->rc = -1;
-    }
-    NameSet outs = {0}, live = {0};
-    ns_add(&outs, "R");
-    plan_liveness(&p->main, &outs, &live);
-    ns_free(&outs);
-    ns_free(&live);
-    RtOptions ro = {.out = stdout, .seed = -1};
-    Rt rt;
-    rt_init(&rt, p, d, &ro);
-    Frame f;
-    st_init(&f.vars);
-    f.depth = 0;
-    for (int i = 0; i < nin; i++) st_put(&f.vars, names[i], val_matrix(mb_retain(ins[i])));
-    r->rc = rt_run_main(&rt, &f);
-    if (r->rc) snprintf(r->err, sizeof r->err, "run: %s", rt.err.msg);
-    else {
-        Value *v = st_get(&f.vars, "R");
-        if (v && v->kind == V_MATRIX) r->out = mb_retain(v->m);
-        else r->rc = -1;
-    }
-    if (p->cg) r->st = *cg_stats(p->cg);
-    st_free(&f.vars);
-    rt_destroy(&rt);
-    plan_program_free(p);
-    lang_program_free(ast);
-    diag_free(d);
-    return r->rc;
-}
-
 /* src fused (fuse-all) and unfused; results within rtol (0: the same
  * bits). Returns the fused run's statistics. */
 static CgStats fused_vs_unfused(const char *what, const char *src, int nin, const char **names, MB **ins,
@@ -181,13 +101,15 @@ static CgStats fused_vs_unfused(const char *what, const char *src, int nin, cons
 {
     CgOptions off = {.enabled = false};
     CgOptions on = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL};
-    Run ref, got;
-    run(src, &off, nin, names, ins, &ref);
-    run(src, &on, nin, names, ins, &got);
-    T_CHECK(ref.rc == 0 && got.rc == 0, "%s: %s / %s", what, ref.err, got.err);
-    if (ref.rc == 0 && got.rc == 0) T_MB_EQ(got.out, ref.out, rtol, "%s: fused result differs", what);
-    mb_release(ref.out);
-    mb_release(got.out);
+    const char *outs[] = {"R"};
+    TRun ref, got;
+    t_run_dml(src, &off, nin, names, ins, 1, outs, &ref);
+    t_run_dml(src, &on, nin, names, ins, 1, outs, &got);
+    bool ok = ref.rc == 0 && got.rc == 0 && ref.out[0].kind == V_MATRIX && got.out[0].kind == V_MATRIX;
+    T_CHECK(ok, "%s: %s / %s", what, ref.err, got.err);
+    if (ok) T_MB_EQ(got.out[0].m, ref.out[0].m, rtol, "%s: fused result differs", what);
+    t_run_free(&ref);
+    t_run_free(&got);
     return got.st;
 }
 
@@ -198,7 +120,7 @@ static MB *perm_matrix(int64_t n)
     int64_t *p = malloc((size_t)n * sizeof *p);
     for (int64_t i = 0; i < n; i++) p[i] = i;
     for (int64_t i = n - 1; i > 0; i--) {
-        int64_t j = (int64_t)(urand() * (double)(i + 1)), t = p[i];
+        int64_t j = (int64_t)(t_urand() * (double)(i + 1)), t = p[i];
         p[i] = p[j];
         p[j] = t;
     }
@@ -213,11 +135,11 @@ static void test_fallbacks(void)
 {
     const char *nm[] = {"X", "W", "U", "V", "A", "S", "P", "W2", "b1", "b2"};
     int64_t n = 600;
-    MB *X = gen(n, 30, 1, -1, 1, false), *W = gen(20, 30, 1, -1, 1, false);
-    MB *U = gen(n, 6, 1, -1, 1, false), *V = gen(6, 30, 1, -1, 1, false);
-    MB *A = gen(n, 30, 1, -0.9, 0.9, false), *S = gen(n, 30, 0.02, 0.1, 1, true);
-    MB *P = perm_matrix(n), *W2 = gen(5, 20, 1, -1, 1, false);
-    MB *b1 = gen(20, 1, 1, -1, 1, false), *b2 = gen(5, 1, 1, -1, 1, false);
+    MB *X = t_gen(n, 30, 1, -1, 1, false), *W = t_gen(20, 30, 1, -1, 1, false);
+    MB *U = t_gen(n, 6, 1, -1, 1, false), *V = t_gen(6, 30, 1, -1, 1, false);
+    MB *A = t_gen(n, 30, 1, -0.9, 0.9, false), *S = t_gen(n, 30, 0.02, 0.1, 1, true);
+    MB *P = perm_matrix(n), *W2 = t_gen(5, 20, 1, -1, 1, false);
+    MB *b1 = t_gen(20, 1, 1, -1, 1, false), *b2 = t_gen(5, 1, 1, -1, 1, false);
     MB *ins[] = {X, W, U, V, A, S, P, W2, b1, b2};
     /* t(P) %*% H with a permutation P (the end of autoencoder_2layer):
      * a Row plan would expand P's rows densely; unfused, equal results */
@@ -248,8 +170,8 @@ static void test_mm_threads(void)
                                       {3, 5, 7}, {1, 100, 50}, {64, 64, 1}};
     BrErr e = {0};
     for (size_t d = 0; d < sizeof dims / sizeof *dims; d++) {
-        MB *a = gen(dims[d][0], dims[d][1], 1, -1, 1, false), *b = gen(dims[d][1], dims[d][2], 1, -1, 1, false);
-        MB *at = gen(dims[d][1], dims[d][0], 1, -1, 1, false);
+        MB *a = t_gen(dims[d][0], dims[d][1], 1, -1, 1, false), *b = t_gen(dims[d][1], dims[d][2], 1, -1, 1, false);
+        MB *at = t_gen(dims[d][1], dims[d][0], 1, -1, 1, false);
         MB *r[2][2];
         for (int t = 0; t < 2; t++) {
             br_set_threads(t + 1);
@@ -273,6 +195,7 @@ static void test_mm_threads(void)
 
 int main(void)
 {
+    t_seed(0x9E3779B97F4A7C15ULL);
     test_tanh_scalar();
     for (int th = 1; th <= 2; th++) {
         br_set_threads(th);

@@ -1,0 +1,110 @@
+/* t_dml.h: test helpers shared by the programs that run DML source
+ * against bound matrices (test_codegen, test_smallpath): a seeded
+ * xorshift generator, random blocks, and t_run_dml, which compiles src
+ * with given codegen options, binds the inputs, runs it and collects the
+ * named outputs. Include after tests/t.h. */
+#ifndef BRAID_T_DML_H
+#define BRAID_T_DML_H
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "codegen/codegen.h"
+#include "lang/load.h"
+#include "plan/build.h"
+#include "runtime/interp.h"
+
+#define T_MAXOUT 64
+
+static uint64_t t_rng = 88172645463325252ULL;
+
+static inline void t_seed(uint64_t s) { t_rng = s ? s : 1; }
+
+/* Uniform in [0, 1). */
+static inline double t_urand(void)
+{
+    t_rng ^= t_rng << 13;
+    t_rng ^= t_rng >> 7;
+    t_rng ^= t_rng << 17;
+    return (double)(t_rng >> 11) / 9007199254740992.0;
+}
+
+/* rows x cols with values in [lo, hi) (never 0), a fraction sp of cells
+ * non-zero; sparse format when asked, dense otherwise. Caller releases. */
+static inline MB *t_gen(int64_t rows, int64_t cols, double sp, double lo, double hi, bool sparse)
+{
+    BrErr e = {0};
+    MB *m = mb_sp_new(rows, cols, 16, &e);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            if (t_urand() < sp) {
+                double v = lo + (hi - lo) * t_urand();
+                mb_sp_append(m, i, j, v == 0 ? 0.5 : v, &e);
+            }
+    mb_sp_finish(m);
+    if (!sparse) mb_make_dense(m, &e);
+    else if (m->rows * m->cols > 0 && !m->sparse) mb_make_sparse(m, &e);
+    return m;
+}
+
+typedef struct TRun {
+    Value out[T_MAXOUT];   /* the outputs named by onames (V_NONE if unset) */
+    int nout;
+    CgStats st;            /* codegen counters of the run */
+    int rc;                /* 0, or -1 with err set */
+    char err[1200];
+} TRun;
+
+static inline void t_run_free(TRun *r)
+{
+    for (int i = 0; i < r->nout; i++) val_release(&r->out[i]);
+    r->nout = 0;
+}
+
+/* Runs src with the matrices ins bound to names under codegen options cg
+ * and collects the variables onames into r (t_run_free releases them).
+ * Returns r->rc. */
+static inline int t_run_dml(const char *src, const CgOptions *cg, int nin, const char **names, MB **ins,
+                            int nout, const char **onames, TRun *r)
+{
+    memset(r, 0, sizeof *r);
+    Diag *d = diag_new();
+    LangOptions lo = {.predefined = names, .npredefined = nin};
+    Program *ast = lang_load_string(src, "<test>", &lo, d);
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, cg, onames, nout) : NULL;
+    if (!p) {
+        snprintf(r->err, sizeof r->err, "compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
+        lang_program_free(ast);
+        diag_free(d);
+        return r->rc = -1;
+    }
+    NameSet outs = {0}, live = {0};
+    for (int i = 0; i < nout; i++) ns_add(&outs, onames[i]);
+    plan_liveness(&p->main, &outs, &live);
+    ns_free(&outs);
+    ns_free(&live);
+    RtOptions ro = {.out = stdout, .seed = -1};
+    Rt rt;
+    rt_init(&rt, p, d, &ro);
+    Frame f;
+    st_init(&f.vars);
+    f.depth = 0;
+    for (int i = 0; i < nin; i++) st_put(&f.vars, names[i], val_matrix(mb_retain(ins[i])));
+    r->rc = rt_run_main(&rt, &f);
+    if (r->rc) snprintf(r->err, sizeof r->err, "run: %s", rt.err.msg);
+    else
+        for (int i = 0; i < nout && i < T_MAXOUT; i++) {
+            Value *v = st_get(&f.vars, onames[i]);
+            r->out[r->nout++] = v ? val_retain(*v) : val_none();
+        }
+    if (p->cg) r->st = *cg_stats(p->cg);
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+    return r->rc;
+}
+
+#endif
