@@ -5,8 +5,7 @@
  *   Row    t(X)%*%(w*(X%*%v)) and t(X)%*%(X%*%V), V of 2, 5, 10 columns
  *   Outer  sum(W*log(U%*%t(V)+1e-15)), W sparse n x n (1e-3, 1e-2), rank 100
  * against (a) an in-run STREAM-style loop reading the same bytes with the
- * same threads (and "simd read": the same over hashed values with a
- * vectorized sum, not limited by a serial add chain), (b) braid with
+ * same threads (hashed values, vectorized sum: the memory bandwidth), (b) braid with
  * codegen off, (c) NumPy (when /usr/bin/python3 has it). Each pattern and mode runs in its own process, so the peak RSS
  * of each is reported too (codegen on and off, relative to the inputs).
  *
@@ -187,39 +186,11 @@ static Res measure(int k, int64_t vk, double sp, bool cg)
     return r;
 }
 
-/* STREAM-style: read nb arrays of n doubles with the kernel threads. */
-static double stream_read(int nb, int64_t n)
-{
-    double *a[3];
-    for (int i = 0; i < nb; i++) {
-        a[i] = br_alloc_aligned((size_t)n * sizeof(double));
-#pragma omp parallel for schedule(static)
-        for (int64_t j = 0; j < n; j++) a[i][j] = (double)(j & 15);
-    }
-    double best = 1e30, sink = 0;
-    for (int rep = 0; rep < 4; rep++) {
-        int64_t t0 = br_now_ns();
-        double s = 0;
-        if (nb == 3) {
-#pragma omp parallel for schedule(static) reduction(+:s) num_threads(br_threads())
-            for (int64_t j = 0; j < n; j++) s += a[0][j] + a[1][j] + a[2][j];
-        } else {
-#pragma omp parallel for schedule(static) reduction(+:s) num_threads(br_threads())
-            for (int64_t j = 0; j < n; j++) s += a[0][j];
-        }
-        double t = (double)(br_now_ns() - t0) / 1e9;
-        sink += s;
-        if (t < best) best = t;
-    }
-    for (int i = 0; i < nb; i++) br_free_aligned(a[i]);
-    if (sink == 1.2345) printf(" ");
-    return best;
-}
-
-/* A stricter read reference: hashed values (no page can be shared or
+/* The bandwidth reference (STREAM-style read of nb arrays of n doubles
+ * with the kernel threads): hashed values (no page can be shared or
  * deduplicated) summed by a vectorized loop (omp simd: no serial add
- * chain), so it reads at the memory bandwidth; nb arrays of n doubles. */
-static double stream_read_simd(int nb, int64_t n)
+ * chain), so it reads at the memory bandwidth. */
+static double stream_read(int nb, int64_t n)
 {
     double *a[3];
     for (int i = 0; i < nb; i++) {
@@ -289,8 +260,7 @@ static double report(const char *name, int k, int64_t vk, double sp, bool off_ok
     else printf("  off        -                 ");
     if (pats[k].stream_bytes > 0) {
         double st = stream_read((int)pats[k].stream_bytes, ROWS * COLS);
-        double st8 = stream_read_simd((int)pats[k].stream_bytes, ROWS * COLS);
-        printf("  stream %7.4f s  bw %4.0f%%  (simd read %7.4f s: %4.0f%%)", st, 100 * st / on.t, st8, 100 * st8 / on.t);
+        printf("  stream %7.4f s  bw %4.0f%%", st, 100 * st / on.t);
     }
     double np = numpy_time(k, vk, sp);
     if (np > 0) printf("  numpy %7.4f s (%4.1fx)", np, np / on.t);
