@@ -23,6 +23,9 @@ typedef struct Gen {
     AxCtx ax;
     bool sp;               /* Row: main row read sparse */
     bool blk;              /* Row: inside the loop over a block of rows */
+    const int *klen;       /* blocked loop: per node, the compile-time
+                              length of a row vector fed by a specialized
+                              product (0: run-time length) */
 } Gen;
 
 /* C expression of operator node x over operand expressions a[]. */
@@ -234,7 +237,8 @@ static void vec_ref(const Gen *g, int n, char *ptr, size_t pl, char *len, size_t
         snprintf(len, ll, "L[%d]", x->in);
     } else {
         snprintf(ptr, pl, "v%d", n);
-        snprintf(len, ll, "L[%d]", x->vlen);
+        if (g->blk && g->klen && g->klen[n]) snprintf(len, ll, "%d", g->klen[n]);
+        else snprintf(len, ll, "L[%d]", x->vlen);
     }
 }
 
@@ -266,7 +270,9 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
     case CN_UN: case CN_BIN: case CN_TER:
         for (int k = 0; k < x->na; k++) row_elem(g, x->a[k], a[k], sizeof a[k]);
         op_expr(e, sizeof e, x, a);
-        if (x->vc == VC_VEC)
+        if (x->vc == VC_VEC && g->blk && g->klen && g->klen[i])
+            sb_printf(b, "%sfor (int64_t k = 0; k < %d; k++) v%d[k] = %s;\n", ind, g->klen[i], i, e);
+        else if (x->vc == VC_VEC)
             sb_printf(b, "%sfor (int64_t k = 0; k < L[%d]; k++) v%d[k] = %s;\n", ind, x->vlen, i, e);
         else
             sb_printf(b, "%sconst double t%d = %s;\n", ind, i, e);
@@ -276,6 +282,7 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
         if (c->vc != VC_VEC) {
             row_elem(g, x->a[0], a[0], sizeof a[0]);
             if (x->op == OP_SUMSQ) sb_printf(b, "%sconst double t%d = %s * %s;\n", ind, i, a[0], a[0]);
+            else if (x->op == OP_IDXMIN || x->op == OP_IDXMAX) sb_printf(b, "%sconst double t%d = 1;\n", ind, i);
             else sb_printf(b, "%sconst double t%d = %s;\n", ind, i, a[0]);
             break;
         }
@@ -284,7 +291,8 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
             break;
         }
         vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
-        const char *f = x->op == OP_SUMSQ ? "cg_vsumsq" : x->op == OP_AMIN ? "cg_vmin" : x->op == OP_AMAX ? "cg_vmax" : "cg_vsum";
+        const char *f = x->op == OP_SUMSQ ? "cg_vsumsq" : x->op == OP_AMIN ? "cg_vmin" : x->op == OP_AMAX ? "cg_vmax"
+                      : x->op == OP_IDXMIN ? "cg_vidxmin" : x->op == OP_IDXMAX ? "cg_vidxmax" : "cg_vsum";
         if (x->op == OP_MEAN) sb_printf(b, "%sconst double t%d = cg_vsum(%s, %s) / (double)%s;\n", ind, i, ptr, len, len);
         else sb_printf(b, "%sconst double t%d = %s(%s, %s);\n", ind, i, f, ptr, len);
         break;
@@ -448,6 +456,88 @@ static void emit_blk_buffers(const Gen *g, bool decl)
     }
 }
 
+static bool body_node(const CPlan *p, int i)
+{
+    if (p->n[i].kind == CN_IN) return false;
+    return !(i == p->out[0] && (p->var == V_COL_AGG || p->var == V_FULL_AGG || p->var == V_COL_T_AGG));
+}
+
+static bool narrow_agg(const CPlan *p, const int *klen, int i)
+{
+    const CNode *x = &p->n[i];
+    return x->kind == CN_AGG && x->dir == DIR_ROW && body_node(p, i) && p->n[x->a[0]].vc == VC_VEC &&
+           klen[x->a[0]] > 0 &&
+           (x->op == OP_AMIN || x->op == OP_AMAX || x->op == OP_IDXMIN || x->op == OP_IDXMAX);
+}
+
+/* Blocked Row loop: the row aggregates (min, max, index of min/max) over
+ * vectors of a specialized product's width that can be computed for the
+ * whole block of rows at once, one row per SIMD lane: by node, 1 if
+ * deferred (malloc, caller frees), NULL if none. The row body splits at
+ * the first deferred aggregate: nodes before it run per row and store the
+ * aggregated vectors by columns of the block; nodes after it may use only
+ * inputs, deferred aggregates and nodes after it. */
+static char *row_deferred(const CPlan *p, const int *klen)
+{
+    char *def = calloc((size_t)p->nn + 1, 1);
+    if (!def) return NULL;
+    int split = -1;
+    for (int i = 0; i < p->nn; i++) if (narrow_agg(p, klen, i)) { def[i] = 1; if (split < 0) split = i; }
+    /* a deferred aggregate must read a vector of the first part */
+    for (bool chg = true; chg && split >= 0;) {
+        chg = false;
+        for (int i = 0; i < p->nn; i++)
+            if (def[i] && p->n[i].a[0] > split) { def[i] = 0; chg = true; }
+        split = -1;
+        for (int i = 0; i < p->nn && split < 0; i++) if (def[i]) split = i;
+    }
+    bool ok = split >= 0;
+    for (int i = split + 1; ok && i < p->nn; i++) {
+        if (!body_node(p, i) && i != p->out[0]) continue;
+        if (def[i]) continue;
+        const CNode *x = &p->n[i];
+        for (int k = 0; k < x->na; k++) {
+            int c = x->a[k];
+            if (!(p->n[c].kind == CN_IN || def[c] || c > split)) ok = false;
+        }
+    }
+    if (!ok) { free(def); return NULL; }
+    return def;
+}
+
+/* The row body of a block with deferred aggregates (row_deferred): the
+ * first part per row, the aggregates over the block, the rest per row
+ * (the caller emits the root after it, inside the second loop). */
+static void emit_row_deferred(const Gen *g, const char *def)
+{
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    const char *ind = "                ";
+    int split = 0;
+    while (!def[split]) split++;
+    for (int i = 0; i < split; i++) if (body_node(p, i)) emit_row_node(g, i, ind);
+    for (int i = 0; i < p->nn; i++) {
+        if (!def[i]) continue;
+        char ptr[32], len[32];
+        int c = p->n[i].a[0];
+        vec_ref(g, c, ptr, sizeof ptr, len, sizeof len);
+        sb_printf(b, "%sfor (int k = 0; k < %d; k++) bd%d[k * CG_RB + (i - i0)] = %s[k];\n", ind, g->klen[c], i, ptr);
+    }
+    sb_puts(b, "            }\n");
+    for (int i = 0; i < p->nn; i++) {
+        if (!def[i]) continue;
+        OpCode op = p->n[i].op;
+        int K = g->klen[p->n[i].a[0]];
+        int code = op == OP_AMIN ? 0 : op == OP_AMAX ? 1 : op == OP_IDXMIN ? 2 : 3;
+        sb_printf(b, "            cg_bagg(bd%d, %d, %d, ta%d);\n", i, K, code, i);
+    }
+    sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
+    emit_row_inputs(g, ind, true);
+    sb_puts(b, "                (void)a;\n");
+    for (int i = 0; i < p->nn; i++) if (def[i]) sb_printf(b, "%sconst double t%d = ta%d[i - i0];\n", ind, i, i);
+    for (int i = split + 1; i < p->nn; i++) if (body_node(p, i) && !def[i]) emit_row_node(g, i, ind);
+}
+
 static bool row_blocked(const CPlan *p)
 {
     for (int i = 0; i < p->nn; i++) if (cplan_row_kwidth(p, i)) return true;
@@ -497,10 +587,29 @@ static void emit_row_blocked(Gen *g)
         int k = cplan_row_kwidth(p, i);
         if (k && i != r) sb_printf(b, "            cg_bvm(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", m, m, i, k, i);
     }
+    /* row vectors computed from a specialized product have its width
+     * (elementwise operands have equal lengths): literal loop bounds, so
+     * the short loops over k values unroll */
+    int *klen = calloc((size_t)p->nn + 1, sizeof *klen);
+    for (int i = 0; klen && i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind == CN_MM && i != r) klen[i] = cplan_row_kwidth(p, i);
+        else if ((x->kind == CN_UN || x->kind == CN_BIN || x->kind == CN_TER) && x->vc == VC_VEC)
+            for (int k = 0; k < x->na; k++)
+                if (p->n[x->a[k]].vc == VC_VEC && klen[x->a[k]]) klen[i] = klen[x->a[k]];
+    }
+    /* deferred block aggregates: per block, the aggregated vectors by
+     * columns and the results (stack arrays of literal sizes) */
+    char *def = kb || !klen ? NULL : row_deferred(p, klen);
+    for (int i = 0; def && i < p->nn; i++)
+        if (def[i]) sb_printf(b, "            double bd%d[CG_RB * %d], ta%d[CG_RB];\n", i, klen[p->n[i].a[0]], i);
     sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
+    g->klen = klen;
     g->blk = true;
     emit_row_inputs(g, "                ", true);
-    emit_row_body(g, "                ");
+    if (def) emit_row_deferred(g, def);
+    else emit_row_body(g, "                ");
+    free(def);
     if (kb) {
         if (!alias) {
             char ptr[32], len[32];
@@ -513,6 +622,8 @@ static void emit_row_blocked(Gen *g)
         emit_row_root(g, "                ", p->var == V_NO_AGG || p->var == V_ROW_AGG ? "(out + (i - r0) * ldo)" : "out");
     }
     g->blk = false;
+    g->klen = NULL;
+    free(klen);
     sb_puts(b, "            }\n");
     if (kb && alias) sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bq%d, %d, bacc);\n", m, m, bnode, kb);
     else if (kb) sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bqo, %d, bacc);\n", m, m, kb);

@@ -136,6 +136,12 @@ bool sel_root_valid(const MEntry *e);
 
 /* Is entry a better than b for a consumer of template `consumer`? */
 bool sel_better(const MEntry *a, const MEntry *b, int consumer);
+/* sel_better with the memo: on equal references, a Row entry reaching a
+ * narrow product through open Row entries (those ok() accepts; all when
+ * ok is NULL) beats a Cell entry. */
+typedef bool (*SelEntryOk)(const void *arg, const Hop *h, const MEntry *e);
+bool sel_better_at(const Memo *m, const Hop *h, const MEntry *a, const MEntry *b, int consumer, SelEntryOk ok,
+                   const void *arg);
 
 /* Cost-based selection (cost.c / mpskip.c). The chosen assignment of each
  * plan partition is cached in c (when not NULL) under the partition's

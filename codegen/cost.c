@@ -244,6 +244,8 @@ static bool entry_ok(const CostCtx *x, const Hop *h, const MEntry *e)
     return true;
 }
 
+static bool entry_ok_cb(const void *x, const Hop *h, const MEntry *e) { return entry_ok(x, h, e); }
+
 /* sel_best restricted to entries not cut by the assignment (the same
  * ranking, so the final selection after pruning agrees with the costs). */
 static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer)
@@ -260,7 +262,7 @@ static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer)
             if (e->closed == CS_CLOSED_VALID || e->closed == CS_CLOSED_INVALID) continue;
             if (!memo_compatible((TplType)consumer, e->type)) continue;
         }
-        if (!best || sel_better(e, best, consumer)) best = e;
+        if (!best || sel_better_at(x->m, h, e, best, consumer, entry_ok_cb, x)) best = e;
     }
     return best;
 }

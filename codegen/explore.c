@@ -86,6 +86,14 @@ bool tpl_agg_op(const Hop *h)
     return known(h);
 }
 
+/* rowIndexMin/rowIndexMax: row aggregates of the Row template only (the
+ * Cell skeletons have no index aggregation). */
+static bool row_idx_agg(const Hop *h)
+{
+    return h && h->kind == H_AGG && (h->op == OP_IDXMIN || h->op == OP_IDXMAX) && h->dir == DIR_ROW &&
+           known(h->in[0]) && known(h);
+}
+
 bool tpl_dot(const Hop *h)
 {
     return is_mm(h, OP_MATMULTL) && h->nin == 2 && known(h->in[0]) && known(h->in[1]) &&
@@ -146,7 +154,7 @@ static bool row_pos(const Hop *h, int i)
     const Hop *in = h->in[i];
     if (!known(in)) return false;
     if (tpl_cell_op(h)) return in->rows == h->rows && (in->cols == h->cols || in->cols == 1);
-    if (tpl_agg_op(h)) return i == 0 && in->rows > 1;
+    if (tpl_agg_op(h) || row_idx_agg(h)) return i == 0 && in->rows > 1;
     if (tpl_row_mm(h)) return i == 0;
     if (row_mmtl(h)) return true;
     if (row_mmchain(h)) return i == 2;
@@ -187,7 +195,7 @@ static bool tpl_open(TplType t, const Hop *h)
     case T_ROW:
         if (tpl_cell_op(h)) return h->rows > 1 && h->cols > 1;
         if (tpl_row_mm(h) || row_mmtl(h) || row_mmchain(h)) return true;
-        if (tpl_agg_op(h) && h->dir != DIR_FULL) return h->in[0]->rows > 1 && h->in[0]->cols > 1;
+        if ((tpl_agg_op(h) && h->dir != DIR_FULL) || row_idx_agg(h)) return h->in[0]->rows > 1 && h->in[0]->cols > 1;
         return false;
     case T_OUTER:
         return tpl_outer_mm(h);

@@ -39,6 +39,44 @@ bool sel_better(const MEntry *a, const MEntry *b, int consumer)
     return ca && !cb;
 }
 
+/* Does Row entry e at h reach, through open Row entries of its referenced
+ * inputs (those ok() accepts, all when ok is NULL), a product X %*% V
+ * with a narrow V (at most 16 columns: the blocked kernels)? *budget
+ * bounds the walk. */
+static bool row_mm_reach(const Memo *m, const Hop *h, const MEntry *e, SelEntryOk ok, const void *arg, int *budget)
+{
+    if (e->type != T_ROW || --*budget < 0) return false;
+    if (h->kind == H_MATMUL && h->op == OP_MATMUL && tpl_row_mm(h) && h->cols <= 16) return true;
+    for (int i = 0; i < e->nin && i < h->nin; i++) {
+        if (e->ref[i] < 0 || !h->in[i]) continue;
+        const Hop *in = h->in[i];
+        MGroup *g = in->id < m->nid ? m->g[in->id] : NULL;
+        for (int k = 0; g && k < g->n; k++) {
+            const MEntry *ie = &g->e[k];
+            if (ie->type != T_ROW || ie->closed == CS_CLOSED_VALID || ie->closed == CS_CLOSED_INVALID) continue;
+            if (ok && !ok(arg, in, ie)) continue;
+            if (row_mm_reach(m, in, ie, ok, arg, budget)) return true;
+        }
+    }
+    return false;
+}
+
+bool sel_better_at(const Memo *m, const Hop *h, const MEntry *a, const MEntry *b, int consumer, SelEntryOk ok,
+                   const void *arg)
+{
+    /* equal references, neither preferred by the consumer: a Row plan
+     * that takes in a narrow product X %*% V beats a Cell plan over the
+     * materialized product (which writes and reads the m x k result) */
+    if (memo_nrefs(a) == memo_nrefs(b) && (a->type == T_ROW) != (b->type == T_ROW) &&
+        (a->type == T_CELL || b->type == T_CELL) && sel_root_valid(a) == sel_root_valid(b) &&
+        (consumer == T__N || (a->type == (TplType)consumer) == (b->type == (TplType)consumer))) {
+        const MEntry *r = a->type == T_ROW ? a : b;
+        int budget = 256;
+        if (row_mm_reach(m, h, r, ok, arg, &budget)) return r == a;
+    }
+    return sel_better(a, b, consumer);
+}
+
 MEntry *sel_best(const Memo *m, const Hop *h, int consumer)
 {
     MGroup *g = h && h->id < m->nid ? m->g[h->id] : NULL;
@@ -52,7 +90,7 @@ MEntry *sel_best(const Memo *m, const Hop *h, int consumer)
             if (e->closed == CS_CLOSED_VALID || e->closed == CS_CLOSED_INVALID) continue;
             if (!memo_compatible((TplType)consumer, e->type)) continue;
         }
-        if (!best || sel_better(e, best, consumer)) best = e;
+        if (!best || sel_better_at(m, h, e, best, consumer, NULL, NULL)) best = e;
     }
     return best;
 }

@@ -106,12 +106,33 @@ static void set_dims(Hop *h, int64_t r, int64_t c)
 }
 
 /* Index range length for RIX dims: mode, lo, hi hops, full extent. */
+/* Value of a scalar index expression: literals, and during dynamic
+ * recompilation scalar TREADs kept as variables, whose current value
+ * recompile.c leaves in lit, combined by + - * min max. */
+static bool scalar_num(const Hop *h, double *v, int depth)
+{
+    double a, b;
+    if (!h || depth > 16) return false;
+    if (h->kind == H_LIT) return lit_num(h, v);
+    if (h->kind == H_TREAD && h->known && h->dt == DT_SCALAR) {
+        if (h->lit.kind == V_INT) { *v = (double)h->lit.i; return true; }
+        if (h->lit.kind == V_DOUBLE) { *v = h->lit.d; return true; }
+        return false;
+    }
+    if (h->kind != H_BINARY || h->dt != DT_SCALAR || h->nin != 2) return false;
+    if (h->op != OP_PLUS && h->op != OP_MINUS && h->op != OP_MULT && h->op != OP_MIN && h->op != OP_MAX)
+        return false;
+    if (!scalar_num(h->in[0], &a, depth + 1) || !scalar_num(h->in[1], &b, depth + 1)) return false;
+    *v = ops_binary(h->op, a, b);
+    return true;
+}
+
 static int64_t ix_len(int mode, const Hop *lo, const Hop *hi, int64_t full)
 {
     double a, b;
     if (mode == IX_ALL) return full;
     if (mode == IX_SINGLE) return 1;
-    if (lit_num(lo, &a) && lit_num(hi, &b)) return (int64_t)b - (int64_t)a + 1;
+    if (scalar_num(lo, &a, 0) && scalar_num(hi, &b, 0)) return (int64_t)b - (int64_t)a + 1;
     return -1;
 }
 

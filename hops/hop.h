@@ -55,6 +55,9 @@ struct Hop {
     const char *name;   /* H_TREAD: variable */
     bool move;          /* H_TREAD: take the value out of the variable
                            (update in place of X[...] = ... in loops) */
+    bool known;         /* H_TREAD of a scalar during dynamic recompilation:
+                           lit holds the variable's current value (used for
+                           the sizes of index ranges only) */
     bool sidefx;        /* must run even if unused (print, write, calls) */
     int flag;           /* physical variant: OP_TSMM 1 = t(X)%*%X, 0 = X%*%t(X) */
     int exec;           /* execution type: EX_CP (local) or EX_DIST */

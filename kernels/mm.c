@@ -74,7 +74,9 @@ static MB *finish(MB *r, BrErr *e)
         const double *d = r->d;
         double nz = 0;   /* counted in doubles (exact below 2^53): vectorizes */
         int T = cells >= 16 * BR_PAR_MIN ? br_threads() : 1;
-        #pragma omp parallel for simd num_threads(T) reduction(+ : nz) if (T > 1)
+        /* if(parallel: ...): a plain if() also applies to the simd part
+         * and made the loop scalar whenever it ran on one thread */
+        #pragma omp parallel for simd num_threads(T) reduction(+ : nz) if (parallel : T > 1)
         for (int64_t i = 0; i < cells; i++) nz += d[i] != 0 ? 1.0 : 0.0;
         r->nnz = (int64_t)nz;
     }

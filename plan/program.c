@@ -57,6 +57,7 @@ void pbl_add(PBList *l, PBlock *b)
 void pblock_free(PBlock *b)
 {
     if (!b) return;
+    if (b->rc_free) b->rc_free(b->rc_cache);
     plan_code_free(b->code);
     hop_dag_free(b->dag);
     for (int i = 0; i < b->body.n; i++) pblock_free(b->body.v[i]);

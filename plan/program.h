@@ -57,6 +57,9 @@ struct PBlock {
     NameSet live_out;   /* variables live after this block */
     NameSet results;    /* parfor: result variables (left-indexed) */
     bool par_ok;        /* parfor: analysis allows parallel execution */
+    void *rc_cache;     /* runtime/recompile.c: code of earlier dynamic
+                           recompilations, freed by rc_free */
+    void (*rc_free)(void *);
 };
 
 /* A compiled function. */

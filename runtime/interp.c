@@ -110,6 +110,9 @@ void rt_print_stats(Rt *rt, FILE *f, int top)
     fprintf(f, "HOP DAG recompile time:\t\t%.3f sec (median %d us, mean %.1f us per DAG).\n",
             (double)rt->recompile_ns / 1e9, (int)med,
             rt->nrecompile ? (double)rt->recompile_ns / 1e3 / (double)rt->nrecompile : 0.0);
+    if (rt->nrc_hits)
+        fprintf(f, "HOP DAG recompiles reused:\t%lld (%.3f sec, mean %.1f us per DAG).\n", (long long)rt->nrc_hits,
+                (double)rt->rc_hit_ns / 1e9, (double)rt->rc_hit_ns / 1e3 / (double)rt->nrc_hits);
     if (rt->prog->rw.cse + rt->prog->rw.folded + rt->prog->rw.simplified + rt->prog->rw.physical)
         fprintf(f, "Rewrites (compile time):\t%d CSE, %d folded, %d simplified, %d dynamic, %d mmchain, "
                    "%d physical, %d inlined.\n", rt->prog->rw.cse, rt->prog->rw.folded, rt->prog->rw.simplified,
@@ -299,13 +302,21 @@ int rt_exec_list(Rt *rt, Frame *f, PBList *l)
 }
 
 /* Recompiles b's DAG with the frame's sizes (dynamic recompilation, seed
- * 002 section 4); returns the code to run (caller frees it and *copy). */
-static Code *recompile(Rt *rt, Frame *f, PBlock *b, int mode, HopDag **copy)
+ * 002 section 4), or reuses the code of an earlier recompilation with the
+ * same sizes (recompile.c); returns the code to run (release it with
+ * rc_release). */
+static RcCode *recompile(Rt *rt, Frame *f, PBlock *b, int mode)
 {
     int64_t t0 = br_now_ns();
     RwStats st = {0};
-    Code *c = rc_recompile(rt->prog, b->dag, &f->vars, mode, copy, &st);
+    bool hit = false;
+    RcCode *r = rc_get(rt->prog, b, &f->vars, mode, &st, &hit);
     int64_t dt = br_now_ns() - t0;
+    if (hit) {
+        __atomic_add_fetch(&rt->nrc_hits, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&rt->rc_hit_ns, dt, __ATOMIC_RELAXED);
+        return r;
+    }
     __atomic_add_fetch(&rt->nrecompile, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&rt->recompile_ns, dt, __ATOMIC_RELAXED);
     if (rt->opt.stats) {
@@ -314,21 +325,27 @@ static Code *recompile(Rt *rt, Frame *f, PBlock *b, int mode, HopDag **copy)
         if (rt->rc_samples && rt->nrc_samples < 65536) rt->rc_samples[rt->nrc_samples++] = (int32_t)(dt / 1000);
         pthread_mutex_unlock(&rt->lock);
     }
-    if (rt->opt.explain_recompile) {
+    if (rt->opt.explain_recompile && r) {
         pthread_mutex_lock(&rt->lock);
         fprintf(rt->opt.out, "RECOMPILED DAG (line %d):\n", b->span.line);
-        hop_dag_print(*copy, rt->opt.out, 2);
+        hop_dag_print(rc_dag(r), rt->opt.out, 2);
         pthread_mutex_unlock(&rt->lock);
     }
-    return c;
+    return r;
 }
 
 static int eval_pred(Rt *rt, Frame *f, PBlock *b, bool *res)
 {
     Value *regs;
-    HopDag *copy = NULL;
+    RcCode *rcc = NULL;
     Code *code = b->code;
-    if (b->dag->recompile && rt->prog->optlevel > 0) code = recompile(rt, f, b, CG_PRED, &copy);
+    if (b->dag->recompile && rt->prog->optlevel > 0) {
+        if (!(rcc = recompile(rt, f, b, CG_PRED)) || !rc_code(rcc)) {
+            rc_release(rcc);
+            return rt_fail(rt, b->span, BR_ENOMEM, "out of memory in recompilation");
+        }
+        code = rc_code(rcc);
+    }
     int rc = exec_code(rt, f, code, &regs);
     bool ok = false;
     BrErr e = {0};
@@ -336,7 +353,7 @@ static int eval_pred(Rt *rt, Frame *f, PBlock *b, bool *res)
         ok = rt_truth(&regs[code->pred_reg], res, &e);
         free_regs(regs, code->nregs);
     }
-    if (copy) { plan_code_free(code); hop_dag_free(copy); }
+    rc_release(rcc);
     if (rc) return -1;
     if (!ok) return rt_fail(rt, b->span, e.code, "%s", e.msg);
     return 0;
@@ -467,11 +484,13 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
     switch (b->kind) {
     case PB_GENERIC:
         if (b->dag->recompile && rt->prog->optlevel > 0) {
-            HopDag *copy;
-            Code *c = recompile(rt, f, b, CG_BLOCK, &copy);
-            int rc = exec_code(rt, f, c, NULL);
-            plan_code_free(c);
-            hop_dag_free(copy);
+            RcCode *r = recompile(rt, f, b, CG_BLOCK);
+            if (!r || !rc_code(r)) {
+                rc_release(r);
+                return rt_fail(rt, b->span, BR_ENOMEM, "out of memory in recompilation");
+            }
+            int rc = exec_code(rt, f, rc_code(r), NULL);
+            rc_release(r);
             return rc;
         }
         return exec_code(rt, f, b->code, NULL);

@@ -33,6 +33,8 @@ typedef struct Rt {
     bool in_parfor;
     int64_t nrecompile;       /* dynamic recompilations and their time */
     int64_t recompile_ns;
+    int64_t nrc_hits;         /* recompilations answered by the block's cache */
+    int64_t rc_hit_ns;
     int32_t *rc_samples;      /* recompile times (us) of the first 65536 */
     int nrc_samples;
 } Rt;

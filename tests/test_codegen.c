@@ -15,6 +15,9 @@
  *  - Row B1 variants (X %*% V rows of a side matrix's width: no_agg,
  *    col_agg, col_agg_t) over widths around the specialized range, with
  *    the chosen plans checked in the explain text;
+ *  - the k-means assignment step (rowIndexMin/rowIndexMax, rowMins and
+ *    sum(rowMins) over ||c||^2 - 2 X %*% t(C), k = 1..17) as one Row
+ *    operator each, ties included;
  *  - a random-DAG fuzzer: random expressions over dense and sparse inputs
  *    of random shapes, fused vs unfused (Cell/MAgg and Row expressions);
  *  - the disk cache: reuse, verification of entries, failing compilers;
@@ -309,6 +312,98 @@ static void test_row_b1(bool quick)
         }
 }
 
+/* Integer-valued copy of x (values in -3..3, non-zeros stay non-zero):
+ * distances are exact, so argmin ties are frequent and must resolve as in
+ * the unfused kernel (the last extreme index). Caller releases. */
+static MB *int_copy(const MB *x)
+{
+    BrErr e = {0};
+    MB *y = mb_copy(x, &e);
+    double *v = y->sparse ? y->v : y->d;
+    int64_t n = y->sparse ? y->nnz : y->rows * y->cols;
+    for (int64_t k = 0; k < n; k++)
+        if (v[k] != 0) v[k] = (v[k] < 0 ? -1 : 1) * (1 + floor(fabs(v[k]) * 2.99));
+    return y;
+}
+
+/* The k-means assignment step as Row plans: rowIndexMin/rowIndexMax,
+ * rowMins and sum(rowMins(.)) over ||c||^2 - 2 X %*% t(C) for k = 1..17
+ * over dense, sparse and empty X (one Row operator each, the product
+ * through the blocked kernels for k = 2..16, checked in the explain
+ * text), equal to the unfused plan under every policy, ties included, and
+ * the same with 1 and 2 threads. */
+static void test_row_kmeans(bool quick)
+{
+    static const int ks[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17};
+    static const int kq[] = {1, 2, 5, 16, 17};
+    int nk = quick ? 5 : 17;
+    const char *nm[] = {"X1", "X2", "X3", "X4", "X5", "C1", "C2", "C3", "C4", "C5"};
+    const char *on[] = {"o1", "o2", "o3", "o4", "o5"};
+    const char *src = "o1 = rowIndexMin(t(rowSums(C1 ^ 2)) - 2 * (X1 %*% t(C1)))\n"
+                      "o2 = rowIndexMax(X2 %*% t(C2))\n"
+                      "o3 = sum(rowMins(t(rowSums(C3 ^ 2)) - 2 * (X3 %*% t(C3))))\n"
+                      "o4 = rowMins(t(rowSums(C4 ^ 2)) - 2 * (X4 %*% t(C4)))\n"
+                      "o5 = sum(rowIndexMin(t(rowSums(C5 ^ 2)) - 2 * (X5 %*% t(C5))))\n";
+    enum { NI = 10, NO = 5 };
+    for (int q = 0; q < nk + 1; q++)
+        for (int sp = 0; sp < 3; sp++) {
+            /* the last case: 2003 rows (several row blocks per thread) */
+            int64_t k = q < nk ? (quick ? kq[q] : ks[q]) : 5, m = q < nk ? 67 : 2003, n = 20;
+            double dens = sp == 0 ? 1 : sp == 1 ? 0.1 : 0;
+            MB *X = t_gen(m, n, dens, -1, 1, sp > 0), *XI = int_copy(X);
+            if (sp == 0 && q % 3 == 1 && m > 8) {
+                /* NaN and infinite rows: NaN never wins an index, min/max propagate it */
+                XI->d[3 * n] = NAN;
+                XI->d[6 * n + 1] = INFINITY;
+                XI->d[7 * n] = -INFINITY;
+                X->d[4 * n + 2] = NAN;
+                mb_recount_nnz(XI);
+                mb_recount_nnz(X);
+            }
+            MB *ins[NI] = {XI, mb_retain(XI), mb_retain(X), mb_retain(X), mb_retain(XI)};
+            for (int v = 5; v < NI; v++) {
+                MB *c = t_gen(k, n, 1, -1, 1, false);
+                ins[v] = (v == 7 || v == 8) ? c : int_copy(c);
+                if (ins[v] != c) mb_release(c);
+            }
+            char what[96];
+            snprintf(what, sizeof what, "row kmeans %lldx%lld k %lld %s", (long long)m, (long long)n, (long long)k,
+                     sp == 0 ? "dense" : sp == 1 ? "sparse" : "empty");
+            check_all(what, src, NI, nm, ins, NO, on, 1e-10, 0, NULL);
+            if (k >= 2 && sp < 2) {
+                char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, NO, on);
+                /* k > 16: rowMins over the materialized product may be a
+                 * Cell plan (the Row preference is for narrow products) */
+                int nrow = k <= 16 ? 3 : 2;
+                T_CHECK(count_str(ex, "CPlan ROW ROW_AGG") >= nrow && count_str(ex, "CPlan ROW FULL_AGG") >= 2,
+                        "%s: Row plans missing\n%s", what, ex ? ex : "");
+                T_CHECK(count_str(ex, "uar(rowIndexMin)") >= 2 && count_str(ex, "uar(rowIndexMax)") >= 1,
+                        "%s: index aggregates not fused", what);
+                /* no n x k intermediate: every product inside a Row plan */
+                T_CHECK(count_str(ex, "ba(+*)") >= nrow + 2, "%s: %d fused products", what, count_str(ex, "ba(+*)"));
+                T_CHECK((count_str(ex, "cg_bvm(") > 0) == (k <= 16), "%s: blocked kernels %s", what,
+                        k <= 16 ? "missing" : "unexpected");
+                free(ex);
+            }
+            if (m >= 1000) {
+                TRun r1, r2;
+                int th = br_threads();
+                br_set_threads(1);
+                t_run_dml(src, &pols[2].o, NI, nm, ins, NO, on, &r1);
+                br_set_threads(2);
+                t_run_dml(src, &pols[2].o, NI, nm, ins, NO, on, &r2);
+                br_set_threads(th);
+                for (int o = 0; o < NO && r1.rc == 0 && r2.rc == 0; o++)
+                    T_CHECK(val_eq(&r1.out[o], &r2.out[o], 0), "%s: %s differs between 1 and 2 threads", what, on[o]);
+                T_CHECK(r1.rc == 0 && r2.rc == 0, "%s: threads runs: %s %s", what, r1.err, r2.err);
+                t_run_free(&r1);
+                t_run_free(&r2);
+            }
+            mb_release(X);
+            for (int v = 0; v < NI; v++) mb_release(ins[v]);
+        }
+}
+
 /* ---- shapes ---- */
 
 static void test_shapes(void)
@@ -529,8 +624,10 @@ static void test_selection(void)
                       "for (k in 1:12) {\n"
                       "  A = Z * k + 1\n"
                       "  B = exp(A) * Z\n"
-                      "  s = s + sum(A * B) + sum(B / (A + 2)) + sum(abs(Z - B))\n"
+                      "  s = s + sum(A * B) + sum(B / (A + 2)) + sum(abs(Z - B)) + sum(matrix(k, rows=2, cols=1))\n"
                       "}\n";
+    /* (k in matrix() keeps the block from reusing its recompiled code:
+     * recompiled every iteration) */
     check_all("recompiled loop", src, 1, nm, ins, 1, on, 1e-10, 2, &st);
     T_CHECK(st.sel_cached >= 5, "recompiled loop: %lld selections from the cache", (long long)st.sel_cached);
     T_CHECK(st.fused[0] + st.fused[2] > 0, "recompiled loop: fused operators");
@@ -549,6 +646,7 @@ int main(void)
         test_fuzz(th == 1 ? 40 : 10);
         test_fuzz_row(th == 1 ? 20 : 6);
         test_row_b1(th == 2);
+        test_row_kmeans(th == 2);
     }
     return t_done("test_codegen");
 }

@@ -1,0 +1,204 @@
+/* test_recompile.c: reuse of dynamically recompiled code
+ * (runtime/recompile.c). Loops whose blocks are recompiled every
+ * iteration (mini-batches selected by scalar bounds, windows of changing
+ * size, sizes from scalars, parfor, type changes of scalars, errors in a
+ * later iteration) give exactly the results of recompiling every
+ * execution with all scalars as literals, with codegen on and off, dense
+ * and sparse inputs, 1 and 2 threads; the mini-batch loop reuses its code
+ * and a block whose sizes depend on a scalar through a builtin does not. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/recompile.h"
+#include "tests/t.h"
+#include "tests/t_dml.h"
+
+typedef struct Res {
+    TRun r;
+    int64_t nrecompile, nhits;
+} Res;
+
+/* t_run_dml with the recompilation counters of the run. */
+static int run(const char *src, const CgOptions *cg, MB *X, int nout, const char *const *onames, Res *res)
+{
+    TRun *r = &res->r;
+    memset(res, 0, sizeof *res);
+    const char *names[] = {"X"};
+    Diag *d = diag_new();
+    LangOptions lo = {.predefined = names, .npredefined = 1};
+    Program *ast = lang_load_string(src, "<test>", &lo, d);
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, cg, onames, nout) : NULL;
+    if (!p) {
+        snprintf(r->err, sizeof r->err, "compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
+        lang_program_free(ast);
+        diag_free(d);
+        return r->rc = -1;
+    }
+    NameSet outs = {0}, live = {0};
+    for (int i = 0; i < nout; i++) ns_add(&outs, onames[i]);
+    plan_liveness(&p->main, &outs, &live);
+    ns_free(&outs);
+    ns_free(&live);
+    RtOptions ro = {.out = stdout, .seed = -1};
+    Rt rt;
+    rt_init(&rt, p, d, &ro);
+    Frame f;
+    st_init(&f.vars);
+    f.depth = 0;
+    st_put(&f.vars, "X", val_matrix(mb_retain(X)));
+    r->rc = rt_run_main(&rt, &f);
+    if (r->rc) snprintf(r->err, sizeof r->err, "run: %s", rt.err.msg);
+    else
+        for (int i = 0; i < nout && i < T_MAXOUT; i++) {
+            Value *v = st_get(&f.vars, onames[i]);
+            r->out[r->nout++] = v ? val_retain(*v) : val_none();
+        }
+    res->nrecompile = rt.nrecompile;
+    res->nhits = rt.nrc_hits;
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+    return r->rc;
+}
+
+/* Bit-identical values (NaN equal to NaN). */
+static bool same(const Value *a, const Value *b)
+{
+    if (a->kind == V_MATRIX && b->kind == V_MATRIX) return mb_equal(a->m, b->m, 0);
+    if (a->kind != b->kind && !(val_is_numeric(a) && val_is_numeric(b))) return false;
+    if (val_is_numeric(a)) {
+        double x = val_as_double(a), y = val_as_double(b);
+        return x == y || (x != x && y != y);
+    }
+    return a->kind == b->kind;
+}
+
+typedef struct Case {
+    const char *name;
+    const char *src;
+    const char *outs[3];
+    int nout;
+    int min_hits;      /* reused recompilations at least (cache on) */
+    int max_hits;      /* and at most (-1: no bound) */
+    bool error;        /* fails with a message containing "index" */
+} Case;
+
+static const Case cases[] = {
+    {"minibatch",
+     "n = nrow(X)\n"
+     "W = matrix(0.01, rows=ncol(X), cols=3)\n"
+     "bs = 8\n"
+     "beg = 1\n"
+     "it = 0\n"
+     "s = 0\n"
+     "step = 0.5\n"
+     "while (it < 14) {\n"
+     "  end = min(beg + bs - 1, n)\n"
+     "  Xb = X[beg:end, ]\n"
+     "  H = tanh(Xb %*% W + it / 10)\n"
+     "  G = t(Xb) %*% (H * (1 - H ^ 2))\n"
+     "  W = W - step / nrow(Xb) * G\n"
+     "  s = s + sum(H) + end + sum(Xb != 0)\n"
+     "  it = it + 1\n"
+     "  if (end == n) { beg = 1 } else { beg = end + 1 }\n"
+     "  step = step * 0.9\n"
+     "}\n",
+     {"W", "s"}, 2, 5, -1, false},
+    {"windows",
+     "s = 0\n"
+     "for (i in 1:9) {\n"
+     "  k = 1 + i %% 3\n"
+     "  Y = X[1:(k * 5), ] * i\n"
+     "  Z = X[i:(i + 4), 2:3]\n"
+     "  s = s + sum(Y) + sum(Z * Z) + nrow(Y)\n"
+     "}\n",
+     {"s"}, 1, 3, -1, false},
+    {"builtin sizes",
+     "s = 0\n"
+     "for (i in 1:5) {\n"
+     "  M = matrix(i, rows=i, cols=2)\n"
+     "  s = s + sum(M %*% t(M)) + sum(X[1:i, ] * i)\n"
+     "}\n",
+     {"s"}, 1, 0, 0, false},
+    {"parfor",
+     "R = matrix(0, rows=6, cols=1)\n"
+     "parfor (i in 1:6) {\n"
+     "  b = (i - 1) * 4 + 1\n"
+     "  Xb = X[b:(b + 3), ]\n"
+     "  R[i, 1] = sum(exp(Xb * 0.1) * i) + sum(Xb %*% t(Xb))\n"
+     "}\n",
+     {"R"}, 1, 0, -1, false},
+    {"scalar types",
+     "a = 1\n"
+     "f = TRUE\n"
+     "s = 0\n"
+     "for (i in 1:6) {\n"
+     "  Xb = X[i:(i + 2), ]\n"
+     "  Y = Xb * a + a - f\n"
+     "  s = s + sum(Y) + sum(Xb * f)\n"
+     "  a = a / 2\n"
+     "  f = !f\n"
+     "}\n",
+     {"s"}, 1, 1, -1, false},
+    {"bounds error",
+     "s = 0\n"
+     "for (i in 1:20) {\n"
+     "  Xb = X[(i * 5):(i * 5 + 4), ]\n"
+     "  s = s + sum(Xb)\n"
+     "}\n",
+     {"s"}, 1, 0, -1, true},
+};
+#define NCASES ((int)(sizeof cases / sizeof *cases))
+
+int main(void)
+{
+    CgOptions cgs[] = {
+        {.enabled = false},
+        {.enabled = true, .plancache = true, .policy = CG_COST_BASED},
+        {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true},
+    };
+    const char *cgname[] = {"codegen off", "cost based", "fuse_all"};
+    for (int sp = 0; sp < 2; sp++) {
+        t_seed(7 + (uint64_t)sp);
+        MB *X = t_gen(50, 7, sp ? 0.1 : 1, -1, 1, sp == 1);
+        for (int ci = 0; ci < NCASES; ci++) {
+            const Case *c = &cases[ci];
+            for (int g = 0; g < 3; g++)
+                for (int th = 1; th <= 2; th++) {
+                    char what[160];
+                    snprintf(what, sizeof what, "%s (%s, %s, %d threads)", c->name, sp ? "sparse" : "dense",
+                             cgname[g], th);
+                    br_set_threads(th);
+                    Res on, off;
+                    rc_set_cache(false);
+                    int rc_off = run(c->src, &cgs[g], X, c->nout, c->outs, &off);
+                    rc_set_cache(true);
+                    int rc_on = run(c->src, &cgs[g], X, c->nout, c->outs, &on);
+                    T_CHECK(off.nhits == 0, "%s: reuse with the cache off", what);
+                    if (c->error) {
+                        T_CHECK(rc_on && rc_off, "%s: no error", what);
+                        T_CHECK(strstr(on.r.err, "index") && !strcmp(on.r.err, off.r.err),
+                                "%s: error '%s', without the cache '%s'", what, on.r.err, off.r.err);
+                    } else {
+                        T_CHECK(!rc_on && !rc_off, "%s: %s / %s", what, on.r.err, off.r.err);
+                        for (int k = 0; !rc_on && !rc_off && k < c->nout; k++)
+                            T_CHECK(same(&on.r.out[k], &off.r.out[k]), "%s: output %s differs", what,
+                                    c->outs[k]);
+                    }
+                    if (!c->error || c->min_hits == 0) {
+                        T_CHECK(on.nhits >= c->min_hits && (c->max_hits < 0 || on.nhits <= c->max_hits),
+                                "%s: %lld reused recompilations (%lld recompiled)", what, (long long)on.nhits,
+                                (long long)on.nrecompile);
+                    }
+                    t_run_free(&on.r);
+                    t_run_free(&off.r);
+                }
+        }
+        mb_release(X);
+    }
+    rc_set_cache(true);
+    br_set_threads(0);
+    return t_done("test_recompile");
+}
