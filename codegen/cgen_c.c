@@ -259,6 +259,63 @@ static void row_elem(const Gen *g, int n, char *buf, size_t len)
 
 static bool is_main(const CPlan *p, int n) { return p->n[n].kind == CN_IN && p->n[n].in == p->main; }
 
+/* A vector-matrix product in the sparse row function (cg_sparse): side
+ * matrices arrive row-major there (kernels/spoof.h), so the main row's
+ * non-zeros are read once for all columns, with the sums in registers
+ * for a compile-time width of 2..16 (checked at run time). */
+static void emit_row_mm_sp(const Gen *g, int i, const char *ind)
+{
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    const CNode *x = &p->n[i];
+    int bi = p->n[x->a[1]].in, k = cplan_row_kwidth(p, i);
+    bool sp = is_main(p, x->a[0]);
+    char ptr[32], len[32];
+    vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+    if (x->vc == VC_CELL) {    /* one column: both layouts agree */
+        if (sp) sb_printf(b, "%sconst double t%d = cg_dot_sp(av, ai, anz, P[%d]);\n", ind, i, bi);
+        else sb_printf(b, "%sconst double t%d = cg_dot(%s, P[%d], %s);\n", ind, i, ptr, bi, len);
+    } else if (sp && k) {
+        sb_printf(b, "%sif (L[%d] == %d) cg_vecmat_sp_k(av, ai, anz, P[%d], %d, v%d);\n", ind, bi, k, bi, k, i);
+        sb_printf(b, "%selse cg_vecmat_sp(av, ai, anz, P[%d], L[%d], v%d);\n", ind, bi, bi, i);
+    } else if (sp) {
+        sb_printf(b, "%scg_vecmat_sp(av, ai, anz, P[%d], L[%d], v%d);\n", ind, bi, bi, i);
+    } else {
+        sb_printf(b, "%scg_vecmat(%s, %s, P[%d], L[%d], v%d);\n", ind, ptr, len, bi, bi, i);
+    }
+}
+
+/* The t(A) %*% B root in the sparse row function: the partial is not
+ * transposed there (ncol(A) x ncol(B), kernels/spoof.h); for A the main
+ * row, each non-zero adds x * B into its output row in one pass. */
+static void emit_row_tagg_sp(const Gen *g, const char *ind)
+{
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    int r = p->out[0], k = cplan_row_kwidth(p, r);
+    const CNode *x = &p->n[r], *A = &p->n[x->a[0]], *B = &p->n[x->a[1]];
+    char ptr[32], len[32], bp[48], bl[32], q[48];
+    if (B->vc == VC_VEC) vec_ref(g, x->a[1], bp, sizeof bp, bl, sizeof bl);
+    else {
+        row_elem(g, x->a[1], q, sizeof q);
+        sb_printf(b, "%sconst double qb = %s;\n", ind, q);
+        snprintf(bp, sizeof bp, "&qb");
+        snprintf(bl, sizeof bl, "1");
+    }
+    if (A->vc != VC_VEC) {
+        row_elem(g, x->a[0], q, sizeof q);
+        sb_printf(b, "%scg_axpy(%s, %s, %s, out);\n", ind, q, bp, bl);
+    } else if (is_main(p, x->a[0]) && k && B->vc == VC_VEC) {
+        sb_printf(b, "%sif (%s == %d) cg_outer_add_sp_k(av, ai, anz, %s, %d, out);\n", ind, bl, k, bp, k);
+        sb_printf(b, "%selse cg_outer_add_sp(av, ai, anz, %s, %s, out);\n", ind, bp, bl);
+    } else if (is_main(p, x->a[0])) {
+        sb_printf(b, "%scg_outer_add_sp(av, ai, anz, %s, %s, out);\n", ind, bp, bl);
+    } else {
+        vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        sb_printf(b, "%scg_outer_add(%s, %s, %s, %s, out);\n", ind, ptr, len, bp, bl);
+    }
+}
+
 /* One Row node (not the root of an aggregating variant). */
 static void emit_row_node(const Gen *g, int i, const char *ind)
 {
@@ -298,6 +355,7 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
         break;
     }
     case CN_MM: {
+        if (g->sp) { emit_row_mm_sp(g, i, ind); break; }
         int bi = p->n[x->a[1]].in;
         bool sp = g->sp && is_main(p, x->a[0]);
         if (g->blk && cplan_row_kwidth(p, i)) {
@@ -361,6 +419,7 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
         break;
     }
     case V_COL_T_AGG: {
+        if (g->sp) { emit_row_tagg_sp(g, ind); break; }
         const CNode *A = &p->n[x->a[0]], *B = &p->n[x->a[1]];
         char bp[48], bl[32];
         if (B->vc == VC_VEC) vec_ref(g, x->a[1], bp, sizeof bp, bl, sizeof bl);

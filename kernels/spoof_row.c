@@ -67,6 +67,8 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
     x->exp = br_calloc((size_t)n + 1, sizeof *x->exp);
     x->own = br_calloc((size_t)n + 1, sizeof *x->own);
     if (!x->P || !x->S || !x->exp || !x->own) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
+    /* a sparse main read by op->fs takes side matrices row-major (spoof.h) */
+    x->sparse_main = op->fs && op->main >= 0 && op->in.mode[op->main] == SPM_FULL && op->in.m[op->main]->sparse;
     for (int k = 0; k < n; k++) {
         const MB *m = op->in.m[k];
         switch (op->in.mode[k]) {
@@ -81,6 +83,11 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
             x->S[k] = op->in.mode[k] == SPM_COL ? 1 : 0;
             break;
         case SPM_MAT: {
+            if (x->sparse_main) {
+                if (!m->sparse) x->P[k] = m->d;
+                else if (!(x->P[k] = x->own[k] = dense_copy(m, e))) { rctx_free(x); return e->code; }
+                break;
+            }
             /* side matrices of vector-matrix products, transposed (small) */
             double *t = br_malloc((size_t)BR_MAX(m->rows * m->cols, 1) * sizeof(double));
             if (!t) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
@@ -238,7 +245,9 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
         if (!o) rc = e->code;
         else {
             int64_t nc = op->ocols;
-            if (op->var == SPR_COL_T_AGG) {
+            if (op->var == SPR_COL_T_AGG && x.sparse_main) {
+                memcpy(o->d, tot, (size_t)(op->orows * op->ocols) * sizeof(double));
+            } else if (op->var == SPR_COL_T_AGG) {
                 /* the partial holds the transpose (ocols x orows) */
                 for (int64_t i = 0; i < op->orows; i++)
                     for (int64_t j = 0; j < op->ocols; j++) o->d[i * op->ocols + j] = tot[j * op->orows + i];

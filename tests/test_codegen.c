@@ -338,13 +338,18 @@ static void test_row_kmeans(bool quick)
     static const int kq[] = {1, 2, 5, 16, 17};
     int nk = quick ? 5 : 17;
     const char *nm[] = {"X1", "X2", "X3", "X4", "X5", "C1", "C2", "C3", "C4", "C5"};
-    const char *on[] = {"o1", "o2", "o3", "o4", "o5"};
+    const char *on[] = {"o1", "o2", "o3", "o4", "o5", "o6", "o7"};
     const char *src = "o1 = rowIndexMin(t(rowSums(C1 ^ 2)) - 2 * (X1 %*% t(C1)))\n"
                       "o2 = rowIndexMax(X2 %*% t(C2))\n"
                       "o3 = sum(rowMins(t(rowSums(C3 ^ 2)) - 2 * (X3 %*% t(C3))))\n"
                       "o4 = rowMins(t(rowSums(C4 ^ 2)) - 2 * (X4 %*% t(C4)))\n"
-                      "o5 = sum(rowIndexMin(t(rowSums(C5 ^ 2)) - 2 * (X5 %*% t(C5))))\n";
-    enum { NI = 10, NO = 5 };
+                      "o5 = sum(rowIndexMin(t(rowSums(C5 ^ 2)) - 2 * (X5 %*% t(C5))))\n"
+                      /* two block aggregates of one row vector, work after them */
+                      "D6 = t(rowSums(C3 ^ 2)) - 2 * (X3 %*% t(C3))\n"
+                      "o6 = rowMins(D6) * 1000 + rowIndexMax(D6)\n"
+                      /* a row sum after the aggregate: no block aggregates */
+                      "o7 = rowMaxs(X4 %*% t(C4)) + rowSums(X4 %*% t(C4))\n";
+    enum { NI = 10, NO = 7 };
     for (int q = 0; q < nk + 1; q++)
         for (int sp = 0; sp < 3; sp++) {
             /* the last case: 2003 rows (several row blocks per thread) */
@@ -392,6 +397,75 @@ static void test_row_kmeans(bool quick)
                 t_run_dml(src, &pols[2].o, NI, nm, ins, NO, on, &r1);
                 br_set_threads(2);
                 t_run_dml(src, &pols[2].o, NI, nm, ins, NO, on, &r2);
+                br_set_threads(th);
+                for (int o = 0; o < NO && r1.rc == 0 && r2.rc == 0; o++)
+                    T_CHECK(val_eq(&r1.out[o], &r2.out[o], 0), "%s: %s differs between 1 and 2 threads", what, on[o]);
+                T_CHECK(r1.rc == 0 && r2.rc == 0, "%s: threads runs: %s %s", what, r1.err, r2.err);
+                t_run_free(&r1);
+                t_run_free(&r2);
+            }
+            mb_release(X);
+            for (int v = 0; v < NI; v++) mb_release(ins[v]);
+        }
+}
+
+/* Row plans over a SPARSE main X (sparsities 0.001, 0.01, 0.1, many
+ * empty rows) against side matrices of k = 1..17 columns: the sparse row
+ * function reads each row's non-zeros once for all k columns (row-major
+ * side matrices, untransposed t(X) partial), specialized for k = 2..16
+ * (checked in the explain text). MLogreg's inner-loop pattern, NO_AGG,
+ * COL_AGG, t(X) roots with and without a product, a sparse V and a
+ * t(Z) root over a dense side input; equal to the unfused plan under
+ * every policy, and bit-identical with 1 and 2 threads over several
+ * aggregation super-blocks. */
+static void test_row_sparse(bool quick)
+{
+    static const int kq[] = {1, 2, 5, 16, 17};
+    int nk = quick ? 5 : 17;
+    const char *nm[] = {"X1", "X2", "X3", "X4", "X5", "X6", "V1", "V2", "V3", "V4", "V5", "P", "Z"};
+    const char *on[] = {"o1", "o2", "o3", "o4", "o5", "o6"};
+    const char *src = "o1 = t(X1) %*% (P * (X1 %*% V1) - P * rowSums(P * (X1 %*% V1)))\n"
+                      "o2 = exp(X2 %*% V2 * 0.1) * P\n"
+                      "o3 = colSums(X3 %*% V3)\n"
+                      "o4 = t(X4) %*% (X4 %*% V4)\n"
+                      "o5 = t(Z) %*% (X5 %*% V5)\n"
+                      "o6 = t(X6) %*% (rowSums(X6) * P)\n";
+    enum { NI = 13, NO = 6 };
+    static const double sps[] = {0.001, 0.01, 0.1};
+    for (int q = 0; q < nk + 1; q++)
+        for (int s = 0; s < 3; s++) {
+            /* the last case: several super-blocks, compared across threads */
+            bool big = q == nk;
+            if (big && s != 1) continue;
+            int64_t k = big ? 6 : quick ? kq[q] : q + 1, m = big ? 60000 : 157, n = big ? 40 : 60;
+            MB *X = t_gen(m, n, sps[s], -1, 1, true);
+            MB *ins[NI];
+            for (int v = 0; v < 6; v++) ins[v] = mb_retain(X);
+            for (int v = 6; v < 11; v++) ins[v] = t_gen(n, k, v == 8 ? 0.3 : 1, -1, 1, v == 8);
+            ins[11] = t_gen(m, k, 1, 0, 1, false);
+            ins[12] = t_gen(m, 7, 1, -1, 1, false);
+            char what[96];
+            snprintf(what, sizeof what, "row sparse %lldx%lld sp %g k %lld", (long long)m, (long long)n, sps[s],
+                     (long long)k);
+            check_all(what, src, NI, nm, ins, NO, on, 1e-10, 0, NULL);
+            if (!big && s == 2) {
+                char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, NO, on);
+                bool spec = k >= 2 && k <= 16;
+                T_CHECK((count_str(ex, "cg_vecmat_sp_k(av, ai, anz") >= 3) == spec,
+                        "%s: one-pass sparse products %s\n%s", what, spec ? "missing" : "unexpected", ex ? ex : "");
+                T_CHECK((count_str(ex, "cg_outer_add_sp_k(av, ai, anz") >= 2) == spec,
+                        "%s: one-pass sparse t(X) accumulation %s", what, spec ? "missing" : "unexpected");
+                T_CHECK(count_str(ex, "cg_vecmat_sp_t(") == 0 && count_str(ex, "cg_outer_add_sp_t(av") == 0,
+                        "%s: per-column sparse passes left", what);
+                free(ex);
+            }
+            if (big) {
+                TRun r1, r2;
+                int th = br_threads();
+                br_set_threads(1);
+                t_run_dml(src, &pols[5].o, NI, nm, ins, NO, on, &r1);
+                br_set_threads(2);
+                t_run_dml(src, &pols[5].o, NI, nm, ins, NO, on, &r2);
                 br_set_threads(th);
                 for (int o = 0; o < NO && r1.rc == 0 && r2.rc == 0; o++)
                     T_CHECK(val_eq(&r1.out[o], &r2.out[o], 0), "%s: %s differs between 1 and 2 threads", what, on[o]);
@@ -647,6 +721,7 @@ int main(void)
         test_fuzz_row(th == 1 ? 20 : 6);
         test_row_b1(th == 2);
         test_row_kmeans(th == 2);
+        test_row_sparse(th == 2);
     }
     return t_done("test_codegen");
 }
