@@ -691,6 +691,29 @@ static void emit_row_blocked(Gen *g)
     sb_puts(b, "    }\n");
 }
 
+/* The sparse Row function: rows r0 <= i < r1 of the main input's CSR
+ * arrays (rp by absolute row), the row body per row over its non-zeros
+ * (ai, av, anz); one call per range of rows (kernels/spoof.h). */
+static void emit_row_sparse(Gen *g, bool rowout)
+{
+    SBuf *b = g->b;
+    sb_puts(b, "\nvoid cg_sparse(const double *const *restrict P, const int64_t *restrict S, const int64_t *restrict L,\n"
+               "               const double *restrict sc, int64_t r0, int64_t r1, const int64_t *restrict rp,\n"
+               "               const int32_t *restrict ci, const double *restrict cv, double *restrict out, int64_t ldo,\n"
+               "               double *restrict tmp)\n{\n    (void)ldo; (void)r0;\n");
+    emit_scalars(g);
+    emit_row_temps(g, false);
+    sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n"
+               "        const int32_t *restrict ai = ci + rp[i];\n"
+               "        const double *restrict av = cv + rp[i];\n"
+               "        const int64_t anz = rp[i + 1] - rp[i];\n"
+               "        (void)ai; (void)av; (void)anz;\n");
+    emit_row_inputs(g, "        ", false);
+    emit_row_body(g, "        ");
+    emit_row_root(g, "        ", rowout ? "(out + (i - r0) * ldo)" : "out");
+    sb_puts(b, "    }\n}\n");
+}
+
 static void gen_row(const CPlan *p, SBuf *b)
 {
     Gen g = {.p = p, .b = b, .ax = AX_CELL};
@@ -726,15 +749,7 @@ static void gen_row(const CPlan *p, SBuf *b)
     /* sparse main rows */
     if (p->main_sparse_ok) {
         g.sp = true;
-        sb_puts(b, "\nvoid cg_sparse(const double *const *restrict P, const int64_t *restrict S, const int64_t *restrict L,\n"
-                   "               const double *restrict sc, int64_t i, const int32_t *restrict ai,\n"
-                   "               const double *restrict av, int64_t anz, double *restrict out, double *restrict tmp)\n{\n");
-        emit_scalars(&g);
-        emit_row_temps(&g, false);
-        emit_row_inputs(&g, "    ", false);
-        emit_row_body(&g, "    ");
-        emit_row_root(&g, "    ", "out");
-        sb_puts(b, "}\n");
+        emit_row_sparse(&g, rowout);
     }
 }
 

@@ -56,13 +56,15 @@ typedef void (*SpCellSparseFn)(const double *const *P, const int64_t *S, const d
  * tmp: scratch of SpRowTmpFn(L) doubles. */
 typedef void (*SpRowDenseFn)(const double *const *P, const int64_t *S, const int64_t *L, const double *sc,
                              int64_t r0, int64_t r1, double *out, int64_t ldo, double *tmp);
-/* Row, sparse main input: row i given by (ai, av, nz); out as above for
- * the single row i, except that side matrices (SPM_MAT) are passed
- * row-major (nrow x ncol, the k values of a row of V adjacent) and the
- * COL_T_AGG partial is not transposed (orows x ocols): the non-zeros are
- * read once for all k columns. */
+/* Row, sparse main input: rows r0 <= i < r1 of the main's CSR arrays
+ * (rp indexed by row, ci, v); out as for the dense function (output at
+ * row r0 with stride ldo, or the partial), except that side matrices
+ * (SPM_MAT) are passed row-major (nrow x ncol, the k values of a row of
+ * V adjacent) and the COL_T_AGG partial is not transposed (orows x
+ * ocols): the non-zeros are read once for all k columns. */
 typedef void (*SpRowSparseFn)(const double *const *P, const int64_t *S, const int64_t *L, const double *sc,
-                              int64_t i, const int32_t *ai, const double *av, int64_t nz, double *out, double *tmp);
+                              int64_t r0, int64_t r1, const int64_t *rp, const int32_t *ci, const double *v,
+                              double *out, int64_t ldo, double *tmp);
 typedef int64_t (*SpRowTmpFn)(const int64_t *L);
 /* Outer: the non-zeros of row i (by-row variants: ix are columns j) or
  * of column j (right variants: ix are rows i) of the driver W. out: the

@@ -146,6 +146,11 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
         op->fd(P, S, op->L, op->in.sc, ra, rb, out, ldo, tmp);
         goto done;
     }
+    if (x->sparse_main && x->nexp == 0) {    /* the whole range in one call */
+        const MB *m = op->in.m[op->main];
+        op->fs(P, S, op->L, op->in.sc, ra, rb, m->rp, m->ci, m->v, out, ldo, tmp);
+        goto done;
+    }
     /* expansion scratch: one row per expanded sparse input */
     int64_t width = 1;
     for (int k = 0; k < n; k++) if (x->exp[k]) width = BR_MAX(width, op->L[k]);
@@ -164,8 +169,7 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
         double *o = rowout ? out + (i - ra) * ldo : out;
         if (x->sparse_main) {
             const MB *m = op->in.m[op->main];
-            int64_t lo = m->rp[i];
-            op->fs(P, S, op->L, op->in.sc, i, m->ci + lo, m->v + lo, m->rp[i + 1] - lo, o, tmp);
+            op->fs(P, S, op->L, op->in.sc, i, i + 1, m->rp, m->ci, m->v, o, ldo, tmp);
         } else {
             op->fd(P, S, op->L, op->in.sc, i, i + 1, o, ldo, tmp);
         }
