@@ -257,6 +257,21 @@ static void row_elem(const Gen *g, int n, char *buf, size_t len)
     snprintf(buf, len, "t%d", n);
 }
 
+/* Pointer and length of node n as a vector: a vector node itself, a
+ * scalar node through a local `qb` emitted at ind (a vector of 1). */
+static void vec_or_scalar_ref(const Gen *g, int n, const char *ind, char *ptr, size_t pl, char *len, size_t ll)
+{
+    if (g->p->n[n].vc == VC_VEC) {
+        vec_ref(g, n, ptr, pl, len, ll);
+        return;
+    }
+    char q[48];
+    row_elem(g, n, q, sizeof q);
+    sb_printf(g->b, "%sconst double qb = %s;\n", ind, q);
+    snprintf(ptr, pl, "&qb");
+    snprintf(len, ll, "1");
+}
+
 static bool is_main(const CPlan *p, int n) { return p->n[n].kind == CN_IN && p->n[n].in == p->main; }
 
 /* A vector-matrix product in the sparse row function (cg_sparse): side
@@ -295,13 +310,7 @@ static void emit_row_tagg_sp(const Gen *g, const char *ind)
     int r = p->out[0], k = cplan_row_kwidth(p, r);
     const CNode *x = &p->n[r], *A = &p->n[x->a[0]], *B = &p->n[x->a[1]];
     char ptr[32], len[32], bp[48], bl[32], q[48];
-    if (B->vc == VC_VEC) vec_ref(g, x->a[1], bp, sizeof bp, bl, sizeof bl);
-    else {
-        row_elem(g, x->a[1], q, sizeof q);
-        sb_printf(b, "%sconst double qb = %s;\n", ind, q);
-        snprintf(bp, sizeof bp, "&qb");
-        snprintf(bl, sizeof bl, "1");
-    }
+    vec_or_scalar_ref(g, x->a[1], ind, bp, sizeof bp, bl, sizeof bl);
     if (A->vc != VC_VEC) {
         row_elem(g, x->a[0], q, sizeof q);
         sb_printf(b, "%scg_axpy(%s, %s, %s, out);\n", ind, q, bp, bl);
@@ -422,13 +431,7 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
         if (g->sp) { emit_row_tagg_sp(g, ind); break; }
         const CNode *A = &p->n[x->a[0]], *B = &p->n[x->a[1]];
         char bp[48], bl[32];
-        if (B->vc == VC_VEC) vec_ref(g, x->a[1], bp, sizeof bp, bl, sizeof bl);
-        else {
-            row_elem(g, x->a[1], q, sizeof q);
-            sb_printf(b, "%sconst double qb = %s;\n", ind, q);
-            snprintf(bp, sizeof bp, "&qb");
-            snprintf(bl, sizeof bl, "1");
-        }
+        vec_or_scalar_ref(g, x->a[1], ind, bp, sizeof bp, bl, sizeof bl);
         /* the partial is accumulated transposed (ncol(B) x ncol(A)) */
         if (A->vc == VC_VEC) {
             vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);

@@ -52,6 +52,8 @@ typedef struct TRun {
     Value out[T_MAXOUT];   /* the outputs named by onames (V_NONE if unset) */
     int nout;
     CgStats st;            /* codegen counters of the run */
+    int64_t nrecompile;    /* dynamic recompilations of the run */
+    int64_t nrc_hits;      /* of those, reused code (runtime/recompile.c) */
     int rc;                /* 0, or -1 with err set */
     char err[1200];
 } TRun;
@@ -99,6 +101,8 @@ static inline int t_run_dml(const char *src, const CgOptions *cg, int nin, const
             r->out[r->nout++] = v ? val_retain(*v) : val_none();
         }
     if (p->cg) r->st = *cg_stats(p->cg);
+    r->nrecompile = rt.nrecompile;
+    r->nrc_hits = rt.nrc_hits;
     st_free(&f.vars);
     rt_destroy(&rt);
     plan_program_free(p);

@@ -239,6 +239,24 @@ static int count_str(const char *s, const char *w)
     return n;
 }
 
+/* src under cg with 1 and 2 threads: every output the same bits. */
+static void same_across_threads(const char *what, const char *src, const CgOptions *cg, int nin,
+                                const char **names, MB **ins, int nout, const char **onames)
+{
+    TRun r1, r2;
+    int th = br_threads();
+    br_set_threads(1);
+    t_run_dml(src, cg, nin, names, ins, nout, onames, &r1);
+    br_set_threads(2);
+    t_run_dml(src, cg, nin, names, ins, nout, onames, &r2);
+    br_set_threads(th);
+    for (int o = 0; o < nout && r1.rc == 0 && r2.rc == 0; o++)
+        T_CHECK(val_eq(&r1.out[o], &r2.out[o], 0), "%s: %s differs between 1 and 2 threads", what, onames[o]);
+    T_CHECK(r1.rc == 0 && r2.rc == 0, "%s: threads runs: %s %s", what, r1.err, r2.err);
+    t_run_free(&r1);
+    t_run_free(&r2);
+}
+
 /* Row operations whose output row has a side matrix's width (NO_AGG_B1:
  * X %*% V fused with elementwise work; COL_AGG_B1: column aggregates of
  * such rows; COL_AGG_B1_T: t(X) %*% (rows of width k)) over dense and
@@ -293,21 +311,7 @@ static void test_row_b1(bool quick)
                 free(ex);
             }
             /* the same bits with one and two threads */
-            if (m >= 1000) {
-                CgOptions o = pols[2].o;
-                TRun r1, r2;
-                int th = br_threads();
-                br_set_threads(1);
-                t_run_dml(src, &o, NI, nm, ins, 7, on, &r1);
-                br_set_threads(2);
-                t_run_dml(src, &o, NI, nm, ins, 7, on, &r2);
-                br_set_threads(th);
-                for (int q = 0; q < 7 && r1.rc == 0 && r2.rc == 0; q++)
-                    T_CHECK(val_eq(&r1.out[q], &r2.out[q], 0), "%s: %s differs between 1 and 2 threads", what, on[q]);
-                T_CHECK(r1.rc == 0 && r2.rc == 0, "%s: threads runs: %s %s", what, r1.err, r2.err);
-                t_run_free(&r1);
-                t_run_free(&r2);
-            }
+            if (m >= 1000) same_across_threads(what, src, &pols[2].o, NI, nm, ins, 7, on);
             for (int v = 0; v < NI; v++) mb_release(ins[v]);
         }
 }
@@ -390,20 +394,7 @@ static void test_row_kmeans(bool quick)
                         k <= 16 ? "missing" : "unexpected");
                 free(ex);
             }
-            if (m >= 1000) {
-                TRun r1, r2;
-                int th = br_threads();
-                br_set_threads(1);
-                t_run_dml(src, &pols[2].o, NI, nm, ins, NO, on, &r1);
-                br_set_threads(2);
-                t_run_dml(src, &pols[2].o, NI, nm, ins, NO, on, &r2);
-                br_set_threads(th);
-                for (int o = 0; o < NO && r1.rc == 0 && r2.rc == 0; o++)
-                    T_CHECK(val_eq(&r1.out[o], &r2.out[o], 0), "%s: %s differs between 1 and 2 threads", what, on[o]);
-                T_CHECK(r1.rc == 0 && r2.rc == 0, "%s: threads runs: %s %s", what, r1.err, r2.err);
-                t_run_free(&r1);
-                t_run_free(&r2);
-            }
+            if (m >= 1000) same_across_threads(what, src, &pols[2].o, NI, nm, ins, NO, on);
             mb_release(X);
             for (int v = 0; v < NI; v++) mb_release(ins[v]);
         }
@@ -459,20 +450,7 @@ static void test_row_sparse(bool quick)
                         "%s: per-column sparse passes left", what);
                 free(ex);
             }
-            if (big) {
-                TRun r1, r2;
-                int th = br_threads();
-                br_set_threads(1);
-                t_run_dml(src, &pols[5].o, NI, nm, ins, NO, on, &r1);
-                br_set_threads(2);
-                t_run_dml(src, &pols[5].o, NI, nm, ins, NO, on, &r2);
-                br_set_threads(th);
-                for (int o = 0; o < NO && r1.rc == 0 && r2.rc == 0; o++)
-                    T_CHECK(val_eq(&r1.out[o], &r2.out[o], 0), "%s: %s differs between 1 and 2 threads", what, on[o]);
-                T_CHECK(r1.rc == 0 && r2.rc == 0, "%s: threads runs: %s %s", what, r1.err, r2.err);
-                t_run_free(&r1);
-                t_run_free(&r2);
-            }
+            if (big) same_across_threads(what, src, &pols[5].o, NI, nm, ins, NO, on);
             mb_release(X);
             for (int v = 0; v < NI; v++) mb_release(ins[v]);
         }

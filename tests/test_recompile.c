@@ -18,49 +18,16 @@ typedef struct Res {
     int64_t nrecompile, nhits;
 } Res;
 
-/* t_run_dml with the recompilation counters of the run. */
+/* t_run_dml with X bound, keeping the recompilation counters. */
 static int run(const char *src, const CgOptions *cg, MB *X, int nout, const char *const *onames, Res *res)
 {
-    TRun *r = &res->r;
-    memset(res, 0, sizeof *res);
     const char *names[] = {"X"};
-    Diag *d = diag_new();
-    LangOptions lo = {.predefined = names, .npredefined = 1};
-    Program *ast = lang_load_string(src, "<test>", &lo, d);
-    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, cg, onames, nout) : NULL;
-    if (!p) {
-        snprintf(r->err, sizeof r->err, "compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
-        lang_program_free(ast);
-        diag_free(d);
-        return r->rc = -1;
-    }
-    NameSet outs = {0}, live = {0};
-    for (int i = 0; i < nout; i++) ns_add(&outs, onames[i]);
-    plan_liveness(&p->main, &outs, &live);
-    ns_free(&outs);
-    ns_free(&live);
-    RtOptions ro = {.out = stdout, .seed = -1};
-    Rt rt;
-    rt_init(&rt, p, d, &ro);
-    Frame f;
-    st_init(&f.vars);
-    f.depth = 0;
-    st_put(&f.vars, "X", val_matrix(mb_retain(X)));
-    r->rc = rt_run_main(&rt, &f);
-    if (r->rc) snprintf(r->err, sizeof r->err, "run: %s", rt.err.msg);
-    else
-        for (int i = 0; i < nout && i < T_MAXOUT; i++) {
-            Value *v = st_get(&f.vars, onames[i]);
-            r->out[r->nout++] = v ? val_retain(*v) : val_none();
-        }
-    res->nrecompile = rt.nrecompile;
-    res->nhits = rt.nrc_hits;
-    st_free(&f.vars);
-    rt_destroy(&rt);
-    plan_program_free(p);
-    lang_program_free(ast);
-    diag_free(d);
-    return r->rc;
+    MB *ins[] = {X};
+    memset(res, 0, sizeof *res);
+    t_run_dml(src, cg, 1, names, ins, nout, (const char **)onames, &res->r);
+    res->nrecompile = res->r.nrecompile;
+    res->nhits = res->r.nrc_hits;
+    return res->r.rc;
 }
 
 /* Bit-identical values (NaN equal to NaN). */
