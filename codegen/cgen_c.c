@@ -396,7 +396,7 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
     SBuf *b = g->b;
     int r = p->out[0];
     const CNode *x = &p->n[r];
-    char ptr[32], len[32], e[48], q[48];
+    char ptr[32], len[32], e[48];
     switch (p->var) {
     case V_NO_AGG:
         vec_ref(g, r, ptr, sizeof ptr, len, sizeof len);
@@ -429,7 +429,7 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
     }
     case V_COL_T_AGG: {
         if (g->sp) { emit_row_tagg_sp(g, ind); break; }
-        const CNode *A = &p->n[x->a[0]], *B = &p->n[x->a[1]];
+        const CNode *A = &p->n[x->a[0]];
         char bp[48], bl[32];
         vec_or_scalar_ref(g, x->a[1], ind, bp, sizeof bp, bl, sizeof bl);
         /* the partial is accumulated transposed (ncol(B) x ncol(A)) */
