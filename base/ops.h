@@ -95,47 +95,49 @@ static inline double ops_mod(double a, double b)
  * no calls so that `omp simd` loops vectorize it (glibc's tanh does not
  * vectorize and costs ~15 ns a cell, the largest single cost of a tanh
  * network on small batches) and every build computes the same bits;
- * within 1 ulp of tanhl in our sweeps (glibc's tanh: 2). codegen/prims.c
- * holds the same function as cg_tanh (the generated code must agree bit
- * for bit). expm1 by y = k ln 2 + r, k = floor(y / ln 2) (so
- * 2^k expm1(r) + 2^k - 1 never cancels), the Taylor series of expm1(r) to
+ * within 1 ulp of tanhl in our sweeps (glibc's tanh: 2). The definition
+ * is a macro so that codegen/prims.c puts the same text into generated
+ * code as cg_tanh (which must agree bit for bit). expm1 by
+ * y = k ln 2 + r, k = floor(y / ln 2) (so 2^k expm1(r) + 2^k - 1 never cancels), the Taylor series of expm1(r) to
  * degree 16 for r in [0, ln 2); the quotient with the rounding errors of
  * e + 2 and of the division corrected. */
-static inline __attribute__((always_inline)) double ops_tanh(double x)
-{
-    const double a = fabs(x);
-    const double y = 2 * (a < 20 ? a : 20);           /* NaN and huge: 40 */
-    const double yl = y * 0x1.71547652b82fep0;        /* y / ln 2 */
-    const double kn = fma(y, 0x1.71547652b82fep0, 0x1.8p52) - 0x1.8p52;
-    const double k = kn > yl ? kn - 1 : kn;           /* in [0, 57] */
-    double r = fma(k, -0x1.62e42fee00000p-1, y);
-    r = fma(k, -0x1.a39ef35793c76p-33, r);
-    double q = 1.0 / 355687428096000.0;
-    q = fma(q, r, 1.0 / 20922789888000.0);
-    q = fma(q, r, 1.0 / 1307674368000.0);
-    q = fma(q, r, 1.0 / 87178291200.0);
-    q = fma(q, r, 1.0 / 6227020800.0);
-    q = fma(q, r, 1.0 / 479001600.0);
-    q = fma(q, r, 1.0 / 39916800.0);
-    q = fma(q, r, 1.0 / 3628800.0);
-    q = fma(q, r, 1.0 / 362880.0);
-    q = fma(q, r, 1.0 / 40320.0);
-    q = fma(q, r, 1.0 / 5040.0);
-    q = fma(q, r, 1.0 / 720.0);
-    q = fma(q, r, 1.0 / 120.0);
-    q = fma(q, r, 1.0 / 24.0);
-    q = fma(q, r, 1.0 / 6.0);
-    q = fma(q, r, 0.5);
-    const double p = fma(r * r, q, r);                /* expm1(r) */
-    union { double d; int64_t i; } u = {k + 0x1.8p52};
-    u.i = (u.i - 0x4338000000000000LL + 1023) * ((int64_t)1 << 52);   /* 2^k */
-    const double e = fma(u.d, p, u.d - 1.0);          /* expm1(y) */
-    const double d = e + 2.0, z = d - e;
-    const double err = (2.0 - z) + (e - (d - z));     /* d + err = e + 2 */
-    const double t0 = e / d;
-    const double t = copysign(t0 + fma(-t0, err, fma(-t0, d, e)) / d, x);
-    return x != x ? x : t;
+#define OPS_TANH_DEF(NAME, ATTR) \
+ATTR double NAME(double x) \
+{ \
+    const double a = fabs(x); \
+    const double y = 2 * (a < 20 ? a : 20);           /* NaN and huge: 40 */ \
+    const double yl = y * 0x1.71547652b82fep0;        /* y / ln 2 */ \
+    const double kn = fma(y, 0x1.71547652b82fep0, 0x1.8p52) - 0x1.8p52; \
+    const double k = kn > yl ? kn - 1 : kn;           /* in [0, 57] */ \
+    double r = fma(k, -0x1.62e42fee00000p-1, y); \
+    r = fma(k, -0x1.a39ef35793c76p-33, r); \
+    double q = 1.0 / 355687428096000.0; \
+    q = fma(q, r, 1.0 / 20922789888000.0); \
+    q = fma(q, r, 1.0 / 1307674368000.0); \
+    q = fma(q, r, 1.0 / 87178291200.0); \
+    q = fma(q, r, 1.0 / 6227020800.0); \
+    q = fma(q, r, 1.0 / 479001600.0); \
+    q = fma(q, r, 1.0 / 39916800.0); \
+    q = fma(q, r, 1.0 / 3628800.0); \
+    q = fma(q, r, 1.0 / 362880.0); \
+    q = fma(q, r, 1.0 / 40320.0); \
+    q = fma(q, r, 1.0 / 5040.0); \
+    q = fma(q, r, 1.0 / 720.0); \
+    q = fma(q, r, 1.0 / 120.0); \
+    q = fma(q, r, 1.0 / 24.0); \
+    q = fma(q, r, 1.0 / 6.0); \
+    q = fma(q, r, 0.5); \
+    const double p = fma(r * r, q, r);                /* expm1(r) */ \
+    union { double d; int64_t i; } u = {k + 0x1.8p52}; \
+    u.i = (u.i - 0x4338000000000000LL + 1023) * ((int64_t)1 << 52);   /* 2^k */ \
+    const double e = fma(u.d, p, u.d - 1.0);          /* expm1(y) */ \
+    const double d = e + 2.0, z = d - e; \
+    const double err = (2.0 - z) + (e - (d - z));     /* d + err = e + 2 */ \
+    const double t0 = e / d; \
+    const double t = copysign(t0 + fma(-t0, err, fma(-t0, d, e)) / d, x); \
+    return x != x ? x : t; \
 }
+OPS_TANH_DEF(ops_tanh, static inline __attribute__((always_inline)))
 
 static inline __attribute__((always_inline)) double ops_unary(OpCode op, double x)
 {
