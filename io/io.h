@@ -106,8 +106,9 @@ char *io_read_scalar_dup(const char *path, IoMeta *meta, BrErr *e);
  * io_parse_double parses [s, end) fully (decimal, exponent, NaN, Inf,
  * Infinity, with sign), independent of the locale; false if it is not a
  * number. io_fmt_double writes the shortest text that reads back to the
- * same double ("3", "0.1", "1e-05", "NaN", "Infinity", "-Infinity") into
- * buf (at least 32 bytes) and returns its length. */
+ * same double, laid out as Java's Double.toString ("3.0", "0.1",
+ * "1.0E-5", "NaN", "Infinity", "-Infinity"; zero as "0"), into buf (at
+ * least 32 bytes) and returns its length. */
 bool io_parse_double(const char *s, const char *end, double *out);
 int io_fmt_double(double x, char *buf);
 

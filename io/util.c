@@ -339,46 +339,51 @@ static int fmt_int(int64_t v, char *buf)
 }
 
 /* Writes digits d[0..nd) (no trailing zeros, d[0] != 0) with decimal
- * exponent ex (value d.ddd x 10^ex) the way printf's %.<prec>g would. */
-static int put_g(char *buf, bool neg, const char *d, int nd, int ex, int prec)
+ * exponent ex (value d.ddd x 10^ex) the way Java's Double.toString lays
+ * them out: plain with at least one fraction digit for 1e-3 <= |x| < 1e7
+ * ("3.0", "0.001"), else "d.dddE<ex>" ("1.0E-5", "1.2345678E7"). */
+static int put_java(char *buf, bool neg, const char *d, int nd, int ex)
 {
     int n = 0;
     if (neg) buf[n++] = '-';
-    if (ex < -4 || ex >= prec) {
-        buf[n++] = d[0];
-        if (nd > 1) {
+    if (ex >= -3 && ex < 7) {
+        if (ex >= 0) {
+            for (int i = 0; i <= ex; i++) buf[n++] = i < nd ? d[i] : '0';
             buf[n++] = '.';
-            memcpy(buf + n, d + 1, (size_t)nd - 1);
-            n += nd - 1;
-        }
-        buf[n++] = 'e';
-        buf[n++] = ex < 0 ? '-' : '+';
-        int a = ex < 0 ? -ex : ex;
-        if (a >= 100) buf[n++] = (char)('0' + a / 100);
-        buf[n++] = (char)('0' + a / 10 % 10);
-        buf[n++] = (char)('0' + a % 10);
-    } else if (ex >= 0) {
-        for (int i = 0; i <= ex; i++) buf[n++] = i < nd ? d[i] : '0';
-        if (nd > ex + 1) {
+            if (nd > ex + 1) {
+                memcpy(buf + n, d + ex + 1, (size_t)(nd - ex - 1));
+                n += nd - ex - 1;
+            } else {
+                buf[n++] = '0';
+            }
+        } else {
+            buf[n++] = '0';
             buf[n++] = '.';
-            memcpy(buf + n, d + ex + 1, (size_t)(nd - ex - 1));
-            n += nd - ex - 1;
+            for (int i = 0; i < -ex - 1; i++) buf[n++] = '0';
+            memcpy(buf + n, d, (size_t)nd);
+            n += nd;
         }
     } else {
-        buf[n++] = '0';
+        buf[n++] = d[0];
         buf[n++] = '.';
-        for (int i = 0; i < -ex - 1; i++) buf[n++] = '0';
-        memcpy(buf + n, d, (size_t)nd);
-        n += nd;
+        if (nd > 1) {
+            memcpy(buf + n, d + 1, (size_t)nd - 1);
+            n += nd - 1;
+        } else {
+            buf[n++] = '0';
+        }
+        buf[n++] = 'E';
+        n += fmt_int(ex, buf + n);
     }
     buf[n] = 0;
     return n;
 }
 
-/* Shortest text that reads back to x: the 17 correctly rounded digits of
- * %.16e, and their roundings to 15 and 16 digits when those read back to
- * the same bits (each candidate is checked, so the result always round
- * trips). Integral values below 1e15 print as integers. */
+/* Shortest text that reads back to x, laid out as Java's Double.toString
+ * (what SystemDS writes into text and csv files): the 17 correctly
+ * rounded digits of %.16e, and their roundings to 15 and 16 digits when
+ * those read back to the same bits (each candidate is checked, so the
+ * result always round trips). Zero is "0" (SystemDS writes zeros so). */
 int io_fmt_double(double x, char *buf)
 {
     if (isnan(x)) { memcpy(buf, "NaN", 4); return 3; }
@@ -392,7 +397,11 @@ int io_fmt_double(double x, char *buf)
         memcpy(buf, "0", 2);
         return 1;
     }
-    if (fabs(x) < 1e15 && x == (double)(int64_t)x) return fmt_int((int64_t)x, buf);
+    if (fabs(x) < 1e7 && x == (double)(int64_t)x) {
+        int n = fmt_int((int64_t)x, buf);
+        memcpy(buf + n, ".0", 3);
+        return n + 2;
+    }
     char t[40], d17[17];
     snprintf(t, sizeof t, "%.16e", fabs(x)); /* d.dddddddddddddddde[+-]xx */
     d17[0] = t[0];
@@ -411,13 +420,13 @@ int io_fmt_double(double x, char *buf)
         }
         int nd = prec;
         while (nd > 1 && d[nd - 1] == '0') nd--;
-        int n = put_g(buf, neg, d, nd, e2, prec);
+        int n = put_java(buf, neg, d, nd, e2);
         double y;
         if (io_parse_double(buf, buf + n, &y) && y == x) return n;
     }
     int nd = 17;
     while (nd > 1 && d17[nd - 1] == '0') nd--;
-    return put_g(buf, neg, d17, nd, ex, 17);
+    return put_java(buf, neg, d17, nd, ex);
 }
 
 /* ---------- growable buffers ---------- */

@@ -145,9 +145,11 @@ static void test_numbers(void)
         T_CHECK(!io_parse_double(bads[i], bads[i] + strlen(bads[i]), &v), "reject \"%s\"", bads[i]);
     }
     struct { double v; const char *s; } outs[] = {
-        {3, "3"}, {0.1, "0.1"}, {1e-5, "1e-05"}, {-2.5, "-2.5"}, {0, "0"}, {1.0 / 3, "0.333333333333333"},
-        {NAN, "NaN"}, {INFINITY, "Infinity"}, {-INFINITY, "-Infinity"}, {1e15, "1e+15"},
-        {123456789.125, "123456789.125"}, {-7, "-7"}};
+        {3, "3.0"}, {0.1, "0.1"}, {1e-5, "1.0E-5"}, {-2.5, "-2.5"}, {0, "0"}, {1.0 / 3, "0.333333333333333"},
+        {NAN, "NaN"}, {INFINITY, "Infinity"}, {-INFINITY, "-Infinity"}, {1e15, "1.0E15"},
+        {123456789.125, "1.23456789125E8"}, {-7, "-7.0"}, {0.001, "0.001"}, {9.99e-4, "9.99E-4"},
+        {1e7, "1.0E7"}, {9999999, "9999999.0"}, {-12345678.5, "-1.23456785E7"}, {5.72e-7, "5.72E-7"},
+        {100.25, "100.25"}, {-0.0, "-0"}, {1.7976931348623157e308, "1.7976931348623157E308"}};
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
         int n = io_fmt_double(outs[i].v, buf);
         if (i == 5) T_CHECK(n == 18 && !strcmp(buf, "0.3333333333333333"), "fmt 1/3: %s", buf);
@@ -607,7 +609,7 @@ static void test_details(void)
     wo.format = "mm";
     io_write_matrix(P("w.mtx"), s, &wo, &e);
     char *t = t_slurp(P("w.mtx"), NULL);
-    T_CHECK(t && !strcmp(t, "%%MatrixMarket matrix coordinate real general\n2 3 2\n1 2 0.1\n2 3 -3\n"),
+    T_CHECK(t && !strcmp(t, "%%MatrixMarket matrix coordinate real general\n2 3 2\n1 2 0.1\n2 3 -3.0\n"),
             "mm text: %s", t);
     free(t);
     wo.format = "csv";
@@ -615,7 +617,7 @@ static void test_details(void)
     wo.sep = ";";
     io_write_matrix(P("w.csv"), s, &wo, &e);
     t = t_slurp(P("w.csv"), NULL);
-    T_CHECK(t && !strcmp(t, "C1;C2;C3\n0;0.1;0\n0;0;-3\n"), "csv text: %s", t);
+    T_CHECK(t && !strcmp(t, "C1;C2;C3\n0;0.1;0\n0;0;-3.0\n"), "csv text: %s", t);
     free(t);
     t = t_slurp(P("w.csv.mtd"), NULL);
     T_CHECK(t && strstr(t, "\"data_type\": \"matrix\", \"value_type\": \"double\", \"rows\": 2, "
