@@ -18,7 +18,8 @@ void io_write_opts_init(IoWriteOpts *o) { memset(o, 0, sizeof *o); }
 
 static bool known_format(const char *f)
 {
-    return !strcmp(f, "text") || !strcmp(f, "mm") || !strcmp(f, "csv") || !strcmp(f, "binary");
+    return !strcmp(f, "text") || !strcmp(f, "mm") || !strcmp(f, "csv") || !strcmp(f, "binary") ||
+           !strcmp(f, "libsvm");
 }
 
 /* true when the file starts with the Matrix Market banner. */
@@ -69,7 +70,7 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     }
     char fmt[16];
     if (o->format && strlen(o->format) >= sizeof fmt) {
-        br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary)", path,
+        br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)", path,
                o->format);
         return NULL;
     }
@@ -85,7 +86,7 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     } else if (m.format[0]) snprintf(fmt, sizeof fmt, "%s", m.format);
     else snprintf(fmt, sizeof fmt, "%s", looks_mm(path) ? "mm" : "text");
     if (!known_format(fmt)) {
-        br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary)", path,
+        br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)", path,
                fmt);
         return NULL;
     }
@@ -94,6 +95,7 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     if (!strcmp(fmt, "text")) return io_read_text(path, rows, cols, o->chunk_bytes, e);
     if (!strcmp(fmt, "mm")) return io_read_mm(path, rows, cols, o->chunk_bytes, e);
     if (!strcmp(fmt, "binary")) return io_read_binary(path, rows, cols, e);
+    if (!strcmp(fmt, "libsvm")) return io_read_libsvm(path, rows, cols, o->chunk_bytes, e);
     IoCsvOpts c = {
         .header = o->header >= 0 ? o->header != 0 : m.header > 0,
         .sep = o->sep ? o->sep : m.has_sep ? m.sep : ",",
@@ -112,7 +114,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     if (!o) { io_write_opts_init(&none); o = &none; }
     const char *fmt = o->format ? o->format : "text";
     if (!known_format(fmt))
-        return br_err(e, BR_EARG, "write %s: unsupported format \"%s\" (text, mm, csv, binary)",
+        return br_err(e, BR_EARG, "write %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)",
                       path, fmt);
     const char *sep = o->sep ? o->sep : ",";
     bool csv = !strcmp(fmt, "csv");
@@ -137,6 +139,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     if (!strcmp(fmt, "text")) rc = io_write_text(&d, mb, false, o->chunk_bytes, e);
     else if (!strcmp(fmt, "mm")) rc = io_write_text(&d, mb, true, o->chunk_bytes, e);
     else if (csv) rc = io_write_csv(&d, mb, o->header, sep, o->chunk_bytes, e);
+    else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, mb, o->chunk_bytes, e);
     else rc = io_write_binary(&d, mb, e);
     if (rc) { io_out_abort(&d); return rc; }
     return io_commit_with_mtd(&d, &m, e);

@@ -29,7 +29,7 @@ typedef struct IoMeta {
     char data_type[16];   /* "matrix", "scalar", "frame" */
     char value_type[16];  /* "double", "int", "boolean", "string" */
     int64_t rows, cols, nnz;
-    char format[16];      /* "text", "mm", "csv", "binary" */
+    char format[16];      /* "text", "mm", "csv", "binary", "libsvm" */
     int header;           /* csv: -1 unset, 0 or 1 */
     char sep[8];          /* csv separator, valid when has_sep */
     bool has_sep;

@@ -115,7 +115,7 @@ bool io_mtd_text(const IoMeta *m, IoStr *out);
  * temporaries are removed. Consumes d either way. */
 int io_commit_with_mtd(IoOut *d, const IoMeta *m, BrErr *e);
 
-/* Format readers and writers (text.c, csv.c, binary.c). Dimensions are -1
+/* Format readers and writers (text.c, csv.c, binary.c, libsvm.c). Dimensions are -1
  * when unknown. */
 MB *io_read_text(const char *path, int64_t rows, int64_t cols,
                  int64_t chunk_bytes, BrErr *e);
@@ -133,11 +133,14 @@ typedef struct IoCsvOpts {
 MB *io_read_csv(const char *path, int64_t rows, int64_t cols,
                 const IoCsvOpts *o, BrErr *e);
 MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e);
+MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols,
+                   int64_t chunk_bytes, BrErr *e);
 
 int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes,
                   BrErr *e);
 int io_write_csv(IoOut *o, const MB *m, bool header, const char *sep,
                  int64_t chunk_bytes, BrErr *e);
+int io_write_libsvm(IoOut *o, const MB *m, int64_t chunk_bytes, BrErr *e);
 int io_write_binary(IoOut *o, const MB *m, BrErr *e);
 
 #endif

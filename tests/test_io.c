@@ -167,7 +167,8 @@ typedef struct Fmt {
 static const Fmt fmts[] = {
     {"text", "text", NULL, false}, {"mm", "mm", NULL, false}, {"csv", "csv", NULL, false},
     {"csvh", "csv", NULL, true}, {"csvsemi", "csv", ";", true}, {"csvtab", "csv", "\t", false},
-    {"csvmulti", "csv", "::", false}, {"binary", "binary", NULL, false}};
+    {"csvmulti", "csv", "::", false}, {"binary", "binary", NULL, false},
+    {"libsvm", "libsvm", NULL, false}};
 #define NFMT (int)(sizeof fmts / sizeof *fmts)
 
 /* Writes m in format f, reads it back (with .mtd only, and for some also
@@ -185,6 +186,11 @@ static void round_trip(const MB *m, const Fmt *f, int64_t chunk, const char *wha
     wo.header = f->header;
     wo.chunk_bytes = chunk;
     int rc = io_write_matrix(path, m, &wo, &e);
+    if (!strcmp(f->format, "libsvm") && m->cols == 0) {
+        /* no column for the label */
+        T_CHECK(rc != 0 && strstr(e.msg, "label"), "%s %s: no label column: %s", what, f->name, e.msg);
+        return;
+    }
     T_CHECK(rc == 0, "%s %s: write: %s", what, f->name, e.msg);
     if (rc) return;
     IoReadOpts ro;
@@ -596,8 +602,8 @@ static void test_details(void)
     free(after);
     br_err_clear(&e);
     wo.sep = NULL;
-    wo.format = "libsvm";
-    T_CHECK(io_write_matrix(P("keep.csv"), x, &wo, &e) != 0 && strstr(e.msg, "libsvm"), "bad format");
+    wo.format = "hdf5";
+    T_CHECK(io_write_matrix(P("keep.csv"), x, &wo, &e) != 0 && strstr(e.msg, "hdf5"), "bad format");
     br_err_clear(&e);
     mb_release(x);
     /* written text shapes */
@@ -704,6 +710,87 @@ static void speed(void)
     mb_release(m);
 }
 
+/* ---------- libsvm ---------- */
+
+/* Hand-written libsvm files: the label in the last column, comments,
+ * blank lines, unsorted indexes, explicit zeros, inferred columns, the
+ * written text, and every kind of bad line (found under every split). */
+static void test_libsvm(void)
+{
+    BrErr e = {0};
+    IoReadOpts o;
+    io_read_opts_init(&o);
+    o.format = "libsvm";
+    t_put(P("a.svm"), "# a comment line\n1 1:0.5 3:-2\n\n-1 4:7 2:1.5  # unsorted\n0 2:0 5:3\n+1\n");
+    for (int th = 1; th <= 2; th++)
+        for (int64_t ch = 0; ch < 40; ch += 7) {
+            br_set_threads(th);
+            o.chunk_bytes = ch;
+            MB *m = io_read_matrix(P("a.svm"), &o, &e);
+            T_CHECK(m && m->rows == 4 && m->cols == 6 && m->nnz == 8, "libsvm inferred shape: %s", e.msg);
+            double want[4][6] = {{0.5, 0, -2, 0, 0, 1}, {0, 1.5, 0, 7, 0, -1}, {0, 0, 0, 0, 3, 0}, {0, 0, 0, 0, 0, 1}};
+            bool same = m != NULL;
+            for (int i = 0; same && i < 4; i++)
+                for (int j = 0; j < 6; j++) same = same && mb_get(m, i, j) == want[i][j];
+            T_CHECK(same, "libsvm values t%d chunk %lld", th, (long long)ch);
+            mb_release(m);
+            br_err_clear(&e);
+        }
+    br_set_threads(0);
+    o.chunk_bytes = 0;
+    o.cols = 9;
+    MB *m = io_read_matrix(P("a.svm"), &o, &e);
+    T_CHECK(m && m->cols == 9 && mb_get(m, 1, 8) == -1 && mb_get(m, 1, 3) == 7, "libsvm cols=9: %s", e.msg);
+    br_err_clear(&e);
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "libsvm";
+    T_CHECK(m && io_write_matrix(P("w.svm"), m, &wo, &e) == 0, "libsvm write: %s", e.msg);
+    char *t = t_slurp(P("w.svm"), NULL);
+    T_CHECK(t && !strcmp(t, "1.0 1:0.5 3:-2.0\n-1.0 2:1.5 4:7.0\n0 5:3.0\n1.0\n"), "libsvm text: %s", t);
+    free(t);
+    MB *d = m ? mb_copy(m, &e) : NULL;
+    if (d && d->sparse) mb_make_dense(d, &e);
+    T_CHECK(d && !d->sparse && io_write_matrix(P("w2.svm"), d, &wo, &e) == 0, "libsvm dense write");
+    t = t_slurp(P("w2.svm"), NULL);
+    T_CHECK(t && !strcmp(t, "1.0 1:0.5 3:-2.0\n-1.0 2:1.5 4:7.0\n0 5:3.0\n1.0\n"), "libsvm dense text: %s", t);
+    free(t);
+    mb_release(d);
+    mb_release(m);
+    o.cols = -1;
+    struct { const char *text, *what, *s1; } bad[] = {
+        {"x 1:2", "bad label", "\"x\""},
+        {"1 1:2 0:3", "bad index", "start at 1"},
+        {"1 2:1 2:5", "twice", "index 2"},
+        {"1 3", "expected index:value", "\"3\""},
+        {"1 3:abc", "bad value", "3:abc"},
+        {"1 a:1", "bad index", "a:1"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char file[8192] = "";
+        for (int l = 1; l <= 30; l++) {
+            strcat(file, l == 23 ? bad[i].text : "1 1:1 2:2");
+            strcat(file, "\n");
+        }
+        t_put(P("bad.svm"), file);
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            for (int64_t ch = 0; ch < 60; ch += 11) {
+                o.chunk_bytes = ch;
+                expect_err(P("bad.svm"), &o, bad[i].what, "line 23", bad[i].what, bad[i].s1);
+            }
+        }
+    }
+    br_set_threads(0);
+    o.chunk_bytes = 0;
+    o.cols = 3;
+    t_put(P("oob.svm"), "1 1:1\n1 3:1\n");
+    expect_err(P("oob.svm"), &o, "libsvm index out of bounds", "line 2", "index 3 out of bounds", NULL);
+    o.cols = -1;
+    o.rows = 5;
+    expect_err(P("oob.svm"), &o, "libsvm rows", "expected 5 rows", "dimension", NULL);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid_io_XXXXXX");
@@ -714,6 +801,7 @@ int main(void)
     test_bad_files();
     test_details();
     test_scalars();
+    test_libsvm();
     speed();
     rm_rf(dir);
     return t_done("test_io");

@@ -1,0 +1,258 @@
+/* libsvm.c: the LIBSVM text format, one matrix row per line:
+ *
+ *     <label> <index>:<value> <index>:<value> ...
+ *
+ * with 1-based feature indexes. As in SystemDS, the matrix has the label
+ * in its LAST column: a row of a matrix with n columns holds the features
+ * in columns 1..n-1 and the label in column n. Reading is two parallel
+ * passes over line ranges (count rows, entries and the largest index;
+ * then parse every range straight into its rows of the CSR result).
+ * Blank lines and '#' comments (to the end of the line) are skipped;
+ * indexes within a line may come in any order but not twice. Without a
+ * column count (.mtd or read() argument) the matrix has (largest index + 1)
+ * columns. Writing prints the label, then the non-zero features in
+ * ascending index order. */
+#include "ioint.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* The end of the content of the line [p, nl): before a '#' comment. */
+static const char *content_end(const char *p, const char *nl)
+{
+    const char *h = memchr(p, '#', (size_t)(nl - p));
+    return h ? h : nl;
+}
+
+static const char *skip_ws(const char *p, const char *e)
+{
+    while (p < e && is_ws(*p)) p++;
+    return p;
+}
+
+static const char *tok_end(const char *p, const char *e)
+{
+    while (p < e && !is_ws(*p)) p++;
+    return p;
+}
+
+/* What pass one finds in a range. */
+typedef struct Count {
+    int64_t rows, ents, maxidx;
+} Count;
+
+/* Pass one over [p, end): data lines, tokens after the label (an upper
+ * bound of the features) and the largest index seen (0 if none parse). */
+static void count_range(const char *p, const char *end, Count *c, IoRangeErr *err)
+{
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        err->lines++;
+        const char *ce = content_end(p, nl), *q = skip_ws(p, ce);
+        p = nl + 1;
+        if (q == ce) continue;
+        c->rows++;
+        q = skip_ws(tok_end(q, ce), ce);
+        while (q < ce) {
+            const char *te = tok_end(q, ce), *colon = memchr(q, ':', (size_t)(te - q));
+            int64_t idx;
+            if (colon && io_parse_index(q, colon, &idx) && idx > c->maxidx) c->maxidx = idx;
+            c->ents++;
+            q = skip_ws(te, ce);
+        }
+    }
+}
+
+/* Sorts the entries ci/v[0..n) by column (insertion sort: rows arrive
+ * sorted in well-formed files) and reports a repeated index. */
+static bool sort_row(int32_t *ci, double *v, int64_t n, IoRangeErr *err)
+{
+    for (int64_t i = 1; i < n; i++) {
+        int32_t c = ci[i];
+        double x = v[i];
+        int64_t j = i;
+        while (j > 0 && ci[j - 1] > c) { ci[j] = ci[j - 1]; v[j] = v[j - 1]; j--; }
+        ci[j] = c;
+        v[j] = x;
+    }
+    for (int64_t i = 1; i < n; i++)
+        if (ci[i] == ci[i - 1]) {
+            io_range_fail(err, BR_EIO, "index %lld appears twice", (long long)ci[i] + 1);
+            return false;
+        }
+    return true;
+}
+
+/* Pass two: parses the data lines of [p, end) into rows row0.. of m,
+ * whose entries start at m->rp[row0] = k0. Sets m->rp of those rows
+ * (relative to k0 the caller adds). Returns the entries written. */
+static int64_t parse_range(const char *p, const char *end, MB *m, int64_t row0, int64_t k0,
+                           IoRangeErr *err)
+{
+    int64_t r = row0, k = k0, cols = m->cols;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl) nl = end;
+        err->lines++;
+        const char *ce = content_end(p, nl), *q = skip_ws(p, ce);
+        p = nl + 1;
+        if (q == ce) continue;
+        const char *te = tok_end(q, ce);
+        double label;
+        char show[48];
+        if (!io_parse_double(q, te, &label)) {
+            io_tok_show(q, te, show, sizeof show);
+            io_range_fail(err, BR_EIO, "bad label \"%s\"", show);
+            return k - k0;
+        }
+        int64_t rk = k;
+        bool sorted = true;
+        for (q = skip_ws(te, ce); q < ce; q = skip_ws(te, ce)) {
+            te = tok_end(q, ce);
+            const char *colon = memchr(q, ':', (size_t)(te - q));
+            int64_t idx;
+            double v;
+            io_tok_show(q, te, show, sizeof show);
+            if (!colon) {
+                io_range_fail(err, BR_EIO, "expected index:value, found \"%s\"", show);
+                return k - k0;
+            }
+            if (!io_parse_index(q, colon, &idx) || idx < 1) {
+                io_range_fail(err, BR_EIO, "bad index in \"%s\" (indexes start at 1)", show);
+                return k - k0;
+            }
+            if (idx >= cols) {
+                io_range_fail(err, BR_EIO, "index %lld out of bounds: %lld columns hold %lld "
+                              "features and the label", (long long)idx, (long long)cols,
+                              (long long)cols - 1);
+                return k - k0;
+            }
+            if (!io_parse_double(colon + 1, te, &v)) {
+                io_range_fail(err, BR_EIO, "bad value in \"%s\"", show);
+                return k - k0;
+            }
+            if (v == 0) continue;
+            if (k > rk && m->ci[k - 1] >= idx - 1) sorted = false;
+            m->ci[k] = (int32_t)(idx - 1);
+            m->v[k++] = v;
+        }
+        if (!sorted && !sort_row(m->ci + rk, m->v + rk, k - rk, err)) return k - k0;
+        if (label != 0) {
+            m->ci[k] = (int32_t)(cols - 1);
+            m->v[k++] = label;
+        }
+        m->rp[++r] = k;
+    }
+    return k - k0;
+}
+
+MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes, BrErr *e)
+{
+    IoBuf b;
+    if (io_load(path, &b, e)) return NULL;
+    MB *m = NULL;
+    size_t *st = NULL;
+    IoRangeErr *errs = NULL;
+    Count *cnt = NULL;
+    int64_t *got = NULL;
+    int k = io_split(b.p, b.n, chunk_bytes, &st);
+    if (k > 0) {
+        errs = br_calloc((size_t)k, sizeof *errs);
+        cnt = br_calloc((size_t)k + 1, sizeof *cnt);
+        got = br_calloc((size_t)k, sizeof *got);
+    }
+    if (k <= 0 || !errs || !cnt || !got) {
+        br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+        goto out;
+    }
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)
+    for (int i = 0; i < k; i++) count_range(b.p + st[i], b.p + st[i + 1], &cnt[i + 1], &errs[i]);
+    int64_t maxidx = 0;
+    for (int i = 0; i < k; i++) {
+        if (cnt[i + 1].maxidx > maxidx) maxidx = cnt[i + 1].maxidx;
+        cnt[i + 1].rows += cnt[i].rows;
+        cnt[i + 1].ents += cnt[i].ents + cnt[i + 1].rows - cnt[i].rows;   /* + labels */
+        errs[i].lines = 0;
+    }
+    int64_t nrows = cnt[k].rows;
+    if (rows >= 0 && rows != nrows) {
+        br_err(e, BR_EDIM, "%s: expected %lld rows (from the .mtd or read() arguments), "
+               "found %lld (dimension mismatch)", path, (long long)rows, (long long)nrows);
+        goto out;
+    }
+    if (cols < 0) cols = maxidx + 1;
+    if (cols < 1 || cols - 1 > INT32_MAX) {
+        br_err(e, BR_EDIM, "%s: a libsvm matrix needs 1 to 2^31 columns (features and the "
+               "label), not %lld (dimension mismatch)", path, (long long)cols);
+        goto out;
+    }
+    m = mb_sp_alloc(nrows, cols, cnt[k].ents, e);
+    if (!m) goto out;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)
+    for (int i = 0; i < k; i++)
+        got[i] = parse_range(b.p + st[i], b.p + st[i + 1], m, cnt[i].rows, cnt[i].ents, &errs[i]);
+    if (io_range_report(errs, k, path, 0, e)) { mb_release(m); m = NULL; goto out; }
+    /* close the gaps that dropped zeros left between the ranges */
+    int64_t w = 0;
+    for (int i = 0; i < k; i++) {
+        int64_t from = cnt[i].ents, n = got[i], shift = from - w;
+        if (shift) {
+            memmove(m->ci + w, m->ci + from, (size_t)n * sizeof *m->ci);
+            memmove(m->v + w, m->v + from, (size_t)n * sizeof *m->v);
+            for (int64_t r = cnt[i].rows + 1; r <= cnt[i + 1].rows; r++) m->rp[r] -= shift;
+        }
+        w += n;
+    }
+    m->nnz = w;
+    if (mb_examine(m, e)) { mb_release(m); m = NULL; }
+out:
+    free(st); free(errs); free(cnt); free(got);
+    io_buf_free(&b);
+    return m;
+}
+
+/* ---------- writing ---------- */
+
+/* Formats rows [r0, r1): the label (last column), then index:value for
+ * the non-zero features. */
+static bool fmt_libsvm(const MB *m, int64_t r0, int64_t r1, IoStr *out, const void *ctx)
+{
+    (void)ctx;
+    int64_t lc = m->cols - 1;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t n = m->sparse ? m->rp[r + 1] - m->rp[r] : m->cols;
+        const int32_t *ci = m->sparse ? m->ci + m->rp[r] : NULL;
+        const double *v = m->sparse ? m->v + m->rp[r] : m->d + r * m->cols;
+        double label = 0;
+        if (m->sparse) { if (n > 0 && ci[n - 1] == lc) label = v[n - 1]; }
+        else label = v[lc];
+        if (!io_str_reserve(out, 40)) return false;
+        if (label == 0 && !signbit(label)) io_str_putc(out, '0');
+        else io_str_put_double(out, label);
+        for (int64_t x = 0; x < n; x++) {
+            int64_t c = ci ? ci[x] : x;
+            if (c == lc || v[x] == 0) continue;
+            if (!io_str_reserve(out, 60)) return false;
+            io_str_putc(out, ' ');
+            io_str_put_int(out, c + 1);
+            io_str_putc(out, ':');
+            io_str_put_double(out, v[x]);
+        }
+        if (!io_str_reserve(out, 1)) return false;
+        io_str_putc(out, '\n');
+    }
+    return true;
+}
+
+int io_write_libsvm(IoOut *o, const MB *m, int64_t chunk_bytes, BrErr *e)
+{
+    if (m->cols < 1)
+        return br_err(e, BR_EDIM, "write: a libsvm matrix needs at least one column (the label), "
+                      "not %lld x %lld (dimension mismatch)", (long long)m->rows,
+                      (long long)m->cols);
+    double per_row = m->rows ? 24.0 * (double)m->nnz / (double)m->rows + 24 : 1;
+    return io_write_rows(o, m, per_row, chunk_bytes, fmt_libsvm, NULL, e);
+}
