@@ -21,7 +21,10 @@ MB *k_tsmm(const MB *x, bool left, BrErr *e);
 /* Matrix-multiply chain t(x) %*% (w * (x %*% v)) in one pass over x.
  * x: m x n; v: n x c (a column vector or a few columns); w: NULL (then
  * t(x) %*% (x %*% v)), m x 1 (scales rows) or m x c (elementwise).
- * Result n x c. Deterministic for a fixed thread count. */
+ * Result n x c. Dense x multiplies every cell (IEEE: 0 * Inf is NaN, as
+ * BLAS); sparse x only its stored values. Rows are summed in fixed blocks
+ * whose partials are added in block order: the result has the same bits
+ * for every thread count. */
 MB *k_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e);
 
 /* t(a) %*% b without materializing t(a) where possible: a (k x m),

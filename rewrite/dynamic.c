@@ -177,9 +177,42 @@ void rw_mmchain(HopDag *d, RwStats *st)
 
 static bool colvec(const Hop *h) { return known(h) && h->cols == 1; }
 
+/* t(X) %*% (w * (X %*% v)) and t(X) %*% (X %*% v) -> mmchain(X, v, w)
+ * for a column vector v (and w) of known sizes; NULL when b (the right
+ * side) does not match. */
+static Hop *mmchain_rule(RwPass *p, Hop *x, Hop *b, Span sp)
+{
+    Hop *xv = NULL, *w = NULL;
+    if (is(b, H_MATMUL, OP_MATMUL) && b->in[0] == x) xv = b;
+    else if (is(b, H_BINARY, OP_MULT)) {
+        if (is(b->in[1], H_MATMUL, OP_MATMUL) && b->in[1]->in[0] == x) { xv = b->in[1]; w = b->in[0]; }
+        else if (is(b->in[0], H_MATMUL, OP_MATMUL) && b->in[0]->in[0] == x) { xv = b->in[0]; w = b->in[1]; }
+    }
+    if (!xv || !colvec(xv->in[1]) || (w && !colvec(w)) || !known(x) || (w && w->rows != x->rows))
+        return NULL;
+    Hop *m = hop_new(p->d, H_MATMUL, sp, 3);
+    m->op = OP_MMCHAIN;
+    m->in[0] = x;
+    m->in[1] = xv->in[1];
+    m->in[2] = w;
+    m->dt = DT_MATRIX;
+    m->vt = VT_DOUBLE;
+    m->rows = x->cols;
+    m->cols = 1;
+    m->mem = mb_est_dense(m->rows, 1);
+    if (p->st) p->st->physical++;
+    return m;
+}
+
 Hop *rw_physical_rule(RwPass *p, Hop *h)
 {
     Span sp = h->span;
+    /* tmm chosen while the sizes were unknown: mmchain once they are
+     * (recompilation) */
+    if (is(h, H_MATMUL, OP_MATMULTL)) {
+        Hop *mc = mmchain_rule(p, h->in[0], h->in[1], sp);
+        return mc ? mc : h;
+    }
     if (h->kind != H_MATMUL || h->op != OP_MATMUL) return h;
     Hop *a = h->in[0], *b = h->in[1];
     if (is(a, H_REORG, OP_TRANS)) {
@@ -194,27 +227,8 @@ Hop *rw_physical_rule(RwPass *p, Hop *h)
             if (p->st) p->st->physical++;
             return t;
         }
-        /* t(X) %*% (w * (X %*% v)) and t(X) %*% (X %*% v) -> mmchain */
-        Hop *xv = NULL, *w = NULL;
-        if (is(b, H_MATMUL, OP_MATMUL) && b->in[0] == x) xv = b;
-        else if (is(b, H_BINARY, OP_MULT)) {
-            if (is(b->in[1], H_MATMUL, OP_MATMUL) && b->in[1]->in[0] == x) { xv = b->in[1]; w = b->in[0]; }
-            else if (is(b->in[0], H_MATMUL, OP_MATMUL) && b->in[0]->in[0] == x) { xv = b->in[0]; w = b->in[1]; }
-        }
-        if (xv && colvec(xv->in[1]) && (!w || colvec(w)) && known(x) && (!w || w->rows == x->rows)) {
-            Hop *m = hop_new(p->d, H_MATMUL, sp, 3);
-            m->op = OP_MMCHAIN;
-            m->in[0] = x;
-            m->in[1] = xv->in[1];
-            m->in[2] = w;
-            m->dt = DT_MATRIX;
-            m->vt = VT_DOUBLE;
-            m->rows = x->cols;
-            m->cols = 1;
-            m->mem = mb_est_dense(m->rows, 1);
-            if (p->st) p->st->physical++;
-            return m;
-        }
+        Hop *mc = mmchain_rule(p, x, b, sp);
+        if (mc) return mc;
         /* t(X) %*% y -> tmm(X, y): no materialized transpose, when t(X) is
          * used only here */
         if (rw_uses(p->d, a) == 1) {

@@ -314,6 +314,7 @@ static void test_mmchain(void)
 {
     static const int64_t shapes[][2] = {
         {0, 4}, {4, 0}, {1, 1}, {9, 1}, {1, 9}, {50, 6}, {6, 50}, {3000, 60}, {400, 700},
+        {37, 3}, {2001, 13}, {5, 9},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (int sp = 0; sp < 4; sp++)
@@ -340,6 +341,9 @@ static void test_mmchain(void)
                             if (th == 2) {
                                 MB *r2 = k_mmchain(x, v, w, &e);
                                 T_CHECK(r && r2 && mb_equal(r, r2, 0), "mmchain deterministic");
+                                T_CHECK(r && r1 && mb_equal(r, r1, 0),
+                                        "mmchain thread-independent %dx%d sp %g c %d w %d fmt %d",
+                                        (int)m, (int)n, SPS[sp], c, wk, fmt);
                                 mb_release(r2);
                                 mb_release(r);
                             } else {
@@ -350,6 +354,134 @@ static void test_mmchain(void)
                     }
                     mb_release(xd); mb_release(xs); mb_release(v); mb_release(w);
                     mb_release(ref);
+                }
+    br_set_threads(2);
+}
+
+/* Reference mmchain with IEEE products: t(x) %*% (w * (x %*% v)) where a
+ * dense x multiplies every cell (0 * Inf is NaN, as in BLAS) and a sparse
+ * x only its stored values; an all-zero x, v or w gives zeros. */
+static MB *ref_chain_ieee(const MB *x, const MB *v, const MB *w)
+{
+    BrErr e = {0};
+    int64_t m = x->rows, n = x->cols, c = v->cols;
+    MB *r = mb_dense(n, c, &e);
+    if (x->nnz == 0 || v->nnz == 0 || (w && w->nnz == 0)) return r;
+    double *q = calloc((size_t)c + 1, sizeof(double));
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t l = 0; l < c; l++) {
+            q[l] = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double a = mb_get(x, i, j);
+                if (a != 0 || !x->sparse) q[l] += a * mb_get(v, j, l);
+            }
+            if (w) q[l] *= mb_get(w, i, w->cols == 1 ? 0 : l);
+        }
+        for (int64_t j = 0; j < n; j++) {
+            double a = mb_get(x, i, j);
+            if (a == 0 && x->sparse) continue;
+            for (int64_t l = 0; l < c; l++) r->d[j * c + l] += a * q[l];
+        }
+    }
+    free(q);
+    mb_recount_nnz(r);
+    return r;
+}
+
+/* mmchain over several fixed row blocks (about one per 2^16 multiply-adds,
+ * so 2 to 13 blocks here, most not a power of 2): tall, wide and odd
+ * widths, c = 1, 2, 5, v and w dense or sparse, against the reference and
+ * bitwise equal for 1 and 2 threads. */
+static void test_mmchain_blocks(void)
+{
+    static const struct { int64_t m, n; double sp; } cs[] = {
+        {4099, 100, 1}, {20000, 7, 1}, {300, 1000, 1}, {5000, 1, 1}, {1025, 33, 0.5},
+        {20000, 40, 0.1}, {500, 3000, 0.02}, {60000, 12, 0.1}, {40000, 20, 0.001},
+        {3, 20000, 1},
+    };
+    for (size_t k = 0; k < sizeof cs / sizeof *cs; k++)
+        for (int c = 1; c <= 5; c += c == 1 ? 1 : 3)
+            for (int wk = 0; wk < 3; wk++) {
+                int64_t m = cs[k].m, n = cs[k].n;
+                if (c > 1 && m * n > 2000000) continue;
+                uint64_t seed = 12000 + k * 100 + c * 10 + wk;
+                MB *xd = gen(m, n, cs[k].sp, false, seed);
+                MB *xs = mb_to_sparse(xd, &(BrErr){0});
+                MB *v = gen(n, c, wk == 1 ? 0.3 : 1, wk == 1, seed + 1);
+                MB *w = wk ? gen(m, wk == 1 ? 1 : c, 0.8, wk == 2, seed + 2) : NULL;
+                MB *ref = ref_chain(xd, v, w);
+                for (int fmt = 0; fmt < 2; fmt++) {
+                    const MB *x = fmt ? xs : xd;
+                    MB *r1 = NULL;
+                    for (int th = 1; th <= 2; th++) {
+                        br_set_threads(th);
+                        BrErr e = {0};
+                        MB *r = k_mmchain(x, v, w, &e);
+                        T_CHECK(r && valid(r), "mmchain blocks valid %zu c %d w %d: %s", k, c, wk,
+                                e.msg);
+                        if (r) T_MB_EQ(r, ref, 1e-12, "mmchain blocks %zu c %d w %d fmt %d th %d",
+                                       k, c, wk, fmt, th);
+                        if (th == 1) r1 = r;
+                        else {
+                            T_CHECK(r && r1 && mb_equal(r, r1, 0),
+                                    "mmchain blocks %zu c %d w %d fmt %d thread-independent",
+                                    k, c, wk, fmt);
+                            mb_release(r);
+                        }
+                    }
+                    mb_release(r1);
+                }
+                mb_release(xd); mb_release(xs); mb_release(v); mb_release(w); mb_release(ref);
+            }
+    br_set_threads(2);
+}
+
+/* NaN and Inf in x, v and w: dense x follows IEEE products (like BLAS),
+ * sparse x its stored values; 1 and 2 threads agree bitwise. */
+static void test_mmchain_nonfinite(void)
+{
+    static const int64_t shapes[][2] = { {7, 5}, {9, 1}, {1, 9}, {2100, 37} };
+    static const double bad[] = { NAN, INFINITY, -INFINITY };
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int where = 0; where < 3; where++)       /* x, v, w */
+            for (int b = 0; b < 3; b++)
+                for (int c = 1; c <= 2; c++) {
+                    int64_t m = shapes[s][0], n = shapes[s][1];
+                    uint64_t seed = 15000 + s * 100 + where * 10 + b * 3 + c;
+                    MB *xd = gen(m, n, 0.5, false, seed);
+                    MB *v = gen(n, c, 1, false, seed + 1);
+                    MB *w = gen(m, 1, 1, false, seed + 2);
+                    MB *t = where == 0 ? xd : where == 1 ? v : w;
+                    int64_t cell = (int64_t)(urand() * (double)(t->rows * t->cols));
+                    if (t->d[cell] == 0) t->nnz++;
+                    t->d[cell] = bad[b];
+                    if (where == 0 && m > 2) {          /* a second one, in another row */
+                        xd->d[(m / 2) * n] = bad[(b + 1) % 3];
+                        mb_recount_nnz(xd);
+                    }
+                    MB *xs = mb_to_sparse(xd, &(BrErr){0});
+                    for (int fmt = 0; fmt < 2; fmt++) {
+                        const MB *x = fmt ? xs : xd;
+                        MB *ref = ref_chain_ieee(x, v, w), *r1 = NULL;
+                        for (int th = 1; th <= 2; th++) {
+                            br_set_threads(th);
+                            BrErr e = {0};
+                            MB *r = k_mmchain(x, v, w, &e);
+                            T_CHECK(r && valid(r), "mmchain nonfinite valid: %s", e.msg);
+                            if (r) T_MB_EQ(r, ref, 1e-12,
+                                           "mmchain nonfinite %dx%d in %d val %g c %d fmt %d th %d",
+                                           (int)m, (int)n, where, bad[b], c, fmt, th);
+                            if (th == 1) r1 = r;
+                            else {
+                                T_CHECK(r && r1 && mb_equal(r, r1, 0),
+                                        "mmchain nonfinite thread-independent");
+                                mb_release(r);
+                            }
+                        }
+                        mb_release(r1);
+                        mb_release(ref);
+                    }
+                    mb_release(xd); mb_release(xs); mb_release(v); mb_release(w);
                 }
     br_set_threads(2);
 }
@@ -416,6 +548,8 @@ int main(void)
     test_skinny();
     test_tsmm();
     test_mmchain();
+    test_mmchain_blocks();
+    test_mmchain_nonfinite();
     test_errors();
     test_conformance_values();
     return t_done("test_mm");

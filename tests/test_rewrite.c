@@ -101,6 +101,12 @@ static const Case cases[] = {
     {"tsmm right", DATA "out = X %*% t(X)\n", "tsmm", "%*%"},
     {"mmchain w", DATA "out = t(X) %*% (w * (X %*% v))\n", "mmchain", NULL},
     {"mmchain", DATA "out = t(X) %*% (X %*% v)\n", "mmchain", NULL},
+    /* sizes known only at run time: tmm at compile time, mmchain when the
+     * block is recompiled (rw_physical_rule on tmm) */
+    {"mmchain at recompile", DATA "n = as.integer(sum(y > -1))\nZ = rand(rows=n, cols=7, seed=9)\n"
+                                  "u = rand(rows=n, cols=1, seed=10)\n"
+                                  "if (n > 0) { out = t(Z) %*% (u * (Z %*% v)) } else { out = v }\n",
+     "tmm", NULL},
     {"transpose-free", DATA "out = t(X) %*% y\n", "tmm", ") t "},
     {"mm chain order", DATA "A = rand(rows=100, cols=5, seed=7)\nB = rand(rows=5, cols=80, seed=8)\n"
                             "C = rand(rows=80, cols=90, seed=9)\nz = rand(rows=90, cols=1, seed=10)\n"
