@@ -180,6 +180,9 @@ static void infer_builtin(Hop *h)
         if (ok) { h->rows = rr; h->cols = cc; }
         break;
     }
+    case BI_CUMSUMPROD:
+        if (a && known(a)) { h->rows = a->rows; h->cols = 1; }
+        break;
     case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN: case BI_CUMMAX: case BI_REPLACE: case BI_ROLL:
         if (a && known(a)) { h->rows = a->rows; h->cols = a->cols; }
         break;

@@ -48,6 +48,15 @@ int io_read_mtd(const char *path, IoMeta *m, bool *found, BrErr *e);
  * (those known), format, header and sep (csv), author and creation time. */
 int io_write_mtd(const char *path, const IoMeta *m, BrErr *e);
 
+/* Lists on disk (braid's layout): write(L, "p") makes directory p with one
+ * data file per item, named "1", "2", ... (each with its own .mtd), and
+ * "p.mtd" = {"data_type": "list", "rows": n, "cols": 1, "names": [...]}
+ * (null for unnamed items). io_write_list_mtd creates the directory and
+ * writes p.mtd; io_read_list_names fills names[0..n) with malloc'd names
+ * (NULL: unnamed) from p.mtd. Both return 0 or an error code. */
+int io_write_list_mtd(const char *path, int64_t n, char *const *names, BrErr *e);
+int io_read_list_names(const char *path, int64_t n, char **names, BrErr *e);
+
 /* The arguments a script gave to read(). Initialise with io_read_opts_init;
  * fields left at their initial value count as "not given". */
 typedef struct IoReadOpts {

@@ -4,6 +4,9 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <time.h>
@@ -203,5 +206,55 @@ fail:
     io_out_abort(d);
     free(mp);
     io_str_free(&js);
+    return e->code;
+}
+
+/* Lists (see io.h). */
+int io_write_list_mtd(const char *path, int64_t n, char *const *names, BrErr *e)
+{
+    IoStr s = {0};
+    bool ok = io_str_printf(&s, "{\"data_type\": \"list\", \"rows\": %lld, \"cols\": 1, \"names\": [",
+                            (long long)n);
+    for (int64_t i = 0; ok && i < n; i++) {
+        if (i > 0) ok = io_str_printf(&s, ", ");
+        ok = ok && (names && names[i] ? put_json_str(&s, names[i]) : io_str_printf(&s, "null"));
+    }
+    ok = ok && io_str_printf(&s, "], \"author\": \"braid\"}\n");
+    char *mp = mtd_path(path);
+    if (!ok || !mp) {
+        free(mp);
+        io_str_free(&s);
+        return br_err(e, BR_ENOMEM, "out of memory writing %s.mtd", path);
+    }
+    IoOut o;   /* opening p.mtd creates p's missing parent folders */
+    if (!io_out_open(&o, mp, e)) {
+        if (io_out_write(&o, s.p, s.n, e)) io_out_abort(&o);
+        else io_out_commit(&o, e);
+    }
+    free(mp);
+    io_str_free(&s);
+    if (!e->code && mkdir(path, 0777) != 0 && errno != EEXIST)
+        br_err(e, BR_EIO, "cannot create directory %s: %s", path, strerror(errno));
+    return e->code;
+}
+
+int io_read_list_names(const char *path, int64_t n, char **names, BrErr *e)
+{
+    for (int64_t i = 0; i < n; i++) names[i] = NULL;
+    char *mp = mtd_path(path);
+    if (!mp) return br_err(e, BR_ENOMEM, "out of memory");
+    IoBuf b;
+    if (io_load(mp, &b, e)) { free(mp); return e->code; }
+    cJSON *root = cJSON_ParseWithLength(b.p, b.n);
+    const cJSON *arr = root ? cJSON_GetObjectItemCaseSensitive(root, "names") : NULL;
+    if (!root) br_err(e, BR_EIO, "%s: malformed JSON metadata", mp);
+    for (int64_t i = 0; arr && cJSON_IsArray(arr) && i < n && !e->code; i++) {
+        const cJSON *it = cJSON_GetArrayItem(arr, (int)i);
+        if (it && cJSON_IsString(it) && !(names[i] = br_strdup(it->valuestring)))
+            br_err(e, BR_ENOMEM, "out of memory");
+    }
+    cJSON_Delete(root);
+    io_buf_free(&b);
+    free(mp);
     return e->code;
 }

@@ -314,25 +314,26 @@ MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
 
 /* ---------------------------------------------------------- aggregate */
 
-typedef enum { GA_SUM, GA_COUNT, GA_MEAN, GA_VAR, GA_MIN, GA_MAX } GaFn;
+typedef enum { GA_SUM, GA_COUNT, GA_MEAN, GA_VAR, GA_MIN, GA_MAX, GA_CM } GaFn;
 
 /* Per-group running state of one column. */
 typedef struct {
     double w;          /* sum of weights (the count); rows for min/max */
     double s, corr;    /* Kahan sum of w*x and its correction */
     double mean, m2;   /* weighted Welford mean and sum of squares */
+    double m3, m4;     /* centralmoment: sums of cubed / 4th-power deviations */
     double mn, mx;     /* min / max */
 } GaState;
 
 /* Reads column j of the column-major view t (t = t(target), a block whose
  * row j holds column j), feeding each value with its group and weight. */
 static void ga_column(const MB *t, int64_t j, const int64_t *gid,
-                      const double *wrow, const MB *wt, GaFn fn, int64_t k,
+                      const double *wrow, const MB *wt, GaFn fn, int order, int64_t k,
                       GaState *st, double *out, int64_t ocols)
 {
     int64_t n = t->cols;
     for (int64_t g = 0; g < k; g++)
-        st[g] = (GaState){0, 0, 0, 0, 0, INFINITY, -INFINITY};
+        st[g] = (GaState){0, 0, 0, 0, 0, 0, 0, INFINITY, -INFINITY};
     int64_t p = t->sparse ? t->rp[j] : 0, pend = t->sparse ? t->rp[j + 1] : 0;
     int64_t pw = wt && wt->sparse ? wt->rp[j] : 0;
     int64_t pwend = wt && wt->sparse ? wt->rp[j + 1] : 0;
@@ -365,6 +366,19 @@ static void ga_column(const MB *t, int64_t j, const int64_t *gid,
             s->w = w2;
             break;
         }
+        case GA_CM: {
+            /* adding x with weight w to (W, mean, M2, M3, M4): Pebay's
+             * update of the central sums, higher orders first */
+            if (w == 0) break;
+            double W = s->w, n2 = W + w, d = x - s->mean, dn = d * w / n2;
+            double t2 = d * dn * W;   /* d^2 W w / n */
+            s->m4 += t2 * dn * dn * (W * W - W * w + w * w) / (w * w) + 6 * dn * dn * s->m2 - 4 * dn * s->m3;
+            s->m3 += t2 * dn * (W - w) / w - 3 * dn * s->m2;
+            s->m2 += t2;
+            s->mean += dn;
+            s->w = n2;
+            break;
+        }
         case GA_MIN: if (isnan(x) || x < s->mn) s->mn = x; s->w += 1; break;
         case GA_MAX: if (isnan(x) || x > s->mx) s->mx = x; s->w += 1; break;
         }
@@ -379,10 +393,14 @@ static void ga_column(const MB *t, int64_t j, const int64_t *gid,
         case GA_VAR: r = (s->w == 0 || s->w == 1) ? 0 : s->m2 / (s->w - 1); break;
         case GA_MIN: r = s->w != 0 ? s->mn : 0; break;
         case GA_MAX: r = s->w != 0 ? s->mx : 0; break;
+        case GA_CM: r = s->w == 0 ? 0 : (order == 2 ? s->m2 : order == 3 ? s->m3 : s->m4) / s->w; break;
         }
         out[g * ocols + j] = r;
     }
 }
+
+static MB *groupagg(const MB *target, const MB *groups, const MB *weights, GaFn f, int order,
+                    int64_t ngroups, BrErr *e);
 
 MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
                const char *fn, int64_t ngroups, BrErr *e)
@@ -395,10 +413,26 @@ MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
         if (fn && !strcmp(fn, fns[i].name)) fi = i;
     if (fi < 0) {
         br_err(e, BR_EARG, "aggregate: unknown function '%s' (use sum, count, "
-               "mean, variance, min or max)", fn ? fn : "");
+               "mean, variance, centralmoment, min or max)", fn ? fn : "");
         return NULL;
     }
-    GaFn f = fns[fi].fn;
+    return groupagg(target, groups, weights, fns[fi].fn, 0, ngroups, e);
+}
+
+MB *k_groupagg_cm(const MB *target, const MB *groups, const MB *weights,
+                  int order, int64_t ngroups, BrErr *e)
+{
+    if (order < 2 || order > 4) {
+        br_err(e, BR_EARG, "aggregate: centralmoment needs order 2, 3 or 4, got %d", order);
+        return NULL;
+    }
+    return groupagg(target, groups, weights, GA_CM, order, ngroups, e);
+}
+
+/* The grouped aggregate f (order: of GA_CM) of every column of target. */
+static MB *groupagg(const MB *target, const MB *groups, const MB *weights, GaFn f, int order,
+                    int64_t ngroups, BrErr *e)
+{
     int64_t n = target->rows, m = target->cols;
     if ((groups->rows != 1 && groups->cols != 1) || groups->rows * groups->cols != n) {
         br_err(e, BR_EDIM, "aggregate: dimension mismatch: groups is %lldx%lld "
@@ -464,7 +498,7 @@ MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
 #ifdef _OPENMP
         th = omp_get_thread_num();
 #endif
-        ga_column(tt, j, gid, wv, wt, f, k, st + (size_t)th * (size_t)(k + 1),
+        ga_column(tt, j, gid, wv, wt, f, order, k, st + (size_t)th * (size_t)(k + 1),
                   out->d, m);
     }
     free(st);

@@ -156,7 +156,9 @@ MB *k_inv(const MB *a, BrErr *e)
 }
 
 /* cholesky(a) (see la.h). Symmetry is checked like Commons Math's
- * CholeskyDecomposition as SystemDS calls it (relative threshold 1e-14). */
+ * CholeskyDecomposition as SystemDS calls it (LibCommonsMath's relative
+ * threshold 1e-6: covariances computed as t(X) %*% X - t(M) %*% M, as in
+ * gmm's "EEE" model, are symmetric only up to rounding). */
 MB *k_cholesky(const MB *a, BrErr *e)
 {
     if (need_square(a, "cholesky", e)) return NULL;
@@ -164,7 +166,7 @@ MB *k_cholesky(const MB *a, BrErr *e)
     if (n == 0) return mb_empty(0, 0, e);
     MB *A = mb_to_dense(a, e);
     if (!A) return NULL;
-    if (!is_symmetric(A->d, n, 1e-14)) {
+    if (!is_symmetric(A->d, n, 1e-6)) {
         br_err(e, BR_EARG, "cholesky: matrix is not symmetric");
         mb_release(A);
         return NULL;

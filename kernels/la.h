@@ -21,7 +21,7 @@ MB *k_solve(const MB *a, const MB *b, BrErr *e);
 MB *k_inv(const MB *a, BrErr *e);
 
 /* cholesky(a): lower-triangular L with a = L %*% t(L). a must be square,
- * symmetric (relative tolerance 1e-14) and positive definite. */
+ * symmetric (relative tolerance 1e-6, as SystemDS) and positive definite. */
 MB *k_cholesky(const MB *a, BrErr *e);
 
 /* det(a) of a square a into *out (0x0: 1). Returns 0 or an error code. */

@@ -113,13 +113,19 @@ MB *k_table(const MB *A, double as, const MB *B, double bs, const MB *W,
             double ws, int64_t odim1, int64_t odim2, BrErr *e);
 /* aggregate(target=, groups=, fn=, ngroups=, weights=): groups is a vector
  * with one 1-based group id per row of target; fn is "sum", "count",
- * "mean", "variance" (n-1), "min" or "max". One output row per group
+ * "mean", "variance" (n-1), "min" or "max" (centralmoment: below). One output row per group
  * 1..max(groups), or exactly ngroups rows when ngroups > 0 (larger ids are
  * dropped); groups without rows give 0. Each column of target is
  * aggregated separately. weights (nullable) has target's rows and weighs
  * each row (or target's shape and weighs each cell). */
 MB *k_groupagg(const MB *target, const MB *groups, const MB *weights,
                const char *fn, int64_t ngroups, BrErr *e);
+/* aggregate(fn="centralmoment", order=): per group the weighted central
+ * moment sum_i w_i (x_i - mean)^order / sum_i w_i (as moment(), divided
+ * by the total weight), order 2, 3 or 4; same shapes and rules as
+ * k_groupagg. */
+MB *k_groupagg_cm(const MB *target, const MB *groups, const MB *weights,
+                  int order, int64_t ngroups, BrErr *e);
 /* unique(a): the distinct values as a column vector, in order of first
  * occurrence scanning row-major (NaNs form one value, -0 equals 0). */
 MB *k_unique(const MB *a, BrErr *e);

@@ -1,5 +1,5 @@
 /* stat2.c: tier-2 statistical kernels (see stat2.h): interQuartileMean,
- * interQuantile, countDistinct, roll. */
+ * interQuantile, countDistinct, roll, cumsumprod, contains. */
 #include "stat2.h"
 
 #include <math.h>
@@ -217,4 +217,73 @@ MB *k_count_distinct_dir(const MB *x, bool rows, BrErr *e)
     mb_recount_nnz(r);
     if (mb_examine(r, e)) { mb_release(r); return NULL; }
     return r;
+}
+
+/* cumsumprod (see stat2.h): one sequential pass down the rows. */
+MB *k_cumsumprod(const MB *x, BrErr *e)
+{
+    if (x->cols != 2) {
+        br_err(e, BR_EDIM, "cumsumprod: dimension mismatch: needs 2 columns, got %lldx%lld", (long long)x->rows,
+               (long long)x->cols);
+        return NULL;
+    }
+    int64_t n = x->rows;
+    if (n == 0 || x->nnz == 0) return mb_empty(n, 1, e);
+    MB *r = mb_dense_uninit(n, 1, e);
+    if (!r) return NULL;
+    double y = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double a = 0, b = 0;
+        if (!x->sparse) {
+            a = x->d[2 * i];
+            b = x->d[2 * i + 1];
+        } else {
+            for (int64_t k = x->rp[i]; k < x->rp[i + 1]; k++) {
+                if (x->ci[k] == 0) a = x->v[k];
+                else b = x->v[k];
+            }
+        }
+        y = a + b * y;
+        r->d[i] = y;
+    }
+    mb_recount_nnz(r);
+    if (mb_examine(r, e)) { mb_release(r); return NULL; }
+    return r;
+}
+
+static bool same_value(double a, double b) { return a == b || (isnan(a) && isnan(b)); }
+
+/* contains (see stat2.h): a scan over the cells (or rows) in parallel
+ * chunks; the answer does not depend on the order. */
+int k_contains(const MB *x, const MB *row, double val, bool *out, BrErr *e)
+{
+    int64_t n = x->rows, m = x->cols;
+    *out = false;
+    if (row) {
+        if (row->rows != 1 || row->cols != m)
+            return br_err(e, BR_EDIM, "contains: dimension mismatch: pattern is %lldx%lld, target has %lld columns",
+                          (long long)row->rows, (long long)row->cols, (long long)m);
+        double *p = br_malloc((size_t)(m > 0 ? m : 1) * sizeof(double));
+        if (!p) return br_err(e, BR_ENOMEM, "out of memory");
+        for (int64_t j = 0; j < m; j++) p[j] = mb_get(row, 0, j);
+        bool found = false;
+#pragma omp parallel for num_threads(br_threads()) if (n * m >= BR_PAR_MIN) schedule(static) reduction(|| : found)
+        for (int64_t i = 0; i < n; i++) {
+            bool eq = true;
+            for (int64_t j = 0; j < m && eq; j++) eq = same_value(x->sparse ? mb_get(x, i, j) : x->d[i * m + j], p[j]);
+            found = found || eq;
+        }
+        free(p);
+        *out = found;
+        return 0;
+    }
+    if (n * m == 0) return 0;
+    if (x->sparse && (val == 0 && x->nnz < n * m)) { *out = true; return 0; }
+    int64_t cells = x->sparse ? x->nnz : n * m;
+    const double *v = x->sparse ? x->v : x->d;
+    bool found = false;
+#pragma omp parallel for num_threads(br_threads()) if (cells >= BR_PAR_MIN) schedule(static) reduction(|| : found)
+    for (int64_t k = 0; k < cells; k++) found = found || same_value(v[k], val);
+    *out = found;
+    return 0;
 }

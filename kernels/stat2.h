@@ -1,6 +1,7 @@
 /* stat2.h: tier-2 statistical kernels of DML (stat2.c): the inter-quartile
- * mean, inter-quantile ranges, distinct counts and the circular row shift
- * roll. (The distributions of cdf/icdf are in dist.h.)
+ * mean, inter-quantile ranges, distinct counts, the circular row shift
+ * roll, cumsumprod and contains. (The distributions of cdf/icdf are in
+ * dist.h.)
  *
  * Functions returning MB * give a NEW block the caller owns (release with
  * mb_release), or NULL with e set; int functions return 0 or an error
@@ -41,5 +42,16 @@ int k_count_distinct(const MB *x, int64_t *out, BrErr *e);
 
 /* countDistinct per row (rows: nrow x 1) or per column (!rows: 1 x ncol). */
 MB *k_count_distinct_dir(const MB *x, bool rows, BrErr *e);
+
+/* contains(target=x, pattern=p): does x hold the value val (row NULL; NaN
+ * finds NaN) or, with row a 1 x ncol(x) vector, a row equal to it
+ * (NaN equal to NaN)? Sets *out; 0 or an error code ("dimension" when
+ * row's width differs). */
+int k_contains(const MB *x, const MB *row, double val, bool *out, BrErr *e);
+
+/* cumsumprod(x): x has two columns (a, b); the n x 1 result holds
+ * y_i = a_i + b_i * y_(i-1) with y_0 = 0 (SystemDS's running sum of
+ * products, na_locf's fill-forward: b = 1 carries the previous value). */
+MB *k_cumsumprod(const MB *x, BrErr *e);
 
 #endif

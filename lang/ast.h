@@ -138,6 +138,8 @@ struct Func {
     bool builtin_lib;       /* loaded from scripts/builtin */
     const char *external;   /* externalFunction: its Java class (the body
                                is a stop(); braid cannot run Java UDFs) */
+    Func **dflt_fn;         /* NULL, or nin functions computing the defaults
+                               of eval calls (lang_default_func) */
 };
 
 typedef struct Program Program; /* opaque: lang/load.h */

@@ -203,13 +203,18 @@ static LFile *load_new(Program *p, const char *path, const char *canon, bool lib
 }
 
 /* source("path") as alias in file f: path relative to f's folder, then
- * to the working directory. */
+ * to the working directory; after setwd("dir"), relative to dir (itself
+ * relative to f's folder, then to the working directory). */
 static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
 {
     char *cand[2] = { NULL, NULL };
     int nc = 0;
     if (si->path[0] == '/') {
         cand[nc++] = join("", si->path, "");
+    } else if (si->wd) {
+        char *wp = join(si->wd, si->path, "");
+        if (wp && wp[0] != '/' && f->dir && f->dir[0]) cand[nc++] = join(f->dir, wp, "");
+        cand[nc++] = wp;
     } else {
         if (f->dir && f->dir[0]) cand[nc++] = join(f->dir, si->path, "");
         cand[nc++] = join("", si->path, "");
@@ -223,7 +228,7 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
     if (!found) {
         if (nc == 2 && cand[0])
             diag_error(d, si->span, "cannot find source file '%s' (looked for '%s' and '%s')",
-                       si->path, cand[0], si->path);
+                       si->path, cand[0], cand[1]);
         else
             diag_error(d, si->span, "cannot find source file '%s'", si->path);
     } else {
@@ -488,6 +493,60 @@ Arena *lang_arena(Program *p)
     return p->arena;
 }
 
+Func *lang_default_func(const Program *cp, Func *f, int j)
+{
+    Program *p = (Program *)cp;
+    if (!f || j < 0 || j >= f->nin || !f->in[j].deflt) return NULL;
+    pthread_mutex_lock(&p->lock);
+    Func *t = NULL;
+    if (!f->dflt_fn) {
+        f->dflt_fn = arena_alloc(p->arena, (size_t)f->nin * sizeof(Func *));
+        if (f->dflt_fn) memset(f->dflt_fn, 0, (size_t)f->nin * sizeof(Func *));
+    }
+    if (f->dflt_fn && !(t = f->dflt_fn[j])) {
+        /* t = function(<f's parameters before j>) return (<type> default) {
+         *   default = <the default expression> } */
+        t = arena_alloc(p->arena, sizeof(Func));
+        Param *out = arena_alloc(p->arena, sizeof(Param));
+        Stmt *st = arena_alloc(p->arena, sizeof(Stmt));
+        Stmt **body = arena_alloc(p->arena, sizeof(Stmt *));
+        size_t nl = strlen(f->name) + 32;
+        char *name = arena_alloc(p->arena, nl);
+        if (t && out && st && body && name) {
+            memset(t, 0, sizeof *t);
+            memset(out, 0, sizeof *out);
+            memset(st, 0, sizeof *st);
+            snprintf(name, nl, "%s#default%d", f->name, j + 1);
+            out->name = "default";
+            out->dt = f->in[j].dt;
+            out->vt = f->in[j].vt;
+            out->span = f->in[j].span;
+            st->kind = ST_ASSIGN;
+            st->span = f->in[j].span;
+            st->assign.target.name = out->name;
+            st->assign.target.span = f->in[j].span;
+            st->assign.value = f->in[j].deflt;
+            body[0] = st;
+            t->name = name;
+            t->ns = f->ns;
+            t->file = f->file;
+            t->in = f->in;
+            t->nin = j;
+            t->out = out;
+            t->nout = 1;
+            t->body.stmts = body;
+            t->body.n = 1;
+            t->span = f->in[j].span;
+            t->builtin_lib = f->builtin_lib;
+            f->dflt_fn[j] = t;
+        } else {
+            t = NULL;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return t;
+}
+
 Func *lang_find_func(const Program *cp, const char *ns_key, const char *name)
 {
     Program *p = (Program *)cp;  /* may load library files */
@@ -500,6 +559,17 @@ Func *lang_find_func(const Program *cp, const char *ns_key, const char *name)
     if (sep) {
         char *alias = strndup(name, (size_t)(sep - name));
         LFile *t = alias ? alias_file(from, alias) : NULL;
+        if (!t && alias) {
+            /* eval("path/file.dml::f"): a loaded file named by its path
+             * (from the working directory, or the main script's folder) */
+            const char *canon = canonical(p->arena, alias);
+            if (!canon && p->files[0]->dir && alias[0] != '/') {
+                char *rel = join(p->files[0]->dir, alias, "");
+                canon = rel ? canonical(p->arena, rel) : NULL;
+                free(rel);
+            }
+            t = canon ? find_file_canon(p, canon) : NULL;
+        }
         if (t) f = load_file_func(t, sep + 2);
         free(alias);
     } else if (!(f = load_file_func(from, name))) {

@@ -40,6 +40,11 @@ Func *lang_func(const Program *p, int i);
  * m_name or name). NULL if there is none (builtin operators are not
  * functions). Thread-safe against itself. */
 Func *lang_find_func(const Program *p, const char *ns_key, const char *name);
+/* A function computing the default of parameter j of f (an expression,
+ * not a literal) from f's parameters 0..j-1, for calls that bind
+ * arguments at run time (eval): inputs f->in[0..j), one output. Built once
+ * in the program's arena; NULL if parameter j has no default. */
+Func *lang_default_func(const Program *p, Func *f, int j);
 /* The program's arena, for later passes that add nodes. */
 Arena *lang_arena(Program *p);
 

@@ -32,6 +32,7 @@ typedef struct P {
     int err_line;       /* line of the last reported error (for sync) */
     Func **funcs; int nfuncs, capfuncs;
     SourceImport *imps; int nimps, capimps;
+    const char *wd;     /* setwd("dir"): the folder later source() paths start from */
     _Alignas(16) unsigned char scratch[512]; /* stands in for a node when
                                                  the arena is exhausted */
 } P;
@@ -470,6 +471,29 @@ static Expr *parse_primary(P *p, int *h)
     case TK_ARG:
         advance(p);
         return subst_arg(p, t);
+    case TK_LBRACK: {
+        /* [e1, e2, ...]: SystemDS's expression list (frame(data=["a",
+         * "b"]), schema=[...], naStrings=[...]), a call of list() */
+        advance(p);
+        e = new_expr(p, EX_CALL, t);
+        e->call.name = "list";
+        Arg *v = NULL;
+        int n = 0, cap = 0, hm = 0;
+        while (!accept(p, TK_RBRACK)) {
+            if (n > 0 && !expect(p, TK_COMMA, "',' or ']' in the expression list")) return NULL;
+            Arg a = { 0 };
+            a.span = span_of(p, cur(p));
+            int ha;
+            if (!(a.value = parse_expr(p, &ha))) return NULL;
+            if (ha > hm) hm = ha;
+            if (!(v = vgrow(p, v, n, &cap, sizeof(Arg)))) return NULL;
+            v[n++] = a;
+        }
+        e->call.args = v;
+        e->call.nargs = n;
+        *h = hm + 1;
+        return e;
+    }
     case TK_LPAREN: {
         advance(p);
         e = parse_expr(p, h);
@@ -1129,6 +1153,7 @@ static void parse_source(P *p)
     SourceImport *si = &p->imps[p->nimps++];
     si->path = path->text;
     si->alias = al->text;
+    si->wd = p->wd;
     si->span = span_of(p, t);
 }
 
@@ -1160,6 +1185,14 @@ static void parse_statement(P *p, SVec *out, bool top)
         if (strcmp(t->text, "source") == 0 && n1->kind == TK_LPAREN &&
             peek(p, 2)->kind == TK_STRING && peek(p, 3)->kind == TK_RPAREN) {
             parse_source(p);
+        } else if (strcmp(t->text, "setwd") == 0 && n1->kind == TK_LPAREN &&
+                   peek(p, 2)->kind == TK_STRING && peek(p, 3)->kind == TK_RPAREN) {
+            /* setwd("dir"): SystemDS's path statement; source() paths
+             * that follow are taken relative to dir */
+            advance(p);
+            advance(p);
+            p->wd = advance(p)->text;
+            advance(p);
         } else if (is_assign(n1->kind) && peek(p, 2)->kind == TK_FUNCTION) {
             parse_function(p, top);
         } else if (is_assign(n1->kind) && is_word(peek(p, 2), "externalFunction") &&

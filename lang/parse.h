@@ -13,6 +13,7 @@
 typedef struct SourceImport {
     const char *path;
     const char *alias;
+    const char *wd;       /* folder of the last setwd("...") before it, or NULL */
     Span span;            /* of the source keyword */
 } SourceImport;
 

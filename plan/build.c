@@ -92,6 +92,12 @@ typedef struct BCtx {
     HopDag *dag;         /* current DAG */
     int nerr;
     int spec_depth;      /* nesting of speculative loop builds */
+    /* while a call's default argument is built: the callee and the HOPs
+     * of its first npargs parameters, which the default may name */
+    const Func *pfunc;
+    Hop **pargs;
+    int npargs;
+    int cond_depth;      /* nesting of if/else branches being built */
 } BCtx;
 
 static void err(BCtx *c, Span sp, const char *fmt, const char *a, const char *b)
@@ -124,6 +130,8 @@ static Hop *fold(BCtx *c, Hop *h)
 static Hop *lookup(BCtx *c, const char *name, Span sp)
 {
     HopDag *d = c->dag;
+    for (int i = 0; i < c->npargs; i++)
+        if (c->pargs[i] && strcmp(c->pfunc->in[i].name, name) == 0) return c->pargs[i];
     for (int i = 0; i < d->nw; i++)
         if (strcmp(d->wnames[i], name) == 0) return d->whops[i];
     for (int i = 0; i < d->n; i++)
@@ -156,6 +164,29 @@ static Hop *unary(BCtx *c, OpCode op, Hop *a, Span sp) { return hop_unary(c->dag
 
 static bool knownm(const Hop *h) { return h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0; }
 
+/* A dimension mismatch of operands with known sizes. At the top level a
+ * compile error; inside an if/else branch (which SystemDS's
+ * inter-procedural analysis may prove dead and remove before it checks
+ * sizes) the operator becomes stop(msg), kept as a side effect, so the
+ * error is raised only when the branch runs. Returns the HOP to use. */
+static Hop *dim_error(BCtx *c, Span sp, const char *msg, Hop *h)
+{
+    if (c->cond_depth == 0) {
+        err(c, sp, "%s%s", msg, "");
+        return h;
+    }
+    diag_warning(c->diag, sp, "%s (an error if this branch runs)", msg);
+    Hop *s = hop_new(c->dag, H_BUILTIN, sp, 1);
+    s->bi = BI_STOP;
+    s->in[0] = lit(c, val_string(msg), sp);
+    s->sidefx = true;
+    s->dt = DT_MATRIX;
+    s->vt = VT_DOUBLE;
+    s->rows = s->cols = -1;
+    hop_add_root(c->dag, s);
+    return s;
+}
+
 static Hop *binary(BCtx *c, OpCode op, Hop *a, Hop *b, Span sp)
 {
     Hop *h = hop_binary(c->dag, op, a, b, sp);
@@ -171,7 +202,7 @@ static Hop *binary(BCtx *c, OpCode op, Hop *a, Hop *b, Span sp)
             snprintf(y, sizeof y, "%lldx%lld", (long long)b->rows, (long long)b->cols);
             char m[200];
             snprintf(m, sizeof m, "dimension mismatch in '%s': %s vs %s", op_info[op].name, x, y);
-            err(c, sp, "%s%s", m, "");
+            return dim_error(c, sp, m, h);
         }
     }
     return h;
@@ -184,7 +215,7 @@ static Hop *matmul(BCtx *c, Hop *a, Hop *b, Span sp)
         char m[200];
         snprintf(m, sizeof m, "dimension mismatch in '%%*%%': %lldx%lld %%*%% %lldx%lld (inner dimensions differ)",
                  (long long)a->rows, (long long)a->cols, (long long)b->rows, (long long)b->cols);
-        err(c, sp, "%s%s", m, "");
+        return dim_error(c, sp, m, h);
     }
     return h;
 }
@@ -462,7 +493,7 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         h->dt = (h->in[1] && h->in[1]->dt == DT_SCALAR) ? DT_SCALAR : DT_ANY;
         h->vt = VT_DOUBLE; break;
     case BI_ASINTEGER: h->dt = DT_SCALAR; h->vt = VT_INT; break;
-    case BI_ASLOGICAL: case BI_ASBOOLEAN: case BI_EXISTS: h->dt = DT_SCALAR; h->vt = VT_BOOL; break;
+    case BI_ASLOGICAL: case BI_ASBOOLEAN: case BI_EXISTS: case BI_CONTAINS: h->dt = DT_SCALAR; h->vt = VT_BOOL; break;
     case BI_TOSTRING: case BI_TYPEOF: h->dt = DT_SCALAR; h->vt = VT_STRING; break;
     case BI_LIST: h->dt = DT_LIST; break;
     case BI_PRINT: case BI_STOP: case BI_ASSERT: case BI_WRITE:
@@ -473,9 +504,9 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     case BI_RMEMPTY: case BI_REPLACE: case BI_ORDER: case BI_LOWERTRI: case BI_UPPERTRI:
     case BI_UNIQUE: case BI_TABLE: case BI_AGGREGATE: case BI_SOLVE: case BI_INV:
     case BI_CHOLESKY: case BI_OUTER: case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN:
-    case BI_CUMMAX: case BI_ASMATRIX:
+    case BI_CUMMAX: case BI_ASMATRIX: case BI_CUMSUMPROD:
         h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
-    case BI_EIGEN: case BI_QR: h->nouts = 2; h->dt = DT_LIST; break;
+    case BI_EIGEN: case BI_QR: case BI_REMOVE: h->nouts = 2; h->dt = DT_LIST; break;
     case BI_SVD: case BI_LU: h->nouts = 3; h->dt = DT_LIST; break;
     case BI_ASFRAME: case BI_FRAME: case BI_DETECTSCHEMA: case BI_APPLYSCHEMA: case BI_TFDECODE:
     case BI_COLNAMES:
@@ -505,6 +536,7 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     if (bi->id == BI_READ && h->in[9] && h->in[9]->kind == H_LIT && h->in[9]->lit.kind == V_STRING &&
         !strcmp(h->in[9]->lit.s->s, "frame")) { h->dt = DT_FRAME; h->vt = VT_STRING; }
     if (bi->id == BI_ASSCALAR && h->in[0] && h->in[0]->dt == DT_FRAME) h->vt = VT_UNKNOWN;
+    if (bi->id == BI_RMEMPTY && h->in[0] && h->in[0]->dt == DT_FRAME) { h->dt = DT_FRAME; h->vt = VT_STRING; }
     if (bi->id == BI_CBIND && h->nvar >= 2) {   /* append("a", "b"): a string */
         bool scalars = true;
         for (int i = h->nin - h->nvar; i < h->nin && scalars; i++) scalars = h->in[i]->dt == DT_SCALAR;
@@ -572,7 +604,21 @@ static Hop *build_fcall(BCtx *c, Expr *e)
     }
     for (int j = 0; j < f->nin; j++)
         if (!given[j]) {
-            if (f->in[j].deflt) h->in[j] = convert_arg(c, build_expr(c, f->in[j].deflt), &f->in[j]);
+            if (f->in[j].deflt) {
+                /* a default may use the earlier parameters (K = ncol(A)):
+                 * their names stand for this call's arguments */
+                const Func *sf = c->pfunc;
+                Hop **sa = c->pargs;
+                int sn = c->npargs;
+                c->pfunc = f;
+                c->pargs = h->in;
+                c->npargs = j;
+                Hop *dv = build_expr(c, f->in[j].deflt);
+                c->pfunc = sf;
+                c->pargs = sa;
+                c->npargs = sn;
+                h->in[j] = convert_arg(c, dv, &f->in[j]);
+            }
             else err(c, e->span, "missing argument '%s' of function '%s'", f->in[j].name, f->name);
         }
     free(given);
@@ -592,6 +638,7 @@ static Hop *out_of(BCtx *c, Hop *call, int k, Span sp)
     } else if (call->kind == H_BUILTIN) {
         o->dt = DT_MATRIX; o->vt = VT_DOUBLE;
         if (call->bi == BI_TFENCODE && k == 1) { o->dt = DT_FRAME; o->vt = VT_STRING; }
+        if (call->bi == BI_REMOVE) { o->dt = k == 0 ? DT_LIST : DT_ANY; o->vt = VT_UNKNOWN; }
     }
     return o;
 }
@@ -815,7 +862,7 @@ static bool mentions_any(const Expr *e, const NameSet *names)
 
 /* ix: the loop variable and the variables the body computes from it (lo =
  * (b - 1) * 50 + 1, then B[lo:hi, ] = ...), in statement order. */
-static bool parfor_analyze(BCtx *c, Block *b, NameSet *ix, NameSet *results, bool check)
+static bool parfor_analyze(BCtx *c, Block *b, NameSet *ix, NameSet *results, NameSet *accums, bool check)
 {
     bool ok = true;
     for (int i = 0; i < b->n; i++) {
@@ -825,6 +872,9 @@ static bool parfor_analyze(BCtx *c, Block *b, NameSet *ix, NameSet *results, boo
             LValue *lv = &st->assign.target;
             bool outer = vm_get(&c->vars, lv->name) != NULL;
             if (!lv->indexed && mentions_any(st->assign.value, ix)) ns_add(ix, lv->name);
+            /* R += X on a variable defined before the loop: an
+             * accumulator result (SystemDS's parfor accumulators) */
+            if (!lv->indexed && outer && st->assign.accum) ns_add(accums, lv->name);
             if (lv->indexed && outer) {
                 ns_add(results, lv->name);
                 if (check) {
@@ -839,15 +889,74 @@ static bool parfor_analyze(BCtx *c, Block *b, NameSet *ix, NameSet *results, boo
             break;
         }
         case ST_IF:
-            ok &= parfor_analyze(c, &st->if_.then_b, ix, results, check);
-            ok &= parfor_analyze(c, &st->if_.else_b, ix, results, check);
+            ok &= parfor_analyze(c, &st->if_.then_b, ix, results, accums, check);
+            ok &= parfor_analyze(c, &st->if_.else_b, ix, results, accums, check);
             break;
-        case ST_FOR: ok &= parfor_analyze(c, &st->for_.body, ix, results, check); break;
-        case ST_WHILE: ok &= parfor_analyze(c, &st->while_.body, ix, results, check); break;
+        case ST_FOR: ok &= parfor_analyze(c, &st->for_.body, ix, results, accums, check); break;
+        case ST_WHILE: ok &= parfor_analyze(c, &st->while_.body, ix, results, accums, check); break;
         default: break;
         }
     }
     return ok;
+}
+
+/* Does expression e read variable name (directly or indexed)? */
+static bool reads(const Expr *e, const char *name)
+{
+    if (!e) return false;
+    switch (e->kind) {
+    case EX_IDENT: return strcmp(e->ident, name) == 0;
+    case EX_UNARY: return reads(e->unary.a, name);
+    case EX_BINARY: return reads(e->binary.a, name) || reads(e->binary.b, name);
+    case EX_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (reads(e->call.args[i].value, name)) return true;
+        return false;
+    case EX_INDEX:
+        return strcmp(e->index.name, name) == 0 || reads(e->index.row.lo, name) || reads(e->index.row.hi, name) ||
+               reads(e->index.col.lo, name) || reads(e->index.col.hi, name);
+    default: return false;
+    }
+}
+
+/* Does a parfor body use accumulator name other than as the target of
+ * "name += e" with e not reading it? Such a loop is not independent. */
+static bool accum_conflict(const Block *b, const char *name)
+{
+    for (int i = 0; i < b->n; i++) {
+        const Stmt *st = b->stmts[i];
+        switch (st->kind) {
+        case ST_ASSIGN: {
+            const LValue *lv = &st->assign.target;
+            if (reads(st->assign.value, name)) return true;
+            if (strcmp(lv->name, name) == 0 && (lv->indexed || !st->assign.accum)) return true;
+            if (lv->indexed && (reads(lv->row.lo, name) || reads(lv->row.hi, name) || reads(lv->col.lo, name) ||
+                                reads(lv->col.hi, name))) return true;
+            break;
+        }
+        case ST_MASSIGN:
+            if (reads(st->massign.call, name)) return true;
+            for (int k = 0; k < st->massign.n; k++)
+                if (strcmp(st->massign.targets[k].name, name) == 0) return true;
+            break;
+        case ST_IF:
+            if (reads(st->if_.cond, name) || accum_conflict(&st->if_.then_b, name) ||
+                accum_conflict(&st->if_.else_b, name)) return true;
+            break;
+        case ST_FOR:
+            if (reads(st->for_.from, name) || reads(st->for_.to, name) || reads(st->for_.incr, name) ||
+                accum_conflict(&st->for_.body, name)) return true;
+            break;
+        case ST_WHILE:
+            if (reads(st->while_.cond, name) || accum_conflict(&st->while_.body, name)) return true;
+            break;
+        case ST_EXPR:
+            if (reads(st->expr.e, name)) return true;
+            break;
+        default: break;
+        }
+    }
+    return false;
 }
 
 /* Does a block contain a parfor (whose warnings a speculative build would
@@ -970,10 +1079,12 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
             break;
         }
         VMap before = vm_copy(&c->vars);
+        c->cond_depth++;
         build_list(c, &s->if_.then_b, &b->body);
         VMap after_then = c->vars;
         c->vars = before;
         build_list(c, &s->if_.else_b, &b->els);
+        c->cond_depth--;
         vm_merge(&c->vars, &after_then);
         free(after_then.v);
         pbl_add(out, b);
@@ -1012,7 +1123,9 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
             }
             NameSet ix = {0};
             ns_add(&ix, s->for_.var);
-            b->par_ok = parfor_analyze(c, &s->for_.body, &ix, &b->results, b->parfor_check);
+            b->par_ok = parfor_analyze(c, &s->for_.body, &ix, &b->results, &b->accums, b->parfor_check);
+            for (int k = 0; k < b->accums.n && b->parfor_check; k++)
+                if (accum_conflict(&s->for_.body, b->accums.v[k])) b->par_ok = false;
             ns_free(&ix);
             if (!b->par_ok)
                 diag_warning(c->diag, s->span,

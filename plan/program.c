@@ -66,6 +66,7 @@ void pblock_free(PBlock *b)
     free(b->els.v);
     ns_free(&b->live_out);
     ns_free(&b->results);
+    ns_free(&b->accums);
     free(b);
 }
 

@@ -56,6 +56,8 @@ struct PBlock {
     int parfor_par;     /* par= (0: all cores) */
     NameSet live_out;   /* variables live after this block */
     NameSet results;    /* parfor: result variables (left-indexed) */
+    NameSet accums;     /* parfor: accumulator results (R += ...): merged
+                           as R + the sum of every worker's change */
     bool par_ok;        /* parfor: analysis allows parallel execution */
     void *rc_cache;     /* runtime/recompile.c: code of earlier dynamic
                            recompilations, freed by rc_free */

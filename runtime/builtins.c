@@ -65,6 +65,23 @@ static const MB *mat(const Value *v, const char *what, MB **tmp, BrErr *e)
 
 int rt_split(const Value *v, const char *what, const char **items, int max, char **buf, BrErr *e)
 {
+    if (v->kind == V_LIST) {   /* ["a", "b"]: the items, one buffer holding them all */
+        size_t len = 1;
+        for (int i = 0; i < v->l->n; i++) {
+            if (v->l->items[i].kind != V_STRING)
+                return br_err(e, BR_EARG, "argument '%s': list items must be strings", what), -1;
+            len += v->l->items[i].s->len + 1;
+        }
+        char *b = *buf = br_malloc(len);
+        if (!b) return br_err(e, BR_ENOMEM, "out of memory"), -1;
+        int k = 0;
+        for (int i = 0; i < v->l->n && k < max; i++) {
+            memcpy(b, v->l->items[i].s->s, v->l->items[i].s->len + 1);
+            items[k++] = b;
+            b += v->l->items[i].s->len + 1;
+        }
+        return k;
+    }
     const char *s = rt_str(v, what, e);
     if (!s) return -1;
     *buf = br_strdup(s);
@@ -356,6 +373,95 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
 
 /* ---- files ---- */
 
+/* A scalar data file as a value of value type vt ("double" if empty). */
+static int read_scalar_value(const char *file, IoMeta *meta, const char *vt, Value *out, BrErr *e)
+{
+    char *buf = io_read_scalar_dup(file, meta, e);
+    if (!buf) return e->code;
+    char *end;
+    if (!strcmp(vt, "string")) *out = val_string(buf);
+    else if (!strcmp(vt, "boolean")) *out = val_bool(!strcasecmp(buf, "true"));
+    else if (!strcmp(vt, "int") || !strcmp(vt, "integer")) *out = val_int(strtoll(buf, &end, 10));
+    else *out = val_double(strtod(buf, &end));
+    free(buf);
+    return 0;
+}
+
+/* A list written by write(L, file) (io.h's layout): its items file/1 ..
+ * file/n, each read by its own .mtd (lists nest). */
+static int read_list(const char *file, const IoMeta *meta, Value *out, BrErr *e)
+{
+    int64_t n = meta->rows > 0 ? meta->rows : 0;
+    char **names = br_calloc((size_t)n + 1, sizeof(char *));
+    char *sub = br_malloc(strlen(file) + 32);
+    if (!names || !sub) { free(names); free(sub); return br_err(e, BR_ENOMEM, "out of memory"); }
+    Value l = val_list_new((int)n);
+    int rc = io_read_list_names(file, n, names, e);
+    for (int64_t i = 0; i < n && !rc; i++) {
+        sprintf(sub, "%s/%lld", file, (long long)(i + 1));
+        IoMeta m;
+        bool found = false;
+        Value v = val_none();
+        if ((rc = io_read_mtd(sub, &m, &found, e))) break;
+        if (!found) { rc = br_err(e, BR_EIO, "read: list item %s has no .mtd", sub); break; }
+        if (!strcmp(m.data_type, "scalar")) rc = read_scalar_value(sub, &m, m.value_type[0] ? m.value_type : "double", &v, e);
+        else if (!strcmp(m.data_type, "list")) rc = read_list(sub, &m, &v, e);
+        else if (!strcmp(m.data_type, "frame")) {
+            IoFrameReadOpts fo;
+            io_frame_read_opts_init(&fo);
+            FB *f = io_read_frame(sub, &fo, e);
+            if (f) v = val_frame(f);
+            else rc = e->code;
+        } else {
+            IoReadOpts o;
+            io_read_opts_init(&o);
+            MB *mb = io_read_matrix(sub, &o, e);
+            if (mb) v = val_matrix(mb);
+            else rc = e->code;
+        }
+        if (!rc) rc = list_append(l.l, v, names[i], e);
+    }
+    for (int64_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    free(sub);
+    if (rc) { val_release(&l); return rc; }
+    *out = l;
+    return 0;
+}
+
+/* Writes value x to file; a list becomes a directory of items (io.h). */
+static int write_value(const char *file, const Value *x, const IoWriteOpts *o, BrErr *e)
+{
+    if (val_is_scalar(x)) {
+        char *t = rt_scalar_text(x, true);
+        const char *vt = x->kind == V_DOUBLE ? "double" : x->kind == V_INT ? "int"
+                       : x->kind == V_BOOL ? "boolean" : "string";
+        int rc = io_write_scalar_str(file, t, vt, e);
+        free(t);
+        return rc;
+    }
+    if (x->kind == V_MATRIX) return io_write_matrix(file, x->m, o, e);
+    if (x->kind == V_FRAME) {
+        /* braid has no binary frame files: a frame item of a binary list
+         * is written as csv (its .mtd says so, read restores it) */
+        IoWriteOpts fo = *o;
+        if (fo.format && !strcmp(fo.format, "binary")) fo.format = "csv";
+        return io_write_frame(file, x->f, &fo, e);
+    }
+    if (x->kind != V_LIST) return br_err(e, BR_EARG, "write: cannot write a %s to %s", val_kind_name(x->kind), file);
+    const List *L = x->l;
+    if (io_write_list_mtd(file, L->n, L->names, e)) return e->code;
+    char *sub = br_malloc(strlen(file) + 32);
+    if (!sub) return br_err(e, BR_ENOMEM, "out of memory");
+    int rc = 0;
+    for (int i = 0; i < L->n && !rc; i++) {
+        sprintf(sub, "%s/%d", file, i + 1);
+        rc = write_value(sub, &L->items[i], o, e);
+    }
+    free(sub);
+    return rc;
+}
+
 static int b_read(Value *a, Value *out, BrErr *e)
 {
     const char *file = rt_str(&a[0], "file", e);
@@ -367,18 +473,11 @@ static int b_read(Value *a, Value *out, BrErr *e)
     const char *dt = rt_given(&a[9]) ? rt_str(&a[9], "data_type", e) : (found ? meta.data_type : "matrix");
     if (!dt) return e->code;
     if (strcmp(dt, "scalar") == 0) {
-        char *buf = io_read_scalar_dup(file, &meta, e);
-        if (!buf) return e->code;
         const char *vt = rt_given(&a[10]) ? rt_str(&a[10], "value_type", e) : meta.value_type;
         if (!vt) return e->code;
-        char *end;
-        if (!strcmp(vt, "string")) *out = val_string(buf);
-        else if (!strcmp(vt, "boolean")) *out = val_bool(!strcasecmp(buf, "true"));
-        else if (!strcmp(vt, "int") || !strcmp(vt, "integer")) *out = val_int(strtoll(buf, &end, 10));
-        else *out = val_double(strtod(buf, &end));
-        free(buf);
-        return 0;
+        return read_scalar_value(file, &meta, vt, out, e);
     }
+    if (strcmp(dt, "list") == 0) return read_list(file, &meta, out, e);
     if (strcmp(dt, "frame") == 0) return rt_frame_read(a, out, e);
     if (strcmp(dt, "matrix") != 0)
         return br_err(e, BR_EARG, "read: data type '%s' is not supported (file %s)", dt, file);
@@ -409,22 +508,12 @@ static int b_write(Value *a, BrErr *e)
     const char *file = rt_str(&a[1], "file", e);
     if (!file) return e->code;
     Value *x = &a[0];
-    if (val_is_scalar(x)) {
-        char *t = rt_scalar_text(x, true);
-        const char *vt = x->kind == V_DOUBLE ? "double" : x->kind == V_INT ? "int"
-                       : x->kind == V_BOOL ? "boolean" : "string";
-        int rc = io_write_scalar_str(file, t, vt, e);
-        free(t);
-        return rc;
-    }
-    if (x->kind != V_MATRIX)
-        return br_err(e, BR_EARG, "write: cannot write a %s to %s", val_kind_name(x->kind), file);
     IoWriteOpts o;
     io_write_opts_init(&o);
     if (rt_given(&a[2]) && !(o.format = rt_str(&a[2], "format", e))) return e->code;
     if (rt_given(&a[3]) && rt_bool(&a[3], "header", &o.header, e)) return e->code;
     if (rt_given(&a[4]) && !(o.sep = rt_str(&a[4], "sep", e))) return e->code;
-    return io_write_matrix(file, x->m, &o, e);
+    return write_value(file, x, &o, e);
 }
 
 /* ---- eval ---- */
@@ -475,9 +564,20 @@ static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e
         }
         if (!rc) bound[k] = val_retain(items[i]);
     }
-    for (int j = 0; j < fn->nin && !rc; j++)
-        if (bound[j].kind == V_NONE && !lit_of(fn->in[j].deflt, &bound[j]))
+    for (int j = 0; j < fn->nin && !rc; j++) {
+        if (bound[j].kind != V_NONE || lit_of(fn->in[j].deflt, &bound[j])) continue;
+        /* a default expression (matrix(0, rows=1, cols=1), ncol(X), ...):
+         * computed by a function of the parameters before it */
+        Func *df = lang_default_func(rt->prog->ast, fn, j);
+        if (!df) {
             rc = br_err(e, BR_EARG, "eval: missing argument '%s' of '%s'", fn->in[j].name, name);
+            break;
+        }
+        Value dv = val_none();
+        if (rt_call(rt, f, df, bound, &dv)) rc = -1;
+        else bound[j] = val_retain(dv.l->items[0]);
+        val_release(&dv);
+    }
     Value res = val_none();
     if (!rc && rt_call(rt, f, fn, bound, &res)) rc = -1;
     for (int j = 0; j < fn->nin; j++) val_release(&bound[j]);
@@ -575,7 +675,31 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         *out = l;
         return 0;
     }
+    case BI_REMOVE: {   /* [L2, x] = remove(L, pos): L without item pos, and the item */
+        if (a[0].kind != V_LIST) return br_err(e, BR_EARG, "remove: target must be a list, not a %s",
+                                               val_kind_name(a[0].kind));
+        if ((rc = rt_num(&a[1], "pos", &d, e))) return rc;
+        const List *L = a[0].l;
+        if (d != floor(d) || d < 1 || d > L->n)
+            return br_err(e, BR_EINDEX, "remove: index %g out of bounds for a list of length %d", d, L->n);
+        int pos = (int)d - 1;
+        Value rest = val_list_new(L->n);
+        for (int i = 0; i < L->n && !rc; i++)
+            if (i != pos) rc = list_append(rest.l, val_retain(L->items[i]), L->names ? L->names[i] : NULL, e);
+        Value res = val_list_new(2);
+        if (!rc) rc = list_append(res.l, rest, NULL, e);
+        else val_release(&rest);
+        if (!rc) rc = list_append(res.l, val_retain(L->items[pos]), NULL, e);
+        if (rc) val_release(&res);
+        else *out = res;
+        return rc;
+    }
     case BI_CBIND: case BI_RBIND: {
+        if (nv == 1 && va[0].kind == V_LIST) {   /* cbind(L), rbind(L): of the list's items */
+            if (va[0].l->n == 0) return br_err(e, BR_EARG, "%s of an empty list", builtin_info[h->bi].name);
+            nv = va[0].l->n;
+            va = va[0].l->items;
+        }
         bool scalars = h->bi == BI_CBIND && nv >= 2;
         for (int i = 0; i < nv && scalars; i++) scalars = val_is_scalar(&va[i]);
         if (scalars) return str_append(va, nv, out, e);
@@ -730,7 +854,10 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         rc = rt_ret_mb(k_unique(m0, e), out, e);
         break;
     case BI_TABLE: {
-        if (nv < 2 || nv > 5) return br_err(e, BR_EARG, "table: expects 2 to 5 arguments, got %d", nv);
+        /* table(A, B, W, odim1, odim2, outputEmptyBlocks): the last
+         * one says how SystemDS stores empty blocks; no effect here */
+        if (nv == 6) nv = 5;
+        if (nv < 2 || nv > 5) return br_err(e, BR_EARG, "table: expects 2 to 6 arguments, got %d", nv);
         Value *A = &va[0], *B = &va[1], *W = NULL, *o1 = NULL, *o2 = NULL;
         if (nv == 3) W = &va[2];
         if (nv == 4) { o1 = &va[2]; o2 = &va[3]; }
@@ -752,7 +879,16 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         if (!(m0 = mat(&a[0], "target", &t0, e)) || !(m1 = mat(&a[1], "groups", &t1, e))) { rc = e->code; break; }
         m2 = NULL;
         if (rt_given(&a[4]) && !(m2 = mat(&a[4], "weights", &t2, e))) { rc = e->code; break; }
-        rc = rt_ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
+        if (!strcmp(fn, "centralmoment")) {
+            /* order: a number, or a string as SystemDS's scripts pass it */
+            double ord = 0;
+            if (!rt_given(&a[5])) rc = br_err(e, BR_EARG, "aggregate: centralmoment needs order=");
+            else if (a[5].kind == V_STRING) ord = atof(a[5].s->s);
+            else rc = rt_num(&a[5], "order", &ord, e);
+            if (!rc) rc = rt_ret_mb(k_groupagg_cm(m0, m1, m2, (int)ord, (int64_t)d, e), out, e);
+        } else {
+            rc = rt_ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
+        }
         break;
     }
     case BI_SOLVE:

@@ -208,6 +208,26 @@ int rt_builtin_stats(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, Br
         return b_roll(args, out, e);
     case BI_COUNTDISTINCT:
         return b_count_distinct(args, out, e);
+    case BI_CONTAINS: {
+        const MB *x = mat(&args[0], "contains", "target", e);
+        if (!x) return e->code;
+        bool found = false;
+        double v = 0;
+        if (args[1].kind == V_MATRIX) {
+            if (k_contains(x, args[1].m, 0, &found, e)) return e->code;
+        } else {
+            if (rt_num(&args[1], "pattern", &v, e) || k_contains(x, NULL, v, &found, e)) return e->code;
+        }
+        *out = val_bool(found);
+        return 0;
+    }
+    case BI_CUMSUMPROD: {
+        const MB *x = mat(&args[0], "cumsumprod", "target", e);
+        MB *r = x ? k_cumsumprod(x, e) : NULL;
+        if (!r) return e->code;
+        *out = val_matrix(r);
+        return 0;
+    }
     default:
         return RT_NOT_MINE;
     }

@@ -346,6 +346,89 @@ static int b_frame(Value *a, Value *out, BrErr *e)
     return 0;
 }
 
+/* Is cell (i, j) empty for removeEmpty: missing, "", 0 or FALSE (NaN is
+ * not empty, as in matrices). */
+static bool cell_empty(const FB *f, int64_t i, int64_t j)
+{
+    const FbCol *c = f->c[j];
+    switch (c->type) {
+    case FB_STRING: return !c->s[i] || !c->s[i][0];
+    case FB_FP64: return c->d[i] == 0;
+    case FB_INT64: return c->i[i] == 0;
+    case FB_BOOL: return !c->b[i];
+    }
+    return true;
+}
+
+/* removeEmpty(target=F, margin=, select=, empty.return=) of a frame: the
+ * rows (columns) with a non-empty cell, or those select marks non-zero,
+ * in order; nothing kept gives one row (column) of missing values with
+ * empty.return=TRUE (as matrices give zeros), else none. */
+static int b_rmempty(const Value *a, Value *out, BrErr *e)
+{
+    const FB *f = a[0].f;
+    const char *margin = rt_str(&a[1], "margin", e);
+    if (!margin) return e->code;
+    bool rows = !strcmp(margin, "rows");
+    if (!rows && strcmp(margin, "cols"))
+        return br_err(e, BR_EARG, "removeEmpty: margin must be \"rows\" or \"cols\", not \"%s\"", margin);
+    bool eret = true;
+    if (rt_given(&a[3]) && rt_bool(&a[3], "empty.return", &eret, e)) return e->code;
+    int64_t n = rows ? f->rows : f->cols;
+    const MB *sel = NULL;
+    if (rt_given(&a[2])) {
+        if (a[2].kind != V_MATRIX) return br_err(e, BR_EARG, "removeEmpty: select must be a matrix");
+        sel = a[2].m;
+        if (sel->rows * sel->cols != n || (sel->rows != 1 && sel->cols != 1))
+            return br_err(e, BR_EDIM, "removeEmpty: dimension mismatch: select is %lldx%lld for %lld %s",
+                          (long long)sel->rows, (long long)sel->cols, (long long)n, margin);
+    }
+    bool *keep = br_calloc((size_t)(n > 0 ? n : 1), sizeof(bool));
+    if (!keep) return br_err(e, BR_ENOMEM, "out of memory");
+    int64_t nk = 0, nruns = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (sel) keep[k] = mb_get(sel, sel->cols == 1 ? k : 0, sel->cols == 1 ? 0 : k) != 0;
+        else
+            for (int64_t o = 0; o < (rows ? f->cols : f->rows) && !keep[k]; o++)
+                keep[k] = rows ? !cell_empty(f, k, o) : !cell_empty(f, o, k);
+        nk += keep[k];
+        nruns += keep[k] && (k == 0 || !keep[k - 1]);
+    }
+    FB *res = NULL;
+    if (nk == n) res = fb_retain((FB *)f);
+    else if (nk == 0) {
+        int64_t m = eret ? 1 : 0;
+        if (rows) res = fb_slice(f, 0, 0, 0, f->cols, e);
+        else res = fb_slice(f, 0, f->rows, 0, 0, e);
+        if (res && m) {
+            FbType *t = br_calloc((size_t)(f->cols > 0 ? f->cols : 1), sizeof(FbType));
+            for (int64_t j = 0; t && j < f->cols; j++) t[j] = f->c[j]->type;
+            fb_release(res);
+            res = t ? (rows ? fb_new(1, f->cols, t, e) : fb_new(f->rows, 1, NULL, e)) : NULL;
+            if (!t) br_err(e, BR_ENOMEM, "out of memory");
+            free(t);
+        }
+    } else {
+        const FB **parts = br_calloc((size_t)nruns, sizeof(FB *));
+        int np = 0;
+        for (int64_t k = 0; parts && k < n; k++) {
+            if (!keep[k]) continue;
+            int64_t s0 = k;
+            while (k + 1 < n && keep[k + 1]) k++;
+            parts[np] = rows ? fb_slice(f, s0, k + 1, 0, f->cols, e) : fb_slice(f, 0, f->rows, s0, k + 1, e);
+            if (!parts[np]) break;
+            np++;
+        }
+        if (!parts) br_err(e, BR_ENOMEM, "out of memory");
+        else if (np == nruns) res = np == 1 ? (FB *)parts[0] : rows ? fb_rbind(np, parts, e) : fb_cbind(np, parts, e);
+        for (int k = 0; parts && k < np; k++)
+            if (!(np == 1 && res == parts[k])) fb_release((FB *)parts[k]);
+        free(parts);
+    }
+    free(keep);
+    return ret_fb(res, out, e);
+}
+
 static int b_as_scalar(const FB *f, Value *out, BrErr *e)
 {
     if (f->rows != 1 || f->cols != 1)
@@ -530,9 +613,12 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrEr
     Value *va = a + (h->nin - nv);
     switch (h->bi) {
     case BI_ASFRAME: {
-        if (a[0].kind == V_FRAME) { *out = val_retain(a[0]); return 0; }
+        const Value *x = &a[0];
+        /* a one-element list (L["name"], L[i]) unwraps, as as.matrix does */
+        if (x->kind == V_LIST && x->l->n == 1) x = &x->l->items[0];
+        if (x->kind == V_FRAME) { *out = val_retain(*x); return 0; }
         FB *tmp;
-        if (!as_fb(&a[0], "as.frame", &tmp, e)) return e->code;
+        if (!as_fb(x, "as.frame", &tmp, e)) return e->code;
         *out = val_frame(tmp);
         return 0;
     }
@@ -576,6 +662,7 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrEr
         return 0;
     case BI_ASMATRIX: return f ? rt_ret_mb(fb_to_mb(f, e), out, e) : RT_NOT_MINE;
     case BI_ASSCALAR: return f ? b_as_scalar(f, out, e) : RT_NOT_MINE;
+    case BI_RMEMPTY: return f ? b_rmempty(a, out, e) : RT_NOT_MINE;
     case BI_CBIND: case BI_RBIND: return b_bind(h, va, nv, out, e);
     case BI_PRINT: return nv == 1 ? b_print(rt, &va[0], e) : RT_NOT_MINE;
     case BI_TOSTRING: return f ? b_tostring(a, out, e) : RT_NOT_MINE;

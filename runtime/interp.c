@@ -421,6 +421,32 @@ static int exec_for_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     return 0;
 }
 
+/* Merges a parfor accumulator result (R += ... in the body): R's value
+ * before the loop plus every worker's change, added in worker order. */
+static int merge_accum(Rt *rt, Frame *f, PBlock *b, Frame *w, int k, const char *name)
+{
+    MB *orig = st_get(&f->vars, name)->m;
+    BrErr e = {0};
+    MB *res = mb_to_dense(orig, &e);
+    if (!res) return rt_fail(rt, b->span, e.code, "%s", e.msg);
+    for (int t = 0; t < k; t++) {
+        Value *wv = st_get(&w[t].vars, name);
+        if (!wv || wv->kind != V_MATRIX || wv->m == orig) continue;
+        MB *wm = wv->m;
+        if (wm->rows != orig->rows || wm->cols != orig->cols) {
+            mb_release(res);
+            return rt_fail(rt, b->span, BR_EDIM, "parfor result '%s' changed its dimensions", name);
+        }
+        for (int64_t i = 0; i < orig->rows; i++)
+            for (int64_t j = 0; j < orig->cols; j++)
+                res->d[i * res->cols + j] += mb_get(wm, i, j) - mb_get(orig, i, j);
+    }
+    mb_recount_nnz(res);
+    mb_examine(res, &e);
+    st_put(&f->vars, name, val_matrix(res));
+    return 0;
+}
+
 /* parfor: iterations on worker threads, each with its own copy of the
  * frame; result variables (left-indexed matrices defined before the loop)
  * are merged afterwards: every cell a worker changed is taken from it. */
@@ -433,6 +459,10 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     /* results must exist as matrices before the loop */
     for (int r = 0; r < b->results.n; r++) {
         Value *v = st_get(&f->vars, b->results.v[r]);
+        if (!v || v->kind != V_MATRIX || ns_has(&b->accums, b->results.v[r])) return exec_for_serial(rt, f, b, it);
+    }
+    for (int r = 0; r < b->accums.n; r++) {
+        Value *v = st_get(&f->vars, b->accums.v[r]);
         if (!v || v->kind != V_MATRIX) return exec_for_serial(rt, f, b, it);
     }
     Frame *w = calloc((size_t)k, sizeof(Frame));
@@ -473,6 +503,7 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
         mb_examine(res, &e);
         st_put(&f->vars, name, val_matrix(res));
     }
+    for (int r = 0; r < b->accums.n && !rc; r++) rc = merge_accum(rt, f, b, w, k, b->accums.v[r]);
     for (int t = 0; t < k; t++) st_free(&w[t].vars);
     free(w);
     return rc;

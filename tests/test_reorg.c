@@ -710,6 +710,65 @@ static void table_large_tests(void)
     br_set_threads(0);
 }
 
+/* aggregate(fn="centralmoment", order=2..4) against a two-pass reference
+ * per group over mb_get: unweighted and row-weighted, shapes (0 rows, a
+ * single row, tall, several columns), sparsity, formats, thread counts,
+ * a group without rows and an invalid order. */
+static void groupagg_cm_tests(void)
+{
+    const int64_t shapes[][2] = {{0, 1}, {1, 1}, {9, 1}, {300, 3}, {5000, 2}};
+    const double sps[] = {0, 0.1, 1};
+    for (int th = 1; th <= 2; th++) {
+        br_set_threads(th);
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (size_t q = 0; q < 3; q++)
+                for (int sp = 0; sp < 2; sp++)
+                    for (int weighted = 0; weighted < 2; weighted++) {
+                        int64_t n = shapes[s][0], m = shapes[s][1], k = 6;   /* group 6 stays empty */
+                        MB *x = gen(n, m, sps[q], sp, 7 + s);
+                        MB *g = gen(n, 1, 1, false, 11 + s), *w = weighted ? gen(n, 1, 1, false, 13 + s) : NULL;
+                        for (int64_t i = 0; i < n; i++) {
+                            g->d[i] = (double)(1 + (int64_t)fabs(g->d[i]) % 5);
+                            if (w) w->d[i] = fabs(w->d[i]) * 0.5;
+                        }
+                        for (int order = 2; order <= 4; order++) {
+                            BrErr e = {0};
+                            MB *r = k_groupagg_cm(x, g, w, order, k, &e);
+                            bool ok = r && r->rows == k && r->cols == m;
+                            for (int64_t c = 0; ok && c < m; c++)
+                                for (int64_t grp = 1; grp <= k && ok; grp++) {
+                                    double sw = 0, sx = 0, cm = 0;
+                                    for (int64_t i = 0; i < n; i++)
+                                        if (g->d[i] == grp) {
+                                            double wi = w ? w->d[i] : 1;
+                                            sw += wi;
+                                            sx += wi * mb_get(x, i, c);
+                                        }
+                                    double mean = sw > 0 ? sx / sw : 0;
+                                    for (int64_t i = 0; i < n; i++)
+                                        if (g->d[i] == grp)
+                                            cm += (w ? w->d[i] : 1) * pow(mb_get(x, i, c) - mean, order);
+                                    double want = sw > 0 ? cm / sw : 0, got = mb_get(r, grp - 1, c);
+                                    ok = fabs(got - want) <= 1e-9 * fmax(1, fabs(want));
+                                }
+                            T_CHECK(ok, "centralmoment order %d %lldx%lld sp=%g sparse=%d weighted=%d threads=%d: %s",
+                                    order, (long long)n, (long long)m, sps[q], sp, weighted, th, e.msg);
+                            mb_release(r);
+                        }
+                        mb_release(x);
+                        mb_release(g);
+                        mb_release(w);
+                    }
+    }
+    br_set_threads(0);
+    BrErr e = {0};
+    MB *x = gen(5, 1, 1, false, 3), *g = gen(5, 1, 1, false, 4);
+    for (int i = 0; i < 5; i++) g->d[i] = 1;
+    T_CHECK(!k_groupagg_cm(x, g, NULL, 5, -1, &e) && strstr(e.msg, "order"), "centralmoment order 5: %s", e.msg);
+    mb_release(x);
+    mb_release(g);
+}
+
 static void groupagg_tests(void)
 {
     BrErr e = {0};
@@ -1013,6 +1072,7 @@ int main(void)
     TIMED(table_tests);
     TIMED(table_large_tests);
     TIMED(groupagg_tests);
+    TIMED(groupagg_cm_tests);
     TIMED(outer_tests);
     TIMED(conformance_examples);
     TIMED(lix_sequences);

@@ -3,8 +3,8 @@
  * tails, df = 1 to 1e9, p down to 1e-300), quantile/cdf roundtrips in the
  * regions R's own quantiles get wrong, identities and invalid arguments;
  * and the kernels of kernels/stat2.c (interQuartileMean, interQuantile,
- * roll, countDistinct) against naive references over mb_get, sweeping
- * shapes, sparsity, formats and thread counts. */
+ * roll, countDistinct, cumsumprod, contains) against naive references
+ * over mb_get, sweeping shapes, sparsity, formats and thread counts. */
 #include "t.h"
 #include "kernels/dist.h"
 #include "kernels/stat2.h"
@@ -333,6 +333,109 @@ static void test_roll(void)
     br_set_threads(0);
 }
 
+/* cumsumprod against y_i = a_i + b_i y_(i-1) over mb_get: shapes, sparsity,
+ * formats, thread counts (the kernel is sequential; results must not
+ * change), the carry idiom (b in {0, 1}) and a wrong column count. */
+static void test_cumsumprod(void)
+{
+    const int64_t rows[] = {0, 1, 2, 9, 300, 2000};
+    const double sps[] = {0, 0.001, 0.1, 1};
+    for (int th = 1; th <= 2; th++) {
+        br_set_threads(th);
+        for (size_t s = 0; s < sizeof rows / sizeof *rows; s++)
+            for (size_t q = 0; q < 4; q++)
+                for (int sp = 0; sp < 2; sp++)
+                    for (int carry = 0; carry < 2; carry++) {
+                        int64_t n = rows[s];
+                        MB *x = rnd(n, 2, sps[q], false, false);
+                        BrErr e = {0};
+                        if (carry)   /* b in {0, 1}: fill forward */
+                            for (int64_t i = 0; i < n; i++) x->d[2 * i + 1] = x->d[2 * i + 1] != 0;
+                        mb_recount_nnz(x);
+                        if (sp) mb_make_sparse(x, &e);
+                        MB *o = k_cumsumprod(x, &e);
+                        bool ok = o && o->rows == n && o->cols == 1;
+                        double y = 0;
+                        int64_t nnz = 0;
+                        for (int64_t i = 0; ok && i < n; i++) {
+                            y = mb_get(x, i, 0) + mb_get(x, i, 1) * y;
+                            ok = mb_get(o, i, 0) == y;
+                            nnz += y != 0;
+                        }
+                        ok = ok && o->nnz == nnz;
+                        T_CHECK(ok, "cumsumprod %lldx2 sp=%g sparse=%d carry=%d threads=%d: %s", (long long)n,
+                                sps[q], sp, carry, th, e.msg);
+                        mb_release(o);
+                        mb_release(x);
+                    }
+    }
+    br_set_threads(0);
+    BrErr e = {0};
+    MB *x = rnd(4, 3, 1, false, false);
+    T_CHECK(!k_cumsumprod(x, &e) && strstr(e.msg, "dimension"), "cumsumprod 3 columns: %s", e.msg);
+    mb_release(x);
+}
+
+/* contains against a scan over mb_get: values present, absent, 0 (implicit
+ * in sparse blocks), NaN; row patterns copied from a row or altered;
+ * shapes, sparsity, formats, thread counts; a pattern of the wrong width. */
+static void test_contains(void)
+{
+    const int64_t shapes[][2] = {{0, 3}, {3, 0}, {1, 1}, {9, 1}, {1, 9}, {40, 7}, {300, 260}};
+    const double sps[] = {0, 0.001, 0.1, 1};
+    for (int th = 1; th <= 2; th++) {
+        br_set_threads(th);
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (size_t q = 0; q < 4; q++)
+                for (int sp = 0; sp < 2; sp++) {
+                    int64_t r = shapes[s][0], c = shapes[s][1];
+                    MB *x = rnd(r, c, sps[q], sp, true);
+                    const double probes[] = {0, 5, 1.5, -4, 7, NAN};
+                    for (size_t k = 0; k < sizeof probes / sizeof *probes; k++) {
+                        bool want = false, got = true;
+                        for (int64_t i = 0; i < r; i++)
+                            for (int64_t j = 0; j < c; j++) {
+                                double v = mb_get(x, i, j);
+                                want = want || v == probes[k] || (isnan(v) && isnan(probes[k]));
+                            }
+                        BrErr e = {0};
+                        T_CHECK(k_contains(x, NULL, probes[k], &got, &e) == 0 && got == want,
+                                "contains %lldx%lld sp=%g sparse=%d value %g threads=%d", (long long)r, (long long)c,
+                                sps[q], sp, probes[k], th);
+                    }
+                    for (int alter = 0; alter < 2 && r > 0 && c > 0; alter++) {
+                        BrErr e = {0};
+                        MB *p = mb_dense(1, c, &e);
+                        int64_t src = r / 2;
+                        for (int64_t j = 0; j < c; j++) p->d[j] = mb_get(x, src, j);
+                        if (alter) p->d[c - 1] = 1e9;
+                        mb_recount_nnz(p);
+                        bool want = false, got = !want;
+                        for (int64_t i = 0; i < r && !want; i++) {
+                            bool eq = true;
+                            for (int64_t j = 0; j < c && eq; j++) {
+                                double v = mb_get(x, i, j);
+                                eq = v == p->d[j] || (isnan(v) && isnan(p->d[j]));
+                            }
+                            want = eq;
+                        }
+                        T_CHECK(k_contains(x, p, 0, &got, &e) == 0 && got == want && (alter || got),
+                                "contains row %lldx%lld sp=%g sparse=%d alter=%d threads=%d", (long long)r, (long long)c,
+                                sps[q], sp, alter, th);
+                        mb_release(p);
+                    }
+                    mb_release(x);
+                }
+    }
+    br_set_threads(0);
+    BrErr e = {0};
+    bool got;
+    MB *x = rnd(4, 3, 1, false, false), *p = rnd(1, 2, 1, false, false);
+    T_CHECK(k_contains(x, p, 0, &got, &e) && strstr(e.msg, "dimension"), "contains width: %s", e.msg);
+    mb_release(x);
+    mb_release(p);
+}
+
 /* The weighted sequence expanded: value i repeated w_i times (integer
  * weights), sorted; *S its length. Caller frees. */
 static double *expand(const MB *x, const MB *w, int64_t *S)
@@ -446,6 +549,8 @@ int main(void)
     test_errors();
     test_count_distinct();
     test_roll();
+    test_cumsumprod();
+    test_contains();
     test_quantile_stats();
     return t_done("test_stats");
 }

@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wscalar("s.scalar", 18)
