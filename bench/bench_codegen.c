@@ -2,16 +2,19 @@
  * (seed 000, section 5.2), reported as ratios measured in one run:
  *   Cell   sum(X*Y*Z)
  *   MAgg   sum(X*Y), sum(X*Z)
- *   Row    t(X)%*%(w*(X%*%v)) and t(X)%*%(X%*%V), V of 2, 5, 10 columns
+ *   Row    t(X)%*%(w*(X%*%v)) and t(X)%*%(X%*%V), V of 2, 5, 10, 16 columns
  *   Outer  sum(W*log(U%*%t(V)+1e-15)), W sparse n x n (1e-3, 1e-2), rank 100
  * against (a) an in-run STREAM-style loop reading the same bytes with the
- * same threads (hashed values, vectorized sum: the memory bandwidth), (b) braid with
+ * same threads (hashed values, vectorized sum: the memory bandwidth) and,
+ * for Row patterns, a roof max(read time, flops / in-run dgemm rate), the
+ * dgemm rate of a 2000^3 OpenBLAS product with the same threads, (b) braid with
  * codegen off, (c) NumPy (when /usr/bin/python3 has it). Each pattern and mode runs in its own process, so the peak RSS
  * of each is reported too (codegen on and off, relative to the inputs).
  *
  * Usage: bench_codegen [rows=1000000] [cols=100] [outer_n=20000]
  * (make bench-codegen; OMP_NUM_THREADS / br_threads: 2 by default;
  * BRAID_BENCH_ONLY=text runs only the patterns whose name contains it). */
+#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +30,8 @@
 #include "runtime/interp.h"
 
 static int64_t ROWS = 1000000, COLS = 100, ON = 20000;
+
+void openblas_set_num_threads(int);
 
 /* Deterministic pseudo-random fill in parallel (hash of the index). */
 static double hval(uint64_t i, uint64_t seed)
@@ -216,6 +221,35 @@ static double stream_read(int nb, int64_t n)
     return best;
 }
 
+/* The compute reference of Row patterns: the FLOP rate of an n^3 OpenBLAS
+ * dgemm with the kernel threads (best of 3, in this run). */
+static double dgemm_rate(int n)
+{
+    double *a = br_alloc_aligned((size_t)n * (size_t)n * sizeof(double));
+    double *b = br_alloc_aligned((size_t)n * (size_t)n * sizeof(double));
+    double *c = br_alloc_aligned((size_t)n * (size_t)n * sizeof(double));
+    for (int64_t i = 0; i < (int64_t)n * n; i++) { a[i] = hval((uint64_t)i, 11); b[i] = hval((uint64_t)i, 12); }
+    openblas_set_num_threads(br_threads());
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        int64_t t0 = br_now_ns();
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
+        double t = (double)(br_now_ns() - t0) / 1e9;
+        if (t < best) best = t;
+    }
+    br_free_aligned(a); br_free_aligned(b); br_free_aligned(c);
+    return 2.0 * n * (double)n * n / best;
+}
+
+/* Floating-point operations of pattern k (Row patterns; 0 otherwise):
+ * two products of X with a vector or k-column matrix. */
+static double pattern_flops(int k, int64_t vk)
+{
+    if (k == 2) return 4.0 * (double)ROWS * (double)COLS;
+    if (k == 3) return 4.0 * (double)ROWS * (double)COLS * (double)vk;
+    return 0;
+}
+
 /* NumPy time of the same pattern (best of 3), or -1. */
 static double numpy_time(int k, int64_t vk, double sp)
 {
@@ -258,9 +292,16 @@ static double report(const char *name, int k, int64_t vk, double sp, bool off_ok
     printf("%-30s fused %8.4f s", name, on.t);
     if (off.t > 0) printf("  off %8.4f s  speedup %5.2fx", off.t, off.t / on.t);
     else printf("  off        -                 ");
+    double st = 0;
     if (pats[k].stream_bytes > 0) {
-        double st = stream_read((int)pats[k].stream_bytes, ROWS * COLS);
+        st = stream_read((int)pats[k].stream_bytes, ROWS * COLS);
         printf("  stream %7.4f s  bw %4.0f%%", st, 100 * st / on.t);
+    }
+    double fl = pattern_flops(k, vk);
+    if (fl > 0) {
+        /* roof: the read or the flops at the dgemm rate, whichever is longer */
+        double rate = dgemm_rate(2000), roof = fmax(st, fl / rate);
+        printf("  dgemm %5.1f GF/s  roof %7.4f s  roof%% %4.0f%%", rate / 1e9, roof, 100 * roof / on.t);
     }
     double np = numpy_time(k, vk, sp);
     if (np > 0) printf("  numpy %7.4f s (%4.1fx)", np, np / on.t);
@@ -299,11 +340,11 @@ int main(int argc, char **argv)
     report(pats[0].name, 0, 0, 0, true);
     report(pats[1].name, 1, 0, 0, true);
     report(pats[2].name, 2, 0, 0, true);
-    for (int vk = 2; vk <= 10; vk = vk == 2 ? 5 : 10) {
+    static const int vks[] = {2, 5, 10, 16};
+    for (int q = 0; q < 4; q++) {
         char nm[64];
-        snprintf(nm, sizeof nm, "%s V:%d", pats[3].name, vk);
-        report(nm, 3, vk, 0, true);
-        if (vk == 10) break;
+        snprintf(nm, sizeof nm, "%s V:%d", pats[3].name, vks[q]);
+        report(nm, 3, vks[q], 0, true);
     }
     double t3 = 0, t2 = 0;
     for (int e = 3; e >= 2; e--) {

@@ -156,6 +156,148 @@ static int cell_root(const CPlan *p, int r)
 
 /* ---- Cell / MAgg ---- */
 
+/* Is p a Cell/MAgg plan whose outputs are all full aggregates (sum, sum
+ * of squares, min, max, mean)? */
+static bool cell_full_agg(const CPlan *p)
+{
+    if (p->var == V_NO_AGG || p->var == V_ROW_AGG || p->var == V_COL_AGG) return false;
+    for (int r = 0; r < p->nout; r++) {
+        const CNode *x = &p->n[p->out[r]];
+        if (x->kind != CN_AGG) return false;
+        if (x->op != OP_SUM && x->op != OP_SUMSQ && x->op != OP_AMIN && x->op != OP_AMAX && x->op != OP_MEAN)
+            return false;
+    }
+    return true;
+}
+
+/* The aggregation step of output r at lane l for the cell value o. */
+static void emit_agg_step(const CPlan *p, SBuf *b, int r, const char *o, const char *ind)
+{
+    switch (p->n[p->out[r]].op) {
+    case OP_AMIN: sb_printf(b, "%sas%d[l] = cg_minstep(as%d[l], %s);\n", ind, r, r, o); break;
+    case OP_AMAX: sb_printf(b, "%sas%d[l] = cg_maxstep(as%d[l], %s);\n", ind, r, r, o); break;
+    case OP_SUMSQ:
+        sb_printf(b, "%s{ const double q = %s; cg_kadd(&as%d[l], &ac%d[l], q * q); }\n", ind, o, r, r);
+        break;
+    default: sb_printf(b, "%scg_kadd(&as%d[l], &ac%d[l], %s);\n", ind, r, r, o); break;
+    }
+}
+
+/* The lane loops of cg_fullagg over j0 <= j < j1 (C expressions) at
+ * indentation ind: full groups of SPOOF_AL cells (a simd loop, cell
+ * j0 + q into lane q % SPOOF_AL), then the rest into lanes 0... In the
+ * sparse context the loops run over the row's non-zeros k (av[k] at
+ * column ai[k]). */
+static void emit_lane_loops(Gen *g, const char *j0, const char *j1, const char *ind)
+{
+    bool sp = g->ax == AX_SPARSE;    /* q0 + l: a non-zero k of the row, j = ai[k] */
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    const int W = SPOOF_AL;
+    char o[48], in2[40], in3[40];
+    snprintf(in2, sizeof in2, "%s    ", ind);
+    snprintf(in3, sizeof in3, "%s        ", ind);
+    sb_printf(b, "%sint64_t q0 = %s;\n", ind, j0);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 0)
+            sb_printf(b, "%sfor (; q0 + %d <= %s; q0 += %d) {\n#pragma omp simd\n%sfor (int l = 0; l < %d; l++) {\n",
+                      ind, W, j1, W, in2, W);
+        else
+            sb_printf(b, "%s{\n%sfor (int l = 0; l < %s - q0; l++) {\n", ind, in2, j1);
+        if (sp) sb_printf(b, "%sconst int64_t k = q0 + l, j = ai[k];\n%s(void)j;\n", in3, in3);
+        else sb_printf(b, "%sconst int64_t j = q0 + l;\n", in3);
+        emit_cell_body(g, in3);
+        for (int r = 0; r < p->nout; r++) {
+            cell_operand(g, cell_root(p, r), o, sizeof o);
+            emit_agg_step(p, b, r, o, in3);
+        }
+        sb_printf(b, "%s}\n%s}\n", in2, ind);
+    }
+}
+
+/* cg_fullagg: full aggregates computed in the loop (no buffer of
+ * values). flat (plans without vector inputs): the flat cells
+ * r0 <= c < r1, every matrix input full and dense (S unused); else rows
+ * r0 <= i < r1 with n columns, inputs as for cg_dense (the skeleton
+ * calls each variant only in its case, kernels/spoof.h). SPOOF_AL lanes
+ * per output, Kahan sums (or min/max steps) per lane: the lanes are
+ * independent vector accumulators and the order is fixed by the call's
+ * range. acc: per output r, the lane values at acc[2 * AL * r] and their
+ * corrections after them, read and updated. */
+static void emit_full_agg(Gen *g, bool flat)
+{
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    const int W = SPOOF_AL;
+    sb_puts(b, "\nvoid cg_fullagg(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
+               "                int64_t r0, int64_t r1, int64_t n, double *restrict acc)\n{\n");
+    sb_puts(b, flat ? "    (void)S; (void)n;\n" : "");
+    emit_scalars(g);
+    for (int r = 0; r < p->nout; r++)
+        sb_printf(b, "    double as%d[%d], ac%d[%d];\n"
+                     "    for (int l = 0; l < %d; l++) { as%d[l] = acc[%d + l]; ac%d[l] = acc[%d + l]; }\n",
+                  r, W, r, W, W, r, 2 * W * r, r, 2 * W * r + W);
+    if (flat) {
+        g->ax = AX_FLAT;
+        sb_puts(b, "    {\n");
+        for (int k = 0; k < p->nin; k++)
+            if (p->in[k].mode == IM_FULL) sb_printf(b, "        const double *restrict p%d = P[%d];\n", k, k);
+        emit_lane_loops(g, "r0", "r1", "        ");
+    } else {
+        g->ax = AX_CELL;
+        sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
+        for (int k = 0; k < p->nin; k++) {
+            if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_ROW)
+                sb_printf(b, "        const double *restrict p%d = P[%d] + i * S[%d];\n", k, k, k);
+            else if (p->in[k].mode == IM_COL)
+                sb_printf(b, "        const double c%d = P[%d][i];\n", k, k);
+        }
+        emit_lane_loops(g, "0", "n", "        ");
+    }
+    sb_puts(b, "    }\n");
+    for (int r = 0; r < p->nout; r++)
+        sb_printf(b, "    for (int l = 0; l < %d; l++) { acc[%d + l] = as%d[l]; acc[%d + l] = ac%d[l]; }\n", W,
+                  2 * W * r, r, 2 * W * r + W, r);
+    sb_puts(b, "}\n");
+}
+
+/* cg_sparseagg: the full aggregates of a sparse-safe plan over the
+ * non-zeros of rows r0 <= i < r1 of the main input (CSR rp, ci, cv),
+ * computed in the loop; lanes and acc as for cg_fullagg, restarting at
+ * each row (kernels/spoof.h). */
+static void emit_sparse_agg(Gen *g)
+{
+    const CPlan *p = g->p;
+    SBuf *b = g->b;
+    const int W = SPOOF_AL;
+    g->ax = AX_SPARSE;
+    sb_puts(b, "\nvoid cg_sparseagg(const double *const *restrict P, const int64_t *restrict S,\n"
+               "                  const double *restrict sc, int64_t r0, int64_t r1, const int64_t *restrict rp,\n"
+               "                  const int32_t *restrict ci, const double *restrict cv, double *restrict acc)\n{\n");
+    emit_scalars(g);
+    for (int r = 0; r < p->nout; r++)
+        sb_printf(b, "    double as%d[%d], ac%d[%d];\n"
+                     "    for (int l = 0; l < %d; l++) { as%d[l] = acc[%d + l]; ac%d[l] = acc[%d + l]; }\n",
+                  r, W, r, W, W, r, 2 * W * r, r, 2 * W * r + W);
+    sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n"
+               "        const int32_t *restrict ai = ci + rp[i];\n"
+               "        const double *restrict av = cv + rp[i];\n"
+               "        const int64_t anz = rp[i + 1] - rp[i];\n");
+    for (int k = 0; k < p->nin; k++) {
+        if (k == p->main) continue;
+        if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_ROW)
+            sb_printf(b, "        const double *restrict p%d = P[%d] + i * S[%d];\n", k, k, k);
+        else if (p->in[k].mode == IM_COL)
+            sb_printf(b, "        const double c%d = P[%d][i];\n", k, k);
+    }
+    emit_lane_loops(g, "0", "anz", "        ");
+    sb_puts(b, "    }\n");
+    for (int r = 0; r < p->nout; r++)
+        sb_printf(b, "    for (int l = 0; l < %d; l++) { acc[%d + l] = as%d[l]; acc[%d + l] = ac%d[l]; }\n", W,
+                  2 * W * r, r, 2 * W * r + W, r);
+    sb_puts(b, "}\n");
+}
+
 static void gen_cell(const CPlan *p, SBuf *b)
 {
     Gen g = {.p = p, .b = b, .ax = AX_CELL};
@@ -199,6 +341,8 @@ static void gen_cell(const CPlan *p, SBuf *b)
         }
         sb_puts(b, "    }\n}\n");
     }
+    if (cell_full_agg(p)) emit_full_agg(&g, !vec);
+    if (cell_full_agg(p) && p->sparse_safe && p->main >= 0) emit_sparse_agg(&g);
     /* sparse-safe: non-zeros of the main input's row */
     if (p->sparse_safe && p->main >= 0) {
         g.ax = AX_SPARSE;

@@ -111,9 +111,13 @@ typedef struct Selection {
     int nops, cap;
 } Selection;
 
-/* Machine constants of the cost model (bytes/s, flop/s). */
+/* Machine constants of the cost model (bytes/s, flop/s): flops is the
+ * elementwise rate, gemm dgemm's (unfused dense products, the blocked Row
+ * kernels of narrow products), vecmat the generated code's row-wise
+ * vector-matrix rate (Row products against wide side matrices, Outer dot
+ * products). */
 typedef struct CgMachine {
-    double read_bw, write_bw, flops;
+    double read_bw, write_bw, flops, gemm, vecmat;
 } CgMachine;
 
 /* Statistics of the enumeration of one DAG. */
@@ -178,17 +182,23 @@ typedef struct CostCtx {
     char *mat;             /* by hop id: costed as materialized */
     int *cover;            /* by hop id: stamp of the covering operator */
     int stamp;
-    int64_t outer_rows, outer_cols;
     double static_cost;    /* read inputs + write roots */
     EnumStats *es;
     int *pt_first;         /* by hop id: first point with that consumer, -1 */
     int *pt_next;          /* by point: next point with the same consumer */
+    const uint8_t *ban;    /* by hop id: templates (bits 1 << TplType) not
+                              to use at that hop (NULL: none) */
+    int *cand;             /* products inside Row/Outer operators of the
+                              last costed plan: hop id * T__N + template */
+    int ncand;
 } CostCtx;
 
 int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es);
 void cost_free(CostCtx *x);
 double cg_plan_cost(CostCtx *x, const bool *cut, double bound);
 double cg_lower_bound(const CostCtx *x, const bool *cut);
+/* Does e reference an input whose entries usable by e are all banned? */
+bool cg_dead_ref(const Memo *m, const uint8_t *ban, const MEntry *e);
 
 /* ---- CPlans (cplan.c) ---- */
 
@@ -297,7 +307,8 @@ typedef struct CgOp {
     CPlan *plan;           /* owned (no hop pointers) */
     char *src;             /* generated C (owned) */
     void *dl;              /* dlopen handle */
-    void *fn[4];           /* dense, sparse, flat/col, tmp-size */
+    void *fn[5];           /* dense, sparse, flat/col, tmp-size/full agg,
+                              sparse full agg */
     int ready;             /* 1 compiled, 0 pending, -1 failed (atomic) */
     bool queued;           /* handed to a compile batch (c->lock) */
     char name[24];         /* spoofCell, spoofRA, spoofMA, spoofOP */
@@ -334,6 +345,10 @@ CgOp *cg_op_get(CgContext *c, CPlan *p);
 /* Compiles several operators in parallel (those with ready == 0). */
 void jit_compile_all(CgContext *c, CgOp **ops, int n);
 bool jit_compile_async(CgContext *c, CgOp **ops, int n);
+/* Marks c as being freed: compiles waiting for a compiler slot stop
+ * waiting, running ones are abandoned (their shells still fill the disk
+ * cache). */
+void jit_stop(CgContext *c);
 /* Loads the operators of ops[] that the disk cache holds, compiling none. */
 void jit_load_cached(CgContext *c, CgOp **ops, int n);
 int jit_prepare(CgContext *c);
@@ -345,7 +360,9 @@ void cg_outer_inputs(const CPlan *p, int *u, int *v, int *side);
 
 /* ---- execution (exec.c) ---- */
 
-int cg_op_exec(CgContext *c, CgOp *op, Value *args, int nargs, Value *out, BrErr *e);
+/* h: the H_SPOOF hop (its inputs carry the plan's size estimates; may
+ * be NULL). */
+int cg_op_exec(CgContext *c, CgOp *op, const Hop *h, Value *args, int nargs, Value *out, BrErr *e);
 /* The reference path: evaluates the CPlan with the unfused kernels. */
 int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e);
 

@@ -31,7 +31,7 @@ void cg_context_free(CgContext *c)
     if (!c) return;
     /* background compiles read the operators: stop them starting new
      * compiles and wait for the running ones */
-    __atomic_store_n(&c->stopping, true, __ATOMIC_RELEASE);
+    jit_stop(c);
     pthread_mutex_lock(&c->lock);
     while (c->nasync > 0) pthread_cond_wait(&c->async_done, &c->lock);
     pthread_mutex_unlock(&c->lock);
@@ -234,7 +234,7 @@ int cg_exec(CgContext *c, const Hop *h, Value *args, Value *out, BrErr *e)
     CgOp *op = h->spoof;
     if (!c || !op) return br_err(e, BR_EFAIL, "fused operator '%s' is not available", hop_opname(h));
     __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
-    return cg_op_exec(c, op, args, h->nin, out, e);
+    return cg_op_exec(c, op, h, args, h->nin, out, e);
 }
 
 void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out)

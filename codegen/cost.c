@@ -6,8 +6,16 @@
  * top-down from its roots with a cost vector per fused operator (output
  * size, distinct inputs, compute), T = max(read, compute) + write per
  * operator, memoized so shared reads and CSEs count once and redundant
- * compute counts again. Bandwidths and the FLOP rate are measured once on
- * the machine and cached in the cache directory. */
+ * compute counts again. Bandwidths and the FLOP rates (a scalar
+ * multiply-add chain for elementwise work, dgemm for unfused dense
+ * products and the narrow blocked Row kernels, a row-wise vector-matrix
+ * loop like the generated code's for Row products against wide side
+ * matrices and Outer dot products) are measured once on the machine and
+ * cached in the cache directory. Size decisions that exec.c used to take
+ * at run time are costs here: a Row plan's wide products at the row-wise
+ * rate vs one dgemm, a sparse side input of a Row plan expanded to dense
+ * rows, an Outer plan over a dense driver as full cells plus the CSR
+ * conversions (see cg_plan_cost's callers in mpskip.c). */
 #include "cgint.h"
 
 #include <unistd.h>
@@ -18,15 +26,84 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../kernels/mm.h"
+
 /* ---- machine constants ---- */
 
 static double now_s(void) { return (double)br_now_ns() / 1e9; }
 
-/* Measures read/write bandwidth and FLOP rate with br_threads() threads:
- * a streaming sum, a streaming fill, and a register-bound multiply-add
- * loop. About 0.1 s. */
+/* dgemm's rate through the product kernel (OpenBLAS, br_threads()
+ * threads): best of 3 products of 384 x 384 blocks. */
+static double measure_gemm(void)
+{
+    BrErr e = {0};
+    const int64_t n = 384;
+    MB *a = mb_dense_uninit(n, n, &e), *b = mb_dense_uninit(n, n, &e);
+    double best = 1e30;
+    if (a && b) {
+        for (int64_t i = 0; i < n * n; i++) { a->d[i] = (double)(i % 7) * 0.25; b->d[i] = (double)(i % 5) * 0.5; }
+        a->nnz = b->nnz = n * n;
+        for (int rep = 0; rep < 4; rep++) {
+            double t0 = now_s();
+            MB *c = k_matmul(a, b, &e);
+            double t1 = now_s();
+            if (!c) break;
+            mb_release(c);
+            if (rep) best = fmin(best, t1 - t0);   /* the first warms up */
+        }
+    }
+    mb_release(a);
+    mb_release(b);
+    return best < 1e30 && best > 0 ? 2.0 * (double)n * (double)n * (double)n / best : 0;
+}
+
+/* The rate of the generated code's row-wise vector-matrix product
+ * against a side matrix given transposed (cg_vecmat_t's loop: four dot
+ * products per pass over the row), rows split over br_threads()
+ * threads: 512 rows of 128 against 128 columns, best of 3. */
+static double measure_vecmat(void)
+{
+    const int64_t m = 512, n = 128, c = 128;
+    double *x = br_alloc_aligned((size_t)(m * n + c * n + m * c) * sizeof(double));
+    if (!x) return 0;
+    double *bt = x + m * n, *o = bt + c * n;
+    for (int64_t i = 0; i < m * n + c * n; i++) x[i] = (double)(i % 11) * 0.125;
+    int nt = br_threads();
+    double best = 1e30;
+    for (int rep = 0; rep < 4; rep++) {
+        double t0 = now_s();
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t i = 0; i < m; i++) {
+            const double *restrict a = x + i * n;
+            for (int64_t l = 0; l + 4 <= c; l += 4) {
+                const double *restrict b0 = bt + l * n, *restrict b1 = b0 + n, *restrict b2 = b1 + n,
+                                       *restrict b3 = b2 + n;
+                double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+:s0, s1, s2, s3)
+                for (int64_t j = 0; j < n; j++) {
+                    const double v = a[j];
+                    s0 += v * b0[j]; s1 += v * b1[j]; s2 += v * b2[j]; s3 += v * b3[j];
+                }
+                o[i * c + l] = s0; o[i * c + l + 1] = s1; o[i * c + l + 2] = s2; o[i * c + l + 3] = s3;
+            }
+        }
+        double t1 = now_s();
+        if (rep) best = fmin(best, t1 - t0);
+    }
+    double sink = o[0] + o[m * c - 1];
+    br_free_aligned(x);
+    if (sink == 42.4242) best *= 1.0000001;   /* keep the loop */
+    return best < 1e30 && best > 0 ? 2.0 * (double)m * (double)n * (double)c / best : 0;
+}
+
+/* Measures read/write bandwidth and FLOP rates with br_threads() threads:
+ * a streaming sum, a streaming fill, a register-bound multiply-add loop,
+ * dgemm and the row-wise vector-matrix loop. About 0.1 s. */
 static void measure(CgMachine *mc)
 {
+    double g = measure_gemm(), v = measure_vecmat();
+    mc->gemm = g > 0 ? g : 8e9 * (double)br_threads();
+    mc->vecmat = v > 0 ? v : 4e9 * (double)br_threads();
     size_t n = (size_t)1 << 23;   /* 64 MB per array */
     double *a = br_alloc_aligned(n * sizeof(double));
     mc->read_bw = 8e9;
@@ -76,9 +153,13 @@ void cg_machine(const char *cachedir, CgMachine *mc)
         snprintf(path, sizeof path, "%s/machine-%d.txt", cachedir, br_threads());
         FILE *f = fopen(path, "r");
         if (f) {
-            int k = fscanf(f, "%lf %lf %lf", &mc->read_bw, &mc->write_bw, &mc->flops);
+            /* (files of 3 values, without the product rates, are
+             * measured again and rewritten) */
+            int k = fscanf(f, "%lf %lf %lf %lf %lf", &mc->read_bw, &mc->write_bw, &mc->flops, &mc->gemm,
+                           &mc->vecmat);
             fclose(f);
-            if (k == 3 && mc->read_bw > 0 && mc->write_bw > 0 && mc->flops > 0) return;
+            if (k == 5 && mc->read_bw > 0 && mc->write_bw > 0 && mc->flops > 0 && mc->gemm > 0 && mc->vecmat > 0)
+                return;
         }
     }
     measure(mc);
@@ -87,7 +168,7 @@ void cg_machine(const char *cachedir, CgMachine *mc)
         snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
         FILE *f = fopen(tmp, "w");
         if (f) {
-            fprintf(f, "%.6g %.6g %.6g\n", mc->read_bw, mc->write_bw, mc->flops);
+            fprintf(f, "%.6g %.6g %.6g %.6g %.6g\n", mc->read_bw, mc->write_bw, mc->flops, mc->gemm, mc->vecmat);
             fclose(f);
             chmod(tmp, 0600);
             if (rename(tmp, path)) remove(tmp);
@@ -246,6 +327,34 @@ static bool entry_ok(const CostCtx *x, const Hop *h, const MEntry *e)
 
 static bool entry_ok_cb(const void *x, const Hop *h, const MEntry *e) { return entry_ok(x, h, e); }
 
+/* Is template t banned at h (the greedy pass of mpskip.c)? */
+static bool banned(const CostCtx *x, const Hop *h, TplType t)
+{
+    return x->ban && t < T__N && (x->ban[h->id] >> t) & 1;
+}
+
+/* Does e reference an input whose entries usable by e's template are all
+ * banned (so e cannot fuse it)? Such entries are dropped like entries
+ * across a materialized point: the alternatives without that reference
+ * (a Cell plan over the unfused product) compete instead. */
+bool cg_dead_ref(const Memo *m, const uint8_t *ban, const MEntry *e)
+{
+    for (int i = 0; ban && i < e->nin; i++) {
+        int r = e->ref[i];
+        if (r < 0 || !ban[r]) continue;
+        if ((ban[r] >> e->type) & 1) return true;   /* its own template cannot continue there */
+        const MGroup *g = m->g[r];
+        bool live = false;
+        for (int k = 0; g && k < g->n && !live; k++) {
+            const MEntry *ie = &g->e[k];
+            if (ie->closed == CS_CLOSED_VALID || ie->closed == CS_CLOSED_INVALID) continue;
+            live = memo_compatible(e->type, ie->type) && !((ban[r] >> ie->type) & 1);
+        }
+        if (!live) return true;
+    }
+    return false;
+}
+
 /* sel_best restricted to entries not cut by the assignment (the same
  * ranking, so the final selection after pruning agrees with the costs). */
 static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer)
@@ -256,7 +365,7 @@ static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer)
     MEntry *best = NULL;
     for (int i = 0; i < g->n; i++) {
         MEntry *e = &g->e[i];
-        if (!entry_ok(x, h, e)) continue;
+        if (!entry_ok(x, h, e) || banned(x, h, e->type) || cg_dead_ref(x->m, x->ban, e)) continue;
         if (consumer == T__N) { if (!sel_root_valid(e)) continue; }
         else {
             if (e->closed == CS_CLOSED_VALID || e->closed == CS_CLOSED_INVALID) continue;
@@ -319,28 +428,117 @@ static double hop_flops(const Hop *h)
 
 /* ---- getPlanCost ---- */
 
+#define MAXMM 16
+
 typedef struct CVec {
     TplType type;
     int stamp;
-    double flops;
+    double flops;          /* elementwise work (mc->flops) */
+    double gflops;         /* dense products at dgemm's rate */
+    double vflops;         /* products at the row-wise rate (Outer: scaled) */
+    double xtime;          /* seconds of format conversions */
     int in[64];
     int nin;
     double scale;          /* sparsity of an Outer driver */
+    int64_t orows, ocols;  /* Outer: shape of the outer product */
+    const Hop *omm;        /* Outer: the outer product */
     const Hop *root;
+    const Hop *mm[MAXMM];  /* Row: products, costed once main is known */
+    int nmm;
 } CVec;
+
+static bool dense_est(const Hop *h) { return sparsity(h) >= MB_SPARSITY_TURN_POINT; }
+
+static bool is_num_lit(const Hop *h) { return h && h->kind == H_LIT && val_is_numeric(&h->lit); }
+
+/* Sparsity of an Outer driver: its estimate, or 1 where the estimate is
+ * unknown but the producer maps zeros to non-zeros (1 - X, exp(X), X + 2:
+ * dense in the worst case, as SystemDS's estimates have it), or -1 when
+ * nothing is known (a driver of unknown non-zeros). */
+static double driver_sparsity(const Hop *h)
+{
+    if (h->dt == DT_MATRIX && h->nnz >= 0) return sparsity(h);
+    double z = NAN;
+    if (h->kind == H_UNARY && h->nin == 1) z = ops_unary(h->op, 0);
+    else if (h->kind == H_BINARY && h->nin == 2 && is_num_lit(h->in[0]) && h->in[1]->dt == DT_MATRIX)
+        z = ops_binary(h->op, val_as_double(&h->in[0]->lit), 0);
+    else if (h->kind == H_BINARY && h->nin == 2 && is_num_lit(h->in[1]) && h->in[0]->dt == DT_MATRIX)
+        z = ops_binary(h->op, 0, val_as_double(&h->in[1]->lit));
+    return !isnan(z) && z != 0 ? 1 : -1;
+}
+
+static bool is_trans(const Hop *h)
+{
+    return h && h->kind == H_REORG && h->op == OP_TRANS && h->nin == 1 && h->in[0];
+}
+
+static bool has_input(const CVec *v, int id)
+{
+    for (int i = 0; i < v->nin; i++) if (v->in[i] == id) return true;
+    return false;
+}
+
+/* The left operand A of a product A %*% B or t(A) %*% B (a transpose
+ * hop or OP_MATMULTL). */
+static const Hop *mm_left(const Hop *h)
+{
+    if (h->op == OP_MATMULTL) return h->in[0];
+    return is_trans(h->in[0]) ? h->in[0]->in[0] : h->in[0];
+}
+
+/* Row operator: the work of its products. The main input is, as in
+ * cplan.c, the left operand of a product when that is an input (the
+ * deepest such product), else none matters. Products of rows computed in
+ * the operator or of a dense main run the blocked kernels (up to 16
+ * columns: dgemm's rate) or the row-wise loop (wider side matrices);
+ * products of a sparse main exploit its sparsity; a sparse input that is
+ * not the main is expanded to a dense row per row (seed 000's Row
+ * template reads side inputs densely), then multiplied densely. */
+static void row_products(const CVec *v, double *flops, double *gflops, double *vflops)
+{
+    int main_id = -1;
+    for (int k = 0; k < v->nmm; k++) {
+        const Hop *a = mm_left(v->mm[k]);
+        if (a && a->dt == DT_MATRIX && a->cols > 1 && has_input(v, a->id)) main_id = a->id;
+    }
+    for (int k = 0; k < v->nmm; k++) {
+        const Hop *h = v->mm[k], *a = mm_left(h);
+        double kc = (double)BR_MAX(h->cols, 1), c = cells(a);
+        bool input = a && has_input(v, a->id);
+        if (input && a->id == main_id && !dense_est(a)) {
+            *flops += 2 * c * sparsity(a) * kc;
+            continue;
+        }
+        if (input && a->id != main_id && !dense_est(a)) *flops += c;   /* expansion */
+        if (h->cols <= 16 && (!input || a->id == main_id)) *gflops += 2 * c * kc;
+        else *vflops += 2 * c * kc;
+    }
+}
 
 static double op_time(const CostCtx *x, const CVec *v, const Hop *root)
 {
     double rd = 0;
     for (int i = 0; i < v->nin; i++) rd += bytes(x->m->hop[v->in[i]]);
-    double comp = v->flops * v->scale / x->mc->flops;
-    double t = fmax(rd / x->mc->read_bw, comp) + bytes(root) / x->mc->write_bw;
+    const CgMachine *mc = x->mc;
+    double comp = v->flops * v->scale / mc->flops + v->gflops / (mc->gemm > 0 ? mc->gemm : mc->flops) +
+                  v->vflops * v->scale / (mc->vecmat > 0 ? mc->vecmat : mc->flops) + v->xtime;
+    double t = fmax(rd / mc->read_bw, comp) + bytes(root) / mc->write_bw;
     /* constraint: inputs and output of one operator within the budget */
     if (rd + bytes(root) > hop_mem_budget()) return INFINITY;
     return t;
 }
 
 static double rcost(CostCtx *x, const Hop *h, CVec *v);
+
+/* Records the product h inside a fused operator of template t as a
+ * candidate of the greedy pass (mpskip.c unfuse). */
+static void add_cand(CostCtx *x, const Hop *h, TplType t)
+{
+    if (!x->cand || x->ncand >= x->m->nid) return;
+    int c = h->id * T__N + (int)t;
+    for (int i = 0; i < x->ncand; i++) if (x->cand[i] == c) return;
+    x->cand[x->ncand++] = c;
+}
 
 /* Cost of computing h materialized (a fused operator or basic op rooted
  * at h). */
@@ -350,18 +548,38 @@ static double open_op(CostCtx *x, const Hop *h)
     x->mat[h->id] = 1;
     CVec v = {.stamp = ++x->stamp, .scale = 1, .root = h};
     MEntry *e = best_ok(x, h, T__N);
-    v.type = e ? e->type : T__N;
+    /* an entry without fused inputs runs as a basic operator (select.c) */
+    v.type = e && memo_nrefs(e) > 0 ? e->type : T__N;
     double sub = rcost(x, h, &v);
     if (v.type == T_OUTER) {
-        /* sparsity exploitation: driven by the sparsest full input */
+        /* sparsity exploitation: driven by the sparsest full input; a
+         * dense driver is converted to CSR (12 bytes per cell written and
+         * read), and so is a no_agg output back */
         double s = 1;
+        const Hop *drv = NULL;
         for (int i = 0; i < v.nin; i++) {
             const Hop *in = x->m->hop[v.in[i]];
-            if (in && x->outer_rows > 0 && in->rows == x->outer_rows && in->cols == x->outer_cols)
+            if (in && v.orows > 0 && in->rows == v.orows && in->cols == v.ocols &&
+                (!drv || sparsity(in) < s)) {
                 s = fmin(s, sparsity(in));
+                drv = in;
+            }
         }
         v.scale = s;
+        /* a driver of unknown non-zeros stays an Outer plan, as before
+         * (exec.c's safety net catches a dense one) */
+        double ds = drv ? driver_sparsity(drv) : -1;
+        if (ds >= 0 && v.omm) add_cand(x, v.omm, T_OUTER);
+        if (ds >= MB_SPARSITY_TURN_POINT) {
+            double conv = 12 * cells(drv) * s * (1 / x->mc->write_bw + 1 / x->mc->read_bw);
+            bool noagg = h->rows == drv->rows && h->cols == drv->cols;
+            v.xtime += noagg ? 2 * conv : conv;
+        }
     }
+    if (v.type == T_ROW) row_products(&v, &v.flops, &v.gflops, &v.vflops);
+    /* constraint: an Outer operator cut off from its outer product has no
+     * valid CPlan (cplan.c would leave the whole region unfused) */
+    if (v.type == T_OUTER && v.orows <= 0) return INFINITY;
     double t = op_time(x, &v, h);
     return sub + t;
 }
@@ -372,6 +590,28 @@ static void add_input(CVec *v, int id)
     if (v->nin < 64) v->in[v->nin++] = id;
 }
 
+/* Work of h in cost vector v: products by template (unfused dense
+ * products at dgemm's rate, Outer products as dot products per cell,
+ * Row products deferred to row_products), the rest by hop_flops. */
+static void add_work(CostCtx *x, const Hop *h, CVec *v, bool fused_op)
+{
+    const Hop *a = h->nin > 0 ? h->in[0] : NULL, *b = h->nin > 1 ? h->in[1] : NULL;
+    bool mm = h->kind == H_MATMUL && (h->op == OP_MATMUL || h->op == OP_MATMULTL) && a && b;
+    if (mm && fused_op && v->type == T_ROW) add_cand(x, h, v->type);
+    if (mm && v->type == T_ROW && v->nmm < MAXMM) { v->mm[v->nmm++] = h; return; }
+    if (mm && v->type == T_OUTER && tpl_outer_mm(h)) {
+        if (fused_op) v->omm = h;
+        v->vflops += 2 * cells(h) * (double)BR_MAX(a->cols, 1);
+        return;
+    }
+    if (mm && v->type == T__N && dense_est(mm_left(h)) && dense_est(b)) {
+        v->gflops += hop_flops(h);
+        return;
+    }
+    if (h->kind == H_REORG && h->op == OP_TRANS && a) { v->flops += cells(a) * sparsity(a); return; }
+    v->flops += hop_flops(h);
+}
+
 /* Adds h to the fused operator of cost vector v (following fusion
  * references); returns the costs of materialized inputs computed
  * separately. */
@@ -380,9 +620,8 @@ static double rcost(CostCtx *x, const Hop *h, CVec *v)
     if (x->cover[h->id] == v->stamp) return 0;
     x->cover[h->id] = v->stamp;
     MEntry *e = v->type == T__N ? NULL : (h == v->root ? best_ok(x, h, T__N) : best_ok(x, h, v->type));
-    if (h == v->root && e) v->type = e->type;
-    if (v->type == T_OUTER && tpl_outer_mm(h)) { x->outer_rows = h->rows; x->outer_cols = h->cols; }
-    v->flops += hop_flops(h);
+    if (v->type == T_OUTER && tpl_outer_mm(h)) { v->orows = h->rows; v->ocols = h->cols; }
+    add_work(x, h, v, e != NULL);
     double sub = 0;
     for (int i = 0; i < h->nin && sub < INFINITY; i++) {
         const Hop *in = h->in[i];
@@ -404,6 +643,7 @@ static double rcost(CostCtx *x, const Hop *h, CVec *v)
 double cg_plan_cost(CostCtx *x, const bool *cut, double bound)
 {
     x->cut = cut;
+    x->ncand = 0;
     memset(x->mat, 0, (size_t)x->m->nid);
     x->es->evaluated++;
     double c = 0;
@@ -443,7 +683,11 @@ int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, Enu
     x->cover = br_calloc((size_t)m->nid, sizeof(int));
     x->pt_first = br_malloc((size_t)m->nid * sizeof(int));
     x->pt_next = br_malloc((size_t)BR_MAX(p->npts, 1) * sizeof(int));
-    if (!x->mat || !x->cover || !x->pt_first || !x->pt_next) { cost_free(x); return -1; }
+    x->cand = br_malloc((size_t)m->nid * sizeof(int));
+    if (!x->mat || !x->cover || !x->pt_first || !x->pt_next || !x->cand) {
+        cost_free(x);
+        return -1;
+    }
     for (int i = 0; i < m->nid; i++) x->pt_first[i] = -1;
     for (int t = p->npts - 1; t >= 0; t--) {
         x->pt_next[t] = x->pt_first[p->pts[t].c];
@@ -462,7 +706,9 @@ void cost_free(CostCtx *x)
     free(x->cover);
     free(x->pt_first);
     free(x->pt_next);
+    free(x->cand);
     x->mat = NULL;
     x->cover = NULL;
     x->pt_first = x->pt_next = NULL;
+    x->cand = NULL;
 }

@@ -7,7 +7,11 @@
  * that differ from the plan's, a scalar that breaks sparse safety of an
  * Outer plan, the interpret option) runs through cg_interpret: the CPlan
  * evaluated node by node with the unfused kernels, i.e. exactly the
- * unfused plan, including its errors. */
+ * unfused plan, including its errors. Whether fusion pays off at the
+ * given sizes is the cost model's decision (cost.c, mpskip.c); under the
+ * cost-based policy the size checks left here are safety nets for inputs
+ * whose number of non-zeros is far from the estimate the plan was chosen
+ * with (the heuristic policies, which cost nothing, keep the size rules). */
 #include "cgint.h"
 
 #include <stdlib.h>
@@ -101,7 +105,8 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     if (*fb || M < 0 || N < 0) { *fb = true; goto done; }
     SpoofCell sp = {.in = {p->nin, b.m, b.mode, b.sc}, .rows = M, .cols = N, .main = p->main,
                     .nout = p->nout, .fd = (SpCellDenseFn)op->fn[0], .fs = (SpCellSparseFn)op->fn[1],
-                    .ff = (SpCellFlatFn)op->fn[2]};
+                    .ff = (SpCellFlatFn)op->fn[2], .fa = (SpCellAggFn)op->fn[3],
+                    .fsa = (SpCellSparseAggFn)op->fn[4]};
     sp.sparse_safe = p->sparse_safe && sp.fs && conds_hold(p, args);
     switch (p->var) {
     case V_NO_AGG: sp.dir = SPD_NONE; break;
@@ -141,37 +146,72 @@ static int64_t row_len(const CPlan *p, const int64_t *L, int n)
     return x->vc == VC_VEC ? L[x->vlen] : 1;
 }
 
+/* Size checks by policy: none (CgOptions.keep_fused: tests run the
+ * generated code on every shape), the size rules below (the heuristic
+ * policies fuse_all and fuse_no_redundancy, which cost nothing), or only
+ * the safety nets for non-zeros far from the plan's estimates (the
+ * cost-based policy, which decided on those sizes at plan time). */
+typedef enum { SZ_KEEP, SZ_RULES, SZ_SURPRISE } SizeChecks;
+
 /* The Row skeleton expands a sparse side input (full mode, not the main
  * input) to a dense row per row, and the generated code then runs dense
- * vector primitives over it. Wider than the plan's own work by this
- * factor, the unfused kernels, which exploit the sparsity, run instead:
- * t(P) %*% H with a permutation matrix P (autoencoder_2layer) otherwise
- * costs n * n * ncol(H) multiply-adds and an n x ncol(H) partial per
- * super-block. */
+ * vector primitives over it. The cost model prices that expansion (t(P)
+ * %*% H with a permutation matrix P, autoencoder_2layer, is left unfused
+ * at plan time). An expansion wider than the plan's own work by
+ * ROW_EXPAND_WASTE runs the unfused kernels, which exploit the sparsity,
+ * instead: under the heuristic policies always, under the cost-based one
+ * when the plan's estimates did not show it (non-zeros unknown at plan
+ * time, or a side input denser there). */
 #define ROW_EXPAND_WASTE 4.0
 
-static bool wasteful_expansion(const CPlan *p, const Bind *b)
+/* Expansion waste of Row plan p over inputs of the given shapes and
+ * non-zeros (nnz < 0: unknown, taken as dense). */
+static bool expansion_waste(const CPlan *p, const int64_t *rows, const int64_t *cols, const int64_t *nnz)
 {
-    const MB *mm = b->m[p->main];
-    double work = mm->sparse ? (double)mm->nnz + (double)mm->rows : (double)mm->rows * (double)mm->cols;
+    int k0 = p->main;
+    double mc = (double)rows[k0] * (double)cols[k0];
+    double mnz = nnz[k0] < 0 ? mc : (double)nnz[k0];
+    double work = mnz < MB_SPARSITY_TURN_POINT * mc ? mnz + (double)rows[k0] : mc;
     double dense = 0;
     for (int k = 0; k < p->nin; k++) {
-        const MB *m = b->m[k];
-        if (k == p->main || p->in[k].mode != IM_FULL || !m->sparse) continue;
-        dense += (double)m->rows * (double)m->cols;
-        work += (double)m->nnz;
+        double c = (double)rows[k] * (double)cols[k];
+        if (k == k0 || p->in[k].mode != IM_FULL || nnz[k] < 0 || (double)nnz[k] >= MB_SPARSITY_TURN_POINT * c)
+            continue;
+        dense += c;
+        work += (double)nnz[k];
     }
     return dense > ROW_EXPAND_WASTE * work;
 }
 
-/* Small dense Row plans with a vector-matrix product against a wide side
- * matrix (more than ROW_MM_NARROW columns, at least ROW_MM_BLAS cells):
- * the generated code computes the product row by row at a fraction of
- * BLAS's speed, and on inputs of at most ROW_SMALL cells fusion saves
- * little memory traffic, so the unfused plan (one dgemm for the block)
- * runs instead: for autoencoder_2layer's (256 x 100) %*% (100 x 100)
- * about three times faster. Narrow side matrices keep the specialized
- * blocked kernels. */
+static bool wasteful_expansion(const CPlan *p, const Bind *b, const Hop *h, SizeChecks sz)
+{
+    int n = p->nin;
+    int64_t *v = br_malloc((size_t)(6 * n + 6) * sizeof(int64_t));
+    if (!v) return false;
+    int64_t *r = v, *c = v + n + 1, *z = v + 2 * n + 2, *er = v + 3 * n + 3, *ec = v + 4 * n + 4, *ez = v + 5 * n + 5;
+    bool est = sz == SZ_SURPRISE && h && h->nin == n;
+    for (int k = 0; k < n; k++) {
+        const MB *m = b->m[k];
+        r[k] = m ? m->rows : 1;
+        c[k] = m ? m->cols : 1;
+        z[k] = m ? (m->sparse ? m->nnz : -1) : -1;
+        const Hop *in = est ? h->in[k] : NULL;
+        er[k] = in ? in->rows : r[k];
+        ec[k] = in ? in->cols : c[k];
+        ez[k] = in ? in->nnz : -1;
+    }
+    /* the cost model saw the waste and fused anyway: keep its decision */
+    bool w = expansion_waste(p, r, c, z) && !(est && expansion_waste(p, er, ec, ez));
+    free(v);
+    return w;
+}
+
+/* Heuristic policies only: small dense Row plans with a vector-matrix
+ * product against a wide side matrix (more than ROW_MM_NARROW columns,
+ * at least ROW_MM_BLAS cells) on inputs of at most ROW_SMALL cells run
+ * unfused (one dgemm; for autoencoder_2layer's (256 x 100) %*% (100 x
+ * 100) about three times faster). The cost model prices this at plan
+ * time (the product at the measured row-wise rate vs dgemm's). */
 #define ROW_SMALL ((double)(1 << 20))
 #define ROW_MM_BLAS 2048.0
 #define ROW_MM_NARROW 16
@@ -189,7 +229,7 @@ static bool blas_is_better(const CPlan *p, const Bind *b)
     return false;
 }
 
-static int exec_row(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb, bool keep)
+static int exec_row(CgOp *op, const Hop *h, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
@@ -218,7 +258,8 @@ static int exec_row(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool
             if (bm->rows != row_len(p, b.L, x->a[0])) *fb = true;
         }
     }
-    if (!*fb && !keep) *fb = wasteful_expansion(p, &b) || blas_is_better(p, &b);
+    if (!*fb && sz != SZ_KEEP)
+        *fb = wasteful_expansion(p, &b, h, sz) || (sz == SZ_RULES && blas_is_better(p, &b));
     if (*fb) goto done;
     SpoofRow sp = {.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .rows = M, .main = p->main,
                    .fd = (SpRowDenseFn)op->fn[0], .fs = (SpRowSparseFn)op->fn[1], .ft = (SpRowTmpFn)op->fn[3]};
@@ -250,13 +291,24 @@ done:
 /* The Outer skeleton pays off through the sparsity of its driver W: it
  * computes U %*% t(V) only at W's non-zeros. A dense W is converted to
  * CSR, every cell becomes a short dot product and a no_agg output is
- * converted back; up to this many cells the unfused kernels (BLAS for the
- * product, one elementwise pass) run instead, for 256 x 100 blocks about
- * five times faster. Larger dense drivers stay fused: the unfused plan
- * would materialize another m x n matrix. */
+ * converted back. The cost model prices that (a dense driver costs full
+ * cells and the conversions, so dense drivers are left unfused at plan
+ * time). Up to OUTER_DENSE_MAX cells a dense W runs the unfused kernels
+ * instead (for 256 x 100 blocks about five times faster): under the
+ * heuristic policies always, under the cost-based one when the plan
+ * expected at most a quarter of W's non-zeros (or did not know them).
+ * Larger drivers stay fused, as the unfused plan would materialize
+ * another m x n matrix. */
 #define OUTER_DENSE_MAX ((int64_t)1 << 22)
 
-static int exec_outer(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb, bool keep)
+static bool outer_dense_small(const MB *W, const Hop *wh, SizeChecks sz)
+{
+    if (sz == SZ_KEEP || W->sparse || W->rows * W->cols > OUTER_DENSE_MAX) return false;
+    if (sz == SZ_RULES || !wh || wh->nnz < 0) return true;
+    return (double)W->nnz > 4.0 * (double)wh->nnz;
+}
+
+static int exec_outer(CgOp *op, const Hop *h, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
@@ -267,7 +319,7 @@ static int exec_outer(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bo
     if (u < 0 || v < 0) { *fb = true; goto done; }
     const MB *W = b.m[p->main], *U = b.m[u], *V = b.m[v];
     int64_t M = W->rows, N = W->cols, R = U->cols;
-    if (!W->sparse && M * N <= OUTER_DENSE_MAX && !keep) { *fb = true; goto done; }
+    if (outer_dense_small(W, h && h->nin == p->nin ? h->in[p->main] : NULL, sz)) { *fb = true; goto done; }
     bool bt = p->in[v].mode == IM_BT;
     *fb = U->rows != M || (bt ? (V->rows != R || V->cols != N) : (V->rows != N || V->cols != R));
     for (int k = 0; k < p->nin && !*fb; k++) {
@@ -307,15 +359,16 @@ done:
     return rc;
 }
 
-int cg_op_exec(CgContext *c, CgOp *op, Value *args, int nargs, Value *out, BrErr *e)
+int cg_op_exec(CgContext *c, CgOp *op, const Hop *h, Value *args, int nargs, Value *out, BrErr *e)
 {
     bool fb = __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1 || c->opt.interpret;
     int rc = 0;
+    SizeChecks sz = c->opt.keep_fused ? SZ_KEEP : c->opt.policy == CG_COST_BASED ? SZ_SURPRISE : SZ_RULES;
     if (!fb) {
         switch (op->plan->tpl) {
         case T_CELL: case T_MAGG: rc = exec_cell(op, args, nargs, out, e, &fb); break;
-        case T_ROW: rc = exec_row(op, args, nargs, out, e, &fb, c->opt.keep_fused); break;
-        case T_OUTER: rc = exec_outer(op, args, nargs, out, e, &fb, c->opt.keep_fused); break;
+        case T_ROW: rc = exec_row(op, h, args, nargs, out, e, &fb, sz); break;
+        case T_OUTER: rc = exec_outer(op, h, args, nargs, out, e, &fb, sz); break;
         default: fb = true; break;
         }
     }

@@ -145,13 +145,13 @@ static bool load(CgOp *op, const char *key, const char *path)
     snprintf(sym, sizeof sym, "cg_hash_%s", key);
     const unsigned long long *h = dlsym(dl, sym);
     if (!h || *h != (unsigned long long)op->plan->hash) { dlclose(dl); return false; }
-    static const char *names[T__N][4] = {
-        [T_CELL] = {"cg_dense", "cg_sparse", "cg_flat", NULL},
-        [T_MAGG] = {"cg_dense", "cg_sparse", "cg_flat", NULL},
-        [T_ROW] = {"cg_dense", "cg_sparse", NULL, "cg_tmp"},
-        [T_OUTER] = {"cg_row", "cg_col", NULL, NULL},
+    static const char *names[T__N][5] = {
+        [T_CELL] = {"cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg"},
+        [T_MAGG] = {"cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg"},
+        [T_ROW] = {"cg_dense", "cg_sparse", NULL, "cg_tmp", NULL},
+        [T_OUTER] = {"cg_row", "cg_col", NULL, NULL, NULL},
     };
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         const char *nm = names[op->plan->tpl][i];
         op->fn[i] = NULL;
         if (!nm) continue;
@@ -188,7 +188,8 @@ static bool has_token(const char *text, const char *id, size_t n)
  * shared is false. */
 static void bundle_add(SBuf *b, const CgOp *op, const char *key, bool shared)
 {
-    static const char *entry[] = {"cg_hash", "cg_dense", "cg_sparse", "cg_flat", "cg_tmp", "cg_row", "cg_col"};
+    static const char *entry[] = {"cg_hash", "cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg",
+                                 "cg_tmp", "cg_row", "cg_col"};
     const char *body = op->src + (shared ? strlen(cg_prelude) : 0);
     SBuf undef = {0};
     int ne = (int)(sizeof entry / sizeof *entry);
@@ -540,11 +541,13 @@ static void wait_any(Batch *bt)
     }
 }
 
-/* Takes a compiler slot; blocks only if wait is set. */
-static bool slot_take(int par, bool wait)
+/* Takes a compiler slot; blocks only if wait is set, and not once c is
+ * being freed (jit_stop wakes the waiters). */
+static bool slot_take(CgContext *c, int par, bool wait)
 {
     pthread_mutex_lock(&slot_mu);
-    while (wait && slots_busy >= par) pthread_cond_wait(&slot_cv, &slot_mu);
+    while (wait && slots_busy >= par && !__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE))
+        pthread_cond_wait(&slot_cv, &slot_mu);
     bool ok = slots_busy < par;
     if (ok) slots_busy++;
     pthread_mutex_unlock(&slot_mu);
@@ -651,7 +654,7 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
             }
         bool running = false;
         for (int k = 0; k < next && !running; k++) running = bt.jobs[k].running;
-        if (next < bt.nj && slot_take(par, !running)) {
+        if (next < bt.nj && slot_take(c, par, !running)) {
             Job *j = &bt.jobs[next++];
             if (!start(&bt, j)) {
                 slot_release();
@@ -668,6 +671,8 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
             }
             continue;
         }
+        /* woken by jit_stop: the top of the loop starts the rest */
+        if (!running && next < bt.nj && __atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE)) continue;
         if (!running) break;
         wait_any(&bt);
     }
@@ -676,6 +681,14 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
     free(bt.op);
     free(bt.key);
     __atomic_add_fetch(&c->st.compile_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
+}
+
+void jit_stop(CgContext *c)
+{
+    pthread_mutex_lock(&slot_mu);
+    __atomic_store_n(&c->stopping, true, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&slot_cv);
+    pthread_mutex_unlock(&slot_mu);
 }
 
 /* Asynchronous mode (seed 001): operators waiting for a background

@@ -14,9 +14,15 @@
  * Budgets keep it bounded and deterministic: (sub-)problems with more than
  * MAX_POINTS points take the best of the fuse-all / fuse-no-redundancy /
  * materialize-all assignments plus one greedy pass over composite points;
- * at most MAX_EVAL plans are costed per partition. Chosen assignments are
- * cached in the context by partition signature (structure plus log2
- * classes of sizes), so recompiled DAGs skip the enumeration. */
+ * at most MAX_EVAL plans are costed per partition. Then a greedy pass
+ * (unfuse) takes the products inside fused Row and Outer operators out of
+ * them where the cost model says the unfused plan is cheaper (a dgemm
+ * instead of row-wise products against a wide side matrix, no expansion
+ * of a sparse side input, no Outer operator over a dense driver): the
+ * decisions exec.c used to take at run time on size grounds. Chosen
+ * assignments and those choices are cached in the context by partition
+ * signature (structure plus log2 classes of sizes), so recompiled DAGs
+ * skip the enumeration. */
 #include "cgint.h"
 
 #include <math.h>
@@ -29,6 +35,7 @@
  * which the best plan found so far is kept. */
 #define MAX_POINTS 16
 #define MAX_EVAL 1000
+#define MAX_UNFUSE 64          /* plans costed by the greedy pass */
 
 typedef struct Enum {
     CostCtx *x;
@@ -223,6 +230,87 @@ done:
     return bestc;
 }
 
+/* ---- products the cost model takes out of fused operators ---- */
+
+/* Does partition p hold a product with a Row or Outer plan? */
+static bool has_products(const Memo *m, const Part *p)
+{
+    for (int k = 0; k < p->nh; k++) {
+        const Hop *h = m->hop[p->hops[k]];
+        if (h->kind != H_MATMUL || (h->op != OP_MATMUL && h->op != OP_MATMULTL)) continue;
+        if (memo_has_type(m, h, T_ROW, false) || memo_has_type(m, h, T_OUTER, false)) return true;
+    }
+    return false;
+}
+
+/* Bans the Outer template at the outer product h and at every consumer
+ * above it (within the partition) that has Outer entries: all Outer
+ * plans grow from an outer product, so none is left half built. */
+static void ban_outer(const CostCtx *x, int h, uint8_t *ban)
+{
+    const Memo *m = x->m;
+    int *stack = br_malloc((size_t)m->nid * sizeof(int)), n = 0;
+    if (!stack) return;
+    stack[n++] = h;
+    ban[h] |= (uint8_t)(1u << T_OUTER);
+    while (n > 0) {
+        int id = stack[--n];
+        for (int u = 0; u < m->npar[id]; u++) {
+            const Hop *c = m->par[id][u];
+            if (!x->p->in[c->id] || ((ban[c->id] >> T_OUTER) & 1) || !memo_has_type(m, c, T_OUTER, false)) continue;
+            ban[c->id] |= (uint8_t)(1u << T_OUTER);
+            stack[n++] = c->id;
+        }
+    }
+    free(stack);
+}
+
+/* Greedy pass over the plan with assignment best: for each product
+ * inside a fused Row operator (or each outer product of an Outer
+ * operator, with the Outer plans above it), bans that template there
+ * (ban: by hop id, bits 1 << TplType) when the plan then costs at least
+ * 0.1% less, until no ban pays off or MAX_UNFUSE plans were costed.
+ * The unfused alternative is costed like any plan (dgemm's rate for
+ * dense products, materialized intermediates written and read), so this
+ * is where Row plans with wide side matrices at small sizes, Row plans
+ * expanding a sparse side input and Outer plans over small dense drivers
+ * lose. Returns the cost of the final plan. */
+static double unfuse(CostCtx *x, const bool *best, uint8_t *ban)
+{
+    int n = x->m->nid;
+    x->ban = ban;
+    double c0 = cg_plan_cost(x, best, INFINITY);
+    int *cand = br_malloc((size_t)n * sizeof(int));
+    uint8_t *save = br_malloc((size_t)n);
+    char *tried = br_calloc((size_t)n * T__N, 1);
+    int evals = 0;
+    while (cand && save && tried && c0 < INFINITY && evals < MAX_UNFUSE) {
+        int nc = x->ncand;
+        memcpy(cand, x->cand, (size_t)nc * sizeof(int));
+        bool accepted = false;
+        for (int i = 0; i < nc && evals < MAX_UNFUSE && !accepted; i++) {
+            if (tried[cand[i]]) continue;
+            tried[cand[i]] = 1;
+            int h = cand[i] / T__N, t = cand[i] % T__N;
+            memcpy(save, ban, (size_t)n);
+            if (t == T_OUTER) ban_outer(x, h, ban);
+            ban[h] |= (uint8_t)(1u << t);
+            evals++;
+            double c1 = cg_plan_cost(x, best, c0);
+            if (c1 < c0 * (1 - 1e-3)) {
+                accepted = true;
+                c0 = cg_plan_cost(x, best, INFINITY);   /* refreshes the candidates */
+            } else {
+                memcpy(ban, save, (size_t)n);
+            }
+        }
+        if (!accepted) break;
+    }
+    free(cand); free(save); free(tried);
+    x->ban = NULL;
+    return c0;
+}
+
 /* ---- the selection cache ---- */
 
 /* One cached selection: the partition signature and its best assignment. */
@@ -232,6 +320,9 @@ typedef struct SelEntry {
     int nsig;
     bool *best;            /* by point */
     int npts;
+    uint8_t *ban;          /* by partition hop (p->hops order): banned
+                              templates (unfuse) */
+    int nh;
 } SelEntry;
 
 struct SelCache {
@@ -244,7 +335,7 @@ struct SelCache {
 void selcache_free(SelCache *s)
 {
     if (!s) return;
-    for (int i = 0; i < s->n; i++) { free(s->v[i].sig); free(s->v[i].best); }
+    for (int i = 0; i < s->n; i++) { free(s->v[i].sig); free(s->v[i].best); free(s->v[i].ban); }
     free(s->v);
     free(s);
 }
@@ -329,24 +420,28 @@ static bool part_sig(const Memo *m, const Part *p, Sig *s)
     return !s->fail;
 }
 
-/* Looks up a cached assignment for signature s; copies it into best. */
-static bool cache_get(CgContext *c, const Sig *s, uint64_t hash, bool *best, int npts)
+/* Looks up a cached assignment for signature s; copies it into best and
+ * the bans of the partition's hops (p->hops order) into ban (by hop id). */
+static bool cache_get(CgContext *c, const Sig *s, uint64_t hash, bool *best, int npts, const Part *p, uint8_t *ban)
 {
     bool hit = false;
     pthread_mutex_lock(&c->lock);
     for (int i = 0; c->selc && i < c->selc->n && !hit; i++) {
         const SelEntry *e = &c->selc->v[i];
-        if (e->hash != hash || e->nsig != s->n || e->npts != npts) continue;
+        if (e->hash != hash || e->nsig != s->n || e->npts != npts || e->nh != p->nh) continue;
         if (memcmp(e->sig, s->v, (size_t)s->n * sizeof(int64_t))) continue;
         memcpy(best, e->best, (size_t)npts * sizeof(bool));
+        for (int k = 0; k < p->nh; k++) ban[p->hops[k]] = e->ban[k];
         hit = true;
     }
     pthread_mutex_unlock(&c->lock);
     return hit;
 }
 
-/* Stores the assignment best under signature s (takes s->v). */
-static void cache_put(CgContext *c, Sig *s, uint64_t hash, const bool *best, int npts)
+/* Stores the assignment best and the bans of p's hops under signature s
+ * (takes s->v). */
+static void cache_put(CgContext *c, Sig *s, uint64_t hash, const bool *best, int npts, const Part *p,
+                      const uint8_t *ban)
 {
     pthread_mutex_lock(&c->lock);
     if (!c->selc) c->selc = br_calloc(1, sizeof *c->selc);
@@ -358,23 +453,28 @@ static void cache_put(CgContext *c, Sig *s, uint64_t hash, const bool *best, int
             if (nv) { sc->v = nv; sc->cap = nc; }
         }
         bool *b = br_malloc((size_t)BR_MAX(npts, 1) * sizeof(bool));
-        if (sc->n < sc->cap && b) {
+        uint8_t *bn = br_malloc((size_t)BR_MAX(p->nh, 1));
+        if (sc->n < sc->cap && b && bn) {
             memcpy(b, best, (size_t)npts * sizeof(bool));
-            sc->v[sc->n++] = (SelEntry){hash, s->v, s->n, b, npts};
+            for (int k = 0; k < p->nh; k++) bn[k] = ban[p->hops[k]];
+            sc->v[sc->n++] = (SelEntry){hash, s->v, s->n, b, npts, bn, p->nh};
             s->v = NULL;
         } else {
             free(b);
+            free(bn);
         }
     }
     pthread_mutex_unlock(&c->lock);
 }
 
-typedef struct CutArg { const Part *p; const bool *cut; } CutArg;
+typedef struct CutArg { const Part *p; const bool *cut; const uint8_t *ban; } CutArg;
 
+/* Drops entries that fuse across a materialized point or whose template
+ * the greedy pass banned at their hop. */
 static bool drop_cut(const Memo *m, const Hop *h, const MEntry *e, void *arg)
 {
-    (void)m;
     const CutArg *a = arg;
+    if (a->ban && (((a->ban[h->id] >> e->type) & 1) || cg_dead_ref(m, a->ban, e))) return true;
     for (int t = 0; t < a->p->npts; t++) {
         if (!a->cut[t] || a->p->pts[t].c != h->id) continue;
         for (int i = 0; i < e->nin; i++) if (e->ref[i] == a->p->pts[t].h) return true;
@@ -383,42 +483,50 @@ static bool drop_cut(const Memo *m, const Hop *h, const MEntry *e, void *arg)
 }
 
 /* Cost-based candidate selection: per partition, the best assignment of
- * its interesting points by MPSkipEnum; prunes m accordingly (the
- * fuse-all selection then picks the plans). */
+ * its interesting points by MPSkipEnum, then the greedy pass over its
+ * products (unless the context keeps fused operators on every shape,
+ * CgOptions.keep_fused); prunes m accordingly (the fuse-all selection
+ * then picks the plans). */
 void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
 {
     int np = 0;
     Part *ps = cg_partitions(m, &np);
     if (!ps) return;
     es->partitions += np;
+    bool greedy_ok = !(cx && cx->opt.keep_fused);
     for (int q = 0; q < np; q++) {
         Part *p = &ps[q];
-        if (!p->npts || !p->in) continue;
+        if (!p->in) continue;
+        bool greedy = greedy_ok && has_products(m, p);
+        if (!p->npts && !greedy) continue;
         es->points += p->npts;
         CostCtx x;
         if (cost_init(&x, m, mc, p, es)) continue;
         Enum en = {.x = &x, .npts = p->npts, .es = es};
-        int *idx = br_malloc((size_t)p->npts * sizeof(int));
-        bool *base = br_calloc((size_t)p->npts, sizeof(bool)), *best = br_calloc((size_t)p->npts, sizeof(bool));
+        int *idx = br_malloc((size_t)BR_MAX(p->npts, 1) * sizeof(int));
+        bool *base = br_calloc((size_t)BR_MAX(p->npts, 1), sizeof(bool)),
+             *best = br_calloc((size_t)BR_MAX(p->npts, 1), sizeof(bool));
+        uint8_t *ban = br_calloc((size_t)m->nid, 1);
         Sig sig = {0};
         uint64_t hash = 0;
-        bool keyed = cx && idx && base && best && part_sig(m, p, &sig);
+        bool keyed = cx && idx && base && best && ban && part_sig(m, p, &sig);
         if (keyed) hash = cg_hash_bytes(sig.v, (size_t)sig.n * sizeof(int64_t), 0x5e1ec7);
-        if (keyed && cache_get(cx, &sig, hash, best, p->npts)) {
+        if (keyed && cache_get(cx, &sig, hash, best, p->npts, p, ban)) {
             es->cached++;
-            CutArg a = {p, best};
+            CutArg a = {p, best, ban};
             for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
-        } else if (idx && base && best) {
+        } else if (idx && base && best && ban) {
             for (int t = 0; t < p->npts; t++) idx[t] = t;
-            double c = mpskip(&en, idx, p->npts, base, best);
-            if (c < INFINITY && keyed) cache_put(cx, &sig, hash, best, p->npts);
+            double c = p->npts ? mpskip(&en, idx, p->npts, base, best) : 0;
+            if (c < INFINITY && greedy) c = unfuse(&x, best, ban);
+            if (c < INFINITY && keyed) cache_put(cx, &sig, hash, best, p->npts, p, ban);
             if (c < INFINITY) {
-                CutArg a = {p, best};
+                CutArg a = {p, best, ban};
                 for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
             }
         }
         free(sig.v);
-        free(idx); free(base); free(best);
+        free(idx); free(base); free(best); free(ban);
         cost_free(&x);
     }
     parts_free(ps, np);

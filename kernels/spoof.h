@@ -2,7 +2,8 @@
  * integration"). A skeleton owns data access, threading, blocking and
  * aggregation over dense and sparse inputs; the generated code (codegen/)
  * is a set of loops over rows or cells with the operator's body inlined,
- * called once per block of rows (dense) or per row (sparse). Skeletons
+ * called once per block of rows (dense) or per row (sparse); Cell full
+ * aggregates once per super-block, aggregating inside the loop. Skeletons
  * know nothing of HOPs or CPlans: they take matrices, access modes,
  * scalars and the generated functions.
  *
@@ -45,6 +46,25 @@ typedef void (*SpCellDenseFn)(const double *const *P, const int64_t *S, const do
 /* Cell, flat: all matrix inputs full and dense; cells c0 <= c < c1 in
  * row-major order into out[t][c - c0]. */
 typedef void (*SpCellFlatFn)(const double *const *P, const double *sc, int64_t c0, int64_t c1, double *const *out);
+/* Cell full aggregates (every output SPA_SUM/SUMSQ/MIN/MAX/MEAN)
+ * computed inside the loop. Plans without vector inputs (ff set): flat
+ * cells r0 <= c < r1 as for SpCellFlatFn (S and n unused); plans with
+ * vector inputs (no ff): rows r0 <= i < r1, all n columns, inputs as for
+ * SpCellDenseFn, the lanes restarting at each row. The q-th cell (of the
+ * call, or of the row) goes into lane q % SPOOF_AL of each output. acc
+ * (read and updated): per output t, SPOOF_AL lane values at
+ * acc[2 * SPOOF_AL * t] (sums, or min/max) followed by SPOOF_AL Kahan
+ * corrections. */
+#define SPOOF_AL 32
+typedef void (*SpCellAggFn)(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1,
+                            int64_t n, double *acc);
+/* Cell full aggregates of a sparse-safe plan over the main input's
+ * non-zeros, computed inside the loop: rows r0 <= i < r1 of the main's
+ * CSR arrays (rp by row, ci, v); the q-th non-zero of a row into lane
+ * q % SPOOF_AL; acc as for SpCellAggFn. Implicit zeros are the
+ * skeleton's (min, max, mean). */
+typedef void (*SpCellSparseAggFn)(const double *const *P, const int64_t *S, const double *sc, int64_t r0,
+                                  int64_t r1, const int64_t *rp, const int32_t *ci, const double *v, double *acc);
 /* Cell, sparse-safe: the non-zeros (ci[k], av[k]) of row i of the main
  * input; values into out[t][k]. */
 typedef void (*SpCellSparseFn)(const double *const *P, const int64_t *S, const double *sc, int64_t i,
@@ -93,6 +113,8 @@ typedef struct SpoofCell {
     int agg[SPOOF_MAXOUT]; /* SPA_* per output (SPD_NONE: SPA_NONE) */
     SpCellDenseFn fd;
     SpCellFlatFn ff;       /* NULL if the plan has vector inputs */
+    SpCellAggFn fa;        /* SPD_FULL in the loop; NULL: fd/ff + buffer */
+    SpCellSparseAggFn fsa; /* SPD_FULL over sparse rows in the loop; NULL: fs */
     SpCellSparseFn fs;     /* NULL unless sparse-safe */
 } SpoofCell;
 

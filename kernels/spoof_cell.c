@@ -484,6 +484,38 @@ static MB *run_col(const Ctx *x, BrErr *e)
     return out;
 }
 
+/* Initial lanes of in-loop aggregates (SpCellAggFn) of nout outputs. */
+static void lanes_init(double *la, const int *agg, int nout)
+{
+    for (int t = 0; t < nout; t++) {
+        double v = agg[t] == SPA_MIN ? INFINITY : agg[t] == SPA_MAX ? -INFINITY : 0;
+        for (int l = 0; l < SPOOF_AL; l++) {
+            la[2 * SPOOF_AL * t + l] = v;
+            la[2 * SPOOF_AL * t + SPOOF_AL + l] = 0;
+        }
+    }
+}
+
+/* Folds the SPOOF_AL lanes la (values, then corrections) of an in-loop
+ * aggregate (SpCellAggFn) into a, lane by lane in order. */
+static void lanes_fold(SpAcc *a, int agg, const double *la)
+{
+    for (int l = 0; l < SPOOF_AL; l++) {
+        if (agg == SPA_MIN) a->s[0] = min_step(a->s[0], la[l]);
+        else if (agg == SPA_MAX) a->s[0] = max_step(a->s[0], la[l]);
+        else {
+            kadd(&a->s[l % KL], &a->c[l % KL], la[l]);
+            kadd(&a->s[l % KL], &a->c[l % KL], la[SPOOF_AL + l]);
+        }
+    }
+}
+
+/* Full aggregates of every output into res (one value each): per fixed
+ * super-block of rows or cells, Kahan lanes (with fa, over flat cells or,
+ * for plans with vector inputs, dense rows of at least SPOOF_AL columns,
+ * and with fsa over sparse rows without expanded inputs: aggregated
+ * inside the generated loop, one call per super-block), the super-blocks
+ * merged in order. */
 static int run_full(const Ctx *x, double *res, BrErr *e)
 {
     const SpoofCell *op = x->op;
@@ -508,7 +540,19 @@ static int run_full(const Ctx *x, double *res, BrErr *e)
         Work w;
         if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
         SpAcc *a = &acc[b * nout];
-        if (x->flat) {
+        if (op->fa && (x->flat || (!op->ff && !mm && !x->nexp && N >= SPOOF_AL))) {
+            /* in-loop aggregation, one call per super-block */
+            double la[SPOOF_MAXOUT * 2 * SPOOF_AL];
+            lanes_init(la, op->agg, nout);
+            if (x->flat) {
+                int64_t c0 = b * nch / nsb * CH, c1 = BR_MIN(M * N, (b + 1) * nch / nsb * CH);
+                if (c1 > c0) op->fa(w.P, NULL, op->in.sc, c0, c1, 0, la);
+            } else {
+                int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
+                if (rb > ra) op->fa(w.P, w.S, op->in.sc, ra, rb, N, la);
+            }
+            for (int t = 0; t < nout; t++) lanes_fold(&a[t], op->agg[t], la + 2 * SPOOF_AL * t);
+        } else if (x->flat) {
             int64_t c0 = b * nch / nsb, c1 = (b + 1) * nch / nsb;
             for (int64_t c = c0; c < c1; c++) {
                 int64_t lo = c * CH, hi = BR_MIN(M * N, lo + CH);
@@ -517,7 +561,12 @@ static int run_full(const Ctx *x, double *res, BrErr *e)
             }
         } else {
             int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
-            if (mm) {
+            if (mm && op->fsa && !x->nexp) {
+                double la[SPOOF_MAXOUT * 2 * SPOOF_AL];
+                lanes_init(la, op->agg, nout);
+                if (rb > ra) op->fsa(w.P, w.S, op->in.sc, ra, rb, mm->rp, mm->ci, mm->v, la);
+                for (int t = 0; t < nout; t++) lanes_fold(&a[t], op->agg[t], la + 2 * SPOOF_AL * t);
+            } else if (mm) {
                 for (int64_t i = ra; i < rb; i++) {
                     int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
                     if (lo == hi) continue;

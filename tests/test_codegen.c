@@ -199,16 +199,17 @@ static void test_templates(void)
         T_CHECK(st.fused[3] == 1, "%s: %lld Outer operators", what, (long long)st.fused[3]);
         snprintf(what, sizeof what, "outer no_agg %s", sp ? "sparse" : "dense");
         check_all(what, "R = W * (U %*% t(V))", 9, nm, ins, 1, oR, 1e-8, 2, &st);
-        T_CHECK(st.fused[3] == 1, "%s: %lld Outer operators", what, (long long)st.fused[3]);
+        /* a dense driver: the cost model leaves the product to dgemm */
+        T_CHECK(st.fused[3] == (sp ? 1 : 0), "%s: %lld Outer operators", what, (long long)st.fused[3]);
         /* ALS-CG update rule (seed expression 1) */
         snprintf(what, sizeof what, "outer als-cg %s", sp ? "sparse" : "dense");
         check_all(what, "rs = rowSums(W != 0)\nr = rs[1:nrow(V),] + 1\n"
                         "R = t(t(U) %*% (W * (U %*% t(V)))) + 1e-6 * V * r",
                   9, nm, ins, 1, oR, 1e-8, 2, &st);
-        T_CHECK(st.fused[3] == 1, "%s: %lld Outer operators", what, (long long)st.fused[3]);
+        T_CHECK(st.fused[3] == (sp ? 1 : 0), "%s: %lld Outer operators", what, (long long)st.fused[3]);
         snprintf(what, sizeof what, "outer left %s", sp ? "sparse" : "dense");
         check_all(what, "R = (W * (U %*% t(V))) %*% V", 9, nm, ins, 1, oR, 1e-8, 2, &st);
-        T_CHECK(st.fused[3] == 1, "%s: %lld Outer operators", what, (long long)st.fused[3]);
+        T_CHECK(st.fused[3] == (sp ? 1 : 0), "%s: %lld Outer operators", what, (long long)st.fused[3]);
         for (int k = 0; k < 9; k++) mb_release(ins[k]);
     }
 }
@@ -456,6 +457,58 @@ static void test_row_sparse(bool quick)
         }
 }
 
+/* The blocked dense Row kernels (register tiles of cg_bvm / cg_bouter)
+ * for every width k = 1..17: t(X) %*% (X %*% V), t(X) %*% f(X %*% V) and
+ * a NO_AGG product, over column counts just above k (one or two panels of
+ * 8, masked tails) and 37 (several panel groups and a remainder), row
+ * counts off and on multiples of the row block, dense rows with NaN and
+ * infinite values, sparse and empty X; every policy against the unfused
+ * plan, the blocked kernels in the explain text, and a large case with
+ * several super-blocks bit-identical with 1 and 2 threads. */
+static void test_row_blk(bool quick)
+{
+    static const int kq[] = {2, 8, 13, 16};
+    int nk = quick ? 4 : 17;
+    const char *nm[] = {"X1", "X2", "X3", "V1", "V2", "V3", "w"};
+    const char *on[] = {"o1", "o2", "o3"};
+    const char *src = "o1 = t(X1) %*% (X1 %*% V1)\n"
+                      "o2 = t(X2) %*% ((X2 %*% V2) * w - 0.5)\n"
+                      "o3 = (X3 %*% V3) * w + 1\n";
+    enum { NI = 7, NO = 3 };
+    for (int q = 0; q <= nk; q++)
+        for (int c = 0; c < 2; c++)
+            for (int s = 0; s < 4; s++) {
+                /* the last case: several super-blocks, compared across threads */
+                bool big = q == nk;
+                if (big && (c > 0 || s > 0)) continue;
+                int64_t k = big ? 13 : quick ? kq[q] : q + 1, n = c == 0 ? k + 1 : 37;
+                int64_t m = big ? 24011 : s == 1 ? 64 : s == 0 ? 131 : 23;
+                MB *X = t_gen(m, n, s == 2 ? 0.1 : s == 3 ? 0 : 1, -1, 1, s >= 2);
+                if (s == 0) {
+                    X->d[5 * n + 1] = NAN;
+                    X->d[9 * n] = INFINITY;
+                    X->d[(m - 2) * n + n - 1] = -INFINITY;
+                }
+                mb_recount_nnz(X);
+                MB *ins[NI] = {X, mb_retain(X), mb_retain(X)};
+                for (int v = 3; v < 6; v++) ins[v] = t_gen(n, k, 1, -1, 1, false);
+                ins[6] = t_gen(m, 1, 1, 0, 1, false);
+                char what[96];
+                snprintf(what, sizeof what, "row blk %lldx%lld k %lld %s", (long long)m, (long long)n, (long long)k,
+                         s == 0 ? "dense nan/inf" : s == 1 ? "dense" : s == 2 ? "sparse" : "empty");
+                check_all(what, src, NI, nm, ins, NO, on, 1e-10, 0, NULL);
+                if (s == 1 && !big) {
+                    char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, NO, on);
+                    bool spec = k >= 2 && k <= 16;
+                    T_CHECK((count_str(ex, "cg_bvm(ab") >= 3 && count_str(ex, "cg_bouter(ab") >= 2) == spec,
+                            "%s: blocked kernels %s\n%s", what, spec ? "missing" : "unexpected", ex ? ex : "");
+                    free(ex);
+                }
+                if (big) same_across_threads(what, src, &pols[5].o, NI, nm, ins, NO, on);
+                for (int v = 0; v < NI; v++) mb_release(ins[v]);
+            }
+}
+
 /* ---- shapes ---- */
 
 static void test_shapes(void)
@@ -648,6 +701,109 @@ static void test_cache(void)
     mb_release(Y);
 }
 
+/* ---- size decisions of the cost model ---- */
+
+/* Fused operators of template `tpl` ("ROW", "OUTER", ...) in an explain
+ * text. */
+static int count_tpl(const char *ex, const char *tpl)
+{
+    char w[32];
+    snprintf(w, sizeof w, "CPlan %s ", tpl);
+    return count_str(ex, w);
+}
+
+/* The shapes where exec.c used to swap a compiled operator for the
+ * unfused plan at run time are now decisions of the cost model: small
+ * Row plans with a product against a wide side matrix (more than 16
+ * columns: one dgemm), Row plans expanding a sparse side input (t(P) %*%
+ * H with a permutation P), Outer plans over a dense driver. The
+ * cost-based plan does not fuse them (explain text) and never falls
+ * back; narrow products and sparse drivers stay fused at every size;
+ * fuse_all still fuses on structure and keep_fused runs the generated
+ * code; results agree under every policy. Sizes sweep the old
+ * thresholds (2^20 cells of a Row main input, 16 columns, 2^22 cells of
+ * an Outer driver). */
+static void test_cost_decisions(void)
+{
+    const char *nm[] = {"X", "V", "Z", "W", "U", "Q", "P"};
+    const char *oR[] = {"R"}, *oS[] = {"s"};
+    char what[96];
+    /* Row: X %*% V with elementwise work, k narrow and wide */
+    int64_t ms[] = {64, 2000, 30000};
+    int ks[] = {4, 16, 17, 40};
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 4; b++) {
+            int64_t m = ms[a];
+            int k = ks[b];
+            MB *X = t_gen(m, 40, 1, -1, 1, false), *V = t_gen(40, k, 1, -1, 1, false),
+               *Z = t_gen(m, k, 1, -1, 1, false);
+            MB *ins[] = {X, V, Z, NULL, NULL, NULL, NULL};
+            const char *src = "R = (X %*% V) * (1 - Z ^ 2)";
+            snprintf(what, sizeof what, "cost row %lldx40 k=%d", (long long)m, k);
+            CgStats st = {0};
+            if (m <= 2000) check_all(what, src, 3, nm, ins, 1, oR, 1e-10, 2, &st);
+            T_CHECK(st.fallback == 0, "%s: %lld fallbacks", what, (long long)st.fallback);
+            char *ex = explain_text(src, CG_COST_BASED, 3, nm, ins, 1, oR);
+            int rows = count_tpl(ex, "ROW");
+            T_CHECK(k <= 16 ? rows == 1 : rows == 0, "%s: %d Row operators under cost_based", what, rows);
+            free(ex);
+            if (m <= 2000) {
+                ex = explain_text(src, CG_FUSE_ALL, 3, nm, ins, 1, oR);
+                T_CHECK(count_tpl(ex, "ROW") == 1, "%s: fuse_all fuses the product", what);
+                free(ex);
+            }
+            mb_release(X); mb_release(V); mb_release(Z);
+        }
+    /* Row: t(P) %*% f(X %*% V) with a permutation P (a sparse side input
+     * of the Row plan driven by X) */
+    int64_t ns[] = {100, 1000};
+    for (int a = 0; a < 2; a++) {
+        int64_t n = ns[a];
+        BrErr e = {0};
+        MB *P = mb_sp_new(n, n, n, &e);
+        for (int64_t i = 0; i < n; i++) mb_sp_append(P, i, (i * 7 + 3) % n, 1, &e);
+        mb_sp_finish(P);
+        MB *X = t_gen(n, 20, 1, -1, 1, false), *V = t_gen(20, 5, 1, -1, 1, false);
+        MB *ins[] = {X, V, NULL, NULL, NULL, NULL, P};
+        const char *src = "R = t(P) %*% tanh(X %*% V)";
+        snprintf(what, sizeof what, "cost row permutation n=%lld", (long long)n);
+        CgStats st = {0};
+        check_all(what, src, 7, nm, ins, 1, oR, 1e-10, 2, &st);
+        T_CHECK(st.fallback == 0, "%s: %lld fallbacks", what, (long long)st.fallback);
+        char side[64], mainp[64];
+        snprintf(side, sizeof side, "full [%lldx%lld]", (long long)n, (long long)n);
+        snprintf(mainp, sizeof mainp, "full (main) [%lldx%lld]", (long long)n, (long long)n);
+        char *ex = explain_text(src, CG_COST_BASED, 7, nm, ins, 1, oR);
+        T_CHECK(ex && count_str(ex, side) == 0, "%s: P expanded as a side input under cost_based", what);
+        T_CHECK(count_tpl(ex, "ROW") >= 1, "%s: the product X %%*%% V stays fused", what);
+        free(ex);
+        mb_release(X); mb_release(V); mb_release(P);
+    }
+    /* Outer: W * (U %*% t(V)) and sum(W * log(...)) over dense and sparse
+     * drivers around 2^22 cells */
+    int64_t os[] = {200, 2100};
+    for (int a = 0; a < 2; a++)
+        for (int dense = 0; dense < 2; dense++) {
+            int64_t m = os[a];
+            MB *W = t_gen(m, m, dense ? 1 : 0.01, 0.1, 1, !dense), *U = t_gen(m, 8, 1, 0.1, 1, false),
+               *Q = t_gen(m, 8, 1, 0.1, 1, false);
+            MB *ins[] = {NULL, NULL, NULL, W, U, Q, NULL};
+            const char *srcs[] = {"R = W * (U %*% t(Q))", "s = sum(W * log(U %*% t(Q) + 1e-15))"};
+            for (int v = 0; v < 2; v++) {
+                snprintf(what, sizeof what, "cost outer %s %lldx%lld %s", v ? "sum" : "no_agg", (long long)m,
+                         (long long)m, dense ? "dense" : "sparse");
+                CgStats st = {0};
+                if (m <= 200) check_all(what, srcs[v], 7, nm, ins, 1, v ? oS : oR, 1e-8, 2, &st);
+                T_CHECK(st.fallback == 0, "%s: %lld fallbacks", what, (long long)st.fallback);
+                char *ex = explain_text(srcs[v], CG_COST_BASED, 7, nm, ins, 1, v ? oS : oR);
+                int outer = count_tpl(ex, "OUTER");
+                T_CHECK(dense ? outer == 0 : outer == 1, "%s: %d Outer operators under cost_based", what, outer);
+                free(ex);
+            }
+            mb_release(W); mb_release(U); mb_release(Q);
+        }
+}
+
 /* ---- bounded plan selection and the selection cache ---- */
 
 /* A block with one intermediate shared by many statements (hundreds of
@@ -690,6 +846,7 @@ int main(void)
 {
     test_cache();
     test_selection();
+    test_cost_decisions();
     for (int th = 1; th <= 2; th++) {
         br_set_threads(th);
         test_ops();
@@ -700,6 +857,7 @@ int main(void)
         test_row_b1(th == 2);
         test_row_kmeans(th == 2);
         test_row_sparse(th == 2);
+        test_row_blk(th == 2);
     }
     return t_done("test_codegen");
 }
