@@ -844,6 +844,7 @@ static void test_selection(void)
 
 int main(void)
 {
+    t_pin_machine();
     test_cache();
     test_selection();
     test_cost_decisions();

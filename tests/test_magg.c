@@ -301,6 +301,7 @@ static void test_generated(void)
 
 int main(void)
 {
+    t_pin_machine();
     t_seed(20261122);
     test_generated();
     for (int th = 1; th <= 2; th++) {

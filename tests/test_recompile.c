@@ -121,6 +121,7 @@ static const Case cases[] = {
 
 int main(void)
 {
+    t_pin_machine();
     CgOptions cgs[] = {
         {.enabled = false},
         {.enabled = true, .plancache = true, .policy = CG_COST_BASED},

@@ -195,6 +195,7 @@ static void test_mm_threads(void)
 
 int main(void)
 {
+    t_pin_machine();
     t_seed(0x9E3779B97F4A7C15ULL);
     test_tanh_scalar();
     for (int th = 1; th <= 2; th++) {
