@@ -397,7 +397,7 @@ static void test_mmchain_blocks(void)
     static const struct { int64_t m, n; double sp; } cs[] = {
         {4099, 100, 1}, {20000, 7, 1}, {300, 1000, 1}, {5000, 1, 1}, {1025, 33, 0.5},
         {20000, 40, 0.1}, {500, 3000, 0.02}, {60000, 12, 0.1}, {40000, 20, 0.001},
-        {3, 20000, 1},
+        {3, 20000, 1}, {8195, 9, 1}, {6001, 24, 0.7},
     };
     for (size_t k = 0; k < sizeof cs / sizeof *cs; k++)
         for (int c = 1; c <= 5; c += c == 1 ? 1 : 3)
@@ -486,6 +486,59 @@ static void test_mmchain_nonfinite(void)
     br_set_threads(2);
 }
 
+/* The dense kernel's groups of 8 rows (AVX-512) and the row tails after
+ * them: row counts around multiples of 8, widths around multiples of 8
+ * (masked row tails), c = 1, 2, 3, w none / m x 1 / m x c, each finite
+ * and with one NaN or Inf (in turn: in the masked tail of x, in a full
+ * vector of x, in v's tail, in w), against the IEEE reference; 1 and 2
+ * threads agree bitwise. */
+static void test_mmchain_groups(void)
+{
+    static const int64_t ms[] = { 8, 15, 16, 17, 24, 71 };
+    static const int64_t ns[] = { 1, 3, 7, 8, 9, 15, 16, 17, 24, 100 };
+    static const double bad[] = { NAN, INFINITY, -INFINITY };
+    for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
+        for (size_t b = 0; b < sizeof ns / sizeof *ns; b++)
+            for (int c = 1; c <= 3; c++)
+                for (int wk = 0; wk < 3; wk++)
+                    for (int mk = 0; mk < 2; mk++) {
+                        int mode = mk ? 1 + (int)((a + b + (size_t)c + (size_t)wk) % 4) : 0;
+                        int64_t m = ms[a], n = ns[b];
+                        uint64_t seed = 17000 + a * 1000 + b * 100 + c * 20 + wk * 5 + mode;
+                        MB *xd = gen(m, n, 0.9, false, seed);
+                        MB *v = gen(n, c, 1, false, seed + 1);
+                        MB *w = wk ? gen(m, wk == 1 ? 1 : c, 1, false, seed + 2) : NULL;
+                        double val = bad[(a + b + (size_t)c) % 3];
+                        int64_t row = (m / 8) * 8 - 1 - (int64_t)(seed % 3);   /* in the last group */
+                        if (row < 0) row = 0;
+                        if (mode == 1) xd->d[row * n + n - 1] = val;             /* masked tail */
+                        else if (mode == 2) xd->d[row * n] = val;                 /* first vector */
+                        else if (mode == 3) v->d[(n - 1) * c + c - 1] = val;
+                        else if (mode == 4 && w) w->d[row * w->cols] = val;
+                        mb_recount_nnz(xd); mb_recount_nnz(v);
+                        if (w) mb_recount_nnz(w);
+                        MB *ref = ref_chain_ieee(xd, v, w), *r1 = NULL;
+                        for (int th = 1; th <= 2; th++) {
+                            br_set_threads(th);
+                            BrErr e = {0};
+                            MB *r = k_mmchain(xd, v, w, &e);
+                            T_CHECK(r && valid(r), "mmchain groups valid: %s", e.msg);
+                            if (r) T_MB_EQ(r, ref, 1e-12, "mmchain groups %dx%d c %d w %d mode %d th %d",
+                                           (int)m, (int)n, c, wk, mode, th);
+                            if (th == 1) r1 = r;
+                            else {
+                                T_CHECK(r && r1 && mb_equal(r, r1, 0),
+                                        "mmchain groups thread-independent %dx%d c %d w %d mode %d",
+                                        (int)m, (int)n, c, wk, mode);
+                                mb_release(r);
+                            }
+                        }
+                        mb_release(r1); mb_release(ref);
+                        mb_release(xd); mb_release(v); mb_release(w);
+                    }
+    br_set_threads(2);
+}
+
 static void test_errors(void)
 {
     BrErr e = {0};
@@ -550,6 +603,7 @@ int main(void)
     test_mmchain();
     test_mmchain_blocks();
     test_mmchain_nonfinite();
+    test_mmchain_groups();
     test_errors();
     test_conformance_values();
     return t_done("test_mm");
