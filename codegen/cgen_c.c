@@ -215,6 +215,44 @@ static void emit_lane_loops(Gen *g, const char *j0, const char *j1, const char *
     }
 }
 
+/* How emit_row_inputs names the main input's row. */
+enum { MAIN_SKIP, MAIN_A, MAIN_P };
+
+/* The row-i pointers (p<k>) and column-vector values (c<k>) of a plan's
+ * inputs; the main input is left out (sparse loops), named `a` (Row
+ * bodies) or p<main> (dense Cell loops). */
+static void emit_row_inputs(const Gen *g, const char *ind, int main_as)
+{
+    const CPlan *p = g->p;
+    for (int k = 0; k < p->nin; k++) {
+        InMode md = p->in[k].mode;
+        if (k == p->main && main_as != MAIN_P) {
+            if (main_as == MAIN_A) sb_printf(g->b, "%sconst double *restrict a = P[%d] + i * S[%d];\n", ind, k, k);
+            continue;
+        }
+        if (md == IM_FULL || md == IM_ROW)
+            sb_printf(g->b, "%sconst double *restrict p%d = P[%d] + i * S[%d];\n", ind, k, k, k);
+        else if (md == IM_COL)
+            sb_printf(g->b, "%sconst double c%d = P[%d][i];\n", ind, k, k);
+    }
+}
+
+/* Declares and loads (load) or stores back the aggregation lanes as<r>,
+ * ac<r> of every output from/to acc. */
+static void emit_lanes(Gen *g, bool load)
+{
+    const int W = SPOOF_AL;
+    for (int r = 0; r < g->p->nout; r++) {
+        if (load)
+            sb_printf(g->b, "    double as%d[%d], ac%d[%d];\n"
+                            "    for (int l = 0; l < %d; l++) { as%d[l] = acc[%d + l]; ac%d[l] = acc[%d + l]; }\n",
+                      r, W, r, W, W, r, 2 * W * r, r, 2 * W * r + W);
+        else
+            sb_printf(g->b, "    for (int l = 0; l < %d; l++) { acc[%d + l] = as%d[l]; acc[%d + l] = ac%d[l]; }\n", W,
+                      2 * W * r, r, 2 * W * r + W, r);
+    }
+}
+
 /* cg_fullagg: full aggregates computed in the loop (no buffer of
  * values). flat (plans without vector inputs): the flat cells
  * r0 <= c < r1, every matrix input full and dense (S unused); else rows
@@ -228,15 +266,11 @@ static void emit_full_agg(Gen *g, bool flat)
 {
     const CPlan *p = g->p;
     SBuf *b = g->b;
-    const int W = SPOOF_AL;
     sb_puts(b, "\nvoid cg_fullagg(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
                "                int64_t r0, int64_t r1, int64_t n, double *restrict acc)\n{\n");
     sb_puts(b, flat ? "    (void)S; (void)n;\n" : "");
     emit_scalars(g);
-    for (int r = 0; r < p->nout; r++)
-        sb_printf(b, "    double as%d[%d], ac%d[%d];\n"
-                     "    for (int l = 0; l < %d; l++) { as%d[l] = acc[%d + l]; ac%d[l] = acc[%d + l]; }\n",
-                  r, W, r, W, W, r, 2 * W * r, r, 2 * W * r + W);
+    emit_lanes(g, true);
     if (flat) {
         g->ax = AX_FLAT;
         sb_puts(b, "    {\n");
@@ -246,18 +280,11 @@ static void emit_full_agg(Gen *g, bool flat)
     } else {
         g->ax = AX_CELL;
         sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
-        for (int k = 0; k < p->nin; k++) {
-            if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_ROW)
-                sb_printf(b, "        const double *restrict p%d = P[%d] + i * S[%d];\n", k, k, k);
-            else if (p->in[k].mode == IM_COL)
-                sb_printf(b, "        const double c%d = P[%d][i];\n", k, k);
-        }
+        emit_row_inputs(g, "        ", MAIN_P);
         emit_lane_loops(g, "0", "n", "        ");
     }
     sb_puts(b, "    }\n");
-    for (int r = 0; r < p->nout; r++)
-        sb_printf(b, "    for (int l = 0; l < %d; l++) { acc[%d + l] = as%d[l]; acc[%d + l] = ac%d[l]; }\n", W,
-                  2 * W * r, r, 2 * W * r + W, r);
+    emit_lanes(g, false);
     sb_puts(b, "}\n");
 }
 
@@ -267,34 +294,21 @@ static void emit_full_agg(Gen *g, bool flat)
  * each row (kernels/spoof.h). */
 static void emit_sparse_agg(Gen *g)
 {
-    const CPlan *p = g->p;
     SBuf *b = g->b;
-    const int W = SPOOF_AL;
     g->ax = AX_SPARSE;
     sb_puts(b, "\nvoid cg_sparseagg(const double *const *restrict P, const int64_t *restrict S,\n"
                "                  const double *restrict sc, int64_t r0, int64_t r1, const int64_t *restrict rp,\n"
                "                  const int32_t *restrict ci, const double *restrict cv, double *restrict acc)\n{\n");
     emit_scalars(g);
-    for (int r = 0; r < p->nout; r++)
-        sb_printf(b, "    double as%d[%d], ac%d[%d];\n"
-                     "    for (int l = 0; l < %d; l++) { as%d[l] = acc[%d + l]; ac%d[l] = acc[%d + l]; }\n",
-                  r, W, r, W, W, r, 2 * W * r, r, 2 * W * r + W);
+    emit_lanes(g, true);
     sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n"
                "        const int32_t *restrict ai = ci + rp[i];\n"
                "        const double *restrict av = cv + rp[i];\n"
                "        const int64_t anz = rp[i + 1] - rp[i];\n");
-    for (int k = 0; k < p->nin; k++) {
-        if (k == p->main) continue;
-        if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_ROW)
-            sb_printf(b, "        const double *restrict p%d = P[%d] + i * S[%d];\n", k, k, k);
-        else if (p->in[k].mode == IM_COL)
-            sb_printf(b, "        const double c%d = P[%d][i];\n", k, k);
-    }
+    emit_row_inputs(g, "        ", MAIN_SKIP);
     emit_lane_loops(g, "0", "anz", "        ");
     sb_puts(b, "    }\n");
-    for (int r = 0; r < p->nout; r++)
-        sb_printf(b, "    for (int l = 0; l < %d; l++) { acc[%d + l] = as%d[l]; acc[%d + l] = ac%d[l]; }\n", W,
-                  2 * W * r, r, 2 * W * r + W, r);
+    emit_lanes(g, false);
     sb_puts(b, "}\n");
 }
 
@@ -309,12 +323,7 @@ static void gen_cell(const CPlan *p, SBuf *b)
                "              int64_t r0, int64_t r1, int64_t j0, int64_t j1, double *const *restrict out, int64_t ldo)\n{\n");
     emit_scalars(&g);
     sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
-    for (int k = 0; k < p->nin; k++) {
-        if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_ROW)
-            sb_printf(b, "        const double *restrict p%d = P[%d] + i * S[%d];\n", k, k, k);
-        else if (p->in[k].mode == IM_COL)
-            sb_printf(b, "        const double c%d = P[%d][i];\n", k, k);
-    }
+    emit_row_inputs(&g, "        ", MAIN_P);
     for (int r = 0; r < p->nout; r++)
         sb_printf(b, "        double *restrict o%d = out[%d] + (i - r0) * ldo;\n", r, r);
     sb_puts(b, "#pragma omp simd\n        for (int64_t j = j0; j < j1; j++) {\n");
@@ -350,13 +359,7 @@ static void gen_cell(const CPlan *p, SBuf *b)
                    "               int64_t i, const int32_t *restrict ci, const double *restrict av, int64_t nz,\n"
                    "               double *const *restrict out)\n{\n");
         emit_scalars(&g);
-        for (int k = 0; k < p->nin; k++) {
-            if (k == p->main) continue;
-            if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_ROW)
-                sb_printf(b, "    const double *restrict p%d = P[%d] + i * S[%d];\n", k, k, k);
-            else if (p->in[k].mode == IM_COL)
-                sb_printf(b, "    const double c%d = P[%d][i];\n", k, k);
-        }
+        emit_row_inputs(&g, "    ", MAIN_SKIP);
         for (int r = 0; r < p->nout; r++) sb_printf(b, "    double *restrict o%d = out[%d];\n", r, r);
         sb_puts(b, "    for (int64_t k = 0; k < nz; k++) {\n        const int64_t j = ci[k];\n        (void)j;\n");
         emit_cell_body(&g, "        ");
@@ -609,22 +612,6 @@ static void emit_row_temps(const Gen *g, bool densify)
     sb_puts(g->b, "    (void)off;\n");
 }
 
-static void emit_row_inputs(const Gen *g, const char *ind, bool main_ptr)
-{
-    const CPlan *p = g->p;
-    for (int k = 0; k < p->nin; k++) {
-        InMode md = p->in[k].mode;
-        if (k == p->main) {
-            if (main_ptr) sb_printf(g->b, "%sconst double *restrict a = P[%d] + i * S[%d];\n", ind, k, k);
-            continue;
-        }
-        if (md == IM_FULL || md == IM_ROW)
-            sb_printf(g->b, "%sconst double *restrict p%d = P[%d] + i * S[%d];\n", ind, k, k, k);
-        else if (md == IM_COL)
-            sb_printf(g->b, "%sconst double c%d = P[%d][i];\n", ind, k, k);
-    }
-}
-
 static void emit_row_body(const Gen *g, const char *ind)
 {
     const CPlan *p = g->p;
@@ -738,7 +725,7 @@ static void emit_row_deferred(const Gen *g, const char *def)
         sb_printf(b, "            cg_bagg(bd%d, %d, %d, ta%d);\n", i, K, code, i);
     }
     sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
-    emit_row_inputs(g, ind, true);
+    emit_row_inputs(g, ind, MAIN_A);
     sb_puts(b, "                (void)a;\n");
     for (int i = 0; i < p->nn; i++) if (def[i]) sb_printf(b, "%sconst double t%d = ta%d[i - i0];\n", ind, i, i);
     for (int i = split + 1; i < p->nn; i++) if (body_node(p, i) && !def[i]) emit_row_node(g, i, ind);
@@ -812,7 +799,7 @@ static void emit_row_blocked(Gen *g)
     sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
     g->klen = klen;
     g->blk = true;
-    emit_row_inputs(g, "                ", true);
+    emit_row_inputs(g, "                ", MAIN_A);
     if (def) emit_row_deferred(g, def);
     else emit_row_body(g, "                ");
     free(def);
@@ -855,7 +842,7 @@ static void emit_row_sparse(Gen *g, bool rowout)
                "        const double *restrict av = cv + rp[i];\n"
                "        const int64_t anz = rp[i + 1] - rp[i];\n"
                "        (void)ai; (void)av; (void)anz;\n");
-    emit_row_inputs(g, "        ", false);
+    emit_row_inputs(g, "        ", MAIN_SKIP);
     emit_row_body(g, "        ");
     emit_row_root(g, "        ", rowout ? "(out + (i - r0) * ldo)" : "out");
     sb_puts(b, "    }\n}\n");
@@ -889,7 +876,7 @@ static void gen_row(const CPlan *p, SBuf *b)
     sb_puts(b, "    int64_t i0 = r0;\n");
     if (blocked) emit_row_blocked(&g);
     sb_puts(b, "    for (int64_t i = i0; i < r1; i++) {\n");
-    emit_row_inputs(&g, "        ", true);
+    emit_row_inputs(&g, "        ", MAIN_A);
     emit_row_body(&g, "        ");
     emit_row_root(&g, "        ", rowout ? "(out + (i - r0) * ldo)" : "out");
     sb_puts(b, "    }\n}\n");

@@ -19,17 +19,27 @@
 
 static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
 
-/* The end of the content of the line [p, nl): before a '#' comment. */
-static const char *content_end(const char *p, const char *nl)
-{
-    const char *h = memchr(p, '#', (size_t)(nl - p));
-    return h ? h : nl;
-}
-
 static const char *skip_ws(const char *p, const char *e)
 {
     while (p < e && is_ws(*p)) p++;
     return p;
+}
+
+/* Takes the next line of [*p, end) (counted in err->lines): its content
+ * without leading blanks and a '#' comment in [*q, *ce), and moves *p to
+ * the line after. False at the end. */
+static bool next_line(const char **p, const char *end, const char **q, const char **ce,
+                      IoRangeErr *err)
+{
+    if (*p >= end) return false;
+    const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+    if (!nl) nl = end;
+    err->lines++;
+    const char *h = memchr(*p, '#', (size_t)(nl - *p));
+    *ce = h ? h : nl;
+    *q = skip_ws(*p, *ce);
+    *p = nl + 1;
+    return true;
 }
 
 static const char *tok_end(const char *p, const char *e)
@@ -47,12 +57,8 @@ typedef struct Count {
  * bound of the features) and the largest index seen (0 if none parse). */
 static void count_range(const char *p, const char *end, Count *c, IoRangeErr *err)
 {
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) nl = end;
-        err->lines++;
-        const char *ce = content_end(p, nl), *q = skip_ws(p, ce);
-        p = nl + 1;
+    const char *q, *ce;
+    while (next_line(&p, end, &q, &ce, err)) {
         if (q == ce) continue;
         c->rows++;
         q = skip_ws(tok_end(q, ce), ce);
@@ -93,12 +99,8 @@ static int64_t parse_range(const char *p, const char *end, MB *m, int64_t row0, 
                            IoRangeErr *err)
 {
     int64_t r = row0, k = k0, cols = m->cols;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl) nl = end;
-        err->lines++;
-        const char *ce = content_end(p, nl), *q = skip_ws(p, ce);
-        p = nl + 1;
+    const char *q, *ce;
+    while (next_line(&p, end, &q, &ce, err)) {
         if (q == ce) continue;
         const char *te = tok_end(q, ce);
         double label;

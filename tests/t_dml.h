@@ -57,6 +57,20 @@ static inline MB *t_gen(int64_t rows, int64_t cols, double sp, double lo, double
     return m;
 }
 
+/* Every fused codegen policy the tests run (index 0 fuse_all, 2
+ * cost_based, 3 interpreted (may fail to compile by design), 5 keeps
+ * fused code on every shape). */
+typedef struct TPol { const char *name; CgOptions o; } TPol;
+static const TPol t_pols[] = {
+    {"fuse_all", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL}},
+    {"fuse_no_redundancy", {.enabled = true, .plancache = true, .policy = CG_FUSE_NO_REDUNDANCY}},
+    {"cost_based", {.enabled = true, .plancache = true, .policy = CG_COST_BASED}},
+    {"interpreted", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .interpret = true}},
+    {"async", {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true}},
+    {"fuse_all_kept", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true}},
+};
+#define T_NPOL ((int)(sizeof t_pols / sizeof *t_pols))
+
 typedef struct TRun {
     Value out[T_MAXOUT];   /* the outputs named by onames (V_NONE if unset) */
     int nout;

@@ -47,19 +47,9 @@ static bool val_eq(const Value *a, const Value *b, double tol)
 
 /* ---- policies ---- */
 
-typedef struct Pol { const char *name; CgOptions o; } Pol;
-static Pol pols[] = {
-    {"fuse_all", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL}},
-    {"fuse_no_redundancy", {.enabled = true, .plancache = true, .policy = CG_FUSE_NO_REDUNDANCY}},
-    {"cost_based", {.enabled = true, .plancache = true, .policy = CG_COST_BASED}},
-    {"interpreted", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .interpret = true}},
-    {"async", {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true}},
-    {"fuse_all_kept", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true}},
-};
-#define NPOL ((int)(sizeof pols / sizeof *pols))
 
 /* Runs src unfused and under every policy; compares all outputs. Returns
- * the stats of the policy `want` (index into pols) in *st. */
+ * the stats of the policy `want` (index into t_pols) in *st. */
 static void check_all(const char *what, const char *src, int nin, const char **names, MB **ins, int nout,
                       const char **onames, double tol, int want, CgStats *st)
 {
@@ -67,14 +57,14 @@ static void check_all(const char *what, const char *src, int nin, const char **n
     TRun ref, got;
     t_run_dml(src, &off, nin, names, ins, nout, onames, &ref);
     T_CHECK(ref.rc == 0, "%s: reference run failed: %s", what, ref.err);
-    for (int p = 0; p < NPOL; p++) {
-        t_run_dml(src, &pols[p].o, nin, names, ins, nout, onames, &got);
-        T_CHECK(got.rc == 0, "%s [%s]: %s", what, pols[p].name, got.err);
+    for (int p = 0; p < T_NPOL; p++) {
+        t_run_dml(src, &t_pols[p].o, nin, names, ins, nout, onames, &got);
+        T_CHECK(got.rc == 0, "%s [%s]: %s", what, t_pols[p].name, got.err);
         if (got.rc == 0 && ref.rc == 0)
             for (int i = 0; i < nout; i++)
-                T_CHECK(val_eq(&got.out[i], &ref.out[i], tol), "%s [%s]: output %s differs", what, pols[p].name,
+                T_CHECK(val_eq(&got.out[i], &ref.out[i], tol), "%s [%s]: output %s differs", what, t_pols[p].name,
                         onames[i]);
-        if (p != 3) T_CHECK(got.st.failed == 0, "%s [%s]: %lld operators failed to compile", what, pols[p].name,
+        if (p != 3) T_CHECK(got.st.failed == 0, "%s [%s]: %lld operators failed to compile", what, t_pols[p].name,
                             (long long)got.st.failed);
         if (p == want && st) *st = got.st;
         t_run_free(&got);
@@ -122,7 +112,7 @@ static void test_ops(void)
         CgOptions off = {.enabled = false};
         TRun ref, got;
         t_run_dml(src, &off, 3, names, ins, ne, on, &ref);
-        t_run_dml(src, &pols[0].o, 3, names, ins, ne, on, &got);
+        t_run_dml(src, &t_pols[0].o, 3, names, ins, ne, on, &got);
         T_CHECK(ref.rc == 0 && got.rc == 0, "ops: %s / %s", ref.err, got.err);
         for (int k = 0; k < ne && ref.rc == 0 && got.rc == 0; k++)
             T_CHECK(val_eq(&got.out[k], &ref.out[k], 0), "ops: '%s' differs from the unfused kernel", ex[k]);
@@ -312,7 +302,7 @@ static void test_row_b1(bool quick)
                 free(ex);
             }
             /* the same bits with one and two threads */
-            if (m >= 1000) same_across_threads(what, src, &pols[2].o, NI, nm, ins, 7, on);
+            if (m >= 1000) same_across_threads(what, src, &t_pols[2].o, NI, nm, ins, 7, on);
             for (int v = 0; v < NI; v++) mb_release(ins[v]);
         }
 }
@@ -395,7 +385,7 @@ static void test_row_kmeans(bool quick)
                         k <= 16 ? "missing" : "unexpected");
                 free(ex);
             }
-            if (m >= 1000) same_across_threads(what, src, &pols[2].o, NI, nm, ins, NO, on);
+            if (m >= 1000) same_across_threads(what, src, &t_pols[2].o, NI, nm, ins, NO, on);
             mb_release(X);
             for (int v = 0; v < NI; v++) mb_release(ins[v]);
         }
@@ -451,7 +441,7 @@ static void test_row_sparse(bool quick)
                         "%s: per-column sparse passes left", what);
                 free(ex);
             }
-            if (big) same_across_threads(what, src, &pols[5].o, NI, nm, ins, NO, on);
+            if (big) same_across_threads(what, src, &t_pols[5].o, NI, nm, ins, NO, on);
             mb_release(X);
             for (int v = 0; v < NI; v++) mb_release(ins[v]);
         }
@@ -504,7 +494,7 @@ static void test_row_blk(bool quick)
                             "%s: blocked kernels %s\n%s", what, spec ? "missing" : "unexpected", ex ? ex : "");
                     free(ex);
                 }
-                if (big) same_across_threads(what, src, &pols[5].o, NI, nm, ins, NO, on);
+                if (big) same_across_threads(what, src, &t_pols[5].o, NI, nm, ins, NO, on);
                 for (int v = 0; v < NI; v++) mb_release(ins[v]);
             }
 }
@@ -594,11 +584,11 @@ static void test_fuzz(int ncases)
         t_run_dml(src, &off, 5, nm, ins, 3, on, &ref);
         for (int p = 0; p < 3; p++) {
             /* errors (broadcast mismatches) must be the same fused */
-            t_run_dml(src, &pols[p].o, 5, nm, ins, 3, on, &got);
+            t_run_dml(src, &t_pols[p].o, 5, nm, ins, 3, on, &got);
             bool ok = (got.rc == 0) == (ref.rc == 0);
             if (ok && ref.rc) ok = strstr(got.err, "dimension") != NULL;
             for (int k = 0; k < 3 && ok && ref.rc == 0; k++) ok = val_eq(&got.out[k], &ref.out[k], 1e-10);
-            T_CHECK(ok, "%s [%s]: %s differs\n%s", what, pols[p].name, got.rc ? got.err : "result", src);
+            T_CHECK(ok, "%s [%s]: %s differs\n%s", what, t_pols[p].name, got.rc ? got.err : "result", src);
             t_run_free(&got);
         }
         t_run_free(&ref);
@@ -630,10 +620,10 @@ static void test_fuzz_row(int ncases)
         TRun ref, got;
         t_run_dml(src, &off, 4, nm, ins, 4, on, &ref);
         for (int p = 0; p < 3; p++) {
-            t_run_dml(src, &pols[p].o, 4, nm, ins, 4, on, &got);
+            t_run_dml(src, &t_pols[p].o, 4, nm, ins, 4, on, &got);
             bool ok = (got.rc == 0) == (ref.rc == 0);
             for (int q = 0; q < 4 && ok && ref.rc == 0; q++) ok = val_eq(&got.out[q], &ref.out[q], 1e-9);
-            T_CHECK(ok, "%s [%s]: %s differs\n%s", what, pols[p].name, got.rc ? got.err : "result", src);
+            T_CHECK(ok, "%s [%s]: %s differs\n%s", what, t_pols[p].name, got.rc ? got.err : "result", src);
             t_run_free(&got);
         }
         t_run_free(&ref);

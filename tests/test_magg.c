@@ -22,17 +22,9 @@
 #include "tests/t.h"
 #include "tests/t_dml.h"
 
-typedef struct Pol { const char *name; CgOptions o; } Pol;
-static Pol pols[] = {
-    {"off", {.enabled = false}},
-    {"fuse_all", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL}},
-    {"fuse_no_redundancy", {.enabled = true, .plancache = true, .policy = CG_FUSE_NO_REDUNDANCY}},
-    {"cost_based", {.enabled = true, .plancache = true, .policy = CG_COST_BASED}},
-    {"interpreted", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .interpret = true}},
-    {"async", {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true}},
-    {"fuse_all_kept", {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true}},
-};
-#define NPOL ((int)(sizeof pols / sizeof *pols))
+/* codegen off, then every policy of t_pols */
+static const TPol off = {"off", {.enabled = false}};
+static const TPol *pol(int p) { return p < 0 ? &off : &t_pols[p]; }
 
 /* The outputs of the scripts below and their naive reference: per cell
  * value v(i, j) and aggregate. */
@@ -134,25 +126,25 @@ static void check(const char *what, const char *src, const Out *outs, int nout, 
         on[k] = outs[k].name;
         want[k] = reference(&outs[k], X, Y, Z, V, C, &mag[k]);
     }
-    for (int p = 0; p < NPOL; p++) {
+    for (int p = -1; p < T_NPOL; p++) {
         TRun r;
-        t_run_dml(src, &pols[p].o, 5, nm, ins, nout, on, &r);
-        T_CHECK(r.rc == 0, "%s [%s]: %s", what, pols[p].name, r.err);
+        t_run_dml(src, &pol(p)->o, 5, nm, ins, nout, on, &r);
+        T_CHECK(r.rc == 0, "%s [%s]: %s", what, pol(p)->name, r.err);
         for (int k = 0; k < nout && r.rc == 0; k++) {
             double g = out_val(&r.out[k]);
-            T_CHECK(near(g, want[k], mag[k], 1e-12), "%s [%s]: %s = %.17g, reference %.17g", what, pols[p].name,
+            T_CHECK(near(g, want[k], mag[k], 1e-12), "%s [%s]: %s = %.17g, reference %.17g", what, pol(p)->name,
                     on[k], g, want[k]);
         }
-        if (p > 0 && p != 4) T_CHECK(r.st.failed == 0, "%s [%s]: compile failed", what, pols[p].name);
+        if (p >= 0 && p != 3) T_CHECK(r.st.failed == 0, "%s [%s]: compile failed", what, pol(p)->name);
         t_run_free(&r);
     }
     if (!threads) return;
     TRun r1, r2;
     int th = br_threads();
     br_set_threads(1);
-    t_run_dml(src, &pols[1].o, 5, nm, ins, nout, on, &r1);
+    t_run_dml(src, &t_pols[0].o, 5, nm, ins, nout, on, &r1);
     br_set_threads(2);
-    t_run_dml(src, &pols[1].o, 5, nm, ins, nout, on, &r2);
+    t_run_dml(src, &t_pols[0].o, 5, nm, ins, nout, on, &r2);
     br_set_threads(th);
     T_CHECK(r1.rc == 0 && r2.rc == 0, "%s: thread runs: %s %s", what, r1.err, r2.err);
     for (int k = 0; k < nout && r1.rc == 0 && r2.rc == 0; k++) {
