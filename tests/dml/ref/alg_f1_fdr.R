@@ -1,0 +1,11 @@
+source("ref/_common.R")
+f1 <- function(p, y) { tp <- sum(p == 1 & y == 1); 2 * tp / (2 * tp + sum(p == 1 & y != 1) + sum(p != 1 & y == 1)) }
+P <- c(1, 1, 2, 2, 1, 2, 1, 2, 2, 1); Y <- c(1, 2, 2, 1, 1, 2, 2, 2, 1, 1)
+wscalar("f1.scalar", f1(P, Y))
+wscalar("f1_perfect.scalar", f1(Y, Y))
+wscalar("f1_wrong.scalar", f1(3 - Y, Y))
+wscalar("f1_one.scalar", f1(rep(1, 4), rep(1, 4)))
+fdr <- function(p, y) sapply(1:max(p, y), function(c) sum(p == c & y != c) / sum(p == c))
+P3 <- c(1, 3, 3, 1, 1, 3, 1, 3); Y3 <- c(1, 2, 3, 1, 2, 3, 3, 2)
+wmat("fdr.csv", fdr(P3, Y3))
+wmat("fdr_perfect.csv", fdr(Y3, Y3))

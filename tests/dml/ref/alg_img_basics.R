@@ -1,0 +1,20 @@
+source("ref/_common.R")
+I <- outer(1:6, 1:7, function(r, c) (r * 37 + c * c * 11) %% 256)
+wmat("bright_up.csv", pmax(pmin(I + 50, 255), 0))
+wmat("bright_down.csv", pmax(pmin(I - 30.5, 200), 0))
+wmat("invert.csv", 255 - I)
+wmat("post3.csv", floor(I / 32) * 32)
+wmat("post8.csv", I)
+wmat("mirror_h.csv", I[6:1, ])
+wmat("mirror_v.csv", I[, 7:1])
+# centred 2 x 3 window: rows ceil(4/2) - 1 = 1.., columns ceil(4/2) + 1 = 3..
+wmat("crop.csv", I[1:2, 3:5])
+wmat("crop_oob.csv", I)
+C <- I; C[4:5, 5:7] <- 7
+wmat("cutout.csv", C)
+C <- I; C[1:1, 1:2] <- -1
+wmat("cutout_corner.csv", C)
+wmat("cutout_none.csv", I)
+wmat("pair.csv", 0.75 * I + 0.25 * (255 - I))
+wmat("pair_half.csv", 0.5 * I + 0.5 * I[, 7:1])
+wlines("stdout.txt", c("Offset out of bounds! Returning input.", "Invalid width or height. Returning input", "Invalid weight. Set weight to 0.5"))
