@@ -220,11 +220,17 @@ static bool has_int(const int *v, int n, int x)
     return false;
 }
 
-static uint32_t type_mask(const Memo *m, int id)
+/* Templates of the entries at hop id; with valid_only, those that could
+ * end (be a root) there: an Outer entry invalid at a consumer (an
+ * operation that maps zeros of the driver to non-zeros, W * (U %*% t(V))
+ * - X) does not continue the input's valid Outer plan there, so the input
+ * is a template switch (an interesting point) all the same. */
+static uint32_t type_mask(const Memo *m, int id, bool valid_only)
 {
     MGroup *g = m->g[id];
     uint32_t t = 0;
-    for (int i = 0; g && i < g->n; i++) t |= 1u << g->e[i].type;
+    for (int i = 0; g && i < g->n; i++)
+        if (!valid_only || g->e[i].closed != CS_OPEN_INVALID) t |= 1u << g->e[i].type;
     return t;
 }
 
@@ -302,7 +308,7 @@ Part *cg_partitions(const Memo *m, int *nparts)
                 for (int e = 0; e < g->n && !refs; e++) refs = i < g->e[e].nin && g->e[e].ref[i] == h->id;
                 if (!refs) continue;
                 bool mp = m->nuse[h->id] > 1;
-                bool sw = (type_mask(m, h->id) & ~type_mask(m, cid)) != 0;
+                bool sw = (type_mask(m, h->id, false) & ~type_mask(m, cid, true)) != 0;
                 if (!mp && !sw) continue;
                 bool dup = false;
                 for (int t = 0; t < p->npts; t++) dup |= p->pts[t].c == cid && p->pts[t].h == h->id;
