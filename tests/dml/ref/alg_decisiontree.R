@@ -1,0 +1,2 @@
+# expected/ and refdata/ come from scikit-learn: ref/alg_decisiontree.py
+source("ref/_python.R")

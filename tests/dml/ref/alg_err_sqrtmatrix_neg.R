@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wlines("error.txt", c("nonzero", "sqrtMatrix", "negative eigenvalue", "no real square root"))

@@ -1,0 +1,2 @@
+# expected/ and refdata/ come from plain Python loops: ref/alg_relational.py
+source("ref/_python.R")

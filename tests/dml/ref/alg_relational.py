@@ -1,0 +1,37 @@
+"""raSelection, raJoin and raGroupby vs plain Python loops (no NumPy
+logic): selection with every operator, inner joins (duplicate keys, keys
+without partner, every method) and group-by (key column first, middle and
+last) on random integer tables."""
+import random
+
+from _common import wmat, wref, wscalar
+
+random.seed(4)
+A = [[float(random.randint(1, 6)), float(random.randint(0, 9)), float(random.randint(0, 9))] for _ in range(12)]
+B = [[float(random.randint(0, 9)), float(random.randint(3, 8))] for _ in range(9)]
+wref("A", A)
+wref("B", B)
+ops = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a < b,
+       "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+for i, (op, f) in enumerate(ops.items()):
+    wmat("sel%d" % (i + 1), [r for r in A if f(r[1], 4.0)])
+wscalar("sel_none", 0)
+J = [ra + rb for ra in A for rb in B if ra[0] == rb[1]]
+wmat("join", J)
+J2 = [rb + ra for rb in B for ra in A if rb[0] == ra[2]]
+wmat("join2", J2)
+wscalar("join_methods_ok", True)
+wscalar("join_none", 0)
+
+
+def groupby(X, c):
+    keys = sorted(set(r[c] for r in X))
+    groups = [[v for r in X if r[c] == k for j, v in enumerate(r) if j != c] for k in keys]
+    w = max(len(g) for g in groups)
+    return [[k] + g + [0.0] * (w - len(g)) for k, g in zip(keys, groups)]
+
+
+for c in range(3):
+    wmat("grp%d" % (c + 1), groupby(A, c))
+wmat("grpB", groupby(B, 1))
+wscalar("grp_methods_ok", True)
