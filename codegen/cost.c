@@ -543,20 +543,22 @@ static void row_products(const CVec *v, double *flops, double *gflops, double *v
     }
 }
 
-static double op_time(const CostCtx *x, const CVec *v, const Hop *root)
+static double op_time(const CostCtx *x, const CVec *v, double out)
 {
     double rd = 0;
     for (int i = 0; i < v->nin; i++) rd += bytes(x->m->hop[v->in[i]]);
     const CgMachine *mc = x->mc;
     double comp = v->flops * v->scale / mc->flops + v->gflops / (mc->gemm > 0 ? mc->gemm : mc->flops) +
                   v->vflops * v->scale / (mc->vecmat > 0 ? mc->vecmat : mc->flops) + v->xtime;
-    double t = fmax(rd / mc->read_bw, comp) + bytes(root) / mc->write_bw;
+    double t = fmax(rd / mc->read_bw, comp) + out / mc->write_bw;
     /* constraint: inputs and output of one operator within the budget */
-    if (rd + bytes(root) > hop_mem_budget()) return INFINITY;
+    if (rd + out > hop_mem_budget()) return INFINITY;
     return t;
 }
 
 static double rcost(CostCtx *x, const Hop *h, CVec *v);
+static double basic_density(const Hop *h);
+static double cell_sparsity(const CostCtx *x, CVec *v, const Hop *root);
 
 /* Records the product h inside a fused operator of template t as a
  * candidate of the greedy pass (mpskip.c unfuse). */
@@ -608,7 +610,8 @@ static double open_op(CostCtx *x, const Hop *h)
     /* constraint: an Outer operator cut off from its outer product has no
      * valid CPlan (cplan.c would leave the whole region unfused) */
     if (v.type == T_OUTER && v.orows <= 0) return INFINITY;
-    double t = op_time(x, &v, h);
+    double out = v.type == T_CELL ? cell_sparsity(x, &v, h) : bytes(h);
+    double t = op_time(x, &v, out);
     return sub + t;
 }
 
@@ -637,7 +640,68 @@ static void add_work(CostCtx *x, const Hop *h, CVec *v, bool fused_op)
         return;
     }
     if (h->kind == H_REORG && h->op == OP_TRANS && a) { v->flops += cells(a) * sparsity(a); return; }
-    v->flops += hop_flops(h);
+    v->flops += v->type == T__N ? hop_flops(h) * basic_density(h) : hop_flops(h);
+}
+
+/* Sparsity of h as the kernels see it: 1 for blocks in dense format
+ * (a dense block is iterated over all cells, zeros or not). */
+static double fmt_sparsity(const Hop *h) { return dense_est(h) ? 1 : sparsity(h); }
+
+/* The share of cells a basic elementwise operator visits: sparse-safe
+ * kernels iterate the non-zeros of a sparse operand (X * Y over the
+ * sparser one, abs(X) over X's, X + Y over both), the others all cells. */
+static double basic_density(const Hop *h)
+{
+    if ((h->kind != H_UNARY && h->kind != H_BINARY) || h->dt != DT_MATRIX) return 1;
+    int fl = op_info[h->op].flags;
+    const Hop *a = h->in[0], *b = h->nin > 1 ? h->in[1] : NULL;
+    bool ma = a && a->dt == DT_MATRIX, mb = b && b->dt == DT_MATRIX;
+    double sa = ma ? fmt_sparsity(a) : 1, sb = mb ? fmt_sparsity(b) : 1;
+    if (h->kind == H_UNARY) return (fl & OF_SAFE) ? sa : 1;
+    if (fl & OF_MULT) return fmin(ma ? sa : 1, mb ? sb : 1);
+    if ((fl & OF_SAFE) && ma && mb) return fmin(1, sa + sb);
+    double z = NAN;
+    if (ma && is_num_lit(b)) z = ops_binary(h->op, 0, val_as_double(&b->lit));
+    if (mb && is_num_lit(a)) z = ops_binary(h->op, val_as_double(&a->lit), 0);
+    return z == 0 ? (ma ? sa : sb) : 1;
+}
+
+/* Is h (inside the fused operator of v) zero wherever input d is zero?
+ * The region's other inputs are unknown values. */
+static bool zero_over(const CostCtx *x, const CVec *v, const Hop *h, int d, int depth)
+{
+    if (h->id == d) return true;
+    if (x->cover[h->id] != v->stamp || depth > 64) return false;
+    int fl = op_info[h->op].flags;
+    if (h->kind == H_UNARY && h->nin == 1) return (fl & OF_SAFE) && zero_over(x, v, h->in[0], d, depth + 1);
+    if (h->kind != H_BINARY || h->nin != 2) return false;
+    bool za = zero_over(x, v, h->in[0], d, depth + 1), zb = zero_over(x, v, h->in[1], d, depth + 1);
+    if (fl & OF_MULT) return za || zb;
+    if ((fl & OF_SAFE) && za && zb) return true;
+    if (za && is_num_lit(h->in[1])) return ops_binary(h->op, 0, val_as_double(&h->in[1]->lit)) == 0;
+    if (zb && is_num_lit(h->in[0])) return ops_binary(h->op, val_as_double(&h->in[0]->lit), 0) == 0;
+    return false;
+}
+
+/* Cell operator: driven by the sparsest full-size input over whose zeros
+ * it is zero (cplan.c's choose_main), its compute scales with that
+ * input's non-zeros; otherwise it visits every cell and a no_agg output
+ * is written dense, whatever the estimate of the root says. Returns the
+ * bytes it writes. */
+static double cell_sparsity(const CostCtx *x, CVec *v, const Hop *root)
+{
+    const Hop *cell = root->kind == H_AGG && root->nin > 0 ? root->in[0] : root;
+    double best = 2;
+    for (int i = 0; i < v->nin; i++) {
+        const Hop *in = x->m->hop[v->in[i]];
+        if (!in || in->dt != DT_MATRIX || in->rows != cell->rows || in->cols != cell->cols) continue;
+        if (fmt_sparsity(in) < best && zero_over(x, v, cell, in->id, 0)) best = fmt_sparsity(in);
+    }
+    if (best <= 1) {
+        v->scale = best;
+        return bytes(root);
+    }
+    return cell == root && root->dt == DT_MATRIX ? 8 * cells(root) : bytes(root);
 }
 
 /* Adds h to the fused operator of cost vector v (following fusion
