@@ -60,6 +60,10 @@ static int64_t g_tr, g_tc;     /* tall-skinny view of X: g_tr x g_tc */
 static int64_t g_csv_r, g_csv_c; /* CSV matrix */
 static int g_reps;
 static MB *g_X, *g_Y, *g_A, *g_B;
+static MB *g_lu, *g_lv;         /* low-rank factors: LR_M x LR_K, LR_K x LR_N */
+#define LR_M 5000
+#define LR_K 20
+#define LR_N 2000
 static MB *g_v50, *g_w;        /* 50 x 1 vector; tall-skinny row weights */
 static char g_dir[512];        /* scratch directory for the files */
 
@@ -367,6 +371,27 @@ static double mm_gemm_blas(void *arg, Res *r)
     double t = now_s();
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, g_A->d, n,
                 g_B->d, n, 0.0, c, n);
+    return now_s() - t;
+}
+
+/* U %*% V of a rank-LR_K factorization (LR_M x LR_N output) */
+static double mm_lowk_braid(void *arg, Res *r)
+{
+    BrErr e = {0};
+    double t = now_s();
+    MB *m = k_matmul(g_lu, g_lv, &e);
+    return done_mb(m, &e, now_s() - t, r);
+}
+
+static double mm_lowk_blas(void *arg, Res *r)
+{
+    static double *c;
+    if (!c) c = br_alloc_aligned((size_t)LR_M * LR_N * sizeof(double));
+    if (!c) { note(r, "out of memory"); return -1; }
+    openblas_set_num_threads(br_threads());
+    double t = now_s();
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, LR_M, LR_N, LR_K, 1.0, g_lu->d, LR_K,
+                g_lv->d, LR_N, 0.0, c, LR_N);
     return now_s() - t;
 }
 
@@ -709,6 +734,8 @@ int main(void)
     g_Y = make_dense(g_r, g_c, 2);
     g_A = make_dense(g_gm, g_gm, 3);
     g_B = make_dense(g_gm, g_gm, 4);
+    g_lu = make_dense(LR_M, LR_K, 5);
+    g_lv = make_dense(LR_K, LR_N, 6);
     g_v50 = make_dense(g_tc, 1, 5);
     g_w = make_dense(g_tr, 1, 6);
     printf("inputs ready in %.1f s\n\n", now_s() - t0);
@@ -749,6 +776,11 @@ int main(void)
                  U_GFLOPS, NULL, 2 * mbA, mbA);
     add_case(NAME("A%%*%%B %lld^2", (long long)g_gm), "mm", mm_gemm_braid, NULL, fl, U_GFLOPS,
              c->name, 2 * mbA, mbA);
+    double lrfl = 2.0 * LR_M * LR_K * LR_N, lrmb = (double)LR_M * LR_N * 8 / 1e6;
+    c = add_case(NAME("OpenBLAS dgemm %dx%dx%d", LR_M, LR_K, LR_N), "mm", mm_lowk_blas, NULL, lrfl,
+                 U_GFLOPS, NULL, 1.0, lrmb);
+    add_case(NAME("U%%*%%V %dx%dx%d", LR_M, LR_K, LR_N), "mm", mm_lowk_braid, NULL, lrfl, U_GFLOPS, c->name,
+             1.0, lrmb);
     c = add_case(NAME("OpenBLAS dgemv %lldx%lld", (long long)g_tr, (long long)g_tc), "mm",
                  mm_gemv_blas, NULL, 8 * n, U_BW, NULL, mbX, (double)g_tr * 8 / 1e6);
     add_case("X%*%v tall-skinny", "mm", mm_gemv_braid, NULL, 8 * n, U_BW, c->name, mbX,

@@ -339,6 +339,79 @@ static int64_t gemm_skinny(const double *A, const double *B, double *C,
     return nz;
 }
 
+#if defined(__AVX512F__)
+/* Low-rank products (inner dimension k <= LK_KMAX, U %*% t(V) of a
+ * factorization): OpenBLAS's dgemm with beta = 0 first zeroes C, then
+ * accumulates into it (a read and a write), and finish() counts the
+ * non-zeros in a fourth pass; for small k those passes over C cost more
+ * than the k multiply-adds per cell. lowk_rows writes each cell once, from
+ * R x 32 register tiles summed over l in order (so the result does not
+ * depend on the thread count), and counts the non-zeros on the way. */
+#define LK_KMAX 32
+#define LK_ROWS 256       /* rows per parallel task */
+
+static inline __attribute__((always_inline)) int64_t
+lowk_tile(const double *a, const double *B, double *c, int64_t k, int64_t n, int64_t j, int R)
+{
+    const int64_t w = BR_MIN(32, n - j);
+    __mmask8 mk[4];
+    for (int q = 0; q < 4; q++) {
+        int64_t left = w - 8 * q;
+        mk[q] = left >= 8 ? (__mmask8)0xff : left <= 0 ? (__mmask8)0 : (__mmask8)((1u << left) - 1);
+    }
+    __m512d acc[4][4];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) acc[r][q] = _mm512_setzero_pd();
+    for (int64_t l = 0; l < k; l++) {
+        const double *b = B + l * n + j;
+        __m512d bv[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) bv[q] = _mm512_maskz_loadu_pd(mk[q], b + 8 * q);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            const __m512d av = _mm512_set1_pd(a[r * k + l]);
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; q++) acc[r][q] = _mm512_fmadd_pd(av, bv[q], acc[r][q]);
+        }
+    }
+    int64_t nz = 0;
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            _mm512_mask_storeu_pd(c + r * n + j + 8 * q, mk[q], acc[r][q]);
+            nz += __builtin_popcount(_mm512_mask_cmp_pd_mask(mk[q], acc[r][q], _mm512_setzero_pd(), _CMP_NEQ_UQ));
+        }
+    return nz;
+}
+
+/* C (m x n) = A (m x k) %*% B (k x n) for k <= LK_KMAX; returns the
+ * non-zeros of C. */
+static int64_t gemm_lowk(const double *A, const double *B, double *C, int64_t m, int64_t k, int64_t n)
+{
+    int64_t nt = (m + LK_ROWS - 1) / LK_ROWS, nz = 0;
+    int T = nthreads_for((double)m * (double)n * (double)k);
+    if (T > nt) T = (int)nt;
+    #pragma omp parallel for num_threads(T) schedule(static) reduction(+ : nz) if (T > 1)
+    for (int64_t t = 0; t < nt; t++) {
+        int64_t r1 = BR_MIN(m, (t + 1) * LK_ROWS);
+        for (int64_t i = t * LK_ROWS; i < r1; i += 4) {
+            const double *a = A + i * k;
+            double *c = C + i * n;
+            switch (BR_MIN(4, r1 - i)) {
+            case 4: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 4); break;
+            case 3: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 3); break;
+            case 2: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 2); break;
+            default: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 1); break;
+            }
+        }
+    }
+    return nz;
+}
+#endif
+
 /* C (m x n) = A (m x k) * B (k x n), all row-major (C need not be zeroed).
  * Sets *nnz to the non-zeros of C when it counted them, else to -1.
  * Returns 0, or -1 when out of memory. */
@@ -352,6 +425,12 @@ static int gemm_nn(const double *A, const double *B, double *C,
         *nnz = gemm_skinny(A, B, C, m, k, n);
         return *nnz < 0 ? -1 : 0;
     }
+#if defined(__AVX512F__)
+    if (k <= LK_KMAX && n >= 32 && (double)m * (double)n >= 65536) {
+        *nnz = gemm_lowk(A, B, C, m, k, n);
+        return 0;
+    }
+#endif
     blas_threads_for((double)m * (double)k * (double)n);
     for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
         int mm = (int)BR_MIN(m - r0, BLAS_CHUNK);

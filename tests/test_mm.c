@@ -269,6 +269,41 @@ static void test_skinny(void)
     br_set_threads(2);
 }
 
+/* Low-rank products (inner dimension up to 32, wide outputs: the
+ * one-pass register-tile kernel), with zero rows and a NaN so that the
+ * non-zeros it counts are checked too. */
+static void test_lowk(void)
+{
+    static const int64_t mm[][3] = {
+        {257, 20, 300}, {1030, 1, 64}, {33, 32, 2000}, {4, 7, 16385}, {515, 13, 129},
+        {2049, 5, 40}, {3, 32, 30000}, {600, 33, 200}, {300, 32, 33},
+    };
+    for (size_t c = 0; c < sizeof mm / sizeof *mm; c++)
+        for (int sp = 1; sp < 4; sp++) {
+            MB *a = gen(mm[c][0], mm[c][1], SPS[sp], false, 700 + c * 10 + sp);
+            MB *b = gen(mm[c][1], mm[c][2], sp == 3 ? 1 : 0.5, false, 800 + c);
+            if (sp == 2) {   /* NaN propagates and counts as a non-zero */
+                a->d[0] = NAN;
+                mb_recount_nnz(a);
+            }
+            MB *ref = ref_mm(a, false, b), *r1 = NULL;
+            for (int th = 1; th <= 2; th++) {
+                br_set_threads(th);
+                BrErr e = {0};
+                MB *r = k_matmul(a, b, &e);
+                T_CHECK(r && valid(r), "lowk valid %zu: %s", c, e.msg);
+                if (r) T_MB_EQ(r, ref, 1e-12, "lowk %zu sp %g th %d", c, SPS[sp], th);
+                if (th == 1) r1 = r;
+                else {
+                    T_CHECK(r && r1 && mb_equal(r, r1, 0), "lowk %zu thread-independent", c);
+                    mb_release(r);
+                }
+            }
+            mb_release(r1); mb_release(a); mb_release(b); mb_release(ref);
+        }
+    br_set_threads(2);
+}
+
 static void test_tsmm(void)
 {
     static const int64_t shapes[][2] = {
@@ -599,6 +634,7 @@ int main(void)
     test_matmul();
     test_matmul_big_sparse();
     test_skinny();
+    test_lowk();
     test_tsmm();
     test_mmchain();
     test_mmchain_blocks();
