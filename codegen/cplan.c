@@ -18,6 +18,7 @@ typedef struct Build {
     const Memo *m;
     CPlan *p;
     int *map;              /* hop id -> node, -1 */
+    const MEntry **fent;   /* hop id -> its entry where the plan computes it */
     bool fail;
 } Build;
 
@@ -88,11 +89,29 @@ static bool is_lit2(const Hop *h)
     return h && h->kind == H_LIT && val_is_numeric(&h->lit) && val_as_double(&h->lit) == 2;
 }
 
+/* Records the hops the plan computes (following the entries from h as
+ * build does), so that another, unfused reference to one of them reads
+ * the computed value instead of the materialized one: in
+ * W * ((U %*% t(V)) > (U %*% t(V))) with the product also needed outside,
+ * the dot product in the kernel and dgemm's result differ in rounding,
+ * and x > x must stay 0. */
+static void mark(Build *b, Hop *h, const MEntry *e)
+{
+    if (b->fent[h->id]) return;
+    b->fent[h->id] = e;
+    for (int i = 0; i < h->nin && i < e->nin; i++) {
+        if (e->ref[i] < 0) continue;
+        MEntry *ie = sel_best(b->m, h->in[i], e->type);
+        if (ie) mark(b, h->in[i], ie);
+    }
+}
+
 static int child(Build *b, Hop *h, const MEntry *e, int i, int role)
 {
     Hop *in = h->in[i];
     MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? sel_best(b->m, in, e->type) : NULL;
     if (ie) return build(b, in, ie);
+    if (role == R_GEN && b->fent[in->id]) return build(b, in, b->fent[in->id]);
     return input_node(b, in, role);
 }
 
@@ -567,7 +586,8 @@ CPlan *cplan_build(const Memo *m, const FusedOp *f)
     CPlan *p = br_calloc(1, sizeof *p);
     Build b = {.m = m, .p = p};
     b.map = malloc((size_t)m->nid * sizeof(int));
-    if (!p || !b.map) { free(p); free(b.map); return NULL; }
+    b.fent = calloc((size_t)m->nid, sizeof *b.fent);
+    if (!p || !b.map || !b.fent) { free(p); free(b.map); free(b.fent); return NULL; }
     for (int i = 0; i < m->nid; i++) b.map[i] = -1;
     p->tpl = f->type;
     p->main = -1;
@@ -575,6 +595,10 @@ CPlan *cplan_build(const Memo *m, const FusedOp *f)
     Hop **roots = f->type == T_MAGG ? f->roots : (Hop **)&f->root;
     int cellroot[CG_MAXOUT];
     bool ok = true;
+    for (int r = 0; r < nroots; r++) {
+        MEntry *e = sel_best(m, roots[r], T__N);
+        if (e) mark(&b, roots[r], e);
+    }
     for (int r = 0; r < nroots && ok; r++) {
         MEntry *e = sel_best(m, roots[r], T__N);
         if (!e) { ok = false; break; }
@@ -624,6 +648,7 @@ CPlan *cplan_build(const Memo *m, const FusedOp *f)
     }
     if (ok && !b.fail) canon_order(p);
     free(b.map);
+    free(b.fent);
     if (!ok || b.fail || p->ncovered < 2) { cplan_free(p); return NULL; }
     make_sig(p);
     return p;

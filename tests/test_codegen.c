@@ -631,6 +631,44 @@ static void test_fuzz_row(int ncases)
     }
 }
 
+/* Outer fuzzer: random expressions over an outer product U %*% t(V), a
+ * sparse W and a full-size X, consumed as Outer operators end (sum,
+ * no_agg, (.) %*% V, t(.) %*% U) and by operations that are not zero over
+ * W's zeros (so the cost model splits Outer, Cell and basic operators). */
+static void test_fuzz_outer(int ncases)
+{
+    const char *nm[] = {"W", "X", "U", "V"};
+    const char *leaves[] = {"(U %*% t(V))", "W", "X", "W", "(U %*% t(V))"};
+    const char *on[] = {"o1", "o2", "o3", "o4"};
+    for (int t = 0; t < ncases; t++) {
+        int64_t m = 20 + (int64_t)(t_urand() * 60), n = 20 + (int64_t)(t_urand() * 60), k = 2 + (int64_t)(t_urand() * 5);
+        double sps[] = {0.01, 0.05, 0.3, 0.8};
+        double spw = sps[(int)(t_urand() * 4)];
+        MB *W = t_gen(m, n, spw, 0.1, 1, spw < 0.5), *X = t_gen(m, n, t_urand() < 0.5 ? 0.05 : 1, -1, 1, t_urand() < 0.5);
+        MB *U = t_gen(m, k, 1, -1, 1, false), *V = t_gen(n, k, 1, -1, 1, false);
+        MB *ins[] = {W, X, U, V};
+        char e[2048], src[9000];
+        fz_expr(e, sizeof e, 1 + (int)(t_urand() * 3), 5, leaves);
+        snprintf(src, sizeof src, "o1 = sum(W * (%s))\no2 = W * (%s)\no3 = (W * (%s)) %%*%% V\no4 = t(%s) %%*%% U\n",
+                 e, e, e, e);
+        char what[160];
+        snprintf(what, sizeof what, "fuzz outer %d (%lldx%lld, k %lld, W %g)", t, (long long)m, (long long)n,
+                 (long long)k, spw);
+        CgOptions off = {.enabled = false};
+        TRun ref, got;
+        t_run_dml(src, &off, 4, nm, ins, 4, on, &ref);
+        for (int p = 0; p < 3; p++) {
+            t_run_dml(src, &t_pols[p].o, 4, nm, ins, 4, on, &got);
+            bool ok = (got.rc == 0) == (ref.rc == 0);
+            for (int q = 0; q < 4 && ok && ref.rc == 0; q++) ok = val_eq(&got.out[q], &ref.out[q], 1e-8);
+            T_CHECK(ok, "%s [%s]: %s differs\n%s", what, t_pols[p].name, got.rc ? got.err : "result", src);
+            t_run_free(&got);
+        }
+        t_run_free(&ref);
+        for (int q = 0; q < 4; q++) mb_release(ins[q]);
+    }
+}
+
 /* The disk cache: objects are reused, a tampered or foreign-writable
  * entry is not loaded, and a compiler that fails leaves the unfused plan
  * (correct results, no fused operator). */
@@ -832,6 +870,13 @@ static void test_selection(void)
     mb_release(X);
 }
 
+/* Cases of a fuzzer: n, or BRAID_FUZZ_CASES for a longer run by hand. */
+static int fuzz_n(int n)
+{
+    const char *s = getenv("BRAID_FUZZ_CASES");
+    return s && atoi(s) > 0 ? atoi(s) : n;
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -843,8 +888,9 @@ int main(void)
         test_ops();
         test_templates();
         test_shapes();
-        test_fuzz(th == 1 ? 40 : 10);
-        test_fuzz_row(th == 1 ? 20 : 6);
+        test_fuzz(th == 1 ? fuzz_n(40) : 10);
+        test_fuzz_row(th == 1 ? fuzz_n(20) : 6);
+        test_fuzz_outer(th == 1 ? fuzz_n(20) : 6);
         test_row_b1(th == 2);
         test_row_kmeans(th == 2);
         test_row_sparse(th == 2);
