@@ -136,6 +136,46 @@ static int64_t ix_len(int mode, const Hop *lo, const Hop *hi, int64_t full)
     return -1;
 }
 
+/* Element i of a shape argument [a, b, ...] (list(...) of n items; a
+ * pair may be one number) when it is a known number. */
+static bool shape_at(const Hop *l, int i, int n, double *v)
+{
+    if (l && n == 2 && l->dt == DT_SCALAR) return scalar_num(l, v, 0);
+    if (!l || l->kind != H_BUILTIN || l->bi != BI_LIST || l->nin != n) return false;
+    return scalar_num(l->in[i], v, 0);
+}
+
+/* Sizes of the deep-learning builtins (layouts in kernels/dnn.h) from
+ * shape arguments with known values; absent stride/padding are 1/0. */
+static void infer_dnn(Hop *h)
+{
+    bool conv = h->bi == BI_CONV2D || h->bi == BI_CONV2D_BWF || h->bi == BI_CONV2D_BWD;
+    int k = (h->bi == BI_MAXPOOL || h->bi == BI_AVGPOOL) ? 1 : 2;   /* input_shape */
+    if (h->nin < k + 4) return;
+    const Hop *is = h->in[k], *fs = h->in[k + 1], *st = h->in[k + 2], *pd = h->in[k + 3];
+    double N, C, H, W, K = 1, R, S, sh = 1, sw = 1, ph = 0, pw = 0;
+    bool img = shape_at(is, 1, 4, &C) && shape_at(is, 2, 4, &H) && shape_at(is, 3, 4, &W);
+    bool win = conv ? shape_at(fs, 0, 4, &K) && shape_at(fs, 2, 4, &R) && shape_at(fs, 3, 4, &S)
+                    : shape_at(fs, 0, 2, &R) && shape_at(fs, 1, 2, &S);
+    bool ok = img && win && (!st || (shape_at(st, 0, 2, &sh) && shape_at(st, 1, 2, &sw))) &&
+              (!pd || (shape_at(pd, 0, 2, &ph) && shape_at(pd, 1, 2, &pw))) &&
+              sh >= 1 && sw >= 1 && H + 2 * ph >= R && W + 2 * pw >= S && C >= 1 && K >= 1;
+    double P = ok ? floor((H + 2 * ph - R) / sh) + 1 : -1, Q = ok ? floor((W + 2 * pw - S) / sw) + 1 : -1;
+    if (h->bi == BI_CONV2D_BWF) {
+        if (conv && shape_at(fs, 0, 4, &K) && K >= 0) h->rows = (int64_t)K;
+        if (img && win) h->cols = (int64_t)(C * R * S);
+        return;
+    }
+    const Hop *src = h->bi == BI_CONV2D_BWD ? h->in[1] : h->in[0];
+    if (shape_at(is, 0, 4, &N) && N >= 0) h->rows = (int64_t)N;
+    else if (src && src->rows >= 0) h->rows = src->rows;
+    if (h->bi == BI_CONV2D_BWD || h->bi == BI_MAXPOOL_BW || h->bi == BI_AVGPOOL_BW) {
+        if (img) h->cols = (int64_t)(C * H * W);
+    } else if (ok) {
+        h->cols = (int64_t)((h->bi == BI_CONV2D ? K : C) * P * Q);
+    }
+}
+
 /* Sizes of builtins whose output shape follows from literal arguments or
  * known input sizes (dt/vt are set by the builder). */
 static void infer_builtin(Hop *h)
@@ -195,6 +235,13 @@ static void infer_builtin(Hop *h)
             h->cols = (h->nin > 3 && h->in[3] && h->in[3]->kind == H_LIT && h->in[3]->lit.kind == V_BOOL &&
                        h->in[3]->lit.b) ? 1 : a->cols;
         }
+        break;
+    case BI_CONV2D: case BI_CONV2D_BWF: case BI_CONV2D_BWD: case BI_MAXPOOL: case BI_MAXPOOL_BW:
+    case BI_AVGPOOL: case BI_AVGPOOL_BW:
+        infer_dnn(h);
+        break;
+    case BI_BIAS_ADD: case BI_BIAS_MULT:
+        if (a && known(a)) { h->rows = a->rows; h->cols = a->cols; }
         break;
     case BI_SOLVE:
         if (a && known(a) && h->nin > 1 && h->in[1] && known(h->in[1])) { h->rows = a->cols; h->cols = h->in[1]->cols; }

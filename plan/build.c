@@ -511,6 +511,10 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     case BI_ASFRAME: case BI_FRAME: case BI_DETECTSCHEMA: case BI_APPLYSCHEMA: case BI_TFDECODE:
     case BI_COLNAMES:
         h->dt = DT_FRAME; h->vt = VT_STRING; break;
+    case BI_MAP:   /* a frame, or a scalar for a scalar target (runtime/framemap.c) */
+        if (h->in[0] && h->in[0]->dt == DT_SCALAR) { h->dt = DT_SCALAR; h->vt = VT_UNKNOWN; }
+        else { h->dt = DT_FRAME; h->vt = VT_STRING; }
+        break;
     case BI_TFAPPLY: case BI_TFCOLMAP: h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
     case BI_TFENCODE: h->nouts = 2; h->dt = DT_LIST; break;
     case BI_CDF: case BI_ICDF: case BI_PNORM: case BI_QNORM: case BI_PT: case BI_QT:
@@ -521,6 +525,9 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         if (h->in[0]) { h->dt = h->in[0]->dt; h->vt = h->in[0]->vt; }
         break;
     case BI_INTERQUANTILE: case BI_ROLL: h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
+    case BI_CONV2D: case BI_CONV2D_BWF: case BI_CONV2D_BWD: case BI_MAXPOOL: case BI_MAXPOOL_BW:
+    case BI_AVGPOOL: case BI_AVGPOOL_BW: case BI_BIAS_ADD: case BI_BIAS_MULT:
+        h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
     case BI_COUNTDISTINCT:   /* dir "rc" (default): int scalar; "r", "c": matrix */
         if (h->in[1] && h->in[1]->kind == H_LIT && h->in[1]->lit.kind == V_STRING) {
             bool rc = !strcasecmp(h->in[1]->lit.s->s, "rc");

@@ -919,6 +919,8 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         if (r != RT_NOT_MINE) return r;
         r = rt_builtin_frame(rt, f, h, a, out, e);
         if (r != RT_NOT_MINE) return r;
+        r = rt_builtin_dnn(rt, f, h, a, out, e);
+        if (r != RT_NOT_MINE) return r;
         /* builtins that normally map to operators, called with names */
         const char *nm = builtin_info[h->bi].name;
         for (int i = 0; i < OP__COUNT; i++)

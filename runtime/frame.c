@@ -14,6 +14,7 @@
 
 #include "../io/io.h"
 #include "format.h"
+#include "framemap.h"
 #include "transform.h"
 
 static int ret_fb(FB *f, Value *out, BrErr *e)
@@ -637,6 +638,7 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrEr
     }
     case BI_TFENCODE: case BI_TFAPPLY: case BI_TFDECODE: case BI_TFCOLMAP:
         return b_transform(h, a, out, e);
+    case BI_MAP: return rt_frame_map(a, out, e);
     case BI_COLNAMES: { /* the names as a one-row frame of strings */
         const FB *f = frame_arg(&a[0], "colnames: target", e);
         FB *r = f ? fb_new(1, f->cols, NULL, e) : NULL;

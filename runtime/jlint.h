@@ -1,0 +1,165 @@
+/* jlint.h: internals of the lambda language of map() shared by its
+ * parser (runtime/jlambda.c) and its interpreter (runtime/jleval.c). */
+#ifndef BRAID_JLINT_H
+#define BRAID_JLINT_H
+
+#include <ctype.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/arena.h"
+#include "jlambda.h"
+
+/* ---- UTF-8 helpers ---- */
+
+static inline size_t u8_seq(unsigned char c) { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4; }
+
+static inline int64_t u8_count(const char *s, int64_t n)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return k;
+}
+
+/* Byte offset of code point k (k may equal the count: n). */
+static inline int64_t u8_off(const char *s, int64_t n, int64_t k)
+{
+    int64_t i = 0;
+    while (k > 0 && i < n) {
+        i++;
+        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
+        k--;
+    }
+    return i;
+}
+
+static inline uint32_t u8_decode(const char *s, int64_t n, int64_t *len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t l = u8_seq(u[0]);
+    if ((int64_t)l > n) l = (size_t)n;
+    *len = (int64_t)l;
+    if (l == 1) return u[0];
+    uint32_t c = u[0] & (l == 2 ? 0x1F : l == 3 ? 0x0F : 0x07);
+    for (size_t i = 1; i < l; i++) c = (c << 6) | (u[i] & 0x3F);
+    return c;
+}
+
+static inline int u8_encode(uint32_t c, char *b)
+{
+    if (c < 0x80) { b[0] = (char)c; return 1; }
+    if (c < 0x800) { b[0] = (char)(0xC0 | (c >> 6)); b[1] = (char)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x10000) {
+        b[0] = (char)(0xE0 | (c >> 12)); b[1] = (char)(0x80 | ((c >> 6) & 0x3F)); b[2] = (char)(0x80 | (c & 0x3F));
+        return 3;
+    }
+    b[0] = (char)(0xF0 | (c >> 18)); b[1] = (char)(0x80 | ((c >> 12) & 0x3F));
+    b[2] = (char)(0x80 | ((c >> 6) & 0x3F)); b[3] = (char)(0x80 | (c & 0x3F));
+    return 4;
+}
+
+/* Case mapping of ASCII and Latin-1 letters. */
+static inline uint32_t cp_upper(uint32_t c)
+{
+    if (c >= 'a' && c <= 'z') return c - 32;
+    if (c >= 0xE0 && c <= 0xFE && c != 0xF7) return c - 32;
+    return c;
+}
+static inline uint32_t cp_lower(uint32_t c)
+{
+    if (c >= 'A' && c <= 'Z') return c + 32;
+    if (c >= 0xC0 && c <= 0xDE && c != 0xD7) return c + 32;
+    return c;
+}
+static inline bool cp_space(uint32_t c) { return c == ' ' || (c >= 9 && c <= 13) || (c >= 0x1C && c <= 0x1F); }
+static inline bool cp_alpha(uint32_t c)
+{
+    return (c < 0x80 && isalpha((int)c)) || (c >= 0xC0 && c <= 0x24F && c != 0xD7 && c != 0xF7);
+}
+
+/* ---- the tree ---- */
+
+typedef enum {
+    N_LIT, N_PARAM, N_NEG, N_NOT, N_BIN, N_AND, N_OR, N_COND, N_METHOD, N_STATIC, N_INDEX, N_ALEN,
+    N_ARRAY, N_CAST
+} NKind;
+
+typedef enum {
+    M_TOUPPER, M_TOLOWER, M_TRIM, M_STRIP, M_LENGTH, M_SUBSTRING, M_CHARAT, M_INDEXOF, M_LASTINDEXOF,
+    M_CONTAINS, M_STARTSWITH, M_ENDSWITH, M_REPLACE, M_REPLACEALL, M_REPLACEFIRST, M_SPLIT, M_CONCAT,
+    M_EQUALS, M_EQUALSIC, M_COMPARETO, M_ISEMPTY, M_ISBLANK, M_MATCHES, M_REPEAT, M_TOSTRING
+} Method;
+
+
+
+typedef enum {
+    S_PARSEINT, S_PARSELONG, S_PARSEDOUBLE, S_VALUEOF, S_PARSEBOOL, S_ABS, S_MIN, S_MAX, S_POW, S_SQRT,
+    S_FLOOR, S_CEIL, S_ROUND, S_LOG, S_LOG10, S_EXP, S_SIGNUM, S_SIN, S_COS, S_TAN, S_ISDIGIT, S_ISLETTER,
+    S_ISLETTERORDIGIT, S_ISWHITESPACE, S_ISUPPER, S_ISLOWER, S_CTOUPPER, S_CTOLOWER, S_JACCARD, S_WER,
+    S_SPLITRECODE
+} Static;
+
+typedef struct JlMethod { const char *name; int min, max; } JlMethod;
+typedef struct JlStatic { const char *name; Static id; int nargs; } JlStatic;
+extern const JlMethod jl_methods[];
+extern const int jl_nmethods;
+extern const JlStatic jl_statics[];
+extern const int jl_nstatics;
+
+
+
+typedef enum { C_INT, C_LONG, C_DOUBLE, C_STRING } Cast;
+
+typedef struct Node {
+    NKind kind;
+    int op;             /* N_BIN: operator char or code; N_METHOD: Method; N_STATIC: Static; N_CAST: Cast */
+    int n;              /* children */
+    struct Node **kid;  /* N_METHOD: kid[0] is the receiver */
+    JVal lit;           /* N_LIT; N_PARAM: lit.i is the index */
+    struct JRe *re;     /* regex methods with a literal pattern: compiled once */
+    int pos;            /* offset in the source (messages) */
+} Node;
+
+/* binary operator codes beyond single characters */
+enum { OP_LE = 256, OP_GE, OP_EQ, OP_NE };
+
+struct JLambda {
+    Arena *arena;
+    Node *body;
+    int nparams;
+    int nre;
+    struct JRe **res;   /* compiled regexes to free */
+};
+
+/* A growable string (oom: an allocation failed; p is NUL-terminated). */
+typedef struct Buf { char *p; size_t n, cap; bool oom; } Buf;
+
+static inline void bput(Buf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t c = b->cap ? b->cap * 2 : 64;
+        while (c < b->n + n + 1) c *= 2;
+        char *p = realloc(b->p, c);
+        if (!p) { b->oom = true; return; }
+        b->p = p;
+        b->cap = c;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+static inline void bputs(Buf *b, const char *s) { bput(b, s, strlen(s)); }
+static inline void bputc(Buf *b, char c) { bput(b, &c, 1); }
+
+/* A Java regex compiled as a POSIX ERE; Java's group g (1..ngroups) is
+ * ERE group gmap[g]. */
+typedef struct JRe { regex_t re; int ngroups; int gmap[10]; } JRe;
+
+/* The POSIX form of Java regex java (anchored at both ends when full),
+ * compiled; jl_re_free frees it. NULL with e set when unsupported. */
+JRe *jl_re_compile(const char *java, bool full, BrErr *e);
+void jl_re_free(JRe *r);
+
+#endif

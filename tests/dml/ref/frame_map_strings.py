@@ -1,0 +1,70 @@
+"""Reference of cases/frame_map_strings.dml with Python's string methods."""
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import EXP_DIR, wmat  # noqa: E402
+
+
+def fstr(cols, types):
+    """toString of a frame (columns as lists, None missing) as lines, plus
+    the empty line print adds."""
+    n = len(cols[0]) if cols else 0
+
+    def cell(v, t):
+        if v is None:   # missing: 0 / FALSE in typed columns, as braid stores them
+            return {"INT64": "0", "BOOLEAN": "FALSE"}.get(t, "null")
+        if t == "FP64":
+            return "%.3f" % v
+        if t == "BOOLEAN":
+            return "TRUE" if v else "FALSE"
+        return str(v)
+    out = ["# FRAME: nrow = %d, ncol = %d" % (n, len(cols)),
+           " ".join(["#"] + ["C%d" % (j + 1) for j in range(len(cols))]),
+           " ".join(["#"] + types)]
+    for i in range(n):
+        out.append(" ".join(cell(c[i], t) for c, t in zip(cols, types)))
+    return out + [""]
+
+
+# "" in frame(list(...)) is a missing cell: the lambda does not run on it
+F = ["west", "South ", " north east", "Z\u00fcrich", None, "a.b-c d"]
+
+
+def ap(f):
+    return [None if x is None else f(x) for x in F]
+
+
+lines = []
+lines += fstr([ap(lambda x: x.upper())], ["STRING"])
+lines += fstr([ap(len)], ["INT64"])
+lines += fstr([ap(lambda x: x[:3] if len(x) >= 3 else x)], ["STRING"])
+lines += fstr([ap(lambda x: x.strip().split(" ")[0])], ["STRING"])
+lines += fstr([ap(lambda x: re.sub(r"[^a-zA-Z]", "_", x))], ["STRING"])
+lines += fstr([ap(lambda x: "th" in x.lower())], ["BOOLEAN"])
+lines += fstr([ap(lambda x: None if x == "" else x[0] + "|" + str(len(x.strip())))], ["STRING"])
+N = ["12", "-3", "40", "7"]
+P = [int(x) * 2 + 1 for x in N]
+lines += fstr([P], ["INT64"])
+wmat("P", P)
+wmat("Q", [math.sqrt(abs(float(x))) for x in N])
+G = [["ab", "cd", "ef"], ["1", "2", "3"]]
+lines += fstr([[G[1][i] + G[0][i] for i in range(3)], [G[0][i].upper() for i in range(3)]], ["STRING", "STRING"])
+lines += fstr([list(reversed(c)) for c in G], ["STRING", "STRING"])
+W = ["west", "south", "north", "east"]
+
+
+def jac(a, b):
+    A, B = set(a), set(b)
+    return len(A & B) / len(A | B)
+
+
+wmat("J", [[0.0 if i == j else jac(W[i], W[j]) for j in range(4)] for i in range(4)])
+with open(os.path.join(EXP_DIR, "s.scalar"), "w") as f:
+    f.write("hello big world".split(" ")[1].upper() + "\n")
+with open(os.path.join(EXP_DIR, "n.scalar"), "w") as f:
+    f.write("%d\n" % (len("hello") + 1))
+with open(os.path.join(EXP_DIR, "stdout.txt"), "w") as f:
+    f.write("\n".join(lines) + "\n")
