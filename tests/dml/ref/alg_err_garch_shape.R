@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wlines("error.txt", c("nonzero", "garch", "X must be a column vector (n x 1), got 20x2"))

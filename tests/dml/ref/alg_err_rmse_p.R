@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wlines("error.txt", c("nonzero", "rmse", "probabilities P must lie in [0, 1]"))

@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wlines("error.txt", c("nonzero", "sliceLineDebug", "TKC has 1 rows but TK has 2"))

@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wlines("error.txt", c("nonzero", "statsNA", "X must be a non-empty column vector, got 4x2"))

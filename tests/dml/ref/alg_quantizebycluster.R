@@ -1,0 +1,2 @@
+# expected/ and refdata/ come from NumPy: ref/alg_quantizebycluster.py
+source("ref/_python.R")
