@@ -1,0 +1,3 @@
+source("ref/_common.R")
+# hand-written: the stop() message of the builtin
+wlines("error.txt", c("nonzero", "outlierByDB", "eps must be positive"))
