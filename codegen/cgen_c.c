@@ -19,7 +19,7 @@ typedef enum { AX_CELL, AX_FLAT, AX_SPARSE, AX_OROW, AX_OCOL } AxCtx;
 
 typedef struct Gen {
     const CPlan *p;
-    SBuf *b;
+    StrBuf *b;
     AxCtx ax;
     bool sp;               /* Row: main row read sparse */
     bool blk;              /* Row: inside the loop over a block of rows */
@@ -171,7 +171,7 @@ static bool cell_full_agg(const CPlan *p)
 }
 
 /* The aggregation step of output r at lane l for the cell value o. */
-static void emit_agg_step(const CPlan *p, SBuf *b, int r, const char *o, const char *ind)
+static void emit_agg_step(const CPlan *p, StrBuf *b, int r, const char *o, const char *ind)
 {
     switch (p->n[p->out[r]].op) {
     case OP_AMIN: sb_printf(b, "%sas%d[l] = cg_minstep(as%d[l], %s);\n", ind, r, r, o); break;
@@ -192,7 +192,7 @@ static void emit_lane_loops(Gen *g, const char *j0, const char *j1, const char *
 {
     bool sp = g->ax == AX_SPARSE;    /* q0 + l: a non-zero k of the row, j = ai[k] */
     const CPlan *p = g->p;
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     const int W = SPOOF_AL;
     char o[48], in2[40], in3[40];
     snprintf(in2, sizeof in2, "%s    ", ind);
@@ -265,7 +265,7 @@ static void emit_lanes(Gen *g, bool load)
 static void emit_full_agg(Gen *g, bool flat)
 {
     const CPlan *p = g->p;
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     sb_puts(b, "\nvoid cg_fullagg(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
                "                int64_t r0, int64_t r1, int64_t n, double *restrict acc)\n{\n");
     sb_puts(b, flat ? "    (void)S; (void)n;\n" : "");
@@ -294,7 +294,7 @@ static void emit_full_agg(Gen *g, bool flat)
  * each row (kernels/spoof.h). */
 static void emit_sparse_agg(Gen *g)
 {
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     g->ax = AX_SPARSE;
     sb_puts(b, "\nvoid cg_sparseagg(const double *const *restrict P, const int64_t *restrict S,\n"
                "                  const double *restrict sc, int64_t r0, int64_t r1, const int64_t *restrict rp,\n"
@@ -312,7 +312,7 @@ static void emit_sparse_agg(Gen *g)
     sb_puts(b, "}\n");
 }
 
-static void gen_cell(const CPlan *p, SBuf *b)
+static void gen_cell(const CPlan *p, StrBuf *b)
 {
     Gen g = {.p = p, .b = b, .ax = AX_CELL};
     bool vec = false;
@@ -428,7 +428,7 @@ static bool is_main(const CPlan *p, int n) { return p->n[n].kind == CN_IN && p->
 static void emit_row_mm_sp(const Gen *g, int i, const char *ind)
 {
     const CPlan *p = g->p;
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     const CNode *x = &p->n[i];
     int bi = p->n[x->a[1]].in, k = cplan_row_kwidth(p, i);
     bool sp = is_main(p, x->a[0]);
@@ -453,7 +453,7 @@ static void emit_row_mm_sp(const Gen *g, int i, const char *ind)
 static void emit_row_tagg_sp(const Gen *g, const char *ind)
 {
     const CPlan *p = g->p;
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     int r = p->out[0], k = cplan_row_kwidth(p, r);
     const CNode *x = &p->n[r], *A = &p->n[x->a[0]], *B = &p->n[x->a[1]];
     char ptr[32], len[32], bp[48], bl[32], q[48];
@@ -476,7 +476,7 @@ static void emit_row_tagg_sp(const Gen *g, const char *ind)
 static void emit_row_node(const Gen *g, int i, const char *ind)
 {
     const CPlan *p = g->p;
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     const CNode *x = &p->n[i];
     char ptr[32], len[32], e[512], a[3][48];
     switch (x->kind) {
@@ -540,7 +540,7 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
 static void emit_row_root(const Gen *g, const char *ind, const char *orow)
 {
     const CPlan *p = g->p;
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     int r = p->out[0];
     const CNode *x = &p->n[r];
     char ptr[32], len[32], e[48];
@@ -630,7 +630,7 @@ static void emit_row_body(const Gen *g, const char *ind)
 static void emit_blk_buffers(const Gen *g, bool decl)
 {
     const CPlan *p = g->p;
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     int r = p->out[0], m = p->main;
     for (int i = 0; i < p->nn; i++) {
         int k = cplan_row_kwidth(p, i);
@@ -704,7 +704,7 @@ static char *row_deferred(const CPlan *p, const int *klen)
 static void emit_row_deferred(const Gen *g, const char *def)
 {
     const CPlan *p = g->p;
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     const char *ind = "                ";
     int split = 0;
     while (!def[split]) split++;
@@ -747,7 +747,7 @@ static bool row_blocked(const CPlan *p)
 static void emit_row_blocked(Gen *g)
 {
     const CPlan *p = g->p;
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     int r = p->out[0], m = p->main, kb = cplan_row_kwidth(p, r);
     sb_printf(b, "    if (r1 - r0 >= 2 * CG_RB && L[%d] <= %d", m, BLK_MAXN);
     for (int i = 0; i < p->nn; i++) {
@@ -830,7 +830,7 @@ static void emit_row_blocked(Gen *g)
  * (ai, av, anz); one call per range of rows (kernels/spoof.h). */
 static void emit_row_sparse(Gen *g, bool rowout)
 {
-    SBuf *b = g->b;
+    StrBuf *b = g->b;
     sb_puts(b, "\nvoid cg_sparse(const double *const *restrict P, const int64_t *restrict S, const int64_t *restrict L,\n"
                "               const double *restrict sc, int64_t r0, int64_t r1, const int64_t *restrict rp,\n"
                "               const int32_t *restrict ci, const double *restrict cv, double *restrict out, int64_t ldo,\n"
@@ -848,7 +848,7 @@ static void emit_row_sparse(Gen *g, bool rowout)
     sb_puts(b, "    }\n}\n");
 }
 
-static void gen_row(const CPlan *p, SBuf *b)
+static void gen_row(const CPlan *p, StrBuf *b)
 {
     Gen g = {.p = p, .b = b, .ax = AX_CELL};
     bool blocked = row_blocked(p);
@@ -927,7 +927,7 @@ static int outer_cell(const CPlan *p)
     }
 }
 
-static void gen_outer(const CPlan *p, SBuf *b)
+static void gen_outer(const CPlan *p, StrBuf *b)
 {
     int u, v, uv, side;
     outer_parts(p, &u, &v, &uv);
@@ -980,7 +980,7 @@ static void gen_outer(const CPlan *p, SBuf *b)
 /* The C source of p's operator (malloc; caller frees). */
 char *cgen_c(const CPlan *p)
 {
-    SBuf b = {0};
+    StrBuf b = {0};
     sb_puts(&b, cg_prelude);
     if (p->tpl == T_ROW && row_blocked(p)) sb_puts(&b, cg_prelude_blk);
     sb_printf(&b, "\nconst unsigned long long cg_hash = 0x%016llxULL;\n", (unsigned long long)p->hash);

@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "codegen.h"
+#include "../base/strbuf.h"
 #include "../runtime/value.h"
 
 /* ---- templates ---- */
@@ -370,8 +371,5 @@ int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e);
 
 uint64_t cg_hash_bytes(const void *p, size_t n, uint64_t seed);
 /* Growing string buffer. */
-typedef struct SBuf { char *s; size_t n, cap; } SBuf;
-void sb_printf(SBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_puts(SBuf *b, const char *s);
 
 #endif

@@ -507,7 +507,7 @@ int cplan_row_kwidth(const CPlan *p, int n)
 
 static void make_sig(CPlan *p)
 {
-    SBuf b = {0};
+    StrBuf b = {0};
     sb_printf(&b, "T%d V%d M%d S%d R%d O%d|", p->tpl, p->var, p->main, p->sparse_safe, p->main_sparse_ok,
               p->out_matrix);
     for (int k = 0; k < p->nin; k++) sb_printf(&b, "i%d%d,", p->in[k].scalar, p->in[k].mode);

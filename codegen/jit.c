@@ -112,7 +112,7 @@ int jit_prepare(CgContext *c)
  * identity, flags and the bundle ABI. */
 static void cache_key(const CgContext *c, const char *src, char key[33])
 {
-    SBuf b = {0};
+    StrBuf b = {0};
     sb_puts(&b, c->ccid);
     for (int i = 0; i < NFLAGS; i++) { sb_puts(&b, " "); sb_puts(&b, CFLAGS_JIT[i]); }
     sb_puts(&b, " " BUNDLE_ABI "\n");
@@ -186,12 +186,12 @@ static bool has_token(const char *text, const char *id, size_t n)
  * points) is renamed to <name>_<key> by macros around the body. The body
  * is the source after the shared prelude, or the whole source when
  * shared is false. */
-static void bundle_add(SBuf *b, const CgOp *op, const char *key, bool shared)
+static void bundle_add(StrBuf *b, const CgOp *op, const char *key, bool shared)
 {
     static const char *entry[] = {"cg_hash", "cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg",
                                  "cg_tmp", "cg_row", "cg_col"};
     const char *body = op->src + (shared ? strlen(cg_prelude) : 0);
-    SBuf undef = {0};
+    StrBuf undef = {0};
     int ne = (int)(sizeof entry / sizeof *entry);
     for (int i = 0; i < ne; i++) {
         sb_printf(b, "#define %s %s_%s\n", entry[i], entry[i], key);
@@ -304,7 +304,7 @@ static bool pch_get(CgContext *c, char name[64])
         pch_state = 0;
     }
     if (pch_state == 0) {
-        SBuf b = {0};
+        StrBuf b = {0};
         sb_puts(&b, c->ccid);
         for (int i = 0; i < NFLAGS; i++) { sb_puts(&b, " "); sb_puts(&b, CFLAGS_JIT[i]); }
         sb_puts(&b, "\n");
@@ -369,7 +369,7 @@ static bool pch_get(CgContext *c, char name[64])
 }
 
 /* Appends str to b in single quotes for /bin/sh. */
-static void sq(SBuf *b, const char *str)
+static void sq(StrBuf *b, const char *str)
 {
     sb_puts(b, " '");
     for (const char *p = str; *p; p++) {
@@ -396,7 +396,7 @@ static bool start(Batch *bt, Job *j)
     bool shared = true;
     for (int i = 0; i < j->n; i++) shared = shared && !strncmp(bt->op[j->idx[i]]->src, cg_prelude, pl);
     if (!shared && j->n > 1) return false;
-    SBuf b = {0};
+    StrBuf b = {0};
     char pch[64];
     if (shared && pch_get(c, pch)) sb_printf(&b, "#include \"%s\"\n", pch);
     else if (shared) sb_puts(&b, cg_prelude);
@@ -404,7 +404,7 @@ static bool start(Batch *bt, Job *j)
     int wr = b.s ? write_file(j->src, b.s, b.n) : -1;
     free(b.s);
     if (wr) { unlink(j->src); return false; }
-    SBuf cmd = {0};
+    StrBuf cmd = {0};
     sb_puts(&cmd, "exec 2>/dev/null;");
     sq(&cmd, c->cc);
     for (int i = 0; i < NFLAGS; i++) sq(&cmd, CFLAGS_JIT[i]);

@@ -205,39 +205,3 @@ uint64_t cg_hash_bytes(const void *p, size_t n, uint64_t seed)
     return h;
 }
 
-static void sb_grow(SBuf *b, size_t need)
-{
-    if (b->n + need + 1 <= b->cap) return;
-    size_t nc = b->cap ? b->cap * 2 : 256;
-    while (nc < b->n + need + 1) nc *= 2;
-    char *s = realloc(b->s, nc);
-    if (!s) abort(); /* compile-time text of a few KB */
-    b->s = s;
-    b->cap = nc;
-}
-
-void sb_printf(SBuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[512];
-    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (k < 0) return;
-    sb_grow(b, (size_t)k);
-    if ((size_t)k < sizeof tmp) memcpy(b->s + b->n, tmp, (size_t)k + 1);
-    else {
-        va_start(ap, fmt);
-        vsnprintf(b->s + b->n, (size_t)k + 1, fmt, ap);
-        va_end(ap);
-    }
-    b->n += (size_t)k;
-}
-
-void sb_puts(SBuf *b, const char *s)
-{
-    size_t k = strlen(s);
-    sb_grow(b, k);
-    memcpy(b->s + b->n, s, k + 1);
-    b->n += k;
-}

@@ -9,6 +9,7 @@
  * digit strings; C's printf is used only to find digits and for the exact
  * tie case of DecimalFormat. Assumes the "C" numeric locale. */
 #include "runtime/format.h"
+#include "base/strbuf.h"
 
 #include <ctype.h>
 #include <float.h>
@@ -19,57 +20,29 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
-/* Growable string                                                     */
+/* Growable string helpers (base/strbuf.h)                              */
 
-typedef struct Sb {
-    char *p;
-    size_t n, cap;
-    bool oom;          /* an allocation failed; later writes are dropped */
-} Sb;
-
-static void sb_putn(Sb *b, const char *s, size_t k)
-{
-    if (b->oom) return;
-    if (b->n + k + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + k + 1) {
-            if (cap > SIZE_MAX / 2) { b->oom = true; return; }
-            cap *= 2;
-        }
-        char *p = br_realloc(b->p, cap);
-        if (!p) { b->oom = true; return; }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, k);
-    b->n += k;
-    b->p[b->n] = 0;
-}
-
-static void sb_puts(Sb *b, const char *s) { sb_putn(b, s, strlen(s)); }
-static void sb_putc(Sb *b, char c) { sb_putn(b, &c, 1); }
-
-static void sb_rep(Sb *b, char c, size_t k)
+static void sb_rep(StrBuf *b, char c, size_t k)
 {
     char blk[64];
     memset(blk, c, sizeof blk);
     while (k > 0) {
         size_t t = k < sizeof blk ? k : sizeof blk;
-        sb_putn(b, blk, t);
+        sb_put(b, blk, t);
         k -= t;
     }
 }
 
 /* Hands over the built string (caller frees) or NULL with e set. */
-static char *sb_finish(Sb *b, BrErr *e)
+static char *sb_finish(StrBuf *b, BrErr *e)
 {
-    if (!b->oom && !b->p) sb_putn(b, "", 0);
+    if (!b->oom && !b->s) sb_put(b, "", 0);
     if (b->oom) {
-        free(b->p);
+        free(b->s);
         br_err(e, BR_ENOMEM, "out of memory while formatting");
         return NULL;
     }
-    return b->p;
+    return b->s;
 }
 
 /* ------------------------------------------------------------------ */
@@ -138,8 +111,8 @@ static void shortest(double ax, Dec *D)
 /* ------------------------------------------------------------------ */
 /* Double.toString and the other scalars                               */
 
-/* Java's Double.toString into an Sb. */
-static void put_jdouble(Sb *b, double x)
+/* Java's Double.toString into a StrBuf. */
+static void put_jdouble(StrBuf *b, double x)
 {
     if (isnan(x)) { sb_puts(b, "NaN"); return; }
     if (isinf(x)) { sb_puts(b, x > 0 ? "Infinity" : "-Infinity"); return; }
@@ -152,18 +125,18 @@ static void put_jdouble(Sb *b, double x)
         if (D.e >= 0) {
             for (int k = 0; k <= D.e; k++) sb_putc(b, k < D.n ? D.d[k] : '0');
             sb_putc(b, '.');
-            if (D.n > D.e + 1) sb_putn(b, D.d + D.e + 1, (size_t)(D.n - D.e - 1));
+            if (D.n > D.e + 1) sb_put(b, D.d + D.e + 1, (size_t)(D.n - D.e - 1));
             else sb_putc(b, '0');
         } else {
             sb_puts(b, "0.");
             sb_rep(b, '0', (size_t)(-D.e - 1));
-            sb_putn(b, D.d, (size_t)D.n);
+            sb_put(b, D.d, (size_t)D.n);
         }
     } else {
         char ex[16];
         sb_putc(b, D.d[0]);
         sb_putc(b, '.');
-        if (D.n > 1) sb_putn(b, D.d + 1, (size_t)(D.n - 1));
+        if (D.n > 1) sb_put(b, D.d + 1, (size_t)(D.n - 1));
         else sb_putc(b, '0');
         snprintf(ex, sizeof ex, "E%d", D.e);
         sb_puts(b, ex);
@@ -184,7 +157,7 @@ static int copy_out(const char *s, size_t len, char *buf, size_t n)
 int fmt_double(double x, char *buf, size_t n)
 {
     char tmp[FMT_NUM_MAX];
-    Sb b = { tmp, 0, sizeof tmp, false };   /* never grows: max 24 chars */
+    StrBuf b = { tmp, 0, sizeof tmp, false };   /* never grows: max 24 chars */
     put_jdouble(&b, x);
     return copy_out(tmp, b.n, buf, n);
 }
@@ -198,7 +171,7 @@ const char *fmt_bool(bool b) { return b ? "TRUE" : "FALSE"; }
 const char *fmt_bool_file(bool b) { return b ? "true" : "false"; }
 
 /* A scalar the way print shows it. */
-static void put_scalar(Sb *b, const FmtArg *a)
+static void put_scalar(StrBuf *b, const FmtArg *a)
 {
     char tmp[FMT_NUM_MAX];
     switch (a->kind) {
@@ -211,7 +184,7 @@ static void put_scalar(Sb *b, const FmtArg *a)
 
 char *fmt_scalar(const FmtArg *a, BrErr *e)
 {
-    Sb b = {0};
+    StrBuf b = {0};
     put_scalar(&b, a);
     return sb_finish(&b, e);
 }
@@ -223,7 +196,7 @@ char *fmt_scalar(const FmtArg *a, BrErr *e)
  * one; with ',' every three when grp), then '.' and the fraction when
  * prec > 0. `up` says whether the dropped part rounds the last kept digit
  * up (decided by the caller's rounding rule). */
-static void put_fixed(Sb *b, const Dec *D, int prec, bool up, bool grp)
+static void put_fixed(StrBuf *b, const Dec *D, int prec, bool up, bool grp)
 {
     int hi = (D->e > 0 ? D->e : 0) + 1;          /* one slot for a carry */
     size_t L = (size_t)hi + (size_t)prec + 1;    /* positions hi .. -prec */
@@ -251,7 +224,7 @@ static void put_fixed(Sb *b, const Dec *D, int prec, bool up, bool grp)
     }
     if (prec > 0) {
         sb_putc(b, '.');
-        sb_putn(b, a + ilen, (size_t)prec);
+        sb_put(b, a + ilen, (size_t)prec);
     }
     if (a != small) free(a);
 }
@@ -279,7 +252,7 @@ static int round_sig(const Dec *D, int p, char *a)
 }
 
 /* Java's %e body: d.ddd (p digits) then e+XX (at least two digits). */
-static void put_sci(Sb *b, const Dec *D, int p, bool alt)
+static void put_sci(StrBuf *b, const Dec *D, int p, bool alt)
 {
     char small[64];
     char *a = (size_t)p + 1 <= sizeof small ? small : br_malloc((size_t)p + 1);
@@ -288,7 +261,7 @@ static void put_sci(Sb *b, const Dec *D, int p, bool alt)
     if (D->d[0] == '0') memset(a, '0', (size_t)p + 1);
     sb_putc(b, a[0]);
     if (p > 0 || alt) sb_putc(b, '.');
-    sb_putn(b, a + 1, (size_t)p);
+    sb_put(b, a + 1, (size_t)p);
     char ex[16];
     snprintf(ex, sizeof ex, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
     sb_puts(b, ex);
@@ -307,7 +280,7 @@ typedef struct Spec {
 
 /* Writes prefix, zero padding (when sp->zero), body and suffix, justified
  * to sp->width with spaces. Widths count characters (UTF-8 code points). */
-static void put_padded(Sb *out, const Spec *sp, bool zero, const char *prefix,
+static void put_padded(StrBuf *out, const Spec *sp, bool zero, const char *prefix,
                        const char *body, size_t blen, const char *suffix)
 {
     size_t len = strlen(prefix) + strlen(suffix);
@@ -319,7 +292,7 @@ static void put_padded(Sb *out, const Spec *sp, bool zero, const char *prefix,
     if (!sp->left) sb_rep(out, ' ', spaces);
     sb_puts(out, prefix);
     sb_rep(out, '0', zeros);
-    sb_putn(out, body, blen);
+    sb_put(out, body, blen);
     sb_puts(out, suffix);
     if (sp->left) sb_rep(out, ' ', spaces);
 }
@@ -331,26 +304,26 @@ static void upcase(char *s, size_t n)
 
 /* A signed number: Java's leading sign ('+', ' ', '-' or '(') and trailing
  * ')' around the magnitude body; zero padding only for finite numbers. */
-static void put_number(Sb *out, const Spec *sp, bool neg, bool finite, Sb *body)
+static void put_number(StrBuf *out, const Spec *sp, bool neg, bool finite, StrBuf *body)
 {
     const char *pre = neg ? (sp->paren ? "(" : "-")
                           : sp->plus ? "+" : sp->space ? " " : "";
     const char *suf = neg && sp->paren ? ")" : "";
     if (body->oom) { out->oom = true; return; }
-    if (sp->upper && body->p) upcase(body->p, body->n);
-    put_padded(out, sp, sp->zero && finite, pre, body->p ? body->p : "", body->n, suf);
+    if (sp->upper && body->s) upcase(body->s, body->n);
+    put_padded(out, sp, sp->zero && finite, pre, body->s ? body->s : "", body->n, suf);
 }
 
 /* Floating conversions %e %f %g of x. */
-static void conv_float(Sb *out, const Spec *sp, double x)
+static void conv_float(StrBuf *out, const Spec *sp, double x)
 {
-    Sb body = {0};
+    StrBuf body = {0};
     if (isnan(x)) {
         sb_puts(&body, "NaN");
         Spec s2 = *sp;
         s2.plus = s2.space = s2.paren = false;
         put_number(out, &s2, false, false, &body);
-        free(body.p);
+        free(body.s);
         return;
     }
     bool neg = signbit(x);
@@ -358,7 +331,7 @@ static void conv_float(Sb *out, const Spec *sp, double x)
     if (isinf(ax)) {
         sb_puts(&body, "Infinity");
         put_number(out, sp, neg, false, &body);
-        free(body.p);
+        free(body.s);
         return;
     }
     Dec D = { "0", 1, 0 };
@@ -387,17 +360,17 @@ static void conv_float(Sb *out, const Spec *sp, double x)
         }
     }
     put_number(out, sp, neg, true, &body);
-    free(body.p);
+    free(body.s);
 }
 
 /* Integer conversion %d with Java's flags. */
-static void conv_int(Sb *out, const Spec *sp, int64_t v)
+static void conv_int(StrBuf *out, const Spec *sp, int64_t v)
 {
     char tmp[FMT_NUM_MAX];
     bool neg = v < 0;
     uint64_t mag = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     snprintf(tmp, sizeof tmp, "%" PRIu64, mag);
-    Sb body = {0};
+    StrBuf body = {0};
     size_t len = strlen(tmp);
     for (size_t k = 0; k < len; k++) {
         sb_putc(&body, tmp[k]);
@@ -405,11 +378,11 @@ static void conv_int(Sb *out, const Spec *sp, int64_t v)
         if (sp->group && left > 0 && left % 3 == 0) sb_putc(&body, ',');
     }
     put_number(out, sp, neg, true, &body);
-    free(body.p);
+    free(body.s);
 }
 
 /* %x / %o: two's complement digits of v as Java's Long.toHexString. */
-static void conv_radix(Sb *out, const Spec *sp, int64_t v)
+static void conv_radix(StrBuf *out, const Spec *sp, int64_t v)
 {
     char tmp[32];
     bool hex = sp->conv == 'x';
@@ -421,7 +394,7 @@ static void conv_radix(Sb *out, const Spec *sp, int64_t v)
 
 /* A string conversion (%s %b %c %%): precision truncates (code points),
  * then upper-casing and justification. */
-static void conv_str(Sb *out, const Spec *sp, const char *s)
+static void conv_str(StrBuf *out, const Spec *sp, const char *s)
 {
     size_t n = strlen(s);
     if (sp->prec >= 0) {
@@ -434,12 +407,12 @@ static void conv_str(Sb *out, const Spec *sp, const char *s)
         }
         n = k;
     }
-    Sb body = {0};
-    sb_putn(&body, s, n);
-    if (body.oom) { free(body.p); out->oom = true; return; }
-    if (sp->upper && body.p) upcase(body.p, body.n);
-    put_padded(out, sp, false, "", body.p ? body.p : "", body.n, "");
-    free(body.p);
+    StrBuf body = {0};
+    sb_put(&body, s, n);
+    if (body.oom) { free(body.s); out->oom = true; return; }
+    if (sp->upper && body.s) upcase(body.s, body.n);
+    put_padded(out, sp, false, "", body.s ? body.s : "", body.n, "");
+    free(body.s);
 }
 
 static const char *kind_name(int kind)
@@ -481,22 +454,22 @@ static int arg_double(const FmtArg *a, const char *spec, double *out, BrErr *e)
 }
 
 /* Appends code point cp as UTF-8; false if it is not a valid code point. */
-static bool put_utf8(Sb *b, int64_t cp)
+static bool put_utf8(StrBuf *b, int64_t cp)
 {
     char u[4];
     if (cp < 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    if (cp < 0x80) { u[0] = (char)cp; sb_putn(b, u, 1); }
+    if (cp < 0x80) { u[0] = (char)cp; sb_put(b, u, 1); }
     else if (cp < 0x800) {
         u[0] = (char)(0xC0 | (cp >> 6)); u[1] = (char)(0x80 | (cp & 0x3F));
-        sb_putn(b, u, 2);
+        sb_put(b, u, 2);
     } else if (cp < 0x10000) {
         u[0] = (char)(0xE0 | (cp >> 12)); u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
         u[2] = (char)(0x80 | (cp & 0x3F));
-        sb_putn(b, u, 3);
+        sb_put(b, u, 3);
     } else {
         u[0] = (char)(0xF0 | (cp >> 18)); u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
         u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); u[3] = (char)(0x80 | (cp & 0x3F));
-        sb_putn(b, u, 4);
+        sb_put(b, u, 4);
     }
     return true;
 }
@@ -516,18 +489,18 @@ static int read_num(const char **pp)
 
 /* Formats one conversion whose argument is a; spec is its text for
  * messages. Returns 0 or an error code. */
-static int convert(Sb *out, const Spec *sp, const FmtArg *a, const char *spec, BrErr *e)
+static int convert(StrBuf *out, const Spec *sp, const FmtArg *a, const char *spec, BrErr *e)
 {
     int64_t iv = 0;
     double dv = 0;
     switch (sp->conv) {
     case 's': {
-        Sb s = {0};
+        StrBuf s = {0};
         if (a->kind == FA_BOOL) sb_puts(&s, fmt_bool_file(a->b));
         else put_scalar(&s, a);
-        if (s.oom) { free(s.p); out->oom = true; return 0; }
-        conv_str(out, sp, s.p ? s.p : "");
-        free(s.p);
+        if (s.oom) { free(s.s); out->oom = true; return 0; }
+        conv_str(out, sp, s.s ? s.s : "");
+        free(s.s);
         return 0;
     }
     case 'b':
@@ -535,14 +508,14 @@ static int convert(Sb *out, const Spec *sp, const FmtArg *a, const char *spec, B
         return 0;
     case 'c': {
         if (arg_int(a, spec, &iv, e)) return e->code;
-        Sb s = {0};
+        StrBuf s = {0};
         if (!put_utf8(&s, iv)) {
-            free(s.p);
+            free(s.s);
             return br_err(e, BR_EARG, "print: format specifier '%s': %" PRId64
                           " is not a character code point", spec, iv);
         }
-        conv_str(out, sp, s.p ? s.p : "");
-        free(s.p);
+        conv_str(out, sp, s.s ? s.s : "");
+        free(s.s);
         return 0;
     }
     case 'd':
@@ -563,13 +536,13 @@ static int convert(Sb *out, const Spec *sp, const FmtArg *a, const char *spec, B
 
 char *fmt_printf(const char *fmt, const FmtArg *args, int nargs, BrErr *e)
 {
-    Sb out = {0};
+    StrBuf out = {0};
     int ordinary = 0, last = -1;
     const char *p = fmt;
     while (*p) {
         const char *pct = strchr(p, '%');
         if (!pct) { sb_puts(&out, p); break; }
-        sb_putn(&out, p, (size_t)(pct - p));
+        sb_put(&out, p, (size_t)(pct - p));
         const char *q = pct + 1;
         Spec sp = { .width = -1, .prec = -1 };
         int index = 0;               /* 0: ordinary, >0: explicit n$, -1: '<' */
@@ -597,7 +570,7 @@ char *fmt_printf(const char *fmt, const FmtArg *args, int nargs, BrErr *e)
         if (*q == '.') {
             q++;
             if (!isdigit((unsigned char)*q)) {
-                free(out.p);
+                free(out.s);
                 br_err(e, BR_EARG, "print: bad format specifier '%.*s' (precision "
                        "without digits)", (int)(q - pct + (*q != 0)), pct);
                 return NULL;
@@ -609,7 +582,7 @@ char *fmt_printf(const char *fmt, const FmtArg *args, int nargs, BrErr *e)
         int slen = (int)(q - pct) + (c ? 1 : 0);
         snprintf(spec, sizeof spec, "%.*s", slen < 60 ? slen : 60, pct);
         if (!c || !strchr("sSbBcCdxXoeEfgG%n", c)) {
-            free(out.p);
+            free(out.s);
             if (!c) br_err(e, BR_EARG, "print: format string ends in an incomplete "
                            "format specifier '%s'", spec);
             else br_err(e, BR_EARG, "print: unknown format conversion '%s'", spec);
@@ -623,21 +596,21 @@ char *fmt_printf(const char *fmt, const FmtArg *args, int nargs, BrErr *e)
         sp.upper = isupper((unsigned char)c);
         sp.conv = (char)tolower((unsigned char)c);
         if (sp.prec >= 0 && strchr("cdxo", sp.conv)) {
-            free(out.p);
+            free(out.s);
             br_err(e, BR_EARG, "print: format specifier '%s' does not take a precision",
                    spec);
             return NULL;
         }
         int ai = index > 0 ? index - 1 : index < 0 ? last : ordinary++;
         if (ai < 0 || ai >= nargs) {
-            free(out.p);
+            free(out.s);
             br_err(e, BR_EARG, "print: format specifier '%s' has no argument "
                    "(%d given)", spec, nargs);
             return NULL;
         }
         last = ai;
         if (convert(&out, &sp, &args[ai], spec, e)) {
-            free(out.p);
+            free(out.s);
             return NULL;
         }
     }
@@ -676,7 +649,7 @@ static void df_long_digits(double av, Dec *D)
 
 /* One cell as DecimalFormat with minf..maxf fraction digits, half-even
  * rounding and no grouping; NaN and infinities as Double.toString. */
-static void put_dfcell(Sb *b, double v, int minf, int maxf)
+static void put_dfcell(StrBuf *b, double v, int minf, int maxf)
 {
     if (!isfinite(v)) { put_jdouble(b, v); return; }
     if (signbit(v)) sb_putc(b, '-');      /* also when it rounds to 0: "-0" */
@@ -701,12 +674,12 @@ static void put_dfcell(Sb *b, double v, int minf, int maxf)
          * value, ties to even, which is the same rule. */
         char small[400];
         int k = snprintf(small, sizeof small, "%.*f", maxf, av);
-        if (k >= 0 && (size_t)k < sizeof small) sb_putn(b, small, (size_t)k);
+        if (k >= 0 && (size_t)k < sizeof small) sb_put(b, small, (size_t)k);
         else {
             char *big = br_malloc((size_t)k + 1);
             if (!big) { b->oom = true; return; }
             snprintf(big, (size_t)k + 1, "%.*f", maxf, av);
-            sb_putn(b, big, (size_t)k);
+            sb_put(b, big, (size_t)k);
             free(big);
         }
     } else {
@@ -714,13 +687,13 @@ static void put_dfcell(Sb *b, double v, int minf, int maxf)
     }
     if (b->oom) return;
     /* drop trailing fraction zeros down to minf digits */
-    char *s = b->p + start;
+    char *s = b->s + start;
     char *dot = strchr(s, '.');
     if (dot) {
-        size_t frac = b->n - (size_t)(dot + 1 - b->p);
-        while (frac > (size_t)minf && b->p[b->n - 1] == '0') { b->n--; frac--; }
+        size_t frac = b->n - (size_t)(dot + 1 - b->s);
+        while (frac > (size_t)minf && b->s[b->n - 1] == '0') { b->n--; frac--; }
         if (frac == 0) b->n--;            /* the '.' itself */
-        b->p[b->n] = 0;
+        b->s[b->n] = 0;
     }
 }
 
@@ -733,7 +706,7 @@ char *fmt_matrix(const MB *m, int64_t rows, int64_t cols, int decimal,
     int maxf = minf > 3 ? minf : 3;
     if (!sep) sep = " ";
     if (!linesep) linesep = "\n";
-    Sb b = {0};
+    StrBuf b = {0};
     char num[FMT_NUM_MAX];
     for (int64_t i = 0; i < R && !b.oom; i++) {
         int64_t k = 0, kend = 0;
@@ -772,13 +745,13 @@ char *fmt_list(const FmtItem *items, int n, int64_t rows, int64_t cols,
                int decimal, bool sparse, const char *sep,
                const char *linesep, BrErr *e)
 {
-    Sb b = {0};
+    StrBuf b = {0};
     sb_puts(&b, "List containing:\n[");
     for (int k = 0; k < n; k++) {
         if (k > 0) sb_puts(&b, ", ");
         if (items[k].m) {
             char *s = fmt_matrix(items[k].m, rows, cols, decimal, sparse, sep, linesep, e);
-            if (!s) { free(b.p); return NULL; }
+            if (!s) { free(b.s); return NULL; }
             sb_puts(&b, "\nMatrix:\n");
             sb_puts(&b, s);
             free(s);

@@ -49,7 +49,7 @@ static int re_unsupported(const char *what, const char *re, BrErr *e)
  * '.', negated classes and multi-byte literals become groups, so the
  * Java group g is ERE group gmap[g]. */
 typedef struct Tr {
-    Buf o;
+    StrBuf o;
     int user, ere;      /* groups opened so far: Java's, the ERE's */
     int gmap[10];
     const char *src;
@@ -60,9 +60,9 @@ typedef struct Tr {
  * whole UTF-8 characters: ([^set\x80-\xff]|[\xc0-\xff][\x80-\xbf]+). */
 static void neg_set(Tr *t, const char *set)
 {
-    bputs(&t->o, "([^");
-    bputs(&t->o, set);
-    bputs(&t->o, "\x80-\xff]|[\xc0-\xff][\x80-\xbf]+)");
+    sb_puts(&t->o, "([^");
+    sb_puts(&t->o, set);
+    sb_puts(&t->o, "\x80-\xff]|[\xc0-\xff][\x80-\xbf]+)");
     t->ere++;
 }
 
@@ -71,9 +71,9 @@ static size_t mb_literal(Tr *t, const char *s, size_t n)
 {
     size_t l = u8_seq((unsigned char)s[0]);
     if (l > n) l = n;
-    bputc(&t->o, '(');
-    bput(&t->o, s, l);
-    bputc(&t->o, ')');
+    sb_putc(&t->o, '(');
+    sb_put(&t->o, s, l);
+    sb_putc(&t->o, ')');
     t->ere++;
     return l;
 }
@@ -84,7 +84,7 @@ static int re_bracket(Tr *t, const char *s, size_t n, size_t *i)
 {
     size_t j = *i + 1;
     bool neg = false, rb = false, dash = false, caret = false;
-    Buf it = {0}, mb = {0};
+    StrBuf it = {0}, mb = {0};
     if (j < n && s[j] == '^') { neg = true; j++; }
     if (j < n && s[j] == ']') { rb = true; j++; }
     for (; j < n && s[j] != ']'; j++) {
@@ -93,76 +93,76 @@ static int re_bracket(Tr *t, const char *s, size_t n, size_t *i)
             if (++j >= n) break;
             char d = s[j];
             switch (d) {
-            case 'd': bputs(&it, "0-9"); break;
-            case 's': bputs(&it, "[:space:]"); break;
-            case 'w': bputs(&it, "[:alnum:]_"); break;
-            case 't': bputc(&it, '\t'); break;
-            case 'n': bputc(&it, '\n'); break;
-            case 'r': bputc(&it, '\r'); break;
-            case 'f': bputc(&it, '\f'); break;
+            case 'd': sb_puts(&it, "0-9"); break;
+            case 's': sb_puts(&it, "[:space:]"); break;
+            case 'w': sb_puts(&it, "[:alnum:]_"); break;
+            case 't': sb_putc(&it, '\t'); break;
+            case 'n': sb_putc(&it, '\n'); break;
+            case 'r': sb_putc(&it, '\r'); break;
+            case 'f': sb_putc(&it, '\f'); break;
             case ']': rb = true; break;
             case '-': dash = true; break;
             case '^': caret = true; break;
             default:
                 if (isalnum((unsigned char)d)) {
                     char w[4] = {'\\', d, 0, 0};
-                    free(it.p);
-                    free(mb.p);
+                    free(it.s);
+                    free(mb.s);
                     return re_unsupported(w, s, t->e);
                 }
-                bputc(&it, d);
+                sb_putc(&it, d);
             }
         } else if (c == '[' || (c == '&' && j + 1 < n && s[j + 1] == '&')) {
-            free(it.p);
-            free(mb.p);
+            free(it.s);
+            free(mb.s);
             return re_unsupported(c == '[' ? "nested character class" : "&& in a character class", s, t->e);
         } else if ((unsigned char)c >= 0x80) {
             size_t l = u8_seq((unsigned char)c);
             if (neg || (j + l < n && s[j + l] == '-')) {
-                free(it.p);
-                free(mb.p);
+                free(it.s);
+                free(mb.s);
                 return re_unsupported(neg ? "non-ASCII character in a negated class" : "non-ASCII range", s, t->e);
             }
-            bputc(&mb, '|');
-            bput(&mb, s + j, l < n - j ? l : n - j);
+            sb_putc(&mb, '|');
+            sb_put(&mb, s + j, l < n - j ? l : n - j);
             j += l - 1;
         } else if (c == '-') {
-            if (it.n > 0 && j + 1 < n && s[j + 1] != ']') bputc(&it, '-');
+            if (it.n > 0 && j + 1 < n && s[j + 1] != ']') sb_putc(&it, '-');
             else dash = true;
         } else if (c == '^') {
             caret = true;
         } else {
-            bputc(&it, c);
+            sb_putc(&it, c);
         }
     }
     if (j >= n) {
-        free(it.p);
-        free(mb.p);
+        free(it.s);
+        free(mb.s);
         return br_err(t->e, BR_EARG, "map: unclosed character class in regex \"%.80s\"", s);
     }
-    Buf set = {0};
-    if (rb) bputc(&set, ']');
-    if (it.p) bputs(&set, it.p);
-    if (caret) bputc(&set, '^');
-    if (dash) bputc(&set, '-');
+    StrBuf set = {0};
+    if (rb) sb_putc(&set, ']');
+    if (it.s) sb_puts(&set, it.s);
+    if (caret) sb_putc(&set, '^');
+    if (dash) sb_putc(&set, '-');
     bool empty = set.n == 0;
     if (neg) {
-        neg_set(t, set.p ? set.p : "");
+        neg_set(t, set.s ? set.s : "");
     } else if (mb.n) {   /* (|ü|é) or ([a-z]|ü|é) */
-        bputc(&t->o, '(');
-        if (!empty) { bputc(&t->o, '['); bputs(&t->o, set.p); bputc(&t->o, ']'); }
-        bputs(&t->o, empty ? mb.p + 1 : mb.p);
-        bputc(&t->o, ')');
+        sb_putc(&t->o, '(');
+        if (!empty) { sb_putc(&t->o, '['); sb_puts(&t->o, set.s); sb_putc(&t->o, ']'); }
+        sb_puts(&t->o, empty ? mb.s + 1 : mb.s);
+        sb_putc(&t->o, ')');
         t->ere++;
     } else {
-        bputc(&t->o, '[');
-        if (set.p) bputs(&t->o, set.p);
-        bputc(&t->o, ']');
+        sb_putc(&t->o, '[');
+        if (set.s) sb_puts(&t->o, set.s);
+        sb_putc(&t->o, ']');
     }
     bool oom = it.oom || mb.oom || set.oom;
-    free(it.p);
-    free(mb.p);
-    free(set.p);
+    free(it.s);
+    free(mb.s);
+    free(set.s);
     *i = j;
     return oom ? br_err(t->e, BR_ENOMEM, "map: out of memory") : 0;
 }
@@ -171,31 +171,31 @@ static int re_bracket(Tr *t, const char *s, size_t n, size_t *i)
 static int re_translate(Tr *t, const char *s, bool full)
 {
     size_t n = strlen(s);
-    if (full) { bputs(&t->o, "^("); t->ere++; }
+    if (full) { sb_puts(&t->o, "^("); t->ere++; }
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (c == '\\') {
             if (i + 1 >= n) return br_err(t->e, BR_EARG, "map: regex \"%.80s\" ends with a backslash", s);
             char d = s[++i];
             switch (d) {
-            case 'd': bputs(&t->o, "[0-9]"); break;
+            case 'd': sb_puts(&t->o, "[0-9]"); break;
             case 'D': neg_set(t, "0-9"); break;
-            case 's': bputs(&t->o, "[[:space:]]"); break;
+            case 's': sb_puts(&t->o, "[[:space:]]"); break;
             case 'S': neg_set(t, "[:space:]"); break;
-            case 'w': bputs(&t->o, "[[:alnum:]_]"); break;
+            case 'w': sb_puts(&t->o, "[[:alnum:]_]"); break;
             case 'W': neg_set(t, "[:alnum:]_"); break;
-            case 't': bputc(&t->o, '\t'); break;
-            case 'n': bputc(&t->o, '\n'); break;
-            case 'r': bputc(&t->o, '\r'); break;
-            case 'f': bputc(&t->o, '\f'); break;
+            case 't': sb_putc(&t->o, '\t'); break;
+            case 'n': sb_putc(&t->o, '\n'); break;
+            case 'r': sb_putc(&t->o, '\r'); break;
+            case 'f': sb_putc(&t->o, '\f'); break;
             default:
                 if (isalnum((unsigned char)d)) {
                     char w[3] = {'\\', d, 0};
                     return re_unsupported(w, s, t->e);
                 }
                 if ((unsigned char)d >= 0x80) { i += mb_literal(t, s + i, n - i) - 1; break; }
-                if (strchr(".[]()*+?{}|^$\\", d)) bputc(&t->o, '\\');
-                bputc(&t->o, d);
+                if (strchr(".[]()*+?{}|^$\\", d)) sb_putc(&t->o, '\\');
+                sb_putc(&t->o, d);
             }
         } else if (c == '[') {
             if (re_bracket(t, s, n, &i)) return t->e->code;
@@ -203,7 +203,7 @@ static int re_translate(Tr *t, const char *s, bool full)
             if (i + 1 < n && s[i + 1] == '?') return re_unsupported("(?", s, t->e);
             t->ere++;
             if (++t->user < 10) t->gmap[t->user] = t->ere;
-            bputc(&t->o, '(');
+            sb_putc(&t->o, '(');
         } else if (c == '.') {
             neg_set(t, "\n");
         } else if ((c == '*' || c == '+' || c == '?' || c == '}') && i + 1 < n && (s[i + 1] == '?' || s[i + 1] == '+')) {
@@ -212,11 +212,11 @@ static int re_translate(Tr *t, const char *s, bool full)
         } else if ((unsigned char)c >= 0x80) {
             i += mb_literal(t, s + i, n - i) - 1;
         } else {
-            bputc(&t->o, c);
+            sb_putc(&t->o, c);
         }
     }
-    if (full) bputs(&t->o, ")$");
-    if (!t->o.p) bputs(&t->o, "");
+    if (full) sb_puts(&t->o, ")$");
+    if (!t->o.s) sb_puts(&t->o, "");
     return t->o.oom ? br_err(t->e, BR_ENOMEM, "map: out of memory") : 0;
 }
 
@@ -224,11 +224,11 @@ static int re_translate(Tr *t, const char *s, bool full)
 JRe *jl_re_compile(const char *java, bool full, BrErr *e)
 {
     Tr t = {.src = java, .e = e};
-    if (re_translate(&t, java, full)) { free(t.o.p); return NULL; }
+    if (re_translate(&t, java, full)) { free(t.o.s); return NULL; }
     JRe *r = calloc(1, sizeof *r);
-    if (!r) { free(t.o.p); br_err(e, BR_ENOMEM, "map: out of memory"); return NULL; }
-    int rc = regcomp(&r->re, t.o.p, REG_EXTENDED);
-    free(t.o.p);
+    if (!r) { free(t.o.s); br_err(e, BR_ENOMEM, "map: out of memory"); return NULL; }
+    int rc = regcomp(&r->re, t.o.s, REG_EXTENDED);
+    free(t.o.s);
     if (rc) {
         char msg[128];
         regerror(rc, &r->re, msg, sizeof msg);
@@ -289,20 +289,20 @@ static int unsupported(P *p, int pos, const char *what, int len)
 static int lex_string(P *p, char q)
 {
     int start = p->i;
-    Buf b = {0};
+    StrBuf b = {0};
     p->i++;
     while (p->i < p->n && p->src[p->i] != q) {
         char c = p->src[p->i++];
-        if (c != '\\') { bputc(&b, c); continue; }
+        if (c != '\\') { sb_putc(&b, c); continue; }
         if (p->i >= p->n) break;
         char d = p->src[p->i++];
         switch (d) {
-        case 'n': bputc(&b, '\n'); break;
-        case 't': bputc(&b, '\t'); break;
-        case 'r': bputc(&b, '\r'); break;
-        case 'b': bputc(&b, '\b'); break;
-        case 'f': bputc(&b, '\f'); break;
-        case '0': bputc(&b, '\0'); break;
+        case 'n': sb_putc(&b, '\n'); break;
+        case 't': sb_putc(&b, '\t'); break;
+        case 'r': sb_putc(&b, '\r'); break;
+        case 'b': sb_putc(&b, '\b'); break;
+        case 'f': sb_putc(&b, '\f'); break;
+        case '0': sb_putc(&b, '\0'); break;
         case 'u': {
             unsigned v = 0;
             int k = 0;
@@ -310,20 +310,20 @@ static int lex_string(P *p, char q)
                 char h = p->src[p->i];
                 v = v * 16 + (unsigned)(isdigit((unsigned char)h) ? h - '0' : (tolower((unsigned char)h) - 'a' + 10));
             }
-            if (k != 4) { free(b.p); return perr(p, start, "bad \\u escape%s", ""); }
+            if (k != 4) { free(b.s); return perr(p, start, "bad \\u escape%s", ""); }
             char u[4];
-            bput(&b, u, (size_t)u8_encode(v, u));
+            sb_put(&b, u, (size_t)u8_encode(v, u));
             break;
         }
-        default: bputc(&b, d); break;
+        default: sb_putc(&b, d); break;
         }
     }
-    if (p->i >= p->n) { free(b.p); return perr(p, start, "unterminated %s literal", q == '"' ? "string" : "char"); }
+    if (p->i >= p->n) { free(b.s); return perr(p, start, "unterminated %s literal", q == '"' ? "string" : "char"); }
     p->i++;
-    if (b.oom) { free(b.p); return br_err(p->e, BR_ENOMEM, "map: out of memory"); }
+    if (b.oom) { free(b.s); return br_err(p->e, BR_ENOMEM, "map: out of memory"); }
     size_t len = b.n;
-    char *s = arena_strndup(p->l->arena, b.p ? b.p : "", len);
-    free(b.p);
+    char *s = arena_strndup(p->l->arena, b.s ? b.s : "", len);
+    free(b.s);
     if (!s) return br_err(p->e, BR_ENOMEM, "map: out of memory");
     if (q == '\'') {
         int64_t l;

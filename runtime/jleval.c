@@ -272,18 +272,18 @@ static int wer(Ev *v, const JVal *r, const JVal *h, JVal *out)
 }
 
 /* Appends a replacement with $n group references into b. */
-static void put_repl(Buf *b, const JVal *rep, const char *base, const JRe *r, const regmatch_t *m, size_t nm)
+static void put_repl(StrBuf *b, const JVal *rep, const char *base, const JRe *r, const regmatch_t *m, size_t nm)
 {
     for (int64_t i = 0; i < rep->n; i++) {
         char c = rep->s[i];
-        if (c == '\\' && i + 1 < rep->n) { bputc(b, rep->s[++i]); continue; }
+        if (c == '\\' && i + 1 < rep->n) { sb_putc(b, rep->s[++i]); continue; }
         if (c == '$' && i + 1 < rep->n && isdigit((unsigned char)rep->s[i + 1])) {
             int j = rep->s[++i] - '0';
             size_t g = j == 0 ? 0 : j <= r->ngroups ? (size_t)r->gmap[j] : nm;
-            if (g < nm && m[g].rm_so >= 0) bput(b, base + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+            if (g < nm && m[g].rm_so >= 0) sb_put(b, base + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
             continue;
         }
-        bputc(b, c);
+        sb_putc(b, c);
     }
 }
 
@@ -305,29 +305,29 @@ static int re_replace(Ev *v, const Node *x, const JVal *s, const JVal *pat, cons
     JRe *r;
     bool own;
     if (regex_of(v, x, pat, false, &r, &own)) return v->e->code;
-    Buf b = {0};
+    StrBuf b = {0};
     regmatch_t m[64];
     size_t nm = r->re.re_nsub + 1 < 64 ? r->re.re_nsub + 1 : 64;
     int64_t pos = 0, n = s->n;
     bool done = false;
     while (!done && pos <= n && regexec(&r->re, s->s + pos, nm, m, pos > 0 ? REG_NOTBOL : 0) == 0) {
         int64_t ms = pos + m[0].rm_so, me = pos + m[0].rm_eo;
-        bput(&b, s->s + pos, (size_t)(ms - pos));
+        sb_put(&b, s->s + pos, (size_t)(ms - pos));
         put_repl(&b, rep, s->s + pos, r, m, nm);
         if (me == ms) {
             if (ms >= n) { pos = n + 1; break; }
             size_t l = u8_seq((unsigned char)s->s[ms]);
-            bput(&b, s->s + ms, l);
+            sb_put(&b, s->s + ms, l);
             pos = ms + (int64_t)l;
         } else {
             pos = me;
         }
         done = first;
     }
-    if (pos <= n) bput(&b, s->s + pos, (size_t)(n - pos));
+    if (pos <= n) sb_put(&b, s->s + pos, (size_t)(n - pos));
     regex_done(r, own);
-    int rc = b.oom ? oom(v) : newstr(v, b.p ? b.p : "", (int64_t)b.n, out);
-    free(b.p);
+    int rc = b.oom ? oom(v) : newstr(v, b.s ? b.s : "", (int64_t)b.n, out);
+    free(b.s);
     return rc;
 }
 
@@ -525,13 +525,13 @@ static int method(Ev *v, const Node *x, JVal *out)
         return 0;
     case M_REPLACE: {
         if (str_arg(v, &a[0], &s1, &n1, b1, mname) || str_arg(v, &a[1], &s2, &n2, b2, mname)) return v->e->code;
-        Buf b = {0};
+        StrBuf b = {0};
         if (n1 == 0) {
-            bput(&b, s2, (size_t)n2);
+            sb_put(&b, s2, (size_t)n2);
             for (int64_t i = 0; i < r.n;) {
                 size_t l = u8_seq((unsigned char)r.s[i]);
-                bput(&b, r.s + i, l);
-                bput(&b, s2, (size_t)n2);
+                sb_put(&b, r.s + i, l);
+                sb_put(&b, s2, (size_t)n2);
                 i += (int64_t)l;
             }
         } else {
@@ -539,14 +539,14 @@ static int method(Ev *v, const Node *x, JVal *out)
             for (;;) {
                 const char *q = find(r.s + i, r.n - i, s1, n1);
                 if (!q) break;
-                bput(&b, r.s + i, (size_t)(q - (r.s + i)));
-                bput(&b, s2, (size_t)n2);
+                sb_put(&b, r.s + i, (size_t)(q - (r.s + i)));
+                sb_put(&b, s2, (size_t)n2);
                 i = (q - r.s) + n1;
             }
-            bput(&b, r.s + i, (size_t)(r.n - i));
+            sb_put(&b, r.s + i, (size_t)(r.n - i));
         }
-        int rc = b.oom ? oom(v) : newstr(v, b.p ? b.p : "", (int64_t)b.n, out);
-        free(b.p);
+        int rc = b.oom ? oom(v) : newstr(v, b.s ? b.s : "", (int64_t)b.n, out);
+        free(b.s);
         return rc;
     }
     case M_REPLACEALL: case M_REPLACEFIRST:

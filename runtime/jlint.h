@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../base/arena.h"
+#include "../base/strbuf.h"
 #include "jlambda.h"
 
 /* ---- UTF-8 helpers ---- */
@@ -132,26 +133,7 @@ struct JLambda {
     struct JRe **res;   /* compiled regexes to free */
 };
 
-/* A growable string (oom: an allocation failed; p is NUL-terminated). */
-typedef struct Buf { char *p; size_t n, cap; bool oom; } Buf;
-
-static inline void bput(Buf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t c = b->cap ? b->cap * 2 : 64;
-        while (c < b->n + n + 1) c *= 2;
-        char *p = realloc(b->p, c);
-        if (!p) { b->oom = true; return; }
-        b->p = p;
-        b->cap = c;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-static inline void bputs(Buf *b, const char *s) { bput(b, s, strlen(s)); }
-static inline void bputc(Buf *b, char c) { bput(b, &c, 1); }
+/* Growable strings: StrBuf (base/strbuf.h). */
 
 /* A Java regex compiled as a POSIX ERE; Java's group g (1..ngroups) is
  * ERE group gmap[g]. */
