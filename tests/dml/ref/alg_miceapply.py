@@ -7,6 +7,7 @@ start values, then per column in order the prediction (numeric within
 missing cell in training keeps its start value."""
 import numpy as np
 
+from _mice import design, lm, mlr
 from _common import wref, wscalar
 
 rng = np.random.default_rng(8)
@@ -32,64 +33,6 @@ wref("T", T)
 cmask = np.array([0, 0, 1, 1, 0])
 
 
-def design(Xc, j, levels):
-    cols = []
-    for c in range(Xc.shape[1]):
-        if c == j:
-            continue
-        if cmask[c] == 0:
-            cols.append(Xc[:, c:c + 1])
-        else:
-            k = int(levels[c])
-            H = np.eye(k)[Xc[:, c].astype(int) - 1]
-            cols.append(H[:, 1:])
-    return np.hstack(cols)
-
-
-def lm(D, y, reg=1e-7):
-    mu = D.mean(axis=0)
-    v = D.var(axis=0, ddof=1)
-    keep = v > 1e-24 * mu ** 2
-    Z = (D - mu) * keep
-    A = Z.T @ Z + np.diag(np.where(keep, reg, 1.0))
-    beta = np.linalg.solve(A, Z.T @ (y - y.mean())) * keep
-    return beta, y.mean() - mu @ beta
-
-
-def mlr(D, y, reg=1.0):
-    n, m = D.shape
-    mu = D.mean(axis=0)
-    sd = D.std(axis=0, ddof=1)
-    assert np.all(sd > 0), "constant feature column"
-    Zi = np.hstack([(D - mu) / sd, np.ones((n, 1))])
-    k = int(y.max())
-    K = k - 1
-    Y = np.eye(k)[(y - 1).astype(int)][:, :K]
-    Dd = m + 1
-    pen = np.tile(np.append(np.full(m, reg), 0.0), K)
-
-    def probs(b, Z):
-        LT = np.hstack([Z @ b.reshape(K, Dd).T, np.zeros((Z.shape[0], 1))])
-        LT -= LT.max(axis=1, keepdims=True)
-        E = np.exp(LT)
-        return E / E.sum(axis=1, keepdims=True)
-
-    b = np.zeros(K * Dd)
-    for _ in range(200):
-        P = probs(b, Zi)[:, :K]
-        g = (Zi.T @ (P - Y)).T.ravel() + pen * b
-        H = np.zeros((K * Dd, K * Dd))
-        for c in range(K):
-            for e in range(K):
-                wgt = P[:, c] * ((c == e) - P[:, e])
-                H[c * Dd:(c + 1) * Dd, e * Dd:(e + 1) * Dd] = Zi.T @ (Zi * wgt[:, None])
-        H += np.diag(pen)
-        b = b - np.linalg.solve(H, g)
-        if np.linalg.norm(g) < 1e-12:
-            break
-    return lambda Dn: probs(b, np.hstack([(Dn - mu) / sd, np.ones((Dn.shape[0], 1))]))
-
-
 
 def fit(X, iters, th):
     M = np.isnan(X)
@@ -105,7 +48,7 @@ def fit(X, iters, th):
         for j in range(X.shape[1]):
             if not M[:, j].any():
                 continue
-            D = design(out, j, levels)
+            D = design(out, j, levels, cmask)
             obs, mis = ~M[:, j], M[:, j]
             if cmask[j] == 0:
                 beta, b0 = lm(D[obs], out[obs, j])
@@ -126,7 +69,7 @@ def apply(T, start, levels, models, th):
     for j in range(T.shape[1]):
         if not M[:, j].any() or j not in models:
             continue
-        D = design(out, j, levels)
+        D = design(out, j, levels, cmask)
         mis = M[:, j]
         if models[j][0] == "lm":
             out[mis, j] = D[mis] @ models[j][1] + models[j][2]
