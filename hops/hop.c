@@ -243,6 +243,12 @@ static void infer_builtin(Hop *h)
     case BI_BIAS_ADD: case BI_BIAS_MULT:
         if (a && known(a)) { h->rows = a->rows; h->cols = a->cols; }
         break;
+    case BI_ROWCOUNTDISTINCT: case BI_ROWCDAPPROX:
+        if (a && a->rows >= 0) { h->rows = a->rows; h->cols = 1; }
+        break;
+    case BI_COLCOUNTDISTINCT: case BI_COLCDAPPROX:
+        if (a && a->cols >= 0) { h->rows = 1; h->cols = a->cols; }
+        break;
     case BI_SOLVE:
         if (a && known(a) && h->nin > 1 && h->in[1] && known(h->in[1])) { h->rows = a->cols; h->cols = h->in[1]->cols; }
         break;

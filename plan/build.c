@@ -508,8 +508,11 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
     case BI_EIGEN: case BI_QR: case BI_REMOVE: h->nouts = 2; h->dt = DT_LIST; break;
     case BI_SVD: case BI_LU: h->nouts = 3; h->dt = DT_LIST; break;
+    case BI_BATCHNORM: case BI_LSTM: case BI_LSTM_BW: h->nouts = 5; h->dt = DT_LIST; break;
+    case BI_BATCHNORM_BW: h->nouts = 3; h->dt = DT_LIST; break;
     case BI_ASFRAME: case BI_FRAME: case BI_DETECTSCHEMA: case BI_APPLYSCHEMA: case BI_TFDECODE:
-    case BI_COLNAMES:
+    case BI_COLNAMES: case BI_GETCOLNAMES: case BI_SETCOLNAMES: case BI_DROPINVALIDTYPE:
+    case BI_DROPINVALIDLENGTH: case BI_VALUESWAP: case BI_TOKENIZE:
         h->dt = DT_FRAME; h->vt = VT_STRING; break;
     case BI_MAP:   /* a frame, or a scalar for a scalar target (runtime/framemap.c) */
         if (h->in[0] && h->in[0]->dt == DT_SCALAR) { h->dt = DT_SCALAR; h->vt = VT_UNKNOWN; }
@@ -528,6 +531,13 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     case BI_CONV2D: case BI_CONV2D_BWF: case BI_CONV2D_BWD: case BI_MAXPOOL: case BI_MAXPOOL_BW:
     case BI_AVGPOOL: case BI_AVGPOOL_BW: case BI_BIAS_ADD: case BI_BIAS_MULT:
         h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
+    case BI_FFT: case BI_IFFT: case BI_FFT_LIN: case BI_IFFT_LIN: case BI_STFT: case BI_RCM:
+        h->nouts = 2; h->dt = DT_LIST; break;
+    case BI_ROWCOUNTDISTINCT: case BI_COLCOUNTDISTINCT: case BI_ROWCDAPPROX: case BI_COLCDAPPROX:
+        h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
+    case BI_ASLIST: h->dt = DT_LIST; break;
+    case BI_EVALLIST: h->sidefx = true; h->dt = DT_LIST; break;
+    case BI_CDAPPROX:
     case BI_COUNTDISTINCT:   /* dir "rc" (default): int scalar; "r", "c": matrix */
         if (h->in[1] && h->in[1]->kind == H_LIT && h->in[1]->lit.kind == V_STRING) {
             bool rc = !strcasecmp(h->in[1]->lit.s->s, "rc");
@@ -632,6 +642,45 @@ static Hop *build_fcall(BCtx *c, Expr *e)
     return h;
 }
 
+/* A literal number of hop h, if it is one. */
+static bool lit_number(const Hop *h, double *v)
+{
+    if (!h || h->kind != H_LIT || !val_is_numeric(&h->lit)) return false;
+    *v = val_as_double(&h->lit);
+    return true;
+}
+
+/* Sizes of the two outputs of the fft-like builtins and rowClassMeet
+ * (kernels/fft.h) from known input sizes and literal stft arguments. */
+static void signal_out_size(const Hop *call, Hop *o)
+{
+    const Hop *a = call->nin > 0 ? call->in[0] : NULL, *b = call->nin > 1 ? call->in[1] : NULL;
+    if (!a || a->rows < 0 || a->cols < 0) return;
+    double w, v;
+    switch (call->bi) {
+    case BI_FFT: case BI_IFFT: case BI_FFT_LIN: case BI_IFFT_LIN:
+        o->rows = a->rows; o->cols = a->cols;
+        break;
+    case BI_RCM:
+        if (b && b->rows >= 0 && b->cols >= 0) {
+            o->rows = a->rows > b->rows ? a->rows : b->rows;
+            o->cols = a->cols > b->cols ? a->cols : b->cols;
+        }
+        break;
+    case BI_STFT: {   /* stft(re, w, v) arrives as (re, w, v, NULL) */
+        bool three = call->nin > 3 && !call->in[3];
+        const Hop *hw = call->nin > 3 ? call->in[three ? 1 : 2] : NULL, *hv = call->nin > 3 ? call->in[three ? 2 : 3] : NULL;
+        if (lit_number(hw, &w) && lit_number(hv, &v) && w >= 1 && v >= 0 && v < w && w < 9e15 && w == (double)(int64_t)w && v == (double)(int64_t)v) {
+            int64_t win = (int64_t)w, ovl = (int64_t)v, step = win - ovl;
+            o->rows = a->rows;
+            o->cols = (a->cols > ovl ? (a->cols - ovl + step - 1) / step : 0) * win;
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
 static Hop *out_of(BCtx *c, Hop *call, int k, Span sp)
 {
     Hop *o = hop_new(c->dag, H_OUT, sp, 1);
@@ -646,6 +695,10 @@ static Hop *out_of(BCtx *c, Hop *call, int k, Span sp)
         o->dt = DT_MATRIX; o->vt = VT_DOUBLE;
         if (call->bi == BI_TFENCODE && k == 1) { o->dt = DT_FRAME; o->vt = VT_STRING; }
         if (call->bi == BI_REMOVE) { o->dt = k == 0 ? DT_LIST : DT_ANY; o->vt = VT_UNKNOWN; }
+    }
+    if (call->kind == H_BUILTIN) {
+        signal_out_size(call, o);
+        if (o->rows >= 0) hop_infer(o);
     }
     return o;
 }

@@ -539,10 +539,11 @@ static bool lit_of(const Expr *x, Value *v)
 
 static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
 {
+    const char *bn = builtin_info[h->bi].name;   /* eval or evalList */
     const char *name = rt_str(&a[0], "fname", e);
     if (!name) return e->code;
     Func *fn = lang_find_func(rt->prog->ast, "", name);
-    if (!fn) return br_err(e, BR_EARG, "eval: unknown function '%s'", name);
+    if (!fn) return br_err(e, BR_EARG, "%s: unknown function '%s'", bn, name);
     Value *bound = calloc((size_t)fn->nin + 1, sizeof(Value));
     int rc = 0;
     /* arguments: one list (names bind by name) or positional values */
@@ -556,10 +557,10 @@ static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e
         if (names && names[i]) {
             for (int j = 0; j < fn->nin; j++)
                 if (!strcmp(fn->in[j].name, names[i])) k = j;
-            if (k < 0) rc = br_err(e, BR_EARG, "eval: function '%s' has no parameter '%s'", name, names[i]);
+            if (k < 0) rc = br_err(e, BR_EARG, "%s: function '%s' has no parameter '%s'", bn, name, names[i]);
         } else {
             while (pos < fn->nin && bound[pos].kind != V_NONE) pos++;
-            if (pos >= fn->nin) rc = br_err(e, BR_EARG, "eval: too many arguments for '%s'", name);
+            if (pos >= fn->nin) rc = br_err(e, BR_EARG, "%s: too many arguments for '%s'", bn, name);
             k = pos++;
         }
         if (!rc) bound[k] = val_retain(items[i]);
@@ -570,7 +571,7 @@ static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e
          * computed by a function of the parameters before it */
         Func *df = lang_default_func(rt->prog->ast, fn, j);
         if (!df) {
-            rc = br_err(e, BR_EARG, "eval: missing argument '%s' of '%s'", fn->in[j].name, name);
+            rc = br_err(e, BR_EARG, "%s: missing argument '%s' of '%s'", bn, fn->in[j].name, name);
             break;
         }
         Value dv = val_none();
@@ -583,7 +584,8 @@ static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e
     for (int j = 0; j < fn->nin; j++) val_release(&bound[j]);
     free(bound);
     if (rc) return rc;
-    if (res.l->n == 0) { val_release(&res); return br_err(e, BR_EARG, "eval: '%s' returns nothing", name); }
+    if (h->bi == BI_EVALLIST) { *out = res; return 0; }   /* all outputs as a list */
+    if (res.l->n == 0) { val_release(&res); return br_err(e, BR_EARG, "%s: '%s' returns nothing", bn, name); }
     Value first = res.l->items[0];
     if (first.kind == V_MATRIX) *out = val_retain(first);
     else if (val_is_numeric(&first)) {
@@ -635,7 +637,7 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
     case BI_WRITE: return b_write(a, e);
     case BI_PRINT: return b_print(rt, h, va, e);
     case BI_TOSTRING: return b_tostring(a, out, e);
-    case BI_EVAL: return b_eval(rt, f, h, a, out, e);
+    case BI_EVAL: case BI_EVALLIST: return b_eval(rt, f, h, a, out, e);
     case BI_STOP: {
         char *s = rt_scalar_text(&a[0], false);
         br_err(e, BR_EFAIL, "%s", s);
@@ -920,6 +922,8 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         r = rt_builtin_frame(rt, f, h, a, out, e);
         if (r != RT_NOT_MINE) return r;
         r = rt_builtin_dnn(rt, f, h, a, out, e);
+        if (r != RT_NOT_MINE) return r;
+        r = rt_builtin_signal(rt, f, h, a, out, e);
         if (r != RT_NOT_MINE) return r;
         /* builtins that normally map to operators, called with names */
         const char *nm = builtin_info[h->bi].name;

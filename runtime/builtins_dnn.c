@@ -4,13 +4,16 @@
  * argument names: shapes are lists `input_shape=[N,C,H,W]`,
  * `filter_shape=[K,C,R,S]`, `pool_size=[R,S]`, `stride=[sh,sw]`,
  * `padding=[ph,pw]` (stride and padding default to [1,1] and [0,0]; a
- * single number stands for both). The kernels are in kernels/dnn.c. */
+ * single number stands for both). The kernels are in kernels/dnn.c.
+ * batch_norm2d, batch_norm2d_backward, lstm and lstm_backward return
+ * lists of outputs (multi-assignment) from kernels/dnn2.c. */
 #include "interp.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "../kernels/dnn.h"
+#include "../kernels/dnn2.h"
 
 /* A matrix argument (borrowed). */
 static const MB *mat(const Value *v, const char *fn, const char *what, BrErr *e)
@@ -67,6 +70,76 @@ static int shapes(Value *a, int k, bool conv, const char *fn, DnnShape *s, BrErr
     return dnn_shape_check(s, conv, fn, e);
 }
 
+/* The n blocks of ms as a list value in *out (takes the references). */
+static int outputs(MB **ms, int n, Value *out, BrErr *e)
+{
+    Value l = val_list_new(n);
+    for (int i = 0; i < n; i++) list_append(l.l, val_matrix(ms[i]), NULL, e);
+    *out = l;
+    return 0;
+}
+
+/* A scalar argument of fn: a number (booleans count as 0/1) or, for
+ * flags, a boolean. */
+static int scalar_arg(const Value *v, const char *fn, const char *what, bool flag, double *out, BrErr *e)
+{
+    if (v->kind == V_BOOL) { *out = v->b; return 0; }
+    if (v->kind == V_INT) { *out = (double)v->i; return 0; }
+    if (v->kind == V_DOUBLE) { *out = v->d; return 0; }
+    return br_err(e, BR_EARG, "%s: %s must be a %s, not a %s", fn, what, flag ? "boolean" : "number",
+                  val_kind_name(v->kind));
+}
+
+/* batch_norm2d, batch_norm2d_backward, lstm, lstm_backward. */
+static int stateful(const Hop *h, Value *a, Value *out, BrErr *e)
+{
+    const char *fn = builtin_info[h->bi].name;
+    MB *r[5];
+    const MB *m[7];
+    double eps, mu;
+    bool seq;
+    switch (h->bi) {
+    case BI_BATCHNORM: {
+        static const char *nm[] = {"input", "scale", "shift", "ema_mean", "ema_var"};
+        for (int i = 0; i < 5; i++)
+            if (!(m[i] = mat(&a[i], fn, nm[i], e))) return e->code;
+        if (a[5].kind != V_STRING)
+            return br_err(e, BR_EARG, "%s: mode must be a string, not a %s", fn, val_kind_name(a[5].kind));
+        const char *mode = a[5].s->s;
+        if (scalar_arg(&a[6], fn, "epsilon", false, &eps, e) || scalar_arg(&a[7], fn, "momentum", false, &mu, e))
+            return e->code;
+        bool train = !strcasecmp(mode, "train");
+        if (!train && strcasecmp(mode, "test"))
+            return br_err(e, BR_EARG, "%s: mode must be \"train\" or \"test\", got \"%s\"", fn, mode);
+        if (k_batch_norm2d(m[0], m[1], m[2], m[3], m[4], train, eps, mu, r, e)) return e->code;
+        return outputs(r, 5, out, e);
+    }
+    case BI_BATCHNORM_BW: {
+        if (!(m[0] = mat(&a[0], fn, "input", e)) || !(m[1] = mat(&a[1], fn, "dout", e)) ||
+            !(m[2] = mat(&a[2], fn, "scale", e)) || scalar_arg(&a[3], fn, "epsilon", false, &eps, e) ||
+            !(m[3] = mat(&a[4], fn, "cache_mean", e)) || !(m[4] = mat(&a[5], fn, "cache_inv_var", e)))
+            return e->code;
+        if (k_batch_norm2d_bwd(m[0], m[1], m[2], eps, m[3], m[4], r, e)) return e->code;
+        return outputs(r, 3, out, e);
+    }
+    case BI_LSTM: case BI_LSTM_BW: {
+        static const char *nm[] = {"X", "W", "bias", "out0", "c0", "", "dout", "dc"};
+        bool bwd = h->bi == BI_LSTM_BW;
+        for (int i = 0; i < (bwd ? 8 : 5); i++)
+            if (i != 5 && !(m[i < 5 ? i : i - 1] = mat(&a[i], fn, nm[i], e))) return e->code;
+        double sq;
+        if (scalar_arg(&a[5], fn, "return_sequences", true, &sq, e)) return e->code;
+        seq = sq != 0;
+        if (bwd ? k_lstm_bwd(m[0], m[1], m[2], m[3], m[4], seq, m[5], m[6], r, e)
+                : k_lstm(m[0], m[1], m[2], m[3], m[4], seq, r, e))
+            return e->code;
+        return outputs(r, 5, out, e);
+    }
+    default:
+        return RT_NOT_MINE;
+    }
+}
+
 int rt_builtin_dnn(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
 {
     (void)rt; (void)f;
@@ -94,6 +167,6 @@ int rt_builtin_dnn(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *
         if (!(x = mat(&a[0], fn, "input", e)) || !(y = mat(&a[1], fn, "bias", e))) return e->code;
         return rt_ret_mb(h->bi == BI_BIAS_ADD ? k_bias_add(x, y, e) : k_bias_mult(x, y, e), out, e);
     default:
-        return RT_NOT_MINE;
+        return stateful(h, a, out, e);
     }
 }

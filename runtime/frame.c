@@ -12,9 +12,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../base/strbuf.h"
 #include "../io/io.h"
 #include "format.h"
 #include "framemap.h"
+#include "framestr.h"
 #include "transform.h"
 
 static int ret_fb(FB *f, Value *out, BrErr *e)
@@ -46,44 +48,25 @@ static const FB *as_fb(const Value *v, const char *what, FB **tmp, BrErr *e)
 
 /* ---- printing ---- */
 
-typedef struct Txt { char *p; size_t n, cap; bool oom; } Txt;
-
-static void put(Txt *t, const char *s, size_t n)
-{
-    if (t->oom) return;
-    if (t->n + n + 1 > t->cap) {
-        size_t nc = t->cap ? t->cap : 256;
-        while (nc < t->n + n + 1) nc *= 2;
-        char *p = realloc(t->p, nc);
-        if (!p) { t->oom = true; return; }
-        t->p = p;
-        t->cap = nc;
-    }
-    memcpy(t->p + t->n, s, n);
-    t->n += n;
-    t->p[t->n] = 0;
-}
-
-static void puts_(Txt *t, const char *s) { put(t, s, strlen(s)); }
 
 char *rt_frame_text(const FB *f, int64_t rows, int64_t cols, int decimal, const char *sep, const char *linesep,
                     BrErr *e)
 {
     int64_t nr = rows < 0 || rows > f->rows ? f->rows : rows;
     int64_t nc = cols < 0 || cols > f->cols ? f->cols : cols;
-    Txt t = {0};
+    StrBuf t = {0};
     char buf[64];
     snprintf(buf, sizeof buf, "# FRAME: nrow = %lld, ncol = %lld", (long long)f->rows, (long long)f->cols);
-    puts_(&t, buf);
-    puts_(&t, linesep);
+    sb_puts(&t, buf);
+    sb_puts(&t, linesep);
     for (int pass = 0; pass < 2; pass++) {
-        puts_(&t, "#");
-        puts_(&t, sep);
+        sb_puts(&t, "#");
+        sb_puts(&t, sep);
         for (int64_t j = 0; j < nc; j++) {
-            if (j) puts_(&t, sep);
-            puts_(&t, pass == 0 ? f->names[j] : fb_type_name(f->c[j]->type));
+            if (j) sb_puts(&t, sep);
+            sb_puts(&t, pass == 0 ? f->names[j] : fb_type_name(f->c[j]->type));
         }
-        puts_(&t, linesep);
+        sb_puts(&t, linesep);
     }
     /* FP64 columns: every cell as toString prints matrices, one line each */
     char **dtext = calloc((size_t)(nc > 0 ? nc : 1), sizeof(char *));
@@ -109,26 +92,26 @@ char *rt_frame_text(const FB *f, int64_t rows, int64_t cols, int decimal, const 
     }
     for (int64_t i = 0; i < nr && !t.oom && !e->code; i++) {
         for (int64_t j = 0; j < nc; j++) {
-            if (j) puts_(&t, sep);
+            if (j) sb_puts(&t, sep);
             const FbCol *c = f->c[j];
             switch (c->type) {
-            case FB_STRING: puts_(&t, c->s[i] ? c->s[i] : "null"); break;
-            case FB_FP64: puts_(&t, dline[j][i]); break;
-            case FB_INT64: fmt_int(c->i[i], buf, sizeof buf); puts_(&t, buf); break;
-            default: puts_(&t, fmt_bool(c->b[i])); break;
+            case FB_STRING: sb_puts(&t, c->s[i] ? c->s[i] : "null"); break;
+            case FB_FP64: sb_puts(&t, dline[j][i]); break;
+            case FB_INT64: fmt_int(c->i[i], buf, sizeof buf); sb_puts(&t, buf); break;
+            default: sb_puts(&t, fmt_bool(c->b[i])); break;
             }
         }
-        puts_(&t, linesep);
+        sb_puts(&t, linesep);
     }
     for (int64_t j = 0; dtext && j < nc; j++) { free(dtext[j]); if (dline) free(dline[j]); }
     free(dtext);
     free(dline);
     if (t.oom || e->code) {
-        free(t.p);
+        free(t.s);
         if (!e->code) br_err(e, BR_ENOMEM, "out of memory formatting a frame");
         return NULL;
     }
-    return t.p ? t.p : br_strdup("");
+    return t.s ? t.s : br_strdup("");
 }
 
 static int b_print(Rt *rt, const Value *v, BrErr *e)
@@ -639,6 +622,9 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrEr
     case BI_TFENCODE: case BI_TFAPPLY: case BI_TFDECODE: case BI_TFCOLMAP:
         return b_transform(h, a, out, e);
     case BI_MAP: return rt_frame_map(a, out, e);
+    case BI_GETCOLNAMES: case BI_SETCOLNAMES: case BI_DROPINVALIDTYPE: case BI_DROPINVALIDLENGTH:
+    case BI_VALUESWAP: case BI_TOKENIZE:
+        return rt_frame_str(h, a, out, e);
     case BI_COLNAMES: { /* the names as a one-row frame of strings */
         const FB *f = frame_arg(&a[0], "colnames: target", e);
         FB *r = f ? fb_new(1, f->cols, NULL, e) : NULL;

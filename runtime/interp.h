@@ -92,6 +92,7 @@ int rt_split(const Value *v, const char *what, const char **items, int max, char
 int rt_builtin_stats(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 int rt_builtin_frame(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 int rt_builtin_dnn(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
+int rt_builtin_signal(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 /* Text of a scalar as print() shows it (malloc'd). */
 char *rt_scalar_text(const Value *v, bool for_file);
 bool rt_truth(const Value *v, bool *out, BrErr *e);
