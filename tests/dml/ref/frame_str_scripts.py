@@ -1,0 +1,120 @@
+"""Reference of cases/frame_str_scripts.dml: sorting, patterns and type-1
+quantiles in Python."""
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import wmat  # noqa: E402
+from _frames import fstr, rows_to_cols, wstdout  # noqa: E402
+
+
+def frame(vals, rows, cols):
+    """Rows of frame([...], rows, cols) ("" is missing)."""
+    v = [None if x == "" else x for x in vals]
+    return [v[i * cols:(i + 1) * cols] for i in range(rows)]
+
+
+def jkey(s):
+    return [ord(c) for c in s]   # ASCII: Java's compareTo order
+
+
+def fsort(R, key, desc):
+    # stable: equal keys keep their order in both directions
+    idx = sorted(range(len(R)), key=lambda i: key(R[i][0]))
+    if desc:
+        groups = {}
+        for i in idx:
+            groups.setdefault(tuple(key(R[i][0])) if isinstance(key(R[i][0]), list) else key(R[i][0]), []).append(i)
+        ks = sorted(groups, reverse=True)
+        idx = [i for k in ks for i in groups[k]]
+    return [R[i] for i in idx]
+
+
+lines = []
+F = frame(["pear", "3", "apple", "1", "Zebra", "2", "apple", "4", "fig", "5", "banana", "6"], 6, 2)
+for desc in (True, False):
+    lines += fstr(rows_to_cols(fsort(F, jkey, desc), 2), ["STRING", "STRING"])
+G = frame(["3", "x", "10", "y", "-1.5", "z", "10", "w"], 4, 2)
+for desc in (False, True):
+    lines += fstr(rows_to_cols(fsort(G, float, desc), 2), ["STRING", "STRING"])
+lines += fstr(rows_to_cols(G[:1], 2), ["STRING", "STRING"])
+
+
+def pattern(s):
+    return re.sub("[0-9]+", "9", re.sub("[a-z]+", "a", re.sub("[A-Z]+", "A", s)))
+
+
+def dmv(R, thr=0.8, rep="NA"):
+    out = [list(r) for r in R]
+    for j in range(len(R[0])):
+        pats = [pattern(r[j]) for r in R if r[j] is not None]
+        if not pats:
+            continue
+        order, cnt = [], {}
+        for p in pats:
+            if p not in cnt:
+                order.append(p)
+                cnt[p] = 0
+            cnt[p] += 1
+        best = max(order, key=lambda p: (cnt[p], -order.index(p)))
+        if cnt[best] >= thr * len(pats):
+            for r in out:
+                if r[j] is not None and pattern(r[j]) != best:
+                    r[j] = rep
+    return out
+
+
+X = frame(["Smith", "12/05/2020", "a1", "Jones", "11/01/2019", "b2", "n/a", "0", "C3", "Brown", "01/02/2003", "dd",
+           "Miller", "", "e5", "Davis", "03/04/2005", "6f"], 6, 3)
+for args in ((), (0.6, "MISSING"), (0.5,)):
+    lines += fstr(rows_to_cols(dmv(X, *args), 3), ["STRING"] * 3)
+
+
+def q1(v, p):
+    """DML's quantile: type-1 (the ceil(p n)-th smallest, at least the first)."""
+    s = sorted(v)
+    return s[max(1, math.ceil(p * len(s) - 1e-12)) - 1]
+
+
+Y = frame(["abc", "1", "zz", "abcd", "22", "zz", "abcde", "333", "zz", "a", "4444", "zz", "abcdefghijkl", "", "zz",
+           "abcd", "55", "zz", "ab", "7", "zzz"], 7, 3)
+
+
+def bounds(R, mask, ql, qu):
+    lo, hi = [], []
+    for j in range(len(R[0])):
+        L = [len(r[j]) for r in R if r[j] is not None]
+        if mask[j] and L:
+            lo.append(q1(L, ql))
+            hi.append(q1(L, qu))
+        else:
+            lo.append(0)
+            hi.append(0)
+    return lo, hi
+
+
+def apply(R, mask, lo, hi):
+    out = [list(r) for r in R]
+    M = [[0] * len(R[0]) for _ in R]
+    for i, r in enumerate(out):
+        for j, v in enumerate(r):
+            if mask[j] and v is not None and not (lo[j] <= len(v) <= hi[j]):
+                r[j] = None
+                M[i][j] = 1
+    return out, M
+
+
+lo, hi = bounds(Y, [1, 1, 0], 0.2, 0.8)
+out, M = apply(Y, [1, 1, 0], lo, hi)
+lines += fstr(rows_to_cols(out, 3), ["STRING"] * 3)
+wmat("M", M)
+wmat("ql", [lo])
+wmat("qu", [hi])
+lo2, hi2 = bounds(Y, [1, 1, 1], 0.05, 0.99)
+wmat("q2", [lo2, hi2])
+Z = frame(["xyzxyzxyz", "1", "x", "abc", "12345", "yy"], 2, 3)
+out, _ = apply(Z, [1, 1, 1], lo, hi)
+lines += fstr(rows_to_cols(out, 3), ["STRING"] * 3)
+wstdout(lines)

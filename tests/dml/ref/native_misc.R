@@ -1,0 +1,2 @@
+# expected/ comes from NumPy: ref/native_misc.py
+source("ref/_python.R")

@@ -1,0 +1,2 @@
+# expected/ comes from NumPy: ref/native_stft.py
+source("ref/_python.R")
