@@ -33,7 +33,8 @@
 static double now_s(void) { return (double)br_now_ns() / 1e9; }
 
 /* dgemm's rate through the product kernel (OpenBLAS, br_threads()
- * threads): best of 3 products of 384 x 384 blocks. */
+ * threads): best of 11 products of 384 x 384 blocks (a few ms: a slow
+ * phase of the machine should not set the rate alone). */
 static double measure_gemm(void)
 {
     BrErr e = {0};
@@ -43,7 +44,7 @@ static double measure_gemm(void)
     if (a && b) {
         for (int64_t i = 0; i < n * n; i++) { a->d[i] = (double)(i % 7) * 0.25; b->d[i] = (double)(i % 5) * 0.5; }
         a->nnz = b->nnz = n * n;
-        for (int rep = 0; rep < 4; rep++) {
+        for (int rep = 0; rep < 12; rep++) {
             double t0 = now_s();
             MB *c = k_matmul(a, b, &e);
             double t1 = now_s();
@@ -100,8 +101,9 @@ static double measure_vecmat(void)
 /* Measures read/write bandwidth and FLOP rates with br_threads() threads:
  * a streaming sum (vectorized, as the generated loops are), a streaming
  * fill, a register-bound multiply-add loop, the row-wise vector-matrix
- * loop and dgemm. About 0.1 s. */
-static void measure(CgMachine *mc)
+ * loop and dgemm. About 0.1 s. Returns whether the machine was busy
+ * (the process got less than 85% of its threads' time in the loops). */
+static bool measure(CgMachine *mc)
 {
     mc->vecmat = 4e9 * (double)br_threads();
     mc->gemm = 8e9 * (double)br_threads();
@@ -110,11 +112,14 @@ static void measure(CgMachine *mc)
     mc->read_bw = 8e9;
     mc->write_bw = 4e9;
     mc->flops = 2e9 * (double)br_threads();
-    if (!a) return;
+    if (!a) return true;
     int nt = br_threads();
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (size_t i = 0; i < n; i++) a[i] = (double)(i & 7);
     double best_r = 1e30, best_w = 1e30, best_f = 1e30, sink = 0;
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+    double w0 = now_s();
     for (int rep = 0; rep < 3; rep++) {
         double t0 = now_s(), s = 0;
 #pragma omp parallel for simd num_threads(nt) schedule(static) reduction(+:s)
@@ -138,17 +143,39 @@ static void measure(CgMachine *mc)
         best_w = fmin(best_w, t2 - t1);
         best_f = fmin(best_f, t3 - t2);
     }
-    br_free_aligned(a);
+    /* the loops keep all nt threads running: a smaller share of the
+     * cores means another task took some (the constants read low) */
+    double w1 = now_s();
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+    double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
+    bool busy = cpu < 0.85 * (double)nt * (w1 - w0);
     /* the product loops after the streaming ones (the threads are warm
      * then), dgemm last: OpenBLAS's threads spin for a while after a
      * product and would slow what is measured after it */
-    double v = measure_vecmat(), g = measure_gemm();
+    double v = measure_vecmat();
+    /* two more streaming passes later on: a slow phase of the memory
+     * system (seen on VMs: half the bandwidth for tens of ms, with the
+     * cores idle) should not set the constant alone */
+    for (int rep = 0; rep < 2; rep++) {
+        double t0 = now_s(), s = 0;
+#pragma omp parallel for simd num_threads(nt) schedule(static) reduction(+:s)
+        for (size_t i = 0; i < n; i++) s += a[i];
+        double t1 = now_s();
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (size_t i = 0; i < n; i++) a[i] = (double)rep;
+        best_r = fmin(best_r, t1 - t0);
+        best_w = fmin(best_w, now_s() - t1);
+        sink += s;
+    }
+    br_free_aligned(a);
+    double g = measure_gemm();
     if (v > 0) mc->vecmat = v;
     if (g > 0) mc->gemm = g;
     if (best_r > 0) mc->read_bw = (double)(n * sizeof(double)) / best_r;
     if (best_w > 0) mc->write_bw = (double)(n * sizeof(double)) / best_w;
     if (best_f > 0) mc->flops = 8.0 * (double)(1 << 22) * nt / best_f;
     if (sink == 42.4242) mc->flops += 1;   /* keep the loops */
+    return busy;
 }
 
 /* Sanitizer builds run the measuring loops several times slower: their
@@ -162,8 +189,9 @@ static void measure(CgMachine *mc)
 /* Machine constants: BRAID_CG_MACHINE="read write flops gemm vecmat"
  * (bytes/s and flop/s; tests pin their plans with it), else
  * <cachedir>/machine-<threads>.txt, measured and written there on first
- * use. A measurement taken while the machine was busy (load average
- * above half a core) reads low, up to several-fold: the file then counts
+ * use. A measurement taken while the machine was busy (another task took
+ * a share of the cores, see measure) reads low, up to several-fold: the
+ * file then counts
  * its measurements (a sixth value), and the next processes measure again
  * and keep each constant's maximum (rates measured on a loaded machine
  * are low, never high), until one measurement was quiet or MEASURE_ROUNDS
@@ -198,9 +226,7 @@ void cg_machine(const char *cachedir, CgMachine *mc)
             if (k < 5 || !mc_valid(&old)) rounds = 0;
         }
     }
-    double load = 0;
-    bool busy = getloadavg(&load, 1) == 1 && load > 0.5;
-    measure(mc);
+    bool busy = measure(mc);
     if (rounds > 0) {
         mc->read_bw = fmax(mc->read_bw, old.read_bw);
         mc->write_bw = fmax(mc->write_bw, old.write_bw);
