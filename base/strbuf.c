@@ -36,6 +36,16 @@ void sb_puts(StrBuf *b, const char *s) { sb_put(b, s, strlen(s)); }
 
 void sb_putc(StrBuf *b, char c) { sb_put(b, &c, 1); }
 
+void sb_puti(StrBuf *b, long long v)
+{
+    char t[24];
+    int k = sizeof t;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do { t[--k] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) t[--k] = '-';
+    sb_put(b, t + k, sizeof t - (size_t)k);
+}
+
 void sb_printf(StrBuf *b, const char *fmt, ...)
 {
     va_list ap;

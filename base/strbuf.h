@@ -17,6 +17,7 @@ typedef struct StrBuf {
 void sb_put(StrBuf *b, const char *s, size_t n);
 void sb_puts(StrBuf *b, const char *s);
 void sb_putc(StrBuf *b, char c);
+void sb_puti(StrBuf *b, long long v);   /* decimal, without printf's parsing */
 void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

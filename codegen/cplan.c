@@ -505,25 +505,35 @@ int cplan_row_kwidth(const CPlan *p, int n)
     return w >= 2 && w <= 16 ? (int)w : 0;
 }
 
+/* a tag character and a number, the pieces of a signature */
+static void tagi(StrBuf *b, char tag, long long v)
+{
+    sb_putc(b, tag);
+    sb_puti(b, v);
+}
+
 static void make_sig(CPlan *p)
 {
     StrBuf b = {0};
-    sb_printf(&b, "T%d V%d M%d S%d R%d O%d|", p->tpl, p->var, p->main, p->sparse_safe, p->main_sparse_ok,
-              p->out_matrix);
-    for (int k = 0; k < p->nin; k++) sb_printf(&b, "i%d%d,", p->in[k].scalar, p->in[k].mode);
-    sb_puts(&b, "|");
+    tagi(&b, 'T', p->tpl); tagi(&b, 'V', p->var); tagi(&b, 'M', p->main); tagi(&b, 'S', p->sparse_safe);
+    tagi(&b, 'R', p->main_sparse_ok); tagi(&b, 'O', p->out_matrix);
+    sb_putc(&b, '|');
+    for (int k = 0; k < p->nin; k++) { tagi(&b, 'i', p->in[k].scalar); tagi(&b, ':', p->in[k].mode); }
+    sb_putc(&b, '|');
     for (int i = 0; i < p->nn; i++) {
         CNode *x = &p->n[i];
-        sb_printf(&b, "%d:%d:%d:%d:%d:%d", x->kind, x->op, x->dir, x->in, x->vc, x->vlen);
-        for (int k = 0; k < x->na; k++) sb_printf(&b, ",%d", x->a[k]);
-        sb_puts(&b, ";");
+        tagi(&b, 'n', x->kind); tagi(&b, ':', x->op); tagi(&b, ':', x->dir); tagi(&b, ':', x->in);
+        tagi(&b, ':', x->vc); tagi(&b, ':', x->vlen);
+        for (int k = 0; k < x->na; k++) tagi(&b, ',', x->a[k]);
     }
-    sb_puts(&b, "|");
-    for (int i = 0; i < p->nout; i++) sb_printf(&b, "o%d,", p->out[i]);
+    sb_putc(&b, '|');
+    for (int i = 0; i < p->nout; i++) tagi(&b, 'o', p->out[i]);
     /* widths the generated Row code is specialized on */
     for (int i = 0; i < p->nn; i++)
-        if (cplan_row_kwidth(p, i)) sb_printf(&b, "k%d:%d,", i, cplan_row_kwidth(p, i));
-    for (int i = 0; i < p->ncond; i++) sb_printf(&b, "c%d:%d:%d,", p->cond[i].op, p->cond[i].in, p->cond[i].left);
+        if (cplan_row_kwidth(p, i)) { tagi(&b, 'k', i); tagi(&b, ':', cplan_row_kwidth(p, i)); }
+    for (int i = 0; i < p->ncond; i++) {
+        tagi(&b, 'c', p->cond[i].op); tagi(&b, ':', p->cond[i].in); tagi(&b, ':', p->cond[i].left);
+    }
     p->sig = b.s;
     p->hash = cg_hash_bytes(b.s, b.n, 0);
 }
