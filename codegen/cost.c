@@ -98,9 +98,24 @@ static double measure_vecmat(void)
     return best < 1e30 && best > 0 ? 2.0 * (double)m * (double)n * (double)c / best : 0;
 }
 
+/* One streaming read (vectorized, as the generated loops are) and one
+ * streaming fill of a[0..n) with nt threads: the best times so far are
+ * lowered; returns the sum read (kept, so the loop is not removed). */
+static double stream_pass(double *a, size_t n, int nt, double fill, double *best_r, double *best_w)
+{
+    double t0 = now_s(), s = 0;
+#pragma omp parallel for simd num_threads(nt) schedule(static) reduction(+:s)
+    for (size_t i = 0; i < n; i++) s += a[i];
+    double t1 = now_s();
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (size_t i = 0; i < n; i++) a[i] = fill;
+    *best_r = fmin(*best_r, t1 - t0);
+    *best_w = fmin(*best_w, now_s() - t1);
+    return s;
+}
+
 /* Measures read/write bandwidth and FLOP rates with br_threads() threads:
- * a streaming sum (vectorized, as the generated loops are), a streaming
- * fill, a register-bound multiply-add loop, the row-wise vector-matrix
+ * streaming passes (stream_pass), a register-bound multiply-add loop, the row-wise vector-matrix
  * loop and dgemm. About 0.1 s. Returns whether the machine was busy
  * (the process got less than 85% of its threads' time in the loops). */
 static bool measure(CgMachine *mc)
@@ -121,12 +136,7 @@ static bool measure(CgMachine *mc)
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
     double w0 = now_s();
     for (int rep = 0; rep < 3; rep++) {
-        double t0 = now_s(), s = 0;
-#pragma omp parallel for simd num_threads(nt) schedule(static) reduction(+:s)
-        for (size_t i = 0; i < n; i++) s += a[i];
-        double t1 = now_s();
-#pragma omp parallel for num_threads(nt) schedule(static)
-        for (size_t i = 0; i < n; i++) a[i] = (double)rep;
+        double s = stream_pass(a, n, nt, (double)rep, &best_r, &best_w);
         double t2 = now_s();
         double f = 0;
 #pragma omp parallel num_threads(nt) reduction(+:f)
@@ -139,8 +149,6 @@ static bool measure(CgMachine *mc)
         }
         double t3 = now_s();
         sink += s + f;
-        best_r = fmin(best_r, t1 - t0);
-        best_w = fmin(best_w, t2 - t1);
         best_f = fmin(best_f, t3 - t2);
     }
     /* the loops keep all nt threads running: a smaller share of the
@@ -156,17 +164,7 @@ static bool measure(CgMachine *mc)
     /* two more streaming passes later on: a slow phase of the memory
      * system (seen on VMs: half the bandwidth for tens of ms, with the
      * cores idle) should not set the constant alone */
-    for (int rep = 0; rep < 2; rep++) {
-        double t0 = now_s(), s = 0;
-#pragma omp parallel for simd num_threads(nt) schedule(static) reduction(+:s)
-        for (size_t i = 0; i < n; i++) s += a[i];
-        double t1 = now_s();
-#pragma omp parallel for num_threads(nt) schedule(static)
-        for (size_t i = 0; i < n; i++) a[i] = (double)rep;
-        best_r = fmin(best_r, t1 - t0);
-        best_w = fmin(best_w, now_s() - t1);
-        sink += s;
-    }
+    for (int rep = 0; rep < 2; rep++) sink += stream_pass(a, n, nt, (double)rep, &best_r, &best_w);
     br_free_aligned(a);
     double g = measure_gemm();
     if (v > 0) mc->vecmat = v;
