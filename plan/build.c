@@ -281,11 +281,11 @@ static Hop *default_hop(BCtx *c, const char *t, Span sp)
  * (kind H_BUILTIN) with in[] = named params in order, then variadic args. */
 static Hop *bind_builtin(BCtx *c, Expr *e, const BuiltinInfo *bi)
 {
-    SpecParam ps[16];
+    SpecParam ps[32];   /* as lang/validate.c's MAX_SPEC */
     bool variadic;
-    int np = spec_parse(bi->params, ps, 16, &variadic);
-    Hop *args[16] = {0};
-    bool given[16] = {0};
+    int np = spec_parse(bi->params, ps, 32, &variadic);
+    Hop *args[32] = {0};
+    bool given[32] = {0};
     int nargs = e->call.nargs;
     Hop **var = nargs ? calloc((size_t)nargs, sizeof(Hop *)) : NULL;
     const char **vnames = nargs ? calloc((size_t)nargs, sizeof(char *)) : NULL;
@@ -537,6 +537,7 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
     case BI_ASLIST: h->dt = DT_LIST; break;
     case BI_EVALLIST: h->sidefx = true; h->dt = DT_LIST; break;
+    case BI_PARAMSERV: h->sidefx = true; h->dt = DT_LIST; break;
     case BI_CDAPPROX:
     case BI_COUNTDISTINCT:   /* dir "rc" (default): int scalar; "r", "c": matrix */
         if (h->in[1] && h->in[1]->kind == H_LIT && h->in[1]->lit.kind == V_STRING) {

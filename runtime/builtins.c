@@ -638,6 +638,7 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
     case BI_PRINT: return b_print(rt, h, va, e);
     case BI_TOSTRING: return b_tostring(a, out, e);
     case BI_EVAL: case BI_EVALLIST: return b_eval(rt, f, h, a, out, e);
+    case BI_PARAMSERV: return rt_paramserv(rt, f, h, a, out, e);
     case BI_STOP: {
         char *s = rt_scalar_text(&a[0], false);
         br_err(e, BR_EFAIL, "%s", s);

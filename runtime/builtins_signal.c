@@ -103,23 +103,8 @@ static int approx_type(const Value *v, const char *fn, BrErr *e)
 /* countDistinctApprox(data, dir="rc", type="KMV"). */
 static int b_cd_approx(Value *a, Value *out, BrErr *e)
 {
-    const char *fn = "countDistinctApprox";
-    const MB *x = mat(&a[0], fn, "data", e);
-    if (!x || approx_type(&a[2], fn, e)) return e->code;
-    const char *dir = "rc";
-    if (rt_given(&a[1])) {
-        if (a[1].kind != V_STRING) return br_err(e, BR_EARG, "%s: dir must be a string (\"rc\", \"r\" or \"c\")", fn);
-        dir = a[1].s->s;
-    }
-    if (!strcasecmp(dir, "rc")) {
-        int64_t n;
-        if (k_count_distinct(x, &n, e)) return e->code;
-        *out = val_int(n);
-        return 0;
-    }
-    if (strcasecmp(dir, "r") && strcasecmp(dir, "c"))
-        return br_err(e, BR_EARG, "%s: invalid dir \"%s\" (valid: \"rc\", \"r\", \"c\")", fn, dir);
-    return rt_ret_mb(k_count_distinct_dir(x, !strcasecmp(dir, "r"), e), out, e);
+    if (approx_type(&a[2], "countDistinctApprox", e)) return e->code;
+    return rt_count_distinct(a, "countDistinctApprox", out, e);
 }
 
 int rt_builtin_signal(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)

@@ -171,14 +171,16 @@ static int b_roll(Value *a, Value *out, BrErr *e)
     return 0;
 }
 
-static int b_count_distinct(Value *a, Value *out, BrErr *e)
+/* countDistinct(data, dir="rc") and the exact counts behind
+ * countDistinctApprox: errors name fn. */
+int rt_count_distinct(const Value *a, const char *fn, Value *out, BrErr *e)
 {
-    const MB *x = mat(&a[0], "countDistinct", "data", e);
+    const MB *x = mat(&a[0], fn, "data", e);
     if (!x) return e->code;
     const char *dir = "rc";
     if (rt_given(&a[1])) {
         if (a[1].kind != V_STRING)
-            return br_err(e, BR_EARG, "countDistinct: dir must be a string (\"rc\", \"r\" or \"c\")");
+            return br_err(e, BR_EARG, "%s: dir must be a string (\"rc\", \"r\" or \"c\")", fn);
         dir = a[1].s->s;
     }
     if (!strcasecmp(dir, "rc")) {
@@ -188,11 +190,8 @@ static int b_count_distinct(Value *a, Value *out, BrErr *e)
         return 0;
     }
     if (strcasecmp(dir, "r") && strcasecmp(dir, "c"))
-        return br_err(e, BR_EARG, "countDistinct: invalid dir \"%s\" (valid: \"rc\", \"r\", \"c\")", dir);
-    MB *r = k_count_distinct_dir(x, !strcasecmp(dir, "r"), e);
-    if (!r) return e->code;
-    *out = val_matrix(r);
-    return 0;
+        return br_err(e, BR_EARG, "%s: invalid dir \"%s\" (valid: \"rc\", \"r\", \"c\")", fn, dir);
+    return rt_ret_mb(k_count_distinct_dir(x, !strcasecmp(dir, "r"), e), out, e);
 }
 
 int rt_builtin_stats(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e)
@@ -207,7 +206,7 @@ int rt_builtin_stats(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, Br
     case BI_ROLL:
         return b_roll(args, out, e);
     case BI_COUNTDISTINCT:
-        return b_count_distinct(args, out, e);
+        return rt_count_distinct(args, "countDistinct", out, e);
     case BI_CONTAINS: {
         const MB *x = mat(&args[0], "contains", "target", e);
         if (!x) return e->code;

@@ -93,6 +93,9 @@ int rt_builtin_stats(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, Br
 int rt_builtin_frame(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 int rt_builtin_dnn(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 int rt_builtin_signal(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
+int rt_count_distinct(const Value *a, const char *fn, Value *out, BrErr *e);   /* builtins_stats.c */
+/* paramserv(model=, features=, labels=, upd=, agg=, ...) (runtime/paramserv.c) */
+int rt_paramserv(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 /* Text of a scalar as print() shows it (malloc'd). */
 char *rt_scalar_text(const Value *v, bool for_file);
 bool rt_truth(const Value *v, bool *out, BrErr *e);

@@ -1,0 +1,2 @@
+# expected/ comes from NumPy: ref/paramserv_bsp.py
+source("ref/_python.R")
