@@ -537,6 +537,24 @@ static bool lit_of(const Expr *x, Value *v)
     }
 }
 
+int rt_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, const char *what, Value *res,
+                     BrErr *e)
+{
+    for (int j = 0; j < fn->nin; j++) {
+        if (bound[j].kind != V_NONE || lit_of(fn->in[j].deflt, &bound[j])) continue;
+        /* a default expression (matrix(0, rows=1, cols=1), ncol(X), ...):
+         * computed by a function of the parameters before it */
+        Func *df = lang_default_func(rt->prog->ast, fn, j);
+        if (!df) return br_err(e, BR_EARG, "%s: missing argument '%s' of %s'%s'", who, fn->in[j].name, what, fn->name);
+        Value dv = val_none();
+        int rc = rt_call(rt, f, df, bound, &dv) ? -1 : 0;
+        if (!rc) bound[j] = val_retain(dv.l->items[0]);
+        val_release(&dv);
+        if (rc) return rc;
+    }
+    return rt_call(rt, f, fn, bound, res) ? -1 : 0;
+}
+
 static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
 {
     const char *bn = builtin_info[h->bi].name;   /* eval or evalList */
@@ -565,22 +583,8 @@ static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e
         }
         if (!rc) bound[k] = val_retain(items[i]);
     }
-    for (int j = 0; j < fn->nin && !rc; j++) {
-        if (bound[j].kind != V_NONE || lit_of(fn->in[j].deflt, &bound[j])) continue;
-        /* a default expression (matrix(0, rows=1, cols=1), ncol(X), ...):
-         * computed by a function of the parameters before it */
-        Func *df = lang_default_func(rt->prog->ast, fn, j);
-        if (!df) {
-            rc = br_err(e, BR_EARG, "%s: missing argument '%s' of '%s'", bn, fn->in[j].name, name);
-            break;
-        }
-        Value dv = val_none();
-        if (rt_call(rt, f, df, bound, &dv)) rc = -1;
-        else bound[j] = val_retain(dv.l->items[0]);
-        val_release(&dv);
-    }
     Value res = val_none();
-    if (!rc && rt_call(rt, f, fn, bound, &res)) rc = -1;
+    if (!rc) rc = rt_call_defaults(rt, f, fn, bound, bn, "", &res, e);
     for (int j = 0; j < fn->nin; j++) val_release(&bound[j]);
     free(bound);
     if (rc) return rc;

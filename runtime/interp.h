@@ -94,6 +94,12 @@ int rt_builtin_frame(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, Br
 int rt_builtin_dnn(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 int rt_builtin_signal(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 int rt_count_distinct(const Value *a, const char *fn, Value *out, BrErr *e);   /* builtins_stats.c */
+/* Fills fn's unbound parameters in bound[0..fn->nin) with their defaults
+ * (literals, or the default function of the parameters before them) and
+ * calls fn (*res: its outputs as a list, caller releases); errors read
+ * "<who>: missing argument 'p' of <what>'fn'". Returns 0 or -1/code. */
+int rt_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, const char *what, Value *res,
+                     BrErr *e);
 /* paramserv(model=, features=, labels=, upd=, agg=, ...) (runtime/paramserv.c) */
 int rt_paramserv(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 /* Text of a scalar as print() shows it (malloc'd). */

@@ -129,19 +129,6 @@ static Func *find_fn(Ps *ps, const Hop *h, const Value *a, const char *what)
     return fn;
 }
 
-/* Literal default of a parameter (numbers, booleans, strings). */
-static bool lit_default(const Expr *x, Value *v)
-{
-    if (!x) return false;
-    switch (x->kind) {
-    case EX_INT: *v = val_int(x->ival); return true;
-    case EX_DOUBLE: *v = val_double(x->dval); return true;
-    case EX_BOOL: *v = val_bool(x->bval); return true;
-    case EX_STRING: *v = val_string(x->sval); return true;
-    default: return false;
-    }
-}
-
 /* Calls fn with the n values vals (borrowed): a value binds to the
  * parameter called names[i] when fn has one, else to the next free
  * parameter in order; unbound parameters take their defaults. The first
@@ -172,17 +159,10 @@ static int call(Ps *ps, Func *fn, const char *what, const char *const *names, co
         }
         bound[pos++] = val_retain(vals[i]);
     }
-    for (int j = 0; j < fn->nin && !rc; j++) {
-        if (bound[j].kind != V_NONE || lit_default(fn->in[j].deflt, &bound[j])) continue;
-        Func *df = lang_default_func(ps->rt->prog->ast, fn, j);
-        if (!df) { rc = br_err(e, BR_EARG, "paramserv: missing argument '%s' of %s function '%s'", fn->in[j].name, what, fn->name); break; }
-        Value dv = val_none();
-        if (rt_call(ps->rt, ps->f, df, bound, &dv)) rc = -1;
-        else bound[j] = val_retain(dv.l->items[0]);
-        val_release(&dv);
-    }
     Value res = val_none();
-    if (!rc && rt_call(ps->rt, ps->f, fn, bound, &res)) rc = -1;
+    char label[32];
+    snprintf(label, sizeof label, "%s function ", what);
+    if (!rc) rc = rt_call_defaults(ps->rt, ps->f, fn, bound, "paramserv", label, &res, e);
     for (int j = 0; j < fn->nin; j++) val_release(&bound[j]);
     free(bound);
     if (rc) return rc;
