@@ -192,6 +192,9 @@ typedef struct CostCtx {
     int *cand;             /* products inside Row/Outer operators of the
                               last costed plan: hop id * T__N + template */
     int ncand;
+    int *zmark;            /* by hop id: zstamp of zero_over's answer */
+    char *zval;            /* by hop id: that answer */
+    int zstamp;
 } CostCtx;
 
 int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es);

@@ -608,7 +608,7 @@ static double op_time(const CostCtx *x, const CVec *v, double out)
 
 static double rcost(CostCtx *x, const Hop *h, CVec *v);
 static double basic_density(const Hop *h);
-static double cell_sparsity(const CostCtx *x, CVec *v, const Hop *root);
+static double cell_sparsity(CostCtx *x, CVec *v, const Hop *root);
 
 /* Records the product h inside a fused operator of template t as a
  * candidate of the greedy pass (mpskip.c unfuse). */
@@ -717,20 +717,26 @@ static double basic_density(const Hop *h)
 }
 
 /* Is h (inside the fused operator of v) zero wherever input d is zero?
- * The region's other inputs are unknown values. */
-static bool zero_over(const CostCtx *x, const CVec *v, const Hop *h, int d, int depth)
+ * The region's other inputs are unknown values. Answers are memoized per
+ * driver (x->zstamp), so shared subexpressions are visited once. */
+static bool zero_over(CostCtx *x, const CVec *v, const Hop *h, int d)
 {
     if (h->id == d) return true;
-    if (x->cover[h->id] != v->stamp || depth > 64) return false;
+    if (x->cover[h->id] != v->stamp) return false;
+    if (x->zmark[h->id] == x->zstamp) return x->zval[h->id];
     int fl = op_info[h->op].flags;
-    if (h->kind == H_UNARY && h->nin == 1) return (fl & OF_SAFE) && zero_over(x, v, h->in[0], d, depth + 1);
-    if (h->kind != H_BINARY || h->nin != 2) return false;
-    bool za = zero_over(x, v, h->in[0], d, depth + 1), zb = zero_over(x, v, h->in[1], d, depth + 1);
-    if (fl & OF_MULT) return za || zb;
-    if ((fl & OF_SAFE) && za && zb) return true;
-    if (za && is_num_lit(h->in[1])) return ops_binary(h->op, 0, val_as_double(&h->in[1]->lit)) == 0;
-    if (zb && is_num_lit(h->in[0])) return ops_binary(h->op, val_as_double(&h->in[0]->lit), 0) == 0;
-    return false;
+    bool r = false;
+    if (h->kind == H_UNARY && h->nin == 1) r = (fl & OF_SAFE) && zero_over(x, v, h->in[0], d);
+    else if (h->kind == H_BINARY && h->nin == 2) {
+        bool za = zero_over(x, v, h->in[0], d), zb = zero_over(x, v, h->in[1], d);
+        if (fl & OF_MULT) r = za || zb;
+        else if ((fl & OF_SAFE) && za && zb) r = true;
+        else if (za && is_num_lit(h->in[1])) r = ops_binary(h->op, 0, val_as_double(&h->in[1]->lit)) == 0;
+        else if (zb && is_num_lit(h->in[0])) r = ops_binary(h->op, val_as_double(&h->in[0]->lit), 0) == 0;
+    }
+    x->zmark[h->id] = x->zstamp;
+    x->zval[h->id] = r;
+    return r;
 }
 
 /* Cell operator: driven by the sparsest full-size input over whose zeros
@@ -738,14 +744,16 @@ static bool zero_over(const CostCtx *x, const CVec *v, const Hop *h, int d, int 
  * input's non-zeros; otherwise it visits every cell and a no_agg output
  * is written dense, whatever the estimate of the root says. Returns the
  * bytes it writes. */
-static double cell_sparsity(const CostCtx *x, CVec *v, const Hop *root)
+static double cell_sparsity(CostCtx *x, CVec *v, const Hop *root)
 {
     const Hop *cell = root->kind == H_AGG && root->nin > 0 ? root->in[0] : root;
     double best = 2;
     for (int i = 0; i < v->nin; i++) {
         const Hop *in = x->m->hop[v->in[i]];
         if (!in || in->dt != DT_MATRIX || in->rows != cell->rows || in->cols != cell->cols) continue;
-        if (fmt_sparsity(in) < best && zero_over(x, v, cell, in->id, 0)) best = fmt_sparsity(in);
+        if (fmt_sparsity(in) >= best) continue;
+        x->zstamp++;
+        if (zero_over(x, v, cell, in->id)) best = fmt_sparsity(in);
     }
     if (best <= 1) {
         v->scale = best;
@@ -826,7 +834,9 @@ int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, Enu
     x->pt_first = br_malloc((size_t)m->nid * sizeof(int));
     x->pt_next = br_malloc((size_t)BR_MAX(p->npts, 1) * sizeof(int));
     x->cand = br_malloc((size_t)m->nid * sizeof(int));
-    if (!x->mat || !x->cover || !x->pt_first || !x->pt_next || !x->cand) {
+    x->zmark = br_calloc((size_t)m->nid, sizeof(int));
+    x->zval = br_malloc((size_t)m->nid);
+    if (!x->mat || !x->cover || !x->pt_first || !x->pt_next || !x->cand || !x->zmark || !x->zval) {
         cost_free(x);
         return -1;
     }
@@ -849,6 +859,10 @@ void cost_free(CostCtx *x)
     free(x->pt_first);
     free(x->pt_next);
     free(x->cand);
+    free(x->zmark);
+    free(x->zval);
+    x->zmark = NULL;
+    x->zval = NULL;
     x->mat = NULL;
     x->cover = NULL;
     x->pt_first = x->pt_next = NULL;
