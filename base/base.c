@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -35,6 +36,13 @@ void *br_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
 #define CACHE_MIN ((size_t)1 << 20)
 #define CACHE_SLOTS 8
 #define CACHE_MAX_BYTES ((size_t)2 << 30)
+/* Blocks of at least HUGE_MIN bytes are 2 MB aligned and advised to use
+ * transparent huge pages (the kernel's default mode is "madvise"): on a
+ * virtual machine a TLB miss walks two page tables, and streaming
+ * kernels over 4 KB pages lost 10-30% of their time to it (bench_codegen,
+ * docs/DESIGN.md). NumPy advises its large arrays the same way. */
+#define HUGE_MIN ((size_t)4 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
 
 static struct {
     pthread_mutex_t lock;
@@ -87,7 +95,11 @@ void *br_alloc_aligned(size_t n)
     char *p = sz >= CACHE_MIN ? cache_take(sz) : NULL;
     if (!p) {
         void *q = NULL;
-        if (posix_memalign(&q, 64, sz)) return NULL;
+        bool huge = sz >= HUGE_MIN;
+        if (posix_memalign(&q, huge ? HUGE_PAGE : 64, sz)) return NULL;
+#ifdef MADV_HUGEPAGE
+        if (huge) (void)madvise(q, sz / HUGE_PAGE * HUGE_PAGE, MADV_HUGEPAGE);
+#endif
         p = q;
         *(size_t *)p = sz;
     }
