@@ -195,6 +195,9 @@ typedef struct CostCtx {
     int *zmark;            /* by hop id: zstamp of zero_over's answer */
     char *zval;            /* by hop id: that answer */
     int zstamp;
+    int *bmark;            /* by hop id * (T__N + 1) + consumer: bstamp of */
+    MEntry **bval;         /*   best_ok's answer, that answer (one plan's */
+    int bstamp;            /*   costing: cut and ban fixed) */
 } CostCtx;
 
 int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es);

@@ -439,6 +439,8 @@ static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer)
 {
     MGroup *g = x->m->g[h->id];
     if (!g) return NULL;
+    size_t slot = (size_t)h->id * (T__N + 1) + (size_t)consumer;
+    if (x->bmark[slot] == x->bstamp) return x->bval[slot];
     /* temporarily hide cut entries by ranking among the others */
     MEntry *best = NULL;
     for (int i = 0; i < g->n; i++) {
@@ -451,6 +453,8 @@ static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer)
         }
         if (!best || sel_better_at(x->m, h, e, best, consumer, entry_ok_cb, x)) best = e;
     }
+    x->bmark[slot] = x->bstamp;
+    x->bval[slot] = best;
     return best;
 }
 
@@ -794,6 +798,7 @@ double cg_plan_cost(CostCtx *x, const bool *cut, double bound)
 {
     x->cut = cut;
     x->ncand = 0;
+    x->bstamp++;
     memset(x->mat, 0, (size_t)x->m->nid);
     x->es->evaluated++;
     double c = 0;
@@ -836,7 +841,11 @@ int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, Enu
     x->cand = br_malloc((size_t)m->nid * sizeof(int));
     x->zmark = br_calloc((size_t)m->nid, sizeof(int));
     x->zval = br_malloc((size_t)m->nid);
-    if (!x->mat || !x->cover || !x->pt_first || !x->pt_next || !x->cand || !x->zmark || !x->zval) {
+    x->bmark = br_calloc((size_t)m->nid * (T__N + 1), sizeof(int));
+    x->bval = br_malloc((size_t)m->nid * (T__N + 1) * sizeof(MEntry *));
+    x->bstamp = 1;    /* bmark's zeros match no costing */
+    if (!x->mat || !x->cover || !x->pt_first || !x->pt_next || !x->cand || !x->zmark || !x->zval || !x->bmark ||
+        !x->bval) {
         cost_free(x);
         return -1;
     }
@@ -861,6 +870,10 @@ void cost_free(CostCtx *x)
     free(x->cand);
     free(x->zmark);
     free(x->zval);
+    free(x->bmark);
+    free(x->bval);
+    x->bmark = NULL;
+    x->bval = NULL;
     x->zmark = NULL;
     x->zval = NULL;
     x->mat = NULL;

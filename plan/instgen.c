@@ -110,6 +110,7 @@ Code *plan_codegen_dag(HopDag *d, int mode)
     const int KEEP = 1 << 30;
     for (int i = 0; i < d->nw; i++) last[d->whops[i]->reg] = KEEP;
     c->pred_reg = -1;
+    c->seen_cells = -1;
     c->for_regs[0] = c->for_regs[1] = c->for_regs[2] = -1;
     if (mode == CG_PRED && d->nroots > 0) { c->pred_reg = d->roots[0]->reg; last[c->pred_reg] = KEEP; }
     if (mode == CG_FORHDR)

@@ -29,6 +29,9 @@ typedef struct Code {
     int nw;
     int pred_reg;          /* predicate blocks: register of the result */
     int for_regs[3];       /* for headers: from, to, incr (-1 absent) */
+    int64_t seen_cells;    /* run time: cells of the largest matrix an
+                              execution produced (-1: not executed yet;
+                              read by recompile.c's small-block rule) */
 } Code;
 
 typedef enum { PB_GENERIC, PB_IF, PB_WHILE, PB_FOR } PBKind;

@@ -245,6 +245,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     if (onstack) memset(stackregs, 0, (size_t)c->nregs * sizeof(Value));
     int rc = 0;
     BrErr e;
+    int64_t seen = 0;
     for (int i = 0; i < c->n && !rc; i++) {
         const Instr *in = &c->ins[i];
         br_err_clear(&e);
@@ -265,9 +266,15 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
             break;
         }
         if (rt->opt.stats && in->hop->kind != H_LIT) stat_add(rt, instr_name(in->hop), br_now_ns() - t0);
+        const Value *o = &regs[in->out];
+        if (o->kind == V_MATRIX && o->m && o->m->rows * o->m->cols > seen) seen = o->m->rows * o->m->cols;
         for (int k = 0; k < in->nfree; k++) val_release(&regs[in->frees[k]]);
         if (rt->stopped) rc = -1;
     }
+    /* the code may run in several parfor workers at once: a relaxed
+     * maximum (a lost update only delays the small-block rule) */
+    if (__atomic_load_n(&c->seen_cells, __ATOMIC_RELAXED) < seen)
+        __atomic_store_n(&((Code *)c)->seen_cells, seen, __ATOMIC_RELAXED);
     if (!rc)
         for (int i = 0; i < c->nw; i++)
             st_put(&f->vars, c->wnames[i], val_retain(regs[c->wregs[i]]));

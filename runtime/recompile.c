@@ -83,14 +83,15 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
     }
 }
 
-/* Rewrites, fusion and instructions of a copy with run-time sizes. */
-static Code *compile_copy(RtProgram *p, HopDag *d, int mode, RwStats *st)
+/* Rewrites, fusion (unless !fuse) and instructions of a copy with
+ * run-time sizes. */
+static Code *compile_copy(RtProgram *p, HopDag *d, int mode, RwStats *st, bool fuse)
 {
     if (p->optlevel > 0) {
         rw_static(d, st);
         rw_dynamic(d, st);
     }
-    if (p->cg) cg_optimize_dag(p->cg, d);
+    if (p->cg && fuse) cg_optimize_dag(p->cg, d);
     return plan_codegen_dag(d, mode);
 }
 
@@ -100,7 +101,7 @@ Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **c
     update_stats(d, vars, NULL);
     rw_propagate_sizes(d);
     *copy = d;
-    return compile_copy(p, d, mode, st);
+    return compile_copy(p, d, mode, st, true);
 }
 
 /* ---- reuse of recompiled code ----
@@ -110,13 +111,42 @@ Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **c
  * bounds). Scalar variables that matter only as values, not for the
  * plan, are therefore kept as variables (read at run time) instead of
  * being replaced by literals: those whose every use, through scalar
- * arithmetic, is an elementwise matrix operation, the bounds of an index
- * range (whose sizes hop_infer evaluates from their current values), a
+ * arithmetic, is an elementwise matrix operation, the seed of rand or
+ * sample, the bounds of an index range (whose sizes hop_infer evaluates from their current values), a
  * left-indexing bound or a write of the block. The compiled code then
  * depends only on the sizes (rows, cols, nnz, memory) of every HOP after
  * size propagation and the values of the literals, which form the key;
  * each block keeps the code of its last RC_KEEP keys. */
 #define RC_KEEP 4
+
+/* The small-block rule. A block recompiled again and again on small data
+ * (the per-node loops of tree learners) spends more in fusion planning,
+ * ~10 us a DAG, than fused operators can save on a few hundred cells.
+ * Once the last RC_SMALL_RUNS compiled versions of a block produced no
+ * matrix over RC_SMALL_CELLS cells (rc_set_small_cells) when they ran, and no hop of the new
+ * copy is known to be larger, the copy is compiled unfused. Any larger
+ * matrix seen at run time ends the streak, so the next recompilation
+ * fuses again; results are the same either way. */
+#define RC_SMALL_CELLS 4096
+#define RC_SMALL_RUNS 2
+
+/* the rule's threshold in cells (0: off); -1 not yet read from
+ * BRAID_RECOMPILE_SMALL */
+static int64_t small_cells = -1;
+
+void rc_set_small_cells(int64_t cells) { __atomic_store_n(&small_cells, cells < 0 ? 0 : cells, __ATOMIC_RELAXED); }
+
+static int64_t small_limit(void)
+{
+    int64_t s = __atomic_load_n(&small_cells, __ATOMIC_RELAXED);
+    if (s < 0) {
+        const char *v = getenv("BRAID_RECOMPILE_SMALL");
+        s = v && *v ? atoll(v) : RC_SMALL_CELLS;
+        if (s < 0) s = 0;
+        __atomic_store_n(&small_cells, s, __ATOMIC_RELAXED);
+    }
+    return s;
+}
 
 struct RcCode {
     unsigned char *key;
@@ -134,6 +164,7 @@ typedef struct RcCache {
     unsigned char *param;   /* per hop of src: keep the TREAD a variable */
     HopDag *scratch;        /* a copy of src for the sizes of the key */
     RcEnt *e[RC_KEEP];      /* most recently used first */
+    int small;              /* compiled versions in a row that ran small */
 } RcCache;
 
 static pthread_mutex_t new_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -207,6 +238,8 @@ static bool value_only(const HopDag *d, const Hop *h, int **users, const int *nu
                 ok = value_only(d, c, users, nusers, st);
             else if (c->kind == H_RIX && k >= 1) continue;
             else if (c->kind == H_LIX && k >= 2) continue;
+            /* the seed of rand / sample shapes the data, not the plan */
+            else if (c->kind == H_BUILTIN && ((c->bi == BI_RAND && k == 7) || (c->bi == BI_SAMPLE && k == 3))) continue;
             else ok = false;
         }
     }
@@ -386,6 +419,8 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
     }
     uint64_t kh = key ? key_hash(key, klen) : 0;
     HopDag *d = NULL;
+    bool small = false;
+    int64_t limit = small_limit();
     if (key) {
         pthread_mutex_lock(&c->lock);
         for (int i = 0; i < RC_KEEP; i++) {
@@ -402,13 +437,23 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
         /* the copy to compile, while param is c's */
         d = dag_copy(b->dag);
         update_stats(d, vars, param);
+        if (c->e[0]) {
+            int64_t seen = __atomic_load_n(&c->e[0]->code->seen_cells, __ATOMIC_RELAXED);
+            c->small = seen >= 0 && seen <= limit ? c->small + 1 : 0;
+        }
+        small = limit > 0 && c->small >= RC_SMALL_RUNS;
         pthread_mutex_unlock(&c->lock);
     } else {
         d = dag_copy(b->dag);
         update_stats(d, vars, NULL);
     }
     rw_propagate_sizes(d);
-    Code *code = compile_copy(p, d, mode, st);
+    for (int i = 0; i < d->n && small; i++) {
+        const Hop *h = d->hops[i];
+        if (h->dt == DT_MATRIX && h->rows > 0 && h->cols > 0 && (double)h->rows * (double)h->cols > (double)limit)
+            small = false;
+    }
+    Code *code = compile_copy(p, d, mode, st, !small);
     RcEnt *e = calloc(1, sizeof *e);
     if (!e) { free(key); plan_code_free(code); hop_dag_free(d); return NULL; }
     e->code = code;

@@ -24,5 +24,10 @@ void rc_release(RcCode *r);
  * the environment has BRAID_RECOMPILE_CACHE=0); off, every execution
  * recompiles with all scalar variables as literals, as rc_recompile. */
 void rc_set_cache(bool on);
+/* The small-block rule (recompile.c): blocks whose recent compiled
+ * versions ran on matrices of at most `cells` cells are recompiled
+ * unfused. 0 turns it off; the default is 4096, or the environment's
+ * BRAID_RECOMPILE_SMALL. */
+void rc_set_small_cells(int64_t cells);
 
 #endif

@@ -5,7 +5,12 @@
  * later iteration) give exactly the results of recompiling every
  * execution with all scalars as literals, with codegen on and off, dense
  * and sparse inputs, 1 and 2 threads; the mini-batch loop reuses its code
- * and a block whose sizes depend on a scalar through a builtin does not. */
+ * (also when only the seeds of rand and sample change) and a block whose
+ * sizes depend on a scalar through a builtin does not.
+ * The small-block rule: a block recompiled on a few cells at a time is
+ * compiled unfused after two such versions and fused again once its data
+ * grow, with the results of codegen off. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,6 +114,14 @@ static const Case cases[] = {
      "  f = !f\n"
      "}\n",
      {"s"}, 1, 1, -1, false},
+    {"rand seeds",
+     "s = 0\n"
+     "for (i in 1:8) {\n"
+     "  d = i * 3 + 1\n"
+     "  M = rand(rows=nrow(X), cols=2, seed=d) + X[, 1:2]\n"
+     "  s = s + sum(M * M) + as.scalar(sample(100, 1, FALSE, d))\n"
+     "}\n",
+     {"s"}, 1, 6, -1, false},
     {"bounds error",
      "s = 0\n"
      "for (i in 1:20) {\n"
@@ -119,9 +132,67 @@ static const Case cases[] = {
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
+/* Relative difference of two numeric values. */
+static double rel(const Value *a, const Value *b)
+{
+    double x = val_as_double(a), y = val_as_double(b);
+    return fabs(x - y) / fmax(1, fabs(y));
+}
+
+/* The loop body is recompiled every iteration (k in matrix()); its data
+ * have 4 rows while k <= small_iters, then 400 (8000 cells, over the
+ * rule's 4096). A block that reads a large matrix is never small, so the
+ * data are generated in the loop. */
+static void test_small_rule(void)
+{
+    MB *X = t_gen(400, 20, 1, -1, 1, false);
+    CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
+    CgOptions off = {.enabled = false};
+    for (int small_iters = 6; small_iters <= 12; small_iters += 6) {
+        char src[512];
+        snprintf(src, sizeof src,
+                 "s = 0\n"
+                 "for (k in 1:12) {\n"
+                 "  n = ifelse(k <= %d, 4, 400)\n"
+                 "  Xb = rand(rows=n, cols=20, min=-1, max=1, seed=k)\n"
+                 "  A = Xb * k + 1\n"
+                 "  s = s + sum(exp(A / 10) * Xb) + sum(A / (Xb + 3)) + sum(matrix(k, rows=2, cols=1))\n"
+                 "}\n", small_iters);
+        const char *on[] = {"s"};
+        Res r0, r1, r2;
+        rc_set_small_cells(0);
+        run(src, &cg, X, 1, on, &r0);
+        rc_set_small_cells(4096);
+        run(src, &cg, X, 1, on, &r1);
+        run(src, &off, X, 1, on, &r2);
+        T_CHECK(!r0.r.rc && !r1.r.rc && !r2.r.rc, "small rule: %s / %s / %s", r0.r.err, r1.r.err, r2.r.err);
+        if (!r0.r.rc && !r1.r.rc && !r2.r.rc) {
+            /* fused: the first two small versions, and the large ones
+             * from the second on (the first large one had unknown sizes
+             * at compile time, n being computed in the block, and runs
+             * unfused: the rule learns of the growth from its run) */
+            int expect = small_iters < 12 ? small_iters - 1 : 10;
+            int64_t skipped = r0.r.st.dags - r1.r.st.dags;
+            T_CHECK(skipped == expect, "small rule (%d small iterations): %lld DAGs not fused, expected %d",
+                    small_iters, (long long)skipped, expect);
+            T_CHECK(rel(&r1.r.out[0], &r2.r.out[0]) < 1e-10 && rel(&r0.r.out[0], &r2.r.out[0]) < 1e-10,
+                    "small rule (%d small iterations): results differ", small_iters);
+        }
+        t_run_free(&r0.r);
+        t_run_free(&r1.r);
+        t_run_free(&r2.r);
+    }
+    rc_set_small_cells(4096);
+    mb_release(X);
+}
+
 int main(void)
 {
     t_pin_machine();
+    test_small_rule();
+    /* (the rule compiles some blocks unfused: bit-identical results of
+     * the reuse cache on and off need it off) */
+    rc_set_small_cells(0);
     CgOptions cgs[] = {
         {.enabled = false},
         {.enabled = true, .plancache = true, .policy = CG_COST_BASED},
@@ -167,6 +238,7 @@ int main(void)
         mb_release(X);
     }
     rc_set_cache(true);
+    rc_set_small_cells(4096);
     br_set_threads(0);
     return t_done("test_recompile");
 }
