@@ -170,30 +170,33 @@ static bool cell_full_agg(const CPlan *p)
     return true;
 }
 
-/* The aggregation step of output r at lane l for the cell value o. */
-static void emit_agg_step(const CPlan *p, StrBuf *b, int r, const char *o, const char *ind)
+/* The aggregation step of output r at lane l for the cell value o; nc:
+ * Kahan sums without the infinity check (cg_kadd_nc, the group loops). */
+static void emit_agg_step(const CPlan *p, StrBuf *b, int r, const char *o, const char *ind, bool nc)
 {
+    const char *ka = nc ? "cg_kadd_nc" : "cg_kadd";
     switch (p->n[p->out[r]].op) {
     case OP_AMIN: sb_printf(b, "%sas%d[l] = cg_minstep(as%d[l], %s);\n", ind, r, r, o); break;
     case OP_AMAX: sb_printf(b, "%sas%d[l] = cg_maxstep(as%d[l], %s);\n", ind, r, r, o); break;
     case OP_SUMSQ:
-        sb_printf(b, "%s{ const double q = %s; cg_kadd(&as%d[l], &ac%d[l], q * q); }\n", ind, o, r, r);
+        sb_printf(b, "%s{ const double q = %s; %s(&as%d[l], &ac%d[l], q * q); }\n", ind, o, ka, r, r);
         break;
-    default: sb_printf(b, "%scg_kadd(&as%d[l], &ac%d[l], %s);\n", ind, r, r, o); break;
+    default: sb_printf(b, "%s%s(&as%d[l], &ac%d[l], %s);\n", ind, ka, r, r, o); break;
     }
 }
 
 /* The lane loops of cg_fullagg over j0 <= j < j1 (C expressions) at
- * indentation ind: full groups of SPOOF_AL cells (a simd loop, cell
- * j0 + q into lane q % SPOOF_AL), then the rest into lanes 0... In the
- * sparse context the loops run over the row's non-zeros k (av[k] at
- * column ai[k]). */
-static void emit_lane_loops(Gen *g, const char *j0, const char *j1, const char *ind)
+ * indentation ind: full groups of W = banks * SPOOF_AL cells (a simd
+ * loop, cell j0 + q into lane q % W, Kahan steps without the infinity
+ * check: the skeleton redoes a call whose sums end non-finite), then the
+ * rest into lanes 0... In the sparse context the loops run over the
+ * row's non-zeros k (av[k] at column ai[k]). */
+static void emit_lane_loops(Gen *g, const char *j0, const char *j1, const char *ind, int banks)
 {
     bool sp = g->ax == AX_SPARSE;    /* q0 + l: a non-zero k of the row, j = ai[k] */
     const CPlan *p = g->p;
     StrBuf *b = g->b;
-    const int W = SPOOF_AL;
+    const int W = SPOOF_AL * banks;
     char o[48], in2[40], in3[40];
     snprintf(in2, sizeof in2, "%s    ", ind);
     snprintf(in3, sizeof in3, "%s        ", ind);
@@ -209,7 +212,7 @@ static void emit_lane_loops(Gen *g, const char *j0, const char *j1, const char *
         emit_cell_body(g, in3);
         for (int r = 0; r < p->nout; r++) {
             cell_operand(g, cell_root(p, r), o, sizeof o);
-            emit_agg_step(p, b, r, o, in3);
+            emit_agg_step(p, b, r, o, in3, pass == 0);
         }
         sb_printf(b, "%s}\n%s}\n", in2, ind);
     }
@@ -238,18 +241,33 @@ static void emit_row_inputs(const Gen *g, const char *ind, int main_as)
 }
 
 /* Declares and loads (load) or stores back the aggregation lanes as<r>,
- * ac<r> of every output from/to acc. */
-static void emit_lanes(Gen *g, bool load)
+ * ac<r> of every output from/to acc. With banks = 2 the lanes
+ * SPOOF_AL.. are a second bank, starting empty and folded lane by lane
+ * into the first before the store (Kahan steps; min/max steps). */
+static void emit_lanes(Gen *g, bool load, int banks)
 {
-    const int W = SPOOF_AL;
+    const int W = SPOOF_AL, WB = SPOOF_AL * banks;
     for (int r = 0; r < g->p->nout; r++) {
-        if (load)
+        int op = g->p->n[g->p->out[r]].op;
+        if (load) {
             sb_printf(g->b, "    double as%d[%d], ac%d[%d];\n"
                             "    for (int l = 0; l < %d; l++) { as%d[l] = acc[%d + l]; ac%d[l] = acc[%d + l]; }\n",
-                      r, W, r, W, W, r, 2 * W * r, r, 2 * W * r + W);
-        else
-            sb_printf(g->b, "    for (int l = 0; l < %d; l++) { acc[%d + l] = as%d[l]; acc[%d + l] = ac%d[l]; }\n", W,
-                      2 * W * r, r, 2 * W * r + W, r);
+                      r, WB, r, WB, W, r, 2 * W * r, r, 2 * W * r + W);
+            if (banks > 1)
+                sb_printf(g->b, "    for (int l = %d; l < %d; l++) { as%d[l] = %s; ac%d[l] = 0; }\n", W, WB, r,
+                          op == OP_AMIN ? "INFINITY" : op == OP_AMAX ? "-INFINITY" : "0", r);
+            continue;
+        }
+        if (banks > 1 && (op == OP_AMIN || op == OP_AMAX))
+            sb_printf(g->b, "    for (int l = 0; l < %d; l++) as%d[l] = cg_%sstep(as%d[l], as%d[%d + l]);\n", W, r,
+                      op == OP_AMIN ? "min" : "max", r, r, W);
+        else if (banks > 1)
+            sb_printf(g->b, "    for (int l = 0; l < %d; l++) {\n"
+                            "        cg_kadd(&as%d[l], &ac%d[l], as%d[%d + l]);\n"
+                            "        cg_kadd(&as%d[l], &ac%d[l], ac%d[%d + l]);\n    }\n",
+                      W, r, r, r, W, r, r, r, W);
+        sb_printf(g->b, "    for (int l = 0; l < %d; l++) { acc[%d + l] = as%d[l]; acc[%d + l] = ac%d[l]; }\n", W,
+                  2 * W * r, r, 2 * W * r + W, r);
     }
 }
 
@@ -261,30 +279,37 @@ static void emit_lanes(Gen *g, bool load)
  * per output, Kahan sums (or min/max steps) per lane: the lanes are
  * independent vector accumulators and the order is fixed by the call's
  * range. acc: per output r, the lane values at acc[2 * AL * r] and their
- * corrections after them, read and updated. */
+ * corrections after them, read and updated. The flat loop runs two
+ * banks of lanes (groups of 2 * SPOOF_AL cells): with one bank a single
+ * Kahan sum was bound by the latency of its add chain (4 zmm vectors per
+ * output), and streaming MAgg loops of 2..5 sums ran 12-15% faster with
+ * two although their lanes then spill. CG_WIDE: 512-bit vectors where
+ * available. */
 static void emit_full_agg(Gen *g, bool flat)
 {
     const CPlan *p = g->p;
     StrBuf *b = g->b;
-    sb_puts(b, "\nvoid cg_fullagg(const double *const *restrict P, const int64_t *restrict S, const double *restrict sc,\n"
-               "                int64_t r0, int64_t r1, int64_t n, double *restrict acc)\n{\n");
+    int banks = flat ? 2 : 1;
+    sb_puts(b, "\nCG_WIDE void cg_fullagg(const double *const *restrict P, const int64_t *restrict S,\n"
+               "                        const double *restrict sc, int64_t r0, int64_t r1, int64_t n,\n"
+               "                        double *restrict acc)\n{\n");
     sb_puts(b, flat ? "    (void)S; (void)n;\n" : "");
     emit_scalars(g);
-    emit_lanes(g, true);
+    emit_lanes(g, true, banks);
     if (flat) {
         g->ax = AX_FLAT;
         sb_puts(b, "    {\n");
         for (int k = 0; k < p->nin; k++)
             if (p->in[k].mode == IM_FULL) sb_printf(b, "        const double *restrict p%d = P[%d];\n", k, k);
-        emit_lane_loops(g, "r0", "r1", "        ");
+        emit_lane_loops(g, "r0", "r1", "        ", banks);
     } else {
         g->ax = AX_CELL;
         sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n");
         emit_row_inputs(g, "        ", MAIN_P);
-        emit_lane_loops(g, "0", "n", "        ");
+        emit_lane_loops(g, "0", "n", "        ", 1);
     }
     sb_puts(b, "    }\n");
-    emit_lanes(g, false);
+    emit_lanes(g, false, banks);
     sb_puts(b, "}\n");
 }
 
@@ -300,15 +325,15 @@ static void emit_sparse_agg(Gen *g)
                "                  const double *restrict sc, int64_t r0, int64_t r1, const int64_t *restrict rp,\n"
                "                  const int32_t *restrict ci, const double *restrict cv, double *restrict acc)\n{\n");
     emit_scalars(g);
-    emit_lanes(g, true);
+    emit_lanes(g, true, 1);
     sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n"
                "        const int32_t *restrict ai = ci + rp[i];\n"
                "        const double *restrict av = cv + rp[i];\n"
                "        const int64_t anz = rp[i + 1] - rp[i];\n");
     emit_row_inputs(g, "        ", MAIN_SKIP);
-    emit_lane_loops(g, "0", "anz", "        ");
+    emit_lane_loops(g, "0", "anz", "        ", 1);
     sb_puts(b, "    }\n");
-    emit_lanes(g, false);
+    emit_lanes(g, false, 1);
     sb_puts(b, "}\n");
 }
 

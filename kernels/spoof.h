@@ -51,10 +51,13 @@ typedef void (*SpCellFlatFn)(const double *const *P, const double *sc, int64_t c
  * cells r0 <= c < r1 as for SpCellFlatFn (S and n unused); plans with
  * vector inputs (no ff): rows r0 <= i < r1, all n columns, inputs as for
  * SpCellDenseFn, the lanes restarting at each row. The q-th cell (of the
- * call, or of the row) goes into lane q % SPOOF_AL of each output. acc
- * (read and updated): per output t, SPOOF_AL lane values at
- * acc[2 * SPOOF_AL * t] (sums, or min/max) followed by SPOOF_AL Kahan
- * corrections. */
+ * call, or of the row) goes into lane q % SPOOF_AL of each output (flat
+ * loops: into lane q % (2 * SPOOF_AL), the second bank folded into the
+ * first at the end of the call). acc (read and
+ * updated): per output t, SPOOF_AL lane values at acc[2 * SPOOF_AL * t]
+ * (sums, or min/max) followed by SPOOF_AL Kahan corrections. Sums that
+ * end non-finite (an infinity, NaN or overflow met without the
+ * infinity check) are redone by the caller. */
 #define SPOOF_AL 32
 typedef void (*SpCellAggFn)(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1,
                             int64_t n, double *acc);

@@ -510,6 +510,22 @@ static void lanes_fold(SpAcc *a, int agg, const double *la)
     }
 }
 
+/* Are the Kahan sums (and corrections) of the in-loop lanes la of every
+ * sum-type output finite? The generated group loops add without the
+ * infinity check (cg_kadd_nc), so a sum that met an infinity or NaN, or
+ * overflowed, ends non-finite and the super-block is redone by the buffer
+ * path with kadd's semantics (an infinite sum resets the correction). */
+static bool lanes_finite(const double *la, const int *agg, int nout)
+{
+    bool ok = true;
+    for (int t = 0; t < nout; t++) {
+        if (agg[t] == SPA_MIN || agg[t] == SPA_MAX) continue;
+        const double *p = la + 2 * SPOOF_AL * t;
+        for (int l = 0; l < 2 * SPOOF_AL; l++) ok &= fabs(p[l]) <= DBL_MAX;
+    }
+    return ok;
+}
+
 /* Full aggregates of every output into res (one value each): per fixed
  * super-block of rows or cells, Kahan lanes (with fa, over flat cells or,
  * for plans with vector inputs, dense rows of at least SPOOF_AL columns,
@@ -540,17 +556,26 @@ static int run_full(const Ctx *x, double *res, BrErr *e)
         Work w;
         if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
         SpAcc *a = &acc[b * nout];
+        int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
+        /* in-loop aggregation, one call per super-block; the buffer path
+         * below when it is not available or its sums ended non-finite */
+        bool done = false;
+        double la[SPOOF_MAXOUT * 2 * SPOOF_AL];
         if (op->fa && (x->flat || (!op->ff && !mm && !x->nexp && N >= SPOOF_AL))) {
-            /* in-loop aggregation, one call per super-block */
-            double la[SPOOF_MAXOUT * 2 * SPOOF_AL];
             lanes_init(la, op->agg, nout);
             if (x->flat) {
                 int64_t c0 = b * nch / nsb * CH, c1 = BR_MIN(M * N, (b + 1) * nch / nsb * CH);
                 if (c1 > c0) op->fa(w.P, NULL, op->in.sc, c0, c1, 0, la);
-            } else {
-                int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
-                if (rb > ra) op->fa(w.P, w.S, op->in.sc, ra, rb, N, la);
+            } else if (rb > ra) {
+                op->fa(w.P, w.S, op->in.sc, ra, rb, N, la);
             }
+            done = lanes_finite(la, op->agg, nout);
+        } else if (mm && op->fsa && !x->nexp) {
+            lanes_init(la, op->agg, nout);
+            if (rb > ra) op->fsa(w.P, w.S, op->in.sc, ra, rb, mm->rp, mm->ci, mm->v, la);
+            done = lanes_finite(la, op->agg, nout);
+        }
+        if (done) {
             for (int t = 0; t < nout; t++) lanes_fold(&a[t], op->agg[t], la + 2 * SPOOF_AL * t);
         } else if (x->flat) {
             int64_t c0 = b * nch / nsb, c1 = (b + 1) * nch / nsb;
@@ -559,41 +584,33 @@ static int run_full(const Ctx *x, double *res, BrErr *e)
                 op->ff(w.P, op->in.sc, lo, hi, w.buf);
                 for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], hi - lo);
             }
+        } else if (mm) {
+            for (int64_t i = ra; i < rb; i++) {
+                int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
+                if (lo == hi) continue;
+                if (x->nexp) expand_row(x, &w, i, true);
+                for (int64_t k0 = lo; k0 < hi; k0 += CH) {
+                    int64_t cnt = BR_MIN(CH, hi - k0);
+                    op->fs(w.P, w.S, op->in.sc, i, mm->ci + k0, mm->v + k0, cnt, w.buf);
+                    for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], cnt);
+                }
+                if (x->nexp) unscatter_row(x, &w, i);
+            }
+        } else if (x->nexp || N > CH) {
+            for (int64_t i = ra; i < rb; i++) {
+                if (x->nexp) expand_row(x, &w, i, false);
+                for (int64_t j0 = 0; j0 < N; j0 += CH) {
+                    int64_t j1 = BR_MIN(N, j0 + CH);
+                    op->fd(w.P, w.S, op->in.sc, i, i + 1, j0, j1, w.buf, j1 - j0);
+                    for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], j1 - j0);
+                }
+            }
         } else {
-            int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
-            if (mm && op->fsa && !x->nexp) {
-                double la[SPOOF_MAXOUT * 2 * SPOOF_AL];
-                lanes_init(la, op->agg, nout);
-                if (rb > ra) op->fsa(w.P, w.S, op->in.sc, ra, rb, mm->rp, mm->ci, mm->v, la);
-                for (int t = 0; t < nout; t++) lanes_fold(&a[t], op->agg[t], la + 2 * SPOOF_AL * t);
-            } else if (mm) {
-                for (int64_t i = ra; i < rb; i++) {
-                    int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
-                    if (lo == hi) continue;
-                    if (x->nexp) expand_row(x, &w, i, true);
-                    for (int64_t k0 = lo; k0 < hi; k0 += CH) {
-                        int64_t cnt = BR_MIN(CH, hi - k0);
-                        op->fs(w.P, w.S, op->in.sc, i, mm->ci + k0, mm->v + k0, cnt, w.buf);
-                        for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], cnt);
-                    }
-                    if (x->nexp) unscatter_row(x, &w, i);
-                }
-            } else if (x->nexp || N > CH) {
-                for (int64_t i = ra; i < rb; i++) {
-                    if (x->nexp) expand_row(x, &w, i, false);
-                    for (int64_t j0 = 0; j0 < N; j0 += CH) {
-                        int64_t j1 = BR_MIN(N, j0 + CH);
-                        op->fd(w.P, w.S, op->in.sc, i, i + 1, j0, j1, w.buf, j1 - j0);
-                        for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], j1 - j0);
-                    }
-                }
-            } else {
-                int64_t RC = BR_MAX(1, CH / BR_MAX(N, 1));
-                for (int64_t r0 = ra; r0 < rb && N > 0; r0 += RC) {
-                    int64_t r1 = BR_MIN(rb, r0 + RC);
-                    op->fd(w.P, w.S, op->in.sc, r0, r1, 0, N, w.buf, N);
-                    for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], (r1 - r0) * N);
-                }
+            int64_t RC = BR_MAX(1, CH / BR_MAX(N, 1));
+            for (int64_t r0 = ra; r0 < rb && N > 0; r0 += RC) {
+                int64_t r1 = BR_MIN(rb, r0 + RC);
+                op->fd(w.P, w.S, op->in.sc, r0, r1, 0, N, w.buf, N);
+                for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], (r1 - r0) * N);
             }
         }
         work_free(&w);

@@ -10,7 +10,9 @@
  *    aggregation super-blocks;
  *  - sparsity 1, 0.1, 0.001, 0 of X, dense and sparse formats (sparse X:
  *    cg_sparseagg for sparse-safe plans, the buffer paths otherwise);
- *  - NaN, +-Inf and -0 among the cells; min/max of empty matrices;
+ *  - NaN, +-Inf and -0 among the cells, sums that overflow (the
+ *    generated loops add without the infinity check; the skeleton redoes
+ *    such super-blocks); min/max of empty matrices;
  *  - results bit-identical with 1 and 2 threads (the specials: checked
  *    in `check` only);
  *  - the generated source of a dense MAgg has the in-loop aggregate.
@@ -63,6 +65,8 @@ static const char *cell4_src = "mu = mean(X + Y)\n";
 static const Out cell4_out[] = {{"mu", A_MEAN, 2}};
 static const char *cell5_src = "M = max(X * Z)\n";
 static const Out cell5_out[] = {{"M", A_MAX, 1}};
+static const char *cell6_src = "s = sum(abs(X) - Z)\n";
+static const Out cell6_out[] = {{"s", A_SUM, 4}};
 /* vector inputs: the dense-rows path */
 static const char *vec_src = "a = sum(X * v)\nb = sum((Y - c)^2)\nm = min(X * v + c)\nM = max(Z - v)\n";
 static const Out vec_out[] = {{"a", A_SUM, 5}, {"b", A_SUMSQ, 6}, {"m", A_MIN, 7}, {"M", A_MAX, 8}};
@@ -158,7 +162,9 @@ static void check(const char *what, const char *src, const Out *outs, int nout, 
 
 /* Puts special values (NaN, +-Inf, -0) into some cells of a dense m, or
  * into some non-zeros of a sparse m (kind: 1 NaN, 2 +Inf, 3 -Inf and
- * +Inf, 4 -0 everywhere a value is set). */
+ * +Inf, 4 -0 everywhere a value is set, 5 1.6e308 at cells 0, 64, 128
+ * (one lane of the generated loops) and the last: the sum of abs(X)
+ * overflows). */
 static void specials(MB *m, int kind)
 {
     int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
@@ -169,6 +175,7 @@ static void specials(MB *m, int kind)
     case 2: v[n - 1] = INFINITY; break;
     case 3: v[0] = -INFINITY; v[n - 1] = INFINITY; break;
     case 4: for (int64_t k = 0; k < n; k += 3) v[k] = -0.0; break;
+    case 5: for (int64_t k = 0; k < n && k <= 128; k += 64) v[k] = 1.6e308; v[n - 1] = 1.6e308; break;
     default: break;
     }
     if (!m->sparse) mb_recount_nnz(m);
@@ -229,7 +236,7 @@ static void test_specials(void)
 {
     static const int64_t shapes[][2] = {{1, 1}, {3, 37}, {41, 50}, {1000, 71}};
     for (int s = 0; s < 4; s++)
-        for (int kind = 1; kind <= 4; kind++)
+        for (int kind = 1; kind <= 5; kind++)
             for (int fmt = 0; fmt < 2; fmt++) {
                 int64_t m = shapes[s][0], n = shapes[s][1];
                 MB *in[5];
@@ -240,6 +247,12 @@ static void test_specials(void)
                 snprintf(what, sizeof what, "specials %d %lldx%lld %s", kind, (long long)m, (long long)n,
                          fmt ? "sparse" : "dense");
                 bool th = m * n >= 65536;
+                check(what, cell6_src, cell6_out, 1, in, th);
+                if (kind == 5) {   /* signed sums of such cells may overflow in any order */
+                    check(what, cell2_src, cell2_out, 1, in, false);
+                    release_inputs(in);
+                    continue;
+                }
                 check(what, magg_src, magg_out, 2, in, th);
                 check(what, mix_src, mix_out, 5, in, false);
                 check(what, cell2_src, cell2_out, 1, in, false);
