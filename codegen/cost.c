@@ -433,6 +433,23 @@ bool cg_dead_ref(const Memo *m, const uint8_t *ban, const MEntry *e)
     return false;
 }
 
+static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer);
+
+/* Does the Outer entry e at h still reach an outer product under the
+ * current cut and bans (h is one, or a fused input has a usable Outer
+ * entry)? An Outer operator cut off from its outer product has no valid
+ * CPlan, so such an entry is not a candidate: when the greedy pass bans
+ * Row at `d %*% W`, the Cell entry over the unfused product competes
+ * instead of an Outer entry of `d %*% W * (1 - A^2)` whose outer product
+ * lies behind a materialized A. */
+static bool outer_live(const CostCtx *x, const Hop *h, const MEntry *e)
+{
+    if (tpl_outer_mm(h)) return true;
+    for (int i = 0; i < e->nin && i < h->nin; i++)
+        if (e->ref[i] >= 0 && h->in[i] && best_ok(x, h->in[i], T_OUTER)) return true;
+    return false;
+}
+
 /* sel_best restricted to entries not cut by the assignment (the same
  * ranking, so the final selection after pruning agrees with the costs). */
 static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer)
@@ -446,6 +463,7 @@ static MEntry *best_ok(const CostCtx *x, const Hop *h, int consumer)
     for (int i = 0; i < g->n; i++) {
         MEntry *e = &g->e[i];
         if (!entry_ok(x, h, e) || banned(x, h, e->type) || cg_dead_ref(x->m, x->ban, e)) continue;
+        if (e->type == T_OUTER && !outer_live(x, h, e)) continue;
         if (consumer == T__N) { if (!sel_root_valid(e)) continue; }
         else {
             if (e->closed == CS_CLOSED_VALID || e->closed == CS_CLOSED_INVALID) continue;

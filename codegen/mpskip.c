@@ -482,6 +482,41 @@ static bool drop_cut(const Memo *m, const Hop *h, const MEntry *e, void *arg)
     return false;
 }
 
+/* Is e an Outer entry at h cut off from its outer product (h is none
+ * and no fused input keeps an open Outer entry)? cost.c's outer_live
+ * does not cost such entries, so they go with the cut ones. */
+static bool dead_outer(const Memo *m, const Hop *h, const MEntry *e, void *arg)
+{
+    (void)arg;
+    if (e->type != T_OUTER || tpl_outer_mm(h)) return false;
+    for (int i = 0; i < e->nin && i < h->nin; i++) {
+        const MGroup *g = e->ref[i] >= 0 && h->in[i] ? m->g[h->in[i]->id] : NULL;
+        for (int k = 0; g && k < g->n; k++)
+            if (g->e[k].type == T_OUTER && g->e[k].closed != CS_CLOSED_VALID && g->e[k].closed != CS_CLOSED_INVALID)
+                return false;
+    }
+    return true;
+}
+
+/* After drop_cut: drops the dead Outer entries (dead_outer) of p's hops,
+ * inputs before consumers (done: by hop id). */
+static void drop_dead_outer(Memo *m, const Part *p, const Hop *h, char *done)
+{
+    if (!p->in[h->id] || done[h->id]) return;
+    done[h->id] = 1;
+    for (int i = 0; i < h->nin; i++) if (h->in[i]) drop_dead_outer(m, p, h->in[i], done);
+    memo_filter(m, h, dead_outer, NULL);
+}
+
+/* drop_dead_outer over all of p's hops. */
+static void prune_dead_outer(Memo *m, const Part *p)
+{
+    char *done = br_calloc((size_t)m->nid, 1);
+    if (!done) return;
+    for (int k = 0; k < p->nh; k++) drop_dead_outer(m, p, m->hop[p->hops[k]], done);
+    free(done);
+}
+
 /* Cost-based candidate selection: per partition, the best assignment of
  * its interesting points by MPSkipEnum, then the greedy pass over its
  * products (unless the context keeps fused operators on every shape,
@@ -515,6 +550,7 @@ void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
             es->cached++;
             CutArg a = {p, best, ban};
             for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
+            prune_dead_outer(m, p);
         } else if (idx && base && best && ban) {
             for (int t = 0; t < p->npts; t++) idx[t] = t;
             double c = p->npts ? mpskip(&en, idx, p->npts, base, best) : 0;
@@ -523,6 +559,7 @@ void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
             if (c < INFINITY) {
                 CutArg a = {p, best, ban};
                 for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
+                prune_dead_outer(m, p);
             }
         }
         free(sig.v);

@@ -1,5 +1,5 @@
 /* mm.c: matrix multiplication kernels: %*%, t(X)%*%X / X%*%t(X) (tsmm),
- * the mmchain t(X)%*%(w*(X%*%v)) and t(a)%*%b.
+ * and t(a)%*%b (the mmchain t(X)%*%(w*(X%*%v)) is in mmchain.c).
  *
  * Dense x dense goes to OpenBLAS (dgemm/dgemv/dsyrk). Everything with a
  * sparse side runs here, row-parallel: each output row is computed by one
@@ -9,6 +9,7 @@
  * that are concatenated in row order at the end.
  */
 #include "mm.h"
+#include "mm_int.h"
 
 #include <cblas.h>
 #include <limits.h>
@@ -68,9 +69,44 @@ static void blas_threads_for(double work)
     else k_blas_threads();
 }
 
+/* Dense products of GEMM_SPLIT_MIN to BLAS_PAR_MIN multiply-adds run as
+ * up to GEMM_SPLIT_BLOCKS fixed blocks of output rows (GEMM_SPLIT_ROWS
+ * or more each), one single-threaded dgemm per block, spread over
+ * braid's threads (warm, unlike OpenBLAS's: see BLAS_PAR_MIN). The
+ * blocks do not depend on the thread count, so neither do the bits
+ * (OpenBLAS's edge kernels round differently). DESIGN.md, "Small-matrix
+ * path": 256 x 100 by 100 x 100 took 94 us as one call, 42 us so. */
+#define GEMM_SPLIT_MIN ((double)(1 << 18))
+#define GEMM_SPLIT_ROWS 32
+#define GEMM_SPLIT_BLOCKS 4
+
+/* Row blocks of a product of `work` multiply-adds with `rows` output
+ * rows; 1: one BLAS call (blas_threads_for decides its threads). */
+static int gemm_blocks(double work, int64_t rows)
+{
+    if (work < GEMM_SPLIT_MIN || work >= BLAS_PAR_MIN) return 1;
+    int64_t b = BR_MIN((int64_t)GEMM_SPLIT_BLOCKS, rows / GEMM_SPLIT_ROWS);
+    return b > 1 ? (int)b : 1;
+}
+
+/* C (m x n) = A %*% B (ta: t(A) %*% B, A k x m) in nb row blocks of C
+ * (gemm_blocks), row-major; rows r0..r1 of C take rows (ta: columns)
+ * r0..r1 of A. */
+static void gemm_in_blocks(bool ta, const double *A, const double *B, double *C, int64_t m, int64_t k,
+                           int64_t n, int nb)
+{
+    blas_serial();
+    #pragma omp parallel for num_threads(omp_in_parallel() ? 1 : BR_MIN(br_threads(), nb)) schedule(static)
+    for (int q = 0; q < nb; q++) {
+        int64_t r0 = m * q / nb, r1 = m * (q + 1) / nb;
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)n, (int)k,
+                    1.0, ta ? A + r0 : A + r0 * k, ta ? (int)m : (int)k, B, (int)n, 0.0, C + r0 * n, (int)n);
+    }
+}
+
 /* Recount non-zeros (dense; in parallel for large blocks) and pick the
- * format; releases r on failure. */
-static MB *finish(MB *r, BrErr *e)
+ * format; releases r on failure (mm_int.h). */
+MB *mm_finish(MB *r, BrErr *e)
 {
     if (!r) return NULL;
     if (!r->sparse) {
@@ -342,7 +378,7 @@ static int64_t gemm_skinny(const double *A, const double *B, double *C,
 #if defined(__AVX512F__)
 /* Low-rank products (inner dimension k <= LK_KMAX, U %*% t(V) of a
  * factorization): OpenBLAS's dgemm with beta = 0 first zeroes C, then
- * accumulates into it (a read and a write), and finish() counts the
+ * accumulates into it (a read and a write), and mm_finish() counts the
  * non-zeros in a fourth pass; for small k those passes over C cost more
  * than the k multiply-adds per cell. lowk_rows writes each cell once, from
  * R x 32 register tiles summed over l in order (so the result does not
@@ -431,6 +467,8 @@ static int gemm_nn(const double *A, const double *B, double *C,
         return 0;
     }
 #endif
+    int nb = gemm_blocks((double)m * (double)k * (double)n, m);
+    if (nb > 1) { gemm_in_blocks(false, A, B, C, m, k, n, nb); return 0; }
     blas_threads_for((double)m * (double)k * (double)n);
     for (int64_t r0 = 0; r0 < m; r0 += BLAS_CHUNK) {
         int mm = (int)BR_MIN(m - r0, BLAS_CHUNK);
@@ -447,6 +485,8 @@ static int gemm_tn(const double *A, const double *B, double *C,
 {
     if (n == 1) return gemv_trows(A, B, C, k, m);
     if (m == 1) return gemv_trows(B, A, C, k, n);
+    int nb = k <= BLAS_CHUNK ? gemm_blocks((double)m * (double)k * (double)n, m) : 1;
+    if (nb > 1) { gemm_in_blocks(true, A, B, C, m, k, n, nb); return 0; }
     blas_threads_for((double)m * (double)k * (double)n);
     for (int64_t r0 = 0; r0 < k; r0 += BLAS_CHUNK) {
         int kk = (int)BR_MIN(k - r0, BLAS_CHUNK);
@@ -468,7 +508,7 @@ static MB *mul_dd(const MB *a, const MB *b, BrErr *e)
         mb_release(r);
         return oom(e);
     }
-    if (nnz < 0) return finish(r, e);
+    if (nnz < 0) return mm_finish(r, e);
     r->nnz = nnz;
     if (mb_examine(r, e)) { mb_release(r); return NULL; }
     return r;
@@ -678,7 +718,7 @@ static MB *dense_out(const MB *a, const MB *b, RowDense fn, double work, BrErr *
     int64_t chunk = BR_MAX(1, m / ((int64_t)T * 16));
     #pragma omp parallel for num_threads(T) schedule(dynamic, chunk) if (T > 1)
     for (int64_t i = 0; i < m; i++) fn(a, b, i, r->d + i * n);
-    return finish(r, e);
+    return mm_finish(r, e);
 }
 
 /* Product a %*% b with a sparse output built row by row by fn. */
@@ -736,7 +776,7 @@ static MB *sparse_out(const MB *a, const MB *b, RowAcc fn, double work, BrErr *e
         for (int64_t g = 0; g < nblk; g++) { free(pcs[g].ci); free(pcs[g].v); }
     free(pcs);
     free(cnt);
-    return finish(r, e);
+    return mm_finish(r, e);
 }
 
 /* a %*% b, shapes already checked. */
@@ -827,7 +867,7 @@ static MB *tl_sd_dense(const MB *a, const MB *b, BrErr *e)
     }
     free(wgt);
     free(bounds);
-    return finish(r, e);
+    return mm_finish(r, e);
 }
 
 /* t(a) %*% b for dense a (k x m), sparse b (k x n) into a dense m x n,
@@ -854,7 +894,7 @@ static MB *tl_ds_dense(const MB *a, const MB *b, BrErr *e)
             }
         }
     }
-    return finish(r, e);
+    return mm_finish(r, e);
 }
 
 /* t(a) %*% b for sparse a and a dense b of few columns (t(X) %*% v) as
@@ -869,7 +909,7 @@ static MB *tl_sd_narrow(const MB *a, const MB *b, BrErr *e)
     if (!p) return NULL;
     MB *r = p->sparse ? sp_transpose(p, e) : dense_transpose(p, e);
     mb_release(p);
-    return finish(r, e);
+    return mm_finish(r, e);
 }
 
 /* Small outputs of t(a) %*% b for sparse a (k x m) and dense b, m*n <=
@@ -905,7 +945,7 @@ static MB *tl_sd_small(const MB *a, const MB *b, BrErr *e)
     for (int64_t g = 0; g < nb; g++)
         for (int64_t c = 0; c < cells; c++) r->d[c] += part[g * cells + c];
     free(part);
-    return finish(r, e);
+    return mm_finish(r, e);
 }
 
 /* t(a) %*% b (see mm.h). */
@@ -928,7 +968,7 @@ MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
             mb_release(r);
             return oom(e);
         }
-        return finish(r, e);
+        return mm_finish(r, e);
     }
     /* a small output: dense while summing (finish picks the format) */
     if (a->sparse && !b->sparse && m * n <= TLS_CELLS) return tl_sd_small(a, b, e);
@@ -1026,7 +1066,7 @@ static MB *tsmm_dense(const MB *x, bool left, BrErr *e)
         br_free_aligned(part);
     }
     mirror_upper(r->d, o);
-    return finish(r, e);
+    return mm_finish(r, e);
 }
 
 /* t(x) %*% x for sparse x into a dense n x n: the upper triangle by ranges
@@ -1067,7 +1107,7 @@ static MB *tsmm_sparse_left_dense(const MB *x, BrErr *e)
     free(wgt);
     free(bounds);
     mirror_upper(r->d, n);
-    return finish(r, e);
+    return mm_finish(r, e);
 }
 
 /* a %*% t(a) for sparse a, given b = t(a), into a dense result: row i of
@@ -1094,7 +1134,7 @@ static MB *syrk_rows(const MB *a, const MB *b, BrErr *e)
         }
     }
     mirror_upper(r->d, n);
-    return finish(r, e);
+    return mm_finish(r, e);
 }
 
 /* left ? t(x) %*% x : x %*% t(x) (see mm.h). */
@@ -1128,375 +1168,5 @@ MB *k_tsmm(const MB *x, bool left, BrErr *e)
     if (mb_should_be_sparse(o, o, (int64_t)bound)) r = mul(a, b, e);
     else r = syrk_rows(a, b, e);
     mb_release(t);
-    return r;
-}
-
-/* ---------------------------------------------------------------------- */
-/* mmchain                                                                */
-
-/* mmchain row blocks, fixed by the data alone (never by the thread
- * count): about work / CHAIN_WORK blocks (work = multiply-adds of one
- * product), at most CHAIN_BLOCKS, at most CHAIN_MEM bytes of n x c block
- * partials (but at least CHAIN_MIN_BLOCKS blocks when the work allows),
- * and each block's work at least 4 n c, so it dwarfs zeroing and adding
- * its partial. Dense x: equal row counts (multiples of 8); sparse x: about
- * equal non-zero counts. */
-#define CHAIN_WORK (1 << 16)
-#define CHAIN_BLOCKS 256
-#define CHAIN_MIN_BLOCKS 4
-#define CHAIN_MEM ((int64_t)16 << 20)
-#define CHAIN_SIMD_NNZ 16
-
-/* Software prefetch distance of the dense loop in bytes of x (about 64
- * rows of 100 columns). For rows of at most CHAIN_PREFETCH / 16 bytes it
- * measured from even to 10% faster than the hardware prefetcher alone
- * (loaded machine; 16 KB and non-temporal hints were slower); longer rows
- * were slower with it and go without. */
-#define CHAIN_PREFETCH (48 << 10)
-
-typedef struct Chain {
-    const MB *x;
-    const double *v;      /* dense x: v transposed (c x n); sparse x: v (n x c) */
-    const double *w;      /* m x wc, or NULL */
-    int64_t c, wc;
-    int64_t nb;           /* number of row blocks */
-    int64_t bw;           /* dense x: rows per block; sparse: non-zeros per block */
-} Chain;
-
-/* Weight of row i, output column l (1 without w). */
-static inline double chain_w(const Chain *ch, int64_t i, int64_t l)
-{
-    return ch->w ? ch->w[i * ch->wc + (ch->wc == 1 ? 0 : l)] : 1.0;
-}
-
-/* First row of block b. */
-static int64_t chain_row0(const Chain *ch, int64_t b)
-{
-    const MB *x = ch->x;
-    if (b <= 0) return 0;
-    if (b >= ch->nb) return x->rows;
-    if (!x->sparse) return b * ch->bw;
-    int64_t target = b * ch->bw, lo = 0, hi = x->rows;   /* first row with rp >= target */
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (x->rp[mid] < target) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-#if defined(__AVX512F__)
-#define CHAIN_PFD 32           /* rows prefetched ahead by chain_group, for */
-#define CHAIN_PF_MIN (4 << 20) /* x of more bytes (beyond L2; in cache PF costs) */
-/* Sum of the lanes of each of d[0..7]: lane k of the result is the sum of
- * d[k]'s lanes (a fixed tree of in-lane pairs, then 128-bit lanes). */
-static inline __m512d chain_hsum8(const __m512d d[8])
-{
-    __m512d t[4];
-    #pragma GCC unroll 8
-    for (int k = 0; k < 4; k++)
-        t[k] = _mm512_add_pd(_mm512_unpacklo_pd(d[2 * k], d[2 * k + 1]),
-                             _mm512_unpackhi_pd(d[2 * k], d[2 * k + 1]));
-    __m512d u0 = _mm512_add_pd(_mm512_shuffle_f64x2(t[0], t[1], 0x88),
-                               _mm512_shuffle_f64x2(t[0], t[1], 0xdd));
-    __m512d u1 = _mm512_add_pd(_mm512_shuffle_f64x2(t[2], t[3], 0x88),
-                               _mm512_shuffle_f64x2(t[2], t[3], 0xdd));
-    return _mm512_add_pd(_mm512_shuffle_f64x2(u0, u1, 0x88), _mm512_shuffle_f64x2(u0, u1, 0xdd));
-}
-
-/* Dense x, AVX-512: acc (c x n) += q_il * x_i for the G rows i of one
- * group starting at x_i0 (G = 8 or 16, a constant after inlining). Per
- * output column: G dot products sharing each load of v (row tails by
- * masked loads), then one pass over acc adding the G scaled rows (read
- * again from L1), so acc is loaded and stored once per G rows. PF: column
- * 0 prefetches the rows CHAIN_PFD ahead, spread evenly (half the rows in each
- * pass; 1e6 x 100, c = 1, 2 threads: 69 -> 55 ns per row, a plain read 53). */
-static inline __attribute__((always_inline)) void
-chain_group(const Chain *ch, int64_t i0, int G, int PF, double *restrict acc)
-{
-    int64_t n = ch->x->cols, nf = n & ~(int64_t)7;
-    const double *x = ch->x->d + i0 * n;
-    __mmask8 mt = (__mmask8)((1u << (n & 7)) - 1);
-    for (int64_t l = 0; l < ch->c; l++) {
-        const double *vl = ch->v + l * n;
-        double *a = acc + l * n;
-        __m512d d[16], qk[16];
-        #pragma GCC unroll 16
-        for (int k = 0; k < G; k++) d[k] = _mm512_setzero_pd();
-        int64_t j = 0;
-        for (; j < nf; j += 8) {
-            __m512d vj = _mm512_loadu_pd(vl + j);
-            #pragma GCC unroll 16
-            for (int k = 0; k < G; k++) {
-                d[k] = _mm512_fmadd_pd(_mm512_loadu_pd(x + k * n + j), vj, d[k]);
-                if (PF && l == 0 && k < G / 2) _mm_prefetch((const char *)(x + (k + CHAIN_PFD) * n + j), _MM_HINT_T1);
-            }
-        }
-        if (mt) {
-            __m512d vj = _mm512_maskz_loadu_pd(mt, vl + j);
-            #pragma GCC unroll 16
-            for (int k = 0; k < G; k++) {
-                d[k] = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(mt, x + k * n + j), vj, d[k]);
-                if (PF && l == 0 && k < G / 2) _mm_prefetch((const char *)(x + (k + CHAIN_PFD) * n + j), _MM_HINT_T1);
-            }
-        }
-        for (int h = 0; h < G; h += 8) {
-            __m512d q = chain_hsum8(d + h);
-            int64_t i = i0 + h;
-            if (ch->w && ch->wc == 1) {
-                q = _mm512_mul_pd(q, _mm512_loadu_pd(ch->w + i));
-            } else if (ch->w) {               /* w_il of rows i..i+7, stride wc */
-                int64_t o = i * ch->wc + l, s = ch->wc;
-                __m512i ix = _mm512_set_epi64(o + 7 * s, o + 6 * s, o + 5 * s, o + 4 * s,
-                                              o + 3 * s, o + 2 * s, o + s, o);
-                q = _mm512_mul_pd(q, _mm512_i64gather_pd(ix, ch->w, 8));
-            }
-            #pragma GCC unroll 8
-            for (int k = 0; k < 8; k++) qk[h + k] = _mm512_permutexvar_pd(_mm512_set1_epi64(k), q);
-        }
-        for (j = 0; j < nf; j += 8) {
-            __m512d t = _mm512_loadu_pd(a + j);
-            #pragma GCC unroll 16
-            for (int k = 0; k < G; k++) {
-                t = _mm512_fmadd_pd(qk[k], _mm512_loadu_pd(x + k * n + j), t);
-                if (PF && l == 0 && k >= G / 2) _mm_prefetch((const char *)(x + (k + CHAIN_PFD) * n + j), _MM_HINT_T1);
-            }
-            _mm512_storeu_pd(a + j, t);
-        }
-        if (mt) {
-            __m512d t = _mm512_maskz_loadu_pd(mt, a + j);
-            #pragma GCC unroll 16
-            for (int k = 0; k < G; k++) {
-                t = _mm512_fmadd_pd(qk[k], _mm512_maskz_loadu_pd(mt, x + k * n + j), t);
-                if (PF && l == 0 && k >= G / 2) _mm_prefetch((const char *)(x + (k + CHAIN_PFD) * n + j), _MM_HINT_T1);
-            }
-            _mm512_mask_storeu_pd(a + j, mt, t);
-        }
-    }
-}
-
-/* Dense x, AVX-512: rows of [r0, r1) in groups of 16, then one of 8 if
- * 8 or more are left (chain_group); returns the first row not done (at
- * most 7 before r1). 16 rows per group read x at about the speed of a
- * plain sum when x is prefetched (larger than CHAIN_PF_MIN); 8 rows at ~92%
- * of it and the 4-row portable loop at ~75-80% (bound by the loads and
- * stores of acc). */
-static int64_t chain_dense16(const Chain *ch, int64_t r0, int64_t r1, double *restrict acc)
-{
-    int64_t i = r0;
-    if ((double)ch->x->rows * (double)ch->x->cols * sizeof(double) > CHAIN_PF_MIN)
-        for (; i + 16 <= r1; i += 16) chain_group(ch, i, 16, 1, acc);
-    else
-        for (; i + 16 <= r1; i += 16) chain_group(ch, i, 16, 0, acc);
-    if (i + 8 <= r1) {
-        chain_group(ch, i, 8, 0, acc);
-        i += 8;
-    }
-    return i;
-}
-#endif
-
-/* Dense x: acc (c x n, zeroed by the caller) += q_il * x_i over rows i in
- * [r0, r1) and l < c, where q_il = w_il * (x_i . v_l). Rows go in groups
- * of 4: four dot products in flight and one pass over acc per group, so
- * the loop runs at memory speed (omp simd: the sums are reassociated
- * into vector lanes, the same way on every thread; explicit fma: the
- * build does not contract a * b + c, and fused it ran 10-15% faster). Each group of narrow
- * rows prefetches (to L2) the lines CHAIN_PREFETCH bytes ahead of it.
- * With AVX-512, chain_dense16 does the groups of 16 and 8 rows first and
- * this loop only the last r1 - r0 mod 8 rows. */
-static void chain_dense(const Chain *ch, int64_t r0, int64_t r1, double *restrict acc)
-{
-    int64_t n = ch->x->cols, c = ch->c, i = r0;
-    const double *X = ch->x->d;
-    const char *end = (const char *)(X + ch->x->rows * n);
-    int64_t group = 4 * n * (int64_t)sizeof(double);
-    int64_t pfb = group <= CHAIN_PREFETCH / 4 ? group : 0;   /* bytes prefetched per group */
-#if defined(__AVX512F__)
-    i = chain_dense16(ch, r0, r1, acc);
-#endif
-    for (; i + 4 <= r1; i += 4) {
-        const double *x0 = X + i * n, *x1 = x0 + n, *x2 = x1 + n, *x3 = x2 + n;
-        const char *pf = (const char *)x0 + CHAIN_PREFETCH;
-        for (int64_t o = 0; o < pfb && pf + o < end; o += 64) __builtin_prefetch(pf + o, 0, 2);
-        for (int64_t l = 0; l < c; l++) {
-            const double *vl = ch->v + l * n;
-            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-            #pragma omp simd reduction(+ : s0, s1, s2, s3)
-            for (int64_t j = 0; j < n; j++) {
-                double vj = vl[j];
-                s0 = fma(x0[j], vj, s0);
-                s1 = fma(x1[j], vj, s1);
-                s2 = fma(x2[j], vj, s2);
-                s3 = fma(x3[j], vj, s3);
-            }
-            s0 *= chain_w(ch, i, l);
-            s1 *= chain_w(ch, i + 1, l);
-            s2 *= chain_w(ch, i + 2, l);
-            s3 *= chain_w(ch, i + 3, l);
-            double *a = acc + l * n;
-            #pragma omp simd
-            for (int64_t j = 0; j < n; j++)
-                a[j] = fma(s3, x3[j], fma(s2, x2[j], fma(s1, x1[j], fma(s0, x0[j], a[j]))));
-        }
-    }
-    for (; i < r1; i++) {
-        const double *xr = X + i * n;
-        for (int64_t l = 0; l < c; l++) {
-            const double *vl = ch->v + l * n;
-            double s = 0;
-            #pragma omp simd reduction(+ : s)
-            for (int64_t j = 0; j < n; j++) s = fma(xr[j], vl[j], s);
-            s *= chain_w(ch, i, l);
-            double *a = acc + l * n;
-            #pragma omp simd
-            for (int64_t j = 0; j < n; j++) a[j] = fma(s, xr[j], a[j]);
-        }
-    }
-}
-
-/* Sparse x: acc (n x c, zeroed by the caller) += x_i' q_i over rows i in
- * [r0, r1), q_i = w_i * (x_i v); q is scratch of c doubles. A row whose
- * q is exactly 0 is skipped: its values are then all finite (an Inf or
- * NaN makes q non-zero or NaN), so it would add only zeros. Rows of at
- * least CHAIN_SIMD_NNZ values gather their dot product in vector lanes;
- * scalar loops were faster for shorter rows and for the scatter. */
-static void chain_sparse(const Chain *ch, int64_t r0, int64_t r1, double *restrict acc,
-                         double *restrict q)
-{
-    const MB *x = ch->x;
-    const int32_t *ci = x->ci;
-    const double *xv = x->v, *v = ch->v;
-    int64_t c = ch->c;
-    for (int64_t i = r0; i < r1; i++) {
-        int64_t lo = x->rp[i], hi = x->rp[i + 1];
-        if (lo == hi) continue;
-        if (c == 1) {
-            double s = 0;
-            if (hi - lo >= CHAIN_SIMD_NNZ) {
-                #pragma omp simd reduction(+ : s)
-                for (int64_t p = lo; p < hi; p++) s += xv[p] * v[ci[p]];
-            } else {
-                for (int64_t p = lo; p < hi; p++) s += xv[p] * v[ci[p]];
-            }
-            s *= chain_w(ch, i, 0);
-            if (s == 0) continue;
-            for (int64_t p = lo; p < hi; p++) acc[ci[p]] += s * xv[p];
-            continue;
-        }
-        memset(q, 0, (size_t)c * sizeof(double));
-        for (int64_t p = lo; p < hi; p++) {
-            const double *vr = v + (int64_t)ci[p] * c;
-            double a = xv[p];
-            #pragma omp simd
-            for (int64_t l = 0; l < c; l++) q[l] += a * vr[l];
-        }
-        bool zero = true;
-        for (int64_t l = 0; l < c; l++) {
-            q[l] *= chain_w(ch, i, l);
-            zero = zero && q[l] == 0;
-        }
-        if (zero) continue;
-        for (int64_t p = lo; p < hi; p++) {
-            double *ar = acc + (int64_t)ci[p] * c, a = xv[p];
-            #pragma omp simd
-            for (int64_t l = 0; l < c; l++) ar[l] += a * q[l];
-        }
-    }
-}
-
-/* Number of row blocks and block width (ch->nb, ch->bw) for x and c. */
-static void chain_blocks(Chain *ch)
-{
-    const MB *x = ch->x;
-    int64_t nc = x->cols * ch->c;
-    double work = x->sparse ? (double)x->nnz * (double)ch->c : (double)x->rows * (double)nc;
-    double nb = ceil(work / CHAIN_WORK);
-    nb = fmin(nb, CHAIN_BLOCKS);
-    nb = fmin(nb, fmax(CHAIN_MIN_BLOCKS, (double)(CHAIN_MEM / 8 / nc)));
-    nb = fmin(nb, floor(work / (4.0 * (double)nc)));
-    if (nb < 1) nb = 1;
-    if (x->sparse) {
-        ch->bw = (int64_t)ceil((double)x->nnz / nb);
-        ch->nb = (x->nnz + ch->bw - 1) / ch->bw;
-    } else {
-        ch->bw = ((int64_t)ceil((double)x->rows / nb) + 7) / 8 * 8;
-        ch->nb = (x->rows + ch->bw - 1) / ch->bw;
-    }
-}
-
-/* t(x) %*% (w * (x %*% v)) (see mm.h), one pass over x. Rows of x are
- * cut into fixed blocks (chain_blocks); threads take blocks dynamically,
- * each block sums its rows in order into its own n x c partial, and the
- * partials are then added pairwise in a fixed tree (block b += block
- * b + s for s = 1, 2, 4, ...), so the result has the same bits for every
- * thread count and no thread ever waits for another before the end.
- * Dense x accumulates the transposed result (c x n) so every inner loop
- * runs along a row of x. */
-MB *k_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e)
-{
-    int64_t m = x->rows, n = x->cols, c = v->cols;
-    if (v->rows != n || (w && (w->rows != m || (w->cols != 1 && w->cols != c)))) {
-        br_err(e, BR_EDIM, "mmchain dimension mismatch: X %lldx%lld, v %lldx%lld, w %lldx%lld",
-               (long long)m, (long long)n, (long long)v->rows, (long long)c,
-               (long long)(w ? w->rows : 0), (long long)(w ? w->cols : 0));
-        return NULL;
-    }
-    if (m == 0 || n == 0 || c == 0 || x->nnz == 0 || v->nnz == 0 || (w && w->nnz == 0))
-        return mb_empty(n, c, e);
-    MB *vd = NULL, *wd = NULL, *r = NULL;
-    double *vt = NULL, *part = NULL, *qs = NULL;
-    size_t nc = (size_t)n * (size_t)c, bytes;
-    if (v->sparse && !(vd = mb_to_dense(v, e))) goto done;
-    if (w && w->sparse && !(wd = mb_to_dense(w, e))) goto done;
-    const double *vv = vd ? vd->d : v->d;
-    Chain ch = { x, vv, w ? (wd ? wd->d : w->d) : NULL, c, w ? w->cols : 1, 0, 0 };
-    chain_blocks(&ch);
-    bool tr = !x->sparse && c > 1;      /* accumulate c x n, transpose at the end */
-    if (!br_mul_ok(nc * sizeof(double), (size_t)ch.nb, &bytes)) { oom(e); goto done; }
-    if (!(part = br_alloc_aligned(bytes)) ||
-        !(qs = br_malloc((size_t)ch.nb * (size_t)c * sizeof(double)))) { oom(e); goto done; }
-    if (tr) {
-        if (!(vt = br_alloc_aligned(nc * sizeof(double)))) { oom(e); goto done; }
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t l = 0; l < c; l++) vt[l * n + j] = vv[j * c + l];
-        ch.v = vt;
-    }
-    double work = x->sparse ? (double)x->nnz * (double)c : (double)m * (double)nc;
-    int T = nthreads_for(2 * work);
-    if (T > ch.nb) T = (int)ch.nb;
-    #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
-    for (int64_t b = 0; b < ch.nb; b++) {
-        double *acc = part + (size_t)b * nc;
-        memset(acc, 0, nc * sizeof(double));
-        int64_t r0 = chain_row0(&ch, b), r1 = chain_row0(&ch, b + 1);
-        if (x->sparse) chain_sparse(&ch, r0, r1, acc, qs + b * c);
-        else chain_dense(&ch, r0, r1, acc);
-    }
-    for (int64_t s = 1; s < ch.nb; s *= 2) {
-        int64_t pairs = (ch.nb - s + 2 * s - 1) / (2 * s);
-        int TP = nthreads_for((double)pairs * (double)nc);
-        if (TP > pairs) TP = (int)pairs;
-        #pragma omp parallel for num_threads(TP) if (TP > 1)
-        for (int64_t b = 0; b < ch.nb - s; b += 2 * s) {
-            double *pa = part + (size_t)b * nc;
-            const double *pb = part + (size_t)(b + s) * nc;
-            #pragma omp simd
-            for (size_t k = 0; k < nc; k++) pa[k] += pb[k];
-        }
-    }
-    if (!(r = mb_dense_uninit(n, c, e))) goto done;
-    if (tr)
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t l = 0; l < c; l++) r->d[j * c + l] = part[l * n + j];
-    else
-        memcpy(r->d, part, nc * sizeof(double));
-    r = finish(r, e);
-done:
-    mb_release(vd);
-    mb_release(wd);
-    br_free_aligned(vt);
-    br_free_aligned(part);
-    free(qs);
     return r;
 }

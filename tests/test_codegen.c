@@ -840,6 +840,38 @@ static void test_cost_decisions(void)
         }
 }
 
+/* autoencoder_2layer's backward step: d3 = (d4 %*% W4) * (1 - A3^2)
+ * with W4 100 x 100, where A3 = tanh(A2 %*% t(W3) + ...) comes from an
+ * outer product (A2 of 10 columns) and is materialized (two consumers).
+ * The greedy pass used to reject taking d4 %*% W4 out of its Row
+ * operator: the plan then costed infinite, as d3's Outer entry (behind
+ * the materialized A3) was still preferred over the Cell entry. Such
+ * Outer entries are no candidates now (cost.c outer_live), so the
+ * product runs as one dgemm (no Row operator with a 100 x 100 side
+ * matrix); results agree under every policy. */
+static void test_cost_outer_cut(void)
+{
+    const char *nm[] = {"X", "A2", "W3", "b3", "W4"};
+    const char *on[] = {"R", "G"};
+    int64_t m = 256;
+    MB *X = t_gen(m, 100, 1, -1, 1, false), *A2 = t_gen(m, 10, 1, -1, 1, false),
+       *W3 = t_gen(100, 10, 1, -0.3, 0.3, false), *b3 = t_gen(100, 1, 1, -0.1, 0.1, false),
+       *W4 = t_gen(100, 100, 1, -0.2, 0.2, false);
+    MB *ins[] = {X, A2, W3, b3, W4};
+    const char *src = "A3 = tanh(A2 %*% t(W3) + t(b3))\n"
+                      "Yh = tanh(A3 %*% t(W4))\n"
+                      "d4 = (Yh - X) * (1 - Yh ^ 2)\n"
+                      "R = (d4 %*% W4) * (1 - A3 ^ 2)\n"
+                      "G = t(d4) %*% A3\n";
+    CgStats st = {0};
+    check_all("cost outer cut", src, 5, nm, ins, 2, on, 1e-10, 2, &st);
+    char *ex = explain_text(src, CG_COST_BASED, 5, nm, ins, 2, on);
+    T_CHECK(ex && count_str(ex, "mat [100x100]") == 0, "cost outer cut: d4 %%*%% W4 fused into a Row operator");
+    T_CHECK(ex && count_str(ex, "CPlan") > 0, "cost outer cut: no fused operator at all");
+    free(ex);
+    mb_release(X); mb_release(A2); mb_release(W3); mb_release(b3); mb_release(W4);
+}
+
 /* ---- bounded plan selection and the selection cache ---- */
 
 /* A block with one intermediate shared by many statements (hundreds of
@@ -893,6 +925,7 @@ int main(void)
     test_cache();
     test_selection();
     test_cost_decisions();
+    test_cost_outer_cut();
     for (int th = 1; th <= 2; th++) {
         br_set_threads(th);
         test_ops();

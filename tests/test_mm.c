@@ -160,6 +160,37 @@ static void test_matmul(void)
     br_set_threads(2);
 }
 
+/* Dense products of 2^18 to 2^23 multiply-adds (fixed row blocks of
+ * the output, one BLAS call each, spread over the threads; autoencoder
+ * mini-batches), a %*% b and t(a) %*% b: equal to the reference and the
+ * same bits with 1 and 2 threads. */
+static void test_gemm_blocks(void)
+{
+    /* m, k, n */
+    static const int64_t shapes[][3] = {{256, 100, 100}, {101, 300, 90}, {130, 257, 61}, {70, 2000, 40}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+        MB *a = gen(m, k, 1, false, 900 + s), *b = gen(k, n, 1, false, 950 + s), *at = ref_t(a);
+        MB *ref = ref_mm(a, false, b), *r1[2] = {NULL, NULL};
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            for (int tl = 0; tl < 2; tl++) {
+                BrErr e = {0};
+                MB *r = tl ? k_matmul_tl(at, b, &e) : k_matmul(a, b, &e);
+                T_CHECK(r && valid(r), "gemm blocks valid %zu tl %d: %s", s, tl, e.msg);
+                if (r) T_MB_EQ(r, ref, 1e-12, "gemm blocks %zu tl %d th %d", s, tl, th);
+                if (th == 1) r1[tl] = r;
+                else {
+                    T_CHECK(r && r1[tl] && mb_equal(r, r1[tl], 0), "gemm blocks %zu tl %d thread-independent", s, tl);
+                    mb_release(r);
+                }
+            }
+        }
+        mb_release(r1[0]); mb_release(r1[1]); mb_release(a); mb_release(b); mb_release(at); mb_release(ref);
+    }
+    br_set_threads(2);
+}
+
 /* Larger sparse products that take the parallel sparse-output paths. */
 static void test_matmul_big_sparse(void)
 {
@@ -633,6 +664,7 @@ int main(void)
 {
     test_matmul();
     test_matmul_big_sparse();
+    test_gemm_blocks();
     test_skinny();
     test_lowk();
     test_tsmm();
