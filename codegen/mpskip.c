@@ -508,9 +508,13 @@ static void drop_dead_outer(Memo *m, const Part *p, const Hop *h, char *done)
     memo_filter(m, h, dead_outer, NULL);
 }
 
-/* drop_dead_outer over all of p's hops. */
-static void prune_dead_outer(Memo *m, const Part *p)
+/* Applies p's chosen assignment best and bans to the memo: drops the cut
+ * entries (drop_cut), then the Outer entries left without their outer
+ * product (drop_dead_outer over all of p's hops). */
+static void apply_cut(Memo *m, const Part *p, const bool *best, const uint8_t *ban)
 {
+    CutArg a = {p, best, ban};
+    for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
     char *done = br_calloc((size_t)m->nid, 1);
     if (!done) return;
     for (int k = 0; k < p->nh; k++) drop_dead_outer(m, p, m->hop[p->hops[k]], done);
@@ -548,19 +552,13 @@ void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
         if (keyed) hash = cg_hash_bytes(sig.v, (size_t)sig.n * sizeof(int64_t), 0x5e1ec7);
         if (keyed && cache_get(cx, &sig, hash, best, p->npts, p, ban)) {
             es->cached++;
-            CutArg a = {p, best, ban};
-            for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
-            prune_dead_outer(m, p);
+            apply_cut(m, p, best, ban);
         } else if (idx && base && best && ban) {
             for (int t = 0; t < p->npts; t++) idx[t] = t;
             double c = p->npts ? mpskip(&en, idx, p->npts, base, best) : 0;
             if (c < INFINITY && greedy) c = unfuse(&x, best, ban);
             if (c < INFINITY && keyed) cache_put(cx, &sig, hash, best, p->npts, p, ban);
-            if (c < INFINITY) {
-                CutArg a = {p, best, ban};
-                for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
-                prune_dead_outer(m, p);
-            }
+            if (c < INFINITY) apply_cut(m, p, best, ban);
         }
         free(sig.v);
         free(idx); free(base); free(best); free(ban);

@@ -113,5 +113,12 @@ void hop_dag_print(const HopDag *d, FILE *out, int indent);
 /* Write the DAG as a Graphviz cluster (-explain dot). */
 void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster);
 const char *hop_opname(const Hop *h);
+/* Input position of the seed of a rand or sample builtin hop (ops.def's
+ * parameter order), -1 for other hops. */
+static inline int hop_seed_arg(const Hop *h)
+{
+    if (h->kind != H_BUILTIN) return -1;
+    return h->bi == BI_RAND ? 7 : h->bi == BI_SAMPLE ? 3 : -1;
+}
 
 #endif

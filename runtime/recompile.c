@@ -112,21 +112,22 @@ Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **c
  * plan, are therefore kept as variables (read at run time) instead of
  * being replaced by literals: those whose every use, through scalar
  * arithmetic, is an elementwise matrix operation, the seed of rand or
- * sample, the bounds of an index range (whose sizes hop_infer evaluates from their current values), a
- * left-indexing bound or a write of the block. The compiled code then
- * depends only on the sizes (rows, cols, nnz, memory) of every HOP after
- * size propagation and the values of the literals, which form the key;
- * each block keeps the code of its last RC_KEEP keys. */
+ * sample, the bounds of an index range (whose sizes hop_infer evaluates
+ * from their current values), a left-indexing bound or a write of the
+ * block. The compiled code then depends only on the sizes (rows, cols,
+ * nnz, memory) of every HOP after size propagation and the values of the
+ * literals, which form the key; each block keeps the code of its last
+ * RC_KEEP keys. */
 #define RC_KEEP 4
 
 /* The small-block rule. A block recompiled again and again on small data
  * (the per-node loops of tree learners) spends more in fusion planning,
  * ~10 us a DAG, than fused operators can save on a few hundred cells.
  * Once the last RC_SMALL_RUNS compiled versions of a block produced no
- * matrix over RC_SMALL_CELLS cells (rc_set_small_cells) when they ran, and no hop of the new
- * copy is known to be larger, the copy is compiled unfused. Any larger
- * matrix seen at run time ends the streak, so the next recompilation
- * fuses again; results are the same either way. */
+ * matrix over RC_SMALL_CELLS cells (rc_set_small_cells) when they ran,
+ * and no hop of the new copy is known to be larger, the copy is compiled
+ * unfused. Any larger matrix seen at run time ends the streak, so the
+ * next recompilation fuses again; results are the same either way. */
 #define RC_SMALL_CELLS 4096
 #define RC_SMALL_RUNS 2
 
@@ -239,7 +240,7 @@ static bool value_only(const HopDag *d, const Hop *h, int **users, const int *nu
             else if (c->kind == H_RIX && k >= 1) continue;
             else if (c->kind == H_LIX && k >= 2) continue;
             /* the seed of rand / sample shapes the data, not the plan */
-            else if (c->kind == H_BUILTIN && ((c->bi == BI_RAND && k == 7) || (c->bi == BI_SAMPLE && k == 3))) continue;
+            else if (k == hop_seed_arg(c)) continue;
             else ok = false;
         }
     }

@@ -6,27 +6,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import EXP_DIR, wmat  # noqa: E402
-
-
-def fstr(cols, types):
-    """toString of a frame (columns as lists, None missing) as lines, plus
-    the empty line print adds."""
-    n = len(cols[0]) if cols else 0
-
-    def cell(v, t):
-        if v is None:   # missing: 0 / FALSE in typed columns, as braid stores them
-            return {"INT64": "0", "BOOLEAN": "FALSE"}.get(t, "null")
-        if t == "FP64":
-            return "%.3f" % v
-        if t == "BOOLEAN":
-            return "TRUE" if v else "FALSE"
-        return str(v)
-    out = ["# FRAME: nrow = %d, ncol = %d" % (n, len(cols)),
-           " ".join(["#"] + ["C%d" % (j + 1) for j in range(len(cols))]),
-           " ".join(["#"] + types)]
-    for i in range(n):
-        out.append(" ".join(cell(c[i], t) for c, t in zip(cols, types)))
-    return out + [""]
+from _frames import fstr  # noqa: E402
 
 
 # "" in frame(list(...)) is a missing cell: the lambda does not run on it
