@@ -16,6 +16,7 @@
  * BRAID_BENCH_ONLY=text runs only the patterns whose name contains it). */
 #include <cblas.h>
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,6 +242,96 @@ static double dgemm_rate(int n)
     return 2.0 * n * (double)n * n / best;
 }
 
+/* The overlap reference of Row patterns: the same rows read (rows x cols,
+ * hashed values) with the pattern's multiply-adds per row done as
+ * vector FMAs on independent accumulators (no reductions, no side
+ * matrices, no dependences between rows; each row's vectors in turn),
+ * rows prefetched 16 ahead. It measures how well this machine overlaps a
+ * row's compute with the memory stream: the best a streaming kernel with
+ * that many FMAs per row can expect (roughly; not a strict bound), where
+ * the roof above assumes perfect overlap. fmas: FMAs a row (set to the
+ * count done: whole passes over the row's vectors). */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+typedef __m512d ovd;
+#define OV_W 8
+#define OV_LD(p) _mm512_loadu_pd(p)
+#define OV_FMA(a, b, c) _mm512_fmadd_pd(a, b, c)
+#define OV_SET(x) _mm512_set1_pd(x)
+#define OV_SUM(a) _mm512_reduce_add_pd(a)
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+typedef __m256d ovd;
+#define OV_W 4
+#define OV_LD(p) _mm256_loadu_pd(p)
+#define OV_FMA(a, b, c) _mm256_fmadd_pd(a, b, c)
+#define OV_SET(x) _mm256_set1_pd(x)
+#define OV_SUM(a) ((a)[0] + (a)[1] + (a)[2] + (a)[3])
+#endif
+#ifdef OV_W
+/* Rows [r0, r1) of x (cols wide, NV vectors a row), passes FMAs per
+ * vector; NV a constant at each call (no branches in the FMA loop). */
+static inline __attribute__((always_inline)) double ov_rows(const double *x, int64_t r0, int64_t r1, int64_t cols,
+                                                              int passes, const int NV)
+{
+    const int64_t pf = r1 - 16;
+    const ovd c = OV_SET(0.999);
+    ovd a[16];
+#pragma GCC unroll 16
+    for (int v = 0; v < NV; v++) a[v] = OV_SET(0);
+    for (int64_t r = r0; r < r1; r++) {
+        const double *row = x + r * cols;
+        if (r < pf)
+            for (int64_t b = 0; b < cols * 8; b += 64) _mm_prefetch((const char *)(row + 16 * cols) + b, _MM_HINT_T1);
+        for (int q = 0; q < passes; q++)
+#pragma GCC unroll 16
+            for (int v = 0; v < NV; v++) a[v] = OV_FMA(OV_LD(row + v * OV_W), c, a[v]);
+    }
+#pragma GCC unroll 16
+    for (int v = 1; v < NV; v++) a[0] += a[v];
+    return OV_SUM(a[0]);
+}
+#endif
+
+static double overlap_ref(int64_t rows, int64_t cols, double *fmas)
+{
+#ifdef OV_W
+    const int64_t nv = (cols + OV_W - 1) / OV_W;
+    if (nv > 16) return -1;
+    const int passes = (int)fmax(1, round(*fmas / (double)nv));
+    *fmas = (double)passes * (double)nv;
+    /* OV_W doubles of slack: the last vector of the last row reads past it */
+    double *x = br_alloc_aligned((size_t)(rows * cols + OV_W) * sizeof(double));
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < rows * cols + OV_W; j++) x[j] = hval((uint64_t)j, 13) * 1e-3;
+    double best = 1e30, sink = 0;
+    for (int rep = 0; rep < 4; rep++) {
+        int64_t t0 = br_now_ns();
+        double s = 0;
+#pragma omp parallel reduction(+:s) num_threads(br_threads())
+        {
+            const int nt = omp_get_num_threads(), id = omp_get_thread_num();
+            const int64_t r0 = rows * id / nt, r1 = rows * (id + 1) / nt;
+            switch (nv) {
+#define OV_CASE(k) case k: s += ov_rows(x, r0, r1, cols, passes, k); break;
+            OV_CASE(1) OV_CASE(2) OV_CASE(3) OV_CASE(4) OV_CASE(5) OV_CASE(6) OV_CASE(7) OV_CASE(8)
+            OV_CASE(9) OV_CASE(10) OV_CASE(11) OV_CASE(12) OV_CASE(13) OV_CASE(14) OV_CASE(15) OV_CASE(16)
+#undef OV_CASE
+            }
+        }
+        double t = (double)(br_now_ns() - t0) / 1e9;
+        sink += s;
+        if (t < best) best = t;
+    }
+    br_free_aligned(x);
+    if (sink == 1.2345) printf(" ");
+    return best;
+#else
+    (void)rows; (void)cols; (void)fmas;
+    return -1;
+#endif
+}
+
 /* Floating-point operations of pattern k (Row patterns; 0 otherwise):
  * two products of X with a vector or k-column matrix. */
 static double pattern_flops(int k, int64_t vk)
@@ -302,6 +393,10 @@ static double report(const char *name, int k, int64_t vk, double sp, bool off_ok
         /* roof: the read or the flops at the dgemm rate, whichever is longer */
         double rate = dgemm_rate(2000), roof = fmax(st, fl / rate);
         printf("  dgemm %5.1f GF/s  roof %7.4f s  roof%% %4.0f%%", rate / 1e9, roof, 100 * roof / on.t);
+#ifdef OV_W
+        double fmas = fl / 2 / (double)ROWS / OV_W, ov = overlap_ref(ROWS, COLS, &fmas);
+        if (ov > 0) printf("  overlap (%.0f FMA/row) %7.4f s  ov%% %4.0f%%", fmas, ov, 100 * ov / on.t);
+#endif
     }
     double np = numpy_time(k, vk, sp);
     if (np > 0) printf("  numpy %7.4f s (%4.1fx)", np, np / on.t);

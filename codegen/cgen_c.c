@@ -964,7 +964,8 @@ static void gen_outer(const CPlan *p, StrBuf *b)
                  "            const double *restrict sc, int64_t %s, const int32_t *restrict ix,\n"
                  "            const double *restrict wv, int64_t nz, double *restrict out)\n{\n",
               bycol ? "cg_col" : "cg_row", bycol ? "j" : "i");
-    sb_printf(b, "    const int64_t r = L[%d];\n", u);
+    /* the factor rows of the non-zero CG_OPFD ahead are prefetched */
+    sb_printf(b, "#define CG_OPFD 4\n    const int64_t r = L[%d];\n", u);
     emit_scalars(&g);
     if (!bycol) {
         sb_printf(b, "    const double *restrict ui = P[%d] + i * r;\n", u);
@@ -976,12 +977,14 @@ static void gen_outer(const CPlan *p, StrBuf *b)
                 sb_printf(b, "    const double c%d = P[%d][i];\n", k, k);
         }
         sb_puts(b, "    for (int64_t k = 0; k < nz; k++) {\n        const int64_t j = ix[k];\n");
+        sb_printf(b, "        if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n", v);
         sb_printf(b, "        const double t%d = cg_dot(ui, P[%d] + j * r, r);\n", uv, v);
     } else {
         sb_printf(b, "    const double *restrict vj = P[%d] + j * r;\n", v);
         for (int k = 0; k < p->nin; k++)
             if (p->in[k].mode == IM_ROW) sb_printf(b, "    const double r%d = P[%d][j];\n", k, k);
         sb_puts(b, "    for (int64_t k = 0; k < nz; k++) {\n        const int64_t i = ix[k];\n");
+        sb_printf(b, "        if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n", u);
         sb_printf(b, "        const double t%d = cg_dot(P[%d] + i * r, vj, r);\n", uv, u);
     }
     emit_cell_body(&g, "        ");

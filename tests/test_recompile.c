@@ -186,10 +186,46 @@ static void test_small_rule(void)
     mb_release(X);
 }
 
+/* A sparse matrix made in an earlier block (rand, whose non-zeros later
+ * blocks do not know) drives an outer-product-like product in a loop:
+ * the block is recompiled with the value's non-zeros, so the product is
+ * computed at the non-zeros only (a fused Outer operator, not a 300 x 300
+ * dense product), once (the loop reuses the code), equal to codegen off. */
+static void test_outer_nnz(void)
+{
+    const char *src =
+        "W = rand(rows=300, cols=300, sparsity=0.01, min=1, max=2, seed=3)\n"
+        "U = rand(rows=300, cols=40, seed=1)\n"
+        "V = rand(rows=300, cols=40, seed=2)\n"
+        "s = 0\n"
+        "for (i in 1:5) {\n"
+        "  s = s + sum(W * log(U %*% t(V) + 1e-15))\n"
+        "  U = U * 0.9\n"
+        "}\n";
+    MB *X = t_gen(2, 2, 1, -1, 1, false);
+    CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
+    CgOptions off = {.enabled = false};
+    const char *on[] = {"s"};
+    Res r1, r2;
+    run(src, &cg, X, 1, on, &r1);
+    run(src, &off, X, 1, on, &r2);
+    T_CHECK(!r1.r.rc && !r2.r.rc, "outer nnz: %s / %s", r1.r.err, r2.r.err);
+    if (!r1.r.rc && !r2.r.rc) {
+        T_CHECK(r1.r.st.fused[3] >= 1, "outer nnz: no Outer operator (%lld; fused[3] counts Outer)", (long long)r1.r.st.fused[3]);
+        T_CHECK(r1.nhits >= 3, "outer nnz: %lld of %lld recompilations reused", (long long)r1.nhits,
+                (long long)r1.nrecompile);
+        T_CHECK(rel(&r1.r.out[0], &r2.r.out[0]) < 1e-8, "outer nnz: results differ");
+    }
+    t_run_free(&r1.r);
+    t_run_free(&r2.r);
+    mb_release(X);
+}
+
 int main(void)
 {
     t_pin_machine();
     test_small_rule();
+    test_outer_nnz();
     /* (the rule compiles some blocks unfused: bit-identical results of
      * the reuse cache on and off need it off) */
     rc_set_small_cells(0);
