@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 CgContext *cg_context_new(const CgOptions *o)
 {
@@ -205,6 +206,21 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
         pthread_mutex_unlock(&c->jitlock);
     }
     free(todo);
+    /* synchronous mode: an operator another thread queued (parfor workers
+     * planning the same body) is waited for; that thread holds jitlock
+     * while it compiles, or is about to take it. (Without the wait, this
+     * DAG ran unfused whenever the other thread had not taken the lock
+     * yet: results then depended on timing in their last bits.) */
+    for (int i = 0; i < n && pending && !bg; i++)
+        for (int64_t t0 = br_now_ns(); ops[i] && __atomic_load_n(&ops[i]->ready, __ATOMIC_ACQUIRE) == 0 &&
+                                       br_now_ns() - t0 < (int64_t)120e9;) {
+            pthread_mutex_lock(&c->jitlock);
+            pthread_mutex_unlock(&c->jitlock);
+            if (__atomic_load_n(&ops[i]->ready, __ATOMIC_ACQUIRE) == 0) {
+                struct timespec ts = {0, 200000};   /* 0.2 ms */
+                nanosleep(&ts, NULL);
+            }
+        }
     for (int i = 0; i < n; i++) {
         if (!ops[i]) continue;
         int rdy = __atomic_load_n(&ops[i]->ready, __ATOMIC_ACQUIRE);

@@ -379,7 +379,26 @@ void hop_infer(Hop *h)
     h->opmem = h->mem;
     for (int i = 0; i < h->nin && h->opmem >= 0; i++)
         if (h->in[i]) h->opmem = h->in[i]->mem < 0 ? -1 : h->opmem + h->in[i]->mem;
-    h->exec = (h->opmem > 0 && h->opmem > hop_mem_budget()) ? EX_DIST : EX_CP;
+    /* the least memory of the value: a matrix of unknown non-zeros that
+     * may be sparse (a variable from an earlier block, or computed from
+     * such) counts as empty, as its dense worst case says nothing of its
+     * size; one from dense or generated data counts as dense */
+    if (h->dt != DT_MATRIX) h->memlb = h->mem > 0 ? h->mem : 0;
+    else if (!known(h)) h->memlb = 0;
+    else if (h->nnz >= 0) h->memlb = h->mem;
+    else {
+        bool sparse = h->kind == H_TREAD || h->kind == H_FCALL;
+        for (int i = 0; i < h->nin && !sparse; i++)
+            sparse = h->in[i] && h->in[i]->dt == DT_MATRIX && (h->in[i]->mem < 0 || h->in[i]->memlb < h->in[i]->mem);
+        h->memlb = sparse ? mb_est_size(h->rows, h->cols, 0) : h->mem;
+    }
+    /* distributed (an error, for now) only when the operation surely
+     * exceeds the budget; otherwise its kernels allocate what the data
+     * need and fail cleanly when that cannot be had */
+    double lb = h->memlb;
+    for (int i = 0; i < h->nin; i++)
+        if (h->in[i]) lb += h->in[i]->memlb;
+    h->exec = lb > hop_mem_budget() ? EX_DIST : EX_CP;
 }
 
 const char *hop_opname(const Hop *h)

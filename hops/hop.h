@@ -62,6 +62,9 @@ struct Hop {
     int flag;           /* physical variant: OP_TSMM 1 = t(X)%*%X, 0 = X%*%t(X) */
     int exec;           /* execution type: EX_CP (local) or EX_DIST */
     double opmem;       /* worst-case operation memory: inputs + output */
+    double memlb;       /* least memory of the value (hop_infer): the
+                           estimate, or an empty matrix's when the
+                           non-zeros are unknown and may be few */
     void *spoof;        /* H_SPOOF: codegen's operator handle */
     int rmode, cmode;   /* H_RIX / H_LIX: IX_ALL, IX_SINGLE, IX_RANGE */
     bool has_col;       /* H_RIX / H_LIX: two index dimensions */
@@ -106,7 +109,8 @@ Hop *hop_matmul(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp);
 /* Sizes and memory estimate of h from its inputs (call after creating). */
 void hop_infer(Hop *h);
 /* The local memory budget (bytes): 70% of physical memory. Operations
- * whose worst-case memory exceeds it get exec = EX_DIST. */
+ * whose least memory (inputs and output, memlb) exceeds it get exec =
+ * EX_DIST. */
 double hop_mem_budget(void);
 /* Print the DAG (-explain hops). */
 void hop_dag_print(const HopDag *d, FILE *out, int indent);
