@@ -15,6 +15,7 @@
 #include "reorg.h"
 
 #define SB_MAX 64
+#define SB_MAX_BLK 16
 #define SB_NNZ 8192
 #define TASK_NNZ 8192
 
@@ -106,6 +107,36 @@ static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
     return 0;
 }
 
+/* Column blocking: the factor rows a driver row gathers at its non-zeros
+ * (V_j for W's rows, U_i for t(W)'s) are random reads; when the factor
+ * exceeds the L2 cache, a range of driver rows is swept once per block
+ * of BLK_BYTES of factor rows, so that a factor row read from memory
+ * serves the range's other non-zeros in its columns from L2. Worth it
+ * when the range holds at least BLK_REUSE non-zeros per column. Each
+ * row still sees its columns in increasing order. */
+#define BLK_BYTES ((int64_t)1 << 20)
+#define BLK_REUSE 2
+
+/* Bytes of factor rows gathered per column of the driver, when the
+ * factors exceed the cache (blocking may pay), else 0. */
+static int64_t factor_bytes(const OCtx *x)
+{
+    const SpoofOuter *op = x->op;
+    bool side = op->var != SPO_FULL_AGG && op->var != SPO_NO_AGG;
+    int64_t rowbytes = 8 * (BR_MAX(op->L[op->v], 1) + (side ? BR_MAX(op->ocols, 0) : 0));
+    return x->nscat || x->w->cols * rowbytes <= 2 * BLK_BYTES ? 0 : rowbytes;
+}
+
+/* The column block width for rows [ra, rb) of the driver (0: none). */
+static int64_t block_cols(const OCtx *x, int64_t ra, int64_t rb)
+{
+    const MB *w = x->w;
+    int64_t rowbytes = factor_bytes(x);
+    if (!rowbytes) return 0;
+    int64_t nb = BR_MAX(64, BLK_BYTES / rowbytes);
+    return w->cols > nb && w->rp[rb] - w->rp[ra] >= BLK_REUSE * w->cols ? nb : 0;
+}
+
 /* Calls f over rows [ra, rb) of the driver; out(i) gives the output. */
 static bool run_range(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double *base, int64_t ldo, int mode)
 {
@@ -121,6 +152,22 @@ static bool run_range(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double
         for (int k = 0, q = 0; k < n; k++)
             if (x->scat[k]) { P[k] = rows + (size_t)q * (size_t)op->n; S[k] = 0; q++; }
         const MB *w = x->w;
+        int64_t nb = block_cols(x, ra, rb);
+        int64_t *cur = nb ? malloc((size_t)(rb - ra) * sizeof *cur) : NULL;
+        if (cur) {
+            for (int64_t i = ra; i < rb; i++) cur[i - ra] = w->rp[i];
+            for (int64_t j1 = nb; j1 - nb < w->cols; j1 += nb)
+                for (int64_t i = ra; i < rb; i++) {
+                    int64_t lo = cur[i - ra], hi = lo, end = w->rp[i + 1];
+                    while (hi < end && w->ci[hi] < j1) hi++;
+                    cur[i - ra] = hi;
+                    if (lo == hi) continue;
+                    double *o = mode == 0 ? base + lo : mode == 1 ? base : base + i * ldo;
+                    f(P, S, op->L, op->in.sc, i, w->ci + lo, w->v + lo, hi - lo, o);
+                }
+            rb = ra;   /* done */
+        }
+        free(cur);
         for (int64_t i = ra; i < rb; i++) {
             int64_t lo = w->rp[i], hi = w->rp[i + 1];
             if (lo == hi) continue;
@@ -152,6 +199,9 @@ int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
     const MB *w = x.w;
     int64_t R = w->rows, nnz = w->nnz;
     int64_t per = BR_MAX(1, TASK_NNZ / BR_MAX(1, nnz / BR_MAX(R, 1)));
+    /* column blocking wants many rows a task (each row is still done by
+     * one task, so the results do not change) */
+    if (factor_bytes(&x)) per = BR_MAX(per, R / (4 * (int64_t)br_threads()) + 1);
     int64_t ntask = R ? (R + per - 1) / per : 0;
     double work = (double)nnz * (double)BR_MAX(op->L[op->v], 1);
     bool fail = false;
@@ -179,7 +229,10 @@ int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
         break;
     }
     case SPO_FULL_AGG: {
-        int64_t nsb = BR_MAX(1, BR_MIN(BR_MIN((nnz + SB_NNZ - 1) / SB_NNZ, SB_MAX), BR_MAX(R, 1)));
+        /* (fewer, larger super-blocks when column blocking may pay: a
+         * factor row then serves more non-zeros from the cache) */
+        int64_t sbmax = factor_bytes(&x) ? SB_MAX_BLK : SB_MAX;
+        int64_t nsb = BR_MAX(1, BR_MIN(BR_MIN((nnz + SB_NNZ - 1) / SB_NNZ, sbmax), BR_MAX(R, 1)));
         double *parts = br_calloc((size_t)nsb * 2, sizeof(double));
         if (!parts) { fail = true; break; }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(work, nsb))
