@@ -11,6 +11,11 @@
  * break, or are empty; missing values are empty fields.
  * text: lines "i j value" (1-based; the value is the rest of the line);
  * missing cells are not written.
+ * binary: braid's own layout (host byte order): "BRAIDFB1", uint32 byte
+ * order mark, uint32 0, int64 rows, cols; per column a type byte (FbType)
+ * and its name (int64 length, bytes); then the columns: FP64 and INT64 as
+ * rows 8-byte values, BOOL as rows bytes, STRING as an int64 length per
+ * cell (-1: missing) followed by its bytes. Names survive a round trip.
  * The .mtd of a frame says data_type "frame" and adds "schema", the value
  * types joined by commas ("STRING,FP64,INT64,BOOLEAN").
  * Parsing is sequential (frames hold strings; the matrix readers are the
@@ -354,6 +359,98 @@ static FB *read_text(const char *path, const IoBuf *b, int64_t rows, int64_t col
     return f;
 }
 
+#define FB_MAGIC "BRAIDFB1"
+#define FB_BOM 0x01020304u
+
+/* Takes n bytes at *p of the buffer ending at end; false when truncated. */
+static bool take(const char **p, const char *end, void *dst, size_t n)
+{
+    if ((size_t)(end - *p) < n) return false;
+    memcpy(dst, *p, n);
+    *p += n;
+    return true;
+}
+
+/* Reads the binary frame in b (layout above); rows/cols, when known (>= 0),
+ * must match the file's. */
+static FB *read_binary(const char *path, const IoBuf *b, int64_t rows, int64_t cols, BrErr *e)
+{
+    const char *p = b->p, *end = b->p + b->raw;   /* without io_load's final '\n' */
+    char magic[8];
+    uint32_t bom, zero;
+    int64_t r, c;
+    if (!take(&p, end, magic, 8) || memcmp(magic, FB_MAGIC, 8)) {
+        br_err(e, BR_EIO, "%s: not a braid binary frame file (bad magic)", path);
+        return NULL;
+    }
+    if (!take(&p, end, &bom, 4) || !take(&p, end, &zero, 4) || !take(&p, end, &r, 8) ||
+        !take(&p, end, &c, 8) || bom != FB_BOM || r < 0 || c < 0) {
+        br_err(e, BR_EIO, "%s: corrupt binary frame header", path);
+        return NULL;
+    }
+    if ((rows >= 0 && rows != r) || (cols >= 0 && cols != c)) {
+        br_err(e, BR_EDIM, "read %s: dimension mismatch: expected %lldx%lld, the file holds %lldx%lld", path,
+               (long long)rows, (long long)cols, (long long)r, (long long)c);
+        return NULL;
+    }
+    if ((uint64_t)c > (uint64_t)(end - p)) goto corrupt;   /* a type byte per column at least */
+    FbType *types = br_malloc((size_t)(c ? c : 1) * sizeof(FbType));
+    if (!types) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); return NULL; }
+    const char *names = p;
+    for (int64_t j = 0; j < c; j++) {
+        uint8_t t;
+        int64_t len;
+        if (!take(&p, end, &t, 1) || t > FB_BOOL || !take(&p, end, &len, 8) || len < 0 || len > end - p) {
+            free(types);
+            goto corrupt;
+        }
+        types[j] = (FbType)t;
+        p += len;
+    }
+    FB *f = fb_new(r, c, types, e);
+    free(types);
+    if (!f) return NULL;
+    p = names;
+    for (int64_t j = 0; j < c && !e->code; j++) {
+        int64_t len = 0;
+        p += 1;
+        take(&p, end, &len, 8);   /* checked by the first pass */
+        char *nm = br_malloc((size_t)len + 1);
+        if (!nm) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); break; }
+        memcpy(nm, p, (size_t)len);
+        nm[len] = 0;
+        p += len;
+        char dflt[32];
+        snprintf(dflt, sizeof dflt, "C%lld", (long long)j + 1);
+        if (strcmp(nm, dflt)) fb_set_name(f, j, nm, e);
+        free(nm);
+    }
+    for (int64_t j = 0; j < c && !e->code; j++) {
+        FbCol *col = fb_col_mut(f, j, e);
+        if (!col) break;
+        size_t w = col->type == FB_BOOL ? 1 : 8;
+        if (col->type != FB_STRING) {
+            if ((uint64_t)r > (uint64_t)(end - p) / w) { fb_release(f); goto corrupt; }
+            memcpy(col->type == FB_FP64 ? (void *)col->d : col->type == FB_INT64 ? (void *)col->i : (void *)col->b,
+                   p, (size_t)r * w);
+            p += (size_t)r * w;
+            continue;
+        }
+        for (int64_t i = 0; i < r; i++) {
+            int64_t len;
+            if (!take(&p, end, &len, 8) || len < -1 || len > end - p) { fb_release(f); goto corrupt; }
+            if (len >= 0 && fb_set_text(f, i, j, p, (size_t)len, e)) break;
+            if (len > 0) p += len;
+        }
+    }
+    if (e->code) { fb_release(f); return NULL; }
+    if (p != end) { fb_release(f); goto corrupt; }
+    return f;
+corrupt:
+    br_err(e, BR_EIO, "%s: truncated or corrupt binary frame file", path);
+    return NULL;
+}
+
 FB *io_read_frame(const char *path, const IoFrameReadOpts *o, BrErr *e)
 {
     IoFrameReadOpts none;
@@ -386,12 +483,14 @@ FB *io_read_frame(const char *path, const IoFrameReadOpts *o, BrErr *e)
     }
     const char *schema = o->schema ? o->schema : mschema;
     IoBuf b;
-    if (strcmp(fmt, "csv") && strcmp(fmt, "text")) {
-        br_err(e, BR_EARG, "read %s: frames are read from csv or text, not \"%s\"", path, fmt);
+    if (strcmp(fmt, "csv") && strcmp(fmt, "text") && strcmp(fmt, "binary")) {
+        br_err(e, BR_EARG, "read %s: frames are read from csv, text or binary, not \"%s\"", path, fmt);
         goto out;
     }
     if (io_load(path, &b, e)) goto out;
-    if (!strcmp(fmt, "csv")) {
+    if (!strcmp(fmt, "binary")) {
+        f = read_binary(path, &b, rows, cols, e);
+    } else if (!strcmp(fmt, "csv")) {
         bool header = o->header >= 0 ? o->header : m.header > 0;
         const char *sep = o->sep ? o->sep : m.has_sep ? m.sep : ",";
         f = read_csv(path, &b, o, header, sep, rows, cols, schema, na2, nna2, e);
@@ -481,17 +580,52 @@ static bool format_text(const FB *f, IoStr *o)
     return true;
 }
 
+/* Appends n raw bytes; false when out of memory. */
+static bool put_raw(IoStr *o, const void *p, size_t n)
+{
+    if (!io_str_reserve(o, n)) return false;
+    io_str_putn(o, (const char *)p, n);
+    return true;
+}
+
+/* The binary layout described at the top of this file. */
+static bool format_binary(const FB *f, IoStr *o)
+{
+    uint32_t bom = FB_BOM, zero = 0;
+    bool ok = put_raw(o, FB_MAGIC, 8) && put_raw(o, &bom, 4) && put_raw(o, &zero, 4) &&
+              put_raw(o, &f->rows, 8) && put_raw(o, &f->cols, 8);
+    for (int64_t j = 0; ok && j < f->cols; j++) {
+        uint8_t t = (uint8_t)f->c[j]->type;
+        int64_t len = (int64_t)strlen(f->names[j]);
+        ok = put_raw(o, &t, 1) && put_raw(o, &len, 8) && put_raw(o, f->names[j], (size_t)len);
+    }
+    for (int64_t j = 0; ok && j < f->cols; j++) {
+        const FbCol *c = f->c[j];
+        size_t n = (size_t)f->rows;
+        if (c->type == FB_FP64) ok = put_raw(o, c->d, n * 8);
+        else if (c->type == FB_INT64) ok = put_raw(o, c->i, n * 8);
+        else if (c->type == FB_BOOL) ok = put_raw(o, c->b, n);
+        else
+            for (int64_t i = 0; ok && i < f->rows; i++) {
+                int64_t len = c->s[i] ? (int64_t)strlen(c->s[i]) : -1;
+                ok = put_raw(o, &len, 8) && (len <= 0 || put_raw(o, c->s[i], (size_t)len));
+            }
+    }
+    return ok;
+}
+
 int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e)
 {
     IoWriteOpts none;
     if (!o) { io_write_opts_init(&none); o = &none; }
     const char *fmt = o->format ? o->format : "text";
     const char *sep = o->sep ? o->sep : ",";
-    if (strcmp(fmt, "csv") && strcmp(fmt, "text"))
-        return br_err(e, BR_EARG, "write %s: frames are written as csv or text, not \"%s\"", path, fmt);
+    if (strcmp(fmt, "csv") && strcmp(fmt, "text") && strcmp(fmt, "binary"))
+        return br_err(e, BR_EARG, "write %s: frames are written as csv, text or binary, not \"%s\"", path, fmt);
     if (!*sep) return br_err(e, BR_EARG, "write %s: empty separator", path);
     IoStr data = {0}, js = {0};
-    bool ok = !strcmp(fmt, "csv") ? format_csv(f, o->header, sep, &data) : format_text(f, &data);
+    bool ok = !strcmp(fmt, "csv") ? format_csv(f, o->header, sep, &data)
+              : !strcmp(fmt, "binary") ? format_binary(f, &data) : format_text(f, &data);
     if (!ok) {
         io_str_free(&data);
         if (!strcmp(fmt, "text"))

@@ -316,20 +316,39 @@ static KeyIdx *stable_sort(KeyIdx *s, KeyIdx *tmp, int64_t n, bool desc)
 MB *k_order(const MB *a, int64_t by, bool decreasing, bool index_return,
             BrErr *e)
 {
+    return k_order_multi(a, &by, 1, decreasing, index_return, e);
+}
+
+/* order by several columns: one stable sort per key, from the last key to
+ * the first, so that the first key decides and later keys break its ties
+ * (ties in every key keep their original order). */
+MB *k_order_multi(const MB *a, const int64_t *by, int64_t nby, bool decreasing,
+                  bool index_return, BrErr *e)
+{
     int64_t m = a->rows, n = a->cols;
-    if (by < 0 || by >= n) {
-        br_err(e, BR_EINDEX, "order: index out of bounds: by=%lld for a "
-               "matrix with %lld columns", (long long)(by + 1), (long long)n);
+    if (nby < 1) {
+        br_err(e, BR_EARG, "order: by= names no column");
         return NULL;
     }
+    for (int64_t k = 0; k < nby; k++)
+        if (by[k] < 0 || by[k] >= n) {
+            br_err(e, BR_EINDEX, "order: index out of bounds: by=%lld for a "
+                   "matrix with %lld columns", (long long)(by[k] + 1), (long long)n);
+            return NULL;
+        }
     KeyIdx *s = br_malloc((size_t)m * sizeof(KeyIdx));
     KeyIdx *tmp = br_malloc((size_t)m * sizeof(KeyIdx));
     if (!s || !tmp) { free(s); free(tmp); return mb_oom(NULL, e); }
-    for (int64_t i = 0; i < m; i++) {
-        s[i].key = a->sparse ? mb_get(a, i, by) : a->d[i * n + by];
-        s[i].idx = i;
+    KeyIdx *o = s;
+    for (int64_t i = 0; i < m; i++) o[i].idx = i;
+    for (int64_t k = nby - 1; k >= 0; k--) {
+        KeyIdx *in = o, *other = o == s ? tmp : s;
+        for (int64_t i = 0; i < m; i++) {
+            int64_t r = in[i].idx;
+            in[i].key = a->sparse ? mb_get(a, r, by[k]) : a->d[r * n + by[k]];
+        }
+        o = stable_sort(in, other, m, decreasing);
     }
-    KeyIdx *o = stable_sort(s, tmp, m, decreasing);
     MB *c = NULL;
     if (index_return) {
         c = mb_dense_uninit(m, 1, e);

@@ -46,6 +46,10 @@ MB *k_tri(const MB *a, bool lower, bool diag, bool values, BrErr *e);
  * index_return the 1-based original row indexes as an n x 1 column. */
 MB *k_order(const MB *a, int64_t by, bool decreasing, bool index_return,
             BrErr *e);
+/* order(a, by=[k1, k2, ...]): as k_order, by the columns by[0..nby) (0-based)
+ * lexicographically: by[0] first, later columns break its ties. */
+MB *k_order_multi(const MB *a, const int64_t *by, int64_t nby, bool decreasing,
+                  bool index_return, BrErr *e);
 /* removeEmpty(a, margin = rows ? "rows" : "cols", select=, empty.return=):
  * keeps the rows (columns) with a non-zero, or, with select (a vector with
  * one entry per row (column)), exactly those whose select entry is

@@ -839,16 +839,39 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         if ((rc = rt_num(&a[1], "pattern", &d, e)) || (rc = rt_num(&a[2], "replacement", &d2, e))) break;
         rc = rt_ret_mb(k_replace(m0, d, d2, e), out, e);
         break;
-    case BI_ORDER:
+    case BI_ORDER: {
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
         d = 1;
         b = b2 = false;
-        if ((rt_given(&a[1]) && (rc = rt_num(&a[1], "by", &d, e))) ||
+        /* by= a vector of column indexes orders by several columns */
+        const MB *byv = rt_given(&a[1]) && a[1].kind == V_MATRIX &&
+                        a[1].m->rows * a[1].m->cols > 1 ? a[1].m : NULL;
+        if ((rt_given(&a[1]) && !byv && (rc = rt_num(&a[1], "by", &d, e))) ||
             (rt_given(&a[2]) && (rc = rt_bool(&a[2], "decreasing", &b, e))) ||
             (rt_given(&a[3]) && (rc = rt_bool(&a[3], "index.return", &b2, e)))) break;
+        if (byv) {
+            if (byv->rows != 1 && byv->cols != 1) {
+                rc = br_err(e, BR_EDIM, "order: by= must be a number or a vector, not a %lldx%lld matrix",
+                            (long long)byv->rows, (long long)byv->cols);
+                break;
+            }
+            int64_t nby = byv->rows * byv->cols;
+            int64_t *cols = br_malloc((size_t)nby * sizeof(int64_t));
+            if (!cols) { rc = br_err(e, BR_ENOMEM, "out of memory"); break; }
+            for (int64_t k = 0; k < nby && !rc; k++) {
+                double v = mb_get(byv, byv->rows == 1 ? 0 : k, byv->rows == 1 ? k : 0);
+                if (!(v >= 1 && v <= m0->cols))
+                    rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", v);
+                cols[k] = (int64_t)v - 1;
+            }
+            if (!rc) rc = rt_ret_mb(k_order_multi(m0, cols, nby, b, b2, e), out, e);
+            free(cols);
+            break;
+        }
         if (d < 1 || d > m0->cols) { rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", d); break; }
         rc = rt_ret_mb(k_order(m0, (int64_t)d - 1, b, b2, e), out, e);
         break;
+    }
     case BI_LOWERTRI: case BI_UPPERTRI:
         if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
         b = b2 = false;

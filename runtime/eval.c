@@ -125,6 +125,8 @@ int rt_unary(OpCode op, const Value *a, Value *out, BrErr *e)
 int rt_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e)
 {
     bool am = a->kind == V_MATRIX, bm = b->kind == V_MATRIX;
+    if (a->kind == V_FRAME && b->kind == V_FRAME && (op_info[op].flags & OF_CMP))
+        return rt_frame_compare(op, a->f, b->f, out, e);
     if (!am && !bm) {
         if (!val_is_scalar(a) || !val_is_scalar(b))
             return br_err(e, BR_EARG, "operator '%s' is not defined for %s and %s", op_info[op].name,

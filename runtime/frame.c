@@ -659,3 +659,54 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrEr
     }
     return RT_NOT_MINE;
 }
+
+/* The outcome of comparison op for c = sign of (x - y). */
+static bool cmp_holds(OpCode op, int c)
+{
+    switch (op) {
+    case OP_LT: return c < 0;
+    case OP_LE: return c <= 0;
+    case OP_GT: return c > 0;
+    case OP_GE: return c >= 0;
+    case OP_EQ: return c == 0;
+    default:    return c != 0;   /* OP_NE */
+    }
+}
+
+int rt_frame_compare(OpCode op, const FB *a, const FB *b, Value *out, BrErr *e)
+{
+    if (a->rows != b->rows || a->cols != b->cols)
+        return br_err(e, BR_EDIM, "frame comparison '%s': dimension mismatch: %lldx%lld and %lldx%lld",
+                      op_info[op].name, (long long)a->rows, (long long)a->cols, (long long)b->rows,
+                      (long long)b->cols);
+    FbType *types = br_malloc((size_t)(a->cols ? a->cols : 1) * sizeof(FbType));
+    if (!types) return br_err(e, BR_ENOMEM, "out of memory");
+    for (int64_t j = 0; j < a->cols; j++) types[j] = FB_BOOL;
+    FB *r = fb_new(a->rows, a->cols, types, e);
+    free(types);
+    if (!r) return e->code;
+    char ba[40], bb[40];
+    for (int64_t j = 0; j < a->cols; j++) {
+        FbType ta = a->c[j]->type, tb = b->c[j]->type;
+        FbCol *rc = fb_col_mut(r, j, e);
+        if (!rc) { fb_release(r); return e->code; }
+        for (int64_t i = 0; i < a->rows; i++) {
+            int c;
+            if (ta == FB_STRING || tb == FB_STRING) {
+                const char *x = fb_cell_text(a, i, j, ba), *y = fb_cell_text(b, i, j, bb);
+                if (!x || !y) { rc->b[i] = !x && !y; continue; }
+                c = strcmp(x, y);
+            } else if (ta == FB_FP64 || tb == FB_FP64 || ta == FB_INT64 || tb == FB_INT64) {
+                bool ok;
+                double x = fb_get_num(a, i, j, &ok), y = fb_get_num(b, i, j, &ok);
+                if (isnan(x) || isnan(y)) { rc->b[i] = op == OP_NE; continue; }
+                c = (x > y) - (x < y);
+            } else {
+                c = (int)a->c[j]->b[i] - (int)b->c[j]->b[i];
+            }
+            rc->b[i] = cmp_holds(op, c);
+        }
+    }
+    *out = val_frame(r);
+    return 0;
+}

@@ -25,4 +25,11 @@ int rt_frame_lix(const FB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu, co
 char *rt_frame_text(const FB *f, int64_t rows, int64_t cols, int decimal, const char *sep, const char *linesep,
                     BrErr *e);
 
+/* A comparison (<, <=, >, >=, ==, !=) of two frames of equal shape, cell
+ * by cell as SystemDS's FrameBlock does: per column as strings when
+ * either column holds strings, else as doubles, integers or booleans;
+ * two missing strings are equal, one missing string compares false.
+ * *out receives a frame of BOOLEAN columns. */
+int rt_frame_compare(OpCode op, const FB *a, const FB *b, Value *out, BrErr *e);
+
 #endif

@@ -403,9 +403,22 @@ static void test_files(void)
     T_CHECK(!io_read_frame(P("mat.csv"), NULL, &e) && strstr(e.msg, "not a frame"), "matrix mtd");
     br_err_clear(&e);
     io_write_opts_init(&w);
-    w.format = "binary";
+    w.format = "libsvm";
     FB *x = fb_new(1, 1, NULL, &e);
-    T_CHECK(io_write_frame(P("x.bin"), x, &w, &e) && strstr(e.msg, "binary"), "unsupported format");
+    T_CHECK(io_write_frame(P("x.bin"), x, &w, &e) && strstr(e.msg, "libsvm"), "unsupported format");
+    br_err_clear(&e);
+    /* binary: a round trip keeps cells and names; a cut file is an error */
+    w.format = "binary";
+    T_CHECK(!fb_set_text(x, 0, 0, "hi", 2, &e) && !fb_set_name(x, 0, "nm", &e), "set");
+    T_CHECK(!io_write_frame(P("x.bin"), x, &w, &e), "binary write: %s", e.msg);
+    FB *y = io_read_frame(P("x.bin"), NULL, &e);
+    T_CHECK(y && y->rows == 1 && y->cols == 1 && !strcmp(y->c[0]->s[0], "hi") && !strcmp(y->names[0], "nm"),
+            "binary round trip: %s", e.msg);
+    fb_release(y);
+    br_err_clear(&e);
+    t_put(P("x.bin"), "BRAIDFB1");
+    T_CHECK(!io_read_frame(P("x.bin"), NULL, &e) && strstr(e.msg, "corrupt"), "cut binary: %s", e.msg);
+    br_err_clear(&e);
     fb_release(x);
 }
 

@@ -1,0 +1,13 @@
+source("ref/_common.R")
+s <- 1:60
+A <- matrix((s * 7) %% 3 + (s %% 2) * 0.5, nrow = 15, ncol = 4, byrow = TRUE)
+Z <- matrix((s %% 11 == 0) * (s %% 4) + (s %% 13 == 0), nrow = 20, ncol = 3, byrow = TRUE)
+# R's order() is stable in both directions (radix method)
+ia <- order(A[, 2], A[, 4], A[, 1])
+id <- order(A[, 2], A[, 4], A[, 1], decreasing = TRUE)
+wmat("ia.csv", ia)
+wmat("id.csv", id)
+wmat("rd.csv", A[id, ])
+wmat("za.csv", Z[order(Z[, 3], Z[, 1]), ])
+wmat("zd.csv", order(Z[, 2], Z[, 3], decreasing = TRUE))
+wmat("chain.csv", A[id, ])
