@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/ops.h"
 #include "mm.h"
 
 void openblas_set_num_threads(int);
@@ -308,7 +309,8 @@ typedef struct {
     bool retseq;
 } Lstm;
 
-static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
+/* the semantics of OP_SIGMOID (base/ops.h; vectorizes) */
+static inline double sigm(double x) { return ops_unary(OP_SIGMOID, x); }
 
 /* Shapes of lstm / lstm_backward; sets L. Initial states must have at
  * least (backward: exactly) N rows and M columns, or be empty. */
@@ -374,6 +376,7 @@ static void lstm_block_fwd(const Lstm *L, int64_t r0, int64_t nb, double *in, do
                     (int)M4, 1.0, g, (int)M4);
         for (int64_t i = 0; i < nb; i++) {
             double *gi = g + i * M4, cprev[1];
+#pragma omp simd
             for (int64_t j = 0; j < 3 * M; j++) gi[j] = sigm(gi[j]);
             for (int64_t j = 3 * M; j < M4; j++) gi[j] = tanh(gi[j]);
             for (int64_t j = 0; j < M; j++) {

@@ -67,6 +67,7 @@ static void bin_vv(OpCode op, const double *restrict x,
 #define VV(OPC) case OPC: LOOP(ops_binary(OPC, x[k], y[k])); break
     switch (op) {
     FAST_BINARY(VV);
+    case OP_LOGB: LOOP(ops_logb(x[k], y[k])); break;
     default:
         for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, x[k], y[k]);
     }
@@ -80,6 +81,7 @@ static void bin_vs(OpCode op, const double *restrict x, double s,
 #define VS(OPC) case OPC: LOOP(ops_binary(OPC, x[k], s)); break
     switch (op) {
     FAST_BINARY(VS);
+    case OP_LOGB: LOOP(ops_logb(x[k], s)); break;
     case OP_POW:
         if (s == 2) { LOOP(x[k] * x[k]); break; }
         /* fall through */
@@ -96,6 +98,7 @@ static void bin_sv(OpCode op, double s, const double *restrict y,
 #define SV(OPC) case OPC: LOOP(ops_binary(OPC, s, y[k])); break
     switch (op) {
     FAST_BINARY(SV);
+    case OP_LOGB: LOOP(ops_logb(s, y[k])); break;
     default:
         for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, s, y[k]);
     }

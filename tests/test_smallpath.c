@@ -4,6 +4,10 @@
  *    magnitudes, right at special values, and the vectorized
  *    kernel (k_unary) equal bit for bit to the scalar semantics, over
  *    every shape, both formats and 1 and 2 threads;
+ *  - ops_exp and ops_log: within 1 ulp of expl/logl (and of glibc's exp
+ *    and log) over random sweeps of the whole range, near 0 and 1, in
+ *    the subnormal range, at powers of two and special values; k_unary
+ *    of exp, log and sigmoid equal to the scalar semantics as for tanh;
  *  - the run-time fallbacks of fused operators (codegen/exec.c): t(P) %*%
  *    f(X) with a permutation matrix P (a Row plan that would expand P's
  *    rows densely) and an Outer plan over a small dense driver run the
@@ -14,6 +18,7 @@
  *  - small matrix products give the same bits with 1 and 2 threads
  *    (OpenBLAS runs small calls on the calling thread), large ones agree
  *    within rounding. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +74,81 @@ static void test_tanh_scalar(void)
     T_CHECK(ops_tanh(1e-10) == 1e-10 && ops_tanh(-3.0) < 0 && fabs(ops_tanh(40)) == 1, "tanh: basic values");
 }
 
-/* k_unary(OP_TANH) equals ops_unary per cell, bit for bit. */
-static void test_tanh_kernel(void)
+/* ---- exp, log ---- */
+
+/* Worst ulp distance of f from the long double reference g (and from
+ * glibc's h) over xs[0..n); reports the worst argument. */
+static void check_ulps(const char *what, double (*f)(double), long double (*g)(long double), double (*h)(double),
+                       const double *xs, int n)
+{
+    double worst = 0, wg = 0, at = 0, atg = 0;
+    for (int k = 0; k < n; k++) {
+        double y = f(xs[k]), u = ulps(y, (double)g((long double)xs[k])), v = ulps(y, h(xs[k]));
+        if (isnan(y) && isnan(h(xs[k]))) u = v = 0;
+        if (u > worst) { worst = u; at = xs[k]; }
+        if (v > wg) { wg = v; atg = xs[k]; }
+    }
+    T_CHECK(worst <= 1, "%s: %g ulp from the long double value at %.17g", what, worst, at);
+    T_CHECK(wg <= 1, "%s: %g ulp from glibc at %.17g", what, wg, atg);
+}
+
+static double exp_fn(double x) { return ops_exp(x); }
+static double log_fn(double x) { return ops_log(x); }
+
+/* A random double with bits uniform over [0, 0x7ff0...): every positive
+ * finite double (subnormals included) by binade. */
+static double rand_positive(void)
+{
+    uint64_t b = (uint64_t)(t_urand() * (double)0x7ff0000000000000ULL);
+    double x;
+    memcpy(&x, &b, sizeof x);
+    return x;
+}
+
+static void test_exp_log_scalar(void)
+{
+    enum { N = 40000 };
+    static double xs[N];
+    /* exp: the whole range, near 0, results near overflow and subnormal */
+    for (int k = 0; k < N; k++) xs[k] = -746 + 1456 * t_urand();
+    check_ulps("exp whole range", exp_fn, expl, exp, xs, N);
+    for (int k = 0; k < N; k++) xs[k] = (2 * t_urand() - 1) * pow(2, -60 * t_urand());
+    check_ulps("exp near 0", exp_fn, expl, exp, xs, N);
+    for (int k = 0; k < N; k++) xs[k] = k % 2 ? 700 + 9.8 * t_urand() : -745.2 + 37 * t_urand();
+    check_ulps("exp near overflow and subnormal", exp_fn, expl, exp, xs, N);
+    for (int k = 0; k < N; k++) xs[k] = (k - N / 2) * 0.0346573590279972654709 + 1e-13 * (2 * t_urand() - 1);
+    check_ulps("exp near k ln2 / 2", exp_fn, expl, exp, xs, N);
+    /* log: every binade, near 1, subnormals, powers of two */
+    for (int k = 0; k < N; k++) xs[k] = rand_positive();
+    check_ulps("log positive doubles", log_fn, logl, log, xs, N);
+    for (int k = 0; k < N; k++) xs[k] = 1 + (2 * t_urand() - 1) * pow(2, -52 * t_urand());
+    check_ulps("log near 1", log_fn, logl, log, xs, N);
+    for (int k = 0; k < N; k++) xs[k] = t_urand() * 0x1p-1022;
+    check_ulps("log subnormals", log_fn, logl, log, xs, N);
+    for (int k = 0; k < N; k++) xs[k] = k % 2 ? 0.70710678118654752 * (1 + 1e-6 * (2 * t_urand() - 1))
+                                              : 1.4142135623730950 * (1 + 1e-6 * (2 * t_urand() - 1));
+    check_ulps("log near sqrt(1/2), sqrt(2)", log_fn, logl, log, xs, N);
+    int np = 0;
+    for (int e = -1074; e <= 1023; e++) xs[np++] = ldexp(1.0, e);
+    check_ulps("log powers of two", log_fn, logl, log, xs, np);
+    /* special values */
+    T_CHECK(ops_exp(0) == 1 && ops_exp(-0.0) == 1, "exp(0) != 1");
+    T_CHECK(isnan(ops_exp(NAN)) && ops_exp(INFINITY) == INFINITY && ops_exp(-INFINITY) == 0 &&
+                !signbit(ops_exp(-INFINITY)), "exp of NaN / inf / -inf");
+    T_CHECK(ops_exp(709.79) == INFINITY && ops_exp(1e300) == INFINITY && ops_exp(DBL_MAX) == INFINITY,
+            "exp overflow");
+    T_CHECK(ops_exp(709.78) < INFINITY && ops_exp(-745.2) == 0 && ops_exp(-1e300) == 0 &&
+                ops_exp(-745.1) == 0x1p-1074 && ops_exp(-720) == exp(-720), "exp near the ends of its range");
+    T_CHECK(ops_log(1) == 0 && !signbit(ops_log(1)), "log(1) != +0");
+    T_CHECK(ops_log(0) == -INFINITY && ops_log(-0.0) == -INFINITY, "log(0) != -inf");
+    T_CHECK(isnan(ops_log(-1)) && isnan(ops_log(-1e-310)) && isnan(ops_log(-INFINITY)) && isnan(ops_log(NAN)),
+            "log of negative values or NaN is not NaN");
+    T_CHECK(ops_log(INFINITY) == INFINITY && ops_log(DBL_MAX) == log(DBL_MAX) &&
+                ops_log(0x1p-1074) == log(0x1p-1074), "log of inf / extreme values");
+}
+
+/* k_unary(op) equals ops_unary per cell, bit for bit. */
+static void test_unary_kernel(OpCode op, const char *name)
 {
     static const int64_t shapes[][2] = {{0, 5}, {5, 0}, {1, 1}, {7, 1}, {1, 9}, {300, 17}, {3, 2000}, {257, 100}};
     static const double sps[] = {0, 0.001, 0.1, 1};
@@ -78,16 +156,16 @@ static void test_tanh_kernel(void)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         for (size_t q = 0; q < sizeof sps / sizeof *sps; q++)
             for (int fmt = 0; fmt < 2; fmt++) {
-                MB *a = t_gen(shapes[s][0], shapes[s][1], sps[q], -25, 25, false);
+                MB *a = t_gen(shapes[s][0], shapes[s][1], sps[q], op == OP_LOG ? 0 : -25, 25, false);
                 if (a->rows * a->cols > 0) a->d[0] = a->rows * a->cols > 1 ? NAN : -0.0;
                 mb_recount_nnz(a);
                 if (fmt == 1 && a->rows * a->cols > 0) mb_make_sparse(a, &e);
-                MB *r = k_unary(OP_TANH, a, &e);
+                MB *r = k_unary(op, a, &e);
                 bool ok = r && r->rows == a->rows && r->cols == a->cols;
                 for (int64_t i = 0; ok && i < a->rows; i++)
                     for (int64_t j = 0; ok && j < a->cols; j++)
-                        ok = same_value(mb_get(r, i, j), ops_unary(OP_TANH, mb_get(a, i, j)));
-                T_CHECK(ok, "k_unary tanh %lldx%lld sp %g %s: differs from ops_unary", (long long)a->rows,
+                        ok = same_value(mb_get(r, i, j), ops_unary(op, mb_get(a, i, j)));
+                T_CHECK(ok, "k_unary %s %lldx%lld sp %g %s: differs from ops_unary", name, (long long)a->rows,
                         (long long)a->cols, sps[q], fmt ? "sparse" : "dense");
                 mb_release(a);
                 mb_release(r);
@@ -198,9 +276,13 @@ int main(void)
     t_pin_machine();
     t_seed(0x9E3779B97F4A7C15ULL);
     test_tanh_scalar();
+    test_exp_log_scalar();
     for (int th = 1; th <= 2; th++) {
         br_set_threads(th);
-        test_tanh_kernel();
+        test_unary_kernel(OP_TANH, "tanh");
+        test_unary_kernel(OP_EXP, "exp");
+        test_unary_kernel(OP_LOG, "log");
+        test_unary_kernel(OP_SIGMOID, "sigmoid");
         test_fallbacks();
     }
     test_mm_threads();
