@@ -977,9 +977,14 @@ static void gen_outer(const CPlan *p, StrBuf *b)
                  "            const double *restrict sc, int64_t %s, const int32_t *restrict ix,\n"
                  "            const double *restrict wv, int64_t nz, double *restrict out)\n{\n",
               bycol ? "cg_col" : "cg_row", bycol ? "j" : "i");
-    /* the factor rows of the non-zero CG_OPFD ahead are prefetched */
-    sb_printf(b, "#define CG_OPFD 4\n    const int64_t r = L[%d];\n", u);
+    /* Chunks of CG_OCH non-zeros: first their dot products (independent,
+     * the factor rows of the non-zero CG_OPFD ahead prefetched), then the
+     * cell expression over the chunk (exp/log over several values at once,
+     * not one long dependence chain per non-zero), then a full aggregate
+     * adds the chunk's values in order */
+    sb_printf(b, "#define CG_OPFD 16\n#define CG_OCH 16\n    const int64_t r = L[%d];\n", u);
     emit_scalars(&g);
+    const char *fix = bycol ? "j" : "i", *var = bycol ? "i" : "j";
     if (!bycol) {
         sb_printf(b, "    const double *restrict ui = P[%d] + i * r;\n", u);
         for (int k = 0; k < p->nin; k++) {
@@ -989,33 +994,47 @@ static void gen_outer(const CPlan *p, StrBuf *b)
             else if (p->in[k].mode == IM_COL)
                 sb_printf(b, "    const double c%d = P[%d][i];\n", k, k);
         }
-        sb_puts(b, "    for (int64_t k = 0; k < nz; k++) {\n        const int64_t j = ix[k];\n");
-        sb_printf(b, "        if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n", v);
-        sb_printf(b, "        const double t%d = cg_dot(ui, P[%d] + j * r, r);\n", uv, v);
     } else {
         sb_printf(b, "    const double *restrict vj = P[%d] + j * r;\n", v);
         for (int k = 0; k < p->nin; k++)
             if (p->in[k].mode == IM_ROW) sb_printf(b, "    const double r%d = P[%d][j];\n", k, k);
-        sb_puts(b, "    for (int64_t k = 0; k < nz; k++) {\n        const int64_t i = ix[k];\n");
-        sb_printf(b, "        if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n", u);
-        sb_printf(b, "        const double t%d = cg_dot(P[%d] + i * r, vj, r);\n", uv, u);
     }
-    emit_cell_body(&g, "        ");
+    sb_puts(b, "    for (int64_t k0 = 0; k0 < nz; k0 += CG_OCH) {\n"
+               "        const int64_t kn = nz - k0 < CG_OCH ? nz - k0 : CG_OCH;\n"
+               "        double tb[CG_OCH], eb[CG_OCH];\n"
+               "        for (int64_t q = 0; q < kn; q++) {\n"
+               "            const int64_t k = k0 + q;\n");
+    if (!bycol)
+        sb_printf(b, "            if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n"
+                     "            tb[q] = cg_dot(ui, P[%d] + ix[k] * r, r);\n", v, v);
+    else
+        sb_printf(b, "            if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n"
+                     "            tb[q] = cg_dot(P[%d] + ix[k] * r, vj, r);\n", u, u);
+    sb_puts(b, "        }\n");
+    bool simd = p->var == V_NO_AGG || p->var == V_FULL_AGG;
+    if (simd) sb_puts(b, "#pragma omp simd\n");
+    sb_printf(b, "        for (int64_t q = 0; q < kn; q++) {\n"
+                 "            const int64_t k = k0 + q, %s = ix[k];\n"
+                 "            const double t%d = tb[q];\n", var, uv);
+    emit_cell_body(&g, "            ");
     cell_operand(&g, outer_cell(p), e, sizeof e);
     switch (p->var) {
-    case V_NO_AGG: sb_printf(b, "        out[k] = %s;\n", e); break;
+    case V_NO_AGG: sb_printf(b, "            out[k] = %s;\n", e); break;
     case V_FULL_AGG:
-        if (p->n[p->out[0]].op == OP_SUMSQ) sb_printf(b, "        cg_kadd(&out[0], &out[1], %s * %s);\n", e, e);
-        else sb_printf(b, "        cg_kadd(&out[0], &out[1], %s);\n", e);
+        if (p->n[p->out[0]].op == OP_SUMSQ) sb_printf(b, "            eb[q] = %s * %s;\n", e, e);
+        else sb_printf(b, "            eb[q] = %s;\n", e);
         break;
     case V_LEFT_MM:
-        sb_printf(b, "        cg_axpy(%s, P[%d] + j * L[%d], L[%d], out);\n", e, side, side, side);
+        sb_printf(b, "            cg_axpy(%s, P[%d] + j * L[%d], L[%d], out);\n", e, side, side, side);
         break;
     default:
-        sb_printf(b, "        cg_axpy(%s, P[%d] + i * L[%d], L[%d], out);\n", e, side, side, side);
+        sb_printf(b, "            cg_axpy(%s, P[%d] + i * L[%d], L[%d], out);\n", e, side, side, side);
         break;
     }
-    sb_puts(b, "        (void)i; (void)j;\n    }\n}\n");
+    sb_printf(b, "            (void)%s; (void)%s; (void)k;\n        }\n", fix, var);
+    if (p->var == V_FULL_AGG)
+        sb_puts(b, "        for (int64_t q = 0; q < kn; q++) cg_kadd(&out[0], &out[1], eb[q]);\n");
+    sb_puts(b, "        (void)eb;\n    }\n}\n");
 }
 
 /* The C source of p's operator (malloc; caller frees). */
