@@ -90,6 +90,21 @@ static inline double ops_mod(double a, double b)
     return a - q * b;
 }
 
+/* Horner's rule for the Taylor coefficients of (exp(r) - 1 - r) / r^2
+ * from 1/12! down to 1/2, continuing from q (tanh's expm1 and exp). */
+#define OPS_EXP_TAIL(q, r) \
+    q = fma(q, r, 1.0 / 479001600.0); \
+    q = fma(q, r, 1.0 / 39916800.0); \
+    q = fma(q, r, 1.0 / 3628800.0); \
+    q = fma(q, r, 1.0 / 362880.0); \
+    q = fma(q, r, 1.0 / 40320.0); \
+    q = fma(q, r, 1.0 / 5040.0); \
+    q = fma(q, r, 1.0 / 720.0); \
+    q = fma(q, r, 1.0 / 120.0); \
+    q = fma(q, r, 1.0 / 24.0); \
+    q = fma(q, r, 1.0 / 6.0); \
+    q = fma(q, r, 0.5)
+
 /* tanh(x) = e / (e + 2) with e = expm1(2|x|), the sign of x (-0 stays
  * -0, NaN stays NaN, |x| >= 20 gives +-1). Written with explicit fma and
  * no calls so that `omp simd` loops vectorize it (glibc's tanh does not
@@ -116,17 +131,7 @@ ATTR double NAME(double x) \
     q = fma(q, r, 1.0 / 1307674368000.0); \
     q = fma(q, r, 1.0 / 87178291200.0); \
     q = fma(q, r, 1.0 / 6227020800.0); \
-    q = fma(q, r, 1.0 / 479001600.0); \
-    q = fma(q, r, 1.0 / 39916800.0); \
-    q = fma(q, r, 1.0 / 3628800.0); \
-    q = fma(q, r, 1.0 / 362880.0); \
-    q = fma(q, r, 1.0 / 40320.0); \
-    q = fma(q, r, 1.0 / 5040.0); \
-    q = fma(q, r, 1.0 / 720.0); \
-    q = fma(q, r, 1.0 / 120.0); \
-    q = fma(q, r, 1.0 / 24.0); \
-    q = fma(q, r, 1.0 / 6.0); \
-    q = fma(q, r, 0.5); \
+    OPS_EXP_TAIL(q, r); \
     const double p = fma(r * r, q, r);                /* expm1(r) */ \
     union { double d; int64_t i; } u = {k + 0x1.8p52}; \
     u.i = (u.i - 0x4338000000000000LL + 1023) * ((int64_t)1 << 52);   /* 2^k */ \
@@ -163,17 +168,7 @@ ATTR double NAME(double x) \
     const double r = fma(k, -0x1.a39ef35793c76p-33, r1); \
     const double rl = fma(k, -0x1.a39ef35793c76p-33, r1 - r);   /* r + rl: the reduced x */ \
     double q = 1.0 / 6227020800.0; \
-    q = fma(q, r, 1.0 / 479001600.0); \
-    q = fma(q, r, 1.0 / 39916800.0); \
-    q = fma(q, r, 1.0 / 3628800.0); \
-    q = fma(q, r, 1.0 / 362880.0); \
-    q = fma(q, r, 1.0 / 40320.0); \
-    q = fma(q, r, 1.0 / 5040.0); \
-    q = fma(q, r, 1.0 / 720.0); \
-    q = fma(q, r, 1.0 / 120.0); \
-    q = fma(q, r, 1.0 / 24.0); \
-    q = fma(q, r, 1.0 / 6.0); \
-    q = fma(q, r, 0.5); \
+    OPS_EXP_TAIL(q, r); \
     const double h = 1.0 + r, hl = (1.0 - h) + r;    /* h + hl = 1 + r */ \
     const double t = fma(r * r, q, rl) + hl;          /* exp(r) = h + t */ \
     union { double d; uint64_t i; } u = {kb}, s1, s2; \
