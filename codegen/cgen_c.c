@@ -1004,12 +1004,10 @@ static void gen_outer(const CPlan *p, StrBuf *b)
                "        double tb[CG_OCH], eb[CG_OCH];\n"
                "        for (int64_t q = 0; q < kn; q++) {\n"
                "            const int64_t k = k0 + q;\n");
-    if (!bycol)
-        sb_printf(b, "            if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n"
-                     "            tb[q] = cg_dot(ui, P[%d] + ix[k] * r, r);\n", v, v);
-    else
-        sb_printf(b, "            if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n"
-                     "            tb[q] = cg_dot(P[%d] + ix[k] * r, vj, r);\n", u, u);
+    /* the gathered factor (V by rows of W, U by columns) against the fixed row */
+    int gat = bycol ? u : v;
+    sb_printf(b, "            if (k + CG_OPFD < nz) cg_pfrow(P[%d] + ix[k + CG_OPFD] * r, r);\n"
+                 "            tb[q] = cg_dot(%s, P[%d] + ix[k] * r, r);\n", gat, bycol ? "vj" : "ui", gat);
     sb_puts(b, "        }\n");
     bool simd = p->var == V_NO_AGG || p->var == V_FULL_AGG;
     if (simd) sb_puts(b, "#pragma omp simd\n");

@@ -102,11 +102,8 @@ bool tpl_dot(const Hop *h)
 
 bool tpl_outer_mm(const Hop *h)
 {
-    if (!is_mm(h, OP_MATMUL) || h->nin != 2 || !known(h)) return false;
-    const Hop *u = h->in[0], *b = h->in[1];
-    if (!known(u) || !known(b) || u->cols != b->rows) return false;
-    int64_t r = u->cols;
-    return r >= 1 && r <= OUTER_MAXRANK && u->rows > 1 && b->cols > 1 && r < u->rows && r < b->cols;
+    int64_t r;
+    return hop_outer_like(h, &r) && r <= OUTER_MAXRANK;
 }
 
 bool tpl_row_mm(const Hop *h)

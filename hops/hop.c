@@ -401,6 +401,15 @@ void hop_infer(Hop *h)
     h->exec = lb > hop_mem_budget() ? EX_DIST : EX_CP;
 }
 
+bool hop_outer_like(const Hop *h, int64_t *r)
+{
+    if (!h || h->kind != H_MATMUL || h->op != OP_MATMUL || h->nin != 2 || !known(h)) return false;
+    const Hop *u = h->in[0], *b = h->in[1];
+    if (!known(u) || !known(b) || u->cols != b->rows) return false;
+    *r = u->cols;
+    return *r >= 1 && u->rows > 1 && b->cols > 1 && *r < u->rows && *r < b->cols;
+}
+
 const char *hop_opname(const Hop *h)
 {
     switch (h->kind) {

@@ -117,6 +117,10 @@ void hop_dag_print(const HopDag *d, FILE *out, int indent);
 /* Write the DAG as a Graphviz cluster (-explain dot). */
 void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster);
 const char *hop_opname(const Hop *h);
+/* Is h an outer-product-like product U %*% B of known sizes, its inner
+ * dimension r below both outer ones (codegen's Outer template, and the
+ * recompilation of blocks that may drive one)? r: the inner dimension. */
+bool hop_outer_like(const Hop *h, int64_t *r);
 /* Input position of the seed of a rand or sample builtin hop (ops.def's
  * parameter order), -1 for other hops. */
 static inline int hop_seed_arg(const Hop *h)

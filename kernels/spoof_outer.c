@@ -154,38 +154,35 @@ static bool run_range(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double
         const MB *w = x->w;
         int64_t nb = block_cols(x, ra, rb);
         int64_t *cur = nb ? malloc((size_t)(rb - ra) * sizeof *cur) : NULL;
-        if (cur) {
-            for (int64_t i = ra; i < rb; i++) cur[i - ra] = w->rp[i];
-            for (int64_t j1 = nb; j1 - nb < w->cols; j1 += nb)
-                for (int64_t i = ra; i < rb; i++) {
-                    int64_t lo = cur[i - ra], hi = lo, end = w->rp[i + 1];
-                    while (hi < end && w->ci[hi] < j1) hi++;
+        if (cur) for (int64_t i = ra; i < rb; i++) cur[i - ra] = w->rp[i];
+        else nb = BR_MAX(w->cols, 1);
+        /* column blocking: a pass per block of nb columns, each row from
+         * where the last pass left it (cur); else one pass of whole rows */
+        for (int64_t j1 = nb; j1 - nb < w->cols; j1 += nb)
+            for (int64_t i = ra; i < rb; i++) {
+                int64_t lo = cur ? cur[i - ra] : w->rp[i], hi = w->rp[i + 1];
+                if (cur) {
+                    int64_t end = hi;
+                    for (hi = lo; hi < end && w->ci[hi] < j1; hi++) {}
                     cur[i - ra] = hi;
-                    if (lo == hi) continue;
-                    double *o = mode == 0 ? base + lo : mode == 1 ? base : base + i * ldo;
-                    f(P, S, op->L, op->in.sc, i, w->ci + lo, w->v + lo, hi - lo, o);
                 }
-            rb = ra;   /* done */
-        }
+                if (lo == hi) continue;
+                for (int k = 0; k < n; k++) {
+                    if (!x->scat[k]) continue;
+                    const MB *m = op->in.m[k];
+                    double *r = (double *)P[k];
+                    for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
+                }
+                double *o = mode == 0 ? base + lo : mode == 1 ? base : base + i * ldo;
+                f(P, S, op->L, op->in.sc, i, w->ci + lo, w->v + lo, hi - lo, o);
+                for (int k = 0; k < n; k++) {
+                    if (!x->scat[k]) continue;
+                    const MB *m = op->in.m[k];
+                    double *r = (double *)P[k];
+                    for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = 0;
+                }
+            }
         free(cur);
-        for (int64_t i = ra; i < rb; i++) {
-            int64_t lo = w->rp[i], hi = w->rp[i + 1];
-            if (lo == hi) continue;
-            for (int k = 0; k < n; k++) {
-                if (!x->scat[k]) continue;
-                const MB *m = op->in.m[k];
-                double *r = (double *)P[k];
-                for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
-            }
-            double *o = mode == 0 ? base + lo : mode == 1 ? base : base + i * ldo;
-            f(P, S, op->L, op->in.sc, i, w->ci + lo, w->v + lo, hi - lo, o);
-            for (int k = 0; k < n; k++) {
-                if (!x->scat[k]) continue;
-                const MB *m = op->in.m[k];
-                double *r = (double *)P[k];
-                for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = 0;
-            }
-        }
     }
     free(P); free(S); free(rows);
     return ok;

@@ -105,17 +105,9 @@ bool rw_same_dims(const Hop *a, const Hop *b)
            a->rows == b->rows && a->cols == b->cols;
 }
 
-/* Is h an outer-product-like product (U %*% t(V): inner dimension below
- * both outer ones) of at least 2^16 cells? */
-static bool outer_like(const Hop *h)
-{
-    if (h->kind != H_MATMUL || h->nin != 2 || h->rows < 0 || h->cols < 0 || !h->in[0]) return false;
-    int64_t r = h->in[0]->cols;
-    return r >= 1 && r < h->rows && r < h->cols && h->rows * h->cols >= ((int64_t)1 << 16);
-}
-
 /* Unknown sizes, or a variable of unknown non-zeros with the shape of an
- * outer-product-like product: whether it is sparse decides whether the
+ * outer-product-like product (hop_outer_like) of at least 2^16 cells:
+ * whether it is sparse decides whether the
  * product is computed only at its non-zeros (a fused Outer operator) or
  * materialized dense, and only its value knows (a matrix made by rand
  * or an operation in an earlier block reaches later blocks without its
@@ -129,7 +121,8 @@ bool rw_needs_recompile(const HopDag *d)
         const Hop *h = order[i];
         if (h->dt == DT_ANY && h->kind != H_FCALL && !h->sidefx) r = true;
         if (h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0)) r = true;
-        if (outer_like(h))
+        int64_t rank;
+        if (hop_outer_like(h, &rank) && h->rows * h->cols >= ((int64_t)1 << 16))
             for (int k = 0; k < n && !r; k++)
                 r = order[k]->kind == H_TREAD && order[k]->nnz < 0 && rw_same_dims(order[k], h);
     }
