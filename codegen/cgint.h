@@ -25,7 +25,7 @@
 
 #include "codegen.h"
 #include "../base/strbuf.h"
-#include "../runtime/value.h"
+#include "../matrix/value.h"
 
 /* ---- templates ---- */
 

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "../kernels/spoof.h"
-#include "../runtime/interp.h"
+#include "../kernels/apply.h"
 
 static int agg_code(OpCode op)
 {
@@ -381,7 +381,7 @@ int cg_op_exec(CgContext *c, CgOp *op, const Hop *h, Value *args, int nargs, Val
 
 /* ---- the reference path ---- */
 
-/* Evaluates p over args with the unfused kernels (runtime/eval.c). */
+/* Evaluates p over args with the unfused kernels (kernels/apply.c). */
 int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e)
 {
     if (nargs != p->nin) return br_err(e, BR_EFAIL, "fused operator: %d arguments for %d inputs", nargs, p->nin);
@@ -394,19 +394,14 @@ int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e)
         Value *a = x->na > 0 ? &v[x->a[0]] : &none, *b = x->na > 1 ? &v[x->a[1]] : &none;
         switch (x->kind) {
         case CN_IN: v[i] = val_retain(args[x->in]); break;
-        case CN_UN: rc = rt_unary(x->op, a, &v[i], e); break;
-        case CN_BIN: rc = rt_binary(x->op, a, b, &v[i], e); break;
-        case CN_TER: rc = rt_ternary(a, b, &v[x->a[2]], &v[i], e); break;
-        case CN_AGG: rc = rt_agg(x->op, x->dir, a, &v[i], e); break;
-        case CN_TRANS: rc = rt_reorg(OP_TRANS, a, &v[i], e); break;
-        case CN_MM: case CN_MMTL: {
-            Hop h;
-            memset(&h, 0, sizeof h);
-            h.kind = H_MATMUL;
-            h.op = x->kind == CN_MM ? OP_MATMUL : OP_MATMULTL;
-            rc = rt_matmul(&h, a, b, &none, &v[i], e);
+        case CN_UN: rc = ap_unary(x->op, a, &v[i], e); break;
+        case CN_BIN: rc = ap_binary(x->op, a, b, &v[i], e); break;
+        case CN_TER: rc = ap_ternary(a, b, &v[x->a[2]], &v[i], e); break;
+        case CN_AGG: rc = ap_agg(x->op, x->dir, a, &v[i], e); break;
+        case CN_TRANS: rc = ap_reorg(OP_TRANS, a, &v[i], e); break;
+        case CN_MM: case CN_MMTL:
+            rc = ap_matmul(x->kind == CN_MM ? OP_MATMUL : OP_MATMULTL, 0, a, b, &none, &v[i], e);
             break;
-        }
         }
         if (rc && !e->code) br_err(e, BR_EFAIL, "fused operator failed");
     }

@@ -586,3 +586,21 @@ Hop *hop_matmul(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp)
     hop_infer(h);
     return h;
 }
+
+Hop *hop_fold(HopDag *d, Hop *h)
+{
+    if (h->nin == 0) return h;
+    for (int k = 0; k < h->nin; k++)
+        if (!h->in[k] || h->in[k]->kind != H_LIT) return h;
+    Value out = val_none();
+    BrErr e = {0};
+    int rc;
+    switch (h->kind) {
+    case H_UNARY: rc = ap_unary(h->op, &h->in[0]->lit, &out, &e); break;
+    case H_BINARY: rc = ap_binary(h->op, &h->in[0]->lit, &h->in[1]->lit, &out, &e); break;
+    case H_TERNARY: rc = ap_ternary(&h->in[0]->lit, &h->in[1]->lit, &h->in[2]->lit, &out, &e); break;
+    default: return h;
+    }
+    if (rc || !val_is_scalar(&out)) { val_release(&out); return h; }
+    return hop_lit(d, out, h->span);
+}

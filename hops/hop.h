@@ -10,7 +10,7 @@
 
 #include "../base/arena.h"
 #include "../lang/ast.h"
-#include "../runtime/value.h"
+#include "../kernels/apply.h"
 
 typedef enum {
     H_LIT,       /* literal: lit */
@@ -33,9 +33,6 @@ typedef enum {
 /* Execution types (seed 002, section 3.3); the distributed backend is a
  * later stage: an operation that needs it fails with a clear error. */
 enum { EX_CP = 0, EX_DIST = 1 };
-
-/* Index dimension modes of H_RIX / H_LIX. */
-enum { IX_ALL = 0, IX_SINGLE = 1, IX_RANGE = 2 };
 
 typedef struct Hop Hop;
 struct Hop {
@@ -106,6 +103,12 @@ Hop *hop_agg(HopDag *d, OpCode op, AggDir dir, Hop *a, Span sp);
 Hop *hop_reorg(HopDag *d, OpCode op, Hop *a, Span sp);
 Hop *hop_matmul(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp);
 
+/* Constant folding: a unary, binary or ternary h whose inputs are all
+ * literals becomes a new literal HOP holding its value, computed by the
+ * operators' own semantics (kernels/apply.h); h itself when it is not
+ * such a HOP, or when the operation fails or gives no scalar (the error
+ * then stays for run time). */
+Hop *hop_fold(HopDag *d, Hop *h);
 /* Sizes and memory estimate of h from its inputs (call after creating). */
 void hop_infer(Hop *h);
 /* The local memory budget (bytes): 70% of physical memory. Operations

@@ -3,6 +3,8 @@
  * formatting, growable buffers, atomic output files, the parallel writer. */
 #include "ioint.h"
 
+#include "../matrix/format.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -325,7 +328,7 @@ bool io_parse_double(const char *s, const char *end, double *out)
 }
 
 /* Writes v in decimal into buf; returns the length. */
-static int fmt_int(int64_t v, char *buf)
+static int put_int(int64_t v, char *buf)
 {
     char tmp[24];
     int k = 0;
@@ -338,95 +341,22 @@ static int fmt_int(int64_t v, char *buf)
     return n;
 }
 
-/* Writes digits d[0..nd) (no trailing zeros, d[0] != 0) with decimal
- * exponent ex (value d.ddd x 10^ex) the way Java's Double.toString lays
- * them out: plain with at least one fraction digit for 1e-3 <= |x| < 1e7
- * ("3.0", "0.001"), else "d.dddE<ex>" ("1.0E-5", "1.2345678E7"). */
-static int put_java(char *buf, bool neg, const char *d, int nd, int ex)
-{
-    int n = 0;
-    if (neg) buf[n++] = '-';
-    if (ex >= -3 && ex < 7) {
-        if (ex >= 0) {
-            for (int i = 0; i <= ex; i++) buf[n++] = i < nd ? d[i] : '0';
-            buf[n++] = '.';
-            if (nd > ex + 1) {
-                memcpy(buf + n, d + ex + 1, (size_t)(nd - ex - 1));
-                n += nd - ex - 1;
-            } else {
-                buf[n++] = '0';
-            }
-        } else {
-            buf[n++] = '0';
-            buf[n++] = '.';
-            for (int i = 0; i < -ex - 1; i++) buf[n++] = '0';
-            memcpy(buf + n, d, (size_t)nd);
-            n += nd;
-        }
-    } else {
-        buf[n++] = d[0];
-        buf[n++] = '.';
-        if (nd > 1) {
-            memcpy(buf + n, d + 1, (size_t)nd - 1);
-            n += nd - 1;
-        } else {
-            buf[n++] = '0';
-        }
-        buf[n++] = 'E';
-        n += fmt_int(ex, buf + n);
-    }
-    buf[n] = 0;
-    return n;
-}
-
-/* Shortest text that reads back to x, laid out as Java's Double.toString
- * (what SystemDS writes into text and csv files): the 17 correctly
- * rounded digits of %.16e, and their roundings to 15 and 16 digits when
- * those read back to the same bits (each candidate is checked, so the
- * result always round trips). Zero is "0" (SystemDS writes zeros so). */
+/* Java's Double.toString (matrix/format.c, the one implementation), as
+ * SystemDS writes numbers into text and csv files: zero is "0" ("-0"),
+ * integers below 1e7 take a short path with the same text. */
 int io_fmt_double(double x, char *buf)
 {
-    if (isnan(x)) { memcpy(buf, "NaN", 4); return 3; }
-    if (isinf(x)) {
-        if (x > 0) { memcpy(buf, "Infinity", 9); return 8; }
-        memcpy(buf, "-Infinity", 10);
-        return 9;
-    }
     if (x == 0) {
         if (signbit(x)) { memcpy(buf, "-0", 3); return 2; }
         memcpy(buf, "0", 2);
         return 1;
     }
     if (fabs(x) < 1e7 && x == (double)(int64_t)x) {
-        int n = fmt_int((int64_t)x, buf);
+        int n = put_int((int64_t)x, buf);
         memcpy(buf + n, ".0", 3);
         return n + 2;
     }
-    char t[40], d17[17];
-    snprintf(t, sizeof t, "%.16e", fabs(x)); /* d.dddddddddddddddde[+-]xx */
-    d17[0] = t[0];
-    memcpy(d17 + 1, t + 2, 16);
-    int ex = atoi(t + 19);
-    bool neg = x < 0;
-    for (int prec = 15; prec <= 16; prec++) {
-        char d[17];
-        memcpy(d, d17, (size_t)prec);
-        int e2 = ex;
-        if (d17[prec] >= '5') { /* round up, carrying */
-            int i = prec - 1;
-            while (i >= 0 && d[i] == '9') d[i--] = '0';
-            if (i >= 0) d[i]++;
-            else { memmove(d + 1, d, (size_t)prec - 1); d[0] = '1'; e2++; }
-        }
-        int nd = prec;
-        while (nd > 1 && d[nd - 1] == '0') nd--;
-        int n = put_java(buf, neg, d, nd, e2);
-        double y;
-        if (io_parse_double(buf, buf + n, &y) && y == x) return n;
-    }
-    int nd = 17;
-    while (nd > 1 && d17[nd - 1] == '0') nd--;
-    return put_java(buf, neg, d17, nd, ex);
+    return fmt_double(x, buf, FMT_NUM_MAX);
 }
 
 /* ---------- growable buffers ---------- */
@@ -444,7 +374,7 @@ bool io_str_grow(IoStr *s, size_t extra)
     return true;
 }
 
-void io_str_put_int(IoStr *s, int64_t v) { s->n += (size_t)fmt_int(v, s->p + s->n); }
+void io_str_put_int(IoStr *s, int64_t v) { s->n += (size_t)put_int(v, s->p + s->n); }
 
 bool io_str_printf(IoStr *s, const char *fmt, ...)
 {

@@ -10,7 +10,7 @@
 
 #include "../base/diag.h"
 #include "../lang/load.h"
-#include "../runtime/interp.h"
+#include "../kernels/apply.h"
 
 /* ---- compile-time variable information ---- */
 
@@ -111,19 +111,13 @@ static void err(BCtx *c, Span sp, const char *fmt, const char *a, const char *b)
 static Hop *build_expr(BCtx *c, Expr *e);
 
 /* Constant folding during construction (so constants propagate into
- * later statements): executes scalar operators on literal inputs. */
+ * later statements): hop_fold, the same folding as the static rewrites. */
 static Hop *fold(BCtx *c, Hop *h)
 {
     if (c->prog->optlevel == 0) return h;
-    for (int k = 0; k < h->nin; k++)
-        if (!h->in[k] || h->in[k]->kind != H_LIT) return h;
-    Value out = val_none();
-    BrErr e = {0};
-    int rc = h->kind == H_UNARY ? rt_unary(h->op, &h->in[0]->lit, &out, &e)
-           : h->kind == H_BINARY ? rt_binary(h->op, &h->in[0]->lit, &h->in[1]->lit, &out, &e) : -1;
-    if (rc || !val_is_scalar(&out)) { val_release(&out); return h; }
-    c->prog->rw.folded++;
-    return hop_lit(c->dag, out, h->span);
+    Hop *r = hop_fold(c->dag, h);
+    if (r != h) c->prog->rw.folded++;
+    return r;
 }
 
 /* Current value of variable name in the DAG: its binding, or a TREAD. */

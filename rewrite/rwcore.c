@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/interp.h"
 
 /* ---- driver ---- */
 
@@ -229,30 +228,13 @@ static void rw_cse(HopDag *d, RwStats *st)
     free(order);
 }
 
-/* ---- constant folding: execute the operator on its literal inputs ---- */
-
-static bool all_lit(const Hop *h)
-{
-    for (int k = 0; k < h->nin; k++)
-        if (!h->in[k] || h->in[k]->kind != H_LIT) return false;
-    return h->nin > 0;
-}
+/* ---- constant folding (hop_fold) ---- */
 
 static Hop *fold_rule(RwPass *p, Hop *h)
 {
-    if (!all_lit(h)) return h;
-    Value out = val_none();
-    BrErr e = {0};
-    int rc = -1;
-    switch (h->kind) {
-    case H_UNARY: rc = rt_unary(h->op, &h->in[0]->lit, &out, &e); break;
-    case H_BINARY: rc = rt_binary(h->op, &h->in[0]->lit, &h->in[1]->lit, &out, &e); break;
-    case H_TERNARY: rc = rt_ternary(&h->in[0]->lit, &h->in[1]->lit, &h->in[2]->lit, &out, &e); break;
-    default: return h;
-    }
-    if (rc || !val_is_scalar(&out)) { val_release(&out); return h; }  /* errors stay for run time */
-    if (p->st) p->st->folded++;
-    return hop_lit(p->d, out, h->span);
+    Hop *r = hop_fold(p->d, h);
+    if (r != h && p->st) p->st->folded++;
+    return r;
 }
 
 void rw_static(HopDag *d, RwStats *st)

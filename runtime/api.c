@@ -221,7 +221,7 @@ int braid_get_string(BraidScript *s, const char *name, char **out)
     Value *v = st_get(&s->results, name);
     if (!v) return fail(s, "no such output (or the script did not assign it)");
     if (!val_is_scalar(v)) return fail(s, "output is not a scalar");
-    *out = rt_scalar_text(v, false);
+    *out = val_text(v, false);
     return 0;
 }
 

@@ -17,7 +17,7 @@
 #include "../kernels/mm.h"
 #include "../kernels/reorg.h"
 #include "../lang/load.h"
-#include "format.h"
+#include "../matrix/format.h"
 #include "frame.h"
 
 bool rt_given(const Value *v) { return v->kind != V_NONE; }
@@ -326,7 +326,7 @@ static char *to_text(const Value *v, const TsOpts *o, BrErr *e)
         free(it);
         return s;
     }
-    return rt_scalar_text(v, false);
+    return val_text(v, false);
 }
 
 static int b_print(Rt *rt, const Hop *h, Value *a, BrErr *e)
@@ -433,7 +433,7 @@ static int read_list(const char *file, const IoMeta *meta, Value *out, BrErr *e)
 static int write_value(const char *file, const Value *x, const IoWriteOpts *o, BrErr *e)
 {
     if (val_is_scalar(x)) {
-        char *t = rt_scalar_text(x, true);
+        char *t = val_text(x, true);
         const char *vt = x->kind == V_DOUBLE ? "double" : x->kind == V_INT ? "int"
                        : x->kind == V_BOOL ? "boolean" : "string";
         int rc = io_write_scalar_str(file, t, vt, e);
@@ -644,13 +644,13 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
     case BI_EVAL: case BI_EVALLIST: return b_eval(rt, f, h, a, out, e);
     case BI_PARAMSERV: return rt_paramserv(rt, f, h, a, out, e);
     case BI_STOP: {
-        char *s = rt_scalar_text(&a[0], false);
+        char *s = val_text(&a[0], false);
         br_err(e, BR_EFAIL, "%s", s);
         free(s);
         return e->code;
     }
     case BI_ASSERT:
-        if (!rt_truth(&a[0], &b, e)) return e->code;
+        if (!val_truth(&a[0], &b, e)) return e->code;
         if (!b) return br_err(e, BR_EFAIL, "assertion failed");
         *out = val_bool(true);
         return 0;
@@ -732,11 +732,11 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
     case BI_MIN: case BI_MAX: case BI_PMIN: case BI_PMAX: {
         bool isMin = h->bi == BI_MIN || h->bi == BI_PMIN;
         if (nv == 0) return br_err(e, BR_EARG, "%s needs arguments", builtin_info[h->bi].name);
-        if (nv == 1) return rt_agg(isMin ? OP_AMIN : OP_AMAX, DIR_FULL, &va[0], out, e);
+        if (nv == 1) return ap_agg(isMin ? OP_AMIN : OP_AMAX, DIR_FULL, &va[0], out, e);
         Value acc = val_retain(va[0]);
         for (int i = 1; i < nv && !rc; i++) {
             Value nx;
-            rc = rt_binary(isMin ? OP_MIN : OP_MAX, &acc, &va[i], &nx, e);
+            rc = ap_binary(isMin ? OP_MIN : OP_MAX, &acc, &va[i], &nx, e);
             val_release(&acc);
             if (!rc) acc = nx;
         }
@@ -744,20 +744,20 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         return rc;
     }
     case BI_LOG:
-        if (rt_given(&a[1])) return rt_binary(OP_LOGB, &a[0], &a[1], out, e);
-        return rt_unary(OP_LOG, &a[0], out, e);
-    case BI_XOR: return rt_binary(OP_XOR, &a[0], &a[1], out, e);
-    case BI_BITAND: return rt_binary(OP_BITAND, &a[0], &a[1], out, e);
-    case BI_BITOR: return rt_binary(OP_BITOR, &a[0], &a[1], out, e);
-    case BI_BITXOR: return rt_binary(OP_BITXOR, &a[0], &a[1], out, e);
-    case BI_SHIFTL: return rt_binary(OP_SHIFTL, &a[0], &a[1], out, e);
-    case BI_SHIFTR: return rt_binary(OP_SHIFTR, &a[0], &a[1], out, e);
-    case BI_IFELSE: return rt_ternary(&a[0], &a[1], &a[2], out, e);
+        if (rt_given(&a[1])) return ap_binary(OP_LOGB, &a[0], &a[1], out, e);
+        return ap_unary(OP_LOG, &a[0], out, e);
+    case BI_XOR: return ap_binary(OP_XOR, &a[0], &a[1], out, e);
+    case BI_BITAND: return ap_binary(OP_BITAND, &a[0], &a[1], out, e);
+    case BI_BITOR: return ap_binary(OP_BITOR, &a[0], &a[1], out, e);
+    case BI_BITXOR: return ap_binary(OP_BITXOR, &a[0], &a[1], out, e);
+    case BI_SHIFTL: return ap_binary(OP_SHIFTL, &a[0], &a[1], out, e);
+    case BI_SHIFTR: return ap_binary(OP_SHIFTR, &a[0], &a[1], out, e);
+    case BI_IFELSE: return ap_ternary(&a[0], &a[1], &a[2], out, e);
     case BI_PPRED: {
         OpCode cmp = a[2].kind == V_STRING ? ops_cmp_by_name(a[2].s->s) : OP__COUNT;
         if (cmp == OP__COUNT)
             return br_err(e, BR_EARG, "ppred: the comparison must be one of \"> >= < <= == !=\"");
-        return rt_binary(cmp, &a[0], &a[1], out, e);
+        return ap_binary(cmp, &a[0], &a[1], out, e);
     }
     case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN: case BI_CUMMAX: {
         OpCode op = h->bi == BI_CUMSUM ? OP_CUMSUM : h->bi == BI_CUMPROD ? OP_CUMPROD
@@ -956,10 +956,10 @@ int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
         /* builtins that normally map to operators, called with names */
         const char *nm = builtin_info[h->bi].name;
         for (int i = 0; i < OP__COUNT; i++)
-            if (op_info[i].kind == OK_UNARY && !strcmp(op_info[i].name, nm)) return rt_unary((OpCode)i, &a[0], out, e);
+            if (op_info[i].kind == OK_UNARY && !strcmp(op_info[i].name, nm)) return ap_unary((OpCode)i, &a[0], out, e);
         for (int i = 0; i < OP__COUNT; i++)
             if (op_info[i].kind == OK_AGG && !strcmp(op_info[i].name, nm))
-                return rt_agg((OpCode)i, DIR_FULL, &a[0], out, e);
+                return ap_agg((OpCode)i, DIR_FULL, &a[0], out, e);
         return br_err(e, BR_EFAIL, "builtin '%s' is not implemented", nm);
     }
     }

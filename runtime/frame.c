@@ -14,7 +14,7 @@
 
 #include "../base/strbuf.h"
 #include "../io/io.h"
-#include "format.h"
+#include "../matrix/format.h"
 #include "framemap.h"
 #include "framestr.h"
 #include "transform.h"
@@ -24,26 +24,6 @@ static int ret_fb(FB *f, Value *out, BrErr *e)
     if (!f) return e->code ? e->code : br_err(e, BR_EFAIL, "frame operation failed");
     *out = val_frame(f);
     return 0;
-}
-
-/* A value as a frame: frames are borrowed; matrices and scalars convert
- * into *tmp (caller releases). */
-static const FB *as_fb(const Value *v, const char *what, FB **tmp, BrErr *e)
-{
-    *tmp = NULL;
-    if (v->kind == V_FRAME) return v->f;
-    if (v->kind == V_MATRIX) return *tmp = fb_from_mb(v->m, e);
-    if (val_is_scalar(v)) {
-        FbType t = v->kind == V_STRING ? FB_STRING : v->kind == V_INT ? FB_INT64 : v->kind == V_BOOL ? FB_BOOL : FB_FP64;
-        if (!(*tmp = fb_new(1, 1, &t, e))) return NULL;
-        if (t == FB_STRING) fb_set_text(*tmp, 0, 0, v->s->s, v->s->len, e);
-        else if (t == FB_INT64) (*tmp)->c[0]->i[0] = v->i;
-        else fb_set_num(*tmp, 0, 0, val_as_double(v), e);
-        if (e->code) { fb_release(*tmp); *tmp = NULL; }
-        return *tmp;
-    }
-    br_err(e, BR_EARG, "%s: expected a frame, not a %s", what, val_kind_name(v->kind));
-    return NULL;
 }
 
 /* ---- printing ---- */
@@ -190,7 +170,7 @@ static int b_write(Value *a, BrErr *e)
 static char *cell_text(const Value *v)
 {
     if (!val_is_scalar(v)) return NULL;
-    return rt_scalar_text(v, true);
+    return val_text(v, true);
 }
 
 /* Value types from a schema argument: "T1,T2" (one type: every column),
@@ -281,7 +261,7 @@ static int b_frame(Value *a, Value *out, BrErr *e)
     if (data->kind == V_FRAME || data->kind == V_MATRIX) {
         /* a frame or matrix data argument: as.frame, then the schema */
         FB *tmp;
-        const FB *src = as_fb(data, "frame", &tmp, e);
+        const FB *src = ap_as_frame(data, "frame", &tmp, e);
         if (!src) return e->code;
         FbType *types = NULL;
         FB *res = NULL;
@@ -514,7 +494,7 @@ static int b_bind(const Hop *h, Value *va, int nv, Value *out, BrErr *e)
     FB **tmp = calloc((size_t)nv + 1, sizeof(FB *));
     int rc = fs && tmp ? 0 : br_err(e, BR_ENOMEM, "out of memory");
     for (int i = 0; i < nv && !rc; i++)
-        if (!(fs[i] = as_fb(&va[i], h->bi == BI_CBIND ? "cbind" : "rbind", &tmp[i], e))) rc = e->code;
+        if (!(fs[i] = ap_as_frame(&va[i], h->bi == BI_CBIND ? "cbind" : "rbind", &tmp[i], e))) rc = e->code;
     if (!rc) rc = ret_fb(h->bi == BI_CBIND ? fb_cbind(nv, fs, e) : fb_rbind(nv, fs, e), out, e);
     for (int i = 0; tmp && i < nv; i++) fb_release(tmp[i]);
     free(fs);
@@ -574,20 +554,6 @@ static int b_transform(const Hop *h, Value *a, Value *out, BrErr *e)
     }
 }
 
-int rt_frame_lix(const FB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const Value *src, Value *out,
-                 BrErr *e)
-{
-    if (val_is_scalar(src) && (ru - rl != 1 || cu - cl != 1))
-        return br_err(e, BR_EDIM, "left indexing: dimension mismatch: a scalar can only be assigned to a single cell, not a %lldx%lld block",
-                      (long long)(ru - rl), (long long)(cu - cl));
-    FB *tmp;
-    const FB *s = as_fb(src, "left indexing", &tmp, e);
-    if (!s) return e->code;
-    FB *r = fb_lix(t, rl, ru, cl, cu, s, e);
-    fb_release(tmp);
-    return ret_fb(r, out, e);
-}
-
 /* ---- dispatch ---- */
 
 int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrErr *e)
@@ -602,7 +568,7 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrEr
         if (x->kind == V_LIST && x->l->n == 1) x = &x->l->items[0];
         if (x->kind == V_FRAME) { *out = val_retain(*x); return 0; }
         FB *tmp;
-        if (!as_fb(x, "as.frame", &tmp, e)) return e->code;
+        if (!ap_as_frame(x, "as.frame", &tmp, e)) return e->code;
         *out = val_frame(tmp);
         return 0;
     }
@@ -660,53 +626,3 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrEr
     return RT_NOT_MINE;
 }
 
-/* The outcome of comparison op for c = sign of (x - y). */
-static bool cmp_holds(OpCode op, int c)
-{
-    switch (op) {
-    case OP_LT: return c < 0;
-    case OP_LE: return c <= 0;
-    case OP_GT: return c > 0;
-    case OP_GE: return c >= 0;
-    case OP_EQ: return c == 0;
-    default:    return c != 0;   /* OP_NE */
-    }
-}
-
-int rt_frame_compare(OpCode op, const FB *a, const FB *b, Value *out, BrErr *e)
-{
-    if (a->rows != b->rows || a->cols != b->cols)
-        return br_err(e, BR_EDIM, "frame comparison '%s': dimension mismatch: %lldx%lld and %lldx%lld",
-                      op_info[op].name, (long long)a->rows, (long long)a->cols, (long long)b->rows,
-                      (long long)b->cols);
-    FbType *types = br_malloc((size_t)(a->cols ? a->cols : 1) * sizeof(FbType));
-    if (!types) return br_err(e, BR_ENOMEM, "out of memory");
-    for (int64_t j = 0; j < a->cols; j++) types[j] = FB_BOOL;
-    FB *r = fb_new(a->rows, a->cols, types, e);
-    free(types);
-    if (!r) return e->code;
-    char ba[40], bb[40];
-    for (int64_t j = 0; j < a->cols; j++) {
-        FbType ta = a->c[j]->type, tb = b->c[j]->type;
-        FbCol *rc = fb_col_mut(r, j, e);
-        if (!rc) { fb_release(r); return e->code; }
-        for (int64_t i = 0; i < a->rows; i++) {
-            int c;
-            if (ta == FB_STRING || tb == FB_STRING) {
-                const char *x = fb_cell_text(a, i, j, ba), *y = fb_cell_text(b, i, j, bb);
-                if (!x || !y) { rc->b[i] = !x && !y; continue; }
-                c = strcmp(x, y);
-            } else if (ta == FB_FP64 || tb == FB_FP64 || ta == FB_INT64 || tb == FB_INT64) {
-                bool ok;
-                double x = fb_get_num(a, i, j, &ok), y = fb_get_num(b, i, j, &ok);
-                if (isnan(x) || isnan(y)) { rc->b[i] = op == OP_NE; continue; }
-                c = (x > y) - (x < y);
-            } else {
-                c = (int)a->c[j]->b[i] - (int)b->c[j]->b[i];
-            }
-            rc->b[i] = cmp_holds(op, c);
-        }
-    }
-    *out = val_frame(r);
-    return 0;
-}

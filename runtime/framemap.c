@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "../matrix/format.h"
 #include "jlambda.h"
 
 /* One result cell. */

@@ -17,7 +17,7 @@
 #ifndef BRAID_FRAMEMAP_H
 #define BRAID_FRAMEMAP_H
 
-#include "value.h"
+#include "../matrix/value.h"
 
 /* map over frame f; a new frame (refs 1) or NULL with e set. Errors of a
  * cell name its row and column (1-based). */

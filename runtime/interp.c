@@ -145,27 +145,6 @@ static const char *instr_name(const Hop *h)
 
 /* ---- instructions ---- */
 
-bool rt_truth(const Value *v, bool *out, BrErr *e)
-{
-    switch (v->kind) {
-    case V_BOOL: *out = v->b; return true;
-    case V_INT: *out = v->i != 0; return true;
-    case V_DOUBLE: *out = v->d != 0; return true;
-    case V_MATRIX:
-        if (v->m->rows == 1 && v->m->cols == 1) { *out = mb_get(v->m, 0, 0) != 0; return true; }
-        br_err(e, BR_EARG, "a predicate must be a scalar, not a %lldx%lld matrix",
-               (long long)v->m->rows, (long long)v->m->cols);
-        return false;
-    case V_STRING:
-        if (strcmp(v->s->s, "TRUE") == 0 || strcmp(v->s->s, "true") == 0) { *out = true; return true; }
-        if (strcmp(v->s->s, "FALSE") == 0 || strcmp(v->s->s, "false") == 0) { *out = false; return true; }
-        br_err(e, BR_EARG, "a predicate must be boolean, not the string \"%s\"", v->s->s);
-        return false;
-    default:
-        br_err(e, BR_EARG, "a predicate must be a scalar, not a %s", val_kind_name(v->kind));
-        return false;
-    }
-}
 
 static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
@@ -188,12 +167,12 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         if (h->flag) { *out = none; return 0; }   /* exists(X): optional read */
         return br_err(e, BR_EARG, "undefined variable '%s'", h->name);
     }
-    case H_UNARY: return rt_unary(h->op, ARG(0), out, e);
-    case H_BINARY: return rt_binary(h->op, ARG(0), ARG(1), out, e);
-    case H_TERNARY: return rt_ternary(ARG(0), ARG(1), ARG(2), out, e);
-    case H_AGG: return rt_agg(h->op, h->dir, ARG(0), out, e);
-    case H_REORG: return rt_reorg(h->op, ARG(0), out, e);
-    case H_MATMUL: return rt_matmul(h, ARG(0), h->nin > 1 ? ARG(1) : &none, h->nin > 2 ? ARG(2) : &none, out, e);
+    case H_UNARY: return ap_unary(h->op, ARG(0), out, e);
+    case H_BINARY: return ap_binary(h->op, ARG(0), ARG(1), out, e);
+    case H_TERNARY: return ap_ternary(ARG(0), ARG(1), ARG(2), out, e);
+    case H_AGG: return ap_agg(h->op, h->dir, ARG(0), out, e);
+    case H_REORG: return ap_reorg(h->op, ARG(0), out, e);
+    case H_MATMUL: return ap_matmul(h->op, h->flag, ARG(0), h->nin > 1 ? ARG(1) : &none, h->nin > 2 ? ARG(2) : &none, out, e);
     case H_OUT: {
         Value *t = ARG(0);
         if (t->kind != V_LIST || h->out_index >= t->l->n)
@@ -208,14 +187,15 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
     Value *args = h->nin <= 8 ? local : malloc((size_t)h->nin * sizeof(Value));
     for (int k = 0; k < h->nin; k++) args[k] = *ARG(k);
     int rc = 0;
+    IxSpec ix = {h->rmode, h->cmode, h->has_col};
     switch (h->kind) {
-    case H_RIX: rc = rt_rix(h, args, out, e); break;
+    case H_RIX: rc = ap_rix(&ix, args, out, e); break;
     case H_LIX: {
         /* in place when this is the target register's last use */
         bool last = false;
         for (int k = 0; k < in->nfree; k++) if (in->frees[k] == in->in[0]) last = true;
         for (int k = 1; k < h->nin; k++) if (in->in[k] == in->in[0]) last = false;
-        rc = rt_lix(h, args, last, out, e);
+        rc = ap_lix(&ix, args, last, out, e);
         if (last && args[0].kind == V_NONE) regs[in->in[0]] = val_none();
         break;
     }
@@ -357,7 +337,7 @@ static int eval_pred(Rt *rt, Frame *f, PBlock *b, bool *res)
     bool ok = false;
     BrErr e = {0};
     if (!rc) {
-        ok = rt_truth(&regs[code->pred_reg], res, &e);
+        ok = val_truth(&regs[code->pred_reg], res, &e);
         free_regs(regs, code->nregs);
     }
     rc_release(rcc);

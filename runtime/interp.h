@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "../plan/build.h"
+#include "../kernels/apply.h"
 #include "symtab.h"
 
 typedef struct RtOptions {
@@ -59,19 +60,8 @@ int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
 void rt_print_error(const Rt *rt, FILE *f);
 void rt_print_stats(Rt *rt, FILE *f, int top);
 
-/* Instruction semantics (runtime/eval.c, runtime/builtins.c). On error
- * they return non-zero with e set; *out receives a new value. */
-int rt_unary(OpCode op, const Value *a, Value *out, BrErr *e);
-int rt_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e);
-int rt_ternary(const Value *c, const Value *a, const Value *b, Value *out, BrErr *e);
-int rt_agg(OpCode op, AggDir dir, const Value *a, Value *out, BrErr *e);
-int rt_reorg(OpCode op, const Value *a, Value *out, BrErr *e);
-/* Matrix products: %*%, tsmm (a), mmchain (a = X, b = v, c = w or none),
- * tmm (t(a) %*% b). */
-int rt_matmul(const Hop *h, const Value *a, const Value *b, const Value *c, Value *out, BrErr *e);
-int rt_rix(const Hop *h, Value *args, Value *out, BrErr *e);
-/* Left indexing; may steal args[0] (set to V_NONE) to update in place. */
-int rt_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e);
+/* Builtin functions (runtime/builtins.c). On error they return non-zero
+ * with e set; *out receives a new value. */
 int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
 /* Argument helpers of the builtins (runtime/builtins.c): whether an
  * optional argument was given, a number (also a 1x1 matrix or a numeric
@@ -102,8 +92,5 @@ int rt_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, 
                      BrErr *e);
 /* paramserv(model=, features=, labels=, upd=, agg=, ...) (runtime/paramserv.c) */
 int rt_paramserv(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e);
-/* Text of a scalar as print() shows it (malloc'd). */
-char *rt_scalar_text(const Value *v, bool for_file);
-bool rt_truth(const Value *v, bool *out, BrErr *e);
 
 #endif

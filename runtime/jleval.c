@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <strings.h>
 
-#include "format.h"
+#include "../matrix/format.h"
 
 /* ---- scratch memory ---- */
 

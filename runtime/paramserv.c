@@ -199,7 +199,7 @@ static int list_binary(OpCode op, const List *a, const Value *b, bool b_is_list,
     Value r = val_list_new(a->n);
     for (int i = 0; i < a->n; i++) {
         Value c = val_none();
-        if (rt_binary(op, &a->items[i], b_is_list ? &b->l->items[i] : b, &c, e) ||
+        if (ap_binary(op, &a->items[i], b_is_list ? &b->l->items[i] : b, &c, e) ||
             list_append(r.l, c, a->names ? a->names[i] : NULL, e)) {
             val_release(&r);
             return e->code ? e->code : BR_EFAIL;

@@ -4,7 +4,7 @@
 #ifndef BRAID_SYMTAB_H
 #define BRAID_SYMTAB_H
 
-#include "value.h"
+#include "../matrix/value.h"
 
 typedef struct SymTab {
     const char **keys;

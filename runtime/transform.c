@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "format.h"
+#include "../matrix/format.h"
 
 #define TF_SEP "\xc2\xb7" /* U+00B7, SystemDS's Lop.DATATYPE_PREFIX */
 

@@ -3,7 +3,7 @@
  * SystemDS's toString sets it up) and from the conformance cases
  * scalar_print_double, scalar_printf and scalar_tostring. */
 #include "t.h"
-#include "runtime/format.h"
+#include "matrix/format.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

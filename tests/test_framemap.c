@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/format.h"
+#include "../matrix/format.h"
 #include "../runtime/framemap.h"
 #include "../runtime/jlambda.h"
 #include "t.h"

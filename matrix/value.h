@@ -65,4 +65,11 @@ const char *val_kind_name(VKind k);
 /* A list copy sharing items (for copy-on-write of lists). */
 Value val_list_copy(const List *l, BrErr *e);
 
+/* Text of a scalar as print() shows it (malloc'd, caller frees); for_file:
+ * booleans as write() puts them into a file ("true"/"false"). */
+char *val_text(const Value *v, bool for_file);
+/* The truth of a predicate value (a scalar, a 1x1 matrix, "TRUE"/"FALSE");
+ * false with e set for anything else. */
+bool val_truth(const Value *v, bool *out, BrErr *e);
+
 #endif

@@ -1,32 +1,109 @@
-/* eval.c: the semantics of the operator instructions over run-time values:
- * scalar arithmetic (int64 vs double vs boolean vs string, as SystemDS),
- * matrix kernels for matrix operands, aggregates, indexing. */
-#include "interp.h"
+/* apply.c: the semantics of the operators over run-time values (see
+ * apply.h): scalar arithmetic (int64 vs double vs boolean vs string, as
+ * SystemDS), matrix kernels for matrix operands, aggregates, indexing of
+ * matrices, frames and lists, comparisons of frames. */
+#include "apply.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../kernels/agg.h"
-#include "../kernels/ew.h"
-#include "../kernels/mm.h"
-#include "../kernels/reorg.h"
-#include "format.h"
-#include "frame.h"
+#include "agg.h"
+#include "ew.h"
+#include "mm.h"
+#include "reorg.h"
+
+/* ---- frames ---- */
+
+/* A value as a frame: frames are borrowed; matrices and scalars convert
+ * into *tmp (caller releases). */
+const FB *ap_as_frame(const Value *v, const char *what, FB **tmp, BrErr *e)
+{
+    *tmp = NULL;
+    if (v->kind == V_FRAME) return v->f;
+    if (v->kind == V_MATRIX) return *tmp = fb_from_mb(v->m, e);
+    if (val_is_scalar(v)) {
+        FbType t = v->kind == V_STRING ? FB_STRING : v->kind == V_INT ? FB_INT64 : v->kind == V_BOOL ? FB_BOOL : FB_FP64;
+        if (!(*tmp = fb_new(1, 1, &t, e))) return NULL;
+        if (t == FB_STRING) fb_set_text(*tmp, 0, 0, v->s->s, v->s->len, e);
+        else if (t == FB_INT64) (*tmp)->c[0]->i[0] = v->i;
+        else fb_set_num(*tmp, 0, 0, val_as_double(v), e);
+        if (e->code) { fb_release(*tmp); *tmp = NULL; }
+        return *tmp;
+    }
+    br_err(e, BR_EARG, "%s: expected a frame, not a %s", what, val_kind_name(v->kind));
+    return NULL;
+}
+
+/* The outcome of comparison op for c = sign of (x - y). */
+static bool cmp_holds(OpCode op, int c)
+{
+    switch (op) {
+    case OP_LT: return c < 0;
+    case OP_LE: return c <= 0;
+    case OP_GT: return c > 0;
+    case OP_GE: return c >= 0;
+    case OP_EQ: return c == 0;
+    default:    return c != 0;   /* OP_NE */
+    }
+}
+
+static int frame_compare(OpCode op, const FB *a, const FB *b, Value *out, BrErr *e)
+{
+    if (a->rows != b->rows || a->cols != b->cols)
+        return br_err(e, BR_EDIM, "frame comparison '%s': dimension mismatch: %lldx%lld and %lldx%lld",
+                      op_info[op].name, (long long)a->rows, (long long)a->cols, (long long)b->rows,
+                      (long long)b->cols);
+    FbType *types = br_malloc((size_t)(a->cols ? a->cols : 1) * sizeof(FbType));
+    if (!types) return br_err(e, BR_ENOMEM, "out of memory");
+    for (int64_t j = 0; j < a->cols; j++) types[j] = FB_BOOL;
+    FB *r = fb_new(a->rows, a->cols, types, e);
+    free(types);
+    if (!r) return e->code;
+    char ba[40], bb[40];
+    for (int64_t j = 0; j < a->cols; j++) {
+        FbType ta = a->c[j]->type, tb = b->c[j]->type;
+        FbCol *rc = fb_col_mut(r, j, e);
+        if (!rc) { fb_release(r); return e->code; }
+        for (int64_t i = 0; i < a->rows; i++) {
+            int c;
+            if (ta == FB_STRING || tb == FB_STRING) {
+                const char *x = fb_cell_text(a, i, j, ba), *y = fb_cell_text(b, i, j, bb);
+                if (!x || !y) { rc->b[i] = !x && !y; continue; }
+                c = strcmp(x, y);
+            } else if (ta == FB_FP64 || tb == FB_FP64 || ta == FB_INT64 || tb == FB_INT64) {
+                bool ok;
+                double x = fb_get_num(a, i, j, &ok), y = fb_get_num(b, i, j, &ok);
+                if (isnan(x) || isnan(y)) { rc->b[i] = op == OP_NE; continue; }
+                c = (x > y) - (x < y);
+            } else {
+                c = (int)a->c[j]->b[i] - (int)b->c[j]->b[i];
+            }
+            rc->b[i] = cmp_holds(op, c);
+        }
+    }
+    *out = val_frame(r);
+    return 0;
+}
+
+static int frame_lix(const FB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const Value *src, Value *out,
+                 BrErr *e)
+{
+    if (val_is_scalar(src) && (ru - rl != 1 || cu - cl != 1))
+        return br_err(e, BR_EDIM, "left indexing: dimension mismatch: a scalar can only be assigned to a single cell, not a %lldx%lld block",
+                      (long long)(ru - rl), (long long)(cu - cl));
+    FB *tmp;
+    const FB *s = ap_as_frame(src, "left indexing", &tmp, e);
+    if (!s) return e->code;
+    FB *r = fb_lix(t, rl, ru, cl, cu, s, e);
+    fb_release(tmp);
+    if (!r) return e->code;
+    *out = val_frame(r);
+    return 0;
+}
 
 /* ---- scalars ---- */
 
-char *rt_scalar_text(const Value *v, bool for_file)
-{
-    char buf[64];
-    switch (v->kind) {
-    case V_DOUBLE: fmt_double(v->d, buf, sizeof buf); return br_strdup(buf);
-    case V_INT: fmt_int(v->i, buf, sizeof buf); return br_strdup(buf);
-    case V_BOOL: return br_strdup(for_file ? fmt_bool_file(v->b) : fmt_bool(v->b));
-    case V_STRING: return br_strdup(v->s->s);
-    default: return br_strdup(val_kind_name(v->kind));
-    }
-}
 
 static bool intlike(const Value *v) { return v->kind == V_INT || v->kind == V_BOOL; }
 static int64_t ival(const Value *v) { return v->kind == V_INT ? v->i : (int64_t)v->b; }
@@ -37,7 +114,7 @@ static int scalar_binary(OpCode op, const Value *a, const Value *b, Value *out, 
 {
     if (a->kind == V_STRING || b->kind == V_STRING) {
         if (op == OP_PLUS) {
-            char *x = rt_scalar_text(a, false), *y = rt_scalar_text(b, false);
+            char *x = val_text(a, false), *y = val_text(b, false);
             size_t lx = strlen(x), ly = strlen(y);
             char *s = malloc(lx + ly + 1);
             memcpy(s, x, lx);
@@ -102,7 +179,7 @@ static int need_numeric(const Value *v, const char *what, BrErr *e)
     return br_err(e, BR_EARG, "%s: expected a matrix or a number, got a %s", what, val_kind_name(v->kind));
 }
 
-int rt_unary(OpCode op, const Value *a, Value *out, BrErr *e)
+int ap_unary(OpCode op, const Value *a, Value *out, BrErr *e)
 {
     if (a->kind == V_MATRIX) return wrap(k_unary(op, a->m, e), out, e);
     if (op == OP_NOT) {
@@ -122,11 +199,11 @@ int rt_unary(OpCode op, const Value *a, Value *out, BrErr *e)
     return 0;
 }
 
-int rt_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e)
+int ap_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e)
 {
     bool am = a->kind == V_MATRIX, bm = b->kind == V_MATRIX;
     if (a->kind == V_FRAME && b->kind == V_FRAME && (op_info[op].flags & OF_CMP))
-        return rt_frame_compare(op, a->f, b->f, out, e);
+        return frame_compare(op, a->f, b->f, out, e);
     if (!am && !bm) {
         if (!val_is_scalar(a) || !val_is_scalar(b))
             return br_err(e, BR_EARG, "operator '%s' is not defined for %s and %s", op_info[op].name,
@@ -139,11 +216,11 @@ int rt_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e)
     return wrap(k_binary_sm(op, val_as_double(a), b->m, e), out, e);
 }
 
-int rt_ternary(const Value *c, const Value *a, const Value *b, Value *out, BrErr *e)
+int ap_ternary(const Value *c, const Value *a, const Value *b, Value *out, BrErr *e)
 {
     if (c->kind != V_MATRIX && a->kind != V_MATRIX && b->kind != V_MATRIX) {
         bool t;
-        if (!rt_truth(c, &t, e)) return e->code;
+        if (!val_truth(c, &t, e)) return e->code;
         *out = val_retain(t ? *a : *b);
         return 0;
     }
@@ -165,7 +242,7 @@ static const MB *as_mb(const Value *v, MB **tmp, BrErr *e)
     return *tmp;
 }
 
-int rt_agg(OpCode op, AggDir dir, const Value *a, Value *out, BrErr *e)
+int ap_agg(OpCode op, AggDir dir, const Value *a, Value *out, BrErr *e)
 {
     MB *tmp;
     const MB *m = as_mb(a, &tmp, e);
@@ -186,7 +263,7 @@ int rt_agg(OpCode op, AggDir dir, const Value *a, Value *out, BrErr *e)
     return rc;
 }
 
-int rt_reorg(OpCode op, const Value *a, Value *out, BrErr *e)
+int ap_reorg(OpCode op, const Value *a, Value *out, BrErr *e)
 {
     MB *tmp;
     const MB *m = as_mb(a, &tmp, e);
@@ -196,19 +273,19 @@ int rt_reorg(OpCode op, const Value *a, Value *out, BrErr *e)
     return wrap(r, out, e);
 }
 
-int rt_matmul(const Hop *h, const Value *a, const Value *b, const Value *c, Value *out, BrErr *e)
+int ap_matmul(OpCode op, int left, const Value *a, const Value *b, const Value *c, Value *out, BrErr *e)
 {
     MB *ta = NULL, *tb = NULL, *tc = NULL;
     const MB *x = as_mb(a, &ta, e), *y = NULL, *w = NULL;
     MB *r = NULL;
     if (!x) return e->code;
-    if (h->op == OP_TSMM) {
-        r = k_tsmm(x, h->flag != 0, e);
+    if (op == OP_TSMM) {
+        r = k_tsmm(x, left != 0, e);
     } else if ((y = as_mb(b, &tb, e))) {
-        if (h->op == OP_MMCHAIN) {
+        if (op == OP_MMCHAIN) {
             if (c->kind != V_NONE) w = as_mb(c, &tc, e);
             if (c->kind == V_NONE || w) r = k_mmchain(x, y, w, e);
-        } else if (h->op == OP_MATMULTL) {
+        } else if (op == OP_MATMULTL) {
             r = k_matmul_tl(x, y, e);
         } else {
             r = k_matmul(x, y, e);
@@ -252,11 +329,11 @@ static int ix_range(int mode, const Value *lo, const Value *hi, int64_t n, const
     return 0;
 }
 
-static int list_index(const Hop *h, Value *args, Value *out, BrErr *e)
+static int list_index(const IxSpec *ix, Value *args, Value *out, BrErr *e)
 {
     List *l = args[0].l;
     Value *lo = &args[1];
-    if (h->rmode == IX_SINGLE && lo->kind == V_STRING) {
+    if (ix->rmode == IX_SINGLE && lo->kind == V_STRING) {
         int k = list_find(l, lo->s->s);
         if (k < 0) return br_err(e, BR_EINDEX, "list has no element named '%s' (index)", lo->s->s);
         Value r = val_list_new(1);
@@ -265,7 +342,7 @@ static int list_index(const Hop *h, Value *args, Value *out, BrErr *e)
         return 0;
     }
     int64_t a, b;
-    if (ix_range(h->rmode, lo, &args[2], l->n, "list element", &a, &b, e)) return e->code;
+    if (ix_range(ix->rmode, lo, &args[2], l->n, "list element", &a, &b, e)) return e->code;
     Value r = val_list_new((int)(b - a));
     for (int64_t k = a; k < b; k++)
         list_append(r.l, val_retain(l->items[k]), l->names ? l->names[k] : NULL, e);
@@ -274,29 +351,29 @@ static int list_index(const Hop *h, Value *args, Value *out, BrErr *e)
 }
 
 /* F[rows, cols] of a frame: the slice keeps names and value types. */
-static int frame_index(const Hop *h, Value *args, Value *out, BrErr *e)
+static int frame_index(const IxSpec *ix, Value *args, Value *out, BrErr *e)
 {
     const FB *f = args[0].f;
     int64_t rl, ru, cl = 0, cu = f->cols;
-    if (ix_range(h->rmode, &args[1], &args[2], f->rows, "row", &rl, &ru, e)) return e->code;
-    if (h->has_col && ix_range(h->cmode, &args[3], &args[4], f->cols, "column", &cl, &cu, e)) return e->code;
+    if (ix_range(ix->rmode, &args[1], &args[2], f->rows, "row", &rl, &ru, e)) return e->code;
+    if (ix->has_col && ix_range(ix->cmode, &args[3], &args[4], f->cols, "column", &cl, &cu, e)) return e->code;
     FB *r = fb_slice(f, rl, ru, cl, cu, e);
     if (!r) return e->code;
     *out = val_frame(r);
     return 0;
 }
 
-int rt_rix(const Hop *h, Value *args, Value *out, BrErr *e)
+int ap_rix(const IxSpec *ix, Value *args, Value *out, BrErr *e)
 {
     Value *t = &args[0];
-    if (t->kind == V_LIST) return list_index(h, args, out, e);
-    if (t->kind == V_FRAME) return frame_index(h, args, out, e);
+    if (t->kind == V_LIST) return list_index(ix, args, out, e);
+    if (t->kind == V_FRAME) return frame_index(ix, args, out, e);
     if (t->kind != V_MATRIX) {
-        if (val_is_numeric(t) && h->has_col) { /* scalar[1,1] */
+        if (val_is_numeric(t) && ix->has_col) { /* scalar[1,1] */
             MB *tmp = mb_scalar(val_as_double(t), e);
             Value v = val_matrix(tmp);
             Value a2[5] = {v, args[1], args[2], args[3], args[4]};
-            int rc = rt_rix(h, a2, out, e);
+            int rc = ap_rix(ix, a2, out, e);
             val_release(&v);
             return rc;
         }
@@ -304,17 +381,17 @@ int rt_rix(const Hop *h, Value *args, Value *out, BrErr *e)
     }
     const MB *m = t->m;
     int64_t rl, ru, cl, cu;
-    if (!h->has_col) {
+    if (!ix->has_col) {
         /* X[i] on a matrix: rows of a column vector, or cells in row-major order */
-        if (ix_range(h->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
+        if (ix_range(ix->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
         return wrap(k_slice(m, rl, ru, 0, m->cols, e), out, e);
     }
-    if (ix_range(h->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
-    if (ix_range(h->cmode, &args[3], &args[4], m->cols, "column", &cl, &cu, e)) return e->code;
+    if (ix_range(ix->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
+    if (ix_range(ix->cmode, &args[3], &args[4], m->cols, "column", &cl, &cu, e)) return e->code;
     return wrap(k_slice(m, rl, ru, cl, cu, e), out, e);
 }
 
-static int list_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e)
+static int list_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, BrErr *e)
 {
     Value lv;
     if (can_steal && args[0].l->refs == 1) { lv = args[0]; args[0] = val_none(); }
@@ -324,7 +401,7 @@ static int list_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr
     Value src = args[1];
     if (src.kind == V_LIST && src.l->n == 1) src = src.l->items[0];
     int64_t k;
-    if (h->rmode == IX_SINGLE && args[2].kind == V_STRING) {
+    if (ix->rmode == IX_SINGLE && args[2].kind == V_STRING) {
         int i = list_find(l, args[2].s->s);
         if (i < 0) {
             list_append(l, val_retain(src), args[2].s->s, e);
@@ -334,7 +411,7 @@ static int list_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr
         k = i;
     } else {
         double d;
-        if (h->rmode != IX_SINGLE || ix_num(&args[2], &d, e)) {
+        if (ix->rmode != IX_SINGLE || ix_num(&args[2], &d, e)) {
             val_release(&lv);
             return e->code ? e->code : br_err(e, BR_EINDEX, "list left indexing needs a single index");
         }
@@ -352,23 +429,23 @@ static int list_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr
     return 0;
 }
 
-int rt_lix(const Hop *h, Value *args, bool can_steal, Value *out, BrErr *e)
+int ap_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, BrErr *e)
 {
     Value *t = &args[0];
-    if (t->kind == V_LIST) return list_lix(h, args, can_steal, out, e);
+    if (t->kind == V_LIST) return list_lix(ix, args, can_steal, out, e);
     if (t->kind == V_FRAME) {
         int64_t rl, ru, cl = 0, cu = t->f->cols;
-        if (ix_range(h->rmode, &args[2], &args[3], t->f->rows, "row", &rl, &ru, e)) return e->code;
-        if (h->has_col && ix_range(h->cmode, &args[4], &args[5], t->f->cols, "column", &cl, &cu, e)) return e->code;
-        return rt_frame_lix(t->f, rl, ru, cl, cu, &args[1], out, e);
+        if (ix_range(ix->rmode, &args[2], &args[3], t->f->rows, "row", &rl, &ru, e)) return e->code;
+        if (ix->has_col && ix_range(ix->cmode, &args[4], &args[5], t->f->cols, "column", &cl, &cu, e)) return e->code;
+        return frame_lix(t->f, rl, ru, cl, cu, &args[1], out, e);
     }
     if (t->kind != V_MATRIX)
         return br_err(e, BR_EINDEX, "left indexing needs a matrix or list, not a %s", val_kind_name(t->kind));
     MB *m = t->m;
     int64_t rl, ru, cl, cu;
-    if (ix_range(h->rmode, &args[2], &args[3], m->rows, "row", &rl, &ru, e)) return e->code;
-    if (h->has_col) {
-        if (ix_range(h->cmode, &args[4], &args[5], m->cols, "column", &cl, &cu, e)) return e->code;
+    if (ix_range(ix->rmode, &args[2], &args[3], m->rows, "row", &rl, &ru, e)) return e->code;
+    if (ix->has_col) {
+        if (ix_range(ix->cmode, &args[4], &args[5], m->cols, "column", &cl, &cu, e)) return e->code;
     } else { cl = 0; cu = m->cols; }
     const Value *src = &args[1];
     bool inplace = can_steal && m->refs == 1;

@@ -13,7 +13,7 @@
 #ifndef BRAID_FORMAT_H
 #define BRAID_FORMAT_H
 
-#include "matrix/mb.h"
+#include "mb.h"
 
 /* Buffer size that holds any fmt_double or fmt_int result. */
 #define FMT_NUM_MAX 32

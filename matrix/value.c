@@ -1,6 +1,8 @@
 /* value.c: reference-counted run-time values. */
 #include "value.h"
 
+#include "format.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,4 +143,38 @@ Value val_list_copy(const List *l, BrErr *e)
             return r;
         }
     return r;
+}
+
+char *val_text(const Value *v, bool for_file)
+{
+    char buf[64];
+    switch (v->kind) {
+    case V_DOUBLE: fmt_double(v->d, buf, sizeof buf); return br_strdup(buf);
+    case V_INT: fmt_int(v->i, buf, sizeof buf); return br_strdup(buf);
+    case V_BOOL: return br_strdup(for_file ? fmt_bool_file(v->b) : fmt_bool(v->b));
+    case V_STRING: return br_strdup(v->s->s);
+    default: return br_strdup(val_kind_name(v->kind));
+    }
+}
+
+bool val_truth(const Value *v, bool *out, BrErr *e)
+{
+    switch (v->kind) {
+    case V_BOOL: *out = v->b; return true;
+    case V_INT: *out = v->i != 0; return true;
+    case V_DOUBLE: *out = v->d != 0; return true;
+    case V_MATRIX:
+        if (v->m->rows == 1 && v->m->cols == 1) { *out = mb_get(v->m, 0, 0) != 0; return true; }
+        br_err(e, BR_EARG, "a predicate must be a scalar, not a %lldx%lld matrix",
+               (long long)v->m->rows, (long long)v->m->cols);
+        return false;
+    case V_STRING:
+        if (strcmp(v->s->s, "TRUE") == 0 || strcmp(v->s->s, "true") == 0) { *out = true; return true; }
+        if (strcmp(v->s->s, "FALSE") == 0 || strcmp(v->s->s, "false") == 0) { *out = false; return true; }
+        br_err(e, BR_EARG, "a predicate must be boolean, not the string \"%s\"", v->s->s);
+        return false;
+    default:
+        br_err(e, BR_EARG, "a predicate must be a scalar, not a %s", val_kind_name(v->kind));
+        return false;
+    }
 }

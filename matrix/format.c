@@ -8,8 +8,8 @@
  * deciding exact ties by the binary value. Both are reproduced here on the
  * digit strings; C's printf is used only to find digits and for the exact
  * tie case of DecimalFormat. Assumes the "C" numeric locale. */
-#include "runtime/format.h"
-#include "base/strbuf.h"
+#include "format.h"
+#include "../base/strbuf.h"
 
 #include <ctype.h>
 #include <float.h>
@@ -86,6 +86,58 @@ static void full_prec(double ax, Dec *D)
     parse_e(buf, D);
 }
 
+/* Does the decimal d[0].d[1]..d[prec-1] x 10^ex read back as ax? Exact
+ * in double arithmetic when the digits fit 53 bits and the power of ten is
+ * exact (Clinger's fast path), else by strtod. */
+static bool reads_back(double ax, const char *d, int prec, int ex)
+{
+    static const double p10[23] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    uint64_t mant = 0;
+    for (int i = 0; i < prec; i++) mant = mant * 10 + (uint64_t)(d[i] - '0');
+    int e10 = ex - (prec - 1);
+    if (mant <= ((uint64_t)1 << 53) && e10 >= -22 && e10 <= 22)
+        return (e10 >= 0 ? (double)mant * p10[e10] : (double)mant / p10[-e10]) == ax;
+    char buf[48];
+    int n = 0;
+    buf[n++] = d[0];
+    buf[n++] = '.';
+    memcpy(buf + n, d + 1, (size_t)prec - 1);
+    n += prec - 1;
+    snprintf(buf + n, sizeof buf - (size_t)n, "e%d", ex);
+    return strtod(buf, NULL) == ax;
+}
+
+/* Rounds the 17 digits of d17 (exponent ex) to prec digits into D (as
+ * parse_e leaves it); true when that decimal reads back as ax. */
+static bool try_round(double ax, const char *d17, int ex, int prec, Dec *D)
+{
+    char d[24];
+    memcpy(d, d17, (size_t)prec);
+    if (d17[prec] >= '5') {    /* round up, carrying */
+        int i = prec - 1;
+        while (i >= 0 && d[i] == '9') d[i--] = '0';
+        if (i >= 0) d[i]++;
+        else { memmove(d + 1, d, (size_t)prec - 1); d[0] = '1'; ex++; }
+    }
+    if (!reads_back(ax, d, prec, ex)) return false;
+    memcpy(D->d, d, (size_t)prec);
+    D->n = prec;
+    D->e = ex;
+    while (D->n > 1 && D->d[D->n - 1] == '0') D->n--;
+    return true;
+}
+
+/* The correctly rounded 16 digits of ax into D when they read back. */
+static bool try_16(double ax, Dec *D)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, "%.15e", ax);
+    if (strtod(buf, NULL) != ax) return false;
+    parse_e(buf, D);
+    return true;
+}
+
 /* Shortest digits of ax (finite, > 0) that read back as ax; of several
  * such decimals the closest. As Java, a one-digit result is replaced by the
  * closest two-digit decimal when that also reads back (4.9E-324). */
@@ -95,13 +147,26 @@ static void shortest(double ax, Dec *D)
         /* For normal doubles half an ulp is below half a unit in the 15th
          * digit, so every decimal of <= 15 digits that reads back equals
          * the 15-digit rounding: if that reads back, stripping its zeros
-         * gives the shortest; otherwise 16 or 17 digits are needed. */
-        if (!try_prec(ax, 14, D) && !try_prec(ax, 15, D)) full_prec(ax, D);
+         * gives the shortest; otherwise 16 or 17 digits are needed. The
+         * roundings come from the correctly rounded 17 digits, which gives
+         * the correct rounding to 15 digits whenever that one can read
+         * back, and to 16 digits unless the 17th digit is a 5 (it may come
+         * from rounding up a 4: then printf rounds the exact value). */
+        char t[48], d17[18];
+        snprintf(t, sizeof t, "%.16e", ax);   /* d.dddddddddddddddde[+-]xx */
+        d17[0] = t[0];
+        memcpy(d17 + 1, t + 2, 16);
+        d17[17] = 0;
+        int ex = atoi(t + 19);
+        if (try_round(ax, d17, ex, 15, D)) goto done;
+        if (d17[16] != '5' ? try_round(ax, d17, ex, 16, D) : try_16(ax, D)) goto done;
+        parse_e(t, D);
     } else {
         int p = 0;
         while (p < 16 && !try_prec(ax, p, D)) p++;
         if (p == 16) full_prec(ax, D);
     }
+done:
     if (D->n == 1) {
         Dec two;
         if (try_prec(ax, 1, &two)) *D = two;
