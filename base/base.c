@@ -156,3 +156,14 @@ int64_t br_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+double br_mem_budget(void)
+{
+    static double budget; /* a constant of the machine, computed once */
+    if (budget == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
+        budget = pages > 0 && ps > 0 ? 0.7 * (double)pages * (double)ps : 1e10;
+    }
+    return budget;
+}
+

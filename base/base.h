@@ -45,6 +45,12 @@ void br_set_threads(int n);       /* n <= 0: all cores */
 /* Minimum work (cells) before a kernel goes parallel. */
 #define BR_PAR_MIN 65536
 
+/* The local memory budget (bytes): 70% of physical memory. Operations
+ * whose least memory exceeds it run distributed (execution type EX_DIST). */
+double br_mem_budget(void);
+/* Execution types (seed 002, section 3.3): where an operation runs. */
+enum { EX_CP = 0, EX_DIST = 1 };
+
 /* Monotonic clock in nanoseconds. */
 int64_t br_now_ns(void);
 

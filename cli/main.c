@@ -14,6 +14,7 @@
 #include "../base/diag.h"
 #include "../lang/load.h"
 #include "../runtime/config.h"
+#include "../plan/build.h"
 #include "../runtime/interp.h"
 
 static void usage(FILE *f)

@@ -369,7 +369,7 @@ void cg_outer_inputs(const CPlan *p, int *u, int *v, int *side);
 
 /* h: the H_SPOOF hop (its inputs carry the plan's size estimates; may
  * be NULL). */
-int cg_op_exec(CgContext *c, CgOp *op, const Hop *h, Value *args, int nargs, Value *out, BrErr *e);
+int cg_op_exec(CgContext *c, CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e);
 /* The reference path: evaluates the CPlan with the unfused kernels. */
 int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e);
 

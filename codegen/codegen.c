@@ -245,12 +245,12 @@ done:
     memo_free(m);
 }
 
-int cg_exec(CgContext *c, const Hop *h, Value *args, Value *out, BrErr *e)
+int cg_exec(CgContext *c, void *handle, const int64_t *est, int nin, Value *args, Value *out, BrErr *e)
 {
-    CgOp *op = h->spoof;
-    if (!c || !op) return br_err(e, BR_EFAIL, "fused operator '%s' is not available", hop_opname(h));
+    CgOp *op = handle;
+    if (!c || !op) return br_err(e, BR_EFAIL, "fused operator is not available");
     __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
-    return cg_op_exec(c, op, h, args, h->nin, out, e);
+    return cg_op_exec(c, op, nin == op->plan->nin ? est : NULL, args, nin, out, e);
 }
 
 void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out)

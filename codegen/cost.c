@@ -624,7 +624,7 @@ static double op_time(const CostCtx *x, const CVec *v, double out)
                   v->vflops * v->scale / (mc->vecmat > 0 ? mc->vecmat : mc->flops) + v->xtime;
     double t = fmax(rd / mc->read_bw, comp) + out / mc->write_bw;
     /* constraint: inputs and output of one operator within the budget */
-    if (rd + out > hop_mem_budget()) return INFINITY;
+    if (rd + out > br_mem_budget()) return INFINITY;
     return t;
 }
 

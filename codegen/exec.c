@@ -183,25 +183,24 @@ static bool expansion_waste(const CPlan *p, const int64_t *rows, const int64_t *
     return dense > ROW_EXPAND_WASTE * work;
 }
 
-static bool wasteful_expansion(const CPlan *p, const Bind *b, const Hop *h, SizeChecks sz)
+static bool wasteful_expansion(const CPlan *p, const Bind *b, const int64_t *est, SizeChecks sz)
 {
     int n = p->nin;
     int64_t *v = br_malloc((size_t)(6 * n + 6) * sizeof(int64_t));
     if (!v) return false;
     int64_t *r = v, *c = v + n + 1, *z = v + 2 * n + 2, *er = v + 3 * n + 3, *ec = v + 4 * n + 4, *ez = v + 5 * n + 5;
-    bool est = sz == SZ_SURPRISE && h && h->nin == n;
+    bool use = sz == SZ_SURPRISE && est;
     for (int k = 0; k < n; k++) {
         const MB *m = b->m[k];
         r[k] = m ? m->rows : 1;
         c[k] = m ? m->cols : 1;
         z[k] = m ? (m->sparse ? m->nnz : -1) : -1;
-        const Hop *in = est ? h->in[k] : NULL;
-        er[k] = in ? in->rows : r[k];
-        ec[k] = in ? in->cols : c[k];
-        ez[k] = in ? in->nnz : -1;
+        er[k] = use ? est[3 * k] : r[k];
+        ec[k] = use ? est[3 * k + 1] : c[k];
+        ez[k] = use ? est[3 * k + 2] : -1;
     }
     /* the cost model saw the waste and fused anyway: keep its decision */
-    bool w = expansion_waste(p, r, c, z) && !(est && expansion_waste(p, er, ec, ez));
+    bool w = expansion_waste(p, r, c, z) && !(use && expansion_waste(p, er, ec, ez));
     free(v);
     return w;
 }
@@ -229,7 +228,7 @@ static bool blas_is_better(const CPlan *p, const Bind *b)
     return false;
 }
 
-static int exec_row(CgOp *op, const Hop *h, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
+static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
@@ -259,7 +258,7 @@ static int exec_row(CgOp *op, const Hop *h, Value *args, int nargs, Value *out, 
         }
     }
     if (!*fb && sz != SZ_KEEP)
-        *fb = wasteful_expansion(p, &b, h, sz) || (sz == SZ_RULES && blas_is_better(p, &b));
+        *fb = wasteful_expansion(p, &b, est, sz) || (sz == SZ_RULES && blas_is_better(p, &b));
     if (*fb) goto done;
     SpoofRow sp = {.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .rows = M, .main = p->main,
                    .fd = (SpRowDenseFn)op->fn[0], .fs = (SpRowSparseFn)op->fn[1], .ft = (SpRowTmpFn)op->fn[3]};
@@ -301,14 +300,14 @@ done:
  * another m x n matrix. */
 #define OUTER_DENSE_MAX ((int64_t)1 << 22)
 
-static bool outer_dense_small(const MB *W, const Hop *wh, SizeChecks sz)
+static bool outer_dense_small(const MB *W, const int64_t *west, SizeChecks sz)
 {
     if (sz == SZ_KEEP || W->sparse || W->rows * W->cols > OUTER_DENSE_MAX) return false;
-    if (sz == SZ_RULES || !wh || wh->nnz < 0) return true;
-    return (double)W->nnz > 4.0 * (double)wh->nnz;
+    if (sz == SZ_RULES || !west || west[2] < 0) return true;
+    return (double)W->nnz > 4.0 * (double)west[2];
 }
 
-static int exec_outer(CgOp *op, const Hop *h, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
+static int exec_outer(CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
@@ -319,7 +318,7 @@ static int exec_outer(CgOp *op, const Hop *h, Value *args, int nargs, Value *out
     if (u < 0 || v < 0) { *fb = true; goto done; }
     const MB *W = b.m[p->main], *U = b.m[u], *V = b.m[v];
     int64_t M = W->rows, N = W->cols, R = U->cols;
-    if (outer_dense_small(W, h && h->nin == p->nin ? h->in[p->main] : NULL, sz)) { *fb = true; goto done; }
+    if (outer_dense_small(W, est ? est + 3 * p->main : NULL, sz)) { *fb = true; goto done; }
     bool bt = p->in[v].mode == IM_BT;
     *fb = U->rows != M || (bt ? (V->rows != R || V->cols != N) : (V->rows != N || V->cols != R));
     for (int k = 0; k < p->nin && !*fb; k++) {
@@ -359,7 +358,7 @@ done:
     return rc;
 }
 
-int cg_op_exec(CgContext *c, CgOp *op, const Hop *h, Value *args, int nargs, Value *out, BrErr *e)
+int cg_op_exec(CgContext *c, CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e)
 {
     bool fb = __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1 || c->opt.interpret;
     int rc = 0;
@@ -367,8 +366,8 @@ int cg_op_exec(CgContext *c, CgOp *op, const Hop *h, Value *args, int nargs, Val
     if (!fb) {
         switch (op->plan->tpl) {
         case T_CELL: case T_MAGG: rc = exec_cell(op, args, nargs, out, e, &fb); break;
-        case T_ROW: rc = exec_row(op, h, args, nargs, out, e, &fb, sz); break;
-        case T_OUTER: rc = exec_outer(op, h, args, nargs, out, e, &fb, sz); break;
+        case T_ROW: rc = exec_row(op, est, args, nargs, out, e, &fb, sz); break;
+        case T_OUTER: rc = exec_outer(op, est, args, nargs, out, e, &fb, sz); break;
         default: fb = true; break;
         }
     }

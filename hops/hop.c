@@ -6,16 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-double hop_mem_budget(void)
-{
-    static double budget; /* a constant of the machine, computed once */
-    if (budget == 0) {
-        long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
-        budget = pages > 0 && ps > 0 ? 0.7 * (double)pages * (double)ps : 1e10;
-    }
-    return budget;
-}
-
 HopDag *hop_dag_new(void)
 {
     HopDag *d = br_calloc(1, sizeof *d);
@@ -398,7 +388,7 @@ void hop_infer(Hop *h)
     double lb = h->memlb;
     for (int i = 0; i < h->nin; i++)
         if (h->in[i]) lb += h->in[i]->memlb;
-    h->exec = lb > hop_mem_budget() ? EX_DIST : EX_CP;
+    h->exec = lb > br_mem_budget() ? EX_DIST : EX_CP;
 }
 
 bool hop_outer_like(const Hop *h, int64_t *r)

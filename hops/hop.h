@@ -30,10 +30,6 @@ typedef enum {
                     spoof = the operator (owned by the codegen context) */
 } HopKind;
 
-/* Execution types (seed 002, section 3.3); the distributed backend is a
- * later stage: an operation that needs it fails with a clear error. */
-enum { EX_CP = 0, EX_DIST = 1 };
-
 typedef struct Hop Hop;
 struct Hop {
     int id;
@@ -111,10 +107,6 @@ Hop *hop_matmul(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp);
 Hop *hop_fold(HopDag *d, Hop *h);
 /* Sizes and memory estimate of h from its inputs (call after creating). */
 void hop_infer(Hop *h);
-/* The local memory budget (bytes): 70% of physical memory. Operations
- * whose least memory (inputs and output, memlb) exceeds it get exec =
- * EX_DIST. */
-double hop_mem_budget(void);
 /* Print the DAG (-explain hops). */
 void hop_dag_print(const HopDag *d, FILE *out, int indent);
 /* Write the DAG as a Graphviz cluster (-explain dot). */

@@ -116,7 +116,7 @@ static Hop *fold(BCtx *c, Hop *h)
 {
     if (c->prog->optlevel == 0) return h;
     Hop *r = hop_fold(c->dag, h);
-    if (r != h) c->prog->rw.folded++;
+    if (r != h) plan_rw(c->prog)->folded++;
     return r;
 }
 
@@ -828,7 +828,7 @@ static void flush(BCtx *c, PBlock **cur)
     if (!*cur) return;
     /* rewrites now; fusion and instructions once liveness is known
      * (plan_finalize) */
-    plan_rewrite_dag(c->prog, (*cur)->dag, &c->prog->rw);
+    plan_compile(c->prog, (*cur)->dag, CG_BLOCK, PC_INLINE | PC_REWRITE, plan_rw(c->prog));
     c->dag = NULL;
     *cur = NULL;
 }
@@ -1039,9 +1039,9 @@ static bool same_dims(VMap *entry, VMap *end, const NameSet *as)
     return true;
 }
 
-static void pbl_clear(PBList *l)
+static void pbl_clear(const RtProgram *p, PBList *l)
 {
-    for (int i = 0; i < l->n; i++) pblock_free(l->v[i]);
+    for (int i = 0; i < l->n; i++) pblock_free(p, l->v[i]);
     free(l->v);
     memset(l, 0, sizeof *l);
 }
@@ -1072,7 +1072,7 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
         if (pred) {
             Hop *root;
             b->dag = pred_dag(c, pred, &root);
-            b->code = plan_compile_dag(c->prog, b->dag, CG_PRED, &c->prog->rw);
+            b->code = plan_compile(c->prog, b->dag, CG_PRED, PC_ALL, plan_rw(c->prog));
             run = rw_const_pred(b->dag) != 0;
         }
         if (run) build_list(c, body, &b->body);
@@ -1084,7 +1084,7 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
         if (done) {
             free(entry.v);
         } else {
-            pbl_clear(&b->body);
+            pbl_clear(c->prog, &b->body);
             if (pred) {   /* a for loop's dag/code are its header: keep */
                 plan_code_free(b->code);
                 hop_dag_free(b->dag);
@@ -1103,7 +1103,7 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
         if (pred) {
             Hop *root;
             b->dag = pred_dag(c, pred, &root);
-            b->code = plan_compile_dag(c->prog, b->dag, CG_PRED, &c->prog->rw);
+            b->code = plan_compile(c->prog, b->dag, CG_PRED, PC_ALL, plan_rw(c->prog));
             run = !(c->prog->optlevel > 0 && rw_const_pred(b->dag) == 0);
         }
         if (run) build_list(c, body, &b->body);
@@ -1124,12 +1124,12 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
         PBlock *b = pb_new(PB_IF, s->span);
         Hop *root;
         b->dag = pred_dag(c, s->if_.cond, &root);
-        b->code = plan_compile_dag(c->prog, b->dag, CG_PRED, &c->prog->rw);
+        b->code = plan_compile(c->prog, b->dag, CG_PRED, PC_ALL, plan_rw(c->prog));
         int k = c->prog->optlevel > 0 ? rw_const_pred(b->dag) : -1;
         if (k >= 0) {
             /* branch removal (seed 002, section 3.1): the taken branch's
              * blocks replace the if */
-            pblock_free(b);
+            pblock_free(c->prog, b);
             build_list(c, k ? &s->if_.then_b : &s->if_.else_b, out);
             break;
         }
@@ -1148,7 +1148,7 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
     case ST_WHILE: {
         PBlock *b = pb_new(PB_WHILE, s->span);
         if (!build_loop(c, s, b, &s->while_.body, s->while_.cond)) {
-            pblock_free(b);   /* while (FALSE): never runs */
+            pblock_free(c->prog, b);   /* while (FALSE): never runs */
             break;
         }
         pbl_add(out, b);
@@ -1164,7 +1164,7 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
         if (s->for_.incr) hop_add_root(d, build_expr(c, s->for_.incr));
         c->dag = NULL;
         b->dag = d;
-        b->code = plan_compile_dag(c->prog, d, CG_FORHDR, &c->prog->rw);
+        b->code = plan_compile(c->prog, d, CG_FORHDR, PC_ALL, plan_rw(c->prog));
         if (s->for_.parfor) {
             b->parfor = true;
             b->parfor_check = true;
@@ -1232,25 +1232,6 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
 /* ---- entry points ---- */
 
 /* Inlining, static and (compile-time) dynamic rewrites of one DAG. */
-void plan_rewrite_dag(RtProgram *p, HopDag *d, RwStats *st)
-{
-    if (p->optlevel > 0 && p->diag) st->inlined += plan_inline_calls(p, d, p->diag);
-    if (p->optlevel > 0) {
-        rw_static(d, st);
-        rw_dynamic(d, st);
-    }
-}
-
-/* Rewrites, the recompilation flag, fusion and the instructions of a
- * predicate or loop header DAG. */
-Code *plan_compile_dag(RtProgram *p, HopDag *d, int mode, RwStats *st)
-{
-    plan_rewrite_dag(p, d, st);
-    d->recompile = rw_needs_recompile(d);
-    if (p->cg) cg_optimize_dag(p->cg, d);
-    return plan_codegen_dag(d, mode);
-}
-
 /* Dead-code elimination with liveness: writes of variables that are not
  * live after the block are dropped (so fusion need not materialize them),
  * and so are statement roots without side effects that nothing uses. */
@@ -1284,9 +1265,7 @@ static void plan_finalize(RtProgram *p, PBList *l)
         PBlock *b = l->v[i];
         if (b->kind == PB_GENERIC && !b->code) {
             if (p->optlevel > 0) drop_dead(b);
-            b->dag->recompile = rw_needs_recompile(b->dag);
-            if (p->cg) cg_optimize_dag(p->cg, b->dag);
-            b->code = plan_codegen_dag(b->dag, CG_BLOCK);
+            b->code = plan_compile(p, b->dag, CG_BLOCK, PC_MARK | PC_FUSE | PC_LOWER, NULL);
         }
         plan_finalize(p, &b->body);
         plan_finalize(p, &b->els);
@@ -1303,6 +1282,8 @@ RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const
 {
     RtProgram *p = br_calloc(1, sizeof *p);
     if (!p) return NULL;
+    if (!(p->cstate = br_calloc(1, sizeof(PlanState)))) { free(p); return NULL; }
+    p->hooks = &plan_hooks;
     p->ast = ast;
     p->optlevel = optlevel;
     p->diag = d;
@@ -1366,15 +1347,16 @@ FProg *plan_function(RtProgram *p, Func *f, Diag *d)
 void plan_program_free(RtProgram *p)
 {
     if (!p) return;
-    for (int i = 0; i < p->main.n; i++) pblock_free(p->main.v[i]);
+    for (int i = 0; i < p->main.n; i++) pblock_free(p, p->main.v[i]);
     free(p->main.v);
     for (int i = 0; i < p->nfuncs; i++) {
-        for (int k = 0; k < p->funcs[i]->body.n; k++) pblock_free(p->funcs[i]->body.v[k]);
+        for (int k = 0; k < p->funcs[i]->body.n; k++) pblock_free(p, p->funcs[i]->body.v[k]);
         free(p->funcs[i]->body.v);
         free(p->funcs[i]);
     }
     free(p->funcs);
     cg_context_free(p->cg);
     pthread_mutex_destroy(&p->lock);
+    free(p->cstate);
     free(p);
 }

@@ -85,6 +85,64 @@ static void mark_moves(HopDag *d, const Lin *l)
     free(only);
 }
 
+/* Name of an instruction in -stats and -explain runtime (SystemDS's
+ * opcodes where it has them). */
+static const char *instr_name(const Hop *h)
+{
+    switch (h->kind) {
+    case H_AGG:
+        if (h->dir == DIR_ROW) return h->op == OP_SUM ? "uark+" : h->op == OP_MEAN ? "uarmean" : "uar";
+        if (h->dir == DIR_COL) return h->op == OP_SUM ? "uack+" : h->op == OP_MEAN ? "uacmean" : "uac";
+        return h->op == OP_SUM ? "uak+" : op_info[h->op].name;
+    case H_MATMUL: return h->op == OP_TSMM ? "tsmm" : h->op == OP_MMCHAIN ? "mmchain" : "ba+*";
+    case H_TREAD: return "tread";
+    case H_LIT: return "literal";
+    case H_RIX: return "rightIndex";
+    case H_LIX: return "leftIndex";
+    case H_OUT: return "fcall-out";
+    default: return hop_opname(h);
+    }
+}
+
+/* The instruction of one HOP (seed 002's LOP): its kind, operator,
+ * physical variant, execution type and operand details. */
+static void lower(const Hop *h, Instr *in)
+{
+    static const InstrKind kinds[] = {
+        [H_LIT] = I_LIT, [H_TREAD] = I_READ, [H_UNARY] = I_UNARY, [H_BINARY] = I_BINARY,
+        [H_TERNARY] = I_TERNARY, [H_AGG] = I_AGG, [H_MATMUL] = I_MATMUL, [H_REORG] = I_REORG,
+        [H_RIX] = I_RIX, [H_LIX] = I_LIX, [H_BUILTIN] = I_BUILTIN, [H_FCALL] = I_CALL,
+        [H_OUT] = I_OUT, [H_SPOOF] = I_FUSED,
+    };
+    in->kind = kinds[h->kind];
+    in->op = h->op;
+    in->dir = h->dir;
+    in->bi = h->bi;
+    in->exec = h->exec;
+    in->left = h->kind == H_MATMUL && h->flag != 0;
+    in->move = h->move;
+    in->optional = h->kind == H_TREAD && h->flag != 0;
+    in->ix = (IxSpec){h->rmode, h->cmode, h->has_col};
+    in->lit = h->lit;
+    in->name = h->name;
+    in->func = h->func;
+    in->out_index = h->out_index;
+    in->nvar = h->nvar;
+    in->anames = h->anames;
+    in->fused = h->spoof;
+    in->opmem = h->opmem;
+    in->opname = hop_opname(h);
+    in->statname = instr_name(h);
+    in->span = h->span;
+    if (h->kind == H_SPOOF && h->nin > 0 && (in->est = malloc((size_t)h->nin * 3 * sizeof(int64_t))))
+        for (int k = 0; k < h->nin; k++) {
+            const Hop *x = h->in[k];
+            in->est[3 * k] = x ? x->rows : -1;
+            in->est[3 * k + 1] = x ? x->cols : -1;
+            in->est[3 * k + 2] = x ? x->nnz : -1;
+        }
+}
+
 Code *plan_codegen_dag(HopDag *d, int mode)
 {
     Code *c = br_calloc(1, sizeof *c);
@@ -111,6 +169,7 @@ Code *plan_codegen_dag(HopDag *d, int mode)
     for (int i = 0; i < d->nw; i++) last[d->whops[i]->reg] = KEEP;
     c->pred_reg = -1;
     c->seen_cells = -1;
+    c->recompile = d->recompile;
     c->for_regs[0] = c->for_regs[1] = c->for_regs[2] = -1;
     if (mode == CG_PRED && d->nroots > 0) { c->pred_reg = d->roots[0]->reg; last[c->pred_reg] = KEEP; }
     if (mode == CG_FORHDR)
@@ -124,9 +183,10 @@ Code *plan_codegen_dag(HopDag *d, int mode)
     for (int i = 0; i < l.n; i++) {
         Instr *in = &c->ins[i];
         Hop *h = l.v[i];
-        in->hop = h;
+        lower(h, in);
         in->out = i;
-        in->in = h->nin ? malloc((size_t)h->nin * sizeof(int)) : NULL;
+        in->nin = h->nin;
+        in->in = h->nin > 0 ? malloc((size_t)h->nin * sizeof(int)) : NULL;
         for (int k = 0; k < h->nin; k++) in->in[k] = h->in[k] ? h->in[k]->reg : -1;
         in->frees = nf[i] ? malloc((size_t)nf[i] * sizeof(int)) : NULL;
     }
@@ -143,14 +203,4 @@ Code *plan_codegen_dag(HopDag *d, int mode)
     free(last);
     free(l.v);
     return c;
-}
-
-void plan_code_free(Code *c)
-{
-    if (!c) return;
-    for (int i = 0; i < c->n; i++) { free(c->ins[i].in); free(c->ins[i].frees); }
-    free(c->ins);
-    free(c->wnames);
-    free(c->wregs);
-    free(c);
 }

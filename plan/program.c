@@ -12,27 +12,6 @@ static long sysconf_mem_mb(void)
     return pages > 0 && ps > 0 ? (long)((double)pages * (double)ps * 0.7 / 1048576.0) : 0;
 }
 
-bool ns_has(const NameSet *s, const char *name)
-{
-    for (int i = 0; i < s->n; i++)
-        if (strcmp(s->v[i], name) == 0) return true;
-    return false;
-}
-
-bool ns_add(NameSet *s, const char *name)
-{
-    if (ns_has(s, name)) return false;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        s->v = realloc(s->v, (size_t)s->cap * sizeof(char *));
-        if (!s->v) abort();
-    }
-    s->v[s->n++] = name;
-    return true;
-}
-
-void ns_free(NameSet *s) { free(s->v); s->v = NULL; s->n = s->cap = 0; }
-
 static void ns_union(NameSet *into, const NameSet *from)
 {
     for (int i = 0; i < from->n; i++) ns_add(into, from->v[i]);
@@ -42,32 +21,6 @@ static void ns_copy(NameSet *to, const NameSet *from)
 {
     to->n = 0;
     ns_union(to, from);
-}
-
-void pbl_add(PBList *l, PBlock *b)
-{
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 8;
-        l->v = realloc(l->v, (size_t)l->cap * sizeof(PBlock *));
-        if (!l->v) abort();
-    }
-    l->v[l->n++] = b;
-}
-
-void pblock_free(PBlock *b)
-{
-    if (!b) return;
-    if (b->rc_free) b->rc_free(b->rc_cache);
-    plan_code_free(b->code);
-    hop_dag_free(b->dag);
-    for (int i = 0; i < b->body.n; i++) pblock_free(b->body.v[i]);
-    for (int i = 0; i < b->els.n; i++) pblock_free(b->els.v[i]);
-    free(b->body.v);
-    free(b->els.v);
-    ns_free(&b->live_out);
-    ns_free(&b->results);
-    ns_free(&b->accums);
-    free(b);
 }
 
 /* Variables a DAG reads from outside (its TREADs). */
@@ -102,8 +55,8 @@ static void block_live_in(PBlock *b, const NameSet *out, NameSet *in)
         /* in = reads U (out - writes) */
         for (int i = 0; i < out->n; i++) {
             bool written = false;
-            for (int k = 0; k < b->dag->nw; k++)
-                if (strcmp(b->dag->wnames[k], out->v[i]) == 0) written = true;
+            for (int k = 0; k < plan_dag(b)->nw; k++)
+                if (strcmp(plan_dag(b)->wnames[k], out->v[i]) == 0) written = true;
             if (!written) ns_add(in, out->v[i]);
         }
         dag_reads(b->dag, in);
@@ -156,10 +109,10 @@ static void print_block(const PBlock *b, FILE *out, int ind)
         for (int i = 0; i < b->code->n; i++) {
             const Instr *in = &b->code->ins[i];
             fprintf(out, "%*s  r%d = %s%s%s(", ind, "", in->out,
-                    in->hop->kind == H_AGG ? (in->hop->dir == DIR_ROW ? "uar" : in->hop->dir == DIR_COL ? "uac" : "ua") : "",
-                    hop_opname(in->hop), in->hop->kind == H_TREAD ? " " : "");
-            if (in->hop->kind == H_TREAD) fprintf(out, "%s", in->hop->name);
-            for (int k = 0; k < in->hop->nin; k++)
+                    in->kind == I_AGG ? (in->dir == DIR_ROW ? "uar" : in->dir == DIR_COL ? "uac" : "ua") : "",
+                    in->opname, in->kind == I_READ ? " " : "");
+            if (in->kind == I_READ) fprintf(out, "%s", in->name);
+            for (int k = 0; k < in->nin; k++)
                 fprintf(out, "%s%s%d", k ? ", " : "", in->in[k] < 0 ? "-" : "r", in->in[k] < 0 ? 0 : in->in[k]);
             fprintf(out, ")");
             if (in->nfree) {

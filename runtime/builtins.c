@@ -329,7 +329,7 @@ static char *to_text(const Value *v, const TsOpts *o, BrErr *e)
     return val_text(v, false);
 }
 
-static int b_print(Rt *rt, const Hop *h, Value *a, BrErr *e)
+static int b_print(Rt *rt, const Instr *h, Value *a, BrErr *e)
 {
     int n = h->nvar;
     char *s = NULL;
@@ -555,7 +555,7 @@ int rt_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, 
     return rt_call(rt, f, fn, bound, res) ? -1 : 0;
 }
 
-static int b_eval(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
+static int b_eval(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *bn = builtin_info[h->bi].name;   /* eval or evalList */
     const char *name = rt_str(&a[0], "fname", e);
@@ -619,7 +619,7 @@ static OpCode binop_by_name(const char *s)
 
 /* ---- dispatch ---- */
 
-int rt_builtin(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
+int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     MB *t0 = NULL, *t1 = NULL, *t2 = NULL;
     const MB *m0 = NULL, *m1 = NULL, *m2 = NULL;

@@ -91,7 +91,7 @@ static int scalar_arg(const Value *v, const char *fn, const char *what, bool fla
 }
 
 /* batch_norm2d, batch_norm2d_backward, lstm, lstm_backward. */
-static int stateful(const Hop *h, Value *a, Value *out, BrErr *e)
+static int stateful(const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *fn = builtin_info[h->bi].name;
     MB *r[5];
@@ -140,7 +140,7 @@ static int stateful(const Hop *h, Value *a, Value *out, BrErr *e)
     }
 }
 
-int rt_builtin_dnn(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
+int rt_builtin_dnn(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     (void)rt; (void)f;
     const char *fn = builtin_info[h->bi].name;

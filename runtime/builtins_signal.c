@@ -53,7 +53,7 @@ static int int_arg(const Value *v, const char *fn, const char *what, int64_t *ou
 }
 
 /* fft family: args (target) or (re, im=NULL). */
-static int b_fft(const Hop *h, Value *a, Value *out, BrErr *e)
+static int b_fft(const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *fn = builtin_info[h->bi].name;
     bool inv = h->bi == BI_IFFT || h->bi == BI_IFFT_LIN;
@@ -107,7 +107,7 @@ static int b_cd_approx(Value *a, Value *out, BrErr *e)
     return rt_count_distinct(a, "countDistinctApprox", out, e);
 }
 
-int rt_builtin_signal(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
+int rt_builtin_signal(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     (void)rt; (void)f;
     const char *fn = builtin_info[h->bi].name;

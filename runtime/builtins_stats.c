@@ -40,7 +40,7 @@ static int dof(const Value *v, const char *fn, const char *what, double *out, Br
 
 /* Distribution and parameters from the bound arguments (in the order of
  * the BUILTIN rows of ops.def). */
-static int dist_args(const Hop *h, Value *a, const char *fn, Dist *d, BrErr *e)
+static int dist_args(const Instr *h, Value *a, const char *fn, Dist *d, BrErr *e)
 {
     const char *dn;
     switch (h->bi) {
@@ -94,7 +94,7 @@ static int dist_args(const Hop *h, Value *a, const char *fn, Dist *d, BrErr *e)
 }
 
 /* cdf/icdf and the shorthands: a scalar in *out. */
-static int b_dist(const Hop *h, Value *a, Value *out, BrErr *e)
+static int b_dist(const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *fn = builtin_info[h->bi].name;
     bool inverse = h->bi == BI_ICDF || h->bi == BI_QNORM || h->bi == BI_QT || h->bi == BI_QF ||
@@ -129,7 +129,7 @@ static int b_dist(const Hop *h, Value *a, Value *out, BrErr *e)
 
 /* interQuartileMean(X[, W]) and interQuantile(X[, W], p): with three
  * positional arguments the second is the weight vector (as quantile). */
-static int b_order_stat(const Hop *h, Value *a, Value *out, BrErr *e)
+static int b_order_stat(const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *fn = builtin_info[h->bi].name;
     const MB *x = mat(&a[0], fn, "target", e);
@@ -194,7 +194,7 @@ int rt_count_distinct(const Value *a, const char *fn, Value *out, BrErr *e)
     return rt_ret_mb(k_count_distinct_dir(x, !strcasecmp(dir, "r"), e), out, e);
 }
 
-int rt_builtin_stats(Rt *rt, Frame *f, const Hop *h, Value *args, Value *out, BrErr *e)
+int rt_builtin_stats(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e)
 {
     (void)rt; (void)f;
     switch (h->bi) {

@@ -488,7 +488,7 @@ static int b_detect_schema(const FB *f, Value *out, BrErr *e)
     return 0;
 }
 
-static int b_bind(const Hop *h, Value *va, int nv, Value *out, BrErr *e)
+static int b_bind(const Instr *h, Value *va, int nv, Value *out, BrErr *e)
 {
     const FB **fs = calloc((size_t)nv + 1, sizeof(FB *));
     FB **tmp = calloc((size_t)nv + 1, sizeof(FB *));
@@ -517,7 +517,7 @@ static const FB *frame_arg(const Value *v, const char *what, BrErr *e)
     return NULL;
 }
 
-static int b_transform(const Hop *h, Value *a, Value *out, BrErr *e)
+static int b_transform(const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *spec = spec_arg(&a[1], e);
     if (!spec) return e->code;
@@ -556,7 +556,7 @@ static int b_transform(const Hop *h, Value *a, Value *out, BrErr *e)
 
 /* ---- dispatch ---- */
 
-int rt_builtin_frame(Rt *rt, Frame *fr, const Hop *h, Value *a, Value *out, BrErr *e)
+int rt_builtin_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     (void)fr;
     int nv = h->nvar;

@@ -674,7 +674,7 @@ static int b_tokenize(Value *a, Value *out, BrErr *e)
     return ret_fb(r, out, e);
 }
 
-int rt_frame_str(const Hop *h, Value *a, Value *out, BrErr *e)
+int rt_frame_str(const Instr *h, Value *a, Value *out, BrErr *e)
 {
     switch (h->bi) {
     case BI_GETCOLNAMES: {

@@ -6,10 +6,9 @@
 #define BRAID_RT_FRAMESTR_H
 
 #include "interp.h"
-#include "../hops/hop.h"
 
 /* Runs builtin h->bi (one of the above) on arguments a into *out (a new
  * frame the caller owns); RT_NOT_MINE for other builtins. */
-int rt_frame_str(const Hop *h, Value *a, Value *out, BrErr *e);
+int rt_frame_str(const Instr *h, Value *a, Value *out, BrErr *e);
 
 #endif

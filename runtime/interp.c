@@ -15,7 +15,6 @@
 #endif
 
 #include "../lang/load.h"
-#include "recompile.h"
 
 #define MAX_DEPTH 2000
 
@@ -113,10 +112,7 @@ void rt_print_stats(Rt *rt, FILE *f, int top)
     if (rt->nrc_hits)
         fprintf(f, "HOP DAG recompiles reused:\t%lld (%.3f sec, mean %.1f us per DAG).\n", (long long)rt->nrc_hits,
                 (double)rt->rc_hit_ns / 1e9, (double)rt->rc_hit_ns / 1e3 / (double)rt->nrc_hits);
-    if (rt->prog->rw.cse + rt->prog->rw.folded + rt->prog->rw.simplified + rt->prog->rw.physical)
-        fprintf(f, "Rewrites (compile time):\t%d CSE, %d folded, %d simplified, %d dynamic, %d mmchain, "
-                   "%d physical, %d inlined.\n", rt->prog->rw.cse, rt->prog->rw.folded, rt->prog->rw.simplified,
-                rt->prog->rw.dynamic, rt->prog->rw.mmchain, rt->prog->rw.physical, rt->prog->rw.inlined);
+    if (rt->prog->hooks && rt->prog->hooks->print_stats) rt->prog->hooks->print_stats(rt->prog, f);
     qsort(rt->stats, (size_t)rt->nstats, sizeof *rt->stats, stat_cmp);
     fprintf(f, "Heavy hitter instructions:\n");
     fprintf(f, "  #  Instruction          Time(s)      Count\n");
@@ -125,86 +121,70 @@ void rt_print_stats(Rt *rt, FILE *f, int top)
                 (double)rt->stats[i].ns / 1e9, (long long)rt->stats[i].count);
 }
 
-/* Statistics name of an instruction. */
-static const char *instr_name(const Hop *h)
-{
-    switch (h->kind) {
-    case H_AGG:
-        if (h->dir == DIR_ROW) return h->op == OP_SUM ? "uark+" : h->op == OP_MEAN ? "uarmean" : "uar";
-        if (h->dir == DIR_COL) return h->op == OP_SUM ? "uack+" : h->op == OP_MEAN ? "uacmean" : "uac";
-        return h->op == OP_SUM ? "uak+" : op_info[h->op].name;
-    case H_MATMUL: return h->op == OP_TSMM ? "tsmm" : h->op == OP_MMCHAIN ? "mmchain" : "ba+*";
-    case H_TREAD: return "tread";
-    case H_LIT: return "literal";
-    case H_RIX: return "rightIndex";
-    case H_LIX: return "leftIndex";
-    case H_OUT: return "fcall-out";
-    default: return hop_opname(h);
-    }
-}
-
 /* ---- instructions ---- */
 
 
 static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
-    const Hop *h = in->hop;
     Value *out = &regs[in->out];
     Value none = val_none();
 #define ARG(k) (in->in[k] >= 0 ? &regs[in->in[k]] : &none)
-    switch (h->kind) {
-    case H_LIT:
-        *out = val_retain(h->lit);
+    switch (in->kind) {
+    case I_LIT:
+        *out = val_retain(in->lit);
         return 0;
-    case H_TREAD: {
-        if (h->move) {
-            Value v = st_take(&f->vars, h->name);
+    case I_READ: {
+        if (in->move) {
+            Value v = st_take(&f->vars, in->name);
             if (v.kind != V_NONE) { *out = v; return 0; }
         } else {
-            Value *v = st_get(&f->vars, h->name);
+            Value *v = st_get(&f->vars, in->name);
             if (v) { *out = val_retain(*v); return 0; }
         }
-        if (h->flag) { *out = none; return 0; }   /* exists(X): optional read */
-        return br_err(e, BR_EARG, "undefined variable '%s'", h->name);
+        if (in->optional) { *out = none; return 0; }   /* exists(X) */
+        return br_err(e, BR_EARG, "undefined variable '%s'", in->name);
     }
-    case H_UNARY: return ap_unary(h->op, ARG(0), out, e);
-    case H_BINARY: return ap_binary(h->op, ARG(0), ARG(1), out, e);
-    case H_TERNARY: return ap_ternary(ARG(0), ARG(1), ARG(2), out, e);
-    case H_AGG: return ap_agg(h->op, h->dir, ARG(0), out, e);
-    case H_REORG: return ap_reorg(h->op, ARG(0), out, e);
-    case H_MATMUL: return ap_matmul(h->op, h->flag, ARG(0), h->nin > 1 ? ARG(1) : &none, h->nin > 2 ? ARG(2) : &none, out, e);
-    case H_OUT: {
+    case I_UNARY: return ap_unary(in->op, ARG(0), out, e);
+    case I_BINARY: return ap_binary(in->op, ARG(0), ARG(1), out, e);
+    case I_TERNARY: return ap_ternary(ARG(0), ARG(1), ARG(2), out, e);
+    case I_AGG: return ap_agg(in->op, in->dir, ARG(0), out, e);
+    case I_REORG: return ap_reorg(in->op, ARG(0), out, e);
+    case I_MATMUL:
+        return ap_matmul(in->op, in->left, ARG(0), in->nin > 1 ? ARG(1) : &none, in->nin > 2 ? ARG(2) : &none, out, e);
+    case I_OUT: {
         Value *t = ARG(0);
-        if (t->kind != V_LIST || h->out_index >= t->l->n)
-            return br_err(e, BR_EFAIL, "missing output %d of a call", h->out_index + 1);
-        *out = val_retain(t->l->items[h->out_index]);
+        if (t->kind != V_LIST || in->out_index >= t->l->n)
+            return br_err(e, BR_EFAIL, "missing output %d of a call", in->out_index + 1);
+        *out = val_retain(t->l->items[in->out_index]);
         return 0;
     }
     default: break;
     }
     /* instructions with many inputs: gather them */
     Value local[8];
-    Value *args = h->nin <= 8 ? local : malloc((size_t)h->nin * sizeof(Value));
-    for (int k = 0; k < h->nin; k++) args[k] = *ARG(k);
+    Value *args = in->nin <= 8 ? local : malloc((size_t)in->nin * sizeof(Value));
+    if (!args) return br_err(e, BR_ENOMEM, "out of memory");
+    for (int k = 0; k < in->nin; k++) args[k] = *ARG(k);
     int rc = 0;
-    IxSpec ix = {h->rmode, h->cmode, h->has_col};
-    switch (h->kind) {
-    case H_RIX: rc = ap_rix(&ix, args, out, e); break;
-    case H_LIX: {
+    switch (in->kind) {
+    case I_RIX: rc = ap_rix(&in->ix, args, out, e); break;
+    case I_LIX: {
         /* in place when this is the target register's last use */
         bool last = false;
         for (int k = 0; k < in->nfree; k++) if (in->frees[k] == in->in[0]) last = true;
-        for (int k = 1; k < h->nin; k++) if (in->in[k] == in->in[0]) last = false;
-        rc = ap_lix(&ix, args, last, out, e);
+        for (int k = 1; k < in->nin; k++) if (in->in[k] == in->in[0]) last = false;
+        rc = ap_lix(&in->ix, args, last, out, e);
         if (last && args[0].kind == V_NONE) regs[in->in[0]] = val_none();
         break;
     }
-    case H_BUILTIN: rc = rt_builtin(rt, f, h, args, out, e); break;
-    case H_SPOOF: rc = cg_exec(rt->prog->cg, h, args, out, e); break;
-    case H_FCALL: {
-        if (rt_call(rt, f, h->func, args, out)) rc = -1;
+    case I_BUILTIN: rc = rt_builtin(rt, f, in, args, out, e); break;
+    case I_FUSED:
+        if (!rt->prog->cg || !in->fused) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
+        else rc = cg_exec(rt->prog->cg, in->fused, in->est, in->nin, args, out, e);
         break;
-    }
+    case I_CALL:
+        if (rt_call(rt, f, in->func, args, out)) rc = -1;
+        break;
     default: rc = br_err(e, BR_EFAIL, "unknown instruction"); break;
     }
     if (args != local) free(args);
@@ -230,22 +210,22 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         const Instr *in = &c->ins[i];
         br_err_clear(&e);
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
-        if (in->hop->exec == EX_DIST) {
-            rc = rt_fail(rt, in->hop->span, BR_ENOMEM,
+        if (in->exec == EX_DIST) {
+            rc = rt_fail(rt, in->span, BR_ENOMEM,
                          "operation '%s' needs %.1f GB (inputs and output), more than the local memory "
                          "budget of %.1f GB, and distributed execution is not available",
-                         hop_opname(in->hop), in->hop->opmem / 1e9, hop_mem_budget() / 1e9);
+                         in->opname, in->opmem / 1e9, br_mem_budget() / 1e9);
             break;
         }
         if (exec_instr(rt, f, in, regs, &e)) {
             if (!rt->err.code) {
-                if (e.code) rt_fail(rt, in->hop->span, e.code, "%s", e.msg);
-                else rt_fail(rt, in->hop->span, BR_EFAIL, "failed");
+                if (e.code) rt_fail(rt, in->span, e.code, "%s", e.msg);
+                else rt_fail(rt, in->span, BR_EFAIL, "failed");
             }
             rc = -1;
             break;
         }
-        if (rt->opt.stats && in->hop->kind != H_LIT) stat_add(rt, instr_name(in->hop), br_now_ns() - t0);
+        if (rt->opt.stats && in->kind != I_LIT) stat_add(rt, in->statname, br_now_ns() - t0);
         const Value *o = &regs[in->out];
         if (o->kind == V_MATRIX && o->m && o->m->rows * o->m->cols > seen) seen = o->m->rows * o->m->cols;
         for (int k = 0; k < in->nfree; k++) val_release(&regs[in->frees[k]]);
@@ -289,20 +269,20 @@ int rt_exec_list(Rt *rt, Frame *f, PBList *l)
 }
 
 /* Recompiles b's DAG with the frame's sizes (dynamic recompilation, seed
- * 002 section 4), or reuses the code of an earlier recompilation with the
- * same sizes (recompile.c); returns the code to run (release it with
- * rc_release). */
-static RcCode *recompile(Rt *rt, Frame *f, PBlock *b, int mode)
+ * 002 section 4, through the compiler's hook), or reuses the code of an
+ * earlier recompilation with the same sizes; returns the code to run
+ * (release *ref with the hook), NULL without memory. */
+static Code *recompile(Rt *rt, Frame *f, PBlock *b, int mode, void **ref)
 {
+    const RtHooks *hk = rt->prog->hooks;
     int64_t t0 = br_now_ns();
-    RwStats st = {0};
     bool hit = false;
-    RcCode *r = rc_get(rt->prog, b, &f->vars, mode, &st, &hit);
+    Code *code = hk->recompile(rt->prog, b, &f->vars, mode, ref, &hit);
     int64_t dt = br_now_ns() - t0;
     if (hit) {
         __atomic_add_fetch(&rt->nrc_hits, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(&rt->rc_hit_ns, dt, __ATOMIC_RELAXED);
-        return r;
+        return code;
     }
     __atomic_add_fetch(&rt->nrecompile, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&rt->recompile_ns, dt, __ATOMIC_RELAXED);
@@ -312,26 +292,31 @@ static RcCode *recompile(Rt *rt, Frame *f, PBlock *b, int mode)
         if (rt->rc_samples && rt->nrc_samples < 65536) rt->rc_samples[rt->nrc_samples++] = (int32_t)(dt / 1000);
         pthread_mutex_unlock(&rt->lock);
     }
-    if (rt->opt.explain_recompile && r) {
+    if (rt->opt.explain_recompile && code) {
         pthread_mutex_lock(&rt->lock);
         fprintf(rt->opt.out, "RECOMPILED DAG (line %d):\n", b->span.line);
-        hop_dag_print(rc_dag(r), rt->opt.out, 2);
+        hk->explain(*ref, rt->opt.out);
         pthread_mutex_unlock(&rt->lock);
     }
-    return r;
+    return code;
+}
+
+/* Does b's code get recompiled before each execution? */
+static bool needs_recompile(const Rt *rt, const PBlock *b)
+{
+    return b->code && b->code->recompile && rt->prog->optlevel > 0 && rt->prog->hooks;
 }
 
 static int eval_pred(Rt *rt, Frame *f, PBlock *b, bool *res)
 {
     Value *regs;
-    RcCode *rcc = NULL;
+    void *ref = NULL;
     Code *code = b->code;
-    if (b->dag->recompile && rt->prog->optlevel > 0) {
-        if (!(rcc = recompile(rt, f, b, CG_PRED)) || !rc_code(rcc)) {
-            rc_release(rcc);
+    if (needs_recompile(rt, b)) {
+        if (!(code = recompile(rt, f, b, CG_PRED, &ref))) {
+            rt->prog->hooks->release(ref);
             return rt_fail(rt, b->span, BR_ENOMEM, "out of memory in recompilation");
         }
-        code = rc_code(rcc);
     }
     int rc = exec_code(rt, f, code, &regs);
     bool ok = false;
@@ -340,7 +325,7 @@ static int eval_pred(Rt *rt, Frame *f, PBlock *b, bool *res)
         ok = val_truth(&regs[code->pred_reg], res, &e);
         free_regs(regs, code->nregs);
     }
-    rc_release(rcc);
+    if (ref) rt->prog->hooks->release(ref);
     if (rc) return -1;
     if (!ok) return rt_fail(rt, b->span, e.code, "%s", e.msg);
     return 0;
@@ -501,14 +486,12 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
     if (rt->stopped) return -1;
     switch (b->kind) {
     case PB_GENERIC:
-        if (b->dag->recompile && rt->prog->optlevel > 0) {
-            RcCode *r = recompile(rt, f, b, CG_BLOCK);
-            if (!r || !rc_code(r)) {
-                rc_release(r);
-                return rt_fail(rt, b->span, BR_ENOMEM, "out of memory in recompilation");
-            }
-            int rc = exec_code(rt, f, rc_code(r), NULL);
-            rc_release(r);
+        if (needs_recompile(rt, b)) {
+            void *ref = NULL;
+            Code *code = recompile(rt, f, b, CG_BLOCK, &ref);
+            int rc = code ? exec_code(rt, f, code, NULL)
+                          : rt_fail(rt, b->span, BR_ENOMEM, "out of memory in recompilation");
+            rt->prog->hooks->release(ref);
             return rc;
         }
         return exec_code(rt, f, b->code, NULL);
@@ -582,7 +565,7 @@ int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
     if (caller->depth >= MAX_DEPTH || stack_left() < ((size_t)1 << 20))
         return rt_fail(rt, sp, BR_EFAIL, "function call depth %d exceeds the limit (infinite recursion?) in '%s'",
                        caller->depth + 1, fn->name);
-    FProg *fp = plan_function(rt->prog, fn, rt->diag);
+    FProg *fp = rt->prog->hooks->function(rt->prog, fn, rt->diag);
     if (!fp) return rt_fail(rt, sp, BR_EFAIL, "function '%s' failed to compile", fn->name);
     Frame nf;
     st_init(&nf.vars);

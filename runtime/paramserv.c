@@ -116,7 +116,7 @@ static const char *ns_of(const Rt *rt, Span sp)
 
 /* The function named by argument a ("f", "ns::f" or "file.dml::f"), looked
  * up from the calling file, then from the main script. */
-static Func *find_fn(Ps *ps, const Hop *h, const Value *a, const char *what)
+static Func *find_fn(Ps *ps, const Instr *h, const Value *a, const char *what)
 {
     if (!rt_given(a)) { br_err(ps->e, BR_EARG, "paramserv: missing argument '%s' (a function name)", what); return NULL; }
     const char *name = rt_str(a, what, ps->e);
@@ -423,7 +423,7 @@ static int train(Ps *ps, Value *model)
     return rc;
 }
 
-int rt_paramserv(Rt *rt, Frame *f, const Hop *h, Value *a, Value *out, BrErr *e)
+int rt_paramserv(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     static const char *const modes[] = { "LOCAL", "REMOTE_SPARK", "FEDERATED" };
     static const char *const utypes[] = { "BSP", "ASP", "SBP" };

@@ -23,6 +23,13 @@ for t in "$build"/tests/test_*; do
   pass=$((pass + p)); fail=$((fail + f))
   if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then fail=$((fail + 1)); fi
 done
+# the layering of the folders (docs/DESIGN.md, "Layers")
+out=$(python3 tools/layers.py . 2>&1); rc=$?
+line=$(printf '%s\n' "$out" | tail -n 1)
+[ $rc -ne 0 ] && printf '%s\n' "$out" | grep -E '^FAIL' | head -n 30
+echo "$line"
+p=$(echo "$line" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\2/')
+pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
 # braid's own DML tests, with rewrites on (default) and off
 if [ -x tests/dml/run.sh ]; then
   extra="-config $(pwd)/tests/dml/configs/rewrites_off.xml"

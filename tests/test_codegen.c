@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/recompile.h"
+#include "plan/recompile.h"
 #include "tests/t.h"
 #include "tests/t_dml.h"
 

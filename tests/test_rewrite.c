@@ -9,6 +9,7 @@
 
 #include "base/diag.h"
 #include "lang/load.h"
+#include "plan/build.h"
 #include "runtime/interp.h"
 #include "t.h"
 

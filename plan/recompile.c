@@ -83,25 +83,13 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
     }
 }
 
-/* Rewrites, fusion (unless !fuse) and instructions of a copy with
- * run-time sizes. */
-static Code *compile_copy(RtProgram *p, HopDag *d, int mode, RwStats *st, bool fuse)
-{
-    if (p->optlevel > 0) {
-        rw_static(d, st);
-        rw_dynamic(d, st);
-    }
-    if (p->cg && fuse) cg_optimize_dag(p->cg, d);
-    return plan_codegen_dag(d, mode);
-}
-
 Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **copy, RwStats *st)
 {
     HopDag *d = dag_copy(src);
     update_stats(d, vars, NULL);
     rw_propagate_sizes(d);
     *copy = d;
-    return compile_copy(p, d, mode, st, true);
+    return plan_compile(p, d, mode, PC_REWRITE | PC_FUSE | PC_LOWER, st);
 }
 
 /* ---- reuse of recompiled code ----
@@ -402,9 +390,9 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
             cache_clear(c);
             c->src = b->dag;
             c->scratch = dag_copy(b->dag);
-            unsigned char *all = malloc((size_t)b->dag->n + 1);
+            unsigned char *all = malloc((size_t)plan_dag(b)->n + 1);
             if (all) {
-                memset(all, 1, (size_t)b->dag->n + 1);
+                memset(all, 1, (size_t)plan_dag(b)->n + 1);
                 update_stats(c->scratch, vars, all);
                 rw_propagate_sizes(c->scratch);
                 c->param = classify(c->scratch);
@@ -454,7 +442,7 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
         if (h->dt == DT_MATRIX && h->rows > 0 && h->cols > 0 && (double)h->rows * (double)h->cols > (double)limit)
             small = false;
     }
-    Code *code = compile_copy(p, d, mode, st, !small);
+    Code *code = plan_compile(p, d, mode, PC_REWRITE | (small ? 0 : PC_FUSE) | PC_LOWER, st);
     RcEnt *e = calloc(1, sizeof *e);
     if (!e) { free(key); plan_code_free(code); hop_dag_free(d); return NULL; }
     e->code = code;

@@ -8,7 +8,8 @@
 
 #include "../base/diag.h"
 #include "../lang/load.h"
-#include "interp.h"
+#include "../plan/build.h"
+#include "../runtime/interp.h"
 
 struct BraidScript {
     Program *ast;

@@ -2,8 +2,8 @@
 #ifndef BRAID_RECOMPILE_H
 #define BRAID_RECOMPILE_H
 
-#include "../plan/program.h"
-#include "symtab.h"
+#include "program.h"
+#include "../runtime/symtab.h"
 
 /* Recompiles a copy of src with the sizes (and scalar values) of vars;
  * returns its instructions. The caller frees both (plan_code_free,

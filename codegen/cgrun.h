@@ -1,0 +1,68 @@
+/* cgrun.h: the run-time half of operator fusion: the codegen context
+ * (plan cache, compiled operators, JIT), running a fused operator, and
+ * statistics. It knows nothing of HOPs: the interpreter calls cg_exec
+ * with the operator handle of an I_FUSED instruction. (codegen.h is the
+ * compile half: exploration, selection, CPlans, generated code.) */
+#ifndef BRAID_CGRUN_H
+#define BRAID_CGRUN_H
+
+#include <stdio.h>
+
+#include "../matrix/value.h"
+
+typedef enum { CG_FUSE_ALL, CG_FUSE_NO_REDUNDANCY, CG_COST_BASED } CgPolicy;
+
+typedef struct CgOptions {
+    bool enabled;          /* sysds.codegen.enabled (default true) */
+    CgPolicy policy;       /* sysds.codegen.optimizer */
+    bool plancache;        /* sysds.codegen.plancache (memory and disk) */
+    const char *cachedir;  /* on-disk plan cache; NULL: per-user default */
+    FILE *explain;         /* -explain codegen: CPlans and C of every DAG */
+    bool interpret;        /* run fused operators through the reference
+                              kernels (debugging, differential tests) */
+    bool async;            /* compile in the background; until an operator
+                              is ready it runs through the reference kernels
+                              (also BRAID_CODEGEN_ASYNC=1) */
+    bool keep_fused;       /* never swap a fused operator for the unfused
+                              plan on size grounds (small dense inputs):
+                              differential tests exercise the generated
+                              code on every shape */
+} CgOptions;
+
+/* Counters for -stats. */
+typedef struct CgStats {
+    int64_t dags;          /* DAGs optimized */
+    int64_t cplans;        /* CPlans created */
+    int64_t compiled;      /* operators compiled */
+    int64_t cache_hits;    /* plan cache hits (in memory) */
+    int64_t disk_hits;     /* operators loaded from the disk cache */
+    int64_t failed;        /* operators that did not compile */
+    int64_t fused[4];      /* fused operators placed: Cell, Row, MAgg, Outer */
+    int64_t fallback;      /* executions through the reference kernels */
+    int64_t enumerated;    /* plans enumerated by MPSkipEnum */
+    int64_t evaluated;     /* plans whose cost was computed */
+    int64_t sel_cached;    /* plan partitions whose cost-based selection
+                              came from the selection cache */
+    int64_t compile_ns;    /* time spent compiling generated code */
+    int64_t optimize_ns;   /* time spent exploring and selecting */
+    int64_t cc_runs;       /* compiler processes started (one per bundle
+                              of operators) */
+} CgStats;
+
+/* The codegen context of one runtime program: plan cache, compiled
+ * operators, statistics. Thread-safe. */
+typedef struct CgContext CgContext;
+
+CgContext *cg_context_new(const CgOptions *o);
+void cg_context_free(CgContext *c);
+const CgStats *cg_stats(const CgContext *c);
+
+/* Executes the fused operator op (an H_SPOOF hop's handle) over its
+ * input values args[0..nin); est holds the rows, cols and nnz of every
+ * input as compiled (3 * nin entries, -1 unknown; NULL: none), against
+ * which size surprises are judged. *out receives a new value. */
+int cg_exec(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Value *out, BrErr *e);
+/* -stats: the codegen lines. */
+void cg_print_stats(const CgContext *c, FILE *out);
+
+#endif

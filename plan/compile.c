@@ -1,0 +1,57 @@
+/* compile.c: the one compile pipeline of a DAG (plan_compile), used by
+ * the first compile of every block and by dynamic recompilation, and the
+ * hooks through which the runtime asks for the compiler (recompilation,
+ * functions compiled on their first call, explain and statistics). */
+#include "build.h"
+#include "recompile.h"
+
+#include <stdlib.h>
+
+Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
+{
+    RwStats scratch = {0};
+    if (!st) st = &scratch;
+    if ((flags & PC_INLINE) && p->optlevel > 0 && p->diag) st->inlined += plan_inline_calls(p, d, p->diag);
+    if ((flags & PC_REWRITE) && p->optlevel > 0) {
+        rw_static(d, st);
+        rw_dynamic(d, st);
+    }
+    if (flags & PC_MARK) d->recompile = rw_needs_recompile(d);
+    if (!(flags & PC_LOWER)) return NULL;
+    if ((flags & PC_FUSE) && p->cg) cg_optimize_dag(p->cg, d);
+    return plan_codegen_dag(d, mode);
+}
+
+/* ---- hooks ---- */
+
+static Code *hook_recompile(RtProgram *p, PBlock *b, SymTab *vars, int mode, void **ref, bool *hit)
+{
+    RwStats st = {0};
+    RcCode *r = rc_get(p, b, vars, mode, &st, hit);
+    *ref = r;
+    return rc_code(r);
+}
+
+static void hook_release(void *ref) { rc_release(ref); }
+
+static void hook_explain(void *ref, FILE *out) { hop_dag_print(rc_dag(ref), out, 2); }
+
+static void hook_free_dag(void *dag) { hop_dag_free(dag); }
+
+static void hook_print_stats(const RtProgram *p, FILE *f)
+{
+    const RwStats *rw = plan_rw(p);
+    if (rw->cse + rw->folded + rw->simplified + rw->physical)
+        fprintf(f, "Rewrites (compile time):\t%d CSE, %d folded, %d simplified, %d dynamic, %d mmchain, "
+                   "%d physical, %d inlined.\n", rw->cse, rw->folded, rw->simplified,
+                rw->dynamic, rw->mmchain, rw->physical, rw->inlined);
+}
+
+const RtHooks plan_hooks = {
+    .recompile = hook_recompile,
+    .release = hook_release,
+    .explain = hook_explain,
+    .function = plan_function,
+    .free_dag = hook_free_dag,
+    .print_stats = hook_print_stats,
+};

@@ -1,0 +1,176 @@
+/* program.h: the runtime program (seed 002, section 2: statement blocks ->
+ * HOP DAGs -> LOPs -> runtime program): program blocks (generic, if, for,
+ * parfor, while) holding instructions. plan/ lowers each HOP DAG into
+ * instructions; the interpreter (runtime/interp.c) runs them and never
+ * sees a HOP. Each instruction carries its own opcode, physical operator,
+ * execution type and operands (SystemML's LOPs). The DAG a block was
+ * compiled from stays with the block as an opaque handle for dynamic
+ * recompilation, which the compiler provides through RtHooks. */
+#ifndef BRAID_PROGRAM_H
+#define BRAID_PROGRAM_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+#include "../base/diag.h"
+#include "../codegen/cgrun.h"
+#include "../kernels/apply.h"
+#include "../lang/ast.h"
+
+/* What an instruction does (one per kind of HOP it was lowered from). */
+typedef enum {
+    I_LIT,       /* lit */
+    I_READ,      /* read variable name (move: take it out of the variable;
+                    optional: exists(X), an absent variable reads as none) */
+    I_UNARY,     /* op */
+    I_BINARY,    /* op */
+    I_TERNARY,   /* ifelse */
+    I_AGG,       /* op, dir */
+    I_MATMUL,    /* physical operator op: OP_MATMUL, OP_TSMM (left),
+                    OP_MMCHAIN, OP_MATMULTL */
+    I_REORG,     /* op: t, rev, diag */
+    I_RIX,       /* right indexing: ix; in = target, rl, ru, cl, cu */
+    I_LIX,       /* left indexing: ix; in = target, source, rl, ru, cl, cu */
+    I_BUILTIN,   /* builtin bi; in = bound arguments in parameter order */
+    I_CALL,      /* call of func; out: a list of its outputs */
+    I_OUT,       /* out_index-th element of the list in in[0] */
+    I_FUSED,     /* a fused operator (fused: codegen's handle) */
+} InstrKind;
+
+/* One instruction: reads registers in[], writes register out; registers
+ * whose last use this is are freed after it. */
+typedef struct Instr {
+    InstrKind kind;
+    OpCode op;
+    AggDir dir;
+    BuiltinId bi;
+    int exec;              /* EX_CP or EX_DIST */
+    bool left;             /* OP_TSMM: t(X) %*% X (else X %*% t(X)) */
+    bool move, optional;   /* I_READ */
+    IxSpec ix;             /* I_RIX / I_LIX */
+    Value lit;             /* I_LIT (borrowed from the compiled DAG) */
+    const char *name;      /* I_READ: the variable */
+    Func *func;            /* I_CALL */
+    int out_index;         /* I_OUT */
+    int nvar;              /* I_BUILTIN with "...": variadic inputs */
+    const char **anames;   /* I_BUILTIN list(...): argument names or NULL */
+    void *fused;           /* I_FUSED: codegen's operator */
+    int64_t *est;          /* I_FUSED: rows, cols, nnz of every input as
+                              compiled (-1 unknown), 3 * nin entries */
+    double opmem;          /* worst-case memory: inputs and output */
+    const char *opname;    /* name in -explain runtime */
+    const char *statname;  /* name in -stats (SystemDS's opcodes) */
+    Span span;
+    int out;
+    int *in;               /* one per input; -1 for an absent input */
+    int nin;
+    int *frees;            /* registers to release after this instruction */
+    int nfree;
+} Instr;
+
+typedef struct Code {
+    Instr *ins;
+    int n;
+    int nregs;
+    const char **wnames;   /* variables written at block end */
+    int *wregs;            /*   from these registers */
+    int nw;
+    int pred_reg;          /* predicate blocks: register of the result */
+    int for_regs[3];       /* for headers: from, to, incr (-1 absent) */
+    bool recompile;        /* sizes unknown at compile time: recompile
+                              before each execution (RtHooks) */
+    int64_t seen_cells;    /* run time: cells of the largest matrix an
+                              execution produced (-1: not executed yet;
+                              read by the small-block rule of dynamic
+                              recompilation) */
+} Code;
+
+/* Kinds of code: a block, a predicate, a for header. */
+enum { CG_BLOCK, CG_PRED, CG_FORHDR };
+
+void plan_code_free(Code *c);
+
+typedef enum { PB_GENERIC, PB_IF, PB_WHILE, PB_FOR } PBKind;
+
+/* A set of variable names (small; linear search). */
+typedef struct NameSet { const char **v; int n, cap; } NameSet;
+bool ns_has(const NameSet *s, const char *name);
+bool ns_add(NameSet *s, const char *name);    /* true if added */
+void ns_free(NameSet *s);
+
+typedef struct PBlock PBlock;
+typedef struct PBList { PBlock **v; int n, cap; } PBList;
+
+struct PBlock {
+    PBKind kind;
+    Span span;
+    void *dag;          /* the compiler's DAG of the block (generic), the
+                           predicate (if/while) or header (for: roots
+                           from, to, incr); opaque here */
+    Code *code;
+    PBList body;        /* if: then; loops: body */
+    PBList els;         /* if: else */
+    const char *var;    /* for: loop variable */
+    bool parfor;
+    bool parfor_check;  /* check=1 (dependency analysis) */
+    int parfor_par;     /* par= (0: all cores) */
+    NameSet live_out;   /* variables live after this block */
+    NameSet results;    /* parfor: result variables (left-indexed) */
+    NameSet accums;     /* parfor: accumulator results (R += ...): merged
+                           as R + the sum of every worker's change */
+    bool par_ok;        /* parfor: analysis allows parallel execution */
+    void *rc_cache;     /* code of earlier dynamic recompilations (the
+                           compiler's), freed by rc_free */
+    void (*rc_free)(void *);
+};
+
+void pbl_add(PBList *l, PBlock *b);
+
+/* A compiled function. */
+typedef struct FProg {
+    Func *func;
+    PBList body;
+    bool compiled;
+} FProg;
+
+typedef struct RtProgram RtProgram;
+struct SymTab;
+
+/* What the runtime asks of the compiler that built the program (plan/
+ * installs them): dynamic recompilation, compilation of functions on
+ * their first call, freeing DAGs, printing. */
+typedef struct RtHooks {
+    /* Code for block b with the sizes and values of vars (mode CG_BLOCK,
+     * CG_PRED or CG_FORHDR); *ref receives what keeps it alive (release
+     * with release), *hit whether the block's cache answered. NULL only
+     * without memory. */
+    Code *(*recompile)(RtProgram *p, PBlock *b, struct SymTab *vars, int mode, void **ref, bool *hit);
+    void (*release)(void *ref);
+    /* -explain recompile_hops: prints the DAG behind ref. */
+    void (*explain)(void *ref, FILE *out);
+    /* Compiles fn on its first call; NULL when it does not compile
+     * (errors in d). */
+    FProg *(*function)(RtProgram *p, Func *fn, Diag *d);
+    /* Frees a block's DAG. */
+    void (*free_dag)(void *dag);
+    /* -stats: the compiler's lines (rewrites applied). */
+    void (*print_stats)(const RtProgram *p, FILE *out);
+} RtHooks;
+
+/* The whole runtime program. */
+struct RtProgram {
+    Program *ast;
+    PBList main;
+    FProg **funcs;        /* compiled functions (lazily, on first call) */
+    int nfuncs, fcap;
+    pthread_mutex_t lock; /* guards lazy compilation of functions */
+    int optlevel;         /* 0: no rewrites (sysds.optlevel), 2: default */
+    CgContext *cg;        /* operator fusion (codegen/), NULL: off */
+    Diag *diag;           /* compile errors of lazily compiled functions */
+    const RtHooks *hooks;
+    void *cstate;         /* the compiler's state (plan/: statistics) */
+};
+
+void pblock_free(const RtProgram *p, PBlock *b);
+
+#endif
