@@ -619,12 +619,278 @@ static OpCode binop_by_name(const char *s)
 
 /* ---- dispatch ---- */
 
-int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
+/* [L2, x] = remove(L, pos): L without item pos, and the item. */
+static int b_remove(Value *a, Value *out, BrErr *e)
 {
-    MB *t0 = NULL, *t1 = NULL, *t2 = NULL;
+    double d;
+    int rc = 0;   
+    if (a[0].kind != V_LIST) return br_err(e, BR_EARG, "remove: target must be a list, not a %s",
+                                           val_kind_name(a[0].kind));
+    if ((rc = rt_num(&a[1], "pos", &d, e))) return rc;
+    const List *L = a[0].l;
+    if (d != floor(d) || d < 1 || d > L->n)
+        return br_err(e, BR_EINDEX, "remove: index %g out of bounds for a list of length %d", d, L->n);
+    int pos = (int)d - 1;
+    Value rest = val_list_new(L->n);
+    for (int i = 0; i < L->n && !rc; i++)
+        if (i != pos) rc = list_append(rest.l, val_retain(L->items[i]), L->names ? L->names[i] : NULL, e);
+    Value res = val_list_new(2);
+    if (!rc) rc = list_append(res.l, rest, NULL, e);
+    else val_release(&rest);
+    if (!rc) rc = list_append(res.l, val_retain(L->items[pos]), NULL, e);
+    if (rc) val_release(&res);
+    else *out = res;
+    return rc;
+}
+
+/* cbind/rbind of matrices (or of a list's items), string concatenation of
+ * scalars, append(L, x) of a list. */
+static int b_bind(const Instr *h, Value *va, int nv, Value *out, BrErr *e)
+{
+    int rc = 0;
+    if (nv == 1 && va[0].kind == V_LIST) {   /* cbind(L), rbind(L): of the list's items */
+        if (va[0].l->n == 0) return br_err(e, BR_EARG, "%s of an empty list", builtin_info[h->bi].name);
+        nv = va[0].l->n;
+        va = va[0].l->items;
+    }
+    bool scalars = h->bi == BI_CBIND && nv >= 2;
+    for (int i = 0; i < nv && scalars; i++) scalars = val_is_scalar(&va[i]);
+    if (scalars) return str_append(va, nv, out, e);
+    if (h->bi == BI_CBIND && nv == 2 && va[0].kind == V_LIST) {
+        /* append(L, x): a copy of list L with x added (unnamed) */
+        Value l = val_list_copy(va[0].l, e);
+        if (l.kind == V_NONE) return e->code;
+        if (list_append(l.l, val_retain(va[1]), NULL, e)) { val_release(&l); return e->code; }
+        *out = l;
+        return 0;
+    }
+    const MB **ms = calloc((size_t)nv + 1, sizeof(MB *));
+    MB **tmp = calloc((size_t)nv + 1, sizeof(MB *));
+    for (int i = 0; i < nv && !rc; i++)
+        if (!(ms[i] = mat(&va[i], h->bi == BI_CBIND ? "cbind" : "rbind", &tmp[i], e))) rc = e->code;
+    if (!rc)
+        rc = rt_ret_mb(h->bi == BI_CBIND ? k_cbind(nv, ms, e) : k_rbind(nv, ms, e), out, e);
+    for (int i = 0; i < nv; i++) mb_release(tmp[i]);
+    free(ms);
+    free(tmp);
+    return rc;
+}
+
+/* Cumulative aggregates and order statistics (median, quantile, moment,
+ * cov). RT_NOT_MINE for other builtins. */
+static int b_order_stats(const Instr *h, Value *a, Value *va, int nv, Value *out, BrErr *e)
+{
+    MB *t[3] = {NULL, NULL, NULL};
+    const MB *m0 = NULL, *m1 = NULL, *m2 = NULL;
+    double d, d2;
+    int rc = 0;
+    switch (h->bi) {
+    case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN: case BI_CUMMAX: {
+        OpCode op = h->bi == BI_CUMSUM ? OP_CUMSUM : h->bi == BI_CUMPROD ? OP_CUMPROD
+                  : h->bi == BI_CUMMIN ? OP_CUMMIN : OP_CUMMAX;
+        if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
+        rc = rt_ret_mb(k_cum(op, m0, e), out, e);
+        break;
+    }
+    case BI_MEDIAN: case BI_QUANTILE: {
+        Value *w = h->bi == BI_MEDIAN ? &a[1] : &a[2];
+        Value *p = &a[1];
+        if (h->bi == BI_QUANTILE && rt_given(&a[2])) { w = &a[1]; p = &a[2]; }
+        if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
+        if (rt_given(w) && !(m1 = mat(w, "weights", &t[1], e))) { rc = e->code; break; }
+        if (!rt_given(w)) m1 = NULL;
+        if (h->bi == BI_MEDIAN) {
+            rc = m1 ? k_median_w(m0, m1, &d, e) : k_median(m0, &d, e);
+            if (!rc) *out = val_double(d);
+        } else if (p->kind == V_MATRIX) {
+            rc = rt_ret_mb(m1 ? k_quantile_w(m0, m1, p->m, e) : k_quantile(m0, p->m, e), out, e);
+        } else {
+            if ((rc = rt_num(p, "p", &d2, e))) break;
+            if (m1) {
+                MB *pm = mb_scalar(d2, e);
+                MB *r = k_quantile_w(m0, m1, pm, e);
+                mb_release(pm);
+                if (!r) { rc = e->code; break; }
+                *out = val_double(mb_get(r, 0, 0));
+                mb_release(r);
+            } else {
+                rc = k_quantile1(m0, d2, &d, e);
+                if (!rc) *out = val_double(d);
+            }
+        }
+        break;
+    }
+    case BI_MOMENT: {
+        Value *ord = &a[1], *w = &a[2];
+        if (rt_given(&a[2]) && a[1].kind == V_MATRIX) { ord = &a[2]; w = &a[1]; }
+        if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
+        if ((rc = rt_num(ord, "order", &d2, e))) break;
+        m1 = NULL;
+        if (rt_given(w) && !(m1 = mat(w, "weights", &t[1], e))) { rc = e->code; break; }
+        rc = k_moment(m0, (int)d2, m1, &d, e);
+        if (!rc) *out = val_double(d);
+        break;
+    }
+    case BI_COV:
+        if (!(m0 = mat(&a[0], "x", &t[0], e)) || !(m1 = mat(&a[1], "y", &t[1], e))) { rc = e->code; break; }
+        m2 = NULL;
+        if (rt_given(&a[2]) && !(m2 = mat(&a[2], "weights", &t[2], e))) { rc = e->code; break; }
+        rc = k_cov(m0, m1, m2, &d, e);
+        if (!rc) *out = val_double(d);
+        break;
+    default: return RT_NOT_MINE;
+    }
+    for (int i = 0; i < 3; i++) mb_release(t[i]);
+    return rc;
+}
+
+/* Builtins over matrix arguments: outer, reorganizations, tables,
+ * grouped aggregates, linear algebra. RT_NOT_MINE for other builtins. */
+static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out, BrErr *e)
+{
+    MB *t[3] = {NULL, NULL, NULL};
     const MB *m0 = NULL, *m1 = NULL, *m2 = NULL;
     double d, d2;
     bool b, b2;
+    int rc = 0;
+    switch (h->bi) {
+    case BI_OUTER: {
+        const char *ops = rt_given(&a[2]) ? rt_str(&a[2], "op", e) : "*";
+        if (!ops) return e->code;
+        OpCode op = binop_by_name(ops);
+        if (op == OP__COUNT) return br_err(e, BR_EARG, "outer: unknown operator \"%s\"", ops);
+        if (!(m0 = mat(&a[0], "x", &t[0], e)) || !(m1 = mat(&a[1], "y", &t[1], e))) { rc = e->code; break; }
+        rc = rt_ret_mb(k_outer(m0, m1, op, e), out, e);
+        break;
+    }
+    case BI_RMEMPTY: {
+        const char *margin = rt_str(&a[1], "margin", e);
+        if (!margin) return e->code;
+        if (strcmp(margin, "rows") && strcmp(margin, "cols"))
+            return br_err(e, BR_EARG, "removeEmpty: margin must be \"rows\" or \"cols\", not \"%s\"", margin);
+        b = true;
+        if (rt_given(&a[3]) && rt_bool(&a[3], "empty.return", &b, e)) return e->code;
+        if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
+        m1 = NULL;
+        if (rt_given(&a[2]) && !(m1 = mat(&a[2], "select", &t[1], e))) { rc = e->code; break; }
+        rc = rt_ret_mb(k_rmempty(m0, margin[0] == 'r', m1, b, e), out, e);
+        break;
+    }
+    case BI_REPLACE:
+        if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
+        if ((rc = rt_num(&a[1], "pattern", &d, e)) || (rc = rt_num(&a[2], "replacement", &d2, e))) break;
+        rc = rt_ret_mb(k_replace(m0, d, d2, e), out, e);
+        break;
+    case BI_ORDER: {
+        if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
+        d = 1;
+        b = b2 = false;
+        /* by= a vector of column indexes orders by several columns */
+        const MB *byv = rt_given(&a[1]) && a[1].kind == V_MATRIX &&
+                        a[1].m->rows * a[1].m->cols > 1 ? a[1].m : NULL;
+        if ((rt_given(&a[1]) && !byv && (rc = rt_num(&a[1], "by", &d, e))) ||
+            (rt_given(&a[2]) && (rc = rt_bool(&a[2], "decreasing", &b, e))) ||
+            (rt_given(&a[3]) && (rc = rt_bool(&a[3], "index.return", &b2, e)))) break;
+        if (byv) {
+            if (byv->rows != 1 && byv->cols != 1) {
+                rc = br_err(e, BR_EDIM, "order: by= must be a number or a vector, not a %lldx%lld matrix",
+                            (long long)byv->rows, (long long)byv->cols);
+                break;
+            }
+            int64_t nby = byv->rows * byv->cols;
+            int64_t *cols = br_malloc((size_t)nby * sizeof(int64_t));
+            if (!cols) { rc = br_err(e, BR_ENOMEM, "out of memory"); break; }
+            for (int64_t k = 0; k < nby && !rc; k++) {
+                double v = mb_get(byv, byv->rows == 1 ? 0 : k, byv->rows == 1 ? k : 0);
+                if (!(v >= 1 && v <= m0->cols))
+                    rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", v);
+                cols[k] = (int64_t)v - 1;
+            }
+            if (!rc) rc = rt_ret_mb(k_order_multi(m0, cols, nby, b, b2, e), out, e);
+            free(cols);
+            break;
+        }
+        if (d < 1 || d > m0->cols) { rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", d); break; }
+        rc = rt_ret_mb(k_order(m0, (int64_t)d - 1, b, b2, e), out, e);
+        break;
+    }
+    case BI_LOWERTRI: case BI_UPPERTRI:
+        if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
+        b = b2 = false;
+        if ((rt_given(&a[1]) && (rc = rt_bool(&a[1], "diag", &b, e))) ||
+            (rt_given(&a[2]) && (rc = rt_bool(&a[2], "values", &b2, e)))) break;
+        rc = rt_ret_mb(k_tri(m0, h->bi == BI_LOWERTRI, b, b2, e), out, e);
+        break;
+    case BI_UNIQUE:
+        if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
+        rc = rt_ret_mb(k_unique(m0, e), out, e);
+        break;
+    case BI_TABLE: {
+        /* table(A, B, W, odim1, odim2, outputEmptyBlocks): the last
+         * one says how SystemDS stores empty blocks; no effect here */
+        if (nv == 6) nv = 5;
+        if (nv < 2 || nv > 5) return br_err(e, BR_EARG, "table: expects 2 to 6 arguments, got %d", nv);
+        Value *A = &va[0], *B = &va[1], *W = NULL, *o1 = NULL, *o2 = NULL;
+        if (nv == 3) W = &va[2];
+        if (nv == 4) { o1 = &va[2]; o2 = &va[3]; }
+        if (nv == 5) { W = &va[2]; o1 = &va[3]; o2 = &va[4]; }
+        double od1 = -1, od2 = -1, as = 0, bs = 0, ws = 1;
+        if (o1 && ((rc = rt_num(o1, "odim1", &od1, e)) || (rc = rt_num(o2, "odim2", &od2, e)))) break;
+        if (A->kind != V_MATRIX && (rc = rt_num(A, "A", &as, e))) break;
+        if (B->kind != V_MATRIX && (rc = rt_num(B, "B", &bs, e))) break;
+        if (W && W->kind != V_MATRIX && (rc = rt_num(W, "W", &ws, e))) break;
+        rc = rt_ret_mb(k_table(A->kind == V_MATRIX ? A->m : NULL, as, B->kind == V_MATRIX ? B->m : NULL, bs,
+                            W && W->kind == V_MATRIX ? W->m : NULL, ws, (int64_t)od1, (int64_t)od2, e), out, e);
+        break;
+    }
+    case BI_AGGREGATE: {
+        const char *fn = rt_given(&a[2]) ? rt_str(&a[2], "fn", e) : "sum";
+        if (!fn) return e->code;
+        d = -1;
+        if (rt_given(&a[3]) && (rc = rt_num(&a[3], "ngroups", &d, e))) break;
+        if (!(m0 = mat(&a[0], "target", &t[0], e)) || !(m1 = mat(&a[1], "groups", &t[1], e))) { rc = e->code; break; }
+        m2 = NULL;
+        if (rt_given(&a[4]) && !(m2 = mat(&a[4], "weights", &t[2], e))) { rc = e->code; break; }
+        if (!strcmp(fn, "centralmoment")) {
+            /* order: a number, or a string as SystemDS's scripts pass it */
+            double ord = 0;
+            if (!rt_given(&a[5])) rc = br_err(e, BR_EARG, "aggregate: centralmoment needs order=");
+            else if (a[5].kind == V_STRING) ord = atof(a[5].s->s);
+            else rc = rt_num(&a[5], "order", &ord, e);
+            if (!rc) rc = rt_ret_mb(k_groupagg_cm(m0, m1, m2, (int)ord, (int64_t)d, e), out, e);
+        } else {
+            rc = rt_ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
+        }
+        break;
+    }
+    case BI_SOLVE:
+        if (!(m0 = mat(&a[0], "a", &t[0], e)) || !(m1 = mat(&a[1], "b", &t[1], e))) { rc = e->code; break; }
+        rc = rt_ret_mb(k_solve(m0, m1, e), out, e);
+        break;
+    case BI_INV: case BI_CHOLESKY: case BI_DET: case BI_EIGEN: case BI_SVD: case BI_QR: case BI_LU: {
+        if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
+        MB *r[3] = {0};
+        switch (h->bi) {
+        case BI_INV: rc = rt_ret_mb(k_inv(m0, e), out, e); break;
+        case BI_CHOLESKY: rc = rt_ret_mb(k_cholesky(m0, e), out, e); break;
+        case BI_DET: rc = k_det(m0, &d, e); if (!rc) *out = val_double(d); break;
+        case BI_EIGEN: rc = k_eigen(m0, &r[0], &r[1], e); if (!rc) tuple(out, r, 2, e); break;
+        case BI_SVD: rc = k_svd(m0, &r[0], &r[1], &r[2], e); if (!rc) tuple(out, r, 3, e); break;
+        case BI_QR: rc = k_qr(m0, &r[0], &r[1], e); if (!rc) tuple(out, r, 2, e); break;
+        case BI_LU: rc = k_lu(m0, &r[0], &r[1], &r[2], e); if (!rc) tuple(out, r, 3, e); break;
+        default: break;
+        }
+        break;
+    }
+    default: return RT_NOT_MINE;
+    }
+    for (int i = 0; i < 3; i++) mb_release(t[i]);
+    return rc;
+}
+
+int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
+{
+    bool b;
     int rc = 0;
     int nv = h->nvar;
     Value *va = a + (h->nin - nv);
@@ -682,53 +948,8 @@ int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         *out = l;
         return 0;
     }
-    case BI_REMOVE: {   /* [L2, x] = remove(L, pos): L without item pos, and the item */
-        if (a[0].kind != V_LIST) return br_err(e, BR_EARG, "remove: target must be a list, not a %s",
-                                               val_kind_name(a[0].kind));
-        if ((rc = rt_num(&a[1], "pos", &d, e))) return rc;
-        const List *L = a[0].l;
-        if (d != floor(d) || d < 1 || d > L->n)
-            return br_err(e, BR_EINDEX, "remove: index %g out of bounds for a list of length %d", d, L->n);
-        int pos = (int)d - 1;
-        Value rest = val_list_new(L->n);
-        for (int i = 0; i < L->n && !rc; i++)
-            if (i != pos) rc = list_append(rest.l, val_retain(L->items[i]), L->names ? L->names[i] : NULL, e);
-        Value res = val_list_new(2);
-        if (!rc) rc = list_append(res.l, rest, NULL, e);
-        else val_release(&rest);
-        if (!rc) rc = list_append(res.l, val_retain(L->items[pos]), NULL, e);
-        if (rc) val_release(&res);
-        else *out = res;
-        return rc;
-    }
-    case BI_CBIND: case BI_RBIND: {
-        if (nv == 1 && va[0].kind == V_LIST) {   /* cbind(L), rbind(L): of the list's items */
-            if (va[0].l->n == 0) return br_err(e, BR_EARG, "%s of an empty list", builtin_info[h->bi].name);
-            nv = va[0].l->n;
-            va = va[0].l->items;
-        }
-        bool scalars = h->bi == BI_CBIND && nv >= 2;
-        for (int i = 0; i < nv && scalars; i++) scalars = val_is_scalar(&va[i]);
-        if (scalars) return str_append(va, nv, out, e);
-        if (h->bi == BI_CBIND && nv == 2 && va[0].kind == V_LIST) {
-            /* append(L, x): a copy of list L with x added (unnamed) */
-            Value l = val_list_copy(va[0].l, e);
-            if (l.kind == V_NONE) return e->code;
-            if (list_append(l.l, val_retain(va[1]), NULL, e)) { val_release(&l); return e->code; }
-            *out = l;
-            return 0;
-        }
-        const MB **ms = calloc((size_t)nv + 1, sizeof(MB *));
-        MB **tmp = calloc((size_t)nv + 1, sizeof(MB *));
-        for (int i = 0; i < nv && !rc; i++)
-            if (!(ms[i] = mat(&va[i], h->bi == BI_CBIND ? "cbind" : "rbind", &tmp[i], e))) rc = e->code;
-        if (!rc)
-            rc = rt_ret_mb(h->bi == BI_CBIND ? k_cbind(nv, ms, e) : k_rbind(nv, ms, e), out, e);
-        for (int i = 0; i < nv; i++) mb_release(tmp[i]);
-        free(ms);
-        free(tmp);
-        return rc;
-    }
+    case BI_REMOVE: return b_remove(a, out, e);
+    case BI_CBIND: case BI_RBIND: return b_bind(h, va, nv, out, e);
     case BI_MIN: case BI_MAX: case BI_PMIN: case BI_PMAX: {
         bool isMin = h->bi == BI_MIN || h->bi == BI_PMIN;
         if (nv == 0) return br_err(e, BR_EARG, "%s needs arguments", builtin_info[h->bi].name);
@@ -759,193 +980,15 @@ int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
             return br_err(e, BR_EARG, "ppred: the comparison must be one of \"> >= < <= == !=\"");
         return ap_binary(cmp, &a[0], &a[1], out, e);
     }
-    case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN: case BI_CUMMAX: {
-        OpCode op = h->bi == BI_CUMSUM ? OP_CUMSUM : h->bi == BI_CUMPROD ? OP_CUMPROD
-                  : h->bi == BI_CUMMIN ? OP_CUMMIN : OP_CUMMAX;
-        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        rc = rt_ret_mb(k_cum(op, m0, e), out, e);
-        break;
-    }
-    case BI_MEDIAN: case BI_QUANTILE: {
-        Value *w = h->bi == BI_MEDIAN ? &a[1] : &a[2];
-        Value *p = &a[1];
-        if (h->bi == BI_QUANTILE && rt_given(&a[2])) { w = &a[1]; p = &a[2]; }
-        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        if (rt_given(w) && !(m1 = mat(w, "weights", &t1, e))) { rc = e->code; break; }
-        if (!rt_given(w)) m1 = NULL;
-        if (h->bi == BI_MEDIAN) {
-            rc = m1 ? k_median_w(m0, m1, &d, e) : k_median(m0, &d, e);
-            if (!rc) *out = val_double(d);
-        } else if (p->kind == V_MATRIX) {
-            rc = rt_ret_mb(m1 ? k_quantile_w(m0, m1, p->m, e) : k_quantile(m0, p->m, e), out, e);
-        } else {
-            if ((rc = rt_num(p, "p", &d2, e))) break;
-            if (m1) {
-                MB *pm = mb_scalar(d2, e);
-                MB *r = k_quantile_w(m0, m1, pm, e);
-                mb_release(pm);
-                if (!r) { rc = e->code; break; }
-                *out = val_double(mb_get(r, 0, 0));
-                mb_release(r);
-            } else {
-                rc = k_quantile1(m0, d2, &d, e);
-                if (!rc) *out = val_double(d);
-            }
-        }
-        break;
-    }
-    case BI_MOMENT: {
-        Value *ord = &a[1], *w = &a[2];
-        if (rt_given(&a[2]) && a[1].kind == V_MATRIX) { ord = &a[2]; w = &a[1]; }
-        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        if ((rc = rt_num(ord, "order", &d2, e))) break;
-        m1 = NULL;
-        if (rt_given(w) && !(m1 = mat(w, "weights", &t1, e))) { rc = e->code; break; }
-        rc = k_moment(m0, (int)d2, m1, &d, e);
-        if (!rc) *out = val_double(d);
-        break;
-    }
-    case BI_COV:
-        if (!(m0 = mat(&a[0], "x", &t0, e)) || !(m1 = mat(&a[1], "y", &t1, e))) { rc = e->code; break; }
-        m2 = NULL;
-        if (rt_given(&a[2]) && !(m2 = mat(&a[2], "weights", &t2, e))) { rc = e->code; break; }
-        rc = k_cov(m0, m1, m2, &d, e);
-        if (!rc) *out = val_double(d);
-        break;
-    case BI_OUTER: {
-        const char *ops = rt_given(&a[2]) ? rt_str(&a[2], "op", e) : "*";
-        if (!ops) return e->code;
-        OpCode op = binop_by_name(ops);
-        if (op == OP__COUNT) return br_err(e, BR_EARG, "outer: unknown operator \"%s\"", ops);
-        if (!(m0 = mat(&a[0], "x", &t0, e)) || !(m1 = mat(&a[1], "y", &t1, e))) { rc = e->code; break; }
-        rc = rt_ret_mb(k_outer(m0, m1, op, e), out, e);
-        break;
-    }
-    case BI_RMEMPTY: {
-        const char *margin = rt_str(&a[1], "margin", e);
-        if (!margin) return e->code;
-        if (strcmp(margin, "rows") && strcmp(margin, "cols"))
-            return br_err(e, BR_EARG, "removeEmpty: margin must be \"rows\" or \"cols\", not \"%s\"", margin);
-        b = true;
-        if (rt_given(&a[3]) && rt_bool(&a[3], "empty.return", &b, e)) return e->code;
-        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        m1 = NULL;
-        if (rt_given(&a[2]) && !(m1 = mat(&a[2], "select", &t1, e))) { rc = e->code; break; }
-        rc = rt_ret_mb(k_rmempty(m0, margin[0] == 'r', m1, b, e), out, e);
-        break;
-    }
-    case BI_REPLACE:
-        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        if ((rc = rt_num(&a[1], "pattern", &d, e)) || (rc = rt_num(&a[2], "replacement", &d2, e))) break;
-        rc = rt_ret_mb(k_replace(m0, d, d2, e), out, e);
-        break;
-    case BI_ORDER: {
-        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        d = 1;
-        b = b2 = false;
-        /* by= a vector of column indexes orders by several columns */
-        const MB *byv = rt_given(&a[1]) && a[1].kind == V_MATRIX &&
-                        a[1].m->rows * a[1].m->cols > 1 ? a[1].m : NULL;
-        if ((rt_given(&a[1]) && !byv && (rc = rt_num(&a[1], "by", &d, e))) ||
-            (rt_given(&a[2]) && (rc = rt_bool(&a[2], "decreasing", &b, e))) ||
-            (rt_given(&a[3]) && (rc = rt_bool(&a[3], "index.return", &b2, e)))) break;
-        if (byv) {
-            if (byv->rows != 1 && byv->cols != 1) {
-                rc = br_err(e, BR_EDIM, "order: by= must be a number or a vector, not a %lldx%lld matrix",
-                            (long long)byv->rows, (long long)byv->cols);
-                break;
-            }
-            int64_t nby = byv->rows * byv->cols;
-            int64_t *cols = br_malloc((size_t)nby * sizeof(int64_t));
-            if (!cols) { rc = br_err(e, BR_ENOMEM, "out of memory"); break; }
-            for (int64_t k = 0; k < nby && !rc; k++) {
-                double v = mb_get(byv, byv->rows == 1 ? 0 : k, byv->rows == 1 ? k : 0);
-                if (!(v >= 1 && v <= m0->cols))
-                    rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", v);
-                cols[k] = (int64_t)v - 1;
-            }
-            if (!rc) rc = rt_ret_mb(k_order_multi(m0, cols, nby, b, b2, e), out, e);
-            free(cols);
-            break;
-        }
-        if (d < 1 || d > m0->cols) { rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", d); break; }
-        rc = rt_ret_mb(k_order(m0, (int64_t)d - 1, b, b2, e), out, e);
-        break;
-    }
-    case BI_LOWERTRI: case BI_UPPERTRI:
-        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        b = b2 = false;
-        if ((rt_given(&a[1]) && (rc = rt_bool(&a[1], "diag", &b, e))) ||
-            (rt_given(&a[2]) && (rc = rt_bool(&a[2], "values", &b2, e)))) break;
-        rc = rt_ret_mb(k_tri(m0, h->bi == BI_LOWERTRI, b, b2, e), out, e);
-        break;
-    case BI_UNIQUE:
-        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        rc = rt_ret_mb(k_unique(m0, e), out, e);
-        break;
-    case BI_TABLE: {
-        /* table(A, B, W, odim1, odim2, outputEmptyBlocks): the last
-         * one says how SystemDS stores empty blocks; no effect here */
-        if (nv == 6) nv = 5;
-        if (nv < 2 || nv > 5) return br_err(e, BR_EARG, "table: expects 2 to 6 arguments, got %d", nv);
-        Value *A = &va[0], *B = &va[1], *W = NULL, *o1 = NULL, *o2 = NULL;
-        if (nv == 3) W = &va[2];
-        if (nv == 4) { o1 = &va[2]; o2 = &va[3]; }
-        if (nv == 5) { W = &va[2]; o1 = &va[3]; o2 = &va[4]; }
-        double od1 = -1, od2 = -1, as = 0, bs = 0, ws = 1;
-        if (o1 && ((rc = rt_num(o1, "odim1", &od1, e)) || (rc = rt_num(o2, "odim2", &od2, e)))) break;
-        if (A->kind != V_MATRIX && (rc = rt_num(A, "A", &as, e))) break;
-        if (B->kind != V_MATRIX && (rc = rt_num(B, "B", &bs, e))) break;
-        if (W && W->kind != V_MATRIX && (rc = rt_num(W, "W", &ws, e))) break;
-        rc = rt_ret_mb(k_table(A->kind == V_MATRIX ? A->m : NULL, as, B->kind == V_MATRIX ? B->m : NULL, bs,
-                            W && W->kind == V_MATRIX ? W->m : NULL, ws, (int64_t)od1, (int64_t)od2, e), out, e);
-        break;
-    }
-    case BI_AGGREGATE: {
-        const char *fn = rt_given(&a[2]) ? rt_str(&a[2], "fn", e) : "sum";
-        if (!fn) return e->code;
-        d = -1;
-        if (rt_given(&a[3]) && (rc = rt_num(&a[3], "ngroups", &d, e))) break;
-        if (!(m0 = mat(&a[0], "target", &t0, e)) || !(m1 = mat(&a[1], "groups", &t1, e))) { rc = e->code; break; }
-        m2 = NULL;
-        if (rt_given(&a[4]) && !(m2 = mat(&a[4], "weights", &t2, e))) { rc = e->code; break; }
-        if (!strcmp(fn, "centralmoment")) {
-            /* order: a number, or a string as SystemDS's scripts pass it */
-            double ord = 0;
-            if (!rt_given(&a[5])) rc = br_err(e, BR_EARG, "aggregate: centralmoment needs order=");
-            else if (a[5].kind == V_STRING) ord = atof(a[5].s->s);
-            else rc = rt_num(&a[5], "order", &ord, e);
-            if (!rc) rc = rt_ret_mb(k_groupagg_cm(m0, m1, m2, (int)ord, (int64_t)d, e), out, e);
-        } else {
-            rc = rt_ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
-        }
-        break;
-    }
-    case BI_SOLVE:
-        if (!(m0 = mat(&a[0], "a", &t0, e)) || !(m1 = mat(&a[1], "b", &t1, e))) { rc = e->code; break; }
-        rc = rt_ret_mb(k_solve(m0, m1, e), out, e);
-        break;
-    case BI_INV: case BI_CHOLESKY: case BI_DET: case BI_EIGEN: case BI_SVD: case BI_QR: case BI_LU: {
-        if (!(m0 = mat(&a[0], "target", &t0, e))) return e->code;
-        MB *r[3] = {0};
-        switch (h->bi) {
-        case BI_INV: rc = rt_ret_mb(k_inv(m0, e), out, e); break;
-        case BI_CHOLESKY: rc = rt_ret_mb(k_cholesky(m0, e), out, e); break;
-        case BI_DET: rc = k_det(m0, &d, e); if (!rc) *out = val_double(d); break;
-        case BI_EIGEN: rc = k_eigen(m0, &r[0], &r[1], e); if (!rc) tuple(out, r, 2, e); break;
-        case BI_SVD: rc = k_svd(m0, &r[0], &r[1], &r[2], e); if (!rc) tuple(out, r, 3, e); break;
-        case BI_QR: rc = k_qr(m0, &r[0], &r[1], e); if (!rc) tuple(out, r, 2, e); break;
-        case BI_LU: rc = k_lu(m0, &r[0], &r[1], &r[2], e); if (!rc) tuple(out, r, 3, e); break;
-        default: break;
-        }
-        break;
-    }
     case BI_IFDEF:
         *out = val_retain(rt_given(&a[0]) ? a[0] : a[1]);
         return 0;
     default: {
+        int r = b_order_stats(h, a, va, nv, out, e);
+        if (r == RT_NOT_MINE) r = b_matrix_ops(h, a, va, nv, out, e);
+        if (r != RT_NOT_MINE) return r;
         /* tier-2 builtins: statistics (builtins_stats.c), frames (frame.c) */
-        int r = rt_builtin_stats(rt, f, h, a, out, e);
+        r = rt_builtin_stats(rt, f, h, a, out, e);
         if (r != RT_NOT_MINE) return r;
         r = rt_builtin_frame(rt, f, h, a, out, e);
         if (r != RT_NOT_MINE) return r;
@@ -963,8 +1006,4 @@ int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         return br_err(e, BR_EFAIL, "builtin '%s' is not implemented", nm);
     }
     }
-    mb_release(t0);
-    mb_release(t1);
-    mb_release(t2);
-    return rc;
 }
