@@ -7,7 +7,7 @@ BUILD   ?= build
 ifeq ($(SAN),1)
 BUILD   := build-san
 endif
-MODS    := base matrix kernels io lang hops rewrite codegen runtime plan api
+MODS    := base matrix kernels io lang hops rewrite codegen runtime builtins plan api
 SRC     := $(foreach m,$(MODS),$(wildcard $(m)/*.c))
 OBJ     := $(SRC:%.c=$(BUILD)/obj/%.o)
 TESTSRC := $(wildcard tests/test_*.c)

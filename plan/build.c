@@ -10,6 +10,7 @@
 
 #include "../base/diag.h"
 #include "../lang/load.h"
+#include "../builtins/builtins.h"
 #include "../kernels/apply.h"
 
 /* ---- compile-time variable information ---- */
@@ -1284,6 +1285,7 @@ RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const
     if (!p) return NULL;
     if (!(p->cstate = br_calloc(1, sizeof(PlanState)))) { free(p); return NULL; }
     p->hooks = &plan_hooks;
+    p->builtin = bi_builtin;
     p->ast = ast;
     p->optlevel = optlevel;
     p->diag = d;

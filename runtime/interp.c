@@ -177,7 +177,10 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         if (last && args[0].kind == V_NONE) regs[in->in[0]] = val_none();
         break;
     }
-    case I_BUILTIN: rc = rt_builtin(rt, f, in, args, out, e); break;
+    case I_BUILTIN:
+        rc = rt->prog->builtin ? rt->prog->builtin(rt, f, in, args, out, e)
+                               : br_err(e, BR_EFAIL, "builtin '%s' is not available", in->opname);
+        break;
     case I_FUSED:
         if (!rt->prog->cg || !in->fused) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
         else rc = cg_exec(rt->prog->cg, in->fused, in->est, in->nin, args, out, e);

@@ -60,37 +60,4 @@ int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
 void rt_print_error(const Rt *rt, FILE *f);
 void rt_print_stats(Rt *rt, FILE *f, int top);
 
-/* Builtin functions (runtime/builtins.c). On error they return non-zero
- * with e set; *out receives a new value. */
-int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
-/* Argument helpers of the builtins (runtime/builtins.c): whether an
- * optional argument was given, a number (also a 1x1 matrix or a numeric
- * string), a boolean, a string; errors name the argument. rt_ret_mb wraps
- * a kernel result (NULL: the kernel's error). */
-bool rt_given(const Value *v);
-int rt_num(const Value *v, const char *what, double *out, BrErr *e);
-int rt_bool(const Value *v, const char *what, bool *out, BrErr *e);
-const char *rt_str(const Value *v, const char *what, BrErr *e);
-int rt_ret_mb(MB *m, Value *out, BrErr *e);
-/* Splits a comma-separated string argument into at most max items that
- * point into *buf (caller frees it); returns the count or -1. */
-int rt_split(const Value *v, const char *what, const char **items, int max, char **buf, BrErr *e);
-
-/* Tier-2 builtins in their own files; each returns RT_NOT_MINE for a
- * builtin it does not implement (runtime/builtins_stats.c, frame.c). */
-#define RT_NOT_MINE (-1000)
-int rt_builtin_stats(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
-int rt_builtin_frame(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
-int rt_builtin_dnn(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
-int rt_builtin_signal(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
-int rt_count_distinct(const Value *a, const char *fn, Value *out, BrErr *e);   /* builtins_stats.c */
-/* Fills fn's unbound parameters in bound[0..fn->nin) with their defaults
- * (literals, or the default function of the parameters before them) and
- * calls fn (*res: its outputs as a list, caller releases); errors read
- * "<who>: missing argument 'p' of <what>'fn'". Returns 0 or -1/code. */
-int rt_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, const char *what, Value *res,
-                     BrErr *e);
-/* paramserv(model=, features=, labels=, upd=, agg=, ...) (runtime/paramserv.c) */
-int rt_paramserv(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
-
 #endif

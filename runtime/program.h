@@ -135,6 +135,12 @@ typedef struct FProg {
 
 typedef struct RtProgram RtProgram;
 struct SymTab;
+struct Rt;
+struct Frame;
+
+/* The builtin library (builtins/) as registered in a program: runs the
+ * I_BUILTIN instruction in over args; *out receives a new value. */
+typedef int (*RtBuiltinFn)(struct Rt *rt, struct Frame *f, const Instr *in, Value *args, Value *out, BrErr *e);
 
 /* What the runtime asks of the compiler that built the program (plan/
  * installs them): dynamic recompilation, compilation of functions on
@@ -168,6 +174,7 @@ struct RtProgram {
     CgContext *cg;        /* operator fusion (codegen/), NULL: off */
     Diag *diag;           /* compile errors of lazily compiled functions */
     const RtHooks *hooks;
+    RtBuiltinFn builtin;  /* the builtin library (bi_builtin) */
     void *cstate;         /* the compiler's state (plan/: statistics) */
 };
 

@@ -7,7 +7,7 @@
 #include "t.h"
 #include "io/io.h"
 #include "matrix/fb.h"
-#include "runtime/transform.h"
+#include "builtins/transform.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
-/* test_framemap: map(X, "lambda"[, margin]) (runtime/framemap.c) and its
- * lambda language (runtime/jlambda.c, runtime/jleval.c): many lambdas on
+/* test_framemap: map(X, "lambda"[, margin]) (builtins/framemap.c) and its
+ * lambda language (builtins/jlambda.c, builtins/jleval.c): many lambdas on
  * single values, typed results, missing cells, UTF-8 pass-through, bad
  * lambdas and run-time errors, and frames of every shape with mixed column
  * types under 1 and 2 threads against a naive reference. */
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "../matrix/format.h"
-#include "../runtime/framemap.h"
-#include "../runtime/jlambda.h"
+#include "../builtins/framemap.h"
+#include "../builtins/jlambda.h"
 #include "t.h"
 
 /* A 1x1 string frame holding s (NULL: missing). */

@@ -7,7 +7,7 @@
  * single number stands for both). The kernels are in kernels/dnn.c.
  * batch_norm2d, batch_norm2d_backward, lstm and lstm_backward return
  * lists of outputs (multi-assignment) from kernels/dnn2.c. */
-#include "interp.h"
+#include "builtins.h"
 
 #include <math.h>
 #include <string.h>
@@ -27,7 +27,7 @@ static const MB *mat(const Value *v, const char *fn, const char *what, BrErr *e)
  * argument gives dflt (for n == 2). */
 static int shape(const Value *v, const char *fn, const char *what, int n, int64_t dflt, int64_t *out, BrErr *e)
 {
-    if (!rt_given(v)) {
+    if (!bi_given(v)) {
         if (dflt < 0) return br_err(e, BR_EARG, "%s: missing argument '%s'", fn, what);
         for (int i = 0; i < n; i++) out[i] = dflt;
         return 0;
@@ -39,7 +39,7 @@ static int shape(const Value *v, const char *fn, const char *what, int n, int64_
     for (int i = 0; i < n; i++) {
         const Value *it = v->kind == V_LIST ? &v->l->items[i] : v;
         double d;
-        if (rt_num(it, what, &d, e)) return e->code;
+        if (bi_num(it, what, &d, e)) return e->code;
         if (!isfinite(d) || d != floor(d) || fabs(d) > 9e15)
             return br_err(e, BR_EARG, "%s: %s values must be integers, got %g", fn, what, d);
         out[i] = (int64_t)d;
@@ -136,11 +136,11 @@ static int stateful(const Instr *h, Value *a, Value *out, BrErr *e)
         return outputs(r, 5, out, e);
     }
     default:
-        return RT_NOT_MINE;
+        return BI_NOT_MINE;
     }
 }
 
-int rt_builtin_dnn(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
+int bi_dnn(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     (void)rt; (void)f;
     const char *fn = builtin_info[h->bi].name;
@@ -152,20 +152,20 @@ int rt_builtin_dnn(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr
         if (!(x = mat(&a[0], fn, bwd ? "filter" : "input", e)) ||
             !(y = mat(&a[1], fn, h->bi == BI_CONV2D ? "filter" : "dout", e)) || shapes(a, 2, true, fn, &s, e))
             return e->code;
-        if (h->bi == BI_CONV2D) return rt_ret_mb(k_conv2d(x, y, &s, e), out, e);
-        if (h->bi == BI_CONV2D_BWF) return rt_ret_mb(k_conv2d_bwd_filter(x, y, &s, e), out, e);
-        return rt_ret_mb(k_conv2d_bwd_data(x, y, &s, e), out, e);
+        if (h->bi == BI_CONV2D) return bi_ret_mb(k_conv2d(x, y, &s, e), out, e);
+        if (h->bi == BI_CONV2D_BWF) return bi_ret_mb(k_conv2d_bwd_filter(x, y, &s, e), out, e);
+        return bi_ret_mb(k_conv2d_bwd_data(x, y, &s, e), out, e);
     }
     case BI_MAXPOOL: case BI_AVGPOOL:
         if (!(x = mat(&a[0], fn, "input", e)) || shapes(a, 1, false, fn, &s, e)) return e->code;
-        return rt_ret_mb(k_pool(x, &s, h->bi == BI_AVGPOOL, e), out, e);
+        return bi_ret_mb(k_pool(x, &s, h->bi == BI_AVGPOOL, e), out, e);
     case BI_MAXPOOL_BW: case BI_AVGPOOL_BW:
         if (!(x = mat(&a[0], fn, "input", e)) || !(y = mat(&a[1], fn, "dout", e)) || shapes(a, 2, false, fn, &s, e))
             return e->code;
-        return rt_ret_mb(k_pool_bwd(x, y, &s, h->bi == BI_AVGPOOL_BW, e), out, e);
+        return bi_ret_mb(k_pool_bwd(x, y, &s, h->bi == BI_AVGPOOL_BW, e), out, e);
     case BI_BIAS_ADD: case BI_BIAS_MULT:
         if (!(x = mat(&a[0], fn, "input", e)) || !(y = mat(&a[1], fn, "bias", e))) return e->code;
-        return rt_ret_mb(h->bi == BI_BIAS_ADD ? k_bias_add(x, y, e) : k_bias_mult(x, y, e), out, e);
+        return bi_ret_mb(h->bi == BI_BIAS_ADD ? k_bias_add(x, y, e) : k_bias_mult(x, y, e), out, e);
     default:
         return stateful(h, a, out, e);
     }

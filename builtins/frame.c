@@ -3,8 +3,8 @@
  * colnames, the transformations, and the generic builtins (nrow, ncol,
  * length, typeof, cbind, rbind, print, toString, write, read) when a
  * frame is involved.
- * rt_builtin calls rt_builtin_frame first; it claims its own builtins and
- * generic ones with a frame argument, and returns RT_NOT_MINE otherwise. */
+ * rt_builtin calls bi_frame first; it claims its own builtins and
+ * generic ones with a frame argument, and returns BI_NOT_MINE otherwise. */
 #include "frame.h"
 
 #include <math.h>
@@ -29,7 +29,7 @@ static int ret_fb(FB *f, Value *out, BrErr *e)
 /* ---- printing ---- */
 
 
-char *rt_frame_text(const FB *f, int64_t rows, int64_t cols, int decimal, const char *sep, const char *linesep,
+char *bi_frame_text(const FB *f, int64_t rows, int64_t cols, int decimal, const char *sep, const char *linesep,
                     BrErr *e)
 {
     int64_t nr = rows < 0 || rows > f->rows ? f->rows : rows;
@@ -96,7 +96,7 @@ char *rt_frame_text(const FB *f, int64_t rows, int64_t cols, int decimal, const 
 
 static int b_print(Rt *rt, const Value *v, BrErr *e)
 {
-    char *s = rt_frame_text(v->f, 100, 100, 3, " ", "\n", e);
+    char *s = bi_frame_text(v->f, 100, 100, 3, " ", "\n", e);
     if (!s) return e->code;
     pthread_mutex_lock(&rt->lock);
     fputs(s, rt->opt.out);
@@ -113,12 +113,12 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
     int64_t rows = 100, cols = 100;
     int decimal = 3;
     const char *sep = " ", *ls = "\n";
-    if (rt_given(&a[1])) { if (rt_num(&a[1], "rows", &d, e)) return e->code; rows = (int64_t)d; }
-    if (rt_given(&a[2])) { if (rt_num(&a[2], "cols", &d, e)) return e->code; cols = (int64_t)d; }
-    if (rt_given(&a[3])) { if (rt_num(&a[3], "decimal", &d, e)) return e->code; decimal = (int)d; }
-    if (rt_given(&a[5]) && !(sep = rt_str(&a[5], "sep", e))) return e->code;
-    if (rt_given(&a[6]) && !(ls = rt_str(&a[6], "linesep", e))) return e->code;
-    char *s = rt_frame_text(a[0].f, rows, cols, decimal, sep, ls, e);
+    if (bi_given(&a[1])) { if (bi_num(&a[1], "rows", &d, e)) return e->code; rows = (int64_t)d; }
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "cols", &d, e)) return e->code; cols = (int64_t)d; }
+    if (bi_given(&a[3])) { if (bi_num(&a[3], "decimal", &d, e)) return e->code; decimal = (int)d; }
+    if (bi_given(&a[5]) && !(sep = bi_str(&a[5], "sep", e))) return e->code;
+    if (bi_given(&a[6]) && !(ls = bi_str(&a[6], "linesep", e))) return e->code;
+    char *s = bi_frame_text(a[0].f, rows, cols, decimal, sep, ls, e);
     if (!s) return e->code;
     *out = val_string(s);
     free(s);
@@ -127,24 +127,24 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
 
 /* ---- files ---- */
 
-int rt_frame_read(Value *a, Value *out, BrErr *e)
+int bi_frame_read(Value *a, Value *out, BrErr *e)
 {
-    const char *file = rt_str(&a[0], "file", e);
+    const char *file = bi_str(&a[0], "file", e);
     if (!file) return e->code;
     IoFrameReadOpts o;
     io_frame_read_opts_init(&o);
     double d;
     bool b;
-    if (rt_given(&a[1]) && !(o.format = rt_str(&a[1], "format", e))) return e->code;
-    if (rt_given(&a[2])) { if (rt_num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (rt_given(&a[3])) { if (rt_num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
-    if (rt_given(&a[4])) { if (rt_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
-    if (rt_given(&a[5]) && !(o.sep = rt_str(&a[5], "sep", e))) return e->code;
-    if (rt_given(&a[11]) && !(o.schema = rt_str(&a[11], "schema", e))) return e->code;
+    if (bi_given(&a[1]) && !(o.format = bi_str(&a[1], "format", e))) return e->code;
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
+    if (bi_given(&a[3])) { if (bi_num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (bi_given(&a[4])) { if (bi_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
+    if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
+    if (bi_given(&a[11]) && !(o.schema = bi_str(&a[11], "schema", e))) return e->code;
     const char *na[64];
     char *nabuf = NULL;
-    if (rt_given(&a[8])) {
-        if ((o.n_na = rt_split(&a[8], "naStrings", na, 64, &nabuf, e)) < 0) return e->code;
+    if (bi_given(&a[8])) {
+        if ((o.n_na = bi_split(&a[8], "naStrings", na, 64, &nabuf, e)) < 0) return e->code;
         o.na_strings = na;
     }
     FB *f = io_read_frame(file, &o, e);
@@ -154,13 +154,13 @@ int rt_frame_read(Value *a, Value *out, BrErr *e)
 
 static int b_write(Value *a, BrErr *e)
 {
-    const char *file = rt_str(&a[1], "file", e);
+    const char *file = bi_str(&a[1], "file", e);
     if (!file) return e->code;
     IoWriteOpts o;
     io_write_opts_init(&o);
-    if (rt_given(&a[2]) && !(o.format = rt_str(&a[2], "format", e))) return e->code;
-    if (rt_given(&a[3]) && rt_bool(&a[3], "header", &o.header, e)) return e->code;
-    if (rt_given(&a[4]) && !(o.sep = rt_str(&a[4], "sep", e))) return e->code;
+    if (bi_given(&a[2]) && !(o.format = bi_str(&a[2], "format", e))) return e->code;
+    if (bi_given(&a[3]) && bi_bool(&a[3], "header", &o.header, e)) return e->code;
+    if (bi_given(&a[4]) && !(o.sep = bi_str(&a[4], "sep", e))) return e->code;
     return io_write_frame(file, a[0].f, &o, e);
 }
 
@@ -232,7 +232,7 @@ static int resolve_schema(const Value *s, int64_t cols, FbType **types, BrErr *e
 {
     int64_t n = 0;
     *types = NULL;
-    if (rt_given(s) && schema_types(s, types, &n, e)) return e->code;
+    if (bi_given(s) && schema_types(s, types, &n, e)) return e->code;
     FbType *t = br_calloc((size_t)(cols > 0 ? cols : 1), sizeof(FbType));
     if (!t) { free(*types); return br_err(e, BR_ENOMEM, "out of memory"); }
     if (n == 1) for (int64_t j = 0; j < cols; j++) t[j] = (*types)[0];
@@ -255,8 +255,8 @@ static int resolve_schema(const Value *s, int64_t cols, FbType **types, BrErr *e
 static int b_frame(Value *a, Value *out, BrErr *e)
 {
     double r = -1, c = -1;
-    if (rt_given(&a[1]) && rt_num(&a[1], "rows", &r, e)) return e->code;
-    if (rt_given(&a[2]) && rt_num(&a[2], "cols", &c, e)) return e->code;
+    if (bi_given(&a[1]) && bi_num(&a[1], "rows", &r, e)) return e->code;
+    if (bi_given(&a[2]) && bi_num(&a[2], "cols", &c, e)) return e->code;
     const Value *data = &a[0];
     if (data->kind == V_FRAME || data->kind == V_MATRIX) {
         /* a frame or matrix data argument: as.frame, then the schema */
@@ -266,7 +266,7 @@ static int b_frame(Value *a, Value *out, BrErr *e)
         FbType *types = NULL;
         FB *res = NULL;
         if (!resolve_schema(&a[3], src->cols, &types, e))
-            res = rt_given(&a[3]) ? fb_cast(src, types, e) : fb_slice(src, 0, src->rows, 0, src->cols, e);
+            res = bi_given(&a[3]) ? fb_cast(src, types, e) : fb_slice(src, 0, src->rows, 0, src->cols, e);
         free(types);
         fb_release(tmp);
         return ret_fb(res, out, e);
@@ -275,7 +275,7 @@ static int b_frame(Value *a, Value *out, BrErr *e)
     if (c < 0) {
         int64_t ns = 0;
         FbType *st = NULL;
-        if (rt_given(&a[3]) && schema_types(&a[3], &st, &ns, e)) return e->code;
+        if (bi_given(&a[3]) && schema_types(&a[3], &st, &ns, e)) return e->code;
         free(st);
         c = ns > 0 ? (double)ns : data->kind == V_LIST ? (double)nitems : 1;
     }
@@ -331,16 +331,16 @@ static bool cell_empty(const FB *f, int64_t i, int64_t j)
 static int b_rmempty(const Value *a, Value *out, BrErr *e)
 {
     const FB *f = a[0].f;
-    const char *margin = rt_str(&a[1], "margin", e);
+    const char *margin = bi_str(&a[1], "margin", e);
     if (!margin) return e->code;
     bool rows = !strcmp(margin, "rows");
     if (!rows && strcmp(margin, "cols"))
         return br_err(e, BR_EARG, "removeEmpty: margin must be \"rows\" or \"cols\", not \"%s\"", margin);
     bool eret = true;
-    if (rt_given(&a[3]) && rt_bool(&a[3], "empty.return", &eret, e)) return e->code;
+    if (bi_given(&a[3]) && bi_bool(&a[3], "empty.return", &eret, e)) return e->code;
     int64_t n = rows ? f->rows : f->cols;
     const MB *sel = NULL;
-    if (rt_given(&a[2])) {
+    if (bi_given(&a[2])) {
         if (a[2].kind != V_MATRIX) return br_err(e, BR_EARG, "removeEmpty: select must be a matrix");
         sel = a[2].m;
         if (sel->rows * sel->cols != n || (sel->rows != 1 && sel->cols != 1))
@@ -537,7 +537,7 @@ static int b_transform(const Instr *h, Value *a, Value *out, BrErr *e)
         const FB *f = frame_arg(&a[0], "transformapply: target", e);
         const FB *m = f ? frame_arg(&a[2], "transformapply: meta", e) : NULL;
         if (!m) return e->code;
-        return rt_ret_mb(tf_apply(f, spec, m, e), out, e);
+        return bi_ret_mb(tf_apply(f, spec, m, e), out, e);
     }
     case BI_TFDECODE: {
         const FB *m = frame_arg(&a[2], "transformdecode: meta", e);
@@ -549,14 +549,14 @@ static int b_transform(const Instr *h, Value *a, Value *out, BrErr *e)
     default: {
         const FB *m = frame_arg(&a[0], "transformcolmap: target", e);
         if (!m) return e->code;
-        return rt_ret_mb(tf_colmap(m, spec, e), out, e);
+        return bi_ret_mb(tf_colmap(m, spec, e), out, e);
     }
     }
 }
 
 /* ---- dispatch ---- */
 
-int rt_builtin_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
+int bi_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     (void)fr;
     int nv = h->nvar;
@@ -587,10 +587,10 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, Br
     }
     case BI_TFENCODE: case BI_TFAPPLY: case BI_TFDECODE: case BI_TFCOLMAP:
         return b_transform(h, a, out, e);
-    case BI_MAP: return rt_frame_map(a, out, e);
+    case BI_MAP: return bi_frame_map(a, out, e);
     case BI_GETCOLNAMES: case BI_SETCOLNAMES: case BI_DROPINVALIDTYPE: case BI_DROPINVALIDLENGTH:
     case BI_VALUESWAP: case BI_TOKENIZE:
-        return rt_frame_str(h, a, out, e);
+        return bi_frame_str(h, a, out, e);
     case BI_COLNAMES: { /* the names as a one-row frame of strings */
         const FB *f = frame_arg(&a[0], "colnames: target", e);
         FB *r = f ? fb_new(1, f->cols, NULL, e) : NULL;
@@ -603,7 +603,7 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, Br
     /* generic builtins, when an argument is a frame */
     bool any = false;
     for (int k = 0; k < h->nin; k++) any |= a[k].kind == V_FRAME;
-    if (!any) return RT_NOT_MINE;
+    if (!any) return BI_NOT_MINE;
     const FB *f = a[0].kind == V_FRAME ? a[0].f : NULL;
     switch (h->bi) {
     case BI_NROW: case BI_NCOL: case BI_LENGTH:
@@ -614,15 +614,15 @@ int rt_builtin_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, Br
         if (!f) break;
         *out = val_string("Frame");
         return 0;
-    case BI_ASMATRIX: return f ? rt_ret_mb(fb_to_mb(f, e), out, e) : RT_NOT_MINE;
-    case BI_ASSCALAR: return f ? b_as_scalar(f, out, e) : RT_NOT_MINE;
-    case BI_RMEMPTY: return f ? b_rmempty(a, out, e) : RT_NOT_MINE;
+    case BI_ASMATRIX: return f ? bi_ret_mb(fb_to_mb(f, e), out, e) : BI_NOT_MINE;
+    case BI_ASSCALAR: return f ? b_as_scalar(f, out, e) : BI_NOT_MINE;
+    case BI_RMEMPTY: return f ? b_rmempty(a, out, e) : BI_NOT_MINE;
     case BI_CBIND: case BI_RBIND: return b_bind(h, va, nv, out, e);
-    case BI_PRINT: return nv == 1 ? b_print(rt, &va[0], e) : RT_NOT_MINE;
-    case BI_TOSTRING: return f ? b_tostring(a, out, e) : RT_NOT_MINE;
-    case BI_WRITE: return f ? b_write(a, e) : RT_NOT_MINE;
+    case BI_PRINT: return nv == 1 ? b_print(rt, &va[0], e) : BI_NOT_MINE;
+    case BI_TOSTRING: return f ? b_tostring(a, out, e) : BI_NOT_MINE;
+    case BI_WRITE: return f ? b_write(a, e) : BI_NOT_MINE;
     default: break;
     }
-    return RT_NOT_MINE;
+    return BI_NOT_MINE;
 }
 

@@ -1,5 +1,5 @@
 /* framemap.h: DML's map(X, "lambda"[, margin]) over frames
- * (runtime/framemap.c), with the lambda language of runtime/jlambda.h.
+ * (builtins/framemap.c), with the lambda language of builtins/jlambda.h.
  *
  *   margin 0 (default)  the lambda x -> ... runs on every cell; x is the
  *                       cell's text (numbers as Java prints them), missing
@@ -25,6 +25,6 @@ FB *fm_map(const FB *f, const char *lambda, int64_t margin, BrErr *e);
 
 /* The builtin: a = (target, expr, margin). A frame target gives a frame;
  * a scalar target is mapped as a 1x1 frame and gives a scalar. */
-int rt_frame_map(const Value *a, Value *out, BrErr *e);
+int bi_frame_map(const Value *a, Value *out, BrErr *e);
 
 #endif

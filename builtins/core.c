@@ -3,7 +3,7 @@
  * printing, reorganizations with parameters, linear algebra, eval. The
  * arguments arrive bound in parameter order (V_NONE where absent), then
  * the variadic ones. */
-#include "interp.h"
+#include "builtins.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,9 +20,9 @@
 #include "../matrix/format.h"
 #include "frame.h"
 
-bool rt_given(const Value *v) { return v->kind != V_NONE; }
+bool bi_given(const Value *v) { return v->kind != V_NONE; }
 
-int rt_num(const Value *v, const char *what, double *out, BrErr *e)
+int bi_num(const Value *v, const char *what, double *out, BrErr *e)
 {
     if (val_is_numeric(v)) { *out = val_as_double(v); return 0; }
     if (v->kind == V_MATRIX && v->m->rows == 1 && v->m->cols == 1) { *out = mb_get(v->m, 0, 0); return 0; }
@@ -34,19 +34,19 @@ int rt_num(const Value *v, const char *what, double *out, BrErr *e)
     return br_err(e, BR_EARG, "argument '%s' must be a number, not a %s", what, val_kind_name(v->kind));
 }
 
-int rt_bool(const Value *v, const char *what, bool *out, BrErr *e)
+int bi_bool(const Value *v, const char *what, bool *out, BrErr *e)
 {
     if (v->kind == V_STRING) {
         if (!strcasecmp(v->s->s, "true")) { *out = true; return 0; }
         if (!strcasecmp(v->s->s, "false")) { *out = false; return 0; }
     }
     double d;
-    if (rt_num(v, what, &d, e)) return e->code;
+    if (bi_num(v, what, &d, e)) return e->code;
     *out = d != 0;
     return 0;
 }
 
-const char *rt_str(const Value *v, const char *what, BrErr *e)
+const char *bi_str(const Value *v, const char *what, BrErr *e)
 {
     if (v->kind == V_STRING) return v->s->s;
     br_err(e, BR_EARG, "argument '%s' must be a string, not a %s", what, val_kind_name(v->kind));
@@ -63,7 +63,7 @@ static const MB *mat(const Value *v, const char *what, MB **tmp, BrErr *e)
     return NULL;
 }
 
-int rt_split(const Value *v, const char *what, const char **items, int max, char **buf, BrErr *e)
+int bi_split(const Value *v, const char *what, const char **items, int max, char **buf, BrErr *e)
 {
     if (v->kind == V_LIST) {   /* ["a", "b"]: the items, one buffer holding them all */
         size_t len = 1;
@@ -82,7 +82,7 @@ int rt_split(const Value *v, const char *what, const char **items, int max, char
         }
         return k;
     }
-    const char *s = rt_str(v, what, e);
+    const char *s = bi_str(v, what, e);
     if (!s) return -1;
     *buf = br_strdup(s);
     int k = 0;
@@ -91,7 +91,7 @@ int rt_split(const Value *v, const char *what, const char **items, int max, char
     return k;
 }
 
-int rt_ret_mb(MB *m, Value *out, BrErr *e)
+int bi_ret_mb(MB *m, Value *out, BrErr *e)
 {
     if (!m) return e->code ? e->code : br_err(e, BR_EFAIL, "operation failed");
     *out = val_matrix(m);
@@ -126,10 +126,10 @@ static int parse_values(const char *s, double **vals, int64_t *n, BrErr *e)
 static int b_matrix(Value *a, Value *out, BrErr *e)
 {
     double r = -1, c = -1;
-    if (rt_given(&a[1]) && rt_num(&a[1], "rows", &r, e)) return e->code;
-    if (rt_given(&a[2]) && rt_num(&a[2], "cols", &c, e)) return e->code;
+    if (bi_given(&a[1]) && bi_num(&a[1], "rows", &r, e)) return e->code;
+    if (bi_given(&a[2]) && bi_num(&a[2], "cols", &c, e)) return e->code;
     bool byrow = true;
-    if (rt_given(&a[3]) && rt_bool(&a[3], "byrow", &byrow, e)) return e->code;
+    if (bi_given(&a[3]) && bi_bool(&a[3], "byrow", &byrow, e)) return e->code;
     int64_t rows = (int64_t)r, cols = (int64_t)c;
     if (a[0].kind == V_STRING) {
         double *vals = NULL;
@@ -140,7 +140,7 @@ static int b_matrix(Value *a, Value *out, BrErr *e)
         if (rows < 0 && cols < 0) { rows = n; cols = 1; }
         MB *m = k_matrix_from_values(vals, n, rows, cols, byrow, e);
         free(vals);
-        return rt_ret_mb(m, out, e);
+        return bi_ret_mb(m, out, e);
     }
     if (a[0].kind == V_MATRIX) {
         const MB *x = a[0].m;
@@ -149,57 +149,57 @@ static int b_matrix(Value *a, Value *out, BrErr *e)
         if (cols < 0 && rows > 0) cols = cells / rows;
         if (rows < 0 && cols < 0) { rows = x->rows; cols = x->cols; }
         if (x->rows == 1 && x->cols == 1 && rows * cols != 1)
-            return rt_ret_mb(mb_fill(rows, cols, mb_get(x, 0, 0), e), out, e);
-        return rt_ret_mb(k_reshape(x, rows, cols, byrow, e), out, e);
+            return bi_ret_mb(mb_fill(rows, cols, mb_get(x, 0, 0), e), out, e);
+        return bi_ret_mb(k_reshape(x, rows, cols, byrow, e), out, e);
     }
     double v;
-    if (rt_num(&a[0], "data", &v, e)) return e->code;
+    if (bi_num(&a[0], "data", &v, e)) return e->code;
     if (rows < 0 || cols < 0)
         return br_err(e, BR_EARG, "matrix(): rows and cols are required for a scalar value");
-    return rt_ret_mb(mb_fill(rows, cols, v, e), out, e);
+    return bi_ret_mb(mb_fill(rows, cols, v, e), out, e);
 }
 
 static int b_rand(Rt *rt, Value *a, Value *out, BrErr *e)
 {
     double r, c, mn = 0, mx = 1, sp = 1, lambda = 1, seed = -1;
-    if (rt_num(&a[0], "rows", &r, e) || rt_num(&a[1], "cols", &c, e)) return e->code;
-    if (rt_given(&a[2]) && rt_num(&a[2], "min", &mn, e)) return e->code;
-    if (rt_given(&a[3]) && rt_num(&a[3], "max", &mx, e)) return e->code;
-    if (rt_given(&a[4]) && rt_num(&a[4], "sparsity", &sp, e)) return e->code;
-    const char *pdf = rt_given(&a[5]) ? rt_str(&a[5], "pdf", e) : "uniform";
+    if (bi_num(&a[0], "rows", &r, e) || bi_num(&a[1], "cols", &c, e)) return e->code;
+    if (bi_given(&a[2]) && bi_num(&a[2], "min", &mn, e)) return e->code;
+    if (bi_given(&a[3]) && bi_num(&a[3], "max", &mx, e)) return e->code;
+    if (bi_given(&a[4]) && bi_num(&a[4], "sparsity", &sp, e)) return e->code;
+    const char *pdf = bi_given(&a[5]) ? bi_str(&a[5], "pdf", e) : "uniform";
     if (!pdf) return e->code;
-    if (rt_given(&a[6]) && rt_num(&a[6], "lambda", &lambda, e)) return e->code;
-    if (rt_given(&a[7]) && rt_num(&a[7], "seed", &seed, e)) return e->code;
+    if (bi_given(&a[6]) && bi_num(&a[6], "lambda", &lambda, e)) return e->code;
+    if (bi_given(&a[7]) && bi_num(&a[7], "seed", &seed, e)) return e->code;
     if (r < 0 || c < 0) return br_err(e, BR_EDIM, "rand(): invalid dimensions %gx%g", r, c);
     int64_t s = (int64_t)seed;
     if (s == -1 && rt->opt.seed >= 0)
         s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
-    return rt_ret_mb(k_rand((int64_t)r, (int64_t)c, mn, mx, sp, pdf, lambda, s, e), out, e);
+    return bi_ret_mb(k_rand((int64_t)r, (int64_t)c, mn, mx, sp, pdf, lambda, s, e), out, e);
 }
 
 static int b_seq(Value *a, Value *out, BrErr *e)
 {
     double f, t, inc = 0;
-    if (rt_num(&a[0], "from", &f, e) || rt_num(&a[1], "to", &t, e)) return e->code;
-    if (rt_given(&a[2]) && rt_num(&a[2], "incr", &inc, e)) return e->code;
-    return rt_ret_mb(k_seq(f, t, inc, e), out, e);
+    if (bi_num(&a[0], "from", &f, e) || bi_num(&a[1], "to", &t, e)) return e->code;
+    if (bi_given(&a[2]) && bi_num(&a[2], "incr", &inc, e)) return e->code;
+    return bi_ret_mb(k_seq(f, t, inc, e), out, e);
 }
 
 static int b_sample(Rt *rt, Value *a, Value *out, BrErr *e)
 {
     double range, size, seed = -1;
     bool repl = false;
-    if (rt_num(&a[0], "range", &range, e) || rt_num(&a[1], "size", &size, e)) return e->code;
-    if (rt_given(&a[2])) {
+    if (bi_num(&a[0], "range", &range, e) || bi_num(&a[1], "size", &size, e)) return e->code;
+    if (bi_given(&a[2])) {
         /* sample(range, size, seed) with a number in third place */
         if (a[2].kind == V_BOOL) repl = a[2].b;
-        else if (rt_num(&a[2], "seed", &seed, e)) return e->code;
+        else if (bi_num(&a[2], "seed", &seed, e)) return e->code;
     }
-    if (rt_given(&a[3]) && rt_num(&a[3], "seed", &seed, e)) return e->code;
+    if (bi_given(&a[3]) && bi_num(&a[3], "seed", &seed, e)) return e->code;
     int64_t s = (int64_t)seed;
     if (s == -1 && rt->opt.seed >= 0)
         s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
-    return rt_ret_mb(k_sample((int64_t)range, (int64_t)size, repl, s, e), out, e);
+    return bi_ret_mb(k_sample((int64_t)range, (int64_t)size, repl, s, e), out, e);
 }
 
 /* ---- casts and metadata ---- */
@@ -226,7 +226,7 @@ static int b_as_matrix(Value *a, Value *out, BrErr *e)
 {
     Value *v = &a[0];
     if (v->kind == V_MATRIX) { *out = val_retain(*v); return 0; }
-    if (val_is_numeric(v)) return rt_ret_mb(mb_scalar(val_as_double(v), e), out, e);
+    if (val_is_numeric(v)) return bi_ret_mb(mb_scalar(val_as_double(v), e), out, e);
     if (v->kind == V_LIST) {
         List *l = v->l;
         if (l->n == 1 && l->items[0].kind == V_MATRIX) { *out = val_retain(l->items[0]); return 0; }
@@ -241,7 +241,7 @@ static int b_as_matrix(Value *a, Value *out, BrErr *e)
             m->d[i] = val_as_double(&l->items[i]);
         }
         mb_recount_nnz(m);
-        return rt_ret_mb(m, out, e);
+        return bi_ret_mb(m, out, e);
     }
     return br_err(e, BR_EARG, "as.matrix: cannot convert a %s", val_kind_name(v->kind));
 }
@@ -253,11 +253,11 @@ static int b_cast(BuiltinId id, Value *a, Value *out, BrErr *e)
     double d;
     if (v->kind == V_STRING && (id == BI_ASLOGICAL || id == BI_ASBOOLEAN)) {
         bool b;
-        if (rt_bool(v, "target", &b, e)) return e->code;
+        if (bi_bool(v, "target", &b, e)) return e->code;
         *out = val_bool(b);
         return 0;
     }
-    if (rt_num(v, "target", &d, e)) return e->code;
+    if (bi_num(v, "target", &d, e)) return e->code;
     if (id == BI_ASDOUBLE) *out = val_double(d);
     else if (id == BI_ASINTEGER) {
         if (v->kind == V_INT) *out = *v;
@@ -358,12 +358,12 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
 {
     TsOpts o = {100, 100, 3, false, " ", "\n"};
     double d;
-    if (rt_given(&a[1])) { if (rt_num(&a[1], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (rt_given(&a[2])) { if (rt_num(&a[2], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
-    if (rt_given(&a[3])) { if (rt_num(&a[3], "decimal", &d, e)) return e->code; o.decimal = (int)d; }
-    if (rt_given(&a[4]) && rt_bool(&a[4], "sparse", &o.sparse, e)) return e->code;
-    if (rt_given(&a[5]) && !(o.sep = rt_str(&a[5], "sep", e))) return e->code;
-    if (rt_given(&a[6]) && !(o.linesep = rt_str(&a[6], "linesep", e))) return e->code;
+    if (bi_given(&a[1])) { if (bi_num(&a[1], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (bi_given(&a[3])) { if (bi_num(&a[3], "decimal", &d, e)) return e->code; o.decimal = (int)d; }
+    if (bi_given(&a[4]) && bi_bool(&a[4], "sparse", &o.sparse, e)) return e->code;
+    if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
+    if (bi_given(&a[6]) && !(o.linesep = bi_str(&a[6], "linesep", e))) return e->code;
     char *s = to_text(&a[0], &o, e);
     if (!s) return e->code;
     *out = val_string(s);
@@ -464,55 +464,55 @@ static int write_value(const char *file, const Value *x, const IoWriteOpts *o, B
 
 static int b_read(Value *a, Value *out, BrErr *e)
 {
-    const char *file = rt_str(&a[0], "file", e);
+    const char *file = bi_str(&a[0], "file", e);
     if (!file) return e->code;
     IoMeta meta;
     io_meta_init(&meta);
     bool found = false;
     if (io_read_mtd(file, &meta, &found, e)) return e->code;
-    const char *dt = rt_given(&a[9]) ? rt_str(&a[9], "data_type", e) : (found ? meta.data_type : "matrix");
+    const char *dt = bi_given(&a[9]) ? bi_str(&a[9], "data_type", e) : (found ? meta.data_type : "matrix");
     if (!dt) return e->code;
     if (strcmp(dt, "scalar") == 0) {
-        const char *vt = rt_given(&a[10]) ? rt_str(&a[10], "value_type", e) : meta.value_type;
+        const char *vt = bi_given(&a[10]) ? bi_str(&a[10], "value_type", e) : meta.value_type;
         if (!vt) return e->code;
         return read_scalar_value(file, &meta, vt, out, e);
     }
     if (strcmp(dt, "list") == 0) return read_list(file, &meta, out, e);
-    if (strcmp(dt, "frame") == 0) return rt_frame_read(a, out, e);
+    if (strcmp(dt, "frame") == 0) return bi_frame_read(a, out, e);
     if (strcmp(dt, "matrix") != 0)
         return br_err(e, BR_EARG, "read: data type '%s' is not supported (file %s)", dt, file);
     IoReadOpts o;
     io_read_opts_init(&o);
     double d;
     bool b;
-    if (rt_given(&a[1]) && !(o.format = rt_str(&a[1], "format", e))) return e->code;
-    if (rt_given(&a[2])) { if (rt_num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (rt_given(&a[3])) { if (rt_num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
-    if (rt_given(&a[4])) { if (rt_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
-    if (rt_given(&a[5]) && !(o.sep = rt_str(&a[5], "sep", e))) return e->code;
-    if (rt_given(&a[6])) { if (rt_bool(&a[6], "fill", &b, e)) return e->code; o.fill = b; }
-    if (rt_given(&a[7])) { if (rt_num(&a[7], "default", &d, e)) return e->code; o.fill_value = d; o.has_fill_value = true; }
+    if (bi_given(&a[1]) && !(o.format = bi_str(&a[1], "format", e))) return e->code;
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
+    if (bi_given(&a[3])) { if (bi_num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (bi_given(&a[4])) { if (bi_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
+    if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
+    if (bi_given(&a[6])) { if (bi_bool(&a[6], "fill", &b, e)) return e->code; o.fill = b; }
+    if (bi_given(&a[7])) { if (bi_num(&a[7], "default", &d, e)) return e->code; o.fill_value = d; o.has_fill_value = true; }
     const char *na[64];
     char *nabuf = NULL;
-    if (rt_given(&a[8])) {
-        if ((o.n_na = rt_split(&a[8], "naStrings", na, 64, &nabuf, e)) < 0) return e->code;
+    if (bi_given(&a[8])) {
+        if ((o.n_na = bi_split(&a[8], "naStrings", na, 64, &nabuf, e)) < 0) return e->code;
         o.na_strings = na;
     }
     MB *m = io_read_matrix(file, &o, e);
     free(nabuf);
-    return rt_ret_mb(m, out, e);
+    return bi_ret_mb(m, out, e);
 }
 
 static int b_write(Value *a, BrErr *e)
 {
-    const char *file = rt_str(&a[1], "file", e);
+    const char *file = bi_str(&a[1], "file", e);
     if (!file) return e->code;
     Value *x = &a[0];
     IoWriteOpts o;
     io_write_opts_init(&o);
-    if (rt_given(&a[2]) && !(o.format = rt_str(&a[2], "format", e))) return e->code;
-    if (rt_given(&a[3]) && rt_bool(&a[3], "header", &o.header, e)) return e->code;
-    if (rt_given(&a[4]) && !(o.sep = rt_str(&a[4], "sep", e))) return e->code;
+    if (bi_given(&a[2]) && !(o.format = bi_str(&a[2], "format", e))) return e->code;
+    if (bi_given(&a[3]) && bi_bool(&a[3], "header", &o.header, e)) return e->code;
+    if (bi_given(&a[4]) && !(o.sep = bi_str(&a[4], "sep", e))) return e->code;
     return write_value(file, x, &o, e);
 }
 
@@ -537,7 +537,7 @@ static bool lit_of(const Expr *x, Value *v)
     }
 }
 
-int rt_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, const char *what, Value *res,
+int bi_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, const char *what, Value *res,
                      BrErr *e)
 {
     for (int j = 0; j < fn->nin; j++) {
@@ -558,7 +558,7 @@ int rt_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, 
 static int b_eval(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *bn = builtin_info[h->bi].name;   /* eval or evalList */
-    const char *name = rt_str(&a[0], "fname", e);
+    const char *name = bi_str(&a[0], "fname", e);
     if (!name) return e->code;
     Func *fn = lang_find_func(rt->prog->ast, "", name);
     if (!fn) return br_err(e, BR_EARG, "%s: unknown function '%s'", bn, name);
@@ -584,7 +584,7 @@ static int b_eval(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr 
         if (!rc) bound[k] = val_retain(items[i]);
     }
     Value res = val_none();
-    if (!rc) rc = rt_call_defaults(rt, f, fn, bound, bn, "", &res, e);
+    if (!rc) rc = bi_call_defaults(rt, f, fn, bound, bn, "", &res, e);
     for (int j = 0; j < fn->nin; j++) val_release(&bound[j]);
     free(bound);
     if (rc) return rc;
@@ -626,7 +626,7 @@ static int b_remove(Value *a, Value *out, BrErr *e)
     int rc = 0;   
     if (a[0].kind != V_LIST) return br_err(e, BR_EARG, "remove: target must be a list, not a %s",
                                            val_kind_name(a[0].kind));
-    if ((rc = rt_num(&a[1], "pos", &d, e))) return rc;
+    if ((rc = bi_num(&a[1], "pos", &d, e))) return rc;
     const List *L = a[0].l;
     if (d != floor(d) || d < 1 || d > L->n)
         return br_err(e, BR_EINDEX, "remove: index %g out of bounds for a list of length %d", d, L->n);
@@ -669,7 +669,7 @@ static int b_bind(const Instr *h, Value *va, int nv, Value *out, BrErr *e)
     for (int i = 0; i < nv && !rc; i++)
         if (!(ms[i] = mat(&va[i], h->bi == BI_CBIND ? "cbind" : "rbind", &tmp[i], e))) rc = e->code;
     if (!rc)
-        rc = rt_ret_mb(h->bi == BI_CBIND ? k_cbind(nv, ms, e) : k_rbind(nv, ms, e), out, e);
+        rc = bi_ret_mb(h->bi == BI_CBIND ? k_cbind(nv, ms, e) : k_rbind(nv, ms, e), out, e);
     for (int i = 0; i < nv; i++) mb_release(tmp[i]);
     free(ms);
     free(tmp);
@@ -677,7 +677,7 @@ static int b_bind(const Instr *h, Value *va, int nv, Value *out, BrErr *e)
 }
 
 /* Cumulative aggregates and order statistics (median, quantile, moment,
- * cov). RT_NOT_MINE for other builtins. */
+ * cov). BI_NOT_MINE for other builtins. */
 static int b_order_stats(const Instr *h, Value *a, Value *va, int nv, Value *out, BrErr *e)
 {
     MB *t[3] = {NULL, NULL, NULL};
@@ -689,23 +689,23 @@ static int b_order_stats(const Instr *h, Value *a, Value *va, int nv, Value *out
         OpCode op = h->bi == BI_CUMSUM ? OP_CUMSUM : h->bi == BI_CUMPROD ? OP_CUMPROD
                   : h->bi == BI_CUMMIN ? OP_CUMMIN : OP_CUMMAX;
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
-        rc = rt_ret_mb(k_cum(op, m0, e), out, e);
+        rc = bi_ret_mb(k_cum(op, m0, e), out, e);
         break;
     }
     case BI_MEDIAN: case BI_QUANTILE: {
         Value *w = h->bi == BI_MEDIAN ? &a[1] : &a[2];
         Value *p = &a[1];
-        if (h->bi == BI_QUANTILE && rt_given(&a[2])) { w = &a[1]; p = &a[2]; }
+        if (h->bi == BI_QUANTILE && bi_given(&a[2])) { w = &a[1]; p = &a[2]; }
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
-        if (rt_given(w) && !(m1 = mat(w, "weights", &t[1], e))) { rc = e->code; break; }
-        if (!rt_given(w)) m1 = NULL;
+        if (bi_given(w) && !(m1 = mat(w, "weights", &t[1], e))) { rc = e->code; break; }
+        if (!bi_given(w)) m1 = NULL;
         if (h->bi == BI_MEDIAN) {
             rc = m1 ? k_median_w(m0, m1, &d, e) : k_median(m0, &d, e);
             if (!rc) *out = val_double(d);
         } else if (p->kind == V_MATRIX) {
-            rc = rt_ret_mb(m1 ? k_quantile_w(m0, m1, p->m, e) : k_quantile(m0, p->m, e), out, e);
+            rc = bi_ret_mb(m1 ? k_quantile_w(m0, m1, p->m, e) : k_quantile(m0, p->m, e), out, e);
         } else {
-            if ((rc = rt_num(p, "p", &d2, e))) break;
+            if ((rc = bi_num(p, "p", &d2, e))) break;
             if (m1) {
                 MB *pm = mb_scalar(d2, e);
                 MB *r = k_quantile_w(m0, m1, pm, e);
@@ -722,11 +722,11 @@ static int b_order_stats(const Instr *h, Value *a, Value *va, int nv, Value *out
     }
     case BI_MOMENT: {
         Value *ord = &a[1], *w = &a[2];
-        if (rt_given(&a[2]) && a[1].kind == V_MATRIX) { ord = &a[2]; w = &a[1]; }
+        if (bi_given(&a[2]) && a[1].kind == V_MATRIX) { ord = &a[2]; w = &a[1]; }
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
-        if ((rc = rt_num(ord, "order", &d2, e))) break;
+        if ((rc = bi_num(ord, "order", &d2, e))) break;
         m1 = NULL;
-        if (rt_given(w) && !(m1 = mat(w, "weights", &t[1], e))) { rc = e->code; break; }
+        if (bi_given(w) && !(m1 = mat(w, "weights", &t[1], e))) { rc = e->code; break; }
         rc = k_moment(m0, (int)d2, m1, &d, e);
         if (!rc) *out = val_double(d);
         break;
@@ -734,18 +734,18 @@ static int b_order_stats(const Instr *h, Value *a, Value *va, int nv, Value *out
     case BI_COV:
         if (!(m0 = mat(&a[0], "x", &t[0], e)) || !(m1 = mat(&a[1], "y", &t[1], e))) { rc = e->code; break; }
         m2 = NULL;
-        if (rt_given(&a[2]) && !(m2 = mat(&a[2], "weights", &t[2], e))) { rc = e->code; break; }
+        if (bi_given(&a[2]) && !(m2 = mat(&a[2], "weights", &t[2], e))) { rc = e->code; break; }
         rc = k_cov(m0, m1, m2, &d, e);
         if (!rc) *out = val_double(d);
         break;
-    default: return RT_NOT_MINE;
+    default: return BI_NOT_MINE;
     }
     for (int i = 0; i < 3; i++) mb_release(t[i]);
     return rc;
 }
 
 /* Builtins over matrix arguments: outer, reorganizations, tables,
- * grouped aggregates, linear algebra. RT_NOT_MINE for other builtins. */
+ * grouped aggregates, linear algebra. BI_NOT_MINE for other builtins. */
 static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out, BrErr *e)
 {
     MB *t[3] = {NULL, NULL, NULL};
@@ -755,42 +755,42 @@ static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out,
     int rc = 0;
     switch (h->bi) {
     case BI_OUTER: {
-        const char *ops = rt_given(&a[2]) ? rt_str(&a[2], "op", e) : "*";
+        const char *ops = bi_given(&a[2]) ? bi_str(&a[2], "op", e) : "*";
         if (!ops) return e->code;
         OpCode op = binop_by_name(ops);
         if (op == OP__COUNT) return br_err(e, BR_EARG, "outer: unknown operator \"%s\"", ops);
         if (!(m0 = mat(&a[0], "x", &t[0], e)) || !(m1 = mat(&a[1], "y", &t[1], e))) { rc = e->code; break; }
-        rc = rt_ret_mb(k_outer(m0, m1, op, e), out, e);
+        rc = bi_ret_mb(k_outer(m0, m1, op, e), out, e);
         break;
     }
     case BI_RMEMPTY: {
-        const char *margin = rt_str(&a[1], "margin", e);
+        const char *margin = bi_str(&a[1], "margin", e);
         if (!margin) return e->code;
         if (strcmp(margin, "rows") && strcmp(margin, "cols"))
             return br_err(e, BR_EARG, "removeEmpty: margin must be \"rows\" or \"cols\", not \"%s\"", margin);
         b = true;
-        if (rt_given(&a[3]) && rt_bool(&a[3], "empty.return", &b, e)) return e->code;
+        if (bi_given(&a[3]) && bi_bool(&a[3], "empty.return", &b, e)) return e->code;
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
         m1 = NULL;
-        if (rt_given(&a[2]) && !(m1 = mat(&a[2], "select", &t[1], e))) { rc = e->code; break; }
-        rc = rt_ret_mb(k_rmempty(m0, margin[0] == 'r', m1, b, e), out, e);
+        if (bi_given(&a[2]) && !(m1 = mat(&a[2], "select", &t[1], e))) { rc = e->code; break; }
+        rc = bi_ret_mb(k_rmempty(m0, margin[0] == 'r', m1, b, e), out, e);
         break;
     }
     case BI_REPLACE:
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
-        if ((rc = rt_num(&a[1], "pattern", &d, e)) || (rc = rt_num(&a[2], "replacement", &d2, e))) break;
-        rc = rt_ret_mb(k_replace(m0, d, d2, e), out, e);
+        if ((rc = bi_num(&a[1], "pattern", &d, e)) || (rc = bi_num(&a[2], "replacement", &d2, e))) break;
+        rc = bi_ret_mb(k_replace(m0, d, d2, e), out, e);
         break;
     case BI_ORDER: {
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
         d = 1;
         b = b2 = false;
         /* by= a vector of column indexes orders by several columns */
-        const MB *byv = rt_given(&a[1]) && a[1].kind == V_MATRIX &&
+        const MB *byv = bi_given(&a[1]) && a[1].kind == V_MATRIX &&
                         a[1].m->rows * a[1].m->cols > 1 ? a[1].m : NULL;
-        if ((rt_given(&a[1]) && !byv && (rc = rt_num(&a[1], "by", &d, e))) ||
-            (rt_given(&a[2]) && (rc = rt_bool(&a[2], "decreasing", &b, e))) ||
-            (rt_given(&a[3]) && (rc = rt_bool(&a[3], "index.return", &b2, e)))) break;
+        if ((bi_given(&a[1]) && !byv && (rc = bi_num(&a[1], "by", &d, e))) ||
+            (bi_given(&a[2]) && (rc = bi_bool(&a[2], "decreasing", &b, e))) ||
+            (bi_given(&a[3]) && (rc = bi_bool(&a[3], "index.return", &b2, e)))) break;
         if (byv) {
             if (byv->rows != 1 && byv->cols != 1) {
                 rc = br_err(e, BR_EDIM, "order: by= must be a number or a vector, not a %lldx%lld matrix",
@@ -806,24 +806,24 @@ static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out,
                     rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", v);
                 cols[k] = (int64_t)v - 1;
             }
-            if (!rc) rc = rt_ret_mb(k_order_multi(m0, cols, nby, b, b2, e), out, e);
+            if (!rc) rc = bi_ret_mb(k_order_multi(m0, cols, nby, b, b2, e), out, e);
             free(cols);
             break;
         }
         if (d < 1 || d > m0->cols) { rc = br_err(e, BR_EINDEX, "order: by=%g is out of the column index range", d); break; }
-        rc = rt_ret_mb(k_order(m0, (int64_t)d - 1, b, b2, e), out, e);
+        rc = bi_ret_mb(k_order(m0, (int64_t)d - 1, b, b2, e), out, e);
         break;
     }
     case BI_LOWERTRI: case BI_UPPERTRI:
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
         b = b2 = false;
-        if ((rt_given(&a[1]) && (rc = rt_bool(&a[1], "diag", &b, e))) ||
-            (rt_given(&a[2]) && (rc = rt_bool(&a[2], "values", &b2, e)))) break;
-        rc = rt_ret_mb(k_tri(m0, h->bi == BI_LOWERTRI, b, b2, e), out, e);
+        if ((bi_given(&a[1]) && (rc = bi_bool(&a[1], "diag", &b, e))) ||
+            (bi_given(&a[2]) && (rc = bi_bool(&a[2], "values", &b2, e)))) break;
+        rc = bi_ret_mb(k_tri(m0, h->bi == BI_LOWERTRI, b, b2, e), out, e);
         break;
     case BI_UNIQUE:
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
-        rc = rt_ret_mb(k_unique(m0, e), out, e);
+        rc = bi_ret_mb(k_unique(m0, e), out, e);
         break;
     case BI_TABLE: {
         /* table(A, B, W, odim1, odim2, outputEmptyBlocks): the last
@@ -835,44 +835,44 @@ static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out,
         if (nv == 4) { o1 = &va[2]; o2 = &va[3]; }
         if (nv == 5) { W = &va[2]; o1 = &va[3]; o2 = &va[4]; }
         double od1 = -1, od2 = -1, as = 0, bs = 0, ws = 1;
-        if (o1 && ((rc = rt_num(o1, "odim1", &od1, e)) || (rc = rt_num(o2, "odim2", &od2, e)))) break;
-        if (A->kind != V_MATRIX && (rc = rt_num(A, "A", &as, e))) break;
-        if (B->kind != V_MATRIX && (rc = rt_num(B, "B", &bs, e))) break;
-        if (W && W->kind != V_MATRIX && (rc = rt_num(W, "W", &ws, e))) break;
-        rc = rt_ret_mb(k_table(A->kind == V_MATRIX ? A->m : NULL, as, B->kind == V_MATRIX ? B->m : NULL, bs,
+        if (o1 && ((rc = bi_num(o1, "odim1", &od1, e)) || (rc = bi_num(o2, "odim2", &od2, e)))) break;
+        if (A->kind != V_MATRIX && (rc = bi_num(A, "A", &as, e))) break;
+        if (B->kind != V_MATRIX && (rc = bi_num(B, "B", &bs, e))) break;
+        if (W && W->kind != V_MATRIX && (rc = bi_num(W, "W", &ws, e))) break;
+        rc = bi_ret_mb(k_table(A->kind == V_MATRIX ? A->m : NULL, as, B->kind == V_MATRIX ? B->m : NULL, bs,
                             W && W->kind == V_MATRIX ? W->m : NULL, ws, (int64_t)od1, (int64_t)od2, e), out, e);
         break;
     }
     case BI_AGGREGATE: {
-        const char *fn = rt_given(&a[2]) ? rt_str(&a[2], "fn", e) : "sum";
+        const char *fn = bi_given(&a[2]) ? bi_str(&a[2], "fn", e) : "sum";
         if (!fn) return e->code;
         d = -1;
-        if (rt_given(&a[3]) && (rc = rt_num(&a[3], "ngroups", &d, e))) break;
+        if (bi_given(&a[3]) && (rc = bi_num(&a[3], "ngroups", &d, e))) break;
         if (!(m0 = mat(&a[0], "target", &t[0], e)) || !(m1 = mat(&a[1], "groups", &t[1], e))) { rc = e->code; break; }
         m2 = NULL;
-        if (rt_given(&a[4]) && !(m2 = mat(&a[4], "weights", &t[2], e))) { rc = e->code; break; }
+        if (bi_given(&a[4]) && !(m2 = mat(&a[4], "weights", &t[2], e))) { rc = e->code; break; }
         if (!strcmp(fn, "centralmoment")) {
             /* order: a number, or a string as SystemDS's scripts pass it */
             double ord = 0;
-            if (!rt_given(&a[5])) rc = br_err(e, BR_EARG, "aggregate: centralmoment needs order=");
+            if (!bi_given(&a[5])) rc = br_err(e, BR_EARG, "aggregate: centralmoment needs order=");
             else if (a[5].kind == V_STRING) ord = atof(a[5].s->s);
-            else rc = rt_num(&a[5], "order", &ord, e);
-            if (!rc) rc = rt_ret_mb(k_groupagg_cm(m0, m1, m2, (int)ord, (int64_t)d, e), out, e);
+            else rc = bi_num(&a[5], "order", &ord, e);
+            if (!rc) rc = bi_ret_mb(k_groupagg_cm(m0, m1, m2, (int)ord, (int64_t)d, e), out, e);
         } else {
-            rc = rt_ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
+            rc = bi_ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
         }
         break;
     }
     case BI_SOLVE:
         if (!(m0 = mat(&a[0], "a", &t[0], e)) || !(m1 = mat(&a[1], "b", &t[1], e))) { rc = e->code; break; }
-        rc = rt_ret_mb(k_solve(m0, m1, e), out, e);
+        rc = bi_ret_mb(k_solve(m0, m1, e), out, e);
         break;
     case BI_INV: case BI_CHOLESKY: case BI_DET: case BI_EIGEN: case BI_SVD: case BI_QR: case BI_LU: {
         if (!(m0 = mat(&a[0], "target", &t[0], e))) return e->code;
         MB *r[3] = {0};
         switch (h->bi) {
-        case BI_INV: rc = rt_ret_mb(k_inv(m0, e), out, e); break;
-        case BI_CHOLESKY: rc = rt_ret_mb(k_cholesky(m0, e), out, e); break;
+        case BI_INV: rc = bi_ret_mb(k_inv(m0, e), out, e); break;
+        case BI_CHOLESKY: rc = bi_ret_mb(k_cholesky(m0, e), out, e); break;
         case BI_DET: rc = k_det(m0, &d, e); if (!rc) *out = val_double(d); break;
         case BI_EIGEN: rc = k_eigen(m0, &r[0], &r[1], e); if (!rc) tuple(out, r, 2, e); break;
         case BI_SVD: rc = k_svd(m0, &r[0], &r[1], &r[2], e); if (!rc) tuple(out, r, 3, e); break;
@@ -882,21 +882,21 @@ static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out,
         }
         break;
     }
-    default: return RT_NOT_MINE;
+    default: return BI_NOT_MINE;
     }
     for (int i = 0; i < 3; i++) mb_release(t[i]);
     return rc;
 }
 
-int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
+int bi_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     bool b;
     int rc = 0;
     int nv = h->nvar;
     Value *va = a + (h->nin - nv);
     /* frames first: their own builtins, and generic ones with a frame argument */
-    rc = rt_builtin_frame(rt, f, h, a, out, e);
-    if (rc != RT_NOT_MINE) return rc;
+    rc = bi_frame(rt, f, h, a, out, e);
+    if (rc != BI_NOT_MINE) return rc;
     rc = 0;
     switch (h->bi) {
     case BI_MATRIX: return b_matrix(a, out, e);
@@ -908,7 +908,7 @@ int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
     case BI_PRINT: return b_print(rt, h, va, e);
     case BI_TOSTRING: return b_tostring(a, out, e);
     case BI_EVAL: case BI_EVALLIST: return b_eval(rt, f, h, a, out, e);
-    case BI_PARAMSERV: return rt_paramserv(rt, f, h, a, out, e);
+    case BI_PARAMSERV: return bi_paramserv(rt, f, h, a, out, e);
     case BI_STOP: {
         char *s = val_text(&a[0], false);
         br_err(e, BR_EFAIL, "%s", s);
@@ -930,7 +930,7 @@ int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
             *out = val_int(h->bi == BI_NCOL ? 1 : a[0].l->n);
         } else *out = val_int(1);
         return 0;
-    case BI_EXISTS: *out = val_bool(rt_given(&a[0])); return 0;
+    case BI_EXISTS: *out = val_bool(bi_given(&a[0])); return 0;
     case BI_TYPEOF:
         *out = val_string(a[0].kind == V_MATRIX ? "Matrix" : a[0].kind == V_LIST ? "List" : "Scalar");
         return 0;
@@ -965,7 +965,7 @@ int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         return rc;
     }
     case BI_LOG:
-        if (rt_given(&a[1])) return ap_binary(OP_LOGB, &a[0], &a[1], out, e);
+        if (bi_given(&a[1])) return ap_binary(OP_LOGB, &a[0], &a[1], out, e);
         return ap_unary(OP_LOG, &a[0], out, e);
     case BI_XOR: return ap_binary(OP_XOR, &a[0], &a[1], out, e);
     case BI_BITAND: return ap_binary(OP_BITAND, &a[0], &a[1], out, e);
@@ -981,21 +981,21 @@ int rt_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         return ap_binary(cmp, &a[0], &a[1], out, e);
     }
     case BI_IFDEF:
-        *out = val_retain(rt_given(&a[0]) ? a[0] : a[1]);
+        *out = val_retain(bi_given(&a[0]) ? a[0] : a[1]);
         return 0;
     default: {
         int r = b_order_stats(h, a, va, nv, out, e);
-        if (r == RT_NOT_MINE) r = b_matrix_ops(h, a, va, nv, out, e);
-        if (r != RT_NOT_MINE) return r;
+        if (r == BI_NOT_MINE) r = b_matrix_ops(h, a, va, nv, out, e);
+        if (r != BI_NOT_MINE) return r;
         /* tier-2 builtins: statistics (builtins_stats.c), frames (frame.c) */
-        r = rt_builtin_stats(rt, f, h, a, out, e);
-        if (r != RT_NOT_MINE) return r;
-        r = rt_builtin_frame(rt, f, h, a, out, e);
-        if (r != RT_NOT_MINE) return r;
-        r = rt_builtin_dnn(rt, f, h, a, out, e);
-        if (r != RT_NOT_MINE) return r;
-        r = rt_builtin_signal(rt, f, h, a, out, e);
-        if (r != RT_NOT_MINE) return r;
+        r = bi_stats(rt, f, h, a, out, e);
+        if (r != BI_NOT_MINE) return r;
+        r = bi_frame(rt, f, h, a, out, e);
+        if (r != BI_NOT_MINE) return r;
+        r = bi_dnn(rt, f, h, a, out, e);
+        if (r != BI_NOT_MINE) return r;
+        r = bi_signal(rt, f, h, a, out, e);
+        if (r != BI_NOT_MINE) return r;
         /* builtins that normally map to operators, called with names */
         const char *nm = builtin_info[h->bi].name;
         for (int i = 0; i < OP__COUNT; i++)

@@ -11,7 +11,7 @@
  * "approximate" distinct counts exactly (a count within any error bound);
  * as.list(L) unnests a one-element list holding a list and returns any
  * other list unchanged. */
-#include "interp.h"
+#include "builtins.h"
 
 #include <math.h>
 #include <string.h>
@@ -46,7 +46,7 @@ static int int_arg(const Value *v, const char *fn, const char *what, int64_t *ou
     double d;
     if (!val_is_scalar(v) && v->kind != V_MATRIX)
         return br_err(e, BR_EARG, "%s: %s must be an integer scalar, not a %s", fn, what, val_kind_name(v->kind));
-    if (rt_num(v, what, &d, e)) return e->code;
+    if (bi_num(v, what, &d, e)) return e->code;
     if (!isfinite(d) || fabs(d) > 9e15) return br_err(e, BR_EARG, "%s: %s must be a finite integer, got %g", fn, what, d);
     *out = (int64_t)d;
     return 0;
@@ -60,7 +60,7 @@ static int b_fft(const Instr *h, Value *a, Value *out, BrErr *e)
     bool lin = h->bi == BI_FFT_LIN || h->bi == BI_IFFT_LIN;
     const MB *re = mat(&a[0], fn, inv ? "re" : "target", e), *im = NULL;
     if (!re) return e->code;
-    if (inv && rt_given(&a[1]) && !(im = mat(&a[1], fn, "im", e))) return e->code;
+    if (inv && bi_given(&a[1]) && !(im = mat(&a[1], fn, "im", e))) return e->code;
     MB *r = NULL, *i = NULL;
     if (k_fft(re, im, inv, lin, &r, &i, e)) return e->code;
     return pair(r, i, out, e);
@@ -74,11 +74,11 @@ static int b_stft(Value *a, Value *out, BrErr *e)
     const MB *re = mat(&a[0], "stft", "re", e), *im = NULL;
     if (!re) return e->code;
     const Value *wv = &a[2], *ov = &a[3];
-    if (!rt_given(&a[3])) {
-        if (!rt_given(&a[1]) || !rt_given(&a[2]))
+    if (!bi_given(&a[3])) {
+        if (!bi_given(&a[1]) || !bi_given(&a[2]))
             return br_err(e, BR_EARG, "stft: expects stft(re, windowSize, overlap) or stft(re, im, windowSize, overlap)");
         wv = &a[1]; ov = &a[2];
-    } else if (!rt_given(&a[1]) || !rt_given(&a[2])) {
+    } else if (!bi_given(&a[1]) || !bi_given(&a[2])) {
         return br_err(e, BR_EARG, "stft: missing argument (windowSize and overlap are both needed)");
     } else if (!(im = mat(&a[1], "stft", "im", e))) {
         return e->code;
@@ -93,7 +93,7 @@ static int b_stft(Value *a, Value *out, BrErr *e)
 /* The type= of the approximate counts: SystemDS's sketches. */
 static int approx_type(const Value *v, const char *fn, BrErr *e)
 {
-    if (!rt_given(v)) return 0;
+    if (!bi_given(v)) return 0;
     if (v->kind != V_STRING) return br_err(e, BR_EARG, "%s: type must be a string (\"KMV\")", fn);
     if (strcasecmp(v->s->s, "KMV") && strcasecmp(v->s->s, "HLL"))
         return br_err(e, BR_EARG, "%s: unknown type \"%s\" (valid: \"KMV\", \"HLL\")", fn, v->s->s);
@@ -104,10 +104,10 @@ static int approx_type(const Value *v, const char *fn, BrErr *e)
 static int b_cd_approx(Value *a, Value *out, BrErr *e)
 {
     if (approx_type(&a[2], "countDistinctApprox", e)) return e->code;
-    return rt_count_distinct(a, "countDistinctApprox", out, e);
+    return bi_count_distinct(a, "countDistinctApprox", out, e);
 }
 
-int rt_builtin_signal(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
+int bi_signal(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     (void)rt; (void)f;
     const char *fn = builtin_info[h->bi].name;
@@ -125,14 +125,14 @@ int rt_builtin_signal(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, Br
     case BI_ROWCOUNTDISTINCT: case BI_COLCOUNTDISTINCT: {
         const MB *x = mat(&a[0], fn, "target", e);
         if (!x) return e->code;
-        return rt_ret_mb(k_count_distinct_dir(x, h->bi == BI_ROWCOUNTDISTINCT, e), out, e);
+        return bi_ret_mb(k_count_distinct_dir(x, h->bi == BI_ROWCOUNTDISTINCT, e), out, e);
     }
     case BI_CDAPPROX:
         return b_cd_approx(a, out, e);
     case BI_ROWCDAPPROX: case BI_COLCDAPPROX: {
         const MB *x = mat(&a[0], fn, "data", e);
         if (!x || approx_type(&a[1], fn, e)) return e->code;
-        return rt_ret_mb(k_count_distinct_dir(x, h->bi == BI_ROWCDAPPROX, e), out, e);
+        return bi_ret_mb(k_count_distinct_dir(x, h->bi == BI_ROWCDAPPROX, e), out, e);
     }
     case BI_ASLIST:
         if (a[0].kind != V_LIST)
@@ -141,6 +141,6 @@ int rt_builtin_signal(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, Br
         else *out = val_retain(a[0]);
         return 0;
     default:
-        return RT_NOT_MINE;
+        return BI_NOT_MINE;
     }
 }

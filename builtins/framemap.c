@@ -254,7 +254,7 @@ FB *fm_map(const FB *f, const char *src, int64_t margin, BrErr *e)
     return r;
 }
 
-int rt_frame_map(const Value *a, Value *out, BrErr *e)
+int bi_frame_map(const Value *a, Value *out, BrErr *e)
 {
     if (a[1].kind != V_STRING)
         return br_err(e, BR_EARG, "map: the lambda must be a string such as \"x -> x.trim()\", not a %s",

@@ -31,7 +31,7 @@
  * push their models; the server's new model is the mean of the pushed
  * models (in worker order). Validation data, checkpointing and val= are
  * accepted and ignored. */
-#include "interp.h"
+#include "builtins.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,8 +77,8 @@ static int pick(const char *s, const char *const *names, int n)
 static int int_arg(const Value *a, const char *what, int64_t dflt, int64_t *out, BrErr *e)
 {
     double d;
-    if (!rt_given(a)) { *out = dflt; return 0; }
-    if (rt_num(a, what, &d, e)) return e->code;
+    if (!bi_given(a)) { *out = dflt; return 0; }
+    if (bi_num(a, what, &d, e)) return e->code;
     if (d != floor(d) || !isfinite(d)) return br_err(e, BR_EARG, "paramserv: argument '%s' must be an integer, got %g", what, d);
     *out = (int64_t)d;
     return 0;
@@ -87,8 +87,8 @@ static int int_arg(const Value *a, const char *what, int64_t dflt, int64_t *out,
 /* Enumeration argument a (case-insensitive) or dflt. */
 static int enum_arg(const Value *a, const char *what, const char *const *names, int n, int dflt, int *out, BrErr *e)
 {
-    if (!rt_given(a)) { *out = dflt; return 0; }
-    const char *s = rt_str(a, what, e);
+    if (!bi_given(a)) { *out = dflt; return 0; }
+    const char *s = bi_str(a, what, e);
     if (!s) return e->code;
     *out = pick(s, names, n);
     if (*out < 0) {
@@ -118,8 +118,8 @@ static const char *ns_of(const Rt *rt, Span sp)
  * up from the calling file, then from the main script. */
 static Func *find_fn(Ps *ps, const Instr *h, const Value *a, const char *what)
 {
-    if (!rt_given(a)) { br_err(ps->e, BR_EARG, "paramserv: missing argument '%s' (a function name)", what); return NULL; }
-    const char *name = rt_str(a, what, ps->e);
+    if (!bi_given(a)) { br_err(ps->e, BR_EARG, "paramserv: missing argument '%s' (a function name)", what); return NULL; }
+    const char *name = bi_str(a, what, ps->e);
     if (!name) return NULL;
     const Program *p = ps->rt->prog->ast;
     Func *fn = lang_find_func(p, ns_of(ps->rt, h->span), name);
@@ -162,7 +162,7 @@ static int call(Ps *ps, Func *fn, const char *what, const char *const *names, co
     Value res = val_none();
     char label[32];
     snprintf(label, sizeof label, "%s function ", what);
-    if (!rc) rc = rt_call_defaults(ps->rt, ps->f, fn, bound, "paramserv", label, &res, e);
+    if (!rc) rc = bi_call_defaults(ps->rt, ps->f, fn, bound, "paramserv", label, &res, e);
     for (int j = 0; j < fn->nin; j++) val_release(&bound[j]);
     free(bound);
     if (rc) return rc;
@@ -423,7 +423,7 @@ static int train(Ps *ps, Value *model)
     return rc;
 }
 
-int rt_paramserv(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
+int bi_paramserv(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     static const char *const modes[] = { "LOCAL", "REMOTE_SPARK", "FEDERATED" };
     static const char *const utypes[] = { "BSP", "ASP", "SBP" };
@@ -444,12 +444,12 @@ int rt_paramserv(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *
     if (mode != 0)
         return br_err(e, BR_EARG, "paramserv: mode '%s' is not supported by braid (single machine: use \"LOCAL\")",
                       modes[mode]);
-    if (rt_given(&a[A_UTYPE]) && a[A_UTYPE].kind == V_STRING && !strcasecmp(a[A_UTYPE].s->s, "SSP"))
+    if (bi_given(&a[A_UTYPE]) && a[A_UTYPE].kind == V_STRING && !strcasecmp(a[A_UTYPE].s->s, "SSP"))
         return br_err(e, BR_EARG, "paramserv: update type 'SSP' is not supported (as in SystemDS)");
     if (enum_arg(&a[A_UTYPE], "utype", utypes, 3, U_ASP, &ps.utype, e) ||
         enum_arg(&a[A_FREQ], "freq", freqs, 3, F_EPOCH, &ps.freq, e) ||
         enum_arg(&a[A_SCHEME], "scheme", schemes, 4, S_DC, &ps.scheme, e)) return e->code;
-    if (!rt_given(&a[A_EPOCHS])) return br_err(e, BR_EARG, "paramserv: missing argument 'epochs'");
+    if (!bi_given(&a[A_EPOCHS])) return br_err(e, BR_EARG, "paramserv: missing argument 'epochs'");
     if (int_arg(&a[A_EPOCHS], "epochs", 1, &ps.epochs, e) || int_arg(&a[A_BS], "batchsize", 64, &ps.bs, e) ||
         int_arg(&a[A_K], "k", br_threads(), &ps.k, e) || int_arg(&a[A_NBATCHES], "nbatches", 1, &ps.nbatches, e) ||
         int_arg(&a[A_SEED], "seed", -1, &ps.seed, e)) return e->code;
@@ -457,15 +457,15 @@ int rt_paramserv(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *
     if (ps.bs <= 0) return br_err(e, BR_EARG, "paramserv: argument 'batchsize' must be positive, got %lld", (long long)ps.bs);
     if (ps.k <= 0 || ps.k > 1024) return br_err(e, BR_EARG, "paramserv: argument 'k' must be in 1..1024, got %lld", (long long)ps.k);
     if (ps.nbatches <= 0) return br_err(e, BR_EARG, "paramserv: argument 'nbatches' must be positive, got %lld", (long long)ps.nbatches);
-    if (rt_given(&a[A_MAVG]) && rt_bool(&a[A_MAVG], "modelAvg", &ps.mavg, e)) return e->code;
+    if (bi_given(&a[A_MAVG]) && bi_bool(&a[A_MAVG], "modelAvg", &ps.mavg, e)) return e->code;
     if (ps.mavg && ps.utype == U_ASP)
         return br_err(e, BR_EARG, "paramserv: modelAvg=TRUE is supported with utype BSP or SBP only");
     if (ps.seed == -1 && rt->opt.seed >= 0) ps.seed = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
     if (ps.seed == -1 && (ps.scheme == S_DR || ps.scheme == S_OR)) ps.seed = k_fresh_seed();
-    if (rt_given(&a[A_HP]) && a[A_HP].kind != V_LIST)
+    if (bi_given(&a[A_HP]) && a[A_HP].kind != V_LIST)
         return br_err(e, BR_EARG, "paramserv: hyperparams must be a list, not a %s", val_kind_name(a[A_HP].kind));
     if (!(ps.upd = find_fn(&ps, h, &a[A_UPD], "upd")) || !(ps.agg = find_fn(&ps, h, &a[A_AGG], "agg"))) return e->code;
-    ps.hp = rt_given(&a[A_HP]) ? val_retain(a[A_HP]) : val_list_new(0);
+    ps.hp = bi_given(&a[A_HP]) ? val_retain(a[A_HP]) : val_list_new(0);
     Value model = val_retain(a[A_MODEL]);
     int rc = partition(&ps, X, Y);
     if (!rc) rc = train(&ps, &model);

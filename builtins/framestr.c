@@ -14,7 +14,7 @@
 
 #include <regex.h>
 
-/* From runtime/jleval.c (jlint.h clashes with ops.h): a Java regex
+/* From builtins/jleval.c (jlint.h clashes with ops.h): a Java regex
  * compiled as a POSIX ERE; its first member is the regex_t. */
 typedef struct JRe JRe;
 JRe *jl_re_compile(const char *java, bool full, BrErr *e);
@@ -547,10 +547,10 @@ static int b_tokenize(Value *a, Value *out, BrErr *e)
     if (!f) return e->code;
     if (a[1].kind != V_STRING) return br_err(e, BR_EARG, "tokenize: spec must be a JSON string, not a %s", val_kind_name(a[1].kind));
     Tk tk = {.maxtok = -1};
-    if (rt_given(&a[2])) {
+    if (bi_given(&a[2])) {
         double m;
         if (!val_is_numeric(&a[2])) return br_err(e, BR_EARG, "tokenize: max_tokens must be a number");
-        if (rt_num(&a[2], "max_tokens", &m, e)) return e->code;
+        if (bi_num(&a[2], "max_tokens", &m, e)) return e->code;
         if (!(m >= 0) || m != floor(m)) return br_err(e, BR_EARG, "tokenize: max_tokens must be a non-negative integer, got %g", m);
         tk.maxtok = (int64_t)m;
     }
@@ -674,7 +674,7 @@ static int b_tokenize(Value *a, Value *out, BrErr *e)
     return ret_fb(r, out, e);
 }
 
-int rt_frame_str(const Instr *h, Value *a, Value *out, BrErr *e)
+int bi_frame_str(const Instr *h, Value *a, Value *out, BrErr *e)
 {
     switch (h->bi) {
     case BI_GETCOLNAMES: {
@@ -689,6 +689,6 @@ int rt_frame_str(const Instr *h, Value *a, Value *out, BrErr *e)
     case BI_DROPINVALIDLENGTH: return b_drop_invalid_length(a, out, e);
     case BI_VALUESWAP: return b_value_swap(a, out, e);
     case BI_TOKENIZE: return b_tokenize(a, out, e);
-    default: return RT_NOT_MINE;
+    default: return BI_NOT_MINE;
     }
 }

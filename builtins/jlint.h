@@ -1,5 +1,5 @@
 /* jlint.h: internals of the lambda language of map() shared by its
- * parser (runtime/jlambda.c) and its interpreter (runtime/jleval.c). */
+ * parser (builtins/jlambda.c) and its interpreter (builtins/jleval.c). */
 #ifndef BRAID_JLINT_H
 #define BRAID_JLINT_H
 

@@ -1,4 +1,4 @@
-/* jlambda.h: the Java lambda expressions of DML's map() (runtime/jlambda.c).
+/* jlambda.h: the Java lambda expressions of DML's map() (builtins/jlambda.c).
  *
  * SystemDS compiles the lambda string of map(F, "x -> ...") as Java source
  * at run time. braid cannot run Java, so it parses the subset real scripts
