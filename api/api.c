@@ -106,7 +106,9 @@ void braid_script_free(BraidScript *s)
 
 static int fail(BraidScript *s, const char *msg)
 {
-    snprintf(s->err, sizeof s->err, "%s", msg);
+    size_t n = strlen(msg) < sizeof s->err ? strlen(msg) : sizeof s->err - 1;
+    memcpy(s->err, msg, n);
+    s->err[n] = 0;
     return -1;
 }
 
@@ -163,12 +165,9 @@ int braid_execute(BraidScript *s)
     f.depth = 0;
     int rc = rt_run_main(&rt, &f);
     if (rc) {
-        char m[1200];
-        if (rt.has_span)
-            snprintf(m, sizeof m, "%s:%d:%d: %s", rt.err_span.file ? rt.err_span.file : "<script>",
-                     rt.err_span.line, rt.err_span.col, rt.err.msg);
-        else
-            snprintf(m, sizeof m, "%s", rt.err.msg);
+        char m[2048], pos[1000];
+        rt_err_pos(&rt, pos, sizeof pos);
+        snprintf(m, sizeof m, "%s%s", pos, rt.err.msg);
         fail(s, m);
     } else {
         st_free(&s->results);

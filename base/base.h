@@ -8,11 +8,22 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-/* An error value. Functions that can fail take a BrErr * and return a
- * non-zero code (or NULL) after br_err() filled it. The first message wins:
- * later br_err() calls on an already-set error keep the original text. */
+/* A position in a source file. file points to a string that outlives the
+ * Span's users (the AST keeps it in its arena; a Diag copies it). */
+typedef struct Span {
+    const char *file;   /* path as given; NULL: no file */
+    int line, col;      /* 1-based; line 0: no position in the file */
+} Span;
+
+/* braid's one error value, from compile time (base/diag.h keeps a list of
+ * them) to run time: a code, where in the script (at; zero when not
+ * known) and a message. Functions that can fail take a BrErr * and return
+ * a non-zero code (or NULL) after br_err() filled it. The first message
+ * wins: later br_err() calls on an already-set error keep the original
+ * text. */
 typedef struct BrErr {
     int code;          /* 0: no error */
+    Span at;           /* the script position, when known */
     char msg[1024];
 } BrErr;
 
@@ -22,7 +33,13 @@ enum { BR_OK = 0, BR_EFAIL = 1, BR_ENOMEM = 2, BR_EIO = 3, BR_EDIM = 4,
 /* Sets e (if not already set) from a printf format; returns code. */
 int br_err(BrErr *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static inline void br_err_clear(BrErr *e) { e->code = 0; e->msg[0] = 0; }
+static inline void br_err_clear(BrErr *e) { e->code = 0; e->at = (Span){0}; e->msg[0] = 0; }
+/* br_err with a script position. */
+int br_err_at(BrErr *e, Span at, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* "file:line:col: " of a position into buf (shorter when parts are
+ * unknown; nofile stands for a missing file when there is a line). */
+void br_pos(Span at, const char *nofile, char *buf, size_t n);
 
 /* Allocation. br_malloc/br_calloc return NULL on failure (callers report
  * BR_ENOMEM). br_alloc_aligned returns 64-byte-aligned memory freed with

@@ -8,9 +8,8 @@
 
 typedef struct Msg {
     bool error;
+    BrErr e;             /* e.at.file points to file */
     char *file;          /* own copy; NULL: none */
-    int line, col;
-    char *text;          /* formatted message */
 } Msg;
 
 typedef struct Source {
@@ -35,10 +34,7 @@ Diag *diag_new(void)
 void diag_free(Diag *d)
 {
     if (!d) return;
-    for (int i = 0; i < d->nmsgs; i++) {
-        free(d->msgs[i].file);
-        free(d->msgs[i].text);
-    }
+    for (int i = 0; i < d->nmsgs; i++) free(d->msgs[i].file);
     for (int i = 0; i < d->nsrcs; i++) {
         free(d->srcs[i].file);
         free(d->srcs[i].text);
@@ -49,29 +45,8 @@ void diag_free(Diag *d)
     free(d);
 }
 
-/* malloc'ed printf result, or NULL. */
-static char *vfmt(const char *fmt, va_list ap)
-{
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0) return NULL;
-    char *s = malloc((size_t)n + 1);
-    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
-    return s;
-}
-
-/* "file:line:col: " (or shorter when parts are unknown) into buf. */
-static void format_pos(char *buf, size_t cap, const char *file, int line, int col)
-{
-    buf[0] = 0;
-    if (file && line > 0 && col > 0) snprintf(buf, cap, "%s:%d:%d: ", file, line, col);
-    else if (file && line > 0) snprintf(buf, cap, "%s:%d: ", file, line);
-    else if (file) snprintf(buf, cap, "%s: ", file);
-}
-
-static void add(Diag *d, bool error, Span at, const char *fmt, va_list ap)
+/* Keeps a copy of e as an error or a warning. */
+static void add(Diag *d, bool error, const BrErr *e)
 {
     if (!d) return;
     if (error) d->nerrors++;
@@ -87,30 +62,35 @@ static void add(Diag *d, bool error, Span at, const char *fmt, va_list ap)
     }
     Msg *m = &d->msgs[d->nmsgs];
     m->error = error;
-    m->file = at.file ? br_strdup(at.file) : NULL;
-    m->line = at.line;
-    m->col = at.col;
-    m->text = vfmt(fmt, ap);
-    if (!m->text) {
-        free(m->file);
-        return;
-    }
+    m->e = *e;
+    m->file = e->at.file ? br_strdup(e->at.file) : NULL;
+    if (e->at.file && !m->file) return;
+    m->e.at.file = m->file;
     d->nmsgs++;
     (*kept)++;
     if (error && !d->first) {
         char pos[1200];
-        format_pos(pos, sizeof pos, m->file, m->line, m->col);
-        size_t n = strlen(pos) + strlen(m->text) + 1;
+        br_pos(m->e.at, NULL, pos, sizeof pos);
+        size_t n = strlen(pos) + strlen(m->e.msg) + 1;
         d->first = malloc(n);
-        if (d->first) snprintf(d->first, n, "%s%s", pos, m->text);
+        if (d->first) snprintf(d->first, n, "%s%s", pos, m->e.msg);
     }
 }
+
+static void vadd(Diag *d, bool error, Span at, const char *fmt, va_list ap)
+{
+    BrErr e = {.code = BR_EFAIL, .at = at};
+    vsnprintf(e.msg, sizeof e.msg, fmt, ap);
+    add(d, error, &e);
+}
+
+void diag_add(Diag *d, const BrErr *e) { if (e && e->code) add(d, true, e); }
 
 void diag_error(Diag *d, Span at, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    add(d, true, at, fmt, ap);
+    vadd(d, true, at, fmt, ap);
     va_end(ap);
 }
 
@@ -118,7 +98,7 @@ void diag_warning(Diag *d, Span at, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    add(d, false, at, fmt, ap);
+    vadd(d, false, at, fmt, ap);
     va_end(ap);
 }
 
@@ -189,10 +169,10 @@ void diag_print(const Diag *d, FILE *f)
     for (int i = 0; i < d->nmsgs; i++) {
         const Msg *m = &d->msgs[i];
         char pos[1200];
-        format_pos(pos, sizeof pos, m->file, m->line, m->col);
-        fprintf(f, "%s%s: %s\n", pos, m->error ? "error" : "warning", m->text);
+        br_pos(m->e.at, NULL, pos, sizeof pos);
+        fprintf(f, "%s%s: %s\n", pos, m->error ? "error" : "warning", m->e.msg);
         const char *src = find_source(d, m->file);
-        if (src && m->line > 0) print_excerpt(f, src, m->line, m->col);
+        if (src && m->e.at.line > 0) print_excerpt(f, src, m->e.at.line, m->e.at.col);
     }
     int dropped = d->nerrors - d->kept_errors;
     if (dropped > 0)

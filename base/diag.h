@@ -1,5 +1,6 @@
 /* diag.h: compile-time diagnostics. A Diag collects errors and warnings
- * with their source positions (Span) and prints them as
+ * as BrErr values (base.h: code, source position, message) and prints them
+ * as
  *     file:line:col: error: message
  *         <source line>
  *         ^
@@ -10,12 +11,7 @@
 
 #include <stdio.h>
 
-/* A position in a source file. file points to a string that outlives the
- * Span's users (the AST keeps it in its arena; the Diag copies it). */
-typedef struct Span {
-    const char *file;   /* path as given; NULL: no file */
-    int line, col;      /* 1-based; line 0: no position in the file */
-} Span;
+#include "base.h"
 
 typedef struct Diag Diag;
 
@@ -29,6 +25,8 @@ void diag_error(Diag *d, Span at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void diag_warning(Diag *d, Span at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Records e (an error of any stage, e.g. one from run time). */
+void diag_add(Diag *d, const BrErr *e);
 /* Number of errors / warnings recorded (also those not kept). */
 int diag_nerrors(const Diag *d);
 int diag_nwarnings(const Diag *d);

@@ -44,22 +44,27 @@ int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
         vsnprintf(rt->err.msg, sizeof rt->err.msg, fmt, ap);
         va_end(ap);
         rt->err.code = code ? code : BR_EFAIL;
-        rt->err_span = sp;
-        rt->has_span = sp.file != NULL || sp.line > 0;
+        rt->err.at = sp;
     }
     rt->stopped = true;
     pthread_mutex_unlock(&rt->lock);
     return -1;
 }
 
+void rt_err_pos(const Rt *rt, char *buf, size_t n)
+{
+    const Span *at = &rt->err.at;
+    buf[0] = 0;
+    if (at->file || at->line > 0)
+        snprintf(buf, n, "%s:%d:%d: ", at->file ? at->file : "<script>", at->line, at->col);
+}
+
 void rt_print_error(const Rt *rt, FILE *f)
 {
     if (!rt->err.code) return;
-    if (rt->has_span)
-        fprintf(f, "%s:%d:%d: error: %s\n", rt->err_span.file ? rt->err_span.file : "<script>",
-                rt->err_span.line, rt->err_span.col, rt->err.msg);
-    else
-        fprintf(f, "error: %s\n", rt->err.msg);
+    char pos[1200];
+    rt_err_pos(rt, pos, sizeof pos);
+    fprintf(f, "%serror: %s\n", pos, rt->err.msg);
 }
 
 /* ---- statistics ---- */

@@ -25,9 +25,7 @@ typedef struct Rt {
     Diag *diag;               /* errors of functions compiled lazily */
     RtOptions opt;
     pthread_mutex_t lock;     /* error, stats, printing */
-    BrErr err;
-    Span err_span;
-    bool has_span;
+    BrErr err;                /* the first error, with its script position */
     bool stopped;             /* stop() or an error: unwind */
     RtStat *stats; int nstats, scap;
     int64_t seed_counter;     /* rand without seed under -seed */
@@ -56,6 +54,8 @@ int rt_call(Rt *rt, Frame *caller, Func *f, Value *args, Value *out);
 /* Records an error at span (first error wins). Returns -1. */
 int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* "file:line:col: " of the error ("" without a position) into buf. */
+void rt_err_pos(const Rt *rt, char *buf, size_t n);
 /* Prints the error as file:line:col: error: message. */
 void rt_print_error(const Rt *rt, FILE *f);
 void rt_print_stats(Rt *rt, FILE *f, int top);
