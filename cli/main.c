@@ -11,11 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../base/diag.h"
-#include "../lang/load.h"
-#include "../runtime/config.h"
-#include "../plan/build.h"
-#include "../runtime/interp.h"
+#include "../include/braid.h"
 
 static void usage(FILE *f)
 {
@@ -158,83 +154,15 @@ int main(int argc, char **argv)
         }
     }
     if (!file && !text) { usage(stderr); return 1; }
-    int64_t t_start = br_now_ns();
-
-    BraidConfig cfg;
-    config_defaults(&cfg);
-    if (config) {
-        BrErr e = {0};
-        if (config_read(config, &cfg, &e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
-    }
-    if (threads > 0) cfg.threads = threads;
-    br_set_threads(cfg.threads);
-
     char *bdir = builtin_dir(argv[0]);
-    LangOptions lo = {.builtin_dir = bdir, .arg_names = names, .arg_values = vals, .nargs = nargs};
-    Diag *d = diag_new();
-    Program *ast = text ? lang_load_string(text, "<script>", &lo, d) : lang_load_file(file, &lo, d);
-    RtProgram *prog = NULL;
-    if (ast && diag_nerrors(d) == 0) {
-        CgOptions cg = {.enabled = cfg.codegen, .plancache = cfg.plancache, .async = cfg.cg_async,
-                        .policy = !strcmp(cfg.codegen_optimizer, "fuse_all") ? CG_FUSE_ALL
-                                : !strcmp(cfg.codegen_optimizer, "fuse_no_redundancy") ? CG_FUSE_NO_REDUNDANCY
-                                : CG_COST_BASED,
-                        .explain = explain && !strcmp(explain, "codegen") ? stdout : NULL};
-        prog = plan_build_program(ast, d, cfg.optlevel, &cg);
-    }
-    if (!prog || diag_nerrors(d) > 0) {
-        diag_print(d, stderr);
-        if (!diag_nerrors(d)) fprintf(stderr, "braid: compilation failed\n");
-        plan_program_free(prog);
-        lang_program_free(ast);
-        diag_free(d);
-        free(bdir);
-        return 1;
-    }
-    if (diag_nwarnings(d)) diag_print(d, stderr);
-    int64_t t_compiled = br_now_ns();
-
-    if (explain && (!strcmp(explain, "runtime") || !strcmp(explain, "recompile_runtime")))
-        plan_print(prog, stdout);
-    else if (explain && (!strcmp(explain, "hops") || !strcmp(explain, "recompile_hops")))
-        plan_print_hops(prog, stdout);
-    else if (explain && !strcmp(explain, "dot")) {
-        FILE *f = fopen("braid_plan.dot", "w");
-        if (f) { plan_print_dot(prog, f); fclose(f); fprintf(stderr, "braid: wrote braid_plan.dot\n"); }
-    }
-
-    RtOptions ro = {.out = stdout, .stats = stats, .seed = seed,
-                    .explain_recompile = explain && !strcmp(explain, "recompile_hops")};
-    Rt rt;
-    rt_init(&rt, prog, d, &ro);
-    Frame f;
-    st_init(&f.vars);
-    f.depth = 0;
-    int rc = rt_run_main(&rt, &f);
-    fflush(stdout);
-    if (rc) {
-        if (diag_nerrors(d)) diag_print(d, stderr);
-        rt_print_error(&rt, stderr);
-    }
-    int64_t t_end = br_now_ns();
-    if (stats) {
-        fprintf(stderr, "SystemDS Statistics:\n");
-        fprintf(stderr, "Total elapsed time:\t\t%.3f sec.\n", (double)(t_end - t_start) / 1e9);
-        fprintf(stderr, "Total compilation time:\t\t%.3f sec.\n", (double)(t_compiled - t_start) / 1e9);
-        fprintf(stderr, "Total execution time:\t\t%.3f sec.\n", (double)(t_end - t_compiled) / 1e9);
-        fprintf(stderr, "Number of threads:\t\t%d\n", br_threads());
-        rt_print_stats(&rt, stderr, stats_n);
-        cg_print_stats(prog->cg, stderr);
-    }
-    st_free(&f.vars);
-    rt_destroy(&rt);
-    plan_program_free(prog);
-    lang_program_free(ast);
-    diag_free(d);
+    BraidRunOptions o = {.file = file, .text = text, .arg_names = names, .arg_values = vals, .nargs = nargs,
+                         .config = config, .explain = explain, .stats = stats, .stats_top = stats_n,
+                         .seed = seed, .threads = threads, .builtin_dir = bdir};
+    int rc = braid_run(&o);
     free(bdir);
     for (int i = 0; i < nowned; i++) free(owned[i]);
     free(owned);
     free(names);
     free(vals);
-    return rc ? 1 : 0;
+    return rc;
 }

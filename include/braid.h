@@ -61,6 +61,30 @@ int braid_get_double(BraidScript *s, const char *name, double *v);
 /* A string output, malloc'd (free with braid_free). */
 int braid_get_string(BraidScript *s, const char *name, char **v);
 
+/* Running a script the way the braid command does (the CLI is a client of
+ * this header): compile, explain, run, report errors and statistics.
+ * print() output goes to stdout; errors, warnings and statistics to
+ * stderr. */
+typedef struct BraidRunOptions {
+    const char *file;                 /* the script file, or */
+    const char *text;                 /* the script's text (-s) */
+    const char *const *arg_names;     /* $-arguments: names ("1", "2", ... */
+    const char *const *arg_values;    /*   for -args) and values */
+    int nargs;
+    const char *config;               /* SystemDS XML configuration; NULL */
+    const char *explain;              /* NULL, "hops", "runtime", "dot",
+                                         "codegen", "recompile_hops",
+                                         "recompile_runtime" */
+    bool stats;                       /* -stats */
+    int stats_top;                    /* heavy hitters shown (0: 10) */
+    int64_t seed;                     /* -seed; -1: none */
+    int threads;                      /* 0: the configuration's (all cores) */
+    const char *builtin_dir;          /* the DML builtin library; NULL:
+                                         scripts/builtin */
+} BraidRunOptions;
+/* Returns the exit status: 0 on success, 1 on any error. */
+int braid_run(const BraidRunOptions *o);
+
 /* The last error message of s ("" if none); valid until the next call. */
 const char *braid_error(const BraidScript *s);
 /* Threads used by braid's kernels (0: all cores). Process-wide. */

@@ -20,6 +20,9 @@ FORBIDDEN = {
     'builtins': ['hops/', 'rewrite/', 'plan/', 'codegen/codegen.h',
                  'codegen/cgint.h'],
 }
+# Folders that may include nothing but these (the CLI is a client of the
+# public header).
+ONLY = {'cli': ['include/']}
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -50,6 +53,8 @@ def main():
                     for p in FORBIDDEN.get(d, []):
                         if inc.startswith(p):
                             why = '%s may not include %s' % (d, p)
+                    if d in ONLY and not any(inc.startswith(p) for p in ONLY[d]):
+                        why = '%s includes only %s' % (d, ' '.join(ONLY[d]))
                     if why:
                         print('FAIL %s:%d: includes %s (%s)' % (path, ln, inc, why))
                         bad += 1

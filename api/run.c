@@ -1,0 +1,117 @@
+/* run.c: braid_run, a script run the way the braid command does it (the
+ * CLI is a client of include/braid.h): configuration, loading, compiling,
+ * explain output, execution, error reporting and -stats. */
+#include "../include/braid.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/diag.h"
+#include "../lang/load.h"
+#include "../plan/build.h"
+#include "../runtime/config.h"
+#include "../runtime/interp.h"
+
+/* Fusion options of a configuration. */
+static CgOptions cg_options(const BraidConfig *cfg, const char *explain)
+{
+    CgOptions cg = {.enabled = cfg->codegen, .plancache = cfg->plancache, .async = cfg->cg_async,
+                    .policy = !strcmp(cfg->codegen_optimizer, "fuse_all") ? CG_FUSE_ALL
+                            : !strcmp(cfg->codegen_optimizer, "fuse_no_redundancy") ? CG_FUSE_NO_REDUNDANCY
+                            : CG_COST_BASED,
+                    .explain = explain && !strcmp(explain, "codegen") ? stdout : NULL};
+    return cg;
+}
+
+/* -explain hops / runtime / dot, before the run. */
+static void explain_program(const RtProgram *prog, const char *explain)
+{
+    if (!explain) return;
+    if (!strcmp(explain, "runtime") || !strcmp(explain, "recompile_runtime")) {
+        plan_print(prog, stdout);
+    } else if (!strcmp(explain, "hops") || !strcmp(explain, "recompile_hops")) {
+        plan_print_hops(prog, stdout);
+    } else if (!strcmp(explain, "dot")) {
+        FILE *f = fopen("braid_plan.dot", "w");
+        if (f) { plan_print_dot(prog, f); fclose(f); fprintf(stderr, "braid: wrote braid_plan.dot\n"); }
+    }
+}
+
+/* -stats: SystemDS's summary, the interpreter's and codegen's lines. */
+static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64_t t_compiled, int64_t t_end)
+{
+    fprintf(stderr, "SystemDS Statistics:\n");
+    fprintf(stderr, "Total elapsed time:\t\t%.3f sec.\n", (double)(t_end - t_start) / 1e9);
+    fprintf(stderr, "Total compilation time:\t\t%.3f sec.\n", (double)(t_compiled - t_start) / 1e9);
+    fprintf(stderr, "Total execution time:\t\t%.3f sec.\n", (double)(t_end - t_compiled) / 1e9);
+    fprintf(stderr, "Number of threads:\t\t%d\n", br_threads());
+    rt_print_stats(rt, stderr, o->stats_top > 0 ? o->stats_top : 10);
+    cg_print_stats(rt->prog->cg, stderr);
+}
+
+/* Compiles the loaded script; NULL after printing the errors. */
+static RtProgram *compile(Program *ast, Diag *d, const BraidConfig *cfg, const char *explain)
+{
+    RtProgram *prog = NULL;
+    if (ast && diag_nerrors(d) == 0) {
+        CgOptions cg = cg_options(cfg, explain);
+        prog = plan_build_program(ast, d, cfg->optlevel, &cg);
+    }
+    if (!prog || diag_nerrors(d) > 0) {
+        diag_print(d, stderr);
+        if (!diag_nerrors(d)) fprintf(stderr, "braid: compilation failed\n");
+        plan_program_free(prog);
+        return NULL;
+    }
+    if (diag_nwarnings(d)) diag_print(d, stderr);
+    return prog;
+}
+
+int braid_run(const BraidRunOptions *o)
+{
+    int64_t t_start = br_now_ns();
+    BraidConfig cfg;
+    config_defaults(&cfg);
+    if (o->config) {
+        BrErr e = {0};
+        if (config_read(o->config, &cfg, &e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
+    }
+    if (o->threads > 0) cfg.threads = o->threads;
+    br_set_threads(cfg.threads);
+
+    LangOptions lo = {.builtin_dir = o->builtin_dir ? o->builtin_dir : "scripts/builtin",
+                      .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};
+    Diag *d = diag_new();
+    if (!d) { fprintf(stderr, "braid: out of memory\n"); return 1; }
+    Program *ast = o->text ? lang_load_string(o->text, "<script>", &lo, d) : lang_load_file(o->file, &lo, d);
+    RtProgram *prog = compile(ast, d, &cfg, o->explain);
+    if (!prog) {
+        lang_program_free(ast);
+        diag_free(d);
+        return 1;
+    }
+    int64_t t_compiled = br_now_ns();
+    explain_program(prog, o->explain);
+
+    RtOptions ro = {.out = stdout, .stats = o->stats, .seed = o->seed,
+                    .explain_recompile = o->explain && !strcmp(o->explain, "recompile_hops")};
+    Rt rt;
+    rt_init(&rt, prog, d, &ro);
+    Frame f;
+    st_init(&f.vars);
+    f.depth = 0;
+    int rc = rt_run_main(&rt, &f);
+    fflush(stdout);
+    if (rc) {
+        if (diag_nerrors(d)) diag_print(d, stderr);
+        rt_print_error(&rt, stderr);
+    }
+    if (o->stats) print_stats(&rt, o, t_start, t_compiled, br_now_ns());
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    plan_program_free(prog);
+    lang_program_free(ast);
+    diag_free(d);
+    return rc ? 1 : 0;
+}
