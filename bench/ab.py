@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""A/B benchmark of two braid builds on the end-to-end rows.
+
+Usage: bench/ab.py OLD_BRAID NEW_BRAID [--scale F] [--reps K] [--only REGEX]
+
+Runs every row of bench/e2e/run.py (the same DML scripts and data) with
+both binaries, alternating old/new K times (default 3) so that load from
+other processes hits both alike, each with 2 threads and braid's default
+configuration. Prints per row the best algorithm time of each build (as
+the script prints it: data generation excluded) and new/old; a ratio
+above 1 is a slowdown. A build that fails a row prints '-'."""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "e2e"))
+import run as e2e  # noqa: E402  (the rows and their arguments)
+
+
+def alg_time(braid, alg, nv):
+    cmd = [braid, "-f", os.path.join(HERE, "e2e", alg + ".dml"), "-threads", "2"] + nv
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    m = re.search(r"RESULT alg_seconds=([0-9.eE+-]+)", p.stdout.decode("utf-8", "replace"))
+    return float(m.group(1)) if m and p.returncode == 0 else None
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.stderr.write(__doc__)
+        return 2
+    old, new = os.path.abspath(argv[1]), os.path.abspath(argv[2])
+    scale, reps, only = 0.5, 3, None
+    rest = argv[3:]
+    while rest:
+        if rest[0] == "--scale": scale = float(rest[1])
+        elif rest[0] == "--reps": reps = int(rest[1])
+        elif rest[0] == "--only": only = re.compile(rest[1])
+        else:
+            sys.stderr.write("unknown option %s\n" % rest[0])
+            return 2
+        rest = rest[2:]
+    os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = "2"
+    print("A/B: old=%s new=%s scale %g, best of %d alternated runs, 2 threads" % (old, new, scale, reps))
+    print("%-20s %9s %9s %8s" % ("row", "old s", "new s", "new/old"))
+    for name, alg, n, m, sp, it, _ in e2e.ROWS:
+        if only and not only.search(name):
+            continue
+        n = max(100, int(n * scale))
+        nv = ["-nvargs", "n=%d" % n, "m=%d" % m, "sp=" + repr(sp), "it=%d" % it, "seed=1"]
+        best = {old: None, new: None}
+        for _ in range(reps):
+            for b in (old, new):
+                t = alg_time(b, alg, nv)
+                if t is not None and (best[b] is None or t < best[b]):
+                    best[b] = t
+        o, w = best[old], best[new]
+        ratio = "%.3f" % (w / o) if o and w else "-"
+        print("%-20s %9s %9s %8s" % (name, "%.3f" % o if o else "-", "%.3f" % w if w else "-", ratio), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
