@@ -20,14 +20,6 @@ const char *tpl_name(TplType t)
     }
 }
 
-static void visit(Memo *m, Hop *h)
-{
-    if (!h || m->hop[h->id]) return;
-    m->hop[h->id] = h;
-    for (int i = 0; i < h->nin; i++) visit(m, h->in[i]);
-    m->order[m->norder++] = h;
-}
-
 /* New memo table of d with its consumer structure (caller frees with
  * memo_free). */
 Memo *memo_new(HopDag *d)
@@ -45,14 +37,13 @@ Memo *memo_new(HopDag *d)
     m->out = br_calloc(n, sizeof *m->out);
     m->par = br_calloc(n, sizeof *m->par);
     m->npar = br_calloc(n, sizeof *m->npar);
-    m->order = br_calloc(n, sizeof *m->order);
+    m->order = hop_walk(d, &m->norder, NULL);
     m->visited = br_calloc(n, 1);
     if (!m->g || !m->hop || !m->nuse || !m->out || !m->par || !m->npar || !m->order || !m->visited) {
         memo_free(m);
         return NULL;
     }
-    for (int i = 0; i < d->nroots; i++) visit(m, d->roots[i]);
-    for (int i = 0; i < d->nw; i++) visit(m, d->whops[i]);
+    for (int k = 0; k < m->norder; k++) m->hop[m->order[k]->id] = m->order[k];
     for (int i = 0; i < d->nroots; i++) m->out[d->roots[i]->id] = true;
     for (int i = 0; i < d->nw; i++) m->out[d->whops[i]->id] = true;
     /* parents: count, then fill (an input used twice by one hop counts
