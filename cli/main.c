@@ -67,6 +67,120 @@ static char *builtin_dir(const char *argv0)
 
 static bool is_opt(const char *s) { return s[0] == '-' && s[1] && s[1] != '-' && !(s[1] >= '0' && s[1] <= '9'); }
 
+/* The command line. names/vals: the script arguments ($1.. and $k);
+ * owned: the names main allocated (freed by opts_free). */
+typedef struct Opts {
+    const char *file, *text, *config, *explain;
+    bool stats;
+    int stats_n;
+    int64_t seed;
+    int threads;
+    const char **names, **vals;
+    char **owned;
+    int nargs, nowned;
+} Opts;
+
+static void opts_free(Opts *o)
+{
+    for (int i = 0; i < o->nowned; i++) free(o->owned[i]);
+    free(o->owned);
+    free(o->names);
+    free(o->vals);
+}
+
+/* Adds script argument nm (owned, NULL: out of memory) = val. */
+static int add_arg(Opts *o, char *nm, const char *val)
+{
+    if (!nm) { fprintf(stderr, "braid: out of memory\n"); return 1; }
+    o->owned[o->nowned++] = nm;
+    o->names[o->nargs] = nm;
+    o->vals[o->nargs++] = val;
+    return 0;
+}
+
+/* Reads the command line into o; returns -1 to go on, else the exit
+ * status (after -help or an error, printed). */
+static int parse_args(int argc, char **argv, Opts *o)
+{
+    *o = (Opts){.stats_n = 10, .seed = -1};
+    o->names = calloc((size_t)argc + 1, sizeof(char *));
+    o->vals = calloc((size_t)argc + 1, sizeof(char *));
+    o->owned = calloc((size_t)argc + 1, sizeof(char *));
+    if (!o->names || !o->vals || !o->owned) { fprintf(stderr, "braid: out of memory\n"); return 1; }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-help") || !strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        else if (!strcmp(a, "-f")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -f needs a file\n"); return 1; }
+            o->file = argv[++i];
+        } else if (!strcmp(a, "-s")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -s needs a script\n"); return 1; }
+            o->text = argv[++i];
+        } else if (!strcmp(a, "-stats")) {
+            o->stats = true;
+            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') o->stats_n = atoi(argv[++i]);
+        } else if (!strcmp(a, "-explain")) {
+            o->explain = "runtime";
+            if (i + 1 < argc && !is_opt(argv[i + 1]) &&
+                (!strcmp(argv[i + 1], "hops") || !strcmp(argv[i + 1], "runtime") ||
+                 !strcmp(argv[i + 1], "recompile_hops") || !strcmp(argv[i + 1], "recompile_runtime") ||
+                 !strcmp(argv[i + 1], "dot") || !strcmp(argv[i + 1], "codegen")))
+                o->explain = argv[++i];
+        } else if (!strcmp(a, "-config")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -config needs a file\n"); return 1; }
+            o->config = argv[++i];
+        } else if (!strcmp(a, "-seed")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -seed needs a number\n"); return 1; }
+            o->seed = atoll(argv[++i]);
+        } else if (!strcmp(a, "-threads")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -threads needs a number\n"); return 1; }
+            o->threads = atoi(argv[++i]);
+        } else if (!strcmp(a, "-exec")) {
+            /* SystemDS's execution mode (singlenode, hybrid, spark): braid
+             * always runs locally */
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -exec needs a mode\n"); return 1; }
+            i++;
+        } else if (!strcmp(a, "-args")) {
+            int k = 1;
+            while (i + 1 < argc && !is_opt(argv[i + 1])) {
+                char *nm = malloc(16);
+                if (nm) snprintf(nm, 16, "%d", k++);
+                if (add_arg(o, nm, argv[++i])) return 1;
+            }
+        } else if (!strcmp(a, "-nvargs")) {
+            while (i + 1 < argc && !is_opt(argv[i + 1])) {
+                const char *kv = argv[++i];
+                const char *eq = strchr(kv, '=');
+                if (!eq || eq == kv) {
+                    fprintf(stderr, "braid: -nvargs expects name=value, got '%s'\n", kv);
+                    return 1;
+                }
+                if (add_arg(o, strndup(kv, (size_t)(eq - kv)), eq + 1)) return 1;
+            }
+        } else if (a[0] != '-' && !o->file && !o->text) {
+            o->file = a;
+        } else {
+            fprintf(stderr, "braid: unknown option '%s' (see braid -help)\n", a);
+            return 1;
+        }
+    }
+    if (!o->file && !o->text) { usage(stderr); return 1; }
+    return -1;
+}
+
+/* -explain before the run: the program, its HOPs or a dot file. */
+static void explain_plan(const RtProgram *prog, const char *explain)
+{
+    if (explain && (!strcmp(explain, "runtime") || !strcmp(explain, "recompile_runtime")))
+        plan_print(prog, stdout);
+    else if (explain && (!strcmp(explain, "hops") || !strcmp(explain, "recompile_hops")))
+        plan_print_hops(prog, stdout);
+    else if (explain && !strcmp(explain, "dot")) {
+        FILE *f = fopen("braid_plan.dot", "w");
+        if (f) { plan_print_dot(prog, f); fclose(f); fprintf(stderr, "braid: wrote braid_plan.dot\n"); }
+    }
+}
+
 int main(int argc, char **argv)
 {
     /* OpenMP threads spin after each parallel region (libgomp's default:
@@ -86,93 +200,26 @@ int main(int argc, char **argv)
      * Fixed thresholds keep freed blocks up to 32 MB for reuse. */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
-    const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL;
-    bool stats = false;
-    int stats_n = 10;
-    int64_t seed = -1;
-    int threads = 0;
-    const char **names = calloc((size_t)argc + 1, sizeof(char *));
-    const char **vals = calloc((size_t)argc + 1, sizeof(char *));
-    char **owned = calloc((size_t)argc + 1, sizeof(char *));
-    int nargs = 0, nowned = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-help") || !strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
-        else if (!strcmp(a, "-f")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -f needs a file\n"); return 1; }
-            file = argv[++i];
-        } else if (!strcmp(a, "-s")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -s needs a script\n"); return 1; }
-            text = argv[++i];
-        } else if (!strcmp(a, "-stats")) {
-            stats = true;
-            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') stats_n = atoi(argv[++i]);
-        } else if (!strcmp(a, "-explain")) {
-            explain = "runtime";
-            if (i + 1 < argc && !is_opt(argv[i + 1]) &&
-                (!strcmp(argv[i + 1], "hops") || !strcmp(argv[i + 1], "runtime") ||
-                 !strcmp(argv[i + 1], "recompile_hops") || !strcmp(argv[i + 1], "recompile_runtime") ||
-                 !strcmp(argv[i + 1], "dot") || !strcmp(argv[i + 1], "codegen")))
-                explain = argv[++i];
-        } else if (!strcmp(a, "-config")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -config needs a file\n"); return 1; }
-            config = argv[++i];
-        } else if (!strcmp(a, "-seed")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -seed needs a number\n"); return 1; }
-            seed = atoll(argv[++i]);
-        } else if (!strcmp(a, "-threads")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -threads needs a number\n"); return 1; }
-            threads = atoi(argv[++i]);
-        } else if (!strcmp(a, "-exec")) {
-            /* SystemDS's execution mode (singlenode, hybrid, spark): braid
-             * always runs locally */
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -exec needs a mode\n"); return 1; }
-            i++;
-        } else if (!strcmp(a, "-args")) {
-            int k = 1;
-            while (i + 1 < argc && !is_opt(argv[i + 1])) {
-                char *nm = malloc(16);
-                snprintf(nm, 16, "%d", k++);
-                owned[nowned++] = nm;
-                names[nargs] = nm;
-                vals[nargs++] = argv[++i];
-            }
-        } else if (!strcmp(a, "-nvargs")) {
-            while (i + 1 < argc && !is_opt(argv[i + 1])) {
-                const char *kv = argv[++i];
-                const char *eq = strchr(kv, '=');
-                if (!eq || eq == kv) {
-                    fprintf(stderr, "braid: -nvargs expects name=value, got '%s'\n", kv);
-                    return 1;
-                }
-                char *nm = strndup(kv, (size_t)(eq - kv));
-                owned[nowned++] = nm;
-                names[nargs] = nm;
-                vals[nargs++] = eq + 1;
-            }
-        } else if (a[0] != '-' && !file && !text) {
-            file = a;
-        } else {
-            fprintf(stderr, "braid: unknown option '%s' (see braid -help)\n", a);
-            return 1;
-        }
-    }
-    if (!file && !text) { usage(stderr); return 1; }
+    Opts o;
+    int status = parse_args(argc, argv, &o);
+    if (status >= 0) { opts_free(&o); return status; }
+    const char *explain = o.explain;
+    bool stats = o.stats;
     int64_t t_start = br_now_ns();
 
     BraidConfig cfg;
     config_defaults(&cfg);
-    if (config) {
+    if (o.config) {
         BrErr e = {0};
-        if (config_read(config, &cfg, &e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
+        if (config_read(o.config, &cfg, &e)) { fprintf(stderr, "braid: %s\n", e.msg); opts_free(&o); return 1; }
     }
-    if (threads > 0) cfg.threads = threads;
+    if (o.threads > 0) cfg.threads = o.threads;
     br_set_threads(cfg.threads);
 
     char *bdir = builtin_dir(argv[0]);
-    LangOptions lo = {.builtin_dir = bdir, .arg_names = names, .arg_values = vals, .nargs = nargs};
+    LangOptions lo = {.builtin_dir = bdir, .arg_names = o.names, .arg_values = o.vals, .nargs = o.nargs};
     Diag *d = diag_new();
-    Program *ast = text ? lang_load_string(text, "<script>", &lo, d) : lang_load_file(file, &lo, d);
+    Program *ast = o.text ? lang_load_string(o.text, "<script>", &lo, d) : lang_load_file(o.file, &lo, d);
     RtProgram *prog = NULL;
     if (ast && diag_nerrors(d) == 0) {
         CgOptions cg = {.enabled = cfg.codegen, .plancache = cfg.plancache, .async = cfg.cg_async,
@@ -189,21 +236,14 @@ int main(int argc, char **argv)
         lang_program_free(ast);
         diag_free(d);
         free(bdir);
+        opts_free(&o);
         return 1;
     }
     if (diag_nwarnings(d)) diag_print(d, stderr);
     int64_t t_compiled = br_now_ns();
+    explain_plan(prog, explain);
 
-    if (explain && (!strcmp(explain, "runtime") || !strcmp(explain, "recompile_runtime")))
-        plan_print(prog, stdout);
-    else if (explain && (!strcmp(explain, "hops") || !strcmp(explain, "recompile_hops")))
-        plan_print_hops(prog, stdout);
-    else if (explain && !strcmp(explain, "dot")) {
-        FILE *f = fopen("braid_plan.dot", "w");
-        if (f) { plan_print_dot(prog, f); fclose(f); fprintf(stderr, "braid: wrote braid_plan.dot\n"); }
-    }
-
-    RtOptions ro = {.out = stdout, .stats = stats, .seed = seed,
+    RtOptions ro = {.out = stdout, .stats = stats, .seed = o.seed,
                     .explain_recompile = explain && !strcmp(explain, "recompile_hops")};
     Rt rt;
     rt_init(&rt, prog, d, &ro);
@@ -223,7 +263,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "Total compilation time:\t\t%.3f sec.\n", (double)(t_compiled - t_start) / 1e9);
         fprintf(stderr, "Total execution time:\t\t%.3f sec.\n", (double)(t_end - t_compiled) / 1e9);
         fprintf(stderr, "Number of threads:\t\t%d\n", br_threads());
-        rt_print_stats(&rt, stderr, stats_n);
+        rt_print_stats(&rt, stderr, o.stats_n);
         cg_print_stats(prog->cg, stderr);
     }
     st_free(&f.vars);
@@ -232,9 +272,6 @@ int main(int argc, char **argv)
     lang_program_free(ast);
     diag_free(d);
     free(bdir);
-    for (int i = 0; i < nowned; i++) free(owned[i]);
-    free(owned);
-    free(names);
-    free(vals);
+    opts_free(&o);
     return rc ? 1 : 0;
 }
