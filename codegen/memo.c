@@ -4,6 +4,7 @@
  * DAG (parents, consumer counts, outputs) that exploration and selection
  * read. Also small shared helpers (hash, string buffer). */
 #include "cgint.h"
+#include "../base/vec.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -105,13 +106,7 @@ MEntry *memo_add(Memo *m, Hop *h, const MEntry *e)
             if (g->e[i].closed == CS_OPEN_INVALID && e->closed == CS_OPEN_VALID) g->e[i].closed = e->closed;
             return &g->e[i];
         }
-    if (g->n == g->cap) {
-        int nc = g->cap ? g->cap * 2 : 4;
-        MEntry *ne = br_realloc(g->e, (size_t)nc * sizeof *ne);
-        if (!ne) return NULL;
-        g->e = ne;
-        g->cap = nc;
-    }
+    if (!br_grow((void **)&g->e, &g->cap, g->n + 1, sizeof *g->e)) return NULL;
     g->e[g->n] = *e;
     return &g->e[g->n++];
 }
