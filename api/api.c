@@ -128,7 +128,7 @@ static int bind(BraidScript *s, const char *name, Value v)
         snprintf(m, sizeof m, "'%s' is not a declared input of the script", name);
         return fail(s, m);
     }
-    st_put(&s->bound, key, v);
+    if (st_put(&s->bound, key, v)) return fail(s, "out of memory");
     return 0;
 }
 
@@ -161,9 +161,9 @@ int braid_execute(BraidScript *s)
     Rt rt;
     rt_init(&rt, s->prog, s->diag, &ro);
     Frame f;
-    st_copy(&f.vars, &s->bound);
     f.depth = 0;
-    int rc = rt_run_main(&rt, &f);
+    int rc = st_copy(&f.vars, &s->bound) ? rt_fail(&rt, (Span){0}, BR_ENOMEM, "out of memory")
+                                          : rt_run_main(&rt, &f);
     if (rc) {
         char m[2048], pos[1000];
         rt_err_pos(&rt, pos, sizeof pos);
@@ -174,7 +174,11 @@ int braid_execute(BraidScript *s)
         st_init(&s->results);
         for (int i = 0; i < s->noutputs; i++) {
             Value *v = st_get(&f.vars, s->outputs[i]);
-            if (v) st_put(&s->results, s->outputs[i], val_retain(*v));
+            if (v && st_put(&s->results, s->outputs[i], val_retain(*v))) {
+                fail(s, "out of memory");
+                rc = -1;
+                break;
+            }
         }
     }
     st_free(&f.vars);

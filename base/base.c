@@ -1,6 +1,8 @@
-/* base.c: errors, allocation, threads, clock. */
+/* base.c: errors, allocation, growable arrays, threads, clock. */
 #include "base.h"
+#include "vec.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,3 +190,21 @@ double br_mem_budget(void)
     return budget;
 }
 
+
+bool br_grow(void **p, int *cap, int need, size_t elem)
+{
+    if (need < 0) return false;
+    if (need <= *cap) return true;
+    int nc = *cap > 0 ? *cap : 8;
+    while (nc < need) {
+        if (nc > INT_MAX / 2) { nc = need; break; }
+        nc *= 2;
+    }
+    size_t bytes;
+    if (!br_mul_ok((size_t)nc, elem, &bytes)) return false;
+    void *q = realloc(*p, bytes ? bytes : 1);
+    if (!q) return false;
+    *p = q;
+    *cap = nc;
+    return true;
+}

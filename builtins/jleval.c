@@ -438,6 +438,63 @@ static int str_arg(Ev *v, const JVal *a, const char **s, int64_t *n, char *buf, 
     return 0;
 }
 
+/* r.replace(s1, s2) (literal, every occurrence; an empty s1 inserts s2
+ * around every character) into *out. */
+static int replace_lit(Ev *v, const JVal *r, const char *s1, int64_t n1, const char *s2, int64_t n2, JVal *out)
+{
+    StrBuf b = {0};
+    if (n1 == 0) {
+        sb_put(&b, s2, (size_t)n2);
+        for (int64_t i = 0; i < r->n;) {
+            size_t l = u8_seq((unsigned char)r->s[i]);
+            sb_put(&b, r->s + i, l);
+            sb_put(&b, s2, (size_t)n2);
+            i += (int64_t)l;
+        }
+    } else {
+        int64_t i = 0;
+        for (;;) {
+            const char *q = find(r->s + i, r->n - i, s1, n1);
+            if (!q) break;
+            sb_put(&b, r->s + i, (size_t)(q - (r->s + i)));
+            sb_put(&b, s2, (size_t)n2);
+            i = (q - r->s) + n1;
+        }
+        sb_put(&b, r->s + i, (size_t)(r->n - i));
+    }
+    int rc = b.oom ? oom(v) : newstr(v, b.s ? b.s : "", (int64_t)b.n, out);
+    free(b.s);
+    return rc;
+}
+
+/* r.equals(a) / r.equalsIgnoreCase(a) (a of any kind: false unless a
+ * String). */
+static bool str_equals(const JVal *r, const JVal *a, bool ignore_case)
+{
+    if (a->k != JV_STR || a->n != r->n) return false;
+    if (!ignore_case) return !memcmp(r->s, a->s, (size_t)r->n);
+    bool eq = true;
+    for (int64_t i = 0, l1, l2; i < r->n && eq; i += l1) {
+        uint32_t c1 = u8_decode(r->s + i, r->n - i, &l1), c2 = u8_decode(a->s + i, a->n - i, &l2);
+        eq = l1 == l2 && cp_lower(c1) == cp_lower(c2);
+    }
+    return eq;
+}
+
+/* r.compareTo(a), Java's: the first differing code points' difference,
+ * else the difference of the lengths. */
+static int64_t str_compare(const JVal *r, const JVal *a)
+{
+    int64_t i = 0, j = 0, l1, l2;
+    while (i < r->n && j < a->n) {
+        uint32_t c1 = u8_decode(r->s + i, r->n - i, &l1), c2 = u8_decode(a->s + j, a->n - j, &l2);
+        if (c1 != c2) return (int64_t)c1 - (int64_t)c2;
+        i += l1;
+        j += l2;
+    }
+    return u8_count(r->s, r->n) - u8_count(a->s, a->n);
+}
+
 static int method(Ev *v, const Node *x, JVal *out)
 {
     JVal r, a[2] = {{0}};
@@ -525,29 +582,7 @@ static int method(Ev *v, const Node *x, JVal *out)
         return 0;
     case M_REPLACE: {
         if (str_arg(v, &a[0], &s1, &n1, b1, mname) || str_arg(v, &a[1], &s2, &n2, b2, mname)) return v->e->code;
-        StrBuf b = {0};
-        if (n1 == 0) {
-            sb_put(&b, s2, (size_t)n2);
-            for (int64_t i = 0; i < r.n;) {
-                size_t l = u8_seq((unsigned char)r.s[i]);
-                sb_put(&b, r.s + i, l);
-                sb_put(&b, s2, (size_t)n2);
-                i += (int64_t)l;
-            }
-        } else {
-            int64_t i = 0;
-            for (;;) {
-                const char *q = find(r.s + i, r.n - i, s1, n1);
-                if (!q) break;
-                sb_put(&b, r.s + i, (size_t)(q - (r.s + i)));
-                sb_put(&b, s2, (size_t)n2);
-                i = (q - r.s) + n1;
-            }
-            sb_put(&b, r.s + i, (size_t)(r.n - i));
-        }
-        int rc = b.oom ? oom(v) : newstr(v, b.s ? b.s : "", (int64_t)b.n, out);
-        free(b.s);
-        return rc;
+        return replace_lit(v, &r, s1, n1, s2, n2, out);
     }
     case M_REPLACEALL: case M_REPLACEFIRST:
         return re_replace(v, x, &r, &a[0], &a[1], x->op == M_REPLACEFIRST, out);
@@ -566,31 +601,12 @@ static int method(Ev *v, const Node *x, JVal *out)
         *out = mkstr(d, r.n + a[0].n);
         return 0;
     }
-    case M_EQUALS: case M_EQUALSIC: {
-        out->k = JV_BOOL;
-        out->b = false;
-        if (a[0].k != JV_STR || a[0].n != r.n) return 0;
-        if (x->op == M_EQUALS) { out->b = !memcmp(r.s, a[0].s, (size_t)r.n); return 0; }
-        out->b = true;
-        for (int64_t i = 0, l1, l2; i < r.n && out->b; i += l1) {
-            uint32_t c1 = u8_decode(r.s + i, r.n - i, &l1), c2 = u8_decode(a[0].s + i, a[0].n - i, &l2);
-            out->b = l1 == l2 && cp_lower(c1) == cp_lower(c2);
-        }
-        return 0;
-    }
-    case M_COMPARETO: {
+    case M_EQUALS: case M_EQUALSIC: out->k = JV_BOOL; out->b = str_equals(&r, &a[0], x->op == M_EQUALSIC); return 0;
+    case M_COMPARETO:
         if (want_str(v, &a[0], "compareTo")) return v->e->code;
-        int64_t i = 0, j = 0, l1, l2;
         out->k = JV_INT;
-        while (i < r.n && j < a[0].n) {
-            uint32_t c1 = u8_decode(r.s + i, r.n - i, &l1), c2 = u8_decode(a[0].s + j, a[0].n - j, &l2);
-            if (c1 != c2) { out->i = (int64_t)c1 - (int64_t)c2; return 0; }
-            i += l1;
-            j += l2;
-        }
-        out->i = u8_count(r.s, r.n) - u8_count(a[0].s, a[0].n);
+        out->i = str_compare(&r, &a[0]);
         return 0;
-    }
     case M_ISEMPTY: out->k = JV_BOOL; out->b = r.n == 0; return 0;
     case M_ISBLANK: {
         out->k = JV_BOOL;

@@ -10,6 +10,7 @@
  * processes never see partial files. Without a usable cache directory a
  * private temporary directory holds the objects. */
 #include "cgint.h"
+#include "../base/vec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -208,11 +209,11 @@ CgOp *cg_op_get(CgContext *c, CPlan *p)
         snprintf(op->name, sizeof op->name, "%s", op_display_name(p));
         if (!op->plan || !op->src) { cplan_free(op->plan); free(op->src); free(op); op = NULL; }
     }
-    if (op && c->nops == c->cap) {
-        int nc = c->cap ? c->cap * 2 : 16;
-        CgOp **n = br_realloc(c->ops, (size_t)nc * sizeof *n);
-        if (!n) { cplan_free(op->plan); free(op->src); free(op); op = NULL; }
-        else { c->ops = n; c->cap = nc; }
+    if (op && !br_grow((void **)&c->ops, &c->cap, c->nops + 1, sizeof *c->ops)) {
+        cplan_free(op->plan);
+        free(op->src);
+        free(op);
+        op = NULL;
     }
     if (op) c->ops[c->nops++] = op;
     pthread_mutex_unlock(&c->lock);

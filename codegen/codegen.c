@@ -72,6 +72,7 @@ static void replace(HopDag *d, const FusedOp *f, CgOp *op, Hop **ins, int nin)
     memcpy(in, ins, (size_t)nin * sizeof(Hop *));
     if (f->type == T_MAGG) {
         Hop *s = hop_new(d, H_SPOOF, f->roots[0]->span, 0);
+        if (!s) return;
         s->in = in;
         s->nin = nin;
         s->spoof = op;

@@ -7,6 +7,7 @@
  * signature and hash whatever their HOP ids. Scalars are inputs, never
  * literals, so plans differing only in constants share code. */
 #include "cgint.h"
+#include "../base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -42,13 +43,7 @@ static int add_node(Build *b, CNode nd)
         for (int k = 0; k < nd.na; k++) if (o->a[k] != nd.a[k]) eq = false;
         if (eq) return i;
     }
-    if (p->nn == p->ncap) {
-        int nc = p->ncap ? p->ncap * 2 : 16;
-        CNode *n = br_realloc(p->n, (size_t)nc * sizeof *n);
-        if (!n) { b->fail = true; return 0; }
-        p->n = n;
-        p->ncap = nc;
-    }
+    if (!br_grow((void **)&p->n, &p->ncap, p->nn + 1, sizeof *p->n)) { b->fail = true; return 0; }
     p->n[p->nn] = nd;
     return p->nn++;
 }
@@ -60,13 +55,7 @@ static int input_node(Build *b, Hop *h, int role)
     int k;
     for (k = 0; k < p->nin; k++) if (p->in[k].hop == h && p->in[k].role == role) break;
     if (k == p->nin) {
-        if (p->nin == p->icap) {
-            int nc = p->icap ? p->icap * 2 : 8;
-            CInput *ni = br_realloc(p->in, (size_t)nc * sizeof *ni);
-            if (!ni) { b->fail = true; return 0; }
-            p->in = ni;
-            p->icap = nc;
-        }
+        if (!br_grow((void **)&p->in, &p->icap, p->nin + 1, sizeof *p->in)) { b->fail = true; return 0; }
         CInput *ci = &p->in[p->nin];
         memset(ci, 0, sizeof *ci);
         ci->hop = h;

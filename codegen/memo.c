@@ -4,6 +4,7 @@
  * DAG (parents, consumer counts, outputs) that exploration and selection
  * read. Also small shared helpers (hash, string buffer). */
 #include "cgint.h"
+#include "../base/vec.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -18,14 +19,6 @@ const char *tpl_name(TplType t)
     case T_OUTER: return "OUTER";
     default: return "?";
     }
-}
-
-static void visit(Memo *m, Hop *h)
-{
-    if (!h || m->hop[h->id]) return;
-    m->hop[h->id] = h;
-    for (int i = 0; i < h->nin; i++) visit(m, h->in[i]);
-    m->order[m->norder++] = h;
 }
 
 /* New memo table of d with its consumer structure (caller frees with
@@ -45,14 +38,13 @@ Memo *memo_new(HopDag *d)
     m->out = br_calloc(n, sizeof *m->out);
     m->par = br_calloc(n, sizeof *m->par);
     m->npar = br_calloc(n, sizeof *m->npar);
-    m->order = br_calloc(n, sizeof *m->order);
+    m->order = hop_walk(d, &m->norder, NULL);
     m->visited = br_calloc(n, 1);
     if (!m->g || !m->hop || !m->nuse || !m->out || !m->par || !m->npar || !m->order || !m->visited) {
         memo_free(m);
         return NULL;
     }
-    for (int i = 0; i < d->nroots; i++) visit(m, d->roots[i]);
-    for (int i = 0; i < d->nw; i++) visit(m, d->whops[i]);
+    for (int k = 0; k < m->norder; k++) m->hop[m->order[k]->id] = m->order[k];
     for (int i = 0; i < d->nroots; i++) m->out[d->roots[i]->id] = true;
     for (int i = 0; i < d->nw; i++) m->out[d->whops[i]->id] = true;
     /* parents: count, then fill (an input used twice by one hop counts
@@ -114,13 +106,7 @@ MEntry *memo_add(Memo *m, Hop *h, const MEntry *e)
             if (g->e[i].closed == CS_OPEN_INVALID && e->closed == CS_OPEN_VALID) g->e[i].closed = e->closed;
             return &g->e[i];
         }
-    if (g->n == g->cap) {
-        int nc = g->cap ? g->cap * 2 : 4;
-        MEntry *ne = br_realloc(g->e, (size_t)nc * sizeof *ne);
-        if (!ne) return NULL;
-        g->e = ne;
-        g->cap = nc;
-    }
+    if (!br_grow((void **)&g->e, &g->cap, g->n + 1, sizeof *g->e)) return NULL;
     g->e[g->n] = *e;
     return &g->e[g->n++];
 }

@@ -24,6 +24,7 @@
  * signature (structure plus log2 classes of sizes), so recompiled DAGs
  * skip the enumeration. */
 #include "cgint.h"
+#include "../base/vec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -353,13 +354,7 @@ typedef struct Sig { int64_t *v; int n, cap; bool fail; } Sig;
 static void sig_add(Sig *s, int64_t x)
 {
     if (s->fail) return;
-    if (s->n == s->cap) {
-        int nc = s->cap ? s->cap * 2 : 256;
-        int64_t *nv = br_realloc(s->v, (size_t)nc * sizeof *nv);
-        if (!nv) { s->fail = true; return; }
-        s->v = nv;
-        s->cap = nc;
-    }
+    if (!br_grow((void **)&s->v, &s->cap, s->n + 1, sizeof *s->v)) { s->fail = true; return; }
     s->v[s->n++] = x;
 }
 
@@ -447,11 +442,7 @@ static void cache_put(CgContext *c, Sig *s, uint64_t hash, const bool *best, int
     if (!c->selc) c->selc = br_calloc(1, sizeof *c->selc);
     SelCache *sc = c->selc;
     if (sc && sc->n < SELCACHE_MAX) {
-        if (sc->n == sc->cap) {
-            int nc = sc->cap ? sc->cap * 2 : 64;
-            SelEntry *nv = br_realloc(sc->v, (size_t)nc * sizeof *nv);
-            if (nv) { sc->v = nv; sc->cap = nc; }
-        }
+        br_grow((void **)&sc->v, &sc->cap, sc->n + 1, sizeof *sc->v);   /* else not cached */
         bool *b = br_malloc((size_t)BR_MAX(npts, 1) * sizeof(bool));
         uint8_t *bn = br_malloc((size_t)BR_MAX(p->nh, 1));
         if (sc->n < sc->cap && b && bn) {

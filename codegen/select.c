@@ -6,6 +6,7 @@
  * fused operators to build (roots whose values are needed), with Cell full
  * aggregates over shared inputs merged into multi-aggregates (MAgg). */
 #include "cgint.h"
+#include "../base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -224,13 +225,7 @@ typedef struct Walk {
 
 static void add_op(Selection *s, TplType t, Hop *root)
 {
-    if (s->nops == s->cap) {
-        int nc = s->cap ? s->cap * 2 : 8;
-        FusedOp *n = br_realloc(s->ops, (size_t)nc * sizeof *n);
-        if (!n) return;
-        s->ops = n;
-        s->cap = nc;
-    }
+    if (!br_grow((void **)&s->ops, &s->cap, s->nops + 1, sizeof *s->ops)) return;
     FusedOp *f = &s->ops[s->nops++];
     memset(f, 0, sizeof *f);
     f->type = t;
@@ -241,13 +236,7 @@ typedef struct HList { Hop **v; int n, cap; } HList;
 
 static void hl_add(HList *l, Hop *h)
 {
-    if (l->n == l->cap) {
-        int nc = l->cap ? l->cap * 2 : 8;
-        Hop **v = br_realloc(l->v, (size_t)nc * sizeof *v);
-        if (!v) return;
-        l->v = v;
-        l->cap = nc;
-    }
+    if (!br_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v)) return;
     l->v[l->n++] = h;
 }
 

@@ -1,6 +1,8 @@
 /* hop.c: HOP construction, size inference and printing. */
 #include "hop.h"
+#include "../base/vec.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,52 +30,58 @@ void hop_dag_free(HopDag *d)
     free(d);
 }
 
-static void grow(void **v, int *cap, int need, size_t elem)
-{
-    if (need <= *cap) return;
-    int nc = *cap ? *cap * 2 : 16;
-    while (nc < need) nc *= 2;
-    void *p = realloc(*v, (size_t)nc * elem);
-    if (!p) abort(); /* compile-time structures: tiny; treat as fatal */
-    *v = p;
-    *cap = nc;
-}
-
+/* A new hop of d with room for nin inputs; NULL (and d->oom set) when out
+ * of memory. */
 Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin)
 {
+    assert(nin >= 0);
     Hop *h = arena_alloc(d->arena, sizeof *h);
+    if (h && nin) h->in = arena_alloc(d->arena, (size_t)nin * sizeof(Hop *));
+    if (!h || (nin && !h->in) || !br_grow((void **)&d->hops, &d->cap, d->n + 1, sizeof(Hop *))) {
+        d->oom = true;
+        return NULL;
+    }
     h->id = d->n + 1;
     h->kind = kind;
     h->span = span;
     h->nin = nin;
-    if (nin) h->in = arena_alloc(d->arena, (size_t)nin * sizeof(Hop *));
     h->rows = h->cols = h->nnz = -1;
     h->mem = -1;
     h->reg = -1;
     h->nouts = 1;
-    grow((void **)&d->hops, &d->cap, d->n + 1, sizeof(Hop *));
     d->hops[d->n++] = h;
     return h;
 }
 
 void hop_add_root(HopDag *d, Hop *h)
 {
-    grow((void **)&d->roots, &d->rcap, d->nroots + 1, sizeof(Hop *));
+    assert(!h || (h->id >= 1 && h->id <= d->n && d->hops[h->id - 1] == h));
+    if (!br_grow((void **)&d->roots, &d->rcap, d->nroots + 1, sizeof(Hop *))) {
+        d->oom = true;
+        return;
+    }
     d->roots[d->nroots++] = h;
 }
 
 void hop_set_write(HopDag *d, const char *name, Hop *h)
 {
+    assert(!h || (h->id >= 1 && h->id <= d->n && d->hops[h->id - 1] == h));
     for (int i = 0; i < d->nw; i++)
         if (strcmp(d->wnames[i], name) == 0) { d->whops[i] = h; return; }
     int cap = d->wcap;
-    grow((void **)&d->wnames, &cap, d->nw + 1, sizeof(char *));
+    if (!br_grow((void **)&d->wnames, &cap, d->nw + 1, sizeof(char *))) { d->oom = true; return; }
     cap = d->wcap;
-    grow((void **)&d->whops, &cap, d->nw + 1, sizeof(Hop *));
+    if (!br_grow((void **)&d->whops, &cap, d->nw + 1, sizeof(Hop *))) { d->oom = true; return; }
     d->wcap = cap;
     d->wnames[d->nw] = name;
     d->whops[d->nw] = h;
     d->nw++;
+}
+
+void hop_add_read(HopDag *d, const char *name)
+{
+    if (!br_grow((void **)&d->rnames, &d->rncap, d->nr + 1, sizeof(char *))) { d->oom = true; return; }
+    d->rnames[d->nr++] = name;
 }
 
 static bool known(const Hop *h) { return h && h->rows >= 0 && h->cols >= 0; }
@@ -441,25 +449,20 @@ static void fmt_mem(double m, char *buf, size_t n)
     else snprintf(buf, n, "%.1fGB", m / 1073741824.0);
 }
 
-static void reach(const Hop *h, char *seen)
-{
-    if (!h || seen[h->id]) return;
-    seen[h->id] = 1;
-    for (int i = 0; i < h->nin; i++) reach(h->in[i], seen);
-}
-
-/* Marks the hops reachable from roots and writes (caller frees). */
+/* Marks the hops reachable from roots and writes (caller frees; NULL
+ * when out of memory). */
 static char *reachable_set(const HopDag *d)
 {
-    char *seen = calloc((size_t)d->n + 2, 1);
-    for (int i = 0; i < d->nroots; i++) reach(d->roots[i], seen);
-    for (int i = 0; i < d->nw; i++) reach(d->whops[i], seen);
+    int n;
+    char *seen;
+    free(hop_walk(d, &n, &seen));
     return seen;
 }
 
 void hop_dag_print(const HopDag *d, FILE *out, int indent)
 {
     char *live = reachable_set(d);
+    if (!live) { fprintf(out, "%*s(out of memory)\n", indent, ""); return; }
     for (int i = 0; i < d->n; i++) {
         const Hop *h = d->hops[i];
         if (!live[h->id]) continue;
@@ -493,6 +496,7 @@ void hop_dag_print(const HopDag *d, FILE *out, int indent)
 void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster)
 {
     char *live = reachable_set(d);
+    if (!live) return;
     fprintf(out, "  subgraph \"cluster_%s\" {\n    label=\"%s\";\n", cluster, cluster);
     for (int i = 0; i < d->n; i++) {
         const Hop *h = d->hops[i];
@@ -519,11 +523,15 @@ void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster)
     free(live);
 }
 
-/* ---- constructors (sizes inferred) ---- */
+/* ---- constructors (sizes inferred) ----
+ * Each returns NULL when out of memory (d->oom set) or when an input is
+ * NULL (the failure of an earlier constructor), so nested calls need one
+ * check of the outermost result. */
 
 Hop *hop_lit(HopDag *d, Value v, Span sp)
 {
     Hop *h = hop_new(d, H_LIT, sp, 0);
+    if (!h) { val_release(&v); return NULL; }
     h->lit = v;
     hop_infer(h);
     return h;
@@ -531,7 +539,8 @@ Hop *hop_lit(HopDag *d, Value v, Span sp)
 
 Hop *hop_unary(HopDag *d, OpCode op, Hop *a, Span sp)
 {
-    Hop *h = hop_new(d, H_UNARY, sp, 1);
+    Hop *h = !a ? NULL : hop_new(d, H_UNARY, sp, 1);
+    if (!h) return NULL;
     h->op = op;
     h->in[0] = a;
     hop_infer(h);
@@ -540,7 +549,8 @@ Hop *hop_unary(HopDag *d, OpCode op, Hop *a, Span sp)
 
 Hop *hop_binary(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp)
 {
-    Hop *h = hop_new(d, H_BINARY, sp, 2);
+    Hop *h = !a || !b ? NULL : hop_new(d, H_BINARY, sp, 2);
+    if (!h) return NULL;
     h->op = op;
     h->in[0] = a;
     h->in[1] = b;
@@ -550,7 +560,8 @@ Hop *hop_binary(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp)
 
 Hop *hop_agg(HopDag *d, OpCode op, AggDir dir, Hop *a, Span sp)
 {
-    Hop *h = hop_new(d, H_AGG, sp, 1);
+    Hop *h = !a ? NULL : hop_new(d, H_AGG, sp, 1);
+    if (!h) return NULL;
     h->op = op;
     h->dir = dir;
     h->in[0] = a;
@@ -560,7 +571,8 @@ Hop *hop_agg(HopDag *d, OpCode op, AggDir dir, Hop *a, Span sp)
 
 Hop *hop_reorg(HopDag *d, OpCode op, Hop *a, Span sp)
 {
-    Hop *h = hop_new(d, H_REORG, sp, 1);
+    Hop *h = !a ? NULL : hop_new(d, H_REORG, sp, 1);
+    if (!h) return NULL;
     h->op = op;
     h->in[0] = a;
     hop_infer(h);
@@ -569,7 +581,8 @@ Hop *hop_reorg(HopDag *d, OpCode op, Hop *a, Span sp)
 
 Hop *hop_matmul(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp)
 {
-    Hop *h = hop_new(d, H_MATMUL, sp, 2);
+    Hop *h = !a || !b ? NULL : hop_new(d, H_MATMUL, sp, 2);
+    if (!h) return NULL;
     h->op = op;
     h->in[0] = a;
     h->in[1] = b;
@@ -592,5 +605,6 @@ Hop *hop_fold(HopDag *d, Hop *h)
     default: return h;
     }
     if (rc || !val_is_scalar(&out)) { val_release(&out); return h; }
-    return hop_lit(d, out, h->span);
+    Hop *l = hop_lit(d, out, h->span);
+    return l ? l : h;
 }

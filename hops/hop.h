@@ -80,16 +80,35 @@ typedef struct HopDag {
     Hop **whops;                   /*   and the HOPs bound to them */
     int nw, wcap;
     const char **rnames;           /* variables read (TREADs) */
-    int nr;
+    int nr, rncap;
     bool recompile;                /* sizes unknown at compile time:
                                       recompile before each execution */
+    bool oom;                      /* an allocation for this DAG failed:
+                                      it may miss hops, roots or writes
+                                      (plan_compile reports it) */
 } HopDag;
 
+/* New empty DAG (NULL when out of memory); free with hop_dag_free. */
 HopDag *hop_dag_new(void);
 void hop_dag_free(HopDag *d);
+/* A new HOP with room for nin inputs, id d->n (after the call), in d's
+ * arena; NULL and d->oom set when out of memory. */
 Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin);
+/* Appends a statement root / binds variable name to h (d->oom set when
+ * out of memory). */
 void hop_add_root(HopDag *d, Hop *h);
 void hop_set_write(HopDag *d, const char *name, Hop *h);
+/* Records that d reads variable name (d->oom set when out of memory). */
+void hop_add_read(HopDag *d, const char *name);
+
+/* The DAG walker (walk.c). The HOPs reachable from d's roots, in
+ * statement order, and then from its writes, in post-order: every HOP
+ * after its inputs, each once; the order of instruction generation and
+ * of rewrite passes. Returns a malloc'd array of *n HOPs (caller frees;
+ * not NULL for an empty DAG); if seen is not NULL, *seen receives the
+ * reachable set, a calloc'd array of d->n + 2 flags indexed by HOP id
+ * (caller frees). NULL when out of memory. */
+Hop **hop_walk(const HopDag *d, int *n, char **seen);
 
 /* Constructors of common HOPs (sizes inferred from the inputs). */
 Hop *hop_lit(HopDag *d, Value v, Span sp);          /* takes v */

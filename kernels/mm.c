@@ -11,6 +11,7 @@
 #include "mm.h"
 #include "mm_int.h"
 
+#include <assert.h>
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
@@ -822,6 +823,7 @@ static MB *mul(const MB *a, const MB *b, BrErr *e)
 /* a %*% b (see mm.h). */
 MB *k_matmul(const MB *a, const MB *b, BrErr *e)
 {
+    assert(mb_valid(a, false) && mb_valid(b, false));
     if (a->cols != b->rows) {
         br_err(e, BR_EDIM,
                "matrix multiplication dimension mismatch: %lldx%lld %%*%% %lldx%lld",
@@ -951,6 +953,7 @@ static MB *tl_sd_small(const MB *a, const MB *b, BrErr *e)
 /* t(a) %*% b (see mm.h). */
 MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
 {
+    assert(mb_valid(a, false) && mb_valid(b, false));
     if (a->rows != b->rows) {
         br_err(e, BR_EDIM,
                "matrix multiplication dimension mismatch: t(%lldx%lld) %%*%% %lldx%lld",
@@ -1140,6 +1143,7 @@ static MB *syrk_rows(const MB *a, const MB *b, BrErr *e)
 /* left ? t(x) %*% x : x %*% t(x) (see mm.h). */
 MB *k_tsmm(const MB *x, bool left, BrErr *e)
 {
+    assert(mb_valid(x, false));
     int64_t o = left ? x->cols : x->rows;
     if (x->rows == 0 || x->cols == 0 || x->nnz == 0) return mb_empty(o, o, e);
     if (!x->sparse) return tsmm_dense(x, left, e);

@@ -4,6 +4,7 @@
 #include "reorg.h"
 #include "simd.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,7 @@ static MB *sparse_transpose(const MB *a, BrErr *e)
 
 MB *k_transpose(const MB *a, BrErr *e)
 {
+    assert(mb_valid(a, false));
     if (a->sparse) return mb_finish(sparse_transpose(a, e), e);
     MB *c = mb_dense_uninit(a->cols, a->rows, e);
     if (!c) return NULL;
@@ -81,6 +83,7 @@ MB *k_transpose(const MB *a, BrErr *e)
 
 MB *k_rev(const MB *a, BrErr *e)
 {
+    assert(mb_valid(a, false));
     int64_t m = a->rows, n = a->cols;
     if (!a->sparse) {
         MB *c = mb_dense_uninit(m, n, e);
@@ -111,6 +114,7 @@ MB *k_rev(const MB *a, BrErr *e)
 
 MB *k_diag(const MB *a, BrErr *e)
 {
+    assert(mb_valid(a, false));
     if (a->rows == 1 && a->cols == 1) return mb_finish(mb_copy(a, e), e);
     if (a->cols == 1) {
         int64_t n = a->rows;
@@ -147,6 +151,7 @@ MB *k_diag(const MB *a, BrErr *e)
 
 MB *k_reshape(const MB *a, int64_t rows, int64_t cols, bool byrow, BrErr *e)
 {
+    assert(mb_valid(a, false));
     int64_t cells, want;
     if (rows < 0 || cols < 0 ||
         __builtin_mul_overflow(a->rows, a->cols, &cells) ||

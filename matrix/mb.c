@@ -1,6 +1,7 @@
 /* mb.c: matrix block construction, conversion, format choice, estimates. */
 #include "mb.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,16 +128,35 @@ int mb_sp_append(MB *m, int64_t r, int64_t c, double val, BrErr *e)
 
 void mb_sp_finish(MB *m)
 {
+    assert(m->sparse && m->build_row <= m->rows);
     while (m->build_row < m->rows) {
         m->rp[m->build_row + 1] = m->nnz;
         m->build_row++;
     }
     m->rp[m->rows] = m->nnz;
+    assert(mb_valid(m, true));
+}
+
+bool mb_valid(const MB *m, bool full)
+{
+    if (!m || m->rows < 0 || m->cols < 0 || m->nnz < 0 || m->refs <= 0) return false;
+    if (!m->sparse) return m->d || m->rows * m->cols == 0;
+    if (!m->rp || m->rp[0] != 0 || m->rp[m->rows] != m->nnz || m->nnz > m->cap) return false;
+    if (!full) return true;
+    for (int64_t i = 0; i < m->rows; i++) {
+        if (m->rp[i] > m->rp[i + 1]) return false;
+        for (int64_t k = m->rp[i]; k < m->rp[i + 1]; k++)
+            if (m->ci[k] < 0 || m->ci[k] >= m->cols || (k > m->rp[i] && m->ci[k] <= m->ci[k - 1])) return false;
+    }
+    return true;
 }
 
 MB *mb_retain(MB *m)
 {
-    if (m) __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+    if (m) {
+        assert(m->refs > 0);
+        __atomic_add_fetch(&m->refs, 1, __ATOMIC_RELAXED);
+    }
     return m;
 }
 
@@ -152,13 +172,16 @@ static void mb_free_data(MB *m)
 void mb_release(MB *m)
 {
     if (!m) return;
-    if (__atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    int left = __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL);
+    assert(left >= 0);   /* released more often than retained */
+    if (left > 0) return;
     mb_free_data(m);
     free(m);
 }
 
 MB *mb_copy(const MB *m, BrErr *e)
 {
+    assert(mb_valid(m, false));
     if (!m->sparse) {
         MB *r = mb_dense_uninit(m->rows, m->cols, e);
         if (!r) return NULL;
@@ -179,6 +202,7 @@ MB *mb_copy(const MB *m, BrErr *e)
 
 MB *mb_to_dense(const MB *m, BrErr *e)
 {
+    assert(mb_valid(m, false));
     if (!m->sparse) return mb_copy(m, e);
     MB *r = mb_dense(m->rows, m->cols, e);
     if (!r) return NULL;
@@ -192,6 +216,7 @@ MB *mb_to_dense(const MB *m, BrErr *e)
 
 MB *mb_to_sparse(const MB *m, BrErr *e)
 {
+    assert(mb_valid(m, false));
     if (m->sparse) return mb_copy(m, e);
     MB *r = mb_sp_alloc(m->rows, m->cols, m->nnz, e);
     if (!r) return NULL;
@@ -210,6 +235,7 @@ MB *mb_to_sparse(const MB *m, BrErr *e)
 /* Move the representation of src into m (both exclusively owned). */
 static void mb_take(MB *m, MB *src)
 {
+    assert(m->refs == 1 && src->refs == 1 && m->rows == src->rows && m->cols == src->cols);
     mb_free_data(m);
     m->sparse = src->sparse; m->d = src->d; m->rp = src->rp; m->ci = src->ci;
     m->v = src->v; m->cap = src->cap; m->nnz = src->nnz; m->build_row = src->build_row;
@@ -223,6 +249,7 @@ int mb_make_dense(MB *m, BrErr *e)
     MB *r = mb_to_dense(m, e);
     if (!r) return e->code;
     mb_take(m, r);
+    assert(!m->sparse && mb_valid(m, false));
     return 0;
 }
 
@@ -232,6 +259,7 @@ int mb_make_sparse(MB *m, BrErr *e)
     MB *r = mb_to_sparse(m, e);
     if (!r) return e->code;
     mb_take(m, r);
+    assert(m->sparse && mb_valid(m, false));
     return 0;
 }
 
@@ -279,6 +307,7 @@ size_t mb_bytes(const MB *m)
 
 int mb_examine(MB *m, BrErr *e)
 {
+    assert(mb_valid(m, false));
     bool want = mb_should_be_sparse(m->rows, m->cols, m->nnz);
     if (m->nnz == 0 && m->rows * m->cols > 0) want = true; /* empty is cheap */
     if (want == m->sparse) return 0;
@@ -287,6 +316,7 @@ int mb_examine(MB *m, BrErr *e)
 
 double mb_get(const MB *m, int64_t r, int64_t c)
 {
+    assert(r >= 0 && r < m->rows && c >= 0 && c < m->cols);
     if (!m->sparse) return m->d[r * m->cols + c];
     int64_t lo = m->rp[r], hi = m->rp[r + 1];
     while (lo < hi) {

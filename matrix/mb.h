@@ -36,6 +36,12 @@ typedef struct MB {
     int refs;           /* reference count, starts at 1 */
 } MB;
 
+/* The block's invariants, for assertions: sizes >= 0, refs > 0, dense
+ * data present when there are cells, CSR row pointers from 0 to nnz.
+ * full also walks the data (O(rows + nnz)): row pointers monotone,
+ * columns in range and ascending within a row. */
+bool mb_valid(const MB *m, bool full);
+
 /* Sparsity below which a block may be sparse (SystemDS's rule). */
 #define MB_SPARSITY_TURN_POINT 0.4
 

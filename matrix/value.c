@@ -3,6 +3,7 @@
 
 #include "format.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,12 +95,18 @@ void val_release(Value *v)
 {
     switch (v->kind) {
     case V_MATRIX: mb_release(v->m); break;
-    case V_STRING:
-        if (__atomic_sub_fetch(&v->s->refs, 1, __ATOMIC_ACQ_REL) == 0) free(v->s);
+    case V_STRING: {
+        int left = __atomic_sub_fetch(&v->s->refs, 1, __ATOMIC_ACQ_REL);
+        assert(left >= 0);   /* released more often than retained */
+        if (left == 0) free(v->s);
         break;
-    case V_LIST:
-        if (__atomic_sub_fetch(&v->l->refs, 1, __ATOMIC_ACQ_REL) == 0) list_free(v->l);
+    }
+    case V_LIST: {
+        int left = __atomic_sub_fetch(&v->l->refs, 1, __ATOMIC_ACQ_REL);
+        assert(left >= 0);
+        if (left == 0) list_free(v->l);
         break;
+    }
     case V_FRAME: fb_release(v->f); break;
     default: break;
     }

@@ -4,6 +4,8 @@
  * compile time; instructions are then generated from each DAG. */
 #include "build.h"
 
+#include "../base/vec.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +25,9 @@ typedef struct VInfo {
     Value cval;      /* known constant scalar (int/double/bool) or V_NONE */
 } VInfo;
 
-typedef struct VMap { VInfo *v; int n, cap; } VMap;
+/* oom: an entry could not be added for want of memory (sticky, carried
+ * by copies and merges; reported when the build ends) */
+typedef struct VMap { VInfo *v; int n, cap; bool oom; } VMap;
 
 static VInfo *vm_get(VMap *m, const char *name)
 {
@@ -36,11 +40,7 @@ static void vm_set(VMap *m, const char *name, DataType dt, ValueType vt, int64_t
 {
     VInfo *vi = vm_get(m, name);
     if (!vi) {
-        if (m->n == m->cap) {
-            m->cap = m->cap ? m->cap * 2 : 16;
-            m->v = realloc(m->v, (size_t)m->cap * sizeof *m->v);
-            if (!m->v) abort();
-        }
+        if (!br_grow((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v)) { m->oom = true; return; }
         vi = &m->v[m->n++];
         vi->name = name;
     }
@@ -50,10 +50,10 @@ static void vm_set(VMap *m, const char *name, DataType dt, ValueType vt, int64_t
 
 static VMap vm_copy(const VMap *m)
 {
-    VMap c = {0};
+    VMap c = {.oom = m->oom};
     if (m->n) {
         c.v = malloc((size_t)m->n * sizeof *m->v);
-        if (!c.v) abort();
+        if (!c.v) { c.oom = true; return c; }
         memcpy(c.v, m->v, (size_t)m->n * sizeof *m->v);
         c.n = c.cap = m->n;
     }
@@ -63,6 +63,7 @@ static VMap vm_copy(const VMap *m)
 /* After a branch: keep what both sides agree on. */
 static void vm_merge(VMap *into, const VMap *other)
 {
+    if (other->oom) into->oom = true;
     for (int i = 0; i < other->n; i++) {
         const VInfo *o = &other->v[i];
         VInfo *t = vm_get(into, o->name);
@@ -109,6 +110,13 @@ static void err(BCtx *c, Span sp, const char *fmt, const char *a, const char *b)
     c->nerr++;
 }
 
+/* Reports running out of memory while building at sp. */
+static void oom(BCtx *c, Span sp)
+{
+    diag_error(c->diag, sp, "out of memory");
+    c->nerr++;
+}
+
 static Hop *build_expr(BCtx *c, Expr *e);
 
 /* Constant folding during construction (so constants propagate into
@@ -140,9 +148,7 @@ static Hop *lookup(BCtx *c, const char *name, Span sp)
     if (vi) { h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; }
     else { h->dt = DT_ANY; h->vt = VT_UNKNOWN; }
     hop_infer(h);
-    d->rnames = realloc(d->rnames, (size_t)(d->nr + 1) * sizeof(char *));
-    if (!d->rnames) abort();
-    d->rnames[d->nr++] = name;
+    hop_add_read(d, name);
     return h;
 }
 
@@ -344,9 +350,7 @@ static Hop *build_exists(BCtx *c, const char *name, Span sp)
         r->dt = DT_ANY;
         r->vt = VT_UNKNOWN;
         hop_infer(r);
-        d->rnames = realloc(d->rnames, (size_t)(d->nr + 1) * sizeof(char *));
-        if (!d->rnames) abort();
-        d->rnames[d->nr++] = name;
+        hop_add_read(d, name);
         h->in[0] = r;
     }
     h->dt = DT_SCALAR;
@@ -814,13 +818,23 @@ static void stmt_massign(BCtx *c, Stmt *s)
 
 static void build_list(BCtx *c, Block *b, PBList *out);
 
-static PBlock *pb_new(PBKind k, Span sp)
+/* A new program block; NULL (reported) when out of memory. */
+static PBlock *pb_new(BCtx *c, PBKind k, Span sp)
 {
     PBlock *b = br_calloc(1, sizeof *b);
-    if (!b) abort();
+    if (!b) { oom(c, sp); return NULL; }
     b->kind = k;
     b->span = sp;
     return b;
+}
+
+/* Appends b to out, or frees it and reports running out of memory. */
+static bool add_block(BCtx *c, PBList *out, PBlock *b)
+{
+    if (pbl_add(out, b)) return true;
+    oom(c, b->span);
+    pblock_free(c->prog, b);
+    return false;
 }
 
 /* Finishes the current generic block, if any. */
@@ -837,6 +851,8 @@ static void flush(BCtx *c, PBlock **cur)
 static HopDag *pred_dag(BCtx *c, Expr *cond, Hop **root)
 {
     HopDag *d = hop_dag_new();
+    *root = NULL;
+    if (!d) { oom(c, cond->span); return NULL; }
     c->dag = d;
     *root = build_expr(c, cond);
     hop_add_root(d, *root);
@@ -1113,6 +1129,7 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
      * body; a literal assigned in the body is not a constant afterwards */
     vm_merge(&c->vars, &start);
     free(start.v);
+    if (as.oom || ix.oom) oom(c, s->span);
     ns_free(&as);
     ns_free(&ix);
     return run;
@@ -1122,7 +1139,8 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
 {
     switch (s->kind) {
     case ST_IF: {
-        PBlock *b = pb_new(PB_IF, s->span);
+        PBlock *b = pb_new(c, PB_IF, s->span);
+        if (!b) break;
         Hop *root;
         b->dag = pred_dag(c, s->if_.cond, &root);
         b->code = plan_compile(c->prog, b->dag, CG_PRED, PC_ALL, plan_rw(c->prog));
@@ -1143,22 +1161,25 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
         c->cond_depth--;
         vm_merge(&c->vars, &after_then);
         free(after_then.v);
-        pbl_add(out, b);
+        add_block(c, out, b);
         break;
     }
     case ST_WHILE: {
-        PBlock *b = pb_new(PB_WHILE, s->span);
+        PBlock *b = pb_new(c, PB_WHILE, s->span);
+        if (!b) break;
         if (!build_loop(c, s, b, &s->while_.body, s->while_.cond)) {
             pblock_free(c->prog, b);   /* while (FALSE): never runs */
             break;
         }
-        pbl_add(out, b);
+        add_block(c, out, b);
         break;
     }
     case ST_FOR: {
-        PBlock *b = pb_new(PB_FOR, s->span);
+        PBlock *b = pb_new(c, PB_FOR, s->span);
+        if (!b) break;
         b->var = s->for_.var;
         HopDag *d = hop_dag_new();
+        if (!d) { oom(c, s->span); pblock_free(c->prog, b); break; }
         c->dag = d;
         hop_add_root(d, build_expr(c, s->for_.from));
         hop_add_root(d, build_expr(c, s->for_.to));
@@ -1182,6 +1203,7 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
             b->par_ok = parfor_analyze(c, &s->for_.body, &ix, &b->results, &b->accums, b->parfor_check);
             for (int k = 0; k < b->accums.n && b->parfor_check; k++)
                 if (accum_conflict(&s->for_.body, b->accums.v[k])) b->par_ok = false;
+            if (ix.oom || b->results.oom || b->accums.oom) oom(c, s->span);
             ns_free(&ix);
             if (!b->par_ok)
                 diag_warning(c->diag, s->span,
@@ -1189,7 +1211,7 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
         }
         vm_set(&c->vars, s->for_.var, DT_SCALAR, VT_INT, -1, -1);
         build_loop(c, s, b, &s->for_.body, NULL);
-        pbl_add(out, b);
+        add_block(c, out, b);
         break;
     }
     default: break;
@@ -1207,10 +1229,13 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
             continue;
         }
         if (!cur) {
-            cur = pb_new(PB_GENERIC, s->span);
-            cur->dag = hop_dag_new();
+            if (!(cur = pb_new(c, PB_GENERIC, s->span))) return;
+            if (!(cur->dag = hop_dag_new())) oom(c, s->span);
+            if (!cur->dag || !add_block(c, out, cur)) {
+                c->dag = NULL;
+                return;
+            }
             c->dag = cur->dag;
-            pbl_add(out, cur);
         }
         c->dag = cur->dag;
         switch (s->kind) {
@@ -1259,18 +1284,26 @@ static void drop_dead(PBlock *b)
 }
 
 /* Finishes the generic blocks of a block list once liveness is known:
- * dead-code elimination, recompilation flag, fusion, instructions. */
-static void plan_finalize(RtProgram *p, PBList *l)
+ * dead-code elimination, recompilation flag, fusion, instructions.
+ * Returns the number of blocks that ran out of memory (reported to dg). */
+static int plan_finalize(RtProgram *p, PBList *l, Diag *dg)
 {
+    int nerr = 0;
     for (int i = 0; i < l->n; i++) {
         PBlock *b = l->v[i];
         if (b->kind == PB_GENERIC && !b->code) {
             if (p->optlevel > 0) drop_dead(b);
             b->code = plan_compile(p, b->dag, CG_BLOCK, PC_MARK | PC_FUSE | PC_LOWER, NULL);
         }
-        plan_finalize(p, &b->body);
-        plan_finalize(p, &b->els);
+        HopDag *d = b->dag;
+        if ((b->kind == PB_GENERIC && !b->code) || (d && d->oom) || b->live_out.oom) {
+            diag_error(dg, b->span, "out of memory compiling this block");
+            nerr++;
+        }
+        nerr += plan_finalize(p, &b->body, dg);
+        nerr += plan_finalize(p, &b->els, dg);
     }
+    return nerr;
 }
 
 RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptions *cg)
@@ -1297,14 +1330,15 @@ RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const
     pthread_mutexattr_destroy(&ma);
     BCtx c = {.prog = p, .diag = d};
     build_list(&c, (Block *)lang_main(ast), &p->main);
+    if (c.vars.oom) oom(&c, (Span){0});
     free(c.vars.v);
     NameSet outs = {0}, in = {0};
     for (int i = 0; i < noutputs; i++) ns_add(&outs, outputs[i]);
     plan_liveness(&p->main, &outs, &in);
+    if (outs.oom || in.oom) oom(&c, (Span){0});
     ns_free(&outs);
     ns_free(&in);
-    if (c.nerr) { plan_program_free(p); return NULL; }
-    plan_finalize(p, &p->main);
+    if (c.nerr || plan_finalize(p, &p->main, d)) { plan_program_free(p); return NULL; }
     return p;
 }
 
@@ -1317,15 +1351,13 @@ FProg *plan_function(RtProgram *p, Func *f, Diag *d)
             pthread_mutex_unlock(&p->lock);
             return fp->compiled ? fp : NULL;
         }
-    if (p->nfuncs == p->fcap) {
-        int nc = p->fcap ? p->fcap * 2 : 16;
-        FProg **nf = realloc(p->funcs, (size_t)nc * sizeof *nf);
-        if (!nf) abort();
-        p->funcs = nf;
-        p->fcap = nc;
-    }
     FProg *fp = br_calloc(1, sizeof *fp);
-    if (!fp) abort();
+    if (!fp || !br_grow((void **)&p->funcs, &p->fcap, p->nfuncs + 1, sizeof *p->funcs)) {
+        free(fp);
+        diag_error(d, f->span, "out of memory compiling function %s", f->name);
+        pthread_mutex_unlock(&p->lock);
+        return NULL;
+    }
     p->funcs[p->nfuncs++] = fp;
     fp->func = f;
     BCtx c = {.prog = p, .diag = d, .func = f};
@@ -1334,14 +1366,15 @@ FProg *plan_function(RtProgram *p, Func *f, Diag *d)
         vm_set(&c.vars, pa->name, pa->dt, pa->dt == DT_MATRIX ? VT_DOUBLE : pa->vt, -1, -1);
     }
     build_list(&c, &f->body, &fp->body);
+    if (c.vars.oom) oom(&c, f->span);
     free(c.vars.v);
     NameSet outs = {0}, in = {0};
     for (int i = 0; i < f->nout; i++) ns_add(&outs, f->out[i].name);
     plan_liveness(&fp->body, &outs, &in);
+    if (outs.oom || in.oom) oom(&c, f->span);
     ns_free(&outs);
     ns_free(&in);
-    fp->compiled = c.nerr == 0;
-    if (fp->compiled) plan_finalize(p, &fp->body);
+    fp->compiled = c.nerr == 0 && plan_finalize(p, &fp->body, d) == 0;
     pthread_mutex_unlock(&p->lock);
     return fp->compiled ? fp : NULL;
 }

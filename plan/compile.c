@@ -9,6 +9,7 @@
 
 Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
 {
+    if (!d || d->oom) return NULL;   /* out of memory building d */
     RwStats scratch = {0};
     if (!st) st = &scratch;
     if ((flags & PC_INLINE) && p->optlevel > 0 && p->diag) st->inlined += plan_inline_calls(p, d, p->diag);

@@ -9,14 +9,6 @@
 
 #define INLINE_MAX_HOPS 64
 
-static void mark(Hop *h, char *seen, int *n)
-{
-    if (!h || seen[h->id]) return;
-    seen[h->id] = 1;
-    (*n)++;
-    for (int i = 0; i < h->nin; i++) mark(h->in[i], seen, n);
-}
-
 /* The callee's DAG if f can be inlined: one generic block, small, free of
  * side effects and of reads other than its parameters. */
 static HopDag *inlinable(const FProg *fp, char **reach)
@@ -30,10 +22,11 @@ static HopDag *inlinable(const FProg *fp, char **reach)
         for (int i = 0; i < cd->nw; i++) if (!strcmp(cd->wnames[i], f->out[k].name)) w = true;
         if (!w) return NULL;
     }
-    char *seen = calloc((size_t)cd->n + 2, 1);
-    int n = 0;
-    for (int i = 0; i < cd->nroots; i++) mark(cd->roots[i], seen, &n);
-    for (int i = 0; i < cd->nw; i++) mark(cd->whops[i], seen, &n);
+    char *seen;
+    int n;
+    Hop **order = hop_walk(cd, &n, &seen);
+    if (!order) return NULL;     /* out of memory: no inlining */
+    free(order);
     bool ok = n <= INLINE_MAX_HOPS;
     for (int i = 0; i < cd->n && ok; i++) {
         const Hop *h = cd->hops[i];

@@ -6,23 +6,11 @@
  * in place (seed 002's update-in-place for loops over X[i,] = ...). */
 #include "program.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Lin { Hop **v; int n, cap; } Lin;
-
-static void visit(Hop *h, Lin *l, char *seen)
-{
-    if (!h || seen[h->id]) return;
-    seen[h->id] = 1;
-    for (int i = 0; i < h->nin; i++) visit(h->in[i], l, seen);
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 32;
-        l->v = realloc(l->v, (size_t)l->cap * sizeof(Hop *));
-        if (!l->v) abort();
-    }
-    l->v[l->n++] = h;
-}
+typedef struct Lin { Hop **v; int n; } Lin;
 
 static bool is_write_of(const HopDag *d, const Hop *h, const char *name)
 {
@@ -41,12 +29,18 @@ static bool is_write(const HopDag *d, const Hop *h)
 /* Marks TREADs (moves) that feed a chain of left indexing written back to
  * the same variable. Other consumers may read the variable too (as in
  * v[i,1] = v[i-1,1] * a): the runtime updates in place only at the
- * register's last use and when nothing else holds the matrix. */
-static void mark_moves(HopDag *d, const Lin *l)
+ * register's last use and when nothing else holds the matrix. -1 when
+ * out of memory. */
+static int mark_moves(HopDag *d, const Lin *l)
 {
     int n = d->n + 1;
     int *uses = calloc((size_t)n, sizeof(int));
     Hop **only = calloc((size_t)n, sizeof(Hop *));
+    if (!uses || !only) {
+        free(uses);
+        free(only);
+        return -1;
+    }
     for (int i = 0; i < l->n; i++) {
         Hop *h = l->v[i];
         for (int k = 0; k < h->nin; k++)
@@ -83,6 +77,7 @@ static void mark_moves(HopDag *d, const Lin *l)
     }
     free(uses);
     free(only);
+    return 0;
 }
 
 /* Name of an instruction in -stats and -explain runtime (SystemDS's
@@ -145,25 +140,37 @@ static void lower(const Hop *h, Instr *in)
 
 Code *plan_codegen_dag(HopDag *d, int mode)
 {
+    if (d->oom) return NULL;
     Code *c = br_calloc(1, sizeof *c);
-    if (!c) abort();
-    char *seen = calloc((size_t)d->n + 2, 1);
     Lin l = {0};
-    for (int i = 0; i < d->nroots; i++) visit(d->roots[i], &l, seen);
-    for (int i = 0; i < d->nw; i++) visit(d->whops[i], &l, seen);
-    free(seen);
-    mark_moves(d, &l);
+    l.v = c ? hop_walk(d, &l.n, NULL) : NULL;
+    int *last = l.v ? malloc(((size_t)l.n + 1) * sizeof(int)) : NULL;
+    int *nf = l.v ? calloc((size_t)l.n + 1, sizeof(int)) : NULL;
+    if (c) {
+        c->ins = br_calloc((size_t)l.n + 1, sizeof(Instr));
+        c->wnames = malloc(((size_t)d->nw + 1) * sizeof(char *));
+        c->wregs = malloc(((size_t)d->nw + 1) * sizeof(int));
+    }
+    if (!c || !l.v || !last || !nf || !c->ins || !c->wnames || !c->wregs || mark_moves(d, &l)) {
+        d->oom = true;
+        plan_code_free(c);
+        free(l.v);
+        free(last);
+        free(nf);
+        return NULL;
+    }
     c->n = l.n;
     c->nregs = l.n;
-    c->ins = br_calloc((size_t)l.n + 1, sizeof(Instr));
     for (int i = 0; i < l.n; i++) l.v[i]->reg = i;
     /* last use of every register; kept registers never freed early */
-    int *last = malloc(((size_t)l.n + 1) * sizeof(int));
     for (int i = 0; i < l.n; i++) last[i] = i;
     for (int i = 0; i < l.n; i++) {
         Hop *h = l.v[i];
-        for (int k = 0; k < h->nin; k++)
-            if (h->in[k] && last[h->in[k]->reg] < i) last[h->in[k]->reg] = i;
+        for (int k = 0; k < h->nin; k++) {
+            if (!h->in[k]) continue;
+            assert(h->in[k]->reg >= 0 && h->in[k]->reg < i);
+            if (last[h->in[k]->reg] < i) last[h->in[k]->reg] = i;
+        }
     }
     const int KEEP = 1 << 30;
     for (int i = 0; i < d->nw; i++) last[d->whops[i]->reg] = KEEP;
@@ -178,8 +185,8 @@ Code *plan_codegen_dag(HopDag *d, int mode)
             last[c->for_regs[k]] = KEEP;
         }
     /* count frees per instruction */
-    int *nf = calloc((size_t)l.n + 1, sizeof(int));
     for (int r = 0; r < l.n; r++) if (last[r] != KEEP) nf[last[r]]++;
+    bool ok = true;
     for (int i = 0; i < l.n; i++) {
         Instr *in = &c->ins[i];
         Hop *h = l.v[i];
@@ -187,20 +194,25 @@ Code *plan_codegen_dag(HopDag *d, int mode)
         in->out = i;
         in->nin = h->nin;
         in->in = h->nin > 0 ? malloc((size_t)h->nin * sizeof(int)) : NULL;
-        for (int k = 0; k < h->nin; k++) in->in[k] = h->in[k] ? h->in[k]->reg : -1;
         in->frees = nf[i] ? malloc((size_t)nf[i] * sizeof(int)) : NULL;
+        if ((h->nin > 0 && !in->in) || (nf[i] && !in->frees)) { ok = false; continue; }
+        for (int k = 0; k < h->nin; k++) in->in[k] = h->in[k] ? h->in[k]->reg : -1;
     }
-    for (int r = 0; r < l.n; r++)
-        if (last[r] != KEEP) {
-            Instr *in = &c->ins[last[r]];
-            in->frees[in->nfree++] = r;
-        }
+    if (ok)
+        for (int r = 0; r < l.n; r++)
+            if (last[r] != KEEP) {
+                Instr *in = &c->ins[last[r]];
+                in->frees[in->nfree++] = r;
+            }
     c->nw = d->nw;
-    c->wnames = malloc(((size_t)d->nw + 1) * sizeof(char *));
-    c->wregs = malloc(((size_t)d->nw + 1) * sizeof(int));
     for (int i = 0; i < d->nw; i++) { c->wnames[i] = d->wnames[i]; c->wregs[i] = d->whops[i]->reg; }
     free(nf);
     free(last);
     free(l.v);
+    if (!ok) {
+        d->oom = true;
+        plan_code_free(c);
+        return NULL;
+    }
     return c;
 }

@@ -12,9 +12,11 @@ static long sysconf_mem_mb(void)
     return pages > 0 && ps > 0 ? (long)((double)pages * (double)ps * 0.7 / 1048576.0) : 0;
 }
 
+/* into U= from; an out-of-memory mark of from carries over. */
 static void ns_union(NameSet *into, const NameSet *from)
 {
     for (int i = 0; i < from->n; i++) ns_add(into, from->v[i]);
+    if (from->oom) into->oom = true;
 }
 
 static void ns_copy(NameSet *to, const NameSet *from)
@@ -85,6 +87,7 @@ static void block_live_in(PBlock *b, const NameSet *out, NameSet *in)
             int before = L.n;
             for (int i = 0; i < bin.n; i++)
                 if (!(b->var && strcmp(bin.v[i], b->var) == 0)) ns_add(&L, bin.v[i]);
+            if (bin.oom) L.oom = true;
             ns_free(&bin);
             if (L.n == before) break;
         }

@@ -30,9 +30,12 @@ enum {
     PC_LOWER = 16,     /* lower to instructions (else the result is NULL) */
 };
 #define PC_ALL (PC_INLINE | PC_REWRITE | PC_MARK | PC_FUSE | PC_LOWER)
+/* NULL also when out of memory (d->oom set; the first compile reports it
+ * in plan_finalize, recompilation through the interpreter). */
 Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st);
 
-/* Lowering of one DAG to instructions (plan/instgen.c). */
+/* Lowering of one DAG to instructions (plan/instgen.c); NULL (d->oom set)
+ * when out of memory. */
 Code *plan_codegen_dag(HopDag *d, int mode);
 
 /* Liveness over a block list: fills live_out of every block; returns the

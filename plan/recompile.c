@@ -12,14 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Deep copy of the hops of src reachable from its roots and writes. */
+/* Deep copy of the hops of src (all of them, so hop i of the copy is hop
+ * i of src); NULL when out of memory. */
 static HopDag *dag_copy(const HopDag *src)
 {
     HopDag *d = hop_dag_new();
     Hop **map = calloc((size_t)src->n + 2, sizeof(Hop *));
+    if (!d || !map || src->oom) goto fail;
     for (int i = 0; i < src->n; i++) {
         const Hop *s = src->hops[i];
         Hop *h = hop_new(d, s->kind, s->span, s->nin);
+        if (!h) goto fail;
         Hop **in = h->in;
         int id = h->id;
         *h = *s;
@@ -35,11 +38,14 @@ static HopDag *dag_copy(const HopDag *src)
     }
     for (int i = 0; i < src->nroots; i++) hop_add_root(d, map[src->roots[i]->id]);
     for (int i = 0; i < src->nw; i++) hop_set_write(d, src->wnames[i], map[src->whops[i]->id]);
-    d->rnames = malloc(((size_t)src->nr + 1) * sizeof(char *));
-    if (src->nr) memcpy(d->rnames, src->rnames, (size_t)src->nr * sizeof(char *));
-    d->nr = src->nr;
+    for (int i = 0; i < src->nr; i++) hop_add_read(d, src->rnames[i]);
+    if (d->oom) goto fail;
     free(map);
     return d;
+fail:
+    free(map);
+    hop_dag_free(d);
+    return NULL;
 }
 
 /* Statistics of the live variables into the copy's transient reads.
@@ -86,6 +92,8 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
 Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **copy, RwStats *st)
 {
     HopDag *d = dag_copy(src);
+    *copy = d;
+    if (!d) return NULL;
     update_stats(d, vars, NULL);
     rw_propagate_sizes(d);
     *copy = d;
@@ -390,7 +398,8 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
             cache_clear(c);
             c->src = b->dag;
             c->scratch = dag_copy(b->dag);
-            unsigned char *all = malloc((size_t)plan_dag(b)->n + 1);
+            if (!c->scratch) c->src = NULL;   /* out of memory: no reuse */
+            unsigned char *all = c->scratch ? malloc((size_t)plan_dag(b)->n + 1) : NULL;
             if (all) {
                 memset(all, 1, (size_t)plan_dag(b)->n + 1);
                 update_stats(c->scratch, vars, all);
@@ -399,11 +408,13 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
                 free(all);
             }
         }
-        dag_reset(c->scratch, b->dag);
-        param = c->param;
-        update_stats(c->scratch, vars, param);
-        rw_propagate_sizes(c->scratch);
-        key = make_key(c->scratch, mode, &klen);
+        if (c->scratch) {
+            dag_reset(c->scratch, b->dag);
+            param = c->param;
+            update_stats(c->scratch, vars, param);
+            rw_propagate_sizes(c->scratch);
+            key = make_key(c->scratch, mode, &klen);
+        }
         pthread_mutex_unlock(&c->lock);
     }
     uint64_t kh = key ? key_hash(key, klen) : 0;
@@ -425,7 +436,7 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
         }
         /* the copy to compile, while param is c's */
         d = dag_copy(b->dag);
-        update_stats(d, vars, param);
+        if (d) update_stats(d, vars, param);
         if (c->e[0]) {
             int64_t seen = __atomic_load_n(&c->e[0]->code->seen_cells, __ATOMIC_RELAXED);
             c->small = seen >= 0 && seen <= limit ? c->small + 1 : 0;
@@ -434,8 +445,9 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
         pthread_mutex_unlock(&c->lock);
     } else {
         d = dag_copy(b->dag);
-        update_stats(d, vars, NULL);
+        if (d) update_stats(d, vars, NULL);
     }
+    if (!d) { free(key); return NULL; }
     rw_propagate_sizes(d);
     for (int i = 0; i < d->n && small; i++) {
         const Hop *h = d->hops[i];

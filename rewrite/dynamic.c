@@ -3,6 +3,7 @@
  * selection (tsmm, mmchain, transpose-free t(X)%*%y) and memory estimates
  * with the local/distributed decision (section 3.3). */
 #include "rewrite.h"
+#include "../base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,10 @@
 static bool known(const Hop *h) { return h && h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0; }
 static bool is(const Hop *h, HopKind k, OpCode op) { return h && h->kind == k && h->op == op; }
 
+/* Counts a rewrite to r (NULL: out of memory, no rewrite). */
 static Hop *hit(RwPass *p, Hop *r)
 {
-    if (p->st) p->st->dynamic++;
+    if (r && p->st) p->st->dynamic++;
     return r;
 }
 
@@ -21,12 +23,14 @@ static Hop *zeros(RwPass *p, int64_t r, int64_t c, Span sp)
 {
     const BuiltinInfo *bi = &builtin_info[BI_MATRIX];
     Hop *h = hop_new(p->d, H_BUILTIN, sp, 5);
+    if (!h) return NULL;
     h->bi = bi->id;
     h->in[0] = hop_lit(p->d, val_double(0), sp);
     h->in[1] = hop_lit(p->d, val_int(r), sp);
     h->in[2] = hop_lit(p->d, val_int(c), sp);
     h->in[3] = hop_lit(p->d, val_bool(true), sp);
     h->in[4] = hop_lit(p->d, val_bool(false), sp);
+    for (int k = 0; k < 5; k++) if (!h->in[k]) return NULL;
     h->dt = DT_MATRIX;
     h->vt = VT_DOUBLE;
     h->rows = r;
@@ -94,26 +98,21 @@ Hop *rw_dynamic_rule(RwPass *p, Hop *h)
 
 typedef struct Chain { Hop **m; int n, cap; } Chain;
 
-static void chain_push(Chain *c, Hop *h)
+/* Appends h to c; false when out of memory. */
+static bool chain_push(Chain *c, Hop *h)
 {
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 8;
-        c->m = realloc(c->m, (size_t)c->cap * sizeof(Hop *));
-        if (!c->m) abort();
-    }
+    if (!br_grow((void **)&c->m, &c->cap, c->n + 1, sizeof(Hop *))) return false;
     c->m[c->n++] = h;
+    return true;
 }
 
 /* Collects the operands of a maximal chain rooted at h: inner products
- * with a single consumer are flattened. */
-static void collect(const HopDag *d, Hop *h, Chain *c, bool root)
+ * with a single consumer are flattened. False when out of memory. */
+static bool collect(const HopDag *d, Hop *h, Chain *c, bool root)
 {
-    if (is(h, H_MATMUL, OP_MATMUL) && (root || rw_uses(d, h) == 1)) {
-        collect(d, h->in[0], c, false);
-        collect(d, h->in[1], c, false);
-    } else {
-        chain_push(c, h);
-    }
+    if (is(h, H_MATMUL, OP_MATMUL) && (root || rw_uses(d, h) == 1))
+        return collect(d, h->in[0], c, false) && collect(d, h->in[1], c, false);
+    return chain_push(c, h);
 }
 
 /* FLOPs of the chain tree under h as currently parenthesized. */
@@ -140,7 +139,7 @@ void rw_mmchain(HopDag *d, RwStats *st)
         Hop *h = d->hops[idx];
         if (!is(h, H_MATMUL, OP_MATMUL)) continue;
         Chain c = {0};
-        collect(d, h, &c, true);
+        if (!collect(d, h, &c, true)) { d->oom = true; free(c.m); return; }
         int n = c.n;
         bool ok = n >= 3;
         for (int i = 0; i < n && ok; i++) ok = known(c.m[i]);
@@ -148,6 +147,13 @@ void rw_mmchain(HopDag *d, RwStats *st)
         if (!ok) { free(c.m); continue; }
         double *cost = calloc((size_t)(n * n), sizeof(double));
         int *split = calloc((size_t)(n * n), sizeof(int));
+        if (!cost || !split) {
+            d->oom = true;
+            free(cost);
+            free(split);
+            free(c.m);
+            return;
+        }
         for (int len = 2; len <= n; len++)
             for (int i = 0; i + len - 1 < n; i++) {
                 int j = i + len - 1;
@@ -162,6 +168,7 @@ void rw_mmchain(HopDag *d, RwStats *st)
          * h is updated in place so consumers, roots and writes see it */
         if (cost[n - 1] < 0.999 * tree_cost(d, h, true)) {
             Hop *best = build_order(d, c.m, split, n, 0, n - 1, h->span);
+            if (!best) { free(cost); free(split); free(c.m); return; }   /* d->oom set */
             h->in[0] = best->in[0];
             h->in[1] = best->in[1];
             hop_infer(h);
@@ -191,6 +198,7 @@ static Hop *mmchain_rule(RwPass *p, Hop *x, Hop *b, Span sp)
     if (!xv || !colvec(xv->in[1]) || (w && !colvec(w)) || !known(x) || (w && w->rows != x->rows))
         return NULL;
     Hop *m = hop_new(p->d, H_MATMUL, sp, 3);
+    if (!m) return NULL;
     m->op = OP_MMCHAIN;
     m->in[0] = x;
     m->in[1] = xv->in[1];
@@ -220,6 +228,7 @@ Hop *rw_physical_rule(RwPass *p, Hop *h)
         /* t(X) %*% X -> tsmm(left) */
         if (b == x) {
             Hop *t = hop_new(p->d, H_MATMUL, sp, 1);
+            if (!t) return h;
             t->op = OP_TSMM;
             t->flag = 1;
             t->in[0] = x;
@@ -233,6 +242,7 @@ Hop *rw_physical_rule(RwPass *p, Hop *h)
          * used only here */
         if (rw_uses(p->d, a) == 1) {
             Hop *m = hop_matmul(p->d, OP_MATMULTL, x, b, sp);
+            if (!m) return h;
             m->rows = x->cols;
             m->cols = b->cols;
             hop_infer(m);
@@ -243,6 +253,7 @@ Hop *rw_physical_rule(RwPass *p, Hop *h)
     /* X %*% t(X) -> tsmm(right) */
     if (is(b, H_REORG, OP_TRANS) && b->in[0] == a) {
         Hop *t = hop_new(p->d, H_MATMUL, sp, 1);
+        if (!t) return h;
         t->op = OP_TSMM;
         t->flag = 0;
         t->in[0] = a;

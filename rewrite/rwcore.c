@@ -2,6 +2,7 @@
  * constant folding (seed 002, section 3.1). */
 #include "rewrite.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,32 +13,6 @@ static Hop *final(RwPass *p, Hop *h)
 {
     while (h && h->id < p->cap && p->map[h->id]) h = p->map[h->id];
     return h;
-}
-
-static void topo(Hop *h, Hop ***v, int *n, int *cap, char *seen)
-{
-    if (!h || seen[h->id]) return;
-    seen[h->id] = 1;
-    for (int i = 0; i < h->nin; i++) topo(h->in[i], v, n, cap, seen);
-    if (*n == *cap) {
-        *cap = *cap ? *cap * 2 : 64;
-        *v = realloc(*v, (size_t)*cap * sizeof(Hop *));
-        if (!*v) abort();
-    }
-    (*v)[(*n)++] = h;
-}
-
-/* Reachable hops in topological order (inputs first). */
-static Hop **reachable(HopDag *d, int *n)
-{
-    Hop **v = NULL;
-    int cap = 0;
-    *n = 0;
-    char *seen = calloc((size_t)d->n + 2, 1);
-    for (int i = 0; i < d->nroots; i++) topo(d->roots[i], &v, n, &cap, seen);
-    for (int i = 0; i < d->nw; i++) topo(d->whops[i], &v, n, &cap, seen);
-    free(seen);
-    return v;
 }
 
 static bool infer_kind(const Hop *h)
@@ -52,7 +27,13 @@ void rw_run(HopDag *d, RwRule rule, RwStats *st)
         p.cap = d->n + 1;
         p.map = calloc((size_t)p.cap + 1, sizeof(Hop *));
         int n;
-        Hop **order = reachable(d, &n);
+        Hop **order = p.map ? hop_walk(d, &n, NULL) : NULL;
+        if (!order) {
+            /* out of memory: stop rewriting (plan_compile reports it) */
+            d->oom = true;
+            free(p.map);
+            break;
+        }
         for (int i = 0; i < n; i++) {
             Hop *h = order[i];
             for (int k = 0; k < h->nin; k++) h->in[k] = final(&p, h->in[k]);
@@ -74,7 +55,8 @@ void rw_run(HopDag *d, RwRule rule, RwStats *st)
 void rw_propagate_sizes(HopDag *d)
 {
     int n;
-    Hop **order = reachable(d, &n);
+    Hop **order = hop_walk(d, &n, NULL);
+    if (!order) return;
     for (int i = 0; i < n; i++) if (infer_kind(order[i])) hop_infer(order[i]);
     free(order);
 }
@@ -82,7 +64,8 @@ void rw_propagate_sizes(HopDag *d)
 int rw_uses(const HopDag *d, const Hop *h)
 {
     int n, u = 0;
-    Hop **order = reachable((HopDag *)d, &n);
+    Hop **order = hop_walk(d, &n, NULL);
+    if (!order) return INT_MAX;   /* out of memory: "many", no rewrite */
     for (int i = 0; i < n; i++)
         for (int k = 0; k < order[i]->nin; k++) u += order[i]->in[k] == h;
     for (int i = 0; i < d->nw; i++) u += d->whops[i] == h;
@@ -115,7 +98,8 @@ bool rw_needs_recompile(const HopDag *d)
 {
     int n;
     bool r = false;
-    Hop **order = reachable((HopDag *)d, &n);
+    Hop **order = hop_walk(d, &n, NULL);
+    if (!order) return true;      /* out of memory: the safe answer */
     for (int i = 0; i < n && !r; i++) {
         const Hop *h = order[i];
         if (h->dt == DT_ANY && h->kind != H_FCALL && !h->sidefx) r = true;
@@ -131,7 +115,7 @@ bool rw_needs_recompile(const HopDag *d)
 
 int rw_const_pred(const HopDag *d)
 {
-    if (d->nroots != 1) return -1;
+    if (!d || d->nroots != 1 || !d->roots[0]) return -1;
     const Hop *h = d->roots[0];
     if (h->kind != H_LIT) return -1;
     if (h->lit.kind == V_BOOL) return h->lit.b;
@@ -202,11 +186,18 @@ static uint64_t hop_hash(const Hop *h)
 static void rw_cse(HopDag *d, RwStats *st)
 {
     int n;
-    Hop **order = reachable(d, &n);
+    Hop **order = hop_walk(d, &n, NULL);
     int cap = 64;
     while (cap < 2 * n + 2) cap *= 2;
     Hop **tab = calloc((size_t)cap, sizeof(Hop *));
     Hop **map = calloc((size_t)d->n + 2, sizeof(Hop *));
+    if (!order || !tab || !map) {
+        d->oom = true;
+        free(order);
+        free(tab);
+        free(map);
+        return;
+    }
     for (int i = 0; i < n; i++) {
         Hop *h = order[i];
         for (int k = 0; k < h->nin; k++)

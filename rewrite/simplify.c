@@ -10,9 +10,11 @@ static bool isnum(const Hop *h)
 }
 static bool is(const Hop *h, HopKind k, OpCode op) { return h && h->kind == k && h->op == op; }
 
+/* Counts a rewrite to r; a NULL r (out of memory building it, d->oom
+ * set) is no rewrite. */
 static Hop *hit(RwPass *p, Hop *r)
 {
-    if (p->st) p->st->simplified++;
+    if (r && p->st) p->st->simplified++;
     return r;
 }
 

@@ -4,7 +4,9 @@
  * transient writes; after every block, variables that liveness says are
  * dead are released. */
 #include "interp.h"
+#include "../base/vec.h"
 
+#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -76,10 +78,10 @@ static void stat_add(Rt *rt, const char *name, int64_t ns)
     for (i = 0; i < rt->nstats; i++)
         if (strcmp(rt->stats[i].name, name) == 0) break;
     if (i == rt->nstats) {
-        if (rt->nstats == rt->scap) {
-            rt->scap = rt->scap ? rt->scap * 2 : 32;
-            rt->stats = realloc(rt->stats, (size_t)rt->scap * sizeof *rt->stats);
-            if (!rt->stats) abort();
+        /* out of memory: this instruction goes uncounted (statistics only) */
+        if (!br_grow((void **)&rt->stats, &rt->scap, rt->nstats + 1, sizeof *rt->stats)) {
+            pthread_mutex_unlock(&rt->lock);
+            return;
         }
         rt->stats[i].name = name;
         rt->stats[i].count = 0;
@@ -216,6 +218,8 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     int64_t seen = 0;
     for (int i = 0; i < c->n && !rc; i++) {
         const Instr *in = &c->ins[i];
+        assert(in->out >= 0 && in->out < c->nregs && in->nfree >= 0);
+        for (int k = 0; k < in->nin; k++) assert(in->in[k] >= -1 && in->in[k] < c->nregs);
         br_err_clear(&e);
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
         if (in->exec == EX_DIST) {
@@ -236,16 +240,19 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         if (rt->opt.stats && in->kind != I_LIT) stat_add(rt, in->statname, br_now_ns() - t0);
         const Value *o = &regs[in->out];
         if (o->kind == V_MATRIX && o->m && o->m->rows * o->m->cols > seen) seen = o->m->rows * o->m->cols;
-        for (int k = 0; k < in->nfree; k++) val_release(&regs[in->frees[k]]);
+        for (int k = 0; k < in->nfree; k++) {
+            assert(in->frees[k] >= 0 && in->frees[k] < c->nregs);
+            val_release(&regs[in->frees[k]]);
+        }
         if (rt->stopped) rc = -1;
     }
     /* the code may run in several parfor workers at once: a relaxed
      * maximum (a lost update only delays the small-block rule) */
     if (__atomic_load_n(&c->seen_cells, __ATOMIC_RELAXED) < seen)
         __atomic_store_n(&((Code *)c)->seen_cells, seen, __ATOMIC_RELAXED);
-    if (!rc)
-        for (int i = 0; i < c->nw; i++)
-            st_put(&f->vars, c->wnames[i], val_retain(regs[c->wregs[i]]));
+    for (int i = 0; i < c->nw && !rc; i++)
+        if (st_put(&f->vars, c->wnames[i], val_retain(regs[c->wregs[i]])))
+            rc = rt_fail(rt, (Span){0}, BR_ENOMEM, "out of memory");
     if (keep && !rc) { *keep = regs; return 0; }
     for (int i = 0; i < c->nregs; i++) val_release(&regs[i]);
     if (!onstack) free(regs);
@@ -395,7 +402,8 @@ static Value iter_value(const Iter *it, int64_t k)
 static int exec_for_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it)
 {
     for (int64_t k = 0; k < it->n; k++) {
-        st_put(&f->vars, b->var, iter_value(it, k));
+        if (st_put(&f->vars, b->var, iter_value(it, k)))
+            return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
         if (rt_exec_list(rt, f, &b->body)) return -1;
     }
     return 0;
@@ -423,7 +431,7 @@ static int merge_accum(Rt *rt, Frame *f, PBlock *b, Frame *w, int k, const char 
     }
     mb_recount_nnz(res);
     mb_examine(res, &e);
-    st_put(&f->vars, name, val_matrix(res));
+    if (st_put(&f->vars, name, val_matrix(res))) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -447,13 +455,22 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     }
     Frame *w = calloc((size_t)k, sizeof(Frame));
     if (!w) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
-    for (int t = 0; t < k; t++) { st_copy(&w[t].vars, &f->vars); w[t].depth = f->depth; }
+    int oom = 0;
+    for (int t = 0; t < k; t++) { oom |= st_copy(&w[t].vars, &f->vars); w[t].depth = f->depth; }
+    if (oom) {
+        for (int t = 0; t < k; t++) st_free(&w[t].vars);
+        free(w);
+        return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
+    }
     rt->in_parfor = true;
     int nt = k;
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {
         for (int64_t i = t; i < it->n && !rt->stopped; i += nt) {
-            st_put(&w[t].vars, b->var, iter_value(it, i));
+            if (st_put(&w[t].vars, b->var, iter_value(it, i))) {
+                rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
+                break;
+            }
             if (rt_exec_list(rt, &w[t], &b->body)) break;
         }
     }
@@ -481,7 +498,7 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
         }
         mb_recount_nnz(res);
         mb_examine(res, &e);
-        st_put(&f->vars, name, val_matrix(res));
+        if (st_put(&f->vars, name, val_matrix(res))) rc = rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
     }
     for (int r = 0; r < b->accums.n && !rc; r++) rc = merge_accum(rt, f, b, w, k, b->accums.v[r]);
     for (int t = 0; t < k; t++) st_free(&w[t].vars);
@@ -578,9 +595,11 @@ int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
     Frame nf;
     st_init(&nf.vars);
     nf.depth = caller->depth + 1;
-    for (int i = 0; i < fn->nin; i++)
-        if (args[i].kind != V_NONE) st_put(&nf.vars, fn->in[i].name, convert_arg(&fn->in[i], args[i]));
-    int rc = rt_exec_list(rt, &nf, &fp->body);
+    int rc = 0;
+    for (int i = 0; i < fn->nin && !rc; i++)
+        if (args[i].kind != V_NONE && st_put(&nf.vars, fn->in[i].name, convert_arg(&fn->in[i], args[i])))
+            rc = rt_fail(rt, sp, BR_ENOMEM, "out of memory");
+    if (!rc) rc = rt_exec_list(rt, &nf, &fp->body);
     if (!rc) {
         Value l = val_list_new(fn->nout);
         BrErr e = {0};

@@ -1,6 +1,7 @@
 /* program.c: the runtime program's data: name sets, block lists, freeing
  * blocks and their code. */
 #include "program.h"
+#include "../base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,25 +16,21 @@ bool ns_has(const NameSet *s, const char *name)
 bool ns_add(NameSet *s, const char *name)
 {
     if (ns_has(s, name)) return false;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        s->v = realloc(s->v, (size_t)s->cap * sizeof(char *));
-        if (!s->v) abort();
+    if (!br_grow((void **)&s->v, &s->cap, s->n + 1, sizeof(char *))) {
+        s->oom = true;
+        return false;
     }
     s->v[s->n++] = name;
     return true;
 }
 
-void ns_free(NameSet *s) { free(s->v); s->v = NULL; s->n = s->cap = 0; }
+void ns_free(NameSet *s) { free(s->v); s->v = NULL; s->n = s->cap = 0; s->oom = false; }
 
-void pbl_add(PBList *l, PBlock *b)
+bool pbl_add(PBList *l, PBlock *b)
 {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 8;
-        l->v = realloc(l->v, (size_t)l->cap * sizeof(PBlock *));
-        if (!l->v) abort();
-    }
+    if (!br_grow((void **)&l->v, &l->cap, l->n + 1, sizeof(PBlock *))) return false;
     l->v[l->n++] = b;
+    return true;
 }
 
 void pblock_free(const RtProgram *p, PBlock *b)

@@ -92,8 +92,9 @@ void plan_code_free(Code *c);
 
 typedef enum { PB_GENERIC, PB_IF, PB_WHILE, PB_FOR } PBKind;
 
-/* A set of variable names (small; linear search). */
-typedef struct NameSet { const char **v; int n, cap; } NameSet;
+/* A set of variable names (small; linear search). oom: a name could not
+ * be added for want of memory (sticky; the compiler reports it). */
+typedef struct NameSet { const char **v; int n, cap; bool oom; } NameSet;
 bool ns_has(const NameSet *s, const char *name);
 bool ns_add(NameSet *s, const char *name);    /* true if added */
 void ns_free(NameSet *s);
@@ -124,7 +125,9 @@ struct PBlock {
     void (*rc_free)(void *);
 };
 
-void pbl_add(PBList *l, PBlock *b);
+/* Appends b to l; false when out of memory (l unchanged, b still the
+ * caller's). */
+bool pbl_add(PBList *l, PBlock *b);
 
 /* A compiled function. */
 typedef struct FProg {

@@ -1,6 +1,7 @@
 /* symtab.c: open-addressing symbol table with tombstones. */
 #include "symtab.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,12 +36,21 @@ static int find(const SymTab *t, const char *name)
     return -1;
 }
 
-static void rehash(SymTab *t, int ncap)
+/* Rehashes t into ncap slots (a power of two); false (t unchanged) when
+ * out of memory. */
+static bool rehash(SymTab *t, int ncap)
 {
+    assert(ncap > 0 && (ncap & (ncap - 1)) == 0 && ncap > t->n);
     SymTab o = *t;
-    t->keys = calloc((size_t)ncap, sizeof(char *));
-    t->vals = calloc((size_t)ncap, sizeof(Value));
-    if (!t->keys || !t->vals) abort();
+    const char **keys = calloc((size_t)ncap, sizeof(char *));
+    Value *vals = calloc((size_t)ncap, sizeof(Value));
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return false;
+    }
+    t->keys = keys;
+    t->vals = vals;
     t->cap = ncap;
     t->n = 0;
     for (int i = 0; i < o.cap; i++)
@@ -54,6 +64,7 @@ static void rehash(SymTab *t, int ncap)
         }
     free(o.keys);
     free(o.vals);
+    return true;
 }
 
 Value *st_get(SymTab *t, const char *name)
@@ -62,17 +73,21 @@ Value *st_get(SymTab *t, const char *name)
     return i < 0 ? NULL : &t->vals[i];
 }
 
-void st_put(SymTab *t, const char *name, Value v)
+int st_put(SymTab *t, const char *name, Value v)
 {
     int i = find(t, name);
-    if (i >= 0) { val_release(&t->vals[i]); t->vals[i] = v; return; }
-    if ((t->n + 1) * 2 > t->cap) rehash(t, t->cap ? t->cap * 2 : 16);
+    if (i >= 0) { val_release(&t->vals[i]); t->vals[i] = v; return 0; }
+    if ((t->n + 1) * 2 > t->cap && !rehash(t, t->cap ? t->cap * 2 : 16)) {
+        val_release(&v);
+        return BR_ENOMEM;
+    }
     int mask = t->cap - 1;
     int j = (int)(hash(name) & (uint64_t)mask);
     while (t->keys[j] && t->keys[j] != TOMB) j = (j + 1) & mask;
     t->keys[j] = name;
     t->vals[j] = v;
     t->n++;
+    return 0;
 }
 
 Value st_take(SymTab *t, const char *name)
@@ -92,12 +107,13 @@ void st_remove(SymTab *t, const char *name)
     val_release(&v);
 }
 
-void st_copy(SymTab *dst, const SymTab *src)
+int st_copy(SymTab *dst, const SymTab *src)
 {
     st_init(dst);
     for (int i = 0; i < src->cap; i++)
-        if (src->keys[i] && src->keys[i] != TOMB)
-            st_put(dst, src->keys[i], val_retain(src->vals[i]));
+        if (src->keys[i] && src->keys[i] != TOMB && st_put(dst, src->keys[i], val_retain(src->vals[i])))
+            return BR_ENOMEM;
+    return 0;
 }
 
 int st_next(const SymTab *t, int i)

@@ -15,13 +15,15 @@ typedef struct SymTab {
 void st_init(SymTab *t);
 void st_free(SymTab *t);                 /* releases every value */
 Value *st_get(SymTab *t, const char *name);         /* NULL if unbound */
-/* Binds name to v, taking ownership of v; releases the old value. */
-void st_put(SymTab *t, const char *name, Value v);
+/* Binds name to v, taking ownership of v; releases the old value.
+ * Returns 0, or BR_ENOMEM (v released, the table unchanged). */
+int st_put(SymTab *t, const char *name, Value v);
 /* Removes name; returns its value (ownership to the caller) or V_NONE. */
 Value st_take(SymTab *t, const char *name);
 void st_remove(SymTab *t, const char *name);         /* and releases */
-/* Copy sharing values (retained): parfor workers. */
-void st_copy(SymTab *dst, const SymTab *src);
+/* Copy sharing values (retained): parfor workers. Returns 0, or
+ * BR_ENOMEM (dst then holds part of src; free it with st_free). */
+int st_copy(SymTab *dst, const SymTab *src);
 /* Iteration: index of the next used slot >= i, or -1. */
 int st_next(const SymTab *t, int i);
 
