@@ -48,8 +48,11 @@ struct Program {
 bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d);
 
 /* Checks file f (its main block if it is the main script, and its
- * functions), resolving every call. Errors and warnings go to d. */
-void validate_file(Program *p, LFile *f, Diag *d);
+ * functions), resolving every call with resolve (the loader's
+ * load_resolve_call, passed in so that validation does not call back into
+ * the loader that calls it). Errors and warnings go to d. */
+typedef bool (*LangResolve)(Program *p, LFile *f, Expr *e, Diag *d);
+void validate_file(Program *p, LFile *f, Diag *d, LangResolve resolve);
 
 /* The function called name defined in file f, or NULL. */
 Func *load_file_func(const LFile *f, const char *name);

@@ -358,7 +358,7 @@ static void validate_all(Program *p, Diag *d)
         LFile *f = p->files[i];
         if (f->validated || f->parse_failed) continue;
         f->validated = true;
-        validate_file(p, f, d);
+        validate_file(p, f, d, load_resolve_call);
     }
 }
 

@@ -1,5 +1,5 @@
 /* validate.c: semantic checks that need no sizes, run by the loader on
- * every file: calls resolved (load_resolve_call) and their arguments
+ * every file: calls resolved (by the loader's resolver, load_resolve_call) and their arguments
  * checked against the callee's parameters (user functions) or the params
  * spec of ops.def (builtins); variables used before any assignment;
  * function outputs never assigned (warning); multi-assignment targets.
@@ -28,6 +28,7 @@ typedef struct V {
     Program *prog;
     LFile *file;
     Diag *d;
+    LangResolve resolve;   /* the loader's call resolver */
     Env env;
     const Block **loops;   /* enclosing loop bodies, innermost last */
     int nloops, caploops;
@@ -272,7 +273,7 @@ static void walk_expr(V *vs, Expr *e)
         if (e->index.has_col) walk_dim(vs, &e->index.col);
         return;
     case EX_CALL: {
-        bool resolved = load_resolve_call(vs->prog, vs->file, e, vs->d);
+        bool resolved = vs->resolve(vs->prog, vs->file, e, vs->d);
         bool is_exists = e->call.builtin && e->call.builtin->id == BI_EXISTS;
         for (int i = 0; i < e->call.nargs; i++) {
             Expr *a = e->call.args[i].value;
@@ -401,9 +402,9 @@ static void validate_func(V *vs, Func *f)
                          f->out[i].name, f->name);
 }
 
-void validate_file(Program *p, LFile *f, Diag *d)
+void validate_file(Program *p, LFile *f, Diag *d, LangResolve resolve)
 {
-    V vs = { .prog = p, .file = f, .d = d };
+    V vs = { .prog = p, .file = f, .d = d, .resolve = resolve };
     for (int i = 0; i < f->pf.nfuncs; i++)
         for (int j = 0; j < i; j++)
             if (strcmp(f->pf.funcs[i]->name, f->pf.funcs[j]->name) == 0) {
