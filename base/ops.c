@@ -4,25 +4,52 @@
 #include <stddef.h>
 
 const OpInfo op_info[OP__COUNT] = {
-#define OP(id, name, kind, flags) [OP_##id] = { name, kind, flags },
+#define UNARY(id, nm, fl, tp, ty, co, ref, cg) [OP_##id] = { nm, OK_UNARY, 1, fl, tp, ty, co, 0, cg },
+#define BINARY(id, nm, fl, tp, ty, co, ref, cg) [OP_##id] = { nm, OK_BINARY, 2, fl, tp, ty, co, 0, cg },
+#define TERNARY(id, nm, fl, tp, ty, co, ref, cg) [OP_##id] = { nm, OK_TERNARY, 3, fl, tp, ty, co, 0, cg },
+#define AGG(id, nm, fl, tp, ac, cg) [OP_##id] = { nm, OK_AGG, 1, fl, tp, TY_DBL, 1, ac, cg },
+#define OP(id, nm, kind, ar, fl) [OP_##id] = { nm, kind, ar, fl, 0, TY_NONE, 1, 0, NULL },
 #include "ops.def"
-#undef OP
 };
+
+/* the lowers and result columns of BUILTIN rows, as initializers */
+#define NONE            .op = OP__COUNT
+#define TO(o)           .op = OP_##o, .dir = DIR_FULL
+#define TO_ROW(o)       .op = OP_##o, .dir = DIR_ROW
+#define TO_COL(o)       .op = OP_##o, .dir = DIR_COL
+#define ANY             .dt = DT_ANY, .vt = VT_UNKNOWN, .nouts = 1
+#define SCALAR(v)       .dt = DT_SCALAR, .vt = VT_##v, .nouts = 1
+#define MATRIX          .dt = DT_MATRIX, .vt = VT_DOUBLE, .nouts = 1
+#define MATRIX_SAME     MATRIX, .shape = BS_SAME
+#define MATRIX_NX1      MATRIX, .shape = BS_NX1
+#define MATRIX_1XN      MATRIX, .shape = BS_1XN
+#define FRAME           .dt = DT_FRAME, .vt = VT_STRING, .nouts = 1
+#define LIST            .dt = DT_LIST, .vt = VT_UNKNOWN, .nouts = 1
+#define LIST_OF(n)      .dt = DT_LIST, .vt = VT_UNKNOWN, .nouts = n
+#define SIDEFX(r)       r, .sidefx = true
 
 const BuiltinInfo builtin_info[BI__COUNT] = {
-#define OP(id, name, kind, flags)
-#define BUILTIN(id, name, params) [BI_##id] = { BI_##id, name, params },
+#define BUILTIN(bid, nm, lowers, result, ps) [BI_##bid] = { .id = BI_##bid, .name = nm, .params = ps, lowers, result },
 #include "ops.def"
-#undef BUILTIN
-#undef OP
 };
+#undef NONE
+#undef TO
+#undef TO_ROW
+#undef TO_COL
+#undef ANY
+#undef SCALAR
+#undef MATRIX
+#undef MATRIX_SAME
+#undef MATRIX_NX1
+#undef MATRIX_1XN
+#undef FRAME
+#undef LIST
+#undef LIST_OF
+#undef SIDEFX
 
 static const struct { const char *name; BuiltinId id; } builtin_alias[] = {
-#define OP(id, name, kind, flags)
-#define BUILTIN_ALIAS(name, id) { name, BI_##id },
+#define BUILTIN_ALIAS(nm, id) { nm, BI_##id },
 #include "ops.def"
-#undef BUILTIN_ALIAS
-#undef OP
 };
 
 const BuiltinInfo *ops_builtin(const char *name)

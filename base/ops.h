@@ -5,43 +5,76 @@
 #define BRAID_OPS_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
+/* Data and value types (declared types of DML, HOPs, builtin results). */
+typedef enum { DT_ANY, DT_MATRIX, DT_FRAME, DT_LIST, DT_SCALAR } DataType;
+typedef enum { VT_UNKNOWN, VT_DOUBLE, VT_INT, VT_BOOL, VT_STRING } ValueType;
+
 typedef enum {
-#define OP(id, name, kind, flags) OP_##id,
+#define UNARY(id, ...) OP_##id,
+#define BINARY(id, ...) OP_##id,
+#define TERNARY(id, ...) OP_##id,
+#define AGG(id, ...) OP_##id,
+#define OP(id, ...) OP_##id,
 #include "ops.def"
-#undef OP
     OP__COUNT
 } OpCode;
 
 typedef enum { OK_UNARY, OK_BINARY, OK_TERNARY, OK_AGG, OK_CUM, OK_MATMUL,
                OK_REORG, OK_GEN, OK_LA, OK_MISC } OpKind;
 
-enum { OF_SAFE = 1, OF_MULT = 2, OF_CELL = 4, OF_AGGF = 8, OF_NONDET = 16,
-       OF_CMP = 32 };
+/* flags (ops.def) */
+enum { OF_SAFE = 1, OF_MULT = 2, OF_CMP = 4, OF_COMM = 8, OF_ID0 = 16,
+       OF_ID1 = 32, OF_PERM = 64, OF_NONDET = 128 };
+/* fusion templates that accept an operator */
+enum { FT_CELL = 1, FT_ROW = 2, FT_OUTER = 4, FT_EW = FT_CELL | FT_ROW | FT_OUTER };
+/* value type of a scalar result */
+typedef enum { TY_NONE, TY_NUM, TY_DBL, TY_BOOL } OpType;
+/* how an aggregate accumulates a stream of cells: AC_SUM, AC_MIN or
+ * AC_MAX (AC_COMB bits), modified by AC_SQ, AC_MEAN, AC_IDX */
+enum { AC_SUM = 1, AC_MIN = 2, AC_MAX = 3, AC_COMB = 3, AC_SQ = 4, AC_MEAN = 8, AC_IDX = 16 };
 
+/* The columns of an operator's row (ops.def explains them). */
 typedef struct OpInfo {
     const char *name;
     OpKind kind;
-    int flags;
+    int arity;          /* operands; -1: varies */
+    int flags;          /* OF_* */
+    int tpl;            /* FT_*: fusion templates that accept it */
+    OpType type;        /* value type of a scalar result (elementwise) */
+    int cost;           /* flops per cell (elementwise) */
+    int acc;            /* AC_*: streaming form of an aggregate, or 0 */
+    const char *cgen;   /* C text in generated code, or NULL */
 } OpInfo;
 
 extern const OpInfo op_info[OP__COUNT];
 
 typedef enum {
-#define OP(id, name, kind, flags)
-#define BUILTIN(id, name, params) BI_##id,
+#define BUILTIN(id, ...) BI_##id,
 #include "ops.def"
-#undef BUILTIN
-#undef OP
     BI__COUNT
 } BuiltinId;
+
+/* Aggregation direction. */
+typedef enum { DIR_FULL, DIR_ROW, DIR_COL } AggDir;
+
+/* Output shape of a generic builtin HOP (ops.def's MATRIX_* results). */
+typedef enum { BS_NONE, BS_SAME, BS_NX1, BS_1XN } BuiltinShape;
 
 typedef struct BuiltinInfo {
     BuiltinId id;
     const char *name;
     const char *params;   /* see ops.def */
+    OpCode op;            /* the operator it lowers to, OP__COUNT: none */
+    AggDir dir;           /*   and its direction (aggregates) */
+    DataType dt;          /* result of the generic builtin HOP */
+    ValueType vt;
+    int nouts;            /* outputs ([a, b] = f(...)) */
+    bool sidefx;          /* never removed or moved */
+    BuiltinShape shape;
 } BuiltinInfo;
 
 extern const BuiltinInfo builtin_info[BI__COUNT];
@@ -50,9 +83,6 @@ const BuiltinInfo *ops_builtin(const char *name);
 /* Comparison operator by its DML spelling (">", "<=", "!=", ...; ppred's
  * third argument), or OP__COUNT. */
 OpCode ops_cmp_by_name(const char *name);
-
-/* Aggregation direction. */
-typedef enum { DIR_FULL, DIR_ROW, DIR_COL } AggDir;
 
 /* ---- scalar semantics (SystemDS's, see DML.md) ---- */
 
@@ -231,65 +261,50 @@ static inline __attribute__((always_inline)) double ops_logb(double a, double b)
     return ops_log(a) / ops_log(b);
 }
 
-static inline __attribute__((always_inline)) double ops_unary(OpCode op, double x)
+/* The helpers of ops.def's reference expressions (each inlined into the
+ * kernels' loops). */
+#define OPS_INL static inline __attribute__((always_inline))
+OPS_INL double ops_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : (x == 0 ? 0.0 : x); }
+OPS_INL double ops_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b); }
+OPS_INL double ops_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b); }
+OPS_INL double ops_bitand(double a, double b) { return (double)(ops_to_i64(a) & ops_to_i64(b)); }
+OPS_INL double ops_bitor(double a, double b) { return (double)(ops_to_i64(a) | ops_to_i64(b)); }
+OPS_INL double ops_bitxor(double a, double b) { return (double)(ops_to_i64(a) ^ ops_to_i64(b)); }
+OPS_INL double ops_shiftl(double a, double b)
+{
+    return (double)(int64_t)((uint64_t)ops_to_i64(a) << (ops_to_i64(b) & 63));
+}
+OPS_INL double ops_shiftr(double a, double b) { return (double)(ops_to_i64(a) >> (ops_to_i64(b) & 63)); }
+
+/* f(x) of a unary elementwise operator (ops.def's ref; NaN for others). */
+OPS_INL double ops_unary(OpCode op, double x)
 {
     switch (op) {
-    case OP_NEG: return -x;
-    case OP_NOT: return x == 0 ? 1.0 : 0.0;
-    case OP_ABS: return fabs(x);
-    case OP_EXP: return ops_exp(x);
-    case OP_LOG: return ops_log(x);
-    case OP_SQRT: return sqrt(x);
-    case OP_ROUND: return ops_round(x);
-    case OP_FLOOR: return floor(x);
-    case OP_CEIL: return ceil(x);
-    case OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : (x == 0 ? 0.0 : x);
-    case OP_SIN: return sin(x);
-    case OP_COS: return cos(x);
-    case OP_TAN: return tan(x);
-    case OP_ASIN: return asin(x);
-    case OP_ACOS: return acos(x);
-    case OP_ATAN: return atan(x);
-    case OP_SINH: return sinh(x);
-    case OP_COSH: return cosh(x);
-    case OP_TANH: return ops_tanh(x);
-    case OP_SIGMOID: return 1.0 / (1.0 + ops_exp(-x));
-    case OP_ISNA: return isnan(x) ? 1.0 : 0.0;
-    case OP_ISNAN: return isnan(x) ? 1.0 : 0.0;
-    case OP_ISINF: return isinf(x) ? 1.0 : 0.0;
+#define UNARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: return (ref);
+#include "ops.def"
     default: return NAN;
     }
 }
 
+/* a op b of a binary elementwise operator (ops.def's ref; NaN for others). */
 static inline double ops_binary(OpCode op, double a, double b)
 {
     switch (op) {
-    case OP_PLUS: return a + b;
-    case OP_MINUS: return a - b;
-    case OP_MULT: return a * b;
-    case OP_DIV: return a / b;
-    case OP_POW: return pow(a, b);
-    case OP_MOD: return ops_mod(a, b);
-    case OP_INTDIV: return ops_intdiv(a, b);
-    case OP_LT: return a < b;
-    case OP_LE: return a <= b;
-    case OP_GT: return a > b;
-    case OP_GE: return a >= b;
-    case OP_EQ: return a == b;
-    case OP_NE: return a != b;
-    case OP_AND: return (a != 0) && (b != 0);
-    case OP_OR: return (a != 0) || (b != 0);
-    case OP_XOR: return (a != 0) != (b != 0);
-    case OP_MIN: return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b);
-    case OP_MAX: return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b);
-    case OP_LOGB: return ops_logb(a, b);
-    case OP_BITAND: return (double)(ops_to_i64(a) & ops_to_i64(b));
-    case OP_BITOR: return (double)(ops_to_i64(a) | ops_to_i64(b));
-    case OP_BITXOR: return (double)(ops_to_i64(a) ^ ops_to_i64(b));
-    case OP_SHIFTL: return (double)(int64_t)((uint64_t)ops_to_i64(a) << (ops_to_i64(b) & 63));
-    case OP_SHIFTR: return (double)(ops_to_i64(a) >> (ops_to_i64(b) & 63));
+#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: return (ref);
+#include "ops.def"
     default: return NAN;
     }
 }
+
+/* f(a, b, c) of a ternary elementwise operator (ops.def's ref). */
+OPS_INL double ops_ternary(OpCode op, double a, double b, double c)
+{
+    switch (op) {
+#define TERNARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: return (ref);
+#include "ops.def"
+    default: return NAN;
+    }
+}
+#undef OPS_INL
 
 #endif

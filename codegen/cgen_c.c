@@ -28,72 +28,32 @@ typedef struct Gen {
                               product (0: run-time length) */
 } Gen;
 
-/* C expression of operator node x over operand expressions a[]. */
+/* C expression of operator node x over operand expressions a[] (ops.def's
+ * cgen column; NaN for an operator without one). */
 static void op_expr(char *buf, size_t n, const CNode *x, char a[3][48])
 {
-    const char *f = NULL;
-    if (x->kind == CN_UN) {
-        switch (x->op) {
-        case OP_NEG: f = "(-%s)"; break;
-        case OP_NOT: f = "(%s == 0 ? 1.0 : 0.0)"; break;
-        case OP_ABS: f = "fabs(%s)"; break;
-        case OP_EXP: f = "cg_exp(%s)"; break;
-        case OP_LOG: f = "cg_log(%s)"; break;
-        case OP_SQRT: f = "sqrt(%s)"; break;
-        case OP_ROUND: f = "cg_round(%s)"; break;
-        case OP_FLOOR: f = "floor(%s)"; break;
-        case OP_CEIL: f = "ceil(%s)"; break;
-        case OP_SIGN: f = "cg_sign(%s)"; break;
-        case OP_SIN: f = "sin(%s)"; break;
-        case OP_COS: f = "cos(%s)"; break;
-        case OP_TAN: f = "tan(%s)"; break;
-        case OP_ASIN: f = "asin(%s)"; break;
-        case OP_ACOS: f = "acos(%s)"; break;
-        case OP_ATAN: f = "atan(%s)"; break;
-        case OP_SINH: f = "sinh(%s)"; break;
-        case OP_COSH: f = "cosh(%s)"; break;
-        case OP_TANH: f = "cg_tanh(%s)"; break;
-        case OP_SIGMOID: f = "(1.0 / (1.0 + cg_exp(-(%s))))"; break;
-        case OP_ISNA: case OP_ISNAN: f = "(isnan(%s) ? 1.0 : 0.0)"; break;
-        case OP_ISINF: f = "(isinf(%s) ? 1.0 : 0.0)"; break;
-        default: f = "(NAN + 0 * (%s))"; break;
-        }
-        snprintf(buf, n, f, a[0]);
-        return;
-    }
-    if (x->kind == CN_TER) {
-        snprintf(buf, n, "(%s != 0 ? %s : %s)", a[0], a[1], a[2]);
-        return;
-    }
-    switch (x->op) {
-    case OP_PLUS: f = "(%s + %s)"; break;
-    case OP_MINUS: f = "(%s - %s)"; break;
-    case OP_MULT: f = "(%s * %s)"; break;
-    case OP_DIV: f = "(%s / %s)"; break;
-    case OP_POW: f = "cg_pow(%s, %s)"; break;
-    case OP_MOD: f = "cg_mod(%s, %s)"; break;
-    case OP_INTDIV: f = "cg_intdiv(%s, %s)"; break;
-    case OP_LT: f = "(double)(%s < %s)"; break;
-    case OP_LE: f = "(double)(%s <= %s)"; break;
-    case OP_GT: f = "(double)(%s > %s)"; break;
-    case OP_GE: f = "(double)(%s >= %s)"; break;
-    case OP_EQ: f = "(double)(%s == %s)"; break;
-    case OP_NE: f = "(double)(%s != %s)"; break;
-    case OP_AND: f = "(double)((%s != 0) && (%s != 0))"; break;
-    case OP_OR: f = "(double)((%s != 0) || (%s != 0))"; break;
-    case OP_XOR: f = "(double)((%s != 0) != (%s != 0))"; break;
-    case OP_MIN: f = "cg_min(%s, %s)"; break;
-    case OP_MAX: f = "cg_max(%s, %s)"; break;
-    case OP_LOGB: f = "(cg_log(%s) / cg_log(%s))"; break;
-    case OP_BITAND: f = "(double)(cg_to_i64(%s) & cg_to_i64(%s))"; break;
-    case OP_BITOR: f = "(double)(cg_to_i64(%s) | cg_to_i64(%s))"; break;
-    case OP_BITXOR: f = "(double)(cg_to_i64(%s) ^ cg_to_i64(%s))"; break;
-    case OP_SHIFTL: f = "(double)(int64_t)((uint64_t)cg_to_i64(%s) << (cg_to_i64(%s) & 63))"; break;
-    case OP_SHIFTR: f = "(double)(cg_to_i64(%s) >> (cg_to_i64(%s) & 63))"; break;
-    default: f = "(NAN + 0 * (%s) * (%s))"; break;
-    }
-    snprintf(buf, n, f, a[0], a[1]);
+    int na = x->kind == CN_UN ? 1 : x->kind == CN_BIN ? 2 : 3;
+    const char *f = op_info[x->op].arity == na ? op_info[x->op].cgen : NULL;
+    if (!f) f = na == 1 ? "(NAN + 0 * (%s))" : na == 2 ? "(NAN + 0 * (%s) * (%s))" : "(NAN + 0 * (%s) * (%s) * (%s))";
+    snprintf(buf, n, f, a[0], a[1], a[2]);
 }
+
+/* An aggregate's accumulation (ops.def's acc column): "min" / "max" for
+ * cg_minstep / cg_maxstep, NULL for Kahan sums; its empty value; whether
+ * it sums squares. */
+static const char *acc_step(OpCode op)
+{
+    int c = op_info[op].acc & AC_COMB;
+    return c == AC_MIN ? "min" : c == AC_MAX ? "max" : NULL;
+}
+
+static const char *acc_init(OpCode op)
+{
+    int c = op_info[op].acc & AC_COMB;
+    return c == AC_MIN ? "INFINITY" : c == AC_MAX ? "-INFINITY" : "0";
+}
+
+static bool acc_sq(OpCode op) { return (op_info[op].acc & AC_SQ) != 0; }
 
 /* Expression of the value of node n at the current cell (Cell, Outer)
  * or, for Row, of a scalar-per-row or constant node. */
@@ -163,9 +123,7 @@ static bool cell_full_agg(const CPlan *p)
     if (p->var == V_NO_AGG || p->var == V_ROW_AGG || p->var == V_COL_AGG) return false;
     for (int r = 0; r < p->nout; r++) {
         const CNode *x = &p->n[p->out[r]];
-        if (x->kind != CN_AGG) return false;
-        if (x->op != OP_SUM && x->op != OP_SUMSQ && x->op != OP_AMIN && x->op != OP_AMAX && x->op != OP_MEAN)
-            return false;
+        if (x->kind != CN_AGG || !(op_info[x->op].tpl & FT_CELL)) return false;
     }
     return true;
 }
@@ -175,14 +133,11 @@ static bool cell_full_agg(const CPlan *p)
 static void emit_agg_step(const CPlan *p, StrBuf *b, int r, const char *o, const char *ind, bool nc)
 {
     const char *ka = nc ? "cg_kadd_nc" : "cg_kadd";
-    switch (p->n[p->out[r]].op) {
-    case OP_AMIN: sb_printf(b, "%sas%d[l] = cg_minstep(as%d[l], %s);\n", ind, r, r, o); break;
-    case OP_AMAX: sb_printf(b, "%sas%d[l] = cg_maxstep(as%d[l], %s);\n", ind, r, r, o); break;
-    case OP_SUMSQ:
-        sb_printf(b, "%s{ const double q = %s; %s(&as%d[l], &ac%d[l], q * q); }\n", ind, o, ka, r, r);
-        break;
-    default: sb_printf(b, "%s%s(&as%d[l], &ac%d[l], %s);\n", ind, ka, r, r, o); break;
-    }
+    OpCode op = p->n[p->out[r]].op;
+    const char *st = acc_step(op);
+    if (st) sb_printf(b, "%sas%d[l] = cg_%sstep(as%d[l], %s);\n", ind, r, st, r, o);
+    else if (acc_sq(op)) sb_printf(b, "%s{ const double q = %s; %s(&as%d[l], &ac%d[l], q * q); }\n", ind, o, ka, r, r);
+    else sb_printf(b, "%s%s(&as%d[l], &ac%d[l], %s);\n", ind, ka, r, r, o);
 }
 
 /* Distance of the software prefetches of the full-group loops (bytes):
@@ -261,19 +216,19 @@ static void emit_lanes(Gen *g, bool load, int banks)
 {
     const int W = SPOOF_AL, WB = SPOOF_AL * banks;
     for (int r = 0; r < g->p->nout; r++) {
-        int op = g->p->n[g->p->out[r]].op;
+        OpCode op = g->p->n[g->p->out[r]].op;
         if (load) {
             sb_printf(g->b, "    double as%d[%d], ac%d[%d];\n"
                             "    for (int l = 0; l < %d; l++) { as%d[l] = acc[%d + l]; ac%d[l] = acc[%d + l]; }\n",
                       r, WB, r, WB, W, r, 2 * W * r, r, 2 * W * r + W);
             if (banks > 1)
                 sb_printf(g->b, "    for (int l = %d; l < %d; l++) { as%d[l] = %s; ac%d[l] = 0; }\n", W, WB, r,
-                          op == OP_AMIN ? "INFINITY" : op == OP_AMAX ? "-INFINITY" : "0", r);
+                          acc_init(op), r);
             continue;
         }
-        if (banks > 1 && (op == OP_AMIN || op == OP_AMAX))
+        if (banks > 1 && acc_step(op))
             sb_printf(g->b, "    for (int l = 0; l < %d; l++) as%d[l] = cg_%sstep(as%d[l], as%d[%d + l]);\n", W, r,
-                      op == OP_AMIN ? "min" : "max", r, r, W);
+                      acc_step(op), r, r, W);
         else if (banks > 1)
             sb_printf(g->b, "    for (int l = 0; l < %d; l++) {\n"
                             "        cg_kadd(&as%d[l], &ac%d[l], as%d[%d + l]);\n"
@@ -532,19 +487,22 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
         const CNode *c = &p->n[x->a[0]];
         if (c->vc != VC_VEC) {
             row_elem(g, x->a[0], a[0], sizeof a[0]);
-            if (x->op == OP_SUMSQ) sb_printf(b, "%sconst double t%d = %s * %s;\n", ind, i, a[0], a[0]);
-            else if (x->op == OP_IDXMIN || x->op == OP_IDXMAX) sb_printf(b, "%sconst double t%d = 1;\n", ind, i);
+            int acc = op_info[x->op].acc;
+            if (acc & AC_SQ) sb_printf(b, "%sconst double t%d = %s * %s;\n", ind, i, a[0], a[0]);
+            else if (acc & AC_IDX) sb_printf(b, "%sconst double t%d = 1;\n", ind, i);
             else sb_printf(b, "%sconst double t%d = %s;\n", ind, i, a[0]);
             break;
         }
+        /* the vector primitive of ops.def's cgen column (over a sparse
+         * main row: its non-zeros, sparse-safe sums only, cplan.c) */
+        const char *f = op_info[x->op].cgen;
         if (g->sp && is_main(p, x->a[0])) {
-            sb_printf(b, "%sconst double t%d = %s(av, anz);\n", ind, i, x->op == OP_SUMSQ ? "cg_vsumsq_sp" : "cg_vsum_sp");
+            sb_printf(b, "%sconst double t%d = %s_sp(av, anz);\n", ind, i, f);
             break;
         }
         vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
-        const char *f = x->op == OP_SUMSQ ? "cg_vsumsq" : x->op == OP_AMIN ? "cg_vmin" : x->op == OP_AMAX ? "cg_vmax"
-                      : x->op == OP_IDXMIN ? "cg_vidxmin" : x->op == OP_IDXMAX ? "cg_vidxmax" : "cg_vsum";
-        if (x->op == OP_MEAN) sb_printf(b, "%sconst double t%d = cg_vsum(%s, %s) / (double)%s;\n", ind, i, ptr, len, len);
+        if (op_info[x->op].acc & AC_MEAN)
+            sb_printf(b, "%sconst double t%d = %s(%s, %s) / (double)%s;\n", ind, i, f, ptr, len, len);
         else sb_printf(b, "%sconst double t%d = %s(%s, %s);\n", ind, i, f, ptr, len);
         break;
     }
@@ -594,14 +552,12 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
         break;
     case V_COL_AGG: case V_FULL_AGG: {
         const CNode *c = &p->n[x->a[0]];
-        const char *acc;
+        char acc[64];
         bool col = p->var == V_COL_AGG;
-        switch (x->op) {
-        case OP_AMIN: acc = col ? "out[k] = cg_minstep(out[k], xv)" : "out[0] = cg_minstep(out[0], xv)"; break;
-        case OP_AMAX: acc = col ? "out[k] = cg_maxstep(out[k], xv)" : "out[0] = cg_maxstep(out[0], xv)"; break;
-        case OP_SUMSQ: acc = col ? "cg_kadd(&out[k], &out[nc + k], xv * xv)" : "cg_kadd(&out[0], &out[1], xv * xv)"; break;
-        default: acc = col ? "cg_kadd(&out[k], &out[nc + k], xv)" : "cg_kadd(&out[0], &out[1], xv)"; break;
-        }
+        const char *o = col ? "k" : "0", *st = acc_step(x->op);
+        if (st) snprintf(acc, sizeof acc, "out[%s] = cg_%sstep(out[%s], xv)", o, st, o);
+        else snprintf(acc, sizeof acc, "cg_kadd(&out[%s], &out[%s], %s)", o, col ? "nc + k" : "1",
+                      acc_sq(x->op) ? "xv * xv" : "xv");
         if (c->vc == VC_VEC) {
             vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
             sb_printf(b, "%s{ const int64_t nc = %s; (void)nc; for (int64_t k = 0; k < nc; k++) { const double xv = %s[k]; %s; } }\n",
@@ -698,7 +654,7 @@ static bool narrow_agg(const CPlan *p, const int *klen, int i)
     const CNode *x = &p->n[i];
     return x->kind == CN_AGG && x->dir == DIR_ROW && body_node(p, i) && p->n[x->a[0]].vc == VC_VEC &&
            klen[x->a[0]] > 0 &&
-           (x->op == OP_AMIN || x->op == OP_AMAX || x->op == OP_IDXMIN || x->op == OP_IDXMAX);
+           acc_step(x->op) != NULL;
 }
 
 /* Blocked Row loop: the row aggregates (min, max, index of min/max) over
@@ -757,9 +713,9 @@ static void emit_row_deferred(const Gen *g, const char *def)
     sb_puts(b, "            }\n");
     for (int i = 0; i < p->nn; i++) {
         if (!def[i]) continue;
-        OpCode op = p->n[i].op;
+        int acc = op_info[p->n[i].op].acc;
         int K = g->klen[p->n[i].a[0]];
-        int code = op == OP_AMIN ? 0 : op == OP_AMAX ? 1 : op == OP_IDXMIN ? 2 : 3;
+        int code = ((acc & AC_COMB) == AC_MAX) + ((acc & AC_IDX) ? 2 : 0);   /* cg_bagg's min, max, idxmin, idxmax */
         sb_printf(b, "            cg_bagg(bd%d, %d, %d, ta%d);\n", i, K, code, i);
     }
     sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
@@ -1019,7 +975,7 @@ static void gen_outer(const CPlan *p, StrBuf *b)
     switch (p->var) {
     case V_NO_AGG: sb_printf(b, "            out[k] = %s;\n", e); break;
     case V_FULL_AGG:
-        if (p->n[p->out[0]].op == OP_SUMSQ) sb_printf(b, "            eb[q] = %s * %s;\n", e, e);
+        if (acc_sq(p->n[p->out[0]].op)) sb_printf(b, "            eb[q] = %s * %s;\n", e, e);
         else sb_printf(b, "            eb[q] = %s;\n", e);
         break;
     case V_LEFT_MM:

@@ -504,17 +504,8 @@ static double hop_flops(const Hop *h)
 {
     const Hop *a = h->nin > 0 ? h->in[0] : NULL, *b = h->nin > 1 ? h->in[1] : NULL;
     switch (h->kind) {
-    case H_UNARY: case H_BINARY: case H_TERNARY: {
-        double w = 1;
-        switch (h->op) {
-        case OP_EXP: case OP_LOG: case OP_POW: case OP_SIN: case OP_COS: case OP_TAN: case OP_SIGMOID:
-        case OP_TANH: case OP_SINH: case OP_COSH: case OP_ASIN: case OP_ACOS: case OP_ATAN: case OP_LOGB:
-            w = 20; break;
-        case OP_DIV: case OP_SQRT: case OP_MOD: case OP_INTDIV: w = 4; break;
-        default: break;
-        }
-        return w * cells(h);
-    }
+    case H_UNARY: case H_BINARY: case H_TERNARY:
+        return op_info[h->op].cost * cells(h);   /* ops.def's cost column */
     case H_AGG: return cells(a);
     case H_MATMUL:
         if (h->op == OP_MMCHAIN) return 4 * cells(a) * sparsity(a) * (b ? (double)BR_MAX(b->cols, 1) : 1);

@@ -417,7 +417,7 @@ static bool finish_row(CPlan *p)
             CNode *c = &p->n[x->a[k]];
             if (c->kind != CN_IN || c->in != p->main) continue;
             bool ok = ((x->kind == CN_MM || x->kind == CN_MMTL) && k == 0) ||
-                      (x->kind == CN_AGG && x->dir == DIR_ROW && (x->op == OP_SUM || x->op == OP_SUMSQ));
+                      (x->kind == CN_AGG && x->dir == DIR_ROW && (op_info[x->op].flags & OF_SAFE));   /* sums over the non-zeros */
             if (!ok) p->main_sparse_ok = false;
         }
     }

@@ -20,14 +20,16 @@
 #include "../kernels/spoof.h"
 #include "../kernels/apply.h"
 
+/* The skeletons' aggregation code (kernels/spoof.h) of an aggregate's
+ * streaming form (ops.def's acc column). */
 static int agg_code(OpCode op)
 {
-    switch (op) {
-    case OP_SUM: return SPA_SUM;
-    case OP_SUMSQ: return SPA_SUMSQ;
-    case OP_AMIN: return SPA_MIN;
-    case OP_AMAX: return SPA_MAX;
-    case OP_MEAN: return SPA_MEAN;
+    int acc = op_info[op].acc;
+    if (acc & AC_IDX) return SPA_NONE;
+    switch (acc & AC_COMB) {
+    case AC_MIN: return SPA_MIN;
+    case AC_MAX: return SPA_MAX;
+    case AC_SUM: return (acc & AC_SQ) ? SPA_SUMSQ : (acc & AC_MEAN) ? SPA_MEAN : SPA_SUM;
     default: return SPA_NONE;
     }
 }

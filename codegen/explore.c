@@ -41,23 +41,18 @@ static int operand_mode(const Hop *x, int64_t M, int64_t N)
     return -1;
 }
 
-bool tpl_cell_op(const Hop *h)
+/* Is h an elementwise operator that template ft accepts (ops.def's tpl
+ * column) over operands it can broadcast? */
+static bool ew_op(const Hop *h, int ft)
 {
     if (!known(h)) return false;
+    OpKind k = h->kind == H_UNARY ? OK_UNARY : h->kind == H_BINARY ? OK_BINARY : OK_TERNARY;
+    if (h->kind != H_UNARY && h->kind != H_BINARY && h->kind != H_TERNARY) return false;
+    const OpInfo *oi = &op_info[h->op];
+    if (oi->kind != k || !(oi->tpl & ft) || h->nin != oi->arity) return false;
+    if (h->kind == H_UNARY)
+        return known(h->in[0]) && h->in[0]->rows == h->rows && h->in[0]->cols == h->cols;
     int nm = 0;
-    switch (h->kind) {
-    case H_UNARY:
-        return (op_info[h->op].flags & OF_CELL) && known(h->in[0]) &&
-               h->in[0]->rows == h->rows && h->in[0]->cols == h->cols;
-    case H_BINARY:
-        if (!(op_info[h->op].flags & OF_CELL) || op_info[h->op].kind != OK_BINARY) return false;
-        break;
-    case H_TERNARY:
-        if (h->op != OP_IFELSE || h->nin != 3) return false;
-        break;
-    default:
-        return false;
-    }
     for (int i = 0; i < h->nin; i++) {
         int md = operand_mode(h->in[i], h->rows, h->cols);
         if (md < 0) return false;
@@ -75,24 +70,18 @@ bool tpl_cell_op(const Hop *h)
     return nm > 0;
 }
 
-bool tpl_agg_op(const Hop *h)
+bool tpl_cell_op(const Hop *h) { return ew_op(h, FT_CELL); }
+
+/* Is h an aggregate that template ft accepts, over an input of known
+ * size (a full aggregate: to a scalar)? */
+static bool agg_op(const Hop *h, int ft)
 {
-    if (!h || h->kind != H_AGG || !known(h->in[0])) return false;
-    switch (h->op) {
-    case OP_SUM: case OP_SUMSQ: case OP_MEAN: case OP_AMIN: case OP_AMAX: break;
-    default: return false;
-    }
+    if (!h || h->kind != H_AGG || !(op_info[h->op].tpl & ft) || !known(h->in[0])) return false;
     if (h->dir == DIR_FULL) return h->dt == DT_SCALAR;
     return known(h);
 }
 
-/* rowIndexMin/rowIndexMax: row aggregates of the Row template only (the
- * Cell skeletons have no index aggregation). */
-static bool row_idx_agg(const Hop *h)
-{
-    return h && h->kind == H_AGG && (h->op == OP_IDXMIN || h->op == OP_IDXMAX) && h->dir == DIR_ROW &&
-           known(h->in[0]) && known(h);
-}
+bool tpl_agg_op(const Hop *h) { return agg_op(h, FT_CELL); }
 
 bool tpl_dot(const Hop *h)
 {
@@ -150,8 +139,8 @@ static bool row_pos(const Hop *h, int i)
 {
     const Hop *in = h->in[i];
     if (!known(in)) return false;
-    if (tpl_cell_op(h)) return in->rows == h->rows && (in->cols == h->cols || in->cols == 1);
-    if (tpl_agg_op(h) || row_idx_agg(h)) return i == 0 && in->rows > 1;
+    if (ew_op(h, FT_ROW)) return in->rows == h->rows && (in->cols == h->cols || in->cols == 1);
+    if (agg_op(h, FT_ROW)) return i == 0 && in->rows > 1;
     if (tpl_row_mm(h)) return i == 0;
     if (row_mmtl(h)) return true;
     if (row_mmchain(h)) return i == 2;
@@ -162,9 +151,8 @@ static bool outer_pos(const Hop *h, int i)
 {
     const Hop *in = h->in[i];
     if (!known(in)) return false;
-    if (tpl_cell_op(h)) return in->rows == h->rows && in->cols == h->cols;
-    if (h->kind == H_AGG && h->dir == DIR_FULL && (h->op == OP_SUM || h->op == OP_SUMSQ) && tpl_agg_op(h))
-        return i == 0;
+    if (ew_op(h, FT_OUTER)) return in->rows == h->rows && in->cols == h->cols;
+    if (agg_op(h, FT_OUTER) && h->dir == DIR_FULL) return i == 0;
     /* (O) %*% V2: left; t(O) %*% U2 and t(U2) %*% O: right */
     if (is_mm(h, OP_MATMUL) && h->nin == 2 && known(h->in[1]) && i == 0)
         return h->in[1]->rows == in->cols && h->in[1]->cols <= OUTER_MAXRANK;
@@ -190,9 +178,9 @@ static bool tpl_open(TplType t, const Hop *h)
     case T_CELL:
         return tpl_cell_op(h);
     case T_ROW:
-        if (tpl_cell_op(h)) return h->rows > 1 && h->cols > 1;
+        if (ew_op(h, FT_ROW)) return h->rows > 1 && h->cols > 1;
         if (tpl_row_mm(h) || row_mmtl(h) || row_mmchain(h)) return true;
-        if ((tpl_agg_op(h) && h->dir != DIR_FULL) || row_idx_agg(h)) return h->in[0]->rows > 1 && h->in[0]->cols > 1;
+        if (agg_op(h, FT_ROW) && h->dir != DIR_FULL) return h->in[0]->rows > 1 && h->in[0]->cols > 1;
         return false;
     case T_OUTER:
         return tpl_outer_mm(h);
@@ -240,7 +228,7 @@ static CloseType outer_close(const Memo *m, const Hop *h, const MEntry *e)
     for (int i = 0; i < e->nin; i++) if (e->ref[i] >= 0) { if (fi >= 0) return CS_CLOSED_INVALID; fi = i; }
     if (fi < 0) return CS_CLOSED_INVALID;
     bool inv = input_outer_valid(m, h->in[fi]);
-    if (tpl_cell_op(h)) {
+    if (ew_op(h, FT_OUTER)) {
         if (h->kind == H_BINARY && (op_info[h->op].flags & OF_MULT)) {
             const Hop *o = h->in[1 - fi];
             if (known(o) && o->rows == h->rows && o->cols == h->cols) return CS_OPEN_VALID;
@@ -256,7 +244,7 @@ static CloseType close_status(const Memo *m, const Hop *h, const MEntry *e)
     case T_CELL:
         return (tpl_agg_op(h) || tpl_dot(h)) ? CS_CLOSED_VALID : CS_OPEN_VALID;
     case T_ROW:
-        if (tpl_agg_op(h) && h->dir != DIR_ROW) return CS_CLOSED_VALID;
+        if (agg_op(h, FT_ROW) && h->dir != DIR_ROW) return CS_CLOSED_VALID;
         if (row_mmtl(h) || row_mmchain(h)) return CS_CLOSED_VALID;
         return CS_OPEN_VALID;
     case T_OUTER:

@@ -175,11 +175,18 @@ static void infer_dnn(Hop *h)
 }
 
 /* Sizes of builtins whose output shape follows from literal arguments or
- * known input sizes (dt/vt are set by the builder). */
+ * known input sizes (dt/vt are set by the builder from ops.def). */
 static void infer_builtin(Hop *h)
 {
     Hop *a = h->nin > 0 ? h->in[0] : NULL;
     double r, c, f, t, inc;
+    /* the simple shapes: ops.def's MATRIX_SAME / _NX1 / _1XN results */
+    switch (builtin_info[h->bi].shape) {
+    case BS_SAME: if (a && known(a)) { h->rows = a->rows; h->cols = a->cols; } break;
+    case BS_NX1: if (a && a->rows >= 0) { h->rows = a->rows; h->cols = 1; } break;
+    case BS_1XN: if (a && a->cols >= 0) { h->rows = 1; h->cols = a->cols; } break;
+    case BS_NONE: break;
+    }
     switch (h->bi) {
     case BI_MATRIX:
         if (h->nin >= 3 && lit_num(h->in[1], &r) && lit_num(h->in[2], &c) && r >= 0 && c >= 0) {
@@ -218,15 +225,6 @@ static void infer_builtin(Hop *h)
         if (ok) { h->rows = rr; h->cols = cc; }
         break;
     }
-    case BI_CUMSUMPROD:
-        if (a && known(a)) { h->rows = a->rows; h->cols = 1; }
-        break;
-    case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN: case BI_CUMMAX: case BI_REPLACE: case BI_ROLL:
-        if (a && known(a)) { h->rows = a->rows; h->cols = a->cols; }
-        break;
-    case BI_LOWERTRI: case BI_UPPERTRI: case BI_INV: case BI_CHOLESKY:
-        if (a && known(a)) { h->rows = a->rows; h->cols = a->cols; }
-        break;
     case BI_ORDER:
         if (a && known(a)) {
             h->rows = a->rows;
@@ -237,15 +235,6 @@ static void infer_builtin(Hop *h)
     case BI_CONV2D: case BI_CONV2D_BWF: case BI_CONV2D_BWD: case BI_MAXPOOL: case BI_MAXPOOL_BW:
     case BI_AVGPOOL: case BI_AVGPOOL_BW:
         infer_dnn(h);
-        break;
-    case BI_BIAS_ADD: case BI_BIAS_MULT:
-        if (a && known(a)) { h->rows = a->rows; h->cols = a->cols; }
-        break;
-    case BI_ROWCOUNTDISTINCT: case BI_ROWCDAPPROX:
-        if (a && a->rows >= 0) { h->rows = a->rows; h->cols = 1; }
-        break;
-    case BI_COLCOUNTDISTINCT: case BI_COLCDAPPROX:
-        if (a && a->cols >= 0) { h->rows = 1; h->cols = a->cols; }
         break;
     case BI_SOLVE:
         if (a && known(a) && h->nin > 1 && h->in[1] && known(h->in[1])) { h->rows = a->cols; h->cols = h->in[1]->cols; }
@@ -271,8 +260,9 @@ void hop_infer(Hop *h)
         if (a && a->dt == DT_MATRIX) { set_dims(h, a->rows, a->cols);
             if (op_info[h->op].flags & OF_SAFE) h->nnz = a->nnz; }
         else if (a && a->dt == DT_SCALAR) {
+            OpType t = op_info[h->op].type;   /* ops.def's type column */
             h->dt = DT_SCALAR; h->rows = h->cols = 0;
-            h->vt = h->op == OP_NOT ? VT_BOOL : (h->op == OP_NEG || h->op == OP_ABS) ? a->vt : VT_DOUBLE;
+            h->vt = t == TY_BOOL ? VT_BOOL : t == TY_NUM ? a->vt : VT_DOUBLE;
         }
         break;
     case H_BINARY:
@@ -310,12 +300,11 @@ void hop_infer(Hop *h)
                 b->dt == DT_MATRIX && a->nnz >= 0 && b->nnz >= 0 && a->rows == b->rows && a->cols == b->cols)
                 h->nnz = a->nnz < b->nnz ? a->nnz : b->nnz;
         } else if (!anyunk && a) {
+            OpType t = op_info[h->op].type;   /* ops.def's type column */
             h->dt = DT_SCALAR; h->rows = h->cols = 0;
-            bool cmp = h->kind == H_BINARY && (op_info[h->op].flags & OF_CMP);
-            bool logic = h->op == OP_AND || h->op == OP_OR || h->op == OP_XOR;
-            if (cmp || logic) h->vt = VT_BOOL;
+            if (t == TY_BOOL) h->vt = VT_BOOL;
             else if (a->vt == VT_STRING || (b && b->vt == VT_STRING)) h->vt = VT_STRING;
-            else if (h->op == OP_DIV || h->op == OP_POW || h->op == OP_LOGB) h->vt = VT_DOUBLE;
+            else if (t == TY_DBL) h->vt = VT_DOUBLE;
             else if ((a->vt == VT_INT || a->vt == VT_BOOL) && (!b || b->vt == VT_INT || b->vt == VT_BOOL))
                 h->vt = VT_INT;
             else h->vt = VT_DOUBLE;

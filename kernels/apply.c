@@ -132,11 +132,7 @@ static int scalar_binary(OpCode op, const Value *a, const Value *b, Value *out, 
         }
         return br_err(e, BR_EARG, "operator '%s' is not defined for strings", op_info[op].name);
     }
-    if (op_info[op].flags & OF_CMP) {
-        *out = val_bool(ops_binary(op, val_as_double(a), val_as_double(b)) != 0);
-        return 0;
-    }
-    if (op == OP_AND || op == OP_OR || op == OP_XOR) {
+    if (op_info[op].type == TY_BOOL) {   /* comparisons, &, |, xor */
         *out = val_bool(ops_binary(op, val_as_double(a), val_as_double(b)) != 0);
         return 0;
     }
@@ -194,7 +190,7 @@ int ap_unary(OpCode op, const Value *a, Value *out, BrErr *e)
         return 0;
     }
     double r = ops_unary(op, val_as_double(a));
-    if (op == OP_ISNA || op == OP_ISNAN || op == OP_ISINF) { *out = val_bool(r != 0); return 0; }
+    if (op_info[op].type == TY_BOOL) { *out = val_bool(r != 0); return 0; }   /* is.na, ... */
     *out = val_double(r);
     return 0;
 }

@@ -4,9 +4,10 @@
  * Layers, bottom up:
  *  - flat kernels over contiguous arrays (un_v, bin_vv, bin_vs, bin_sv): the
  *    operator is switched on OUTSIDE the loops and every case is an
- *    `omp simd` loop over ops_unary/ops_binary with a constant opcode, so the
- *    compiler folds the switch and vectorizes the cheap operators while the
- *    semantics stay exactly those of base/ops.h;
+ *    `omp simd` loop over the operator's reference expression (ops.def's
+ *    ref column, generated: one loop per UNARY / BINARY row), so the
+ *    compiler vectorizes the cheap operators while the semantics stay
+ *    exactly those of ops_unary / ops_binary;
  *  - the dense driver: tasks over (row, column chunk), each operand viewed as
  *    a pointer to the chunk's values (dense rows, broadcast row vectors,
  *    sparse rows expanded into a stack buffer) or as a scalar (column
@@ -36,78 +37,71 @@
     for (int64_t k = 0; k < n; k++) o[k] = (expr); \
 } while (0)
 
-/* o[k] = f(x[k]) for k < n. */
-static void un_v(OpCode op, const double *restrict x, double *restrict o,
+/* o[k] = ref, ops.def's reference expression, at cell k: over x = ex
+ * (unary), or a = ea and b = eb (binary). */
+#define LOOP_X(ex, ref) do { \
+    _Pragma("omp simd") \
+    for (int64_t k = 0; k < n; k++) { const double x = (ex); o[k] = (ref); } \
+} while (0)
+#define LOOP_AB(ea, eb, ref) do { \
+    _Pragma("omp simd") \
+    for (int64_t k = 0; k < n; k++) { const double a = (ea), b = (eb); o[k] = (ref); } \
+} while (0)
+
+/* o[k] = f(in[k]) for k < n: one loop per UNARY row of ops.def. */
+static void un_v(OpCode op, const double *restrict in, double *restrict o,
                  int64_t n)
 {
-#define UN(OPC) case OPC: LOOP(ops_unary(OPC, x[k])); break
     switch (op) {
-    UN(OP_NEG); UN(OP_NOT); UN(OP_ABS); UN(OP_EXP); UN(OP_LOG); UN(OP_SQRT);
-    UN(OP_ROUND); UN(OP_FLOOR); UN(OP_CEIL); UN(OP_SIGN); UN(OP_SIN);
-    UN(OP_COS); UN(OP_TAN); UN(OP_ASIN); UN(OP_ACOS); UN(OP_ATAN);
-    UN(OP_SINH); UN(OP_COSH); UN(OP_TANH); UN(OP_SIGMOID); UN(OP_ISNA);
-    UN(OP_ISNAN); UN(OP_ISINF);
+#define UNARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_X(in[k], ref); break;
+#include "../base/ops.def"
     default:
-        for (int64_t k = 0; k < n; k++) o[k] = ops_unary(op, x[k]);
+        for (int64_t k = 0; k < n; k++) o[k] = ops_unary(op, in[k]);
     }
-#undef UN
 }
 
-/* The binary operators with specialized (vectorizable) loops; the others
- * take the generic loop. */
-#define FAST_BINARY(M) \
-    M(OP_PLUS); M(OP_MINUS); M(OP_MULT); M(OP_DIV); M(OP_LT); M(OP_LE); \
-    M(OP_GT); M(OP_GE); M(OP_EQ); M(OP_NE); M(OP_AND); M(OP_OR); \
-    M(OP_XOR); M(OP_MIN); M(OP_MAX)
-
-/* o[k] = x[k] op y[k]. */
-static void bin_vv(OpCode op, const double *restrict x,
-                   const double *restrict y, double *restrict o, int64_t n)
+/* o[k] = xa[k] op xb[k]: one loop per BINARY row of ops.def. */
+static void bin_vv(OpCode op, const double *restrict xa,
+                   const double *restrict xb, double *restrict o, int64_t n)
 {
-#define VV(OPC) case OPC: LOOP(ops_binary(OPC, x[k], y[k])); break
     switch (op) {
-    FAST_BINARY(VV);
-    case OP_LOGB: LOOP(ops_logb(x[k], y[k])); break;
+#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_AB(xa[k], xb[k], ref); break;
+#include "../base/ops.def"
     default:
-        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, x[k], y[k]);
+        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, xa[k], xb[k]);
     }
-#undef VV
 }
 
-/* o[k] = x[k] op s. */
-static void bin_vs(OpCode op, const double *restrict x, double s,
+/* o[k] = xa[k] op s. */
+static void bin_vs(OpCode op, const double *restrict xa, double s,
                    double *restrict o, int64_t n)
 {
-#define VS(OPC) case OPC: LOOP(ops_binary(OPC, x[k], s)); break
+    if (op == OP_POW && s == 2) { LOOP(xa[k] * xa[k]); return; }
     switch (op) {
-    FAST_BINARY(VS);
-    case OP_LOGB: LOOP(ops_logb(x[k], s)); break;
-    case OP_POW:
-        if (s == 2) { LOOP(x[k] * x[k]); break; }
-        /* fall through */
+#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_AB(xa[k], s, ref); break;
+#include "../base/ops.def"
     default:
-        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, x[k], s);
+        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, xa[k], s);
     }
-#undef VS
 }
 
-/* o[k] = s op y[k]. */
-static void bin_sv(OpCode op, double s, const double *restrict y,
+/* o[k] = s op xb[k]. */
+static void bin_sv(OpCode op, double s, const double *restrict xb,
                    double *restrict o, int64_t n)
 {
-#define SV(OPC) case OPC: LOOP(ops_binary(OPC, s, y[k])); break
     switch (op) {
-    FAST_BINARY(SV);
-    case OP_LOGB: LOOP(ops_logb(s, y[k])); break;
+#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_AB(s, xb[k], ref); break;
+#include "../base/ops.def"
     default:
-        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, s, y[k]);
+        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, s, xb[k]);
     }
-#undef SV
 }
 
 static void fill(double *restrict o, double v, int64_t n) { LOOP(v); }
 
 #undef LOOP
+#undef LOOP_X
+#undef LOOP_AB
 
 /* Number of non-zeros among x[0..n). */
 static int64_t nz_count(const double *restrict x, int64_t n)
@@ -791,7 +785,7 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
         const double *restrict pb = dview_ptr(&o[2], i, j0, w, buf[2], cbuf[2]);
         double *restrict po = od + i * C + j0;
 #pragma omp simd
-        for (int64_t k = 0; k < w; k++) po[k] = pc[k] != 0 ? pa[k] : pb[k];
+        for (int64_t k = 0; k < w; k++) po[k] = ops_ternary(OP_IFELSE, pc[k], pa[k], pb[k]);
         nnz += nz_count(po, w);
     }
     out->nnz = nnz;

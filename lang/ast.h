@@ -14,9 +14,8 @@
 #include "../base/diag.h"   /* Span: file (arena string), line, col */
 #include "../base/ops.h"
 
-/* Declared types (function signatures) and value types. */
-typedef enum { DT_ANY, DT_MATRIX, DT_FRAME, DT_LIST, DT_SCALAR } DataType;
-typedef enum { VT_UNKNOWN, VT_DOUBLE, VT_INT, VT_BOOL, VT_STRING } ValueType;
+/* DataType and ValueType (declared types of function signatures, value
+ * types) live in base/ops.h, with the builtins' result types. */
 
 typedef struct Expr Expr;
 typedef struct Stmt Stmt;

@@ -375,56 +375,43 @@ static int npos(const Expr *e)
     return k;
 }
 
-/* Typed mapping of builtins to operators where a dedicated HOP exists. */
-static Hop *build_builtin(BCtx *c, Expr *e)
+/* The operator HOP of a builtin call (ops.def's lowers column: abs ->
+ * unary abs, rowSums -> row aggregate sum, t -> transpose, ...) when the
+ * call has as many arguments as the operator has operands, positional
+ * when more than one; NULL otherwise. */
+static Hop *lower_to_op(BCtx *c, Expr *e, const BuiltinInfo *bi)
 {
-    const BuiltinInfo *bi = e->call.builtin;
+    int n = e->call.nargs;
+    if (bi->op == OP__COUNT || n != op_info[bi->op].arity || (n > 1 && npos(e) != n)) return NULL;
+    OpKind k = op_info[bi->op].kind;
+    if (k != OK_UNARY && k != OK_BINARY && k != OK_TERNARY && k != OK_AGG && k != OK_REORG) return NULL;
+    Hop *x[3];
+    for (int i = 0; i < n; i++) x[i] = build_expr(c, e->call.args[i].value);
+    if (k == OK_UNARY) return unary(c, bi->op, x[0], e->span);
+    if (k == OK_BINARY) return binary(c, bi->op, x[0], x[1], e->span);
+    if (k == OK_AGG) return agg(c, bi->op, bi->dir, x[0], e->span);
+    if (k == OK_REORG) return reorg(c, bi->op, x[0], e->span);
+    Hop *h = hop_new(c->dag, H_TERNARY, e->span, 3);
+    h->op = bi->op;
+    for (int i = 0; i < 3; i++) h->in[i] = x[i];
+    hop_infer(h);
+    return h;
+}
+
+/* The builtins whose lowering depends on their arguments: log(X) vs
+ * log(X, b), ppred's comparison, min(X) vs min(X, Y, ...), the weighted
+ * mean, compress/decompress (the value itself), exists. NULL for the
+ * others. */
+static Hop *lower_special(BCtx *c, Expr *e, const BuiltinInfo *bi)
+{
     Span sp = e->span;
     int n = e->call.nargs;
     bool allpos = npos(e) == n;
-    OpCode u = OP__COUNT;
-    switch (bi->id) {
-    case BI_ABS: u = OP_ABS; break;
-    case BI_EXP: u = OP_EXP; break;
-    case BI_SQRT: u = OP_SQRT; break;
-    case BI_ROUND: u = OP_ROUND; break;
-    case BI_FLOOR: u = OP_FLOOR; break;
-    case BI_CEIL: case BI_CEILING: u = OP_CEIL; break;
-    case BI_SIGN: u = OP_SIGN; break;
-    case BI_SIN: u = OP_SIN; break;
-    case BI_COS: u = OP_COS; break;
-    case BI_TAN: u = OP_TAN; break;
-    case BI_ASIN: u = OP_ASIN; break;
-    case BI_ACOS: u = OP_ACOS; break;
-    case BI_ATAN: u = OP_ATAN; break;
-    case BI_SINH: u = OP_SINH; break;
-    case BI_COSH: u = OP_COSH; break;
-    case BI_TANH: u = OP_TANH; break;
-    case BI_SIGMOID: u = OP_SIGMOID; break;
-    case BI_ISNA: u = OP_ISNA; break;
-    case BI_ISNAN: u = OP_ISNAN; break;
-    case BI_ISINF: u = OP_ISINF; break;
-    default: break;
-    }
-    if (u != OP__COUNT && n == 1)
-        return unary(c, u, build_expr(c, e->call.args[0].value), sp);
     if (bi->id == BI_LOG && allpos && (n == 1 || n == 2)) {
         Hop *a = arg_pos(c, e, 0);
         if (n == 1) return unary(c, OP_LOG, a, sp);
         return binary(c, OP_LOGB, a, arg_pos(c, e, 1), sp);
     }
-    OpCode b = OP__COUNT;
-    switch (bi->id) {
-    case BI_XOR: b = OP_XOR; break;
-    case BI_BITAND: b = OP_BITAND; break;
-    case BI_BITOR: b = OP_BITOR; break;
-    case BI_BITXOR: b = OP_BITXOR; break;
-    case BI_SHIFTL: b = OP_SHIFTL; break;
-    case BI_SHIFTR: b = OP_SHIFTR; break;
-    default: break;
-    }
-    if (b != OP__COUNT && n == 2 && allpos)
-        return binary(c, b, arg_pos(c, e, 0), arg_pos(c, e, 1), sp);
     /* old SystemML ppred(X, Y, ">"): the comparison operator itself */
     if (bi->id == BI_PPRED && n == 3 && allpos && e->call.args[2].value->kind == EX_STRING) {
         const char *s = e->call.args[2].value->sval;
@@ -445,98 +432,36 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         Hop *xw = agg(c, OP_SUM, DIR_FULL, binary(c, OP_MULT, h->in[0], h->in[1], sp), sp);
         return binary(c, OP_DIV, xw, agg(c, OP_SUM, DIR_FULL, h->in[1], sp), sp);
     }
-    struct { BuiltinId bi; OpCode op; AggDir dir; } aggs[] = {
-        {BI_SUM, OP_SUM, DIR_FULL}, {BI_PROD, OP_PROD, DIR_FULL}, {BI_MEAN, OP_MEAN, DIR_FULL},
-        {BI_VAR, OP_VAR, DIR_FULL}, {BI_SD, OP_SD, DIR_FULL}, {BI_TRACE, OP_TRACE, DIR_FULL},
-        {BI_ROWSUMS, OP_SUM, DIR_ROW}, {BI_COLSUMS, OP_SUM, DIR_COL},
-        {BI_ROWMEANS, OP_MEAN, DIR_ROW}, {BI_COLMEANS, OP_MEAN, DIR_COL},
-        {BI_ROWVARS, OP_VAR, DIR_ROW}, {BI_COLVARS, OP_VAR, DIR_COL},
-        {BI_ROWSDS, OP_SD, DIR_ROW}, {BI_COLSDS, OP_SD, DIR_COL},
-        {BI_ROWMAXS, OP_AMAX, DIR_ROW}, {BI_COLMAXS, OP_AMAX, DIR_COL},
-        {BI_ROWMINS, OP_AMIN, DIR_ROW}, {BI_COLMINS, OP_AMIN, DIR_COL},
-        {BI_ROWPRODS, OP_PROD, DIR_ROW}, {BI_COLPRODS, OP_PROD, DIR_COL},
-        {BI_ROWIDXMAX, OP_IDXMAX, DIR_ROW}, {BI_ROWIDXMIN, OP_IDXMIN, DIR_ROW},
-    };
-    for (size_t i = 0; i < sizeof aggs / sizeof *aggs; i++)
-        if (aggs[i].bi == bi->id && n == 1)
-            return agg(c, aggs[i].op, aggs[i].dir, build_expr(c, e->call.args[0].value), sp);
     if ((bi->id == BI_COMPRESS || bi->id == BI_DECOMPRESS) && n == 1 && allpos)
         return build_expr(c, e->call.args[0].value);   /* the value is unchanged */
-    if (bi->id == BI_T && n == 1) return reorg(c, OP_TRANS, build_expr(c, e->call.args[0].value), sp);
-    if (bi->id == BI_REV && n == 1) return reorg(c, OP_REV, build_expr(c, e->call.args[0].value), sp);
-    if (bi->id == BI_DIAG && n == 1) return reorg(c, OP_DIAG, build_expr(c, e->call.args[0].value), sp);
-    if (bi->id == BI_IFELSE && n == 3 && allpos) {
-        Hop *h = hop_new(c->dag, H_TERNARY, sp, 3);
-        h->op = OP_IFELSE;
-        for (int i = 0; i < 3; i++) h->in[i] = arg_pos(c, e, i);
-        hop_infer(h);
-        return h;
-    }
     if (bi->id == BI_EXISTS && n == 1 && !e->call.args[0].name &&
         (e->call.args[0].value->kind == EX_IDENT || e->call.args[0].value->kind == EX_STRING)) {
         Expr *a = e->call.args[0].value;
         return build_exists(c, a->kind == EX_IDENT ? a->ident : a->sval, sp);
     }
-    Hop *h = bind_builtin(c, e, bi);
-    /* result types of the generic builtins */
+    return NULL;
+}
+
+/* Type and outputs of a generic builtin HOP: ops.def's result column,
+ * then the builtins whose result depends on their arguments. */
+static void builtin_result(Hop *h, const BuiltinInfo *bi)
+{
+    h->dt = bi->dt;
+    h->vt = bi->vt;
+    h->nouts = bi->nouts;
+    h->sidefx = bi->sidefx;
     switch (bi->id) {
-    case BI_TIME:   /* never moved across statements (DML.md) */
-        h->dt = DT_SCALAR; h->vt = VT_INT; h->sidefx = true; break;
-    case BI_NROW: case BI_NCOL: case BI_LENGTH:
-        h->dt = DT_SCALAR; h->vt = VT_INT; break;
-    case BI_ASSCALAR: case BI_ASDOUBLE: case BI_DET:
-        h->dt = DT_SCALAR; h->vt = VT_DOUBLE; break;
-    case BI_MEDIAN: case BI_MOMENT: case BI_COV:
-        h->dt = DT_SCALAR; h->vt = VT_DOUBLE; break;
     case BI_QUANTILE:
         h->dt = (h->in[1] && h->in[1]->dt == DT_SCALAR) ? DT_SCALAR : DT_ANY;
-        h->vt = VT_DOUBLE; break;
-    case BI_ASINTEGER: h->dt = DT_SCALAR; h->vt = VT_INT; break;
-    case BI_ASLOGICAL: case BI_ASBOOLEAN: case BI_EXISTS: case BI_CONTAINS: h->dt = DT_SCALAR; h->vt = VT_BOOL; break;
-    case BI_TOSTRING: case BI_TYPEOF: h->dt = DT_SCALAR; h->vt = VT_STRING; break;
-    case BI_LIST: h->dt = DT_LIST; break;
-    case BI_PRINT: case BI_STOP: case BI_ASSERT: case BI_WRITE:
-        h->sidefx = true; h->dt = DT_ANY; break;
-    case BI_EVAL: h->sidefx = true; h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
-    case BI_READ: h->dt = DT_ANY; h->sidefx = true; break;
-    case BI_RAND: case BI_SAMPLE: case BI_SEQ: case BI_MATRIX: case BI_CBIND: case BI_RBIND:
-    case BI_RMEMPTY: case BI_REPLACE: case BI_ORDER: case BI_LOWERTRI: case BI_UPPERTRI:
-    case BI_UNIQUE: case BI_TABLE: case BI_AGGREGATE: case BI_SOLVE: case BI_INV:
-    case BI_CHOLESKY: case BI_OUTER: case BI_CUMSUM: case BI_CUMPROD: case BI_CUMMIN:
-    case BI_CUMMAX: case BI_ASMATRIX: case BI_CUMSUMPROD:
-        h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
-    case BI_EIGEN: case BI_QR: case BI_REMOVE: h->nouts = 2; h->dt = DT_LIST; break;
-    case BI_SVD: case BI_LU: h->nouts = 3; h->dt = DT_LIST; break;
-    case BI_BATCHNORM: case BI_LSTM: case BI_LSTM_BW: h->nouts = 5; h->dt = DT_LIST; break;
-    case BI_BATCHNORM_BW: h->nouts = 3; h->dt = DT_LIST; break;
-    case BI_ASFRAME: case BI_FRAME: case BI_DETECTSCHEMA: case BI_APPLYSCHEMA: case BI_TFDECODE:
-    case BI_COLNAMES: case BI_GETCOLNAMES: case BI_SETCOLNAMES: case BI_DROPINVALIDTYPE:
-    case BI_DROPINVALIDLENGTH: case BI_VALUESWAP: case BI_TOKENIZE:
-        h->dt = DT_FRAME; h->vt = VT_STRING; break;
+        h->vt = VT_DOUBLE;
+        break;
     case BI_MAP:   /* a frame, or a scalar for a scalar target (runtime/framemap.c) */
         if (h->in[0] && h->in[0]->dt == DT_SCALAR) { h->dt = DT_SCALAR; h->vt = VT_UNKNOWN; }
         else { h->dt = DT_FRAME; h->vt = VT_STRING; }
         break;
-    case BI_TFAPPLY: case BI_TFCOLMAP: h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
-    case BI_TFENCODE: h->nouts = 2; h->dt = DT_LIST; break;
-    case BI_CDF: case BI_ICDF: case BI_PNORM: case BI_QNORM: case BI_PT: case BI_QT:
-    case BI_PF: case BI_QF: case BI_PCHISQ: case BI_QCHISQ: case BI_PEXP: case BI_QEXP:
-    case BI_IQM:
-        h->dt = DT_SCALAR; h->vt = VT_DOUBLE; break;
     case BI_COMPRESS: case BI_DECOMPRESS:
         if (h->in[0]) { h->dt = h->in[0]->dt; h->vt = h->in[0]->vt; }
         break;
-    case BI_INTERQUANTILE: case BI_ROLL: h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
-    case BI_CONV2D: case BI_CONV2D_BWF: case BI_CONV2D_BWD: case BI_MAXPOOL: case BI_MAXPOOL_BW:
-    case BI_AVGPOOL: case BI_AVGPOOL_BW: case BI_BIAS_ADD: case BI_BIAS_MULT:
-        h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
-    case BI_FFT: case BI_IFFT: case BI_FFT_LIN: case BI_IFFT_LIN: case BI_STFT: case BI_RCM:
-        h->nouts = 2; h->dt = DT_LIST; break;
-    case BI_ROWCOUNTDISTINCT: case BI_COLCOUNTDISTINCT: case BI_ROWCDAPPROX: case BI_COLCDAPPROX:
-        h->dt = DT_MATRIX; h->vt = VT_DOUBLE; break;
-    case BI_ASLIST: h->dt = DT_LIST; break;
-    case BI_EVALLIST: h->sidefx = true; h->dt = DT_LIST; break;
-    case BI_PARAMSERV: h->sidefx = true; h->dt = DT_LIST; break;
     case BI_CDAPPROX:
     case BI_COUNTDISTINCT:   /* dir "rc" (default): int scalar; "r", "c": matrix */
         if (h->in[1] && h->in[1]->kind == H_LIT && h->in[1]->lit.kind == V_STRING) {
@@ -560,6 +485,18 @@ static Hop *build_builtin(BCtx *c, Expr *e)
         if (scalars) { h->dt = DT_SCALAR; h->vt = VT_STRING; }
         if (h->nvar == 2 && h->in[h->nin - 2]->dt == DT_LIST) h->dt = DT_LIST;   /* append(L, x) */
     }
+}
+
+/* A builtin call: the operator it lowers to, else a generic builtin HOP
+ * over its bound arguments. */
+static Hop *build_builtin(BCtx *c, Expr *e)
+{
+    const BuiltinInfo *bi = e->call.builtin;
+    Hop *h = lower_special(c, e, bi);
+    if (!h) h = lower_to_op(c, e, bi);
+    if (h) return h;
+    h = bind_builtin(c, e, bi);
+    builtin_result(h, bi);
     hop_infer(h);
     return h;
 }

@@ -28,46 +28,43 @@ static bool full_range(const Hop *x, int mode, const Hop *lo, const Hop *hi, boo
     return hi && hi->kind == H_BUILTIN && hi->bi == (rows ? BI_NROW : BI_NCOL) && hi->in[0] == x;
 }
 
+/* x op e -> x for the identity e of op (ops.def's OF_ID0 / OF_ID1; with
+ * OF_COMM also e op x) when the value type stays (5 / 1 is 5.0). */
+static Hop *drop_identity(RwPass *p, Hop *h)
+{
+    Hop *a = h->in[0], *b = h->in[1];
+    int fl = op_info[h->op].flags;
+    if (!(fl & (OF_ID0 | OF_ID1))) return h;
+    double id = (fl & OF_ID0) ? 0 : 1;
+    if (rw_is_lit(b, id) && isnum(a) && (ismat(a) || a->vt == h->vt)) return hit(p, a);
+    if ((fl & OF_COMM) && rw_is_lit(a, id) && isnum(b) && (ismat(b) || b->vt == h->vt)) return hit(p, b);
+    return h;
+}
+
 static Hop *simplify_binary(RwPass *p, Hop *h)
 {
     Hop *a = h->in[0], *b = h->in[1];
     Span sp = h->span;
-    switch (h->op) {
-    case OP_MULT:
-        if (rw_is_lit(b, 1) && isnum(a) && (ismat(a) || ismat(h) || a->vt == h->vt)) return hit(p, a);
-        if (rw_is_lit(a, 1) && isnum(b) && (ismat(b) || b->vt == h->vt)) return hit(p, b);
-        if (a == b && ismat(a))
-            return hit(p, hop_binary(p->d, OP_POW, a, hop_lit(p->d, val_double(2), sp), sp));
-        break;
-    case OP_DIV:
-        if (rw_is_lit(b, 1) && ismat(a)) return hit(p, a);
-        break;
-    case OP_PLUS:
-        if (rw_is_lit(b, 0) && isnum(a) && (ismat(a) || a->vt == h->vt)) return hit(p, a);
-        if (rw_is_lit(a, 0) && isnum(b) && (ismat(b) || b->vt == h->vt)) return hit(p, b);
-        if (a == b && ismat(a))
-            return hit(p, hop_binary(p->d, OP_MULT, hop_lit(p->d, val_double(2), sp), a, sp));
-        break;
-    case OP_MINUS:
-        if (rw_is_lit(b, 0) && isnum(a) && (ismat(a) || a->vt == h->vt)) return hit(p, a);
-        /* X - X*Y -> X*(1-Y) */
-        if (ismat(a) && is(b, H_BINARY, OP_MULT) && rw_uses(p->d, b) == 1) {
-            Hop *y = b->in[0] == a ? b->in[1] : b->in[1] == a ? b->in[0] : NULL;
-            if (y && (y->dt == DT_SCALAR || rw_same_dims(a, y)) && rw_same_dims(a, b)) {
-                Hop *one_minus = hop_binary(p->d, OP_MINUS, hop_lit(p->d, val_double(1), sp), y, sp);
-                return hit(p, hop_binary(p->d, OP_MULT, a, one_minus, sp));
-            }
+    Hop *r = drop_identity(p, h);
+    if (r != h) return r;
+    /* X*X -> X^2, X+X -> 2*X */
+    if (h->op == OP_MULT && a == b && ismat(a))
+        return hit(p, hop_binary(p->d, OP_POW, a, hop_lit(p->d, val_double(2), sp), sp));
+    if (h->op == OP_PLUS && a == b && ismat(a))
+        return hit(p, hop_binary(p->d, OP_MULT, hop_lit(p->d, val_double(2), sp), a, sp));
+    /* X - X*Y -> X*(1-Y) */
+    if (h->op == OP_MINUS && ismat(a) && is(b, H_BINARY, OP_MULT) && rw_uses(p->d, b) == 1) {
+        Hop *y = b->in[0] == a ? b->in[1] : b->in[1] == a ? b->in[0] : NULL;
+        if (y && (y->dt == DT_SCALAR || rw_same_dims(a, y)) && rw_same_dims(a, b)) {
+            Hop *one_minus = hop_binary(p->d, OP_MINUS, hop_lit(p->d, val_double(1), sp), y, sp);
+            return hit(p, hop_binary(p->d, OP_MULT, a, one_minus, sp));
         }
-        break;
-    default: break;
     }
     return h;
 }
 
-static bool order_free_agg(OpCode op)
-{
-    return op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN || op == OP_AMIN || op == OP_AMAX || op == OP_PROD;
-}
+/* Does the aggregate ignore the order and layout of the cells (OF_PERM)? */
+static bool order_free_agg(OpCode op) { return (op_info[op].flags & OF_PERM) != 0; }
 
 static Hop *simplify_agg(RwPass *p, Hop *h)
 {

@@ -86,10 +86,23 @@ static void test_ops(void)
         for (int j = 0; j < n; j++) { A->d[i * n + j] = sv[i]; B->d[i * n + j] = sv[j]; }
     mb_recount_nnz(A);
     mb_recount_nnz(B);
-    static const char *un[] = {"-A", "!A", "abs(A)", "exp(A)", "log(A)", "sqrt(A)", "round(A)", "floor(A)",
-                               "ceil(A)", "sign(A)", "sin(A)", "cos(A)", "tan(A)", "asin(A)", "acos(A)",
-                               "atan(A)", "sinh(A)", "cosh(A)", "tanh(A)", "sigmoid(A)", "is.na(A)",
-                               "is.nan(A)", "is.infinite(A)"};
+    /* the unary operators: - and !, log (a builtin of one or two
+     * arguments), and every builtin that lowers to one (ops.def) */
+    const char *un[T_MAXOUT] = {"-A", "!A", "log(A)"};
+    char unb[T_MAXOUT][40];
+    int nun = 3;
+    bool seen[OP__COUNT] = {[OP_NEG] = true, [OP_NOT] = true, [OP_LOG] = true};
+    for (int i = 0; i < BI__COUNT && nun < T_MAXOUT; i++) {
+        OpCode op = builtin_info[i].op;
+        if (op == OP__COUNT || op_info[op].kind != OK_UNARY || seen[op]) continue;
+        seen[op] = true;
+        snprintf(unb[nun], sizeof unb[nun], "%s(A)", builtin_info[i].name);
+        un[nun] = unb[nun];
+        nun++;
+    }
+    int nocall = -1;
+    for (int i = 0; i < OP__COUNT; i++) if (op_info[i].kind == OK_UNARY && !seen[i]) nocall = i;
+    T_CHECK(nocall < 0, "ops: no builtin calls unary operator %s", nocall < 0 ? "" : op_info[nocall].name);
     static const char *bin[] = {"A + B", "A - B", "A * B", "A / B", "A ^ B", "A %% B", "A %/% B", "A < B",
                                 "A <= B", "A > B", "A >= B", "A == B", "A != B", "A & B", "A | B",
                                 "xor(A, B)", "min(A, B)", "max(A, B)", "log(A, B)", "bitwAnd(A, B)",
@@ -99,7 +112,7 @@ static void test_ops(void)
     MB *ins[] = {A, B, O};
     for (int set = 0; set < 2; set++) {
         const char **ex = set ? bin : un;
-        int ne = set ? (int)(sizeof bin / sizeof *bin) : (int)(sizeof un / sizeof *un);
+        int ne = set ? (int)(sizeof bin / sizeof *bin) : nun;
         char src[8192] = "";
         const char *on[T_MAXOUT];
         char onb[T_MAXOUT][8];

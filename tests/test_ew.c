@@ -72,17 +72,17 @@ static MB *ref_binary(OpCode op, const MB *a, const MB *b, int64_t M, int64_t N)
     return r;
 }
 
-static const OpCode BIN_OPS[] = {
-    OP_PLUS, OP_MINUS, OP_MULT, OP_DIV, OP_POW, OP_MOD, OP_INTDIV, OP_LT,
-    OP_LE, OP_GT, OP_GE, OP_EQ, OP_NE, OP_AND, OP_OR, OP_XOR, OP_MIN,
-    OP_MAX, OP_LOGB, OP_BITAND, OP_BITOR, OP_BITXOR, OP_SHIFTL, OP_SHIFTR };
-#define NBIN (int)(sizeof BIN_OPS / sizeof *BIN_OPS)
+/* Every elementwise operator of ops.def, by kind (filled by op_lists). */
+static OpCode BIN_OPS[OP__COUNT], UN_OPS[OP__COUNT];
+static int NBIN, NUN;
 
-static const OpCode UN_OPS[] = {
-    OP_NEG, OP_NOT, OP_ABS, OP_EXP, OP_LOG, OP_SQRT, OP_ROUND, OP_FLOOR,
-    OP_CEIL, OP_SIGN, OP_SIN, OP_COS, OP_TAN, OP_ASIN, OP_ACOS, OP_ATAN,
-    OP_SINH, OP_COSH, OP_TANH, OP_SIGMOID, OP_ISNA, OP_ISNAN, OP_ISINF };
-#define NUN (int)(sizeof UN_OPS / sizeof *UN_OPS)
+static void op_lists(void)
+{
+    for (int i = 0; i < OP__COUNT; i++) {
+        if (op_info[i].kind == OK_BINARY) BIN_OPS[NBIN++] = (OpCode)i;
+        if (op_info[i].kind == OK_UNARY) UN_OPS[NUN++] = (OpCode)i;
+    }
+}
 
 static const int64_t SHAPES[][2] = {
     {0, 5}, {5, 0}, {1, 1}, {7, 1}, {1, 9}, {40, 3}, {3, 70}, {30, 40} };
@@ -422,6 +422,7 @@ static void semantics(void)
 
 int main(void)
 {
+    op_lists();
     semantics();
     sweep_binary();
     sweep_broadcast();
