@@ -29,7 +29,7 @@ const OpInfo op_info[OP__COUNT] = {
 #define SIDEFX(r)       r, .sidefx = true
 
 const BuiltinInfo builtin_info[BI__COUNT] = {
-#define BUILTIN(bid, nm, lowers, result, ps) [BI_##bid] = { .id = BI_##bid, .name = nm, .params = ps, lowers, result },
+#define BUILTIN(bid, nm, lowers, result, handler, ps) [BI_##bid] = { .id = BI_##bid, .name = nm, .params = ps, lowers, result },
 #include "ops.def"
 };
 #undef NONE

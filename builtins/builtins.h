@@ -11,9 +11,18 @@
 
 #include "../runtime/interp.h"
 
-/* Builtin functions (builtins/core.c). On error they return non-zero
- * with e set; *out receives a new value. */
+/* Runs the builtin of instruction h (builtins/core.c): a frame argument
+ * goes to bi_frame, everything else to the builtin's handler in ops.def's
+ * handler column. On error returns non-zero with e set; *out receives a
+ * new value. */
 int bi_builtin(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
+/* A handler of ops.def's handler column: BI_NOT_MINE for a builtin it does
+ * not run. */
+typedef int (*BiHandler)(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
+int bi_core(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
+/* A builtin that lowers to an operator (abs, rowSums, t, ...), called by
+ * name at run time: the operator's semantics. */
+int bi_operator(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
 /* Argument helpers of the builtins (builtins/core.c): whether an
  * optional argument was given, a number (also a 1x1 matrix or a numeric
  * string), a boolean, a string; errors name the argument. bi_ret_mb wraps
@@ -27,8 +36,8 @@ int bi_ret_mb(MB *m, Value *out, BrErr *e);
  * point into *buf (caller frees it); returns the count or -1. */
 int bi_split(const Value *v, const char *what, const char **items, int max, char **buf, BrErr *e);
 
-/* Tier-2 builtins in their own files; each returns BI_NOT_MINE for a
- * builtin it does not implement (builtins/stats.c, frame.c). */
+/* The other handlers, in their own files (stats.c, frame.c, dnn.c,
+ * signal.c); each returns BI_NOT_MINE for a builtin it does not run. */
 #define BI_NOT_MINE (-1000)
 int bi_stats(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);
 int bi_frame(Rt *rt, Frame *f, const Instr *h, Value *args, Value *out, BrErr *e);

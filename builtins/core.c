@@ -5,6 +5,7 @@
  * the variadic ones. */
 #include "builtins.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -888,16 +889,15 @@ static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out,
     return rc;
 }
 
-int bi_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
+/* The builtins of this file (ops.def's handler bi_core): data generation,
+ * I/O, printing, control, lists, casts, and (b_order_stats,
+ * b_matrix_ops) builtins over matrices. */
+int bi_core(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     bool b;
     int rc = 0;
     int nv = h->nvar;
     Value *va = a + (h->nin - nv);
-    /* frames first: their own builtins, and generic ones with a frame argument */
-    rc = bi_frame(rt, f, h, a, out, e);
-    if (rc != BI_NOT_MINE) return rc;
-    rc = 0;
     switch (h->bi) {
     case BI_MATRIX: return b_matrix(a, out, e);
     case BI_RAND: return b_rand(rt, a, out, e);
@@ -985,25 +985,36 @@ int bi_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         return 0;
     default: {
         int r = b_order_stats(h, a, va, nv, out, e);
-        if (r == BI_NOT_MINE) r = b_matrix_ops(h, a, va, nv, out, e);
-        if (r != BI_NOT_MINE) return r;
-        /* tier-2 builtins: statistics (builtins_stats.c), frames (frame.c) */
-        r = bi_stats(rt, f, h, a, out, e);
-        if (r != BI_NOT_MINE) return r;
-        r = bi_frame(rt, f, h, a, out, e);
-        if (r != BI_NOT_MINE) return r;
-        r = bi_dnn(rt, f, h, a, out, e);
-        if (r != BI_NOT_MINE) return r;
-        r = bi_signal(rt, f, h, a, out, e);
-        if (r != BI_NOT_MINE) return r;
-        /* builtins that normally map to operators, called with names */
-        const char *nm = builtin_info[h->bi].name;
-        for (int i = 0; i < OP__COUNT; i++)
-            if (op_info[i].kind == OK_UNARY && !strcmp(op_info[i].name, nm)) return ap_unary((OpCode)i, &a[0], out, e);
-        for (int i = 0; i < OP__COUNT; i++)
-            if (op_info[i].kind == OK_AGG && !strcmp(op_info[i].name, nm))
-                return ap_agg((OpCode)i, DIR_FULL, &a[0], out, e);
-        return br_err(e, BR_EFAIL, "builtin '%s' is not implemented", nm);
+        return r == BI_NOT_MINE ? b_matrix_ops(h, a, va, nv, out, e) : r;
     }
     }
+}
+
+int bi_operator(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
+{
+    const BuiltinInfo *bi = &builtin_info[h->bi];
+    if (bi->op == OP__COUNT) return BI_NOT_MINE;
+    switch (op_info[bi->op].kind) {
+    case OK_UNARY: return ap_unary(bi->op, &a[0], out, e);
+    case OK_AGG: return ap_agg(bi->op, bi->dir, &a[0], out, e);
+    case OK_REORG: return ap_reorg(bi->op, &a[0], out, e);
+    default: return BI_NOT_MINE;
+    }
+}
+
+/* The library's handler of every builtin, from ops.def's handler column. */
+static const BiHandler handlers[BI__COUNT] = {
+#define BUILTIN(id, name, lowers, result, handler, params) [BI_##id] = handler,
+#include "../base/ops.def"
+};
+
+int bi_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
+{
+    /* frames first: their own builtins, and generic ones with a frame argument */
+    int rc = bi_frame(rt, f, h, a, out, e);
+    if (rc != BI_NOT_MINE) return rc;
+    assert(h->bi >= 0 && h->bi < BI__COUNT);
+    rc = handlers[h->bi] ? handlers[h->bi](rt, f, h, a, out, e) : BI_NOT_MINE;
+    if (rc != BI_NOT_MINE) return rc;
+    return br_err(e, BR_EFAIL, "builtin '%s' is not implemented", builtin_info[h->bi].name);
 }
