@@ -1,6 +1,12 @@
 # braid build. `make` builds build/braid; `make test` builds and runs every
 # test; `make san` runs the tests under ASan+UBSan; `make bench-kernels`
 # runs the kernel benchmark. Dependencies are installed by tools/deps.sh.
+#
+# ISA leaves: the leaf kernel files (kernels/*_leaf.c: loops, no threads or
+# allocation) are compiled once more per SIMD level of x86-64 (avx2 =
+# x86-64-v3, avx512 = x86-64-v4), each copy defining its own table of
+# functions; kernels/isa.c picks the tables by cpuid at run time
+# (BRAID_ISA=generic|avx2|avx512 caps the choice).
 
 CC      ?= gcc
 BUILD   ?= build
@@ -13,6 +19,16 @@ OBJ     := $(SRC:%.c=$(BUILD)/obj/%.o)
 TESTSRC := $(wildcard tests/test_*.c)
 TESTS   := $(TESTSRC:tests/%.c=$(BUILD)/tests/%)
 OPT     ?= -O2
+# Debian multiarch triplet of the target (x86_64-linux-gnu, aarch64-linux-gnu)
+TRIPLET := $(shell $(CC) -print-multiarch 2>/dev/null)
+ifeq ($(TRIPLET),)
+TRIPLET := $(shell $(CC) -dumpmachine)
+endif
+LEAVES  := $(wildcard kernels/*_leaf.c)
+ifneq ($(filter x86_64-%,$(TRIPLET)),)
+LEAF_ISAS := avx2 avx512
+endif
+OBJ     += $(foreach i,$(LEAF_ISAS),$(LEAVES:%.c=$(BUILD)/obj/%.$(i).o))
 CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) -march=native -fopenmp \
            -Wall -Wextra -Werror -Wno-unused-parameter -I. -MMD -MP \
            -DBRAID_SOURCE_DIR=\"$(CURDIR)\"
@@ -46,6 +62,16 @@ $(BUILD)/.deps: tools/deps.sh
 $(BUILD)/obj/%.o: %.c | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# the SIMD copies of the leaf kernel files (see the ISA note above; the
+# last -march wins)
+$(BUILD)/obj/%.avx2.o: %.c | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -march=x86-64-v3 -DK_ISA=avx2 -c $< -o $@
+
+$(BUILD)/obj/%.avx512.o: %.c | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -march=x86-64-v4 -DK_ISA=avx512 -c $< -o $@
 
 $(BUILD)/libbraid.a: $(OBJ)
 	@rm -f $@
