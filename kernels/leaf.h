@@ -60,8 +60,29 @@ typedef struct KReorgLeaf {
 } KReorgLeaf;
 extern const KReorgLeaf k_reorg_leaf_generic, k_reorg_leaf_avx2, k_reorg_leaf_avx512;
 
+/* ---- ew_leaf.c: flat elementwise loops ---- */
+typedef struct KEwLeaf {
+    /* o[k] = op(x[k]), k < n (op: a unary elementwise operator; o may
+     * be x) */
+    void (*unary)(OpCode op, const double *x, double *o, int64_t n);
+    /* o[ci[k]] = op(v[k]), k < n */
+    void (*unary_scatter)(OpCode op, const double *v, const int32_t *ci, double *o, int64_t n);
+    /* o[k] = x[k] op y[k]; x[k] op s; s op y[k] (op: binary elementwise) */
+    void (*bin_vv)(OpCode op, const double *x, const double *y, double *o, int64_t n);
+    void (*bin_vs)(OpCode op, const double *x, double s, double *o, int64_t n);
+    void (*bin_sv)(OpCode op, double s, const double *y, double *o, int64_t n);
+    /* o[k] = v */
+    void (*fill)(double *o, double v, int64_t n);
+    /* o[k] = c[k] != 0 ? a[k] : b[k] */
+    void (*select)(const double *c, const double *a, const double *b, double *o, int64_t n);
+    /* the non-zeros among x[0..n) */
+    int64_t (*nz_count)(const double *x, int64_t n);
+} KEwLeaf;
+extern const KEwLeaf k_ew_leaf_generic, k_ew_leaf_avx2, k_ew_leaf_avx512;
+
 /* ---- the tables of one level ---- */
 typedef struct KLeaves {
+    const KEwLeaf *ew;
     const KReorgLeaf *reorg;
 } KLeaves;
 /* The tables of level isa (off x86-64 every level has the generic
