@@ -80,9 +80,44 @@ typedef struct KEwLeaf {
 } KEwLeaf;
 extern const KEwLeaf k_ew_leaf_generic, k_ew_leaf_avx2, k_ew_leaf_avx512;
 
+/* ---- agg_leaf.c: aggregation loops ---- */
+typedef struct KKahan { double s, c; } KKahan; /* Kahan sum s, correction c */
+enum { KM_X, KM_SQ, KM_DEV2 };                  /* summands: x, x*x, (x-m)^2 */
+enum { CM_SUM, CM_SQ, CM_DEV2, CM_MIN, CM_MAX, CM_PROD };   /* column modes */
+#define K_AGG_LANES 32   /* Kahan lanes of ksum, used from 4 * K_AGG_LANES cells */
+typedef struct KAggLeaf {
+    /* Kahan sum of the summands (mode KM_*, m the mean of KM_DEV2) of
+     * x[0..n): in K_AGG_LANES lanes merged by a fixed tree from
+     * 4 * K_AGG_LANES cells on, else in one chain */
+    KKahan (*ksum)(const double *x, int64_t n, int mode, double m);
+    /* OP_AMIN / OP_AMAX (NaN propagating, +-Inf for n = 0) or OP_PROD of
+     * x[0..n) */
+    double (*minmaxprod)(OpCode op, const double *x, int64_t n);
+    /* One column task of a dense N-column block x: rows [r0, r1),
+     * columns [j0, j0+w), L rows per lane group (L > 1 only when w ==
+     * N), mode cm (CM_*, m: column means for CM_DEV2); writes each
+     * column's partial to ps/pc, or its final value to ps when pc is
+     * NULL. s, c, mr: scratch of L*w doubles each. */
+    void (*col_task)(const double *x, int64_t N, int64_t r0, int64_t r1, int64_t j0, int64_t w, int64_t L,
+                     int cm, const double *m, double *ps, double *pc, double *s, double *c, double *mr);
+    /* Kahan sums (KM_X or KM_SQ) of the rows [r0, r1) of a dense block
+     * with N < 4 * K_AGG_LANES columns into res[r0..r1), each row one
+     * chain in column order (the same numbers as ksum) */
+    void (*rows_sum)(const double *x, int64_t N, int64_t r0, int64_t r1, int mode, double *res);
+    /* rowMins/rowMaxs/rowIndexMin/rowIndexMax (k_agg's semantics) of the
+     * rows [r0, r1) of a dense block with N columns into res[r0..r1) */
+    void (*rows_minmax)(OpCode op, const double *x, int64_t N, int64_t r0, int64_t r1, double *res);
+    /* One row of a cumulative aggregate (OP_CUMSUM, OP_CUMPROD, OP_CUMMIN,
+     * OP_CUMMAX) over w columns: s (and for sums the corrections c) carry
+     * the running values and are updated; o[k] gets the row's result */
+    void (*cum_row)(OpCode op, const double *x, double *o, double *s, double *c, int64_t w);
+} KAggLeaf;
+extern const KAggLeaf k_agg_leaf_generic, k_agg_leaf_avx2, k_agg_leaf_avx512;
+
 /* ---- the tables of one level ---- */
 typedef struct KLeaves {
     const KEwLeaf *ew;
+    const KAggLeaf *agg;
     const KReorgLeaf *reorg;
 } KLeaves;
 /* The tables of level isa (off x86-64 every level has the generic
