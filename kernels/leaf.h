@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "../base/ops.h"
+#include "../matrix/mb.h"
 
 /* SIMD levels, lowest first. */
 typedef enum { K_ISA_GENERIC, K_ISA_AVX2, K_ISA_AVX512, K_ISA__COUNT } KIsa;
@@ -114,10 +115,46 @@ typedef struct KAggLeaf {
 } KAggLeaf;
 extern const KAggLeaf k_agg_leaf_generic, k_agg_leaf_avx2, k_agg_leaf_avx512;
 
+/* ---- mm_leaf.c: row loops of matrix products ---- */
+/* Rows [r0, r1) of C (n columns) = A (k columns) %*% B, row-major, each
+ * row summed over l in order; returns the non-zeros written. */
+typedef int64_t (*KMmRows)(const double *A, const double *B, double *C, int64_t k, int64_t n, int64_t r0,
+                           int64_t r1);
+typedef struct KMmLeaf {
+    /* B of n <= 16 columns, given padded: k rows of (n + 3) / 4 * 4
+     * doubles (zeros past column n), 32-byte aligned */
+    KMmRows skinny_rows;
+    /* B (k x n) as it is, for small k (register tiles of 4 x 32); NULL
+     * below AVX-512 (the caller uses BLAS) */
+    KMmRows lowk_rows;
+} KMmLeaf;
+extern const KMmLeaf k_mm_leaf_generic, k_mm_leaf_avx2, k_mm_leaf_avx512;
+
+/* ---- mmchain_leaf.c: row blocks of t(X) %*% (w * (X %*% v)) ---- */
+typedef struct KChain {
+    const MB *x;
+    const double *v;      /* dense x: v transposed (c x n); sparse x: v (n x c) */
+    const double *w;      /* m x wc, or NULL */
+    int64_t c, wc;
+    int64_t nb;           /* number of row blocks */
+    int64_t bw;           /* dense x: rows per block; sparse: non-zeros per block */
+} KChain;
+typedef struct KMmchainLeaf {
+    /* dense x: acc (c x n, zeroed by the caller) += q_il * x_i over the
+     * rows i in [r0, r1) and l < c, q_il = w_il * (x_i . v_l) */
+    void (*dense)(const KChain *ch, int64_t r0, int64_t r1, double *acc);
+    /* sparse x: acc (n x c, zeroed by the caller) += x_i' q_i over the
+     * rows i in [r0, r1), q_i = w_i * (x_i v); q: scratch of c doubles */
+    void (*sparse)(const KChain *ch, int64_t r0, int64_t r1, double *acc, double *q);
+} KMmchainLeaf;
+extern const KMmchainLeaf k_mmchain_leaf_generic, k_mmchain_leaf_avx2, k_mmchain_leaf_avx512;
+
 /* ---- the tables of one level ---- */
 typedef struct KLeaves {
     const KEwLeaf *ew;
     const KAggLeaf *agg;
+    const KMmLeaf *mm;
+    const KMmchainLeaf *mmchain;
     const KReorgLeaf *reorg;
 } KLeaves;
 /* The tables of level isa (off x86-64 every level has the generic
