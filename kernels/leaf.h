@@ -149,6 +149,24 @@ typedef struct KMmchainLeaf {
 } KMmchainLeaf;
 extern const KMmchainLeaf k_mmchain_leaf_generic, k_mmchain_leaf_avx2, k_mmchain_leaf_avx512;
 
+/* ---- spoof_leaf.c: loops of the fused-operator skeletons ---- */
+typedef struct KSpoofLeaf {
+    /* spacc_add (spoof.h) over the lanes s, c (SPOOF_KL each) */
+    void (*acc_add)(double *s, double *c, int agg, const double *v, int64_t n);
+} KSpoofLeaf;
+extern const KSpoofLeaf k_spoof_leaf_generic, k_spoof_leaf_avx2, k_spoof_leaf_avx512;
+
+/* ---- probe_leaf.c: loops codegen/cost.c times (machine constants) ---- */
+typedef struct KProbeLeaf {
+    /* rows [r0, r1) of o (m x c) = x (m x n) %*% t(bt), bt c x n, c a
+     * multiple of 4 (the generated code's row-wise vector-matrix loop) */
+    void (*vecmat_t)(const double *x, const double *bt, double *o, int64_t n, int64_t c, int64_t r0,
+                     int64_t r1);
+    /* the sum of a[0..n) in vector lanes */
+    double (*sum)(const double *a, int64_t n);
+} KProbeLeaf;
+extern const KProbeLeaf k_probe_leaf_generic, k_probe_leaf_avx2, k_probe_leaf_avx512;
+
 /* ---- the tables of one level ---- */
 typedef struct KLeaves {
     const KEwLeaf *ew;
@@ -156,6 +174,8 @@ typedef struct KLeaves {
     const KMmLeaf *mm;
     const KMmchainLeaf *mmchain;
     const KReorgLeaf *reorg;
+    const KSpoofLeaf *spoof;
+    const KProbeLeaf *probe;
 } KLeaves;
 /* The tables of level isa (off x86-64 every level has the generic
  * copies), e.g. k_leaves(k_isa())->ew. */
