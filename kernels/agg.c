@@ -10,10 +10,10 @@
  * All block boundaries depend only on the shape, so results are the same
  * for any thread count. Hot loops use Kahan steps without the finiteness
  * check and redo a sum with the checked steps when it comes out infinite
- * or NaN (same result, see vkadd_fast). Variances take two passes (mean,
- * then squared deviations from it). The loops over arrays are the leaf
- * kernels of agg_leaf.c (one copy per SIMD level, see leaf.h); blocking,
- * threads and merging stay here.
+ * or NaN (same result, see vkadd_fast in agg_leaf.c). Variances take two
+ * passes (mean, then squared deviations from it). The loops over arrays
+ * are the leaf kernels of agg_leaf.c (one copy per SIMD level, see
+ * leaf.h); blocking, threads and merging stay here.
  */
 #include "agg.h"
 #include "agg_int.h"
