@@ -1,6 +1,20 @@
 # braid build. `make` builds build/braid; `make test` builds and runs every
 # test; `make san` runs the tests under ASan+UBSan; `make bench-kernels`
 # runs the kernel benchmark. Dependencies are installed by tools/deps.sh.
+#
+# ISA: everything is portable C11 for the target's baseline (x86-64:
+# SSE2; aarch64: armv8-a) plus CFLAGS_ISA, so one binary runs on any CPU
+# of the target. Only the leaf kernel files (kernels/*_leaf.c: loops, no
+# threads or allocation) are compiled once more per SIMD level of x86-64
+# (avx2 = x86-64-v3, avx512 = x86-64-v4), each copy defining its own table
+# of functions; kernels/isa.c picks the tables by cpuid at run time
+# (BRAID_ISA=generic|avx2|avx512 caps the choice). Examples:
+#   make BUILD=build-v2 CFLAGS_ISA=-march=x86-64-v2 test   # x86-64-v2 and up
+#   make CFLAGS_ISA=-march=native                          # this CPU only
+# Generated operators are compiled at run time with -march=native
+# (codegen/jit.c): they run where they are compiled. The benchmarks
+# (bench/) are built with -march=native too: their reference loops
+# measure this machine.
 
 CC      ?= gcc
 BUILD   ?= build
@@ -13,14 +27,25 @@ OBJ     := $(SRC:%.c=$(BUILD)/obj/%.o)
 TESTSRC := $(wildcard tests/test_*.c)
 TESTS   := $(TESTSRC:tests/%.c=$(BUILD)/tests/%)
 OPT     ?= -O2
-CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) -march=native -fopenmp \
+CFLAGS_ISA ?=
+# Debian multiarch triplet of the target (x86_64-linux-gnu, aarch64-linux-gnu)
+TRIPLET := $(shell $(CC) -print-multiarch 2>/dev/null)
+ifeq ($(TRIPLET),)
+TRIPLET := $(shell $(CC) -dumpmachine)
+endif
+LEAVES  := $(wildcard kernels/*_leaf.c)
+ifneq ($(filter x86_64-%,$(TRIPLET)),)
+LEAF_ISAS := avx2 avx512
+endif
+OBJ     += $(foreach i,$(LEAF_ISAS),$(LEAVES:%.c=$(BUILD)/obj/%.$(i).o))
+CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) $(CFLAGS_ISA) -fopenmp \
            -Wall -Wextra -Werror -Wno-unused-parameter -I. -MMD -MP \
            -DBRAID_SOURCE_DIR=\"$(CURDIR)\"
 # OpenBLAS: Debian's pthread build, linked by path (with DT_RPATH, so the
 # BLAS/LAPACK that liblapacke loads resolve to the same library) whatever
 # the system's alternatives point to: measured faster than the OpenMP build
 # for the small BLAS calls of iterative algorithms.
-BLASDIR ?= /usr/lib/x86_64-linux-gnu/openblas-pthread
+BLASDIR ?= /usr/lib/$(TRIPLET)/openblas-pthread
 LDLIBS  += -L$(BLASDIR) -lopenblas -llapacke -lcjson -lm -ldl -lpthread
 LDFLAGS += -fopenmp -Wl,--disable-new-dtags -Wl,-rpath,$(BLASDIR)
 ifeq ($(SAN),1)
@@ -46,6 +71,18 @@ $(BUILD)/.deps: tools/deps.sh
 $(BUILD)/obj/%.o: %.c | $(BUILD)/.deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# the SIMD copies of the leaf kernel files (see the ISA note above; their
+# -march comes last and wins over one in CFLAGS_ISA)
+$(BUILD)/obj/%.avx2.o: %.c | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -march=x86-64-v3 -DK_ISA=avx2 -c $< -o $@
+
+$(BUILD)/obj/%.avx512.o: %.c | $(BUILD)/.deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -march=x86-64-v4 -DK_ISA=avx512 -c $< -o $@
+
+$(BUILD)/obj/bench/%.o: CFLAGS += -march=native
 
 $(BUILD)/libbraid.a: $(OBJ)
 	@rm -f $@
@@ -97,6 +134,6 @@ $(BUILD)/examples/%: $(BUILD)/obj/examples/%.o $(BUILD)/libbraid.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san $(BUILD)
 
 -include $(OBJ:.o=.d) $(TESTS:$(BUILD)/tests/%=$(BUILD)/obj/tests/%.d)

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../kernels/leaf.h"
 #include "../kernels/mm.h"
 
 /* ---- machine constants ---- */
@@ -60,7 +61,8 @@ static double measure_gemm(void)
 
 /* The rate of the generated code's row-wise vector-matrix product
  * against a side matrix given transposed (cg_vecmat_t's loop: four dot
- * products per pass over the row), rows split over br_threads()
+ * products per pass over the row; kernels/probe_leaf.c, at the SIMD
+ * level the generated code gets), rows split over br_threads()
  * threads: 512 rows of 128 against 128 columns, best of 11 (the first
  * passes run at a fraction of the rate: page faults, thread start). */
 static double measure_vecmat(void)
@@ -71,24 +73,12 @@ static double measure_vecmat(void)
     double *bt = x + m * n, *o = bt + c * n;
     for (int64_t i = 0; i < m * n + c * n; i++) x[i] = (double)(i % 11) * 0.125;
     int nt = br_threads();
+    const KProbeLeaf *leaf = k_leaves(k_isa())->probe;
     double best = 1e30;
     for (int rep = 0; rep < 12; rep++) {
         double t0 = now_s();
 #pragma omp parallel for num_threads(nt) schedule(static)
-        for (int64_t i = 0; i < m; i++) {
-            const double *restrict a = x + i * n;
-            for (int64_t l = 0; l + 4 <= c; l += 4) {
-                const double *restrict b0 = bt + l * n, *restrict b1 = b0 + n, *restrict b2 = b1 + n,
-                                       *restrict b3 = b2 + n;
-                double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#pragma omp simd reduction(+:s0, s1, s2, s3)
-                for (int64_t j = 0; j < n; j++) {
-                    const double v = a[j];
-                    s0 += v * b0[j]; s1 += v * b1[j]; s2 += v * b2[j]; s3 += v * b3[j];
-                }
-                o[i * c + l] = s0; o[i * c + l + 1] = s1; o[i * c + l + 2] = s2; o[i * c + l + 3] = s3;
-            }
-        }
+        for (int t = 0; t < nt; t++) leaf->vecmat_t(x, bt, o, n, c, t * m / nt, (t + 1) * m / nt);
         double t1 = now_s();
         if (rep) best = fmin(best, t1 - t0);
     }
@@ -98,14 +88,16 @@ static double measure_vecmat(void)
     return best < 1e30 && best > 0 ? 2.0 * (double)m * (double)n * (double)c / best : 0;
 }
 
-/* One streaming read (vectorized, as the generated loops are) and one
+/* One streaming read (vectorized, as the generated loops are:
+ * kernels/probe_leaf.c) and one
  * streaming fill of a[0..n) with nt threads: the best times so far are
  * lowered; returns the sum read (kept, so the loop is not removed). */
 static double stream_pass(double *a, size_t n, int nt, double fill, double *best_r, double *best_w)
 {
+    const KProbeLeaf *leaf = k_leaves(k_isa())->probe;
     double t0 = now_s(), s = 0;
-#pragma omp parallel for simd num_threads(nt) schedule(static) reduction(+:s)
-    for (size_t i = 0; i < n; i++) s += a[i];
+#pragma omp parallel for num_threads(nt) schedule(static) reduction(+:s)
+    for (int t = 0; t < nt; t++) s += leaf->sum(a + n * t / nt, (int64_t)(n * (t + 1) / nt - n * t / nt));
     double t1 = now_s();
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (size_t i = 0; i < n; i++) a[i] = fill;

@@ -7,6 +7,7 @@
  * timesteps with single-threaded OpenBLAS dgemm calls of fixed shapes,
  * and the weight gradients of the blocks are added in block order. */
 #include "dnn2.h"
+#include "leaf.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -309,9 +310,6 @@ typedef struct {
     bool retseq;
 } Lstm;
 
-/* the semantics of OP_SIGMOID (base/ops.h; vectorizes) */
-static inline double sigm(double x) { return ops_unary(OP_SIGMOID, x); }
-
 /* Shapes of lstm / lstm_backward; sets L. Initial states must have at
  * least (backward: exactly) N rows and M columns, or be empty. */
 static int lstm_shapes(Lstm *L, const MB *X, const MB *W, const MB *b, const MB *out0, const MB *c0, bool bwd,
@@ -376,8 +374,7 @@ static void lstm_block_fwd(const Lstm *L, int64_t r0, int64_t nb, double *in, do
                     (int)M4, 1.0, g, (int)M4);
         for (int64_t i = 0; i < nb; i++) {
             double *gi = g + i * M4, cprev[1];
-#pragma omp simd
-            for (int64_t j = 0; j < 3 * M; j++) gi[j] = sigm(gi[j]);
+            k_leaves(k_isa())->ew->unary(OP_SIGMOID, gi, gi, 3 * M);   /* in place */
             for (int64_t j = 3 * M; j < M4; j++) gi[j] = tanh(gi[j]);
             for (int64_t j = 0; j < M; j++) {
                 if (t == 0) {

@@ -2,12 +2,10 @@
  * ifelse).
  *
  * Layers, bottom up:
- *  - flat kernels over contiguous arrays (un_v, bin_vv, bin_vs, bin_sv): the
- *    operator is switched on OUTSIDE the loops and every case is an
- *    `omp simd` loop over the operator's reference expression (ops.def's
- *    ref column, generated: one loop per UNARY / BINARY row), so the
- *    compiler vectorizes the cheap operators while the semantics stay
- *    exactly those of ops_unary / ops_binary;
+ *  - flat kernels over contiguous arrays (ew_leaf.c, one copy per SIMD
+ *    level, see leaf.h): one `omp simd` loop per UNARY / BINARY row of
+ *    ops.def over the row's reference expression (generated), exactly
+ *    the semantics of ops_unary / ops_binary;
  *  - the dense driver: tasks over (row, column chunk), each operand viewed as
  *    a pointer to the chunk's values (dense rows, broadcast row vectors,
  *    sparse rows expanded into a stack buffer) or as a scalar (column
@@ -20,6 +18,7 @@
  *    array, then zeros are dropped.
  */
 #include "ew.h"
+#include "leaf.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,100 +27,19 @@
 #define CW 2048          /* cells of one (row, column chunk) dense task */
 #define FLAT_CHUNK 8192  /* cells of one task in flat dense loops */
 
-/* ------------------------------------------------------------------ */
-/* flat kernels                                                        */
-/* ------------------------------------------------------------------ */
-
-#define LOOP(expr) do { \
-    _Pragma("omp simd") \
-    for (int64_t k = 0; k < n; k++) o[k] = (expr); \
-} while (0)
-
-/* o[k] = ref, ops.def's reference expression, at cell k: over x = ex
- * (unary), or a = ea and b = eb (binary). */
-#define LOOP_X(ex, ref) do { \
-    _Pragma("omp simd") \
-    for (int64_t k = 0; k < n; k++) { const double x = (ex); o[k] = (ref); } \
-} while (0)
-#define LOOP_AB(ea, eb, ref) do { \
-    _Pragma("omp simd") \
-    for (int64_t k = 0; k < n; k++) { const double a = (ea), b = (eb); o[k] = (ref); } \
-} while (0)
-
-/* o[k] = f(in[k]) for k < n: one loop per UNARY row of ops.def. */
-static void un_v(OpCode op, const double *restrict in, double *restrict o,
-                 int64_t n)
-{
-    switch (op) {
-#define UNARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_X(in[k], ref); break;
-#include "../base/ops.def"
-    default:
-        for (int64_t k = 0; k < n; k++) o[k] = ops_unary(op, in[k]);
-    }
-}
-
-/* o[k] = xa[k] op xb[k]: one loop per BINARY row of ops.def. */
-static void bin_vv(OpCode op, const double *restrict xa,
-                   const double *restrict xb, double *restrict o, int64_t n)
-{
-    switch (op) {
-#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_AB(xa[k], xb[k], ref); break;
-#include "../base/ops.def"
-    default:
-        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, xa[k], xb[k]);
-    }
-}
-
-/* o[k] = xa[k] op s. */
-static void bin_vs(OpCode op, const double *restrict xa, double s,
-                   double *restrict o, int64_t n)
-{
-    if (op == OP_POW && s == 2) { LOOP(xa[k] * xa[k]); return; }
-    switch (op) {
-#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_AB(xa[k], s, ref); break;
-#include "../base/ops.def"
-    default:
-        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, xa[k], s);
-    }
-}
-
-/* o[k] = s op xb[k]. */
-static void bin_sv(OpCode op, double s, const double *restrict xb,
-                   double *restrict o, int64_t n)
-{
-    switch (op) {
-#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_AB(s, xb[k], ref); break;
-#include "../base/ops.def"
-    default:
-        for (int64_t k = 0; k < n; k++) o[k] = ops_binary(op, s, xb[k]);
-    }
-}
-
-static void fill(double *restrict o, double v, int64_t n) { LOOP(v); }
-
-#undef LOOP
-#undef LOOP_X
-#undef LOOP_AB
-
-/* Number of non-zeros among x[0..n). */
-static int64_t nz_count(const double *restrict x, int64_t n)
-{
-    int64_t c = 0;
-#pragma omp simd reduction(+:c)
-    for (int64_t k = 0; k < n; k++) c += x[k] != 0;
-    return c;
-}
+/* The flat kernels of the SIMD level in use (ew_leaf.c). */
+static const KEwLeaf *leaf(void) { return k_leaves(k_isa())->ew; }
 
 /* One flat kernel with its parameters (used by the structure map). */
 typedef enum { FF_UN, FF_VS, FF_SV } FlatKind;
 typedef struct FlatFn { FlatKind kind; OpCode op; double s; } FlatFn;
 
-static void flat_apply(const FlatFn *f, const double *x, double *o, int64_t n)
+static void flat_apply(const KEwLeaf *L, const FlatFn *f, const double *x, double *o, int64_t n)
 {
     switch (f->kind) {
-    case FF_UN: un_v(f->op, x, o, n); break;
-    case FF_VS: bin_vs(f->op, x, f->s, o, n); break;
-    case FF_SV: bin_sv(f->op, f->s, x, o, n); break;
+    case FF_UN: L->unary(f->op, x, o, n); break;
+    case FF_VS: L->bin_vs(f->op, x, f->s, o, n); break;
+    case FF_SV: L->bin_sv(f->op, f->s, x, o, n); break;
     }
 }
 
@@ -152,12 +70,13 @@ static MB *sp_map(const MB *a, const FlatFn *f, BrErr *e)
     memcpy(out->rp, a->rp, (size_t)(a->rows + 1) * sizeof(int64_t));
     if (nnz) memcpy(out->ci, a->ci, (size_t)nnz * sizeof(int32_t));
     int64_t nch = (nnz + FLAT_CHUNK - 1) / FLAT_CHUNK, kept = 0;
+    const KEwLeaf *L = leaf();
 #pragma omp parallel for num_threads(br_threads()) if (nnz >= BR_PAR_MIN) \
     reduction(+:kept) schedule(static)
     for (int64_t t = 0; t < nch; t++) {
         int64_t k0 = t * FLAT_CHUNK, w = BR_MIN(FLAT_CHUNK, nnz - k0);
-        flat_apply(f, a->v + k0, out->v + k0, w);
-        kept += nz_count(out->v + k0, w);
+        flat_apply(L, f, a->v + k0, out->v + k0, w);
+        kept += L->nz_count(out->v + k0, w);
     }
     out->nnz = nnz;
     out->build_row = out->rows;
@@ -347,7 +266,7 @@ static const double *dview_ptr(const Opnd *o, int64_t i, int64_t j0, int64_t w,
     double s;
     const double *p = dview(o, i, j0, w, buf, &s);
     if (p) return p;
-    fill(cbuf, s, w);
+    leaf()->fill(cbuf, s, w);
     return cbuf;
 }
 
@@ -367,6 +286,7 @@ static MB *dense_drive(OpCode op, const Opnd *a, const Opnd *b, int64_t M,
     int64_t cw = flat ? FLAT_CHUNK : CW;
     int64_t nck = (C + cw - 1) / cw, ntask = R * nck, nnz = 0;
     double *od = out->d;
+    const KEwLeaf *L = leaf();
 #pragma omp parallel for num_threads(br_threads()) if (M * N >= BR_PAR_MIN) \
     reduction(+:nnz) schedule(static)
     for (int64_t t = 0; t < ntask; t++) {
@@ -376,11 +296,11 @@ static MB *dense_drive(OpCode op, const Opnd *a, const Opnd *b, int64_t M,
         const double *pa = dview(a, i, j0, w, bufa, &sa);
         const double *pb = dview(b, i, j0, w, bufb, &sb);
         double *o = od + i * C + j0;
-        if (pa && pb) bin_vv(op, pa, pb, o, w);
-        else if (pa) bin_vs(op, pa, sb, o, w);
-        else if (pb) bin_sv(op, sa, pb, o, w);
-        else fill(o, ops_binary(op, sa, sb), w);
-        nnz += nz_count(o, w);
+        if (pa && pb) L->bin_vv(op, pa, pb, o, w);
+        else if (pa) L->bin_vs(op, pa, sb, o, w);
+        else if (pb) L->bin_sv(op, sa, pb, o, w);
+        else L->fill(o, ops_binary(op, sa, sb), w);
+        nnz += L->nz_count(o, w);
     }
     out->nnz = nnz;
     if (mb_examine(out, e)) { mb_release(out); return NULL; }
@@ -550,6 +470,7 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e)
         return NULL;
     }
     int64_t M = a->rows, N = a->cols;
+    const KEwLeaf *L = leaf();
     if (!a->sparse) {
         MB *out = mb_dense_uninit(M, N, e);
         if (!out) return NULL;
@@ -558,8 +479,8 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e)
     reduction(+:nnz) schedule(static)
         for (int64_t t = 0; t < nch; t++) {
             int64_t k0 = t * FLAT_CHUNK, w = BR_MIN(FLAT_CHUNK, n - k0);
-            un_v(op, a->d + k0, out->d + k0, w);
-            nnz += nz_count(out->d + k0, w);
+            L->unary(op, a->d + k0, out->d + k0, w);
+            nnz += L->nz_count(out->d + k0, w);
         }
         out->nnz = nnz;
         if (mb_examine(out, e)) { mb_release(out); return NULL; }
@@ -578,10 +499,10 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e)
     reduction(+:nnz) schedule(static)
     for (int64_t i = 0; i < M; i++) {
         double *o = out->d + i * N;
-        fill(o, f0, N);
-        for (int64_t k = a->rp[i]; k < a->rp[i + 1]; k++)
-            o[a->ci[k]] = ops_unary(op, a->v[k]);
-        nnz += nz_count(o, N);
+        int64_t k = a->rp[i];
+        L->fill(o, f0, N);
+        L->unary_scatter(op, a->v + k, a->ci + k, o, a->rp[i + 1] - k);
+        nnz += L->nz_count(o, N);
     }
     out->nnz = nnz;
     if (mb_examine(out, e)) { mb_release(out); return NULL; }
@@ -775,18 +696,18 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
     int64_t R = flat ? 1 : M, C = flat ? M * N : N;
     int64_t nck = (C + CW - 1) / CW, ntask = R * nck, nnz = 0;
     double *od = out->d;
+    const KEwLeaf *L = leaf();
 #pragma omp parallel for num_threads(br_threads()) if (M * N >= BR_PAR_MIN) \
     reduction(+:nnz) schedule(static)
     for (int64_t t = 0; t < ntask; t++) {
         double buf[3][CW], cbuf[3][CW];
         int64_t i = t / nck, j0 = (t % nck) * CW, w = BR_MIN(CW, C - j0);
-        const double *restrict pc = dview_ptr(&o[0], i, j0, w, buf[0], cbuf[0]);
-        const double *restrict pa = dview_ptr(&o[1], i, j0, w, buf[1], cbuf[1]);
-        const double *restrict pb = dview_ptr(&o[2], i, j0, w, buf[2], cbuf[2]);
-        double *restrict po = od + i * C + j0;
-#pragma omp simd
-        for (int64_t k = 0; k < w; k++) po[k] = ops_ternary(OP_IFELSE, pc[k], pa[k], pb[k]);
-        nnz += nz_count(po, w);
+        const double *pc = dview_ptr(&o[0], i, j0, w, buf[0], cbuf[0]);
+        const double *pa = dview_ptr(&o[1], i, j0, w, buf[1], cbuf[1]);
+        const double *pb = dview_ptr(&o[2], i, j0, w, buf[2], cbuf[2]);
+        double *po = od + i * C + j0;
+        L->select(pc, pa, pb, po, w);
+        nnz += L->nz_count(po, w);
     }
     out->nnz = nnz;
     if (mb_examine(out, e)) { mb_release(out); out = NULL; }

@@ -2,6 +2,7 @@
  * place) and n-ary cbind/rbind. Indexes are 0-based, ranges half-open;
  * error messages quote them 1-based inclusive as DML does. */
 #include "reorg.h"
+#include "leaf.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,25 +40,19 @@ static int check_range(const char *what, const MB *a, int64_t rl, int64_t ru,
 
 /* Copies n doubles from s to d in parallel chunks (a single thread's
  * memcpy reaches about half the memory bandwidth) and, when count, returns
- * the non-zeros, each chunk counted while it is in cache (counted in
- * doubles, exact below 2^53, so the loop vectorizes). */
+ * the non-zeros, each chunk counted while it is in cache. */
 static int64_t copy_count(double *d, const double *s, int64_t n, bool count)
 {
-    int64_t nch = (n + CC_CHUNK - 1) / CC_CHUNK;
-    double nz = 0;
+    int64_t nch = (n + CC_CHUNK - 1) / CC_CHUNK, nz = 0;
+    const KEwLeaf *L = k_leaves(k_isa())->ew;
     #pragma omp parallel for schedule(static) reduction(+:nz) \
         num_threads(br_threads()) if (n >= 4 * BR_PAR_MIN)
     for (int64_t t = 0; t < nch; t++) {
         int64_t k0 = t * CC_CHUNK, w = BR_MIN(CC_CHUNK, n - k0);
         memcpy(d + k0, s + k0, (size_t)w * sizeof(double));
-        if (!count) continue;
-        const double *sc = s + k0;
-        double z = 0;
-        #pragma omp simd reduction(+:z)
-        for (int64_t k = 0; k < w; k++) z += sc[k] != 0 ? 1.0 : 0.0;
-        nz += z;
+        if (count) nz += L->nz_count(s + k0, w);
     }
-    return (int64_t)nz;
+    return nz;
 }
 
 MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,

@@ -10,6 +10,7 @@
  */
 #include "mm.h"
 #include "mm_int.h"
+#include "leaf.h"
 
 #include <assert.h>
 #include <cblas.h>
@@ -18,9 +19,6 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 void openblas_set_num_threads(int);
 int openblas_get_num_threads(void);
@@ -111,15 +109,13 @@ MB *mm_finish(MB *r, BrErr *e)
 {
     if (!r) return NULL;
     if (!r->sparse) {
-        int64_t cells = r->rows * r->cols;
+        int64_t cells = r->rows * r->cols, nz = 0;
         const double *d = r->d;
-        double nz = 0;   /* counted in doubles (exact below 2^53): vectorizes */
+        const KEwLeaf *L = k_leaves(k_isa())->ew;
         int T = cells >= 16 * BR_PAR_MIN ? br_threads() : 1;
-        /* if(parallel: ...): a plain if() also applies to the simd part
-         * and made the loop scalar whenever it ran on one thread */
-        #pragma omp parallel for simd num_threads(T) reduction(+ : nz) if (parallel : T > 1)
-        for (int64_t i = 0; i < cells; i++) nz += d[i] != 0 ? 1.0 : 0.0;
-        r->nnz = (int64_t)nz;
+        #pragma omp parallel for num_threads(T) reduction(+ : nz) if (T > 1)
+        for (int t = 0; t < T; t++) nz += L->nz_count(d + cells * t / T, cells * (t + 1) / T - cells * t / T);
+        r->nnz = nz;
     }
     if (mb_examine(r, e)) { mb_release(r); return NULL; }
     return r;
@@ -246,7 +242,8 @@ static int64_t gemv_rows(const double *A, const double *x, double *y, int64_t m,
 {
     int T = nthreads_for((double)m * (double)k);
     if (T > m) T = (int)m;
-    double nz = 0;   /* counted in doubles (exact below 2^53): vectorizes */
+    int64_t nz = 0;
+    const KEwLeaf *L = k_leaves(k_isa())->ew;
     blas_serial();
     #pragma omp parallel for num_threads(T) schedule(static, 1) reduction(+ : nz) if (T > 1)
     for (int t = 0; t < T; t++) {
@@ -256,12 +253,9 @@ static int64_t gemv_rows(const double *A, const double *x, double *y, int64_t m,
             cblas_dgemv(CblasRowMajor, CblasNoTrans, rr, (int)k, 1.0, A + c0 * k, (int)k,
                         x, 1, 0.0, y + c0, 1);
         }
-        double z = 0;
-        #pragma omp simd reduction(+ : z)
-        for (int64_t i = r0; i < r1; i++) z += y[i] != 0 ? 1.0 : 0.0;
-        nz += z;
+        nz += L->nz_count(y + r0, r1 - r0);
     }
-    return (int64_t)nz;
+    return nz;
 }
 
 /* y (k) = t(A) %*% x for A (m x k, row-major), x (m). Returns 0, or -1
@@ -307,147 +301,56 @@ static int gemv_trows(const double *A, const double *x, double *y, int64_t m, in
 #define SK_KMAX 128
 #define SK_ROWS 1024      /* rows per parallel task */
 
-typedef double v4d __attribute__((vector_size(32)));
-
-/* Rows [r0, r1) of C = A %*% B for a skinny B padded to NV*4 columns in bp
- * (k x 4*NV, zero padding); each row is summed over l in order, four rows
- * at a time (independent chains). Returns the non-zeros written. NV is a
- * literal at every call (inlined). */
-static inline __attribute__((always_inline)) int64_t
-skinny_rows(const double *A, const v4d *bp, double *C, int64_t k, int64_t n,
-            int64_t r0, int64_t r1, int NV)
-{
-    int64_t nz = 0;
-    for (int64_t i = r0; i < r1; i += 4) {
-        int R = (int)BR_MIN(4, r1 - i);
-        const double *a = A + i * k;
-        v4d acc[4][4];
-        memset(acc, 0, sizeof acc);
-        if (R == 4) {
-            for (int64_t l = 0; l < k; l++) {
-#pragma GCC unroll 4
-                for (int q = 0; q < NV; q++) {
-                    v4d b = bp[l * NV + q];
-#pragma GCC unroll 4
-                    for (int r = 0; r < 4; r++) acc[r][q] += a[r * k + l] * b;
-                }
-            }
-        } else {
-            for (int r = 0; r < R; r++)
-                for (int64_t l = 0; l < k; l++)
-                    for (int q = 0; q < NV; q++) acc[r][q] += a[r * k + l] * bp[l * NV + q];
-        }
-        for (int r = 0; r < R; r++) {
-            double out[16];
-            memcpy(out, acc[r], sizeof out);
-            double *c = C + (i + r) * n;
-            for (int64_t j = 0; j < n; j++) { c[j] = out[j]; nz += out[j] != 0; }
-        }
-    }
-    return nz;
-}
-
 /* C (m x n) = A (m x k) %*% B (k x n) for n <= SK_NMAX, k <= SK_KMAX,
  * parallel over fixed row ranges; returns the non-zeros of C, or -1 when
  * out of memory. */
 static int64_t gemm_skinny(const double *A, const double *B, double *C,
                            int64_t m, int64_t k, int64_t n)
 {
-    int NV = (int)((n + 3) / 4);
-    v4d *bp = br_alloc_aligned((size_t)(k * NV + 1) * sizeof(v4d));
+    int64_t w = (n + 3) / 4 * 4;   /* padded row of B */
+    size_t bytes = (size_t)(k * w + 4) * sizeof(double);
+    double *bp = br_alloc_aligned(bytes);
     if (!bp) return -1;
-    memset(bp, 0, (size_t)(k * NV + 1) * sizeof(v4d));
+    memset(bp, 0, bytes);
     for (int64_t l = 0; l < k; l++)
-        for (int64_t j = 0; j < n; j++) bp[l * NV + j / 4][j % 4] = B[l * n + j];
+        for (int64_t j = 0; j < n; j++) bp[l * w + j] = B[l * n + j];
     int64_t nt = (m + SK_ROWS - 1) / SK_ROWS, nz = 0;
-    int T = nthreads_for((double)m * (double)k * (double)NV);
+    int T = nthreads_for((double)m * (double)k * (double)(w / 4));
     if (T > nt) T = (int)nt;
+    const KMmLeaf *L = k_leaves(k_isa())->mm;
     #pragma omp parallel for num_threads(T) schedule(static) reduction(+ : nz) if (T > 1)
     for (int64_t t = 0; t < nt; t++) {
         int64_t r0 = t * SK_ROWS, r1 = BR_MIN(m, r0 + SK_ROWS);
-        switch (NV) {
-        case 1: nz += skinny_rows(A, bp, C, k, n, r0, r1, 1); break;
-        case 2: nz += skinny_rows(A, bp, C, k, n, r0, r1, 2); break;
-        case 3: nz += skinny_rows(A, bp, C, k, n, r0, r1, 3); break;
-        default: nz += skinny_rows(A, bp, C, k, n, r0, r1, 4); break;
-        }
+        nz += L->skinny_rows(A, bp, C, k, n, r0, r1);
     }
     br_free_aligned(bp);
     return nz;
 }
 
-#if defined(__AVX512F__)
 /* Low-rank products (inner dimension k <= LK_KMAX, U %*% t(V) of a
- * factorization): OpenBLAS's dgemm with beta = 0 first zeroes C, then
- * accumulates into it (a read and a write), and mm_finish() counts the
- * non-zeros in a fourth pass; for small k those passes over C cost more
- * than the k multiply-adds per cell. lowk_rows writes each cell once, from
- * R x 32 register tiles summed over l in order (so the result does not
- * depend on the thread count), and counts the non-zeros on the way. */
+ * factorization), with AVX-512 (mm_leaf.c): OpenBLAS's dgemm with beta = 0
+ * first zeroes C, then accumulates into it (a read and a write), and
+ * mm_finish() counts the non-zeros in a fourth pass; for small k those
+ * passes over C cost more than the k multiply-adds per cell. The leaf
+ * writes each cell once, from R x 32 register tiles summed over l in
+ * order (so the result does not depend on the thread count), and counts
+ * the non-zeros on the way. */
 #define LK_KMAX 32
 #define LK_ROWS 256       /* rows per parallel task */
 
-static inline __attribute__((always_inline)) int64_t
-lowk_tile(const double *a, const double *B, double *c, int64_t k, int64_t n, int64_t j, int R)
-{
-    const int64_t w = BR_MIN(32, n - j);
-    __mmask8 mk[4];
-    for (int q = 0; q < 4; q++) {
-        int64_t left = w - 8 * q;
-        mk[q] = left >= 8 ? (__mmask8)0xff : left <= 0 ? (__mmask8)0 : (__mmask8)((1u << left) - 1);
-    }
-    __m512d acc[4][4];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++)
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; q++) acc[r][q] = _mm512_setzero_pd();
-    for (int64_t l = 0; l < k; l++) {
-        const double *b = B + l * n + j;
-        __m512d bv[4];
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; q++) bv[q] = _mm512_maskz_loadu_pd(mk[q], b + 8 * q);
-#pragma GCC unroll 4
-        for (int r = 0; r < R; r++) {
-            const __m512d av = _mm512_set1_pd(a[r * k + l]);
-#pragma GCC unroll 4
-            for (int q = 0; q < 4; q++) acc[r][q] = _mm512_fmadd_pd(av, bv[q], acc[r][q]);
-        }
-    }
-    int64_t nz = 0;
-#pragma GCC unroll 4
-    for (int r = 0; r < R; r++)
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; q++) {
-            _mm512_mask_storeu_pd(c + r * n + j + 8 * q, mk[q], acc[r][q]);
-            nz += __builtin_popcount(_mm512_mask_cmp_pd_mask(mk[q], acc[r][q], _mm512_setzero_pd(), _CMP_NEQ_UQ));
-        }
-    return nz;
-}
-
-/* C (m x n) = A (m x k) %*% B (k x n) for k <= LK_KMAX; returns the
- * non-zeros of C. */
-static int64_t gemm_lowk(const double *A, const double *B, double *C, int64_t m, int64_t k, int64_t n)
+/* C (m x n) = A (m x k) %*% B (k x n) for k <= LK_KMAX through the leaf
+ * kernel lowk; returns the non-zeros of C. */
+static int64_t gemm_lowk(KMmRows lowk, const double *A, const double *B, double *C, int64_t m, int64_t k,
+                         int64_t n)
 {
     int64_t nt = (m + LK_ROWS - 1) / LK_ROWS, nz = 0;
     int T = nthreads_for((double)m * (double)n * (double)k);
     if (T > nt) T = (int)nt;
     #pragma omp parallel for num_threads(T) schedule(static) reduction(+ : nz) if (T > 1)
-    for (int64_t t = 0; t < nt; t++) {
-        int64_t r1 = BR_MIN(m, (t + 1) * LK_ROWS);
-        for (int64_t i = t * LK_ROWS; i < r1; i += 4) {
-            const double *a = A + i * k;
-            double *c = C + i * n;
-            switch (BR_MIN(4, r1 - i)) {
-            case 4: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 4); break;
-            case 3: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 3); break;
-            case 2: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 2); break;
-            default: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 1); break;
-            }
-        }
-    }
+    for (int64_t t = 0; t < nt; t++)
+        nz += lowk(A, B, C, k, n, t * LK_ROWS, BR_MIN(m, (t + 1) * LK_ROWS));
     return nz;
 }
-#endif
 
 /* C (m x n) = A (m x k) * B (k x n), all row-major (C need not be zeroed).
  * Sets *nnz to the non-zeros of C when it counted them, else to -1.
@@ -462,12 +365,11 @@ static int gemm_nn(const double *A, const double *B, double *C,
         *nnz = gemm_skinny(A, B, C, m, k, n);
         return *nnz < 0 ? -1 : 0;
     }
-#if defined(__AVX512F__)
-    if (k <= LK_KMAX && n >= 32 && (double)m * (double)n >= 65536) {
-        *nnz = gemm_lowk(A, B, C, m, k, n);
+    KMmRows lowk = k_leaves(k_isa())->mm->lowk_rows;
+    if (lowk && k <= LK_KMAX && n >= 32 && (double)m * (double)n >= 65536) {
+        *nnz = gemm_lowk(lowk, A, B, C, m, k, n);
         return 0;
     }
-#endif
     int nb = gemm_blocks((double)m * (double)k * (double)n, m);
     if (nb > 1) { gemm_in_blocks(false, A, B, C, m, k, n, nb); return 0; }
     blas_threads_for((double)m * (double)k * (double)n);

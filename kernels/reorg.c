@@ -2,7 +2,7 @@
  * upper.tri, order, removeEmpty, replace, outer and matrix() from a list
  * of values. See reorg.h for the contracts. */
 #include "reorg.h"
-#include "simd.h"
+#include "leaf.h"
 
 #include <assert.h>
 #include <math.h>
@@ -16,17 +16,16 @@
  * stores (they would only evict the cache; no read-for-ownership). */
 #define TR_NT_CELLS ((int64_t)1 << 22)
 
-/* c (n x m) = t(a (m x n)), dense, in TILE x TILE tiles; tiles in
- * parallel. With AVX2 the tiles go through 8 x 8 register transposes
- * (simd_avx2.c), otherwise cell by cell. */
+/* c (n x m) = t(a (m x n)), dense, in TILE x TILE tiles (reorg_leaf.c:
+ * 8 x 8 register transposes with AVX2); tiles in parallel. */
 static void dense_transpose(const double *a, double *c, int64_t m, int64_t n)
 {
     if (m == 1 || n == 1) {
         memcpy(c, a, (size_t)(m * n) * sizeof(double));
         return;
     }
-    bool simd = k_simd_avx2();
-    bool nt = simd && m * n >= TR_NT_CELLS && m % 4 == 0 && ((uintptr_t)c & 31) == 0;
+    const KReorgLeaf *leaf = k_leaves(k_isa())->reorg;
+    bool nt = m * n >= TR_NT_CELLS && m % 4 == 0 && ((uintptr_t)c & 31) == 0;
     int64_t nbi = (m + TILE - 1) / TILE, nbj = (n + TILE - 1) / TILE;
     #pragma omp parallel for collapse(2) schedule(static) \
         num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
@@ -34,14 +33,7 @@ static void dense_transpose(const double *a, double *c, int64_t m, int64_t n)
         for (int64_t bj = 0; bj < nbj; bj++) {
             int64_t i0 = bi * TILE, i1 = BR_MIN(i0 + TILE, m);
             int64_t j0 = bj * TILE, j1 = BR_MIN(j0 + TILE, n);
-            if (simd) {
-                k_avx2_transpose_tile(a, c, m, n, i0, i1, j0, j1, nt);
-                continue;
-            }
-            for (int64_t j = j0; j < j1; j++) {
-                double *cr = c + j * m;
-                for (int64_t i = i0; i < i1; i++) cr[i] = a[i * n + j];
-            }
+            leaf->transpose_tile(a, c, m, n, i0, i1, j0, j1, nt);
         }
 }
 

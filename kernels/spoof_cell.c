@@ -12,6 +12,7 @@
  * Aggregations run over fixed super-blocks of rows or cells with Kahan
  * lanes merged in order, so results do not depend on the thread count. */
 #include "spoof.h"
+#include "leaf.h"
 
 #include <float.h>
 #include <math.h>
@@ -42,33 +43,10 @@ void spacc_init(SpAcc *a, int agg)
     for (int l = 0; l < KL; l++) { a->s[l] = v; a->c[l] = 0; }
 }
 
-void spacc_add(SpAcc *a, int agg, const double *restrict v, int64_t n)
+/* The lanes' loops are the leaf kernel of spoof_leaf.c. */
+void spacc_add(SpAcc *a, int agg, const double *v, int64_t n)
 {
-    double *restrict s = a->s, *restrict c = a->c;
-    int64_t k = 0;
-    switch (agg) {
-    case SPA_SUM: case SPA_MEAN: case SPA_SUMSQ: {
-        bool sq = agg == SPA_SUMSQ;
-        for (; k + KL <= n; k += KL) {
-#pragma omp simd
-            for (int l = 0; l < KL; l++) {
-                double x = sq ? v[k + l] * v[k + l] : v[k + l];
-                double y = x + c[l], t = s[l] + y;
-                c[l] = fabs(t) <= DBL_MAX ? y - (t - s[l]) : 0;
-                s[l] = t;
-            }
-        }
-        for (int l = 0; k < n; k++, l++) kadd(&s[l], &c[l], sq ? v[k] * v[k] : v[k]);
-        break;
-    }
-    case SPA_MIN:
-        for (; k < n; k++) s[0] = min_step(s[0], v[k]);
-        break;
-    case SPA_MAX:
-        for (; k < n; k++) s[0] = max_step(s[0], v[k]);
-        break;
-    default: break;
-    }
+    k_leaves(k_isa())->spoof->acc_add(a->s, a->c, agg, v, n);
 }
 
 void spacc_merge(SpAcc *a, const SpAcc *b, int agg)
@@ -225,13 +203,7 @@ static int threads_for(double work, int64_t tasks)
 
 /* ---- no_agg ---- */
 
-static int64_t count_nz(const double *v, int64_t n)
-{
-    int64_t c = 0;
-#pragma omp simd reduction(+:c)
-    for (int64_t k = 0; k < n; k++) c += v[k] != 0;
-    return c;
-}
+static int64_t count_nz(const double *v, int64_t n) { return k_leaves(k_isa())->ew->nz_count(v, n); }
 
 static MB *run_none_dense(const Ctx *x, BrErr *e)
 {

@@ -1,8 +1,11 @@
 #!/bin/sh
 # deps.sh: install the Debian packages braid builds against, if missing.
-# Called by make before the first build; safe to run again.
+# Called by make before the first build; safe to run again. libc6-dev (the
+# C library's headers: stdio.h, malloc.h, ...) is only a recommendation of
+# gcc, so a gcc installed with --no-install-recommends lacks it; gcc's own
+# headers (omp.h, immintrin.h) come with gcc (libgcc-12-dev).
 set -e
-PKGS="gcc make libopenblas-pthread-dev liblapacke-dev libcjson-dev python3"
+PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do

@@ -1,21 +1,12 @@
-/* simd_avx2.c: AVX2 leaf kernels (see simd.h). Compiled for AVX2 by
- * function attributes, called only after k_simd_avx2(). */
-#include "simd.h"
+/* reorg_leaf.c: leaf kernels of reorg.c (see leaf.h): the transposition
+ * of a tile, through 8 x 8 register transposes with AVX2, else cell by
+ * cell. */
+#include "leaf.h"
 
+#if defined(__AVX2__)
 #include <immintrin.h>
 
-bool k_simd_avx2(void)
-{
-    static int have = -1;   /* benign race: every thread computes the same */
-    if (have < 0) {
-        __builtin_cpu_init();
-        have = __builtin_cpu_supports("avx2") ? 1 : 0;
-    }
-    return have == 1;
-}
-
 /* 4 x 4 transpose of the rows r0..r3 (4 doubles each) into o0..o3. */
-__attribute__((target("avx2")))
 static inline void tr4(__m256d r0, __m256d r1, __m256d r2, __m256d r3, __m256d *o0,
                        __m256d *o1, __m256d *o2, __m256d *o3)
 {
@@ -27,8 +18,8 @@ static inline void tr4(__m256d r0, __m256d r1, __m256d r2, __m256d r3, __m256d *
     *o3 = _mm256_permute2f128_pd(t1, t3, 0x31);
 }
 
-/* 8 x 8 block: a (stride lda) into c (stride ldc). */
-__attribute__((target("avx2")))
+/* 8 x 8 block: a (stride lda) into c (stride ldc); nt: non-temporal
+ * stores (each output row gets whole 64-byte lines). */
 static inline void tr8(const double *a, int64_t lda, double *c, int64_t ldc, bool nt)
 {
     __m256d lo[8], hi[8], o[16];
@@ -56,18 +47,28 @@ static inline void tr8(const double *a, int64_t lda, double *c, int64_t ldc, boo
         }
     }
 }
+#endif
 
-__attribute__((target("avx2")))
-void k_avx2_transpose_tile(const double *a, double *c, int64_t m, int64_t n,
-                           int64_t i0, int64_t i1, int64_t j0, int64_t j1, bool nt)
+/* KReorgLeaf.transpose_tile */
+static void transpose_tile(const double *a, double *c, int64_t m, int64_t n, int64_t i0, int64_t i1,
+                           int64_t j0, int64_t j1, bool nt)
 {
-    int64_t ie = i0 + (i1 - i0) / 8 * 8, je = j0 + (j1 - j0) / 8 * 8;
+    int64_t ie = i0, je = j0;
+#if defined(__AVX2__)
+    ie = i0 + (i1 - i0) / 8 * 8;
+    je = j0 + (j1 - j0) / 8 * 8;
     for (int64_t j = j0; j < je; j += 8)
         for (int64_t i = i0; i < ie; i += 8) tr8(a + i * n + j, n, c + j * m + i, m, nt);
     if (nt) _mm_sfence();
-    /* ragged edges: columns [je, j1) of all rows, rows [ie, i1) of [j0, je) */
+#else
+    (void)nt;
+#endif
+    /* ragged edges (all of the tile without AVX2): columns [je, j1) of
+     * all rows, rows [ie, i1) of [j0, je) */
     for (int64_t j = je; j < j1; j++)
         for (int64_t i = i0; i < i1; i++) c[j * m + i] = a[i * n + j];
     for (int64_t j = j0; j < je; j++)
         for (int64_t i = ie; i < i1; i++) c[j * m + i] = a[i * n + j];
 }
+
+const KReorgLeaf K_LEAF(k_reorg_leaf) = {transpose_tile};

@@ -1,0 +1,430 @@
+/* agg_leaf.c: leaf kernels of agg.c (see leaf.h): the loops of Kahan
+ * sums in vector lanes, min/max/prod over arrays, column tasks, narrow
+ * rows and cumulative rows. Every lane and every step is written out
+ * (GCC/Clang vector extensions and `omp simd` loops without reductions),
+ * so each SIMD level computes the same bits. */
+#include "agg_int.h"
+
+#include <string.h>
+
+/* The 4-double vectors below are passed between this file's static
+ * functions only (the tables hold no vector types), so the ABI note of
+ * the generic copy (no AVX: such arguments go through memory) is moot. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#define NV 8           /* vector accumulators of long sums */
+#define KL (4 * NV)    /* Kahan lanes of long sums (K_AGG_LANES) */
+
+_Static_assert(KL == K_AGG_LANES, "lanes of ksum");
+
+/* Vectors of 4 doubles (GCC/Clang vector extension; the compiler maps
+ * them to whatever the target has). Kahan lanes live in NV such vector
+ * accumulators, kept in registers. */
+typedef double v4d __attribute__((vector_size(32)));
+typedef int64_t v4i __attribute__((vector_size(32)));
+
+static inline v4d vld(const double *p) { v4d v; memcpy(&v, p, sizeof v); return v; }
+
+/* Kahan step of four lanes; same arithmetic as kadd (t - t == 0 exactly
+ * when t is finite). */
+static inline void vkadd(v4d *s, v4d *c, v4d g)
+{
+    v4d y = g + *c, t = *s + y;
+    v4i fin = (t - t) == (v4d){0, 0, 0, 0};
+    *c = (v4d)((v4i)(y - (t - *s)) & fin);
+    *s = t;
+}
+
+/* The same step without the finiteness check. It computes the same as
+ * vkadd as long as every partial sum is finite; once one is not, the sum
+ * stays infinite or NaN, so hot loops use it and redo the work with vkadd
+ * when the result is not finite. */
+static inline void vkadd_fast(v4d *s, v4d *c, v4d g)
+{
+    v4d y = g + *c, t = *s + y;
+    *c = y - (t - *s);
+    *s = t;
+}
+
+/* Software prefetch KPF doubles ahead of the KL cells at p (one per
+ * 64-byte line): the hardware prefetcher alone falls behind a Kahan loop
+ * streaming from memory (measured 8.9 vs 13.2 GB/s on one core). */
+#define KPF 256
+#define KPREFETCH(p) \
+    do { \
+        for (int pf = 0; pf < KL; pf += 8) __builtin_prefetch((p) + KPF + pf); \
+    } while (0)
+
+/* Lane-parallel Kahan loop over x[0..nv) (nv a multiple of KL = 4*NV)
+ * with the summand EXPR of the vector v and the step STEP. */
+#define KLANES(EXPR, STEP) \
+    for (int64_t i = 0; i < nv; i += KL) { \
+        KPREFETCH(x + i); \
+        _Pragma("GCC unroll 8") \
+        for (int q = 0; q < NV; q++) { \
+            v4d v = vld(x + i + 4 * q); \
+            STEP(&S[q], &C[q], (EXPR)); \
+        } \
+    }
+
+/* Kahan sum of the summands of x[0..n) in KL lanes (element k of a run
+ * of KL cells goes to lane k; the last partial run is padded with cells
+ * whose summand is 0), the lanes merged by a fixed pairwise tree; chk:
+ * with the finiteness check in every step. */
+static KKahan klanes(const double *restrict x, int64_t n, int mode, double m, bool chk)
+{
+    v4d S[NV], C[NV], vm = {m, m, m, m};
+    for (int q = 0; q < NV; q++) S[q] = C[q] = (v4d){0, 0, 0, 0};
+    double pad[KL];
+    int64_t nv = n - n % KL;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {            /* the padded last run */
+            if (nv == n) break;
+            for (int l = 0; l < KL; l++) pad[l] = nv + l < n ? x[nv + l] : mode == KM_DEV2 ? m : 0;
+            x = pad;
+            nv = KL;
+        }
+        if (!chk) {
+            switch (mode) {
+            case KM_X: KLANES(v, vkadd_fast); break;
+            case KM_SQ: KLANES(v * v, vkadd_fast); break;
+            default: KLANES((v - vm) * (v - vm), vkadd_fast); break;
+            }
+        } else {
+            switch (mode) {
+            case KM_X: KLANES(v, vkadd); break;
+            case KM_SQ: KLANES(v * v, vkadd); break;
+            default: KLANES((v - vm) * (v - vm), vkadd); break;
+            }
+        }
+    }
+    /* merge lane l with l + h, h = KL/2 ... 1: whole vectors first, then
+     * within the last one */
+    for (int h = NV / 2; h >= 1; h /= 2)
+        for (int q = 0; q < h; q++) {
+            vkadd(&S[q], &C[q], S[q + h]);
+            vkadd(&S[q], &C[q], C[q + h]);
+        }
+    double s[4], c[4];
+    memcpy(s, &S[0], sizeof s);
+    memcpy(c, &C[0], sizeof c);
+    for (int h = 2; h >= 1; h /= 2)
+        for (int l = 0; l < h; l++) {
+            KKahan a = { s[l], c[l] };
+            kadd(&a, s[l + h]);
+            kadd(&a, c[l + h]);
+            s[l] = a.s; c[l] = a.c;
+        }
+    return (KKahan){ s[0], c[0] };
+}
+
+/* KAggLeaf.ksum: in lanes (klanes) from 4*KL cells on, else in one
+ * scalar chain. */
+static KKahan ksum(const double *restrict x, int64_t n, int mode, double m)
+{
+    KKahan k = {0, 0};
+    if (n >= 4 * KL) {
+        k = klanes(x, n, mode, m, false);
+        if (!isfinite(k.s)) k = klanes(x, n, mode, m, true);
+        return k;
+    }
+    switch (mode) {
+    case KM_X: for (int64_t i = 0; i < n; i++) kadd(&k, x[i]); break;
+    case KM_SQ: for (int64_t i = 0; i < n; i++) kadd(&k, x[i] * x[i]); break;
+    default: for (int64_t i = 0; i < n; i++) kadd(&k, (x[i] - m) * (x[i] - m)); break;
+    }
+    return k;
+}
+
+/* min (want_max false) or max of x[0..n), NaN propagating; +-Inf if n==0. */
+static double amm(const double *restrict x, int64_t n, bool want_max)
+{
+    double s[KL];
+    double init = want_max ? -INFINITY : INFINITY;
+    for (int l = 0; l < KL; l++) s[l] = init;
+    int64_t nv = n - n % KL;
+    if (want_max) {
+        for (int64_t i = 0; i < nv; i += KL) {
+#pragma omp simd
+            for (int l = 0; l < KL; l++) s[l] = max_step(s[l], x[i + l]);
+        }
+    } else {
+        for (int64_t i = 0; i < nv; i += KL) {
+#pragma omp simd
+            for (int l = 0; l < KL; l++) s[l] = min_step(s[l], x[i + l]);
+        }
+    }
+    double r = init;
+    for (int l = 0; l < KL; l++) r = want_max ? max_step(r, s[l]) : min_step(r, s[l]);
+    for (int64_t i = nv; i < n; i++) r = want_max ? max_step(r, x[i]) : min_step(r, x[i]);
+    return r;
+}
+
+static double aprod(const double *x, int64_t n)
+{
+    double p = 1;
+    for (int64_t i = 0; i < n; i++) p *= x[i];
+    return p;
+}
+
+/* KAggLeaf.minmaxprod */
+static double minmaxprod(OpCode op, const double *x, int64_t n)
+{
+    return op == OP_PROD ? aprod(x, n) : amm(x, n, op == OP_AMAX);
+}
+
+/* Lane loop of column tasks: lanes k < W over the values xr[k]. */
+#define CLANES(EXPR) \
+    if (chk) { \
+        _Pragma("omp simd") \
+        for (int64_t k = 0; k < W; k++) { \
+            double v = xr[k], g = (EXPR); \
+            double y = g + c[k], t = s[k] + y; \
+            c[k] = fabs(t) <= DBL_MAX ? y - (t - s[k]) : 0; \
+            s[k] = t; \
+        } \
+    } else { \
+        _Pragma("omp simd") \
+        for (int64_t k = 0; k < W; k++) { \
+            double v = xr[k], g = (EXPR); \
+            double y = g + c[k], t = s[k] + y; \
+            c[k] = y - (t - s[k]); \
+            s[k] = t; \
+        } \
+    }
+
+/* Accumulates rows xr (W lanes) into s/c (or s alone for min/max/prod);
+ * chk: Kahan steps with the finiteness check (see vkadd_fast). */
+static void col_lanes(int cm, const double *restrict xr, int64_t W,
+                      double *restrict s, double *restrict c,
+                      const double *restrict mr, bool chk)
+{
+    switch (cm) {
+    case CM_SUM: CLANES(v); break;
+    case CM_SQ: CLANES(v * v); break;
+    case CM_DEV2: CLANES((v - mr[k]) * (v - mr[k])); break;
+    case CM_MIN:
+#pragma omp simd
+        for (int64_t k = 0; k < W; k++) s[k] = min_step(s[k], xr[k]);
+        break;
+    case CM_MAX:
+#pragma omp simd
+        for (int64_t k = 0; k < W; k++) s[k] = max_step(s[k], xr[k]);
+        break;
+    default:
+#pragma omp simd
+        for (int64_t k = 0; k < W; k++) s[k] *= xr[k];
+        break;
+    }
+}
+
+/* Unchecked Kahan steps (see vkadd_fast) of the four rows xr, xr + N,
+ * xr + 2N, xr + 3N, in that order, into the lanes s/c (k < W): the same
+ * arithmetic as four col_lanes calls, with the lane arrays loaded and
+ * stored once per four rows instead of once per row (colSums of a wide
+ * matrix: 61% -> 95% of the read bandwidth). */
+#define CSTEP4(ROW, EXPR) \
+    do { \
+        double v = (ROW)[k], g = (EXPR), y = g + ck, t = sk + y; \
+        ck = y - (t - sk); \
+        sk = t; \
+    } while (0)
+#define CLANES4(EXPR) \
+    _Pragma("omp simd") \
+    for (int64_t k = 0; k < W; k++) { \
+        double sk = s[k], ck = c[k]; \
+        CSTEP4(x0, EXPR); \
+        CSTEP4(x1, EXPR); \
+        CSTEP4(x2, EXPR); \
+        CSTEP4(x3, EXPR); \
+        s[k] = sk; \
+        c[k] = ck; \
+    }
+
+static void col_lanes4(int cm, const double *restrict xr, int64_t N, int64_t W,
+                       double *restrict s, double *restrict c, const double *restrict mr)
+{
+    const double *restrict x0 = xr, *restrict x1 = xr + N, *restrict x2 = xr + 2 * N,
+                 *restrict x3 = xr + 3 * N;
+    switch (cm) {
+    case CM_SUM: CLANES4(v); break;
+    case CM_SQ: CLANES4(v * v); break;
+    default: CLANES4((v - mr[k]) * (v - mr[k])); break;
+    }
+}
+
+/* KAggLeaf.col_task (one column task of a dense block; see leaf.h). */
+static void col_task(const double *x, int64_t N, int64_t r0, int64_t r1,
+                     int64_t j0, int64_t w, int64_t L, int cm, const double *m,
+                     double *ps, double *pc, double *s, double *c, double *mr)
+{
+    int64_t W = L * w;
+    double init = cm_init(cm);
+    if (cm == CM_DEV2)
+        for (int64_t k = 0; k < W; k++) mr[k] = m[j0 + k % w];
+    for (int pass = 0; pass < 2; pass++) {
+        bool chk = pass == 1, redo = false;
+        for (int64_t k = 0; k < W; k++) { s[k] = init; c[k] = 0; }
+        int64_t r = r0;
+        if (L == 1 && !chk && cm_kahan(cm))
+            for (; r + 4 <= r1; r += 4) col_lanes4(cm, x + r * N + j0, N, W, s, c, mr);
+        for (; r + L <= r1; r += L) col_lanes(cm, x + r * N + j0, W, s, c, mr, chk);
+        for (; r < r1; r++) col_lanes(cm, x + r * N + j0, w, s, c, mr, chk);
+        for (int64_t j = 0; j < w; j++) {
+            double v = init, vc = 0;
+            for (int64_t l = 0; l < L; l++) cm_merge(cm, &v, &vc, s[l * w + j], c[l * w + j]);
+            if (pc) { ps[j] = v; pc[j] = vc; }
+            else ps[j] = cm_kahan(cm) ? kval((KKahan){ v, vc }) : v;
+            /* unchecked Kahan steps went non-finite: redo checked */
+            if (!chk && cm_kahan(cm) && !isfinite(v)) redo = true;
+        }
+        if (!redo) break;
+    }
+}
+
+#define RG 32   /* rows per group of narrow-row sums (8 vectors) */
+
+/* KAggLeaf.rows_sum: Kahan sums (KM_X or KM_SQ) of rows [r0, r1) of a
+ * dense block with N < 4*KL columns, RG rows at a time (lane = row).
+ * Each row is summed in column order with one chain, exactly like ksum
+ * does for short arrays (unchecked steps, redone by ksum when the result
+ * is not finite). */
+static void rows_narrow(const double *x, int64_t N, int64_t r0, int64_t r1,
+                        int mode, double *res)
+{
+    int64_t i = r0;
+    if (N == 1) {   /* a one-cell Kahan sum is the cell itself */
+        for (; i < r1; i++) res[i] = mode == KM_SQ ? x[i] * x[i] : x[i];
+        return;
+    }
+    for (; i + RG <= r1; i += RG) {
+        v4d S[RG / 4], C[RG / 4];
+        for (int q = 0; q < RG / 4; q++) S[q] = C[q] = (v4d){0, 0, 0, 0};
+        const double *xb = x + i * N;
+        /* the next group's lines (the column-wise walk defeats the
+         * hardware prefetcher) */
+        for (int64_t p = RG * N; p < 2 * RG * N; p += 8) __builtin_prefetch(xb + p);
+        int64_t j = 0;
+        /* four columns at a time: four row vectors loaded whole and
+         * transposed in registers (the same steps, in the same order, as
+         * the cell-wise loads below) */
+        for (; j + 4 <= N; j += 4) {
+#pragma GCC unroll 8
+            for (int q = 0; q < RG / 4; q++) {
+                const double *p = xb + 4 * q * N + j;
+                v4d a0 = vld(p), a1 = vld(p + N), a2 = vld(p + 2 * N), a3 = vld(p + 3 * N);
+                v4d l01 = __builtin_shuffle(a0, a1, (v4i){0, 4, 2, 6});
+                v4d h01 = __builtin_shuffle(a0, a1, (v4i){1, 5, 3, 7});
+                v4d l23 = __builtin_shuffle(a2, a3, (v4i){0, 4, 2, 6});
+                v4d h23 = __builtin_shuffle(a2, a3, (v4i){1, 5, 3, 7});
+                v4d c0 = __builtin_shuffle(l01, l23, (v4i){0, 1, 4, 5});
+                v4d c1 = __builtin_shuffle(h01, h23, (v4i){0, 1, 4, 5});
+                v4d c2 = __builtin_shuffle(l01, l23, (v4i){2, 3, 6, 7});
+                v4d c3 = __builtin_shuffle(h01, h23, (v4i){2, 3, 6, 7});
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c0 * c0 : c0);
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c1 * c1 : c1);
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c2 * c2 : c2);
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? c3 * c3 : c3);
+            }
+        }
+        for (; j < N; j++) {
+#pragma GCC unroll 8
+            for (int q = 0; q < RG / 4; q++) {
+                const double *p = xb + 4 * q * N + j;
+                v4d v = { p[0], p[N], p[2 * N], p[3 * N] };
+                vkadd_fast(&S[q], &C[q], mode == KM_SQ ? v * v : v);
+            }
+        }
+        for (int q = 0; q < RG / 4; q++)
+            for (int l = 0; l < 4; l++) {
+                double r = S[q][l] + C[q][l];
+                /* not finite: redo the row with the checked chain */
+                res[i + 4 * q + l] = isfinite(r) ? r
+                                   : kval(ksum(xb + (4 * q + l) * N, N, mode, 0));
+            }
+    }
+    for (; i < r1; i++) res[i] = kval(ksum(x + i * N, N, mode, 0));
+}
+
+/* KAggLeaf.rows_minmax: rowMins/rowMaxs (OP_AMIN/OP_AMAX) or
+ * rowIndexMin/rowIndexMax of rows [r0, r1) of a dense block with few columns N: one tight loop per row
+ * without the blocked machinery of long rows (same results: min/max
+ * propagate NaN; the index is of the last extreme non-NaN cell, 1 for a
+ * row of NaN), compare-and-select steps without branches. */
+static void rows_narrow_mm(OpCode op, const double *x, int64_t N, int64_t r0, int64_t r1,
+                           double *res)
+{
+    bool mx = op == OP_AMAX || op == OP_IDXMAX, val = op == OP_AMIN || op == OP_AMAX;
+    /* four rows at a time, one per lane, the same steps as below */
+    for (; r0 + 4 <= r1; r0 += 4) {
+        const double *xr = x + r0 * N;
+        v4d best = val ? (v4d){xr[0], xr[N], xr[2 * N], xr[3 * N]}
+                       : (v4d){0, 0, 0, 0} + (mx ? -INFINITY : INFINITY);
+        v4d idx = {0, 0, 0, 0};
+        for (int64_t j = val ? 1 : 0; j < N; j++) {
+            v4d v = {xr[j], xr[N + j], xr[2 * N + j], xr[3 * N + j]};
+            v4i take;
+            if (val) take = (mx ? v > best : v < best) | (v != v);
+            else take = mx ? v >= best : v <= best;
+            best = (v4d)(((v4i)v & take) | ((v4i)best & ~take));
+            v4d jj = (v4d){0, 0, 0, 0} + (double)j;
+            idx = (v4d)(((v4i)jj & take) | ((v4i)idx & ~take));
+        }
+        for (int l = 0; l < 4; l++) res[r0 + l] = val ? best[l] : idx[l] + 1;
+    }
+    if (val) {
+        for (int64_t i = r0; i < r1; i++) {
+            const double *xr = x + i * N;
+            double s = xr[0];
+            for (int64_t j = 1; j < N; j++) s = mx ? max_step(s, xr[j]) : min_step(s, xr[j]);
+            res[i] = s;
+        }
+        return;
+    }
+    for (int64_t i = r0; i < r1; i++) {
+        const double *xr = x + i * N;
+        double best = mx ? -INFINITY : INFINITY;
+        int64_t idx = 0;
+        for (int64_t j = 0; j < N; j++) {
+            double v = xr[j];
+            bool take = mx ? v >= best : v <= best;
+            best = take ? v : best;
+            idx = take ? j : idx;
+        }
+        res[i] = (double)(idx + 1);
+    }
+}
+
+/* KAggLeaf.cum_row */
+static void cum_row(OpCode op, const double *restrict x, double *restrict o, double *restrict s,
+                    double *restrict c, int64_t w)
+{
+    switch (op) {
+    case OP_CUMSUM:
+#pragma omp simd
+        for (int64_t k = 0; k < w; k++) {
+            double y = x[k] + c[k], t = s[k] + y;
+            c[k] = fabs(t) <= DBL_MAX ? y - (t - s[k]) : 0;
+            s[k] = t;
+            o[k] = t + c[k];
+        }
+        break;
+    case OP_CUMPROD:
+#pragma omp simd
+        for (int64_t k = 0; k < w; k++) o[k] = s[k] *= x[k];
+        break;
+    case OP_CUMMIN:
+#pragma omp simd
+        for (int64_t k = 0; k < w; k++) o[k] = s[k] = min_step(s[k], x[k]);
+        break;
+    default:
+#pragma omp simd
+        for (int64_t k = 0; k < w; k++) o[k] = s[k] = max_step(s[k], x[k]);
+        break;
+    }
+}
+
+const KAggLeaf K_LEAF(k_agg_leaf) = {
+    .ksum = ksum, .minmaxprod = minmaxprod, .col_task = col_task, .rows_sum = rows_narrow,
+    .rows_minmax = rows_narrow_mm, .cum_row = cum_row,
+};

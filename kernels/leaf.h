@@ -1,0 +1,184 @@
+/* leaf.h: the ISA leaf kernels of kernels/ and their choice at run time
+ * (ARCHITECTURE.md: SIMD code lives only in leaf files, chosen by cpuid).
+ * Internal to kernels/ (and codegen/'s machine measurements).
+ *
+ * A leaf file (kernels/<name>_leaf.c) holds the inner loops of kernels: no
+ * threads, no allocation, no error paths. The Makefile compiles it once
+ * for the target's baseline (the generic copy: the portable fallback)
+ * and, on x86-64, once more per SIMD level with -march=x86-64-v3 (avx2)
+ * and -march=x86-64-v4 (avx512) and -DK_ISA=<level>. Each copy defines
+ * one table of function pointers named K_LEAF(name), i.e. name_<level>,
+ * so every copy has the same signatures; callers take the table of the
+ * level k_isa() chose, e.g. k_leaves(k_isa())->ew->unary(...).
+ *
+ * Results: the copies compile the same C (explicit fma, no contraction:
+ * -std=c11 implies -ffp-contract=off) with every lane written out, so
+ * they give the same bits, except where a leaf file says otherwise
+ * (`omp simd` reductions, whose partial sums follow the vector width).
+ * Intrinsics appear only under the feature macros of their level
+ * (__AVX2__, __AVX512F__); the generic copy leaves such entries NULL or
+ * runs the portable loop. */
+#ifndef BRAID_K_LEAF_H
+#define BRAID_K_LEAF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../base/ops.h"
+#include "../matrix/mb.h"
+
+/* SIMD levels, lowest first. */
+typedef enum { K_ISA_GENERIC, K_ISA_AVX2, K_ISA_AVX512, K_ISA__COUNT } KIsa;
+
+/* The level in use: the highest this CPU and OS run (k_isa_cpu), capped
+ * by BRAID_ISA=generic|avx2|avx512 (read once) or by k_isa_set. */
+KIsa k_isa(void);
+/* The highest level this CPU and OS run (generic off x86-64). */
+KIsa k_isa_cpu(void);
+/* Caps the level in use at isa (process-wide; tests and benchmarks
+ * compare the copies); returns the level now in use. */
+KIsa k_isa_set(KIsa isa);
+/* "generic", "avx2", "avx512". */
+const char *k_isa_name(KIsa isa);
+
+/* The table name of the copy being compiled (see above). */
+#ifndef K_ISA
+#define K_ISA generic
+#endif
+#define K_LEAF_CAT_(name, isa) name##_##isa
+#define K_LEAF_CAT(name, isa) K_LEAF_CAT_(name, isa)
+#define K_LEAF(name) K_LEAF_CAT(name, K_ISA)
+
+/* ---- reorg_leaf.c: transposition ---- */
+typedef struct KReorgLeaf {
+    /* Transposes the tile rows [i0, i1) x columns [j0, j1) of the
+     * row-major m x n matrix a into c (n x m row-major): c[j*m + i] =
+     * a[i*n + j]. nt: the tile may be written with non-temporal stores
+     * (then a store fence), when c + j*m + i is 32-byte aligned for
+     * i - i0 a multiple of 8 (the caller checks); a hint. */
+    void (*transpose_tile)(const double *a, double *c, int64_t m, int64_t n, int64_t i0, int64_t i1,
+                           int64_t j0, int64_t j1, bool nt);
+} KReorgLeaf;
+extern const KReorgLeaf k_reorg_leaf_generic, k_reorg_leaf_avx2, k_reorg_leaf_avx512;
+
+/* ---- ew_leaf.c: flat elementwise loops ---- */
+typedef struct KEwLeaf {
+    /* o[k] = op(x[k]), k < n (op: a unary elementwise operator; o may
+     * be x) */
+    void (*unary)(OpCode op, const double *x, double *o, int64_t n);
+    /* o[ci[k]] = op(v[k]), k < n */
+    void (*unary_scatter)(OpCode op, const double *v, const int32_t *ci, double *o, int64_t n);
+    /* o[k] = x[k] op y[k]; x[k] op s; s op y[k] (op: binary elementwise) */
+    void (*bin_vv)(OpCode op, const double *x, const double *y, double *o, int64_t n);
+    void (*bin_vs)(OpCode op, const double *x, double s, double *o, int64_t n);
+    void (*bin_sv)(OpCode op, double s, const double *y, double *o, int64_t n);
+    /* o[k] = v */
+    void (*fill)(double *o, double v, int64_t n);
+    /* o[k] = c[k] != 0 ? a[k] : b[k] */
+    void (*select)(const double *c, const double *a, const double *b, double *o, int64_t n);
+    /* the non-zeros among x[0..n) */
+    int64_t (*nz_count)(const double *x, int64_t n);
+} KEwLeaf;
+extern const KEwLeaf k_ew_leaf_generic, k_ew_leaf_avx2, k_ew_leaf_avx512;
+
+/* ---- agg_leaf.c: aggregation loops ---- */
+typedef struct KKahan { double s, c; } KKahan; /* Kahan sum s, correction c */
+enum { KM_X, KM_SQ, KM_DEV2 };                  /* summands: x, x*x, (x-m)^2 */
+enum { CM_SUM, CM_SQ, CM_DEV2, CM_MIN, CM_MAX, CM_PROD };   /* column modes */
+#define K_AGG_LANES 32   /* Kahan lanes of ksum, used from 4 * K_AGG_LANES cells */
+typedef struct KAggLeaf {
+    /* Kahan sum of the summands (mode KM_*, m the mean of KM_DEV2) of
+     * x[0..n): in K_AGG_LANES lanes merged by a fixed tree from
+     * 4 * K_AGG_LANES cells on, else in one chain */
+    KKahan (*ksum)(const double *x, int64_t n, int mode, double m);
+    /* OP_AMIN / OP_AMAX (NaN propagating, +-Inf for n = 0) or OP_PROD of
+     * x[0..n) */
+    double (*minmaxprod)(OpCode op, const double *x, int64_t n);
+    /* One column task of a dense N-column block x: rows [r0, r1),
+     * columns [j0, j0+w), L rows per lane group (L > 1 only when w ==
+     * N), mode cm (CM_*, m: column means for CM_DEV2); writes each
+     * column's partial to ps/pc, or its final value to ps when pc is
+     * NULL. s, c, mr: scratch of L*w doubles each. */
+    void (*col_task)(const double *x, int64_t N, int64_t r0, int64_t r1, int64_t j0, int64_t w, int64_t L,
+                     int cm, const double *m, double *ps, double *pc, double *s, double *c, double *mr);
+    /* Kahan sums (KM_X or KM_SQ) of the rows [r0, r1) of a dense block
+     * with N < 4 * K_AGG_LANES columns into res[r0..r1), each row one
+     * chain in column order (the same numbers as ksum) */
+    void (*rows_sum)(const double *x, int64_t N, int64_t r0, int64_t r1, int mode, double *res);
+    /* rowMins/rowMaxs/rowIndexMin/rowIndexMax (k_agg's semantics) of the
+     * rows [r0, r1) of a dense block with N columns into res[r0..r1) */
+    void (*rows_minmax)(OpCode op, const double *x, int64_t N, int64_t r0, int64_t r1, double *res);
+    /* One row of a cumulative aggregate (OP_CUMSUM, OP_CUMPROD, OP_CUMMIN,
+     * OP_CUMMAX) over w columns: s (and for sums the corrections c) carry
+     * the running values and are updated; o[k] gets the row's result */
+    void (*cum_row)(OpCode op, const double *x, double *o, double *s, double *c, int64_t w);
+} KAggLeaf;
+extern const KAggLeaf k_agg_leaf_generic, k_agg_leaf_avx2, k_agg_leaf_avx512;
+
+/* ---- mm_leaf.c: row loops of matrix products ---- */
+/* Rows [r0, r1) of C (n columns) = A (k columns) %*% B, row-major, each
+ * row summed over l in order; returns the non-zeros written. */
+typedef int64_t (*KMmRows)(const double *A, const double *B, double *C, int64_t k, int64_t n, int64_t r0,
+                           int64_t r1);
+typedef struct KMmLeaf {
+    /* B of n <= 16 columns, given padded: k rows of (n + 3) / 4 * 4
+     * doubles (zeros past column n), 32-byte aligned */
+    KMmRows skinny_rows;
+    /* B (k x n) as it is, for small k (register tiles of 4 x 32); NULL
+     * below AVX-512 (the caller uses BLAS) */
+    KMmRows lowk_rows;
+} KMmLeaf;
+extern const KMmLeaf k_mm_leaf_generic, k_mm_leaf_avx2, k_mm_leaf_avx512;
+
+/* ---- mmchain_leaf.c: row blocks of t(X) %*% (w * (X %*% v)) ---- */
+typedef struct KChain {
+    const MB *x;
+    const double *v;      /* dense x: v transposed (c x n); sparse x: v (n x c) */
+    const double *w;      /* m x wc, or NULL */
+    int64_t c, wc;
+    int64_t nb;           /* number of row blocks */
+    int64_t bw;           /* dense x: rows per block; sparse: non-zeros per block */
+} KChain;
+typedef struct KMmchainLeaf {
+    /* dense x: acc (c x n, zeroed by the caller) += q_il * x_i over the
+     * rows i in [r0, r1) and l < c, q_il = w_il * (x_i . v_l) */
+    void (*dense)(const KChain *ch, int64_t r0, int64_t r1, double *acc);
+    /* sparse x: acc (n x c, zeroed by the caller) += x_i' q_i over the
+     * rows i in [r0, r1), q_i = w_i * (x_i v); q: scratch of c doubles */
+    void (*sparse)(const KChain *ch, int64_t r0, int64_t r1, double *acc, double *q);
+} KMmchainLeaf;
+extern const KMmchainLeaf k_mmchain_leaf_generic, k_mmchain_leaf_avx2, k_mmchain_leaf_avx512;
+
+/* ---- spoof_leaf.c: loops of the fused-operator skeletons ---- */
+typedef struct KSpoofLeaf {
+    /* spacc_add (spoof.h) over the lanes s, c (SPOOF_KL each) */
+    void (*acc_add)(double *s, double *c, int agg, const double *v, int64_t n);
+} KSpoofLeaf;
+extern const KSpoofLeaf k_spoof_leaf_generic, k_spoof_leaf_avx2, k_spoof_leaf_avx512;
+
+/* ---- probe_leaf.c: loops codegen/cost.c times (machine constants) ---- */
+typedef struct KProbeLeaf {
+    /* rows [r0, r1) of o (m x c) = x (m x n) %*% t(bt), bt c x n, c a
+     * multiple of 4 (the generated code's row-wise vector-matrix loop) */
+    void (*vecmat_t)(const double *x, const double *bt, double *o, int64_t n, int64_t c, int64_t r0,
+                     int64_t r1);
+    /* the sum of a[0..n) in vector lanes */
+    double (*sum)(const double *a, int64_t n);
+} KProbeLeaf;
+extern const KProbeLeaf k_probe_leaf_generic, k_probe_leaf_avx2, k_probe_leaf_avx512;
+
+/* ---- the tables of one level ---- */
+typedef struct KLeaves {
+    const KEwLeaf *ew;
+    const KAggLeaf *agg;
+    const KMmLeaf *mm;
+    const KMmchainLeaf *mmchain;
+    const KReorgLeaf *reorg;
+    const KSpoofLeaf *spoof;
+    const KProbeLeaf *probe;
+} KLeaves;
+/* The tables of level isa (off x86-64 every level has the generic
+ * copies), e.g. k_leaves(k_isa())->ew. */
+const KLeaves *k_leaves(KIsa isa);
+
+#endif

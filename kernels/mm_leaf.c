@@ -1,0 +1,137 @@
+/* mm_leaf.c: leaf kernels of mm.c (see leaf.h): the register-blocked
+ * row loops of skinny products (B of at most 16 columns, held in 4-wide
+ * vectors) and, with AVX-512, of low-rank products (inner dimension of
+ * at most 32). Each row is summed over l in order in both, so results do
+ * not depend on the thread count; the skinny loop's vectors are written
+ * out lane by lane, so every SIMD level computes the same bits. */
+#include "leaf.h"
+#include "../base/base.h"
+
+#include <assert.h>
+#include <string.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+/* v4d values stay inside this file's static functions (the tables hold
+ * no vector types): the ABI note of the generic copy is moot. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+typedef double v4d __attribute__((vector_size(32)));
+
+/* Rows [r0, r1) of C = A %*% B for a skinny B padded to NV*4 columns in bp
+ * (k x 4*NV, zero padding); each row is summed over l in order, four rows
+ * at a time (independent chains). Returns the non-zeros written. NV is a
+ * literal at every call (inlined). */
+static inline __attribute__((always_inline)) int64_t
+skinny_rows(const double *A, const v4d *bp, double *C, int64_t k, int64_t n,
+            int64_t r0, int64_t r1, int NV)
+{
+    int64_t nz = 0;
+    for (int64_t i = r0; i < r1; i += 4) {
+        int R = (int)BR_MIN(4, r1 - i);
+        const double *a = A + i * k;
+        v4d acc[4][4];
+        memset(acc, 0, sizeof acc);
+        if (R == 4) {
+            for (int64_t l = 0; l < k; l++) {
+#pragma GCC unroll 4
+                for (int q = 0; q < NV; q++) {
+                    v4d b = bp[l * NV + q];
+#pragma GCC unroll 4
+                    for (int r = 0; r < 4; r++) acc[r][q] += a[r * k + l] * b;
+                }
+            }
+        } else {
+            for (int r = 0; r < R; r++)
+                for (int64_t l = 0; l < k; l++)
+                    for (int q = 0; q < NV; q++) acc[r][q] += a[r * k + l] * bp[l * NV + q];
+        }
+        for (int r = 0; r < R; r++) {
+            double out[16];
+            memcpy(out, acc[r], sizeof out);
+            double *c = C + (i + r) * n;
+            for (int64_t j = 0; j < n; j++) { c[j] = out[j]; nz += out[j] != 0; }
+        }
+    }
+    return nz;
+}
+
+/* KMmLeaf.skinny_rows */
+static int64_t skinny(const double *A, const double *bp, double *C, int64_t k, int64_t n, int64_t r0,
+                      int64_t r1)
+{
+    assert(n >= 1 && n <= 16);
+    const v4d *b = (const v4d *)(const void *)bp;
+    switch ((n + 3) / 4) {
+    case 1: return skinny_rows(A, b, C, k, n, r0, r1, 1);
+    case 2: return skinny_rows(A, b, C, k, n, r0, r1, 2);
+    case 3: return skinny_rows(A, b, C, k, n, r0, r1, 3);
+    default: return skinny_rows(A, b, C, k, n, r0, r1, 4);
+    }
+}
+
+#if defined(__AVX512F__)
+/* C rows of R x 32 register tiles: see KMmLeaf.lowk_rows. */
+static inline __attribute__((always_inline)) int64_t
+lowk_tile(const double *a, const double *B, double *c, int64_t k, int64_t n, int64_t j, int R)
+{
+    const int64_t w = BR_MIN(32, n - j);
+    __mmask8 mk[4];
+    for (int q = 0; q < 4; q++) {
+        int64_t left = w - 8 * q;
+        mk[q] = left >= 8 ? (__mmask8)0xff : left <= 0 ? (__mmask8)0 : (__mmask8)((1u << left) - 1);
+    }
+    __m512d acc[4][4];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) acc[r][q] = _mm512_setzero_pd();
+    for (int64_t l = 0; l < k; l++) {
+        const double *b = B + l * n + j;
+        __m512d bv[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) bv[q] = _mm512_maskz_loadu_pd(mk[q], b + 8 * q);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; r++) {
+            const __m512d av = _mm512_set1_pd(a[r * k + l]);
+#pragma GCC unroll 4
+            for (int q = 0; q < 4; q++) acc[r][q] = _mm512_fmadd_pd(av, bv[q], acc[r][q]);
+        }
+    }
+    int64_t nz = 0;
+#pragma GCC unroll 4
+    for (int r = 0; r < R; r++)
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; q++) {
+            _mm512_mask_storeu_pd(c + r * n + j + 8 * q, mk[q], acc[r][q]);
+            nz += __builtin_popcount(_mm512_mask_cmp_pd_mask(mk[q], acc[r][q], _mm512_setzero_pd(), _CMP_NEQ_UQ));
+        }
+    return nz;
+}
+
+/* KMmLeaf.lowk_rows */
+static int64_t lowk_rows(const double *A, const double *B, double *C, int64_t k, int64_t n, int64_t r0,
+                         int64_t r1)
+{
+    int64_t nz = 0;
+    for (int64_t i = r0; i < r1; i += 4) {
+        const double *a = A + i * k;
+        double *c = C + i * n;
+        switch (BR_MIN(4, r1 - i)) {
+        case 4: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 4); break;
+        case 3: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 3); break;
+        case 2: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 2); break;
+        default: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 1); break;
+        }
+    }
+    return nz;
+}
+#endif
+
+const KMmLeaf K_LEAF(k_mm_leaf) = {
+    .skinny_rows = skinny,
+#if defined(__AVX512F__)
+    .lowk_rows = lowk_rows,
+#endif
+};

@@ -1,0 +1,43 @@
+/* spoof_leaf.c: leaf kernels of the fused-operator skeletons (see
+ * leaf.h): the Kahan-lane accumulation of generated values (spacc_add).
+ * Each lane's steps are written out, so every SIMD level computes the
+ * same bits. */
+#include "leaf.h"
+#include "spoof.h"
+
+#include <float.h>
+#include <math.h>
+
+/* Kahan step of lane l (an infinite or NaN sum resets the correction). */
+static inline void lane_add(double *restrict s, double *restrict c, int l, double x)
+{
+    double y = x + c[l], t = s[l] + y;
+    c[l] = fabs(t) <= DBL_MAX ? y - (t - s[l]) : 0;
+    s[l] = t;
+}
+
+/* KSpoofLeaf.acc_add */
+static void acc_add(double *restrict s, double *restrict c, int agg, const double *restrict v, int64_t n)
+{
+    int64_t k = 0;
+    switch (agg) {
+    case SPA_SUM: case SPA_MEAN: case SPA_SUMSQ: {
+        bool sq = agg == SPA_SUMSQ;
+        for (; k + SPOOF_KL <= n; k += SPOOF_KL) {
+#pragma omp simd
+            for (int l = 0; l < SPOOF_KL; l++) lane_add(s, c, l, sq ? v[k + l] * v[k + l] : v[k + l]);
+        }
+        for (int l = 0; k < n; k++, l++) lane_add(s, c, l, sq ? v[k] * v[k] : v[k]);
+        break;
+    }
+    case SPA_MIN:   /* NaN propagates */
+        for (; k < n; k++) s[0] = (v[k] < s[0] || v[k] != v[k]) ? v[k] : s[0];
+        break;
+    case SPA_MAX:
+        for (; k < n; k++) s[0] = (v[k] > s[0] || v[k] != v[k]) ? v[k] : s[0];
+        break;
+    default: break;
+    }
+}
+
+const KSpoofLeaf K_LEAF(k_spoof_leaf) = {.acc_add = acc_add};
