@@ -153,6 +153,9 @@ extern const KMmchainLeaf k_mmchain_leaf_generic, k_mmchain_leaf_avx2, k_mmchain
 typedef struct KSpoofLeaf {
     /* spacc_add (spoof.h) over the lanes s, c (SPOOF_KL each) */
     void (*acc_add)(double *s, double *c, int agg, const double *v, int64_t n);
+    /* a Cell column aggregate's accumulators s, c (Kahan; cnt: values per
+     * column, or NULL) take v[k] at column ci[k] (k when ci is NULL) */
+    void (*col_add)(double *s, double *c, int64_t *cnt, int agg, const double *v, int64_t n, const int32_t *ci);
 } KSpoofLeaf;
 extern const KSpoofLeaf k_spoof_leaf_generic, k_spoof_leaf_avx2, k_spoof_leaf_avx512;
 

@@ -367,19 +367,11 @@ static int64_t nsuper(double cells, int64_t rows, int64_t cap)
  * and non-zero counts per column (sparse path). */
 typedef struct ColPart { double *s, *c; int64_t *cnt; } ColPart;
 
+/* The column accumulators of p take v[0..n) (at columns ci, or 0..n-1):
+ * the spoof leaf's loop of the SIMD level in use. */
 static void col_add(ColPart *p, int agg, const double *v, int64_t n, const int32_t *ci)
 {
-    for (int64_t k = 0; k < n; k++) {
-        int64_t j = ci ? ci[k] : k;
-        double x = v[k];
-        switch (agg) {
-        case SPA_MIN: p->s[j] = min_step(p->s[j], x); break;
-        case SPA_MAX: p->s[j] = max_step(p->s[j], x); break;
-        case SPA_SUMSQ: kadd(&p->s[j], &p->c[j], x * x); break;
-        default: kadd(&p->s[j], &p->c[j], x); break;
-        }
-        if (ci && p->cnt) p->cnt[j]++;
-    }
+    k_leaves(k_isa())->spoof->col_add(p->s, p->c, ci ? p->cnt : NULL, agg, v, n, ci);
 }
 
 static MB *run_col(const Ctx *x, BrErr *e)

@@ -343,6 +343,31 @@ static void test_small_leaves(KIsa lvl)
             T_CHECK(first_diff(sg, sl, SPOOF_KL, 0) < 0 && first_diff(kg, kl, SPOOF_KL, 0) < 0,
                     "%s spacc_add agg %d n=%lld", lv, agg, (long long)n);
         }
+    /* column accumulators, dense (twice: accumulating) and over column
+     * indexes with counts */
+    static double cs[2][MAXLEN], cc[2][MAXLEN];
+    static int64_t cn[2][MAXLEN];
+    static int32_t ci[MAXLEN];
+    for (int li = 0; li < NLENS; li++)
+        for (int agg = SPA_SUM; agg <= SPA_MEAN; agg++)
+            for (int sparse = 0; sparse < 2; sparse++) {
+                int64_t n = lens[li];
+                agg_values(v, n, li % 4);
+                for (int64_t k = 0; k < n; k++) ci[k] = (int32_t)((k * 7) % (n ? n : 1));
+                for (int s = 0; s < 2; s++)
+                    for (int64_t k = 0; k < n; k++) {
+                        cs[s][k] = agg == SPA_MIN ? INFINITY : agg == SPA_MAX ? -INFINITY : 0;
+                        cc[s][k] = 0;
+                        cn[s][k] = 0;
+                    }
+                for (int rep = 0; rep < 2; rep++) {
+                    SG->col_add(cs[0], cc[0], sparse ? cn[0] : NULL, agg, v, n, sparse ? ci : NULL);
+                    SL->col_add(cs[1], cc[1], sparse ? cn[1] : NULL, agg, v, n, sparse ? ci : NULL);
+                }
+                bool same = first_diff(cs[0], cs[1], n, 0) < 0 && first_diff(cc[0], cc[1], n, 0) < 0;
+                for (int64_t k = 0; k < n; k++) same = same && cn[0][k] == cn[1][k];
+                T_CHECK(same, "%s col_add agg %d n=%lld sparse %d", lv, agg, (long long)n, sparse);
+            }
     const KProbeLeaf *PG = k_leaves(K_ISA_GENERIC)->probe, *PL = k_leaves(lvl)->probe;
     const int64_t m = 9, n = 37, c = 8;
     double x[9 * 37], bt[8 * 37], og[9 * 8], ol[9 * 8];
