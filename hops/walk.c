@@ -7,6 +7,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct Frame { Hop *h; int next; } Frame;   /* next: input to visit */
 
@@ -40,14 +41,21 @@ Hop **hop_walk(const HopDag *d, int *n, char **seen)
 {
     *n = 0;
     if (seen) *seen = NULL;
-    char *set = calloc((size_t)d->n + 2, 1);
-    Hop **out = malloc(((size_t)d->n + 1) * sizeof(Hop *));
-    Frame *stack = malloc(((size_t)d->n + 1) * sizeof(Frame));
-    if (!set || !out || !stack) {
-        free(set);
+    /* one block: the result, then the stack and (unless the caller keeps
+     * it) the seen set, which die with the result's free */
+    size_t nh = (size_t)d->n + 1;
+    size_t bytes = nh * sizeof(Hop *) + nh * sizeof(Frame) + (seen ? 0 : nh + 1);
+    Hop **out = malloc(bytes);
+    char *set = seen ? calloc(nh + 1, 1) : NULL;
+    if (!out || (seen && !set)) {
         free(out);
-        free(stack);
+        free(set);
         return NULL;
+    }
+    Frame *stack = (Frame *)(out + nh);
+    if (!seen) {
+        set = (char *)(stack + nh);
+        memset(set, 0, nh + 1);
     }
     for (int i = 0; i < d->nroots; i++) {
         assert(!d->roots[i] || (d->roots[i]->id >= 1 && d->roots[i]->id <= d->n));
@@ -57,8 +65,6 @@ Hop **hop_walk(const HopDag *d, int *n, char **seen)
         assert(!d->whops[i] || (d->whops[i]->id >= 1 && d->whops[i]->id <= d->n));
         visit(d, d->whops[i], set, stack, out, n);
     }
-    free(stack);
     if (seen) *seen = set;
-    else free(set);
     return out;
 }
