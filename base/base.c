@@ -26,27 +26,6 @@ int br_err(BrErr *e, int code, const char *fmt, ...)
     return e->code;
 }
 
-int br_err_at(BrErr *e, Span at, int code, const char *fmt, ...)
-{
-    if (!e || e->code) return code;
-    e->code = code ? code : BR_EFAIL;
-    e->at = at;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-    va_end(ap);
-    return e->code;
-}
-
-void br_pos(Span at, const char *nofile, char *buf, size_t n)
-{
-    const char *file = at.file ? at.file : at.line > 0 ? nofile : NULL;
-    buf[0] = 0;
-    if (file && at.line > 0 && at.col > 0) snprintf(buf, n, "%s:%d:%d: ", file, at.line, at.col);
-    else if (file && at.line > 0) snprintf(buf, n, "%s:%d: ", file, at.line);
-    else if (file) snprintf(buf, n, "%s: ", file);
-}
-
 void *br_malloc(size_t n) { return malloc(n ? n : 1); }
 void *br_calloc(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
 void *br_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
@@ -189,7 +168,6 @@ double br_mem_budget(void)
     }
     return budget;
 }
-
 
 bool br_grow(void **p, int *cap, int need, size_t elem)
 {

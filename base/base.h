@@ -34,12 +34,6 @@ enum { BR_OK = 0, BR_EFAIL = 1, BR_ENOMEM = 2, BR_EIO = 3, BR_EDIM = 4,
 int br_err(BrErr *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static inline void br_err_clear(BrErr *e) { e->code = 0; e->at = (Span){0}; e->msg[0] = 0; }
-/* br_err with a script position. */
-int br_err_at(BrErr *e, Span at, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* "file:line:col: " of a position into buf (shorter when parts are
- * unknown; nofile stands for a missing file when there is a line). */
-void br_pos(Span at, const char *nofile, char *buf, size_t n);
 
 /* Allocation. br_malloc/br_calloc return NULL on failure (callers report
  * BR_ENOMEM). br_alloc_aligned returns 64-byte-aligned memory freed with

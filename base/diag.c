@@ -45,6 +45,15 @@ void diag_free(Diag *d)
     free(d);
 }
 
+/* "file:line:col: " (or shorter when parts are unknown) into buf. */
+static void format_pos(char *buf, size_t cap, Span at)
+{
+    buf[0] = 0;
+    if (at.file && at.line > 0 && at.col > 0) snprintf(buf, cap, "%s:%d:%d: ", at.file, at.line, at.col);
+    else if (at.file && at.line > 0) snprintf(buf, cap, "%s:%d: ", at.file, at.line);
+    else if (at.file) snprintf(buf, cap, "%s: ", at.file);
+}
+
 /* Keeps a copy of e as an error or a warning. */
 static void add(Diag *d, bool error, const BrErr *e)
 {
@@ -70,7 +79,7 @@ static void add(Diag *d, bool error, const BrErr *e)
     (*kept)++;
     if (error && !d->first) {
         char pos[1200];
-        br_pos(m->e.at, NULL, pos, sizeof pos);
+        format_pos(pos, sizeof pos, m->e.at);
         size_t n = strlen(pos) + strlen(m->e.msg) + 1;
         d->first = malloc(n);
         if (d->first) snprintf(d->first, n, "%s%s", pos, m->e.msg);
@@ -169,7 +178,7 @@ void diag_print(const Diag *d, FILE *f)
     for (int i = 0; i < d->nmsgs; i++) {
         const Msg *m = &d->msgs[i];
         char pos[1200];
-        br_pos(m->e.at, NULL, pos, sizeof pos);
+        format_pos(pos, sizeof pos, m->e.at);
         fprintf(f, "%s%s: %s\n", pos, m->error ? "error" : "warning", m->e.msg);
         const char *src = find_source(d, m->file);
         if (src && m->e.at.line > 0) print_excerpt(f, src, m->e.at.line, m->e.at.col);

@@ -1014,7 +1014,8 @@ int bi_builtin(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
     int rc = bi_frame(rt, f, h, a, out, e);
     if (rc != BI_NOT_MINE) return rc;
     assert(h->bi >= 0 && h->bi < BI__COUNT);
-    rc = handlers[h->bi] ? handlers[h->bi](rt, f, h, a, out, e) : BI_NOT_MINE;
+    BiHandler run = handlers[h->bi];
+    rc = run && run != bi_frame ? run(rt, f, h, a, out, e) : BI_NOT_MINE;
     if (rc != BI_NOT_MINE) return rc;
     return br_err(e, BR_EFAIL, "builtin '%s' is not implemented", builtin_info[h->bi].name);
 }

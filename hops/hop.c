@@ -340,9 +340,9 @@ void hop_infer(Hop *h)
         if (a && a->dt == DT_FRAME) { h->dt = DT_FRAME; h->vt = VT_STRING; break; }
         if (a && (a->dt == DT_MATRIX || a->dt == DT_ANY)) {
             if (a->dt == DT_ANY) break;
-            if (h->has_col)
-                set_dims(h, ix_len(h->rmode, h->in[1], h->in[2], a->rows),
-                         ix_len(h->cmode, h->in[3], h->in[4], a->cols));
+            if (h->ix.has_col)
+                set_dims(h, ix_len(h->ix.rmode, h->in[1], h->in[2], a->rows),
+                         ix_len(h->ix.cmode, h->in[3], h->in[4], a->cols));
             else set_dims(h, -1, -1);
         }
         break;

@@ -59,8 +59,9 @@ struct Hop {
                            estimate, or an empty matrix's when the
                            non-zeros are unknown and may be few */
     void *spoof;        /* H_SPOOF: codegen's operator handle */
-    int rmode, cmode;   /* H_RIX / H_LIX: IX_ALL, IX_SINGLE, IX_RANGE */
-    bool has_col;       /* H_RIX / H_LIX: two index dimensions */
+    IxSpec ix;          /* H_RIX / H_LIX: how rows and columns are given
+                           (IX_ALL, IX_SINGLE, IX_RANGE) and whether there
+                           is a column dimension */
     DataType dt;
     ValueType vt;
     int64_t rows, cols, nnz;   /* -1: unknown */

@@ -87,7 +87,7 @@ static int frame_compare(OpCode op, const FB *a, const FB *b, Value *out, BrErr 
 }
 
 static int frame_lix(const FB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const Value *src, Value *out,
-                 BrErr *e)
+                     BrErr *e)
 {
     if (val_is_scalar(src) && (ru - rl != 1 || cu - cl != 1))
         return br_err(e, BR_EDIM, "left indexing: dimension mismatch: a scalar can only be assigned to a single cell, not a %lldx%lld block",
@@ -103,7 +103,6 @@ static int frame_lix(const FB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu
 }
 
 /* ---- scalars ---- */
-
 
 static bool intlike(const Value *v) { return v->kind == V_INT || v->kind == V_BOOL; }
 static int64_t ival(const Value *v) { return v->kind == V_INT ? v->i : (int64_t)v->b; }

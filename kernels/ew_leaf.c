@@ -27,7 +27,7 @@
  * simd` needs no restrict). */
 static void un_v(OpCode op, const double *x, double *o, int64_t n)
 {
-    const double *in = x;
+    const double *in = x;   /* the rows' reference expressions name the cell x */
     switch (op) {
 #define UNARY(id, name, flags, tpl, type, cost, ref, cgen) case OP_##id: LOOP_X(in[k], ref); break;
 #include "../base/ops.def"

@@ -70,8 +70,11 @@ static void parse_e(const char *s, Dec *D)
  * reads back as ax. */
 static bool try_prec(double ax, int p, Dec *D)
 {
+    /* literal formats: glibc's printf takes a slow path for "%.*e" */
+    static const char *const fmt[] = {"%.0e", "%.1e", "%.2e", "%.3e", "%.4e", "%.5e", "%.6e", "%.7e", "%.8e",
+                                      "%.9e", "%.10e", "%.11e", "%.12e", "%.13e", "%.14e", "%.15e"};
     char buf[48];
-    snprintf(buf, sizeof buf, "%.*e", p, ax);
+    snprintf(buf, sizeof buf, fmt[p], ax);
     if (strtod(buf, NULL) != ax) return false;
     parse_e(buf, D);
     return true;
@@ -128,16 +131,6 @@ static bool try_round(double ax, const char *d17, int ex, int prec, Dec *D)
     return true;
 }
 
-/* The correctly rounded 16 digits of ax into D when they read back. */
-static bool try_16(double ax, Dec *D)
-{
-    char buf[48];
-    snprintf(buf, sizeof buf, "%.15e", ax);
-    if (strtod(buf, NULL) != ax) return false;
-    parse_e(buf, D);
-    return true;
-}
-
 /* Shortest digits of ax (finite, > 0) that read back as ax; of several
  * such decimals the closest. As Java, a one-digit result is replaced by the
  * closest two-digit decimal when that also reads back (4.9E-324). */
@@ -159,7 +152,7 @@ static void shortest(double ax, Dec *D)
         d17[17] = 0;
         int ex = atoi(t + 19);
         if (try_round(ax, d17, ex, 15, D)) goto done;
-        if (d17[16] != '5' ? try_round(ax, d17, ex, 16, D) : try_16(ax, D)) goto done;
+        if (d17[16] != '5' ? try_round(ax, d17, ex, 16, D) : try_prec(ax, 15, D)) goto done;
         parse_e(t, D);
     } else {
         int p = 0;

@@ -683,9 +683,9 @@ static Hop *build_expr(BCtx *c, Expr *e)
         Hop *t = lookup(c, e->index.name, sp);
         Hop *h = hop_new(c->dag, H_RIX, sp, 5);
         h->in[0] = t;
-        h->has_col = e->index.has_col;
-        h->rmode = build_ixdim(c, &e->index.row, &h->in[1], &h->in[2]);
-        if (e->index.has_col) h->cmode = build_ixdim(c, &e->index.col, &h->in[3], &h->in[4]);
+        h->ix.has_col = e->index.has_col;
+        h->ix.rmode = build_ixdim(c, &e->index.row, &h->in[1], &h->in[2]);
+        if (e->index.has_col) h->ix.cmode = build_ixdim(c, &e->index.col, &h->in[3], &h->in[4]);
         hop_infer(h);
         return h;
     }
@@ -708,15 +708,13 @@ static void stmt_assign(BCtx *c, Stmt *s)
     Hop *t = lookup(c, lv->name, lv->span);
     Hop *h = hop_new(c->dag, H_LIX, s->span, 6);
     h->in[0] = t;
-    h->has_col = lv->has_col;
-    h->rmode = build_ixdim(c, &lv->row, &h->in[2], &h->in[3]);
-    if (lv->has_col) h->cmode = build_ixdim(c, &lv->col, &h->in[4], &h->in[5]);
+    h->ix.has_col = lv->has_col;
+    h->ix.rmode = build_ixdim(c, &lv->row, &h->in[2], &h->in[3]);
+    if (lv->has_col) h->ix.cmode = build_ixdim(c, &lv->col, &h->in[4], &h->in[5]);
     if (s->assign.accum) {
         Hop *cur = hop_new(c->dag, H_RIX, s->span, 5);
         cur->in[0] = t;
-        cur->has_col = lv->has_col;
-        cur->rmode = h->rmode;
-        cur->cmode = h->cmode;
+        cur->ix = h->ix;
         for (int k = 0; k < 4; k++) cur->in[1 + k] = h->in[2 + k];
         hop_infer(cur);
         v = binary(c, OP_PLUS, cur, v, s->span);

@@ -80,8 +80,8 @@ static int mark_moves(HopDag *d, const Lin *l)
     return 0;
 }
 
-/* Name of an instruction in -stats and -explain runtime (SystemDS's
- * opcodes where it has them). */
+/* Name of an instruction in -stats (SystemDS's opcodes where it has
+ * them; -explain runtime prints hop_opname). */
 static const char *instr_name(const Hop *h)
 {
     switch (h->kind) {
@@ -117,7 +117,7 @@ static void lower(const Hop *h, Instr *in)
     in->left = h->kind == H_MATMUL && h->flag != 0;
     in->move = h->move;
     in->optional = h->kind == H_TREAD && h->flag != 0;
-    in->ix = (IxSpec){h->rmode, h->cmode, h->has_col};
+    in->ix = h->ix;
     in->lit = h->lit;
     in->name = h->name;
     in->func = h->func;
@@ -198,6 +198,9 @@ Code *plan_codegen_dag(HopDag *d, int mode)
         if ((h->nin > 0 && !in->in) || (nf[i] && !in->frees)) { ok = false; continue; }
         for (int k = 0; k < h->nin; k++) in->in[k] = h->in[k] ? h->in[k]->reg : -1;
     }
+    /* the interpreter trusts these: every register it reads, writes or
+     * frees is one of the code's */
+    for (int r = 0; r < l.n; r++) assert(last[r] == KEEP || (last[r] >= r && last[r] < l.n));
     if (ok)
         for (int r = 0; r < l.n; r++)
             if (last[r] != KEEP) {

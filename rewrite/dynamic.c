@@ -79,13 +79,13 @@ Hop *rw_dynamic_rule(RwPass *p, Hop *h)
     case H_RIX: {
         Hop *x = h->in[0];
         double a, b;
-        if (!known(x) || !h->has_col) break;
-        bool rfull = h->rmode == IX_ALL || (h->rmode == IX_RANGE && rw_is_lit(h->in[1], 1) &&
+        if (!known(x) || !h->ix.has_col) break;
+        bool rfull = h->ix.rmode == IX_ALL || (h->ix.rmode == IX_RANGE && rw_is_lit(h->in[1], 1) &&
                      h->in[2] && h->in[2]->kind == H_LIT && (b = val_as_double(&h->in[2]->lit)) == (double)x->rows);
-        bool cfull = h->cmode == IX_ALL || (h->cmode == IX_RANGE && rw_is_lit(h->in[3], 1) &&
+        bool cfull = h->ix.cmode == IX_ALL || (h->ix.cmode == IX_RANGE && rw_is_lit(h->in[3], 1) &&
                      h->in[4] && h->in[4]->kind == H_LIT && (a = val_as_double(&h->in[4]->lit)) == (double)x->cols);
-        if (h->rmode == IX_SINGLE && x->rows == 1 && rw_is_lit(h->in[1], 1)) rfull = true;
-        if (h->cmode == IX_SINGLE && x->cols == 1 && rw_is_lit(h->in[3], 1)) cfull = true;
+        if (h->ix.rmode == IX_SINGLE && x->rows == 1 && rw_is_lit(h->in[1], 1)) rfull = true;
+        if (h->ix.cmode == IX_SINGLE && x->cols == 1 && rw_is_lit(h->in[3], 1)) cfull = true;
         if (rfull && cfull) return hit(p, x);
         break;
     }

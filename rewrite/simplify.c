@@ -129,8 +129,8 @@ Hop *rw_simplify(RwPass *p, Hop *h)
         break;
     case H_RIX: {
         Hop *x = h->in[0];
-        if (ismat(x) && h->has_col && full_range(x, h->rmode, h->in[1], h->in[2], true) &&
-            full_range(x, h->cmode, h->in[3], h->in[4], false))
+        if (ismat(x) && h->ix.has_col && full_range(x, h->ix.rmode, h->in[1], h->in[2], true) &&
+            full_range(x, h->ix.cmode, h->in[3], h->in[4], false))
             return hit(p, x);
         break;
     }

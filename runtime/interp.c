@@ -6,7 +6,6 @@
 #include "interp.h"
 #include "../base/vec.h"
 
-#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -218,8 +217,6 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     int64_t seen = 0;
     for (int i = 0; i < c->n && !rc; i++) {
         const Instr *in = &c->ins[i];
-        assert(in->out >= 0 && in->out < c->nregs && in->nfree >= 0);
-        for (int k = 0; k < in->nin; k++) assert(in->in[k] >= -1 && in->in[k] < c->nregs);
         br_err_clear(&e);
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
         if (in->exec == EX_DIST) {
@@ -240,10 +237,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         if (rt->opt.stats && in->kind != I_LIT) stat_add(rt, in->statname, br_now_ns() - t0);
         const Value *o = &regs[in->out];
         if (o->kind == V_MATRIX && o->m && o->m->rows * o->m->cols > seen) seen = o->m->rows * o->m->cols;
-        for (int k = 0; k < in->nfree; k++) {
-            assert(in->frees[k] >= 0 && in->frees[k] < c->nregs);
-            val_release(&regs[in->frees[k]]);
-        }
+        for (int k = 0; k < in->nfree; k++) val_release(&regs[in->frees[k]]);
         if (rt->stopped) rc = -1;
     }
     /* the code may run in several parfor workers at once: a relaxed
