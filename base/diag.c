@@ -95,6 +95,12 @@ static void vadd(Diag *d, bool error, Span at, const char *fmt, va_list ap)
 
 void diag_add(Diag *d, const BrErr *e) { if (e && e->code) add(d, true, e); }
 
+void diag_add_warnings(Diag *d, const Diag *from)
+{
+    for (int i = 0; d && from && i < from->nmsgs; i++)
+        if (!from->msgs[i].error) add(d, false, &from->msgs[i].e);
+}
+
 void diag_error(Diag *d, Span at, const char *fmt, ...)
 {
     va_list ap;

@@ -27,6 +27,9 @@ void diag_warning(Diag *d, Span at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Records e (an error of any stage, e.g. one from run time). */
 void diag_add(Diag *d, const BrErr *e);
+/* Records the warnings kept in from (speculative compilations that
+ * succeed hand theirs on). */
+void diag_add_warnings(Diag *d, const Diag *from);
 /* Number of errors / warnings recorded (also those not kept). */
 int diag_nerrors(const Diag *d);
 int diag_nwarnings(const Diag *d);

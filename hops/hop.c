@@ -579,9 +579,23 @@ Hop *hop_matmul(HopDag *d, OpCode op, Hop *a, Hop *b, Span sp)
     return h;
 }
 
+/* nrow, ncol and length of a matrix whose size is known (seed 002,
+ * section 3: size expressions become constants, so sizes and branch
+ * predicates that use them fold further). */
+static Hop *fold_size(HopDag *d, Hop *h)
+{
+    const Hop *x = h->nin >= 1 ? h->in[0] : NULL;
+    if (!x || x->dt != DT_MATRIX || !known(x)) return h;
+    int64_t v = h->bi == BI_NROW ? x->rows : h->bi == BI_NCOL ? x->cols : x->rows * x->cols;
+    Hop *l = hop_lit(d, val_int(v), h->span);
+    return l ? l : h;
+}
+
 Hop *hop_fold(HopDag *d, Hop *h)
 {
     if (h->nin == 0) return h;
+    if (h->kind == H_BUILTIN && (h->bi == BI_NROW || h->bi == BI_NCOL || h->bi == BI_LENGTH))
+        return fold_size(d, h);
     for (int k = 0; k < h->nin; k++)
         if (!h->in[k] || h->in[k]->kind != H_LIT) return h;
     Value out = val_none();

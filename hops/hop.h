@@ -59,6 +59,8 @@ struct Hop {
                            estimate, or an empty matrix's when the
                            non-zeros are unknown and may be few */
     void *spoof;        /* H_SPOOF: codegen's operator handle */
+    void *spec;         /* H_FCALL: the callee specialized for this call's
+                           sizes and constants (plan/: an FProg), or NULL */
     IxSpec ix;          /* H_RIX / H_LIX: how rows and columns are given
                            (IX_ALL, IX_SINGLE, IX_RANGE) and whether there
                            is a column dimension */

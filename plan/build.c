@@ -14,6 +14,7 @@
 #include "../lang/load.h"
 #include "../builtins/builtins.h"
 #include "../kernels/apply.h"
+#include "../io/io.h"
 
 /* ---- compile-time variable information ---- */
 
@@ -22,6 +23,7 @@ typedef struct VInfo {
     DataType dt;
     ValueType vt;
     int64_t rows, cols;
+    int64_t nnz;     /* non-zeros of a matrix, -1 unknown */
     Value cval;      /* known constant scalar (int/double/bool) or V_NONE */
 } VInfo;
 
@@ -45,6 +47,7 @@ static void vm_set(VMap *m, const char *name, DataType dt, ValueType vt, int64_t
         vi->name = name;
     }
     vi->dt = dt; vi->vt = vt; vi->rows = r; vi->cols = c;
+    vi->nnz = -1;
     vi->cval = val_none();
 }
 
@@ -67,11 +70,16 @@ static void vm_merge(VMap *into, const VMap *other)
     for (int i = 0; i < other->n; i++) {
         const VInfo *o = &other->v[i];
         VInfo *t = vm_get(into, o->name);
-        if (!t) { vm_set(into, o->name, o->dt, o->vt, o->rows, o->cols); continue; }
+        if (!t) {
+            vm_set(into, o->name, o->dt, o->vt, o->rows, o->cols);
+            if ((t = vm_get(into, o->name))) t->nnz = o->nnz;
+            continue;
+        }
         if (t->dt != o->dt) t->dt = DT_ANY;
         if (t->vt != o->vt) t->vt = VT_UNKNOWN;
         if (t->rows != o->rows) t->rows = -1;
         if (t->cols != o->cols) t->cols = -1;
+        if (t->nnz != o->nnz || t->rows < 0 || t->cols < 0) t->nnz = -1;
         if (t->cval.kind != o->cval.kind || val_as_double(&t->cval) != val_as_double(&o->cval))
             t->cval = val_none();
     }
@@ -118,6 +126,8 @@ static void oom(BCtx *c, Span sp)
 }
 
 static Hop *build_expr(BCtx *c, Expr *e);
+static FProg *specialize(BCtx *c, Hop *call);
+static FProg *function_build(RtProgram *p, Func *f, FSig *sig, Diag *d);
 
 /* Constant folding during construction (so constants propagate into
  * later statements): hop_fold, the same folding as the static rewrites. */
@@ -145,7 +155,7 @@ static Hop *lookup(BCtx *c, const char *name, Span sp)
         return hop_lit(d, vi->cval, sp);
     Hop *h = hop_new(d, H_TREAD, sp, 0);
     h->name = name;
-    if (vi) { h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; }
+    if (vi) { h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; h->nnz = vi->nnz; }
     else { h->dt = DT_ANY; h->vt = VT_UNKNOWN; }
     hop_infer(h);
     hop_add_read(d, name);
@@ -157,7 +167,10 @@ static void bind(BCtx *c, const char *name, Hop *h)
     hop_set_write(c->dag, name, h);
     vm_set(&c->vars, name, h->dt, h->vt, h->dt == DT_MATRIX ? h->rows : -1,
            h->dt == DT_MATRIX ? h->cols : -1);
-    if (h->kind == H_LIT && val_is_numeric(&h->lit)) vm_get(&c->vars, name)->cval = h->lit;
+    VInfo *vi = vm_get(&c->vars, name);
+    if (!vi) return;   /* out of memory: c->vars.oom is set */
+    if (h->dt == DT_MATRIX) vi->nnz = h->nnz;
+    if (h->kind == H_LIT && val_is_numeric(&h->lit)) vi->cval = h->lit;
 }
 
 static Hop *lit(BCtx *c, Value v, Span sp) { return hop_lit(c->dag, v, sp); }
@@ -487,6 +500,84 @@ static void builtin_result(Hop *h, const BuiltinInfo *bi)
     }
 }
 
+/* ---- sizes of persistent reads (seed 002, section 3.1) ---- */
+
+/* The path of a write() call statement: its literal, "" when the path is
+ * an expression, NULL when s is not a write. */
+static const char *write_path(const Stmt *s)
+{
+    if (s->kind != ST_EXPR || s->expr.e->kind != EX_CALL) return NULL;
+    const Expr *e = s->expr.e;
+    if (!e->call.builtin || e->call.builtin->id != BI_WRITE) return NULL;
+    const Expr *f = NULL;
+    for (int i = 0, pos = 0; i < e->call.nargs; i++) {
+        const Arg *a = &e->call.args[i];
+        if (a->name ? strcmp(a->name, "file") == 0 : pos++ == 1) f = a->value;
+    }
+    return f && f->kind == EX_STRING ? f->sval : "";
+}
+
+static void scan_writes(PlanState *ps, const Block *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        const Stmt *s = b->stmts[i];
+        const char *w = write_path(s);
+        if (w && !*w) ps->writes_unknown = true;
+        else if (w) ns_add(&ps->written, w);
+        switch (s->kind) {
+        case ST_IF: scan_writes(ps, &s->if_.then_b); scan_writes(ps, &s->if_.else_b); break;
+        case ST_FOR: scan_writes(ps, &s->for_.body); break;
+        case ST_WHILE: scan_writes(ps, &s->while_.body); break;
+        default: break;
+        }
+    }
+}
+
+/* May the .mtd of path be read at compile time? Not if the program
+ * itself may write the file before reading it (then the .mtd found now
+ * is stale); every write in the main script and in user functions is
+ * looked at once. The read instruction checks the sizes it compiled
+ * with (interp.c), so a file changed by someone else between compile and
+ * run is an error, never a wrong result. */
+static bool mtd_trusted(BCtx *c, const char *path)
+{
+    PlanState *ps = c->prog->cstate;
+    if (!ps->writes_scanned) {
+        ps->writes_scanned = true;
+        scan_writes(ps, lang_main(c->prog->ast));
+        for (int i = 0; i < lang_nfuncs(c->prog->ast); i++) {
+            const Func *f = lang_func(c->prog->ast, i);
+            if (!f->builtin_lib) scan_writes(ps, &f->body);
+        }
+    }
+    return !ps->writes_unknown && !ps->written.oom && !ns_has(&ps->written, path);
+}
+
+/* read(path) of a matrix whose .mtd gives its size: known rows, cols
+ * and non-zeros from compile time on. */
+static void mtd_sizes(BCtx *c, Hop *h)
+{
+    Hop *f = h->in[0];
+    if (c->prog->optlevel == 0 || !f || f->kind != H_LIT || f->lit.kind != V_STRING || h->dt == DT_FRAME)
+        return;
+    for (int i = 9; i < h->nin && i <= 10; i++)
+        if (h->in[i]) return;   /* data_type / value_type given: as the runtime decides */
+    const char *path = f->lit.s->s;
+    IoMeta m;
+    BrErr e = {0};
+    bool found = false;
+    io_meta_init(&m);
+    if (!mtd_trusted(c, path) || io_read_mtd(path, &m, &found, &e) || !found) return;
+    if (m.data_type[0] && strcmp(m.data_type, "matrix") != 0) return;
+    if (m.rows < 0 || m.cols < 0) return;
+    h->dt = DT_MATRIX;
+    h->vt = VT_DOUBLE;
+    h->rows = m.rows;
+    h->cols = m.cols;
+    h->nnz = m.nnz >= 0 && (double)m.nnz <= (double)m.rows * (double)m.cols ? m.nnz : -1;
+    hop_infer(h);   /* memory estimates from the sizes */
+}
+
 /* A builtin call: the operator it lowers to, else a generic builtin HOP
  * over its bound arguments. */
 static Hop *build_builtin(BCtx *c, Expr *e)
@@ -498,7 +589,8 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     h = bind_builtin(c, e, bi);
     builtin_result(h, bi);
     hop_infer(h);
-    return h;
+    if (bi->id == BI_READ) mtd_sizes(c, h);
+    return fold(c, h);
 }
 
 /* Binds call arguments to a user function's parameters. */
@@ -576,7 +668,87 @@ static Hop *build_fcall(BCtx *c, Expr *e)
             else err(c, e->span, "missing argument '%s' of function '%s'", f->in[j].name, f->name);
         }
     free(given);
+    h->spec = specialize(c, h);
     return h;
+}
+
+/* ---- inter-procedural analysis (seed 002, section 3.1) ----
+ *
+ * A call whose arguments have sizes known at compile time, or are
+ * literal numbers, gets the callee compiled for exactly those (a
+ * specialization: sizes and constants propagate into the body, so its
+ * blocks need no dynamic recompilation and branches on them are
+ * removed), and the sizes of the callee's outputs known at the end of its
+ * body flow back into the caller. One specialization serves every call
+ * with the same signature; a function gets at most MAX_SPECS of them,
+ * later signatures use the generic version. At run time the call checks
+ * that its arguments match the signature (interp.c) and uses the
+ * generic version otherwise. */
+#define MAX_SPECS 8
+
+/* What the call knows of argument a: true if anything. */
+static bool sig_of(const Hop *a, const Param *pa, FSig *g)
+{
+    g->rows = g->cols = -1;
+    g->v = val_none();
+    if (!a) return false;
+    if (pa->dt == DT_MATRIX && a->dt == DT_MATRIX && a->rows >= 0 && a->cols >= 0) {
+        g->rows = a->rows;
+        g->cols = a->cols;
+        return true;
+    }
+    if (pa->dt == DT_SCALAR && a->kind == H_LIT && val_is_numeric(&a->lit)) {
+        g->v = a->lit;
+        return true;
+    }
+    return false;
+}
+
+static bool sig_equal(const FSig *a, const FSig *b, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const Value *x = &a[i].v, *y = &b[i].v;
+        if (a[i].rows != b[i].rows || a[i].cols != b[i].cols || x->kind != y->kind) return false;
+        if ((x->kind == V_INT && x->i != y->i) || (x->kind == V_BOOL && x->b != y->b) ||
+            (x->kind == V_DOUBLE && memcmp(&x->d, &y->d, sizeof x->d) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* The specialization of call's callee for its arguments (NULL: none, use
+ * the generic version). Errors while building it are not the user's
+ * (the function may never be called so): it is then dropped, and the
+ * generic version reports them if it runs. */
+static FProg *specialize(BCtx *c, Hop *call)
+{
+    Func *f = call->func;
+    if (c->prog->optlevel == 0 || f->external || f->nin == 0) return NULL;
+    FSig *sig = calloc((size_t)f->nin, sizeof *sig);
+    if (!sig) return NULL;
+    bool any = false;
+    for (int k = 0; k < f->nin; k++) any |= sig_of(call->in[k], &f->in[k], &sig[k]);
+    RtProgram *p = c->prog;
+    FProg *fp = NULL;
+    int nspec = 0;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nfuncs && any && !fp; i++) {
+        FProg *q = p->funcs[i];
+        if (q->func != f || !q->sig) continue;
+        nspec++;
+        if (sig_equal(q->sig, sig, f->nin)) fp = q;
+    }
+    if (fp || !any || nspec >= MAX_SPECS) {
+        free(sig);
+    } else {
+        Diag *scratch = diag_new();
+        fp = scratch ? function_build(p, f, sig, scratch) : NULL;
+        if (fp && fp->compiled) diag_add_warnings(c->diag, scratch);
+        if (!fp) free(sig);
+        diag_free(scratch);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return fp && fp->compiled ? fp : NULL;
 }
 
 /* A literal number of hop h, if it is one. */
@@ -628,15 +800,15 @@ static Hop *out_of(BCtx *c, Hop *call, int k, Span sp)
         o->dt = call->func->out[k].dt;
         o->vt = call->func->out[k].vt;
         if (o->dt == DT_MATRIX) o->vt = VT_DOUBLE;
+        const FProg *fp = call->spec;
+        if (fp && o->dt == DT_MATRIX) { o->rows = fp->out_dims[2 * k]; o->cols = fp->out_dims[2 * k + 1]; }
     } else if (call->kind == H_BUILTIN) {
         o->dt = DT_MATRIX; o->vt = VT_DOUBLE;
         if (call->bi == BI_TFENCODE && k == 1) { o->dt = DT_FRAME; o->vt = VT_STRING; }
         if (call->bi == BI_REMOVE) { o->dt = k == 0 ? DT_LIST : DT_ANY; o->vt = VT_UNKNOWN; }
     }
-    if (call->kind == H_BUILTIN) {
-        signal_out_size(call, o);
-        if (o->rows >= 0) hop_infer(o);
-    }
+    if (call->kind == H_BUILTIN) signal_out_size(call, o);
+    if (o->rows >= 0) hop_infer(o);
     return o;
 }
 
@@ -823,7 +995,7 @@ static void forget_values(BCtx *c, const NameSet *s)
 {
     for (int i = 0; i < s->n; i++) {
         VInfo *vi = vm_get(&c->vars, s->v[i]);
-        if (vi) vi->cval = val_none();
+        if (vi) { vi->cval = val_none(); vi->nnz = -1; }
     }
 }
 
@@ -831,7 +1003,7 @@ static void forget(BCtx *c, const NameSet *s)
 {
     for (int i = 0; i < s->n; i++) {
         VInfo *vi = vm_get(&c->vars, s->v[i]);
-        if (vi) { vi->rows = -1; vi->cols = -1; vi->cval = val_none(); }
+        if (vi) { vi->rows = -1; vi->cols = -1; vi->nnz = -1; vi->cval = val_none(); }
     }
 }
 
@@ -1070,23 +1242,14 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
     return run;
 }
 
-static void build_control(BCtx *c, Stmt *s, PBList *out)
+static void build_control(BCtx *c, Stmt *s, PBList *out, HopDag *pdag, Code *pcode)
 {
     switch (s->kind) {
-    case ST_IF: {
+    case ST_IF: {   /* its predicate is built (build_stmts): not constant */
         PBlock *b = pb_new(c, PB_IF, s->span);
-        if (!b) break;
-        Hop *root;
-        b->dag = pred_dag(c, s->if_.cond, &root);
-        b->code = plan_compile(c->prog, b->dag, CG_PRED, PC_ALL, plan_rw(c->prog));
-        int k = c->prog->optlevel > 0 ? rw_const_pred(b->dag) : -1;
-        if (k >= 0) {
-            /* branch removal (seed 002, section 3.1): the taken branch's
-             * blocks replace the if */
-            pblock_free(c->prog, b);
-            build_list(c, k ? &s->if_.then_b : &s->if_.else_b, out);
-            break;
-        }
+        if (!b) { plan_code_free(pcode); hop_dag_free(pdag); break; }
+        b->dag = pdag;
+        b->code = pcode;
         VMap before = vm_copy(&c->vars);
         c->cond_depth++;
         build_list(c, &s->if_.then_b, &b->body);
@@ -1153,26 +1316,51 @@ static void build_control(BCtx *c, Stmt *s, PBList *out)
     }
 }
 
-static void build_list(BCtx *c, Block *blk, PBList *out)
+/* The predicate of if statement s, built and compiled: 1 or 0 when it
+ * is constant (the taken branch), else -1. */
+static int build_if_pred(BCtx *c, Stmt *s, HopDag **dag, Code **code)
 {
-    PBlock *cur = NULL;
+    Hop *root;
+    *dag = pred_dag(c, s->if_.cond, &root);
+    *code = plan_compile(c->prog, *dag, CG_PRED, PC_ALL, plan_rw(c->prog));
+    return c->prog->optlevel > 0 && *dag ? rw_const_pred(*dag) : -1;
+}
+
+/* The statements of blk into blocks of out; *cur is the generic block
+ * being filled (NULL: none). Branch removal (seed 002, section 3.1): an
+ * if whose predicate is constant is replaced by the taken branch's
+ * statements, which continue the current block, so the blocks around a
+ * removed branch merge into one DAG. */
+static void build_stmts(BCtx *c, Block *blk, PBList *out, PBlock **cur)
+{
     for (int i = 0; i < blk->n; i++) {
         Stmt *s = blk->stmts[i];
+        HopDag *pdag = NULL;
+        Code *pcode = NULL;
+        if (s->kind == ST_IF) {
+            int k = build_if_pred(c, s, &pdag, &pcode);
+            c->dag = *cur ? (*cur)->dag : NULL;
+            if (k >= 0) {
+                plan_code_free(pcode);
+                hop_dag_free(pdag);
+                build_stmts(c, k ? &s->if_.then_b : &s->if_.else_b, out, cur);
+                continue;
+            }
+        }
         if (s->kind == ST_IF || s->kind == ST_FOR || s->kind == ST_WHILE) {
-            flush(c, &cur);
-            build_control(c, s, out);
+            flush(c, cur);
+            build_control(c, s, out, pdag, pcode);
             continue;
         }
-        if (!cur) {
-            if (!(cur = pb_new(c, PB_GENERIC, s->span))) return;
-            if (!(cur->dag = hop_dag_new())) oom(c, s->span);
-            if (!cur->dag || !add_block(c, out, cur)) {
+        if (!*cur) {
+            if (!(*cur = pb_new(c, PB_GENERIC, s->span))) return;
+            if (!((*cur)->dag = hop_dag_new())) oom(c, s->span);
+            if (!(*cur)->dag || !add_block(c, out, *cur)) {
                 c->dag = NULL;
                 return;
             }
-            c->dag = cur->dag;
         }
-        c->dag = cur->dag;
+        c->dag = (*cur)->dag;
         switch (s->kind) {
         case ST_ASSIGN: stmt_assign(c, s); break;
         case ST_MASSIGN: stmt_massign(c, s); break;
@@ -1187,6 +1375,12 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
         default: break;
         }
     }
+}
+
+static void build_list(BCtx *c, Block *blk, PBList *out)
+{
+    PBlock *cur = NULL;
+    build_stmts(c, blk, out, &cur);
     flush(c, &cur);
 }
 
@@ -1277,31 +1471,41 @@ RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const
     return p;
 }
 
-FProg *plan_function(RtProgram *p, Func *f, Diag *d)
+/* Builds function f into a new FProg of p (added to p->funcs): the
+ * generic version (sig NULL) or a specialization for sig, whose body
+ * then knows its parameters' sizes and constants. Called with p->lock
+ * held. */
+static FProg *function_build(RtProgram *p, Func *f, FSig *sig, Diag *d)
 {
-    pthread_mutex_lock(&p->lock);
-    for (int i = 0; i < p->nfuncs; i++)
-        if (p->funcs[i]->func == f) {
-            FProg *fp = p->funcs[i];
-            pthread_mutex_unlock(&p->lock);
-            return fp->compiled ? fp : NULL;
-        }
     FProg *fp = br_calloc(1, sizeof *fp);
     if (!fp || !br_grow((void **)&p->funcs, &p->fcap, p->nfuncs + 1, sizeof *p->funcs)) {
         free(fp);
         diag_error(d, f->span, "out of memory compiling function %s", f->name);
-        pthread_mutex_unlock(&p->lock);
         return NULL;
     }
     p->funcs[p->nfuncs++] = fp;
     fp->func = f;
+    fp->sig = sig;
+    fp->compiling = true;
     BCtx c = {.prog = p, .diag = d, .func = f};
     for (int i = 0; i < f->nin; i++) {
         Param *pa = &f->in[i];
-        vm_set(&c.vars, pa->name, pa->dt, pa->dt == DT_MATRIX ? VT_DOUBLE : pa->vt, -1, -1);
+        const FSig *g = sig ? &sig[i] : NULL;
+        bool dims = g && g->rows >= 0 && pa->dt == DT_MATRIX;
+        vm_set(&c.vars, pa->name, pa->dt, pa->dt == DT_MATRIX ? VT_DOUBLE : pa->vt,
+               dims ? g->rows : -1, dims ? g->cols : -1);
+        VInfo *vi = vm_get(&c.vars, pa->name);
+        if (vi && g && pa->dt == DT_SCALAR && val_is_numeric(&g->v)) vi->cval = g->v;
     }
     build_list(&c, &f->body, &fp->body);
     if (c.vars.oom) oom(&c, f->span);
+    if (sig && (fp->out_dims = malloc(2 * ((size_t)f->nout + 1) * sizeof(int64_t))))
+        for (int i = 0; i < f->nout; i++) {
+            const VInfo *vi = vm_get(&c.vars, f->out[i].name);
+            bool known = vi && vi->dt == DT_MATRIX && f->out[i].dt == DT_MATRIX;
+            fp->out_dims[2 * i] = known ? vi->rows : -1;
+            fp->out_dims[2 * i + 1] = known ? vi->cols : -1;
+        }
     free(c.vars.v);
     NameSet outs = {0}, in = {0};
     for (int i = 0; i < f->nout; i++) ns_add(&outs, f->out[i].name);
@@ -1309,9 +1513,20 @@ FProg *plan_function(RtProgram *p, Func *f, Diag *d)
     if (outs.oom || in.oom) oom(&c, f->span);
     ns_free(&outs);
     ns_free(&in);
-    fp->compiled = c.nerr == 0 && plan_finalize(p, &fp->body, d) == 0;
+    fp->compiled = c.nerr == 0 && plan_finalize(p, &fp->body, d) == 0 && (!sig || fp->out_dims);
+    fp->compiling = false;
+    return fp;
+}
+
+FProg *plan_function(RtProgram *p, Func *f, Diag *d)
+{
+    pthread_mutex_lock(&p->lock);
+    FProg *fp = NULL;
+    for (int i = 0; i < p->nfuncs && !fp; i++)
+        if (p->funcs[i]->func == f && !p->funcs[i]->sig) fp = p->funcs[i];
+    if (!fp) fp = function_build(p, f, NULL, d);
     pthread_mutex_unlock(&p->lock);
-    return fp->compiled ? fp : NULL;
+    return fp && fp->compiled ? fp : NULL;
 }
 
 void plan_program_free(RtProgram *p)
@@ -1319,14 +1534,11 @@ void plan_program_free(RtProgram *p)
     if (!p) return;
     for (int i = 0; i < p->main.n; i++) pblock_free(p, p->main.v[i]);
     free(p->main.v);
-    for (int i = 0; i < p->nfuncs; i++) {
-        for (int k = 0; k < p->funcs[i]->body.n; k++) pblock_free(p, p->funcs[i]->body.v[k]);
-        free(p->funcs[i]->body.v);
-        free(p->funcs[i]);
-    }
+    for (int i = 0; i < p->nfuncs; i++) fprog_free(p, p->funcs[i]);
     free(p->funcs);
     cg_context_free(p->cg);
     pthread_mutex_destroy(&p->lock);
+    ns_free(&((PlanState *)p->cstate)->written);
     free(p->cstate);
     free(p);
 }

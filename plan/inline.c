@@ -90,7 +90,9 @@ int plan_inline_calls(RtProgram *p, HopDag *d, Diag *diag)
         bool args_ok = true;
         for (int k = 0; k < call->nin; k++) if (!call->in[k]) args_ok = false;
         if (!args_ok) continue;
-        FProg *fp = plan_function(p, call->func, diag);
+        /* the specialization for this call's sizes when there is one
+         * (its branches on constants may be gone, leaving one block) */
+        FProg *fp = call->spec ? call->spec : plan_function(p, call->func, diag);
         char *reach = NULL;
         HopDag *cd = inlinable(fp, &reach);
         if (!cd) continue;

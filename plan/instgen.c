@@ -125,6 +125,7 @@ static void lower(const Hop *h, Instr *in)
     in->nvar = h->nvar;
     in->anames = h->anames;
     in->fused = h->spoof;
+    in->spec = h->spec;
     in->opmem = h->opmem;
     in->opname = hop_opname(h);
     in->statname = instr_name(h);
@@ -136,6 +137,12 @@ static void lower(const Hop *h, Instr *in)
             in->est[3 * k + 1] = x ? x->cols : -1;
             in->est[3 * k + 2] = x ? x->nnz : -1;
         }
+    /* a read sized at compile time (from its .mtd) checks what it reads */
+    if (h->kind == H_BUILTIN && h->bi == BI_READ && h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0 &&
+        (in->est = malloc(2 * sizeof(int64_t)))) {
+        in->est[0] = h->rows;
+        in->est[1] = h->cols;
+    }
 }
 
 Code *plan_codegen_dag(HopDag *d, int mode)

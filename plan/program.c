@@ -140,13 +140,14 @@ static void print_list(const PBList *l, FILE *out, int ind)
     for (int i = 0; i < l->n; i++) print_block(l->v[i], out, ind);
 }
 
+static void print_func(const FProg *fp, FILE *out, bool ns);
+
 void plan_print(const RtProgram *p, FILE *out)
 {
     fprintf(out, "PROGRAM\n--MAIN PROGRAM\n");
     print_list(&p->main, out, 4);
     for (int i = 0; i < p->nfuncs; i++) {
-        fprintf(out, "--FUNCTION %s%s%s\n", p->funcs[i]->func->ns[0] ? p->funcs[i]->func->ns : "",
-                p->funcs[i]->func->ns[0] ? "::" : "", p->funcs[i]->func->name);
+        print_func(p->funcs[i], out, true);
         print_list(&p->funcs[i]->body, out, 4);
     }
 }
@@ -163,13 +164,33 @@ static void hops_list(const PBList *l, FILE *out, int ind)
     }
 }
 
+/* "--FUNCTION name", and what a specialization was compiled for:
+ * " [A: 100 x 7, k = 3]" */
+static void print_func(const FProg *fp, FILE *out, bool ns)
+{
+    const Func *f = fp->func;
+    fprintf(out, "--FUNCTION %s%s%s", ns && f->ns[0] ? f->ns : "", ns && f->ns[0] ? "::" : "", f->name);
+    const char *sep = " [";
+    for (int i = 0; fp->sig && i < f->nin; i++) {
+        const FSig *g = &fp->sig[i];
+        if (g->rows >= 0) fprintf(out, "%s%s: %lld x %lld", sep, f->in[i].name, (long long)g->rows, (long long)g->cols);
+        else if (g->v.kind != V_NONE) {
+            char *t = val_text(&g->v, false);
+            fprintf(out, "%s%s = %s", sep, f->in[i].name, t ? t : "?");
+            free(t);
+        } else continue;
+        sep = ", ";
+    }
+    fprintf(out, "%s\n", fp->sig ? "]" : "");
+}
+
 void plan_print_hops(const RtProgram *p, FILE *out)
 {
     fprintf(out, "# Memory Budget local/remote = %.0fMB\n# HOP DAGs\n--MAIN PROGRAM\n",
             (double)sysconf_mem_mb());
     hops_list(&p->main, out, 2);
     for (int i = 0; i < p->nfuncs; i++) {
-        fprintf(out, "--FUNCTION %s\n", p->funcs[i]->func->name);
+        print_func(p->funcs[i], out, false);
         hops_list(&p->funcs[i]->body, out, 2);
     }
 }

@@ -15,6 +15,12 @@
 /* The compiler's state of a runtime program (RtProgram.cstate). */
 typedef struct PlanState {
     RwStats rw;           /* rewrites applied (compile time) */
+    /* files the program writes (write() with a literal path), and whether
+     * some write's path is only known at run time: a read of such a file
+     * cannot trust its .mtd at compile time (plan/build.c, mtd_sizes) */
+    NameSet written;
+    bool writes_unknown;
+    bool writes_scanned;
 } PlanState;
 
 static inline RwStats *plan_rw(const RtProgram *p) { return &((PlanState *)p->cstate)->rw; }

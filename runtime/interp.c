@@ -130,6 +130,22 @@ void rt_print_stats(Rt *rt, FILE *f, int top)
 /* ---- instructions ---- */
 
 
+static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value *out);
+
+/* A read compiled with the sizes of its .mtd must read a matrix of those
+ * sizes: the plan (folded nrow/ncol, chosen operators) depends on them,
+ * so a file changed between compilation and execution is an error. */
+static int check_read(const Instr *in, const Value *args, Value *out, BrErr *e)
+{
+    if (out->kind != V_MATRIX || (out->m->rows == in->est[0] && out->m->cols == in->est[1])) return 0;
+    const char *file = args[0].kind == V_STRING ? args[0].s->s : "?";
+    int rc = br_err(e, BR_EDIM, "read %s: the file has %lld x %lld cells, but its .mtd said %lld x %lld "
+                    "when the script was compiled (was it changed meanwhile?)", file,
+                    (long long)out->m->rows, (long long)out->m->cols, (long long)in->est[0], (long long)in->est[1]);
+    val_release(out);
+    return rc;
+}
+
 static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
     Value *out = &regs[in->out];
@@ -186,13 +202,14 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
     case I_BUILTIN:
         rc = rt->prog->builtin ? rt->prog->builtin(rt, f, in, args, out, e)
                                : br_err(e, BR_EFAIL, "builtin '%s' is not available", in->opname);
+        if (!rc && in->est) rc = check_read(in, args, out, e);
         break;
     case I_FUSED:
         if (!rt->prog->cg || !in->fused) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
         else rc = cg_exec(rt->prog->cg, in->fused, in->est, in->nin, args, out, e);
         break;
     case I_CALL:
-        if (rt_call(rt, f, in->func, args, out)) rc = -1;
+        if (call(rt, f, in->func, in->spec, args, out)) rc = -1;
         break;
     default: rc = br_err(e, BR_EFAIL, "unknown instruction"); break;
     }
@@ -579,12 +596,19 @@ static size_t stack_left(void)
 
 int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
 {
+    return call(rt, caller, fn, NULL, args, out);
+}
+
+/* A call of fn: its specialization spec when the arguments are what it
+ * was compiled for, else the generic version. */
+static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value *out)
+{
     Span sp = fn->span;
     /* deep recursion fails cleanly before the thread's stack runs out */
     if (caller->depth >= MAX_DEPTH || stack_left() < ((size_t)1 << 20))
         return rt_fail(rt, sp, BR_EFAIL, "function call depth %d exceeds the limit (infinite recursion?) in '%s'",
                        caller->depth + 1, fn->name);
-    FProg *fp = rt->prog->hooks->function(rt->prog, fn, rt->diag);
+    FProg *fp = spec && fprog_accepts(spec, args) ? spec : rt->prog->hooks->function(rt->prog, fn, rt->diag);
     if (!fp) return rt_fail(rt, sp, BR_EFAIL, "function '%s' failed to compile", fn->name);
     Frame nf;
     st_init(&nf.vars);

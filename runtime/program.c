@@ -49,6 +49,41 @@ void pblock_free(const RtProgram *p, PBlock *b)
     free(b);
 }
 
+static bool same_scalar(const Value *a, const Value *b)
+{
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case V_INT: return a->i == b->i;
+    case V_BOOL: return a->b == b->b;
+    case V_DOUBLE: return memcmp(&a->d, &b->d, sizeof a->d) == 0;
+    case V_STRING: return strcmp(a->s->s, b->s->s) == 0;
+    default: return false;
+    }
+}
+
+bool fprog_accepts(const FProg *fp, const Value *args)
+{
+    if (!fp->compiled || !fp->sig) return false;
+    for (int i = 0; i < fp->func->nin; i++) {
+        const FSig *g = &fp->sig[i];
+        const Value *a = &args[i];
+        if (g->rows >= 0 && (a->kind != V_MATRIX || a->m->rows != g->rows || a->m->cols != g->cols)) return false;
+        if (g->v.kind != V_NONE && !same_scalar(a, &g->v)) return false;
+    }
+    return true;
+}
+
+void fprog_free(const RtProgram *p, FProg *fp)
+{
+    if (!fp) return;
+    for (int k = 0; k < fp->body.n; k++) pblock_free(p, fp->body.v[k]);
+    free(fp->body.v);
+    for (int i = 0; fp->sig && i < fp->func->nin; i++) val_release(&fp->sig[i].v);
+    free(fp->sig);
+    free(fp->out_dims);
+    free(fp);
+}
+
 void plan_code_free(Code *c)
 {
     if (!c) return;

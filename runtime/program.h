@@ -55,8 +55,12 @@ typedef struct Instr {
     int nvar;              /* I_BUILTIN with "...": variadic inputs */
     const char **anames;   /* I_BUILTIN list(...): argument names or NULL */
     void *fused;           /* I_FUSED: codegen's operator */
+    struct FProg *spec;    /* I_CALL: the function specialized for this
+                              call's sizes (NULL: the generic one) */
     int64_t *est;          /* I_FUSED: rows, cols, nnz of every input as
-                              compiled (-1 unknown), 3 * nin entries */
+                              compiled (-1 unknown), 3 * nin entries;
+                              I_BUILTIN read(): rows, cols compiled from
+                              the .mtd (NULL: not known) */
     double opmem;          /* worst-case memory: inputs and output */
     const char *opname;    /* name in -explain runtime */
     const char *statname;  /* name in -stats (SystemDS's opcodes) */
@@ -129,12 +133,31 @@ struct PBlock {
  * caller's). */
 bool pbl_add(PBList *l, PBlock *b);
 
-/* A compiled function. */
+/* What a specialized function was compiled for, per parameter: the
+ * matrix's dimensions (rows, cols >= 0) or the scalar's value (v; kind
+ * V_NONE: any value). */
+typedef struct FSig {
+    int64_t rows, cols;
+    Value v;
+} FSig;
+
+/* A compiled function: the generic version (sig NULL: parameters of
+ * unknown size, compiled on its first call) or a specialization for the
+ * sizes and constants of its call sites (inter-procedural analysis,
+ * plan/build.c): sig has one entry per parameter, and the output sizes
+ * known at the end of the body are recorded for the callers. */
 typedef struct FProg {
     Func *func;
     PBList body;
     bool compiled;
+    bool compiling;        /* being built (recursive calls: no specialization) */
+    FSig *sig;             /* NULL: generic */
+    int64_t *out_dims;     /* specializations: rows, cols of each output (-1) */
 } FProg;
+
+/* Can a call with these argument values (after the parameter's type
+ * conversion) run specialization fp? */
+bool fprog_accepts(const FProg *fp, const Value *args);
 
 typedef struct RtProgram RtProgram;
 struct SymTab;
@@ -182,5 +205,6 @@ struct RtProgram {
 };
 
 void pblock_free(const RtProgram *p, PBlock *b);
+void fprog_free(const RtProgram *p, FProg *fp);
 
 #endif

@@ -90,14 +90,25 @@ static inline void t_run_free(TRun *r)
 /* Runs src with the matrices ins bound to names under codegen options cg
  * and collects the variables onames into r (t_run_free releases them).
  * Returns r->rc. */
+static inline int t_run_dml_opt(const char *src, const CgOptions *cg, int optlevel, int nin, const char **names,
+                                MB **ins, int nout, const char **onames, TRun *r);
+
 static inline int t_run_dml(const char *src, const CgOptions *cg, int nin, const char **names, MB **ins,
                             int nout, const char **onames, TRun *r)
+{
+    return t_run_dml_opt(src, cg, 2, nin, names, ins, nout, onames, r);
+}
+
+/* t_run_dml at optimization level optlevel (0: no rewrites, no
+ * inter-procedural analysis). */
+static inline int t_run_dml_opt(const char *src, const CgOptions *cg, int optlevel, int nin, const char **names,
+                                MB **ins, int nout, const char **onames, TRun *r)
 {
     memset(r, 0, sizeof *r);
     Diag *d = diag_new();
     LangOptions lo = {.predefined = names, .npredefined = nin};
     Program *ast = lang_load_string(src, "<test>", &lo, d);
-    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, cg, onames, nout) : NULL;
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, optlevel, cg, onames, nout) : NULL;
     if (!p) {
         snprintf(r->err, sizeof r->err, "compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
         lang_program_free(ast);

@@ -1,0 +1,288 @@
+/* test_ipa.c: sizes known at compile time (seed 002, section 3.1).
+ * - read() takes rows, cols and non-zeros from the file's .mtd; nrow,
+ *   ncol and length of known sizes fold into literals, and branches on
+ *   them are removed (the blocks around merge);
+ * - a read whose file changed after compilation is an error, and a file
+ *   the script itself writes is never sized from its (stale) .mtd;
+ * - inter-procedural analysis: calls with known argument sizes or literal
+ *   scalars run a specialization of the callee compiled for them, whose
+ *   output sizes flow back to the caller; nothing is recompiled then.
+ * Every script gives the results of optimization level 0 (no rewrites,
+ * no IPA) with codegen off and on. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/io.h"
+#include "plan/program.h"
+#include "tests/t.h"
+#include "tests/t_dml.h"
+
+static char dir[256];
+
+/* Relative difference of two values (matrices: largest over cells). */
+static double rel(const Value *a, const Value *b)
+{
+    if (a->kind == V_MATRIX && b->kind == V_MATRIX) {
+        if (a->m->rows != b->m->rows || a->m->cols != b->m->cols) return INFINITY;
+        double worst = 0;
+        for (int64_t i = 0; i < a->m->rows; i++)
+            for (int64_t j = 0; j < a->m->cols; j++) {
+                double x = mb_get(a->m, i, j), y = mb_get(b->m, i, j);
+                double d = fabs(x - y) / fmax(1, fmax(fabs(x), fabs(y)));
+                if (d > worst || d != d) worst = d != d ? INFINITY : d;
+            }
+        return worst;
+    }
+    if (val_is_numeric(a) && val_is_numeric(b)) {
+        double x = val_as_double(a), y = val_as_double(b);
+        return x == y ? 0 : fabs(x - y) / fmax(1, fmax(fabs(x), fabs(y)));
+    }
+    return a->kind == b->kind ? 0 : INFINITY;
+}
+
+typedef struct Case {
+    const char *name;
+    const char *src;
+    const char *outs[3];
+    int nout;
+    bool no_recompile;   /* X is made in the script (its size known at
+                            compile time, unlike the bound X's), and at
+                            level 2 nothing is recompiled */
+} Case;
+
+static const Case cases[] = {
+    {"branch on a scalar parameter, in a loop",
+     "f = function(Matrix[Double] A, Integer k) return (Matrix[Double] B) {\n"
+     "  if (k > 2) { B = A * 2 } else { B = A + 1 }\n"
+     "  B = B %*% t(A)\n"
+     "}\n"
+     "s = 0\n"
+     "for (i in 1:50) { B = f(X, 3); s = s + sum(B) }\n"
+     "C = f(X, 1)\n"
+     "r = nrow(B) + ncol(C)\n",
+     {"s", "C", "r"}, 3, true},
+    {"more signatures than specializations",
+     "f = function(Matrix[Double] A) return (Matrix[Double] B, Double n) {\n"
+     "  B = t(A) %*% A\n"
+     "  n = ncol(B)\n"
+     "}\n"
+     "s = 0\n"
+     "for (i in 1:12) {\n"
+     "  [B, n] = f(matrix(1, rows=i, cols=i))\n"
+     "  s = s + sum(B) + n\n"
+     "}\n"
+     "[B1, n1] = f(X[1:3,]); [B2, n2] = f(X[1:4,]); [B3, n3] = f(X[1:5,]); [B4, n4] = f(X[1:6,])\n"
+     "[B5, n5] = f(X[1:7,]); [B6, n6] = f(X[1:8,]); [B7, n7] = f(X[1:9,]); [B8, n8] = f(X[1:10,])\n"
+     "[B9, n9] = f(X[1:11,]); [B0, n0] = f(X[1:12,])\n"
+     "t = sum(B1) + sum(B9) + sum(B0) + n1 + n9 + n0\n",
+     {"s", "t"}, 2, false},
+    {"recursion",
+     "f = function(Matrix[Double] A, Integer n) return (Matrix[Double] B) {\n"
+     "  if (n <= 0) { B = A } else { B = f(A * 0.5, n - 1) + A }\n"
+     "}\n"
+     "R = f(X, 4)\n"
+     "S = f(X[1:3, 1:2], 2)\n",
+     {"R", "S"}, 2, false},
+    {"output size from a branch on a parameter",
+     "f = function(Matrix[Double] A, Boolean wide) return (Matrix[Double] B) {\n"
+     "  if (wide) { B = cbind(A, A) } else { B = rbind(A, A) }\n"
+     "}\n"
+     "P = f(X, TRUE)\n"
+     "Q = f(X, FALSE)\n"
+     "r = ncol(P) * 100 + nrow(Q)\n",
+     {"P", "Q", "r"}, 3, true},
+    {"data-dependent output size",
+     "f = function(Matrix[Double] A) return (Matrix[Double] B) {\n"
+     "  B = removeEmpty(target=A * (A > 0.5), margin=\"rows\")\n"
+     "}\n"
+     "B = f(X)\n"
+     "n = nrow(B)\n"
+     "s = sum(B %*% matrix(1, ncol(B), 1))\n",
+     {"B", "n", "s"}, 3, false},
+    {"scalar conversion to the parameter's type",
+     "f = function(Matrix[Double] A, Integer k, Double w) return (Matrix[Double] B) {\n"
+     "  B = A[1:k, ] * w\n"
+     "  if (k == 2) { B = B + 100 }\n"
+     "}\n"
+     "B = f(X, 2.0, 3)\n"
+     "C = f(X, 3, 0.5)\n",
+     {"B", "C"}, 2, true},
+    {"nested calls",
+     "g = function(Matrix[Double] A) return (Matrix[Double] G) { G = t(A) %*% A }\n"
+     "f = function(Matrix[Double] A, Double lambda) return (Matrix[Double] B) {\n"
+     "  G = g(A)\n"
+     "  B = G + diag(matrix(lambda, ncol(A), 1))\n"
+     "}\n"
+     "s = 0\n"
+     "for (i in 1:20) { B = f(X, 0.1); s = s + sum(B) }\n",
+     {"s", "B"}, 2, true},
+    {"size expressions and branch removal",
+     "v = matrix(0, ncol(X), 1)\n"
+     "if (ncol(X) > 3) { v = v + 1 } else { v = v - 1 }\n"
+     "y = X %*% v\n"
+     "n = length(X) + nrow(y)\n",
+     {"y", "n"}, 2, true},
+    {"calls from a parfor body",
+     "f = function(Matrix[Double] A, Integer j) return (Double s) { s = sum(A[, j] * j) }\n"
+     "R = matrix(0, 1, ncol(X))\n"
+     "parfor (j in 1:ncol(X)) { R[1, j] = f(X, j) }\n",
+     {"R"}, 1, false},
+};
+
+static void test_cases(void)
+{
+    t_seed(7);
+    MB *X = t_gen(40, 6, 1, -1, 1, false);
+    const char *names[] = {"X"};
+    MB *ins[] = {X};
+    const CgOptions opts[] = {{.enabled = false}, {.enabled = true, .plancache = true, .policy = CG_COST_BASED}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const Case *k = &cases[c];
+        char src[4096];
+        snprintf(src, sizeof src, "%s%s", k->no_recompile ? "X = rand(rows=40, cols=6, min=-1, max=1, seed=7)\n" : "",
+                 k->src);
+        for (int o = 0; o < 2; o++) {
+            TRun r0, r2;
+            t_run_dml_opt(src, &opts[o], 0, 1, names, ins, k->nout, (const char **)k->outs, &r0);
+            t_run_dml_opt(src, &opts[o], 2, 1, names, ins, k->nout, (const char **)k->outs, &r2);
+            T_CHECK(!r0.rc && !r2.rc, "%s: %s / %s", k->name, r0.err, r2.err);
+            for (int i = 0; i < k->nout && !r0.rc && !r2.rc; i++)
+                T_CHECK(rel(&r0.out[i], &r2.out[i]) < 1e-12, "%s (codegen %s): %s differs", k->name,
+                        o ? "on" : "off", k->outs[i]);
+            if (k->no_recompile)
+                T_CHECK(r2.nrecompile == 0, "%s: %lld recompilations", k->name, (long long)r2.nrecompile);
+            t_run_free(&r0);
+            t_run_free(&r2);
+        }
+    }
+    mb_release(X);
+}
+
+/* A program compiled from src at level 2 (NULL and a message on errors). */
+static RtProgram *compile(const char *src, Diag *d, Program **ast)
+{
+    LangOptions lo = {0};
+    *ast = lang_load_string(src, "<test>", &lo, d);
+    RtProgram *p = *ast && !diag_nerrors(d) ? plan_build_program(*ast, d, 2, NULL) : NULL;
+    if (!p) fprintf(stderr, "compile: %s\n", diag_nerrors(d) ? diag_first_message(d) : "?");
+    return p;
+}
+
+/* -explain hops of a program. */
+static char *explain(const RtProgram *p)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    plan_print_hops(p, f);
+    fclose(f);
+    return text;
+}
+
+static int run(RtProgram *p, Diag *d, char *err, size_t cap)
+{
+    RtOptions ro = {.out = stdout, .seed = -1};
+    Rt rt;
+    rt_init(&rt, p, d, &ro);
+    Frame f;
+    st_init(&f.vars);
+    f.depth = 0;
+    int rc = rt_run_main(&rt, &f);
+    snprintf(err, cap, "%s", rc ? rt.err.msg : "");
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    return rc;
+}
+
+static void write_matrix(const char *path, int64_t rows, int64_t cols)
+{
+    BrErr e = {0};
+    MB *m = t_gen(rows, cols, 0.5, 1, 2, false);
+    IoWriteOpts o;
+    io_write_opts_init(&o);
+    o.format = "csv";
+    T_CHECK(io_write_matrix(path, m, &o, &e) == 0, "write %s: %s", path, e.msg);
+    mb_release(m);
+}
+
+/* read() of a file with a .mtd: sizes at compile time, branch removed,
+ * the function specialized, no recompilation; then the file changes
+ * before the run: an error naming it, not a wrong result. */
+static void test_read_sizes(void)
+{
+    char path[300], src[1200], err[1200];
+    snprintf(path, sizeof path, "%s/X.csv", dir);
+    write_matrix(path, 30, 4);
+    snprintf(src, sizeof src,
+             "f = function(Matrix[Double] A) return (Matrix[Double] B) { B = t(A) %%*%% A }\n"
+             "X = read(\"%s\")\n"
+             "v = matrix(1, ncol(X), 1)\n"
+             "if (ncol(X) == 4) { v = v * 2 }\n"
+             "B = f(X)\n"
+             "print(sum(B %%*%% v))\n", path);
+    Diag *d = diag_new();
+    Program *ast;
+    RtProgram *p = compile(src, d, &ast);
+    T_CHECK(p != NULL, "read sizes: compiles");
+    if (p) {
+        char *text = explain(p);
+        if (!text) text = strdup("(no text)");
+        T_CHECK(strstr(text, "read") && strstr(text, "[30,4,"), "read sizes: read not sized:\n%s", text);
+        T_CHECK(!strstr(text, "IF (line"), "read sizes: branch not removed:\n%s", text);
+        T_CHECK(strstr(text, "--FUNCTION f [A: 30 x 4]") && strstr(text, "[4,4,"),
+                "read sizes: f not specialized:\n%s", text);
+        free(text);
+        T_CHECK(run(p, d, err, sizeof err) == 0, "read sizes: runs: %s", err);
+        write_matrix(path, 31, 4);   /* changed after compilation */
+        T_CHECK(run(p, d, err, sizeof err) != 0 && strstr(err, "X.csv") && strstr(err, "31 x 4") &&
+                    strstr(err, "30 x 4"),
+                "read sizes: a changed file is an error: '%s'", err);
+        plan_program_free(p);
+    }
+    lang_program_free(ast);
+    diag_free(d);
+}
+
+/* A script that writes a file and reads it back never trusts the .mtd
+ * found at compile time (a previous run's). */
+static void test_written_file(void)
+{
+    char path[300], src[1200], err[1200];
+    snprintf(path, sizeof path, "%s/Y.csv", dir);
+    write_matrix(path, 50, 7);   /* stale */
+    snprintf(src, sizeof src,
+             "Z = matrix(3, rows=5, cols=2)\n"
+             "write(Z, \"%s\", format=\"csv\")\n"
+             "Y = read(\"%s\")\n"
+             "if (nrow(Y) != 5 | ncol(Y) != 2) { stop(\"wrong size\") }\n"
+             "print(sum(Y))\n", path, path);
+    Diag *d = diag_new();
+    Program *ast;
+    RtProgram *p = compile(src, d, &ast);
+    if (p) {
+        char *text = explain(p);
+        if (!text) text = strdup("(no text)");
+        T_CHECK(!strstr(text, "[50,7,"), "written file: stale .mtd used:\n%s", text);
+        free(text);
+        T_CHECK(run(p, d, err, sizeof err) == 0, "written file: %s", err);
+        plan_program_free(p);
+    }
+    T_CHECK(p != NULL, "written file: compiles");
+    lang_program_free(ast);
+    diag_free(d);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/braid-test-ipa-XXXXXX");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    test_cases();
+    test_read_sizes();
+    test_written_file();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return t_done("test_ipa");
+}
