@@ -3,6 +3,7 @@
 #include "../base/vec.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +94,21 @@ static bool lit_num(const Hop *h, double *v)
     if (h->lit.kind == V_INT) { *v = (double)h->lit.i; return true; }
     if (h->lit.kind == V_DOUBLE) { *v = h->lit.d; return true; }
     return false;
+}
+
+/* Non-zeros of A %*% B by the average-case estimator (seed 002: each of
+ * the m*n output cells is non-zero unless all k products are zero, with
+ * non-zeros spread uniformly): m*n*(1 - (1 - sa*sb)^k); -1 unknown. Exact
+ * for an empty operand. */
+static int64_t mm_nnz(const Hop *a, const Hop *b)
+{
+    if (!known(a) || !known(b) || a->nnz < 0 || b->nnz < 0) return -1;
+    double m = (double)a->rows, k = (double)a->cols, n = (double)b->cols;
+    if (m * k == 0 || k * n == 0 || a->nnz == 0 || b->nnz == 0) return 0;
+    double sa = (double)a->nnz / (m * k), sb = (double)b->nnz / (k * n);
+    double cells = m * n, p = -expm1(k * log1p(-fmin(sa * sb, 1.0)));
+    double z = ceil(cells * (sa * sb >= 1 ? 1.0 : p));
+    return (int64_t)fmin(z, cells);
 }
 
 static void set_dims(Hop *h, int64_t r, int64_t c)
@@ -296,9 +312,11 @@ void hop_infer(Hop *h)
             if (h->kind == H_BINARY && a && b && a->dt == DT_MATRIX && a->nnz >= 0 && b->kind == H_LIT &&
                 lit_num(b, &sv) && ops_binary(h->op, 0, sv) == 0)
                 h->nnz = a->nnz;
+            /* X * Y has at most the non-zeros of either operand (W * (U %*% t(V))
+             * is as sparse as W) */
             if (h->kind == H_BINARY && h->op == OP_MULT && a && b && a->dt == DT_MATRIX &&
-                b->dt == DT_MATRIX && a->nnz >= 0 && b->nnz >= 0 && a->rows == b->rows && a->cols == b->cols)
-                h->nnz = a->nnz < b->nnz ? a->nnz : b->nnz;
+                b->dt == DT_MATRIX && (a->nnz >= 0 || b->nnz >= 0) && a->rows == b->rows && a->cols == b->cols)
+                h->nnz = b->nnz < 0 || (a->nnz >= 0 && a->nnz < b->nnz) ? a->nnz : b->nnz;
         } else if (!anyunk && a) {
             OpType t = op_info[h->op].type;   /* ops.def's type column */
             h->dt = DT_SCALAR; h->rows = h->cols = 0;
@@ -324,15 +342,19 @@ void hop_infer(Hop *h)
             set_dims(h, a ? a->cols : -1, b ? b->cols : -1);
         } else {
             set_dims(h, a ? a->rows : -1, b ? b->cols : -1);
+            h->nnz = mm_nnz(a, b);
         }
         break;
     case H_REORG:
         if (h->op == OP_TRANS) set_dims(h, a ? a->cols : -1, a ? a->rows : -1);
         else if (h->op == OP_REV) set_dims(h, a ? a->rows : -1, a ? a->cols : -1);
         else if (h->op == OP_DIAG) {
+            /* diag(v): the non-zeros of v on the diagonal (at most n);
+             * diag(X): at most min(n, nnz(X)) */
             if (known(a) && a->cols == 1) set_dims(h, a->rows, a->rows);
             else if (known(a)) set_dims(h, a->rows, 1);
             else set_dims(h, -1, -1);
+            if (known(a)) h->nnz = a->nnz >= 0 && a->nnz < a->rows ? a->nnz : a->rows;
         }
         break;
     case H_RIX:

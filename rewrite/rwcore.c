@@ -239,8 +239,11 @@ void rw_static(HopDag *d, RwStats *st)
 
 void rw_dynamic(HopDag *d, RwStats *st)
 {
-    rw_run(d, rw_dynamic_rule, st);
+    /* chain order first: t(X) %*% diag(v) %*% X %*% d must become
+     * t(X) %*% (diag(v) %*% (X %*% d)) before the rules see diag(v) %*% y
+     * (seed 002, Example 2) */
     rw_mmchain(d, st);
+    rw_run(d, rw_dynamic_rule, st);
     rw_run(d, rw_physical_rule, st);
     rw_cse(d, st);
 }
