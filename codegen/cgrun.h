@@ -37,6 +37,9 @@ typedef struct CgStats {
     int64_t cache_hits;    /* plan cache hits (in memory) */
     int64_t disk_hits;     /* operators loaded from the disk cache */
     int64_t failed;        /* operators that did not compile */
+    int64_t invalid;       /* selected operators dropped when their CPlan
+                              was built (covering one operator only, or
+                              not valid for their template): run unfused */
     int64_t fused[4];      /* fused operators placed: Cell, Row, MAgg, Outer */
     int64_t fallback;      /* executions through the reference kernels */
     int64_t enumerated;    /* plans enumerated by MPSkipEnum */

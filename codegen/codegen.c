@@ -168,7 +168,7 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     /* all CPlans first: they read the DAG before any replacement */
     for (int i = 0; i < n; i++) {
         CPlan *p = cplan_build(m, &s->ops[i]);
-        if (!p) continue;
+        if (!p) { __atomic_add_fetch(&c->st.invalid, 1, __ATOMIC_RELAXED); continue; }
         ins[i] = br_malloc((size_t)(p->nin + 1) * sizeof(Hop *));
         if (!ins[i]) { cplan_free(p); continue; }
         for (int k = 0; k < p->nin; k++) ins[i][k] = p->in[k].hop;

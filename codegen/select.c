@@ -95,22 +95,37 @@ static bool drop_invalid_leftovers(const Memo *m, const Hop *h, const MEntry *e,
     return e->closed == CS_CLOSED_VALID && memo_nrefs(e) == 0;
 }
 
-/* A memo entry is dominated when all its references are to operators with
- * one consumer and another entry of the same template references a strict
- * superset (seed 3.2); heuristics never pick it. */
+/* A memo entry e is dominated (seed 000, section 3.2) when another entry
+ * o of the same template references a strict superset of its groups and
+ * every reference o adds points to an operator with one consumer: fusing
+ * that operator computes nothing twice, so heuristics never prefer e.
+ * (R(10,9) dominates R(10,-1); R(6,8) does not dominate R(-1,8) when group
+ * 6 has several consumers.) */
 static bool drop_dominated(const Memo *m, const Hop *h, const MEntry *e, void *arg)
 {
     (void)arg;
-    for (int i = 0; i < e->nin; i++)
-        if (e->ref[i] >= 0 && m->nuse[e->ref[i]] > 1) return false;
     MGroup *g = m->g[h->id];
     for (int k = 0; k < g->n; k++) {
         const MEntry *o = &g->e[k];
-        if (o == e || o->type != e->type || memo_nrefs(o) <= memo_nrefs(e)) continue;
-        bool sup = true;
-        for (int i = 0; i < e->nin && sup; i++) sup = e->ref[i] < 0 || o->ref[i] == e->ref[i];
-        if (sup) return true;
+        if (o == e || o->type != e->type || o->nin != e->nin || memo_nrefs(o) <= memo_nrefs(e)) continue;
+        bool dom = true;
+        for (int i = 0; i < e->nin && dom; i++) {
+            if (e->ref[i] >= 0) dom = o->ref[i] == e->ref[i];
+            else if (o->ref[i] >= 0) dom = m->nuse[o->ref[i]] <= 1;
+        }
+        if (dom) return true;
     }
+    return false;
+}
+
+/* An entry that fuses an input whose group has no entry its template can
+ * fuse (all removed by the pruning above) would leave a dangling
+ * reference: no CPlan could be built for it. */
+static bool drop_dangling(const Memo *m, const Hop *h, const MEntry *e, void *arg)
+{
+    bool *changed = arg;
+    for (int i = 0; i < e->nin && i < h->nin; i++)
+        if (e->ref[i] >= 0 && !sel_best(m, h->in[i], e->type)) return *changed = true;
     return false;
 }
 
@@ -122,6 +137,10 @@ void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, Enum
         for (int i = 0; i < m->norder; i++) {
             memo_filter(m, m->order[i], drop_multi_refs, NULL);
             memo_filter(m, m->order[i], drop_invalid_leftovers, NULL);
+        }
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (int i = 0; i < m->norder; i++) memo_filter(m, m->order[i], drop_dangling, &changed);
         }
     } else if (policy == CG_COST_BASED) {
         cg_select_cost(c, m, mc, es);

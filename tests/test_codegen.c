@@ -891,6 +891,34 @@ static void test_cost_outer_cut(void)
  * interesting points in one partition) stays within the enumeration
  * budget and fuses correctly; a loop body recompiled every iteration
  * reuses its cost-based selection. */
+/* fuse_no_redundancy (seed 000, section 4.1): A = exp(X) has two
+ * consumers, so it is materialized, and R1 = A * exp(Y) still fuses (the
+ * entry that references A's group is dominated only if A had one
+ * consumer); the MLogreg inner loop's pruned memo leaves no entry that
+ * references a group with nothing left to fuse. */
+static void test_no_redundancy(void)
+{
+    const char *nm[] = {"X", "Y", "V"};
+    MB *X = t_gen(200, 30, 1, -1, 1, false), *Y = t_gen(200, 30, 1, -1, 1, false), *V = t_gen(30, 4, 1, -1, 1, false);
+    MB *ins[] = {X, Y, V};
+    const char *on[] = {"s", "Q"};
+    CgStats st = {0};
+    check_all("no redundancy", "A = exp(X)\nR1 = A * exp(Y)\nR2 = A + 7\ns = sum(R1) + sum(R2)\nQ = R1\n",
+              3, nm, ins, 2, on, 1e-10, 1, &st);
+    T_CHECK(st.fused[0] + st.fused[2] >= 1, "no redundancy: no fused operator");
+    const char *mlr =
+        "P = exp(X[, 1:4]); P = P / rowSums(P)\n"
+        "Q = P * (X %*% V)\n"
+        "A = t(X) %*% (Q - P * rowSums(Q))\n"
+        "s = sum(A * A) + sum(P)\n"
+        "Q = A + 0.1 * V\n";
+    check_all("mlogreg inner", mlr, 3, nm, ins, 2, on, 1e-10, 1, &st);
+    T_CHECK(st.invalid == 0, "mlogreg inner: %lld selected operators without a valid CPlan", (long long)st.invalid);
+    mb_release(X);
+    mb_release(Y);
+    mb_release(V);
+}
+
 static void test_selection(void)
 {
     const char *nm[] = {"X"};
@@ -974,6 +1002,7 @@ int main(void)
     t_pin_machine();
     test_cache();
     test_selection();
+    test_no_redundancy();
     test_cost_decisions();
     test_cost_outer_cut();
     test_outer_blocked();
