@@ -289,6 +289,8 @@ void cg_print_stats(const CgContext *c, FILE *f)
     fprintf(f, "Codegen enum (ALL, EVAL):\t%lld/%lld.\n", (long long)s->enumerated, (long long)s->evaluated);
     if (s->sel_cached)
         fprintf(f, "Codegen selection cache hits:\t%lld.\n", (long long)s->sel_cached);
+    if (s->invalid)
+        fprintf(f, "Codegen operators dropped (no valid CPlan):\t%lld.\n", (long long)s->invalid);
     fprintf(f, "Codegen compile times (DAG, JC):\t%.3f/%.3f sec.\n", (double)s->optimize_ns / 1e9,
             (double)s->compile_ns / 1e9);
     fprintf(f, "Codegen plan cache (hits, disk):\t%lld/%lld.\n", (long long)s->cache_hits, (long long)s->disk_hits);
