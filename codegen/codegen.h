@@ -24,4 +24,13 @@ void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out);
  * for tests and tools. */
 void cg_dag_fused(const HopDag *d, int counts[4]);
 
+/* The optimality oracle of MPSkipEnum (for tests): explores d's fusion
+ * plans and, for every plan partition with 1..max_pts interesting points,
+ * calls f with the number of points, the cost of MPSkipEnum's assignment
+ * and the least cost over all 2^n assignments (exhaustive). The machine
+ * constants are cg_machine's (BRAID_CG_MACHINE pins them). Returns the
+ * number of partitions compared, -1 when out of memory. */
+typedef void (*CgOracleFn)(void *arg, int npts, double mpskip_cost, double exhaustive_cost);
+int cg_enum_oracle(HopDag *d, int max_pts, CgOracleFn f, void *arg);
+
 #endif

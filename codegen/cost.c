@@ -813,6 +813,15 @@ double cg_plan_cost(CostCtx *x, const bool *cut, double bound)
 /* Lower bound of every plan with at least the points of cut materialized:
  * reading the partition inputs, writing its roots, and one write and one
  * read of every materialized intermediate (seed 4.4, cost-based pruning). */
+/* The fewest bytes any operator producing h writes (open_op: its memory
+ * estimate, or a Cell operator's 8 bytes a cell, without the block's
+ * overhead), so that lower bounds stay below every plan's cost. */
+static double least_write(const Hop *h)
+{
+    double b = bytes(h);
+    return h && h->dt == DT_MATRIX ? fmin(b, 8 * cells(h)) : b;
+}
+
 double cg_lower_bound(const CostCtx *x, const bool *cut)
 {
     double b = x->static_cost;
@@ -823,7 +832,13 @@ double cg_lower_bound(const CostCtx *x, const bool *cut)
         for (int u = 0; u < t; u++) seen |= cut[u] && x->p->pts[u].h == h;
         if (seen) continue;
         const Hop *hh = x->m->hop[h];
-        b += bytes(hh) / x->mc->read_bw + bytes(hh) / x->mc->write_bw;
+        /* a partition root's write is in the static cost already: only
+         * the read by its consumers is added (counting the write twice
+         * would prune the plan that materializes a live-out A = X + Y
+         * under R = A * Z, which is the cheapest) */
+        bool root = false;
+        for (int r = 0; r < x->p->nroots && !root; r++) root = x->p->roots[r] == h;
+        b += bytes(hh) / x->mc->read_bw + (root ? 0 : least_write(hh) / x->mc->write_bw);
     }
     return b;
 }
@@ -857,7 +872,7 @@ int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, Enu
     }
     double s = 0;
     for (int i = 0; i < p->ninputs; i++) s += bytes(m->hop[p->inputs[i]]) / mc->read_bw;
-    for (int i = 0; i < p->nroots; i++) s += bytes(m->hop[p->roots[i]]) / mc->write_bw;
+    for (int i = 0; i < p->nroots; i++) s += least_write(m->hop[p->roots[i]]) / mc->write_bw;
     x->static_cost = s;
     return 0;
 }
