@@ -1326,6 +1326,38 @@ static int build_if_pred(BCtx *c, Stmt *s, HopDag **dag, Code **code)
     return c->prog->optlevel > 0 && *dag ? rw_const_pred(*dag) : -1;
 }
 
+/* Does the value of h have a size only known once it is computed (seed
+ * 002: table, removeEmpty, unique, aggregate, transformapply, a read
+ * without .mtd, a call's output that IPA could not size)? */
+static bool data_dependent(const Hop *h)
+{
+    if (!h || h->dt != DT_MATRIX || (h->rows >= 0 && h->cols >= 0)) return false;
+    if (h->kind == H_OUT) return h->in[0] && (h->in[0]->kind == H_FCALL || h->in[0]->kind == H_BUILTIN);
+    if (h->kind != H_BUILTIN) return false;
+    switch (h->bi) {
+    case BI_TABLE: case BI_RMEMPTY: case BI_UNIQUE: case BI_AGGREGATE: case BI_TFAPPLY: case BI_READ: return true;
+    default: return false;
+    }
+}
+
+/* Split the block after statement s (SystemDS's DAG split after
+ * data-dependent operators): when s binds a matrix whose size is known
+ * only at run time, the statements after it go into a new block, which
+ * dynamic recompilation then compiles with that size. */
+static bool split_after(const BCtx *c, const Stmt *s)
+{
+    const HopDag *d = c->dag;
+    if (!d || c->prog->optlevel == 0) return false;
+    for (int i = 0; i < d->nw; i++) {
+        bool target = false;
+        if (s->kind == ST_ASSIGN) target = !strcmp(d->wnames[i], s->assign.target.name);
+        for (int k = 0; s->kind == ST_MASSIGN && k < s->massign.n; k++)
+            target |= !strcmp(d->wnames[i], s->massign.targets[k].name);
+        if (target && data_dependent(d->whops[i])) return true;
+    }
+    return false;
+}
+
 /* The statements of blk into blocks of out; *cur is the generic block
  * being filled (NULL: none). Branch removal (seed 002, section 3.1): an
  * if whose predicate is constant is replaced by the taken branch's
@@ -1374,6 +1406,7 @@ static void build_stmts(BCtx *c, Block *blk, PBList *out, PBlock **cur)
         }
         default: break;
         }
+        if (i + 1 < blk->n && split_after(c, s)) flush(c, cur);
     }
 }
 

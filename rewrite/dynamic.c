@@ -61,11 +61,39 @@ Hop *rw_dynamic_rule(RwPass *p, Hop *h)
             return hit(p, zeros(p, h->dir == DIR_ROW ? x->rows : 1, h->dir == DIR_ROW ? 1 : x->cols, sp));
         break;
     }
-    case H_BINARY:
+    case H_BINARY: {
+        Hop *a = h->in[0], *b = h->in[1];
         /* X * Y with an empty operand of the output's shape */
-        if (h->op == OP_MULT && known(h) && ((empty(h->in[0]) && rw_same_dims(h->in[0], h)) ||
-                                             (empty(h->in[1]) && rw_same_dims(h->in[1], h))))
+        if (h->op == OP_MULT && known(h) && ((empty(a) && rw_same_dims(a, h)) ||
+                                             (empty(b) && rw_same_dims(b, h))))
             return hit(p, zeros(p, h->rows, h->cols, sp));
+        /* X + 0, X - 0, 0 + X with an empty operand of X's shape (exact:
+         * x + 0 is x, NaN included); 0 - X -> -X */
+        if ((h->op == OP_PLUS || h->op == OP_MINUS) && known(a) && known(b) && rw_same_dims(a, b)) {
+            if (empty(b)) return hit(p, a);
+            if (empty(a) && h->op == OP_PLUS) return hit(p, b);
+            if (empty(a)) return hit(p, hop_unary(p->d, OP_NEG, b, sp));
+        }
+        break;
+    }
+    case H_UNARY:
+        /* a sparse-safe operation (round, abs, sqrt, sign, ...) of an
+         * empty matrix is empty */
+        if ((op_info[h->op].flags & OF_SAFE) && known(h) && empty(h->in[0]))
+            return hit(p, zeros(p, h->rows, h->cols, sp));
+        break;
+    case H_REORG:
+        /* t(), rev() of an empty matrix: empty of the output's shape */
+        if ((h->op == OP_TRANS || h->op == OP_REV) && known(h) && empty(h->in[0]))
+            return hit(p, zeros(p, h->rows, h->cols, sp));
+        /* diag(X %*% Y) -> rowSums(X * t(Y)): only the diagonal's dot
+         * products, not the whole square product */
+        if (h->op == OP_DIAG && is(h->in[0], H_MATMUL, OP_MATMUL) && known(h->in[0]) &&
+            h->in[0]->rows == h->in[0]->cols && h->in[0]->cols > 1 && rw_uses(p->d, h->in[0]) == 1) {
+            Hop *x = h->in[0]->in[0], *y = h->in[0]->in[1];
+            Hop *ty = hop_reorg(p->d, OP_TRANS, y, sp);
+            return hit(p, hop_agg(p->d, OP_SUM, DIR_ROW, hop_binary(p->d, OP_MULT, x, ty, sp), sp));
+        }
         break;
     case H_MATMUL:
         if (h->op != OP_MATMUL) break;
@@ -79,6 +107,8 @@ Hop *rw_dynamic_rule(RwPass *p, Hop *h)
     case H_RIX: {
         Hop *x = h->in[0];
         double a, b;
+        /* indexing into an empty matrix */
+        if (known(h) && empty(x)) return hit(p, zeros(p, h->rows, h->cols, sp));
         if (!known(x) || !h->ix.has_col) break;
         bool rfull = h->ix.rmode == IX_ALL || (h->ix.rmode == IX_RANGE && rw_is_lit(h->in[1], 1) &&
                      h->in[2] && h->in[2]->kind == H_LIT && (b = val_as_double(&h->in[2]->lit)) == (double)x->rows);

@@ -3,6 +3,8 @@
  * inputs are already simplified and returns its replacement (or itself). */
 #include "rewrite.h"
 
+#include <string.h>
+
 static bool ismat(const Hop *h) { return h && h->dt == DT_MATRIX; }
 static bool isnum(const Hop *h)
 {
@@ -41,12 +43,57 @@ static Hop *drop_identity(RwPass *p, Hop *h)
     return h;
 }
 
+/* matrix(c, rows, cols) with a literal c (not a reshape of a matrix). */
+static bool const_matrix(const Hop *h)
+{
+    return h && h->kind == H_BUILTIN && h->bi == BI_MATRIX && h->nin >= 1 && h->in[0] &&
+           h->in[0]->kind == H_LIT && val_is_numeric(&h->in[0]->lit);
+}
+
+/* rand(...) * c -> rand(min=min*c, max=max*c) for a uniform rand with
+ * literal bounds and a literal c >= 0 (SystemDS's fusion of a data
+ * generator with a binary operation). */
+static Hop *scale_rand(RwPass *p, Hop *r, const Hop *c)
+{
+    double k, lo, hi;
+    if (!r || r->kind != H_BUILTIN || r->bi != BI_RAND || r->nin < 8 || rw_uses(p->d, r) != 1) return NULL;
+    if (!c || c->kind != H_LIT || !val_is_numeric(&c->lit) || (k = val_as_double(&c->lit)) < 0 || k != k) return NULL;
+    const Hop *pdf = r->in[5];
+    if (pdf && !(pdf->kind == H_LIT && pdf->lit.kind == V_STRING && !strcmp(pdf->lit.s->s, "uniform"))) return NULL;
+    if (!r->in[2] || !r->in[3] || r->in[2]->kind != H_LIT || r->in[3]->kind != H_LIT ||
+        !val_is_numeric(&r->in[2]->lit) || !val_is_numeric(&r->in[3]->lit))
+        return NULL;
+    lo = val_as_double(&r->in[2]->lit);
+    hi = val_as_double(&r->in[3]->lit);
+    Hop *n = hop_new(p->d, H_BUILTIN, r->span, r->nin);
+    if (!n) return NULL;
+    Hop **in = n->in;
+    int id = n->id;
+    *n = *r;
+    n->in = in;
+    n->id = id;
+    for (int i = 0; i < r->nin; i++) n->in[i] = r->in[i];
+    n->in[2] = hop_lit(p->d, val_double(lo * k), r->span);
+    n->in[3] = hop_lit(p->d, val_double(hi * k), r->span);
+    if (!n->in[2] || !n->in[3]) return NULL;
+    hop_infer(n);
+    return n;
+}
+
 static Hop *simplify_binary(RwPass *p, Hop *h)
 {
     Hop *a = h->in[0], *b = h->in[1];
     Span sp = h->span;
     Hop *r = drop_identity(p, h);
     if (r != h) return r;
+    /* matrix(c, nrow(X), ncol(X)) op X -> c op X (and X op matrix(c, ..)):
+     * no constant matrix is materialized (matrix(1, ..) / X) */
+    if (ismat(a) && ismat(b) && const_matrix(a) && !const_matrix(b) && rw_same_dims(a, b))
+        return hit(p, hop_binary(p->d, h->op, a->in[0], b, sp));
+    if (ismat(a) && ismat(b) && const_matrix(b) && !const_matrix(a) && rw_same_dims(a, b))
+        return hit(p, hop_binary(p->d, h->op, a, b->in[0], sp));
+    /* rand(min=a, max=b) * c -> rand(min=a*c, max=b*c) */
+    if (h->op == OP_MULT && ((r = scale_rand(p, a, b)) || (r = scale_rand(p, b, a)))) return hit(p, r);
     /* X*X -> X^2, X+X -> 2*X */
     if (h->op == OP_MULT && a == b && ismat(a))
         return hit(p, hop_binary(p->d, OP_POW, a, hop_lit(p->d, val_double(2), sp), sp));
@@ -132,6 +179,15 @@ Hop *rw_simplify(RwPass *p, Hop *h)
         if (ismat(x) && h->ix.has_col && full_range(x, h->ix.rmode, h->in[1], h->in[2], true) &&
             full_range(x, h->ix.cmode, h->in[3], h->in[4], false))
             return hit(p, x);
+        break;
+    }
+    case H_LIX: {
+        /* X[,] = Y (every cell replaced) -> Y, for a matrix Y of X's shape */
+        Hop *x = h->in[0], *y = h->in[1];
+        if (ismat(x) && ismat(y) && h->ix.has_col && rw_same_dims(x, y) &&
+            full_range(x, h->ix.rmode, h->in[2], h->in[3], true) &&
+            full_range(x, h->ix.cmode, h->in[4], h->in[5], false))
+            return hit(p, y);
         break;
     }
     default: break;

@@ -114,6 +114,21 @@ static const Case cases[] = {
                             "out = A %*% B %*% C %*% z\n", "[80,1,|[5,1,", "[100,80,|[100,90,"},
     {"rowSums of a column", DATA "out = rowSums(y) + 1\n", NULL, "uar("},
     {"empty operand", DATA "Z = matrix(0, rows=50, cols=7)\nout = sum(Z * X) + sum(X)\n", NULL, "* ("},
+    /* Z is empty and known so in later blocks (the loop ends the block) */
+    {"X+empty", DATA "Z = matrix(0, rows=50, cols=7)\nfor (i in 1:2) { Y = Y * 1.5 }\nout = (X + Z) * Y\n",
+     NULL, ") +  ("},
+    {"empty-X", DATA "Z = matrix(0, rows=50, cols=7)\nfor (i in 1:2) { Y = Y * 1.5 }\nout = (Z - X) * Y\n",
+     NULL, NULL},
+    {"t(empty)", DATA "Z = matrix(0, rows=50, cols=7)\nfor (i in 1:2) { Y = Y * 1.5 }\nout = t(Z) + t(Y)\n",
+     NULL, NULL},
+    {"round(empty)", DATA "Z = matrix(0, rows=50, cols=7)\nfor (i in 1:2) { Y = Y * 1.5 }\nout = round(Z) + Y\n",
+     NULL, "round"},
+    {"rix of empty", DATA "Z = matrix(0, rows=50, cols=7)\nfor (i in 1:2) { Y = Y * 1.5 }\n"
+                          "out = Z[3:12, 2:4] + Y[1:10, 1:3]\n", NULL, "rix  (1"},
+    {"diag(X%*%Y)", DATA "out = diag(X %*% t(Y)) + y\n", "uar(sum)", "diag"},
+    {"full lix", DATA "W = X\nW[1:nrow(W), ] = Y\nout = W * 2\n", NULL, "lix"},
+    {"matrix(1)/X", DATA "out = matrix(1, rows=nrow(Y), cols=ncol(Y)) / Y\n", NULL, "matrix"},
+    {"rand*c", DATA "R = rand(rows=50, cols=7, min=1, max=2, seed=3) * 3\nout = R + X\n", "LIT 6", NULL},
     {"inlining", DATA "f = function(Matrix[Double] A) return (Matrix[Double] B) { B = t(A) %*% A }\n"
                       "out = f(X)\n", "tsmm", NULL},
     {"loop sizes", DATA "Z = X\nfor (i in 1:3) { Z = Z * 0.5 + Y }\nout = Z\n", NULL, NULL},
