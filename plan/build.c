@@ -722,13 +722,21 @@ static bool sig_equal(const FSig *a, const FSig *b, int n)
  * generic version reports them if it runs. */
 static FProg *specialize(BCtx *c, Hop *call)
 {
+    return plan_specialize(c->prog, call, c->diag, true);
+}
+
+FProg *plan_specialize(RtProgram *p, Hop *call, Diag *diag, bool values)
+{
     Func *f = call->func;
-    if (c->prog->optlevel == 0 || f->external || f->nin == 0) return NULL;
+    if (p->optlevel == 0 || f->external || f->nin == 0) return NULL;
     FSig *sig = calloc((size_t)f->nin, sizeof *sig);
     if (!sig) return NULL;
     bool any = false;
-    for (int k = 0; k < f->nin; k++) any |= sig_of(call->in[k], &f->in[k], &sig[k]);
-    RtProgram *p = c->prog;
+    for (int k = 0; k < f->nin; k++) {
+        sig_of(call->in[k], &f->in[k], &sig[k]);
+        if (!values) sig[k].v = val_none();
+        any |= sig[k].rows >= 0 || sig[k].v.kind != V_NONE;
+    }
     FProg *fp = NULL;
     int nspec = 0;
     pthread_mutex_lock(&p->lock);
@@ -743,7 +751,7 @@ static FProg *specialize(BCtx *c, Hop *call)
     } else {
         Diag *scratch = diag_new();
         fp = scratch ? function_build(p, f, sig, scratch) : NULL;
-        if (fp && fp->compiled) diag_add_warnings(c->diag, scratch);
+        if (fp && fp->compiled) diag_add_warnings(diag, scratch);
         if (!fp) free(sig);
         diag_free(scratch);
     }

@@ -16,6 +16,11 @@ RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const
  * NULL if it has errors (reported to d). */
 FProg *plan_function(RtProgram *p, Func *f, Diag *d);
 void plan_program_free(RtProgram *p);
+/* The specialization of call's callee for the sizes of its matrix
+ * arguments (and, with values, its literal number arguments), compiled on
+ * first use; NULL when nothing is known or the function has its quota
+ * (inter-procedural analysis, plan/build.c). Thread-safe. */
+FProg *plan_specialize(RtProgram *p, Hop *call, Diag *d, bool values);
 /* Inlines calls of small single-block side-effect-free functions into d;
  * returns how many (plan/inline.c). */
 int plan_inline_calls(RtProgram *p, HopDag *d, Diag *diag);

@@ -7,6 +7,7 @@
  * rc_get reuses the code of earlier recompilations of a block when its
  * sizes are the same (see "reuse of recompiled code" below). */
 #include "recompile.h"
+#include "build.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -89,6 +90,30 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
     }
 }
 
+/* Calls whose arguments now have known sizes (a loop body compiled with
+ * unknown ones) run the callee's specialization for those sizes, and
+ * their outputs get its output sizes (IPA at run time; by sizes only: a
+ * loop variable passed as an argument would otherwise make a
+ * specialization per iteration). True if any output size changed. */
+static bool specialize_calls(RtProgram *p, HopDag *d)
+{
+    bool changed = false;
+    for (int i = 0; i < d->n; i++) {
+        Hop *h = d->hops[i];
+        if (h->kind != H_FCALL || h->spec) continue;
+        h->spec = plan_specialize(p, h, NULL, false);
+    }
+    for (int i = 0; i < d->n; i++) {
+        Hop *o = d->hops[i];
+        const FProg *fp = o->kind == H_OUT && o->in[0] && o->in[0]->kind == H_FCALL ? o->in[0]->spec : NULL;
+        if (!fp || o->dt != DT_MATRIX || o->rows >= 0) continue;
+        o->rows = fp->out_dims[2 * o->out_index];
+        o->cols = fp->out_dims[2 * o->out_index + 1];
+        changed |= o->rows >= 0;
+    }
+    return changed;
+}
+
 Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **copy, RwStats *st)
 {
     HopDag *d = dag_copy(src);
@@ -96,6 +121,7 @@ Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **c
     if (!d) return NULL;
     update_stats(d, vars, NULL);
     rw_propagate_sizes(d);
+    if (specialize_calls(p, d)) rw_propagate_sizes(d);
     *copy = d;
     return plan_compile(p, d, mode, PC_REWRITE | PC_FUSE | PC_LOWER, st);
 }
@@ -318,7 +344,11 @@ static unsigned char *make_key(const HopDag *d, int mode, size_t *len)
         e.vt = (int32_t)h->vt;
         e.r = h->rows;
         e.c = h->cols;
-        e.z = h->nnz;
+        /* the target of an update in place (X[i, ] = ... in a loop) fills
+         * up from one iteration to the next: its non-zeros would make
+         * every iteration's key new; only whether it is empty changes the
+         * plan (the rewrites of empty operands), the rest only estimates */
+        e.z = h->kind == H_TREAD && h->move && h->nnz != 0 ? -2 : h->nnz;
         e.mem = h->mem;
         if (h->kind == H_LIT) {
             e.lk = (int32_t)h->lit.kind;

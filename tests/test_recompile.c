@@ -58,6 +58,20 @@ typedef struct Case {
 } Case;
 
 static const Case cases[] = {
+    /* an update in place fills its target: the iterations' keys differ in
+     * the target's non-zeros only, so the code is reused, except between
+     * the empty first iteration (where R[i - 1, ] is rewritten as empty)
+     * and the rest */
+    {"filling an update-in-place target",
+     "R = matrix(0, rows=24, cols=3)\n"
+     "for (i in 1:24) {\n"
+     "  s = sum(R[max(1, i - 1), ])\n"
+     "  k = as.scalar(X[min(i, nrow(X)), 1])\n"
+     "  R[i, 1] = s\n"
+     "  R[i, 2:3] = matrix(k, 1, 2)\n"
+     "}\n"
+     "t = sum(R)\n",
+     {"R", "t"}, 2, 20, -1, false},
     {"minibatch",
      "n = nrow(X)\n"
      "W = matrix(0.01, rows=ncol(X), cols=3)\n"
