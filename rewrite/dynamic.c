@@ -242,6 +242,19 @@ static Hop *mmchain_rule(RwPass *p, Hop *x, Hop *b, Span sp)
     return m;
 }
 
+/* Is h an elementwise expression (depth levels at most) over an
+ * outer-product-like product U %*% t(V)? */
+static bool outer_driven(const Hop *h, int depth)
+{
+    int64_t r;
+    if (!h || depth < 0) return false;
+    if (hop_outer_like(h, &r)) return true;
+    if (h->kind != H_BINARY && h->kind != H_UNARY) return false;
+    for (int i = 0; i < h->nin; i++)
+        if (h->in[i] && rw_same_dims(h->in[i], h) && outer_driven(h->in[i], depth - 1)) return true;
+    return false;
+}
+
 Hop *rw_physical_rule(RwPass *p, Hop *h)
 {
     Span sp = h->span;
@@ -269,8 +282,10 @@ Hop *rw_physical_rule(RwPass *p, Hop *h)
         Hop *mc = mmchain_rule(p, x, b, sp);
         if (mc) return mc;
         /* t(X) %*% y -> tmm(X, y): no materialized transpose, when t(X) is
-         * used only here */
-        if (rw_uses(p->d, a) == 1) {
+         * used only here, or when y is an outer-product-like expression:
+         * then the product is the right product of a fused Outer operator
+         * (t(U) %*% (W * (U %*% t(V)))), whatever else needs t(U) */
+        if (rw_uses(p->d, a) == 1 || outer_driven(b, 3)) {
             Hop *m = hop_matmul(p->d, OP_MATMULTL, x, b, sp);
             if (!m) return h;
             m->rows = x->cols;

@@ -919,6 +919,27 @@ static void test_no_redundancy(void)
     mb_release(V);
 }
 
+/* t(U) %*% (W * (U %*% t(V))) where t(U) is also a variable of the
+ * block: the product is still transpose-free, so it is the right product
+ * of one Outer operator and the sparse W * (U %*% t(V)) is never
+ * materialized. */
+static void test_outer_shared_t(void)
+{
+    const char *nm[] = {"W", "U", "V"};
+    MB *W = t_gen(400, 300, 0.02, 0.1, 1, true), *U = t_gen(400, 6, 1, -1, 1, false), *V = t_gen(300, 6, 1, -1, 1, false);
+    MB *ins[] = {W, U, V};
+    const char *on[] = {"G", "tU", "H"};
+    CgStats st = {0};
+    check_all("outer with shared t(U)", "tU = t(U)\nG = tU %*% (W * (U %*% t(V)))\nH = tU %*% U\n", 3, nm, ins, 3, on,
+              1e-10, 2, &st);
+    T_CHECK(st.fused[3] == 1 && st.fused[0] + st.fused[1] == 0,
+            "outer with shared t(U): %lld Outer, %lld Cell, %lld Row operators (one Outer expected)",
+            (long long)st.fused[3], (long long)st.fused[0], (long long)st.fused[1]);
+    mb_release(W);
+    mb_release(U);
+    mb_release(V);
+}
+
 static void test_selection(void)
 {
     const char *nm[] = {"X"};
@@ -1003,6 +1024,7 @@ int main(void)
     test_cache();
     test_selection();
     test_no_redundancy();
+    test_outer_shared_t();
     test_cost_decisions();
     test_cost_outer_cut();
     test_outer_blocked();
