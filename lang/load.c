@@ -296,17 +296,20 @@ static LFile *load_library(Program *p, const char *name, Diag *d, Span at)
     return lf;
 }
 
-/* m_name or name in a library file. */
+/* The function a library file defines for a builtin name: as SystemDS's
+ * loader does, m_name (matrix builtins), s_name (scalar/list builtins),
+ * f_name (frame builtins) or the bare name. */
 static Func *library_func(const LFile *lf, const char *name)
 {
+    static const char *const prefixes[] = {"m_", "s_", "f_"};
     size_t n = strlen(name) + 3;
     char *m = malloc(n);
     Func *f = NULL;
-    if (m) {
-        snprintf(m, n, "m_%s", name);
+    for (size_t i = 0; m && !f && i < sizeof prefixes / sizeof *prefixes; i++) {
+        snprintf(m, n, "%s%s", prefixes[i], name);
         f = load_file_func(lf, m);
-        free(m);
     }
+    free(m);
     return f ? f : load_file_func(lf, name);
 }
 
@@ -343,8 +346,8 @@ bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
     if (lib && (e->call.func = library_func(lib, name))) return true;
     if (lib && lib->parse_failed) return false;  /* its errors are reported */
     if (lib)
-        diag_error(d, e->span, "unknown function '%s' ('%s' defines neither 'm_%s' nor '%s')",
-                   name, lib->path, name, name);
+        diag_error(d, e->span, "unknown function '%s' ('%s' defines none of 'm_%s', 's_%s', 'f_%s', '%s')",
+                   name, lib->path, name, name, name, name);
     else
         diag_error(d, e->span, "unknown function '%s'", name);
     return false;
