@@ -12,15 +12,21 @@ _HEAD = re.compile(r"(?m)^[ \t]*([A-Za-z_][A-Za-z0-9_.]*)\s*=\s*(function|extern
 _PARAM = re.compile(r"^([A-Za-z]+(?:\s*\[\s*[A-Za-z]+\s*\])?)\s+([A-Za-z_][A-Za-z0-9_]*)\s*(?:=\s*(.*))?$", re.S)
 
 
+def _string_end(text, i):
+    """Index of the quote closing the string literal opened at text[i]."""
+    j, n = i + 1, len(text)
+    while j < n and text[j] != text[i]:
+        j += 2 if text[j] == "\\" else 1
+    return j
+
+
 def strip_comments(text):
     """text with # and /* */ comments blanked (strings kept)."""
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
         if c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c:
-                j += 2 if text[j] == "\\" else 1
+            j = _string_end(text, i)
             out.append(text[i:j + 1]); i = j + 1
         elif c == "#":
             j = text.find("\n", i)
@@ -41,10 +47,7 @@ def _group(text, i):
     while j < n:
         c = text[j]
         if c in "\"'":
-            k = j + 1
-            while k < n and text[k] != c:
-                k += 2 if text[k] == "\\" else 1
-            j = k
+            j = _string_end(text, j)
         elif c in "([{":
             depth += 1
         elif c in ")]}":
@@ -61,9 +64,7 @@ def _split(inner):
     while j < n:
         c = inner[j]
         if c in "\"'":
-            k = j + 1
-            while k < n and inner[k] != c:
-                k += 2 if inner[k] == "\\" else 1
+            k = _string_end(inner, j)
             cur.append(inner[j:k + 1]); j = k + 1
             continue
         if c in "([{":
