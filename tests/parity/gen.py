@@ -112,12 +112,15 @@ def main(argv):
                 os.remove(os.path.join(exp_dir, extra))
         shutil.rmtree(ref, ignore_errors=True)
         try:
-            prun.check_case(binary, name)
+            diffs = prun.check_case(binary, name)
+        except runner.CaseFailed as e:
+            diffs = {"": str(e)}
+        if not diffs:
             print("MATCH %s" % name)
             status.append((name, "equal"))
-        except runner.CaseFailed as e:
-            print("DIFFER %s: %s" % (name, e))
-            status.append((name, str(e)))
+        for f, why in sorted(diffs.items()):
+            print("DIFFER %s/%s: %s" % (name, f, why))
+            status.append((name + "/" + f, why))
     with open(os.path.join(work, "status.txt"), "w", encoding="utf-8") as f:
         for name, s in status:
             f.write("%s\t%s\n" % (name, s))

@@ -13,9 +13,11 @@
    parameters' names, order, types and defaults (so positional and named
    calls bind alike) and the outputs' number, names and types.
 
-known.txt lists the cases and builtins that still differ, one per line as
-"case <name>: reason" or "signature <name>: reason"; such an entry passes
-only while the difference is still there, so the list stays exact.
+known.txt lists what still differs, one per line: "output <case>/<file>:
+reason" (one output of a case), "case <name>: reason" (the whole case,
+e.g. when braid's builtin rejects SystemDS's call) or "signature <name>:
+reason". Such an entry passes only while the difference is still there,
+and every other output must match, so the list stays exact.
 Prints PASS/FAIL/KNOWN lines and "N passed, M failed".
 """
 
@@ -42,22 +44,27 @@ def case_tol(path):
 
 
 def compare_outputs(exp_dir, out_dir, tol):
-    """Raises runner.CaseFailed at the first output of out_dir that differs
-    from exp_dir (tolerance tol relative)."""
+    """{output file: why it differs} for the outputs of out_dir that differ
+    from exp_dir (tolerance tol relative); empty when all match."""
     runner.REL_TOL = tol
+    diffs = {}
     for fname in sorted(os.listdir(exp_dir)):
         if fname.startswith("."):
             continue
         path = os.path.join(out_dir, fname)
-        if not os.path.exists(path):
-            raise runner.CaseFailed("%s was not written" % fname)
-        with open(os.path.join(exp_dir, fname), encoding="utf-8") as f:
-            want = f.read()
-        got = runner.load_output(path)
-        if fname.endswith(".csv"):
-            runner.check_csv(fname, want, got)
-        else:
-            runner.check_scalar(fname, want, got)
+        try:
+            if not os.path.exists(path):
+                raise runner.CaseFailed("%s was not written" % fname)
+            with open(os.path.join(exp_dir, fname), encoding="utf-8") as f:
+                want = f.read()
+            got = runner.load_output(path)
+            if fname.endswith(".csv"):
+                runner.check_csv(fname, want, got)
+            else:
+                runner.check_scalar(fname, want, got)
+        except runner.CaseFailed as e:
+            diffs[fname] = str(e)
+    return diffs
 
 
 def run_case(binary, name, env=None):
@@ -80,14 +87,40 @@ def run_case(binary, name, env=None):
 
 
 def check_case(binary, name):
+    """{output: why it differs} of case name against expected/<name>;
+    raises runner.CaseFailed when the case does not run."""
     exp_dir = os.path.join(HERE, "expected", name)
     if not os.path.isdir(exp_dir) or not os.listdir(exp_dir):
         raise runner.CaseFailed("no expected/%s (run gen.py)" % name)
     out_dir = run_case(binary, name)
     try:
-        compare_outputs(exp_dir, out_dir, case_tol(os.path.join(HERE, "cases", name + ".dml")))
+        return compare_outputs(exp_dir, out_dir, case_tol(os.path.join(HERE, "cases", name + ".dml")))
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def judge_case(binary, name, known):
+    """(status, message) of a case: PASS, KNOWN or FAIL. known maps
+    ("case", name) and ("output", name/file) to the recorded reasons."""
+    whole = known.get(("case", name))
+    try:
+        diffs = check_case(binary, name)
+    except runner.CaseFailed as e:
+        return ("KNOWN", whole) if whole is not None else ("FAIL", str(e))
+    listed = {k[1].split("/", 1)[1] for k in known if k[0] == "output" and k[1].startswith(name + "/")}
+    if whole is not None:
+        if diffs:
+            return "KNOWN", whole
+        return "FAIL", "equal to SystemDS now; remove it from known.txt"
+    same = sorted(listed - set(diffs))
+    if same:
+        return "FAIL", "%s equal to SystemDS now; remove it from known.txt" % ", ".join(same)
+    new = sorted(set(diffs) - listed)
+    if new:
+        return "FAIL", "; ".join(diffs[f] for f in new)
+    if listed:
+        return "KNOWN", "; ".join("%s: %s" % (f, known[("output", name + "/" + f)]) for f in sorted(listed))
+    return "PASS", None
 
 
 def read_table(path):
@@ -153,10 +186,14 @@ def read_known():
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             for line in f:
-                m = re.match(r"^(case|signature)\s+(\S+):\s*(.*)$", line.strip())
+                m = re.match(r"^(case|output|signature)\s+(\S+):\s*(.*)$", line.strip())
                 if m:
                     known[(m.group(1), m.group(2))] = m.group(3)
     return known
+
+
+def report(status, label, msg):
+    print("%s %s%s" % (status, label, ": " + msg if msg else ""), flush=True)
 
 
 def main(argv):
@@ -166,37 +203,31 @@ def main(argv):
     binary = runner.find_binary(argv[1])
     pattern = re.compile(argv[2]) if len(argv) > 2 and argv[2] else None
     known = read_known()
-    checks = []
-    for f in sorted(os.listdir(os.path.join(HERE, "cases"))):
-        if f.endswith(".dml"):
-            checks.append(("case", f[:-4], lambda n=f[:-4]: check_case(binary, n)))
+    names = sorted(f[:-4] for f in os.listdir(os.path.join(HERE, "cases")) if f.endswith(".dml"))
     table = read_table(os.path.join(HERE, "signatures.tsv"))
-    for name in sorted(table):
-        checks.append(("signature", name, lambda n=name: check_signature(n, table[n])))
     passed = failed = 0
-    for kind, name, fn in checks:
+    for name in names:
         if pattern is not None and not pattern.search(name):
             continue
-        label = "%s %s" % (kind, name)
+        status, msg = judge_case(binary, name, known)
+        report(status, "case " + name, msg)
+        passed, failed = (passed + 1, failed) if status != "FAIL" else (passed, failed + 1)
+    for name in sorted(table):
+        if pattern is not None and not pattern.search(name):
+            continue
         try:
-            fn()
+            check_signature(name, table[name])
             err = None
         except runner.CaseFailed as e:
             err = str(e)
-        reason = known.get((kind, name))
+        reason = known.get(("signature", name))
         if reason is not None:
-            if err is None:
-                failed += 1
-                print("FAIL %s: equal to SystemDS now; remove it from known.txt" % label)
-            else:
-                passed += 1
-                print("KNOWN %s: %s" % (label, reason))
-        elif err is None:
-            passed += 1
-            print("PASS %s" % label)
+            status, msg = ("KNOWN", reason) if err else \
+                ("FAIL", "equal to SystemDS now; remove it from known.txt")
         else:
-            failed += 1
-            print("FAIL %s: %s" % (label, err))
+            status, msg = ("FAIL", err) if err else ("PASS", None)
+        report(status, "signature " + name, msg)
+        passed, failed = (passed + 1, failed) if status != "FAIL" else (passed, failed + 1)
     print("%d passed, %d failed" % (passed, failed), flush=True)
     return 0 if (failed == 0 and passed > 0) else 1
 
