@@ -38,16 +38,17 @@ static void explain_program(const RtProgram *prog, const char *explain)
     }
 }
 
-/* -stats: SystemDS's summary, the interpreter's and codegen's lines. */
+/* -stats: SystemDS's summary, the interpreter's and codegen's lines, on
+ * stdout after the script's output, as SystemDS prints them. */
 static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64_t t_compiled, int64_t t_end)
 {
-    fprintf(stderr, "SystemDS Statistics:\n");
-    fprintf(stderr, "Total elapsed time:\t\t%.3f sec.\n", (double)(t_end - t_start) / 1e9);
-    fprintf(stderr, "Total compilation time:\t\t%.3f sec.\n", (double)(t_compiled - t_start) / 1e9);
-    fprintf(stderr, "Total execution time:\t\t%.3f sec.\n", (double)(t_end - t_compiled) / 1e9);
-    fprintf(stderr, "Number of threads:\t\t%d\n", br_threads());
-    rt_print_stats(rt, stderr, o->stats_top > 0 ? o->stats_top : 10);
-    cg_print_stats(rt->prog->cg, stderr);
+    fprintf(stdout, "SystemDS Statistics:\n");
+    fprintf(stdout, "Total elapsed time:\t\t%.3f sec.\n", (double)(t_end - t_start) / 1e9);
+    fprintf(stdout, "Total compilation time:\t\t%.3f sec.\n", (double)(t_compiled - t_start) / 1e9);
+    fprintf(stdout, "Total execution time:\t\t%.3f sec.\n", (double)(t_end - t_compiled) / 1e9);
+    fprintf(stdout, "Number of threads:\t\t%d\n", br_threads());
+    rt_print_stats(rt, stdout, o->stats_top > 0 ? o->stats_top : 10);
+    cg_print_stats(rt->prog->cg, stdout);
 }
 
 /* Compiles the loaded script; NULL after printing the errors. */

@@ -12,7 +12,7 @@ for f in bench/rewrites/*.dml; do
   n=$(basename "$f" .dml)
   t0=$(now); build/braid -f "$f" -config "$off" >/dev/null; t1=$(now)
   build/braid -f "$f" >/dev/null; t2=$(now)
-  c=$(build/braid -f "$f" -stats 2>&1 >/dev/null | awk -F'\t+' '/compilation time/ {print $2}' | sed 's/ sec.//')
+  c=$(build/braid -f "$f" -stats 2>/dev/null | awk -F'\t+' '/compilation time/ {print $2}' | sed 's/ sec.//')
   awk -v n="$n" -v a="$t0" -v b="$t1" -v c="$t2" -v comp="$c" 'BEGIN {
     off = b - a; on = c - b;
     printf "%-14s %10.3f %10.3f %7.2fx %12.2f\n", n, off, on, off / on, comp * 1000 }'

@@ -48,6 +48,9 @@ int bi_count_distinct(const Value *a, const char *fn, Value *out, BrErr *e);   /
  * (literals, or the default function of the parameters before them) and
  * calls fn (*res: its outputs as a list, caller releases); errors read
  * "<who>: missing argument 'p' of <what>'fn'". Returns 0 or -1/code. */
+/* The namespace key of the file a span lies in ("" if unknown), for
+ * looking up functions named at run time from the calling file. */
+const char *bi_ns_of(const Rt *rt, Span sp);
 int bi_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, const char *what, Value *res,
                      BrErr *e);
 /* paramserv(model=, features=, labels=, upd=, agg=, ...) (builtins/paramserv.c) */

@@ -556,12 +556,26 @@ int bi_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, 
     return rt_call(rt, f, fn, bound, res) ? -1 : 0;
 }
 
+const char *bi_ns_of(const Rt *rt, Span sp)
+{
+    if (!sp.file) return "";
+    const Program *p = rt->prog->ast;
+    for (int i = 0; i < lang_nfuncs(p); i++) {
+        Func *fn = lang_func(p, i);
+        if (fn->file && (fn->file == sp.file || !strcmp(fn->file, sp.file))) return fn->ns;
+    }
+    return "";
+}
+
 static int b_eval(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *bn = builtin_info[h->bi].name;   /* eval or evalList */
     const char *name = bi_str(&a[0], "fname", e);
     if (!name) return e->code;
-    Func *fn = lang_find_func(rt->prog->ast, "", name);
+    /* the calling file's functions first (SystemDS: arima's eval of its
+     * own solver functions), then the main script's and the library */
+    Func *fn = lang_find_func(rt->prog->ast, bi_ns_of(rt, h->span), name);
+    if (!fn) fn = lang_find_func(rt->prog->ast, "", name);
     if (!fn) return br_err(e, BR_EARG, "%s: unknown function '%s'", bn, name);
     Value *bound = calloc((size_t)fn->nin + 1, sizeof(Value));
     int rc = 0;

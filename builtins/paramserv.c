@@ -102,18 +102,6 @@ static int enum_arg(const Value *a, const char *what, const char *const *names, 
     return 0;
 }
 
-/* The namespace key of the file a span lies in ("" if unknown). */
-static const char *ns_of(const Rt *rt, Span sp)
-{
-    if (!sp.file) return "";
-    const Program *p = rt->prog->ast;
-    for (int i = 0; i < lang_nfuncs(p); i++) {
-        Func *fn = lang_func(p, i);
-        if (fn->file && (fn->file == sp.file || !strcmp(fn->file, sp.file))) return fn->ns;
-    }
-    return "";
-}
-
 /* The function named by argument a ("f", "ns::f" or "file.dml::f"), looked
  * up from the calling file, then from the main script. */
 static Func *find_fn(Ps *ps, const Instr *h, const Value *a, const char *what)
@@ -122,7 +110,7 @@ static Func *find_fn(Ps *ps, const Instr *h, const Value *a, const char *what)
     const char *name = bi_str(a, what, ps->e);
     if (!name) return NULL;
     const Program *p = ps->rt->prog->ast;
-    Func *fn = lang_find_func(p, ns_of(ps->rt, h->span), name);
+    Func *fn = lang_find_func(p, bi_ns_of(ps->rt, h->span), name);
     if (!fn) fn = lang_find_func(p, "", name);
     if (!fn) br_err(ps->e, BR_EARG, "paramserv: unknown %s function '%s'", what, name);
     else if (fn->nout < 1) { br_err(ps->e, BR_EARG, "paramserv: %s function '%s' returns nothing", what, name); fn = NULL; }

@@ -122,8 +122,13 @@ static int scalar_binary(OpCode op, const Value *a, const Value *b, Value *out, 
             free(s); free(x); free(y);
             return 0;
         }
-        if ((op_info[op].flags & OF_CMP) && a->kind == V_STRING && b->kind == V_STRING) {
-            int c = strcmp(a->s->s, b->s->s);
+        if (op_info[op].flags & OF_CMP) {
+            /* a string against a number compares as strings, the number in
+             * its printed form (SystemDS does so; its als.dml relies on
+             * `reg != "L2"` being true for every number) */
+            char *x = val_text(a, false), *y = val_text(b, false);
+            int c = strcmp(x, y);
+            free(x); free(y);
             bool r = op == OP_EQ ? c == 0 : op == OP_NE ? c != 0 : op == OP_LT ? c < 0
                    : op == OP_LE ? c <= 0 : op == OP_GT ? c > 0 : c >= 0;
             *out = val_bool(r);

@@ -204,10 +204,13 @@ static LFile *load_new(Program *p, const char *path, const char *canon, bool lib
 
 /* source("path") as alias in file f: path relative to f's folder, then
  * to the working directory; after setwd("dir"), relative to dir (itself
- * relative to f's folder, then to the working directory). */
+ * relative to f's folder, then to the working directory). A relative path
+ * found nowhere is then looked for as SystemDS does: in scripts/ under the
+ * working directory, then in the installation's scripts folder (the
+ * parent of the builtin library, where SystemDS's jar resources are). */
 static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
 {
-    char *cand[2] = { NULL, NULL };
+    char *cand[4] = { NULL, NULL, NULL, NULL };
     int nc = 0;
     if (si->path[0] == '/') {
         cand[nc++] = join("", si->path, "");
@@ -219,6 +222,11 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
         if (f->dir && f->dir[0]) cand[nc++] = join(f->dir, si->path, "");
         cand[nc++] = join("", si->path, "");
     }
+    int nplain = nc;
+    if (si->path[0] != '/') {
+        cand[nc++] = join("scripts/", si->path, "");
+        if (p->opts.builtin_dir) cand[nc++] = join(p->opts.builtin_dir, "../", si->path);
+    }
     const char *found = NULL;
     for (int i = 0; i < nc; i++)
         if (cand[i] && is_file(cand[i])) {
@@ -226,7 +234,7 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
             break;
         }
     if (!found) {
-        if (nc == 2 && cand[0])
+        if (nplain == 2 && cand[0])
             diag_error(d, si->span, "cannot find source file '%s' (looked for '%s' and '%s')",
                        si->path, cand[0], cand[1]);
         else
@@ -258,8 +266,7 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
             }
         }
     }
-    free(cand[0]);
-    free(cand[1]);
+    for (int i = 0; i < 4; i++) free(cand[i]);
 }
 
 /* Processes the source() imports of every file not yet done (files loaded
@@ -296,17 +303,20 @@ static LFile *load_library(Program *p, const char *name, Diag *d, Span at)
     return lf;
 }
 
-/* m_name or name in a library file. */
+/* The function a library file defines for a builtin name: as SystemDS's
+ * loader does, m_name (matrix builtins), s_name (scalar/list builtins),
+ * f_name (frame builtins) or the bare name. */
 static Func *library_func(const LFile *lf, const char *name)
 {
+    static const char *const prefixes[] = {"m_", "s_", "f_"};
     size_t n = strlen(name) + 3;
     char *m = malloc(n);
     Func *f = NULL;
-    if (m) {
-        snprintf(m, n, "m_%s", name);
+    for (size_t i = 0; m && !f && i < sizeof prefixes / sizeof *prefixes; i++) {
+        snprintf(m, n, "%s%s", prefixes[i], name);
         f = load_file_func(lf, m);
-        free(m);
     }
+    free(m);
     return f ? f : load_file_func(lf, name);
 }
 
@@ -343,8 +353,8 @@ bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
     if (lib && (e->call.func = library_func(lib, name))) return true;
     if (lib && lib->parse_failed) return false;  /* its errors are reported */
     if (lib)
-        diag_error(d, e->span, "unknown function '%s' ('%s' defines neither 'm_%s' nor '%s')",
-                   name, lib->path, name, name);
+        diag_error(d, e->span, "unknown function '%s' ('%s' defines none of 'm_%s', 's_%s', 'f_%s', '%s')",
+                   name, lib->path, name, name, name, name);
     else
         diag_error(d, e->span, "unknown function '%s'", name);
     return false;

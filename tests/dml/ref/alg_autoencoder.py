@@ -1,7 +1,10 @@
 """The two-layer autoencoder of scripts/builtin/autoencoder_2layer.dml
 (tanh layers, standardized input, minibatch gradient descent with
 momentum, step decay per epoch) written directly in NumPy, from random
-initial weights and row order that the case reads too."""
+initial weights and row order that the case reads too. With SystemDS's
+quirks, which the builtin follows: standard deviations plus 1e-17, W4
+scaled by the code layer and output sizes, biases updated with the biases
+(so they stay 0)."""
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import *
@@ -19,9 +22,9 @@ wref("order_rand", order)
 
 perm = np.argsort(order, kind="stable")
 Xp = X[perm]
-Z = (Xp - Xp.mean(axis=0)) / Xp.std(axis=0, ddof=1)
-fan = [(m, h1), (h1, h2), (h2, h1), (h1, m)]
-W = [np.sqrt(6 / (a + b)) * Wr[i] for i, (a, b) in enumerate(fan)]
+Z = (Xp - Xp.mean(axis=0)) / (Xp.std(axis=0, ddof=1) + 1e-17)
+fan = [(m, h1), (h1, h2), (h2, h1), (h2, m)]
+W = [np.sqrt(6) / np.sqrt(a + b) * Wr[i] for i, (a, b) in enumerate(fan)]
 b = [np.zeros(W[i].shape[0]) for i in range(4)]
 uW = [np.zeros_like(w) for w in W]
 ub = [np.zeros_like(v) for v in b]
@@ -42,7 +45,7 @@ for it in range(1, epochs * per_epoch + 1):
     lr = step / (end - beg)
     for i in range(4):
         uW[i] = mom * uW[i] - lr * grads[i][0]
-        ub[i] = mom * ub[i] - lr * grads[i][1]
+        ub[i] = mom * ub[i] - lr * b[i]
         W[i] = W[i] + uW[i]
         b[i] = b[i] + ub[i]
     beg = 0 if end == n else end

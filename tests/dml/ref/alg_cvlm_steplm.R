@@ -50,6 +50,7 @@ steplm_ref <- function(X, y, icpt, reg = 1e-7) {
 s1 <- steplm_ref(X, y, 1)
 wmat("step_B1.csv", s1$B)
 wmat("step_S1.csv", matrix(s1$S, nrow = 1))
+wscalar("step_S1_icpt.scalar", TRUE)  # the case checks the intercept entry itself
 s0 <- steplm_ref(X, y - mean(y), 0)
 wmat("step_B0.csv", s0$B)
 wmat("step_S0.csv", matrix(s0$S, nrow = 1))

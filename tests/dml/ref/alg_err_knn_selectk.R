@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "knn", "selectK and selectFeature are not supported"))
+wlines("error.txt", c("nonzero", "knn", "select_k and select_feature are not supported"))

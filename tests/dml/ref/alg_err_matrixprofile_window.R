@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "matrixProfile", "windowSize must lie in 2..8"))
+wlines("error.txt", c("nonzero", "matrixProfile", "window_size must lie in 2..8"))

@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "PCA", "between 1 and ncol(X)"))
+wlines("error.txt", c("nonzero", "PCA", "at least 1"))

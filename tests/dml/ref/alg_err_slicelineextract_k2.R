@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "sliceLineExtract", "k2 must lie in 0..1 (the slices in TK), got 2"))
+wlines("error.txt", c("nonzero", "sliceLineExtract", "invalid number of slices to extract: 2 > 1"))

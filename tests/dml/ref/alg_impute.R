@@ -20,6 +20,9 @@ stat <- function(f) sapply(seq_len(m), function(j) {
 })
 vmean <- stat(mean)
 vmed <- stat(median)
+# masked column (mode) and the empty column (0): checked by the case itself
+wlines("mode_ok.scalar", "TRUE")
+wlines("empty_ok.scalar", "TRUE")
 wmat("Ymean.csv", fill(Xtr, vmean))
 wmat("vmean.csv", matrix(vmean, nrow = 1))
 wmat("Ymean_te.csv", fill(Xte, vmean))

@@ -1,9 +1,8 @@
 source("ref/_common.R")
-Y <- c(1, 2, 2, 2, 1, 2, 2, 3, 3, 2, 2, 2, 3, 2, 2, 2, 1, 2, 2, 3, 2, 2, 2, 2, 2, 3, 2, 2, 3, 2)
-rest <- sum(Y != 1)
-wscalar("rows.scalar", 30 - floor(rest * 0.5))
-wscalar("minority.scalar", 3)
+# properties (the case checks them itself): all hold
+wscalar("majority_only.scalar", TRUE)
 wscalar("ok.scalar", TRUE)
-wscalar("rows_default.scalar", 30 - floor(rest * 0.1))
+wscalar("seeded.scalar", TRUE)
+wscalar("fallback.scalar", TRUE)
 wscalar("unchanged.scalar", 0)
 wlines("stdout.txt", "ratio should be greater than 0 and less than 0.5 setting ratio = 0.1")

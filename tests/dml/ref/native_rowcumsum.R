@@ -1,0 +1,6 @@
+source("ref/_common.R")
+A <- matrix(c(1, 2, 3, 4, 5, 6), nrow = 2, byrow = TRUE)
+wmat("doc.csv", t(apply(A, 1, cumsum)))
+B <- matrix(c(0, 0, 2, 0, -1, NaN, 3, 0), nrow = 2, byrow = TRUE)
+wmat("mixed.csv", t(apply(B, 1, cumsum)))
+wmat("col.csv", matrix(c(1, 2, 3), ncol = 1))

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""SystemDS parity tests: tests/parity/run.py BRAID [FILTER]
+
+1. Every cases/<name>.dml runs with braid's own library (working directory:
+   this folder) as  BRAID -f cases/<name>.dml -nvargs out=<tmp>  and its
+   outputs must equal expected/<name>/, which gen.py wrote by running the
+   same case with SystemDS's builtin scripts in place of braid's. Numbers
+   match within 1e-8 relative (a case may say "# parity-tol: 1e-5" where
+   SystemDS's algorithm is order sensitive); the other rules are those of
+   tests/dml/runner.py, whose comparisons this file uses.
+2. Every builtin in signatures.tsv (SystemDS's signatures, written by
+   gen.py) must have the same signature in braid's scripts/builtin: the
+   parameters' names, order, types and defaults (so positional and named
+   calls bind alike) and the outputs' number, names and types.
+
+known.txt lists what still differs, one per line: "output <case>/<file>:
+reason" (one output of a case), "case <name>: reason" (the whole case,
+e.g. when braid's builtin rejects SystemDS's call) or "signature <name>:
+reason". Such an entry passes only while the difference is still there,
+and every other output must match, so the list stays exact.
+Prints PASS/FAIL/KNOWN lines and "N passed, M failed".
+"""
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "tests", "dml"))
+sys.path.insert(0, HERE)
+import runner  # noqa: E402  (tests/dml/runner.py: comparisons, execution)
+import dmlsig  # noqa: E402
+
+DEFAULT_TOL = 1e-8
+
+
+def case_tol(path):
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"#\s*parity-tol:\s*([0-9.eE+-]+)", f.read())
+    return float(m.group(1)) if m else DEFAULT_TOL
+
+
+def compare_outputs(exp_dir, out_dir, tol):
+    """{output file: why it differs} for the outputs of out_dir that differ
+    from exp_dir (tolerance tol relative); empty when all match."""
+    runner.REL_TOL = tol
+    diffs = {}
+    for fname in sorted(os.listdir(exp_dir)):
+        if fname.startswith("."):
+            continue
+        path = os.path.join(out_dir, fname)
+        try:
+            if not os.path.exists(path):
+                raise runner.CaseFailed("%s was not written" % fname)
+            with open(os.path.join(exp_dir, fname), encoding="utf-8") as f:
+                want = f.read()
+            got = runner.load_output(path)
+            if fname.endswith(".csv"):
+                runner.check_csv(fname, want, got)
+            else:
+                runner.check_scalar(fname, want, got)
+        except runner.CaseFailed as e:
+            diffs[fname] = str(e)
+    return diffs
+
+
+def run_case(binary, name, env=None):
+    """Runs cases/<name>.dml; returns the output folder (caller removes)."""
+    out_dir = tempfile.mkdtemp(prefix="braid-parity-%s-" % name)
+    runner.ROOT = HERE
+    old = dict(os.environ)
+    try:
+        if env:
+            os.environ.update(env)
+        status, _, stderr = runner.execute(
+            [binary, "-f", os.path.join("cases", name + ".dml"), "-nvargs", "out=" + out_dir])
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    if status != 0:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        raise runner.CaseFailed("exit status %d; stderr: %s" % (status, runner.one_line(stderr)))
+    return out_dir
+
+
+def check_case(binary, name):
+    """{output: why it differs} of case name against expected/<name>;
+    raises runner.CaseFailed when the case does not run."""
+    exp_dir = os.path.join(HERE, "expected", name)
+    if not os.path.isdir(exp_dir) or not os.listdir(exp_dir):
+        raise runner.CaseFailed("no expected/%s (run gen.py)" % name)
+    out_dir = run_case(binary, name)
+    try:
+        return compare_outputs(exp_dir, out_dir, case_tol(os.path.join(HERE, "cases", name + ".dml")))
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def judge_case(binary, name, known):
+    """(status, message) of a case: PASS, KNOWN or FAIL. known maps
+    ("case", name) and ("output", name/file) to the recorded reasons."""
+    whole = known.get(("case", name))
+    try:
+        diffs = check_case(binary, name)
+    except runner.CaseFailed as e:
+        return ("KNOWN", whole) if whole is not None else ("FAIL", str(e))
+    listed = {k[1].split("/", 1)[1] for k in known if k[0] == "output" and k[1].startswith(name + "/")}
+    if whole is not None:
+        if diffs:
+            return "KNOWN", whole
+        return "FAIL", "equal to SystemDS now; remove it from known.txt"
+    same = sorted(listed - set(diffs))
+    if same:
+        return "FAIL", "%s equal to SystemDS now; remove it from known.txt" % ", ".join(same)
+    new = sorted(set(diffs) - listed)
+    if new:
+        return "FAIL", "; ".join(diffs[f] for f in new)
+    if listed:
+        return "KNOWN", "; ".join("%s: %s" % (f, known[("output", name + "/" + f)]) for f in sorted(listed))
+    return "PASS", None
+
+
+def read_table(path):
+    """signatures.tsv -> {builtin: (params text, outputs text)}."""
+    table = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            name, _func, params, outs = line.rstrip("\n").split("\t")
+            table[name] = (params, outs)
+    return table
+
+
+def binding_differences(ours, theirs):
+    """How braid's signature (params, outputs) binds calls differently from
+    SystemDS's: parameter names in order (positional and named binding),
+    types and defaults; the outputs' number and types (names do not bind).
+    Trailing parameters SystemDS lacks are braid's extensions and must have
+    defaults; a default where SystemDS has none changes no SystemDS call."""
+    (op, oo), (tp, to) = ours, theirs
+    diffs = []
+    for k, (t, n, d) in enumerate(tp):
+        if k >= len(op):
+            diffs.append("parameter %d '%s' missing" % (k + 1, n))
+            continue
+        ot, on, od = op[k]
+        if on != n:
+            diffs.append("parameter %d is '%s', SystemDS: '%s'" % (k + 1, on, n))
+        elif ot != t and not (ot.split("[")[0] == t.split("[")[0] and ot.startswith(("frame", "list"))):
+            diffs.append("parameter '%s' has type %s, SystemDS: %s" % (n, ot, t))
+        elif d is not None and od != d:
+            diffs.append("parameter '%s' defaults to %s, SystemDS: %s" % (n, od, d))
+    for t, n, d in op[len(tp):]:
+        if d is None:
+            diffs.append("extra parameter '%s' without a default" % n)
+    if len(oo) != len(to):
+        diffs.append("%d outputs, SystemDS: %d (%s)" % (len(oo), len(to), dmlsig.format_outputs(to)))
+    else:
+        for (ot, on), (t, n) in zip(oo, to):
+            if ot.split("[")[0] != t.split("[")[0]:
+                diffs.append("output '%s' is %s, SystemDS: %s %s" % (on, ot, t, n))
+    return diffs
+
+
+def check_signature(name, want):
+    path = os.path.join(REPO, "scripts", "builtin", name + ".dml")
+    if not os.path.exists(path):
+        raise runner.CaseFailed("braid has no scripts/builtin/%s.dml" % name)
+    with open(path, encoding="utf-8") as f:
+        sig = dmlsig.builtin_signature(name, f.read())
+    if sig is None:
+        raise runner.CaseFailed("%s.dml defines no function for %s" % (name, name))
+    diffs = binding_differences((sig[1], sig[2]), (dmlsig.parse_params(want[0]),
+                                                   dmlsig.parse_outputs(want[1])))
+    if diffs:
+        raise runner.CaseFailed("; ".join(diffs))
+
+
+def read_known():
+    known = {}
+    path = os.path.join(HERE, "known.txt")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                m = re.match(r"^(case|output|signature)\s+(\S+):\s*(.*)$", line.strip())
+                if m:
+                    known[(m.group(1), m.group(2))] = m.group(3)
+    return known
+
+
+def report(status, label, msg):
+    print("%s %s%s" % (status, label, ": " + msg if msg else ""), flush=True)
+
+
+def main(argv):
+    if len(argv) < 2:
+        sys.stderr.write("usage: run.py BRAID [FILTER]\n")
+        return 2
+    binary = runner.find_binary(argv[1])
+    pattern = re.compile(argv[2]) if len(argv) > 2 and argv[2] else None
+    known = read_known()
+    names = sorted(f[:-4] for f in os.listdir(os.path.join(HERE, "cases")) if f.endswith(".dml"))
+    table = read_table(os.path.join(HERE, "signatures.tsv"))
+    passed = failed = 0
+    for name in names:
+        if pattern is not None and not pattern.search(name):
+            continue
+        status, msg = judge_case(binary, name, known)
+        report(status, "case " + name, msg)
+        passed, failed = (passed + 1, failed) if status != "FAIL" else (passed, failed + 1)
+    for name in sorted(table):
+        if pattern is not None and not pattern.search(name):
+            continue
+        try:
+            check_signature(name, table[name])
+            err = None
+        except runner.CaseFailed as e:
+            err = str(e)
+        reason = known.get(("signature", name))
+        if reason is not None:
+            status, msg = ("KNOWN", reason) if err else \
+                ("FAIL", "equal to SystemDS now; remove it from known.txt")
+        else:
+            status, msg = ("FAIL", err) if err else ("PASS", None)
+        report(status, "signature " + name, msg)
+        passed, failed = (passed + 1, failed) if status != "FAIL" else (passed, failed + 1)
+    print("%d passed, %d failed" % (passed, failed), flush=True)
+    return 0 if (failed == 0 and passed > 0) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
