@@ -35,6 +35,7 @@ typedef enum {
     I_CALL,      /* call of func; out: a list of its outputs */
     I_OUT,       /* out_index-th element of the list in in[0] */
     I_FUSED,     /* a fused operator (fused: codegen's handle) */
+    I_WHERE,     /* a where-loop (where; inputs as H_WHERE's) */
 } InstrKind;
 
 /* One instruction: reads registers in[], writes register out; registers
@@ -55,6 +56,7 @@ typedef struct Instr {
     int nvar;              /* I_BUILTIN with "...": variadic inputs */
     const char **anames;   /* I_BUILTIN list(...): argument names or NULL */
     void *fused;           /* I_FUSED: codegen's operator */
+    const WhereLoop *where;/* I_WHERE: the loop */
     int64_t *est;          /* I_FUSED: rows, cols, nnz of every input as
                               compiled (-1 unknown), 3 * nin entries */
     double opmem;          /* worst-case memory: inputs and output */

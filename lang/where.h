@@ -1,0 +1,22 @@
+/* where.h: helpers over where-loops (ast.h's WhereLoop, docs/amulet.md)
+ * shared by the HOP builder (plan/) and AMULET (codegen/amulet*.c): both
+ * must agree on the order of a where-loop's inputs. */
+#ifndef BRAID_WHERE_H
+#define BRAID_WHERE_H
+
+#include "ast.h"
+
+/* Maximum of distinct variables a where-loop body may read. */
+#define WHERE_MAXLEAVES 32
+
+/* The loop variable e names (an EX_IDENT), or -1. */
+int where_var(const WhereLoop *w, const Expr *e);
+
+/* The distinct variables the body of w reads (other than its loop
+ * variables), in order of first appearance, into names[0..max); returns
+ * their number (more than max: the body reads too many). The input
+ * order of a where-loop's HOP is: R, then from and to of each loop
+ * variable, then these variables. */
+int where_leaves(const WhereLoop *w, const char **names, int max);
+
+#endif
