@@ -145,11 +145,11 @@ static int64_t as_index(const Value *v, const char *what, const char *var, BrErr
         return 0;
     }
     double d = v->kind == V_MATRIX ? mb_get(v->m, 0, 0) : val_as_double(v);
-    if (d != floor(d) || fabs(d) > 1e15) {
+    if (isnan(d)) {
         *ok = false;
-        br_err(e, BR_EARG, "the %s of where-loop variable '%s' is not an integer (%g)", what, var, d);
+        br_err(e, BR_EARG, "the %s of where-loop variable '%s' is NaN", what, var);
     }
-    return (int64_t)d;
+    return ops_dml_long(d);   /* as for loops: cut toward zero */
 }
 
 /* The strides of a dense matrix m indexed by loop variables idx[0..nidx)
@@ -193,7 +193,10 @@ static int bind(const AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, 
         if (!ok) return -1;
         int64_t to = as_index(&args[2 + 2 * v], "end", w->vars[v].name, e, &ok);
         if (!ok) return -1;
-        b->n[v] = to >= from[v] ? to - from[v] + 1 : 0;
+        /* from:to covers the integers between them, as for loops do
+         * (descending when to < from; the order is free) */
+        if (to < from[v]) { int64_t t = to; to = from[v]; from[v] = t; }
+        b->n[v] = to - from[v] + 1;
     }
     const Value *r = &args[0];
     if (r->kind != V_MATRIX || !r->m)

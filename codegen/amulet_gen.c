@@ -531,8 +531,9 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                             for (int jj = (int)w; jj < nr; jj++) pb[kk * nr + jj] = 0;
                         }
                     }
-                double *apk = malloc(((size_t)kcb * mr * AM_MAXLEAVES + (size_t)mr * nr * (AM_MAXLEAVES + 1) +
-                                      (size_t)mr * AM_MAXLEAVES) * sizeof(double));
+                size_t nl = (size_t)p->nleaf;
+                double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + 1) + (size_t)mr * nl) *
+                                     sizeof(double));
                 if (!apk) {
 #pragma omp atomic write
                     failed = 1;
@@ -546,8 +547,8 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                         if (!apk) continue;
                         int64_t ia = i0 + t * mr, js = jb + s * nr;
                         int mrb = (int)BR_MIN(mr, i1 - ia), nrb = (int)BR_MIN(nr, j1 - js);
-                        double *ct = apk + (size_t)kcb * mr * AM_MAXLEAVES;
-                        double *ijt = ct + (size_t)mr * nr, *ib = ijt + (size_t)mr * nr * AM_MAXLEAVES;
+                        double *ct = apk + (size_t)kcb * mr * nl;
+                        double *ijt = ct + (size_t)mr * nr, *ib = ijt + (size_t)mr * nr * nl;
                         g.kc = kcb;
                         g.ct = ct;
                         for (int l = 0; l < p->nleaf; l++) {

@@ -266,16 +266,6 @@ static int where_index(V *vs, const WhereLoop *w, const IndexDim *d, Span at, co
     return v;
 }
 
-/* The elementwise builtins a where-loop body may call, with their
- * arities (the body is one scalar expression per iteration). */
-static bool where_builtin_ok(const BuiltinInfo *bi, int nargs)
-{
-    if (bi->id == BI_IFELSE) return nargs == 3;
-    if (bi->id == BI_MIN || bi->id == BI_MAX) return nargs == 2;
-    if (bi->id == BI_LOG) return nargs == 1;
-    return nargs == 1 && bi->op < OP__COUNT && op_info[bi->op].kind == OK_UNARY;
-}
-
 /* Checks a where-loop body expression: loop variables only as indices,
  * every index a loop variable, no read of the result (its value would
  * depend on the iteration order), elementwise operators and builtins. */
@@ -537,6 +527,7 @@ static void validate_func(V *vs, Func *f)
 void validate_file(Program *p, LFile *f, Diag *d, LangResolve resolve)
 {
     V vs = { .prog = p, .file = f, .d = d, .resolve = resolve };
+    int nerr0 = diag_nerrors(d);
     for (int i = 0; i < f->pf.nfuncs; i++)
         for (int j = 0; j < i; j++)
             if (strcmp(f->pf.funcs[i]->name, f->pf.funcs[j]->name) == 0) {
@@ -557,4 +548,12 @@ void validate_file(Program *p, LFile *f, Diag *d, LangResolve resolve)
     }
     free(vs.env.v);
     free(vs.loops);
+    /* seed 4.1: nested for loops of the user's scripts that compute a
+     * where-loop run as one (BRAID_AMULET_LIFT=0 keeps them as loops; the
+     * builtin library is left as written) */
+    const char *lift = getenv("BRAID_AMULET_LIFT");
+    if (diag_nerrors(d) == nerr0 && !f->builtin_lib && !(lift && !strcmp(lift, "0"))) {
+        if (f == p->files[0]) where_lift_block(p->arena, &f->pf.main);
+        for (int i = 0; i < f->pf.nfuncs; i++) where_lift_block(p->arena, &f->pf.funcs[i]->body);
+    }
 }

@@ -149,6 +149,37 @@ static void general(void)
     mb_release(A); mb_release(v);
 }
 
+/* Nested for loops that compute a where-loop (seed 4.1) run as one:
+ * same result as the loops kept (BRAID_AMULET_LIFT=0), and the loop
+ * variables keep their final values. */
+static void lifted(void)
+{
+    MB *A = t_gen(23, 19, 1, -1, 1, false), *B = t_gen(19, 17, 1, -1, 1, false);
+    const char *names[] = {"A", "B"}, *on[] = {"R", "S", "T", "x"};
+    MB *ins[] = {A, B};
+    const char *src =
+        "R = matrix(0, 23, 17); S = matrix(1e9, 23, 17); T = matrix(0, 23, 19)\n"
+        "for (i in 1:nrow(A)) { for (j in 1:ncol(B)) { for (k in 1:ncol(A)) {\n"
+        "  R[i,j] = R[i,j] + (A[i,k] * B[k,j] > 0.1) * A[i,k] } } }\n"
+        "for (i in 1:23) for (j in 1:17) for (k in 1:19) S[i,j] = min(S[i,j], A[i,k] - B[k,j])\n"
+        "for (i in 23:1) { for (k in 1:19) { T[i,k] = abs(A[i,k]) } }\n"
+        "x = i + j * 100 + k * 10000\n";
+    TRun r0, r1;
+    setenv("BRAID_AMULET_LIFT", "0", 1);
+    t_run_dml(src, &t_pols[2].o, 2, names, ins, 4, on, &r0);
+    unsetenv("BRAID_AMULET_LIFT");
+    t_run_dml(src, &t_pols[2].o, 2, names, ins, 4, on, &r1);
+    T_CHECK(r0.rc == 0 && r1.rc == 0, "lifted: %s %s", r0.err, r1.err);
+    if (r0.rc == 0 && r1.rc == 0) {
+        for (int k = 0; k < 3; k++) T_MB_EQ(r0.out[k].m, r1.out[k].m, 1e-12, "lifted output %d", k);
+        T_CHECK(val_as_double(&r0.out[3]) == val_as_double(&r1.out[3]), "loop variables after the loop: %g %g",
+                val_as_double(&r0.out[3]), val_as_double(&r1.out[3]));
+    }
+    t_run_free(&r0);
+    t_run_free(&r1);
+    mb_release(A); mb_release(B);
+}
+
 int main(void)
 {
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
@@ -156,6 +187,7 @@ int main(void)
     char what[80];
     errors();
     general();
+    lifted();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
         for (int q = Q1; q <= QMAX; q++)
