@@ -26,6 +26,7 @@
 #include "../kernels/leaf.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -422,6 +423,7 @@ static char *gen_source(const Gen *g, int mr, int nv, uint64_t hash)
     StrBuf o = {0};
     sb_puts(&o, cg_prelude);
     sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nr, k_isa_name(s->level));
+    if (s->level != K_ISA_GENERIC) sb_puts(&o, "#include <immintrin.h>\n");
     sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; } cg_amargs;\n",
               AM_MAXLEAVES, AM_MAXLEAVES, AM_MAXLEAVES);
     sb_puts(&o, "void cg_amulet(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n");
@@ -446,12 +448,23 @@ static char *gen_source(const Gen *g, int mr, int nv, uint64_t hash)
         emit_level(&o, g, true, g->bi, ii, 0, mr, nr);
         for (int v = 0; v < nv; v++) {
             emit_level(&o, g, true, g->bi | g->bj, ii, v, mr, nr);
-            for (int t = 0; t < g->norder; t++) emit_node(&o, g, g->order[t], ii, v, mr, nr);
-            char r[48], cn[32];
+            /* += of a product: one fused multiply-add; += of a mask: a
+             * masked add of 1 (AVX-512) */
+            const KNode *rt = &g->k->n[g->k->root];
+            bool fma = acc == WA_ADD && s->level != K_ISA_GENERIC && rt->k == KN_BIN && rt->op == OP_MULT &&
+                       inner(g, g->k->root);
+            bool madd1 = acc == WA_ADD && s->level == K_ISA_AVX512 && rt->k == KN_M2N && inner(g, g->k->root);
+            for (int t = 0; t < g->norder; t++)
+                if (!((fma || madd1) && g->order[t] == g->k->root)) emit_node(&o, g, g->order[t], ii, v, mr, nr);
+            char r[48], cn[32], x[48], y[48];
             vname(g, g->k->root, ii, v, r, sizeof r);
             snprintf(cn, sizeof cn, "c_%d_%d", ii, v);
             sb_printf(&o, "        %s = ", cn);
-            bin(&o, s, acc == WA_ADD ? OP_PLUS : acc == WA_MIN ? OP_MIN : OP_MAX, cn, r);
+            if (fma || madd1) vname(g, rt->a, ii, v, x, sizeof x);
+            if (fma) vname(g, rt->b, ii, v, y, sizeof y);
+            if (fma) sb_printf(&o, "%s_fmadd_pd(%s, %s, %s)", pfx(s), x, y, cn);
+            else if (madd1) sb_printf(&o, "_mm512_mask_add_pd(%s, %s, %s, _mm512_set1_pd(1.0))", cn, x, cn);
+            else bin(&o, s, acc == WA_ADD ? OP_PLUS : acc == WA_MIN ? OP_MIN : OP_MAX, cn, r);
             sb_puts(&o, ";\n");
         }
         sb_puts(&o, "      }\n");
@@ -647,54 +660,84 @@ static void params_save(const CgContext *c, const CgOp *op, const AmParams *a)
     else unlink(tmp);
 }
 
-static double band(Drv *d, int64_t *row, int64_t h, int64_t N, int64_t K, const AmParams *a, int *rc)
+/* One sub-task of the search: rows [i0, i1), columns [j0, j1), k in
+ * [k0, k1) under parameters a; returns its time per iteration (the
+ * seed's score, time per unit of the tested extent, made comparable
+ * across sub-tasks of different heights). */
+static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1,
+                      const AmParams *a, int *rc)
 {
     double t0 = omp_get_wtime();
-    *rc |= run_block(d, *row, *row + h, 0, N, 0, K, a->kc, a->nc, a->pack);
-    double t = omp_get_wtime() - t0;
-    *row += h;
-    return t / ((double)h * (double)N * (double)K);
+    *rc |= run_block(d, i0, i1, j0, j1, k0, k1, a->kc, a->nc, a->pack);
+    double t = (omp_get_wtime() - t0) / ((double)(i1 - i0) * (j1 - j0) * (k1 - k0));
+    if (getenv("BRAID_AMULET_TRACE"))
+        fprintf(stderr, "amulet: sub-task rows %lld-%lld cols %lld-%lld k %lld-%lld, kc %lld nc %lld pack %d: "
+                "%.3g ns per iteration\n", (long long)i0, (long long)i1, (long long)j0, (long long)j1, (long long)k0,
+                (long long)k1, (long long)a->kc, (long long)a->nc, a->pack, t * 1e9);
+    return t;
 }
 
-/* Runs rows [row, M) with the search of 4.5-4.6 on row bands first: kc
- * over a sweep (score: time per unit of work), then nc doubling from
- * 8 * nr until the score worsens, then packing of the (i,k) operands on
- * or off; the rest with the best. Too few rows: the defaults. */
+/* The search of seed 4.5-4.6 on sub-tasks that contribute to the result.
+ * kc: the top half of R's rows over consecutive k-slices of 32, 64, ...,
+ * 512 (as far as K allows; the first rows of the first slice warm up
+ * unscored), the rest of k for those rows with the best. nc: the bottom
+ * half over consecutive column panels of 8 nr, 16 nr, ... (all k, the
+ * best kc), stopping when
+ * the score (time per iteration) worsens; then one panel with the (i,k) operands unpacked
+ * (seed 3.1: packing on or off by measurement); the rest with the best.
+ * Returns the parameters found in *best, 0 or -1. */
+static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
+{
+    int rc = 0;
+    int64_t mh = (M / 2 + d->mr - 1) / d->mr * d->mr, k0 = 0;
+    double bs = INFINITY;
+    /* warm-up (threads, buffers, caches), not scored: the first rows over
+     * the first k-slice */
+    int64_t w = BR_MIN(mh, (int64_t)d->mr * br_threads());
+    rc = run_block(d, 0, w, 0, N, 0, BR_MIN(32, K), 32, best->nc, 1);
+    for (int64_t kc = 32; kc <= 512 && k0 + kc <= K && !rc; kc *= 2) {
+        AmParams a = {kc, best->nc, 1};
+        double sc = subtask(d, k0 ? 0 : w, mh, 0, N, k0, k0 + kc, &a, &rc);
+        k0 += kc;
+        if (sc < bs) { bs = sc; best->kc = kc; }
+    }
+    if (!rc && k0 < K) rc = run_block(d, 0, mh, 0, N, k0, K, best->kc, best->nc, 1);
+    int64_t j0 = 0;
+    bs = INFINITY;
+    for (int64_t nc = 8 * d->nr; j0 + nc <= N && !rc; nc *= 2) {
+        AmParams a = {best->kc, nc, 1};
+        double sc = subtask(d, mh, M, j0, j0 + nc, 0, K, &a, &rc);
+        j0 += nc;
+        if (sc >= bs) break;
+        bs = sc;
+        best->nc = nc;
+    }
+    if (!rc && j0 + best->nc <= N) {
+        AmParams a = {best->kc, best->nc, 0};
+        if (subtask(d, mh, M, j0, j0 + best->nc, 0, K, &a, &rc) < bs) best->pack = 0;
+        j0 += best->nc;
+    }
+    if (!rc && j0 < N) rc = run_block(d, mh, M, j0, N, 0, K, best->kc, best->nc, best->pack);
+    return rc;
+}
+
+/* Runs the whole task: with parameters remembered for this kernel (in
+ * the plan cache, memory or disk) at once, else through the search
+ * (which computes all of R), remembering its result. Too small a task
+ * for a search runs with the defaults. */
 static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, int64_t K)
 {
     AmParams best = {BR_MIN(K, 256), BR_MAX(d->nr, BR_MIN(N, 1024)), 1};
-    int rc = 0;
-    int64_t row = 0;
     pthread_mutex_lock(&c->lock);
     bool tuned = op->am_tuned;
     if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
     pthread_mutex_unlock(&c->lock);
     if (!tuned && params_load(c, op, &best)) tuned = true;
-    int64_t h = (int64_t)d->mr * BR_MAX(1, br_threads()) * 2;
-    if (!tuned && M >= 16 * h && K >= 64 && N >= 8 * d->nr) {
-        static const int64_t kcs[] = {64, 128, 256, 384, 512};
-        double bs = INFINITY;
-        for (int i = 0; i < 5 && !rc; i++) {
-            if (i > 0 && kcs[i] > K) break;
-            AmParams a = {BR_MIN(kcs[i], K), best.nc, 1};
-            double sc = band(d, &row, h, N, K, &a, &rc);
-            if (sc < bs) { bs = sc; best.kc = a.kc; }
-        }
-        bs = INFINITY;
-        int64_t bestnc = best.nc;
-        for (int64_t nc = 8 * d->nr; !rc && row + h <= M; nc *= 2) {
-            AmParams a = {best.kc, BR_MIN(nc, N), 1};
-            double sc = band(d, &row, h, N, K, &a, &rc);
-            if (sc >= bs) break;
-            bs = sc;
-            bestnc = a.nc;
-            if (nc >= N) break;
-        }
-        best.nc = bestnc;
-        if (!rc && row + h <= M) {
-            AmParams a = {best.kc, best.nc, 0};
-            if (band(d, &row, h, N, K, &a, &rc) < bs) best.pack = 0;
-        }
+    bool searchable = M >= 4 * d->mr * br_threads() && K >= 96 && N >= 32 * d->nr;
+    double t0 = omp_get_wtime();
+    int rc;
+    if (!tuned && searchable) {
+        rc = search(d, M, N, K, &best);
         if (!rc) {
             pthread_mutex_lock(&c->lock);
             op->am_tuned = true;
@@ -704,8 +747,14 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
             pthread_mutex_unlock(&c->lock);
             params_save(c, op, &best);
         }
+    } else {
+        rc = run_block(d, 0, M, 0, N, 0, K, best.kc, best.nc, best.pack);
     }
-    if (!rc && row < M) rc = run_block(d, row, M, 0, N, 0, K, best.kc, best.nc, best.pack);
+    if (getenv("BRAID_AMULET_TRACE"))
+        fprintf(stderr, "amulet: %d x %d kernel, kc %lld nc %lld pack %d (%s): %.3g ns per iteration\n", d->mr,
+                d->nr, (long long)best.kc, (long long)best.nc, best.pack,
+                tuned ? "remembered" : searchable ? "searched" : "defaults",
+                (omp_get_wtime() - t0) / ((double)M * N * K) * 1e9);
     return rc;
 }
 
