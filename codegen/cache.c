@@ -213,7 +213,13 @@ CgOp *cg_amulet_op(CgContext *c, const char *src, uint64_t hash)
         }
     }
     pthread_mutex_unlock(&c->lock);
-    if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 0) jit_compile_all(c, &op, 1);
+    /* one compile per kernel: a thread finding it pending (parfor workers
+     * running the same loop) waits for the one compiling (jitlock) */
+    if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 0) {
+        pthread_mutex_lock(&c->jitlock);
+        if (__atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 0) jit_compile_all(c, &op, 1);
+        pthread_mutex_unlock(&c->jitlock);
+    }
     return op;
 }
 

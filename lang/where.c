@@ -73,7 +73,9 @@ static bool index_ok(const WhereLoop *w, const IndexDim *d)
     return !d->all && !d->hi && where_var(w, d->lo) >= 0;
 }
 
-/* Would the validator accept e as the body of w (without messages)? */
+/* Would the validator accept e as the body of w (without messages), with
+ * every index two-dimensional (the lifted loop must mean what the for
+ * loop meant whatever the shapes)? */
 static bool body_ok(const WhereLoop *w, const Expr *e)
 {
     if (!e) return false;
@@ -83,8 +85,8 @@ static bool body_ok(const WhereLoop *w, const Expr *e)
     case EX_UNARY: return body_ok(w, e->unary.a);
     case EX_BINARY: return e->binary.op != OP_MATMUL && body_ok(w, e->binary.a) && body_ok(w, e->binary.b);
     case EX_INDEX:
-        if (!strcmp(e->index.name, w->target.name) || !index_ok(w, &e->index.row)) return false;
-        if (!e->index.has_col) return true;
+        /* X[i] of a matrix is its row i in a for loop: only X[i, j] lifts */
+        if (!strcmp(e->index.name, w->target.name) || !e->index.has_col || !index_ok(w, &e->index.row)) return false;
         return index_ok(w, &e->index.col) && where_var(w, e->index.row.lo) != where_var(w, e->index.col.lo);
     case EX_CALL:
         if (!e->call.builtin || !where_builtin_ok(e->call.builtin, e->call.nargs)) return false;
@@ -132,7 +134,7 @@ static WhereLoop *lift(Arena *a, const Stmt *s, const Stmt **inner)
         if (st->for_.body.n != 1) return NULL;
         st = st->for_.body.stmts[0];
     }
-    if (st->kind != ST_ASSIGN || !st->assign.target.indexed) return NULL;
+    if (st->kind != ST_ASSIGN || !st->assign.target.indexed || !st->assign.target.has_col) return NULL;
     const LValue *t = &st->assign.target;
     w.target = *t;
     w.span = s->span;

@@ -27,7 +27,8 @@ bool where_builtin_ok(const BuiltinInfo *bi, int nargs);
 /* Replaces in b (and the blocks inside it) every nest of `for` loops that
  * computes a where-loop (seed 4.1: perfectly nested loops over a:b around
  * one statement R[i,j] += e, R[i,j] = R[i,j] + e, R[i,j] = min(R[i,j], e)
- * / max, or R[i,j] = e over exactly R's indices; e a valid where body, see
+ * / max, or R[i,j] = e over exactly R's indices; e a valid where body
+ * whose matrices are all indexed by two loop variables, see
  * docs/amulet.md) by `R = where(...)` and the loop variables' final
  * values. Run on validated code; allocation in a. */
 void where_lift_block(Arena *a, Block *b);

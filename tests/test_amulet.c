@@ -7,6 +7,7 @@
  * loop written here; and compile errors with their positions. */
 #include "t.h"
 #include "t_dml.h"
+#include "kernels/ew.h"
 #include "kernels/leaf.h"
 
 #include <math.h>
@@ -177,6 +178,18 @@ static void lifted(void)
     }
     t_run_free(&r0);
     t_run_free(&r1);
+    /* X[i] of a matrix is a row in a for loop: such loops stay loops */
+    const char *on2[] = {"R"};
+    t_run_dml("R = matrix(0, 23, 19)\nfor (i in 1:23) { R[i] = A[i] * 2 }\n", &t_pols[2].o, 2, names, ins, 1, on2,
+              &r0);
+    T_CHECK(r0.rc == 0, "row loop: %s", r0.err);
+    if (r0.rc == 0) {
+        BrErr e = {0};
+        MB *a2 = k_binary_ms(OP_MULT, A, 2, &e);
+        T_MB_EQ(r0.out[0].m, a2, 0, "row loop result");
+        mb_release(a2);
+    }
+    t_run_free(&r0);
     mb_release(A); mb_release(B);
 }
 
