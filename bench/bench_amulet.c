@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     CgOptions cg = t_pols[2].o;
     cg.cachedir = dir;
     printf("AMULET benchmark (machine possibly shared; SPR = n^3 / s / 1e9; ratios from the same run)\n");
-    printf("%-12s %5s %2s %9s %9s %9s %9s %9s %9s %8s %8s\n", "query", "n", "t", "braid", "gcc-O3", "dgemm",
+    printf("%-12s %5s %2s %9s %9s %9s %9s %9s %9s %9s %8s %8s\n", "query", "n", "t", "braid", "gcc-O3", "dgemm",
            "outer", "b/gcc", "b/dgemm", "b/outer", "cold_s", "cc_ms");
     for (int si = 0; si < ns; si++) {
         int64_t n = sizes[si];
