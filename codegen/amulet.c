@@ -99,6 +99,26 @@ static int build(AmPlan *p, const Expr *e)
     }
 }
 
+/* Is node i zero wherever leaf l is zero (other values finite)? */
+static bool zero_with(const AmPlan *p, int i, int l)
+{
+    const ANode *n = &p->n[i];
+    switch (n->kind) {
+    case AN_LEAF: return n->leaf == l;
+    case AN_CONST: return n->v == 0;
+    case AN_UN:
+        return (n->op == OP_NEG || n->op == OP_ABS || n->op == OP_SQRT || n->op == OP_SIGN || n->op == OP_ROUND ||
+                n->op == OP_FLOOR || n->op == OP_CEIL) && zero_with(p, n->a, l);
+    case AN_BIN:
+        if (n->op == OP_MULT) return zero_with(p, n->a, l) || zero_with(p, n->b, l);
+        if (n->op == OP_PLUS || n->op == OP_MINUS || n->op == OP_MIN || n->op == OP_MAX)
+            return zero_with(p, n->a, l) && zero_with(p, n->b, l);
+        return false;
+    case AN_IFELSE: return zero_with(p, n->b, l) && zero_with(p, n->c, l);
+    }
+    return false;
+}
+
 void am_plan(const WhereLoop *w, AmPlan *p)
 {
     memset(p, 0, sizeof *p);
@@ -113,6 +133,7 @@ void am_plan(const WhereLoop *w, AmPlan *p)
      * body reading a matrix by (i, k) and another by (k, j); accumulated
      * over k (an assignment could not be, see the validator) */
     p->kvar = -1;
+    p->zleaf = -1;
     if (!p->ok || p->nvars != 3 || p->tc < 0 || w->acc == WA_SET) return;
     int k = 3 - p->tr - p->tc;
     unsigned ik = 1u << p->tr | 1u << k, kj = 1u << k | 1u << p->tc;
@@ -122,6 +143,9 @@ void am_plan(const WhereLoop *w, AmPlan *p)
         b |= p->leaf[l].nidx == 2 && p->leaf[l].dep == kj;
     }
     if (a && b) p->kvar = k;
+    p->zleaf = -1;
+    for (int l = 0; l < p->nleaf && p->kvar >= 0 && w->acc == WA_ADD; l++)
+        if (p->leaf[l].nidx == 2 && p->leaf[l].dep == ik && zero_with(p, p->root, l)) { p->zleaf = l; break; }
 }
 
 double am_acc(WhereAcc acc, double r, double v)
@@ -327,7 +351,7 @@ static const double *eval_chunk(const AmPlan *p, const AmBind *b, const int64_t 
 /* The loop over every point of the other variables, vv innermost in
  * chunks; parallel over the target's row variable when it is not vv
  * (rows of R are then written by one thread each). */
-int am_evaluate(const AmPlan *p, const AmBind *b, BrErr *e)
+int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
 {
     int vv = p->tc >= 0 ? p->tc : p->tr;
     int outer[WHERE_MAXVARS], no = 0;
@@ -364,6 +388,11 @@ int am_evaluate(const AmPlan *p, const AmBind *b, BrErr *e)
                 if (npar > 1) x[outer[0]] = r;
                 int64_t ro = 0;
                 for (int v = 0; v < p->nvars; v++) ro += x[v] * b->rst[v];
+                if (skip >= 0) {   /* a zero cell of the sparse operand adds nothing */
+                    int64_t off = 0;
+                    for (int v = 0; v < p->nvars; v++) off += x[v] * b->st[skip][v];
+                    if (b->base[skip][off] == 0) continue;
+                }
                 for (int64_t j0 = 0; j0 < b->n[vv]; j0 += AM_CHUNK) {
                     int64_t len = BR_MIN(AM_CHUNK, b->n[vv] - j0);
                     x[vv] = j0;
@@ -388,6 +417,10 @@ int am_evaluate(const AmPlan *p, const AmBind *b, BrErr *e)
  * them): auto takes the generated kernel for matrix-multiplication-like
  * loops of at least AM_MIN_WORK iterations, kernel whenever it applies. */
 #define AM_MIN_WORK (64.0 * 64 * 64)
+/* Density below which a sparse (i,k) operand runs through the evaluator
+ * over its non-zeros (work proportional to nnz * N) instead of the dense
+ * kernel (M * K * N at a rate a few times higher). */
+#define AM_SPARSE 0.05
 
 int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, Value *out, BrErr *e)
 {
@@ -407,12 +440,20 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
         if (!mode || !*mode) mode = "auto";
         double work = 1;
         for (int v = 0; v < p->nvars; v++) work *= (double)b.n[v];
+        /* a sparse (i,k) operand whose zeros make the body zero: the
+         * evaluator over its non-zero cells only */
+        int skip = -1;
+        if (p->zleaf >= 0) {
+            const Value *z = &args[p->leaf[p->zleaf].input];
+            const MB *m = z->kind == V_MATRIX ? z->m : NULL;
+            if (m && m->rows * m->cols > 0 && (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols)) skip = p->zleaf;
+        }
         int ran = 0;
         if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
-        else if (!strcmp(mode, "kernel") || (strcmp(mode, "eval") && work >= AM_MIN_WORK))
+        else if (!strcmp(mode, "kernel") || (strcmp(mode, "eval") && work >= AM_MIN_WORK && skip < 0))
             ran = am_kernel_run(c, p, &b, e);
         if (ran < 0) rc = -1;
-        else if (!ran) rc = am_evaluate(p, &b, e);
+        else if (!ran) rc = am_evaluate(p, &b, skip, e);
     }
     for (int l = 0; l < AM_MAXLEAVES; l++) mb_release(dense[l]);
     free(p);

@@ -47,6 +47,11 @@ typedef struct AmPlan {
     int nleaf;
     int kvar;              /* matrix-multiplication-like: the reduction
                               variable (seed 4.2), else -1 */
+    int zleaf;             /* matrix-multiplication-like += whose body is 0
+                              wherever this (i,k) leaf is 0 (for finite
+                              other values, as braid's sparse kernels
+                              assume): zero cells of it can be skipped;
+                              -1 none */
     bool ok;               /* false: the body exceeded the limits */
 } AmPlan;
 
@@ -71,7 +76,9 @@ double am_acc(WhereAcc acc, double r, double v);
  * of the target's column variable; the path of loops that are not
  * matrix-multiplication-like or when no kernel can be compiled). */
 void am_reference(const AmPlan *p, const AmBind *b);
-int am_evaluate(const AmPlan *p, const AmBind *b, BrErr *e);
+/* skip: a leaf (p->zleaf) whose zero cells are skipped (a sparse A), or
+ * -1. */
+int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e);
 
 /* The generated kernel path (amulet_gen.c): 1 when it ran, 0 when the
  * loop is not for it (not matrix-multiplication-like, an operator the
