@@ -150,6 +150,20 @@ static void general(void)
     mb_release(A); mb_release(v);
 }
 
+/* Runs src twice, with environment variable env set to v0 and then to v1
+ * (NULL: unset), into r0 and r1; both must succeed. */
+static bool run_two(const char *src, const char *env, const char *v0, const char *v1, int nin, const char **names,
+                    MB **ins, int nout, const char **on, TRun *r0, TRun *r1)
+{
+    setenv(env, v0, 1);
+    t_run_dml(src, &t_pols[2].o, nin, names, ins, nout, on, r0);
+    if (v1) setenv(env, v1, 1);
+    else unsetenv(env);
+    t_run_dml(src, &t_pols[2].o, nin, names, ins, nout, on, r1);
+    T_CHECK(r0->rc == 0 && r1->rc == 0, "%s=%s / %s: %s %s", env, v0, v1 ? v1 : "unset", r0->err, r1->err);
+    return r0->rc == 0 && r1->rc == 0;
+}
+
 /* Nested for loops that compute a where-loop (seed 4.1) run as one:
  * same result as the loops kept (BRAID_AMULET_LIFT=0), and the loop
  * variables keep their final values. */
@@ -166,12 +180,7 @@ static void lifted(void)
         "for (i in 23:1) { for (k in 1:19) { T[i,k] = abs(A[i,k]) } }\n"
         "x = i + j * 100 + k * 10000\n";
     TRun r0, r1;
-    setenv("BRAID_AMULET_LIFT", "0", 1);
-    t_run_dml(src, &t_pols[2].o, 2, names, ins, 4, on, &r0);
-    unsetenv("BRAID_AMULET_LIFT");
-    t_run_dml(src, &t_pols[2].o, 2, names, ins, 4, on, &r1);
-    T_CHECK(r0.rc == 0 && r1.rc == 0, "lifted: %s %s", r0.err, r1.err);
-    if (r0.rc == 0 && r1.rc == 0) {
+    if (run_two(src, "BRAID_AMULET_LIFT", "0", NULL, 2, names, ins, 4, on, &r0, &r1)) {
         for (int k = 0; k < 3; k++) T_MB_EQ(r0.out[k].m, r1.out[k].m, 1e-12, "lifted output %d", k);
         T_CHECK(val_as_double(&r0.out[3]) == val_as_double(&r1.out[3]), "loop variables after the loop: %g %g",
                 val_as_double(&r0.out[3]), val_as_double(&r1.out[3]));
@@ -208,12 +217,7 @@ static void sparse_a(void)
         "where (i in 1:70, j in 1:66, k in 1:80) { S[i,j] += A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*dis[j] }\n"
         "where (i in 1:70, j in 1:66, k in 1:80) { T[i,j] += A[i,k]*B[k,j] + (A[i,k]*B[k,j] > thj[j]) * (A[i,k]*B[k,j] - thj[j]) }\n";
     TRun r0, r1;
-    setenv("BRAID_AMULET", "ref", 1);
-    t_run_dml(src, &t_pols[2].o, 3, names, ins, 3, on, &r0);
-    setenv("BRAID_AMULET", "auto", 1);
-    t_run_dml(src, &t_pols[2].o, 3, names, ins, 3, on, &r1);
-    T_CHECK(r0.rc == 0 && r1.rc == 0, "sparse A: %s %s", r0.err, r1.err);
-    if (r0.rc == 0 && r1.rc == 0)
+    if (run_two(src, "BRAID_AMULET", "ref", "auto", 3, names, ins, 3, on, &r0, &r1))
         for (int k = 0; k < 3; k++) T_MB_EQ(r0.out[k].m, r1.out[k].m, 1e-9, "sparse A output %d", k);
     t_run_free(&r0);
     t_run_free(&r1);
