@@ -798,6 +798,23 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, BrErr *e)
             sig = gen_source(g, bm, bv, hash);
         }
         CgOp *op = sig ? cg_amulet_op(c, sig, hash) : NULL;
+        if (getenv("BRAID_AMULET_TRACE")) {
+            /* the instruction bound's numerator: vector arithmetic per
+             * iteration (loads and broadcasts not counted) */
+            const KNode *rt = &k->n[k->root];
+            bool fused = p->w->acc == WA_ADD && g->s.level != K_ISA_GENERIC &&
+                         ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
+            int inner_ops = g->norder + 1 - (fused ? 1 : 0), kk_ops = 0, ii_ops = 0;
+            for (int i = 0; i < k->nn; i++) {
+                unsigned d = k->n[i].dep;
+                if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
+                if (d & g->bi) ii_ops++;
+                else kk_ops++;
+            }
+            double per = (double)inner_ops / g->s.w + (double)ii_ops / (bv * g->s.w) + (double)kk_ops / (bm * g->s.w);
+            fprintf(stderr, "amulet: %d x %d %s kernel, %d temporaries, %.3f vector operations per iteration\n", bm,
+                    bv * g->s.w, k_isa_name(g->s.level), g->temps, per);
+        }
         if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1) {
             Drv d = {.p = p, .b = b, .fn = (AmKernel)op->fn[0], .mr = bm, .nr = bv * g->s.w, .ti = p->tr,
                      .tj = p->tc, .tk = p->kvar};
