@@ -413,9 +413,11 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
 
 /* ---- entry ---- */
 
-/* BRAID_AMULET=auto|kernel|eval|ref chooses the path (tests compare
- * them): auto takes the generated kernel for matrix-multiplication-like
- * loops of at least AM_MIN_WORK iterations, kernel whenever it applies. */
+/* BRAID_AMULET=auto|kernel|search|eval|ref chooses the path (tests
+ * compare them): auto takes the generated kernel for
+ * matrix-multiplication-like loops of at least AM_MIN_WORK iterations,
+ * kernel whenever it applies, search too but searching its parameters
+ * again even when they are remembered. */
 #define AM_MIN_WORK (64.0 * 64 * 64)
 /* Density below which a sparse (i,k) operand runs through the evaluator
  * over its non-zeros (work proportional to nnz * N) instead of the dense
@@ -450,8 +452,9 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
         }
         int ran = 0;
         if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
-        else if (!strcmp(mode, "kernel") || (strcmp(mode, "eval") && work >= AM_MIN_WORK && skip < 0))
-            ran = am_kernel_run(c, p, &b, e);
+        else if (!strcmp(mode, "kernel") || !strcmp(mode, "search") ||
+                 (strcmp(mode, "eval") && work >= AM_MIN_WORK && skip < 0))
+            ran = am_kernel_run(c, p, &b, !strcmp(mode, "search"), e);
         if (ran < 0) rc = -1;
         else if (!ran) rc = am_evaluate(p, &b, skip, e);
     }

@@ -82,7 +82,8 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e);
 
 /* The generated kernel path (amulet_gen.c): 1 when it ran, 0 when the
  * loop is not for it (not matrix-multiplication-like, an operator the
- * kernel lacks, no compiler; the caller evaluates), -1 on error. */
-int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, BrErr *e);
+ * kernel lacks, no compiler; the caller evaluates), -1 on error.
+ * search_again: search the parameters even if some are remembered. */
+int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e);
 
 #endif

@@ -573,7 +573,7 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                                 g.p[l] = ib + l * mr;
                                 g.rs[l] = 1;
                                 break;
-                            case LC_J: g.p[l] = d->jpad[l] + (js - j0); break;
+                            case LC_J: g.p[l] = d->jpad[l] + js; break;   /* padded from column 0 */
                             case LC_K: g.p[l] = b->base[l] + kb * st[tk]; g.cs[l] = st[tk]; break;
                             case LC_IJ:
                                 if (mrb == mr && nrb == nr && st[tj] == 1) {
@@ -722,17 +722,17 @@ static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
 }
 
 /* Runs the whole task: with parameters remembered for this kernel (in
- * the plan cache, memory or disk) at once, else through the search
- * (which computes all of R), remembering its result. Too small a task
- * for a search runs with the defaults. */
-static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, int64_t K)
+ * the plan cache, memory or disk) at once, else (or when `again`) through
+ * the search (which computes all of R), remembering its result. Too
+ * small a task for a search runs with the defaults. */
+static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, int64_t K, bool again)
 {
     AmParams best = {BR_MIN(K, 256), BR_MAX(d->nr, BR_MIN(N, 1024)), 1};
     pthread_mutex_lock(&c->lock);
-    bool tuned = op->am_tuned;
+    bool tuned = op->am_tuned && !again;
     if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
     pthread_mutex_unlock(&c->lock);
-    if (!tuned && params_load(c, op, &best)) tuned = true;
+    if (!tuned && !again && params_load(c, op, &best)) tuned = true;
     bool searchable = M >= 4 * d->mr * br_threads() && K >= 96 && N >= 32 * d->nr;
     double t0 = omp_get_wtime();
     int rc;
@@ -760,7 +760,7 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
 
 /* ---- entry ---- */
 
-int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, BrErr *e)
+int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
 {
     if (!c || p->kvar < 0 || !c->opt.enabled || c->opt.interpret) return 0;
     KPlan *k = calloc(1, sizeof *k);
@@ -834,7 +834,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, BrErr *e)
                 }
             }
             if (!ok) ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
-            else if (M > 0 && N > 0 && K > 0 && run_adaptive(&d, op, c, M, N, K))
+            else if (M > 0 && N > 0 && K > 0 && run_adaptive(&d, op, c, M, N, K, search_again))
                 ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
             else ran = 1;
             for (int l = 0; l < p->nleaf; l++) { free(d.jpad[l]); free(d.bpk[l]); }

@@ -255,7 +255,16 @@ int main(void)
             check(Q3, 3, true, true, 25, 31, 90, what);
             check(QMIN, 0, false, false, 30, 30, 30, what);
         }
-    br_set_threads(0);
+    /* the search itself (sub-tasks over k-slices and column panels with
+     * every operand class, then the rest), 1 and 2 threads */
+    setenv("BRAID_AMULET", "search", 1);
     k_isa_set(k_isa_cpu());
+    for (int nt = 1; nt <= 2; nt++) {
+        br_set_threads(nt);
+        snprintf(what, sizeof what, "search, %d threads", nt);
+        check(Q1, 2, false, false, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
+        check(Q2, 3, true, true, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
+    }
+    br_set_threads(0);
     return t_done("test_amulet");
 }
