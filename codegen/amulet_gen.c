@@ -554,7 +554,9 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                 int64_t packed = -1;
                 AmArgs g;
                 memset(&g, 0, sizeof g);
-#pragma omp for collapse(2) schedule(static)
+                /* dynamic: on a shared machine a thread that lost its core
+                 * does not hold the block (chunks keep a tile's A packing) */
+#pragma omp for collapse(2) schedule(dynamic, 8)
                 for (int64_t t = 0; t < ntile; t++)
                     for (int64_t s = 0; s < nsl; s++) {
                         if (!apk) continue;
@@ -627,8 +629,8 @@ typedef struct AmParams { int64_t kc, nc; int pack; } AmParams;
 static void param_path(const CgContext *c, const CgOp *op, char *buf, size_t cap)
 {
     uint64_t h = cg_hash_bytes(c->ccid, strlen(c->ccid), 11);
-    snprintf(buf, cap, "%s/amulet-%016llx-%016llx.param", c->cachedir, (unsigned long long)op->plan->hash,
-             (unsigned long long)h);
+    snprintf(buf, cap, "%s/amulet-%016llx-%016llx-t%d.param", c->cachedir, (unsigned long long)op->plan->hash,
+             (unsigned long long)h, br_threads());
 }
 
 static bool params_load(const CgContext *c, const CgOp *op, AmParams *a)
@@ -729,7 +731,7 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
 {
     AmParams best = {BR_MIN(K, 256), BR_MAX(d->nr, BR_MIN(N, 1024)), 1};
     pthread_mutex_lock(&c->lock);
-    bool tuned = op->am_tuned && !again;
+    bool tuned = op->am_tuned && op->am_threads == br_threads() && !again;
     if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
     pthread_mutex_unlock(&c->lock);
     if (!tuned && !again && params_load(c, op, &best)) tuned = true;
@@ -741,6 +743,7 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
         if (!rc) {
             pthread_mutex_lock(&c->lock);
             op->am_tuned = true;
+            op->am_threads = br_threads();
             op->am_kc = best.kc;
             op->am_nc = best.nc;
             op->am_pack = best.pack;

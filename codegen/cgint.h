@@ -322,7 +322,8 @@ typedef struct CgOp {
     int64_t uses;
     bool amulet;           /* an AMULET kernel (amulet_gen.c): plan holds
                               only hash and sig; fn[0] = cg_amulet */
-    bool am_tuned;         /* AMULET: parameters found (c->lock) */
+    bool am_tuned;         /* AMULET: parameters found (c->lock) for */
+    int am_threads;        /*   this many threads */
     int64_t am_kc, am_nc;
     int am_pack;
 } CgOp;
