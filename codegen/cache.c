@@ -185,6 +185,44 @@ static const char *op_display_name(const CPlan *p)
     }
 }
 
+CgOp *cg_amulet_op(CgContext *c, const char *src, uint64_t hash)
+{
+    pthread_mutex_lock(&c->lock);
+    CgOp *op = NULL;
+    for (int i = 0; i < c->nops && !op; i++) {
+        CgOp *o = c->ops[i];
+        if (o->amulet && o->plan->hash == hash && !strcmp(o->src, src)) op = o;
+    }
+    if (op) c->st.cache_hits++;
+    if (!op && (op = br_calloc(1, sizeof *op))) {
+        op->plan = br_calloc(1, sizeof *op->plan);
+        op->src = strdup(src);
+        op->amulet = true;
+        snprintf(op->name, sizeof op->name, "amulet");
+        if (op->plan) {
+            op->plan->hash = hash;
+            op->plan->sig = strdup("amulet");
+        }
+        if (!op->plan || !op->src || !op->plan->sig || !br_grow((void **)&c->ops, &c->cap, c->nops + 1, sizeof *c->ops)) {
+            cplan_free(op->plan);
+            free(op->src);
+            free(op);
+            op = NULL;
+        } else {
+            c->ops[c->nops++] = op;
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    /* one compile per kernel: a thread finding it pending (parfor workers
+     * running the same loop) waits for the one compiling (jitlock) */
+    if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 0) {
+        pthread_mutex_lock(&c->jitlock);
+        if (__atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 0) jit_compile_all(c, &op, 1);
+        pthread_mutex_unlock(&c->jitlock);
+    }
+    return op;
+}
+
 /* The operator of plan p: a cached equivalent one (plan cache hit) or a
  * new one with generated source, to be compiled by jit_compile_all.
  * Takes ownership of p. */

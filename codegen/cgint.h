@@ -318,8 +318,14 @@ typedef struct CgOp {
                               sparse full agg */
     int ready;             /* 1 compiled, 0 pending, -1 failed (atomic) */
     bool queued;           /* handed to a compile batch (c->lock) */
-    char name[24];         /* spoofCell, spoofRA, spoofMA, spoofOP */
+    char name[24];         /* spoofCell, spoofRA, spoofMA, spoofOP, amulet */
     int64_t uses;
+    bool amulet;           /* an AMULET kernel (amulet_gen.c): plan holds
+                              only hash and sig; fn[0] = cg_amulet */
+    bool am_tuned;         /* AMULET: parameters found (c->lock) for */
+    int am_threads;        /*   this many threads */
+    int64_t am_kc, am_nc;
+    int am_pack;
 } CgOp;
 
 struct CgContext {
@@ -349,6 +355,10 @@ struct CgContext {
 /* Looks up or compiles the operator of plan p (takes p). Returns NULL
  * when compilation failed (the caller keeps the unfused plan). */
 CgOp *cg_op_get(CgContext *c, CPlan *p);
+/* The AMULET kernel of source src (its cg_hash: hash), from the plan
+ * cache or compiled now; NULL when out of memory. ready tells whether it
+ * compiled. */
+CgOp *cg_amulet_op(CgContext *c, const char *src, uint64_t hash);
 /* Compiles several operators in parallel (those with ready == 0). */
 void jit_compile_all(CgContext *c, CgOp **ops, int n);
 bool jit_compile_async(CgContext *c, CgOp **ops, int n);

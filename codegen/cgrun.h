@@ -65,6 +65,12 @@ const CgStats *cg_stats(const CgContext *c);
  * input as compiled (3 * nin entries, -1 unknown; NULL: none), against
  * which size surprises are judged. *out receives a new value. */
 int cg_exec(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Value *out, BrErr *e);
+/* Runs the where-loop w (AMULET, docs/amulet.md) over its input values
+ * (the inputs of its H_WHERE hop: R, the ranges, the variables the body
+ * reads); *out receives the new R. c may be NULL (codegen disabled): the
+ * loop then runs through the vectorized evaluator. */
+struct WhereLoop;
+int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, Value *out, BrErr *e);
 /* -stats: the codegen lines. */
 void cg_print_stats(const CgContext *c, FILE *out);
 

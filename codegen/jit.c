@@ -151,6 +151,14 @@ static bool load(CgOp *op, const char *key, const char *path)
         [T_ROW] = {"cg_dense", "cg_sparse", NULL, "cg_tmp", NULL},
         [T_OUTER] = {"cg_row", "cg_col", NULL, NULL, NULL},
     };
+    if (op->amulet) {
+        snprintf(sym, sizeof sym, "cg_amulet_%s", key);
+        op->fn[0] = dlsym(dl, sym);
+        if (!op->fn[0]) { dlclose(dl); return false; }
+        op->dl = dl;
+        __atomic_store_n(&op->ready, 1, __ATOMIC_RELEASE);
+        return true;
+    }
     for (int i = 0; i < 5; i++) {
         const char *nm = names[op->plan->tpl][i];
         op->fn[i] = NULL;
@@ -189,7 +197,7 @@ static bool has_token(const char *text, const char *id, size_t n)
 static void bundle_add(StrBuf *b, const CgOp *op, const char *key, bool shared)
 {
     static const char *entry[] = {"cg_hash", "cg_dense", "cg_sparse", "cg_flat", "cg_fullagg", "cg_sparseagg",
-                                 "cg_tmp", "cg_row", "cg_col"};
+                                 "cg_tmp", "cg_row", "cg_col", "cg_amulet"};
     const char *body = op->src + (shared ? strlen(cg_prelude) : 0);
     StrBuf undef = {0};
     int ne = (int)(sizeof entry / sizeof *entry);

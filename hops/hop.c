@@ -374,6 +374,13 @@ void hop_infer(Hop *h)
     case H_BUILTIN:
         infer_builtin(h);
         break;
+    case H_WHERE:
+        /* the new R: R's shape (checked against the ranges at run time) */
+        h->dt = DT_MATRIX;
+        h->vt = VT_DOUBLE;
+        if (a && a->dt == DT_MATRIX) set_dims(h, a->rows, a->cols);
+        else set_dims(h, -1, -1);
+        break;
     case H_TREAD:
     case H_FCALL:
     case H_OUT:
@@ -436,6 +443,7 @@ const char *hop_opname(const Hop *h)
     case H_FCALL: return h->func ? h->func->name : "fcall";
     case H_OUT: return "out";
     case H_SPOOF: return h->name ? h->name : "spoof";
+    case H_WHERE: return "where";
     }
     return "?";
 }

@@ -44,7 +44,11 @@ typedef enum {
     EX_BINARY,   /* op: OP_PLUS ... OP_OR (&&: OP_AND, ||: OP_OR), OP_MATMUL */
     EX_CALL,     /* call: builtin or function call */
     EX_INDEX,    /* index: X[r, c] (matrix/frame) or L[i] (list: has_col false) */
+    EX_WHERE,    /* where: a where-loop (braid's extension, docs/amulet.md);
+                    only as the value of the ST_ASSIGN of its result */
 } ExprKind;
+
+typedef struct WhereLoop WhereLoop;
 
 struct Expr {
     ExprKind kind;
@@ -71,6 +75,7 @@ struct Expr {
             IndexDim row, col;
             bool has_col;       /* false for L[i] / X[i] with one dimension */
         } index;
+        WhereLoop *where;
     };
 };
 
@@ -82,6 +87,27 @@ typedef struct LValue {
     bool has_col;
     Span span;
 } LValue;
+
+/* A where-loop (docs/amulet.md):
+ *   where (i in 1:M, j in 1:N, k in 1:K) { R[i,j] += body }
+ * The statement is an ST_ASSIGN of R (not indexed) whose value is an
+ * EX_WHERE expression: the new R. Iteration order is free; the validator
+ * rejects bodies whose result would depend on it. */
+typedef enum { WA_SET, WA_ADD, WA_MIN, WA_MAX } WhereAcc;
+typedef struct WhereVar {
+    const char *name;
+    Expr *from, *to;         /* the range from:to */
+    Span span;
+} WhereVar;
+#define WHERE_MAXVARS 3
+struct WhereLoop {
+    WhereVar vars[WHERE_MAXVARS];
+    int nvars;
+    LValue target;           /* R[a, b] or R[a]: indices are loop variables */
+    WhereAcc acc;            /* =, +=, min=, max= */
+    Expr *value;             /* the body's right-hand side */
+    Span span;
+};
 
 typedef struct Block {
     Stmt **stmts;

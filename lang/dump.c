@@ -107,6 +107,24 @@ void lang_dump_expr(FILE *f, const Expr *e)
     case EX_INDEX:
         dump_index(f, e->index.name, &e->index.row, &e->index.col, e->index.has_col);
         break;
+    case EX_WHERE: {
+        static const char *const acc[] = {"=", "+=", "min=", "max="};
+        const WhereLoop *w = e->where;
+        fputs("(where", f);
+        for (int v = 0; v < w->nvars; v++) {
+            fprintf(f, " (%s ", w->vars[v].name);
+            lang_dump_expr(f, w->vars[v].from);
+            fputc(' ', f);
+            lang_dump_expr(f, w->vars[v].to);
+            fputc(')', f);
+        }
+        fputc(' ', f);
+        dump_index(f, w->target.name, &w->target.row, &w->target.col, w->target.has_col);
+        fprintf(f, " %s ", acc[w->acc]);
+        lang_dump_expr(f, w->value);
+        fputc(')', f);
+        break;
+    }
     }
 }
 

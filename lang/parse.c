@@ -1157,6 +1157,77 @@ static void parse_source(P *p)
     si->span = span_of(p, t);
 }
 
+/* where (v in from:to, ...) { R[a, b] op= expr }, op= one of =, +=,
+ * min=, max= (braid's extension, docs/amulet.md): becomes the ST_ASSIGN
+ * R = <EX_WHERE>. `where` is a word only here (before '(' name 'in'). */
+static Stmt *parse_where(P *p)
+{
+    Token *t = advance(p);   /* where */
+    Stmt *s = new_stmt(p, ST_ASSIGN, t);
+    WhereLoop *w = pnew(p, sizeof *w);
+    if (!expect(p, TK_LPAREN, "'(' after 'where'")) return NULL;
+    int h;
+    for (;;) {
+        Token *v = cur(p);
+        if (v->kind != TK_IDENT || strstr(v->text, "::")) {
+            perr_expected(p, "a loop variable");
+            return NULL;
+        }
+        if (w->nvars == WHERE_MAXVARS) {
+            perr(p, v, "a where-loop has at most %d loop variables", WHERE_MAXVARS);
+            return NULL;
+        }
+        advance(p);
+        WhereVar *wv = &w->vars[w->nvars++];
+        wv->name = v->text;
+        wv->span = span_of(p, v);
+        if (!is_word(cur(p), "in")) {
+            perr_expected(p, "'in' after the loop variable");
+            return NULL;
+        }
+        advance(p);
+        if (!(wv->from = parse_expr(p, &h))) return NULL;
+        if (!expect(p, TK_COLON, "':' in the range from:to of a where-loop")) return NULL;
+        if (!(wv->to = parse_expr(p, &h))) return NULL;
+        if (accept(p, TK_COMMA)) continue;
+        if (!expect(p, TK_RPAREN, "',' or ')' in the loop variables of 'where'")) return NULL;
+        break;
+    }
+    if (!expect(p, TK_LBRACE, "'{' to open the body of 'where'")) return NULL;
+    Token *tt = cur(p);
+    if (!parse_lvalue(p, &w->target)) return NULL;
+    if (!w->target.indexed) {
+        perr(p, tt, "the target of a where-loop must be indexed by loop variables, e.g. R[i, j]");
+        return NULL;
+    }
+    Token *op = cur(p);
+    if (op->kind == TK_PLUSEQ) {
+        w->acc = WA_ADD;
+        advance(p);
+    } else if (op->kind == TK_ASSIGN) {
+        w->acc = WA_SET;
+        advance(p);
+    } else if (op->kind == TK_IDENT && (!strcmp(op->text, "min") || !strcmp(op->text, "max")) &&
+               peek(p, 1)->kind == TK_ASSIGN) {
+        w->acc = op->text[1] == 'i' ? WA_MIN : WA_MAX;
+        advance(p);
+        advance(p);
+    } else {
+        perr_expected(p, "'=', '+=', 'min=' or 'max=' in the body of 'where'");
+        return NULL;
+    }
+    if (!(w->value = parse_expr(p, &h))) return NULL;
+    while (accept(p, TK_SEMI)) {}
+    if (!expect(p, TK_RBRACE, "'}' after the one statement of a where-loop")) return NULL;
+    w->span = span_of(p, t);
+    Expr *e = new_expr(p, EX_WHERE, t);
+    e->where = w;
+    s->assign.target.name = w->target.name;
+    s->assign.target.span = w->target.span;
+    s->assign.value = e;
+    return s;
+}
+
 static void parse_statement(P *p, SVec *out, bool top)
 {
     Token *t = cur(p);
@@ -1182,7 +1253,10 @@ static void parse_statement(P *p, SVec *out, bool top)
         break;
     }
     case TK_IDENT:
-        if (strcmp(t->text, "source") == 0 && n1->kind == TK_LPAREN &&
+        if (strcmp(t->text, "where") == 0 && n1->kind == TK_LPAREN && peek(p, 2)->kind == TK_IDENT &&
+            is_word(peek(p, 3), "in")) {
+            s = parse_where(p);
+        } else if (strcmp(t->text, "source") == 0 && n1->kind == TK_LPAREN &&
             peek(p, 2)->kind == TK_STRING && peek(p, 3)->kind == TK_RPAREN) {
             parse_source(p);
         } else if (strcmp(t->text, "setwd") == 0 && n1->kind == TK_LPAREN &&

@@ -11,6 +11,7 @@
  * pi, Inf and NaN are identifiers the script has not assigned; they are
  * turned into double literals here. */
 #include "langint.h"
+#include "where.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -251,6 +252,124 @@ static void check_call(V *vs, const Expr *e)
 
 /* ---- expressions and statements ---- */
 
+static void walk_expr(V *vs, Expr *e);
+
+/* ---- where-loops (docs/amulet.md) ---- */
+
+/* One index of a where-loop body or target: a loop variable by itself. */
+static int where_index(V *vs, const WhereLoop *w, const IndexDim *d, Span at, const char *name)
+{
+    int v = d->all || d->hi ? -1 : where_var(w, d->lo);
+    if (v < 0)
+        diag_error(vs->d, d->lo && !d->all ? d->lo->span : at,
+                   "an index of '%s' in a where-loop must be one of its loop variables", name);
+    return v;
+}
+
+/* Checks a where-loop body expression: loop variables only as indices,
+ * every index a loop variable, no read of the result (its value would
+ * depend on the iteration order), elementwise operators and builtins. */
+static void where_body(V *vs, const WhereLoop *w, Expr *e)
+{
+    if (!e) return;
+    const char *r = w->target.name;
+    switch (e->kind) {
+    case EX_INT: case EX_DOUBLE: case EX_BOOL:
+        return;
+    case EX_STRING:
+        diag_error(vs->d, e->span, "a where-loop body computes numbers; strings are not allowed");
+        return;
+    case EX_IDENT:
+        if (where_var(w, e) >= 0)
+            diag_error(vs->d, e->span, "loop variable '%s' may appear only as an index in a where-loop body",
+                       e->ident);
+        else if (!strcmp(e->ident, r))
+            diag_error(vs->d, e->span, "the where-loop body reads its result '%s': the result would depend "
+                       "on the iteration order", r);
+        else use_var(vs, e->ident, e->span, e);
+        return;
+    case EX_UNARY:
+        where_body(vs, w, e->unary.a);
+        return;
+    case EX_BINARY:
+        if (e->binary.op == OP_MATMUL)
+            diag_error(vs->d, e->span, "'%%*%%' in a where-loop body: the body is elementwise over scalars");
+        where_body(vs, w, e->binary.a);
+        where_body(vs, w, e->binary.b);
+        return;
+    case EX_INDEX: {
+        if (!strcmp(e->index.name, r)) {
+            diag_error(vs->d, e->span, "the where-loop body reads its result '%s': the result would depend "
+                       "on the iteration order", r);
+            return;
+        }
+        use_var(vs, e->index.name, e->span, NULL);
+        int a = where_index(vs, w, &e->index.row, e->span, e->index.name);
+        int b = e->index.has_col ? where_index(vs, w, &e->index.col, e->span, e->index.name) : -2;
+        if (a >= 0 && a == b)
+            diag_error(vs->d, e->span, "'%s' is indexed twice by '%s' (a diagonal); write it as a vector",
+                       e->index.name, w->vars[a].name);
+        return;
+    }
+    case EX_CALL: {
+        if (!vs->resolve(vs->prog, vs->file, e, vs->d)) return;
+        const BuiltinInfo *bi = e->call.builtin;
+        bool named = false;
+        for (int i = 0; i < e->call.nargs; i++) named |= e->call.args[i].name != NULL;
+        if (!bi || named || !where_builtin_ok(bi, e->call.nargs)) {
+            diag_error(vs->d, e->span, "'%s(...)' cannot be used in a where-loop body (allowed: elementwise "
+                       "builtins such as ifelse(c, a, b), min(a, b), max(a, b), abs, sqrt, exp, log, with "
+                       "positional arguments)", e->call.name);
+            return;
+        }
+        for (int i = 0; i < e->call.nargs; i++) where_body(vs, w, e->call.args[i].value);
+        return;
+    }
+    case EX_WHERE:
+        diag_error(vs->d, e->span, "a where-loop cannot be nested in a where-loop body");
+        return;
+    }
+}
+
+/* Checks a where-loop: ranges, distinct loop variables, a target indexed
+ * by distinct loop variables that exists already, an order-independent
+ * accumulation, and the body (where_body). */
+static void check_where(V *vs, WhereLoop *w)
+{
+    for (int v = 0; v < w->nvars; v++) {
+        walk_expr(vs, w->vars[v].from);
+        walk_expr(vs, w->vars[v].to);
+        for (int u = 0; u < v; u++)
+            if (!strcmp(w->vars[u].name, w->vars[v].name))
+                diag_error(vs->d, w->vars[v].span, "loop variable '%s' is declared twice", w->vars[v].name);
+    }
+    LValue *t = &w->target;
+    use_var(vs, t->name, t->span, NULL);
+    bool inx[WHERE_MAXVARS] = {false};
+    int a = where_index(vs, w, &t->row, t->span, t->name);
+    int b = t->has_col ? where_index(vs, w, &t->col, t->span, t->name) : -2;
+    if (a >= 0) inx[a] = true;
+    if (b >= 0) inx[b] = true;
+    if (a >= 0 && a == b)
+        diag_error(vs->d, t->span, "the target '%s' is indexed twice by '%s'", t->name, w->vars[a].name);
+    for (int v = 0; v < w->nvars && w->acc == WA_SET && a >= 0 && b != -1; v++)
+        if (!inx[v]) {
+            diag_error(vs->d, t->span, "'=' assigns %s[...] once per value of '%s', which does not index it: "
+                       "the result would depend on the iteration order (use +=, min= or max=)",
+                       t->name, w->vars[v].name);
+            break;
+        }
+    const char *names[1];
+    if (where_leaves(w, names, 0) > WHERE_MAXLEAVES)
+        diag_error(vs->d, w->span, "a where-loop body may read at most %d variables", WHERE_MAXLEAVES);
+    /* the loop variables are visible in the body only */
+    int n0 = vs->env.n;
+    for (int v = 0; v < w->nvars; v++) env_add(vs, w->vars[v].name);
+    where_body(vs, w, w->value);
+    vs->env.n = n0;
+}
+
+
 static void walk_expr(V *vs, Expr *e)
 {
     if (!e) return;
@@ -271,6 +390,9 @@ static void walk_expr(V *vs, Expr *e)
         use_var(vs, e->index.name, e->span, NULL);
         walk_dim(vs, &e->index.row);
         if (e->index.has_col) walk_dim(vs, &e->index.col);
+        return;
+    case EX_WHERE:
+        check_where(vs, e->where);
         return;
     case EX_CALL: {
         bool resolved = vs->resolve(vs->prog, vs->file, e, vs->d);
@@ -405,6 +527,7 @@ static void validate_func(V *vs, Func *f)
 void validate_file(Program *p, LFile *f, Diag *d, LangResolve resolve)
 {
     V vs = { .prog = p, .file = f, .d = d, .resolve = resolve };
+    int nerr0 = diag_nerrors(d);
     for (int i = 0; i < f->pf.nfuncs; i++)
         for (int j = 0; j < i; j++)
             if (strcmp(f->pf.funcs[i]->name, f->pf.funcs[j]->name) == 0) {
@@ -425,4 +548,12 @@ void validate_file(Program *p, LFile *f, Diag *d, LangResolve resolve)
     }
     free(vs.env.v);
     free(vs.loops);
+    /* seed 4.1: nested for loops of the user's scripts that compute a
+     * where-loop run as one (BRAID_AMULET_LIFT=0 keeps them as loops; the
+     * builtin library is left as written) */
+    const char *lift = getenv("BRAID_AMULET_LIFT");
+    if (diag_nerrors(d) == nerr0 && !f->builtin_lib && !(lift && !strcmp(lift, "0"))) {
+        if (f == p->files[0]) where_lift_block(p->arena, &f->pf.main);
+        for (int i = 0; i < f->pf.nfuncs; i++) where_lift_block(p->arena, &f->pf.funcs[i]->body);
+    }
 }

@@ -12,6 +12,7 @@
 
 #include "../base/diag.h"
 #include "../lang/load.h"
+#include "../lang/where.h"
 #include "../builtins/builtins.h"
 #include "../kernels/apply.h"
 #include "../io/io.h"
@@ -831,6 +832,26 @@ static int build_ixdim(BCtx *c, const IndexDim *d, Hop **lo, Hop **hi)
     return IX_RANGE;
 }
 
+/* A where-loop: one H_WHERE hop over R, the ranges and the variables the
+ * body reads (lang/where.h's order); AMULET (codegen/amulet.c) runs it. */
+static Hop *build_where(BCtx *c, const WhereLoop *w, Span sp)
+{
+    const char *names[WHERE_MAXLEAVES];
+    int nl = where_leaves(w, names, WHERE_MAXLEAVES);
+    if (nl > WHERE_MAXLEAVES) nl = WHERE_MAXLEAVES;   /* the validator reported it */
+    Hop *h = hop_new(c->dag, H_WHERE, sp, 1 + 2 * w->nvars + nl);
+    if (!h) return lit(c, val_double(0), sp);
+    h->where = w;
+    h->in[0] = lookup(c, w->target.name, w->target.span);
+    for (int v = 0; v < w->nvars; v++) {
+        h->in[1 + 2 * v] = build_expr(c, w->vars[v].from);
+        h->in[2 + 2 * v] = build_expr(c, w->vars[v].to);
+    }
+    for (int k = 0; k < nl; k++) h->in[1 + 2 * w->nvars + k] = lookup(c, names[k], sp);
+    hop_infer(h);
+    return h;
+}
+
 static Hop *build_expr(BCtx *c, Expr *e)
 {
     Span sp = e->span;
@@ -859,6 +880,7 @@ static Hop *build_expr(BCtx *c, Expr *e)
         }
         err(c, sp, "unknown function '%s'%s", e->call.name, "");
         return lit(c, val_double(0), sp);
+    case EX_WHERE: return build_where(c, e->where, sp);
     case EX_INDEX: {
         Hop *t = lookup(c, e->index.name, sp);
         Hop *h = hop_new(c->dag, H_RIX, sp, 5);
@@ -1015,6 +1037,22 @@ static void forget(BCtx *c, const NameSet *s)
     }
 }
 
+static bool mentions(const Expr *e, const char *name);
+
+/* Does where-loop w read variable name (its result, a range or the
+ * body)? */
+static bool where_reads(const WhereLoop *w, const char *name)
+{
+    const char *names[WHERE_MAXLEAVES];
+    int nl = where_leaves(w, names, WHERE_MAXLEAVES);
+    for (int k = 0; k < nl && k < WHERE_MAXLEAVES; k++)
+        if (!strcmp(names[k], name)) return true;
+    if (!strcmp(w->target.name, name)) return true;
+    for (int v = 0; v < w->nvars; v++)
+        if (mentions(w->vars[v].from, name) || mentions(w->vars[v].to, name)) return true;
+    return false;
+}
+
 /* Does expression e mention variable name? */
 static bool mentions(const Expr *e, const char *name)
 {
@@ -1030,6 +1068,7 @@ static bool mentions(const Expr *e, const char *name)
     case EX_INDEX:
         return mentions(e->index.row.lo, name) || mentions(e->index.row.hi, name) ||
                mentions(e->index.col.lo, name) || mentions(e->index.col.hi, name);
+    case EX_WHERE: return where_reads(e->where, name);
     default: return false;
     }
 }
@@ -1102,6 +1141,7 @@ static bool reads(const Expr *e, const char *name)
     case EX_INDEX:
         return strcmp(e->index.name, name) == 0 || reads(e->index.row.lo, name) || reads(e->index.row.hi, name) ||
                reads(e->index.col.lo, name) || reads(e->index.col.hi, name);
+    case EX_WHERE: return where_reads(e->where, name);
     default: return false;
     }
 }

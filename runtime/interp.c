@@ -211,6 +211,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
     case I_CALL:
         if (call(rt, f, in->func, in->spec, args, out)) rc = -1;
         break;
+    case I_WHERE: rc = cg_where_exec(rt->prog->cg, in->where, args, in->nin, out, e); break;
     default: rc = br_err(e, BR_EFAIL, "unknown instruction"); break;
     }
     if (args != local) free(args);

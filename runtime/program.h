@@ -35,6 +35,7 @@ typedef enum {
     I_CALL,      /* call of func; out: a list of its outputs */
     I_OUT,       /* out_index-th element of the list in in[0] */
     I_FUSED,     /* a fused operator (fused: codegen's handle) */
+    I_WHERE,     /* a where-loop (where; inputs as H_WHERE's) */
 } InstrKind;
 
 /* One instruction: reads registers in[], writes register out; registers
@@ -57,6 +58,7 @@ typedef struct Instr {
     void *fused;           /* I_FUSED: codegen's operator */
     struct FProg *spec;    /* I_CALL: the function specialized for this
                               call's sizes (NULL: the generic one) */
+    const WhereLoop *where;/* I_WHERE: the loop */
     int64_t *est;          /* I_FUSED: rows, cols, nnz of every input as
                               compiled (-1 unknown), 3 * nin entries;
                               I_BUILTIN read(): rows, cols compiled from

@@ -1,0 +1,469 @@
+/* amulet.c: where-loops (docs/amulet.md; seed 003): the plan of a loop
+ * (body DAG with CSE, leaves with their index patterns, the recognition
+ * conditions of seed 4.2), binding of the run-time values with their
+ * checks, the scalar reference, the vectorized evaluator, and the entry
+ * point cg_where_exec that picks the path. */
+#include "amulet.h"
+#include "../kernels/leaf.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the plan ---- */
+
+static int add_node(AmPlan *p, ANode x)
+{
+    /* CSE: an equal node is reused (seed 4.3.1: the tree becomes a DAG) */
+    for (int i = 0; i < p->nn; i++) {
+        const ANode *y = &p->n[i];
+        if (y->kind == x.kind && y->op == x.op && y->a == x.a && y->b == x.b && y->c == x.c && y->leaf == x.leaf &&
+            (x.kind != AN_CONST || memcmp(&y->v, &x.v, sizeof x.v) == 0))
+            return i;
+    }
+    if (p->nn == AM_MAXNODES) { p->ok = false; return 0; }
+    x.dep = x.kind == AN_LEAF ? p->leaf[x.leaf].dep : 0;
+    if (x.a >= 0) x.dep |= p->n[x.a].dep;
+    if (x.b >= 0) x.dep |= p->n[x.b].dep;
+    if (x.c >= 0) x.dep |= p->n[x.c].dep;
+    p->n[p->nn] = x;
+    return p->nn++;
+}
+
+static int konst(AmPlan *p, double v)
+{
+    return add_node(p, (ANode){.kind = AN_CONST, .a = -1, .b = -1, .c = -1, .leaf = -1, .v = v});
+}
+
+static int op_node(AmPlan *p, ANKind k, OpCode op, int a, int b, int c)
+{
+    return add_node(p, (ANode){.kind = k, .op = op, .a = a, .b = b, .c = c, .leaf = -1});
+}
+
+static int leaf_node(AmPlan *p, const char *name, const IndexDim *r, const IndexDim *c, int nidx)
+{
+    const char *names[WHERE_MAXLEAVES];
+    int nl = where_leaves(p->w, names, WHERE_MAXLEAVES), input = -1;
+    for (int k = 0; k < nl && k < WHERE_MAXLEAVES; k++)
+        if (!strcmp(names[k], name)) input = 1 + 2 * p->nvars + k;
+    ALeaf l = {.input = input, .idx = {-1, -1}, .nidx = nidx};
+    if (nidx >= 1) l.idx[0] = where_var(p->w, r->lo);
+    if (nidx >= 2) l.idx[1] = where_var(p->w, c->lo);
+    for (int k = 0; k < nidx; k++) {
+        if (l.idx[k] < 0) { p->ok = false; return 0; }
+        l.dep |= 1u << l.idx[k];
+    }
+    if (input < 0) { p->ok = false; return 0; }
+    int li = -1;
+    for (int k = 0; k < p->nleaf; k++)
+        if (p->leaf[k].input == input && p->leaf[k].nidx == nidx && p->leaf[k].idx[0] == l.idx[0] &&
+            p->leaf[k].idx[1] == l.idx[1])
+            li = k;
+    if (li < 0) {
+        if (p->nleaf == AM_MAXLEAVES) { p->ok = false; return 0; }
+        li = p->nleaf;
+        p->leaf[p->nleaf++] = l;
+    }
+    return add_node(p, (ANode){.kind = AN_LEAF, .a = -1, .b = -1, .c = -1, .leaf = li});
+}
+
+/* The DAG node of body expression e (validated by lang/validate.c). */
+static int build(AmPlan *p, const Expr *e)
+{
+    if (!p->ok || !e) { p->ok = false; return 0; }
+    switch (e->kind) {
+    case EX_INT: return konst(p, (double)e->ival);
+    case EX_DOUBLE: return konst(p, e->dval);
+    case EX_BOOL: return konst(p, e->bval ? 1.0 : 0.0);
+    case EX_IDENT: return leaf_node(p, e->ident, NULL, NULL, 0);
+    case EX_INDEX:
+        return leaf_node(p, e->index.name, &e->index.row, &e->index.col, e->index.has_col ? 2 : 1);
+    case EX_UNARY: return op_node(p, AN_UN, e->unary.op, build(p, e->unary.a), -1, -1);
+    case EX_BINARY:
+        return op_node(p, AN_BIN, e->binary.op, build(p, e->binary.a), build(p, e->binary.b), -1);
+    case EX_CALL: {
+        const BuiltinInfo *bi = e->call.builtin;
+        int a[3] = {-1, -1, -1};
+        if (!bi || e->call.nargs > 3) { p->ok = false; return 0; }
+        for (int i = 0; i < e->call.nargs; i++) a[i] = build(p, e->call.args[i].value);
+        if (bi->id == BI_IFELSE) return op_node(p, AN_IFELSE, OP_IFELSE, a[0], a[1], a[2]);
+        if (bi->id == BI_MIN) return op_node(p, AN_BIN, OP_MIN, a[0], a[1], -1);
+        if (bi->id == BI_MAX) return op_node(p, AN_BIN, OP_MAX, a[0], a[1], -1);
+        if (bi->id == BI_LOG) return op_node(p, AN_UN, OP_LOG, a[0], -1, -1);
+        if (bi->op < OP__COUNT && op_info[bi->op].kind == OK_UNARY)
+            return op_node(p, AN_UN, bi->op, a[0], -1, -1);
+        p->ok = false;
+        return 0;
+    }
+    default: p->ok = false; return 0;
+    }
+}
+
+/* Is node i zero wherever leaf l is zero (other values finite)? */
+static bool zero_with(const AmPlan *p, int i, int l)
+{
+    const ANode *n = &p->n[i];
+    switch (n->kind) {
+    case AN_LEAF: return n->leaf == l;
+    case AN_CONST: return n->v == 0;
+    case AN_UN:
+        return (n->op == OP_NEG || n->op == OP_ABS || n->op == OP_SQRT || n->op == OP_SIGN || n->op == OP_ROUND ||
+                n->op == OP_FLOOR || n->op == OP_CEIL) && zero_with(p, n->a, l);
+    case AN_BIN:
+        if (n->op == OP_MULT) return zero_with(p, n->a, l) || zero_with(p, n->b, l);
+        if (n->op == OP_PLUS || n->op == OP_MINUS || n->op == OP_MIN || n->op == OP_MAX)
+            return zero_with(p, n->a, l) && zero_with(p, n->b, l);
+        return false;
+    case AN_IFELSE: return zero_with(p, n->b, l) && zero_with(p, n->c, l);
+    }
+    return false;
+}
+
+void am_plan(const WhereLoop *w, AmPlan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->w = w;
+    p->nvars = w->nvars;
+    p->ok = true;
+    p->tr = where_var(w, w->target.row.lo);
+    p->tc = w->target.has_col ? where_var(w, w->target.col.lo) : -1;
+    p->root = build(p, w->value);
+    if (p->tr < 0 || (w->target.has_col && p->tc < 0)) p->ok = false;
+    /* seed 4.2: three loop variables, R indexed by two of them (i, j), the
+     * body reading a matrix by (i, k) and another by (k, j); accumulated
+     * over k (an assignment could not be, see the validator) */
+    p->kvar = -1;
+    p->zleaf = -1;
+    if (!p->ok || p->nvars != 3 || p->tc < 0 || w->acc == WA_SET) return;
+    int k = 3 - p->tr - p->tc;
+    unsigned ik = 1u << p->tr | 1u << k, kj = 1u << k | 1u << p->tc;
+    bool a = false, b = false;
+    for (int l = 0; l < p->nleaf; l++) {
+        a |= p->leaf[l].nidx == 2 && p->leaf[l].dep == ik;
+        b |= p->leaf[l].nidx == 2 && p->leaf[l].dep == kj;
+    }
+    if (a && b) p->kvar = k;
+    p->zleaf = -1;
+    for (int l = 0; l < p->nleaf && p->kvar >= 0 && w->acc == WA_ADD; l++)
+        if (p->leaf[l].nidx == 2 && p->leaf[l].dep == ik && zero_with(p, p->root, l)) { p->zleaf = l; break; }
+}
+
+double am_acc(WhereAcc acc, double r, double v)
+{
+    switch (acc) {
+    case WA_SET: return v;
+    case WA_ADD: return r + v;
+    case WA_MIN: return ops_min(r, v);
+    case WA_MAX: return ops_max(r, v);
+    }
+    return v;
+}
+
+/* ---- binding the values ---- */
+
+static int64_t as_index(const Value *v, const char *what, const char *var, BrErr *e, bool *ok)
+{
+    if (!val_is_numeric(v) && !(v->kind == V_MATRIX && v->m && v->m->rows == 1 && v->m->cols == 1)) {
+        *ok = false;
+        br_err(e, BR_EARG, "the %s of where-loop variable '%s' is not a number", what, var);
+        return 0;
+    }
+    double d = v->kind == V_MATRIX ? mb_get(v->m, 0, 0) : val_as_double(v);
+    if (isnan(d)) {
+        *ok = false;
+        br_err(e, BR_EARG, "the %s of where-loop variable '%s' is NaN", what, var);
+    }
+    return ops_dml_long(d);   /* as for loops: cut toward zero */
+}
+
+/* The strides of a dense matrix m indexed by loop variables idx[0..nidx)
+ * starting at 1-based positions from[]; checks the ranges fit. */
+static int bind_matrix(const AmPlan *p, const MB *m, const char *name, const int *idx, int nidx, const int64_t *from,
+                       const int64_t *n, const double **base, int64_t *st, BrErr *e)
+{
+    int64_t dims[2] = {m->rows, m->cols};
+    int64_t stride[2] = {m->cols, 1};
+    if (nidx == 1) {
+        if (m->rows != 1 && m->cols != 1)
+            return br_err(e, BR_EARG, "'%s' is indexed by one loop variable but is a %lld x %lld matrix", name,
+                          (long long)m->rows, (long long)m->cols);
+        dims[0] = m->rows * m->cols;
+        stride[0] = 1;
+    }
+    int64_t off = 0;
+    for (int k = 0; k < nidx; k++) {
+        int v = idx[k];
+        if (n[v] > 0 && (from[v] < 1 || from[v] + n[v] - 1 > dims[k]))
+            return br_err(e, BR_EARG, "where-loop index out of bounds: '%s' has %lld %s, but '%s' runs over "
+                          "%lld:%lld", name, (long long)dims[k], nidx == 1 ? "cells" : k == 0 ? "rows" : "columns",
+                          p->w->vars[v].name, (long long)from[v], (long long)(from[v] + n[v] - 1));
+        st[v] += stride[k];
+        off += (from[v] - 1) * stride[k];
+    }
+    *base = m->d ? m->d + (n[idx[0]] > 0 && (nidx < 2 || n[idx[1]] > 0) ? off : 0) : NULL;
+    return 0;
+}
+
+/* Binds the argument values: ranges, leaves (densified into dense[], which
+ * the caller releases), and a new dense R (*out). */
+static int bind(const AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **out, BrErr *e)
+{
+    const WhereLoop *w = p->w;
+    memset(b, 0, sizeof *b);
+    int64_t from[WHERE_MAXVARS] = {0};
+    bool ok = true;
+    for (int v = 0; v < p->nvars; v++) {
+        from[v] = as_index(&args[1 + 2 * v], "start", w->vars[v].name, e, &ok);
+        if (!ok) return -1;
+        int64_t to = as_index(&args[2 + 2 * v], "end", w->vars[v].name, e, &ok);
+        if (!ok) return -1;
+        /* from:to covers the integers between them, as for loops do
+         * (descending when to < from; the order is free) */
+        if (to < from[v]) { int64_t t = to; to = from[v]; from[v] = t; }
+        b->n[v] = to - from[v] + 1;
+    }
+    const Value *r = &args[0];
+    if (r->kind != V_MATRIX || !r->m)
+        return br_err(e, BR_EARG, "the result '%s' of a where-loop must be a matrix (it is a %s)", w->target.name,
+                      val_kind_name(r->kind));
+    MB *rd = mb_to_dense(r->m, e);   /* a new block: R's value is not changed */
+    if (!rd) return -1;
+    *out = rd;
+    int tidx[2] = {p->tr, p->tc};
+    const double *rb;
+    if (bind_matrix(p, rd, w->target.name, tidx, w->target.has_col ? 2 : 1, from, b->n, &rb, b->rst, e)) return -1;
+    b->r = (double *)rb;
+    for (int l = 0; l < p->nleaf; l++) {
+        const ALeaf *lf = &p->leaf[l];
+        if (lf->input < 0 || lf->input >= nargs) return br_err(e, BR_EFAIL, "where-loop: missing input");
+        const Value *v = &args[lf->input];
+        const char *name = w->target.name;
+        const char *names[WHERE_MAXLEAVES];
+        int nl = where_leaves(w, names, WHERE_MAXLEAVES);
+        int k = lf->input - 1 - 2 * p->nvars;
+        if (k >= 0 && k < nl && k < WHERE_MAXLEAVES) name = names[k];
+        if (lf->nidx == 0) {
+            if (val_is_numeric(v)) b->sval[l] = val_as_double(v);
+            else if (v->kind == V_MATRIX && v->m && v->m->rows == 1 && v->m->cols == 1) b->sval[l] = mb_get(v->m, 0, 0);
+            else
+                return br_err(e, BR_EARG, "'%s' in a where-loop body is a %s; index a matrix by loop variables",
+                              name, val_kind_name(v->kind));
+            continue;
+        }
+        if (v->kind != V_MATRIX || !v->m)
+            return br_err(e, BR_EARG, "'%s' is indexed in a where-loop body but is a %s", name,
+                          val_kind_name(v->kind));
+        MB *d = v->m->sparse ? mb_to_dense(v->m, e) : mb_retain(v->m);
+        if (!d) return -1;
+        dense[l] = d;
+        if (bind_matrix(p, d, name, lf->idx, lf->nidx, from, b->n, &b->base[l], b->st[l], e)) return -1;
+    }
+    return 0;
+}
+
+/* ---- the scalar reference ---- */
+
+static double eval_node(const AmPlan *p, const AmBind *b, const int64_t *x, double *val, int i)
+{
+    const ANode *n = &p->n[i];
+    switch (n->kind) {
+    case AN_CONST: return n->v;
+    case AN_LEAF: {
+        const ALeaf *l = &p->leaf[n->leaf];
+        if (l->nidx == 0) return b->sval[n->leaf];
+        int64_t off = 0;
+        for (int v = 0; v < p->nvars; v++) off += x[v] * b->st[n->leaf][v];
+        return b->base[n->leaf][off];
+    }
+    case AN_UN: return ops_unary(n->op, val[n->a]);
+    case AN_BIN: return ops_binary(n->op, val[n->a], val[n->b]);
+    case AN_IFELSE: return val[n->a] != 0 ? val[n->b] : val[n->c];
+    }
+    return NAN;
+}
+
+/* Every iteration in lexicographic order, one scalar at a time: the
+ * specification the other paths are tested against. */
+void am_reference(const AmPlan *p, const AmBind *b)
+{
+    int64_t x[WHERE_MAXVARS] = {0}, tot = 1;
+    for (int v = 0; v < p->nvars; v++) tot *= b->n[v];
+    double val[AM_MAXNODES];
+    for (int64_t it = 0; it < tot; it++) {
+        int64_t rest = it;
+        for (int v = p->nvars - 1; v >= 0; v--) { x[v] = rest % b->n[v]; rest /= b->n[v]; }
+        for (int i = 0; i < p->nn; i++) val[i] = eval_node(p, b, x, val, i);
+        int64_t ro = 0;
+        for (int v = 0; v < p->nvars; v++) ro += x[v] * b->rst[v];
+        b->r[ro] = am_acc(p->w->acc, b->r[ro], val[p->root]);
+    }
+}
+
+/* ---- the vectorized evaluator ---- */
+
+#define AM_CHUNK 256
+
+/* Evaluates the body over the chunk [j0, j0+len) of the vector variable
+ * vv at the outer point x (x[vv] = j0): nodes that do not depend on vv
+ * are scalars (sc), the others vectors of len (vec[i]); buf holds
+ * AM_CHUNK doubles per node. Returns the root's vector (or NULL when the
+ * root is a scalar, in sc[root]). */
+static const double *eval_chunk(const AmPlan *p, const AmBind *b, const int64_t *x, int vv, int64_t len, double *buf,
+                                const double **vec, double *sc, double *tmp)
+{
+    const KEwLeaf *ew = k_leaves(k_isa())->ew;
+    for (int i = 0; i < p->nn; i++) {
+        const ANode *n = &p->n[i];
+        if (!(n->dep >> vv & 1)) {
+            sc[i] = eval_node(p, b, x, sc, i);
+            vec[i] = NULL;
+            continue;
+        }
+        double *o = buf + (size_t)i * AM_CHUNK;
+        vec[i] = o;
+        if (n->kind == AN_LEAF) {
+            int64_t off = 0;
+            for (int v = 0; v < p->nvars; v++) off += x[v] * b->st[n->leaf][v];
+            const double *src = b->base[n->leaf] + off;
+            int64_t s = b->st[n->leaf][vv];
+            if (s == 1) vec[i] = src;
+            else for (int64_t t = 0; t < len; t++) o[t] = src[t * s];
+        } else if (n->kind == AN_UN) {
+            ew->unary(n->op, vec[n->a], o, len);
+        } else if (n->kind == AN_BIN) {
+            if (!vec[n->a]) ew->bin_sv(n->op, sc[n->a], vec[n->b], o, len);
+            else if (!vec[n->b]) ew->bin_vs(n->op, vec[n->a], sc[n->b], o, len);
+            else ew->bin_vv(n->op, vec[n->a], vec[n->b], o, len);
+        } else {   /* ifelse: scalars spread into tmp (3 chunks) */
+            const double *in[3];
+            int ch[3] = {n->a, n->b, n->c};
+            for (int k = 0; k < 3; k++) {
+                if (vec[ch[k]]) { in[k] = vec[ch[k]]; continue; }
+                ew->fill(tmp + k * AM_CHUNK, sc[ch[k]], len);
+                in[k] = tmp + k * AM_CHUNK;
+            }
+            ew->select(in[0], in[1], in[2], o, len);
+        }
+    }
+    return vec[p->root];
+}
+
+/* The loop over every point of the other variables, vv innermost in
+ * chunks; parallel over the target's row variable when it is not vv
+ * (rows of R are then written by one thread each). */
+int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
+{
+    int vv = p->tc >= 0 ? p->tc : p->tr;
+    int outer[WHERE_MAXVARS], no = 0;
+    if (p->tc >= 0) outer[no++] = p->tr;
+    for (int v = 0; v < p->nvars; v++)
+        if (v != p->tr && v != p->tc) outer[no++] = v;
+    int64_t nouter = 1;
+    for (int k = 0; k < no; k++) nouter *= b->n[outer[k]];
+    if (b->n[vv] == 0 || nouter == 0) return 0;
+    int64_t npar = no > 0 && outer[0] == p->tr && p->tc >= 0 ? b->n[p->tr] : 1;
+    int64_t inner = nouter / npar;
+    const KEwLeaf *ew = k_leaves(k_isa())->ew;
+    int failed = 0;
+    int nt = npar * inner * b->n[vv] * p->nn > 100000 ? br_threads() : 1;
+#pragma omp parallel num_threads(nt)
+    {
+        double *buf = malloc(((size_t)p->nn + 4) * AM_CHUNK * sizeof(double));
+        const double **vec = malloc((size_t)p->nn * sizeof *vec);
+        double sc[AM_MAXNODES];
+        if (!buf || !vec) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t r = 0; r < npar; r++) {
+            if (!buf || !vec) continue;
+            double *acc = buf + (size_t)(p->nn + 3) * AM_CHUNK;
+            for (int64_t it = 0; it < inner; it++) {
+                int64_t x[WHERE_MAXVARS] = {0}, rest = it;
+                for (int k = no - 1; k >= (npar > 1 ? 1 : 0); k--) {
+                    x[outer[k]] = rest % b->n[outer[k]];
+                    rest /= b->n[outer[k]];
+                }
+                if (npar > 1) x[outer[0]] = r;
+                int64_t ro = 0;
+                for (int v = 0; v < p->nvars; v++) ro += x[v] * b->rst[v];
+                if (skip >= 0) {   /* a zero cell of the sparse operand adds nothing */
+                    int64_t off = 0;
+                    for (int v = 0; v < p->nvars; v++) off += x[v] * b->st[skip][v];
+                    if (b->base[skip][off] == 0) continue;
+                }
+                for (int64_t j0 = 0; j0 < b->n[vv]; j0 += AM_CHUNK) {
+                    int64_t len = BR_MIN(AM_CHUNK, b->n[vv] - j0);
+                    x[vv] = j0;
+                    const double *v = eval_chunk(p, b, x, vv, len, buf, vec, sc, buf + (size_t)p->nn * AM_CHUNK);
+                    if (!v) { ew->fill(acc, sc[p->root], len); v = acc; }
+                    double *rr = b->r + ro + j0;   /* R's stride along vv is 1 */
+                    if (p->w->acc == WA_SET) memcpy(rr, v, (size_t)len * sizeof *rr);
+                    else ew->bin_vv(p->w->acc == WA_ADD ? OP_PLUS : p->w->acc == WA_MIN ? OP_MIN : OP_MAX, rr, v, rr,
+                                    len);
+                }
+            }
+        }
+        free(buf);
+        free(vec);
+    }
+    return failed ? br_err(e, BR_ENOMEM, "out of memory in a where-loop") : 0;
+}
+
+/* ---- entry ---- */
+
+/* BRAID_AMULET=auto|kernel|search|eval|ref chooses the path (tests
+ * compare them): auto takes the generated kernel for
+ * matrix-multiplication-like loops of at least AM_MIN_WORK iterations,
+ * kernel whenever it applies, search too but searching its parameters
+ * again even when they are remembered. */
+#define AM_MIN_WORK (64.0 * 64 * 64)
+/* Density below which a sparse (i,k) operand runs through the evaluator
+ * over its non-zeros (work proportional to nnz * N) instead of the dense
+ * kernel (M * K * N at a rate a few times higher). */
+#define AM_SPARSE 0.05
+
+int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, Value *out, BrErr *e)
+{
+    AmPlan *p = malloc(sizeof *p);
+    if (!p) return br_err(e, BR_ENOMEM, "out of memory");
+    am_plan(w, p);
+    if (!p->ok) {
+        free(p);
+        return br_err(e, BR_EARG, "where-loop body too large (at most %d operations and %d variables)",
+                      AM_MAXNODES, AM_MAXLEAVES);
+    }
+    AmBind b;
+    MB *dense[AM_MAXLEAVES] = {0}, *r = NULL;
+    int rc = bind(p, args, nargs, &b, dense, &r, e);
+    if (!rc) {
+        const char *mode = getenv("BRAID_AMULET");
+        if (!mode || !*mode) mode = "auto";
+        double work = 1;
+        for (int v = 0; v < p->nvars; v++) work *= (double)b.n[v];
+        /* a sparse (i,k) operand whose zeros make the body zero: the
+         * evaluator over its non-zero cells only */
+        int skip = -1;
+        if (p->zleaf >= 0) {
+            const Value *z = &args[p->leaf[p->zleaf].input];
+            const MB *m = z->kind == V_MATRIX ? z->m : NULL;
+            if (m && m->rows * m->cols > 0 && (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols)) skip = p->zleaf;
+        }
+        int ran = 0;
+        if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
+        else if (!strcmp(mode, "kernel") || !strcmp(mode, "search") ||
+                 (strcmp(mode, "eval") && work >= AM_MIN_WORK && skip < 0))
+            ran = am_kernel_run(c, p, &b, !strcmp(mode, "search"), e);
+        if (ran < 0) rc = -1;
+        else if (!ran) rc = am_evaluate(p, &b, skip, e);
+    }
+    for (int l = 0; l < AM_MAXLEAVES; l++) mb_release(dense[l]);
+    free(p);
+    if (rc) { mb_release(r); return -1; }
+    mb_recount_nnz(r);
+    MB *f = mb_finish(r, e);
+    if (!f) return -1;
+    *out = val_matrix(f);
+    return 0;
+}

@@ -1,0 +1,89 @@
+/* amulet.h: AMULET, matrix-multiplication-like where-loops (seed 003;
+ * docs/amulet.md). Internal to codegen/: amulet.c builds the plan of a
+ * where-loop at run time (body DAG with CSE, leaves and their index
+ * patterns, recognition of seed 4.2) and runs the portable paths (the
+ * vectorized evaluator and the scalar reference); amulet_gen.c generates
+ * and drives the register-blocked kernel (seed 3, 4.3-4.6).
+ *
+ *   where (i in 1:M, j in 1:N, k in 1:K) { R[i,j] += body }
+ */
+#ifndef BRAID_AMULET_H
+#define BRAID_AMULET_H
+
+#include "cgint.h"
+#include "../lang/where.h"
+
+/* Body DAG nodes (DML semantics; CSE'd, inputs before consumers). */
+typedef enum { AN_CONST, AN_LEAF, AN_UN, AN_BIN, AN_IFELSE } ANKind;
+typedef struct ANode {
+    ANKind kind;
+    OpCode op;             /* AN_UN / AN_BIN */
+    int a, b, c;           /* children (node indexes), -1 none */
+    int leaf;              /* AN_LEAF: index into the plan's leaves */
+    double v;              /* AN_CONST */
+    unsigned dep;          /* loop variables the value depends on (bit v) */
+} ANode;
+
+/* A leaf: one variable read with one index pattern (A[i,k] and A[k,i] are
+ * two leaves). */
+typedef struct ALeaf {
+    int input;             /* index into the where-loop's argument values */
+    int idx[2];            /* loop variable of the row / column index, -1 */
+    int nidx;              /* 0 scalar, 1 vector, 2 matrix */
+    unsigned dep;          /* bits of the loop variables */
+} ALeaf;
+
+#define AM_MAXNODES 128
+#define AM_MAXLEAVES 32
+
+typedef struct AmPlan {
+    const WhereLoop *w;
+    int nvars;
+    int tr, tc;            /* loop variables indexing R's rows / columns
+                              (tc -1: a vector target R[v]) */
+    ANode n[AM_MAXNODES];
+    int nn, root;
+    ALeaf leaf[AM_MAXLEAVES];
+    int nleaf;
+    int kvar;              /* matrix-multiplication-like: the reduction
+                              variable (seed 4.2), else -1 */
+    int zleaf;             /* matrix-multiplication-like += whose body is 0
+                              wherever this (i,k) leaf is 0 (for finite
+                              other values, as braid's sparse kernels
+                              assume): zero cells of it can be skipped;
+                              -1 none */
+    bool ok;               /* false: the body exceeded the limits */
+} AmPlan;
+
+/* The bound data of one execution: ranges, leaf addresses, R. */
+typedef struct AmBind {
+    int64_t n[WHERE_MAXVARS];  /* iterations of each loop variable */
+    const double *base[AM_MAXLEAVES]; /* element (0,..,0) of each leaf */
+    int64_t st[AM_MAXLEAVES][WHERE_MAXVARS]; /* strides per loop variable */
+    double sval[AM_MAXLEAVES];/* scalar leaves: the value */
+    double *r;                 /* R at the first (row, col) of the ranges */
+    int64_t rst[WHERE_MAXVARS];/* R's strides per loop variable */
+} AmBind;
+
+/* Builds the plan of w (analysis only; no sizes). */
+void am_plan(const WhereLoop *w, AmPlan *p);
+
+/* The accumulation of one value into R (WA_*), DML semantics. */
+double am_acc(WhereAcc acc, double r, double v);
+
+/* The paths (amulet.c): the scalar reference (every iteration in order,
+ * the specification) and the vectorized evaluator (the body over chunks
+ * of the target's column variable; the path of loops that are not
+ * matrix-multiplication-like or when no kernel can be compiled). */
+void am_reference(const AmPlan *p, const AmBind *b);
+/* skip: a leaf (p->zleaf) whose zero cells are skipped (a sparse A), or
+ * -1. */
+int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e);
+
+/* The generated kernel path (amulet_gen.c): 1 when it ran, 0 when the
+ * loop is not for it (not matrix-multiplication-like, an operator the
+ * kernel lacks, no compiler; the caller evaluates), -1 on error.
+ * search_again: search the parameters even if some are remembered. */
+int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e);
+
+#endif

@@ -1,0 +1,850 @@
+/* amulet_gen.c: the generated register-blocked kernel of AMULET (seed 003,
+ * sections 3 and 4.3-4.6) and the tiled loop that drives it.
+ *
+ * The plan's body DAG (DML semantics) is lowered to a kernel DAG with
+ * masks (4.3.1): comparisons and `&`, `|`, `!` give masks, `mask * x`
+ * becomes a masked move, `a + mask * x` / `a - mask * x` masked add/sub,
+ * ifelse a blend. Nodes are placed by the loop variables they depend on:
+ * those free of k are computed once per kernel call before the k loop
+ * (loop-invariant hoisting, per i, per j and per (i,j)), those free of i
+ * once per kk, those free of j once per (kk, ii). The per-(i,j,k) nodes
+ * are emitted in the order of Sethi-Ullman labels extended to the DAG
+ * (labelfs-style: children with larger labels first), and the live
+ * temporaries of that order enter the register count of 4.3.2, which
+ * picks the kernel size mr x nr from the register budget of the SIMD
+ * level found at run time (32 zmm, 16 ymm, or scalar code).
+ *
+ * The kernel computes one mr x nr tile over kc values of k into a tile
+ * buffer; the driver (Goto's loop, section 3: k by kc, j by nc, i by mr,
+ * j by nr) packs the (k,j) operands into nr-wide panels, packs the (i,k)
+ * operands or reads them in place with strides (3.1, chosen by the
+ * search), pads edges, merges tiles into R and runs the i-tiles x
+ * j-panels of each block on the OpenMP threads. kc, nc and packing are
+ * found at run time on row bands that contribute to the result (4.4-4.6)
+ * and remembered per machine and kernel in the plan cache directory. */
+#include "amulet.h"
+#include "../kernels/leaf.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+/* ---- the kernel DAG ---- */
+
+typedef enum {
+    KN_LEAF, KN_CONST, KN_BIN, KN_UN, KN_CMP, KN_MAND, KN_MOR, KN_MNOT, KN_N2M, KN_M2N, KN_MZ, KN_MADD, KN_MSUB,
+    KN_SEL
+} KKind;
+typedef struct KNode {
+    KKind k;
+    OpCode op;
+    int a, b, c;           /* children; KN_MADD/MSUB: a + (b ? c : 0) */
+    int leaf;
+    double v;
+    bool mask;             /* a mask value */
+    unsigned dep;
+} KNode;
+#define KMAX (2 * AM_MAXNODES + 8)
+typedef struct KPlan {
+    const AmPlan *p;
+    KNode n[KMAX];
+    int nn, root;
+    bool ok;
+    int memo[AM_MAXNODES];
+} KPlan;
+
+static int kadd(KPlan *k, KNode x)
+{
+    for (int i = 0; i < k->nn; i++) {
+        const KNode *y = &k->n[i];
+        if (y->k == x.k && y->op == x.op && y->a == x.a && y->b == x.b && y->c == x.c && y->leaf == x.leaf &&
+            memcmp(&y->v, &x.v, sizeof x.v) == 0)
+            return i;
+    }
+    if (k->nn == KMAX) { k->ok = false; return 0; }
+    x.dep |= x.a >= 0 ? k->n[x.a].dep : 0;
+    x.dep |= x.b >= 0 ? k->n[x.b].dep : 0;
+    x.dep |= x.c >= 0 ? k->n[x.c].dep : 0;
+    k->n[k->nn] = x;
+    return k->nn++;
+}
+
+static int kop(KPlan *k, KKind kind, OpCode op, int a, int b, int c, bool mask)
+{
+    return kadd(k, (KNode){.k = kind, .op = op, .a = a, .b = b, .c = c, .leaf = -1, .mask = mask});
+}
+
+static int num(KPlan *k, int x) { return k->n[x].mask ? kop(k, KN_M2N, 0, x, -1, -1, false) : x; }
+static int msk(KPlan *k, int x) { return k->n[x].mask ? x : kop(k, KN_N2M, 0, x, -1, -1, true); }
+static bool is_cmp(OpCode op) { return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_EQ || op == OP_NE; }
+
+/* Lowers plan node i (memoized); k->ok false for operators the kernel
+ * does not have (the loop then runs through the evaluator). */
+static int lower(KPlan *k, int i)
+{
+    if (k->memo[i] >= 0) return k->memo[i];
+    const ANode *n = &k->p->n[i];
+    int r = 0;
+    switch (n->kind) {
+    case AN_CONST: r = kadd(k, (KNode){.k = KN_CONST, .a = -1, .b = -1, .c = -1, .leaf = -1, .v = n->v}); break;
+    case AN_LEAF:
+        r = kadd(k, (KNode){.k = KN_LEAF, .a = -1, .b = -1, .c = -1, .leaf = n->leaf, .dep = n->dep});
+        break;
+    case AN_IFELSE:
+        r = kop(k, KN_SEL, 0, msk(k, lower(k, n->a)), num(k, lower(k, n->b)), num(k, lower(k, n->c)), false);
+        break;
+    case AN_UN: {
+        int a = lower(k, n->a);
+        if (n->op == OP_NOT) r = kop(k, KN_MNOT, 0, msk(k, a), -1, -1, true);
+        else if (n->op == OP_NEG || n->op == OP_ABS || n->op == OP_SQRT) r = kop(k, KN_UN, n->op, num(k, a), -1, -1, false);
+        else k->ok = false;
+        break;
+    }
+    case AN_BIN: {
+        int a = lower(k, n->a), b = lower(k, n->b);
+        OpCode op = n->op;
+        if (is_cmp(op)) { r = kop(k, KN_CMP, op, num(k, a), num(k, b), -1, true); break; }
+        if (op == OP_AND || op == OP_OR) { r = kop(k, op == OP_AND ? KN_MAND : KN_MOR, 0, msk(k, a), msk(k, b), -1, true); break; }
+        if (op == OP_POW && k->n[b].k == KN_CONST && k->n[b].v == 2) { a = num(k, a); r = kop(k, KN_BIN, OP_MULT, a, a, -1, false); break; }
+        if (op == OP_MULT) {
+            /* mask * x -> masked move; (mask ? u : 0) * x -> mask ? u * x : 0 */
+            if (k->n[a].mask) { r = kop(k, KN_MZ, 0, a, num(k, b), -1, false); break; }
+            if (k->n[b].mask) { r = kop(k, KN_MZ, 0, b, a, -1, false); break; }
+            if (k->n[a].k == KN_MZ) { r = kop(k, KN_MZ, 0, k->n[a].a, kop(k, KN_BIN, OP_MULT, k->n[a].b, b, -1, false), -1, false); break; }
+            if (k->n[b].k == KN_MZ) { r = kop(k, KN_MZ, 0, k->n[b].a, kop(k, KN_BIN, OP_MULT, a, k->n[b].b, -1, false), -1, false); break; }
+        }
+        a = num(k, a);
+        b = num(k, b);
+        if (op == OP_PLUS && k->n[b].k == KN_MZ) { r = kop(k, KN_MADD, 0, a, k->n[b].a, k->n[b].b, false); break; }
+        if (op == OP_PLUS && k->n[a].k == KN_MZ) { r = kop(k, KN_MADD, 0, b, k->n[a].a, k->n[a].b, false); break; }
+        if (op == OP_MINUS && k->n[b].k == KN_MZ) { r = kop(k, KN_MSUB, 0, a, k->n[b].a, k->n[b].b, false); break; }
+        if (op == OP_PLUS || op == OP_MINUS || op == OP_MULT || op == OP_DIV || op == OP_MIN || op == OP_MAX)
+            r = kop(k, KN_BIN, op, a, b, -1, false);
+        else k->ok = false;
+        break;
+    }
+    }
+    return k->memo[i] = r;
+}
+
+/* ---- instruction strings per SIMD level ---- */
+
+typedef struct Isa {
+    KIsa level;
+    int w, regs;           /* doubles per vector, vector registers */
+    bool kmask;            /* masks live in their own registers */
+    const char *vt, *mt;   /* vector and mask types */
+} Isa;
+
+static Isa isa_of(KIsa l)
+{
+    if (l == K_ISA_AVX512) return (Isa){l, 8, 32, true, "__m512d", "__mmask8"};
+    if (l == K_ISA_AVX2) return (Isa){l, 4, 16, false, "__m256d", "__m256d"};
+    return (Isa){K_ISA_GENERIC, 1, 16, true, "double", "int"};
+}
+
+static const char *cmp_imm(OpCode op)
+{
+    switch (op) {
+    case OP_LT: return "_CMP_LT_OQ";
+    case OP_LE: return "_CMP_LE_OQ";
+    case OP_GT: return "_CMP_GT_OQ";
+    case OP_GE: return "_CMP_GE_OQ";
+    case OP_EQ: return "_CMP_EQ_OQ";
+    default: return "_CMP_NEQ_UQ";
+    }
+}
+
+static const char *cmp_c(OpCode op)
+{
+    switch (op) {
+    case OP_LT: return "<";
+    case OP_LE: return "<=";
+    case OP_GT: return ">";
+    case OP_GE: return ">=";
+    case OP_EQ: return "==";
+    default: return "!=";
+    }
+}
+
+/* v = x (op) y over vectors; the prefix of intrinsics */
+static const char *pfx(const Isa *s) { return s->level == K_ISA_AVX512 ? "_mm512" : "_mm256"; }
+
+static void bin(StrBuf *b, const Isa *s, OpCode op, const char *x, const char *y)
+{
+    if (s->level == K_ISA_GENERIC) {
+        switch (op) {
+        case OP_PLUS: sb_printf(b, "(%s + %s)", x, y); return;
+        case OP_MINUS: sb_printf(b, "(%s - %s)", x, y); return;
+        case OP_MULT: sb_printf(b, "(%s * %s)", x, y); return;
+        case OP_DIV: sb_printf(b, "(%s / %s)", x, y); return;
+        case OP_MIN: sb_printf(b, "(%s < %s ? %s : %s)", x, y, x, y); return;
+        default: sb_printf(b, "(%s > %s ? %s : %s)", x, y, x, y); return;
+        }
+    }
+    const char *nm = op == OP_PLUS ? "add" : op == OP_MINUS ? "sub" : op == OP_MULT ? "mul" : op == OP_DIV ? "div"
+                     : op == OP_MIN ? "min" : "max";
+    sb_printf(b, "%s_%s_pd(%s, %s)", pfx(s), nm, x, y);
+}
+
+/* The expression of kernel node n whose operands are named a, b, c. */
+static void expr(StrBuf *o, const Isa *s, const KNode *n, const char *a, const char *b, const char *c)
+{
+    bool g = s->level == K_ISA_GENERIC, z = s->level == K_ISA_AVX512;
+    const char *p = pfx(s);
+    switch (n->k) {
+    case KN_BIN: bin(o, s, n->op, a, b); return;
+    case KN_UN:
+        if (n->op == OP_NEG) { if (g) sb_printf(o, "(-%s)", a); else sb_printf(o, "%s_mul_pd(%s, %s_set1_pd(-1.0))", p, a, p); }
+        else if (n->op == OP_ABS) { if (g) sb_printf(o, "fabs(%s)", a); else if (z) sb_printf(o, "_mm512_abs_pd(%s)", a); else sb_printf(o, "_mm256_andnot_pd(_mm256_set1_pd(-0.0), %s)", a); }
+        else { if (g) sb_printf(o, "sqrt(%s)", a); else sb_printf(o, "%s_sqrt_pd(%s)", p, a); }
+        return;
+    case KN_CMP:
+        if (g) sb_printf(o, "(%s %s %s)", a, cmp_c(n->op), b);
+        else if (z) sb_printf(o, "_mm512_cmp_pd_mask(%s, %s, %s)", a, b, cmp_imm(n->op));
+        else sb_printf(o, "_mm256_cmp_pd(%s, %s, %s)", a, b, cmp_imm(n->op));
+        return;
+    case KN_MAND: case KN_MOR: {
+        const char *op = n->k == KN_MAND ? "&" : "|";
+        if (g || z) sb_printf(o, "(%s)(%s %s %s)", s->mt, a, op, b);
+        else sb_printf(o, "_mm256_%s_pd(%s, %s)", n->k == KN_MAND ? "and" : "or", a, b);
+        return;
+    }
+    case KN_MNOT:
+        if (g) sb_printf(o, "(!%s)", a);
+        else if (z) sb_printf(o, "(__mmask8)~%s", a);
+        else sb_printf(o, "_mm256_xor_pd(%s, _mm256_castsi256_pd(_mm256_set1_epi64x(-1)))", a);
+        return;
+    case KN_N2M:
+        if (g) sb_printf(o, "(%s != 0)", a);
+        else if (z) sb_printf(o, "_mm512_cmp_pd_mask(%s, _mm512_setzero_pd(), _CMP_NEQ_UQ)", a);
+        else sb_printf(o, "_mm256_cmp_pd(%s, _mm256_setzero_pd(), _CMP_NEQ_UQ)", a);
+        return;
+    case KN_M2N:
+        if (g) sb_printf(o, "(%s ? 1.0 : 0.0)", a);
+        else if (z) sb_printf(o, "_mm512_maskz_mov_pd(%s, _mm512_set1_pd(1.0))", a);
+        else sb_printf(o, "_mm256_and_pd(%s, _mm256_set1_pd(1.0))", a);
+        return;
+    case KN_MZ:
+        if (g) sb_printf(o, "(%s ? %s : 0.0)", a, b);
+        else if (z) sb_printf(o, "_mm512_maskz_mov_pd(%s, %s)", a, b);
+        else sb_printf(o, "_mm256_and_pd(%s, %s)", a, b);
+        return;
+    case KN_MADD: case KN_MSUB: {
+        bool add = n->k == KN_MADD;
+        if (g) sb_printf(o, "(%s ? %s %c %s : %s)", b, a, add ? '+' : '-', c, a);
+        else if (z) sb_printf(o, "_mm512_mask_%s_pd(%s, %s, %s, %s)", add ? "add" : "sub", a, b, a, c);
+        else sb_printf(o, "_mm256_%s_pd(%s, _mm256_and_pd(%s, %s))", add ? "add" : "sub", a, b, c);
+        return;
+    }
+    case KN_SEL:
+        if (g) sb_printf(o, "(%s ? %s : %s)", a, b, c);
+        else if (z) sb_printf(o, "_mm512_mask_blend_pd(%s, %s, %s)", a, c, b);
+        else sb_printf(o, "_mm256_blendv_pd(%s, %s, %s)", c, b, a);
+        return;
+    default: return;
+    }
+}
+
+/* ---- kernel generation ---- */
+
+/* Leaf classes by the loop variables they depend on. */
+enum { LC_S, LC_I, LC_J, LC_K, LC_IJ, LC_A, LC_B };
+
+typedef struct Gen {
+    const AmPlan *p;
+    KPlan *k;
+    Isa s;
+    unsigned bi, bj, bk;   /* bits of i, j, k */
+    int order[KMAX], norder;   /* per-(i,j,k) nodes, labelfs order */
+    int temps;             /* live vector temporaries of that order */
+} Gen;
+
+static int leaf_class(const Gen *g, unsigned dep)
+{
+    if (dep == 0) return LC_S;
+    if (dep == g->bi) return LC_I;
+    if (dep == g->bj) return LC_J;
+    if (dep == g->bk) return LC_K;
+    if (dep == (g->bi | g->bj)) return LC_IJ;
+    if (dep == (g->bi | g->bk)) return LC_A;
+    return LC_B;
+}
+
+static bool inner(const Gen *g, int n)
+{
+    unsigned all = g->bi | g->bj | g->bk;
+    return g->k->n[n].k != KN_LEAF && g->k->n[n].k != KN_CONST && (g->k->n[n].dep & all) == all;
+}
+
+/* Sethi-Ullman labels over the DAG (leaves and nodes computed outside
+ * the (i,j,k) level are in registers already: label 0). */
+static int label(const Gen *g, int n, int *lab)
+{
+    if (!inner(g, n)) return 0;
+    if (lab[n] >= 0) return lab[n];
+    const KNode *x = &g->k->n[n];
+    int l[3] = {0, 0, 0}, ch[3] = {x->a, x->b, x->c};
+    for (int i = 0; i < 3; i++) l[i] = ch[i] >= 0 ? label(g, ch[i], lab) : 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (l[j] > l[i]) { int t = l[i]; l[i] = l[j]; l[j] = t; }
+    int r = BR_MAX(BR_MAX(l[0], l[1] + 1), BR_MAX(l[2] + 2, 1));
+    return lab[n] = r;
+}
+
+static void place(Gen *g, int n, const int *lab, char *done)
+{
+    if (!inner(g, n) || done[n]) return;
+    const KNode *x = &g->k->n[n];
+    int ch[3] = {x->a, x->b, x->c};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++) {
+            int li = ch[i] >= 0 ? lab[ch[i]] : -1, lj = ch[j] >= 0 ? lab[ch[j]] : -1;
+            if (lj > li) { int t = ch[i]; ch[i] = ch[j]; ch[j] = t; }
+        }
+    for (int i = 0; i < 3; i++) if (ch[i] >= 0) place(g, ch[i], lab, done);
+    done[n] = 1;
+    g->order[g->norder++] = n;
+}
+
+/* The evaluation order of the (i,j,k) nodes and its live temporaries
+ * (vector registers; masks count where they share the vector file). */
+static void schedule(Gen *g)
+{
+    int lab[KMAX];
+    char done[KMAX] = {0};
+    for (int i = 0; i < g->k->nn; i++) lab[i] = -1;
+    for (int i = 0; i < g->k->nn; i++) label(g, i, lab);
+    place(g, g->k->root, lab, done);
+    int last[KMAX];
+    for (int i = 0; i < g->k->nn; i++) last[i] = -1;
+    for (int t = 0; t < g->norder; t++) {
+        const KNode *x = &g->k->n[g->order[t]];
+        int ch[3] = {x->a, x->b, x->c};
+        for (int i = 0; i < 3; i++) if (ch[i] >= 0) last[ch[i]] = t;
+    }
+    last[g->k->root] = g->norder;   /* used by the accumulation */
+    int live = 0, peak = 0;
+    for (int t = 0; t < g->norder; t++) {
+        int n = g->order[t];
+        if (!(g->k->n[n].mask && g->s.kmask)) live++;
+        peak = BR_MAX(peak, live);
+        for (int u = 0; u < t; u++) {
+            int m = g->order[u];
+            if (last[m] == t && !(g->k->n[m].mask && g->s.kmask)) live--;
+        }
+    }
+    g->temps = peak;
+}
+
+/* Registers of an mr x (nv vectors) kernel (seed 4.3.2). */
+static int regs_needed(const Gen *g, int mr, int nv)
+{
+    int r = mr * nv + g->temps;
+    for (int i = 0; i < g->k->nn; i++) {
+        const KNode *x = &g->k->n[i];
+        if (inner(g, i) || (x->mask && g->s.kmask)) continue;
+        bool used = false;   /* reachable nodes only: every node is */
+        (void)used;
+        unsigned d = x->dep;
+        if (x->k == KN_CONST || d == 0) r += 1;
+        else if ((d & g->bj) && !(d & g->bi)) r += nv;   /* rows of B, j-vectors */
+        else r += 1;                                      /* broadcasts, (i,j) loads */
+    }
+    return r;
+}
+
+/* Names a node's value at row ii and vector v (suffixes by its loop
+ * variables). */
+static void vname(const Gen *g, int n, int ii, int v, char *buf, size_t cap)
+{
+    unsigned d = g->k->n[n].dep;
+    int len = snprintf(buf, cap, "x%d", n);
+    if (d & g->bi) len += snprintf(buf + len, cap - (size_t)len, "_%d", ii);
+    if (d & g->bj) snprintf(buf + len, cap - (size_t)len, "_%d", v);
+}
+
+static void emit_node(StrBuf *o, const Gen *g, int n, int ii, int v, int mr, int nr)
+{
+    const KNode *x = &g->k->n[n];
+    const Isa *s = &g->s;
+    char nm[48], a[48] = "", b[48] = "", c[48] = "";
+    vname(g, n, ii, v, nm, sizeof nm);
+    const char *bc = s->level == K_ISA_GENERIC ? "" : s->level == K_ISA_AVX512 ? "_mm512_set1_pd" : "_mm256_set1_pd";
+    const char *ld = s->level == K_ISA_GENERIC ? "*" : s->level == K_ISA_AVX512 ? "_mm512_loadu_pd" : "_mm256_loadu_pd";
+    sb_printf(o, "        %s %s = ", x->mask ? s->mt : s->vt, nm);
+    if (x->k == KN_CONST) { sb_printf(o, "%s(%.17g);\n", bc, x->v); return; }
+    if (x->k == KN_LEAF) {
+        int l = x->leaf;
+        switch (leaf_class(g, x->dep)) {
+        case LC_S: sb_printf(o, "%s(g->p[%d][0]);\n", bc, l); break;
+        case LC_I: sb_printf(o, "%s(g->p[%d][%d * rs%d]);\n", bc, l, ii, l); break;
+        case LC_J: sb_printf(o, "%s(g->p[%d] + %d);\n", ld, l, v * s->w); break;
+        case LC_K: sb_printf(o, "%s(g->p[%d][kk * cs%d]);\n", bc, l, l); break;
+        case LC_IJ: sb_printf(o, "%s(g->p[%d] + %d * rs%d + %d);\n", ld, l, ii, l, v * s->w); break;
+        case LC_A: sb_printf(o, "%s(g->p[%d][%d * rs%d + kk * cs%d]);\n", bc, l, ii, l, l); break;
+        default: sb_printf(o, "%s(g->p[%d] + kk * cs%d + %d);\n", ld, l, l, v * s->w); break;
+        }
+        return;
+    }
+    if (x->a >= 0) vname(g, x->a, ii, v, a, sizeof a);
+    if (x->b >= 0) vname(g, x->b, ii, v, b, sizeof b);
+    if (x->c >= 0) vname(g, x->c, ii, v, c, sizeof c);
+    expr(o, s, x, a, b, c);
+    sb_puts(o, ";\n");
+    (void)mr;
+    (void)nr;
+}
+
+/* Emits every node of level `want` (dependence on i/j given by the
+ * bits) not yet emitted, for row ii and vector v. */
+static void emit_level(StrBuf *o, const Gen *g, bool withk, unsigned want, int ii, int v, int mr, int nr)
+{
+    for (int n = 0; n < g->k->nn; n++) {
+        unsigned d = g->k->n[n].dep;
+        if (((d & g->bk) != 0) != withk || (d & (g->bi | g->bj)) != want || inner(g, n)) continue;
+        if (g->k->n[n].k == KN_CONST && withk) continue;
+        emit_node(o, g, n, ii, v, mr, nr);
+    }
+}
+
+/* The kernel's C source (after the shared prelude). */
+static char *gen_source(const Gen *g, int mr, int nv, uint64_t hash)
+{
+    const Isa *s = &g->s;
+    int nr = nv * s->w;
+    WhereAcc acc = g->p->w->acc;
+    StrBuf o = {0};
+    sb_puts(&o, cg_prelude);
+    sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nr, k_isa_name(s->level));
+    if (s->level != K_ISA_GENERIC) sb_puts(&o, "#include <immintrin.h>\n");
+    sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; } cg_amargs;\n",
+              AM_MAXLEAVES, AM_MAXLEAVES, AM_MAXLEAVES);
+    sb_puts(&o, "void cg_amulet(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n");
+    for (int l = 0; l < g->p->nleaf; l++)
+        sb_printf(&o, "    const int64_t rs%d = g->rs[%d], cs%d = g->cs[%d]; (void)rs%d; (void)cs%d;\n", l, l, l, l, l, l);
+    const char *init = acc == WA_ADD ? "0.0" : acc == WA_MIN ? "INFINITY" : "-INFINITY";
+    const char *bc = s->level == K_ISA_GENERIC ? "" : s->level == K_ISA_AVX512 ? "_mm512_set1_pd" : "_mm256_set1_pd";
+    for (int ii = 0; ii < mr; ii++)
+        for (int v = 0; v < nv; v++) sb_printf(&o, "    %s c_%d_%d = %s(%s);\n", s->vt, ii, v, bc, init);
+    /* hoisted: nodes free of k, by (i, j) level */
+    sb_puts(&o, "    {\n");
+    emit_level(&o, g, false, 0, 0, 0, mr, nr);
+    for (int v = 0; v < nv; v++) emit_level(&o, g, false, g->bj, 0, v, mr, nr);
+    for (int ii = 0; ii < mr; ii++) emit_level(&o, g, false, g->bi, ii, 0, mr, nr);
+    for (int ii = 0; ii < mr; ii++)
+        for (int v = 0; v < nv; v++) emit_level(&o, g, false, g->bi | g->bj, ii, v, mr, nr);
+    sb_puts(&o, "    for (int64_t kk = 0; kk < kc; kk++) {\n");
+    emit_level(&o, g, true, 0, 0, 0, mr, nr);
+    for (int v = 0; v < nv; v++) emit_level(&o, g, true, g->bj, 0, v, mr, nr);
+    for (int ii = 0; ii < mr; ii++) {
+        sb_puts(&o, "      {\n");
+        emit_level(&o, g, true, g->bi, ii, 0, mr, nr);
+        for (int v = 0; v < nv; v++) {
+            emit_level(&o, g, true, g->bi | g->bj, ii, v, mr, nr);
+            /* += of a product: one fused multiply-add; += of a mask: a
+             * masked add of 1 (AVX-512) */
+            const KNode *rt = &g->k->n[g->k->root];
+            bool fma = acc == WA_ADD && s->level != K_ISA_GENERIC && rt->k == KN_BIN && rt->op == OP_MULT &&
+                       inner(g, g->k->root);
+            bool madd1 = acc == WA_ADD && s->level == K_ISA_AVX512 && rt->k == KN_M2N && inner(g, g->k->root);
+            for (int t = 0; t < g->norder; t++)
+                if (!((fma || madd1) && g->order[t] == g->k->root)) emit_node(&o, g, g->order[t], ii, v, mr, nr);
+            char r[48], cn[32], x[48], y[48];
+            vname(g, g->k->root, ii, v, r, sizeof r);
+            snprintf(cn, sizeof cn, "c_%d_%d", ii, v);
+            sb_printf(&o, "        %s = ", cn);
+            if (fma || madd1) vname(g, rt->a, ii, v, x, sizeof x);
+            if (fma) vname(g, rt->b, ii, v, y, sizeof y);
+            if (fma) sb_printf(&o, "%s_fmadd_pd(%s, %s, %s)", pfx(s), x, y, cn);
+            else if (madd1) sb_printf(&o, "_mm512_mask_add_pd(%s, %s, %s, _mm512_set1_pd(1.0))", cn, x, cn);
+            else bin(&o, s, acc == WA_ADD ? OP_PLUS : acc == WA_MIN ? OP_MIN : OP_MAX, cn, r);
+            sb_puts(&o, ";\n");
+        }
+        sb_puts(&o, "      }\n");
+    }
+    sb_puts(&o, "    }\n    }\n");
+    for (int ii = 0; ii < mr; ii++)
+        for (int v = 0; v < nv; v++) {
+            if (s->level == K_ISA_GENERIC) sb_printf(&o, "    g->ct[%d] = c_%d_%d;\n", ii * nr + v, ii, v);
+            else sb_printf(&o, "    %s_storeu_pd(g->ct + %d, c_%d_%d);\n", pfx(s), ii * nr + v * s->w, ii, v);
+        }
+    sb_puts(&o, "}\n");
+    sb_printf(&o, "\nconst unsigned long long cg_hash = 0x%016llxULL;\n", (unsigned long long)hash);
+    return o.s;
+}
+
+/* ---- the driver ---- */
+
+typedef void (*AmKernel)(const void *args);
+typedef struct AmArgs {
+    int64_t kc;
+    const double *p[AM_MAXLEAVES];
+    int64_t rs[AM_MAXLEAVES], cs[AM_MAXLEAVES];
+    double *ct;
+} AmArgs;
+
+typedef struct Drv {
+    const AmPlan *p;
+    const AmBind *b;
+    AmKernel fn;
+    int mr, nr;
+    int cls[AM_MAXLEAVES];
+    int ti, tj, tk;        /* loop variables i, j, k */
+    double *jpad[AM_MAXLEAVES];  /* (j) leaves padded to a multiple of nr */
+    double *bpk[AM_MAXLEAVES];   /* packed (k,j) panels of the block */
+    int64_t bcap;
+} Drv;
+
+static void merge(const Drv *d, const double *ct, int64_t i0, int64_t j0, int mrb, int nrb)
+{
+    WhereAcc acc = d->p->w->acc;
+    const AmBind *b = d->b;
+    for (int ii = 0; ii < mrb; ii++) {
+        double *r = b->r + (i0 + ii) * b->rst[d->ti] + j0 * b->rst[d->tj];
+        const double *c = ct + ii * d->nr;
+        if (acc == WA_ADD) for (int jj = 0; jj < nrb; jj++) r[jj] += c[jj];
+        else if (acc == WA_MIN) for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] < r[jj] ? c[jj] : r[jj];
+        else for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] > r[jj] ? c[jj] : r[jj];
+    }
+}
+
+/* One block: rows [i0, i1), columns [j0, j1), k in [k0, k1), kc x nc
+ * tiles; pack: (i,k) operands packed (else read with strides). */
+static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1, int64_t kc,
+                     int64_t nc, bool pack)
+{
+    const AmPlan *p = d->p;
+    const AmBind *b = d->b;
+    int mr = d->mr, nr = d->nr, ti = d->ti, tj = d->tj, tk = d->tk;
+    for (int64_t kb = k0; kb < k1; kb += kc) {
+        int64_t kcb = BR_MIN(kc, k1 - kb);
+        for (int64_t jb = j0; jb < j1; jb += nc) {
+            int64_t ncb = BR_MIN(nc, j1 - jb), nsl = (ncb + nr - 1) / nr, ntile = (i1 - i0 + mr - 1) / mr;
+            int failed = 0;
+#pragma omp parallel num_threads(br_threads())
+            {
+                /* pack the (k,j) operands: panel s holds kcb rows of nr */
+#pragma omp for schedule(static)
+                for (int64_t s = 0; s < nsl; s++)
+                    for (int l = 0; l < p->nleaf; l++) {
+                        if (d->cls[l] != LC_B) continue;
+                        double *pb = d->bpk[l] + s * kcb * nr;
+                        int64_t js = jb + s * nr, w = BR_MIN(nr, j1 - js);
+                        for (int64_t kk = 0; kk < kcb; kk++) {
+                            const double *src = b->base[l] + (kb + kk) * b->st[l][tk] + js * b->st[l][tj];
+                            int64_t sj = b->st[l][tj];
+                            for (int jj = 0; jj < w; jj++) pb[kk * nr + jj] = src[jj * sj];
+                            for (int jj = (int)w; jj < nr; jj++) pb[kk * nr + jj] = 0;
+                        }
+                    }
+                size_t nl = (size_t)p->nleaf;
+                double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + 1) + (size_t)mr * nl) *
+                                     sizeof(double));
+                if (!apk) {
+#pragma omp atomic write
+                    failed = 1;
+                }
+                int64_t packed = -1;
+                AmArgs g;
+                memset(&g, 0, sizeof g);
+                /* dynamic: on a shared machine a thread that lost its core
+                 * does not hold the block (chunks keep a tile's A packing) */
+#pragma omp for collapse(2) schedule(dynamic, 8)
+                for (int64_t t = 0; t < ntile; t++)
+                    for (int64_t s = 0; s < nsl; s++) {
+                        if (!apk) continue;
+                        int64_t ia = i0 + t * mr, js = jb + s * nr;
+                        int mrb = (int)BR_MIN(mr, i1 - ia), nrb = (int)BR_MIN(nr, j1 - js);
+                        double *ct = apk + (size_t)kcb * mr * nl;
+                        double *ijt = ct + (size_t)mr * nr, *ib = ijt + (size_t)mr * nr * nl;
+                        g.kc = kcb;
+                        g.ct = ct;
+                        for (int l = 0; l < p->nleaf; l++) {
+                            const int64_t *st = b->st[l];
+                            switch (d->cls[l]) {
+                            case LC_S: g.p[l] = &b->sval[l]; break;
+                            case LC_I:
+                                for (int ii = 0; ii < mr; ii++) ib[l * mr + ii] = ii < mrb ? b->base[l][(ia + ii) * st[ti]] : 0;
+                                g.p[l] = ib + l * mr;
+                                g.rs[l] = 1;
+                                break;
+                            case LC_J: g.p[l] = d->jpad[l] + js; break;   /* padded from column 0 */
+                            case LC_K: g.p[l] = b->base[l] + kb * st[tk]; g.cs[l] = st[tk]; break;
+                            case LC_IJ:
+                                if (mrb == mr && nrb == nr && st[tj] == 1) {
+                                    g.p[l] = b->base[l] + ia * st[ti] + js;
+                                    g.rs[l] = st[ti];
+                                } else {
+                                    double *q = ijt + (size_t)l * mr * nr;
+                                    for (int ii = 0; ii < mr; ii++)
+                                        for (int jj = 0; jj < nr; jj++)
+                                            q[ii * nr + jj] = ii < mrb && jj < nrb ? b->base[l][(ia + ii) * st[ti] + (js + jj) * st[tj]] : 0;
+                                    g.p[l] = q;
+                                    g.rs[l] = nr;
+                                }
+                                break;
+                            case LC_A:
+                                if (pack || mrb < mr) {
+                                    double *q = apk + (size_t)l * kcb * mr;
+                                    if (packed != t) {
+                                        for (int64_t kk = 0; kk < kcb; kk++)
+                                            for (int ii = 0; ii < mr; ii++)
+                                                q[kk * mr + ii] = ii < mrb ? b->base[l][(ia + ii) * st[ti] + (kb + kk) * st[tk]] : 0;
+                                    }
+                                    g.p[l] = q;
+                                    g.rs[l] = 1;
+                                    g.cs[l] = mr;
+                                } else {
+                                    g.p[l] = b->base[l] + ia * st[ti] + kb * st[tk];
+                                    g.rs[l] = st[ti];
+                                    g.cs[l] = st[tk];
+                                }
+                                break;
+                            default: g.p[l] = d->bpk[l] + s * kcb * nr; g.cs[l] = nr; break;
+                            }
+                        }
+                        packed = t;
+                        d->fn(&g);
+                        merge(d, ct, ia, js, mrb, nrb);
+                    }
+                free(apk);
+            }
+            if (failed) return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- adaptive parameters (seed 4.4-4.6) ---- */
+
+typedef struct AmParams { int64_t kc, nc; int pack; } AmParams;
+
+static void param_path(const CgContext *c, const CgOp *op, char *buf, size_t cap)
+{
+    uint64_t h = cg_hash_bytes(c->ccid, strlen(c->ccid), 11);
+    snprintf(buf, cap, "%s/amulet-%016llx-%016llx-t%d.param", c->cachedir, (unsigned long long)op->plan->hash,
+             (unsigned long long)h, br_threads());
+}
+
+static bool params_load(const CgContext *c, const CgOp *op, AmParams *a)
+{
+    if (!c->disk_ok) return false;
+    char path[1200];
+    param_path(c, op, path, sizeof path);
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    long long kc, nc;
+    int pk;
+    bool ok = fscanf(f, "%lld %lld %d", &kc, &nc, &pk) == 3 && kc > 0 && nc > 0;
+    fclose(f);
+    ok = ok && kc <= 512;   /* the packed panels hold at most 512 rows */
+    if (ok) *a = (AmParams){kc, nc, pk != 0};
+    return ok;
+}
+
+static void params_save(const CgContext *c, const CgOp *op, const AmParams *a)
+{
+    if (!c->disk_ok) return;
+    char path[1200], tmp[1300];
+    param_path(c, op, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return;
+    fprintf(f, "%lld %lld %d\n", (long long)a->kc, (long long)a->nc, a->pack);
+    if (fclose(f) == 0) rename(tmp, path);
+    else unlink(tmp);
+}
+
+/* One sub-task of the search: rows [i0, i1), columns [j0, j1), k in
+ * [k0, k1) under parameters a; returns its time per iteration (the
+ * seed's score, time per unit of the tested extent, made comparable
+ * across sub-tasks of different heights). */
+static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1,
+                      const AmParams *a, int *rc)
+{
+    double t0 = omp_get_wtime();
+    *rc |= run_block(d, i0, i1, j0, j1, k0, k1, a->kc, a->nc, a->pack);
+    double t = (omp_get_wtime() - t0) / ((double)(i1 - i0) * (j1 - j0) * (k1 - k0));
+    if (getenv("BRAID_AMULET_TRACE"))
+        fprintf(stderr, "amulet: sub-task rows %lld-%lld cols %lld-%lld k %lld-%lld, kc %lld nc %lld pack %d: "
+                "%.3g ns per iteration\n", (long long)i0, (long long)i1, (long long)j0, (long long)j1, (long long)k0,
+                (long long)k1, (long long)a->kc, (long long)a->nc, a->pack, t * 1e9);
+    return t;
+}
+
+/* The search of seed 4.5-4.6 on sub-tasks that contribute to the result.
+ * kc: the top half of R's rows over consecutive k-slices of 32, 64, ...,
+ * 512 (as far as K allows; the first rows of the first slice warm up
+ * unscored), the rest of k for those rows with the best. nc: the bottom
+ * half over consecutive column panels of 8 nr, 16 nr, ... (all k, the
+ * best kc), stopping when
+ * the score (time per iteration) worsens; then one panel with the (i,k) operands unpacked
+ * (seed 3.1: packing on or off by measurement); the rest with the best.
+ * Returns the parameters found in *best, 0 or -1. */
+static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
+{
+    int rc = 0;
+    int64_t mh = (M / 2 + d->mr - 1) / d->mr * d->mr, k0 = 0;
+    double bs = INFINITY;
+    /* warm-up (threads, buffers, caches), not scored: the first rows over
+     * the first k-slice */
+    int64_t w = BR_MIN(mh, (int64_t)d->mr * br_threads());
+    rc = run_block(d, 0, w, 0, N, 0, BR_MIN(32, K), 32, best->nc, 1);
+    for (int64_t kc = 32; kc <= 512 && k0 + kc <= K && !rc; kc *= 2) {
+        AmParams a = {kc, best->nc, 1};
+        double sc = subtask(d, k0 ? 0 : w, mh, 0, N, k0, k0 + kc, &a, &rc);
+        k0 += kc;
+        if (sc < bs) { bs = sc; best->kc = kc; }
+    }
+    if (!rc && k0 < K) rc = run_block(d, 0, mh, 0, N, k0, K, best->kc, best->nc, 1);
+    int64_t j0 = 0;
+    bs = INFINITY;
+    for (int64_t nc = 8 * d->nr; j0 + nc <= N && !rc; nc *= 2) {
+        AmParams a = {best->kc, nc, 1};
+        double sc = subtask(d, mh, M, j0, j0 + nc, 0, K, &a, &rc);
+        j0 += nc;
+        if (sc >= bs) break;
+        bs = sc;
+        best->nc = nc;
+    }
+    if (!rc && j0 + best->nc <= N) {
+        AmParams a = {best->kc, best->nc, 0};
+        if (subtask(d, mh, M, j0, j0 + best->nc, 0, K, &a, &rc) < bs) best->pack = 0;
+        j0 += best->nc;
+    }
+    if (!rc && j0 < N) rc = run_block(d, mh, M, j0, N, 0, K, best->kc, best->nc, best->pack);
+    return rc;
+}
+
+/* Runs the whole task: with parameters remembered for this kernel (in
+ * the plan cache, memory or disk) at once, else (or when `again`) through
+ * the search (which computes all of R), remembering its result. Too
+ * small a task for a search runs with the defaults. */
+static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, int64_t K, bool again)
+{
+    AmParams best = {BR_MIN(K, 256), BR_MAX(d->nr, BR_MIN(N, 1024)), 1};
+    pthread_mutex_lock(&c->lock);
+    bool tuned = op->am_tuned && op->am_threads == br_threads() && !again;
+    if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
+    pthread_mutex_unlock(&c->lock);
+    if (!tuned && !again && params_load(c, op, &best)) tuned = true;
+    bool searchable = M >= 4 * d->mr * br_threads() && K >= 96 && N >= 32 * d->nr;
+    double t0 = omp_get_wtime();
+    int rc;
+    if (!tuned && searchable) {
+        rc = search(d, M, N, K, &best);
+        if (!rc) {
+            pthread_mutex_lock(&c->lock);
+            op->am_tuned = true;
+            op->am_threads = br_threads();
+            op->am_kc = best.kc;
+            op->am_nc = best.nc;
+            op->am_pack = best.pack;
+            pthread_mutex_unlock(&c->lock);
+            params_save(c, op, &best);
+        }
+    } else {
+        rc = run_block(d, 0, M, 0, N, 0, K, best.kc, best.nc, best.pack);
+    }
+    if (getenv("BRAID_AMULET_TRACE"))
+        fprintf(stderr, "amulet: %d x %d kernel, kc %lld nc %lld pack %d (%s): %.3g ns per iteration\n", d->mr,
+                d->nr, (long long)best.kc, (long long)best.nc, best.pack,
+                tuned ? "remembered" : searchable ? "searched" : "defaults",
+                (omp_get_wtime() - t0) / ((double)M * N * K) * 1e9);
+    return rc;
+}
+
+/* ---- entry ---- */
+
+int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
+{
+    if (!c || p->kvar < 0 || !c->opt.enabled || c->opt.interpret) return 0;
+    KPlan *k = calloc(1, sizeof *k);
+    Gen *g = calloc(1, sizeof *g);
+    if (!k || !g) { free(k); free(g); return br_err(e, BR_ENOMEM, "out of memory"); }
+    k->p = p;
+    k->ok = true;
+    for (int i = 0; i < AM_MAXNODES; i++) k->memo[i] = -1;
+    k->root = num(k, lower(k, p->root));
+    g->p = p;
+    g->k = k;
+    g->s = isa_of(k_isa());
+    g->bi = 1u << p->tr;
+    g->bj = 1u << p->tc;
+    g->bk = 1u << p->kvar;
+    int ran = 0;
+    if (k->ok) {
+        schedule(g);
+        /* the largest kernel within the register budget (4.3.2): mr <= 12,
+         * nr up to 4 vectors; ties: 2 vectors, then more rows */
+        int bm = 0, bv = 0;
+        for (int nv = 1; nv <= 4; nv++)
+            for (int mr = 12; mr >= 1; mr--) {
+                if (regs_needed(g, mr, nv) > g->s.regs) continue;
+                if (mr * nv > bm * bv || (mr * nv == bm * bv && nv == 2)) { bm = mr; bv = nv; }
+                break;
+            }
+        if (bm == 0) { bm = 1; bv = 1; }
+        char *sig = NULL;
+        uint64_t hash = 0;
+        {
+            char *probe = gen_source(g, bm, bv, 0);
+            hash = probe ? cg_hash_bytes(probe, strlen(probe), 0x616d756c) : 0;
+            free(probe);
+            sig = gen_source(g, bm, bv, hash);
+        }
+        CgOp *op = sig ? cg_amulet_op(c, sig, hash) : NULL;
+        if (getenv("BRAID_AMULET_TRACE")) {
+            /* the instruction bound's numerator: vector arithmetic per
+             * iteration (loads and broadcasts not counted) */
+            const KNode *rt = &k->n[k->root];
+            bool fused = p->w->acc == WA_ADD && g->s.level != K_ISA_GENERIC &&
+                         ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
+            int inner_ops = g->norder + 1 - (fused ? 1 : 0), kk_ops = 0, ii_ops = 0;
+            for (int i = 0; i < k->nn; i++) {
+                unsigned d = k->n[i].dep;
+                if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
+                if (d & g->bi) ii_ops++;
+                else kk_ops++;
+            }
+            double per = (double)inner_ops / g->s.w + (double)ii_ops / (bv * g->s.w) + (double)kk_ops / (bm * g->s.w);
+            fprintf(stderr, "amulet: %d x %d %s kernel, %d temporaries, %.3f vector operations per iteration\n", bm,
+                    bv * g->s.w, k_isa_name(g->s.level), g->temps, per);
+        }
+        if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1) {
+            Drv d = {.p = p, .b = b, .fn = (AmKernel)op->fn[0], .mr = bm, .nr = bv * g->s.w, .ti = p->tr,
+                     .tj = p->tc, .tk = p->kvar};
+            int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];
+            int64_t npad = (N + d.nr - 1) / d.nr * d.nr + d.nr;
+            bool ok = true;
+            for (int l = 0; l < p->nleaf; l++) {
+                d.cls[l] = leaf_class(g, p->leaf[l].dep);
+                if (d.cls[l] == LC_J) {
+                    d.jpad[l] = calloc((size_t)npad, sizeof(double));
+                    if (!d.jpad[l]) { ok = false; continue; }
+                    for (int64_t j = 0; j < N; j++) d.jpad[l][j] = b->base[l][j * b->st[l][p->tc]];
+                }
+                if (d.cls[l] == LC_B) {
+                    d.bpk[l] = malloc(((size_t)BR_MIN(K, 512) * (size_t)npad + 1) * sizeof(double));
+                    if (!d.bpk[l]) ok = false;
+                }
+            }
+            if (!ok) ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
+            else if (M > 0 && N > 0 && K > 0 && run_adaptive(&d, op, c, M, N, K, search_again))
+                ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
+            else ran = 1;
+            for (int l = 0; l < p->nleaf; l++) { free(d.jpad[l]); free(d.bpk[l]); }
+        }
+        free(sig);
+    }
+    free(k);
+    free(g);
+    return ran;
+}

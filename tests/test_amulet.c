@@ -1,0 +1,270 @@
+/* test_amulet.c: where-loops (AMULET, docs/amulet.md). Every query of the
+ * seed (Q1-Q3 with thres a constant, thres[i], thres[j], thres[i,j]; A and
+ * B as they are or transposed; square and non-square sizes that are not
+ * multiples of the kernel) and min=/max= accumulation, through the
+ * generated kernel (each SIMD level this CPU has, 1 and 2 threads), the
+ * vectorized evaluator and the scalar reference path, against a scalar
+ * loop written here; and compile errors with their positions. */
+#include "t.h"
+#include "t_dml.h"
+#include "kernels/ew.h"
+#include "kernels/leaf.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { Q1, Q2, Q3, QMM, QMIN, QMAX };
+
+/* The scalar loop of query q at (i, j), th the threshold there. */
+static double ref_cell(int q, const MB *A, const MB *B, const double *th, int64_t i, int64_t j, double dis)
+{
+    int64_t K = A->cols;
+    double r = q == QMIN ? 1e300 : q == QMAX ? -1e300 : 0;
+    for (int64_t k = 0; k < K; k++) {
+        double a = A->d[i * K + k], b = B->d[k * B->cols + j], p = a * b;
+        switch (q) {
+        case Q1: r += p - (p > *th) * p * dis; break;
+        case Q2: r += p + (p > *th) * (p - *th); break;
+        case Q3: r += p > *th; break;
+        case QMM: r += p; break;
+        case QMIN: r = fmin(r, a + b); break;
+        default: r = fmax(r, a - b); break;
+        }
+    }
+    return r;
+}
+
+static const char *th_src[4] = {"0.3", "thi[i]", "thj[j]", "thij[i,j]"};
+
+static void body(char *buf, size_t cap, int q, int tf, bool ta, bool tb)
+{
+    char a[16], b[16], p[40], th[16];
+    snprintf(a, sizeof a, "%s", ta ? "At[k,i]" : "A[i,k]");
+    snprintf(b, sizeof b, "%s", tb ? "Bt[j,k]" : "B[k,j]");
+    snprintf(p, sizeof p, "%s*%s", a, b);
+    snprintf(th, sizeof th, "%s", th_src[tf]);
+    switch (q) {
+    case Q1: snprintf(buf, cap, "R[i,j] += %s - (%s > %s) * %s*dis[j]", p, p, th, p); break;
+    case Q2: snprintf(buf, cap, "R[i,j] += %s + (%s > %s) * (%s - %s)", p, p, th, p, th); break;
+    case Q3: snprintf(buf, cap, "R[i,j] += (%s > %s)", p, th); break;
+    case QMM: snprintf(buf, cap, "R[i,j] += %s", p); break;
+    case QMIN: snprintf(buf, cap, "R[i,j] min= %s + %s", a, b); break;
+    default: snprintf(buf, cap, "R[i,j] max= %s - %s", a, b); break;
+    }
+}
+
+/* One query through the current BRAID_AMULET mode against ref_cell. */
+static void check(int q, int tf, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *what)
+{
+    t_seed((uint64_t)(M * 131 + N * 7 + K));
+    MB *A = t_gen(M, K, 1, -1, 1, false), *B = t_gen(K, N, 1, -1, 1, false);
+    MB *thi = t_gen(M, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, N, 1, -0.5, 0.5, false);
+    MB *thij = t_gen(M, N, 1, -0.5, 0.5, false);
+    char w[300], src[1000];
+    body(w, sizeof w, q, tf, ta, tb);
+    double init = q == QMIN ? 1e300 : q == QMAX ? -1e300 : 0;
+    snprintf(src, sizeof src,
+             "At = t(A); Bt = t(B); dis = matrix(0.5, rows=ncol(B), cols=1)\n"
+             "R = matrix(%.17g, rows=nrow(A), cols=ncol(B))\n"
+             "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", init, w);
+    const char *names[] = {"A", "B", "thi", "thj", "thij"}, *onames[] = {"R"};
+    MB *ins[] = {A, B, thi, thj, thij};
+    TRun r;
+    t_run_dml(src, &t_pols[2].o, 5, names, ins, 1, onames, &r);
+    T_CHECK(r.rc == 0, "%s: %s: %s", what, w, r.err);
+    if (r.rc == 0 && r.out[0].kind == V_MATRIX) {
+        MB *R = mb_to_dense(r.out[0].m, &(BrErr){0});
+        double worst = 0;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double th = tf == 0 ? 0.3 : tf == 1 ? thi->d[i] : tf == 2 ? thj->d[j] : thij->d[i * N + j];
+                double x = ref_cell(q, A, B, &th, i, j, 0.5), y = R->d[i * N + j];
+                double d = fabs(x - y) / (1 + fabs(x));
+                if (d > worst) worst = d;
+            }
+        T_CHECK(worst < 1e-9, "%s: %s (%lldx%lldx%lld): error %g", what, w, (long long)M, (long long)N, (long long)K,
+                worst);
+        mb_release(R);
+    }
+    t_run_free(&r);
+    mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(thij);
+}
+
+static void errors(void)
+{
+    static const struct { const char *src, *msg; int line, col; } cases[] = {
+        {"R = matrix(0, 3, 3)\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += R[i,k] }", "reads its result", 2, 50},
+        {"R = matrix(0, 3, 3)\nA = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] = A[i,k] }", "depend on the iteration order", 3, 40},
+        {"R = matrix(0, 3, 3)\nwhere (i in 1:3, j in 1:3) { R[i,j] += Z[i,j] }", "undefined variable 'Z'", 2, 39},
+        {"R = matrix(0, 3, 3)\nA = R\nwhere (i in 1:3, j in 1:3) { R[i,j] += A[i+1,j] }", "must be one of its loop variables", 3, 42},
+        {"R = matrix(0, 3, 3)\nA = R\nwhere (i in 1:3, j in 1:3) { R[i,j] += sum(A[i,j]) }", "cannot be used in a where-loop", 3, 39},
+        {"R = matrix(0, 3, 3)\nwhere (i in 1:3, j in 1:3) { R[i,j] += i }", "only as an index", 2, 39},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        Diag *d = diag_new();
+        LangOptions lo = {0};
+        Program *p = lang_load_string(cases[c].src, "<t>", &lo, d);
+        const char *m = diag_nerrors(d) ? diag_first_message(d) : "";
+        T_CHECK(!p && strstr(m, cases[c].msg), "error case %zu: got '%s'", c, m);
+        lang_program_free(p);
+        diag_free(d);
+    }
+    /* a shape mismatch is a run-time error naming the variable */
+    TRun r;
+    MB *A = t_gen(4, 5, 1, 0, 1, false);
+    const char *names[] = {"A"}, *on[] = {"R"};
+    t_run_dml("R = matrix(0, 4, 4)\nwhere (i in 1:4, j in 1:4, k in 1:5) { R[i,j] += A[i,k] * A[k,j] }", &t_pols[2].o, 1,
+              names, &A, 1, on, &r);
+    T_CHECK(r.rc != 0 && strstr(r.err, "'A' has 4 rows"), "shape error: %s", r.err);
+    t_run_free(&r);
+    mb_release(A);
+}
+
+/* Loops that are not matrix-multiplication-like: the evaluator. */
+static void general(void)
+{
+    MB *A = t_gen(9, 7, 1, -1, 1, false), *v = t_gen(7, 1, 1, -1, 1, false);
+    const char *names[] = {"A", "v"}, *on[] = {"R", "S"};
+    MB *ins[] = {A, v};
+    TRun r;
+    t_run_dml("R = matrix(0, 9, 7); S = matrix(0, 9, 1)\n"
+              "where (i in 1:9, j in 1:7) { R[i,j] = ifelse(A[i,j] > 0, A[i,j] * v[j], -1) }\n"
+              "where (i in 1:9, j in 1:7) { S[i] += abs(A[i,j]) }\n",
+              &t_pols[2].o, 2, names, ins, 2, on, &r);
+    T_CHECK(r.rc == 0, "general: %s", r.err);
+    if (r.rc == 0) {
+        double worst = 0;
+        for (int i = 0; i < 9; i++) {
+            double s = 0;
+            for (int j = 0; j < 7; j++) {
+                double a = A->d[i * 7 + j], x = a > 0 ? a * v->d[j] : -1;
+                worst = fmax(worst, fabs(x - mb_get(r.out[0].m, i, j)));
+                s += fabs(a);
+            }
+            worst = fmax(worst, fabs(s - mb_get(r.out[1].m, i, 0)));
+        }
+        T_CHECK(worst < 1e-12, "general: error %g", worst);
+    }
+    t_run_free(&r);
+    mb_release(A); mb_release(v);
+}
+
+/* Runs src twice, with environment variable env set to v0 and then to v1
+ * (NULL: unset), into r0 and r1; both must succeed. */
+static bool run_two(const char *src, const char *env, const char *v0, const char *v1, int nin, const char **names,
+                    MB **ins, int nout, const char **on, TRun *r0, TRun *r1)
+{
+    setenv(env, v0, 1);
+    t_run_dml(src, &t_pols[2].o, nin, names, ins, nout, on, r0);
+    if (v1) setenv(env, v1, 1);
+    else unsetenv(env);
+    t_run_dml(src, &t_pols[2].o, nin, names, ins, nout, on, r1);
+    T_CHECK(r0->rc == 0 && r1->rc == 0, "%s=%s / %s: %s %s", env, v0, v1 ? v1 : "unset", r0->err, r1->err);
+    return r0->rc == 0 && r1->rc == 0;
+}
+
+/* Nested for loops that compute a where-loop (seed 4.1) run as one:
+ * same result as the loops kept (BRAID_AMULET_LIFT=0), and the loop
+ * variables keep their final values. */
+static void lifted(void)
+{
+    MB *A = t_gen(23, 19, 1, -1, 1, false), *B = t_gen(19, 17, 1, -1, 1, false);
+    const char *names[] = {"A", "B"}, *on[] = {"R", "S", "T", "x"};
+    MB *ins[] = {A, B};
+    const char *src =
+        "R = matrix(0, 23, 17); S = matrix(1e9, 23, 17); T = matrix(0, 23, 19)\n"
+        "for (i in 1:nrow(A)) { for (j in 1:ncol(B)) { for (k in 1:ncol(A)) {\n"
+        "  R[i,j] = R[i,j] + (A[i,k] * B[k,j] > 0.1) * A[i,k] } } }\n"
+        "for (i in 1:23) for (j in 1:17) for (k in 1:19) S[i,j] = min(S[i,j], A[i,k] - B[k,j])\n"
+        "for (i in 23:1) { for (k in 1:19) { T[i,k] = abs(A[i,k]) } }\n"
+        "x = i + j * 100 + k * 10000\n";
+    TRun r0, r1;
+    if (run_two(src, "BRAID_AMULET_LIFT", "0", NULL, 2, names, ins, 4, on, &r0, &r1)) {
+        for (int k = 0; k < 3; k++) T_MB_EQ(r0.out[k].m, r1.out[k].m, 1e-12, "lifted output %d", k);
+        T_CHECK(val_as_double(&r0.out[3]) == val_as_double(&r1.out[3]), "loop variables after the loop: %g %g",
+                val_as_double(&r0.out[3]), val_as_double(&r1.out[3]));
+    }
+    t_run_free(&r0);
+    t_run_free(&r1);
+    /* X[i] of a matrix is a row in a for loop: such loops stay loops */
+    const char *on2[] = {"R"};
+    t_run_dml("R = matrix(0, 23, 19)\nfor (i in 1:23) { R[i] = A[i] * 2 }\n", &t_pols[2].o, 2, names, ins, 1, on2,
+              &r0);
+    T_CHECK(r0.rc == 0, "row loop: %s", r0.err);
+    if (r0.rc == 0) {
+        BrErr e = {0};
+        MB *a2 = k_binary_ms(OP_MULT, A, 2, &e);
+        T_MB_EQ(r0.out[0].m, a2, 0, "row loop result");
+        mb_release(a2);
+    }
+    t_run_free(&r0);
+    mb_release(A); mb_release(B);
+}
+
+/* A sparse A whose zeros make the body zero (matmul, Q1) skips them; Q2
+ * (not zero where A is) must not: both against the reference path. */
+static void sparse_a(void)
+{
+    t_seed(99);
+    MB *A = t_gen(70, 80, 0.02, -1, 1, true), *B = t_gen(80, 66, 1, -1, 1, false);
+    MB *th = t_gen(1, 66, 1, -0.5, 0.5, false);
+    const char *names[] = {"A", "B", "thj"}, *on[] = {"R", "S", "T"};
+    MB *ins[] = {A, B, th};
+    const char *src =
+        "R = matrix(0, 70, 66); S = R; T = R; dis = matrix(0.5, 66, 1)\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { R[i,j] += A[i,k] * B[k,j] }\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { S[i,j] += A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*dis[j] }\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { T[i,j] += A[i,k]*B[k,j] + (A[i,k]*B[k,j] > thj[j]) * (A[i,k]*B[k,j] - thj[j]) }\n";
+    TRun r0, r1;
+    if (run_two(src, "BRAID_AMULET", "ref", "auto", 3, names, ins, 3, on, &r0, &r1))
+        for (int k = 0; k < 3; k++) T_MB_EQ(r0.out[k].m, r1.out[k].m, 1e-9, "sparse A output %d", k);
+    t_run_free(&r0);
+    t_run_free(&r1);
+    mb_release(A); mb_release(B); mb_release(th);
+}
+
+int main(void)
+{
+    static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
+    static const char *modes[] = {"kernel", "eval", "ref"};
+    char what[80];
+    errors();
+    general();
+    lifted();
+    sparse_a();
+    for (int m = 0; m < 3; m++) {
+        setenv("BRAID_AMULET", modes[m], 1);
+        for (int q = Q1; q <= QMAX; q++)
+            for (int tf = 0; tf < (q <= Q3 ? 4 : 1); tf++)
+                for (int lay = 0; lay < 4; lay++) {
+                    const int64_t *s = sizes[(q + tf + lay) % 3];
+                    snprintf(what, sizeof what, "%s", modes[m]);
+                    check(q, tf, lay & 1, lay >> 1, s[0], s[1], s[2], what);
+                }
+    }
+    /* the kernel at every SIMD level of this CPU, 1 and 2 threads */
+    setenv("BRAID_AMULET", "kernel", 1);
+    for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++)
+        for (int nt = 1; nt <= 2; nt++) {
+            k_isa_set((KIsa)isa);
+            br_set_threads(nt);
+            snprintf(what, sizeof what, "kernel %s, %d threads", k_isa_name((KIsa)isa), nt);
+            check(Q1, 2, false, true, 61, 45, 70, what);
+            check(Q2, 1, true, false, 40, 67, 33, what);
+            check(Q3, 3, true, true, 25, 31, 90, what);
+            check(QMIN, 0, false, false, 30, 30, 30, what);
+        }
+    /* the search itself (sub-tasks over k-slices and column panels with
+     * every operand class, then the rest), 1 and 2 threads */
+    setenv("BRAID_AMULET", "search", 1);
+    k_isa_set(k_isa_cpu());
+    for (int nt = 1; nt <= 2; nt++) {
+        br_set_threads(nt);
+        snprintf(what, sizeof what, "search, %d threads", nt);
+        check(Q1, 2, false, false, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
+        check(Q2, 3, true, true, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
+    }
+    br_set_threads(0);
+    return t_done("test_amulet");
+}
