@@ -79,7 +79,9 @@ MB *cla_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e);
  * direction. */
 MB *cla_agg(OpCode op, AggDir dir, const MB *x, BrErr *e);
 /* Cellwise f(x), x op s, s op x over the dictionaries: a compressed
- * result sharing x's row structures (scalar_left: s op x). */
+ * result sharing x's row structures (scalar_left: s op x). NULL without
+ * an error when the result cannot stay compressed (a group of 65536
+ * tuples whose zero rows need one more): the caller decompresses. */
 MB *cla_unary(OpCode op, const MB *x, BrErr *e);
 MB *cla_scalar(OpCode op, const MB *x, double s, bool scalar_left, BrErr *e);
 /* x[rl:ru, cl:cu] (0-based, half-open): all rows stay compressed (groups

@@ -88,8 +88,22 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
 {
     for (int q = 0; q < c->ngroups; q++) {
         if (!pre[q]) continue;
-        cla_iter_next(&its[q], n, codes);
         const double *p = pre[q];
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+            /* the listed rows only (codes used as a row buffer) */
+            for (int32_t t = 0; t < g->ndict; t++) {
+                int64_t nr = cla_iter_rows(&its[q], t, n, codes);
+                const double *pr = p + (int64_t)t * k;
+                for (int64_t j = 0; j < nr; j++) {
+                    double *o = out + (lo + codes[j]) * k;
+                    for (int64_t cc = 0; cc < k; cc++) o[cc] += pr[cc];
+                }
+            }
+            cla_iter_skip(&its[q], n);
+            continue;
+        }
+        cla_iter_next(&its[q], n, codes);
         if (k == 1) {
             for (int64_t i = 0; i < n; i++)
                 if (codes[i] >= 0) out[lo + i] += p[codes[i]];
@@ -212,6 +226,18 @@ static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrE
     if (ok) {
         for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
             int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+            if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+                for (int32_t t = 0; t < g->ndict; t++) {
+                    int64_t nr = cla_iter_rows(&it, t, len, codes);
+                    double *a = A + (int64_t)t * k;
+                    for (int64_t j = 0; j < nr; j++) {
+                        const double *br = b->d + (lo + codes[j]) * k;
+                        for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
+                    }
+                }
+                cla_iter_skip(&it, len);
+                continue;
+            }
             cla_iter_next(&it, len, codes);
             for (int64_t i = 0; i < len; i++) {
                 if (codes[i] < 0) continue;
@@ -385,11 +411,32 @@ static bool tsmm_self(const ClaGroup *g, double *r, int64_t m, BrErr *e)
     return true;
 }
 
+/* t(x) %*% x over decompressed row blocks (many small groups: the pairs
+ * of groups would cost more than the products). */
+static MB *tsmm_blocks(const MB *x, BrErr *e)
+{
+    int64_t m = x->cols, step = 8 * CLA_BLK;
+    MB *r = mb_dense(m, m, e);
+    for (int64_t lo = 0; r && lo < x->rows; lo += step) {
+        int64_t hi = x->rows - lo < step ? x->rows : lo + step;
+        MB *d = cmb_decompress_rows(x, lo, hi, e), *p = d ? k_tsmm(d, true, e) : NULL;
+        mb_release(d);
+        if (!p) { mb_release(r); return NULL; }
+        if (p->sparse) mb_make_dense(p, e);
+        for (int64_t i = 0; i < m * m && !p->sparse; i++) r->d[i] += p->d[i];
+        mb_release(p);
+    }
+    if (!r) return NULL;
+    mb_recount_nnz(r);
+    return mb_finish(r, e);
+}
+
 MB *cla_tsmm(const MB *x, BrErr *e)
 {
     cla_stats_op("tsmm");
     const struct CMB *c = C(x);
     int64_t m = x->cols, ng = c->ngroups;
+    if (ng > 4 && ng * 4 > m) return tsmm_blocks(x, e);
     MB *r = mb_dense(m, m, e);
     if (!r) return NULL;
     bool ok = true;

@@ -168,11 +168,11 @@ bool cla_iter_init(ClaIter *it, const ClaGroup *g, int64_t rl)
     return true;
 }
 
-static void ole_next(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *codes)
+static int64_t ole_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *rows)
 {
     const uint16_t *data = it->g->ix->data;
     int64_t end = it->g->ix->ptr[t + 1];
-    int64_t p = it->pos[t], left = it->aux[t], s = it->cur[t];
+    int64_t p = it->pos[t], left = it->aux[t], s = it->cur[t], k = 0;
     for (;;) {
         if (left == 0) {
             /* the next segment's header, unless it starts at or after hi */
@@ -183,20 +183,21 @@ static void ole_next(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *co
         }
         int64_t r = s * (int64_t)CLA_SEG + data[p];
         if (r >= hi) break;
-        if (r >= lo) codes[r - lo] = t;
+        if (r >= lo) rows[k++] = (int32_t)(r - lo);
         p++;
         left--;
     }
     it->pos[t] = p;
     it->aux[t] = left;
     it->cur[t] = s;
+    return k;
 }
 
-static void rle_next(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *codes)
+static int64_t rle_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *rows)
 {
     const uint16_t *data = it->g->ix->data;
     int64_t end = it->g->ix->ptr[t + 1];
-    int64_t p = it->pos[t], rs = it->cur[t], re = it->aux[t];
+    int64_t p = it->pos[t], rs = it->cur[t], re = it->aux[t], k = 0;
     for (;;) {
         if (rs >= re) {   /* the current run is used up: load the next */
             if (p >= end) break;
@@ -207,40 +208,54 @@ static void rle_next(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *co
         }
         if (rs >= hi) break;
         int64_t a = rs > lo ? rs : lo, b = re < hi ? re : hi;
-        for (int64_t r = a; r < b; r++) codes[r - lo] = t;
+        for (int64_t r = a; r < b; r++) rows[k++] = (int32_t)(r - lo);
         if (re > hi) break;
         rs = re;
     }
     it->pos[t] = p;
     it->cur[t] = rs;
     it->aux[t] = re;
+    return k;
+}
+
+int64_t cla_iter_rows(ClaIter *it, int32_t t, int64_t n, int32_t *rows)
+{
+    int64_t lo = it->row;
+    return it->g->enc == CLA_OLE ? ole_rows(it, t, lo, lo + n, rows) : rle_rows(it, t, lo, lo + n, rows);
 }
 
 void cla_iter_next(ClaIter *it, int64_t n, int32_t *codes)
 {
     const ClaGroup *g = it->g;
-    int64_t lo = it->row, hi = lo + n;
-    it->row = hi;
+    int64_t lo = it->row;
     switch (g->enc) {
     case CLA_DDC1:
         for (int64_t i = 0; i < n; i++) codes[i] = g->ix->c1[lo + i];
-        return;
+        break;
     case CLA_DDC2:
         for (int64_t i = 0; i < n; i++) codes[i] = g->ix->c2[lo + i];
-        return;
+        break;
     case CLA_CONST:
         for (int64_t i = 0; i < n; i++) codes[i] = 0;
-        return;
-    case CLA_OLE: case CLA_RLE:
+        break;
+    case CLA_OLE: case CLA_RLE: {
+        int32_t rows[CLA_BLK];
         for (int64_t i = 0; i < n; i++) codes[i] = -1;
-        for (int32_t t = 0; t < g->ndict; t++)
-            if (g->enc == CLA_OLE) ole_next(it, t, lo, hi, codes);
-            else rle_next(it, t, lo, hi, codes);
-        return;
-    default:
-        for (int64_t i = 0; i < n; i++) codes[i] = -1;
+        for (int64_t o = 0; o < n; o += CLA_BLK) {   /* n may exceed a block */
+            int64_t len = n - o < CLA_BLK ? n - o : CLA_BLK;
+            for (int32_t t = 0; t < g->ndict; t++) {
+                int64_t k = cla_iter_rows(it, t, len, rows);
+                for (int64_t j = 0; j < k; j++) codes[o + rows[j]] = t;
+            }
+            it->row += len;
+        }
         return;
     }
+    default:
+        for (int64_t i = 0; i < n; i++) codes[i] = -1;
+        break;
+    }
+    it->row = lo + n;
 }
 
 void cla_iter_free(ClaIter *it)
@@ -273,8 +288,21 @@ static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, doubl
         return;
     }
     if (g->enc == CLA_EMPTY) { it->row += n; return; }
-    cla_iter_next(it, n, codes);
     int nc = g->ncols;
+    if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+        /* only the rows each tuple lists (n <= CLA_BLK; codes as rows) */
+        for (int32_t t = 0; t < g->ndict; t++) {
+            int64_t k = cla_iter_rows(it, t, n, codes);
+            const double *tp = g->dict + (int64_t)t * nc;
+            for (int64_t q = 0; q < k; q++) {
+                double *o = out + codes[q] * ld;
+                for (int j = 0; j < nc; j++) o[g->cols[j]] = tp[j];
+            }
+        }
+        cla_iter_skip(it, n);
+        return;
+    }
+    cla_iter_next(it, n, codes);
     for (int64_t i = 0; i < n; i++) {
         if (codes[i] < 0) continue;
         const double *tp = g->dict + (int64_t)codes[i] * nc;
@@ -411,8 +439,10 @@ MB *cmb_decompress_rows(const MB *m, int64_t rl, int64_t ru, BrErr *e)
 {
     assert(m->cmb && rl >= 0 && rl <= ru && ru <= m->rows);
     int64_t nrow = ru - rl;
-    /* nnz of the range: exact for the whole block, else the dense form */
-    bool sparse = rl == 0 && ru == m->rows && mb_should_be_sparse(m->rows, m->cols, m->nnz);
+    /* the format by the whole block's sparsity (the range's nnz is known
+     * only after decompression) */
+    int64_t enz = m->rows ? (int64_t)((double)m->nnz * (double)nrow / (double)m->rows) : 0;
+    bool sparse = mb_should_be_sparse(nrow, m->cols, enz);
     MB *r = sparse ? mb_sp_alloc(nrow, m->cols, 1, e) : mb_dense(nrow, m->cols, e);
     if (!r) return NULL;
     if (!(sparse ? dec_sparse(m, rl, ru, r) : dec_dense(m, rl, ru, r))) return mb_oom(r, e);
