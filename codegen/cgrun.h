@@ -65,4 +65,13 @@ int cg_exec(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Va
 /* -stats: the codegen lines. */
 void cg_print_stats(const CgContext *c, FILE *out);
 
+/* Compressed inputs (docs/cla.md, seed 000 section 5.2). cg_cla_ok: can
+ * op run over compressed blocks with every step over their dictionaries
+ * (a Cell or MAgg plan whose elementwise operations have at most one
+ * matrix operand, or the same one twice, and whose aggregates are sum, sumsq, mean, min or max)?
+ * cg_exec_unfused runs op through its unfused plan (kernels/apply.c),
+ * which keeps compressed values compressed. */
+bool cg_cla_ok(const void *op);
+int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, BrErr *e);
+
 #endif

@@ -254,6 +254,35 @@ int cg_exec(CgContext *c, void *handle, const int64_t *est, int nin, Value *args
     return cg_op_exec(c, op, nin == op->plan->nin ? est : NULL, args, nin, out, e);
 }
 
+bool cg_cla_ok(const void *handle)
+{
+    const CPlan *p = ((const CgOp *)handle)->plan;
+    if (p->tpl != T_CELL && p->tpl != T_MAGG) return false;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        switch (x->kind) {
+        case CN_IN: case CN_UN: break;
+        case CN_BIN:
+            if (!p->n[x->a[0]].scalar && !p->n[x->a[1]].scalar && x->a[0] != x->a[1]) return false;
+            break;
+        case CN_AGG:
+            if (x->op != OP_SUM && x->op != OP_SUMSQ && x->op != OP_MEAN && x->op != OP_AMIN && x->op != OP_AMAX)
+                return false;
+            break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+int cg_exec_unfused(CgContext *c, void *handle, int nin, Value *args, Value *out, BrErr *e)
+{
+    CgOp *op = handle;
+    if (!c || !op) return br_err(e, BR_EFAIL, "fused operator is not available");
+    __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
+    return cg_interpret(op->plan, args, nin, out, e);
+}
+
 void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out)
 {
     (void)c;

@@ -187,16 +187,17 @@ static const MB *plain(const MB *m, MB **tmp, BrErr *e)
     return m->cmb ? (*tmp = cmb_decompress(m, e)) : m;
 }
 
-/* A cellwise f(x) / x op s / s op x over the dictionaries of compressed
- * x; when the result cannot stay compressed (cla_scalar's NULL without
+/* A cellwise f(x) (kind 1) / x op x (kind 2) / x op s / s op x (kind 0)
+ * over the dictionaries of compressed x; when the result cannot stay compressed (cla_scalar's NULL without
  * error), over the decompressed block. */
-static int cell_cla(OpCode op, bool unary, const MB *x, double s, bool left, Value *out, BrErr *e)
+static int cell_cla(OpCode op, int kind, const MB *x, double s, bool left, Value *out, BrErr *e)
 {
-    MB *r = unary ? cla_unary(op, x, e) : cla_scalar(op, x, s, left, e);
+    MB *r = kind == 1 ? cla_unary(op, x, e) : kind == 2 ? cla_self(op, x, e) : cla_scalar(op, x, s, left, e);
     if (r || e->code) return wrap(r, out, e);
     MB *d = cmb_decompress(x, e);
     if (!d) return e->code;
-    r = unary ? k_unary(op, d, e) : left ? k_binary_sm(op, s, d, e) : k_binary_ms(op, d, s, e);
+    r = kind == 1 ? k_unary(op, d, e) : kind == 2 ? k_binary(op, d, d, e)
+      : left ? k_binary_sm(op, s, d, e) : k_binary_ms(op, d, s, e);
     mb_release(d);
     return wrap(r, out, e);
 }
@@ -222,7 +223,7 @@ static MB *matmul_cla(OpCode op, int left, const MB *x, const MB *y, const MB *w
 
 int ap_unary(OpCode op, const Value *a, Value *out, BrErr *e)
 {
-    if (a->kind == V_MATRIX && a->m->cmb) return cell_cla(op, true, a->m, 0, false, out, e);
+    if (a->kind == V_MATRIX && a->m->cmb) return cell_cla(op, 1, a->m, 0, false, out, e);
     if (a->kind == V_MATRIX) return wrap(k_unary(op, a->m, e), out, e);
     if (op == OP_NOT) {
         if (a->kind == V_STRING) return br_err(e, BR_EARG, "'!' is not defined for strings");
@@ -253,8 +254,9 @@ int ap_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e)
         return scalar_binary(op, a, b, out, e);
     }
     if (need_numeric(a, op_info[op].name, e) || need_numeric(b, op_info[op].name, e)) return e->code;
-    if (am && !bm && a->m->cmb) return cell_cla(op, false, a->m, val_as_double(b), false, out, e);
-    if (bm && !am && b->m->cmb) return cell_cla(op, false, b->m, val_as_double(a), true, out, e);
+    if (am && !bm && a->m->cmb) return cell_cla(op, 0, a->m, val_as_double(b), false, out, e);
+    if (bm && !am && b->m->cmb) return cell_cla(op, 0, b->m, val_as_double(a), true, out, e);
+    if (am && bm && a->m == b->m && a->m->cmb) return cell_cla(op, 2, a->m, 0, false, out, e);
     if (am && bm && (a->m->cmb || b->m->cmb)) {
         MB *ta, *tb = NULL, *r = NULL;
         const MB *pa = plain(a->m, &ta, e), *pb = pa ? plain(b->m, &tb, e) : NULL;
@@ -278,9 +280,15 @@ int ap_ternary(const Value *c, const Value *a, const Value *b, Value *out, BrErr
     }
     if (need_numeric(c, "ifelse", e) || need_numeric(a, "ifelse", e) || need_numeric(b, "ifelse", e))
         return e->code;
-    return wrap(k_ifelse(c->kind == V_MATRIX ? c->m : NULL, val_as_double(c),
-                         a->kind == V_MATRIX ? a->m : NULL, val_as_double(a),
-                         b->kind == V_MATRIX ? b->m : NULL, val_as_double(b), e), out, e);
+    const Value *v[3] = {c, a, b};
+    const MB *m[3] = {NULL, NULL, NULL};
+    MB *t[3] = {NULL, NULL, NULL}, *r = NULL;
+    bool ok = true;
+    for (int k = 0; k < 3; k++)
+        if (v[k]->kind == V_MATRIX && !(m[k] = plain(v[k]->m, &t[k], e))) ok = false;
+    if (ok) r = k_ifelse(m[0], val_as_double(c), m[1], val_as_double(a), m[2], val_as_double(b), e);
+    for (int k = 0; k < 3; k++) mb_release(t[k]);
+    return wrap(r, out, e);
 }
 
 /* A matrix view of a numeric value: the matrix itself (borrowed) or a new

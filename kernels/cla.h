@@ -84,6 +84,8 @@ MB *cla_agg(OpCode op, AggDir dir, const MB *x, BrErr *e);
  * tuples whose zero rows need one more): the caller decompresses. */
 MB *cla_unary(OpCode op, const MB *x, BrErr *e);
 MB *cla_scalar(OpCode op, const MB *x, double s, bool scalar_left, BrErr *e);
+/* x op x cellwise (X * X), over the dictionaries as above. */
+MB *cla_self(OpCode op, const MB *x, BrErr *e);
 /* x[rl:ru, cl:cu] (0-based, half-open): all rows stay compressed (groups
  * restricted to the columns, sharing row structures); a row range is
  * decompressed for those rows only. */

@@ -35,8 +35,9 @@ bool cla_handles(ClaFamily f, OpCode op, AggDir dir, int left, int pos, int nin,
     case CLA_F_UNARY:
         return op_info[op].kind == OK_UNARY && (op_info[op].tpl & FT_CELL);
     case CLA_F_BINARY:
-        /* matrix-scalar: the other operand is no matrix */
-        return op_info[op].kind == OK_BINARY && (op_info[op].tpl & FT_CELL) && nin == 2 && !ins[1 - pos];
+        /* matrix-scalar, or the block with itself (X * X) */
+        return op_info[op].kind == OK_BINARY && (op_info[op].tpl & FT_CELL) && nin == 2 &&
+               (!ins[1 - pos] || ins[1 - pos] == ins[pos]);
     case CLA_F_AGG:
         return op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN || op == OP_AMIN || op == OP_AMAX;
     case CLA_F_MATMUL:
@@ -651,13 +652,14 @@ MB *cla_agg(OpCode op, AggDir dir, const MB *x, BrErr *e)
 /* f applied to an ordinary block: unary op, or the scalar op with s. */
 typedef struct CellFn {
     OpCode op;
-    bool unary, left;
+    bool unary, left, self;   /* self: a op a */
     double s;
 } CellFn;
 
 static MB *cell_apply(const CellFn *f, const MB *a, BrErr *e)
 {
     if (f->unary) return k_unary(f->op, a, e);
+    if (f->self) return k_binary(f->op, a, a, e);
     return f->left ? k_binary_sm(f->op, f->s, a, e) : k_binary_ms(f->op, a, f->s, e);
 }
 
@@ -762,6 +764,13 @@ MB *cla_unary(OpCode op, const MB *x, BrErr *e)
 {
     cla_stats_op("uop");
     CellFn f = {.op = op, .unary = true};
+    return cell_block(&f, x, e);
+}
+
+MB *cla_self(OpCode op, const MB *x, BrErr *e)
+{
+    cla_stats_op("sop");
+    CellFn f = {.op = op, .self = true};
     return cell_block(&f, x, e);
 }
 

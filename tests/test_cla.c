@@ -4,6 +4,7 @@
  * NaN, for each encoding (forced) and the size-chosen mix, with 1 and 2
  * threads. */
 #include "t.h"
+#include "io/io.h"
 #include "kernels/agg.h"
 #include "kernels/cla.h"
 #include "kernels/ew.h"
@@ -12,6 +13,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct Spec {
     const char *name;
@@ -118,6 +120,11 @@ static void check_ops(const char *what, const MB *x, const MB *cx)
         {OP_MULT, false, false, 2.5}, {OP_PLUS, false, false, 1}, {OP_MINUS, false, true, 1},
         {OP_GT, false, false, 0.7}, {OP_POW, false, false, 2}, {OP_ABS, true, false, 0},
         {OP_EXP, true, false, 0}, {OP_ROUND, true, false, 0}};
+    MB *sx = cla_self(OP_MULT, cx, &e), *qx = k_binary(OP_MULT, x, x, &e);
+    T_CHECK(sx && mb_is_cmb(sx), "%s: X * X stays compressed", what);
+    T_MB_EQ(sx, qx, RT, "%s: X * X", what);
+    mb_release(sx);
+    mb_release(qx);
     for (size_t k = 0; k < sizeof cw / sizeof *cw; k++) {
         MB *r = cw[k].un ? cla_unary(cw[k].op, cx, &e) : cla_scalar(cw[k].op, cx, cw[k].s, cw[k].left, &e);
         MB *q = cw[k].un ? k_unary(cw[k].op, x, &e)
@@ -156,6 +163,61 @@ static void check_ops(const char *what, const MB *x, const MB *cx)
     mb_release(p2);
 }
 
+/* braid's binary format holds compressed blocks as they are: written,
+ * read back compressed and equal; every truncation and a sweep of
+ * corrupted bytes are errors or (bytes of values) readable blocks, never a
+ * crash (test_cla runs under ASan in `make san`). */
+static void check_binary(const char *what, const MB *x, const MB *cx)
+{
+    char path[256], mtd[300];
+    snprintf(path, sizeof path, "/tmp/braid_test_cla_%d.bin", (int)getpid());
+    snprintf(mtd, sizeof mtd, "%s.mtd", path);
+    BrErr e = {0};
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "binary";
+    T_CHECK(io_write_matrix(path, cx, &wo, &e) == 0, "%s: write binary: %s", what, e.msg);
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    MB *r = io_read_matrix(path, &ro, &e);
+    T_CHECK(r && mb_is_cmb(r), "%s: read back compressed (%s)", what, e.msg);
+    T_MB_EQ(r, x, 0, "%s: binary round trip", what);
+    mb_release(r);
+    size_t n = 0;
+    char *bytes = t_slurp(path, &n);
+    unlink(mtd);   /* read the raw file without its metadata */
+    ro.format = "binary";
+    for (size_t cut = 0; bytes && cut < n; cut += 1 + cut / 3) {
+        FILE *f = fopen(path, "wb");
+        fwrite(bytes, 1, cut, f);
+        fclose(f);
+        BrErr e2 = {0};
+        MB *t = io_read_matrix(path, &ro, &e2);
+        T_CHECK(!t && e2.code, "%s: truncated at %zu of %zu: error", what, cut, n);
+        mb_release(t);
+    }
+    for (size_t at = 40; bytes && at < n; at += 1 + at / 5) {
+        char *c = malloc(n);
+        memcpy(c, bytes, n);
+        c[at] ^= 0x5a;
+        FILE *f = fopen(path, "wb");
+        fwrite(c, 1, n, f);
+        fclose(f);
+        BrErr e2 = {0};
+        MB *t = io_read_matrix(path, &ro, &e2);
+        T_CHECK(t || e2.code, "%s: byte %zu corrupted: a block or an error", what, at);
+        if (t) {
+            MB *d = cmb_decompress(t, &e2);   /* a readable block decompresses */
+            T_CHECK(d && mb_valid(d, true), "%s: byte %zu corrupted: valid block", what, at);
+            mb_release(d);
+        }
+        mb_release(t);
+        free(c);
+    }
+    free(bytes);
+    unlink(path);
+}
+
 static void run_spec(const Spec *s)
 {
     MB *x = gen(s);
@@ -192,6 +254,7 @@ static void run_spec(const Spec *s)
             char what[128];
             snprintf(what, sizeof what, "%s enc %s th %d", s->name, encs[k] < 0 ? "auto" : cla_enc_name(encs[k]), th);
             check_ops(what, x, cx);
+            if (s->n <= 5000 && th == 1) check_binary(what, x, cx);
             mb_release(cx);
         }
     }
