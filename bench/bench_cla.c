@@ -9,6 +9,7 @@
  * BENCH_QUICK=1: 8x fewer rows. Results also go to
  * bench/results/cla-<date>.txt. */
 #include "../base/base.h"
+#include "../io/io.h"
 #include "../kernels/agg.h"
 #include "../kernels/cla.h"
 #include "../kernels/ew.h"
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static uint64_t rs = 0x2545F4914F6CDD1DULL;
 static double ur(void)
@@ -165,6 +167,28 @@ static MB *op_dec(const MB *x, const MB *v, BrErr *e) { return x->cmb ? cmb_deco
 
 static double now(void) { return (double)br_now_ns() / 1e9; }
 
+/* Bytes of tool's output (gzip -6, zstd -3) over x's binary file; 0 when
+ * the tool is missing. */
+static double packed(const MB *x, const char *tool)
+{
+    char path[128], cmd[512];
+    snprintf(path, sizeof path, "/tmp/bench_cla_%d.bin", (int)getpid());
+    BrErr e = {0};
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "binary";
+    if (io_write_matrix(path, x, &wo, &e)) return 0;
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null && %s -c %s | wc -c", tool, tool, path);
+    FILE *p = popen(cmd, "r");
+    double b = 0;
+    if (p && fscanf(p, "%lf", &b) != 1) b = 0;
+    if (p) pclose(p);
+    unlink(path);
+    snprintf(cmd, sizeof cmd, "%s.mtd", path);
+    unlink(cmd);
+    return b;
+}
+
 static void bench_set(const char *name, MB *x, int reps)
 {
     BrErr e = {0};
@@ -186,6 +210,11 @@ static void bench_set(const char *name, MB *x, int reps)
         tc / (ub / 1e9), c->cmb->ngroups);
     for (int k = 0; k < 7; k++)
         if (cnt[k]) out(" %s %d", cla_enc_name((ClaEnc)k), cnt[k]);
+    out("\n");
+    double gz = packed(x, "gzip"), zs = packed(x, "zstd");
+    out("   general-purpose compressors of the binary file: gzip %.2f MB (ratio %.2f)", gz / 1e6, gz ? ub / gz : 0);
+    if (zs) out(", zstd %.2f MB (ratio %.2f)", zs / 1e6, ub / zs);
+    else out(", zstd not installed");
     out("\n");
     struct { const char *n; OpFn f; int vr; } ops[] = {
         {"X %*% v", op_mv, 0}, {"t(X) %*% y", op_tmv, 1}, {"t(X) %*% X", op_tsmm, 2}, {"sum(X^2)", op_sumsq, 2},

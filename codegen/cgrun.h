@@ -65,13 +65,15 @@ int cg_exec(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Va
 /* -stats: the codegen lines. */
 void cg_print_stats(const CgContext *c, FILE *out);
 
-/* Compressed inputs (docs/cla.md, seed 000 section 5.2). cg_cla_ok: can
- * op run over compressed blocks with every step over their dictionaries
- * (a Cell or MAgg plan whose elementwise operations have at most one
- * matrix operand, or the same one twice, and whose aggregates are sum, sumsq, mean, min or max)?
- * cg_exec_unfused runs op through its unfused plan (kernels/apply.c),
- * which keeps compressed values compressed. */
-bool cg_cla_ok(const void *op);
+/* Compressed inputs (docs/cla.md, seed 000 section 5.2). cg_cla_ok: with
+ * the inputs cin[k] compressed, can op run through its unfused plan with
+ * every step on compressed values being one that runs compressed
+ * (elementwise operations whose other operand is a scalar or the same
+ * value, sum/sumsq/mean/min/max aggregates, x %*% B and t(x) %*% B with x
+ * compressed)? Cell, MAgg and Row plans; never Outer. cg_exec_unfused
+ * runs op through its unfused plan (kernels/apply.c), which keeps
+ * compressed values compressed. */
+bool cg_cla_ok(const void *op, const bool *cin);
 int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, BrErr *e);
 
 #endif

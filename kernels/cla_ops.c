@@ -104,6 +104,19 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
             cla_iter_skip(&its[q], n);
             continue;
         }
+        if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
+            /* the codes straight from the index (no copy) */
+            double *o = out + lo;
+            if (g->enc == CLA_DDC1) {
+                const uint8_t *cd = g->ix->c1 + lo;
+                for (int64_t i = 0; i < n; i++) o[i] += p[cd[i]];
+            } else {
+                const uint16_t *cd = g->ix->c2 + lo;
+                for (int64_t i = 0; i < n; i++) o[i] += p[cd[i]];
+            }
+            cla_iter_skip(&its[q], n);
+            continue;
+        }
         cla_iter_next(&its[q], n, codes);
         if (k == 1) {
             for (int64_t i = 0; i < n; i++)
@@ -236,6 +249,20 @@ static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrE
                         for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
                     }
                 }
+                cla_iter_skip(&it, len);
+                continue;
+            }
+            if (k == 1 && g->enc == CLA_DDC1) {
+                const uint8_t *cd = g->ix->c1 + lo;
+                const double *bv = b->d + lo;
+                for (int64_t i = 0; i < len; i++) A[cd[i]] += bv[i];
+                cla_iter_skip(&it, len);
+                continue;
+            }
+            if (k == 1 && g->enc == CLA_DDC2) {
+                const uint16_t *cd = g->ix->c2 + lo;
+                const double *bv = b->d + lo;
+                for (int64_t i = 0; i < len; i++) A[cd[i]] += bv[i];
                 cla_iter_skip(&it, len);
                 continue;
             }

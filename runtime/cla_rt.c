@@ -29,6 +29,19 @@ static bool builtin_keeps(BuiltinId bi)
     }
 }
 
+/* Can fused operator in run over its compressed inputs (those of regs, or
+ * when regs is NULL the inputs in register r)? */
+static bool fused_ok(const Instr *in, const Value *regs, int r)
+{
+    bool local[16] = {false}, *cin = in->nin <= 16 ? local : malloc((size_t)in->nin * sizeof(bool));
+    if (!cin || !in->fused) { if (cin != local) free(cin); return false; }
+    for (int j = 0; j < in->nin; j++)
+        cin[j] = in->in[j] >= 0 && (regs ? is_cmb(&regs[in->in[j]]) : in->in[j] == r);
+    bool ok = cg_cla_ok(in->fused, cin);
+    if (cin != local) free(cin);
+    return ok;
+}
+
 /* Does in's operator take its input k compressed? */
 static bool accepts(const Instr *in, int k, const Value *regs)
 {
@@ -46,7 +59,7 @@ static bool accepts(const Instr *in, int k, const Value *regs)
     case I_RIX: return cla_handles(CLA_F_RIX, in->op, in->dir, in->left, k, in->nin, ins);
     case I_CALL: case I_OUT: return true;   /* functions get the compressed value */
     case I_BUILTIN: return builtin_keeps(in->bi);
-    case I_FUSED: return in->fused && cg_cla_ok(in->fused);
+    case I_FUSED: return fused_ok(in, regs, -1);
     default: return false;
     }
 }
@@ -164,10 +177,72 @@ static void list_names(const PBList *l, NameSet *rd, NameSet *wr)
     for (int i = 0; i < l->n; i++) block_names(l->v[i], rd, wr);
 }
 
-/* Loops that auto compresses for: large enough, and read often enough
- * (unknown counts, while loops, are taken as often). */
-#define AUTO_MIN_CELLS 65536
+/* Would instruction k of c, reading the candidate in register r, take it
+ * compressed (statically, from the instruction alone: a binary operator's
+ * other operand must be a literal, a full aggregate or the candidate)? */
+static bool static_ok(const Code *c, int k, int r)
+{
+    const Instr *in = &c->ins[k];
+    switch (in->kind) {
+    case I_AGG: return cla_handles(CLA_F_AGG, in->op, in->dir, 0, 0, 1, NULL);
+    case I_UNARY: case I_RIX: case I_CALL: return true;
+    case I_MATMUL: return in->op != OP_TSMM || in->left;
+    case I_FUSED: return fused_ok(in, NULL, r);
+    case I_BUILTIN: return builtin_keeps(in->bi);
+    case I_BINARY:
+        for (int j = 0; j < in->nin; j++) {
+            int o = in->in[j];
+            if (o == r || o < 0) continue;
+            bool scalar = false;
+            for (int q = 0; q < k; q++)
+                if (c->ins[q].out == o)   /* the last writer of o before k */
+                    scalar = c->ins[q].kind == I_LIT || (c->ins[q].kind == I_AGG && c->ins[q].dir == DIR_FULL);
+            if (!scalar) return false;
+        }
+        return true;
+    default: return false;
+    }
+}
+
+/* Does every instruction of the loop that reads variable name take it
+ * compressed (auto: no decompression per iteration)? */
+static bool uses_ok(const PBList *l, const char *name);
+
+static bool code_ok(const Code *c, const char *name)
+{
+    if (!c) return true;
+    for (int k = 0; k < c->n; k++) {
+        if (c->ins[k].kind != I_READ || strcmp(c->ins[k].name, name)) continue;
+        int r = c->ins[k].out;
+        for (int q = k + 1; q < c->n; q++) {
+            const Instr *in = &c->ins[q];
+            bool reads = false;
+            for (int j = 0; j < in->nin; j++) reads |= in->in[j] == r;
+            if (reads && !static_ok(c, q, r)) return false;
+            if (in->out == r) break;   /* the register is reused */
+        }
+    }
+    return true;
+}
+
+static bool block_ok(const PBlock *b, const char *name)
+{
+    return code_ok(b->code, name) && uses_ok(&b->body, name) && uses_ok(&b->els, name);
+}
+
+static bool uses_ok(const PBList *l, const char *name)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!block_ok(l->v[i], name)) return false;
+    return true;
+}
+
+/* Loops that auto compresses for: read often enough (unknown counts,
+ * while loops, are taken as often), and matrices large against the
+ * memory budget: bench/cla_e2e.sh measured compressed iterations slower
+ * than uncompressed ones while the data fit comfortably (docs/cla.md). */
 #define AUTO_MIN_ITERS 4
+#define AUTO_BUDGET_SHARE 16   /* at least 1/16 of the memory budget */
 
 int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
 {
@@ -182,7 +257,9 @@ int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
         if (ns_has(&wr, rd.v[i])) continue;
         Value *v = st_get(&f->vars, rd.v[i]);
         if (!v || v->kind != V_MATRIX || v->m->cmb || v->m->rows < 2) continue;
-        if (mode == RT_CLA_AUTO && v->m->rows * v->m->cols < AUTO_MIN_CELLS) continue;
+        if (mode == RT_CLA_AUTO && ((double)mb_bytes(v->m) * AUTO_BUDGET_SHARE < br_mem_budget() ||
+                                    !block_ok(b, rd.v[i])))
+            continue;
         BrErr e = {0};
         MB *c = cla_compress(v->m, &o, &e);
         if (!c) { rc = rt_fail(rt, b->span, e.code, "%s", e.msg); break; }
