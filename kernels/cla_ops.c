@@ -82,6 +82,25 @@ static MB *rows_of(const ClaGroup *g, const MB *b, BrErr *e)
     return r;
 }
 
+/* DDC with one column of results: the codes read straight from the
+ * index (no copy). o[i] += p[code of row lo + i]. */
+static void ddc_gather(const ClaGroup *g, int64_t lo, int64_t n, const double *p, double *o)
+{
+    if (g->enc == CLA_DDC1)
+        for (int64_t i = 0; i < n; i++) o[i] += p[g->ix->c1[lo + i]];
+    else
+        for (int64_t i = 0; i < n; i++) o[i] += p[g->ix->c2[lo + i]];
+}
+
+/* A[code of row lo + i] += v[i]. */
+static void ddc_scatter(const ClaGroup *g, int64_t lo, int64_t n, const double *v, double *A)
+{
+    if (g->enc == CLA_DDC1)
+        for (int64_t i = 0; i < n; i++) A[g->ix->c1[lo + i]] += v[i];
+    else
+        for (int64_t i = 0; i < n; i++) A[g->ix->c2[lo + i]] += v[i];
+}
+
 /* out[lo..lo+n) += pre[code] over the compressed groups, thread-local
  * iterators its[] (NULL entries for UNC/EMPTY groups). */
 static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo, int64_t n, int64_t k,
@@ -105,15 +124,7 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
             continue;
         }
         if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
-            /* the codes straight from the index (no copy) */
-            double *o = out + lo;
-            if (g->enc == CLA_DDC1) {
-                const uint8_t *cd = g->ix->c1 + lo;
-                for (int64_t i = 0; i < n; i++) o[i] += p[cd[i]];
-            } else {
-                const uint16_t *cd = g->ix->c2 + lo;
-                for (int64_t i = 0; i < n; i++) o[i] += p[cd[i]];
-            }
+            ddc_gather(g, lo, n, p, out + lo);
             cla_iter_skip(&its[q], n);
             continue;
         }
@@ -252,17 +263,8 @@ static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrE
                 cla_iter_skip(&it, len);
                 continue;
             }
-            if (k == 1 && g->enc == CLA_DDC1) {
-                const uint8_t *cd = g->ix->c1 + lo;
-                const double *bv = b->d + lo;
-                for (int64_t i = 0; i < len; i++) A[cd[i]] += bv[i];
-                cla_iter_skip(&it, len);
-                continue;
-            }
-            if (k == 1 && g->enc == CLA_DDC2) {
-                const uint16_t *cd = g->ix->c2 + lo;
-                const double *bv = b->d + lo;
-                for (int64_t i = 0; i < len; i++) A[cd[i]] += bv[i];
+            if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
+                ddc_scatter(g, lo, len, b->d + lo, A);
                 cla_iter_skip(&it, len);
                 continue;
             }
