@@ -445,7 +445,9 @@ static bool tsmm_self(const ClaGroup *g, double *r, int64_t m, BrErr *e)
  * of groups would cost more than the products). */
 static MB *tsmm_blocks(const MB *x, BrErr *e)
 {
-    int64_t m = x->cols, step = 8 * CLA_BLK;
+    /* blocks of about 4M cells: few parallel regions between the BLAS
+     * calls (OpenMP threads spinning after a region compete with BLAS's) */
+    int64_t m = x->cols, step = (((int64_t)1 << 22) / (m ? m : 1) / CLA_BLK + 1) * CLA_BLK;
     MB *r = mb_dense(m, m, e);
     for (int64_t lo = 0; r && lo < x->rows; lo += step) {
         int64_t hi = x->rows - lo < step ? x->rows : lo + step;
