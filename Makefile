@@ -57,7 +57,7 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all deps test san bench-kernels bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz
+.PHONY: all deps test san bench-kernels bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz
 
 all: $(BUILD)/braid
 
@@ -121,6 +121,9 @@ bench-codegen-cold: $(BUILD)/braid
 
 bench-compile: $(BUILD)/bench/bench_compile
 	$(BUILD)/bench/bench_compile scripts/builtin
+
+bench-cla: $(BUILD)/bench/bench_cla
+	$(BUILD)/bench/bench_cla
 
 bench-kernels: $(BUILD)/bench/bench_kernels
 	OMP_NUM_THREADS=2 $(BUILD)/bench/bench_kernels

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/diag.h"
+#include "../kernels/cla.h"
 #include "../lang/load.h"
 #include "../plan/build.h"
 #include "../runtime/config.h"
@@ -49,6 +50,7 @@ static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64
     fprintf(stdout, "Number of threads:\t\t%d\n", br_threads());
     rt_print_stats(rt, stdout, o->stats_top > 0 ? o->stats_top : 10);
     cg_print_stats(rt->prog->cg, stdout);
+    cla_print_stats(stdout);
 }
 
 /* Compiles the loaded script; NULL after printing the errors. */
@@ -95,7 +97,8 @@ int braid_run(const BraidRunOptions *o)
     int64_t t_compiled = br_now_ns();
     explain_program(prog, o->explain);
 
-    RtOptions ro = {.out = stdout, .stats = o->stats, .seed = o->seed,
+    cla_stats_reset();
+    RtOptions ro = {.out = stdout, .stats = o->stats, .seed = o->seed, .cla = cfg.cla,
                     .explain_recompile = o->explain && !strcmp(o->explain, "recompile_hops")};
     Rt rt;
     rt_init(&rt, prog, d, &ro);

@@ -12,6 +12,7 @@
 
 #include "../io/io.h"
 #include "../kernels/agg.h"
+#include "../kernels/cla.h"
 #include "../kernels/ew.h"
 #include "../kernels/gen.h"
 #include "../kernels/la.h"
@@ -204,6 +205,21 @@ static int b_sample(Rt *rt, Value *a, Value *out, BrErr *e)
 }
 
 /* ---- casts and metadata ---- */
+
+/* compress(X): X compressed when that pays (docs/cla.md); decompress(X):
+ * the ordinary block. Other values pass through. */
+static int b_compress(bool compress, Value *a, Value *out, BrErr *e)
+{
+    if (a[0].kind != V_MATRIX || (!compress && !a[0].m->cmb)) {
+        *out = val_retain(a[0]);
+        return 0;
+    }
+    ClaPlanOpts o = cla_plan_defaults();
+    MB *r = compress ? cla_compress(a[0].m, &o, e) : cmb_decompress(a[0].m, e);
+    if (!r) return e->code;
+    *out = val_matrix(r);
+    return 0;
+}
 
 static int b_as_scalar(Value *a, Value *out, BrErr *e)
 {
@@ -949,9 +965,7 @@ int bi_core(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         *out = val_string(a[0].kind == V_MATRIX ? "Matrix" : a[0].kind == V_LIST ? "List" : "Scalar");
         return 0;
     case BI_ASSCALAR: return b_as_scalar(a, out, e);
-    case BI_COMPRESS: case BI_DECOMPRESS:   /* eval("compress", ...): same value */
-        *out = val_retain(a[0]);
-        return 0;
+    case BI_COMPRESS: case BI_DECOMPRESS: return b_compress(h->bi == BI_COMPRESS, a, out, e);
     case BI_ASMATRIX: return b_as_matrix(a, out, e);
     case BI_ASDOUBLE: case BI_ASINTEGER: case BI_ASLOGICAL: case BI_ASBOOLEAN:
         return b_cast(h->bi, a, out, e);

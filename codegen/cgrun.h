@@ -74,4 +74,15 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
 /* -stats: the codegen lines. */
 void cg_print_stats(const CgContext *c, FILE *out);
 
+/* Compressed inputs (docs/cla.md, seed 000 section 5.2). cg_cla_ok: with
+ * the inputs cin[k] compressed, can op run through its unfused plan with
+ * every step on compressed values being one that runs compressed
+ * (elementwise operations whose other operand is a scalar or the same
+ * value, sum/sumsq/mean/min/max aggregates, x %*% B and t(x) %*% B with x
+ * compressed)? Cell, MAgg and Row plans; never Outer. cg_exec_unfused
+ * runs op through its unfused plan (kernels/apply.c), which keeps
+ * compressed values compressed. */
+bool cg_cla_ok(const void *op, const bool *cin);
+int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, BrErr *e);
+
 #endif

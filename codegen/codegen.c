@@ -254,6 +254,51 @@ int cg_exec(CgContext *c, void *handle, const int64_t *est, int nin, Value *args
     return cg_op_exec(c, op, nin == op->plan->nin ? est : NULL, args, nin, out, e);
 }
 
+bool cg_cla_ok(const void *handle, const bool *cin)
+{
+    const CPlan *p = ((const CgOp *)handle)->plan;
+    if (p->tpl == T_OUTER) return false;
+    bool *cm = br_calloc((size_t)p->nn + 1, sizeof(bool));   /* node value compressed */
+    if (!cm) return false;
+    bool ok = true;
+    for (int i = 0; i < p->nn && ok; i++) {
+        const CNode *x = &p->n[i];
+        bool c0 = x->na > 0 && cm[x->a[0]], c1 = x->na > 1 && cm[x->a[1]];
+        switch (x->kind) {
+        case CN_IN: cm[i] = cin[x->in]; break;
+        case CN_UN: cm[i] = c0; break;
+        case CN_BIN: {
+            /* the other operand a scalar, or the same node */
+            bool s0 = p->n[x->a[0]].scalar, s1 = p->n[x->a[1]].scalar;
+            if ((c0 && !s1 && x->a[0] != x->a[1]) || (c1 && !s0 && x->a[0] != x->a[1])) ok = false;
+            cm[i] = c0 || c1;
+            break;
+        }
+        case CN_AGG:
+            if (c0 && x->op != OP_SUM && x->op != OP_SUMSQ && x->op != OP_MEAN && x->op != OP_AMIN && x->op != OP_AMAX)
+                ok = false;
+            break;
+        case CN_MM: case CN_MMTL:
+            /* x %*% B, t(x) %*% B with x compressed and B ordinary */
+            if (c1) ok = false;
+            break;
+        default:
+            if (c0 || c1 || (x->na > 2 && cm[x->a[2]])) ok = false;
+            break;
+        }
+    }
+    free(cm);
+    return ok;
+}
+
+int cg_exec_unfused(CgContext *c, void *handle, int nin, Value *args, Value *out, BrErr *e)
+{
+    CgOp *op = handle;
+    if (!c || !op) return br_err(e, BR_EFAIL, "fused operator is not available");
+    __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
+    return cg_interpret(op->plan, args, nin, out, e);
+}
+
 void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out)
 {
     (void)c;

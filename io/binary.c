@@ -9,9 +9,20 @@
  *  40  dense:   rows*cols doubles, row-major
  *      sparse:  rp[rows+1] int64, ci[nnz] int32, 4 zero bytes when nnz is
  *               odd, v[nnz] doubles
+ *      compressed (flags bit 1, docs/cla.md): int64 ngroups, then per
+ *               group int32 enc, ncols, ndict, 4 zero bytes; cols[ncols]
+ *               int32; dict[ndict*ncols] doubles; counts[ndict] int64;
+ *               DDC1/DDC2: rows codes of 1/2 bytes; OLE/RLE: ptr[ndict+1]
+ *               int64 and ptr[ndict] uint16 values; UNC: a nested block
+ *               (int64 flags and nnz, then the dense or sparse body);
+ *               every part padded with zeros to 8 bytes
  * The file size must match the header exactly: a truncated file (or one
- * with trailing bytes) is an error, never a partial matrix. */
+ * with trailing bytes) is an error, never a partial matrix. Compressed
+ * files are checked part by part (sizes against the bytes left, codes,
+ * offsets and runs in range, every row of a group held by at most one
+ * tuple, the counts, the non-zeros) before the block is built. */
 #include "ioint.h"
+#include "../matrix/cmb.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -87,6 +98,272 @@ static int64_t count_nnz(const double *d, int64_t n)
     return c;
 }
 
+/* ---- compressed blocks ---- */
+
+/* Sequential reading of a compressed body: what is left of the file
+ * bounds every allocation (a corrupt size never allocates much). */
+typedef struct CRd {
+    int fd;
+    const char *path;
+    uint64_t left;
+    BrErr *e;
+} CRd;
+
+static void *crd_take(CRd *r, uint64_t n, uint64_t elem)
+{
+    uint64_t b, pb;
+    if (__builtin_mul_overflow(n, elem, &b) || (pb = (b + 7) & ~7ull) > r->left) {
+        br_err(r->e, BR_EIO, "%s: corrupt compressed binary file (a part runs past the end)", r->path);
+        return NULL;
+    }
+    void *p = br_malloc(pb + 8);
+    if (!p) { br_err(r->e, BR_ENOMEM, "out of memory reading %s", r->path); return NULL; }
+    if (pb && read_all(r->fd, p, pb, r->path, r->e)) { free(p); return NULL; }
+    r->left -= pb;
+    return p;
+}
+
+static int corrupt(CRd *r, const char *why)
+{
+    return br_err(r->e, BR_EIO, "%s: corrupt compressed binary file (%s)", r->path, why);
+}
+
+/* Marks rows [a, b) of a group as held; false when one already is. */
+static bool hold(uint8_t *held, int64_t a, int64_t b)
+{
+    for (int64_t i = a; i < b; i++) {
+        if (held[i]) return false;
+        held[i] = 1;
+    }
+    return true;
+}
+
+/* Checks a group's row structure against rows and its counts. */
+static int check_rows(CRd *r, const ClaGroup *g, int64_t rows, uint8_t *held)
+{
+    const ClaIndex *x = g->ix;
+    int64_t *cnt = br_calloc((size_t)g->ndict + 1, sizeof(int64_t));
+    if (!cnt) return br_err(r->e, BR_ENOMEM, "out of memory");
+    const char *bad = NULL;
+    if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
+        for (int64_t i = 0; i < rows && !bad; i++) {
+            int64_t c = g->enc == CLA_DDC1 ? x->c1[i] : x->c2[i];
+            if (c >= g->ndict) bad = "a code past the dictionary";
+            else cnt[c]++;
+        }
+    } else if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+        int64_t nseg = (rows + CLA_SEG - 1) / CLA_SEG;
+        memset(held, 0, (size_t)rows + 1);
+        for (int32_t t = 0; t < g->ndict && !bad; t++) {
+            int64_t p = x->ptr[t], end = x->ptr[t + 1];
+            if (g->enc == CLA_OLE) {
+                int64_t s = 0;
+                for (; s < nseg && p < end && !bad; s++) {
+                    int64_t k = x->data[p++], prev = -1;
+                    if (k > end - p) { bad = "an offset list runs past its end"; break; }
+                    for (int64_t q = 0; q < k; q++, p++) {
+                        int64_t row = s * CLA_SEG + x->data[p];
+                        if (x->data[p] <= prev || row >= rows || !hold(held, row, row + 1)) { bad = "bad offsets"; break; }
+                        prev = x->data[p];
+                        cnt[t]++;
+                    }
+                }
+                if (!bad && (s != nseg || p != end)) bad = "bad segment count";
+            } else {
+                int64_t re = 0;
+                if ((end - p) % 2) bad = "an odd run list";
+                for (; p + 1 < end && !bad; p += 2) {
+                    int64_t rs = re + x->data[p];
+                    re = rs + x->data[p + 1];
+                    if (re > rows || !hold(held, rs, re)) bad = "bad runs";
+                    cnt[t] += re - rs;
+                }
+            }
+        }
+    }
+    for (int32_t t = 0; t < g->ndict && !bad && g->enc != CLA_UNC && g->enc != CLA_CONST; t++)
+        if (cnt[t] != g->counts[t]) bad = "counts do not match the rows";
+    if (!bad && g->enc == CLA_CONST && g->counts[0] != rows) bad = "counts do not match the rows";
+    free(cnt);
+    return bad ? corrupt(r, bad) : 0;
+}
+
+/* The nested block of a UNC group (rows x ncols). */
+static MB *read_unc(CRd *r, int64_t rows, int ncols)
+{
+    int64_t *hd = crd_take(r, 2, 8);
+    if (!hd) return NULL;
+    int64_t flags = hd[0], nnz = hd[1];
+    free(hd);
+    if ((flags != 0 && flags != 1) || nnz < 0 || (double)nnz > (double)rows * ncols) {
+        corrupt(r, "bad uncompressed group header");
+        return NULL;
+    }
+    MB *m = flags ? mb_sp_alloc(rows, ncols, nnz, r->e) : mb_dense_uninit(rows, ncols, r->e);
+    if (!m) return NULL;
+    if (!flags) {
+        double *d = crd_take(r, (uint64_t)rows * (uint64_t)ncols, 8);
+        if (!d) { mb_release(m); return NULL; }
+        memcpy(m->d, d, (size_t)(rows * ncols) * sizeof(double));
+        free(d);
+        if ((m->nnz = count_nnz(m->d, rows * ncols)) != nnz) { corrupt(r, "uncompressed group nnz"); mb_release(m); return NULL; }
+        return m;
+    }
+    int64_t *rp = crd_take(r, (uint64_t)rows + 1, 8);
+    int32_t *ci = rp ? crd_take(r, (uint64_t)nnz, 4) : NULL;
+    double *v = ci ? crd_take(r, (uint64_t)nnz, 8) : NULL;
+    if (v) {
+        memcpy(m->rp, rp, ((size_t)rows + 1) * sizeof(int64_t));
+        memcpy(m->ci, ci, (size_t)nnz * sizeof(int32_t));
+        memcpy(m->v, v, (size_t)nnz * sizeof(double));
+        m->nnz = nnz;
+        m->build_row = rows;
+    }
+    free(rp);
+    free(ci);
+    bool ok = v && csr_ok(m);
+    free(v);
+    if (!ok) {
+        if (!r->e->code) corrupt(r, "invalid sparse structure in an uncompressed group");
+        mb_release(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* One group; its columns are marked in seen (each exactly once). */
+static ClaGroup *read_group(CRd *r, const BinHead *h, uint8_t *seen, uint8_t *held)
+{
+    int32_t *gh = crd_take(r, 4, 4);
+    if (!gh) return NULL;
+    int32_t enc = gh[0], nc = gh[1], nd = gh[2];
+    free(gh);
+    int64_t rows = h->rows;
+    bool encok = enc >= CLA_EMPTY && enc <= CLA_UNC && nc >= 1 && nc <= h->cols && nd >= 0 && nd <= 65536 &&
+                 !(enc == CLA_EMPTY && nd) && !(enc == CLA_CONST && nd != 1) && !(enc == CLA_DDC1 && nd > 256) &&
+                 !(enc == CLA_UNC && nd);
+    if (!encok) { corrupt(r, "bad group header"); return NULL; }
+    ClaGroup *g = cla_group_new((ClaEnc)enc, nc, nd);
+    int32_t *cols = g ? crd_take(r, (uint64_t)nc, 4) : NULL;
+    double *dict = cols ? crd_take(r, (uint64_t)nd * (uint64_t)nc, 8) : NULL;
+    int64_t *counts = dict ? crd_take(r, (uint64_t)nd, 8) : NULL;
+    bool ok = counts != NULL;
+    if (!g) br_err(r->e, BR_ENOMEM, "out of memory");
+    for (int j = 0; ok && j < nc; j++) {
+        if (cols[j] < 0 || cols[j] >= h->cols || seen[cols[j]] || (j && cols[j] <= cols[j - 1])) {
+            corrupt(r, "bad group columns");
+            ok = false;
+        } else seen[cols[j]] = 1;
+    }
+    for (int32_t t = 0; ok && t < nd; t++)
+        if (counts[t] < 0 || counts[t] > rows) { corrupt(r, "bad counts"); ok = false; }
+    if (ok) {
+        memcpy(g->cols, cols, (size_t)nc * sizeof(int32_t));
+        memcpy(g->dict, dict, (size_t)nd * (size_t)nc * sizeof(double));
+        memcpy(g->counts, counts, (size_t)nd * sizeof(int64_t));
+    }
+    free(cols);
+    free(dict);
+    free(counts);
+    if (ok && enc == CLA_UNC) ok = (g->unc = read_unc(r, rows, nc)) != NULL;
+    if (ok && enc >= CLA_DDC1 && enc <= CLA_RLE) {
+        ok = (g->ix = cla_index_new()) != NULL;
+        if (ok && enc == CLA_DDC1) ok = (g->ix->c1 = crd_take(r, (uint64_t)rows, 1)) != NULL;
+        if (ok && enc == CLA_DDC2) ok = (g->ix->c2 = crd_take(r, (uint64_t)rows, 2)) != NULL;
+        if (ok && (enc == CLA_OLE || enc == CLA_RLE)) {
+            ok = (g->ix->ptr = crd_take(r, (uint64_t)nd + 1, 8)) != NULL;
+            bool mono = ok && g->ix->ptr[0] == 0;
+            for (int32_t t = 0; mono && t < nd; t++) mono = g->ix->ptr[t + 1] >= g->ix->ptr[t];
+            if (ok && !mono) { corrupt(r, "bad list pointers"); ok = false; }
+            if (ok) ok = (g->ix->data = crd_take(r, (uint64_t)g->ix->ptr[nd], 2)) != NULL;
+        }
+        if (!g->ix && !r->e->code) br_err(r->e, BR_ENOMEM, "out of memory");
+    }
+    if (ok && check_rows(r, g, rows, held)) ok = false;
+    if (!ok) { cla_group_release(g); return NULL; }
+    return g;
+}
+
+static MB *read_cmb(int fd, const char *path, const BinHead *h, uint64_t left, BrErr *e)
+{
+    CRd r = {fd, path, left, e};
+    int64_t *ng = crd_take(&r, 1, 8);
+    if (!ng) return NULL;
+    int64_t n = *ng;
+    free(ng);
+    if (n < 0 || n > h->cols) { corrupt(&r, "bad group count"); return NULL; }
+    ClaGroup **gs = br_calloc((size_t)n + 1, sizeof *gs);
+    uint8_t *seen = br_calloc((size_t)h->cols + 1, 1), *held = br_malloc((size_t)h->rows + 1);
+    bool ok = gs && seen && held;
+    if (!ok) br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+    int k = 0;
+    for (; ok && k < n; k++) ok = (gs[k] = read_group(&r, h, seen, held)) != NULL;
+    for (int64_t j = 0; ok && j < h->cols; j++)
+        if (!seen[j]) { corrupt(&r, "a column in no group"); ok = false; }
+    if (ok && r.left) { br_err(e, BR_EIO, "%s: oversized compressed binary file", path); ok = false; }
+    free(seen);
+    free(held);
+    MB *m = NULL;
+    if (ok) {
+        m = cmb_new(h->rows, h->cols, gs, (int)n, e);
+        gs = NULL;
+        if (m && m->nnz != h->nnz) {
+            br_err(e, BR_EIO, "%s: corrupt binary file (header nnz %lld, data has %lld)", path, (long long)h->nnz,
+                   (long long)m->nnz);
+            mb_release(m);
+            m = NULL;
+        }
+    }
+    if (gs) {
+        for (int q = 0; q < k; q++) cla_group_release(gs[q]);
+        free(gs);
+    }
+    return m;
+}
+
+static int put(IoOut *o, const void *p, size_t n, BrErr *e)
+{
+    static const char zero[8] = {0};
+    if (n && io_out_write(o, p, n, e)) return e->code;
+    return (n & 7) ? io_out_write(o, zero, 8 - (n & 7), e) : 0;
+}
+
+static int write_cmb(IoOut *o, const MB *m, BrErr *e)
+{
+    const struct CMB *c = m->cmb;
+    int64_t ng = c->ngroups;
+    if (put(o, &ng, 8, e)) return e->code;
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        int32_t gh[4] = {(int32_t)g->enc, g->ncols, g->ndict, 0};
+        size_t nd = (size_t)g->ndict, rows = (size_t)m->rows;
+        if (put(o, gh, sizeof gh, e) || put(o, g->cols, (size_t)g->ncols * 4, e) ||
+            put(o, g->dict, nd * (size_t)g->ncols * 8, e) || put(o, g->counts, nd * 8, e))
+            return e->code;
+        int rc = 0;
+        switch (g->enc) {
+        case CLA_DDC1: rc = put(o, g->ix->c1, rows, e); break;
+        case CLA_DDC2: rc = put(o, g->ix->c2, rows * 2, e); break;
+        case CLA_OLE: case CLA_RLE:
+            rc = put(o, g->ix->ptr, (nd + 1) * 8, e) || put(o, g->ix->data, (size_t)g->ix->ptr[nd] * 2, e);
+            break;
+        case CLA_UNC: {
+            const MB *u = g->unc;
+            int64_t uh[2] = {u->sparse, u->nnz};
+            rc = put(o, uh, sizeof uh, e);
+            if (!rc && !u->sparse) rc = put(o, u->d, (size_t)(u->rows * u->cols) * 8, e);
+            if (!rc && u->sparse)
+                rc = put(o, u->rp, rows * 8 + 8, e) || put(o, u->ci, (size_t)u->nnz * 4, e) ||
+                     put(o, u->v, (size_t)u->nnz * 8, e);
+            break;
+        }
+        default: break;
+        }
+        if (rc) return e->code ? e->code : BR_EIO;
+    }
+    return 0;
+}
+
 MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -115,6 +392,17 @@ MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e)
     }
     if (h.bom != BIN_BOM) {
         br_err(e, BR_EIO, "%s: binary file of another byte order or version", path);
+        goto out;
+    }
+    if (h.flags == 2 && h.rows >= 0 && h.cols >= 0 && h.cols <= INT32_MAX && h.nnz >= 0 &&
+        (double)h.nnz <= (double)h.rows * (double)h.cols) {
+        if ((rows >= 0 && rows != h.rows) || (cols >= 0 && cols != h.cols)) {
+            br_err(e, BR_EDIM, "%s: dimension mismatch: the file holds %lldx%lld, the .mtd or "
+                   "read() arguments say %lldx%lld", path, (long long)h.rows, (long long)h.cols,
+                   (long long)(rows >= 0 ? rows : h.rows), (long long)(cols >= 0 ? cols : h.cols));
+            goto out;
+        }
+        m = read_cmb(fd, path, &h, (uint64_t)st.st_size - BIN_HEAD, e);
         goto out;
     }
     if (h.rows < 0 || h.cols < 0 || h.cols > INT32_MAX || h.nnz < 0 || (h.flags & ~1u) ||
@@ -176,11 +464,12 @@ int io_write_binary(IoOut *o, const MB *m, BrErr *e)
     BinHead h;
     memcpy(h.magic, BIN_MAGIC, 8);
     h.bom = BIN_BOM;
-    h.flags = m->sparse ? 1 : 0;
+    h.flags = m->cmb ? 2 : m->sparse ? 1 : 0;
     h.rows = m->rows;
     h.cols = m->cols;
     h.nnz = m->nnz;
     if (io_out_write(o, &h, sizeof h, e)) return e->code;
+    if (m->cmb) return write_cmb(o, m, e);
     if (!m->sparse) {
         size_t n = (size_t)(m->rows * m->cols);
         return n ? io_out_write(o, m->d, n * sizeof(double), e) : 0;

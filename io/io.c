@@ -2,6 +2,7 @@
  * the .mtd sidecar, pick the format, dispatch to the format's reader or
  * writer, and commit data file and .mtd together. */
 #include "ioint.h"
+#include "../matrix/cmb.h"
 
 #include <stdlib.h>
 #include <strings.h>
@@ -116,6 +117,14 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     if (!known_format(fmt))
         return br_err(e, BR_EARG, "write %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)",
                       path, fmt);
+    if (mb->cmb && strcmp(fmt, "binary")) {
+        /* compressed blocks are written compressed only in braid's binary format */
+        MB *d = cmb_decompress(mb, e);
+        if (!d) return e->code;
+        int rc = io_write_matrix(path, d, o, e);
+        mb_release(d);
+        return rc;
+    }
     const char *sep = o->sep ? o->sep : ",";
     bool csv = !strcmp(fmt, "csv");
     if (csv && (!sep[0] || strlen(sep) >= sizeof ((IoMeta *)0)->sep))

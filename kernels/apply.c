@@ -3,6 +3,7 @@
  * SystemDS), matrix kernels for matrix operands, aggregates, indexing of
  * matrices, frames and lists, comparisons of frames. */
 #include "apply.h"
+#include "cla.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -179,8 +180,55 @@ static int need_numeric(const Value *v, const char *what, BrErr *e)
     return br_err(e, BR_EARG, "%s: expected a matrix or a number, got a %s", what, val_kind_name(v->kind));
 }
 
+/* ---- compressed inputs (docs/cla.md) ----
+ * The interpreter hands a compressed block only to the operations that
+ * cla_handles() names; these route them to kernels/cla_ops.c. Other
+ * callers' compressed blocks are decompressed (plain). */
+
+/* m, or m decompressed into *tmp (caller releases). */
+static const MB *plain(const MB *m, MB **tmp, BrErr *e)
+{
+    *tmp = NULL;
+    return m->cmb ? (*tmp = cmb_decompress(m, e)) : m;
+}
+
+/* A cellwise f(x) (kind 1) / x op x (kind 2) / x op s / s op x (kind 0)
+ * over the dictionaries of compressed x; when the result cannot stay compressed (cla_scalar's NULL without
+ * error), over the decompressed block. */
+static int cell_cla(OpCode op, int kind, const MB *x, double s, bool left, Value *out, BrErr *e)
+{
+    MB *r = kind == 1 ? cla_unary(op, x, e) : kind == 2 ? cla_self(op, x, e) : cla_scalar(op, x, s, left, e);
+    if (r || e->code) return wrap(r, out, e);
+    MB *d = cmb_decompress(x, e);
+    if (!d) return e->code;
+    r = kind == 1 ? k_unary(op, d, e) : kind == 2 ? k_binary(op, d, d, e)
+      : left ? k_binary_sm(op, s, d, e) : k_binary_ms(op, d, s, e);
+    mb_release(d);
+    return wrap(r, out, e);
+}
+
+/* The matrix product physical operators over a compressed operand. */
+static MB *matmul_cla(OpCode op, int left, const MB *x, const MB *y, const MB *w, BrErr *e)
+{
+    if (op == OP_TSMM && left && x->cmb) return cla_tsmm(x, e);
+    if (op == OP_MMCHAIN && x->cmb && !y->cmb && !(w && w->cmb)) return cla_mmchain(x, y, w, e);
+    if (op == OP_MATMULTL && x->cmb && !y->cmb) return cla_matmul_tl(x, y, e);
+    if (op == OP_MATMUL && x->cmb && !y->cmb) return cla_matmul_right(x, y, e);
+    if (op == OP_MATMUL && y->cmb && !x->cmb) return cla_matmul_left(x, y, e);
+    MB *tx, *ty = NULL, *tw = NULL, *r = NULL;
+    const MB *px = plain(x, &tx, e), *py = px && y ? plain(y, &ty, e) : NULL, *pw = w ? plain(w, &tw, e) : NULL;
+    if (px && (op == OP_TSMM || py) && (!w || pw))
+        r = op == OP_TSMM ? k_tsmm(px, left != 0, e) : op == OP_MMCHAIN ? k_mmchain(px, py, pw, e)
+          : op == OP_MATMULTL ? k_matmul_tl(px, py, e) : k_matmul(px, py, e);
+    mb_release(tx);
+    mb_release(ty);
+    mb_release(tw);
+    return r;
+}
+
 int ap_unary(OpCode op, const Value *a, Value *out, BrErr *e)
 {
+    if (a->kind == V_MATRIX && a->m->cmb) return cell_cla(op, 1, a->m, 0, false, out, e);
     if (a->kind == V_MATRIX) return wrap(k_unary(op, a->m, e), out, e);
     if (op == OP_NOT) {
         if (a->kind == V_STRING) return br_err(e, BR_EARG, "'!' is not defined for strings");
@@ -211,6 +259,17 @@ int ap_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e)
         return scalar_binary(op, a, b, out, e);
     }
     if (need_numeric(a, op_info[op].name, e) || need_numeric(b, op_info[op].name, e)) return e->code;
+    if (am && !bm && a->m->cmb) return cell_cla(op, 0, a->m, val_as_double(b), false, out, e);
+    if (bm && !am && b->m->cmb) return cell_cla(op, 0, b->m, val_as_double(a), true, out, e);
+    if (am && bm && a->m == b->m && a->m->cmb) return cell_cla(op, 2, a->m, 0, false, out, e);
+    if (am && bm && (a->m->cmb || b->m->cmb)) {
+        MB *ta, *tb = NULL, *r = NULL;
+        const MB *pa = plain(a->m, &ta, e), *pb = pa ? plain(b->m, &tb, e) : NULL;
+        if (pb) r = k_binary(op, pa, pb, e);
+        mb_release(ta);
+        mb_release(tb);
+        return wrap(r, out, e);
+    }
     if (am && bm) return wrap(k_binary(op, a->m, b->m, e), out, e);
     if (am) return wrap(k_binary_ms(op, a->m, val_as_double(b), e), out, e);
     return wrap(k_binary_sm(op, val_as_double(a), b->m, e), out, e);
@@ -226,9 +285,15 @@ int ap_ternary(const Value *c, const Value *a, const Value *b, Value *out, BrErr
     }
     if (need_numeric(c, "ifelse", e) || need_numeric(a, "ifelse", e) || need_numeric(b, "ifelse", e))
         return e->code;
-    return wrap(k_ifelse(c->kind == V_MATRIX ? c->m : NULL, val_as_double(c),
-                         a->kind == V_MATRIX ? a->m : NULL, val_as_double(a),
-                         b->kind == V_MATRIX ? b->m : NULL, val_as_double(b), e), out, e);
+    const Value *v[3] = {c, a, b};
+    const MB *m[3] = {NULL, NULL, NULL};
+    MB *t[3] = {NULL, NULL, NULL}, *r = NULL;
+    bool ok = true;
+    for (int k = 0; k < 3; k++)
+        if (v[k]->kind == V_MATRIX && !(m[k] = plain(v[k]->m, &t[k], e))) ok = false;
+    if (ok) r = k_ifelse(m[0], val_as_double(c), m[1], val_as_double(a), m[2], val_as_double(b), e);
+    for (int k = 0; k < 3; k++) mb_release(t[k]);
+    return wrap(r, out, e);
 }
 
 /* A matrix view of a numeric value: the matrix itself (borrowed) or a new
@@ -248,6 +313,17 @@ int ap_agg(OpCode op, AggDir dir, const Value *a, Value *out, BrErr *e)
     const MB *m = as_mb(a, &tmp, e);
     if (!m) return e->code;
     int rc = 0;
+    if (m->cmb && cla_handles(CLA_F_AGG, op, dir, 0, 0, 1, &m)) {
+        MB *r = cla_agg(op, dir, m, e);
+        if (r && dir == DIR_FULL) {
+            *out = val_double(mb_get(r, 0, 0));
+            mb_release(r);
+            return 0;
+        }
+        return wrap(r, out, e);
+    }
+    MB *dec = NULL;
+    if (m->cmb && !(m = plain(m, &dec, e))) return e->code;
     if (op == OP_TRACE) {
         double t = k_trace(m, e);
         if (e->code) rc = e->code;
@@ -259,16 +335,19 @@ int ap_agg(OpCode op, AggDir dir, const Value *a, Value *out, BrErr *e)
     } else {
         rc = wrap(k_agg(op, dir, m, e), out, e);
     }
+    mb_release(dec);
     mb_release(tmp);
     return rc;
 }
 
 int ap_reorg(OpCode op, const Value *a, Value *out, BrErr *e)
 {
-    MB *tmp;
+    MB *tmp, *dec = NULL;
     const MB *m = as_mb(a, &tmp, e);
-    if (!m) return e->code;
+    if (m && m->cmb) m = plain(m, &dec, e);
+    if (!m) { mb_release(tmp); return e->code; }
     MB *r = op == OP_TRANS ? k_transpose(m, e) : op == OP_REV ? k_rev(m, e) : k_diag(m, e);
+    mb_release(dec);
     mb_release(tmp);
     return wrap(r, out, e);
 }
@@ -280,11 +359,15 @@ int ap_matmul(OpCode op, int left, const Value *a, const Value *b, const Value *
     MB *r = NULL;
     if (!x) return e->code;
     if (op == OP_TSMM) {
-        r = k_tsmm(x, left != 0, e);
+        r = x->cmb ? matmul_cla(op, left, x, NULL, NULL, e) : k_tsmm(x, left != 0, e);
     } else if ((y = as_mb(b, &tb, e))) {
-        if (op == OP_MMCHAIN) {
-            if (c->kind != V_NONE) w = as_mb(c, &tc, e);
-            if (c->kind == V_NONE || w) r = k_mmchain(x, y, w, e);
+        if (op == OP_MMCHAIN && c->kind != V_NONE) w = as_mb(c, &tc, e);
+        if (op == OP_MMCHAIN && c->kind != V_NONE && !w) {
+            /* error set */
+        } else if (x->cmb || y->cmb || (w && w->cmb)) {
+            r = matmul_cla(op, left, x, y, w, e);
+        } else if (op == OP_MMCHAIN) {
+            r = k_mmchain(x, y, w, e);
         } else if (op == OP_MATMULTL) {
             r = k_matmul_tl(x, y, e);
         } else {
@@ -363,6 +446,12 @@ static int frame_index(const IxSpec *ix, Value *args, Value *out, BrErr *e)
     return 0;
 }
 
+/* m[rl:ru, cl:cu]: compressed blocks keep their column groups. */
+static MB *slice(const MB *m, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e)
+{
+    return m->cmb ? cla_slice(m, rl, ru, cl, cu, e) : k_slice(m, rl, ru, cl, cu, e);
+}
+
 int ap_rix(const IxSpec *ix, Value *args, Value *out, BrErr *e)
 {
     Value *t = &args[0];
@@ -384,11 +473,11 @@ int ap_rix(const IxSpec *ix, Value *args, Value *out, BrErr *e)
     if (!ix->has_col) {
         /* X[i] on a matrix: rows of a column vector, or cells in row-major order */
         if (ix_range(ix->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
-        return wrap(k_slice(m, rl, ru, 0, m->cols, e), out, e);
+        return wrap(slice(m, rl, ru, 0, m->cols, e), out, e);
     }
     if (ix_range(ix->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
     if (ix_range(ix->cmode, &args[3], &args[4], m->cols, "column", &cl, &cu, e)) return e->code;
-    return wrap(k_slice(m, rl, ru, cl, cu, e), out, e);
+    return wrap(slice(m, rl, ru, cl, cu, e), out, e);
 }
 
 static int list_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, BrErr *e)

@@ -1,5 +1,6 @@
 /* mb.c: matrix block construction, conversion, format choice, estimates. */
 #include "mb.h"
+#include "cmb.h"
 
 #include <assert.h>
 #include <math.h>
@@ -140,6 +141,7 @@ void mb_sp_finish(MB *m)
 bool mb_valid(const MB *m, bool full)
 {
     if (!m || m->rows < 0 || m->cols < 0 || m->nnz < 0 || m->refs <= 0) return false;
+    if (m->cmb) return !m->d && !m->rp && !m->sparse;
     if (!m->sparse) return m->d || m->rows * m->cols == 0;
     if (!m->rp || m->rp[0] != 0 || m->rp[m->rows] != m->nnz || m->nnz > m->cap) return false;
     if (!full) return true;
@@ -176,12 +178,14 @@ void mb_release(MB *m)
     assert(left >= 0);   /* released more often than retained */
     if (left > 0) return;
     mb_free_data(m);
+    cmb_free(m->cmb);
     free(m);
 }
 
 MB *mb_copy(const MB *m, BrErr *e)
 {
     assert(mb_valid(m, false));
+    if (m->cmb) return cmb_decompress(m, e);
     if (!m->sparse) {
         MB *r = mb_dense_uninit(m->rows, m->cols, e);
         if (!r) return NULL;
@@ -200,9 +204,22 @@ MB *mb_copy(const MB *m, BrErr *e)
     return r;
 }
 
+/* A compressed m decompressed into *tmp (caller releases), else m. */
+static const MB *plain(const MB *m, MB **tmp, BrErr *e)
+{
+    *tmp = NULL;
+    if (!m->cmb) return m;
+    return *tmp = cmb_decompress(m, e);
+}
+
 MB *mb_to_dense(const MB *m, BrErr *e)
 {
     assert(mb_valid(m, false));
+    if (m->cmb) {
+        MB *r = cmb_decompress(m, e);
+        if (r && mb_make_dense(r, e)) { mb_release(r); return NULL; }
+        return r;
+    }
     if (!m->sparse) return mb_copy(m, e);
     MB *r = mb_dense(m->rows, m->cols, e);
     if (!r) return NULL;
@@ -217,6 +234,11 @@ MB *mb_to_dense(const MB *m, BrErr *e)
 MB *mb_to_sparse(const MB *m, BrErr *e)
 {
     assert(mb_valid(m, false));
+    if (m->cmb) {
+        MB *r = cmb_decompress(m, e);
+        if (r && mb_make_sparse(r, e)) { mb_release(r); return NULL; }
+        return r;
+    }
     if (m->sparse) return mb_copy(m, e);
     MB *r = mb_sp_alloc(m->rows, m->cols, m->nnz, e);
     if (!r) return NULL;
@@ -300,6 +322,7 @@ double mb_est_size(int64_t rows, int64_t cols, int64_t nnz)
 
 size_t mb_bytes(const MB *m)
 {
+    if (m->cmb) return cmb_bytes(m);
     if (!m->sparse) return sizeof *m + (size_t)(m->rows * m->cols) * sizeof(double);
     return sizeof *m + (size_t)(m->rows + 1) * sizeof(int64_t) +
            (size_t)m->cap * (sizeof(int32_t) + sizeof(double));
@@ -317,6 +340,13 @@ int mb_examine(MB *m, BrErr *e)
 double mb_get(const MB *m, int64_t r, int64_t c)
 {
     assert(r >= 0 && r < m->rows && c >= 0 && c < m->cols);
+    if (m->cmb) {
+        BrErr e;
+        MB *row = cmb_decompress_rows(m, r, r + 1, &e);
+        double v = row ? mb_get(row, 0, c) : NAN;
+        mb_release(row);
+        return v;
+    }
     if (!m->sparse) return m->d[r * m->cols + c];
     int64_t lo = m->rp[r], hi = m->rp[r + 1];
     while (lo < hi) {
@@ -331,6 +361,15 @@ double mb_get(const MB *m, int64_t r, int64_t c)
 bool mb_equal(const MB *a, const MB *b, double rtol)
 {
     if (a->rows != b->rows || a->cols != b->cols) return false;
+    if (a->cmb || b->cmb) {
+        BrErr e;
+        MB *ta, *tb;
+        const MB *pa = plain(a, &ta, &e), *pb = plain(b, &tb, &e);
+        bool eq = pa && pb && mb_equal(pa, pb, rtol);
+        mb_release(ta);
+        mb_release(tb);
+        return eq;
+    }
     for (int64_t i = 0; i < a->rows; i++)
         for (int64_t j = 0; j < a->cols; j++) {
             double x = mb_get(a, i, j), y = mb_get(b, i, j);
@@ -346,7 +385,7 @@ void mb_dump(const MB *m, const char *name)
 {
     fprintf(stderr, "%s: %lldx%lld nnz=%lld %s\n", name ? name : "M",
             (long long)m->rows, (long long)m->cols, (long long)m->nnz,
-            m->sparse ? "sparse" : "dense");
+            m->cmb ? "compressed" : m->sparse ? "sparse" : "dense");
     for (int64_t i = 0; i < m->rows && i < 20; i++) {
         for (int64_t j = 0; j < m->cols && j < 20; j++)
             fprintf(stderr, " %g", mb_get(m, i, j));
@@ -377,6 +416,13 @@ void mb_sp_done(MB *m, int64_t nnz)
 
 double *mb_cells_rowmajor(const MB *a)
 {
+    if (a->cmb) {
+        BrErr e;
+        MB *t = cmb_decompress(a, &e);
+        double *o = t ? mb_cells_rowmajor(t) : NULL;
+        mb_release(t);
+        return o;
+    }
     int64_t n = a->rows * a->cols;
     if (!a->sparse) {
         double *o = br_malloc((size_t)n * sizeof(double));

@@ -9,6 +9,12 @@
  *            kernels (mb_sp_append drops them).
  * An all-zero ("empty") block is a sparse block with nnz == 0: cheap.
  *
+ * A third form, the compressed block (matrix/cmb.h, docs/cla.md), has cmb
+ * set and no d/rp: only the operators that know it (kernels/cla*.c) are
+ * given one; the interpreter decompresses it for all others. The functions
+ * here that read cells (copies, conversions, mb_get, mb_equal,
+ * mb_cells_rowmajor) accept it and decompress.
+ *
  * nnz is always exact. Blocks are reference counted (mb_retain/mb_release)
  * so the runtime can share them between variables; a block with refs > 1 is
  * treated as immutable (copy before writing: mb_copy).
@@ -23,6 +29,8 @@
 
 #include "../base/base.h"
 
+struct CMB;
+
 typedef struct MB {
     int64_t rows, cols;
     int64_t nnz;        /* exact number of non-zeros */
@@ -34,6 +42,7 @@ typedef struct MB {
     int64_t cap;        /* capacity of ci/v in entries (sparse only) */
     int64_t build_row;  /* while building with mb_sp_append: current row */
     int refs;           /* reference count, starts at 1 */
+    struct CMB *cmb;    /* compressed block (matrix/cmb.h), else NULL */
 } MB;
 
 /* The block's invariants, for assertions: sizes >= 0, refs > 0, dense

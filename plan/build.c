@@ -414,7 +414,7 @@ static Hop *lower_to_op(BCtx *c, Expr *e, const BuiltinInfo *bi)
 
 /* The builtins whose lowering depends on their arguments: log(X) vs
  * log(X, b), ppred's comparison, min(X) vs min(X, Y, ...), the weighted
- * mean, compress/decompress (the value itself), exists. NULL for the
+ * mean, exists. NULL for the
  * others. */
 static Hop *lower_special(BCtx *c, Expr *e, const BuiltinInfo *bi)
 {
@@ -446,8 +446,6 @@ static Hop *lower_special(BCtx *c, Expr *e, const BuiltinInfo *bi)
         Hop *xw = agg(c, OP_SUM, DIR_FULL, binary(c, OP_MULT, h->in[0], h->in[1], sp), sp);
         return binary(c, OP_DIV, xw, agg(c, OP_SUM, DIR_FULL, h->in[1], sp), sp);
     }
-    if ((bi->id == BI_COMPRESS || bi->id == BI_DECOMPRESS) && n == 1 && allpos)
-        return build_expr(c, e->call.args[0].value);   /* the value is unchanged */
     if (bi->id == BI_EXISTS && n == 1 && !e->call.args[0].name &&
         (e->call.args[0].value->kind == EX_IDENT || e->call.args[0].value->kind == EX_STRING)) {
         Expr *a = e->call.args[0].value;

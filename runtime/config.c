@@ -67,6 +67,12 @@ int config_read(const char *path, BraidConfig *c, BrErr *e)
         else if (!strcmp(key, "sysds.codegen.async")) c->cg_async = truthy(v);
         else if (!strcmp(key, "sysds.cp.parallel.ops")) c->threads = truthy(v) ? 0 : 1;
         else if (!strcmp(key, "sysds.num.threads")) c->threads = atoi(v);
+        else if (!strcmp(key, "sysds.compressed.linalg")) {
+            if (!strcasecmp(v, "auto")) c->cla = 2;
+            else if (truthy(v)) c->cla = 1;
+            else if (!strcasecmp(v, "false") || !strcmp(v, "0")) c->cla = 0;
+            else { free(s); return br_err(e, BR_EARG, "%s:%d: sysds.compressed.linalg: expected true, false or auto, got '%s'", path, line, v); }
+        }
         else if (!strcmp(key, "sysds.localtmpdir")) snprintf(c->localtmpdir, sizeof c->localtmpdir, "%s", v);
         else if (strlen(unknown) + strlen(key) + 3 < sizeof unknown) {
             if (unknown[0]) strcat(unknown, ", ");

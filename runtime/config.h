@@ -14,6 +14,7 @@ typedef struct BraidConfig {
     bool cg_async;              /* sysds.codegen.async (braid): compile in the background */
     int threads;                /* sysds.cp.parallel.ops / sysds.num.threads: 0 = all */
     char localtmpdir[512];      /* sysds.localtmpdir */
+    int cla;                    /* sysds.compressed.linalg: 0 false, 1 true, 2 auto */
 } BraidConfig;
 
 void config_defaults(BraidConfig *c);

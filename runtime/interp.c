@@ -4,6 +4,7 @@
  * transient writes; after every block, variables that liveness says are
  * dead are released. */
 #include "interp.h"
+#include "cla_rt.h"
 #include "../base/vec.h"
 
 #include <math.h>
@@ -244,7 +245,12 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
                          in->opname, in->opmem / 1e9, br_mem_budget() / 1e9);
             break;
         }
-        if (exec_instr(rt, f, in, regs, &e)) {
+        /* compressed inputs: decompressed here for operators that do
+         * not take them (docs/cla.md) */
+        int xrc = cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)
+                                             : exec_instr(rt, f, in, regs, &e);
+        if (!xrc && rt->opt.cla) xrc = cla_rt_after(rt, in, &regs[in->out], &e);
+        if (xrc) {
             if (!rt->err.code) {
                 if (e.code) rt_fail(rt, in->span, e.code, "%s", e.msg);
                 else rt_fail(rt, in->span, BR_EFAIL, "failed");
@@ -538,6 +544,7 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
         return rt_exec_list(rt, f, c ? &b->body : &b->els);
     }
     case PB_WHILE:
+        if (cla_rt_loop_entry(rt, f, b, -1)) return -1;
         for (;;) {
             bool c;
             if (eval_pred(rt, f, b, &c)) return -1;
@@ -547,6 +554,7 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
     case PB_FOR: {
         Iter it;
         if (eval_header(rt, f, b, &it)) return -1;
+        if (cla_rt_loop_entry(rt, f, b, it.n)) return -1;
         if (b->parfor) return exec_parfor(rt, f, b, &it);
         return exec_for_serial(rt, f, b, &it);
     }

@@ -16,7 +16,11 @@ typedef struct RtOptions {
     bool stats;           /* collect heavy-hitter statistics */
     int64_t seed;         /* -seed: base for rand/sample without seed; -1 none */
     bool explain_recompile; /* reserved: -explain recompile_hops */
+    int cla;              /* sysds.compressed.linalg: RT_CLA_OFF/ON/AUTO */
 } RtOptions;
+
+/* Compressed linear algebra modes (docs/cla.md). */
+enum { RT_CLA_OFF, RT_CLA_ON, RT_CLA_AUTO };
 
 typedef struct RtStat { const char *name; int64_t count; int64_t ns; } RtStat;
 

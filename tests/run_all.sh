@@ -55,12 +55,13 @@ if [ -x tests/parity/run.py ]; then
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
 fi
 # the shared conformance suite (../shared/conformance), when present: with
-# the default settings, with rewrites off and with the fuse-all heuristic
+# the default settings, with rewrites off, with the fuse-all heuristic and
+# with compressed linear algebra forced on
 conf="$(cd "$(dirname "$0")/../.." && pwd)/shared/conformance"
 if [ -x "$conf/run.sh" ]; then
   bin="$(cd "$(dirname "$build/braid")" && pwd)/braid"
   here="$(pwd)"
-  for mode in default rewrites_off codegen_fuse_all; do
+  for mode in default rewrites_off codegen_fuse_all compressed; do
     if [ $mode = default ]; then cmd="$bin"
     else
       cmd="$(cd "$build" && pwd)/braid-$mode"

@@ -1,0 +1,877 @@
+/* cla.c: compression of matrix blocks (docs/cla.md).
+ *
+ * Planning (cla_plan) works on a sample of rows: per column the sampled
+ * values' codes, distinct count and non-zero fraction; the number of
+ * distinct values of the whole column is estimated from the sample
+ * (Haas-Stokes' Duj1: d / (1 - (1 - q) f1 / s), f1 the values seen once,
+ * q the sampling fraction). The estimated size of a group is the smallest
+ * of its DDC and OLE sizes (RLE needs run statistics a row sample does not
+ * give; it competes in the exact choice below). Columns whose estimate is
+ * not below their uncompressed size stay uncompressed. The others are
+ * co-coded greedily (Elgohary et al. section 3.3): in order of increasing
+ * cardinality, a group absorbs, one at a time, the candidate of the next
+ * CO_WINDOW that saves the most estimated bytes, while one saves any.
+ *
+ * Encoding (cla_compress) extracts each planned group exactly, in
+ * parallel: a hash of its row tuples gives the dictionary, the code of
+ * every row and exact counts, runs and segments; the encoding is the
+ * smallest of EMPTY/CONST/DDC1/DDC2/OLE/RLE, or uncompressed when that is
+ * smaller. All uncompressed columns form one UNC group.
+ */
+#include "cla.h"
+#include "reorg.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CO_WINDOW 8        /* candidates a group considers per step */
+#define CO_MAXCOLS 64      /* columns per co-coded group */
+#define MAX_DICT 65536     /* tuples per group (DDC2 codes) */
+
+ClaPlanOpts cla_plan_defaults(void)
+{
+    return (ClaPlanOpts){.force = false, .min_ratio = 1.1, .sample = 0, .cocode = true, .enc = -1};
+}
+
+/* ---- column access ---- */
+
+/* x (and for a sparse x its transpose, whose rows are x's columns). */
+typedef struct Src {
+    const MB *x;
+    MB *xt;
+} Src;
+
+/* Column j of x into buf[0..rows). */
+static void fetch_col(const Src *s, int64_t j, double *buf)
+{
+    const MB *x = s->x;
+    if (!x->sparse) {
+        for (int64_t i = 0; i < x->rows; i++) buf[i] = x->d[i * x->cols + j];
+        return;
+    }
+    memset(buf, 0, (size_t)x->rows * sizeof(double));
+    const MB *t = s->xt;
+    for (int64_t k = t->rp[j]; k < t->rp[j + 1]; k++) buf[t->ci[k]] = t->v[k];
+}
+
+/* A value's bits for hashing and equality: -0 as 0, one NaN. */
+static inline uint64_t vbits(double v)
+{
+    if (v == 0) v = 0;
+    if (v != v) v = NAN;
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+static inline uint64_t mix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+/* ---- a hash set of tuples (codes of rows by their values) ---- */
+
+typedef struct TupleSet {
+    int nc;            /* values per tuple */
+    int32_t *slot;     /* -1 or tuple id */
+    int64_t mask;
+    double *tup;       /* n * nc */
+    int32_t n, cap;
+} TupleSet;
+
+static bool ts_init(TupleSet *t, int nc, int64_t expect)
+{
+    int64_t sz = 64;
+    while (sz < 2 * expect && sz < 4 * (int64_t)MAX_DICT) sz *= 2;
+    t->nc = nc;
+    t->mask = sz - 1;
+    t->n = 0;
+    t->cap = 64;
+    t->slot = br_malloc((size_t)sz * sizeof(int32_t));
+    t->tup = br_malloc((size_t)t->cap * (size_t)nc * sizeof(double));
+    if (!t->slot || !t->tup) return false;
+    memset(t->slot, 0xff, (size_t)sz * sizeof(int32_t));
+    return true;
+}
+
+static void ts_free(TupleSet *t)
+{
+    free(t->slot);
+    free(t->tup);
+}
+
+static bool ts_grow(TupleSet *t)
+{
+    int64_t sz = (t->mask + 1) * 2;
+    int32_t *ns = br_malloc((size_t)sz * sizeof(int32_t));
+    if (!ns) return false;
+    memset(ns, 0xff, (size_t)sz * sizeof(int32_t));
+    for (int32_t id = 0; id < t->n; id++) {
+        uint64_t h = 0;
+        for (int j = 0; j < t->nc; j++) h = mix(h ^ vbits(t->tup[(int64_t)id * t->nc + j]));
+        int64_t k = (int64_t)(h & (uint64_t)(sz - 1));
+        while (ns[k] >= 0) k = (k + 1) & (sz - 1);
+        ns[k] = id;
+    }
+    free(t->slot);
+    t->slot = ns;
+    t->mask = sz - 1;
+    return true;
+}
+
+/* The id of tuple v[0..nc) (added when new); -1 when the set is full
+ * (MAX_DICT) or out of memory. */
+static int32_t ts_id(TupleSet *t, const double *v)
+{
+    uint64_t h = 0;
+    for (int j = 0; j < t->nc; j++) h = mix(h ^ vbits(v[j]));
+    int64_t k = (int64_t)(h & (uint64_t)t->mask);
+    for (;; k = (k + 1) & t->mask) {
+        int32_t id = t->slot[k];
+        if (id < 0) break;
+        const double *u = t->tup + (int64_t)id * t->nc;
+        int j = 0;
+        while (j < t->nc && vbits(u[j]) == vbits(v[j])) j++;
+        if (j == t->nc) return id;
+    }
+    if (t->n >= MAX_DICT) return -1;
+    if (t->n == t->cap) {
+        double *nt = realloc(t->tup, (size_t)t->cap * 2 * (size_t)t->nc * sizeof(double));
+        if (!nt) return -1;
+        t->tup = nt;
+        t->cap *= 2;
+    }
+    int32_t id = t->n++;
+    for (int j = 0; j < t->nc; j++) t->tup[(int64_t)id * t->nc + j] = v[j] == 0 ? 0 : v[j];
+    t->slot[k] = id;
+    if (2 * (int64_t)t->n > t->mask && !ts_grow(t)) return -1;
+    return id;
+}
+
+/* ---- planning ---- */
+
+/* Sample statistics of a column or a planned group. */
+typedef struct Stat {
+    int32_t *code;     /* per sample row: the tuple's id */
+    int32_t nd;        /* distinct tuples in the sample */
+    int32_t f1;        /* tuples seen once */
+    int32_t nzrows;    /* sample rows whose tuple is not all zero */
+    int32_t zero_id;   /* id of the all-zero tuple or -1 */
+    int ncols;
+    double est;        /* estimated compressed size */
+} Stat;
+
+typedef struct PCtx {
+    int64_t n, ns;     /* rows, sample rows */
+    int64_t nnz_cells; /* (estimated) non-zero cells of x per column: avg */
+    double sparsity;
+} PCtx;
+
+static double est_distinct(const PCtx *c, const Stat *s)
+{
+    if (c->ns >= c->n) return s->nd;
+    double q = (double)c->ns / (double)c->n;
+    double den = 1.0 - (1.0 - q) * (double)s->f1 / (double)c->ns;
+    double d = den > 1e-9 ? (double)s->nd / den : (double)c->n;
+    if (d < s->nd) d = s->nd;
+    if (d > (double)c->n) d = (double)c->n;
+    return d;
+}
+
+/* Estimated uncompressed size of a group of nc columns with the sample's
+ * non-zero cell fraction. */
+static double unc_size(const PCtx *c, int nc, double nzfrac)
+{
+    int64_t nnz = (int64_t)(nzfrac * (double)c->n * nc);
+    return mb_est_size(c->n, nc, nnz);
+}
+
+/* Estimated compressed size of a group from its sample statistics. */
+static double group_est(const PCtx *c, const Stat *s)
+{
+    double d = est_distinct(c, s);
+    double dict = 8.0 * s->ncols * d + 8.0 * d;
+    double n = (double)c->n;
+    double best = INFINITY;
+    if (d <= 256) best = n + dict;
+    else if (d <= MAX_DICT) best = 2 * n + dict;
+    double z = (double)s->nzrows / (double)c->ns * n;
+    double nseg = ceil(n / CLA_SEG);
+    double ole = 2.0 * z + 2.0 * d * nseg + dict;
+    if (ole < best) best = ole;
+    return best;
+}
+
+/* Stat of a group from codes (already computed) and the tuples' zero flags. */
+static bool stat_from_codes(const PCtx *c, Stat *s, const bool *zero, int32_t nd)
+{
+    int32_t *cnt = br_calloc((size_t)nd + 1, sizeof(int32_t));
+    if (!cnt) return false;
+    s->nzrows = 0;
+    for (int64_t i = 0; i < c->ns; i++) {
+        cnt[s->code[i]]++;
+        if (!zero[s->code[i]]) s->nzrows++;
+    }
+    s->nd = nd;
+    s->f1 = 0;
+    s->zero_id = -1;
+    for (int32_t k = 0; k < nd; k++) {
+        if (cnt[k] == 1) s->f1++;
+        if (zero[k]) s->zero_id = k;
+    }
+    free(cnt);
+    s->est = group_est(c, s);
+    return true;
+}
+
+/* Codes of the sampled values v[0..ns) of one column. */
+static bool sample_codes(const PCtx *c, const double *v, Stat *s)
+{
+    TupleSet t;
+    memset(&t, 0, sizeof t);
+    s->ncols = 1;
+    s->code = br_malloc((size_t)c->ns * sizeof(int32_t) + 1);
+    if (!s->code || !ts_init(&t, 1, c->ns)) { ts_free(&t); return false; }
+    for (int64_t i = 0; i < c->ns; i++) {
+        int32_t id = ts_id(&t, &v[i]);
+        if (id < 0) { ts_free(&t); return false; }   /* ns <= MAX_DICT: only on oom */
+        s->code[i] = id;
+    }
+    bool *zero = br_malloc((size_t)t.n + 1);
+    bool ok = zero != NULL;
+    if (ok) {
+        for (int32_t k = 0; k < t.n; k++) zero[k] = t.tup[k] == 0;
+        ok = stat_from_codes(c, s, zero, t.n);
+    }
+    free(zero);
+    ts_free(&t);
+    return ok;
+}
+
+/* The stat of groups a and b merged (codes paired). */
+static bool merge_stat(const PCtx *c, const Stat *a, const Stat *b, Stat *m, int32_t *map, int64_t mapsz)
+{
+    m->ncols = a->ncols + b->ncols;
+    m->code = br_malloc((size_t)c->ns * sizeof(int32_t) + 1);
+    bool *zero = br_malloc((size_t)c->ns + 1);
+    int64_t *keys = br_malloc((size_t)mapsz * sizeof(int64_t));
+    if (!m->code || !zero || !keys) { free(m->code); m->code = NULL; free(zero); free(keys); return false; }
+    memset(map, 0xff, (size_t)mapsz * sizeof(int32_t));
+    int32_t nd = 0;
+    for (int64_t i = 0; i < c->ns; i++) {
+        int64_t key = (int64_t)a->code[i] * (b->nd + 1) + b->code[i];
+        int64_t k = (int64_t)(mix((uint64_t)key) & (uint64_t)(mapsz - 1));
+        while (map[k] >= 0 && keys[k] != key) k = (k + 1) & (mapsz - 1);
+        if (map[k] < 0) {
+            map[k] = nd;
+            keys[k] = key;
+            zero[nd] = a->code[i] == a->zero_id && b->code[i] == b->zero_id;
+            nd++;
+        }
+        m->code[i] = map[k];
+    }
+    bool ok = stat_from_codes(c, m, zero, nd);
+    free(zero);
+    free(keys);
+    return ok;
+}
+
+void cla_plan_free(ClaPlan *p)
+{
+    free(p->start);
+    free(p->cols);
+    memset(p, 0, sizeof *p);
+}
+
+/* Sampled rows: every row, or a sorted uniform sample (fixed seed: the
+ * same block always gets the same plan). */
+static int64_t *sample_rows(int64_t n, int64_t ns)
+{
+    int64_t *r = br_malloc((size_t)ns * sizeof(int64_t) + 8);
+    if (!r) return NULL;
+    if (ns == n) {
+        for (int64_t i = 0; i < n; i++) r[i] = i;
+        return r;
+    }
+    /* selection sampling (Knuth's algorithm S): sorted by construction */
+    uint64_t st = 0x9e3779b97f4a7c15ULL;
+    int64_t got = 0;
+    for (int64_t i = 0; i < n && got < ns; i++) {
+        st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+        double u = (double)(st >> 11) / 9007199254740992.0;
+        if ((double)(n - i) * u < (double)(ns - got)) r[got++] = i;
+    }
+    return r;
+}
+
+typedef struct ColOrder { int32_t col; double d; } ColOrder;
+
+static int cmp_order(const void *a, const void *b)
+{
+    const ColOrder *x = a, *y = b;
+    return x->d < y->d ? -1 : x->d > y->d ? 1 : (x->col > y->col) - (x->col < y->col);
+}
+
+/* Greedy co-coding of the compressible columns (ord, by cardinality) into
+ * groups appended to p. st: per column stat (consumed). */
+static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord, Stat *st, ClaPlan *p,
+                   int *ng, int *nc)
+{
+    int64_t mapsz = 64;
+    while (mapsz < 2 * c->ns) mapsz *= 2;
+    int32_t *map = br_malloc((size_t)mapsz * sizeof(int32_t));
+    bool *used = br_calloc((size_t)nord + 1, sizeof(bool));
+    if (!map || !used) { free(map); free(used); return false; }
+    bool ok = true;
+    for (int a = 0; a < nord && ok; a++) {
+        if (used[a]) continue;
+        used[a] = true;
+        p->start[*ng] = *nc;
+        p->cols[(*nc)++] = ord[a].col;
+        Stat g = st[ord[a].col];
+        st[ord[a].col].code = NULL;
+        int gcols = 1;
+        while (o->cocode && gcols < CO_MAXCOLS) {
+            int best = -1;
+            double gain = 0;
+            Stat bs = {0};
+            int seen = 0;
+            for (int b = a + 1; b < nord && seen < CO_WINDOW; b++) {
+                if (used[b]) continue;
+                seen++;
+                Stat m = {0};
+                const Stat *sb = &st[ord[b].col];
+                if (!merge_stat(c, &g, sb, &m, map, mapsz)) { ok = false; break; }
+                double gn = g.est + sb->est - m.est;
+                if (m.nd <= MAX_DICT / 4 && gn > gain) {
+                    free(bs.code);
+                    bs = m;
+                    gain = gn;
+                    best = b;
+                } else free(m.code);
+            }
+            if (best < 0 || !ok) { free(bs.code); break; }
+            used[best] = true;
+            p->cols[(*nc)++] = ord[best].col;
+            gcols++;
+            free(g.code);
+            g = bs;
+        }
+        free(g.code);
+        p->est_bytes += g.est;
+        (*ng)++;
+    }
+    free(map);
+    free(used);
+    return ok;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
+{
+    memset(p, 0, sizeof *p);
+    p->unc_group = -1;
+    int64_t n = x->rows, m = x->cols;
+    PCtx c = {.n = n};
+    int64_t want = o->sample > 0 ? o->sample : (n / 20 > 2000 ? n / 20 : 2000);
+    if (want > 50000) want = 50000;
+    c.ns = want < n ? want : n;
+    int64_t *rows = sample_rows(n, c.ns);
+    Stat *st = br_calloc((size_t)m + 1, sizeof(Stat));
+    ColOrder *ord = br_malloc(((size_t)m + 1) * sizeof(ColOrder));
+    p->start = br_malloc(((size_t)m + 2) * sizeof(int));
+    p->cols = br_malloc(((size_t)m + 1) * sizeof(int32_t));
+    MB *xt = x->sparse ? k_transpose(x, e) : NULL;
+    int32_t *rowpos = x->sparse ? br_malloc((size_t)n * sizeof(int32_t) + 4) : NULL;
+    bool ok = rows && st && ord && p->start && p->cols && (!x->sparse || (xt && rowpos));
+    if (ok && rowpos) {
+        memset(rowpos, 0xff, (size_t)n * sizeof(int32_t));
+        for (int64_t s = 0; s < c.ns; s++) rowpos[rows[s]] = (int32_t)s;
+    }
+    /* per-column sample statistics, in parallel over columns */
+#pragma omp parallel num_threads(br_threads()) if (ok && c.ns * m >= BR_PAR_MIN)
+    {
+        double *v = br_malloc((size_t)c.ns * sizeof(double) + 8);
+#pragma omp for schedule(dynamic, 4)
+        for (int64_t j = 0; j < m; j++) {
+            if (!ok || !v) { ok = false; continue; }
+            if (x->sparse) {
+                memset(v, 0, (size_t)c.ns * sizeof(double));
+                for (int64_t k = xt->rp[j]; k < xt->rp[j + 1]; k++)
+                    if (rowpos[xt->ci[k]] >= 0) v[rowpos[xt->ci[k]]] = xt->v[k];
+            } else {
+                for (int64_t s = 0; s < c.ns; s++) v[s] = x->d[rows[s] * m + j];
+            }
+            if (!sample_codes(&c, v, &st[j])) ok = false;
+        }
+        free(v);
+    }
+    int ng = 0, nc = 0, nord = 0;
+    double unc_cols = 0, unc_nz = 0;
+    if (ok) {
+        /* compressible columns by estimated cardinality; the rest UNC */
+        for (int64_t j = 0; j < m; j++) {
+            double nzf = (double)st[j].nzrows / (double)c.ns;
+            bool forced = o->enc >= 0 && o->enc != CLA_UNC;   /* tests: every column tries it */
+            if (forced || st[j].est < unc_size(&c, 1, nzf)) ord[nord++] = (ColOrder){(int32_t)j, est_distinct(&c, &st[j])};
+            else { unc_cols++; unc_nz += nzf; }
+        }
+        qsort(ord, (size_t)nord, sizeof *ord, cmp_order);
+        ok = cocode(&c, o, ord, nord, st, p, &ng, &nc);
+    }
+    if (ok && nc < m) {
+        /* one group of the remaining (uncompressed) columns */
+        bool *in = br_calloc((size_t)m + 1, sizeof(bool));
+        if (!in) ok = false;
+        else {
+            for (int k = 0; k < nc; k++) in[p->cols[k]] = true;
+            p->start[ng] = nc;
+            for (int64_t j = 0; j < m; j++)
+                if (!in[j]) p->cols[nc++] = (int32_t)j;
+            p->est_bytes += unc_size(&c, (int)unc_cols, unc_cols > 0 ? unc_nz / unc_cols : 0);
+            p->unc_group = ng;
+            ng++;
+            free(in);
+        }
+    }
+    if (ok) {
+        p->start[ng] = nc;
+        p->ngroups = ng;
+        for (int k = 0; k < ng; k++)
+            qsort(p->cols + p->start[k], (size_t)(p->start[k + 1] - p->start[k]), sizeof(int32_t), cmp_i32);
+    }
+    for (int64_t j = 0; st && j < m; j++) free(st[j].code);
+    free(st);
+    free(ord);
+    free(rows);
+    free(rowpos);
+    mb_release(xt);
+    if (!ok) {
+        cla_plan_free(p);
+        if (!e->code) br_err(e, BR_ENOMEM, "out of memory in compression planning");
+        return e->code;
+    }
+    return 0;
+}
+
+/* ---- encoding ---- */
+
+/* A planned group extracted exactly: the code of every row and the
+ * dictionary (a TupleSet), the exact sizes of each encoding. */
+typedef struct Ext {
+    int nc;
+    const int32_t *cols;
+    int32_t *code;     /* rows */
+    TupleSet ts;
+    int64_t *cnt;      /* rows per tuple */
+    int32_t zero_id;   /* the all-zero tuple or -1 */
+    int64_t zrows;     /* rows of non-zero tuples */
+    int64_t pairs;     /* RLE (gap, length) pairs */
+    int64_t nnz_cells;
+} Ext;
+
+/* RLE pairs of a run of len rows gap rows after the previous run's end. */
+static int64_t rle_pairs(int64_t gap, int64_t len)
+{
+    return (gap > CLA_U16 ? (gap - 1) / CLA_U16 : 0) + (len + CLA_U16 - 1) / CLA_U16;
+}
+
+/* Rows [i, j) of equal code from i. */
+static int64_t run_end(const int32_t *code, int64_t i, int64_t n)
+{
+    int64_t j = i + 1;
+    while (j < n && code[j] == code[i]) j++;
+    return j;
+}
+
+/* Codes and exact statistics of group cols; false when the group has more
+ * than MAX_DICT tuples (or without memory): then it stays uncompressed. */
+static bool extract(const Src *s, const int32_t *cols, int nc, double *buf, Ext *x)
+{
+    int64_t n = s->x->rows;
+    memset(x, 0, sizeof *x);
+    x->nc = nc;
+    x->cols = cols;
+    x->zero_id = -1;
+    for (int j = 0; j < nc; j++) fetch_col(s, cols[j], buf + (int64_t)j * n);
+    x->code = br_malloc((size_t)n * sizeof(int32_t) + 4);
+    if (!x->code || !ts_init(&x->ts, nc, 1024)) return false;
+    double t[CO_MAXCOLS];   /* nc <= CO_MAXCOLS: planned groups */
+    bool ok = true;
+    for (int64_t i = 0; i < n && ok; i++) {
+        for (int j = 0; j < nc; j++) t[j] = buf[(int64_t)j * n + i];
+        int32_t id = ts_id(&x->ts, t);
+        if (id < 0) ok = false;
+        x->code[i] = id;
+    }
+    if (!ok) return false;
+    int32_t nd = x->ts.n;
+    x->cnt = br_calloc((size_t)nd + 1, sizeof(int64_t));
+    int64_t *end = br_calloc((size_t)nd + 1, sizeof(int64_t));
+    if (!x->cnt || !end) { free(end); return false; }
+    for (int32_t k = 0; k < nd; k++) {
+        int nz = 0;
+        for (int j = 0; j < nc; j++) nz += x->ts.tup[(int64_t)k * nc + j] != 0;
+        if (nz == 0) x->zero_id = k;
+    }
+    for (int64_t i = 0; i < n;) {
+        int64_t j = run_end(x->code, i, n);
+        int32_t k = x->code[i];
+        x->cnt[k] += j - i;
+        if (k != x->zero_id) {
+            x->pairs += rle_pairs(i - end[k], j - i);
+            end[k] = j;
+        }
+        i = j;
+    }
+    free(end);
+    for (int32_t k = 0; k < nd; k++) {
+        if (k == x->zero_id) continue;
+        x->zrows += x->cnt[k];
+        for (int j = 0; j < nc; j++) x->nnz_cells += (x->ts.tup[(int64_t)k * nc + j] != 0) * x->cnt[k];
+    }
+    return true;
+}
+
+static void ext_free(Ext *x)
+{
+    free(x->code);
+    ts_free(&x->ts);
+    free(x->cnt);
+}
+
+/* The smallest encoding of x and its size in bytes. */
+static ClaEnc choose(const Ext *x, int64_t n, double *bytes)
+{
+    int32_t nd = x->ts.n, nnzd = nd - (x->zero_id >= 0);
+    double per = 8.0 * x->nc + 8.0;             /* a tuple and its count */
+    double nseg = (double)((n + CLA_SEG - 1) / CLA_SEG);
+    if (nnzd == 0) { *bytes = 0; return CLA_EMPTY; }
+    if (nd == 1) { *bytes = per; return CLA_CONST; }
+    ClaEnc best = CLA_UNC;
+    double b = mb_est_size(n, x->nc, x->nnz_cells);
+    double c;
+    if (nd <= 256 && (c = (double)n + per * nd) < b) { b = c; best = CLA_DDC1; }
+    if (nd <= MAX_DICT && (c = 2.0 * (double)n + per * nd) < b) { b = c; best = CLA_DDC2; }
+    if ((c = 2.0 * ((double)x->zrows + nseg * nnzd) + (per + 8) * nnzd) < b) { b = c; best = CLA_OLE; }
+    if ((c = 4.0 * (double)x->pairs + (per + 8) * nnzd) < b) { b = c; best = CLA_RLE; }
+    *bytes = b;
+    return best;
+}
+
+/* The encoding the options ask for, where it can hold x. */
+static ClaEnc forced(const Ext *x, int want)
+{
+    if (want == CLA_DDC1 && x->ts.n > 256) return CLA_DDC2;
+    if (want == CLA_EMPTY || want == CLA_CONST) return CLA_DDC2;
+    return (ClaEnc)want;
+}
+
+/* OLE lists of tuples remapped by map[] (old id -> new, -1: zero). */
+static bool build_ole(const Ext *x, int64_t n, const int32_t *map, ClaGroup *g)
+{
+    int32_t nd = g->ndict;
+    int64_t nseg = (n + CLA_SEG - 1) / CLA_SEG;
+    ClaIndex *ix = g->ix;
+    int64_t *pos = br_malloc(((size_t)nd + 1) * sizeof(int64_t));
+    int64_t *hdr = br_malloc(((size_t)nd + 1) * sizeof(int64_t));
+    int64_t *seg = br_malloc(((size_t)nd + 1) * sizeof(int64_t));
+    ix->ptr = br_malloc(((size_t)nd + 1) * sizeof(int64_t));
+    bool ok = pos && hdr && seg && ix->ptr;
+    if (ok) {
+        ix->ptr[0] = 0;
+        for (int32_t t = 0; t < nd; t++) ix->ptr[t + 1] = ix->ptr[t] + nseg + g->counts[t];
+        ix->data = br_malloc((size_t)ix->ptr[nd] * sizeof(uint16_t) + 2);
+        ok = ix->data != NULL;
+    }
+    if (ok) {
+        for (int32_t t = 0; t < nd; t++) {
+            hdr[t] = ix->ptr[t];
+            ix->data[hdr[t]] = 0;
+            pos[t] = hdr[t] + 1;
+            seg[t] = 0;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            int32_t t = map[x->code[i]];
+            if (t < 0) continue;
+            int64_t s = i / CLA_SEG;
+            while (seg[t] < s) { seg[t]++; hdr[t] = pos[t]; ix->data[pos[t]++] = 0; }
+            ix->data[pos[t]++] = (uint16_t)(i - s * CLA_SEG);
+            ix->data[hdr[t]]++;
+        }
+        for (int32_t t = 0; t < nd; t++)
+            while (seg[t] < nseg - 1) { seg[t]++; ix->data[pos[t]++] = 0; }
+    }
+    free(pos);
+    free(hdr);
+    free(seg);
+    return ok;
+}
+
+static bool build_rle(const Ext *x, int64_t n, const int32_t *map, ClaGroup *g)
+{
+    int32_t nd = g->ndict;
+    ClaIndex *ix = g->ix;
+    int64_t *np = br_calloc((size_t)nd + 1, sizeof(int64_t));
+    int64_t *end = br_calloc((size_t)nd + 1, sizeof(int64_t));
+    ix->ptr = br_malloc(((size_t)nd + 1) * sizeof(int64_t));
+    bool ok = np && end && ix->ptr;
+    /* pass 1: pairs per tuple; pass 2: the pairs */
+    for (int pass = 0; pass < 2 && ok; pass++) {
+        if (pass == 1) {
+            ix->ptr[0] = 0;
+            for (int32_t t = 0; t < nd; t++) ix->ptr[t + 1] = ix->ptr[t] + 2 * np[t];
+            ix->data = br_malloc((size_t)ix->ptr[nd] * sizeof(uint16_t) + 2);
+            if (!(ok = ix->data != NULL)) break;
+            for (int32_t t = 0; t < nd; t++) { np[t] = ix->ptr[t]; end[t] = 0; }
+        }
+        for (int64_t i = 0; i < n;) {
+            int64_t j = run_end(x->code, i, n);
+            int32_t t = map[x->code[i]];
+            if (t >= 0 && pass == 0) {
+                np[t] += rle_pairs(i - end[t], j - i);
+            } else if (t >= 0) {
+                int64_t gap = i - end[t], len = j - i;
+                uint16_t *d = ix->data;
+                while (gap > CLA_U16) { d[np[t]++] = CLA_U16; d[np[t]++] = 0; gap -= CLA_U16; }
+                int64_t l = len < CLA_U16 ? len : CLA_U16;
+                d[np[t]++] = (uint16_t)gap;
+                d[np[t]++] = (uint16_t)l;
+                for (len -= l; len > 0; len -= l) {
+                    l = len < CLA_U16 ? len : CLA_U16;
+                    d[np[t]++] = 0;
+                    d[np[t]++] = (uint16_t)l;
+                }
+            }
+            if (t >= 0) end[t] = j;
+            i = j;
+        }
+    }
+    free(np);
+    free(end);
+    return ok;
+}
+
+/* The group of enc from x (NULL without memory). */
+static ClaGroup *build_group(const Ext *x, int64_t n, ClaEnc enc)
+{
+    int32_t nd = x->ts.n;
+    bool sparse_safe = enc == CLA_OLE || enc == CLA_RLE;
+    int32_t gnd = enc == CLA_EMPTY ? 0 : sparse_safe ? nd - (x->zero_id >= 0) : nd;
+    ClaGroup *g = cla_group_new(enc, x->nc, gnd);
+    int32_t *map = br_malloc(((size_t)nd + 1) * sizeof(int32_t));
+    if (!g || !map) { free(map); cla_group_release(g); return NULL; }
+    memcpy(g->cols, x->cols, (size_t)x->nc * sizeof(int32_t));
+    int32_t k = 0;
+    for (int32_t t = 0; t < nd; t++) {
+        if (enc == CLA_EMPTY || (sparse_safe && t == x->zero_id)) { map[t] = -1; continue; }
+        memcpy(g->dict + (int64_t)k * x->nc, x->ts.tup + (int64_t)t * x->nc, (size_t)x->nc * sizeof(double));
+        g->counts[k] = x->cnt[t];
+        map[t] = k++;
+    }
+    bool ok = true;
+    if (enc == CLA_DDC1 || enc == CLA_DDC2 || sparse_safe) {
+        ok = (g->ix = cla_index_new()) != NULL;
+        if (ok && enc == CLA_DDC1) {
+            ok = (g->ix->c1 = br_malloc((size_t)n + 1)) != NULL;
+            for (int64_t i = 0; ok && i < n; i++) g->ix->c1[i] = (uint8_t)map[x->code[i]];
+        } else if (ok && enc == CLA_DDC2) {
+            ok = (g->ix->c2 = br_malloc((size_t)n * 2 + 2)) != NULL;
+            for (int64_t i = 0; ok && i < n; i++) g->ix->c2[i] = (uint16_t)map[x->code[i]];
+        } else if (ok && enc == CLA_OLE) ok = build_ole(x, n, map, g);
+        else if (ok) ok = build_rle(x, n, map, g);
+    }
+    free(map);
+    if (!ok) { cla_group_release(g); return NULL; }
+    return g;
+}
+
+/* One UNC group of the columns cols[0..nc) of x. */
+static ClaGroup *unc_group(const MB *x, const int32_t *cols, int nc, BrErr *e)
+{
+    ClaGroup *g = cla_group_new(CLA_UNC, nc, 0);
+    int32_t *pos = br_malloc(((size_t)x->cols + 1) * sizeof(int32_t));
+    if (!g || !pos) goto oom;
+    memcpy(g->cols, cols, (size_t)nc * sizeof(int32_t));
+    memset(pos, 0xff, ((size_t)x->cols + 1) * sizeof(int32_t));
+    for (int j = 0; j < nc; j++) pos[cols[j]] = j;
+    int64_t n = x->rows;
+    MB *u;
+    if (!x->sparse) {
+        u = mb_dense_uninit(n, nc, e);
+        if (!u) goto fail;
+        for (int64_t i = 0; i < n; i++)
+            for (int j = 0; j < nc; j++) u->d[i * nc + j] = x->d[i * x->cols + cols[j]];
+        mb_recount_nnz(u);
+    } else {
+        u = mb_sp_alloc(n, nc, x->nnz, e);
+        if (!u) goto fail;
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++) {
+            for (int64_t q = x->rp[i]; q < x->rp[i + 1]; q++)
+                if (pos[x->ci[q]] >= 0) { u->ci[k] = pos[x->ci[q]]; u->v[k] = x->v[q]; k++; }
+            u->rp[i + 1] = k;
+        }
+        mb_sp_done(u, k);
+    }
+    free(pos);
+    if (!(g->unc = mb_finish(u, e))) { cla_group_release(g); return NULL; }
+    return g;
+oom:
+    br_err(e, BR_ENOMEM, "out of memory");
+fail:
+    free(pos);
+    cla_group_release(g);
+    return NULL;
+}
+
+/* ---- statistics ---- */
+
+static struct {
+    int64_t n, ns, in_bytes, out_bytes;
+    int64_t dec_n, dec_ns;
+    const char *opname[32];
+    int64_t opcount[32];
+} stats;
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cla_stats_reset(void)
+{
+    pthread_mutex_lock(&stats_lock);
+    memset(&stats, 0, sizeof stats);
+    pthread_mutex_unlock(&stats_lock);
+}
+
+void cla_stats_op(const char *name)
+{
+    pthread_mutex_lock(&stats_lock);
+    int i = 0;
+    while (i < 32 && stats.opname[i] && strcmp(stats.opname[i], name)) i++;
+    if (i < 32) {
+        stats.opname[i] = name;
+        stats.opcount[i]++;
+    }
+    pthread_mutex_unlock(&stats_lock);
+}
+
+void cla_stats_decompress(int64_t ns)
+{
+    pthread_mutex_lock(&stats_lock);
+    stats.dec_n++;
+    stats.dec_ns += ns;
+    pthread_mutex_unlock(&stats_lock);
+}
+
+static void stats_compress(int64_t ns, size_t in, size_t out)
+{
+    pthread_mutex_lock(&stats_lock);
+    stats.n++;
+    stats.ns += ns;
+    stats.in_bytes += (int64_t)in;
+    stats.out_bytes += (int64_t)out;
+    pthread_mutex_unlock(&stats_lock);
+}
+
+void cla_print_stats(FILE *f)
+{
+    pthread_mutex_lock(&stats_lock);
+    if (stats.n) {
+        fprintf(f, "CLA compressions:\t\t%lld (%.3f sec, %.1f MB -> %.1f MB, ratio %.2f).\n", (long long)stats.n,
+                (double)stats.ns / 1e9, (double)stats.in_bytes / 1e6, (double)stats.out_bytes / 1e6,
+                stats.out_bytes ? (double)stats.in_bytes / (double)stats.out_bytes : 0.0);
+        fprintf(f, "CLA decompressions:\t\t%lld (%.3f sec).\n", (long long)stats.dec_n, (double)stats.dec_ns / 1e9);
+        fprintf(f, "CLA compressed operations:\t");
+        for (int i = 0; i < 32 && stats.opname[i]; i++)
+            fprintf(f, "%s%s=%lld", i ? ", " : "", stats.opname[i], (long long)stats.opcount[i]);
+        fprintf(f, "\n");
+    }
+    pthread_mutex_unlock(&stats_lock);
+}
+
+/* ---- compression ---- */
+
+MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
+{
+    if (x->cmb || x->rows == 0 || x->cols == 0) return mb_retain((MB *)x);
+    int64_t t0 = br_now_ns();
+    ClaPlan p;
+    if (cla_plan(x, o, &p, e)) return NULL;
+    size_t in_bytes = mb_bytes(x);
+    if (!o->force && p.est_bytes * o->min_ratio > (double)in_bytes) {
+        cla_plan_free(&p);
+        return mb_retain((MB *)x);
+    }
+    int64_t n = x->rows;
+    Src src = {.x = x, .xt = x->sparse ? k_transpose(x, e) : NULL};
+    ClaGroup **gs = br_calloc((size_t)p.ngroups + 2, sizeof *gs);
+    bool *unc = br_calloc((size_t)x->cols + 1, sizeof(bool));
+    bool ok = gs && unc && (!x->sparse || src.xt);
+    if (ok && p.unc_group >= 0)
+        for (int q = p.start[p.unc_group]; q < p.start[p.unc_group + 1]; q++) unc[p.cols[q]] = true;
+    int maxc = 1;
+    for (int k = 0; k < p.ngroups; k++)
+        if (k != p.unc_group && p.start[k + 1] - p.start[k] > maxc) maxc = p.start[k + 1] - p.start[k];
+#pragma omp parallel num_threads(br_threads()) if (ok && n * x->cols >= BR_PAR_MIN)
+    {
+        double *buf = br_malloc((size_t)n * (size_t)maxc * sizeof(double) + 8);
+#pragma omp for schedule(dynamic, 1)
+        for (int k = 0; k < p.ngroups; k++) {
+            if (k == p.unc_group || !ok) continue;
+            const int32_t *cols = p.cols + p.start[k];
+            int nc = p.start[k + 1] - p.start[k];
+            Ext ex = {0};
+            double bytes;
+            if (!buf) ok = false;
+            else if (extract(&src, cols, nc, buf, &ex)) {
+                ClaEnc enc = choose(&ex, n, &bytes);
+                if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(&ex, o->enc);
+                if (enc != CLA_UNC && !(gs[k] = build_group(&ex, n, enc))) ok = false;
+            }
+            ext_free(&ex);
+            if (!gs[k] && ok)
+                for (int j = 0; j < nc; j++) unc[cols[j]] = true;
+        }
+        free(buf);
+    }
+    mb_release(src.xt);
+    int ng = 0;
+    MB *r = NULL;
+    if (ok) {
+        for (int k = 0; k < p.ngroups; k++)
+            if (gs[k]) gs[ng++] = gs[k];
+        int nu = 0;
+        for (int64_t j = 0; j < x->cols; j++)
+            if (unc[j]) p.cols[nu++] = (int32_t)j;   /* the plan's columns are no longer needed */
+        if (nu && !(gs[ng++] = unc_group(x, p.cols, nu, e))) ok = false;
+    }
+    if (ok) {
+        r = cmb_new(x->rows, x->cols, gs, ng, e);
+        gs = NULL;
+    }
+    if (gs)
+        for (int k = 0; k < p.ngroups + 1; k++) cla_group_release(gs[k]);
+    free(gs);
+    free(unc);
+    cla_plan_free(&p);
+    if (!r) {
+        if (!e->code) br_err(e, BR_ENOMEM, "out of memory in compression");
+        return NULL;
+    }
+    size_t out_bytes = cmb_bytes(r);
+    if (!o->force && (double)out_bytes * o->min_ratio > (double)in_bytes) {
+        mb_release(r);
+        return mb_retain((MB *)x);
+    }
+    stats_compress(br_now_ns() - t0, in_bytes, out_bytes);
+    return r;
+}

@@ -1,0 +1,94 @@
+/* cla.h: compressed linear algebra (docs/cla.md): compression planning
+ * and compression (cla.c), operations over compressed blocks (cla_ops.c).
+ * Compressed blocks themselves: matrix/cmb.h. */
+#ifndef BRAID_K_CLA_H
+#define BRAID_K_CLA_H
+
+#include <stdio.h>
+
+#include "../base/ops.h"
+#include "../matrix/cmb.h"
+
+/* ---- compression (cla.c) ---- */
+
+typedef struct ClaPlanOpts {
+    bool force;        /* compress even when the ratio does not pay (the
+                          incompressible columns form one UNC group) */
+    double min_ratio;  /* else: compress only at an estimated ratio >= this */
+    int64_t sample;    /* rows sampled for planning (0: the default) */
+    bool cocode;       /* greedy co-coding of columns (default on) */
+    int enc;           /* -1: choose by size; else a ClaEnc every group
+                          takes where it can (tests; EMPTY/CONST stay) */
+} ClaPlanOpts;
+
+/* A default: not forced, ratio 1.1, default sample, co-coding, encodings
+ * by size. */
+ClaPlanOpts cla_plan_defaults(void);
+
+/* The planned column groups of x: group k holds cols[start[k] ..
+ * start[k+1]). est_bytes: the estimated compressed size. */
+typedef struct ClaPlan {
+    int ngroups;
+    int *start;
+    int32_t *cols;
+    int unc_group;     /* the group of incompressible columns, or -1 */
+    double est_bytes;
+} ClaPlan;
+
+/* Plans x's groups from a sample of its rows (per-column statistics,
+ * greedy co-coding). Returns 0 or an error. */
+int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e);
+void cla_plan_free(ClaPlan *p);
+
+/* x compressed (a new compressed block), or x itself retained when it is
+ * compressed already, empty of cells, or (not forced) the compressed size
+ * would not pay. NULL with e set on error. Groups are encoded in parallel;
+ * each group's encoding is chosen by its exact size after extraction. */
+MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e);
+
+/* ---- statistics (-stats), process-wide counters ---- */
+
+void cla_stats_reset(void);
+/* Counts an operation run over a compressed input (name: a literal). */
+void cla_stats_op(const char *name);
+void cla_stats_decompress(int64_t ns);
+/* The -stats lines (nothing when no compression happened). */
+void cla_print_stats(FILE *f);
+
+/* ---- operations over compressed blocks (cla_ops.c) ----
+ * Every function takes a compressed x (mb_is_cmb) and returns a new block
+ * (caller releases) or NULL with e set. */
+
+/* Does this operation have a compressed implementation for a compressed
+ * input in argument position pos? (The interpreter decompresses every
+ * other input; docs/cla.md.) Families follow the instruction kinds. */
+typedef enum { CLA_F_UNARY, CLA_F_BINARY, CLA_F_AGG, CLA_F_MATMUL, CLA_F_RIX } ClaFamily;
+bool cla_handles(ClaFamily f, OpCode op, AggDir dir, int left, int pos, int nin, const MB *const *ins);
+
+/* x %*% b (b: an ordinary ncol(x) x k block). */
+MB *cla_matmul_right(const MB *x, const MB *b, BrErr *e);
+/* t(x) %*% b (b: nrow(x) x k): ncol(x) x k. */
+MB *cla_matmul_tl(const MB *x, const MB *b, BrErr *e);
+/* a %*% x (a: k x nrow(x)): k x ncol(x). */
+MB *cla_matmul_left(const MB *a, const MB *x, BrErr *e);
+/* t(x) %*% x. */
+MB *cla_tsmm(const MB *x, BrErr *e);
+/* t(x) %*% (w * (x %*% v)) (w NULL: without weights). */
+MB *cla_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e);
+/* Aggregates: op in OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX; any
+ * direction. */
+MB *cla_agg(OpCode op, AggDir dir, const MB *x, BrErr *e);
+/* Cellwise f(x), x op s, s op x over the dictionaries: a compressed
+ * result sharing x's row structures (scalar_left: s op x). NULL without
+ * an error when the result cannot stay compressed (a group of 65536
+ * tuples whose zero rows need one more): the caller decompresses. */
+MB *cla_unary(OpCode op, const MB *x, BrErr *e);
+MB *cla_scalar(OpCode op, const MB *x, double s, bool scalar_left, BrErr *e);
+/* x op x cellwise (X * X), over the dictionaries as above. */
+MB *cla_self(OpCode op, const MB *x, BrErr *e);
+/* x[rl:ru, cl:cu] (0-based, half-open): all rows stay compressed (groups
+ * restricted to the columns, sharing row structures); a row range is
+ * decompressed for those rows only. */
+MB *cla_slice(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e);
+
+#endif

@@ -1,0 +1,873 @@
+/* cla_ops.c: operations over compressed blocks (kernels/cla.h,
+ * docs/cla.md). Row-wise work (x %*% b, row aggregates) runs over row
+ * ranges in parallel, each thread decoding CLA_BLK rows of every group to
+ * tuple codes and adding per-tuple precomputed results; column-wise work
+ * (t(x) %*% b, column and full aggregates) aggregates per tuple (via the
+ * counts per tuple where possible) and multiplies with the dictionary.
+ * UNC groups go to the ordinary kernels. */
+#include "cla.h"
+#include "agg.h"
+#include "agg_int.h"
+#include "ew.h"
+#include "mm.h"
+#include "reorg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static inline const struct CMB *C(const MB *x) { return x->cmb; }
+
+/* A dense row-major copy of an ordinary block (borrowed when dense). */
+static const MB *dense_of(const MB *b, MB **tmp, BrErr *e)
+{
+    *tmp = NULL;
+    if (!b->cmb && !b->sparse) return b;
+    return *tmp = mb_to_dense(b, e);
+}
+
+bool cla_handles(ClaFamily f, OpCode op, AggDir dir, int left, int pos, int nin, const MB *const *ins)
+{
+    switch (f) {
+    case CLA_F_UNARY:
+        return op_info[op].kind == OK_UNARY && (op_info[op].tpl & FT_CELL);
+    case CLA_F_BINARY:
+        /* matrix-scalar, or the block with itself (X * X) */
+        return op_info[op].kind == OK_BINARY && (op_info[op].tpl & FT_CELL) && nin == 2 &&
+               (!ins[1 - pos] || ins[1 - pos] == ins[pos]);
+    case CLA_F_AGG:
+        return op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN || op == OP_AMIN || op == OP_AMAX;
+    case CLA_F_MATMUL:
+        if (op == OP_TSMM) return left && pos == 0;
+        if (op == OP_MMCHAIN) return pos == 0;
+        if (op == OP_MATMULTL) return pos == 0 && ins[1] && ins[1]->cols <= 256;
+        if (op == OP_MATMUL && pos == 0) return ins[1] && ins[1]->cols <= 256;
+        if (op == OP_MATMUL && pos == 1) return ins[0] && ins[0]->rows <= 256;
+        return false;
+    case CLA_F_RIX:
+        return pos == 0;
+    }
+    return false;
+}
+
+/* ---- row-wise: x %*% b ---- */
+
+/* pre[t*k + c] = dict[t] . b[cols, c] for group g (b dense, k columns). */
+static double *pre_mult(const ClaGroup *g, const MB *b)
+{
+    int64_t k = b->cols;
+    double *pre = br_calloc((size_t)g->ndict * (size_t)k + 1, sizeof(double));
+    if (!pre) return NULL;
+    for (int32_t t = 0; t < g->ndict; t++)
+        for (int j = 0; j < g->ncols; j++) {
+            double v = g->dict[(int64_t)t * g->ncols + j];
+            if (v == 0) continue;
+            const double *br = b->d + (int64_t)g->cols[j] * k;
+            for (int64_t c = 0; c < k; c++) pre[t * k + c] += v * br[c];
+        }
+    return pre;
+}
+
+/* The rows of b at g's columns (an ordinary ncols x k block). */
+static MB *rows_of(const ClaGroup *g, const MB *b, BrErr *e)
+{
+    MB *r = mb_dense_uninit(g->ncols, b->cols, e);
+    if (!r) return NULL;
+    for (int j = 0; j < g->ncols; j++)
+        memcpy(r->d + (int64_t)j * b->cols, b->d + (int64_t)g->cols[j] * b->cols, (size_t)b->cols * sizeof(double));
+    mb_recount_nnz(r);
+    return r;
+}
+
+/* DDC with one column of results: the codes read straight from the
+ * index (no copy). o[i] += p[code of row lo + i]. */
+static void ddc_gather(const ClaGroup *g, int64_t lo, int64_t n, const double *p, double *o)
+{
+    if (g->enc == CLA_DDC1)
+        for (int64_t i = 0; i < n; i++) o[i] += p[g->ix->c1[lo + i]];
+    else
+        for (int64_t i = 0; i < n; i++) o[i] += p[g->ix->c2[lo + i]];
+}
+
+/* A[code of row lo + i] += v[i]. */
+static void ddc_scatter(const ClaGroup *g, int64_t lo, int64_t n, const double *v, double *A)
+{
+    if (g->enc == CLA_DDC1)
+        for (int64_t i = 0; i < n; i++) A[g->ix->c1[lo + i]] += v[i];
+    else
+        for (int64_t i = 0; i < n; i++) A[g->ix->c2[lo + i]] += v[i];
+}
+
+/* out[lo..lo+n) += pre[code] over the compressed groups, thread-local
+ * iterators its[] (NULL entries for UNC/EMPTY groups). */
+static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo, int64_t n, int64_t k,
+                     int32_t *codes, double *out)
+{
+    for (int q = 0; q < c->ngroups; q++) {
+        if (!pre[q]) continue;
+        const double *p = pre[q];
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+            /* the listed rows only (codes used as a row buffer) */
+            for (int32_t t = 0; t < g->ndict; t++) {
+                int64_t nr = cla_iter_rows(&its[q], t, n, codes);
+                const double *pr = p + (int64_t)t * k;
+                for (int64_t j = 0; j < nr; j++) {
+                    double *o = out + (lo + codes[j]) * k;
+                    for (int64_t cc = 0; cc < k; cc++) o[cc] += pr[cc];
+                }
+            }
+            cla_iter_skip(&its[q], n);
+            continue;
+        }
+        if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
+            ddc_gather(g, lo, n, p, out + lo);
+            cla_iter_skip(&its[q], n);
+            continue;
+        }
+        cla_iter_next(&its[q], n, codes);
+        if (k == 1) {
+            for (int64_t i = 0; i < n; i++)
+                if (codes[i] >= 0) out[lo + i] += p[codes[i]];
+            continue;
+        }
+        for (int64_t i = 0; i < n; i++) {
+            if (codes[i] < 0) continue;
+            const double *pr = p + (int64_t)codes[i] * k;
+            double *o = out + (lo + i) * k;
+            for (int64_t cc = 0; cc < k; cc++) o[cc] += pr[cc];
+        }
+    }
+}
+
+/* out (n x k) += rows of the compressed groups, with per-group row
+ * contributions pre[q] (ndict x k each), in parallel over row ranges. */
+static bool rowwise(const MB *x, double **pre, int64_t k, double *out)
+{
+    const struct CMB *c = C(x);
+    int64_t n = x->rows;
+    int nt = n * k * c->ngroups >= BR_PAR_MIN ? br_threads() : 1;
+    bool ok = true;
+    int64_t nb = (n + CLA_BLK - 1) / CLA_BLK;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int tid = 0, th = 1;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+        th = omp_get_num_threads();
+#endif
+        int64_t a = nb * tid / th * CLA_BLK, b = nb * (tid + 1) / th * CLA_BLK;
+        if (b > n) b = n;
+        ClaIter *its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
+        int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+        bool mine = its && codes;
+        for (int q = 0; mine && q < c->ngroups; q++)
+            if (pre[q] && !cla_iter_init(&its[q], c->groups[q], a)) mine = false;
+        if (!mine) {
+#pragma omp atomic write
+            ok = false;
+        }
+        for (int64_t lo = a; mine && lo < b; lo += CLA_BLK)
+            add_rows(c, its, pre, lo, b - lo < CLA_BLK ? b - lo : CLA_BLK, k, codes, out);
+        for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
+        free(its);
+        free(codes);
+    }
+    return ok;
+}
+
+static void free_pre(double **pre, int n)
+{
+    for (int q = 0; pre && q < n; q++) free(pre[q]);
+    free(pre);
+}
+
+MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
+{
+    if (x->cols != b0->rows) {
+        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: %lldx%lld %%*%% %lldx%lld",
+               (long long)x->rows, (long long)x->cols, (long long)b0->rows, (long long)b0->cols);
+        return NULL;
+    }
+    cla_stats_op("ba+*");
+    MB *tb;
+    const MB *b = dense_of(b0, &tb, e);
+    if (!b) return NULL;
+    const struct CMB *c = C(x);
+    int64_t k = b->cols;
+    MB *r = mb_dense(x->rows, k, e);
+    double **pre = br_calloc((size_t)c->ngroups + 1, sizeof(double *));
+    bool ok = r && pre;
+    for (int q = 0; ok && q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_UNC) {
+            MB *bs = rows_of(g, b, e), *p = bs ? k_matmul(g->unc, bs, e) : NULL;
+            if (p && !p->sparse) {
+                for (int64_t i = 0; i < x->rows * k; i++) r->d[i] += p->d[i];
+            } else if (p) {
+                for (int64_t i = 0; i < p->rows; i++)
+                    for (int64_t q2 = p->rp[i]; q2 < p->rp[i + 1]; q2++) r->d[i * k + p->ci[q2]] += p->v[q2];
+            } else ok = false;
+            mb_release(bs);
+            mb_release(p);
+        } else if (g->enc != CLA_EMPTY) {
+            ok = (pre[q] = pre_mult(g, b)) != NULL;
+        }
+    }
+    if (ok) ok = rowwise(x, pre, k, r->d);
+    free_pre(pre, c->ngroups);
+    mb_release(tb);
+    if (!ok) {
+        if (!e->code) br_err(e, BR_ENOMEM, "out of memory");
+        mb_release(r);
+        return NULL;
+    }
+    mb_recount_nnz(r);
+    return mb_finish(r, e);
+}
+
+/* ---- column-wise: t(x) %*% b ---- */
+
+/* out[cols of g, :] (m x k) = dict^T A, A[t] = sum of b's rows of tuple t. */
+static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrErr *e)
+{
+    int64_t k = b->cols;
+    if (g->enc == CLA_EMPTY) return true;
+    if (g->enc == CLA_UNC) {
+        MB *p = k_matmul_tl(g->unc, b, e);
+        if (!p) return false;
+        for (int j = 0; j < g->ncols; j++)
+            for (int64_t cc = 0; cc < k; cc++) out[(int64_t)g->cols[j] * k + cc] += mb_get(p, j, cc);
+        mb_release(p);
+        return true;
+    }
+    double *A = br_calloc((size_t)g->ndict * (size_t)k + 1, sizeof(double));
+    int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+    ClaIter it;
+    bool ok = A && codes && cla_iter_init(&it, g, 0);
+    if (ok) {
+        for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
+            int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+            if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+                for (int32_t t = 0; t < g->ndict; t++) {
+                    int64_t nr = cla_iter_rows(&it, t, len, codes);
+                    double *a = A + (int64_t)t * k;
+                    for (int64_t j = 0; j < nr; j++) {
+                        const double *br = b->d + (lo + codes[j]) * k;
+                        for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
+                    }
+                }
+                cla_iter_skip(&it, len);
+                continue;
+            }
+            if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
+                ddc_scatter(g, lo, len, b->d + lo, A);
+                cla_iter_skip(&it, len);
+                continue;
+            }
+            cla_iter_next(&it, len, codes);
+            for (int64_t i = 0; i < len; i++) {
+                if (codes[i] < 0) continue;
+                const double *br = b->d + (lo + i) * k;
+                double *a = A + (int64_t)codes[i] * k;
+                for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
+            }
+        }
+        cla_iter_free(&it);
+        for (int32_t t = 0; t < g->ndict; t++)
+            for (int j = 0; j < g->ncols; j++) {
+                double v = g->dict[(int64_t)t * g->ncols + j];
+                double *o = out + (int64_t)g->cols[j] * k;
+                for (int64_t cc = 0; cc < k; cc++) o[cc] += v * A[(int64_t)t * k + cc];
+            }
+    }
+    free(A);
+    free(codes);
+    if (!ok) br_err(e, BR_ENOMEM, "out of memory");
+    return ok;
+}
+
+MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
+{
+    if (x->rows != b0->rows) {
+        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: t(%lldx%lld) %%*%% %lldx%lld",
+               (long long)x->rows, (long long)x->cols, (long long)b0->rows, (long long)b0->cols);
+        return NULL;
+    }
+    cla_stats_op("tmm");
+    MB *tb;
+    const MB *b = dense_of(b0, &tb, e);
+    if (!b) return NULL;
+    const struct CMB *c = C(x);
+    MB *r = mb_dense(x->cols, b->cols, e);
+    bool ok = r != NULL;
+    /* groups write disjoint rows of r: parallel over groups */
+#pragma omp parallel for num_threads(br_threads()) if (ok && x->rows * c->ngroups >= BR_PAR_MIN) schedule(dynamic, 1)
+    for (int q = 0; q < c->ngroups; q++) {
+        BrErr le = {0};
+        if (ok && !group_tl(c->groups[q], x->rows, b, r->d, &le)) {
+#pragma omp critical(cla_err)
+            {
+                if (ok) *e = le;
+                ok = false;
+            }
+        }
+    }
+    mb_release(tb);
+    if (!ok) {
+        mb_release(r);
+        return NULL;
+    }
+    mb_recount_nnz(r);
+    return mb_finish(r, e);
+}
+
+MB *cla_matmul_left(const MB *a, const MB *x, BrErr *e)
+{
+    if (a->cols != x->rows) {
+        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: %lldx%lld %%*%% %lldx%lld",
+               (long long)a->rows, (long long)a->cols, (long long)x->rows, (long long)x->cols);
+        return NULL;
+    }
+    MB *at = k_transpose(a, e), *p = at ? cla_matmul_tl(x, at, e) : NULL;
+    MB *r = p ? k_transpose(p, e) : NULL;
+    mb_release(at);
+    mb_release(p);
+    return r;
+}
+
+MB *cla_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e)
+{
+    MB *q = cla_matmul_right(x, v, e);
+    if (!q) return NULL;
+    if (w) {
+        MB *qw = k_binary(OP_MULT, w, q, e);
+        mb_release(q);
+        if (!(q = qw)) return NULL;
+    }
+    MB *r = cla_matmul_tl(x, q, e);
+    mb_release(q);
+    return r;
+}
+
+/* ---- tsmm ---- */
+
+/* The rows of group h as dense values of its columns for a block (codes
+ * of h given; UNC rows from its block). */
+static void row_of(const ClaGroup *h, const int32_t *hcodes, int64_t row, int64_t i, double *v)
+{
+    if (h->enc == CLA_UNC) {
+        const MB *u = h->unc;
+        if (!u->sparse) { memcpy(v, u->d + row * h->ncols, (size_t)h->ncols * sizeof(double)); return; }
+        memset(v, 0, (size_t)h->ncols * sizeof(double));
+        for (int64_t k = u->rp[row]; k < u->rp[row + 1]; k++) v[u->ci[k]] = u->v[k];
+        return;
+    }
+    if (hcodes[i] < 0) { memset(v, 0, (size_t)h->ncols * sizeof(double)); return; }
+    memcpy(v, h->dict + (int64_t)hcodes[i] * h->ncols, (size_t)h->ncols * sizeof(double));
+}
+
+/* r[cols g, cols h] and its mirror for groups g (compressed) and h != g:
+ * A[t] = sum of h's rows over rows of tuple t of g; block = dict_g^T A. */
+static bool tsmm_pair(const ClaGroup *g, const ClaGroup *h, int64_t n, double *r, int64_t m)
+{
+    int hc = h->ncols;
+    double *A = br_calloc((size_t)g->ndict * (size_t)hc + 1, sizeof(double));
+    double *v = br_malloc((size_t)hc * sizeof(double) + 8);
+    int32_t *gc = br_malloc(CLA_BLK * sizeof(int32_t)), *hcd = br_malloc(CLA_BLK * sizeof(int32_t));
+    ClaIter gi, hi;
+    memset(&hi, 0, sizeof hi);
+    bool ok = A && v && gc && hcd && cla_iter_init(&gi, g, 0);
+    if (ok && h->enc != CLA_UNC && !cla_iter_init(&hi, h, 0)) { cla_iter_free(&gi); ok = false; }
+    if (ok) {
+        for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
+            int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+            cla_iter_next(&gi, len, gc);
+            if (h->enc != CLA_UNC) cla_iter_next(&hi, len, hcd);
+            for (int64_t i = 0; i < len; i++) {
+                if (gc[i] < 0) continue;
+                double *a = A + (int64_t)gc[i] * hc;
+                if (h->enc != CLA_UNC) {
+                    if (hcd[i] < 0) continue;
+                    const double *hv = h->dict + (int64_t)hcd[i] * hc;
+                    for (int j = 0; j < hc; j++) a[j] += hv[j];
+                } else {
+                    row_of(h, hcd, lo + i, i, v);
+                    for (int j = 0; j < hc; j++) a[j] += v[j];
+                }
+            }
+        }
+        cla_iter_free(&gi);
+        cla_iter_free(&hi);
+        for (int jg = 0; jg < g->ncols; jg++)
+            for (int jh = 0; jh < hc; jh++) {
+                double s = 0;
+                for (int32_t t = 0; t < g->ndict; t++) s += g->dict[(int64_t)t * g->ncols + jg] * A[(int64_t)t * hc + jh];
+                r[(int64_t)g->cols[jg] * m + h->cols[jh]] = s;
+                r[(int64_t)h->cols[jh] * m + g->cols[jg]] = s;
+            }
+    }
+    free(A);
+    free(v);
+    free(gc);
+    free(hcd);
+    return ok;
+}
+
+/* The diagonal block of a group: sum over tuples of counts * t t^T. */
+static bool tsmm_self(const ClaGroup *g, double *r, int64_t m, BrErr *e)
+{
+    if (g->enc == CLA_UNC) {
+        MB *p = k_tsmm(g->unc, true, e);
+        if (!p) return false;
+        for (int a = 0; a < g->ncols; a++)
+            for (int b = 0; b < g->ncols; b++) r[(int64_t)g->cols[a] * m + g->cols[b]] = mb_get(p, a, b);
+        mb_release(p);
+        return true;
+    }
+    for (int a = 0; a < g->ncols; a++)
+        for (int b = a; b < g->ncols; b++) {
+            double s = 0;
+            for (int32_t t = 0; t < g->ndict; t++) {
+                const double *tp = g->dict + (int64_t)t * g->ncols;
+                s += (double)g->counts[t] * tp[a] * tp[b];
+            }
+            r[(int64_t)g->cols[a] * m + g->cols[b]] = s;
+            r[(int64_t)g->cols[b] * m + g->cols[a]] = s;
+        }
+    return true;
+}
+
+/* t(x) %*% x over decompressed row blocks (many small groups: the pairs
+ * of groups would cost more than the products). */
+static MB *tsmm_blocks(const MB *x, BrErr *e)
+{
+    /* blocks of about 4M cells: few parallel regions between the BLAS
+     * calls (OpenMP threads spinning after a region compete with BLAS's) */
+    int64_t m = x->cols, step = (((int64_t)1 << 22) / (m ? m : 1) / CLA_BLK + 1) * CLA_BLK;
+    MB *r = mb_dense(m, m, e);
+    for (int64_t lo = 0; r && lo < x->rows; lo += step) {
+        int64_t hi = x->rows - lo < step ? x->rows : lo + step;
+        MB *d = cmb_decompress_rows(x, lo, hi, e), *p = d ? k_tsmm(d, true, e) : NULL;
+        mb_release(d);
+        if (!p) { mb_release(r); return NULL; }
+        if (p->sparse) mb_make_dense(p, e);
+        for (int64_t i = 0; i < m * m && !p->sparse; i++) r->d[i] += p->d[i];
+        mb_release(p);
+    }
+    if (!r) return NULL;
+    mb_recount_nnz(r);
+    return mb_finish(r, e);
+}
+
+MB *cla_tsmm(const MB *x, BrErr *e)
+{
+    cla_stats_op("tsmm");
+    const struct CMB *c = C(x);
+    int64_t m = x->cols, ng = c->ngroups;
+    if (ng > 4 && ng * 4 > m) return tsmm_blocks(x, e);
+    MB *r = mb_dense(m, m, e);
+    if (!r) return NULL;
+    bool ok = true;
+    /* tasks: (g, h) with g <= h; each writes its own blocks of r */
+    int64_t ntask = ng * (ng + 1) / 2;
+#pragma omp parallel for num_threads(br_threads()) if (x->rows * ntask >= BR_PAR_MIN) schedule(dynamic, 1)
+    for (int64_t task = 0; task < ntask; task++) {
+        int64_t g = 0, rem = task;
+        while (rem >= ng - g) rem -= ng - g, g++;
+        int64_t h = g + rem;
+        const ClaGroup *G = c->groups[g], *H = c->groups[h];
+        bool t_ok = true;
+        BrErr le = {0};
+        if (!ok || G->enc == CLA_EMPTY || H->enc == CLA_EMPTY) continue;
+        if (g == h) t_ok = tsmm_self(G, r->d, m, &le);
+        else if (G->enc == CLA_UNC && H->enc == CLA_UNC) {
+            MB *p = k_matmul_tl(G->unc, H->unc, &le);
+            if (!(t_ok = p != NULL)) goto done;
+            for (int a = 0; a < G->ncols; a++)
+                for (int b = 0; b < H->ncols; b++) {
+                    double s = mb_get(p, a, b);
+                    r->d[(int64_t)G->cols[a] * m + H->cols[b]] = s;
+                    r->d[(int64_t)H->cols[b] * m + G->cols[a]] = s;
+                }
+            mb_release(p);
+        } else if (G->enc != CLA_UNC) t_ok = tsmm_pair(G, H, x->rows, r->d, m);
+        else t_ok = tsmm_pair(H, G, x->rows, r->d, m);
+    done:
+        if (!t_ok) {
+#pragma omp critical(cla_err)
+            {
+                if (ok) { if (le.code) *e = le; else br_err(e, BR_ENOMEM, "out of memory"); }
+                ok = false;
+            }
+        }
+    }
+    if (!ok) { mb_release(r); return NULL; }
+    mb_recount_nnz(r);
+    return mb_finish(r, e);
+}
+
+/* ---- aggregates ---- */
+
+/* A tuple's aggregate over its values for op (sum, sumsq, min, max). */
+static double tuple_agg(OpCode op, const double *tp, int nc)
+{
+    double s = op == OP_AMIN ? INFINITY : op == OP_AMAX ? -INFINITY : 0;
+    for (int j = 0; j < nc; j++) {
+        double v = tp[j];
+        if (op == OP_AMIN) s = min_step(s, v);
+        else if (op == OP_AMAX) s = max_step(s, v);
+        else s += op == OP_SUMSQ ? v * v : v;
+    }
+    return s;
+}
+
+/* Rows of g holding no tuple (implicit zeros of OLE/RLE/EMPTY). */
+static int64_t zero_rows(const ClaGroup *g, int64_t n)
+{
+    if (g->enc == CLA_UNC) return 0;
+    int64_t s = 0;
+    for (int32_t t = 0; t < g->ndict; t++) s += g->counts[t];
+    return n - s;
+}
+
+/* Column aggregates into out[0..m) (op sum/sumsq: Kahan, min/max). */
+static bool col_aggs(OpCode op, const MB *x, double *out, BrErr *e)
+{
+    const struct CMB *c = C(x);
+    OpCode base = op == OP_MEAN ? OP_SUM : op;
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_UNC) {
+            MB *p = k_agg(base, DIR_COL, g->unc, e);
+            if (!p) return false;
+            for (int j = 0; j < g->ncols; j++) out[g->cols[j]] = mb_get(p, 0, j);
+            mb_release(p);
+            continue;
+        }
+        bool zeros = zero_rows(g, x->rows) > 0;
+        for (int j = 0; j < g->ncols; j++) {
+            KKahan k = {0, 0};
+            double s = base == OP_AMIN ? INFINITY : base == OP_AMAX ? -INFINITY : 0;
+            for (int32_t t = 0; t < g->ndict; t++) {
+                double v = g->dict[(int64_t)t * g->ncols + j];
+                if (g->counts[t] == 0) continue;
+                if (base == OP_AMIN) s = min_step(s, v);
+                else if (base == OP_AMAX) s = max_step(s, v);
+                else kadd(&k, (double)g->counts[t] * (base == OP_SUMSQ ? v * v : v));
+            }
+            if (base == OP_AMIN || base == OP_AMAX) {
+                if (zeros) s = base == OP_AMIN ? min_step(s, 0.0) : max_step(s, 0.0);
+                out[g->cols[j]] = s;
+            } else out[g->cols[j]] = kval(k);
+        }
+    }
+    if (op == OP_MEAN)
+        for (int64_t j = 0; j < x->cols; j++) out[j] /= (double)x->rows;
+    return true;
+}
+
+/* Row aggregates into out[0..n). */
+static bool row_aggs(OpCode op, const MB *x, double *out, BrErr *e)
+{
+    const struct CMB *c = C(x);
+    OpCode base = op == OP_MEAN ? OP_SUM : op;
+    bool mm = base == OP_AMIN || base == OP_AMAX;
+    int64_t n = x->rows;
+    double init = base == OP_AMIN ? INFINITY : base == OP_AMAX ? -INFINITY : 0;
+    for (int64_t i = 0; i < n; i++) out[i] = init;
+    double **pre = br_calloc((size_t)c->ngroups + 1, sizeof(double *));
+    if (!pre) return br_err(e, BR_ENOMEM, "out of memory"), false;
+    bool ok = true;
+    for (int q = 0; ok && q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_UNC) {
+            MB *p = k_agg(base, DIR_ROW, g->unc, e);
+            if (!(ok = p != NULL)) break;
+            for (int64_t i = 0; i < n; i++) {
+                double v = mb_get(p, i, 0);
+                out[i] = base == OP_AMIN ? min_step(out[i], v) : base == OP_AMAX ? max_step(out[i], v) : out[i] + v;
+            }
+            mb_release(p);
+            continue;
+        }
+        if (g->enc == CLA_EMPTY) {
+            if (mm)
+                for (int64_t i = 0; i < n; i++) out[i] = base == OP_AMIN ? min_step(out[i], 0.0) : max_step(out[i], 0.0);
+            continue;
+        }
+        if (!(pre[q] = br_malloc(((size_t)g->ndict + 1) * sizeof(double)))) { ok = false; break; }
+        for (int32_t t = 0; t < g->ndict; t++) pre[q][t] = tuple_agg(base, g->dict + (int64_t)t * g->ncols, g->ncols);
+    }
+    if (ok && !mm) ok = rowwise(x, pre, 1, out);
+    if (ok && mm) {
+        /* min/max: combine per group over row blocks (sequential) */
+        int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+        ok = codes != NULL;
+        for (int q = 0; ok && q < c->ngroups; q++) {
+            if (!pre[q]) continue;
+            ClaIter it;
+            if (!(ok = cla_iter_init(&it, c->groups[q], 0))) break;
+            for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
+                int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+                cla_iter_next(&it, len, codes);
+                for (int64_t i = 0; i < len; i++) {
+                    double v = codes[i] < 0 ? 0.0 : pre[q][codes[i]];
+                    out[lo + i] = base == OP_AMIN ? min_step(out[lo + i], v) : max_step(out[lo + i], v);
+                }
+            }
+            cla_iter_free(&it);
+        }
+        free(codes);
+    }
+    free_pre(pre, c->ngroups);
+    if (!ok && !e->code) br_err(e, BR_ENOMEM, "out of memory");
+    if (ok && op == OP_MEAN)
+        for (int64_t i = 0; i < n; i++) out[i] /= (double)x->cols;
+    return ok;
+}
+
+/* A full aggregate. */
+static double full_agg(OpCode op, const MB *x, BrErr *e)
+{
+    const struct CMB *c = C(x);
+    OpCode base = op == OP_MEAN ? OP_SUM : op;
+    bool mm = base == OP_AMIN || base == OP_AMAX;
+    double s = base == OP_AMIN ? INFINITY : base == OP_AMAX ? -INFINITY : 0;
+    KKahan k = {0, 0};
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_UNC) {
+            double v;
+            if (k_agg_full(base, g->unc, &v, e)) return NAN;
+            if (mm) s = base == OP_AMIN ? min_step(s, v) : max_step(s, v);
+            else kadd(&k, v);
+            continue;
+        }
+        if (mm && zero_rows(g, x->rows) > 0) s = base == OP_AMIN ? min_step(s, 0.0) : max_step(s, 0.0);
+        for (int32_t t = 0; t < g->ndict; t++) {
+            if (g->counts[t] == 0) continue;
+            double v = tuple_agg(base, g->dict + (int64_t)t * g->ncols, g->ncols);
+            if (mm) s = base == OP_AMIN ? min_step(s, v) : max_step(s, v);
+            else kadd(&k, (double)g->counts[t] * v);
+        }
+    }
+    if (mm) return s;
+    double r = kval(k);
+    return op == OP_MEAN ? r / ((double)x->rows * (double)x->cols) : r;
+}
+
+MB *cla_agg(OpCode op, AggDir dir, const MB *x, BrErr *e)
+{
+    cla_stats_op(dir == DIR_FULL ? "uagg" : dir == DIR_ROW ? "uragg" : "ucagg");
+    if (dir == DIR_FULL) {
+        if (x->rows * x->cols == 0) return k_agg(op, dir, x, e);
+        double v = full_agg(op, x, e);
+        return e->code ? NULL : mb_scalar(v, e);
+    }
+    MB *r = dir == DIR_ROW ? mb_dense(x->rows, 1, e) : mb_dense(1, x->cols, e);
+    if (!r) return NULL;
+    if (!(dir == DIR_ROW ? row_aggs(op, x, r->d, e) : col_aggs(op, x, r->d, e))) {
+        mb_release(r);
+        return NULL;
+    }
+    mb_recount_nnz(r);
+    return mb_finish(r, e);
+}
+
+/* ---- cellwise over the dictionaries ---- */
+
+/* f applied to an ordinary block: unary op, or the scalar op with s. */
+typedef struct CellFn {
+    OpCode op;
+    bool unary, left, self;   /* self: a op a */
+    double s;
+} CellFn;
+
+static MB *cell_apply(const CellFn *f, const MB *a, BrErr *e)
+{
+    if (f->unary) return k_unary(f->op, a, e);
+    if (f->self) return k_binary(f->op, a, a, e);
+    return f->left ? k_binary_sm(f->op, f->s, a, e) : k_binary_ms(f->op, a, f->s, e);
+}
+
+/* f(0) (NaN on error). */
+static double cell_zero(const CellFn *f, BrErr *e)
+{
+    MB *z = mb_scalar(0, e), *r = z ? cell_apply(f, z, e) : NULL;
+    double v = r ? mb_get(r, 0, 0) : NAN;
+    mb_release(z);
+    mb_release(r);
+    return v;
+}
+
+/* A group with g's columns and row structure and dictionary f(dict); g's
+ * implicit zeros map to f(0), so an OLE/RLE group whose f(0) != 0 becomes
+ * a DDC group with f(0) as one more tuple (new codes). */
+static ClaGroup *cell_group(const CellFn *f, const ClaGroup *g, int64_t n, double f0, BrErr *e)
+{
+    if (g->enc == CLA_UNC) {
+        MB *u = cell_apply(f, g->unc, e);
+        if (!u) return NULL;
+        ClaGroup *r = cla_group_new(CLA_UNC, g->ncols, 0);
+        if (!r) { mb_release(u); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+        memcpy(r->cols, g->cols, (size_t)g->ncols * sizeof(int32_t));
+        r->unc = u;
+        return r;
+    }
+    bool zeros = f0 != 0 && zero_rows(g, n) > 0;   /* NaN != 0: counts as non-zero */
+    if (zeros && g->ndict + 1 > 65536) return NULL;   /* e unset: the caller decompresses */
+    ClaEnc enc = g->enc;
+    int32_t nd = g->ndict + (zeros ? 1 : 0);
+    if (g->enc == CLA_EMPTY && zeros) enc = CLA_CONST;
+    else if (zeros) enc = nd <= 256 ? CLA_DDC1 : CLA_DDC2;
+    ClaGroup *r = cla_group_new(enc, g->ncols, nd);
+    if (!r) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    memcpy(r->cols, g->cols, (size_t)g->ncols * sizeof(int32_t));
+    if (g->ndict) {
+        MB *d = mb_dense_uninit(g->ndict, g->ncols, e), *fd = NULL;
+        if (d) {
+            memcpy(d->d, g->dict, (size_t)g->ndict * (size_t)g->ncols * sizeof(double));
+            mb_recount_nnz(d);
+            fd = cell_apply(f, d, e);
+        }
+        mb_release(d);
+        if (!fd) { cla_group_release(r); return NULL; }
+        for (int32_t t = 0; t < g->ndict; t++)
+            for (int j = 0; j < g->ncols; j++) r->dict[(int64_t)t * g->ncols + j] = mb_get(fd, t, j);
+        mb_release(fd);
+        memcpy(r->counts, g->counts, (size_t)g->ndict * sizeof(int64_t));
+    }
+    if (zeros) {
+        for (int j = 0; j < g->ncols; j++) r->dict[(int64_t)g->ndict * g->ncols + j] = f0;
+        r->counts[g->ndict] = zero_rows(g, n);
+    }
+    if (!zeros || g->enc == CLA_EMPTY) {
+        r->ix = cla_index_retain(g->ix);   /* the row structure is shared */
+        return r;
+    }
+    /* OLE/RLE with f(0) != 0: codes of every row, the zero rows coded nd-1 */
+    ClaIter it;
+    r->ix = cla_index_new();
+    bool ok = r->ix && cla_iter_init(&it, g, 0);
+    int32_t *codes = ok ? br_malloc(CLA_BLK * sizeof(int32_t)) : NULL;
+    if (ok && enc == CLA_DDC1) ok = (r->ix->c1 = br_malloc((size_t)n + 1)) != NULL;
+    if (ok && enc == CLA_DDC2) ok = (r->ix->c2 = br_malloc((size_t)n * 2 + 2)) != NULL;
+    if (ok && codes) {
+        for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
+            int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+            cla_iter_next(&it, len, codes);
+            for (int64_t i = 0; i < len; i++) {
+                int32_t k = codes[i] < 0 ? g->ndict : codes[i];
+                if (enc == CLA_DDC1) r->ix->c1[lo + i] = (uint8_t)k;
+                else r->ix->c2[lo + i] = (uint16_t)k;
+            }
+        }
+    }
+    if (r->ix && ok) cla_iter_free(&it);
+    if (!codes) ok = false;
+    free(codes);
+    if (!ok) { cla_group_release(r); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    return r;
+}
+
+static MB *cell_block(const CellFn *f, const MB *x, BrErr *e)
+{
+    const struct CMB *c = C(x);
+    double f0 = cell_zero(f, e);
+    if (e->code) return NULL;
+    ClaGroup **gs = br_calloc((size_t)c->ngroups + 1, sizeof *gs);
+    if (!gs) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    for (int q = 0; q < c->ngroups; q++) {
+        if (!(gs[q] = cell_group(f, c->groups[q], x->rows, f0, e))) {
+            for (int k = 0; k < q; k++) cla_group_release(gs[k]);
+            free(gs);
+            return NULL;
+        }
+    }
+    return cmb_new(x->rows, x->cols, gs, c->ngroups, e);
+}
+
+MB *cla_unary(OpCode op, const MB *x, BrErr *e)
+{
+    cla_stats_op("uop");
+    CellFn f = {.op = op, .unary = true};
+    return cell_block(&f, x, e);
+}
+
+MB *cla_self(OpCode op, const MB *x, BrErr *e)
+{
+    cla_stats_op("sop");
+    CellFn f = {.op = op, .self = true};
+    return cell_block(&f, x, e);
+}
+
+MB *cla_scalar(OpCode op, const MB *x, double s, bool scalar_left, BrErr *e)
+{
+    cla_stats_op("sop");
+    CellFn f = {.op = op, .left = scalar_left, .s = s};
+    return cell_block(&f, x, e);
+}
+
+/* ---- indexing ---- */
+
+/* g restricted to columns [cl, cu) (renumbered from 0); NULL and no error
+ * when g has none of them. */
+static ClaGroup *sub_group(const ClaGroup *g, int64_t cl, int64_t cu, BrErr *e)
+{
+    int idx[1024], *ix = g->ncols <= 1024 ? idx : br_malloc((size_t)g->ncols * sizeof(int));
+    if (!ix) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    int k = 0;
+    for (int j = 0; j < g->ncols; j++)
+        if (g->cols[j] >= cl && g->cols[j] < cu) ix[k++] = j;
+    ClaGroup *r = NULL;
+    if (k == 0) goto out;
+    r = cla_group_new(g->enc, k, g->ndict);
+    if (!r) { br_err(e, BR_ENOMEM, "out of memory"); goto out; }
+    for (int j = 0; j < k; j++) r->cols[j] = (int32_t)(g->cols[ix[j]] - cl);
+    for (int32_t t = 0; t < g->ndict; t++)
+        for (int j = 0; j < k; j++) r->dict[(int64_t)t * k + j] = g->dict[(int64_t)t * g->ncols + ix[j]];
+    if (g->ndict) memcpy(r->counts, g->counts, (size_t)g->ndict * sizeof(int64_t));
+    r->ix = cla_index_retain(g->ix);
+    if (g->enc == CLA_UNC && !(r->unc = k_slice(g->unc, 0, g->unc->rows, ix[0], ix[k - 1] + 1, e))) {
+        cla_group_release(r);
+        r = NULL;
+    }
+out:
+    if (ix != idx) free(ix);
+    return r;
+}
+
+MB *cla_slice(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e)
+{
+    if (rl < 0 || ru > x->rows || rl > ru || cl < 0 || cu > x->cols || cl > cu) {
+        br_err(e, BR_EINDEX, "index out of bounds: [%lld:%lld, %lld:%lld] of a %lldx%lld matrix", (long long)rl + 1,
+               (long long)ru, (long long)cl + 1, (long long)cu, (long long)x->rows, (long long)x->cols);
+        return NULL;
+    }
+    if (rl == ru || cl == cu) return mb_empty(ru - rl, cu - cl, e);
+    cla_stats_op("rightIndex");
+    const struct CMB *c = C(x);
+    ClaGroup **gs = br_calloc((size_t)c->ngroups + 1, sizeof *gs);
+    if (!gs) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    int n = 0;
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->cols[0] >= cu || g->cols[g->ncols - 1] < cl) continue;
+        ClaGroup *s = sub_group(g, cl, cu, e);
+        if (!s && e->code) {
+            for (int k = 0; k < n; k++) cla_group_release(gs[k]);
+            free(gs);
+            return NULL;
+        }
+        if (s) gs[n++] = s;
+    }
+    MB *r = cmb_new(x->rows, cu - cl, gs, n, e);
+    if (!r || (rl == 0 && ru == x->rows)) return r;
+    MB *d = cmb_decompress_rows(r, rl, ru, e);
+    mb_release(r);
+    return d;
+}

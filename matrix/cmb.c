@@ -1,0 +1,459 @@
+/* cmb.c: compressed matrix blocks: groups, row iteration, decompression
+ * (matrix/cmb.h). */
+#include "cmb.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- groups and indexes ---- */
+
+ClaGroup *cla_group_new(ClaEnc enc, int ncols, int32_t ndict)
+{
+    ClaGroup *g = br_calloc(1, sizeof *g);
+    if (!g) return NULL;
+    g->refs = 1;
+    g->enc = enc;
+    g->ncols = ncols;
+    g->ndict = ndict;
+    g->cols = br_calloc((size_t)ncols + 1, sizeof(int32_t));
+    g->dict = br_calloc((size_t)ndict * (size_t)ncols + 1, sizeof(double));
+    g->counts = br_calloc((size_t)ndict + 1, sizeof(int64_t));
+    if (!g->cols || !g->dict || !g->counts) {
+        cla_group_release(g);
+        return NULL;
+    }
+    return g;
+}
+
+ClaGroup *cla_group_retain(ClaGroup *g)
+{
+    if (g) __atomic_add_fetch(&g->refs, 1, __ATOMIC_RELAXED);
+    return g;
+}
+
+void cla_group_release(ClaGroup *g)
+{
+    if (!g || __atomic_sub_fetch(&g->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    free(g->cols);
+    free(g->dict);
+    free(g->counts);
+    cla_index_release(g->ix);
+    mb_release(g->unc);
+    free(g);
+}
+
+ClaIndex *cla_index_new(void)
+{
+    ClaIndex *x = br_calloc(1, sizeof *x);
+    if (x) x->refs = 1;
+    return x;
+}
+
+ClaIndex *cla_index_retain(ClaIndex *x)
+{
+    if (x) __atomic_add_fetch(&x->refs, 1, __ATOMIC_RELAXED);
+    return x;
+}
+
+void cla_index_release(ClaIndex *x)
+{
+    if (!x || __atomic_sub_fetch(&x->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    free(x->c1);
+    free(x->c2);
+    free(x->ptr);
+    free(x->data);
+    free(x);
+}
+
+size_t cla_group_bytes(const ClaGroup *g, int64_t rows)
+{
+    size_t b = sizeof *g + (size_t)g->ncols * sizeof(int32_t) +
+               (size_t)g->ndict * ((size_t)g->ncols * sizeof(double) + sizeof(int64_t));
+    switch (g->enc) {
+    case CLA_DDC1: b += (size_t)rows; break;
+    case CLA_DDC2: b += 2 * (size_t)rows; break;
+    case CLA_OLE: case CLA_RLE:
+        b += ((size_t)g->ndict + 1) * sizeof(int64_t) + (size_t)g->ix->ptr[g->ndict] * sizeof(uint16_t);
+        break;
+    case CLA_UNC: b += mb_bytes(g->unc); break;
+    default: break;
+    }
+    return b;
+}
+
+int64_t cla_group_nnz(const ClaGroup *g, int64_t rows)
+{
+    if (g->enc == CLA_UNC) return g->unc->nnz;
+    int64_t n = 0;
+    for (int32_t t = 0; t < g->ndict; t++) {
+        int64_t nz = 0;
+        for (int j = 0; j < g->ncols; j++) nz += g->dict[(int64_t)t * g->ncols + j] != 0;
+        n += nz * g->counts[t];
+    }
+    return n;
+}
+
+/* ---- blocks ---- */
+
+MB *cmb_new(int64_t rows, int64_t cols, ClaGroup **groups, int n, BrErr *e)
+{
+    struct CMB *c = br_calloc(1, sizeof *c);
+    MB *m = br_calloc(1, sizeof *m);
+    if (!c || !m) {
+        free(c);
+        free(m);
+        for (int i = 0; i < n; i++) cla_group_release(groups[i]);
+        br_err(e, BR_ENOMEM, "out of memory");
+        return NULL;
+    }
+    c->groups = groups;
+    c->ngroups = n;
+    m->rows = rows;
+    m->cols = cols;
+    m->refs = 1;
+    m->cmb = c;
+    for (int i = 0; i < n; i++) m->nnz += cla_group_nnz(groups[i], rows);
+    return m;
+}
+
+void cmb_free(struct CMB *c)
+{
+    if (!c) return;
+    for (int i = 0; i < c->ngroups; i++) cla_group_release(c->groups[i]);
+    free(c->groups);
+    free(c);
+}
+
+size_t cmb_bytes(const MB *m)
+{
+    size_t b = sizeof *m + sizeof *m->cmb + (size_t)m->cmb->ngroups * sizeof(void *);
+    for (int i = 0; i < m->cmb->ngroups; i++) b += cla_group_bytes(m->cmb->groups[i], m->rows);
+    return b;
+}
+
+/* ---- row iteration ---- */
+
+bool cla_iter_init(ClaIter *it, const ClaGroup *g, int64_t rl)
+{
+    memset(it, 0, sizeof *it);
+    it->g = g;
+    it->row = rl;
+    if (g->enc != CLA_OLE && g->enc != CLA_RLE) return true;
+    size_t n = (size_t)g->ndict + 1;
+    it->pos = br_malloc(n * sizeof(int64_t));
+    it->aux = br_calloc(n, sizeof(int64_t));
+    it->cur = br_malloc(n * sizeof(int64_t));
+    if (!it->pos || !it->aux || !it->cur) {
+        cla_iter_free(it);
+        return false;
+    }
+    const int64_t *ptr = g->ix->ptr;
+    const uint16_t *data = g->ix->data;
+    for (int32_t t = 0; t < g->ndict; t++) {
+        it->pos[t] = ptr[t];
+        if (g->enc == CLA_RLE) {
+            it->cur[t] = 0;      /* an empty run [0, 0): the next one follows */
+            continue;
+        }
+        /* OLE: skip the segments that end at or before rl */
+        int64_t s = -1, p = ptr[t];
+        while (p < ptr[t + 1] && (s + 2) * (int64_t)CLA_SEG <= rl) p += 1 + data[p], s++;
+        it->pos[t] = p;
+        it->cur[t] = s;
+    }
+    return true;
+}
+
+static int64_t ole_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *rows)
+{
+    const uint16_t *data = it->g->ix->data;
+    int64_t end = it->g->ix->ptr[t + 1];
+    int64_t p = it->pos[t], left = it->aux[t], s = it->cur[t], k = 0;
+    for (;;) {
+        if (left == 0) {
+            /* the next segment's header, unless it starts at or after hi */
+            if (p >= end || (s + 1) * (int64_t)CLA_SEG >= hi) break;
+            s++;
+            left = data[p++];
+            continue;
+        }
+        int64_t r = s * (int64_t)CLA_SEG + data[p];
+        if (r >= hi) break;
+        if (r >= lo) rows[k++] = (int32_t)(r - lo);
+        p++;
+        left--;
+    }
+    it->pos[t] = p;
+    it->aux[t] = left;
+    it->cur[t] = s;
+    return k;
+}
+
+static int64_t rle_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *rows)
+{
+    const uint16_t *data = it->g->ix->data;
+    int64_t end = it->g->ix->ptr[t + 1];
+    int64_t p = it->pos[t], rs = it->cur[t], re = it->aux[t], k = 0;
+    for (;;) {
+        if (rs >= re) {   /* the current run is used up: load the next */
+            if (p >= end) break;
+            rs = re + data[p];
+            re = rs + data[p + 1];
+            p += 2;
+            continue;
+        }
+        if (rs >= hi) break;
+        int64_t a = rs > lo ? rs : lo, b = re < hi ? re : hi;
+        for (int64_t r = a; r < b; r++) rows[k++] = (int32_t)(r - lo);
+        if (re > hi) break;
+        rs = re;
+    }
+    it->pos[t] = p;
+    it->cur[t] = rs;
+    it->aux[t] = re;
+    return k;
+}
+
+int64_t cla_iter_rows(ClaIter *it, int32_t t, int64_t n, int32_t *rows)
+{
+    int64_t lo = it->row;
+    return it->g->enc == CLA_OLE ? ole_rows(it, t, lo, lo + n, rows) : rle_rows(it, t, lo, lo + n, rows);
+}
+
+void cla_iter_next(ClaIter *it, int64_t n, int32_t *codes)
+{
+    const ClaGroup *g = it->g;
+    int64_t lo = it->row;
+    switch (g->enc) {
+    case CLA_DDC1:
+        for (int64_t i = 0; i < n; i++) codes[i] = g->ix->c1[lo + i];
+        break;
+    case CLA_DDC2:
+        for (int64_t i = 0; i < n; i++) codes[i] = g->ix->c2[lo + i];
+        break;
+    case CLA_CONST:
+        for (int64_t i = 0; i < n; i++) codes[i] = 0;
+        break;
+    case CLA_OLE: case CLA_RLE: {
+        int32_t rows[CLA_BLK];
+        for (int64_t i = 0; i < n; i++) codes[i] = -1;
+        for (int64_t o = 0; o < n; o += CLA_BLK) {   /* n may exceed a block */
+            int64_t len = n - o < CLA_BLK ? n - o : CLA_BLK;
+            for (int32_t t = 0; t < g->ndict; t++) {
+                int64_t k = cla_iter_rows(it, t, len, rows);
+                for (int64_t j = 0; j < k; j++) codes[o + rows[j]] = t;
+            }
+            it->row += len;
+        }
+        return;
+    }
+    default:
+        for (int64_t i = 0; i < n; i++) codes[i] = -1;
+        break;
+    }
+    it->row = lo + n;
+}
+
+void cla_iter_free(ClaIter *it)
+{
+    free(it->pos);
+    free(it->aux);
+    free(it->cur);
+    it->pos = it->aux = it->cur = NULL;
+}
+
+/* ---- decompression ---- */
+
+/* Writes the cells of group g for rows [lo, lo+n) into out (row-major, ld
+ * values per row, zeroed); it is positioned at lo. */
+static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, double *out, int64_t ld)
+{
+    const ClaGroup *g = it->g;
+    if (g->enc == CLA_UNC) {
+        const MB *u = g->unc;
+        for (int64_t i = 0; i < n; i++) {
+            double *o = out + i * ld;
+            if (u->sparse) {
+                for (int64_t k = u->rp[lo + i]; k < u->rp[lo + i + 1]; k++) o[g->cols[u->ci[k]]] = u->v[k];
+            } else {
+                const double *r = u->d + (lo + i) * g->ncols;
+                for (int j = 0; j < g->ncols; j++) o[g->cols[j]] = r[j];
+            }
+        }
+        it->row += n;
+        return;
+    }
+    if (g->enc == CLA_EMPTY) { it->row += n; return; }
+    int nc = g->ncols;
+    if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+        /* only the rows each tuple lists (n <= CLA_BLK; codes as rows) */
+        for (int32_t t = 0; t < g->ndict; t++) {
+            int64_t k = cla_iter_rows(it, t, n, codes);
+            const double *tp = g->dict + (int64_t)t * nc;
+            for (int64_t q = 0; q < k; q++) {
+                double *o = out + codes[q] * ld;
+                for (int j = 0; j < nc; j++) o[g->cols[j]] = tp[j];
+            }
+        }
+        cla_iter_skip(it, n);
+        return;
+    }
+    cla_iter_next(it, n, codes);
+    for (int64_t i = 0; i < n; i++) {
+        if (codes[i] < 0) continue;
+        const double *tp = g->dict + (int64_t)codes[i] * nc;
+        double *o = out + i * ld;
+        for (int j = 0; j < nc; j++) o[g->cols[j]] = tp[j];
+    }
+}
+
+/* Iterators of every group of c at row rl, and a codes buffer. */
+typedef struct RowCursor {
+    ClaIter *its;
+    int32_t *codes;
+    int n;
+} RowCursor;
+
+static void cursor_free(RowCursor *rc)
+{
+    if (rc->its)
+        for (int k = 0; k < rc->n; k++) cla_iter_free(&rc->its[k]);
+    free(rc->its);
+    free(rc->codes);
+}
+
+static bool cursor_init(RowCursor *rc, const struct CMB *c, int64_t rl)
+{
+    rc->n = c->ngroups;
+    rc->its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
+    rc->codes = br_malloc(CLA_BLK * sizeof(int32_t));
+    if (!rc->its || !rc->codes) { cursor_free(rc); return false; }
+    for (int k = 0; k < c->ngroups; k++)
+        if (!cla_iter_init(&rc->its[k], c->groups[k], rl)) { cursor_free(rc); return false; }
+    return true;
+}
+
+/* Rows [lo, lo+n) (n <= CLA_BLK) of every group into out (zeroed). */
+static void cursor_rows(RowCursor *rc, int64_t lo, int64_t n, double *out, int64_t ld)
+{
+    for (int k = 0; k < rc->n; k++) group_rows(&rc->its[k], lo, n, rc->codes, out, ld);
+}
+
+/* The rows of thread tid of nt over [rl, ru), aligned to CLA_BLK. */
+static void thread_range(int64_t rl, int64_t ru, int tid, int nt, int64_t *a, int64_t *b)
+{
+    int64_t nb = (ru - rl + CLA_BLK - 1) / CLA_BLK;
+    *a = rl + nb * tid / nt * CLA_BLK;
+    *b = rl + nb * (tid + 1) / nt * CLA_BLK;
+    if (*a > ru) *a = ru;
+    if (*b > ru) *b = ru;
+}
+
+/* Dense decompression of rows [rl, ru) into r (ru-rl rows, zeroed). */
+static bool dec_dense(const MB *m, int64_t rl, int64_t ru, MB *r)
+{
+    int nt = (ru - rl) * m->cols >= BR_PAR_MIN ? br_threads() : 1;
+    bool ok = true;
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        int tid = 0, n = 1;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+        n = omp_get_num_threads();
+#endif
+        int64_t a, b;
+        thread_range(rl, ru, tid, n, &a, &b);
+        RowCursor rc = {0};
+        if (a < b && !cursor_init(&rc, m->cmb, a)) {
+#pragma omp atomic write
+            ok = false;
+        } else if (a < b) {
+            for (int64_t lo = a; lo < b; lo += CLA_BLK) {
+                int64_t len = b - lo < CLA_BLK ? b - lo : CLA_BLK;
+                cursor_rows(&rc, lo, len, r->d + (lo - rl) * m->cols, m->cols);
+            }
+            cursor_free(&rc);
+        }
+    }
+    return ok;
+}
+
+/* Sparse decompression: rows go through a small dense buffer, counted in
+ * a first pass and copied into CSR in a second. */
+static bool dec_sparse(const MB *m, int64_t rl, int64_t ru, MB *r)
+{
+    int64_t nrow = ru - rl, cols = m->cols;
+    int64_t chunk = cols > 0 ? 65536 / cols : CLA_BLK;
+    if (chunk < 1) chunk = 1;
+    if (chunk > CLA_BLK) chunk = CLA_BLK;
+    int nt = nrow * cols >= BR_PAR_MIN ? br_threads() : 1;
+    bool ok = true;
+    for (int pass = 0; pass < 2 && ok; pass++) {
+#pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+            int tid = 0, n = 1;
+#ifdef _OPENMP
+            tid = omp_get_thread_num();
+            n = omp_get_num_threads();
+#endif
+            int64_t a, b;
+            thread_range(rl, ru, tid, n, &a, &b);
+            RowCursor rc = {0};
+            double *buf = br_malloc((size_t)(chunk * cols + 1) * sizeof(double));
+            if (a < b && (!buf || !cursor_init(&rc, m->cmb, a))) {
+#pragma omp atomic write
+                ok = false;
+            } else if (a < b) {
+                for (int64_t lo = a; lo < b; lo += chunk) {
+                    int64_t len = b - lo < chunk ? b - lo : chunk;
+                    memset(buf, 0, (size_t)(len * cols) * sizeof(double));
+                    cursor_rows(&rc, lo, len, buf, cols);
+                    for (int64_t i = 0; i < len; i++) {
+                        const double *row = buf + i * cols;
+                        int64_t o = lo - rl + i, k = pass ? r->rp[o] : 0;
+                        for (int64_t j = 0; j < cols; j++) {
+                            if (row[j] == 0) continue;
+                            if (pass == 1) { r->ci[k] = (int32_t)j; r->v[k] = row[j]; }
+                            k++;
+                        }
+                        if (pass == 0) r->rp[o + 1] = k;
+                    }
+                }
+                cursor_free(&rc);
+            }
+            free(buf);
+        }
+        if (pass == 0)
+            for (int64_t i = 0; i < nrow; i++) r->rp[i + 1] += r->rp[i];
+        if (pass == 0 && ok && mb_sp_reserve(r, r->rp[nrow] + 1, &(BrErr){0})) ok = false;
+    }
+    if (ok) mb_sp_done(r, r->rp[nrow]);
+    return ok;
+}
+
+MB *cmb_decompress_rows(const MB *m, int64_t rl, int64_t ru, BrErr *e)
+{
+    assert(m->cmb && rl >= 0 && rl <= ru && ru <= m->rows);
+    int64_t nrow = ru - rl;
+    /* the format by the whole block's sparsity (the range's nnz is known
+     * only after decompression) */
+    int64_t enz = m->rows ? (int64_t)((double)m->nnz * (double)nrow / (double)m->rows) : 0;
+    bool sparse = mb_should_be_sparse(nrow, m->cols, enz);
+    MB *r = sparse ? mb_sp_alloc(nrow, m->cols, 1, e) : mb_dense(nrow, m->cols, e);
+    if (!r) return NULL;
+    if (!(sparse ? dec_sparse(m, rl, ru, r) : dec_dense(m, rl, ru, r))) return mb_oom(r, e);
+    if (!sparse) {
+        if (rl == 0 && ru == m->rows) r->nnz = m->nnz;
+        else mb_recount_nnz(r);
+    }
+    return mb_finish(r, e);
+}
+
+MB *cmb_decompress(const MB *m, BrErr *e)
+{
+    return cmb_decompress_rows(m, 0, m->rows, e);
+}

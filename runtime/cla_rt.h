@@ -1,0 +1,24 @@
+/* cla_rt.h: the interpreter's side of compressed linear algebra
+ * (docs/cla.md): the one place where compressed blocks meet operators
+ * that do not know them, and when values get compressed. */
+#ifndef BRAID_CLA_RT_H
+#define BRAID_CLA_RT_H
+
+#include "interp.h"
+
+/* Does instruction in read a compressed block from regs? */
+bool cla_rt_has_input(const Instr *in, const Value *regs);
+/* Runs in (through run) with every compressed input that in's operator
+ * does not handle compressed replaced by its decompressed block; regs
+ * (nregs registers) are updated as run would update them. */
+typedef int (*ClaRunFn)(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e);
+int cla_rt_exec(Rt *rt, Frame *f, const Instr *in, Value *regs, int nregs, ClaRunFn run, BrErr *e);
+/* After an instruction: under sysds.compressed.linalg=true, a matrix that
+ * read() returned is compressed in place in its register. */
+int cla_rt_after(Rt *rt, const Instr *in, Value *out, BrErr *e);
+/* Before a loop (while, for, parfor) b with iterations n (-1: unknown):
+ * under true/auto, compresses the matrix variables the loop reads and
+ * never writes (auto: when the estimated ratio pays, docs/cla.md). */
+int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n);
+
+#endif

@@ -1,0 +1,322 @@
+/* test_cla.c: compressed blocks (matrix/cmb.h, kernels/cla.h): every
+ * compressed operation against the ordinary kernels over generated data
+ * with controlled cardinality, runs, co-correlated columns, sparsity and
+ * NaN, for each encoding (forced) and the size-chosen mix, with 1 and 2
+ * threads. */
+#include "t.h"
+#include "io/io.h"
+#include "kernels/agg.h"
+#include "kernels/cla.h"
+#include "kernels/ew.h"
+#include "kernels/mm.h"
+#include "kernels/reorg.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct Spec {
+    const char *name;
+    int64_t n, m;
+    int card;          /* distinct non-zero values per column */
+    double zero;       /* fraction of zero cells */
+    int64_t run;       /* rows per run of equal values (1: none) */
+    bool corr;         /* odd columns a function of the column before */
+    double nan;        /* fraction of NaN cells */
+    bool noise;        /* random doubles (incompressible) */
+} Spec;
+
+static uint64_t rng = 88172645463325252ULL;
+static double urand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static MB *gen(const Spec *s)
+{
+    BrErr e = {0};
+    MB *x = mb_dense(s->n, s->m, &e);
+    for (int64_t j = 0; j < s->m; j++) {
+        double v = 0;
+        for (int64_t i = 0; i < s->n; i++) {
+            if (i % s->run == 0) {
+                if (s->noise) v = urand() * 100 - 50;
+                else if (urand() < s->zero) v = 0;
+                else v = 1 + (double)(int)(urand() * s->card) * 0.5 - (double)(j % 3);
+                if (s->nan > 0 && urand() < s->nan) v = NAN;
+            }
+            double c = v;
+            if (s->corr && j % 2 == 1) {
+                double p = x->d[i * s->m + j - 1];
+                c = p == 0 ? 0 : p * 3 + 1;   /* a function of the column before */
+            }
+            x->d[i * s->m + j] = c;
+        }
+    }
+    mb_recount_nnz(x);
+    mb_examine(x, &e);
+    return x;
+}
+
+static MB *rnd(int64_t r, int64_t c)
+{
+    BrErr e = {0};
+    MB *x = mb_dense(r, c, &e);
+    for (int64_t i = 0; i < r * c; i++) x->d[i] = urand() * 2 - 1;
+    mb_recount_nnz(x);
+    return x;
+}
+
+static const double RT = 1e-9;
+
+static void check_ops(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    MB *d = cmb_decompress(cx, &e);
+    T_MB_EQ(d, x, 0, "%s: decompress", what);
+    T_CHECK(d && mb_valid(d, true), "%s: decompressed block valid", what);
+    mb_release(d);
+    int64_t n = x->rows, m = x->cols;
+    if (n > 9) {
+        MB *a = cmb_decompress_rows(cx, 3, 9, &e), *b = k_slice(x, 3, 9, 0, m, &e);
+        T_MB_EQ(a, b, 0, "%s: decompress rows 3..9", what);
+        mb_release(a);
+        mb_release(b);
+    }
+    /* products */
+    MB *v = rnd(m, 1), *B = rnd(m, 3), *y = rnd(n, 1), *Y = rnd(n, 2), *L = rnd(2, n), *w = rnd(n, 1);
+    MB *r1 = cla_matmul_right(cx, v, &e), *q1 = k_matmul(x, v, &e);
+    T_MB_EQ(r1, q1, RT, "%s: X %%*%% v", what);
+    MB *r2 = cla_matmul_right(cx, B, &e), *q2 = k_matmul(x, B, &e);
+    T_MB_EQ(r2, q2, RT, "%s: X %%*%% B", what);
+    MB *r3 = cla_matmul_tl(cx, y, &e), *q3 = k_matmul_tl(x, y, &e);
+    T_MB_EQ(r3, q3, RT, "%s: t(X) %%*%% y", what);
+    MB *r4 = cla_matmul_tl(cx, Y, &e), *q4 = k_matmul_tl(x, Y, &e);
+    T_MB_EQ(r4, q4, RT, "%s: t(X) %%*%% Y", what);
+    MB *r5 = cla_matmul_left(L, cx, &e), *q5 = k_matmul(L, x, &e);
+    T_MB_EQ(r5, q5, RT, "%s: L %%*%% X", what);
+    MB *r6 = cla_tsmm(cx, &e), *q6 = k_tsmm(x, true, &e);
+    T_MB_EQ(r6, q6, RT, "%s: t(X) %%*%% X", what);
+    MB *r7 = cla_mmchain(cx, v, w, &e), *q7 = k_mmchain(x, v, w, &e);
+    T_MB_EQ(r7, q7, RT, "%s: mmchain", what);
+    MB *r8 = cla_mmchain(cx, v, NULL, &e), *q8 = k_mmchain(x, v, NULL, &e);
+    T_MB_EQ(r8, q8, RT, "%s: mmchain without w", what);
+    MB *rs[] = {v, B, y, Y, L, w, r1, q1, r2, q2, r3, q3, r4, q4, r5, q5, r6, q6, r7, q7, r8, q8};
+    for (size_t k = 0; k < sizeof rs / sizeof *rs; k++) mb_release(rs[k]);
+    /* aggregates */
+    OpCode aggs[] = {OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX};
+    for (int a = 0; a < 5; a++)
+        for (int dir = DIR_FULL; dir <= DIR_COL; dir++) {
+            MB *r = cla_agg(aggs[a], (AggDir)dir, cx, &e), *q = k_agg(aggs[a], (AggDir)dir, x, &e);
+            T_MB_EQ(r, q, RT, "%s: %s dir %d", what, op_info[aggs[a]].name, dir);
+            mb_release(r);
+            mb_release(q);
+        }
+    /* cellwise: stays compressed, shares the row structures */
+    struct { OpCode op; bool un, left; double s; } cw[] = {
+        {OP_MULT, false, false, 2.5}, {OP_PLUS, false, false, 1}, {OP_MINUS, false, true, 1},
+        {OP_GT, false, false, 0.7}, {OP_POW, false, false, 2}, {OP_ABS, true, false, 0},
+        {OP_EXP, true, false, 0}, {OP_ROUND, true, false, 0}};
+    MB *sx = cla_self(OP_MULT, cx, &e), *qx = k_binary(OP_MULT, x, x, &e);
+    T_CHECK(sx && mb_is_cmb(sx), "%s: X * X stays compressed", what);
+    T_MB_EQ(sx, qx, RT, "%s: X * X", what);
+    mb_release(sx);
+    mb_release(qx);
+    for (size_t k = 0; k < sizeof cw / sizeof *cw; k++) {
+        MB *r = cw[k].un ? cla_unary(cw[k].op, cx, &e) : cla_scalar(cw[k].op, cx, cw[k].s, cw[k].left, &e);
+        MB *q = cw[k].un ? k_unary(cw[k].op, x, &e)
+                : cw[k].left ? k_binary_sm(cw[k].op, cw[k].s, x, &e) : k_binary_ms(cw[k].op, x, cw[k].s, &e);
+        T_CHECK(r && mb_is_cmb(r), "%s: cellwise %s stays compressed", what, op_info[cw[k].op].name);
+        T_MB_EQ(r, q, RT, "%s: cellwise %s", what, op_info[cw[k].op].name);
+        if (r && mb_is_cmb(r)) {
+            T_CHECK(r->nnz == q->nnz, "%s: cellwise %s nnz %lld want %lld", what, op_info[cw[k].op].name,
+                    (long long)r->nnz, (long long)q->nnz);
+            /* an operation over the result: row sums */
+            MB *rr = cla_agg(OP_SUM, DIR_ROW, r, &e), *qq = k_agg(OP_SUM, DIR_ROW, q, &e);
+            T_MB_EQ(rr, qq, RT, "%s: rowSums after %s", what, op_info[cw[k].op].name);
+            mb_release(rr);
+            mb_release(qq);
+        }
+        mb_release(r);
+        mb_release(q);
+    }
+    /* indexing */
+    int64_t cl = m > 2 ? 1 : 0, cu = m > 3 ? m - 1 : m;
+    MB *s1 = cla_slice(cx, 0, n, cl, cu, &e), *p1 = k_slice(x, 0, n, cl, cu, &e);
+    T_CHECK(s1 && mb_is_cmb(s1), "%s: column slice stays compressed", what);
+    T_MB_EQ(s1, p1, 0, "%s: X[, cols]", what);
+    if (s1 && mb_is_cmb(s1)) {
+        MB *a = cla_matmul_tl(s1, Y = rnd(n, 2), &e), *b = k_matmul_tl(p1, Y, &e);
+        T_MB_EQ(a, b, RT, "%s: t(X[, cols]) %%*%% Y", what);
+        mb_release(a);
+        mb_release(b);
+        mb_release(Y);
+    }
+    MB *s2 = cla_slice(cx, n / 3, n / 2 + 1, cl, cu, &e), *p2 = k_slice(x, n / 3, n / 2 + 1, cl, cu, &e);
+    T_MB_EQ(s2, p2, 0, "%s: X[rows, cols]", what);
+    mb_release(s1);
+    mb_release(p1);
+    mb_release(s2);
+    mb_release(p2);
+}
+
+/* braid's binary format holds compressed blocks as they are: written,
+ * read back compressed and equal; every truncation and a sweep of
+ * corrupted bytes are errors or (bytes of values) readable blocks, never a
+ * crash (test_cla runs under ASan in `make san`). */
+static void check_binary(const char *what, const MB *x, const MB *cx)
+{
+    char path[256], mtd[300];
+    snprintf(path, sizeof path, "/tmp/braid_test_cla_%d.bin", (int)getpid());
+    snprintf(mtd, sizeof mtd, "%s.mtd", path);
+    BrErr e = {0};
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "binary";
+    T_CHECK(io_write_matrix(path, cx, &wo, &e) == 0, "%s: write binary: %s", what, e.msg);
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    MB *r = io_read_matrix(path, &ro, &e);
+    T_CHECK(r && mb_is_cmb(r), "%s: read back compressed (%s)", what, e.msg);
+    T_MB_EQ(r, x, 0, "%s: binary round trip", what);
+    mb_release(r);
+    size_t n = 0;
+    char *bytes = t_slurp(path, &n);
+    unlink(mtd);   /* read the raw file without its metadata */
+    ro.format = "binary";
+    for (size_t cut = 0; bytes && cut < n; cut += 1 + cut / 3) {
+        FILE *f = fopen(path, "wb");
+        fwrite(bytes, 1, cut, f);
+        fclose(f);
+        BrErr e2 = {0};
+        MB *t = io_read_matrix(path, &ro, &e2);
+        T_CHECK(!t && e2.code, "%s: truncated at %zu of %zu: error", what, cut, n);
+        mb_release(t);
+    }
+    for (size_t at = 40; bytes && at < n; at += 1 + at / 5) {
+        char *c = malloc(n);
+        memcpy(c, bytes, n);
+        c[at] ^= 0x5a;
+        FILE *f = fopen(path, "wb");
+        fwrite(c, 1, n, f);
+        fclose(f);
+        BrErr e2 = {0};
+        MB *t = io_read_matrix(path, &ro, &e2);
+        T_CHECK(t || e2.code, "%s: byte %zu corrupted: a block or an error", what, at);
+        if (t) {
+            MB *d = cmb_decompress(t, &e2);   /* a readable block decompresses */
+            T_CHECK(d && mb_valid(d, true), "%s: byte %zu corrupted: valid block", what, at);
+            mb_release(d);
+        }
+        mb_release(t);
+        free(c);
+    }
+    free(bytes);
+    unlink(path);
+}
+
+static void run_spec(const Spec *s)
+{
+    MB *x = gen(s);
+    int encs[] = {-1, CLA_DDC1, CLA_DDC2, CLA_OLE, CLA_RLE, CLA_UNC};
+    for (size_t k = 0; k < sizeof encs / sizeof *encs; k++) {
+        for (int th = 1; th <= 2; th++) {
+            if (th == 2 && k != 0) continue;
+            br_set_threads(th);
+            BrErr e = {0};
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            o.enc = encs[k];
+            if (k == 2) o.cocode = false;
+            MB *cx = cla_compress(x, &o, &e);
+            T_CHECK(cx && mb_is_cmb(cx), "%s enc %d: compressed (%s)", s->name, encs[k], e.msg);
+            if (!cx || !mb_is_cmb(cx)) { mb_release(cx); continue; }
+            T_CHECK(cx->nnz == x->nnz, "%s enc %d: nnz %lld want %lld", s->name, encs[k], (long long)cx->nnz,
+                    (long long)x->nnz);
+            /* every column in exactly one group */
+            int *seen = calloc((size_t)s->m, sizeof(int));
+            for (int g = 0; g < cx->cmb->ngroups; g++)
+                for (int j = 0; j < cx->cmb->groups[g]->ncols; j++) seen[cx->cmb->groups[g]->cols[j]]++;
+            int bad = 0;
+            for (int64_t j = 0; j < s->m; j++) bad += seen[j] != 1;
+            free(seen);
+            T_CHECK(bad == 0, "%s enc %d: groups partition the columns", s->name, encs[k]);
+            /* a forced encoding is used (DDC1 may need DDC2) */
+            bool used = encs[k] < 0 || s->n == 1;
+            for (int g = 0; g < cx->cmb->ngroups; g++) {
+                ClaEnc ge = cx->cmb->groups[g]->enc;
+                used |= (int)ge == encs[k] || (encs[k] == CLA_DDC1 && ge == CLA_DDC2);
+            }
+            T_CHECK(used, "%s: forced encoding %s used", s->name, encs[k] < 0 ? "" : cla_enc_name(encs[k]));
+            char what[128];
+            snprintf(what, sizeof what, "%s enc %s th %d", s->name, encs[k] < 0 ? "auto" : cla_enc_name(encs[k]), th);
+            check_ops(what, x, cx);
+            if (s->n <= 5000 && th == 1) check_binary(what, x, cx);
+            mb_release(cx);
+        }
+    }
+    mb_release(x);
+    br_set_threads(0);
+}
+
+/* The size-chosen encodings: low cardinality -> DDC, sparse -> OLE, long
+ * runs -> RLE, noise -> uncompressed (and not compressed unless forced). */
+static void check_choice(void)
+{
+    BrErr e = {0};
+    ClaPlanOpts o = cla_plan_defaults();
+    struct { Spec s; ClaEnc want; } cases[] = {
+        {{"ddc", 5000, 4, 20, 0.0, 1, false, 0, false}, CLA_DDC1},
+        {{"ole", 5000, 4, 5, 0.97, 1, false, 0, false}, CLA_OLE},
+        {{"rle", 5000, 4, 5, 0.0, 500, false, 0, false}, CLA_RLE},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        MB *x = gen(&cases[k].s), *cx = cla_compress(x, &o, &e);
+        bool all = cx && mb_is_cmb(cx);
+        for (int g = 0; all && g < cx->cmb->ngroups; g++) all = cx->cmb->groups[g]->enc == cases[k].want;
+        T_CHECK(all, "%s: every group %s", cases[k].s.name, cla_enc_name(cases[k].want));
+        T_CHECK(cx && mb_bytes(cx) * 2 < mb_bytes(x), "%s: ratio over 2", cases[k].s.name);
+        mb_release(x);
+        mb_release(cx);
+    }
+    Spec noise = {"noise", 3000, 5, 0, 0, 1, false, 0, true};
+    MB *x = gen(&noise), *cx = cla_compress(x, &o, &e);
+    T_CHECK(cx == x, "noise: not compressed unless forced");
+    mb_release(cx);
+    o.force = true;
+    cx = cla_compress(x, &o, &e);
+    T_CHECK(cx && mb_is_cmb(cx) && cx->cmb->ngroups == 1 && cx->cmb->groups[0]->enc == CLA_UNC,
+            "noise forced: one UNC group");
+    mb_release(cx);
+    mb_release(x);
+    /* co-coding: correlated column pairs share groups */
+    Spec cs = {"corr", 4000, 6, 6, 0.1, 1, true, 0, false};
+    x = gen(&cs);
+    o.force = false;
+    cx = cla_compress(x, &o, &e);
+    T_CHECK(cx && mb_is_cmb(cx) && cx->cmb->ngroups < 6, "corr: co-coded (%d groups)", cx && cx->cmb ? cx->cmb->ngroups : -1);
+    mb_release(cx);
+    mb_release(x);
+}
+
+int main(void)
+{
+    Spec specs[] = {
+        {"lowcard", 3000, 7, 4, 0.2, 1, false, 0, false},
+        {"corr", 2500, 6, 8, 0.3, 1, true, 0, false},
+        {"sparse", 4000, 9, 3, 0.95, 1, false, 0, false},
+        {"runs", 5000, 5, 6, 0.3, 97, false, 0, false},
+        {"nan", 2000, 4, 5, 0.2, 1, false, 0.05, false},
+        {"noise", 1500, 4, 0, 0, 1, false, 0, true},
+        {"mixed", 3000, 5, 300, 0.5, 3, true, 0, false},
+        {"tall-runs", 140000, 2, 3, 0.5, 70001, false, 0, false},
+        {"tall-sparse", 140000, 3, 2, 0.999, 1, false, 0, false},
+        {"onecol", 1, 1, 2, 0.0, 1, false, 0, false},
+    };
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k]);
+    check_choice();
+    return t_done("test_cla");
+}
