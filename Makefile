@@ -38,7 +38,7 @@ ifneq ($(filter x86_64-%,$(TRIPLET)),)
 LEAF_ISAS := avx2 avx512
 endif
 OBJ     += $(foreach i,$(LEAF_ISAS),$(LEAVES:%.c=$(BUILD)/obj/%.$(i).o))
-CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) $(CFLAGS_ISA) -fopenmp \
+CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) $(CFLAGS_ISA) -fopenmp -fPIC -fno-semantic-interposition \
            -Wall -Wextra -Werror -Wno-unused-parameter -I. -MMD -MP \
            -DBRAID_SOURCE_DIR=\"$(CURDIR)\"
 # OpenBLAS: Debian's pthread build, linked by path (with DT_RPATH, so the

@@ -12,9 +12,13 @@
  *   braid_get_matrix(s, "y", &out, &r, &c);   // free out with braid_free
  *
  * All functions returning int return 0 on success and -1 on failure; the
- * message is then braid_error(s). Matrices cross the API as dense row-major
- * arrays of doubles, which are copied. A script is not thread-safe: use one
- * BraidScript per thread (several may share nothing but the process). */
+ * message is then braid_error(s); errors in the script carry its position
+ * ("file:line:col: error: ..."). braid_bind_matrix and braid_get_matrix
+ * copy; the view functions below bind and return matrices without copies.
+ *
+ * Threads: a BraidScript is not thread-safe; use one per thread. Separate
+ * scripts may be prepared, bound and executed concurrently from different
+ * threads (tests/test_api.c runs two at once). */
 #ifndef BRAID_H
 #define BRAID_H
 
@@ -49,6 +53,42 @@ int braid_bind_int(BraidScript *s, const char *name, int64_t v);
 int braid_bind_bool(BraidScript *s, const char *name, bool v);
 int braid_bind_string(BraidScript *s, const char *name, const char *v);
 
+/* ---- Zero-copy inputs ----
+ * A view binding borrows the caller's arrays instead of copying them.
+ * Lifetime: release(ctx) is called exactly once, when braid no longer
+ * references any of the arrays: after the binding is replaced or the
+ * script freed, and after every output that shares the input (a script
+ * such as "Y = X" returns the input itself) is gone from the results and
+ * from the BraidMatrix views taken of it. It may be called before the bind
+ * function returns (when braid copied instead, or on an error), and from
+ * whichever thread drops the last reference. Until then the caller must
+ * keep the arrays alive and must not write them: braid counts the
+ * non-zeros when binding and never writes into a borrowed array (a script
+ * that assigns into X works on a copy). To change the data, rebind.
+ * release may be NULL, which makes the bind functions copy. */
+typedef void (*BraidRelease)(void *ctx);
+
+/* Dense row-major rows x cols doubles, borrowed (any 8-byte alignment).
+ * Kept dense even when mostly zero (a sparse form would be a copy). */
+int braid_bind_matrix_view(BraidScript *s, const char *name, const double *data,
+                           int64_t rows, int64_t cols, BraidRelease release, void *ctx);
+/* Dense with strides in elements, copied: cell (i, j) is
+ * data[i*row_stride + j*col_stride]. Column-major (Fortran order) is
+ * row_stride 1, col_stride rows: braid's blocks are row-major, so a
+ * column-major buffer is always copied (transposed) once. */
+int braid_bind_matrix_strided(BraidScript *s, const char *name, const double *data,
+                              int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
+/* CSR: row i's entries are indices[k], values[k] for k in
+ * [indptr[i], indptr[i+1]). index_bits / indptr_bits: 32 or 64 (the
+ * integer width of indices / indptr). Borrowed where the arrays already
+ * are braid's form (64-bit indptr, 32-bit indices, columns ascending in
+ * each row without duplicates or stored zeros); otherwise copied into
+ * that form (duplicates summed, zeros dropped). Malformed structure
+ * (indptr not starting at 0 or decreasing, a column out of range) fails. */
+int braid_bind_csr(BraidScript *s, const char *name, int64_t rows, int64_t cols,
+                   const void *indptr, int indptr_bits, const void *indices, int index_bits,
+                   const double *values, BraidRelease release, void *ctx);
+
 /* Runs the script with the current bindings. Outputs of the previous run
  * are replaced. print() output goes to stdout. */
 int braid_execute(BraidScript *s);
@@ -58,6 +98,37 @@ int braid_execute(BraidScript *s);
 int braid_get_matrix(BraidScript *s, const char *name, double **data,
                      int64_t *rows, int64_t *cols);
 int braid_get_double(BraidScript *s, const char *name, double *v);
+int braid_get_int(BraidScript *s, const char *name, int64_t *v);
+
+/* The kind of an output of the last execution (BRAID_NONE: not assigned
+ * or no such output). */
+typedef enum { BRAID_NONE, BRAID_MATRIX, BRAID_DOUBLE, BRAID_INT, BRAID_BOOL,
+               BRAID_STRING, BRAID_OTHER } BraidKind;
+BraidKind braid_output_kind(BraidScript *s, const char *name);
+
+/* ---- Zero-copy outputs ----
+ * A view of a matrix output: braid's own storage, dense row-major (data)
+ * or CSR (indptr, indices, values; nnz entries). It stays valid until
+ * braid_matrix_free, whatever happens to the script (later executions,
+ * braid_script_free). writable: nothing else in braid shares the storage
+ * (not another output, an input, or a constant of the program), so the
+ * caller may write it; otherwise it must only be read. A scalar output
+ * is returned as a 1x1 dense matrix. */
+typedef struct BraidMatrix {
+    int64_t rows, cols, nnz;
+    bool sparse;
+    bool writable;
+    double *data;                  /* dense: rows*cols cells */
+    int64_t *indptr;               /* CSR: rows+1 entries */
+    int32_t *indices;              /* CSR: nnz column indexes */
+    double *values;                /* CSR: nnz values */
+    void *handle;                  /* braid's reference */
+} BraidMatrix;
+/* dense: return a dense view (a sparse block is densified into new,
+ * writable storage); otherwise the block as braid holds it (dense or
+ * CSR, by braid's format rule). */
+int braid_get_matrix_view(BraidScript *s, const char *name, bool dense, BraidMatrix *out);
+void braid_matrix_free(BraidMatrix *m);
 /* A string output, malloc'd (free with braid_free). */
 int braid_get_string(BraidScript *s, const char *name, char **v);
 

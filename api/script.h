@@ -1,0 +1,31 @@
+/* script.h: the embedding API's script handle, shared by api.c (prepare,
+ * execute, copying bindings) and views.c (zero-copy bindings and output
+ * views). Not part of the public header. */
+#ifndef BRAID_API_SCRIPT_H
+#define BRAID_API_SCRIPT_H
+
+#include "../include/braid.h"
+#include "../base/diag.h"
+#include "../lang/load.h"
+#include "../plan/build.h"
+#include "../runtime/interp.h"
+
+struct BraidScript {
+    Program *ast;
+    RtProgram *prog;
+    Diag *diag;
+    char **inputs; int ninputs;
+    char **outputs; int noutputs;
+    SymTab bound;        /* input bindings (names owned by inputs[]) */
+    SymTab results;      /* outputs of the last run */
+    char err[2048];
+    char *bdir;
+};
+
+/* Records msg as s's error; returns -1. */
+int api_fail(BraidScript *s, const char *msg);
+/* Binds v (ownership taken, released on failure) to the declared input
+ * name. */
+int api_bind(BraidScript *s, const char *name, Value v);
+
+#endif
