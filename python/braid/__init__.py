@@ -1,0 +1,129 @@
+"""braid from Python: run DML scripts on NumPy, SciPy and Python values.
+
+    import numpy as np, braid
+    X = np.random.rand(1000, 10)
+    out = braid.run("G = t(X) %*% X; s = sum(X)", inputs={"X": X}, outputs=["G", "s"])
+    out["G"]            # a NumPy array over braid's own storage (no copy)
+
+    p = braid.prepare("y = X %*% w", inputs=["X", "w"], outputs=["y"])
+    for w in ws:
+        y = p.execute(X=X, w=w)["y"]   # compiled once; the GIL is released while braid runs
+
+Inputs: bool, int, float, str; NumPy arrays (float64 C-contiguous arrays are
+bound without a copy, other layouts and dtypes are converted once; 1-D arrays
+are column vectors); scipy.sparse matrices (CSR bound without a copy when its
+arrays are in braid's form, other formats converted to CSR); lists of numbers
+or of rows. Outputs: Python scalars and strings; matrices as NumPy arrays that
+view braid's storage (read-only when braid shares it, e.g. an output that is
+an input), or, with sparse=True, scipy.sparse.csr_matrix for outputs braid
+holds in sparse form. Without NumPy, matrices come back as braid Matrix
+objects (memoryview(m).tolist() gives the rows).
+
+Errors in the script, binding or running raise BraidError with braid's
+message ("file:line:col: ...").
+"""
+import os
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+
+from ._braid import BraidError, Matrix, Script, set_threads
+
+try:
+    import numpy as _np
+except ImportError:  # braid works on buffers and lists without NumPy
+    _np = None
+
+__all__ = ["run", "prepare", "Prepared", "BraidError", "Matrix", "set_threads"]
+
+
+def _is_sparse(v: Any) -> bool:
+    try:
+        import scipy.sparse
+    except ImportError:
+        return False
+    return scipy.sparse.issparse(v)
+
+
+def _bind(script: Script, name: str, v: Any) -> None:
+    """Binds one input, converting only what braid cannot take as it is."""
+    if _is_sparse(v):
+        m = v if v.format == "csr" else v.tocsr()   # CSC, COO, ...: one conversion
+        data = m.data if m.data.dtype == _np.float64 else m.data.astype(_np.float64)
+        script.bind_csr(name, m.shape[0], m.shape[1], m.indptr, m.indices, data)
+        return
+    if _np is not None:
+        if isinstance(v, _np.generic):
+            v = v.item()
+        elif isinstance(v, _np.ndarray):
+            if v.ndim > 2:
+                raise ValueError(f"input '{name}': braid matrices have at most 2 dimensions")
+            if v.dtype != _np.float64:
+                v = v.astype(_np.float64)
+            if v.ndim == 0:
+                v = float(v)
+    script.bind(name, v)
+
+
+def _output(script: Script, name: str, sparse: bool) -> Any:
+    v = script.get(name, not sparse)
+    if not isinstance(v, Matrix) or _np is None:
+        return v
+    if not v.sparse:
+        return _np.asarray(v)   # a view of braid's storage
+    import scipy.sparse
+    parts = [_np.asarray(v.part(p)) for p in ("values", "indices", "indptr")]
+    return scipy.sparse.csr_matrix(tuple(parts), shape=v.shape, copy=False)
+
+
+class Prepared:
+    """A script compiled once (braid.prepare) and executed many times."""
+
+    def __init__(self, script: Union[str, os.PathLike], inputs: Iterable[str] = (),
+                 outputs: Iterable[str] = (), args: Optional[Mapping[str, Any]] = None,
+                 sparse: bool = False) -> None:
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.sparse = sparse
+        names = [str(k).lstrip("$") for k in (args or {})]
+        values = [str(v) for v in (args or {}).values()]
+        if _is_path(script):
+            self._s = Script(path=os.fspath(script), inputs=self.inputs, outputs=self.outputs,
+                             arg_names=names, arg_values=values)
+        else:
+            if args:
+                raise ValueError("args ($-arguments) apply to script files")
+            self._s = Script(text=script, inputs=self.inputs, outputs=self.outputs)
+
+    def execute(self, **inputs: Any) -> Dict[str, Any]:
+        """Binds the given inputs (names as declared), runs the script with
+        the GIL released, and returns {output name: value}."""
+        for k, v in inputs.items():
+            _bind(self._s, k, v)
+        self._s.execute()
+        return {k: _output(self._s, k, self.sparse) for k in self.outputs}
+
+    @property
+    def executing(self) -> bool:
+        """True while an execute() of this script runs (in another thread)."""
+        return self._s.executing
+
+
+def _is_path(script: Union[str, os.PathLike]) -> bool:
+    if isinstance(script, os.PathLike):
+        return True
+    return "\n" not in script and script.endswith(".dml") and os.path.isfile(script)
+
+
+def prepare(script: Union[str, os.PathLike], inputs: Iterable[str] = (), outputs: Iterable[str] = (),
+            args: Optional[Mapping[str, Any]] = None, sparse: bool = False) -> Prepared:
+    """Compiles a DML script (its text, or the path of a .dml file) for the
+    declared inputs and outputs; run it with .execute(**inputs)."""
+    return Prepared(script, inputs, outputs, args, sparse)
+
+
+def run(script: Union[str, os.PathLike], args: Optional[Mapping[str, Any]] = None,
+        inputs: Optional[Mapping[str, Any]] = None, outputs: Sequence[str] = (),
+        sparse: bool = False) -> Dict[str, Any]:
+    """Runs a DML script once: run(script_or_path, args={...},
+    inputs={name: value}, outputs=[names]) -> {name: value}."""
+    inputs = dict(inputs or {})
+    return prepare(script, inputs.keys(), outputs, args, sparse).execute(**inputs)
