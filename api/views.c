@@ -232,6 +232,7 @@ BraidKind braid_output_kind(BraidScript *s, const char *name)
     case V_INT: return BRAID_INT;
     case V_BOOL: return BRAID_BOOL;
     case V_STRING: return BRAID_STRING;
+    case V_FRAME: return BRAID_FRAME;
     case V_NONE: return BRAID_NONE;
     default: return BRAID_OTHER;
     }

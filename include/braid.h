@@ -89,6 +89,21 @@ int braid_bind_csr(BraidScript *s, const char *name, int64_t rows, int64_t cols,
                    const void *indptr, int indptr_bits, const void *indices, int index_bits,
                    const double *values, BraidRelease release, void *ctx);
 
+/* ---- Frames ----
+ * A frame (DML's table type) crosses the API as columns, each with a name
+ * and one type. Column data: BRAID_COL_DOUBLE double[rows] (NaN:
+ * missing), BRAID_COL_INT int64_t[rows], BRAID_COL_BOOL uint8_t[rows]
+ * (0/1), BRAID_COL_STRING const char *[rows] (NULL: missing). */
+typedef enum { BRAID_COL_STRING, BRAID_COL_DOUBLE, BRAID_COL_INT, BRAID_COL_BOOL } BraidColType;
+typedef struct BraidColumn {
+    const char *name;              /* NULL: the default name C<j+1> */
+    BraidColType type;
+    const void *data;
+} BraidColumn;
+/* Binds a frame of rows x ncols, copied (frames are column objects of
+ * braid's own; strings are copied). */
+int braid_bind_frame(BraidScript *s, const char *name, int64_t rows, const BraidColumn *cols, int ncols);
+
 /* Runs the script with the current bindings. Outputs of the previous run
  * are replaced. print() output goes to stdout. */
 int braid_execute(BraidScript *s);
@@ -103,7 +118,7 @@ int braid_get_int(BraidScript *s, const char *name, int64_t *v);
 /* The kind of an output of the last execution (BRAID_NONE: not assigned
  * or no such output). */
 typedef enum { BRAID_NONE, BRAID_MATRIX, BRAID_DOUBLE, BRAID_INT, BRAID_BOOL,
-               BRAID_STRING, BRAID_OTHER } BraidKind;
+               BRAID_STRING, BRAID_FRAME, BRAID_OTHER } BraidKind;
 BraidKind braid_output_kind(BraidScript *s, const char *name);
 
 /* ---- Zero-copy outputs ----
@@ -129,6 +144,17 @@ typedef struct BraidMatrix {
  * CSR, by braid's format rule). */
 int braid_get_matrix_view(BraidScript *s, const char *name, bool dense, BraidMatrix *out);
 void braid_matrix_free(BraidMatrix *m);
+
+/* A frame output's columns, viewing braid's storage (read-only) until
+ * braid_frame_free, like BraidMatrix; columns[j].data as for
+ * braid_bind_frame. */
+typedef struct BraidFrame {
+    int64_t rows, cols;
+    BraidColumn *columns;          /* cols entries */
+    void *handle;                  /* braid's reference */
+} BraidFrame;
+int braid_get_frame_view(BraidScript *s, const char *name, BraidFrame *out);
+void braid_frame_free(BraidFrame *f);
 /* A string output, malloc'd (free with braid_free). */
 int braid_get_string(BraidScript *s, const char *name, char **v);
 

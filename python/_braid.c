@@ -246,6 +246,98 @@ static PyObject *script_bind_csr(Script *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Column j of bind_frame: c[j] and the buffer or string array behind
+ * it (released by frame_free). */
+typedef struct FrameIn {
+    Py_ssize_t n;
+    BraidColumn *c;
+    Py_buffer *b;        /* numeric columns' buffers (obj NULL if unused) */
+    const char **s;      /* string columns' cells, column after column */
+    PyObject **keep;     /* the string columns' sequences */
+} FrameIn;
+
+static void frame_in_free(FrameIn *f)
+{
+    for (Py_ssize_t j = 0; j < f->n; j++) {
+        if (f->b && f->b[j].obj) PyBuffer_Release(&f->b[j]);
+        if (f->keep) Py_XDECREF(f->keep[j]);
+    }
+    PyMem_Free(f->c);
+    PyMem_Free(f->b);
+    PyMem_Free(f->s);
+    PyMem_Free(f->keep);
+}
+
+/* Reads column j = (name, kind, data) of rows cells; kind "f8", "i8",
+ * "bool" (a C-contiguous buffer of float64 / int64 / uint8) or "str" (a
+ * sequence of str or None). */
+static int frame_in_column(FrameIn *f, Py_ssize_t j, PyObject *col, int64_t rows)
+{
+    PyObject *nm, *data;
+    const char *kind;
+    if (!PyArg_ParseTuple(col, "OsO", &nm, &kind, &data)) return -1;
+    BraidColumn *c = &f->c[j];
+    c->name = nm == Py_None ? NULL : PyUnicode_AsUTF8(nm);
+    if (nm != Py_None && !c->name) return -1;
+    if (!strcmp(kind, "str")) {
+        c->type = BRAID_COL_STRING;
+        if (!(f->keep[j] = PySequence_Fast(data, "a str column must be a sequence"))) return -1;
+        if (PySequence_Fast_GET_SIZE(f->keep[j]) != rows) goto length;
+        const char **cells = f->s + j * rows;
+        for (int64_t i = 0; i < rows; i++) {
+            PyObject *o = PySequence_Fast_GET_ITEM(f->keep[j], i);
+            if (o != Py_None && !(cells[i] = PyUnicode_AsUTF8(o))) return -1;
+        }
+        c->data = cells;
+        return 0;
+    }
+    int size = !strcmp(kind, "f8") || !strcmp(kind, "i8") ? 8 : !strcmp(kind, "bool") ? 1 : 0;
+    if (!size) { PyErr_Format(PyExc_ValueError, "unknown column kind '%s'", kind); return -1; }
+    c->type = kind[0] == 'f' ? BRAID_COL_DOUBLE : kind[0] == 'i' ? BRAID_COL_INT : BRAID_COL_BOOL;
+    if (PyObject_GetBuffer(data, &f->b[j], PyBUF_C_CONTIGUOUS)) return -1;
+    if (f->b[j].itemsize != size) {
+        PyErr_Format(PyExc_TypeError, "a %s column needs %d-byte items", kind, size);
+        return -1;
+    }
+    if (f->b[j].len / size != rows) goto length;
+    c->data = f->b[j].buf;
+    return 0;
+length:
+    PyErr_Format(PyExc_ValueError, "frame column %zd does not have %lld cells", j, (long long)rows);
+    return -1;
+}
+
+/* bind_frame(name, rows, columns): a frame (copied) from columns of
+ * (name or None, kind, data) as frame_in_column reads them. */
+static PyObject *script_bind_frame(Script *self, PyObject *args)
+{
+    const char *name;
+    long long rows;
+    PyObject *cols;
+    if (!PyArg_ParseTuple(args, "sLO", &name, &rows, &cols) || ready(self)) return NULL;
+    if (rows < 0) { PyErr_SetString(PyExc_ValueError, "negative rows"); return NULL; }
+    PyObject *seq = PySequence_Fast(cols, "columns must be a sequence");
+    if (!seq) return NULL;
+    FrameIn f = {PySequence_Fast_GET_SIZE(seq), NULL, NULL, NULL, NULL};
+    size_t n = (size_t)(f.n ? f.n : 1);
+    f.c = PyMem_Calloc(n, sizeof *f.c);
+    f.b = PyMem_Calloc(n, sizeof *f.b);
+    f.keep = PyMem_Calloc(n, sizeof *f.keep);
+    f.s = PyMem_Calloc(n * (size_t)(rows ? rows : 1), sizeof *f.s);
+    int rc = -1;
+    if (!f.c || !f.b || !f.keep || !f.s) PyErr_NoMemory();
+    else {
+        Py_ssize_t j = 0;
+        while (j < f.n && !frame_in_column(&f, j, PySequence_Fast_GET_ITEM(seq, j), rows)) j++;
+        if (j == f.n && braid_bind_frame(self->s, name, rows, f.c, (int)f.n)) fail_script(self);
+        else rc = j == f.n ? 0 : -1;
+    }
+    frame_in_free(&f);
+    Py_DECREF(seq);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* execute(): runs the script with the GIL released. */
 static PyObject *script_execute(Script *self, PyObject *unused)
 {
@@ -269,8 +361,61 @@ typedef struct {
     BraidMatrix m;
 } Matrix;
 
+/* A frame output: keeps braid's reference while its column buffers live. */
+typedef struct {
+    PyObject_HEAD
+    BraidFrame f;
+} Frame;
+
+static PyTypeObject FrameType;
+static PyObject *part_new(PyObject *owner, void *ptr, Py_ssize_t n, char *format, int itemsize, int readonly);
+
+/* One column as (name, kind, values): numbers as a read-only buffer over
+ * braid's column, strings as a list (None: missing). */
+static PyObject *frame_column(Frame *fr, const BraidColumn *c)
+{
+    static char *kinds[] = {[BRAID_COL_STRING] = "str", [BRAID_COL_DOUBLE] = "f8", [BRAID_COL_INT] = "i8",
+                            [BRAID_COL_BOOL] = "bool"};
+    static char *formats[] = {[BRAID_COL_DOUBLE] = "d", [BRAID_COL_INT] = "q", [BRAID_COL_BOOL] = "B"};
+    static int sizes[] = {[BRAID_COL_DOUBLE] = 8, [BRAID_COL_INT] = 8, [BRAID_COL_BOOL] = 1};
+    PyObject *vals;
+    if (c->type == BRAID_COL_STRING) {
+        const char *const *s = c->data;
+        vals = PyList_New((Py_ssize_t)fr->f.rows);
+        for (int64_t i = 0; vals && i < fr->f.rows; i++) {
+            PyObject *t = s[i] ? PyUnicode_FromString(s[i]) : Py_NewRef(Py_None);
+            if (!t) { Py_CLEAR(vals); break; }
+            PyList_SET_ITEM(vals, i, t);
+        }
+    } else
+        vals = part_new((PyObject *)fr, (void *)c->data, (Py_ssize_t)fr->f.rows, formats[c->type], sizes[c->type], 1);
+    return vals ? Py_BuildValue("(ssN)", c->name, kinds[c->type], vals) : NULL;
+}
+
+/* A frame output as a list of columns (frame_column). */
+static PyObject *frame_output(Script *self, const char *name)
+{
+    Frame *fr = PyObject_New(Frame, &FrameType);
+    if (!fr) return NULL;
+    if (braid_get_frame_view(self->s, name, &fr->f)) {
+        fr->f.handle = NULL;
+        fr->f.columns = NULL;
+        Py_DECREF(fr);
+        return fail_script(self);
+    }
+    PyObject *cols = PyList_New((Py_ssize_t)fr->f.cols);
+    for (int64_t j = 0; cols && j < fr->f.cols; j++) {
+        PyObject *c = frame_column(fr, &fr->f.columns[j]);
+        if (!c) { Py_CLEAR(cols); break; }
+        PyList_SET_ITEM(cols, j, c);
+    }
+    Py_DECREF(fr);
+    return cols;
+}
+
 /* get(name, dense=True): a scalar output as a Python scalar, a matrix as a
- * Matrix (dense=False: braid's own format, CSR when sparse). */
+ * Matrix (dense=False: braid's own format, CSR when sparse), a frame as a
+ * list of columns (frame_output). */
 static PyObject *script_get(Script *self, PyObject *args)
 {
     const char *name;
@@ -297,11 +442,12 @@ static PyObject *script_get(Script *self, PyObject *args)
         }
         return (PyObject *)m;
     }
+    case BRAID_FRAME: return frame_output(self, name);
     case BRAID_NONE:
         PyErr_Format(BraidError, "output '%s' was not assigned (or is not a declared output)", name);
         return NULL;
     default:
-        PyErr_Format(BraidError, "output '%s': lists and frames are not supported yet", name);
+        PyErr_Format(BraidError, "output '%s': lists are not supported yet", name);
         return NULL;
     }
 }
@@ -310,6 +456,8 @@ static PyMethodDef script_methods[] = {
     {"bind", (PyCFunction)script_bind, METH_VARARGS, "bind(name, value): bind a declared input"},
     {"bind_csr", (PyCFunction)script_bind_csr, METH_VARARGS,
      "bind_csr(name, rows, cols, indptr, indices, values): bind a CSR matrix"},
+    {"bind_frame", (PyCFunction)script_bind_frame, METH_VARARGS,
+     "bind_frame(name, rows, [(name, 'f8'|'i8'|'bool'|'str', data), ...]): bind a frame"},
     {"execute", (PyCFunction)script_execute, METH_NOARGS, "execute(): run (the GIL released)"},
     {"get", (PyCFunction)script_get, METH_VARARGS, "get(name, dense=True): an output of the last run"},
     {NULL, NULL, 0, NULL},
@@ -384,14 +532,30 @@ static PyObject *matrix_address(Matrix *self, void *u)
 
 typedef struct {
     PyObject_HEAD
-    Matrix *owner;
+    PyObject *owner;     /* the Matrix or Frame holding braid's reference */
     void *ptr;
     Py_ssize_t n;
     char *format;
     int itemsize;
+    int readonly;
 } Part;
 
 static PyTypeObject PartType;
+
+/* A 1-D buffer of n items over ptr, keeping owner alive. */
+static PyObject *part_new(PyObject *owner, void *ptr, Py_ssize_t n, char *format, int itemsize, int readonly)
+{
+    Part *p = PyObject_New(Part, &PartType);
+    if (!p) return NULL;
+    Py_INCREF(owner);
+    p->owner = owner;
+    p->ptr = ptr;
+    p->n = n;
+    p->format = format;
+    p->itemsize = itemsize;
+    p->readonly = readonly;
+    return (PyObject *)p;
+}
 
 /* part(name): one CSR array of a sparse Matrix as a 1-D buffer. */
 static PyObject *matrix_part(Matrix *self, PyObject *args)
@@ -399,19 +563,13 @@ static PyObject *matrix_part(Matrix *self, PyObject *args)
     const char *which;
     if (!PyArg_ParseTuple(args, "s", &which)) return NULL;
     if (!self->m.sparse) { PyErr_SetString(PyExc_ValueError, "a dense matrix has no CSR parts"); return NULL; }
-    Part *p = PyObject_New(Part, &PartType);
-    if (!p) return NULL;
-    Py_INCREF(self);
-    p->owner = self;
-    if (!strcmp(which, "indptr")) { p->ptr = self->m.indptr; p->n = self->m.rows + 1; p->format = "q"; p->itemsize = 8; }
-    else if (!strcmp(which, "indices")) { p->ptr = self->m.indices; p->n = self->m.nnz; p->format = "i"; p->itemsize = 4; }
-    else if (!strcmp(which, "values")) { p->ptr = self->m.values; p->n = self->m.nnz; p->format = "d"; p->itemsize = 8; }
-    else {
-        Py_DECREF(p);
-        PyErr_Format(PyExc_ValueError, "no CSR part '%s'", which);
-        return NULL;
-    }
-    return (PyObject *)p;
+    PyObject *o = (PyObject *)self;
+    int ro = !self->m.writable;
+    if (!strcmp(which, "indptr")) return part_new(o, self->m.indptr, self->m.rows + 1, "q", 8, ro);
+    if (!strcmp(which, "indices")) return part_new(o, self->m.indices, self->m.nnz, "i", 4, ro);
+    if (!strcmp(which, "values")) return part_new(o, self->m.values, self->m.nnz, "d", 8, ro);
+    PyErr_Format(PyExc_ValueError, "no CSR part '%s'", which);
+    return NULL;
 }
 
 static PyGetSetDef matrix_getset[] = {
@@ -450,7 +608,7 @@ static int part_getbuffer(Part *self, Py_buffer *v, int flags)
 {
     static int64_t empty;
     if (PyBuffer_FillInfo(v, (PyObject *)self, self->ptr ? self->ptr : &empty, self->n * self->itemsize,
-                          !self->owner->m.writable, flags))
+                          self->readonly, flags))
         return -1;
     v->format = (flags & PyBUF_FORMAT) ? self->format : NULL;
     v->itemsize = self->itemsize;
@@ -464,11 +622,26 @@ static PyBufferProcs part_buffer = {(getbufferproc)part_getbuffer, NULL};
 static PyTypeObject PartType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "braid._braid.Part",
-    .tp_doc = "One CSR array of a sparse Matrix.",
+    .tp_doc = "One array of a Matrix (CSR) or Frame (a numeric column).",
     .tp_basicsize = sizeof(Part),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_dealloc = (destructor)part_dealloc,
     .tp_as_buffer = &part_buffer,
+};
+
+static void frame_dealloc(Frame *self)
+{
+    braid_frame_free(&self->f);
+    PyObject_Free(self);
+}
+
+static PyTypeObject FrameType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "braid._braid.Frame",
+    .tp_doc = "A frame output's storage (kept alive by its column buffers).",
+    .tp_basicsize = sizeof(Frame),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)frame_dealloc,
 };
 
 /* ---- module ---- */
@@ -493,7 +666,9 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__braid(void)
 {
-    if (PyType_Ready(&ScriptType) || PyType_Ready(&MatrixType) || PyType_Ready(&PartType)) return NULL;
+    if (PyType_Ready(&ScriptType) || PyType_Ready(&MatrixType) || PyType_Ready(&PartType) ||
+        PyType_Ready(&FrameType))
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     BraidError = PyErr_NewException("braid.BraidError", PyExc_RuntimeError, NULL);

@@ -102,6 +102,43 @@ static void test_csr(void)
     T_CHECK(released == 2, "released after the last view");
 }
 
+/* Frames: columns of four types in, a frame and its numbers out. */
+static void test_frames(void)
+{
+    const char *in[] = {"F"}, *out[] = {"G", "s", "T"};
+    BraidScript *sc = braid_prepare("G = F\ns = sum(as.matrix(F[, 2:4]))\nT = F[2:3, 1]\n", in, 1, out, 3, NULL);
+    const char *names[3] = {"a", NULL, "c"};
+    double d[3] = {0.5, 1.5, 2.5};
+    int64_t i[3] = {10, 20, 30};
+    uint8_t b[3] = {1, 0, 1};
+    BraidColumn cols[4] = {{"name", BRAID_COL_STRING, names}, {"x", BRAID_COL_DOUBLE, d},
+                           {NULL, BRAID_COL_INT, i}, {"flag", BRAID_COL_BOOL, b}};
+    T_CHECK(braid_bind_frame(sc, "F", 3, cols, 4) == 0, "bind frame: %s", braid_error(sc));
+    names[0] = "changed";   /* copied at binding */
+    T_CHECK(braid_execute(sc) == 0, "execute: %s", braid_error(sc));
+    double sum;
+    T_CHECK(braid_get_double(sc, "s", &sum) == 0 && sum == 4.5 + 60 + 2, "frame numbers %g", sum);
+    BraidFrame g, t;
+    T_CHECK(braid_output_kind(sc, "G") == BRAID_FRAME && braid_get_frame_view(sc, "G", &g) == 0 && g.rows == 3 &&
+            g.cols == 4, "frame output");
+    T_CHECK(g.cols == 4 && !strcmp(g.columns[0].name, "name") && !strcmp(g.columns[2].name, "C3") &&
+            g.columns[0].type == BRAID_COL_STRING && g.columns[3].type == BRAID_COL_BOOL,
+            "names and types");
+    const char *const *gs = g.columns[0].data;
+    T_CHECK(!strcmp(gs[0], "a") && gs[1] == NULL && ((const int64_t *)g.columns[2].data)[2] == 30 &&
+            ((const double *)g.columns[1].data)[1] == 1.5, "cells");
+    T_CHECK(braid_get_frame_view(sc, "T", &t) == 0 && t.rows == 2 && t.cols == 1 &&
+            !strcmp(((const char *const *)t.columns[0].data)[1], "c"), "a frame slice");
+    T_CHECK(braid_get_frame_view(sc, "s", &t) != 0, "a scalar is no frame");
+    braid_script_free(sc);
+    T_CHECK(((const double *)g.columns[1].data)[2] == 2.5, "a frame view outlives its script");
+    braid_frame_free(&g);
+    BraidColumn bad = {"x", (BraidColType)9, d};
+    sc = braid_prepare("n = nrow(F)\n", in, 1, out, 0, NULL);
+    T_CHECK(braid_bind_frame(sc, "F", 3, &bad, 1) != 0, "unknown column type");
+    braid_script_free(sc);
+}
+
 /* Separate scripts run concurrently from separate threads. */
 typedef struct Job { int id; int ok; } Job;
 
@@ -143,6 +180,7 @@ int main(void)
     test_dense_view();
     test_strided();
     test_csr();
+    test_frames();
     test_threads();
     char *err = NULL;
     const char *in[] = {"X", "s", "name"}, *out[] = {"Y", "total", "msg", "n"};

@@ -16,8 +16,11 @@ arrays are in braid's form, other formats converted to CSR); lists of numbers
 or of rows. Outputs: Python scalars and strings; matrices as NumPy arrays that
 view braid's storage (read-only when braid shares it, e.g. an output that is
 an input), or, with sparse=True, scipy.sparse.csr_matrix for outputs braid
-holds in sparse form. Without NumPy, matrices come back as braid Matrix
-objects (memoryview(m).tolist() gives the rows).
+holds in sparse form. Frames: a dict {column name: cells} (or a pandas
+DataFrame) binds as a frame (copied; numeric columns by dtype, others as
+strings); frame outputs are dicts {column name: NumPy array (numbers,
+read-only views of braid's columns) or list of str (None: missing)}. Without NumPy, matrices come back as braid Matrix
+MatrixView objects (memoryview(m).tolist() gives the rows).
 
 Errors in the script, binding or running raise BraidError with braid's
 message ("file:line:col: ...").
@@ -25,14 +28,15 @@ message ("file:line:col: ...").
 import os
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
-from ._braid import BraidError, Matrix, Script, set_threads
+from ._braid import BraidError, Script, set_threads
+from ._braid import Matrix as MatrixView   # an output view (braid.Matrix is kept for the lazy API)
 
 try:
     import numpy as _np
 except ImportError:  # braid works on buffers and lists without NumPy
     _np = None
 
-__all__ = ["run", "prepare", "Prepared", "BraidError", "Matrix", "set_threads"]
+__all__ = ["run", "prepare", "Prepared", "BraidError", "MatrixView", "set_threads"]
 
 
 def _is_sparse(v: Any) -> bool:
@@ -43,8 +47,41 @@ def _is_sparse(v: Any) -> bool:
     return scipy.sparse.issparse(v)
 
 
+def _column(name: str, col: Any) -> tuple:
+    """A frame column as (name, kind, data) for Script.bind_frame."""
+    if _np is not None:
+        a = _np.asarray(col)
+        if a.dtype.kind == "b":
+            return (name, "bool", _np.ascontiguousarray(a, dtype=_np.uint8))
+        if a.dtype.kind in "iu":
+            return (name, "i8", _np.ascontiguousarray(a, dtype=_np.int64))
+        if a.dtype.kind == "f":
+            return (name, "f8", _np.ascontiguousarray(a, dtype=_np.float64))
+    col = list(col)
+    if all(isinstance(x, bool) for x in col) and col:
+        return (name, "bool", bytes(col))
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in col) and col:
+        import array
+        ints = all(isinstance(x, int) for x in col)
+        return (name, "i8" if ints else "f8", array.array("q" if ints else "d", col))
+    return (name, "str", [None if x is None else str(x) for x in col])
+
+
+def _bind_frame(script: Script, name: str, columns: Mapping[str, Any]) -> None:
+    """A dict {column name: cells} (or a pandas DataFrame) as a frame."""
+    cols = [_column(str(k), v) for k, v in columns.items()]
+    rows = len(cols[0][2]) if cols else 0
+    script.bind_frame(name, rows, cols)
+
+
 def _bind(script: Script, name: str, v: Any) -> None:
     """Binds one input, converting only what braid cannot take as it is."""
+    if isinstance(v, dict):
+        _bind_frame(script, name, v)
+        return
+    if type(v).__name__ == "DataFrame" and hasattr(v, "items"):   # pandas, without importing it
+        _bind_frame(script, name, {k: c.to_numpy() for k, c in v.items()})
+        return
     if _is_sparse(v):
         m = v if v.format == "csr" else v.tocsr()   # CSC, COO, ...: one conversion
         data = m.data if m.data.dtype == _np.float64 else m.data.astype(_np.float64)
@@ -63,9 +100,22 @@ def _bind(script: Script, name: str, v: Any) -> None:
     script.bind(name, v)
 
 
+def _frame_cells(kind: str, cells: Any) -> Any:
+    """A frame output's column: strings as they come, numbers as a NumPy
+    view of braid's column (a list without NumPy)."""
+    if kind == "str":
+        return cells
+    if _np is None:
+        return [bool(x) for x in memoryview(cells)] if kind == "bool" else list(memoryview(cells))
+    a = _np.asarray(cells)
+    return a.view(_np.bool_) if kind == "bool" else a
+
+
 def _output(script: Script, name: str, sparse: bool) -> Any:
     v = script.get(name, not sparse)
-    if not isinstance(v, Matrix) or _np is None:
+    if isinstance(v, list):   # a frame: [(name, kind, cells)]
+        return {c: _frame_cells(k, x) for c, k, x in v}
+    if not isinstance(v, MatrixView) or _np is None:
         return v
     if not v.sparse:
         return _np.asarray(v)   # a view of braid's storage
