@@ -57,7 +57,7 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all deps python test san bench-kernels bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz
+.PHONY: all deps python test san bench-kernels bench-python bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz
 
 all: $(BUILD)/braid
 
@@ -144,6 +144,9 @@ fuzz: $(BUILD)/.deps
 
 bench-codegen: $(BUILD)/bench/bench_codegen
 	GOMP_SPINCOUNT=20000 $(BUILD)/bench/bench_codegen
+
+bench-python: python
+	PYTHONPATH=$(BUILD)/python $(PY) bench/bench_python.py
 
 bench-e2e: $(BUILD)/braid
 	bench/e2e.sh
