@@ -129,7 +129,8 @@ static void test_frames(void)
             ((const double *)g.columns[1].data)[1] == 1.5, "cells");
     T_CHECK(braid_get_frame_view(sc, "T", &t) == 0 && t.rows == 2 && t.cols == 1 &&
             !strcmp(((const char *const *)t.columns[0].data)[1], "c"), "a frame slice");
-    T_CHECK(braid_get_frame_view(sc, "s", &t) != 0, "a scalar is no frame");
+    braid_frame_free(&t);
+    T_CHECK(braid_get_frame_view(sc, "s", &t) != 0 && !t.handle, "a scalar is no frame");
     braid_script_free(sc);
     T_CHECK(((const double *)g.columns[1].data)[2] == 2.5, "a frame view outlives its script");
     braid_frame_free(&g);
