@@ -28,4 +28,10 @@ int api_fail(BraidScript *s, const char *msg);
  * name. */
 int api_bind(BraidScript *s, const char *name, Value v);
 
+/* A view of value v (a matrix or a numeric scalar) as braid_get_matrix_view
+ * makes it; an error code with e set on failure. */
+int api_matrix_view(const Value *v, bool dense, BraidMatrix *out, BrErr *e);
+/* The API's kind of a value (NULL: BRAID_NONE). */
+BraidKind api_kind(const Value *v);
+
 #endif

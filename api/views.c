@@ -185,23 +185,20 @@ int braid_bind_csr(BraidScript *s, const char *name, int64_t rows, int64_t cols,
 
 /* ---- output views ---- */
 
-int braid_get_matrix_view(BraidScript *s, const char *name, bool dense, BraidMatrix *out)
+int api_matrix_view(const Value *v, bool dense, BraidMatrix *out, BrErr *e)
 {
     memset(out, 0, sizeof *out);
-    Value *v = st_get(&s->results, name);
-    if (!v) return api_fail(s, "no such output (or the script did not assign it)");
-    BrErr e = {0};
     MB *m;
-    if (val_is_numeric(v)) m = mb_scalar(val_as_double(v), &e);
-    else if (v->kind != V_MATRIX) return api_fail(s, "output is not a matrix");
-    else if (dense && v->m->sparse) m = mb_to_dense(v->m, &e);
+    if (val_is_numeric(v)) m = mb_scalar(val_as_double(v), e);
+    else if (v->kind != V_MATRIX) return br_err(e, BR_EARG, "output is not a matrix");
+    else if (dense && v->m->sparse) m = mb_to_dense(v->m, e);
     else {
         /* only the results table holds it: no one else sees writes */
         bool alone = __atomic_load_n(&v->m->refs, __ATOMIC_ACQUIRE) == 1 && !v->m->ext;
         m = mb_retain(v->m);
         out->writable = alone;
     }
-    if (!m) return api_fail(s, e.msg);
+    if (!m) return e->code ? e->code : -1;
     if (m != v->m) out->writable = true;
     out->rows = m->rows;
     out->cols = m->cols;
@@ -215,6 +212,15 @@ int braid_get_matrix_view(BraidScript *s, const char *name, bool dense, BraidMat
     return 0;
 }
 
+int braid_get_matrix_view(BraidScript *s, const char *name, bool dense, BraidMatrix *out)
+{
+    memset(out, 0, sizeof *out);
+    Value *v = st_get(&s->results, name);
+    if (!v) return api_fail(s, "no such output (or the script did not assign it)");
+    BrErr e = {0};
+    return api_matrix_view(v, dense, out, &e) ? api_fail(s, e.msg) : 0;
+}
+
 void braid_matrix_free(BraidMatrix *m)
 {
     if (!m) return;
@@ -222,9 +228,8 @@ void braid_matrix_free(BraidMatrix *m)
     memset(m, 0, sizeof *m);
 }
 
-BraidKind braid_output_kind(BraidScript *s, const char *name)
+BraidKind api_kind(const Value *v)
 {
-    Value *v = st_get(&s->results, name);
     if (!v) return BRAID_NONE;
     switch (v->kind) {
     case V_MATRIX: return BRAID_MATRIX;
@@ -233,7 +238,10 @@ BraidKind braid_output_kind(BraidScript *s, const char *name)
     case V_BOOL: return BRAID_BOOL;
     case V_STRING: return BRAID_STRING;
     case V_FRAME: return BRAID_FRAME;
+    case V_LIST: return BRAID_LIST;
     case V_NONE: return BRAID_NONE;
     default: return BRAID_OTHER;
     }
 }
+
+BraidKind braid_output_kind(BraidScript *s, const char *name) { return api_kind(st_get(&s->results, name)); }

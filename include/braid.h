@@ -104,6 +104,26 @@ typedef struct BraidColumn {
  * braid's own; strings are copied). */
 int braid_bind_frame(BraidScript *s, const char *name, int64_t rows, const BraidColumn *cols, int ncols);
 
+/* ---- Lists ----
+ * DML lists (of matrices, scalars, strings and lists, each item
+ * optionally named; a frame item shows as BRAID_FRAME but cannot be read
+ * through a list yet) cross the API as BraidList handles: build one and bind
+ * it, or read one from an output. A handle holds a reference to braid's
+ * list (free with braid_list_free); lists are immutable once bound or
+ * returned. Item functions return -1 for a wrong index or kind. */
+typedef struct BraidList BraidList;
+BraidList *braid_list_new(void);
+void braid_list_free(BraidList *l);
+/* Appending (name NULL: unnamed). Matrices are copied; an appended list is
+ * shared (item keeps its own handle). */
+int braid_list_append_matrix(BraidList *l, const char *name, const double *data, int64_t rows, int64_t cols);
+int braid_list_append_double(BraidList *l, const char *name, double v);
+int braid_list_append_int(BraidList *l, const char *name, int64_t v);
+int braid_list_append_string(BraidList *l, const char *name, const char *v);
+int braid_list_append_list(BraidList *l, const char *name, const BraidList *item);
+/* Binds l (l stays the caller's to free; the binding shares the list). */
+int braid_bind_list(BraidScript *s, const char *name, const BraidList *l);
+
 /* Runs the script with the current bindings. Outputs of the previous run
  * are replaced. print() output goes to stdout. */
 int braid_execute(BraidScript *s);
@@ -118,7 +138,7 @@ int braid_get_int(BraidScript *s, const char *name, int64_t *v);
 /* The kind of an output of the last execution (BRAID_NONE: not assigned
  * or no such output). */
 typedef enum { BRAID_NONE, BRAID_MATRIX, BRAID_DOUBLE, BRAID_INT, BRAID_BOOL,
-               BRAID_STRING, BRAID_FRAME, BRAID_OTHER } BraidKind;
+               BRAID_STRING, BRAID_FRAME, BRAID_LIST, BRAID_OTHER } BraidKind;
 BraidKind braid_output_kind(BraidScript *s, const char *name);
 
 /* ---- Zero-copy outputs ----
@@ -144,6 +164,18 @@ typedef struct BraidMatrix {
  * CSR, by braid's format rule). */
 int braid_get_matrix_view(BraidScript *s, const char *name, bool dense, BraidMatrix *out);
 void braid_matrix_free(BraidMatrix *m);
+
+/* A list output as a new handle (free with braid_list_free). */
+int braid_get_list(BraidScript *s, const char *name, BraidList **out);
+int64_t braid_list_length(const BraidList *l);
+/* Name of item i (0-based), or NULL when unnamed or out of range. */
+const char *braid_list_name(const BraidList *l, int64_t i);
+BraidKind braid_list_kind(const BraidList *l, int64_t i);  /* BRAID_NONE: out of range */
+int braid_list_get_double(const BraidList *l, int64_t i, double *v);
+int braid_list_get_int(const BraidList *l, int64_t i, int64_t *v);
+int braid_list_get_string(const BraidList *l, int64_t i, char **v);   /* free with braid_free */
+int braid_list_get_matrix_view(const BraidList *l, int64_t i, bool dense, BraidMatrix *out);
+int braid_list_get_list(const BraidList *l, int64_t i, BraidList **out);
 
 /* A frame output's columns, viewing braid's storage (read-only) until
  * braid_frame_free, like BraidMatrix; columns[j].data as for

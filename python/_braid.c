@@ -338,6 +338,64 @@ static PyObject *script_bind_frame(Script *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Appends (name, kind, value) items to l; kinds "matrix" (a C-contiguous
+ * 2-D float64 buffer, copied), "double", "int", "str", "list" (a sequence
+ * of items, recursively). */
+static int list_fill(BraidList *l, PyObject *items)
+{
+    PyObject *seq = PySequence_Fast(items, "list items must be a sequence");
+    if (!seq) return -1;
+    int rc = 0;
+    for (Py_ssize_t i = 0; !rc && i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *nm, *v;
+        const char *kind, *name = NULL;
+        rc = -1;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "OsO", &nm, &kind, &v)) break;
+        if (nm != Py_None && !(name = PyUnicode_AsUTF8(nm))) break;
+        if (!strcmp(kind, "double")) rc = braid_list_append_double(l, name, PyFloat_AsDouble(v));
+        else if (!strcmp(kind, "int")) rc = braid_list_append_int(l, name, PyLong_AsLongLong(v));
+        else if (!strcmp(kind, "str")) {
+            const char *t = PyUnicode_AsUTF8(v);
+            rc = t ? braid_list_append_string(l, name, t) : -1;
+        } else if (!strcmp(kind, "list")) {
+            BraidList *sub = braid_list_new();
+            rc = !sub || list_fill(sub, v) || braid_list_append_list(l, name, sub) ? -1 : 0;
+            braid_list_free(sub);
+        } else if (!strcmp(kind, "matrix")) {
+            Py_buffer b;
+            if (PyObject_GetBuffer(v, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) break;
+            if (b.ndim == 2 && is_double(&b))
+                rc = braid_list_append_matrix(l, name, b.buf, b.shape[0], b.shape[1]);
+            else
+                PyErr_SetString(PyExc_TypeError, "a list's matrix must be a 2-D float64 buffer");
+            PyBuffer_Release(&b);
+        } else
+            PyErr_Format(PyExc_ValueError, "unknown list item kind '%s'", kind);
+        if (rc && !PyErr_Occurred()) PyErr_Format(BraidError, "cannot append list item %zd", i + 1);
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
+/* bind_list(name, items): a DML list from (name, kind, value) items
+ * (list_fill). */
+static PyObject *script_bind_list(Script *self, PyObject *args)
+{
+    const char *name;
+    PyObject *items;
+    if (!PyArg_ParseTuple(args, "sO", &name, &items) || ready(self)) return NULL;
+    BraidList *l = braid_list_new();
+    if (!l) return PyErr_NoMemory();
+    int rc = list_fill(l, items);
+    if (!rc && braid_bind_list(self->s, name, l)) {
+        braid_list_free(l);
+        return fail_script(self);
+    }
+    braid_list_free(l);
+    if (rc) return NULL;
+    Py_RETURN_NONE;
+}
+
 /* execute(): runs the script with the GIL released. */
 static PyObject *script_execute(Script *self, PyObject *unused)
 {
@@ -413,9 +471,61 @@ static PyObject *frame_output(Script *self, const char *name)
     return cols;
 }
 
+static PyObject *matrix_new(BraidMatrix *m);
+
+/* Item i of list l as a Python value (list_output for nested lists). */
+static PyObject *list_output(const BraidList *l, int dense);
+
+static PyObject *list_item(const BraidList *l, int64_t i, int dense)
+{
+    double d;
+    int64_t n;
+    char *str;
+    BraidMatrix m;
+    BraidList *sub;
+    PyObject *r = NULL;
+    switch (braid_list_kind(l, i)) {
+    case BRAID_DOUBLE: return braid_list_get_double(l, i, &d) ? NULL : PyFloat_FromDouble(d);
+    case BRAID_INT: return braid_list_get_int(l, i, &n) ? NULL : PyLong_FromLongLong(n);
+    case BRAID_BOOL: return braid_list_get_int(l, i, &n) ? NULL : PyBool_FromLong((long)n);
+    case BRAID_STRING:
+        if (braid_list_get_string(l, i, &str)) return PyErr_NoMemory();
+        r = PyUnicode_FromString(str);
+        braid_free(str);
+        return r;
+    case BRAID_MATRIX:
+        if (braid_list_get_matrix_view(l, i, dense, &m)) return PyErr_NoMemory();
+        return matrix_new(&m);
+    case BRAID_LIST:
+        if (braid_list_get_list(l, i, &sub)) return PyErr_NoMemory();
+        r = list_output(sub, dense);
+        braid_list_free(sub);
+        return r;
+    default:
+        PyErr_Format(BraidError, "list item %lld: frames in lists are not supported yet", (long long)i + 1);
+        return NULL;
+    }
+}
+
+/* A list as a tuple of (name or None, value) pairs. */
+static PyObject *list_output(const BraidList *l, int dense)
+{
+    int64_t n = braid_list_length(l);
+    PyObject *t = PyTuple_New((Py_ssize_t)n);
+    for (int64_t i = 0; t && i < n; i++) {
+        const char *nm = braid_list_name(l, i);
+        PyObject *v = list_item(l, i, dense);
+        PyObject *pair = v ? Py_BuildValue("(zN)", nm, v) : NULL;
+        if (!pair) { Py_CLEAR(t); break; }
+        PyTuple_SET_ITEM(t, i, pair);
+    }
+    return t;
+}
+
 /* get(name, dense=True): a scalar output as a Python scalar, a matrix as a
  * Matrix (dense=False: braid's own format, CSR when sparse), a frame as a
- * list of columns (frame_output). */
+ * list of columns (frame_output), a list as a tuple of pairs
+ * (list_output). */
 static PyObject *script_get(Script *self, PyObject *args)
 {
     const char *name;
@@ -434,20 +544,22 @@ static PyObject *script_get(Script *self, PyObject *args)
         braid_free(str);
         return r;
     case BRAID_MATRIX: {
-        Matrix *m = PyObject_New(Matrix, &MatrixType);
-        if (!m) return NULL;
-        if (braid_get_matrix_view(self->s, name, dense, &m->m)) {
-            Py_DECREF(m);
-            return fail_script(self);
-        }
-        return (PyObject *)m;
+        BraidMatrix m;
+        return braid_get_matrix_view(self->s, name, dense, &m) ? fail_script(self) : matrix_new(&m);
+    }
+    case BRAID_LIST: {
+        BraidList *l;
+        if (braid_get_list(self->s, name, &l)) return fail_script(self);
+        PyObject *r = list_output(l, dense);
+        braid_list_free(l);
+        return r;
     }
     case BRAID_FRAME: return frame_output(self, name);
     case BRAID_NONE:
         PyErr_Format(BraidError, "output '%s' was not assigned (or is not a declared output)", name);
         return NULL;
     default:
-        PyErr_Format(BraidError, "output '%s': lists are not supported yet", name);
+        PyErr_Format(BraidError, "output '%s': a value of a kind braid cannot return", name);
         return NULL;
     }
 }
@@ -458,6 +570,8 @@ static PyMethodDef script_methods[] = {
      "bind_csr(name, rows, cols, indptr, indices, values): bind a CSR matrix"},
     {"bind_frame", (PyCFunction)script_bind_frame, METH_VARARGS,
      "bind_frame(name, rows, [(name, 'f8'|'i8'|'bool'|'str', data), ...]): bind a frame"},
+    {"bind_list", (PyCFunction)script_bind_list, METH_VARARGS,
+     "bind_list(name, [(name, 'matrix'|'double'|'int'|'str'|'list', value), ...]): bind a list"},
     {"execute", (PyCFunction)script_execute, METH_NOARGS, "execute(): run (the GIL released)"},
     {"get", (PyCFunction)script_get, METH_VARARGS, "get(name, dense=True): an output of the last run"},
     {NULL, NULL, 0, NULL},
@@ -597,6 +711,15 @@ static PyTypeObject MatrixType = {
     .tp_getset = matrix_getset,
     .tp_methods = matrix_methods,
 };
+
+/* A Matrix owning view m (freed on failure). */
+static PyObject *matrix_new(BraidMatrix *m)
+{
+    Matrix *o = PyObject_New(Matrix, &MatrixType);
+    if (!o) { braid_matrix_free(m); return NULL; }
+    o->m = *m;
+    return (PyObject *)o;
+}
 
 static void part_dealloc(Part *self)
 {

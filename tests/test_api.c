@@ -140,6 +140,46 @@ static void test_frames(void)
     braid_script_free(sc);
 }
 
+/* Lists in (nested, named) and out. */
+static void test_lists(void)
+{
+    const char *in[] = {"L"}, *out[] = {"R", "s"};
+    BraidScript *sc = braid_prepare("s = sum(as.matrix(L[1])) + as.scalar(L[\"k\"]) + length(L)\n"
+                                    "R = list(a = as.matrix(L[1]) * 2, b = \"x\", c = 3, d = L)\n",
+                                    in, 1, out, 2, NULL);
+    T_CHECK(sc != NULL, "prepare");
+    if (!sc) return;
+    BraidList *l = braid_list_new(), *inner = braid_list_new();
+    double m[4] = {1, 2, 3, 4};
+    T_CHECK(braid_list_append_matrix(l, NULL, m, 2, 2) == 0 && braid_list_append_double(l, "k", 0.5) == 0 &&
+            braid_list_append_string(inner, "t", "deep") == 0 && braid_list_append_list(l, "in", inner) == 0 &&
+            braid_list_append_list(l, "self", l) != 0, "build a list");
+    T_CHECK(braid_bind_list(sc, "L", l) == 0 && braid_execute(sc) == 0, "execute: %s", braid_error(sc));
+    double s;
+    T_CHECK(braid_get_double(sc, "s", &s) == 0 && s == 10 + 0.5 + 3, "list items in the script %g", s);
+    BraidList *r, *d, *dd;
+    T_CHECK(braid_output_kind(sc, "R") == BRAID_LIST && braid_get_list(sc, "R", &r) == 0 &&
+            braid_list_length(r) == 4 && !strcmp(braid_list_name(r, 1), "b"), "a list output");
+    BraidMatrix a;
+    char *b;
+    int64_t c;
+    T_CHECK(braid_list_get_matrix_view(r, 0, true, &a) == 0 && a.rows == 2 && a.data[3] == 8, "matrix item");
+    T_CHECK(braid_list_get_string(r, 1, &b) == 0 && !strcmp(b, "x"), "string item");
+    T_CHECK(braid_list_kind(r, 2) == BRAID_DOUBLE || (braid_list_get_int(r, 2, &c) == 0 && c == 3), "number item");
+    T_CHECK(braid_list_get_list(r, 3, &d) == 0 && braid_list_length(d) == 3 && braid_list_get_list(d, 2, &dd) == 0 &&
+            braid_list_kind(dd, 0) == BRAID_STRING, "nested lists");
+    T_CHECK(braid_list_kind(r, 9) == BRAID_NONE && braid_list_get_double(r, 1, &s) != 0 && !braid_list_name(r, -1),
+            "bad index or kind");
+    braid_free(b);
+    braid_matrix_free(&a);
+    braid_list_free(dd);
+    braid_list_free(d);
+    braid_list_free(r);
+    braid_list_free(inner);
+    braid_list_free(l);
+    braid_script_free(sc);
+}
+
 /* Separate scripts run concurrently from separate threads. */
 typedef struct Job { int id; int ok; } Job;
 
@@ -182,6 +222,7 @@ int main(void)
     test_strided();
     test_csr();
     test_frames();
+    test_lists();
     test_threads();
     char *err = NULL;
     const char *in[] = {"X", "s", "name"}, *out[] = {"Y", "total", "msg", "n"};

@@ -19,7 +19,8 @@ an input), or, with sparse=True, scipy.sparse.csr_matrix for outputs braid
 holds in sparse form. Frames: a dict {column name: cells} (or a pandas
 DataFrame) binds as a frame (copied; numeric columns by dtype, others as
 strings); frame outputs are dicts {column name: NumPy array (numbers,
-read-only views of braid's columns) or list of str (None: missing)}. Without NumPy, matrices come back as braid Matrix
+read-only views of braid's columns) or list of str (None: missing)}.
+Lists: braid.List (a list with item names) in and out. Without NumPy, matrices come back as braid Matrix
 MatrixView objects (memoryview(m).tolist() gives the rows).
 
 Errors in the script, binding or running raise BraidError with braid's
@@ -36,7 +37,7 @@ try:
 except ImportError:  # braid works on buffers and lists without NumPy
     _np = None
 
-__all__ = ["run", "prepare", "Prepared", "BraidError", "MatrixView", "set_threads"]
+__all__ = ["run", "prepare", "Prepared", "List", "BraidError", "MatrixView", "set_threads"]
 
 
 def _is_sparse(v: Any) -> bool:
@@ -45,6 +46,57 @@ def _is_sparse(v: Any) -> bool:
     except ImportError:
         return False
     return scipy.sparse.issparse(v)
+
+
+class List(list):
+    """A DML list: a Python list whose items may have names.
+
+    List([X, 3, "a"]) or List(X=X, k=3); names[i] is item i's name or None.
+    Bound as a list input (items: NumPy arrays or nested lists of numbers
+    (matrices, copied), numbers, strings, Lists); list outputs come back as
+    Lists, their matrices as NumPy arrays over braid's storage."""
+
+    def __init__(self, items: Iterable[Any] = (), names: Optional[Iterable[Optional[str]]] = None,
+                 **named: Any) -> None:
+        items = list(items)
+        names = list(names) if names is not None else [None] * len(items)
+        if len(names) != len(items):
+            raise ValueError("names and items differ in length")
+        super().__init__(items + list(named.values()))
+        self.names = names + list(named)
+
+    def get(self, name: str) -> Any:
+        """The item called name."""
+        return self[self.names.index(name)]
+
+    def __repr__(self) -> str:
+        return "List(" + ", ".join(f"{n}={v!r}" if n else repr(v) for n, v in zip(self.names, self)) + ")"
+
+
+def _list_items(v: List) -> list:
+    """(name, kind, value) items for Script.bind_list."""
+    out = []
+    for name, x in zip(v.names, v):
+        if isinstance(x, List):
+            out.append((name, "list", _list_items(x)))
+        elif isinstance(x, bool) or (_np is not None and isinstance(x, _np.bool_)):
+            out.append((name, "int", int(x)))
+        elif isinstance(x, str):
+            out.append((name, "str", x))
+        elif isinstance(x, int) or (_np is not None and isinstance(x, _np.integer)):
+            out.append((name, "int", int(x)))
+        elif isinstance(x, float) or (_np is not None and isinstance(x, _np.floating)):
+            out.append((name, "double", float(x)))
+        elif _np is not None:
+            a = _np.asarray(x, dtype=_np.float64)
+            a = a.reshape(-1, 1) if a.ndim == 1 else a
+            out.append((name, "matrix", _np.ascontiguousarray(a)))
+        else:
+            import array
+            rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in x]
+            flat = array.array("d", [float(c) for r in rows for c in r])
+            out.append((name, "matrix", memoryview(flat).cast("B").cast("d", (len(rows), len(rows[0]) if rows else 0))))
+    return out
 
 
 def _column(name: str, col: Any) -> tuple:
@@ -76,6 +128,9 @@ def _bind_frame(script: Script, name: str, columns: Mapping[str, Any]) -> None:
 
 def _bind(script: Script, name: str, v: Any) -> None:
     """Binds one input, converting only what braid cannot take as it is."""
+    if isinstance(v, List):
+        script.bind_list(name, _list_items(v))
+        return
     if isinstance(v, dict):
         _bind_frame(script, name, v)
         return
@@ -112,9 +167,15 @@ def _frame_cells(kind: str, cells: Any) -> Any:
 
 
 def _output(script: Script, name: str, sparse: bool) -> Any:
-    v = script.get(name, not sparse)
+    return _value(script.get(name, not sparse))
+
+
+def _value(v: Any) -> Any:
+    """An output as the Python object it becomes."""
     if isinstance(v, list):   # a frame: [(name, kind, cells)]
         return {c: _frame_cells(k, x) for c, k, x in v}
+    if isinstance(v, tuple):  # a list: ((name, value), ...)
+        return List([_value(x) for _, x in v], [n for n, _ in v])
     if not isinstance(v, MatrixView) or _np is None:
         return v
     if not v.sparse:

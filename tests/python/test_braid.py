@@ -72,6 +72,23 @@ def test_frames():
                  ValueError, "cells"), "columns of different lengths")
 
 
+def test_lists():
+    inner = braid.List(["deep"], names=["t"])
+    L = braid.List([[[1, 2], [3, 4]]], k=0.5, n=3, inner=inner)
+    out = braid.run("s = sum(as.matrix(L[1])) + as.scalar(L[\"k\"]) + as.scalar(L[\"n\"])\n"
+                    "R = list(a = as.matrix(L[1]) * 2, b = \"x\", d = L)",
+                    inputs={"L": L}, outputs=["s", "R"])
+    check(out["s"] == 10 + 0.5 + 3, f"list items in the script {out['s']}")
+    R = out["R"]
+    check(isinstance(R, braid.List) and R.names == ["a", "b", "d"] and R.get("b") == "x", f"a list output {R}")
+    a = R.get("a")
+    rows = a.tolist() if hasattr(a, "tolist") else memoryview(a).tolist()
+    check(rows == [[2.0, 4.0], [6.0, 8.0]], f"a matrix item {rows}")
+    d = R.get("d")
+    check(d.names == [None, "k", "n", "inner"] and d.get("inner") == ["deep"] and d.get("inner").names == ["t"],
+          f"nested lists {d!r}")
+
+
 def test_errors():
     check(raises(lambda: braid.run("x = 1\ny = (x + \n"), braid.BraidError, "<script>:3:1:"),
           "a syntax error raises BraidError with file:line:col")
@@ -209,7 +226,7 @@ def test_threads():
 
 
 def main():
-    tests = [test_plain, test_frames, test_errors]
+    tests = [test_plain, test_frames, test_lists, test_errors]
     skipped = []
     if np is not None:
         tests += [test_numpy, test_zero_copy, test_lm, test_threads]
