@@ -123,15 +123,20 @@ int api_bind(BraidScript *s, const char *name, Value v)
     return 0;
 }
 
+MB *api_dense_copy(const double *data, int64_t rows, int64_t cols, BrErr *e)
+{
+    MB *m = mb_dense_uninit(rows, cols, e);
+    if (!m) return NULL;
+    if (rows > 0 && cols > 0) memcpy(m->d, data, (size_t)(rows * cols) * sizeof(double));
+    mb_recount_nnz(m);
+    return mb_finish(m, e);
+}
+
 int braid_bind_matrix(BraidScript *s, const char *name, const double *data, int64_t rows, int64_t cols)
 {
     BrErr e = {0};
-    MB *m = mb_dense_uninit(rows, cols, &e);
-    if (!m) return api_fail(s, e.msg);
-    if (rows > 0 && cols > 0) memcpy(m->d, data, (size_t)(rows * cols) * sizeof(double));
-    mb_recount_nnz(m);
-    mb_examine(m, &e);
-    return api_bind(s, name, val_matrix(m));
+    MB *m = api_dense_copy(data, rows, cols, &e);
+    return m ? api_bind(s, name, val_matrix(m)) : api_fail(s, e.msg);
 }
 
 int braid_bind_double(BraidScript *s, const char *name, double v) { return api_bind(s, name, val_double(v)); }

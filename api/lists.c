@@ -43,12 +43,8 @@ static int append(BraidList *l, const char *name, Value item)
 int braid_list_append_matrix(BraidList *l, const char *name, const double *data, int64_t rows, int64_t cols)
 {
     BrErr e = {0};
-    MB *m = mb_dense_uninit(rows, cols, &e);
-    if (!m) return -1;
-    if (rows > 0 && cols > 0) memcpy(m->d, data, (size_t)(rows * cols) * sizeof(double));
-    mb_recount_nnz(m);
-    if (mb_examine(m, &e)) { mb_release(m); return -1; }
-    return append(l, name, val_matrix(m));
+    MB *m = api_dense_copy(data, rows, cols, &e);
+    return m ? append(l, name, val_matrix(m)) : -1;
 }
 
 int braid_list_append_double(BraidList *l, const char *name, double v) { return append(l, name, val_double(v)); }

@@ -28,6 +28,9 @@ int api_fail(BraidScript *s, const char *msg);
  * name. */
 int api_bind(BraidScript *s, const char *name, Value v);
 
+/* A new block copying rows x cols row-major cells, in the format braid's
+ * rule picks; NULL with e set. */
+MB *api_dense_copy(const double *data, int64_t rows, int64_t cols, BrErr *e);
 /* A view of value v (a matrix or a numeric scalar) as braid_get_matrix_view
  * makes it; an error code with e set on failure. */
 int api_matrix_view(const Value *v, bool dense, BraidMatrix *out, BrErr *e);

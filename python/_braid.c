@@ -371,7 +371,8 @@ static int list_fill(BraidList *l, PyObject *items)
             PyBuffer_Release(&b);
         } else
             PyErr_Format(PyExc_ValueError, "unknown list item kind '%s'", kind);
-        if (rc && !PyErr_Occurred()) PyErr_Format(BraidError, "cannot append list item %zd", i + 1);
+        if (PyErr_Occurred()) rc = -1;   /* a number that did not convert */
+        else if (rc) PyErr_Format(BraidError, "cannot append list item %zd", i + 1);
     }
     Py_DECREF(seq);
     return rc;

@@ -87,6 +87,8 @@ def test_lists():
     d = R.get("d")
     check(d.names == [None, "k", "n", "inner"] and d.get("inner") == ["deep"] and d.get("inner").names == ["t"],
           f"nested lists {d!r}")
+    check(raises(lambda: braid.run("n = length(L)", inputs={"L": braid.List([2 ** 70])}), OverflowError),
+          "an int beyond 64 bits in a list")
 
 
 def test_errors():
