@@ -38,7 +38,7 @@ ifneq ($(filter x86_64-%,$(TRIPLET)),)
 LEAF_ISAS := avx2 avx512
 endif
 OBJ     += $(foreach i,$(LEAF_ISAS),$(LEAVES:%.c=$(BUILD)/obj/%.$(i).o))
-CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) $(CFLAGS_ISA) -fopenmp \
+CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) $(CFLAGS_ISA) -fopenmp -fPIC -fno-semantic-interposition \
            -Wall -Wextra -Werror -Wno-unused-parameter -I. -MMD -MP \
            -DBRAID_SOURCE_DIR=\"$(CURDIR)\"
 # OpenBLAS: Debian's pthread build, linked by path (with DT_RPATH, so the
@@ -57,7 +57,7 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all deps test san bench-kernels bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz
+.PHONY: all deps python test san bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz
 
 all: $(BUILD)/braid
 
@@ -95,8 +95,40 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbraid.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-test: $(BUILD)/braid $(TESTS) $(BUILD)/examples/embed
+test: $(BUILD)/braid $(TESTS) $(BUILD)/examples/embed $(BUILD)/tests/test_python
 	@./tests/run_all.sh $(BUILD)
+
+# The Python package braid (python/, docs/python.md): the extension
+# _braid is C against Debian's python3-dev, for Debian's /usr/bin/python3
+# (PATH may put another python3 first), linked with the -fPIC libbraid.a.
+# Use it with PYTHONPATH=$(BUILD)/python.
+PY      ?= /usr/bin/python3
+PYDIR   := $(BUILD)/python/braid
+PYSRC   := $(wildcard python/braid/*.py)
+python: $(PYDIR)/_braid.so $(PYSRC:python/braid/%=$(PYDIR)/%)
+
+$(BUILD)/obj/python/_braid.o: CFLAGS += $(shell $(PY)-config --includes)
+
+$(PYDIR)/_braid.so: $(BUILD)/obj/python/_braid.o $(BUILD)/libbraid.a
+	@mkdir -p $(dir $@)
+	$(CC) -shared $(LDFLAGS) -o $@ $^ $(LDLIBS) $(shell $(PY)-config --ldflags)
+
+$(PYDIR)/%.py: python/braid/%.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# the Python tests as one test program of run_all.sh; under the
+# sanitizers the interpreter (not built with them) preloads their run-time
+# libraries, and leak checking is off (CPython keeps memory to its exit)
+ifeq ($(SAN),1)
+PYENV   := LD_PRELOAD="$(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)" \
+           ASAN_OPTIONS=detect_leaks=0
+endif
+$(BUILD)/tests/test_python: tests/python/test_braid.py python
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\n%s PYTHONPATH="%s" exec %s "%s" "$$@"\n' '$(PYENV)' "$(CURDIR)/$(BUILD)/python" "$(PY)" \
+	    "$(CURDIR)/tests/python/test_braid.py" > $@
+	chmod +x $@
 
 san:
 	$(MAKE) SAN=1 test
@@ -112,6 +144,9 @@ fuzz: $(BUILD)/.deps
 
 bench-codegen: $(BUILD)/bench/bench_codegen
 	GOMP_SPINCOUNT=20000 $(BUILD)/bench/bench_codegen
+
+bench-python: python
+	PYTHONPATH=$(BUILD)/python $(PY) bench/bench_python.py
 
 bench-e2e: $(BUILD)/braid
 	bench/e2e.sh

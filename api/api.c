@@ -10,18 +10,9 @@
 #include "../lang/load.h"
 #include "../plan/build.h"
 #include "../runtime/interp.h"
+#include "script.h"
 
-struct BraidScript {
-    Program *ast;
-    RtProgram *prog;
-    Diag *diag;
-    char **inputs; int ninputs;
-    char **outputs; int noutputs;
-    SymTab bound;        /* input bindings (names owned by inputs[]) */
-    SymTab results;      /* outputs of the last run */
-    char err[2048];
-    char *bdir;
-};
+
 
 static char *dupmsg(const char *m) { return m ? strdup(m) : strdup("unknown error"); }
 
@@ -104,7 +95,7 @@ void braid_script_free(BraidScript *s)
     free(s);
 }
 
-static int fail(BraidScript *s, const char *msg)
+int api_fail(BraidScript *s, const char *msg)
 {
     size_t n = strlen(msg) < sizeof s->err ? strlen(msg) : sizeof s->err - 1;
     memcpy(s->err, msg, n);
@@ -119,34 +110,39 @@ static const char *input_name(BraidScript *s, const char *name)
     return NULL;
 }
 
-static int bind(BraidScript *s, const char *name, Value v)
+int api_bind(BraidScript *s, const char *name, Value v)
 {
     const char *key = input_name(s, name);
     if (!key) {
         val_release(&v);
         char m[300];
         snprintf(m, sizeof m, "'%s' is not a declared input of the script", name);
-        return fail(s, m);
+        return api_fail(s, m);
     }
-    if (st_put(&s->bound, key, v)) return fail(s, "out of memory");
+    if (st_put(&s->bound, key, v)) return api_fail(s, "out of memory");
     return 0;
+}
+
+MB *api_dense_copy(const double *data, int64_t rows, int64_t cols, BrErr *e)
+{
+    MB *m = mb_dense_uninit(rows, cols, e);
+    if (!m) return NULL;
+    if (rows > 0 && cols > 0) memcpy(m->d, data, (size_t)(rows * cols) * sizeof(double));
+    mb_recount_nnz(m);
+    return mb_finish(m, e);
 }
 
 int braid_bind_matrix(BraidScript *s, const char *name, const double *data, int64_t rows, int64_t cols)
 {
     BrErr e = {0};
-    MB *m = mb_dense_uninit(rows, cols, &e);
-    if (!m) return fail(s, e.msg);
-    if (rows > 0 && cols > 0) memcpy(m->d, data, (size_t)(rows * cols) * sizeof(double));
-    mb_recount_nnz(m);
-    mb_examine(m, &e);
-    return bind(s, name, val_matrix(m));
+    MB *m = api_dense_copy(data, rows, cols, &e);
+    return m ? api_bind(s, name, val_matrix(m)) : api_fail(s, e.msg);
 }
 
-int braid_bind_double(BraidScript *s, const char *name, double v) { return bind(s, name, val_double(v)); }
-int braid_bind_int(BraidScript *s, const char *name, int64_t v) { return bind(s, name, val_int(v)); }
-int braid_bind_bool(BraidScript *s, const char *name, bool v) { return bind(s, name, val_bool(v)); }
-int braid_bind_string(BraidScript *s, const char *name, const char *v) { return bind(s, name, val_string(v)); }
+int braid_bind_double(BraidScript *s, const char *name, double v) { return api_bind(s, name, val_double(v)); }
+int braid_bind_int(BraidScript *s, const char *name, int64_t v) { return api_bind(s, name, val_int(v)); }
+int braid_bind_bool(BraidScript *s, const char *name, bool v) { return api_bind(s, name, val_bool(v)); }
+int braid_bind_string(BraidScript *s, const char *name, const char *v) { return api_bind(s, name, val_string(v)); }
 
 int braid_execute(BraidScript *s)
 {
@@ -155,7 +151,7 @@ int braid_execute(BraidScript *s)
         if (!st_get(&s->bound, s->inputs[i])) {
             char m[300];
             snprintf(m, sizeof m, "input '%s' is not bound", s->inputs[i]);
-            return fail(s, m);
+            return api_fail(s, m);
         }
     RtOptions ro = {.out = stdout, .seed = -1};
     Rt rt;
@@ -168,14 +164,14 @@ int braid_execute(BraidScript *s)
         char m[2048], pos[1000];
         rt_err_pos(&rt, pos, sizeof pos);
         snprintf(m, sizeof m, "%s%s", pos, rt.err.msg);
-        fail(s, m);
+        api_fail(s, m);
     } else {
         st_free(&s->results);
         st_init(&s->results);
         for (int i = 0; i < s->noutputs; i++) {
             Value *v = st_get(&f.vars, s->outputs[i]);
             if (v && st_put(&s->results, s->outputs[i], val_retain(*v))) {
-                fail(s, "out of memory");
+                api_fail(s, "out of memory");
                 rc = -1;
                 break;
             }
@@ -189,7 +185,7 @@ int braid_execute(BraidScript *s)
 int braid_get_matrix(BraidScript *s, const char *name, double **data, int64_t *rows, int64_t *cols)
 {
     Value *v = st_get(&s->results, name);
-    if (!v) return fail(s, "no such output (or the script did not assign it)");
+    if (!v) return api_fail(s, "no such output (or the script did not assign it)");
     BrErr e = {0};
     if (val_is_numeric(v)) {
         *data = malloc(sizeof(double));
@@ -197,9 +193,9 @@ int braid_get_matrix(BraidScript *s, const char *name, double **data, int64_t *r
         *rows = *cols = 1;
         return 0;
     }
-    if (v->kind != V_MATRIX) return fail(s, "output is not a matrix");
+    if (v->kind != V_MATRIX) return api_fail(s, "output is not a matrix");
     MB *d = mb_to_dense(v->m, &e);
-    if (!d) return fail(s, e.msg);
+    if (!d) return api_fail(s, e.msg);
     size_t n = (size_t)(d->rows * d->cols);
     *data = malloc(n ? n * sizeof(double) : 1);
     if (n) memcpy(*data, d->d, n * sizeof(double));
@@ -212,19 +208,31 @@ int braid_get_matrix(BraidScript *s, const char *name, double **data, int64_t *r
 int braid_get_double(BraidScript *s, const char *name, double *out)
 {
     Value *v = st_get(&s->results, name);
-    if (!v) return fail(s, "no such output (or the script did not assign it)");
+    if (!v) return api_fail(s, "no such output (or the script did not assign it)");
     if (val_is_numeric(v) || (v->kind == V_MATRIX && v->m->rows == 1 && v->m->cols == 1)) {
         *out = val_as_double(v);
         return 0;
     }
-    return fail(s, "output is not a scalar");
+    return api_fail(s, "output is not a scalar");
+}
+
+int braid_get_int(BraidScript *s, const char *name, int64_t *out)
+{
+    Value *v = st_get(&s->results, name);
+    if (!v) return api_fail(s, "no such output (or the script did not assign it)");
+    if (v->kind == V_INT || v->kind == V_BOOL) { *out = v->kind == V_INT ? v->i : v->b; return 0; }
+    double d;
+    if (braid_get_double(s, name, &d)) return -1;
+    if (d != (double)(int64_t)d) return api_fail(s, "output is not an integer");
+    *out = (int64_t)d;
+    return 0;
 }
 
 int braid_get_string(BraidScript *s, const char *name, char **out)
 {
     Value *v = st_get(&s->results, name);
-    if (!v) return fail(s, "no such output (or the script did not assign it)");
-    if (!val_is_scalar(v)) return fail(s, "output is not a scalar");
+    if (!v) return api_fail(s, "no such output (or the script did not assign it)");
+    if (!val_is_scalar(v)) return api_fail(s, "output is not a scalar");
     *out = val_text(v, false);
     return 0;
 }

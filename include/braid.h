@@ -12,9 +12,13 @@
  *   braid_get_matrix(s, "y", &out, &r, &c);   // free out with braid_free
  *
  * All functions returning int return 0 on success and -1 on failure; the
- * message is then braid_error(s). Matrices cross the API as dense row-major
- * arrays of doubles, which are copied. A script is not thread-safe: use one
- * BraidScript per thread (several may share nothing but the process). */
+ * message is then braid_error(s); errors in the script carry its position
+ * ("file:line:col: error: ..."). braid_bind_matrix and braid_get_matrix
+ * copy; the view functions below bind and return matrices without copies.
+ *
+ * Threads: a BraidScript is not thread-safe; use one per thread. Separate
+ * scripts may be prepared, bound and executed concurrently from different
+ * threads (tests/test_api.c runs two at once). */
 #ifndef BRAID_H
 #define BRAID_H
 
@@ -49,6 +53,77 @@ int braid_bind_int(BraidScript *s, const char *name, int64_t v);
 int braid_bind_bool(BraidScript *s, const char *name, bool v);
 int braid_bind_string(BraidScript *s, const char *name, const char *v);
 
+/* ---- Zero-copy inputs ----
+ * A view binding borrows the caller's arrays instead of copying them.
+ * Lifetime: release(ctx) is called exactly once, when braid no longer
+ * references any of the arrays: after the binding is replaced or the
+ * script freed, and after every output that shares the input (a script
+ * such as "Y = X" returns the input itself) is gone from the results and
+ * from the BraidMatrix views taken of it. It may be called before the bind
+ * function returns (when braid copied instead, or on an error), and from
+ * whichever thread drops the last reference. Until then the caller must
+ * keep the arrays alive and must not write them: braid counts the
+ * non-zeros when binding and never writes into a borrowed array (a script
+ * that assigns into X works on a copy). To change the data, rebind.
+ * release may be NULL, which makes the bind functions copy. */
+typedef void (*BraidRelease)(void *ctx);
+
+/* Dense row-major rows x cols doubles, borrowed (any 8-byte alignment).
+ * Kept dense even when mostly zero (a sparse form would be a copy). */
+int braid_bind_matrix_view(BraidScript *s, const char *name, const double *data,
+                           int64_t rows, int64_t cols, BraidRelease release, void *ctx);
+/* Dense with strides in elements, copied: cell (i, j) is
+ * data[i*row_stride + j*col_stride]. Column-major (Fortran order) is
+ * row_stride 1, col_stride rows: braid's blocks are row-major, so a
+ * column-major buffer is always copied (transposed) once. */
+int braid_bind_matrix_strided(BraidScript *s, const char *name, const double *data,
+                              int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
+/* CSR: row i's entries are indices[k], values[k] for k in
+ * [indptr[i], indptr[i+1]). index_bits / indptr_bits: 32 or 64 (the
+ * integer width of indices / indptr). Borrowed where the arrays already
+ * are braid's form (64-bit indptr, 32-bit indices, columns ascending in
+ * each row without duplicates or stored zeros); otherwise copied into
+ * that form (duplicates summed, zeros dropped). Malformed structure
+ * (indptr not starting at 0 or decreasing, a column out of range) fails. */
+int braid_bind_csr(BraidScript *s, const char *name, int64_t rows, int64_t cols,
+                   const void *indptr, int indptr_bits, const void *indices, int index_bits,
+                   const double *values, BraidRelease release, void *ctx);
+
+/* ---- Frames ----
+ * A frame (DML's table type) crosses the API as columns, each with a name
+ * and one type. Column data: BRAID_COL_DOUBLE double[rows] (NaN:
+ * missing), BRAID_COL_INT int64_t[rows], BRAID_COL_BOOL uint8_t[rows]
+ * (0/1), BRAID_COL_STRING const char *[rows] (NULL: missing). */
+typedef enum { BRAID_COL_STRING, BRAID_COL_DOUBLE, BRAID_COL_INT, BRAID_COL_BOOL } BraidColType;
+typedef struct BraidColumn {
+    const char *name;              /* NULL: the default name C<j+1> */
+    BraidColType type;
+    const void *data;
+} BraidColumn;
+/* Binds a frame of rows x ncols, copied (frames are column objects of
+ * braid's own; strings are copied). */
+int braid_bind_frame(BraidScript *s, const char *name, int64_t rows, const BraidColumn *cols, int ncols);
+
+/* ---- Lists ----
+ * DML lists (of matrices, scalars, strings and lists, each item
+ * optionally named; a frame item shows as BRAID_FRAME but cannot be read
+ * through a list yet) cross the API as BraidList handles: build one and bind
+ * it, or read one from an output. A handle holds a reference to braid's
+ * list (free with braid_list_free); lists are immutable once bound or
+ * returned. Item functions return -1 for a wrong index or kind. */
+typedef struct BraidList BraidList;
+BraidList *braid_list_new(void);
+void braid_list_free(BraidList *l);
+/* Appending (name NULL: unnamed). Matrices are copied; an appended list is
+ * shared (item keeps its own handle). */
+int braid_list_append_matrix(BraidList *l, const char *name, const double *data, int64_t rows, int64_t cols);
+int braid_list_append_double(BraidList *l, const char *name, double v);
+int braid_list_append_int(BraidList *l, const char *name, int64_t v);
+int braid_list_append_string(BraidList *l, const char *name, const char *v);
+int braid_list_append_list(BraidList *l, const char *name, const BraidList *item);
+/* Binds l (l stays the caller's to free; the binding shares the list). */
+int braid_bind_list(BraidScript *s, const char *name, const BraidList *l);
+
 /* Runs the script with the current bindings. Outputs of the previous run
  * are replaced. print() output goes to stdout. */
 int braid_execute(BraidScript *s);
@@ -58,6 +133,60 @@ int braid_execute(BraidScript *s);
 int braid_get_matrix(BraidScript *s, const char *name, double **data,
                      int64_t *rows, int64_t *cols);
 int braid_get_double(BraidScript *s, const char *name, double *v);
+int braid_get_int(BraidScript *s, const char *name, int64_t *v);
+
+/* The kind of an output of the last execution (BRAID_NONE: not assigned
+ * or no such output). */
+typedef enum { BRAID_NONE, BRAID_MATRIX, BRAID_DOUBLE, BRAID_INT, BRAID_BOOL,
+               BRAID_STRING, BRAID_FRAME, BRAID_LIST, BRAID_OTHER } BraidKind;
+BraidKind braid_output_kind(BraidScript *s, const char *name);
+
+/* ---- Zero-copy outputs ----
+ * A view of a matrix output: braid's own storage, dense row-major (data)
+ * or CSR (indptr, indices, values; nnz entries). It stays valid until
+ * braid_matrix_free, whatever happens to the script (later executions,
+ * braid_script_free). writable: nothing else in braid shares the storage
+ * (not another output, an input, or a constant of the program), so the
+ * caller may write it; otherwise it must only be read. A scalar output
+ * is returned as a 1x1 dense matrix. */
+typedef struct BraidMatrix {
+    int64_t rows, cols, nnz;
+    bool sparse;
+    bool writable;
+    double *data;                  /* dense: rows*cols cells */
+    int64_t *indptr;               /* CSR: rows+1 entries */
+    int32_t *indices;              /* CSR: nnz column indexes */
+    double *values;                /* CSR: nnz values */
+    void *handle;                  /* braid's reference */
+} BraidMatrix;
+/* dense: return a dense view (a sparse block is densified into new,
+ * writable storage); otherwise the block as braid holds it (dense or
+ * CSR, by braid's format rule). */
+int braid_get_matrix_view(BraidScript *s, const char *name, bool dense, BraidMatrix *out);
+void braid_matrix_free(BraidMatrix *m);
+
+/* A list output as a new handle (free with braid_list_free). */
+int braid_get_list(BraidScript *s, const char *name, BraidList **out);
+int64_t braid_list_length(const BraidList *l);
+/* Name of item i (0-based), or NULL when unnamed or out of range. */
+const char *braid_list_name(const BraidList *l, int64_t i);
+BraidKind braid_list_kind(const BraidList *l, int64_t i);  /* BRAID_NONE: out of range */
+int braid_list_get_double(const BraidList *l, int64_t i, double *v);
+int braid_list_get_int(const BraidList *l, int64_t i, int64_t *v);
+int braid_list_get_string(const BraidList *l, int64_t i, char **v);   /* free with braid_free */
+int braid_list_get_matrix_view(const BraidList *l, int64_t i, bool dense, BraidMatrix *out);
+int braid_list_get_list(const BraidList *l, int64_t i, BraidList **out);
+
+/* A frame output's columns, viewing braid's storage (read-only) until
+ * braid_frame_free, like BraidMatrix; columns[j].data as for
+ * braid_bind_frame. */
+typedef struct BraidFrame {
+    int64_t rows, cols;
+    BraidColumn *columns;          /* cols entries */
+    void *handle;                  /* braid's reference */
+} BraidFrame;
+int braid_get_frame_view(BraidScript *s, const char *name, BraidFrame *out);
+void braid_frame_free(BraidFrame *f);
 /* A string output, malloc'd (free with braid_free). */
 int braid_get_string(BraidScript *s, const char *name, char **v);
 

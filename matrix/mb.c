@@ -97,6 +97,7 @@ MB *mb_sp_new(int64_t rows, int64_t cols, int64_t cap_hint, BrErr *e)
 int mb_sp_reserve(MB *m, int64_t n, BrErr *e)
 {
     if (n <= m->cap) return 0;
+    assert(!(m->ext & (MB_EXT_CI | MB_EXT_V)));   /* borrowed arrays never grow */
     int64_t nc = m->cap * 2;
     if (nc < n) nc = n;
     int32_t *ci = br_realloc(m->ci, (size_t)nc * sizeof(int32_t));
@@ -164,10 +165,12 @@ MB *mb_retain(MB *m)
 
 static void mb_free_data(MB *m)
 {
-    br_free_aligned(m->d);
-    free(m->rp);
-    free(m->ci);
-    free(m->v);
+    if (!(m->ext & MB_EXT_D)) br_free_aligned(m->d);
+    if (!(m->ext & MB_EXT_RP)) free(m->rp);
+    if (!(m->ext & MB_EXT_CI)) free(m->ci);
+    if (!(m->ext & MB_EXT_V)) free(m->v);
+    if (m->ext_free) m->ext_free(m->ext_ctx);
+    m->ext = 0; m->ext_free = NULL; m->ext_ctx = NULL;
     m->d = NULL; m->rp = NULL; m->ci = NULL; m->v = NULL; m->cap = 0;
 }
 

@@ -14,6 +14,15 @@
  * given one; the interpreter decompresses it for all others. The functions
  * here that read cells (copies, conversions, mb_get, mb_equal,
  * mb_cells_rowmajor) accept it and decompress.
+ * Borrowed storage: a block may view memory it does not own (a caller's
+ * buffer bound through the embedding API without a copy). ext says which
+ * arrays are borrowed (MB_EXT_D, MB_EXT_RP, MB_EXT_CI, MB_EXT_V); the
+ * block never frees or reallocates those, and calls ext_free(ext_ctx) once
+ * when it is freed. The caller keeps one reference for as long as the
+ * binding lasts, so the runtime never sees such a block with refs == 1 and
+ * never writes into it (copy-on-write, as for any shared block). Borrowed
+ * dense data need not be 64-byte aligned (kernels check alignment before
+ * using aligned paths).
  *
  * nnz is always exact. Blocks are reference counted (mb_retain/mb_release)
  * so the runtime can share them between variables; a block with refs > 1 is
@@ -43,7 +52,12 @@ typedef struct MB {
     int64_t build_row;  /* while building with mb_sp_append: current row */
     int refs;           /* reference count, starts at 1 */
     struct CMB *cmb;    /* compressed block (matrix/cmb.h), else NULL */
+    unsigned ext;       /* MB_EXT_* bits: arrays borrowed, not owned */
+    void (*ext_free)(void *ctx); /* called once when the block is freed */
+    void *ext_ctx;
 } MB;
+
+enum { MB_EXT_D = 1, MB_EXT_RP = 2, MB_EXT_CI = 4, MB_EXT_V = 8 };
 
 /* The block's invariants, for assertions: sizes >= 0, refs > 0, dense
  * data present when there are cells, CSR row pointers from 0 to nnz.

@@ -1,13 +1,229 @@
 /* test_api.c: the embedding API (include/braid.h): prepare once, bind,
  * execute many times, read outputs; errors as strings, never crashes. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "include/braid.h"
 #include "t.h"
 
+static int released;
+static void count_release(void *ctx) { released += ctx == &released; }
+static void no_release(void *ctx) { (void)ctx; }
+
+/* A dense view is read in place, shared by outputs that alias it, never
+ * written, and released once the binding and those outputs are gone. */
+static void test_dense_view(void)
+{
+    const char *in[] = {"X"}, *out[] = {"Y", "Z", "W", "s"};
+    char *err = NULL;
+    BraidScript *sc = braid_prepare("Y = X * 2\nZ = X\nW = X\nW[1,1] = 100\ns = sum(X)\n", in, 1, out, 4, &err);
+    T_CHECK(sc != NULL, "prepare: %s", err ? err : "");
+    double X[6] = {1, 0, 3, 0, 5, 6};
+    released = 0;
+    T_CHECK(braid_bind_matrix_view(sc, "X", X, 2, 3, count_release, &released) == 0, "bind view");
+    T_CHECK(braid_execute(sc) == 0, "execute: %s", braid_error(sc));
+    BraidMatrix y, z, w;
+    double s;
+    T_CHECK(braid_get_double(sc, "s", &s) == 0 && s == 15, "sum of the view %g", s);
+    T_CHECK(braid_get_matrix_view(sc, "Y", true, &y) == 0 && !y.sparse && y.rows == 2 && y.cols == 3 &&
+            y.data[5] == 12 && y.writable, "Y view");
+    T_CHECK(braid_get_matrix_view(sc, "Z", false, &z) == 0 && z.data == X && !z.writable,
+            "Z = X returns the caller's buffer, read-only");
+    T_CHECK(braid_get_matrix_view(sc, "W", true, &w) == 0 && w.data != X && w.data[0] == 100 && X[0] == 1,
+            "assigning into X copies (X[0] = %g)", X[0]);
+    braid_script_free(sc);
+    T_CHECK(released == 0, "not released while the Z view holds it");
+    braid_matrix_free(&z);
+    T_CHECK(released == 1, "released once (%d)", released);
+    T_CHECK(y.data[0] == 2, "a view outlives its script");
+    braid_matrix_free(&y);
+    braid_matrix_free(&w);
+}
+
+/* Column-major input (copied, transposed) and strided rows. */
+static void test_strided(void)
+{
+    const char *in[] = {"X"}, *out[] = {"r"};
+    BraidScript *sc = braid_prepare("r = rowSums(X * t(seq(1, ncol(X))))\n", in, 1, out, 1, NULL);
+    double F[6] = {1, 4, 2, 5, 3, 6};   /* [[1,2,3],[4,5,6]] in column-major order */
+    T_CHECK(braid_bind_matrix_strided(sc, "X", F, 2, 3, 1, 2) == 0, "bind column-major");
+    T_CHECK(braid_execute(sc) == 0, "execute: %s", braid_error(sc));
+    BraidMatrix r;
+    T_CHECK(braid_get_matrix_view(sc, "r", true, &r) == 0 && r.rows == 2 && r.data[0] == 14 && r.data[1] == 32,
+            "column-major cells %g %g", r.data[0], r.data[1]);
+    braid_matrix_free(&r);
+    double B[8] = {1, 2, 3, -1, 4, 5, 6, -1};   /* 2x3 rows padded to 4 */
+    T_CHECK(braid_bind_matrix_strided(sc, "X", B, 2, 3, 4, 1) == 0 && braid_execute(sc) == 0, "padded rows");
+    T_CHECK(braid_get_matrix_view(sc, "r", true, &r) == 0 && r.data[0] == 14 && r.data[1] == 32, "padded cells");
+    braid_matrix_free(&r);
+    braid_script_free(sc);
+}
+
+/* CSR in braid's form is borrowed; other forms are copied into it; bad
+ * structure is an error. */
+static void test_csr(void)
+{
+    const char *in[] = {"X"}, *out[] = {"S", "D", "c"};
+    BraidScript *sc = braid_prepare("S = X\nD = X + 0\nc = colSums(X)\n", in, 1, out, 3, NULL);
+    /* [[0, 2, 0, 1], [0, 0, 0, 0], [3, 0, 0, 4]] */
+    int64_t rp[4] = {0, 2, 2, 4};
+    int32_t ci[4] = {1, 3, 0, 3};
+    double v[4] = {2, 1, 3, 4};
+    double want[12] = {0, 2, 0, 1, 0, 0, 0, 0, 3, 0, 0, 4};
+    released = 0;
+    T_CHECK(braid_bind_csr(sc, "X", 3, 4, rp, 64, ci, 32, v, count_release, &released) == 0, "bind CSR");
+    T_CHECK(released == 0 && braid_execute(sc) == 0, "execute: %s", braid_error(sc));
+    BraidMatrix S, D, c;
+    T_CHECK(braid_get_matrix_view(sc, "S", false, &S) == 0 && S.sparse && S.indices == ci && S.values == v &&
+            S.indptr == rp && S.nnz == 4, "S = X returns the caller's CSR arrays");
+    T_CHECK(braid_get_matrix_view(sc, "D", true, &D) == 0 && !memcmp(D.data, want, sizeof want), "densified");
+    T_CHECK(braid_get_matrix_view(sc, "c", true, &c) == 0 && c.cols == 4 && c.data[3] == 5, "colSums");
+    braid_matrix_free(&D);
+    braid_matrix_free(&c);
+    /* unsorted, a duplicate, a stored zero, 32-bit indptr, 64-bit indices */
+    int32_t rp32[4] = {0, 4, 4, 6};
+    int64_t ci64[6] = {3, 1, 2, 3, 3, 0};
+    double v2[6] = {0.5, 2, 0, 0.5, 4, 3};
+    T_CHECK(braid_bind_csr(sc, "X", 3, 4, rp32, 32, ci64, 64, v2, count_release, &released) == 0 && released == 1,
+            "non-canonical CSR copied, released at once (%d)", released);
+    T_CHECK(braid_execute(sc) == 0 && braid_get_matrix_view(sc, "D", true, &D) == 0 &&
+            !memcmp(D.data, want, sizeof want), "non-canonical CSR normalized");
+    braid_matrix_free(&D);
+    int32_t bad[4] = {0, 2, 1, 4};
+    T_CHECK(braid_bind_csr(sc, "X", 3, 4, bad, 32, ci, 32, v, NULL, NULL) != 0 && strstr(braid_error(sc), "indptr"),
+            "decreasing indptr: %s", braid_error(sc));
+    int32_t oob[4] = {1, 7, 0, 3};
+    T_CHECK(braid_bind_csr(sc, "X", 3, 4, rp, 64, oob, 32, v, NULL, NULL) != 0 && strstr(braid_error(sc), "range"),
+            "column out of range: %s", braid_error(sc));
+    braid_script_free(sc);
+    T_CHECK(released == 1, "the S view still holds the CSR arrays");
+    braid_matrix_free(&S);
+    T_CHECK(released == 2, "released after the last view");
+}
+
+/* Frames: columns of four types in, a frame and its numbers out. */
+static void test_frames(void)
+{
+    const char *in[] = {"F"}, *out[] = {"G", "s", "T"};
+    BraidScript *sc = braid_prepare("G = F\ns = sum(as.matrix(F[, 2:4]))\nT = F[2:3, 1]\n", in, 1, out, 3, NULL);
+    const char *names[3] = {"a", NULL, "c"};
+    double d[3] = {0.5, 1.5, 2.5};
+    int64_t i[3] = {10, 20, 30};
+    uint8_t b[3] = {1, 0, 1};
+    BraidColumn cols[4] = {{"name", BRAID_COL_STRING, names}, {"x", BRAID_COL_DOUBLE, d},
+                           {NULL, BRAID_COL_INT, i}, {"flag", BRAID_COL_BOOL, b}};
+    T_CHECK(braid_bind_frame(sc, "F", 3, cols, 4) == 0, "bind frame: %s", braid_error(sc));
+    names[0] = "changed";   /* copied at binding */
+    T_CHECK(braid_execute(sc) == 0, "execute: %s", braid_error(sc));
+    double sum;
+    T_CHECK(braid_get_double(sc, "s", &sum) == 0 && sum == 4.5 + 60 + 2, "frame numbers %g", sum);
+    BraidFrame g, t;
+    T_CHECK(braid_output_kind(sc, "G") == BRAID_FRAME && braid_get_frame_view(sc, "G", &g) == 0 && g.rows == 3 &&
+            g.cols == 4, "frame output");
+    T_CHECK(g.cols == 4 && !strcmp(g.columns[0].name, "name") && !strcmp(g.columns[2].name, "C3") &&
+            g.columns[0].type == BRAID_COL_STRING && g.columns[3].type == BRAID_COL_BOOL,
+            "names and types");
+    const char *const *gs = g.columns[0].data;
+    T_CHECK(!strcmp(gs[0], "a") && gs[1] == NULL && ((const int64_t *)g.columns[2].data)[2] == 30 &&
+            ((const double *)g.columns[1].data)[1] == 1.5, "cells");
+    T_CHECK(braid_get_frame_view(sc, "T", &t) == 0 && t.rows == 2 && t.cols == 1 &&
+            !strcmp(((const char *const *)t.columns[0].data)[1], "c"), "a frame slice");
+    braid_frame_free(&t);
+    T_CHECK(braid_get_frame_view(sc, "s", &t) != 0 && !t.handle, "a scalar is no frame");
+    braid_script_free(sc);
+    T_CHECK(((const double *)g.columns[1].data)[2] == 2.5, "a frame view outlives its script");
+    braid_frame_free(&g);
+    BraidColumn bad = {"x", (BraidColType)9, d};
+    sc = braid_prepare("n = nrow(F)\n", in, 1, out, 0, NULL);
+    T_CHECK(braid_bind_frame(sc, "F", 3, &bad, 1) != 0, "unknown column type");
+    braid_script_free(sc);
+}
+
+/* Lists in (nested, named) and out. */
+static void test_lists(void)
+{
+    const char *in[] = {"L"}, *out[] = {"R", "s"};
+    BraidScript *sc = braid_prepare("s = sum(as.matrix(L[1])) + as.scalar(L[\"k\"]) + length(L)\n"
+                                    "R = list(a = as.matrix(L[1]) * 2, b = \"x\", c = 3, d = L)\n",
+                                    in, 1, out, 2, NULL);
+    T_CHECK(sc != NULL, "prepare");
+    if (!sc) return;
+    BraidList *l = braid_list_new(), *inner = braid_list_new();
+    double m[4] = {1, 2, 3, 4};
+    T_CHECK(braid_list_append_matrix(l, NULL, m, 2, 2) == 0 && braid_list_append_double(l, "k", 0.5) == 0 &&
+            braid_list_append_string(inner, "t", "deep") == 0 && braid_list_append_list(l, "in", inner) == 0 &&
+            braid_list_append_list(l, "self", l) != 0, "build a list");
+    T_CHECK(braid_bind_list(sc, "L", l) == 0 && braid_execute(sc) == 0, "execute: %s", braid_error(sc));
+    double s;
+    T_CHECK(braid_get_double(sc, "s", &s) == 0 && s == 10 + 0.5 + 3, "list items in the script %g", s);
+    BraidList *r, *d, *dd;
+    T_CHECK(braid_output_kind(sc, "R") == BRAID_LIST && braid_get_list(sc, "R", &r) == 0 &&
+            braid_list_length(r) == 4 && !strcmp(braid_list_name(r, 1), "b"), "a list output");
+    BraidMatrix a;
+    char *b;
+    int64_t c;
+    T_CHECK(braid_list_get_matrix_view(r, 0, true, &a) == 0 && a.rows == 2 && a.data[3] == 8, "matrix item");
+    T_CHECK(braid_list_get_string(r, 1, &b) == 0 && !strcmp(b, "x"), "string item");
+    T_CHECK(braid_list_kind(r, 2) == BRAID_DOUBLE || (braid_list_get_int(r, 2, &c) == 0 && c == 3), "number item");
+    T_CHECK(braid_list_get_list(r, 3, &d) == 0 && braid_list_length(d) == 3 && braid_list_get_list(d, 2, &dd) == 0 &&
+            braid_list_kind(dd, 0) == BRAID_STRING, "nested lists");
+    T_CHECK(braid_list_kind(r, 9) == BRAID_NONE && braid_list_get_double(r, 1, &s) != 0 && !braid_list_name(r, -1),
+            "bad index or kind");
+    braid_free(b);
+    braid_matrix_free(&a);
+    braid_list_free(dd);
+    braid_list_free(d);
+    braid_list_free(r);
+    braid_list_free(inner);
+    braid_list_free(l);
+    braid_script_free(sc);
+}
+
+/* Separate scripts run concurrently from separate threads. */
+typedef struct Job { int id; int ok; } Job;
+
+static void *run_job(void *arg)
+{
+    Job *j = arg;
+    const char *in[] = {"X"}, *out[] = {"g"};
+    BraidScript *sc = braid_prepare("G = t(X) %*% X\ng = sum(G) + trace(G)\n", in, 1, out, 1, NULL);
+    double X[200];
+    for (int i = 0; i < 200; i++) X[i] = (i % 7) + j->id;
+    double want = 0;   /* sum(t(X) %*% X) = sum_i rowsum_i^2; its trace = sum(X^2) */
+    for (int i = 0; i < 50; i++) {
+        double rs = 0;
+        for (int c = 0; c < 4; c++) { rs += X[i * 4 + c]; want += X[i * 4 + c] * X[i * 4 + c]; }
+        want += rs * rs;
+    }
+    for (int k = 0; sc && k < 30; k++) {
+        double g;
+        if (braid_bind_matrix_view(sc, "X", X, 50, 4, no_release, NULL) || braid_execute(sc) ||
+            braid_get_double(sc, "g", &g) || g != want)
+            break;
+        j->ok++;
+    }
+    braid_script_free(sc);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[2];
+    Job j[2] = {{1, 0}, {2, 0}};
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, run_job, &j[i]);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    T_CHECK(j[0].ok == 30 && j[1].ok == 30, "concurrent scripts: %d, %d runs right", j[0].ok, j[1].ok);
+}
+
 int main(void)
 {
+    test_dense_view();
+    test_strided();
+    test_csr();
+    test_frames();
+    test_lists();
+    test_threads();
     char *err = NULL;
     const char *in[] = {"X", "s", "name"}, *out[] = {"Y", "total", "msg", "n"};
     BraidScript *sc = braid_prepare("Y = X * s + 1\ntotal = sum(Y)\nmsg = \"hi \" + name\nn = nrow(X)\n",
@@ -39,7 +255,8 @@ int main(void)
 
     /* compile errors come back as strings with a position */
     sc = braid_prepare("x = 1\ny = (x + \n", NULL, 0, NULL, 0, &err);
-    T_CHECK(sc == NULL && err && strstr(err, ":"), "syntax error message: %s", err ? err : "");
+    T_CHECK(sc == NULL && err && strstr(err, "<script>:3:1:"), "syntax error message: %s",
+            err ? err : "");
     braid_free(err);
     err = NULL;
     sc = braid_prepare("y = undefinedThing + 1\n", NULL, 0, NULL, 0, &err);
@@ -51,7 +268,8 @@ int main(void)
     sc = braid_prepare("B = A %*% A\n", in2, 1, out2, 1, NULL);
     double A[6] = {1, 2, 3, 4, 5, 6};
     braid_bind_matrix(sc, "A", A, 2, 3);
-    T_CHECK(braid_execute(sc) != 0 && strstr(braid_error(sc), "dimension"), "dimension error: %s", braid_error(sc));
+    T_CHECK(braid_execute(sc) != 0 && strstr(braid_error(sc), "dimension") && strstr(braid_error(sc), "<script>:1:"),
+            "dimension error at its position: %s", braid_error(sc));
     braid_bind_matrix(sc, "A", A, 2, 2);
     T_CHECK(braid_execute(sc) == 0, "second run after an error");
     braid_script_free(sc);

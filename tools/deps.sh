@@ -3,9 +3,12 @@
 # Called by make before the first build; safe to run again. libc6-dev (the
 # C library's headers: stdio.h, malloc.h, ...) is only a recommendation of
 # gcc, so a gcc installed with --no-install-recommends lacks it; gcc's own
-# headers (omp.h, immintrin.h) come with gcc (libgcc-12-dev).
+# headers (omp.h, immintrin.h) come with gcc (libgcc-12-dev). python3-dev
+# builds the Python package (python/); NumPy and SciPy are what its tests
+# (tests/python) check it against.
 set -e
-PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3"
+PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3\
+      python3-dev python3-numpy python3-scipy"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do

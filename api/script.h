@@ -1,0 +1,40 @@
+/* script.h: the embedding API's script handle, shared by api.c (prepare,
+ * execute, copying bindings) and views.c (zero-copy bindings and output
+ * views). Not part of the public header. */
+#ifndef BRAID_API_SCRIPT_H
+#define BRAID_API_SCRIPT_H
+
+#include "../include/braid.h"
+#include "../base/diag.h"
+#include "../lang/load.h"
+#include "../plan/build.h"
+#include "../runtime/interp.h"
+
+struct BraidScript {
+    Program *ast;
+    RtProgram *prog;
+    Diag *diag;
+    char **inputs; int ninputs;
+    char **outputs; int noutputs;
+    SymTab bound;        /* input bindings (names owned by inputs[]) */
+    SymTab results;      /* outputs of the last run */
+    char err[2048];
+    char *bdir;
+};
+
+/* Records msg as s's error; returns -1. */
+int api_fail(BraidScript *s, const char *msg);
+/* Binds v (ownership taken, released on failure) to the declared input
+ * name. */
+int api_bind(BraidScript *s, const char *name, Value v);
+
+/* A new block copying rows x cols row-major cells, in the format braid's
+ * rule picks; NULL with e set. */
+MB *api_dense_copy(const double *data, int64_t rows, int64_t cols, BrErr *e);
+/* A view of value v (a matrix or a numeric scalar) as braid_get_matrix_view
+ * makes it; an error code with e set on failure. */
+int api_matrix_view(const Value *v, bool dense, BraidMatrix *out, BrErr *e);
+/* The API's kind of a value (NULL: BRAID_NONE). */
+BraidKind api_kind(const Value *v);
+
+#endif

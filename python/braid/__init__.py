@@ -1,0 +1,240 @@
+"""braid from Python: run DML scripts on NumPy, SciPy and Python values.
+
+    import numpy as np, braid
+    X = np.random.rand(1000, 10)
+    out = braid.run("G = t(X) %*% X; s = sum(X)", inputs={"X": X}, outputs=["G", "s"])
+    out["G"]            # a NumPy array over braid's own storage (no copy)
+
+    p = braid.prepare("y = X %*% w", inputs=["X", "w"], outputs=["y"])
+    for w in ws:
+        y = p.execute(X=X, w=w)["y"]   # compiled once; the GIL is released while braid runs
+
+Inputs: bool, int, float, str; NumPy arrays (float64 C-contiguous arrays are
+bound without a copy, other layouts and dtypes are converted once; 1-D arrays
+are column vectors); scipy.sparse matrices (CSR bound without a copy when its
+arrays are in braid's form, other formats converted to CSR); lists of numbers
+or of rows. Outputs: Python scalars and strings; matrices as NumPy arrays that
+view braid's storage (read-only when braid shares it, e.g. an output that is
+an input), or, with sparse=True, scipy.sparse.csr_matrix for outputs braid
+holds in sparse form. Frames: a dict {column name: cells} (or a pandas
+DataFrame) binds as a frame (copied; numeric columns by dtype, others as
+strings); frame outputs are dicts {column name: NumPy array (numbers,
+read-only views of braid's columns) or list of str (None: missing)}.
+Lists: braid.List (a list with item names) in and out. Without NumPy, matrices come back as braid Matrix
+MatrixView objects (memoryview(m).tolist() gives the rows).
+
+Errors in the script, binding or running raise BraidError with braid's
+message ("file:line:col: ...").
+"""
+import os
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+
+from ._braid import BraidError, Script, set_threads
+from ._braid import Matrix as MatrixView   # an output view (braid.Matrix is kept for the lazy API)
+
+try:
+    import numpy as _np
+except ImportError:  # braid works on buffers and lists without NumPy
+    _np = None
+
+__all__ = ["run", "prepare", "Prepared", "List", "BraidError", "MatrixView", "set_threads"]
+
+
+def _is_sparse(v: Any) -> bool:
+    try:
+        import scipy.sparse
+    except ImportError:
+        return False
+    return scipy.sparse.issparse(v)
+
+
+class List(list):
+    """A DML list: a Python list whose items may have names.
+
+    List([X, 3, "a"]) or List(X=X, k=3); names[i] is item i's name or None.
+    Bound as a list input (items: NumPy arrays or nested lists of numbers
+    (matrices, copied), numbers, strings, Lists); list outputs come back as
+    Lists, their matrices as NumPy arrays over braid's storage."""
+
+    def __init__(self, items: Iterable[Any] = (), names: Optional[Iterable[Optional[str]]] = None,
+                 **named: Any) -> None:
+        items = list(items)
+        names = list(names) if names is not None else [None] * len(items)
+        if len(names) != len(items):
+            raise ValueError("names and items differ in length")
+        super().__init__(items + list(named.values()))
+        self.names = names + list(named)
+
+    def get(self, name: str) -> Any:
+        """The item called name."""
+        return self[self.names.index(name)]
+
+    def __repr__(self) -> str:
+        return "List(" + ", ".join(f"{n}={v!r}" if n else repr(v) for n, v in zip(self.names, self)) + ")"
+
+
+def _list_items(v: List) -> list:
+    """(name, kind, value) items for Script.bind_list."""
+    out = []
+    for name, x in zip(v.names, v):
+        if isinstance(x, List):
+            out.append((name, "list", _list_items(x)))
+        elif isinstance(x, bool) or (_np is not None and isinstance(x, _np.bool_)):
+            out.append((name, "int", int(x)))
+        elif isinstance(x, str):
+            out.append((name, "str", x))
+        elif isinstance(x, int) or (_np is not None and isinstance(x, _np.integer)):
+            out.append((name, "int", int(x)))
+        elif isinstance(x, float) or (_np is not None and isinstance(x, _np.floating)):
+            out.append((name, "double", float(x)))
+        elif _np is not None:
+            a = _np.asarray(x, dtype=_np.float64)
+            a = a.reshape(-1, 1) if a.ndim == 1 else a
+            out.append((name, "matrix", _np.ascontiguousarray(a)))
+        else:
+            import array
+            rows = [list(r) if isinstance(r, (list, tuple)) else [r] for r in x]
+            flat = array.array("d", [float(c) for r in rows for c in r])
+            out.append((name, "matrix", memoryview(flat).cast("B").cast("d", (len(rows), len(rows[0]) if rows else 0))))
+    return out
+
+
+def _column(name: str, col: Any) -> tuple:
+    """A frame column as (name, kind, data) for Script.bind_frame."""
+    if _np is not None:
+        a = _np.asarray(col)
+        if a.dtype.kind == "b":
+            return (name, "bool", _np.ascontiguousarray(a, dtype=_np.uint8))
+        if a.dtype.kind in "iu":
+            return (name, "i8", _np.ascontiguousarray(a, dtype=_np.int64))
+        if a.dtype.kind == "f":
+            return (name, "f8", _np.ascontiguousarray(a, dtype=_np.float64))
+    col = list(col)
+    if all(isinstance(x, bool) for x in col) and col:
+        return (name, "bool", bytes(col))
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in col) and col:
+        import array
+        ints = all(isinstance(x, int) for x in col)
+        return (name, "i8" if ints else "f8", array.array("q" if ints else "d", col))
+    return (name, "str", [None if x is None else str(x) for x in col])
+
+
+def _bind_frame(script: Script, name: str, columns: Mapping[str, Any]) -> None:
+    """A dict {column name: cells} (or a pandas DataFrame) as a frame."""
+    cols = [_column(str(k), v) for k, v in columns.items()]
+    rows = len(cols[0][2]) if cols else 0
+    script.bind_frame(name, rows, cols)
+
+
+def _bind(script: Script, name: str, v: Any) -> None:
+    """Binds one input, converting only what braid cannot take as it is."""
+    if isinstance(v, List):
+        script.bind_list(name, _list_items(v))
+        return
+    if isinstance(v, dict):
+        _bind_frame(script, name, v)
+        return
+    if type(v).__name__ == "DataFrame" and hasattr(v, "items"):   # pandas, without importing it
+        _bind_frame(script, name, {k: c.to_numpy() for k, c in v.items()})
+        return
+    if _is_sparse(v):
+        m = v if v.format == "csr" else v.tocsr()   # CSC, COO, ...: one conversion
+        data = m.data if m.data.dtype == _np.float64 else m.data.astype(_np.float64)
+        script.bind_csr(name, m.shape[0], m.shape[1], m.indptr, m.indices, data)
+        return
+    if _np is not None:
+        if isinstance(v, _np.generic):
+            v = v.item()
+        elif isinstance(v, _np.ndarray):
+            if v.ndim > 2:
+                raise ValueError(f"input '{name}': braid matrices have at most 2 dimensions")
+            if v.dtype != _np.float64:
+                v = v.astype(_np.float64)
+            if v.ndim == 0:
+                v = float(v)
+    script.bind(name, v)
+
+
+def _frame_cells(kind: str, cells: Any) -> Any:
+    """A frame output's column: strings as they come, numbers as a NumPy
+    view of braid's column (a list without NumPy)."""
+    if kind == "str":
+        return cells
+    if _np is None:
+        return [bool(x) for x in memoryview(cells)] if kind == "bool" else list(memoryview(cells))
+    a = _np.asarray(cells)
+    return a.view(_np.bool_) if kind == "bool" else a
+
+
+def _output(script: Script, name: str, sparse: bool) -> Any:
+    return _value(script.get(name, not sparse))
+
+
+def _value(v: Any) -> Any:
+    """An output as the Python object it becomes."""
+    if isinstance(v, list):   # a frame: [(name, kind, cells)]
+        return {c: _frame_cells(k, x) for c, k, x in v}
+    if isinstance(v, tuple):  # a list: ((name, value), ...)
+        return List([_value(x) for _, x in v], [n for n, _ in v])
+    if not isinstance(v, MatrixView) or _np is None:
+        return v
+    if not v.sparse:
+        return _np.asarray(v)   # a view of braid's storage
+    import scipy.sparse
+    parts = [_np.asarray(v.part(p)) for p in ("values", "indices", "indptr")]
+    return scipy.sparse.csr_matrix(tuple(parts), shape=v.shape, copy=False)
+
+
+class Prepared:
+    """A script compiled once (braid.prepare) and executed many times."""
+
+    def __init__(self, script: Union[str, os.PathLike], inputs: Iterable[str] = (),
+                 outputs: Iterable[str] = (), args: Optional[Mapping[str, Any]] = None,
+                 sparse: bool = False) -> None:
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.sparse = sparse
+        names = [str(k).lstrip("$") for k in (args or {})]
+        values = [str(v) for v in (args or {}).values()]
+        if _is_path(script):
+            self._s = Script(path=os.fspath(script), inputs=self.inputs, outputs=self.outputs,
+                             arg_names=names, arg_values=values)
+        else:
+            if args:
+                raise ValueError("args ($-arguments) apply to script files")
+            self._s = Script(text=script, inputs=self.inputs, outputs=self.outputs)
+
+    def execute(self, **inputs: Any) -> Dict[str, Any]:
+        """Binds the given inputs (names as declared), runs the script with
+        the GIL released, and returns {output name: value}."""
+        for k, v in inputs.items():
+            _bind(self._s, k, v)
+        self._s.execute()
+        return {k: _output(self._s, k, self.sparse) for k in self.outputs}
+
+    @property
+    def executing(self) -> bool:
+        """True while an execute() of this script runs (in another thread)."""
+        return self._s.executing
+
+
+def _is_path(script: Union[str, os.PathLike]) -> bool:
+    if isinstance(script, os.PathLike):
+        return True
+    return "\n" not in script and script.endswith(".dml") and os.path.isfile(script)
+
+
+def prepare(script: Union[str, os.PathLike], inputs: Iterable[str] = (), outputs: Iterable[str] = (),
+            args: Optional[Mapping[str, Any]] = None, sparse: bool = False) -> Prepared:
+    """Compiles a DML script (its text, or the path of a .dml file) for the
+    declared inputs and outputs; run it with .execute(**inputs)."""
+    return Prepared(script, inputs, outputs, args, sparse)
+
+
+def run(script: Union[str, os.PathLike], args: Optional[Mapping[str, Any]] = None,
+        inputs: Optional[Mapping[str, Any]] = None, outputs: Sequence[str] = (),
+        sparse: bool = False) -> Dict[str, Any]:
+    """Runs a DML script once: run(script_or_path, args={...},
+    inputs={name: value}, outputs=[names]) -> {name: value}."""
+    inputs = dict(inputs or {})
+    return prepare(script, inputs.keys(), outputs, args, sparse).execute(**inputs)
