@@ -3,6 +3,7 @@
  * borrowed storage, matrix/mb.h), strided and non-canonical inputs copied
  * into braid's form, and output views that hold a reference to the
  * block. */
+#include "../matrix/cmb.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +192,7 @@ int api_matrix_view(const Value *v, bool dense, BraidMatrix *out, BrErr *e)
     MB *m;
     if (val_is_numeric(v)) m = mb_scalar(val_as_double(v), e);
     else if (v->kind != V_MATRIX) return br_err(e, BR_EARG, "output is not a matrix");
+    else if (v->m->cmb) m = dense ? mb_to_dense(v->m, e) : cmb_decompress(v->m, e);   /* compress(X) */
     else if (dense && v->m->sparse) m = mb_to_dense(v->m, e);
     else {
         /* only the results table holds it: no one else sees writes */

@@ -41,6 +41,31 @@ static void test_dense_view(void)
     braid_matrix_free(&w);
 }
 
+/* A compressed output (compress(X)) comes back decompressed, dense or
+ * as the decompressed block's own form. */
+static void test_compressed_view(void)
+{
+    const char *in[] = {"X"}, *out[] = {"C"};
+    char *err = NULL;
+    BraidScript *sc = braid_prepare("C = compress(X)\n", in, 1, out, 1, &err);
+    T_CHECK(sc != NULL, "compressed: prepare: %s", err ? err : "");
+    enum { R = 2000, K = 4 };
+    static double X[R * K];
+    for (int i = 0; i < R * K; i++) X[i] = (double)((i / K) % 3) + (i % K);
+    T_CHECK(braid_bind_matrix(sc, "X", X, R, K) == 0 && braid_execute(sc) == 0, "compressed: %s", braid_error(sc));
+    for (int dense = 0; dense < 2; dense++) {
+        BraidMatrix c;
+        T_CHECK(braid_get_matrix_view(sc, "C", dense, &c) == 0 && c.rows == R && c.cols == K,
+                "compressed view: %s", braid_error(sc));
+        bool same = true;
+        for (int i = 0; i < R && c.handle && !c.sparse; i++)
+            for (int j = 0; j < K; j++) same &= c.data[i * K + j] == X[i * K + j];
+        T_CHECK(same && (c.sparse || c.data), "compressed view (dense=%d): cells differ", dense);
+        braid_matrix_free(&c);
+    }
+    braid_script_free(sc);
+}
+
 /* Column-major input (copied, transposed) and strided rows. */
 static void test_strided(void)
 {
@@ -219,6 +244,7 @@ static void test_threads(void)
 int main(void)
 {
     test_dense_view();
+    test_compressed_view();
     test_strided();
     test_csr();
     test_frames();
