@@ -180,8 +180,9 @@ static int b_rand(Rt *rt, Value *a, Value *out, BrErr *e)
 
 static int b_seq(Value *a, Value *out, BrErr *e)
 {
-    double f, t, inc = 0;
+    double f, t, inc;
     if (bi_num(&a[0], "from", &f, e) || bi_num(&a[1], "to", &t, e)) return e->code;
+    inc = f <= t ? 1 : -1;   /* SystemDS's default; an explicit 0 is an error */
     if (bi_given(&a[2]) && bi_num(&a[2], "incr", &inc, e)) return e->code;
     return bi_ret_mb(k_seq(f, t, inc, e), out, e);
 }
@@ -359,8 +360,8 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
 {
     TsOpts o = {100, 100, 3, false, " ", "\n"};
     double d;
-    if (bi_given(&a[1])) { if (bi_num(&a[1], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (bi_given(&a[2])) { if (bi_num(&a[2], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (bi_given(&a[1])) { if (bi_num(&a[1], "rows", &d, e)) return e->code; o.rows = ops_dml_long(d); }
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "cols", &d, e)) return e->code; o.cols = ops_dml_long(d); }
     if (bi_given(&a[3])) { if (bi_num(&a[3], "decimal", &d, e)) return e->code; o.decimal = (int)d; }
     if (bi_given(&a[4]) && bi_bool(&a[4], "sparse", &o.sparse, e)) return e->code;
     if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
@@ -487,8 +488,8 @@ static int b_read(Value *a, Value *out, BrErr *e)
     double d;
     bool b;
     if (bi_given(&a[1]) && !(o.format = bi_str(&a[1], "format", e))) return e->code;
-    if (bi_given(&a[2])) { if (bi_num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (bi_given(&a[3])) { if (bi_num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "rows", &d, e)) return e->code; o.rows = ops_dml_long(d); }
+    if (bi_given(&a[3])) { if (bi_num(&a[3], "cols", &d, e)) return e->code; o.cols = ops_dml_long(d); }
     if (bi_given(&a[4])) { if (bi_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
     if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
     if (bi_given(&a[6])) { if (bi_bool(&a[6], "fill", &b, e)) return e->code; o.fill = b; }
@@ -858,9 +859,9 @@ static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out,
             if (!bi_given(&a[5])) rc = br_err(e, BR_EARG, "aggregate: centralmoment needs order=");
             else if (a[5].kind == V_STRING) ord = atof(a[5].s->s);
             else rc = bi_num(&a[5], "order", &ord, e);
-            if (!rc) rc = bi_ret_mb(k_groupagg_cm(m0, m1, m2, (int)ord, (int64_t)d, e), out, e);
+            if (!rc) rc = bi_ret_mb(k_groupagg_cm(m0, m1, m2, (int)ord, ops_dml_long(d), e), out, e);
         } else {
-            rc = bi_ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
+            rc = bi_ret_mb(k_groupagg(m0, m1, m2, fn, ops_dml_long(d), e), out, e);
         }
         break;
     }

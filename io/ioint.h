@@ -53,6 +53,12 @@ void io_tok_show(const char *s, const char *e, char *out, size_t n);
 /* Parses an unsigned 1-based index token: digits, or an integral number. */
 bool io_parse_index(const char *s, const char *e, int64_t *out);
 
+/* Checks that a rows x cols matrix with nnz non-zeros (-1: dense) as a
+ * file declares it (MatrixMarket size line, .mtd) fits the local memory
+ * budget before a reader allocates it, as rand() and the planner do: a
+ * 56-byte file must not make read() zero 24 GB. */
+int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrErr *e);
+
 /* Growable byte buffer. */
 typedef struct IoStr {
     char *p;

@@ -53,6 +53,38 @@ static int read_exact(const char *path, char *dst, size_t size, BrErr *e)
     return 0;
 }
 
+/* Reads a file whose size stat does not tell (size 0) until its end into
+ * b (room for a final newline and NUL left). */
+static int read_stream(const char *path, IoBuf *b, BrErr *e)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return open_err(path, errno, e);
+    size_t cap = 4096;
+    b->p = br_malloc(cap);
+    b->n = 0;
+    while (b->p) {
+        if (b->n + 2 >= cap) {
+            char *np = br_realloc(b->p, cap * 2);
+            if (!np) break;
+            b->p = np;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, b->p + b->n, cap - 2 - b->n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int err = errno;
+            close(fd);
+            io_buf_free(b);
+            return br_err(e, BR_EIO, "cannot read %s: %s", path, strerror(err));
+        }
+        if (r == 0) { close(fd); b->raw = b->n; return 0; }
+        b->n += (size_t)r;
+    }
+    close(fd);
+    io_buf_free(b);
+    return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -122,6 +154,14 @@ int io_load(const char *path, IoBuf *b, BrErr *e)
             sizes[i] = (size_t)ps.st_size;
             total += sizes[i] + 1;
         }
+    } else if (!S_ISREG(st.st_mode)) {
+        return br_err(e, BR_EIO, "cannot read %s: not a regular file or directory", path);
+    } else if (st.st_size == 0) {
+        /* /proc and /sys files report size 0 but have content */
+        if (read_stream(path, b, e)) return e->code;
+        if (b->n > 0 && b->p[b->n - 1] != '\n') b->p[b->n++] = '\n';
+        b->p[b->n] = 0;
+        return 0;
     } else {
         total = (size_t)st.st_size;
     }
@@ -253,7 +293,10 @@ static bool slow_parse(const char *s, const char *e, double *out)
     }
     memcpy(buf, s, n);
     buf[n] = 0;
-    if (memchr(buf, 0, n)) { if (buf != small) free(buf); return false; }
+    /* strtod also takes C's hexadecimal (0x10) and nan(chars) forms, which
+     * no data format of SystemDS means as numbers: a cell 0x10 is an
+     * error, not 16 */
+    if (memchr(buf, 0, n) || strpbrk(buf, "xX(")) { if (buf != small) free(buf); return false; }
     pthread_once(&c_locale_once, make_c_locale);
     char *end;
     double v = c_locale ? strtod_l(buf, &end, c_locale) : strtod(buf, &end);
@@ -395,6 +438,17 @@ void io_str_free(IoStr *s)
     free(s->p);
     s->p = NULL;
     s->n = s->cap = 0;
+}
+
+int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrErr *e)
+{
+    double dense = (double)rows * (double)cols * 8;
+    /* CSR plus the reader's two row-count arrays of the same length */
+    double sparse = nnz < 0 ? dense : 24 * ((double)rows + 1) + 12 * (double)nnz;
+    double need = BR_MIN(dense, sparse), budget = br_mem_budget();
+    if (need <= budget) return 0;
+    return br_err(e, BR_ENOMEM, "read %s: a %lldx%lld matrix needs %.1f GB, more than the local memory budget "
+                  "of %.1f GB", path, (long long)rows, (long long)cols, need / 1e9, budget / 1e9);
 }
 
 /* ---------- atomic output ---------- */

@@ -5,6 +5,7 @@
 #include "apply.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -301,6 +302,14 @@ static int ix_num(const Value *v, double *out, BrErr *e)
     return br_err(e, BR_EINDEX, "an index must be a number, not a %s", val_kind_name(v->kind));
 }
 
+/* An index value as an error message shows it (NaN, 1e+20, 7). */
+static const char *ix_str(double v, char buf[32])
+{
+    if (isnan(v)) return "NaN";
+    snprintf(buf, 32, "%.17g", v);
+    return buf;
+}
+
 /* Resolves one index dimension to a 0-based half-open range. */
 static int ix_range(int mode, const Value *lo, const Value *hi, int64_t n, const char *what,
                     int64_t *a, int64_t *b, BrErr *e)
@@ -310,17 +319,18 @@ static int ix_range(int mode, const Value *lo, const Value *hi, int64_t n, const
     if (ix_num(lo, &l, e)) return e->code;
     h = l;
     if (mode == IX_RANGE && ix_num(hi, &h, e)) return e->code;
-    int64_t li = (int64_t)floor(l), hi_ = (int64_t)floor(h);
-    if (li < 1 || hi_ > n || li > hi_ + (mode == IX_RANGE ? 1 : 0) || (mode == IX_SINGLE && li > n) || isnan(l) || isnan(h)) {
+    /* compared as doubles: an index of 1e20 or NaN has no int64 value */
+    double fl = floor(l), fh = floor(h);
+    if (!(fl >= 1) || !(fh <= (double)n) || fl > fh + (mode == IX_RANGE ? 1 : 0) || (mode == IX_SINGLE && fl > n)) {
+        char bl[32], bh[32];
         if (mode != IX_RANGE)
-            return br_err(e, BR_EINDEX, "index out of bounds: %s %lld of a dimension of size %lld", what,
-                          (long long)li, (long long)n);
-        return br_err(e, BR_EINDEX, "index out of bounds: %s %lld:%lld of a dimension of size %lld", what,
-                      (long long)li, (long long)hi_, (long long)n);
+            return br_err(e, BR_EINDEX, "index out of bounds: %s %s of a dimension of size %lld", what,
+                          ix_str(fl, bl), (long long)n);
+        return br_err(e, BR_EINDEX, "index out of bounds: %s %s:%s of a dimension of size %lld", what,
+                      ix_str(fl, bl), ix_str(fh, bh), (long long)n);
     }
-    if (mode == IX_SINGLE) { *a = li - 1; *b = li; return 0; }
-    *a = li - 1;
-    *b = hi_;
+    *a = (int64_t)fl - 1;
+    *b = (int64_t)fh;
     return 0;
 }
 
@@ -410,7 +420,7 @@ static int list_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, B
             val_release(&lv);
             return e->code ? e->code : br_err(e, BR_EINDEX, "list left indexing needs a single index");
         }
-        k = (int64_t)d - 1;
+        k = d >= 1 && d <= (double)l->n + 1 ? (int64_t)d - 1 : -1;   /* no int64 cast of 1e20 or NaN */
         if (k == l->n) { list_append(l, val_retain(src), NULL, e); *out = lv; return 0; }
         if (k < 0 || k > l->n) {
             val_release(&lv);
