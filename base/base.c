@@ -149,7 +149,7 @@ void br_set_threads(int n)
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         n = c > 0 ? (int)c : 1;
     }
-    g_threads = n;
+    g_threads = n < BR_MAX_THREADS ? n : BR_MAX_THREADS;
 }
 
 int64_t br_now_ns(void)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../base/base.h"
 #include "../include/braid.h"
 
 static void usage(FILE *f)
@@ -118,7 +119,13 @@ int main(int argc, char **argv)
             seed = atoll(argv[++i]);
         } else if (!strcmp(a, "-threads")) {
             if (i + 1 >= argc) { fprintf(stderr, "braid: -threads needs a number\n"); return 1; }
-            threads = atoi(argv[++i]);
+            char *end;
+            long t = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || t < 1 || t > BR_MAX_THREADS) {
+                fprintf(stderr, "braid: -threads needs a number from 1 to %d, not '%s'\n", BR_MAX_THREADS, argv[i]);
+                return 1;
+            }
+            threads = (int)t;
         } else if (!strcmp(a, "-exec")) {
             /* SystemDS's execution mode (singlenode, hybrid, spark): braid
              * always runs locally */

@@ -59,6 +59,7 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
 {
     IoReadOpts none;
     if (!o) { io_read_opts_init(&none); o = &none; }
+    io_recover(path);   /* a write a killed process left half done */
     if (!io_exists(path)) {
         br_err(e, BR_EIO, "cannot read %s: file not found", path);
         return NULL;

@@ -455,7 +455,7 @@ int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrEr
 
 static unsigned tmp_counter;
 
-static char *dir_of(const char *path)
+char *io_dir_of(const char *path)
 {
     const char *sl = strrchr(path, '/');
     if (!sl) return br_strdup(".");
@@ -494,6 +494,13 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
         io_out_abort(o);
         return br_err(e, BR_ENOMEM, "out of memory writing %s", path);
     }
+    /* before anything is created: leftovers of a killed writer settled,
+     * a target write() must not replace refused */
+    io_recover(path);
+    if (io_check_target(path, e)) {
+        io_out_abort(o);
+        return e->code;
+    }
     bool made = false;
     for (int tries = 0; tries < 32; tries++) {
         unsigned c = __atomic_fetch_add(&tmp_counter, 1, __ATOMIC_RELAXED);
@@ -504,7 +511,7 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
         if (errno == ENOENT && !made) {
             /* as SystemDS (Hadoop's FileSystem.create): missing parent
              * directories are created */
-            char *d = dir_of(path);
+            char *d = io_dir_of(path);
             made = true;
             if (d && make_dirs(d) == 0) { free(d); continue; }
             free(d);
@@ -515,7 +522,7 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
     int err = errno;
     io_out_abort(o);
     if (err == ENOENT) {
-        char *d = dir_of(path);
+        char *d = io_dir_of(path);
         br_err(e, BR_EIO, "cannot write %s: directory %s does not exist", path, d ? d : "?");
         free(d);
         return e->code;
@@ -541,60 +548,12 @@ int io_out_write(IoOut *o, const void *p, size_t n, BrErr *e)
 int io_out_close(IoOut *o, BrErr *e)
 {
     if (o->fd < 0) return 0;
-    int r = close(o->fd);
+    /* durable before it is renamed into place (docs/durability.md) */
+    int r = fsync(o->fd);
+    int err = errno;
+    if (close(o->fd) != 0 && r == 0) { r = -1; err = errno; }
     o->fd = -1;
-    if (r != 0) return br_err(e, BR_EIO, "cannot write %s: %s", o->path, strerror(errno));
-    return 0;
-}
-
-/* Removes directory path when it holds only regular files (SystemDS's
- * part-file output); anything else there is left alone and reported. */
-static int remove_part_dir(const char *path, BrErr *e)
-{
-    DIR *d = opendir(path);
-    if (!d) return br_err(e, BR_EIO, "cannot replace directory %s: %s", path, strerror(errno));
-    struct dirent *de;
-    size_t pl = strlen(path);
-    char *buf = br_malloc(pl + 300);
-    int rc = 0;
-    if (!buf) { closedir(d); return br_err(e, BR_ENOMEM, "out of memory"); }
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        snprintf(buf, pl + 300, "%s/%s", path, de->d_name);
-        struct stat st;
-        if (lstat(buf, &st) != 0 || S_ISDIR(st.st_mode)) {
-            rc = br_err(e, BR_EIO, "cannot write %s: it is a directory holding "
-                        "subdirectories", path);
-            break;
-        }
-        if (unlink(buf) != 0) {
-            rc = br_err(e, BR_EIO, "cannot replace directory %s: %s", path, strerror(errno));
-            break;
-        }
-    }
-    closedir(d);
-    free(buf);
-    if (!rc && rmdir(path) != 0)
-        rc = br_err(e, BR_EIO, "cannot replace directory %s: %s", path, strerror(errno));
-    return rc;
-}
-
-int io_out_commit(IoOut *o, BrErr *e)
-{
-    if (io_out_close(o, e)) { io_out_abort(o); return e->code; }
-    struct stat st;
-    if (lstat(o->path, &st) == 0 && S_ISDIR(st.st_mode) && remove_part_dir(o->path, e)) {
-        io_out_abort(o);
-        return e->code;
-    }
-    if (rename(o->tmp, o->path) != 0) {
-        br_err(e, BR_EIO, "cannot write %s: %s", o->path, strerror(errno));
-        io_out_abort(o);
-        return e->code;
-    }
-    free(o->tmp);
-    free(o->path);
-    o->tmp = o->path = NULL;
+    if (r != 0) return br_err(e, BR_EIO, "cannot write %s: %s", o->path, strerror(err));
     return 0;
 }
 

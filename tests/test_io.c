@@ -628,8 +628,13 @@ static void test_details(void)
     IoWriteOpts wo;
     io_write_opts_init(&wo);
     wo.format = "csv";
-    T_CHECK(io_write_matrix(P("parts.csv"), x, &wo, &e) == 0, "replace part dir: %s", e.msg);
     struct stat st;
+    /* only with the .mtd that says braid or SystemDS wrote it */
+    T_CHECK(io_write_matrix(P("parts.csv"), x, &wo, &e) != 0 && strstr(e.msg, "without") &&
+            stat(P("parts.csv/part-00001"), &st) == 0, "part dir without .mtd kept: %s", e.msg);
+    br_err_clear(&e);
+    t_put(P("parts.csv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 2, \"cols\": 2, \"format\": \"csv\"}");
+    T_CHECK(io_write_matrix(P("parts.csv"), x, &wo, &e) == 0, "replace part dir: %s", e.msg);
     T_CHECK(stat(P("parts.csv"), &st) == 0 && S_ISREG(st.st_mode), "now a file");
     /* but a directory with subdirectories is left alone */
     mkdir(P("deep"), 0777);
