@@ -569,6 +569,19 @@ static void fz_expr(char *buf, size_t n, int d, int nleaf, const char **leaves, 
     snprintf(buf, n, fz_binary[(int)(t_urand() * nb)], a, b);
 }
 
+/* With probability p, a few stored cells of m become NaN, Inf or -Inf
+ * (issue 23: every plan gives IEEE's 0 * NaN = NaN, also where a sparse
+ * operand's zeros would be skipped). */
+static void fz_nonfinite(MB *m, double p)
+{
+    if (t_urand() >= p) return;
+    double *x = m->sparse ? m->v : m->d;
+    int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
+    static const double bad[] = {NAN, INFINITY, -INFINITY};
+    for (int k = 0; k < 3 && n > 0; k++) x[(int64_t)(t_urand() * n)] = bad[(int)(t_urand() * 3)];
+    if (!m->sparse) mb_recount_nnz(m);
+}
+
 static void test_fuzz(int ncases)
 {
     static const char *aggs[] = {"sum(%s)", "rowSums(%s)", "colSums(%s)", "max(%s)", "rowMins(%s)",
@@ -585,6 +598,7 @@ static void test_fuzz(int ncases)
         MB *Z = t_gen(m, n, 1, -2, 2, false);
         MB *r = t_gen(1, n, 1, -1, 1, false), *c = t_gen(m, 1, 1, -1, 1, t_urand() < 0.3);
         MB *ins[] = {X, Y, Z, r, c};
+        for (int k = 0; k < 5; k++) fz_nonfinite(ins[k], 0.15);
         char src[8192] = "", e1[2048], e2[2048], line[3000];
         const char *on[] = {"o1", "o2", "o3"};
         int nl = (m == 1 || n == 1) ? 3 : 7;
@@ -626,6 +640,8 @@ static void test_fuzz_row(int ncases)
         MB *X = t_gen(m, n, sp ? 0.1 : 1, -1, 1, sp), *B = t_gen(n, k, 1, -1, 1, false);
         MB *P = t_gen(m, k, 1, -1, 1, false), *c = t_gen(m, 1, 1, -1, 1, false);
         MB *ins[] = {X, B, P, c};
+        fz_nonfinite(P, 0.2);
+        fz_nonfinite(c, 0.2);
         char e[2048], src[9000];
         fz_expr(e, sizeof e, 1 + (int)(t_urand() * 3), 4, leaves, FZ_NB);
         snprintf(src, sizeof src, "o1 = t(X) %%*%% (%s)\no2 = colSums(%s)\no3 = rowSums(%s)\no4 = sum(%s)\n", e, e, e,
@@ -664,6 +680,7 @@ static void test_fuzz_outer(int ncases)
         MB *W = t_gen(m, n, spw, 0.1, 1, spw < 0.5), *X = t_gen(m, n, t_urand() < 0.5 ? 0.05 : 1, -1, 1, t_urand() < 0.5);
         MB *U = t_gen(m, k, 1, -1, 1, false), *V = t_gen(n, k, 1, -1, 1, false);
         MB *ins[] = {W, X, U, V};
+        fz_nonfinite(X, 0.2);
         char e[2048], src[9000];
         /* no comparison of two subexpressions: a plan that recomputes the
          * outer product in its kernel compares it with values another
