@@ -60,7 +60,8 @@ static RtProgram *compile(Program *ast, Diag *d, const BraidConfig *cfg, const c
     }
     if (!prog || diag_nerrors(d) > 0) {
         diag_print(d, stderr);
-        if (!diag_nerrors(d)) fprintf(stderr, "braid: compilation failed\n");
+        /* no error reported: a failed allocation in the planner */
+        if (!diag_nerrors(d)) fprintf(stderr, "braid: compilation failed: out of memory\n");
         plan_program_free(prog);
         return NULL;
     }

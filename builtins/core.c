@@ -304,6 +304,7 @@ static int str_append(const Value *va, int nv, Value *out, BrErr *e)
     }
     *out = val_string_n(r, n);
     free(r);
+    if (out->kind != V_STRING) return br_err(e, BR_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -342,11 +343,14 @@ static int b_print(Rt *rt, const Instr *h, Value *a, BrErr *e)
     } else {
         if (a[0].kind != V_STRING) return br_err(e, BR_EARG, "print: the format must be a string");
         FmtArg *fa = calloc((size_t)n, sizeof *fa);
+        if (!fa) return br_err(e, BR_ENOMEM, "out of memory");
         for (int i = 1; i < n; i++) fa[i - 1] = fmt_arg(&a[i]);
         s = fmt_printf(a[0].s->s, fa, n - 1, e);
         free(fa);
     }
-    if (!s) return e->code;
+    /* a failed allocation deep in the formatting may not have said so:
+     * print never drops its output silently */
+    if (!s) return e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
     pthread_mutex_lock(&rt->lock);
     fputs(s, rt->opt.out);
     fputc('\n', rt->opt.out);
@@ -367,10 +371,10 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
     if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
     if (bi_given(&a[6]) && !(o.linesep = bi_str(&a[6], "linesep", e))) return e->code;
     char *s = to_text(&a[0], &o, e);
-    if (!s) return e->code;
+    if (!s) return e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
     *out = val_string(s);
     free(s);
-    return 0;
+    return out->kind == V_STRING ? 0 : br_err(e, BR_ENOMEM, "out of memory");
 }
 
 /* ---- files ---- */
@@ -607,7 +611,12 @@ static int b_eval(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr 
 static int tuple(Value *out, MB **ms, int n, BrErr *e)
 {
     Value l = val_list_new(n);
-    for (int i = 0; i < n; i++) list_append(l.l, val_matrix(ms[i]), NULL, e);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (!rc) rc = list_append(l.kind == V_LIST ? l.l : NULL, val_matrix(ms[i]), NULL, e);
+        else mb_release(ms[i]);
+    }
+    if (rc) { val_release(&l); return rc; }
     *out = l;
     return 0;
 }
@@ -944,8 +953,10 @@ int bi_core(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         return b_cast(h->bi, a, out, e);
     case BI_LIST: {
         Value l = val_list_new(nv);
-        for (int i = 0; i < nv; i++)
-            list_append(l.l, val_retain(va[i]), h->anames ? h->anames[i] : NULL, e);
+        int rc = 0;
+        for (int i = 0; i < nv && !rc; i++)
+            rc = list_append(l.kind == V_LIST ? l.l : NULL, val_retain(va[i]), h->anames ? h->anames[i] : NULL, e);
+        if (rc) { val_release(&l); return rc; }
         *out = l;
         return 0;
     }

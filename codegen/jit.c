@@ -326,20 +326,60 @@ static bool add_job(Batch *bt, const int *idx, int n)
     return true;
 }
 
+/* Starts /bin/sh with argv (output to /dev/null) as the leader of its own
+ * process group: a timeout or the end of braid's context ends the shell
+ * and the compiler it runs together (kill_group). */
+static int spawn_group(char **argv, pid_t *pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    int rc = posix_spawn(pid, "/bin/sh", &fa, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
+}
+
+/* Kills the process group of pid and reaps pid. */
+static void kill_group(pid_t pid)
+{
+    kill(-pid, SIGKILL);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+}
+
 /* The precompiled prelude (process-wide state): the prelude's headers
  * (immintrin.h above all) cost ~110 ms per compiler process, a PCH of it
  * ~10 ms. <cachedir>/prelude-<hash>.h (the prelude's text) and its .gch,
  * hash over compiler identity, flags and text, are built once per cache
  * directory by a compiler process started in the background with the
- * first bundle (through /bin/sh, which publishes the .gch by rename even
- * if this process has ended); bundles include it when it is ready, with
+ * first bundle (through /bin/sh, which publishes the .gch by rename; it
+ * is killed when its context ends unfinished); bundles include it when it is ready, with
  * the prelude inline before (gcc falls back to the text itself if it cannot
  * use the .gch, so the generated code is the same either way). */
 static pthread_mutex_t pch_mu = PTHREAD_MUTEX_INITIALIZER;
 static char pch_dir[1024], pch_name[64];
 static int pch_state;      /* 0 not tried, 1 building, 2 ready, -1 unusable */
 static pid_t pch_pid;
+static int64_t pch_t0;
 static char pch_tmp[1200];
+
+static int64_t cc_timeout_ns(void);
+
+/* Ends a running prelude build (its context ends, or it ran over the
+ * timeout); the next context builds it again. pch_mu held. */
+static void pch_kill(int state)
+{
+    if (pch_state != 1) return;
+    kill_group(pch_pid);
+    unlink(pch_tmp);
+    pch_state = state;
+}
 
 static bool same_text(const char *path, const char *text)
 {
@@ -368,6 +408,8 @@ static bool pch_get(CgContext *c, char name[64])
         pid_t r = waitpid(pch_pid, &status, WNOHANG);
         if (r == pch_pid || (r < 0 && errno != EINTR))
             pch_state = r == pch_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 2 : -1;
+        else if (br_now_ns() - pch_t0 > cc_timeout_ns())
+            pch_kill(-1);
     }
     if (strcmp(pch_dir, c->cachedir)) {
         if (pch_state == 1) { pthread_mutex_unlock(&pch_mu); return false; }   /* another directory's */
@@ -403,8 +445,7 @@ static bool pch_get(CgContext *c, char name[64])
             snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.prelude.h", c->cachedir, (int)getpid(), seq);
             snprintf(pch_tmp, sizeof pch_tmp, "%s/tmp.%d.%u.prelude.gch", c->cachedir, (int)getpid(), seq);
             if (write_file(tmp, cg_prelude, strlen(cg_prelude)) == 0 && rename(tmp, hdr) == 0) {
-                /* a shell publishes the .gch (rename), also after this
-                 * process has exited */
+                /* a shell publishes the .gch (rename) */
                 char *argv[NFLAGS + 12];
                 int a = 0;
                 argv[a++] = "/bin/sh";
@@ -420,12 +461,10 @@ static bool pch_get(CgContext *c, char name[64])
                 argv[a++] = "c-header";
                 argv[a++] = hdr;
                 argv[a] = NULL;
-                posix_spawn_file_actions_t fa;
-                posix_spawn_file_actions_init(&fa);
-                posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-                posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-                if (posix_spawn(&pch_pid, "/bin/sh", &fa, NULL, argv, environ) == 0) pch_state = 1;
-                posix_spawn_file_actions_destroy(&fa);
+                if (spawn_group(argv, &pch_pid) == 0) {
+                    pch_state = 1;
+                    pch_t0 = br_now_ns();
+                }
             } else {
                 unlink(tmp);
             }
@@ -505,19 +544,7 @@ static bool start(Batch *bt, Job *j)
     sb_puts(&cmd, "; exit 0");
     if (!cmd.s) { unlink(j->src); return false; }
     char *argv[] = {"/bin/sh", "-c", cmd.s, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    /* its own process group: a timeout or braid's exit ends the shell
-     * and the compiler it runs together */
-    posix_spawnattr_t at;
-    posix_spawnattr_init(&at);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&at, 0);
-    int rc = posix_spawn(&j->pid, "/bin/sh", &fa, &at, argv, environ);
-    posix_spawnattr_destroy(&at);
-    posix_spawn_file_actions_destroy(&fa);
+    int rc = spawn_group(argv, &j->pid);
     free(cmd.s);
     if (rc) { unlink(j->src); return false; }
     j->running = true;
@@ -538,9 +565,7 @@ static void slot_release(void)
 /* Ends job jk's shell and compiler (their process group) and reaps it. */
 static void kill_job(Job *j)
 {
-    kill(-j->pid, SIGKILL);
-    int status;
-    while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {}
+    kill_group(j->pid);
     unlink(j->src);
     unlink(j->tmpobj);
 }
@@ -765,6 +790,11 @@ void jit_stop(CgContext *c)
     __atomic_store_n(&c->stopping, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&slot_cv);
     pthread_mutex_unlock(&slot_mu);
+    /* no compiler outlives braid: the prelude build of this context's
+     * folder ends too */
+    pthread_mutex_lock(&pch_mu);
+    if (!strcmp(pch_dir, c->cachedir)) pch_kill(0);
+    pthread_mutex_unlock(&pch_mu);
 }
 
 /* Asynchronous mode (seed 001): operators waiting for a background

@@ -115,13 +115,15 @@ static int scalar_binary(OpCode op, const Value *a, const Value *b, Value *out, 
     if (a->kind == V_STRING || b->kind == V_STRING) {
         if (op == OP_PLUS) {
             char *x = val_text(a, false), *y = val_text(b, false);
-            size_t lx = strlen(x), ly = strlen(y);
-            char *s = malloc(lx + ly + 1);
-            memcpy(s, x, lx);
-            memcpy(s + lx, y, ly + 1);
-            *out = val_string(s);
+            size_t lx = x ? strlen(x) : 0, ly = y ? strlen(y) : 0;
+            char *s = x && y ? br_malloc(lx + ly + 1) : NULL;
+            if (s) {
+                memcpy(s, x, lx);
+                memcpy(s + lx, y, ly + 1);
+                *out = val_string(s);
+            }
             free(s); free(x); free(y);
-            return 0;
+            return s && out->kind == V_STRING ? 0 : br_err(e, BR_ENOMEM, "out of memory");
         }
         if ((op_info[op].flags & OF_CMP) && a->kind == V_STRING && b->kind == V_STRING) {
             int c = strcmp(a->s->s, b->s->s);
@@ -342,7 +344,10 @@ static int list_index(const IxSpec *ix, Value *args, Value *out, BrErr *e)
         int k = list_find(l, lo->s->s);
         if (k < 0) return br_err(e, BR_EINDEX, "list has no element named '%s' (index)", lo->s->s);
         Value r = val_list_new(1);
-        list_append(r.l, val_retain(l->items[k]), lo->s->s, e);
+        if (list_append(r.kind == V_LIST ? r.l : NULL, val_retain(l->items[k]), lo->s->s, e)) {
+            val_release(&r);
+            return e->code;
+        }
         *out = r;
         return 0;
     }
@@ -350,7 +355,10 @@ static int list_index(const IxSpec *ix, Value *args, Value *out, BrErr *e)
     if (ix_range(ix->rmode, lo, &args[2], l->n, "list element", &a, &b, e)) return e->code;
     Value r = val_list_new((int)(b - a));
     for (int64_t k = a; k < b; k++)
-        list_append(r.l, val_retain(l->items[k]), l->names ? l->names[k] : NULL, e);
+        if (list_append(r.kind == V_LIST ? r.l : NULL, val_retain(l->items[k]), l->names ? l->names[k] : NULL, e)) {
+            val_release(&r);
+            return e->code;
+        }
     *out = r;
     return 0;
 }

@@ -658,7 +658,11 @@ static Hop *build_expr(BCtx *c, Expr *e)
     case EX_INT: return lit(c, val_int(e->ival), sp);
     case EX_DOUBLE: return lit(c, val_double(e->dval), sp);
     case EX_BOOL: return lit(c, val_bool(e->bval), sp);
-    case EX_STRING: return lit(c, val_string(e->sval), sp);
+    case EX_STRING: {
+        Value v = val_string(e->sval);
+        if (v.kind != V_STRING) oom(c, sp);
+        return lit(c, v, sp);
+    }
     case EX_IDENT: return lookup(c, e->ident, sp);
     case EX_UNARY: return fold(c, unary(c, e->unary.op, build_expr(c, e->unary.a), sp));
     case EX_BINARY: {

@@ -113,7 +113,8 @@ static int parse_config(const char *path, const char *s, BraidConfig *c, BrErr *
 {
     char unknown[1024] = "", root[128], key[128], close[128], val[512];
     const char *p = skip_misc(s);
-    if (!p || *p != '<' || !(p = tag_name(p + 1, root, sizeof root)) || *(p = skip_misc(p)) != '>')
+    if (p && *p == '<' && (p = tag_name(p + 1, root, sizeof root))) p = skip_misc(p);
+    if (!p || *p != '>')
         return br_err(e, BR_EARG, "%s:%d: malformed configuration: expected a root element such as <root>", path,
                       line_of(s, p ? p : s));
     p++;

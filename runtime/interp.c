@@ -611,7 +611,8 @@ int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
                              fn->out[i].name, fn->name);
                 break;
             }
-            list_append(l.l, val_retain(*v), NULL, &e);
+            if (list_append(l.kind == V_LIST ? l.l : NULL, val_retain(*v), NULL, &e))
+                rc = rt_fail(rt, sp, e.code, "%s", e.msg);
         }
         if (rc) val_release(&l);
         else *out = l;

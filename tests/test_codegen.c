@@ -24,6 +24,10 @@
  *  - bounded cost-based selection (a partition with hundreds of
  *    interesting points) and the selection cache across recompilations.
  * Thread counts 1 and 2. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -707,6 +711,102 @@ static void test_fuzz_outer(int ncases)
     }
 }
 
+/* Number of entries in folder d (-1: cannot open). */
+static int dir_entries(const char *d)
+{
+    DIR *dp = opendir(d);
+    if (!dp) return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(dp))) n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+    closedir(dp);
+    return n;
+}
+
+/* Issue 23: a tampered object with the right name is not loaded (its
+ * hash no longer matches); a symbolic link planted at the cache path is
+ * not followed; an unusable cache folder leaves no temporary folder; a
+ * compiler that never ends is stopped, with the compiler's children. */
+static void cache_hardening(const char *dir, const char *src, MB **ins, const TRun *ref)
+{
+    const char *nm[] = {"X", "Y"}, *on[] = {"s"};
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .cachedir = dir};
+    char cmd[1024];
+    TRun a, b;
+    t_run_dml(src, &o, 2, nm, ins, 1, on, &a);   /* a fresh, verified entry */
+    snprintf(cmd, sizeof cmd, "chmod go-w %s/*.so && for f in %s/*.so; do printf x >> \"$f\"; done", dir, dir);
+    T_CHECK(system(cmd) == 0, "cache: tamper with the objects");
+    t_run_dml(src, &o, 2, nm, ins, 1, on, &b);
+    T_CHECK(b.rc == 0 && b.st.disk_hits == 0 && b.st.compiled == 1 && val_eq(&b.out[0], &ref->out[0], 1e-10),
+            "cache: a tampered object is recompiled, not loaded (hits %lld)", (long long)b.st.disk_hits);
+    t_run_free(&a);
+    t_run_free(&b);
+    /* a symbolic link at the cache path: its target stays empty */
+    char target[] = "/tmp/braid-cgtarget-XXXXXX", link[256];
+    if (mkdtemp(target)) {
+        snprintf(link, sizeof link, "%s.link", target);
+        T_CHECK(symlink(target, link) == 0, "cache: symlink");
+        chmod(target, 0777);
+        CgOptions ol = o;
+        ol.cachedir = link;
+        TRun l;
+        t_run_dml(src, &ol, 2, nm, ins, 1, on, &l);
+        struct stat st;
+        T_CHECK(l.rc == 0 && val_eq(&l.out[0], &ref->out[0], 1e-10) && dir_entries(target) == 0 &&
+                    stat(target, &st) == 0 && (st.st_mode & 0777) == 0777,
+                "cache: a symlinked cache path is not used (%d entries in its target)", dir_entries(target));
+        t_run_free(&l);
+        unlink(link);
+        rmdir(target);
+    }
+    /* an unusable cache folder (a file): the private temporary folder
+     * goes away with the run */
+    char tmpd[] = "/tmp/braid-cgtmp-XXXXXX", notdir[300];
+    if (mkdtemp(tmpd)) {
+        snprintf(notdir, sizeof notdir, "%s/file", tmpd);
+        t_put(notdir, "x");
+        setenv("TMPDIR", tmpd, 1);
+        CgOptions ot = o;
+        ot.cachedir = notdir;
+        TRun t;
+        t_run_dml("s = sum(cos(X) * sigmoid(Y) - sqrt(abs(X)))", &ot, 2, nm, ins, 1, on, &t);
+        unsetenv("TMPDIR");
+        T_CHECK(t.rc == 0 && t.st.compiled >= 1 && dir_entries(tmpd) == 1,
+                "cache: no temporary folder left (%d entries, compiled %lld)", dir_entries(tmpd),
+                (long long)t.st.compiled);
+        t_run_free(&t);
+        unlink(notdir);
+        rmdir(tmpd);
+    }
+    /* a compiler that does not end: stopped after BRAID_CC_TIMEOUT with
+     * its children (the marker its child would write never appears) */
+    char fake[] = "/tmp/braid-cgcc-XXXXXX", script[300], mark[300];
+    if (mkdtemp(fake)) {
+        snprintf(script, sizeof script, "%s/cc", fake);
+        snprintf(mark, sizeof mark, "%s/ended", fake);
+        char text[700];
+        snprintf(text, sizeof text, "#!/bin/sh\n(sleep 4; touch '%s') &\nsleep 4\ntouch '%s'\nexit 1\n", mark, mark);
+        t_put(script, text);
+        chmod(script, 0755);
+        setenv("BRAID_CC", script, 1);
+        setenv("BRAID_CC_TIMEOUT", "1", 1);
+        CgOptions oc = {.enabled = true, .plancache = false, .policy = CG_FUSE_ALL, .cachedir = dir};
+        TRun t;
+        t_run_dml("s = sum(exp(X) * tanh(Y) + abs(X * Y))", &oc, 2, nm, ins, 1, on, &t);
+        unsetenv("BRAID_CC");
+        unsetenv("BRAID_CC_TIMEOUT");
+        struct timespec ts = {5, 0};
+        nanosleep(&ts, NULL);
+        struct stat st;
+        T_CHECK(t.rc == 0 && t.st.failed >= 1 && stat(mark, &st) != 0,
+                "cache: a hanging compiler is stopped with its children (failed %lld)", (long long)t.st.failed);
+        t_run_free(&t);
+        unlink(mark);
+        unlink(script);
+        rmdir(fake);
+    }
+}
+
 /* The disk cache: objects are reused, a tampered or foreign-writable
  * entry is not loaded, and a compiler that fails leaves the unfused plan
  * (correct results, no fused operator). */
@@ -760,6 +860,7 @@ static void test_cache(void)
     unsetenv("BRAID_CC");
     t_run_free(&f);
     t_run_free(&fr);
+    cache_hardening(dir, src, ins, &ref);
     t_run_free(&ref);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     T_CHECK(system(cmd) == 0, "cache: cleanup");
