@@ -78,6 +78,10 @@ int braid_run(const BraidRunOptions *o)
         BrErr e = {0};
         if (config_read(o->config, &cfg, &e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
     }
+    if (o->threads > BR_MAX_THREADS) {
+        fprintf(stderr, "braid: -threads %d: at most %d threads\n", o->threads, BR_MAX_THREADS);
+        return 1;
+    }
     if (o->threads > 0) cfg.threads = o->threads;
     br_set_threads(cfg.threads);
 

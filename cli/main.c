@@ -11,7 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../base/base.h"
 #include "../include/braid.h"
 
 static void usage(FILE *f)
@@ -121,8 +120,9 @@ int main(int argc, char **argv)
             if (i + 1 >= argc) { fprintf(stderr, "braid: -threads needs a number\n"); return 1; }
             char *end;
             long t = strtol(argv[++i], &end, 10);
-            if (end == argv[i] || *end || t < 1 || t > BR_MAX_THREADS) {
-                fprintf(stderr, "braid: -threads needs a number from 1 to %d, not '%s'\n", BR_MAX_THREADS, argv[i]);
+            /* the upper bound (BR_MAX_THREADS) is checked by braid_run */
+            if (end == argv[i] || *end || t < 1 || t > 1 << 30) {
+                fprintf(stderr, "braid: -threads needs a positive number, not '%s'\n", argv[i]);
                 return 1;
             }
             threads = (int)t;

@@ -1386,8 +1386,13 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
         }
         if (!cur) {
             if (!(cur = pb_new(c, PB_GENERIC, s->span))) return;
-            if (!(cur->dag = hop_dag_new())) oom(c, s->span);
-            if (!cur->dag || !add_block(c, out, cur)) {
+            if (!(cur->dag = hop_dag_new())) {
+                oom(c, s->span);
+                pblock_free(c->prog, cur);   /* not in out: nobody else frees it */
+                c->dag = NULL;
+                return;
+            }
+            if (!add_block(c, out, cur)) {   /* add_block freed it */
                 c->dag = NULL;
                 return;
             }

@@ -84,7 +84,7 @@ static void check_script(const char *braid, const char *name, const char *text)
     T_CHECK(ref.status == 0, "%s: reference run (status %d): %s", name, ref.status, ref.err);
     long total = count_allocs(braid, script);
     bool all = getenv("BRAID_ALLOCFAIL_ALL") != NULL;
-    long first = all ? total : BR_MIN(total, 150), spread = all ? 0 : 60;
+    long first = all ? total : BR_MIN(total, 100), spread = all ? 0 : 40;
     int bad = 0;
     for (long k = 0, n = 1; n <= total && bad < 5; k++) {
         Run r = run(braid, script, n);
