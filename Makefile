@@ -49,15 +49,16 @@ BLASDIR ?= /usr/lib/$(TRIPLET)/openblas-pthread
 LDLIBS  += -L$(BLASDIR) -lopenblas -llapacke -lcjson -lm -ldl -lpthread
 LDFLAGS += -fopenmp -Wl,--disable-new-dtags -Wl,-rpath,$(BLASDIR)
 ifeq ($(SAN),1)
-CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDFLAGS += -fsanitize=address,undefined
+CFLAGS  += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+           -fno-sanitize-recover=undefined,float-cast-overflow
+LDFLAGS += -fsanitize=address,undefined,float-cast-overflow
 endif
 
 
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all deps python test san bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz
+.PHONY: all deps python test san bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
 
 all: $(BUILD)/braid
 
@@ -137,10 +138,17 @@ san:
 example: $(BUILD)/braid
 	$(BUILD)/braid -f examples/l2svm_demo.dml -stats 5
 
+# make fuzz: the DML parser and every reader briefly (CI: 60 s in all);
+# make fuzz-long: FUZZ_LONG_SECONDS in all (default an hour)
 FUZZ_SECONDS ?= 60
+FUZZ_LONG_SECONDS ?= 3600
 fuzz: $(BUILD)/.deps
 	@BRAID_EXTRA_PKGS="clang libclang-rt-14-dev" ./tools/deps.sh
 	./fuzz/run.sh $(FUZZ_SECONDS)
+
+fuzz-long: $(BUILD)/.deps
+	@BRAID_EXTRA_PKGS="clang libclang-rt-14-dev" ./tools/deps.sh
+	./fuzz/run.sh $(FUZZ_LONG_SECONDS)
 
 bench-codegen: $(BUILD)/bench/bench_codegen
 	GOMP_SPINCOUNT=20000 $(BUILD)/bench/bench_codegen

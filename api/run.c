@@ -63,7 +63,8 @@ static RtProgram *compile(Program *ast, Diag *d, const BraidConfig *cfg, const c
     }
     if (!prog || diag_nerrors(d) > 0) {
         diag_print(d, stderr);
-        if (!diag_nerrors(d)) fprintf(stderr, "braid: compilation failed\n");
+        /* no error reported: a failed allocation in the planner */
+        if (!diag_nerrors(d)) fprintf(stderr, "braid: compilation failed: out of memory\n");
         plan_program_free(prog);
         return NULL;
     }
@@ -79,6 +80,10 @@ int braid_run(const BraidRunOptions *o)
     if (o->config) {
         BrErr e = {0};
         if (config_read(o->config, &cfg, &e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
+    }
+    if (o->threads > BR_MAX_THREADS) {
+        fprintf(stderr, "braid: -threads %d: at most %d threads\n", o->threads, BR_MAX_THREADS);
+        return 1;
     }
     if (o->threads > 0) cfg.threads = o->threads;
     br_set_threads(cfg.threads);

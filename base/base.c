@@ -26,9 +26,28 @@ int br_err(BrErr *e, int code, const char *fmt, ...)
     return e->code;
 }
 
-void *br_malloc(size_t n) { return malloc(n ? n : 1); }
-void *br_calloc(size_t n, size_t size) { return calloc(n ? n : 1, size ? size : 1); }
-void *br_realloc(void *p, size_t n) { return realloc(p, n ? n : 1); }
+/* Allocation-failure injection (tests/test_allocfail.c, SQLite-style):
+ * with BRAID_FAIL_ALLOC=N the Nth allocation through the br_* wrappers
+ * fails (once), and a line on stderr says so; every failure must become a
+ * clean "out of memory" error. */
+static long g_fail_at = -1, g_alloc_count;
+
+static bool fail_injected(void)
+{
+    if (g_fail_at < 0) {
+        const char *v = getenv("BRAID_FAIL_ALLOC");
+        long n = v ? atol(v) : 0;
+        __atomic_store_n(&g_fail_at, n > 0 ? n : 0, __ATOMIC_RELAXED);
+    }
+    if (g_fail_at == 0) return false;
+    if (__atomic_add_fetch(&g_alloc_count, 1, __ATOMIC_RELAXED) != g_fail_at) return false;
+    fprintf(stderr, "braid: injected allocation failure %ld\n", g_fail_at);
+    return true;
+}
+
+void *br_malloc(size_t n) { return fail_injected() ? NULL : malloc(n ? n : 1); }
+void *br_calloc(size_t n, size_t size) { return fail_injected() ? NULL : calloc(n ? n : 1, size ? size : 1); }
+void *br_realloc(void *p, size_t n) { return fail_injected() ? NULL : realloc(p, n ? n : 1); }
 
 /* Aligned blocks carry their capacity in a 64-byte header. Large blocks
  * (>= 1 MB) are kept in a small cache when freed and reused by the next
@@ -92,6 +111,7 @@ static bool cache_put(void *p, size_t cap)
 
 void *br_alloc_aligned(size_t n)
 {
+    if (fail_injected()) return NULL;
     size_t sz = ((n + 63) & ~(size_t)63) + ALIGN_HDR;
     if (sz < n) return NULL;
     char *p = sz >= CACHE_MIN ? cache_take(sz) : NULL;
@@ -149,7 +169,7 @@ void br_set_threads(int n)
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         n = c > 0 ? (int)c : 1;
     }
-    g_threads = n;
+    g_threads = n < BR_MAX_THREADS ? n : BR_MAX_THREADS;
 }
 
 int64_t br_now_ns(void)
@@ -164,7 +184,11 @@ double br_mem_budget(void)
     static double budget; /* a constant of the machine, computed once */
     if (budget == 0) {
         long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
-        budget = pages > 0 && ps > 0 ? 0.7 * (double)pages * (double)ps : 1e10;
+        double b = pages > 0 && ps > 0 ? 0.7 * (double)pages * (double)ps : 1e10;
+        /* BRAID_MEM_BUDGET (bytes) lowers it: fuzzers, small machines */
+        const char *v = getenv("BRAID_MEM_BUDGET");
+        double lim = v ? atof(v) : 0;
+        budget = lim > 0 && lim < b ? lim : b;
     }
     return budget;
 }

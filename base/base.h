@@ -52,7 +52,10 @@ static inline bool br_mul_ok(size_t a, size_t b, size_t *out) {
 
 /* Threads: the number of threads kernels use (default: all cores). */
 int br_threads(void);
-void br_set_threads(int n);       /* n <= 0: all cores */
+void br_set_threads(int n);       /* n <= 0: all cores; capped at BR_MAX_THREADS */
+/* The most threads braid asks for (-threads, sysds.num.threads): libgomp
+ * puts per-thread state on the stack, and 100000 threads overflow it. */
+#define BR_MAX_THREADS 1024
 /* Minimum work (cells) before a kernel goes parallel. */
 #define BR_PAR_MIN 65536
 

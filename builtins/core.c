@@ -181,8 +181,9 @@ static int b_rand(Rt *rt, Value *a, Value *out, BrErr *e)
 
 static int b_seq(Value *a, Value *out, BrErr *e)
 {
-    double f, t, inc = 0;
+    double f, t, inc;
     if (bi_num(&a[0], "from", &f, e) || bi_num(&a[1], "to", &t, e)) return e->code;
+    inc = f <= t ? 1 : -1;   /* SystemDS's default; an explicit 0 is an error */
     if (bi_given(&a[2]) && bi_num(&a[2], "incr", &inc, e)) return e->code;
     return bi_ret_mb(k_seq(f, t, inc, e), out, e);
 }
@@ -319,6 +320,7 @@ static int str_append(const Value *va, int nv, Value *out, BrErr *e)
     }
     *out = val_string_n(r, n);
     free(r);
+    if (out->kind != V_STRING) return br_err(e, BR_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -357,11 +359,14 @@ static int b_print(Rt *rt, const Instr *h, Value *a, BrErr *e)
     } else {
         if (a[0].kind != V_STRING) return br_err(e, BR_EARG, "print: the format must be a string");
         FmtArg *fa = calloc((size_t)n, sizeof *fa);
+        if (!fa) return br_err(e, BR_ENOMEM, "out of memory");
         for (int i = 1; i < n; i++) fa[i - 1] = fmt_arg(&a[i]);
         s = fmt_printf(a[0].s->s, fa, n - 1, e);
         free(fa);
     }
-    if (!s) return e->code;
+    /* a failed allocation deep in the formatting may not have said so:
+     * print never drops its output silently */
+    if (!s) return e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
     pthread_mutex_lock(&rt->lock);
     fputs(s, rt->opt.out);
     fputc('\n', rt->opt.out);
@@ -375,17 +380,17 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
 {
     TsOpts o = {100, 100, 3, false, " ", "\n"};
     double d;
-    if (bi_given(&a[1])) { if (bi_num(&a[1], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (bi_given(&a[2])) { if (bi_num(&a[2], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (bi_given(&a[1])) { if (bi_num(&a[1], "rows", &d, e)) return e->code; o.rows = ops_dml_long(d); }
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "cols", &d, e)) return e->code; o.cols = ops_dml_long(d); }
     if (bi_given(&a[3])) { if (bi_num(&a[3], "decimal", &d, e)) return e->code; o.decimal = (int)d; }
     if (bi_given(&a[4]) && bi_bool(&a[4], "sparse", &o.sparse, e)) return e->code;
     if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
     if (bi_given(&a[6]) && !(o.linesep = bi_str(&a[6], "linesep", e))) return e->code;
     char *s = to_text(&a[0], &o, e);
-    if (!s) return e->code;
+    if (!s) return e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
     *out = val_string(s);
     free(s);
-    return 0;
+    return out->kind == V_STRING ? 0 : br_err(e, BR_ENOMEM, "out of memory");
 }
 
 /* ---- files ---- */
@@ -503,8 +508,8 @@ static int b_read(Value *a, Value *out, BrErr *e)
     double d;
     bool b;
     if (bi_given(&a[1]) && !(o.format = bi_str(&a[1], "format", e))) return e->code;
-    if (bi_given(&a[2])) { if (bi_num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (bi_given(&a[3])) { if (bi_num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "rows", &d, e)) return e->code; o.rows = ops_dml_long(d); }
+    if (bi_given(&a[3])) { if (bi_num(&a[3], "cols", &d, e)) return e->code; o.cols = ops_dml_long(d); }
     if (bi_given(&a[4])) { if (bi_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
     if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
     if (bi_given(&a[6])) { if (bi_bool(&a[6], "fill", &b, e)) return e->code; o.fill = b; }
@@ -636,7 +641,12 @@ static int b_eval(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr 
 static int tuple(Value *out, MB **ms, int n, BrErr *e)
 {
     Value l = val_list_new(n);
-    for (int i = 0; i < n; i++) list_append(l.l, val_matrix(ms[i]), NULL, e);
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        if (!rc) rc = list_append(l.kind == V_LIST ? l.l : NULL, val_matrix(ms[i]), NULL, e);
+        else mb_release(ms[i]);
+    }
+    if (rc) { val_release(&l); return rc; }
     *out = l;
     return 0;
 }
@@ -888,9 +898,9 @@ static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out,
             if (!bi_given(&a[5])) rc = br_err(e, BR_EARG, "aggregate: centralmoment needs order=");
             else if (a[5].kind == V_STRING) ord = atof(a[5].s->s);
             else rc = bi_num(&a[5], "order", &ord, e);
-            if (!rc) rc = bi_ret_mb(k_groupagg_cm(m0, m1, m2, (int)ord, (int64_t)d, e), out, e);
+            if (!rc) rc = bi_ret_mb(k_groupagg_cm(m0, m1, m2, (int)ord, ops_dml_long(d), e), out, e);
         } else {
-            rc = bi_ret_mb(k_groupagg(m0, m1, m2, fn, (int64_t)d, e), out, e);
+            rc = bi_ret_mb(k_groupagg(m0, m1, m2, fn, ops_dml_long(d), e), out, e);
         }
         break;
     }
@@ -971,8 +981,10 @@ int bi_core(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         return b_cast(h->bi, a, out, e);
     case BI_LIST: {
         Value l = val_list_new(nv);
-        for (int i = 0; i < nv; i++)
-            list_append(l.l, val_retain(va[i]), h->anames ? h->anames[i] : NULL, e);
+        int rc = 0;
+        for (int i = 0; i < nv && !rc; i++)
+            rc = list_append(l.kind == V_LIST ? l.l : NULL, val_retain(va[i]), h->anames ? h->anames[i] : NULL, e);
+        if (rc) { val_release(&l); return rc; }
         *out = l;
         return 0;
     }

@@ -113,8 +113,8 @@ static int b_tostring(Value *a, Value *out, BrErr *e)
     int64_t rows = 100, cols = 100;
     int decimal = 3;
     const char *sep = " ", *ls = "\n";
-    if (bi_given(&a[1])) { if (bi_num(&a[1], "rows", &d, e)) return e->code; rows = (int64_t)d; }
-    if (bi_given(&a[2])) { if (bi_num(&a[2], "cols", &d, e)) return e->code; cols = (int64_t)d; }
+    if (bi_given(&a[1])) { if (bi_num(&a[1], "rows", &d, e)) return e->code; rows = ops_dml_long(d); }
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "cols", &d, e)) return e->code; cols = ops_dml_long(d); }
     if (bi_given(&a[3])) { if (bi_num(&a[3], "decimal", &d, e)) return e->code; decimal = (int)d; }
     if (bi_given(&a[5]) && !(sep = bi_str(&a[5], "sep", e))) return e->code;
     if (bi_given(&a[6]) && !(ls = bi_str(&a[6], "linesep", e))) return e->code;
@@ -136,8 +136,8 @@ int bi_frame_read(Value *a, Value *out, BrErr *e)
     double d;
     bool b;
     if (bi_given(&a[1]) && !(o.format = bi_str(&a[1], "format", e))) return e->code;
-    if (bi_given(&a[2])) { if (bi_num(&a[2], "rows", &d, e)) return e->code; o.rows = (int64_t)d; }
-    if (bi_given(&a[3])) { if (bi_num(&a[3], "cols", &d, e)) return e->code; o.cols = (int64_t)d; }
+    if (bi_given(&a[2])) { if (bi_num(&a[2], "rows", &d, e)) return e->code; o.rows = ops_dml_long(d); }
+    if (bi_given(&a[3])) { if (bi_num(&a[3], "cols", &d, e)) return e->code; o.cols = ops_dml_long(d); }
     if (bi_given(&a[4])) { if (bi_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
     if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
     if (bi_given(&a[11]) && !(o.schema = bi_str(&a[11], "schema", e))) return e->code;

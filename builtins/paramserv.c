@@ -79,7 +79,7 @@ static int int_arg(const Value *a, const char *what, int64_t dflt, int64_t *out,
     double d;
     if (!bi_given(a)) { *out = dflt; return 0; }
     if (bi_num(a, what, &d, e)) return e->code;
-    if (d != floor(d) || !isfinite(d)) return br_err(e, BR_EARG, "paramserv: argument '%s' must be an integer, got %g", what, d);
+    if (d != floor(d) || !(fabs(d) < 9e15)) return br_err(e, BR_EARG, "paramserv: argument '%s' must be an integer, got %g", what, d);
     *out = (int64_t)d;
     return 0;
 }

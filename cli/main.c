@@ -118,7 +118,14 @@ int main(int argc, char **argv)
             seed = atoll(argv[++i]);
         } else if (!strcmp(a, "-threads")) {
             if (i + 1 >= argc) { fprintf(stderr, "braid: -threads needs a number\n"); return 1; }
-            threads = atoi(argv[++i]);
+            char *end;
+            long t = strtol(argv[++i], &end, 10);
+            /* the upper bound (BR_MAX_THREADS) is checked by braid_run */
+            if (end == argv[i] || *end || t < 1 || t > 1 << 30) {
+                fprintf(stderr, "braid: -threads needs a positive number, not '%s'\n", argv[i]);
+                return 1;
+            }
+            threads = (int)t;
         } else if (!strcmp(a, "-exec")) {
             /* SystemDS's execution mode (singlenode, hybrid, spark): braid
              * always runs locally */

@@ -3,10 +3,13 @@
  * full canonical signature), so equivalent CPlans of other DAGs and of
  * every dynamic recompilation reuse the compiled operator. On disk, shared
  * by processes: a per-user directory ($XDG_CACHE_HOME/braid, else
- * ~/.cache/braid; mode 0700, owned by the user) holding <key>.so and the
- * <key>.c it was compiled from; a load is trusted only if both files are
- * owned by the user, not writable by others, and the stored source equals
- * the generated source. Files are published by rename, so concurrent
+ * ~/.cache/braid; mode 0700, owned by the user, reached through folders
+ * only root or the user control, no symbolic link at the end) holding
+ * <key>.so, the <key>.c it was compiled from and <key>.so.sum, the
+ * object's hash at compile time; a load is trusted only if the files are
+ * owned by the user, not writable by others, not symbolic links, the
+ * stored source equals the generated source and the object's hash
+ * matches. Files are published by rename, so concurrent
  * processes never see partial files. Without a usable cache directory a
  * private temporary directory holds the objects. */
 #include "cgint.h"
@@ -39,15 +42,39 @@ static int mkdirs(const char *path)
     return 0;
 }
 
-/* A directory we own that nobody else can write. */
+/* May a folder on the way to the cache be trusted: a real folder owned
+ * by root or by us, writable by others only with the sticky bit (/tmp)? */
+static bool safe_component(const struct stat *st)
+{
+    if (!S_ISDIR(st->st_mode) || (st->st_uid != 0 && st->st_uid != getuid())) return false;
+    return !(st->st_mode & 022) || (st->st_mode & S_ISVTX);
+}
+
+/* A directory we own that nobody else can write, reached through folders
+ * nobody else controls. The last component is checked with lstat and
+ * opened with O_NOFOLLOW (a symbolic link planted at the cache path must
+ * not make braid write into, chmod or clean up its target); the mode is
+ * fixed through that descriptor. */
 static bool private_dir(const char *path)
 {
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
     struct stat st;
-    if (stat(path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) return false;
-    if (st.st_mode & 077) {
-        if (chmod(path, 0700)) return false;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        bool ok = stat(tmp, &st) == 0 && safe_component(&st);
+        *p = '/';
+        if (!ok) return false;
     }
-    return true;
+    if (lstat(path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) return false;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat fs;
+    bool ok = fstat(fd, &fs) == 0 && fs.st_dev == st.st_dev && fs.st_ino == st.st_ino && fs.st_uid == getuid() &&
+              (!(fs.st_mode & 077) || fchmod(fd, 0700) == 0);
+    close(fd);
+    return ok;
 }
 
 typedef struct Ent { char name[80]; time_t mtime; } Ent;
@@ -107,6 +134,9 @@ static void cache_gc(const char *dir)
             snprintf(path, sizeof path, "%s/%s", dir, v[i].name);
             unlink(path);
             size_t l = strlen(path);
+            char sum[1300];
+            snprintf(sum, sizeof sum, "%s.sum", path);
+            unlink(sum);
             path[l - 2] = 'c';
             path[l - 1] = 0;
             unlink(path);
@@ -143,25 +173,48 @@ void cache_dir_init(CgContext *c)
     }
 }
 
-/* Removes the private temporary directory, if one was made. */
+/* Removes the private temporary directory, if one was made, with the
+ * objects, sources and precompiled prelude in it (no /tmp/braid-cg-*
+ * left behind). Its compiles have ended (jit.c kills them). */
 void cache_dir_cleanup(CgContext *c)
 {
-    if (c->tmpdir) rmdir(c->cachedir);
+    if (!c->tmpdir) return;
+    DIR *d = opendir(c->cachedir);
+    struct dirent *de;
+    char path[1400];
+    while (d && (de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", c->cachedir, de->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(c->cachedir);
 }
 
-static bool trusted_file(const char *path)
+/* A regular file (no symbolic link) of ours that others cannot write,
+ * opened for reading; -1 otherwise. */
+static int trusted_open(const char *path)
 {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    if (stat(path, &st) || !S_ISREG(st.st_mode)) return false;
-    return st.st_uid == getuid() && !(st.st_mode & 022);
+    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
-/* Is the cached object at so (compiled from cpath) usable for src? */
+/* Is the cached object at so (compiled from cpath) usable for src? (The
+ * object's own hash is checked when it is loaded, jit.c.) */
 bool cache_verify(const CgContext *c, const char *so, const char *cpath, const char *src)
 {
-    if (!c->disk_ok || !trusted_file(so) || !trusted_file(cpath)) return false;
-    FILE *f = fopen(cpath, "rb");
-    if (!f) return false;
+    if (!c->disk_ok) return false;
+    int sfd = trusted_open(so);
+    if (sfd < 0) return false;
+    close(sfd);
+    int fd = trusted_open(cpath);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) { if (fd >= 0) close(fd); return false; }
     size_t n = strlen(src);
     char *buf = malloc(n + 2);
     bool ok = false;

@@ -78,6 +78,18 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
     return true;
 }
 
+/* Does a matrix input other than the main one hold NaN or Inf? Then
+ * skipping the main input's zeros would drop 0 * NaN = NaN (the unfused
+ * kernels evaluate those cells, kernels/ew.c), so the operator runs over
+ * every cell (Cell, MAgg) or falls back to the unfused plan (Row, Outer
+ * driven by a sparse main input). */
+static bool side_nonfinite(const CPlan *p, const Bind *b)
+{
+    for (int k = 0; k < p->nin; k++)
+        if (k != p->main && b->m[k] && mb_has_nonfinite(b->m[k])) return true;
+    return false;
+}
+
 /* ---- Cell / MAgg ---- */
 
 static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
@@ -109,7 +121,8 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
                     .nout = p->nout, .fd = (SpCellDenseFn)op->fn[0], .fs = (SpCellSparseFn)op->fn[1],
                     .ff = (SpCellFlatFn)op->fn[2], .fa = (SpCellAggFn)op->fn[3],
                     .fsa = (SpCellSparseAggFn)op->fn[4]};
-    sp.sparse_safe = p->sparse_safe && sp.fs && conds_hold(p, args);
+    sp.sparse_safe = p->sparse_safe && sp.fs && conds_hold(p, args) &&
+                     !(p->main >= 0 && b.m[p->main]->sparse && side_nonfinite(p, &b));
     switch (p->var) {
     case V_NO_AGG: sp.dir = SPD_NONE; break;
     case V_ROW_AGG: sp.dir = SPD_ROW; break;
@@ -236,6 +249,7 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
     Bind b = {0};
     int rc = 0;
     if (!bind(p, args, nargs, &b) || p->main < 0) { *fb = true; goto done; }
+    if (b.m[p->main]->sparse && op->fn[1] && side_nonfinite(p, &b)) { *fb = true; goto done; }
     int64_t M = b.m[p->main]->rows;
     for (int k = 0; k < p->nin && !*fb; k++) {
         const MB *m = b.m[k];
@@ -314,7 +328,10 @@ static int exec_outer(CgOp *op, const int64_t *est, Value *args, int nargs, Valu
     const CPlan *p = op->plan;
     Bind b = {0};
     int rc = 0;
-    if (!bind(p, args, nargs, &b) || p->main < 0 || !conds_hold(p, args)) { *fb = true; goto done; }
+    if (!bind(p, args, nargs, &b) || p->main < 0 || !conds_hold(p, args) || side_nonfinite(p, &b)) {
+        *fb = true;
+        goto done;
+    }
     int u, v, side;
     cg_outer_inputs(p, &u, &v, &side);
     if (u < 0 || v < 0) { *fb = true; goto done; }

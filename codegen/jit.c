@@ -17,8 +17,10 @@
  * a hard link to its bundle's object; key = hash of the operator's source,
  * the compiler's identity and flags. The shell running the compiler
  * publishes the links by rename (concurrent processes never see partial
- * files, and a compile left running when an asynchronous context ends
- * still fills the cache). A failed compile leaves the operator unusable
+ * files). Each compile runs in its own process group: one that runs over
+ * BRAID_CC_TIMEOUT, or is still running when its context ends, is killed
+ * with its compiler. Each published object's hash is recorded (<key>.so.sum)
+ * and checked before a later dlopen. A failed compile leaves the operator unusable
  * and the caller keeps the unfused plan. The prelude is precompiled once
  * per cache directory (pch_get).
  *
@@ -33,6 +35,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +88,14 @@ int jit_prepare(CgContext *c)
         }
     }
     snprintf(c->cc, sizeof c->cc, "%s", found[0] ? found : "-");
-    if (!found[0]) return -1;
+    if (!found[0]) {
+        /* fusion off without a word would look like a slow braid */
+        static int warned;
+        if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+            fprintf(stderr, "braid: warning: no C compiler ('%s' not found%s; set BRAID_CC): operator fusion is "
+                    "off, every operator runs unfused\n", name, strchr(name, '/') ? "" : " on PATH");
+        return -1;
+    }
     char real[1024];
     struct stat st;
     if (!realpath(found, real) || stat(real, &st)) return -1;
@@ -135,11 +145,71 @@ static int write_file(const char *path, const char *data, size_t n)
     return close(fd);
 }
 
-/* Loads the object at path and binds the functions of op (cache key
- * key: the suffix of its symbols). */
-static bool load(CgOp *op, const char *key, const char *path)
+/* The 64-bit hash of the regular file open at fd (owned by the user, not
+ * writable by others); false when it is not such a file. */
+static bool hash_fd(int fd, uint64_t *h)
 {
-    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022) ||
+        st.st_size <= 0 || st.st_size > ((off_t)1 << 30))
+        return false;
+    char *buf = malloc((size_t)st.st_size);
+    if (!buf) return false;
+    size_t got = 0;
+    while (got < (size_t)st.st_size) {
+        ssize_t k = pread(fd, buf + got, (size_t)st.st_size - got, (off_t)got);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        got += (size_t)k;
+    }
+    bool ok = got == (size_t)st.st_size;
+    if (ok) *h = cg_hash_bytes(buf, got, 0x243f6a8885a308d3ULL);
+    free(buf);
+    return ok;
+}
+
+/* <so>.sum: the hash of the object as its compile produced it. record
+ * writes it (published by rename); otherwise it must match h. */
+static bool so_sum(const char *so, uint64_t h, bool record)
+{
+    char path[1300], text[32];
+    snprintf(path, sizeof path, "%s.sum", so);
+    snprintf(text, sizeof text, "%016llx\n", (unsigned long long)h);
+    if (record) {
+        char tmp[1400];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%d.%u", path, (int)getpid(),
+                 __atomic_fetch_add(&seq_ctr, 1, __ATOMIC_RELAXED));
+        if (write_file(tmp, text, 17) || rename(tmp, path)) { unlink(tmp); return false; }
+        return true;
+    }
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    char got[32] = "";
+    struct stat st;
+    bool ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == getuid() && !(st.st_mode & 022) &&
+              read(fd, got, 17) == 17 && !memcmp(got, text, 17);
+    close(fd);
+    return ok;
+}
+
+/* Loads the object at path and binds the functions of op (cache key
+ * key: the suffix of its symbols). A library's constructors run at
+ * dlopen, before any check of ours could: so the object is opened (no
+ * symbolic link) and hashed first, and a cached object (sum == 0) loads
+ * only if the hash matches the one its compile recorded; sum == 1 records
+ * it for a fresh compile, sum == 2 (a private temporary folder) neither.
+ * dlopen takes the path (glibc matches loaded objects by name, so a
+ * /proc/self/fd name would alias), checked to be the hashed file still. */
+static bool load(CgOp *op, const char *key, const char *path, int sum)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    uint64_t hv;
+    struct stat a, b;
+    bool ok = hash_fd(fd, &hv) && (sum == 2 || so_sum(path, hv, sum == 1)) && !fstat(fd, &a) &&
+              !lstat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    void *dl = ok ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    close(fd);
     if (!dl) return false;
     char sym[96];
     snprintf(sym, sizeof sym, "cg_hash_%s", key);
@@ -166,7 +236,7 @@ static bool load(CgOp *op, const char *key, const char *path)
         snprintf(sym, sizeof sym, "%s_%s", nm, key);
         op->fn[i] = dlsym(dl, sym);
     }
-    bool ok = op->plan->tpl == T_OUTER ? (op->fn[0] || op->fn[1]) : op->fn[0] != NULL;
+    ok = op->plan->tpl == T_OUTER ? (op->fn[0] || op->fn[1]) : op->fn[0] != NULL;
     if (op->plan->tpl == T_ROW && !op->fn[3]) ok = false;
     if (!ok) { dlclose(dl); return false; }
     op->dl = dl;
@@ -228,8 +298,9 @@ static void bundle_add(StrBuf *b, const CgOp *op, const char *key, bool shared)
 typedef struct Job {
     int *idx;              /* operators (indices into the batch's list) */
     int n;
-    pid_t pid;
-    bool running;
+    pid_t pid;             /* the shell, leader of its own process group */
+    bool running, timed_out;
+    int64_t t0;            /* start (br_now_ns) */
     char src[1200], tmpobj[1200];
 } Job;
 
@@ -263,20 +334,60 @@ static bool add_job(Batch *bt, const int *idx, int n)
     return true;
 }
 
+/* Starts /bin/sh with argv (output to /dev/null) as the leader of its own
+ * process group: a timeout or the end of braid's context ends the shell
+ * and the compiler it runs together (kill_group). */
+static int spawn_group(char **argv, pid_t *pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&at, 0);
+    int rc = posix_spawn(pid, "/bin/sh", &fa, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
+}
+
+/* Kills the process group of pid and reaps pid. */
+static void kill_group(pid_t pid)
+{
+    kill(-pid, SIGKILL);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+}
+
 /* The precompiled prelude (process-wide state): the prelude's headers
  * (immintrin.h above all) cost ~110 ms per compiler process, a PCH of it
  * ~10 ms. <cachedir>/prelude-<hash>.h (the prelude's text) and its .gch,
  * hash over compiler identity, flags and text, are built once per cache
  * directory by a compiler process started in the background with the
- * first bundle (through /bin/sh, which publishes the .gch by rename even
- * if this process has ended); bundles include it when it is ready, with
+ * first bundle (through /bin/sh, which publishes the .gch by rename; it
+ * is killed when its context ends unfinished); bundles include it when it is ready, with
  * the prelude inline before (gcc falls back to the text itself if it cannot
  * use the .gch, so the generated code is the same either way). */
 static pthread_mutex_t pch_mu = PTHREAD_MUTEX_INITIALIZER;
 static char pch_dir[1024], pch_name[64];
 static int pch_state;      /* 0 not tried, 1 building, 2 ready, -1 unusable */
 static pid_t pch_pid;
+static int64_t pch_t0;
 static char pch_tmp[1200];
+
+static int64_t cc_timeout_ns(void);
+
+/* Ends a running prelude build (its context ends, or it ran over the
+ * timeout); the next context builds it again. pch_mu held. */
+static void pch_kill(int state)
+{
+    if (pch_state != 1) return;
+    kill_group(pch_pid);
+    unlink(pch_tmp);
+    pch_state = state;
+}
 
 static bool same_text(const char *path, const char *text)
 {
@@ -305,6 +416,8 @@ static bool pch_get(CgContext *c, char name[64])
         pid_t r = waitpid(pch_pid, &status, WNOHANG);
         if (r == pch_pid || (r < 0 && errno != EINTR))
             pch_state = r == pch_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 2 : -1;
+        else if (br_now_ns() - pch_t0 > cc_timeout_ns())
+            pch_kill(-1);
     }
     if (strcmp(pch_dir, c->cachedir)) {
         if (pch_state == 1) { pthread_mutex_unlock(&pch_mu); return false; }   /* another directory's */
@@ -340,8 +453,7 @@ static bool pch_get(CgContext *c, char name[64])
             snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.prelude.h", c->cachedir, (int)getpid(), seq);
             snprintf(pch_tmp, sizeof pch_tmp, "%s/tmp.%d.%u.prelude.gch", c->cachedir, (int)getpid(), seq);
             if (write_file(tmp, cg_prelude, strlen(cg_prelude)) == 0 && rename(tmp, hdr) == 0) {
-                /* a shell publishes the .gch (rename), also after this
-                 * process has exited */
+                /* a shell publishes the .gch (rename) */
                 char *argv[NFLAGS + 12];
                 int a = 0;
                 argv[a++] = "/bin/sh";
@@ -357,12 +469,10 @@ static bool pch_get(CgContext *c, char name[64])
                 argv[a++] = "c-header";
                 argv[a++] = hdr;
                 argv[a] = NULL;
-                posix_spawn_file_actions_t fa;
-                posix_spawn_file_actions_init(&fa);
-                posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-                posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-                if (posix_spawn(&pch_pid, "/bin/sh", &fa, NULL, argv, environ) == 0) pch_state = 1;
-                posix_spawn_file_actions_destroy(&fa);
+                if (spawn_group(argv, &pch_pid) == 0) {
+                    pch_state = 1;
+                    pch_t0 = br_now_ns();
+                }
             } else {
                 unlink(tmp);
             }
@@ -389,9 +499,7 @@ static void sq(StrBuf *b, const char *str)
 
 /* Writes the bundle source of job j and starts the compiler on it: a
  * shell that runs cc and then publishes each operator's object as a hard
- * link <key>.so (the operators' <key>.c are published before), so that
- * a compile abandoned when the context ends (asynchronous mode) still
- * fills the disk cache. */
+ * link <key>.so (the operators' <key>.c are published before). */
 static bool start(Batch *bt, Job *j)
 {
     CgContext *c = bt->c;
@@ -444,15 +552,12 @@ static bool start(Batch *bt, Job *j)
     sb_puts(&cmd, "; exit 0");
     if (!cmd.s) { unlink(j->src); return false; }
     char *argv[] = {"/bin/sh", "-c", cmd.s, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    int rc = posix_spawn(&j->pid, "/bin/sh", &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
+    int rc = spawn_group(argv, &j->pid);
     free(cmd.s);
     if (rc) { unlink(j->src); return false; }
     j->running = true;
+    j->timed_out = false;
+    j->t0 = br_now_ns();
     __atomic_add_fetch(&c->st.cc_runs, 1, __ATOMIC_RELAXED);
     return true;
 }
@@ -465,35 +570,32 @@ static void slot_release(void)
     pthread_mutex_unlock(&slot_mu);
 }
 
-/* Compiles abandoned by ended contexts (still running, or zombies until
- * reaped here). */
-static pid_t orphans[64];
-static int norphans;
-
-static void orphans_reap(void)
+/* Ends job jk's shell and compiler (their process group) and reaps it. */
+static void kill_job(Job *j)
 {
-    pthread_mutex_lock(&slot_mu);
-    int k = 0;
-    for (int i = 0; i < norphans; i++) {
-        int status;
-        pid_t r = waitpid(orphans[i], &status, WNOHANG);
-        if (r == 0 || (r < 0 && errno == EINTR)) orphans[k++] = orphans[i];
-    }
-    norphans = k;
-    pthread_mutex_unlock(&slot_mu);
+    kill_group(j->pid);
+    unlink(j->src);
+    unlink(j->tmpobj);
 }
 
-/* Leaves job jk running (its shell still publishes the objects) when the
- * context ends; its operators stay unusable. */
+/* Ends job jk when its context ends (asynchronous mode): no compiler
+ * outlives braid; its operators stay unusable. */
 static void abandon(Batch *bt, int jk)
 {
     Job *j = &bt->jobs[jk];
     j->running = false;
-    pthread_mutex_lock(&slot_mu);
-    if (norphans < (int)(sizeof orphans / sizeof *orphans)) orphans[norphans++] = j->pid;
-    pthread_mutex_unlock(&slot_mu);
+    kill_job(j);
     slot_release();
     for (int i = 0; i < j->n; i++) __atomic_store_n(&bt->op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
+}
+
+/* Seconds a compile may take ($BRAID_CC_TIMEOUT, default 300): a
+ * compiler that never exits must not hang a synchronous run. */
+static int64_t cc_timeout_ns(void)
+{
+    const char *v = getenv("BRAID_CC_TIMEOUT");
+    double s = v && *v ? atof(v) : 300;
+    return (int64_t)((s > 0 && s < 1e6 ? s : 300) * 1e9);
 }
 
 /* Job jk has ended with status; loads its operators (from the published
@@ -506,7 +608,7 @@ static void finish(Batch *bt, int jk, int status)
     bt->jobs[jk].running = false;
     slot_release();
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!ok && j.n > 1) {
+    if (!ok && j.n > 1 && !j.timed_out) {
         for (int i = 0; i < j.n; i++)
             if (!add_job(bt, &j.idx[i], 1)) __atomic_store_n(&bt->op[j.idx[i]]->ready, -1, __ATOMIC_RELEASE);
     } else {
@@ -517,7 +619,7 @@ static void finish(Batch *bt, int jk, int status)
             if (ok) {
                 char path[1200];
                 snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
-                done = bt->disk ? load(op, key, path) : load(op, key, j.tmpobj);
+                done = bt->disk ? load(op, key, path, 1) : load(op, key, j.tmpobj, 2);
                 __atomic_add_fetch(&c->st.compiled, 1, __ATOMIC_RELAXED);
             }
             if (!done) __atomic_store_n(&op->ready, -1, __ATOMIC_RELEASE);
@@ -539,6 +641,14 @@ static void wait_any(Batch *bt)
             pid_t r = waitpid(bt->jobs[k].pid, &status, WNOHANG);
             if (r == bt->jobs[k].pid) { finish(bt, k, status); return; }
             if (r < 0 && errno != EINTR) { finish(bt, k, 1 << 8); return; }
+            if (br_now_ns() - bt->jobs[k].t0 > cc_timeout_ns()) {
+                fprintf(stderr, "braid: warning: the C compiler ran over %.0f s and was stopped; its operators "
+                        "run unfused (BRAID_CC_TIMEOUT)\n", cc_timeout_ns() / 1e9);
+                bt->jobs[k].timed_out = true;
+                kill_job(&bt->jobs[k]);
+                finish(bt, k, 1 << 8);
+                return;
+            }
         }
         if (stop) {
             for (int k = 0; k < bt->nj; k++) if (bt->jobs[k].running) abandon(bt, k);
@@ -593,7 +703,7 @@ static int lookup(CgContext *c, CgOp **ops, int n, Batch *bt)
         cache_key(c, op->src, key);
         snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
         snprintf(cpath, sizeof cpath, "%s/%s.c", c->cachedir, key);
-        if (disk && cache_verify(c, path, cpath, op->src) && load(op, key, path)) {
+        if (disk && cache_verify(c, path, cpath, op->src) && load(op, key, path, 0)) {
             utimes(path, NULL);   /* recently used: kept by the collector */
             __atomic_add_fetch(&c->st.disk_hits, 1, __ATOMIC_RELAXED);
             continue;
@@ -622,7 +732,6 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
     for (int i = 0; i < n; i++) if (ops[i] && __atomic_load_n(&ops[i]->ready, __ATOMIC_ACQUIRE) == 0) todo++;
     if (!todo) return;
     int64_t t0 = br_now_ns();
-    orphans_reap();
     Batch bt = {.c = c, .disk = c->opt.plancache};
     if (lookup(c, ops, n, &bt)) {
         free(bt.op);
@@ -645,19 +754,11 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
     /* run the jobs (failed bundles append single-operator jobs) */
     int next = 0;
     for (;;) {
-        /* a context being freed (asynchronous mode): what is left starts
-         * at once when it would fill the persistent disk cache (bounded:
-         * at most par bundles per batch), and nothing is waited for */
+        /* a context being freed (asynchronous mode): what is left does
+         * not start (no compiler outlives braid) */
         if (__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE))
             for (; next < bt.nj; next++) {
                 Job *j = &bt.jobs[next];
-                if (bt.disk && c->disk_ok) {
-                    pthread_mutex_lock(&slot_mu);
-                    slots_busy++;
-                    pthread_mutex_unlock(&slot_mu);
-                    if (start(&bt, j)) continue;
-                    slot_release();
-                }
                 for (int i = 0; i < j->n; i++) __atomic_store_n(&bt.op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
             }
         bool running = false;
@@ -697,6 +798,11 @@ void jit_stop(CgContext *c)
     __atomic_store_n(&c->stopping, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&slot_cv);
     pthread_mutex_unlock(&slot_mu);
+    /* no compiler outlives braid: the prelude build of this context's
+     * folder ends too */
+    pthread_mutex_lock(&pch_mu);
+    if (!strcmp(pch_dir, c->cachedir)) pch_kill(0);
+    pthread_mutex_unlock(&pch_mu);
 }
 
 /* Asynchronous mode (seed 001): operators waiting for a background

@@ -81,7 +81,7 @@ static bool csr_ok(const MB *m)
     #pragma omp parallel for schedule(static) num_threads(br_threads()) if (m->nnz >= BR_PAR_MIN) reduction(|:bad)
     for (int64_t r = 0; r < m->rows; r++) {
         int64_t a = m->rp[r], b = m->rp[r + 1];
-        if (b < a || b > m->nnz) { bad = 1; continue; }
+        if (a < 0 || b < a || b > m->nnz) { bad = 1; continue; }   /* rows are checked independently */
         for (int64_t k = a; k < b; k++)
             if (m->ci[k] < 0 || m->ci[k] >= m->cols || (k > a && m->ci[k] <= m->ci[k - 1]) ||
                 m->v[k] == 0)

@@ -178,6 +178,7 @@ MB *io_read_csv(const char *path, int64_t rows, int64_t cols, const IoCsvOpts *o
                "found %lld (dimension mismatch)", path, (long long)rows, (long long)nrows);
         goto out;
     }
+    if (io_check_mem(path, nrows, cx.cols, -1, e)) goto out;
     m = mb_dense_uninit(nrows, cx.cols, e);
     if (!m) goto out;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)

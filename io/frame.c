@@ -455,6 +455,7 @@ FB *io_read_frame(const char *path, const IoFrameReadOpts *o, BrErr *e)
 {
     IoFrameReadOpts none;
     if (!o) { io_frame_read_opts_init(&none); o = &none; }
+    io_recover(path);   /* a write a killed process left half done */
     if (!io_exists(path)) {
         br_err(e, BR_EIO, "cannot read %s: file not found", path);
         return NULL;
@@ -668,11 +669,10 @@ int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e
         memcpy(mp + n, ".mtd", 5);
     }
     if (!e->code && !io_out_open(&d, path, e)) {
-        if (io_out_write(&d, data.p, data.n, e) || io_out_close(&d, e)) io_out_abort(&d);
+        if (io_out_write(&d, data.p, data.n, e)) io_out_abort(&d);
         else if (io_out_open(&md, mp, e)) io_out_abort(&d);
-        else if (io_out_write(&md, js.p, js.n, e) || io_out_close(&md, e)) { io_out_abort(&md); io_out_abort(&d); }
-        else if (io_out_commit(&d, e)) io_out_abort(&md);
-        else io_out_commit(&md, e);
+        else if (io_out_write(&md, js.p, js.n, e)) { io_out_abort(&md); io_out_abort(&d); }
+        else io_commit_pair(&d, &md, e);
     }
     free(mp);
     io_str_free(&data);

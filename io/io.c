@@ -53,10 +53,14 @@ static int disagree_s(const char *path, const char *what, const char *given, con
                   path, what, given, path, what, mtd);
 }
 
+static MB *read_format(const char *path, const char *fmt, int64_t rows, int64_t cols, const IoReadOpts *o,
+                       const IoMeta *mt, BrErr *e);
+
 MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
 {
     IoReadOpts none;
     if (!o) { io_read_opts_init(&none); o = &none; }
+    io_recover(path);   /* a write a killed process left half done */
     if (!io_exists(path)) {
         br_err(e, BR_EIO, "cannot read %s: file not found", path);
         return NULL;
@@ -93,6 +97,22 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     }
     int64_t rows = o->rows >= 0 ? o->rows : m.rows;
     int64_t cols = o->cols >= 0 ? o->cols : m.cols;
+    MB *r = read_format(path, fmt, rows, cols, o, &m, e);
+    /* a .mtd nnz that disagrees with the data means the pair does not
+     * belong together (or one was edited): an error, not a silent pick */
+    if (r && m.nnz >= 0 && r->nnz != m.nnz) {
+        br_err(e, BR_EIO, "read %s: %s.mtd says nnz %lld, the data holds %lld non-zeros", path, path,
+               (long long)m.nnz, (long long)r->nnz);
+        mb_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+static MB *read_format(const char *path, const char *fmt, int64_t rows, int64_t cols, const IoReadOpts *o,
+                       const IoMeta *mt, BrErr *e)
+{
+    const IoMeta m = *mt;
     if (!strcmp(fmt, "text")) return io_read_text(path, rows, cols, o->chunk_bytes, e);
     if (!strcmp(fmt, "mm")) return io_read_mm(path, rows, cols, o->chunk_bytes, e);
     if (!strcmp(fmt, "binary")) return io_read_binary(path, rows, cols, e);

@@ -144,4 +144,8 @@ FB *io_read_frame(const char *path, const IoFrameReadOpts *o, BrErr *e);
  * atomically. Returns 0 or an error code. */
 int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e);
 
+/* Tests only: the process exits (status 77) at step 1..5 of the next
+ * commit of a data file and its .mtd (docs/durability.md). */
+void io_test_crash_at(int step);
+
 #endif

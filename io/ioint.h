@@ -53,6 +53,12 @@ void io_tok_show(const char *s, const char *e, char *out, size_t n);
 /* Parses an unsigned 1-based index token: digits, or an integral number. */
 bool io_parse_index(const char *s, const char *e, int64_t *out);
 
+/* Checks that a rows x cols matrix with nnz non-zeros (-1: dense) as a
+ * file declares it (MatrixMarket size line, .mtd) fits the local memory
+ * budget before a reader allocates it, as rand() and the planner do: a
+ * 56-byte file must not make read() zero 24 GB. */
+int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrErr *e);
+
 /* Growable byte buffer. */
 typedef struct IoStr {
     char *p;
@@ -81,8 +87,9 @@ bool io_str_printf(IoStr *s, const char *fmt, ...)
 void io_str_free(IoStr *s);
 
 /* An output file written atomically: data goes to "<path>.tmp.<pid>.<n>"
- * in the same directory; commit renames it over path (replacing a
- * directory of part files there); abort removes it. */
+ * in the same directory; close fsyncs it; commit renames it over path
+ * (replacing a folder of part files there) and fsyncs the folder; abort
+ * removes it. Open refuses targets io_check_target refuses. */
 typedef struct IoOut {
     int fd;
     char *tmp;         /* temporary name (owned) */
@@ -97,6 +104,20 @@ int io_out_close(IoOut *o, BrErr *e);
 int io_out_commit(IoOut *o, BrErr *e);
 /* Removes the temporary (open or closed) and frees o's names. */
 void io_out_abort(IoOut *o);
+
+/* The folder of path (a new string; "." when path has no slash). */
+char *io_dir_of(const char *path);
+/* Refuses a target write() must not replace (commit.c): ".", "/", a
+ * device, pipe or socket, a folder that is not part files with a .mtd. */
+int io_check_target(const char *path, BrErr *e);
+/* fsync of path's folder (makes renames in it durable). */
+void io_sync_dir(const char *path);
+/* Commits a data file and its .mtd (both open, complete) as one unit:
+ * after a crash, recovery finds the old pair or the new one. Consumes
+ * both. */
+int io_commit_pair(IoOut *d, IoOut *md, BrErr *e);
+/* Finishes or undoes what a killed writer left next to path. */
+void io_recover(const char *path);
 
 /* Formats rows [r0, r1) of m into out; false when out of memory. */
 typedef bool (*IoRowFmt)(const MB *m, int64_t r0, int64_t r1, IoStr *out,

@@ -191,6 +191,7 @@ MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols, int64_t chunk_b
                "label), not %lld (dimension mismatch)", path, (long long)cols);
         goto out;
     }
+    if (io_check_mem(path, nrows, cols, cnt[k].ents, e)) goto out;
     m = mb_sp_alloc(nrows, cols, cnt[k].ents, e);
     if (!m) goto out;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)

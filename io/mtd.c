@@ -68,6 +68,7 @@ int io_read_mtd(const char *path, IoMeta *m, bool *found, BrErr *e)
 {
     io_meta_init(m);
     *found = false;
+    io_recover(path);
     char *mp = mtd_path(path);
     if (!mp) return br_err(e, BR_ENOMEM, "out of memory");
     if (!io_exists(mp)) { free(mp); return 0; }
@@ -190,15 +191,13 @@ int io_commit_with_mtd(IoOut *d, const IoMeta *m, BrErr *e)
         br_err(e, BR_ENOMEM, "out of memory writing %s.mtd", d->path);
         goto fail;
     }
-    if (io_out_close(d, e)) goto fail;
     IoOut md;
     if (io_out_open(&md, mp, e)) goto fail;
-    if (io_out_write(&md, js.p, js.n, e) || io_out_close(&md, e)) {
+    if (io_out_write(&md, js.p, js.n, e)) {
         io_out_abort(&md);
         goto fail;
     }
-    if (io_out_commit(d, e)) { io_out_abort(&md); goto fail; }
-    io_out_commit(&md, e);
+    io_commit_pair(d, &md, e);
     free(mp);
     io_str_free(&js);
     return e->code;

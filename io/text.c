@@ -207,10 +207,11 @@ static int64_t settle_row(int32_t *tc, double *tv, int64_t n)
 /* Builds the block from the ranges' triples (in order; later ones
  * overwrite earlier ones). sym: 0 general, 1 symmetric, 2 skew-symmetric
  * (each off-diagonal entry also lands mirrored). Caller owns the result. */
-static MB *assemble(const TRange *t, int k, int64_t rows, int64_t cols, int sym, BrErr *e)
+static MB *assemble(const char *t_path, const TRange *t, int k, int64_t rows, int64_t cols, int sym, BrErr *e)
 {
     int64_t total = 0;
     for (int i = 0; i < k; i++) total += t[i].n * (sym ? 2 : 1);
+    if (io_check_mem(t_path, rows, cols, total, e)) return NULL;
     if (!mb_should_be_sparse(rows, cols, total) && rows * cols > 0) {
         MB *m = mb_dense(rows, cols, e);
         if (!m) return NULL;
@@ -318,7 +319,7 @@ MB *io_read_text(const char *path, int64_t rows, int64_t cols, int64_t chunk_byt
     if (!t) return NULL;
     int64_t mr = 0, mc = 0;
     for (int i = 0; i < k; i++) { mr = BR_MAX(mr, t[i].maxr); mc = BR_MAX(mc, t[i].maxc); }
-    MB *m = assemble(t, k, rows >= 0 ? rows : mr, cols >= 0 ? cols : mc, 0, e);
+    MB *m = assemble(path, t, k, rows >= 0 ? rows : mr, cols >= 0 ? cols : mc, 0, e);
     tr_free(t, k);
     return m;
 }
@@ -430,10 +431,11 @@ MB *io_read_mm(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes
         goto out;
     }
     if (coord) {
-        m = assemble(t, k, sz[0], sz[1], sym, e);
+        m = assemble(path, t, k, sz[0], sz[1], sym, e);
         goto out;
     }
     /* array: column-major values (lower triangle when symmetric) */
+    if (io_check_mem(path, sz[0], sz[1], -1, e)) goto out;
     m = mb_dense(sz[0], sz[1], e);
     if (!m) goto out;
     int64_t i = sym == 2 ? 1 : 0, j = 0, n = sz[0];

@@ -53,6 +53,38 @@ static int read_exact(const char *path, char *dst, size_t size, BrErr *e)
     return 0;
 }
 
+/* Reads a file whose size stat does not tell (size 0) until its end into
+ * b (room for a final newline and NUL left). */
+static int read_stream(const char *path, IoBuf *b, BrErr *e)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return open_err(path, errno, e);
+    size_t cap = 4096;
+    b->p = br_malloc(cap);
+    b->n = 0;
+    while (b->p) {
+        if (b->n + 2 >= cap) {
+            char *np = br_realloc(b->p, cap * 2);
+            if (!np) break;
+            b->p = np;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, b->p + b->n, cap - 2 - b->n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int err = errno;
+            close(fd);
+            io_buf_free(b);
+            return br_err(e, BR_EIO, "cannot read %s: %s", path, strerror(err));
+        }
+        if (r == 0) { close(fd); b->raw = b->n; return 0; }
+        b->n += (size_t)r;
+    }
+    close(fd);
+    io_buf_free(b);
+    return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -122,6 +154,14 @@ int io_load(const char *path, IoBuf *b, BrErr *e)
             sizes[i] = (size_t)ps.st_size;
             total += sizes[i] + 1;
         }
+    } else if (!S_ISREG(st.st_mode)) {
+        return br_err(e, BR_EIO, "cannot read %s: not a regular file or directory", path);
+    } else if (st.st_size == 0) {
+        /* /proc and /sys files report size 0 but have content */
+        if (read_stream(path, b, e)) return e->code;
+        if (b->n > 0 && b->p[b->n - 1] != '\n') b->p[b->n++] = '\n';
+        b->p[b->n] = 0;
+        return 0;
     } else {
         total = (size_t)st.st_size;
     }
@@ -253,7 +293,10 @@ static bool slow_parse(const char *s, const char *e, double *out)
     }
     memcpy(buf, s, n);
     buf[n] = 0;
-    if (memchr(buf, 0, n)) { if (buf != small) free(buf); return false; }
+    /* strtod also takes C's hexadecimal (0x10) and nan(chars) forms, which
+     * no data format of SystemDS means as numbers: a cell 0x10 is an
+     * error, not 16 */
+    if (memchr(buf, 0, n) || strpbrk(buf, "xX(")) { if (buf != small) free(buf); return false; }
     pthread_once(&c_locale_once, make_c_locale);
     char *end;
     double v = c_locale ? strtod_l(buf, &end, c_locale) : strtod(buf, &end);
@@ -397,11 +440,22 @@ void io_str_free(IoStr *s)
     s->n = s->cap = 0;
 }
 
+int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrErr *e)
+{
+    double dense = (double)rows * (double)cols * 8;
+    /* CSR plus the reader's two row-count arrays of the same length */
+    double sparse = nnz < 0 ? dense : 24 * ((double)rows + 1) + 12 * (double)nnz;
+    double need = BR_MIN(dense, sparse), budget = br_mem_budget();
+    if (need <= budget) return 0;
+    return br_err(e, BR_ENOMEM, "read %s: a %lldx%lld matrix needs %.1f GB, more than the local memory budget "
+                  "of %.1f GB", path, (long long)rows, (long long)cols, need / 1e9, budget / 1e9);
+}
+
 /* ---------- atomic output ---------- */
 
 static unsigned tmp_counter;
 
-static char *dir_of(const char *path)
+char *io_dir_of(const char *path)
 {
     const char *sl = strrchr(path, '/');
     if (!sl) return br_strdup(".");
@@ -440,6 +494,13 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
         io_out_abort(o);
         return br_err(e, BR_ENOMEM, "out of memory writing %s", path);
     }
+    /* before anything is created: leftovers of a killed writer settled,
+     * a target write() must not replace refused */
+    io_recover(path);
+    if (io_check_target(path, e)) {
+        io_out_abort(o);
+        return e->code;
+    }
     bool made = false;
     for (int tries = 0; tries < 32; tries++) {
         unsigned c = __atomic_fetch_add(&tmp_counter, 1, __ATOMIC_RELAXED);
@@ -450,7 +511,7 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
         if (errno == ENOENT && !made) {
             /* as SystemDS (Hadoop's FileSystem.create): missing parent
              * directories are created */
-            char *d = dir_of(path);
+            char *d = io_dir_of(path);
             made = true;
             if (d && make_dirs(d) == 0) { free(d); continue; }
             free(d);
@@ -461,7 +522,7 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
     int err = errno;
     io_out_abort(o);
     if (err == ENOENT) {
-        char *d = dir_of(path);
+        char *d = io_dir_of(path);
         br_err(e, BR_EIO, "cannot write %s: directory %s does not exist", path, d ? d : "?");
         free(d);
         return e->code;
@@ -487,60 +548,12 @@ int io_out_write(IoOut *o, const void *p, size_t n, BrErr *e)
 int io_out_close(IoOut *o, BrErr *e)
 {
     if (o->fd < 0) return 0;
-    int r = close(o->fd);
+    /* durable before it is renamed into place (docs/durability.md) */
+    int r = fsync(o->fd);
+    int err = errno;
+    if (close(o->fd) != 0 && r == 0) { r = -1; err = errno; }
     o->fd = -1;
-    if (r != 0) return br_err(e, BR_EIO, "cannot write %s: %s", o->path, strerror(errno));
-    return 0;
-}
-
-/* Removes directory path when it holds only regular files (SystemDS's
- * part-file output); anything else there is left alone and reported. */
-static int remove_part_dir(const char *path, BrErr *e)
-{
-    DIR *d = opendir(path);
-    if (!d) return br_err(e, BR_EIO, "cannot replace directory %s: %s", path, strerror(errno));
-    struct dirent *de;
-    size_t pl = strlen(path);
-    char *buf = br_malloc(pl + 300);
-    int rc = 0;
-    if (!buf) { closedir(d); return br_err(e, BR_ENOMEM, "out of memory"); }
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        snprintf(buf, pl + 300, "%s/%s", path, de->d_name);
-        struct stat st;
-        if (lstat(buf, &st) != 0 || S_ISDIR(st.st_mode)) {
-            rc = br_err(e, BR_EIO, "cannot write %s: it is a directory holding "
-                        "subdirectories", path);
-            break;
-        }
-        if (unlink(buf) != 0) {
-            rc = br_err(e, BR_EIO, "cannot replace directory %s: %s", path, strerror(errno));
-            break;
-        }
-    }
-    closedir(d);
-    free(buf);
-    if (!rc && rmdir(path) != 0)
-        rc = br_err(e, BR_EIO, "cannot replace directory %s: %s", path, strerror(errno));
-    return rc;
-}
-
-int io_out_commit(IoOut *o, BrErr *e)
-{
-    if (io_out_close(o, e)) { io_out_abort(o); return e->code; }
-    struct stat st;
-    if (lstat(o->path, &st) == 0 && S_ISDIR(st.st_mode) && remove_part_dir(o->path, e)) {
-        io_out_abort(o);
-        return e->code;
-    }
-    if (rename(o->tmp, o->path) != 0) {
-        br_err(e, BR_EIO, "cannot write %s: %s", o->path, strerror(errno));
-        io_out_abort(o);
-        return e->code;
-    }
-    free(o->tmp);
-    free(o->path);
-    o->tmp = o->path = NULL;
+    if (r != 0) return br_err(e, BR_EIO, "cannot write %s: %s", o->path, strerror(err));
     return 0;
 }
 

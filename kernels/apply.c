@@ -6,6 +6,7 @@
 #include "cla.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,13 +116,15 @@ static int scalar_binary(OpCode op, const Value *a, const Value *b, Value *out, 
     if (a->kind == V_STRING || b->kind == V_STRING) {
         if (op == OP_PLUS) {
             char *x = val_text(a, false), *y = val_text(b, false);
-            size_t lx = strlen(x), ly = strlen(y);
-            char *s = malloc(lx + ly + 1);
-            memcpy(s, x, lx);
-            memcpy(s + lx, y, ly + 1);
-            *out = val_string(s);
+            size_t lx = x ? strlen(x) : 0, ly = y ? strlen(y) : 0;
+            char *s = x && y ? br_malloc(lx + ly + 1) : NULL;
+            if (s) {
+                memcpy(s, x, lx);
+                memcpy(s + lx, y, ly + 1);
+                *out = val_string(s);
+            }
             free(s); free(x); free(y);
-            return 0;
+            return s && out->kind == V_STRING ? 0 : br_err(e, BR_ENOMEM, "out of memory");
         }
         if (op_info[op].flags & OF_CMP) {
             /* a string against a number compares as strings, the number in
@@ -389,6 +392,14 @@ static int ix_num(const Value *v, double *out, BrErr *e)
     return br_err(e, BR_EINDEX, "an index must be a number, not a %s", val_kind_name(v->kind));
 }
 
+/* An index value as an error message shows it (NaN, 1e+20, 7). */
+static const char *ix_str(double v, char buf[32])
+{
+    if (isnan(v)) return "NaN";
+    snprintf(buf, 32, "%.17g", v);
+    return buf;
+}
+
 /* Resolves one index dimension to a 0-based half-open range. */
 static int ix_range(int mode, const Value *lo, const Value *hi, int64_t n, const char *what,
                     int64_t *a, int64_t *b, BrErr *e)
@@ -398,17 +409,18 @@ static int ix_range(int mode, const Value *lo, const Value *hi, int64_t n, const
     if (ix_num(lo, &l, e)) return e->code;
     h = l;
     if (mode == IX_RANGE && ix_num(hi, &h, e)) return e->code;
-    int64_t li = (int64_t)floor(l), hi_ = (int64_t)floor(h);
-    if (li < 1 || hi_ > n || li > hi_ + (mode == IX_RANGE ? 1 : 0) || (mode == IX_SINGLE && li > n) || isnan(l) || isnan(h)) {
+    /* compared as doubles: an index of 1e20 or NaN has no int64 value */
+    double fl = floor(l), fh = floor(h);
+    if (!(fl >= 1) || !(fh <= (double)n) || fl > fh + (mode == IX_RANGE ? 1 : 0) || (mode == IX_SINGLE && fl > n)) {
+        char bl[32], bh[32];
         if (mode != IX_RANGE)
-            return br_err(e, BR_EINDEX, "index out of bounds: %s %lld of a dimension of size %lld", what,
-                          (long long)li, (long long)n);
-        return br_err(e, BR_EINDEX, "index out of bounds: %s %lld:%lld of a dimension of size %lld", what,
-                      (long long)li, (long long)hi_, (long long)n);
+            return br_err(e, BR_EINDEX, "index out of bounds: %s %s of a dimension of size %lld", what,
+                          ix_str(fl, bl), (long long)n);
+        return br_err(e, BR_EINDEX, "index out of bounds: %s %s:%s of a dimension of size %lld", what,
+                      ix_str(fl, bl), ix_str(fh, bh), (long long)n);
     }
-    if (mode == IX_SINGLE) { *a = li - 1; *b = li; return 0; }
-    *a = li - 1;
-    *b = hi_;
+    *a = (int64_t)fl - 1;
+    *b = (int64_t)fh;
     return 0;
 }
 
@@ -420,7 +432,10 @@ static int list_index(const IxSpec *ix, Value *args, Value *out, BrErr *e)
         int k = list_find(l, lo->s->s);
         if (k < 0) return br_err(e, BR_EINDEX, "list has no element named '%s' (index)", lo->s->s);
         Value r = val_list_new(1);
-        list_append(r.l, val_retain(l->items[k]), lo->s->s, e);
+        if (list_append(r.kind == V_LIST ? r.l : NULL, val_retain(l->items[k]), lo->s->s, e)) {
+            val_release(&r);
+            return e->code;
+        }
         *out = r;
         return 0;
     }
@@ -428,7 +443,10 @@ static int list_index(const IxSpec *ix, Value *args, Value *out, BrErr *e)
     if (ix_range(ix->rmode, lo, &args[2], l->n, "list element", &a, &b, e)) return e->code;
     Value r = val_list_new((int)(b - a));
     for (int64_t k = a; k < b; k++)
-        list_append(r.l, val_retain(l->items[k]), l->names ? l->names[k] : NULL, e);
+        if (list_append(r.kind == V_LIST ? r.l : NULL, val_retain(l->items[k]), l->names ? l->names[k] : NULL, e)) {
+            val_release(&r);
+            return e->code;
+        }
     *out = r;
     return 0;
 }
@@ -504,7 +522,7 @@ static int list_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, B
             val_release(&lv);
             return e->code ? e->code : br_err(e, BR_EINDEX, "list left indexing needs a single index");
         }
-        k = (int64_t)d - 1;
+        k = d >= 1 && d <= (double)l->n + 1 ? (int64_t)d - 1 : -1;   /* no int64 cast of 1e20 or NaN */
         if (k == l->n) { list_append(l, val_retain(src), NULL, e); *out = lv; return 0; }
         if (k < 0 || k > l->n) {
             val_release(&lv);

@@ -568,6 +568,10 @@ MB *k_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
     if (resolve_shapes(a, b, &ma, &mb, &M, &N, e)) return NULL;
     int fl = op_info[op].flags;
     int cls = (fl & OF_MULT) ? CL_MULT : (fl & OF_SAFE) ? CL_SAFE : CL_DENSE;
+    /* IEEE in every plan: the zeros of one operand annihilate the other
+     * only where it is finite (0 * NaN = NaN), so with a NaN or Inf
+     * present the union of non-zeros is evaluated instead */
+    if (cls == CL_MULT && (mb_has_nonfinite(a) || mb_has_nonfinite(b))) cls = CL_SAFE;
     Opnd oa = opnd_mat(a, ma), ob = opnd_mat(b, mb);
     return binary_run(op, cls, &oa, &ob, M, N, e);
 }

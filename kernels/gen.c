@@ -17,7 +17,10 @@ MB *k_seq(double from, double to, double incr, BrErr *e)
         br_err(e, BR_EARG, "seq: invalid arguments (%g, %g, %g)", from, to, incr);
         return NULL;
     }
-    if (incr == 0) incr = from <= to ? 1 : -1;
+    if (incr == 0) {
+        br_err(e, BR_EARG, "seq: wrong sequence increment: from=%g, to=%g, incr=0", from, to);
+        return NULL;
+    }
     if ((to > from && incr < 0) || (to < from && incr > 0)) {
         br_err(e, BR_EARG, "seq: wrong sign for increment %g (from %g to %g)",
                incr, from, to);

@@ -139,6 +139,17 @@ void mb_sp_finish(MB *m)
     assert(mb_valid(m, true));
 }
 
+bool mb_has_nonfinite(const MB *m)
+{
+    if (!m) return false;
+    const double *x = m->sparse ? m->v : m->d;
+    int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
+    int bad = 0;
+    #pragma omp parallel for schedule(static) num_threads(br_threads()) if (n >= BR_PAR_MIN) reduction(|:bad)
+    for (int64_t i = 0; i < n; i++) bad |= !isfinite(x[i]);
+    return bad != 0;
+}
+
 bool mb_valid(const MB *m, bool full)
 {
     if (!m || m->rows < 0 || m->cols < 0 || m->nnz < 0 || m->refs <= 0) return false;

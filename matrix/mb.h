@@ -65,6 +65,11 @@ enum { MB_EXT_D = 1, MB_EXT_RP = 2, MB_EXT_CI = 4, MB_EXT_V = 8 };
  * columns in range and ascending within a row. */
 bool mb_valid(const MB *m, bool full);
 
+/* Does m hold a NaN or an infinity? Skipping the zeros of a sparse
+ * operand of a multiplication is exact only when the other operands are
+ * finite (0 * Inf and 0 * NaN are NaN: docs/DESIGN.md "NaN and Inf"). */
+bool mb_has_nonfinite(const MB *m);
+
 /* Sparsity below which a block may be sparse (SystemDS's rule). */
 #define MB_SPARSITY_TURN_POINT 0.4
 

@@ -31,6 +31,7 @@ Value val_list_new(int cap)
     l->refs = 1;
     if (cap > 0) {
         l->items = br_calloc((size_t)cap, sizeof(Value));
+        if (!l->items) { free(l); v.kind = V_NONE; return v; }
         l->cap = cap;
     }
     v.l = l;
@@ -39,23 +40,24 @@ Value val_list_new(int cap)
 
 int list_append(List *l, Value item, const char *name, BrErr *e)
 {
-    if (l->n == l->cap) {
+    /* on failure the item is released: callers hand it over either way */
+    bool ok = l != NULL;
+    if (ok && l->n == l->cap) {
         int nc = l->cap ? l->cap * 2 : 4;
         Value *it = br_realloc(l->items, (size_t)nc * sizeof(Value));
-        if (!it) return br_err(e, BR_ENOMEM, "out of memory");
-        l->items = it;
-        if (l->names) {
-            char **nm = br_realloc(l->names, (size_t)nc * sizeof(char *));
-            if (!nm) return br_err(e, BR_ENOMEM, "out of memory");
-            l->names = nm;
-        }
-        l->cap = nc;
+        if (it) l->items = it;
+        char **nm = it && l->names ? br_realloc(l->names, (size_t)nc * sizeof(char *)) : NULL;
+        if (nm) l->names = nm;
+        ok = it && (!l->names || nm);
+        if (ok) l->cap = nc;
     }
-    if (name && !l->names) {
-        l->names = br_calloc((size_t)l->cap, sizeof(char *));
-        if (!l->names) return br_err(e, BR_ENOMEM, "out of memory");
+    if (ok && name && !l->names) ok = (l->names = br_calloc((size_t)l->cap, sizeof(char *))) != NULL;
+    char *nmc = ok && name ? br_strdup(name) : NULL;
+    if (!ok || (name && !nmc)) {
+        val_release(&item);
+        return br_err(e, BR_ENOMEM, "out of memory");
     }
-    if (l->names) l->names[l->n] = name ? br_strdup(name) : NULL;
+    if (l->names) l->names[l->n] = nmc;
     l->items[l->n++] = item;
     return 0;
 }

@@ -857,7 +857,11 @@ static Hop *build_expr(BCtx *c, Expr *e)
     case EX_INT: return lit(c, val_int(e->ival), sp);
     case EX_DOUBLE: return lit(c, val_double(e->dval), sp);
     case EX_BOOL: return lit(c, val_bool(e->bval), sp);
-    case EX_STRING: return lit(c, val_string(e->sval), sp);
+    case EX_STRING: {
+        Value v = val_string(e->sval);
+        if (v.kind != V_STRING) oom(c, sp);
+        return lit(c, v, sp);
+    }
     case EX_IDENT: return lookup(c, e->ident, sp);
     case EX_UNARY: return fold(c, unary(c, e->unary.op, build_expr(c, e->unary.a), sp));
     case EX_BINARY: {
@@ -1144,6 +1148,216 @@ static bool reads(const Expr *e, const char *name)
     }
 }
 
+/* Does block b read name before every path through it has written it (a
+ * read that sees the previous iteration's value)? *written: whether name
+ * is written on every path so far; writes inside loops and one branch of
+ * an if do not count. */
+static bool upward_read(const Block *b, const char *name, bool *written)
+{
+    for (int i = 0; i < b->n && !*written; i++) {
+        const Stmt *st = b->stmts[i];
+        bool w1 = false, w2 = false;
+        switch (st->kind) {
+        case ST_ASSIGN: {
+            const LValue *lv = &st->assign.target;
+            if (reads(st->assign.value, name) || (lv->indexed && strcmp(lv->name, name) == 0) ||
+                (lv->indexed && (reads(lv->row.lo, name) || reads(lv->row.hi, name) || reads(lv->col.lo, name) ||
+                                 reads(lv->col.hi, name))))
+                return true;
+            if (!lv->indexed && strcmp(lv->name, name) == 0) *written = !st->assign.accum;
+            if (st->assign.accum && strcmp(lv->name, name) == 0) return true;
+            break;
+        }
+        case ST_MASSIGN:
+            if (reads(st->massign.call, name)) return true;
+            for (int k = 0; k < st->massign.n; k++)
+                if (strcmp(st->massign.targets[k].name, name) == 0) *written = true;
+            break;
+        case ST_IF:
+            if (reads(st->if_.cond, name) || upward_read(&st->if_.then_b, name, &w1) ||
+                upward_read(&st->if_.else_b, name, &w2)) return true;
+            *written = w1 && w2;
+            break;
+        case ST_FOR:
+            if (reads(st->for_.from, name) || reads(st->for_.to, name) || reads(st->for_.incr, name) ||
+                upward_read(&st->for_.body, name, &w1)) return true;
+            break;
+        case ST_WHILE:
+            if (reads(st->while_.cond, name) || upward_read(&st->while_.body, name, &w1)) return true;
+            break;
+        case ST_EXPR:
+            if (reads(st->expr.e, name)) return true;
+            break;
+        }
+    }
+    return false;
+}
+
+/* A parfor body's plain (not left-indexed, not +=) writes to variables
+ * defined before the loop are private to each iteration (as in SystemDS,
+ * only left-indexed results and += accumulators leave a parfor), so a
+ * body that reads such a variable before writing it (s = s + j) depends
+ * on the previous iteration: a loop-carried data dependency. SystemDS
+ * refuses such loops at compile time; with check=0 braid runs them
+ * serially (the analysis is what makes a parallel run safe). Returns
+ * false when the loop must run serially. */
+static bool parfor_carried(BCtx *c, const Block *body, const Block *b, bool check, NameSet *seen)
+{
+    bool ok = true;
+    for (int i = 0; i < b->n; i++) {
+        const Stmt *st = b->stmts[i];
+        const LValue *t = st->kind == ST_ASSIGN ? &st->assign.target : NULL;
+        int nt = st->kind == ST_ASSIGN ? 1 : st->kind == ST_MASSIGN ? st->massign.n : 0;
+        if (st->kind == ST_MASSIGN) t = st->massign.targets;
+        for (int k = 0; k < nt; k++) {
+            bool written = false;
+            if (t[k].indexed || (st->kind == ST_ASSIGN && st->assign.accum) || !vm_get(&c->vars, t[k].name) ||
+                ns_has(seen, t[k].name) || !upward_read(body, t[k].name, &written))
+                continue;
+            ns_add(seen, t[k].name);
+            if (!check) { ok = false; continue; }
+            diag_error(c->diag, t[k].span,
+                       "parfor loop dependency analysis: inter-iteration (loop-carried) dependency on variable "
+                       "'%s' (read before it is written in an iteration); ensure independence of iterations "
+                       "(or use check=0 to run the loop serially)", t[k].name);
+        }
+        if (st->kind == ST_IF)
+            ok &= parfor_carried(c, body, &st->if_.then_b, check, seen) &
+                  parfor_carried(c, body, &st->if_.else_b, check, seen);
+        else if (st->kind == ST_FOR) ok &= parfor_carried(c, body, &st->for_.body, check, seen);
+        else if (st->kind == ST_WHILE) ok &= parfor_carried(c, body, &st->while_.body, check, seen);
+    }
+    return ok;
+}
+
+/* Structural equality of two expressions (same text up to spacing). */
+static bool expr_same(const Expr *a, const Expr *b);
+
+static bool dim_same(const IndexDim *a, const IndexDim *b)
+{
+    return a->all == b->all && expr_same(a->lo, b->lo) && expr_same(a->hi, b->hi);
+}
+
+static bool expr_same(const Expr *a, const Expr *b)
+{
+    if (!a || !b) return a == b;
+    if (a->kind != b->kind) return false;
+    switch (a->kind) {
+    case EX_INT: return a->ival == b->ival;
+    case EX_DOUBLE: return a->dval == b->dval;
+    case EX_BOOL: return a->bval == b->bval;
+    case EX_STRING: return strcmp(a->sval, b->sval) == 0;
+    case EX_IDENT: return strcmp(a->ident, b->ident) == 0;
+    case EX_UNARY: return a->unary.op == b->unary.op && expr_same(a->unary.a, b->unary.a);
+    case EX_BINARY:
+        return a->binary.op == b->binary.op && expr_same(a->binary.a, b->binary.a) &&
+               expr_same(a->binary.b, b->binary.b);
+    case EX_CALL:
+        if (a->call.nargs != b->call.nargs || strcmp(a->call.name, b->call.name) != 0 ||
+            (a->call.ns == NULL) != (b->call.ns == NULL) || (a->call.ns && strcmp(a->call.ns, b->call.ns) != 0))
+            return false;
+        for (int i = 0; i < a->call.nargs; i++) {
+            const char *na = a->call.args[i].name, *nb = b->call.args[i].name;
+            if ((na == NULL) != (nb == NULL) || (na && strcmp(na, nb) != 0)) return false;
+            if (!expr_same(a->call.args[i].value, b->call.args[i].value)) return false;
+        }
+        return true;
+    case EX_INDEX:
+        return strcmp(a->index.name, b->index.name) == 0 && a->index.has_col == b->index.has_col &&
+               dim_same(&a->index.row, &b->index.row) && dim_same(&a->index.col, &b->index.col);
+    }
+    return false;
+}
+
+/* Does e read result variable name other than as name[w's index]? A read
+ * of another row (R[i - 1, ]) or of all of R depends on other iterations'
+ * writes (a data or anti dependency). */
+static bool reads_other(const Expr *e, const char *name, const LValue *w)
+{
+    if (!e) return false;
+    switch (e->kind) {
+    case EX_IDENT: return strcmp(e->ident, name) == 0;
+    case EX_UNARY: return reads_other(e->unary.a, name, w);
+    case EX_BINARY: return reads_other(e->binary.a, name, w) || reads_other(e->binary.b, name, w);
+    case EX_CALL:
+        for (int i = 0; i < e->call.nargs; i++)
+            if (reads_other(e->call.args[i].value, name, w)) return true;
+        return false;
+    case EX_INDEX:
+        if (strcmp(e->index.name, name) == 0 &&
+            !(e->index.has_col == w->has_col && dim_same(&e->index.row, &w->row) && dim_same(&e->index.col, &w->col)))
+            return true;
+        return reads_other(e->index.row.lo, name, w) || reads_other(e->index.row.hi, name, w) ||
+               reads_other(e->index.col.lo, name, w) || reads_other(e->index.col.hi, name, w);
+    default: return false;
+    }
+}
+
+static bool lvalue_reads_other(const LValue *lv, const char *name, const LValue *w)
+{
+    return lv->indexed && (reads_other(lv->row.lo, name, w) || reads_other(lv->row.hi, name, w) ||
+                           reads_other(lv->col.lo, name, w) || reads_other(lv->col.hi, name, w));
+}
+
+/* The first left-indexed write to name in a body (NULL: none). */
+static const LValue *first_write(const Block *b, const char *name)
+{
+    for (int i = 0; i < b->n; i++) {
+        const Stmt *st = b->stmts[i];
+        const LValue *w = NULL;
+        switch (st->kind) {
+        case ST_ASSIGN:
+            if (st->assign.target.indexed && strcmp(st->assign.target.name, name) == 0) return &st->assign.target;
+            break;
+        case ST_IF:
+            if (!(w = first_write(&st->if_.then_b, name))) w = first_write(&st->if_.else_b, name);
+            break;
+        case ST_FOR: w = first_write(&st->for_.body, name); break;
+        case ST_WHILE: w = first_write(&st->while_.body, name); break;
+        default: break;
+        }
+        if (w) return w;
+    }
+    return NULL;
+}
+
+/* Is every access of result name in the body at w's index (writes to the
+ * same cells, reads only of the cells this iteration writes)? */
+static bool result_private(const Block *b, const char *name, const LValue *w)
+{
+    for (int i = 0; i < b->n; i++) {
+        const Stmt *st = b->stmts[i];
+        switch (st->kind) {
+        case ST_ASSIGN: {
+            const LValue *lv = &st->assign.target;
+            if (reads_other(st->assign.value, name, w) || lvalue_reads_other(lv, name, w)) return false;
+            if (lv->indexed && strcmp(lv->name, name) == 0 &&
+                !(lv->has_col == w->has_col && dim_same(&lv->row, &w->row) && dim_same(&lv->col, &w->col)))
+                return false;
+            break;
+        }
+        case ST_MASSIGN:
+            if (reads_other(st->massign.call, name, w)) return false;
+            break;
+        case ST_IF:
+            if (reads_other(st->if_.cond, name, w) || !result_private(&st->if_.then_b, name, w) ||
+                !result_private(&st->if_.else_b, name, w)) return false;
+            break;
+        case ST_FOR:
+            if (reads_other(st->for_.from, name, w) || reads_other(st->for_.to, name, w) ||
+                reads_other(st->for_.incr, name, w) || !result_private(&st->for_.body, name, w)) return false;
+            break;
+        case ST_WHILE:
+            if (reads_other(st->while_.cond, name, w) || !result_private(&st->while_.body, name, w)) return false;
+            break;
+        case ST_EXPR:
+            if (reads_other(st->expr.e, name, w)) return false;
+            break;
+        }
+    }
+    return true;
+}
+
 /* Does a parfor body use accumulator name other than as the target of
  * "name += e" with e not reading it? Such a loop is not independent. */
 static bool accum_conflict(const Block *b, const char *name)
@@ -1347,6 +1561,13 @@ static void build_control(BCtx *c, Stmt *s, PBList *out, HopDag *pdag, Code *pco
             b->par_ok = parfor_analyze(c, &s->for_.body, &ix, &b->results, &b->accums, b->parfor_check);
             for (int k = 0; k < b->accums.n && b->parfor_check; k++)
                 if (accum_conflict(&s->for_.body, b->accums.v[k])) b->par_ok = false;
+            NameSet seen = {0};
+            if (!parfor_carried(c, &s->for_.body, &s->for_.body, b->parfor_check, &seen)) b->par_ok = false;
+            ns_free(&seen);
+            for (int k = 0; k < b->results.n && b->parfor_check; k++) {
+                const LValue *w = first_write(&s->for_.body, b->results.v[k]);
+                if (w && !result_private(&s->for_.body, b->results.v[k], w)) b->par_ok = false;
+            }
             if (ix.oom || b->results.oom || b->accums.oom) oom(c, s->span);
             ns_free(&ix);
             if (!b->par_ok)
@@ -1432,8 +1653,15 @@ static void build_stmts(BCtx *c, Block *blk, PBList *out, PBlock **cur)
         }
         if (!*cur) {
             if (!(*cur = pb_new(c, PB_GENERIC, s->span))) return;
-            if (!((*cur)->dag = hop_dag_new())) oom(c, s->span);
-            if (!(*cur)->dag || !add_block(c, out, *cur)) {
+            if (!((*cur)->dag = hop_dag_new())) {
+                oom(c, s->span);
+                pblock_free(c->prog, *cur);   /* not in out: nobody else frees it */
+                *cur = NULL;
+                c->dag = NULL;
+                return;
+            }
+            if (!add_block(c, out, *cur)) {   /* add_block freed it */
+                *cur = NULL;
                 c->dag = NULL;
                 return;
             }

@@ -385,6 +385,11 @@ static int eval_header(Rt *rt, Frame *f, PBlock *b, Iter *it)
     free_regs(regs, b->code->nregs);
     if (isnan(x[0]) || isnan(x[1]) || isnan(x[2]))
         return rt_fail(rt, b->span, BR_EARG, "for loop bounds must not be NaN");
+    /* the loop variable is a 64-bit integer: a bound it cannot hold
+     * (1:2^63, 1:1e19, 1:(1/0)) is an error, not a saturated count */
+    for (int k = 0; k < 3; k++)
+        if (!(fabs(x[k]) < 0x1p63))
+            return rt_fail(rt, b->span, BR_EARG, "for loop bound %g is out of the range of 64-bit integers", x[k]);
     /* As SystemDS: the loop variable is an integer; the bounds are cut
      * toward zero (so 1:n/2 runs to floor(n/2)); the count from the exact
      * bounds decides only whether the loop runs at all. */
@@ -407,6 +412,8 @@ static int eval_header(Rt *rt, Frame *f, PBlock *b, Iter *it)
     }
     double dincr = v[2] ? x[2] : it->incr;
     double cnt = floor((it->to - it->from) / it->incr) + 1;
+    if (cnt >= 0x1p63)
+        return rt_fail(rt, b->span, BR_EARG, "for loop runs %g iterations, more than a 64-bit count holds", cnt);
     it->n = cnt > 0 && 1 + floor(x[1] / dincr - x[0] / dincr) > 0 ? (int64_t)cnt : 0;
     return 0;
 }
@@ -637,7 +644,8 @@ static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value
                              fn->out[i].name, fn->name);
                 break;
             }
-            list_append(l.l, val_retain(*v), NULL, &e);
+            if (list_append(l.kind == V_LIST ? l.l : NULL, val_retain(*v), NULL, &e))
+                rc = rt_fail(rt, sp, e.code, "%s", e.msg);
         }
         if (rc) val_release(&l);
         else *out = l;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "runtime/config.h"
 
 static const char *braid_bin(void)
 {
@@ -41,6 +42,40 @@ static int run_text(const char *text, size_t n, bool *msg)
     return WEXITSTATUS(st);
 }
 
+
+/* Malformed configuration files are errors naming file and line (issue
+ * 23), well-formed ones are read. */
+static void config_files(void)
+{
+    static const struct { const char *text, *want; } bad[] = {
+        {"", "expected a root element"},
+        {"hello", "expected a root element"},
+        {"<root><sysds.optlevel>2</sysds.optlevel>", ":1: malformed configuration"},
+        {"<root>\n<a>1</b>\n</root>", ":2: malformed configuration: <a> is not closed"},
+        {"<root>\n\n<sysds.num.threads>abc</sysds.num.threads></root>", ":3: bad value \"abc\""},
+        {"<root><sysds.num.threads>100000</sysds.num.threads></root>", "bad value"},
+        {"<root><sysds.codegen.enabled>maybe</sysds.codegen.enabled></root>", "bad value \"maybe\""},
+        {"<root>text<sysds.optlevel>2</sysds.optlevel></root>", "malformed"},
+        {"<root><sysds.optlevel>2</sysds.optlevel></root> trailing", "expected </root> at the end"},
+        {"<root><x><y>1</y></x></root>", "malformed"},
+    };
+    const char *path = "/tmp/braid_test_cli_config.xml";
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        t_put(path, bad[i].text);
+        BraidConfig c;
+        config_defaults(&c);
+        BrErr e = {0};
+        int rc = config_read(path, &c, &e);
+        T_CHECK(rc != 0 && strstr(e.msg, path) && strstr(e.msg, bad[i].want), "config '%s': '%s'", bad[i].text, e.msg);
+    }
+    t_put(path, "<?xml version=\"1.0\"?>\n<!-- a > comment -->\n<root>\n  <sysds.codegen.enabled> false </sysds.codegen.enabled>\n"
+                "  <sysds.num.threads>-1</sysds.num.threads>\n  <sysds.optlevel>0</sysds.optlevel>\n</root>\n");
+    BraidConfig c;
+    config_defaults(&c);
+    BrErr e = {0};
+    T_CHECK(config_read(path, &c, &e) == 0 && !c.codegen && c.threads == 0 && c.optlevel == 0, "good config: %s", e.msg);
+    remove(path);
+}
 
 int main(void)
 {
@@ -86,6 +121,9 @@ int main(void)
             "%s/%s -s 'X = read(\"/nonexistent/file.csv\")'",
             "%s/%s -s 'x = $undefined_arg + 1'",
             "%s/%s -bogus",
+            "%s/%s -threads 100000 -s 'print(1)'",
+            "%s/%s -threads -3 -s 'print(1)'",
+            "%s/%s -threads 2x -s 'print(1)'",
         };
         for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
             char cmd[1024];
@@ -97,6 +135,7 @@ int main(void)
             T_CHECK(!WIFSIGNALED(st) && WEXITSTATUS(st) == 1, "%s: status %d", cmd, WEXITSTATUS(st));
         }
     }
+    config_files();
     if (timeouts) printf("test_cli: %d mutated scripts ran into the 10 s limit (infinite loops they encode)\n", timeouts);
     return t_done("test_cli");
 }

@@ -24,6 +24,10 @@
  *  - bounded cost-based selection (a partition with hundreds of
  *    interesting points) and the selection cache across recompilations.
  * Thread counts 1 and 2. */
+#include <dirent.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -569,6 +573,19 @@ static void fz_expr(char *buf, size_t n, int d, int nleaf, const char **leaves, 
     snprintf(buf, n, fz_binary[(int)(t_urand() * nb)], a, b);
 }
 
+/* With probability p, a few stored cells of m become NaN, Inf or -Inf
+ * (issue 23: every plan gives IEEE's 0 * NaN = NaN, also where a sparse
+ * operand's zeros would be skipped). */
+static void fz_nonfinite(MB *m, double p)
+{
+    if (t_urand() >= p) return;
+    double *x = m->sparse ? m->v : m->d;
+    int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
+    static const double bad[] = {NAN, INFINITY, -INFINITY};
+    for (int k = 0; k < 3 && n > 0; k++) x[(int64_t)(t_urand() * n)] = bad[(int)(t_urand() * 3)];
+    if (!m->sparse) mb_recount_nnz(m);
+}
+
 static void test_fuzz(int ncases)
 {
     static const char *aggs[] = {"sum(%s)", "rowSums(%s)", "colSums(%s)", "max(%s)", "rowMins(%s)",
@@ -585,6 +602,7 @@ static void test_fuzz(int ncases)
         MB *Z = t_gen(m, n, 1, -2, 2, false);
         MB *r = t_gen(1, n, 1, -1, 1, false), *c = t_gen(m, 1, 1, -1, 1, t_urand() < 0.3);
         MB *ins[] = {X, Y, Z, r, c};
+        for (int k = 0; k < 5; k++) fz_nonfinite(ins[k], 0.15);
         char src[8192] = "", e1[2048], e2[2048], line[3000];
         const char *on[] = {"o1", "o2", "o3"};
         int nl = (m == 1 || n == 1) ? 3 : 7;
@@ -626,6 +644,8 @@ static void test_fuzz_row(int ncases)
         MB *X = t_gen(m, n, sp ? 0.1 : 1, -1, 1, sp), *B = t_gen(n, k, 1, -1, 1, false);
         MB *P = t_gen(m, k, 1, -1, 1, false), *c = t_gen(m, 1, 1, -1, 1, false);
         MB *ins[] = {X, B, P, c};
+        fz_nonfinite(P, 0.2);
+        fz_nonfinite(c, 0.2);
         char e[2048], src[9000];
         fz_expr(e, sizeof e, 1 + (int)(t_urand() * 3), 4, leaves, FZ_NB);
         snprintf(src, sizeof src, "o1 = t(X) %%*%% (%s)\no2 = colSums(%s)\no3 = rowSums(%s)\no4 = sum(%s)\n", e, e, e,
@@ -664,6 +684,7 @@ static void test_fuzz_outer(int ncases)
         MB *W = t_gen(m, n, spw, 0.1, 1, spw < 0.5), *X = t_gen(m, n, t_urand() < 0.5 ? 0.05 : 1, -1, 1, t_urand() < 0.5);
         MB *U = t_gen(m, k, 1, -1, 1, false), *V = t_gen(n, k, 1, -1, 1, false);
         MB *ins[] = {W, X, U, V};
+        fz_nonfinite(X, 0.2);
         char e[2048], src[9000];
         /* no comparison of two subexpressions: a plan that recomputes the
          * outer product in its kernel compares it with values another
@@ -687,6 +708,102 @@ static void test_fuzz_outer(int ncases)
         }
         t_run_free(&ref);
         for (int q = 0; q < 4; q++) mb_release(ins[q]);
+    }
+}
+
+/* Number of entries in folder d (-1: cannot open). */
+static int dir_entries(const char *d)
+{
+    DIR *dp = opendir(d);
+    if (!dp) return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(dp))) n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+    closedir(dp);
+    return n;
+}
+
+/* Issue 23: a tampered object with the right name is not loaded (its
+ * hash no longer matches); a symbolic link planted at the cache path is
+ * not followed; an unusable cache folder leaves no temporary folder; a
+ * compiler that never ends is stopped, with the compiler's children. */
+static void cache_hardening(const char *dir, const char *src, MB **ins, const TRun *ref)
+{
+    const char *nm[] = {"X", "Y"}, *on[] = {"s"};
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .cachedir = dir};
+    char cmd[1024];
+    TRun a, b;
+    t_run_dml(src, &o, 2, nm, ins, 1, on, &a);   /* a fresh, verified entry */
+    snprintf(cmd, sizeof cmd, "chmod go-w %s/*.so && for f in %s/*.so; do printf x >> \"$f\"; done", dir, dir);
+    T_CHECK(system(cmd) == 0, "cache: tamper with the objects");
+    t_run_dml(src, &o, 2, nm, ins, 1, on, &b);
+    T_CHECK(b.rc == 0 && b.st.disk_hits == 0 && b.st.compiled == 1 && val_eq(&b.out[0], &ref->out[0], 1e-10),
+            "cache: a tampered object is recompiled, not loaded (hits %lld)", (long long)b.st.disk_hits);
+    t_run_free(&a);
+    t_run_free(&b);
+    /* a symbolic link at the cache path: its target stays empty */
+    char target[] = "/tmp/braid-cgtarget-XXXXXX", link[256];
+    if (mkdtemp(target)) {
+        snprintf(link, sizeof link, "%s.link", target);
+        T_CHECK(symlink(target, link) == 0, "cache: symlink");
+        chmod(target, 0777);
+        CgOptions ol = o;
+        ol.cachedir = link;
+        TRun l;
+        t_run_dml(src, &ol, 2, nm, ins, 1, on, &l);
+        struct stat st;
+        T_CHECK(l.rc == 0 && val_eq(&l.out[0], &ref->out[0], 1e-10) && dir_entries(target) == 0 &&
+                    stat(target, &st) == 0 && (st.st_mode & 0777) == 0777,
+                "cache: a symlinked cache path is not used (%d entries in its target)", dir_entries(target));
+        t_run_free(&l);
+        unlink(link);
+        rmdir(target);
+    }
+    /* an unusable cache folder (a file): the private temporary folder
+     * goes away with the run */
+    char tmpd[] = "/tmp/braid-cgtmp-XXXXXX", notdir[300];
+    if (mkdtemp(tmpd)) {
+        snprintf(notdir, sizeof notdir, "%s/file", tmpd);
+        t_put(notdir, "x");
+        setenv("TMPDIR", tmpd, 1);
+        CgOptions ot = o;
+        ot.cachedir = notdir;
+        TRun t;
+        t_run_dml("s = sum(cos(X) * sigmoid(Y) - sqrt(abs(X)))", &ot, 2, nm, ins, 1, on, &t);
+        unsetenv("TMPDIR");
+        T_CHECK(t.rc == 0 && t.st.compiled >= 1 && dir_entries(tmpd) == 1,
+                "cache: no temporary folder left (%d entries, compiled %lld)", dir_entries(tmpd),
+                (long long)t.st.compiled);
+        t_run_free(&t);
+        unlink(notdir);
+        rmdir(tmpd);
+    }
+    /* a compiler that does not end: stopped after BRAID_CC_TIMEOUT with
+     * its children (the marker its child would write never appears) */
+    char fake[] = "/tmp/braid-cgcc-XXXXXX", script[300], mark[300];
+    if (mkdtemp(fake)) {
+        snprintf(script, sizeof script, "%s/cc", fake);
+        snprintf(mark, sizeof mark, "%s/ended", fake);
+        char text[700];
+        snprintf(text, sizeof text, "#!/bin/sh\n(sleep 4; touch '%s') &\nsleep 4\ntouch '%s'\nexit 1\n", mark, mark);
+        t_put(script, text);
+        chmod(script, 0755);
+        setenv("BRAID_CC", script, 1);
+        setenv("BRAID_CC_TIMEOUT", "1", 1);
+        CgOptions oc = {.enabled = true, .plancache = false, .policy = CG_FUSE_ALL, .cachedir = dir};
+        TRun t;
+        t_run_dml("s = sum(exp(X) * tanh(Y) + abs(X * Y))", &oc, 2, nm, ins, 1, on, &t);
+        unsetenv("BRAID_CC");
+        unsetenv("BRAID_CC_TIMEOUT");
+        struct timespec ts = {5, 0};
+        nanosleep(&ts, NULL);
+        struct stat st;
+        T_CHECK(t.rc == 0 && t.st.failed >= 1 && stat(mark, &st) != 0,
+                "cache: a hanging compiler is stopped with its children (failed %lld)", (long long)t.st.failed);
+        t_run_free(&t);
+        unlink(mark);
+        unlink(script);
+        rmdir(fake);
     }
 }
 
@@ -743,6 +860,7 @@ static void test_cache(void)
     unsetenv("BRAID_CC");
     t_run_free(&f);
     t_run_free(&fr);
+    cache_hardening(dir, src, ins, &ref);
     t_run_free(&ref);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     T_CHECK(system(cmd) == 0, "cache: cleanup");

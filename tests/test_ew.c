@@ -394,9 +394,13 @@ static void semantics(void)
     MB *Ds = mb_to_sparse(D, &e);
     MB *MX = k_binary_ms(OP_MAX, Ds, 0, &e);
     T_CHECK(MX && isnan(mb_get(MX, 0, 1)) && mb_get(MX, 1, 0) == 0 && valid(MX), "max(sparse NaN, 0)");
-    /* sparse * dense Inf: implicit zeros of the sparse side give 0 (SystemDS) */
+    /* sparse * dense Inf: IEEE in every format (issue 23): an implicit zero
+     * of the sparse side times Inf is NaN, as the dense kernels give */
     MB *Zm = k_binary(OP_MULT, Zs, D, &e);
-    T_CHECK(Zm && mb_get(Zm, 0, 0) == 0 && mb_get(Zm, 1, 0) == -4 * -INFINITY, "sparse * Inf");
+    MB *Zd = mb_to_dense(Zs, &e), *Zdm = Zd ? k_binary(OP_MULT, Zd, D, &e) : NULL;
+    T_CHECK(Zm && Zdm && isnan(mb_get(Zm, 0, 0)) && mb_get(Zm, 1, 0) == -4 * -INFINITY && valid(Zm), "sparse * Inf");
+    T_CHECK(Zm && Zdm && mb_equal(Zm, Zdm, 0), "sparse * Inf as dense * Inf");
+    mb_release(Zd); mb_release(Zdm);
     mb_release(Zm); mb_release(Ds); mb_release(MX);
     mb_release(XN); mb_release(D); mb_release(G); mb_release(EQ); mb_release(IN); mb_release(MN);
     mb_release(Z); mb_release(Zs);

@@ -16,7 +16,7 @@ static void check_seq(double from, double to, double incr, int64_t n, double las
     T_CHECK(s && s->rows == n && s->cols == 1, "seq(%g, %g, %g) length %lld (got %lld)",
             from, to, incr, (long long)n, s ? (long long)s->rows : -1LL);
     if (!s || s->rows != n) { mb_release(s); return; }
-    double inc = incr != 0 ? incr : (from <= to ? 1 : -1);
+    double inc = incr;
     bool ok = true;
     for (int64_t i = 0; i + 1 < n; i++) ok = ok && mb_get(s, i, 0) == from + (double)i * inc;
     ok = ok && fabs(mb_get(s, n - 1, 0) - last) <= 1e-12 * fmax(1, fabs(last));
@@ -29,17 +29,24 @@ static void check_seq(double from, double to, double incr, int64_t n, double las
 static void seq_tests(void)
 {
     /* build_seq */
-    check_seq(1, 5, 0, 5, 5);
-    check_seq(5, 1, 0, 5, 1);
+    check_seq(1, 5, 1, 5, 5);
+    check_seq(5, 1, -1, 5, 1);
     check_seq(0, 1, 0.25, 5, 1);
     check_seq(10, 1, -3, 4, 1);
     check_seq(2, 11, 3, 4, 11);
-    check_seq(1.5, 3.5, 0, 3, 3.5);
-    check_seq(-2, 2, 0, 5, 2);
-    check_seq(3, 3, 0, 1, 3);
+    check_seq(1.5, 3.5, 1, 3, 3.5);
+    check_seq(-2, 2, 1, 5, 2);
+    check_seq(3, 3, 1, 1, 3);
     check_seq(1, 100, 7, 15, 99);
     /* build_seq_neg_frac */
     check_seq(1, 0, -0.25, 5, 0);
+    /* an increment of 0 is an error, as in SystemDS (no silent default) */
+    {
+        BrErr e = {0};
+        MB *z = k_seq(1, 10, 0, &e);
+        T_CHECK(!z && strstr(e.msg, "wrong sequence increment"), "seq(1, 10, 0) is an error (got '%s')", e.msg);
+        mb_release(z);
+    }
     check_seq(-1, -3, -0.5, 5, -3);
     check_seq(3, -3, -1.5, 5, -3);
     check_seq(0, -1, -0.125, 9, -1);

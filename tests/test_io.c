@@ -445,6 +445,62 @@ static void test_bad_files(void)
     expect_err(P("j.csv"), &o, "unknown format", "hdf5", "unsupported", NULL);
 }
 
+/* ---------- reliability (issue 23): no silent wrong value, no crash ---------- */
+
+/* Overwrites 8 bytes of a file at off with v. */
+static void patch_i64(const char *path, long off, int64_t v)
+{
+    FILE *f = fopen(path, "r+b");
+    T_CHECK(f && fseek(f, off, SEEK_SET) == 0 && fwrite(&v, 8, 1, f) == 1, "patch %s", path);
+    if (f) fclose(f);
+}
+
+static void test_reliability(void)
+{
+    IoReadOpts o;
+    io_read_opts_init(&o);
+    /* C's hexadecimal numbers are no numbers of any data format */
+    t_put(P("hex.csv"), "1,2\n0x10,3\n");
+    o.format = "csv";
+    expect_err(P("hex.csv"), &o, "hex cell", "line 2", "\"0x10\"", NULL);
+    t_put(P("hexf.csv"), "1,0x1p4\n");
+    expect_err(P("hexf.csv"), &o, "hex float cell", "line 1", "\"0x1p4\"", NULL);
+    t_put(P("nanc.csv"), "nan(123),1\n");
+    expect_err(P("nanc.csv"), &o, "nan(chars) cell", "line 1", NULL, NULL);
+    /* a /proc file has size 0 but content: read, not a 0x0 matrix */
+    expect_err("/proc/self/status", &o, "/proc file", "line 1", "bad number", NULL);
+    expect_err("/dev/null", &o, "device", "not a regular file", NULL, NULL);
+    o.format = NULL;
+    /* a wrong .mtd nnz is an error */
+    t_put(P("nnz.ijv"), "1 1 5\n2 2 3\n");
+    t_put(P("nnz.ijv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 2, \"cols\": 2, \"nnz\": 7, \"format\": \"text\"}");
+    expect_err(P("nnz.ijv"), &o, "mtd nnz", "nnz 7", "holds 2", NULL);
+    t_put(P("nnz.ijv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 2, \"cols\": 2, \"nnz\": 2, \"format\": \"text\"}");
+    BrErr e = {0};
+    MB *m = io_read_matrix(P("nnz.ijv"), &o, &e);
+    T_CHECK(m && m->nnz == 2, "right mtd nnz reads (%s)", e.msg);
+    mb_release(m);
+    /* declared sizes beyond the memory budget fail before allocating */
+    t_put(P("huge.mtx"), "%%MatrixMarket matrix coordinate real general\n3000000000 1 1\n1 1 1\n");
+    expect_err(P("huge.mtx"), &o, "huge mm header", "memory budget", NULL, NULL);
+    t_put(P("hugea.mtx"), "%%MatrixMarket matrix array real general\n3000000000 100\n1\n");
+    expect_err(P("hugea.mtx"), &o, "huge mm array header", "expected 300000000000 entries", NULL, NULL);
+    t_put(P("huge.ijv"), "1 1 1\n");
+    t_put(P("huge.ijv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 3000000000, \"cols\": 3, \"format\": \"text\"}");
+    expect_err(P("huge.ijv"), &o, "huge mtd rows", "memory budget", NULL, NULL);
+    /* corrupt sparse binary: a negative row start must not be followed */
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "binary";
+    m = rnd(30, 30, 0.05, true);
+    for (int r = 1; r <= 3; r++) {
+        T_CHECK(io_write_matrix(P("c.bin"), m, &wo, &e) == 0, "write sparse binary");
+        patch_i64(P("c.bin"), 40 + 8 * r, r == 3 ? INT64_MIN : -5);
+        expect_err(P("c.bin"), &o, "negative row start", "invalid sparse structure", NULL, NULL);
+    }
+    mb_release(m);
+}
+
 /* ---------- csv and text details ---------- */
 
 static void test_details(void)
@@ -572,8 +628,13 @@ static void test_details(void)
     IoWriteOpts wo;
     io_write_opts_init(&wo);
     wo.format = "csv";
-    T_CHECK(io_write_matrix(P("parts.csv"), x, &wo, &e) == 0, "replace part dir: %s", e.msg);
     struct stat st;
+    /* only with the .mtd that says braid or SystemDS wrote it */
+    T_CHECK(io_write_matrix(P("parts.csv"), x, &wo, &e) != 0 && strstr(e.msg, "without") &&
+            stat(P("parts.csv/part-00001"), &st) == 0, "part dir without .mtd kept: %s", e.msg);
+    br_err_clear(&e);
+    t_put(P("parts.csv.mtd"), "{\"data_type\": \"matrix\", \"rows\": 2, \"cols\": 2, \"format\": \"csv\"}");
+    T_CHECK(io_write_matrix(P("parts.csv"), x, &wo, &e) == 0, "replace part dir: %s", e.msg);
     T_CHECK(stat(P("parts.csv"), &st) == 0 && S_ISREG(st.st_mode), "now a file");
     /* but a directory with subdirectories is left alone */
     mkdir(P("deep"), 0777);
@@ -799,6 +860,7 @@ int main(void)
     test_round_trips();
     test_conformance_data();
     test_bad_files();
+    test_reliability();
     test_details();
     test_scalars();
     test_libsvm();
