@@ -1265,6 +1265,7 @@ static bool expr_same(const Expr *a, const Expr *b)
     case EX_INDEX:
         return strcmp(a->index.name, b->index.name) == 0 && a->index.has_col == b->index.has_col &&
                dim_same(&a->index.row, &b->index.row) && dim_same(&a->index.col, &b->index.col);
+    case EX_WHERE: return a->where == b->where;
     }
     return false;
 }
@@ -1289,6 +1290,7 @@ static bool reads_other(const Expr *e, const char *name, const LValue *w)
             return true;
         return reads_other(e->index.row.lo, name, w) || reads_other(e->index.row.hi, name, w) ||
                reads_other(e->index.col.lo, name, w) || reads_other(e->index.col.hi, name, w);
+    case EX_WHERE: return where_reads(e->where, name);   /* reads all of it */
     default: return false;
     }
 }
