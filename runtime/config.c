@@ -17,6 +17,7 @@ void config_defaults(BraidConfig *c)
     c->cg_async = true;
     c->threads = 0;
     snprintf(c->localtmpdir, sizeof c->localtmpdir, "/tmp/braid");
+    c->blocksize = 1000;
 }
 
 static bool truthy(const char *v) { return !strcasecmp(v, "true") || !strcmp(v, "1"); }
@@ -67,6 +68,8 @@ int config_read(const char *path, BraidConfig *c, BrErr *e)
         else if (!strcmp(key, "sysds.codegen.async")) c->cg_async = truthy(v);
         else if (!strcmp(key, "sysds.cp.parallel.ops")) c->threads = truthy(v) ? 0 : 1;
         else if (!strcmp(key, "sysds.num.threads")) c->threads = atoi(v);
+        else if (!strcmp(key, "sysds.local.memory.budget")) c->mem_budget = atof(v);
+        else if (!strcmp(key, "sysds.defaultblocksize")) c->blocksize = atoll(v) > 0 ? atoll(v) : 1000;
         else if (!strcmp(key, "sysds.localtmpdir")) snprintf(c->localtmpdir, sizeof c->localtmpdir, "%s", v);
         else if (strlen(unknown) + strlen(key) + 3 < sizeof unknown) {
             if (unknown[0]) strcat(unknown, ", ");

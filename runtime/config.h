@@ -14,6 +14,10 @@ typedef struct BraidConfig {
     bool cg_async;              /* sysds.codegen.async (braid): compile in the background */
     int threads;                /* sysds.cp.parallel.ops / sysds.num.threads: 0 = all */
     char localtmpdir[512];      /* sysds.localtmpdir */
+    double mem_budget;          /* sysds.local.memory.budget (braid): bytes
+                                   of the local budget; 0: 70% of RAM */
+    int64_t blocksize;          /* sysds.defaultblocksize: rows per block
+                                   of distributed matrices */
 } BraidConfig;
 
 void config_defaults(BraidConfig *c);

@@ -4,7 +4,9 @@
  * transient writes; after every block, variables that liveness says are
  * dead are released. */
 #include "interp.h"
+#include "distexec.h"
 #include "../base/vec.h"
+#include "../dist/dist.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -215,18 +217,20 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     int rc = 0;
     BrErr e;
     int64_t seen = 0;
+    bool dist = dist_active();
     for (int i = 0; i < c->n && !rc; i++) {
         const Instr *in = &c->ins[i];
         br_err_clear(&e);
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
-        if (in->exec == EX_DIST) {
+        if (in->exec == EX_DIST && !dist) {
             rc = rt_fail(rt, in->span, BR_ENOMEM,
                          "operation '%s' needs %.1f GB (inputs and output), more than the local memory "
-                         "budget of %.1f GB, and distributed execution is not available",
+                         "budget of %.1f GB, and distributed execution is not available (run under mpirun)",
                          in->opname, in->opmem / 1e9, br_mem_budget() / 1e9);
             break;
         }
-        if (exec_instr(rt, f, in, regs, &e)) {
+        int step = dist ? rt_dist_step(c, f, in, regs, &e) : 0;
+        if (step < 0 || (step == 0 && exec_instr(rt, f, in, regs, &e))) {
             if (!rt->err.code) {
                 if (e.code) rt_fail(rt, in->span, e.code, "%s", e.msg);
                 else rt_fail(rt, in->span, BR_EFAIL, "failed");

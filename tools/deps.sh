@@ -5,7 +5,7 @@
 # gcc, so a gcc installed with --no-install-recommends lacks it; gcc's own
 # headers (omp.h, immintrin.h) come with gcc (libgcc-12-dev).
 set -e
-PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3"
+PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3 openmpi-bin libopenmpi-dev"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do
