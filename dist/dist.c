@@ -122,6 +122,7 @@ static void send_bytes(const void *p, size_t n, int to)
         size_t k = n - o < CHUNK ? n - o : CHUNK;
         MPI_Send((const char *)p + o, (int)k, MPI_BYTE, to, 2, MPI_COMM_WORLD);
     }
+    if (g_rank == 0) g_bytes += (int64_t)n;
 }
 
 /* A message sent by send_bytes (malloc'd, *n its size; NULL for 0). */

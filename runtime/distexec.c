@@ -104,9 +104,20 @@ static int dist_local(const Instr *in, Value *regs, BrErr *e)
     return 0;
 }
 
+/* Does a local instruction read a distributed matrix? Then it runs
+ * distributed where it can: collecting the operand would move all of it
+ * to rank 0, while the distributed operator moves its result or partial
+ * results (sum(v) of a distributed vector: one number per rank). */
+static bool reads_dist(const Instr *in, const Value *regs)
+{
+    for (int k = 0; k < in->nin; k++)
+        if (in->in[k] >= 0 && regs[in->in[k]].kind == V_DIST) return true;
+    return false;
+}
+
 int rt_dist_step(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
-    if (in->exec == EX_DIST) {
+    if (in->exec == EX_DIST || reads_dist(in, regs)) {
         int rc = dist_instr(c, f, in, regs, e);
         if (rc <= 0) return rc ? -1 : 1;
     }
