@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../io/io.h"
 #include "../kernels/reorg.h"
 
 static bool g_on;
@@ -78,12 +79,12 @@ int dist_init(BrErr *e)
 
 typedef enum {
     J_STOP, J_SCATTER, J_COLLECT, J_FREE, J_UNARY, J_BINARY, J_TERNARY, J_RAGG, J_FAGG, J_CAGG,
-    J_MAPMM, J_LMM, J_TSMM, J_TMM, J_MMCHAIN, J_CSLICE, J_RSLICE, J_CBIND, J_NTYPES
+    J_MAPMM, J_LMM, J_TSMM, J_TMM, J_MMCHAIN, J_CSLICE, J_RSLICE, J_CBIND, J_READ, J_TABLE, J_NTYPES
 } JobType;
 
 static const char *job_names[J_NTYPES] = {
     "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
-    "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind",
+    "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
 };
 
 static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
@@ -349,7 +350,7 @@ typedef struct Job {
 static bool is_map(int t)
 {
     return t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
-           t == J_CBIND;
+           t == J_CBIND || t == J_TABLE;
 }
 
 /* Reduction operator of a full or column aggregate (op on partials). */
@@ -621,6 +622,70 @@ static int run_rslice(const Job *j, Value *res, BrErr *e)
     return 0;
 }
 
+/* A binary matrix file read by all ranks, each its rows (the path comes
+ * with the job). */
+static int run_read(const Job *j, Value *path, Value *res, BrErr *e)
+{
+    Value p = g_rank == 0 ? val_retain(*path) : val_none();
+    bool failed = bcast_value(&p, e) != 0 || p.kind != V_STRING;
+    int64_t lo, hi, rows, cols;
+    part_range(j->rows, g_rank, &lo, &hi);
+    MB *m = NULL;
+    if (!failed && hi > lo) {
+        m = io_read_binary_rows(p.s->s, lo, hi, &rows, &cols, e);
+        failed = !m || rows != j->rows || cols != j->cols;
+        if (m && failed) br_err(e, BR_EIO, "%s changed while it was read", p.s->s);
+    }
+    val_release(&p);
+    Value loc = m ? val_matrix(m) : val_none();
+    int rc = failed ? (agree(true, e), -1) : finish_map(j, &loc, res, e);
+    val_release(&loc);
+    return rc;
+}
+
+/* table(A, B, n, k) with A and B co-partitioned n x 1 vectors: when
+ * every rank's row ids A fall within its own rows (table(seq(1, n), y,
+ * n, k), KMeans's one-hot assignments), each rank builds its rows of the
+ * n x k result; otherwise every rank returns without a result and rank
+ * 0 runs it locally (*fallback). */
+static int run_table(const Job *j, Value *res, bool *fallback, BrErr *e)
+{
+    int64_t lo, hi;
+    part_range(j->rows, g_rank, &lo, &hi);
+    const MB *a = part_get(j->id[0]), *b = part_get(j->id[1]);
+    MB *ids = NULL;
+    int local = 1;
+    if (hi > lo && (!a || !b || a->cols != 1 || b->cols != 1)) local = 0;
+    if (hi > lo && local) {
+        ids = mb_dense_uninit(hi - lo, 1, e);
+        for (int64_t r = 0; ids && r < hi - lo; r++) {
+            double v = floor(mb_get(a, r, 0));
+            if (!isnan(v) && (v <= (double)lo || v > (double)hi)) local = 0;
+            ids->d[r] = v - (double)lo;   /* 1-based within the partition */
+        }
+        if (!ids) local = 0;
+    }
+    int all = 0;
+    MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        mb_release(ids);
+        *fallback = true;
+        return 0;
+    }
+    Value loc = val_none();
+    bool failed = false;
+    if (hi > lo) {
+        mb_recount_nnz(ids);
+        MB *t = k_table(ids, 0, b, 0, NULL, 1, hi - lo, j->ocols, e);
+        if (t) loc = val_matrix(t);
+        else failed = true;
+    }
+    mb_release(ids);
+    int rc = failed ? (agree(true, e), -1) : finish_map(j, &loc, res, e);
+    val_release(&loc);
+    return rc;
+}
+
 /* Any job on this rank (rank 0 after broadcasting the header). */
 static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
 {
@@ -628,6 +693,12 @@ static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
     case J_SCATTER: return run_scatter(j, src, e);
     case J_COLLECT: return run_collect(j, res, e);
     case J_RSLICE: return run_rslice(j, res, e);
+    case J_READ: return run_read(j, bv, res, e);
+    case J_TABLE: {
+        bool fallback = false;
+        int rc = run_table(j, res, &fallback, e);
+        return fallback ? DIST_LOCAL : rc;
+    }
     case J_FREE: part_drop(j->id[0]); return 0;
     default: return run_compute(j, bv, res, e);
     }
@@ -888,5 +959,31 @@ int dist_cbind(Value **v, int n, Value *out, BrErr *e)
     Job j = {.type = J_CBIND, .nin = n, .rows = rows};
     for (int k = 0; k < n; k++)
         if (as_part(&j, k, v[k], e)) return -1;
+    return run_op(&j, v, out, e);
+}
+
+int dist_read_binary(Value *path, Value *out, BrErr *e)
+{
+    if (path->kind != V_STRING) return DIST_LOCAL;
+    int64_t rows, cols;
+    MB *none = io_read_binary_rows(path->s->s, 0, 0, &rows, &cols, e);   /* the header */
+    if (!none) return -1;
+    mb_release(none);
+    Job j = {.type = J_READ, .rows = rows, .cols = cols};
+    pthread_mutex_lock(&g_lock);
+    j.out = g_next_id++;
+    int rc = start_job(&j, NULL, path, out, e);
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrErr *e)
+{
+    if (!is_mat(a) || !is_mat(b) || (a->kind != V_DIST && b->kind != V_DIST)) return DIST_LOCAL;
+    int64_t n = vrows(a);
+    if (n <= 1 || vrows(b) != n || vcols(a) != 1 || vcols(b) != 1 || odim1 != n || odim2 < 0) return DIST_LOCAL;
+    Job j = {.type = J_TABLE, .nin = 2, .rows = n, .ocols = odim2};
+    if (as_part(&j, 0, a, e) || as_part(&j, 1, b, e)) return -1;
+    Value *v[2] = {a, b};
     return run_op(&j, v, out, e);
 }

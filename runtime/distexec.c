@@ -7,6 +7,10 @@
 #include "distexec.h"
 
 #include "../dist/dist.h"
+#include "../io/io.h"
+
+#include <string.h>
+#include <sys/stat.h>
 
 /* After a distributed operator scattered one of its inputs: the variable
  * the input was read from now names the distributed matrix (registers are
@@ -20,6 +24,33 @@ static int keep_scattered(const Code *c, Frame *f, const Instr *in, const VKind 
         if (src->kind == I_READ && !src->move && st_put(&f->vars, src->name, val_retain(regs[r]))) return -1;
     }
     return 0;
+}
+
+/* Is read()'s file a binary matrix (its format argument, else its .mtd)? */
+static bool binary_file(const Instr *in, const Value *regs)
+{
+    if (in->nin < 1 || in->in[0] < 0 || regs[in->in[0]].kind != V_STRING) return false;
+    const Value *fmt = in->nin > 1 && in->in[1] >= 0 ? &regs[in->in[1]] : NULL;
+    if (fmt && fmt->kind == V_STRING) return !strcmp(fmt->s->s, "binary");
+    IoMeta m;
+    bool found = false;
+    BrErr e = {0};
+    io_meta_init(&m);
+    if (io_read_mtd(regs[in->in[0]].s->s, &m, &found, &e) || !found) return false;
+    return !strcmp(m.format, "binary") && (!m.data_type[0] || !strcmp(m.data_type, "matrix"));
+}
+
+/* read() of a binary matrix file, distributed when the instruction says
+ * so (force) or, as the compiler does not know the file's size, when the
+ * file exceeds the local budget; DIST_LOCAL otherwise. */
+static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
+{
+    if (in->kind != I_BUILTIN || in->bi != BI_READ || !binary_file(in, regs)) return DIST_LOCAL;
+    struct stat st;
+    const char *path = regs[in->in[0]].s->s;
+    if (!force && br_exec_mode() != BR_EXEC_DIST && (stat(path, &st) || (double)st.st_size <= br_mem_budget()))
+        return DIST_LOCAL;
+    return dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
 }
 
 /* An EX_DIST instruction as a distributed operator: 0 done, DIST_LOCAL
@@ -42,6 +73,7 @@ static int dist_instr(const Code *c, Frame *f, const Instr *in, Value *regs, BrE
     case I_TERNARY: rc = dist_ternary(a[0], a[1], a[2], out, e); break;
     case I_AGG: rc = dist_agg(in->op, in->dir, a[0], out, e); break;
     case I_MATMUL: rc = dist_matmul(in->op, in->left, a[0], a[1], a[2], out, e); break;
+    case I_BUILTIN: rc = dist_read(in, regs, true, e); break;
     default: rc = DIST_LOCAL; break;
     }
     if (rc >= 0 && keep_scattered(c, f, in, before, regs)) return br_err(e, BR_ENOMEM, "out of memory");
@@ -61,9 +93,9 @@ static bool shape_builtin(const Instr *in, Value *regs)
     }
 }
 
-/* Right indexing of a distributed matrix (only the selected rows move)
- * and cbind of distributed matrices (partition by partition), whatever
- * the instruction's execution type. */
+/* Right indexing of a distributed matrix (only the selected rows move),
+ * cbind of distributed matrices (partition by partition) and table of
+ * distributed vectors, whatever the instruction's execution type. */
 static int slice_or_bind(const Instr *in, Value *regs, BrErr *e)
 {
     Value none = val_none();
@@ -78,6 +110,12 @@ static int slice_or_bind(const Instr *in, Value *regs, BrErr *e)
         int64_t r[4];
         if (ap_rix_range(&in->ix, args, d->rows, d->cols, r, e)) return -1;
         return dist_rix(&regs[in->in[0]], r, &regs[in->out], e);
+    }
+    if (in->kind == I_BUILTIN && in->bi == BI_TABLE && in->nin == 4) {
+        Value *a = in->in[0] >= 0 ? &regs[in->in[0]] : &none, *b = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
+        const Value *o1 = in->in[2] >= 0 ? &regs[in->in[2]] : &none, *o2 = in->in[3] >= 0 ? &regs[in->in[3]] : &none;
+        if (!val_is_numeric(o1) || !val_is_numeric(o2)) return DIST_LOCAL;
+        return dist_table(a, b, (int64_t)val_as_double(o1), (int64_t)val_as_double(o2), &regs[in->out], e);
     }
     if (in->kind == I_BUILTIN && in->bi == BI_CBIND && in->nin >= 2 && in->nin <= 3) {
         Value *v[3];
@@ -98,6 +136,7 @@ static int dist_local(const Instr *in, Value *regs, BrErr *e)
     if (shape_builtin(in, regs)) return 1;
     dist_set_context(in->statname, in->span.line);
     int rc = slice_or_bind(in, regs, e);
+    if (rc == DIST_LOCAL && br_exec_mode() != BR_EXEC_SINGLENODE) rc = dist_read(in, regs, false, e);
     if (rc != DIST_LOCAL) return rc < 0 ? -1 : 1;
     for (int k = 0; k < in->nin; k++)
         if (in->in[k] >= 0 && regs[in->in[k]].kind == V_DIST && dist_collect(&regs[in->in[k]], e)) return -1;

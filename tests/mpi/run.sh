@@ -57,11 +57,34 @@ all_ops="scatter collect unary binary ternary rowagg agg colagg mapmm mapmm-left
 ops dense 2 bs7 hybrid 203 17 1.0 7 $all_ops
 ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
 ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm tsmm
-ops tiny 3 bs3 distributed 10 4 1.0 13 $all_ops
+ops tiny 3 bs3 distributed 10 4 1.0 13 $all_ops table
 ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
 
+# binary files read in parallel (each rank its rows), dense and sparse
+mkdir -p "$tmp/data"
+if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; then
+  for c in "3 bs7 hybrid" "4 bs3 distributed" "2 bs1000 distributed"; do
+    set -- $c
+    d="$tmp/read-$1-$2"; mkdir -p "$d/l" "$d/d"
+    "$braid" -f "$here/read.dml" -args "$d/l/" "$tmp/data" > "$d/l.out" 2>&1 || { bad "read: local run failed"; continue; }
+    mpi "$1" -f "$here/read.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" > "$d/d.out" 2>&1 \
+      || { bad "read $c: mpirun failed: $(tail -n 5 "$d/d.out")"; continue; }
+    compare "read (np $1, $2, $3)" "$d/l" "$d/d"
+    if grep -qE "^  read +[1-9]" "$d/d.out"; then ok; else bad "read $c: no distributed read"; fi
+  done
+  # a truncated file: the error names it, every rank ends
+  head -c 1000 "$tmp/data/X.bin" > "$tmp/data/T.bin"
+  cp "$tmp/data/X.bin.mtd" "$tmp/data/T.bin.mtd"
+  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/T.bin\"); print(sum(X))" > "$tmp/trunc.out" 2>&1; then
+    bad "truncated binary file read"
+  elif grep -q "T.bin: truncated binary file" "$tmp/trunc.out"; then ok
+  else bad "truncated binary file: $(tail -n 5 "$tmp/trunc.out")"; fi
+else
+  bad "write.dml failed: $(tail -n 3 "$tmp/write.out")"
+fi
+
 # algorithms of the builtin library with their data over the budget
-for a in l2svm lm kmeans mlogreg glm pca; do
+for a in l2svm lm kmeans mlogreg glm pca alscg autoencoder; do
   mkdir -p "$tmp/$a/l" "$tmp/$a/d"
   "$braid" -f "$here/algos.dml" -args "$tmp/$a/l/" "$a" > "$tmp/$a/l.out" 2>&1 \
     || { bad "$a: local run failed: $(tail -n 3 "$tmp/$a/l.out")"; continue; }
