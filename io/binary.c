@@ -158,57 +158,71 @@ static int pread_all(int fd, void *dst, size_t n, uint64_t off, const char *path
     return 0;
 }
 
+/* The end of a read: fd closed, a sparse block's structure checked, the
+ * format chosen. On !ok (or a check failing) m is released: NULL. */
+static MB *bin_done(MB *m, bool ok, int fd, const char *path, BrErr *e)
+{
+    close(fd);
+    if (ok && m && m->sparse && !csr_ok(m)) {
+        br_err(e, BR_EIO, "%s: corrupt binary file (invalid sparse structure)", path);
+        ok = false;
+    }
+    if (ok && m && mb_examine(m, e)) ok = false;
+    if (!ok) {
+        mb_release(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Rows [r0, r0 + n) of a sparse file into a new CSR block (the row
+ * pointers rebased to 0); NULL with e set. */
+static MB *bin_sparse_rows(int fd, const BinHead *h, int64_t r0, int64_t n, const char *path, BrErr *e)
+{
+    int64_t ptr[2];
+    if (pread_all(fd, &ptr[0], 8, BIN_HEAD + (uint64_t)r0 * 8, path, e) ||
+        pread_all(fd, &ptr[1], 8, BIN_HEAD + (uint64_t)(r0 + n) * 8, path, e))
+        return NULL;
+    int64_t z = ptr[1] - ptr[0];
+    if (ptr[0] < 0 || z < 0 || ptr[1] > h->nnz) {
+        br_err(e, BR_EIO, "%s: corrupt binary file (invalid sparse structure)", path);
+        return NULL;
+    }
+    MB *m = mb_sp_alloc(n, h->cols, z > 0 ? z : 1, e);
+    if (!m) return NULL;
+    uint64_t ci0 = BIN_HEAD + (uint64_t)(h->rows + 1) * 8;
+    uint64_t v0 = ci0 + (uint64_t)h->nnz * 4 + (uint64_t)(h->nnz & 1) * 4;
+    if (pread_all(fd, m->rp, (size_t)(n + 1) * 8, BIN_HEAD + (uint64_t)r0 * 8, path, e) ||
+        (z && pread_all(fd, m->ci, (size_t)z * 4, ci0 + (uint64_t)ptr[0] * 4, path, e)) ||
+        (z && pread_all(fd, m->v, (size_t)z * 8, v0 + (uint64_t)ptr[0] * 8, path, e))) {
+        mb_release(m);
+        return NULL;
+    }
+    for (int64_t r = 0; r <= n; r++) m->rp[r] -= ptr[0];
+    m->nnz = z;
+    m->build_row = n;
+    return m;
+}
+
 MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e)
 {
     BinHead h;
     int fd = bin_open(path, -1, -1, &h, e);
     if (fd < 0) return NULL;
-    MB *m = NULL;
     *rows = h.rows;
     *cols = h.cols;
     r0 = BR_MAX(0, BR_MIN(r0, h.rows));
     r1 = BR_MAX(r0, BR_MIN(r1, h.rows));
     int64_t n = r1 - r0;
-    if (!(h.flags & 1)) {
-        m = mb_dense_uninit(n, h.cols, e);
-        if (!m) goto out;
-        size_t bytes = (size_t)(n * h.cols) * sizeof(double);
-        if (bytes && pread_all(fd, m->d, bytes, BIN_HEAD + (uint64_t)(r0 * h.cols) * 8, path, e)) goto fail;
-        m->nnz = count_nnz(m->d, n * h.cols);
-    } else {
-        int64_t ptr[2];
-        if (pread_all(fd, &ptr[0], 8, BIN_HEAD + (uint64_t)r0 * 8, path, e) ||
-            pread_all(fd, &ptr[1], 8, BIN_HEAD + (uint64_t)r1 * 8, path, e))
-            goto out;
-        int64_t z = ptr[1] - ptr[0];
-        if (ptr[0] < 0 || z < 0 || ptr[1] > h.nnz) {
-            br_err(e, BR_EIO, "%s: corrupt binary file (invalid sparse structure)", path);
-            goto out;
-        }
-        m = mb_sp_alloc(n, h.cols, z > 0 ? z : 1, e);
-        if (!m) goto out;
-        uint64_t ci0 = BIN_HEAD + (uint64_t)(h.rows + 1) * 8;
-        uint64_t v0 = ci0 + (uint64_t)h.nnz * 4 + (uint64_t)(h.nnz & 1) * 4;
-        if (pread_all(fd, m->rp, (size_t)(n + 1) * 8, BIN_HEAD + (uint64_t)r0 * 8, path, e) ||
-            (z && pread_all(fd, m->ci, (size_t)z * 4, ci0 + (uint64_t)ptr[0] * 4, path, e)) ||
-            (z && pread_all(fd, m->v, (size_t)z * 8, v0 + (uint64_t)ptr[0] * 8, path, e)))
-            goto fail;
-        for (int64_t r = 0; r <= n; r++) m->rp[r] -= ptr[0];
-        m->nnz = z;
-        m->build_row = n;
-        if (!csr_ok(m)) {
-            br_err(e, BR_EIO, "%s: corrupt binary file (invalid sparse structure)", path);
-            goto fail;
-        }
+    if (h.flags & 1) {
+        MB *m = bin_sparse_rows(fd, &h, r0, n, path, e);
+        return bin_done(m, m != NULL, fd, path, e);
     }
-    if (mb_examine(m, e)) goto fail;
-    goto out;
-fail:
-    mb_release(m);
-    m = NULL;
-out:
-    close(fd);
-    return m;
+    MB *m = mb_dense_uninit(n, h.cols, e);
+    size_t bytes = (size_t)(n * h.cols) * sizeof(double);
+    bool ok = m && (!bytes || !pread_all(fd, m->d, bytes, BIN_HEAD + (uint64_t)(r0 * h.cols) * 8, path, e));
+    if (ok) m->nnz = count_nnz(m->d, n * h.cols);
+    return bin_done(m, ok, fd, path, e);
 }
 
 MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e)
@@ -217,41 +231,29 @@ MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e)
     int fd = bin_open(path, rows, cols, &h, e);
     if (fd < 0) return NULL;
     MB *m = NULL;
+    bool ok;
     if (!(h.flags & 1)) {
         m = mb_dense_uninit(h.rows, h.cols, e);
-        if (!m) goto out;
         int64_t n = h.rows * h.cols;
-        if (n && read_all(fd, m->d, (size_t)n * sizeof(double), path, e)) goto fail;
-        m->nnz = count_nnz(m->d, n);
-        if (m->nnz != h.nnz) {
+        ok = m && (!n || !read_all(fd, m->d, (size_t)n * sizeof(double), path, e));
+        if (ok && (m->nnz = count_nnz(m->d, n)) != h.nnz) {
             br_err(e, BR_EIO, "%s: corrupt binary file (header nnz %lld, data has %lld)", path,
                    (long long)h.nnz, (long long)m->nnz);
-            goto fail;
+            ok = false;
         }
     } else {
         m = mb_sp_alloc(h.rows, h.cols, h.nnz, e);
-        if (!m) goto out;
         uint32_t pad;
-        if (read_all(fd, m->rp, ((size_t)h.rows + 1) * sizeof(int64_t), path, e) ||
-            (h.nnz && read_all(fd, m->ci, (size_t)h.nnz * sizeof(int32_t), path, e)) ||
-            ((h.nnz & 1) && read_all(fd, &pad, 4, path, e)) ||
-            (h.nnz && read_all(fd, m->v, (size_t)h.nnz * sizeof(double), path, e)))
-            goto fail;
-        m->nnz = h.nnz;
-        m->build_row = h.rows;
-        if (!csr_ok(m)) {
-            br_err(e, BR_EIO, "%s: corrupt binary file (invalid sparse structure)", path);
-            goto fail;
+        ok = m && !read_all(fd, m->rp, ((size_t)h.rows + 1) * sizeof(int64_t), path, e) &&
+             !(h.nnz && read_all(fd, m->ci, (size_t)h.nnz * sizeof(int32_t), path, e)) &&
+             !((h.nnz & 1) && read_all(fd, &pad, 4, path, e)) &&
+             !(h.nnz && read_all(fd, m->v, (size_t)h.nnz * sizeof(double), path, e));
+        if (ok) {
+            m->nnz = h.nnz;
+            m->build_row = h.rows;
         }
     }
-    if (mb_examine(m, e)) goto fail;
-    goto out;
-fail:
-    mb_release(m);
-    m = NULL;
-out:
-    close(fd);
-    return m;
+    return bin_done(m, ok, fd, path, e);
 }
 
 int io_write_binary(IoOut *o, const MB *m, BrErr *e)
