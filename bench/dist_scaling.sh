@@ -25,7 +25,7 @@ for algo in l2svm kmeans; do
       if [ "$np" = 0 ]; then
         out=$("$braid" -threads 1 -f "$here/dist/$algo.dml" -args "$rows" "$cols" 2>&1)
       else
-        out=$(mpirun --oversubscribe -np "$np" "$braid" -threads 1 -config "$tmp/c.xml" -stats \
+        out=$(mpirun --oversubscribe --bind-to none -np "$np" "$braid" -threads 1 -config "$tmp/c.xml" -stats \
               -f "$here/dist/$algo.dml" -args "$rows" "$cols" 2>&1)
       fi
       t=$(printf '%s\n' "$out" | sed -n 's/^train \([0-9.eE+-]*\) .*/\1/p')
