@@ -222,6 +222,12 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         const Instr *in = &c->ins[i];
         br_err_clear(&e);
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
+        if (in->exec == EX_DIST && !dist && br_exec_mode() == BR_EXEC_DIST) {
+            rc = rt_fail(rt, in->span, BR_EFAIL,
+                         "operation '%s' runs distributed (-exec distributed), and distributed execution is "
+                         "not available (run under mpirun)", in->opname);
+            break;
+        }
         if (in->exec == EX_DIST && !dist) {
             rc = rt_fail(rt, in->span, BR_ENOMEM,
                          "operation '%s' needs %.1f GB (inputs and output), more than the local memory "
