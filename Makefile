@@ -21,7 +21,7 @@ BUILD   ?= build
 ifeq ($(SAN),1)
 BUILD   := build-san
 endif
-MODS    := base matrix kernels io lang hops rewrite codegen runtime builtins plan api
+MODS    := base matrix kernels io dist lang hops rewrite codegen runtime builtins plan api
 SRC     := $(foreach m,$(MODS),$(wildcard $(m)/*.c))
 OBJ     := $(SRC:%.c=$(BUILD)/obj/%.o)
 TESTSRC := $(wildcard tests/test_*.c)
@@ -48,6 +48,13 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE -g $(OPT) $(CFLAGS_ISA) -fopenmp -fPIC -fno-se
 BLASDIR ?= /usr/lib/$(TRIPLET)/openblas-pthread
 LDLIBS  += -L$(BLASDIR) -lopenblas -llapacke -lcjson -lm -ldl -lpthread
 LDFLAGS += -fopenmp -Wl,--disable-new-dtags -Wl,-rpath,$(BLASDIR)
+# OpenMPI (Debian's openmpi-bin/libopenmpi-dev; what mpicc --showme
+# prints, written out so that make needs no mpicc before tools/deps.sh
+# has run). Linked always; initialized only under mpirun (dist/dist.h).
+MPIDIR  ?= /usr/lib/$(TRIPLET)/openmpi
+CFLAGS  += -I$(MPIDIR)/include -I$(MPIDIR)/include/openmpi
+LDLIBS  += -L$(MPIDIR)/lib -lmpi
+LDFLAGS += -Wl,-rpath,$(MPIDIR)/lib
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined,float-cast-overflow

@@ -9,6 +9,7 @@
 
 #include "../base/diag.h"
 #include "../kernels/cla.h"
+#include "../dist/dist.h"
 #include "../lang/load.h"
 #include "../plan/build.h"
 #include "../runtime/config.h"
@@ -51,6 +52,7 @@ static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64
     rt_print_stats(rt, stdout, o->stats_top > 0 ? o->stats_top : 10);
     cg_print_stats(rt->prog->cg, stdout);
     cla_print_stats(stdout);
+    dist_print_stats(stdout);
 }
 
 /* Compiles the loaded script; NULL after printing the errors. */
@@ -72,6 +74,20 @@ static RtProgram *compile(Program *ast, Diag *d, const BraidConfig *cfg, const c
     return prog;
 }
 
+/* -exec's mode; false for an unknown one. */
+static bool exec_mode(const char *s, BrExecMode *m)
+{
+    if (!s || !strcmp(s, "hybrid")) *m = BR_EXEC_HYBRID;
+    else if (!strcmp(s, "singlenode")) *m = BR_EXEC_SINGLENODE;
+    else if (!strcmp(s, "distributed") || !strcmp(s, "spark")) *m = BR_EXEC_DIST;
+    else return false;
+    return true;
+}
+
+static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_t t_start);
+
+/* Every rank reads the configuration; under mpirun rank 0 runs the
+ * script and the others serve its distributed jobs (dist/dist.h). */
 int braid_run(const BraidRunOptions *o)
 {
     int64_t t_start = br_now_ns();
@@ -85,8 +101,34 @@ int braid_run(const BraidRunOptions *o)
         fprintf(stderr, "braid: -threads %d: at most %d threads\n", o->threads, BR_MAX_THREADS);
         return 1;
     }
+    BrExecMode mode;
+    if (!exec_mode(o->exec, &mode)) {
+        fprintf(stderr, "braid: -exec expects singlenode, hybrid, distributed or spark, not '%s'\n", o->exec);
+        return 1;
+    }
+    BrErr e = {0};
+    if (dist_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
+    br_set_exec_mode(mode);
+    br_set_dist_available(dist_active());
+    br_set_mem_budget(cfg.mem_budget);
+    dist_set_blocksize(cfg.blocksize);
     if (o->threads > 0) cfg.threads = o->threads;
+    /* ranks on one machine share its cores */
+    if (cfg.threads == 0 && dist_active() && dist_local_size() > 1) {
+        int t = br_threads() / dist_local_size();
+        cfg.threads = t > 0 ? t : 1;
+    }
     br_set_threads(cfg.threads);
+    if (dist_active() && dist_rank() > 0) return dist_serve();
+    int rc = run_control(o, &cfg, t_start);
+    dist_finish();
+    return rc;
+}
+
+/* Rank 0 (or a plain run): compile, explain, execute, report. */
+static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_t t_start)
+{
+    BraidConfig cfg = *cfgp;
 
     LangOptions lo = {.builtin_dir = o->builtin_dir ? o->builtin_dir : "scripts/builtin",
                       .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};

@@ -179,7 +179,7 @@ int64_t br_now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-double br_mem_budget(void)
+double br_mem_physical(void)
 {
     static double budget; /* a constant of the machine, computed once */
     if (budget == 0) {
@@ -192,6 +192,19 @@ double br_mem_budget(void)
     }
     return budget;
 }
+
+/* set once from the configuration before compiling; read by compile
+ * threads afterwards */
+static double g_budget;
+static BrExecMode g_exec = BR_EXEC_HYBRID;
+
+double br_mem_budget(void) { return g_budget > 0 ? g_budget : br_mem_physical(); }
+void br_set_mem_budget(double bytes) { g_budget = bytes > 0 ? bytes : 0; }
+static bool g_dist;
+bool br_dist_available(void) { return g_dist; }
+void br_set_dist_available(bool on) { g_dist = on; }
+BrExecMode br_exec_mode(void) { return g_exec; }
+void br_set_exec_mode(BrExecMode m) { g_exec = m; }
 
 bool br_grow(void **p, int *cap, int need, size_t elem)
 {

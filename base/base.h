@@ -62,8 +62,26 @@ void br_set_threads(int n);       /* n <= 0: all cores; capped at BR_MAX_THREADS
 /* The local memory budget (bytes): 70% of physical memory. Operations
  * whose least memory exceeds it run distributed (execution type EX_DIST). */
 double br_mem_budget(void);
+/* The physical limit behind it (70% of RAM), whatever the configured
+ * budget: what rank 0 may collect of a distributed matrix. */
+double br_mem_physical(void);
+/* Sets the budget (bytes; <= 0: back to 70% of RAM). The configuration
+ * key sysds.local.memory.budget sets it, so tests can force small budgets
+ * and with them distributed operators. */
+void br_set_mem_budget(double bytes);
 /* Execution types (seed 002, section 3.3): where an operation runs. */
 enum { EX_CP = 0, EX_DIST = 1 };
+/* Execution modes (SystemDS's -exec): hybrid picks per operation by the
+ * budget; singlenode runs everything locally; distributed runs every
+ * matrix operation that has a distributed operator distributed. */
+typedef enum { BR_EXEC_HYBRID, BR_EXEC_SINGLENODE, BR_EXEC_DIST } BrExecMode;
+BrExecMode br_exec_mode(void);
+void br_set_exec_mode(BrExecMode m);
+/* Distributed operators can run (launched under mpirun): set by the run
+ * before compiling; plans keep EX_DIST operations out of fused operators
+ * only then (without it they are errors and fusion may still avoid them). */
+bool br_dist_available(void);
+void br_set_dist_available(bool on);
 
 /* Monotonic clock in nanoseconds. */
 int64_t br_now_ns(void);

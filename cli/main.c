@@ -27,7 +27,8 @@ static void usage(FILE *f)
         "  -config file.xml     SystemDS-style configuration (<root><sysds.key>v</sysds.key></root>)\n"
         "  -seed N              seed for rand()/sample() calls without a seed\n"
         "  -threads N           number of threads (default: all cores)\n"
-        "  -exec MODE           accepted for SystemDS compatibility (braid runs locally)\n"
+        "  -exec MODE           singlenode, hybrid (default) or distributed (spark): under\n"
+        "                       mpirun, operations over the memory budget run on all ranks\n"
         "  -help                this text\n");
 }
 
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
      * Fixed thresholds keep freed blocks up to 32 MB for reuse. */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
-    const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL;
+    const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL, *exec = NULL;
     bool stats = false;
     int stats_n = 10;
     int64_t seed = -1;
@@ -127,10 +128,10 @@ int main(int argc, char **argv)
             }
             threads = (int)t;
         } else if (!strcmp(a, "-exec")) {
-            /* SystemDS's execution mode (singlenode, hybrid, spark): braid
-             * always runs locally */
+            /* SystemDS's execution mode: singlenode, hybrid, spark (here:
+             * distributed over MPI ranks) */
             if (i + 1 >= argc) { fprintf(stderr, "braid: -exec needs a mode\n"); return 1; }
-            i++;
+            exec = argv[++i];
         } else if (!strcmp(a, "-args")) {
             int k = 1;
             while (i + 1 < argc && !is_opt(argv[i + 1])) {
@@ -164,7 +165,7 @@ int main(int argc, char **argv)
     char *bdir = builtin_dir(argv[0]);
     BraidRunOptions o = {.file = file, .text = text, .arg_names = names, .arg_values = vals, .nargs = nargs,
                          .config = config, .explain = explain, .stats = stats, .stats_top = stats_n,
-                         .seed = seed, .threads = threads, .builtin_dir = bdir};
+                         .seed = seed, .threads = threads, .builtin_dir = bdir, .exec = exec};
     int rc = braid_run(&o);
     free(bdir);
     for (int i = 0; i < nowned; i++) free(owned[i]);

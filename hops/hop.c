@@ -86,6 +86,7 @@ void hop_add_read(HopDag *d, const char *name)
 }
 
 static bool known(const Hop *h) { return h && h->rows >= 0 && h->cols >= 0; }
+static int exec_type(const Hop *h, double lb);
 
 /* Literal integer value of a hop, if it is a numeric literal. */
 static bool lit_num(const Hop *h, double *v)
@@ -404,8 +405,12 @@ void hop_infer(Hop *h)
     else if (h->nnz >= 0) h->memlb = h->mem;
     else {
         bool sparse = h->kind == H_TREAD || h->kind == H_FCALL;
-        for (int i = 0; i < h->nin && !sparse; i++)
-            sparse = h->in[i] && h->in[i]->dt == DT_MATRIX && (h->in[i]->mem < 0 || h->in[i]->memlb < h->in[i]->mem);
+        for (int i = 0; i < h->nin && !sparse; i++) {
+            const Hop *x = h->in[i];
+            /* an input of unknown size or non-zeros, or a known sparse one */
+            sparse = x && x->dt == DT_MATRIX &&
+                     (x->mem < 0 || x->memlb < x->mem || (known(x) && x->memlb < mb_est_dense(x->rows, x->cols)));
+        }
         h->memlb = sparse ? mb_est_size(h->rows, h->cols, 0) : h->mem;
     }
     /* distributed (an error, for now) only when the operation surely
@@ -414,7 +419,26 @@ void hop_infer(Hop *h)
     double lb = h->memlb;
     for (int i = 0; i < h->nin; i++)
         if (h->in[i]) lb += h->in[i]->memlb;
-    h->exec = lb > br_mem_budget() ? EX_DIST : EX_CP;
+    h->exec = exec_type(h, lb);
+}
+
+/* The execution type of h (seed 002, section 3.3) by the mode: hybrid
+ * by its least memory against the budget, singlenode always local,
+ * distributed every operation over a matrix that has a distributed
+ * operator (dist/). */
+static int exec_type(const Hop *h, double lb)
+{
+    switch (br_exec_mode()) {
+    case BR_EXEC_SINGLENODE: return EX_CP;
+    case BR_EXEC_DIST: {
+        bool kind = h->kind == H_UNARY || h->kind == H_BINARY || h->kind == H_TERNARY || h->kind == H_AGG ||
+                    h->kind == H_MATMUL;
+        bool mat = h->dt == DT_MATRIX;
+        for (int i = 0; i < h->nin && !mat; i++) mat = h->in[i] && h->in[i]->dt == DT_MATRIX;
+        return kind && mat ? EX_DIST : EX_CP;
+    }
+    default: return lb > br_mem_budget() ? EX_DIST : EX_CP;
+    }
 }
 
 bool hop_outer_like(const Hop *h, int64_t *r)

@@ -210,6 +210,9 @@ typedef struct BraidRunOptions {
     int threads;                      /* 0: the configuration's (all cores) */
     const char *builtin_dir;          /* the DML builtin library; NULL:
                                          scripts/builtin */
+    const char *exec;                 /* -exec: "singlenode", "hybrid"
+                                         (NULL: the default), "distributed"
+                                         or "spark" (= distributed) */
 } BraidRunOptions;
 /* Returns the exit status: 0 on success, 1 on any error. */
 int braid_run(const BraidRunOptions *o);

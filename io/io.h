@@ -83,6 +83,12 @@ void io_read_opts_init(IoReadOpts *o);
  * NULL with e set. */
 MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e);
 
+/* Rows [r0, r1) (clipped to the matrix) of a binary matrix file, read
+ * with positioned reads of just their bytes (a distributed read: each
+ * rank its rows); *rows, *cols receive the whole matrix's size. The
+ * header is checked as by io_read_matrix. NULL with e set on an error. */
+MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e);
+
 /* The arguments a script gave to write(). */
 typedef struct IoWriteOpts {
     const char *format;       /* NULL: "text" */

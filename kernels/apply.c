@@ -487,15 +487,18 @@ int ap_rix(const IxSpec *ix, Value *args, Value *out, BrErr *e)
         return br_err(e, BR_EINDEX, "cannot index a %s", val_kind_name(t->kind));
     }
     const MB *m = t->m;
-    int64_t rl, ru, cl, cu;
-    if (!ix->has_col) {
-        /* X[i] on a matrix: rows of a column vector, or cells in row-major order */
-        if (ix_range(ix->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
-        return wrap(slice(m, rl, ru, 0, m->cols, e), out, e);
-    }
-    if (ix_range(ix->rmode, &args[1], &args[2], m->rows, "row", &rl, &ru, e)) return e->code;
-    if (ix_range(ix->cmode, &args[3], &args[4], m->cols, "column", &cl, &cu, e)) return e->code;
-    return wrap(slice(m, rl, ru, cl, cu, e), out, e);
+    int64_t r[4];
+    if (ap_rix_range(ix, args, m->rows, m->cols, r, e)) return e->code;
+    return wrap(slice(m, r[0], r[1], r[2], r[3], e), out, e);
+}
+
+int ap_rix_range(const IxSpec *ix, const Value *args, int64_t rows, int64_t cols, int64_t r[4], BrErr *e)
+{
+    if (ix_range(ix->rmode, &args[1], &args[2], rows, "row", &r[0], &r[1], e)) return e->code;
+    /* X[i] on a matrix: rows of a column vector */
+    if (!ix->has_col) { r[2] = 0; r[3] = cols; return 0; }
+    if (ix_range(ix->cmode, &args[3], &args[4], cols, "column", &r[2], &r[3], e)) return e->code;
+    return 0;
 }
 
 static int list_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, BrErr *e)

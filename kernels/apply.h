@@ -36,6 +36,9 @@ int ap_matmul(OpCode op, int left, const Value *a, const Value *b, const Value *
 /* Right indexing args[0][args[1]:args[2], args[3]:args[4]] of a matrix,
  * frame, list or scalar (1-based bounds as values). */
 int ap_rix(const IxSpec *ix, Value *args, Value *out, BrErr *e);
+/* The 0-based half-open ranges rows r[0]:r[1], columns r[2]:r[3] that
+ * ap_rix selects of a rows x cols matrix (its bounds errors). */
+int ap_rix_range(const IxSpec *ix, const Value *args, int64_t rows, int64_t cols, int64_t r[4], BrErr *e);
 /* Left indexing args[0][args[2]:args[3], args[4]:args[5]] = args[1]; may
  * steal args[0] (set to V_NONE) to update in place when can_steal. */
 int ap_lix(const IxSpec *ix, Value *args, bool can_steal, Value *out, BrErr *e);

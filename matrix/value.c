@@ -77,6 +77,7 @@ Value val_retain(Value v)
     case V_STRING: __atomic_add_fetch(&v.s->refs, 1, __ATOMIC_RELAXED); break;
     case V_LIST: __atomic_add_fetch(&v.l->refs, 1, __ATOMIC_RELAXED); break;
     case V_FRAME: fb_retain(v.f); break;
+    case V_DIST: __atomic_add_fetch(&v.dm->refs, 1, __ATOMIC_RELAXED); break;
     default: break;
     }
     return v;
@@ -110,6 +111,12 @@ void val_release(Value *v)
         break;
     }
     case V_FRAME: fb_release(v->f); break;
+    case V_DIST: {
+        int left = __atomic_sub_fetch(&v->dm->refs, 1, __ATOMIC_ACQ_REL);
+        assert(left >= 0);
+        if (left == 0) v->dm->free(v->dm);
+        break;
+    }
     default: break;
     }
     v->kind = V_NONE;
@@ -138,6 +145,7 @@ const char *val_kind_name(VKind k)
     case V_STRING: return "string";
     case V_LIST: return "list";
     case V_FRAME: return "frame";
+    case V_DIST: return "matrix";
     default: return "none";
     }
 }

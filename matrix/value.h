@@ -10,7 +10,19 @@
 #include "../matrix/fb.h"
 #include "../matrix/mb.h"
 
-typedef enum { V_NONE, V_MATRIX, V_DOUBLE, V_INT, V_BOOL, V_STRING, V_LIST, V_FRAME } VKind;
+typedef enum { V_NONE, V_MATRIX, V_DOUBLE, V_INT, V_BOOL, V_STRING, V_LIST, V_FRAME, V_DIST } VKind;
+
+/* A distributed matrix (dist/): rows x cols, row-block partitioned over
+ * the MPI ranks, known on rank 0 by this handle. Only its sizes are
+ * readable here; dist/ owns the partitions and frees them (free) when the
+ * last reference goes. */
+typedef struct DM DM;
+struct DM {
+    int refs;
+    int64_t rows, cols, nnz;
+    int64_t id;             /* the partitions' name on every rank */
+    void (*free)(DM *);
+};
 
 typedef struct Str { int refs; size_t len; char s[]; } Str;
 typedef struct List List;
@@ -25,6 +37,7 @@ typedef struct Value {
         Str *s;
         List *l;
         FB *f;         /* V_FRAME */
+        DM *dm;        /* V_DIST */
     };
 } Value;
 

@@ -6,12 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static long sysconf_mem_mb(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), ps = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && ps > 0 ? (long)((double)pages * (double)ps * 0.7 / 1048576.0) : 0;
-}
-
 /* into U= from; an out-of-memory mark of from carries over. */
 static void ns_union(NameSet *into, const NameSet *from)
 {
@@ -118,6 +112,7 @@ static void print_block(const PBlock *b, FILE *out, int ind)
             for (int k = 0; k < in->nin; k++)
                 fprintf(out, "%s%s%d", k ? ", " : "", in->in[k] < 0 ? "-" : "r", in->in[k] < 0 ? 0 : in->in[k]);
             fprintf(out, ")");
+            if (in->exec == EX_DIST) fprintf(out, "  DIST");
             if (in->nfree) {
                 fprintf(out, "  free");
                 for (int k = 0; k < in->nfree; k++) fprintf(out, " r%d", in->frees[k]);
@@ -187,7 +182,7 @@ static void print_func(const FProg *fp, FILE *out, bool ns)
 void plan_print_hops(const RtProgram *p, FILE *out)
 {
     fprintf(out, "# Memory Budget local/remote = %.0fMB\n# HOP DAGs\n--MAIN PROGRAM\n",
-            (double)sysconf_mem_mb());
+            br_mem_budget() / 1048576.0);
     hops_list(&p->main, out, 2);
     for (int i = 0; i < p->nfuncs; i++) {
         print_func(p->funcs[i], out, false);

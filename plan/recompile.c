@@ -75,6 +75,14 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
             h->cols = v->m->cols;
             h->nnz = v->m->nnz;
             h->mem = (double)mb_bytes(v->m);
+            h->memlb = h->mem;   /* real data: its non-zeros are exact */
+        } else if (v->kind == V_DIST) {
+            h->dt = DT_MATRIX;
+            h->vt = VT_DOUBLE;
+            h->rows = v->dm->rows;
+            h->cols = v->dm->cols;
+            h->nnz = v->dm->nnz;
+            h->mem = h->memlb = mb_est_size(h->rows, h->cols, h->nnz);
         } else if (!h->move && (v->kind == V_INT || v->kind == V_DOUBLE || v->kind == V_BOOL)) {
             /* literal replacement of scalar variables */
             h->kind = H_LIT;

@@ -18,6 +18,7 @@ void config_defaults(BraidConfig *c)
     c->cg_async = true;
     c->threads = 0;
     snprintf(c->localtmpdir, sizeof c->localtmpdir, "/tmp/braid");
+    c->blocksize = 1000;
 }
 
 /* The line of position p in s (1-based), for messages. */
@@ -92,6 +93,22 @@ static bool apply_key(BraidConfig *c, const char *key, const char *v, char *unkn
         /* SystemDS: -1 (or 0) for all cores */
         if (!parse_int(v, -1, BR_MAX_THREADS, &n)) return false;
         c->threads = n < 0 ? 0 : n;
+        return true;
+    }
+    if (!strcmp(key, "sysds.local.memory.budget")) {   /* braid: bytes, 0 = 70% of RAM */
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || !(d >= 0)) return false;
+        c->mem_budget = d;
+        return true;
+    }
+    if (!strcmp(key, "sysds.defaultblocksize")) {   /* rows per block of distributed matrices */
+        char *end;
+        errno = 0;
+        long long b = strtoll(v, &end, 10);
+        if (end == v || *end || errno || b < 1) return false;
+        c->blocksize = b;
         return true;
     }
     if (!strcmp(key, "sysds.compressed.linalg")) {   /* true, false or auto */

@@ -15,6 +15,10 @@ typedef struct BraidConfig {
     int threads;                /* sysds.cp.parallel.ops / sysds.num.threads: 0 = all */
     char localtmpdir[512];      /* sysds.localtmpdir */
     int cla;                    /* sysds.compressed.linalg: 0 false, 1 true, 2 auto */
+    double mem_budget;          /* sysds.local.memory.budget (braid): bytes
+                                   of the local budget; 0: 70% of RAM */
+    int64_t blocksize;          /* sysds.defaultblocksize: rows per block
+                                   of distributed matrices */
 } BraidConfig;
 
 void config_defaults(BraidConfig *c);

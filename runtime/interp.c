@@ -5,7 +5,9 @@
  * dead are released. */
 #include "interp.h"
 #include "cla_rt.h"
+#include "distexec.h"
 #include "../base/vec.h"
+#include "../dist/dist.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -234,22 +236,32 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     int rc = 0;
     BrErr e;
     int64_t seen = 0;
+    bool dist = dist_active();
     for (int i = 0; i < c->n && !rc; i++) {
         const Instr *in = &c->ins[i];
         br_err_clear(&e);
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
-        if (in->exec == EX_DIST) {
+        if (in->exec == EX_DIST && !dist && br_exec_mode() == BR_EXEC_DIST) {
+            rc = rt_fail(rt, in->span, BR_EFAIL,
+                         "operation '%s' runs distributed (-exec distributed), and distributed execution is "
+                         "not available (run under mpirun)", in->opname);
+            break;
+        }
+        if (in->exec == EX_DIST && !dist) {
             rc = rt_fail(rt, in->span, BR_ENOMEM,
                          "operation '%s' needs %.1f GB (inputs and output), more than the local memory "
-                         "budget of %.1f GB, and distributed execution is not available",
+                         "budget of %.1f GB, and distributed execution is not available (run under mpirun)",
                          in->opname, in->opmem / 1e9, br_mem_budget() / 1e9);
             break;
         }
-        /* compressed inputs: decompressed here for operators that do
-         * not take them (docs/cla.md) */
-        int xrc = cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)
+        /* distributed instructions run as jobs (dist/); compressed
+         * inputs are decompressed here for operators that do not take
+         * them (docs/cla.md) */
+        int step = dist ? rt_dist_step(c, f, in, regs, &e) : 0;
+        int xrc = step < 0 ? -1 : step > 0 ? 0
+                : cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)
                                              : exec_instr(rt, f, in, regs, &e);
-        if (!xrc && rt->opt.cla) xrc = cla_rt_after(rt, in, &regs[in->out], &e);
+        if (!xrc && step == 0 && rt->opt.cla) xrc = cla_rt_after(rt, in, &regs[in->out], &e);
         if (xrc) {
             if (!rt->err.code) {
                 if (e.code) rt_fail(rt, in->span, e.code, "%s", e.msg);

@@ -54,6 +54,15 @@ if [ -x tests/parity/run.py ]; then
   p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
 fi
+# distributed execution under mpirun (tests/mpi; skipped without mpirun)
+if [ -x tests/mpi/run.sh ]; then
+  out=$(tests/mpi/run.sh "$build/braid" 2>&1)
+  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+  printf '%s\n' "$out" | grep -E '^(FAIL|mpi tests: skipped)' | head -n 30
+  echo "mpi tests: $line"
+  p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
+  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+fi
 # the shared conformance suite (../shared/conformance), when present: with
 # the default settings, with rewrites off, with the fuse-all heuristic and
 # with compressed linear algebra forced on

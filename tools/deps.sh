@@ -8,7 +8,7 @@
 # (tests/python) check it against.
 set -e
 PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3\
-      python3-dev python3-numpy python3-scipy"
+      python3-dev python3-numpy python3-scipy openmpi-bin libopenmpi-dev"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do

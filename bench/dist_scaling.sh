@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# dist_scaling.sh [BRAID] [ROWS] [COLS] [REPS]: strong scaling of L2SVM and
+# KMeans over 1..4 MPI ranks (docs/dist.md). The memory budget is forced to
+# a tenth of X, so X and its products run distributed; each line gives the
+# best training time of REPS runs (the configurations alternate within a
+# round), its ratio to the local run (plain braid, same data, same
+# threads) and the bytes the distributed jobs sent. On a machine with
+# fewer cores than ranks, ranks share cores (--oversubscribe): such a run
+# shows the overhead of partitioning and messages, not speedup.
+set -u
+braid=${1:-build/braid}
+rows=${2:-200000}; cols=${3:-20}; reps=${4:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+budget=$((rows * cols * 8 / 10))
+printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget></root>\n' "$budget" > "$tmp/c.xml"
+cores=$(nproc)
+echo "# $rows x $cols, budget $budget bytes, $cores cores, 1 thread per rank, best of $reps"
+echo "# algo   ranks  train_s  vs_local  bytes_sent  jobs"
+for algo in l2svm kmeans; do
+  declare -A best=() bytes=() jobs=()
+  for r in $(seq 1 "$reps"); do
+    for np in 0 1 2 3 4; do
+      if [ "$np" = 0 ]; then
+        out=$("$braid" -threads 1 -f "$here/dist/$algo.dml" -args "$rows" "$cols" 2>&1)
+      else
+        out=$(mpirun --oversubscribe --bind-to none -np "$np" "$braid" -threads 1 -config "$tmp/c.xml" -stats \
+              -f "$here/dist/$algo.dml" -args "$rows" "$cols" 2>&1)
+      fi
+      t=$(printf '%s\n' "$out" | sed -n 's/^train \([0-9.eE+-]*\) .*/\1/p')
+      [ -z "$t" ] && { echo "$algo np=$np failed:"; printf '%s\n' "$out" | tail -n 5; continue; }
+      if [ -z "${best[$np]:-}" ] || python3 -c "import sys; sys.exit(0 if $t < ${best[$np]} else 1)"; then best[$np]=$t; fi
+      bytes[$np]=$(printf '%s\n' "$out" | sed -n 's/^Distributed jobs.*(\([0-9.]*\) sec, \([0-9]*\) bytes sent).*/\2/p')
+      jobs[$np]=$(printf '%s\n' "$out" | sed -n 's/^Distributed jobs ([0-9]* ranks):\t\([0-9]*\) .*/\1/p')
+    done
+  done
+  for np in 0 1 2 3 4; do
+    [ -z "${best[$np]:-}" ] && continue
+    ratio=$(python3 -c "print('%.2f' % (${best[$np]} / ${best[0]}))")
+    printf '%-8s %5s  %7.3f  %8s  %10s  %4s\n' "$algo" "$([ "$np" = 0 ] && echo local || echo "$np")" "${best[$np]}" "$ratio" "${bytes[$np]:--}" "${jobs[$np]:--}"
+  done
+  unset best bytes jobs
+done

@@ -1,0 +1,1023 @@
+/* dist.c: the MPI transport, the partition registry, jobs and the worker
+ * loop (dist.h describes the model). */
+#include "dist.h"
+
+#include <mpi.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../io/io.h"
+#include "../kernels/reorg.h"
+
+static bool g_on;
+static int g_rank, g_size = 1, g_local = 1;
+static int64_t g_bs = 1000;
+static int64_t g_next_id = 1;
+/* rank 0: jobs come from the interpreter's threads (parfor workers) one
+ * at a time; recursive, as releasing a handle inside a job frees it */
+static pthread_mutex_t g_lock;
+
+bool dist_launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_RANK") || getenv("PMIX_RANK"); }
+bool dist_active(void) { return g_on; }
+int dist_rank(void) { return g_rank; }
+int dist_size(void) { return g_size; }
+int dist_local_size(void) { return g_local; }
+void dist_set_blocksize(int64_t rows) { g_bs = rows > 0 ? rows : 1000; }
+
+/* ---- fault reporting ---- */
+
+static char g_ctx[160] = "no instruction";
+
+void dist_set_context(const char *what, int line)
+{
+    snprintf(g_ctx, sizeof g_ctx, "instruction '%s' (line %d)", what ? what : "?", line);
+}
+
+/* mpirun ends every rank with SIGTERM when one rank dies or is killed:
+ * rank 0 says what it was running, then exits 1 (write() only: a signal
+ * handler). */
+static void on_term(int sig)
+{
+    (void)sig;
+    char msg[400];
+    int n = snprintf(msg, sizeof msg,
+                     "braid: error: the distributed run was ended by mpirun during %s: a rank died or was "
+                     "killed (mpirun names it)\n",
+                     g_ctx);
+    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    _exit(1);
+}
+
+int dist_init(BrErr *e)
+{
+    if (!dist_launched() || g_on) return 0;
+    /* ranks that wait yield their core (OpenMPI does so by itself only
+     * with more ranks than cores): on 2 shared cores L2SVM's 960 jobs took
+     * 2.0-2.2 s spinning against 0.6-1.3 s yielding at 2 ranks, 10-11 s
+     * against 0.3-0.6 s at 3; a user's setting wins */
+    setenv("OMPI_MCA_mpi_yield_when_idle", "1", 0);
+    int prov = 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &prov) != MPI_SUCCESS)
+        return br_err(e, BR_EFAIL, "MPI initialization failed");
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &g_local);
+        MPI_Comm_free(&node);
+    }
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&g_lock, &a);
+    pthread_mutexattr_destroy(&a);
+    g_on = true;
+    if (g_rank == 0) signal(SIGTERM, on_term);
+    return 0;
+}
+
+/* ---- statistics (rank 0) ---- */
+
+typedef enum {
+    J_STOP, J_SCATTER, J_COLLECT, J_FREE, J_UNARY, J_BINARY, J_TERNARY, J_RAGG, J_FAGG, J_CAGG,
+    J_MAPMM, J_LMM, J_TSMM, J_TMM, J_MMCHAIN, J_CSLICE, J_RSLICE, J_CBIND, J_READ, J_TABLE, J_NTYPES
+} JobType;
+
+static const char *job_names[J_NTYPES] = {
+    "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
+    "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
+};
+
+static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
+static int64_t g_bytes; /* bytes moved by the job now running */
+
+void dist_print_stats(FILE *f)
+{
+    if (!g_on) return;
+    int64_t jobs = 0, bytes = 0, ns = 0;
+    for (int t = J_SCATTER; t < J_NTYPES; t++) { jobs += g_stat[t].count; bytes += g_stat[t].bytes; ns += g_stat[t].ns; }
+    fprintf(f, "Distributed jobs (%d ranks):\t%lld (%.3f sec, %lld bytes sent).\n", g_size, (long long)jobs,
+            (double)ns / 1e9, (long long)bytes);
+    for (int t = J_SCATTER; t < J_NTYPES; t++)
+        if (g_stat[t].count)
+            fprintf(f, "  %-12s %8lld jobs %9.3f sec %14lld bytes\n", job_names[t], (long long)g_stat[t].count,
+                    (double)g_stat[t].ns / 1e9, (long long)g_stat[t].bytes);
+}
+
+/* ---- transport: byte messages of any size (MPI counts are int) ---- */
+
+#define CHUNK ((size_t)1 << 30)
+
+static void bcast_bytes(void *p, size_t n)
+{
+    for (size_t o = 0; o < n; o += CHUNK) {
+        size_t k = n - o < CHUNK ? n - o : CHUNK;
+        MPI_Bcast((char *)p + o, (int)k, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+    if (g_rank == 0) g_bytes += (int64_t)n * (g_size - 1);
+}
+
+static void send_bytes(const void *p, size_t n, int to)
+{
+    MPI_Send(&n, (int)sizeof n, MPI_BYTE, to, 1, MPI_COMM_WORLD);
+    for (size_t o = 0; o < n; o += CHUNK) {
+        size_t k = n - o < CHUNK ? n - o : CHUNK;
+        MPI_Send((const char *)p + o, (int)k, MPI_BYTE, to, 2, MPI_COMM_WORLD);
+    }
+    if (g_rank == 0) g_bytes += (int64_t)n;
+}
+
+/* A message sent by send_bytes (malloc'd, *n its size; NULL for 0). */
+static char *recv_bytes(int from, size_t *n)
+{
+    MPI_Recv(n, (int)sizeof *n, MPI_BYTE, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    char *p = *n ? malloc(*n) : NULL;
+    if (*n && !p) {
+        /* cannot refuse a message in flight: a clear end beats a hang */
+        fprintf(stderr, "braid: rank %d: out of memory receiving %zu bytes\n", g_rank, *n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (size_t o = 0; o < *n; o += CHUNK) {
+        size_t k = *n - o < CHUNK ? *n - o : CHUNK;
+        MPI_Recv(p + o, (int)k, MPI_BYTE, from, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    if (g_rank == 0) g_bytes += (int64_t)*n;
+    return p;
+}
+
+/* ---- matrix blocks as bytes ---- */
+
+typedef struct MBHead { int64_t rows, cols, nnz, sparse; } MBHead;
+
+static size_t packed_size(const MB *m)
+{
+    if (!m) return 0;
+    if (m->sparse)
+        return sizeof(MBHead) + (size_t)(m->rows + 1) * 8 + (size_t)m->nnz * (4 + 8);
+    return sizeof(MBHead) + (size_t)(m->rows * m->cols) * 8;
+}
+
+static char *pack(const MB *m, size_t *n)
+{
+    *n = packed_size(m);
+    char *buf = *n ? malloc(*n) : NULL;
+    if (!buf) return NULL;
+    MBHead h = {m->rows, m->cols, m->nnz, m->sparse};
+    memcpy(buf, &h, sizeof h);
+    char *p = buf + sizeof h;
+    if (m->sparse) {
+        memcpy(p, m->rp, (size_t)(m->rows + 1) * 8);
+        p += (m->rows + 1) * 8;
+        memcpy(p, m->ci, (size_t)m->nnz * 4);
+        p += m->nnz * 4;
+        memcpy(p, m->v, (size_t)m->nnz * 8);
+    } else if (m->rows * m->cols > 0) {
+        memcpy(p, m->d, (size_t)(m->rows * m->cols) * 8);
+    }
+    return buf;
+}
+
+static MB *unpack(const char *buf, size_t n, BrErr *e)
+{
+    if (n < sizeof(MBHead)) return NULL;
+    MBHead h;
+    memcpy(&h, buf, sizeof h);
+    const char *p = buf + sizeof h;
+    if (h.sparse) {
+        MB *m = mb_sp_alloc(h.rows, h.cols, h.nnz > 0 ? h.nnz : 1, e);
+        if (!m) return NULL;
+        memcpy(m->rp, p, (size_t)(h.rows + 1) * 8);
+        p += (h.rows + 1) * 8;
+        memcpy(m->ci, p, (size_t)h.nnz * 4);
+        p += h.nnz * 4;
+        memcpy(m->v, p, (size_t)h.nnz * 8);
+        mb_sp_done(m, h.nnz);
+        return m;
+    }
+    MB *m = mb_dense_uninit(h.rows, h.cols, e);
+    if (!m) return NULL;
+    if (h.rows * h.cols > 0) memcpy(m->d, p, (size_t)(h.rows * h.cols) * 8);
+    m->nnz = h.nnz;
+    return m;
+}
+
+/* Sends m (NULL: an empty partition); out of memory packing it, the
+ * receiver gets an empty message and the job's agreement reports it. */
+static bool send_mb(const MB *m, int to)
+{
+    size_t n = 0;
+    char *buf = m ? pack(m, &n) : NULL;
+    bool ok = !m || buf;
+    send_bytes(buf, ok ? n : 0, to);
+    free(buf);
+    return ok;
+}
+
+static MB *recv_mb(int from, BrErr *e)
+{
+    size_t n;
+    char *buf = recv_bytes(from, &n);
+    MB *m = buf ? unpack(buf, n, e) : NULL;
+    free(buf);
+    return m;
+}
+
+/* A value broadcast from rank 0 (a scalar or a local matrix). */
+typedef struct VHead { int32_t kind; int32_t pad; int64_t len; union { double d; int64_t i; } u; } VHead;
+
+static int bcast_value(Value *v, BrErr *e)
+{
+    VHead h = {0};
+    char *buf = NULL;
+    if (g_rank == 0) {
+        h.kind = v->kind;
+        if (v->kind == V_DOUBLE) h.u.d = v->d;
+        else if (v->kind == V_INT) h.u.i = v->i;
+        else if (v->kind == V_BOOL) h.u.i = v->b;
+        else if (v->kind == V_STRING) { h.len = (int64_t)v->s->len; buf = v->s->s; }
+        else if (v->kind == V_MATRIX) {
+            size_t n;
+            buf = pack(v->m, &n);
+            h.len = buf ? (int64_t)n : -1;
+        }
+    }
+    bcast_bytes(&h, sizeof h);
+    if (h.len < 0) return br_err(e, BR_ENOMEM, "out of memory broadcasting an operand");
+    if (g_rank != 0 && h.len > 0 && !(buf = malloc((size_t)h.len))) {
+        fprintf(stderr, "braid: rank %d: out of memory receiving an operand\n", g_rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (h.len > 0) bcast_bytes(buf, (size_t)h.len);
+    if (g_rank == 0) {
+        if (v->kind == V_MATRIX) free(buf);
+        return 0;
+    }
+    switch (h.kind) {
+    case V_DOUBLE: *v = val_double(h.u.d); break;
+    case V_INT: *v = val_int(h.u.i); break;
+    case V_BOOL: *v = val_bool(h.u.i != 0); break;
+    case V_STRING: *v = val_string_n(buf, (size_t)h.len); break;
+    case V_MATRIX: {
+        MB *m = unpack(buf, (size_t)h.len, e);
+        *v = m ? val_matrix(m) : val_none();
+        break;
+    }
+    default: *v = val_none(); break;
+    }
+    free(buf);
+    return 0;
+}
+
+/* ---- partitions ---- */
+
+typedef struct Part { int64_t id; MB *m; } Part;
+static Part *g_parts;
+static int g_nparts, g_pcap;
+
+/* Rows [lo, hi) of an n-row matrix held by rank r. */
+static void part_range(int64_t n, int r, int64_t *lo, int64_t *hi)
+{
+    int64_t nb = (n + g_bs - 1) / g_bs;
+    int64_t b0 = nb * r / g_size, b1 = nb * (r + 1) / g_size;
+    *lo = BR_MIN(n, b0 * g_bs);
+    *hi = BR_MIN(n, b1 * g_bs);
+}
+
+static int part_put(int64_t id, MB *m)
+{
+    if (g_nparts == g_pcap) {
+        int nc = g_pcap ? 2 * g_pcap : 16;
+        Part *p = realloc(g_parts, (size_t)nc * sizeof *p);
+        if (!p) return -1;
+        g_parts = p;
+        g_pcap = nc;
+    }
+    g_parts[g_nparts++] = (Part){id, m};
+    return 0;
+}
+
+static MB *part_get(int64_t id)
+{
+    for (int i = 0; i < g_nparts; i++)
+        if (g_parts[i].id == id) return g_parts[i].m;
+    return NULL;
+}
+
+static void part_drop(int64_t id)
+{
+    for (int i = 0; i < g_nparts; i++)
+        if (g_parts[i].id == id) {
+            mb_release(g_parts[i].m);
+            g_parts[i] = g_parts[--g_nparts];
+            return;
+        }
+}
+
+/* ---- agreement: every rank learns whether any failed ---- */
+
+static int agree(bool failed, BrErr *e)
+{
+    int mine = failed ? g_rank + 1 : 0, worst = 0;
+    MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (!worst) return 0;
+    int who = worst - 1;
+    if (who != 0) {
+        if (g_rank == who) send_bytes(e->msg, strlen(e->msg) + 1, 0);
+        if (g_rank == 0) {
+            size_t n;
+            char *msg = recv_bytes(who, &n);
+            br_err(e, BR_EFAIL, "rank %d: %s", who, msg ? msg : "failed");
+            free(msg);
+        }
+    }
+    return -1;
+}
+
+/* ---- jobs ---- */
+
+enum { A_NONE, A_DIST, A_BCAST };
+
+typedef struct Job {
+    int32_t type, op, dir, left;
+    int32_t nin;
+    int32_t kind[3];
+    int64_t id[3];      /* A_DIST: partitions */
+    int64_t out;        /* map jobs: the result's id */
+    int64_t rows, cols; /* shape of the (first) partitioned operand */
+    int64_t orows, ocols; /* reduce jobs: the result's shape */
+    int64_t ix[4];      /* slices: rows ix[0]:ix[1], columns ix[2]:ix[3] */
+} Job;
+
+static bool is_map(int t)
+{
+    return t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
+           t == J_CBIND || t == J_TABLE;
+}
+
+/* Reduction operator of a full or column aggregate (op on partials). */
+static MPI_Op reduce_op(const Job *j, double *ident)
+{
+    if (j->type == J_FAGG || j->type == J_CAGG) {
+        if (j->op == OP_AMIN) { *ident = INFINITY; return MPI_MIN; }
+        if (j->op == OP_AMAX) { *ident = -INFINITY; return MPI_MAX; }
+        if (j->op == OP_PROD) { *ident = 1; return MPI_PROD; }
+    }
+    *ident = 0;
+    return MPI_SUM;
+}
+
+/* The kernel of one job on this rank's rows [lo, hi). */
+static int local_op(const Job *j, Value *in, int64_t lo, int64_t hi, Value *out, BrErr *e)
+{
+    OpCode agg = j->op == OP_MEAN ? OP_SUM : (OpCode)j->op;
+    switch ((JobType)j->type) {
+    case J_UNARY: return ap_unary(j->op, &in[0], out, e);
+    case J_BINARY: return ap_binary(j->op, &in[0], &in[1], out, e);
+    case J_TERNARY: return ap_ternary(&in[0], &in[1], &in[2], out, e);
+    case J_RAGG: return ap_agg(j->op, DIR_ROW, &in[0], out, e);
+    case J_FAGG: return ap_agg(agg, DIR_FULL, &in[0], out, e);
+    case J_CAGG: return ap_agg(agg, DIR_COL, &in[0], out, e);
+    case J_MAPMM: return ap_matmul(OP_MATMUL, 0, &in[0], &in[1], &in[2], out, e);
+    case J_TSMM: return ap_matmul(OP_TSMM, 1, &in[0], &in[1], &in[2], out, e);
+    case J_TMM: return ap_matmul(OP_MATMULTL, 0, &in[0], &in[1], &in[2], out, e);
+    case J_MMCHAIN: return ap_matmul(OP_MMCHAIN, 0, &in[0], &in[1], &in[2], out, e);
+    case J_CSLICE: {
+        MB *s = k_slice(in[0].m, 0, in[0].m->rows, j->ix[2], j->ix[3], e);
+        if (!s) return -1;
+        *out = val_matrix(s);
+        return 0;
+    }
+    case J_CBIND: {
+        const MB *ms[3];
+        for (int k = 0; k < j->nin; k++) ms[k] = in[k].m;
+        MB *s = k_cbind(j->nin, ms, e);
+        if (!s) return -1;
+        *out = val_matrix(s);
+        return 0;
+    }
+    case J_LMM: {
+        /* the broadcast left side's columns that meet this rank's rows */
+        const MB *l = in[0].m;
+        MB *s = k_slice(l, 0, l->rows, lo, hi, e);
+        if (!s) return -1;
+        Value sv = val_matrix(s);
+        int rc = ap_matmul(OP_MATMUL, 0, &sv, &in[1], &in[2], out, e);
+        val_release(&sv);
+        return rc;
+    }
+    default: return br_err(e, BR_EFAIL, "unknown distributed job %d", j->type);
+    }
+}
+
+/* Partial result of a reduce job as orows x ocols doubles (the identity
+ * for a rank without rows). */
+static double *partial(const Job *j, const Value *loc, size_t *n)
+{
+    *n = (size_t)(j->orows * j->ocols);
+    double *buf = malloc(*n * sizeof(double) + 8);
+    if (!buf) return NULL;
+    double ident;
+    reduce_op(j, &ident);
+    for (size_t i = 0; i < *n; i++) buf[i] = ident;
+    if (loc->kind == V_MATRIX) {
+        for (int64_t r = 0; r < loc->m->rows && r < j->orows; r++)
+            for (int64_t c = 0; c < loc->m->cols && c < j->ocols; c++) buf[r * j->ocols + c] = mb_get(loc->m, r, c);
+    } else if (loc->kind != V_NONE && *n >= 1) {
+        buf[0] = val_as_double(loc);
+    }
+    return buf;
+}
+
+/* Rank 0: the reduced partials as the job's result. */
+static int finish_reduce(const Job *j, double *buf, Value *res, BrErr *e)
+{
+    double div = j->op == OP_MEAN ? (j->type == J_FAGG ? (double)j->rows * (double)j->cols : (double)j->rows) : 1;
+    if (j->type == J_FAGG) {
+        *res = val_double(buf[0] / div);
+        return 0;
+    }
+    MB *m = mb_dense_uninit(j->orows, j->ocols, e);
+    if (!m) return -1;
+    for (int64_t i = 0; i < j->orows * j->ocols; i++) m->d[i] = buf[i] / div;
+    mb_recount_nnz(m);
+    m = mb_finish(m, e);
+    if (!m) return -1;
+    *res = val_matrix(m);
+    return 0;
+}
+
+static void dm_free(DM *d);
+
+static DM *dm_new(int64_t rows, int64_t cols, int64_t nnz, int64_t id)
+{
+    DM *d = malloc(sizeof *d);
+    if (!d) return NULL;
+    *d = (DM){.refs = 1, .rows = rows, .cols = cols, .nnz = nnz, .id = id, .free = dm_free};
+    return d;
+}
+
+/* Every rank's part of a map job's end: keep the partition, tell rank 0
+ * the result's non-zeros and columns. */
+static int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
+{
+    MB *m = loc->kind == V_MATRIX ? mb_retain(loc->m) : NULL;
+    bool failed = loc->kind != V_MATRIX && loc->kind != V_NONE;
+    if (failed) br_err(e, BR_EFAIL, "a distributed operator gave a %s", val_kind_name(loc->kind));
+    if (!failed && part_put(j->out, m)) { mb_release(m); failed = true; br_err(e, BR_ENOMEM, "out of memory"); }
+    if (agree(failed, e)) { part_drop(j->out); return -1; }
+    int64_t mine[2] = {m ? m->nnz : 0, m ? m->cols : -1}, nnz = 0, cols = -1;
+    MPI_Reduce(&mine[0], &nnz, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&mine[1], &cols, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (g_rank != 0) return 0;
+    DM *d = dm_new(j->rows, cols, nnz, j->out);
+    if (!d) { part_drop(j->out); return br_err(e, BR_ENOMEM, "out of memory"); }
+    res->kind = V_DIST;
+    res->dm = d;
+    return 0;
+}
+
+/* One compute job on every rank (rank 0 passes the broadcast operands in
+ * bv and receives the result in res). */
+static int run_compute(const Job *j, Value *bv, Value *res, BrErr *e)
+{
+    Value in[3] = {val_none(), val_none(), val_none()};
+    int rc = 0;
+    for (int k = 0; k < j->nin; k++) {
+        if (j->kind[k] == A_DIST) {
+            MB *m = part_get(j->id[k]);
+            if (m) in[k] = val_matrix(mb_retain(m));
+        } else if (j->kind[k] == A_BCAST) {
+            if (g_rank == 0) in[k] = val_retain(bv[k]);
+            if (bcast_value(&in[k], e)) rc = -1;
+        }
+    }
+    int64_t lo, hi;
+    part_range(j->rows, g_rank, &lo, &hi);
+    Value loc = val_none();
+    bool failed = rc != 0;
+    if (!failed && hi > lo) failed = local_op(j, in, lo, hi, &loc, e) != 0;
+    for (int k = 0; k < 3; k++) val_release(&in[k]);
+    if (is_map(j->type)) {
+        rc = failed ? (agree(true, e), -1) : finish_map(j, &loc, res, e);
+        val_release(&loc);
+        return rc;
+    }
+    size_t n = 0;
+    double *buf = failed ? NULL : partial(j, &loc, &n);
+    val_release(&loc);
+    if (!failed && !buf) { failed = true; br_err(e, BR_ENOMEM, "out of memory"); }
+    if (agree(failed, e)) { free(buf); return -1; }
+    double ident;
+    MPI_Op op = reduce_op(j, &ident);
+    for (size_t o = 0; o < n; o += CHUNK / 8) {
+        int k = (int)(n - o < CHUNK / 8 ? n - o : CHUNK / 8);
+        if (g_rank == 0) MPI_Reduce(MPI_IN_PLACE, buf + o, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
+        else MPI_Reduce(buf + o, NULL, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
+    }
+    if (g_rank == 0) {
+        g_bytes += (int64_t)(n * 8) * (g_size - 1);
+        rc = finish_reduce(j, buf, res, e);
+    }
+    free(buf);
+    return rc;
+}
+
+/* Scatter (rank 0 sends each rank its rows of m) and collect (each rank
+ * sends its partition to rank 0, which stacks them). */
+static int run_scatter(const Job *j, const MB *m, BrErr *e)
+{
+    bool failed = false;
+    if (g_rank == 0) {
+        for (int r = g_size - 1; r >= 0; r--) {
+            int64_t lo, hi;
+            part_range(j->rows, r, &lo, &hi);
+            MB *s = hi > lo ? k_slice(m, lo, hi, 0, m->cols, e) : NULL;
+            if (hi > lo && !s) failed = true;
+            if (r > 0) {
+                if (!send_mb(s, r)) failed = true;
+                mb_release(s);
+            } else if (part_put(j->out, s)) {
+                mb_release(s);
+                failed = true;
+            }
+        }
+    } else {
+        BrErr le = {0};
+        MB *s = recv_mb(0, &le);
+        int64_t lo, hi;
+        part_range(j->rows, g_rank, &lo, &hi);
+        if ((hi > lo && !s) || part_put(j->out, s)) {
+            mb_release(s);
+            failed = true;
+            br_err(e, BR_ENOMEM, "out of memory receiving a partition");
+        }
+    }
+    if (agree(failed, e)) { part_drop(j->out); return -1; }
+    return 0;
+}
+
+static int run_collect(const Job *j, Value *res, BrErr *e)
+{
+    if (g_rank != 0) {
+        send_mb(part_get(j->id[0]), 0);
+        return agree(false, e);
+    }
+    MB **parts = calloc((size_t)g_size, sizeof(MB *));
+    bool failed = !parts;
+    int n = 0;
+    if (parts) {
+        MB *mine = part_get(j->id[0]);
+        if (mine) parts[n++] = mb_retain(mine);
+        for (int r = 1; r < g_size; r++) {
+            MB *s = recv_mb(r, e);
+            if (s) parts[n++] = s;
+        }
+    }
+    MB *m = NULL;
+    if (!failed) m = n == 1 ? mb_retain(parts[0]) : n ? k_rbind(n, (const MB *const *)parts, e) : mb_empty(j->rows, j->ocols, e);
+    for (int i = 0; i < n; i++) mb_release(parts[i]);
+    free(parts);
+    if (!m) failed = true;
+    if (agree(failed, e)) { mb_release(m); return -1; }
+    *res = val_matrix(m);
+    return 0;
+}
+
+/* Rows ix[0]:ix[1], columns ix[2]:ix[3] of a distributed matrix to rank
+ * 0: each rank sends the rows it holds of the range. */
+static int run_rslice(const Job *j, Value *res, BrErr *e)
+{
+    int64_t lo, hi;
+    part_range(j->rows, g_rank, &lo, &hi);
+    int64_t a = BR_MAX(lo, j->ix[0]), b = BR_MIN(hi, j->ix[1]);
+    MB *mine = NULL;
+    bool failed = false;
+    if (a < b) {
+        mine = k_slice(part_get(j->id[0]), a - lo, b - lo, j->ix[2], j->ix[3], e);
+        failed = !mine;
+    }
+    if (g_rank != 0) {
+        send_mb(mine, 0);
+        mb_release(mine);
+        return agree(failed, e);
+    }
+    MB **parts = calloc((size_t)g_size, sizeof(MB *));
+    int n = 0;
+    if (mine && parts) parts[n++] = mine;
+    else mb_release(mine);
+    for (int r = 1; r < g_size; r++) {
+        MB *s = recv_mb(r, e);
+        if (s && parts) parts[n++] = s;
+        else mb_release(s);
+    }
+    MB *m = NULL;
+    if (!parts) failed = true;
+    else if (!failed)
+        m = n == 1 ? mb_retain(parts[0]) : n ? k_rbind(n, (const MB *const *)parts, e)
+                                              : mb_empty(j->ix[1] - j->ix[0], j->ix[3] - j->ix[2], e);
+    for (int i = 0; i < n; i++) mb_release(parts[i]);
+    free(parts);
+    if (!m) failed = true;
+    if (agree(failed, e)) { mb_release(m); return -1; }
+    *res = val_matrix(m);
+    return 0;
+}
+
+/* A binary matrix file read by all ranks, each its rows (the path comes
+ * with the job). */
+static int run_read(const Job *j, Value *path, Value *res, BrErr *e)
+{
+    Value p = g_rank == 0 ? val_retain(*path) : val_none();
+    bool failed = bcast_value(&p, e) != 0 || p.kind != V_STRING;
+    int64_t lo, hi, rows, cols;
+    part_range(j->rows, g_rank, &lo, &hi);
+    MB *m = NULL;
+    if (!failed && hi > lo) {
+        m = io_read_binary_rows(p.s->s, lo, hi, &rows, &cols, e);
+        failed = !m || rows != j->rows || cols != j->cols;
+        if (m && failed) br_err(e, BR_EIO, "%s changed while it was read", p.s->s);
+    }
+    val_release(&p);
+    Value loc = m ? val_matrix(m) : val_none();
+    int rc = failed ? (agree(true, e), -1) : finish_map(j, &loc, res, e);
+    val_release(&loc);
+    return rc;
+}
+
+/* table(A, B, n, k) with A and B co-partitioned n x 1 vectors: when
+ * every rank's row ids A fall within its own rows (table(seq(1, n), y,
+ * n, k), KMeans's one-hot assignments), each rank builds its rows of the
+ * n x k result; otherwise every rank returns without a result and rank
+ * 0 runs it locally (*fallback). */
+static int run_table(const Job *j, Value *res, bool *fallback, BrErr *e)
+{
+    int64_t lo, hi;
+    part_range(j->rows, g_rank, &lo, &hi);
+    const MB *a = part_get(j->id[0]), *b = part_get(j->id[1]);
+    MB *ids = NULL;
+    int local = 1;
+    if (hi > lo && (!a || !b || a->cols != 1 || b->cols != 1)) local = 0;
+    if (hi > lo && local) {
+        ids = mb_dense_uninit(hi - lo, 1, e);
+        for (int64_t r = 0; ids && r < hi - lo; r++) {
+            double v = floor(mb_get(a, r, 0));
+            if (!isnan(v) && (v <= (double)lo || v > (double)hi)) local = 0;
+            ids->d[r] = v - (double)lo;   /* 1-based within the partition */
+        }
+        if (!ids) local = 0;
+    }
+    int all = 0;
+    MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all) {
+        mb_release(ids);
+        *fallback = true;
+        return 0;
+    }
+    Value loc = val_none();
+    bool failed = false;
+    if (hi > lo) {
+        mb_recount_nnz(ids);
+        MB *t = k_table(ids, 0, b, 0, NULL, 1, hi - lo, j->ocols, e);
+        if (t) loc = val_matrix(t);
+        else failed = true;
+    }
+    mb_release(ids);
+    int rc = failed ? (agree(true, e), -1) : finish_map(j, &loc, res, e);
+    val_release(&loc);
+    return rc;
+}
+
+/* Any job on this rank (rank 0 after broadcasting the header). */
+static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
+{
+    switch ((JobType)j->type) {
+    case J_SCATTER: return run_scatter(j, src, e);
+    case J_COLLECT: return run_collect(j, res, e);
+    case J_RSLICE: return run_rslice(j, res, e);
+    case J_READ: return run_read(j, bv, res, e);
+    case J_TABLE: {
+        bool fallback = false;
+        int rc = run_table(j, res, &fallback, e);
+        return fallback ? DIST_LOCAL : rc;
+    }
+    case J_FREE: part_drop(j->id[0]); return 0;
+    default: return run_compute(j, bv, res, e);
+    }
+}
+
+/* The job header from rank 0 to all. It is a nonblocking broadcast
+ * (on every rank, as MPI requires the same kind of collective): a worker
+ * waiting for its next job polls it, yielding the core for the first
+ * 2000 polls (jobs in a row) and then sleeping between polls (1 us
+ * doubling to 1 ms), instead of spinning in a blocking broadcast while
+ * rank 0 runs local instructions on the same cores. */
+static void job_header(Job *j)
+{
+    MPI_Request rq;
+    MPI_Ibcast(j, (int)sizeof *j, MPI_BYTE, 0, MPI_COMM_WORLD, &rq);
+    if (g_rank == 0) {
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        g_bytes += (int64_t)sizeof *j * (g_size - 1);
+        return;
+    }
+    long ns = 1000;
+    for (int polls = 0;; polls++) {
+        int done = 0;
+        MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+        if (done) return;
+        if (polls < 2000) { sched_yield(); continue; }   /* jobs in a row */
+        struct timespec ts = {0, ns};
+        nanosleep(&ts, NULL);
+        if (ns < 1000000) ns *= 2;
+    }
+}
+
+/* Rank 0: broadcasts the header and runs the job here. */
+static int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
+{
+    int64_t t0 = br_now_ns();
+    g_bytes = 0;
+    job_header(j);
+    int rc = run_job(j, src, bv, res, e);
+    g_stat[j->type].count++;
+    g_stat[j->type].ns += br_now_ns() - t0;
+    g_stat[j->type].bytes += g_bytes;
+    return rc;
+}
+
+int dist_serve(void)
+{
+    for (;;) {
+        Job j;
+        job_header(&j);
+        if (j.type == J_STOP) break;
+        BrErr e = {0};
+        run_job(&j, NULL, NULL, NULL, &e);
+    }
+    MPI_Finalize();
+    g_on = false;
+    return 0;
+}
+
+void dist_finish(void)
+{
+    if (!g_on) return;
+    if (g_rank == 0) {
+        pthread_mutex_lock(&g_lock);
+        Job j = {.type = J_STOP};
+        job_header(&j);
+        pthread_mutex_unlock(&g_lock);
+    }
+    g_on = false;
+    MPI_Finalize();
+}
+
+static void dm_free(DM *d)
+{
+    if (g_on) {
+        pthread_mutex_lock(&g_lock);
+        Job j = {.type = J_FREE, .nin = 1, .id = {d->id}};
+        BrErr e = {0};
+        start_job(&j, NULL, NULL, NULL, &e);
+        pthread_mutex_unlock(&g_lock);
+    }
+    free(d);
+}
+
+/* ---- operators (rank 0) ---- */
+
+static bool is_mat(const Value *v) { return v->kind == V_MATRIX || v->kind == V_DIST; }
+static int64_t vrows(const Value *v) { return v->kind == V_DIST ? v->dm->rows : v->kind == V_MATRIX ? v->m->rows : 0; }
+static int64_t vcols(const Value *v) { return v->kind == V_DIST ? v->dm->cols : v->kind == V_MATRIX ? v->m->cols : 0; }
+
+int dist_scatter(Value *v, BrErr *e)
+{
+    if (v->kind != V_MATRIX) return 0;
+    pthread_mutex_lock(&g_lock);
+    Job j = {.type = J_SCATTER, .out = g_next_id++, .rows = v->m->rows};
+    int rc = start_job(&j, v->m, NULL, NULL, e);
+    DM *d = rc ? NULL : dm_new(v->m->rows, v->m->cols, v->m->nnz, j.out);
+    pthread_mutex_unlock(&g_lock);
+    if (rc) return -1;
+    if (!d) return br_err(e, BR_ENOMEM, "out of memory");
+    val_release(v);
+    v->kind = V_DIST;
+    v->dm = d;
+    return 0;
+}
+
+int dist_collect(Value *v, BrErr *e)
+{
+    if (v->kind != V_DIST) return 0;
+    DM *d = v->dm;
+    double need = mb_est_size(d->rows, d->cols, d->nnz);
+    if (need > br_mem_physical())
+        return br_err(e, BR_ENOMEM,
+                      "a local operation needs the distributed %lld x %lld matrix on rank 0 (%.1f GB), more "
+                      "than its memory (%.1f GB)",
+                      (long long)d->rows, (long long)d->cols, need / 1e9, br_mem_physical() / 1e9);
+    pthread_mutex_lock(&g_lock);
+    Job j = {.type = J_COLLECT, .nin = 1, .id = {d->id}, .rows = d->rows, .ocols = d->cols};
+    Value r = val_none();
+    int rc = start_job(&j, NULL, NULL, &r, e);
+    pthread_mutex_unlock(&g_lock);
+    if (rc) return -1;
+    val_release(v);
+    *v = r;
+    return 0;
+}
+
+/* Operand roles: partitioned (scattered if local) with the job's rows, or
+ * broadcast (collected if distributed). */
+static int as_part(Job *j, int k, Value *v, BrErr *e)
+{
+    if (dist_scatter(v, e)) return -1;
+    j->kind[k] = A_DIST;
+    j->id[k] = v->dm->id;
+    return 0;
+}
+
+static int as_bcast(Job *j, int k, Value *v, BrErr *e)
+{
+    if (v->kind == V_NONE) { j->kind[k] = A_NONE; return 0; }
+    if (dist_collect(v, e)) return -1;
+    j->kind[k] = A_BCAST;
+    return 0;
+}
+
+static int run_op(Job *j, Value **v, Value *out, BrErr *e)
+{
+    Value bv[3] = {val_none(), val_none(), val_none()};
+    for (int k = 0; k < j->nin; k++)
+        if (j->kind[k] == A_BCAST) bv[k] = *v[k];
+    pthread_mutex_lock(&g_lock);
+    if (is_map(j->type)) j->out = g_next_id++;
+    int rc = start_job(j, NULL, bv, out, e);
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+/* Elementwise over the operands v: the matrices with the most rows are
+ * partitioned alike, row vectors and scalars broadcast. */
+static int elementwise(int type, OpCode op, Value **v, int nin, Value *out, BrErr *e)
+{
+    int64_t n = 0;
+    for (int k = 0; k < nin; k++)
+        if (is_mat(v[k]) && vrows(v[k]) > n) n = vrows(v[k]);
+    if (n <= 1) return DIST_LOCAL;
+    for (int k = 0; k < nin; k++)
+        if (is_mat(v[k]) && vrows(v[k]) != n && vrows(v[k]) != 1) return DIST_LOCAL; /* local error message */
+    Job j = {.type = type, .op = op, .nin = nin, .rows = n};
+    for (int k = 0; k < nin; k++) {
+        int rc = is_mat(v[k]) && vrows(v[k]) == n ? as_part(&j, k, v[k], e) : as_bcast(&j, k, v[k], e);
+        if (rc) return -1;
+    }
+    return run_op(&j, v, out, e);
+}
+
+int dist_unary(OpCode op, Value *a, Value *out, BrErr *e)
+{
+    Value *v[1] = {a};
+    return is_mat(a) ? elementwise(J_UNARY, op, v, 1, out, e) : DIST_LOCAL;
+}
+
+int dist_binary(OpCode op, Value *a, Value *b, Value *out, BrErr *e)
+{
+    Value *v[2] = {a, b};
+    return elementwise(J_BINARY, op, v, 2, out, e);
+}
+
+int dist_ternary(Value *c, Value *a, Value *b, Value *out, BrErr *e)
+{
+    Value *v[3] = {c, a, b};
+    return elementwise(J_TERNARY, 0, v, 3, out, e);
+}
+
+int dist_agg(OpCode op, AggDir dir, Value *a, Value *out, BrErr *e)
+{
+    if (!is_mat(a) || vrows(a) <= 1) return DIST_LOCAL;
+    bool combinable = op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN || op == OP_AMIN || op == OP_AMAX ||
+                      op == OP_PROD;
+    if (dir != DIR_ROW && !combinable) return DIST_LOCAL;
+    if (dir == DIR_ROW && op == OP_TRACE) return DIST_LOCAL;
+    Job j = {.type = dir == DIR_ROW ? J_RAGG : dir == DIR_COL ? J_CAGG : J_FAGG, .op = op, .dir = dir, .nin = 1,
+             .rows = vrows(a), .cols = vcols(a), .orows = 1, .ocols = dir == DIR_COL ? vcols(a) : 1};
+    if (as_part(&j, 0, a, e)) return -1;
+    Value *v[1] = {a};
+    return run_op(&j, v, out, e);
+}
+
+int dist_matmul(OpCode op, int left, Value *a, Value *b, Value *c, Value *out, BrErr *e)
+{
+    Value *v[3] = {a, b, c};
+    Job j = {.nin = 3, .rows = vrows(a)};
+    int rc = 0;
+    if (!is_mat(a) || (op != OP_TSMM && !is_mat(b))) return DIST_LOCAL;
+    if (op == OP_TSMM) {
+        if (!left) return DIST_LOCAL;   /* X %*% t(X): an n x n result */
+        j.type = J_TSMM;
+        j.orows = j.ocols = vcols(a);
+        rc = as_part(&j, 0, a, e);
+    } else if (op == OP_MATMULTL) {      /* t(a) %*% b */
+        if (vrows(b) != vrows(a)) return DIST_LOCAL;
+        j.type = J_TMM;
+        j.orows = vcols(a);
+        j.ocols = vcols(b);
+        rc = as_part(&j, 0, a, e) || as_part(&j, 1, b, e);
+    } else if (op == OP_MMCHAIN) {       /* t(X) %*% (w * (X %*% v)) */
+        if (vcols(a) != vrows(b) || (is_mat(c) && vrows(c) != vrows(a))) return DIST_LOCAL;
+        j.type = J_MMCHAIN;
+        j.orows = vcols(a);
+        j.ocols = 1;
+        rc = as_part(&j, 0, a, e) || as_bcast(&j, 1, b, e) || (is_mat(c) ? as_part(&j, 2, c, e) : as_bcast(&j, 2, c, e));
+    } else if (op == OP_MATMUL) {
+        if (vcols(a) != vrows(b)) return DIST_LOCAL;
+        /* partition the distributed (or larger) side, broadcast the other */
+        bool right = b->kind == V_DIST && a->kind != V_DIST;
+        if (a->kind != V_DIST && b->kind != V_DIST) right = vrows(b) * vcols(b) > vrows(a) * vcols(a);
+        if (!right) {
+            if (vrows(a) <= 1) return DIST_LOCAL;
+            j.type = J_MAPMM;
+            rc = as_part(&j, 0, a, e) || as_bcast(&j, 1, b, e);
+        } else {
+            if (vrows(b) <= 1) return DIST_LOCAL;
+            j.type = J_LMM;
+            j.rows = vrows(b);
+            j.orows = vrows(a);
+            j.ocols = vcols(b);
+            rc = as_bcast(&j, 0, a, e) || as_part(&j, 1, b, e);
+        }
+        j.kind[2] = A_NONE;
+    } else {
+        return DIST_LOCAL;
+    }
+    if (rc) return -1;
+    return run_op(&j, v, out, e);
+}
+
+int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e)
+{
+    if (x->kind != V_DIST) return DIST_LOCAL;
+    Job j = {.type = J_CSLICE, .nin = 1, .rows = x->dm->rows, .cols = x->dm->cols,
+             .ix = {r[0], r[1], r[2], r[3]}, .kind = {A_DIST}, .id = {x->dm->id}};
+    Value *v[1] = {x};
+    if (r[0] == 0 && r[1] == x->dm->rows) return run_op(&j, v, out, e);
+    /* a row range: to rank 0, which must hold it */
+    double need = mb_est_dense(r[1] - r[0], r[3] - r[2]);
+    if (need > br_mem_physical())
+        return br_err(e, BR_ENOMEM, "rows %lld:%lld of a distributed matrix need %.1f GB on rank 0, more than its memory",
+                      (long long)r[0] + 1, (long long)r[1], need / 1e9);
+    j.type = J_RSLICE;
+    pthread_mutex_lock(&g_lock);
+    int rc = start_job(&j, NULL, NULL, out, e);
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+int dist_cbind(Value **v, int n, Value *out, BrErr *e)
+{
+    if (n < 2 || n > 3) return DIST_LOCAL;
+    int64_t rows = vrows(v[0]);
+    bool any = false;
+    for (int k = 0; k < n; k++) {
+        if (!is_mat(v[k]) || vrows(v[k]) != rows) return DIST_LOCAL;
+        any |= v[k]->kind == V_DIST;
+    }
+    if (!any || rows <= 1) return DIST_LOCAL;
+    Job j = {.type = J_CBIND, .nin = n, .rows = rows};
+    for (int k = 0; k < n; k++)
+        if (as_part(&j, k, v[k], e)) return -1;
+    return run_op(&j, v, out, e);
+}
+
+int dist_read_binary(Value *path, Value *out, BrErr *e)
+{
+    if (path->kind != V_STRING) return DIST_LOCAL;
+    int64_t rows, cols;
+    MB *none = io_read_binary_rows(path->s->s, 0, 0, &rows, &cols, e);   /* the header */
+    if (!none) return -1;
+    mb_release(none);
+    Job j = {.type = J_READ, .rows = rows, .cols = cols};
+    pthread_mutex_lock(&g_lock);
+    j.out = g_next_id++;
+    int rc = start_job(&j, NULL, path, out, e);
+    pthread_mutex_unlock(&g_lock);
+    return rc;
+}
+
+int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrErr *e)
+{
+    if (!is_mat(a) || !is_mat(b) || (a->kind != V_DIST && b->kind != V_DIST)) return DIST_LOCAL;
+    int64_t n = vrows(a);
+    if (n <= 1 || vrows(b) != n || vcols(a) != 1 || vcols(b) != 1 || odim1 != n || odim2 < 0) return DIST_LOCAL;
+    Job j = {.type = J_TABLE, .nin = 2, .rows = n, .ocols = odim2};
+    if (as_part(&j, 0, a, e) || as_part(&j, 1, b, e)) return -1;
+    Value *v[2] = {a, b};
+    return run_op(&j, v, out, e);
+}

@@ -1,0 +1,84 @@
+/* dist.h: distributed execution over MPI (seed 002: hybrid plans of
+ * local and distributed operators; docs/dist.md).
+ *
+ * `mpirun -np N braid -f script.dml`: every rank starts braid; rank 0
+ * compiles and runs the control program, the other ranks serve jobs
+ * (dist_serve) until rank 0 stops them. A distributed matrix is row-block
+ * partitioned: blocks of `blocksize` rows (sysds.defaultblocksize), rank r
+ * holding the contiguous blocks [r*nb/N, (r+1)*nb/N) as one local block
+ * (rank 0 holds a partition too). Rank 0 knows it by a handle (V_DIST in
+ * matrix/value.h) with its sizes; the partitions live in each rank's
+ * registry under the handle's id.
+ *
+ * A job is one header broadcast by rank 0 (the operator and its operands:
+ * partitions by id, or values broadcast with the job), the same local
+ * kernel (kernels/apply.h) on every rank's partition, and either a new
+ * distributed result (map jobs: elementwise, row aggregates, mapmm) or a
+ * reduction of the partial results to rank 0 (full and column aggregates,
+ * tsmm, t(X)%*%y, mmchain, a broadcast left side times a distributed
+ * right). Every rank agrees on success after its local work, so an error
+ * on any rank ends the job everywhere with the failing rank's message.
+ *
+ * A plain `braid` run (no mpirun in the environment) never initializes
+ * MPI: dist_active() is false and nothing here runs. */
+#ifndef BRAID_DIST_H
+#define BRAID_DIST_H
+
+#include <stdio.h>
+
+#include "../kernels/apply.h"
+#include "../matrix/value.h"
+
+/* Launched by mpirun (its environment variables are set). */
+bool dist_launched(void);
+/* Initializes MPI when launched; 0 also when not launched. */
+int dist_init(BrErr *e);
+/* MPI is initialized (any number of ranks, 1 included). */
+bool dist_active(void);
+int dist_rank(void);
+int dist_size(void);
+/* Ranks on this machine (sharing its cores). */
+int dist_local_size(void);
+/* Rows per block of new distributed matrices (> 0). */
+void dist_set_blocksize(int64_t rows);
+/* Workers (rank > 0): serve jobs until rank 0 stops; the exit status. */
+int dist_serve(void);
+/* Rank 0: stops the workers; every rank: finalizes MPI. */
+void dist_finish(void);
+/* The instruction now running (named in fault messages). */
+void dist_set_context(const char *what, int line);
+/* -stats: jobs per operator, time and bytes moved. */
+void dist_print_stats(FILE *f);
+
+/* Operators, called on rank 0 with the instruction's operands (which may
+ * be distributed or local; a local operand that must be partitioned is
+ * scattered and replaced by its handle in place). 0: done (*out local or
+ * distributed); DIST_LOCAL: no distributed operator for these operands
+ * (run it locally); -1: error in e. */
+enum { DIST_LOCAL = 1 };
+int dist_unary(OpCode op, Value *a, Value *out, BrErr *e);
+int dist_binary(OpCode op, Value *a, Value *b, Value *out, BrErr *e);
+int dist_ternary(Value *c, Value *a, Value *b, Value *out, BrErr *e);
+int dist_agg(OpCode op, AggDir dir, Value *a, Value *out, BrErr *e);
+int dist_matmul(OpCode op, int left, Value *a, Value *b, Value *c, Value *out, BrErr *e);
+/* x[r[0]:r[1], r[2]:r[3]] (0-based, half-open) of a distributed x: all
+ * rows stay distributed (each rank slices its columns), a row range goes
+ * to rank 0 (only the ranks holding its rows send). */
+int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e);
+/* cbind of 2 or 3 matrices of the same rows, one of them distributed. */
+int dist_cbind(Value **v, int n, Value *out, BrErr *e);
+/* table(a, b, odim1, odim2) of n x 1 vectors (one distributed) when
+ * odim1 = n and each rank's row ids fall within its rows (as with
+ * seq(1, n)): the n x odim2 result stays distributed; DIST_LOCAL when
+ * the ids do not stay within the ranks' rows. */
+int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrErr *e);
+/* read() of a binary matrix file: every rank reads its rows (positioned
+ * reads of just their bytes). */
+int dist_read_binary(Value *path, Value *out, BrErr *e);
+/* A distributed matrix to a local one in place (refused when it exceeds
+ * the physical memory limit, br_mem_physical). */
+int dist_collect(Value *v, BrErr *e);
+/* A local matrix to a distributed one in place. */
+int dist_scatter(Value *v, BrErr *e);
+
+#endif

@@ -1,0 +1,164 @@
+/* distexec.c: the interpreter's side of distributed execution (dist/):
+ * instructions whose execution type is EX_DIST run as distributed
+ * operators; a local instruction that meets a distributed operand has it
+ * collected to rank 0 first; and a variable whose matrix was scattered
+ * for an operator keeps the distributed form, so later blocks (and loop
+ * iterations) find it partitioned instead of scattering it again. */
+#include "distexec.h"
+
+#include "../dist/dist.h"
+#include "../io/io.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+/* After a distributed operator scattered one of its inputs: the variable
+ * the input was read from now names the distributed matrix (registers are
+ * numbered by the instruction that writes them). */
+static int keep_scattered(const Code *c, Frame *f, const Instr *in, const VKind *before, Value *regs)
+{
+    for (int k = 0; k < in->nin && k < 3; k++) {
+        int r = in->in[k];
+        if (r < 0 || before[k] != V_MATRIX || regs[r].kind != V_DIST) continue;
+        const Instr *src = &c->ins[r];
+        if (src->kind == I_READ && !src->move && st_put(&f->vars, src->name, val_retain(regs[r]))) return -1;
+    }
+    return 0;
+}
+
+/* Is read()'s file a binary matrix (its format argument, else its .mtd)? */
+static bool binary_file(const Instr *in, const Value *regs)
+{
+    if (in->nin < 1 || in->in[0] < 0 || regs[in->in[0]].kind != V_STRING) return false;
+    const Value *fmt = in->nin > 1 && in->in[1] >= 0 ? &regs[in->in[1]] : NULL;
+    if (fmt && fmt->kind == V_STRING) return !strcmp(fmt->s->s, "binary");
+    IoMeta m;
+    bool found = false;
+    BrErr e = {0};
+    io_meta_init(&m);
+    if (io_read_mtd(regs[in->in[0]].s->s, &m, &found, &e) || !found) return false;
+    return !strcmp(m.format, "binary") && (!m.data_type[0] || !strcmp(m.data_type, "matrix"));
+}
+
+/* read() of a binary matrix file, distributed when the instruction says
+ * so (force) or, as the compiler does not know the file's size, when the
+ * file exceeds the local budget; DIST_LOCAL otherwise. */
+static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
+{
+    if (in->kind != I_BUILTIN || in->bi != BI_READ || !binary_file(in, regs)) return DIST_LOCAL;
+    struct stat st;
+    const char *path = regs[in->in[0]].s->s;
+    if (!force && br_exec_mode() != BR_EXEC_DIST && (stat(path, &st) || (double)st.st_size <= br_mem_budget()))
+        return DIST_LOCAL;
+    return dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
+}
+
+/* An EX_DIST instruction as a distributed operator: 0 done, DIST_LOCAL
+ * when there is none for these operands, -1 error. */
+static int dist_instr(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
+{
+    Value none = val_none();
+    Value *a[3];
+    VKind before[3] = {V_NONE, V_NONE, V_NONE};
+    for (int k = 0; k < 3; k++) {
+        a[k] = k < in->nin && in->in[k] >= 0 ? &regs[in->in[k]] : &none;
+        before[k] = a[k]->kind;
+    }
+    Value *out = &regs[in->out];
+    dist_set_context(in->statname, in->span.line);
+    int rc;
+    switch (in->kind) {
+    case I_UNARY: rc = dist_unary(in->op, a[0], out, e); break;
+    case I_BINARY: rc = dist_binary(in->op, a[0], a[1], out, e); break;
+    case I_TERNARY: rc = dist_ternary(a[0], a[1], a[2], out, e); break;
+    case I_AGG: rc = dist_agg(in->op, in->dir, a[0], out, e); break;
+    case I_MATMUL: rc = dist_matmul(in->op, in->left, a[0], a[1], a[2], out, e); break;
+    case I_BUILTIN: rc = dist_read(in, regs, true, e); break;
+    default: rc = DIST_LOCAL; break;
+    }
+    if (rc >= 0 && keep_scattered(c, f, in, before, regs)) return br_err(e, BR_ENOMEM, "out of memory");
+    return rc;
+}
+
+/* nrow, ncol and length of a distributed matrix: from its handle. */
+static bool shape_builtin(const Instr *in, Value *regs)
+{
+    if (in->kind != I_BUILTIN || in->nin < 1 || in->in[0] < 0 || regs[in->in[0]].kind != V_DIST) return false;
+    const DM *d = regs[in->in[0]].dm;
+    switch (in->bi) {
+    case BI_NROW: regs[in->out] = val_int(d->rows); return true;
+    case BI_NCOL: regs[in->out] = val_int(d->cols); return true;
+    case BI_LENGTH: regs[in->out] = val_int(d->rows * d->cols); return true;
+    default: return false;
+    }
+}
+
+/* Right indexing of a distributed matrix (only the selected rows move),
+ * cbind of distributed matrices (partition by partition) and table of
+ * distributed vectors, whatever the instruction's execution type. */
+static int slice_or_bind(const Instr *in, Value *regs, BrErr *e)
+{
+    Value none = val_none();
+    if (in->kind == I_RIX && in->nin >= 1 && in->in[0] >= 0 && regs[in->in[0]].kind == V_DIST) {
+        Value args[5];
+        for (int k = 0; k < 5; k++) {
+            Value *a = k < in->nin && in->in[k] >= 0 ? &regs[in->in[k]] : &none;
+            if (k > 0 && a->kind == V_DIST && dist_collect(a, e)) return -1;   /* an index */
+            args[k] = *a;
+        }
+        const DM *d = regs[in->in[0]].dm;
+        int64_t r[4];
+        if (ap_rix_range(&in->ix, args, d->rows, d->cols, r, e)) return -1;
+        return dist_rix(&regs[in->in[0]], r, &regs[in->out], e);
+    }
+    if (in->kind == I_BUILTIN && in->bi == BI_TABLE && in->nin == 4) {
+        Value *a = in->in[0] >= 0 ? &regs[in->in[0]] : &none, *b = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
+        const Value *o1 = in->in[2] >= 0 ? &regs[in->in[2]] : &none, *o2 = in->in[3] >= 0 ? &regs[in->in[3]] : &none;
+        if (!val_is_numeric(o1) || !val_is_numeric(o2)) return DIST_LOCAL;
+        return dist_table(a, b, (int64_t)val_as_double(o1), (int64_t)val_as_double(o2), &regs[in->out], e);
+    }
+    if (in->kind == I_BUILTIN && in->bi == BI_CBIND && in->nin >= 2 && in->nin <= 3) {
+        Value *v[3];
+        for (int k = 0; k < in->nin; k++) v[k] = in->in[k] >= 0 ? &regs[in->in[k]] : &none;
+        return dist_cbind(v, in->nin, &regs[in->out], e);
+    }
+    return DIST_LOCAL;
+}
+
+/* Before a local instruction: its distributed operands collected. 1:
+ * answered from the handle, 0: run it, -1: error. */
+static int dist_local(const Instr *in, Value *regs, BrErr *e)
+{
+    switch (in->kind) {
+    case I_LIT: case I_READ: case I_OUT: case I_CALL: return 0;   /* values pass through */
+    default: break;
+    }
+    if (shape_builtin(in, regs)) return 1;
+    dist_set_context(in->statname, in->span.line);
+    int rc = slice_or_bind(in, regs, e);
+    if (rc == DIST_LOCAL && br_exec_mode() != BR_EXEC_SINGLENODE) rc = dist_read(in, regs, false, e);
+    if (rc != DIST_LOCAL) return rc < 0 ? -1 : 1;
+    for (int k = 0; k < in->nin; k++)
+        if (in->in[k] >= 0 && regs[in->in[k]].kind == V_DIST && dist_collect(&regs[in->in[k]], e)) return -1;
+    return 0;
+}
+
+/* Does a local instruction read a distributed matrix? Then it runs
+ * distributed where it can: collecting the operand would move all of it
+ * to rank 0, while the distributed operator moves its result or partial
+ * results (sum(v) of a distributed vector: one number per rank). */
+static bool reads_dist(const Instr *in, const Value *regs)
+{
+    for (int k = 0; k < in->nin; k++)
+        if (in->in[k] >= 0 && regs[in->in[k]].kind == V_DIST) return true;
+    return false;
+}
+
+int rt_dist_step(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
+{
+    if (in->exec == EX_DIST || reads_dist(in, regs)) {
+        int rc = dist_instr(c, f, in, regs, e);
+        if (rc <= 0) return rc ? -1 : 1;
+    }
+    return dist_local(in, regs, e);
+}

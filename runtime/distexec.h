@@ -1,0 +1,13 @@
+/* distexec.h: instructions over distributed matrices (distexec.c). */
+#ifndef BRAID_DISTEXEC_H
+#define BRAID_DISTEXEC_H
+
+#include "interp.h"
+
+/* Under MPI, before instruction in of c runs: an EX_DIST instruction runs
+ * as a distributed operator where dist/ has one; a local one gets its
+ * distributed operands collected to rank 0 (nrow, ncol and length are
+ * answered from the handle). 1: done, 0: run it locally, -1: error in e. */
+int rt_dist_step(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e);
+
+#endif

@@ -1,0 +1,28 @@
+#!/usr/bin/env python3
+"""cmp.py REF OUT NAME...: compares csv matrices REF+NAME and OUT+NAME:
+each cell within 1e-10 of the reference relative to the reference's
+largest magnitude (distributed sums add in another order). Prints one
+line per mismatch; exit status 1 if any."""
+import sys
+
+def load(path):
+    with open(path) as f:
+        return [[float(x) for x in line.split(',')] for line in f if line.strip()]
+
+def main():
+    ref, out, names = sys.argv[1], sys.argv[2], sys.argv[3:]
+    bad = 0
+    for n in names:
+        try:
+            a, b = load(ref + n), load(out + n)
+        except (OSError, ValueError) as e:
+            print('FAIL %s: %s' % (n, e)); bad += 1; continue
+        if len(a) != len(b) or any(len(x) != len(y) for x, y in zip(a, b)):
+            print('FAIL %s: shape differs' % n); bad += 1; continue
+        scale = max([1.0] + [abs(x) for row in a for x in row])
+        worst = max([0.0] + [abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)])
+        if not worst <= 1e-10 * scale:
+            print('FAIL %s: differs by %g (scale %g)' % (n, worst, scale)); bad += 1
+    sys.exit(1 if bad else 0)
+
+main()
