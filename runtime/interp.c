@@ -206,6 +206,11 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         rc = rt->prog->builtin ? rt->prog->builtin(rt, f, in, args, out, e)
                                : br_err(e, BR_EFAIL, "builtin '%s' is not available", in->opname);
         if (!rc && in->est) rc = check_read(in, args, out, e);
+        /* a value-returning builtin that returned nothing lost an
+         * allocation it did not check (val_string, val_list_new return an
+         * empty value then): an error, never "none" printed as a result */
+        if (!rc && out->kind == V_NONE && !builtin_info[in->bi].sidefx && builtin_info[in->bi].dt != DT_ANY)
+            rc = br_err(e, BR_ENOMEM, "out of memory: '%s' produced no value", in->opname);
         break;
     case I_FUSED:
         if (!rt->prog->cg || !in->fused) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
