@@ -24,7 +24,7 @@ flags="-g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer-no-link,address,undef
 mkdir -p "$out/corpus" "$out/seeds" "$out/obj"
 # objects once (rebuilt when the source is newer)
 objs=""
-for f in base/*.c matrix/*.c io/*.c runtime/config.c lang/lex.c lang/parse.c lang/load.c lang/validate.c lang/dump.c; do
+for f in base/*.c matrix/*.c io/*.c runtime/config.c lang/*.c; do
   o="$out/obj/$(echo "$f" | tr / _).o"
   if [ ! -f "$o" ] || [ "$f" -nt "$o" ] || [ fuzz/run.sh -nt "$o" ]; then
     # shellcheck disable=SC2086
