@@ -395,23 +395,14 @@ static int bin_open(const char *path, int64_t rows, int64_t cols, BinHead *hp, B
         br_err(e, BR_EIO, "%s: binary file of another byte order or version", path);
         goto fail;
     }
-    if (h.flags == 2 && h.rows >= 0 && h.cols >= 0 && h.cols <= INT32_MAX && h.nnz >= 0 &&
-        (double)h.nnz <= (double)h.rows * (double)h.cols) {
-        if ((rows >= 0 && rows != h.rows) || (cols >= 0 && cols != h.cols)) {
-            br_err(e, BR_EDIM, "%s: dimension mismatch: the file holds %lldx%lld, the .mtd or "
-                   "read() arguments say %lldx%lld", path, (long long)h.rows, (long long)h.cols,
-                   (long long)(rows >= 0 ? rows : h.rows), (long long)(cols >= 0 ? cols : h.cols));
-            goto fail;
-        }
-        *hp = h;   /* a compressed block (flags 2): its parts are checked as read */
-        return fd;
-    }
-    if (h.rows < 0 || h.cols < 0 || h.cols > INT32_MAX || h.nnz < 0 || (h.flags & ~1u) ||
-        (double)h.nnz > (double)h.rows * (double)h.cols || !bin_size(&h, &want)) {
+    /* flags 2: a compressed block, whose parts are checked as read */
+    bool cmp = h.flags == 2;
+    if (h.rows < 0 || h.cols < 0 || h.cols > INT32_MAX || h.nnz < 0 || (!cmp && (h.flags & ~1u)) ||
+        (double)h.nnz > (double)h.rows * (double)h.cols || (!cmp && !bin_size(&h, &want))) {
         br_err(e, BR_EIO, "%s: corrupt binary header", path);
         goto fail;
     }
-    if ((uint64_t)st.st_size != want) {
+    if (!cmp && (uint64_t)st.st_size != want) {
         br_err(e, BR_EIO, "%s: %s binary file (%lld bytes, the header says %llu)", path,
                (uint64_t)st.st_size < want ? "truncated" : "oversized",
                (long long)st.st_size, (unsigned long long)want);

@@ -1795,7 +1795,6 @@ static FProg *function_build(RtProgram *p, Func *f, FSig *sig, Diag *d)
     p->funcs[p->nfuncs++] = fp;
     fp->func = f;
     fp->sig = sig;
-    fp->compiling = true;
     BCtx c = {.prog = p, .diag = d, .func = f};
     for (int i = 0; i < f->nin; i++) {
         Param *pa = &f->in[i];
@@ -1823,7 +1822,6 @@ static FProg *function_build(RtProgram *p, Func *f, FSig *sig, Diag *d)
     ns_free(&outs);
     ns_free(&in);
     fp->compiled = c.nerr == 0 && plan_finalize(p, &fp->body, d) == 0 && (!sig || fp->out_dims);
-    fp->compiling = false;
     return fp;
 }
 

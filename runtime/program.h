@@ -151,8 +151,8 @@ typedef struct FSig {
 typedef struct FProg {
     Func *func;
     PBList body;
-    bool compiled;
-    bool compiling;        /* being built (recursive calls: no specialization) */
+    bool compiled;         /* false while being built: a recursive call
+                              with that signature uses the generic version */
     FSig *sig;             /* NULL: generic */
     int64_t *out_dims;     /* specializations: rows, cols of each output (-1) */
 } FProg;

@@ -7,6 +7,18 @@ build=${1:-build}
 # sanitizer builds: glibc's per-thread dlerror buffer is no leak of ours
 export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 pass=0; fail=0
+# tally LABEL PATTERN: the summary line "N passed, M failed" of $out is
+# printed as "LABEL: ..." after $out's lines matching PATTERN, and added
+# to the totals (no summary line: one failure)
+tally() {
+  local line p f
+  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+  printf '%s\n' "$out" | grep -E "$2" | head -n 40
+  echo "$1: $line"
+  p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/')
+  f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
+  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+}
 for t in "$build"/tests/test_*; do
   [ -x "$t" ] || continue
   out=$(BRAID="$(pwd)/$build/braid" "$t" 2>&1); rc=$?
@@ -42,30 +54,18 @@ if [ -x tests/dml/run.sh ]; then
   # (fused or not, equal only to the last bits), which seeded-equality
   # cases (alg_decisiontree) must not see; test_codegen covers async
   out=$(BRAID_CODEGEN_ASYNC=0 BRAID_DML_EXTRA_ARGS="$extra" tests/dml/run.sh "$build/braid" 2>&1)
-  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-  printf '%s\n' "$out" | grep -E '^FAIL' | head -n 30
-  echo "dml tests: $line"
-  p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
-  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+  tally "dml tests" '^FAIL'
 fi
 # SystemDS parity: the library against SystemDS's algorithms' committed
 # outputs, and the builtins' signatures against SystemDS's (tests/parity)
 if [ -x tests/parity/run.py ]; then
   out=$(tests/parity/run.py "$build/braid" 2>&1)
-  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-  printf '%s\n' "$out" | grep -E '^FAIL' | head -n 30
-  echo "parity tests: $line"
-  p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
-  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+  tally "parity tests" '^FAIL'
 fi
 # distributed execution under mpirun (tests/mpi; skipped without mpirun)
 if [ -x tests/mpi/run.sh ]; then
   out=$(tests/mpi/run.sh "$build/braid" 2>&1)
-  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-  printf '%s\n' "$out" | grep -E '^(FAIL|mpi tests: skipped)' | head -n 30
-  echo "mpi tests: $line"
-  p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
-  pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+  tally "mpi tests" '^(FAIL|mpi tests: skipped)'
 fi
 # the shared conformance suite (../shared/conformance), when present: with
 # the default settings, with rewrites off, with the fuse-all heuristic and
@@ -82,11 +82,7 @@ if [ -x "$conf/run.sh" ]; then
       chmod +x "$cmd"
     fi
     out=$(cd "$conf" && ./run.sh "$cmd" 2>&1)
-    line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-    printf '%s\n' "$out" | grep -E '^FAIL' | head -n 40
-    echo "conformance ($mode): $line"
-    p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
-    pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
+    tally "conformance ($mode)" '^FAIL'
   done
 fi
 echo "$pass passed, $fail failed"
