@@ -193,6 +193,26 @@ static void infer_dnn(Hop *h)
 
 /* Sizes of builtins whose output shape follows from literal arguments or
  * known input sizes (dt/vt are set by the builder from ops.def). */
+/* table(A, B[, W][, odim1, odim2][, outputEmptyBlocks]): the shape is
+ * known when both output dimensions are literals (otherwise it depends
+ * on the data: the DAG is split after it); each input cell adds to one
+ * output cell, so there are at most as many non-zeros as cells of the
+ * first matrix among A and B (the worst case, the memory estimate's) */
+static void infer_table(Hop *h)
+{
+    int nv = h->nvar == 6 ? 5 : h->nvar, base = h->nin - h->nvar;
+    if (nv < 2 || nv > 5) return;
+    double r, c;
+    if (nv >= 4 && lit_num(h->in[base + nv - 2], &r) && lit_num(h->in[base + nv - 1], &c) && r >= 0 && c >= 0) {
+        h->rows = (int64_t)r;
+        h->cols = (int64_t)c;
+    }
+    const Hop *x = h->in[base]->dt == DT_MATRIX ? h->in[base] : h->in[base + 1];
+    if (x->dt != DT_MATRIX || !known(x) || h->rows < 0 || h->cols < 0) return;
+    double cells = (double)x->rows * (double)x->cols, out = (double)h->rows * (double)h->cols;
+    h->nnz = (int64_t)(cells < out ? cells : out);
+}
+
 static void infer_builtin(Hop *h)
 {
     Hop *a = h->nin > 0 ? h->in[0] : NULL;
@@ -255,6 +275,9 @@ static void infer_builtin(Hop *h)
         break;
     case BI_SOLVE:
         if (a && known(a) && h->nin > 1 && h->in[1] && known(h->in[1])) { h->rows = a->cols; h->cols = h->in[1]->cols; }
+        break;
+    case BI_TABLE:
+        infer_table(h);
         break;
     default: break;
     }

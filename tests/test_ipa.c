@@ -318,6 +318,34 @@ static void test_sparsity(void)
     hop_dag_free(d);
 }
 
+/* table() with literal output dimensions is sized at compile time, with
+ * at most one non-zero per input cell; without them it stays unknown. */
+static void test_table(void)
+{
+    const char *src = "v = round(rand(rows=1000, cols=1, min=1, max=7, seed=1))\n"
+                      "T = table(seq(1, 1000), v, 1000, 7)\n"
+                      "W = table(v, 2, 3, 2000, 9)\n"
+                      "U = table(v, 1)\n"
+                      "print(sum(T) + sum(W) + sum(U))\n";
+    Diag *d = diag_new();
+    Program *ast;
+    RtProgram *p = compile(src, d, &ast);
+    T_CHECK(p != NULL, "table sizes: compiles");
+    if (p) {
+        char *text = explain(p);
+        if (!text) text = strdup("(no text)");
+        T_CHECK(strstr(text, "table  (") && strstr(text, "[1000,7,1000]"), "table: T not sized:\n%s", text);
+        T_CHECK(strstr(text, "[2000,9,1000]"), "table: weighted W not sized:\n%s", text);
+        T_CHECK(strstr(text, "[-1,-1,-1]"), "table: U sized without dimensions:\n%s", text);
+        free(text);
+        char err[1200];
+        T_CHECK(run(p, d, err, sizeof err) == 0, "table sizes: runs: %s", err);
+        plan_program_free(p);
+    }
+    lang_program_free(ast);
+    diag_free(d);
+}
+
 /* Seed 002, Example 2: the chain is ordered before diag(v) %*% y is
  * rewritten, so the 1e5 x 1e5 diagonal is never formed. */
 static void test_example2(void)
@@ -345,6 +373,7 @@ int main(void)
     test_cases();
     test_sparsity();
     test_example2();
+    test_table();
     test_read_sizes();
     test_written_file();
     char cmd[300];
