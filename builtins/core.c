@@ -535,6 +535,16 @@ static int b_write(Value *a, BrErr *e)
     if (bi_given(&a[2]) && !(o.format = bi_str(&a[2], "format", e))) return e->code;
     if (bi_given(&a[3]) && bi_bool(&a[3], "header", &o.header, e)) return e->code;
     if (bi_given(&a[4]) && !(o.sep = bi_str(&a[4], "sep", e))) return e->code;
+    /* data_type= (a[9]), as SystemDS accepts it: the value's own type
+     * is written; a different one is an error rather than ignored */
+    if (bi_given(&a[9])) {
+        const char *dt = bi_str(&a[9], "data_type", e);
+        if (!dt) return e->code;
+        const char *is = x->kind == V_MATRIX ? "matrix" : x->kind == V_FRAME ? "frame"
+                       : x->kind == V_LIST ? "list" : "scalar";
+        if (strcasecmp(dt, is) != 0)
+            return br_err(e, BR_EARG, "write: data_type=\"%s\" but the value is a %s", dt, is);
+    }
     return write_value(file, x, &o, e);
 }
 

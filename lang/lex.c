@@ -343,7 +343,12 @@ Token *lex_tokens(Arena *a, Diag *d, const char *file, const char *text,
             char what[16];
             if (c >= 32 && c < 127) snprintf(what, sizeof what, "'%c'", c);
             else snprintf(what, sizeof what, "0x%02x", c);
-            lerr(&L, line, col, "unexpected character %s", what);
+            /* SystemDS's lexer reports such a character and skips it
+             * (scripts it ships rely on that: a stray '.' after a
+             * statement); a warning here, so the parser's error, if the
+             * rest does not parse, has the cause next to it */
+            Span sp = { L.file, line, col };
+            diag_warning(L.d, sp, "unexpected character %s ignored", what);
             step(&L);
         }
     }

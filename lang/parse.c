@@ -401,6 +401,9 @@ static Expr *parse_call(P *p, int *h)
     }
     int ha = 0;
     if (!parse_args(p, &e->call.args, &e->call.nargs, &ha, t->text)) return NULL;
+    /* SystemDS's grammar lets ';' follow any call, also inside an
+     * expression: ifelse(c, a, n = ceil(x);) parses there */
+    while (accept(p, TK_SEMI)) {}
     *h = ha + 1;
     return e;
 }
