@@ -30,7 +30,8 @@
  * modelAvg=TRUE (BSP/SBP): workers also apply their last batch locally and
  * push their models; the server's new model is the mean of the pushed
  * models (in worker order). Validation data, checkpointing and val= are
- * accepted and ignored. */
+ * accepted and ignored; so is num_backup_workers= (SBP: checked to be
+ * below k); he=TRUE (federated homomorphic encryption) is an error. */
 #include "builtins.h"
 
 #include <math.h>
@@ -49,7 +50,7 @@ enum { S_DC, S_DRR, S_DR, S_OR };
 /* Argument positions (base/ops.def, BUILTIN PARAMSERV). */
 enum {
     A_MODEL, A_FEAT, A_LAB, A_VFEAT, A_VLAB, A_UPD, A_AGG, A_MODE, A_UTYPE, A_FREQ,
-    A_EPOCHS, A_BS, A_K, A_SCHEME, A_HP, A_CKPT, A_NBATCHES, A_MAVG, A_SEED, A_VAL
+    A_EPOCHS, A_BS, A_K, A_SCHEME, A_HP, A_CKPT, A_NBATCHES, A_MAVG, A_SEED, A_VAL, A_HE, A_NBACKUP
 };
 
 typedef struct Part { MB *x, *y; int64_t nb; } Part;
@@ -446,6 +447,17 @@ int bi_paramserv(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *
     if (ps.k <= 0 || ps.k > 1024) return br_err(e, BR_EARG, "paramserv: argument 'k' must be in 1..1024, got %lld", (long long)ps.k);
     if (ps.nbatches <= 0) return br_err(e, BR_EARG, "paramserv: argument 'nbatches' must be positive, got %lld", (long long)ps.nbatches);
     if (bi_given(&a[A_MAVG]) && bi_bool(&a[A_MAVG], "modelAvg", &ps.mavg, e)) return e->code;
+    /* he= (homomorphic encryption) exists for federated workers only */
+    bool he = false;
+    if (bi_given(&a[A_HE]) && bi_bool(&a[A_HE], "he", &he, e)) return e->code;
+    if (he) return br_err(e, BR_EARG, "paramserv: he=TRUE needs mode FEDERATED, which braid does not support");
+    /* num_backup_workers= (SBP): the rounds here aggregate every worker's
+     * push (see above), so it only has to be valid */
+    int64_t nbackup = 0;
+    if (int_arg(&a[A_NBACKUP], "num_backup_workers", 0, &nbackup, e)) return e->code;
+    if (nbackup < 0 || (bi_given(&a[A_NBACKUP]) && nbackup >= ps.k))
+        return br_err(e, BR_EARG, "paramserv: num_backup_workers must be in 0..k-1 (k = %lld), got %lld",
+                      (long long)ps.k, (long long)nbackup);
     if (ps.mavg && ps.utype == U_ASP)
         return br_err(e, BR_EARG, "paramserv: modelAvg=TRUE is supported with utype BSP or SBP only");
     if (ps.seed == -1 && rt->opt.seed >= 0) ps.seed = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
