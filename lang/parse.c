@@ -761,7 +761,15 @@ static Stmt *parse_massign(P *p)
     int n = 0, cap = 0;
     for (;;) {
         LValue lv = { 0 };
+        Token *tt = cur(p);
         if (!parse_lvalue(p, &lv)) return NULL;
+        if (lv.indexed) {
+            /* SystemDS's translator drops the index here and binds the
+             * whole output to the variable: refused rather than that */
+            perr(p, tt, "left indexing in the targets of a multi-assignment is not supported (target "
+                 "'%s'): assign the outputs to variables, then index into '%s'", lv.name, lv.name);
+            return NULL;
+        }
         if (!(v = vgrow(p, v, n, &cap, sizeof(LValue)))) return NULL;
         v[n++] = lv;
         if (accept(p, TK_COMMA)) continue;

@@ -3,6 +3,7 @@
  * (seed 002, section 2), with sizes propagated where they are known at
  * compile time; instructions are then generated from each DAG. */
 #include "build.h"
+#include "pfdep.h"
 
 #include "../base/vec.h"
 
@@ -1103,17 +1104,9 @@ static bool parfor_analyze(BCtx *c, Block *b, NameSet *ix, NameSet *results, Nam
             /* R += X on a variable defined before the loop: an
              * accumulator result (SystemDS's parfor accumulators) */
             if (!lv->indexed && outer && st->assign.accum) ns_add(accums, lv->name);
-            if (lv->indexed && outer) {
-                ns_add(results, lv->name);
-                if (check) {
-                    bool r = !lv->row.all && !lv->row.hi && mentions_any(lv->row.lo, ix);
-                    bool cc = lv->has_col && !lv->col.all && !lv->col.hi && mentions_any(lv->col.lo, ix);
-                    bool rr = !lv->row.all && lv->row.hi && mentions_any(lv->row.lo, ix) && mentions_any(lv->row.hi, ix);
-                    bool cr = lv->has_col && !lv->col.all && lv->col.hi && mentions_any(lv->col.lo, ix) &&
-                              mentions_any(lv->col.hi, ix);
-                    if (!(r || cc || rr || cr)) ok = false;
-                }
-            }
+            /* left-indexed writes of such a variable: a result, whose
+             * accesses pfdep.c checks */
+            if (lv->indexed && outer) ns_add(results, lv->name);
             break;
         }
         case ST_IF:
@@ -1193,6 +1186,18 @@ static bool upward_read(const Block *b, const char *name, bool *written)
     return false;
 }
 
+/* PfConst over the compile-time constants of the program so far. */
+static bool known_int(void *arg, const char *name, int64_t *v)
+{
+    BCtx *c = arg;
+    VInfo *vi = vm_get(&c->vars, name);
+    if (!vi || !val_is_numeric(&vi->cval)) return false;
+    double d = val_as_double(&vi->cval);
+    if (d != (double)(int64_t)d || d < -9e15 || d > 9e15) return false;
+    *v = (int64_t)d;
+    return true;
+}
+
 /* A parfor body's plain (not left-indexed, not +=) writes to variables
  * defined before the loop are private to each iteration (as in SystemDS,
  * only left-indexed results and += accumulators leave a parfor), so a
@@ -1216,10 +1221,10 @@ static bool parfor_carried(BCtx *c, const Block *body, const Block *b, bool chec
                 continue;
             ns_add(seen, t[k].name);
             if (!check) { ok = false; continue; }
-            diag_error(c->diag, t[k].span,
-                       "parfor loop dependency analysis: inter-iteration (loop-carried) dependency on variable "
-                       "'%s' (read before it is written in an iteration); ensure independence of iterations "
-                       "(or use check=0 to run the loop serially)", t[k].name);
+            err(c, t[k].span,
+                "parfor loop dependency analysis: inter-iteration (loop-carried) dependency on variable "
+                "'%s' (read before it is written in an iteration); ensure independence of iterations "
+                "(or use check=0 to run the loop serially)%s", t[k].name, NULL);
         }
         if (st->kind == ST_IF)
             ok &= parfor_carried(c, body, &st->if_.then_b, check, seen) &
@@ -1228,136 +1233,6 @@ static bool parfor_carried(BCtx *c, const Block *body, const Block *b, bool chec
         else if (st->kind == ST_WHILE) ok &= parfor_carried(c, body, &st->while_.body, check, seen);
     }
     return ok;
-}
-
-/* Structural equality of two expressions (same text up to spacing). */
-static bool expr_same(const Expr *a, const Expr *b);
-
-static bool dim_same(const IndexDim *a, const IndexDim *b)
-{
-    return a->all == b->all && expr_same(a->lo, b->lo) && expr_same(a->hi, b->hi);
-}
-
-static bool expr_same(const Expr *a, const Expr *b)
-{
-    if (!a || !b) return a == b;
-    if (a->kind != b->kind) return false;
-    switch (a->kind) {
-    case EX_INT: return a->ival == b->ival;
-    case EX_DOUBLE: return a->dval == b->dval;
-    case EX_BOOL: return a->bval == b->bval;
-    case EX_STRING: return strcmp(a->sval, b->sval) == 0;
-    case EX_IDENT: return strcmp(a->ident, b->ident) == 0;
-    case EX_UNARY: return a->unary.op == b->unary.op && expr_same(a->unary.a, b->unary.a);
-    case EX_BINARY:
-        return a->binary.op == b->binary.op && expr_same(a->binary.a, b->binary.a) &&
-               expr_same(a->binary.b, b->binary.b);
-    case EX_CALL:
-        if (a->call.nargs != b->call.nargs || strcmp(a->call.name, b->call.name) != 0 ||
-            (a->call.ns == NULL) != (b->call.ns == NULL) || (a->call.ns && strcmp(a->call.ns, b->call.ns) != 0))
-            return false;
-        for (int i = 0; i < a->call.nargs; i++) {
-            const char *na = a->call.args[i].name, *nb = b->call.args[i].name;
-            if ((na == NULL) != (nb == NULL) || (na && strcmp(na, nb) != 0)) return false;
-            if (!expr_same(a->call.args[i].value, b->call.args[i].value)) return false;
-        }
-        return true;
-    case EX_INDEX:
-        return strcmp(a->index.name, b->index.name) == 0 && a->index.has_col == b->index.has_col &&
-               dim_same(&a->index.row, &b->index.row) && dim_same(&a->index.col, &b->index.col);
-    case EX_WHERE: return a->where == b->where;
-    }
-    return false;
-}
-
-/* Does e read result variable name other than as name[w's index]? A read
- * of another row (R[i - 1, ]) or of all of R depends on other iterations'
- * writes (a data or anti dependency). */
-static bool reads_other(const Expr *e, const char *name, const LValue *w)
-{
-    if (!e) return false;
-    switch (e->kind) {
-    case EX_IDENT: return strcmp(e->ident, name) == 0;
-    case EX_UNARY: return reads_other(e->unary.a, name, w);
-    case EX_BINARY: return reads_other(e->binary.a, name, w) || reads_other(e->binary.b, name, w);
-    case EX_CALL:
-        for (int i = 0; i < e->call.nargs; i++)
-            if (reads_other(e->call.args[i].value, name, w)) return true;
-        return false;
-    case EX_INDEX:
-        if (strcmp(e->index.name, name) == 0 &&
-            !(e->index.has_col == w->has_col && dim_same(&e->index.row, &w->row) && dim_same(&e->index.col, &w->col)))
-            return true;
-        return reads_other(e->index.row.lo, name, w) || reads_other(e->index.row.hi, name, w) ||
-               reads_other(e->index.col.lo, name, w) || reads_other(e->index.col.hi, name, w);
-    case EX_WHERE: return where_reads(e->where, name);   /* reads all of it */
-    default: return false;
-    }
-}
-
-static bool lvalue_reads_other(const LValue *lv, const char *name, const LValue *w)
-{
-    return lv->indexed && (reads_other(lv->row.lo, name, w) || reads_other(lv->row.hi, name, w) ||
-                           reads_other(lv->col.lo, name, w) || reads_other(lv->col.hi, name, w));
-}
-
-/* The first left-indexed write to name in a body (NULL: none). */
-static const LValue *first_write(const Block *b, const char *name)
-{
-    for (int i = 0; i < b->n; i++) {
-        const Stmt *st = b->stmts[i];
-        const LValue *w = NULL;
-        switch (st->kind) {
-        case ST_ASSIGN:
-            if (st->assign.target.indexed && strcmp(st->assign.target.name, name) == 0) return &st->assign.target;
-            break;
-        case ST_IF:
-            if (!(w = first_write(&st->if_.then_b, name))) w = first_write(&st->if_.else_b, name);
-            break;
-        case ST_FOR: w = first_write(&st->for_.body, name); break;
-        case ST_WHILE: w = first_write(&st->while_.body, name); break;
-        default: break;
-        }
-        if (w) return w;
-    }
-    return NULL;
-}
-
-/* Is every access of result name in the body at w's index (writes to the
- * same cells, reads only of the cells this iteration writes)? */
-static bool result_private(const Block *b, const char *name, const LValue *w)
-{
-    for (int i = 0; i < b->n; i++) {
-        const Stmt *st = b->stmts[i];
-        switch (st->kind) {
-        case ST_ASSIGN: {
-            const LValue *lv = &st->assign.target;
-            if (reads_other(st->assign.value, name, w) || lvalue_reads_other(lv, name, w)) return false;
-            if (lv->indexed && strcmp(lv->name, name) == 0 &&
-                !(lv->has_col == w->has_col && dim_same(&lv->row, &w->row) && dim_same(&lv->col, &w->col)))
-                return false;
-            break;
-        }
-        case ST_MASSIGN:
-            if (reads_other(st->massign.call, name, w)) return false;
-            break;
-        case ST_IF:
-            if (reads_other(st->if_.cond, name, w) || !result_private(&st->if_.then_b, name, w) ||
-                !result_private(&st->if_.else_b, name, w)) return false;
-            break;
-        case ST_FOR:
-            if (reads_other(st->for_.from, name, w) || reads_other(st->for_.to, name, w) ||
-                reads_other(st->for_.incr, name, w) || !result_private(&st->for_.body, name, w)) return false;
-            break;
-        case ST_WHILE:
-            if (reads_other(st->while_.cond, name, w) || !result_private(&st->while_.body, name, w)) return false;
-            break;
-        case ST_EXPR:
-            if (reads_other(st->expr.e, name, w)) return false;
-            break;
-        }
-    }
-    return true;
 }
 
 /* Does a parfor body use accumulator name other than as the target of
@@ -1566,13 +1441,17 @@ static void build_control(BCtx *c, Stmt *s, PBList *out, HopDag *pdag, Code *pco
             NameSet seen = {0};
             if (!parfor_carried(c, &s->for_.body, &s->for_.body, b->parfor_check, &seen)) b->par_ok = false;
             ns_free(&seen);
-            for (int k = 0; k < b->results.n && b->parfor_check; k++) {
-                const LValue *w = first_write(&s->for_.body, b->results.v[k]);
-                if (w && !result_private(&s->for_.body, b->results.v[k], w)) b->par_ok = false;
-            }
+            const char *who = NULL;
+            if (b->parfor_check && !pf_results_independent(&s->for_.body, s->for_.var, s->for_.from, s->for_.to,
+                                                           s->for_.incr, &b->results, known_int, c, &who))
+                b->par_ok = false;
             if (ix.oom || b->results.oom || b->accums.oom) oom(c, s->span);
             ns_free(&ix);
-            if (!b->par_ok)
+            if (!b->par_ok && who)
+                diag_warning(c->diag, s->span,
+                             "parfor: dependency analysis cannot prove that iterations access result '%s' "
+                             "independently; running serially", who);
+            else if (!b->par_ok)
                 diag_warning(c->diag, s->span,
                              "parfor: dependency analysis cannot prove iterations independent; running serially");
         }
