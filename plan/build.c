@@ -903,6 +903,17 @@ static Hop *build_expr(BCtx *c, Expr *e)
 static void stmt_assign(BCtx *c, Stmt *s)
 {
     LValue *lv = &s->assign.target;
+    const Expr *x = s->assign.value;
+    if (!lv->indexed && !s->assign.accum && x->kind == EX_CALL && x->call.func && x->call.func->nout == 0) {
+        /* x = f() of a function without outputs: as SystemDS, a warning;
+         * the call runs and x stays unbound */
+        diag_warning(c->diag, s->span, "function '%s' does not return a value but is assigned to '%s'",
+                     x->call.name, lv->name);
+        Hop *h = build_fcall(c, s->assign.value);
+        h->sidefx = true;
+        hop_add_root(c->dag, h);
+        return;
+    }
     Hop *v = build_expr(c, s->assign.value);
     if (!lv->indexed) {
         if (s->assign.accum) v = binary(c, OP_PLUS, lookup(c, lv->name, lv->span), v, s->span);
