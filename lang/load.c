@@ -327,6 +327,51 @@ static LFile *alias_file(const LFile *f, const char *alias)
     return NULL;
 }
 
+/* Does the ops.def parameter list params name parameter `name`? */
+static bool has_param(const char *params, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *q = params; *q;) {
+        const char *end = q + strcspn(q, ",="), *next = q + strcspn(q, ",");
+        if ((size_t)(end - q) == n && strncmp(q, name, n) == 0) return true;
+        q = *next ? next + 1 : next;
+    }
+    return false;
+}
+
+/* SystemDS's builtins whose calls it parses positionally (its
+ * BuiltinFunctionExpression: not parameterized, not read/rand-like):
+ * when a call has an unnamed argument, the names of the others are
+ * dropped, so ifelse(c, a, n = b) passes b third (its builtin scripts
+ * rely on that). braid keeps names that match a parameter; a call with a
+ * name that matches none is read positionally, as SystemDS reads it. */
+static const char *const POSITIONAL[] = {
+    "abs", "acos", "as.double", "as.integer", "as.logical", "as.matrix", "as.scalar", "asin", "atan",
+    "ceil", "ceiling", "colMaxs", "colMeans", "colMins", "colProds", "colSds", "colSums", "colVars",
+    "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "exp", "floor", "ifelse", "is.na", "is.nan",
+    "is.infinite", "length", "log", "max", "mean", "median", "min", "ncol", "nrow", "pmax", "pmin", "prod",
+    "rev", "round", "rowMaxs", "rowMeans", "rowMins", "rowProds", "rowSds", "rowSums", "rowVars", "sd",
+    "sign", "sin", "sinh", "sqrt", "sum", "t", "tan", "tanh", "trace", "var", "xor",
+};
+
+static void positional_args(const Expr *e, Diag *d)
+{
+    bool unnamed = false, unknown = false, listed = false;
+    for (size_t i = 0; i < sizeof POSITIONAL / sizeof POSITIONAL[0]; i++)
+        if (strcmp(POSITIONAL[i], e->call.name) == 0) listed = true;
+    for (int i = 0; i < e->call.nargs && listed; i++) {
+        if (!e->call.args[i].name) unnamed = true;
+        else if (!has_param(e->call.builtin->params, e->call.args[i].name)) unknown = true;
+    }
+    if (!listed || !unnamed || !unknown) return;
+    for (int i = 0; i < e->call.nargs; i++)
+        if (e->call.args[i].name) {
+            diag_warning(d, e->call.args[i].span, "argument name '%s' ignored: '%s' takes its arguments by position",
+                         e->call.args[i].name, e->call.name);
+            e->call.args[i].name = NULL;
+        }
+}
+
 bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
 {
     const char *name = e->call.name;
@@ -348,7 +393,10 @@ bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
         return true;
     }
     if ((e->call.func = load_file_func(f, name))) return true;
-    if ((e->call.builtin = ops_builtin(name))) return true;
+    if ((e->call.builtin = ops_builtin(name))) {
+        positional_args(e, d);
+        return true;
+    }
     LFile *lib = load_library(p, name, d, e->span);
     if (lib && (e->call.func = library_func(lib, name))) return true;
     if (lib && lib->parse_failed) return false;  /* its errors are reported */
