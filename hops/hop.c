@@ -213,6 +213,30 @@ static void infer_table(Hop *h)
     h->nnz = (int64_t)(cells < out ? cells : out);
 }
 
+/* Memory an operator's kernel allocates besides its inputs and output
+ * (seed 002's intermediate memory estimates): LAPACK's dense working
+ * copies and factors, sort permutations, removeEmpty's offsets. -1 when
+ * the sizes it depends on are unknown, 0 for operators without any. */
+static double op_intermediate(const Hop *h)
+{
+    if (h->kind != H_BUILTIN || h->nin < 1 || !h->in[0] || h->in[0]->dt != DT_MATRIX) return 0;
+    const Hop *a = h->in[0];
+    if (!known(a)) return -1;
+    double da = mb_est_dense(a->rows, a->cols);
+    switch (h->bi) {
+    case BI_SOLVE: {
+        const Hop *b = h->nin > 1 ? h->in[1] : NULL;
+        return b && b->dt == DT_MATRIX ? (known(b) ? da + mb_est_dense(b->rows, b->cols) : -1) : da;
+    }
+    case BI_INV: case BI_CHOLESKY: case BI_DET: return da;       /* the factored copy */
+    case BI_EIGEN: case BI_QR: return 2 * da;                    /* copy and vectors / Q */
+    case BI_SVD: case BI_LU: return 3 * da;                      /* copy and the factors */
+    case BI_ORDER: return 16.0 * (double)a->rows;                /* keys and permutation */
+    case BI_RMEMPTY: return 8.0 * (double)(a->rows > a->cols ? a->rows : a->cols);   /* offsets */
+    default: return 0;
+    }
+}
+
 static void infer_builtin(Hop *h)
 {
     Hop *a = h->nin > 0 ? h->in[0] : NULL;
@@ -415,8 +439,10 @@ void hop_infer(Hop *h)
         h->mem = h->nnz >= 0 ? mb_est_size(h->rows, h->cols, h->nnz)
                              : mb_est_dense(h->rows, h->cols);
     else if (h->dt == DT_SCALAR) h->mem = 8;
-    /* operation memory: inputs and output (unknown if any is unknown) */
-    h->opmem = h->mem;
+    /* operation memory: inputs, output and the kernel's own buffers
+     * (unknown if any is unknown) */
+    double inter = op_intermediate(h);
+    h->opmem = h->mem < 0 || inter < 0 ? -1 : h->mem + inter;
     for (int i = 0; i < h->nin && h->opmem >= 0; i++)
         if (h->in[i]) h->opmem = h->in[i]->mem < 0 ? -1 : h->opmem + h->in[i]->mem;
     /* the least memory of the value: a matrix of unknown non-zeros that
@@ -439,7 +465,7 @@ void hop_infer(Hop *h)
     /* distributed (an error, for now) only when the operation surely
      * exceeds the budget; otherwise its kernels allocate what the data
      * need and fail cleanly when that cannot be had */
-    double lb = h->memlb;
+    double lb = h->memlb + (inter > 0 ? inter : 0);
     for (int i = 0; i < h->nin; i++)
         if (h->in[i]) lb += h->in[i]->memlb;
     h->exec = exec_type(h, lb);
