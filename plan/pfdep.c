@@ -13,11 +13,13 @@
  * the enclosing program folded in; a range lo:hi gives two of them. Two
  * accesses (one a write) are independent when, in some dimension, the
  * cells of iteration i1 and of iteration i2 != i1 never meet:
- *   - short known ranges (<= ENUM_MAX iterations): exact, by enumeration;
  *   - equal coefficients a: the accesses of iterations d apart are the
  *     same intervals shifted by a*step*d, so they meet iff a nonzero
- *     multiple of a*step lies between the intervals' offsets;
- *   - different coefficients (single indexes, known start): the GCD test;
+ *     multiple of a*step (|d| < n when n is known) lies between the
+ *     intervals' offsets: exact;
+ *   - different coefficients: short known ranges (<= ENUM_MAX iterations)
+ *     exactly, by enumeration; otherwise the GCD test (single indexes,
+ *     known start);
  *   - an index that is none of these (i %% 3, X[i, 1], a variable set in a
  *     branch or an inner loop) may be anything: it proves nothing.
  * Whatever is not proved counts as a dependency (the loop then runs
@@ -27,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ENUM_MAX 2048      /* iterations enumerated exactly (O(n^2) pairs) */
+#define ENUM_MAX 512       /* iterations enumerated exactly (O(n^2) pairs) */
 #define MAX_ACC 256        /* accesses of one result considered */
 
 /* a*i + b + sym; ok false: not affine (anything) */
@@ -488,8 +490,9 @@ static bool disjoint_gcd(const Dim *x, const Dim *y, const Iter *it)
 static bool dim_disjoint(const Dim *x, const Dim *y, const Iter *it)
 {
     if (x->all || y->all || !syms_cancel(x, y)) return false;
-    if (it->nknown && it->lknown && it->sknown && it->n <= ENUM_MAX) return disjoint_enum(x, y, it);
+    /* exact for equal coefficients (the common case), in O(1) */
     if (x->lo.a == x->hi.a && x->lo.a == y->lo.a && y->lo.a == y->hi.a) return disjoint_shift(x, y, it);
+    if (it->nknown && it->lknown && it->sknown && it->n <= ENUM_MAX) return disjoint_enum(x, y, it);
     return disjoint_gcd(x, y, it);
 }
 
