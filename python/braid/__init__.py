@@ -238,3 +238,27 @@ def run(script: Union[str, os.PathLike], args: Optional[Mapping[str, Any]] = Non
     inputs={name: value}, outputs=[names]) -> {name: value}."""
     inputs = dict(inputs or {})
     return prepare(script, inputs.keys(), outputs, args, sparse).execute(**inputs)
+
+
+# ---- the lazy API (lazy.py) and the builtins as functions (builtins.py) ----
+
+from .lazy import Value, Matrix, Scalar, Frame, ListValue, compute, explain  # noqa: E402
+from . import builtins as _builtins  # noqa: E402
+
+__all__ += ["Value", "Matrix", "Scalar", "Frame", "ListValue", "compute", "explain", "builtins"]
+
+
+def builtins() -> list:
+    """The Python names of braid's builtin functions (braid.NAME(...))."""
+    return _builtins.names()
+
+
+def __getattr__(name: str):
+    """braid.l2svm, braid.kmeans, braid.exp, ...: generated on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _builtins.get(name)
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_builtins.names()))
