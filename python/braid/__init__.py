@@ -243,7 +243,7 @@ def run(script: Union[str, os.PathLike], args: Optional[Mapping[str, Any]] = Non
 # ---- the lazy API (lazy.py) and the builtins as functions (builtins.py) ----
 
 from .lazy import Value, Matrix, Scalar, Frame, ListValue, compute, explain  # noqa: E402
-from . import builtins as _builtins  # noqa: E402
+from . import library as _builtins  # noqa: E402
 
 __all__ += ["Value", "Matrix", "Scalar", "Frame", "ListValue", "compute", "explain", "builtins"]
 
