@@ -4,11 +4,11 @@
 # C library's headers: stdio.h, malloc.h, ...) is only a recommendation of
 # gcc, so a gcc installed with --no-install-recommends lacks it; gcc's own
 # headers (omp.h, immintrin.h) come with gcc (libgcc-12-dev). python3-dev
-# builds the Python package (python/); NumPy and SciPy are what its tests
+# builds the Python package (python/); NumPy, SciPy and pandas are what its tests
 # (tests/python) check it against.
 set -e
 PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3\
-      python3-dev python3-numpy python3-scipy openmpi-bin libopenmpi-dev"
+      python3-dev python3-numpy python3-scipy python3-pandas openmpi-bin libopenmpi-dev"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do

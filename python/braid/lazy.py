@@ -567,7 +567,8 @@ def _bind_inputs(p: Any, prog: _Program) -> None:
     from . import _bind
     for name, v in prog.bound.items():
         if prog.kinds[name] == "frame" and type(v).__name__ == "DataFrame":
-            v = {str(k): c.to_numpy() for k, c in v.items()}
+            from . import _pandas_column
+            v = {str(k): _pandas_column(c) for k, c in v.items()}
         _bind(p._s, name, v)
 
 
@@ -605,15 +606,9 @@ def _variable(n: _Node) -> _Node:
 
 
 def _frame_out(d: Any) -> Any:
-    """A frame output as a pandas DataFrame (its numeric columns are NumPy
-    views of braid's columns; a dict when pandas is missing)."""
-    try:
-        import pandas
-    except ImportError:
-        return d
-    if not isinstance(d, dict):
-        return d
-    return pandas.DataFrame({k: v for k, v in d.items()}, copy=False)
+    """A frame output as a pandas DataFrame (a dict without pandas)."""
+    from . import _frames_kind, to_pandas
+    return to_pandas(d) if isinstance(d, dict) and _frames_kind("auto") == "pandas" else d
 
 
 def explain(*values: Value, kind: str = "hops") -> str:
