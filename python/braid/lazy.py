@@ -340,9 +340,12 @@ class Matrix(Value):
         if v is None:
             raise TypeError(f"braid: cannot assign a {type(value).__name__}")
         args = [self._n, v]
-        r, _ = _range(rows, "nrow", args)
-        c, _ = _range(cols, "ncol", args)
-        self._n = _Node("matrix", None, args, setidx=f"{r}, {c}")
+        r, rn = _range(rows, "nrow", args)
+        c, cn = _range(cols, "ncol", args)
+        rhs = "{1}"
+        if v.kind == "scalar" and not (rn and cn):   # NumPy broadcasts a number over the block
+            rhs = f"matrix({{1}}, rows={_extent(r, 'nrow')}, cols={_extent(c, 'ncol')})"
+        self._n = _Node("matrix", rhs, args, setidx=f"{r}, {c}")
 
 
 def _index_expr(i: Any, dim: str, args: TList[_Node], plus: int) -> str:
@@ -358,6 +361,14 @@ def _index_expr(i: Any, dim: str, args: TList[_Node], plus: int) -> str:
     if i >= 0:
         return str(i + 1 + plus)
     return f"{dim}({{0}}) - {-i - 1 - plus}" if -i - 1 - plus else f"{dim}({{0}})"
+
+
+def _extent(rng: str, dim: str) -> str:
+    """The number of rows (columns) a DML range text spans."""
+    if not rng:
+        return f"{dim}({{0}})"
+    lo, _, hi = rng.partition(":")
+    return f"({hi}) - ({lo}) + 1" if hi else "1"
 
 
 def _range(key: Any, dim: str, args: TList[_Node]) -> Tuple[str, bool]:
@@ -479,7 +490,7 @@ class _Program:
     def _emit(self, n: _Node) -> None:
         if n.text is not None:
             return
-        if n.fmt is None and n.index < 0 and n.setidx is None:   # a bound input
+        if n.fmt is None and n.index < 0:   # a bound input
             key = id(n.value)
             name = self._objs.get(key)
             if name is None:
@@ -501,7 +512,7 @@ class _Program:
         self.names[id(n)] = name
         if n.setidx is not None:
             self.lines.append((f"{name} = {args[0]}", n))
-            self.lines.append((f"{name}[{n.setidx.format(*args)}] = {args[1]}", n))
+            self.lines.append((f"{name}[{n.setidx.format(*args)}] = {n.fmt.format(*args)}", n))
         else:
             self.lines.append((f"{name} = " + n.fmt.format(*args), n))
 
@@ -551,15 +562,21 @@ def _prepare(prog: _Program, outs: Sequence[str]):
 
 def _located(e: BraidError, prog: _Program) -> BraidError:
     """braid's error with the generated DML line and the Python line that
-    built it."""
+    built it; an error inside a library function (its position is in
+    scripts/builtin/NAME.dml) names the line calling NAME."""
     msg = str(e)
     head = msg.split(":", 3)
+    line = 0
     if len(head) >= 3 and head[0] == "<script>" and head[1].isdigit():
         line = int(head[1])
-        if 1 <= line <= len(prog.lines):
-            text, node = prog.lines[line - 1]
-            where = f"{node.src[0]}:{node.src[1]}" if node.src else "?"
-            msg += f"\n  in the DML line {line}: {text}\n  built at {where}"
+    elif len(head) >= 3 and head[0].endswith(".dml") and head[1].isdigit():
+        fn = os.path.basename(head[0])[:-4]
+        line = next((i + 1 for i, (t, _) in enumerate(prog.lines)
+                     if t.split(" = ", 1)[-1].startswith(fn + "(")), 0)
+    if 1 <= line <= len(prog.lines):
+        text, node = prog.lines[line - 1]
+        where = f"{node.src[0]}:{node.src[1]}" if node.src else "?"
+        msg += f"\n  in the DML line {line}: {text}\n  built at {where}"
     return BraidError(msg)
 
 
