@@ -147,6 +147,12 @@ class Value:
         """The plan of the program computing this value (braid.explain)."""
         return explain(self, kind=kind)
 
+    def _repr_svg_(self) -> str:
+        """Jupyter: the compiled plan as a picture (without running it;
+        explain("svg") runs it and shows the fused operators)."""
+        from .plot import svg
+        return svg(explain(self, kind="hops"))
+
     def script(self) -> str:
         """The DML text compute() would run."""
         return _Program([self._n]).text
@@ -631,9 +637,12 @@ def _frame_out(d: Any) -> Any:
 def explain(*values: Value, kind: str = "hops") -> str:
     """The plan of the program computing values: kind "dml" (the generated
     script), "hops" or "runtime" (the compiled plan; inputs' sizes unknown),
-    "dot" (Graphviz), or "recompile_hops": runs the program once and
+    "dot" (Graphviz), "recompile_hops": runs the program once and
     returns the DAGs braid recompiled with the inputs' sizes, where fused
-    operators (spoof*) show."""
+    operators (spoof*) show, or "svg": those DAGs drawn (braid.plot)."""
+    if kind == "svg":    # the recompiled DAGs (or the static ones) drawn
+        from .plot import svg
+        return svg(explain(*values, kind="recompile_hops") or explain(*values, kind="hops"))
     prog = _Program([_variable(v._n) for v in values])
     if kind == "dml":
         return prog.text

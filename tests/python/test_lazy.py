@@ -21,6 +21,10 @@ try:
     import pandas as pd
 except ImportError:
     pd = None
+try:
+    import scipy.sparse as sp
+except ImportError:
+    sp = None
 
 passed = failed = 0
 
@@ -78,7 +82,10 @@ def rand_expr(rng, leaves, depth):
 def test_random_expressions():
     rng = np.random.default_rng(19)
     As = [rng.random((7, 5)) + 0.5 for _ in range(3)]
+    S = As[1] * (As[1] > 1.2)                                          # mostly zeros
     leaves = [(braid.Matrix(A), A) for A in As] + [(As[0], As[0])]   # a bare array on either side
+    if sp is not None:
+        leaves.append((braid.Matrix(sp.csr_matrix(S)), S))         # scipy CSR, bound as it is
     exprs, wants = [], []
     np.seterr(divide="ignore", invalid="ignore")   # x / 0: Inf (NaN) in both
     for i in range(40):
@@ -207,6 +214,17 @@ def test_explain_and_errors():
     rc = e.explain("recompile_hops")
     check("[200,10," in rc and "spoof" in rc, f"recompiled with the input's sizes, fused:\n{rc}")
     check(np.isclose(e.compute(), np.exp(A @ v * 2 + 1).sum()), "the value")
+    import xml.etree.ElementTree as ET
+    pic = e.explain("svg")
+    root = ET.fromstring(pic)
+    boxes = [r for r in root.iter("{http://www.w3.org/2000/svg}rect")]
+    check(root.tag.endswith("svg") and any("spoof" in (r.findtext("{http://www.w3.org/2000/svg}title") or "")
+                                            and r.get("fill") == "#f8b878" for r in boxes),
+          "explain('svg'): the plan drawn, the fused operator coloured")
+    static = ET.fromstring(braid.l2svm(X, (X[:, 0] > 0.5) * 2 - 1)._repr_svg_())
+    titles = [t.text for t in static.iter("{http://www.w3.org/2000/svg}text")]
+    check(any("m_l2svm" in (t or "") for t in titles) and not any("FUNCTION" in (t or "") for t in titles),
+          "_repr_svg_: the user's program, not the library's functions")
     bad = X @ braid.Matrix(np.ones((3, 3)))          # the mismatch this test expects
     line = sys._getframe().f_lineno - 1
     check(raises(lambda: bad.compute(), braid.BraidError, "<script>:", "%*%", f"test_lazy.py:{line}"),
@@ -310,6 +328,35 @@ def test_estimators():
     check(raises(lambda: bs.L2SVM().fit(X, y3), ValueError, "binary"), "L2SVM with three classes")
 
 
+def test_against_scikit_learn():
+    """The estimators against scikit-learn's on its bundled data sets
+    (only where scikit-learn is installed: it is no test dependency)."""
+    import warnings
+    from braid import sklearn as bs
+    from sklearn import cluster, datasets, decomposition, linear_model, preprocessing, svm
+    warnings.filterwarnings("ignore")
+    X, y = datasets.load_iris(return_X_y=True)
+    a = bs.LogisticRegression(reg=1e-3).fit(X, y).score(X, y)
+    b = linear_model.LogisticRegression(max_iter=1000).fit(X, y).score(X, y)
+    check(a > 0.95 and abs(a - b) < 0.03, f"iris: LogisticRegression accuracy {a} vs scikit-learn's {b}")
+    X, y = datasets.load_breast_cancer(return_X_y=True)
+    X = preprocessing.StandardScaler().fit_transform(X)
+    a = bs.L2SVM(reg=1.0).fit(X, y).score(X, y)
+    b = svm.LinearSVC(C=0.5, dual=False, fit_intercept=False).fit(X, y).score(X, y)   # the same objective
+    check(a > 0.95 and abs(a - b) < 0.01, f"breast cancer: L2SVM accuracy {a} vs LinearSVC's {b}")
+    X, y = datasets.load_diabetes(return_X_y=True)
+    m, s = bs.LinearRegression(reg=1e-12).fit(X, y), linear_model.LinearRegression().fit(X, y)
+    check(np.allclose(m.coef_, s.coef_, atol=1e-5) and np.isclose(m.intercept_, s.intercept_)
+          and np.isclose(m.score(X, y), s.score(X, y)), "diabetes: LinearRegression equals scikit-learn's")
+    X, _ = datasets.load_digits(return_X_y=True)
+    k = bs.KMeans(n_clusters=10, runs=2, seed=1).fit(X)
+    kk = cluster.KMeans(n_clusters=10, n_init=2, random_state=1).fit(X)
+    check(k.inertia_ < 1.05 * kk.inertia_, f"digits: KMeans objective {k.inertia_} vs scikit-learn's {kk.inertia_}")
+    p = bs.PCA(n_components=3, scale=False).fit(X)
+    q = decomposition.PCA(n_components=3).fit(X)
+    check(np.allclose(np.abs(p.components_), np.abs(q.components_), atol=1e-6), "digits: PCA components (up to sign)")
+
+
 def main():
     if np is None:
         print("test_python_lazy: skipped (NumPy missing; tools/deps.sh installs it)")
@@ -321,6 +368,11 @@ def main():
         tests.append(test_pandas)
     else:
         print("test_python_lazy: test_pandas skipped (pandas missing; tools/deps.sh installs it)")
+    try:
+        import sklearn  # noqa: F401
+        tests.append(test_against_scikit_learn)
+    except ImportError:
+        print("test_python_lazy: test_against_scikit_learn skipped (scikit-learn is not installed)")
     for t in tests:
         try:
             t()
