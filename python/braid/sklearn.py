@@ -8,20 +8,34 @@
 Each estimator calls the DML builtins through the lazy API (fit: l2svm,
 multiLogReg, lm, kmeans, pca; predict/transform: l2svmPredict,
 multiLogRegPredict, lmPredict, kmeansPredict, pcaTransform), so a fit is
-one braid run over the caller's arrays (bound without copies). The
+one braid run over the caller's arrays (bound without copies; L2SVM
+uses msvm for more than two classes). Inputs are checked as scikit-learn
+checks them (2-D, finite, not empty, the fitted number of features). The
 hyper-parameters are the keyword arguments of __init__, stored unchanged
 (get_params/set_params as scikit-learn's BaseEstimator does; clone works);
 fitted attributes end with an underscore. scikit-learn is not needed.
 """
 import inspect
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import numpy as np
 
 from . import library as _b
 from .lazy import compute
 
-__all__ = ["L2SVM", "LogisticRegression", "LinearRegression", "KMeans", "PCA"]
+__all__ = ["L2SVM", "LogisticRegression", "LinearRegression", "KMeans", "PCA", "NotFittedError"]
+
+
+class NotFittedError(ValueError, AttributeError):
+    """predict/transform before fit (scikit-learn's NotFittedError is both)."""
+
+
+def _conversion_warning() -> type:
+    try:
+        from sklearn.exceptions import DataConversionWarning
+    except ImportError:
+        DataConversionWarning = UserWarning
+    return DataConversionWarning
 
 
 def _f(name: str):
@@ -53,44 +67,81 @@ class _Estimator:
 
     def _check_fitted(self, attr: str) -> None:
         if not hasattr(self, attr):
-            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit() first")
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit() first")
 
 
-def _matrix(X: Any) -> Any:
-    """X as braid takes it: scipy.sparse as it is, else a 2-D float array
-    (float64 C-ordered arrays pass through without a copy)."""
+def _matrix(X: Any, est: Any = None, fitting: bool = False) -> Any:
+    """X checked and as braid takes it: scipy.sparse as float64 CSR, else a
+    2-D float64 array (float64 C-ordered arrays pass through without a
+    copy). Refuses what scikit-learn refuses (complex, 1-D, empty, NaN or
+    infinite cells); fitting records n_features_in_, later calls check it."""
     if type(X).__module__.startswith("scipy.sparse"):
-        return X
-    if type(X).__name__ == "DataFrame":
-        X = X.to_numpy(dtype=np.float64)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"expected a 2-D array of samples x features, got {X.ndim} dimensions")
+        X = X.tocsr()
+        if X.dtype != np.float64:
+            X = X.astype(np.float64)
+        cells = X.data
+    else:
+        if type(X).__name__ == "DataFrame":
+            X = X.to_numpy()
+        X = np.asarray(X)
+        if X.dtype.kind == "c":
+            raise ValueError("Complex data not supported")
+        if X.ndim != 2:
+            raise ValueError(f"Expected 2D array, got {X.ndim}D array instead; reshape your data "
+                             "(Reshape your data with array.reshape(-1, 1) for one feature)")
+        X = np.asarray(X, dtype=np.float64)
+        cells = X
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"Found array with {X.shape[0]} sample(s) and {X.shape[1]} feature(s) (shape={X.shape}) "
+                         "while a minimum of 1 is required.")
+    if not np.isfinite(cells).all():
+        raise ValueError("Input contains NaN, infinity or a value too large for dtype('float64').")
+    if est is not None and fitting:
+        est.n_features_in_ = X.shape[1]
+    elif est is not None and hasattr(est, "n_features_in_") and X.shape[1] != est.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(est).__name__} is expecting "
+                         f"{est.n_features_in_} features as input.")
     return X
 
 
-def _column(y: Any) -> np.ndarray:
+def _column(y: Any, n: Optional[int] = None, numeric: bool = False) -> np.ndarray:
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
+        import warnings
+        warnings.warn("a column-vector y was passed when a 1d array was expected", _conversion_warning(), stacklevel=3)
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError("y must be 1-D (or one column)")
+    if n is not None and len(y) != n:
+        raise ValueError(f"X and y have inconsistent numbers of samples: {n} and {len(y)}")
+    if numeric:
+        y = y.astype(np.float64)
+        if not np.isfinite(y).all():
+            raise ValueError("Input y contains NaN, infinity or a value too large for dtype('float64').")
     return y
 
 
 class _Classifier(_Estimator):
+    _estimator_type = "classifier"
+
     def score(self, X: Any, y: Any) -> float:
         """Mean accuracy of predict(X) against y."""
         return float(np.mean(self.predict(X) == _column(y)))
 
-    def _encode(self, y: Any) -> np.ndarray:
-        y = _column(y)
+    def _encode(self, X: Any, y: Any) -> np.ndarray:
+        y = _column(y, X.shape[0])
+        if y.dtype.kind == "f" and not np.array_equal(y, np.round(y)):
+            raise ValueError("Unknown label type: 'continuous' (a classifier needs class labels)")
         self.classes_, codes = np.unique(y, return_inverse=True)
+        k = len(self.classes_)
+        if k < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes; y has {k} class")
         return codes
 
 
 class L2SVM(_Classifier):
-    """Binary linear SVM with squared hinge loss (DML's l2svm)."""
+    """Linear SVM with squared hinge loss: DML's l2svm for two classes,
+    msvm (one against the rest) for more."""
 
     def __init__(self, reg: float = 1.0, intercept: bool = False, epsilon: float = 0.001,
                  max_iter: int = 100, max_inner_iter: int = 20) -> None:
@@ -101,24 +152,32 @@ class L2SVM(_Classifier):
         self.max_inner_iter = max_inner_iter
 
     def fit(self, X: Any, y: Any) -> "L2SVM":
-        codes = self._encode(y)
-        if len(self.classes_) != 2:
-            raise ValueError(f"L2SVM is a binary classifier; y has {len(self.classes_)} classes")
-        Y = np.where(codes == 1, 1.0, -1.0)
-        W = _f("l2svm")(_matrix(X), Y, intercept=bool(self.intercept), epsilon=float(self.epsilon),
-                        reg=float(self.reg), maxIterations=int(self.max_iter), maxii=int(self.max_inner_iter),
-                        verbose=False)
+        X = _matrix(X, self, fitting=True)
+        codes = self._encode(X, y)
+        k = len(self.classes_)
+        common = dict(intercept=bool(self.intercept), epsilon=float(self.epsilon), reg=float(self.reg),
+                      maxIterations=int(self.max_iter), verbose=False)
+        if k == 2:
+            W = _f("l2svm")(X, np.where(codes == 1, 1.0, -1.0), maxii=int(self.max_inner_iter), **common)
+        else:
+            W = _f("msvm")(X, codes.astype(np.float64) + 1.0, **common)
         self.coef_ = np.array(compute(W))
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """Signed distances (l2svmPredict's YRaw); > 0: classes_[1]."""
+        """Scores: binary, a signed distance per sample (> 0: classes_[1],
+        l2svmPredict's YRaw); else one column per class (msvmPredict)."""
         self._check_fitted("coef_")
-        raw, _ = _f("l2svmPredict")(_matrix(X), self.coef_, verbose=False)
-        return np.asarray(compute(raw))[:, 0]
+        X = _matrix(X, self)
+        if len(self.classes_) == 2:
+            raw, _ = _f("l2svmPredict")(X, self.coef_, verbose=False)
+            return np.asarray(compute(raw))[:, 0]
+        raw, _ = _f("msvmPredict")(X, self.coef_)
+        return np.asarray(compute(raw))
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        d = self.decision_function(X)
+        return self.classes_[(d > 0).astype(int) if d.ndim == 1 else d.argmax(axis=1)]
 
 
 class LogisticRegression(_Classifier):
@@ -134,15 +193,16 @@ class LogisticRegression(_Classifier):
         self.max_inner_iter = max_inner_iter
 
     def fit(self, X: Any, y: Any) -> "LogisticRegression":
-        Y = self._encode(y).astype(np.float64) + 1.0      # DML's labels are 1..k
-        B = _f("multiLogReg")(_matrix(X), Y, icpt=int(self.icpt), tol=float(self.tol), reg=float(self.reg),
+        X = _matrix(X, self, fitting=True)
+        Y = self._encode(X, y).astype(np.float64) + 1.0      # DML's labels are 1..k
+        B = _f("multiLogReg")(X, Y, icpt=int(self.icpt), tol=float(self.tol), reg=float(self.reg),
                               maxi=int(self.max_iter), maxii=int(self.max_inner_iter), verbose=False)
         self.coef_ = np.array(compute(B))
         return self
 
     def _predict(self, X: Any):
         self._check_fitted("coef_")
-        M, P, _ = _f("multiLogRegPredict")(_matrix(X), self.coef_, verbose=False)
+        M, P, _ = _f("multiLogRegPredict")(_matrix(X, self), self.coef_, verbose=False)
         return compute(M, P)
 
     def predict_proba(self, X: Any) -> np.ndarray:
@@ -150,10 +210,12 @@ class LogisticRegression(_Classifier):
         return np.asarray(self._predict(X)[0])
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[np.asarray(self._predict(X)[1])[:, 0].astype(int) - 1]
+        P = np.asarray(self._predict(X)[1])
+        return self.classes_[P[:, 0].astype(int) - 1]
 
 
 class LinearRegression(_Estimator):
+    _estimator_type = "regressor"
     """Ridge-regularized least squares (DML's lm: a direct solve up to 1024
     features, else conjugate gradients). icpt as in lm (0, 1, 2)."""
 
@@ -164,7 +226,8 @@ class LinearRegression(_Estimator):
         self.max_iter = max_iter
 
     def fit(self, X: Any, y: Any) -> "LinearRegression":
-        B = _f("lm")(_matrix(X), _column(y).astype(np.float64), icpt=int(self.icpt), reg=float(self.reg),
+        X = _matrix(X, self, fitting=True)
+        B = _f("lm")(X, _column(y, X.shape[0], numeric=True), icpt=int(self.icpt), reg=float(self.reg),
                      tol=float(self.tol), maxi=int(self.max_iter), verbose=False)
         self.B_ = np.array(compute(B))
         beta = self.B_[:, 0]
@@ -173,7 +236,7 @@ class LinearRegression(_Estimator):
 
     def predict(self, X: Any) -> np.ndarray:
         self._check_fitted("B_")
-        return np.asarray(compute(_f("lmPredict")(_matrix(X), self.B_, icpt=int(self.icpt), verbose=False)))[:, 0]
+        return np.asarray(compute(_f("lmPredict")(_matrix(X, self), self.B_, icpt=int(self.icpt), verbose=False)))[:, 0]
 
     def score(self, X: Any, y: Any) -> float:
         """The coefficient of determination R^2 of predict(X)."""
@@ -183,20 +246,24 @@ class LinearRegression(_Estimator):
 
 
 class KMeans(_Estimator):
+    _estimator_type = "clusterer"
     """k-means clustering (DML's kmeans; labels are 0-based here)."""
 
     def __init__(self, n_clusters: int = 8, runs: int = 10, max_iter: int = 1000, eps: float = 1e-6,
-                 seed: int = -1) -> None:
+                 random_state: Optional[int] = None) -> None:
         self.n_clusters = n_clusters
         self.runs = runs
         self.max_iter = max_iter
         self.eps = eps
-        self.seed = seed
+        self.random_state = random_state   # kmeans' seed; None: a random one
 
     def fit(self, X: Any, y: Any = None) -> "KMeans":
-        X = _matrix(X)
+        X = _matrix(X, self, fitting=True)
+        if X.shape[0] < self.n_clusters:
+            raise ValueError(f"n_samples={X.shape[0]} should be >= n_clusters={self.n_clusters}.")
         C, Y = _f("kmeans")(X, k=int(self.n_clusters), runs=int(self.runs), max_iter=int(self.max_iter),
-                            eps=float(self.eps), is_verbose=False, seed=int(self.seed))
+                            eps=float(self.eps), is_verbose=False,
+                            seed=-1 if self.random_state is None else int(self.random_state))
         C, Y = compute(C, Y)
         self.cluster_centers_ = np.array(C)
         self.labels_ = np.asarray(Y)[:, 0].astype(int) - 1
@@ -205,7 +272,7 @@ class KMeans(_Estimator):
 
     def predict(self, X: Any) -> np.ndarray:
         self._check_fitted("cluster_centers_")
-        Y = compute(_f("kmeansPredict")(_matrix(X), self.cluster_centers_))
+        Y = compute(_f("kmeansPredict")(_matrix(X, self), self.cluster_centers_))
         return np.asarray(Y)[:, 0].astype(int) - 1
 
     def fit_predict(self, X: Any, y: Any = None) -> np.ndarray:
@@ -214,7 +281,7 @@ class KMeans(_Estimator):
     def score(self, X: Any, y: Any = None) -> float:
         """Minus the sum of squared distances to the nearest centre."""
         self._check_fitted("cluster_centers_")
-        X = _matrix(X)
+        X = _matrix(X, self)
         X = X.toarray() if hasattr(X, "toarray") else X
         d = ((X[:, None, :] - self.cluster_centers_[None, :, :]) ** 2).sum(axis=2)
         return -float(d.min(axis=1).sum())
@@ -234,7 +301,10 @@ class PCA(_Estimator):
         return self
 
     def _fit(self, X: Any):
-        R, C, M, S = _f("pca")(_matrix(X), K=int(self.n_components), center=bool(self.center),
+        X = _matrix(X, self, fitting=True)
+        if X.shape[0] < 2:
+            raise ValueError(f"PCA needs n_samples >= 2, got n_samples = {X.shape[0]}")
+        R, C, M, S = _f("pca")(X, K=int(self.n_components), center=bool(self.center),
                                scale=bool(self.scale))
         R, C, M, S = compute(R, C, M, S)
         self.components_ = np.array(C).T          # scikit-learn's layout: components x features
@@ -243,7 +313,7 @@ class PCA(_Estimator):
 
     def transform(self, X: Any) -> np.ndarray:
         self._check_fitted("components_")
-        Y = _f("pcaTransform")(_matrix(X), np.ascontiguousarray(self.components_.T), self.centering_,
+        Y = _f("pcaTransform")(_matrix(X, self), np.ascontiguousarray(self.components_.T), self.centering_,
                                self.scale_factor_)
         return np.asarray(compute(Y))
 

@@ -311,7 +311,7 @@ def test_estimators():
     check(np.allclose(lm.coef_, ref[:4], atol=1e-6) and np.isclose(lm.intercept_, ref[4], atol=1e-6),
           "LinearRegression against least squares")
     check(lm.score(X, yr) > 0.99 and np.allclose(lm.predict(X[:5]), X[:5] @ lm.coef_ + lm.intercept_), "lm predict")
-    km = bs.KMeans(n_clusters=3, runs=2, seed=5).fit(X)
+    km = bs.KMeans(n_clusters=3, runs=2, random_state=5).fit(X)
     kd = braid.run("[C, Y] = kmeans(X=X, k=3, runs=2, seed=5)", inputs={"X": X}, outputs=["C", "Y"])
     check(np.array_equal(km.cluster_centers_, kd["C"]) and np.array_equal(km.labels_, kd["Y"][:, 0] - 1), "KMeans")
     check(np.array_equal(km.predict(X), km.labels_), "KMeans.predict of the training data: its labels")
@@ -324,8 +324,13 @@ def test_estimators():
     clone = type(svm)(**svm.get_params())
     check(clone.set_params(reg=0.5) is clone and clone.reg == 0.5 and svm.reg == 1e-3, "set_params, clone")
     check(raises(lambda: svm.set_params(C=1), ValueError, "C"), "an unknown parameter")
-    check(raises(lambda: bs.KMeans().predict(X), RuntimeError, "not fitted"), "predict before fit")
-    check(raises(lambda: bs.L2SVM().fit(X, y3), ValueError, "binary"), "L2SVM with three classes")
+    check(raises(lambda: bs.KMeans().predict(X), bs.NotFittedError, "not fitted"), "predict before fit")
+    svm3 = bs.L2SVM(reg=1e-3, intercept=True).fit(X, y3)
+    W3 = braid.run("W = msvm(X=X, Y=Y, intercept=TRUE, reg=0.001)", inputs={"X": X, "Y": y3 + 1.0}, outputs=["W"])["W"]
+    check(np.array_equal(svm3.coef_, W3) and svm3.score(X, y3) > 0.8, "L2SVM with three classes is msvm")
+    check(raises(lambda: lr.predict(X[:, :3]), ValueError, "3 features"), "the fitted number of features")
+    check(raises(lambda: lr.fit(X, X[:, 0]), ValueError, "continuous"), "a classifier refuses a regression target")
+    check(raises(lambda: lm.fit(np.full((4, 2), np.nan), np.ones(4)), ValueError, "NaN"), "NaN inputs")
 
 
 def test_against_scikit_learn():
@@ -349,7 +354,7 @@ def test_against_scikit_learn():
     check(np.allclose(m.coef_, s.coef_, atol=1e-5) and np.isclose(m.intercept_, s.intercept_)
           and np.isclose(m.score(X, y), s.score(X, y)), "diabetes: LinearRegression equals scikit-learn's")
     X, _ = datasets.load_digits(return_X_y=True)
-    k = bs.KMeans(n_clusters=10, runs=2, seed=1).fit(X)
+    k = bs.KMeans(n_clusters=10, runs=2, random_state=1).fit(X)
     kk = cluster.KMeans(n_clusters=10, n_init=2, random_state=1).fit(X)
     check(k.inertia_ < 1.05 * kk.inertia_, f"digits: KMeans objective {k.inertia_} vs scikit-learn's {kk.inertia_}")
     p = bs.PCA(n_components=3, scale=False).fit(X)
