@@ -26,8 +26,16 @@ from .lazy import compute
 __all__ = ["L2SVM", "LogisticRegression", "LinearRegression", "KMeans", "PCA", "NotFittedError"]
 
 
-class NotFittedError(ValueError, AttributeError):
-    """predict/transform before fit (scikit-learn's NotFittedError is both)."""
+try:   # scikit-learn's own class where it is installed (its checks expect it)
+    from sklearn.exceptions import NotFittedError as _NotFitted
+except ImportError:
+    class _NotFitted(ValueError, AttributeError):
+        pass
+
+
+class NotFittedError(_NotFitted):
+    """predict/transform before fit (a ValueError and an AttributeError,
+    and scikit-learn's NotFittedError where it is installed)."""
 
 
 def _conversion_warning() -> type:
@@ -108,7 +116,7 @@ def _column(y: Any, n: Optional[int] = None, numeric: bool = False) -> np.ndarra
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         import warnings
-        warnings.warn("a column-vector y was passed when a 1d array was expected", _conversion_warning(), stacklevel=3)
+        warnings.warn("A column-vector y was passed when a 1d array was expected", _conversion_warning(), stacklevel=3)
         y = y[:, 0]
     if y.ndim != 1:
         raise ValueError("y must be 1-D (or one column)")

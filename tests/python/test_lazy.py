@@ -360,6 +360,18 @@ def test_against_scikit_learn():
     p = bs.PCA(n_components=3, scale=False).fit(X)
     q = decomposition.PCA(n_components=3).fit(X)
     check(np.allclose(np.abs(p.components_), np.abs(q.components_), atol=1e-6), "digits: PCA components (up to sign)")
+    # scikit-learn's estimator checks: all pass but n_iter_ (the DML
+    # builtins do not return their iteration counts)
+    from sklearn.utils.estimator_checks import check_estimator
+    for E in (bs.L2SVM, bs.LinearRegression, bs.LogisticRegression, bs.KMeans, bs.PCA):
+        failed_checks = []
+        for est, chk in check_estimator(E(), generate_only=True):
+            try:
+                chk(est)
+            except Exception as e:
+                failed_checks.append(getattr(chk, "func", chk).__name__ + f" ({str(e)[:80]})")
+        allowed = [c for c in failed_checks if c.startswith("check_non_transformer_estimators_n_iter")]
+        check(failed_checks == allowed, f"check_estimator({E.__name__}): {failed_checks}")
 
 
 def main():
