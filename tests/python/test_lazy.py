@@ -142,6 +142,13 @@ def test_operators():
     check(isinstance(X.sum(), braid.Scalar) and isinstance(X.sum(axis=1), braid.Matrix), "handle types")
     Z = braid.Matrix(A)
     check({Z: 1}[Z] == 1, "lazy values stay hashable")
+    check(np.shares_memory(Z.compute(), A), "an input computed as itself is the caller's buffer (no copy)")
+    L = braid.list(Z, Z * 2)
+    Lv, second = braid.compute(L, L[1])
+    check(isinstance(Lv, braid.List) and np.array_equal(Lv[1], 2 * A) and np.array_equal(second, 2 * A),
+          "a list value and an item of it")
+    check((braid.Scalar("a") + "b").compute() == "ab" and braid.toString(Z).compute().startswith("%.3f" % A[0, 0]),
+          "strings")
 
 
 def test_indexing():
