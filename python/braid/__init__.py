@@ -22,6 +22,7 @@ strings, missing values None); frame outputs are pandas DataFrames when
 pandas is installed (frames="dict": dicts {column name: NumPy array
 (numbers, read-only views of braid's columns) or list of str (None:
 missing)}).
+A numeric DataFrame binds as a matrix when wrapped: inputs={"X": braid.Matrix(df)}.
 Lists: braid.List (a list with item names) in and out. Without NumPy, matrices come back as braid Matrix
 MatrixView objects (memoryview(m).tolist() gives the rows).
 
@@ -130,6 +131,13 @@ def _bind_frame(script: Script, name: str, columns: Mapping[str, Any]) -> None:
 
 def _bind(script: Script, name: str, v: Any) -> None:
     """Binds one input, converting only what braid cannot take as it is."""
+    if isinstance(v, Value):   # braid.Matrix(df) etc.: the value it binds, as that kind
+        n = v._n
+        if n.fmt is not None or n.index >= 0 or n.text is not None:
+            raise TypeError(f"input '{name}': a lazy expression (compute() it, or use it in the lazy API)")
+        v = n.value
+        if n.kind == "matrix" and type(v).__name__ == "DataFrame":
+            v = v.to_numpy(dtype="float64")
     if isinstance(v, List):
         script.bind_list(name, _list_items(v))
         return

@@ -293,6 +293,11 @@ def test_pandas():
     check(braid.Frame(df)[:, 1:3].as_matrix().sum().compute() == 64.5, "as_matrix of a lazy frame")
     num = pd.DataFrame({"a": [1.0, 2.0], "b": [3, 4]})
     check(np.array_equal(braid.Matrix(num).compute(), [[1, 3], [2, 4]]), "a numeric DataFrame as a matrix")
+    got = braid.run("s = sum(X %*% X)\nt = typeof(X)\nu = typeof(F)", inputs={"X": braid.Matrix(num), "F": num},
+                    outputs=["s", "t", "u"])
+    check(got == {"s": 54.0, "t": "Matrix", "u": "Frame"}, f"run: a DataFrame as a matrix where asked {got}")
+    check(raises(lambda: braid.run("s = sum(X)", inputs={"X": braid.Matrix(num) + 1}), TypeError, "lazy"),
+          "run refuses a lazy expression")
 
 
 def test_estimators():
