@@ -38,6 +38,13 @@ def check(cond, what):
         print(f"FAIL {sys._getframe(1).f_lineno}: {what}", file=sys.stderr)
 
 
+def same(a, b):
+    """Two runs of one algorithm in different scripts: equal to the last
+    bits (asynchronous codegen may run a block fused in one, not yet in
+    the other)."""
+    return np.allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
 def raises(fn, exc, *texts):
     try:
         fn()
@@ -190,8 +197,8 @@ def test_builtins():
     C, Y = braid.kmeans(A, k=3, runs=2, seed=7)
     kd = braid.run("[C, Y] = kmeans(X=X, k=3, runs=2, seed=7)", inputs={"X": A}, outputs=["C", "Y"])
     got_w, got_C, got_Y, e = braid.compute(w, C, Y, braid.exp(braid.Matrix(A)).sum())
-    check(np.array_equal(got_w, direct), "braid.l2svm equals the builtin called from DML")
-    check(np.array_equal(got_C, kd["C"]) and np.array_equal(got_Y, kd["Y"]), "braid.kmeans: a tuple (C, Y)")
+    check(same(got_w, direct), "braid.l2svm equals the builtin called from DML")
+    check(same(got_C, kd["C"]) and np.array_equal(got_Y, kd["Y"]), "braid.kmeans: a tuple (C, Y)")
     check(np.isclose(e, np.exp(A).sum()), "a native builtin (exp)")
     R = braid.rand(rows=3, cols=2, seed=7).compute()
     check(R.shape == (3, 2), "rand with named arguments")
@@ -309,13 +316,13 @@ def test_estimators():
     svm = bs.L2SVM(reg=1e-3).fit(X, yb)
     W = braid.run("W = l2svm(X=X, Y=Y, reg=0.001, verbose=FALSE)",
                   inputs={"X": X, "Y": np.where(yb == "pos", 1.0, -1.0)}, outputs=["W"])["W"]
-    check(np.array_equal(svm.coef_, W), "L2SVM.fit is the l2svm builtin")
+    check(same(svm.coef_, W), "L2SVM.fit is the l2svm builtin")
     check(svm.score(X, yb) > 0.95 and set(svm.predict(X[:20])) <= {"pos", "neg"}, "L2SVM predicts the labels")
     y3 = np.digitize(X @ w, [-1.0, 1.0])
     lr = bs.LogisticRegression(reg=1e-3).fit(X, y3)
     d = braid.run("B = multiLogReg(X=X, Y=Y, reg=0.001, verbose=FALSE)\n[M, P, a] = multiLogRegPredict(X=X, B=B)",
                   inputs={"X": X, "Y": y3 + 1.0}, outputs=["B", "M", "P"])
-    check(np.array_equal(lr.coef_, d["B"]) and np.array_equal(lr.predict_proba(X), d["M"]), "LogisticRegression")
+    check(same(lr.coef_, d["B"]) and same(lr.predict_proba(X), d["M"]), "LogisticRegression")
     check(np.array_equal(lr.predict(X), d["P"][:, 0] - 1) and lr.score(X, y3) > 0.9, "LogisticRegression.predict")
     yr = X @ w + 0.25 + 0.01 * rng.standard_normal(150)
     lm = bs.LinearRegression(reg=1e-12).fit(X, yr)
@@ -325,7 +332,7 @@ def test_estimators():
     check(lm.score(X, yr) > 0.99 and np.allclose(lm.predict(X[:5]), X[:5] @ lm.coef_ + lm.intercept_), "lm predict")
     km = bs.KMeans(n_clusters=3, runs=2, random_state=5).fit(X)
     kd = braid.run("[C, Y] = kmeans(X=X, k=3, runs=2, seed=5)", inputs={"X": X}, outputs=["C", "Y"])
-    check(np.array_equal(km.cluster_centers_, kd["C"]) and np.array_equal(km.labels_, kd["Y"][:, 0] - 1), "KMeans")
+    check(same(km.cluster_centers_, kd["C"]) and np.array_equal(km.labels_, kd["Y"][:, 0] - 1), "KMeans")
     check(np.array_equal(km.predict(X), km.labels_), "KMeans.predict of the training data: its labels")
     pca = bs.PCA(n_components=2)
     T = pca.fit_transform(X)
@@ -339,7 +346,7 @@ def test_estimators():
     check(raises(lambda: bs.KMeans().predict(X), bs.NotFittedError, "not fitted"), "predict before fit")
     svm3 = bs.L2SVM(reg=1e-3, intercept=True).fit(X, y3)
     W3 = braid.run("W = msvm(X=X, Y=Y, intercept=TRUE, reg=0.001)", inputs={"X": X, "Y": y3 + 1.0}, outputs=["W"])["W"]
-    check(np.array_equal(svm3.coef_, W3) and svm3.score(X, y3) > 0.8, "L2SVM with three classes is msvm")
+    check(same(svm3.coef_, W3) and svm3.score(X, y3) > 0.8, "L2SVM with three classes is msvm")
     check(raises(lambda: lr.predict(X[:, :3]), ValueError, "3 features"), "the fitted number of features")
     check(raises(lambda: lr.fit(X, X[:, 0]), ValueError, "continuous"), "a classifier refuses a regression target")
     check(raises(lambda: lm.fit(np.full((4, 2), np.nan), np.ones(4)), ValueError, "NaN"), "NaN inputs")
