@@ -438,7 +438,11 @@ def call(name: str, args: Sequence[Any], kwargs: Dict[str, Any], outputs: Sequen
         nodes.append(n)
         parts.append(f"{k}={{{len(nodes) - 1}}}")
     fmt = f"{name}({', '.join(parts)})"
-    kinds = [_result_kind(*nodes) if k == "any" else k for k in outputs]
+    # an "any" result (a native builtin typed at run time) is a Matrix
+    # handle when a matrix or frame goes in (so @, .T, indexing apply),
+    # else a Scalar; compute() converts whatever it turns out to be
+    anyk = "matrix" if any(n.kind in ("matrix", "frame") for n in nodes) else "scalar"
+    kinds = [anyk if k == "any" else k for k in outputs]
     if len(kinds) == 1:
         return _wrap(_Node(kinds[0], fmt, nodes))
     c = _Node("call", fmt, nodes, nout=len(kinds))
@@ -618,7 +622,7 @@ def compute(*values: Value, sparse: bool = False) -> Any:
         raise _located(e, prog) from None
     finally:
         _cache.give(key, p)
-    got = [_frame_out(res[o]) if v._n.kind == "frame" else res[o] for v, o in zip(values, prog.outputs)]
+    got = [_frame_out(res[o]) if isinstance(res[o], dict) else res[o] for o in prog.outputs]
     return got[0] if len(got) == 1 else tuple(got)
 
 

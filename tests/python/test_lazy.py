@@ -298,6 +298,11 @@ def test_pandas():
     F = braid.Frame(df)
     check(F[1:, 0:2].compute().equals(out["T"]), "a lazy Frame, sliced")
     check(braid.Frame(df)[:, 1:3].as_matrix().sum().compute() == 64.5, "as_matrix of a lazy frame")
+    city = pd.DataFrame({"city": ["a", "b", "a", "c"], "x": [1.0, 2.0, 3.0, 4.0]})
+    X, M = braid.transformencode(braid.Frame(city), spec='{"recode": ["city"]}')
+    Xn, Mn, Xs = braid.compute(X, M, X[:, 0].sum())
+    check(np.array_equal(Xn[:, 1], city["x"]) and Xs == 7 and isinstance(Mn, pd.DataFrame) and len(Mn) == 3,
+          "a native builtin with a matrix and a frame output (transformencode)")
     num = pd.DataFrame({"a": [1.0, 2.0], "b": [3, 4]})
     check(np.array_equal(braid.Matrix(num).compute(), [[1, 3], [2, 4]]), "a numeric DataFrame as a matrix")
     got = braid.run("s = sum(X %*% X)\nt = typeof(X)\nu = typeof(F)", inputs={"X": braid.Matrix(num), "F": num},
