@@ -103,7 +103,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbraid.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-test: $(BUILD)/braid $(TESTS) $(BUILD)/examples/embed $(BUILD)/tests/test_python
+test: $(BUILD)/braid $(TESTS) $(BUILD)/examples/embed $(BUILD)/tests/test_python $(BUILD)/tests/test_python_lazy
 	@./tests/run_all.sh $(BUILD)
 
 # The Python package braid (python/, docs/python.md): the extension
@@ -132,10 +132,12 @@ ifeq ($(SAN),1)
 PYENV   := LD_PRELOAD="$(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) -print-file-name=libubsan.so)" \
            ASAN_OPTIONS=detect_leaks=0
 endif
-$(BUILD)/tests/test_python: tests/python/test_braid.py python
+$(BUILD)/tests/test_python: tests/python/test_braid.py
+$(BUILD)/tests/test_python_lazy: tests/python/test_lazy.py
+$(BUILD)/tests/test_python $(BUILD)/tests/test_python_lazy: python
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\n%s PYTHONPATH="%s" exec %s "%s" "$$@"\n' '$(PYENV)' "$(CURDIR)/$(BUILD)/python" "$(PY)" \
-	    "$(CURDIR)/tests/python/test_braid.py" > $@
+	    "$(CURDIR)/$(filter %.py,$^)" > $@
 	chmod +x $@
 
 san:

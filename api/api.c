@@ -16,7 +16,7 @@
 
 static char *dupmsg(const char *m) { return m ? strdup(m) : strdup("unknown error"); }
 
-static char *default_builtin_dir(void)
+char *api_builtin_dir(void)
 {
     const char *home = getenv("BRAID_HOME");
     char buf[8192];
@@ -35,7 +35,7 @@ static BraidScript *prepare(const char *text, const char *path, const char *cons
     BraidScript *s = calloc(1, sizeof *s);
     if (!s) { if (err) *err = dupmsg("out of memory"); return NULL; }
     s->diag = diag_new();
-    s->bdir = default_builtin_dir();
+    s->bdir = api_builtin_dir();
     s->inputs = calloc((size_t)ninputs + 1, sizeof(char *));
     s->outputs = calloc((size_t)noutputs + 1, sizeof(char *));
     for (int i = 0; i < ninputs; i++) s->inputs[i] = strdup(inputs[i]);
@@ -92,6 +92,7 @@ void braid_script_free(BraidScript *s)
     free(s->inputs);
     free(s->outputs);
     free(s->bdir);
+    free(s->recompiled);
     free(s);
 }
 
@@ -153,7 +154,10 @@ int braid_execute(BraidScript *s)
             snprintf(m, sizeof m, "input '%s' is not bound", s->inputs[i]);
             return api_fail(s, m);
         }
-    RtOptions ro = {.out = stdout, .seed = -1};
+    RtOptions ro = {.out = stdout, .seed = -1, .explain_recompile = s->trace};
+    char *trace = NULL;
+    size_t tlen = 0;
+    if (s->trace && !(ro.explain_out = open_memstream(&trace, &tlen))) return api_fail(s, "out of memory");
     Rt rt;
     rt_init(&rt, s->prog, s->diag, &ro);
     Frame f;
@@ -179,6 +183,11 @@ int braid_execute(BraidScript *s)
     }
     st_free(&f.vars);
     rt_destroy(&rt);
+    if (ro.explain_out) {
+        fclose(ro.explain_out);
+        free(s->recompiled);
+        s->recompiled = trace;
+    }
     return rc ? -1 : 0;
 }
 

@@ -20,8 +20,13 @@ struct BraidScript {
     SymTab results;      /* outputs of the last run */
     char err[2048];
     char *bdir;
+    bool trace;          /* record the DAGs recompiled by the next runs */
+    char *recompiled;    /*   and the last run's (braid_explain) */
 };
 
+/* The builtin library's folder (BRAID_HOME or the source tree's
+ * scripts/builtin), malloc'd. */
+char *api_builtin_dir(void);
 /* Records msg as s's error; returns -1. */
 int api_fail(BraidScript *s, const char *msg);
 /* Binds v (ownership taken, released on failure) to the declared input

@@ -217,6 +217,48 @@ typedef struct BraidRunOptions {
 /* Returns the exit status: 0 on success, 1 on any error. */
 int braid_run(const BraidRunOptions *o);
 
+/* ---- Introspection (used by the Python package's lazy API) ----
+ * The plan of a prepared script as text: kind "hops" (-explain hops),
+ * "runtime" (-explain runtime), "dot" (Graphviz) or "recompile_hops" (below). Inputs not bound at
+ * prepare time have unknown sizes in it. *text is malloc'd (braid_free). */
+int braid_explain(BraidScript *s, const char *kind, char **text);
+/* Record the DAGs recompiled with the bound inputs' sizes (where fused
+ * operators show) by the following executions: braid_explain(s,
+ * "recompile_hops") then gives the last execution's. */
+void braid_trace_recompile(BraidScript *s, bool on);
+
+/* One parameter or output of a builtin's signature. */
+typedef struct BraidParam {
+    const char *name;         /* "" for a native builtin's unnamed outputs */
+    const char *type;         /* "matrix", "frame", "list", "scalar", "any" */
+    const char *value_type;   /* "double", "int", "boolean", "string", "" */
+    const char *deflt;        /* the default (as braid prints expressions);
+                                 NULL: required */
+} BraidParam;
+
+/* A builtin function's signature: a native builtin of braid's operator
+ * table (base/ops.def) or a DML function of the builtin library
+ * (scripts/builtin/NAME.dml, as DML calls resolve it). */
+typedef struct BraidSignature {
+    const char *name;
+    bool library;             /* a DML function of the library */
+    bool varargs;             /* further positional arguments accepted */
+    bool sidefx;              /* has a side effect (print, write, ...) */
+    int nin, nout;            /* native: nout 1, or n for [a, b] = f() */
+    BraidParam *in, *out;
+    const char *file;         /* library: the file defining it */
+} BraidSignature;
+
+/* The names DML resolves as builtins: the native table's and the
+ * library's (one per .dml file of scripts/builtin), sorted, without duplicates.
+ * *names is a malloc'd array of n malloc'd strings (free each and the
+ * array with braid_free). */
+int braid_builtin_names(char ***names, int *n);
+/* The signature of builtin name; NULL (with *err set, malloc'd) when
+ * there is no such builtin or its library file does not load. */
+BraidSignature *braid_builtin_signature(const char *name, char **err);
+void braid_signature_free(BraidSignature *sig);
+
 /* The last error message of s ("" if none); valid until the next call. */
 const char *braid_error(const BraidScript *s);
 /* Threads used by braid's kernels (0: all cores). Process-wide. */

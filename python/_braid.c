@@ -565,7 +565,32 @@ static PyObject *script_get(Script *self, PyObject *args)
     }
 }
 
+/* explain(kind="hops"): the compiled plan as text. */
+static PyObject *script_explain(Script *self, PyObject *args)
+{
+    const char *kind = "hops";
+    char *text;
+    if (!PyArg_ParseTuple(args, "|s", &kind) || ready(self)) return NULL;
+    if (braid_explain(self->s, kind, &text)) return fail_script(self);
+    PyObject *r = PyUnicode_FromString(text);
+    braid_free(text);
+    return r;
+}
+
+/* trace_recompile(on): record the recompiled DAGs of the next runs. */
+static PyObject *script_trace(Script *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0 || ready(self)) return NULL;
+    braid_trace_recompile(self->s, on);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef script_methods[] = {
+    {"trace_recompile", (PyCFunction)script_trace, METH_O,
+     "trace_recompile(on): record the DAGs recompiled by the next runs (explain('recompile_hops'))"},
+    {"explain", (PyCFunction)script_explain, METH_VARARGS,
+     "explain(kind='hops'|'runtime'|'dot'|'recompile_hops'): the compiled plan as text"},
     {"bind", (PyCFunction)script_bind, METH_VARARGS, "bind(name, value): bind a declared input"},
     {"bind_csr", (PyCFunction)script_bind_csr, METH_VARARGS,
      "bind_csr(name, rows, cols, indptr, indices, values): bind a CSR matrix"},
@@ -778,7 +803,64 @@ static PyObject *set_threads(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* builtin_names(): the names DML resolves as builtins, sorted. */
+static PyObject *builtin_names(PyObject *m, PyObject *unused)
+{
+    char **names;
+    int n;
+    if (braid_builtin_names(&names, &n)) return PyErr_NoMemory();
+    PyObject *r = PyList_New(n);
+    for (int i = 0; i < n; i++) {
+        PyObject *s = r ? PyUnicode_FromString(names[i]) : NULL;
+        if (s) PyList_SET_ITEM(r, i, s);
+        else Py_CLEAR(r);
+        braid_free(names[i]);
+    }
+    braid_free(names);
+    return r;
+}
+
+/* A signature's parameters as a list of (name, type, value type, default
+ * or None). */
+static PyObject *params_list(const BraidParam *p, int n)
+{
+    PyObject *r = PyList_New(n);
+    for (int i = 0; r && i < n; i++) {
+        PyObject *t = Py_BuildValue("(sssz)", p[i].name, p[i].type, p[i].value_type, p[i].deflt);
+        if (t) PyList_SET_ITEM(r, i, t);
+        else Py_CLEAR(r);
+    }
+    return r;
+}
+
+/* builtin_signature(name): a dict with name, library, varargs, sidefx,
+ * file, inputs and outputs (lists of (name, type, value type, default)). */
+static PyObject *builtin_signature(PyObject *m, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name) return NULL;
+    char *err = NULL;
+    BraidSignature *s;
+    Py_BEGIN_ALLOW_THREADS
+    s = braid_builtin_signature(name, &err);   /* may parse a library file */
+    Py_END_ALLOW_THREADS
+    if (!s) {
+        PyErr_SetString(BraidError, err ? err : "out of memory");
+        braid_free(err);
+        return NULL;
+    }
+    PyObject *r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:z,s:N,s:N}", "name", s->name, "library",
+                                s->library ? Py_True : Py_False, "varargs", s->varargs ? Py_True : Py_False,
+                                "sidefx", s->sidefx ? Py_True : Py_False, "file", s->file,
+                                "inputs", params_list(s->in, s->nin), "outputs", params_list(s->out, s->nout));
+    braid_signature_free(s);
+    return r;
+}
+
 static PyMethodDef module_methods[] = {
+    {"builtin_names", builtin_names, METH_NOARGS, "builtin_names(): the builtin functions DML knows"},
+    {"builtin_signature", builtin_signature, METH_O,
+     "builtin_signature(name): {name, library, varargs, sidefx, file, inputs, outputs}"},
     {"set_threads", set_threads, METH_O, "set_threads(n): threads of braid's kernels (0: all cores)"},
     {NULL, NULL, 0, NULL},
 };

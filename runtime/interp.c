@@ -344,8 +344,9 @@ static Code *recompile(Rt *rt, Frame *f, PBlock *b, int mode, void **ref)
     }
     if (rt->opt.explain_recompile && code) {
         pthread_mutex_lock(&rt->lock);
-        fprintf(rt->opt.out, "RECOMPILED DAG (line %d):\n", b->span.line);
-        hk->explain(*ref, rt->opt.out);
+        FILE *eo = rt->opt.explain_out ? rt->opt.explain_out : rt->opt.out;
+        fprintf(eo, "RECOMPILED DAG (line %d):\n", b->span.line);
+        hk->explain(*ref, eo);
         pthread_mutex_unlock(&rt->lock);
     }
     return code;

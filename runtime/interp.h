@@ -16,6 +16,7 @@ typedef struct RtOptions {
     bool stats;           /* collect heavy-hitter statistics */
     int64_t seed;         /* -seed: base for rand/sample without seed; -1 none */
     bool explain_recompile; /* reserved: -explain recompile_hops */
+    FILE *explain_out;    /* where it goes; NULL: out */
     int cla;              /* sysds.compressed.linalg: RT_CLA_OFF/ON/AUTO */
 } RtOptions;
 

@@ -241,8 +241,65 @@ static void test_threads(void)
     T_CHECK(j[0].ok == 30 && j[1].ok == 30, "concurrent scripts: %d, %d runs right", j[0].ok, j[1].ok);
 }
 
+/* Introspection: the builtin names and signatures clients generate
+ * wrappers from, and the plan as text (static, and recompiled with the
+ * bound sizes, where fused operators show). */
+static void test_introspection(void)
+{
+    char **names;
+    int n;
+    T_CHECK(braid_builtin_names(&names, &n) == 0 && n > 100, "builtin names: %d", n);
+    int lib = 0, native = 0, sorted = 1;
+    for (int i = 0; i < n; i++) {
+        lib += !strcmp(names[i], "l2svm");
+        native += !strcmp(names[i], "colSums");
+        if (i > 0 && strcmp(names[i - 1], names[i]) >= 0) sorted = 0;
+    }
+    T_CHECK(lib == 1 && native == 1 && sorted, "names: the library and the native table, sorted, once each");
+    for (int i = 0; i < n; i++) braid_free(names[i]);
+    braid_free(names);
+    char *err = NULL;
+    BraidSignature *s = braid_builtin_signature("kmeans", &err);
+    T_CHECK(s && s->library && s->nin > 2 && !strcmp(s->in[0].name, "X") && !strcmp(s->in[0].type, "matrix") &&
+            !s->in[0].deflt && !strcmp(s->in[1].name, "k") && s->in[1].deflt && s->nout == 2 &&
+            !strcmp(s->out[0].name, "C"), "kmeans' signature");
+    braid_signature_free(s);
+    s = braid_builtin_signature("rand", &err);
+    T_CHECK(s && !s->library && !s->sidefx && s->nout == 1 && !strcmp(s->out[0].type, "matrix") &&
+            !strcmp(s->in[0].name, "rows") && !strcmp(s->in[0].deflt, "1"), "rand's signature");
+    braid_signature_free(s);
+    s = braid_builtin_signature("sum", &err);
+    T_CHECK(s && !strcmp(s->out[0].type, "scalar"), "sum of all cells is a scalar");
+    braid_signature_free(s);
+    s = braid_builtin_signature("cbind", &err);
+    T_CHECK(s && s->varargs && s->nin == 0, "cbind takes varargs");
+    braid_signature_free(s);
+    s = braid_builtin_signature("print", &err);
+    T_CHECK(s && s->sidefx, "print has a side effect");
+    braid_signature_free(s);
+    T_CHECK(!braid_builtin_signature("no_such_fn", &err) && err && strstr(err, "no_such_fn"), "unknown: %s", err);
+    braid_free(err);
+
+    const char *in[] = {"X"}, *out[] = {"s"};
+    BraidScript *sc = braid_prepare("s = sum(exp(X * 2) + 1)", in, 1, out, 1, &err);
+    char *text = NULL;
+    T_CHECK(sc && braid_explain(sc, "hops", &text) == 0 && strstr(text, "TRead") && strstr(text, "ua(sum)"),
+            "explain hops: %s", text ? text : braid_error(sc));
+    braid_free(text);
+    T_CHECK(braid_explain(sc, "nonsense", &text) != 0 && strstr(braid_error(sc), "kind"), "a bad explain kind");
+    double X[200 * 10];
+    for (int i = 0; i < 2000; i++) X[i] = i % 7;
+    braid_trace_recompile(sc, true);
+    T_CHECK(braid_bind_matrix(sc, "X", X, 200, 10) == 0 && braid_execute(sc) == 0, "run: %s", braid_error(sc));
+    T_CHECK(braid_explain(sc, "recompile_hops", &text) == 0 && strstr(text, "[200,10,") && strstr(text, "spoof"),
+            "recompiled with sizes, fused: %s", text);
+    braid_free(text);
+    braid_script_free(sc);
+}
+
 int main(void)
 {
+    test_introspection();
     test_dense_view();
     test_compressed_view();
     test_strided();

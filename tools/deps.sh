@@ -4,20 +4,28 @@
 # C library's headers: stdio.h, malloc.h, ...) is only a recommendation of
 # gcc, so a gcc installed with --no-install-recommends lacks it; gcc's own
 # headers (omp.h, immintrin.h) come with gcc (libgcc-12-dev). python3-dev
-# builds the Python package (python/); NumPy and SciPy are what its tests
-# (tests/python) check it against.
+# builds the Python package (python/); NumPy, SciPy, pandas and
+# scikit-learn are what its tests (tests/python) check it against.
 set -e
 PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3\
       python3-dev python3-numpy python3-scipy openmpi-bin libopenmpi-dev"
+# what only the Python tests compare with: without their recommended
+# packages (pandas alone would pull in some 60: matplotlib, lxml, ...)
+TESTPKGS="python3-pandas python3-sklearn"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
-echo "deps: installing$missing"
+missing_test=""
+for p in $TESTPKGS; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing_test="$missing_test $p"
+done
+[ -z "$missing$missing_test" ] && exit 0
+echo "deps: installing$missing$missing_test"
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO=sudo
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq || true
-$SUDO apt-get install -y -qq $missing
+if [ -n "$missing" ]; then $SUDO apt-get install -y -qq $missing; fi
+if [ -n "$missing_test" ]; then $SUDO apt-get install -y -qq --no-install-recommends $missing_test; fi

@@ -16,10 +16,13 @@ arrays are in braid's form, other formats converted to CSR); lists of numbers
 or of rows. Outputs: Python scalars and strings; matrices as NumPy arrays that
 view braid's storage (read-only when braid shares it, e.g. an output that is
 an input), or, with sparse=True, scipy.sparse.csr_matrix for outputs braid
-holds in sparse form. Frames: a dict {column name: cells} (or a pandas
-DataFrame) binds as a frame (copied; numeric columns by dtype, others as
-strings); frame outputs are dicts {column name: NumPy array (numbers,
-read-only views of braid's columns) or list of str (None: missing)}.
+holds in sparse form. Frames: a dict {column name: cells} or a pandas
+DataFrame binds as a frame (copied; numeric columns by dtype, others as
+strings, missing values None); frame outputs are pandas DataFrames when
+pandas is installed (frames="dict": dicts {column name: NumPy array
+(numbers, read-only views of braid's columns) or list of str (None:
+missing)}).
+A numeric DataFrame binds as a matrix when wrapped: inputs={"X": braid.Matrix(df)}.
 Lists: braid.List (a list with item names) in and out. Without NumPy, matrices come back as braid Matrix
 MatrixView objects (memoryview(m).tolist() gives the rows).
 
@@ -128,6 +131,13 @@ def _bind_frame(script: Script, name: str, columns: Mapping[str, Any]) -> None:
 
 def _bind(script: Script, name: str, v: Any) -> None:
     """Binds one input, converting only what braid cannot take as it is."""
+    if isinstance(v, Value):   # braid.Matrix(df) etc.: the value it binds, as that kind
+        n = v._n
+        if n.fmt is not None or n.index >= 0 or n.text is not None:
+            raise TypeError(f"input '{name}': a lazy expression (compute() it, or use it in the lazy API)")
+        v = n.value
+        if n.kind == "matrix" and type(v).__name__ == "DataFrame":
+            v = v.to_numpy(dtype="float64")
     if isinstance(v, List):
         script.bind_list(name, _list_items(v))
         return
@@ -135,7 +145,7 @@ def _bind(script: Script, name: str, v: Any) -> None:
         _bind_frame(script, name, v)
         return
     if type(v).__name__ == "DataFrame" and hasattr(v, "items"):   # pandas, without importing it
-        _bind_frame(script, name, {k: c.to_numpy() for k, c in v.items()})
+        _bind_frame(script, name, {k: _pandas_column(c) for k, c in v.items()})
         return
     if _is_sparse(v):
         m = v if v.format == "csr" else v.tocsr()   # CSC, COO, ...: one conversion
@@ -155,6 +165,36 @@ def _bind(script: Script, name: str, v: Any) -> None:
     script.bind(name, v)
 
 
+def _pandas_column(c: Any) -> Any:
+    """A pandas column as cells: numbers and bools as their NumPy array,
+    anything else as strings with missing values (None, NaN, NA) as None."""
+    a = c.to_numpy()
+    if a.dtype.kind in "biuf":
+        return a
+    missing = c.isna().to_numpy()
+    return [None if m else str(x) for x, m in zip(a, missing)]
+
+
+def to_pandas(frame: Mapping[str, Any]) -> Any:
+    """A frame output ({column: cells}) as a pandas DataFrame (numeric
+    columns from braid's column views; pandas may copy them into its
+    blocks; strings as object columns, missing cells None)."""
+    import pandas
+    return pandas.DataFrame({k: v for k, v in frame.items()}, copy=False)
+
+
+def _frames_kind(frames: str) -> str:
+    if frames not in ("auto", "pandas", "dict"):
+        raise ValueError(f"frames must be 'auto', 'pandas' or 'dict', not {frames!r}")
+    if frames != "auto":
+        return frames
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return "dict"
+    return "pandas"
+
+
 def _frame_cells(kind: str, cells: Any) -> Any:
     """A frame output's column: strings as they come, numbers as a NumPy
     view of braid's column (a list without NumPy)."""
@@ -166,8 +206,9 @@ def _frame_cells(kind: str, cells: Any) -> Any:
     return a.view(_np.bool_) if kind == "bool" else a
 
 
-def _output(script: Script, name: str, sparse: bool) -> Any:
-    return _value(script.get(name, not sparse))
+def _output(script: Script, name: str, sparse: bool, frames: str = "dict") -> Any:
+    v = _value(script.get(name, not sparse))
+    return to_pandas(v) if frames == "pandas" and isinstance(v, dict) else v
 
 
 def _value(v: Any) -> Any:
@@ -190,10 +231,11 @@ class Prepared:
 
     def __init__(self, script: Union[str, os.PathLike], inputs: Iterable[str] = (),
                  outputs: Iterable[str] = (), args: Optional[Mapping[str, Any]] = None,
-                 sparse: bool = False) -> None:
+                 sparse: bool = False, frames: str = "auto") -> None:
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.sparse = sparse
+        self.frames = _frames_kind(frames)
         names = [str(k).lstrip("$") for k in (args or {})]
         values = [str(v) for v in (args or {}).values()]
         if _is_path(script):
@@ -210,7 +252,7 @@ class Prepared:
         for k, v in inputs.items():
             _bind(self._s, k, v)
         self._s.execute()
-        return {k: _output(self._s, k, self.sparse) for k in self.outputs}
+        return {k: _output(self._s, k, self.sparse, self.frames) for k in self.outputs}
 
     @property
     def executing(self) -> bool:
@@ -225,16 +267,44 @@ def _is_path(script: Union[str, os.PathLike]) -> bool:
 
 
 def prepare(script: Union[str, os.PathLike], inputs: Iterable[str] = (), outputs: Iterable[str] = (),
-            args: Optional[Mapping[str, Any]] = None, sparse: bool = False) -> Prepared:
+            args: Optional[Mapping[str, Any]] = None, sparse: bool = False, frames: str = "auto") -> Prepared:
     """Compiles a DML script (its text, or the path of a .dml file) for the
-    declared inputs and outputs; run it with .execute(**inputs)."""
-    return Prepared(script, inputs, outputs, args, sparse)
+    declared inputs and outputs; run it with .execute(**inputs). sparse:
+    sparse outputs as scipy CSR; frames: frame outputs as pandas DataFrames
+    ("pandas"), dicts of columns ("dict") or DataFrames when pandas is
+    installed ("auto")."""
+    return Prepared(script, inputs, outputs, args, sparse, frames)
 
 
 def run(script: Union[str, os.PathLike], args: Optional[Mapping[str, Any]] = None,
         inputs: Optional[Mapping[str, Any]] = None, outputs: Sequence[str] = (),
-        sparse: bool = False) -> Dict[str, Any]:
+        sparse: bool = False, frames: str = "auto") -> Dict[str, Any]:
     """Runs a DML script once: run(script_or_path, args={...},
-    inputs={name: value}, outputs=[names]) -> {name: value}."""
+    inputs={name: value}, outputs=[names]) -> {name: value} (sparse and
+    frames as for prepare)."""
     inputs = dict(inputs or {})
-    return prepare(script, inputs.keys(), outputs, args, sparse).execute(**inputs)
+    return prepare(script, inputs.keys(), outputs, args, sparse, frames).execute(**inputs)
+
+
+# ---- the lazy API (lazy.py) and the builtins as functions (library.py) ----
+
+from .lazy import Value, Matrix, Scalar, Frame, ListValue, compute, explain  # noqa: E402
+from . import library as _builtins  # noqa: E402
+
+__all__ += ["Value", "Matrix", "Scalar", "Frame", "ListValue", "compute", "explain", "builtins"]
+
+
+def builtins() -> list:
+    """The Python names of braid's builtin functions (braid.NAME(...))."""
+    return _builtins.names()
+
+
+def __getattr__(name: str):
+    """braid.l2svm, braid.kmeans, braid.exp, ...: generated on first use."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _builtins.get(name)
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(_builtins.names()))

@@ -59,7 +59,7 @@ def test_plain():
 def test_frames():
     cols = {"name": ["a", None, "c"], "x": [0.5, 1.5, 2.5], "n": [10, 20, 30], "ok": [True, False, True]}
     out = braid.run("G = F\ns = sum(as.matrix(F[, 2:4]))\nT = F[2:3, 1]", inputs={"F": cols},
-                    outputs=["G", "s", "T"])
+                    outputs=["G", "s", "T"], frames="dict")   # DataFrames: tests/python/test_lazy.py
     G = out["G"]
     check(out["s"] == 4.5 + 60 + 2, f"frame numbers {out['s']}")
     check(list(G) == ["name", "x", "n", "ok"] and G["name"] == ["a", None, "c"], f"frame columns {G}")
