@@ -83,6 +83,11 @@ void cg_print_stats(const CgContext *c, FILE *out);
  * runs op through its unfused plan (kernels/apply.c), which keeps
  * compressed values compressed. */
 bool cg_cla_ok(const void *op, const bool *cin);
+/* Does op take the skeleton over the dictionaries (kernels/spoof_cla.c):
+ * a Cell or MAgg plan whose one compressed input is a full matrix and
+ * whose other inputs are scalars or row vectors? Then cg_exec runs it
+ * with the generated code once per distinct tuple. */
+bool cg_cla_gen(const void *op, const bool *cin);
 int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, BrErr *e);
 
 #endif

@@ -291,6 +291,21 @@ bool cg_cla_ok(const void *handle, const bool *cin)
     return ok;
 }
 
+bool cg_cla_gen(const void *handle, const bool *cin)
+{
+    const CgOp *op = handle;
+    const CPlan *p = op->plan;
+    if (op->amulet || (p->tpl != T_CELL && p->tpl != T_MAGG)) return false;
+    if (p->var != V_FULL_AGG && p->var != V_MULTI && p->nout != 1) return false;
+    int nc = 0;
+    for (int k = 0; k < p->nin; k++) {
+        if (cin[k] && p->in[k].mode != IM_FULL) return false;
+        if (!cin[k] && !p->in[k].scalar && p->in[k].mode != IM_ROW) return false;
+        nc += cin[k];
+    }
+    return nc == 1;
+}
+
 int cg_exec_unfused(CgContext *c, void *handle, int nin, Value *args, Value *out, BrErr *e)
 {
     CgOp *op = handle;

@@ -86,6 +86,26 @@ MB *cla_unary(OpCode op, const MB *x, BrErr *e);
 MB *cla_scalar(OpCode op, const MB *x, double s, bool scalar_left, BrErr *e);
 /* x op x cellwise (X * X), over the dictionaries as above. */
 MB *cla_self(OpCode op, const MB *x, BrErr *e);
+/* A cellwise function of nout outputs over value tuples of a group:
+ * out[r][i * ncols + j] = output r at the value vals[i * ncols + j] of the
+ * matrix's column cols[j] (n tuples of ncols values). 0 or an error code
+ * with e set. */
+#define CLA_MAXMAP 8
+typedef int (*ClaMapFn)(void *arg, const double *vals, int64_t n, int ncols, const int32_t *cols, double *const *out,
+                        BrErr *e);
+/* The nout blocks f(x), each compressed and sharing x's row structures: f
+ * runs once over each group's dictionary (once per distinct tuple) and
+ * once over its zero tuple (the value of its implicit zeros; an OLE/RLE
+ * group whose zeros map to non-zeros becomes DDC), and over the cells of
+ * UNC groups. 0 with res[] set; 0 with res[] NULL when a result cannot
+ * stay compressed (a group of 65536 tuples whose zero rows need one
+ * more): the caller decompresses; or an error code. (Fused Cell and MAgg
+ * operators over compressed inputs, codegen/exec.c.) */
+int cla_map(const MB *x, int nout, ClaMapFn f, void *arg, MB **res, BrErr *e);
+/* The full aggregates ops[r] (sum, sumsq, mean, min, max) of f(x)'s
+ * outputs into vals[r], from f over the dictionaries and zero tuples and
+ * the counts per tuple, without building the blocks. */
+int cla_map_agg(const MB *x, int nout, ClaMapFn f, void *arg, const OpCode *ops, double *vals, BrErr *e);
 /* x[rl:ru, cl:cu] (0-based, half-open): all rows stay compressed (groups
  * restricted to the columns, sharing row structures); a row range is
  * decompressed for those rows only. */

@@ -680,46 +680,17 @@ MB *cla_agg(OpCode op, AggDir dir, const MB *x, BrErr *e)
 
 /* ---- cellwise over the dictionaries ---- */
 
-/* f applied to an ordinary block: unary op, or the scalar op with s. */
-typedef struct CellFn {
-    OpCode op;
-    bool unary, left, self;   /* self: a op a */
-    double s;
-} CellFn;
-
-static MB *cell_apply(const CellFn *f, const MB *a, BrErr *e)
+/* A group with g's columns and row structure and the dictionary fd (the
+ * image of g's, ndict tuples); g's implicit zeros map to the tuple f0, so
+ * an OLE/RLE group whose f0 is not all zero becomes a DDC group with f0
+ * as one more tuple (new codes). NULL without an error when that tuple
+ * does not fit (65536 tuples): the caller decompresses. */
+static ClaGroup *mapped_group(const ClaGroup *g, int64_t n, const double *fd, const double *f0, BrErr *e)
 {
-    if (f->unary) return k_unary(f->op, a, e);
-    if (f->self) return k_binary(f->op, a, a, e);
-    return f->left ? k_binary_sm(f->op, f->s, a, e) : k_binary_ms(f->op, a, f->s, e);
-}
-
-/* f(0) (NaN on error). */
-static double cell_zero(const CellFn *f, BrErr *e)
-{
-    MB *z = mb_scalar(0, e), *r = z ? cell_apply(f, z, e) : NULL;
-    double v = r ? mb_get(r, 0, 0) : NAN;
-    mb_release(z);
-    mb_release(r);
-    return v;
-}
-
-/* A group with g's columns and row structure and dictionary f(dict); g's
- * implicit zeros map to f(0), so an OLE/RLE group whose f(0) != 0 becomes
- * a DDC group with f(0) as one more tuple (new codes). */
-static ClaGroup *cell_group(const CellFn *f, const ClaGroup *g, int64_t n, double f0, BrErr *e)
-{
-    if (g->enc == CLA_UNC) {
-        MB *u = cell_apply(f, g->unc, e);
-        if (!u) return NULL;
-        ClaGroup *r = cla_group_new(CLA_UNC, g->ncols, 0);
-        if (!r) { mb_release(u); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
-        memcpy(r->cols, g->cols, (size_t)g->ncols * sizeof(int32_t));
-        r->unc = u;
-        return r;
-    }
-    bool zeros = f0 != 0 && zero_rows(g, n) > 0;   /* NaN != 0: counts as non-zero */
-    if (zeros && g->ndict + 1 > 65536) return NULL;   /* e unset: the caller decompresses */
+    bool nz0 = false;
+    for (int j = 0; j < g->ncols; j++) nz0 |= f0[j] != 0;   /* NaN != 0: counts as non-zero */
+    bool zeros = nz0 && zero_rows(g, n) > 0;
+    if (zeros && g->ndict + 1 > 65536) return NULL;
     ClaEnc enc = g->enc;
     int32_t nd = g->ndict + (zeros ? 1 : 0);
     if (g->enc == CLA_EMPTY && zeros) enc = CLA_CONST;
@@ -728,21 +699,11 @@ static ClaGroup *cell_group(const CellFn *f, const ClaGroup *g, int64_t n, doubl
     if (!r) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
     memcpy(r->cols, g->cols, (size_t)g->ncols * sizeof(int32_t));
     if (g->ndict) {
-        MB *d = mb_dense_uninit(g->ndict, g->ncols, e), *fd = NULL;
-        if (d) {
-            memcpy(d->d, g->dict, (size_t)g->ndict * (size_t)g->ncols * sizeof(double));
-            mb_recount_nnz(d);
-            fd = cell_apply(f, d, e);
-        }
-        mb_release(d);
-        if (!fd) { cla_group_release(r); return NULL; }
-        for (int32_t t = 0; t < g->ndict; t++)
-            for (int j = 0; j < g->ncols; j++) r->dict[(int64_t)t * g->ncols + j] = mb_get(fd, t, j);
-        mb_release(fd);
+        memcpy(r->dict, fd, (size_t)g->ndict * (size_t)g->ncols * sizeof(double));
         memcpy(r->counts, g->counts, (size_t)g->ndict * sizeof(int64_t));
     }
     if (zeros) {
-        for (int j = 0; j < g->ncols; j++) r->dict[(int64_t)g->ndict * g->ncols + j] = f0;
+        memcpy(r->dict + (int64_t)g->ndict * g->ncols, f0, (size_t)g->ncols * sizeof(double));
         r->counts[g->ndict] = zero_rows(g, n);
     }
     if (!zeros || g->enc == CLA_EMPTY) {
@@ -774,21 +735,233 @@ static ClaGroup *cell_group(const CellFn *f, const ClaGroup *g, int64_t n, doubl
     return r;
 }
 
-static MB *cell_block(const CellFn *f, const MB *x, BrErr *e)
+/* A UNC group over the ordinary block u (taken). */
+static ClaGroup *unc_group(const ClaGroup *g, MB *u, BrErr *e)
+{
+    if (!u) return NULL;
+    ClaGroup *r = cla_group_new(CLA_UNC, g->ncols, 0);
+    if (!r) { mb_release(u); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    memcpy(r->cols, g->cols, (size_t)g->ncols * sizeof(int32_t));
+    r->unc = u;
+    return r;
+}
+
+/* Per output, the buffers of f over n tuples of g's columns. */
+typedef struct MapBufs { double *o[CLA_MAXMAP]; } MapBufs;
+
+static void bufs_free(MapBufs *b, int nout) { for (int r = 0; r < nout; r++) free(b->o[r]); }
+
+static int bufs_alloc(MapBufs *b, int nout, int64_t cells, BrErr *e)
+{
+    memset(b, 0, sizeof *b);
+    for (int r = 0; r < nout; r++)
+        if (!(b->o[r] = br_malloc((size_t)BR_MAX(cells, 1) * sizeof(double)))) {
+            bufs_free(b, nout);
+            return br_err(e, BR_ENOMEM, "out of memory");
+        }
+    return 0;
+}
+
+/* The images of UNC group g: f over its cells (densified). */
+static int map_unc(const ClaGroup *g, int nout, ClaMapFn f, void *arg, ClaGroup **res, BrErr *e)
+{
+    MB *tmp = NULL;
+    const MB *u = dense_of(g->unc, &tmp, e);
+    MapBufs b;
+    int64_t cells = u ? u->rows * u->cols : 0;
+    int rc = !u ? e->code : bufs_alloc(&b, nout, cells, e);
+    if (!rc) {
+        rc = f(arg, u->d, u->rows, g->ncols, g->cols, b.o, e);
+        for (int r = 0; !rc && r < nout; r++) {
+            MB *o = mb_dense_uninit(u->rows, u->cols, e);
+            if (o) {
+                memcpy(o->d, b.o[r], (size_t)cells * sizeof(double));
+                mb_recount_nnz(o);
+                o = mb_finish(o, e);
+            }
+            if (!(res[r] = unc_group(g, o, e))) rc = e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
+        }
+        bufs_free(&b, nout);
+    }
+    mb_release(tmp);
+    return rc;
+}
+
+/* The images of compressed group g: f once over its dictionary and once
+ * over the zero tuple. res[r] NULL without an error: does not fit. */
+static int map_group(const ClaGroup *g, int64_t n, int nout, ClaMapFn f, void *arg, ClaGroup **res, BrErr *e)
+{
+    MapBufs bd, b0;
+    int64_t cells = (int64_t)g->ndict * g->ncols;
+    if (bufs_alloc(&bd, nout, cells, e)) return e->code;
+    if (bufs_alloc(&b0, nout, g->ncols, e)) { bufs_free(&bd, nout); return e->code; }
+    double *zero = br_calloc((size_t)g->ncols, sizeof(double));
+    int rc = !zero ? br_err(e, BR_ENOMEM, "out of memory") : f(arg, zero, 1, g->ncols, g->cols, b0.o, e);
+    if (!rc && g->ndict) rc = f(arg, g->dict, g->ndict, g->ncols, g->cols, bd.o, e);
+    for (int r = 0; !rc && r < nout; r++)
+        if (!(res[r] = mapped_group(g, n, bd.o[r], b0.o[r], e)) && e->code) rc = e->code;
+    free(zero);
+    bufs_free(&bd, nout);
+    bufs_free(&b0, nout);
+    return rc;
+}
+
+/* A UNC group's image computed by the caller's kernel (NULL: f). */
+typedef MB *(*UncFn)(const void *arg, const MB *u, BrErr *e);
+
+static int map_blocks(const MB *x, int nout, ClaMapFn f, void *arg, UncFn uf, MB **res, BrErr *e)
 {
     const struct CMB *c = C(x);
-    double f0 = cell_zero(f, e);
-    if (e->code) return NULL;
-    ClaGroup **gs = br_calloc((size_t)c->ngroups + 1, sizeof *gs);
-    if (!gs) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
-    for (int q = 0; q < c->ngroups; q++) {
-        if (!(gs[q] = cell_group(f, c->groups[q], x->rows, f0, e))) {
-            for (int k = 0; k < q; k++) cla_group_release(gs[k]);
-            free(gs);
-            return NULL;
+    if (nout < 1 || nout > CLA_MAXMAP) return br_err(e, BR_EFAIL, "cla_map: %d outputs", nout);
+    ClaGroup **gs = br_calloc((size_t)nout * (size_t)c->ngroups + 1, sizeof *gs);
+    if (!gs) return br_err(e, BR_ENOMEM, "out of memory");
+    int rc = 0;
+    bool fits = true;
+    ClaGroup *one[CLA_MAXMAP];
+    for (int q = 0; q < c->ngroups && !rc && fits; q++) {
+        const ClaGroup *g = c->groups[q];
+        memset(one, 0, sizeof one);
+        if (g->enc == CLA_UNC && uf)
+            rc = (one[0] = unc_group(g, uf(arg, g->unc, e), e)) ? 0 : e->code ? e->code : BR_ENOMEM;
+        else if (g->enc == CLA_UNC)
+            rc = map_unc(g, nout, f, arg, one, e);
+        else
+            rc = map_group(g, x->rows, nout, f, arg, one, e);
+        for (int r = 0; r < nout; r++) {
+            gs[(size_t)r * c->ngroups + q] = one[r];
+            fits &= one[r] != NULL;
         }
     }
-    return cmb_new(x->rows, x->cols, gs, c->ngroups, e);
+    for (int r = 0; r < nout; r++) res[r] = NULL;
+    for (int r = 0; r < nout && !rc && fits; r++) {
+        ClaGroup **own = br_malloc(((size_t)c->ngroups + 1) * sizeof *own);   /* cmb_new takes the array */
+        if (!own) { rc = br_err(e, BR_ENOMEM, "out of memory"); break; }
+        memcpy(own, gs + (size_t)r * c->ngroups, (size_t)c->ngroups * sizeof *own);
+        for (int q = 0; q < c->ngroups; q++) gs[(size_t)r * c->ngroups + q] = NULL;   /* taken */
+        if (!(res[r] = cmb_new(x->rows, x->cols, own, c->ngroups, e))) rc = e->code;
+    }
+    for (size_t k = 0; k < (size_t)nout * c->ngroups; k++) cla_group_release(gs[k]);
+    free(gs);
+    if (rc || !fits)
+        for (int r = 0; r < nout; r++) { mb_release(res[r]); res[r] = NULL; }
+    return rc;
+}
+
+int cla_map(const MB *x, int nout, ClaMapFn f, void *arg, MB **res, BrErr *e)
+{
+    return map_blocks(x, nout, f, arg, NULL, res, e);
+}
+
+/* Full aggregates of f's outputs without building the mapped blocks:
+ * per tuple its aggregate times its count, the zero tuple's times the
+ * group's zero rows (seed 000 section 5.2: sums via counts per value). */
+typedef struct MapAcc { KKahan k; double m; } MapAcc;
+
+static void acc_tuples(OpCode base, MapAcc *a, const double *v, int64_t ntup, int nc, const int64_t *counts)
+{
+    bool mm = base == OP_AMIN || base == OP_AMAX;
+    for (int64_t t = 0; t < ntup; t++) {
+        int64_t w = counts ? counts[t] : 1;
+        if (w == 0) continue;
+        double s = tuple_agg(base, v + t * nc, nc);
+        if (!mm) kadd(&a->k, (double)w * s);
+        else a->m = base == OP_AMIN ? min_step(a->m, s) : max_step(a->m, s);
+    }
+}
+
+int cla_map_agg(const MB *x, int nout, ClaMapFn f, void *arg, const OpCode *ops, double *vals, BrErr *e)
+{
+    const struct CMB *c = C(x);
+    if (nout < 1 || nout > CLA_MAXMAP) return br_err(e, BR_EFAIL, "cla_map_agg: %d outputs", nout);
+    MapAcc acc[CLA_MAXMAP];
+    OpCode base[CLA_MAXMAP];
+    for (int r = 0; r < nout; r++) {
+        base[r] = ops[r] == OP_MEAN ? OP_SUM : ops[r];
+        acc[r] = (MapAcc){{0, 0}, base[r] == OP_AMIN ? INFINITY : -INFINITY};
+    }
+    int rc = 0;
+    for (int q = 0; q < c->ngroups && !rc; q++) {
+        const ClaGroup *g = c->groups[q];
+        MB *tmp = NULL;
+        const MB *u = g->enc == CLA_UNC ? dense_of(g->unc, &tmp, e) : NULL;
+        if (g->enc == CLA_UNC && !u) return e->code;
+        int64_t nd = u ? u->rows : g->ndict;
+        const double *in = u ? u->d : g->dict;
+        int64_t z = u ? 0 : zero_rows(g, x->rows);
+        MapBufs bd, b0;
+        rc = bufs_alloc(&bd, nout, nd * g->ncols, e);
+        if (!rc && (rc = bufs_alloc(&b0, nout, g->ncols, e))) bufs_free(&bd, nout);
+        if (rc) { mb_release(tmp); break; }
+        double *zero = br_calloc((size_t)g->ncols, sizeof(double));
+        if (!zero) rc = br_err(e, BR_ENOMEM, "out of memory");
+        if (!rc && z > 0) rc = f(arg, zero, 1, g->ncols, g->cols, b0.o, e);
+        if (!rc && nd > 0) rc = f(arg, in, nd, g->ncols, g->cols, bd.o, e);
+        for (int r = 0; !rc && r < nout; r++) {
+            acc_tuples(base[r], &acc[r], bd.o[r], nd, g->ncols, u ? NULL : g->counts);
+            if (z > 0) {
+                const int64_t zc[1] = {z};
+                acc_tuples(base[r], &acc[r], b0.o[r], 1, g->ncols, zc);
+            }
+        }
+        free(zero);
+        bufs_free(&bd, nout);
+        bufs_free(&b0, nout);
+        mb_release(tmp);
+    }
+    double cells = (double)x->rows * (double)x->cols;
+    for (int r = 0; r < nout && !rc; r++) {
+        bool mm = base[r] == OP_AMIN || base[r] == OP_AMAX;
+        vals[r] = mm ? acc[r].m : kval(acc[r].k);
+        if (ops[r] == OP_MEAN) vals[r] /= cells;
+    }
+    return rc;
+}
+
+/* ---- the ordinary cellwise operators as map functions ---- */
+
+/* f applied to an ordinary block: unary op, or the scalar op with s. */
+typedef struct CellFn {
+    OpCode op;
+    bool unary, left, self;   /* self: a op a */
+    double s;
+} CellFn;
+
+static MB *cell_apply(const void *fv, const MB *a, BrErr *e)
+{
+    const CellFn *f = fv;
+    if (f->unary) return k_unary(f->op, a, e);
+    if (f->self) return k_binary(f->op, a, a, e);
+    return f->left ? k_binary_sm(f->op, f->s, a, e) : k_binary_ms(f->op, a, f->s, e);
+}
+
+/* ClaMapFn of a CellFn: the ordinary kernel over the values as a block
+ * (the same semantics, NaN and Inf included, as over the decompressed
+ * block). */
+static int cell_map(void *arg, const double *vals, int64_t n, int ncols, const int32_t *cols, double *const *out,
+                    BrErr *e)
+{
+    (void)cols;
+    MB *a = mb_dense_uninit(n, ncols, e), *fa = NULL;
+    if (a) {
+        memcpy(a->d, vals, (size_t)n * (size_t)ncols * sizeof(double));
+        mb_recount_nnz(a);
+        fa = cell_apply(arg, a, e);
+    }
+    mb_release(a);
+    if (!fa) return e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
+    if (!fa->sparse) memcpy(out[0], fa->d, (size_t)n * (size_t)ncols * sizeof(double));
+    else
+        for (int64_t i = 0; i < n; i++)
+            for (int j = 0; j < ncols; j++) out[0][i * ncols + j] = mb_get(fa, i, j);
+    mb_release(fa);
+    return 0;
+}
+
+static MB *cell_block(const CellFn *f, const MB *x, BrErr *e)
+{
+    MB *r = NULL;
+    map_blocks(x, 1, cell_map, (void *)f, cell_apply, &r, e);   /* UNC: the kernel keeps sparsity */
+    return r;
 }
 
 MB *cla_unary(OpCode op, const MB *x, BrErr *e)

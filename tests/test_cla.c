@@ -10,6 +10,7 @@
 #include "kernels/ew.h"
 #include "kernels/mm.h"
 #include "kernels/reorg.h"
+#include "kernels/spoof.h"
 
 #include <math.h>
 #include <string.h>
@@ -163,6 +164,113 @@ static void check_ops(const char *what, const MB *x, const MB *cx)
     mb_release(p2);
 }
 
+/* ---- fused Cell/MAgg skeletons over compressed inputs ----
+ * Bodies with the generated code's ABI (SpCellDenseFn, codegen/cgen_c.c),
+ * run by the compressed skeleton (kernels/spoof_cla.c: once per distinct
+ * tuple) and by the ordinary one over the decompressed block. */
+/* not sparse-safe: f(0) = 2 */
+static void b_exp(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t j0,
+                  int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++) out[0][(i - r0) * ldo + j - j0] = exp(P[0][i * S[0] + j] / 10) + 1;
+}
+
+/* a row vector (input 1) and a scalar (input 2): (x - r[j]) * s */
+static void b_row(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t j0,
+                  int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++)
+            out[0][(i - r0) * ldo + j - j0] = (P[0][i * S[0] + j] - P[1][i * S[1] + j]) * sc[2];
+}
+
+/* x / s: with s = 0, Inf, -Inf and NaN (0 / 0 at the zeros) */
+static void b_div(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t j0,
+                  int64_t j1, double *const *out, int64_t ldo)
+{
+    const double s = sc[1];
+    for (int64_t i = r0; i < r1; i++) {
+        const double *x = P[0] + i * S[0];
+        double *o = out[0] + (i - r0) * ldo;
+        for (int64_t j = j0; j < j1; j++) o[j - j0] = x[j] / s;
+    }
+}
+
+/* x^2 (sparse-safe), and with sc[1] = 1 a second output 3x - 1 (MAgg) */
+static void b_sq(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t j0,
+                 int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++) {
+            double v = P[0][i * S[0] + j];
+            out[0][(i - r0) * ldo + j - j0] = v * v;
+            if (sc[1] == 1) out[1][(i - r0) * ldo + j - j0] = 3 * v - 1;
+        }
+}
+
+static bool same_val(double a, double b)
+{
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b)) return a == b;
+    return fabs(a - b) <= RT * fmax(1, fmax(fabs(a), fabs(b)));
+}
+
+static void check_fused(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    MB *d = cmb_decompress(cx, &e), *rv = rnd(1, x->cols);
+    struct { const char *name; SpCellDenseFn f; int nout; double s; } bodies[] = {
+        {"x^2", b_sq, 1, 0}, {"exp(x/10)+1", b_exp, 1, 0}, {"(x-r)*s", b_row, 1, -1.5},
+        {"x/0", b_div, 1, 0}, {"x/-2", b_div, 1, -2}, {"x^2, 3x-1", b_sq, 2, 1}};
+    int aggs[] = {SPA_SUM, SPA_SUMSQ, SPA_MIN, SPA_MAX, SPA_MEAN};
+    for (size_t b = 0; b < sizeof bodies / sizeof *bodies; b++) {
+        const MB *ms[3] = {cx, bodies[b].f == b_row ? rv : NULL, NULL}, *md[3] = {d, ms[1], NULL};
+        int mode[3] = {SPM_FULL, bodies[b].f == b_row ? SPM_ROW : SPM_SCALAR, SPM_SCALAR};
+        double sc[3] = {0, bodies[b].s, bodies[b].s};
+        for (int dir = SPD_NONE; dir <= SPD_FULL; dir++)
+            for (int a = 0; a < 5; a++) {
+                if ((dir == SPD_NONE && a > 0) || (bodies[b].nout > 1 && dir != SPD_FULL)) continue;
+                SpoofCell op = {.in = {3, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0,
+                                .dir = dir, .nout = bodies[b].nout, .fd = bodies[b].f};
+                for (int r = 0; r < op.nout; r++) op.agg[r] = dir == SPD_NONE ? SPA_NONE : aggs[(a + r) % 5];
+                SpoofCell ref = op;
+                ref.in.m = md;
+                MB *o1 = NULL, *o2 = NULL;
+                double v1[SPOOF_MAXOUT] = {0}, v2[SPOOF_MAXOUT] = {0};
+                bool declined = true;
+                int rc1 = k_spoof_cell_cla(&op, &o1, v1, &declined, &e);
+                int rc2 = k_spoof_cell(&ref, &o2, v2, &e);
+                T_CHECK(rc1 == 0 && rc2 == 0 && !declined, "%s: fused %s dir %d: ran (%s)", what, bodies[b].name,
+                        dir, e.msg);
+                if (dir == SPD_FULL) {
+                    for (int r = 0; r < op.nout; r++)
+                        T_CHECK(same_val(v1[r], v2[r]), "%s: fused %s agg %d out %d: %.17g want %.17g", what,
+                                bodies[b].name, op.agg[r], r, v1[r], v2[r]);
+                } else {
+                    T_MB_EQ(o1, o2, RT, "%s: fused %s dir %d agg %d", what, bodies[b].name, dir, op.agg[0]);
+                    if (dir == SPD_NONE) {
+                        T_CHECK(o1 && mb_is_cmb(o1), "%s: fused %s no_agg stays compressed", what, bodies[b].name);
+                        T_CHECK(o1 && o2 && o1->nnz == o2->nnz, "%s: fused %s no_agg nnz", what, bodies[b].name);
+                    }
+                }
+                mb_release(o1);
+                mb_release(o2);
+            }
+    }
+    /* declined: a column vector differs per row */
+    MB *cv = rnd(x->rows, 1);
+    const MB *ms[2] = {cx, cv};
+    int mode[2] = {SPM_FULL, SPM_COL};
+    double sc[2] = {0, 0};
+    SpoofCell op = {.in = {2, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0, .dir = SPD_FULL,
+                    .nout = 1, .agg = {SPA_SUM}, .fd = b_sq};
+    T_CHECK(!k_spoof_cell_cla_ok(&op), "%s: a column-vector input is not per distinct value", what);
+    mb_release(cv);
+    mb_release(rv);
+    mb_release(d);
+}
+
 /* braid's binary format holds compressed blocks as they are: written,
  * read back compressed and equal; every truncation and a sweep of
  * corrupted bytes are errors or (bytes of values) readable blocks, never a
@@ -254,6 +362,7 @@ static void run_spec(const Spec *s)
             char what[128];
             snprintf(what, sizeof what, "%s enc %s th %d", s->name, encs[k] < 0 ? "auto" : cla_enc_name(encs[k]), th);
             check_ops(what, x, cx);
+            check_fused(what, x, cx);
             if (s->n <= 5000 && th == 1) check_binary(what, x, cx);
             mb_release(cx);
         }
