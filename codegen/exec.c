@@ -78,9 +78,9 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
     return true;
 }
 
-/* Is an input compressed? The Row and Outer skeletons read ordinary
- * blocks only: those operators run their unfused plan (which the
- * interpreter gives decompressed inputs, runtime/cla_rt.c). */
+/* Is an input compressed? The Outer skeleton reads ordinary blocks only,
+ * the Row skeleton a compressed main input only (k_spoof_row_cla_ok):
+ * otherwise the operator runs its unfused plan. */
 static bool any_cmb(const CPlan *p, const Bind *b)
 {
     for (int k = 0; k < p->nin; k++)
@@ -264,7 +264,7 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
     const CPlan *p = op->plan;
     Bind b = {0};
     int rc = 0;
-    if (!bind(p, args, nargs, &b) || p->main < 0 || any_cmb(p, &b)) { *fb = true; goto done; }
+    if (!bind(p, args, nargs, &b) || p->main < 0) { *fb = true; goto done; }
     if (b.m[p->main]->sparse && op->fn[1] && side_nonfinite(p, &b)) { *fb = true; goto done; }
     int64_t M = b.m[p->main]->rows;
     for (int k = 0; k < p->nin && !*fb; k++) {
@@ -307,6 +307,9 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
         break;
     default: *fb = true; goto done;
     }
+    /* a compressed main input is read by blocks of rows; other compressed
+     * inputs are not taken */
+    if (any_cmb(p, &b) && !k_spoof_row_cla_ok(&sp)) { *fb = true; goto done; }
     MB *res = NULL;
     double v = 0;
     if ((rc = k_spoof_row(&sp, &res, &v, e))) goto done;

@@ -160,6 +160,10 @@ int k_spoof_cell(const SpoofCell *op, MB **out, double *res, BrErr *e);
  * compressed: the caller then runs it per cell. */
 bool k_spoof_cell_cla_ok(const SpoofCell *op);
 int k_spoof_cell_cla(const SpoofCell *op, MB **out, double *res, bool *declined, BrErr *e);
+/* spoof_row.c: can the Row skeleton take op's compressed main input (by
+ * blocks of decompressed rows: seed 000 section 5.2)? Every other input
+ * must be ordinary, full ones dense. */
+bool k_spoof_row_cla_ok(const SpoofRow *op);
 int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e);
 /* Outer. FULL_AGG: *res; otherwise *out. */
 int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e);

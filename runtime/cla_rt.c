@@ -66,8 +66,11 @@ static bool accepts(const Instr *in, int k, const Value *regs)
 
 /* A fused operator over compressed inputs (seed 000 section 5.2): Cell
  * and MAgg plans with one compressed full input run their generated code
- * once per distinct tuple (cg_exec, kernels/spoof_cla.c); other accepted
- * plans run their unfused plan, whose steps run over the dictionaries. */
+ * once per distinct tuple (cg_exec, kernels/spoof_cla.c); Row plans run
+ * their unfused plan when every step of it runs compressed, else their
+ * generated code over blocks of decompressed rows of the compressed main
+ * input (kernels/spoof_row.c); other accepted plans run their unfused
+ * plan, whose steps run over the dictionaries. */
 static int run_fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
 {
     Value none = val_none(), local[8];
@@ -81,7 +84,11 @@ static int run_fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
         cin[k] = is_cmb(&args[k]);
     }
     if (!rc && !rt->prog->cg) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
-    if (!rc && cg_cla_gen(in->fused, cin)) {
+    /* Row plans whose steps all run compressed keep their compressed
+     * products (measured no slower than blocks of decompressed rows) */
+    bool gen = !rc && cg_cla_gen(in->fused, cin);
+    if (gen && cg_cla_row(in->fused) && cg_cla_ok(in->fused, cin)) gen = false;
+    if (!rc && gen) {
         rc = cg_exec(rt->prog->cg, in->fused, NULL, in->nin, args, &regs[in->out], e);
     } else if (!rc) {
         cla_stats_op("spoof");

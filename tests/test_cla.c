@@ -209,6 +209,52 @@ static void b_sq(const double *const *P, const int64_t *S, const double *sc, int
         }
 }
 
+/* Row bodies (SpRowDenseFn): the main row a times the column vector c
+ * (input 1) plus the row vector r (input 2): the row (NO_AGG) or its sum
+ * (ROW_AGG, L[0] cells). */
+static void r_body(const double *const *P, const int64_t *S, const int64_t *L, const double *sc, int64_t r0,
+                   int64_t r1, double *out, int64_t ldo, double *tmp)
+{
+    for (int64_t i = r0; i < r1; i++) {
+        const double *a = P[0] + i * S[0], c = P[1][i];
+        double *o = out + (i - r0) * ldo, s = 0;
+        for (int64_t j = 0; j < L[0]; j++) {
+            double v = a[j] * c + P[2][j];
+            if (sc[3] == 0) o[j] = v;
+            else s += v;
+        }
+        if (sc[3] != 0) o[0] = s;
+    }
+}
+
+static void check_row(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    MB *d = cmb_decompress(cx, &e), *c = rnd(x->rows, 1), *r = rnd(1, x->cols);
+    for (int agg = 0; agg < 2; agg++) {
+        const MB *ms[4] = {cx, c, r, NULL}, *md[4] = {d, c, r, NULL};
+        int mode[4] = {SPM_FULL, SPM_COL, SPM_ROW, SPM_SCALAR};
+        double sc[4] = {0, 0, 0, agg};
+        int64_t L[4] = {x->cols, 1, x->cols, 0};
+        SpoofRow op = {.in = {4, ms, mode, sc}, .L = L, .rows = x->rows, .main = 0,
+                       .var = agg ? SPR_ROW_AGG : SPR_NO_AGG, .orows = x->rows, .ocols = agg ? 1 : x->cols,
+                       .fd = r_body};
+        SpoofRow ref = op;
+        ref.in.m = md;
+        T_CHECK(k_spoof_row_cla_ok(&op), "%s: Row over a compressed main", what);
+        MB *o1 = NULL, *o2 = NULL;
+        double v1 = 0, v2 = 0;
+        int rc1 = k_spoof_row(&op, &o1, &v1, &e), rc2 = k_spoof_row(&ref, &o2, &v2, &e);
+        T_CHECK(rc1 == 0 && rc2 == 0, "%s: Row %s ran (%s)", what, agg ? "row_agg" : "no_agg", e.msg);
+        T_MB_EQ(o1, o2, 0, "%s: Row %s over compressed rows", what, agg ? "row_agg" : "no_agg");
+        mb_release(o1);
+        mb_release(o2);
+    }
+    mb_release(d);
+    mb_release(c);
+    mb_release(r);
+}
+
 static bool same_val(double a, double b)
 {
     if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
@@ -363,6 +409,7 @@ static void run_spec(const Spec *s)
             snprintf(what, sizeof what, "%s enc %s th %d", s->name, encs[k] < 0 ? "auto" : cla_enc_name(encs[k]), th);
             check_ops(what, x, cx);
             check_fused(what, x, cx);
+            check_row(what, x, cx);
             if (s->n <= 5000 && th == 1) check_binary(what, x, cx);
             mb_release(cx);
         }
