@@ -46,6 +46,12 @@ void cla_plan_free(ClaPlan *p);
  * each group's encoding is chosen by its exact size after extraction. */
 MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e);
 
+/* Rows [rl, ru) of a compressed group g (not UNC) as a new group, its
+ * encoding chosen by exact size among the compressed ones (right
+ * indexing of row ranges). NULL with e set when out of memory, NULL
+ * without an error when the range needs more than 65536 tuples. */
+ClaGroup *cla_group_rows(const ClaGroup *g, int64_t rl, int64_t ru, BrErr *e);
+
 /* ---- statistics (-stats), process-wide counters ---- */
 
 void cla_stats_reset(void);
@@ -107,8 +113,9 @@ int cla_map(const MB *x, int nout, ClaMapFn f, void *arg, MB **res, BrErr *e);
  * the counts per tuple, without building the blocks. */
 int cla_map_agg(const MB *x, int nout, ClaMapFn f, void *arg, const OpCode *ops, double *vals, BrErr *e);
 /* x[rl:ru, cl:cu] (0-based, half-open): all rows stay compressed (groups
- * restricted to the columns, sharing row structures); a row range is
- * decompressed for those rows only. */
+ * restricted to the columns, sharing row structures); a row range of at
+ * least CLA_BLK rows stays compressed too (every group re-encoded for
+ * its rows), a smaller one is decompressed for those rows only. */
 MB *cla_slice(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e);
 
 #endif

@@ -1014,6 +1014,33 @@ out:
     return r;
 }
 
+/* Row ranges of at least this many rows stay compressed; smaller ones
+ * are decompressed (small blocks, e.g. mini-batches, run faster through
+ * the ordinary kernels than through a compressed block's overheads). */
+#define CLA_SLICE_MIN CLA_BLK
+
+/* Rows [rl, ru) of x, compressed: every group restricted to the rows
+ * (cla_group_rows: re-encoded by exact size; UNC groups sliced). NULL
+ * without an error when a group cannot stay compressed. */
+static MB *slice_rows(const MB *x, int64_t rl, int64_t ru, BrErr *e)
+{
+    const struct CMB *c = C(x);
+    ClaGroup **gs = br_calloc((size_t)c->ngroups + 1, sizeof *gs);
+    if (!gs) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    bool ok = true;
+    for (int q = 0; q < c->ngroups && ok; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc != CLA_UNC) { ok = (gs[q] = cla_group_rows(g, rl, ru, e)) != NULL; continue; }
+        ok = (gs[q] = unc_group(g, k_slice(g->unc, rl, ru, 0, g->ncols, e), e)) != NULL;
+    }
+    if (!ok) {
+        for (int q = 0; q < c->ngroups; q++) cla_group_release(gs[q]);
+        free(gs);
+        return NULL;
+    }
+    return cmb_new(ru - rl, x->cols, gs, c->ngroups, e);
+}
+
 MB *cla_slice(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e)
 {
     if (rl < 0 || ru > x->rows || rl > ru || cl < 0 || cu > x->cols || cl > cu) {
@@ -1040,7 +1067,8 @@ MB *cla_slice(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
     }
     MB *r = cmb_new(x->rows, cu - cl, gs, n, e);
     if (!r || (rl == 0 && ru == x->rows)) return r;
-    MB *d = cmb_decompress_rows(r, rl, ru, e);
+    MB *s = ru - rl >= CLA_SLICE_MIN ? slice_rows(r, rl, ru, e) : NULL;
+    if (!s && !e->code) s = cmb_decompress_rows(r, rl, ru, e);
     mb_release(r);
-    return d;
+    return s;
 }
