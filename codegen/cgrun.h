@@ -91,8 +91,10 @@ bool cg_cla_ok(const void *op, const bool *cin);
  * runs it (inputs it cannot take at run time, a sparse full side input
  * of a Row plan say, send it to the unfused plan). */
 bool cg_cla_gen(const void *op, const bool *cin);
-/* Is op a Row operator? */
+/* Is op a Row operator? _narrow: one whose products all give one column
+ * (matrix-vector products)? */
 bool cg_cla_row(const void *op);
+bool cg_cla_row_narrow(const void *op);
 int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, BrErr *e);
 
 #endif

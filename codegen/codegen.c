@@ -291,6 +291,16 @@ bool cg_cla_ok(const void *handle, const bool *cin)
     return ok;
 }
 
+bool cg_cla_row_narrow(const void *handle)
+{
+    const CgOp *op = handle;
+    if (op->amulet || op->plan->tpl != T_ROW) return false;
+    const CPlan *p = op->plan;
+    for (int i = 0; i < p->nn; i++)
+        if ((p->n[i].kind == CN_MM || p->n[i].kind == CN_MMTL) && p->n[i].cols != 1) return false;
+    return true;
+}
+
 bool cg_cla_row(const void *handle)
 {
     const CgOp *op = handle;

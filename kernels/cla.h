@@ -75,8 +75,10 @@ bool cla_handles(ClaFamily f, OpCode op, AggDir dir, int left, int pos, int nin,
 MB *cla_matmul_right(const MB *x, const MB *b, BrErr *e);
 /* t(x) %*% b (b: nrow(x) x k): ncol(x) x k. */
 MB *cla_matmul_tl(const MB *x, const MB *b, BrErr *e);
-/* a %*% x (a: k x nrow(x)): k x ncol(x). */
+/* a %*% x (a: k x nrow(x), k <= 256 or sparse): k x ncol(x). */
 MB *cla_matmul_left(const MB *a, const MB *x, BrErr *e);
+/* t(a) %*% x (a: nrow(x) x k, k <= 256 or sparse): k x ncol(x). */
+MB *cla_matmul_tl_left(const MB *a, const MB *x, BrErr *e);
 /* t(x) %*% x. */
 MB *cla_tsmm(const MB *x, BrErr *e);
 /* t(x) %*% (w * (x %*% v)) (w NULL: without weights). */

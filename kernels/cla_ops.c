@@ -43,9 +43,11 @@ bool cla_handles(ClaFamily f, OpCode op, AggDir dir, int left, int pos, int nin,
     case CLA_F_MATMUL:
         if (op == OP_TSMM) return left && pos == 0;
         if (op == OP_MMCHAIN) return pos == 0;
-        if (op == OP_MATMULTL) return pos == 0 && ins[1] && ins[1]->cols <= 256;
+        if (op == OP_MATMULTL && pos == 0) return ins[1] && ins[1]->cols <= 256;
+        if (op == OP_MATMULTL) return ins[0] && (ins[0]->cols <= 256 || ins[0]->sparse);   /* t(A) %*% X */
         if (op == OP_MATMUL && pos == 0) return ins[1] && ins[1]->cols <= 256;
-        if (op == OP_MATMUL && pos == 1) return ins[0] && ins[0]->rows <= 256;
+        if (op == OP_MATMUL && pos == 1)   /* a few rows, or a selection of rows (left_gather) */
+            return ins[0] && (ins[0]->rows <= 256 || ins[0]->sparse);
         return false;
     case CLA_F_RIX:
         return pos == 0;
@@ -101,6 +103,32 @@ static void ddc_scatter(const ClaGroup *g, int64_t lo, int64_t n, const double *
         for (int64_t i = 0; i < n; i++) A[g->ix->c2[lo + i]] += v[i];
 }
 
+/* DDC with k columns of results: o[i * k + c] += p[code of row lo + i][c],
+ * the codes read straight from the index; widths up to 8 with constant
+ * loop bounds (the inner loop unrolls: X %*% t(C) of kmeans, k = 5). */
+#define DDC_ADD_K(K)                                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+        const double *pr = p + (int64_t)(c1 ? c1[lo + i] : c2[lo + i]) * (K);              \
+        double *oi = o + i * (K);                                                          \
+        for (int cc = 0; cc < (K); cc++) oi[cc] += pr[cc];                                 \
+    }
+
+static void ddc_add(const ClaGroup *g, int64_t lo, int64_t n, const double *p, int64_t k, double *o)
+{
+    const uint8_t *c1 = g->enc == CLA_DDC1 ? g->ix->c1 : NULL;
+    const uint16_t *c2 = g->ix->c2;
+    switch (k) {
+    case 2: DDC_ADD_K(2) break;
+    case 3: DDC_ADD_K(3) break;
+    case 4: DDC_ADD_K(4) break;
+    case 5: DDC_ADD_K(5) break;
+    case 6: DDC_ADD_K(6) break;
+    case 7: DDC_ADD_K(7) break;
+    case 8: DDC_ADD_K(8) break;
+    default: DDC_ADD_K(k) break;
+    }
+}
+
 /* out[lo..lo+n) += pre[code] over the compressed groups, thread-local
  * iterators its[] (NULL entries for UNC/EMPTY groups). */
 static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo, int64_t n, int64_t k,
@@ -123,8 +151,9 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
             cla_iter_skip(&its[q], n);
             continue;
         }
-        if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
-            ddc_gather(g, lo, n, p, out + lo);
+        if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
+            if (k == 1) ddc_gather(g, lo, n, p, out + lo);
+            else ddc_add(g, lo, n, p, k, out + lo * k);
             cla_iter_skip(&its[q], n);
             continue;
         }
@@ -185,13 +214,31 @@ static void free_pre(double **pre, int n)
     free(pre);
 }
 
-MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
+/* A dimension mismatch error of a %*% b (tl: t(a) %*% b) when bad. */
+static bool dim_err(bool bad, bool tl, const MB *a, const MB *b, BrErr *e)
 {
-    if (x->cols != b0->rows) {
-        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: %lldx%lld %%*%% %lldx%lld",
-               (long long)x->rows, (long long)x->cols, (long long)b0->rows, (long long)b0->cols);
+    if (bad)
+        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: %s%lldx%lld%s %%*%% %lldx%lld", tl ? "t(" : "",
+               (long long)a->rows, (long long)a->cols, tl ? ")" : "", (long long)b->rows, (long long)b->cols);
+    return bad;
+}
+
+/* The dense product r finished (non-zeros, format), or released with an
+ * error when !ok. */
+static MB *product_done(MB *r, bool ok, BrErr *e)
+{
+    if (!ok) {
+        if (!e->code) br_err(e, BR_ENOMEM, "out of memory");
+        mb_release(r);
         return NULL;
     }
+    mb_recount_nnz(r);
+    return mb_finish(r, e);
+}
+
+MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
+{
+    if (dim_err(x->cols != b0->rows, false, x, b0, e)) return NULL;
     cla_stats_op("ba+*");
     MB *tb;
     const MB *b = dense_of(b0, &tb, e);
@@ -220,13 +267,7 @@ MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
     if (ok) ok = rowwise(x, pre, k, r->d);
     free_pre(pre, c->ngroups);
     mb_release(tb);
-    if (!ok) {
-        if (!e->code) br_err(e, BR_ENOMEM, "out of memory");
-        mb_release(r);
-        return NULL;
-    }
-    mb_recount_nnz(r);
-    return mb_finish(r, e);
+    return product_done(r, ok, e);
 }
 
 /* ---- column-wise: t(x) %*% b ---- */
@@ -292,11 +333,7 @@ static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrE
 
 MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
 {
-    if (x->rows != b0->rows) {
-        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: t(%lldx%lld) %%*%% %lldx%lld",
-               (long long)x->rows, (long long)x->cols, (long long)b0->rows, (long long)b0->cols);
-        return NULL;
-    }
+    if (dim_err(x->rows != b0->rows, true, x, b0, e)) return NULL;
     cla_stats_op("tmm");
     MB *tb;
     const MB *b = dense_of(b0, &tb, e);
@@ -325,12 +362,81 @@ MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
     return mb_finish(r, e);
 }
 
+/* t(sel) %*% x for a sparse sel (nrow(x) x k; sel[r, i] = v): the rows r
+ * of x that sel selects, in ascending order, by blocks of CLA_BLK rows
+ * (whole blocks where many rows are selected, single rows elsewhere),
+ * each added v times into output row i (kmeans++'s table(seq, idx) %*% X,
+ * kmeans' t(P) %*% X). Only sel's non-zeros meet x, as in the ordinary
+ * kernel of a sparse operand (its zeros never meet NaN in x). */
+/* Output rows += v times row `row` of x (at buf) for sel's non-zeros of
+ * that row. */
+static void gather_add(const MB *sel, int64_t row, const double *buf, int64_t m, double *out)
+{
+    for (int64_t p = sel->rp[row]; p < sel->rp[row + 1]; p++) {
+        double *o = out + (int64_t)sel->ci[p] * m, v = sel->v[p];
+        for (int64_t j = 0; j < m; j++) o[j] += v * buf[j];
+    }
+}
+
+/* Selected rows per CLA_BLK block from which the whole block is read
+ * (sequentially, as in decompression); fewer are read one by one. */
+#define GATHER_BLOCK_MIN 8
+
+static MB *gather_rows(const MB *sel, const MB *x, BrErr *e)
+{
+    int64_t m = x->cols, n = x->rows;
+    MB *r = mb_dense(sel->cols, m, e);
+    double *buf = br_malloc(((size_t)CLA_BLK * (size_t)m + 1) * sizeof(double));
+    bool ok = r && buf;
+    ClaRows *rd = NULL;
+    int64_t pos = -1;   /* the block reader's next row */
+    for (int64_t lo = 0; ok && lo < n; lo += CLA_BLK) {
+        int64_t hi = BR_MIN(n, lo + CLA_BLK), nsel = 0;
+        for (int64_t i = lo; i < hi; i++) nsel += sel->rp[i + 1] > sel->rp[i];
+        if (nsel == 0) continue;
+        if (nsel < GATHER_BLOCK_MIN) {   /* a reader per selected row */
+            for (int64_t i = lo; ok && i < hi; i++) {
+                if (sel->rp[i + 1] == sel->rp[i]) continue;
+                ClaRows *one = cla_rows_open(x, i);
+                if (!(ok = one != NULL)) break;
+                cla_rows_read(one, 1, buf);
+                cla_rows_close(one);
+                gather_add(sel, i, buf, m, r->d);
+            }
+            continue;
+        }
+        if (!rd || pos != lo) {
+            cla_rows_close(rd);
+            if (!(ok = (rd = cla_rows_open(x, lo)) != NULL)) break;
+        }
+        cla_rows_read(rd, hi - lo, buf);
+        pos = hi;
+        for (int64_t i = lo; i < hi; i++)
+            if (sel->rp[i + 1] > sel->rp[i]) gather_add(sel, i, buf + (i - lo) * m, m, r->d);
+    }
+    cla_rows_close(rd);
+    free(buf);
+    return product_done(r, ok, e);
+}
+
+MB *cla_matmul_tl_left(const MB *a, const MB *x, BrErr *e)
+{
+    if (dim_err(a->rows != x->rows, true, a, x, e)) return NULL;
+    cla_stats_op("tmm");
+    if (a->sparse) return gather_rows(a, x, e);
+    MB *p = cla_matmul_tl(x, a, e), *r = p ? k_transpose(p, e) : NULL;
+    mb_release(p);
+    return r;
+}
+
 MB *cla_matmul_left(const MB *a, const MB *x, BrErr *e)
 {
-    if (a->cols != x->rows) {
-        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: %lldx%lld %%*%% %lldx%lld",
-               (long long)a->rows, (long long)a->cols, (long long)x->rows, (long long)x->cols);
-        return NULL;
+    if (dim_err(a->cols != x->rows, false, a, x, e)) return NULL;
+    if (a->sparse) {   /* its non-zeros only, as the ordinary kernel */
+        MB *at = k_transpose(a, e), *r = NULL;   /* (the transpose may come out dense) */
+        if (at && (at->sparse || !mb_make_sparse(at, e))) r = gather_rows(at, x, e);
+        mb_release(at);
+        return r;
     }
     MB *at = k_transpose(a, e), *p = at ? cla_matmul_tl(x, at, e) : NULL;
     MB *r = p ? k_transpose(p, e) : NULL;

@@ -68,11 +68,12 @@ static bool accepts(const Instr *in, int k, const Value *regs)
 
 /* A fused operator over compressed inputs (seed 000 section 5.2): Cell
  * and MAgg plans with one compressed full input run their generated code
- * once per distinct tuple (cg_exec, kernels/spoof_cla.c); Row plans run
- * their unfused plan when every step of it runs compressed, else their
- * generated code over blocks of decompressed rows of the compressed main
- * input (kernels/spoof_row.c); other accepted plans run their unfused
- * plan, whose steps run over the dictionaries. */
+ * once per distinct tuple (cg_exec, kernels/spoof_cla.c); Row plans of
+ * matrix-vector products run their unfused plan when every step of it
+ * runs compressed, other Row plans their generated code over blocks of
+ * decompressed rows of the compressed main input (kernels/spoof_row.c);
+ * other accepted plans run their unfused plan, whose steps run over the
+ * dictionaries. */
 static int run_fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
 {
     Value none = val_none(), local[8];
@@ -86,10 +87,13 @@ static int run_fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
         cin[k] = is_cmb(&args[k]);
     }
     if (!rc && !rt->prog->cg) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
-    /* Row plans whose steps all run compressed keep their compressed
-     * products (measured no slower than blocks of decompressed rows) */
+    /* Row plans of matrix-vector products whose steps all run compressed
+     * keep their compressed products (gathers per distinct value: about
+     * as fast as the uncompressed ones, and faster than decompressing
+     * rows); wider products (kmeans' X %*% t(C)) read blocks of
+     * decompressed rows, which avoids materializing them (bench/cla_e2e.sh) */
     bool gen = !rc && cg_cla_gen(in->fused, cin);
-    if (gen && cg_cla_row(in->fused) && cg_cla_ok(in->fused, cin)) gen = false;
+    if (gen && cg_cla_row_narrow(in->fused) && cg_cla_ok(in->fused, cin)) gen = false;
     if (!rc && gen) {
         rc = cg_exec(rt->prog->cg, in->fused, NULL, in->nin, args, &regs[in->out], e);
     } else if (!rc) {

@@ -145,7 +145,28 @@ static void check_ops(const char *what, const MB *x, const MB *cx)
     T_MB_EQ(r7, q7, RT, "%s: mmchain", what);
     MB *r8 = cla_mmchain(cx, v, NULL, &e), *q8 = k_mmchain(x, v, NULL, &e);
     T_MB_EQ(r8, q8, RT, "%s: mmchain without w", what);
-    MB *rs[] = {v, B, y, Y, L, w, r1, q1, r2, q2, r3, q3, r4, q4, r5, q5, r6, q6, r7, q7, r8, q8};
+    /* a sparse selection of rows (kmeans++'s table(seq, idx) %*% X): rows
+     * in any order, repeated, weighted */
+    MB *Sel = mb_sp_new(300, n, 400, &e);
+    for (int64_t i = 0; i < 300; i++) {
+        int64_t r = (int64_t)(urand() * (double)n);
+        mb_sp_append(Sel, i, r, i % 7 == 0 ? -2.5 : 1, &e);
+        if (i % 5 == 0 && r < n - 1) mb_sp_append(Sel, i, n - 1, 1, &e);
+    }
+    mb_sp_finish(Sel);
+    MB *r9 = cla_matmul_left(Sel, cx, &e), *q9 = k_matmul(Sel, x, &e);
+    T_MB_EQ(r9, q9, RT, "%s: selection %%*%% X", what);
+    /* t(P) %*% X: P one-hot (sparse; kmeans' cluster sums) and dense */
+    MB *P = mb_sp_new(n, 6, n, &e);
+    for (int64_t i = 0; i < n; i++)
+        if (i % 3) mb_sp_append(P, i, (int64_t)(urand() * 6), 1 + (double)(i % 2), &e);
+    mb_sp_finish(P);
+    MB *r10 = cla_matmul_tl_left(P, cx, &e), *q10 = k_matmul_tl(P, x, &e);
+    T_MB_EQ(r10, q10, RT, "%s: t(P) %%*%% X, P sparse", what);
+    MB *r11 = cla_matmul_tl_left(Y, cx, &e), *q11 = k_matmul_tl(Y, x, &e);
+    T_MB_EQ(r11, q11, RT, "%s: t(Y) %%*%% X", what);
+    MB *rs[] = {v, B, y, Y, L, w, r1, q1, r2, q2, r3, q3, r4, q4, r5, q5, r6, q6, r7, q7, r8, q8, Sel, r9, q9,
+                P, r10, q10, r11, q11};
     for (size_t k = 0; k < sizeof rs / sizeof *rs; k++) mb_release(rs[k]);
     /* aggregates */
     OpCode aggs[] = {OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX};
