@@ -273,6 +273,107 @@ MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
 /* ---- column-wise: t(x) %*% b ---- */
 
 /* out[cols of g, :] (m x k) = dict^T A, A[t] = sum of b's rows of tuple t. */
+/* A[t] += b's rows [lo, lo+len) of tuple t (k columns), group g's
+ * iterator positioned at lo (codes: CLA_BLK scratch). */
+static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, const MB *b, int64_t k, double *A,
+                     int32_t *codes)
+{
+    if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+        for (int32_t t = 0; t < g->ndict; t++) {
+            int64_t nr = cla_iter_rows(it, t, len, codes);
+            double *a = A + (int64_t)t * k;
+            for (int64_t j = 0; j < nr; j++) {
+                const double *br = b->d + (lo + codes[j]) * k;
+                for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
+            }
+        }
+        cla_iter_skip(it, len);
+        return;
+    }
+    if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
+        ddc_scatter(g, lo, len, b->d + lo, A);
+        cla_iter_skip(it, len);
+        return;
+    }
+    cla_iter_next(it, len, codes);
+    for (int64_t i = 0; i < len; i++) {
+        if (codes[i] < 0) continue;
+        const double *br = b->d + (lo + i) * k;
+        double *a = A + (int64_t)codes[i] * k;
+        for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
+    }
+}
+
+/* out[cols of g, :] += dict^T A. */
+static void tl_finish(const ClaGroup *g, const double *A, int64_t k, double *out)
+{
+    for (int32_t t = 0; t < g->ndict; t++)
+        for (int j = 0; j < g->ncols; j++) {
+            double v = g->dict[(int64_t)t * g->ncols + j];
+            double *o = out + (int64_t)g->cols[j] * k;
+            for (int64_t cc = 0; cc < k; cc++) o[cc] += v * A[(int64_t)t * k + cc];
+        }
+}
+
+/* Cache-conscious t(x) %*% b over the compressed groups (Elgohary et
+ * al.'s blocking): TL_PARTS fixed row ranges (results independent of the
+ * thread count), each reading its block of b's rows once for all groups
+ * (in L1/L2) into per-range per-tuple sums, merged in range order; false
+ * when out of memory. Groups one at a time would read all of b once per
+ * group. */
+#define TL_PARTS 8
+#define TL_MAX_CELLS (1 << 22)   /* partial sums per range, at most */
+
+static bool tl_blocked(const MB *x, const MB *b, double *out)
+{
+    const struct CMB *c = C(x);
+    int64_t n = x->rows, k = b->cols, tot = 0;
+    int64_t *off = br_calloc((size_t)c->ngroups + 1, sizeof(int64_t));   /* A of group q at off[q] */
+    if (!off) return false;
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        off[q] = tot;
+        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) tot += (int64_t)g->ndict * k;
+    }
+    int64_t nb = (n + CLA_BLK - 1) / CLA_BLK, np = BR_MAX(1, BR_MIN(TL_PARTS, nb));
+    double *A = tot * np <= TL_MAX_CELLS ? br_calloc((size_t)(tot * np) + 1, sizeof(double)) : NULL;
+    bool ok = A != NULL;
+#pragma omp parallel for num_threads(br_threads()) if (ok && n * c->ngroups >= BR_PAR_MIN) schedule(dynamic, 1)
+    for (int64_t pi = 0; pi < np; pi++) {
+        if (!ok) continue;
+        int64_t a = nb * pi / np * CLA_BLK, z = BR_MIN(n, nb * (pi + 1) / np * CLA_BLK);
+        ClaIter *its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
+        int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+        bool mine = its && codes;
+        for (int q = 0; mine && q < c->ngroups; q++) {
+            const ClaGroup *g = c->groups[q];
+            if (g->enc != CLA_UNC && g->enc != CLA_EMPTY && !cla_iter_init(&its[q], g, a)) mine = false;
+        }
+        for (int64_t lo = a; mine && lo < z; lo += CLA_BLK)
+            for (int q = 0; q < c->ngroups; q++) {
+                const ClaGroup *g = c->groups[q];
+                if (g->enc == CLA_UNC || g->enc == CLA_EMPTY) continue;
+                tl_block(g, &its[q], lo, BR_MIN(CLA_BLK, z - lo), b, k, A + pi * tot + off[q], codes);
+            }
+        for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
+        free(its);
+        free(codes);
+        if (!mine) {
+#pragma omp atomic write
+            ok = false;
+        }
+    }
+    for (int64_t pi = 1; ok && pi < np; pi++)
+        for (int64_t i = 0; i < tot; i++) A[i] += A[pi * tot + i];
+    for (int q = 0; ok && q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) tl_finish(g, A + off[q], k, out);
+    }
+    free(A);
+    free(off);
+    return ok;
+}
+
 static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrErr *e)
 {
     int64_t k = b->cols;
@@ -290,40 +391,9 @@ static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrE
     ClaIter it;
     bool ok = A && codes && cla_iter_init(&it, g, 0);
     if (ok) {
-        for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
-            int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
-            if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
-                for (int32_t t = 0; t < g->ndict; t++) {
-                    int64_t nr = cla_iter_rows(&it, t, len, codes);
-                    double *a = A + (int64_t)t * k;
-                    for (int64_t j = 0; j < nr; j++) {
-                        const double *br = b->d + (lo + codes[j]) * k;
-                        for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
-                    }
-                }
-                cla_iter_skip(&it, len);
-                continue;
-            }
-            if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
-                ddc_scatter(g, lo, len, b->d + lo, A);
-                cla_iter_skip(&it, len);
-                continue;
-            }
-            cla_iter_next(&it, len, codes);
-            for (int64_t i = 0; i < len; i++) {
-                if (codes[i] < 0) continue;
-                const double *br = b->d + (lo + i) * k;
-                double *a = A + (int64_t)codes[i] * k;
-                for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
-            }
-        }
+        for (int64_t lo = 0; lo < n; lo += CLA_BLK) tl_block(g, &it, lo, BR_MIN(CLA_BLK, n - lo), b, k, A, codes);
         cla_iter_free(&it);
-        for (int32_t t = 0; t < g->ndict; t++)
-            for (int j = 0; j < g->ncols; j++) {
-                double v = g->dict[(int64_t)t * g->ncols + j];
-                double *o = out + (int64_t)g->cols[j] * k;
-                for (int64_t cc = 0; cc < k; cc++) o[cc] += v * A[(int64_t)t * k + cc];
-            }
+        tl_finish(g, A, k, out);
     }
     free(A);
     free(codes);
@@ -341,10 +411,13 @@ MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
     const struct CMB *c = C(x);
     MB *r = mb_dense(x->cols, b->cols, e);
     bool ok = r != NULL;
-    /* groups write disjoint rows of r: parallel over groups */
+    /* several compressed groups: blocked over rows (UNC groups below) */
+    bool blocked = ok && c->ngroups > 1 && tl_blocked(x, b, r->d);
+    /* else groups write disjoint rows of r: parallel over groups */
 #pragma omp parallel for num_threads(br_threads()) if (ok && x->rows * c->ngroups >= BR_PAR_MIN) schedule(dynamic, 1)
     for (int q = 0; q < c->ngroups; q++) {
         BrErr le = {0};
+        if (blocked && c->groups[q]->enc != CLA_UNC) continue;
         if (ok && !group_tl(c->groups[q], x->rows, b, r->d, &le)) {
 #pragma omp critical(cla_err)
             {
