@@ -291,6 +291,45 @@ bool cg_cla_ok(const void *handle, const bool *cin)
     return ok;
 }
 
+bool cg_cla_row_narrow(const void *handle)
+{
+    const CgOp *op = handle;
+    if (op->amulet || op->plan->tpl != T_ROW) return false;
+    const CPlan *p = op->plan;
+    for (int i = 0; i < p->nn; i++)
+        if ((p->n[i].kind == CN_MM || p->n[i].kind == CN_MMTL) && p->n[i].cols != 1) return false;
+    return true;
+}
+
+bool cg_cla_row(const void *handle)
+{
+    const CgOp *op = handle;
+    return !op->amulet && op->plan->tpl == T_ROW;
+}
+
+bool cg_cla_gen(const void *handle, const bool *cin)
+{
+    const CgOp *op = handle;
+    const CPlan *p = op->plan;
+    if (op->amulet) return false;
+    if (p->tpl == T_ROW) {
+        /* the main input read by blocks of decompressed rows */
+        if (p->main < 0 || !cin[p->main] || p->in[p->main].mode != IM_FULL) return false;
+        for (int k = 0; k < p->nin; k++)
+            if (k != p->main && cin[k]) return false;
+        return true;
+    }
+    if (p->tpl != T_CELL && p->tpl != T_MAGG) return false;
+    if (p->var != V_FULL_AGG && p->var != V_MULTI && p->nout != 1) return false;
+    int nc = 0;
+    for (int k = 0; k < p->nin; k++) {
+        if (cin[k] && p->in[k].mode != IM_FULL) return false;
+        if (!cin[k] && !p->in[k].scalar && p->in[k].mode != IM_ROW) return false;
+        nc += cin[k];
+    }
+    return nc == 1;
+}
+
 int cg_exec_unfused(CgContext *c, void *handle, int nin, Value *args, Value *out, BrErr *e)
 {
     CgOp *op = handle;

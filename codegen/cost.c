@@ -480,6 +480,7 @@ static double bytes(const Hop *h)
 {
     if (!h) return 0;
     if (h->dt != DT_MATRIX) return 8;
+    if (h->cbytes > 0) return h->cbytes;   /* a compressed value is read compressed */
     if (h->mem > 0) return h->mem;
     return 8 * cells(h);
 }
@@ -603,7 +604,16 @@ static double op_time(const CostCtx *x, const CVec *v, double out)
     double rd = 0;
     for (int i = 0; i < v->nin; i++) rd += bytes(x->m->hop[v->in[i]]);
     const CgMachine *mc = x->mc;
-    double comp = v->flops * v->scale / mc->flops + v->gflops / (mc->gemm > 0 ? mc->gemm : mc->flops) +
+    /* Cell and MAgg operators over a compressed input run their body once
+     * per distinct value (docs/cla.md): their elementwise work shrinks
+     * with the compression ratio (the dictionaries are at most the
+     * compressed bytes) */
+    double cscale = 1;
+    for (int i = 0; i < v->nin && (v->type == T_CELL || v->type == T_MAGG); i++) {
+        const Hop *h = x->m->hop[v->in[i]];
+        if (h && h->dt == DT_MATRIX && h->cbytes > 0) cscale = fmin(cscale, h->cbytes / (8 * cells(h)));
+    }
+    double comp = v->flops * cscale * v->scale / mc->flops + v->gflops / (mc->gemm > 0 ? mc->gemm : mc->flops) +
                   v->vflops * v->scale / (mc->vecmat > 0 ? mc->vecmat : mc->flops) + v->xtime;
     double t = fmax(rd / mc->read_bw, comp) + out / mc->write_bw;
     /* constraint: inputs and output of one operator within the budget */

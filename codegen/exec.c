@@ -78,6 +78,16 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
     return true;
 }
 
+/* Is an input compressed? The Outer skeleton reads ordinary blocks only,
+ * the Row skeleton a compressed main input only (k_spoof_row_cla_ok):
+ * otherwise the operator runs its unfused plan. */
+static bool any_cmb(const CPlan *p, const Bind *b)
+{
+    for (int k = 0; k < p->nin; k++)
+        if (b->m[k] && b->m[k]->cmb) return true;
+    return false;
+}
+
 /* Does a matrix input other than the main one hold NaN or Inf? Then
  * skipping the main input's zeros would drop 0 * NaN = NaN (the unfused
  * kernels evaluate those cells, kernels/ew.c), so the operator runs over
@@ -135,7 +145,13 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     }
     MB *res = NULL;
     double vals[SPOOF_MAXOUT];
-    if ((rc = k_spoof_cell(&sp, &res, vals, e))) goto done;
+    bool cmb = false;   /* a compressed input: the skeleton over the dictionaries */
+    for (int k = 0; k < p->nin; k++) cmb |= b.m[k] && b.m[k]->cmb;
+    if (cmb) {
+        bool declined = false;
+        if ((rc = k_spoof_cell_cla(&sp, &res, vals, &declined, e))) goto done;
+        if (declined) { *fb = true; goto done; }
+    } else if ((rc = k_spoof_cell(&sp, &res, vals, e))) goto done;
     if (sp.dir != SPD_FULL) *out = val_matrix(res);
     else if (p->tpl == T_MAGG) {
         Value l = val_list_new(p->nout);
@@ -291,6 +307,9 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
         break;
     default: *fb = true; goto done;
     }
+    /* a compressed main input is read by blocks of rows; other compressed
+     * inputs are not taken */
+    if (any_cmb(p, &b) && !k_spoof_row_cla_ok(&sp)) { *fb = true; goto done; }
     MB *res = NULL;
     double v = 0;
     if ((rc = k_spoof_row(&sp, &res, &v, e))) goto done;
@@ -328,7 +347,8 @@ static int exec_outer(CgOp *op, const int64_t *est, Value *args, int nargs, Valu
     const CPlan *p = op->plan;
     Bind b = {0};
     int rc = 0;
-    if (!bind(p, args, nargs, &b) || p->main < 0 || !conds_hold(p, args) || side_nonfinite(p, &b)) {
+    if (!bind(p, args, nargs, &b) || p->main < 0 || any_cmb(p, &b) || !conds_hold(p, args) ||
+        side_nonfinite(p, &b)) {
         *fb = true;
         goto done;
     }

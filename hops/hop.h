@@ -72,6 +72,8 @@ struct Hop {
     ValueType vt;
     int64_t rows, cols, nnz;   /* -1: unknown */
     double mem;                /* worst-case output memory (bytes) */
+    double cbytes;             /* H_TREAD of a compressed value at dynamic
+                                  recompilation: its bytes (docs/cla.md); 0 */
     Span span;
     int nuse;           /* consumers within the DAG (+ block outputs) */
     int reg;            /* register assigned by instruction generation */

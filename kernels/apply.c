@@ -216,6 +216,7 @@ static MB *matmul_cla(OpCode op, int left, const MB *x, const MB *y, const MB *w
     if (op == OP_TSMM && left && x->cmb) return cla_tsmm(x, e);
     if (op == OP_MMCHAIN && x->cmb && !y->cmb && !(w && w->cmb)) return cla_mmchain(x, y, w, e);
     if (op == OP_MATMULTL && x->cmb && !y->cmb) return cla_matmul_tl(x, y, e);
+    if (op == OP_MATMULTL && y->cmb && !x->cmb) return cla_matmul_tl_left(x, y, e);
     if (op == OP_MATMUL && x->cmb && !y->cmb) return cla_matmul_right(x, y, e);
     if (op == OP_MATMUL && y->cmb && !x->cmb) return cla_matmul_left(x, y, e);
     MB *tx, *ty = NULL, *tw = NULL, *r = NULL;

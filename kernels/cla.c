@@ -494,27 +494,11 @@ static int64_t run_end(const int32_t *code, int64_t i, int64_t n)
     return j;
 }
 
-/* Codes and exact statistics of group cols; false when the group has more
- * than MAX_DICT tuples (or without memory): then it stays uncompressed. */
-static bool extract(const Src *s, const int32_t *cols, int nc, double *buf, Ext *x)
+/* Counts, the zero tuple, non-zero rows, RLE pairs and non-zero cells of
+ * x from its codes and tuples (n rows). */
+static bool ext_stats(Ext *x, int64_t n)
 {
-    int64_t n = s->x->rows;
-    memset(x, 0, sizeof *x);
-    x->nc = nc;
-    x->cols = cols;
-    x->zero_id = -1;
-    for (int j = 0; j < nc; j++) fetch_col(s, cols[j], buf + (int64_t)j * n);
-    x->code = br_malloc((size_t)n * sizeof(int32_t) + 4);
-    if (!x->code || !ts_init(&x->ts, nc, 1024)) return false;
-    double t[CO_MAXCOLS];   /* nc <= CO_MAXCOLS: planned groups */
-    bool ok = true;
-    for (int64_t i = 0; i < n && ok; i++) {
-        for (int j = 0; j < nc; j++) t[j] = buf[(int64_t)j * n + i];
-        int32_t id = ts_id(&x->ts, t);
-        if (id < 0) ok = false;
-        x->code[i] = id;
-    }
-    if (!ok) return false;
+    int nc = x->nc;
     int32_t nd = x->ts.n;
     x->cnt = br_calloc((size_t)nd + 1, sizeof(int64_t));
     int64_t *end = br_calloc((size_t)nd + 1, sizeof(int64_t));
@@ -541,6 +525,30 @@ static bool extract(const Src *s, const int32_t *cols, int nc, double *buf, Ext 
         for (int j = 0; j < nc; j++) x->nnz_cells += (x->ts.tup[(int64_t)k * nc + j] != 0) * x->cnt[k];
     }
     return true;
+}
+
+/* Codes and exact statistics of group cols; false when the group has more
+ * than MAX_DICT tuples (or without memory): then it stays uncompressed. */
+static bool extract(const Src *s, const int32_t *cols, int nc, double *buf, Ext *x)
+{
+    int64_t n = s->x->rows;
+    memset(x, 0, sizeof *x);
+    x->nc = nc;
+    x->cols = cols;
+    x->zero_id = -1;
+    for (int j = 0; j < nc; j++) fetch_col(s, cols[j], buf + (int64_t)j * n);
+    x->code = br_malloc((size_t)n * sizeof(int32_t) + 4);
+    if (!x->code || !ts_init(&x->ts, nc, 1024)) return false;
+    double t[CO_MAXCOLS];   /* nc <= CO_MAXCOLS: planned groups */
+    bool ok = true;
+    for (int64_t i = 0; i < n && ok; i++) {
+        for (int j = 0; j < nc; j++) t[j] = buf[(int64_t)j * n + i];
+        int32_t id = ts_id(&x->ts, t);
+        if (id < 0) ok = false;
+        x->code[i] = id;
+    }
+    if (!ok) return false;
+    return ext_stats(x, n);
 }
 
 static void ext_free(Ext *x)
@@ -694,6 +702,51 @@ static ClaGroup *build_group(const Ext *x, int64_t n, ClaEnc enc)
     free(map);
     if (!ok) { cla_group_release(g); return NULL; }
     return g;
+}
+
+ClaGroup *cla_group_rows(const ClaGroup *g, int64_t rl, int64_t ru, BrErr *e)
+{
+    int64_t n = ru - rl;
+    Ext x;
+    memset(&x, 0, sizeof x);
+    x.nc = g->ncols;
+    x.cols = g->cols;
+    x.zero_id = -1;
+    ClaIter it;
+    bool it_ok = false;
+    int32_t *map = br_malloc(((size_t)g->ndict + 1) * sizeof(int32_t));   /* old tuple (ndict: zero) -> new */
+    double *zero = br_calloc((size_t)g->ncols + 1, sizeof(double));
+    x.code = br_malloc((size_t)n * sizeof(int32_t) + 4);
+    bool ok = map && zero && x.code && ts_init(&x.ts, g->ncols, 64) && (it_ok = cla_iter_init(&it, g, rl));
+    if (ok) {
+        for (int32_t t = 0; t <= g->ndict; t++) map[t] = -1;
+        /* codes of the range; tuples numbered as they first occur, so
+         * tuples absent from the range leave the dictionary */
+        for (int64_t lo = 0; lo < n && ok; lo += CLA_BLK) {
+            int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+            cla_iter_next(&it, len, x.code + lo);
+            for (int64_t i = lo; i < lo + len && ok; i++) {
+                int32_t t = x.code[i] < 0 ? g->ndict : x.code[i];
+                if (map[t] < 0) map[t] = ts_id(&x.ts, t == g->ndict ? zero : g->dict + (int64_t)t * g->ncols);
+                ok = map[t] >= 0;   /* -1: more than MAX_DICT tuples with the zero one */
+                x.code[i] = map[t];
+            }
+        }
+    }
+    ClaGroup *r = NULL;
+    if (ok && ext_stats(&x, n)) {
+        double bytes;
+        ClaEnc enc = choose(&x, n, &bytes);
+        if (enc == CLA_UNC)   /* a slice of a compressed group stays compressed */
+            enc = x.ts.n <= 256 ? CLA_DDC1 : CLA_DDC2;
+        r = build_group(&x, n, enc);
+    }
+    if (it_ok) cla_iter_free(&it);
+    ext_free(&x);
+    free(map);
+    free(zero);
+    if (!r && !(x.ts.n >= MAX_DICT)) br_err(e, BR_ENOMEM, "out of memory");
+    return r;
 }
 
 /* One UNC group of the columns cols[0..nc) of x. */

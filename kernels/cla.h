@@ -46,6 +46,12 @@ void cla_plan_free(ClaPlan *p);
  * each group's encoding is chosen by its exact size after extraction. */
 MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e);
 
+/* Rows [rl, ru) of a compressed group g (not UNC) as a new group, its
+ * encoding chosen by exact size among the compressed ones (right
+ * indexing of row ranges). NULL with e set when out of memory, NULL
+ * without an error when the range needs more than 65536 tuples. */
+ClaGroup *cla_group_rows(const ClaGroup *g, int64_t rl, int64_t ru, BrErr *e);
+
 /* ---- statistics (-stats), process-wide counters ---- */
 
 void cla_stats_reset(void);
@@ -69,8 +75,10 @@ bool cla_handles(ClaFamily f, OpCode op, AggDir dir, int left, int pos, int nin,
 MB *cla_matmul_right(const MB *x, const MB *b, BrErr *e);
 /* t(x) %*% b (b: nrow(x) x k): ncol(x) x k. */
 MB *cla_matmul_tl(const MB *x, const MB *b, BrErr *e);
-/* a %*% x (a: k x nrow(x)): k x ncol(x). */
+/* a %*% x (a: k x nrow(x), k <= 256 or sparse): k x ncol(x). */
 MB *cla_matmul_left(const MB *a, const MB *x, BrErr *e);
+/* t(a) %*% x (a: nrow(x) x k, k <= 256 or sparse): k x ncol(x). */
+MB *cla_matmul_tl_left(const MB *a, const MB *x, BrErr *e);
 /* t(x) %*% x. */
 MB *cla_tsmm(const MB *x, BrErr *e);
 /* t(x) %*% (w * (x %*% v)) (w NULL: without weights). */
@@ -86,9 +94,30 @@ MB *cla_unary(OpCode op, const MB *x, BrErr *e);
 MB *cla_scalar(OpCode op, const MB *x, double s, bool scalar_left, BrErr *e);
 /* x op x cellwise (X * X), over the dictionaries as above. */
 MB *cla_self(OpCode op, const MB *x, BrErr *e);
+/* A cellwise function of nout outputs over value tuples of a group:
+ * out[r][i * ncols + j] = output r at the value vals[i * ncols + j] of the
+ * matrix's column cols[j] (n tuples of ncols values). 0 or an error code
+ * with e set. */
+#define CLA_MAXMAP 8
+typedef int (*ClaMapFn)(void *arg, const double *vals, int64_t n, int ncols, const int32_t *cols, double *const *out,
+                        BrErr *e);
+/* The nout blocks f(x), each compressed and sharing x's row structures: f
+ * runs once over each group's dictionary (once per distinct tuple) and
+ * once over its zero tuple (the value of its implicit zeros; an OLE/RLE
+ * group whose zeros map to non-zeros becomes DDC), and over the cells of
+ * UNC groups. 0 with res[] set; 0 with res[] NULL when a result cannot
+ * stay compressed (a group of 65536 tuples whose zero rows need one
+ * more): the caller decompresses; or an error code. (Fused Cell and MAgg
+ * operators over compressed inputs, codegen/exec.c.) */
+int cla_map(const MB *x, int nout, ClaMapFn f, void *arg, MB **res, BrErr *e);
+/* The full aggregates ops[r] (sum, sumsq, mean, min, max) of f(x)'s
+ * outputs into vals[r], from f over the dictionaries and zero tuples and
+ * the counts per tuple, without building the blocks. */
+int cla_map_agg(const MB *x, int nout, ClaMapFn f, void *arg, const OpCode *ops, double *vals, BrErr *e);
 /* x[rl:ru, cl:cu] (0-based, half-open): all rows stay compressed (groups
- * restricted to the columns, sharing row structures); a row range is
- * decompressed for those rows only. */
+ * restricted to the columns, sharing row structures); a row range of at
+ * least CLA_BLK rows stays compressed too (every group re-encoded for
+ * its rows), a smaller one is decompressed for those rows only. */
 MB *cla_slice(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e);
 
 #endif

@@ -43,9 +43,11 @@ bool cla_handles(ClaFamily f, OpCode op, AggDir dir, int left, int pos, int nin,
     case CLA_F_MATMUL:
         if (op == OP_TSMM) return left && pos == 0;
         if (op == OP_MMCHAIN) return pos == 0;
-        if (op == OP_MATMULTL) return pos == 0 && ins[1] && ins[1]->cols <= 256;
+        if (op == OP_MATMULTL && pos == 0) return ins[1] && ins[1]->cols <= 256;
+        if (op == OP_MATMULTL) return ins[0] && (ins[0]->cols <= 256 || ins[0]->sparse);   /* t(A) %*% X */
         if (op == OP_MATMUL && pos == 0) return ins[1] && ins[1]->cols <= 256;
-        if (op == OP_MATMUL && pos == 1) return ins[0] && ins[0]->rows <= 256;
+        if (op == OP_MATMUL && pos == 1)   /* a few rows, or a selection of rows (left_gather) */
+            return ins[0] && (ins[0]->rows <= 256 || ins[0]->sparse);
         return false;
     case CLA_F_RIX:
         return pos == 0;
@@ -101,6 +103,32 @@ static void ddc_scatter(const ClaGroup *g, int64_t lo, int64_t n, const double *
         for (int64_t i = 0; i < n; i++) A[g->ix->c2[lo + i]] += v[i];
 }
 
+/* DDC with k columns of results: o[i * k + c] += p[code of row lo + i][c],
+ * the codes read straight from the index; widths up to 8 with constant
+ * loop bounds (the inner loop unrolls: X %*% t(C) of kmeans, k = 5). */
+#define DDC_ADD_K(K)                                                                        \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+        const double *pr = p + (int64_t)(c1 ? c1[lo + i] : c2[lo + i]) * (K);              \
+        double *oi = o + i * (K);                                                          \
+        for (int cc = 0; cc < (K); cc++) oi[cc] += pr[cc];                                 \
+    }
+
+static void ddc_add(const ClaGroup *g, int64_t lo, int64_t n, const double *p, int64_t k, double *o)
+{
+    const uint8_t *c1 = g->enc == CLA_DDC1 ? g->ix->c1 : NULL;
+    const uint16_t *c2 = g->ix->c2;
+    switch (k) {
+    case 2: DDC_ADD_K(2) break;
+    case 3: DDC_ADD_K(3) break;
+    case 4: DDC_ADD_K(4) break;
+    case 5: DDC_ADD_K(5) break;
+    case 6: DDC_ADD_K(6) break;
+    case 7: DDC_ADD_K(7) break;
+    case 8: DDC_ADD_K(8) break;
+    default: DDC_ADD_K(k) break;
+    }
+}
+
 /* out[lo..lo+n) += pre[code] over the compressed groups, thread-local
  * iterators its[] (NULL entries for UNC/EMPTY groups). */
 static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo, int64_t n, int64_t k,
@@ -123,8 +151,9 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
             cla_iter_skip(&its[q], n);
             continue;
         }
-        if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
-            ddc_gather(g, lo, n, p, out + lo);
+        if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
+            if (k == 1) ddc_gather(g, lo, n, p, out + lo);
+            else ddc_add(g, lo, n, p, k, out + lo * k);
             cla_iter_skip(&its[q], n);
             continue;
         }
@@ -185,13 +214,31 @@ static void free_pre(double **pre, int n)
     free(pre);
 }
 
-MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
+/* A dimension mismatch error of a %*% b (tl: t(a) %*% b) when bad. */
+static bool dim_err(bool bad, bool tl, const MB *a, const MB *b, BrErr *e)
 {
-    if (x->cols != b0->rows) {
-        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: %lldx%lld %%*%% %lldx%lld",
-               (long long)x->rows, (long long)x->cols, (long long)b0->rows, (long long)b0->cols);
+    if (bad)
+        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: %s%lldx%lld%s %%*%% %lldx%lld", tl ? "t(" : "",
+               (long long)a->rows, (long long)a->cols, tl ? ")" : "", (long long)b->rows, (long long)b->cols);
+    return bad;
+}
+
+/* The dense product r finished (non-zeros, format), or released with an
+ * error when !ok. */
+static MB *product_done(MB *r, bool ok, BrErr *e)
+{
+    if (!ok) {
+        if (!e->code) br_err(e, BR_ENOMEM, "out of memory");
+        mb_release(r);
         return NULL;
     }
+    mb_recount_nnz(r);
+    return mb_finish(r, e);
+}
+
+MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
+{
+    if (dim_err(x->cols != b0->rows, false, x, b0, e)) return NULL;
     cla_stats_op("ba+*");
     MB *tb;
     const MB *b = dense_of(b0, &tb, e);
@@ -220,18 +267,113 @@ MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
     if (ok) ok = rowwise(x, pre, k, r->d);
     free_pre(pre, c->ngroups);
     mb_release(tb);
-    if (!ok) {
-        if (!e->code) br_err(e, BR_ENOMEM, "out of memory");
-        mb_release(r);
-        return NULL;
-    }
-    mb_recount_nnz(r);
-    return mb_finish(r, e);
+    return product_done(r, ok, e);
 }
 
 /* ---- column-wise: t(x) %*% b ---- */
 
 /* out[cols of g, :] (m x k) = dict^T A, A[t] = sum of b's rows of tuple t. */
+/* A[t] += b's rows [lo, lo+len) of tuple t (k columns), group g's
+ * iterator positioned at lo (codes: CLA_BLK scratch). */
+static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, const MB *b, int64_t k, double *A,
+                     int32_t *codes)
+{
+    if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+        for (int32_t t = 0; t < g->ndict; t++) {
+            int64_t nr = cla_iter_rows(it, t, len, codes);
+            double *a = A + (int64_t)t * k;
+            for (int64_t j = 0; j < nr; j++) {
+                const double *br = b->d + (lo + codes[j]) * k;
+                for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
+            }
+        }
+        cla_iter_skip(it, len);
+        return;
+    }
+    if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
+        ddc_scatter(g, lo, len, b->d + lo, A);
+        cla_iter_skip(it, len);
+        return;
+    }
+    cla_iter_next(it, len, codes);
+    for (int64_t i = 0; i < len; i++) {
+        if (codes[i] < 0) continue;
+        const double *br = b->d + (lo + i) * k;
+        double *a = A + (int64_t)codes[i] * k;
+        for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
+    }
+}
+
+/* out[cols of g, :] += dict^T A. */
+static void tl_finish(const ClaGroup *g, const double *A, int64_t k, double *out)
+{
+    for (int32_t t = 0; t < g->ndict; t++)
+        for (int j = 0; j < g->ncols; j++) {
+            double v = g->dict[(int64_t)t * g->ncols + j];
+            double *o = out + (int64_t)g->cols[j] * k;
+            for (int64_t cc = 0; cc < k; cc++) o[cc] += v * A[(int64_t)t * k + cc];
+        }
+}
+
+/* Cache-conscious t(x) %*% b over the compressed groups (Elgohary et
+ * al.'s blocking): TL_PARTS fixed row ranges (results independent of the
+ * thread count), each reading its block of b's rows once for all groups
+ * (in L1/L2) into per-range per-tuple sums, merged in range order; false
+ * when out of memory. Groups one at a time would read all of b once per
+ * group. */
+#define TL_PARTS 8
+#define TL_MAX_CELLS (1 << 22)   /* partial sums per range, at most */
+
+static bool tl_blocked(const MB *x, const MB *b, double *out)
+{
+    const struct CMB *c = C(x);
+    int64_t n = x->rows, k = b->cols, tot = 0;
+    int64_t *off = br_calloc((size_t)c->ngroups + 1, sizeof(int64_t));   /* A of group q at off[q] */
+    if (!off) return false;
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        off[q] = tot;
+        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) tot += (int64_t)g->ndict * k;
+    }
+    int64_t nb = (n + CLA_BLK - 1) / CLA_BLK, np = BR_MAX(1, BR_MIN(TL_PARTS, nb));
+    double *A = tot * np <= TL_MAX_CELLS ? br_calloc((size_t)(tot * np) + 1, sizeof(double)) : NULL;
+    bool ok = A != NULL;
+#pragma omp parallel for num_threads(br_threads()) if (ok && n * c->ngroups >= BR_PAR_MIN) schedule(dynamic, 1)
+    for (int64_t pi = 0; pi < np; pi++) {
+        if (!ok) continue;
+        int64_t a = nb * pi / np * CLA_BLK, z = BR_MIN(n, nb * (pi + 1) / np * CLA_BLK);
+        ClaIter *its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
+        int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+        bool mine = its && codes;
+        for (int q = 0; mine && q < c->ngroups; q++) {
+            const ClaGroup *g = c->groups[q];
+            if (g->enc != CLA_UNC && g->enc != CLA_EMPTY && !cla_iter_init(&its[q], g, a)) mine = false;
+        }
+        for (int64_t lo = a; mine && lo < z; lo += CLA_BLK)
+            for (int q = 0; q < c->ngroups; q++) {
+                const ClaGroup *g = c->groups[q];
+                if (g->enc == CLA_UNC || g->enc == CLA_EMPTY) continue;
+                tl_block(g, &its[q], lo, BR_MIN(CLA_BLK, z - lo), b, k, A + pi * tot + off[q], codes);
+            }
+        for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
+        free(its);
+        free(codes);
+        if (!mine) {
+#pragma omp atomic write
+            ok = false;
+        }
+    }
+    for (int64_t pi = 1; ok && pi < np; pi++)
+        for (int64_t i = 0; i < tot; i++) A[i] += A[pi * tot + i];
+    for (int q = 0; ok && q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) tl_finish(g, A + off[q], k, out);
+    }
+    free(A);
+    free(off);
+    return ok;
+}
+
 static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrErr *e)
 {
     int64_t k = b->cols;
@@ -249,40 +391,9 @@ static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrE
     ClaIter it;
     bool ok = A && codes && cla_iter_init(&it, g, 0);
     if (ok) {
-        for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
-            int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
-            if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
-                for (int32_t t = 0; t < g->ndict; t++) {
-                    int64_t nr = cla_iter_rows(&it, t, len, codes);
-                    double *a = A + (int64_t)t * k;
-                    for (int64_t j = 0; j < nr; j++) {
-                        const double *br = b->d + (lo + codes[j]) * k;
-                        for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
-                    }
-                }
-                cla_iter_skip(&it, len);
-                continue;
-            }
-            if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
-                ddc_scatter(g, lo, len, b->d + lo, A);
-                cla_iter_skip(&it, len);
-                continue;
-            }
-            cla_iter_next(&it, len, codes);
-            for (int64_t i = 0; i < len; i++) {
-                if (codes[i] < 0) continue;
-                const double *br = b->d + (lo + i) * k;
-                double *a = A + (int64_t)codes[i] * k;
-                for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
-            }
-        }
+        for (int64_t lo = 0; lo < n; lo += CLA_BLK) tl_block(g, &it, lo, BR_MIN(CLA_BLK, n - lo), b, k, A, codes);
         cla_iter_free(&it);
-        for (int32_t t = 0; t < g->ndict; t++)
-            for (int j = 0; j < g->ncols; j++) {
-                double v = g->dict[(int64_t)t * g->ncols + j];
-                double *o = out + (int64_t)g->cols[j] * k;
-                for (int64_t cc = 0; cc < k; cc++) o[cc] += v * A[(int64_t)t * k + cc];
-            }
+        tl_finish(g, A, k, out);
     }
     free(A);
     free(codes);
@@ -292,11 +403,7 @@ static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrE
 
 MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
 {
-    if (x->rows != b0->rows) {
-        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: t(%lldx%lld) %%*%% %lldx%lld",
-               (long long)x->rows, (long long)x->cols, (long long)b0->rows, (long long)b0->cols);
-        return NULL;
-    }
+    if (dim_err(x->rows != b0->rows, true, x, b0, e)) return NULL;
     cla_stats_op("tmm");
     MB *tb;
     const MB *b = dense_of(b0, &tb, e);
@@ -304,10 +411,13 @@ MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
     const struct CMB *c = C(x);
     MB *r = mb_dense(x->cols, b->cols, e);
     bool ok = r != NULL;
-    /* groups write disjoint rows of r: parallel over groups */
+    /* several compressed groups: blocked over rows (UNC groups below) */
+    bool blocked = ok && c->ngroups > 1 && tl_blocked(x, b, r->d);
+    /* else groups write disjoint rows of r: parallel over groups */
 #pragma omp parallel for num_threads(br_threads()) if (ok && x->rows * c->ngroups >= BR_PAR_MIN) schedule(dynamic, 1)
     for (int q = 0; q < c->ngroups; q++) {
         BrErr le = {0};
+        if (blocked && c->groups[q]->enc != CLA_UNC) continue;
         if (ok && !group_tl(c->groups[q], x->rows, b, r->d, &le)) {
 #pragma omp critical(cla_err)
             {
@@ -325,12 +435,81 @@ MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
     return mb_finish(r, e);
 }
 
+/* t(sel) %*% x for a sparse sel (nrow(x) x k; sel[r, i] = v): the rows r
+ * of x that sel selects, in ascending order, by blocks of CLA_BLK rows
+ * (whole blocks where many rows are selected, single rows elsewhere),
+ * each added v times into output row i (kmeans++'s table(seq, idx) %*% X,
+ * kmeans' t(P) %*% X). Only sel's non-zeros meet x, as in the ordinary
+ * kernel of a sparse operand (its zeros never meet NaN in x). */
+/* Output rows += v times row `row` of x (at buf) for sel's non-zeros of
+ * that row. */
+static void gather_add(const MB *sel, int64_t row, const double *buf, int64_t m, double *out)
+{
+    for (int64_t p = sel->rp[row]; p < sel->rp[row + 1]; p++) {
+        double *o = out + (int64_t)sel->ci[p] * m, v = sel->v[p];
+        for (int64_t j = 0; j < m; j++) o[j] += v * buf[j];
+    }
+}
+
+/* Selected rows per CLA_BLK block from which the whole block is read
+ * (sequentially, as in decompression); fewer are read one by one. */
+#define GATHER_BLOCK_MIN 8
+
+static MB *gather_rows(const MB *sel, const MB *x, BrErr *e)
+{
+    int64_t m = x->cols, n = x->rows;
+    MB *r = mb_dense(sel->cols, m, e);
+    double *buf = br_malloc(((size_t)CLA_BLK * (size_t)m + 1) * sizeof(double));
+    bool ok = r && buf;
+    ClaRows *rd = NULL;
+    int64_t pos = -1;   /* the block reader's next row */
+    for (int64_t lo = 0; ok && lo < n; lo += CLA_BLK) {
+        int64_t hi = BR_MIN(n, lo + CLA_BLK), nsel = 0;
+        for (int64_t i = lo; i < hi; i++) nsel += sel->rp[i + 1] > sel->rp[i];
+        if (nsel == 0) continue;
+        if (nsel < GATHER_BLOCK_MIN) {   /* a reader per selected row */
+            for (int64_t i = lo; ok && i < hi; i++) {
+                if (sel->rp[i + 1] == sel->rp[i]) continue;
+                ClaRows *one = cla_rows_open(x, i);
+                if (!(ok = one != NULL)) break;
+                cla_rows_read(one, 1, buf);
+                cla_rows_close(one);
+                gather_add(sel, i, buf, m, r->d);
+            }
+            continue;
+        }
+        if (!rd || pos != lo) {
+            cla_rows_close(rd);
+            if (!(ok = (rd = cla_rows_open(x, lo)) != NULL)) break;
+        }
+        cla_rows_read(rd, hi - lo, buf);
+        pos = hi;
+        for (int64_t i = lo; i < hi; i++)
+            if (sel->rp[i + 1] > sel->rp[i]) gather_add(sel, i, buf + (i - lo) * m, m, r->d);
+    }
+    cla_rows_close(rd);
+    free(buf);
+    return product_done(r, ok, e);
+}
+
+MB *cla_matmul_tl_left(const MB *a, const MB *x, BrErr *e)
+{
+    if (dim_err(a->rows != x->rows, true, a, x, e)) return NULL;
+    cla_stats_op("tmm");
+    if (a->sparse) return gather_rows(a, x, e);
+    MB *p = cla_matmul_tl(x, a, e), *r = p ? k_transpose(p, e) : NULL;
+    mb_release(p);
+    return r;
+}
+
 MB *cla_matmul_left(const MB *a, const MB *x, BrErr *e)
 {
-    if (a->cols != x->rows) {
-        br_err(e, BR_EDIM, "dimension mismatch in matrix multiplication: %lldx%lld %%*%% %lldx%lld",
-               (long long)a->rows, (long long)a->cols, (long long)x->rows, (long long)x->cols);
-        return NULL;
+    if (dim_err(a->cols != x->rows, false, a, x, e)) return NULL;
+    if (a->sparse) {   /* its non-zeros only, as the ordinary kernel */
+        MB *at = k_transpose(a, e), *r = NULL;   /* (the transpose may come out dense) */
+        if (at && (at->sparse || !mb_make_sparse(at, e))) r = gather_rows(at, x, e);
+        mb_release(at);
+        return r;
     }
     MB *at = k_transpose(a, e), *p = at ? cla_matmul_tl(x, at, e) : NULL;
     MB *r = p ? k_transpose(p, e) : NULL;
@@ -680,46 +859,17 @@ MB *cla_agg(OpCode op, AggDir dir, const MB *x, BrErr *e)
 
 /* ---- cellwise over the dictionaries ---- */
 
-/* f applied to an ordinary block: unary op, or the scalar op with s. */
-typedef struct CellFn {
-    OpCode op;
-    bool unary, left, self;   /* self: a op a */
-    double s;
-} CellFn;
-
-static MB *cell_apply(const CellFn *f, const MB *a, BrErr *e)
+/* A group with g's columns and row structure and the dictionary fd (the
+ * image of g's, ndict tuples); g's implicit zeros map to the tuple f0, so
+ * an OLE/RLE group whose f0 is not all zero becomes a DDC group with f0
+ * as one more tuple (new codes). NULL without an error when that tuple
+ * does not fit (65536 tuples): the caller decompresses. */
+static ClaGroup *mapped_group(const ClaGroup *g, int64_t n, const double *fd, const double *f0, BrErr *e)
 {
-    if (f->unary) return k_unary(f->op, a, e);
-    if (f->self) return k_binary(f->op, a, a, e);
-    return f->left ? k_binary_sm(f->op, f->s, a, e) : k_binary_ms(f->op, a, f->s, e);
-}
-
-/* f(0) (NaN on error). */
-static double cell_zero(const CellFn *f, BrErr *e)
-{
-    MB *z = mb_scalar(0, e), *r = z ? cell_apply(f, z, e) : NULL;
-    double v = r ? mb_get(r, 0, 0) : NAN;
-    mb_release(z);
-    mb_release(r);
-    return v;
-}
-
-/* A group with g's columns and row structure and dictionary f(dict); g's
- * implicit zeros map to f(0), so an OLE/RLE group whose f(0) != 0 becomes
- * a DDC group with f(0) as one more tuple (new codes). */
-static ClaGroup *cell_group(const CellFn *f, const ClaGroup *g, int64_t n, double f0, BrErr *e)
-{
-    if (g->enc == CLA_UNC) {
-        MB *u = cell_apply(f, g->unc, e);
-        if (!u) return NULL;
-        ClaGroup *r = cla_group_new(CLA_UNC, g->ncols, 0);
-        if (!r) { mb_release(u); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
-        memcpy(r->cols, g->cols, (size_t)g->ncols * sizeof(int32_t));
-        r->unc = u;
-        return r;
-    }
-    bool zeros = f0 != 0 && zero_rows(g, n) > 0;   /* NaN != 0: counts as non-zero */
-    if (zeros && g->ndict + 1 > 65536) return NULL;   /* e unset: the caller decompresses */
+    bool nz0 = false;
+    for (int j = 0; j < g->ncols; j++) nz0 |= f0[j] != 0;   /* NaN != 0: counts as non-zero */
+    bool zeros = nz0 && zero_rows(g, n) > 0;
+    if (zeros && g->ndict + 1 > 65536) return NULL;
     ClaEnc enc = g->enc;
     int32_t nd = g->ndict + (zeros ? 1 : 0);
     if (g->enc == CLA_EMPTY && zeros) enc = CLA_CONST;
@@ -728,21 +878,11 @@ static ClaGroup *cell_group(const CellFn *f, const ClaGroup *g, int64_t n, doubl
     if (!r) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
     memcpy(r->cols, g->cols, (size_t)g->ncols * sizeof(int32_t));
     if (g->ndict) {
-        MB *d = mb_dense_uninit(g->ndict, g->ncols, e), *fd = NULL;
-        if (d) {
-            memcpy(d->d, g->dict, (size_t)g->ndict * (size_t)g->ncols * sizeof(double));
-            mb_recount_nnz(d);
-            fd = cell_apply(f, d, e);
-        }
-        mb_release(d);
-        if (!fd) { cla_group_release(r); return NULL; }
-        for (int32_t t = 0; t < g->ndict; t++)
-            for (int j = 0; j < g->ncols; j++) r->dict[(int64_t)t * g->ncols + j] = mb_get(fd, t, j);
-        mb_release(fd);
+        memcpy(r->dict, fd, (size_t)g->ndict * (size_t)g->ncols * sizeof(double));
         memcpy(r->counts, g->counts, (size_t)g->ndict * sizeof(int64_t));
     }
     if (zeros) {
-        for (int j = 0; j < g->ncols; j++) r->dict[(int64_t)g->ndict * g->ncols + j] = f0;
+        memcpy(r->dict + (int64_t)g->ndict * g->ncols, f0, (size_t)g->ncols * sizeof(double));
         r->counts[g->ndict] = zero_rows(g, n);
     }
     if (!zeros || g->enc == CLA_EMPTY) {
@@ -774,21 +914,233 @@ static ClaGroup *cell_group(const CellFn *f, const ClaGroup *g, int64_t n, doubl
     return r;
 }
 
-static MB *cell_block(const CellFn *f, const MB *x, BrErr *e)
+/* A UNC group over the ordinary block u (taken). */
+static ClaGroup *unc_group(const ClaGroup *g, MB *u, BrErr *e)
+{
+    if (!u) return NULL;
+    ClaGroup *r = cla_group_new(CLA_UNC, g->ncols, 0);
+    if (!r) { mb_release(u); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    memcpy(r->cols, g->cols, (size_t)g->ncols * sizeof(int32_t));
+    r->unc = u;
+    return r;
+}
+
+/* Per output, the buffers of f over n tuples of g's columns. */
+typedef struct MapBufs { double *o[CLA_MAXMAP]; } MapBufs;
+
+static void bufs_free(MapBufs *b, int nout) { for (int r = 0; r < nout; r++) free(b->o[r]); }
+
+static int bufs_alloc(MapBufs *b, int nout, int64_t cells, BrErr *e)
+{
+    memset(b, 0, sizeof *b);
+    for (int r = 0; r < nout; r++)
+        if (!(b->o[r] = br_malloc((size_t)BR_MAX(cells, 1) * sizeof(double)))) {
+            bufs_free(b, nout);
+            return br_err(e, BR_ENOMEM, "out of memory");
+        }
+    return 0;
+}
+
+/* The images of UNC group g: f over its cells (densified). */
+static int map_unc(const ClaGroup *g, int nout, ClaMapFn f, void *arg, ClaGroup **res, BrErr *e)
+{
+    MB *tmp = NULL;
+    const MB *u = dense_of(g->unc, &tmp, e);
+    MapBufs b;
+    int64_t cells = u ? u->rows * u->cols : 0;
+    int rc = !u ? e->code : bufs_alloc(&b, nout, cells, e);
+    if (!rc) {
+        rc = f(arg, u->d, u->rows, g->ncols, g->cols, b.o, e);
+        for (int r = 0; !rc && r < nout; r++) {
+            MB *o = mb_dense_uninit(u->rows, u->cols, e);
+            if (o) {
+                memcpy(o->d, b.o[r], (size_t)cells * sizeof(double));
+                mb_recount_nnz(o);
+                o = mb_finish(o, e);
+            }
+            if (!(res[r] = unc_group(g, o, e))) rc = e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
+        }
+        bufs_free(&b, nout);
+    }
+    mb_release(tmp);
+    return rc;
+}
+
+/* The images of compressed group g: f once over its dictionary and once
+ * over the zero tuple. res[r] NULL without an error: does not fit. */
+static int map_group(const ClaGroup *g, int64_t n, int nout, ClaMapFn f, void *arg, ClaGroup **res, BrErr *e)
+{
+    MapBufs bd, b0;
+    int64_t cells = (int64_t)g->ndict * g->ncols;
+    if (bufs_alloc(&bd, nout, cells, e)) return e->code;
+    if (bufs_alloc(&b0, nout, g->ncols, e)) { bufs_free(&bd, nout); return e->code; }
+    double *zero = br_calloc((size_t)g->ncols, sizeof(double));
+    int rc = !zero ? br_err(e, BR_ENOMEM, "out of memory") : f(arg, zero, 1, g->ncols, g->cols, b0.o, e);
+    if (!rc && g->ndict) rc = f(arg, g->dict, g->ndict, g->ncols, g->cols, bd.o, e);
+    for (int r = 0; !rc && r < nout; r++)
+        if (!(res[r] = mapped_group(g, n, bd.o[r], b0.o[r], e)) && e->code) rc = e->code;
+    free(zero);
+    bufs_free(&bd, nout);
+    bufs_free(&b0, nout);
+    return rc;
+}
+
+/* A UNC group's image computed by the caller's kernel (NULL: f). */
+typedef MB *(*UncFn)(const void *arg, const MB *u, BrErr *e);
+
+static int map_blocks(const MB *x, int nout, ClaMapFn f, void *arg, UncFn uf, MB **res, BrErr *e)
 {
     const struct CMB *c = C(x);
-    double f0 = cell_zero(f, e);
-    if (e->code) return NULL;
-    ClaGroup **gs = br_calloc((size_t)c->ngroups + 1, sizeof *gs);
-    if (!gs) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
-    for (int q = 0; q < c->ngroups; q++) {
-        if (!(gs[q] = cell_group(f, c->groups[q], x->rows, f0, e))) {
-            for (int k = 0; k < q; k++) cla_group_release(gs[k]);
-            free(gs);
-            return NULL;
+    if (nout < 1 || nout > CLA_MAXMAP) return br_err(e, BR_EFAIL, "cla_map: %d outputs", nout);
+    ClaGroup **gs = br_calloc((size_t)nout * (size_t)c->ngroups + 1, sizeof *gs);
+    if (!gs) return br_err(e, BR_ENOMEM, "out of memory");
+    int rc = 0;
+    bool fits = true;
+    ClaGroup *one[CLA_MAXMAP];
+    for (int q = 0; q < c->ngroups && !rc && fits; q++) {
+        const ClaGroup *g = c->groups[q];
+        memset(one, 0, sizeof one);
+        if (g->enc == CLA_UNC && uf)
+            rc = (one[0] = unc_group(g, uf(arg, g->unc, e), e)) ? 0 : e->code ? e->code : BR_ENOMEM;
+        else if (g->enc == CLA_UNC)
+            rc = map_unc(g, nout, f, arg, one, e);
+        else
+            rc = map_group(g, x->rows, nout, f, arg, one, e);
+        for (int r = 0; r < nout; r++) {
+            gs[(size_t)r * c->ngroups + q] = one[r];
+            fits &= one[r] != NULL;
         }
     }
-    return cmb_new(x->rows, x->cols, gs, c->ngroups, e);
+    for (int r = 0; r < nout; r++) res[r] = NULL;
+    for (int r = 0; r < nout && !rc && fits; r++) {
+        ClaGroup **own = br_malloc(((size_t)c->ngroups + 1) * sizeof *own);   /* cmb_new takes the array */
+        if (!own) { rc = br_err(e, BR_ENOMEM, "out of memory"); break; }
+        memcpy(own, gs + (size_t)r * c->ngroups, (size_t)c->ngroups * sizeof *own);
+        for (int q = 0; q < c->ngroups; q++) gs[(size_t)r * c->ngroups + q] = NULL;   /* taken */
+        if (!(res[r] = cmb_new(x->rows, x->cols, own, c->ngroups, e))) rc = e->code;
+    }
+    for (size_t k = 0; k < (size_t)nout * c->ngroups; k++) cla_group_release(gs[k]);
+    free(gs);
+    if (rc || !fits)
+        for (int r = 0; r < nout; r++) { mb_release(res[r]); res[r] = NULL; }
+    return rc;
+}
+
+int cla_map(const MB *x, int nout, ClaMapFn f, void *arg, MB **res, BrErr *e)
+{
+    return map_blocks(x, nout, f, arg, NULL, res, e);
+}
+
+/* Full aggregates of f's outputs without building the mapped blocks:
+ * per tuple its aggregate times its count, the zero tuple's times the
+ * group's zero rows (seed 000 section 5.2: sums via counts per value). */
+typedef struct MapAcc { KKahan k; double m; } MapAcc;
+
+static void acc_tuples(OpCode base, MapAcc *a, const double *v, int64_t ntup, int nc, const int64_t *counts)
+{
+    bool mm = base == OP_AMIN || base == OP_AMAX;
+    for (int64_t t = 0; t < ntup; t++) {
+        int64_t w = counts ? counts[t] : 1;
+        if (w == 0) continue;
+        double s = tuple_agg(base, v + t * nc, nc);
+        if (!mm) kadd(&a->k, (double)w * s);
+        else a->m = base == OP_AMIN ? min_step(a->m, s) : max_step(a->m, s);
+    }
+}
+
+int cla_map_agg(const MB *x, int nout, ClaMapFn f, void *arg, const OpCode *ops, double *vals, BrErr *e)
+{
+    const struct CMB *c = C(x);
+    if (nout < 1 || nout > CLA_MAXMAP) return br_err(e, BR_EFAIL, "cla_map_agg: %d outputs", nout);
+    MapAcc acc[CLA_MAXMAP];
+    OpCode base[CLA_MAXMAP];
+    for (int r = 0; r < nout; r++) {
+        base[r] = ops[r] == OP_MEAN ? OP_SUM : ops[r];
+        acc[r] = (MapAcc){{0, 0}, base[r] == OP_AMIN ? INFINITY : -INFINITY};
+    }
+    int rc = 0;
+    for (int q = 0; q < c->ngroups && !rc; q++) {
+        const ClaGroup *g = c->groups[q];
+        MB *tmp = NULL;
+        const MB *u = g->enc == CLA_UNC ? dense_of(g->unc, &tmp, e) : NULL;
+        if (g->enc == CLA_UNC && !u) return e->code;
+        int64_t nd = u ? u->rows : g->ndict;
+        const double *in = u ? u->d : g->dict;
+        int64_t z = u ? 0 : zero_rows(g, x->rows);
+        MapBufs bd, b0;
+        rc = bufs_alloc(&bd, nout, nd * g->ncols, e);
+        if (!rc && (rc = bufs_alloc(&b0, nout, g->ncols, e))) bufs_free(&bd, nout);
+        if (rc) { mb_release(tmp); break; }
+        double *zero = br_calloc((size_t)g->ncols, sizeof(double));
+        if (!zero) rc = br_err(e, BR_ENOMEM, "out of memory");
+        if (!rc && z > 0) rc = f(arg, zero, 1, g->ncols, g->cols, b0.o, e);
+        if (!rc && nd > 0) rc = f(arg, in, nd, g->ncols, g->cols, bd.o, e);
+        for (int r = 0; !rc && r < nout; r++) {
+            acc_tuples(base[r], &acc[r], bd.o[r], nd, g->ncols, u ? NULL : g->counts);
+            if (z > 0) {
+                const int64_t zc[1] = {z};
+                acc_tuples(base[r], &acc[r], b0.o[r], 1, g->ncols, zc);
+            }
+        }
+        free(zero);
+        bufs_free(&bd, nout);
+        bufs_free(&b0, nout);
+        mb_release(tmp);
+    }
+    double cells = (double)x->rows * (double)x->cols;
+    for (int r = 0; r < nout && !rc; r++) {
+        bool mm = base[r] == OP_AMIN || base[r] == OP_AMAX;
+        vals[r] = mm ? acc[r].m : kval(acc[r].k);
+        if (ops[r] == OP_MEAN) vals[r] /= cells;
+    }
+    return rc;
+}
+
+/* ---- the ordinary cellwise operators as map functions ---- */
+
+/* f applied to an ordinary block: unary op, or the scalar op with s. */
+typedef struct CellFn {
+    OpCode op;
+    bool unary, left, self;   /* self: a op a */
+    double s;
+} CellFn;
+
+static MB *cell_apply(const void *fv, const MB *a, BrErr *e)
+{
+    const CellFn *f = fv;
+    if (f->unary) return k_unary(f->op, a, e);
+    if (f->self) return k_binary(f->op, a, a, e);
+    return f->left ? k_binary_sm(f->op, f->s, a, e) : k_binary_ms(f->op, a, f->s, e);
+}
+
+/* ClaMapFn of a CellFn: the ordinary kernel over the values as a block
+ * (the same semantics, NaN and Inf included, as over the decompressed
+ * block). */
+static int cell_map(void *arg, const double *vals, int64_t n, int ncols, const int32_t *cols, double *const *out,
+                    BrErr *e)
+{
+    (void)cols;
+    MB *a = mb_dense_uninit(n, ncols, e), *fa = NULL;
+    if (a) {
+        memcpy(a->d, vals, (size_t)n * (size_t)ncols * sizeof(double));
+        mb_recount_nnz(a);
+        fa = cell_apply(arg, a, e);
+    }
+    mb_release(a);
+    if (!fa) return e->code ? e->code : br_err(e, BR_ENOMEM, "out of memory");
+    if (!fa->sparse) memcpy(out[0], fa->d, (size_t)n * (size_t)ncols * sizeof(double));
+    else
+        for (int64_t i = 0; i < n; i++)
+            for (int j = 0; j < ncols; j++) out[0][i * ncols + j] = mb_get(fa, i, j);
+    mb_release(fa);
+    return 0;
+}
+
+static MB *cell_block(const CellFn *f, const MB *x, BrErr *e)
+{
+    MB *r = NULL;
+    map_blocks(x, 1, cell_map, (void *)f, cell_apply, &r, e);   /* UNC: the kernel keeps sparsity */
+    return r;
 }
 
 MB *cla_unary(OpCode op, const MB *x, BrErr *e)
@@ -841,6 +1193,33 @@ out:
     return r;
 }
 
+/* Row ranges of at least this many rows stay compressed; smaller ones
+ * are decompressed (small blocks, e.g. mini-batches, run faster through
+ * the ordinary kernels than through a compressed block's overheads). */
+#define CLA_SLICE_MIN CLA_BLK
+
+/* Rows [rl, ru) of x, compressed: every group restricted to the rows
+ * (cla_group_rows: re-encoded by exact size; UNC groups sliced). NULL
+ * without an error when a group cannot stay compressed. */
+static MB *slice_rows(const MB *x, int64_t rl, int64_t ru, BrErr *e)
+{
+    const struct CMB *c = C(x);
+    ClaGroup **gs = br_calloc((size_t)c->ngroups + 1, sizeof *gs);
+    if (!gs) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    bool ok = true;
+    for (int q = 0; q < c->ngroups && ok; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc != CLA_UNC) { ok = (gs[q] = cla_group_rows(g, rl, ru, e)) != NULL; continue; }
+        ok = (gs[q] = unc_group(g, k_slice(g->unc, rl, ru, 0, g->ncols, e), e)) != NULL;
+    }
+    if (!ok) {
+        for (int q = 0; q < c->ngroups; q++) cla_group_release(gs[q]);
+        free(gs);
+        return NULL;
+    }
+    return cmb_new(ru - rl, x->cols, gs, c->ngroups, e);
+}
+
 MB *cla_slice(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e)
 {
     if (rl < 0 || ru > x->rows || rl > ru || cl < 0 || cu > x->cols || cl > cu) {
@@ -867,7 +1246,8 @@ MB *cla_slice(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
     }
     MB *r = cmb_new(x->rows, cu - cl, gs, n, e);
     if (!r || (rl == 0 && ru == x->rows)) return r;
-    MB *d = cmb_decompress_rows(r, rl, ru, e);
+    MB *s = ru - rl >= CLA_SLICE_MIN ? slice_rows(r, rl, ru, e) : NULL;
+    if (!s && !e->code) s = cmb_decompress_rows(r, rl, ru, e);
     mb_release(r);
-    return d;
+    return s;
 }

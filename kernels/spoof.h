@@ -152,6 +152,18 @@ typedef struct SpoofOuter {
  * for every output. */
 int k_spoof_cell(const SpoofCell *op, MB **out, double *res, BrErr *e);
 /* Row. FULL_AGG: *res; otherwise *out. */
+/* spoof_cla.c: a Cell/MAgg operator whose one full input is compressed
+ * and whose other inputs are scalars or row vectors, over the
+ * dictionaries (the generated body once per distinct tuple, aggregates
+ * from the counts; seed 000 section 5.2). _ok: can it run so? The run
+ * sets *declined (and nothing else) when the result cannot stay
+ * compressed: the caller then runs it per cell. */
+bool k_spoof_cell_cla_ok(const SpoofCell *op);
+int k_spoof_cell_cla(const SpoofCell *op, MB **out, double *res, bool *declined, BrErr *e);
+/* spoof_row.c: can the Row skeleton take op's compressed main input (by
+ * blocks of decompressed rows: seed 000 section 5.2)? Every other input
+ * must be ordinary, full ones dense. */
+bool k_spoof_row_cla_ok(const SpoofRow *op);
 int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e);
 /* Outer. FULL_AGG: *res; otherwise *out. */
 int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e);

@@ -7,6 +7,7 @@
  * (col_agg, full_agg, col_t_agg). Partials belong to fixed super-blocks
  * of rows and are merged in order. */
 #include "spoof.h"
+#include "cla.h"
 
 #include <float.h>
 #include <math.h>
@@ -36,6 +37,7 @@ typedef struct RCtx {
     int nexp;
     double **own;
     bool per_row;          /* call per row (sparse rows involved) */
+    bool cmb_main;         /* main compressed: read by blocks of rows */
     bool sparse_main;      /* main read sparse by op->fs */
     int64_t tmpn;          /* doubles of tmp */
     int64_t psize;         /* doubles of one partial */
@@ -73,7 +75,8 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
         const MB *m = op->in.m[k];
         switch (op->in.mode[k]) {
         case SPM_FULL:
-            if (!m->sparse) { x->P[k] = m->d; x->S[k] = m->cols; }
+            if (m->cmb) { x->cmb_main = true; x->S[k] = m->cols; }   /* k_spoof_row_cla_ok: the main */
+            else if (!m->sparse) { x->P[k] = m->d; x->S[k] = m->cols; }
             else if (k == op->main && op->fs) x->sparse_main = true;
             else { x->exp[k] = true; x->nexp++; }
             break;
@@ -129,6 +132,47 @@ static void init_partial(const SpoofRow *op, double *p, int64_t n)
     }
 }
 
+/* A compressed main input (seed 000 section 5.2: the Row template
+ * iterates compressed rows): blocks of rows are decompressed into a small
+ * dense buffer (cache resident) and the generated code runs over them as
+ * rows 0..len of inputs whose row-indexed pointers (full and column
+ * inputs) are moved to the block's first row. */
+static bool cmb_rows(const RCtx *x, const double **P, int64_t *S, int64_t ra, int64_t rb, double *out, int64_t ldo,
+                     bool rowout, double *tmp)
+{
+    const SpoofRow *op = x->op;
+    const MB *mm = op->in.m[op->main];
+    int64_t W = BR_MAX(mm->cols, 1), chunk = BR_MAX(1, BR_MIN(CLA_BLK, 32768 / W));
+    double *buf = br_malloc((size_t)(chunk * W) * sizeof(double));
+    ClaRows *rd = buf ? cla_rows_open(mm, ra) : NULL;
+    bool ok = rd != NULL;
+    for (int64_t lo = ra; ok && lo < rb; lo += chunk) {
+        int64_t len = BR_MIN(chunk, rb - lo);
+        cla_rows_read(rd, len, buf);
+        for (int k = 0; k < op->in.n; k++) {
+            int md = op->in.mode[k];
+            if (k == op->main) P[k] = buf;
+            else if (md == SPM_FULL) P[k] = x->P[k] + lo * S[k];
+            else if (md == SPM_COL) P[k] = x->P[k] + lo;
+        }
+        op->fd(P, S, op->L, op->in.sc, 0, len, rowout ? out + (lo - ra) * ldo : out, ldo, tmp);
+    }
+    cla_rows_close(rd);
+    free(buf);
+    return ok;
+}
+
+bool k_spoof_row_cla_ok(const SpoofRow *op)
+{
+    if (!op->fd || op->main < 0 || op->in.mode[op->main] != SPM_FULL || !mb_is_cmb(op->in.m[op->main]))
+        return false;
+    for (int k = 0; k < op->in.n; k++) {
+        const MB *m = op->in.m[k];
+        if (k != op->main && m && (m->cmb || (op->in.mode[k] == SPM_FULL && m->sparse))) return false;
+    }
+    return true;
+}
+
 /* Rows [ra, rb) into out (output rows at row ra, or a partial). */
 static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t ldo, bool rowout)
 {
@@ -142,6 +186,10 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
     if (!ok) goto done;
     memcpy(P, x->P, (size_t)n * sizeof *P);
     memcpy(S, x->S, (size_t)n * sizeof *S);
+    if (x->cmb_main) {
+        ok = cmb_rows(x, P, S, ra, rb, out, ldo, rowout, tmp);
+        goto done;
+    }
     if (!x->per_row) {
         op->fd(P, S, op->L, op->in.sc, ra, rb, out, ldo, tmp);
         goto done;
@@ -191,6 +239,7 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
 {
     RCtx x;
     if (rctx_init(&x, op, e)) return e->code;
+    if (x.cmb_main) cla_stats_op("spoofRowCLA");
     int64_t M = op->rows, W = BR_MAX(op->L[op->main], 1);
     const MB *mm = op->in.m[op->main];
     double cells = mm->sparse ? (double)mm->nnz + (double)M : (double)M * (double)W;

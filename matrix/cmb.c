@@ -343,6 +343,35 @@ static void cursor_rows(RowCursor *rc, int64_t lo, int64_t n, double *out, int64
     for (int k = 0; k < rc->n; k++) group_rows(&rc->its[k], lo, n, rc->codes, out, ld);
 }
 
+struct ClaRows { RowCursor rc; int64_t row; int64_t cols; };
+
+ClaRows *cla_rows_open(const MB *m, int64_t rl)
+{
+    ClaRows *r = br_calloc(1, sizeof *r);
+    if (!r) return NULL;
+    if (!cursor_init(&r->rc, m->cmb, rl)) { free(r); return NULL; }
+    r->row = rl;
+    r->cols = m->cols;
+    return r;
+}
+
+void cla_rows_read(ClaRows *r, int64_t n, double *out)
+{
+    memset(out, 0, (size_t)(n * r->cols) * sizeof(double));
+    for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
+        int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+        cursor_rows(&r->rc, r->row + lo, len, out + lo * r->cols, r->cols);
+    }
+    r->row += n;
+}
+
+void cla_rows_close(ClaRows *r)
+{
+    if (!r) return;
+    cursor_free(&r->rc);
+    free(r);
+}
+
 /* The rows of thread tid of nt over [rl, ru), aligned to CLA_BLK. */
 static void thread_range(int64_t rl, int64_t ru, int tid, int nt, int64_t *a, int64_t *b)
 {

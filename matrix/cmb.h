@@ -120,6 +120,15 @@ int64_t cla_iter_rows(ClaIter *it, int32_t t, int64_t n, int32_t *rows);
 static inline void cla_iter_skip(ClaIter *it, int64_t n) { it->row += n; }
 void cla_iter_free(ClaIter *it);
 
+/* Sequential reading of consecutive rows as dense row-major values from
+ * row rl on (the Row skeleton over a compressed main input): each read
+ * fills n x cols values of out (zeros included) and moves on. Open gives
+ * NULL when out of memory. One reader per thread. */
+typedef struct ClaRows ClaRows;
+ClaRows *cla_rows_open(const MB *m, int64_t rl);
+void cla_rows_read(ClaRows *r, int64_t n, double *out);
+void cla_rows_close(ClaRows *r);
+
 /* Rows per block of row-wise compressed operations (codes fit in L1). */
 #define CLA_BLK 2048
 

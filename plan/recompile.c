@@ -76,6 +76,7 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
             h->nnz = v->m->nnz;
             h->mem = (double)mb_bytes(v->m);
             h->memlb = h->mem;   /* real data: its non-zeros are exact */
+            h->cbytes = v->m->cmb ? h->mem : 0;   /* codegen's costs (cost.c) */
         } else if (v->kind == V_DIST) {
             h->dt = DT_MATRIX;
             h->vt = VT_DOUBLE;

@@ -37,7 +37,9 @@ static bool fused_ok(const Instr *in, const Value *regs, int r)
     if (!cin || !in->fused) { if (cin != local) free(cin); return false; }
     for (int j = 0; j < in->nin; j++)
         cin[j] = in->in[j] >= 0 && (regs ? is_cmb(&regs[in->in[j]]) : in->in[j] == r);
-    bool ok = cg_cla_ok(in->fused, cin);
+    /* auto's static check (regs NULL) leaves out Row plans over blocks of
+     * decompressed rows: they decompress every time they run */
+    bool ok = (cg_cla_gen(in->fused, cin) && (regs || !cg_cla_row(in->fused))) || cg_cla_ok(in->fused, cin);
     if (cin != local) free(cin);
     return ok;
 }
@@ -64,19 +66,42 @@ static bool accepts(const Instr *in, int k, const Value *regs)
     }
 }
 
-/* A fused operator over compressed inputs: its unfused plan, whose steps
- * run over the dictionaries (seed 000 section 5.2: the operator once per
- * distinct value, sums via counts per value). */
+/* A fused operator over compressed inputs (seed 000 section 5.2): Cell
+ * and MAgg plans with one compressed full input run their generated code
+ * once per distinct tuple (cg_exec, kernels/spoof_cla.c); Row plans of
+ * matrix-vector products run their unfused plan when every step of it
+ * runs compressed, other Row plans their generated code over blocks of
+ * decompressed rows of the compressed main input (kernels/spoof_row.c);
+ * other accepted plans run their unfused plan, whose steps run over the
+ * dictionaries. */
 static int run_fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
 {
     Value none = val_none(), local[8];
+    bool cl[8];
     Value *args = in->nin <= 8 ? local : malloc((size_t)in->nin * sizeof(Value));
-    if (!args) return br_err(e, BR_ENOMEM, "out of memory");
-    for (int k = 0; k < in->nin; k++) args[k] = in->in[k] >= 0 ? regs[in->in[k]] : none;
-    cla_stats_op("spoof");
-    int rc = rt->prog->cg ? cg_exec_unfused(rt->prog->cg, in->fused, in->nin, args, &regs[in->out], e)
-                          : br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
+    bool *cin = in->nin <= 8 ? cl : malloc((size_t)in->nin * sizeof(bool));
+    int rc = 0;
+    if (!args || !cin) rc = br_err(e, BR_ENOMEM, "out of memory");
+    for (int k = 0; k < in->nin && !rc; k++) {
+        args[k] = in->in[k] >= 0 ? regs[in->in[k]] : none;
+        cin[k] = is_cmb(&args[k]);
+    }
+    if (!rc && !rt->prog->cg) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
+    /* Row plans of matrix-vector products whose steps all run compressed
+     * keep their compressed products (gathers per distinct value: about
+     * as fast as the uncompressed ones, and faster than decompressing
+     * rows); wider products (kmeans' X %*% t(C)) read blocks of
+     * decompressed rows, which avoids materializing them (bench/cla_e2e.sh) */
+    bool gen = !rc && cg_cla_gen(in->fused, cin);
+    if (gen && cg_cla_row_narrow(in->fused) && cg_cla_ok(in->fused, cin)) gen = false;
+    if (!rc && gen) {
+        rc = cg_exec(rt->prog->cg, in->fused, NULL, in->nin, args, &regs[in->out], e);
+    } else if (!rc) {
+        cla_stats_op("spoof");
+        rc = cg_exec_unfused(rt->prog->cg, in->fused, in->nin, args, &regs[in->out], e);
+    }
     if (args != local) free(args);
+    if (cin != cl) free(cin);
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include "kernels/ew.h"
 #include "kernels/mm.h"
 #include "kernels/reorg.h"
+#include "kernels/spoof.h"
 
 #include <math.h>
 #include <string.h>
@@ -72,6 +73,46 @@ static MB *rnd(int64_t r, int64_t c)
 
 static const double RT = 1e-9;
 
+/* A row range of at least CLA_BLK rows stays compressed (groups re-encoded
+ * for the rows): values, operations over it, a binary round trip. */
+static void check_row_slice(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    int64_t n = x->rows, m = x->cols, rl = 7, ru = n - 3;
+    MB *s = cla_slice(cx, rl, ru, 0, m, &e), *p = k_slice(x, rl, ru, 0, m, &e);
+    T_CHECK(s && mb_is_cmb(s), "%s: row range stays compressed", what);
+    T_MB_EQ(s, p, 0, "%s: X[rows, ]", what);
+    if (s && mb_is_cmb(s)) {
+        T_CHECK(s->nnz == p->nnz, "%s: row range nnz", what);
+        MB *v = rnd(m, 1), *a1 = cla_matmul_right(s, v, &e), *b1 = k_matmul(p, v, &e);
+        MB *a2 = cla_agg(OP_SUM, DIR_COL, s, &e), *b2 = k_agg(OP_SUM, DIR_COL, p, &e);
+        MB *a3 = cla_tsmm(s, &e), *b3 = k_tsmm(p, true, &e);
+        T_MB_EQ(a1, b1, RT, "%s: X[rows, ] %%*%% v", what);
+        T_MB_EQ(a2, b2, RT, "%s: colSums(X[rows, ])", what);
+        T_MB_EQ(a3, b3, RT, "%s: tsmm(X[rows, ])", what);
+        MB *ms[] = {v, a1, b1, a2, b2, a3, b3};
+        for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) mb_release(ms[k]);
+        /* the binary reader validates every part of the structure */
+        char path[256];
+        snprintf(path, sizeof path, "/tmp/braid_test_cla_rows_%d.bin", (int)getpid());
+        IoWriteOpts wo;
+        io_write_opts_init(&wo);
+        wo.format = "binary";
+        IoReadOpts ro;
+        io_read_opts_init(&ro);
+        MB *r = io_write_matrix(path, s, &wo, &e) == 0 ? io_read_matrix(path, &ro, &e) : NULL;
+        T_CHECK(r && mb_is_cmb(r), "%s: row range read back compressed (%s)", what, e.msg);
+        T_MB_EQ(r, p, 0, "%s: row range binary round trip", what);
+        mb_release(r);
+        unlink(path);
+        char mtd[300];
+        snprintf(mtd, sizeof mtd, "%s.mtd", path);
+        unlink(mtd);
+    }
+    mb_release(s);
+    mb_release(p);
+}
+
 static void check_ops(const char *what, const MB *x, const MB *cx)
 {
     BrErr e = {0};
@@ -104,7 +145,28 @@ static void check_ops(const char *what, const MB *x, const MB *cx)
     T_MB_EQ(r7, q7, RT, "%s: mmchain", what);
     MB *r8 = cla_mmchain(cx, v, NULL, &e), *q8 = k_mmchain(x, v, NULL, &e);
     T_MB_EQ(r8, q8, RT, "%s: mmchain without w", what);
-    MB *rs[] = {v, B, y, Y, L, w, r1, q1, r2, q2, r3, q3, r4, q4, r5, q5, r6, q6, r7, q7, r8, q8};
+    /* a sparse selection of rows (kmeans++'s table(seq, idx) %*% X): rows
+     * in any order, repeated, weighted */
+    MB *Sel = mb_sp_new(300, n, 400, &e);
+    for (int64_t i = 0; i < 300; i++) {
+        int64_t r = (int64_t)(urand() * (double)n);
+        mb_sp_append(Sel, i, r, i % 7 == 0 ? -2.5 : 1, &e);
+        if (i % 5 == 0 && r < n - 1) mb_sp_append(Sel, i, n - 1, 1, &e);
+    }
+    mb_sp_finish(Sel);
+    MB *r9 = cla_matmul_left(Sel, cx, &e), *q9 = k_matmul(Sel, x, &e);
+    T_MB_EQ(r9, q9, RT, "%s: selection %%*%% X", what);
+    /* t(P) %*% X: P one-hot (sparse; kmeans' cluster sums) and dense */
+    MB *P = mb_sp_new(n, 6, n, &e);
+    for (int64_t i = 0; i < n; i++)
+        if (i % 3) mb_sp_append(P, i, (int64_t)(urand() * 6), 1 + (double)(i % 2), &e);
+    mb_sp_finish(P);
+    MB *r10 = cla_matmul_tl_left(P, cx, &e), *q10 = k_matmul_tl(P, x, &e);
+    T_MB_EQ(r10, q10, RT, "%s: t(P) %%*%% X, P sparse", what);
+    MB *r11 = cla_matmul_tl_left(Y, cx, &e), *q11 = k_matmul_tl(Y, x, &e);
+    T_MB_EQ(r11, q11, RT, "%s: t(Y) %%*%% X", what);
+    MB *rs[] = {v, B, y, Y, L, w, r1, q1, r2, q2, r3, q3, r4, q4, r5, q5, r6, q6, r7, q7, r8, q8, Sel, r9, q9,
+                P, r10, q10, r11, q11};
     for (size_t k = 0; k < sizeof rs / sizeof *rs; k++) mb_release(rs[k]);
     /* aggregates */
     OpCode aggs[] = {OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX};
@@ -161,6 +223,160 @@ static void check_ops(const char *what, const MB *x, const MB *cx)
     mb_release(p1);
     mb_release(s2);
     mb_release(p2);
+    if (n >= CLA_BLK + 10) check_row_slice(what, x, cx);
+}
+
+/* ---- fused Cell/MAgg skeletons over compressed inputs ----
+ * Bodies with the generated code's ABI (SpCellDenseFn, codegen/cgen_c.c),
+ * run by the compressed skeleton (kernels/spoof_cla.c: once per distinct
+ * tuple) and by the ordinary one over the decompressed block. */
+/* not sparse-safe: f(0) = 2 */
+static void b_exp(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t j0,
+                  int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++) out[0][(i - r0) * ldo + j - j0] = exp(P[0][i * S[0] + j] / 10) + 1;
+}
+
+/* a row vector (input 1) and a scalar (input 2): (x - r[j]) * s */
+static void b_row(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t j0,
+                  int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++)
+            out[0][(i - r0) * ldo + j - j0] = (P[0][i * S[0] + j] - P[1][i * S[1] + j]) * sc[2];
+}
+
+/* x / s: with s = 0, Inf, -Inf and NaN (0 / 0 at the zeros) */
+static void b_div(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t j0,
+                  int64_t j1, double *const *out, int64_t ldo)
+{
+    const double s = sc[1];
+    for (int64_t i = r0; i < r1; i++) {
+        const double *x = P[0] + i * S[0];
+        double *o = out[0] + (i - r0) * ldo;
+        for (int64_t j = j0; j < j1; j++) o[j - j0] = x[j] / s;
+    }
+}
+
+/* x^2 (sparse-safe), and with sc[1] = 1 a second output 3x - 1 (MAgg) */
+static void b_sq(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t j0,
+                 int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++) {
+            double v = P[0][i * S[0] + j];
+            out[0][(i - r0) * ldo + j - j0] = v * v;
+            if (sc[1] == 1) out[1][(i - r0) * ldo + j - j0] = 3 * v - 1;
+        }
+}
+
+/* Row bodies (SpRowDenseFn): the main row a times the column vector c
+ * (input 1) plus the row vector r (input 2): the row (NO_AGG) or its sum
+ * (ROW_AGG, L[0] cells). */
+static void r_body(const double *const *P, const int64_t *S, const int64_t *L, const double *sc, int64_t r0,
+                   int64_t r1, double *out, int64_t ldo, double *tmp)
+{
+    for (int64_t i = r0; i < r1; i++) {
+        const double *a = P[0] + i * S[0], c = P[1][i];
+        double *o = out + (i - r0) * ldo, s = 0;
+        for (int64_t j = 0; j < L[0]; j++) {
+            double v = a[j] * c + P[2][j];
+            if (sc[3] == 0) o[j] = v;
+            else s += v;
+        }
+        if (sc[3] != 0) o[0] = s;
+    }
+}
+
+static void check_row(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    MB *d = cmb_decompress(cx, &e), *c = rnd(x->rows, 1), *r = rnd(1, x->cols);
+    for (int agg = 0; agg < 2; agg++) {
+        const MB *ms[4] = {cx, c, r, NULL}, *md[4] = {d, c, r, NULL};
+        int mode[4] = {SPM_FULL, SPM_COL, SPM_ROW, SPM_SCALAR};
+        double sc[4] = {0, 0, 0, agg};
+        int64_t L[4] = {x->cols, 1, x->cols, 0};
+        SpoofRow op = {.in = {4, ms, mode, sc}, .L = L, .rows = x->rows, .main = 0,
+                       .var = agg ? SPR_ROW_AGG : SPR_NO_AGG, .orows = x->rows, .ocols = agg ? 1 : x->cols,
+                       .fd = r_body};
+        SpoofRow ref = op;
+        ref.in.m = md;
+        T_CHECK(k_spoof_row_cla_ok(&op), "%s: Row over a compressed main", what);
+        MB *o1 = NULL, *o2 = NULL;
+        double v1 = 0, v2 = 0;
+        int rc1 = k_spoof_row(&op, &o1, &v1, &e), rc2 = k_spoof_row(&ref, &o2, &v2, &e);
+        T_CHECK(rc1 == 0 && rc2 == 0, "%s: Row %s ran (%s)", what, agg ? "row_agg" : "no_agg", e.msg);
+        T_MB_EQ(o1, o2, 0, "%s: Row %s over compressed rows", what, agg ? "row_agg" : "no_agg");
+        mb_release(o1);
+        mb_release(o2);
+    }
+    mb_release(d);
+    mb_release(c);
+    mb_release(r);
+}
+
+static bool same_val(double a, double b)
+{
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b)) return a == b;
+    return fabs(a - b) <= RT * fmax(1, fmax(fabs(a), fabs(b)));
+}
+
+static void check_fused(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    MB *d = cmb_decompress(cx, &e), *rv = rnd(1, x->cols);
+    struct { const char *name; SpCellDenseFn f; int nout; double s; } bodies[] = {
+        {"x^2", b_sq, 1, 0}, {"exp(x/10)+1", b_exp, 1, 0}, {"(x-r)*s", b_row, 1, -1.5},
+        {"x/0", b_div, 1, 0}, {"x/-2", b_div, 1, -2}, {"x^2, 3x-1", b_sq, 2, 1}};
+    int aggs[] = {SPA_SUM, SPA_SUMSQ, SPA_MIN, SPA_MAX, SPA_MEAN};
+    for (size_t b = 0; b < sizeof bodies / sizeof *bodies; b++) {
+        const MB *ms[3] = {cx, bodies[b].f == b_row ? rv : NULL, NULL}, *md[3] = {d, ms[1], NULL};
+        int mode[3] = {SPM_FULL, bodies[b].f == b_row ? SPM_ROW : SPM_SCALAR, SPM_SCALAR};
+        double sc[3] = {0, bodies[b].s, bodies[b].s};
+        for (int dir = SPD_NONE; dir <= SPD_FULL; dir++)
+            for (int a = 0; a < 5; a++) {
+                if ((dir == SPD_NONE && a > 0) || (bodies[b].nout > 1 && dir != SPD_FULL)) continue;
+                SpoofCell op = {.in = {3, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0,
+                                .dir = dir, .nout = bodies[b].nout, .fd = bodies[b].f};
+                for (int r = 0; r < op.nout; r++) op.agg[r] = dir == SPD_NONE ? SPA_NONE : aggs[(a + r) % 5];
+                SpoofCell ref = op;
+                ref.in.m = md;
+                MB *o1 = NULL, *o2 = NULL;
+                double v1[SPOOF_MAXOUT] = {0}, v2[SPOOF_MAXOUT] = {0};
+                bool declined = true;
+                int rc1 = k_spoof_cell_cla(&op, &o1, v1, &declined, &e);
+                int rc2 = k_spoof_cell(&ref, &o2, v2, &e);
+                T_CHECK(rc1 == 0 && rc2 == 0 && !declined, "%s: fused %s dir %d: ran (%s)", what, bodies[b].name,
+                        dir, e.msg);
+                if (dir == SPD_FULL) {
+                    for (int r = 0; r < op.nout; r++)
+                        T_CHECK(same_val(v1[r], v2[r]), "%s: fused %s agg %d out %d: %.17g want %.17g", what,
+                                bodies[b].name, op.agg[r], r, v1[r], v2[r]);
+                } else {
+                    T_MB_EQ(o1, o2, RT, "%s: fused %s dir %d agg %d", what, bodies[b].name, dir, op.agg[0]);
+                    if (dir == SPD_NONE) {
+                        T_CHECK(o1 && mb_is_cmb(o1), "%s: fused %s no_agg stays compressed", what, bodies[b].name);
+                        T_CHECK(o1 && o2 && o1->nnz == o2->nnz, "%s: fused %s no_agg nnz", what, bodies[b].name);
+                    }
+                }
+                mb_release(o1);
+                mb_release(o2);
+            }
+    }
+    /* declined: a column vector differs per row */
+    MB *cv = rnd(x->rows, 1);
+    const MB *ms[2] = {cx, cv};
+    int mode[2] = {SPM_FULL, SPM_COL};
+    double sc[2] = {0, 0};
+    SpoofCell op = {.in = {2, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0, .dir = SPD_FULL,
+                    .nout = 1, .agg = {SPA_SUM}, .fd = b_sq};
+    T_CHECK(!k_spoof_cell_cla_ok(&op), "%s: a column-vector input is not per distinct value", what);
+    mb_release(cv);
+    mb_release(rv);
+    mb_release(d);
 }
 
 /* braid's binary format holds compressed blocks as they are: written,
@@ -254,6 +470,8 @@ static void run_spec(const Spec *s)
             char what[128];
             snprintf(what, sizeof what, "%s enc %s th %d", s->name, encs[k] < 0 ? "auto" : cla_enc_name(encs[k]), th);
             check_ops(what, x, cx);
+            check_fused(what, x, cx);
+            check_row(what, x, cx);
             if (s->n <= 5000 && th == 1) check_binary(what, x, cx);
             mb_release(cx);
         }
