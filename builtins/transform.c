@@ -4,6 +4,7 @@
  * input column, builds or loads the per-column state (recode maps, bin
  * boundaries, imputation values), then produces its output row by row. */
 #include "transform.h"
+#include "framestr.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -477,27 +478,6 @@ static int equi_height_bins(Tf *t, const FB *f, int64_t j, const bool *keep, BrE
     return 0;
 }
 
-/* Java's String.hashCode of UTF-8 text s (over its UTF-16 code units). */
-static int32_t java_string_hash(const char *s)
-{
-    uint32_t h = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        uint32_t cp = *p++;
-        int more = cp >= 0xF0 ? 3 : cp >= 0xE0 ? 2 : cp >= 0xC0 ? 1 : 0;
-        if (more) cp &= 0x3Fu >> more;
-        for (; more && (*p & 0xC0) == 0x80; more--) cp = (cp << 6) | (*p++ & 0x3F);
-        if (cp >= 0x10000) {
-            cp -= 0x10000;
-            h = 31 * h + (0xD800 + (cp >> 10));
-            h = 31 * h + (0xDC00 + (cp & 0x3FF));
-        } else {
-            h = 31 * h + cp;
-        }
-    }
-    return (int32_t)h;
-}
-
 /* SystemDS's feature-hash code of cell (i, j): |hash| % K + 1 with Java's
  * hash of the column's value type (String.hashCode, Double.hashCode,
  * Long.hashCode, 1/0 for booleans); NaN for a missing string. */
@@ -507,7 +487,7 @@ static double hash_code(const Tf *t, const FB *f, int64_t i, int64_t j)
     double h;
     if (c->type == FB_STRING) {
         if (!c->s[i]) return NAN;
-        h = (double)java_string_hash(c->s[i]);
+        h = (double)fs_java_hash(c->s[i]);
     } else if (c->type == FB_FP64) {
         double d = c->d[i];
         uint64_t bits;
