@@ -347,8 +347,7 @@ static int doc_tokens(const Tk *tk, const char *s, Toks *out, BrErr *e)
     return rc;
 }
 
-/* Java's String.hashCode of UTF-8 text s (over its UTF-16 units). */
-static int32_t java_hash(const char *s)
+int32_t fs_java_hash(const char *s)
 {
     uint32_t h = 0;
     int64_t n = (int64_t)strlen(s), i = 0;
@@ -632,7 +631,7 @@ static int b_tokenize(Value *a, Value *out, BrErr *e)
             for (int64_t i = 0; i < n; i++) {
                 memset(cnt, 0, sizeof *cnt * (size_t)nf);
                 for (int64_t q = 0; q < d[i].n; q++) {
-                    int64_t h = java_hash(d[i].t[q]) % nf;
+                    int64_t h = fs_java_hash(d[i].t[q]) % nf;
                     cnt[h < 0 ? h + nf : h]++;
                 }
                 for (int64_t b = 0; b < nf; b++) rows += cnt[b] > 0;
@@ -644,7 +643,7 @@ static int b_tokenize(Value *a, Value *out, BrErr *e)
         for (int64_t i = 0; r && !rc && i < n; i++) {
             memset(cnt, 0, sizeof *cnt * (size_t)nf);
             for (int64_t q = 0; q < d[i].n; q++) {
-                int64_t h = java_hash(d[i].t[q]) % nf;
+                int64_t h = fs_java_hash(d[i].t[q]) % nf;
                 cnt[h < 0 ? h + nf : h]++;
             }
             if (tk.wide) {

@@ -11,4 +11,7 @@
  * frame the caller owns); BI_NOT_MINE for other builtins. */
 int bi_frame_str(const Instr *h, Value *a, Value *out, BrErr *e);
 
+/* Java's String.hashCode of UTF-8 text s (over its UTF-16 code units). */
+int32_t fs_java_hash(const char *s);
+
 #endif

@@ -4,6 +4,7 @@
  * input column, builds or loads the per-column state (recode maps, bin
  * boundaries, imputation values), then produces its output row by row. */
 #include "transform.h"
+#include "framestr.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -107,6 +108,8 @@ enum { IM_NONE, IM_MEAN, IM_MODE, IM_CONST };
 
 typedef struct TfCol {
     bool recode, dummy, bin, omit;
+    bool hash;             /* feature hashing: |Java hash| % K + 1 */
+    bool eqh;              /* equi-height bins (else equi-width) */
     int impute;            /* IM_* */
     char *ivalue;          /* imputation value (spec constant or built) */
     int64_t nbins;         /* bins asked for (spec) */
@@ -120,6 +123,7 @@ typedef struct TfCol {
 
 typedef struct Tf {
     int64_t n;             /* input columns */
+    int64_t K;             /* buckets of hashed columns (spec "K") */
     TfCol *c;
     const char *what;      /* builtin name for messages */
 } Tf;
@@ -254,15 +258,17 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
     }
     const cJSON *ids_it = cJSON_GetObjectItemCaseSensitive(root, "ids");
     bool ids = cJSON_IsTrue(ids_it);
+    const cJSON *k_it = cJSON_GetObjectItemCaseSensitive(root, "K");
+    t->K = cJSON_IsNumber(k_it) ? (int64_t)k_it->valuedouble : 0;
     const cJSON *it;
     int rc = 0;
     cJSON_ArrayForEach(it, root) {
         const char *k = it->string;
         if (!strcmp(k, "ids") || !strcmp(k, "K")) continue;
-        bool list = !strcmp(k, "recode") || !strcmp(k, "dummycode") || !strcmp(k, "omit");
+        bool list = !strcmp(k, "recode") || !strcmp(k, "dummycode") || !strcmp(k, "omit") || !strcmp(k, "hash");
         bool objs = !strcmp(k, "bin") || !strcmp(k, "impute");
         if (!list && !objs) {
-            rc = br_err(e, BR_EARG, "%s: the transformation \"%s\" is not supported (recode, dummycode, bin, impute, omit)",
+            rc = br_err(e, BR_EARG, "%s: the transformation \"%s\" is not supported (recode, dummycode, hash, bin, impute, omit)",
                         what, k);
             break;
         }
@@ -277,15 +283,18 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
             if (!strcmp(k, "recode")) c->recode = true;
             else if (!strcmp(k, "dummycode")) c->dummy = true;
             else if (!strcmp(k, "omit")) c->omit = true;
+            else if (!strcmp(k, "hash")) c->hash = true;
             else if (!strcmp(k, "bin")) {
                 const cJSON *m = cJSON_GetObjectItemCaseSensitive(x, "method");
                 const cJSON *nb = cJSON_GetObjectItemCaseSensitive(x, "numbins");
-                if (m && (!cJSON_IsString(m) || strcasecmp(m->valuestring, "equi-width"))) {
-                    rc = br_err(e, BR_EARG, "%s: binning method \"%s\" is not supported (equi-width)", what,
+                if (m && (!cJSON_IsString(m) || (strcasecmp(m->valuestring, "equi-width")
+                                                   && strcasecmp(m->valuestring, "equi-height")))) {
+                    rc = br_err(e, BR_EARG, "%s: binning method \"%s\" is not supported (equi-width, equi-height)", what,
                                 cJSON_IsString(m) ? m->valuestring : "?");
                     break;
                 }
                 c->bin = true;
+                c->eqh = m && !strcasecmp(m->valuestring, "equi-height");
                 c->nbins = cJSON_IsNumber(nb) ? (int64_t)nb->valuedouble : 1;
                 if (c->nbins < 1) { rc = br_err(e, BR_EARG, "%s: numbins must be at least 1", what); break; }
             } else {
@@ -311,9 +320,14 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
     if (rc) return rc;
     for (int64_t j = 0; j < t->n; j++) {
         TfCol *c = &t->c[j];
-        if (c->dummy && !c->bin) c->recode = true; /* dummycoding needs codes */
-        if (c->recode && c->bin)
-            return br_err(e, BR_EARG, "%s: column '%s' is both recoded and binned", what, names->names[j]);
+        if (c->dummy && !c->bin && !c->hash) c->recode = true; /* dummycoding needs codes */
+        if ((c->recode && c->bin) || (c->hash && (c->recode || c->bin)))
+            return br_err(e, BR_EARG, "%s: column '%s' has more than one of recode, hash and bin", what,
+                          names->names[j]);
+        if (c->hash && t->K < 1)
+            return br_err(e, BR_EARG, "%s: hashing column '%s' needs a positive \"K\" in the spec", what,
+                          names->names[j]);
+        if (c->hash) c->maxcode = t->K;
     }
     return 0;
 }
@@ -426,6 +440,69 @@ static int build_impute(Tf *t, const FB *f, int64_t j, const bool *keep, BrErr *
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* SystemDS's equi-height bins of column j: over the sorted non-missing
+ * values v_1..v_n, bin i (of nb) ends at v_pos for pos = n i / nb when
+ * that is an integer, else at v_(floor(pos)+1); the last bin ends at v_n,
+ * the first starts at v_1 and every other starts where the previous
+ * ends. (SystemDS sorts missing values in as NaN, which Java sorts last;
+ * braid leaves them out.) */
+static int equi_height_bins(Tf *t, const FB *f, int64_t j, const bool *keep, BrErr *e)
+{
+    TfCol *c = &t->c[j];
+    double *v = br_malloc((size_t)(f->rows > 0 ? f->rows : 1) * sizeof(double));
+    if (!v) return br_err(e, BR_ENOMEM, "out of memory");
+    int64_t n = 0;
+    for (int64_t i = 0; i < f->rows; i++) {
+        if (!keep[i]) continue;
+        double x;
+        if (number(t, f, c, i, j, &x, e)) { free(v); return e->code; }
+        if (!isnan(x)) v[n++] = x;
+    }
+    if (n == 0) { free(v); return br_err(e, BR_EARG, "%s: column '%s' has no values to bin", t->what, f->names[j]); }
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    for (int64_t k = 0; k < c->nb; k++) {
+        double pos = (double)n * ((double)k + 1.0) / (double)c->nb;
+        int64_t at = pos == floor(pos) ? (int64_t)pos - 1 : (int64_t)floor(pos);
+        c->bmax[k] = v[at < n ? at : n - 1];
+    }
+    c->bmax[c->nb - 1] = v[n - 1];
+    c->bmin[0] = v[0];
+    for (int64_t k = 1; k < c->nb; k++) c->bmin[k] = c->bmax[k - 1];
+    free(v);
+    return 0;
+}
+
+/* SystemDS's feature-hash code of cell (i, j): |hash| % K + 1 with Java's
+ * hash of the column's value type (String.hashCode, Double.hashCode,
+ * Long.hashCode, 1/0 for booleans); NaN for a missing string. */
+static double hash_code(const Tf *t, const FB *f, int64_t i, int64_t j)
+{
+    const FbCol *c = f->c[j];
+    double h;
+    if (c->type == FB_STRING) {
+        if (!c->s[i]) return NAN;
+        h = (double)fs_java_hash(c->s[i]);
+    } else if (c->type == FB_FP64) {
+        double d = c->d[i];
+        uint64_t bits;
+        if (isnan(d)) bits = 0x7ff8000000000000ULL; /* Java's canonical NaN */
+        else memcpy(&bits, &d, sizeof bits);
+        h = (double)(int32_t)(uint32_t)(bits ^ (bits >> 32));
+    } else if (c->type == FB_INT64) {
+        uint64_t u = (uint64_t)c->i[i];
+        h = (double)(int32_t)(uint32_t)(u ^ (u >> 32));
+    } else {
+        h = c->b[i] ? 1.0 : 0.0;
+    }
+    return fmod(fabs(h), (double)t->K) + 1.0;
+}
+
 /* Builds recode map and bins of column j from the kept rows of f. */
 static int build_col(Tf *t, const FB *f, int64_t j, const bool *keep, BrErr *e)
 {
@@ -454,6 +531,7 @@ static int build_col(Tf *t, const FB *f, int64_t j, const bool *keep, BrErr *e)
         c->bmin = br_malloc((size_t)c->nb * sizeof(double));
         c->bmax = br_malloc((size_t)c->nb * sizeof(double));
         if (!c->bmin || !c->bmax) return br_err(e, BR_ENOMEM, "out of memory");
+        if (c->eqh) return equi_height_bins(t, f, j, keep, e);
         for (int64_t k = 0; k < c->nb; k++) {
             c->bmin[k] = mn + (double)k * (mx - mn) / (double)c->nb;
             c->bmax[k] = mn + (double)(k + 1) * (mx - mn) / (double)c->nb;
@@ -540,6 +618,31 @@ static int64_t layout(Tf *t)
     return at;
 }
 
+/* SystemDS's equi-width bin of v: ceil((v - min) / (max - min) nb)
+ * clamped to 1..nb (values outside [min, max] go to the outer bins); 1
+ * when max = min. */
+static double equi_width_code(const TfCol *c, double v)
+{
+    double mn = c->bmin[0], mx = c->bmax[c->nb - 1];
+    if (mx == mn) return 1;
+    double k = ceil((v - mn) / (mx - mn) * (double)c->nb);
+    return k > (double)c->nb ? (double)c->nb : k < 1 ? 1 : k;
+}
+
+/* SystemDS's equi-height bin of v: the first bin whose max is >= v, the
+ * last bin above all of them. (SystemDS binary-searches beyond 10 bins,
+ * which can pick another of several equal maxima.) */
+static double equi_height_code(const TfCol *c, double v)
+{
+    int64_t lo = 0, hi = c->nb - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (c->bmax[mid] >= v) hi = mid;
+        else lo = mid + 1;
+    }
+    return (double)(lo + 1);
+}
+
 /* Code (1-based, NaN if none) of cell (i, j) for recoded / binned
  * columns, else its number. */
 static int code_of(const Tf *t, const FB *f, const TfCol *c, int64_t i, int64_t j, double *out, BrErr *e)
@@ -551,18 +654,13 @@ static int code_of(const Tf *t, const FB *f, const TfCol *c, int64_t i, int64_t 
         *out = k < 0 ? NAN : (double)k;
         return 0;
     }
+    if (c->hash) { *out = hash_code(t, f, i, j); return 0; }
     double v;
     if (number(t, f, c, i, j, &v, e)) return e->code;
     if (!c->bin) { *out = v; return 0; }
     if (c->nb == 0) { *out = 1; return 0; }
-    if (isnan(v) || v < c->bmin[0] || v > c->bmax[c->nb - 1]) { *out = NAN; return 0; }
-    int64_t lo = 0, hi = c->nb - 1; /* first bin whose max >= v */
-    while (lo < hi) {
-        int64_t mid = (lo + hi) / 2;
-        if (c->bmax[mid] >= v) hi = mid;
-        else lo = mid + 1;
-    }
-    *out = (double)(lo + 1);
+    if (isnan(v)) { *out = NAN; return 0; }
+    *out = c->eqh ? equi_height_code(c, v) : equi_width_code(c, v);
     return 0;
 }
 
@@ -606,7 +704,7 @@ int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, BrErr *e)
     int64_t mrows = 0;
     for (int64_t j = 0; j < t.n; j++) {
         if (build_impute(&t, f, j, keep, e) || build_col(&t, f, j, keep, e)) goto out;
-        int64_t k = t.c[j].recode ? t.c[j].map.n : t.c[j].bin ? t.c[j].nb : 0;
+        int64_t k = t.c[j].recode ? t.c[j].map.n : t.c[j].bin ? t.c[j].nb : t.c[j].hash ? 1 : 0;
         if (k > mrows) mrows = k;
     }
     if (!(x = encode_rows(&t, f, keep, nkeep, e))) goto out;
@@ -629,6 +727,10 @@ int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, BrErr *e)
             int rc = fb_set_text(m, c->map.code[k] - 1, j, s, strlen(s), e);
             free(s);
             if (rc) goto out;
+        }
+        if (c->hash) {
+            fmt_int(t.K, buf, sizeof buf);   /* SystemDS keeps K in row 1 */
+            if (fb_set_text(m, 0, j, buf, strlen(buf), e)) goto out;
         }
         for (int64_t k = 0; c->bin && k < c->nb; k++) {
             fmt_double(c->bmin[k], a, sizeof a);

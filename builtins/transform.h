@@ -5,7 +5,9 @@
  *    "recode": ["a", "b"],                 token -> code 1..k
  *    "dummycode": ["b"],                   one-hot over the codes (implies
  *                                          recode unless the column is binned)
- *    "bin": [{"name": "c", "method": "equi-width", "numbins": 3}],
+ *    "hash": ["h"], "K": 10,                feature hashing into K buckets
+ *    "bin": [{"name": "c", "method": "equi-width" | "equi-height",
+ *             "numbins": 3}],
  *    "impute": [{"name": "d", "method": "global_mean" | "global_mode" |
  *                "constant", "value": ...}],
  *    "omit": ["e"]}                        drop rows with missing values
@@ -14,9 +16,16 @@
  * strings and NaN. Recode codes follow the order of first appearance (as
  * SystemDS without SORT_RECODE_MAP); tokens of numeric columns are their
  * Java texts ("1.0", "true"). Unknown tokens at apply time give NaN (a row
- * of zeros when dummycoded). Binning: bin i of n covers
- * (min + (i-1)w, min + i w] with w = (max-min)/n, the first bin includes
- * min; values outside [min, max] give NaN.
+ * of zeros when dummycoded). Equi-width binning (SystemDS): bin
+ * ceil((x - min) / (max - min) n) clamped to 1..n (values outside
+ * [min, max] go to the outer bins; 1 when max = min). Equi-height: over
+ * the sorted values v_1..v_N bin i ends at v_pos for pos = N i / n when
+ * integer, else at v_(floor(pos)+1), the last at v_N; a value goes to the
+ * first bin whose end is >= it (the last above all). Feature hashing
+ * (SystemDS): code = |h| % K + 1 with h Java's hashCode of the cell's
+ * value type (String.hashCode of the text, Double/Long.hashCode, 1/0 for
+ * booleans), NaN for a missing string; dummycoded into K columns; the
+ * metadata holds K in row 1 of the column.
  *
  * The metadata frame M has one STRING column per input column (same
  * names): a recoded column holds "token·code" in row code (code order),

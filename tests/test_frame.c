@@ -530,12 +530,12 @@ static void test_transform(void)
     d = tf_decode(x, bspec, m, &e);
     T_CHECK(d && d->c[2]->type == FB_FP64 && d->c[2]->d[0] == 1373 + wdt / 2, "bin decode to centres");
     fb_release(d);
-    /* apply: values outside [min, max] -> NaN */
+    /* apply: values outside [min, max] go to the outer bins (SystemDS) */
     const char *cells3[] = {"95141", "west", "100", "TRUE", "95141", "west", "3261", "TRUE"};
     FB *f3 = str_frame(2, 4, cells3);
     for (int j = 0; j < 4; j++) fb_set_name(f3, j, f->names[j], &e);
     x2 = tf_apply(f3, bspec, m, &e);
-    T_CHECK(x2 && isnan(mb_get(x2, 0, 2)) && mb_get(x2, 1, 2) == 4, "bin apply bounds");
+    T_CHECK(x2 && mb_get(x2, 0, 2) == 1 && mb_get(x2, 1, 2) == 4, "bin apply bounds");
     mb_release(x2);
     fb_release(f3);
     mb_release(x);
@@ -574,7 +574,7 @@ static void test_transform(void)
     T_CHECK(tf_encode(f, "[1,2]", &x, &m, &e) && strstr(e.msg, "JSON"), "not an object");
     br_err_clear(&e);
     T_CHECK(tf_encode(f, "{\"recode\": [\"sqft\"], \"bin\": [{\"name\": \"sqft\"}]}", &x, &m, &e) &&
-            strstr(e.msg, "both"), "recode and bin");
+            strstr(e.msg, "more than one"), "recode and bin");
     br_err_clear(&e);
     T_CHECK(tf_encode(f, "{\"ids\": true, \"recode\": [1, 2, 4, 9]}", &x, &m, &e) == 0, "ids past the end are ignored");
     mb_release(x);
@@ -680,6 +680,46 @@ static void test_transform_random(void)
     }
 }
 
+/* SystemDS's feature hashing and equi-height bins against hand-computed
+ * values: Java's "a".hashCode() = 97, "hello" 99162322, "Zürich"
+ * -1482116162 (UTF-16 code units), so with K = 10 the codes are 8, 3, 3;
+ * equi-height bins of 1..10 in 3 end at the 4th, 7th and 10th value
+ * (positions 10/3 and 20/3 are not integers: floor + 1). */
+static void test_transform_hash_eqh(void)
+{
+    BrErr e = {0};
+    const char *cells[] = {"a", "1", "hello", "2", "Zürich", "3", "a", "4", "hello", "5",
+                           "x", "6", "x", "7", "x", "8", "x", "9", "x", "10"};
+    FB *f = str_frame(10, 2, cells);
+    MB *x = NULL;
+    FB *m = NULL;
+    const char *spec = "{ids: true, hash: [1], K: 10, bin: [{id: 2, method: equi-height, numbins: 3}]}";
+    T_CHECK(tf_encode(f, spec, &x, &m, &e) == 0, "hash/equi-height encode: %s", e.msg);
+    bool ok = x && mb_get(x, 0, 0) == 8 && mb_get(x, 1, 0) == 3 && mb_get(x, 2, 0) == 3 && mb_get(x, 3, 0) == 8;
+    T_CHECK(ok, "feature hash codes");
+    double want[10] = {1, 1, 1, 1, 2, 2, 2, 3, 3, 3};
+    for (int i = 0; ok && i < 10; i++) ok = mb_get(x, i, 1) == want[i];
+    T_CHECK(ok, "equi-height codes");
+    T_CHECK(m && !strcmp(m->c[0]->s[0], "10") && !strcmp(m->c[1]->s[0], "1.0" MID "4.0") &&
+            !strcmp(m->c[1]->s[2], "7.0" MID "10.0"), "hash/equi-height metadata");
+    const char *cells2[] = {"hello", "0", "b", "5", "a", "11"};
+    FB *g = str_frame(3, 2, cells2);
+    MB *y = m ? tf_apply(g, spec, m, &e) : NULL;
+    T_CHECK(y && mb_get(y, 0, 0) == 3 && mb_get(y, 1, 0) == 9 && mb_get(y, 2, 0) == 8 && mb_get(y, 0, 1) == 1 &&
+            mb_get(y, 1, 1) == 2 && mb_get(y, 2, 1) == 3, "hash/equi-height apply");
+    mb_release(y);
+    mb_release(x);
+    fb_release(m);
+    T_CHECK(tf_encode(f, "{ids: true, hash: [1], dummycode: [1], K: 4}", &x, &m, &e) == 0 && x && x->cols == 5 &&
+            mb_get(x, 0, 97 % 4) == 1 && mb_get(x, 0, 4) == 1, "dummycoded hash: %s", e.msg);
+    mb_release(x);
+    fb_release(m);
+    T_CHECK(tf_encode(f, "{ids: true, hash: [1]}", &x, &m, &e) && strstr(e.msg, "K"), "hash without K");
+    br_err_clear(&e);
+    fb_release(g);
+    fb_release(f);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid_test_frame_XXXXXX");
@@ -690,6 +730,7 @@ int main(void)
     test_files();
     test_transform();
     test_transform_random();
+    test_transform_hash_eqh();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd)) {}

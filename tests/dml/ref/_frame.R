@@ -35,9 +35,8 @@ recode <- function(x) match(x, unique(x[!is.na(x) & x != ""]))
 # (lo + (i-1)w, lo + i w], the first also lo; outside: NA.
 ewbin <- function(x, k, lo = min(x, na.rm = TRUE), hi = max(x, na.rm = TRUE)) {
   w <- (hi - lo) / k
+  # SystemDS: ceil((x - lo) / w) clamped to 1..k (outside values included)
   b <- pmax(1, ceiling((x - lo) / w))
-  b[x < lo | x > hi] <- NA
-  b[x == lo] <- 1
   pmin(b, k)
 }
 

@@ -1,2 +1,8 @@
-# expected/ and refdata/ come from NumPy: ref/alg_adasyn.py
-source("ref/_python.R")
+# adasyn by properties of SystemDS's algorithm (the case computes them from
+# the inputs in refdata/, drawn once with NumPy by ref/alg_adasyn.py, which
+# this script keeps): every check TRUE; adasyn prints the class imbalance
+# (minority share: 8 of 30 rows, then 6 of 30 with three classes).
+source("ref/_common.R")
+for (f in c("ok", "repeat_ok", "beta_rows", "three_ok")) wscalar(paste0(f, ".scalar"), TRUE)
+wlines("stdout.txt", c(rep("adasyn: class imbalance: 0.26666666666666666", 3),
+                       "adasyn: class imbalance: 0.2"))

@@ -1,4 +1,10 @@
-"""adasyn by properties against neighbours computed in NumPy: the weights
+"""Drew the inputs refdata/alg_adasyn/X.csv and Y.csv once (run by hand;
+ref/alg_adasyn.R no longer calls it). Its neighbour references (w, N,
+midx) and expected outputs were for an interpolating ADASYN; braid's
+adasyn now follows SystemDS, which copies rows, and the case checks
+SystemDS's properties instead.
+
+Former description: adasyn by properties against neighbours computed in NumPy: the weights
 of the minority rows (share of majority rows among their k nearest
 neighbours in X) and their nearest minority neighbours. Four minority rows
 form a far cluster (weight 0). The case checks that every synthetic row

@@ -1,2 +1,9 @@
-# expected/ and refdata/ come from scikit-learn: ref/alg_decisiontree.py
-source("ref/_python.R")
+# expected/ comes from SystemDS's decision tree rules in plain Python
+# (ref/alg_decisiontree.py) on the committed inputs in refdata/, which this
+# script keeps (they were drawn once with NumPy; see the Python file).
+source("ref/_common.R")
+local({
+  py <- Sys.getenv("BRAID_REF_PYTHON", "/usr/bin/python3")
+  status <- system2(py, c("ref/alg_decisiontree.py", EXP_DIR, file.path("refdata", CASE)))
+  if (status != 0) stop("ref/alg_decisiontree.py failed (status ", status, ")")
+})

@@ -1,2 +1,3 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "adasyn", "beta must be in [0, 1], got 1.5"))
+# hand-written: the stop() message of the builtin
+wlines("error.txt", c("nonzero", "adasyn", "class codes 1..K"))

@@ -1,2 +1,3 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "adasyn", "Y must hold exactly two classes, got 3"))
+# hand-written: the stop() message of the builtin
+wlines("error.txt", c("nonzero", "adasyn", "is not below dth"))

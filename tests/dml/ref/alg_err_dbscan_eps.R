@@ -1,3 +1,3 @@
 source("ref/_common.R")
 # hand-written: the stop() message of the builtin
-wlines("error.txt", c("nonzero", "dbscan", "eps must be positive"))
+wlines("error.txt", c("nonzero", "dbscan", "no point has minPts - 1 neighbours"))

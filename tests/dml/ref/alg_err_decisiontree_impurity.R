@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "decisionTree", "scale label", "rss"))
+wlines("error.txt", c("nonzero", "decisionTree", "impurity must be"))

@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "decisionTree", "positive integer class codes"))
+wlines("error.txt", c("nonzero", "decisionTree", "y must hold recoded positive labels"))

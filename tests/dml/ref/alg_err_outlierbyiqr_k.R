@@ -1,3 +1,3 @@
 source("ref/_common.R")
 # hand-written: the stop() message of the builtin
-wlines("error.txt", c("nonzero", "outlierByIQR", "k must be >= 0"))
+wlines("error.txt", c("nonzero", "outlierByIQR", "repairMethod must be"))

@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "randomForest", "sample_frac must lie in (0, 1]"))
+wlines("error.txt", c("nonzero", "randomForest", "only one class label"))

@@ -32,12 +32,16 @@ wmat("pr_default", p)
 x = np.round(rng.normal(size=25).cumsum(), 3)
 x[7] = np.nan
 wref("x", np.nan_to_num(x, nan=0.0))
-for name, h, a in (("ses1", 1, 0.5), ("ses5", 5, 0.2), ("ses_a1", 2, 1.0), ("ses_a0", 2, 0.0)):
-    l = x[0]
+# SystemDS's ses: cumsumprod of [a x, (1/a, 1-a, ...)] from 0
+def ses(x, h, a):
+    l = a * x[0] + (np.inf if a == 0 else 1 / a) * 0.0
     for v in x[1:]:
-        if not np.isnan(v):
-            l = a * v + (1 - a) * l
-    wmat(name, np.full(h, l))
+        l = a * v + (1 - a) * l
+    return np.full(h, l)
+wmat("ses_nan", ses(x, 1, 0.5))
+x = np.nan_to_num(x, nan=0.0)
+for name, h, a in (("ses1", 1, 0.5), ("ses5", 5, 0.2), ("ses_a1", 2, 1.0), ("ses_a0", 2, 0.0)):
+    wmat(name, ses(x, h, a))
 import os
 with open(os.path.join(os.sys.argv[1], "stdout.txt"), "w") as fh:
     fh.write("seeded start: TRUE\n")

@@ -1,2 +1,9 @@
-# expected/ and refdata/ come from NumPy: ref/alg_imputebyknn.py
-source("ref/_python.R")
+# expected/ comes from SystemDS's imputeByKNN rules in plain Python
+# (ref/alg_imputebyknn.py) on the committed inputs in refdata/, which this
+# script keeps (they were drawn once with NumPy).
+source("ref/_common.R")
+local({
+  py <- Sys.getenv("BRAID_REF_PYTHON", "/usr/bin/python3")
+  status <- system2(py, c("ref/alg_imputebyknn.py", EXP_DIR, file.path("refdata", CASE)))
+  if (status != 0) stop("ref/alg_imputebyknn.py failed (status ", status, ")")
+})
