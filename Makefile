@@ -21,7 +21,7 @@ BUILD   ?= build
 ifeq ($(SAN),1)
 BUILD   := build-san
 endif
-MODS    := base matrix kernels io dist lang hops rewrite codegen runtime builtins plan api
+MODS    := base matrix kernels io dist gpu lang hops rewrite codegen runtime builtins plan api
 SRC     := $(foreach m,$(MODS),$(wildcard $(m)/*.c))
 OBJ     := $(SRC:%.c=$(BUILD)/obj/%.o)
 TESTSRC := $(wildcard tests/test_*.c)
@@ -55,6 +55,9 @@ MPIDIR  ?= /usr/lib/$(TRIPLET)/openmpi
 CFLAGS  += -I$(MPIDIR)/include -I$(MPIDIR)/include/openmpi
 LDLIBS  += -L$(MPIDIR)/lib -lmpi
 LDFLAGS += -Wl,-rpath,$(MPIDIR)/lib
+# OpenCL through the ICD loader (ocl-icd) and CLBlast: the GPU backend
+# (gpu/, docs/gpu.md); PoCL is the CPU device the tests run on
+LDLIBS  += -lclblast -lOpenCL
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined,float-cast-overflow

@@ -5,10 +5,12 @@
 # gcc, so a gcc installed with --no-install-recommends lacks it; gcc's own
 # headers (omp.h, immintrin.h) come with gcc (libgcc-12-dev). python3-dev
 # builds the Python package (python/); NumPy and SciPy are what its tests
-# (tests/python) check it against.
+# (tests/python) check it against. OpenCL (the ICD loader and headers),
+# CLBlast and PoCL (a CPU OpenCL device) build and test the GPU backend.
 set -e
 PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3\
-      python3-dev python3-numpy python3-scipy openmpi-bin libopenmpi-dev"
+      python3-dev python3-numpy python3-scipy openmpi-bin libopenmpi-dev\
+      ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do
