@@ -15,6 +15,8 @@
 #ifndef BRAID_GPU_H
 #define BRAID_GPU_H
 
+#include <stdio.h>
+
 #include "../base/ops.h"
 #include "../matrix/mb.h"
 
@@ -57,6 +59,8 @@ typedef struct GpuStats {
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
+/* One line for -stats (nothing with the backend off). */
+void gpu_print_stats(FILE *f);
 
 /* Operators (semantics of kernels/ew.h, agg.h, mm.h, reorg.h). */
 MB *gpu_unary(OpCode op, const MB *a, BrErr *e);

@@ -209,3 +209,12 @@ void gpu_stats_reset(void)
     memset(&gpu_st, 0, sizeof gpu_st);
     pthread_mutex_unlock(&gpu_lock);
 }
+
+void gpu_print_stats(FILE *f)
+{
+    if (g_mode == GPU_OFF || g_state != 1) return;
+    GpuStats s = gpu_stats();
+    fprintf(f, "GPU (%s):\t%lld ops, %lld launches, %.3f/%.3f MB up/down, pool %lld hits/%lld misses/%lld evictions.\n",
+            gpu_ctx.info.name, (long long)s.ops, (long long)s.launches, (double)s.h2d_bytes / 1e6,
+            (double)s.d2h_bytes / 1e6, (long long)s.hits, (long long)s.misses, (long long)s.evictions);
+}
