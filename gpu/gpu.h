@@ -46,6 +46,7 @@ typedef struct GpuInfo {
     size_t sub_group;          /* sub-group (warp) width, 0 if unknown */
     bool has_subgroups;        /* cl_khr_subgroups or OpenCL >= 2.1 */
     double global_mem;         /* bytes */
+    size_t max_alloc;          /* bytes of the largest buffer */
 } GpuInfo;
 const GpuInfo *gpu_info(void);
 

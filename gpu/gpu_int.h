@@ -42,8 +42,10 @@ cl_program gpu_build(const char *src, BrErr *e);
 /* an OpenCL error as a braid error */
 int gpu_clerr(BrErr *e, cl_int rc, const char *what);
 
-/* A device buffer of bytes (at least 1); NULL with e set. Evicts pool
- * entries when the budget would be exceeded. */
+/* A device buffer of bytes (at least 1); NULL with e set, or with e
+ * clear when bytes exceed the device's largest buffer (the operator then
+ * falls back to the CPU). Evicts pool entries when the budget would be
+ * exceeded. */
 cl_mem gpu_alloc(size_t bytes, BrErr *e);
 /* Launch a 1-D kernel over n items (local size chosen by the driver
  * unless local > 0, rounded up), counted in the stats. */

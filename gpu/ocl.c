@@ -93,6 +93,9 @@ static void read_info(cl_device_id d, GpuInfo *gi)
     l = 0;
     clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof l, &l, NULL);
     gi->global_mem = (double)l;
+    l = 0;
+    clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof l, &l, NULL);
+    gi->max_alloc = (size_t)l;
     char ext[8192] = {0};
     clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
     gi->has_subgroups = strstr(ext, "cl_khr_subgroups") != NULL;

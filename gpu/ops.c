@@ -215,12 +215,14 @@ MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
     /* a sparse operand of x * y-like operators keeps its structure when
      * the other is finite (0 * NaN is NaN: docs/DESIGN.md "NaN and Inf") */
     bool mult = (op_info[op].flags & OF_MULT) != 0;
-    bool sa = mult && a->sparse && am == 0 && !mb_has_nonfinite(b);
-    bool sb = mult && !sa && b->sparse && bm == 0 && !mb_has_nonfinite(a);
+    bool fa = mult && !mb_has_nonfinite(a), fb = mult && !mb_has_nonfinite(b);
     if (!begin(e)) return NULL;
     GpuBuf ab, bb;
     MB *r = NULL;
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
+    /* the device copy's format decides (a sparse host block may have a
+     * dense device copy: a result examined after the kernel) */
+    bool sa = fb && ab.sparse && am == 0, sb = !sa && fa && bb.sparse && bm == 0;
     cl_mem ta = NULL, tb = NULL;
     if (sa && !bb.sparse) r = binary_csr(op, a, &ab, bb.d, bm, false, e);
     else if (sb && !ab.sparse) r = binary_csr(op, b, &bb, ab.d, am, true, e);

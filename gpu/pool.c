@@ -61,6 +61,9 @@ static void make_room(double bytes)
 cl_mem gpu_alloc(size_t bytes, BrErr *e)
 {
     if (bytes == 0) bytes = 8;
+    /* larger than one buffer may be: not an error, the operator falls
+     * back to the CPU (NULL with e clear) */
+    if (bytes > gpu_ctx.info.max_alloc) return NULL;
     make_room((double)bytes);
     cl_int rc;
     cl_mem m = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE, bytes, NULL, &rc);

@@ -212,6 +212,19 @@ static void test_pool(void)
     }
     gpu_configure(GPU_FORCE, -1, 0);
     mb_release(x), mb_release(want), mb_release(a);
+    /* a result examined to sparse on the host keeps its dense device copy:
+     * the next operators go by the device format */
+    MB *d = rnd(40, 30, 0.05, false, false), *o = rnd(40, 30, 1, false, false);
+    MB *r = gpu_unary(OP_ABS, d, &ge);
+    T_CHECK(r && r->sparse, "a sparse result of a dense input");
+    MB *rr = k_unary(OP_ABS, d, &e);
+    same(gpu_binary(OP_MULT, r, o, &ge), k_binary(OP_MULT, rr, o, &e), &ge, 1e-12, "sparse host, dense device", 40, 30, 0.05);
+    same(gpu_binary(OP_MULT, o, r, &ge), k_binary(OP_MULT, o, rr, &e), &ge, 1e-12, "sparse host, dense device", 40, 30, 0.05);
+    MB *ot = k_transpose(o, &e);
+    same(gpu_matmul(r, ot, &ge), k_matmul(rr, ot, &e), &ge, 1e-12, "sparse host, dense device", 40, 40, 0.05);
+    mb_release(ot);
+    same(gpu_unary(OP_SQRT, r, &ge), k_unary(OP_SQRT, rr, &e), &ge, 1e-12, "sparse host, dense device", 40, 30, 0.05);
+    mb_release(d), mb_release(o), mb_release(r), mb_release(rr);
     gpu_pool_clear();
 }
 
