@@ -210,6 +210,8 @@ static void add_case(StrBuf *b, int op, const char *cgen, const char *x, const c
     sb_printf(b, "    case %d: return %s;\n", op, expr);
 }
 
+char *gpu_cl_prelude(void) { return strdup(cl_prelude); }
+
 char *gpu_cl_source(void)
 {
     StrBuf b = {0};

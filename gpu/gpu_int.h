@@ -36,6 +36,8 @@ extern GpuStats gpu_st;
 
 /* The source of the fixed kernels (malloc'd; NULL without memory). */
 char *gpu_cl_source(void);
+/* The scalar helpers alone (malloc'd): the head of generated kernels. */
+char *gpu_cl_prelude(void);
 /* Builds a program from source for the device; NULL with e set (the
  * build log in the message). */
 cl_program gpu_build(const char *src, BrErr *e);
