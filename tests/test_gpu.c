@@ -5,6 +5,7 @@
  * (PoCL in CI: tools/deps.sh installs it); no device is a failure. */
 #include <math.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "t.h"
 #include "gpu/gpu.h"
@@ -228,6 +229,21 @@ static void test_pool(void)
     gpu_pool_clear();
 }
 
+/* -gpu without an OpenCL driver: a clear error and exit status 1 */
+static void test_no_device(void)
+{
+    const char *braid = getenv("BRAID");
+    if (!braid) return;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "OCL_ICD_VENDORS=/nonexistent OCL_ICD_FILENAMES= '%s' -s 'print(1)' -gpu 2>&1", braid);
+    FILE *p = popen(cmd, "r");
+    char out[512] = {0};
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    int st = p ? pclose(p) : -1;
+    out[n] = 0;
+    T_CHECK(st != -1 && WEXITSTATUS(st) == 1 && strstr(out, "no OpenCL platform"), "-gpu without a device: %s", out);
+}
+
 int main(void)
 {
     gpu_configure(GPU_FORCE, -1, 0);
@@ -240,5 +256,6 @@ int main(void)
     test_agg();
     test_matmul();
     test_pool();
+    test_no_device();
     return t_done("test_gpu");
 }
