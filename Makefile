@@ -68,7 +68,7 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all deps python test san bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
+.PHONY: all deps python test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
 
 all: $(BUILD)/braid
 
@@ -177,6 +177,10 @@ bench-compile: $(BUILD)/bench/bench_compile
 
 bench-cla: $(BUILD)/bench/bench_cla
 	$(BUILD)/bench/bench_cla
+
+# stitched kernels against XLA-style and per-operator GPU plans (docs/gpu.md)
+bench-stitch: $(BUILD)/bench/bench_stitch
+	$(BUILD)/bench/bench_stitch
 
 bench-kernels: $(BUILD)/bench/bench_kernels
 	OMP_NUM_THREADS=2 $(BUILD)/bench/bench_kernels

@@ -21,6 +21,8 @@ typedef struct Entry {
     double bytes;
     uint64_t tick;
     bool pinned;
+    bool transient;   /* a caller's borrowed memory (MB_EXT_*): it may
+                         change between runs, so never kept past one op */
 } Entry;
 
 static Entry *ents;
@@ -110,7 +112,7 @@ static cl_mem upload(const void *p, size_t bytes, BrErr *e)
 static bool add(MB *m, const GpuBuf *b)
 {
     if (!br_grow((void **)&ents, &cents, nents + 1, sizeof *ents)) return false;
-    ents[nents++] = (Entry){mb_retain(m), *b, buf_bytes(m, b->sparse), ++clock_tick, true};
+    ents[nents++] = (Entry){mb_retain(m), *b, buf_bytes(m, b->sparse), ++clock_tick, true, m->ext != 0};
     used += buf_bytes(m, b->sparse);
     return true;
 }
@@ -153,7 +155,10 @@ void gpu_put(MB *r, const GpuBuf *b)
 
 void gpu_unpin_all(void)
 {
-    for (int i = 0; i < nents; i++) ents[i].pinned = false;
+    for (int i = nents - 1; i >= 0; i--) {
+        ents[i].pinned = false;
+        if (ents[i].transient) drop(i);
+    }
 }
 
 void gpu_pool_trim(void)
