@@ -21,7 +21,7 @@ BUILD   ?= build
 ifeq ($(SAN),1)
 BUILD   := build-san
 endif
-MODS    := base matrix kernels io dist lang hops rewrite codegen runtime builtins plan api
+MODS    := base matrix kernels io dist gpu lang hops rewrite codegen runtime builtins plan api
 SRC     := $(foreach m,$(MODS),$(wildcard $(m)/*.c))
 OBJ     := $(SRC:%.c=$(BUILD)/obj/%.o)
 TESTSRC := $(wildcard tests/test_*.c)
@@ -55,6 +55,9 @@ MPIDIR  ?= /usr/lib/$(TRIPLET)/openmpi
 CFLAGS  += -I$(MPIDIR)/include -I$(MPIDIR)/include/openmpi
 LDLIBS  += -L$(MPIDIR)/lib -lmpi
 LDFLAGS += -Wl,-rpath,$(MPIDIR)/lib
+# OpenCL through the ICD loader (ocl-icd) and CLBlast: the GPU backend
+# (gpu/, docs/gpu.md); PoCL is the CPU device the tests run on
+LDLIBS  += -lclblast -lOpenCL
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined,float-cast-overflow
@@ -65,7 +68,7 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all deps python test san bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
+.PHONY: all deps python test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
 
 all: $(BUILD)/braid
 
@@ -176,6 +179,10 @@ bench-compile: $(BUILD)/bench/bench_compile
 
 bench-cla: $(BUILD)/bench/bench_cla
 	$(BUILD)/bench/bench_cla
+
+# stitched kernels against XLA-style and per-operator GPU plans (docs/gpu.md)
+bench-stitch: $(BUILD)/bench/bench_stitch
+	$(BUILD)/bench/bench_stitch
 
 bench-kernels: $(BUILD)/bench/bench_kernels
 	OMP_NUM_THREADS=2 $(BUILD)/bench/bench_kernels

@@ -9,6 +9,7 @@
 
 #include "../base/diag.h"
 #include "../kernels/cla.h"
+#include "../gpu/gpu.h"
 #include "../dist/dist.h"
 #include "../lang/load.h"
 #include "../plan/build.h"
@@ -53,6 +54,7 @@ static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64
     cg_print_stats(rt->prog->cg, stdout);
     cla_print_stats(stdout);
     dist_print_stats(stdout);
+    gpu_print_stats(stdout);
 }
 
 /* Compiles the loaded script; NULL after printing the errors. */
@@ -119,6 +121,11 @@ int braid_run(const BraidRunOptions *o)
         cfg.threads = t > 0 ? t : 1;
     }
     br_set_threads(cfg.threads);
+    /* -gpu overrides sysds.gpu; asking for the GPU without a device is an
+     * error here, before anything runs (docs/gpu.md) */
+    if (o->gpu) cfg.gpu = !strcmp(o->gpu, "force") ? GPU_FORCE : GPU_ON;
+    gpu_configure((GpuMode)cfg.gpu, cfg.gpu_device, cfg.gpu_budget);
+    if (cfg.gpu != GPU_OFF && gpu_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
     if (dist_active() && dist_rank() > 0) return dist_serve();
     int rc = run_control(o, &cfg, t_start);
     dist_finish();

@@ -29,6 +29,8 @@ static void usage(FILE *f)
         "  -threads N           number of threads (default: all cores)\n"
         "  -exec MODE           singlenode, hybrid (default) or distributed (spark): under\n"
         "                       mpirun, operations over the memory budget run on all ranks\n"
+        "  -gpu [force]         run operators on the OpenCL device where it pays (force:\n"
+        "                       every operator the GPU backend has; docs/gpu.md)\n"
         "  -help                this text\n");
 }
 
@@ -83,7 +85,7 @@ int main(int argc, char **argv)
      * Fixed thresholds keep freed blocks up to 32 MB for reuse. */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
-    const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL, *exec = NULL;
+    const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL, *exec = NULL, *gpu = NULL;
     bool stats = false;
     int stats_n = 10;
     int64_t seed = -1;
@@ -127,6 +129,10 @@ int main(int argc, char **argv)
                 return 1;
             }
             threads = (int)t;
+        } else if (!strcmp(a, "-gpu")) {
+            /* SystemDS's -gpu [force] */
+            gpu = "on";
+            if (i + 1 < argc && !strcmp(argv[i + 1], "force")) gpu = argv[++i];
         } else if (!strcmp(a, "-exec")) {
             /* SystemDS's execution mode: singlenode, hybrid, spark (here:
              * distributed over MPI ranks) */
@@ -165,7 +171,8 @@ int main(int argc, char **argv)
     char *bdir = builtin_dir(argv[0]);
     BraidRunOptions o = {.file = file, .text = text, .arg_names = names, .arg_values = vals, .nargs = nargs,
                          .config = config, .explain = explain, .stats = stats, .stats_top = stats_n,
-                         .seed = seed, .threads = threads, .builtin_dir = bdir, .exec = exec};
+                         .seed = seed, .threads = threads, .builtin_dir = bdir, .exec = exec,
+                         .gpu = gpu};
     int rc = braid_run(&o);
     free(bdir);
     for (int i = 0; i < nowned; i++) free(owned[i]);

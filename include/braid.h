@@ -213,6 +213,9 @@ typedef struct BraidRunOptions {
     const char *exec;                 /* -exec: "singlenode", "hybrid"
                                          (NULL: the default), "distributed"
                                          or "spark" (= distributed) */
+    const char *gpu;                  /* -gpu: NULL (the configuration's
+                                         sysds.gpu), "on" (per operator by
+                                         cost) or "force" (docs/gpu.md) */
 } BraidRunOptions;
 /* Returns the exit status: 0 on success, 1 on any error. */
 int braid_run(const BraidRunOptions *o);

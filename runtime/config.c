@@ -19,6 +19,7 @@ void config_defaults(BraidConfig *c)
     c->threads = 0;
     snprintf(c->localtmpdir, sizeof c->localtmpdir, "/tmp/braid");
     c->blocksize = 1000;
+    c->gpu_device = -1;
 }
 
 /* The line of position p in s (1-based), for messages. */
@@ -93,6 +94,21 @@ static bool apply_key(BraidConfig *c, const char *key, const char *v, char *unkn
         /* SystemDS: -1 (or 0) for all cores */
         if (!parse_int(v, -1, BR_MAX_THREADS, &n)) return false;
         c->threads = n < 0 ? 0 : n;
+        return true;
+    }
+    if (!strcmp(key, "sysds.gpu")) {   /* braid: false, true or force */
+        if (!strcmp(v, "force")) { c->gpu = 2; return true; }
+        if (!parse_bool(v, &b)) return false;
+        c->gpu = b;
+        return true;
+    }
+    if (!strcmp(key, "sysds.gpu.device")) return parse_int(v, -1, 1023, &c->gpu_device);
+    if (!strcmp(key, "sysds.gpu.memory.budget")) {   /* bytes of device buffers, 0 = half the device */
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || !(d >= 0) || d > 1e18) return false;
+        c->gpu_budget = d;
         return true;
     }
     if (!strcmp(key, "sysds.local.memory.budget")) {   /* braid: bytes, 0 = 70% of RAM */

@@ -19,6 +19,11 @@ typedef struct BraidConfig {
                                    of the local budget; 0: 70% of RAM */
     int64_t blocksize;          /* sysds.defaultblocksize: rows per block
                                    of distributed matrices */
+    int gpu;                    /* sysds.gpu (braid): 0 false, 1 true (per
+                                   instruction by cost), 2 force (docs/gpu.md) */
+    int gpu_device;             /* sysds.gpu.device: index, -1 first GPU */
+    double gpu_budget;          /* sysds.gpu.memory.budget: pool bytes, 0 half
+                                   the device's memory */
 } BraidConfig;
 
 void config_defaults(BraidConfig *c);

@@ -6,6 +6,8 @@
 #include "interp.h"
 #include "cla_rt.h"
 #include "distexec.h"
+#include "gpuexec.h"
+#include "../gpu/gpu.h"
 #include "../base/vec.h"
 #include "../dist/dist.h"
 
@@ -241,7 +243,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     int rc = 0;
     BrErr e;
     int64_t seen = 0;
-    bool dist = dist_active();
+    bool dist = dist_active(), gpu = gpu_mode() != GPU_OFF;
     for (int i = 0; i < c->n && !rc; i++) {
         const Instr *in = &c->ins[i];
         br_err_clear(&e);
@@ -263,6 +265,8 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
          * inputs are decompressed here for operators that do not take
          * them (docs/cla.md) */
         int step = dist ? rt_dist_step(c, f, in, regs, &e) : 0;
+        /* the GPU backend where it has the operator (docs/gpu.md) */
+        if (step == 0 && gpu) step = rt_gpu_step(in, regs, &e);
         int xrc = step < 0 ? -1 : step > 0 ? 0
                 : cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)
                                              : exec_instr(rt, f, in, regs, &e);

@@ -5,10 +5,13 @@
 # gcc, so a gcc installed with --no-install-recommends lacks it; gcc's own
 # headers (omp.h, immintrin.h) come with gcc (libgcc-12-dev). python3-dev
 # builds the Python package (python/); NumPy, SciPy, pandas and
-# scikit-learn are what its tests (tests/python) check it against.
+# scikit-learn are what its tests (tests/python) check it against. OpenCL
+# (the ICD loader and headers), CLBlast and PoCL (a CPU OpenCL device)
+# build and test the GPU backend.
 set -e
 PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3\
-      python3-dev python3-numpy python3-scipy openmpi-bin libopenmpi-dev"
+      python3-dev python3-numpy python3-scipy openmpi-bin libopenmpi-dev\
+      ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev"
 # what only the Python tests compare with: without their recommended
 # packages (pandas alone would pull in some 60: matplotlib, lxml, ...)
 TESTPKGS="python3-pandas python3-sklearn"

@@ -9,7 +9,7 @@ import re
 import sys
 
 # Lowest first. A folder may include its own folder and lower ones.
-LAYERS = ['base', 'matrix', 'io', 'kernels', 'dist', 'lang', 'hops', 'rewrite',
+LAYERS = ['base', 'matrix', 'io', 'kernels', 'dist', 'gpu', 'lang', 'hops', 'rewrite',
           'codegen', 'runtime', 'builtins', 'plan', 'api', 'cli']
 # Includes that the order allows but the design does not: the runtime
 # runs instructions and never sees a HOP, a rewrite or codegen's compile

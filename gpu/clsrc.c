@@ -1,0 +1,232 @@
+/* clsrc.c: the OpenCL C source of the backend's fixed kernels, built once
+ * per process (gpu/ocl.c). The scalar semantics come from the operator
+ * table: ew_un/ew_bin are switches over every UNARY/BINARY row's cgen
+ * text, with a prelude of OpenCL copies of codegen's cg_* helpers (exp,
+ * log and tanh are base/ops.h's own branch-free definitions, so they
+ * agree with the CPU to the bit). The text depends only on the build (the
+ * opcodes), so drivers that cache programs by source (PoCL's kcache,
+ * NVIDIA's) compile it once per machine. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_int.h"
+#include "../base/strbuf.h"
+
+#define CL_STR_(...) #__VA_ARGS__
+#define CL_STR(...) CL_STR_(__VA_ARGS__)
+
+/* Helpers; FP_CONTRACT off so that a*b+c is never fused behind our back
+ * (the CPU reference does not fuse either). */
+static const char cl_prelude[] =
+    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "#pragma OPENCL FP_CONTRACT OFF\n"
+    "typedef long int64_t;\n"
+    "typedef ulong uint64_t;\n"
+    "#define INT64_MAX LONG_MAX\n"
+    "#define INT64_MIN LONG_MIN\n"
+    "#define CG_INL static inline\n"
+    "CG_INL double cg_round(double x) { return floor(x + 0.5); }\n"
+    "CG_INL int64_t cg_to_i64(double x)\n"
+    "{\n"
+    "    if (x != x) return 0;\n"
+    "    if (x >= 9223372036854775807.0) return INT64_MAX;\n"
+    "    if (x <= -9223372036854775808.0) return INT64_MIN;\n"
+    "    return (int64_t)x;\n"
+    "}\n"
+    "CG_INL double cg_intdiv(double a, double b)\n"
+    "{\n"
+    "    if (b == 0) return NAN;\n"
+    "    double q = a / b;\n"
+    "    return isfinite(q) ? trunc(q) : q;\n"
+    "}\n"
+    "CG_INL double cg_mod(double a, double b)\n"
+    "{\n"
+    "    if (b == 0) return NAN;\n"
+    "    double q = cg_intdiv(a, b);\n"
+    "    return a - q * b;\n"
+    "}\n"
+    "CG_INL double cg_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : (x == 0 ? 0.0 : x); }\n"
+    "CG_INL double cg_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b); }\n"
+    "CG_INL double cg_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b); }\n"
+    "CG_INL double cg_pow(double a, double b) { return b == 2 ? a * a : pow(a, b); }\n"
+    CL_STR(OPS_TANH_DEF(cg_tanh, CG_INL)) "\n"
+    CL_STR(OPS_EXP_DEF(cg_exp, CG_INL)) "\n"
+    CL_STR(OPS_LOG_DEF(cg_log, CG_INL)) "\n"
+    /* aggregation steps: NaN is sticky for min/max (kernels/agg.c) */
+    "CG_INL double cg_minstep(double s, double v) { return (v < s || v != v) ? v : s; }\n"
+    "CG_INL double cg_maxstep(double s, double v) { return (v > s || v != v) ? v : s; }\n"
+    /* Kahan addition; an infinite sum resets the correction */
+    "CG_INL void cg_kadd(double *s, double *c, double x)\n"
+    "{\n"
+    "    double y = x + *c, t = *s + y;\n"
+    "    *c = fabs(t) <= DBL_MAX ? y - (t - *s) : 0;\n"
+    "    *s = t;\n"
+    "}\n";
+
+/* The fixed kernels. Broadcast modes of a binary operand: 0 a full
+ * matrix, 1 a row vector (index j), 2 a column vector (index i), 3 the
+ * scalar argument. Aggregates: AG_SUM, AG_SUMSQ, AG_MIN, AG_MAX. */
+static const char cl_kernels[] =
+    "#define AG_SUM 0\n#define AG_SUMSQ 1\n#define AG_MIN 2\n#define AG_MAX 3\n"
+    "CG_INL double bval(__global const double *p, int mode, double s, long i, long j, long cols)\n"
+    "{\n"
+    "    return mode == 0 ? p[i * cols + j] : mode == 1 ? p[j] : mode == 2 ? p[i] : s;\n"
+    "}\n"
+    "__kernel void ew_unary(int op, long n, __global const double *a, __global double *out)\n"
+    "{\n"
+    "    long i = get_global_id(0);\n"
+    "    if (i < n) out[i] = ew_un(op, a[i]);\n"
+    "}\n"
+    "__kernel void ew_binary(int op, long rows, long cols, __global const double *a, int am, double as,\n"
+    "                        __global const double *b, int bm, double bs, __global double *out)\n"
+    "{\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k >= rows * cols) return;\n"
+    "    long i = k / cols, j = k - i * cols;\n"
+    "    out[k] = ew_bin(op, bval(a, am, as, i, j, cols), bval(b, bm, bs, i, j, cols));\n"
+    "}\n"
+    /* sparse (CSR) a op b for operators with f(0, y) = 0: the output has
+     * a's structure; one work-item per row */
+    "__kernel void csr_binary(int op, long rows, long cols, __global const long *rp, __global const int *ci,\n"
+    "                         __global const double *v, __global const double *b, int bm, double bs, int swap,\n"
+    "                         __global double *outv)\n"
+    "{\n"
+    "    long i = get_global_id(0);\n"
+    "    if (i >= rows) return;\n"
+    "    for (long k = rp[i]; k < rp[i + 1]; k++) {\n"
+    "        double y = bval(b, bm, bs, i, ci[k], cols);\n"
+    "        outv[k] = swap ? ew_bin(op, y, v[k]) : ew_bin(op, v[k], y);\n"
+    "    }\n"
+    "}\n"
+    "__kernel void csr_unary(int op, long nnz, __global const double *v, __global double *outv)\n"
+    "{\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k < nnz) outv[k] = ew_un(op, v[k]);\n"
+    "}\n"
+    "__kernel void csr_to_dense(long rows, long cols, __global const long *rp, __global const int *ci,\n"
+    "                           __global const double *v, __global double *out)\n"
+    "{\n"
+    "    long i = get_global_id(0);\n"
+    "    if (i >= rows) return;\n"
+    "    for (long j = 0; j < cols; j++) out[i * cols + j] = 0;\n"
+    "    for (long k = rp[i]; k < rp[i + 1]; k++) out[i * cols + ci[k]] = v[k];\n"
+    "}\n"
+    /* CSR a (rows x inner) times dense b (inner x n): one work-item per
+     * output cell, the row's non-zeros in order (spmv for n = 1) */
+    "__kernel void csr_mm(long rows, long n, __global const long *rp, __global const int *ci,\n"
+    "                     __global const double *v, __global const double *b, __global double *out)\n"
+    "{\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k >= rows * n) return;\n"
+    "    long i = k / n, j = k - i * n;\n"
+    "    double s = 0;\n"
+    "    for (long p = rp[i]; p < rp[i + 1]; p++) s += v[p] * b[(long)ci[p] * n + j];\n"
+    "    out[k] = s;\n"
+    "}\n"
+    /* transpose through a 16 x 17 local tile (work-group composition:
+     * coalesced reads and writes, the padding avoids bank conflicts) */
+    "__kernel void transpose(long rows, long cols, __global const double *a, __global double *out)\n"
+    "{\n"
+    "    __local double tile[16][17];\n"
+    "    long bx = get_group_id(0) * 16, by = get_group_id(1) * 16;\n"
+    "    int tx = get_local_id(0), ty = get_local_id(1);\n"
+    "    long i = by + ty, j = bx + tx;\n"
+    "    if (i < rows && j < cols) tile[ty][tx] = a[i * cols + j];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    long oi = bx + ty, oj = by + tx;\n"
+    "    if (oi < cols && oj < rows) out[oi * rows + oj] = tile[tx][ty];\n"
+    "}\n"
+    /* copies the upper triangle into the lower one (tsmm's symmetry) */
+    "__kernel void sym_lower(long n, __global double *c)\n"
+    "{\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k >= n * n) return;\n"
+    "    long i = k / n, j = k - i * n;\n"
+    "    if (j < i) c[k] = c[j * n + i];\n"
+    "}\n"
+    "CG_INL void agg_step(int op, double *s, double *c, double x)\n"
+    "{\n"
+    "    if (op == AG_SUM) cg_kadd(s, c, x);\n"
+    "    else if (op == AG_SUMSQ) cg_kadd(s, c, x * x);\n"
+    "    else if (op == AG_MIN) *s = cg_minstep(*s, x);\n"
+    "    else *s = cg_maxstep(*s, x);\n"
+    "}\n"
+    "CG_INL double agg_init(int op) { return op == AG_MIN ? INFINITY : op == AG_MAX ? -INFINITY : 0.0; }\n"
+    "CG_INL double agg_comb(int op, double a, double b)\n"
+    "{\n"
+    "    return op == AG_MIN ? cg_minstep(a, b) : op == AG_MAX ? cg_maxstep(a, b) : a + b;\n"
+    "}\n"
+    /* one work-group per row (grid-stride over groups of rows): each
+     * work-item a strided Kahan partial, then a tree in local memory */
+    "__kernel void agg_row(int op, long rows, long cols, double div, __global const double *a,\n"
+    "                      __global double *out, __local double *sh)\n"
+    "{\n"
+    "    int l = get_local_id(0), L = get_local_size(0);\n"
+    "    for (long i = get_group_id(0); i < rows; i += get_num_groups(0)) {\n"
+    "        double s = agg_init(op), c = 0;\n"
+    "        for (long j = l; j < cols; j += L) agg_step(op, &s, &c, a[i * cols + j]);\n"
+    "        sh[l] = op <= AG_SUMSQ ? s + c : s;\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "        for (int w = L / 2; w > 0; w /= 2) {\n"
+    "            if (l < w) sh[l] = agg_comb(op, sh[l], sh[l + w]);\n"
+    "            barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "        }\n"
+    "        if (l == 0) out[i] = sh[0] / div;\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "}\n"
+    /* one work-item per column, Kahan down the rows (coalesced over j) */
+    "__kernel void agg_col(int op, long rows, long cols, double div, __global const double *a,\n"
+    "                      __global double *out)\n"
+    "{\n"
+    "    long j = get_global_id(0);\n"
+    "    if (j >= cols) return;\n"
+    "    double s = agg_init(op), c = 0;\n"
+    "    for (long i = 0; i < rows; i++) agg_step(op, &s, &c, a[i * cols + j]);\n"
+    "    out[j] = (op <= AG_SUMSQ ? s + c : s) / div;\n"
+    "}\n"
+    /* the first stage of a full aggregate: one partial per work-group */
+    "__kernel void agg_part(int op, long n, __global const double *a, __global double *part,\n"
+    "                       __local double *sh)\n"
+    "{\n"
+    "    int l = get_local_id(0), L = get_local_size(0);\n"
+    "    double s = agg_init(op), c = 0;\n"
+    "    for (long k = get_global_id(0); k < n; k += get_global_size(0)) agg_step(op, &s, &c, a[k]);\n"
+    "    sh[l] = op <= AG_SUMSQ ? s + c : s;\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (int w = L / 2; w > 0; w /= 2) {\n"
+    "        if (l < w) sh[l] = agg_comb(op, sh[l], sh[l + w]);\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    if (l == 0) part[get_group_id(0)] = sh[0];\n"
+    "}\n";
+
+/* Appends "case OP_x: return <cgen>;" for every row of one shape. */
+static void add_case(StrBuf *b, int op, const char *cgen, const char *x, const char *y)
+{
+    char expr[512];
+    snprintf(expr, sizeof expr, cgen, x, y);
+    sb_printf(b, "    case %d: return %s;\n", op, expr);
+}
+
+char *gpu_cl_prelude(void) { return strdup(cl_prelude); }
+
+char *gpu_cl_source(void)
+{
+    StrBuf b = {0};
+    sb_puts(&b, cl_prelude);
+    sb_puts(&b, "CG_INL double ew_un(int op, double x)\n{\n    switch (op) {\n");
+#define UNARY(id, name, flags, tpl, type, cost, ref, cgen) add_case(&b, OP_##id, cgen, "x", "");
+#include "../base/ops.def"
+#undef UNARY
+    sb_puts(&b, "    default: return NAN;\n    }\n}\n");
+    sb_puts(&b, "CG_INL double ew_bin(int op, double a, double b)\n{\n    switch (op) {\n");
+#define BINARY(id, name, flags, tpl, type, cost, ref, cgen) add_case(&b, OP_##id, cgen, "a", "b");
+#include "../base/ops.def"
+#undef BINARY
+    sb_puts(&b, "    default: return NAN;\n    }\n}\n");
+    sb_puts(&b, cl_kernels);
+    if (b.oom) { free(b.s); return NULL; }
+    return b.s;
+}

@@ -1,0 +1,86 @@
+/* gpu.h: the GPU backend on OpenCL (docs/gpu.md). One OpenCL device per
+ * process, chosen by -gpu / sysds.gpu and created on first use; matrices
+ * live on the device in a buffer pool (gpu/pool.c) keyed by the host
+ * block, uploaded on first use and kept while the block lives and the
+ * pool's budget allows (least recently used entries are evicted; the
+ * host copy is always current, so eviction is a free). Every operator
+ * here takes and returns host blocks (MB): results are computed on the
+ * device, stay resident for the next operator, and are copied back.
+ *
+ * Operators return a new block, or NULL: with e set on a device error,
+ * with e clear when they do not handle these operands (shapes that the
+ * CPU kernel rejects, compressed blocks, empty matrices), in which case
+ * the caller runs the CPU kernel. All entry points are thread-safe (one
+ * lock: parfor workers share the device). */
+#ifndef BRAID_GPU_H
+#define BRAID_GPU_H
+
+#include <stdio.h>
+
+#include "../base/ops.h"
+#include "../matrix/mb.h"
+
+/* sysds.gpu / -gpu: off, on (per instruction by cost), force (every
+ * operator the backend has runs on the device: tests). */
+typedef enum { GPU_OFF, GPU_ON, GPU_FORCE } GpuMode;
+
+/* Settings, before the first operator: mode, device index over all
+ * platforms' devices in ICD order (-1: the first GPU, else the first
+ * device of any type), pool budget in bytes (<= 0: half the device's
+ * global memory). */
+void gpu_configure(GpuMode mode, int device, double pool_budget);
+GpuMode gpu_mode(void);
+
+/* Creates the context (once): 0, or an error saying why there is no
+ * device ("no OpenCL platform/device: ..."). */
+int gpu_init(BrErr *e);
+
+/* What gpu_init found: name, type and the properties the cost models use. */
+typedef struct GpuInfo {
+    char name[128];
+    bool is_cpu;               /* CL_DEVICE_TYPE_CPU (PoCL): host memory */
+    int compute_units;
+    int clock_mhz;
+    size_t max_wg;             /* max work-group size */
+    size_t local_mem;          /* bytes of local memory per work-group */
+    size_t sub_group;          /* sub-group (warp) width, 0 if unknown */
+    bool has_subgroups;        /* cl_khr_subgroups or OpenCL >= 2.1 */
+    double global_mem;         /* bytes */
+    size_t max_alloc;          /* bytes of the largest buffer */
+} GpuInfo;
+const GpuInfo *gpu_info(void);
+
+/* Counters for tests and -stats. */
+typedef struct GpuStats {
+    int64_t launches;          /* kernel launches (CLBlast calls count one) */
+    int64_t h2d_bytes, d2h_bytes;
+    int64_t hits, misses;      /* pool lookups of inputs */
+    int64_t evictions;
+    int64_t ops;               /* operators run on the device */
+} GpuStats;
+GpuStats gpu_stats(void);
+void gpu_stats_reset(void);
+/* One line for -stats (nothing with the backend off). */
+void gpu_print_stats(FILE *f);
+
+/* Operators (semantics of kernels/ew.h, agg.h, mm.h, reorg.h). */
+MB *gpu_unary(OpCode op, const MB *a, BrErr *e);
+MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e);
+MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e);
+/* op in OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX; DIR_FULL gives 1x1 */
+MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e);
+MB *gpu_matmul(const MB *a, const MB *b, BrErr *e);
+MB *gpu_tsmm(const MB *x, bool left, BrErr *e);
+MB *gpu_transpose(const MB *a, BrErr *e);
+
+/* The cost rule of the instruction layer: should an operator with these
+ * inputs (bytes not yet on the device), output bytes and floating-point
+ * work run on the device? Always true under GPU_FORCE. */
+bool gpu_worth(double in_bytes, double out_bytes, double flops);
+/* bytes of a block's device copy when it is not resident, else 0 */
+double gpu_upload_bytes(const MB *m);
+
+/* Drops every pool entry (tests of eviction; end of a run). */
+void gpu_pool_clear(void);
+
+#endif

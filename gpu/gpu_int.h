@@ -1,0 +1,74 @@
+/* gpu_int.h: the backend's internals shared by its files (ocl.c: device,
+ * program, launches; pool.c: resident buffers; ops.c: operators;
+ * stitch.c: stitched kernels). */
+#ifndef BRAID_GPU_INT_H
+#define BRAID_GPU_INT_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <pthread.h>
+
+#include "gpu.h"
+
+/* The fixed kernels of clsrc.c (ocl.c looks each up once). */
+typedef enum {
+    K_EW_UNARY, K_EW_BINARY, K_CSR_BINARY, K_CSR_UNARY, K_CSR_TO_DENSE, K_CSR_MM,
+    K_TRANSPOSE, K_SYM_LOWER, K_AGG_ROW, K_AGG_COL, K_AGG_PART, K_COUNT
+} GpuKernel;
+
+typedef struct GpuCtx {
+    cl_context ctx;
+    cl_device_id dev;
+    cl_command_queue q;
+    cl_program prog;
+    cl_kernel k[K_COUNT];
+    GpuInfo info;
+    double budget;             /* pool budget in bytes */
+} GpuCtx;
+
+/* The context (after gpu_init succeeded) and the lock every entry point
+ * holds while it uses it. */
+extern GpuCtx gpu_ctx;
+extern pthread_mutex_t gpu_lock;
+extern GpuStats gpu_st;
+
+/* The source of the fixed kernels (malloc'd; NULL without memory). */
+char *gpu_cl_source(void);
+/* The scalar helpers alone (malloc'd): the head of generated kernels. */
+char *gpu_cl_prelude(void);
+/* Builds a program from source for the device; NULL with e set (the
+ * build log in the message). */
+cl_program gpu_build(const char *src, BrErr *e);
+/* an OpenCL error as a braid error */
+int gpu_clerr(BrErr *e, cl_int rc, const char *what);
+
+/* A device buffer of bytes (at least 1); NULL with e set, or with e
+ * clear when bytes exceed the device's largest buffer (the operator then
+ * falls back to the CPU). Evicts pool entries when the budget would be
+ * exceeded. */
+cl_mem gpu_alloc(size_t bytes, BrErr *e);
+/* Launch a 1-D kernel over n items (local size chosen by the driver
+ * unless local > 0, rounded up), counted in the stats. */
+int gpu_launch1(cl_kernel k, size_t n, size_t local, BrErr *e);
+int gpu_launch2(cl_kernel k, size_t n0, size_t n1, size_t l0, size_t l1, BrErr *e);
+/* Sets kernel arguments: a list of (size, pointer) pairs ending in 0. */
+int gpu_args(cl_kernel k, BrErr *e, ...);
+
+/* A resident copy of a host block: dense d, or CSR rp/ci/v. */
+typedef struct GpuBuf {
+    cl_mem d, rp, ci, v;
+    bool sparse;
+} GpuBuf;
+/* The device copy of m (uploaded on a miss); pinned until gpu_unpin_all. */
+int gpu_get(const MB *m, GpuBuf *out, BrErr *e);
+/* Registers a result: the host block r (the caller's) now has the device
+ * copy b, which the pool owns from here (released when evicted). */
+void gpu_put(MB *r, const GpuBuf *b);
+void gpu_unpin_all(void);
+/* Frees entries whose host block only the pool holds. */
+void gpu_pool_trim(void);
+void gpubuf_release(GpuBuf *b);
+
+#endif

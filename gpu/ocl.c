@@ -1,0 +1,223 @@
+/* ocl.c: the OpenCL device of the backend: selection (-gpu, sysds.gpu),
+ * the context and queue, the one program of fixed kernels (built once per
+ * process, on first use), launches and the device properties the cost
+ * models read. Portable OpenCL 1.2 host code: it runs on any ICD (NVIDIA,
+ * AMD, Intel, PoCL). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_int.h"
+
+GpuCtx gpu_ctx;
+pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+GpuStats gpu_st;
+
+static GpuMode g_mode = GPU_OFF;
+static int g_device = -1;
+static double g_budget = 0;
+static int g_state = 0;            /* 0 not tried, 1 ready, -1 failed */
+static BrErr g_err;                /* why gpu_init failed (reported again) */
+
+static const char *const kernel_names[K_COUNT] = {
+    "ew_unary", "ew_binary", "csr_binary", "csr_unary", "csr_to_dense", "csr_mm",
+    "transpose", "sym_lower", "agg_row", "agg_col", "agg_part",
+};
+
+void gpu_configure(GpuMode mode, int device, double pool_budget)
+{
+    g_mode = mode;
+    g_device = device;
+    g_budget = pool_budget;
+    if (g_state == 1 && pool_budget > 0) gpu_ctx.budget = pool_budget;
+}
+
+GpuMode gpu_mode(void) { return g_mode; }
+const GpuInfo *gpu_info(void) { return &gpu_ctx.info; }
+
+int gpu_clerr(BrErr *e, cl_int rc, const char *what)
+{
+    return br_err(e, BR_EFAIL, "GPU (OpenCL): %s failed (error %d)", what, (int)rc);
+}
+
+/* All devices of all platforms in ICD order; the chosen one by index, or
+ * the first GPU, or the first device. */
+static int pick_device(cl_device_id *dev, BrErr *e)
+{
+    cl_platform_id plats[16];
+    cl_uint np = 0;
+    if (clGetPlatformIDs(16, plats, &np) != CL_SUCCESS || np == 0)
+        return br_err(e, BR_EFAIL, "GPU: no OpenCL platform (install an OpenCL driver, e.g. Debian's "
+                      "pocl-opencl-icd, or run without -gpu)");
+    cl_device_id all[64];
+    int n = 0;
+    for (cl_uint p = 0; p < np && n < 64; p++) {
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, (cl_uint)(64 - n), all + n, &nd) == CL_SUCCESS)
+            n += (int)nd;
+    }
+    if (n == 0) return br_err(e, BR_EFAIL, "GPU: no OpenCL device on %u platform(s) (run without -gpu)", np);
+    if (g_device >= n)
+        return br_err(e, BR_EARG, "GPU: device %d requested (sysds.gpu.device), but there are only %d", g_device, n);
+    int pick = g_device >= 0 ? g_device : 0;
+    if (g_device < 0)
+        for (int i = 0; i < n; i++) {
+            cl_device_type t;
+            if (clGetDeviceInfo(all[i], CL_DEVICE_TYPE, sizeof t, &t, NULL) == CL_SUCCESS && (t & CL_DEVICE_TYPE_GPU)) {
+                pick = i;
+                break;
+            }
+        }
+    *dev = all[pick];
+    return 0;
+}
+
+static void read_info(cl_device_id d, GpuInfo *gi)
+{
+    memset(gi, 0, sizeof *gi);
+    clGetDeviceInfo(d, CL_DEVICE_NAME, sizeof gi->name - 1, gi->name, NULL);
+    cl_device_type t = 0;
+    clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+    gi->is_cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
+    cl_uint u = 0;
+    clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof u, &u, NULL);
+    gi->compute_units = (int)u;
+    u = 0;
+    clGetDeviceInfo(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof u, &u, NULL);
+    gi->clock_mhz = (int)u;
+    clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof gi->max_wg, &gi->max_wg, NULL);
+    cl_ulong l = 0;
+    clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof l, &l, NULL);
+    gi->local_mem = (size_t)l;
+    l = 0;
+    clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof l, &l, NULL);
+    gi->global_mem = (double)l;
+    l = 0;
+    clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof l, &l, NULL);
+    gi->max_alloc = (size_t)l;
+    char ext[8192] = {0};
+    clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
+    gi->has_subgroups = strstr(ext, "cl_khr_subgroups") != NULL;
+    /* the SIMD width a work-group is scheduled in: the preferred multiple
+     * of the work-group size is the warp/wavefront width on GPUs */
+    gi->sub_group = 0;
+    if (gi->max_wg == 0) gi->max_wg = 1;
+}
+
+static int build_all(BrErr *e)
+{
+    cl_int rc;
+    cl_device_id dev;
+    if (pick_device(&dev, e)) return -1;
+    cl_uint fp64 = 0;
+    clGetDeviceInfo(dev, CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, sizeof fp64, &fp64, NULL);
+    if (fp64 == 0) return br_err(e, BR_EFAIL, "GPU: the OpenCL device has no double precision (cl_khr_fp64)");
+    gpu_ctx.dev = dev;
+    read_info(dev, &gpu_ctx.info);
+    gpu_ctx.ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &rc);
+    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clCreateContext");
+    gpu_ctx.q = clCreateCommandQueue(gpu_ctx.ctx, dev, 0, &rc);
+    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clCreateCommandQueue");
+    char *src = gpu_cl_source();
+    if (!src) return br_err(e, BR_ENOMEM, "out of memory");
+    gpu_ctx.prog = gpu_build(src, e);
+    free(src);
+    if (!gpu_ctx.prog) return -1;
+    for (int k = 0; k < K_COUNT; k++) {
+        gpu_ctx.k[k] = clCreateKernel(gpu_ctx.prog, kernel_names[k], &rc);
+        if (rc != CL_SUCCESS) return gpu_clerr(e, rc, kernel_names[k]);
+    }
+    /* kernels with local tiles need a work-group of 256 (transpose: 16x16) */
+    gpu_ctx.budget = g_budget > 0 ? g_budget : gpu_ctx.info.global_mem / 2;
+    return 0;
+}
+
+cl_program gpu_build(const char *src, BrErr *e)
+{
+    cl_int rc;
+    cl_program p = clCreateProgramWithSource(gpu_ctx.ctx, 1, &src, NULL, &rc);
+    if (rc != CL_SUCCESS) { gpu_clerr(e, rc, "clCreateProgramWithSource"); return NULL; }
+    rc = clBuildProgram(p, 1, &gpu_ctx.dev, "-cl-std=CL1.2", NULL, NULL);
+    if (rc != CL_SUCCESS) {
+        char log[2048] = {0};
+        clGetProgramBuildInfo(p, gpu_ctx.dev, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+        br_err(e, BR_EFAIL, "GPU: building the OpenCL program failed (error %d): %s", (int)rc, log);
+        clReleaseProgram(p);
+        return NULL;
+    }
+    return p;
+}
+
+int gpu_init(BrErr *e)
+{
+    pthread_mutex_lock(&gpu_lock);
+    if (g_state == 0) g_state = build_all(&g_err) ? -1 : 1;
+    int st = g_state;
+    pthread_mutex_unlock(&gpu_lock);
+    if (st < 0) return br_err(e, g_err.code ? g_err.code : BR_EFAIL, "%s", g_err.msg);
+    return 0;
+}
+
+int gpu_args(cl_kernel k, BrErr *e, ...)
+{
+    va_list ap;
+    va_start(ap, e);
+    for (cl_uint i = 0;; i++) {
+        size_t sz = va_arg(ap, size_t);
+        if (sz == 0) break;
+        const void *p = va_arg(ap, const void *);
+        cl_int rc = clSetKernelArg(k, i, sz, p);
+        if (rc != CL_SUCCESS) { va_end(ap); return gpu_clerr(e, rc, "clSetKernelArg"); }
+    }
+    va_end(ap);
+    return 0;
+}
+
+static size_t round_up(size_t n, size_t l) { return (n + l - 1) / l * l; }
+
+int gpu_launch1(cl_kernel k, size_t n, size_t local, BrErr *e)
+{
+    if (n == 0) return 0;
+    size_t l = local ? local : 64;
+    if (l > gpu_ctx.info.max_wg) l = gpu_ctx.info.max_wg;
+    size_t g = round_up(n, l);
+    cl_int rc = clEnqueueNDRangeKernel(gpu_ctx.q, k, 1, NULL, &g, &l, 0, NULL, NULL);
+    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueNDRangeKernel");
+    gpu_st.launches++;
+    return 0;
+}
+
+int gpu_launch2(cl_kernel k, size_t n0, size_t n1, size_t l0, size_t l1, BrErr *e)
+{
+    if (n0 == 0 || n1 == 0) return 0;
+    size_t g[2] = {round_up(n0, l0), round_up(n1, l1)}, l[2] = {l0, l1};
+    cl_int rc = clEnqueueNDRangeKernel(gpu_ctx.q, k, 2, NULL, g, l, 0, NULL, NULL);
+    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueNDRangeKernel");
+    gpu_st.launches++;
+    return 0;
+}
+
+GpuStats gpu_stats(void)
+{
+    pthread_mutex_lock(&gpu_lock);
+    GpuStats s = gpu_st;
+    pthread_mutex_unlock(&gpu_lock);
+    return s;
+}
+
+void gpu_stats_reset(void)
+{
+    pthread_mutex_lock(&gpu_lock);
+    memset(&gpu_st, 0, sizeof gpu_st);
+    pthread_mutex_unlock(&gpu_lock);
+}
+
+void gpu_print_stats(FILE *f)
+{
+    if (g_mode == GPU_OFF || g_state != 1) return;
+    GpuStats s = gpu_stats();
+    fprintf(f, "GPU (%s):\t%lld ops, %lld launches, %.3f/%.3f MB up/down, pool %lld hits/%lld misses/%lld evictions.\n",
+            gpu_ctx.info.name, (long long)s.ops, (long long)s.launches, (double)s.h2d_bytes / 1e6,
+            (double)s.d2h_bytes / 1e6, (long long)s.hits, (long long)s.misses, (long long)s.evictions);
+}

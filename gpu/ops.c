@@ -1,0 +1,451 @@
+/* ops.c: the backend's operators over host blocks: inputs from the pool
+ * (uploaded on a miss), one or two launches of the fixed kernels (or a
+ * CLBlast call for dense products), the result read back into a new host
+ * block and registered in the pool so that the next operator finds it on
+ * the device. Sparse inputs: CSR kernels where the operator keeps the
+ * sparse structure (a sparse operand of a multiplication-like binary
+ * operator, sparse-safe unary operators, a sparse left operand of a
+ * product), otherwise a CSR-to-dense kernel on the device first. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_int.h"
+#include <clblast_c.h>
+
+/* Aggregate codes of clsrc.c's kernels. */
+enum { AG_SUM, AG_SUMSQ, AG_MIN, AG_MAX };
+
+/* Every operator: context, lock, dead entries out; the end unpins. */
+static bool begin(BrErr *e)
+{
+    if (gpu_init(e)) return false;
+    pthread_mutex_lock(&gpu_lock);
+    gpu_pool_trim();
+    return true;
+}
+
+static MB *end(MB *r)
+{
+    gpu_unpin_all();
+    if (r) gpu_st.ops++;
+    pthread_mutex_unlock(&gpu_lock);
+    return r;
+}
+
+static cl_kernel K(GpuKernel k) { return gpu_ctx.k[k]; }
+
+/* A dense device view of an input: its own buffer, or (sparse) a new one
+ * filled by csr_to_dense, which *tmp then holds for the caller. */
+static cl_mem dense_view(const MB *m, const GpuBuf *b, cl_mem *tmp, BrErr *e)
+{
+    *tmp = NULL;
+    if (!b->sparse) return b->d;
+    cl_mem d = gpu_alloc((size_t)(m->rows * m->cols) * sizeof(double), e);
+    if (!d) return NULL;
+    cl_long r = m->rows, c = m->cols;
+    if (gpu_args(K(K_CSR_TO_DENSE), e, sizeof r, &r, sizeof c, &c, sizeof(cl_mem), &b->rp, sizeof(cl_mem), &b->ci,
+                 sizeof(cl_mem), &b->v, sizeof(cl_mem), &d, (size_t)0) ||
+        gpu_launch1(K(K_CSR_TO_DENSE), (size_t)m->rows, 0, e)) {
+        clReleaseMemObject(d);
+        return NULL;
+    }
+    *tmp = d;
+    return d;
+}
+
+static int read_back(cl_mem d, void *host, size_t bytes, BrErr *e)
+{
+    if (bytes == 0) return 0;
+    cl_int rc = clEnqueueReadBuffer(gpu_ctx.q, d, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueReadBuffer");
+    gpu_st.d2h_bytes += (int64_t)bytes;
+    return 0;
+}
+
+/* The dense result in d (owned: kept by the pool or released) as a host
+ * block with exact nnz and the CPU's format rule. */
+static MB *dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
+{
+    MB *r = mb_dense_uninit(rows, cols, e);
+    if (!r || read_back(d, r->d, (size_t)(rows * cols) * sizeof(double), e)) {
+        clReleaseMemObject(d);
+        mb_release(r);
+        return NULL;
+    }
+    mb_recount_nnz(r);
+    /* the format first (in place: the block must be the caller's only) */
+    if (mb_examine(r, e)) { clReleaseMemObject(d); mb_release(r); return NULL; }
+    GpuBuf b = {.d = d};
+    gpu_put(r, &b);
+    return r;
+}
+
+/* A sparse result with the structure of the CSR input a and the values
+ * in v (released here); explicit zeros dropped (then it is not kept on
+ * the device: its structure differs from a's). */
+static MB *csr_result(const MB *a, const GpuBuf *ab, cl_mem v, BrErr *e)
+{
+    MB *r = mb_sp_alloc(a->rows, a->cols, a->nnz, e);
+    if (!r || read_back(v, r->v, (size_t)a->nnz * sizeof(double), e)) {
+        clReleaseMemObject(v);
+        mb_release(r);
+        return NULL;
+    }
+    int64_t k = 0;
+    bool zeros = false;
+    r->rp[0] = 0;
+    for (int64_t i = 0; i < a->rows; i++) {
+        for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++) {
+            double x = r->v[p];
+            if (x == 0) { zeros = true; continue; }
+            r->ci[k] = a->ci[p];
+            r->v[k++] = x;
+        }
+        r->rp[i + 1] = k;
+    }
+    mb_sp_done(r, k);
+    if (mb_examine(r, e)) { clReleaseMemObject(v); mb_release(r); return NULL; }
+    if (zeros || !r->sparse) {
+        clReleaseMemObject(v);
+    } else {
+        clRetainMemObject(ab->rp);
+        clRetainMemObject(ab->ci);
+        GpuBuf b = {.rp = ab->rp, .ci = ab->ci, .v = v, .sparse = true};
+        gpu_put(r, &b);
+    }
+    return r;
+}
+
+static cl_mem out_buf(int64_t cells, BrErr *e) { return gpu_alloc((size_t)cells * sizeof(double), e); }
+
+MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
+{
+    if (op_info[op].kind != OK_UNARY || a->cmb || a->rows * a->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf ab;
+    MB *r = NULL;
+    cl_int opi = op;
+    if (gpu_get(a, &ab, e)) return end(NULL);
+    if (ab.sparse && (op_info[op].flags & OF_SAFE)) {
+        cl_long nnz = a->nnz;
+        cl_mem v = out_buf(a->nnz, e);
+        if (!v) return end(NULL);
+        if (gpu_args(K(K_CSR_UNARY), e, sizeof opi, &opi, sizeof nnz, &nnz, sizeof(cl_mem), &ab.v,
+                     sizeof(cl_mem), &v, (size_t)0) ||
+            gpu_launch1(K(K_CSR_UNARY), (size_t)nnz, 0, e)) {
+            clReleaseMemObject(v);
+            return end(NULL);
+        }
+        return end(csr_result(a, &ab, v, e));
+    }
+    cl_mem tmp, in = dense_view(a, &ab, &tmp, e);
+    cl_long n = a->rows * a->cols;
+    cl_mem o = in ? out_buf(n, e) : NULL;
+    if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof n, &n, sizeof(cl_mem), &in, sizeof(cl_mem), &o,
+                       (size_t)0) &&
+        !gpu_launch1(K(K_EW_UNARY), (size_t)n, 0, e))
+        r = dense_result(a->rows, a->cols, o, e);
+    else if (o)
+        clReleaseMemObject(o);
+    if (tmp) clReleaseMemObject(tmp);
+    return end(r);
+}
+
+/* Broadcast modes as k_binary checks them: 0 full, 1 row vector, 2 column
+ * vector, 3 scalar. False: a shape k_binary rejects (the CPU reports it). */
+static bool modes(const MB *a, const MB *b, int *am, int *bm, int64_t *rows, int64_t *cols)
+{
+    *am = *bm = 0;
+    *rows = a->rows, *cols = a->cols;
+    if (a->rows == b->rows && a->cols == b->cols) return true;
+    if (b->rows == 1 && b->cols == a->cols) { *bm = 1; return true; }
+    if (b->cols == 1 && b->rows == a->rows) { *bm = 2; return true; }
+    *rows = b->rows, *cols = b->cols;
+    if (a->rows == 1 && a->cols == b->cols) { *am = 1; return true; }
+    if (a->cols == 1 && a->rows == b->rows) { *am = 2; return true; }
+    if (a->cols == 1 && b->rows == 1) { *am = 2; *bm = 1; *rows = a->rows; *cols = b->cols; return true; }
+    return false;
+}
+
+/* a op b over the sparse structure of s (the other operand o dense,
+ * broadcast by om); swap: s is the right operand. */
+static MB *binary_csr(OpCode op, const MB *s, const GpuBuf *sb, cl_mem o, int om, bool swap, BrErr *e)
+{
+    cl_int opi = op, omi = om, sw = swap;
+    cl_long rows = s->rows, cols = s->cols;
+    cl_double zero = 0;
+    cl_mem v = out_buf(s->nnz, e);
+    if (!v) return NULL;
+    if (gpu_args(K(K_CSR_BINARY), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &sb->rp,
+                 sizeof(cl_mem), &sb->ci, sizeof(cl_mem), &sb->v, sizeof(cl_mem), &o, sizeof omi, &omi,
+                 sizeof zero, &zero, sizeof sw, &sw, sizeof(cl_mem), &v, (size_t)0) ||
+        gpu_launch1(K(K_CSR_BINARY), (size_t)rows, 0, e)) {
+        clReleaseMemObject(v);
+        return NULL;
+    }
+    return csr_result(s, sb, v, e);
+}
+
+/* The dense kernel over two operands (either may be the scalar s). */
+static MB *binary_dense(OpCode op, cl_mem a, int am, double as, cl_mem b, int bm, double bs, int64_t rows,
+                        int64_t cols, BrErr *e)
+{
+    cl_int opi = op, ami = am, bmi = bm;
+    cl_long r = rows, c = cols;
+    cl_mem o = out_buf(rows * cols, e);
+    if (!o) return NULL;
+    if (gpu_args(K(K_EW_BINARY), e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, sizeof(cl_mem), &a, sizeof ami, &ami,
+                 sizeof as, &as, sizeof(cl_mem), &b, sizeof bmi, &bmi, sizeof bs, &bs, (size_t)sizeof(cl_mem), &o,
+                 (size_t)0) ||
+        gpu_launch1(K(K_EW_BINARY), (size_t)(rows * cols), 0, e)) {
+        clReleaseMemObject(o);
+        return NULL;
+    }
+    return dense_result(rows, cols, o, e);
+}
+
+MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
+{
+    int am, bm;
+    int64_t rows, cols;
+    if (op_info[op].kind != OK_BINARY || a->cmb || b->cmb || !modes(a, b, &am, &bm, &rows, &cols) ||
+        rows * cols == 0)
+        return NULL;
+    /* a sparse operand of x * y-like operators keeps its structure when
+     * the other is finite (0 * NaN is NaN: docs/DESIGN.md "NaN and Inf") */
+    bool mult = (op_info[op].flags & OF_MULT) != 0;
+    bool fa = mult && !mb_has_nonfinite(a), fb = mult && !mb_has_nonfinite(b);
+    if (!begin(e)) return NULL;
+    GpuBuf ab, bb;
+    MB *r = NULL;
+    if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
+    /* the device copy's format decides (a sparse host block may have a
+     * dense device copy: a result examined after the kernel) */
+    bool sa = fb && ab.sparse && am == 0, sb = !sa && fa && bb.sparse && bm == 0;
+    cl_mem ta = NULL, tb = NULL;
+    if (sa && !bb.sparse) r = binary_csr(op, a, &ab, bb.d, bm, false, e);
+    else if (sb && !ab.sparse) r = binary_csr(op, b, &bb, ab.d, am, true, e);
+    else {
+        cl_mem da = dense_view(a, &ab, &ta, e), db = da ? dense_view(b, &bb, &tb, e) : NULL;
+        if (db) r = binary_dense(op, da, am, 0, db, bm, 0, rows, cols, e);
+    }
+    if (ta) clReleaseMemObject(ta);
+    if (tb) clReleaseMemObject(tb);
+    return end(r);
+}
+
+MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e)
+{
+    if (op_info[op].kind != OK_BINARY || a->cmb || a->rows * a->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf ab;
+    MB *r = NULL;
+    if (gpu_get(a, &ab, e)) return end(NULL);
+    /* sparse-safe with this scalar: f(0, s) = 0 keeps a's structure */
+    double z = scalar_left ? ops_binary(op, s, 0) : ops_binary(op, 0, s);
+    if (ab.sparse && z == 0 && isfinite(s)) {
+        cl_int opi = op, om = 3, sw = scalar_left;
+        cl_long rows = a->rows, cols = a->cols;
+        cl_mem v = out_buf(a->nnz, e);
+        if (!v) return end(NULL);
+        if (gpu_args(K(K_CSR_BINARY), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem),
+                     &ab.rp, sizeof(cl_mem), &ab.ci, sizeof(cl_mem), &ab.v, sizeof(cl_mem), &ab.v, sizeof om, &om,
+                     sizeof s, &s, sizeof sw, &sw, sizeof(cl_mem), &v, (size_t)0) ||
+            gpu_launch1(K(K_CSR_BINARY), (size_t)rows, 0, e)) {
+            clReleaseMemObject(v);
+            return end(NULL);
+        }
+        return end(csr_result(a, &ab, v, e));
+    }
+    cl_mem tmp, da = dense_view(a, &ab, &tmp, e);
+    if (da) r = scalar_left ? binary_dense(op, da, 3, s, da, 0, 0, a->rows, a->cols, e)
+                            : binary_dense(op, da, 0, 0, da, 3, s, a->rows, a->cols, e);
+    if (tmp) clReleaseMemObject(tmp);
+    return end(r);
+}
+
+static int agg_code(OpCode op)
+{
+    switch (op) {
+    case OP_SUM: case OP_MEAN: return AG_SUM;
+    case OP_SUMSQ: return AG_SUMSQ;
+    case OP_AMIN: return AG_MIN;
+    case OP_AMAX: return AG_MAX;
+    default: return -1;
+    }
+}
+
+/* The largest power of two <= n and the device's work-group limit. */
+static size_t pow2_wg(size_t n)
+{
+    size_t l = 1;
+    while (l * 2 <= n && l * 2 <= gpu_ctx.info.max_wg) l *= 2;
+    return l;
+}
+
+/* One work-group per row of the rows x cols matrix in d into o. */
+static int agg_rows(int ag, int64_t rows, int64_t cols, double div, cl_mem d, cl_mem o, BrErr *e)
+{
+    cl_int opi = ag;
+    cl_long r = rows, c = cols;
+    size_t L = pow2_wg(cols < 256 ? (size_t)cols : 256);
+    size_t groups = (size_t)(rows < 4096 ? rows : 4096);
+    cl_kernel k = K(K_AGG_ROW);
+    if (gpu_args(k, e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, sizeof div, &div, sizeof(cl_mem), &d,
+                 sizeof(cl_mem), &o, (size_t)0))
+        return -1;
+    cl_int rc = clSetKernelArg(k, 6, L * sizeof(double), NULL);
+    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clSetKernelArg");
+    return gpu_launch1(k, groups * L, L, e);
+}
+
+MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
+{
+    int ag = agg_code(op);
+    if (ag < 0 || a->cmb || a->rows * a->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf ab;
+    MB *r = NULL;
+    if (gpu_get(a, &ab, e)) return end(NULL);
+    cl_mem tmp, d = dense_view(a, &ab, &tmp, e);
+    if (!d) return end(NULL);
+    int64_t rows = a->rows, cols = a->cols, n = rows * cols;
+    bool mean = op == OP_MEAN;
+    cl_mem o = NULL, part = NULL;
+    if (dir == DIR_ROW) {
+        if ((o = out_buf(rows, e)) && !agg_rows(ag, rows, cols, mean ? (double)cols : 1, d, o, e))
+            r = dense_result(rows, 1, o, e), o = NULL;
+    } else if (dir == DIR_COL) {
+        cl_int opi = ag;
+        cl_long rr = rows, cc = cols;
+        double div = mean ? (double)rows : 1;
+        if ((o = out_buf(cols, e)) &&
+            !gpu_args(K(K_AGG_COL), e, sizeof opi, &opi, sizeof rr, &rr, sizeof cc, &cc, sizeof div, &div,
+                      sizeof(cl_mem), &d, sizeof(cl_mem), &o, (size_t)0) &&
+            !gpu_launch1(K(K_AGG_COL), (size_t)cols, 0, e))
+            r = dense_result(1, cols, o, e), o = NULL;
+    } else {
+        /* two stages: partials of G work-groups, then one row of G */
+        size_t L = pow2_wg(256);
+        int64_t G = (n + (int64_t)L - 1) / (int64_t)L;
+        if (G > 256) G = 256;
+        cl_int opi = ag;
+        cl_long nn = n;
+        cl_kernel k = K(K_AGG_PART);
+        if ((part = out_buf(G, e)) && (o = out_buf(1, e)) &&
+            !gpu_args(k, e, sizeof opi, &opi, sizeof nn, &nn, sizeof(cl_mem), &d, sizeof(cl_mem), &part, (size_t)0)) {
+            cl_int rc = clSetKernelArg(k, 4, L * sizeof(double), NULL);
+            if (rc != CL_SUCCESS) gpu_clerr(e, rc, "clSetKernelArg");
+            else if (!gpu_launch1(k, (size_t)G * L, L, e) &&
+                     !agg_rows(ag == AG_SUMSQ ? AG_SUM : ag, 1, G, mean ? (double)n : 1, part, o, e))
+                r = dense_result(1, 1, o, e), o = NULL;
+        }
+    }
+    if (o) clReleaseMemObject(o);
+    if (part) clReleaseMemObject(part);
+    if (tmp) clReleaseMemObject(tmp);
+    return end(r);
+}
+
+static int blas_err(BrErr *e, CLBlastStatusCode s, const char *what)
+{
+    return br_err(e, BR_EFAIL, "GPU (CLBlast): %s failed (status %d)", what, (int)s);
+}
+
+/* C = op(A) op(B) with CLBlast (row-major); one launch counted. */
+static int gemm(bool ta, bool tb, size_t m, size_t n, size_t k, cl_mem a, size_t lda, cl_mem b, size_t ldb,
+                cl_mem c, BrErr *e)
+{
+    CLBlastStatusCode s = CLBlastDgemm(CLBlastLayoutRowMajor, ta ? CLBlastTransposeYes : CLBlastTransposeNo,
+                                       tb ? CLBlastTransposeYes : CLBlastTransposeNo, m, n, k, 1.0, a, 0, lda, b, 0,
+                                       ldb, 0.0, c, 0, n, &gpu_ctx.q, NULL);
+    if (s != CLBlastSuccess) return blas_err(e, s, "Dgemm");
+    gpu_st.launches++;
+    return 0;
+}
+
+MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
+{
+    if (a->cmb || b->cmb || a->cols != b->rows || a->rows * a->cols == 0 || b->rows * b->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf ab, bb;
+    MB *r = NULL;
+    if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
+    int64_t m = a->rows, k = a->cols, n = b->cols;
+    cl_mem tb, db = dense_view(b, &bb, &tb, e), ta = NULL, o = db ? out_buf(m * n, e) : NULL;
+    if (o && ab.sparse) {
+        /* CSR times dense: spmv for one column */
+        cl_long rr = m, nn = n;
+        if (!gpu_args(K(K_CSR_MM), e, sizeof rr, &rr, sizeof nn, &nn, sizeof(cl_mem), &ab.rp, sizeof(cl_mem), &ab.ci,
+                      sizeof(cl_mem), &ab.v, sizeof(cl_mem), &db, sizeof(cl_mem), &o, (size_t)0) &&
+            !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
+            r = dense_result(m, n, o, e), o = NULL;
+    } else if (o) {
+        cl_mem da = dense_view(a, &ab, &ta, e);
+        if (da && !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)k, db, (size_t)n, o, e))
+            r = dense_result(m, n, o, e), o = NULL;
+    }
+    if (o) clReleaseMemObject(o);
+    if (ta) clReleaseMemObject(ta);
+    if (tb) clReleaseMemObject(tb);
+    return end(r);
+}
+
+MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
+{
+    if (x->cmb || x->rows * x->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf xb;
+    MB *r = NULL;
+    if (gpu_get(x, &xb, e)) return end(NULL);
+    int64_t n = left ? x->cols : x->rows, k = left ? x->rows : x->cols;
+    cl_mem tmp, d = dense_view(x, &xb, &tmp, e), o = d ? out_buf(n * n, e) : NULL;
+    cl_long nn = n;
+    /* t(X) X: op(A) = X^T (lda = cols), B = X; X t(X): A = X, op(B) = X^T;
+     * then the upper triangle mirrored, so the result is exactly
+     * symmetric as the CPU's */
+    if (o && !gemm(left, !left, (size_t)n, (size_t)n, (size_t)k, d, (size_t)x->cols, d, (size_t)x->cols, o, e) &&
+        !gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e))
+        r = dense_result(n, n, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
+    if (tmp) clReleaseMemObject(tmp);
+    return end(r);
+}
+
+MB *gpu_transpose(const MB *a, BrErr *e)
+{
+    if (a->cmb || a->rows * a->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf ab;
+    MB *r = NULL;
+    if (gpu_get(a, &ab, e)) return end(NULL);
+    cl_mem tmp, d = dense_view(a, &ab, &tmp, e), o = d ? out_buf(a->rows * a->cols, e) : NULL;
+    cl_long rows = a->rows, cols = a->cols;
+    size_t t = gpu_ctx.info.max_wg >= 256 ? 16 : 1;
+    if (o && !gpu_args(K(K_TRANSPOSE), e, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &d, sizeof(cl_mem),
+                       &o, (size_t)0) &&
+        !gpu_launch2(K(K_TRANSPOSE), (size_t)cols, (size_t)rows, t, t, e))
+        r = dense_result(cols, rows, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
+    if (tmp) clReleaseMemObject(tmp);
+    return end(r);
+}
+
+bool gpu_worth(double in_bytes, double out_bytes, double flops)
+{
+    if (gpu_mode() == GPU_FORCE) return true;
+    if (gpu_mode() == GPU_OFF) return false;
+    BrErr e = {0};
+    if (gpu_init(&e)) return false;
+    const GpuInfo *g = gpu_info();
+    /* a CPU device (PoCL) shares the host's cores: never worth a copy */
+    if (g->is_cpu) return false;
+    /* seconds: launch ~10 us, PCIe ~12 GB/s each way, device compute
+     * (compute units x clock x 64 lanes, fp64 at 1/2) against the host
+     * (cores x 8 flops/cycle at 2.5 GHz, or its memory bandwidth) */
+    double t_gpu = 10e-6 + (in_bytes + out_bytes) / 12e9 + flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0);
+    double t_cpu = BR_MAX(flops / (br_threads() * 8 * 2.5e9), (in_bytes + out_bytes) / 20e9);
+    return t_gpu < t_cpu;
+}

@@ -1,0 +1,80 @@
+/* gpuexec.c: per instruction, GPU or CPU (docs/gpu.md). The choice is
+ * made at run time with the actual operands: the bytes that would have to
+ * be uploaded (operands not resident in the device pool), the result's
+ * bytes and the floating-point work (cells times the operator table's
+ * cost, 2mnk for products) go into gpu_worth's cost rule; under
+ * sysds.gpu=force every operator the backend has runs on the device. The
+ * operators the backend lacks, and operands it does not take (compressed
+ * blocks, empty matrices, shapes the CPU kernel rejects), run on the CPU
+ * as before, which also reports the errors. */
+#include "gpuexec.h"
+#include "../gpu/gpu.h"
+
+static const MB *plain_mb(const Value *v)
+{
+    return v->kind == V_MATRIX && v->m && !v->m->cmb ? v->m : NULL;
+}
+
+static double cells(const MB *m) { return (double)m->rows * (double)m->cols; }
+
+/* Runs op on the device when worth it: NULL with e clear otherwise. */
+static MB *elementwise(const Instr *in, const Value *x, const Value *y, BrErr *e)
+{
+    const MB *a = plain_mb(x), *b = y ? plain_mb(y) : NULL;
+    double w = op_info[in->op].cost;
+    if (in->kind == I_UNARY) {
+        if (!a || !gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a) * w)) return NULL;
+        return gpu_unary(in->op, a, e);
+    }
+    if (a && b) {
+        double n = BR_MAX(cells(a), cells(b));
+        if (!gpu_worth(gpu_upload_bytes(a) + gpu_upload_bytes(b), n * 8, n * w)) return NULL;
+        return gpu_binary(in->op, a, b, e);
+    }
+    /* matrix and numeric scalar (strings go to the CPU, which rejects them) */
+    const MB *m = a ? a : plain_mb(y);
+    const Value *s = a ? y : x;
+    if (!m || !val_is_numeric(s) || !gpu_worth(gpu_upload_bytes(m), cells(m) * 8, cells(m) * w)) return NULL;
+    return gpu_binary_ms(in->op, m, val_as_double(s), a == NULL, e);
+}
+
+int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
+{
+    Value none = val_none();
+#define ARG(k) (k < in->nin && in->in[k] >= 0 ? &regs[in->in[k]] : &none)
+    MB *r = NULL;
+    const MB *a = plain_mb(ARG(0)), *b;
+    switch (in->kind) {
+    case I_UNARY: r = elementwise(in, ARG(0), NULL, e); break;
+    case I_BINARY:
+        if (ARG(0)->kind == V_MATRIX || ARG(1)->kind == V_MATRIX) r = elementwise(in, ARG(0), ARG(1), e);
+        break;
+    case I_AGG:
+        if (a && gpu_worth(gpu_upload_bytes(a), 8, cells(a))) r = gpu_agg(in->op, in->dir, a, e);
+        if (r && in->dir == DIR_FULL) {
+            regs[in->out] = val_double(mb_get(r, 0, 0));
+            mb_release(r);
+            return 1;
+        }
+        break;
+    case I_MATMUL:
+        if (!a) break;
+        if (in->op == OP_TSMM) {
+            double n = in->left ? (double)a->cols : (double)a->rows;
+            if (gpu_worth(gpu_upload_bytes(a), n * n * 8, cells(a) * n)) r = gpu_tsmm(a, in->left, e);
+        } else if (in->op == OP_MATMUL && in->nin == 2 && (b = plain_mb(ARG(1)))) {
+            double flops = 2.0 * cells(a) * (double)b->cols;
+            if (gpu_worth(gpu_upload_bytes(a) + gpu_upload_bytes(b), (double)a->rows * (double)b->cols * 8, flops))
+                r = gpu_matmul(a, b, e);
+        }
+        break;
+    case I_REORG:
+        if (a && in->op == OP_TRANS && gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a))) r = gpu_transpose(a, e);
+        break;
+    default: break;
+    }
+#undef ARG
+    if (!r) return e->code ? -1 : 0;
+    regs[in->out] = val_matrix(r);
+    return 1;
+}

@@ -1,0 +1,261 @@
+/* test_gpu.c: the OpenCL backend (gpu/) against the CPU reference kernels
+ * over swept shapes (none a multiple of a work-group size), sparsities
+ * and special values; the buffer pool's residency and eviction; kernel
+ * launch counts. Runs on whatever OpenCL device the ICD loader offers
+ * (PoCL in CI: tools/deps.sh installs it); no device is a failure. */
+#include <math.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "t.h"
+#include "gpu/gpu.h"
+#include "kernels/agg.h"
+#include "kernels/ew.h"
+#include "kernels/mm.h"
+#include "kernels/reorg.h"
+
+static unsigned t_seed = 7;
+static double urand(void)
+{
+    t_seed = t_seed * 1103515245u + 12345u;
+    return (double)((t_seed >> 8) & 0xFFFFFF) / (double)0x1000000;
+}
+
+/* Random r x c block with about sp non-zeros in [-4, 4]; special: some
+ * NaN, Inf and -0 cells too. Sparse format when sparse. */
+static MB *rnd(int64_t r, int64_t c, double sp, bool sparse, bool special)
+{
+    BrErr e = {0};
+    MB *m = mb_dense(r, c, &e);
+    for (int64_t i = 0; i < r * c; i++) {
+        if (urand() >= sp) continue;
+        double v = urand() * 8 - 4;
+        if (special) {
+            double u = urand();
+            v = u < 0.02 ? NAN : u < 0.04 ? INFINITY : u < 0.06 ? -INFINITY : u < 0.1 ? round(v) : v;
+        }
+        m->d[i] = v == 0 ? 0.25 : v;
+    }
+    mb_recount_nnz(m);
+    if (sparse) mb_make_sparse(m, &e);
+    return m;
+}
+
+static const int64_t shapes[][2] = {{1, 1}, {7, 13}, {33, 65}, {100, 3}, {3, 300}, {257, 31}};
+#define NSHAPES (int)(sizeof shapes / sizeof shapes[0])
+static const double sps[] = {1.0, 0.3, 0.05};
+
+/* got against want: both NULL with no error is "not handled" (a shape
+ * the CPU kernel rejects too); otherwise equal within rtol. */
+static void same(MB *got, MB *want, BrErr *ge, double rtol, const char *what, int64_t r, int64_t c, double sp)
+{
+    T_CHECK(!ge->code, "%s %lldx%lld sp %.2f: device error %s", what, (long long)r, (long long)c, sp, ge->msg);
+    if (!want) {
+        T_CHECK(!got, "%s %lldx%lld: the CPU rejects it, the GPU did not", what, (long long)r, (long long)c);
+    } else {
+        T_MB_EQ(got, want, rtol, "%s %lldx%lld sp %.2f", what, (long long)r, (long long)c, sp);
+        T_CHECK(!got || mb_valid(got, true), "%s: invalid block", what);
+    }
+    mb_release(got);
+    mb_release(want);
+}
+
+static void test_unary(void)
+{
+    for (int s = 0; s < NSHAPES; s++)
+        for (int p = 0; p < 3; p++)
+            for (int op = 0; op < OP__COUNT; op++) {
+                if (op_info[op].kind != OK_UNARY) continue;
+                int64_t r = shapes[s][0], c = shapes[s][1];
+                MB *a = rnd(r, c, sps[p], sps[p] < 0.4, true);
+                BrErr e = {0}, ge = {0};
+                same(gpu_unary(op, a, &ge), k_unary(op, a, &e), &ge, 1e-10, op_info[op].name, r, c, sps[p]);
+                mb_release(a);
+            }
+}
+
+static void test_binary(void)
+{
+    for (int s = 0; s < NSHAPES; s++)
+        for (int p = 0; p < 3; p++)
+            for (int op = 0; op < OP__COUNT; op++) {
+                if (op_info[op].kind != OK_BINARY) continue;
+                int64_t r = shapes[s][0], c = shapes[s][1];
+                bool sp = sps[p] < 0.4;
+                MB *a = rnd(r, c, sps[p], sp, op != OP_MULT), *b = rnd(r, c, 0.7, false, false);
+                MB *bs = rnd(r, c, sps[p], sp, false);
+                MB *row = rnd(1, c, 1, false, false), *col = rnd(r, 1, 0.8, false, true);
+                BrErr e = {0}, ge = {0};
+                const char *nm = op_info[op].name;
+                same(gpu_binary(op, a, b, &ge), k_binary(op, a, b, &e), &ge, 1e-10, nm, r, c, sps[p]);
+                same(gpu_binary(op, b, a, &ge), k_binary(op, b, a, &e), &ge, 1e-10, nm, r, c, sps[p]);
+                same(gpu_binary(op, a, bs, &ge), k_binary(op, a, bs, &e), &ge, 1e-10, nm, r, c, sps[p]);
+                same(gpu_binary(op, a, row, &ge), k_binary(op, a, row, &e), &ge, 1e-10, nm, r, c, sps[p]);
+                same(gpu_binary(op, col, a, &ge), k_binary(op, col, a, &e), &ge, 1e-10, nm, r, c, sps[p]);
+                same(gpu_binary(op, col, row, &ge), k_binary(op, col, row, &e), &ge, 1e-10, nm, r, c, sps[p]);
+                same(gpu_binary_ms(op, a, 2.5, false, &ge), k_binary_ms(op, a, 2.5, &e), &ge, 1e-10, nm, r, c,
+                     sps[p]);
+                same(gpu_binary_ms(op, a, -3, true, &ge), k_binary_sm(op, -3, a, &e), &ge, 1e-10, nm, r, c, sps[p]);
+                /* a shape mismatch is the CPU's error, not the device's */
+                MB *bad = rnd(r + 2, c + 1, 1, false, false);
+                same(gpu_binary(op, a, bad, &ge), NULL, &ge, 0, nm, r, c, sps[p]);
+                mb_release(bad);
+                mb_release(a), mb_release(b), mb_release(bs), mb_release(row), mb_release(col);
+            }
+}
+
+static void test_agg(void)
+{
+    const OpCode ops[] = {OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX};
+    const AggDir dirs[] = {DIR_FULL, DIR_ROW, DIR_COL};
+    for (int s = 0; s < NSHAPES; s++)
+        for (int p = 0; p < 3; p++)
+            for (int o = 0; o < 5; o++)
+                for (int d = 0; d < 3; d++)
+                    for (int special = 0; special < 2; special++) {
+                        int64_t r = shapes[s][0], c = shapes[s][1];
+                        MB *a = rnd(r, c, sps[p], sps[p] < 0.4, special);
+                        BrErr e = {0}, ge = {0};
+                        MB *want;
+                        if (dirs[d] == DIR_FULL) {
+                            double v = 0;
+                            k_agg_full(ops[o], a, &v, &e);
+                            want = mb_scalar(v, &e);
+                        } else {
+                            want = k_agg(ops[o], dirs[d], a, &e);
+                        }
+                        same(gpu_agg(ops[o], dirs[d], a, &ge), want, &ge, 1e-8, op_info[ops[o]].name, r, c, sps[p]);
+                        mb_release(a);
+                    }
+    /* a long full sum: many work-groups, two stages */
+    MB *a = rnd(1000, 1001, 1, false, false);
+    BrErr e = {0}, ge = {0};
+    double v = 0;
+    k_agg_full(OP_SUM, a, &v, &e);
+    same(gpu_agg(OP_SUM, DIR_FULL, a, &ge), mb_scalar(v, &e), &ge, 1e-8, "sum", 1000, 1001, 1);
+    mb_release(a);
+}
+
+static void test_matmul(void)
+{
+    const int64_t dims[][3] = {{1, 1, 1}, {7, 13, 5}, {33, 65, 1}, {100, 3, 17}, {3, 300, 2}, {129, 31, 67}};
+    for (int s = 0; s < 6; s++)
+        for (int p = 0; p < 3; p++) {
+            int64_t m = dims[s][0], k = dims[s][1], n = dims[s][2];
+            bool sp = sps[p] < 0.4;
+            MB *a = rnd(m, k, sps[p], sp, false), *b = rnd(k, n, 0.9, false, false), *bs = rnd(k, n, sps[p], sp, false);
+            BrErr e = {0}, ge = {0};
+            same(gpu_matmul(a, b, &ge), k_matmul(a, b, &e), &ge, 1e-10, "matmul", m, n, sps[p]);
+            /* mismatched inner sizes where n != k */
+            same(gpu_matmul(b, bs, &ge), k_matmul(b, bs, &e), &ge, 1e-10, "matmul mismatch?", k, n, sps[p]);
+            br_err_clear(&e);
+            MB *bt = k_transpose(bs, &e);
+            same(gpu_matmul(a, bt, &ge), k_matmul(a, bt, &e), &ge, 1e-10, "matmul mismatch?", m, k, sps[p]);
+            br_err_clear(&e);
+            MB *at = k_transpose(a, &e);
+            same(gpu_matmul(at, a, &ge), k_matmul(at, a, &e), &ge, 1e-10, "matmul t(A) A", k, k, sps[p]);
+            same(gpu_tsmm(a, true, &ge), k_tsmm(a, true, &e), &ge, 1e-10, "tsmm left", k, k, sps[p]);
+            same(gpu_tsmm(a, false, &ge), k_tsmm(a, false, &e), &ge, 1e-10, "tsmm right", m, m, sps[p]);
+            same(gpu_transpose(a, &ge), k_transpose(a, &e), &ge, 0, "transpose", m, k, sps[p]);
+            MB *ts = gpu_tsmm(a, true, &ge);
+            bool sym = ts != NULL;
+            for (int64_t i = 0; ts && i < k; i++)
+                for (int64_t j = 0; j < k; j++) sym = sym && mb_get(ts, i, j) == mb_get(ts, j, i);
+            T_CHECK(sym, "tsmm is exactly symmetric");
+            mb_release(ts);
+            mb_release(a), mb_release(b), mb_release(bs), mb_release(bt), mb_release(at);
+        }
+}
+
+/* Residency: a result is found on the device by the next operator; a
+ * small budget evicts and results stay right. */
+static void test_pool(void)
+{
+    BrErr e = {0}, ge = {0};
+    gpu_pool_clear();
+    MB *a = rnd(50, 40, 1, false, false);
+    gpu_stats_reset();
+    MB *b = gpu_unary(OP_EXP, a, &ge);
+    MB *c = gpu_binary(OP_PLUS, b, a, &ge);
+    GpuStats st = gpu_stats();
+    T_CHECK(st.misses == 1 && st.hits == 2, "a result stays on the device: %lld misses, %lld hits",
+            (long long)st.misses, (long long)st.hits);
+    T_CHECK(st.h2d_bytes == 50 * 40 * 8, "one upload, %lld bytes", (long long)st.h2d_bytes);
+    T_CHECK(st.launches == 2, "two launches, %lld", (long long)st.launches);
+    mb_release(b), mb_release(c);
+    /* budget of three 16 KB matrices: a chain of ten evicts */
+    gpu_configure(GPU_FORCE, -1, 3 * 50 * 40 * 8.0 + 100);
+    gpu_stats_reset();
+    MB *x = mb_retain(a);
+    for (int i = 0; i < 10; i++) {
+        MB *y = gpu_binary_ms(OP_MULT, x, 1.5, false, &ge);
+        mb_release(x);
+        x = y;
+    }
+    MB *want = mb_retain(a);
+    for (int i = 0; i < 10; i++) {
+        MB *y = k_binary_ms(OP_MULT, want, 1.5, &e);
+        mb_release(want);
+        want = y;
+    }
+    T_MB_EQ(x, want, 1e-12, "a chain under a small budget");
+    /* every earlier result is dead once released: trimmed, not evicted;
+     * keep them alive to force evictions */
+    MB *keep[6];
+    for (int i = 0; i < 6; i++) keep[i] = gpu_binary_ms(OP_PLUS, x, i, false, &ge);
+    T_CHECK(gpu_stats().evictions > 0, "evictions under the budget: %lld", (long long)gpu_stats().evictions);
+    for (int i = 0; i < 6; i++) {
+        MB *w = k_binary_ms(OP_PLUS, want, i, &e);
+        MB *g = gpu_binary_ms(OP_MINUS, keep[i], 1, false, &ge);   /* re-uploads an evicted input */
+        MB *w2 = k_binary_ms(OP_MINUS, w, 1, &e);
+        T_MB_EQ(g, w2, 1e-12, "an evicted block re-uploaded");
+        mb_release(w), mb_release(g), mb_release(w2), mb_release(keep[i]);
+    }
+    gpu_configure(GPU_FORCE, -1, 0);
+    mb_release(x), mb_release(want), mb_release(a);
+    /* a result examined to sparse on the host keeps its dense device copy:
+     * the next operators go by the device format */
+    MB *d = rnd(40, 30, 0.05, false, false), *o = rnd(40, 30, 1, false, false);
+    MB *r = gpu_unary(OP_ABS, d, &ge);
+    T_CHECK(r && r->sparse, "a sparse result of a dense input");
+    MB *rr = k_unary(OP_ABS, d, &e);
+    same(gpu_binary(OP_MULT, r, o, &ge), k_binary(OP_MULT, rr, o, &e), &ge, 1e-12, "sparse host, dense device", 40, 30, 0.05);
+    same(gpu_binary(OP_MULT, o, r, &ge), k_binary(OP_MULT, o, rr, &e), &ge, 1e-12, "sparse host, dense device", 40, 30, 0.05);
+    MB *ot = k_transpose(o, &e);
+    same(gpu_matmul(r, ot, &ge), k_matmul(rr, ot, &e), &ge, 1e-12, "sparse host, dense device", 40, 40, 0.05);
+    mb_release(ot);
+    same(gpu_unary(OP_SQRT, r, &ge), k_unary(OP_SQRT, rr, &e), &ge, 1e-12, "sparse host, dense device", 40, 30, 0.05);
+    mb_release(d), mb_release(o), mb_release(r), mb_release(rr);
+    gpu_pool_clear();
+}
+
+/* -gpu without an OpenCL driver: a clear error and exit status 1 */
+static void test_no_device(void)
+{
+    const char *braid = getenv("BRAID");
+    if (!braid) return;
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "OCL_ICD_VENDORS=/nonexistent OCL_ICD_FILENAMES= '%s' -s 'print(1)' -gpu 2>&1", braid);
+    FILE *p = popen(cmd, "r");
+    char out[512] = {0};
+    size_t n = p ? fread(out, 1, sizeof out - 1, p) : 0;
+    int st = p ? pclose(p) : -1;
+    out[n] = 0;
+    T_CHECK(st != -1 && WEXITSTATUS(st) == 1 && strstr(out, "no OpenCL platform"), "-gpu without a device: %s", out);
+}
+
+int main(void)
+{
+    gpu_configure(GPU_FORCE, -1, 0);
+    BrErr e = {0};
+    int rc = gpu_init(&e);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    if (rc) return t_done("test_gpu");
+    test_unary();
+    test_binary();
+    test_agg();
+    test_matmul();
+    test_pool();
+    test_no_device();
+    return t_done("test_gpu");
+}

@@ -1,0 +1,218 @@
+/* test_stitch.c: FusionStitching's generated kernels (gpu/stitch.c)
+ * against the unfused CPU reference, per composition scheme, for
+ * layernorm, softmax, column standardization and random regions with
+ * reductions in the middle, over shapes that are not multiples of the
+ * work-group sizes; kernel packing; the latency evaluator's choices; the
+ * launch counts of XLA-style, stitched and per-operator plans (printed:
+ * docs/gpu.md quotes them). */
+#include <math.h>
+#include <string.h>
+
+#include "t.h"
+#include "gpu/stitch.h"
+#include "kernels/agg.h"
+#include "kernels/ew.h"
+
+static unsigned t_seed = 11;
+static double urand(void)
+{
+    t_seed = t_seed * 1103515245u + 12345u;
+    return (double)((t_seed >> 8) & 0xFFFFFF) / (double)0x1000000;
+}
+
+static MB *rnd(int64_t r, int64_t c, double sp)
+{
+    BrErr e = {0};
+    MB *m = mb_dense(r, c, &e);
+    for (int64_t i = 0; i < r * c; i++)
+        if (urand() < sp) m->d[i] = urand() * 8 - 4;
+    mb_recount_nnz(m);
+    return m;
+}
+
+/* A random region: X, then cheap bounded cell operators, reductions of
+ * random cell nodes in the middle, and a root combining a cell node with
+ * the last per-segment value. */
+static void random_region(StitchRegion *r)
+{
+    memset(r, 0, sizeof *r);
+    r->dir = urand() < 0.5 ? DIR_ROW : DIR_COL;
+    int cellv[ST_MAX_NODES], nc = 0, segv = -1;
+    cellv[nc++] = st_x(r);
+    const OpCode un[] = {OP_NEG, OP_ABS, OP_SIN, OP_TANH};
+    const OpCode bin[] = {OP_PLUS, OP_MINUS, OP_MULT, OP_MIN, OP_MAX};
+    const OpCode red[] = {OP_SUM, OP_MEAN, OP_AMIN, OP_AMAX};
+    int steps = 4 + (int)(urand() * 8);
+    for (int s = 0; s < steps; s++) {
+        double u = urand();
+        int a = cellv[(int)(urand() * nc)];
+        if (u < 0.3) {
+            segv = st_red(r, red[(int)(urand() * 4)], a);
+        } else if (u < 0.5) {
+            cellv[nc++] = st_un(r, un[(int)(urand() * 4)], a);
+        } else {
+            int b = segv >= 0 && urand() < 0.6 ? segv : cellv[(int)(urand() * nc)];
+            cellv[nc++] = st_bin(r, bin[(int)(urand() * 5)], a, b);
+        }
+    }
+    if (segv < 0) segv = st_red(r, OP_SUM, cellv[nc - 1]);
+    st_bin(r, OP_MINUS, cellv[nc - 1], st_un(r, OP_TANH, segv));
+}
+
+static const int64_t shapes[][2] = {{1, 1}, {5, 3}, {37, 29}, {3, 301}, {130, 7}, {70, 257}};
+
+static void check_all_schemes(const StitchRegion *r, const char *name)
+{
+    for (int s = 0; s < 6; s++) {
+        int64_t rows = shapes[s][0], cols = shapes[s][1];
+        MB *x = rnd(rows, cols, s == 4 ? 0.3 : 1);
+        BrErr e = {0};
+        MB *want = stitch_reference(r, x, &e);
+        T_CHECK(want != NULL, "%s: reference: %s", name, e.msg);
+        StitchSched cand[16];
+        int n = stitch_enumerate(r, rows, cols, cand, 16);
+        T_CHECK(n >= 9, "%s: %d schedules", name, n);
+        bool seen[ST_NSCHEMES] = {0};
+        for (int k = 0; k < n; k++) {
+            BrErr ge = {0};
+            MB *got = stitch_run(r, x, &cand[k], &ge);
+            T_CHECK(got != NULL, "%s %s/%d: %s", name, stitch_scheme_name(cand[k].scheme), cand[k].lanes, ge.msg);
+            T_MB_EQ(got, want, 1e-8, "%s %lldx%lld %s lanes %d wg %d", name, (long long)rows, (long long)cols,
+                    stitch_scheme_name(cand[k].scheme), cand[k].lanes, cand[k].wg);
+            seen[cand[k].scheme] = true;
+            mb_release(got);
+        }
+        for (int k = 0; k < ST_NSCHEMES; k++) T_CHECK(seen[k], "%s: scheme %s enumerated", name, stitch_scheme_name(k));
+        /* the evaluator's pick */
+        MB *got = stitch_run(r, x, NULL, &e);
+        T_MB_EQ(got, want, 1e-8, "%s %lldx%lld best schedule", name, (long long)rows, (long long)cols);
+        mb_release(got), mb_release(want), mb_release(x);
+    }
+}
+
+/* Launches of layernorm as braid's per-operator GPU plan runs it. */
+static int64_t unfused_layernorm_launches(const MB *x)
+{
+    BrErr e = {0};
+    gpu_stats_reset();
+    MB *mu = gpu_agg(OP_MEAN, DIR_ROW, x, &e);
+    MB *c = gpu_binary(OP_MINUS, x, mu, &e);
+    MB *sq = gpu_binary(OP_MULT, c, c, &e);
+    MB *var = gpu_agg(OP_MEAN, DIR_ROW, sq, &e);
+    MB *ve = gpu_binary_ms(OP_PLUS, var, 1e-5, false, &e);
+    MB *sd = gpu_unary(OP_SQRT, ve, &e);
+    MB *y = gpu_binary(OP_DIV, c, sd, &e);
+    int64_t n = gpu_stats().launches;
+    mb_release(mu), mb_release(c), mb_release(sq), mb_release(var), mb_release(ve), mb_release(sd), mb_release(y);
+    return n;
+}
+
+static int64_t unfused_softmax_launches(const MB *x)
+{
+    BrErr e = {0};
+    gpu_stats_reset();
+    MB *m = gpu_agg(OP_AMAX, DIR_ROW, x, &e);
+    MB *c = gpu_binary(OP_MINUS, x, m, &e);
+    MB *ex = gpu_unary(OP_EXP, c, &e);
+    MB *s = gpu_agg(OP_SUM, DIR_ROW, ex, &e);
+    MB *y = gpu_binary(OP_DIV, ex, s, &e);
+    int64_t n = gpu_stats().launches;
+    mb_release(m), mb_release(c), mb_release(ex), mb_release(s), mb_release(y);
+    return n;
+}
+
+static int64_t run_launches(const StitchRegion *r, const MB *x, StitchScheme sch)
+{
+    StitchSched s = {.scheme = sch, .lanes = sch == ST_THREAD ? 1 : 64, .wg = 64};
+    BrErr e = {0};
+    gpu_stats_reset();
+    MB *y = stitch_run(r, x, &s, &e);
+    mb_release(y);
+    return gpu_stats().launches;
+}
+
+static void test_launches(void)
+{
+    StitchRegion ln, sm, cs;
+    st_layernorm(&ln, 1e-5);
+    st_softmax(&sm);
+    st_colstd(&cs);
+    MB *x = rnd(64, 100, 1);
+    int64_t lx = run_launches(&ln, x, ST_XLA), ls = run_launches(&ln, x, ST_WORKGROUP);
+    int64_t sx = run_launches(&sm, x, ST_XLA), ss = run_launches(&sm, x, ST_WORKGROUP);
+    int64_t cx = run_launches(&cs, x, ST_XLA), cst = run_launches(&cs, x, ST_WORKGROUP);
+    int64_t lu = unfused_layernorm_launches(x), su = unfused_softmax_launches(x);
+    printf("launches per region (per operator / XLA-style / stitched): layernorm %lld/%lld/%lld, "
+           "softmax %lld/%lld/%lld, column standardization -/%lld/%lld\n",
+           (long long)lu, (long long)lx, (long long)ls, (long long)su, (long long)sx, (long long)ss, (long long)cx,
+           (long long)cst);
+    T_CHECK(lx == 3 && sx == 3 && cx == 3, "XLA-style: a kernel per reduction depth and the output");
+    T_CHECK(ls == 1 && ss == 1 && cst == 1, "stitched: one kernel");
+    T_CHECK(lu == 7 && su == 5, "per operator: one launch each (%lld, %lld)", (long long)lu, (long long)su);
+    /* local memory: one scratch array for all reductions (section 4.4) */
+    StitchSched w = {.scheme = ST_WORKGROUP, .lanes = 128, .wg = 128};
+    stitch_cost(&cs, 64, 100, &w);
+    T_CHECK(w.lmem == 128 * 8 && w.lmem_noreuse == 2 * 128 * 8, "scratch reused: %.0f of %.0f bytes", w.lmem,
+            w.lmem_noreuse);
+    printf("local memory per work-group (column standardization, 128 lanes): %.0f bytes with reuse, %.0f without\n",
+           w.lmem, w.lmem_noreuse);
+    /* the evaluator: short rows favour fewer lanes per segment, long rows
+     * a work-group per row */
+    StitchSched best;
+    stitch_enumerate(&ln, 100000, 4, &best, 1);
+    StitchSched best2;
+    stitch_enumerate(&ln, 16, 100000, &best2, 1);
+    printf("evaluator's pick: layernorm 100000x4 %s/%d lanes, 16x100000 %s/%d lanes\n",
+           stitch_scheme_name(best.scheme), best.lanes, stitch_scheme_name(best2.scheme), best2.lanes);
+    T_CHECK(best.scheme != ST_XLA && best2.scheme == ST_WORKGROUP && best.lanes < best2.lanes,
+            "the evaluator adapts lanes per segment to the segment length");
+    mb_release(x);
+}
+
+static void test_packed(void)
+{
+    StitchRegion ln, sm, cs;
+    st_layernorm(&ln, 1e-3);
+    st_softmax(&sm);
+    st_colstd(&cs);
+    MB *x[3] = {rnd(33, 17, 1), rnd(5, 300, 1), rnd(70, 9, 1)};
+    const StitchRegion *rs[3] = {&ln, &sm, &cs};
+    MB *out[3];
+    BrErr e = {0};
+    gpu_stats_reset();
+    int rc = stitch_run_packed(rs, (const MB *const *)x, 3, out, &e);
+    T_CHECK(rc == 0, "packed: %s", e.msg);
+    T_CHECK(gpu_stats().launches == 1, "three regions, one launch (%lld)", (long long)gpu_stats().launches);
+    for (int k = 0; k < 3; k++) {
+        MB *want = stitch_reference(rs[k], x[k], &e);
+        T_MB_EQ(rc == 0 ? out[k] : NULL, want, 1e-8, "packed region %d", k);
+        mb_release(want);
+        if (rc == 0) mb_release(out[k]);
+        mb_release(x[k]);
+    }
+}
+
+int main(void)
+{
+    gpu_configure(GPU_FORCE, -1, 0);
+    BrErr e = {0};
+    int rc = gpu_init(&e);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    if (rc) return t_done("test_stitch");
+    StitchRegion r;
+    st_layernorm(&r, 1e-5);
+    check_all_schemes(&r, "layernorm");
+    st_softmax(&r);
+    check_all_schemes(&r, "softmax");
+    st_colstd(&r);
+    check_all_schemes(&r, "colstd");
+    for (int k = 0; k < 8; k++) {
+        random_region(&r);
+        char nm[32];
+        snprintf(nm, sizeof nm, "random %d", k);
+        check_all_schemes(&r, nm);
+    }
+    test_launches();
+    test_packed();
+    return t_done("test_stitch");
+}
