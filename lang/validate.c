@@ -180,6 +180,7 @@ static void spec_parse(const char *params, Spec *sp)
 static void check_args(V *vs, const Expr *e, int np, const char *const *names,
                        const bool *has_default, bool variadic, const char *who)
 {
+    bool is_func = e->call.func != NULL;
     bool filled[MAX_SPEC + 256] = { 0 };
     bool named_seen = false, too_many = false;
     int pos = 0;
@@ -200,11 +201,18 @@ static void check_args(V *vs, const Expr *e, int np, const char *const *names,
                 diag_error(vs->d, a->span, "argument '%s' of %s is given twice", a->name, who);
             filled[k] = true;
         } else {
-            if (named_seen) {
+            if (named_seen && !is_func) {
                 diag_error(vs->d, a->span, "positional argument after named arguments "
                            "in the call of %s", who);
                 continue;
             }
+            /* a function call mixing them (SystemDS's nn scripts do:
+             * init(D=C, M=classes, seed)): a warning, and the argument
+             * takes the next parameter not given (plan/build.c binds so) */
+            if (named_seen)
+                diag_warning(vs->d, a->span, "positional argument after named arguments in the call of %s "
+                             "(it takes the next parameter not given by name)", who);
+            while (named_seen && pos < np && filled[pos]) pos++;
             int k = pos++;
             if (k >= np) {
                 if (!variadic && !too_many) {

@@ -582,9 +582,14 @@ static void test_validation(void)
     snprintf(buf, sizeof buf, "%sY = f(a=3)\n", fdef);
     const char *w9[] = { "missing argument 'X' in the call of function 'f'", NULL };
     load_err(buf, 1, w9);
+    /* as SystemDS's nn scripts write it: a warning, the next parameter */
     snprintf(buf, sizeof buf, "%sY = f(X=M, 3)\n", fdef);
-    const char *w10[] = { "positional argument after named arguments", NULL };
+    load_warn(buf, "positional argument after named arguments");
+    snprintf(buf, sizeof buf, "%sY = f(X=M, a=1, 2, 3)\n", fdef);
+    const char *w10[] = { "too many arguments in the call of function 'f' (it takes 3)", NULL };
     load_err(buf, 1, w10);
+    const char *w10b[] = { "positional argument after named arguments in the call of builtin 'seq'", NULL };
+    load_err("s = seq(from=1, 3)\n", 1, w10b);
     snprintf(buf, sizeof buf, "%sY = f(M, X=M)\n", fdef);
     const char *w11[] = { "argument 'X' of function 'f' is given twice", NULL };
     load_err(buf, 1, w11);
