@@ -372,6 +372,20 @@ static void positional_args(const Expr *e, Diag *d)
         }
 }
 
+/* SystemDS builtins for systems braid does not run: the reason, or NULL. */
+static const char *unsupported_feature(const char *name)
+{
+    static const char *const why[][2] = {
+        {"federated", "it needs SystemDS's federated workers (read the data locally, or run under mpirun)"},
+        {"sql", "it reads from a database over JDBC (export the table to CSV and read() it)"},
+        {"lineage", "braid keeps no lineage traces"},
+        {"tensor", "braid has no tensor blocks (use matrices)"},
+    };
+    for (size_t i = 0; i < sizeof why / sizeof why[0]; i++)
+        if (strcmp(why[i][0], name) == 0) return why[i][1];
+    return NULL;
+}
+
 bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
 {
     const char *name = e->call.name;
@@ -403,6 +417,8 @@ bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
     if (lib)
         diag_error(d, e->span, "unknown function '%s' ('%s' defines none of 'm_%s', 's_%s', 'f_%s', '%s')",
                    name, lib->path, name, name, name, name);
+    else if (unsupported_feature(name))
+        diag_error(d, e->span, "'%s' is not supported by braid: %s", name, unsupported_feature(name));
     else
         diag_error(d, e->span, "unknown function '%s'", name);
     return false;
