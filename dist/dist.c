@@ -14,14 +14,15 @@
 
 #include "../io/io.h"
 #include "../kernels/reorg.h"
+#include "distint.h"
 
-static bool g_on;
-static int g_rank, g_size = 1, g_local = 1;
+bool g_on;
+int g_rank, g_size = 1, g_local = 1;
 static int64_t g_bs = 1000;
-static int64_t g_next_id = 1;
+int64_t g_next_id = 1;
 /* rank 0: jobs come from the interpreter's threads (parfor workers) one
  * at a time; recursive, as releasing a handle inside a job frees it */
-static pthread_mutex_t g_lock;
+pthread_mutex_t g_lock;
 
 bool dist_launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_RANK") || getenv("PMIX_RANK"); }
 bool dist_active(void) { return g_on; }
@@ -84,18 +85,15 @@ int dist_init(BrErr *e)
 
 /* ---- statistics (rank 0) ---- */
 
-typedef enum {
-    J_STOP, J_SCATTER, J_COLLECT, J_FREE, J_UNARY, J_BINARY, J_TERNARY, J_RAGG, J_FAGG, J_CAGG,
-    J_MAPMM, J_LMM, J_TSMM, J_TMM, J_MMCHAIN, J_CSLICE, J_RSLICE, J_CBIND, J_READ, J_TABLE, J_NTYPES
-} JobType;
 
 static const char *job_names[J_NTYPES] = {
     "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
     "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
+    "read-text", "write", "cpmm", "rmm", "transpose", "rbind",
 };
 
 static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
-static int64_t g_bytes; /* bytes moved by the job now running */
+int64_t g_bytes; /* bytes moved by the job now running */
 
 void dist_print_stats(FILE *f)
 {
@@ -114,7 +112,7 @@ void dist_print_stats(FILE *f)
 
 #define CHUNK ((size_t)1 << 30)
 
-static void bcast_bytes(void *p, size_t n)
+void bcast_bytes(void *p, size_t n)
 {
     for (size_t o = 0; o < n; o += CHUNK) {
         size_t k = n - o < CHUNK ? n - o : CHUNK;
@@ -163,7 +161,7 @@ static size_t packed_size(const MB *m)
     return sizeof(MBHead) + (size_t)(m->rows * m->cols) * 8;
 }
 
-static char *pack(const MB *m, size_t *n)
+char *pack(const MB *m, size_t *n)
 {
     *n = packed_size(m);
     char *buf = *n ? malloc(*n) : NULL;
@@ -183,7 +181,7 @@ static char *pack(const MB *m, size_t *n)
     return buf;
 }
 
-static MB *unpack(const char *buf, size_t n, BrErr *e)
+MB *unpack(const char *buf, size_t n, BrErr *e)
 {
     if (n < sizeof(MBHead)) return NULL;
     MBHead h;
@@ -209,7 +207,7 @@ static MB *unpack(const char *buf, size_t n, BrErr *e)
 
 /* Sends m (NULL: an empty partition); out of memory packing it, the
  * receiver gets an empty message and the job's agreement reports it. */
-static bool send_mb(const MB *m, int to)
+bool send_mb(const MB *m, int to)
 {
     size_t n = 0;
     char *buf = m ? pack(m, &n) : NULL;
@@ -219,7 +217,7 @@ static bool send_mb(const MB *m, int to)
     return ok;
 }
 
-static MB *recv_mb(int from, BrErr *e)
+MB *recv_mb(int from, BrErr *e)
 {
     size_t n;
     char *buf = recv_bytes(from, &n);
@@ -231,7 +229,7 @@ static MB *recv_mb(int from, BrErr *e)
 /* A value broadcast from rank 0 (a scalar or a local matrix). */
 typedef struct VHead { int32_t kind; int32_t pad; int64_t len; union { double d; int64_t i; } u; } VHead;
 
-static int bcast_value(Value *v, BrErr *e)
+int bcast_value(Value *v, BrErr *e)
 {
     VHead h = {0};
     char *buf = NULL;
@@ -281,7 +279,7 @@ static Part *g_parts;
 static int g_nparts, g_pcap;
 
 /* Rows [lo, hi) of an n-row matrix held by rank r. */
-static void part_range(int64_t n, int r, int64_t *lo, int64_t *hi)
+void part_range(int64_t n, int r, int64_t *lo, int64_t *hi)
 {
     int64_t nb = (n + g_bs - 1) / g_bs;
     int64_t b0 = nb * r / g_size, b1 = nb * (r + 1) / g_size;
@@ -289,7 +287,7 @@ static void part_range(int64_t n, int r, int64_t *lo, int64_t *hi)
     *hi = BR_MIN(n, b1 * g_bs);
 }
 
-static int part_put(int64_t id, MB *m)
+int part_put(int64_t id, MB *m)
 {
     if (g_nparts == g_pcap) {
         int nc = g_pcap ? 2 * g_pcap : 16;
@@ -302,14 +300,14 @@ static int part_put(int64_t id, MB *m)
     return 0;
 }
 
-static MB *part_get(int64_t id)
+MB *part_get(int64_t id)
 {
     for (int i = 0; i < g_nparts; i++)
         if (g_parts[i].id == id) return g_parts[i].m;
     return NULL;
 }
 
-static void part_drop(int64_t id)
+void part_drop(int64_t id)
 {
     for (int i = 0; i < g_nparts; i++)
         if (g_parts[i].id == id) {
@@ -321,12 +319,13 @@ static void part_drop(int64_t id)
 
 /* ---- agreement: every rank learns whether any failed ---- */
 
-static int agree(bool failed, BrErr *e)
+int agree(bool failed, BrErr *e)
 {
-    int mine = failed ? g_rank + 1 : 0, worst = 0;
-    MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (!worst) return 0;
-    int who = worst - 1;
+    /* the lowest failing rank reports: for a parallel read, the error of
+     * the earliest line */
+    int mine = failed ? g_rank : g_size, who = g_size;
+    MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (who == g_size) return 0;
     if (who != 0) {
         if (g_rank == who) send_bytes(e->msg, strlen(e->msg) + 1, 0);
         if (g_rank == 0) {
@@ -341,23 +340,11 @@ static int agree(bool failed, BrErr *e)
 
 /* ---- jobs ---- */
 
-enum { A_NONE, A_DIST, A_BCAST };
-
-typedef struct Job {
-    int32_t type, op, dir, left;
-    int32_t nin;
-    int32_t kind[3];
-    int64_t id[3];      /* A_DIST: partitions */
-    int64_t out;        /* map jobs: the result's id */
-    int64_t rows, cols; /* shape of the (first) partitioned operand */
-    int64_t orows, ocols; /* reduce jobs: the result's shape */
-    int64_t ix[4];      /* slices: rows ix[0]:ix[1], columns ix[2]:ix[3] */
-} Job;
 
 static bool is_map(int t)
 {
     return t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
-           t == J_CBIND || t == J_TABLE;
+           t == J_CBIND || t == J_TABLE || t == J_CPMM || t == J_RMM || t == J_TRANSPOSE || t == J_RBIND;
 }
 
 /* Reduction operator of a full or column aggregate (op on partials). */
@@ -454,7 +441,7 @@ static int finish_reduce(const Job *j, double *buf, Value *res, BrErr *e)
 
 static void dm_free(DM *d);
 
-static DM *dm_new(int64_t rows, int64_t cols, int64_t nnz, int64_t id)
+DM *dm_new(int64_t rows, int64_t cols, int64_t nnz, int64_t id)
 {
     DM *d = malloc(sizeof *d);
     if (!d) return NULL;
@@ -464,7 +451,7 @@ static DM *dm_new(int64_t rows, int64_t cols, int64_t nnz, int64_t id)
 
 /* Every rank's part of a map job's end: keep the partition, tell rank 0
  * the result's non-zeros and columns. */
-static int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
+int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
 {
     MB *m = loc->kind == V_MATRIX ? mb_retain(loc->m) : NULL;
     bool failed = loc->kind != V_MATRIX && loc->kind != V_NONE;
@@ -475,6 +462,7 @@ static int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
     MPI_Reduce(&mine[0], &nnz, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&mine[1], &cols, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     if (g_rank != 0) return 0;
+    if (cols < 0) cols = BR_MAX(j->ocols, 0);   /* no rank holds rows: the job knows the columns */
     DM *d = dm_new(j->rows, cols, nnz, j->out);
     if (!d) { part_drop(j->out); return br_err(e, BR_ENOMEM, "out of memory"); }
     res->kind = V_DIST;
@@ -707,6 +695,12 @@ static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
         return fallback ? DIST_LOCAL : rc;
     }
     case J_FREE: part_drop(j->id[0]); return 0;
+    case J_READT: return run_readt(j, bv, res, e);
+    case J_WRITE: return run_write(j, bv, e);
+    case J_CPMM: return run_cpmm(j, res, e);
+    case J_RMM: return run_rmm(j, res, e);
+    case J_TRANSPOSE: return run_transpose(j, res, e);
+    case J_RBIND: return run_rbind(j, res, e);
     default: return run_compute(j, bv, res, e);
     }
 }
@@ -739,7 +733,7 @@ static void job_header(Job *j)
 }
 
 /* Rank 0: broadcasts the header and runs the job here. */
-static int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
+int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
 {
     int64_t t0 = br_now_ns();
     g_bytes = 0;
@@ -792,9 +786,15 @@ static void dm_free(DM *d)
 
 /* ---- operators (rank 0) ---- */
 
-static bool is_mat(const Value *v) { return v->kind == V_MATRIX || v->kind == V_DIST; }
-static int64_t vrows(const Value *v) { return v->kind == V_DIST ? v->dm->rows : v->kind == V_MATRIX ? v->m->rows : 0; }
-static int64_t vcols(const Value *v) { return v->kind == V_DIST ? v->dm->cols : v->kind == V_MATRIX ? v->m->cols : 0; }
+bool is_mat(const Value *v) { return v->kind == V_MATRIX || v->kind == V_DIST; }
+int64_t vrows(const Value *v) { return v->kind == V_DIST ? v->dm->rows : v->kind == V_MATRIX ? v->m->rows : 0; }
+/* bytes of a matrix in its format (its non-zeros known) */
+static double vbytes(const Value *v)
+{
+    if (v->kind == V_DIST) return mb_est_size(v->dm->rows, v->dm->cols, v->dm->nnz);
+    return v->kind == V_MATRIX ? mb_est_size(v->m->rows, v->m->cols, v->m->nnz) : 0;
+}
+int64_t vcols(const Value *v) { return v->kind == V_DIST ? v->dm->cols : v->kind == V_MATRIX ? v->m->cols : 0; }
 
 int dist_scatter(Value *v, BrErr *e)
 {
@@ -835,7 +835,7 @@ int dist_collect(Value *v, BrErr *e)
 
 /* Operand roles: partitioned (scattered if local) with the job's rows, or
  * broadcast (collected if distributed). */
-static int as_part(Job *j, int k, Value *v, BrErr *e)
+int as_part(Job *j, int k, Value *v, BrErr *e)
 {
     if (dist_scatter(v, e)) return -1;
     j->kind[k] = A_DIST;
@@ -843,7 +843,7 @@ static int as_part(Job *j, int k, Value *v, BrErr *e)
     return 0;
 }
 
-static int as_bcast(Job *j, int k, Value *v, BrErr *e)
+int as_bcast(Job *j, int k, Value *v, BrErr *e)
 {
     if (v->kind == V_NONE) { j->kind[k] = A_NONE; return 0; }
     if (dist_collect(v, e)) return -1;
@@ -851,7 +851,7 @@ static int as_bcast(Job *j, int k, Value *v, BrErr *e)
     return 0;
 }
 
-static int run_op(Job *j, Value **v, Value *out, BrErr *e)
+int run_op(Job *j, Value **v, Value *out, BrErr *e)
 {
     Value bv[3] = {val_none(), val_none(), val_none()};
     for (int k = 0; k < j->nin; k++)
@@ -938,8 +938,17 @@ int dist_matmul(OpCode op, int left, Value *a, Value *b, Value *c, Value *out, B
         rc = as_part(&j, 0, a, e) || as_bcast(&j, 1, b, e) || (is_mat(c) ? as_part(&j, 2, c, e) : as_bcast(&j, 2, c, e));
     } else if (op == OP_MATMUL) {
         if (vcols(a) != vrows(b)) return DIST_LOCAL;
+        /* two large operands: mapmm, rmm or cpmm by their volumes */
+        double ab = vbytes(a), bb = vbytes(b), budget = br_mem_budget();
+        bool both = (a->kind == V_DIST && b->kind == V_DIST) || (a->kind == V_DIST && bb > budget) ||
+                    (b->kind == V_DIST && ab > budget);
+        if (both && vrows(a) > 1 && vrows(b) > 1) {
+            int mm = dist_mm_method(vrows(a), vcols(a), vcols(b), ab, bb, b->kind == V_DIST, budget);
+            if (mm != MM_MAPMM) return dist_mm2(mm, a, b, out, e);
+        }
         /* partition the distributed (or larger) side, broadcast the other */
         bool right = b->kind == V_DIST && a->kind != V_DIST;
+        if (both) right = false;
         if (a->kind != V_DIST && b->kind != V_DIST) right = vrows(b) * vcols(b) > vrows(a) * vcols(a);
         if (!right) {
             if (vrows(a) <= 1) return DIST_LOCAL;

@@ -26,6 +26,7 @@
 
 #include <stdio.h>
 
+#include "../io/io.h"
 #include "../kernels/apply.h"
 #include "../matrix/value.h"
 
@@ -61,6 +62,18 @@ int dist_binary(OpCode op, Value *a, Value *b, Value *out, BrErr *e);
 int dist_ternary(Value *c, Value *a, Value *b, Value *out, BrErr *e);
 int dist_agg(OpCode op, AggDir dir, Value *a, Value *out, BrErr *e);
 int dist_matmul(OpCode op, int left, Value *a, Value *b, Value *c, Value *out, BrErr *e);
+/* The physical operator of A (n x k) %*% B (k x m) when both are large
+ * (distmm.c): MM_MAPMM (B broadcast from rank 0), MM_RMM (B replicated
+ * rank to rank) or MM_CPMM (joined on k, partial products summed): the
+ * least communication volume among those whose memory per rank fits the
+ * budget. dist_mm2 runs rmm or cpmm. */
+enum { MM_MAPMM, MM_RMM, MM_CPMM };
+int dist_mm_method(int64_t n, int64_t k, int64_t m, double a_bytes, double b_bytes, bool b_dist, double budget);
+int dist_mm2(int method, Value *a, Value *b, Value *out, BrErr *e);
+/* t(X) of a distributed X (all-to-all: the result stays distributed). */
+int dist_reorg(OpCode op, Value *a, Value *out, BrErr *e);
+/* rbind(A, B) with one distributed: rows move to their new ranks. */
+int dist_rbind(Value **v, int n, Value *out, BrErr *e);
 /* x[r[0]:r[1], r[2]:r[3]] (0-based, half-open) of a distributed x: all
  * rows stay distributed (each rank slices its columns), a row range goes
  * to rank 0 (only the ranks holding its rows send). */
@@ -75,6 +88,17 @@ int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrE
 /* read() of a binary matrix file: every rank reads its rows (positioned
  * reads of just their bytes). */
 int dist_read_binary(Value *path, Value *out, BrErr *e);
+/* read() of a csv or text matrix file (p: io_read_plan's merge of the
+ * .mtd and the arguments): every rank parses the lines that begin in its
+ * share of the bytes, then the rows go to the ranks that hold them.
+ * Errors name the file and the line. DIST_LOCAL for options it does not
+ * take (naStrings, other formats). */
+int dist_read_text(Value *path, const IoReadPlan *p, Value *out, BrErr *e);
+/* write() of a distributed matrix as csv, text or binary: every rank
+ * writes its rows as a part file of a temporary folder, which rank 0
+ * commits with one .mtd over path (nothing under path on failure);
+ * DIST_LOCAL for other formats. */
+int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e);
 /* A distributed matrix to a local one in place (refused when it exceeds
  * the physical memory limit, br_mem_physical). */
 int dist_collect(Value *v, BrErr *e);

@@ -26,31 +26,67 @@ static int keep_scattered(const Code *c, Frame *f, const Instr *in, const VKind 
     return 0;
 }
 
-/* Is read()'s file a binary matrix (its format argument, else its .mtd)? */
-static bool binary_file(const Instr *in, const Value *regs)
+/* Argument k of an instruction, NULL when not given. */
+static Value *arg(const Instr *in, Value *regs, int k)
 {
-    if (in->nin < 1 || in->in[0] < 0 || regs[in->in[0]].kind != V_STRING) return false;
-    const Value *fmt = in->nin > 1 && in->in[1] >= 0 ? &regs[in->in[1]] : NULL;
-    if (fmt && fmt->kind == V_STRING) return !strcmp(fmt->s->s, "binary");
-    IoMeta m;
-    bool found = false;
-    BrErr e = {0};
-    io_meta_init(&m);
-    if (io_read_mtd(regs[in->in[0]].s->s, &m, &found, &e) || !found) return false;
-    return !strcmp(m.format, "binary") && (!m.data_type[0] || !strcmp(m.data_type, "matrix"));
+    return k < in->nin && in->in[k] >= 0 && regs[in->in[k]].kind != V_NONE ? &regs[in->in[k]] : NULL;
 }
 
-/* read() of a binary matrix file, distributed when the instruction says
- * so (force) or, as the compiler does not know the file's size, when the
- * file exceeds the local budget; DIST_LOCAL otherwise. */
+/* read()'s arguments as io's options (builtins/core.c's b_read takes
+ * the same positions: file, format, rows, cols, header, sep, fill,
+ * default, naStrings, data_type); false when they are not plain values
+ * (the local read then reports what is wrong). */
+static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o)
+{
+    io_read_opts_init(o);
+    const Value *v;
+    if ((v = arg(in, regs, 1))) { if (v->kind != V_STRING) return false; o->format = v->s->s; }
+    if ((v = arg(in, regs, 2))) { if (!val_is_numeric(v)) return false; o->rows = (int64_t)val_as_double(v); }
+    if ((v = arg(in, regs, 3))) { if (!val_is_numeric(v)) return false; o->cols = (int64_t)val_as_double(v); }
+    if ((v = arg(in, regs, 4))) { if (v->kind != V_BOOL) return false; o->header = v->b; }
+    if ((v = arg(in, regs, 5))) { if (v->kind != V_STRING) return false; o->sep = v->s->s; }
+    if ((v = arg(in, regs, 6))) { if (v->kind != V_BOOL) return false; o->fill = v->b; }
+    if ((v = arg(in, regs, 7))) { if (!val_is_numeric(v)) return false; o->fill_value = val_as_double(v); o->has_fill_value = true; }
+    if (arg(in, regs, 8)) return false;   /* naStrings: read locally */
+    if ((v = arg(in, regs, 9)) && (v->kind != V_STRING || strcmp(v->s->s, "matrix"))) return false;
+    return true;
+}
+
+/* read() of a matrix file in parallel when the instruction says so
+ * (force) or, as the compiler does not know the file's size, when the
+ * data exceed the local budget: binary files by rows, csv and text by
+ * byte shares; DIST_LOCAL otherwise. */
 static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
 {
-    if (in->kind != I_BUILTIN || in->bi != BI_READ || !binary_file(in, regs)) return DIST_LOCAL;
-    struct stat st;
-    const char *path = regs[in->in[0]].s->s;
-    if (!force && br_exec_mode() != BR_EXEC_DIST && (stat(path, &st) || (double)st.st_size <= br_mem_budget()))
+    if (in->kind != I_BUILTIN || in->bi != BI_READ || !arg(in, regs, 0) || regs[in->in[0]].kind != V_STRING)
         return DIST_LOCAL;
-    return dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
+    const char *path = regs[in->in[0]].s->s;
+    IoReadOpts o;
+    IoReadPlan p;
+    BrErr pe = {0};
+    if (!read_opts(in, regs, &o) || io_read_plan(path, &o, &p, &pe)) return DIST_LOCAL;
+    if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) return DIST_LOCAL;
+    if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget())
+        return DIST_LOCAL;
+    if (!strcmp(p.format, "binary")) return dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
+    return dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);
+}
+
+/* write() of a distributed matrix: part files written by every rank
+ * (b_write's positions: x, file, format, header, sep). */
+static int dist_write_instr(const Instr *in, Value *regs, BrErr *e)
+{
+    Value *x = arg(in, regs, 0), *f = arg(in, regs, 1), *fmt = arg(in, regs, 2), *hd = arg(in, regs, 3),
+          *sep = arg(in, regs, 4);
+    if (!x || x->kind != V_DIST || !f || f->kind != V_STRING || (fmt && fmt->kind != V_STRING) ||
+        (hd && hd->kind != V_BOOL) || (sep && sep->kind != V_STRING))
+        return DIST_LOCAL;
+    IoWriteOpts o;
+    io_write_opts_init(&o);
+    o.format = fmt ? fmt->s->s : NULL;
+    o.header = hd && hd->b;
+    o.sep = sep ? sep->s->s : NULL;
+    return dist_write(x, f->s->s, &o, e);
 }
 
 /* An EX_DIST instruction as a distributed operator: 0 done, DIST_LOCAL
@@ -73,6 +109,7 @@ static int dist_instr(const Code *c, Frame *f, const Instr *in, Value *regs, BrE
     case I_TERNARY: rc = dist_ternary(a[0], a[1], a[2], out, e); break;
     case I_AGG: rc = dist_agg(in->op, in->dir, a[0], out, e); break;
     case I_MATMUL: rc = dist_matmul(in->op, in->left, a[0], a[1], a[2], out, e); break;
+    case I_REORG: rc = dist_reorg(in->op, a[0], out, e); break;
     case I_BUILTIN: rc = dist_read(in, regs, true, e); break;
     default: rc = DIST_LOCAL; break;
     }
@@ -117,11 +154,12 @@ static int slice_or_bind(const Instr *in, Value *regs, BrErr *e)
         if (!val_is_numeric(o1) || !val_is_numeric(o2)) return DIST_LOCAL;
         return dist_table(a, b, (int64_t)val_as_double(o1), (int64_t)val_as_double(o2), &regs[in->out], e);
     }
-    if (in->kind == I_BUILTIN && in->bi == BI_CBIND && in->nin >= 2 && in->nin <= 3) {
+    if (in->kind == I_BUILTIN && (in->bi == BI_CBIND || in->bi == BI_RBIND) && in->nin >= 2 && in->nin <= 3) {
         Value *v[3];
         for (int k = 0; k < in->nin; k++) v[k] = in->in[k] >= 0 ? &regs[in->in[k]] : &none;
-        return dist_cbind(v, in->nin, &regs[in->out], e);
+        return in->bi == BI_CBIND ? dist_cbind(v, in->nin, &regs[in->out], e) : dist_rbind(v, in->nin, &regs[in->out], e);
     }
+    if (in->kind == I_BUILTIN && in->bi == BI_WRITE) return dist_write_instr(in, regs, e);
     return DIST_LOCAL;
 }
 
