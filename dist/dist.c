@@ -30,6 +30,9 @@ int dist_rank(void) { return g_rank; }
 int dist_size(void) { return g_size; }
 int dist_local_size(void) { return g_local; }
 void dist_set_blocksize(int64_t rows) { g_bs = rows > 0 ? rows : 1000; }
+static bool g_piggyback = true;
+void dist_set_piggyback(bool on) { g_piggyback = on; }
+bool dist_piggyback(void) { return g_piggyback; }
 
 /* ---- fault reporting ---- */
 
@@ -89,11 +92,12 @@ int dist_init(BrErr *e)
 static const char *job_names[J_NTYPES] = {
     "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
     "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
-    "read-text", "write", "cpmm", "rmm", "transpose", "rbind",
+    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback",
 };
 
 static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
 int64_t g_bytes; /* bytes moved by the job now running */
+static int64_t g_piggy_ops; /* reduce operators run in piggyback jobs */
 
 void dist_print_stats(FILE *f)
 {
@@ -106,6 +110,8 @@ void dist_print_stats(FILE *f)
         if (g_stat[t].count)
             fprintf(f, "  %-12s %8lld jobs %9.3f sec %14lld bytes\n", job_names[t], (long long)g_stat[t].count,
                     (double)g_stat[t].ns / 1e9, (long long)g_stat[t].bytes);
+    if (g_piggy_ops)
+        fprintf(f, "  (piggyback jobs ran %lld reduce operators over shared partitions)\n", (long long)g_piggy_ops);
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */
@@ -472,25 +478,48 @@ int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
 
 /* One compute job on every rank (rank 0 passes the broadcast operands in
  * bv and receives the result in res). */
-static int run_compute(const Job *j, Value *bv, Value *res, BrErr *e)
+/* The local phase of a compute job: its operands (broadcast ones
+ * received) and the kernel on this rank's rows into *loc; false on
+ * failure (e set). */
+static bool compute_local(const Job *j, Value *bv, Value *loc, BrErr *e)
 {
     Value in[3] = {val_none(), val_none(), val_none()};
-    int rc = 0;
+    bool failed = false;
     for (int k = 0; k < j->nin; k++) {
         if (j->kind[k] == A_DIST) {
             MB *m = part_get(j->id[k]);
             if (m) in[k] = val_matrix(mb_retain(m));
         } else if (j->kind[k] == A_BCAST) {
             if (g_rank == 0) in[k] = val_retain(bv[k]);
-            if (bcast_value(&in[k], e)) rc = -1;
+            if (bcast_value(&in[k], e)) failed = true;
         }
     }
     int64_t lo, hi;
     part_range(j->rows, g_rank, &lo, &hi);
-    Value loc = val_none();
-    bool failed = rc != 0;
-    if (!failed && hi > lo) failed = local_op(j, in, lo, hi, &loc, e) != 0;
+    *loc = val_none();
+    if (!failed && hi > lo) failed = local_op(j, in, lo, hi, loc, e) != 0;
     for (int k = 0; k < 3; k++) val_release(&in[k]);
+    return !failed;
+}
+
+/* Reduces n doubles to rank 0 with op (in pieces: MPI counts are int). */
+static void reduce_to_0(double *buf, size_t n, MPI_Op op)
+{
+    for (size_t o = 0; o < n; o += CHUNK / 8) {
+        int k = (int)(n - o < CHUNK / 8 ? n - o : CHUNK / 8);
+        if (g_rank == 0) MPI_Reduce(MPI_IN_PLACE, buf + o, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
+        else MPI_Reduce(buf + o, NULL, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
+    }
+    if (g_rank == 0) g_bytes += (int64_t)(n * 8) * (g_size - 1);
+}
+
+/* One compute job on every rank (rank 0 passes the broadcast operands in
+ * bv and receives the result in res). */
+static int run_compute(const Job *j, Value *bv, Value *res, BrErr *e)
+{
+    Value loc;
+    bool failed = !compute_local(j, bv, &loc, e);
+    int rc;
     if (is_map(j->type)) {
         rc = failed ? (agree(true, e), -1) : finish_map(j, &loc, res, e);
         val_release(&loc);
@@ -502,17 +531,106 @@ static int run_compute(const Job *j, Value *bv, Value *res, BrErr *e)
     if (!failed && !buf) { failed = true; br_err(e, BR_ENOMEM, "out of memory"); }
     if (agree(failed, e)) { free(buf); return -1; }
     double ident;
-    MPI_Op op = reduce_op(j, &ident);
-    for (size_t o = 0; o < n; o += CHUNK / 8) {
-        int k = (int)(n - o < CHUNK / 8 ? n - o : CHUNK / 8);
-        if (g_rank == 0) MPI_Reduce(MPI_IN_PLACE, buf + o, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
-        else MPI_Reduce(buf + o, NULL, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
-    }
-    if (g_rank == 0) {
-        g_bytes += (int64_t)(n * 8) * (g_size - 1);
-        rc = finish_reduce(j, buf, res, e);
-    }
+    reduce_to_0(buf, n, reduce_op(j, &ident));
+    rc = g_rank == 0 ? finish_reduce(j, buf, res, e) : 0;
     free(buf);
+    return rc;
+}
+
+/* ---- piggybacking: reduce jobs over the same partitions as one job ---- */
+
+static void job_header(Job *j);
+
+/* Rank 0: while a group is open, reduce jobs are held (their header,
+ * broadcast operands and result slot) and run together at its end. */
+#define MAX_GROUP 16
+static struct { Job j; Value bv[3]; Value *out; } g_pend[MAX_GROUP];
+static int g_npend = -1;   /* -1: no group open */
+
+static bool defer(const Job *j, Value *bv, Value *out)
+{
+    if (g_npend < 0 || g_npend == MAX_GROUP || is_map(j->type)) return false;
+    g_pend[g_npend].j = *j;
+    for (int k = 0; k < 3; k++) g_pend[g_npend].bv[k] = k < j->nin && j->kind[k] == A_BCAST ? val_retain(bv[k]) : val_none();
+    g_pend[g_npend].out = out;
+    g_npend++;
+    return true;
+}
+
+/* Every rank: the members' kernels one after the other, one agreement,
+ * and one reduction per reduction operator over all members' partials
+ * (the header carried the count in nin; the members' headers follow). */
+static int run_multi(const Job *head, Job *subs, BrErr *e)
+{
+    int n = head->nin;
+    Job *js = subs;
+    if (g_rank != 0 && !(js = malloc((size_t)n * sizeof *js))) {
+        fprintf(stderr, "braid: rank %d: out of memory\n", g_rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    bcast_bytes(js, (size_t)n * sizeof *js);
+    double *part[MAX_GROUP] = {0};
+    size_t len[MAX_GROUP] = {0};
+    bool failed = false;
+    for (int k = 0; k < n; k++) {
+        Value loc;
+        if (!compute_local(&js[k], g_rank == 0 ? g_pend[k].bv : NULL, &loc, e)) { failed = true; continue; }
+        if (!failed && !(part[k] = partial(&js[k], &loc, &len[k]))) failed = true, br_err(e, BR_ENOMEM, "out of memory");
+        val_release(&loc);
+    }
+    int rc = agree(failed, e);
+    /* the partials of each reduction operator in one buffer */
+    MPI_Op ops[4] = {MPI_SUM, MPI_MIN, MPI_MAX, MPI_PROD};
+    for (int o = 0; !rc && o < 4; o++) {
+        size_t tot = 0;
+        double ident;
+        for (int k = 0; k < n; k++) if (reduce_op(&js[k], &ident) == ops[o]) tot += len[k];
+        if (!tot) continue;
+        double *buf = malloc(tot * sizeof *buf), *p = buf;
+        if (!buf) { fprintf(stderr, "braid: rank %d: out of memory\n", g_rank); MPI_Abort(MPI_COMM_WORLD, 1); }
+        for (int k = 0; k < n; k++)
+            if (reduce_op(&js[k], &ident) == ops[o]) memcpy(p, part[k], len[k] * sizeof *p), p += len[k];
+        reduce_to_0(buf, tot, ops[o]);
+        p = buf;
+        for (int k = 0; k < n; k++)
+            if (reduce_op(&js[k], &ident) == ops[o]) memcpy(part[k], p, len[k] * sizeof *p), p += len[k];
+        free(buf);
+    }
+    for (int k = 0; k < n; k++) {
+        if (!rc && g_rank == 0 && finish_reduce(&js[k], part[k], g_pend[k].out, e)) rc = -1;
+        free(part[k]);
+    }
+    if (js != subs) free(js);
+    return rc;
+}
+
+void dist_group_begin(void)
+{
+    pthread_mutex_lock(&g_lock);
+    g_npend = 0;
+}
+
+int dist_group_end(BrErr *e)
+{
+    int n = g_npend, rc = 0;
+    g_npend = -1;
+    Job subs[MAX_GROUP];
+    for (int k = 0; k < n; k++) subs[k] = g_pend[k].j;
+    if (n == 1) rc = start_job(&subs[0], NULL, g_pend[0].bv, g_pend[0].out, e);
+    else if (n > 1) {
+        Job head = {.type = J_MULTI, .nin = n};
+        int64_t t0 = br_now_ns();
+        g_bytes = 0;
+        job_header(&head);
+        rc = run_multi(&head, subs, e);
+        g_stat[J_MULTI].count++;
+        g_stat[J_MULTI].ns += br_now_ns() - t0;
+        g_stat[J_MULTI].bytes += g_bytes;
+        g_piggy_ops += n;
+    }
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < 3; i++) val_release(&g_pend[k].bv[i]);
+    pthread_mutex_unlock(&g_lock);
     return rc;
 }
 
@@ -701,6 +819,7 @@ static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
     case J_RMM: return run_rmm(j, res, e);
     case J_TRANSPOSE: return run_transpose(j, res, e);
     case J_RBIND: return run_rbind(j, res, e);
+    case J_MULTI: return run_multi(j, NULL, e);
     default: return run_compute(j, bv, res, e);
     }
 }
@@ -858,7 +977,7 @@ int run_op(Job *j, Value **v, Value *out, BrErr *e)
         if (j->kind[k] == A_BCAST) bv[k] = *v[k];
     pthread_mutex_lock(&g_lock);
     if (is_map(j->type)) j->out = g_next_id++;
-    int rc = start_job(j, NULL, bv, out, e);
+    int rc = defer(j, bv, out) ? 0 : start_job(j, NULL, bv, out, e);
     pthread_mutex_unlock(&g_lock);
     return rc;
 }

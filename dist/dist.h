@@ -74,6 +74,17 @@ int dist_mm2(int method, Value *a, Value *b, Value *out, BrErr *e);
 int dist_reorg(OpCode op, Value *a, Value *out, BrErr *e);
 /* rbind(A, B) with one distributed: rows move to their new ranks. */
 int dist_rbind(Value **v, int n, Value *out, BrErr *e);
+/* Piggybacking (seed 002 section 3.4): between begin and end, reduce
+ * operators (full and column aggregates, tsmm, t(X) %*% Y, mmchain)
+ * are held instead of run; end runs them as one job: one header, every
+ * member's kernel on each rank's rows, one agreement and one reduction
+ * per reduction operator over all members' partial results. Their
+ * results land in the out slots given to the operators. Map operators
+ * and row moves still run at once. */
+void dist_set_piggyback(bool on);
+bool dist_piggyback(void);
+void dist_group_begin(void);
+int dist_group_end(BrErr *e);
 /* x[r[0]:r[1], r[2]:r[3]] (0-based, half-open) of a distributed x: all
  * rows stay distributed (each rank slices its columns), a row range goes
  * to rank 0 (only the ranks holding its rows send). */

@@ -19,6 +19,9 @@ typedef struct BraidConfig {
                                    of the local budget; 0: 70% of RAM */
     int64_t blocksize;          /* sysds.defaultblocksize: rows per block
                                    of distributed matrices */
+    bool piggyback;             /* sysds.dist.piggyback (braid): reduce
+                                   operators over shared partitions as
+                                   one job (default true) */
 } BraidConfig;
 
 void config_defaults(BraidConfig *c);

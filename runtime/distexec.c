@@ -192,8 +192,56 @@ static bool reads_dist(const Instr *in, const Value *regs)
     return false;
 }
 
+/* A reduce operator over a distributed first operand (full or column
+ * aggregate that combines, tsmm, t(X) %*% Y): the operators
+ * piggybacking groups; the id of its partitions, 0 if not one. */
+static int64_t reduce_over(const Instr *in, const Value *regs)
+{
+    if (in->nin < 1 || in->in[0] < 0 || regs[in->in[0]].kind != V_DIST) return 0;
+    bool ok = false;
+    if (in->kind == I_AGG)
+        ok = in->dir != DIR_ROW && (in->op == OP_SUM || in->op == OP_SUMSQ || in->op == OP_MEAN ||
+                                    in->op == OP_AMIN || in->op == OP_AMAX || in->op == OP_PROD);
+    else if (in->kind == I_MATMUL)
+        ok = (in->op == OP_TSMM && in->left) ||
+             (in->op == OP_MATMULTL && in->nin > 1 && in->in[1] >= 0 && regs[in->in[1]].kind == V_DIST);
+    return ok ? regs[in->in[0]].dm->id : 0;
+}
+
+/* Piggybacking (seed 002 section 3.4): a reduce operator and the later
+ * reduce operators of the block over the same partitions whose inputs
+ * are ready now (registers of earlier instructions) run as one job; the
+ * later ones then find their result in place. 1: done as a group, 0: no
+ * partners, -1: error. */
+static int piggyback(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
+{
+    int64_t id = dist_piggyback() ? reduce_over(in, regs) : 0;
+    if (!id) return 0;
+    int me = (int)(in - c->ins), members[16], n = 0;
+    for (int j = me + 1; j < c->n && n < 15; j++) {
+        const Instr *x = &c->ins[j];
+        bool ready = true;
+        for (int k = 0; k < x->nin; k++) ready &= x->in[k] < me;
+        if (ready && regs[x->out].kind == V_NONE && reduce_over(x, regs) == id) members[n++] = j;
+    }
+    if (!n) return 0;
+    dist_group_begin();
+    int rc = dist_instr(c, f, in, regs, e);
+    for (int k = 0; k < n && rc >= 0; k++) {
+        const Instr *x = &c->ins[members[k]];
+        dist_set_context(x->statname, x->span.line);
+        if (dist_instr(c, f, x, regs, e) < 0) rc = -1;
+    }
+    if (dist_group_end(e)) rc = -1;
+    return rc < 0 ? -1 : rc == 0 ? 1 : 0;
+}
+
 int rt_dist_step(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
+    /* run earlier in a piggybacked job */
+    if ((in->kind == I_AGG || in->kind == I_MATMUL) && regs[in->out].kind != V_NONE) return 1;
+    int pg = piggyback(c, f, in, regs, e);
+    if (pg) return pg;
     if (in->exec == EX_DIST || reads_dist(in, regs)) {
         int rc = dist_instr(c, f, in, regs, e);
         if (rc <= 0) return rc ? -1 : 1;

@@ -24,12 +24,13 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe -np "$np" "$braid" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-config() {   # config NAME BUDGET BLOCKSIZE
-  printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize></root>\n' "$2" "$3" > "$tmp/$1.xml"
+config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]
+  printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback></root>\n' "$2" "$3" "${4:-true}" > "$tmp/$1.xml"
 }
 config bs7 20000 7
 config bs1000 20000 1000
 config bs3 20000 3
+config bs3solo 20000 3 false   # every reduce operator its own job
 
 # compare NAME SCRIPT ARGS...: every file the local run wrote
 compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
@@ -54,11 +55,15 @@ ops() {
   done
 }
 all_ops="scatter collect unary binary ternary rowagg agg colagg mapmm mapmm-left tsmm tmm mmchain colslice rowslice cbind"
-ops dense 2 bs7 hybrid 203 17 1.0 7 $all_ops cpmm rmm transpose rbind write
+# piggybacking groups the reduce operators (agg, colagg, tsmm, tmm) over
+# the same partitions; the tiny case runs each as its own job
+reduce_ops="agg colagg tsmm tmm"
+map_ops=$(echo " $all_ops " | sed "s/ agg / /; s/ colagg / /; s/ tsmm / /; s/ tmm / /")
+ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write
 ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind
 ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
-ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm tsmm
-ops tiny 3 bs3 distributed 10 4 1.0 13 $all_ops table
+ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
+ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
 ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
 
 # binary files read in parallel (each rank its rows), dense and sparse
