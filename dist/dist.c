@@ -92,7 +92,7 @@ int dist_init(BrErr *e)
 static const char *job_names[J_NTYPES] = {
     "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
     "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
-    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback",
+    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev",
 };
 
 static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
@@ -349,7 +349,7 @@ int agree(bool failed, BrErr *e)
 
 static bool is_map(int t)
 {
-    return t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
+    return t == J_REV || t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
            t == J_CBIND || t == J_TABLE || t == J_CPMM || t == J_RMM || t == J_TRANSPOSE || t == J_RBIND;
 }
 
@@ -820,6 +820,8 @@ static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
     case J_TRANSPOSE: return run_transpose(j, res, e);
     case J_RBIND: return run_rbind(j, res, e);
     case J_MULTI: return run_multi(j, NULL, e);
+    case J_VAR: return run_var(j, res, e);
+    case J_REV: return run_rev(j, res, e);
     default: return run_compute(j, bv, res, e);
     }
 }
@@ -1023,6 +1025,7 @@ int dist_agg(OpCode op, AggDir dir, Value *a, Value *out, BrErr *e)
     if (!is_mat(a) || vrows(a) <= 1) return DIST_LOCAL;
     bool combinable = op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN || op == OP_AMIN || op == OP_AMAX ||
                       op == OP_PROD;
+    if (dir != DIR_ROW && (op == OP_VAR || op == OP_SD)) return dist_var(op, dir, a, out, e);
     if (dir != DIR_ROW && !combinable) return DIST_LOCAL;
     if (dir == DIR_ROW && op == OP_TRACE) return DIST_LOCAL;
     Job j = {.type = dir == DIR_ROW ? J_RAGG : dir == DIR_COL ? J_CAGG : J_FAGG, .op = op, .dir = dir, .nin = 1,

@@ -70,10 +70,14 @@ int dist_matmul(OpCode op, int left, Value *a, Value *b, Value *c, Value *out, B
 enum { MM_MAPMM, MM_RMM, MM_CPMM };
 int dist_mm_method(int64_t n, int64_t k, int64_t m, double a_bytes, double b_bytes, bool b_dist, double budget);
 int dist_mm2(int method, Value *a, Value *b, Value *out, BrErr *e);
-/* t(X) of a distributed X (all-to-all: the result stays distributed). */
+/* t(X) and rev(X) of a distributed X (rows move between ranks: the
+ * result stays distributed). */
 int dist_reorg(OpCode op, Value *a, Value *out, BrErr *e);
 /* rbind(A, B) with one distributed: rows move to their new ranks. */
 int dist_rbind(Value **v, int n, Value *out, BrErr *e);
+/* var and sd, full or by column, of a distributed X: the local kernel's
+ * two passes (sums all-reduced to the mean, then squared deviations). */
+int dist_var(OpCode op, AggDir dir, Value *a, Value *out, BrErr *e);
 /* Piggybacking (seed 002 section 3.4): between begin and end, reduce
  * operators (full and column aggregates, tsmm, t(X) %*% Y, mmchain)
  * are held instead of run; end runs them as one job: one header, every

@@ -16,6 +16,7 @@
  * volume among the operators whose memory fits the budget. */
 #include "distint.h"
 
+#include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,8 +266,8 @@ int dist_mm2(int method, Value *a, Value *b, Value *out, BrErr *e)
 
 int dist_reorg(OpCode op, Value *a, Value *out, BrErr *e)
 {
-    if (op != OP_TRANS || a->kind != V_DIST) return DIST_LOCAL;
-    Job j = {.type = J_TRANSPOSE, .nin = 1, .rows = vrows(a), .cols = vcols(a)};
+    if ((op != OP_TRANS && op != OP_REV) || a->kind != V_DIST) return DIST_LOCAL;
+    Job j = {.type = op == OP_REV ? J_REV : J_TRANSPOSE, .nin = 1, .rows = vrows(a), .cols = vcols(a)};
     if (as_part(&j, 0, a, e)) return -1;
     Value *v[1] = {a};
     return run_op(&j, v, out, e);
@@ -279,4 +280,87 @@ int dist_rbind(Value **v, int n, Value *out, BrErr *e)
     Job j = {.type = J_RBIND, .nin = 2, .rows = vrows(v[0]), .cols = vcols(v[0]), .ix = {vrows(v[1])}};
     if (as_part(&j, 0, v[0], e) || as_part(&j, 1, v[1], e)) return -1;
     return run_op(&j, v, out, e);
+}
+
+/* ---- variance and reversal ---- */
+
+/* var or sd, full (dir DIR_FULL) or by column, of X (id[0], rows x
+ * cols) in the local kernel's two passes: the mean from all-reduced sums,
+ * then the reduced sums of squared deviations from it. */
+int run_var(const Job *j, Value *res, BrErr *e)
+{
+    bool full = j->dir == DIR_FULL;
+    int64_t w = full ? 1 : j->cols;
+    MB *x = part_get(j->id[0]);
+    Value xv = x ? val_matrix(mb_retain(x)) : val_none(), s = val_none(), dev = val_none(), ss = val_none();
+    double *sum = calloc((size_t)w, sizeof *sum), *sq = calloc((size_t)w, sizeof *sq);
+    if (!sum || !sq) { fprintf(stderr, "braid: rank %d: out of memory\n", g_rank); MPI_Abort(MPI_COMM_WORLD, 1); }
+    bool failed = x && ap_agg(OP_SUM, full ? DIR_FULL : DIR_COL, &xv, &s, e) != 0;
+    for (int64_t c = 0; !failed && x && c < w; c++) sum[c] = s.kind == V_MATRIX ? mb_get(s.m, 0, c) : val_as_double(&s);
+    MPI_Allreduce(MPI_IN_PLACE, sum, (int)w, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double cnt = full ? (double)j->rows * (double)j->cols : (double)j->rows;
+    MB *mean = full ? NULL : mb_dense_uninit(1, w, e);
+    Value mv = full ? val_double(sum[0] / cnt) : mean ? val_matrix(mean) : val_none();
+    for (int64_t c = 0; mean && c < w; c++) mean->d[c] = sum[c] / cnt;
+    if (mean) mb_recount_nnz(mean);
+    if (!full && !mean) failed = true;
+    if (!failed && x)
+        failed = ap_binary(OP_MINUS, &xv, &mv, &dev, e) || ap_agg(OP_SUMSQ, full ? DIR_FULL : DIR_COL, &dev, &ss, e);
+    for (int64_t c = 0; !failed && x && c < w; c++) sq[c] = ss.kind == V_MATRIX ? mb_get(ss.m, 0, c) : val_as_double(&ss);
+    val_release(&xv), val_release(&s), val_release(&dev), val_release(&ss), val_release(&mv);
+    int rc = agree(failed, e);
+    if (!rc) {
+        if (g_rank == 0) MPI_Reduce(MPI_IN_PLACE, sq, (int)w, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        else MPI_Reduce(sq, NULL, (int)w, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (g_rank == 0) g_bytes += (int64_t)w * 16 * (g_size - 1);
+    }
+    if (!rc && g_rank == 0) {
+        for (int64_t c = 0; c < w; c++) {
+            double v = cnt == 0 ? NAN : cnt == 1 ? 0 : sq[c] / (cnt - 1);
+            sq[c] = j->op == OP_SD ? sqrt(v) : v;
+        }
+        if (full) *res = val_double(sq[0]);
+        else {
+            MB *m = mb_dense_uninit(1, w, e);
+            if (m) {
+                memcpy(m->d, sq, (size_t)w * sizeof *sq);
+                mb_recount_nnz(m);
+                *res = val_matrix(m);
+            } else rc = -1;
+        }
+    }
+    free(sum);
+    free(sq);
+    return rc;
+}
+
+/* rev(X): rank r's rows, reversed, are rows [n-hi, n-lo) of the result. */
+int run_rev(const Job *j, Value *res, BrErr *e)
+{
+    int64_t n = j->rows, lo, hi;
+    part_range(n, g_rank, &lo, &hi);
+    MB *x = part_get(j->id[0]), *r = x ? k_rev(x, e) : NULL;
+    bool failed = x && !r;
+    Piece pc = {n - hi, r};
+    MB *mine = NULL;
+    failed |= redistribute(&pc, r != NULL, n, &mine, e) != 0;
+    mb_release(r);
+    if (mine && mb_examine(mine, e)) failed = true;
+    Job jj = *j;
+    jj.ocols = j->cols;
+    Value loc = mine ? val_matrix(mine) : val_none();
+    int rc = failed ? (agree(true, e), -1) : finish_map(&jj, &loc, res, e);
+    val_release(&loc);
+    return rc;
+}
+
+int dist_var(OpCode op, AggDir dir, Value *a, Value *out, BrErr *e)
+{
+    if ((op != OP_VAR && op != OP_SD) || dir == DIR_ROW || a->kind != V_DIST) return DIST_LOCAL;
+    Job j = {.type = J_VAR, .op = op, .dir = dir, .nin = 1, .rows = vrows(a), .cols = vcols(a)};
+    if (as_part(&j, 0, a, e)) return -1;
+    pthread_mutex_lock(&g_lock);
+    int rc = start_job(&j, NULL, NULL, out, e);
+    pthread_mutex_unlock(&g_lock);
+    return rc;
 }
