@@ -141,6 +141,24 @@ for a in l2svm lm kmeans mlogreg glm pca alscg autoencoder; do
   if grep -qE "^Distributed jobs \(3 ranks\):	[1-9]" "$tmp/$a/d.out"; then ok; else bad "$a: nothing ran distributed"; fi
 done
 
+# dynamic recompilation: unknown sizes compile to distributed operators,
+# the recompiled block runs locally when the real sizes are small and
+# distributed when they exceed the budget
+for n in 5 900; do
+  echo $n > "$tmp/n$n"
+  want=$("$braid" -f "$here/recompile.dml" -args "$tmp/n$n" 2>&1 | head -n 1)
+  mpi 2 -f "$here/recompile.dml" -config "$tmp/bs7.xml" -stats -explain recompile_hops -args "$tmp/n$n" > "$tmp/rc$n.out" 2>&1 \
+    || { bad "recompile n=$n: mpirun failed: $(tail -n 5 "$tmp/rc$n.out")"; continue; }
+  jobs=$(grep -E "^Distributed jobs" "$tmp/rc$n.out" | sed -E 's/.*:\t([0-9]+) .*/\1/')
+  if ! grep -qE "ua\(sumsq\) +\(1\) \[scalar\] 8B/- DIST" "$tmp/rc$n.out"; then bad "recompile n=$n: the unknown-size plan is not distributed"
+  elif ! got=$(grep -E '^-?[0-9]' "$tmp/rc$n.out" | head -n 1) ||
+       ! python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-10 * max(1, abs(a)))" "$want" "$got"; then
+    bad "recompile n=$n: result $got differs from the local run's $want"
+  elif [ $n = 5 ] && [ "$jobs" != 0 ]; then bad "recompile n=5: $jobs jobs ran (small data: local)"
+  elif [ $n = 900 ] && [ "${jobs:-0}" = 0 ]; then bad "recompile n=900: nothing ran distributed"
+  else ok; fi
+done
+
 # an unknown -exec mode
 if "$braid" -exec cluster -s 'print(1)' > "$tmp/exec.out" 2>&1; then bad "-exec cluster accepted"
 elif grep -q "expects singlenode, hybrid, distributed or spark" "$tmp/exec.out"; then ok
