@@ -98,6 +98,7 @@ static Piece *unpack_pieces(char **recv, const size_t *rlen, int *np, BrErr *e)
     int n = 0, cap = 0;
     Piece *all = NULL;
     for (int s = 0; s < g_size; s++) {
+        if (!rlen[s]) continue;
         const char *p = recv[s], *end = recv[s] + rlen[s];
         int64_t cnt = 0;
         if (rlen[s] >= 8) memcpy(&cnt, p, 8), p += 8;

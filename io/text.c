@@ -520,6 +520,7 @@ int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_
         return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
     }
     for (int i = 0; i < k; i++) {
+        if (!t[i].n) continue;
         memcpy(out->r + out->n, t[i].r, (size_t)t[i].n * sizeof *out->r);
         memcpy(out->c + out->n, t[i].c, (size_t)t[i].n * sizeof *out->c);
         memcpy(out->v + out->n, t[i].v, (size_t)t[i].n * sizeof *out->v);

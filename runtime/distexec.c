@@ -36,13 +36,23 @@ static Value *arg(const Instr *in, Value *regs, int k)
  * the same positions: file, format, rows, cols, header, sep, fill,
  * default, naStrings, data_type); false when they are not plain values
  * (the local read then reports what is wrong). */
+/* A count argument (rows, cols) that fits an int64. */
+static bool count_arg(const Value *v, int64_t *out)
+{
+    if (!val_is_numeric(v)) return false;
+    double d = val_as_double(v);
+    if (!(d > -1e18 && d < 1e18)) return false;
+    *out = (int64_t)d;
+    return true;
+}
+
 static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o)
 {
     io_read_opts_init(o);
     const Value *v;
     if ((v = arg(in, regs, 1))) { if (v->kind != V_STRING) return false; o->format = v->s->s; }
-    if ((v = arg(in, regs, 2))) { if (!val_is_numeric(v)) return false; o->rows = (int64_t)val_as_double(v); }
-    if ((v = arg(in, regs, 3))) { if (!val_is_numeric(v)) return false; o->cols = (int64_t)val_as_double(v); }
+    if ((v = arg(in, regs, 2)) && !count_arg(v, &o->rows)) return false;
+    if ((v = arg(in, regs, 3)) && !count_arg(v, &o->cols)) return false;
     if ((v = arg(in, regs, 4))) { if (v->kind != V_BOOL) return false; o->header = v->b; }
     if ((v = arg(in, regs, 5))) { if (v->kind != V_STRING) return false; o->sep = v->s->s; }
     if ((v = arg(in, regs, 6))) { if (v->kind != V_BOOL) return false; o->fill = v->b; }
