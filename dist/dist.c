@@ -92,7 +92,7 @@ int dist_init(BrErr *e)
 static const char *job_names[J_NTYPES] = {
     "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
     "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
-    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev",
+    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev", "leftindex",
 };
 
 static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
@@ -349,7 +349,7 @@ int agree(bool failed, BrErr *e)
 
 static bool is_map(int t)
 {
-    return t == J_REV || t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
+    return t == J_LIX || t == J_REV || t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
            t == J_CBIND || t == J_TABLE || t == J_CPMM || t == J_RMM || t == J_TRANSPOSE || t == J_RBIND;
 }
 
@@ -392,6 +392,18 @@ static int local_op(const Job *j, Value *in, int64_t lo, int64_t hi, Value *out,
         MB *s = k_cbind(j->nin, ms, e);
         if (!s) return -1;
         *out = val_matrix(s);
+        return 0;
+    }
+    case J_LIX: {
+        /* X[ix0:ix1, ix2:ix3] = src: this rank's rows of the range */
+        int64_t a = BR_MAX(lo, j->ix[0]), b = BR_MIN(hi, j->ix[1]);
+        if (a >= b) { *out = val_matrix(mb_retain(in[0].m)); return 0; }
+        MB *src = in[1].kind == V_MATRIX ? k_slice(in[1].m, a - j->ix[0], b - j->ix[0], 0, in[1].m->cols, e)
+                                         : mb_fill(1, 1, val_as_double(&in[1]), e);
+        MB *r = src ? k_lix(in[0].m, a - lo, b - lo, j->ix[2], j->ix[3], src, e) : NULL;
+        mb_release(src);
+        if (!r) return -1;
+        *out = val_matrix(r);
         return 0;
     }
     case J_LMM: {
@@ -1109,6 +1121,21 @@ int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e)
     int rc = start_job(&j, NULL, NULL, out, e);
     pthread_mutex_unlock(&g_lock);
     return rc;
+}
+
+int dist_lix(Value *x, Value *src, const int64_t r[4], Value *out, BrErr *e)
+{
+    if (x->kind != V_DIST) return DIST_LOCAL;
+    bool mat = is_mat(src);
+    /* a source of the wrong shape: the local operator says so */
+    if (mat ? vrows(src) != r[1] - r[0] || vcols(src) != r[3] - r[2]
+            : !val_is_numeric(src) || r[1] - r[0] != 1 || r[3] - r[2] != 1)
+        return DIST_LOCAL;
+    Job j = {.type = J_LIX, .nin = 2, .rows = x->dm->rows, .cols = x->dm->cols, .ix = {r[0], r[1], r[2], r[3]},
+             .ocols = x->dm->cols};
+    if (as_part(&j, 0, x, e) || as_bcast(&j, 1, src, e)) return -1;
+    Value *v[2] = {x, src};
+    return run_op(&j, v, out, e);
 }
 
 int dist_cbind(Value **v, int n, Value *out, BrErr *e)

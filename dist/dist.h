@@ -93,6 +93,9 @@ int dist_group_end(BrErr *e);
  * rows stay distributed (each rank slices its columns), a row range goes
  * to rank 0 (only the ranks holding its rows send). */
 int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e);
+/* x[r[0]:r[1], r[2]:r[3]] = src of a distributed x: src broadcast, each
+ * rank replaces its rows of the range (a new distributed result). */
+int dist_lix(Value *x, Value *src, const int64_t r[4], Value *out, BrErr *e);
 /* cbind of 2 or 3 matrices of the same rows, one of them distributed. */
 int dist_cbind(Value **v, int n, Value *out, BrErr *e);
 /* table(a, b, odim1, odim2) of n x 1 vectors (one distributed) when

@@ -11,7 +11,7 @@
 typedef enum {
     J_STOP, J_SCATTER, J_COLLECT, J_FREE, J_UNARY, J_BINARY, J_TERNARY, J_RAGG, J_FAGG, J_CAGG,
     J_MAPMM, J_LMM, J_TSMM, J_TMM, J_MMCHAIN, J_CSLICE, J_RSLICE, J_CBIND, J_READ, J_TABLE,
-    J_READT, J_WRITE, J_CPMM, J_RMM, J_TRANSPOSE, J_RBIND, J_MULTI, J_VAR, J_REV, J_NTYPES
+    J_READT, J_WRITE, J_CPMM, J_RMM, J_TRANSPOSE, J_RBIND, J_MULTI, J_VAR, J_REV, J_LIX, J_NTYPES
 } JobType;
 
 /* Operand roles: none, a partitioned matrix (by id), a broadcast value. */

@@ -158,6 +158,20 @@ static int slice_or_bind(const Instr *in, Value *regs, BrErr *e)
         if (ap_rix_range(&in->ix, args, d->rows, d->cols, r, e)) return -1;
         return dist_rix(&regs[in->in[0]], r, &regs[in->out], e);
     }
+    if (in->kind == I_LIX && in->nin >= 2 && in->in[0] >= 0 && regs[in->in[0]].kind == V_DIST) {
+        /* the range from the index operands laid out as right indexing's */
+        Value args[5] = {regs[in->in[0]], none, none, none, none};
+        for (int k = 2; k < in->nin && k < 6; k++) {
+            Value *a = in->in[k] >= 0 ? &regs[in->in[k]] : &none;
+            if (a->kind == V_DIST && dist_collect(a, e)) return -1;
+            args[k - 1] = *a;
+        }
+        const DM *d = regs[in->in[0]].dm;
+        int64_t r[4];
+        if (ap_rix_range(&in->ix, args, d->rows, d->cols, r, e)) return -1;
+        Value *src = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
+        return dist_lix(&regs[in->in[0]], src, r, &regs[in->out], e);
+    }
     if (in->kind == I_BUILTIN && in->bi == BI_TABLE && in->nin == 4) {
         Value *a = in->in[0] >= 0 ? &regs[in->in[0]] : &none, *b = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
         const Value *o1 = in->in[2] >= 0 ? &regs[in->in[2]] : &none, *o2 = in->in[3] >= 0 ? &regs[in->in[3]] : &none;

@@ -59,8 +59,8 @@ all_ops="scatter collect unary binary ternary rowagg agg colagg mapmm mapmm-left
 # the same partitions; the tiny case runs each as its own job
 reduce_ops="agg colagg tsmm tmm"
 map_ops=$(echo " $all_ops " | sed "s/ agg / /; s/ colagg / /; s/ tsmm / /; s/ tmm / /")
-ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev
-ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev
+ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev leftindex
+ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev leftindex
 ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
 ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
 ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
