@@ -21,7 +21,8 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # MPI's libraries keep their allocations to the end (sanitizer builds)
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe -np "$np" "$braid" "$@"; }
+# MPIRUN_EXTRA: more mpirun options (the TCP case below)
+mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]
@@ -65,6 +66,9 @@ ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
 ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
 ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
 ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
+# the network path: messages over TCP (not shared memory) between ranks
+# placed on two host entries of the loopback
+MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
 
 # binary files read in parallel (each rank its rows), dense and sparse
 mkdir -p "$tmp/data"
