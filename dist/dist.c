@@ -14,14 +14,15 @@
 
 #include "../io/io.h"
 #include "../kernels/reorg.h"
+#include "distint.h"
 
-static bool g_on;
-static int g_rank, g_size = 1, g_local = 1;
+bool g_on;
+int g_rank, g_size = 1, g_local = 1;
 static int64_t g_bs = 1000;
-static int64_t g_next_id = 1;
+int64_t g_next_id = 1;
 /* rank 0: jobs come from the interpreter's threads (parfor workers) one
  * at a time; recursive, as releasing a handle inside a job frees it */
-static pthread_mutex_t g_lock;
+pthread_mutex_t g_lock;
 
 bool dist_launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_RANK") || getenv("PMIX_RANK"); }
 bool dist_active(void) { return g_on; }
@@ -29,6 +30,9 @@ int dist_rank(void) { return g_rank; }
 int dist_size(void) { return g_size; }
 int dist_local_size(void) { return g_local; }
 void dist_set_blocksize(int64_t rows) { g_bs = rows > 0 ? rows : 1000; }
+static bool g_piggyback = true;
+void dist_set_piggyback(bool on) { g_piggyback = on; }
+bool dist_piggyback(void) { return g_piggyback; }
 
 /* ---- fault reporting ---- */
 
@@ -84,18 +88,16 @@ int dist_init(BrErr *e)
 
 /* ---- statistics (rank 0) ---- */
 
-typedef enum {
-    J_STOP, J_SCATTER, J_COLLECT, J_FREE, J_UNARY, J_BINARY, J_TERNARY, J_RAGG, J_FAGG, J_CAGG,
-    J_MAPMM, J_LMM, J_TSMM, J_TMM, J_MMCHAIN, J_CSLICE, J_RSLICE, J_CBIND, J_READ, J_TABLE, J_NTYPES
-} JobType;
 
 static const char *job_names[J_NTYPES] = {
     "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
     "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
+    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev", "leftindex",
 };
 
 static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
-static int64_t g_bytes; /* bytes moved by the job now running */
+int64_t g_bytes; /* bytes moved by the job now running */
+static int64_t g_piggy_ops; /* reduce operators run in piggyback jobs */
 
 void dist_print_stats(FILE *f)
 {
@@ -108,13 +110,15 @@ void dist_print_stats(FILE *f)
         if (g_stat[t].count)
             fprintf(f, "  %-12s %8lld jobs %9.3f sec %14lld bytes\n", job_names[t], (long long)g_stat[t].count,
                     (double)g_stat[t].ns / 1e9, (long long)g_stat[t].bytes);
+    if (g_piggy_ops)
+        fprintf(f, "  (piggyback jobs ran %lld reduce operators over shared partitions)\n", (long long)g_piggy_ops);
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */
 
 #define CHUNK ((size_t)1 << 30)
 
-static void bcast_bytes(void *p, size_t n)
+void bcast_bytes(void *p, size_t n)
 {
     for (size_t o = 0; o < n; o += CHUNK) {
         size_t k = n - o < CHUNK ? n - o : CHUNK;
@@ -163,7 +167,7 @@ static size_t packed_size(const MB *m)
     return sizeof(MBHead) + (size_t)(m->rows * m->cols) * 8;
 }
 
-static char *pack(const MB *m, size_t *n)
+char *pack(const MB *m, size_t *n)
 {
     *n = packed_size(m);
     char *buf = *n ? malloc(*n) : NULL;
@@ -183,7 +187,7 @@ static char *pack(const MB *m, size_t *n)
     return buf;
 }
 
-static MB *unpack(const char *buf, size_t n, BrErr *e)
+MB *unpack(const char *buf, size_t n, BrErr *e)
 {
     if (n < sizeof(MBHead)) return NULL;
     MBHead h;
@@ -209,7 +213,7 @@ static MB *unpack(const char *buf, size_t n, BrErr *e)
 
 /* Sends m (NULL: an empty partition); out of memory packing it, the
  * receiver gets an empty message and the job's agreement reports it. */
-static bool send_mb(const MB *m, int to)
+bool send_mb(const MB *m, int to)
 {
     size_t n = 0;
     char *buf = m ? pack(m, &n) : NULL;
@@ -219,7 +223,7 @@ static bool send_mb(const MB *m, int to)
     return ok;
 }
 
-static MB *recv_mb(int from, BrErr *e)
+MB *recv_mb(int from, BrErr *e)
 {
     size_t n;
     char *buf = recv_bytes(from, &n);
@@ -231,7 +235,7 @@ static MB *recv_mb(int from, BrErr *e)
 /* A value broadcast from rank 0 (a scalar or a local matrix). */
 typedef struct VHead { int32_t kind; int32_t pad; int64_t len; union { double d; int64_t i; } u; } VHead;
 
-static int bcast_value(Value *v, BrErr *e)
+int bcast_value(Value *v, BrErr *e)
 {
     VHead h = {0};
     char *buf = NULL;
@@ -281,7 +285,7 @@ static Part *g_parts;
 static int g_nparts, g_pcap;
 
 /* Rows [lo, hi) of an n-row matrix held by rank r. */
-static void part_range(int64_t n, int r, int64_t *lo, int64_t *hi)
+void part_range(int64_t n, int r, int64_t *lo, int64_t *hi)
 {
     int64_t nb = (n + g_bs - 1) / g_bs;
     int64_t b0 = nb * r / g_size, b1 = nb * (r + 1) / g_size;
@@ -289,7 +293,7 @@ static void part_range(int64_t n, int r, int64_t *lo, int64_t *hi)
     *hi = BR_MIN(n, b1 * g_bs);
 }
 
-static int part_put(int64_t id, MB *m)
+int part_put(int64_t id, MB *m)
 {
     if (g_nparts == g_pcap) {
         int nc = g_pcap ? 2 * g_pcap : 16;
@@ -302,14 +306,14 @@ static int part_put(int64_t id, MB *m)
     return 0;
 }
 
-static MB *part_get(int64_t id)
+MB *part_get(int64_t id)
 {
     for (int i = 0; i < g_nparts; i++)
         if (g_parts[i].id == id) return g_parts[i].m;
     return NULL;
 }
 
-static void part_drop(int64_t id)
+void part_drop(int64_t id)
 {
     for (int i = 0; i < g_nparts; i++)
         if (g_parts[i].id == id) {
@@ -321,12 +325,13 @@ static void part_drop(int64_t id)
 
 /* ---- agreement: every rank learns whether any failed ---- */
 
-static int agree(bool failed, BrErr *e)
+int agree(bool failed, BrErr *e)
 {
-    int mine = failed ? g_rank + 1 : 0, worst = 0;
-    MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (!worst) return 0;
-    int who = worst - 1;
+    /* the lowest failing rank reports: for a parallel read, the error of
+     * the earliest line */
+    int mine = failed ? g_rank : g_size, who = g_size;
+    MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (who == g_size) return 0;
     if (who != 0) {
         if (g_rank == who) send_bytes(e->msg, strlen(e->msg) + 1, 0);
         if (g_rank == 0) {
@@ -341,23 +346,11 @@ static int agree(bool failed, BrErr *e)
 
 /* ---- jobs ---- */
 
-enum { A_NONE, A_DIST, A_BCAST };
-
-typedef struct Job {
-    int32_t type, op, dir, left;
-    int32_t nin;
-    int32_t kind[3];
-    int64_t id[3];      /* A_DIST: partitions */
-    int64_t out;        /* map jobs: the result's id */
-    int64_t rows, cols; /* shape of the (first) partitioned operand */
-    int64_t orows, ocols; /* reduce jobs: the result's shape */
-    int64_t ix[4];      /* slices: rows ix[0]:ix[1], columns ix[2]:ix[3] */
-} Job;
 
 static bool is_map(int t)
 {
-    return t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
-           t == J_CBIND || t == J_TABLE;
+    return t == J_LIX || t == J_REV || t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
+           t == J_CBIND || t == J_TABLE || t == J_CPMM || t == J_RMM || t == J_TRANSPOSE || t == J_RBIND;
 }
 
 /* Reduction operator of a full or column aggregate (op on partials). */
@@ -399,6 +392,18 @@ static int local_op(const Job *j, Value *in, int64_t lo, int64_t hi, Value *out,
         MB *s = k_cbind(j->nin, ms, e);
         if (!s) return -1;
         *out = val_matrix(s);
+        return 0;
+    }
+    case J_LIX: {
+        /* X[ix0:ix1, ix2:ix3] = src: this rank's rows of the range */
+        int64_t a = BR_MAX(lo, j->ix[0]), b = BR_MIN(hi, j->ix[1]);
+        if (a >= b) { *out = val_matrix(mb_retain(in[0].m)); return 0; }
+        MB *src = in[1].kind == V_MATRIX ? k_slice(in[1].m, a - j->ix[0], b - j->ix[0], 0, in[1].m->cols, e)
+                                         : mb_fill(1, 1, val_as_double(&in[1]), e);
+        MB *r = src ? k_lix(in[0].m, a - lo, b - lo, j->ix[2], j->ix[3], src, e) : NULL;
+        mb_release(src);
+        if (!r) return -1;
+        *out = val_matrix(r);
         return 0;
     }
     case J_LMM: {
@@ -454,7 +459,7 @@ static int finish_reduce(const Job *j, double *buf, Value *res, BrErr *e)
 
 static void dm_free(DM *d);
 
-static DM *dm_new(int64_t rows, int64_t cols, int64_t nnz, int64_t id)
+DM *dm_new(int64_t rows, int64_t cols, int64_t nnz, int64_t id)
 {
     DM *d = malloc(sizeof *d);
     if (!d) return NULL;
@@ -464,7 +469,7 @@ static DM *dm_new(int64_t rows, int64_t cols, int64_t nnz, int64_t id)
 
 /* Every rank's part of a map job's end: keep the partition, tell rank 0
  * the result's non-zeros and columns. */
-static int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
+int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
 {
     MB *m = loc->kind == V_MATRIX ? mb_retain(loc->m) : NULL;
     bool failed = loc->kind != V_MATRIX && loc->kind != V_NONE;
@@ -475,6 +480,7 @@ static int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
     MPI_Reduce(&mine[0], &nnz, 1, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     MPI_Reduce(&mine[1], &cols, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     if (g_rank != 0) return 0;
+    if (cols < 0) cols = BR_MAX(j->ocols, 0);   /* no rank holds rows: the job knows the columns */
     DM *d = dm_new(j->rows, cols, nnz, j->out);
     if (!d) { part_drop(j->out); return br_err(e, BR_ENOMEM, "out of memory"); }
     res->kind = V_DIST;
@@ -484,25 +490,48 @@ static int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
 
 /* One compute job on every rank (rank 0 passes the broadcast operands in
  * bv and receives the result in res). */
-static int run_compute(const Job *j, Value *bv, Value *res, BrErr *e)
+/* The local phase of a compute job: its operands (broadcast ones
+ * received) and the kernel on this rank's rows into *loc; false on
+ * failure (e set). */
+static bool compute_local(const Job *j, Value *bv, Value *loc, BrErr *e)
 {
     Value in[3] = {val_none(), val_none(), val_none()};
-    int rc = 0;
+    bool failed = false;
     for (int k = 0; k < j->nin; k++) {
         if (j->kind[k] == A_DIST) {
             MB *m = part_get(j->id[k]);
             if (m) in[k] = val_matrix(mb_retain(m));
         } else if (j->kind[k] == A_BCAST) {
             if (g_rank == 0) in[k] = val_retain(bv[k]);
-            if (bcast_value(&in[k], e)) rc = -1;
+            if (bcast_value(&in[k], e)) failed = true;
         }
     }
     int64_t lo, hi;
     part_range(j->rows, g_rank, &lo, &hi);
-    Value loc = val_none();
-    bool failed = rc != 0;
-    if (!failed && hi > lo) failed = local_op(j, in, lo, hi, &loc, e) != 0;
+    *loc = val_none();
+    if (!failed && hi > lo) failed = local_op(j, in, lo, hi, loc, e) != 0;
     for (int k = 0; k < 3; k++) val_release(&in[k]);
+    return !failed;
+}
+
+/* Reduces n doubles to rank 0 with op (in pieces: MPI counts are int). */
+static void reduce_to_0(double *buf, size_t n, MPI_Op op)
+{
+    for (size_t o = 0; o < n; o += CHUNK / 8) {
+        int k = (int)(n - o < CHUNK / 8 ? n - o : CHUNK / 8);
+        if (g_rank == 0) MPI_Reduce(MPI_IN_PLACE, buf + o, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
+        else MPI_Reduce(buf + o, NULL, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
+    }
+    if (g_rank == 0) g_bytes += (int64_t)(n * 8) * (g_size - 1);
+}
+
+/* One compute job on every rank (rank 0 passes the broadcast operands in
+ * bv and receives the result in res). */
+static int run_compute(const Job *j, Value *bv, Value *res, BrErr *e)
+{
+    Value loc;
+    bool failed = !compute_local(j, bv, &loc, e);
+    int rc;
     if (is_map(j->type)) {
         rc = failed ? (agree(true, e), -1) : finish_map(j, &loc, res, e);
         val_release(&loc);
@@ -514,17 +543,106 @@ static int run_compute(const Job *j, Value *bv, Value *res, BrErr *e)
     if (!failed && !buf) { failed = true; br_err(e, BR_ENOMEM, "out of memory"); }
     if (agree(failed, e)) { free(buf); return -1; }
     double ident;
-    MPI_Op op = reduce_op(j, &ident);
-    for (size_t o = 0; o < n; o += CHUNK / 8) {
-        int k = (int)(n - o < CHUNK / 8 ? n - o : CHUNK / 8);
-        if (g_rank == 0) MPI_Reduce(MPI_IN_PLACE, buf + o, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
-        else MPI_Reduce(buf + o, NULL, k, MPI_DOUBLE, op, 0, MPI_COMM_WORLD);
-    }
-    if (g_rank == 0) {
-        g_bytes += (int64_t)(n * 8) * (g_size - 1);
-        rc = finish_reduce(j, buf, res, e);
-    }
+    reduce_to_0(buf, n, reduce_op(j, &ident));
+    rc = g_rank == 0 ? finish_reduce(j, buf, res, e) : 0;
     free(buf);
+    return rc;
+}
+
+/* ---- piggybacking: reduce jobs over the same partitions as one job ---- */
+
+static void job_header(Job *j);
+
+/* Rank 0: while a group is open, reduce jobs are held (their header,
+ * broadcast operands and result slot) and run together at its end. */
+#define MAX_GROUP 16
+static struct { Job j; Value bv[3]; Value *out; } g_pend[MAX_GROUP];
+static int g_npend = -1;   /* -1: no group open */
+
+static bool defer(const Job *j, Value *bv, Value *out)
+{
+    if (g_npend < 0 || g_npend == MAX_GROUP || is_map(j->type)) return false;
+    g_pend[g_npend].j = *j;
+    for (int k = 0; k < 3; k++) g_pend[g_npend].bv[k] = k < j->nin && j->kind[k] == A_BCAST ? val_retain(bv[k]) : val_none();
+    g_pend[g_npend].out = out;
+    g_npend++;
+    return true;
+}
+
+/* Every rank: the members' kernels one after the other, one agreement,
+ * and one reduction per reduction operator over all members' partials
+ * (the header carried the count in nin; the members' headers follow). */
+static int run_multi(const Job *head, Job *subs, BrErr *e)
+{
+    int n = head->nin;
+    Job *js = subs;
+    if (g_rank != 0 && !(js = malloc((size_t)n * sizeof *js))) {
+        fprintf(stderr, "braid: rank %d: out of memory\n", g_rank);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    bcast_bytes(js, (size_t)n * sizeof *js);
+    double *part[MAX_GROUP] = {0};
+    size_t len[MAX_GROUP] = {0};
+    bool failed = false;
+    for (int k = 0; k < n; k++) {
+        Value loc;
+        if (!compute_local(&js[k], g_rank == 0 ? g_pend[k].bv : NULL, &loc, e)) { failed = true; continue; }
+        if (!failed && !(part[k] = partial(&js[k], &loc, &len[k]))) failed = true, br_err(e, BR_ENOMEM, "out of memory");
+        val_release(&loc);
+    }
+    int rc = agree(failed, e);
+    /* the partials of each reduction operator in one buffer */
+    MPI_Op ops[4] = {MPI_SUM, MPI_MIN, MPI_MAX, MPI_PROD};
+    for (int o = 0; !rc && o < 4; o++) {
+        size_t tot = 0;
+        double ident;
+        for (int k = 0; k < n; k++) if (reduce_op(&js[k], &ident) == ops[o]) tot += len[k];
+        if (!tot) continue;
+        double *buf = malloc(tot * sizeof *buf), *p = buf;
+        if (!buf) { fprintf(stderr, "braid: rank %d: out of memory\n", g_rank); MPI_Abort(MPI_COMM_WORLD, 1); }
+        for (int k = 0; k < n; k++)
+            if (reduce_op(&js[k], &ident) == ops[o]) memcpy(p, part[k], len[k] * sizeof *p), p += len[k];
+        reduce_to_0(buf, tot, ops[o]);
+        p = buf;
+        for (int k = 0; k < n; k++)
+            if (reduce_op(&js[k], &ident) == ops[o]) memcpy(part[k], p, len[k] * sizeof *p), p += len[k];
+        free(buf);
+    }
+    for (int k = 0; k < n; k++) {
+        if (!rc && g_rank == 0 && finish_reduce(&js[k], part[k], g_pend[k].out, e)) rc = -1;
+        free(part[k]);
+    }
+    if (js != subs) free(js);
+    return rc;
+}
+
+void dist_group_begin(void)
+{
+    pthread_mutex_lock(&g_lock);
+    g_npend = 0;
+}
+
+int dist_group_end(BrErr *e)
+{
+    int n = g_npend, rc = 0;
+    g_npend = -1;
+    Job subs[MAX_GROUP];
+    for (int k = 0; k < n; k++) subs[k] = g_pend[k].j;
+    if (n == 1) rc = start_job(&subs[0], NULL, g_pend[0].bv, g_pend[0].out, e);
+    else if (n > 1) {
+        Job head = {.type = J_MULTI, .nin = n};
+        int64_t t0 = br_now_ns();
+        g_bytes = 0;
+        job_header(&head);
+        rc = run_multi(&head, subs, e);
+        g_stat[J_MULTI].count++;
+        g_stat[J_MULTI].ns += br_now_ns() - t0;
+        g_stat[J_MULTI].bytes += g_bytes;
+        g_piggy_ops += n;
+    }
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < 3; i++) val_release(&g_pend[k].bv[i]);
+    pthread_mutex_unlock(&g_lock);
     return rc;
 }
 
@@ -707,6 +825,15 @@ static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
         return fallback ? DIST_LOCAL : rc;
     }
     case J_FREE: part_drop(j->id[0]); return 0;
+    case J_READT: return run_readt(j, bv, res, e);
+    case J_WRITE: return run_write(j, bv, e);
+    case J_CPMM: return run_cpmm(j, res, e);
+    case J_RMM: return run_rmm(j, res, e);
+    case J_TRANSPOSE: return run_transpose(j, res, e);
+    case J_RBIND: return run_rbind(j, res, e);
+    case J_MULTI: return run_multi(j, NULL, e);
+    case J_VAR: return run_var(j, res, e);
+    case J_REV: return run_rev(j, res, e);
     default: return run_compute(j, bv, res, e);
     }
 }
@@ -739,7 +866,7 @@ static void job_header(Job *j)
 }
 
 /* Rank 0: broadcasts the header and runs the job here. */
-static int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
+int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
 {
     int64_t t0 = br_now_ns();
     g_bytes = 0;
@@ -792,9 +919,15 @@ static void dm_free(DM *d)
 
 /* ---- operators (rank 0) ---- */
 
-static bool is_mat(const Value *v) { return v->kind == V_MATRIX || v->kind == V_DIST; }
-static int64_t vrows(const Value *v) { return v->kind == V_DIST ? v->dm->rows : v->kind == V_MATRIX ? v->m->rows : 0; }
-static int64_t vcols(const Value *v) { return v->kind == V_DIST ? v->dm->cols : v->kind == V_MATRIX ? v->m->cols : 0; }
+bool is_mat(const Value *v) { return v->kind == V_MATRIX || v->kind == V_DIST; }
+int64_t vrows(const Value *v) { return v->kind == V_DIST ? v->dm->rows : v->kind == V_MATRIX ? v->m->rows : 0; }
+/* bytes of a matrix in its format (its non-zeros known) */
+static double vbytes(const Value *v)
+{
+    if (v->kind == V_DIST) return mb_est_size(v->dm->rows, v->dm->cols, v->dm->nnz);
+    return v->kind == V_MATRIX ? mb_est_size(v->m->rows, v->m->cols, v->m->nnz) : 0;
+}
+int64_t vcols(const Value *v) { return v->kind == V_DIST ? v->dm->cols : v->kind == V_MATRIX ? v->m->cols : 0; }
 
 int dist_scatter(Value *v, BrErr *e)
 {
@@ -835,7 +968,7 @@ int dist_collect(Value *v, BrErr *e)
 
 /* Operand roles: partitioned (scattered if local) with the job's rows, or
  * broadcast (collected if distributed). */
-static int as_part(Job *j, int k, Value *v, BrErr *e)
+int as_part(Job *j, int k, Value *v, BrErr *e)
 {
     if (dist_scatter(v, e)) return -1;
     j->kind[k] = A_DIST;
@@ -843,7 +976,7 @@ static int as_part(Job *j, int k, Value *v, BrErr *e)
     return 0;
 }
 
-static int as_bcast(Job *j, int k, Value *v, BrErr *e)
+int as_bcast(Job *j, int k, Value *v, BrErr *e)
 {
     if (v->kind == V_NONE) { j->kind[k] = A_NONE; return 0; }
     if (dist_collect(v, e)) return -1;
@@ -851,14 +984,14 @@ static int as_bcast(Job *j, int k, Value *v, BrErr *e)
     return 0;
 }
 
-static int run_op(Job *j, Value **v, Value *out, BrErr *e)
+int run_op(Job *j, Value **v, Value *out, BrErr *e)
 {
     Value bv[3] = {val_none(), val_none(), val_none()};
     for (int k = 0; k < j->nin; k++)
         if (j->kind[k] == A_BCAST) bv[k] = *v[k];
     pthread_mutex_lock(&g_lock);
     if (is_map(j->type)) j->out = g_next_id++;
-    int rc = start_job(j, NULL, bv, out, e);
+    int rc = defer(j, bv, out) ? 0 : start_job(j, NULL, bv, out, e);
     pthread_mutex_unlock(&g_lock);
     return rc;
 }
@@ -904,6 +1037,7 @@ int dist_agg(OpCode op, AggDir dir, Value *a, Value *out, BrErr *e)
     if (!is_mat(a) || vrows(a) <= 1) return DIST_LOCAL;
     bool combinable = op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN || op == OP_AMIN || op == OP_AMAX ||
                       op == OP_PROD;
+    if (dir != DIR_ROW && (op == OP_VAR || op == OP_SD)) return dist_var(op, dir, a, out, e);
     if (dir != DIR_ROW && !combinable) return DIST_LOCAL;
     if (dir == DIR_ROW && op == OP_TRACE) return DIST_LOCAL;
     Job j = {.type = dir == DIR_ROW ? J_RAGG : dir == DIR_COL ? J_CAGG : J_FAGG, .op = op, .dir = dir, .nin = 1,
@@ -938,8 +1072,17 @@ int dist_matmul(OpCode op, int left, Value *a, Value *b, Value *c, Value *out, B
         rc = as_part(&j, 0, a, e) || as_bcast(&j, 1, b, e) || (is_mat(c) ? as_part(&j, 2, c, e) : as_bcast(&j, 2, c, e));
     } else if (op == OP_MATMUL) {
         if (vcols(a) != vrows(b)) return DIST_LOCAL;
+        /* two large operands: mapmm, rmm or cpmm by their volumes */
+        double ab = vbytes(a), bb = vbytes(b), budget = br_mem_budget();
+        bool both = (a->kind == V_DIST && b->kind == V_DIST) || (a->kind == V_DIST && bb > budget) ||
+                    (b->kind == V_DIST && ab > budget);
+        if (both && vrows(a) > 1 && vrows(b) > 1) {
+            int mm = dist_mm_method(vrows(a), vcols(a), vcols(b), ab, bb, b->kind == V_DIST, budget);
+            if (mm != MM_MAPMM) return dist_mm2(mm, a, b, out, e);
+        }
         /* partition the distributed (or larger) side, broadcast the other */
         bool right = b->kind == V_DIST && a->kind != V_DIST;
+        if (both) right = false;
         if (a->kind != V_DIST && b->kind != V_DIST) right = vrows(b) * vcols(b) > vrows(a) * vcols(a);
         if (!right) {
             if (vrows(a) <= 1) return DIST_LOCAL;
@@ -978,6 +1121,21 @@ int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e)
     int rc = start_job(&j, NULL, NULL, out, e);
     pthread_mutex_unlock(&g_lock);
     return rc;
+}
+
+int dist_lix(Value *x, Value *src, const int64_t r[4], Value *out, BrErr *e)
+{
+    if (x->kind != V_DIST) return DIST_LOCAL;
+    bool mat = is_mat(src);
+    /* a source of the wrong shape: the local operator says so */
+    if (mat ? vrows(src) != r[1] - r[0] || vcols(src) != r[3] - r[2]
+            : !val_is_numeric(src) || r[1] - r[0] != 1 || r[3] - r[2] != 1)
+        return DIST_LOCAL;
+    Job j = {.type = J_LIX, .nin = 2, .rows = x->dm->rows, .cols = x->dm->cols, .ix = {r[0], r[1], r[2], r[3]},
+             .ocols = x->dm->cols};
+    if (as_part(&j, 0, x, e) || as_bcast(&j, 1, src, e)) return -1;
+    Value *v[2] = {x, src};
+    return run_op(&j, v, out, e);
 }
 
 int dist_cbind(Value **v, int n, Value *out, BrErr *e)

@@ -26,6 +26,7 @@
 
 #include <stdio.h>
 
+#include "../io/io.h"
 #include "../kernels/apply.h"
 #include "../matrix/value.h"
 
@@ -61,10 +62,40 @@ int dist_binary(OpCode op, Value *a, Value *b, Value *out, BrErr *e);
 int dist_ternary(Value *c, Value *a, Value *b, Value *out, BrErr *e);
 int dist_agg(OpCode op, AggDir dir, Value *a, Value *out, BrErr *e);
 int dist_matmul(OpCode op, int left, Value *a, Value *b, Value *c, Value *out, BrErr *e);
+/* The physical operator of A (n x k) %*% B (k x m) when both are large
+ * (distmm.c): MM_MAPMM (B broadcast from rank 0), MM_RMM (B replicated
+ * rank to rank) or MM_CPMM (joined on k, partial products summed): the
+ * least communication volume among those whose memory per rank fits the
+ * budget. dist_mm2 runs rmm or cpmm. */
+enum { MM_MAPMM, MM_RMM, MM_CPMM };
+int dist_mm_method(int64_t n, int64_t k, int64_t m, double a_bytes, double b_bytes, bool b_dist, double budget);
+int dist_mm2(int method, Value *a, Value *b, Value *out, BrErr *e);
+/* t(X) and rev(X) of a distributed X (rows move between ranks: the
+ * result stays distributed). */
+int dist_reorg(OpCode op, Value *a, Value *out, BrErr *e);
+/* rbind(A, B) with one distributed: rows move to their new ranks. */
+int dist_rbind(Value **v, int n, Value *out, BrErr *e);
+/* var and sd, full or by column, of a distributed X: the local kernel's
+ * two passes (sums all-reduced to the mean, then squared deviations). */
+int dist_var(OpCode op, AggDir dir, Value *a, Value *out, BrErr *e);
+/* Piggybacking (seed 002 section 3.4): between begin and end, reduce
+ * operators (full and column aggregates, tsmm, t(X) %*% Y, mmchain)
+ * are held instead of run; end runs them as one job: one header, every
+ * member's kernel on each rank's rows, one agreement and one reduction
+ * per reduction operator over all members' partial results. Their
+ * results land in the out slots given to the operators. Map operators
+ * and row moves still run at once. */
+void dist_set_piggyback(bool on);
+bool dist_piggyback(void);
+void dist_group_begin(void);
+int dist_group_end(BrErr *e);
 /* x[r[0]:r[1], r[2]:r[3]] (0-based, half-open) of a distributed x: all
  * rows stay distributed (each rank slices its columns), a row range goes
  * to rank 0 (only the ranks holding its rows send). */
 int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e);
+/* x[r[0]:r[1], r[2]:r[3]] = src of a distributed x: src broadcast, each
+ * rank replaces its rows of the range (a new distributed result). */
+int dist_lix(Value *x, Value *src, const int64_t r[4], Value *out, BrErr *e);
 /* cbind of 2 or 3 matrices of the same rows, one of them distributed. */
 int dist_cbind(Value **v, int n, Value *out, BrErr *e);
 /* table(a, b, odim1, odim2) of n x 1 vectors (one distributed) when
@@ -75,6 +106,17 @@ int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrE
 /* read() of a binary matrix file: every rank reads its rows (positioned
  * reads of just their bytes). */
 int dist_read_binary(Value *path, Value *out, BrErr *e);
+/* read() of a csv or text matrix file (p: io_read_plan's merge of the
+ * .mtd and the arguments): every rank parses the lines that begin in its
+ * share of the bytes, then the rows go to the ranks that hold them.
+ * Errors name the file and the line. DIST_LOCAL for options it does not
+ * take (naStrings, other formats). */
+int dist_read_text(Value *path, const IoReadPlan *p, Value *out, BrErr *e);
+/* write() of a distributed matrix as csv, text or binary: every rank
+ * writes its rows as a part file of a temporary folder, which rank 0
+ * commits with one .mtd over path (nothing under path on failure);
+ * DIST_LOCAL for other formats. */
+int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e);
 /* A distributed matrix to a local one in place (refused when it exceeds
  * the physical memory limit, br_mem_physical). */
 int dist_collect(Value *v, BrErr *e);

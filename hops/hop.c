@@ -1,6 +1,7 @@
 /* hop.c: HOP construction, size inference and printing. */
 #include "hop.h"
 #include "../base/vec.h"
+#include "../dist/dist.h"
 
 #include <assert.h>
 #include <math.h>
@@ -471,6 +472,16 @@ void hop_infer(Hop *h)
     h->exec = exec_type(h, lb);
 }
 
+/* An operation over a matrix that has a distributed operator (dist/). */
+static bool dist_kind(const Hop *h)
+{
+    bool kind = h->kind == H_UNARY || h->kind == H_BINARY || h->kind == H_TERNARY || h->kind == H_AGG ||
+                h->kind == H_MATMUL;
+    bool mat = h->dt == DT_MATRIX;
+    for (int i = 0; i < h->nin && !mat; i++) mat = h->in[i] && h->in[i]->dt == DT_MATRIX;
+    return kind && mat;
+}
+
 /* The execution type of h (seed 002, section 3.3) by the mode: hybrid
  * by its least memory against the budget, singlenode always local,
  * distributed every operation over a matrix that has a distributed
@@ -479,14 +490,19 @@ static int exec_type(const Hop *h, double lb)
 {
     switch (br_exec_mode()) {
     case BR_EXEC_SINGLENODE: return EX_CP;
-    case BR_EXEC_DIST: {
-        bool kind = h->kind == H_UNARY || h->kind == H_BINARY || h->kind == H_TERNARY || h->kind == H_AGG ||
-                    h->kind == H_MATMUL;
-        bool mat = h->dt == DT_MATRIX;
-        for (int i = 0; i < h->nin && !mat; i++) mat = h->in[i] && h->in[i]->dt == DT_MATRIX;
-        return kind && mat ? EX_DIST : EX_CP;
-    }
-    default: return lb > br_mem_budget() ? EX_DIST : EX_CP;
+    case BR_EXEC_DIST: return dist_kind(h) ? EX_DIST : EX_CP;
+    default:
+        /* under mpirun, an operation over a matrix of unknown size takes
+         * the robust distributed operator, as the seed falls back to MR
+         * operators; dynamic recompilation, once the sizes are known,
+         * makes it local again when they are small */
+        if (dist_active() && dist_kind(h)) {
+            bool unknown = h->dt == DT_MATRIX && !known(h);
+            for (int i = 0; i < h->nin && !unknown; i++)
+                unknown = h->in[i] && h->in[i]->dt == DT_MATRIX && !known(h->in[i]);
+            if (unknown) return EX_DIST;
+        }
+        return lb > br_mem_budget() ? EX_DIST : EX_CP;
     }
 }
 

@@ -493,8 +493,15 @@ static MB *bin_read_cmb(int fd, const BinHead *h, const char *path, BrErr *e)
     return m;
 }
 
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e)
 {
+    if (is_dir(path)) return io_binary_parts_rows(path, r0, r1, rows, cols, e);   /* a parallel write's parts */
     BinHead h;
     int fd = bin_open(path, -1, -1, &h, e);
     if (fd < 0) return NULL;
@@ -522,6 +529,18 @@ MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows,
 
 MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e)
 {
+    if (is_dir(path)) {
+        int64_t r, c;
+        MB *m = io_binary_parts_rows(path, 0, INT64_MAX, &r, &c, e);
+        if (m && ((rows >= 0 && rows != r) || (cols >= 0 && cols != c))) {
+            br_err(e, BR_EDIM, "%s: dimension mismatch: the parts hold %lldx%lld, the .mtd or read() arguments "
+                   "say %lldx%lld", path, (long long)r, (long long)c, (long long)(rows >= 0 ? rows : r),
+                   (long long)(cols >= 0 ? cols : c));
+            mb_release(m);
+            return NULL;
+        }
+        return m && mb_examine(m, e) ? (mb_release(m), NULL) : m;
+    }
     BinHead h;
     int fd = bin_open(path, rows, cols, &h, e);
     if (fd < 0) return NULL;

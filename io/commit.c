@@ -123,6 +123,14 @@ static int remove_part_dir(const char *dir, const char *shown, BrErr *e)
     return rc;
 }
 
+void io_remove_tmp(const char *path)
+{
+    struct stat st;
+    BrErr e = {0};
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) remove_part_dir(path, path, &e);
+    else unlink(path);
+}
+
 /* ---------- durability ---------- */
 
 /* The crash test's hook (io.h): the process dies at commit step k. */
@@ -172,6 +180,11 @@ static int finish_pair(const char *path, const char *next, const char *mnext, co
     bool dir = lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
     int rc = 0;
     if (dir && rename(path, old) != 0) rc = br_err(e, BR_EIO, "cannot replace folder %s: %s", path, strerror(errno));
+    /* a folder of part files replacing a file: rename cannot put a folder
+     * over a file, and the commit point has passed, so the file goes */
+    struct stat ns;
+    if (!rc && !dir && next && lstat(next, &ns) == 0 && S_ISDIR(ns.st_mode) && lstat(path, &st) == 0)
+        unlink(path);
     crash_point(3);
     if (!rc && next && rename(next, path) != 0) rc = br_err(e, BR_EIO, "cannot write %s: %s", path, strerror(errno));
     crash_point(4);
@@ -291,7 +304,7 @@ static void recover_one(const char *path, const char *dir, const char *name, Lef
         struct stat st;
         if (k == L_MNEXT) finish_pair(path, lstat(next, &st) == 0 ? next : NULL, full, old, &e);
         else if (k == L_OLD && lstat(full, &st) == 0 && S_ISDIR(st.st_mode)) remove_part_dir(full, full, &e);
-        else if (k != L_OLD || lstat(full, &st) == 0) unlink(full);
+        else if (k != L_OLD || lstat(full, &st) == 0) io_remove_tmp(full);
     }
     free(full);
     free(next);

@@ -125,39 +125,44 @@ static void parse_rows(const char *p, const char *end, const CsvCtx *cx, double 
     *nnz = nz;
 }
 
-MB *io_read_csv(const char *path, int64_t rows, int64_t cols, const IoCsvOpts *o, BrErr *e)
+/* Skips a UTF-8 BOM and, when asked, the header line at the start of
+ * [p, p+n); the offset of the first data line. */
+static size_t skip_head(const char *p, size_t n, bool header, const char **head, const char **head_nl)
 {
-    if (!o->sep || !o->sep[0]) {
-        br_err(e, BR_EARG, "read %s: the csv separator must not be empty", path);
-        return NULL;
+    size_t pos = n >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3) ? 3 : 0;
+    *head = *head_nl = NULL;
+    if (header && n > pos) {
+        *head = p + pos;
+        *head_nl = memchr(*head, '\n', n - pos);
+        pos = (size_t)(*head_nl - p) + 1;
     }
-    IoBuf b;
-    if (io_load(path, &b, e)) return NULL;
+    return pos;
+}
+
+/* Fields of the first data line of [p, p+n), -1 without one. */
+static int64_t first_cols(const char *p, size_t n, const IoCsvOpts *o, size_t sl)
+{
+    for (size_t q = 0; q < n;) {
+        const char *nl = memchr(p + q, '\n', n - q);
+        if (!blank(p + q, nl)) return count_fields(p + q, nl, o->sep, sl);
+        q = (size_t)(nl - p) + 1;
+    }
+    return -1;
+}
+
+/* The data lines of [base, base+n) (every line ends in '\n') as a dense
+ * block of cols columns: counted, then parsed, by ranges in parallel.
+ * rows >= 0 must match; errors count base_line lines before. */
+static MB *parse_lines(const char *path, const char *base, size_t n, int64_t rows, int64_t cols,
+                       const IoCsvOpts *o, int64_t base_line, bool check, BrErr *e)
+{
     CsvCtx cx = {o, strlen(o->sep), cols, true};
     for (size_t i = 0; i < cx.sl; i++) if (is_ws(o->sep[i])) cx.trim = false;
-    size_t pos = b.n >= 3 && !memcmp(b.p, "\xEF\xBB\xBF", 3) ? 3 : 0; /* UTF-8 BOM */
-    int64_t base_line = 0;
-    const char *head = NULL, *head_nl = NULL;
-    if (o->header && b.n > pos) {
-        head = b.p + pos;
-        head_nl = memchr(head, '\n', b.n - pos);
-        pos = (size_t)(head_nl - b.p) + 1;
-        base_line = 1;
-    }
-    if (cx.cols < 0) {
-        /* columns from the first data line, else from the header */
-        cx.cols = head ? count_fields(head, head_nl, o->sep, cx.sl) : 0;
-        for (size_t q = pos; q < b.n;) {
-            const char *nl = memchr(b.p + q, '\n', b.n - q);
-            if (!blank(b.p + q, nl)) { cx.cols = count_fields(b.p + q, nl, o->sep, cx.sl); break; }
-            q = (size_t)(nl - b.p) + 1;
-        }
-    }
     MB *m = NULL;
     size_t *st = NULL;
     IoRangeErr *errs = NULL;
     int64_t *cnt = NULL, *nnz = NULL;
-    int k = io_split(b.p + pos, b.n - pos, o->chunk_bytes, &st);
+    int k = io_split(base, n, o->chunk_bytes, &st);
     if (k > 0) {
         errs = br_calloc((size_t)k, sizeof *errs);
         cnt = br_calloc((size_t)k + 1, sizeof *cnt);
@@ -167,7 +172,6 @@ MB *io_read_csv(const char *path, int64_t rows, int64_t cols, const IoCsvOpts *o
         br_err(e, BR_ENOMEM, "out of memory reading %s", path);
         goto out;
     }
-    const char *base = b.p + pos;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)
     for (int i = 0; i < k; i++) count_rows(base + st[i], base + st[i + 1], &cnt[i + 1], &errs[i]);
     for (int i = 0; i < k; i++) { cnt[i + 1] += cnt[i]; errs[i].lines = 0; }
@@ -178,7 +182,7 @@ MB *io_read_csv(const char *path, int64_t rows, int64_t cols, const IoCsvOpts *o
                "found %lld (dimension mismatch)", path, (long long)rows, (long long)nrows);
         goto out;
     }
-    if (io_check_mem(path, nrows, cx.cols, -1, e)) goto out;
+    if (check && io_check_mem(path, nrows, cx.cols, -1, e)) goto out;
     m = mb_dense_uninit(nrows, cx.cols, e);
     if (!m) goto out;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)
@@ -188,11 +192,52 @@ MB *io_read_csv(const char *path, int64_t rows, int64_t cols, const IoCsvOpts *o
     if (io_range_report(errs, k, path, base_line, e)) { mb_release(m); m = NULL; goto out; }
     m->nnz = 0;
     for (int i = 0; i < k; i++) m->nnz += nnz[i];
-    if (mb_examine(m, e)) { mb_release(m); m = NULL; }
 out:
     free(st); free(errs); free(cnt); free(nnz);
-    io_buf_free(&b);
     return m;
+}
+
+MB *io_read_csv(const char *path, int64_t rows, int64_t cols, const IoCsvOpts *o, BrErr *e)
+{
+    if (!o->sep || !o->sep[0]) {
+        br_err(e, BR_EARG, "read %s: the csv separator must not be empty", path);
+        return NULL;
+    }
+    IoBuf b;
+    if (io_load(path, &b, e)) return NULL;
+    const char *head, *head_nl;
+    size_t pos = skip_head(b.p, b.n, o->header, &head, &head_nl);
+    if (cols < 0) {
+        /* columns from the first data line, else from the header */
+        cols = first_cols(b.p + pos, b.n - pos, o, strlen(o->sep));
+        if (cols < 0) cols = head ? count_fields(head, head_nl, o->sep, strlen(o->sep)) : 0;
+    }
+    MB *m = parse_lines(path, b.p + pos, b.n - pos, rows, cols, o, head ? 1 : 0, true, e);
+    io_buf_free(&b);
+    if (m && mb_examine(m, e)) { mb_release(m); m = NULL; }
+    return m;
+}
+
+void io_csv_share_cols(const IoShare *s, const IoCsvOpts *o, int64_t *data, int64_t *header)
+{
+    const char *head = NULL, *head_nl = NULL;
+    size_t pos = s->first ? skip_head(s->p, s->n, o->header, &head, &head_nl) : 0;
+    *data = first_cols(s->p + pos, s->n - pos, o, strlen(o->sep));
+    *header = head ? count_fields(head, head_nl, o->sep, strlen(o->sep)) : -1;
+}
+
+MB *io_csv_share_parse(const char *path, const IoShare *s, int64_t cols, const IoCsvOpts *o, int64_t base_line,
+                       BrErr *e)
+{
+    if (!o->sep || !o->sep[0]) {
+        br_err(e, BR_EARG, "read %s: the csv separator must not be empty", path);
+        return NULL;
+    }
+    const char *head = NULL, *head_nl = NULL;
+    size_t pos = s->first ? skip_head(s->p, s->n, o->header, &head, &head_nl) : 0;
+    /* a share is held by a rank: its rows are not checked against the
+     * local budget, which decides what rank 0 runs locally */
+    return parse_lines(path, s->p + pos, s->n - pos, -1, cols, o, base_line + (head ? 1 : 0), false, e);
 }
 
 /* ---------- writing ---------- */

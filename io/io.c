@@ -53,80 +53,91 @@ static int disagree_s(const char *path, const char *what, const char *given, con
                   path, what, given, path, what, mtd);
 }
 
-static MB *read_format(const char *path, const char *fmt, int64_t rows, int64_t cols, const IoReadOpts *o,
-                       const IoMeta *mt, BrErr *e);
-
-MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
+static void csv_opts(const IoReadOpts *o, const IoMeta *m, IoCsvOpts *c)
 {
-    IoReadOpts none;
-    if (!o) { io_read_opts_init(&none); o = &none; }
-    io_recover(path);   /* a write a killed process left half done */
-    if (!io_exists(path)) {
-        br_err(e, BR_EIO, "cannot read %s: file not found", path);
-        return NULL;
-    }
-    IoMeta m;
-    bool found;
-    if (io_read_mtd(path, &m, &found, e)) return NULL;
-    if (m.data_type[0] && strcmp(m.data_type, "matrix")) {
-        br_err(e, BR_EARG, "read %s: %s.mtd says data_type \"%s\", not a matrix", path, path,
-               m.data_type);
-        return NULL;
-    }
-    char fmt[16];
-    if (o->format && strlen(o->format) >= sizeof fmt) {
-        br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)", path,
-               o->format);
-        return NULL;
-    }
-    if (disagree_s(path, "format", o->format, m.format, e) ||
-        disagree_i(path, "rows", o->rows, m.rows, e) ||
-        disagree_i(path, "cols", o->cols, m.cols, e) ||
-        disagree_i(path, "header", o->header, m.header, e) ||
-        disagree_s(path, "sep", o->sep, m.has_sep ? m.sep : NULL, e))
-        return NULL;
-    if (o->format) {
-        snprintf(fmt, sizeof fmt, "%s", o->format);
-        for (char *c = fmt; *c; c++) if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
-    } else if (m.format[0]) snprintf(fmt, sizeof fmt, "%s", m.format);
-    else snprintf(fmt, sizeof fmt, "%s", looks_mm(path) ? "mm" : "text");
-    if (!known_format(fmt)) {
-        br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)", path,
-               fmt);
-        return NULL;
-    }
-    int64_t rows = o->rows >= 0 ? o->rows : m.rows;
-    int64_t cols = o->cols >= 0 ? o->cols : m.cols;
-    MB *r = read_format(path, fmt, rows, cols, o, &m, e);
-    /* a .mtd nnz that disagrees with the data means the pair does not
-     * belong together (or one was edited): an error, not a silent pick */
-    if (r && m.nnz >= 0 && r->nnz != m.nnz) {
-        br_err(e, BR_EIO, "read %s: %s.mtd says nnz %lld, the data holds %lld non-zeros", path, path,
-               (long long)m.nnz, (long long)r->nnz);
-        mb_release(r);
-        return NULL;
-    }
-    return r;
-}
-
-static MB *read_format(const char *path, const char *fmt, int64_t rows, int64_t cols, const IoReadOpts *o,
-                       const IoMeta *mt, BrErr *e)
-{
-    const IoMeta m = *mt;
-    if (!strcmp(fmt, "text")) return io_read_text(path, rows, cols, o->chunk_bytes, e);
-    if (!strcmp(fmt, "mm")) return io_read_mm(path, rows, cols, o->chunk_bytes, e);
-    if (!strcmp(fmt, "binary")) return io_read_binary(path, rows, cols, e);
-    if (!strcmp(fmt, "libsvm")) return io_read_libsvm(path, rows, cols, o->chunk_bytes, e);
-    IoCsvOpts c = {
-        .header = o->header >= 0 ? o->header != 0 : m.header > 0,
-        .sep = o->sep ? o->sep : m.has_sep ? m.sep : ",",
+    *c = (IoCsvOpts){
+        .header = o->header >= 0 ? o->header != 0 : m->header > 0,
+        .sep = o->sep ? o->sep : m->has_sep ? m->sep : ",",
         .fill = o->fill != 0,
         .fill_value = o->has_fill_value ? o->fill_value : 0,
         .na = o->na_strings,
         .n_na = o->n_na,
         .chunk_bytes = o->chunk_bytes,
     };
-    return io_read_csv(path, rows, cols, &c, e);
+}
+
+int io_read_plan(const char *path, const IoReadOpts *o, IoReadPlan *p, BrErr *e)
+{
+    IoReadOpts none;
+    if (!o) { io_read_opts_init(&none); o = &none; }
+    io_recover(path);   /* a write a killed process left half done */
+    if (!io_exists(path)) return br_err(e, BR_EIO, "cannot read %s: file not found", path);
+    IoMeta *m = &p->meta;
+    bool found;
+    if (io_read_mtd(path, m, &found, e)) return e->code;
+    if (m->data_type[0] && strcmp(m->data_type, "matrix"))
+        return br_err(e, BR_EARG, "read %s: %s.mtd says data_type \"%s\", not a matrix", path, path, m->data_type);
+    if (o->format && strlen(o->format) >= sizeof p->format)
+        return br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)", path,
+                      o->format);
+    if (disagree_s(path, "format", o->format, m->format, e) ||
+        disagree_i(path, "rows", o->rows, m->rows, e) ||
+        disagree_i(path, "cols", o->cols, m->cols, e) ||
+        disagree_i(path, "header", o->header, m->header, e) ||
+        disagree_s(path, "sep", o->sep, m->has_sep ? m->sep : NULL, e))
+        return e->code;
+    char *fmt = p->format;
+    if (o->format) {
+        snprintf(fmt, sizeof p->format, "%s", o->format);
+        for (char *c = fmt; *c; c++) if (*c >= 'A' && *c <= 'Z') *c = (char)(*c - 'A' + 'a');
+    } else if (m->format[0]) snprintf(fmt, sizeof p->format, "%s", m->format);
+    else snprintf(fmt, sizeof p->format, "%s", looks_mm(path) ? "mm" : "text");
+    if (!known_format(fmt))
+        return br_err(e, BR_EARG, "read %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)", path, fmt);
+    p->rows = o->rows >= 0 ? o->rows : m->rows;
+    p->cols = o->cols >= 0 ? o->cols : m->cols;
+    p->nnz = m->nnz;
+    csv_opts(o, m, &p->csv);
+    return 0;
+}
+
+MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
+{
+    IoReadPlan p;
+    if (io_read_plan(path, o, &p, e)) return NULL;
+    int64_t chunk = o ? o->chunk_bytes : 0;
+    const char *fmt = p.format;
+    MB *r;
+    if (!strcmp(fmt, "text")) r = io_read_text(path, p.rows, p.cols, chunk, e);
+    else if (!strcmp(fmt, "mm")) r = io_read_mm(path, p.rows, p.cols, chunk, e);
+    else if (!strcmp(fmt, "binary")) r = io_read_binary(path, p.rows, p.cols, e);
+    else if (!strcmp(fmt, "libsvm")) r = io_read_libsvm(path, p.rows, p.cols, chunk, e);
+    else r = io_read_csv(path, p.rows, p.cols, &p.csv, e);
+    /* a .mtd nnz that disagrees with the data means the pair does not
+     * belong together (or one was edited): an error, not a silent pick */
+    if (r && p.nnz >= 0 && r->nnz != p.nnz) {
+        br_err(e, BR_EIO, "read %s: %s.mtd says nnz %lld, the data holds %lld non-zeros", path, path,
+               (long long)p.nnz, (long long)r->nnz);
+        mb_release(r);
+        return NULL;
+    }
+    return r;
+}
+
+void io_matrix_meta(IoMeta *m, const char *fmt, int64_t rows, int64_t cols, int64_t nnz, const IoWriteOpts *o)
+{
+    io_meta_init(m);
+    snprintf(m->data_type, sizeof m->data_type, "matrix");
+    snprintf(m->value_type, sizeof m->value_type, "double");
+    snprintf(m->format, sizeof m->format, "%s", fmt);
+    m->rows = rows;
+    m->cols = cols;
+    m->nnz = nnz;
+    if (!strcmp(fmt, "csv")) {
+        m->header = o->header;
+        snprintf(m->sep, sizeof m->sep, "%s", o->sep ? o->sep : ",");
+        m->has_sep = true;
+    }
 }
 
 int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr *e)
@@ -150,18 +161,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     if (csv && (!sep[0] || strlen(sep) >= sizeof ((IoMeta *)0)->sep))
         return br_err(e, BR_EARG, "write %s: bad csv separator \"%s\"", path, sep);
     IoMeta m;
-    io_meta_init(&m);
-    snprintf(m.data_type, sizeof m.data_type, "matrix");
-    snprintf(m.value_type, sizeof m.value_type, "double");
-    snprintf(m.format, sizeof m.format, "%s", fmt);
-    m.rows = mb->rows;
-    m.cols = mb->cols;
-    m.nnz = mb->nnz;
-    if (csv) {
-        m.header = o->header;
-        snprintf(m.sep, sizeof m.sep, "%s", sep);
-        m.has_sep = true;
-    }
+    io_matrix_meta(&m, fmt, mb->rows, mb->cols, mb->nnz, o);
     IoOut d;
     int rc = io_out_open(&d, path, e);
     if (rc) return rc;

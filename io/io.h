@@ -150,6 +150,78 @@ FB *io_read_frame(const char *path, const IoFrameReadOpts *o, BrErr *e);
  * atomically. Returns 0 or an error code. */
 int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e);
 
+/* ---- distributed reads and writes (dist/: every rank its share) ---- */
+
+/* What read() of path means after merging the .mtd with the script's
+ * arguments, checked as io_read_matrix checks them: the format, the
+ * sizes (-1 unknown), the .mtd's nnz (-1) and, for csv, the options. */
+typedef struct IoCsvOpts {
+    bool header;
+    const char *sep;
+    bool fill;
+    double fill_value;
+    const char *const *na;
+    int n_na;
+    int64_t chunk_bytes;
+} IoCsvOpts;
+typedef struct IoReadPlan {
+    char format[16];
+    int64_t rows, cols, nnz;
+    IoMeta meta;          /* the .mtd (its sep backs csv.sep) */
+    IoCsvOpts csv;
+} IoReadPlan;
+int io_read_plan(const char *path, const IoReadOpts *o, IoReadPlan *p, BrErr *e);
+/* Bytes of the data (a file, or the sum of a folder's part files). */
+int64_t io_data_bytes(const char *path);
+
+/* Share k of n of a csv or text file (or a folder of part files read as
+ * their concatenation): the lines that begin in bytes [k*T/n,
+ * (k+1)*T/n) of its T bytes, so the shares hold every line exactly once
+ * whatever the line lengths. Every line ends in '\n'. */
+typedef struct IoShare {
+    char *p;
+    size_t n;
+    int64_t lines;   /* lines in the share */
+    bool first;      /* it begins at the start of the data */
+} IoShare;
+int io_share_load(const char *path, int k, int n, IoShare *s, BrErr *e);
+void io_share_free(IoShare *s);
+/* csv: the fields of the share's first data line (-1: none) and, for
+ * the first share with a header, of the header (-1 otherwise). */
+void io_csv_share_cols(const IoShare *s, const IoCsvOpts *o, int64_t *data, int64_t *header);
+/* csv: the share's data lines as a dense cols-column block; errors
+ * name path and the line, counting base_line lines before the share. */
+MB *io_csv_share_parse(const char *path, const IoShare *s, int64_t cols, const IoCsvOpts *o, int64_t base_line,
+                       BrErr *e);
+/* text ("i j v"): the share's cells, 0-based, in file order; maxr, maxc
+ * the largest 1-based indexes seen. rows/cols (-1: unknown) bound them. */
+typedef struct IoTriples {
+    int64_t *r;
+    int32_t *c;
+    double *v;
+    int64_t n, maxr, maxc;
+} IoTriples;
+int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_t cols, int64_t base_line,
+                        IoTriples *t, BrErr *e);
+void io_triples_free(IoTriples *t);
+/* A rows x cols block of cells (later duplicates win). */
+MB *io_triples_block(const char *path, const IoTriples *t, int64_t rows, int64_t cols, BrErr *e);
+
+/* Parallel writes as a folder of part files with one .mtd: rank 0 makes
+ * a temporary folder next to path (io_parts_begin: its name, malloc'd),
+ * every rank writes its rows (the first at row0) as part file idx in it
+ * (io_parts_write; csv: the header only when asked, for part 0), and
+ * rank 0 commits folder and .mtd as one unit over path
+ * (io_parts_commit), or removes the folder (io_parts_abort). Formats:
+ * csv, text, binary (io_parts_format). The folder reads back with
+ * io_read_matrix. */
+bool io_parts_format(const char *fmt);
+char *io_parts_begin(const char *path, BrErr *e);
+int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const IoWriteOpts *o, BrErr *e);
+int io_parts_commit(const char *dir, const char *path, int64_t rows, int64_t cols, int64_t nnz,
+                    const IoWriteOpts *o, BrErr *e);
+void io_parts_abort(const char *dir);
+
 /* Tests only: the process exits (status 77) at step 1..5 of the next
  * commit of a data file and its .mtd (docs/durability.md). */
 void io_test_crash_at(int step);

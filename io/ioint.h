@@ -23,6 +23,16 @@ typedef struct IoBuf {
  * Free with io_buf_free. */
 int io_load(const char *path, IoBuf *b, BrErr *e);
 void io_buf_free(IoBuf *b);
+/* The part files of folder path in name order (names not starting with
+ * '.' or '_', no .crc or .mtd); caller frees each and the array. Returns
+ * the count or -1 with e set. */
+int io_list_parts(const char *path, char ***out, BrErr *e);
+/* Rows [r0, r1) of a folder of binary part files (each a complete
+ * binary matrix file of consecutive rows, as a distributed write makes
+ * them); *rows, *cols the whole matrix's size (parts.c). */
+MB *io_binary_parts_rows(const char *dir, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e);
+/* Removes a temporary of commit.c: a file, or a folder of part files. */
+void io_remove_tmp(const char *path);
 /* true when path exists (file or directory). */
 bool io_exists(const char *path);
 
@@ -128,6 +138,8 @@ int io_write_rows(IoOut *o, const MB *m, double bytes_per_row,
                   int64_t chunk_bytes, IoRowFmt fmt, const void *ctx,
                   BrErr *e);
 
+/* The .mtd of a matrix written as fmt with o's csv options. */
+void io_matrix_meta(IoMeta *m, const char *fmt, int64_t rows, int64_t cols, int64_t nnz, const IoWriteOpts *o);
 /* The .mtd JSON text for m (shared by io_write_mtd and io_write_matrix). */
 bool io_mtd_text(const IoMeta *m, IoStr *out);
 /* Finishes an open output d whose data is complete: writes "<path>.mtd"
@@ -142,15 +154,6 @@ MB *io_read_text(const char *path, int64_t rows, int64_t cols,
                  int64_t chunk_bytes, BrErr *e);
 MB *io_read_mm(const char *path, int64_t rows, int64_t cols,
                int64_t chunk_bytes, BrErr *e);
-typedef struct IoCsvOpts {
-    bool header;
-    const char *sep;
-    bool fill;
-    double fill_value;
-    const char *const *na;
-    int n_na;
-    int64_t chunk_bytes;
-} IoCsvOpts;
 MB *io_read_csv(const char *path, int64_t rows, int64_t cols,
                 const IoCsvOpts *o, BrErr *e);
 MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e);
@@ -159,6 +162,8 @@ MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols,
 
 int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes,
                   BrErr *e);
+/* text lines of m as rows row0+1.. (a part file of a larger matrix) */
+int io_write_text_at(IoOut *o, const MB *m, int64_t row0, BrErr *e);
 int io_write_csv(IoOut *o, const MB *m, bool header, const char *sep,
                  int64_t chunk_bytes, BrErr *e);
 int io_write_libsvm(IoOut *o, const MB *m, int64_t chunk_bytes, BrErr *e);

@@ -207,11 +207,12 @@ static int64_t settle_row(int32_t *tc, double *tv, int64_t n)
 /* Builds the block from the ranges' triples (in order; later ones
  * overwrite earlier ones). sym: 0 general, 1 symmetric, 2 skew-symmetric
  * (each off-diagonal entry also lands mirrored). Caller owns the result. */
-static MB *assemble(const char *t_path, const TRange *t, int k, int64_t rows, int64_t cols, int sym, BrErr *e)
+static MB *assemble(const char *t_path, const TRange *t, int k, int64_t rows, int64_t cols, int sym, bool check,
+                    BrErr *e)
 {
     int64_t total = 0;
     for (int i = 0; i < k; i++) total += t[i].n * (sym ? 2 : 1);
-    if (io_check_mem(t_path, rows, cols, total, e)) return NULL;
+    if (check && io_check_mem(t_path, rows, cols, total, e)) return NULL;
     if (!mb_should_be_sparse(rows, cols, total) && rows * cols > 0) {
         MB *m = mb_dense(rows, cols, e);
         if (!m) return NULL;
@@ -319,7 +320,7 @@ MB *io_read_text(const char *path, int64_t rows, int64_t cols, int64_t chunk_byt
     if (!t) return NULL;
     int64_t mr = 0, mc = 0;
     for (int i = 0; i < k; i++) { mr = BR_MAX(mr, t[i].maxr); mc = BR_MAX(mc, t[i].maxc); }
-    MB *m = assemble(path, t, k, rows >= 0 ? rows : mr, cols >= 0 ? cols : mc, 0, e);
+    MB *m = assemble(path, t, k, rows >= 0 ? rows : mr, cols >= 0 ? cols : mc, 0, true, e);
     tr_free(t, k);
     return m;
 }
@@ -431,7 +432,7 @@ MB *io_read_mm(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes
         goto out;
     }
     if (coord) {
-        m = assemble(path, t, k, sz[0], sz[1], sym, e);
+        m = assemble(path, t, k, sz[0], sz[1], sym, true, e);
         goto out;
     }
     /* array: column-major values (lower triangle when symmetric) */
@@ -459,7 +460,7 @@ out:
 /* Formats the non-zeros of rows [r0, r1) as "i j v" lines. */
 static bool fmt_ijv(const MB *m, int64_t r0, int64_t r1, IoStr *out, const void *ctx)
 {
-    (void)ctx;
+    int64_t row0 = ctx ? *(const int64_t *)ctx : 0;   /* a part file's first row */
     for (int64_t r = r0; r < r1; r++) {
         int64_t n = m->sparse ? m->rp[r + 1] - m->rp[r] : m->cols;
         for (int64_t x = 0; x < n; x++) {
@@ -467,7 +468,7 @@ static bool fmt_ijv(const MB *m, int64_t r0, int64_t r1, IoStr *out, const void 
             double v = m->sparse ? m->v[m->rp[r] + x] : m->d[r * m->cols + x];
             if (v == 0) continue;
             if (!io_str_reserve(out, 80)) return false;
-            io_str_put_int(out, r + 1);
+            io_str_put_int(out, row0 + r + 1);
             io_str_putc(out, ' ');
             io_str_put_int(out, c + 1);
             io_str_putc(out, ' ');
@@ -489,4 +490,58 @@ int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes, BrErr *e)
     }
     double per_row = m->rows ? 30.0 * (double)m->nnz / (double)m->rows + 1 : 1;
     return io_write_rows(o, m, per_row, chunk_bytes, fmt_ijv, NULL, e);
+}
+
+int io_write_text_at(IoOut *o, const MB *m, int64_t row0, BrErr *e)
+{
+    double per_row = m->rows ? 30.0 * (double)m->nnz / (double)m->rows + 1 : 1;
+    return io_write_rows(o, m, per_row, 0, fmt_ijv, &row0, e);
+}
+
+/* ---------- shares of a distributed read (io.h) ---------- */
+
+int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_t cols, int64_t base_line,
+                        IoTriples *out, BrErr *e)
+{
+    *out = (IoTriples){0};
+    IoBuf b = {s->p, s->n, s->n};
+    TParse tp = {rows, cols, false, "the .mtd or read() arguments"};
+    int k = 0;
+    TRange *t = s->n ? parse_ranges(&b, 0, base_line, &tp, false, 0, path, &k, e) : NULL;
+    if (s->n && !t) return e->code;
+    int64_t n = 0;
+    for (int i = 0; i < k; i++) n += t[i].n;
+    out->r = br_malloc((size_t)(n ? n : 1) * sizeof *out->r);
+    out->c = br_malloc((size_t)(n ? n : 1) * sizeof *out->c);
+    out->v = br_malloc((size_t)(n ? n : 1) * sizeof *out->v);
+    if (!out->r || !out->c || !out->v) {
+        tr_free(t, k);
+        io_triples_free(out);
+        return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+    }
+    for (int i = 0; i < k; i++) {
+        if (!t[i].n) continue;
+        memcpy(out->r + out->n, t[i].r, (size_t)t[i].n * sizeof *out->r);
+        memcpy(out->c + out->n, t[i].c, (size_t)t[i].n * sizeof *out->c);
+        memcpy(out->v + out->n, t[i].v, (size_t)t[i].n * sizeof *out->v);
+        out->n += t[i].n;
+        out->maxr = BR_MAX(out->maxr, t[i].maxr);
+        out->maxc = BR_MAX(out->maxc, t[i].maxc);
+    }
+    tr_free(t, k);
+    return 0;
+}
+
+void io_triples_free(IoTriples *t)
+{
+    free(t->r);
+    free(t->c);
+    free(t->v);
+    *t = (IoTriples){0};
+}
+
+MB *io_triples_block(const char *path, const IoTriples *t, int64_t rows, int64_t cols, BrErr *e)
+{
+    TRange one = {.r = t->r, .c = t->c, .v = t->v, .n = t->n};
+    return assemble(path, &one, 1, rows, cols, 0, false, e);
 }

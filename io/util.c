@@ -90,9 +90,8 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Lists the part files of directory path (sorted, caller frees each and
- * the array). Returns the count or -1 with e set. */
-static int list_parts(const char *path, char ***out, BrErr *e)
+/* io_list_parts: see ioint.h. */
+int io_list_parts(const char *path, char ***out, BrErr *e)
 {
     DIR *d = opendir(path);
     if (!d) { open_err(path, errno, e); return -1; }
@@ -142,7 +141,7 @@ int io_load(const char *path, IoBuf *b, BrErr *e)
     int np = 0;
     size_t *sizes = NULL, total = 0;
     if (S_ISDIR(st.st_mode)) {
-        np = list_parts(path, &names, e);
+        np = io_list_parts(path, &names, e);
         if (np < 0) return e->code;
         sizes = br_calloc((size_t)np + 1, sizeof *sizes);
         if (!sizes) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); goto done; }
@@ -561,7 +560,7 @@ void io_out_abort(IoOut *o)
 {
     if (o->fd >= 0) close(o->fd);
     o->fd = -1;
-    if (o->tmp && o->tmp[0]) unlink(o->tmp);
+    if (o->tmp && o->tmp[0]) io_remove_tmp(o->tmp);   /* a file, or a folder of parts */
     free(o->tmp);
     free(o->path);
     o->tmp = o->path = NULL;

@@ -20,6 +20,7 @@ void config_defaults(BraidConfig *c)
     snprintf(c->localtmpdir, sizeof c->localtmpdir, "/tmp/braid");
     c->blocksize = 1000;
     c->gpu_device = -1;
+    c->piggyback = true;
 }
 
 /* The line of position p in s (1-based), for messages. */
@@ -127,6 +128,7 @@ static bool apply_key(BraidConfig *c, const char *key, const char *v, char *unkn
         c->blocksize = b;
         return true;
     }
+    if (!strcmp(key, "sysds.dist.piggyback")) return parse_bool(v, &c->piggyback);
     if (!strcmp(key, "sysds.compressed.linalg")) {   /* true, false or auto */
         if (!strcasecmp(v, "auto")) { c->cla = 2; return true; }
         if (!parse_bool(v, &b)) return false;

@@ -24,6 +24,9 @@ typedef struct BraidConfig {
     int gpu_device;             /* sysds.gpu.device: index, -1 first GPU */
     double gpu_budget;          /* sysds.gpu.memory.budget: pool bytes, 0 half
                                    the device's memory */
+    bool piggyback;             /* sysds.dist.piggyback (braid): reduce
+                                   operators over shared partitions as
+                                   one job (default true) */
 } BraidConfig;
 
 void config_defaults(BraidConfig *c);

@@ -26,31 +26,77 @@ static int keep_scattered(const Code *c, Frame *f, const Instr *in, const VKind 
     return 0;
 }
 
-/* Is read()'s file a binary matrix (its format argument, else its .mtd)? */
-static bool binary_file(const Instr *in, const Value *regs)
+/* Argument k of an instruction, NULL when not given. */
+static Value *arg(const Instr *in, Value *regs, int k)
 {
-    if (in->nin < 1 || in->in[0] < 0 || regs[in->in[0]].kind != V_STRING) return false;
-    const Value *fmt = in->nin > 1 && in->in[1] >= 0 ? &regs[in->in[1]] : NULL;
-    if (fmt && fmt->kind == V_STRING) return !strcmp(fmt->s->s, "binary");
-    IoMeta m;
-    bool found = false;
-    BrErr e = {0};
-    io_meta_init(&m);
-    if (io_read_mtd(regs[in->in[0]].s->s, &m, &found, &e) || !found) return false;
-    return !strcmp(m.format, "binary") && (!m.data_type[0] || !strcmp(m.data_type, "matrix"));
+    return k < in->nin && in->in[k] >= 0 && regs[in->in[k]].kind != V_NONE ? &regs[in->in[k]] : NULL;
 }
 
-/* read() of a binary matrix file, distributed when the instruction says
- * so (force) or, as the compiler does not know the file's size, when the
- * file exceeds the local budget; DIST_LOCAL otherwise. */
+/* read()'s arguments as io's options (builtins/core.c's b_read takes
+ * the same positions: file, format, rows, cols, header, sep, fill,
+ * default, naStrings, data_type); false when they are not plain values
+ * (the local read then reports what is wrong). */
+/* A count argument (rows, cols) that fits an int64. */
+static bool count_arg(const Value *v, int64_t *out)
+{
+    if (!val_is_numeric(v)) return false;
+    double d = val_as_double(v);
+    if (!(d > -1e18 && d < 1e18)) return false;
+    *out = (int64_t)d;
+    return true;
+}
+
+static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o)
+{
+    io_read_opts_init(o);
+    const Value *v;
+    if ((v = arg(in, regs, 1))) { if (v->kind != V_STRING) return false; o->format = v->s->s; }
+    if ((v = arg(in, regs, 2)) && !count_arg(v, &o->rows)) return false;
+    if ((v = arg(in, regs, 3)) && !count_arg(v, &o->cols)) return false;
+    if ((v = arg(in, regs, 4))) { if (v->kind != V_BOOL) return false; o->header = v->b; }
+    if ((v = arg(in, regs, 5))) { if (v->kind != V_STRING) return false; o->sep = v->s->s; }
+    if ((v = arg(in, regs, 6))) { if (v->kind != V_BOOL) return false; o->fill = v->b; }
+    if ((v = arg(in, regs, 7))) { if (!val_is_numeric(v)) return false; o->fill_value = val_as_double(v); o->has_fill_value = true; }
+    if (arg(in, regs, 8)) return false;   /* naStrings: read locally */
+    if ((v = arg(in, regs, 9)) && (v->kind != V_STRING || strcmp(v->s->s, "matrix"))) return false;
+    return true;
+}
+
+/* read() of a matrix file in parallel when the instruction says so
+ * (force) or, as the compiler does not know the file's size, when the
+ * data exceed the local budget: binary files by rows, csv and text by
+ * byte shares; DIST_LOCAL otherwise. */
 static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
 {
-    if (in->kind != I_BUILTIN || in->bi != BI_READ || !binary_file(in, regs)) return DIST_LOCAL;
-    struct stat st;
-    const char *path = regs[in->in[0]].s->s;
-    if (!force && br_exec_mode() != BR_EXEC_DIST && (stat(path, &st) || (double)st.st_size <= br_mem_budget()))
+    if (in->kind != I_BUILTIN || in->bi != BI_READ || !arg(in, regs, 0) || regs[in->in[0]].kind != V_STRING)
         return DIST_LOCAL;
-    return dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
+    const char *path = regs[in->in[0]].s->s;
+    IoReadOpts o;
+    IoReadPlan p;
+    BrErr pe = {0};
+    if (!read_opts(in, regs, &o) || io_read_plan(path, &o, &p, &pe)) return DIST_LOCAL;
+    if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) return DIST_LOCAL;
+    if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget())
+        return DIST_LOCAL;
+    if (!strcmp(p.format, "binary")) return dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
+    return dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);
+}
+
+/* write() of a distributed matrix: part files written by every rank
+ * (b_write's positions: x, file, format, header, sep). */
+static int dist_write_instr(const Instr *in, Value *regs, BrErr *e)
+{
+    Value *x = arg(in, regs, 0), *f = arg(in, regs, 1), *fmt = arg(in, regs, 2), *hd = arg(in, regs, 3),
+          *sep = arg(in, regs, 4);
+    if (!x || x->kind != V_DIST || !f || f->kind != V_STRING || (fmt && fmt->kind != V_STRING) ||
+        (hd && hd->kind != V_BOOL) || (sep && sep->kind != V_STRING))
+        return DIST_LOCAL;
+    IoWriteOpts o;
+    io_write_opts_init(&o);
+    o.format = fmt ? fmt->s->s : NULL;
+    o.header = hd && hd->b;
+    o.sep = sep ? sep->s->s : NULL;
+    return dist_write(x, f->s->s, &o, e);
 }
 
 /* An EX_DIST instruction as a distributed operator: 0 done, DIST_LOCAL
@@ -73,6 +119,7 @@ static int dist_instr(const Code *c, Frame *f, const Instr *in, Value *regs, BrE
     case I_TERNARY: rc = dist_ternary(a[0], a[1], a[2], out, e); break;
     case I_AGG: rc = dist_agg(in->op, in->dir, a[0], out, e); break;
     case I_MATMUL: rc = dist_matmul(in->op, in->left, a[0], a[1], a[2], out, e); break;
+    case I_REORG: rc = dist_reorg(in->op, a[0], out, e); break;
     case I_BUILTIN: rc = dist_read(in, regs, true, e); break;
     default: rc = DIST_LOCAL; break;
     }
@@ -111,17 +158,32 @@ static int slice_or_bind(const Instr *in, Value *regs, BrErr *e)
         if (ap_rix_range(&in->ix, args, d->rows, d->cols, r, e)) return -1;
         return dist_rix(&regs[in->in[0]], r, &regs[in->out], e);
     }
+    if (in->kind == I_LIX && in->nin >= 2 && in->in[0] >= 0 && regs[in->in[0]].kind == V_DIST) {
+        /* the range from the index operands laid out as right indexing's */
+        Value args[5] = {regs[in->in[0]], none, none, none, none};
+        for (int k = 2; k < in->nin && k < 6; k++) {
+            Value *a = in->in[k] >= 0 ? &regs[in->in[k]] : &none;
+            if (a->kind == V_DIST && dist_collect(a, e)) return -1;
+            args[k - 1] = *a;
+        }
+        const DM *d = regs[in->in[0]].dm;
+        int64_t r[4];
+        if (ap_rix_range(&in->ix, args, d->rows, d->cols, r, e)) return -1;
+        Value *src = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
+        return dist_lix(&regs[in->in[0]], src, r, &regs[in->out], e);
+    }
     if (in->kind == I_BUILTIN && in->bi == BI_TABLE && in->nin == 4) {
         Value *a = in->in[0] >= 0 ? &regs[in->in[0]] : &none, *b = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
         const Value *o1 = in->in[2] >= 0 ? &regs[in->in[2]] : &none, *o2 = in->in[3] >= 0 ? &regs[in->in[3]] : &none;
         if (!val_is_numeric(o1) || !val_is_numeric(o2)) return DIST_LOCAL;
         return dist_table(a, b, (int64_t)val_as_double(o1), (int64_t)val_as_double(o2), &regs[in->out], e);
     }
-    if (in->kind == I_BUILTIN && in->bi == BI_CBIND && in->nin >= 2 && in->nin <= 3) {
+    if (in->kind == I_BUILTIN && (in->bi == BI_CBIND || in->bi == BI_RBIND) && in->nin >= 2 && in->nin <= 3) {
         Value *v[3];
         for (int k = 0; k < in->nin; k++) v[k] = in->in[k] >= 0 ? &regs[in->in[k]] : &none;
-        return dist_cbind(v, in->nin, &regs[in->out], e);
+        return in->bi == BI_CBIND ? dist_cbind(v, in->nin, &regs[in->out], e) : dist_rbind(v, in->nin, &regs[in->out], e);
     }
+    if (in->kind == I_BUILTIN && in->bi == BI_WRITE) return dist_write_instr(in, regs, e);
     return DIST_LOCAL;
 }
 
@@ -154,8 +216,56 @@ static bool reads_dist(const Instr *in, const Value *regs)
     return false;
 }
 
+/* A reduce operator over a distributed first operand (full or column
+ * aggregate that combines, tsmm, t(X) %*% Y): the operators
+ * piggybacking groups; the id of its partitions, 0 if not one. */
+static int64_t reduce_over(const Instr *in, const Value *regs)
+{
+    if (in->nin < 1 || in->in[0] < 0 || regs[in->in[0]].kind != V_DIST) return 0;
+    bool ok = false;
+    if (in->kind == I_AGG)
+        ok = in->dir != DIR_ROW && (in->op == OP_SUM || in->op == OP_SUMSQ || in->op == OP_MEAN ||
+                                    in->op == OP_AMIN || in->op == OP_AMAX || in->op == OP_PROD);
+    else if (in->kind == I_MATMUL)
+        ok = (in->op == OP_TSMM && in->left) ||
+             (in->op == OP_MATMULTL && in->nin > 1 && in->in[1] >= 0 && regs[in->in[1]].kind == V_DIST);
+    return ok ? regs[in->in[0]].dm->id : 0;
+}
+
+/* Piggybacking (seed 002 section 3.4): a reduce operator and the later
+ * reduce operators of the block over the same partitions whose inputs
+ * are ready now (registers of earlier instructions) run as one job; the
+ * later ones then find their result in place. 1: done as a group, 0: no
+ * partners, -1: error. */
+static int piggyback(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
+{
+    int64_t id = dist_piggyback() ? reduce_over(in, regs) : 0;
+    if (!id) return 0;
+    int me = (int)(in - c->ins), members[16], n = 0;
+    for (int j = me + 1; j < c->n && n < 15; j++) {
+        const Instr *x = &c->ins[j];
+        bool ready = true;
+        for (int k = 0; k < x->nin; k++) ready &= x->in[k] < me;
+        if (ready && regs[x->out].kind == V_NONE && reduce_over(x, regs) == id) members[n++] = j;
+    }
+    if (!n) return 0;
+    dist_group_begin();
+    int rc = dist_instr(c, f, in, regs, e);
+    for (int k = 0; k < n && rc >= 0; k++) {
+        const Instr *x = &c->ins[members[k]];
+        dist_set_context(x->statname, x->span.line);
+        if (dist_instr(c, f, x, regs, e) < 0) rc = -1;
+    }
+    if (dist_group_end(e)) rc = -1;
+    return rc < 0 ? -1 : rc == 0 ? 1 : 0;
+}
+
 int rt_dist_step(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
+    /* run earlier in a piggybacked job */
+    if ((in->kind == I_AGG || in->kind == I_MATMUL) && regs[in->out].kind != V_NONE) return 1;
+    int pg = piggyback(c, f, in, regs, e);
+    if (pg) return pg;
     if (in->exec == EX_DIST || reads_dist(in, regs)) {
         int rc = dist_instr(c, f, in, regs, e);
         if (rc <= 0) return rc ? -1 : 1;

@@ -1,13 +1,27 @@
 #!/usr/bin/env python3
 """cmp.py REF OUT NAME...: compares csv matrices REF+NAME and OUT+NAME:
 each cell within 1e-10 of the reference relative to the reference's
-largest magnitude (distributed sums add in another order). Prints one
-line per mismatch; exit status 1 if any."""
+largest magnitude (distributed sums add in another order). A folder
+(a distributed write's part files) is read as its parts in name order.
+Prints one line per mismatch; exit status 1 if any."""
+import os
 import sys
 
+def lines(path):
+    if not os.path.isdir(path):
+        with open(path) as f:
+            return f.read().splitlines()
+    out = []
+    for n in sorted(os.listdir(path)):
+        if not n.startswith(('.', '_')):
+            out += lines(os.path.join(path, n))
+    return out
+
 def load(path):
-    with open(path) as f:
-        return [[float(x) for x in line.split(',')] for line in f if line.strip()]
+    ls = [line for line in lines(path) if line.strip()]
+    if ls and ls[0].split(',')[0] == 'C1':   # a csv header
+        ls = ls[1:]
+    return [[float(x) for x in line.split(',')] for line in ls]
 
 def main():
     ref, out, names = sys.argv[1], sys.argv[2], sys.argv[3:]

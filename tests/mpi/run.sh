@@ -21,21 +21,23 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # MPI's libraries keep their allocations to the end (sanitizer builds)
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe -np "$np" "$braid" "$@"; }
+# MPIRUN_EXTRA: more mpirun options (the TCP case below)
+mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-config() {   # config NAME BUDGET BLOCKSIZE
-  printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize></root>\n' "$2" "$3" > "$tmp/$1.xml"
+config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]
+  printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback></root>\n' "$2" "$3" "${4:-true}" > "$tmp/$1.xml"
 }
 config bs7 20000 7
 config bs1000 20000 1000
 config bs3 20000 3
+config bs3solo 20000 3 false   # every reduce operator its own job
 
 # compare NAME SCRIPT ARGS...: every file the local run wrote
-compare() {
+compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
   local name=$1 ref=$2 out=$3
-  local files
-  files=$(cd "$ref" && ls | grep -v '\.mtd$')
+  local files=${4:-}
+  [ -n "$files" ] || files=$(cd "$ref" && ls | grep -v '\.mtd$')
   if [ -z "$files" ]; then bad "$name: the local run wrote nothing"; return; fi
   if msg=$(python3 "$here/cmp.py" "$ref/" "$out/" $files); then ok; else bad "$name: $msg"; fi
 }
@@ -54,11 +56,19 @@ ops() {
   done
 }
 all_ops="scatter collect unary binary ternary rowagg agg colagg mapmm mapmm-left tsmm tmm mmchain colslice rowslice cbind"
-ops dense 2 bs7 hybrid 203 17 1.0 7 $all_ops
+# piggybacking groups the reduce operators (agg, colagg, tsmm, tmm) over
+# the same partitions; the tiny case runs each as its own job
+reduce_ops="agg colagg tsmm tmm"
+map_ops=$(echo " $all_ops " | sed "s/ agg / /; s/ colagg / /; s/ tsmm / /; s/ tmm / /")
+ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev leftindex
+ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev leftindex
 ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
-ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm tsmm
-ops tiny 3 bs3 distributed 10 4 1.0 13 $all_ops table
+ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
+ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
 ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
+# the network path: messages over TCP (not shared memory) between ranks
+# placed on two host entries of the loopback
+MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
 
 # binary files read in parallel (each rank its rows), dense and sparse
 mkdir -p "$tmp/data"
@@ -72,6 +82,47 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
     compare "read (np $1, $2, $3)" "$d/l" "$d/d"
     if grep -qE "^  read +[1-9]" "$d/d.out"; then ok; else bad "read $c: no distributed read"; fi
   done
+  # csv and text read by byte shares, written as part files; read back
+  # by the single-node reader and in parallel
+  mkdir -p "$tmp/io/l" "$tmp/io/lb"
+  "$braid" -f "$here/io.dml" -args "$tmp/io/l/" "$tmp/data" > "$tmp/io/l.out" 2>&1 || bad "io: local run failed"
+  "$braid" -f "$here/back.dml" -args "$tmp/io/lb/" "$tmp/io/l/" > "$tmp/io/lb.out" 2>&1 || bad "io back: local run failed"
+  for c in "2 bs7 hybrid" "3 bs1000 distributed" "4 bs3 hybrid"; do
+    set -- $c
+    d="$tmp/io-$1-$2"; mkdir -p "$d/d" "$d/b1" "$d/bn"
+    mpi "$1" -f "$here/io.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" > "$d/d.out" 2>&1 \
+      || { bad "io $c: mpirun failed: $(tail -n 5 "$d/d.out")"; continue; }
+    compare "io (np $1, $2, $3)" "$tmp/io/l" "$d/d" "xt cols x_csv"
+    for t in read-text write; do
+      if grep -qE "^  $t +[1-9]" "$d/d.out"; then ok; else bad "io $c: no distributed '$t' job"; fi
+    done
+    if [ -d "$d/d/x_csv" ] && [ -f "$d/d/x_csv.mtd" ]; then ok; else bad "io $c: x_csv is not a folder of part files"; fi
+    "$braid" -f "$here/back.dml" -args "$d/b1/" "$d/d/" > "$d/b1.out" 2>&1 \
+      || { bad "io $c: the single-node reader failed on the part files: $(tail -n 3 "$d/b1.out")"; continue; }
+    compare "io back, single node (np $1)" "$tmp/io/lb" "$d/b1"
+    mpi "$1" -f "$here/back.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/bn/" "$d/d/" > "$d/bn.out" 2>&1 \
+      || { bad "io back $c: mpirun failed: $(tail -n 5 "$d/bn.out")"; continue; }
+    compare "io back, parallel (np $1)" "$tmp/io/lb" "$d/bn"
+  done
+  # a bad field: the error names the file and its line, from any rank
+  cp "$tmp/data/X.csv" "$tmp/data/B.csv"; cp "$tmp/data/X.csv.mtd" "$tmp/data/B.csv.mtd"
+  sed -i '400s/^[^,]*,/1.5,abc,/' "$tmp/data/B.csv"
+  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/B.csv\"); print(sum(X))" > "$tmp/badcsv.out" 2>&1; then
+    bad "bad csv read"
+  elif grep -q "B.csv: line 400: bad number \"abc\" in column 2" "$tmp/badcsv.out"; then ok
+  else bad "bad csv: $(tail -n 5 "$tmp/badcsv.out")"; fi
+  printf '1 1 2.0\n3 x 1.0\n' > "$tmp/data/B.txt"
+  if mpi 2 -exec distributed -s "X = read(\"$tmp/data/B.txt\", rows=3, cols=3); print(sum(X))" > "$tmp/badtxt.out" 2>&1; then
+    bad "bad text read"
+  elif grep -q "B.txt: line 2: bad column index \"x\"" "$tmp/badtxt.out"; then ok
+  else bad "bad text: $(tail -n 5 "$tmp/badtxt.out")"; fi
+  # a write over a folder that is not part files: refused, nothing left
+  mkdir -p "$tmp/keep"; echo precious > "$tmp/keep/notes"
+  if mpi 2 -exec distributed -s "X = rand(rows=50, cols=3); write(X, \"$tmp/keep\", format=\"csv\")" > "$tmp/kp.out" 2>&1; then
+    bad "write over a foreign folder"
+  elif grep -q "cannot write $tmp/keep" "$tmp/kp.out" && [ "$(cat "$tmp/keep/notes")" = precious ] &&
+       [ -z "$(ls "$tmp" | grep 'keep\.')" ]; then ok
+  else bad "write over a foreign folder: $(tail -n 3 "$tmp/kp.out"; ls "$tmp")"; fi
   # a truncated file: the error names it, every rank ends
   head -c 1000 "$tmp/data/X.bin" > "$tmp/data/T.bin"
   cp "$tmp/data/X.bin.mtd" "$tmp/data/T.bin.mtd"
@@ -92,6 +143,24 @@ for a in l2svm lm kmeans mlogreg glm pca alscg autoencoder; do
     || { bad "$a: mpirun failed: $(tail -n 5 "$tmp/$a/d.out")"; continue; }
   compare "$a" "$tmp/$a/l" "$tmp/$a/d"
   if grep -qE "^Distributed jobs \(3 ranks\):	[1-9]" "$tmp/$a/d.out"; then ok; else bad "$a: nothing ran distributed"; fi
+done
+
+# dynamic recompilation: unknown sizes compile to distributed operators,
+# the recompiled block runs locally when the real sizes are small and
+# distributed when they exceed the budget
+for n in 5 900; do
+  echo $n > "$tmp/n$n"
+  want=$("$braid" -f "$here/recompile.dml" -args "$tmp/n$n" 2>&1 | head -n 1)
+  mpi 2 -f "$here/recompile.dml" -config "$tmp/bs7.xml" -stats -explain recompile_hops -args "$tmp/n$n" > "$tmp/rc$n.out" 2>&1 \
+    || { bad "recompile n=$n: mpirun failed: $(tail -n 5 "$tmp/rc$n.out")"; continue; }
+  jobs=$(grep -E "^Distributed jobs" "$tmp/rc$n.out" | sed -E 's/.*:\t([0-9]+) .*/\1/')
+  if ! grep -qE "ua\(sumsq\) +\(1\) \[scalar\] 8B/- DIST" "$tmp/rc$n.out"; then bad "recompile n=$n: the unknown-size plan is not distributed"
+  elif ! got=$(grep -E '^-?[0-9]' "$tmp/rc$n.out" | head -n 1) ||
+       ! python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-10 * max(1, abs(a)))" "$want" "$got"; then
+    bad "recompile n=$n: result $got differs from the local run's $want"
+  elif [ $n = 5 ] && [ "$jobs" != 0 ]; then bad "recompile n=5: $jobs jobs ran (small data: local)"
+  elif [ $n = 900 ] && [ "${jobs:-0}" = 0 ]; then bad "recompile n=900: nothing ran distributed"
+  else ok; fi
 done
 
 # an unknown -exec mode

@@ -1,0 +1,98 @@
+/* distint.h: what the dist/ files share (not included outside dist/):
+ * the job header and its types, the transport, the partition registry
+ * and the job plumbing of dist.c (dist.h describes the model). */
+#ifndef BRAID_DISTINT_H
+#define BRAID_DISTINT_H
+
+#include <pthread.h>
+
+#include "dist.h"
+
+typedef enum {
+    J_STOP, J_SCATTER, J_COLLECT, J_FREE, J_UNARY, J_BINARY, J_TERNARY, J_RAGG, J_FAGG, J_CAGG,
+    J_MAPMM, J_LMM, J_TSMM, J_TMM, J_MMCHAIN, J_CSLICE, J_RSLICE, J_CBIND, J_READ, J_TABLE,
+    J_READT, J_WRITE, J_CPMM, J_RMM, J_TRANSPOSE, J_RBIND, J_MULTI, J_VAR, J_REV, J_LIX, J_NTYPES
+} JobType;
+
+/* Operand roles: none, a partitioned matrix (by id), a broadcast value. */
+enum { A_NONE, A_DIST, A_BCAST };
+
+typedef struct Job {
+    int32_t type, op, dir, left;
+    int32_t nin;
+    int32_t kind[3];
+    int64_t id[3];      /* A_DIST: partitions */
+    int64_t out;        /* map jobs: the result's id */
+    int64_t rows, cols; /* shape of the (first) partitioned operand */
+    int64_t orows, ocols; /* reduce jobs: the result's shape */
+    int64_t ix[4];      /* slices: rows ix[0]:ix[1], columns ix[2]:ix[3] */
+} Job;
+
+/* MPI state (dist.c). g_lock serializes rank 0's jobs; g_bytes counts
+ * the bytes the running job moves (rank 0's statistics). */
+extern bool g_on;
+extern int g_rank, g_size;
+extern int64_t g_next_id, g_bytes;
+extern pthread_mutex_t g_lock;
+
+/* Transport (dist.c). */
+void bcast_bytes(void *p, size_t n);
+int bcast_value(Value *v, BrErr *e);
+char *pack(const MB *m, size_t *n);
+MB *unpack(const char *buf, size_t n, BrErr *e);
+bool send_mb(const MB *m, int to);
+MB *recv_mb(int from, BrErr *e);
+
+/* Partitions (dist.c): rank r's rows [lo, hi) of an n-row matrix, and the
+ * registry of this rank's partitions by id. */
+void part_range(int64_t n, int r, int64_t *lo, int64_t *hi);
+int part_put(int64_t id, MB *m);
+MB *part_get(int64_t id);
+void part_drop(int64_t id);
+
+/* Jobs (dist.c). agree: every rank learns whether any failed (rank 0
+ * gets the lowest failing rank's message). finish_map: keeps loc as the
+ * job's new partition and gives rank 0 the handle. start_job: rank 0
+ * broadcasts the header and runs the job. */
+int agree(bool failed, BrErr *e);
+DM *dm_new(int64_t rows, int64_t cols, int64_t nnz, int64_t id);
+int finish_map(const Job *j, Value *loc, Value *res, BrErr *e);
+int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e);
+bool is_mat(const Value *v);
+int64_t vrows(const Value *v);
+int64_t vcols(const Value *v);
+int as_part(Job *j, int k, Value *v, BrErr *e);
+int as_bcast(Job *j, int k, Value *v, BrErr *e);
+int run_op(Job *j, Value **v, Value *out, BrErr *e);
+
+/* Moving rows between ranks (distshuffle.c). A piece is a block of
+ * rows that starts at global row off. redistribute: every rank gives
+ * its pieces of a total-row matrix and gets its rows of
+ * the row-block partitioning (part_range), stacked in row order (NULL:
+ * no rows). Collective; the bytes moved by all ranks count on rank 0. */
+typedef struct Piece { int64_t off; MB *m; } Piece;
+int redistribute(const Piece *pc, int np, int64_t total, MB **out, BrErr *e);
+/* shuffle: every rank sends pcs[t][0..npc[t]) to every rank t and gets
+ * the pieces sent to it, sorted by off (*nout of them; NULL on error).
+ * Collective. */
+Piece *shuffle(Piece *const *pcs, const int *npc, int *nout, BrErr *e);
+void pieces_free(Piece *p, int n);
+/* Received pieces stacked by rows (or by columns), which must add up to
+ * want rows (columns). */
+MB *stack_pieces(const Piece *got, int n, int64_t want, bool by_cols, BrErr *e);
+/* all-to-all of byte messages: send[t] (slen[t] bytes) to every rank t;
+ * recv[s] (malloc'd, rlen[s]) from every rank s; the own message is
+ * copied. Collective; out of memory ends the run (MPI_Abort). */
+void exchange(char **send, const size_t *slen, char **recv, size_t *rlen);
+
+/* Jobs of the other files, run on every rank. */
+int run_readt(const Job *j, Value *path, Value *res, BrErr *e);   /* distio.c */
+int run_write(const Job *j, Value *dir, BrErr *e);
+int run_cpmm(const Job *j, Value *res, BrErr *e);                  /* distmm.c */
+int run_rmm(const Job *j, Value *res, BrErr *e);
+int run_transpose(const Job *j, Value *res, BrErr *e);
+int run_rbind(const Job *j, Value *res, BrErr *e);
+int run_var(const Job *j, Value *res, BrErr *e);
+int run_rev(const Job *j, Value *res, BrErr *e);
+
+#endif
