@@ -262,6 +262,10 @@ static double arg_cells(const Value *v, bool nnz)
 
 static int64_t arg_cols(const Value *v) { return v->kind == V_MATRIX && v->m ? v->m->cols : 1; }
 
+static int64_t p_rows(const Value *v) { return v->kind == V_MATRIX && v->m ? v->m->rows : 1; }
+
+static bool is_main_node(const CPlan *p, int n) { return p->n[n].kind == CN_IN && p->n[n].in == p->main; }
+
 double cg_flops(const void *handle, int nin, const Value *args)
 {
     const CgOp *op = handle;
@@ -275,9 +279,15 @@ double cg_flops(const void *handle, int nin, const Value *args)
             const CNode *u = &p->n[x->a[0]];
             if (u->kind == CN_IN) fl += 2 * main * (double)arg_cols(&args[u->in]);
         } else if (x->kind == CN_MM && p->tpl == T_ROW && b && b->kind == CN_IN) {
-            fl += 2 * main * (double)(x->vc == VC_CELL ? 1 : arg_cols(&args[b->in]));
+            /* the main row times a side matrix; another row vector: the
+             * whole side matrix per row */
+            if (is_main_node(p, x->a[0])) fl += 2 * main * (double)(x->vc == VC_CELL ? 1 : arg_cols(&args[b->in]));
+            else fl += 2 * (double)p_rows(&args[p->main]) * arg_cells(&args[b->in], false);
         } else if (x->kind == CN_MMTL && p->tpl == T_ROW && b) {
-            fl += 2 * main * (double)(b->vc == VC_VEC && b->vlen >= 0 ? arg_cols(&args[b->vlen]) : 1);
+            double w = (double)(b->vc == VC_VEC && b->vlen >= 0 ? arg_cols(&args[b->vlen]) : 1);
+            const CNode *a = &p->n[x->a[0]];
+            double len = a->vc == VC_VEC && a->vlen >= 0 ? (double)arg_cols(&args[a->vlen]) : 1;
+            fl += 2 * w * (is_main_node(p, x->a[0]) ? main : (double)p_rows(&args[p->main]) * len);
         }
     }
     return fl;

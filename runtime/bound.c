@@ -22,18 +22,25 @@ static void report(void)
             b[1] - a[1], b[2] - a[2], b[3] - a[3], nmark);
 }
 
-bool rt_bound_enabled(void)
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void init(void)
 {
-    if (rt_bound_on >= 0) return rt_bound_on;
     const char *s = getenv("BRAID_BOUND");
     double r = 0, g = 0;
-    rt_bound_on = s && sscanf(s, "%lf %lf", &r, &g) == 2 && r > 0 && g > 0;
-    if (rt_bound_on) {
+    bool on = s && sscanf(s, "%lf %lf", &r, &g) == 2 && r > 0 && g > 0;
+    if (on) {
         read_bps = r * 1e9;
         gemm_fps = g * 1e9;
         atexit(report);
     }
-    return rt_bound_on;
+    __atomic_store_n(&rt_bound_on, on ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+bool rt_bound_enabled(void)
+{
+    pthread_once(&once, init);   /* parfor workers may ask first */
+    return __atomic_load_n(&rt_bound_on, __ATOMIC_ACQUIRE) == 1;
 }
 
 /* bytes of a value as stored (0 unless a matrix) */
