@@ -4,6 +4,11 @@
  *   MAgg   sum(X*Y), sum(X*Z)
  *   Row    t(X)%*%(w*(X%*%v)) and t(X)%*%(X%*%V), V of 2, 5, 10, 16 columns
  *   Outer  sum(W*log(U%*%t(V)+1e-15)), W sparse n x n (1e-3, 1e-2), rank 100
+ *   Row variants with the bodies of the algorithms' inner loops: the
+ *          logistic-regression gradient t(X)%*%(1/(1+exp(-X%*%w))-y)/n,
+ *          GLM Poisson's t(X)%*%(y-exp(X%*%w)) (and GLM's weighted sum
+ *          t(X)%*%(w*(X%*%v)) above), MLogreg's Hessian-vector product
+ *          t(X)%*%(Q-P*rowSums(Q)), Q = P*(X%*%V), V of 2 and 4 columns
  * against (a) an in-run STREAM-style loop reading the same bytes with the
  * same threads (hashed values, vectorized sum: the memory bandwidth) and,
  * for Row patterns, a roof max(read time, flops / in-run dgemm rate), the
@@ -29,20 +34,10 @@
 #include "lang/load.h"
 #include "plan/build.h"
 #include "runtime/interp.h"
+#include "bench/rates.h"
 
 static int64_t ROWS = 1000000, COLS = 100, ON = 20000;
 
-void openblas_set_num_threads(int);
-
-/* Deterministic pseudo-random fill in parallel (hash of the index). */
-static double hval(uint64_t i, uint64_t seed)
-{
-    uint64_t z = i * 0x9e3779b97f4a7c15ULL + seed;
-    z ^= z >> 30; z *= 0xbf58476d1ce4e5b9ULL;
-    z ^= z >> 27; z *= 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 9007199254740992.0;
-}
 
 static MB *dense(int64_t r, int64_t c, uint64_t seed)
 {
@@ -94,8 +89,15 @@ static void inputs(int k, int64_t vk, double sp, MB **in)
     case 3:
         in[0] = dense(ROWS, COLS, 1); in[1] = dense(COLS, vk, 2);
         break;
-    default:
+    case 4:
         in[0] = sparse(ON, ON, sp, 1); in[1] = dense(ON, 100, 2); in[2] = dense(ON, 100, 3);
+        break;
+    case 5: case 6:   /* X, a coefficient vector (centered), labels/counts */
+        in[0] = dense(ROWS, COLS, 1); in[1] = dense(COLS, 1, 2); in[2] = dense(ROWS, 1, 3);
+        for (int64_t j = 0; j < COLS; j++) in[1]->d[j] = (in[1]->d[j] - 0.6) * 0.1;
+        break;
+    default:          /* X, V (k columns), P (k probabilities a row) */
+        in[0] = dense(ROWS, COLS, 1); in[1] = dense(COLS, vk, 2); in[2] = dense(ROWS, vk, 3);
         break;
     }
 }
@@ -106,6 +108,12 @@ static const Pat pats[] = {
     {"Row t(X)%*%(w*(X%*%v))", "R = t(X) %*% (w * (X %*% v))\ns = sum(R)", 3, {"X", "v", "w"}, 1},
     {"Row t(X)%*%(X%*%V)", "R = t(X) %*% (X %*% V)\ns = sum(R)", 2, {"X", "V"}, 1},
     {"Outer sum(W*log(UV'+eps))", "s = sum(W * log(U %*% t(V) + 1e-15))", 3, {"W", "U", "V"}, 0},
+    /* Row variants with the bodies of the algorithms' inner loops */
+    {"Row LogReg t(X)%*%(sigm(Xw)-y)", "p = 1 / (1 + exp(-(X %*% w)))\nR = t(X) %*% (p - y) / nrow(X)\ns = sum(R)", 3,
+     {"X", "w", "y"}, 1},
+    {"Row GLM t(X)%*%(y-exp(Xb))", "R = t(X) %*% (y - exp(X %*% w))\ns = sum(R)", 3, {"X", "w", "y"}, 1},
+    {"Row MLogreg t(X)%*%(P*XV-P*rs)", "Q = P * (X %*% V)\nR = t(X) %*% (Q - P * rowSums(Q))\ns = sum(R)", 3,
+     {"X", "V", "P"}, 1},
 };
 
 /* Runs pattern k with codegen on or off in this process: best of reps
@@ -192,55 +200,7 @@ static Res measure(int k, int64_t vk, double sp, bool cg)
     return r;
 }
 
-/* The bandwidth reference (STREAM-style read of nb arrays of n doubles
- * with the kernel threads): hashed values (no page can be shared or
- * deduplicated) summed by a vectorized loop (omp simd: no serial add
- * chain), so it reads at the memory bandwidth. */
-static double stream_read(int nb, int64_t n)
-{
-    double *a[3];
-    for (int i = 0; i < nb; i++) {
-        a[i] = br_alloc_aligned((size_t)n * sizeof(double));
-#pragma omp parallel for schedule(static)
-        for (int64_t j = 0; j < n; j++) a[i][j] = hval((uint64_t)j, 7 + (uint64_t)i);
-    }
-    double best = 1e30, sink = 0;
-    for (int rep = 0; rep < 4; rep++) {
-        int64_t t0 = br_now_ns();
-        double s = 0;
-        for (int i = 0; i < nb; i++) {
-            const double *x = a[i];
-#pragma omp parallel for simd schedule(static) reduction(+:s) num_threads(br_threads())
-            for (int64_t j = 0; j < n; j++) s += x[j];
-        }
-        double t = (double)(br_now_ns() - t0) / 1e9;
-        sink += s;
-        if (t < best) best = t;
-    }
-    for (int i = 0; i < nb; i++) br_free_aligned(a[i]);
-    if (sink == 1.2345) printf(" ");
-    return best;
-}
 
-/* The compute reference of Row patterns: the FLOP rate of an n^3 OpenBLAS
- * dgemm with the kernel threads (best of 3, in this run). */
-static double dgemm_rate(int n)
-{
-    double *a = br_alloc_aligned((size_t)n * (size_t)n * sizeof(double));
-    double *b = br_alloc_aligned((size_t)n * (size_t)n * sizeof(double));
-    double *c = br_alloc_aligned((size_t)n * (size_t)n * sizeof(double));
-    for (int64_t i = 0; i < (int64_t)n * n; i++) { a[i] = hval((uint64_t)i, 11); b[i] = hval((uint64_t)i, 12); }
-    openblas_set_num_threads(br_threads());
-    double best = 1e30;
-    for (int rep = 0; rep < 3; rep++) {
-        int64_t t0 = br_now_ns();
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b, n, 0.0, c, n);
-        double t = (double)(br_now_ns() - t0) / 1e9;
-        if (t < best) best = t;
-    }
-    br_free_aligned(a); br_free_aligned(b); br_free_aligned(c);
-    return 2.0 * n * (double)n * n / best;
-}
 
 /* The overlap reference of Row patterns: the same rows read (rows x cols,
  * hashed values) with the pattern's multiply-adds per row done as
@@ -337,7 +297,8 @@ static double overlap_ref(int64_t rows, int64_t cols, double *fmas)
 static double pattern_flops(int k, int64_t vk)
 {
     if (k == 2) return 4.0 * (double)ROWS * (double)COLS;
-    if (k == 3) return 4.0 * (double)ROWS * (double)COLS * (double)vk;
+    if (k == 3 || k == 7) return 4.0 * (double)ROWS * (double)COLS * (double)vk;
+    if (k == 5 || k == 6) return 4.0 * (double)ROWS * (double)COLS;
     return 0;
 }
 
@@ -351,6 +312,12 @@ static double numpy_time(int k, int64_t vk, double sp)
     case 1: body = "X=np.random.rand(R,C);Y=np.random.rand(R,C);Z=np.random.rand(R,C)\nf=lambda: ((X*Y).sum(),(X*Z).sum())"; break;
     case 2: body = "X=np.random.rand(R,C);v=np.random.rand(C,1);w=np.random.rand(R,1)\nf=lambda: X.T@(w*(X@v))"; break;
     case 3: body = "X=np.random.rand(R,C);V=np.random.rand(C,K)\nf=lambda: X.T@(X@V)"; break;
+    case 5: body = "X=np.random.rand(R,C);w=np.random.rand(C,1)*0.1-0.05;y=np.random.rand(R,1)\n"
+                   "f=lambda: X.T@(1/(1+np.exp(-(X@w)))-y)/R"; break;
+    case 6: body = "X=np.random.rand(R,C);w=np.random.rand(C,1)*0.1-0.05;y=np.random.rand(R,1)\n"
+                   "f=lambda: X.T@(y-np.exp(X@w))"; break;
+    case 7: body = "X=np.random.rand(R,C);V=np.random.rand(C,K);P=np.random.rand(R,K)\n"
+                   "g=lambda Q: X.T@(Q-P*Q.sum(axis=1,keepdims=True))\nf=lambda: g(P*(X@V))"; break;
     default: return -1;   /* no sparse outer product in NumPy */
     }
     snprintf(py, sizeof py,
@@ -440,6 +407,13 @@ int main(int argc, char **argv)
         char nm[64];
         snprintf(nm, sizeof nm, "%s V:%d", pats[3].name, vks[q]);
         report(nm, 3, vks[q], 0, true);
+    }
+    report(pats[5].name, 5, 1, 0, true);
+    report(pats[6].name, 6, 1, 0, true);
+    for (int q = 1; q <= 2; q++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "%s V:%d", pats[7].name, 2 * q);
+        report(nm, 7, 2 * q, 0, true);
     }
     double t3 = 0, t2 = 0;
     for (int e = 3; e >= 2; e--) {

@@ -4,7 +4,8 @@
 # Usage: bench/e2e.sh [--scale F] [--only REGEX]
 # Installs the peers from Debian when missing (python3-numpy,
 # python3-scipy, python3-sklearn, r-base-core, r-cran-matrix), builds
-# braid, runs every row and saves the table under bench/results/e2e-<date>.txt (and .json).
+# braid (and bench/rates, the in-run read and dgemm rates behind each
+# row's bound: braid / bound, docs/perf.md), runs every row and saves the table under bench/results/e2e-<date>.txt (and .json).
 # bench/e2e/agree.sh (run separately) checks at a small scale that the NumPy and R
 # peers compute what braid computes (same objective to rounding).
 set -euo pipefail
@@ -18,5 +19,5 @@ if ! Rscript -e 'library(Matrix)' >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq r-base-core r-cran-matrix
 fi
-make -j2 build/braid >/dev/null
+make -j2 build/braid build/bench/rates >/dev/null
 BRAID_BENCH_PYTHON="$PY" "$PY" bench/e2e/run.py build/braid bench/results "$@"

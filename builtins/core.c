@@ -15,6 +15,7 @@
 #include "../kernels/cla.h"
 #include "../kernels/ew.h"
 #include "../kernels/gen.h"
+#include "../runtime/bound.h"
 #include "../kernels/la.h"
 #include "../kernels/mm.h"
 #include "../kernels/reorg.h"
@@ -970,7 +971,7 @@ int bi_core(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         if (!b) return br_err(e, BR_EFAIL, "assertion failed");
         *out = val_bool(true);
         return 0;
-    case BI_TIME: *out = val_int(br_now_ns()); return 0;
+    case BI_TIME: rt_bound_mark(); *out = val_int(br_now_ns()); return 0;
     case BI_NROW: case BI_NCOL: case BI_LENGTH:
         if (a[0].kind == V_MATRIX) {
             int64_t v = h->bi == BI_NROW ? a[0].m->rows : h->bi == BI_NCOL ? a[0].m->cols

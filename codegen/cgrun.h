@@ -65,6 +65,11 @@ const CgStats *cg_stats(const CgContext *c);
  * input as compiled (3 * nin entries, -1 unknown; NULL: none), against
  * which size surprises are judged. *out receives a new value. */
 int cg_exec(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Value *out, BrErr *e);
+/* FLOPs of one run of fused operator op over args (runtime/bound.c):
+ * 2 per multiply-add of its matrix products, over the stored cells of
+ * the main input (its non-zeros when sparse); elementwise work is not
+ * counted. 0 when args do not match the plan. */
+double cg_flops(const void *op, int nin, const Value *args);
 /* Runs the where-loop w (AMULET, docs/amulet.md) over its input values
  * (the inputs of its H_WHERE hop: R, the ranges, the variables the body
  * reads); *out receives the new R. c may be NULL (codegen disabled): the

@@ -254,6 +254,45 @@ int cg_exec(CgContext *c, void *handle, const int64_t *est, int nin, Value *args
     return cg_op_exec(c, op, nin == op->plan->nin ? est : NULL, args, nin, out, e);
 }
 
+static double arg_cells(const Value *v, bool nnz)
+{
+    if (v->kind != V_MATRIX || !v->m) return 0;
+    return nnz && v->m->sparse ? (double)v->m->nnz : (double)v->m->rows * (double)v->m->cols;
+}
+
+static int64_t arg_cols(const Value *v) { return v->kind == V_MATRIX && v->m ? v->m->cols : 1; }
+
+static int64_t p_rows(const Value *v) { return v->kind == V_MATRIX && v->m ? v->m->rows : 1; }
+
+static bool is_main_node(const CPlan *p, int n) { return p->n[n].kind == CN_IN && p->n[n].in == p->main; }
+
+double cg_flops(const void *handle, int nin, const Value *args)
+{
+    const CgOp *op = handle;
+    const CPlan *p = op->plan;
+    if (!p || op->amulet || nin != p->nin || p->main < 0) return 0;
+    double main = arg_cells(&args[p->main], true), fl = 0;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i], *b = x->na > 1 ? &p->n[x->a[1]] : NULL;
+        if (x->kind == CN_MM && p->tpl == T_OUTER) {
+            /* U %*% t(V) at the driver's cells: a dot product of rank ncol(U) */
+            const CNode *u = &p->n[x->a[0]];
+            if (u->kind == CN_IN) fl += 2 * main * (double)arg_cols(&args[u->in]);
+        } else if (x->kind == CN_MM && p->tpl == T_ROW && b && b->kind == CN_IN) {
+            /* the main row times a side matrix; another row vector: the
+             * whole side matrix per row */
+            if (is_main_node(p, x->a[0])) fl += 2 * main * (double)(x->vc == VC_CELL ? 1 : arg_cols(&args[b->in]));
+            else fl += 2 * (double)p_rows(&args[p->main]) * arg_cells(&args[b->in], false);
+        } else if (x->kind == CN_MMTL && p->tpl == T_ROW && b) {
+            double w = (double)(b->vc == VC_VEC && b->vlen >= 0 ? arg_cols(&args[b->vlen]) : 1);
+            const CNode *a = &p->n[x->a[0]];
+            double len = a->vc == VC_VEC && a->vlen >= 0 ? (double)arg_cols(&args[a->vlen]) : 1;
+            fl += 2 * w * (is_main_node(p, x->a[0]) ? main : (double)p_rows(&args[p->main]) * len);
+        }
+    }
+    return fl;
+}
+
 bool cg_cla_ok(const void *handle, const bool *cin)
 {
     const CPlan *p = ((const CgOp *)handle)->plan;

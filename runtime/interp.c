@@ -7,6 +7,7 @@
 #include "cla_rt.h"
 #include "distexec.h"
 #include "gpuexec.h"
+#include "bound.h"
 #include "../gpu/gpu.h"
 #include "../base/vec.h"
 #include "../dist/dist.h"
@@ -280,6 +281,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
             break;
         }
         if (rt->opt.stats && in->kind != I_LIT) stat_add(rt, in->statname, br_now_ns() - t0);
+        if (__atomic_load_n(&rt_bound_on, __ATOMIC_RELAXED) && rt_bound_enabled()) rt_bound_instr(in, regs);
         const Value *o = &regs[in->out];
         if (o->kind == V_MATRIX && o->m && o->m->rows * o->m->cols > seen) seen = o->m->rows * o->m->cols;
         for (int k = 0; k < in->nfree; k++) val_release(&regs[in->frees[k]]);

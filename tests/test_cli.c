@@ -43,6 +43,76 @@ static int run_text(const char *text, size_t n, bool *msg)
 }
 
 
+/* The bound meter (runtime/bound.h): with BRAID_BOUND="1 2" (1 GB/s
+ * read, 2 GFLOP/s), the product between the two time() calls reads X and
+ * V, writes Y and does 2 * 1000 * 100 * 4 FLOPs, fused or not; the
+ * bound is the larger of bytes / 1e9 and FLOPs / 2e9 (every block also
+ * stores a header: bytes at least the cells). Without the variable
+ * nothing is printed. */
+static void bound_meter(void)
+{
+    static const char script[] =
+        "X = rand(rows=1000, cols=100, seed=1)\nV = rand(rows=100, cols=4, seed=2)\nwhile (FALSE) {}\n"
+        "t0 = time()\nY = X %*% V\nwhile (FALSE) {}\nt1 = time()\nprint(sum(Y))\n";
+    char path[] = "/tmp/braid_bound_XXXXXX", cwd[512] = "";
+    int fd = mkstemp(path);
+    if (fd < 0 || write(fd, script, sizeof script - 1) != (ssize_t)(sizeof script - 1)) { T_CHECK(0, "temp file"); return; }
+    close(fd);
+    if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
+    for (int env = 0; env < 2; env++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd, "cd /tmp && %s timeout -s KILL 20 %s%s%s -f %s 2>&1 >/dev/null",
+                 env ? "BRAID_BOUND='1 2'" : "env -u BRAID_BOUND", cwd, cwd[0] ? "/" : "", braid_bin(), path);
+        FILE *f = popen(cmd, "r");
+        char line[512] = "";
+        double sec = -1, rd = -1, wr = -1, fl = -1;
+        int marks = -1, got = 0;
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "BOUND seconds=%lf read_bytes=%lf write_bytes=%lf flops=%lf marks=%d", &sec, &rd, &wr,
+                       &fl, &marks) == 5)
+                got++;
+        if (f) pclose(f);
+        if (!env) { T_CHECK(got == 0, "BOUND printed without BRAID_BOUND"); continue; }
+        T_CHECK(got == 1, "one BOUND line, got %d", got);
+        T_CHECK(marks == 2, "marks %d", marks);
+        T_CHECK(fl == 800000, "flops %.0f", fl);
+        T_CHECK(rd >= 8 * (100000 + 400) && rd < 8 * (100000 + 400) + 4096, "read bytes %.0f", rd);
+        T_CHECK(wr >= 8 * 4000 && wr < 8 * 4000 + 4096, "write bytes %.0f", wr);
+        double want = (rd + wr) / 1e9 > fl / 2e9 ? (rd + wr) / 1e9 : fl / 2e9;
+        T_CHECK(sec > want * 0.999 && sec < want * 1.001, "bound %.6f s, want %.6f", sec, want);
+    }
+    unlink(path);
+    /* a fused Row operator counts its two products: 4 * 1000 * 100 * 4 */
+    static const char s2[] =
+        "X = rand(rows=1000, cols=100, seed=1)\nV = rand(rows=100, cols=4, seed=2)\nwhile (FALSE) {}\n"
+        "t0 = time()\nY = t(X) %*% (X %*% V)\nwhile (FALSE) {}\nt1 = time()\nprint(sum(Y))\n";
+    char p2[] = "/tmp/braid_bound_XXXXXX";
+    fd = mkstemp(p2);
+    if (fd < 0 || write(fd, s2, sizeof s2 - 1) != (ssize_t)(sizeof s2 - 1)) { T_CHECK(0, "temp file"); return; }
+    close(fd);
+    char cfg[] = "/tmp/braid_bound_XXXXXX";
+    static const char nocg[] = "<root><sysds.codegen.enabled>false</sysds.codegen.enabled></root>\n";
+    fd = mkstemp(cfg);
+    if (fd < 0 || write(fd, nocg, sizeof nocg - 1) != (ssize_t)(sizeof nocg - 1)) { T_CHECK(0, "temp file"); return; }
+    close(fd);
+    for (int cg = 0; cg < 2; cg++) {
+        char cmd[1024], line[512];
+        snprintf(cmd, sizeof cmd,
+                 "cd /tmp && BRAID_CODEGEN_ASYNC=0 BRAID_BOUND='1 2' timeout -s KILL 60 %s%s%s -f %s %s%s 2>&1 >/dev/null",
+                 cwd, cwd[0] ? "/" : "", braid_bin(), p2, cg ? "" : "-config ", cg ? "" : cfg);
+        FILE *f = popen(cmd, "r");
+        double fl = -1, x;
+        int m;
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "BOUND seconds=%lf read_bytes=%lf write_bytes=%lf flops=%lf marks=%d", &x, &x, &x, &fl, &m) == 5)
+                break;
+        if (f) pclose(f);
+        T_CHECK(fl == 1600000, "t(X) %%*%% (X %%*%% V), codegen %s: flops %.0f", cg ? "on" : "off", fl);
+    }
+    unlink(p2);
+    unlink(cfg);
+}
+
 /* Malformed configuration files are errors naming file and line (issue
  * 23), well-formed ones are read. */
 static void config_files(void)
@@ -136,6 +206,7 @@ int main(void)
         }
     }
     config_files();
+    bound_meter();
     if (timeouts) printf("test_cli: %d mutated scripts ran into the 10 s limit (infinite loops they encode)\n", timeouts);
     return t_done("test_cli");
 }

@@ -19,6 +19,15 @@ with 2 threads (braid -threads 2; OMP/OpenBLAS threads 2 for the peers):
                in vectorized R (l2svm, mlogreg, als, autoencoder), where
                there is one (R_PEERS); bench/e2e/agree.sh checks that the
                vectorized ones compute what braid computes
+braid also runs first with an empty kernel cache (XDG_CACHE_HOME a new
+temporary folder): "cold+" is its wall time minus the warm run's.
+Bounds: before each row, bench/rates (built next to BRAID, in
+BRAID's build folder: build/bench/rates) measures the in-run STREAM read
+and dgemm rates; braid runs with BRAID_BOUND set to them and prints the
+physical bound of the plan it ran between the two time() calls (the sum
+over executed instructions of max(bytes read and written / read rate,
+FLOPs / dgemm rate), runtime/bound.h); the table shows it as "bound" and
+braid / bound ("br/bnd"; docs/perf.md).
 It records the algorithm's own time (printed by the script, data
 generation excluded), the process's wall time and its peak resident set
 size (from wait4), and prints a table with the ratios braid / numpy and
@@ -29,7 +38,9 @@ import datetime
 import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -77,6 +88,16 @@ def run_one(cmd, env):
     return alg, wall, ru.ru_maxrss / 1024.0, out
 
 
+def rates(braid, env):
+    """In-run (read GB/s, dgemm GFLOP/s) from bench/rates, or None."""
+    tool = os.path.join(os.path.dirname(braid), "bench", "rates")
+    try:
+        out = subprocess.run([tool], env=env, capture_output=True, text=True, timeout=120).stdout.split()
+        return float(out[0]), float(out[1])
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return None
+
+
 def fmt(v, spec="%.2f"):
     return "-" if v is None else spec % v
 
@@ -113,6 +134,7 @@ def main(argv):
         args = [str(n), str(m), repr(sp), str(it), "1"]
         nv = ["-nvargs", "n=" + args[0], "m=" + args[1], "sp=" + args[2], "it=" + args[3], "seed=1"]
         systems = [
+            ("braid-cold", [braid, "-f", os.path.join(HERE, alg + ".dml"), "-threads", str(THREADS)] + nv),
             ("braid", [braid, "-f", os.path.join(HERE, alg + ".dml"), "-threads", str(THREADS)] + nv),
             ("braid-nocg", [braid, "-f", os.path.join(HERE, alg + ".dml"), "-threads", str(THREADS),
                             "-config", NOCG_CONFIG] + nv),
@@ -120,12 +142,28 @@ def main(argv):
         ]
         if has_sk:
             systems.append(("sklearn", [PYTHON, os.path.join(HERE, "peers.py"), "sklearn", alg] + args))
-        if alg in R_PEERS and (sp >= 1 or not R_PEERS[alg]):
+        if alg in R_PEERS and (sp >= 1 or not R_PEERS[alg]) and os.path.exists(RSCRIPT):
             systems.append(("r", [RSCRIPT, os.path.join(HERE, "peers.R"), alg] + args))
         row = {"name": name, "alg": alg, "n": n, "m": m, "sparsity": sp, "iterations": it}
+        rt = rates(braid, env)
+        benv = dict(env)
+        if rt:
+            row["rates"] = {"read_gbs": rt[0], "gemm_gfs": rt[1]}
+            benv["BRAID_BOUND"] = "%g %g" % rt
+        cold = tempfile.mkdtemp(prefix="braid-e2e-cold-")
         for sysname, cmd in systems:
-            alg_s, wall, rss, out = run_one(cmd, env)
+            senv = benv if sysname == "braid" else env
+            if sysname == "braid-cold":   # an empty kernel cache (and machine constants)
+                senv = dict(env, XDG_CACHE_HOME=cold)
+            alg_s, wall, rss, out = run_one(cmd, senv)
             row[sysname] = {"alg_seconds": alg_s, "wall_seconds": wall, "peak_rss_mb": rss}
+            mb = re.search(r"BOUND seconds=([0-9.eE+-]+) read_bytes=([0-9.eE+-]+) write_bytes=([0-9.eE+-]+) "
+                           r"flops=([0-9.eE+-]+)", out)
+            if sysname == "braid-cold":
+                shutil.rmtree(cold, ignore_errors=True)
+            if mb and sysname == "braid":
+                row["bound"] = {"seconds": float(mb.group(1)), "read_bytes": float(mb.group(2)),
+                                "write_bytes": float(mb.group(3)), "flops": float(mb.group(4))}
             if alg_s is None:
                 row[sysname]["error"] = out[-2000:]
             sys.stderr.write("%-20s %-11s alg %8s s  wall %7.2f s  rss %8.1f MB\n"
@@ -136,9 +174,11 @@ def main(argv):
     lines = []
     lines.append("braid end-to-end benchmark, %s, %d threads, scale %g" % (stamp, THREADS, scale))
     lines.append("times: the algorithm only (data generation excluded), seconds; RSS: peak of the process, MB")
-    hdr = ("%-20s %-22s %9s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s"
-           % ("algorithm", "data", "braid", "nocg", "numpy", "sklearn", "r",
-              "rss_br", "rss_np", "rss_sk", "rss_r", "br/np", "nocg/np", "br/sk", "br/r"))
+    lines.append("bound: the plan's physical bound at the in-run rates (read GB/s, dgemm GFLOP/s before the row)")
+    lines.append("cold+: braid's wall time with an empty kernel cache minus its warm wall time, seconds")
+    hdr = ("%-20s %-22s %9s %9s %7s %7s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %13s"
+           % ("algorithm", "data", "braid", "bound", "br/bnd", "cold+", "nocg", "numpy", "sklearn", "r",
+              "rss_br", "rss_np", "rss_sk", "rss_r", "br/np", "nocg/np", "br/sk", "br/r", "rates"))
     lines.append(hdr)
     lines.append("-" * len(hdr))
     for r in results:
@@ -148,14 +188,20 @@ def main(argv):
         np_ = r["numpy"]["alg_seconds"]
         sk = r.get("sklearn", {}).get("alg_seconds")
         rr = r.get("r", {}).get("alg_seconds")
-        lines.append("%-20s %-22s %9s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s" % (
-            r["name"], data, fmt(b, "%.3f"), fmt(bn, "%.3f"), fmt(np_, "%.3f"), fmt(sk, "%.3f"),
+        bd = r.get("bound", {}).get("seconds")
+        rt = r.get("rates")
+        cw = r.get("braid-cold", {}).get("wall_seconds")
+        lines.append("%-20s %-22s %9s %9s %7s %7s %9s %9s %9s %9s %8s %8s %8s %8s %8s %8s %8s %8s %13s" % (
+            r["name"], data, fmt(b, "%.3f"), fmt(bd, "%.3f"), fmt(b / bd if b and bd else None),
+            fmt(cw - r["braid"]["wall_seconds"] if cw else None),
+            fmt(bn, "%.3f"), fmt(np_, "%.3f"), fmt(sk, "%.3f"),
             fmt(rr, "%.3f"),
             fmt(r["braid"]["peak_rss_mb"], "%.0f"), fmt(r["numpy"]["peak_rss_mb"], "%.0f"),
             fmt(r.get("sklearn", {}).get("peak_rss_mb"), "%.0f"),
             fmt(r.get("r", {}).get("peak_rss_mb"), "%.0f"),
             fmt(b / np_ if b and np_ else None), fmt(bn / np_ if bn and np_ else None),
-            fmt(b / sk if b and sk else None), fmt(b / rr if b and rr else None)))
+            fmt(b / sk if b and sk else None), fmt(b / rr if b and rr else None),
+            "%.1f/%.0f" % (rt["read_gbs"], rt["gemm_gfs"]) if rt else "-"))
     text = "\n".join(lines) + "\n"
     sys.stdout.write(text)
     os.makedirs(outdir, exist_ok=True)
@@ -163,7 +209,7 @@ def main(argv):
         f.write(text)
     with open(os.path.join(outdir, "e2e-%s.json" % stamp), "w") as f:
         json.dump(results, f, indent=1)
-    failed = [r["name"] for r in results for s in ("braid", "braid-nocg", "numpy", "sklearn", "r")
+    failed = [r["name"] for r in results for s in ("braid-cold", "braid", "braid-nocg", "numpy", "sklearn", "r")
               if s in r and r[s]["alg_seconds"] is None]
     if failed:
         sys.stderr.write("failed runs: %s\n" % ", ".join(failed))
