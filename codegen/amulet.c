@@ -119,6 +119,8 @@ static bool zero_with(const AmPlan *p, int i, int l)
     return false;
 }
 
+static void recognize(AmPlan *p);
+
 void am_plan(const WhereLoop *w, AmPlan *p)
 {
     memset(p, 0, sizeof *p);
@@ -129,9 +131,16 @@ void am_plan(const WhereLoop *w, AmPlan *p)
     p->tc = w->target.has_col ? where_var(w, w->target.col.lo) : -1;
     p->root = build(p, w->value);
     if (p->tr < 0 || (w->target.has_col && p->tc < 0)) p->ok = false;
-    /* seed 4.2: three loop variables, R indexed by two of them (i, j), the
-     * body reading a matrix by (i, k) and another by (k, j); accumulated
-     * over k (an assignment could not be, see the validator) */
+    recognize(p);
+}
+
+/* seed 4.2: three loop variables, R indexed by two of them (i, j), the
+ * body reading a matrix by (i, k) and another by (k, j); accumulated
+ * over k (an assignment could not be, see the validator). Sets kvar and
+ * zleaf. */
+static void recognize(AmPlan *p)
+{
+    const WhereLoop *w = p->w;
     p->kvar = -1;
     p->zleaf = -1;
     if (!p->ok || p->nvars != 3 || p->tc < 0 || w->acc == WA_SET) return;
@@ -193,6 +202,12 @@ static int bind_matrix(const AmPlan *p, const MB *m, const char *name, const int
     int64_t off = 0;
     for (int k = 0; k < nidx; k++) {
         int v = idx[k];
+        /* a loop of outer products: the operands' extents must be equal,
+         * as for DML's elementwise operators */
+        if (p->w->bcast && (v == p->tr || v == p->tc) && dims[k] != n[v])
+            return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, "
+                          "the outer products are %lldx%lld", name, (long long)m->rows, (long long)m->cols,
+                          (long long)n[p->tr], (long long)n[p->tc]);
         if (n[v] > 0 && (from[v] < 1 || from[v] + n[v] - 1 > dims[k]))
             return br_err(e, BR_EARG, "where-loop index out of bounds: '%s' has %lld %s, but '%s' runs over "
                           "%lld:%lld", name, (long long)dims[k], nidx == 1 ? "cells" : k == 0 ? "rows" : "columns",
@@ -204,9 +219,85 @@ static int bind_matrix(const AmPlan *p, const MB *m, const char *name, const int
     return 0;
 }
 
+/* The name of the body variable of argument input (R for others). */
+static const char *input_name(const AmPlan *p, int input)
+{
+    const char *names[WHERE_MAXLEAVES];
+    int nl = where_leaves(p->w, names, WHERE_MAXLEAVES);
+    int k = input - 1 - 2 * p->nvars;
+    return k >= 0 && k < nl && k < WHERE_MAXLEAVES ? names[k] : p->w->target.name;
+}
+
+/* A loop of outer products (WhereLoop.bcast): each read X[i,j] takes
+ * the pattern DML's broadcasting gives X's shape: a scalar, X[j] of a
+ * 1 x N row, X[i] of an M x 1 column, or the M x N matrix. Then the
+ * dependences and the recognition again. */
+static int resolve_bcast(AmPlan *p, const Value *args, int nargs, const int64_t *n, BrErr *e)
+{
+    int64_t M = n[p->tr], N = n[p->tc];
+    for (int l = 0; l < p->nleaf; l++) {
+        ALeaf *lf = &p->leaf[l];
+        if (lf->nidx != 2 || lf->idx[0] != p->tr || lf->idx[1] != p->tc) continue;
+        if (lf->input < 0 || lf->input >= nargs) return br_err(e, BR_EFAIL, "where-loop: missing input");
+        const Value *v = &args[lf->input];
+        if (val_is_numeric(v)) {
+            *lf = (ALeaf){.input = lf->input, .idx = {-1, -1}, .nidx = 0};
+            continue;
+        }
+        if (v->kind != V_MATRIX || !v->m)
+            return br_err(e, BR_EARG, "'%s' in a loop of outer products is a %s", input_name(p, lf->input),
+                          val_kind_name(v->kind));
+        int64_t r = v->m->rows, c = v->m->cols;
+        if (r == M && c == N) continue;
+        if ((r != 1 && r != M) || (c != 1 && c != N) || (r == 1 && c == 1))
+            return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, "
+                          "the outer products are %lldx%lld", input_name(p, lf->input), (long long)r, (long long)c,
+                          (long long)M, (long long)N);
+        int v1 = r == 1 ? p->tc : p->tr;
+        *lf = (ALeaf){.input = lf->input, .idx = {v1, -1}, .nidx = 1, .dep = 1u << v1};
+    }
+    for (int l = 0; l < p->nleaf; l++) {
+        ALeaf *lf = &p->leaf[l];
+        lf->dep = 0;
+        for (int k = 0; k < lf->nidx; k++) lf->dep |= 1u << lf->idx[k];
+    }
+    for (int i = 0; i < p->nn; i++) {   /* inputs come before consumers */
+        ANode *x = &p->n[i];
+        x->dep = x->kind == AN_LEAF ? p->leaf[x->leaf].dep : 0;
+        if (x->a >= 0) x->dep |= p->n[x->a].dep;
+        if (x->b >= 0) x->dep |= p->n[x->b].dep;
+        if (x->c >= 0) x->dep |= p->n[x->c].dep;
+    }
+    recognize(p);
+    return 0;
+}
+
+/* R of a loop of outer products broadcast to M x N (R + P in DML: R may
+ * be a scalar, a row, a column or the matrix), a new block. */
+static MB *bcast_result(const AmPlan *p, const Value *r, int64_t M, int64_t N, BrErr *e)
+{
+    bool num = val_is_numeric(r);
+    if (!num && (r->kind != V_MATRIX || !r->m))
+        return br_err(e, BR_EARG, "the result '%s' of a loop of outer products is a %s", p->w->target.name,
+                      val_kind_name(r->kind)), NULL;
+    int64_t rr = num ? 1 : r->m->rows, rc = num ? 1 : r->m->cols;
+    if (rr == M && rc == N) return mb_to_dense(r->m, e);
+    if ((rr != 1 && rr != M) || (rc != 1 && rc != N) || (!num && rr == 1 && rc == 1 && M * N != 1))
+        return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, the "
+                      "outer products are %lldx%lld", p->w->target.name, (long long)rr, (long long)rc,
+                      (long long)M, (long long)N), NULL;
+    MB *d = mb_dense_uninit(M, N, e);
+    if (!d) return NULL;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++)
+            d->d[i * N + j] = num ? val_as_double(r) : mb_get(r->m, rr == 1 ? 0 : i, rc == 1 ? 0 : j);
+    return d;
+}
+
 /* Binds the argument values: ranges, leaves (densified into dense[], which
- * the caller releases), and a new dense R (*out). */
-static int bind(const AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **out, BrErr *e)
+ * the caller releases), and a new dense R (*out). Resolves the broadcast
+ * reads of a loop of outer products (p changes). */
+static int bind(AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **out, BrErr *e)
 {
     const WhereLoop *w = p->w;
     memset(b, 0, sizeof *b);
@@ -223,10 +314,12 @@ static int bind(const AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, 
         b->n[v] = to - from[v] + 1;
     }
     const Value *r = &args[0];
-    if (r->kind != V_MATRIX || !r->m)
+    if (w->bcast && resolve_bcast(p, args, nargs, b->n, e)) return -1;
+    if (!w->bcast && (r->kind != V_MATRIX || !r->m))
         return br_err(e, BR_EARG, "the result '%s' of a where-loop must be a matrix (it is a %s)", w->target.name,
                       val_kind_name(r->kind));
-    MB *rd = mb_to_dense(r->m, e);   /* a new block: R's value is not changed */
+    /* a new block: R's value is not changed */
+    MB *rd = w->bcast ? bcast_result(p, r, b->n[p->tr], b->n[p->tc], e) : mb_to_dense(r->m, e);
     if (!rd) return -1;
     *out = rd;
     int tidx[2] = {p->tr, p->tc};
@@ -237,11 +330,7 @@ static int bind(const AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, 
         const ALeaf *lf = &p->leaf[l];
         if (lf->input < 0 || lf->input >= nargs) return br_err(e, BR_EFAIL, "where-loop: missing input");
         const Value *v = &args[lf->input];
-        const char *name = w->target.name;
-        const char *names[WHERE_MAXLEAVES];
-        int nl = where_leaves(w, names, WHERE_MAXLEAVES);
-        int k = lf->input - 1 - 2 * p->nvars;
-        if (k >= 0 && k < nl && k < WHERE_MAXLEAVES) name = names[k];
+        const char *name = input_name(p, lf->input);
         if (lf->nidx == 0) {
             if (val_is_numeric(v)) b->sval[l] = val_as_double(v);
             else if (v->kind == V_MATRIX && v->m && v->m->rows == 1 && v->m->cols == 1) b->sval[l] = mb_get(v->m, 0, 0);
