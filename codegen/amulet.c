@@ -249,11 +249,11 @@ static int resolve_bcast(AmPlan *p, const Value *args, int nargs, const int64_t 
                           val_kind_name(v->kind));
         int64_t r = v->m->rows, c = v->m->cols;
         if (r == M && c == N) continue;
-        if ((r != 1 && r != M) || (c != 1 && c != N) || (r == 1 && c == 1))
+        if ((r != M || c != 1) && (r != 1 || c != N))
             return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, "
                           "the outer products are %lldx%lld", input_name(p, lf->input), (long long)r, (long long)c,
                           (long long)M, (long long)N);
-        int v1 = r == 1 ? p->tc : p->tr;
+        int v1 = r == M && c == 1 ? p->tr : p->tc;
         *lf = (ALeaf){.input = lf->input, .idx = {v1, -1}, .nidx = 1, .dep = 1u << v1};
     }
     for (int l = 0; l < p->nleaf; l++) {
@@ -272,6 +272,66 @@ static int resolve_bcast(AmPlan *p, const Value *args, int nargs, const int64_t 
     return 0;
 }
 
+/* The DML shape of a value in a loop of outer products (scalar: s). */
+typedef struct AmShape { int64_t r, c; bool s; } AmShape;
+
+/* a op b's shape by k_binary's broadcasting rules (kernels/ew.h), or
+ * false where DML reports a dimension mismatch. */
+static bool shape_bin(AmShape a, AmShape b, AmShape *o)
+{
+    if (a.s || b.s) { *o = a.s ? b : a; return true; }
+    if ((b.r == a.r && b.c == a.c) || (b.r == 1 && b.c == a.c) || (b.r == a.r && b.c == 1)) { *o = a; return true; }
+    if ((a.r == 1 && a.c == b.c) || (a.r == b.r && a.c == 1)) { *o = b; return true; }
+    if (a.c == 1 && b.r == 1) { *o = (AmShape){a.r, b.c, false}; return true; }
+    return false;
+}
+
+static int shape_err(AmShape a, AmShape b, BrErr *e)
+{
+    return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: %lldx%lld and %lldx%lld", (long long)a.r,
+                  (long long)a.c, (long long)b.r, (long long)b.c);
+}
+
+/* The shape x has in the loop the where-loop was lifted from: a
+ * column slice A[,k] is M x 1, a row slice 1 x N, other reads the shape
+ * of their value; operators broadcast as DML's do, so a loop whose
+ * operands would not fit fails here as it would have as a loop. */
+static int loop_shape(const AmPlan *p, const Expr *x, const Value *args, const int64_t *n, AmShape *o, BrErr *e)
+{
+    AmShape v[3] = {{1, 1, true}, {1, 1, true}, {1, 1, true}};
+    switch (x->kind) {
+    case EX_INT: case EX_DOUBLE: case EX_BOOL: *o = (AmShape){1, 1, true}; return 0;
+    case EX_INDEX: {
+        int ri = where_var(p->w, x->index.row.lo), ci = where_var(p->w, x->index.col.lo);
+        if (ri == p->tr && ci == p->tc) {
+            const char *names[WHERE_MAXLEAVES];
+            int nl = where_leaves(p->w, names, WHERE_MAXLEAVES), in = -1;
+            for (int k = 0; k < nl && k < WHERE_MAXLEAVES; k++)
+                if (!strcmp(names[k], x->index.name)) in = 1 + 2 * p->nvars + k;
+            const Value *a = in >= 0 ? &args[in] : NULL;
+            if (a && a->kind == V_MATRIX && a->m) *o = (AmShape){a->m->rows, a->m->cols, false};
+            else *o = (AmShape){1, 1, true};
+            return 0;
+        }
+        bool col = ri == p->tr || ci == p->tr;   /* A[,k] or t(A[k,]) */
+        *o = col ? (AmShape){n[p->tr], 1, false} : (AmShape){1, n[p->tc], false};
+        return 0;
+    }
+    case EX_UNARY: return loop_shape(p, x->unary.a, args, n, o, e);
+    case EX_BINARY:
+        if (loop_shape(p, x->binary.a, args, n, &v[0], e) || loop_shape(p, x->binary.b, args, n, &v[1], e)) return -1;
+        return shape_bin(v[0], v[1], o) ? 0 : shape_err(v[0], v[1], e);
+    case EX_CALL:
+        for (int i = 0; i < x->call.nargs && i < 3; i++)
+            if (loop_shape(p, x->call.args[i].value, args, n, &v[i], e)) return -1;
+        *o = v[0];
+        for (int i = 1; i < x->call.nargs && i < 3; i++)
+            if (!shape_bin(*o, v[i], o)) return shape_err(*o, v[i], e);
+        return 0;
+    default: return br_err(e, BR_EFAIL, "where-loop: unexpected expression");
+    }
+}
+
 /* R of a loop of outer products broadcast to M x N (R + P in DML: R may
  * be a scalar, a row, a column or the matrix), a new block. */
 static MB *bcast_result(const AmPlan *p, const Value *r, int64_t M, int64_t N, BrErr *e)
@@ -282,7 +342,7 @@ static MB *bcast_result(const AmPlan *p, const Value *r, int64_t M, int64_t N, B
                       val_kind_name(r->kind)), NULL;
     int64_t rr = num ? 1 : r->m->rows, rc = num ? 1 : r->m->cols;
     if (rr == M && rc == N) return mb_to_dense(r->m, e);
-    if ((rr != 1 && rr != M) || (rc != 1 && rc != N) || (!num && rr == 1 && rc == 1 && M * N != 1))
+    if (!num && (rr != 1 || rc != N) && (rr != M || rc != 1))
         return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, the "
                       "outer products are %lldx%lld", p->w->target.name, (long long)rr, (long long)rc,
                       (long long)M, (long long)N), NULL;
@@ -314,7 +374,8 @@ static int bind(AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **o
         b->n[v] = to - from[v] + 1;
     }
     const Value *r = &args[0];
-    if (w->bcast && resolve_bcast(p, args, nargs, b->n, e)) return -1;
+    AmShape sh;
+    if (w->bcast && (loop_shape(p, w->value, args, b->n, &sh, e) || resolve_bcast(p, args, nargs, b->n, e))) return -1;
     if (!w->bcast && (r->kind != V_MATRIX || !r->m))
         return br_err(e, BR_EARG, "the result '%s' of a where-loop must be a matrix (it is a %s)", w->target.name,
                       val_kind_name(r->kind));
