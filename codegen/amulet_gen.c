@@ -422,8 +422,8 @@ static char *gen_source(const Gen *g, int mr, int nv, uint64_t hash)
     WhereAcc acc = g->p->w->acc;
     StrBuf o = {0};
     sb_puts(&o, cg_prelude);
+    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_simd);
     sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nr, k_isa_name(s->level));
-    if (s->level != K_ISA_GENERIC) sb_puts(&o, "#include <immintrin.h>\n");
     sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; } cg_amargs;\n",
               AM_MAXLEAVES, AM_MAXLEAVES, AM_MAXLEAVES);
     sb_puts(&o, "void cg_amulet(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n");
