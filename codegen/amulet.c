@@ -237,7 +237,8 @@ static int resolve_bcast(AmPlan *p, const Value *args, int nargs, const int64_t 
     int64_t M = n[p->tr], N = n[p->tc];
     for (int l = 0; l < p->nleaf; l++) {
         ALeaf *lf = &p->leaf[l];
-        if (lf->nidx != 2 || lf->idx[0] != p->tr || lf->idx[1] != p->tc) continue;
+        bool tr = lf->nidx == 2 && lf->idx[0] == p->tc && lf->idx[1] == p->tr;   /* t(X) */
+        if (lf->nidx != 2 || ((lf->idx[0] != p->tr || lf->idx[1] != p->tc) && !tr)) continue;
         if (lf->input < 0 || lf->input >= nargs) return br_err(e, BR_EFAIL, "where-loop: missing input");
         const Value *v = &args[lf->input];
         if (val_is_numeric(v)) {
@@ -247,7 +248,7 @@ static int resolve_bcast(AmPlan *p, const Value *args, int nargs, const int64_t 
         if (v->kind != V_MATRIX || !v->m)
             return br_err(e, BR_EARG, "'%s' in a loop of outer products is a %s", input_name(p, lf->input),
                           val_kind_name(v->kind));
-        int64_t r = v->m->rows, c = v->m->cols;
+        int64_t r = tr ? v->m->cols : v->m->rows, c = tr ? v->m->rows : v->m->cols;   /* of X or t(X) */
         if (r == M && c == N) continue;
         if ((r != M || c != 1) && (r != 1 || c != N))
             return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, "
@@ -303,13 +304,15 @@ static int loop_shape(const AmPlan *p, const Expr *x, const Value *args, const i
     case EX_INT: case EX_DOUBLE: case EX_BOOL: *o = (AmShape){1, 1, true}; return 0;
     case EX_INDEX: {
         int ri = where_var(p->w, x->index.row.lo), ci = where_var(p->w, x->index.col.lo);
-        if (ri == p->tr && ci == p->tc) {
+        bool tr = ri == p->tc && ci == p->tr;   /* t(X) */
+        if ((ri == p->tr && ci == p->tc) || tr) {
             const char *names[WHERE_MAXLEAVES];
             int nl = where_leaves(p->w, names, WHERE_MAXLEAVES), in = -1;
             for (int k = 0; k < nl && k < WHERE_MAXLEAVES; k++)
                 if (!strcmp(names[k], x->index.name)) in = 1 + 2 * p->nvars + k;
             const Value *a = in >= 0 ? &args[in] : NULL;
-            if (a && a->kind == V_MATRIX && a->m) *o = (AmShape){a->m->rows, a->m->cols, false};
+            if (a && a->kind == V_MATRIX && a->m)
+                *o = tr ? (AmShape){a->m->cols, a->m->rows, false} : (AmShape){a->m->rows, a->m->cols, false};
             else *o = (AmShape){1, 1, true};
             return 0;
         }

@@ -225,7 +225,8 @@ static Stmt **lifted_stmts(Arena *a, const Stmt *s, WhereLoop *w, int *n)
  * known to be indexed by (a column of k-indexed reads: i; a row: j), so
  * that `%*%` is taken only where it is an outer product. Other variables
  * become broadcast reads X[i,j] (WhereLoop.bcast: resolved by X's shape
- * at run time as DML's elementwise operators broadcast it). */
+ * at run time as DML's elementwise operators broadcast it; t(X): X[j,i]).
+ */
 enum { RK_I = 1, RK_J = 2 };
 typedef struct RkVal {
     Expr *e;               /* the where-body expression */
@@ -340,7 +341,15 @@ static bool rk_call(RkCtx *c, const Expr *e, RkVal *out)
     const BuiltinInfo *bi = e->call.builtin;
     if (!bi) return false;
     for (int i = 0; i < e->call.nargs; i++) if (e->call.args[i].name) return false;
-    if (bi->id == BI_T && e->call.nargs == 1) return rk_slice(c, e->call.args[0].value, true, out);
+    if (bi->id == BI_T && e->call.nargs == 1) {
+        const Expr *x = e->call.args[0].value;
+        if (x->kind != EX_IDENT) return rk_slice(c, x, true, out);
+        /* t(X) of a variable: the broadcast read X[j,i] */
+        if (!strcmp(x->ident, c->k) || rk_assigned(c, x->ident)) return false;
+        for (int t = 0; t < c->nt; t++) if (!strcmp(c->tname[t], x->ident)) return false;
+        out->e = rk_index(c->a, x->ident, rk_j, rk_i, e->span);
+        return out->e != NULL;
+    }
     if (!where_builtin_ok(bi, e->call.nargs)) return false;
     RkVal v[3] = {{0}};
     Expr *x = new_expr(c->a, EX_CALL, e->span);

@@ -237,13 +237,14 @@ static void rank1(void)
         {"matrix(1e9, M, N)", "R = min(R, A[,k] + B[k,])", 1},
         {"matrix(-1e9, M, 1)", "R = max(t(At[k,]) - t(Bt[,k]), R)", 1},
         {"thf", "u = A[,k] * 2\n v = abs(B[k,])\n R = R - u %*% v * thr", 1},
+        {"matrix(0, M, N)", "P = A[,k] %*% B[k,]\n R = R + P - (P > t(thrt)) * P * t(thft)", 1},
         {"matrix(0, M, N)", "R = thf + R + sqrt(abs(A[,k] %*% B[k,]))", 0},
         {"matrix(0, M, N)", "R = R + A[,k] %*% B[k,] * s\n s = s * 0.5", 0},
         {"matrix(0, M, N)", "R = R + A[,k] %*% B[k,] * k", 0},
         {"matrix(0, M, N)", "R = R + A[,k] %*% B[k,] * sum(A[,k])", 0},
     };
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {70, 66, 80}, {1, 17, 5}};
-    const char *names[] = {"A", "B", "At", "Bt", "thr", "thc", "thf"}, *on[] = {"R", "x", "P", "u"};
+    const char *names[] = {"A", "B", "At", "Bt", "thr", "thc", "thf", "thrt", "thft"}, *on[] = {"R", "x", "P", "u"};
     char src[900];
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
         int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
@@ -252,14 +253,16 @@ static void rank1(void)
         BrErr e = {0};
         MB *At = k_transpose(A, &e), *Bt = k_transpose(B, &e);
         MB *ins[] = {A, B, At, Bt, t_gen(1, N, 1, -0.3, 0.3, false), t_gen(M, 1, 1, -0.3, 0.3, false),
-                     t_gen(M, N, 1, -0.3, 0.3, false)};
+                     t_gen(M, N, 1, -0.3, 0.3, false), NULL, NULL};
+        ins[7] = k_transpose(ins[4], &e);
+        ins[8] = k_transpose(ins[6], &e);
         for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
             snprintf(src, sizeof src,
                      "M = nrow(A); N = ncol(B); dis = 0.5; s = 1; P = 0; u = 0\nR = %s\n"
                      "for (k in 1:ncol(A)) {\n %s\n}\nx = k\n", cases[c].init, cases[c].body);
-            T_CHECK(rank1_lifted(src, names, 7) == cases[c].lifts, "rank-one case %zu lifted", c);
+            T_CHECK(rank1_lifted(src, names, 9) == cases[c].lifts, "rank-one case %zu lifted", c);
             TRun r0, r1;
-            if (run_two(src, "BRAID_AMULET_LIFT", "0", NULL, 7, names, ins, 4, on, &r0, &r1)) {
+            if (run_two(src, "BRAID_AMULET_LIFT", "0", NULL, 9, names, ins, 4, on, &r0, &r1)) {
                 T_MB_EQ(r1.out[0].kind == V_MATRIX ? r1.out[0].m : NULL, r0.out[0].m, 1e-9,
                         "rank-one case %zu, %lldx%lldx%lld", c, (long long)M, (long long)N, (long long)K);
                 for (int o = 1; o < 4; o++)
@@ -286,7 +289,7 @@ static void rank1(void)
         T_CHECK(r.rc != 0, "rank-one shape error, loop kept");
         t_run_free(&r);
         mb_release(bad);
-        for (int i = 0; i < 7; i++) mb_release(ins[i]);
+        for (int i = 0; i < 9; i++) mb_release(ins[i]);
     }
 }
 
