@@ -6,11 +6,18 @@
 #include "amulet.h"
 #include "../kernels/leaf.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- the plan ---- */
+
+static bool is_logic(OpCode op)
+{
+    return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_EQ || op == OP_NE || op == OP_AND ||
+           op == OP_OR;
+}
 
 static int add_node(AmPlan *p, ANode x)
 {
@@ -414,6 +421,59 @@ static int bind(AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **o
     return 0;
 }
 
+/* ---- finiteness (docs/amulet.md, semantics) ---- */
+
+/* The largest magnitude of the cells of dense m, or INFINITY when one is
+ * NaN or infinite. */
+static double max_abs(const MB *m)
+{
+    double mx = 0;
+    int64_t n = m->rows * m->cols;
+    const double *v = m->d;
+    for (int64_t i = 0; v && i < n; i++) {
+        double a = fabs(v[i]);
+        if (!(a <= DBL_MAX)) return INFINITY;
+        if (a > mx) mx = a;
+    }
+    return mx;
+}
+
+/* Does every node of the body stay finite for the bound inputs? Bounds
+ * each node's magnitude from the inputs' largest (sums add, products
+ * multiply); operators that can make NaN or infinity from finite values
+ * (division, square root, exp, log, ...) fail it. */
+static bool body_finite(const AmPlan *p, const AmBind *b, MB *const *dense)
+{
+    double bound[AM_MAXNODES], in[AM_MAXLEAVES];
+    for (int l = 0; l < p->nleaf; l++) {
+        in[l] = dense[l] ? max_abs(dense[l]) : fabs(b->sval[l]);
+        if (!(in[l] <= DBL_MAX)) return false;
+    }
+    for (int i = 0; i < p->nn; i++) {
+        const ANode *n = &p->n[i];
+        double a = n->a >= 0 ? bound[n->a] : 0, b = n->b >= 0 ? bound[n->b] : 0, c = n->c >= 0 ? bound[n->c] : 0;
+        double r = INFINITY;
+        switch (n->kind) {
+        case AN_CONST: r = fabs(n->v); break;
+        case AN_LEAF: r = in[n->leaf]; break;
+        case AN_IFELSE: r = BR_MAX(b, c); break;
+        case AN_UN:
+            if (n->op == OP_NEG || n->op == OP_ABS || n->op == OP_ROUND || n->op == OP_FLOOR || n->op == OP_CEIL) r = a + 1;
+            else if (n->op == OP_NOT || n->op == OP_SIGN) r = 1;
+            break;
+        case AN_BIN:
+            if (n->op == OP_PLUS || n->op == OP_MINUS) r = a + b;
+            else if (n->op == OP_MULT) r = a * b;
+            else if (n->op == OP_MIN || n->op == OP_MAX) r = BR_MAX(a, b);
+            else if (is_logic(n->op)) r = 1;
+            break;
+        }
+        if (!(r < 1e300)) return false;
+        bound[i] = r;
+    }
+    return true;
+}
+
 /* ---- the scalar reference ---- */
 
 static double eval_node(const AmPlan *p, const AmBind *b, const int64_t *x, double *val, int i)
@@ -598,7 +658,8 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
         /* a sparse (i,k) operand whose zeros make the body zero: the
          * evaluator over its non-zero cells only */
         int skip = -1;
-        if (p->zleaf >= 0) {
+        b.finite = body_finite(p, &b, dense);
+        if (p->zleaf >= 0 && b.finite) {
             const Value *z = &args[p->leaf[p->zleaf].input];
             const MB *m = z->kind == V_MATRIX ? z->m : NULL;
             if (m && m->rows * m->cols > 0 && (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols)) skip = p->zleaf;

@@ -63,6 +63,12 @@ typedef struct AmBind {
     double sval[AM_MAXLEAVES];/* scalar leaves: the value */
     double *r;                 /* R at the first (row, col) of the ranges */
     int64_t rst[WHERE_MAXVARS];/* R's strides per loop variable */
+    bool finite;               /* every value the body computes is finite
+                                  (finite inputs, no operator that can
+                                  make NaN or overflow): the masked forms
+                                  (0 * x as 0), the SIMD min/max (which
+                                  drop a NaN) and skipping zero cells of a
+                                  sparse operand then agree with DML */
 } AmBind;
 
 /* Builds the plan of w (analysis only; no sizes). */

@@ -773,6 +773,14 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
     k->ok = true;
     for (int i = 0; i < AM_MAXNODES; i++) k->memo[i] = -1;
     k->root = num(k, lower(k, p->root));
+    /* the masked forms take 0 * x as 0 and the SIMD min/max drop a NaN:
+     * with a value that may not be finite, the evaluator keeps DML's
+     * semantics */
+    bool risky = p->w->acc == WA_MIN || p->w->acc == WA_MAX;
+    for (int i = 0; i < k->nn; i++)
+        risky |= k->n[i].k == KN_MZ || k->n[i].k == KN_MADD || k->n[i].k == KN_MSUB ||
+                 (k->n[i].k == KN_BIN && (k->n[i].op == OP_MIN || k->n[i].op == OP_MAX));
+    if (risky && !b->finite) k->ok = false;
     g->p = p;
     g->k = k;
     g->s = isa_of(k_isa());

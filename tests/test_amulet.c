@@ -293,6 +293,38 @@ static void rank1(void)
     }
 }
 
+/* NaN and infinities in the operands: the masked forms (0 * x), min=,
+ * max= and binary min/max give DML's values on every path (the kernel
+ * leaves such loops to the evaluator), against the scalar reference. */
+static void nonfinite(void)
+{
+    t_seed(5);
+    MB *A = t_gen(70, 80, 1, -1, 1, false), *B = t_gen(80, 66, 1, -1, 1, false);
+    A->d[3 * 80 + 7] = NAN;
+    A->d[10 * 80 + 2] = INFINITY;
+    B->d[5 * 66 + 9] = -INFINITY;
+    MB *th = t_gen(1, 66, 1, -0.5, 0.5, false);
+    th->d[4] = NAN;
+    const char *names[] = {"A", "B", "thj"}, *on[] = {"R", "S", "T", "U"};
+    MB *ins[] = {A, B, th};
+    const char *src =
+        "R = matrix(0, 70, 66); S = matrix(1e9, 70, 66); T = matrix(-1e9, 70, 66); U = R\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { R[i,j] += A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j] }\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { S[i,j] min= A[i,k] + B[k,j] }\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { T[i,j] max= A[i,k] - B[k,j] }\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { U[i,j] += min(A[i,k], B[k,j]) * (B[k,j] > 0) }\n";
+    static const char *modes[] = {"kernel", "auto", "eval"};
+    for (int m = 0; m < 3; m++) {
+        TRun r0, r1;
+        if (run_two(src, "BRAID_AMULET", "ref", modes[m], 3, names, ins, 4, on, &r0, &r1))
+            for (int k = 0; k < 4; k++) T_MB_EQ(r1.out[k].m, r0.out[k].m, 1e-9, "non-finite %s output %d", modes[m], k);
+        t_run_free(&r0);
+        t_run_free(&r1);
+    }
+    unsetenv("BRAID_AMULET");
+    mb_release(A); mb_release(B); mb_release(th);
+}
+
 /* A sparse A whose zeros make the body zero (matmul, Q1) skips them; Q2
  * (not zero where A is) must not: both against the reference path. */
 static void sparse_a(void)
@@ -324,6 +356,7 @@ int main(void)
     general();
     lifted();
     rank1();
+    nonfinite();
     sparse_a();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
