@@ -364,6 +364,24 @@ static MB *bcast_result(const AmPlan *p, const Value *r, int64_t M, int64_t N, B
     return d;
 }
 
+/* Density below which a sparse (i,k) operand runs through the evaluator
+ * over its non-zeros (work proportional to nnz * N) instead of the dense
+ * kernel (M * K * N at a rate a few times higher). */
+#define AM_SPARSE 0.05
+
+/* The leaf p->zleaf when its value v is a sparse block of density below
+ * AM_SPARSE read as A[i,k] (rows by the target's row variable): the
+ * evaluator then skips its zero cells reading its CSR rows, without
+ * densifying it; else -1. */
+static int sparse_leaf(const AmPlan *p, const Value *v)
+{
+    int l = p->zleaf;
+    if (l < 0 || v->kind != V_MATRIX || !v->m || !v->m->sparse || v->m->cmb) return -1;
+    const MB *m = v->m;
+    if (p->leaf[l].idx[0] != p->tr || p->leaf[l].idx[1] != p->kvar || m->rows * m->cols == 0) return -1;
+    return (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols) ? l : -1;
+}
+
 /* Binds the argument values: ranges, leaves (densified into dense[], which
  * the caller releases), and a new dense R (*out). Resolves the broadcast
  * reads of a loop of outer products (p changes). */
@@ -371,6 +389,7 @@ static int bind(AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **o
 {
     const WhereLoop *w = p->w;
     memset(b, 0, sizeof *b);
+    b->spleaf = -1;
     int64_t from[WHERE_MAXVARS] = {0};
     bool ok = true;
     for (int v = 0; v < p->nvars; v++) {
@@ -382,6 +401,7 @@ static int bind(AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **o
          * (descending when to < from; the order is free) */
         if (to < from[v]) { int64_t t = to; to = from[v]; from[v] = t; }
         b->n[v] = to - from[v] + 1;
+        b->from[v] = from[v];
     }
     const Value *r = &args[0];
     AmShape sh;
@@ -413,6 +433,12 @@ static int bind(AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **o
         if (v->kind != V_MATRIX || !v->m)
             return br_err(e, BR_EARG, "'%s' is indexed in a where-loop body but is a %s", name,
                           val_kind_name(v->kind));
+        if (l == sparse_leaf(p, v)) {   /* read by rows of its CSR (am_evaluate) */
+            b->sp = v->m;
+            b->spleaf = l;
+            if (bind_matrix(p, v->m, name, lf->idx, lf->nidx, from, b->n, &b->base[l], b->st[l], e)) return -1;
+            continue;
+        }
         MB *d = v->m->sparse ? mb_to_dense(v->m, e) : mb_retain(v->m);
         if (!d) return -1;
         dense[l] = d;
@@ -423,13 +449,11 @@ static int bind(AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **o
 
 /* ---- finiteness (docs/amulet.md, semantics) ---- */
 
-/* The largest magnitude of the cells of dense m, or INFINITY when one is
- * NaN or infinite. */
-static double max_abs(const MB *m)
+/* The largest magnitude of v[0..n), or INFINITY when one is NaN or
+ * infinite. */
+static double max_abs_v(const double *v, int64_t n)
 {
     double mx = 0;
-    int64_t n = m->rows * m->cols;
-    const double *v = m->d;
     for (int64_t i = 0; v && i < n; i++) {
         double a = fabs(v[i]);
         if (!(a <= DBL_MAX)) return INFINITY;
@@ -437,6 +461,9 @@ static double max_abs(const MB *m)
     }
     return mx;
 }
+
+/* The same over the cells of dense m. */
+static double max_abs(const MB *m) { return max_abs_v(m->d, m->rows * m->cols); }
 
 /* Does every node of the body stay finite for the bound inputs? Bounds
  * each node's magnitude from the inputs' largest (sums add, products
@@ -446,7 +473,7 @@ static bool body_finite(const AmPlan *p, const AmBind *b, MB *const *dense)
 {
     double bound[AM_MAXNODES], in[AM_MAXLEAVES];
     for (int l = 0; l < p->nleaf; l++) {
-        in[l] = dense[l] ? max_abs(dense[l]) : fabs(b->sval[l]);
+        in[l] = dense[l] ? max_abs(dense[l]) : l == b->spleaf ? max_abs_v(b->sp->v, b->sp->nnz) : fabs(b->sval[l]);
         if (!(in[l] <= DBL_MAX)) return false;
     }
     for (int i = 0; i < p->nn; i++) {
@@ -519,16 +546,19 @@ void am_reference(const AmPlan *p, const AmBind *b)
 /* Evaluates the body over the chunk [j0, j0+len) of the vector variable
  * vv at the outer point x (x[vv] = j0): nodes that do not depend on vv
  * are scalars (sc), the others vectors of len (vec[i]); buf holds
- * AM_CHUNK doubles per node. Returns the root's vector (or NULL when the
- * root is a scalar, in sc[root]). */
+ * AM_CHUNK doubles per node; spv: the value of the sparse operand's cell
+ * (b->spleaf) at x. Returns the root's vector (or NULL when the root is a
+ * scalar, in sc[root]). */
 static const double *eval_chunk(const AmPlan *p, const AmBind *b, const int64_t *x, int vv, int64_t len, double *buf,
-                                const double **vec, double *sc, double *tmp)
+                                const double **vec, double *sc, double *tmp, double spv)
 {
     const KEwLeaf *ew = k_leaves(k_isa())->ew;
     for (int i = 0; i < p->nn; i++) {
         const ANode *n = &p->n[i];
         if (!(n->dep >> vv & 1)) {
-            sc[i] = eval_node(p, b, x, sc, i);
+            /* the sparse operand's cell comes from its CSR row (spv) */
+            bool sp = n->kind == AN_LEAF && n->leaf == b->spleaf;
+            sc[i] = sp ? spv : eval_node(p, b, x, sc, i);
             vec[i] = NULL;
             continue;
         }
@@ -561,6 +591,40 @@ static const double *eval_chunk(const AmPlan *p, const AmBind *b, const int64_t 
     return vec[p->root];
 }
 
+/* The body at point x over all of vv in chunks, accumulated into R at
+ * offset ro (R's stride along vv is 1); spv as for eval_chunk. */
+static void row_chunks(const AmPlan *p, const AmBind *b, int64_t *x, int vv, int64_t ro, double *buf,
+                       const double **vec, double *sc, double *acc, double spv)
+{
+    const KEwLeaf *ew = k_leaves(k_isa())->ew;
+    for (int64_t j0 = 0; j0 < b->n[vv]; j0 += AM_CHUNK) {
+        int64_t len = BR_MIN(AM_CHUNK, b->n[vv] - j0);
+        x[vv] = j0;
+        const double *v = eval_chunk(p, b, x, vv, len, buf, vec, sc, buf + (size_t)p->nn * AM_CHUNK, spv);
+        if (!v) { ew->fill(acc, sc[p->root], len); v = acc; }
+        double *rr = b->r + ro + j0;
+        if (p->w->acc == WA_SET) memcpy(rr, v, (size_t)len * sizeof *rr);
+        else ew->bin_vv(p->w->acc == WA_ADD ? OP_PLUS : p->w->acc == WA_MIN ? OP_MIN : OP_MAX, rr, v, rr, len);
+    }
+}
+
+/* Row r of the target over the non-zero cells A[i,k] of the sparse
+ * operand's row i (b->sp, CSR; k within its range): work nnz * N. */
+static void sparse_row(const AmPlan *p, const AmBind *b, int64_t *x, int64_t r, int vv, int64_t ro, double *buf,
+                       const double **vec, double *sc, double *acc)
+{
+    const MB *m = b->sp;
+    int kv = p->kvar;
+    int64_t ia = b->from[p->tr] - 1 + r, k0 = b->from[kv] - 1;
+    x[p->tr] = r;
+    for (int64_t q = m->rp[ia]; q < m->rp[ia + 1]; q++) {
+        int64_t kk = m->ci[q] - k0;
+        if (kk < 0 || kk >= b->n[kv]) continue;
+        x[kv] = kk;
+        row_chunks(p, b, x, vv, ro, buf, vec, sc, acc, m->v[q]);
+    }
+}
+
 /* The loop over every point of the other variables, vv innermost in
  * chunks; parallel over the target's row variable when it is not vv
  * (rows of R are then written by one thread each). */
@@ -576,7 +640,6 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
     if (b->n[vv] == 0 || nouter == 0) return 0;
     int64_t npar = no > 0 && outer[0] == p->tr && p->tc >= 0 ? b->n[p->tr] : 1;
     int64_t inner = nouter / npar;
-    const KEwLeaf *ew = k_leaves(k_isa())->ew;
     int failed = 0;
     int nt = npar * inner * b->n[vv] * p->nn > 100000 ? br_threads() : 1;
 #pragma omp parallel num_threads(nt)
@@ -601,21 +664,16 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
                 if (npar > 1) x[outer[0]] = r;
                 int64_t ro = 0;
                 for (int v = 0; v < p->nvars; v++) ro += x[v] * b->rst[v];
+                if (skip >= 0 && skip == b->spleaf) {   /* the non-zeros of row r of the sparse operand */
+                    sparse_row(p, b, x, r, vv, ro, buf, vec, sc, acc);
+                    break;
+                }
                 if (skip >= 0) {   /* a zero cell of the sparse operand adds nothing */
                     int64_t off = 0;
                     for (int v = 0; v < p->nvars; v++) off += x[v] * b->st[skip][v];
                     if (b->base[skip][off] == 0) continue;
                 }
-                for (int64_t j0 = 0; j0 < b->n[vv]; j0 += AM_CHUNK) {
-                    int64_t len = BR_MIN(AM_CHUNK, b->n[vv] - j0);
-                    x[vv] = j0;
-                    const double *v = eval_chunk(p, b, x, vv, len, buf, vec, sc, buf + (size_t)p->nn * AM_CHUNK);
-                    if (!v) { ew->fill(acc, sc[p->root], len); v = acc; }
-                    double *rr = b->r + ro + j0;   /* R's stride along vv is 1 */
-                    if (p->w->acc == WA_SET) memcpy(rr, v, (size_t)len * sizeof *rr);
-                    else ew->bin_vv(p->w->acc == WA_ADD ? OP_PLUS : p->w->acc == WA_MIN ? OP_MIN : OP_MAX, rr, v, rr,
-                                    len);
-                }
+                row_chunks(p, b, x, vv, ro, buf, vec, sc, acc, 0);
             }
         }
         free(buf);
@@ -626,17 +684,27 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
 
 /* ---- entry ---- */
 
+/* The operand bind() kept sparse, densified for the paths that read it
+ * by offsets. */
+static int densify_leaf(const AmPlan *p, AmBind *b, MB **dense, BrErr *e)
+{
+    int l = b->spleaf;
+    MB *d = mb_to_dense(b->sp, e);
+    if (!d) return -1;
+    dense[l] = d;
+    b->sp = NULL;
+    b->spleaf = -1;
+    memset(b->st[l], 0, sizeof b->st[l]);
+    return bind_matrix(p, d, input_name(p, p->leaf[l].input), p->leaf[l].idx, p->leaf[l].nidx, b->from, b->n,
+                       &b->base[l], b->st[l], e);
+}
+
 /* BRAID_AMULET=auto|kernel|search|eval|ref chooses the path (tests
  * compare them): auto takes the generated kernel for
  * matrix-multiplication-like loops of at least AM_MIN_WORK iterations,
  * kernel whenever it applies, search too but searching its parameters
  * again even when they are remembered. */
 #define AM_MIN_WORK (64.0 * 64 * 64)
-/* Density below which a sparse (i,k) operand runs through the evaluator
- * over its non-zeros (work proportional to nnz * N) instead of the dense
- * kernel (M * K * N at a rate a few times higher). */
-#define AM_SPARSE 0.05
-
 int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, Value *out, BrErr *e)
 {
     AmPlan *p = malloc(sizeof *p);
@@ -664,8 +732,12 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
             const MB *m = z->kind == V_MATRIX ? z->m : NULL;
             if (m && m->rows * m->cols > 0 && (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols)) skip = p->zleaf;
         }
-        int ran = 0;
-        if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
+        /* the operand kept sparse serves only the evaluator's skipping */
+        bool eval = strcmp(mode, "ref") && strcmp(mode, "kernel") && strcmp(mode, "search");
+        if (b.spleaf >= 0 && !(eval && skip == b.spleaf)) rc = densify_leaf(p, &b, dense, e);
+        int ran = rc ? -1 : 0;
+        if (ran < 0) {}
+        else if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
         else if (!strcmp(mode, "kernel") || !strcmp(mode, "search") ||
                  (strcmp(mode, "eval") && work >= AM_MIN_WORK && skip < 0))
             ran = am_kernel_run(c, p, &b, !strcmp(mode, "search"), e);

@@ -344,7 +344,36 @@ static void sparse_a(void)
         for (int k = 0; k < 3; k++) T_MB_EQ(r0.out[k].m, r1.out[k].m, 1e-9, "sparse A output %d", k);
     t_run_free(&r0);
     t_run_free(&r1);
+    /* sub-ranges of the sparse operand, and a NaN in B (no skipping) */
+    const char *src2 =
+        "R = matrix(0, 70, 66)\n"
+        "where (i in 2:69, j in 1:66, k in 3:80) { R[i,j] += A[i,k] * B[k,j] }\n";
+    const char *on2[] = {"R"};
+    for (int nan = 0; nan < 2; nan++) {
+        if (nan) B->d[7 * 66 + 5] = NAN;
+        if (run_two(src2, "BRAID_AMULET", "ref", "auto", 3, names, ins, 1, on2, &r0, &r1))
+            T_MB_EQ(r1.out[0].m, r0.out[0].m, 1e-9, "sparse A sub-range, NaN %d", nan);
+        t_run_free(&r0);
+        t_run_free(&r1);
+    }
+    unsetenv("BRAID_AMULET");
     mb_release(A); mb_release(B); mb_release(th);
+    /* a sparse A whose dense form would not fit in memory (100000^2):
+     * read by its rows, never densified; against braid's matmul */
+    BrErr e = {0};
+    MB *H = mb_sp_new(100000, 100000, 256, &e), *C = t_gen(100000, 3, 1, -1, 1, false);
+    for (int q = 0; q < 200; q++) mb_sp_append(H, q * 499, (q * 7919) % 100000, 0.5 + q, &e);
+    mb_sp_finish(H);
+    const char *n3[] = {"H", "C"}, *on3[] = {"R", "S"};
+    MB *in3[] = {H, C};
+    TRun r;
+    t_run_dml("R = matrix(0, nrow(H), ncol(C))\n"
+              "where (i in 1:nrow(H), j in 1:ncol(C), k in 1:ncol(H)) { R[i,j] += H[i,k] * C[k,j] }\nS = H %*% C\n",
+              &t_pols[2].o, 2, n3, in3, 2, on3, &r);
+    T_CHECK(r.rc == 0, "huge sparse A: %s", r.err);
+    if (r.rc == 0) T_MB_EQ(r.out[0].m, r.out[1].m, 1e-12, "huge sparse A");
+    t_run_free(&r);
+    mb_release(H); mb_release(C);
 }
 
 int main(void)
