@@ -382,10 +382,20 @@ static int sparse_leaf(const AmPlan *p, const Value *v)
     return (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols) ? l : -1;
 }
 
+/* May the loop write into R's own block (its last use)? A dense block
+ * nothing else holds (refs 1, not borrowed or compressed), of the
+ * result's shape. */
+static bool owned_result(const AmPlan *p, const Value *r, const int64_t *n)
+{
+    const MB *m = r->kind == V_MATRIX ? r->m : NULL;
+    if (!m || m->refs != 1 || m->sparse || m->cmb || m->ext || !m->d) return false;
+    return !p->w->bcast || (m->rows == n[p->tr] && m->cols == n[p->tc]);
+}
+
 /* Binds the argument values: ranges, leaves (densified into dense[], which
  * the caller releases), and a new dense R (*out). Resolves the broadcast
  * reads of a loop of outer products (p changes). */
-static int bind(AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **out, BrErr *e)
+static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **dense, MB **out, BrErr *e)
 {
     const WhereLoop *w = p->w;
     memset(b, 0, sizeof *b);
@@ -409,8 +419,13 @@ static int bind(AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **o
     if (!w->bcast && (r->kind != V_MATRIX || !r->m))
         return br_err(e, BR_EARG, "the result '%s' of a where-loop must be a matrix (it is a %s)", w->target.name,
                       val_kind_name(r->kind));
-    /* a new block: R's value is not changed */
-    MB *rd = w->bcast ? bcast_result(p, r, b->n[p->tr], b->n[p->tc], e) : mb_to_dense(r->m, e);
+    MB *rd;
+    if (take && owned_result(p, r, b->n)) {   /* updated in place: the reference moves */
+        rd = r->m;
+        args[0] = val_none();
+    } else {   /* a new block: R's value is not changed */
+        rd = w->bcast ? bcast_result(p, r, b->n[p->tr], b->n[p->tc], e) : mb_to_dense(r->m, e);
+    }
     if (!rd) return -1;
     *out = rd;
     int tidx[2] = {p->tr, p->tc};
@@ -705,7 +720,7 @@ static int densify_leaf(const AmPlan *p, AmBind *b, MB **dense, BrErr *e)
  * kernel whenever it applies, search too but searching its parameters
  * again even when they are remembered. */
 #define AM_MIN_WORK (64.0 * 64 * 64)
-int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, Value *out, BrErr *e)
+int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, bool take, Value *out, BrErr *e)
 {
     AmPlan *p = malloc(sizeof *p);
     if (!p) return br_err(e, BR_ENOMEM, "out of memory");
@@ -717,7 +732,7 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
     }
     AmBind b;
     MB *dense[AM_MAXLEAVES] = {0}, *r = NULL;
-    int rc = bind(p, args, nargs, &b, dense, &r, e);
+    int rc = bind(p, args, nargs, take, &b, dense, &r, e);
     if (!rc) {
         const char *mode = getenv("BRAID_AMULET");
         if (!mode || !*mode) mode = "auto";

@@ -293,6 +293,33 @@ static void rank1(void)
     }
 }
 
+/* R updated in place at its last use: a copy that shares R's block
+ * keeps its value; repeated updates in a loop accumulate. */
+static void inplace(void)
+{
+    MB *A = t_gen(30, 20, 1, -1, 1, false), *B = t_gen(20, 25, 1, -1, 1, false);
+    const char *names[] = {"A", "B"}, *on[] = {"S", "D"};
+    MB *ins[] = {A, B};
+    const char *src =
+        "R = matrix(1, rows=30, cols=25)\nS = R\n"
+        "where (i in 1:30, j in 1:25, k in 1:20) { R[i,j] += A[i,k] * B[k,j] }\n"
+        "T = matrix(0, rows=30, cols=25)\n"
+        "for (t in 1:3) { where (i in 1:30, j in 1:25, k in 1:20) { T[i,j] += A[i,k] * B[k,j] } }\n"
+        "D = T - 3 * (R - 1)\n";
+    TRun r;
+    t_run_dml(src, &t_pols[2].o, 2, names, ins, 2, on, &r);
+    T_CHECK(r.rc == 0, "in place: %s", r.err);
+    if (r.rc == 0) {
+        BrErr e = {0};
+        MB *one = mb_fill(30, 25, 1, &e), *zero = mb_dense(30, 25, &e);
+        T_MB_EQ(r.out[0].m, one, 0, "in place: the copy keeps its value");
+        T_CHECK(mb_equal(r.out[1].m, zero, 1e-12), "in place: repeated updates");
+        mb_release(one); mb_release(zero);
+    }
+    t_run_free(&r);
+    mb_release(A); mb_release(B);
+}
+
 /* NaN and infinities in the operands: the masked forms (0 * x), min=,
  * max= and binary min/max give DML's values on every path (the kernel
  * leaves such loops to the evaluator), against the scalar reference. */
@@ -385,6 +412,7 @@ int main(void)
     general();
     lifted();
     rank1();
+    inplace();
     nonfinite();
     sparse_a();
     for (int m = 0; m < 3; m++) {
