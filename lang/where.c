@@ -336,10 +336,38 @@ static void rk_join(RkVal *out, const RkVal *v, int n)
     }
 }
 
+/* outer(u, v, op) of a column and a row: u[i] op v[j]. */
+static bool rk_outer(RkCtx *c, const Expr *e, RkVal *out)
+{
+    const char *name = "*";
+    int n = e->call.nargs;
+    if (n < 2 || n > 3 || e->call.args[0].name || e->call.args[1].name) return false;
+    if (n == 3) {
+        const Arg *o = &e->call.args[2];
+        if ((o->name && strcmp(o->name, "op")) || o->value->kind != EX_STRING) return false;
+        name = o->value->sval;
+    }
+    OpCode op = OP__COUNT;
+    for (int i = 0; i < OP__COUNT && op == OP__COUNT; i++)
+        if (op_info[i].kind == OK_BINARY && !strcmp(op_info[i].name, name)) op = (OpCode)i;
+    RkVal v[2];
+    Expr *x = new_expr(c->a, EX_BINARY, e->span);
+    if (op == OP__COUNT || !x || !rk_expr(c, e->call.args[0].value, &v[0]) || !rk_expr(c, e->call.args[1].value, &v[1]))
+        return false;
+    if (!(v[0].known && v[0].cls == RK_I && v[1].known && v[1].cls == RK_J)) return false;
+    x->binary.op = op;
+    x->binary.a = v[0].e;
+    x->binary.b = v[1].e;
+    rk_join(out, v, 2);
+    out->e = x;
+    return true;
+}
+
 static bool rk_call(RkCtx *c, const Expr *e, RkVal *out)
 {
     const BuiltinInfo *bi = e->call.builtin;
     if (!bi) return false;
+    if (bi->id == BI_OUTER) return rk_outer(c, e, out);
     for (int i = 0; i < e->call.nargs; i++) if (e->call.args[i].name) return false;
     if (bi->id == BI_T && e->call.nargs == 1) {
         const Expr *x = e->call.args[0].value;

@@ -238,6 +238,7 @@ static void rank1(void)
         {"matrix(-1e9, M, 1)", "R = max(t(At[k,]) - t(Bt[,k]), R)", 1},
         {"thf", "u = A[,k] * 2\n v = abs(B[k,])\n R = R - u %*% v * thr", 1},
         {"matrix(0, M, N)", "P = A[,k] %*% B[k,]\n R = R + P - (P > t(thrt)) * P * t(thft)", 1},
+        {"matrix(-1e9, M, N)", "R = max(R, outer(A[,k], t(Bt[,k]), \"+\") * outer(A[,k], B[k,], op=\">\"))", 1},
         {"matrix(0, M, N)", "R = thf + R + sqrt(abs(A[,k] %*% B[k,]))", 0},
         {"matrix(0, M, N)", "R = R + A[,k] %*% B[k,] * s\n s = s * 0.5", 0},
         {"matrix(0, M, N)", "R = R + A[,k] %*% B[k,] * k", 0},
