@@ -1,18 +1,33 @@
 /* bench_amulet.c: scaled processing rate (SPR = M*N*K / seconds / 1e9) of
  * where-loops (AMULET, docs/amulet.md) against peers measured in the same
- * run, sides alternated, best of the repetitions: OpenBLAS dgemm for plain
- * matrix multiplication, and the best-order (i, k, j) C loop compiled with
- * the benchmark's flags (-O2 -march=native plus `optimize("O3")`: gcc -O3
- * vectorizing for this CPU) for every query. Not part of the tests.
+ * run, sides alternated, best of the repetitions:
+ *   gcc      the best-order (i, k, j) C loop, gcc -O3 -march=native
+ *            (vectorized for this CPU; the benchmark's flags plus
+ *            `optimize("O3")`)
+ *   gcc-gen  the same loop, gcc -O3 for generic x86-64 (the seed's
+ *            baseline: not vectorized beyond SSE2)
+ *   dgemm    OpenBLAS for plain matrix multiplication
+ *   numpy    NumPy's best formulation (bench/amulet_numpy.py, a python3
+ *            process: A @ B, or loops of broadcast outer products)
+ *   lifted   braid running the DML loop over k of rank-one outer products
+ *            (`for (k in ...) { P = A[,k] %*% B[k,]; R = R + f(P) }`),
+ *            rewritten to the where-loop (lang/where.c)
+ *   outer    the same loop kept as a loop (BRAID_AMULET_LIFT=0; K passes
+ *            over M x N; timed over the first 64 k, 1 thread)
+ *   bound    the instruction bound of the generated kernel: its vector
+ *            operations per iteration (BRAID_AMULET_TRACE) over 2 vector
+ *            ports at the clock measured here (a chain of dependent adds),
+ *            times the threads
+ * and the 2-thread scaling of braid (t1/t2). Not part of the tests.
  *
  *   build/bench/bench_amulet [n ...]      (default 1024)
  *
- * Also braid's DML alternative, the loop over k of rank-one outer products
- * (once, 1 thread). cold_s: the first run of a query (kernel compiled into
- * a fresh plan cache, parameters searched); cc_ms: its compile time.
- * The machine may be shared: read the ratios, not the absolute rates. */
+ * cold_s: the first run of a query (kernel compiled into a fresh plan
+ * cache, parameters searched); cc_ms: its compile time. The machine may be
+ * shared: read the ratios, not the absolute rates. */
 #include "tests/t.h"
 #include "tests/t_dml.h"
+#include "kernels/leaf.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -66,7 +81,83 @@ __attribute__((optimize("O3"))) static void peer(int q, int64_t n, const double 
         }
 }
 
+/* The same loop for generic x86-64 (no AVX): gcc -O3 as the seed ran it. */
+__attribute__((optimize("O3"), target("arch=x86-64"))) static void peer_generic(
+    int q, int64_t n, const double *A, const double *B, const double *thi, const double *thj, const double *dis,
+    double *R, int nt)
+{
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t k = 0; k < n; k++) {
+            double a = A[i * n + k];
+            const double *b = B + k * n;
+            double *r = R + i * n;
+            switch (q) {
+            case QMM: for (int64_t j = 0; j < n; j++) r[j] += a * b[j]; break;
+            case Q1:
+                for (int64_t j = 0; j < n; j++) { double p = a * b[j]; r[j] += p - (p > thj[j]) * p * dis[j]; }
+                break;
+            case Q2:
+                for (int64_t j = 0; j < n; j++) { double p = a * b[j]; r[j] += p + (p > thi[i]) * (p - thi[i]); }
+                break;
+            default: for (int64_t j = 0; j < n; j++) r[j] += a * b[j] > 0.25; break;
+            }
+        }
+}
+
 static double now(void) { return omp_get_wtime(); }
+
+/* The clock in GHz: a chain of dependent adds (one cycle each). */
+static double clock_ghz(void)
+{
+    uint64_t x = 0;
+    const int64_t it = 200000000;
+    double t0 = now();
+    for (int64_t i = 0; i < it; i++) __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
+    return 4.0 * (double)it / (now() - t0) / 1e9;
+}
+
+/* NumPy's SPR for query q (bench/amulet_numpy.py), NAN if it fails. */
+static double numpy_spr(int q, int64_t n, int nt)
+{
+    static const char *qn[NQ] = {"matmul", "Q1", "Q2", "Q3"};
+    char cmd[600];
+    snprintf(cmd, sizeof cmd,
+             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 %s/bench/amulet_numpy.py %s %lld 64 2>/dev/null",
+             nt, nt, BRAID_SOURCE_DIR, qn[q], (long long)n);
+    FILE *f = popen(cmd, "r");
+    double v = NAN;
+    if (f && fscanf(f, "%lf", &v) != 1) v = NAN;
+    if (f) pclose(f);
+    return v;
+}
+
+/* Runs src once with the kernel trace on; returns the kernel's vector
+ * operations per iteration (NAN when no kernel ran). */
+static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r)
+{
+    char path[] = "/tmp/braid-amulet-trace-XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    fflush(stderr);
+    if (fd >= 0) dup2(fd, 2);
+    setenv("BRAID_AMULET_TRACE", "1", 1);
+    const char *on[] = {"R"};
+    t_run_dml(src, cg, 5, names, ins, 1, on, r);
+    unsetenv("BRAID_AMULET_TRACE");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    double per = NAN;
+    FILE *f = fd >= 0 ? fopen(path, "r") : NULL;
+    char line[400];
+    while (f && fgets(line, sizeof line, f)) {
+        const char *p = strstr(line, "temporaries, ");
+        if (p) per = atof(p + strlen("temporaries, "));
+    }
+    if (f) fclose(f);
+    if (fd >= 0) { close(fd); unlink(path); }
+    return per;
+}
 
 int main(int argc, char **argv)
 {
@@ -82,9 +173,13 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     CgOptions cg = t_pols[2].o;
     cg.cachedir = dir;
+    double ghz = clock_ghz();
     printf("AMULET benchmark (machine possibly shared; SPR = n^3 / s / 1e9; ratios from the same run)\n");
-    printf("%-12s %5s %2s %9s %9s %9s %9s %9s %9s %9s %8s %8s\n", "query", "n", "t", "braid", "gcc-O3", "dgemm",
-           "outer", "b/gcc", "b/dgemm", "b/outer", "cold_s", "cc_ms");
+    printf("clock %.2f GHz (dependent adds), ISA %s, bound = 2 vector ports x clock / ops per iteration x threads\n",
+           ghz, k_isa_name(k_isa()));
+    printf("%-11s %5s %1s %7s %7s %7s %7s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s %6s %5s %6s %5s\n", "query", "n",
+           "t", "braid", "lifted", "gcc", "gcc-gen", "dgemm", "numpy", "outer", "bound", "b/gcc", "b/gen", "b/blas",
+           "b/np", "b/outr", "b/bnd", "lift/b", "t1/t2", "cold_s", "cc_ms");
     for (int si = 0; si < ns; si++) {
         int64_t n = sizes[si];
         t_seed(7);
@@ -94,28 +189,45 @@ int main(int argc, char **argv)
         double *R = malloc((size_t)(n * n) * sizeof *R);
         const char *names[] = {"A", "B", "thi", "thj", "dis"}, *on[] = {"R"};
         MB *ins[] = {A, B, thi, thj, dis};
+        double t1[NQ] = {0};
         for (int nt = 1; nt <= 2; nt++) {
             br_set_threads(nt);
             openblas_set_num_threads(nt);
             for (int q = 0; q < NQ; q++) {
-                char src[600];
+                char src[600], lsrc[600];
                 snprintf(src, sizeof src,
                          "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
                          "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", qbody[q]);
-                double tb = INFINITY, tp = INFINITY, tg = INFINITY, cold = 0, ccms = 0;
+                snprintf(lsrc, sizeof lsrc,
+                         "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                         "for (k in 1:KS) { P = A[,k] %%*%% B[k,]; %s }\n", qouter[q]);
+                char full[700];
+                snprintf(full, sizeof full, "KS = ncol(A)\n%s", lsrc);
+                double tb = INFINITY, tl = INFINITY, tp = INFINITY, tq = INFINITY, tg = INFINITY, cold = 0,
+                       ccms = 0, per = NAN;
                 for (int rep = 0; rep < 3; rep++) {
                     TRun r;
                     double t0 = now();
-                    t_run_dml(src, &cg, 5, names, ins, 1, on, &r);
+                    if (rep == 0) per = traced_run(src, &cg, names, ins, &r);
+                    else t_run_dml(src, &cg, 5, names, ins, 1, on, &r);
                     double t = now() - t0;
                     if (r.rc) { fprintf(stderr, "%s\n", r.err); return 1; }
                     if (rep == 0) { cold = t; ccms = r.st.compile_ns / 1e6; }
                     else tb = fmin(tb, t);
                     t_run_free(&r);
+                    t0 = now();
+                    t_run_dml(full, &cg, 5, names, ins, 1, on, &r);
+                    if (r.rc) { fprintf(stderr, "%s\n", r.err); return 1; }
+                    if (rep > 0) tl = fmin(tl, now() - t0);
+                    t_run_free(&r);
                     memset(R, 0, (size_t)(n * n) * sizeof *R);
                     t0 = now();
                     peer(q, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
                     tp = fmin(tp, now() - t0);
+                    memset(R, 0, (size_t)(n * n) * sizeof *R);
+                    t0 = now();
+                    peer_generic(q, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
+                    tq = fmin(tq, now() - t0);
                     if (q == QMM) {
                         t0 = now();
                         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, A->d,
@@ -123,22 +235,27 @@ int main(int argc, char **argv)
                         tg = fmin(tg, now() - t0);
                     }
                 }
-                double w = (double)n * n * n / 1e9, to = NAN;
-                if (nt == 1) {   /* the outer-product loop: once, 1 thread */
-                    snprintf(src, sizeof src,
-                             "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
-                             "for (k in 1:ncol(A)) { P = A[,k] %%*%% B[k,]; %s }\n", qouter[q]);
+                double w = (double)n * n * n / 1e9, so = NAN;
+                double snp = numpy_spr(q, n, nt);
+                if (nt == 1) {   /* the loop kept: the first 64 k, 1 thread */
+                    int64_t ks = BR_MIN(64, n);
+                    snprintf(full, sizeof full, "KS = %lld\n%s", (long long)ks, lsrc);
+                    setenv("BRAID_AMULET_LIFT", "0", 1);
                     TRun r;
                     double t0 = now();
-                    t_run_dml(src, &cg, 5, names, ins, 1, on, &r);
-                    to = now() - t0;
+                    t_run_dml(full, &cg, 5, names, ins, 1, on, &r);
+                    so = (double)n * n * ks / (now() - t0) / 1e9;
+                    unsetenv("BRAID_AMULET_LIFT");
                     if (r.rc) { fprintf(stderr, "%s\n", r.err); return 1; }
                     t_run_free(&r);
                 }
-                printf("%-12s %5lld %2d %9.2f %9.2f %9s %9.2f %9.2f %9s %9.1f %8.2f %8.0f\n", qname[q], (long long)n, nt,
-                       w / tb, w / tp, q == QMM ? "" : "-", w / to, tp / tb, "", to / tb, cold, ccms);
-                if (q == QMM)
-                    printf("%-12s %5s %2s %9s %9s %9.2f %9s %9s %9.2f\n", "", "", "", "", "", w / tg, "", "", tg / tb);
+                double sb = w / tb, bound = 2.0 * ghz / per * nt;
+                if (nt == 1) t1[q] = tb;
+                printf("%-11s %5lld %1d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.3f %7.2f | %6.2f %6.2f %6.2f %6.2f %6.0f "
+                       "%6.2f %6.2f %5.2f %6.2f %5.0f\n",
+                       qname[q], (long long)n, nt, sb, w / tl, w / tp, w / tq, q == QMM ? w / tg : NAN, snp, so, bound,
+                       tp / tb, tq / tb, q == QMM ? tg / tb : NAN, sb / snp, sb / so, sb / bound, tb / tl,
+                       nt == 2 ? t1[q] / tb : NAN, cold, ccms);
                 fflush(stdout);
             }
         }

@@ -6,11 +6,18 @@
 #include "amulet.h"
 #include "../kernels/leaf.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- the plan ---- */
+
+static bool is_logic(OpCode op)
+{
+    return op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_EQ || op == OP_NE || op == OP_AND ||
+           op == OP_OR;
+}
 
 static int add_node(AmPlan *p, ANode x)
 {
@@ -119,6 +126,8 @@ static bool zero_with(const AmPlan *p, int i, int l)
     return false;
 }
 
+static void recognize(AmPlan *p);
+
 void am_plan(const WhereLoop *w, AmPlan *p)
 {
     memset(p, 0, sizeof *p);
@@ -129,9 +138,16 @@ void am_plan(const WhereLoop *w, AmPlan *p)
     p->tc = w->target.has_col ? where_var(w, w->target.col.lo) : -1;
     p->root = build(p, w->value);
     if (p->tr < 0 || (w->target.has_col && p->tc < 0)) p->ok = false;
-    /* seed 4.2: three loop variables, R indexed by two of them (i, j), the
-     * body reading a matrix by (i, k) and another by (k, j); accumulated
-     * over k (an assignment could not be, see the validator) */
+    recognize(p);
+}
+
+/* seed 4.2: three loop variables, R indexed by two of them (i, j), the
+ * body reading a matrix by (i, k) and another by (k, j); accumulated
+ * over k (an assignment could not be, see the validator). Sets kvar and
+ * zleaf. */
+static void recognize(AmPlan *p)
+{
+    const WhereLoop *w = p->w;
     p->kvar = -1;
     p->zleaf = -1;
     if (!p->ok || p->nvars != 3 || p->tc < 0 || w->acc == WA_SET) return;
@@ -193,6 +209,12 @@ static int bind_matrix(const AmPlan *p, const MB *m, const char *name, const int
     int64_t off = 0;
     for (int k = 0; k < nidx; k++) {
         int v = idx[k];
+        /* a loop of outer products: the operands' extents must be equal,
+         * as for DML's elementwise operators */
+        if (p->w->bcast && (v == p->tr || v == p->tc) && dims[k] != n[v])
+            return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, "
+                          "the outer products are %lldx%lld", name, (long long)m->rows, (long long)m->cols,
+                          (long long)n[p->tr], (long long)n[p->tc]);
         if (n[v] > 0 && (from[v] < 1 || from[v] + n[v] - 1 > dims[k]))
             return br_err(e, BR_EARG, "where-loop index out of bounds: '%s' has %lld %s, but '%s' runs over "
                           "%lld:%lld", name, (long long)dims[k], nidx == 1 ? "cells" : k == 0 ? "rows" : "columns",
@@ -204,12 +226,180 @@ static int bind_matrix(const AmPlan *p, const MB *m, const char *name, const int
     return 0;
 }
 
+/* The name of the body variable of argument input (R for others). */
+static const char *input_name(const AmPlan *p, int input)
+{
+    const char *names[WHERE_MAXLEAVES];
+    int nl = where_leaves(p->w, names, WHERE_MAXLEAVES);
+    int k = input - 1 - 2 * p->nvars;
+    return k >= 0 && k < nl && k < WHERE_MAXLEAVES ? names[k] : p->w->target.name;
+}
+
+/* A loop of outer products (WhereLoop.bcast): each read X[i,j] takes
+ * the pattern DML's broadcasting gives X's shape: a scalar, X[j] of a
+ * 1 x N row, X[i] of an M x 1 column, or the M x N matrix. Then the
+ * dependences and the recognition again. */
+static int resolve_bcast(AmPlan *p, const Value *args, int nargs, const int64_t *n, BrErr *e)
+{
+    int64_t M = n[p->tr], N = n[p->tc];
+    for (int l = 0; l < p->nleaf; l++) {
+        ALeaf *lf = &p->leaf[l];
+        bool tr = lf->nidx == 2 && lf->idx[0] == p->tc && lf->idx[1] == p->tr;   /* t(X) */
+        if (lf->nidx != 2 || ((lf->idx[0] != p->tr || lf->idx[1] != p->tc) && !tr)) continue;
+        if (lf->input < 0 || lf->input >= nargs) return br_err(e, BR_EFAIL, "where-loop: missing input");
+        const Value *v = &args[lf->input];
+        if (val_is_numeric(v)) {
+            *lf = (ALeaf){.input = lf->input, .idx = {-1, -1}, .nidx = 0};
+            continue;
+        }
+        if (v->kind != V_MATRIX || !v->m)
+            return br_err(e, BR_EARG, "'%s' in a loop of outer products is a %s", input_name(p, lf->input),
+                          val_kind_name(v->kind));
+        int64_t r = tr ? v->m->cols : v->m->rows, c = tr ? v->m->rows : v->m->cols;   /* of X or t(X) */
+        if (r == M && c == N) continue;
+        if ((r != M || c != 1) && (r != 1 || c != N))
+            return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, "
+                          "the outer products are %lldx%lld", input_name(p, lf->input), (long long)r, (long long)c,
+                          (long long)M, (long long)N);
+        int v1 = r == M && c == 1 ? p->tr : p->tc;
+        *lf = (ALeaf){.input = lf->input, .idx = {v1, -1}, .nidx = 1, .dep = 1u << v1};
+    }
+    for (int l = 0; l < p->nleaf; l++) {
+        ALeaf *lf = &p->leaf[l];
+        lf->dep = 0;
+        for (int k = 0; k < lf->nidx; k++) lf->dep |= 1u << lf->idx[k];
+    }
+    for (int i = 0; i < p->nn; i++) {   /* inputs come before consumers */
+        ANode *x = &p->n[i];
+        x->dep = x->kind == AN_LEAF ? p->leaf[x->leaf].dep : 0;
+        if (x->a >= 0) x->dep |= p->n[x->a].dep;
+        if (x->b >= 0) x->dep |= p->n[x->b].dep;
+        if (x->c >= 0) x->dep |= p->n[x->c].dep;
+    }
+    recognize(p);
+    return 0;
+}
+
+/* The DML shape of a value in a loop of outer products (scalar: s). */
+typedef struct AmShape { int64_t r, c; bool s; } AmShape;
+
+/* a op b's shape by k_binary's broadcasting rules (kernels/ew.h), or
+ * false where DML reports a dimension mismatch. */
+static bool shape_bin(AmShape a, AmShape b, AmShape *o)
+{
+    if (a.s || b.s) { *o = a.s ? b : a; return true; }
+    if ((b.r == a.r && b.c == a.c) || (b.r == 1 && b.c == a.c) || (b.r == a.r && b.c == 1)) { *o = a; return true; }
+    if ((a.r == 1 && a.c == b.c) || (a.r == b.r && a.c == 1)) { *o = b; return true; }
+    if (a.c == 1 && b.r == 1) { *o = (AmShape){a.r, b.c, false}; return true; }
+    return false;
+}
+
+static int shape_err(AmShape a, AmShape b, BrErr *e)
+{
+    return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: %lldx%lld and %lldx%lld", (long long)a.r,
+                  (long long)a.c, (long long)b.r, (long long)b.c);
+}
+
+/* The shape x has in the loop the where-loop was lifted from: a
+ * column slice A[,k] is M x 1, a row slice 1 x N, other reads the shape
+ * of their value; operators broadcast as DML's do, so a loop whose
+ * operands would not fit fails here as it would have as a loop. */
+static int loop_shape(const AmPlan *p, const Expr *x, const Value *args, const int64_t *n, AmShape *o, BrErr *e)
+{
+    AmShape v[3] = {{1, 1, true}, {1, 1, true}, {1, 1, true}};
+    switch (x->kind) {
+    case EX_INT: case EX_DOUBLE: case EX_BOOL: *o = (AmShape){1, 1, true}; return 0;
+    case EX_INDEX: {
+        int ri = where_var(p->w, x->index.row.lo), ci = where_var(p->w, x->index.col.lo);
+        bool tr = ri == p->tc && ci == p->tr;   /* t(X) */
+        if ((ri == p->tr && ci == p->tc) || tr) {
+            const char *names[WHERE_MAXLEAVES];
+            int nl = where_leaves(p->w, names, WHERE_MAXLEAVES), in = -1;
+            for (int k = 0; k < nl && k < WHERE_MAXLEAVES; k++)
+                if (!strcmp(names[k], x->index.name)) in = 1 + 2 * p->nvars + k;
+            const Value *a = in >= 0 ? &args[in] : NULL;
+            if (a && a->kind == V_MATRIX && a->m)
+                *o = tr ? (AmShape){a->m->cols, a->m->rows, false} : (AmShape){a->m->rows, a->m->cols, false};
+            else *o = (AmShape){1, 1, true};
+            return 0;
+        }
+        bool col = ri == p->tr || ci == p->tr;   /* A[,k] or t(A[k,]) */
+        *o = col ? (AmShape){n[p->tr], 1, false} : (AmShape){1, n[p->tc], false};
+        return 0;
+    }
+    case EX_UNARY: return loop_shape(p, x->unary.a, args, n, o, e);
+    case EX_BINARY:
+        if (loop_shape(p, x->binary.a, args, n, &v[0], e) || loop_shape(p, x->binary.b, args, n, &v[1], e)) return -1;
+        return shape_bin(v[0], v[1], o) ? 0 : shape_err(v[0], v[1], e);
+    case EX_CALL:
+        for (int i = 0; i < x->call.nargs && i < 3; i++)
+            if (loop_shape(p, x->call.args[i].value, args, n, &v[i], e)) return -1;
+        *o = v[0];
+        for (int i = 1; i < x->call.nargs && i < 3; i++)
+            if (!shape_bin(*o, v[i], o)) return shape_err(*o, v[i], e);
+        return 0;
+    default: return br_err(e, BR_EFAIL, "where-loop: unexpected expression");
+    }
+}
+
+/* R of a loop of outer products broadcast to M x N (R + P in DML: R may
+ * be a scalar, a row, a column or the matrix), a new block. */
+static MB *bcast_result(const AmPlan *p, const Value *r, int64_t M, int64_t N, BrErr *e)
+{
+    bool num = val_is_numeric(r);
+    if (!num && (r->kind != V_MATRIX || !r->m))
+        return br_err(e, BR_EARG, "the result '%s' of a loop of outer products is a %s", p->w->target.name,
+                      val_kind_name(r->kind)), NULL;
+    int64_t rr = num ? 1 : r->m->rows, rc = num ? 1 : r->m->cols;
+    if (rr == M && rc == N) return mb_to_dense(r->m, e);
+    if (!num && (rr != 1 || rc != N) && (rr != M || rc != 1))
+        return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, the "
+                      "outer products are %lldx%lld", p->w->target.name, (long long)rr, (long long)rc,
+                      (long long)M, (long long)N), NULL;
+    MB *d = mb_dense_uninit(M, N, e);
+    if (!d) return NULL;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++)
+            d->d[i * N + j] = num ? val_as_double(r) : mb_get(r->m, rr == 1 ? 0 : i, rc == 1 ? 0 : j);
+    return d;
+}
+
+/* Density below which a sparse (i,k) operand runs through the evaluator
+ * over its non-zeros (work proportional to nnz * N) instead of the dense
+ * kernel (M * K * N at a rate a few times higher). */
+#define AM_SPARSE 0.05
+
+/* The leaf p->zleaf when its value v is a sparse block of density below
+ * AM_SPARSE read as A[i,k] (rows by the target's row variable): the
+ * evaluator then skips its zero cells reading its CSR rows, without
+ * densifying it; else -1. */
+static int sparse_leaf(const AmPlan *p, const Value *v)
+{
+    int l = p->zleaf;
+    if (l < 0 || v->kind != V_MATRIX || !v->m || !v->m->sparse || v->m->cmb) return -1;
+    const MB *m = v->m;
+    if (p->leaf[l].idx[0] != p->tr || p->leaf[l].idx[1] != p->kvar || m->rows * m->cols == 0) return -1;
+    return (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols) ? l : -1;
+}
+
+/* May the loop write into R's own block (its last use)? A dense block
+ * nothing else holds (refs 1, not borrowed or compressed), of the
+ * result's shape. */
+static bool owned_result(const AmPlan *p, const Value *r, const int64_t *n)
+{
+    const MB *m = r->kind == V_MATRIX ? r->m : NULL;
+    if (!m || m->refs != 1 || m->sparse || m->cmb || m->ext || !m->d) return false;
+    return !p->w->bcast || (m->rows == n[p->tr] && m->cols == n[p->tc]);
+}
+
 /* Binds the argument values: ranges, leaves (densified into dense[], which
- * the caller releases), and a new dense R (*out). */
-static int bind(const AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, MB **out, BrErr *e)
+ * the caller releases), and a new dense R (*out). Resolves the broadcast
+ * reads of a loop of outer products (p changes). */
+static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **dense, MB **out, BrErr *e)
 {
     const WhereLoop *w = p->w;
     memset(b, 0, sizeof *b);
+    b->spleaf = -1;
     int64_t from[WHERE_MAXVARS] = {0};
     bool ok = true;
     for (int v = 0; v < p->nvars; v++) {
@@ -221,12 +411,21 @@ static int bind(const AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, 
          * (descending when to < from; the order is free) */
         if (to < from[v]) { int64_t t = to; to = from[v]; from[v] = t; }
         b->n[v] = to - from[v] + 1;
+        b->from[v] = from[v];
     }
     const Value *r = &args[0];
-    if (r->kind != V_MATRIX || !r->m)
+    AmShape sh;
+    if (w->bcast && (loop_shape(p, w->value, args, b->n, &sh, e) || resolve_bcast(p, args, nargs, b->n, e))) return -1;
+    if (!w->bcast && (r->kind != V_MATRIX || !r->m))
         return br_err(e, BR_EARG, "the result '%s' of a where-loop must be a matrix (it is a %s)", w->target.name,
                       val_kind_name(r->kind));
-    MB *rd = mb_to_dense(r->m, e);   /* a new block: R's value is not changed */
+    MB *rd;
+    if (take && owned_result(p, r, b->n)) {   /* updated in place: the reference moves */
+        rd = r->m;
+        args[0] = val_none();
+    } else {   /* a new block: R's value is not changed */
+        rd = w->bcast ? bcast_result(p, r, b->n[p->tr], b->n[p->tc], e) : mb_to_dense(r->m, e);
+    }
     if (!rd) return -1;
     *out = rd;
     int tidx[2] = {p->tr, p->tc};
@@ -237,11 +436,7 @@ static int bind(const AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, 
         const ALeaf *lf = &p->leaf[l];
         if (lf->input < 0 || lf->input >= nargs) return br_err(e, BR_EFAIL, "where-loop: missing input");
         const Value *v = &args[lf->input];
-        const char *name = w->target.name;
-        const char *names[WHERE_MAXLEAVES];
-        int nl = where_leaves(w, names, WHERE_MAXLEAVES);
-        int k = lf->input - 1 - 2 * p->nvars;
-        if (k >= 0 && k < nl && k < WHERE_MAXLEAVES) name = names[k];
+        const char *name = input_name(p, lf->input);
         if (lf->nidx == 0) {
             if (val_is_numeric(v)) b->sval[l] = val_as_double(v);
             else if (v->kind == V_MATRIX && v->m && v->m->rows == 1 && v->m->cols == 1) b->sval[l] = mb_get(v->m, 0, 0);
@@ -253,12 +448,72 @@ static int bind(const AmPlan *p, Value *args, int nargs, AmBind *b, MB **dense, 
         if (v->kind != V_MATRIX || !v->m)
             return br_err(e, BR_EARG, "'%s' is indexed in a where-loop body but is a %s", name,
                           val_kind_name(v->kind));
+        if (l == sparse_leaf(p, v)) {   /* read by rows of its CSR (am_evaluate) */
+            b->sp = v->m;
+            b->spleaf = l;
+            if (bind_matrix(p, v->m, name, lf->idx, lf->nidx, from, b->n, &b->base[l], b->st[l], e)) return -1;
+            continue;
+        }
         MB *d = v->m->sparse ? mb_to_dense(v->m, e) : mb_retain(v->m);
         if (!d) return -1;
         dense[l] = d;
         if (bind_matrix(p, d, name, lf->idx, lf->nidx, from, b->n, &b->base[l], b->st[l], e)) return -1;
     }
     return 0;
+}
+
+/* ---- finiteness (docs/amulet.md, semantics) ---- */
+
+/* The largest magnitude of v[0..n), or INFINITY when one is NaN or
+ * infinite. */
+static double max_abs_v(const double *v, int64_t n)
+{
+    double mx = 0;
+    for (int64_t i = 0; v && i < n; i++) {
+        double a = fabs(v[i]);
+        if (!(a <= DBL_MAX)) return INFINITY;
+        if (a > mx) mx = a;
+    }
+    return mx;
+}
+
+/* The same over the cells of dense m. */
+static double max_abs(const MB *m) { return max_abs_v(m->d, m->rows * m->cols); }
+
+/* Does every node of the body stay finite for the bound inputs? Bounds
+ * each node's magnitude from the inputs' largest (sums add, products
+ * multiply); operators that can make NaN or infinity from finite values
+ * (division, square root, exp, log, ...) fail it. */
+static bool body_finite(const AmPlan *p, const AmBind *b, MB *const *dense)
+{
+    double bound[AM_MAXNODES], in[AM_MAXLEAVES];
+    for (int l = 0; l < p->nleaf; l++) {
+        in[l] = dense[l] ? max_abs(dense[l]) : l == b->spleaf ? max_abs_v(b->sp->v, b->sp->nnz) : fabs(b->sval[l]);
+        if (!(in[l] <= DBL_MAX)) return false;
+    }
+    for (int i = 0; i < p->nn; i++) {
+        const ANode *n = &p->n[i];
+        double a = n->a >= 0 ? bound[n->a] : 0, b = n->b >= 0 ? bound[n->b] : 0, c = n->c >= 0 ? bound[n->c] : 0;
+        double r = INFINITY;
+        switch (n->kind) {
+        case AN_CONST: r = fabs(n->v); break;
+        case AN_LEAF: r = in[n->leaf]; break;
+        case AN_IFELSE: r = BR_MAX(b, c); break;
+        case AN_UN:
+            if (n->op == OP_NEG || n->op == OP_ABS || n->op == OP_ROUND || n->op == OP_FLOOR || n->op == OP_CEIL) r = a + 1;
+            else if (n->op == OP_NOT || n->op == OP_SIGN) r = 1;
+            break;
+        case AN_BIN:
+            if (n->op == OP_PLUS || n->op == OP_MINUS) r = a + b;
+            else if (n->op == OP_MULT) r = a * b;
+            else if (n->op == OP_MIN || n->op == OP_MAX) r = BR_MAX(a, b);
+            else if (is_logic(n->op)) r = 1;
+            break;
+        }
+        if (!(r < 1e300)) return false;
+        bound[i] = r;
+    }
+    return true;
 }
 
 /* ---- the scalar reference ---- */
@@ -306,16 +561,19 @@ void am_reference(const AmPlan *p, const AmBind *b)
 /* Evaluates the body over the chunk [j0, j0+len) of the vector variable
  * vv at the outer point x (x[vv] = j0): nodes that do not depend on vv
  * are scalars (sc), the others vectors of len (vec[i]); buf holds
- * AM_CHUNK doubles per node. Returns the root's vector (or NULL when the
- * root is a scalar, in sc[root]). */
+ * AM_CHUNK doubles per node; spv: the value of the sparse operand's cell
+ * (b->spleaf) at x. Returns the root's vector (or NULL when the root is a
+ * scalar, in sc[root]). */
 static const double *eval_chunk(const AmPlan *p, const AmBind *b, const int64_t *x, int vv, int64_t len, double *buf,
-                                const double **vec, double *sc, double *tmp)
+                                const double **vec, double *sc, double *tmp, double spv)
 {
     const KEwLeaf *ew = k_leaves(k_isa())->ew;
     for (int i = 0; i < p->nn; i++) {
         const ANode *n = &p->n[i];
         if (!(n->dep >> vv & 1)) {
-            sc[i] = eval_node(p, b, x, sc, i);
+            /* the sparse operand's cell comes from its CSR row (spv) */
+            bool sp = n->kind == AN_LEAF && n->leaf == b->spleaf;
+            sc[i] = sp ? spv : eval_node(p, b, x, sc, i);
             vec[i] = NULL;
             continue;
         }
@@ -348,6 +606,40 @@ static const double *eval_chunk(const AmPlan *p, const AmBind *b, const int64_t 
     return vec[p->root];
 }
 
+/* The body at point x over all of vv in chunks, accumulated into R at
+ * offset ro (R's stride along vv is 1); spv as for eval_chunk. */
+static void row_chunks(const AmPlan *p, const AmBind *b, int64_t *x, int vv, int64_t ro, double *buf,
+                       const double **vec, double *sc, double *acc, double spv)
+{
+    const KEwLeaf *ew = k_leaves(k_isa())->ew;
+    for (int64_t j0 = 0; j0 < b->n[vv]; j0 += AM_CHUNK) {
+        int64_t len = BR_MIN(AM_CHUNK, b->n[vv] - j0);
+        x[vv] = j0;
+        const double *v = eval_chunk(p, b, x, vv, len, buf, vec, sc, buf + (size_t)p->nn * AM_CHUNK, spv);
+        if (!v) { ew->fill(acc, sc[p->root], len); v = acc; }
+        double *rr = b->r + ro + j0;
+        if (p->w->acc == WA_SET) memcpy(rr, v, (size_t)len * sizeof *rr);
+        else ew->bin_vv(p->w->acc == WA_ADD ? OP_PLUS : p->w->acc == WA_MIN ? OP_MIN : OP_MAX, rr, v, rr, len);
+    }
+}
+
+/* Row r of the target over the non-zero cells A[i,k] of the sparse
+ * operand's row i (b->sp, CSR; k within its range): work nnz * N. */
+static void sparse_row(const AmPlan *p, const AmBind *b, int64_t *x, int64_t r, int vv, int64_t ro, double *buf,
+                       const double **vec, double *sc, double *acc)
+{
+    const MB *m = b->sp;
+    int kv = p->kvar;
+    int64_t ia = b->from[p->tr] - 1 + r, k0 = b->from[kv] - 1;
+    x[p->tr] = r;
+    for (int64_t q = m->rp[ia]; q < m->rp[ia + 1]; q++) {
+        int64_t kk = m->ci[q] - k0;
+        if (kk < 0 || kk >= b->n[kv]) continue;
+        x[kv] = kk;
+        row_chunks(p, b, x, vv, ro, buf, vec, sc, acc, m->v[q]);
+    }
+}
+
 /* The loop over every point of the other variables, vv innermost in
  * chunks; parallel over the target's row variable when it is not vv
  * (rows of R are then written by one thread each). */
@@ -363,7 +655,6 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
     if (b->n[vv] == 0 || nouter == 0) return 0;
     int64_t npar = no > 0 && outer[0] == p->tr && p->tc >= 0 ? b->n[p->tr] : 1;
     int64_t inner = nouter / npar;
-    const KEwLeaf *ew = k_leaves(k_isa())->ew;
     int failed = 0;
     int nt = npar * inner * b->n[vv] * p->nn > 100000 ? br_threads() : 1;
 #pragma omp parallel num_threads(nt)
@@ -388,21 +679,16 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
                 if (npar > 1) x[outer[0]] = r;
                 int64_t ro = 0;
                 for (int v = 0; v < p->nvars; v++) ro += x[v] * b->rst[v];
+                if (skip >= 0 && skip == b->spleaf) {   /* the non-zeros of row r of the sparse operand */
+                    sparse_row(p, b, x, r, vv, ro, buf, vec, sc, acc);
+                    break;
+                }
                 if (skip >= 0) {   /* a zero cell of the sparse operand adds nothing */
                     int64_t off = 0;
                     for (int v = 0; v < p->nvars; v++) off += x[v] * b->st[skip][v];
                     if (b->base[skip][off] == 0) continue;
                 }
-                for (int64_t j0 = 0; j0 < b->n[vv]; j0 += AM_CHUNK) {
-                    int64_t len = BR_MIN(AM_CHUNK, b->n[vv] - j0);
-                    x[vv] = j0;
-                    const double *v = eval_chunk(p, b, x, vv, len, buf, vec, sc, buf + (size_t)p->nn * AM_CHUNK);
-                    if (!v) { ew->fill(acc, sc[p->root], len); v = acc; }
-                    double *rr = b->r + ro + j0;   /* R's stride along vv is 1 */
-                    if (p->w->acc == WA_SET) memcpy(rr, v, (size_t)len * sizeof *rr);
-                    else ew->bin_vv(p->w->acc == WA_ADD ? OP_PLUS : p->w->acc == WA_MIN ? OP_MIN : OP_MAX, rr, v, rr,
-                                    len);
-                }
+                row_chunks(p, b, x, vv, ro, buf, vec, sc, acc, 0);
             }
         }
         free(buf);
@@ -413,18 +699,28 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
 
 /* ---- entry ---- */
 
+/* The operand bind() kept sparse, densified for the paths that read it
+ * by offsets. */
+static int densify_leaf(const AmPlan *p, AmBind *b, MB **dense, BrErr *e)
+{
+    int l = b->spleaf;
+    MB *d = mb_to_dense(b->sp, e);
+    if (!d) return -1;
+    dense[l] = d;
+    b->sp = NULL;
+    b->spleaf = -1;
+    memset(b->st[l], 0, sizeof b->st[l]);
+    return bind_matrix(p, d, input_name(p, p->leaf[l].input), p->leaf[l].idx, p->leaf[l].nidx, b->from, b->n,
+                       &b->base[l], b->st[l], e);
+}
+
 /* BRAID_AMULET=auto|kernel|search|eval|ref chooses the path (tests
  * compare them): auto takes the generated kernel for
  * matrix-multiplication-like loops of at least AM_MIN_WORK iterations,
  * kernel whenever it applies, search too but searching its parameters
  * again even when they are remembered. */
 #define AM_MIN_WORK (64.0 * 64 * 64)
-/* Density below which a sparse (i,k) operand runs through the evaluator
- * over its non-zeros (work proportional to nnz * N) instead of the dense
- * kernel (M * K * N at a rate a few times higher). */
-#define AM_SPARSE 0.05
-
-int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, Value *out, BrErr *e)
+int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, bool take, Value *out, BrErr *e)
 {
     AmPlan *p = malloc(sizeof *p);
     if (!p) return br_err(e, BR_ENOMEM, "out of memory");
@@ -436,7 +732,7 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
     }
     AmBind b;
     MB *dense[AM_MAXLEAVES] = {0}, *r = NULL;
-    int rc = bind(p, args, nargs, &b, dense, &r, e);
+    int rc = bind(p, args, nargs, take, &b, dense, &r, e);
     if (!rc) {
         const char *mode = getenv("BRAID_AMULET");
         if (!mode || !*mode) mode = "auto";
@@ -445,13 +741,18 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
         /* a sparse (i,k) operand whose zeros make the body zero: the
          * evaluator over its non-zero cells only */
         int skip = -1;
-        if (p->zleaf >= 0) {
+        b.finite = body_finite(p, &b, dense);
+        if (p->zleaf >= 0 && b.finite) {
             const Value *z = &args[p->leaf[p->zleaf].input];
             const MB *m = z->kind == V_MATRIX ? z->m : NULL;
             if (m && m->rows * m->cols > 0 && (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols)) skip = p->zleaf;
         }
-        int ran = 0;
-        if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
+        /* the operand kept sparse serves only the evaluator's skipping */
+        bool eval = strcmp(mode, "ref") && strcmp(mode, "kernel") && strcmp(mode, "search");
+        if (b.spleaf >= 0 && !(eval && skip == b.spleaf)) rc = densify_leaf(p, &b, dense, e);
+        int ran = rc ? -1 : 0;
+        if (ran < 0) {}
+        else if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
         else if (!strcmp(mode, "kernel") || !strcmp(mode, "search") ||
                  (strcmp(mode, "eval") && work >= AM_MIN_WORK && skip < 0))
             ran = am_kernel_run(c, p, &b, !strcmp(mode, "search"), e);

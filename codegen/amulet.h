@@ -63,6 +63,17 @@ typedef struct AmBind {
     double sval[AM_MAXLEAVES];/* scalar leaves: the value */
     double *r;                 /* R at the first (row, col) of the ranges */
     int64_t rst[WHERE_MAXVARS];/* R's strides per loop variable */
+    int64_t from[WHERE_MAXVARS];/* first value of each loop variable */
+    const MB *sp;              /* the (i,k) operand kept sparse (CSR, not
+                                  densified) for the evaluator's skipping
+                                  of zero cells, else NULL */
+    int spleaf;                /* its leaf, -1 none */
+    bool finite;               /* every value the body computes is finite
+                                  (finite inputs, no operator that can
+                                  make NaN or overflow): the masked forms
+                                  (0 * x as 0), the SIMD min/max (which
+                                  drop a NaN) and skipping zero cells of a
+                                  sparse operand then agree with DML */
 } AmBind;
 
 /* Builds the plan of w (analysis only; no sizes). */
@@ -77,7 +88,7 @@ double am_acc(WhereAcc acc, double r, double v);
  * matrix-multiplication-like or when no kernel can be compiled). */
 void am_reference(const AmPlan *p, const AmBind *b);
 /* skip: a leaf (p->zleaf) whose zero cells are skipped (a sparse A), or
- * -1. */
+ * -1; when it is b->spleaf, its non-zeros are read from b->sp's rows. */
 int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e);
 
 /* The generated kernel path (amulet_gen.c): 1 when it ran, 0 when the

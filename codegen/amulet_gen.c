@@ -422,8 +422,8 @@ static char *gen_source(const Gen *g, int mr, int nv, uint64_t hash)
     WhereAcc acc = g->p->w->acc;
     StrBuf o = {0};
     sb_puts(&o, cg_prelude);
+    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_simd);
     sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nr, k_isa_name(s->level));
-    if (s->level != K_ISA_GENERIC) sb_puts(&o, "#include <immintrin.h>\n");
     sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; } cg_amargs;\n",
               AM_MAXLEAVES, AM_MAXLEAVES, AM_MAXLEAVES);
     sb_puts(&o, "void cg_amulet(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n");
@@ -773,6 +773,14 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
     k->ok = true;
     for (int i = 0; i < AM_MAXNODES; i++) k->memo[i] = -1;
     k->root = num(k, lower(k, p->root));
+    /* the masked forms take 0 * x as 0 and the SIMD min/max drop a NaN:
+     * with a value that may not be finite, the evaluator keeps DML's
+     * semantics */
+    bool risky = p->w->acc == WA_MIN || p->w->acc == WA_MAX;
+    for (int i = 0; i < k->nn; i++)
+        risky |= k->n[i].k == KN_MZ || k->n[i].k == KN_MADD || k->n[i].k == KN_MSUB ||
+                 (k->n[i].k == KN_BIN && (k->n[i].op == OP_MIN || k->n[i].op == OP_MAX));
+    if (risky && !b->finite) k->ok = false;
     g->p = p;
     g->k = k;
     g->s = isa_of(k_isa());

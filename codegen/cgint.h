@@ -306,6 +306,9 @@ extern const char cg_prelude[];
 /* Blocked Row kernels, after cg_prelude in Row plans with a specialized
  * width (cplan_row_kwidth). */
 extern const char cg_prelude_blk[];
+/* The intrinsics header, right after cg_prelude in AMULET kernels (jit.c
+ * precompiles the two together for them). */
+extern const char cg_prelude_simd[];
 
 /* ---- compiled operators (jit.c, cache.c) ---- */
 

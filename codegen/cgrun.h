@@ -72,10 +72,12 @@ int cg_exec(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Va
 double cg_flops(const void *op, int nin, const Value *args);
 /* Runs the where-loop w (AMULET, docs/amulet.md) over its input values
  * (the inputs of its H_WHERE hop: R, the ranges, the variables the body
- * reads); *out receives the new R. c may be NULL (codegen disabled): the
- * loop then runs through the vectorized evaluator. */
+ * reads); *out receives the new R. take: args[0] is R's last use: a dense
+ * R block nothing else holds is updated in place (args[0] then becomes
+ * none: its reference moved to *out). c may be NULL (codegen disabled):
+ * the loop then runs through the vectorized evaluator. */
 struct WhereLoop;
-int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, Value *out, BrErr *e);
+int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, bool take, Value *out, BrErr *e);
 /* -stats: the codegen lines. */
 void cg_print_stats(const CgContext *c, FILE *out);
 

@@ -362,31 +362,40 @@ static void kill_group(pid_t pid)
 }
 
 /* The precompiled prelude (process-wide state): the prelude's headers
- * (immintrin.h above all) cost ~110 ms per compiler process, a PCH of it
- * ~10 ms. <cachedir>/prelude-<hash>.h (the prelude's text) and its .gch,
- * hash over compiler identity, flags and text, are built once per cache
- * directory by a compiler process started in the background with the
- * first bundle (through /bin/sh, which publishes the .gch by rename; it
- * is killed when its context ends unfinished); bundles include it when it is ready, with
- * the prelude inline before (gcc falls back to the text itself if it cannot
- * use the .gch, so the generated code is the same either way). */
+ * cost a compiler process ~25 ms, a PCH of them ~10 ms. <cachedir>/
+ * prelude-<hash>.h (the prelude's text) and its .gch, hash over compiler
+ * identity, flags and text, are built once per cache directory by a
+ * compiler process started in the background with the first bundle
+ * (through /bin/sh, which publishes the .gch by rename; it is killed when
+ * its context ends unfinished); bundles include it when it is ready, with
+ * the prelude inline before (gcc falls back to the text itself if it
+ * cannot use the .gch, so the generated code is the same either way).
+ * A second one holds the prelude and the intrinsics header (immintrin.h:
+ * ~110 ms a process to parse, 25 MB precompiled) for the operators whose
+ * source continues the prelude with its include (AMULET kernels,
+ * docs/amulet.md): built when the first of them compiles, so that the
+ * others do not load the larger PCH. */
+typedef struct Pch {
+    const char *text;      /* the header's text (NULL: not made yet) */
+    char dir[1024], name[64];
+    int state;             /* 0 not tried, 1 building, 2 ready, -1 unusable */
+    pid_t pid;
+    int64_t t0;
+    char tmp[1200];
+} Pch;
 static pthread_mutex_t pch_mu = PTHREAD_MUTEX_INITIALIZER;
-static char pch_dir[1024], pch_name[64];
-static int pch_state;      /* 0 not tried, 1 building, 2 ready, -1 unusable */
-static pid_t pch_pid;
-static int64_t pch_t0;
-static char pch_tmp[1200];
+static Pch pchs[2];
 
 static int64_t cc_timeout_ns(void);
 
 /* Ends a running prelude build (its context ends, or it ran over the
  * timeout); the next context builds it again. pch_mu held. */
-static void pch_kill(int state)
+static void pch_kill(Pch *p, int state)
 {
-    if (pch_state != 1) return;
-    kill_group(pch_pid);
-    unlink(pch_tmp);
-    pch_state = state;
+    if (p->state != 1) return;
+    kill_group(p->pid);
+    unlink(p->tmp);
+    p->state = state;
 }
 
 static bool same_text(const char *path, const char *text)
@@ -403,56 +412,64 @@ static bool same_text(const char *path, const char *text)
     return ok;
 }
 
-/* Copies the name of the usable precompiled prelude of c's cache
- * directory to name and returns true; false when there is none yet
- * (starts building it then). */
-static bool pch_get(CgContext *c, char name[64])
+/* Copies the name of the usable precompiled prelude (simd: the one with
+ * the intrinsics) of c's cache directory to name and returns true; false
+ * when there is none yet (starts building it then). */
+static bool pch_get(CgContext *c, bool simd, char name[64])
 {
     bool res = false;
+    Pch *p = &pchs[simd];
     pthread_mutex_lock(&pch_mu);
-    if (pch_state == 1) {
+    if (!p->text) {
+        StrBuf t = {0};
+        sb_puts(&t, cg_prelude);
+        if (simd) sb_puts(&t, cg_prelude_simd);
+        p->text = t.s;
+        if (!p->text) { pthread_mutex_unlock(&pch_mu); return false; }
+    }
+    if (p->state == 1) {
         /* the build running (of this or another directory) done? */
         int status = 0;
-        pid_t r = waitpid(pch_pid, &status, WNOHANG);
-        if (r == pch_pid || (r < 0 && errno != EINTR))
-            pch_state = r == pch_pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 2 : -1;
-        else if (br_now_ns() - pch_t0 > cc_timeout_ns())
-            pch_kill(-1);
+        pid_t r = waitpid(p->pid, &status, WNOHANG);
+        if (r == p->pid || (r < 0 && errno != EINTR))
+            p->state = r == p->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 2 : -1;
+        else if (br_now_ns() - p->t0 > cc_timeout_ns())
+            pch_kill(p, -1);
     }
-    if (strcmp(pch_dir, c->cachedir)) {
-        if (pch_state == 1) { pthread_mutex_unlock(&pch_mu); return false; }   /* another directory's */
-        snprintf(pch_dir, sizeof pch_dir, "%s", c->cachedir);
-        pch_state = 0;
+    if (strcmp(p->dir, c->cachedir)) {
+        if (p->state == 1) { pthread_mutex_unlock(&pch_mu); return false; }   /* another directory's */
+        snprintf(p->dir, sizeof p->dir, "%s", c->cachedir);
+        p->state = 0;
     }
-    if (pch_state == 0) {
+    if (p->state == 0) {
         StrBuf b = {0};
         sb_puts(&b, c->ccid);
         for (int i = 0; i < NFLAGS; i++) { sb_puts(&b, " "); sb_puts(&b, CFLAGS_JIT[i]); }
         sb_puts(&b, "\n");
-        sb_puts(&b, cg_prelude);
+        sb_puts(&b, p->text);
         uint64_t h = b.s ? cg_hash_bytes(b.s, b.n, 0x243f6a8885a308d3ULL) : 0;
         free(b.s);
-        snprintf(pch_name, sizeof pch_name, "prelude-%016llx.h", (unsigned long long)h);
+        snprintf(p->name, sizeof p->name, "prelude-%016llx.h", (unsigned long long)h);
     }
     char hdr[1200], gch[1200];
-    snprintf(hdr, sizeof hdr, "%s/%s", c->cachedir, pch_name);
-    snprintf(gch, sizeof gch, "%s/%s.gch", c->cachedir, pch_name);
-    if (pch_state == 0) {
+    snprintf(hdr, sizeof hdr, "%s/%s", c->cachedir, p->name);
+    snprintf(gch, sizeof gch, "%s/%s.gch", c->cachedir, p->name);
+    if (p->state == 0) {
         struct stat st;
-        pch_state = -1;
+        p->state = -1;
         if (!c->disk_ok) {
             /* a private temporary directory: not worth it */
-        } else if (same_text(hdr, cg_prelude) && stat(gch, &st) == 0 && S_ISREG(st.st_mode) &&
+        } else if (same_text(hdr, p->text) && stat(gch, &st) == 0 && S_ISREG(st.st_mode) &&
                    st.st_uid == getuid() && !(st.st_mode & 022)) {
             utimes(gch, NULL);   /* in use: kept by the collector */
-            pch_state = 2;
+            p->state = 2;
         } else {
             /* the header first (deterministic text), then the .gch */
             unsigned seq = __atomic_fetch_add(&seq_ctr, 1, __ATOMIC_RELAXED);
             char tmp[1200];
             snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.prelude.h", c->cachedir, (int)getpid(), seq);
-            snprintf(pch_tmp, sizeof pch_tmp, "%s/tmp.%d.%u.prelude.gch", c->cachedir, (int)getpid(), seq);
-            if (write_file(tmp, cg_prelude, strlen(cg_prelude)) == 0 && rename(tmp, hdr) == 0) {
+            snprintf(p->tmp, sizeof p->tmp, "%s/tmp.%d.%u.prelude.gch", c->cachedir, (int)getpid(), seq);
+            if (write_file(tmp, p->text, strlen(p->text)) == 0 && rename(tmp, hdr) == 0) {
                 /* a shell publishes the .gch (rename) */
                 char *argv[NFLAGS + 12];
                 int a = 0;
@@ -460,7 +477,7 @@ static bool pch_get(CgContext *c, char name[64])
                 argv[a++] = "-c";
                 argv[a++] = "T=$1 G=$2; shift 2; if \"$@\" -o \"$T\"; then mv -f \"$T\" \"$G\"; else rm -f \"$T\"; exit 1; fi";
                 argv[a++] = "sh";
-                argv[a++] = pch_tmp;
+                argv[a++] = p->tmp;
                 argv[a++] = gch;
                 argv[a++] = c->cc;
                 for (int i = 0; i < NFLAGS; i++)
@@ -469,21 +486,37 @@ static bool pch_get(CgContext *c, char name[64])
                 argv[a++] = "c-header";
                 argv[a++] = hdr;
                 argv[a] = NULL;
-                if (spawn_group(argv, &pch_pid) == 0) {
-                    pch_state = 1;
-                    pch_t0 = br_now_ns();
+                if (spawn_group(argv, &p->pid) == 0) {
+                    p->state = 1;
+                    p->t0 = br_now_ns();
                 }
             } else {
                 unlink(tmp);
             }
         }
     }
-    if (pch_state == 2) {
-        snprintf(name, 64, "%s", pch_name);
+    if (p->state == 2) {
+        snprintf(name, 64, "%s", p->name);
         res = true;
     }
     pthread_mutex_unlock(&pch_mu);
     return res;
+}
+
+/* pch_get for the prelude with the intrinsics, waiting while it is
+ * being built (once per cache directory, ~1 s): compiling an AMULET
+ * kernel without it parses the intrinsics header (~110-400 ms) every
+ * time, and a build that short runs never finish would never help. */
+static bool pch_get_wait(CgContext *c, char name[64])
+{
+    while (!pch_get(c, true, name)) {
+        pthread_mutex_lock(&pch_mu);
+        bool building = pchs[1].state == 1;
+        pthread_mutex_unlock(&pch_mu);
+        if (!building || __atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE)) return false;
+        usleep(5000);
+    }
+    return true;
 }
 
 /* Appends str to b in single quotes for /bin/sh. */
@@ -508,13 +541,19 @@ static bool start(Batch *bt, Job *j)
     snprintf(j->src, sizeof j->src, "%s/tmp.%d.%u.%s.c", c->cachedir, (int)getpid(), seq, k0);
     snprintf(j->tmpobj, sizeof j->tmpobj, "%s/tmp.%d.%u.%s.so", c->cachedir, (int)getpid(), seq, k0);
     /* the prelude once when every operator starts with it */
-    size_t pl = strlen(cg_prelude);
-    bool shared = true;
-    for (int i = 0; i < j->n; i++) shared = shared && !strncmp(bt->op[j->idx[i]]->src, cg_prelude, pl);
+    size_t pl = strlen(cg_prelude), sl = strlen(cg_prelude_simd);
+    bool shared = true, simd = true;
+    for (int i = 0; i < j->n; i++) {
+        const char *src = bt->op[j->idx[i]]->src;
+        shared = shared && !strncmp(src, cg_prelude, pl);
+        simd = simd && shared && !strncmp(src + pl, cg_prelude_simd, sl);
+    }
     if (!shared && j->n > 1) return false;
     StrBuf b = {0};
     char pch[64];
-    if (shared && pch_get(c, pch)) sb_printf(&b, "#include \"%s\"\n", pch);
+    /* (an operator's own include of the intrinsics after the PCH that
+     * has them costs nothing: include guard) */
+    if (shared && (simd ? pch_get_wait(c, pch) : pch_get(c, false, pch))) sb_printf(&b, "#include \"%s\"\n", pch);
     else if (shared) sb_puts(&b, cg_prelude);
     for (int i = 0; i < j->n; i++) bundle_add(&b, bt->op[j->idx[i]], bt->key[j->idx[i]], shared);
     int wr = b.s ? write_file(j->src, b.s, b.n) : -1;
@@ -801,7 +840,8 @@ void jit_stop(CgContext *c)
     /* no compiler outlives braid: the prelude build of this context's
      * folder ends too */
     pthread_mutex_lock(&pch_mu);
-    if (!strcmp(pch_dir, c->cachedir)) pch_kill(0);
+    for (int i = 0; i < 2; i++)
+        if (!strcmp(pchs[i].dir, c->cachedir)) pch_kill(&pchs[i], 0);
     pthread_mutex_unlock(&pch_mu);
 }
 

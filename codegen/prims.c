@@ -298,6 +298,8 @@ const char cg_prelude[] =
  * Row plans specialized on a small side-matrix width: the intrinsics
  * header they need would triple the compile time of every operator, and
  * the shared prelude is precompiled by jit.c). */
+const char cg_prelude_simd[] = "#include <immintrin.h>\n";
+
 const char cg_prelude_blk[] =
     "/* Blocks of CG_RB rows against a side matrix of K <= 16 columns (K a\n"
     " * literal at the call, so the always-inlined kernels are specialized):\n"

@@ -427,7 +427,9 @@ void hop_infer(Hop *h)
         /* the new R: R's shape (checked against the ranges at run time) */
         h->dt = DT_MATRIX;
         h->vt = VT_DOUBLE;
-        if (a && a->dt == DT_MATRIX) set_dims(h, a->rows, a->cols);
+        if (a && a->dt == DT_MATRIX && !h->where->bcast) set_dims(h, a->rows, a->cols);
+        else if (a && a->dt == DT_MATRIX)   /* R broadcast to the products: extents above 1 stay */
+            set_dims(h, a->rows > 1 ? a->rows : -1, a->cols > 1 ? a->cols : -1);
         else set_dims(h, -1, -1);
         break;
     case H_TREAD:

@@ -107,6 +107,13 @@ struct WhereLoop {
     WhereAcc acc;            /* =, +=, min=, max= */
     Expr *value;             /* the body's right-hand side */
     Span span;
+    bool bcast;              /* lifted from a loop over k of rank-one outer
+                                products (lang/where.c): reads X[i,j] by
+                                R's variables and R itself follow DML's
+                                elementwise broadcasting (X a scalar, a row
+                                or column vector, or the full matrix), and
+                                every dimension indexed by i or j must
+                                match its range exactly */
 };
 
 typedef struct Block {

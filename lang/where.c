@@ -215,6 +215,353 @@ static Stmt **lifted_stmts(Arena *a, const Stmt *s, WhereLoop *w, int *n)
     return v;
 }
 
+/* ---- loops over k of rank-one outer products ---- */
+
+/* A loop `for (k in a:b) { T1 = e1; ...; R = R + f(...) }` whose body
+ * combines outer products A[,k] %*% B[k,] with elementwise operators is
+ * the where-loop over (i, j, k) of f with A[,k] read as A[i,k] and B[k,]
+ * as B[k,j] (seed 4.1's compatibility path for the vectorized form). The
+ * translation keeps, per expression, which of i and j its DML value is
+ * known to be indexed by (a column of k-indexed reads: i; a row: j), so
+ * that `%*%` is taken only where it is an outer product. Other variables
+ * become broadcast reads X[i,j] (WhereLoop.bcast: resolved by X's shape
+ * at run time as DML's elementwise operators broadcast it; t(X): X[j,i]).
+ */
+enum { RK_I = 1, RK_J = 2 };
+typedef struct RkVal {
+    Expr *e;               /* the where-body expression */
+    int cls;               /* RK_I | RK_J bits the value is indexed by */
+    bool known;            /* cls is exact (no broadcast read inside) */
+    Expr *rows, *cols;     /* extent of i / j (nrow(A) ...), NULL unknown */
+} RkVal;
+
+#define RK_MAXTEMPS 16
+typedef struct RkCtx {
+    Arena *a;
+    const Stmt *loop;      /* the for statement */
+    const char *k, *r;     /* the loop variable, the result */
+    const char *tname[RK_MAXTEMPS];
+    RkVal tval[RK_MAXTEMPS];
+    int nt;
+    const Block *body;
+} RkCtx;
+
+static const char *const rk_i = "#i", *const rk_j = "#j";   /* never DML names */
+
+static Expr *rk_ident(Arena *a, const char *name, Span sp)
+{
+    Expr *e = new_expr(a, EX_IDENT, sp);
+    if (e) e->ident = name;
+    return e;
+}
+
+/* X[r, c] with loop variables r and c (bcast: a broadcast read). */
+static Expr *rk_index(Arena *a, const char *x, const char *r, const char *c, Span sp)
+{
+    Expr *e = new_expr(a, EX_INDEX, sp);
+    if (!e) return NULL;
+    e->index.name = x;
+    e->index.has_col = true;
+    e->index.row.lo = rk_ident(a, r, sp);
+    e->index.col.lo = rk_ident(a, c, sp);
+    return e->index.row.lo && e->index.col.lo ? e : NULL;
+}
+
+/* nrow(x) or ncol(x). */
+static Expr *rk_extent(Arena *a, const char *x, bool rows, Span sp)
+{
+    Expr *c = new_expr(a, EX_CALL, sp);
+    Arg *arg = arena_alloc(a, sizeof *arg);
+    Expr *v = rk_ident(a, x, sp);
+    if (!c || !arg || !v) return NULL;
+    *arg = (Arg){.value = v, .span = sp};
+    c->call.name = rows ? "nrow" : "ncol";
+    c->call.args = arg;
+    c->call.nargs = 1;
+    c->call.builtin = ops_builtin(c->call.name);
+    return c->call.builtin ? c : NULL;
+}
+
+/* Is name assigned anywhere in the loop body (a temporary or the result)? */
+static bool rk_assigned(const RkCtx *c, const char *name)
+{
+    for (int i = 0; i < c->body->n; i++)
+        if (!strcmp(c->body->stmts[i]->assign.target.name, name)) return true;
+    return false;
+}
+
+/* Is d the single index k (true) or the whole dimension (false, *all)? */
+static bool rk_dim(const RkCtx *c, const IndexDim *d, bool *all)
+{
+    *all = d->all;
+    return !d->all && !d->hi && d->lo && d->lo->kind == EX_IDENT && !strcmp(d->lo->ident, c->k);
+}
+
+/* A[,k] (column: i), A[k,] (row: j), with tr their transposes t(A[k,]),
+ * t(A[,k]). */
+static bool rk_slice(RkCtx *c, const Expr *e, bool tr, RkVal *out)
+{
+    if (e->kind != EX_INDEX || !e->index.has_col || rk_assigned(c, e->index.name) || !strcmp(e->index.name, c->k))
+        return false;
+    bool rall, call;
+    bool rk = rk_dim(c, &e->index.row, &rall), ck = rk_dim(c, &e->index.col, &call);
+    const char *x = e->index.name;
+    if (ck && rall) {          /* A[,k]: i of the rows; t(): j */
+        out->cls = tr ? RK_J : RK_I;
+        out->e = rk_index(c->a, x, tr ? rk_j : rk_i, c->k, e->span);
+        *(tr ? &out->cols : &out->rows) = rk_extent(c->a, x, true, e->span);
+    } else if (rk && call) {   /* B[k,]: j of the columns; t(): i */
+        out->cls = tr ? RK_I : RK_J;
+        out->e = rk_index(c->a, x, c->k, tr ? rk_i : rk_j, e->span);
+        *(tr ? &out->rows : &out->cols) = rk_extent(c->a, x, false, e->span);
+    } else {
+        return false;
+    }
+    out->known = true;
+    return out->e && (out->rows || out->cols);
+}
+
+static bool rk_expr(RkCtx *c, const Expr *e, RkVal *out);
+
+/* Combines the operands' classes and extents into out. */
+static void rk_join(RkVal *out, const RkVal *v, int n)
+{
+    out->cls = 0;
+    out->known = true;
+    for (int i = 0; i < n; i++) {
+        out->cls |= v[i].cls;
+        out->known &= v[i].known;
+        if (!out->rows) out->rows = v[i].rows;
+        if (!out->cols) out->cols = v[i].cols;
+    }
+}
+
+/* outer(u, v, op) of a column and a row: u[i] op v[j]. */
+static bool rk_outer(RkCtx *c, const Expr *e, RkVal *out)
+{
+    const char *name = "*";
+    int n = e->call.nargs;
+    if (n < 2 || n > 3 || e->call.args[0].name || e->call.args[1].name) return false;
+    if (n == 3) {
+        const Arg *o = &e->call.args[2];
+        if ((o->name && strcmp(o->name, "op")) || o->value->kind != EX_STRING) return false;
+        name = o->value->sval;
+    }
+    OpCode op = OP__COUNT;
+    for (int i = 0; i < OP__COUNT && op == OP__COUNT; i++)
+        if (op_info[i].kind == OK_BINARY && !strcmp(op_info[i].name, name)) op = (OpCode)i;
+    RkVal v[2];
+    Expr *x = new_expr(c->a, EX_BINARY, e->span);
+    if (op == OP__COUNT || !x || !rk_expr(c, e->call.args[0].value, &v[0]) || !rk_expr(c, e->call.args[1].value, &v[1]))
+        return false;
+    if (!(v[0].known && v[0].cls == RK_I && v[1].known && v[1].cls == RK_J)) return false;
+    x->binary.op = op;
+    x->binary.a = v[0].e;
+    x->binary.b = v[1].e;
+    rk_join(out, v, 2);
+    out->e = x;
+    return true;
+}
+
+static bool rk_call(RkCtx *c, const Expr *e, RkVal *out)
+{
+    const BuiltinInfo *bi = e->call.builtin;
+    if (!bi) return false;
+    if (bi->id == BI_OUTER) return rk_outer(c, e, out);
+    for (int i = 0; i < e->call.nargs; i++) if (e->call.args[i].name) return false;
+    if (bi->id == BI_T && e->call.nargs == 1) {
+        const Expr *x = e->call.args[0].value;
+        if (x->kind != EX_IDENT) return rk_slice(c, x, true, out);
+        /* t(X) of a variable: the broadcast read X[j,i] */
+        if (!strcmp(x->ident, c->k) || rk_assigned(c, x->ident)) return false;
+        for (int t = 0; t < c->nt; t++) if (!strcmp(c->tname[t], x->ident)) return false;
+        out->e = rk_index(c->a, x->ident, rk_j, rk_i, e->span);
+        return out->e != NULL;
+    }
+    if (!where_builtin_ok(bi, e->call.nargs)) return false;
+    RkVal v[3] = {{0}};
+    Expr *x = new_expr(c->a, EX_CALL, e->span);
+    Arg *args = arena_alloc(c->a, (size_t)e->call.nargs * sizeof *args);
+    if (!x || !args) return false;
+    for (int i = 0; i < e->call.nargs; i++) {
+        if (!rk_expr(c, e->call.args[i].value, &v[i])) return false;
+        args[i] = (Arg){.value = v[i].e, .span = e->call.args[i].span};
+    }
+    x->call = e->call;
+    x->call.args = args;
+    rk_join(out, v, e->call.nargs);
+    out->e = x;
+    return true;
+}
+
+/* The where-body form of loop-body expression e, or false when e is
+ * outside the recognized shape. */
+static bool rk_expr(RkCtx *c, const Expr *e, RkVal *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (e->kind) {
+    case EX_INT: case EX_DOUBLE: case EX_BOOL:
+        out->e = (Expr *)e;
+        out->known = true;
+        return true;
+    case EX_IDENT:
+        for (int t = c->nt - 1; t >= 0; t--)
+            if (!strcmp(c->tname[t], e->ident)) { *out = c->tval[t]; return true; }
+        /* the loop variable as a value, the result, or a variable the
+         * body assigns later (its value would come from the previous
+         * iteration): not a where body */
+        if (!strcmp(e->ident, c->k) || rk_assigned(c, e->ident)) return false;
+        out->e = rk_index(c->a, e->ident, rk_i, rk_j, e->span);
+        return out->e != NULL;
+    case EX_INDEX: return rk_slice(c, e, false, out);
+    case EX_UNARY: {
+        RkVal v;
+        Expr *x = new_expr(c->a, EX_UNARY, e->span);
+        if (!x || !rk_expr(c, e->unary.a, &v)) return false;
+        x->unary.op = e->unary.op;
+        x->unary.a = v.e;
+        *out = v;
+        out->e = x;
+        return true;
+    }
+    case EX_BINARY: {
+        RkVal v[2];
+        Expr *x = new_expr(c->a, EX_BINARY, e->span);
+        if (!x || !rk_expr(c, e->binary.a, &v[0]) || !rk_expr(c, e->binary.b, &v[1])) return false;
+        /* u %*% v of a column and a row: the outer product u[i] * v[j] */
+        if (e->binary.op == OP_MATMUL &&
+            !(v[0].known && v[0].cls == RK_I && v[1].known && v[1].cls == RK_J))
+            return false;
+        x->binary.op = e->binary.op == OP_MATMUL ? OP_MULT : e->binary.op;
+        x->binary.a = v[0].e;
+        x->binary.b = v[1].e;
+        rk_join(out, v, 2);
+        out->e = x;
+        return true;
+    }
+    case EX_CALL: return rk_call(c, e, out);
+    default: return false;
+    }
+}
+
+static bool is_name(const Expr *e, const char *name)
+{
+    return e->kind == EX_IDENT && !strcmp(e->ident, name);
+}
+
+/* e without the term r at the left end of its chain of + and -
+ * (R + a - b: a - b), *none when e was r alone; NULL when r is not there. */
+static Expr *rk_strip(Arena *a, Expr *e, const char *r, bool *none)
+{
+    *none = false;
+    if (is_name(e, r)) { *none = true; return e; }
+    if (e->kind != EX_BINARY || (e->binary.op != OP_PLUS && e->binary.op != OP_MINUS)) return NULL;
+    bool n;
+    Expr *l = rk_strip(a, e->binary.a, r, &n);
+    Expr *x = l ? new_expr(a, n && e->binary.op == OP_MINUS ? EX_UNARY : EX_BINARY, e->span) : NULL;
+    if (!x) return NULL;
+    if (n && e->binary.op == OP_PLUS) return e->binary.b;
+    if (n) {
+        x->unary.op = OP_NEG;
+        x->unary.a = e->binary.b;
+    } else {
+        x->binary.op = e->binary.op;
+        x->binary.a = l;
+        x->binary.b = e->binary.b;
+    }
+    return x;
+}
+
+/* The accumulation of the loop's last statement R += e, R = R + e - f
+ * (R first in a chain of + and -), R = e + R, R = min(R, e) / max
+ * (either order): its operator and the accumulated value; false for
+ * anything else. */
+static bool rk_update(RkCtx *c, const Stmt *st, WhereAcc *acc, Expr **val)
+{
+    const LValue *t = &st->assign.target;
+    Expr *e = st->assign.value;
+    bool none;
+    if (st->kind != ST_ASSIGN || t->indexed) return false;
+    *acc = WA_ADD;
+    if (st->assign.accum) { *val = e; return true; }
+    if ((*val = rk_strip(c->a, e, t->name, &none)) != NULL) return !none;
+    if (e->kind == EX_BINARY && e->binary.op == OP_PLUS && is_name(e->binary.b, t->name)) {
+        *val = e->binary.a;
+        return true;
+    }
+    if (e->kind != EX_CALL || !e->call.builtin || e->call.nargs != 2 || e->call.args[0].name ||
+        e->call.args[1].name || (e->call.builtin->id != BI_MIN && e->call.builtin->id != BI_MAX))
+        return false;
+    bool r0 = is_name(e->call.args[0].value, t->name), r1 = is_name(e->call.args[1].value, t->name);
+    if (r0 == r1) return false;
+    *acc = e->call.builtin->id == BI_MIN ? WA_MIN : WA_MAX;
+    *val = e->call.args[r0 ? 1 : 0].value;
+    return true;
+}
+
+/* The where-loop of a loop over k of rank-one outer products, or NULL. */
+static WhereLoop *lift_rank1(Arena *a, const Stmt *s)
+{
+    if (s->kind != ST_FOR || s->for_.parfor || s->for_.incr || s->for_.nopts || s->for_.body.n < 1) return NULL;
+    WhereLoop probe = {0};
+    if (reads_var(&probe, 0, s->for_.from) || reads_var(&probe, 0, s->for_.to)) return NULL;
+    const Block *body = &s->for_.body;
+    for (int i = 0; i < body->n; i++) {
+        const Stmt *st = body->stmts[i];
+        if (st->kind != ST_ASSIGN || st->assign.target.indexed || !strcmp(st->assign.target.name, s->for_.var))
+            return NULL;
+    }
+    const Stmt *last = body->stmts[body->n - 1];
+    RkCtx c = {.a = a, .loop = s, .k = s->for_.var, .r = last->assign.target.name, .body = body};
+    if (body->n - 1 > RK_MAXTEMPS) return NULL;
+    for (int i = 0; i + 1 < body->n; i++) {
+        const Stmt *st = body->stmts[i];
+        if (st->assign.accum || !strcmp(st->assign.target.name, c.r)) return NULL;
+        if (!rk_expr(&c, st->assign.value, &c.tval[c.nt])) return NULL;
+        c.tname[c.nt++] = st->assign.target.name;
+    }
+    WhereLoop w = {0};
+    Expr *e = NULL;
+    RkVal v;
+    if (!rk_update(&c, last, &w.acc, &e) || !rk_expr(&c, e, &v) || !v.rows || !v.cols) return NULL;
+    w.nvars = 3;
+    w.vars[0] = (WhereVar){rk_i, new_expr(a, EX_INT, s->span), v.rows, s->span};
+    w.vars[1] = (WhereVar){rk_j, new_expr(a, EX_INT, s->span), v.cols, s->span};
+    w.vars[2] = (WhereVar){s->for_.var, s->for_.from, s->for_.to, s->span};
+    if (!w.vars[0].from || !w.vars[1].from) return NULL;
+    w.vars[0].from->ival = w.vars[1].from->ival = 1;
+    w.target = last->assign.target;
+    w.target.indexed = true;
+    w.target.has_col = true;
+    w.target.row.lo = rk_ident(a, rk_i, s->span);
+    w.target.col.lo = rk_ident(a, rk_j, s->span);
+    w.value = v.e;
+    w.span = s->span;
+    w.bcast = true;
+    const char *names[1];
+    if (!w.target.row.lo || !w.target.col.lo || where_leaves(&w, names, 0) > WHERE_MAXLEAVES) return NULL;
+    WhereLoop *r = arena_alloc(a, sizeof *r);
+    if (r) *r = w;
+    return r;
+}
+
+/* The statements replacing the rank-one loop s: R = <where>, k = as the
+ * loop leaves it, then the temporaries once more for that k (their values
+ * after the loop are those of its last iteration). */
+static Stmt **rank1_stmts(Arena *a, const Stmt *s, WhereLoop *w, int *n)
+{
+    int nt = s->for_.body.n - 1;
+    Stmt **v = arena_alloc(a, (size_t)(2 + nt) * sizeof *v);
+    int nk = 0;
+    Stmt **head = lifted_stmts(a, s, w, &nk);   /* R = where; #i, #j, k */
+    if (!v || !head) return NULL;
+    v[0] = head[0];
+    v[1] = head[3];
+    for (int i = 0; i < nt; i++) v[2 + i] = s->for_.body.stmts[i];
+    *n = 2 + nt;
+    return v;
+}
+
 void where_lift_block(Arena *a, Block *b)
 {
     for (int i = 0; i < b->n; i++) {
@@ -229,6 +576,8 @@ void where_lift_block(Arena *a, Block *b)
         WhereLoop *w = lift(a, s, &inner);
         int n = 0;
         Stmt **rep = w ? lifted_stmts(a, s, w, &n) : NULL;
+        WhereLoop *w1 = rep ? NULL : lift_rank1(a, s);
+        if (w1) rep = rank1_stmts(a, s, w1, &n);
         if (!rep) { where_lift_block(a, &s->for_.body); continue; }
         Stmt **nv = arena_alloc(a, (size_t)(b->n + n - 1) * sizeof *nv);
         if (!nv) continue;

@@ -26,6 +26,14 @@ static bool is_write(const HopDag *d, const Hop *h)
     return false;
 }
 
+/* May where-loop h, whose R is TREAD t, take t's matrix (R = where(...)
+ * written back to t's variable, t no other input of h)? */
+static bool where_moves(const HopDag *d, const Hop *h, const Hop *t)
+{
+    for (int k = 1; k < h->nin; k++) if (h->in[k] == t) return false;
+    return is_write_of(d, h, t->name);
+}
+
 /* Marks TREADs (moves) that feed a chain of left indexing written back to
  * the same variable. Other consumers may read the variable too (as in
  * v[i,1] = v[i-1,1] * a): the runtime updates in place only at the
@@ -58,6 +66,8 @@ static int mark_moves(HopDag *d, const Lin *l)
         if (optread) continue;
         for (int j = i + 1; j < l->n && !t->move; j++) {
             Hop *cur = l->v[j];
+            /* a where-loop's R written back to R: updated in place too */
+            if (cur->kind == H_WHERE && cur->in[0] == t && where_moves(d, cur, t)) t->move = true;
             if (cur->kind != H_LIX || cur->in[0] != t) continue;
             for (;;) {
                 /* the target must not also feed the source or index inputs */

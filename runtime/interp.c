@@ -222,7 +222,15 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
     case I_CALL:
         if (call(rt, f, in->func, in->spec, args, out)) rc = -1;
         break;
-    case I_WHERE: rc = cg_where_exec(rt->prog->cg, in->where, args, in->nin, out, e); break;
+    case I_WHERE: {
+        /* R updated in place at its register's last use (as I_LIX) */
+        bool last = false;
+        for (int k = 0; k < in->nfree; k++) if (in->frees[k] == in->in[0]) last = true;
+        for (int k = 1; k < in->nin; k++) if (in->in[k] == in->in[0]) last = false;
+        rc = cg_where_exec(rt->prog->cg, in->where, args, in->nin, last, out, e);
+        if (last && args[0].kind == V_NONE) regs[in->in[0]] = val_none();
+        break;
+    }
     default: rc = br_err(e, BR_EFAIL, "unknown instruction"); break;
     }
     if (args != local) free(args);

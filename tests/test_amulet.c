@@ -9,6 +9,7 @@
 #include "t_dml.h"
 #include "kernels/ew.h"
 #include "kernels/leaf.h"
+#include "kernels/reorg.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -202,6 +203,156 @@ static void lifted(void)
     mb_release(A); mb_release(B);
 }
 
+/* How many where-loops lifted from loops of outer products the main
+ * script of src has (inputs names[0..n) predefined). */
+static int rank1_lifted(const char *src, const char **names, int n)
+{
+    Diag *d = diag_new();
+    LangOptions lo = {.predefined = names, .npredefined = n};
+    Program *p = lang_load_string(src, "<t>", &lo, d);
+    int c = 0;
+    const Block *b = p ? lang_main(p) : NULL;
+    for (int i = 0; b && i < b->n; i++) {
+        const Stmt *s = b->stmts[i];
+        c += s->kind == ST_ASSIGN && s->assign.value->kind == EX_WHERE && s->assign.value->where->bcast;
+    }
+    lang_program_free(p);
+    diag_free(d);
+    return c;
+}
+
+/* Loops over k of rank-one outer products with elementwise operators
+ * (temporaries, transposed slices, broadcast thresholds and results,
+ * min/max) lift to where-loops: the same R, loop variable and
+ * temporaries as the loops kept (BRAID_AMULET_LIFT=0), over sizes that
+ * take the evaluator and the kernel; loops outside the shape stay loops
+ * (same results); a shape mismatch is still an error. */
+static void rank1(void)
+{
+    static const struct { const char *init, *body; int lifts; } cases[] = {
+        {"matrix(0, M, N)", "P = A[,k] %*% B[k,]\n R = R + P - (P > thr) * P * dis", 1},
+        {"matrix(0, M, N)", "P = t(At[k,]) %*% t(Bt[,k])\n R = R + P + (P > thc) * (P - thc)", 1},
+        {"0", "R = R + (A[,k] %*% B[k,] > thf)", 1},
+        {"matrix(1, 1, N)", "R += ifelse(A[,k] %*% B[k,] > 0.2, A[,k] %*% B[k,], -1)", 1},
+        {"matrix(1e9, M, N)", "R = min(R, A[,k] + B[k,])", 1},
+        {"matrix(-1e9, M, 1)", "R = max(t(At[k,]) - t(Bt[,k]), R)", 1},
+        {"thf", "u = A[,k] * 2\n v = abs(B[k,])\n R = R - u %*% v * thr", 1},
+        {"matrix(0, M, N)", "P = A[,k] %*% B[k,]\n R = R + P - (P > t(thrt)) * P * t(thft)", 1},
+        {"matrix(-1e9, M, N)", "R = max(R, outer(A[,k], t(Bt[,k]), \"+\") * outer(A[,k], B[k,], op=\">\"))", 1},
+        {"matrix(0, M, N)", "R = thf + R + sqrt(abs(A[,k] %*% B[k,]))", 0},
+        {"matrix(0, M, N)", "R = R + A[,k] %*% B[k,] * s\n s = s * 0.5", 0},
+        {"matrix(0, M, N)", "R = R + A[,k] %*% B[k,] * k", 0},
+        {"matrix(0, M, N)", "R = R + A[,k] %*% B[k,] * sum(A[,k])", 0},
+    };
+    static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {70, 66, 80}, {1, 17, 5}};
+    const char *names[] = {"A", "B", "At", "Bt", "thr", "thc", "thf", "thrt", "thft"}, *on[] = {"R", "x", "P", "u"};
+    char src[900];
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+        t_seed((uint64_t)(M * 17 + N));
+        MB *A = t_gen(M, K, 1, -1, 1, false), *B = t_gen(K, N, 1, -1, 1, false);
+        BrErr e = {0};
+        MB *At = k_transpose(A, &e), *Bt = k_transpose(B, &e);
+        MB *ins[] = {A, B, At, Bt, t_gen(1, N, 1, -0.3, 0.3, false), t_gen(M, 1, 1, -0.3, 0.3, false),
+                     t_gen(M, N, 1, -0.3, 0.3, false), NULL, NULL};
+        ins[7] = k_transpose(ins[4], &e);
+        ins[8] = k_transpose(ins[6], &e);
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            snprintf(src, sizeof src,
+                     "M = nrow(A); N = ncol(B); dis = 0.5; s = 1; P = 0; u = 0\nR = %s\n"
+                     "for (k in 1:ncol(A)) {\n %s\n}\nx = k\n", cases[c].init, cases[c].body);
+            T_CHECK(rank1_lifted(src, names, 9) == cases[c].lifts, "rank-one case %zu lifted", c);
+            TRun r0, r1;
+            if (run_two(src, "BRAID_AMULET_LIFT", "0", NULL, 9, names, ins, 4, on, &r0, &r1)) {
+                T_MB_EQ(r1.out[0].kind == V_MATRIX ? r1.out[0].m : NULL, r0.out[0].m, 1e-9,
+                        "rank-one case %zu, %lldx%lldx%lld", c, (long long)M, (long long)N, (long long)K);
+                for (int o = 1; o < 4; o++)
+                    T_CHECK(r0.out[o].kind == r1.out[o].kind &&
+                            (r0.out[o].kind != V_MATRIX ? val_as_double(&r0.out[o]) == val_as_double(&r1.out[o])
+                                                        : mb_equal(r0.out[o].m, r1.out[o].m, 0)),
+                            "rank-one case %zu: variable %s after the loop", c, on[o]);
+            }
+            t_run_free(&r0);
+            t_run_free(&r1);
+        }
+        /* a threshold of the wrong shape: an error either way */
+        MB *bad = t_gen(1, N + 1, 1, 0, 1, false);
+        MB *ins2[] = {A, B, bad};
+        const char *n2[] = {"A", "B", "thr"}, *on2[] = {"R"};
+        const char *src2 = "R = matrix(0, nrow(A), ncol(B))\nfor (k in 1:ncol(A)) R = R + (A[,k] %*% B[k,] > thr)\n";
+        TRun r;
+        t_run_dml(src2, &t_pols[2].o, 3, n2, ins2, 1, on2, &r);
+        T_CHECK(r.rc != 0 && strstr(r.err, "dimension mismatch"), "rank-one shape error: %s", r.err);
+        t_run_free(&r);
+        setenv("BRAID_AMULET_LIFT", "0", 1);
+        t_run_dml(src2, &t_pols[2].o, 3, n2, ins2, 1, on2, &r);
+        unsetenv("BRAID_AMULET_LIFT");
+        T_CHECK(r.rc != 0, "rank-one shape error, loop kept");
+        t_run_free(&r);
+        mb_release(bad);
+        for (int i = 0; i < 9; i++) mb_release(ins[i]);
+    }
+}
+
+/* R updated in place at its last use: a copy that shares R's block
+ * keeps its value; repeated updates in a loop accumulate. */
+static void inplace(void)
+{
+    MB *A = t_gen(30, 20, 1, -1, 1, false), *B = t_gen(20, 25, 1, -1, 1, false);
+    const char *names[] = {"A", "B"}, *on[] = {"S", "D"};
+    MB *ins[] = {A, B};
+    const char *src =
+        "R = matrix(1, rows=30, cols=25)\nS = R\n"
+        "where (i in 1:30, j in 1:25, k in 1:20) { R[i,j] += A[i,k] * B[k,j] }\n"
+        "T = matrix(0, rows=30, cols=25)\n"
+        "for (t in 1:3) { where (i in 1:30, j in 1:25, k in 1:20) { T[i,j] += A[i,k] * B[k,j] } }\n"
+        "D = T - 3 * (R - 1)\n";
+    TRun r;
+    t_run_dml(src, &t_pols[2].o, 2, names, ins, 2, on, &r);
+    T_CHECK(r.rc == 0, "in place: %s", r.err);
+    if (r.rc == 0) {
+        BrErr e = {0};
+        MB *one = mb_fill(30, 25, 1, &e), *zero = mb_dense(30, 25, &e);
+        T_MB_EQ(r.out[0].m, one, 0, "in place: the copy keeps its value");
+        T_CHECK(mb_equal(r.out[1].m, zero, 1e-12), "in place: repeated updates");
+        mb_release(one); mb_release(zero);
+    }
+    t_run_free(&r);
+    mb_release(A); mb_release(B);
+}
+
+/* NaN and infinities in the operands: the masked forms (0 * x), min=,
+ * max= and binary min/max give DML's values on every path (the kernel
+ * leaves such loops to the evaluator), against the scalar reference. */
+static void nonfinite(void)
+{
+    t_seed(5);
+    MB *A = t_gen(70, 80, 1, -1, 1, false), *B = t_gen(80, 66, 1, -1, 1, false);
+    A->d[3 * 80 + 7] = NAN;
+    A->d[10 * 80 + 2] = INFINITY;
+    B->d[5 * 66 + 9] = -INFINITY;
+    MB *th = t_gen(1, 66, 1, -0.5, 0.5, false);
+    th->d[4] = NAN;
+    const char *names[] = {"A", "B", "thj"}, *on[] = {"R", "S", "T", "U"};
+    MB *ins[] = {A, B, th};
+    const char *src =
+        "R = matrix(0, 70, 66); S = matrix(1e9, 70, 66); T = matrix(-1e9, 70, 66); U = R\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { R[i,j] += A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j] }\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { S[i,j] min= A[i,k] + B[k,j] }\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { T[i,j] max= A[i,k] - B[k,j] }\n"
+        "where (i in 1:70, j in 1:66, k in 1:80) { U[i,j] += min(A[i,k], B[k,j]) * (B[k,j] > 0) }\n";
+    static const char *modes[] = {"kernel", "auto", "eval"};
+    for (int m = 0; m < 3; m++) {
+        TRun r0, r1;
+        if (run_two(src, "BRAID_AMULET", "ref", modes[m], 3, names, ins, 4, on, &r0, &r1))
+            for (int k = 0; k < 4; k++) T_MB_EQ(r1.out[k].m, r0.out[k].m, 1e-9, "non-finite %s output %d", modes[m], k);
+        t_run_free(&r0);
+        t_run_free(&r1);
+    }
+    unsetenv("BRAID_AMULET");
+    mb_release(A); mb_release(B); mb_release(th);
+}
+
 /* A sparse A whose zeros make the body zero (matmul, Q1) skips them; Q2
  * (not zero where A is) must not: both against the reference path. */
 static void sparse_a(void)
@@ -221,7 +372,36 @@ static void sparse_a(void)
         for (int k = 0; k < 3; k++) T_MB_EQ(r0.out[k].m, r1.out[k].m, 1e-9, "sparse A output %d", k);
     t_run_free(&r0);
     t_run_free(&r1);
+    /* sub-ranges of the sparse operand, and a NaN in B (no skipping) */
+    const char *src2 =
+        "R = matrix(0, 70, 66)\n"
+        "where (i in 2:69, j in 1:66, k in 3:80) { R[i,j] += A[i,k] * B[k,j] }\n";
+    const char *on2[] = {"R"};
+    for (int nan = 0; nan < 2; nan++) {
+        if (nan) B->d[7 * 66 + 5] = NAN;
+        if (run_two(src2, "BRAID_AMULET", "ref", "auto", 3, names, ins, 1, on2, &r0, &r1))
+            T_MB_EQ(r1.out[0].m, r0.out[0].m, 1e-9, "sparse A sub-range, NaN %d", nan);
+        t_run_free(&r0);
+        t_run_free(&r1);
+    }
+    unsetenv("BRAID_AMULET");
     mb_release(A); mb_release(B); mb_release(th);
+    /* a sparse A whose dense form would not fit in memory (100000^2):
+     * read by its rows, never densified; against braid's matmul */
+    BrErr e = {0};
+    MB *H = mb_sp_new(100000, 100000, 256, &e), *C = t_gen(100000, 3, 1, -1, 1, false);
+    for (int q = 0; q < 200; q++) mb_sp_append(H, q * 499, (q * 7919) % 100000, 0.5 + q, &e);
+    mb_sp_finish(H);
+    const char *n3[] = {"H", "C"}, *on3[] = {"R", "S"};
+    MB *in3[] = {H, C};
+    TRun r;
+    t_run_dml("R = matrix(0, nrow(H), ncol(C))\n"
+              "where (i in 1:nrow(H), j in 1:ncol(C), k in 1:ncol(H)) { R[i,j] += H[i,k] * C[k,j] }\nS = H %*% C\n",
+              &t_pols[2].o, 2, n3, in3, 2, on3, &r);
+    T_CHECK(r.rc == 0, "huge sparse A: %s", r.err);
+    if (r.rc == 0) T_MB_EQ(r.out[0].m, r.out[1].m, 1e-12, "huge sparse A");
+    t_run_free(&r);
+    mb_release(H); mb_release(C);
 }
 
 int main(void)
@@ -232,6 +412,9 @@ int main(void)
     errors();
     general();
     lifted();
+    rank1();
+    inplace();
+    nonfinite();
     sparse_a();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
