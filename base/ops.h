@@ -86,7 +86,18 @@ OpCode ops_cmp_by_name(const char *name);
 
 /* ---- scalar semantics (SystemDS's, see DML.md) ---- */
 
-static inline double ops_round(double x) { return floor(x + 0.5); }
+/* round() as SystemDS computes it, Java's Math.round: half up, exactly
+ * (floor(x + 0.5) would round 0.49999999999999994 up), then the long it
+ * returns: NaN gives 0, beyond +-2^63 it saturates, -0 is 0. */
+static inline double ops_round(double x)
+{
+    double r = floor(x);
+    if (x - r >= 0.5) r += 1;
+    if (r != r) return 0;
+    if (r >= 9223372036854775807.0) return 9223372036854775807.0;
+    if (r <= -9223372036854775808.0) return -9223372036854775808.0;
+    return r + 0.0;
+}
 
 /* Java's (long) cast: NaN -> 0, out-of-range values saturate. */
 static inline int64_t ops_to_i64(double x)
