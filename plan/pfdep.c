@@ -430,16 +430,25 @@ static bool syms_cancel(const Dim *x, const Dim *y)
     return expr_same(s, x->hi.sym) && expr_same(s, y->lo.sym) && expr_same(s, y->hi.sym);
 }
 
-static int64_t at(Aff f, int64_t i) { return f.a * i + f.b; }
+/* f at iteration k (i = L + k*s); false on overflow */
+static bool at(Aff f, const Iter *it, int64_t k, int64_t *v)
+{
+    int64_t i, t;
+    return !__builtin_mul_overflow(k, it->s, &i) && !__builtin_add_overflow(it->L, i, &i) &&
+           !__builtin_mul_overflow(f.a, i, &t) && !__builtin_add_overflow(t, f.b, v);
+}
 
-/* Exact: no interval of x in iteration k1 meets y's in k2 != k1. */
+/* Exact: no interval of x in iteration k1 meets y's in k2 != k1 (an
+ * index that overflows proves nothing). */
 static bool disjoint_enum(const Dim *x, const Dim *y, const Iter *it)
 {
     for (int64_t k1 = 0; k1 < it->n; k1++) {
-        int64_t i1 = it->L + k1 * it->s, xl = at(x->lo, i1), xh = at(x->hi, i1);
+        int64_t xl, xh;
+        if (!at(x->lo, it, k1, &xl) || !at(x->hi, it, k1, &xh)) return false;
         for (int64_t k2 = 0; k2 < it->n; k2++) {
+            int64_t yl, yh;
             if (k2 == k1) continue;
-            int64_t i2 = it->L + k2 * it->s, yl = at(y->lo, i2), yh = at(y->hi, i2);
+            if (!at(y->lo, it, k2, &yl) || !at(y->hi, it, k2, &yh)) return false;
             if (xl <= yh && yl <= xh) return false;
         }
     }
@@ -450,8 +459,10 @@ static bool disjoint_enum(const Dim *x, const Dim *y, const Iter *it)
  * [y.lo.b - x.hi.b, y.hi.b - x.lo.b] for some d != 0 (|d| < n). */
 static bool disjoint_shift(const Dim *x, const Dim *y, const Iter *it)
 {
-    int64_t a = x->lo.a;
-    int64_t lo = y->lo.b - x->hi.b, hi = y->hi.b - x->lo.b;
+    int64_t a = x->lo.a, lo, hi;
+    if (__builtin_sub_overflow(y->lo.b, x->hi.b, &lo) || __builtin_sub_overflow(y->hi.b, x->lo.b, &hi) ||
+        lo == INT64_MIN)
+        return false;
     if (a == 0) return lo > 0 || hi < 0;   /* the same cells in every iteration */
     if (!it->sknown) return false;
     int64_t g;
@@ -480,11 +491,14 @@ static bool disjoint_gcd(const Dim *x, const Dim *y, const Iter *it)
 {
     if (x->lo.a != x->hi.a || x->lo.b != x->hi.b || y->lo.a != y->hi.a || y->lo.b != y->hi.b) return false;
     if (!it->lknown || !it->sknown) return false;
-    int64_t a1 = x->lo.a, a2 = y->lo.a, rhs;
-    int64_t g = gcd(a1 * it->s, a2 * it->s);
-    if (g == 0 || __builtin_mul_overflow(a1 - a2, it->L, &rhs)) return false;
-    rhs = y->lo.b - x->lo.b - rhs;
-    return rhs % g != 0;
+    int64_t a1 = x->lo.a, a2 = y->lo.a, s1, s2, da, rhs, db;
+    if (__builtin_mul_overflow(a1, it->s, &s1) || __builtin_mul_overflow(a2, it->s, &s2) ||
+        s1 == INT64_MIN || s2 == INT64_MIN || __builtin_sub_overflow(a1, a2, &da) ||
+        __builtin_mul_overflow(da, it->L, &rhs) || __builtin_sub_overflow(y->lo.b, x->lo.b, &db) ||
+        __builtin_sub_overflow(db, rhs, &rhs))
+        return false;
+    int64_t g = gcd(s1, s2);
+    return g != 0 && rhs % g != 0;
 }
 
 static bool dim_disjoint(const Dim *x, const Dim *y, const Iter *it)
@@ -518,8 +532,9 @@ static Iter iter_of(Ctx *c, const Expr *from, const Expr *to, const Expr *incr)
      * shift test needs, its sign what the enumeration needs */
     if (!incr && it.lknown && is_const(t) && t.b < f.b) it.s = -1;
     else if (!incr && !(it.lknown && is_const(t))) it.s = 1;   /* |step| = 1, direction unknown */
-    if (it.lknown && is_const(t) && it.sknown) {
-        int64_t span = t.b - f.b;
+    int64_t span;
+    if (it.lknown && is_const(t) && it.sknown && !__builtin_sub_overflow(t.b, f.b, &span) &&
+        !(span == INT64_MIN && it.s == -1) && span / it.s < INT64_MAX) {
         it.nknown = true;
         it.n = (span != 0 && (span < 0) != (it.s < 0)) ? 0 : span / it.s + 1;
         if (span == 0) it.n = 1;
