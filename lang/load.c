@@ -372,6 +372,36 @@ static void positional_args(const Expr *e, Diag *d)
         }
 }
 
+/* readMM(file, ...) and read.csv(file, ...): SystemDS's read() with the
+ * format set (a format= argument of its own is an error there too). */
+static bool read_alias(Program *p, Expr *e, Diag *d)
+{
+    const char *fmt = !strcmp(e->call.name, "readMM") ? "mm" : !strcmp(e->call.name, "read.csv") ? "csv" : NULL;
+    if (!fmt) return true;
+    for (int i = 0; i < e->call.nargs; i++)
+        if (e->call.args[i].name && !strcmp(e->call.args[i].name, "format")) {
+            diag_error(d, e->call.args[i].span, "%s() sets the format itself; use read() to give format=",
+                       e->call.name);
+            return false;
+        }
+    Arg *args = arena_alloc(p->arena, (size_t)(e->call.nargs + 1) * sizeof(Arg));
+    Expr *v = arena_alloc(p->arena, sizeof(Expr));
+    if (!args || !v) {
+        diag_error(d, e->span, "out of memory");
+        return false;
+    }
+    memcpy(args, e->call.args, (size_t)e->call.nargs * sizeof(Arg));
+    memset(v, 0, sizeof *v);
+    v->kind = EX_STRING;
+    v->span = e->span;
+    v->sval = fmt;
+    args[e->call.nargs] = (Arg){.name = "format", .value = v, .span = e->span};
+    e->call.args = args;
+    e->call.nargs++;
+    e->call.name = "read";
+    return true;
+}
+
 /* SystemDS builtins for systems braid does not run: the reason, or NULL. */
 static const char *unsupported_feature(const char *name)
 {
@@ -407,6 +437,8 @@ bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
         return true;
     }
     if ((e->call.func = load_file_func(f, name))) return true;
+    if (!read_alias(p, e, d)) return false;
+    name = e->call.name;
     if ((e->call.builtin = ops_builtin(name))) {
         positional_args(e, d);
         return true;

@@ -590,6 +590,8 @@ static void test_validation(void)
     load_err(buf, 1, w10);
     const char *w10b[] = { "positional argument after named arguments in the call of builtin 'seq'", NULL };
     load_err("s = seq(from=1, 3)\n", 1, w10b);
+    const char *w10d[] = { "readMM() sets the format itself; use read() to give format=", NULL };
+    load_err("A = readMM(\"x.mtx\", format=\"csv\")\n", 1, w10d);
     const char *w10c[] = { "'federated' is not supported by braid: it needs SystemDS's federated workers", NULL };
     load_err("X = federated(addresses=list(\"h:1/X\"), ranges=list(list(0, 0), list(2, 2)))\n", 1, w10c);
     snprintf(buf, sizeof buf, "%sY = f(M, X=M)\n", fdef);
