@@ -88,16 +88,19 @@ OpCode ops_cmp_by_name(const char *name);
 
 /* round() as SystemDS computes it, Java's Math.round: half up, exactly
  * (floor(x + 0.5) would round 0.49999999999999994 up), then the long it
- * returns: NaN gives 0, beyond +-2^63 it saturates, -0 is 0. */
-static inline double ops_round(double x)
-{
-    double r = floor(x);
-    if (x - r >= 0.5) r += 1;
-    if (r != r) return 0;
-    if (r >= 9223372036854775807.0) return 9223372036854775807.0;
-    if (r <= -9223372036854775808.0) return -9223372036854775808.0;
-    return r + 0.0;
+ * returns: NaN gives 0, beyond +-2^63 it saturates, -0 is 0. A macro so
+ * that generated code gets the same text (OPS_SCALAR_SRC). */
+#define OPS_ROUND_DEF(NAME, ATTR) \
+ATTR double NAME(double x) \
+{ \
+    double r = floor(x); \
+    if (x - r >= 0.5) r += 1; \
+    if (r != r) return 0; \
+    if (r >= 9223372036854775807.0) return 9223372036854775807.0; \
+    if (r <= -9223372036854775808.0) return -9223372036854775808.0; \
+    return r + 0.0; \
 }
+OPS_ROUND_DEF(ops_round, static inline)
 
 /* Java's (long) cast: NaN -> 0, out-of-range values saturate. */
 static inline int64_t ops_to_i64(double x)
@@ -265,6 +268,45 @@ ATTR double NAME(double x) \
     return y + w; \
 }
 OPS_LOG_DEF(ops_log, static inline __attribute__((always_inline)))
+
+/* The scalar semantics above as source text for generated code: codegen's
+ * C prelude (codegen/prims.c) and the GPU's OpenCL program (gpu/clsrc.c)
+ * both start from it, so they agree with each other and with ops_*. The
+ * functions are named cg_* and qualified by CG_INL, which the including
+ * prelude defines. cg_to_i64 is Java's (long) cast; cg_minstep and
+ * cg_maxstep are aggregation steps in which NaN is sticky (kernels/agg.c). */
+#define OPS_STR_(...) #__VA_ARGS__
+#define OPS_STR(...) OPS_STR_(__VA_ARGS__)
+#define OPS_SCALAR_SRC \
+    OPS_STR(OPS_ROUND_DEF(cg_round, CG_INL)) "\n" \
+    "CG_INL int64_t cg_to_i64(double x)\n" \
+    "{\n" \
+    "    if (x != x) return 0;\n" \
+    "    if (x >= 9223372036854775807.0) return INT64_MAX;\n" \
+    "    if (x <= -9223372036854775808.0) return INT64_MIN;\n" \
+    "    return (int64_t)x;\n" \
+    "}\n" \
+    "CG_INL double cg_intdiv(double a, double b)\n" \
+    "{\n" \
+    "    if (b == 0) return NAN;\n" \
+    "    double q = a / b;\n" \
+    "    return isfinite(q) ? trunc(q) : q;\n" \
+    "}\n" \
+    "CG_INL double cg_mod(double a, double b)\n" \
+    "{\n" \
+    "    if (b == 0) return NAN;\n" \
+    "    double q = cg_intdiv(a, b);\n" \
+    "    return a - q * b;\n" \
+    "}\n" \
+    "CG_INL double cg_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : (x == 0 ? 0.0 : x); }\n" \
+    "CG_INL double cg_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b); }\n" \
+    "CG_INL double cg_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b); }\n" \
+    "CG_INL double cg_pow(double a, double b) { return b == 2 ? a * a : pow(a, b); }\n" \
+    OPS_STR(OPS_TANH_DEF(cg_tanh, CG_INL)) "\n" \
+    OPS_STR(OPS_EXP_DEF(cg_exp, CG_INL)) "\n" \
+    OPS_STR(OPS_LOG_DEF(cg_log, CG_INL)) "\n" \
+    "CG_INL double cg_minstep(double s, double v) { return (v < s || v != v) ? v : s; }\n" \
+    "CG_INL double cg_maxstep(double s, double v) { return (v > s || v != v) ? v : s; }\n"
 
 /* log(a) / log(b) (OP_LOGB; inlined where a loop over it vectorizes) */
 static inline __attribute__((always_inline)) double ops_logb(double a, double b)

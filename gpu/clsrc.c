@@ -1,9 +1,9 @@
 /* clsrc.c: the OpenCL C source of the backend's fixed kernels, built once
  * per process (gpu/ocl.c). The scalar semantics come from the operator
  * table: ew_un/ew_bin are switches over every UNARY/BINARY row's cgen
- * text, with a prelude of OpenCL copies of codegen's cg_* helpers (exp,
- * log and tanh are base/ops.h's own branch-free definitions, so they
- * agree with the CPU to the bit). The text depends only on the build (the
+ * text, with a prelude that starts from base/ops.h's OPS_SCALAR_SRC, the
+ * text codegen's C prelude starts from too (exp, log and tanh are
+ * branch-free definitions, so they agree with the CPU to the bit). The text depends only on the build (the
  * opcodes), so drivers that cache programs by source (PoCL's kcache,
  * NVIDIA's) compile it once per machine. */
 #include <stdio.h>
@@ -12,9 +12,6 @@
 
 #include "gpu_int.h"
 #include "../base/strbuf.h"
-
-#define CL_STR_(...) #__VA_ARGS__
-#define CL_STR(...) CL_STR_(__VA_ARGS__)
 
 /* Helpers; FP_CONTRACT off so that a*b+c is never fused behind our back
  * (the CPU reference does not fuse either). */
@@ -26,38 +23,7 @@ static const char cl_prelude[] =
     "#define INT64_MAX LONG_MAX\n"
     "#define INT64_MIN LONG_MIN\n"
     "#define CG_INL static inline\n"
-    "CG_INL double cg_round(double x) { double r = floor(x); if (x - r >= 0.5) r += 1; if (r != r) return 0; "
-    "if (r >= 9223372036854775807.0) return 9223372036854775807.0; "
-    "if (r <= -9223372036854775808.0) return -9223372036854775808.0; return r + 0.0; }\n"
-    "CG_INL int64_t cg_to_i64(double x)\n"
-    "{\n"
-    "    if (x != x) return 0;\n"
-    "    if (x >= 9223372036854775807.0) return INT64_MAX;\n"
-    "    if (x <= -9223372036854775808.0) return INT64_MIN;\n"
-    "    return (int64_t)x;\n"
-    "}\n"
-    "CG_INL double cg_intdiv(double a, double b)\n"
-    "{\n"
-    "    if (b == 0) return NAN;\n"
-    "    double q = a / b;\n"
-    "    return isfinite(q) ? trunc(q) : q;\n"
-    "}\n"
-    "CG_INL double cg_mod(double a, double b)\n"
-    "{\n"
-    "    if (b == 0) return NAN;\n"
-    "    double q = cg_intdiv(a, b);\n"
-    "    return a - q * b;\n"
-    "}\n"
-    "CG_INL double cg_sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : (x == 0 ? 0.0 : x); }\n"
-    "CG_INL double cg_min(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (a < b ? a : b); }\n"
-    "CG_INL double cg_max(double a, double b) { return (isnan(a) || isnan(b)) ? NAN : (a > b ? a : b); }\n"
-    "CG_INL double cg_pow(double a, double b) { return b == 2 ? a * a : pow(a, b); }\n"
-    CL_STR(OPS_TANH_DEF(cg_tanh, CG_INL)) "\n"
-    CL_STR(OPS_EXP_DEF(cg_exp, CG_INL)) "\n"
-    CL_STR(OPS_LOG_DEF(cg_log, CG_INL)) "\n"
-    /* aggregation steps: NaN is sticky for min/max (kernels/agg.c) */
-    "CG_INL double cg_minstep(double s, double v) { return (v < s || v != v) ? v : s; }\n"
-    "CG_INL double cg_maxstep(double s, double v) { return (v > s || v != v) ? v : s; }\n"
+    OPS_SCALAR_SRC
     /* Kahan addition; an infinite sum resets the correction */
     "CG_INL void cg_kadd(double *s, double *c, double x)\n"
     "{\n"
