@@ -57,4 +57,19 @@ void validate_file(Program *p, LFile *f, Diag *d, LangResolve resolve);
 /* The function called name defined in file f, or NULL. */
 Func *load_file_func(const LFile *f, const char *name);
 
+#define MAX_SPEC 32
+
+/* A builtin's params spec from ops.def, split: names (NUL-terminated
+ * copies in buf), whether each has a default, and a trailing "...". */
+typedef struct Spec {
+    int n;
+    const char *name[MAX_SPEC];
+    bool has_default[MAX_SPEC];
+    bool variadic;
+    char buf[512];
+} Spec;
+
+/* Splits params into sp (validate.c). */
+void spec_parse(const char *params, Spec *sp);
+
 #endif

@@ -327,18 +327,6 @@ static LFile *alias_file(const LFile *f, const char *alias)
     return NULL;
 }
 
-/* Does the ops.def parameter list params name parameter `name`? */
-static bool has_param(const char *params, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *q = params; *q;) {
-        const char *end = q + strcspn(q, ",="), *next = q + strcspn(q, ",");
-        if ((size_t)(end - q) == n && strncmp(q, name, n) == 0) return true;
-        q = *next ? next + 1 : next;
-    }
-    return false;
-}
-
 /* SystemDS's builtins whose calls it parses positionally (its
  * BuiltinFunctionExpression: not parameterized, not read/rand-like):
  * when a call has an unnamed argument, the names of the others are
@@ -359,9 +347,14 @@ static void positional_args(const Expr *e, Diag *d)
     bool unnamed = false, unknown = false, listed = false;
     for (size_t i = 0; i < sizeof POSITIONAL / sizeof POSITIONAL[0]; i++)
         if (strcmp(POSITIONAL[i], e->call.name) == 0) listed = true;
-    for (int i = 0; i < e->call.nargs && listed; i++) {
+    if (!listed) return;
+    Spec sp;
+    spec_parse(e->call.builtin->params, &sp);
+    for (int i = 0; i < e->call.nargs; i++) {
+        bool known = false;
+        for (int j = 0; j < sp.n && e->call.args[i].name; j++) known |= strcmp(sp.name[j], e->call.args[i].name) == 0;
         if (!e->call.args[i].name) unnamed = true;
-        else if (!has_param(e->call.builtin->params, e->call.args[i].name)) unknown = true;
+        else if (!known) unknown = true;
     }
     if (!listed || !unnamed || !unknown) return;
     for (int i = 0; i < e->call.nargs; i++)

@@ -131,19 +131,7 @@ static void walk_dim(V *vs, IndexDim *d)
 
 /* ---- call arguments ---- */
 
-#define MAX_SPEC 32
-
-/* A builtin's params spec from ops.def, split: names (NUL-terminated
- * copies in buf), whether each has a default, and a trailing "...". */
-typedef struct Spec {
-    int n;
-    const char *name[MAX_SPEC];
-    bool has_default[MAX_SPEC];
-    bool variadic;
-    char buf[512];
-} Spec;
-
-static void spec_parse(const char *params, Spec *sp)
+void spec_parse(const char *params, Spec *sp)
 {
     memset(sp, 0, sizeof *sp);
     size_t len = strlen(params);

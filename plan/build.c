@@ -1087,49 +1087,31 @@ static bool mentions(const Expr *e, const char *name)
     }
 }
 
-/* parfor dependency analysis (conservative): every left-indexed write to
- * a variable defined before the loop must index a single row or column (or
- * cell) by an expression of the loop variable; plain assignments to
- * variables defined before the loop are iteration-private only if the body
- * writes them before reading them, which we do not prove: such loops run
- * serially. */
-static bool mentions_any(const Expr *e, const NameSet *names)
+/* The result variables of a parfor body: matrices defined before the
+ * loop that it left-indexes (their accesses are checked by pfdep.c), and
+ * its accumulators (R += X on a variable defined before the loop,
+ * SystemDS's parfor accumulators). */
+static void parfor_results(BCtx *c, Block *b, NameSet *results, NameSet *accums)
 {
-    for (int i = 0; i < names->n; i++)
-        if (mentions(e, names->v[i])) return true;
-    return false;
-}
-
-/* ix: the loop variable and the variables the body computes from it (lo =
- * (b - 1) * 50 + 1, then B[lo:hi, ] = ...), in statement order. */
-static bool parfor_analyze(BCtx *c, Block *b, NameSet *ix, NameSet *results, NameSet *accums, bool check)
-{
-    bool ok = true;
     for (int i = 0; i < b->n; i++) {
         Stmt *st = b->stmts[i];
         switch (st->kind) {
         case ST_ASSIGN: {
             LValue *lv = &st->assign.target;
-            bool outer = vm_get(&c->vars, lv->name) != NULL;
-            if (!lv->indexed && mentions_any(st->assign.value, ix)) ns_add(ix, lv->name);
-            /* R += X on a variable defined before the loop: an
-             * accumulator result (SystemDS's parfor accumulators) */
-            if (!lv->indexed && outer && st->assign.accum) ns_add(accums, lv->name);
-            /* left-indexed writes of such a variable: a result, whose
-             * accesses pfdep.c checks */
-            if (lv->indexed && outer) ns_add(results, lv->name);
+            if (!vm_get(&c->vars, lv->name)) break;
+            if (!lv->indexed && st->assign.accum) ns_add(accums, lv->name);
+            if (lv->indexed) ns_add(results, lv->name);
             break;
         }
         case ST_IF:
-            ok &= parfor_analyze(c, &st->if_.then_b, ix, results, accums, check);
-            ok &= parfor_analyze(c, &st->if_.else_b, ix, results, accums, check);
+            parfor_results(c, &st->if_.then_b, results, accums);
+            parfor_results(c, &st->if_.else_b, results, accums);
             break;
-        case ST_FOR: ok &= parfor_analyze(c, &st->for_.body, ix, results, accums, check); break;
-        case ST_WHILE: ok &= parfor_analyze(c, &st->while_.body, ix, results, accums, check); break;
+        case ST_FOR: parfor_results(c, &st->for_.body, results, accums); break;
+        case ST_WHILE: parfor_results(c, &st->while_.body, results, accums); break;
         default: break;
         }
     }
-    return ok;
 }
 
 /* Does expression e read variable name (directly or indexed)? */
@@ -1444,9 +1426,8 @@ static void build_control(BCtx *c, Stmt *s, PBList *out, HopDag *pdag, Code *pco
                 if (strcmp(o->name, "check") == 0) b->parfor_check = num != 0;
                 else if (strcmp(o->name, "par") == 0 && num > 0) b->parfor_par = (int)num;
             }
-            NameSet ix = {0};
-            ns_add(&ix, s->for_.var);
-            b->par_ok = parfor_analyze(c, &s->for_.body, &ix, &b->results, &b->accums, b->parfor_check);
+            parfor_results(c, &s->for_.body, &b->results, &b->accums);
+            b->par_ok = true;
             for (int k = 0; k < b->accums.n && b->parfor_check; k++)
                 if (accum_conflict(&s->for_.body, b->accums.v[k])) b->par_ok = false;
             NameSet seen = {0};
@@ -1456,8 +1437,7 @@ static void build_control(BCtx *c, Stmt *s, PBList *out, HopDag *pdag, Code *pco
             if (b->parfor_check && !pf_results_independent(&s->for_.body, s->for_.var, s->for_.from, s->for_.to,
                                                            s->for_.incr, &b->results, known_int, c, &who))
                 b->par_ok = false;
-            if (ix.oom || b->results.oom || b->accums.oom) oom(c, s->span);
-            ns_free(&ix);
+            if (b->results.oom || b->accums.oom) oom(c, s->span);
             if (!b->par_ok && who)
                 diag_warning(c->diag, s->span,
                              "parfor: dependency analysis cannot prove that iterations access result '%s' "
