@@ -6,7 +6,7 @@
  * points) exceeds the best cost, the whole subtree of plans that only add
  * true points is skipped; partial costing stops at the best cost.
  * Structural pruning: a cut set (a composite point: all consumers of one
- * intermediate) whose materialization splits the remaining points into
+ * intermediate, or a pair of them) whose materialization splits the remaining points into
  * two independent sub-problems is placed first; once its points are all
  * true the sub-problems are optimized separately (recursively) and
  * combined. The best assignment prunes the memo table: entries that fuse
@@ -108,12 +108,57 @@ static void reach_down(const Memo *m, const Part *p, int id, const char *stop, c
         if (h->in[i] && p->in[h->in[i]->id]) reach_down(m, p, h->in[i]->id, stop, seen);
 }
 
-/* A cut set among points idx[0..n): all points with target h, splitting
- * the others into independent sets s1 (above) and s2 (below): their
- * consumers are reachable only from above h or only from h, and no hop is
- * the target of points on both sides (tests/test_mpskip.c checks against
- * exhaustive enumeration that the plan costs stay separable). Returns the
- * cut size, 0 if none pays off. */
+/* Tries the cut set of the points with target h1 or h2 (h2 < 0: h1 only)
+ * among points idx[0..n): the other points must split into independent
+ * sets a1 (above) and a2 (below): their consumers reachable only from the
+ * roots without entering the cut's targets, or only from those targets,
+ * and no hop the target of points on both sides (materializing it for a
+ * consumer on one side writes it for the other side too, so the costs
+ * would not be separable). Returns the cut's size and fills c, a1, a2
+ * (*k1, *k2), or 0 when the cut is not valid. stop, above and below are
+ * scratch marks over the memo's hop ids. */
+static int try_cut(const Enum *en, const int *idx, int n, int h1, int h2, int *c, int *a1, int *k1, int *a2,
+                   int *k2, char *stop, char *above, char *below)
+{
+    const Memo *m = en->x->m;
+    const Part *p = en->x->p;
+    int k = 0;
+    *k1 = *k2 = 0;
+    for (int u = 0; u < n; u++)
+        if (p->pts[idx[u]].h == h1 || p->pts[idx[u]].h == h2) c[k++] = idx[u];
+    memset(stop, 0, (size_t)m->nid);
+    memset(above, 0, (size_t)m->nid);
+    memset(below, 0, (size_t)m->nid);
+    stop[h1] = 1;
+    if (h2 >= 0) stop[h2] = 1;
+    for (int r = 0; r < p->nroots; r++) reach_down(m, p, p->roots[r], stop, above);
+    reach_down(m, p, h1, NULL, below);
+    if (h2 >= 0) reach_down(m, p, h2, NULL, below);
+    for (int u = 0; u < n; u++) {
+        int q = idx[u];
+        if (p->pts[q].h == h1 || p->pts[q].h == h2) continue;
+        bool ab = above[p->pts[q].c], be = below[p->pts[q].c];
+        if (ab == be) return 0;
+        if (ab) a1[(*k1)++] = q;
+        else a2[(*k2)++] = q;
+    }
+    for (int u = 0; u < *k1; u++)
+        for (int v = 0; v < *k2; v++)
+            if (p->pts[a1[u]].h == p->pts[a2[v]].h) return 0;
+    return *k1 && *k2 ? k : 0;
+}
+
+/* The best cut set among points idx[0..n) (seed 000 section 4.4,
+ * structural pruning). Candidates: the composite point of each target
+ * (all its consumers in the partition; a single point of a target with
+ * several consumers leaves the target reachable from above through the
+ * others, so it never splits the rest), and every pair of these, which
+ * separates where neither alone does (two paths that meet again). The
+ * score counts the plans enumerated with that layout (seed equation 5's
+ * intent: small cut sets that split evenly); the least wins, the first
+ * found on ties. Fills cut, s1 (above) and s2 (below); returns the cut's
+ * size, 0 if none pays off. tests/test_mpskip.c checks against
+ * exhaustive enumeration that the plan costs stay separable. */
 static int find_cut(const Enum *en, const int *idx, int n, int *cut, int *s1, int *n1, int *s2, int *n2)
 {
     const Memo *m = en->x->m;
@@ -124,51 +169,34 @@ static int find_cut(const Enum *en, const int *idx, int n, int *cut, int *s1, in
     char *stop = br_calloc((size_t)m->nid, 1), *above = br_calloc((size_t)m->nid, 1),
          *below = br_calloc((size_t)m->nid, 1);
     int *c = br_malloc((size_t)n * sizeof(int)), *a1 = br_malloc((size_t)n * sizeof(int)),
-        *a2 = br_malloc((size_t)n * sizeof(int));
-    if (!stop || !above || !below || !c || !a1 || !a2) goto done;
+        *a2 = br_malloc((size_t)n * sizeof(int)), *tg = br_malloc((size_t)n * sizeof(int));
+    if (!stop || !above || !below || !c || !a1 || !a2 || !tg) goto done;
+    /* the distinct targets, in point order */
+    int nt = 0;
     for (int t = 0; t < n; t++) {
         int h = p->pts[idx[t]].h;
         bool first = true;
-        for (int u = 0; u < t; u++) if (p->pts[idx[u]].h == h) first = false;
-        if (!first) continue;
-        int k = 0, k1 = 0, k2 = 0;
-        for (int u = 0; u < n; u++) if (p->pts[idx[u]].h == h) c[k++] = idx[u];
-        memset(stop, 0, (size_t)m->nid);
-        memset(above, 0, (size_t)m->nid);
-        memset(below, 0, (size_t)m->nid);
-        stop[h] = 1;
-        for (int r = 0; r < p->nroots; r++) reach_down(m, p, p->roots[r], stop, above);
-        reach_down(m, p, h, NULL, below);
-        bool ok = true;
-        for (int u = 0; u < n && ok; u++) {
-            int q = idx[u];
-            if (p->pts[q].h == h) continue;
-            bool ab = above[p->pts[q].c], be = below[p->pts[q].c];
-            if (ab == be) ok = false;
-            else if (ab) a1[k1++] = q;
-            else a2[k2++] = q;
-        }
-        /* the sides must not share a target: materializing a hop for a
-         * consumer on one side writes it for the other side too, so the
-         * costs would not be separable */
-        for (int u = 0; u < k1 && ok; u++)
-            for (int v = 0; v < k2 && ok; v++) ok = p->pts[a1[u]].h != p->pts[a2[v]].h;
-        if (!ok || !k1 || !k2) continue;
-        /* plans enumerated with this layout (seed equation 5's intent:
-         * small cut sets that split evenly) */
-        double score = (ldexp(1.0, k) - 1) * ldexp(1.0, n - k) + ldexp(1.0, k1) + ldexp(1.0, k2);
-        if (score < bestscore) {
-            bestscore = score;
-            bestk = k;
-            memcpy(cut, c, (size_t)k * sizeof(int));
-            memcpy(s1, a1, (size_t)k1 * sizeof(int));
-            memcpy(s2, a2, (size_t)k2 * sizeof(int));
-            *n1 = k1;
-            *n2 = k2;
-        }
+        for (int u = 0; u < nt && first; u++) first = tg[u] != h;
+        if (first) tg[nt++] = h;
     }
+    for (int i = 0; i < nt; i++)
+        for (int j = i; j < nt; j++) {
+            int k1, k2;
+            int k = try_cut(en, idx, n, tg[i], j == i ? -1 : tg[j], c, a1, &k1, a2, &k2, stop, above, below);
+            if (!k) continue;
+            double score = (ldexp(1.0, k) - 1) * ldexp(1.0, n - k) + ldexp(1.0, k1) + ldexp(1.0, k2);
+            if (score < bestscore) {
+                bestscore = score;
+                bestk = k;
+                memcpy(cut, c, (size_t)k * sizeof(int));
+                memcpy(s1, a1, (size_t)k1 * sizeof(int));
+                memcpy(s2, a2, (size_t)k2 * sizeof(int));
+                *n1 = k1;
+                *n2 = k2;
+            }
+        }
 done:
-    free(stop); free(above); free(below); free(c); free(a1); free(a2);
+    free(stop); free(above); free(below); free(c); free(a1); free(a2); free(tg);
     return bestk;
 }
 
