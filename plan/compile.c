@@ -25,10 +25,11 @@ Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
 
 /* ---- hooks ---- */
 
-static Code *hook_recompile(RtProgram *p, PBlock *b, SymTab *vars, int mode, void **ref, bool *hit)
+static Code *hook_recompile(RtProgram *p, PBlock *b, SymTab *vars, int mode, bool concurrent, void **ref,
+                           bool *hit)
 {
     RwStats st = {0};
-    RcCode *r = rc_get(p, b, vars, mode, &st, hit);
+    RcCode *r = rc_get(p, b, vars, mode, concurrent, &st, hit);
     *ref = r;
     return rc_code(r);
 }

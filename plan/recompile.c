@@ -158,7 +158,13 @@ Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **c
  * matrix over RC_SMALL_CELLS cells (rc_set_small_cells) when they ran,
  * and no hop of the new copy is known to be larger, the copy is compiled
  * unfused. Any larger matrix seen at run time ends the streak, so the
- * next recompilation fuses again; results are the same either way. */
+ * next recompilation fuses again. Fused and unfused operators agree only
+ * to the last bits, so the rule must not depend on timing: in parfor
+ * bodies (concurrent: workers share the block, and which compiled
+ * version ran before which depends on the schedule) the history is not
+ * used, and a copy is compiled unfused only when every matrix in it has
+ * a known size within the limit (univar's parfor over columns gave
+ * results that changed from run to run in the last bits). */
 #define RC_SMALL_CELLS 4096
 #define RC_SMALL_RUNS 2
 
@@ -403,7 +409,7 @@ static void dag_reset(HopDag *d, const HopDag *src)
     }
 }
 
-RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, bool *hit)
+RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, bool concurrent, RwStats *st, bool *hit)
 {
     *hit = false;
     if (!cache_on()) {
@@ -476,11 +482,15 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
         /* the copy to compile, while param is c's */
         d = dag_copy(b->dag);
         if (d) update_stats(d, vars, param);
-        if (c->e[0]) {
-            int64_t seen = __atomic_load_n(&c->e[0]->code->seen_cells, __ATOMIC_RELAXED);
-            c->small = seen >= 0 && seen <= limit ? c->small + 1 : 0;
+        if (concurrent) {
+            small = limit > 0;
+        } else {
+            if (c->e[0]) {
+                int64_t seen = __atomic_load_n(&c->e[0]->code->seen_cells, __ATOMIC_RELAXED);
+                c->small = seen >= 0 && seen <= limit ? c->small + 1 : 0;
+            }
+            small = limit > 0 && c->small >= RC_SMALL_RUNS;
         }
-        small = limit > 0 && c->small >= RC_SMALL_RUNS;
         pthread_mutex_unlock(&c->lock);
     } else {
         d = dag_copy(b->dag);
@@ -490,7 +500,9 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, boo
     rw_propagate_sizes(d);
     for (int i = 0; i < d->n && small; i++) {
         const Hop *h = d->hops[i];
-        if (h->dt == DT_MATRIX && h->rows > 0 && h->cols > 0 && (double)h->rows * (double)h->cols > (double)limit)
+        if (h->dt != DT_MATRIX) continue;
+        if (concurrent ? h->rows < 0 || h->cols < 0 || (double)h->rows * (double)h->cols > (double)limit
+                       : h->rows > 0 && h->cols > 0 && (double)h->rows * (double)h->cols > (double)limit)
             small = false;
     }
     Code *code = plan_compile(p, d, mode, PC_REWRITE | (small ? 0 : PC_FUSE) | PC_LOWER, st);

@@ -16,7 +16,7 @@ Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **c
  * cached. Scalar variables that only enter as values stay variables.
  * Thread-safe; NULL only without memory. Release with rc_release. */
 typedef struct RcCode RcCode;
-RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, RwStats *st, bool *hit);
+RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, bool concurrent, RwStats *st, bool *hit);
 Code *rc_code(RcCode *r);
 HopDag *rc_dag(RcCode *r);   /* the recompiled DAG the code refers to */
 void rc_release(RcCode *r);

@@ -341,7 +341,7 @@ static Code *recompile(Rt *rt, Frame *f, PBlock *b, int mode, void **ref)
     const RtHooks *hk = rt->prog->hooks;
     int64_t t0 = br_now_ns();
     bool hit = false;
-    Code *code = hk->recompile(rt->prog, b, &f->vars, mode, ref, &hit);
+    Code *code = hk->recompile(rt->prog, b, &f->vars, mode, rt->in_parfor, ref, &hit);
     int64_t dt = br_now_ns() - t0;
     if (hit) {
         __atomic_add_fetch(&rt->nrc_hits, 1, __ATOMIC_RELAXED);

@@ -178,7 +178,8 @@ typedef struct RtHooks {
      * CG_PRED or CG_FORHDR); *ref receives what keeps it alive (release
      * with release), *hit whether the block's cache answered. NULL only
      * without memory. */
-    Code *(*recompile)(RtProgram *p, PBlock *b, struct SymTab *vars, int mode, void **ref, bool *hit);
+    Code *(*recompile)(RtProgram *p, PBlock *b, struct SymTab *vars, int mode, bool concurrent, void **ref,
+                      bool *hit);
     void (*release)(void *ref);
     /* -explain recompile_hops: prints the DAG behind ref. */
     void (*explain)(void *ref, FILE *out);

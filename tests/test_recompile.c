@@ -200,6 +200,64 @@ static void test_small_rule(void)
     mb_release(X);
 }
 
+/* In a parfor body the workers share the block, so which compiled
+ * version ran before which depends on the schedule: the rule there reads
+ * no history and compiles a copy unfused exactly when every matrix in it
+ * has a known size within the limit. Fused and unfused operators agree
+ * only to the last bits, so with the history (before) the results
+ * changed from run to run; now each run equals codegen off bit for bit
+ * (every body copy here is known small), and a body over a matrix of
+ * unknown size stays fused. */
+static void test_small_rule_parfor(void)
+{
+    MB *X = t_gen(400, 20, 1, -1, 1, false);
+    CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
+    CgOptions off = {.enabled = false};
+    const char *src =
+        "R = matrix(0, rows=12, cols=1)\n"
+        "parfor (k in 1:12) {\n"
+        "  Xb = rand(rows=4, cols=20, min=-1, max=1, seed=k)\n"
+        "  A = Xb * k + 1\n"
+        "  R[k, 1] = sum(exp(A / 10) * Xb) + sum(A / (Xb + 3))\n"
+        "}\n"
+        "s = sum(R)\n";
+    const char *on[] = {"s"};
+    rc_set_small_cells(4096);
+    Res ref;
+    run(src, &off, X, 1, on, &ref);
+    T_CHECK(!ref.r.rc, "small rule in parfor: %s", ref.r.err);
+    for (int rep = 0; rep < 4 && !ref.r.rc; rep++) {
+        Res r;
+        run(src, &cg, X, 1, on, &r);
+        T_CHECK(!r.r.rc && val_as_double(&r.r.out[0]) == val_as_double(&ref.r.out[0]),
+                "small rule in parfor (run %d): %.17g, codegen off %.17g", rep,
+                r.r.rc ? NAN : val_as_double(&r.r.out[0]), val_as_double(&ref.r.out[0]));
+        t_run_free(&r.r);
+    }
+    t_run_free(&ref.r);
+    /* sizes computed in the body: unknown at compile time, fused */
+    const char *src2 =
+        "R = matrix(0, rows=12, cols=1)\n"
+        "parfor (k in 1:12) {\n"
+        "  n = ifelse(k <= 6, 4, 400)\n"
+        "  Xb = rand(rows=n, cols=20, min=-1, max=1, seed=k)\n"
+        "  A = Xb * k + 1\n"
+        "  R[k, 1] = sum(exp(A / 10) * Xb) + sum(A / (Xb + 3))\n"
+        "}\n"
+        "s = sum(R)\n";
+    Res a, b;
+    rc_set_small_cells(0);
+    run(src2, &cg, X, 1, on, &a);
+    rc_set_small_cells(4096);
+    run(src2, &cg, X, 1, on, &b);
+    T_CHECK(!a.r.rc && !b.r.rc && a.r.st.dags == b.r.st.dags && a.r.st.dags > 0,
+            "small rule in parfor, unknown sizes: %lld DAGs fused with the rule, %lld without",
+            (long long)b.r.st.dags, (long long)a.r.st.dags);
+    t_run_free(&a.r);
+    t_run_free(&b.r);
+    mb_release(X);
+}
+
 /* A sparse matrix made in an earlier block (rand) drives an outer-product-like product in a loop:
  * the block is compiled with the value's non-zeros (known at compile time
  * from rand's sparsity, else by recompilation), so the product is
@@ -241,6 +299,7 @@ int main(void)
 {
     t_pin_machine();
     test_small_rule();
+    test_small_rule_parfor();
     test_outer_nnz();
     /* (the rule compiles some blocks unfused: bit-identical results of
      * the reuse cache on and off need it off) */
