@@ -532,6 +532,16 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
         else sb_printf(b, "%sconst double t%d = %s(%s, %s);\n", ind, i, f, ptr, len);
         break;
     }
+    case CN_SLICE:
+        /* columns L[vlen + 1] .. of the child row (exec.c checked the
+         * bounds); a copy, so that consumers see an ordinary vector */
+        vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        if (x->vc == VC_CELL)
+            sb_printf(b, "%sconst double t%d = %s[L[%d]];\n", ind, i, ptr, x->vlen + 1);
+        else
+            sb_printf(b, "%sfor (int64_t k = 0; k < L[%d]; k++) v%d[k] = %s[k + L[%d]];\n", ind, x->vlen, i, ptr,
+                      x->vlen + 1);
+        break;
     case CN_MM: {
         if (g->sp) { emit_row_mm_sp(g, i, ind); break; }
         int bi = p->n[x->a[1]].in;

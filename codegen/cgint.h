@@ -198,6 +198,8 @@ typedef struct CostCtx {
     int *bmark;            /* by hop id * (T__N + 1) + consumer: bstamp of */
     MEntry **bval;         /*   best_ok's answer, that answer (one plan's */
     int bstamp;            /*   costing: cut and ban fixed) */
+    double spent, bound;   /* the plan's operator costs so far, and the
+                              cost at which its costing stops */
 } CostCtx;
 
 int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es);
@@ -209,7 +211,11 @@ bool cg_dead_ref(const Memo *m, const uint8_t *ban, const MEntry *e);
 
 /* ---- CPlans (cplan.c) ---- */
 
-typedef enum { CN_IN, CN_UN, CN_BIN, CN_TER, CN_AGG, CN_MM, CN_MMTL, CN_TRANS } CNKind;
+/* CN_SLICE (Row): columns lo..hi (1-based, a[1] and a[2], scalar inputs)
+ * of the row vector a[0], X[, lo:hi] fused (seed 000 Fig. 3c); its length
+ * and offset are L[vlen] and L[vlen + 1], set per call from the bounds
+ * (exec.c) after the inputs' L entries. */
+typedef enum { CN_IN, CN_UN, CN_BIN, CN_TER, CN_AGG, CN_MM, CN_MMTL, CN_TRANS, CN_SLICE } CNKind;
 
 /* Input modes relative to the fused operator's iteration space. */
 typedef enum {

@@ -284,9 +284,10 @@ double cg_flops(const void *handle, int nin, const Value *args)
             if (is_main_node(p, x->a[0])) fl += 2 * main * (double)(x->vc == VC_CELL ? 1 : arg_cols(&args[b->in]));
             else fl += 2 * (double)p_rows(&args[p->main]) * arg_cells(&args[b->in], false);
         } else if (x->kind == CN_MMTL && p->tpl == T_ROW && b) {
-            double w = (double)(b->vc == VC_VEC && b->vlen >= 0 ? arg_cols(&args[b->vlen]) : 1);
+            /* (a slice's length: the width of what it slices, a bound) */
+            double w = (double)(b->vc == VC_VEC && b->vlen >= 0 && b->vlen < nin ? arg_cols(&args[b->vlen]) : 1);
             const CNode *a = &p->n[x->a[0]];
-            double len = a->vc == VC_VEC && a->vlen >= 0 ? (double)arg_cols(&args[a->vlen]) : 1;
+            double len = a->vc == VC_VEC && a->vlen >= 0 && a->vlen < nin ? (double)arg_cols(&args[a->vlen]) : 1;
             fl += 2 * w * (is_main_node(p, x->a[0]) ? main : (double)p_rows(&args[p->main]) * len);
         }
     }

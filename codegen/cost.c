@@ -677,6 +677,7 @@ static double open_op(CostCtx *x, const Hop *h)
     if (v.type == T_OUTER && v.orows <= 0) return INFINITY;
     double out = v.type == T_CELL ? cell_sparsity(x, &v, h) : bytes(h);
     double t = op_time(x, &v, out);
+    x->spent += t;
     return sub + t;
 }
 
@@ -799,6 +800,9 @@ static double rcost(CostCtx *x, const Hop *h, CVec *v)
         }
         add_input(v, in->id);
         if (x->p->in[in->id]) sub += open_op(x, in);
+        /* partial costing stops between any two operators once the plan
+         * costs the bound (seed 000 section 4.4) */
+        if (x->spent >= x->bound) return INFINITY;
     }
     return sub;
 }
@@ -812,6 +816,8 @@ double cg_plan_cost(CostCtx *x, const bool *cut, double bound)
     x->bstamp++;
     memset(x->mat, 0, (size_t)x->m->nid);
     x->es->evaluated++;
+    x->spent = 0;
+    x->bound = bound;
     double c = 0;
     for (int r = 0; r < x->p->nroots; r++) {
         c += open_op(x, x->m->hop[x->p->roots[r]]);

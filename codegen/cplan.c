@@ -221,6 +221,16 @@ static int build(Build *b, Hop *h, const MEntry *e)
             return 0;
         }
         break;
+    case H_RIX:
+        /* Row only (explore.c row_rix): X[, lo:hi]; X[, j] as j:j */
+        if (t != T_ROW) { b->fail = true; return 0; }
+        nd = op_node(h, CN_SLICE);
+        nd.na = 3;
+        nd.a[0] = child(b, h, e, 0, R_GEN);
+        nd.a[1] = child(b, h, e, 3, R_GEN);
+        nd.a[2] = h->ix.cmode == IX_RANGE ? child(b, h, e, 4, R_GEN) : nd.a[1];
+        r = add_node(b, nd);
+        break;
     default:
         b->fail = true;
         return 0;
@@ -314,6 +324,7 @@ static void choose_main(CPlan *p, const int *cellroot, int nroots, bool prefer_f
 
 static void row_classes(CPlan *p)
 {
+    int nslice = 0;
     for (int i = 0; i < p->nn; i++) {
         CNode *x = &p->n[i];
         x->vlen = -1;
@@ -344,6 +355,12 @@ static void row_classes(CPlan *p)
             else { x->vc = VC_VEC; x->vlen = bn->in; }
             break;
         }
+        case CN_SLICE:
+            /* one column: a value per row; else a vector of its own
+             * length (L entries after the inputs', in node order) */
+            x->vc = x->cols == 1 ? VC_CELL : VC_VEC;
+            x->vlen = p->nin + 2 * nslice++;
+            break;
         default:
             x->vc = VC_VEC;
             break;
@@ -489,7 +506,7 @@ int cplan_row_kwidth(const CPlan *p, int n)
         if (b->kind == CN_IN && p->in[b->in].mode == IM_MAT) w = p->in[b->in].cols;
     } else if (x->kind == CN_MMTL && p->var == V_COL_T_AGG && n == p->out[0] && amain) {
         const CNode *b = &p->n[x->a[1]];
-        if (b->vc == VC_VEC && b->vlen >= 0) w = p->in[b->vlen].cols;
+        if (b->vc == VC_VEC && b->vlen >= 0 && b->vlen < p->nin) w = p->in[b->vlen].cols;
     }
     return w >= 2 && w <= 16 ? (int)w : 0;
 }
@@ -566,7 +583,8 @@ static void canon_order(CPlan *p)
     }
     for (int o = 0; o < p->nout; o++) p->out[o] = nmap[p->out[o]];
     for (int i = 0; i < cnt; i++)
-        if (nn[i].kind != CN_IN && nn[i].vlen >= 0 && nn[i].vc == VC_VEC) nn[i].vlen = imap[nn[i].vlen];
+        if (nn[i].kind != CN_IN && nn[i].vlen >= 0 && nn[i].vlen < p->nin && nn[i].vc == VC_VEC)
+            nn[i].vlen = imap[nn[i].vlen];
         else if (nn[i].kind == CN_IN && nn[i].vlen >= 0) nn[i].vlen = nn[i].in;
     if (p->main >= 0) p->main = imap[p->main];
     for (int c = 0; c < p->ncond; c++) p->cond[c].in = imap[p->cond[c].in];
@@ -646,6 +664,8 @@ CPlan *cplan_build(const Memo *m, const FusedOp *f)
         }
     }
     if (ok && !b.fail) canon_order(p);
+    /* slices' L entries follow the inputs: renumbered with them */
+    if (ok && !b.fail && p->tpl == T_ROW) row_classes(p);
     free(b.map);
     free(b.fent);
     if (!ok || b.fail || p->ncovered < 2) { cplan_free(p); return NULL; }
@@ -701,9 +721,10 @@ void cplan_print(const CPlan *p, FILE *out)
         if (x->kind == CN_IN) continue;
         const char *kn = x->kind == CN_UN ? "u" : x->kind == CN_BIN ? "b" : x->kind == CN_TER ? "t"
                        : x->kind == CN_AGG ? (x->dir == DIR_ROW ? "uar" : x->dir == DIR_COL ? "uac" : "ua")
-                       : x->kind == CN_MM ? "ba" : x->kind == CN_MMTL ? "tba" : "r";
+                       : x->kind == CN_MM ? "ba" : x->kind == CN_MMTL ? "tba" : x->kind == CN_SLICE ? "rix" : "r";
         fprintf(out, "    TMP%d = %s(%s)", i, kn,
-                x->kind == CN_MM || x->kind == CN_MMTL ? "+*" : x->kind == CN_TRANS ? "t" : op_info[x->op].name);
+                x->kind == CN_MM || x->kind == CN_MMTL ? "+*" : x->kind == CN_TRANS ? "t"
+                : x->kind == CN_SLICE ? "[,lo:hi]" : op_info[x->op].name);
         for (int k = 0; k < x->na; k++) {
             const CNode *c = &p->n[x->a[k]];
             if (c->kind == CN_IN) fprintf(out, " in%d", c->in);

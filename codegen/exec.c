@@ -62,7 +62,9 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
     b->m = br_calloc((size_t)n + 1, sizeof *b->m);
     b->mode = br_calloc((size_t)n + 1, sizeof *b->mode);
     b->sc = br_calloc((size_t)n + 1, sizeof *b->sc);
-    b->L = br_calloc((size_t)n + 1, sizeof *b->L);
+    int nslice = 0;
+    for (int i = 0; i < p->nn; i++) nslice += p->n[i].kind == CN_SLICE;
+    b->L = br_calloc((size_t)(n + 2 * nslice) + 1, sizeof *b->L);
     if (!b->m || !b->mode || !b->sc || !b->L || nargs != n) return false;
     for (int k = 0; k < n; k++) {
         b->mode[k] = p->in[k].mode;
@@ -177,6 +179,27 @@ static int64_t row_len(const CPlan *p, const int64_t *L, int n)
     return x->vc == VC_VEC ? L[x->vlen] : 1;
 }
 
+/* The length and offset of each slice (L[vlen], L[vlen + 1]) from its
+ * bounds, as ap_rix reads them (floored); false when they are not a
+ * non-empty range inside the child row, or a one-column slice is not one
+ * column: then the unfused kernels run and report what is wrong. */
+static bool slice_bounds(const CPlan *p, const Bind *b)
+{
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind != CN_SLICE) continue;
+        const CNode *lo = &p->n[x->a[1]], *hi = &p->n[x->a[2]];
+        if (lo->kind != CN_IN || hi->kind != CN_IN || !p->in[lo->in].scalar || !p->in[hi->in].scalar) return false;
+        double fl = floor(b->sc[lo->in]), fh = floor(b->sc[hi->in]);
+        int64_t n = row_len(p, b->L, x->a[0]);
+        if (p->n[x->a[0]].vc != VC_VEC || !(fl >= 1) || !(fh <= (double)n) || fl > fh) return false;
+        b->L[x->vlen] = (int64_t)fh - (int64_t)fl + 1;
+        b->L[x->vlen + 1] = (int64_t)fl - 1;
+        if (x->vc == VC_CELL && b->L[x->vlen] != 1) return false;
+    }
+    return true;
+}
+
 /* Size checks by policy: none (CgOptions.keep_fused: tests run the
  * generated code on every shape), the size rules below (the heuristic
  * policies fuse_all and fuse_no_redundancy, which cost nothing), or only
@@ -264,7 +287,7 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
     const CPlan *p = op->plan;
     Bind b = {0};
     int rc = 0;
-    if (!bind(p, args, nargs, &b) || p->main < 0) { *fb = true; goto done; }
+    if (!bind(p, args, nargs, &b) || p->main < 0 || !slice_bounds(p, &b)) { *fb = true; goto done; }
     if (b.m[p->main]->sparse && op->fn[1] && side_nonfinite(p, &b)) { *fb = true; goto done; }
     int64_t M = b.m[p->main]->rows;
     for (int k = 0; k < p->nin && !*fb; k++) {
@@ -437,6 +460,12 @@ int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e)
         case CN_TER: rc = ap_ternary(a, b, &v[x->a[2]], &v[i], e); break;
         case CN_AGG: rc = ap_agg(x->op, x->dir, a, &v[i], e); break;
         case CN_TRANS: rc = ap_reorg(OP_TRANS, a, &v[i], e); break;
+        case CN_SLICE: {
+            IxSpec ix = {.rmode = IX_ALL, .cmode = IX_RANGE, .has_col = true};
+            Value ia[5] = {*a, none, none, v[x->a[1]], v[x->a[2]]};
+            rc = ap_rix(&ix, ia, &v[i], e);
+            break;
+        }
         case CN_MM: case CN_MMTL:
             rc = ap_matmul(x->kind == CN_MM ? OP_MATMUL : OP_MATMULTL, 0, a, b, &none, &v[i], e);
             break;

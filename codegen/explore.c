@@ -123,6 +123,17 @@ static bool row_mmchain(const Hop *h)
     return !w || (known(w) && w->rows == x->rows && (w->cols == 1 || w->cols == v->cols));
 }
 
+/* X[, lo:hi] or X[, j] of every row of a row-aligned matrix of at least
+ * two columns (the Row template slices each row; seed 000 Fig. 3c). */
+static bool row_rix(const Hop *h)
+{
+    if (!h || h->kind != H_RIX || h->nin != 5 || h->dt != DT_MATRIX || !known(h) || !h->ix.has_col) return false;
+    const Hop *x = h->in[0];
+    if (!known(x) || x->rows != h->rows || x->cols < 2 || h->ix.rmode != IX_ALL) return false;
+    if (h->ix.cmode == IX_SINGLE) return num_scalar(h->in[3]);
+    return h->ix.cmode == IX_RANGE && num_scalar(h->in[3]) && num_scalar(h->in[4]);
+}
+
 /* ---- per template: can input position i of h be fused? ---- */
 
 static bool cell_pos(const Hop *h, int i)
@@ -144,6 +155,7 @@ static bool row_pos(const Hop *h, int i)
     if (tpl_row_mm(h)) return i == 0;
     if (row_mmtl(h)) return true;
     if (row_mmchain(h)) return i == 2;
+    if (row_rix(h)) return i == 0;
     return false;
 }
 
@@ -186,6 +198,7 @@ static bool tpl_open(TplType t, const Hop *h)
         if (ew_op(h, FT_ROW)) return h->rows > 1 && h->cols > 1;
         if (tpl_row_mm(h) || row_mmtl(h) || row_mmchain(h)) return true;
         if (agg_op(h, FT_ROW) && h->dir != DIR_FULL) return h->in[0]->rows > 1 && h->in[0]->cols > 1;
+        if (row_rix(h)) return h->rows > 1;
         return false;
     case T_OUTER:
         return tpl_outer_mm(h);
@@ -304,7 +317,9 @@ static bool drop_closed(const Memo *m, const Hop *h, const MEntry *e, void *arg)
 /* One HOP of the bottom-up pass (inputs are done). */
 static void explore_hop(Memo *m, Hop *h)
 {
-    if (h->nin > MEMO_MAXIN) return;
+    /* (right indexing: only the target, input 0, can be fused; its
+     * bounds are always read as scalar inputs) */
+    if (h->nin > MEMO_MAXIN && !row_rix(h)) return;
     if (h->kind == H_LIT || h->kind == H_TREAD || h->kind == H_SPOOF) return;
     static const TplType tpls[] = {T_CELL, T_ROW, T_OUTER};
     /* open */
