@@ -1332,6 +1332,9 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
         if (run) build_list(c, body, &b->body);
         c->spec_depth--;
         done = diag_nerrors(c->diag) == 0 && same_dims(&entry, &c->vars, &as);
+        /* a kept build's warnings are the loop's (x = f() of a function
+         * without outputs in a loop body warned nothing before) */
+        if (done) diag_add_warnings(saved, c->diag);
         diag_free(c->diag);
         c->diag = saved;
         c->nerr = saved_nerr;

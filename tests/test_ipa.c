@@ -390,6 +390,44 @@ static void test_example2(void)
     t_run_free(&r);
 }
 
+/* Loop bodies are built speculatively with the sizes on entry (kept when
+ * the body keeps them): the warnings of a kept build are the loop's.
+ * They were dropped, so x = f() of a function without outputs warned
+ * only outside loops. */
+static void test_loop_warnings(void)
+{
+    const char *src = "f = function(Double a) { print(a) }\n"
+                      "s = 0\n"
+                      "for (i in 1:2) {\n"
+                      "  x = f(i)\n"
+                      "  s = s + i\n"
+                      "}\n"
+                      "while (s < 10) {\n"
+                      "  for (j in 1:2) { y = f(j) }\n"
+                      "  s = s + 5\n"
+                      "}\n"
+                      "z = f(s)\n";
+    Diag *d = diag_new();
+    Program *ast = NULL;
+    RtProgram *p = compile(src, d, &ast);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (f) { diag_print(d, f); fclose(f); }
+    T_CHECK(p && text && strstr(text, "<test>:4:3: warning: function 'f' does not return a value but is assigned to 'x'") &&
+                strstr(text, "<test>:8:20: warning: function 'f' does not return a value but is assigned to 'y'") &&
+                strstr(text, "<test>:11:1: warning: function 'f' does not return a value but is assigned to 'z'"),
+            "loop warnings:\n%s", text ? text : "");
+    /* each once */
+    int cnt = 0;
+    for (const char *q = text ? strstr(text, "does not return") : NULL; q; q = strstr(q + 1, "does not return")) cnt++;
+    T_CHECK(cnt == 3, "loop warnings: %d, expected 3:\n%s", cnt, text ? text : "");
+    free(text);
+    if (p) plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid-test-ipa-XXXXXX");
@@ -401,6 +439,7 @@ int main(void)
     test_opmem();
     test_read_sizes();
     test_written_file();
+    test_loop_warnings();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
