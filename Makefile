@@ -99,8 +99,9 @@ $(BUILD)/libbraid.a: $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# (--wrap: allocation-failure injection of plain allocations, cli/main.c)
 $(BUILD)/braid: $(BUILD)/obj/cli/main.o $(BUILD)/libbraid.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbraid.a
 	@mkdir -p $(dir $@)

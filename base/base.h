@@ -42,6 +42,9 @@ void *br_malloc(size_t n);
 void *br_calloc(size_t n, size_t size);
 void *br_realloc(void *p, size_t n);
 void *br_alloc_aligned(size_t n);          /* uninitialised */
+/* Allocation-failure injection of plain malloc/calloc/realloc (the raw
+ * mode of BRAID_FAIL_ALLOC; cli/main.c's link-time wrappers ask it). */
+bool br_alloc_fail_raw(void);
 void *br_calloc_aligned(size_t n);         /* zeroed */
 void br_free_aligned(void *p);
 char *br_strdup(const char *s);

@@ -66,6 +66,21 @@ static char *builtin_dir(const char *argv0)
 
 static bool is_opt(const char *s) { return s[0] == '-' && s[1] && s[1] != '-' && !(s[1] >= '0' && s[1] <= '9'); }
 
+/* Allocation-failure injection of plain allocations (docs/DESIGN.md,
+ * "Allocation failures"): the binary is linked with --wrap for malloc,
+ * calloc and realloc, so braid's own calls of them come here; the
+ * injection counter is base/base.c's (not part of the public API). */
+extern _Bool br_alloc_fail_raw(void);
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t s);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t s);
+void *__wrap_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n) { return br_alloc_fail_raw() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t s) { return br_alloc_fail_raw() ? NULL : __real_calloc(n, s); }
+void *__wrap_realloc(void *p, size_t n) { return br_alloc_fail_raw() ? NULL : __real_realloc(p, n); }
+
 int main(int argc, char **argv)
 {
     /* OpenMP threads spin after each parallel region (libgomp's default:

@@ -34,8 +34,9 @@ static Run run(const char *braid, const char *script, long n)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && BRAID_FAIL_ALLOC=%ld timeout -s KILL 60 '%s' -config '%s/off.xml' -f '%s' >'%s/out' 2>'%s/err'",
-             dir, n, braid, dir, script, dir, dir);
+             "cd '%s' && BRAID_FAIL_ALLOC=%ld BRAID_FAIL_ALLOC_RAW=%d timeout -s KILL 60 '%s' -config '%s/off.xml' -f '%s' "
+             ">'%s/out' 2>'%s/err'",
+             dir, n, getenv("BRAID_ALLOCFAIL_RAW") != NULL, braid, dir, script, dir, dir);
     int st = system(cmd);
     Run r = {0};
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
