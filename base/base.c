@@ -2,6 +2,7 @@
 #include "base.h"
 #include "vec.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -60,9 +61,12 @@ bool br_alloc_fail_raw(void)
     return r && fail_injected();
 }
 
-void *br_malloc(size_t n) { return fail_injected() ? NULL : malloc(n ? n : 1); }
-void *br_calloc(size_t n, size_t size) { return fail_injected() ? NULL : calloc(n ? n : 1, size ? size : 1); }
-void *br_realloc(void *p, size_t n) { return fail_injected() ? NULL : realloc(p, n ? n : 1); }
+void *br_malloc(size_t n) { return fail_injected() ? (errno = ENOMEM, NULL) : malloc(n ? n : 1); }
+void *br_calloc(size_t n, size_t size)
+{
+    return fail_injected() ? (errno = ENOMEM, NULL) : calloc(n ? n : 1, size ? size : 1);
+}
+void *br_realloc(void *p, size_t n) { return fail_injected() ? (errno = ENOMEM, NULL) : realloc(p, n ? n : 1); }
 
 /* Aligned blocks carry their capacity in a 64-byte header. Large blocks
  * (>= 1 MB) are kept in a small cache when freed and reused by the next

@@ -107,6 +107,7 @@ static int parse_values(const char *s, double **vals, int64_t *n, BrErr *e)
 {
     int64_t cap = 16, k = 0;
     double *v = malloc((size_t)cap * sizeof(double));
+    if (!v) return br_err(e, BR_ENOMEM, "out of memory");
     const char *p = s;
     while (*p) {
         while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n' || *p == '\r') p++;
@@ -117,7 +118,14 @@ static int parse_values(const char *s, double **vals, int64_t *n, BrErr *e)
             free(v);
             return br_err(e, BR_EARG, "matrix(): cannot parse a number in \"%.40s\"", p);
         }
-        if (k == cap) { cap *= 2; v = realloc(v, (size_t)cap * sizeof(double)); }
+        if (k == cap) {
+            double *nv = realloc(v, (size_t)(cap *= 2) * sizeof(double));
+            if (!nv) {
+                free(v);
+                return br_err(e, BR_ENOMEM, "out of memory");
+            }
+            v = nv;
+        }
         v[k++] = d;
         p = end;
     }

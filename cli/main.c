@@ -5,6 +5,7 @@
  *   braid -s "script text" ...
  *   braid -help
  * Exit status 0 on success, 1 on any error in the script or its input. */
+#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,9 +78,16 @@ void *__real_realloc(void *p, size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t s);
 void *__wrap_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n) { return br_alloc_fail_raw() ? NULL : __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t s) { return br_alloc_fail_raw() ? NULL : __real_calloc(n, s); }
-void *__wrap_realloc(void *p, size_t n) { return br_alloc_fail_raw() ? NULL : __real_realloc(p, n); }
+/* (a failure sets errno as the C library's does) */
+static _Bool raw_fail(void)
+{
+    if (!br_alloc_fail_raw()) return 0;
+    errno = ENOMEM;
+    return 1;
+}
+void *__wrap_malloc(size_t n) { return raw_fail() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t s) { return raw_fail() ? NULL : __real_calloc(n, s); }
+void *__wrap_realloc(void *p, size_t n) { return raw_fail() ? NULL : __real_realloc(p, n); }
 
 int main(int argc, char **argv)
 {

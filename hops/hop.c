@@ -10,11 +10,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The reserve of hop_new (hops and input slots). */
+#define HOP_RESERVE 64
+#define HOP_RESERVE_IN 512
+
 HopDag *hop_dag_new(void)
 {
     HopDag *d = br_calloc(1, sizeof *d);
     if (!d) return NULL;
     d->arena = arena_new();
+    d->reserve = br_calloc(HOP_RESERVE, sizeof *d->reserve);
+    d->rsv_in = br_calloc(HOP_RESERVE_IN, sizeof *d->rsv_in);
+    if (!d->arena || !d->reserve || !d->rsv_in) {
+        hop_dag_free(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -28,6 +38,10 @@ void hop_dag_free(HopDag *d)
     free(d->wnames);
     free(d->whops);
     free(d->rnames);
+    for (int i = 0; i < d->nreserve; i++)
+        if (d->reserve[i].kind == H_LIT) val_release(&d->reserve[i].lit);
+    free(d->reserve);
+    free(d->rsv_in);
     arena_free(d->arena);
     free(d);
 }
@@ -41,7 +55,19 @@ Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin)
     if (h && nin) h->in = arena_alloc(d->arena, (size_t)nin * sizeof(Hop *));
     if (!h || (nin && !h->in) || !br_grow((void **)&d->hops, &d->cap, d->n + 1, sizeof(Hop *))) {
         d->oom = true;
-        return NULL;
+        if (!d->reserve || d->nreserve >= HOP_RESERVE || nin > HOP_RESERVE_IN - d->rsv_used) return NULL;
+        h = &d->reserve[d->nreserve++];
+        memset(h, 0, sizeof *h);
+        h->in = nin ? d->rsv_in + d->rsv_used : NULL;
+        d->rsv_used += nin;
+        h->kind = kind;
+        h->span = span;
+        h->nin = nin;
+        h->rows = h->cols = h->nnz = -1;
+        h->mem = -1;
+        h->reg = -1;
+        h->nouts = 1;
+        return h;
     }
     h->id = d->n + 1;
     h->kind = kind;
@@ -57,6 +83,7 @@ Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin)
 
 void hop_add_root(HopDag *d, Hop *h)
 {
+    if (d->oom) return;   /* (h may be a reserve hop) */
     assert(!h || (h->id >= 1 && h->id <= d->n && d->hops[h->id - 1] == h));
     if (!br_grow((void **)&d->roots, &d->rcap, d->nroots + 1, sizeof(Hop *))) {
         d->oom = true;
@@ -67,6 +94,7 @@ void hop_add_root(HopDag *d, Hop *h)
 
 void hop_set_write(HopDag *d, const char *name, Hop *h)
 {
+    if (d->oom) return;   /* (h may be a reserve hop) */
     assert(!h || (h->id >= 1 && h->id <= d->n && d->hops[h->id - 1] == h));
     for (int i = 0; i < d->nw; i++)
         if (strcmp(d->wnames[i], name) == 0) { d->whops[i] = h; return; }

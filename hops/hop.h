@@ -95,13 +95,19 @@ typedef struct HopDag {
     bool oom;                      /* an allocation for this DAG failed:
                                       it may miss hops, roots or writes
                                       (plan_compile reports it) */
+    Hop *reserve; int nreserve;    /* hops handed out after a failed
+                                      allocation (hop_new), and room for */
+    Hop **rsv_in; int rsv_used;    /*   their inputs: not in hops */
 } HopDag;
 
 /* New empty DAG (NULL when out of memory); free with hop_dag_free. */
 HopDag *hop_dag_new(void);
 void hop_dag_free(HopDag *d);
 /* A new HOP with room for nin inputs, id d->n (after the call), in d's
- * arena; NULL and d->oom set when out of memory. */
+ * arena. Out of memory, d->oom is set and the hop comes from a small
+ * reserve (id 0, not in d->hops) so that the builder can finish the
+ * statement and report the error instead of crashing; NULL only when
+ * the reserve is spent too. */
 Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin);
 /* Appends a statement root / binds variable name to h (d->oom set when
  * out of memory). */

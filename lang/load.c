@@ -27,13 +27,14 @@ static char *read_file(const char *path, size_t *len)
     if (!f) return NULL;
     size_t cap = 65536, n = 0;
     char *buf = malloc(cap);
+    int why = buf ? 0 : ENOMEM;
     while (buf) {
         if (n + 1 >= cap) {
             char *nb = realloc(buf, cap * 2);
             if (!nb) {
                 free(buf);
                 buf = NULL;
-                errno = ENOMEM;
+                why = ENOMEM;
                 break;
             }
             buf = nb;
@@ -42,7 +43,7 @@ static char *read_file(const char *path, size_t *len)
         if (n > ((size_t)256 << 20)) {  /* no script is that large */
             free(buf);
             buf = NULL;
-            errno = EFBIG;
+            why = EFBIG;
             break;
         }
         size_t r = fread(buf + n, 1, cap - n - 1, f);
@@ -52,10 +53,11 @@ static char *read_file(const char *path, size_t *len)
     if (buf && ferror(f)) {
         free(buf);
         buf = NULL;
-        errno = EIO;
+        why = EIO;
     }
     fclose(f);
-    if (!buf) return NULL;
+    /* (the reason survives fclose, which may set errno) */
+    if (!buf) { errno = why; return NULL; }
     buf[n] = 0;
     *len = n;
     return buf;
@@ -188,7 +190,7 @@ static LFile *load_new(Program *p, const char *path, const char *canon, bool lib
     size_t len;
     char *text = read_file(path, &len);
     if (!text) {
-        diag_error(d, at, "cannot read '%s': %s", path, strerror(errno));
+        diag_error(d, at, "cannot read '%s': %s", path, errno == ENOMEM ? "out of memory" : strerror(errno));
         lf->parse_failed = true;
         lf->imports_done = true;
         return lf;
@@ -282,15 +284,24 @@ static void load_imports(Program *p, Diag *d)
 }
 
 /* The library script for function name (builtin_dir/name.dml), loaded on
- * first use; NULL if there is none. */
-static LFile *load_library(Program *p, const char *name, Diag *d, Span at)
+ * first use; NULL if there is none, or (*failed set, the error reported)
+ * when memory ran out finding it. */
+static LFile *load_library(Program *p, const char *name, Diag *d, Span at, bool *failed)
 {
     if (!p->opts.builtin_dir || !name[0]) return NULL;
     char *path = join(p->opts.builtin_dir, name, ".dml");
-    if (!path) return NULL;
+    if (!path) {
+        diag_error(d, at, "out of memory while loading '%s'", name);
+        *failed = true;
+        return NULL;
+    }
     LFile *lf = NULL;
     if (is_file(path)) {
         const char *canon = canonical(p->arena, path);
+        if (!canon && errno == ENOMEM) {
+            diag_error(d, at, "out of memory while loading '%s'", path);
+            *failed = true;
+        }
         if (canon) {
             lf = find_file_canon(p, canon);
             if (!lf) {
@@ -311,6 +322,7 @@ static Func *library_func(const LFile *lf, const char *name)
     static const char *const prefixes[] = {"m_", "s_", "f_"};
     size_t n = strlen(name) + 3;
     char *m = malloc(n);
+    if (!m) return NULL;   /* (the caller reports it) */
     Func *f = NULL;
     for (size_t i = 0; m && !f && i < sizeof prefixes / sizeof *prefixes; i++) {
         snprintf(m, n, "%s%s", prefixes[i], name);
@@ -436,10 +448,15 @@ bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
         positional_args(e, d);
         return true;
     }
-    LFile *lib = load_library(p, name, d, e->span);
+    bool failed = false;
+    LFile *lib = load_library(p, name, d, e->span, &failed);
+    if (failed) return false;
+    errno = 0;
     if (lib && (e->call.func = library_func(lib, name))) return true;
     if (lib && lib->parse_failed) return false;  /* its errors are reported */
-    if (lib)
+    if (lib && errno == ENOMEM)
+        diag_error(d, e->span, "out of memory while loading '%s'", lib->path);
+    else if (lib)
         diag_error(d, e->span, "unknown function '%s' ('%s' defines none of 'm_%s', 's_%s', 'f_%s', '%s')",
                    name, lib->path, name, name, name, name);
     else if (unsupported_feature(name))
@@ -478,7 +495,7 @@ static Program *program_new(const LangOptions *o)
         int n = o->nargs > 0 ? o->nargs : 0;
         const char **nm = arena_alloc(p->arena, (size_t)n * sizeof(char *));
         const char **vl = arena_alloc(p->arena, (size_t)n * sizeof(char *));
-        if (!nm || !vl) {
+        if (!nm || !vl || (o->builtin_dir && !p->opts.builtin_dir)) {
             lang_program_free(p);
             return NULL;
         }
@@ -556,7 +573,8 @@ Program *lang_load_file(const char *path, const LangOptions *o, Diag *d)
     char *text = read_file(path, &len);
     if (!text) {
         Span s = { path, 0, 0 };
-        diag_error(d, s, "cannot read script: %s", strerror(errno));
+        if (errno == ENOMEM) diag_error(d, s, "cannot read script: out of memory");
+        else diag_error(d, s, "cannot read script: %s", strerror(errno));
         return NULL;
     }
     char *canon = realpath(path, NULL);
@@ -676,7 +694,8 @@ Func *lang_find_func(const Program *cp, const char *ns_key, const char *name)
         int nfiles = p->nfiles, nfuncs = p->nfuncs;
         Diag *d = diag_new();
         Span none = { NULL, 0, 0 };
-        LFile *lib = d ? load_library(p, name, d, none) : NULL;
+        bool failed = false;
+        LFile *lib = d ? load_library(p, name, d, none, &failed) : NULL;
         if (lib) {
             validate_all(p, d);
             f = library_func(lib, name);

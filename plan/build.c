@@ -305,6 +305,12 @@ static Hop *bind_builtin(BCtx *c, Expr *e, const BuiltinInfo *bi)
     int nargs = e->call.nargs;
     Hop **var = nargs ? calloc((size_t)nargs, sizeof(Hop *)) : NULL;
     const char **vnames = nargs ? calloc((size_t)nargs, sizeof(char *)) : NULL;
+    if (nargs && (!var || !vnames)) {
+        free(var);
+        free(vnames);
+        oom(c, e->span);
+        return lit(c, val_double(0), e->span);
+    }
     int nvar = 0, pos = 0;
     for (int i = 0; i < nargs; i++) {
         Arg *a = &e->call.args[i];
@@ -587,6 +593,7 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     if (!h) h = lower_to_op(c, e, bi);
     if (h) return h;
     h = bind_builtin(c, e, bi);
+    if (!h || h->kind != H_BUILTIN) return h;   /* out of memory (reported) */
     builtin_result(h, bi);
     hop_infer(h);
     if (bi->id == BI_READ) mtd_sizes(c, h);
@@ -631,6 +638,10 @@ static Hop *build_fcall(BCtx *c, Expr *e)
     h->sidefx = true;
     h->dt = DT_LIST;
     bool *given = calloc((size_t)f->nin + 1, 1);
+    if (!given) {
+        oom(c, e->span);
+        return h;
+    }
     int pos = 0;
     for (int i = 0; i < e->call.nargs; i++) {
         Arg *a = &e->call.args[i];
@@ -1603,7 +1614,7 @@ static int plan_finalize(RtProgram *p, PBList *l, Diag *dg)
     for (int i = 0; i < l->n; i++) {
         PBlock *b = l->v[i];
         if (b->kind == PB_GENERIC && !b->code) {
-            if (p->optlevel > 0) drop_dead(b);
+            if (p->optlevel > 0 && !(b->dag && ((HopDag *)b->dag)->oom)) drop_dead(b);
             b->code = plan_compile(p, b->dag, CG_BLOCK, PC_MARK | PC_FUSE | PC_LOWER, NULL);
         }
         HopDag *d = b->dag;

@@ -13,6 +13,7 @@ Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
     RwStats scratch = {0};
     if (!st) st = &scratch;
     if ((flags & PC_INLINE) && p->optlevel > 0 && p->diag) st->inlined += plan_inline_calls(p, d, p->diag);
+    if (d->oom) return NULL;   /* inlining ran out of memory */
     if ((flags & PC_REWRITE) && p->optlevel > 0) {
         rw_static(d, st);
         rw_dynamic(d, st);

@@ -99,6 +99,13 @@ int plan_inline_calls(RtProgram *p, HopDag *d, Diag *diag)
         const Func *f = call->func;
         Hop **map = calloc((size_t)cd->n + 2, sizeof(Hop *));
         Hop **outs = calloc((size_t)f->nout + 1, sizeof(Hop *));
+        if (!map || !outs) {
+            free(map);
+            free(outs);
+            free(reach);
+            d->oom = true;   /* (plan_compile reports it) */
+            return inlined;
+        }
         for (int k = 0; k < f->nout; k++)
             for (int w = 0; w < cd->nw; w++)
                 if (!strcmp(cd->wnames[w], f->out[k].name)) outs[k] = copy_into(d, cd->whops[w], map, call, f);

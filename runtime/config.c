@@ -205,6 +205,7 @@ int config_read(const char *path, BraidConfig *c, BrErr *e)
             if (!ns || cap > ((size_t)1 << 24)) {
                 free(ns ? ns : s);
                 fclose(f);
+                if (!ns) return br_err(e, BR_ENOMEM, "cannot read config file %s: out of memory", path);
                 return br_err(e, BR_EARG, "cannot read config file %s: too large", path);
             }
             s = ns;

@@ -1,7 +1,8 @@
 /* test_allocfail.c: allocation-failure injection (issue 23, SQLite's
  * method). braid runs representative scripts with BRAID_FAIL_ALLOC=N
  * (base/base.c: the Nth allocation through br_malloc/br_calloc/
- * br_realloc/br_alloc_aligned fails) for N = 1, 2, ... up to the first
+ * br_realloc/br_alloc_aligned, or in the raw mode, the default, through
+ * the binary's plain malloc/calloc/realloc, fails) for N = 1, 2, ... up to the first
  * few hundred and then spread over every allocation the script makes:
  * each run must end with the script's own output (a failure some path
  * absorbs) or exit status 1 with an "out of memory" error; never a
@@ -29,6 +30,14 @@ static void run_free(Run *r)
     free(r->err);
 }
 
+/* The raw mode (docs/DESIGN.md): plain allocations fail too, unless
+ * BRAID_ALLOCFAIL_RAW=0. */
+static int raw_mode(void)
+{
+    const char *v = getenv("BRAID_ALLOCFAIL_RAW");
+    return !(v && !strcmp(v, "0"));
+}
+
 /* Runs braid on script with BRAID_FAIL_ALLOC=n (0: none). */
 static Run run(const char *braid, const char *script, long n)
 {
@@ -36,7 +45,7 @@ static Run run(const char *braid, const char *script, long n)
     snprintf(cmd, sizeof cmd,
              "cd '%s' && BRAID_FAIL_ALLOC=%ld BRAID_FAIL_ALLOC_RAW=%d timeout -s KILL 60 '%s' -config '%s/off.xml' -f '%s' "
              ">'%s/out' 2>'%s/err'",
-             dir, n, getenv("BRAID_ALLOCFAIL_RAW") != NULL, braid, dir, script, dir, dir);
+             dir, n, raw_mode(), braid, dir, script, dir, dir);
     int st = system(cmd);
     Run r = {0};
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
