@@ -46,8 +46,21 @@ void hop_dag_free(HopDag *d)
     free(d);
 }
 
-/* A new hop of d with room for nin inputs; NULL (and d->oom set) when out
- * of memory. */
+/* The fields every new hop starts with. */
+static Hop *hop_init(Hop *h, HopKind kind, Span span, int nin)
+{
+    h->kind = kind;
+    h->span = span;
+    h->nin = nin;
+    h->rows = h->cols = h->nnz = -1;
+    h->mem = -1;
+    h->reg = -1;
+    h->nouts = 1;
+    return h;
+}
+
+/* A new hop of d with room for nin inputs (hop.h: the reserve when out
+ * of memory). */
 Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin)
 {
     assert(nin >= 0);
@@ -60,25 +73,11 @@ Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin)
         memset(h, 0, sizeof *h);
         h->in = nin ? d->rsv_in + d->rsv_used : NULL;
         d->rsv_used += nin;
-        h->kind = kind;
-        h->span = span;
-        h->nin = nin;
-        h->rows = h->cols = h->nnz = -1;
-        h->mem = -1;
-        h->reg = -1;
-        h->nouts = 1;
-        return h;
+        return hop_init(h, kind, span, nin);
     }
     h->id = d->n + 1;
-    h->kind = kind;
-    h->span = span;
-    h->nin = nin;
-    h->rows = h->cols = h->nnz = -1;
-    h->mem = -1;
-    h->reg = -1;
-    h->nouts = 1;
     d->hops[d->n++] = h;
-    return h;
+    return hop_init(h, kind, span, nin);
 }
 
 void hop_add_root(HopDag *d, Hop *h)
