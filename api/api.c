@@ -16,9 +16,20 @@
 
 static char *dupmsg(const char *m) { return m ? strdup(m) : strdup("unknown error"); }
 
+/* braid_set_home's folder (an installed Python package's copy of the
+ * library); written once before scripts are prepared */
+static char *api_home;
+
+void braid_set_home(const char *dir)
+{
+    free(api_home);
+    api_home = dir ? strdup(dir) : NULL;
+}
+
 char *api_builtin_dir(void)
 {
     const char *home = getenv("BRAID_HOME");
+    if (!home) home = api_home;
     char buf[8192];
 #ifdef BRAID_SOURCE_DIR
     snprintf(buf, sizeof buf, "%s/scripts/builtin", home ? home : BRAID_SOURCE_DIR);

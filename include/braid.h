@@ -264,6 +264,12 @@ void braid_signature_free(BraidSignature *sig);
 
 /* The last error message of s ("" if none); valid until the next call. */
 const char *braid_error(const BraidScript *s);
+/* The folder holding the builtin library (DIR/scripts/builtin) when the
+ * environment sets no BRAID_HOME (default: the source tree braid was
+ * built in). Process-wide; call it before preparing scripts, not while
+ * another thread prepares one (an installed Python package points it at
+ * its own copy of the library). NULL: the default again. */
+void braid_set_home(const char *dir);
 /* Threads used by braid's kernels (0: all cores). Process-wide. */
 void braid_set_threads(int n);
 void braid_free(void *p);

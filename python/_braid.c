@@ -803,6 +803,16 @@ static PyObject *set_threads(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* set_home(path or None): braid_set_home (the package's __init__ calls it
+ * once at import, when the package carries its own library). */
+static PyObject *set_home(PyObject *m, PyObject *arg)
+{
+    const char *dir = arg == Py_None ? NULL : PyUnicode_AsUTF8(arg);
+    if (!dir && arg != Py_None) return NULL;
+    braid_set_home(dir);
+    Py_RETURN_NONE;
+}
+
 /* builtin_names(): the names DML resolves as builtins, sorted. */
 static PyObject *builtin_names(PyObject *m, PyObject *unused)
 {
@@ -862,6 +872,7 @@ static PyMethodDef module_methods[] = {
     {"builtin_signature", builtin_signature, METH_O,
      "builtin_signature(name): {name, library, varargs, sidefx, file, inputs, outputs}"},
     {"set_threads", set_threads, METH_O, "set_threads(n): threads of braid's kernels (0: all cores)"},
+    {"set_home", set_home, METH_O, "set_home(dir): the folder whose scripts/builtin is the library"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -34,6 +34,14 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 from ._braid import BraidError, Script, set_threads
 from ._braid import Matrix as MatrixView   # an output view (braid.Matrix is kept for the lazy API)
+from . import _braid
+
+# An installed package (pip install ., setup.py) carries its own copy of
+# the builtin library in braid/scripts/builtin; one used from the build
+# folder reads the source tree's (and BRAID_HOME, when set, wins over both).
+_HOME = os.path.dirname(os.path.abspath(__file__))
+if os.path.isdir(os.path.join(_HOME, "scripts", "builtin")):
+    _braid.set_home(_HOME)
 
 try:
     import numpy as _np

@@ -12,6 +12,7 @@ import threading
 import traceback
 
 import braid
+from harness import Tally
 
 try:
     import numpy as np
@@ -22,16 +23,8 @@ try:
 except ImportError:
     sp = None
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {sys._getframe(1).f_lineno}: {what}", file=sys.stderr)
+T = Tally("test_python")
+check = T.check
 
 
 def raises(fn, exc, text=""):
@@ -243,8 +236,7 @@ def main():
     if skipped:
         print("test_python: skipped (NumPy/SciPy missing; tools/deps.sh installs them):",
               ", ".join(getattr(s, "__name__", s) for s in skipped))
-    print(f"test_python: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

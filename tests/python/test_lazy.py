@@ -12,6 +12,7 @@ import threading
 import traceback
 
 import braid
+from harness import Tally
 
 try:
     import numpy as np
@@ -26,16 +27,8 @@ try:
 except ImportError:
     sp = None
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {sys._getframe(1).f_lineno}: {what}", file=sys.stderr)
+T = Tally("test_python_lazy")
+check = T.check
 
 
 def same(a, b):
@@ -419,8 +412,7 @@ def main():
             t()
         except Exception:
             check(False, f"{t.__name__} raised:\n{traceback.format_exc()}")
-    print(f"test_python_lazy: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return T.finish()
 
 
 if __name__ == "__main__":
