@@ -104,6 +104,7 @@ void braid_script_free(BraidScript *s)
     free(s->outputs);
     free(s->bdir);
     free(s->recompiled);
+    free(s->printed);
     free(s);
 }
 
@@ -166,9 +167,14 @@ int braid_execute(BraidScript *s)
             return api_fail(s, m);
         }
     RtOptions ro = {.out = stdout, .seed = -1, .explain_recompile = s->trace};
-    char *trace = NULL;
-    size_t tlen = 0;
+    char *trace = NULL, *printed = NULL;
+    size_t tlen = 0, plen = 0;
     if (s->trace && !(ro.explain_out = open_memstream(&trace, &tlen))) return api_fail(s, "out of memory");
+    if (s->capture && !(ro.out = open_memstream(&printed, &plen))) {
+        if (ro.explain_out) fclose(ro.explain_out);
+        free(trace);
+        return api_fail(s, "out of memory");
+    }
     Rt rt;
     rt_init(&rt, s->prog, s->diag, &ro);
     Frame f;
@@ -199,8 +205,18 @@ int braid_execute(BraidScript *s)
         free(s->recompiled);
         s->recompiled = trace;
     }
+    free(s->printed);   /* what the run printed, also when it failed */
+    s->printed = NULL;
+    if (s->capture) {
+        fclose(ro.out);
+        s->printed = printed;
+    }
     return rc ? -1 : 0;
 }
+
+void braid_capture_output(BraidScript *s, bool on) { s->capture = on; }
+
+const char *braid_output(const BraidScript *s) { return s->printed ? s->printed : ""; }
 
 int braid_get_matrix(BraidScript *s, const char *name, double **data, int64_t *rows, int64_t *cols)
 {

@@ -22,6 +22,8 @@ struct BraidScript {
     char *bdir;
     bool trace;          /* record the DAGs recompiled by the next runs */
     char *recompiled;    /*   and the last run's (braid_explain) */
+    bool capture;        /* collect print() output of the next runs */
+    char *printed;       /*   the last run's (braid_output) */
 };
 
 /* The builtin library's folder (BRAID_HOME or the source tree's

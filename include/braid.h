@@ -229,6 +229,14 @@ int braid_explain(BraidScript *s, const char *kind, char **text);
  * operators show) by the following executions: braid_explain(s,
  * "recompile_hops") then gives the last execution's. */
 void braid_trace_recompile(BraidScript *s, bool on);
+/* Collect what the following executions of s print (print(), warnings
+ * of the builtins) in memory instead of writing it to stdout (on), or
+ * write to stdout again (off). braid_output(s) is the last execution's
+ * text, also when it failed ("" when it did not collect); valid until the next
+ * braid_execute or braid_script_free of s. Per script: threads running
+ * separate scripts each collect their own. */
+void braid_capture_output(BraidScript *s, bool on);
+const char *braid_output(const BraidScript *s);
 
 /* One parameter or output of a builtin's signature. */
 typedef struct BraidParam {

@@ -586,7 +586,24 @@ static PyObject *script_trace(Script *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *script_capture(Script *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0 || ready(self)) return NULL;
+    braid_capture_output(self->s, on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *script_output(Script *self, PyObject *unused)
+{
+    if (ready(self)) return NULL;
+    return PyUnicode_DecodeUTF8(braid_output(self->s), (Py_ssize_t)strlen(braid_output(self->s)), "replace");
+}
+
 static PyMethodDef script_methods[] = {
+    {"capture_output", (PyCFunction)script_capture, METH_O,
+     "capture_output(on): collect what the next runs print instead of writing to stdout"},
+    {"output", (PyCFunction)script_output, METH_NOARGS, "output(): what the last run printed (capture_output)"},
     {"trace_recompile", (PyCFunction)script_trace, METH_O,
      "trace_recompile(on): record the DAGs recompiled by the next runs (explain('recompile_hops'))"},
     {"explain", (PyCFunction)script_explain, METH_VARARGS,

@@ -1,8 +1,11 @@
 /* test_api.c: the embedding API (include/braid.h): prepare once, bind,
  * execute many times, read outputs; errors as strings, never crashes. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "include/braid.h"
 #include "t.h"
@@ -297,8 +300,73 @@ static void test_introspection(void)
     braid_script_free(sc);
 }
 
+/* Collected print() output, per run and also of a failed run; the
+ * library folder set by braid_set_home. */
+static void test_output_and_home(void)
+{
+    char *err = NULL;
+    const char *out[] = {"x"};
+    BraidScript *sc = braid_prepare("print(\"a\")\nx = 2\nprint(\"b \" + x)\nif (x > 1) { print(\"c\") }\n",
+                                    NULL, 0, out, 1, &err);
+    T_CHECK(sc != NULL, "prepare: %s", err ? err : "");
+    if (!sc) return;
+    T_CHECK(!strcmp(braid_output(sc), ""), "no output before a run");
+    braid_capture_output(sc, true);
+    T_CHECK(braid_execute(sc) == 0 && !strcmp(braid_output(sc), "a\nb 2\nc\n"), "collected: '%s'", braid_output(sc));
+    T_CHECK(braid_execute(sc) == 0 && !strcmp(braid_output(sc), "a\nb 2\nc\n"), "each run its own: '%s'",
+            braid_output(sc));
+    braid_script_free(sc);
+    sc = braid_prepare("print(\"before\")\nstop(\"boom\")\nx = 1\n", NULL, 0, out, 1, &err);
+    T_CHECK(sc != NULL, "prepare: %s", err ? err : "");
+    if (!sc) return;
+    braid_capture_output(sc, true);
+    T_CHECK(braid_execute(sc) != 0 && strstr(braid_error(sc), "boom") && !strcmp(braid_output(sc), "before\n"),
+            "a failed run's output: '%s' (%s)", braid_output(sc), braid_error(sc));
+    braid_script_free(sc);
+
+    /* a library of one function in a temporary folder */
+    char dir[] = "/tmp/braid-home-XXXXXX", path[256];
+    T_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof path, "%s/scripts", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/scripts/builtin", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/scripts/builtin/zzhome.dml", dir);
+    FILE *f = fopen(path, "w");
+    T_CHECK(f != NULL, "write %s", path);
+    if (!f) return;
+    fputs("m_zzhome = function(Double x) return (Double y) { y = 21 * x }\n", f);
+    fclose(f);
+    const char *saved = getenv("BRAID_HOME");
+    char *home = saved ? strdup(saved) : NULL;
+    unsetenv("BRAID_HOME");
+    braid_set_home(dir);
+    const char *ys[] = {"y"};
+    sc = braid_prepare("y = zzhome(x=2)\n", NULL, 0, ys, 1, &err);
+    double y = 0;
+    T_CHECK(sc && braid_execute(sc) == 0 && braid_get_double(sc, "y", &y) == 0 && y == 42,
+            "a function of braid_set_home's library: %s", sc ? braid_error(sc) : err);
+    braid_script_free(sc);
+    braid_set_home(NULL);
+    free(err);
+    err = NULL;
+    sc = braid_prepare("y = zzhome(x=2)\n", NULL, 0, ys, 1, &err);
+    T_CHECK(!sc && err && strstr(err, "zzhome"), "the default library again: %s", err ? err : "(prepared)");
+    braid_script_free(sc);
+    free(err);
+    if (home) setenv("BRAID_HOME", home, 1);
+    free(home);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/scripts/builtin", dir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/scripts", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    test_output_and_home();
     test_introspection();
     test_dense_view();
     test_compressed_view();

@@ -239,8 +239,9 @@ class Prepared:
 
     def __init__(self, script: Union[str, os.PathLike], inputs: Iterable[str] = (),
                  outputs: Iterable[str] = (), args: Optional[Mapping[str, Any]] = None,
-                 sparse: bool = False, frames: str = "auto") -> None:
+                 sparse: bool = False, frames: str = "auto", stdout: Any = None) -> None:
         self.inputs = list(inputs)
+        self.stdout = stdout
         self.outputs = list(outputs)
         self.sparse = sparse
         self.frames = _frames_kind(frames)
@@ -259,13 +260,26 @@ class Prepared:
         the GIL released, and returns {output name: value}."""
         for k, v in inputs.items():
             _bind(self._s, k, v)
-        self._s.execute()
+        _execute(self._s, self.stdout)
         return {k: _output(self._s, k, self.sparse, self.frames) for k in self.outputs}
 
     @property
     def executing(self) -> bool:
         """True while an execute() of this script runs (in another thread)."""
         return self._s.executing
+
+
+def _execute(s: Script, stdout: Any) -> None:
+    """Runs s (the GIL released). What it prints goes to stdout (an object
+    with write(), e.g. sys.stdout in Jupyter or io.StringIO), written when
+    the run ends (also when it fails), or, with stdout None, straight to
+    the process's standard output as it runs."""
+    s.capture_output(stdout is not None)
+    try:
+        s.execute()
+    finally:
+        if stdout is not None:
+            stdout.write(s.output())
 
 
 def _is_path(script: Union[str, os.PathLike]) -> bool:
@@ -275,23 +289,26 @@ def _is_path(script: Union[str, os.PathLike]) -> bool:
 
 
 def prepare(script: Union[str, os.PathLike], inputs: Iterable[str] = (), outputs: Iterable[str] = (),
-            args: Optional[Mapping[str, Any]] = None, sparse: bool = False, frames: str = "auto") -> Prepared:
+            args: Optional[Mapping[str, Any]] = None, sparse: bool = False, frames: str = "auto",
+            stdout: Any = None) -> Prepared:
     """Compiles a DML script (its text, or the path of a .dml file) for the
     declared inputs and outputs; run it with .execute(**inputs). sparse:
     sparse outputs as scipy CSR; frames: frame outputs as pandas DataFrames
     ("pandas"), dicts of columns ("dict") or DataFrames when pandas is
-    installed ("auto")."""
-    return Prepared(script, inputs, outputs, args, sparse, frames)
+    installed ("auto"); stdout: where print() output goes (an object with
+    write(), given the text of each run when it ends; None: the process's
+    standard output)."""
+    return Prepared(script, inputs, outputs, args, sparse, frames, stdout)
 
 
 def run(script: Union[str, os.PathLike], args: Optional[Mapping[str, Any]] = None,
         inputs: Optional[Mapping[str, Any]] = None, outputs: Sequence[str] = (),
-        sparse: bool = False, frames: str = "auto") -> Dict[str, Any]:
+        sparse: bool = False, frames: str = "auto", stdout: Any = None) -> Dict[str, Any]:
     """Runs a DML script once: run(script_or_path, args={...},
-    inputs={name: value}, outputs=[names]) -> {name: value} (sparse and
-    frames as for prepare)."""
+    inputs={name: value}, outputs=[names]) -> {name: value} (sparse,
+    frames and stdout as for prepare)."""
     inputs = dict(inputs or {})
-    return prepare(script, inputs.keys(), outputs, args, sparse, frames).execute(**inputs)
+    return prepare(script, inputs.keys(), outputs, args, sparse, frames, stdout).execute(**inputs)
 
 
 # ---- the lazy API (lazy.py) and the builtins as functions (library.py) ----

@@ -138,10 +138,10 @@ class Value:
         v._n = n
         return v
 
-    def compute(self, sparse: bool = False) -> Any:
+    def compute(self, sparse: bool = False, stdout: Any = None) -> Any:
         """Runs the program for this value; returns NumPy/SciPy/pandas or
         Python values (see braid.compute)."""
-        return compute(self, sparse=sparse)
+        return compute(self, sparse=sparse, stdout=stdout)
 
     def explain(self, kind: str = "hops") -> str:
         """The plan of the program computing this value (braid.explain)."""
@@ -599,13 +599,16 @@ def _bind_inputs(p: Any, prog: _Program) -> None:
         _bind(p._s, name, v)
 
 
-def compute(*values: Value, sparse: bool = False) -> Any:
+def compute(*values: Value, sparse: bool = False, stdout: Any = None) -> Any:
     """Computes lazy values in one run of one DML program; returns the
     value (one argument) or a tuple. Matrices come back as NumPy arrays
     over braid's storage (sparse=True: scipy CSR where braid holds them
     sparse), scalars as Python values, frames as pandas DataFrames (dicts
-    without pandas), lists as braid.List."""
-    from . import _value
+    without pandas), lists as braid.List. stdout: where what the program
+    prints goes (an object with write(), e.g. io.StringIO or sys.stdout
+    in Jupyter, given the text when the run ends; None: the process's
+    standard output, as it runs)."""
+    from . import _value, _execute
     if not values:
         return ()
     for v in values:
@@ -616,7 +619,7 @@ def compute(*values: Value, sparse: bool = False) -> Any:
     key, p = _prepare(prog, outs)
     try:
         _bind_inputs(p, prog)
-        p._s.execute()
+        _execute(p._s, stdout)
         res = {o: _value(p._s.get(o, not sparse)) for o in outs}
     except BraidError as e:
         raise _located(e, prog) from None

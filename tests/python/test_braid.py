@@ -5,6 +5,7 @@ position, prepared scripts in threads with the GIL released, and lm
 against its closed form. Run by make test as build/tests/test_python;
 prints "test_python: N passed, M failed". Without NumPy/SciPy the plain
 Python part runs and the rest is reported as skipped."""
+import io
 import os
 import sys
 import tempfile
@@ -45,6 +46,12 @@ def test_plain():
     check(rows == [[2.0, 4.0], [6.0, 8.0]], f"matrix output {rows}")
     col = braid.run("s = sum(v)\nr = nrow(v)", inputs={"v": [1.5, 2.5, 3]}, outputs=["s", "r"])
     check(col == {"s": 7.0, "r": 3}, f"a list is a column vector {col}")
+    buf = io.StringIO()
+    out = braid.run('print("hi " + x)\ny = x + 1', inputs={"x": 2}, outputs=["y"], stdout=buf)
+    check(buf.getvalue() == "hi 2\n" and out["y"] == 3, f"print output collected: {buf.getvalue()!r}")
+    buf = io.StringIO()
+    check(raises(lambda: braid.run('print("a")\nstop("no way")', stdout=buf), braid.BraidError, "no way")
+          and buf.getvalue() == "a\n", f"a failed run's print output: {buf.getvalue()!r}")
     big = braid.run("y = x + 1", inputs={"x": 2 ** 70}, outputs=["y"])["y"]
     check(big == float(2 ** 70) + 1, "an int beyond 64 bits binds as a double")
 
