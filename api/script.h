@@ -41,6 +41,12 @@ MB *api_dense_copy(const double *data, int64_t rows, int64_t cols, BrErr *e);
 /* A view of value v (a matrix or a numeric scalar) as braid_get_matrix_view
  * makes it; an error code with e set on failure. */
 int api_matrix_view(const Value *v, bool dense, BraidMatrix *out, BrErr *e);
+/* A new frame block copying the columns (braid_bind_frame's rules); NULL
+ * with e set. */
+FB *api_frame_copy(int64_t rows, const BraidColumn *cols, int ncols, BrErr *e);
+/* A view of frame value v as braid_get_frame_view makes it; an error code
+ * with e set (v no frame, no memory). */
+int api_frame_view(const Value *v, BraidFrame *out, BrErr *e);
 /* The API's kind of a value (NULL: BRAID_NONE). */
 BraidKind api_kind(const Value *v);
 

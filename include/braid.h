@@ -105,9 +105,8 @@ typedef struct BraidColumn {
 int braid_bind_frame(BraidScript *s, const char *name, int64_t rows, const BraidColumn *cols, int ncols);
 
 /* ---- Lists ----
- * DML lists (of matrices, scalars, strings and lists, each item
- * optionally named; a frame item shows as BRAID_FRAME but cannot be read
- * through a list yet) cross the API as BraidList handles: build one and bind
+ * DML lists (of matrices, frames, scalars, strings and lists, each item
+ * optionally named) cross the API as BraidList handles: build one and bind
  * it, or read one from an output. A handle holds a reference to braid's
  * list (free with braid_list_free); lists are immutable once bound or
  * returned. Item functions return -1 for a wrong index or kind. */
@@ -121,6 +120,8 @@ int braid_list_append_double(BraidList *l, const char *name, double v);
 int braid_list_append_int(BraidList *l, const char *name, int64_t v);
 int braid_list_append_string(BraidList *l, const char *name, const char *v);
 int braid_list_append_list(BraidList *l, const char *name, const BraidList *item);
+/* A frame item, copied as braid_bind_frame copies (columns below). */
+int braid_list_append_frame(BraidList *l, const char *name, int64_t rows, const BraidColumn *cols, int ncols);
 /* Binds l (l stays the caller's to free; the binding shares the list). */
 int braid_bind_list(BraidScript *s, const char *name, const BraidList *l);
 
@@ -187,6 +188,8 @@ typedef struct BraidFrame {
 } BraidFrame;
 int braid_get_frame_view(BraidScript *s, const char *name, BraidFrame *out);
 void braid_frame_free(BraidFrame *f);
+/* A frame item as a view (braid_get_frame_view; free with braid_frame_free). */
+int braid_list_get_frame_view(const BraidList *l, int64_t i, BraidFrame *out);
 /* A string output, malloc'd (free with braid_free). */
 int braid_get_string(BraidScript *s, const char *name, char **v);
 

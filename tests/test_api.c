@@ -208,6 +208,49 @@ static void test_lists(void)
     braid_script_free(sc);
 }
 
+/* A frame inside a list, in (copied) and out (a view of braid's columns). */
+static void test_list_frames(void)
+{
+    const char *in[] = {"L"}, *out[] = {"R", "s"};
+    BraidScript *sc = braid_prepare("G = as.frame(L[\"f\"])\ns = as.scalar(G[2, 2]) + nrow(G)\n"
+                                    "R = list(g = G, k = L[\"k\"])\n", in, 1, out, 2, NULL);
+    T_CHECK(sc != NULL, "prepare");
+    if (!sc) return;
+    const char *names[] = {"a", NULL, "c"};
+    double x[] = {0.5, 1.5, 2.5};
+    BraidColumn cols[] = {{"name", BRAID_COL_STRING, names}, {"x", BRAID_COL_DOUBLE, x}};
+    BraidList *l = braid_list_new();
+    T_CHECK(braid_list_append_frame(l, "f", 3, cols, 2) == 0 && braid_list_append_int(l, "k", 7) == 0,
+            "append a frame");
+    BraidColumn bad[] = {{"x", BRAID_COL_DOUBLE, NULL}};
+    T_CHECK(braid_list_append_frame(l, "bad", 3, bad, 1) != 0 && braid_list_length(l) == 2,
+            "a column without data is refused");
+    x[1] = 99;   /* copied when appended */
+    double s = 0;
+    T_CHECK(braid_bind_list(sc, "L", l) == 0 && braid_execute(sc) == 0 && braid_get_double(sc, "s", &s) == 0 &&
+            s == 1.5 + 3, "a frame item in the script: %g %s", s, braid_error(sc));
+    BraidList *r = NULL;
+    BraidFrame f;
+    T_CHECK(braid_get_list(sc, "R", &r) == 0 && braid_list_kind(r, 0) == BRAID_FRAME, "a frame item out");
+    T_CHECK(r && braid_list_get_frame_view(r, 1, &f) != 0, "a scalar item is no frame");
+    if (r && braid_list_get_frame_view(r, 0, &f) == 0) {
+        const char *const *nm = f.columns[0].data;
+        const double *xv = f.columns[1].data;
+        T_CHECK(f.rows == 3 && f.cols == 2 && !strcmp(f.columns[1].name, "x") && !strcmp(nm[0], "a") && !nm[1] &&
+                xv[1] == 1.5 && xv[2] == 2.5, "the frame item's columns");
+        braid_list_free(r);
+        braid_script_free(sc);   /* the view outlives the list and the script */
+        sc = NULL;
+        T_CHECK(!strcmp(nm[2], "c") && xv[0] == 0.5, "the view after the script is freed");
+        braid_frame_free(&f);
+    } else {
+        T_CHECK(false, "list frame view");
+        braid_list_free(r);
+    }
+    braid_list_free(l);
+    braid_script_free(sc);
+}
+
 /* Separate scripts run concurrently from separate threads. */
 typedef struct Job { int id; int ok; } Job;
 
@@ -374,6 +417,7 @@ int main(void)
     test_csr();
     test_frames();
     test_lists();
+    test_list_frames();
     test_threads();
     char *err = NULL;
     const char *in[] = {"X", "s", "name"}, *out[] = {"Y", "total", "msg", "n"};

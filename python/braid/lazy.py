@@ -608,7 +608,7 @@ def compute(*values: Value, sparse: bool = False, stdout: Any = None) -> Any:
     prints goes (an object with write(), e.g. io.StringIO or sys.stdout
     in Jupyter, given the text when the run ends; None: the process's
     standard output, as it runs)."""
-    from . import _value, _execute
+    from . import _value, _execute, _frames_kind
     if not values:
         return ()
     for v in values:
@@ -620,12 +620,12 @@ def compute(*values: Value, sparse: bool = False, stdout: Any = None) -> Any:
     try:
         _bind_inputs(p, prog)
         _execute(p._s, stdout)
-        res = {o: _value(p._s.get(o, not sparse)) for o in outs}
+        res = {o: _value(p._s.get(o, not sparse), _frames_kind("auto")) for o in outs}
     except BraidError as e:
         raise _located(e, prog) from None
     finally:
         _cache.give(key, p)
-    got = [_frame_out(res[o]) if isinstance(res[o], dict) else res[o] for o in prog.outputs]
+    got = [res[o] for o in prog.outputs]
     return got[0] if len(got) == 1 else tuple(got)
 
 
@@ -633,12 +633,6 @@ def _variable(n: _Node) -> _Node:
     """A node that is a variable of the program: a literal is assigned
     to one (an output must be a variable)."""
     return _Node(n.kind, "{0}", (n,)) if n.text is not None else n
-
-
-def _frame_out(d: Any) -> Any:
-    """A frame output as a pandas DataFrame (a dict without pandas)."""
-    from . import _frames_kind, to_pandas
-    return to_pandas(d) if isinstance(d, dict) and _frames_kind("auto") == "pandas" else d
 
 
 def explain(*values: Value, kind: str = "hops") -> str:

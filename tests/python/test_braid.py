@@ -89,6 +89,18 @@ def test_lists():
           f"nested lists {d!r}")
     check(raises(lambda: braid.run("n = length(L)", inputs={"L": braid.List([2 ** 70])}), OverflowError),
           "an int beyond 64 bits in a list")
+    # frames inside lists, in and out (a dict of columns here; DataFrames in test_lazy)
+    F = {"name": ["a", None, "c"], "x": [0.5, 1.5, 2.5], "n": [1, 2, 3], "ok": [True, False, True]}
+    out = braid.run('G = as.frame(L["f"])\nn = nrow(G)\ns = as.scalar(G[2, 2])\nt = as.scalar(G[3, 1])\n'
+                    'R = list(f = G, m = 1, L = L)', inputs={"L": braid.List(f=F, k=1)},
+                    outputs=["n", "s", "t", "R"], frames="dict")
+    check((out["n"], out["s"], out["t"]) == (3, 1.5, "c"), f"a frame item in the script {out}")
+    f = out["R"].get("f")
+    x = f["x"] if np is None else f["x"].tolist()
+    ok = f["ok"] if np is None else f["ok"].tolist()
+    check(f["name"] == ["a", None, "c"] and list(x) == [0.5, 1.5, 2.5] and list(ok) == [True, False, True],
+          f"a frame item out {f}")
+    check(out["R"].get("L").get("f")["name"] == ["a", None, "c"], "a frame in a nested list")
 
 
 def test_errors():

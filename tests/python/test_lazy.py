@@ -288,6 +288,8 @@ def test_pandas():
     check(G["x"].tolist() == [0.5, 1.5, 2.5] and G["n"].dtype == np.int64 and G["ok"].dtype == bool, "typed columns")
     check(out["T"].equals(pd.DataFrame({"name": [None, "c"], "x": [1.5, 2.5]})) and out["s"] == 64.5, "slices")
     check(isinstance(braid.run("G = F", inputs={"F": df}, outputs=["G"], frames="dict")["G"], dict), "frames='dict'")
+    R = braid.run('R = list(g = as.frame(L["f"]), k = 2)', inputs={"L": braid.List(f=df)}, outputs=["R"])["R"]
+    check(isinstance(R.get("g"), pd.DataFrame) and R.get("g").equals(G), "a DataFrame inside lists")
     F = braid.Frame(df)
     check(F[1:, 0:2].compute().equals(out["T"]), "a lazy Frame, sliced")
     check(braid.Frame(df)[:, 1:3].as_matrix().sum().compute() == 64.5, "as_matrix of a lazy frame")
