@@ -171,6 +171,58 @@ def test_zero_copy():
     check(s == 1e7 and grown < big.nbytes / 4, f"binding {big.nbytes >> 20} MB grew RSS by {grown >> 20} MB")
 
 
+# test_peak_memory's child: a fresh interpreter (no earlier peak to hide
+# behind), measuring the peak resident memory (VmHWM) of each step against
+# the resident memory (VmRSS) just before it. The peak can only have grown
+# from there, so HWM after - RSS before bounds the step's extra memory from
+# above: a copy of the array would show as at least its size.
+PEAK_CHILD = r"""
+import json, sys
+import numpy as np
+import braid
+
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key + ":"))
+
+rows = int(sys.argv[1])
+B = np.ones((rows, 1024))                       # rows x 1024 float64, resident
+p = braid.prepare("s = sum(B)\nZ = B", inputs=["B"], outputs=["s", "Z"])
+q = braid.prepare("Y = B + 1", inputs=["B"], outputs=["Y"])
+before = status("VmRSS")
+o = p.execute(B=B)
+bind = status("VmHWM") - before
+same = o["Z"].__array_interface__["data"][0] == B.__array_interface__["data"][0]
+before = status("VmRSS")
+Y = q.execute(B=B)["Y"]
+out = status("VmHWM") - before
+print(json.dumps({"s": o["s"], "same": same, "bind": bind, "out": out, "y": [Y[0, 0], Y[-1, -1]],
+                  "owndata": bool(Y.flags.owndata)}))
+"""
+
+
+def test_peak_memory():
+    """Binding a 1 GiB array and returning it (Z = B) copies nothing: the
+    peak grows by far less than the array; a new 1 GiB output (Y = B + 1)
+    grows it by one array, not two (neither the input nor the output is
+    copied on the way)."""
+    import json
+    import subprocess
+    rows = 1 << 17                                 # 2^17 x 1024 doubles: 1 GiB
+    nbytes = rows * 1024 * 8
+    r = subprocess.run([sys.executable, "-c", PEAK_CHILD, str(rows)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check(r.returncode == 0, f"the peak-memory child failed: {r.stderr[-2000:]}")
+    if r.returncode:
+        return
+    m = json.loads(r.stdout.strip().splitlines()[-1])
+    check(m["s"] == rows * 1024 and m["same"], f"sum of the 1 GiB view and Z = B its buffer: {m}")
+    check(m["bind"] < nbytes / 4, f"binding and returning 1 GiB grew the peak by {m['bind'] >> 20} MiB")
+    check(m["y"] == [2.0, 2.0] and not m["owndata"], f"Y = B + 1: {m}")
+    check(nbytes <= m["out"] + (64 << 20) and m["out"] < nbytes * 5 / 4,
+          f"a 1 GiB output grew the peak by {m['out'] >> 20} MiB (one array: {nbytes >> 20} MiB)")
+
+
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -243,10 +295,10 @@ def main():
     tests = [test_plain, test_frames, test_lists, test_errors]
     skipped = []
     if np is not None:
-        tests += [test_numpy, test_zero_copy, test_lm, test_threads]
+        tests += [test_numpy, test_zero_copy, test_peak_memory, test_lm, test_threads]
         (tests if sp is not None else skipped).append(test_sparse)
     else:
-        skipped += ["test_numpy", "test_zero_copy", "test_lm", "test_threads", "test_sparse"]
+        skipped += ["test_numpy", "test_zero_copy", "test_peak_memory", "test_lm", "test_threads", "test_sparse"]
     for t in tests:
         try:
             t()
