@@ -134,7 +134,10 @@ $(PYDIR)/%.py: python/braid/%.py
 python-dir:
 	@echo $(CURDIR)/$(PYDIR)
 
-# the Python tests as one test program of run_all.sh; under the
+# the Python tests as one test program of run_all.sh, with synchronous
+# codegen as the DML tests (asynchronous compilation lets two seeded runs
+# of one algorithm run different plans, equal only to the last bits, and
+# an iteration count compared across runs may move); under the
 # sanitizers the interpreter (not built with them) preloads their run-time
 # libraries, and leak checking is off (CPython keeps memory to its exit)
 ifeq ($(SAN),1)
@@ -146,7 +149,8 @@ $(BUILD)/tests/test_python_lazy: tests/python/test_lazy.py
 $(BUILD)/tests/test_python_install: tests/python/test_install.py
 $(BUILD)/tests/test_python $(BUILD)/tests/test_python_lazy $(BUILD)/tests/test_python_install: python
 	@mkdir -p $(dir $@)
-	printf '#!/bin/sh\n%s BRAID_MAKE_ARGS="BUILD=$(BUILD) SAN=$(SAN)" PYTHONPATH="%s" exec %s "%s" "$$@"\n' '$(PYENV)' \
+	printf '#!/bin/sh\n%s BRAID_CODEGEN_ASYNC=0 BRAID_MAKE_ARGS="BUILD=$(BUILD) SAN=$(SAN)" PYTHONPATH="%s" exec %s "%s" "$$@"\n' \
+	    '$(PYENV)' \
 	    "$(CURDIR)/$(BUILD)/python" "$(PY)" \
 	    "$(CURDIR)/$(filter %.py,$^)" > $@
 	chmod +x $@

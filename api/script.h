@@ -47,6 +47,11 @@ FB *api_frame_copy(int64_t rows, const BraidColumn *cols, int ncols, BrErr *e);
 /* A view of frame value v as braid_get_frame_view makes it; an error code
  * with e set (v no frame, no memory). */
 int api_frame_view(const Value *v, BraidFrame *out, BrErr *e);
+/* -explain dot (library: dot_all): one Graphviz file per block's DAG in
+ * dir (made if missing; graphs an earlier run left there removed), drawn
+ * as SVG too when Graphviz is on PATH; reports on stderr; -1 when the
+ * folder or a file cannot be written. */
+int api_write_plan_dots(const RtProgram *p, const char *dir, bool library);
 /* The API's kind of a value (NULL: BRAID_NONE). */
 BraidKind api_kind(const Value *v);
 

@@ -204,8 +204,12 @@ typedef struct BraidRunOptions {
     const char *const *arg_values;    /*   for -args) and values */
     int nargs;
     const char *config;               /* SystemDS XML configuration; NULL */
-    const char *explain;              /* NULL, "hops", "runtime", "dot",
-                                         "codegen", "recompile_hops",
+    const char *explain;              /* NULL, "hops", "runtime", "dot"
+                                         (one Graphviz file per block's
+                                         DAG in braid_plan/, with SVG
+                                         when Graphviz is installed),
+                                         "dot_all" (library functions
+                                         too), "codegen", "recompile_hops",
                                          "recompile_runtime" */
     bool stats;                       /* -stats */
     int stats_top;                    /* heavy hitters shown (0: 10) */
@@ -225,7 +229,9 @@ int braid_run(const BraidRunOptions *o);
 
 /* ---- Introspection (used by the Python package's lazy API) ----
  * The plan of a prepared script as text: kind "hops" (-explain hops),
- * "runtime" (-explain runtime), "dot" (Graphviz) or "recompile_hops" (below). Inputs not bound at
+ * "runtime" (-explain runtime), "dot" (Graphviz: one digraph per statement
+ * block's DAG, the script's own and its functions'), "dot_all" (the
+ * builtin library's functions too) or "recompile_hops" (below). Inputs not bound at
  * prepare time have unknown sizes in it. *text is malloc'd (braid_free). */
 int braid_explain(BraidScript *s, const char *kind, char **text);
 /* Record the DAGs recompiled with the bound inputs' sizes (where fused

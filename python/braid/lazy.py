@@ -638,7 +638,8 @@ def _variable(n: _Node) -> _Node:
 def explain(*values: Value, kind: str = "hops") -> str:
     """The plan of the program computing values: kind "dml" (the generated
     script), "hops" or "runtime" (the compiled plan; inputs' sizes unknown),
-    "dot" (Graphviz), "recompile_hops": runs the program once and
+    "dot" (Graphviz: one digraph per statement block; "dot_all" with
+    the builtin library's functions), "recompile_hops": runs the program once and
     returns the DAGs braid recompiled with the inputs' sizes, where fused
     operators (spoof*) show, or "svg": those DAGs drawn (braid.plot)."""
     if kind == "svg":    # the recompiled DAGs (or the static ones) drawn

@@ -221,6 +221,12 @@ def test_explain_and_errors():
     rc = e.explain("recompile_hops")
     check("[200,10," in rc and "spoof" in rc, f"recompiled with the input's sizes, fused:\n{rc}")
     check(np.isclose(e.compute(), np.exp(A @ v * 2 + 1).sum()), "the value")
+    w = braid.l2svm(X, (X[:, 0] > 0.5) * 2 - 1, reg=1e-3)
+    dot, dot_all = w.explain("dot"), w.explain("dot_all")
+    check(dot.startswith('digraph "main: GENERIC line') and "m_l2svm:" not in dot,
+          "explain('dot'): one digraph per block of the program itself")
+    check(dot_all.startswith(dot) and dot_all.count("digraph") > dot.count("digraph") and
+          'digraph "m_l2svm: WHILE line' in dot_all, "explain('dot_all'): the library's blocks after them")
     import xml.etree.ElementTree as ET
     pic = e.explain("svg")
     root = ET.fromstring(pic)
