@@ -86,17 +86,24 @@ static bool graphviz_installed(void)
     return false;
 }
 
+/* A stand-in Graphviz: dir/sub/dot running body; its folder into bin. */
+static void stand_in(char *bin, size_t n, const char *sub, const char *body)
+{
+    char p[400];
+    snprintf(bin, n, "%s/%s", dir, sub);
+    mkdir(bin, 0700);
+    snprintf(p, sizeof p, "%s/dot", bin);
+    t_put(p, body);
+    chmod(p, 0700);
+}
+
 /* dot without Graphviz: the user's blocks and functions, one graph each.
  * Where Graphviz is installed, a stand-in dot answers as a missing
  * command does (exit 127); else spawning dot really fails. */
 static void user_graphs(void)
 {
     char nobin[300], p[400];
-    snprintf(nobin, sizeof nobin, "%s/nobin", dir);
-    mkdir(nobin, 0700);
-    snprintf(p, sizeof p, "%s/dot", nobin);
-    t_put(p, "#!/bin/sh\nexit 127\n");
-    chmod(p, 0700);
+    stand_in(nobin, sizeof nobin, "nobin", "#!/bin/sh\nexit 127\n");
     /* an earlier run's graph goes, a file of the user's stays */
     snprintf(p, sizeof p, "%s/braid_plan", dir);
     mkdir(p, 0700);
@@ -137,12 +144,9 @@ static void user_graphs(void)
  * user's, and each graph drawn as `dot -Tsvg -o out.svg in.dot`. */
 static void library_and_svg(void)
 {
-    char bin[300], p[400];
-    snprintf(bin, sizeof bin, "%s/bin", dir);
-    mkdir(bin, 0700);
-    snprintf(p, sizeof p, "%s/dot", bin);
-    t_put(p, "#!/bin/sh\n[ \"$1 $2\" = \"-Tsvg -o\" ] || exit 3\nprintf '<svg>%s</svg>\\n' \"$4\" > \"$3\"\n");
-    chmod(p, 0700);
+    char bin[300];
+    stand_in(bin, sizeof bin, "bin",
+             "#!/bin/sh\n[ \"$1 $2\" = \"-Tsvg -o\" ] || exit 3\nprintf '<svg>%s</svg>\\n' \"$4\" > \"$3\"\n");
     T_CHECK(run("dot_all", bin) == 0, "braid -explain dot_all ran");
     glob_t g = files(".dot"), s = files(".svg");
     T_CHECK(g.gl_pathc > 8 && any_named(&g, "_m_l2svm_while_line_"), "the library's functions too: %zu", g.gl_pathc);
@@ -166,7 +170,7 @@ static void library_and_svg(void)
     globfree(&g);
     globfree(&s);
     /* a Graphviz that fails: reported, the graphs all written */
-    t_put(p, "#!/bin/sh\nexit 1\n");
+    stand_in(bin, sizeof bin, "bin", "#!/bin/sh\nexit 1\n");
     T_CHECK(run("dot", bin) == 0, "braid ran with a failing dot");
     g = files(".dot");
     e = err_text();
