@@ -68,7 +68,7 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all deps python test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
+.PHONY: all deps python python-dir test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
 
 all: $(BUILD)/braid
 
@@ -107,7 +107,8 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(BUILD)/libbraid.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-test: $(BUILD)/braid $(TESTS) $(BUILD)/examples/embed $(BUILD)/tests/test_python $(BUILD)/tests/test_python_lazy
+test: $(BUILD)/braid $(TESTS) $(BUILD)/examples/embed $(BUILD)/tests/test_python $(BUILD)/tests/test_python_lazy \
+      $(BUILD)/tests/test_python_install
 	@./tests/run_all.sh $(BUILD)
 
 # The Python package braid (python/, docs/python.md): the extension
@@ -129,7 +130,15 @@ $(PYDIR)/%.py: python/braid/%.py
 	@mkdir -p $(dir $@)
 	cp $< $@
 
-# the Python tests as one test program of run_all.sh; under the
+# the folder `make python` builds the package in (setup.py, which pip
+# runs, asks for it and copies the extension from there)
+python-dir:
+	@echo $(CURDIR)/$(PYDIR)
+
+# the Python tests as one test program of run_all.sh, with synchronous
+# codegen as the DML tests (asynchronous compilation lets two seeded runs
+# of one algorithm run different plans, equal only to the last bits, and
+# an iteration count compared across runs may move); under the
 # sanitizers the interpreter (not built with them) preloads their run-time
 # libraries, and leak checking is off (CPython keeps memory to its exit)
 ifeq ($(SAN),1)
@@ -138,9 +147,12 @@ PYENV   := LD_PRELOAD="$(shell $(CC) -print-file-name=libasan.so) $(shell $(CC) 
 endif
 $(BUILD)/tests/test_python: tests/python/test_braid.py
 $(BUILD)/tests/test_python_lazy: tests/python/test_lazy.py
-$(BUILD)/tests/test_python $(BUILD)/tests/test_python_lazy: python
+$(BUILD)/tests/test_python_install: tests/python/test_install.py
+$(BUILD)/tests/test_python $(BUILD)/tests/test_python_lazy $(BUILD)/tests/test_python_install: python
 	@mkdir -p $(dir $@)
-	printf '#!/bin/sh\n%s PYTHONPATH="%s" exec %s "%s" "$$@"\n' '$(PYENV)' "$(CURDIR)/$(BUILD)/python" "$(PY)" \
+	printf '#!/bin/sh\n%s BRAID_CODEGEN_ASYNC=0 BRAID_MAKE_ARGS="BUILD=$(BUILD) SAN=$(SAN)" PYTHONPATH="%s" exec %s "%s" "$$@"\n' \
+	    '$(PYENV)' \
+	    "$(CURDIR)/$(BUILD)/python" "$(PY)" \
 	    "$(CURDIR)/$(filter %.py,$^)" > $@
 	chmod +x $@
 

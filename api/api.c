@@ -16,9 +16,20 @@
 
 static char *dupmsg(const char *m) { return m ? strdup(m) : strdup("unknown error"); }
 
+/* braid_set_home's folder (an installed Python package's copy of the
+ * library); written once before scripts are prepared */
+static char *api_home;
+
+void braid_set_home(const char *dir)
+{
+    free(api_home);
+    api_home = dir ? strdup(dir) : NULL;
+}
+
 char *api_builtin_dir(void)
 {
     const char *home = getenv("BRAID_HOME");
+    if (!home) home = api_home;
     char buf[8192];
 #ifdef BRAID_SOURCE_DIR
     snprintf(buf, sizeof buf, "%s/scripts/builtin", home ? home : BRAID_SOURCE_DIR);
@@ -93,6 +104,7 @@ void braid_script_free(BraidScript *s)
     free(s->outputs);
     free(s->bdir);
     free(s->recompiled);
+    free(s->printed);
     free(s);
 }
 
@@ -155,9 +167,14 @@ int braid_execute(BraidScript *s)
             return api_fail(s, m);
         }
     RtOptions ro = {.out = stdout, .seed = -1, .explain_recompile = s->trace};
-    char *trace = NULL;
-    size_t tlen = 0;
+    char *trace = NULL, *printed = NULL;
+    size_t tlen = 0, plen = 0;
     if (s->trace && !(ro.explain_out = open_memstream(&trace, &tlen))) return api_fail(s, "out of memory");
+    if (s->capture && !(ro.out = open_memstream(&printed, &plen))) {
+        if (ro.explain_out) fclose(ro.explain_out);
+        free(trace);
+        return api_fail(s, "out of memory");
+    }
     Rt rt;
     rt_init(&rt, s->prog, s->diag, &ro);
     Frame f;
@@ -188,8 +205,18 @@ int braid_execute(BraidScript *s)
         free(s->recompiled);
         s->recompiled = trace;
     }
+    free(s->printed);   /* what the run printed, also when it failed */
+    s->printed = NULL;
+    if (s->capture) {
+        fclose(ro.out);
+        s->printed = printed;
+    }
     return rc ? -1 : 0;
 }
+
+void braid_capture_output(BraidScript *s, bool on) { s->capture = on; }
+
+const char *braid_output(const BraidScript *s) { return s->printed ? s->printed : ""; }
 
 int braid_get_matrix(BraidScript *s, const char *name, double **data, int64_t *rows, int64_t *cols)
 {

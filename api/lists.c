@@ -51,6 +51,13 @@ int braid_list_append_double(BraidList *l, const char *name, double v) { return 
 int braid_list_append_int(BraidList *l, const char *name, int64_t v) { return append(l, name, val_int(v)); }
 int braid_list_append_string(BraidList *l, const char *name, const char *v) { return append(l, name, val_string(v)); }
 
+int braid_list_append_frame(BraidList *l, const char *name, int64_t rows, const BraidColumn *cols, int ncols)
+{
+    BrErr e = {0};
+    FB *f = api_frame_copy(rows, cols, ncols, &e);
+    return f ? append(l, name, val_frame(f)) : -1;
+}
+
 int braid_list_append_list(BraidList *l, const char *name, const BraidList *item)
 {
     return item == l ? -1 : append(l, name, val_retain(item->v));
@@ -122,4 +129,10 @@ int braid_list_get_list(const BraidList *l, int64_t i, BraidList **out)
     if (!it || it->kind != V_LIST) return -1;
     *out = handle(val_retain(*it));
     return *out ? 0 : -1;
+}
+
+int braid_list_get_frame_view(const BraidList *l, int64_t i, BraidFrame *out)
+{
+    BrErr e = {0};
+    return api_frame_view(item(l, i), out, &e) ? -1 : 0;
 }

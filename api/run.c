@@ -15,6 +15,7 @@
 #include "../plan/build.h"
 #include "../runtime/config.h"
 #include "../runtime/interp.h"
+#include "script.h"
 
 /* Fusion options of a configuration. */
 static CgOptions cg_options(const BraidConfig *cfg, const char *explain)
@@ -35,9 +36,8 @@ static void explain_program(const RtProgram *prog, const char *explain)
         plan_print(prog, stdout);
     } else if (!strcmp(explain, "hops") || !strcmp(explain, "recompile_hops")) {
         plan_print_hops(prog, stdout);
-    } else if (!strcmp(explain, "dot")) {
-        FILE *f = fopen("braid_plan.dot", "w");
-        if (f) { plan_print_dot(prog, f); fclose(f); fprintf(stderr, "braid: wrote braid_plan.dot\n"); }
+    } else if (!strcmp(explain, "dot") || !strcmp(explain, "dot_all")) {
+        api_write_plan_dots(prog, "braid_plan", !strcmp(explain, "dot_all"));
     }
 }
 

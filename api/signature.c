@@ -26,13 +26,13 @@ int braid_explain(BraidScript *s, const char *kind, char **text)
         *text = strdup(s->recompiled ? s->recompiled : "");
         return *text ? 0 : api_fail(s, "out of memory");
     }
-    if (!kind || (strcmp(kind, "hops") && strcmp(kind, "runtime") && strcmp(kind, "dot")))
-        return api_fail(s, "explain: kind must be \"hops\", \"runtime\", \"dot\" or \"recompile_hops\"");
+    if (!kind || (strcmp(kind, "hops") && strcmp(kind, "runtime") && strcmp(kind, "dot") && strcmp(kind, "dot_all")))
+        return api_fail(s, "explain: kind must be \"hops\", \"runtime\", \"dot\", \"dot_all\" or \"recompile_hops\"");
     FILE *f = open_memstream(&buf, &len);
     if (!f) return api_fail(s, "out of memory");
     if (!strcmp(kind, "hops")) plan_print_hops(s->prog, f);
     else if (!strcmp(kind, "runtime")) plan_print(s->prog, f);
-    else plan_print_dot(s->prog, f);
+    else plan_print_dot(s->prog, f, !strcmp(kind, "dot_all"));
     if (fclose(f) != 0 || !buf) { free(buf); return api_fail(s, "out of memory"); }
     *text = buf;
     return 0;

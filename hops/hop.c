@@ -630,33 +630,66 @@ void hop_dag_print(const HopDag *d, FILE *out, int indent)
     free(live);
 }
 
-void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster)
+/* A Graphviz string: quotes, backslashes and newlines of s escaped. */
+static void dot_escaped(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', out);
+        if (*s == '\n') fputs("\\n", out);
+        else fputc(*s, out);
+    }
+}
+
+/* One hop's node: what it computes, then its size, sparsity, memory
+ * estimate and execution type; filled by role (fused operators orange,
+ * inputs blue, literals grey, as python/braid/plot.py draws them). */
+static void dot_node(const Hop *h, FILE *out)
+{
+    char lit[64] = "", mem[32];
+    if (h->kind == H_LIT) lit_text(&h->lit, lit, sizeof lit);
+    fmt_mem(h->mem, mem, sizeof mem);
+    fprintf(out, "  h%d [label=\"%d: %s", h->id, h->id, hop_opname(h));
+    if (h->kind == H_AGG) fputs(h->dir == DIR_ROW ? " (row)" : h->dir == DIR_COL ? " (col)" : "", out);
+    if (h->kind == H_TREAD || h->kind == H_LIT) fputc(' ', out);
+    dot_escaped(out, h->kind == H_TREAD ? h->name : lit);
+    if (h->dt == DT_MATRIX) {
+        fprintf(out, "\\n[%lld x %lld]", (long long)h->rows, (long long)h->cols);
+        if (h->nnz >= 0 && h->rows > 0 && h->cols > 0)
+            fprintf(out, " nnz %lld (%.3g)", (long long)h->nnz, (double)h->nnz / ((double)h->rows * (double)h->cols));
+    } else if (h->dt == DT_SCALAR) fputs("\\nscalar", out);
+    else if (h->dt == DT_LIST) fputs("\\nlist", out);
+    fprintf(out, "\\n%s %s\"", mem, h->exec == EX_DIST ? "DIST" : "CP");
+    if (h->kind == H_SPOOF) fputs(",style=filled,fillcolor=\"#f5b041\"", out);
+    else if (h->kind == H_TREAD) fputs(",style=filled,fillcolor=\"#aed6f1\"", out);
+    else if (h->kind == H_LIT) fputs(",style=filled,fillcolor=\"#e5e7e9\"", out);
+    fputs("];\n", out);
+}
+
+void hop_dag_dot(const HopDag *d, FILE *out, const char *title)
 {
     char *live = reachable_set(d);
     if (!live) return;
-    fprintf(out, "  subgraph \"cluster_%s\" {\n    label=\"%s\";\n", cluster, cluster);
+    fputs("digraph \"", out);
+    dot_escaped(out, title);
+    fputs("\" {\n  rankdir=TB;\n  labelloc=t;\n  label=\"", out);
+    dot_escaped(out, title);
+    fputs("\";\n  node [shape=box,style=rounded,fontsize=10];\n", out);
     for (int i = 0; i < d->n; i++) {
         const Hop *h = d->hops[i];
         if (!live[h->id]) continue;
-        char lit[64] = "";
-        if (h->kind == H_LIT) lit_text(&h->lit, lit, sizeof lit);
-        fprintf(out, "    \"%s_%d\" [label=\"%d: %s%s%s%s", cluster, h->id, h->id, hop_opname(h),
-                h->kind == H_AGG ? (h->dir == DIR_ROW ? " (row)" : h->dir == DIR_COL ? " (col)" : "") : "",
-                h->kind == H_TREAD ? " " : "", h->kind == H_TREAD ? h->name : "");
-        for (char *p = lit; *p; p++) if (*p == '"') *p = '\'';
-        fprintf(out, "%s", lit);
-        if (h->dt == DT_MATRIX) fprintf(out, "\\n[%lld x %lld]", (long long)h->rows, (long long)h->cols);
-        /* fused operators (codegen) stand for their fused regions */
-        fprintf(out, "\"%s];\n", h->kind == H_SPOOF ? ",style=filled,fillcolor=lightblue" : "");
-        for (int k = 0; k < h->nin; k++)
-            if (h->in[k])
-                fprintf(out, "    \"%s_%d\" -> \"%s_%d\";\n", cluster, h->in[k]->id, cluster, h->id);
+        dot_node(h, out);
+        for (int k = 0; k < h->nin; k++) {   /* one edge per distinct input */
+            int j = 0;
+            while (j < k && h->in[j] != h->in[k]) j++;
+            if (h->in[k] && j == k) fprintf(out, "  h%d -> h%d;\n", h->in[k]->id, h->id);
+        }
     }
     for (int i = 0; i < d->nw; i++) {
-        fprintf(out, "    \"%s_w%d\" [shape=box,label=\"TWrite %s\"];\n", cluster, i, d->wnames[i]);
-        fprintf(out, "    \"%s_%d\" -> \"%s_w%d\";\n", cluster, d->whops[i]->id, cluster, i);
+        fprintf(out, "  w%d [shape=box,style=bold,label=\"write ", i);
+        dot_escaped(out, d->wnames[i]);
+        fprintf(out, "\"];\n  h%d -> w%d;\n", d->whops[i]->id, i);
     }
-    fprintf(out, "  }\n");
+    fputs("}\n", out);
     free(live);
 }
 

@@ -143,8 +143,11 @@ Hop *hop_fold(HopDag *d, Hop *h);
 void hop_infer(Hop *h);
 /* Print the DAG (-explain hops). */
 void hop_dag_print(const HopDag *d, FILE *out, int indent);
-/* Write the DAG as a Graphviz cluster (-explain dot). */
-void hop_dag_dot(const HopDag *d, FILE *out, const char *cluster);
+/* Write the DAG as one Graphviz graph titled title, laid out top to
+ * bottom (inputs first, writes last): per operator its sizes, sparsity,
+ * memory estimate and execution type, fused operators filled
+ * (-explain dot). */
+void hop_dag_dot(const HopDag *d, FILE *out, const char *title);
 const char *hop_opname(const Hop *h);
 /* Is h an outer-product-like product U %*% B of known sizes, its inner
  * dimension r below both outer ones (codegen's Outer template, and the

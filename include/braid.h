@@ -105,9 +105,8 @@ typedef struct BraidColumn {
 int braid_bind_frame(BraidScript *s, const char *name, int64_t rows, const BraidColumn *cols, int ncols);
 
 /* ---- Lists ----
- * DML lists (of matrices, scalars, strings and lists, each item
- * optionally named; a frame item shows as BRAID_FRAME but cannot be read
- * through a list yet) cross the API as BraidList handles: build one and bind
+ * DML lists (of matrices, frames, scalars, strings and lists, each item
+ * optionally named) cross the API as BraidList handles: build one and bind
  * it, or read one from an output. A handle holds a reference to braid's
  * list (free with braid_list_free); lists are immutable once bound or
  * returned. Item functions return -1 for a wrong index or kind. */
@@ -121,6 +120,8 @@ int braid_list_append_double(BraidList *l, const char *name, double v);
 int braid_list_append_int(BraidList *l, const char *name, int64_t v);
 int braid_list_append_string(BraidList *l, const char *name, const char *v);
 int braid_list_append_list(BraidList *l, const char *name, const BraidList *item);
+/* A frame item, copied as braid_bind_frame copies (columns below). */
+int braid_list_append_frame(BraidList *l, const char *name, int64_t rows, const BraidColumn *cols, int ncols);
 /* Binds l (l stays the caller's to free; the binding shares the list). */
 int braid_bind_list(BraidScript *s, const char *name, const BraidList *l);
 
@@ -187,6 +188,8 @@ typedef struct BraidFrame {
 } BraidFrame;
 int braid_get_frame_view(BraidScript *s, const char *name, BraidFrame *out);
 void braid_frame_free(BraidFrame *f);
+/* A frame item as a view (braid_get_frame_view; free with braid_frame_free). */
+int braid_list_get_frame_view(const BraidList *l, int64_t i, BraidFrame *out);
 /* A string output, malloc'd (free with braid_free). */
 int braid_get_string(BraidScript *s, const char *name, char **v);
 
@@ -201,8 +204,12 @@ typedef struct BraidRunOptions {
     const char *const *arg_values;    /*   for -args) and values */
     int nargs;
     const char *config;               /* SystemDS XML configuration; NULL */
-    const char *explain;              /* NULL, "hops", "runtime", "dot",
-                                         "codegen", "recompile_hops",
+    const char *explain;              /* NULL, "hops", "runtime", "dot"
+                                         (one Graphviz file per block's
+                                         DAG in braid_plan/, with SVG
+                                         when Graphviz is installed),
+                                         "dot_all" (library functions
+                                         too), "codegen", "recompile_hops",
                                          "recompile_runtime" */
     bool stats;                       /* -stats */
     int stats_top;                    /* heavy hitters shown (0: 10) */
@@ -222,13 +229,23 @@ int braid_run(const BraidRunOptions *o);
 
 /* ---- Introspection (used by the Python package's lazy API) ----
  * The plan of a prepared script as text: kind "hops" (-explain hops),
- * "runtime" (-explain runtime), "dot" (Graphviz) or "recompile_hops" (below). Inputs not bound at
+ * "runtime" (-explain runtime), "dot" (Graphviz: one digraph per statement
+ * block's DAG, the script's own and its functions'), "dot_all" (the
+ * builtin library's functions too) or "recompile_hops" (below). Inputs not bound at
  * prepare time have unknown sizes in it. *text is malloc'd (braid_free). */
 int braid_explain(BraidScript *s, const char *kind, char **text);
 /* Record the DAGs recompiled with the bound inputs' sizes (where fused
  * operators show) by the following executions: braid_explain(s,
  * "recompile_hops") then gives the last execution's. */
 void braid_trace_recompile(BraidScript *s, bool on);
+/* Collect what the following executions of s print (print(), warnings
+ * of the builtins) in memory instead of writing it to stdout (on), or
+ * write to stdout again (off). braid_output(s) is the last execution's
+ * text, also when it failed ("" when it did not collect); valid until the next
+ * braid_execute or braid_script_free of s. Per script: threads running
+ * separate scripts each collect their own. */
+void braid_capture_output(BraidScript *s, bool on);
+const char *braid_output(const BraidScript *s);
 
 /* One parameter or output of a builtin's signature. */
 typedef struct BraidParam {
@@ -264,6 +281,12 @@ void braid_signature_free(BraidSignature *sig);
 
 /* The last error message of s ("" if none); valid until the next call. */
 const char *braid_error(const BraidScript *s);
+/* The folder holding the builtin library (DIR/scripts/builtin) when the
+ * environment sets no BRAID_HOME (default: the source tree braid was
+ * built in). Process-wide; call it before preparing scripts, not while
+ * another thread prepares one (an installed Python package points it at
+ * its own copy of the library). NULL: the default again. */
+void braid_set_home(const char *dir);
 /* Threads used by braid's kernels (0: all cores). Process-wide. */
 void braid_set_threads(int n);
 void braid_free(void *p);

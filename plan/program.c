@@ -190,23 +190,34 @@ void plan_print_hops(const RtProgram *p, FILE *out)
     }
 }
 
-static void dot_list(const PBList *l, FILE *out, const char *prefix, int *k)
+/* Visits the DAGs of l and its nested blocks in program order. */
+static void each_dag(const PBList *l, const char *scope, DagVisit visit, void *ctx)
 {
+    static const char *const kinds[] = {"GENERIC", "IF", "WHILE", "FOR"};
     for (int i = 0; i < l->n; i++) {
         const PBlock *b = l->v[i];
-        char name[128];
-        snprintf(name, sizeof name, "%s_b%d_line%d", prefix, (*k)++, b->span.line);
-        if (b->dag) hop_dag_dot(b->dag, out, name);
-        dot_list(&b->body, out, prefix, k);
-        dot_list(&b->els, out, prefix, k);
+        if (b->dag) {
+            char title[512];
+            snprintf(title, sizeof title, "%s: %s line %d%s", scope, b->parfor ? "PARFOR" : kinds[b->kind],
+                     b->span.line, b->kind == PB_GENERIC ? "" : b->kind == PB_FOR ? " (range)" : " (predicate)");
+            visit(ctx, title, b->dag);
+        }
+        each_dag(&b->body, scope, visit, ctx);
+        each_dag(&b->els, scope, visit, ctx);
     }
 }
 
-void plan_print_dot(const RtProgram *p, FILE *out)
+void plan_each_dag(const RtProgram *p, bool library, DagVisit visit, void *ctx)
 {
-    int k = 0;
-    fprintf(out, "digraph braid {\n  rankdir=BT;\n  node [shape=ellipse,fontsize=10];\n");
-    dot_list(&p->main, out, "main", &k);
-    for (int i = 0; i < p->nfuncs; i++) dot_list(&p->funcs[i]->body, out, p->funcs[i]->func->name, &k);
-    fprintf(out, "}\n");
+    each_dag(&p->main, "main", visit, ctx);
+    for (int lib = 0; lib <= (library ? 1 : 0); lib++)   /* the user's functions, then the library's */
+        for (int i = 0; i < p->nfuncs; i++)
+            if (p->funcs[i]->func->builtin_lib == lib) each_dag(&p->funcs[i]->body, p->funcs[i]->func->name, visit, ctx);
+}
+
+static void print_dot(void *out, const char *title, const HopDag *d) { hop_dag_dot(d, out, title); }
+
+void plan_print_dot(const RtProgram *p, FILE *out, bool library)
+{
+    plan_each_dag(p, library, print_dot, out);
 }

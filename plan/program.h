@@ -53,8 +53,15 @@ extern const RtHooks plan_hooks;
 
 /* Print the runtime program (-explain runtime). */
 void plan_print(const RtProgram *p, FILE *out);
-/* Print every HOP DAG (-explain hops) / as Graphviz (-explain dot). */
+/* Print every HOP DAG (-explain hops). */
 void plan_print_hops(const RtProgram *p, FILE *out);
-void plan_print_dot(const RtProgram *p, FILE *out);
+/* Calls visit(ctx, title, dag) for the DAG of every statement block
+ * (predicates of if/while, ranges of for included) in program order: the
+ * main program's, then the user's functions', then, with library, the
+ * builtin library's. title: "scope: KIND line N[ (predicate)]". */
+typedef void (*DagVisit)(void *ctx, const char *title, const HopDag *d);
+void plan_each_dag(const RtProgram *p, bool library, DagVisit visit, void *ctx);
+/* One Graphviz graph per DAG (hop_dag_dot), in plan_each_dag's order. */
+void plan_print_dot(const RtProgram *p, FILE *out, bool library);
 
 #endif

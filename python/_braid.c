@@ -307,6 +307,32 @@ length:
     return -1;
 }
 
+/* Reads the columns (a sequence of (name or None, kind, data), as
+ * frame_in_column reads them) of a frame of rows rows into f; free f
+ * with frame_in_free also when it fails (-1 with a Python error set). */
+static int frame_in_read(FrameIn *f, PyObject *cols, long long rows)
+{
+    memset(f, 0, sizeof *f);
+    if (rows < 0) { PyErr_SetString(PyExc_ValueError, "negative rows"); return -1; }
+    PyObject *seq = PySequence_Fast(cols, "columns must be a sequence");
+    if (!seq) return -1;
+    f->n = PySequence_Fast_GET_SIZE(seq);
+    size_t n = (size_t)(f->n ? f->n : 1);
+    f->c = PyMem_Calloc(n, sizeof *f->c);
+    f->b = PyMem_Calloc(n, sizeof *f->b);
+    f->keep = PyMem_Calloc(n, sizeof *f->keep);
+    f->s = PyMem_Calloc(n * (size_t)(rows ? rows : 1), sizeof *f->s);
+    int rc = -1;
+    if (!f->c || !f->b || !f->keep || !f->s) PyErr_NoMemory();
+    else {
+        Py_ssize_t j = 0;
+        while (j < f->n && !frame_in_column(f, j, PySequence_Fast_GET_ITEM(seq, j), rows)) j++;
+        rc = j == f->n ? 0 : -1;
+    }
+    Py_DECREF(seq);
+    return rc;
+}
+
 /* bind_frame(name, rows, columns): a frame (copied) from columns of
  * (name or None, kind, data) as frame_in_column reads them. */
 static PyObject *script_bind_frame(Script *self, PyObject *args)
@@ -315,32 +341,21 @@ static PyObject *script_bind_frame(Script *self, PyObject *args)
     long long rows;
     PyObject *cols;
     if (!PyArg_ParseTuple(args, "sLO", &name, &rows, &cols) || ready(self)) return NULL;
-    if (rows < 0) { PyErr_SetString(PyExc_ValueError, "negative rows"); return NULL; }
-    PyObject *seq = PySequence_Fast(cols, "columns must be a sequence");
-    if (!seq) return NULL;
-    FrameIn f = {PySequence_Fast_GET_SIZE(seq), NULL, NULL, NULL, NULL};
-    size_t n = (size_t)(f.n ? f.n : 1);
-    f.c = PyMem_Calloc(n, sizeof *f.c);
-    f.b = PyMem_Calloc(n, sizeof *f.b);
-    f.keep = PyMem_Calloc(n, sizeof *f.keep);
-    f.s = PyMem_Calloc(n * (size_t)(rows ? rows : 1), sizeof *f.s);
-    int rc = -1;
-    if (!f.c || !f.b || !f.keep || !f.s) PyErr_NoMemory();
-    else {
-        Py_ssize_t j = 0;
-        while (j < f.n && !frame_in_column(&f, j, PySequence_Fast_GET_ITEM(seq, j), rows)) j++;
-        if (j == f.n && braid_bind_frame(self->s, name, rows, f.c, (int)f.n)) fail_script(self);
-        else rc = j == f.n ? 0 : -1;
+    FrameIn f;
+    int rc = frame_in_read(&f, cols, rows);
+    if (!rc && braid_bind_frame(self->s, name, rows, f.c, (int)f.n)) {
+        fail_script(self);
+        rc = -1;
     }
     frame_in_free(&f);
-    Py_DECREF(seq);
     if (rc) return NULL;
     Py_RETURN_NONE;
 }
 
 /* Appends (name, kind, value) items to l; kinds "matrix" (a C-contiguous
- * 2-D float64 buffer, copied), "double", "int", "str", "list" (a sequence
- * of items, recursively). */
+ * 2-D float64 buffer, copied), "double", "int", "str", "frame" (rows,
+ * columns as bind_frame takes them; copied), "list" (a sequence of items,
+ * recursively). */
 static int list_fill(BraidList *l, PyObject *items)
 {
     PyObject *seq = PySequence_Fast(items, "list items must be a sequence");
@@ -361,6 +376,13 @@ static int list_fill(BraidList *l, PyObject *items)
             BraidList *sub = braid_list_new();
             rc = !sub || list_fill(sub, v) || braid_list_append_list(l, name, sub) ? -1 : 0;
             braid_list_free(sub);
+        } else if (!strcmp(kind, "frame")) {
+            long long rows;
+            PyObject *cols;
+            FrameIn f;
+            if (!PyArg_ParseTuple(v, "LO", &rows, &cols)) break;
+            if (!frame_in_read(&f, cols, rows)) rc = braid_list_append_frame(l, name, rows, f.c, (int)f.n);
+            frame_in_free(&f);
         } else if (!strcmp(kind, "matrix")) {
             Py_buffer b;
             if (PyObject_GetBuffer(v, &b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) break;
@@ -451,17 +473,16 @@ static PyObject *frame_column(Frame *fr, const BraidColumn *c)
     return vals ? Py_BuildValue("(ssN)", c->name, kinds[c->type], vals) : NULL;
 }
 
-/* A frame output as a list of columns (frame_column). */
-static PyObject *frame_output(Script *self, const char *name)
+/* A frame view as a list of columns (frame_column); the view is taken
+ * over (freed when the last column buffer goes). */
+static PyObject *frame_columns(BraidFrame *f)
 {
     Frame *fr = PyObject_New(Frame, &FrameType);
-    if (!fr) return NULL;
-    if (braid_get_frame_view(self->s, name, &fr->f)) {
-        fr->f.handle = NULL;
-        fr->f.columns = NULL;
-        Py_DECREF(fr);
-        return fail_script(self);
+    if (!fr) {
+        braid_frame_free(f);
+        return NULL;
     }
+    fr->f = *f;
     PyObject *cols = PyList_New((Py_ssize_t)fr->f.cols);
     for (int64_t j = 0; cols && j < fr->f.cols; j++) {
         PyObject *c = frame_column(fr, &fr->f.columns[j]);
@@ -470,6 +491,13 @@ static PyObject *frame_output(Script *self, const char *name)
     }
     Py_DECREF(fr);
     return cols;
+}
+
+/* A frame output as a list of columns. */
+static PyObject *frame_output(Script *self, const char *name)
+{
+    BraidFrame f;
+    return braid_get_frame_view(self->s, name, &f) ? fail_script(self) : frame_columns(&f);
 }
 
 static PyObject *matrix_new(BraidMatrix *m);
@@ -484,6 +512,7 @@ static PyObject *list_item(const BraidList *l, int64_t i, int dense)
     char *str;
     BraidMatrix m;
     BraidList *sub;
+    BraidFrame f;
     PyObject *r = NULL;
     switch (braid_list_kind(l, i)) {
     case BRAID_DOUBLE: return braid_list_get_double(l, i, &d) ? NULL : PyFloat_FromDouble(d);
@@ -502,8 +531,11 @@ static PyObject *list_item(const BraidList *l, int64_t i, int dense)
         r = list_output(sub, dense);
         braid_list_free(sub);
         return r;
+    case BRAID_FRAME:
+        if (braid_list_get_frame_view(l, i, &f)) return PyErr_NoMemory();
+        return frame_columns(&f);
     default:
-        PyErr_Format(BraidError, "list item %lld: frames in lists are not supported yet", (long long)i + 1);
+        PyErr_Format(BraidError, "list item %lld: a kind of value braid cannot return", (long long)i + 1);
         return NULL;
     }
 }
@@ -586,7 +618,24 @@ static PyObject *script_trace(Script *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+static PyObject *script_capture(Script *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0 || ready(self)) return NULL;
+    braid_capture_output(self->s, on);
+    Py_RETURN_NONE;
+}
+
+static PyObject *script_output(Script *self, PyObject *unused)
+{
+    if (ready(self)) return NULL;
+    return PyUnicode_DecodeUTF8(braid_output(self->s), (Py_ssize_t)strlen(braid_output(self->s)), "replace");
+}
+
 static PyMethodDef script_methods[] = {
+    {"capture_output", (PyCFunction)script_capture, METH_O,
+     "capture_output(on): collect what the next runs print instead of writing to stdout"},
+    {"output", (PyCFunction)script_output, METH_NOARGS, "output(): what the last run printed (capture_output)"},
     {"trace_recompile", (PyCFunction)script_trace, METH_O,
      "trace_recompile(on): record the DAGs recompiled by the next runs (explain('recompile_hops'))"},
     {"explain", (PyCFunction)script_explain, METH_VARARGS,
@@ -803,6 +852,16 @@ static PyObject *set_threads(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* set_home(path or None): braid_set_home (the package's __init__ calls it
+ * once at import, when the package carries its own library). */
+static PyObject *set_home(PyObject *m, PyObject *arg)
+{
+    const char *dir = arg == Py_None ? NULL : PyUnicode_AsUTF8(arg);
+    if (!dir && arg != Py_None) return NULL;
+    braid_set_home(dir);
+    Py_RETURN_NONE;
+}
+
 /* builtin_names(): the names DML resolves as builtins, sorted. */
 static PyObject *builtin_names(PyObject *m, PyObject *unused)
 {
@@ -862,6 +921,7 @@ static PyMethodDef module_methods[] = {
     {"builtin_signature", builtin_signature, METH_O,
      "builtin_signature(name): {name, library, varargs, sidefx, file, inputs, outputs}"},
     {"set_threads", set_threads, METH_O, "set_threads(n): threads of braid's kernels (0: all cores)"},
+    {"set_home", set_home, METH_O, "set_home(dir): the folder whose scripts/builtin is the library"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,8 +1,11 @@
 /* test_api.c: the embedding API (include/braid.h): prepare once, bind,
  * execute many times, read outputs; errors as strings, never crashes. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "include/braid.h"
 #include "t.h"
@@ -205,6 +208,49 @@ static void test_lists(void)
     braid_script_free(sc);
 }
 
+/* A frame inside a list, in (copied) and out (a view of braid's columns). */
+static void test_list_frames(void)
+{
+    const char *in[] = {"L"}, *out[] = {"R", "s"};
+    BraidScript *sc = braid_prepare("G = as.frame(L[\"f\"])\ns = as.scalar(G[2, 2]) + nrow(G)\n"
+                                    "R = list(g = G, k = L[\"k\"])\n", in, 1, out, 2, NULL);
+    T_CHECK(sc != NULL, "prepare");
+    if (!sc) return;
+    const char *names[] = {"a", NULL, "c"};
+    double x[] = {0.5, 1.5, 2.5};
+    BraidColumn cols[] = {{"name", BRAID_COL_STRING, names}, {"x", BRAID_COL_DOUBLE, x}};
+    BraidList *l = braid_list_new();
+    T_CHECK(braid_list_append_frame(l, "f", 3, cols, 2) == 0 && braid_list_append_int(l, "k", 7) == 0,
+            "append a frame");
+    BraidColumn bad[] = {{"x", BRAID_COL_DOUBLE, NULL}};
+    T_CHECK(braid_list_append_frame(l, "bad", 3, bad, 1) != 0 && braid_list_length(l) == 2,
+            "a column without data is refused");
+    x[1] = 99;   /* copied when appended */
+    double s = 0;
+    T_CHECK(braid_bind_list(sc, "L", l) == 0 && braid_execute(sc) == 0 && braid_get_double(sc, "s", &s) == 0 &&
+            s == 1.5 + 3, "a frame item in the script: %g %s", s, braid_error(sc));
+    BraidList *r = NULL;
+    BraidFrame f;
+    T_CHECK(braid_get_list(sc, "R", &r) == 0 && braid_list_kind(r, 0) == BRAID_FRAME, "a frame item out");
+    T_CHECK(r && braid_list_get_frame_view(r, 1, &f) != 0, "a scalar item is no frame");
+    if (r && braid_list_get_frame_view(r, 0, &f) == 0) {
+        const char *const *nm = f.columns[0].data;
+        const double *xv = f.columns[1].data;
+        T_CHECK(f.rows == 3 && f.cols == 2 && !strcmp(f.columns[1].name, "x") && !strcmp(nm[0], "a") && !nm[1] &&
+                xv[1] == 1.5 && xv[2] == 2.5, "the frame item's columns");
+        braid_list_free(r);
+        braid_script_free(sc);   /* the view outlives the list and the script */
+        sc = NULL;
+        T_CHECK(!strcmp(nm[2], "c") && xv[0] == 0.5, "the view after the script is freed");
+        braid_frame_free(&f);
+    } else {
+        T_CHECK(false, "list frame view");
+        braid_list_free(r);
+    }
+    braid_list_free(l);
+    braid_script_free(sc);
+}
+
 /* Separate scripts run concurrently from separate threads. */
 typedef struct Job { int id; int ok; } Job;
 
@@ -297,8 +343,73 @@ static void test_introspection(void)
     braid_script_free(sc);
 }
 
+/* Collected print() output, per run and also of a failed run; the
+ * library folder set by braid_set_home. */
+static void test_output_and_home(void)
+{
+    char *err = NULL;
+    const char *out[] = {"x"};
+    BraidScript *sc = braid_prepare("print(\"a\")\nx = 2\nprint(\"b \" + x)\nif (x > 1) { print(\"c\") }\n",
+                                    NULL, 0, out, 1, &err);
+    T_CHECK(sc != NULL, "prepare: %s", err ? err : "");
+    if (!sc) return;
+    T_CHECK(!strcmp(braid_output(sc), ""), "no output before a run");
+    braid_capture_output(sc, true);
+    T_CHECK(braid_execute(sc) == 0 && !strcmp(braid_output(sc), "a\nb 2\nc\n"), "collected: '%s'", braid_output(sc));
+    T_CHECK(braid_execute(sc) == 0 && !strcmp(braid_output(sc), "a\nb 2\nc\n"), "each run its own: '%s'",
+            braid_output(sc));
+    braid_script_free(sc);
+    sc = braid_prepare("print(\"before\")\nstop(\"boom\")\nx = 1\n", NULL, 0, out, 1, &err);
+    T_CHECK(sc != NULL, "prepare: %s", err ? err : "");
+    if (!sc) return;
+    braid_capture_output(sc, true);
+    T_CHECK(braid_execute(sc) != 0 && strstr(braid_error(sc), "boom") && !strcmp(braid_output(sc), "before\n"),
+            "a failed run's output: '%s' (%s)", braid_output(sc), braid_error(sc));
+    braid_script_free(sc);
+
+    /* a library of one function in a temporary folder */
+    char dir[] = "/tmp/braid-home-XXXXXX", path[256];
+    T_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(path, sizeof path, "%s/scripts", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/scripts/builtin", dir);
+    mkdir(path, 0700);
+    snprintf(path, sizeof path, "%s/scripts/builtin/zzhome.dml", dir);
+    FILE *f = fopen(path, "w");
+    T_CHECK(f != NULL, "write %s", path);
+    if (!f) return;
+    fputs("m_zzhome = function(Double x) return (Double y) { y = 21 * x }\n", f);
+    fclose(f);
+    const char *saved = getenv("BRAID_HOME");
+    char *home = saved ? strdup(saved) : NULL;
+    unsetenv("BRAID_HOME");
+    braid_set_home(dir);
+    const char *ys[] = {"y"};
+    sc = braid_prepare("y = zzhome(x=2)\n", NULL, 0, ys, 1, &err);
+    double y = 0;
+    T_CHECK(sc && braid_execute(sc) == 0 && braid_get_double(sc, "y", &y) == 0 && y == 42,
+            "a function of braid_set_home's library: %s", sc ? braid_error(sc) : err);
+    braid_script_free(sc);
+    braid_set_home(NULL);
+    free(err);
+    err = NULL;
+    sc = braid_prepare("y = zzhome(x=2)\n", NULL, 0, ys, 1, &err);
+    T_CHECK(!sc && err && strstr(err, "zzhome"), "the default library again: %s", err ? err : "(prepared)");
+    braid_script_free(sc);
+    free(err);
+    if (home) setenv("BRAID_HOME", home, 1);
+    free(home);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/scripts/builtin", dir);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/scripts", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    test_output_and_home();
     test_introspection();
     test_dense_view();
     test_compressed_view();
@@ -306,6 +417,7 @@ int main(void)
     test_csr();
     test_frames();
     test_lists();
+    test_list_frames();
     test_threads();
     char *err = NULL;
     const char *in[] = {"X", "s", "name"}, *out[] = {"Y", "total", "msg", "n"};

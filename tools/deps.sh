@@ -12,9 +12,11 @@ set -e
 PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev python3\
       python3-dev python3-numpy python3-scipy openmpi-bin libopenmpi-dev\
       ocl-icd-opencl-dev opencl-headers pocl-opencl-icd libclblast-dev"
-# what only the Python tests compare with: without their recommended
-# packages (pandas alone would pull in some 60: matplotlib, lxml, ...)
-TESTPKGS="python3-pandas python3-sklearn"
+# what only the Python tests compare with, and what pip install . (the
+# package's pyproject.toml: Debian's setuptools and wheel, into a virtual
+# environment; tests/python/test_install.py) uses: without their
+# recommended packages (pandas alone would pull in some 60: matplotlib, ...)
+TESTPKGS="python3-pandas python3-sklearn python3-pip python3-setuptools python3-wheel python3-venv"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do

@@ -34,6 +34,14 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
 
 from ._braid import BraidError, Script, set_threads
 from ._braid import Matrix as MatrixView   # an output view (braid.Matrix is kept for the lazy API)
+from . import _braid
+
+# An installed package (pip install ., setup.py) carries its own copy of
+# the builtin library in braid/scripts/builtin; one used from the build
+# folder reads the source tree's (and BRAID_HOME, when set, wins over both).
+_HOME = os.path.dirname(os.path.abspath(__file__))
+if os.path.isdir(os.path.join(_HOME, "scripts", "builtin")):
+    _braid.set_home(_HOME)
 
 try:
     import numpy as _np
@@ -56,8 +64,10 @@ class List(list):
 
     List([X, 3, "a"]) or List(X=X, k=3); names[i] is item i's name or None.
     Bound as a list input (items: NumPy arrays or nested lists of numbers
-    (matrices, copied), numbers, strings, Lists); list outputs come back as
-    Lists, their matrices as NumPy arrays over braid's storage."""
+    (matrices, copied), numbers, strings, frames (dicts of columns or
+    pandas DataFrames, copied), Lists); list outputs come back as Lists,
+    their matrices as NumPy arrays over braid's storage, their frames as
+    frame outputs come back."""
 
     def __init__(self, items: Iterable[Any] = (), names: Optional[Iterable[Optional[str]]] = None,
                  **named: Any) -> None:
@@ -82,6 +92,9 @@ def _list_items(v: List) -> list:
     for name, x in zip(v.names, v):
         if isinstance(x, List):
             out.append((name, "list", _list_items(x)))
+        elif isinstance(x, dict) or type(x).__name__ == "DataFrame":   # a frame (as bind takes it)
+            cols = _frame_columns(x)
+            out.append((name, "frame", (len(cols[0][2]) if cols else 0, cols)))
         elif isinstance(x, bool) or (_np is not None and isinstance(x, _np.bool_)):
             out.append((name, "int", int(x)))
         elif isinstance(x, str):
@@ -122,11 +135,18 @@ def _column(name: str, col: Any) -> tuple:
     return (name, "str", [None if x is None else str(x) for x in col])
 
 
-def _bind_frame(script: Script, name: str, columns: Mapping[str, Any]) -> None:
+def _frame_columns(v: Any) -> list:
+    """A dict {column name: cells} or a pandas DataFrame as the (name,
+    kind, data) columns of Script.bind_frame."""
+    if type(v).__name__ == "DataFrame" and hasattr(v, "items"):   # pandas, without importing it
+        v = {k: _pandas_column(c) for k, c in v.items()}
+    return [_column(str(k), c) for k, c in v.items()]
+
+
+def _bind_frame(script: Script, name: str, frame: Any) -> None:
     """A dict {column name: cells} (or a pandas DataFrame) as a frame."""
-    cols = [_column(str(k), v) for k, v in columns.items()]
-    rows = len(cols[0][2]) if cols else 0
-    script.bind_frame(name, rows, cols)
+    cols = _frame_columns(frame)
+    script.bind_frame(name, len(cols[0][2]) if cols else 0, cols)
 
 
 def _bind(script: Script, name: str, v: Any) -> None:
@@ -141,11 +161,8 @@ def _bind(script: Script, name: str, v: Any) -> None:
     if isinstance(v, List):
         script.bind_list(name, _list_items(v))
         return
-    if isinstance(v, dict):
+    if isinstance(v, dict) or (type(v).__name__ == "DataFrame" and hasattr(v, "items")):
         _bind_frame(script, name, v)
-        return
-    if type(v).__name__ == "DataFrame" and hasattr(v, "items"):   # pandas, without importing it
-        _bind_frame(script, name, {k: _pandas_column(c) for k, c in v.items()})
         return
     if _is_sparse(v):
         m = v if v.format == "csr" else v.tocsr()   # CSC, COO, ...: one conversion
@@ -207,16 +224,17 @@ def _frame_cells(kind: str, cells: Any) -> Any:
 
 
 def _output(script: Script, name: str, sparse: bool, frames: str = "dict") -> Any:
-    v = _value(script.get(name, not sparse))
-    return to_pandas(v) if frames == "pandas" and isinstance(v, dict) else v
+    return _value(script.get(name, not sparse), frames)
 
 
-def _value(v: Any) -> Any:
-    """An output as the Python object it becomes."""
+def _value(v: Any, frames: str = "dict") -> Any:
+    """An output as the Python object it becomes (frames, also inside
+    lists: DataFrames with frames "pandas", else dicts of columns)."""
     if isinstance(v, list):   # a frame: [(name, kind, cells)]
-        return {c: _frame_cells(k, x) for c, k, x in v}
+        d = {c: _frame_cells(k, x) for c, k, x in v}
+        return to_pandas(d) if frames == "pandas" else d
     if isinstance(v, tuple):  # a list: ((name, value), ...)
-        return List([_value(x) for _, x in v], [n for n, _ in v])
+        return List([_value(x, frames) for _, x in v], [n for n, _ in v])
     if not isinstance(v, MatrixView) or _np is None:
         return v
     if not v.sparse:
@@ -231,8 +249,9 @@ class Prepared:
 
     def __init__(self, script: Union[str, os.PathLike], inputs: Iterable[str] = (),
                  outputs: Iterable[str] = (), args: Optional[Mapping[str, Any]] = None,
-                 sparse: bool = False, frames: str = "auto") -> None:
+                 sparse: bool = False, frames: str = "auto", stdout: Any = None) -> None:
         self.inputs = list(inputs)
+        self.stdout = stdout
         self.outputs = list(outputs)
         self.sparse = sparse
         self.frames = _frames_kind(frames)
@@ -251,13 +270,26 @@ class Prepared:
         the GIL released, and returns {output name: value}."""
         for k, v in inputs.items():
             _bind(self._s, k, v)
-        self._s.execute()
+        _execute(self._s, self.stdout)
         return {k: _output(self._s, k, self.sparse, self.frames) for k in self.outputs}
 
     @property
     def executing(self) -> bool:
         """True while an execute() of this script runs (in another thread)."""
         return self._s.executing
+
+
+def _execute(s: Script, stdout: Any) -> None:
+    """Runs s (the GIL released). What it prints goes to stdout (an object
+    with write(), e.g. sys.stdout in Jupyter or io.StringIO), written when
+    the run ends (also when it fails), or, with stdout None, straight to
+    the process's standard output as it runs."""
+    s.capture_output(stdout is not None)
+    try:
+        s.execute()
+    finally:
+        if stdout is not None:
+            stdout.write(s.output())
 
 
 def _is_path(script: Union[str, os.PathLike]) -> bool:
@@ -267,23 +299,26 @@ def _is_path(script: Union[str, os.PathLike]) -> bool:
 
 
 def prepare(script: Union[str, os.PathLike], inputs: Iterable[str] = (), outputs: Iterable[str] = (),
-            args: Optional[Mapping[str, Any]] = None, sparse: bool = False, frames: str = "auto") -> Prepared:
+            args: Optional[Mapping[str, Any]] = None, sparse: bool = False, frames: str = "auto",
+            stdout: Any = None) -> Prepared:
     """Compiles a DML script (its text, or the path of a .dml file) for the
     declared inputs and outputs; run it with .execute(**inputs). sparse:
     sparse outputs as scipy CSR; frames: frame outputs as pandas DataFrames
     ("pandas"), dicts of columns ("dict") or DataFrames when pandas is
-    installed ("auto")."""
-    return Prepared(script, inputs, outputs, args, sparse, frames)
+    installed ("auto"); stdout: where print() output goes (an object with
+    write(), given the text of each run when it ends; None: the process's
+    standard output)."""
+    return Prepared(script, inputs, outputs, args, sparse, frames, stdout)
 
 
 def run(script: Union[str, os.PathLike], args: Optional[Mapping[str, Any]] = None,
         inputs: Optional[Mapping[str, Any]] = None, outputs: Sequence[str] = (),
-        sparse: bool = False, frames: str = "auto") -> Dict[str, Any]:
+        sparse: bool = False, frames: str = "auto", stdout: Any = None) -> Dict[str, Any]:
     """Runs a DML script once: run(script_or_path, args={...},
-    inputs={name: value}, outputs=[names]) -> {name: value} (sparse and
-    frames as for prepare)."""
+    inputs={name: value}, outputs=[names]) -> {name: value} (sparse,
+    frames and stdout as for prepare)."""
     inputs = dict(inputs or {})
-    return prepare(script, inputs.keys(), outputs, args, sparse, frames).execute(**inputs)
+    return prepare(script, inputs.keys(), outputs, args, sparse, frames, stdout).execute(**inputs)
 
 
 # ---- the lazy API (lazy.py) and the builtins as functions (library.py) ----

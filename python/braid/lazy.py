@@ -138,10 +138,10 @@ class Value:
         v._n = n
         return v
 
-    def compute(self, sparse: bool = False) -> Any:
+    def compute(self, sparse: bool = False, stdout: Any = None) -> Any:
         """Runs the program for this value; returns NumPy/SciPy/pandas or
         Python values (see braid.compute)."""
-        return compute(self, sparse=sparse)
+        return compute(self, sparse=sparse, stdout=stdout)
 
     def explain(self, kind: str = "hops") -> str:
         """The plan of the program computing this value (braid.explain)."""
@@ -599,13 +599,16 @@ def _bind_inputs(p: Any, prog: _Program) -> None:
         _bind(p._s, name, v)
 
 
-def compute(*values: Value, sparse: bool = False) -> Any:
+def compute(*values: Value, sparse: bool = False, stdout: Any = None) -> Any:
     """Computes lazy values in one run of one DML program; returns the
     value (one argument) or a tuple. Matrices come back as NumPy arrays
     over braid's storage (sparse=True: scipy CSR where braid holds them
     sparse), scalars as Python values, frames as pandas DataFrames (dicts
-    without pandas), lists as braid.List."""
-    from . import _value
+    without pandas), lists as braid.List. stdout: where what the program
+    prints goes (an object with write(), e.g. io.StringIO or sys.stdout
+    in Jupyter, given the text when the run ends; None: the process's
+    standard output, as it runs)."""
+    from . import _value, _execute, _frames_kind
     if not values:
         return ()
     for v in values:
@@ -616,13 +619,13 @@ def compute(*values: Value, sparse: bool = False) -> Any:
     key, p = _prepare(prog, outs)
     try:
         _bind_inputs(p, prog)
-        p._s.execute()
-        res = {o: _value(p._s.get(o, not sparse)) for o in outs}
+        _execute(p._s, stdout)
+        res = {o: _value(p._s.get(o, not sparse), _frames_kind("auto")) for o in outs}
     except BraidError as e:
         raise _located(e, prog) from None
     finally:
         _cache.give(key, p)
-    got = [_frame_out(res[o]) if isinstance(res[o], dict) else res[o] for o in prog.outputs]
+    got = [res[o] for o in prog.outputs]
     return got[0] if len(got) == 1 else tuple(got)
 
 
@@ -632,16 +635,11 @@ def _variable(n: _Node) -> _Node:
     return _Node(n.kind, "{0}", (n,)) if n.text is not None else n
 
 
-def _frame_out(d: Any) -> Any:
-    """A frame output as a pandas DataFrame (a dict without pandas)."""
-    from . import _frames_kind, to_pandas
-    return to_pandas(d) if isinstance(d, dict) and _frames_kind("auto") == "pandas" else d
-
-
 def explain(*values: Value, kind: str = "hops") -> str:
     """The plan of the program computing values: kind "dml" (the generated
     script), "hops" or "runtime" (the compiled plan; inputs' sizes unknown),
-    "dot" (Graphviz), "recompile_hops": runs the program once and
+    "dot" (Graphviz: one digraph per statement block; "dot_all" with
+    the builtin library's functions), "recompile_hops": runs the program once and
     returns the DAGs braid recompiled with the inputs' sizes, where fused
     operators (spoof*) show, or "svg": those DAGs drawn (braid.plot)."""
     if kind == "svg":    # the recompiled DAGs (or the static ones) drawn

@@ -16,6 +16,8 @@ hyper-parameters are the keyword arguments of __init__, stored unchanged
 fitted attributes end with an underscore. scikit-learn is not needed.
 """
 import inspect
+import io
+import re
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -48,6 +50,14 @@ def _conversion_warning() -> type:
 
 def _f(name: str):
     return _b.get(name)
+
+
+def _compute_printed(*values: Any):
+    """compute(*values) with what the program printed collected (not
+    shown): (result, text). The builtins return no iteration counts; run
+    verbose, they print one line per iteration, which n_iter_ counts."""
+    out = io.StringIO()
+    return compute(*values, stdout=out), out.getvalue()
 
 
 class _Estimator:
@@ -164,12 +174,18 @@ class L2SVM(_Classifier):
         codes = self._encode(X, y)
         k = len(self.classes_)
         common = dict(intercept=bool(self.intercept), epsilon=float(self.epsilon), reg=float(self.reg),
-                      maxIterations=int(self.max_iter), verbose=False)
+                      maxIterations=int(self.max_iter), verbose=True)
         if k == 2:
             W = _f("l2svm")(X, np.where(codes == 1, 1.0, -1.0), maxii=int(self.max_inner_iter), **common)
         else:
             W = _f("msvm")(X, codes.astype(np.float64) + 1.0, **common)
-        self.coef_ = np.array(compute(W))
+        W, printed = _compute_printed(W)
+        self.coef_ = np.array(W)
+        # l2svm prints "Iter: i InnerIter: ..." for its outer iterations
+        # i = 0, 1, ... (msvm: "-- MSVM class=c: Iter: i ..." per class);
+        # n_iter_ is the most any class ran, as scikit-learn's LinearSVC
+        iters = [int(i) for i in re.findall(r"\bIter: (\d+) InnerIter", printed)]
+        self.n_iter_ = max(iters) + 1 if iters else 0
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -236,8 +252,14 @@ class LinearRegression(_Estimator):
     def fit(self, X: Any, y: Any) -> "LinearRegression":
         X = _matrix(X, self, fitting=True)
         B = _f("lm")(X, _column(y, X.shape[0], numeric=True), icpt=int(self.icpt), reg=float(self.reg),
-                     tol=float(self.tol), maxi=int(self.max_iter), verbose=False)
-        self.B_ = np.array(compute(B))
+                     tol=float(self.tol), maxi=int(self.max_iter), verbose=True)
+        B, printed = _compute_printed(B)
+        self.B_ = np.array(B)
+        # lm solves the normal equations directly (lmDS: one step, which
+        # it announces) up to 1024 features, else by conjugate gradients
+        # (lmCG: "Iteration k: ..." per step)
+        steps = [int(k) for k in re.findall(r"^Iteration (\d+):", printed, re.M)]
+        self.n_iter_ = max(steps) if steps else int("lmDS: solving" in printed)
         beta = self.B_[:, 0]
         self.coef_, self.intercept_ = (beta[:-1], beta[-1]) if self.icpt else (beta, 0.0)
         return self

@@ -5,6 +5,7 @@ position, prepared scripts in threads with the GIL released, and lm
 against its closed form. Run by make test as build/tests/test_python;
 prints "test_python: N passed, M failed". Without NumPy/SciPy the plain
 Python part runs and the rest is reported as skipped."""
+import io
 import os
 import sys
 import tempfile
@@ -12,6 +13,7 @@ import threading
 import traceback
 
 import braid
+from harness import Tally
 
 try:
     import numpy as np
@@ -22,16 +24,8 @@ try:
 except ImportError:
     sp = None
 
-passed = failed = 0
-
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print(f"FAIL {sys._getframe(1).f_lineno}: {what}", file=sys.stderr)
+T = Tally("test_python")
+check = T.check
 
 
 def raises(fn, exc, text=""):
@@ -52,6 +46,12 @@ def test_plain():
     check(rows == [[2.0, 4.0], [6.0, 8.0]], f"matrix output {rows}")
     col = braid.run("s = sum(v)\nr = nrow(v)", inputs={"v": [1.5, 2.5, 3]}, outputs=["s", "r"])
     check(col == {"s": 7.0, "r": 3}, f"a list is a column vector {col}")
+    buf = io.StringIO()
+    out = braid.run('print("hi " + x)\ny = x + 1', inputs={"x": 2}, outputs=["y"], stdout=buf)
+    check(buf.getvalue() == "hi 2\n" and out["y"] == 3, f"print output collected: {buf.getvalue()!r}")
+    buf = io.StringIO()
+    check(raises(lambda: braid.run('print("a")\nstop("no way")', stdout=buf), braid.BraidError, "no way")
+          and buf.getvalue() == "a\n", f"a failed run's print output: {buf.getvalue()!r}")
     big = braid.run("y = x + 1", inputs={"x": 2 ** 70}, outputs=["y"])["y"]
     check(big == float(2 ** 70) + 1, "an int beyond 64 bits binds as a double")
 
@@ -89,6 +89,18 @@ def test_lists():
           f"nested lists {d!r}")
     check(raises(lambda: braid.run("n = length(L)", inputs={"L": braid.List([2 ** 70])}), OverflowError),
           "an int beyond 64 bits in a list")
+    # frames inside lists, in and out (a dict of columns here; DataFrames in test_lazy)
+    F = {"name": ["a", None, "c"], "x": [0.5, 1.5, 2.5], "n": [1, 2, 3], "ok": [True, False, True]}
+    out = braid.run('G = as.frame(L["f"])\nn = nrow(G)\ns = as.scalar(G[2, 2])\nt = as.scalar(G[3, 1])\n'
+                    'R = list(f = G, m = 1, L = L)', inputs={"L": braid.List(f=F, k=1)},
+                    outputs=["n", "s", "t", "R"], frames="dict")
+    check((out["n"], out["s"], out["t"]) == (3, 1.5, "c"), f"a frame item in the script {out}")
+    f = out["R"].get("f")
+    x = f["x"] if np is None else f["x"].tolist()
+    ok = f["ok"] if np is None else f["ok"].tolist()
+    check(f["name"] == ["a", None, "c"] and list(x) == [0.5, 1.5, 2.5] and list(ok) == [True, False, True],
+          f"a frame item out {f}")
+    check(out["R"].get("L").get("f")["name"] == ["a", None, "c"], "a frame in a nested list")
 
 
 def test_errors():
@@ -157,6 +169,58 @@ def test_zero_copy():
     s = q.execute(B=big)["s"]
     grown = rss() - before
     check(s == 1e7 and grown < big.nbytes / 4, f"binding {big.nbytes >> 20} MB grew RSS by {grown >> 20} MB")
+
+
+# test_peak_memory's child: a fresh interpreter (no earlier peak to hide
+# behind), measuring the peak resident memory (VmHWM) of each step against
+# the resident memory (VmRSS) just before it. The peak can only have grown
+# from there, so HWM after - RSS before bounds the step's extra memory from
+# above: a copy of the array would show as at least its size.
+PEAK_CHILD = r"""
+import json, sys
+import numpy as np
+import braid
+
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key + ":"))
+
+rows = int(sys.argv[1])
+B = np.ones((rows, 1024))                       # rows x 1024 float64, resident
+p = braid.prepare("s = sum(B)\nZ = B", inputs=["B"], outputs=["s", "Z"])
+q = braid.prepare("Y = B + 1", inputs=["B"], outputs=["Y"])
+before = status("VmRSS")
+o = p.execute(B=B)
+bind = status("VmHWM") - before
+same = o["Z"].__array_interface__["data"][0] == B.__array_interface__["data"][0]
+before = status("VmRSS")
+Y = q.execute(B=B)["Y"]
+out = status("VmHWM") - before
+print(json.dumps({"s": o["s"], "same": same, "bind": bind, "out": out, "y": [Y[0, 0], Y[-1, -1]],
+                  "owndata": bool(Y.flags.owndata)}))
+"""
+
+
+def test_peak_memory():
+    """Binding a 1 GiB array and returning it (Z = B) copies nothing: the
+    peak grows by far less than the array; a new 1 GiB output (Y = B + 1)
+    grows it by one array, not two (neither the input nor the output is
+    copied on the way)."""
+    import json
+    import subprocess
+    rows = 1 << 17                                 # 2^17 x 1024 doubles: 1 GiB
+    nbytes = rows * 1024 * 8
+    r = subprocess.run([sys.executable, "-c", PEAK_CHILD, str(rows)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check(r.returncode == 0, f"the peak-memory child failed: {r.stderr[-2000:]}")
+    if r.returncode:
+        return
+    m = json.loads(r.stdout.strip().splitlines()[-1])
+    check(m["s"] == rows * 1024 and m["same"], f"sum of the 1 GiB view and Z = B its buffer: {m}")
+    check(m["bind"] < nbytes / 4, f"binding and returning 1 GiB grew the peak by {m['bind'] >> 20} MiB")
+    check(m["y"] == [2.0, 2.0] and not m["owndata"], f"Y = B + 1: {m}")
+    check(nbytes <= m["out"] + (64 << 20) and m["out"] < nbytes * 5 / 4,
+          f"a 1 GiB output grew the peak by {m['out'] >> 20} MiB (one array: {nbytes >> 20} MiB)")
 
 
 def rss():
@@ -231,10 +295,10 @@ def main():
     tests = [test_plain, test_frames, test_lists, test_errors]
     skipped = []
     if np is not None:
-        tests += [test_numpy, test_zero_copy, test_lm, test_threads]
+        tests += [test_numpy, test_zero_copy, test_peak_memory, test_lm, test_threads]
         (tests if sp is not None else skipped).append(test_sparse)
     else:
-        skipped += ["test_numpy", "test_zero_copy", "test_lm", "test_threads", "test_sparse"]
+        skipped += ["test_numpy", "test_zero_copy", "test_peak_memory", "test_lm", "test_threads", "test_sparse"]
     for t in tests:
         try:
             t()
@@ -243,8 +307,7 @@ def main():
     if skipped:
         print("test_python: skipped (NumPy/SciPy missing; tools/deps.sh installs them):",
               ", ".join(getattr(s, "__name__", s) for s in skipped))
-    print(f"test_python: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

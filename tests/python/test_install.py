@@ -1,0 +1,101 @@
+"""test_install.py: the package as pip installs it (pyproject.toml,
+setup.py), offline: a virtual environment in a temporary folder (with the
+system's site packages, for NumPy), `pip install --no-build-isolation
+--no-index .` of the source tree into it, then Python started there, away
+from the build folder, imports braid from the environment, runs a script
+and a builtin of the library through the package's own copy of
+scripts/builtin, and `pip uninstall` removes it again. Run by make test as
+build/tests/test_python_install; prints "test_python_install: N passed, M
+failed". BRAID_MAKE_ARGS (set by the Makefile: BUILD, SAN) reaches the make
+that setup.py runs, so the extension is the one this build made."""
+import os
+import subprocess
+import sys
+import tempfile
+
+from harness import Tally
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+T = Tally("test_python_install")
+check = T.check
+
+
+def clean_env(keep_preload):
+    """This process's environment without what would make the new
+    interpreter see the build folder's package (PYTHONPATH), pip's
+    settings, or a make above us; the sanitizers' preloaded run-time
+    (make san) only where the extension is loaded, not in pip and gcc."""
+    drop = ("PYTHONPATH", "PYTHONHOME", "BRAID_HOME", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+    env = {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("PIP_")}
+    if not keep_preload:
+        env.pop("LD_PRELOAD", None)
+    return env
+
+
+def run(args, env, cwd):
+    p = subprocess.run(args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return p.returncode, p.stdout
+
+
+# what the installed package is asked, in the new environment
+PROBE = r"""
+import os, sys
+import numpy as np
+import braid
+from braid import sklearn
+print("FILE", braid.__file__)
+print("LIB", braid._braid.builtin_signature("l2svm")["file"])
+out = braid.run("G = t(X) %*% X\ns = sum(X)", inputs={"X": np.arange(6.0).reshape(3, 2)}, outputs=["G", "s"])
+print("SUM", out["s"], "G", out["G"].tolist())
+X = np.array([[1.0, 2.0], [2.0, 1.0], [-1.0, -2.0], [-2.0, -1.0]])
+y = np.array([1.0, 1.0, -1.0, -1.0])
+w = braid.compute(braid.l2svm(X, y, reg=1e-3))
+print("SIGNS", np.sign(X @ np.asarray(w)[:, 0]).tolist())
+try:
+    braid.run("x = 1 +", outputs=["x"])
+except braid.BraidError as e:
+    print("ERROR", str(e).splitlines()[0])
+"""
+
+
+def main():
+    tmp = tempfile.TemporaryDirectory(prefix="braid-install-")
+    venv = os.path.join(tmp.name, "venv")
+    py = os.path.join(venv, "bin", "python")
+    build_env = clean_env(keep_preload=False)
+    rc, out = run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], build_env, tmp.name)
+    check(rc == 0, f"python3 -m venv failed:\n{out}")
+    if rc:
+        return finish()
+    # the pip of the system's site packages, run by the environment's Python
+    rc, out = run([py, "-m", "pip", "install", "--isolated", "--no-build-isolation", "--no-index", "--no-deps",
+                   "--no-cache-dir", ROOT], build_env, tmp.name)
+    check(rc == 0 and "Successfully installed braid" in out, f"pip install failed:\n{out}")
+    if rc:
+        return finish()
+    check(not os.path.exists(os.path.join(ROOT, "braid.egg-info")), "setuptools left braid.egg-info in the source tree")
+    site = run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], build_env, tmp.name)[1].strip()
+    pkg = os.path.join(site, "braid")
+    check(os.path.isfile(os.path.join(pkg, "scripts", "builtin", "l2svm.dml")), "the library is not in the package")
+
+    rc, out = run([py, "-c", PROBE], clean_env(keep_preload=True), tmp.name)
+    check(rc == 0, f"the installed package failed:\n{out}")
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    check(lines.get("FILE", "").startswith(pkg + os.sep), f"braid imported from {lines.get('FILE')}, not {pkg}")
+    check(lines.get("LIB", "").startswith(os.path.join(pkg, "scripts", "builtin") + os.sep),
+          f"the library loaded from {lines.get('LIB')}, not the package's copy")
+    check(lines.get("SUM") == "15.0 G [[20.0, 26.0], [26.0, 35.0]]", f"run gave {lines.get('SUM')}")
+    check(lines.get("SIGNS") == "[1.0, 1.0, -1.0, -1.0]", f"l2svm separates {lines.get('SIGNS')}")
+    check(lines.get("ERROR", "").startswith("<script>:"), f"error message {lines.get('ERROR')}")
+
+    rc, out = run([py, "-m", "pip", "uninstall", "--isolated", "-y", "braid"], build_env, tmp.name)
+    check(rc == 0 and not os.path.exists(pkg), f"pip uninstall left {pkg}:\n{out}")
+    return finish()
+
+
+def finish():
+    return T.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
