@@ -199,7 +199,11 @@ static int b_sample(Rt *rt, Value *a, Value *out, BrErr *e)
         if (a[2].kind == V_BOOL) repl = a[2].b;
         else if (bi_num(&a[2], "seed", &seed, e)) return e->code;
     }
-    if (bi_given(&a[3]) && bi_num(&a[3], "seed", &seed, e)) return e->code;
+    /* a fourth argument is the seed; its default (-1, which the call
+     * carries when not written) keeps a seed given in third place */
+    double seed4 = -1;
+    if (bi_given(&a[3]) && bi_num(&a[3], "seed", &seed4, e)) return e->code;
+    if (seed4 != -1 || a[2].kind == V_BOOL) seed = seed4;
     int64_t s = (int64_t)seed;
     if (s == -1 && rt->opt.seed >= 0)
         s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
