@@ -53,7 +53,7 @@ wmat("t2.csv", matrix(c(3, 2, sd2$chisq, 1 - pchisq(sd2$chisq, 2)), nrow = 1))
 wmat("tg2.csv", cbind(sd2$obs, sd2$exp))   # O and E of T (SystemDS's layout)
 # groups and strata (column 4), plain intervals, stratified log-rank
 Bs <- list(); Ms <- NULL; c <- 0
-for (gg in 1:3) for (ss in 1:2) {
+for (ss in 1:2) for (gg in 1:3) {   # stratum-major, as SystemDS
   i <- g == gg & s == ss; b <- block(t[i], e[i], "plain"); c <- c + 1
   Bs[[c]] <- b$B; Ms <- rbind(Ms, nan(c(gg * 10, ss, sum(i), sum(e[i]), b$med)))
 }
