@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../io/io.h"
+#include "../kernels/einsum.h"
 #include "../kernels/agg.h"
 #include "../kernels/cla.h"
 #include "../kernels/ew.h"
@@ -378,6 +379,32 @@ static int b_print(Rt *rt, const Instr *h, Value *a, BrErr *e)
     fflush(rt->opt.out);
     pthread_mutex_unlock(&rt->lock);
     free(s);
+    return 0;
+}
+
+/* einsum(equation, A, B, ...) (kernels/einsum.h): a matrix, or a double
+ * when the equation has no output letters. */
+static int b_einsum(Value *va, int nv, Value *out, BrErr *e)
+{
+    if (nv < 2) return br_err(e, BR_EARG, "einsum: expects an equation and at least one matrix");
+    const char *eq = bi_str(&va[0], "equation", e);
+    if (!eq) return e->code;
+    const MB **ops = br_malloc((size_t)(nv - 1) * sizeof *ops);
+    if (!ops) return br_err(e, BR_ENOMEM, "out of memory");
+    for (int k = 1; k < nv; k++) {
+        if (va[k].kind != V_MATRIX) {
+            free(ops);
+            return br_err(e, BR_EARG, "einsum: operand %d must be a matrix, not a %s", k, val_kind_name(va[k].kind));
+        }
+        ops[k - 1] = va[k].m;
+    }
+    bool scalar;
+    MB *r = k_einsum(eq, ops, nv - 1, &scalar, e);
+    free(ops);
+    if (!r) return e->code;
+    if (!scalar) return bi_ret_mb(r, out, e);
+    *out = val_double(mb_get(r, 0, 0));
+    mb_release(r);
     return 0;
 }
 
@@ -1007,6 +1034,7 @@ int bi_core(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
     }
     case BI_REMOVE: return b_remove(a, out, e);
     case BI_CBIND: case BI_RBIND: return b_bind(h, va, nv, out, e);
+    case BI_EINSUM: return b_einsum(va, nv, out, e);
     case BI_MIN: case BI_MAX: case BI_PMIN: case BI_PMAX: {
         bool isMin = h->bi == BI_MIN || h->bi == BI_PMIN;
         if (nv == 0) return br_err(e, BR_EARG, "%s needs arguments", builtin_info[h->bi].name);
