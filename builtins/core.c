@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../io/io.h"
+#include "../kernels/einsum.h"
 #include "../kernels/agg.h"
 #include "../kernels/cla.h"
 #include "../kernels/ew.h"
@@ -207,7 +208,11 @@ static int b_sample(Rt *rt, Value *a, Value *out, BrErr *e)
         if (a[2].kind == V_BOOL) repl = a[2].b;
         else if (bi_num(&a[2], "seed", &seed, e)) return e->code;
     }
-    if (bi_given(&a[3]) && bi_num(&a[3], "seed", &seed, e)) return e->code;
+    /* a fourth argument is the seed; its default (-1, which the call
+     * carries when not written) keeps a seed given in third place */
+    double seed4 = -1;
+    if (bi_given(&a[3]) && bi_num(&a[3], "seed", &seed4, e)) return e->code;
+    if (seed4 != -1 || a[2].kind == V_BOOL) seed = seed4;
     int64_t s = (int64_t)seed;
     if (s == -1 && rt->opt.seed >= 0)
         s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
@@ -385,6 +390,32 @@ static int b_print(Rt *rt, const Instr *h, Value *a, BrErr *e)
     return 0;
 }
 
+/* einsum(equation, A, B, ...) (kernels/einsum.h): a matrix, or a double
+ * when the equation has no output letters. */
+static int b_einsum(Value *va, int nv, Value *out, BrErr *e)
+{
+    if (nv < 2) return br_err(e, BR_EARG, "einsum: expects an equation and at least one matrix");
+    const char *eq = bi_str(&va[0], "equation", e);
+    if (!eq) return e->code;
+    const MB **ops = br_malloc((size_t)(nv - 1) * sizeof *ops);
+    if (!ops) return br_err(e, BR_ENOMEM, "out of memory");
+    for (int k = 1; k < nv; k++) {
+        if (va[k].kind != V_MATRIX) {
+            free(ops);
+            return br_err(e, BR_EARG, "einsum: operand %d must be a matrix, not a %s", k, val_kind_name(va[k].kind));
+        }
+        ops[k - 1] = va[k].m;
+    }
+    bool scalar;
+    MB *r = k_einsum(eq, ops, nv - 1, &scalar, e);
+    free(ops);
+    if (!r) return e->code;
+    if (!scalar) return bi_ret_mb(r, out, e);
+    *out = val_double(mb_get(r, 0, 0));
+    mb_release(r);
+    return 0;
+}
+
 static int b_tostring(Value *a, Value *out, BrErr *e)
 {
     TsOpts o = {100, 100, 3, false, " ", "\n"};
@@ -521,6 +552,7 @@ static int b_read(Value *a, Value *out, BrErr *e)
     if (bi_given(&a[3])) { if (bi_num(&a[3], "cols", &d, e)) return e->code; o.cols = ops_dml_long(d); }
     if (bi_given(&a[4])) { if (bi_bool(&a[4], "header", &b, e)) return e->code; o.header = b; }
     if (bi_given(&a[5]) && !(o.sep = bi_str(&a[5], "sep", e))) return e->code;
+    if (bi_given(&a[15]) && !(o.ind_sep = bi_str(&a[15], "indSep", e))) return e->code;
     if (bi_given(&a[6])) { if (bi_bool(&a[6], "fill", &b, e)) return e->code; o.fill = b; }
     if (bi_given(&a[7])) { if (bi_num(&a[7], "default", &d, e)) return e->code; o.fill_value = d; o.has_fill_value = true; }
     const char *na[64];
@@ -544,6 +576,7 @@ static int b_write(Value *a, BrErr *e)
     if (bi_given(&a[2]) && !(o.format = bi_str(&a[2], "format", e))) return e->code;
     if (bi_given(&a[3]) && bi_bool(&a[3], "header", &o.header, e)) return e->code;
     if (bi_given(&a[4]) && !(o.sep = bi_str(&a[4], "sep", e))) return e->code;
+    if (bi_given(&a[10]) && !(o.ind_sep = bi_str(&a[10], "indSep", e))) return e->code;
     /* data_type= (a[9]), as SystemDS accepts it: the value's own type
      * is written; a different one is an error rather than ignored */
     if (bi_given(&a[9])) {
@@ -1009,6 +1042,7 @@ int bi_core(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
     }
     case BI_REMOVE: return b_remove(a, out, e);
     case BI_CBIND: case BI_RBIND: return b_bind(h, va, nv, out, e);
+    case BI_EINSUM: return b_einsum(va, nv, out, e);
     case BI_MIN: case BI_MAX: case BI_PMIN: case BI_PMAX: {
         bool isMin = h->bi == BI_MIN || h->bi == BI_PMIN;
         if (nv == 0) return br_err(e, BR_EARG, "%s needs arguments", builtin_info[h->bi].name);

@@ -546,6 +546,11 @@ static int b_transform(const Instr *h, Value *a, Value *out, BrErr *e)
             return br_err(e, BR_EARG, "transformdecode: target must be a matrix, not a %s", val_kind_name(a[0].kind));
         return ret_fb(tf_decode(a[0].m, spec, m, e), out, e);
     }
+    case BI_GETCATMASK: {
+        const FB *m = frame_arg(&a[0], "getCategoricalMask: target", e);
+        if (!m) return e->code;
+        return bi_ret_mb(tf_catmask(m, spec, e), out, e);
+    }
     default: {
         const FB *m = frame_arg(&a[0], "transformcolmap: target", e);
         if (!m) return e->code;
@@ -585,11 +590,11 @@ int bi_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
         free(types);
         return ret_fb(r, out, e);
     }
-    case BI_TFENCODE: case BI_TFAPPLY: case BI_TFDECODE: case BI_TFCOLMAP:
+    case BI_TFENCODE: case BI_TFAPPLY: case BI_TFDECODE: case BI_TFCOLMAP: case BI_GETCATMASK:
         return b_transform(h, a, out, e);
     case BI_MAP: return bi_frame_map(a, out, e);
     case BI_GETCOLNAMES: case BI_SETCOLNAMES: case BI_DROPINVALIDTYPE: case BI_DROPINVALIDLENGTH:
-    case BI_VALUESWAP: case BI_TOKENIZE:
+    case BI_VALUESWAP: case BI_TOKENIZE: case BI_FREPLICATE:
         return bi_frame_str(h, a, out, e);
     case BI_COLNAMES: { /* the names as a one-row frame of strings */
         const FB *f = frame_arg(&a[0], "colnames: target", e);

@@ -1,12 +1,13 @@
 /* framestr.c: native frame/string builtins of SystemDS that DML scripts
  * cannot express well: getColNames, setColNames, dropInvalidType,
- * dropInvalidLength, valueSwap and tokenize. Semantics where SystemDS's
+ * dropInvalidLength, valueSwap, tokenize and freplicate. Semantics where SystemDS's
  * documentation is silent are listed in docs/DESIGN.md ("Frame and string
  * builtins"). Every builtin returns a new frame; inputs are never changed. */
 #include "framestr.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -673,6 +674,45 @@ static int b_tokenize(Value *a, Value *out, BrErr *e)
     return ret_fb(r, out, e);
 }
 
+/* freplicate(F, R): F's shape, schema and names with every row set to the
+ * single row of R, its cells converted to F's column types (SystemDS's
+ * frameRowReplication). */
+static int b_freplicate(Value *a, Value *out, BrErr *e)
+{
+    const FB *f = fr_arg(&a[0], "freplicate", "target", e);
+    const FB *r = f ? fr_arg(&a[1], "freplicate", "row", e) : NULL;
+    if (!r) return e->code;
+    if (r->cols != f->cols)
+        return br_err(e, BR_EARG, "freplicate: mismatch number of columns: the frame has %lld, the row %lld",
+                      (long long)f->cols, (long long)r->cols);
+    if (r->rows != 1)
+        return br_err(e, BR_EARG, "freplicate: the row to replicate must be a frame of one row, got %lld rows",
+                      (long long)r->rows);
+    if (f->rows == 0) {
+        *out = val_frame(fb_retain((FB *)f));
+        return 0;
+    }
+    if (f->rows > INT_MAX)
+        return br_err(e, BR_EARG, "freplicate: %lld rows are too many", (long long)f->rows);
+    const FB **parts = br_malloc((size_t)f->rows * sizeof *parts);
+    FbType *types = br_malloc((size_t)(f->cols > 0 ? f->cols : 1) * sizeof *types);
+    if (!parts || !types) {
+        free(parts);
+        free(types);
+        return br_err(e, BR_ENOMEM, "out of memory");
+    }
+    for (int64_t i = 0; i < f->rows; i++) parts[i] = r;
+    for (int64_t j = 0; j < f->cols; j++) types[j] = f->c[j]->type;
+    FB *rep = fb_rbind((int)f->rows, parts, e);
+    FB *res = rep ? fb_cast(rep, types, e) : NULL;
+    fb_release(rep);
+    free(parts);
+    free(types);
+    for (int64_t j = 0; res && f->named && j < f->cols; j++)
+        if (fb_set_name(res, j, f->names[j], e)) { fb_release(res); res = NULL; }
+    return ret_fb(res, out, e);
+}
+
 int bi_frame_str(const Instr *h, Value *a, Value *out, BrErr *e)
 {
     switch (h->bi) {
@@ -688,6 +728,7 @@ int bi_frame_str(const Instr *h, Value *a, Value *out, BrErr *e)
     case BI_DROPINVALIDLENGTH: return b_drop_invalid_length(a, out, e);
     case BI_VALUESWAP: return b_value_swap(a, out, e);
     case BI_TOKENIZE: return b_tokenize(a, out, e);
+    case BI_FREPLICATE: return b_freplicate(a, out, e);
     default: return BI_NOT_MINE;
     }
 }

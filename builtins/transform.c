@@ -124,6 +124,7 @@ typedef struct TfCol {
 typedef struct Tf {
     int64_t n;             /* input columns */
     int64_t K;             /* buckets of hashed columns (spec "K") */
+    bool ids;              /* columns named by 1-based ids (spec "ids") */
     TfCol *c;
     const char *what;      /* builtin name for messages */
 } Tf;
@@ -258,6 +259,7 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
     }
     const cJSON *ids_it = cJSON_GetObjectItemCaseSensitive(root, "ids");
     bool ids = cJSON_IsTrue(ids_it);
+    t->ids = ids;
     const cJSON *k_it = cJSON_GetObjectItemCaseSensitive(root, "K");
     t->K = cJSON_IsNumber(k_it) ? (int64_t)k_it->valuedouble : 0;
     const cJSON *it;
@@ -850,6 +852,39 @@ out:
     free(types);
     tf_free(&t);
     return NULL;
+}
+
+MB *tf_catmask(const FB *m, const char *spec, BrErr *e)
+{
+    Tf t;
+    MB *x = NULL;
+    if (tf_parse(&t, spec, m, "getCategoricalMask", e)) goto out;
+    if (!t.ids) {
+        br_err(e, BR_EARG, "getCategoricalMask: only specs with \"ids\": true are supported (as in SystemDS)");
+        goto out;
+    }
+    int64_t total = 0;
+    for (int64_t j = 0; j < t.n; j++) {
+        if (t.c[j].bin) {
+            br_err(e, BR_EARG, "getCategoricalMask: binning (column %lld) is not supported (as in SystemDS)",
+                   (long long)j + 1);
+            goto out;
+        }
+        if (t.c[j].dummy && !t.c[j].hash && load_col(&t, m, j, e)) goto out;
+        total += t.c[j].dummy ? t.c[j].maxcode : 1;
+    }
+    if (!(x = mb_dense(1, total, e))) goto out;
+    int64_t o = 0;
+    for (int64_t j = 0; j < t.n; j++) {
+        const TfCol *c = &t.c[j];
+        int64_t w = c->dummy ? c->maxcode : 1;
+        double v = c->recode || c->hash || c->dummy;
+        for (int64_t k = 0; k < w; k++) x->d[o++] = v;
+    }
+    mb_recount_nnz(x);
+out:
+    tf_free(&t);
+    return x;
 }
 
 MB *tf_colmap(const FB *m, const char *spec, BrErr *e)

@@ -58,5 +58,11 @@ FB *tf_decode(const MB *x, const char *spec, const FB *m, BrErr *e);
 /* transformcolmap(target=M, spec): per input column one row [column,
  * first output column, last output column] (1-based). New matrix or NULL. */
 MB *tf_colmap(const FB *m, const char *spec, BrErr *e);
+/* getCategoricalMask(target=M, spec): SystemDS's 1 x (encoded columns)
+ * mask, 1 for the output columns of recoded, hashed or dummycoded input
+ * columns. A dummycoded column spans its distinct count (M's recode
+ * entries) or K when hashed. Needs "ids": true; binning is rejected, as
+ * in SystemDS. New matrix or NULL with e set. */
+MB *tf_catmask(const FB *m, const char *spec, BrErr *e);
 
 #endif

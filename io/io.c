@@ -111,7 +111,8 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     if (!strcmp(fmt, "text")) r = io_read_text(path, p.rows, p.cols, chunk, e);
     else if (!strcmp(fmt, "mm")) r = io_read_mm(path, p.rows, p.cols, chunk, e);
     else if (!strcmp(fmt, "binary")) r = io_read_binary(path, p.rows, p.cols, e);
-    else if (!strcmp(fmt, "libsvm")) r = io_read_libsvm(path, p.rows, p.cols, chunk, e);
+    else if (!strcmp(fmt, "libsvm"))
+        r = io_read_libsvm(path, p.rows, p.cols, o ? o->sep : NULL, o ? o->ind_sep : NULL, chunk, e);
     else r = io_read_csv(path, p.rows, p.cols, &p.csv, e);
     /* a .mtd nnz that disagrees with the data means the pair does not
      * belong together (or one was edited): an error, not a silent pick */
@@ -168,7 +169,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     if (!strcmp(fmt, "text")) rc = io_write_text(&d, mb, false, o->chunk_bytes, e);
     else if (!strcmp(fmt, "mm")) rc = io_write_text(&d, mb, true, o->chunk_bytes, e);
     else if (csv) rc = io_write_csv(&d, mb, o->header, sep, o->chunk_bytes, e);
-    else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, mb, o->chunk_bytes, e);
+    else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, mb, o->sep, o->ind_sep, o->chunk_bytes, e);
     else rc = io_write_binary(&d, mb, e);
     if (rc) { io_out_abort(&d); return rc; }
     return io_commit_with_mtd(&d, &m, e);

@@ -63,7 +63,8 @@ typedef struct IoReadOpts {
     const char *format;       /* NULL: from the .mtd, else guessed */
     int64_t rows, cols;       /* -1: not given */
     int header;               /* -1: not given (csv default FALSE) */
-    const char *sep;          /* NULL: not given (csv default ",") */
+    const char *sep;          /* NULL: not given (csv default ",", libsvm " ") */
+    const char *ind_sep;      /* libsvm index:value separator, NULL: ":" */
     int fill;                 /* -1: not given (csv default TRUE) */
     double fill_value;        /* used when has_fill_value (default 0) */
     bool has_fill_value;
@@ -93,7 +94,8 @@ MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows,
 typedef struct IoWriteOpts {
     const char *format;       /* NULL: "text" */
     bool header;              /* csv: write "C1,C2,..." first */
-    const char *sep;          /* csv: NULL means "," */
+    const char *sep;          /* csv: NULL means ","; libsvm: NULL means " " */
+    const char *ind_sep;      /* libsvm index:value separator, NULL: ":" */
     int64_t chunk_bytes;      /* parallel format piece size; 0: default */
 } IoWriteOpts;
 

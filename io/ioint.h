@@ -157,8 +157,11 @@ MB *io_read_mm(const char *path, int64_t rows, int64_t cols,
 MB *io_read_csv(const char *path, int64_t rows, int64_t cols,
                 const IoCsvOpts *o, BrErr *e);
 MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e);
-MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols,
-                   int64_t chunk_bytes, BrErr *e);
+/* sep: the separator of a line's entries (NULL: " ", blanks always
+ * separate too), ind_sep: of an entry's index and value (NULL: ":"), as
+ * SystemDS's read/write options sep and indSep; single characters. */
+MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols, const char *sep,
+                   const char *ind_sep, int64_t chunk_bytes, BrErr *e);
 
 int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes,
                   BrErr *e);
@@ -166,7 +169,8 @@ int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes,
 int io_write_text_at(IoOut *o, const MB *m, int64_t row0, BrErr *e);
 int io_write_csv(IoOut *o, const MB *m, bool header, const char *sep,
                  int64_t chunk_bytes, BrErr *e);
-int io_write_libsvm(IoOut *o, const MB *m, int64_t chunk_bytes, BrErr *e);
+int io_write_libsvm(IoOut *o, const MB *m, const char *sep, const char *ind_sep,
+                    int64_t chunk_bytes, BrErr *e);
 int io_write_binary(IoOut *o, const MB *m, BrErr *e);
 
 #endif

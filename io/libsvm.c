@@ -11,13 +11,46 @@
  * indexes within a line may come in any order but not twice. Without a
  * column count (.mtd or read() argument) the matrix has (largest index + 1)
  * columns. Writing prints the label, then the non-zero features in
- * ascending index order. */
+ * ascending index order. As SystemDS's read/write options, sep separates a
+ * line's entries (default " "; blanks always separate too) and indSep an
+ * entry's index from its value (default ":"). */
 #include "ioint.h"
 
 #include <math.h>
 #include <stdlib.h>
 
+/* The separators of a file: between entries (besides blanks) and between
+ * an entry's index and value. */
+typedef struct Seps {
+    char sep, ind;
+} Seps;
+
+/* Seps from the options (NULL: " " and ":"); single distinct characters
+ * other than a line break, '#' or a digit. */
+static int get_seps(const char *sep, const char *ind, Seps *s, const char *path, BrErr *e)
+{
+    s->sep = sep ? sep[0] : ' ';
+    s->ind = ind ? ind[0] : ':';
+    bool ok = (!sep || strlen(sep) == 1) && (!ind || strlen(ind) == 1) && s->sep != s->ind;
+    for (int k = 0; k < 2 && ok; k++) {
+        char c = k ? s->ind : s->sep;
+        ok = c != '\n' && c != '#' && !(c >= '0' && c <= '9') && c != '.' && c != '-' && c != '+';
+    }
+    if (!ok)
+        return br_err(e, BR_EARG, "libsvm %s: sep \"%s\" and indSep \"%s\" must be two different single "
+                      "characters, not a digit, sign, '.', '#' or line break", path, sep ? sep : " ",
+                      ind ? ind : ":");
+    return 0;
+}
+
 static bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* Skips blanks and entry separators. */
+static const char *skip_sep(const char *p, const char *e, const Seps *s)
+{
+    while (p < e && (is_ws(*p) || *p == s->sep)) p++;
+    return p;
+}
 
 static const char *skip_ws(const char *p, const char *e)
 {
@@ -42,9 +75,9 @@ static bool next_line(const char **p, const char *end, const char **q, const cha
     return true;
 }
 
-static const char *tok_end(const char *p, const char *e)
+static const char *tok_end(const char *p, const char *e, const Seps *s)
 {
-    while (p < e && !is_ws(*p)) p++;
+    while (p < e && !is_ws(*p) && *p != s->sep) p++;
     return p;
 }
 
@@ -55,19 +88,19 @@ typedef struct Count {
 
 /* Pass one over [p, end): data lines, tokens after the label (an upper
  * bound of the features) and the largest index seen (0 if none parse). */
-static void count_range(const char *p, const char *end, Count *c, IoRangeErr *err)
+static void count_range(const char *p, const char *end, const Seps *s, Count *c, IoRangeErr *err)
 {
     const char *q, *ce;
     while (next_line(&p, end, &q, &ce, err)) {
         if (q == ce) continue;
         c->rows++;
-        q = skip_ws(tok_end(q, ce), ce);
+        q = skip_sep(tok_end(q, ce, s), ce, s);
         while (q < ce) {
-            const char *te = tok_end(q, ce), *colon = memchr(q, ':', (size_t)(te - q));
+            const char *te = tok_end(q, ce, s), *colon = memchr(q, s->ind, (size_t)(te - q));
             int64_t idx;
             if (colon && io_parse_index(q, colon, &idx) && idx > c->maxidx) c->maxidx = idx;
             c->ents++;
-            q = skip_ws(te, ce);
+            q = skip_sep(te, ce, s);
         }
     }
 }
@@ -95,14 +128,14 @@ static bool sort_row(int32_t *ci, double *v, int64_t n, IoRangeErr *err)
 /* Pass two: parses the data lines of [p, end) into rows row0.. of m,
  * whose entries start at m->rp[row0] = k0. Sets m->rp of those rows
  * (relative to k0 the caller adds). Returns the entries written. */
-static int64_t parse_range(const char *p, const char *end, MB *m, int64_t row0, int64_t k0,
-                           IoRangeErr *err)
+static int64_t parse_range(const char *p, const char *end, const Seps *s, MB *m, int64_t row0,
+                           int64_t k0, IoRangeErr *err)
 {
     int64_t r = row0, k = k0, cols = m->cols;
     const char *q, *ce;
     while (next_line(&p, end, &q, &ce, err)) {
         if (q == ce) continue;
-        const char *te = tok_end(q, ce);
+        const char *te = tok_end(q, ce, s);
         double label;
         char show[48];
         if (!io_parse_double(q, te, &label)) {
@@ -112,14 +145,14 @@ static int64_t parse_range(const char *p, const char *end, MB *m, int64_t row0, 
         }
         int64_t rk = k;
         bool sorted = true;
-        for (q = skip_ws(te, ce); q < ce; q = skip_ws(te, ce)) {
-            te = tok_end(q, ce);
-            const char *colon = memchr(q, ':', (size_t)(te - q));
+        for (q = skip_sep(te, ce, s); q < ce; q = skip_sep(te, ce, s)) {
+            te = tok_end(q, ce, s);
+            const char *colon = memchr(q, s->ind, (size_t)(te - q));
             int64_t idx;
             double v;
             io_tok_show(q, te, show, sizeof show);
             if (!colon) {
-                io_range_fail(err, BR_EIO, "expected index:value, found \"%s\"", show);
+                io_range_fail(err, BR_EIO, "expected index%cvalue, found \"%s\"", s->ind, show);
                 return k - k0;
             }
             if (!io_parse_index(q, colon, &idx) || idx < 1) {
@@ -151,8 +184,11 @@ static int64_t parse_range(const char *p, const char *end, MB *m, int64_t row0, 
     return k - k0;
 }
 
-MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes, BrErr *e)
+MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols, const char *sep,
+                   const char *ind_sep, int64_t chunk_bytes, BrErr *e)
 {
+    Seps sp;
+    if (get_seps(sep, ind_sep, &sp, path, e)) return NULL;
     IoBuf b;
     if (io_load(path, &b, e)) return NULL;
     MB *m = NULL;
@@ -171,7 +207,7 @@ MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols, int64_t chunk_b
         goto out;
     }
     #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)
-    for (int i = 0; i < k; i++) count_range(b.p + st[i], b.p + st[i + 1], &cnt[i + 1], &errs[i]);
+    for (int i = 0; i < k; i++) count_range(b.p + st[i], b.p + st[i + 1], &sp, &cnt[i + 1], &errs[i]);
     int64_t maxidx = 0;
     for (int i = 0; i < k; i++) {
         if (cnt[i + 1].maxidx > maxidx) maxidx = cnt[i + 1].maxidx;
@@ -196,7 +232,7 @@ MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols, int64_t chunk_b
     if (!m) goto out;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (k > 1)
     for (int i = 0; i < k; i++)
-        got[i] = parse_range(b.p + st[i], b.p + st[i + 1], m, cnt[i].rows, cnt[i].ents, &errs[i]);
+        got[i] = parse_range(b.p + st[i], b.p + st[i + 1], &sp, m, cnt[i].rows, cnt[i].ents, &errs[i]);
     if (io_range_report(errs, k, path, 0, e)) { mb_release(m); m = NULL; goto out; }
     /* close the gaps that dropped zeros left between the ranges */
     int64_t w = 0;
@@ -223,7 +259,7 @@ out:
  * the non-zero features. */
 static bool fmt_libsvm(const MB *m, int64_t r0, int64_t r1, IoStr *out, const void *ctx)
 {
-    (void)ctx;
+    const Seps *s = ctx;
     int64_t lc = m->cols - 1;
     for (int64_t r = r0; r < r1; r++) {
         int64_t n = m->sparse ? m->rp[r + 1] - m->rp[r] : m->cols;
@@ -239,9 +275,9 @@ static bool fmt_libsvm(const MB *m, int64_t r0, int64_t r1, IoStr *out, const vo
             int64_t c = ci ? ci[x] : x;
             if (c == lc || v[x] == 0) continue;
             if (!io_str_reserve(out, 60)) return false;
-            io_str_putc(out, ' ');
+            io_str_putc(out, s->sep);
             io_str_put_int(out, c + 1);
-            io_str_putc(out, ':');
+            io_str_putc(out, s->ind);
             io_str_put_double(out, v[x]);
         }
         if (!io_str_reserve(out, 1)) return false;
@@ -250,12 +286,15 @@ static bool fmt_libsvm(const MB *m, int64_t r0, int64_t r1, IoStr *out, const vo
     return true;
 }
 
-int io_write_libsvm(IoOut *o, const MB *m, int64_t chunk_bytes, BrErr *e)
+int io_write_libsvm(IoOut *o, const MB *m, const char *sep, const char *ind_sep,
+                    int64_t chunk_bytes, BrErr *e)
 {
+    Seps sp;
+    if (get_seps(sep, ind_sep, &sp, "write", e)) return e->code;
     if (m->cols < 1)
         return br_err(e, BR_EDIM, "write: a libsvm matrix needs at least one column (the label), "
                       "not %lld x %lld (dimension mismatch)", (long long)m->rows,
                       (long long)m->cols);
     double per_row = m->rows ? 24.0 * (double)m->nnz / (double)m->rows + 24 : 1;
-    return io_write_rows(o, m, per_row, chunk_bytes, fmt_libsvm, NULL, e);
+    return io_write_rows(o, m, per_row, chunk_bytes, fmt_libsvm, &sp, e);
 }

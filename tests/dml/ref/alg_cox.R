@@ -21,7 +21,7 @@ fit <- function(form, alpha) {
   l0 <- f$loglik[1]; l <- f$loglik[2]; D <- length(b)
   S <- c(n, sum(e), l, -2 * l + 2 * D, 1 - exp(2 * (l0 - l) / n), 1 - exp(2 * l0 / n))
   lr <- 2 * (l - l0); wald <- drop(t(b) %*% solve(V, b)); sc <- f$score
-  T <- rbind(c(lr, D, 1 - pchisq(lr, D)), c(wald, D, 1 - pchisq(wald, D)), c(sc, D, 1 - pchisq(sc, D)))
+  T <- rbind(c(wald, D, 1 - pchisq(wald, D)), c(lr, D, 1 - pchisq(lr, D)), c(sc, D, 1 - pchisq(sc, D)))
   list(M = M, S = S, T = T, V = V)
 }
 r <- fit(Surv(t, e) ~ x1 + x2 + x3, 0.05)

@@ -1,4 +1,4 @@
-"""discoverFD vs counting distinct values and value pairs in Python: a
+"""discoverFD (SystemDS's robust FD ratios) vs counting in Python: a
 table with an exact dependency (zip -> city), a key column (determines
 everything), a near dependency and a constant column; masks and
 thresholds."""
@@ -20,13 +20,35 @@ wref("X", X)
 
 
 def fd(X, mask, thr):
-    m = X.shape[1]
-    F = np.zeros((m, m))
-    for i in range(m):
-        for j in range(m):
-            if i != j and mask[i] and mask[j]:
-                s = len(set(X[:, i])) / len(set(zip(X[:, i], X[:, j])))
-                F[i, j] = s if s >= thr else 0
+    """SystemDS's discoverFD: the masked columns; identity, constant and
+    key columns; the others visited by distinct count (largest first,
+    stable), the robust ratio sum_a max_b count(a, b) / n kept when the
+    dependency is exact or the ratio reaches thr (threshold 1: only the
+    columns later in the visiting order)."""
+    X = X[:, [j for j in range(X.shape[1]) if mask[j]]]
+    n, d = X.shape
+    nd = [len(set(X[:, c])) for c in range(d)]
+    F = np.eye(d)
+    for i in range(d):
+        for j in range(d):
+            if nd[j] == 1 or nd[i] == n:
+                F[i, j] = 1
+    visit = sorted(range(d), key=lambda c: -nd[c])
+    for a, i in enumerate(visit):
+        if nd[i] in (1, n):
+            continue
+        for b in range(a + 1 if thr >= 1 else 0, d):
+            if b == a:
+                continue
+            j = visit[b]
+            pairs = {}
+            for u, v in zip(X[:, i], X[:, j]):
+                pairs.setdefault(u, {}).setdefault(v, 0)
+                pairs[u][v] += 1
+            exact = all(len(p) == 1 for p in pairs.values())
+            ratio = sum(max(p.values()) for p in pairs.values()) / n
+            if exact or ratio >= thr:
+                F[i, j] = ratio
     return F
 
 

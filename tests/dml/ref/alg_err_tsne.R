@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "tSNE", "perplexity must lie in [1, 10)"))
+wlines("error.txt", c("nonzero", "tSNE", "reduced_dims must be at least 1, got 0"))

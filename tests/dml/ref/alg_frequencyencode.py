@@ -1,6 +1,7 @@
 """frequencyEncode / frequencyEncodeApply vs counting in NumPy: two
 categorical columns (one with an unused code), a numeric column left
-alone; held-out rows with an unseen code and a code beyond the largest."""
+alone; held-out rows with an unseen code and a code beyond the largest.
+Frequencies in SystemDS's m x K table."""
 import numpy as np
 
 from _common import wmat, wref
@@ -13,18 +14,20 @@ num = np.round(rng.normal(size=n), 3)
 X = np.column_stack([a, num, b])
 wref("X", X)
 mask = np.array([1, 0, 1])
-k = int(max(a.max(), b.max()))
-F = np.zeros((k, 3))
+# SystemDS's layout: an m x K table of frequencies (counts / n), K the
+# largest value of all of X (NaN read as 1); unencoded columns' rows 0
+K = int(np.ceil(np.nanmax(np.where(np.isnan(X), 1, X))))
+F = np.zeros((3, K))
 Y = X.copy()
 for j in (0, 2):
-    for v in range(1, k + 1):
-        F[v - 1, j] = np.sum(X[:, j] == v)
-    Y[:, j] = F[X[:, j].astype(int) - 1, j]
+    for v in range(1, K + 1):
+        F[j, v - 1] = np.sum(X[:, j] == v) / n
+    Y[:, j] = F[j, X[:, j].astype(int) - 1]
 wmat("enc", Y)
 wmat("freq", F)
 T = np.array([[2.0, 0.5, 3.0], [4.0, -1.0, 7.0], [1.0, 2.0, 9.0]])
 wref("T", T)
 TY = T.copy()
 for j in (0, 2):
-    TY[:, j] = [F[int(v) - 1, j] if v <= k else 0 for v in T[:, j]]
+    TY[:, j] = [F[j, int(v) - 1] if v <= K else 0 for v in T[:, j]]
 wmat("apply", TY)

@@ -50,10 +50,10 @@ sd2 <- survdiff(Surv(t, e) ~ g)
 V <- sd2$var
 U <- sd2$obs - sd2$exp
 wmat("t2.csv", matrix(c(3, 2, sd2$chisq, 1 - pchisq(sd2$chisq, 2)), nrow = 1))
-wmat("tg2.csv", cbind(sd2$n, sd2$obs, sd2$exp, U^2 / sd2$exp, U^2 / diag(V)))
+wmat("tg2.csv", cbind(sd2$obs, sd2$exp))   # O and E of T (SystemDS's layout)
 # groups and strata (column 4), plain intervals, stratified log-rank
 Bs <- list(); Ms <- NULL; c <- 0
-for (gg in 1:3) for (ss in 1:2) {
+for (ss in 1:2) for (gg in 1:3) {   # stratum-major, as SystemDS
   i <- g == gg & s == ss; b <- block(t[i], e[i], "plain"); c <- c + 1
   Bs[[c]] <- b$B; Ms <- rbind(Ms, nan(c(gg * 10, ss, sum(i), sum(e[i]), b$med)))
 }
@@ -76,5 +76,5 @@ for (tt in ut) {
 }
 st <- (O[1] - E[1])^2 / V[1, 1]
 wmat("t6.csv", matrix(c(2, 1, st, 1 - pchisq(st, 1)), nrow = 1))
-wmat("tg6.csv", cbind(c(sum(g2 == 1), sum(g2 == 2)), O, E, (O - E)^2 / E, (O - E)^2 / diag(V)))
-wlines("stdout.txt", "no test: TRUE 1x5")
+wmat("tg6.csv", cbind(O, E))   # the case rescales SystemDS's O / n, E / n
+wlines("stdout.txt", "no test: TRUE 1x1")

@@ -1,7 +1,8 @@
 """mse, rmse, mae, mape, smape, msmape, nrmse, psnr, skewness vs scikit-learn
 (mean_squared_error, mean_absolute_error, mean_absolute_percentage_error),
 SciPy (skew) and the textbook formulas in NumPy; quantiles of the per-cell
-error terms by NumPy's inverted-CDF quantile (DML's definition)."""
+error terms by NumPy's inverted-CDF quantile (DML's definition), as rows
+(SystemDS's layout); skewness by SystemDS's definition (sample sd)."""
 import numpy as np
 from scipy.stats import skew
 from sklearn.metrics import (mean_absolute_error, mean_absolute_percentage_error,
@@ -22,7 +23,8 @@ x, y = X.ravel(), Y.ravel()
 
 
 def q(e):
-    return np.quantile(e, P, method="inverted_cdf")
+    """As SystemDS returns them: a row."""
+    return np.quantile(e, P, method="inverted_cdf").reshape(1, -1)
 
 
 mse = mean_squared_error(x, y)
@@ -46,8 +48,11 @@ rng_ = x.max() - x.min()
 wscalar("nrmse", np.sqrt(mse) / rng_)
 wmat("nrmse_q", q(np.abs(x - y) / rng_))
 wscalar("psnr", 10 * np.log10(np.abs(x).max() ** 2 / mse))
-wscalar("skew", skew(x))
-wscalar("skew_sq", skew(x ** 2))
+# SystemDS's skewness standardizes by the sample sd: SciPy's biased
+# estimator times ((N - 1) / N)^1.5
+N = len(x)
+wscalar("skew", skew(x) * ((N - 1) / N) ** 1.5)
+wscalar("skew_sq", skew(x ** 2) * ((N - 1) / N) ** 1.5)
 import os
 from _common import EXP_DIR
 with open(os.path.join(EXP_DIR, "stdout.txt"), "w") as f:

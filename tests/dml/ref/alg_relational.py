@@ -16,16 +16,25 @@ ops = {"==": lambda a, b: a == b, "!=": lambda a, b: a != b, "<": lambda a, b: a
 for i, (op, f) in enumerate(ops.items()):
     wmat("sel%d" % (i + 1), [r for r in A if f(r[1], 4.0)])
 wscalar("sel_none", 0)
-J = [ra + rb for ra in A for rb in B if ra[0] == rb[1]]
+# SystemDS's raJoin first sorts both sides by key (stably): the pairs
+# follow the sorted rows of A, then those of B
+def join(X, cx, Y, cy):
+    Xs = sorted(X, key=lambda r: r[cx])
+    Ys = sorted(Y, key=lambda r: r[cy])
+    return [rx + ry for rx in Xs for ry in Ys if rx[cx] == ry[cy]]
+
+
+J = join(A, 0, B, 1)
 wmat("join", J)
-J2 = [rb + ra for rb in B for ra in A if rb[0] == ra[2]]
+J2 = join(B, 0, A, 2)
 wmat("join2", J2)
 wscalar("join_methods_ok", True)
 wscalar("join_none", 0)
 
 
 def groupby(X, c):
-    keys = sorted(set(r[c] for r in X))
+    # groups in order of first occurrence (SystemDS's unique() order)
+    keys = list(dict.fromkeys(r[c] for r in X))
     groups = [[v for r in X if r[c] == k for j, v in enumerate(r) if j != c] for k in keys]
     w = max(len(g) for g in groups)
     return [[k] + g + [0.0] * (w - len(g)) for k, g in zip(keys, groups)]

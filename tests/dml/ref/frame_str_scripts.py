@@ -16,30 +16,41 @@ def frame(vals, rows, cols):
     return [v[i * cols:(i + 1) * cols] for i in range(rows)]
 
 
-def jkey(s):
-    return [ord(c) for c in s]   # ASCII: Java's compareTo order
+def recode(R, mask):
+    """transformencode's recode of the marked columns (a value's code is
+    the rank of its first occurrence); the others parsed as numbers."""
+    out = [list(r) for r in R]
+    for j, m in enumerate(mask):
+        codes = {}
+        for r in out:
+            r[j] = codes.setdefault(r[j], len(codes) + 1) if m else float(r[j])
+        mask_codes = {c: v for v, c in codes.items()}
+        if m:
+            for r in out:
+                r[j] = (r[j], mask_codes[r[j]])
+    return out
 
 
-def fsort(R, key, desc):
-    # stable: equal keys keep their order in both directions
-    idx = sorted(range(len(R)), key=lambda i: key(R[i][0]))
-    if desc:
-        groups = {}
-        for i in idx:
-            groups.setdefault(tuple(key(R[i][0])) if isinstance(key(R[i][0]), list) else key(R[i][0]), []).append(i)
-        ks = sorted(groups, reverse=True)
-        idx = [i for k in ks for i in groups[k]]
-    return [R[i] for i in idx]
+def fsort(R, mask, desc):
+    """SystemDS's frameSort: recode the marked columns, order the rows by
+    the first column's code or number (stable, also descending), decode
+    (unmarked columns come back as FP64)."""
+    E = recode(R, mask)
+    key = (lambda r: r[0][0]) if mask[0] else (lambda r: r[0])
+    idx = sorted(range(len(E)), key=lambda i: -key(E[i]) if desc else key(E[i]))
+    rows = [[c[1] if m else c for c, m in zip(E[i], mask)] for i in idx]
+    types = ["STRING" if m else "FP64" for m in mask]
+    return fstr(rows_to_cols(rows, len(mask)), types)
 
 
 lines = []
 F = frame(["pear", "3", "apple", "1", "Zebra", "2", "apple", "4", "fig", "5", "banana", "6"], 6, 2)
 for desc in (True, False):
-    lines += fstr(rows_to_cols(fsort(F, jkey, desc), 2), ["STRING", "STRING"])
+    lines += fsort(F, [1, 0], desc)
 G = frame(["3", "x", "10", "y", "-1.5", "z", "10", "w"], 4, 2)
 for desc in (False, True):
-    lines += fstr(rows_to_cols(fsort(G, float, desc), 2), ["STRING", "STRING"])
-lines += fstr(rows_to_cols(G[:1], 2), ["STRING", "STRING"])
+    lines += fsort(G, [0, 1], desc)
+lines += fsort(G[:1], [0, 1], True)
 
 
 def pattern(s):

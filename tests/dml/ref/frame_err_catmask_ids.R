@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wlines("error.txt", c("nonzero", "getCategoricalMask", "only specs with \"ids\": true are supported"))
