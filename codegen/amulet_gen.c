@@ -112,11 +112,16 @@ static int lower(KPlan *k, int i)
         if (op == OP_AND || op == OP_OR) { r = kop(k, op == OP_AND ? KN_MAND : KN_MOR, 0, msk(k, a), msk(k, b), -1, true); break; }
         if (op == OP_POW && k->n[b].k == KN_CONST && k->n[b].v == 2) { a = num(k, a); r = kop(k, KN_BIN, OP_MULT, a, a, -1, false); break; }
         if (op == OP_MULT) {
-            /* mask * x -> masked move; (mask ? u : 0) * x -> mask ? u * x : 0 */
-            if (k->n[a].mask) { r = kop(k, KN_MZ, 0, a, num(k, b), -1, false); break; }
-            if (k->n[b].mask) { r = kop(k, KN_MZ, 0, b, a, -1, false); break; }
-            if (k->n[a].k == KN_MZ) { r = kop(k, KN_MZ, 0, k->n[a].a, kop(k, KN_BIN, OP_MULT, k->n[a].b, b, -1, false), -1, false); break; }
-            if (k->n[b].k == KN_MZ) { r = kop(k, KN_MZ, 0, k->n[b].a, kop(k, KN_BIN, OP_MULT, a, k->n[b].b, -1, false), -1, false); break; }
+            /* mask * x -> masked move; (mask ? u : 0) * x -> mask ? u * x : 0,
+             * but only where x brings no loop variable the masked value
+             * lacks: (A[i,k] > t) * B[k,j] keeps the mask (as 0/1) with
+             * A's value, hoisted per (i,k), and multiplies once inside
+             * (one fused multiply-add instead of a product, a masked move
+             * and an add) */
+            if (k->n[a].mask && !(k->n[b].dep & ~k->n[a].dep)) { r = kop(k, KN_MZ, 0, a, num(k, b), -1, false); break; }
+            if (k->n[b].mask && !(k->n[a].dep & ~k->n[b].dep)) { r = kop(k, KN_MZ, 0, b, num(k, a), -1, false); break; }
+            if (k->n[a].k == KN_MZ && !(k->n[b].dep & ~k->n[a].dep)) { r = kop(k, KN_MZ, 0, k->n[a].a, kop(k, KN_BIN, OP_MULT, k->n[a].b, num(k, b), -1, false), -1, false); break; }
+            if (k->n[b].k == KN_MZ && !(k->n[a].dep & ~k->n[b].dep)) { r = kop(k, KN_MZ, 0, k->n[b].a, kop(k, KN_BIN, OP_MULT, num(k, a), k->n[b].b, -1, false), -1, false); break; }
         }
         a = num(k, a);
         b = num(k, b);
@@ -763,12 +768,12 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
 
 /* ---- entry ---- */
 
-int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
+/* Lowers p to k and sizes its kernel (seed 4.3.2) into g, *bm rows by
+ * *bv vectors; false when the kernel lacks an operator of the body, or
+ * uses a device exact only for finite values (masked forms, SIMD
+ * min/max) while finite is false. */
+static bool kernel_shape(const AmPlan *p, bool finite, KPlan *k, Gen *g, int *bm, int *bv)
 {
-    if (!c || p->kvar < 0 || !c->opt.enabled || c->opt.interpret) return 0;
-    KPlan *k = calloc(1, sizeof *k);
-    Gen *g = calloc(1, sizeof *g);
-    if (!k || !g) { free(k); free(g); return br_err(e, BR_ENOMEM, "out of memory"); }
     k->p = p;
     k->ok = true;
     for (int i = 0; i < AM_MAXNODES; i++) k->memo[i] = -1;
@@ -780,26 +785,73 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
     for (int i = 0; i < k->nn; i++)
         risky |= k->n[i].k == KN_MZ || k->n[i].k == KN_MADD || k->n[i].k == KN_MSUB ||
                  (k->n[i].k == KN_BIN && (k->n[i].op == OP_MIN || k->n[i].op == OP_MAX));
-    if (risky && !b->finite) k->ok = false;
+    if (risky && !finite) k->ok = false;
     g->p = p;
     g->k = k;
     g->s = isa_of(k_isa());
     g->bi = 1u << p->tr;
     g->bj = 1u << p->tc;
     g->bk = 1u << p->kvar;
-    int ran = 0;
-    if (k->ok) {
-        schedule(g);
-        /* the largest kernel within the register budget (4.3.2): mr <= 12,
-         * nr up to 4 vectors; ties: 2 vectors, then more rows */
-        int bm = 0, bv = 0;
-        for (int nv = 1; nv <= 4; nv++)
-            for (int mr = 12; mr >= 1; mr--) {
-                if (regs_needed(g, mr, nv) > g->s.regs) continue;
-                if (mr * nv > bm * bv || (mr * nv == bm * bv && nv == 2)) { bm = mr; bv = nv; }
-                break;
-            }
-        if (bm == 0) { bm = 1; bv = 1; }
+    if (!k->ok) return false;
+    schedule(g);
+    /* the largest kernel within the register budget (4.3.2): mr <= 12,
+     * nr up to 4 vectors; ties: 2 vectors, then more rows */
+    *bm = 0;
+    *bv = 0;
+    for (int nv = 1; nv <= 4; nv++)
+        for (int mr = 12; mr >= 1; mr--) {
+            if (regs_needed(g, mr, nv) > g->s.regs) continue;
+            if (mr * nv > *bm * *bv || (mr * nv == *bm * *bv && nv == 2)) { *bm = mr; *bv = nv; }
+            break;
+        }
+    if (*bm == 0) { *bm = 1; *bv = 1; }
+    return true;
+}
+
+/* Vector arithmetic operations per (i,j,k) iteration of the sized kernel
+ * (loads and broadcasts not counted): the instruction bound's numerator
+ * and the cost of the fusion planner's AMULET template. */
+static double vops_per_iter(const Gen *g, int bm, int bv)
+{
+    const KPlan *k = g->k;
+    const AmPlan *p = g->p;
+    const KNode *rt = &k->n[k->root];
+    bool fused = p->w->acc == WA_ADD && g->s.level != K_ISA_GENERIC &&
+                 ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
+    int inner_ops = g->norder + 1 - (fused ? 1 : 0), kk_ops = 0, ii_ops = 0;
+    for (int i = 0; i < k->nn; i++) {
+        unsigned d = k->n[i].dep;
+        if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
+        if (d & g->bi) ii_ops++;
+        else kk_ops++;
+    }
+    return (double)inner_ops / g->s.w + (double)ii_ops / (bv * g->s.w) + (double)kk_ops / (bm * g->s.w);
+}
+
+double am_kernel_vops(const AmPlan *p, int *lanes)
+{
+    if (!p->ok || p->kvar < 0) return -1;
+    KPlan *k = calloc(1, sizeof *k);
+    Gen *g = calloc(1, sizeof *g);
+    double r = -1;
+    int bm, bv;
+    if (k && g && kernel_shape(p, true, k, g, &bm, &bv)) {
+        r = vops_per_iter(g, bm, bv);
+        *lanes = g->s.w;
+    }
+    free(k);
+    free(g);
+    return r;
+}
+
+int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
+{
+    if (!c || p->kvar < 0 || !c->opt.enabled || c->opt.interpret) return 0;
+    KPlan *k = calloc(1, sizeof *k);
+    Gen *g = calloc(1, sizeof *g);
+    if (!k || !g) { free(k); free(g); return br_err(e, BR_ENOMEM, "out of memory"); }
+    int ran = 0, bm = 0, bv = 0;
+    if (kernel_shape(p, b->finite, k, g, &bm, &bv)) {
         char *sig = NULL;
         uint64_t hash = 0;
         {
@@ -810,19 +862,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
         }
         CgOp *op = sig ? cg_amulet_op(c, sig, hash) : NULL;
         if (getenv("BRAID_AMULET_TRACE")) {
-            /* the instruction bound's numerator: vector arithmetic per
-             * iteration (loads and broadcasts not counted) */
-            const KNode *rt = &k->n[k->root];
-            bool fused = p->w->acc == WA_ADD && g->s.level != K_ISA_GENERIC &&
-                         ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
-            int inner_ops = g->norder + 1 - (fused ? 1 : 0), kk_ops = 0, ii_ops = 0;
-            for (int i = 0; i < k->nn; i++) {
-                unsigned d = k->n[i].dep;
-                if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
-                if (d & g->bi) ii_ops++;
-                else kk_ops++;
-            }
-            double per = (double)inner_ops / g->s.w + (double)ii_ops / (bv * g->s.w) + (double)kk_ops / (bm * g->s.w);
+            double per = vops_per_iter(g, bm, bv);
             fprintf(stderr, "amulet: %d x %d %s kernel, %d temporaries, %.3f vector operations per iteration\n", bm,
                     bv * g->s.w, k_isa_name(g->s.level), g->temps, per);
         }

@@ -404,6 +404,89 @@ static void sparse_a(void)
     mb_release(H); mb_release(C);
 }
 
+/* The AMULET template of the cost-based fusion planner (amulet_tpl.c):
+ * products of elementwise operands (masks, vectors, scalars, ifelse,
+ * min/max, transposed reads, t(.) %*% .) forced into where-loops give
+ * the plan without them (BLAS and Cell/Row operators) over swept shapes
+ * and densities; products the template must leave alone (an operator
+ * the kernel lacks, a shared operand, too little work, a sparse
+ * operand) are left alone; and the cost decision follows the machine
+ * constants (pinned: a slow memory makes materializing the operands
+ * dear, a fast one makes recomputing them per tile dear). */
+static void planner(void)
+{
+    static const struct { const char *expr; bool cand; } forms[] = {
+        {"((A > 0.5) * A * u) %*% B", true},
+        {"(A * c + s) %*% abs(B - v)", true},
+        {"ifelse(A > 0, A, 0.1 * A) %*% (B * w)", true},
+        {"t(At * 2) %*% B", true},
+        {"(min(A, 0.3) - max(u, 0.1)) %*% t(Bt)", true},
+        {"sqrt(abs(A)) %*% (B > 0)", true},
+        {"(-A) %*% (!(B > 0.2))", true},
+        {"(A ^ 2) %*% (B / 3)", true},
+        {"t(At) %*% (B * (B > 0))", true},
+        {"exp(A) %*% B", false},
+        {"(A * 2) %*% B + sum(A * 2)", false},   /* A * 2 shared: materialized anyway */
+    };
+    static const int64_t sizes[][3] = {{70, 66, 80}, {131, 37, 65}, {64, 64, 64}, {200, 17, 90}, {20, 20, 20}};
+    static const double dens[] = {1, 0.5, 0.05};
+    const char *names[] = {"A", "B", "At", "Bt", "u", "c", "v", "w"}, *on[] = {"R"};
+    char src[400];
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (size_t di = 0; di < sizeof dens / sizeof *dens; di++) {
+            int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+            t_seed((uint64_t)(M * 31 + N + 7 * di));
+            bool sp = dens[di] < 0.4;
+            MB *A = t_gen(M, K, dens[di], -1, 1, sp), *B = t_gen(K, N, dens[di], -1, 1, sp);
+            BrErr e = {0};
+            MB *ins[] = {A, B, k_transpose(A, &e), k_transpose(B, &e), t_gen(1, K, 1, -1, 1, false),
+                         t_gen(M, 1, 1, -1, 1, false), t_gen(1, N, 1, -1, 1, false), t_gen(K, 1, 1, -1, 1, false)};
+            /* two summation orders of K terms of magnitude <= 16 */
+            double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
+            for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+                snprintf(src, sizeof src, "s = 0.25\nR = %s\n", forms[f].expr);
+                TRun r0, r1;
+                if (run_two(src, "BRAID_AMULET_FUSE", "force", "0", 8, names, ins, 1, on, &r0, &r1)) {
+                    T_MB_EQ(r0.out[0].m, r1.out[0].m, tol, "planner form %zu, %lldx%lldx%lld, density %g", f,
+                            (long long)M, (long long)N, (long long)K, dens[di]);
+                    bool want = forms[f].cand && !sp && M * N * K >= 64 * 64 * 64;
+                    T_CHECK((r0.st.amulet > 0) == want && r1.st.amulet == 0,
+                            "planner form %zu, %lldx%lldx%lld, density %g: %lld AMULET loops, want %d", f,
+                            (long long)M, (long long)N, (long long)K, dens[di], (long long)r0.st.amulet, want);
+                }
+                t_run_free(&r0);
+                t_run_free(&r1);
+            }
+            for (int i = 0; i < 8; i++) mb_release(ins[i]);
+        }
+    unsetenv("BRAID_AMULET_FUSE");
+    /* the cost decision under pinned machine constants */
+    t_seed(5);
+    MB *A = t_gen(70, 80, 1, -1, 1, false), *B = t_gen(80, 66, 1, -1, 1, false), *u = t_gen(1, 80, 1, -1, 1, false);
+    MB *ins[] = {A, B, u};
+    const char *n2[] = {"A", "B", "u"};
+    const char *src2 = "R = ((A > 0.5) * A * u) %*% (B * (B > 0))\n";
+    static const struct { const char *mc; int want; } mcs[] = {
+        {"1e8 1e8 1e10 1.15e11 4.6e10", 1},      /* memory 1000x slower than dgemm */
+        {"1e13 1e13 1e13 1.15e11 4.6e10", 0},    /* memory for free */
+    };
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    for (int m = 0; m < 2; m++) {
+        setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
+        TRun r;
+        CgOptions o = t_pols[2].o; o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
+        t_run_dml(src2, &o, 3, n2, ins, 1, on, &r);
+        T_CHECK(r.rc == 0 && (r.st.amulet > 0) == mcs[m].want, "planner cost decision %d: %s, %lld AMULET loops", m,
+                r.err, (long long)r.st.amulet);
+        t_run_free(&r);
+    }
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    mb_release(A); mb_release(B); mb_release(u);
+}
+
 int main(void)
 {
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
@@ -416,6 +499,7 @@ int main(void)
     inplace();
     nonfinite();
     sparse_a();
+    planner();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
         for (int q = Q1; q <= QMAX; q++)
