@@ -5,6 +5,7 @@
  * point cg_where_exec that picks the path. */
 #include "amulet.h"
 #include "../kernels/leaf.h"
+#include "../kernels/reorg.h"
 
 #include <float.h>
 #include <math.h>
@@ -378,7 +379,9 @@ static int sparse_leaf(const AmPlan *p, const Value *v)
     int l = p->zleaf;
     if (l < 0 || v->kind != V_MATRIX || !v->m || !v->m->sparse || v->m->cmb) return -1;
     const MB *m = v->m;
-    if (p->leaf[l].idx[0] != p->tr || p->leaf[l].idx[1] != p->kvar || m->rows * m->cols == 0) return -1;
+    bool ik = p->leaf[l].idx[0] == p->tr && p->leaf[l].idx[1] == p->kvar;
+    bool ki = p->leaf[l].idx[0] == p->kvar && p->leaf[l].idx[1] == p->tr;
+    if ((!ik && !ki) || m->rows * m->cols == 0) return -1;
     return (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols) ? l : -1;
 }
 
@@ -448,10 +451,23 @@ static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **de
         if (v->kind != V_MATRIX || !v->m)
             return br_err(e, BR_EARG, "'%s' is indexed in a where-loop body but is a %s", name,
                           val_kind_name(v->kind));
-        if (l == sparse_leaf(p, v)) {   /* read by rows of its CSR (am_evaluate) */
-            b->sp = v->m;
+        if (l == sparse_leaf(p, v)) {   /* read by rows of its CSR (am_evaluate, the sparse kernel) */
+            const MB *sm = v->m;
+            if (lf->idx[0] == p->kvar) {
+                /* A[k,i]: the CSR of t(A) (O(nnz), never dense), read as
+                 * t(A)[i,k]; the leaf's index pattern follows */
+                if (bind_matrix(p, v->m, name, lf->idx, lf->nidx, from, b->n, &b->base[l], b->st[l], e)) return -1;
+                MB *t = k_transpose(v->m, e);
+                if (!t) return -1;
+                dense[l] = t;
+                sm = t;
+                p->leaf[l].idx[0] = p->tr;
+                p->leaf[l].idx[1] = p->kvar;
+                memset(b->st[l], 0, sizeof b->st[l]);
+            }
+            b->sp = sm;
             b->spleaf = l;
-            if (bind_matrix(p, v->m, name, lf->idx, lf->nidx, from, b->n, &b->base[l], b->st[l], e)) return -1;
+            if (bind_matrix(p, sm, name, p->leaf[l].idx, lf->nidx, from, b->n, &b->base[l], b->st[l], e)) return -1;
             continue;
         }
         MB *d = v->m->sparse ? mb_to_dense(v->m, e) : mb_retain(v->m);
@@ -488,7 +504,7 @@ static bool body_finite(const AmPlan *p, const AmBind *b, MB *const *dense)
 {
     double bound[AM_MAXNODES], in[AM_MAXLEAVES];
     for (int l = 0; l < p->nleaf; l++) {
-        in[l] = dense[l] ? max_abs(dense[l]) : l == b->spleaf ? max_abs_v(b->sp->v, b->sp->nnz) : fabs(b->sval[l]);
+        in[l] = l == b->spleaf ? max_abs_v(b->sp->v, b->sp->nnz) : dense[l] ? max_abs(dense[l]) : fabs(b->sval[l]);
         if (!(in[l] <= DBL_MAX)) return false;
     }
     for (int i = 0; i < p->nn; i++) {
@@ -747,14 +763,17 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
             const MB *m = z->kind == V_MATRIX ? z->m : NULL;
             if (m && m->rows * m->cols > 0 && (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols)) skip = p->zleaf;
         }
-        /* the operand kept sparse serves only the evaluator's skipping */
-        bool eval = strcmp(mode, "ref") && strcmp(mode, "kernel") && strcmp(mode, "search");
-        if (b.spleaf >= 0 && !(eval && skip == b.spleaf)) rc = densify_leaf(p, &b, dense, e);
+        /* the operand kept sparse serves the evaluator's skipping and the
+         * sparse kernel */
+        bool sparse = strcmp(mode, "ref") && skip >= 0 && skip == b.spleaf;
+        if (b.spleaf >= 0 && !sparse) rc = densify_leaf(p, &b, dense, e);
+        /* the sparse kernel's work: the non-zeros times the columns */
+        if (sparse) work = (double)b.sp->nnz * (double)b.n[p->tc];
         int ran = rc ? -1 : 0;
         if (ran < 0) {}
         else if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
         else if (!strcmp(mode, "kernel") || !strcmp(mode, "search") ||
-                 (strcmp(mode, "eval") && work >= AM_MIN_WORK && skip < 0))
+                 (strcmp(mode, "eval") && work >= AM_MIN_WORK && (skip < 0 || sparse)))
             ran = am_kernel_run(c, p, &b, !strcmp(mode, "search"), e);
         if (ran < 0) rc = -1;
         else if (!ran) rc = am_evaluate(p, &b, skip, e);

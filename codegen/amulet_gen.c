@@ -268,6 +268,9 @@ typedef struct Gen {
     unsigned bi, bj, bk;   /* bits of i, j, k */
     int order[KMAX], norder;   /* per-(i,j,k) nodes, labelfs order */
     int temps;             /* live vector temporaries of that order */
+    int spl;               /* while emitting the sparse kernel: the (i,k)
+                              leaf read from the non-zero values (av[q]),
+                              else -1 */
 } Gen;
 
 static int leaf_class(const Gen *g, unsigned dep)
@@ -393,7 +396,10 @@ static void emit_node(StrBuf *o, const Gen *g, int n, int ii, int v, int mr, int
         case LC_J: sb_printf(o, "%s(g->p[%d] + %d);\n", ld, l, v * s->w); break;
         case LC_K: sb_printf(o, "%s(g->p[%d][kk * cs%d]);\n", bc, l, l); break;
         case LC_IJ: sb_printf(o, "%s(g->p[%d] + %d * rs%d + %d);\n", ld, l, ii, l, v * s->w); break;
-        case LC_A: sb_printf(o, "%s(g->p[%d][%d * rs%d + kk * cs%d]);\n", bc, l, ii, l, l); break;
+        case LC_A:
+            if (l == g->spl) sb_printf(o, "%s(g->av[q]);\n", bc);
+            else sb_printf(o, "%s(g->p[%d][%d * rs%d + kk * cs%d]);\n", bc, l, ii, l, l);
+            break;
         default: sb_printf(o, "%s(g->p[%d] + kk * cs%d + %d);\n", ld, l, l, v * s->w); break;
         }
         return;
@@ -419,40 +425,37 @@ static void emit_level(StrBuf *o, const Gen *g, bool withk, unsigned want, int i
     }
 }
 
-/* The kernel's C source (after the shared prelude). */
-static char *gen_source(const Gen *g, int mr, int nv, uint64_t hash)
+/* One kernel function: the dense mr x nv-vector tile over kc values of
+ * k (cg_amulet), or, sparse, one row's tile over its kc non-zeros of the
+ * sparse (i,k) operand (cg_amulet_sp: k = kx[q], the value av[q]). */
+static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
 {
     const Isa *s = &g->s;
     int nr = nv * s->w;
     WhereAcc acc = g->p->w->acc;
-    StrBuf o = {0};
-    sb_puts(&o, cg_prelude);
-    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_simd);
-    sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nr, k_isa_name(s->level));
-    sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; } cg_amargs;\n",
-              AM_MAXLEAVES, AM_MAXLEAVES, AM_MAXLEAVES);
-    sb_puts(&o, "void cg_amulet(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n");
+    sb_printf(o, "void %s(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n", sparse ? "cg_amulet_sp" : "cg_amulet");
     for (int l = 0; l < g->p->nleaf; l++)
-        sb_printf(&o, "    const int64_t rs%d = g->rs[%d], cs%d = g->cs[%d]; (void)rs%d; (void)cs%d;\n", l, l, l, l, l, l);
+        sb_printf(o, "    const int64_t rs%d = g->rs[%d], cs%d = g->cs[%d]; (void)rs%d; (void)cs%d;\n", l, l, l, l, l, l);
     const char *init = acc == WA_ADD ? "0.0" : acc == WA_MIN ? "INFINITY" : "-INFINITY";
     const char *bc = s->level == K_ISA_GENERIC ? "" : s->level == K_ISA_AVX512 ? "_mm512_set1_pd" : "_mm256_set1_pd";
     for (int ii = 0; ii < mr; ii++)
-        for (int v = 0; v < nv; v++) sb_printf(&o, "    %s c_%d_%d = %s(%s);\n", s->vt, ii, v, bc, init);
+        for (int v = 0; v < nv; v++) sb_printf(o, "    %s c_%d_%d = %s(%s);\n", s->vt, ii, v, bc, init);
     /* hoisted: nodes free of k, by (i, j) level */
-    sb_puts(&o, "    {\n");
-    emit_level(&o, g, false, 0, 0, 0, mr, nr);
-    for (int v = 0; v < nv; v++) emit_level(&o, g, false, g->bj, 0, v, mr, nr);
-    for (int ii = 0; ii < mr; ii++) emit_level(&o, g, false, g->bi, ii, 0, mr, nr);
+    sb_puts(o, "    {\n");
+    emit_level(o, g, false, 0, 0, 0, mr, nr);
+    for (int v = 0; v < nv; v++) emit_level(o, g, false, g->bj, 0, v, mr, nr);
+    for (int ii = 0; ii < mr; ii++) emit_level(o, g, false, g->bi, ii, 0, mr, nr);
     for (int ii = 0; ii < mr; ii++)
-        for (int v = 0; v < nv; v++) emit_level(&o, g, false, g->bi | g->bj, ii, v, mr, nr);
-    sb_puts(&o, "    for (int64_t kk = 0; kk < kc; kk++) {\n");
-    emit_level(&o, g, true, 0, 0, 0, mr, nr);
-    for (int v = 0; v < nv; v++) emit_level(&o, g, true, g->bj, 0, v, mr, nr);
+        for (int v = 0; v < nv; v++) emit_level(o, g, false, g->bi | g->bj, ii, v, mr, nr);
+    if (sparse) sb_puts(o, "    for (int64_t q = 0; q < kc; q++) {\n    const int64_t kk = g->kx[q];\n");
+    else sb_puts(o, "    for (int64_t kk = 0; kk < kc; kk++) {\n");
+    emit_level(o, g, true, 0, 0, 0, mr, nr);
+    for (int v = 0; v < nv; v++) emit_level(o, g, true, g->bj, 0, v, mr, nr);
     for (int ii = 0; ii < mr; ii++) {
-        sb_puts(&o, "      {\n");
-        emit_level(&o, g, true, g->bi, ii, 0, mr, nr);
+        sb_puts(o, "      {\n");
+        emit_level(o, g, true, g->bi, ii, 0, mr, nr);
         for (int v = 0; v < nv; v++) {
-            emit_level(&o, g, true, g->bi | g->bj, ii, v, mr, nr);
+            emit_level(o, g, true, g->bi | g->bj, ii, v, mr, nr);
             /* += of a product: one fused multiply-add; += of a mask: a
              * masked add of 1 (AVX-512) */
             const KNode *rt = &g->k->n[g->k->root];
@@ -460,27 +463,58 @@ static char *gen_source(const Gen *g, int mr, int nv, uint64_t hash)
                        inner(g, g->k->root);
             bool madd1 = acc == WA_ADD && s->level == K_ISA_AVX512 && rt->k == KN_M2N && inner(g, g->k->root);
             for (int t = 0; t < g->norder; t++)
-                if (!((fma || madd1) && g->order[t] == g->k->root)) emit_node(&o, g, g->order[t], ii, v, mr, nr);
+                if (!((fma || madd1) && g->order[t] == g->k->root)) emit_node(o, g, g->order[t], ii, v, mr, nr);
             char r[48], cn[32], x[48], y[48];
             vname(g, g->k->root, ii, v, r, sizeof r);
             snprintf(cn, sizeof cn, "c_%d_%d", ii, v);
-            sb_printf(&o, "        %s = ", cn);
+            sb_printf(o, "        %s = ", cn);
             if (fma || madd1) vname(g, rt->a, ii, v, x, sizeof x);
             if (fma) vname(g, rt->b, ii, v, y, sizeof y);
-            if (fma) sb_printf(&o, "%s_fmadd_pd(%s, %s, %s)", pfx(s), x, y, cn);
-            else if (madd1) sb_printf(&o, "_mm512_mask_add_pd(%s, %s, %s, _mm512_set1_pd(1.0))", cn, x, cn);
-            else bin(&o, s, acc == WA_ADD ? OP_PLUS : acc == WA_MIN ? OP_MIN : OP_MAX, cn, r);
-            sb_puts(&o, ";\n");
+            if (fma) sb_printf(o, "%s_fmadd_pd(%s, %s, %s)", pfx(s), x, y, cn);
+            else if (madd1) sb_printf(o, "_mm512_mask_add_pd(%s, %s, %s, _mm512_set1_pd(1.0))", cn, x, cn);
+            else bin(o, s, acc == WA_ADD ? OP_PLUS : acc == WA_MIN ? OP_MIN : OP_MAX, cn, r);
+            sb_puts(o, ";\n");
         }
-        sb_puts(&o, "      }\n");
+        sb_puts(o, "      }\n");
     }
-    sb_puts(&o, "    }\n    }\n");
+    sb_puts(o, "    }\n    }\n");
     for (int ii = 0; ii < mr; ii++)
         for (int v = 0; v < nv; v++) {
-            if (s->level == K_ISA_GENERIC) sb_printf(&o, "    g->ct[%d] = c_%d_%d;\n", ii * nr + v, ii, v);
-            else sb_printf(&o, "    %s_storeu_pd(g->ct + %d, c_%d_%d);\n", pfx(s), ii * nr + v * s->w, ii, v);
+            if (s->level == K_ISA_GENERIC) sb_printf(o, "    g->ct[%d] = c_%d_%d;\n", ii * nr + v, ii, v);
+            else sb_printf(o, "    %s_storeu_pd(g->ct + %d, c_%d_%d);\n", pfx(s), ii * nr + v * s->w, ii, v);
         }
-    sb_puts(&o, "}\n");
+    sb_puts(o, "}\n");
+}
+
+/* Vectors of the sparse kernel's one-row tile: as many as the register
+ * budget takes (up to 4), 0 when the loop has no sparse operand. */
+static int sparse_nv(const Gen *g)
+{
+    if (g->p->zleaf < 0) return 0;
+    int nv = 4;
+    while (nv > 1 && regs_needed(g, 1, nv) > g->s.regs) nv--;
+    return nv;
+}
+
+/* The kernel's C source: the dense kernel and, for a loop whose body is
+ * zero where an (i,k) operand is (p->zleaf), the sparse one. */
+static char *gen_source(Gen *g, int mr, int nv, uint64_t hash)
+{
+    const Isa *s = &g->s;
+    StrBuf o = {0};
+    sb_puts(&o, cg_prelude);
+    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_simd);
+    sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nv * s->w, k_isa_name(s->level));
+    sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; "
+              "const int64_t *kx; const double *av; } cg_amargs;\n", AM_MAXLEAVES, AM_MAXLEAVES, AM_MAXLEAVES);
+    g->spl = -1;
+    gen_fn(&o, g, mr, nv, false);
+    int snv = sparse_nv(g);
+    if (snv) {
+        g->spl = g->p->zleaf;
+        gen_fn(&o, g, 1, snv, true);
+        g->spl = -1;
+    }
     sb_printf(&o, "\nconst unsigned long long cg_hash = 0x%016llxULL;\n", (unsigned long long)hash);
     return o.s;
 }
@@ -493,6 +527,8 @@ typedef struct AmArgs {
     const double *p[AM_MAXLEAVES];
     int64_t rs[AM_MAXLEAVES], cs[AM_MAXLEAVES];
     double *ct;
+    const int64_t *kx;     /* sparse kernel: k of each non-zero of the row */
+    const double *av;      /*   and its value */
 } AmArgs;
 
 typedef struct Drv {
@@ -625,6 +661,130 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
         }
     }
     return 0;
+}
+
+/* ---- the sparse kernel ---- */
+
+/* Copies of the (k,j) operands for the sparse kernel, which reads B's
+ * row k in place at any non-zero's k: operands not contiguous in j
+ * (B[j,k] of a row-major B) get a K x npad copy (bfull), contiguous ones
+ * only their last partial panel (K x nr, btail). */
+static bool sparse_copies(Drv *d, int64_t N, int64_t K, double **bfull, double **btail)
+{
+    const AmBind *b = d->b;
+    int nr = d->nr;
+    int64_t npad = (N + nr - 1) / nr * nr, js = N / nr * nr;
+    for (int l = 0; l < d->p->nleaf; l++) {
+        if (d->cls[l] != LC_B) continue;
+        const int64_t *st = b->st[l];
+        bool full = st[d->tj] != 1;
+        int64_t w = full ? npad : nr, j0 = full ? 0 : js;
+        if (!full && js == N) continue;   /* whole panels only: read in place */
+        double *q = calloc((size_t)K * (size_t)w + 1, sizeof(double));
+        if (!q) return false;
+        for (int64_t kk = 0; kk < K; kk++)
+            for (int64_t j = j0; j < N; j++) q[kk * w + (j - j0)] = b->base[l][kk * st[d->tk] + j * st[d->tj]];
+        (full ? bfull : btail)[l] = q;
+    }
+    return true;
+}
+
+/* The loop over the non-zeros of the sparse (i,k) operand b->sp (seed
+ * 4.2's sparse A: the body is zero where it is): per row of R, the row's
+ * non-zeros within k's range (k relative to it, and the values), then
+ * the sparse kernel (fn) per panel of nr columns over them, merged into
+ * R. Work nnz * N; parallel over rows (each row of R written by one
+ * thread). */
+static int run_sparse(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K)
+{
+    const AmPlan *p = d->p;
+    const AmBind *b = d->b;
+    const MB *m = b->sp;
+    int nr = d->nr, ti = d->ti, tj = d->tj, tk = d->tk, spl = b->spleaf;
+    int64_t nsl = (N + nr - 1) / nr, npad = nsl * nr, i0 = b->from[ti] - 1, k0 = b->from[tk] - 1;
+    double *bfull[AM_MAXLEAVES] = {0}, *btail[AM_MAXLEAVES] = {0};
+    int failed = !sparse_copies(d, N, K, bfull, btail);
+#pragma omp parallel num_threads(br_threads()) if (!failed)
+    {
+        size_t nl = (size_t)p->nleaf, cap = 0;
+        double *ct = malloc((size_t)nr * (nl + 1) * sizeof(double)), *av = NULL;
+        int64_t *kx = NULL;
+        AmArgs g;
+        memset(&g, 0, sizeof g);
+        if (!ct) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 16)
+        for (int64_t r = 0; r < M; r++) {
+            int64_t ia = i0 + r, nq = 0, rn = m->rp[ia + 1] - m->rp[ia];
+            if (!ct || rn == 0) continue;
+            if ((size_t)rn > cap) {
+                free(kx);
+                free(av);
+                cap = (size_t)rn;
+                kx = malloc(cap * sizeof *kx);
+                av = malloc(cap * sizeof *av);
+                if (!kx || !av) {
+#pragma omp atomic write
+                    failed = 1;
+                    cap = 0;
+                    continue;
+                }
+            }
+            for (int64_t q = m->rp[ia]; q < m->rp[ia + 1]; q++) {
+                int64_t kk = m->ci[q] - k0;
+                if (kk < 0 || kk >= K) continue;
+                kx[nq] = kk;
+                av[nq++] = m->v[q];
+            }
+            if (!nq) continue;
+            double *ijb = ct + nr;
+            for (int64_t s = 0; s < nsl; s++) {
+                int64_t js = s * nr;
+                int nrb = (int)BR_MIN(nr, N - js);
+                g.kc = nq;
+                g.kx = kx;
+                g.av = av;
+                g.ct = ct;
+                for (int l = 0; l < p->nleaf; l++) {
+                    const int64_t *st = b->st[l];
+                    const double *base = b->base[l];
+                    g.rs[l] = g.cs[l] = 0;
+                    switch (d->cls[l]) {
+                    case LC_S: g.p[l] = &b->sval[l]; break;
+                    case LC_I: g.p[l] = base + r * st[ti]; break;
+                    case LC_J: g.p[l] = d->jpad[l] + js; break;
+                    case LC_K: g.p[l] = base; g.cs[l] = st[tk]; break;
+                    case LC_IJ:
+                        if (nrb == nr && st[tj] == 1) g.p[l] = base + r * st[ti] + js;
+                        else {
+                            double *q = ijb + (size_t)l * nr;
+                            for (int jj = 0; jj < nr; jj++) q[jj] = jj < nrb ? base[r * st[ti] + (js + jj) * st[tj]] : 0;
+                            g.p[l] = q;
+                        }
+                        break;
+                    case LC_A:
+                        g.p[l] = l == spl ? NULL : base + r * st[ti];
+                        g.cs[l] = st[tk];
+                        break;
+                    default:
+                        if (bfull[l]) { g.p[l] = bfull[l] + js; g.cs[l] = npad; }
+                        else if (nrb == nr) { g.p[l] = base + js; g.cs[l] = st[tk]; }
+                        else { g.p[l] = btail[l]; g.cs[l] = nr; }
+                        break;
+                    }
+                }
+                fn(&g);
+                merge(d, ct, r, js, 1, nrb);
+            }
+        }
+        free(ct);
+        free(kx);
+        free(av);
+    }
+    for (int l = 0; l < AM_MAXLEAVES; l++) { free(bfull[l]); free(btail[l]); }
+    return failed ? -1 : 0;
 }
 
 /* ---- adaptive parameters (seed 4.4-4.6) ---- */
@@ -866,7 +1026,32 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
             fprintf(stderr, "amulet: %d x %d %s kernel, %d temporaries, %.3f vector operations per iteration\n", bm,
                     bv * g->s.w, k_isa_name(g->s.level), g->temps, per);
         }
-        if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1) {
+        int snv = sparse_nv(g);
+        if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1 && b->sp) {
+            /* the sparse operand kept as CSR: the sparse kernel, or the
+             * evaluator (ran 0) when the kernel has none */
+            if (op->fn[1] && snv > 0) {
+                Drv d = {.p = p, .b = b, .mr = 1, .nr = snv * g->s.w, .ti = p->tr, .tj = p->tc, .tk = p->kvar};
+                int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];
+                int64_t npad = (N + d.nr - 1) / d.nr * d.nr + d.nr;
+                bool ok = true;
+                for (int l = 0; l < p->nleaf; l++) {
+                    d.cls[l] = leaf_class(g, p->leaf[l].dep);
+                    if (d.cls[l] != LC_J) continue;
+                    d.jpad[l] = calloc((size_t)npad, sizeof(double));
+                    if (!d.jpad[l]) { ok = false; continue; }
+                    for (int64_t j = 0; j < N; j++) d.jpad[l][j] = b->base[l][j * b->st[l][p->tc]];
+                }
+                double t0 = omp_get_wtime();
+                if (!ok || (M > 0 && N > 0 && K > 0 && run_sparse(&d, (AmKernel)op->fn[1], M, N, K)))
+                    ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
+                else ran = 1;
+                if (getenv("BRAID_AMULET_TRACE"))
+                    fprintf(stderr, "amulet: sparse 1 x %d kernel over %lld non-zeros: %.3g s\n", d.nr,
+                            (long long)b->sp->nnz, omp_get_wtime() - t0);
+                for (int l = 0; l < p->nleaf; l++) free(d.jpad[l]);
+            }
+        } else if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1) {
             Drv d = {.p = p, .b = b, .fn = (AmKernel)op->fn[0], .mr = bm, .nr = bv * g->s.w, .ti = p->tr,
                      .tj = p->tc, .tk = p->kvar};
             int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];

@@ -404,6 +404,87 @@ static void sparse_a(void)
     mb_release(H); mb_release(C);
 }
 
+/* ins[0..4): A (M x K, density da), B (K x N, density db), t(A), t(B);
+ * stored sparse below density 0.4. */
+static void gen_ab(int64_t M, int64_t N, int64_t K, double da, double db, MB **ins)
+{
+    BrErr e = {0};
+    ins[0] = t_gen(M, K, da, -1, 1, da < 0.4);
+    ins[1] = t_gen(K, N, db, -1, 1, db < 0.4);
+    ins[2] = k_transpose(ins[0], &e);
+    ins[3] = k_transpose(ins[1], &e);
+}
+
+/* The sparse kernel (a sparse (i,k) operand whose zeros make the body
+ * zero, read by its CSR rows; A[k,i] through the CSR of t(A)): every
+ * operand class (scalars, i-, j-, k-vectors, (i,j) matrices, B row-major
+ * and transposed), full and sub-ranges, swept shapes and densities, 1
+ * and 2 threads, against the scalar reference; with a NaN in B the
+ * zeros are not skipped (dense kernel) and the results still agree. */
+static void sparse_kernel(void)
+{
+    static const char *bodies[] = {
+        "A[i,k] * B[k,j]",
+        "A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*0.5",
+        "abs(A[i,k]) * B[k,j] * thj[j] + A[i,k] * thk[k] * C[i,j]",
+        "At[k,i] * Bt[j,k] * thi[i]",
+        "ifelse(At[k,i] > 0, At[k,i], 2 * At[k,i]) * (B[k,j] - thj[j])",
+    };
+    static const int64_t sizes[][3] = {{70, 66, 80}, {131, 37, 200}, {50, 129, 90}};
+    static const double dens[] = {0.01, 0.04};
+    const char *names[] = {"A", "B", "At", "Bt", "thi", "thj", "thk", "C"}, *on[] = {"R"};
+    char src[600];
+    /* every (shape, density) pair */
+    for (size_t c = 0; c < 6; c++) {
+        size_t si = c / 2, di = c % 2;
+        int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+        t_seed((uint64_t)(M * 7 + K + 3 * di));
+        MB *ins[8];
+        gen_ab(M, N, K, dens[di], 1, ins);
+        MB *B = ins[1], *Bt = ins[3];
+        T_CHECK(ins[2] && ins[2]->sparse, "t(A) of a sparse A is sparse");
+        ins[4] = t_gen(M, 1, 1, -1, 1, false);
+        ins[5] = t_gen(1, N, 1, -0.3, 0.3, false);
+        ins[6] = t_gen(K, 1, 1, -1, 1, false);
+        ins[7] = t_gen(M, N, 1, -1, 1, false);
+        double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
+        for (size_t f = 0; f < sizeof bodies / sizeof *bodies; f++)
+            for (int sub = 0; sub < 2; sub++) {
+                int64_t i0 = sub ? 2 : 1, i1 = sub ? M - 1 : M, k0 = sub ? 3 : 1;
+                snprintf(src, sizeof src,
+                         "R = matrix(0, %lld, %lld)\n"
+                         "where (i in %lld:%lld, j in 1:%lld, k in %lld:%lld) { R[i,j] += %s }\n",
+                         (long long)M, (long long)N, (long long)i0, (long long)i1, (long long)N, (long long)k0,
+                         (long long)K, bodies[f]);
+                for (int nt = 1; nt <= 2; nt++) {
+                    br_set_threads(nt);
+                    TRun r0, r1;
+                    if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, names, ins, 1, on, &r0, &r1))
+                        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse kernel body %zu, %lldx%lldx%lld, "
+                                "density %g, sub-range %d, %d threads", f, (long long)M, (long long)N,
+                                (long long)K, dens[di], sub, nt);
+                    t_run_free(&r0);
+                    t_run_free(&r1);
+                }
+            }
+        /* a NaN in B: zeros of A not skipped (0 * NaN is NaN) */
+        B->d[5 * N + 3] = NAN;
+        Bt->d[3 * K + 5] = NAN;
+        snprintf(src, sizeof src, "R = matrix(0, %lld, %lld)\nwhere (i in 1:%lld, j in 1:%lld, k in 1:%lld) "
+                 "{ R[i,j] += %s }\n", (long long)M, (long long)N, (long long)M, (long long)N, (long long)K,
+                 bodies[3]);
+        TRun r0, r1;
+        if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, names, ins, 1, on, &r0, &r1))
+            T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse operand, NaN in B, %lldx%lldx%lld", (long long)M,
+                    (long long)N, (long long)K);
+        t_run_free(&r0);
+        t_run_free(&r1);
+        for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    }
+    br_set_threads(0);
+    unsetenv("BRAID_AMULET");
+}
+
 /* The AMULET template of the cost-based fusion planner (amulet_tpl.c):
  * products of elementwise operands (masks, vectors, scalars, ifelse,
  * min/max, transposed reads, t(.) %*% .) forced into where-loops give
@@ -437,10 +518,12 @@ static void planner(void)
             int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
             t_seed((uint64_t)(M * 31 + N + 7 * di));
             bool sp = dens[di] < 0.4;
-            MB *A = t_gen(M, K, dens[di], -1, 1, sp), *B = t_gen(K, N, dens[di], -1, 1, sp);
-            BrErr e = {0};
-            MB *ins[] = {A, B, k_transpose(A, &e), k_transpose(B, &e), t_gen(1, K, 1, -1, 1, false),
-                         t_gen(M, 1, 1, -1, 1, false), t_gen(1, N, 1, -1, 1, false), t_gen(K, 1, 1, -1, 1, false)};
+            MB *ins[8];
+            gen_ab(M, N, K, dens[di], dens[di], ins);
+            ins[4] = t_gen(1, K, 1, -1, 1, false);
+            ins[5] = t_gen(M, 1, 1, -1, 1, false);
+            ins[6] = t_gen(1, N, 1, -1, 1, false);
+            ins[7] = t_gen(K, 1, 1, -1, 1, false);
             /* two summation orders of K terms of magnitude <= 16 */
             double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
             for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
@@ -499,6 +582,7 @@ int main(void)
     inplace();
     nonfinite();
     sparse_a();
+    sparse_kernel();
     planner();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
