@@ -64,6 +64,8 @@ typedef struct AmBind {
     double *r;                 /* R at the first (row, col) of the ranges */
     int64_t rst[WHERE_MAXVARS];/* R's strides per loop variable */
     int64_t from[WHERE_MAXVARS];/* first value of each loop variable */
+    int64_t step[WHERE_MAXVARS];/* and the step between its values (> 0;
+                                   strides include it) */
     const MB *sp;              /* the (i,k) operand kept sparse (CSR, not
                                   densified) for the evaluator's skipping
                                   of zero cells, else NULL */

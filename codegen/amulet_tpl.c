@@ -267,7 +267,7 @@ static WhereLoop *make_loop(Arena *a, const char *sig, Span sp)
     for (int v = 0; v < 3; v++) {
         Expr *one = new_expr(&x, EX_INT);
         if (one) one->ival = 1;
-        w->vars[v] = (WhereVar){var_name[v], one, one, sp};
+        w->vars[v] = (WhereVar){var_name[v], one, one, sp, NULL};
     }
     w->target = (LValue){.name = "#R", .indexed = true, .has_col = true, .span = sp};
     w->target.row.lo = ident(&x, var_name[VI]);

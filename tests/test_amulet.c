@@ -214,6 +214,10 @@ static int rank1_lifted(const char *src, const char **names, int n)
     const Block *b = p ? lang_main(p) : NULL;
     for (int i = 0; b && i < b->n; i++) {
         const Stmt *s = b->stmts[i];
+        /* a stepped loop's statements are inside if (<the loop runs>) */
+        const Block *in = s->kind == ST_IF ? &s->if_.then_b : NULL;
+        for (int j = 0; in && j < in->n; j++)
+            c += in->stmts[j]->kind == ST_ASSIGN && in->stmts[j]->assign.value->kind == EX_WHERE;
         c += s->kind == ST_ASSIGN && s->assign.value->kind == EX_WHERE && s->assign.value->where->bcast;
     }
     lang_program_free(p);
@@ -291,6 +295,56 @@ static void rank1(void)
         t_run_free(&r);
         mb_release(bad);
         for (int i = 0; i < 9; i++) mb_release(ins[i]);
+    }
+}
+
+/* Loops of outer products that update several results (each a where-loop,
+ * temporaries between them) and loops over seq(a, b, step) (positive,
+ * negative, one value, none, fractional bounds): the same results, loop
+ * variable and temporaries as the loops kept; loops outside the shape
+ * (a result updated twice, read by another statement, a step that is not
+ * an integer literal) stay loops. */
+static void rank1_more(void)
+{
+    static const struct { const char *range, *body; int lifts; } cases[] = {
+        {"1:ncol(A)", "P = A[,k] %*% B[k,]\n R = R + P\n Q = abs(P)\n S = min(S, Q - 1)\n T = T + (P > 0)", 3},
+        {"seq(2, ncol(A), 3)", "P = A[,k] %*% B[k,]\n R = R + P - (P > thr) * P * 0.5", 1},
+        {"seq(ncol(A), 1, -4)", "P = A[,k] %*% B[k,]\n R = R + P\n S = max(S, P)", 2},
+        {"seq(3, 3, 7)", "R = R + A[,k] %*% B[k,]", 1},
+        {"seq(5, 2, 1)", "R = R + A[,k] %*% B[k,]\n T = T + A[,k] %*% B[k,]", 2},   /* runs no iteration */
+        {"seq(2.7, 20.2, 5)", "R = R + A[,k] %*% B[k,]\n Q = A[,k] %*% B[k,] * 2\n T = T + Q", 2},
+        {"seq(1, ncol(A), 2)", "R = R + A[,k] %*% B[k,]\n R = R + 1", 0},
+        {"1:ncol(A)", "R = R + A[,k] %*% B[k,]\n S = S + R", 0},
+        {"seq(1, ncol(A), 1.5)", "R = R + A[,k] %*% B[k,]", 0},
+    };
+    static const int64_t sizes[][3] = {{37, 29, 41}, {70, 66, 80}};
+    const char *names[] = {"A", "B", "thr"}, *on[] = {"R", "S", "T", "k", "P", "Q"};
+    char src[700];
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+        t_seed((uint64_t)(M * 5 + K));
+        MB *ins[] = {t_gen(M, K, 1, -1, 1, false), t_gen(K, N, 1, -1, 1, false), t_gen(1, N, 1, -0.3, 0.3, false)};
+        double tol = 2 * (double)K * (double)K * 2.3e-16;
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            snprintf(src, sizeof src,
+                     "R = matrix(0, nrow(A), ncol(B)); S = matrix(-1e9, nrow(A), ncol(B)); T = 0; k = -1; P = 0; "
+                     "Q = 0\nfor (k in %s) {\n %s\n}\n", cases[c].range, cases[c].body);
+            T_CHECK(rank1_lifted(src, names, 3) == cases[c].lifts, "rank-one loop %zu: %d where-loops", c,
+                    rank1_lifted(src, names, 3));
+            TRun r0, r1;
+            if (run_two(src, "BRAID_AMULET_LIFT", "0", NULL, 3, names, ins, 6, on, &r0, &r1))
+                for (int o = 0; o < 6; o++) {
+                    bool m = r0.out[o].kind == V_MATRIX;
+                    T_CHECK(r0.out[o].kind == r1.out[o].kind &&
+                                (m ? mb_equal(r0.out[o].m, r1.out[o].m, tol)
+                                   : val_as_double(&r0.out[o]) == val_as_double(&r1.out[o])),
+                            "rank-one loop %zu, %lldx%lldx%lld: %s after the loop", c, (long long)M, (long long)N,
+                            (long long)K, on[o]);
+                }
+            t_run_free(&r0);
+            t_run_free(&r1);
+        }
+        for (int i = 0; i < 3; i++) mb_release(ins[i]);
     }
 }
 
@@ -579,6 +633,7 @@ int main(void)
     general();
     lifted();
     rank1();
+    rank1_more();
     inplace();
     nonfinite();
     sparse_a();
