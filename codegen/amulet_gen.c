@@ -900,6 +900,13 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
     pthread_mutex_unlock(&c->lock);
     if (!tuned && !again && params_load(c, op, &best)) tuned = true;
+    /* BRAID_AMULET_PARAMS="kc nc pack" pins the parameters (the
+     * exhaustive sweep of bench/bench_amulet_sweep.c); nothing is kept */
+    const char *pin = getenv("BRAID_AMULET_PARAMS");
+    long long pkc, pnc;
+    int ppk;
+    if (pin && sscanf(pin, "%lld %lld %d", &pkc, &pnc, &ppk) == 3 && pkc > 0 && pkc <= 512 && pnc > 0)
+        return run_block(d, 0, M, 0, N, 0, K, pkc, pnc, ppk != 0);
     bool searchable = M >= 4 * d->mr * br_threads() && K >= 96 && N >= 32 * d->nr;
     double t0 = omp_get_wtime();
     int rc;
