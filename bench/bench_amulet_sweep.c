@@ -16,6 +16,7 @@
  * The machine may be shared: read the ratios of one run, not the rates. */
 #include "tests/t.h"
 #include "tests/t_dml.h"
+#include "amulet_trace.h"
 
 #include <math.h>
 #include <omp.h>
@@ -44,28 +45,21 @@ static double timed(const char *src, CgOptions *cg, const char **names, MB **ins
 static bool searched(const char *src, CgOptions *cg, const char **names, MB **ins, int nin, long long *kc,
                      long long *nc, int *pack, int *nr)
 {
-    char path[] = "/tmp/braid-amulet-sweep-XXXXXX";
-    int fd = mkstemp(path), saved = dup(2);
-    fflush(stderr);
-    if (fd >= 0) dup2(fd, 2);
-    setenv("BRAID_AMULET_TRACE", "1", 1);
     setenv("BRAID_AMULET", "search", 1);
-    double t = timed(src, cg, names, ins, nin);
+    TRun r;
+    FILE *f = amulet_traced(src, cg, names, ins, nin, &r);
     unsetenv("BRAID_AMULET");
-    unsetenv("BRAID_AMULET_TRACE");
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
     bool ok = false;
-    FILE *f = fd >= 0 ? fopen(path, "r") : NULL;
     char line[400];
     while (f && fgets(line, sizeof line, f)) {
         int mr;
         if (sscanf(line, "amulet: %d x %d kernel, kc %lld nc %lld pack %d", &mr, nr, kc, nc, pack) == 5) ok = true;
     }
     if (f) fclose(f);
-    if (fd >= 0) { close(fd); unlink(path); }
-    return ok && t >= 0;
+    if (r.rc) fprintf(stderr, "%s\n", r.err);
+    ok &= r.rc == 0;
+    t_run_free(&r);
+    return ok;
 }
 
 static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
