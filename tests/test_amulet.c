@@ -469,6 +469,47 @@ static void gen_ab(int64_t M, int64_t N, int64_t K, double da, double db, MB **i
     ins[3] = k_transpose(ins[1], &e);
 }
 
+/* The where-loop R[i,j] += body over ins (names below; A sparse) with
+ * BRAID_AMULET=ref and =kernel (the sparse kernel): equal results. sub:
+ * rows 2..M-1 and k from 3. */
+static const char *sp_names[] = {"A", "B", "At", "Bt", "thi", "thj", "thk", "C"};
+static void sparse_check(MB **ins, int64_t M, int64_t N, int64_t K, const char *body, int sub, const char *what)
+{
+    char src[600];
+    int64_t i0 = sub ? 2 : 1, i1 = sub ? M - 1 : M, k0 = sub ? 3 : 1;
+    snprintf(src, sizeof src, "R = matrix(0, %lld, %lld)\nwhere (i in %lld:%lld, j in 1:%lld, k in %lld:%lld) "
+             "{ R[i,j] += %s }\n", (long long)M, (long long)N, (long long)i0, (long long)i1, (long long)N,
+             (long long)k0, (long long)K, body);
+    /* two summation orders of K terms of magnitude <= 16 */
+    double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
+    const char *on[] = {"R"};
+    TRun r0, r1;
+    if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, sp_names, ins, 1, on, &r0, &r1))
+        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse kernel %s, %lldx%lldx%lld, sub-range %d, %s", body,
+                (long long)M, (long long)N, (long long)K, sub, what);
+    t_run_free(&r0);
+    t_run_free(&r1);
+}
+
+/* The inputs of sparse_check: A sparse of density d, B, t(A), t(B), the
+ * vectors thi, thj, thk, and C (M x N). */
+static void sparse_inputs(int64_t M, int64_t N, int64_t K, double d, MB **ins)
+{
+    gen_ab(M, N, K, d, 1, ins);
+    ins[4] = t_gen(M, 1, 1, -1, 1, false);
+    ins[5] = t_gen(1, N, 1, -0.3, 0.3, false);
+    ins[6] = t_gen(K, 1, 1, -1, 1, false);
+    ins[7] = t_gen(M, N, 1, -1, 1, false);
+}
+
+static const char *sp_bodies[] = {
+    "A[i,k] * B[k,j]",
+    "A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*0.5",
+    "abs(A[i,k]) * B[k,j] * thj[j] + A[i,k] * thk[k] * C[i,j]",
+    "At[k,i] * Bt[j,k] * thi[i]",
+    "ifelse(At[k,i] > 0, At[k,i], 2 * At[k,i]) * (B[k,j] - thj[j])",
+};
+
 /* The sparse kernel (a sparse (i,k) operand whose zeros make the body
  * zero, read by its CSR rows; A[k,i] through the CSR of t(A)): every
  * operand class (scalars, i-, j-, k-vectors, (i,j) matrices, B row-major
@@ -477,62 +518,28 @@ static void gen_ab(int64_t M, int64_t N, int64_t K, double da, double db, MB **i
  * zeros are not skipped (dense kernel) and the results still agree. */
 static void sparse_kernel(void)
 {
-    static const char *bodies[] = {
-        "A[i,k] * B[k,j]",
-        "A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*0.5",
-        "abs(A[i,k]) * B[k,j] * thj[j] + A[i,k] * thk[k] * C[i,j]",
-        "At[k,i] * Bt[j,k] * thi[i]",
-        "ifelse(At[k,i] > 0, At[k,i], 2 * At[k,i]) * (B[k,j] - thj[j])",
-    };
     static const int64_t sizes[][3] = {{70, 66, 80}, {131, 37, 200}, {50, 129, 90}};
     static const double dens[] = {0.01, 0.04};
-    const char *names[] = {"A", "B", "At", "Bt", "thi", "thj", "thk", "C"}, *on[] = {"R"};
-    char src[600];
+    char what[40];
     /* every (shape, density) pair */
     for (size_t c = 0; c < 6; c++) {
         size_t si = c / 2, di = c % 2;
         int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
         t_seed((uint64_t)(M * 7 + K + 3 * di));
         MB *ins[8];
-        gen_ab(M, N, K, dens[di], 1, ins);
-        MB *B = ins[1], *Bt = ins[3];
+        sparse_inputs(M, N, K, dens[di], ins);
         T_CHECK(ins[2] && ins[2]->sparse, "t(A) of a sparse A is sparse");
-        ins[4] = t_gen(M, 1, 1, -1, 1, false);
-        ins[5] = t_gen(1, N, 1, -0.3, 0.3, false);
-        ins[6] = t_gen(K, 1, 1, -1, 1, false);
-        ins[7] = t_gen(M, N, 1, -1, 1, false);
-        double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
-        for (size_t f = 0; f < sizeof bodies / sizeof *bodies; f++)
-            for (int sub = 0; sub < 2; sub++) {
-                int64_t i0 = sub ? 2 : 1, i1 = sub ? M - 1 : M, k0 = sub ? 3 : 1;
-                snprintf(src, sizeof src,
-                         "R = matrix(0, %lld, %lld)\n"
-                         "where (i in %lld:%lld, j in 1:%lld, k in %lld:%lld) { R[i,j] += %s }\n",
-                         (long long)M, (long long)N, (long long)i0, (long long)i1, (long long)N, (long long)k0,
-                         (long long)K, bodies[f]);
+        for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++)
+            for (int sub = 0; sub < 2; sub++)
                 for (int nt = 1; nt <= 2; nt++) {
                     br_set_threads(nt);
-                    TRun r0, r1;
-                    if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, names, ins, 1, on, &r0, &r1))
-                        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse kernel body %zu, %lldx%lldx%lld, "
-                                "density %g, sub-range %d, %d threads", f, (long long)M, (long long)N,
-                                (long long)K, dens[di], sub, nt);
-                    t_run_free(&r0);
-                    t_run_free(&r1);
+                    snprintf(what, sizeof what, "density %g, %d threads", dens[di], nt);
+                    sparse_check(ins, M, N, K, sp_bodies[f], sub, what);
                 }
-            }
         /* a NaN in B: zeros of A not skipped (0 * NaN is NaN) */
-        B->d[5 * N + 3] = NAN;
-        Bt->d[3 * K + 5] = NAN;
-        snprintf(src, sizeof src, "R = matrix(0, %lld, %lld)\nwhere (i in 1:%lld, j in 1:%lld, k in 1:%lld) "
-                 "{ R[i,j] += %s }\n", (long long)M, (long long)N, (long long)M, (long long)N, (long long)K,
-                 bodies[3]);
-        TRun r0, r1;
-        if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, names, ins, 1, on, &r0, &r1))
-            T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse operand, NaN in B, %lldx%lldx%lld", (long long)M,
-                    (long long)N, (long long)K);
-        t_run_free(&r0);
-        t_run_free(&r1);
+        ins[1]->d[5 * N + 3] = NAN;
+        ins[3]->d[3 * K + 5] = NAN;
+        sparse_check(ins, M, N, K, sp_bodies[3], 0, "NaN in B");
         for (int i = 0; i < 8; i++) mb_release(ins[i]);
     }
     br_set_threads(0);
@@ -660,6 +667,14 @@ int main(void)
             check(Q2, 1, true, false, 40, 67, 33, what);
             check(Q3, 3, true, true, 25, 31, 90, what);
             check(QMIN, 0, false, false, 30, 30, 30, what);
+            /* the sparse kernel at this level */
+            t_seed(41);
+            MB *ins[8];
+            sparse_inputs(45, 70, 60, 0.03, ins);
+            for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++)
+                sparse_check(ins, 45, 70, 60, sp_bodies[f], 1, what);
+            for (int i = 0; i < 8; i++) mb_release(ins[i]);
+            setenv("BRAID_AMULET", "kernel", 1);
         }
     /* the search itself (sub-tasks over k-slices and column panels with
      * every operand class, then the rest), 1 and 2 threads */
