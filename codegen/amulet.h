@@ -100,8 +100,9 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e);
 int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e);
 /* Vector arithmetic operations per (i,j,k) iteration of p's kernel at the
  * run-time SIMD level (*lanes doubles a vector), its values taken as
- * finite; -1 when p has no kernel. The fusion planner's AMULET template
- * (amulet_tpl.c) costs a candidate by it. */
-double am_kernel_vops(const AmPlan *p, int *lanes);
+ * finite, and *pack_ops the scalar operations of its pack function per
+ * (i,k) value and column block; -1 when p has no kernel. The fusion
+ * planner's AMULET template (amulet_tpl.c) costs a candidate by them. */
+double am_kernel_vops(const AmPlan *p, int *lanes, int *pack_ops);
 
 #endif

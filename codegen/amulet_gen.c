@@ -271,6 +271,13 @@ typedef struct Gen {
     int spl;               /* while emitting the sparse kernel: the (i,k)
                               leaf read from the non-zero values (av[q]),
                               else -1 */
+    /* (i,k) values computed once per tile by the pack function
+     * (cg_amulet_pk) instead of once per tile and column panel: */
+    bool prepack;          /* in effect (dense kernel; off: sparse) */
+    int slot[KMAX];        /* node's slot in the packed values, -1 none */
+    int nslot;
+    char keep[KMAX];       /* (i,k) node the kernel still computes (a
+                              leaf, or a mask, and what those need) */
 } Gen;
 
 static int leaf_class(const Gen *g, unsigned dep)
@@ -388,6 +395,10 @@ static void emit_node(StrBuf *o, const Gen *g, int n, int ii, int v, int mr, int
     const char *ld = s->level == K_ISA_GENERIC ? "*" : s->level == K_ISA_AVX512 ? "_mm512_loadu_pd" : "_mm256_loadu_pd";
     sb_printf(o, "        %s %s = ", x->mask ? s->mt : s->vt, nm);
     if (x->k == KN_CONST) { sb_printf(o, "%s(%.17g);\n", bc, x->v); return; }
+    if (g->prepack && g->slot[n] >= 0) {   /* computed by cg_amulet_pk */
+        sb_printf(o, "%s(g->pf[(%d * kc + kk) * %d + %d]);\n", bc, g->slot[n], mr, ii);
+        return;
+    }
     if (x->k == KN_LEAF) {
         int l = x->leaf;
         switch (leaf_class(g, x->dep)) {
@@ -421,8 +432,70 @@ static void emit_level(StrBuf *o, const Gen *g, bool withk, unsigned want, int i
         unsigned d = g->k->n[n].dep;
         if (((d & g->bk) != 0) != withk || (d & (g->bi | g->bj)) != want || inner(g, n)) continue;
         if (g->k->n[n].k == KN_CONST && withk) continue;
+        if (g->prepack && withk && want == g->bi && g->slot[n] < 0 && !g->keep[n]) continue;
         emit_node(o, g, n, ii, v, mr, nr);
     }
+}
+
+/* Is node n an (i,k) value (depends on i and k, not on j)? */
+static bool ik_node(const Gen *g, int n)
+{
+    return (g->k->n[n].dep & (g->bi | g->bj | g->bk)) == (g->bi | g->bk);
+}
+
+/* The (i,k) values the pack function computes: those an (i,j,k) node
+ * reads that are computed (not leaves) and numbers (masks stay in the
+ * kernel, with the (i,k) values they need: keep). */
+static void plan_prepack(Gen *g)
+{
+    const KPlan *k = g->k;
+    g->nslot = 0;
+    for (int n = 0; n < k->nn; n++) { g->slot[n] = -1; g->keep[n] = 0; }
+    for (int n = k->nn - 1; n >= 0; n--) {
+        const KNode *x = &k->n[n];
+        bool use = inner(g, n) || g->keep[n] || n == k->root;
+        if (!use) continue;
+        int ch[3] = {x->a, x->b, x->c};
+        for (int i = 0; i < 3; i++) {
+            int c = ch[i];
+            if (c < 0 || !ik_node(g, c)) continue;
+            const KNode *y = &k->n[c];
+            bool computed = y->k != KN_LEAF && y->k != KN_CONST && !y->mask;
+            if (computed && g->slot[c] < 0 && g->nslot < AM_MAXLEAVES) g->slot[c] = g->nslot++;
+            else if (g->slot[c] < 0) g->keep[c] = 1;
+        }
+    }
+}
+
+/* The pack function: per k of the block and row of the tile, the slot
+ * values (scalar code, the kernel's DAG at the generic level) into
+ * pf[(slot * kc + kk) * mr + ii]. */
+static void gen_pack(StrBuf *o, const Gen *g, int mr)
+{
+    Gen x = *g;
+    x.s = isa_of(K_ISA_GENERIC);
+    x.prepack = false;
+    x.spl = -1;
+    sb_puts(o, "void cg_amulet_pk(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n");
+    for (int l = 0; l < g->p->nleaf; l++)
+        sb_printf(o, "    const int64_t rs%d = g->rs[%d], cs%d = g->cs[%d]; (void)rs%d; (void)cs%d;\n", l, l, l, l, l, l);
+    sb_puts(o, "    {\n");
+    emit_level(o, &x, false, 0, 0, 0, mr, 1);
+    for (int ii = 0; ii < mr; ii++) emit_level(o, &x, false, x.bi, ii, 0, mr, 1);
+    sb_puts(o, "    for (int64_t kk = 0; kk < kc; kk++) {\n");
+    emit_level(o, &x, true, 0, 0, 0, mr, 1);
+    for (int ii = 0; ii < mr; ii++) {
+        sb_puts(o, "      {\n");
+        emit_level(o, &x, true, x.bi, ii, 0, mr, 1);
+        for (int n = 0; n < g->k->nn; n++) {
+            if (g->slot[n] < 0) continue;
+            char nm[48];
+            vname(&x, n, ii, 0, nm, sizeof nm);
+            sb_printf(o, "        g->pf[(%d * kc + kk) * %d + %d] = %s;\n", g->slot[n], mr, ii, nm);
+        }
+        sb_puts(o, "      }\n");
+    }
+    sb_puts(o, "    }\n    }\n}\n");
 }
 
 /* One kernel function: the dense mr x nv-vector tile over kc values of
@@ -506,9 +579,13 @@ static char *gen_source(Gen *g, int mr, int nv, uint64_t hash)
     if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_simd);
     sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nv * s->w, k_isa_name(s->level));
     sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; "
-              "const int64_t *kx; const double *av; } cg_amargs;\n", AM_MAXLEAVES, AM_MAXLEAVES, AM_MAXLEAVES);
+              "const int64_t *kx; const double *av; double *pf; } cg_amargs;\n", AM_MAXLEAVES, AM_MAXLEAVES,
+              AM_MAXLEAVES);
     g->spl = -1;
+    g->prepack = g->nslot > 0;
+    if (g->prepack) gen_pack(&o, g, mr);
     gen_fn(&o, g, mr, nv, false);
+    g->prepack = false;
     int snv = sparse_nv(g);
     if (snv) {
         g->spl = g->p->zleaf;
@@ -529,12 +606,15 @@ typedef struct AmArgs {
     double *ct;
     const int64_t *kx;     /* sparse kernel: k of each non-zero of the row */
     const double *av;      /*   and its value */
+    double *pf;            /* the tile's (i,k) values (cg_amulet_pk) */
 } AmArgs;
 
 typedef struct Drv {
     const AmPlan *p;
     const AmBind *b;
     AmKernel fn;
+    AmKernel pk;           /* the pack function of the (i,k) values, NULL */
+    int nslot;             /*   and their number */
     int mr, nr;
     int cls[AM_MAXLEAVES];
     int ti, tj, tk;        /* loop variables i, j, k */
@@ -586,8 +666,8 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                         }
                     }
                 size_t nl = (size_t)p->nleaf;
-                double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + 1) + (size_t)mr * nl) *
-                                     sizeof(double));
+                double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + 1) + (size_t)mr * nl +
+                                      (size_t)kcb * mr * (size_t)d->nslot) * sizeof(double));
                 if (!apk) {
 #pragma omp atomic write
                     failed = 1;
@@ -651,6 +731,8 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                             default: g.p[l] = d->bpk[l] + s * kcb * nr; g.cs[l] = nr; break;
                             }
                         }
+                        g.pf = ib + (size_t)mr * nl;
+                        if (d->pk && packed != t) d->pk(&g);
                         packed = t;
                         d->fn(&g);
                         merge(d, ct, ia, js, mrb, nrb);
@@ -961,6 +1043,7 @@ static bool kernel_shape(const AmPlan *p, bool finite, KPlan *k, Gen *g, int *bm
     g->bk = 1u << p->kvar;
     if (!k->ok) return false;
     schedule(g);
+    plan_prepack(g);
     /* the largest kernel within the register budget (4.3.2): mr <= 12,
      * nr up to 4 vectors; ties: 2 vectors, then more rows */
     *bm = 0;
@@ -978,24 +1061,33 @@ static bool kernel_shape(const AmPlan *p, bool finite, KPlan *k, Gen *g, int *bm
 /* Vector arithmetic operations per (i,j,k) iteration of the sized kernel
  * (loads and broadcasts not counted): the instruction bound's numerator
  * and the cost of the fusion planner's AMULET template. */
-static double vops_per_iter(const Gen *g, int bm, int bv)
+static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops)
 {
     const KPlan *k = g->k;
     const AmPlan *p = g->p;
     const KNode *rt = &k->n[k->root];
     bool fused = p->w->acc == WA_ADD && g->s.level != K_ISA_GENERIC &&
                  ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
-    int inner_ops = g->norder + 1 - (fused ? 1 : 0), kk_ops = 0, ii_ops = 0;
+    int inner_ops = g->norder + 1 - (fused ? 1 : 0), kk_ops = 0, ii_ops = 0, pk_ops = 0;
     for (int i = 0; i < k->nn; i++) {
         unsigned d = k->n[i].dep;
         if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
-        if (d & g->bi) ii_ops++;
-        else kk_ops++;
+        if (!(d & g->bi)) kk_ops++;
+        else if (!g->nslot || g->keep[i]) ii_ops++;   /* per tile and column panel */
+        else pk_ops++;                               /* per tile: the pack function */
     }
-    return (double)inner_ops / g->s.w + (double)ii_ops / (bv * g->s.w) + (double)kk_ops / (bm * g->s.w);
+    /* the pack function: scalar, once per (i,k) and column block (the
+     * bound counts a block of at least 8 panels, the search's smallest
+     * nc; the planner counts the block its N gives) */
+    if (pack_ops) {
+        *pack_ops = pk_ops;
+        pk_ops = 0;
+    }
+    return (double)inner_ops / g->s.w + (double)ii_ops / (bv * g->s.w) + (double)kk_ops / (bm * g->s.w) +
+           (double)pk_ops / (8.0 * bv * g->s.w);
 }
 
-double am_kernel_vops(const AmPlan *p, int *lanes)
+double am_kernel_vops(const AmPlan *p, int *lanes, int *pack_ops)
 {
     if (!p->ok || p->kvar < 0) return -1;
     KPlan *k = calloc(1, sizeof *k);
@@ -1003,7 +1095,7 @@ double am_kernel_vops(const AmPlan *p, int *lanes)
     double r = -1;
     int bm, bv;
     if (k && g && kernel_shape(p, true, k, g, &bm, &bv)) {
-        r = vops_per_iter(g, bm, bv);
+        r = vops_per_iter(g, bm, bv, pack_ops);
         *lanes = g->s.w;
     }
     free(k);
@@ -1029,7 +1121,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
         }
         CgOp *op = sig ? cg_amulet_op(c, sig, hash) : NULL;
         if (getenv("BRAID_AMULET_TRACE")) {
-            double per = vops_per_iter(g, bm, bv);
+            double per = vops_per_iter(g, bm, bv, NULL);
             fprintf(stderr, "amulet: %d x %d %s kernel, %d temporaries, %.3f vector operations per iteration\n", bm,
                     bv * g->s.w, k_isa_name(g->s.level), g->temps, per);
         }
@@ -1060,7 +1152,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
             }
         } else if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1) {
             Drv d = {.p = p, .b = b, .fn = (AmKernel)op->fn[0], .mr = bm, .nr = bv * g->s.w, .ti = p->tr,
-                     .tj = p->tc, .tk = p->kvar};
+                     .tj = p->tc, .tk = p->kvar, .pk = g->nslot ? (AmKernel)op->fn[2] : NULL, .nslot = g->nslot};
             int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];
             int64_t npad = (N + d.nr - 1) / d.nr * d.nr + d.nr;
             bool ok = true;

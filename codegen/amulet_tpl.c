@@ -304,7 +304,14 @@ static const WhereLoop *intern(CgContext *c, const char *sig, Span sp)
 
 typedef struct Costs { double amulet, blas, row; } Costs;
 
-static void costs(const Cand *k, const Hop *h, const Hop *x, const Hop *y, double vops, int lanes,
+/* The generated kernel reaches this share of dgemm's vector rate
+ * (docs/amulet.md: plain matmul measured at 0.60-0.98 of OpenBLAS). */
+#define AM_GEMM_SHARE 0.6
+/* Its column blocks: nc of at most this many columns (amulet_gen.c's
+ * default), over which the pack function's values serve. */
+#define AM_NC 1024.0
+
+static void costs(const Cand *k, const Hop *h, const Hop *x, const Hop *y, double vops, int lanes, int pack_ops,
                   const CgMachine *mc, Costs *o)
 {
     double M = (double)h->rows, N = (double)h->cols, K = (double)x->cols;
@@ -324,7 +331,12 @@ static void costs(const Cand *k, const Hop *h, const Hop *x, const Hop *y, doubl
         o->row = cell[1] + fmax((k->lbytes[0] + 8 * cells[1]) / mc->read_bw,
                                 k->opflops[0] * cells[0] / mc->flops + mm / (N <= 16 ? mc->gemm : mc->vecmat)) +
                  out;
-    o->amulet = fmax((k->lbytes[0] + k->lbytes[1]) / mc->read_bw, M * N * K * vops * 2 * lanes / mc->gemm) + out;
+    /* the kernel's vector operations at the share of dgemm's vector rate
+     * it reaches, plus the pack function's scalar (i,k) values once per
+     * column block at the elementwise rate */
+    double kern = M * N * K * vops * 2 * lanes / (mc->gemm * AM_GEMM_SHARE);
+    double pack = M * K * ceil(N / AM_NC) * pack_ops / mc->flops;
+    o->amulet = fmax((k->lbytes[0] + k->lbytes[1]) / mc->read_bw, kern + pack) + out;
 }
 
 /* ---- the pass ---- */
@@ -401,10 +413,10 @@ static int candidate(CgContext *c, HopDag *d, Hop *h, const int *nuse, bool *hav
     WhereLoop *probe = tmp ? make_loop(tmp, k.sig.s, h->span) : NULL;
     AmPlan *p = probe ? malloc(sizeof *p) : NULL;
     double vops = -1;
-    int lanes = 1;
+    int lanes = 1, pack_ops = 0;
     if (p) {
         am_plan(probe, p);
-        vops = am_kernel_vops(p, &lanes);
+        vops = am_kernel_vops(p, &lanes, &pack_ops);
     }
     free(p);
     arena_free(tmp);
@@ -414,7 +426,7 @@ static int candidate(CgContext *c, HopDag *d, Hop *h, const int *nuse, bool *hav
         *have_mc = true;
     }
     Costs cs;
-    costs(&k, h, x, y, vops, lanes, mc, &cs);
+    costs(&k, h, x, y, vops, lanes, pack_ops, mc, &cs);
     bool take = !strcmp(mode, "force") || cs.amulet < fmin(cs.blas, cs.row);
     if (c->opt.explain)
         fprintf(c->opt.explain, "AMULET candidate at hop %d (%lld x %lld x %lld, %d operators): cost %.3g s, "

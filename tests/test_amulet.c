@@ -667,13 +667,17 @@ int main(void)
             check(Q2, 1, true, false, 40, 67, 33, what);
             check(Q3, 3, true, true, 25, 31, 90, what);
             check(QMIN, 0, false, false, 30, 30, 30, what);
-            /* the sparse kernel at this level */
-            t_seed(41);
-            MB *ins[8];
-            sparse_inputs(45, 70, 60, 0.03, ins);
-            for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++)
-                sparse_check(ins, 45, 70, 60, sp_bodies[f], 1, what);
-            for (int i = 0; i < 8; i++) mb_release(ins[i]);
+            /* the sparse kernel at this level, and the same bodies over a
+             * dense A: the dense kernel with (i,k) values computed by the
+             * pack function (abs(A[i,k]), A[i,k] * thk[k], ifelse(...)) */
+            for (int dense = 0; dense < 2; dense++) {
+                t_seed(41);
+                MB *ins[8];
+                sparse_inputs(45, 70, 60, dense ? 1 : 0.03, ins);
+                for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++)
+                    sparse_check(ins, 45, 70, 60, sp_bodies[f], 1, what);
+                for (int i = 0; i < 8; i++) mb_release(ins[i]);
+            }
             setenv("BRAID_AMULET", "kernel", 1);
         }
     /* the search itself (sub-tasks over k-slices and column panels with
