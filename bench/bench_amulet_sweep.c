@@ -5,7 +5,8 @@
  *    seed's search came within 7%). Per query, the parameters the run-time
  *    search picks in a fresh plan cache, then every (kc, nc, pack) of a
  *    grid pinned with BRAID_AMULET_PARAMS, all timed round-robin (best of
- *    the repetitions): adaptive / best of the grid.
+ *    5): adaptive / best of the grid (the grid holds the adaptive choice
+ *    too, so a ratio below 1 is the noise of the machine).
  * 2. The sparse kernel (a sparse A read by its CSR rows, A[i,k] and the
  *    transposed A[k,i]) against braid's sparse matrix product (A %*% B,
  *    t(A) %*% B) and the vectorized evaluator (BRAID_AMULET=eval), sides
@@ -93,7 +94,7 @@ static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
             }
         double best[64];
         for (int c = 0; c < nc; c++) best[c] = INFINITY;
-        for (int rep = 0; rep < 3; rep++)
+        for (int rep = 0; rep < 5; rep++)
             for (int c = 0; c < nc; c++) {
                 char pin[80];
                 snprintf(pin, sizeof pin, "%lld %lld %d", cfg[c][0], cfg[c][1], (int)cfg[c][2]);
@@ -119,7 +120,7 @@ static void sparse(int64_t n, CgOptions *cg)
 {
     static const double dens[] = {0.01, 0.001};
     int64_t N = 256;
-    printf("\nsparse A (%lld x %lld) times dense B (%lld x %lld), %d thread%s: seconds, best of 3, alternated\n",
+    printf("\nsparse A (%lld x %lld) times dense B (%lld x %lld), %d thread%s: seconds, best of 5, alternated\n",
            (long long)n, (long long)n, (long long)n, (long long)N, br_threads(), br_threads() == 1 ? "" : "s");
     printf("%-9s %-8s %9s %9s %9s %8s %8s\n", "density", "read", "kernel", "A%*%B", "eval", "mm/kern", "ev/kern");
     for (int di = 0; di < 2; di++)
@@ -136,7 +137,7 @@ static void sparse(int64_t n, CgOptions *cg)
             snprintf(msrc, sizeof msrc, "R = %s %%*%% B\n", tr ? "t(A)" : "A");
             double tk = INFINITY, tm = INFINITY, te = INFINITY;
             timed(wsrc, cg, names, ins, 2);   /* compile the kernel */
-            for (int rep = 0; rep < 3; rep++) {
+            for (int rep = 0; rep < 5; rep++) {
                 setenv("BRAID_AMULET", "kernel", 1);
                 tk = fmin(tk, timed(wsrc, cg, names, ins, 2));
                 setenv("BRAID_AMULET", "eval", 1);
