@@ -745,6 +745,7 @@ static int densify_leaf(const AmPlan *p, AmBind *b, MB **dense, BrErr *e)
     int l = b->spleaf;
     MB *d = mb_to_dense(b->sp, e);
     if (!d) return -1;
+    mb_release(dense[l]);   /* the CSR of t(A) of a transposed read, if any */
     dense[l] = d;
     b->sp = NULL;
     b->spleaf = -1;
