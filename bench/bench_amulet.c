@@ -28,6 +28,7 @@
 #include "tests/t.h"
 #include "tests/t_dml.h"
 #include "kernels/leaf.h"
+#include "amulet_trace.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -136,26 +137,14 @@ static double numpy_spr(int q, int64_t n, int nt)
  * operations per iteration (NAN when no kernel ran). */
 static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r)
 {
-    char path[] = "/tmp/braid-amulet-trace-XXXXXX";
-    int fd = mkstemp(path), saved = dup(2);
-    fflush(stderr);
-    if (fd >= 0) dup2(fd, 2);
-    setenv("BRAID_AMULET_TRACE", "1", 1);
-    const char *on[] = {"R"};
-    t_run_dml(src, cg, 5, names, ins, 1, on, r);
-    unsetenv("BRAID_AMULET_TRACE");
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
+    FILE *f = amulet_traced(src, cg, names, ins, 5, r);
     double per = NAN;
-    FILE *f = fd >= 0 ? fopen(path, "r") : NULL;
     char line[400];
     while (f && fgets(line, sizeof line, f)) {
         const char *p = strstr(line, "temporaries, ");
         if (p) per = atof(p + strlen("temporaries, "));
     }
     if (f) fclose(f);
-    if (fd >= 0) { close(fd); unlink(path); }
     return per;
 }
 

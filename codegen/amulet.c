@@ -5,6 +5,7 @@
  * point cg_where_exec that picks the path. */
 #include "amulet.h"
 #include "../kernels/leaf.h"
+#include "../kernels/reorg.h"
 
 #include <float.h>
 #include <math.h>
@@ -195,7 +196,7 @@ static int64_t as_index(const Value *v, const char *what, const char *var, BrErr
 /* The strides of a dense matrix m indexed by loop variables idx[0..nidx)
  * starting at 1-based positions from[]; checks the ranges fit. */
 static int bind_matrix(const AmPlan *p, const MB *m, const char *name, const int *idx, int nidx, const int64_t *from,
-                       const int64_t *n, const double **base, int64_t *st, BrErr *e)
+                       const int64_t *n, const int64_t *step, const double **base, int64_t *st, BrErr *e)
 {
     int64_t dims[2] = {m->rows, m->cols};
     int64_t stride[2] = {m->cols, 1};
@@ -215,11 +216,13 @@ static int bind_matrix(const AmPlan *p, const MB *m, const char *name, const int
             return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, "
                           "the outer products are %lldx%lld", name, (long long)m->rows, (long long)m->cols,
                           (long long)n[p->tr], (long long)n[p->tc]);
-        if (n[v] > 0 && (from[v] < 1 || from[v] + n[v] - 1 > dims[k]))
+        /* the values from[v], from[v] + step[v], ... (n[v] of them) */
+        int64_t last = from[v] + (n[v] - 1) * step[v];
+        if (n[v] > 0 && (from[v] < 1 || last > dims[k]))
             return br_err(e, BR_EARG, "where-loop index out of bounds: '%s' has %lld %s, but '%s' runs over "
                           "%lld:%lld", name, (long long)dims[k], nidx == 1 ? "cells" : k == 0 ? "rows" : "columns",
-                          p->w->vars[v].name, (long long)from[v], (long long)(from[v] + n[v] - 1));
-        st[v] += stride[k];
+                          p->w->vars[v].name, (long long)from[v], (long long)last);
+        st[v] += stride[k] * step[v];
         off += (from[v] - 1) * stride[k];
     }
     *base = m->d ? m->d + (n[idx[0]] > 0 && (nidx < 2 || n[idx[1]] > 0) ? off : 0) : NULL;
@@ -378,7 +381,9 @@ static int sparse_leaf(const AmPlan *p, const Value *v)
     int l = p->zleaf;
     if (l < 0 || v->kind != V_MATRIX || !v->m || !v->m->sparse || v->m->cmb) return -1;
     const MB *m = v->m;
-    if (p->leaf[l].idx[0] != p->tr || p->leaf[l].idx[1] != p->kvar || m->rows * m->cols == 0) return -1;
+    bool ik = p->leaf[l].idx[0] == p->tr && p->leaf[l].idx[1] == p->kvar;
+    bool ki = p->leaf[l].idx[0] == p->kvar && p->leaf[l].idx[1] == p->tr;
+    if ((!ik && !ki) || m->rows * m->cols == 0) return -1;
     return (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols) ? l : -1;
 }
 
@@ -402,11 +407,29 @@ static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **de
     b->spleaf = -1;
     int64_t from[WHERE_MAXVARS] = {0};
     bool ok = true;
+    const char *names[WHERE_MAXLEAVES];
+    int nl = where_leaves(w, names, WHERE_MAXLEAVES), q = 0;
     for (int v = 0; v < p->nvars; v++) {
         from[v] = as_index(&args[1 + 2 * v], "start", w->vars[v].name, e, &ok);
         if (!ok) return -1;
         int64_t to = as_index(&args[2 + 2 * v], "end", w->vars[v].name, e, &ok);
         if (!ok) return -1;
+        b->step[v] = 1;
+        if (w->vars[v].step) {
+            /* seq(from, to, step): the count of a for loop over it
+             * (none when step points away from to); the order being
+             * free, a negative step runs from the last value up */
+            int64_t s = 1 + 2 * p->nvars + nl + q < nargs
+                            ? as_index(&args[1 + 2 * p->nvars + nl + q++], "step", w->vars[v].name, e, &ok) : 0;
+            if (!ok) return -1;
+            if (s == 0) return br_err(e, BR_EARG, "the step of where-loop variable '%s' is 0", w->vars[v].name);
+            int64_t cnt = (to - from[v]) / s >= 0 ? (to - from[v]) / s + 1 : 0;
+            if (s < 0 && cnt > 0) { from[v] += (cnt - 1) * s; s = -s; }
+            b->step[v] = s;
+            b->n[v] = cnt;
+            b->from[v] = from[v];
+            continue;
+        }
         /* from:to covers the integers between them, as for loops do
          * (descending when to < from; the order is free) */
         if (to < from[v]) { int64_t t = to; to = from[v]; from[v] = t; }
@@ -430,7 +453,8 @@ static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **de
     *out = rd;
     int tidx[2] = {p->tr, p->tc};
     const double *rb;
-    if (bind_matrix(p, rd, w->target.name, tidx, w->target.has_col ? 2 : 1, from, b->n, &rb, b->rst, e)) return -1;
+    if (bind_matrix(p, rd, w->target.name, tidx, w->target.has_col ? 2 : 1, from, b->n, b->step, &rb, b->rst, e))
+        return -1;
     b->r = (double *)rb;
     for (int l = 0; l < p->nleaf; l++) {
         const ALeaf *lf = &p->leaf[l];
@@ -448,16 +472,31 @@ static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **de
         if (v->kind != V_MATRIX || !v->m)
             return br_err(e, BR_EARG, "'%s' is indexed in a where-loop body but is a %s", name,
                           val_kind_name(v->kind));
-        if (l == sparse_leaf(p, v)) {   /* read by rows of its CSR (am_evaluate) */
-            b->sp = v->m;
+        if (l == sparse_leaf(p, v) && b->step[p->kvar] == 1) {   /* read by rows of its CSR (am_evaluate, the sparse kernel) */
+            const MB *sm = v->m;
+            if (lf->idx[0] == p->kvar) {
+                /* A[k,i]: the CSR of t(A) (O(nnz), never dense), read as
+                 * t(A)[i,k]; the leaf's index pattern follows */
+                if (bind_matrix(p, v->m, name, lf->idx, lf->nidx, from, b->n, b->step, &b->base[l], b->st[l], e))
+                    return -1;
+                MB *t = k_transpose(v->m, e);
+                if (!t) return -1;
+                dense[l] = t;
+                sm = t;
+                p->leaf[l].idx[0] = p->tr;
+                p->leaf[l].idx[1] = p->kvar;
+                memset(b->st[l], 0, sizeof b->st[l]);
+            }
+            b->sp = sm;
             b->spleaf = l;
-            if (bind_matrix(p, v->m, name, lf->idx, lf->nidx, from, b->n, &b->base[l], b->st[l], e)) return -1;
+            if (bind_matrix(p, sm, name, p->leaf[l].idx, lf->nidx, from, b->n, b->step, &b->base[l], b->st[l], e))
+                return -1;
             continue;
         }
         MB *d = v->m->sparse ? mb_to_dense(v->m, e) : mb_retain(v->m);
         if (!d) return -1;
         dense[l] = d;
-        if (bind_matrix(p, d, name, lf->idx, lf->nidx, from, b->n, &b->base[l], b->st[l], e)) return -1;
+        if (bind_matrix(p, d, name, lf->idx, lf->nidx, from, b->n, b->step, &b->base[l], b->st[l], e)) return -1;
     }
     return 0;
 }
@@ -488,7 +527,7 @@ static bool body_finite(const AmPlan *p, const AmBind *b, MB *const *dense)
 {
     double bound[AM_MAXNODES], in[AM_MAXLEAVES];
     for (int l = 0; l < p->nleaf; l++) {
-        in[l] = dense[l] ? max_abs(dense[l]) : l == b->spleaf ? max_abs_v(b->sp->v, b->sp->nnz) : fabs(b->sval[l]);
+        in[l] = l == b->spleaf ? max_abs_v(b->sp->v, b->sp->nnz) : dense[l] ? max_abs(dense[l]) : fabs(b->sval[l]);
         if (!(in[l] <= DBL_MAX)) return false;
     }
     for (int i = 0; i < p->nn; i++) {
@@ -706,11 +745,12 @@ static int densify_leaf(const AmPlan *p, AmBind *b, MB **dense, BrErr *e)
     int l = b->spleaf;
     MB *d = mb_to_dense(b->sp, e);
     if (!d) return -1;
+    mb_release(dense[l]);   /* the CSR of t(A) of a transposed read, if any */
     dense[l] = d;
     b->sp = NULL;
     b->spleaf = -1;
     memset(b->st[l], 0, sizeof b->st[l]);
-    return bind_matrix(p, d, input_name(p, p->leaf[l].input), p->leaf[l].idx, p->leaf[l].nidx, b->from, b->n,
+    return bind_matrix(p, d, input_name(p, p->leaf[l].input), p->leaf[l].idx, p->leaf[l].nidx, b->from, b->n, b->step,
                        &b->base[l], b->st[l], e);
 }
 
@@ -747,14 +787,17 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
             const MB *m = z->kind == V_MATRIX ? z->m : NULL;
             if (m && m->rows * m->cols > 0 && (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols)) skip = p->zleaf;
         }
-        /* the operand kept sparse serves only the evaluator's skipping */
-        bool eval = strcmp(mode, "ref") && strcmp(mode, "kernel") && strcmp(mode, "search");
-        if (b.spleaf >= 0 && !(eval && skip == b.spleaf)) rc = densify_leaf(p, &b, dense, e);
+        /* the operand kept sparse serves the evaluator's skipping and the
+         * sparse kernel */
+        bool sparse = strcmp(mode, "ref") && skip >= 0 && skip == b.spleaf;
+        if (b.spleaf >= 0 && !sparse) rc = densify_leaf(p, &b, dense, e);
+        /* the sparse kernel's work: the non-zeros times the columns */
+        if (sparse) work = (double)b.sp->nnz * (double)b.n[p->tc];
         int ran = rc ? -1 : 0;
         if (ran < 0) {}
         else if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
         else if (!strcmp(mode, "kernel") || !strcmp(mode, "search") ||
-                 (strcmp(mode, "eval") && work >= AM_MIN_WORK && skip < 0))
+                 (strcmp(mode, "eval") && work >= AM_MIN_WORK && (skip < 0 || sparse)))
             ran = am_kernel_run(c, p, &b, !strcmp(mode, "search"), e);
         if (ran < 0) rc = -1;
         else if (!ran) rc = am_evaluate(p, &b, skip, e);

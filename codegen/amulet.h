@@ -64,6 +64,8 @@ typedef struct AmBind {
     double *r;                 /* R at the first (row, col) of the ranges */
     int64_t rst[WHERE_MAXVARS];/* R's strides per loop variable */
     int64_t from[WHERE_MAXVARS];/* first value of each loop variable */
+    int64_t step[WHERE_MAXVARS];/* and the step between its values (> 0;
+                                   strides include it) */
     const MB *sp;              /* the (i,k) operand kept sparse (CSR, not
                                   densified) for the evaluator's skipping
                                   of zero cells, else NULL */
@@ -96,5 +98,11 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e);
  * kernel lacks, no compiler; the caller evaluates), -1 on error.
  * search_again: search the parameters even if some are remembered. */
 int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e);
+/* Vector arithmetic operations per (i,j,k) iteration of p's kernel at the
+ * run-time SIMD level (*lanes doubles a vector), its values taken as
+ * finite, and *pack_ops the scalar operations of its pack function per
+ * (i,k) value and column block; -1 when p has no kernel. The fusion
+ * planner's AMULET template (amulet_tpl.c) costs a candidate by them. */
+double am_kernel_vops(const AmPlan *p, int *lanes, int *pack_ops);
 
 #endif

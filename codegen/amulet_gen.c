@@ -112,11 +112,16 @@ static int lower(KPlan *k, int i)
         if (op == OP_AND || op == OP_OR) { r = kop(k, op == OP_AND ? KN_MAND : KN_MOR, 0, msk(k, a), msk(k, b), -1, true); break; }
         if (op == OP_POW && k->n[b].k == KN_CONST && k->n[b].v == 2) { a = num(k, a); r = kop(k, KN_BIN, OP_MULT, a, a, -1, false); break; }
         if (op == OP_MULT) {
-            /* mask * x -> masked move; (mask ? u : 0) * x -> mask ? u * x : 0 */
-            if (k->n[a].mask) { r = kop(k, KN_MZ, 0, a, num(k, b), -1, false); break; }
-            if (k->n[b].mask) { r = kop(k, KN_MZ, 0, b, a, -1, false); break; }
-            if (k->n[a].k == KN_MZ) { r = kop(k, KN_MZ, 0, k->n[a].a, kop(k, KN_BIN, OP_MULT, k->n[a].b, b, -1, false), -1, false); break; }
-            if (k->n[b].k == KN_MZ) { r = kop(k, KN_MZ, 0, k->n[b].a, kop(k, KN_BIN, OP_MULT, a, k->n[b].b, -1, false), -1, false); break; }
+            /* mask * x -> masked move; (mask ? u : 0) * x -> mask ? u * x : 0,
+             * but only where x brings no loop variable the masked value
+             * lacks: (A[i,k] > t) * B[k,j] keeps the mask (as 0/1) with
+             * A's value, hoisted per (i,k), and multiplies once inside
+             * (one fused multiply-add instead of a product, a masked move
+             * and an add) */
+            if (k->n[a].mask && !(k->n[b].dep & ~k->n[a].dep)) { r = kop(k, KN_MZ, 0, a, num(k, b), -1, false); break; }
+            if (k->n[b].mask && !(k->n[a].dep & ~k->n[b].dep)) { r = kop(k, KN_MZ, 0, b, num(k, a), -1, false); break; }
+            if (k->n[a].k == KN_MZ && !(k->n[b].dep & ~k->n[a].dep)) { r = kop(k, KN_MZ, 0, k->n[a].a, kop(k, KN_BIN, OP_MULT, k->n[a].b, num(k, b), -1, false), -1, false); break; }
+            if (k->n[b].k == KN_MZ && !(k->n[a].dep & ~k->n[b].dep)) { r = kop(k, KN_MZ, 0, k->n[b].a, kop(k, KN_BIN, OP_MULT, num(k, a), k->n[b].b, -1, false), -1, false); break; }
         }
         a = num(k, a);
         b = num(k, b);
@@ -263,6 +268,16 @@ typedef struct Gen {
     unsigned bi, bj, bk;   /* bits of i, j, k */
     int order[KMAX], norder;   /* per-(i,j,k) nodes, labelfs order */
     int temps;             /* live vector temporaries of that order */
+    int spl;               /* while emitting the sparse kernel: the (i,k)
+                              leaf read from the non-zero values (av[q]),
+                              else -1 */
+    /* (i,k) values computed once per tile by the pack function
+     * (cg_amulet_pk) instead of once per tile and column panel: */
+    bool prepack;          /* in effect (dense kernel; off: sparse) */
+    int slot[KMAX];        /* node's slot in the packed values, -1 none */
+    int nslot;
+    char keep[KMAX];       /* (i,k) node the kernel still computes (a
+                              leaf, or a mask, and what those need) */
 } Gen;
 
 static int leaf_class(const Gen *g, unsigned dep)
@@ -380,6 +395,10 @@ static void emit_node(StrBuf *o, const Gen *g, int n, int ii, int v, int mr, int
     const char *ld = s->level == K_ISA_GENERIC ? "*" : s->level == K_ISA_AVX512 ? "_mm512_loadu_pd" : "_mm256_loadu_pd";
     sb_printf(o, "        %s %s = ", x->mask ? s->mt : s->vt, nm);
     if (x->k == KN_CONST) { sb_printf(o, "%s(%.17g);\n", bc, x->v); return; }
+    if (g->prepack && g->slot[n] >= 0) {   /* computed by cg_amulet_pk */
+        sb_printf(o, "%s(g->pf[(%d * kc + kk) * %d + %d]);\n", bc, g->slot[n], mr, ii);
+        return;
+    }
     if (x->k == KN_LEAF) {
         int l = x->leaf;
         switch (leaf_class(g, x->dep)) {
@@ -388,7 +407,10 @@ static void emit_node(StrBuf *o, const Gen *g, int n, int ii, int v, int mr, int
         case LC_J: sb_printf(o, "%s(g->p[%d] + %d);\n", ld, l, v * s->w); break;
         case LC_K: sb_printf(o, "%s(g->p[%d][kk * cs%d]);\n", bc, l, l); break;
         case LC_IJ: sb_printf(o, "%s(g->p[%d] + %d * rs%d + %d);\n", ld, l, ii, l, v * s->w); break;
-        case LC_A: sb_printf(o, "%s(g->p[%d][%d * rs%d + kk * cs%d]);\n", bc, l, ii, l, l); break;
+        case LC_A:
+            if (l == g->spl) sb_printf(o, "%s(g->av[q]);\n", bc);
+            else sb_printf(o, "%s(g->p[%d][%d * rs%d + kk * cs%d]);\n", bc, l, ii, l, l);
+            break;
         default: sb_printf(o, "%s(g->p[%d] + kk * cs%d + %d);\n", ld, l, l, v * s->w); break;
         }
         return;
@@ -410,44 +432,103 @@ static void emit_level(StrBuf *o, const Gen *g, bool withk, unsigned want, int i
         unsigned d = g->k->n[n].dep;
         if (((d & g->bk) != 0) != withk || (d & (g->bi | g->bj)) != want || inner(g, n)) continue;
         if (g->k->n[n].k == KN_CONST && withk) continue;
+        if (g->prepack && withk && want == g->bi && g->slot[n] < 0 && !g->keep[n]) continue;
         emit_node(o, g, n, ii, v, mr, nr);
     }
 }
 
-/* The kernel's C source (after the shared prelude). */
-static char *gen_source(const Gen *g, int mr, int nv, uint64_t hash)
+/* Is node n an (i,k) value (depends on i and k, not on j)? */
+static bool ik_node(const Gen *g, int n)
+{
+    return (g->k->n[n].dep & (g->bi | g->bj | g->bk)) == (g->bi | g->bk);
+}
+
+/* The (i,k) values the pack function computes: those an (i,j,k) node
+ * reads that are computed (not leaves) and numbers (masks stay in the
+ * kernel, with the (i,k) values they need: keep). */
+static void plan_prepack(Gen *g)
+{
+    const KPlan *k = g->k;
+    g->nslot = 0;
+    for (int n = 0; n < k->nn; n++) { g->slot[n] = -1; g->keep[n] = 0; }
+    for (int n = k->nn - 1; n >= 0; n--) {
+        const KNode *x = &k->n[n];
+        bool use = inner(g, n) || g->keep[n] || n == k->root;
+        if (!use) continue;
+        int ch[3] = {x->a, x->b, x->c};
+        for (int i = 0; i < 3; i++) {
+            int c = ch[i];
+            if (c < 0 || !ik_node(g, c)) continue;
+            const KNode *y = &k->n[c];
+            bool computed = y->k != KN_LEAF && y->k != KN_CONST && !y->mask;
+            if (computed && g->slot[c] < 0 && g->nslot < AM_MAXLEAVES) g->slot[c] = g->nslot++;
+            else if (g->slot[c] < 0) g->keep[c] = 1;
+        }
+    }
+}
+
+/* The pack function: per k of the block and row of the tile, the slot
+ * values (scalar code, the kernel's DAG at the generic level) into
+ * pf[(slot * kc + kk) * mr + ii]. */
+static void gen_pack(StrBuf *o, const Gen *g, int mr)
+{
+    Gen x = *g;
+    x.s = isa_of(K_ISA_GENERIC);
+    x.prepack = false;
+    x.spl = -1;
+    sb_puts(o, "void cg_amulet_pk(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n");
+    for (int l = 0; l < g->p->nleaf; l++)
+        sb_printf(o, "    const int64_t rs%d = g->rs[%d], cs%d = g->cs[%d]; (void)rs%d; (void)cs%d;\n", l, l, l, l, l, l);
+    sb_puts(o, "    {\n");
+    emit_level(o, &x, false, 0, 0, 0, mr, 1);
+    for (int ii = 0; ii < mr; ii++) emit_level(o, &x, false, x.bi, ii, 0, mr, 1);
+    sb_puts(o, "    for (int64_t kk = 0; kk < kc; kk++) {\n");
+    emit_level(o, &x, true, 0, 0, 0, mr, 1);
+    for (int ii = 0; ii < mr; ii++) {
+        sb_puts(o, "      {\n");
+        emit_level(o, &x, true, x.bi, ii, 0, mr, 1);
+        for (int n = 0; n < g->k->nn; n++) {
+            if (g->slot[n] < 0) continue;
+            char nm[48];
+            vname(&x, n, ii, 0, nm, sizeof nm);
+            sb_printf(o, "        g->pf[(%d * kc + kk) * %d + %d] = %s;\n", g->slot[n], mr, ii, nm);
+        }
+        sb_puts(o, "      }\n");
+    }
+    sb_puts(o, "    }\n    }\n}\n");
+}
+
+/* One kernel function: the dense mr x nv-vector tile over kc values of
+ * k (cg_amulet), or, sparse, one row's tile over its kc non-zeros of the
+ * sparse (i,k) operand (cg_amulet_sp: k = kx[q], the value av[q]). */
+static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
 {
     const Isa *s = &g->s;
     int nr = nv * s->w;
     WhereAcc acc = g->p->w->acc;
-    StrBuf o = {0};
-    sb_puts(&o, cg_prelude);
-    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_simd);
-    sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nr, k_isa_name(s->level));
-    sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; } cg_amargs;\n",
-              AM_MAXLEAVES, AM_MAXLEAVES, AM_MAXLEAVES);
-    sb_puts(&o, "void cg_amulet(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n");
+    sb_printf(o, "void %s(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n", sparse ? "cg_amulet_sp" : "cg_amulet");
     for (int l = 0; l < g->p->nleaf; l++)
-        sb_printf(&o, "    const int64_t rs%d = g->rs[%d], cs%d = g->cs[%d]; (void)rs%d; (void)cs%d;\n", l, l, l, l, l, l);
+        sb_printf(o, "    const int64_t rs%d = g->rs[%d], cs%d = g->cs[%d]; (void)rs%d; (void)cs%d;\n", l, l, l, l, l, l);
     const char *init = acc == WA_ADD ? "0.0" : acc == WA_MIN ? "INFINITY" : "-INFINITY";
     const char *bc = s->level == K_ISA_GENERIC ? "" : s->level == K_ISA_AVX512 ? "_mm512_set1_pd" : "_mm256_set1_pd";
     for (int ii = 0; ii < mr; ii++)
-        for (int v = 0; v < nv; v++) sb_printf(&o, "    %s c_%d_%d = %s(%s);\n", s->vt, ii, v, bc, init);
+        for (int v = 0; v < nv; v++) sb_printf(o, "    %s c_%d_%d = %s(%s);\n", s->vt, ii, v, bc, init);
     /* hoisted: nodes free of k, by (i, j) level */
-    sb_puts(&o, "    {\n");
-    emit_level(&o, g, false, 0, 0, 0, mr, nr);
-    for (int v = 0; v < nv; v++) emit_level(&o, g, false, g->bj, 0, v, mr, nr);
-    for (int ii = 0; ii < mr; ii++) emit_level(&o, g, false, g->bi, ii, 0, mr, nr);
+    sb_puts(o, "    {\n");
+    emit_level(o, g, false, 0, 0, 0, mr, nr);
+    for (int v = 0; v < nv; v++) emit_level(o, g, false, g->bj, 0, v, mr, nr);
+    for (int ii = 0; ii < mr; ii++) emit_level(o, g, false, g->bi, ii, 0, mr, nr);
     for (int ii = 0; ii < mr; ii++)
-        for (int v = 0; v < nv; v++) emit_level(&o, g, false, g->bi | g->bj, ii, v, mr, nr);
-    sb_puts(&o, "    for (int64_t kk = 0; kk < kc; kk++) {\n");
-    emit_level(&o, g, true, 0, 0, 0, mr, nr);
-    for (int v = 0; v < nv; v++) emit_level(&o, g, true, g->bj, 0, v, mr, nr);
+        for (int v = 0; v < nv; v++) emit_level(o, g, false, g->bi | g->bj, ii, v, mr, nr);
+    if (sparse) sb_puts(o, "    for (int64_t q = 0; q < kc; q++) {\n    const int64_t kk = g->kx[q];\n");
+    else sb_puts(o, "    for (int64_t kk = 0; kk < kc; kk++) {\n");
+    emit_level(o, g, true, 0, 0, 0, mr, nr);
+    for (int v = 0; v < nv; v++) emit_level(o, g, true, g->bj, 0, v, mr, nr);
     for (int ii = 0; ii < mr; ii++) {
-        sb_puts(&o, "      {\n");
-        emit_level(&o, g, true, g->bi, ii, 0, mr, nr);
+        sb_puts(o, "      {\n");
+        emit_level(o, g, true, g->bi, ii, 0, mr, nr);
         for (int v = 0; v < nv; v++) {
-            emit_level(&o, g, true, g->bi | g->bj, ii, v, mr, nr);
+            emit_level(o, g, true, g->bi | g->bj, ii, v, mr, nr);
             /* += of a product: one fused multiply-add; += of a mask: a
              * masked add of 1 (AVX-512) */
             const KNode *rt = &g->k->n[g->k->root];
@@ -455,27 +536,62 @@ static char *gen_source(const Gen *g, int mr, int nv, uint64_t hash)
                        inner(g, g->k->root);
             bool madd1 = acc == WA_ADD && s->level == K_ISA_AVX512 && rt->k == KN_M2N && inner(g, g->k->root);
             for (int t = 0; t < g->norder; t++)
-                if (!((fma || madd1) && g->order[t] == g->k->root)) emit_node(&o, g, g->order[t], ii, v, mr, nr);
+                if (!((fma || madd1) && g->order[t] == g->k->root)) emit_node(o, g, g->order[t], ii, v, mr, nr);
             char r[48], cn[32], x[48], y[48];
             vname(g, g->k->root, ii, v, r, sizeof r);
             snprintf(cn, sizeof cn, "c_%d_%d", ii, v);
-            sb_printf(&o, "        %s = ", cn);
+            sb_printf(o, "        %s = ", cn);
             if (fma || madd1) vname(g, rt->a, ii, v, x, sizeof x);
             if (fma) vname(g, rt->b, ii, v, y, sizeof y);
-            if (fma) sb_printf(&o, "%s_fmadd_pd(%s, %s, %s)", pfx(s), x, y, cn);
-            else if (madd1) sb_printf(&o, "_mm512_mask_add_pd(%s, %s, %s, _mm512_set1_pd(1.0))", cn, x, cn);
-            else bin(&o, s, acc == WA_ADD ? OP_PLUS : acc == WA_MIN ? OP_MIN : OP_MAX, cn, r);
-            sb_puts(&o, ";\n");
+            if (fma) sb_printf(o, "%s_fmadd_pd(%s, %s, %s)", pfx(s), x, y, cn);
+            else if (madd1) sb_printf(o, "_mm512_mask_add_pd(%s, %s, %s, _mm512_set1_pd(1.0))", cn, x, cn);
+            else bin(o, s, acc == WA_ADD ? OP_PLUS : acc == WA_MIN ? OP_MIN : OP_MAX, cn, r);
+            sb_puts(o, ";\n");
         }
-        sb_puts(&o, "      }\n");
+        sb_puts(o, "      }\n");
     }
-    sb_puts(&o, "    }\n    }\n");
+    sb_puts(o, "    }\n    }\n");
     for (int ii = 0; ii < mr; ii++)
         for (int v = 0; v < nv; v++) {
-            if (s->level == K_ISA_GENERIC) sb_printf(&o, "    g->ct[%d] = c_%d_%d;\n", ii * nr + v, ii, v);
-            else sb_printf(&o, "    %s_storeu_pd(g->ct + %d, c_%d_%d);\n", pfx(s), ii * nr + v * s->w, ii, v);
+            if (s->level == K_ISA_GENERIC) sb_printf(o, "    g->ct[%d] = c_%d_%d;\n", ii * nr + v, ii, v);
+            else sb_printf(o, "    %s_storeu_pd(g->ct + %d, c_%d_%d);\n", pfx(s), ii * nr + v * s->w, ii, v);
         }
-    sb_puts(&o, "}\n");
+    sb_puts(o, "}\n");
+}
+
+/* Vectors of the sparse kernel's one-row tile: as many as the register
+ * budget takes (up to 4), 0 when the loop has no sparse operand. */
+static int sparse_nv(const Gen *g)
+{
+    if (g->p->zleaf < 0) return 0;
+    int nv = 4;
+    while (nv > 1 && regs_needed(g, 1, nv) > g->s.regs) nv--;
+    return nv;
+}
+
+/* The kernel's C source: the dense kernel and, for a loop whose body is
+ * zero where an (i,k) operand is (p->zleaf), the sparse one. */
+static char *gen_source(Gen *g, int mr, int nv, uint64_t hash)
+{
+    const Isa *s = &g->s;
+    StrBuf o = {0};
+    sb_puts(&o, cg_prelude);
+    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_simd);
+    sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nv * s->w, k_isa_name(s->level));
+    sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; "
+              "const int64_t *kx; const double *av; double *pf; } cg_amargs;\n", AM_MAXLEAVES, AM_MAXLEAVES,
+              AM_MAXLEAVES);
+    g->spl = -1;
+    g->prepack = g->nslot > 0;
+    if (g->prepack) gen_pack(&o, g, mr);
+    gen_fn(&o, g, mr, nv, false);
+    g->prepack = false;
+    int snv = sparse_nv(g);
+    if (snv) {
+        g->spl = g->p->zleaf;
+        gen_fn(&o, g, 1, snv, true);
+        g->spl = -1;
+    }
     sb_printf(&o, "\nconst unsigned long long cg_hash = 0x%016llxULL;\n", (unsigned long long)hash);
     return o.s;
 }
@@ -488,12 +604,17 @@ typedef struct AmArgs {
     const double *p[AM_MAXLEAVES];
     int64_t rs[AM_MAXLEAVES], cs[AM_MAXLEAVES];
     double *ct;
+    const int64_t *kx;     /* sparse kernel: k of each non-zero of the row */
+    const double *av;      /*   and its value */
+    double *pf;            /* the tile's (i,k) values (cg_amulet_pk) */
 } AmArgs;
 
 typedef struct Drv {
     const AmPlan *p;
     const AmBind *b;
     AmKernel fn;
+    AmKernel pk;           /* the pack function of the (i,k) values, NULL */
+    int nslot;             /*   and their number */
     int mr, nr;
     int cls[AM_MAXLEAVES];
     int ti, tj, tk;        /* loop variables i, j, k */
@@ -545,8 +666,8 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                         }
                     }
                 size_t nl = (size_t)p->nleaf;
-                double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + 1) + (size_t)mr * nl) *
-                                     sizeof(double));
+                double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + 1) + (size_t)mr * nl +
+                                      (size_t)kcb * mr * (size_t)d->nslot) * sizeof(double));
                 if (!apk) {
 #pragma omp atomic write
                     failed = 1;
@@ -610,6 +731,8 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                             default: g.p[l] = d->bpk[l] + s * kcb * nr; g.cs[l] = nr; break;
                             }
                         }
+                        g.pf = ib + (size_t)mr * nl;
+                        if (d->pk && packed != t) d->pk(&g);
                         packed = t;
                         d->fn(&g);
                         merge(d, ct, ia, js, mrb, nrb);
@@ -620,6 +743,130 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
         }
     }
     return 0;
+}
+
+/* ---- the sparse kernel ---- */
+
+/* Copies of the (k,j) operands for the sparse kernel, which reads B's
+ * row k in place at any non-zero's k: operands not contiguous in j
+ * (B[j,k] of a row-major B) get a K x npad copy (bfull), contiguous ones
+ * only their last partial panel (K x nr, btail). */
+static bool sparse_copies(Drv *d, int64_t N, int64_t K, double **bfull, double **btail)
+{
+    const AmBind *b = d->b;
+    int nr = d->nr;
+    int64_t npad = (N + nr - 1) / nr * nr, js = N / nr * nr;
+    for (int l = 0; l < d->p->nleaf; l++) {
+        if (d->cls[l] != LC_B) continue;
+        const int64_t *st = b->st[l];
+        bool full = st[d->tj] != 1;
+        int64_t w = full ? npad : nr, j0 = full ? 0 : js;
+        if (!full && js == N) continue;   /* whole panels only: read in place */
+        double *q = calloc((size_t)K * (size_t)w + 1, sizeof(double));
+        if (!q) return false;
+        for (int64_t kk = 0; kk < K; kk++)
+            for (int64_t j = j0; j < N; j++) q[kk * w + (j - j0)] = b->base[l][kk * st[d->tk] + j * st[d->tj]];
+        (full ? bfull : btail)[l] = q;
+    }
+    return true;
+}
+
+/* The loop over the non-zeros of the sparse (i,k) operand b->sp (seed
+ * 4.2's sparse A: the body is zero where it is): per row of R, the row's
+ * non-zeros within k's range (k relative to it, and the values), then
+ * the sparse kernel (fn) per panel of nr columns over them, merged into
+ * R. Work nnz * N; parallel over rows (each row of R written by one
+ * thread). */
+static int run_sparse(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K)
+{
+    const AmPlan *p = d->p;
+    const AmBind *b = d->b;
+    const MB *m = b->sp;
+    int nr = d->nr, ti = d->ti, tj = d->tj, tk = d->tk, spl = b->spleaf;
+    int64_t nsl = (N + nr - 1) / nr, npad = nsl * nr, i0 = b->from[ti] - 1, k0 = b->from[tk] - 1;
+    double *bfull[AM_MAXLEAVES] = {0}, *btail[AM_MAXLEAVES] = {0};
+    int failed = !sparse_copies(d, N, K, bfull, btail);
+#pragma omp parallel num_threads(br_threads()) if (!failed)
+    {
+        size_t nl = (size_t)p->nleaf, cap = 0;
+        double *ct = malloc((size_t)nr * (nl + 1) * sizeof(double)), *av = NULL;
+        int64_t *kx = NULL;
+        AmArgs g;
+        memset(&g, 0, sizeof g);
+        if (!ct) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 16)
+        for (int64_t r = 0; r < M; r++) {
+            int64_t ia = i0 + r, nq = 0, rn = m->rp[ia + 1] - m->rp[ia];
+            if (!ct || rn == 0) continue;
+            if ((size_t)rn > cap) {
+                free(kx);
+                free(av);
+                cap = (size_t)rn;
+                kx = malloc(cap * sizeof *kx);
+                av = malloc(cap * sizeof *av);
+                if (!kx || !av) {
+#pragma omp atomic write
+                    failed = 1;
+                    cap = 0;
+                    continue;
+                }
+            }
+            for (int64_t q = m->rp[ia]; q < m->rp[ia + 1]; q++) {
+                int64_t kk = m->ci[q] - k0;
+                if (kk < 0 || kk >= K) continue;
+                kx[nq] = kk;
+                av[nq++] = m->v[q];
+            }
+            if (!nq) continue;
+            double *ijb = ct + nr;
+            for (int64_t s = 0; s < nsl; s++) {
+                int64_t js = s * nr;
+                int nrb = (int)BR_MIN(nr, N - js);
+                g.kc = nq;
+                g.kx = kx;
+                g.av = av;
+                g.ct = ct;
+                for (int l = 0; l < p->nleaf; l++) {
+                    const int64_t *st = b->st[l];
+                    const double *base = b->base[l];
+                    g.rs[l] = g.cs[l] = 0;
+                    switch (d->cls[l]) {
+                    case LC_S: g.p[l] = &b->sval[l]; break;
+                    case LC_I: g.p[l] = base + r * st[ti]; break;
+                    case LC_J: g.p[l] = d->jpad[l] + js; break;
+                    case LC_K: g.p[l] = base; g.cs[l] = st[tk]; break;
+                    case LC_IJ:
+                        if (nrb == nr && st[tj] == 1) g.p[l] = base + r * st[ti] + js;
+                        else {
+                            double *q = ijb + (size_t)l * nr;
+                            for (int jj = 0; jj < nr; jj++) q[jj] = jj < nrb ? base[r * st[ti] + (js + jj) * st[tj]] : 0;
+                            g.p[l] = q;
+                        }
+                        break;
+                    case LC_A:
+                        g.p[l] = l == spl ? NULL : base + r * st[ti];
+                        g.cs[l] = st[tk];
+                        break;
+                    default:
+                        if (bfull[l]) { g.p[l] = bfull[l] + js; g.cs[l] = npad; }
+                        else if (nrb == nr) { g.p[l] = base + js; g.cs[l] = st[tk]; }
+                        else { g.p[l] = btail[l]; g.cs[l] = nr; }
+                        break;
+                    }
+                }
+                fn(&g);
+                merge(d, ct, r, js, 1, nrb);
+            }
+        }
+        free(ct);
+        free(kx);
+        free(av);
+    }
+    for (int l = 0; l < AM_MAXLEAVES; l++) { free(bfull[l]); free(btail[l]); }
+    return failed ? -1 : 0;
 }
 
 /* ---- adaptive parameters (seed 4.4-4.6) ---- */
@@ -735,6 +982,13 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
     pthread_mutex_unlock(&c->lock);
     if (!tuned && !again && params_load(c, op, &best)) tuned = true;
+    /* BRAID_AMULET_PARAMS="kc nc pack" pins the parameters (the
+     * exhaustive sweep of bench/bench_amulet_sweep.c); nothing is kept */
+    const char *pin = getenv("BRAID_AMULET_PARAMS");
+    long long pkc, pnc;
+    int ppk;
+    if (pin && sscanf(pin, "%lld %lld %d", &pkc, &pnc, &ppk) == 3 && pkc > 0 && pkc <= 512 && pnc > 0)
+        return run_block(d, 0, M, 0, N, 0, K, pkc, pnc, ppk != 0);
     bool searchable = M >= 4 * d->mr * br_threads() && K >= 96 && N >= 32 * d->nr;
     double t0 = omp_get_wtime();
     int rc;
@@ -763,12 +1017,12 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
 
 /* ---- entry ---- */
 
-int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
+/* Lowers p to k and sizes its kernel (seed 4.3.2) into g, *bm rows by
+ * *bv vectors; false when the kernel lacks an operator of the body, or
+ * uses a device exact only for finite values (masked forms, SIMD
+ * min/max) while finite is false. */
+static bool kernel_shape(const AmPlan *p, bool finite, KPlan *k, Gen *g, int *bm, int *bv)
 {
-    if (!c || p->kvar < 0 || !c->opt.enabled || c->opt.interpret) return 0;
-    KPlan *k = calloc(1, sizeof *k);
-    Gen *g = calloc(1, sizeof *g);
-    if (!k || !g) { free(k); free(g); return br_err(e, BR_ENOMEM, "out of memory"); }
     k->p = p;
     k->ok = true;
     for (int i = 0; i < AM_MAXNODES; i++) k->memo[i] = -1;
@@ -780,26 +1034,83 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
     for (int i = 0; i < k->nn; i++)
         risky |= k->n[i].k == KN_MZ || k->n[i].k == KN_MADD || k->n[i].k == KN_MSUB ||
                  (k->n[i].k == KN_BIN && (k->n[i].op == OP_MIN || k->n[i].op == OP_MAX));
-    if (risky && !b->finite) k->ok = false;
+    if (risky && !finite) k->ok = false;
     g->p = p;
     g->k = k;
     g->s = isa_of(k_isa());
     g->bi = 1u << p->tr;
     g->bj = 1u << p->tc;
     g->bk = 1u << p->kvar;
-    int ran = 0;
-    if (k->ok) {
-        schedule(g);
-        /* the largest kernel within the register budget (4.3.2): mr <= 12,
-         * nr up to 4 vectors; ties: 2 vectors, then more rows */
-        int bm = 0, bv = 0;
-        for (int nv = 1; nv <= 4; nv++)
-            for (int mr = 12; mr >= 1; mr--) {
-                if (regs_needed(g, mr, nv) > g->s.regs) continue;
-                if (mr * nv > bm * bv || (mr * nv == bm * bv && nv == 2)) { bm = mr; bv = nv; }
-                break;
-            }
-        if (bm == 0) { bm = 1; bv = 1; }
+    if (!k->ok) return false;
+    schedule(g);
+    plan_prepack(g);
+    /* the largest kernel within the register budget (4.3.2): mr <= 12,
+     * nr up to 4 vectors; ties: 2 vectors, then more rows */
+    *bm = 0;
+    *bv = 0;
+    for (int nv = 1; nv <= 4; nv++)
+        for (int mr = 12; mr >= 1; mr--) {
+            if (regs_needed(g, mr, nv) > g->s.regs) continue;
+            if (mr * nv > *bm * *bv || (mr * nv == *bm * *bv && nv == 2)) { *bm = mr; *bv = nv; }
+            break;
+        }
+    if (*bm == 0) { *bm = 1; *bv = 1; }
+    return true;
+}
+
+/* Vector arithmetic operations per (i,j,k) iteration of the sized kernel
+ * (loads and broadcasts not counted): the instruction bound's numerator
+ * and the cost of the fusion planner's AMULET template. */
+static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops)
+{
+    const KPlan *k = g->k;
+    const AmPlan *p = g->p;
+    const KNode *rt = &k->n[k->root];
+    bool fused = p->w->acc == WA_ADD && g->s.level != K_ISA_GENERIC &&
+                 ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
+    int inner_ops = g->norder + 1 - (fused ? 1 : 0), kk_ops = 0, ii_ops = 0, pk_ops = 0;
+    for (int i = 0; i < k->nn; i++) {
+        unsigned d = k->n[i].dep;
+        if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
+        if (!(d & g->bi)) kk_ops++;
+        else if (!g->nslot || g->keep[i]) ii_ops++;   /* per tile and column panel */
+        else pk_ops++;                               /* per tile: the pack function */
+    }
+    /* the pack function: scalar, once per (i,k) and column block (the
+     * bound counts a block of at least 8 panels, the search's smallest
+     * nc; the planner counts the block its N gives) */
+    if (pack_ops) {
+        *pack_ops = pk_ops;
+        pk_ops = 0;
+    }
+    return (double)inner_ops / g->s.w + (double)ii_ops / (bv * g->s.w) + (double)kk_ops / (bm * g->s.w) +
+           (double)pk_ops / (8.0 * bv * g->s.w);
+}
+
+double am_kernel_vops(const AmPlan *p, int *lanes, int *pack_ops)
+{
+    if (!p->ok || p->kvar < 0) return -1;
+    KPlan *k = calloc(1, sizeof *k);
+    Gen *g = calloc(1, sizeof *g);
+    double r = -1;
+    int bm, bv;
+    if (k && g && kernel_shape(p, true, k, g, &bm, &bv)) {
+        r = vops_per_iter(g, bm, bv, pack_ops);
+        *lanes = g->s.w;
+    }
+    free(k);
+    free(g);
+    return r;
+}
+
+int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
+{
+    if (!c || p->kvar < 0 || !c->opt.enabled || c->opt.interpret) return 0;
+    KPlan *k = calloc(1, sizeof *k);
+    Gen *g = calloc(1, sizeof *g);
+    if (!k || !g) { free(k); free(g); return br_err(e, BR_ENOMEM, "out of memory"); }
+    int ran = 0, bm = 0, bv = 0;
+    if (kernel_shape(p, b->finite, k, g, &bm, &bv)) {
         char *sig = NULL;
         uint64_t hash = 0;
         {
@@ -810,25 +1121,38 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
         }
         CgOp *op = sig ? cg_amulet_op(c, sig, hash) : NULL;
         if (getenv("BRAID_AMULET_TRACE")) {
-            /* the instruction bound's numerator: vector arithmetic per
-             * iteration (loads and broadcasts not counted) */
-            const KNode *rt = &k->n[k->root];
-            bool fused = p->w->acc == WA_ADD && g->s.level != K_ISA_GENERIC &&
-                         ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
-            int inner_ops = g->norder + 1 - (fused ? 1 : 0), kk_ops = 0, ii_ops = 0;
-            for (int i = 0; i < k->nn; i++) {
-                unsigned d = k->n[i].dep;
-                if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
-                if (d & g->bi) ii_ops++;
-                else kk_ops++;
-            }
-            double per = (double)inner_ops / g->s.w + (double)ii_ops / (bv * g->s.w) + (double)kk_ops / (bm * g->s.w);
+            double per = vops_per_iter(g, bm, bv, NULL);
             fprintf(stderr, "amulet: %d x %d %s kernel, %d temporaries, %.3f vector operations per iteration\n", bm,
                     bv * g->s.w, k_isa_name(g->s.level), g->temps, per);
         }
-        if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1) {
+        int snv = sparse_nv(g);
+        if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1 && b->sp) {
+            /* the sparse operand kept as CSR: the sparse kernel, or the
+             * evaluator (ran 0) when the kernel has none */
+            if (op->fn[1] && snv > 0) {
+                Drv d = {.p = p, .b = b, .mr = 1, .nr = snv * g->s.w, .ti = p->tr, .tj = p->tc, .tk = p->kvar};
+                int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];
+                int64_t npad = (N + d.nr - 1) / d.nr * d.nr + d.nr;
+                bool ok = true;
+                for (int l = 0; l < p->nleaf; l++) {
+                    d.cls[l] = leaf_class(g, p->leaf[l].dep);
+                    if (d.cls[l] != LC_J) continue;
+                    d.jpad[l] = calloc((size_t)npad, sizeof(double));
+                    if (!d.jpad[l]) { ok = false; continue; }
+                    for (int64_t j = 0; j < N; j++) d.jpad[l][j] = b->base[l][j * b->st[l][p->tc]];
+                }
+                double t0 = omp_get_wtime();
+                if (!ok || (M > 0 && N > 0 && K > 0 && run_sparse(&d, (AmKernel)op->fn[1], M, N, K)))
+                    ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
+                else ran = 1;
+                if (getenv("BRAID_AMULET_TRACE"))
+                    fprintf(stderr, "amulet: sparse 1 x %d kernel over %lld non-zeros: %.3g s\n", d.nr,
+                            (long long)b->sp->nnz, omp_get_wtime() - t0);
+                for (int l = 0; l < p->nleaf; l++) free(d.jpad[l]);
+            }
+        } else if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1) {
             Drv d = {.p = p, .b = b, .fn = (AmKernel)op->fn[0], .mr = bm, .nr = bv * g->s.w, .ti = p->tr,
-                     .tj = p->tc, .tk = p->kvar};
+                     .tj = p->tc, .tk = p->kvar, .pk = g->nslot ? (AmKernel)op->fn[2] : NULL, .nslot = g->nslot};
             int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];
             int64_t npad = (N + d.nr - 1) / d.nr * d.nr + d.nr;
             bool ok = true;

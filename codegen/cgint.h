@@ -209,6 +209,15 @@ double cg_lower_bound(const CostCtx *x, const bool *cut);
 /* Does e reference an input whose entries usable by e are all banned? */
 bool cg_dead_ref(const Memo *m, const uint8_t *ban, const MEntry *e);
 
+/* The machine constants of c, measured (or read from the cache
+ * directory) on first use. */
+void cg_machine_ctx(CgContext *c, CgMachine *mc);
+
+/* The AMULET template (amulet_tpl.c): products of elementwise operands
+ * that cost less as a where-loop become H_WHERE hops (before
+ * exploration). */
+void cg_amulet_fuse(CgContext *c, HopDag *d);
+
 /* ---- CPlans (cplan.c) ---- */
 
 /* CN_SLICE (Row): columns lo..hi (1-based, a[1] and a[2], scalar inputs)
@@ -337,6 +346,9 @@ typedef struct CgOp {
     int am_pack;
 } CgOp;
 
+/* A where-loop of the AMULET template (amulet_tpl.c), by its body text. */
+typedef struct AmLoop { const char *sig; const struct WhereLoop *w; } AmLoop;
+
 struct CgContext {
     CgOptions opt;
     CgStats st;
@@ -359,6 +371,9 @@ struct CgContext {
     CgMachine mc;
     bool have_mc;
     SelCache *selc;        /* cost-based selections by partition (c->lock) */
+    Arena *am_arena;       /* AMULET template: its where-loops (c->lock), */
+    AmLoop *am_loops;      /*   which instructions point to, live as long */
+    int am_nloops, am_cap; /*   as the context */
 };
 
 /* Looks up or compiles the operator of plan p (takes p). Returns NULL

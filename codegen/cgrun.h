@@ -50,6 +50,8 @@ typedef struct CgStats {
     int64_t optimize_ns;   /* time spent exploring and selecting */
     int64_t cc_runs;       /* compiler processes started (one per bundle
                               of operators) */
+    int64_t amulet;        /* products placed as AMULET where-loops by the
+                              fusion planner (amulet_tpl.c) */
 } CgStats;
 
 /* The codegen context of one runtime program: plan cache, compiled

@@ -44,6 +44,8 @@ void cg_context_free(CgContext *c)
         free(op);
     }
     free(c->ops);
+    free(c->am_loops);
+    arena_free(c->am_arena);
     selcache_free(c->selc);
     cache_dir_cleanup(c);
     pthread_mutex_destroy(&c->lock);
@@ -131,10 +133,23 @@ static void explain(CgContext *c, const HopDag *d, CgOp **ops, const Selection *
  * synchronously and runs fused from its first execution. */
 #define ASYNC_MAX_CELLS 4194304.0   /* 2^22 cells: 32 MB dense */
 
+void cg_machine_ctx(CgContext *c, CgMachine *mc)
+{
+    pthread_mutex_lock(&c->lock);
+    if (!c->have_mc) {
+        cache_dir_init(c);
+        cg_machine(c->disk_ok ? c->cachedir : NULL, &c->mc);
+        c->have_mc = true;
+    }
+    *mc = c->mc;
+    pthread_mutex_unlock(&c->lock);
+}
+
 void cg_optimize_dag(CgContext *c, HopDag *d)
 {
     if (!c || !c->opt.enabled || !d || d->recompile) return;
     int64_t t0 = br_now_ns();
+    if (c->opt.policy == CG_COST_BASED) cg_amulet_fuse(c, d);
     Memo *m = memo_new(d);
     if (!m) return;
     __atomic_add_fetch(&c->st.dags, 1, __ATOMIC_RELAXED);
@@ -143,16 +158,7 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     for (int k = 0; k < m->norder && !any; k++) any = m->g[m->order[k]->id] && m->g[m->order[k]->id]->n;
     if (!any) { memo_free(m); __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED); return; }
     CgMachine mc = {0};
-    if (c->opt.policy == CG_COST_BASED) {
-        pthread_mutex_lock(&c->lock);
-        if (!c->have_mc) {
-            cache_dir_init(c);
-            cg_machine(c->disk_ok ? c->cachedir : NULL, &c->mc);
-            c->have_mc = true;
-        }
-        mc = c->mc;
-        pthread_mutex_unlock(&c->lock);
-    }
+    if (c->opt.policy == CG_COST_BASED) cg_machine_ctx(c, &mc);
     EnumStats es = {0};
     cg_select(c, m, c->opt.policy, &mc, &es);
     __atomic_add_fetch(&c->st.enumerated, es.enumerated, __ATOMIC_RELAXED);
@@ -418,6 +424,7 @@ void cg_print_stats(const CgContext *c, FILE *f)
     fprintf(f, "Codegen compile times (DAG, JC):\t%.3f/%.3f sec.\n", (double)s->optimize_ns / 1e9,
             (double)s->compile_ns / 1e9);
     fprintf(f, "Codegen plan cache (hits, disk):\t%lld/%lld.\n", (long long)s->cache_hits, (long long)s->disk_hits);
+    if (s->amulet) fprintf(f, "Codegen AMULET loops (planner):\t%lld.\n", (long long)s->amulet);
     if (s->cc_runs) fprintf(f, "Codegen compiler runs:\t%lld.\n", (long long)s->cc_runs);
     if (s->failed || s->fallback)
         fprintf(f, "Codegen failed compiles, fallbacks:\t%lld/%lld.\n", (long long)s->failed, (long long)s->fallback);

@@ -98,6 +98,10 @@ typedef struct WhereVar {
     const char *name;
     Expr *from, *to;         /* the range from:to */
     Span span;
+    Expr *step;              /* NULL: from:to; else the values from,
+                                from + step, ... up to to, as a for loop
+                                over seq(from, to, step) (loops of outer
+                                products lifted by lang/where.c) */
 } WhereVar;
 #define WHERE_MAXVARS 3
 struct WhereLoop {

@@ -116,6 +116,10 @@ void lang_dump_expr(FILE *f, const Expr *e)
             lang_dump_expr(f, w->vars[v].from);
             fputc(' ', f);
             lang_dump_expr(f, w->vars[v].to);
+            if (w->vars[v].step) {
+                fputc(' ', f);
+                lang_dump_expr(f, w->vars[v].step);
+            }
             fputc(')', f);
         }
         fputc(' ', f);

@@ -128,7 +128,7 @@ static WhereLoop *lift(Arena *a, const Stmt *s, const Stmt **inner)
     const Stmt *st = s;
     while (st->kind == ST_FOR && !st->for_.parfor && !st->for_.incr && st->for_.nopts == 0 && w.nvars < WHERE_MAXVARS) {
         for (int v = 0; v < w.nvars; v++) if (!strcmp(w.vars[v].name, st->for_.var)) return NULL;
-        w.vars[w.nvars] = (WhereVar){st->for_.var, st->for_.from, st->for_.to, st->span};
+        w.vars[w.nvars] = (WhereVar){st->for_.var, st->for_.from, st->for_.to, st->span, NULL};
         w.nvars++;
         if (reads_var(&w, w.nvars, st->for_.from) || reads_var(&w, w.nvars, st->for_.to)) return NULL;
         if (st->for_.body.n != 1) return NULL;
@@ -499,38 +499,35 @@ static bool rk_update(RkCtx *c, const Stmt *st, WhereAcc *acc, Expr **val)
     return true;
 }
 
-/* The where-loop of a loop over k of rank-one outer products, or NULL. */
-static WhereLoop *lift_rank1(Arena *a, const Stmt *s)
+/* The increment of a stepped loop `for (k in seq(a, b, s))` the rewrite
+ * takes: a non-zero integer literal (as - literal too); 0 when there is
+ * none or it is something else. */
+static int64_t rk_step(const Stmt *s)
 {
-    if (s->kind != ST_FOR || s->for_.parfor || s->for_.incr || s->for_.nopts || s->for_.body.n < 1) return NULL;
-    WhereLoop probe = {0};
-    if (reads_var(&probe, 0, s->for_.from) || reads_var(&probe, 0, s->for_.to)) return NULL;
-    const Block *body = &s->for_.body;
-    for (int i = 0; i < body->n; i++) {
-        const Stmt *st = body->stmts[i];
-        if (st->kind != ST_ASSIGN || st->assign.target.indexed || !strcmp(st->assign.target.name, s->for_.var))
-            return NULL;
-    }
-    const Stmt *last = body->stmts[body->n - 1];
-    RkCtx c = {.a = a, .loop = s, .k = s->for_.var, .r = last->assign.target.name, .body = body};
-    if (body->n - 1 > RK_MAXTEMPS) return NULL;
-    for (int i = 0; i + 1 < body->n; i++) {
-        const Stmt *st = body->stmts[i];
-        if (st->assign.accum || !strcmp(st->assign.target.name, c.r)) return NULL;
-        if (!rk_expr(&c, st->assign.value, &c.tval[c.nt])) return NULL;
-        c.tname[c.nt++] = st->assign.target.name;
-    }
+    const Expr *x = s->for_.incr;
+    if (!x) return 0;
+    bool neg = x->kind == EX_UNARY && x->unary.op == OP_NEG;
+    if (neg) x = x->unary.a;
+    if (x->kind != EX_INT || x->ival == 0) return 0;
+    return neg ? -x->ival : x->ival;
+}
+
+/* The where-loop of one update of the loop body (c's temporaries so far),
+ * or NULL. */
+static WhereLoop *rk_loop(RkCtx *c, const Stmt *s, const Stmt *st)
+{
+    Arena *a = c->a;
     WhereLoop w = {0};
     Expr *e = NULL;
     RkVal v;
-    if (!rk_update(&c, last, &w.acc, &e) || !rk_expr(&c, e, &v) || !v.rows || !v.cols) return NULL;
+    if (!rk_update(c, st, &w.acc, &e) || !rk_expr(c, e, &v) || !v.rows || !v.cols) return NULL;
     w.nvars = 3;
-    w.vars[0] = (WhereVar){rk_i, new_expr(a, EX_INT, s->span), v.rows, s->span};
-    w.vars[1] = (WhereVar){rk_j, new_expr(a, EX_INT, s->span), v.cols, s->span};
-    w.vars[2] = (WhereVar){s->for_.var, s->for_.from, s->for_.to, s->span};
+    w.vars[0] = (WhereVar){rk_i, new_expr(a, EX_INT, s->span), v.rows, s->span, NULL};
+    w.vars[1] = (WhereVar){rk_j, new_expr(a, EX_INT, s->span), v.cols, s->span, NULL};
+    w.vars[2] = (WhereVar){s->for_.var, s->for_.from, s->for_.to, s->span, s->for_.incr};
     if (!w.vars[0].from || !w.vars[1].from) return NULL;
     w.vars[0].from->ival = w.vars[1].from->ival = 1;
-    w.target = last->assign.target;
+    w.target = st->assign.target;
     w.target.indexed = true;
     w.target.has_col = true;
     w.target.row.lo = rk_ident(a, rk_i, s->span);
@@ -545,21 +542,131 @@ static WhereLoop *lift_rank1(Arena *a, const Stmt *s)
     return r;
 }
 
-/* The statements replacing the rank-one loop s: R = <where>, k = as the
- * loop leaves it, then the temporaries once more for that k (their values
- * after the loop are those of its last iteration). */
-static Stmt **rank1_stmts(Arena *a, const Stmt *s, WhereLoop *w, int *n)
+/* The where-loops of a loop over k of rank-one outer products: one per
+ * result the body updates (R = R + e, ...; each result updated once and
+ * read nowhere else, which rk_expr's rule for assigned variables
+ * ensures), the other statements temporaries; into ws[], returns their
+ * number (0: not such a loop). tmp[i]: statement i is a temporary. */
+#define RK_MAXRES 8
+static int lift_rank1(Arena *a, const Stmt *s, WhereLoop **ws, bool *tmp)
 {
-    int nt = s->for_.body.n - 1;
-    Stmt **v = arena_alloc(a, (size_t)(2 + nt) * sizeof *v);
-    int nk = 0;
-    Stmt **head = lifted_stmts(a, s, w, &nk);   /* R = where; #i, #j, k */
-    if (!v || !head) return NULL;
-    v[0] = head[0];
-    v[1] = head[3];
-    for (int i = 0; i < nt; i++) v[2 + i] = s->for_.body.stmts[i];
-    *n = 2 + nt;
-    return v;
+    if (s->kind != ST_FOR || s->for_.parfor || s->for_.nopts || s->for_.body.n < 1) return 0;
+    if (s->for_.incr && !rk_step(s)) return 0;
+    WhereLoop probe = {0};
+    if (reads_var(&probe, 0, s->for_.from) || reads_var(&probe, 0, s->for_.to)) return 0;
+    const Block *body = &s->for_.body;
+    if (body->n > RK_MAXTEMPS + RK_MAXRES) return 0;
+    for (int i = 0; i < body->n; i++) {
+        const Stmt *st = body->stmts[i];
+        if (st->kind != ST_ASSIGN || st->assign.target.indexed || !strcmp(st->assign.target.name, s->for_.var))
+            return 0;
+        for (int j = 0; j < i; j++)   /* each variable assigned once */
+            if (!strcmp(body->stmts[j]->assign.target.name, st->assign.target.name)) return 0;
+    }
+    RkCtx c = {.a = a, .loop = s, .k = s->for_.var, .body = body};
+    int nw = 0;
+    for (int i = 0; i < body->n; i++) {
+        const Stmt *st = body->stmts[i];
+        WhereAcc acc;
+        Expr *e;
+        /* an update reads its own target, which no temporary may (the
+         * rule for assigned variables): the statements it matches */
+        tmp[i] = !rk_update(&c, st, &acc, &e);
+        if (!tmp[i]) {
+            if (nw == RK_MAXRES || !(ws[nw] = rk_loop(&c, s, st))) return 0;
+            nw++;
+            continue;
+        }
+        if (st->assign.accum || c.nt == RK_MAXTEMPS || !rk_expr(&c, st->assign.value, &c.tval[c.nt])) return 0;
+        c.tname[c.nt++] = st->assign.target.name;
+    }
+    return nw;
+}
+
+/* A call of builtin name with arguments x[0..n). */
+static Expr *rk_call_of(Arena *a, const char *name, Expr **x, int n, Span sp)
+{
+    Expr *c = new_expr(a, EX_CALL, sp);
+    Arg *args = arena_alloc(a, (size_t)n * sizeof *args);
+    if (!c || !args) return NULL;
+    for (int i = 0; i < n; i++) {
+        if (!x[i]) return NULL;
+        args[i] = (Arg){.value = x[i], .span = sp};
+    }
+    c->call.name = name;
+    c->call.args = args;
+    c->call.nargs = n;
+    c->call.builtin = ops_builtin(name);
+    return c->call.builtin ? c : NULL;
+}
+
+static Expr *rk_bin(Arena *a, OpCode op, Expr *x, Expr *y, Span sp)
+{
+    Expr *e = x && y ? new_expr(a, EX_BINARY, sp) : NULL;
+    if (!e) return NULL;
+    e->binary.op = op;
+    e->binary.a = x;
+    e->binary.b = y;
+    return e;
+}
+
+/* Stepped loop seq(a, b, s): the value k leaves, as.integer(a) +
+ * floor((as.integer(b) - as.integer(a)) / s) * s, as an integer; and
+ * the condition that the loop runs at all (runtime/interp.c's count:
+ * (as.integer(b) - as.integer(a)) * s >= 0 and b / s - a / s >= 0). */
+static Expr *rk_last(Arena *a, const Stmt *s, Expr **cond)
+{
+    Span sp = s->span;
+    Expr *from = s->for_.from, *to = s->for_.to;
+    Expr *ia = rk_call_of(a, "as.integer", &from, 1, sp);
+    Expr *ib = rk_call_of(a, "as.integer", &to, 1, sp);
+    Expr *d = rk_bin(a, OP_MINUS, ib, ia, sp);
+    Expr *q = rk_bin(a, OP_DIV, d, s->for_.incr, sp);
+    Expr *f = rk_call_of(a, "floor", &q, 1, sp);
+    Expr *last = rk_bin(a, OP_PLUS, ia, rk_bin(a, OP_MULT, f, s->for_.incr, sp), sp);
+    Expr *zero = new_expr(a, EX_INT, sp);
+    if (zero) zero->ival = 0;
+    Expr *c1 = rk_bin(a, OP_GE, rk_bin(a, OP_MULT, d, s->for_.incr, sp), zero, sp);
+    Expr *c2 = rk_bin(a, OP_GE,
+                      rk_bin(a, OP_MINUS, rk_bin(a, OP_DIV, s->for_.to, s->for_.incr, sp),
+                             rk_bin(a, OP_DIV, s->for_.from, s->for_.incr, sp), sp), zero, sp);
+    *cond = rk_bin(a, OP_AND, c1, c2, sp);
+    return rk_call_of(a, "as.integer", &last, 1, sp);
+}
+
+/* The statements replacing the rank-one loop s: each result = <where>,
+ * k = as the loop leaves it, then the temporaries once more for that k
+ * (their values after the loop are those of its last iteration). A
+ * stepped loop's statements go inside `if (<the loop runs>)`. */
+static Stmt **rank1_stmts(Arena *a, const Stmt *s, WhereLoop **ws, int nw, const bool *tmp, int *n)
+{
+    int nb = s->for_.body.n, m = 0;
+    Stmt **v = arena_alloc(a, (size_t)(nw + 1 + nb) * sizeof *v);
+    if (!v) return NULL;
+    Stmt *kst = NULL;
+    for (int q = 0; q < nw; q++) {
+        int nk = 0;
+        Stmt **head = lifted_stmts(a, s, ws[q], &nk);   /* R = where; #i, #j, k */
+        if (!head) return NULL;
+        v[m++] = head[0];
+        kst = head[3];
+    }
+    Expr *cond = NULL;
+    if (s->for_.incr && !(kst->assign.value = rk_last(a, s, &cond))) return NULL;
+    if (s->for_.incr && !cond) return NULL;
+    v[m++] = kst;
+    for (int i = 0; i < nb; i++) if (tmp[i]) v[m++] = s->for_.body.stmts[i];
+    if (!s->for_.incr) { *n = m; return v; }
+    Stmt *st = arena_alloc(a, sizeof *st), **one = arena_alloc(a, sizeof *one);
+    if (!st || !one) return NULL;
+    memset(st, 0, sizeof *st);
+    st->kind = ST_IF;
+    st->span = s->span;
+    st->if_.cond = cond;
+    st->if_.then_b = (Block){v, m};
+    one[0] = st;
+    *n = 1;
+    return one;
 }
 
 void where_lift_block(Arena *a, Block *b)
@@ -576,8 +683,10 @@ void where_lift_block(Arena *a, Block *b)
         WhereLoop *w = lift(a, s, &inner);
         int n = 0;
         Stmt **rep = w ? lifted_stmts(a, s, w, &n) : NULL;
-        WhereLoop *w1 = rep ? NULL : lift_rank1(a, s);
-        if (w1) rep = rank1_stmts(a, s, w1, &n);
+        WhereLoop *ws[RK_MAXRES];
+        bool tmp[RK_MAXTEMPS + RK_MAXRES];
+        int nw = rep ? 0 : lift_rank1(a, s, ws, tmp);
+        if (nw) rep = rank1_stmts(a, s, ws, nw, tmp, &n);
         if (!rep) { where_lift_block(a, &s->for_.body); continue; }
         Stmt **nv = arena_alloc(a, (size_t)(b->n + n - 1) * sizeof *nv);
         if (!nv) continue;

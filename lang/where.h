@@ -17,7 +17,8 @@ int where_var(const WhereLoop *w, const Expr *e);
  * variables), in order of first appearance, into names[0..max); returns
  * their number (more than max: the body reads too many). The input
  * order of a where-loop's HOP is: R, then from and to of each loop
- * variable, then these variables. */
+ * variable, then these variables, then the step of each stepped loop
+ * variable (WhereVar.step), in variable order. */
 int where_leaves(const WhereLoop *w, const char **names, int max);
 
 /* May a where-loop body call builtin bi with nargs positional arguments

@@ -849,13 +849,16 @@ static Hop *build_where(BCtx *c, const WhereLoop *w, Span sp)
     const char *names[WHERE_MAXLEAVES];
     int nl = where_leaves(w, names, WHERE_MAXLEAVES);
     if (nl > WHERE_MAXLEAVES) nl = WHERE_MAXLEAVES;   /* the validator reported it */
-    Hop *h = hop_new(c->dag, H_WHERE, sp, 1 + 2 * w->nvars + nl);
+    int ns = 0;   /* steps of stepped variables, after the variables read */
+    for (int v = 0; v < w->nvars; v++) ns += w->vars[v].step != NULL;
+    Hop *h = hop_new(c->dag, H_WHERE, sp, 1 + 2 * w->nvars + nl + ns);
     if (!h) return lit(c, val_double(0), sp);
     h->where = w;
     h->in[0] = lookup(c, w->target.name, w->target.span);
-    for (int v = 0; v < w->nvars; v++) {
+    for (int v = 0, q = 0; v < w->nvars; v++) {
         h->in[1 + 2 * v] = build_expr(c, w->vars[v].from);
         h->in[2 + 2 * v] = build_expr(c, w->vars[v].to);
+        if (w->vars[v].step) h->in[1 + 2 * w->nvars + nl + q++] = build_expr(c, w->vars[v].step);
     }
     for (int k = 0; k < nl; k++) h->in[1 + 2 * w->nvars + k] = lookup(c, names[k], sp);
     hop_infer(h);
@@ -1074,7 +1077,8 @@ static bool where_reads(const WhereLoop *w, const char *name)
         if (!strcmp(names[k], name)) return true;
     if (!strcmp(w->target.name, name)) return true;
     for (int v = 0; v < w->nvars; v++)
-        if (mentions(w->vars[v].from, name) || mentions(w->vars[v].to, name)) return true;
+        if (mentions(w->vars[v].from, name) || mentions(w->vars[v].to, name) || mentions(w->vars[v].step, name))
+            return true;
     return false;
 }
 

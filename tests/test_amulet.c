@@ -214,6 +214,10 @@ static int rank1_lifted(const char *src, const char **names, int n)
     const Block *b = p ? lang_main(p) : NULL;
     for (int i = 0; b && i < b->n; i++) {
         const Stmt *s = b->stmts[i];
+        /* a stepped loop's statements are inside if (<the loop runs>) */
+        const Block *in = s->kind == ST_IF ? &s->if_.then_b : NULL;
+        for (int j = 0; in && j < in->n; j++)
+            c += in->stmts[j]->kind == ST_ASSIGN && in->stmts[j]->assign.value->kind == EX_WHERE;
         c += s->kind == ST_ASSIGN && s->assign.value->kind == EX_WHERE && s->assign.value->where->bcast;
     }
     lang_program_free(p);
@@ -291,6 +295,56 @@ static void rank1(void)
         t_run_free(&r);
         mb_release(bad);
         for (int i = 0; i < 9; i++) mb_release(ins[i]);
+    }
+}
+
+/* Loops of outer products that update several results (each a where-loop,
+ * temporaries between them) and loops over seq(a, b, step) (positive,
+ * negative, one value, none, fractional bounds): the same results, loop
+ * variable and temporaries as the loops kept; loops outside the shape
+ * (a result updated twice, read by another statement, a step that is not
+ * an integer literal) stay loops. */
+static void rank1_more(void)
+{
+    static const struct { const char *range, *body; int lifts; } cases[] = {
+        {"1:ncol(A)", "P = A[,k] %*% B[k,]\n R = R + P\n Q = abs(P)\n S = min(S, Q - 1)\n T = T + (P > 0)", 3},
+        {"seq(2, ncol(A), 3)", "P = A[,k] %*% B[k,]\n R = R + P - (P > thr) * P * 0.5", 1},
+        {"seq(ncol(A), 1, -4)", "P = A[,k] %*% B[k,]\n R = R + P\n S = max(S, P)", 2},
+        {"seq(3, 3, 7)", "R = R + A[,k] %*% B[k,]", 1},
+        {"seq(5, 2, 1)", "R = R + A[,k] %*% B[k,]\n T = T + A[,k] %*% B[k,]", 2},   /* runs no iteration */
+        {"seq(2.7, 20.2, 5)", "R = R + A[,k] %*% B[k,]\n Q = A[,k] %*% B[k,] * 2\n T = T + Q", 2},
+        {"seq(1, ncol(A), 2)", "R = R + A[,k] %*% B[k,]\n R = R + 1", 0},
+        {"1:ncol(A)", "R = R + A[,k] %*% B[k,]\n S = S + R", 0},
+        {"seq(1, ncol(A), 1.5)", "R = R + A[,k] %*% B[k,]", 0},
+    };
+    static const int64_t sizes[][3] = {{37, 29, 41}, {70, 66, 80}};
+    const char *names[] = {"A", "B", "thr"}, *on[] = {"R", "S", "T", "k", "P", "Q"};
+    char src[700];
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+        t_seed((uint64_t)(M * 5 + K));
+        MB *ins[] = {t_gen(M, K, 1, -1, 1, false), t_gen(K, N, 1, -1, 1, false), t_gen(1, N, 1, -0.3, 0.3, false)};
+        double tol = 2 * (double)K * (double)K * 2.3e-16;
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            snprintf(src, sizeof src,
+                     "R = matrix(0, nrow(A), ncol(B)); S = matrix(-1e9, nrow(A), ncol(B)); T = 0; k = -1; P = 0; "
+                     "Q = 0\nfor (k in %s) {\n %s\n}\n", cases[c].range, cases[c].body);
+            T_CHECK(rank1_lifted(src, names, 3) == cases[c].lifts, "rank-one loop %zu: %d where-loops", c,
+                    rank1_lifted(src, names, 3));
+            TRun r0, r1;
+            if (run_two(src, "BRAID_AMULET_LIFT", "0", NULL, 3, names, ins, 6, on, &r0, &r1))
+                for (int o = 0; o < 6; o++) {
+                    bool m = r0.out[o].kind == V_MATRIX;
+                    T_CHECK(r0.out[o].kind == r1.out[o].kind &&
+                                (m ? mb_equal(r0.out[o].m, r1.out[o].m, tol)
+                                   : val_as_double(&r0.out[o]) == val_as_double(&r1.out[o])),
+                            "rank-one loop %zu, %lldx%lldx%lld: %s after the loop", c, (long long)M, (long long)N,
+                            (long long)K, on[o]);
+                }
+            t_run_free(&r0);
+            t_run_free(&r1);
+        }
+        for (int i = 0; i < 3; i++) mb_release(ins[i]);
     }
 }
 
@@ -404,6 +458,179 @@ static void sparse_a(void)
     mb_release(H); mb_release(C);
 }
 
+/* ins[0..4): A (M x K, density da), B (K x N, density db), t(A), t(B);
+ * stored sparse below density 0.4. */
+static void gen_ab(int64_t M, int64_t N, int64_t K, double da, double db, MB **ins)
+{
+    BrErr e = {0};
+    ins[0] = t_gen(M, K, da, -1, 1, da < 0.4);
+    ins[1] = t_gen(K, N, db, -1, 1, db < 0.4);
+    ins[2] = k_transpose(ins[0], &e);
+    ins[3] = k_transpose(ins[1], &e);
+}
+
+/* The where-loop R[i,j] += body over ins (names below; A sparse) with
+ * BRAID_AMULET=ref and =kernel (the sparse kernel): equal results. sub:
+ * rows 2..M-1 and k from 3. */
+static const char *sp_names[] = {"A", "B", "At", "Bt", "thi", "thj", "thk", "C"};
+static void sparse_check(MB **ins, int64_t M, int64_t N, int64_t K, const char *body, int sub, const char *what)
+{
+    char src[600];
+    int64_t i0 = sub ? 2 : 1, i1 = sub ? M - 1 : M, k0 = sub ? 3 : 1;
+    snprintf(src, sizeof src, "R = matrix(0, %lld, %lld)\nwhere (i in %lld:%lld, j in 1:%lld, k in %lld:%lld) "
+             "{ R[i,j] += %s }\n", (long long)M, (long long)N, (long long)i0, (long long)i1, (long long)N,
+             (long long)k0, (long long)K, body);
+    /* two summation orders of K terms of magnitude <= 16 */
+    double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
+    const char *on[] = {"R"};
+    TRun r0, r1;
+    if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, sp_names, ins, 1, on, &r0, &r1))
+        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse kernel %s, %lldx%lldx%lld, sub-range %d, %s", body,
+                (long long)M, (long long)N, (long long)K, sub, what);
+    t_run_free(&r0);
+    t_run_free(&r1);
+}
+
+/* The inputs of sparse_check: A sparse of density d, B, t(A), t(B), the
+ * vectors thi, thj, thk, and C (M x N). */
+static void sparse_inputs(int64_t M, int64_t N, int64_t K, double d, MB **ins)
+{
+    gen_ab(M, N, K, d, 1, ins);
+    ins[4] = t_gen(M, 1, 1, -1, 1, false);
+    ins[5] = t_gen(1, N, 1, -0.3, 0.3, false);
+    ins[6] = t_gen(K, 1, 1, -1, 1, false);
+    ins[7] = t_gen(M, N, 1, -1, 1, false);
+}
+
+static const char *sp_bodies[] = {
+    "A[i,k] * B[k,j]",
+    "A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*0.5",
+    "abs(A[i,k]) * B[k,j] * thj[j] + A[i,k] * thk[k] * C[i,j]",
+    "At[k,i] * Bt[j,k] * thi[i]",
+    "ifelse(At[k,i] > 0, At[k,i], 2 * At[k,i]) * (B[k,j] - thj[j])",
+};
+
+/* The sparse kernel (a sparse (i,k) operand whose zeros make the body
+ * zero, read by its CSR rows; A[k,i] through the CSR of t(A)): every
+ * operand class (scalars, i-, j-, k-vectors, (i,j) matrices, B row-major
+ * and transposed), full and sub-ranges, swept shapes and densities, 1
+ * and 2 threads, against the scalar reference; with a NaN in B the
+ * zeros are not skipped (dense kernel) and the results still agree. */
+static void sparse_kernel(void)
+{
+    static const int64_t sizes[][3] = {{70, 66, 80}, {131, 37, 200}, {50, 129, 90}};
+    static const double dens[] = {0.01, 0.04};
+    char what[40];
+    /* every (shape, density) pair */
+    for (size_t c = 0; c < 6; c++) {
+        size_t si = c / 2, di = c % 2;
+        int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+        t_seed((uint64_t)(M * 7 + K + 3 * di));
+        MB *ins[8];
+        sparse_inputs(M, N, K, dens[di], ins);
+        T_CHECK(ins[2] && ins[2]->sparse, "t(A) of a sparse A is sparse");
+        for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++)
+            for (int sub = 0; sub < 2; sub++)
+                for (int nt = 1; nt <= 2; nt++) {
+                    br_set_threads(nt);
+                    snprintf(what, sizeof what, "density %g, %d threads", dens[di], nt);
+                    sparse_check(ins, M, N, K, sp_bodies[f], sub, what);
+                }
+        /* a NaN in B: zeros of A not skipped (0 * NaN is NaN) */
+        ins[1]->d[5 * N + 3] = NAN;
+        ins[3]->d[3 * K + 5] = NAN;
+        sparse_check(ins, M, N, K, sp_bodies[3], 0, "NaN in B");
+        for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    }
+    br_set_threads(0);
+    unsetenv("BRAID_AMULET");
+}
+
+/* The AMULET template of the cost-based fusion planner (amulet_tpl.c):
+ * products of elementwise operands (masks, vectors, scalars, ifelse,
+ * min/max, transposed reads, t(.) %*% .) forced into where-loops give
+ * the plan without them (BLAS and Cell/Row operators) over swept shapes
+ * and densities; products the template must leave alone (an operator
+ * the kernel lacks, a shared operand, too little work, a sparse
+ * operand) are left alone; and the cost decision follows the machine
+ * constants (pinned: a slow memory makes materializing the operands
+ * dear, a fast one makes recomputing them per tile dear). */
+static void planner(void)
+{
+    static const struct { const char *expr; bool cand; } forms[] = {
+        {"((A > 0.5) * A * u) %*% B", true},
+        {"(A * c + s) %*% abs(B - v)", true},
+        {"ifelse(A > 0, A, 0.1 * A) %*% (B * w)", true},
+        {"t(At * 2) %*% B", true},
+        {"(min(A, 0.3) - max(u, 0.1)) %*% t(Bt)", true},
+        {"sqrt(abs(A)) %*% (B > 0)", true},
+        {"(-A) %*% (!(B > 0.2))", true},
+        {"(A ^ 2) %*% (B / 3)", true},
+        {"t(At) %*% (B * (B > 0))", true},
+        {"exp(A) %*% B", false},
+        {"(A * 2) %*% B + sum(A * 2)", false},   /* A * 2 shared: materialized anyway */
+    };
+    static const int64_t sizes[][3] = {{70, 66, 80}, {131, 37, 65}, {64, 64, 64}, {200, 17, 90}, {20, 20, 20}};
+    static const double dens[] = {1, 0.5, 0.05};
+    const char *names[] = {"A", "B", "At", "Bt", "u", "c", "v", "w"}, *on[] = {"R"};
+    char src[400];
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (size_t di = 0; di < sizeof dens / sizeof *dens; di++) {
+            int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+            t_seed((uint64_t)(M * 31 + N + 7 * di));
+            bool sp = dens[di] < 0.4;
+            MB *ins[8];
+            gen_ab(M, N, K, dens[di], dens[di], ins);
+            ins[4] = t_gen(1, K, 1, -1, 1, false);
+            ins[5] = t_gen(M, 1, 1, -1, 1, false);
+            ins[6] = t_gen(1, N, 1, -1, 1, false);
+            ins[7] = t_gen(K, 1, 1, -1, 1, false);
+            /* two summation orders of K terms of magnitude <= 16 */
+            double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
+            for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+                snprintf(src, sizeof src, "s = 0.25\nR = %s\n", forms[f].expr);
+                TRun r0, r1;
+                if (run_two(src, "BRAID_AMULET_FUSE", "force", "0", 8, names, ins, 1, on, &r0, &r1)) {
+                    T_MB_EQ(r0.out[0].m, r1.out[0].m, tol, "planner form %zu, %lldx%lldx%lld, density %g", f,
+                            (long long)M, (long long)N, (long long)K, dens[di]);
+                    bool want = forms[f].cand && !sp && M * N * K >= 64 * 64 * 64;
+                    T_CHECK((r0.st.amulet > 0) == want && r1.st.amulet == 0,
+                            "planner form %zu, %lldx%lldx%lld, density %g: %lld AMULET loops, want %d", f,
+                            (long long)M, (long long)N, (long long)K, dens[di], (long long)r0.st.amulet, want);
+                }
+                t_run_free(&r0);
+                t_run_free(&r1);
+            }
+            for (int i = 0; i < 8; i++) mb_release(ins[i]);
+        }
+    unsetenv("BRAID_AMULET_FUSE");
+    /* the cost decision under pinned machine constants */
+    t_seed(5);
+    MB *A = t_gen(70, 80, 1, -1, 1, false), *B = t_gen(80, 66, 1, -1, 1, false), *u = t_gen(1, 80, 1, -1, 1, false);
+    MB *ins[] = {A, B, u};
+    const char *n2[] = {"A", "B", "u"};
+    const char *src2 = "R = ((A > 0.5) * A * u) %*% (B * (B > 0))\n";
+    static const struct { const char *mc; int want; } mcs[] = {
+        {"1e8 1e8 1e10 1.15e11 4.6e10", 1},      /* memory 1000x slower than dgemm */
+        {"1e13 1e13 1e13 1.15e11 4.6e10", 0},    /* memory for free */
+    };
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    for (int m = 0; m < 2; m++) {
+        setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
+        TRun r;
+        CgOptions o = t_pols[2].o; o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
+        t_run_dml(src2, &o, 3, n2, ins, 1, on, &r);
+        T_CHECK(r.rc == 0 && (r.st.amulet > 0) == mcs[m].want, "planner cost decision %d: %s, %lld AMULET loops", m,
+                r.err, (long long)r.st.amulet);
+        t_run_free(&r);
+    }
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    mb_release(A); mb_release(B); mb_release(u);
+}
+
 int main(void)
 {
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
@@ -413,9 +640,12 @@ int main(void)
     general();
     lifted();
     rank1();
+    rank1_more();
     inplace();
     nonfinite();
     sparse_a();
+    sparse_kernel();
+    planner();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
         for (int q = Q1; q <= QMAX; q++)
@@ -437,6 +667,18 @@ int main(void)
             check(Q2, 1, true, false, 40, 67, 33, what);
             check(Q3, 3, true, true, 25, 31, 90, what);
             check(QMIN, 0, false, false, 30, 30, 30, what);
+            /* the sparse kernel at this level, and the same bodies over a
+             * dense A: the dense kernel with (i,k) values computed by the
+             * pack function (abs(A[i,k]), A[i,k] * thk[k], ifelse(...)) */
+            for (int dense = 0; dense < 2; dense++) {
+                t_seed(41);
+                MB *ins[8];
+                sparse_inputs(45, 70, 60, dense ? 1 : 0.03, ins);
+                for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++)
+                    sparse_check(ins, 45, 70, 60, sp_bodies[f], 1, what);
+                for (int i = 0; i < 8; i++) mb_release(ins[i]);
+            }
+            setenv("BRAID_AMULET", "kernel", 1);
         }
     /* the search itself (sub-tasks over k-slices and column panels with
      * every operand class, then the rest), 1 and 2 threads */

@@ -1,0 +1,176 @@
+/* bench_amulet_sweep.c: two AMULET measurements that need a peer in the
+ * same run (docs/amulet.md, "Benchmark"):
+ *
+ * 1. Adaptive parameters against an exhaustive sweep (seed 4.4-4.6: the
+ *    seed's search came within 7%). Per query, the parameters the run-time
+ *    search picks in a fresh plan cache, then every (kc, nc, pack) of a
+ *    grid pinned with BRAID_AMULET_PARAMS, all timed round-robin (best of
+ *    5): adaptive / best of the grid (the grid holds the adaptive choice
+ *    too, so a ratio below 1 is the noise of the machine).
+ * 2. The sparse kernel (a sparse A read by its CSR rows, A[i,k] and the
+ *    transposed A[k,i]) against braid's sparse matrix product (A %*% B,
+ *    t(A) %*% B) and the vectorized evaluator (BRAID_AMULET=eval), sides
+ *    alternated.
+ *
+ *   build/bench/bench_amulet_sweep [n [threads]]   (default 768, 1)
+ *
+ * The machine may be shared: read the ratios of one run, not the rates. */
+#include "tests/t.h"
+#include "tests/t_dml.h"
+#include "amulet_trace.h"
+
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static double now(void) { return omp_get_wtime(); }
+
+/* Runs src (inputs names/ins, output R) once; seconds, or -1 on error. */
+static double timed(const char *src, CgOptions *cg, const char **names, MB **ins, int nin)
+{
+    const char *on[] = {"R"};
+    TRun r;
+    double t0 = now();
+    t_run_dml(src, cg, nin, names, ins, 1, on, &r);
+    double t = now() - t0;
+    if (r.rc) { fprintf(stderr, "%s\n", r.err); t = -1; }
+    t_run_free(&r);
+    return t;
+}
+
+/* The parameters the search chose (its trace line), from a run with the
+ * trace on into a file. */
+static bool searched(const char *src, CgOptions *cg, const char **names, MB **ins, int nin, long long *kc,
+                     long long *nc, int *pack, int *nr)
+{
+    setenv("BRAID_AMULET", "search", 1);
+    TRun r;
+    FILE *f = amulet_traced(src, cg, names, ins, nin, &r);
+    unsetenv("BRAID_AMULET");
+    bool ok = false;
+    char line[400];
+    while (f && fgets(line, sizeof line, f)) {
+        int mr;
+        if (sscanf(line, "amulet: %d x %d kernel, kc %lld nc %lld pack %d", &mr, nr, kc, nc, pack) == 5) ok = true;
+    }
+    if (f) fclose(f);
+    if (r.rc) fprintf(stderr, "%s\n", r.err);
+    ok &= r.rc == 0;
+    t_run_free(&r);
+    return ok;
+}
+
+static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
+{
+    static const char *qn[] = {"matmul", "Q1 thres[j]"};
+    static const char *qb[] = {
+        "R[i,j] += A[i,k]*B[k,j]",
+        "R[i,j] += A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*dis[j]",
+    };
+    printf("\nadaptive parameters vs an exhaustive sweep (n = %lld, %d thread%s)\n", (long long)n, br_threads(),
+           br_threads() == 1 ? "" : "s");
+    printf("%-12s %-22s %9s %-22s %9s %8s %6s\n", "query", "adaptive (kc nc pack)", "s", "best of grid", "s",
+           "configs", "ad/bst");
+    for (int q = 0; q < 2; q++) {
+        char src[400];
+        snprintf(src, sizeof src,
+                 "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                 "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", qb[q]);
+        long long akc, anc;
+        int apk, nr;
+        if (!searched(src, cg, names, ins, 5, &akc, &anc, &apk, &nr)) { printf("%s: no search trace\n", qn[q]); continue; }
+        /* the grid: kc 32..512, nc 8 nr .. 64 nr and all of N, both packings */
+        long long cfg[64][3];
+        int nc = 0;
+        cfg[nc][0] = akc, cfg[nc][1] = anc, cfg[nc][2] = apk, nc++;
+        for (long long kc = 32; kc <= 512 && kc <= n; kc *= 2)
+            for (long long m = 8; m <= 128; m *= 2) {
+                long long w = m == 128 ? n : m * nr;
+                if (w > n && m != 128) continue;
+                for (int pk = 0; pk < 2 && nc < 64; pk++) cfg[nc][0] = kc, cfg[nc][1] = w, cfg[nc][2] = pk, nc++;
+            }
+        double best[64];
+        for (int c = 0; c < nc; c++) best[c] = INFINITY;
+        for (int rep = 0; rep < 5; rep++)
+            for (int c = 0; c < nc; c++) {
+                char pin[80];
+                snprintf(pin, sizeof pin, "%lld %lld %d", cfg[c][0], cfg[c][1], (int)cfg[c][2]);
+                setenv("BRAID_AMULET_PARAMS", pin, 1);
+                setenv("BRAID_AMULET", "kernel", 1);
+                double t = timed(src, cg, names, ins, 5);
+                unsetenv("BRAID_AMULET_PARAMS");
+                unsetenv("BRAID_AMULET");
+                if (t >= 0) best[c] = fmin(best[c], t);
+            }
+        int b = 1;
+        for (int c = 1; c < nc; c++) if (best[c] < best[b]) b = c;
+        char ad[40], bs[40];
+        snprintf(ad, sizeof ad, "%lld %lld %lld", cfg[0][0], cfg[0][1], cfg[0][2]);
+        snprintf(bs, sizeof bs, "%lld %lld %lld", cfg[b][0], cfg[b][1], cfg[b][2]);
+        printf("%-12s %-22s %9.4f %-22s %9.4f %8d %6.3f\n", qn[q], ad, best[0], bs, best[b], nc - 1,
+               best[0] / best[b]);
+        fflush(stdout);
+    }
+}
+
+static void sparse(int64_t n, CgOptions *cg)
+{
+    static const double dens[] = {0.01, 0.001};
+    int64_t N = 256;
+    printf("\nsparse A (%lld x %lld) times dense B (%lld x %lld), %d thread%s: seconds, best of 5, alternated\n",
+           (long long)n, (long long)n, (long long)n, (long long)N, br_threads(), br_threads() == 1 ? "" : "s");
+    printf("%-9s %-8s %9s %9s %9s %8s %8s\n", "density", "read", "kernel", "A%*%B", "eval", "mm/kern", "ev/kern");
+    for (int di = 0; di < 2; di++)
+        for (int tr = 0; tr < 2; tr++) {
+            t_seed(11 + di);
+            MB *A = t_gen(n, n, dens[di], -1, 1, true), *B = t_gen(n, N, 1, -1, 1, false);
+            const char *names[] = {"A", "B"};
+            MB *ins[] = {A, B};
+            char wsrc[300], msrc[200];
+            snprintf(wsrc, sizeof wsrc,
+                     "R = matrix(0, rows=%lld, cols=ncol(B))\n"
+                     "where (i in 1:%lld, j in 1:ncol(B), k in 1:%lld) { R[i,j] += %s * B[k,j] }\n", (long long)n,
+                     (long long)n, (long long)n, tr ? "A[k,i]" : "A[i,k]");
+            snprintf(msrc, sizeof msrc, "R = %s %%*%% B\n", tr ? "t(A)" : "A");
+            double tk = INFINITY, tm = INFINITY, te = INFINITY;
+            timed(wsrc, cg, names, ins, 2);   /* compile the kernel */
+            for (int rep = 0; rep < 5; rep++) {
+                setenv("BRAID_AMULET", "kernel", 1);
+                tk = fmin(tk, timed(wsrc, cg, names, ins, 2));
+                setenv("BRAID_AMULET", "eval", 1);
+                te = fmin(te, timed(wsrc, cg, names, ins, 2));
+                unsetenv("BRAID_AMULET");
+                tm = fmin(tm, timed(msrc, cg, names, ins, 2));
+            }
+            printf("%-9g %-8s %9.4f %9.4f %9.4f %8.2f %8.2f\n", dens[di], tr ? "A[k,i]" : "A[i,k]", tk, tm, te,
+                   tm / tk, te / tk);
+            fflush(stdout);
+            mb_release(A);
+            mb_release(B);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    int64_t n = argc > 1 ? atoll(argv[1]) : 768;
+    int nt = argc > 2 ? atoi(argv[2]) : 1;
+    char dir[] = "/tmp/braid-amulet-sweep-XXXXXX";
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    CgOptions cg = t_pols[2].o;
+    cg.cachedir = dir;
+    br_set_threads(nt);
+    t_seed(7);
+    MB *A = t_gen(n, n, 1, -1, 1, false), *B = t_gen(n, n, 1, -1, 1, false);
+    MB *thi = t_gen(n, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, n, 1, -0.5, 0.5, false);
+    MB *dis = t_gen(n, 1, 1, 0, 1, false);
+    const char *names[] = {"A", "B", "thi", "thj", "dis"};
+    MB *ins[] = {A, B, thi, thj, dis};
+    printf("AMULET parameter sweep and sparse kernel (machine possibly shared; ratios from one run)\n");
+    sweep(n, &cg, names, ins);
+    sparse(4 * n, &cg);
+    for (int i = 0; i < 5; i++) mb_release(ins[i]);
+    return 0;
+}
