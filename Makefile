@@ -68,9 +68,18 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all deps python python-dir test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
+.PHONY: all kernels deps python python-dir test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
 
-all: $(BUILD)/braid
+all: $(BUILD)/braid $(if $(filter 1,$(SAN)),,kernels)
+
+# The prebuilt kernel set (tools/kernels.sh, docs/perf.md): the e2e
+# algorithms' fused operators compiled at build time, loaded by braid
+# when the user's cache lacks them (cold runs compile nothing)
+kernels: $(BUILD)/kernels.stamp
+
+$(BUILD)/kernels.stamp: $(BUILD)/braid tools/kernels.sh $(wildcard bench/e2e/*.dml)
+	@tools/kernels.sh $(BUILD)
+	@touch $@
 
 deps: $(BUILD)/.deps
 
@@ -181,7 +190,7 @@ bench-codegen: $(BUILD)/bench/bench_codegen
 bench-python: python
 	PYTHONPATH=$(BUILD)/python $(PY) bench/bench_python.py
 
-bench-e2e: $(BUILD)/braid
+bench-e2e: $(BUILD)/braid kernels
 	bench/e2e.sh
 
 bench-codegen-cold: $(BUILD)/braid

@@ -19,5 +19,5 @@ if ! Rscript -e 'library(Matrix)' >/dev/null 2>&1; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq r-base-core r-cran-matrix
 fi
-make -j2 build/braid build/bench/rates >/dev/null
+make -j2 build/braid build/bench/rates kernels >/dev/null
 BRAID_BENCH_PYTHON="$PY" "$PY" bench/e2e/run.py build/braid bench/results "$@"

@@ -11,13 +11,22 @@
  * stored source equals the generated source and the object's hash
  * matches. Files are published by rename, so concurrent
  * processes never see partial files. Without a usable cache directory a
- * private temporary directory holds the objects. */
+ * private temporary directory holds the objects.
+ *
+ * The prebuilt set (docs/perf.md): a second, read-only directory of the
+ * same layout, filled at build time (`make kernels`) by running the
+ * common algorithms; an operator missing from the user's cache is loaded
+ * from there under the same checks (files owned by the user or root), so
+ * a cold cache runs what a warm one runs, with no compile on the
+ * critical path. */
 #include "cgint.h"
 #include "../base/vec.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -145,9 +154,66 @@ static void cache_gc(const char *dir)
     free(v);
 }
 
-/* Chooses the cache directory once per context. */
+/* A directory of prebuilt kernels braid may trust: every folder on the
+ * way one only root or the user controls, the last one too. */
+static bool trusted_dir(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    struct stat st;
+    for (char *p = tmp + 1;; p++) {
+        if (*p && *p != '/') continue;
+        char ch = *p;
+        *p = 0;
+        bool ok = stat(tmp, &st) == 0 && safe_component(&st) && (ch || !(st.st_mode & 022));
+        *p = ch;
+        if (!ok) return false;
+        if (!ch) return true;
+    }
+}
+
+/* dir + "/kernels" when it is a trusted folder (dir: the folder of a file). */
+static bool prebuilt_next_to(const char *file, char *out, size_t n)
+{
+    char real[PATH_MAX];
+    if (!file || !file[0] || !realpath(file, real)) return false;
+    char *slash = strrchr(real, '/');
+    if (!slash) return false;
+    *slash = 0;
+    if (strlen(real) + sizeof "/kernels" > n) return false;
+    memcpy(out, real, strlen(real));
+    memcpy(out + strlen(real), "/kernels", sizeof "/kernels");
+    return trusted_dir(out);
+}
+
+/* The prebuilt set: $BRAID_KERNELS ("none" or empty: no prebuilt set),
+ * else a folder "kernels" next to the program (build/braid ->
+ * build/kernels, where `make kernels` puts it), else next to the object
+ * braid's code was loaded from (the Python module's library). */
+static void prebuilt_init(CgContext *c)
+{
+    const char *env = getenv("BRAID_KERNELS");
+    char *out = c->prebuilt;
+    size_t n = sizeof c->prebuilt;
+    if (env) {
+        if (!env[0] || !strcmp(env, "none")) return;
+        snprintf(out, n, "%s", env);
+        c->have_prebuilt = trusted_dir(out);
+        return;
+    }
+    Dl_info info;
+    c->have_prebuilt = prebuilt_next_to("/proc/self/exe", out, n) ||
+                       (dladdr((void *)prebuilt_init, &info) && prebuilt_next_to(info.dli_fname, out, n));
+}
+
+/* Chooses the cache directory (and finds the prebuilt set) once per
+ * context. */
 void cache_dir_init(CgContext *c)
 {
+    if (!c->prebuilt_done) {
+        c->prebuilt_done = true;
+        prebuilt_init(c);
+    }
     if (c->have_dir || c->dir_failed) return;
     char dir[1024] = "";
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -191,13 +257,20 @@ void cache_dir_cleanup(CgContext *c)
     rmdir(c->cachedir);
 }
 
+/* A cache file braid may trust: a regular file owned by the user (or by
+ * root: a prebuilt set installed system-wide) that others cannot write. */
+bool cache_file_ok(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && (st->st_uid == getuid() || st->st_uid == 0) && !(st->st_mode & 022);
+}
+
 /* A regular file (no symbolic link) of ours that others cannot write,
  * opened for reading; -1 otherwise. */
 static int trusted_open(const char *path)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022))) {
+    if (fd >= 0 && (fstat(fd, &st) || !cache_file_ok(&st))) {
         close(fd);
         fd = -1;
     }
@@ -205,10 +278,11 @@ static int trusted_open(const char *path)
 }
 
 /* Is the cached object at so (compiled from cpath) usable for src? (The
- * object's own hash is checked when it is loaded, jit.c.) */
-bool cache_verify(const CgContext *c, const char *so, const char *cpath, const char *src)
+ * object's own hash is checked when it is loaded, jit.c.) prebuilt: so
+ * lies in the prebuilt set rather than the user's cache. */
+bool cache_verify(const CgContext *c, const char *so, const char *cpath, const char *src, bool prebuilt)
 {
-    if (!c->disk_ok) return false;
+    if (!(prebuilt ? c->have_prebuilt : c->disk_ok)) return false;
     int sfd = trusted_open(so);
     if (sfd < 0) return false;
     close(sfd);

@@ -157,7 +157,7 @@ void cg_select_cost(CgContext *c, Memo *m, const CgMachine *mc, EnumStats *es);
 typedef struct SelCache SelCache;
 void selcache_free(SelCache *s);
 /* Machine constants: measured once, cached in the cache directory. */
-void cg_machine(const char *cachedir, CgMachine *mc);
+void cg_machine(const char *cachedir, const char *prebuilt, CgMachine *mc);
 
 /* An interesting point: the data dependency consumer c -> input h. */
 typedef struct Point { int c, h; } Point;
@@ -365,6 +365,8 @@ struct CgContext {
     bool disk_ok;          /* cachedir is the persistent cache */
     bool tmpdir;           /* cachedir is a private temporary directory */
     bool dir_failed;
+    char prebuilt[1024];   /* the prebuilt set of kernels (read only) */
+    bool have_prebuilt, prebuilt_done;
     char cc[1024];         /* compiler path */
     char ccid[1400];        /* compiler identity for cache keys */
     bool cc_ok;
@@ -395,7 +397,9 @@ void jit_load_cached(CgContext *c, CgOp **ops, int n);
 int jit_prepare(CgContext *c);
 void cache_dir_init(CgContext *c);
 void cache_dir_cleanup(CgContext *c);
-bool cache_verify(const CgContext *c, const char *so, const char *cpath, const char *src);
+bool cache_verify(const CgContext *c, const char *so, const char *cpath, const char *src, bool prebuilt);
+struct stat;
+bool cache_file_ok(const struct stat *st);
 /* Outer plans: inputs U, V (or B) and the side input of left/right. */
 void cg_outer_inputs(const CPlan *p, int *u, int *v, int *side);
 

@@ -36,6 +36,7 @@ typedef struct CgStats {
     int64_t compiled;      /* operators compiled */
     int64_t cache_hits;    /* plan cache hits (in memory) */
     int64_t disk_hits;     /* operators loaded from the disk cache */
+    int64_t prebuilt_hits; /* of those, from the prebuilt set (cache.c) */
     int64_t failed;        /* operators that did not compile */
     int64_t invalid;       /* selected operators dropped when their CPlan
                               was built (covering one operator only, or

@@ -138,7 +138,7 @@ void cg_machine_ctx(CgContext *c, CgMachine *mc)
     pthread_mutex_lock(&c->lock);
     if (!c->have_mc) {
         cache_dir_init(c);
-        cg_machine(c->disk_ok ? c->cachedir : NULL, &c->mc);
+        cg_machine(c->disk_ok ? c->cachedir : NULL, c->have_prebuilt ? c->prebuilt : NULL, &c->mc);
         c->have_mc = true;
     }
     *mc = c->mc;
@@ -425,6 +425,8 @@ void cg_print_stats(const CgContext *c, FILE *f)
             (double)s->compile_ns / 1e9);
     fprintf(f, "Codegen plan cache (hits, disk):\t%lld/%lld.\n", (long long)s->cache_hits, (long long)s->disk_hits);
     if (s->amulet) fprintf(f, "Codegen AMULET loops (planner):\t%lld.\n", (long long)s->amulet);
+    if (s->prebuilt_hits)
+        fprintf(f, "Codegen prebuilt kernels loaded:\t%lld.\n", (long long)s->prebuilt_hits);
     if (s->cc_runs) fprintf(f, "Codegen compiler runs:\t%lld.\n", (long long)s->cc_runs);
     if (s->failed || s->fallback)
         fprintf(f, "Codegen failed compiles, fallbacks:\t%lld/%lld.\n", (long long)s->failed, (long long)s->fallback);

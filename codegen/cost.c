@@ -179,7 +179,8 @@ static bool measure(CgMachine *mc)
 /* Machine constants: BRAID_CG_MACHINE="read write flops gemm vecmat"
  * (bytes/s and flop/s; tests pin their plans with it), else
  * <cachedir>/machine-<threads>.txt, measured and written there on first
- * use. A measurement taken while the machine was busy (another task took
+ * use; when that file does not exist yet, the prebuilt set's (cache.c)
+ * if it is complete. A measurement taken while the machine was busy (another task took
  * a share of the cores, see measure) reads low, up to several-fold: the
  * file then counts
  * its measurements (a sixth value), and the next processes measure again
@@ -193,7 +194,25 @@ static bool mc_valid(const CgMachine *mc)
     return mc->read_bw > 0 && mc->write_bw > 0 && mc->flops > 0 && mc->gemm > 0 && mc->vecmat > 0;
 }
 
-void cg_machine(const char *cachedir, CgMachine *mc)
+/* The complete constants of the prebuilt set's folder (measured when it
+ * was built, on this machine: its cache keys name the CPU), if any. */
+static bool prebuilt_machine(const char *prebuilt, CgMachine *mc)
+{
+    if (!prebuilt) return false;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/" MACHINE_FILE, prebuilt, br_threads());
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    CgMachine m = {0};
+    int rounds = MEASURE_ROUNDS;
+    int k = fscanf(f, "%lf %lf %lf %lf %lf %d", &m.read_bw, &m.write_bw, &m.flops, &m.gemm, &m.vecmat, &rounds);
+    fclose(f);
+    if (k < 5 || !mc_valid(&m) || rounds < MEASURE_ROUNDS) return false;
+    *mc = m;
+    return true;
+}
+
+void cg_machine(const char *cachedir, const char *prebuilt, CgMachine *mc)
 {
     const char *pin = getenv("BRAID_CG_MACHINE");
     if (pin && sscanf(pin, "%lf %lf %lf %lf %lf", &mc->read_bw, &mc->write_bw, &mc->flops, &mc->gemm,
@@ -216,6 +235,8 @@ void cg_machine(const char *cachedir, CgMachine *mc)
             if (k < 5 || !mc_valid(&old)) rounds = 0;
         }
     }
+    /* a cold cache measures nothing on the critical path */
+    if (!rounds && !(path[0] && access(path, F_OK) == 0) && prebuilt_machine(prebuilt, mc)) return;
     bool busy = measure(mc);
     if (rounds > 0) {
         mc->read_bw = fmax(mc->read_bw, old.read_bw);

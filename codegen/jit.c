@@ -150,8 +150,7 @@ static int write_file(const char *path, const char *data, size_t n)
 static bool hash_fd(int fd, uint64_t *h)
 {
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022) ||
-        st.st_size <= 0 || st.st_size > ((off_t)1 << 30))
+    if (fstat(fd, &st) || !cache_file_ok(&st) || st.st_size <= 0 || st.st_size > ((off_t)1 << 30))
         return false;
     char *buf = malloc((size_t)st.st_size);
     if (!buf) return false;
@@ -186,8 +185,7 @@ static bool so_sum(const char *so, uint64_t h, bool record)
     if (fd < 0) return false;
     char got[32] = "";
     struct stat st;
-    bool ok = !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == getuid() && !(st.st_mode & 022) &&
-              read(fd, got, 17) == 17 && !memcmp(got, text, 17);
+    bool ok = !fstat(fd, &st) && cache_file_ok(&st) && read(fd, got, 17) == 17 && !memcmp(got, text, 17);
     close(fd);
     return ok;
 }
@@ -746,9 +744,17 @@ static int lookup(CgContext *c, CgOp **ops, int n, Batch *bt)
         cache_key(c, op->src, key);
         snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
         snprintf(cpath, sizeof cpath, "%s/%s.c", c->cachedir, key);
-        if (disk && cache_verify(c, path, cpath, op->src) && load(op, key, path, 0)) {
+        if (disk && cache_verify(c, path, cpath, op->src, false) && load(op, key, path, 0)) {
             utimes(path, NULL);   /* recently used: kept by the collector */
             __atomic_add_fetch(&c->st.disk_hits, 1, __ATOMIC_RELAXED);
+            continue;
+        }
+        /* the prebuilt set (cache.c): same key, same checks, read only */
+        snprintf(path, sizeof path, "%s/%s.so", c->prebuilt, key);
+        snprintf(cpath, sizeof cpath, "%s/%s.c", c->prebuilt, key);
+        if (disk && cache_verify(c, path, cpath, op->src, true) && load(op, key, path, 0)) {
+            __atomic_add_fetch(&c->st.disk_hits, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&c->st.prebuilt_hits, 1, __ATOMIC_RELAXED);
             continue;
         }
         if (!bt) continue;

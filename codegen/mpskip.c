@@ -613,7 +613,7 @@ int cg_enum_oracle(HopDag *d, int max_pts, CgOracleFn f, void *arg)
     if (!m) return -1;
     cg_explore(m);
     CgMachine mc;
-    cg_machine(NULL, &mc);
+    cg_machine(NULL, NULL, &mc);
     int np = 0, checked = 0;
     Part *ps = cg_partitions(m, &np);
     for (int q = 0; ps && q < np && checked >= 0; q++) {

@@ -56,11 +56,26 @@ void spacc_merge(SpAcc *a, const SpAcc *b, int agg)
     for (int l = 0; l < KL; l++) { kadd(&a->s[l], &a->c[l], b->s[l]); kadd(&a->s[l], &a->c[l], b->c[l]); }
 }
 
+static inline bool pos_zero(double x) { return x == 0 && !signbit(x); }
+
+/* The lanes' sum: Kahan over s[0], c[0], s[1], ... . Rows narrower than
+ * KL (Cell row aggregates over k-means' k columns) leave the last lanes
+ * at (+0, +0), and 2 KL additions per row were most of such an
+ * operator's time: the untouched lanes are added as zeros only until
+ * adding one more changes nothing (the bits are those of the full loop:
+ * each step is the same function of (s, c), so a fixed point stays). */
 double spacc_value(const SpAcc *a, int agg, double count)
 {
     if (agg == SPA_MIN || agg == SPA_MAX) return a->s[0];
+    int used = KL;
+    while (used > 0 && pos_zero(a->s[used - 1]) && pos_zero(a->c[used - 1])) used--;
     double s = 0, c = 0;
-    for (int l = 0; l < KL; l++) { kadd(&s, &c, a->s[l]); kadd(&s, &c, a->c[l]); }
+    for (int l = 0; l < used; l++) { kadd(&s, &c, a->s[l]); kadd(&s, &c, a->c[l]); }
+    for (int z = 2 * (KL - used); z > 0; z--) {
+        double s0 = s, c0 = c;
+        kadd(&s, &c, 0.0);
+        if (!memcmp(&s, &s0, sizeof s) && !memcmp(&c, &c0, sizeof c)) break;
+    }
     double v = s + c;
     return agg == SPA_MEAN ? v / count : v;
 }

@@ -70,6 +70,36 @@ static double mm_flops(const Instr *in, const Value *regs)
     return a->m->sparse || !b->m->sparse ? fa : fb;
 }
 
+/* FLOPs of the dense linear-algebra builtins (LAPACK), the textbook
+ * counts (Golub & Van Loan): for an m x n operand (m >= n where it
+ * matters), LU 2/3 n^3, Cholesky 1/3 n^3, inverse 2 n^3 (LU, then the
+ * inverse from it), Householder QR 2 m n^2 - 2/3 n^3, symmetric eigen
+ * with vectors 9 n^3, thin SVD with vectors (R-SVD) 6 m n^2 + 20 n^3;
+ * solve(A, B) with B of k columns: an LU of a square A and 2 n^2 k for
+ * the triangular solves, a QR of a tall A (least squares) and 4 m n k. */
+static double la_flops(const Instr *in, const Value *regs)
+{
+    const Value *a = in->nin > 0 && in->in[0] >= 0 ? &regs[in->in[0]] : NULL;
+    if (!a || a->kind != V_MATRIX || !a->m) return 0;
+    double m = (double)a->m->rows, n = (double)a->m->cols;
+    if (m < n) { double t = m; m = n; n = t; }
+    double n3 = n * n * n;
+    switch (in->bi) {
+    case BI_SOLVE: {
+        const Value *b = in->nin > 1 && in->in[1] >= 0 ? &regs[in->in[1]] : NULL;
+        double k = b && b->kind == V_MATRIX && b->m ? (double)b->m->cols : 1;
+        return m == n ? 2.0 / 3.0 * n3 + 2 * n * n * k : 2 * m * n * n - 2.0 / 3.0 * n3 + 4 * m * n * k;
+    }
+    case BI_LU: case BI_DET: return 2.0 / 3.0 * n3;
+    case BI_CHOLESKY: return n3 / 3.0;
+    case BI_INV: return 2 * n3;
+    case BI_QR: return 2 * m * n * n - 2.0 / 3.0 * n3;
+    case BI_EIGEN: return 9 * n3;
+    case BI_SVD: return 6 * m * n * n + 20 * n3;
+    default: return 0;
+    }
+}
+
 void rt_bound_instr(const Instr *in, const Value *regs)
 {
     if (in->kind == I_LIT || in->kind == I_READ || in->kind == I_OUT || in->kind == I_CALL) return;
@@ -77,6 +107,7 @@ void rt_bound_instr(const Instr *in, const Value *regs)
     for (int k = 0; k < in->nin; k++) if (in->in[k] >= 0) rd += vbytes(&regs[in->in[k]]);
     if (rd == 0 && wr == 0) return;   /* scalars */
     if (in->kind == I_MATMUL) fl = mm_flops(in, regs);
+    else if (in->kind == I_BUILTIN) fl = la_flops(in, regs);
     else if (in->kind == I_FUSED && in->fused) {
         Value local[16];
         if (in->nin <= 16) {

@@ -43,6 +43,20 @@ static int run_text(const char *text, size_t n, bool *msg)
 }
 
 
+/* The FLOPs of the BOUND line that command cmd prints (-1: none). */
+static double bound_flops(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    char line[512];
+    double fl = -1, x;
+    int m;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "BOUND seconds=%lf read_bytes=%lf write_bytes=%lf flops=%lf marks=%d", &x, &x, &x, &fl, &m) == 5)
+            break;
+    if (f) pclose(f);
+    return fl;
+}
+
 /* The bound meter (runtime/bound.h): with BRAID_BOUND="1 2" (1 GB/s
  * read, 2 GFLOP/s), the product between the two time() calls reads X and
  * V, writes Y and does 2 * 1000 * 100 * 4 FLOPs, fused or not; the
@@ -96,21 +110,43 @@ static void bound_meter(void)
     if (fd < 0 || write(fd, nocg, sizeof nocg - 1) != (ssize_t)(sizeof nocg - 1)) { T_CHECK(0, "temp file"); return; }
     close(fd);
     for (int cg = 0; cg < 2; cg++) {
-        char cmd[1024], line[512];
+        char cmd[1024];
         snprintf(cmd, sizeof cmd,
                  "cd /tmp && BRAID_CODEGEN_ASYNC=0 BRAID_BOUND='1 2' timeout -s KILL 60 %s%s%s -f %s %s%s 2>&1 >/dev/null",
                  cwd, cwd[0] ? "/" : "", braid_bin(), p2, cg ? "" : "-config ", cg ? "" : cfg);
-        FILE *f = popen(cmd, "r");
-        double fl = -1, x;
-        int m;
-        while (f && fgets(line, sizeof line, f))
-            if (sscanf(line, "BOUND seconds=%lf read_bytes=%lf write_bytes=%lf flops=%lf marks=%d", &x, &x, &x, &fl, &m) == 5)
-                break;
-        if (f) pclose(f);
+        double fl = bound_flops(cmd);
         T_CHECK(fl == 1600000, "t(X) %%*%% (X %%*%% V), codegen %s: flops %.0f", cg ? "on" : "off", fl);
     }
     unlink(p2);
     unlink(cfg);
+    /* linear-algebra builtins count their LAPACK FLOPs: solve of a
+     * 60 x 60 system with 3 right-hand sides 2/3 60^3 + 2 60^2 3,
+     * cholesky 60^3 / 3, inv 2 60^3, eigen 9 60^3, qr of 90 x 60
+     * 2 90 60^2 - 2/3 60^3, svd of it 6 90 60^2 + 20 60^3 */
+    static const struct { const char *expr; double flops; } la[] = {
+        {"Y = solve(A, B)", 2.0 / 3 * 216000 + 2 * 3600 * 3},
+        {"Y = cholesky(A)", 216000.0 / 3},
+        {"Y = inv(A)", 2 * 216000.0},
+        {"[Y, Z] = eigen(A)", 9 * 216000.0},
+        {"[Y, Z] = qr(T)", 2 * 90 * 3600.0 - 2.0 / 3 * 216000},
+        {"[Y, Z, W] = svd(T)", 6 * 90 * 3600.0 + 20 * 216000.0},
+    };
+    for (size_t i = 0; i < sizeof la / sizeof *la; i++) {
+        char s3[600], p3[] = "/tmp/braid_bound_XXXXXX", cmd[1024];
+        snprintf(s3, sizeof s3,
+                 "G = rand(rows=60, cols=60, seed=1)\nA = t(G) %%*%% G + diag(matrix(60, rows=60, cols=1))\n"
+                 "B = rand(rows=60, cols=3, seed=2)\nT = rand(rows=90, cols=60, seed=3)\nwhile (FALSE) {}\n"
+                 "t0 = time()\n%s\nwhile (FALSE) {}\nt1 = time()\nprint(sum(Y))\n", la[i].expr);
+        fd = mkstemp(p3);
+        if (fd < 0 || write(fd, s3, strlen(s3)) != (ssize_t)strlen(s3)) { T_CHECK(0, "temp file"); return; }
+        close(fd);
+        snprintf(cmd, sizeof cmd, "cd /tmp && BRAID_BOUND='1 2' timeout -s KILL 60 %s%s%s -f %s 2>&1 >/dev/null", cwd,
+                 cwd[0] ? "/" : "", braid_bin(), p3);
+        double fl = bound_flops(cmd);
+        T_CHECK(fl > la[i].flops - 0.5 && fl < la[i].flops + 0.5, "%s: flops %.0f, want %.0f", la[i].expr, fl,
+                la[i].flops);
+        unlink(p3);
+    }
 }
 
 /* Malformed configuration files are errors naming file and line (issue

@@ -878,6 +878,65 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
     }
 }
 
+/* The prebuilt set (BRAID_KERNELS, cache.c): an operator missing from the
+ * user's cache loads from it with the same checks and gives the same
+ * bits; an untrusted or disabled set leaves the compile; a complete
+ * machine file there stands in for measuring a cold cache. */
+static void test_prebuilt(void)
+{
+    char pre[] = "/tmp/braid-cgpre-XXXXXX", user[] = "/tmp/braid-cguser-XXXXXX";
+    if (!mkdtemp(pre) || !mkdtemp(user)) { T_CHECK(false, "prebuilt: mkdtemp"); return; }
+    const char *nm[] = {"X"};
+    MB *X = t_gen(50, 20, 1, -2, 2, false);
+    MB *ins[] = {X};
+    const char *on[] = {"s"};
+    const char *src = "s = sum(abs(X) * exp(-X) + sin(X * X))";
+    CgOptions mk = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .cachedir = pre};
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .cachedir = user};
+    TRun a, b, c, d;
+    unsetenv("BRAID_KERNELS");
+    t_run_dml(src, &mk, 1, nm, ins, 1, on, &a);
+    setenv("BRAID_KERNELS", pre, 1);
+    t_run_dml(src, &o, 1, nm, ins, 1, on, &b);
+    T_CHECK(a.rc == 0 && a.st.compiled == 1 && b.rc == 0 && b.st.compiled == 0 && b.st.prebuilt_hits == 1 &&
+                val_eq(&a.out[0], &b.out[0], 0), "prebuilt: loaded, same bits (compiled %lld, prebuilt %lld)",
+            (long long)b.st.compiled, (long long)b.st.prebuilt_hits);
+    /* the set is read only: nothing of it lands in the user's cache */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls %s | grep '\\.so$')\"", user);
+    T_CHECK(system(cmd) == 0, "prebuilt: user's cache untouched");
+    /* objects others may write are not trusted; "none" turns the set off */
+    snprintf(cmd, sizeof cmd, "chmod g+w %s/*.so", pre);
+    T_CHECK(system(cmd) == 0, "prebuilt: chmod");
+    t_run_dml(src, &o, 1, nm, ins, 1, on, &c);
+    T_CHECK(c.rc == 0 && c.st.prebuilt_hits == 0 && c.st.compiled == 1 && val_eq(&a.out[0], &c.out[0], 0),
+            "prebuilt: group-writable object compiled instead (%lld)", (long long)c.st.prebuilt_hits);
+    snprintf(cmd, sizeof cmd, "chmod g-w %s/*.so && rm -rf %s/*", pre, user);
+    T_CHECK(system(cmd) == 0, "prebuilt: reset");
+    setenv("BRAID_KERNELS", "none", 1);
+    t_run_dml(src, &o, 1, nm, ins, 1, on, &d);
+    T_CHECK(d.rc == 0 && d.st.prebuilt_hits == 0 && d.st.compiled == 1, "prebuilt: none turns it off");
+    /* machine constants: a complete file of the set is used, nothing is
+     * measured into the empty user's cache (a file of 6 values, still
+     * counting rounds, would be measured again) */
+    snprintf(cmd, sizeof cmd, "rm -rf %s/* && echo '2e10 1e10 1e10 5e10 1e10' > %s/machine-%d.txt", user, pre,
+             br_threads());
+    T_CHECK(system(cmd) == 0, "prebuilt: machine file");
+    setenv("BRAID_KERNELS", pre, 1);
+    CgOptions oc = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .cachedir = user};
+    TRun e;
+    t_run_dml(src, &oc, 1, nm, ins, 1, on, &e);
+    snprintf(cmd, sizeof cmd, "test ! -e %s/machine-%d.txt", user, br_threads());
+    T_CHECK(e.rc == 0 && system(cmd) == 0,
+            "prebuilt: machine constants taken from the set");
+    unsetenv("BRAID_KERNELS");
+    TRun *all[] = {&a, &b, &c, &d, &e};
+    for (int k = 0; k < 5; k++) t_run_free(all[k]);
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", pre, user);
+    T_CHECK(system(cmd) == 0, "prebuilt: cleanup");
+    mb_release(X);
+}
+
 /* The disk cache: objects are reused, a tampered or foreign-writable
  * entry is not loaded, and a compiler that fails leaves the unfused plan
  * (correct results, no fused operator). */
@@ -1211,6 +1270,7 @@ int main(void)
 {
     t_pin_machine();
     test_cache();
+    test_prebuilt();
     test_selection();
     test_no_redundancy();
     test_outer_shared_t();
