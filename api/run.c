@@ -14,6 +14,7 @@
 #include "../lang/load.h"
 #include "../plan/build.h"
 #include "../runtime/config.h"
+#include "../runtime/distexec.h"
 #include "../runtime/interp.h"
 
 /* Fusion options of a configuration. */
@@ -127,7 +128,11 @@ int braid_run(const BraidRunOptions *o)
     if (o->gpu) cfg.gpu = !strcmp(o->gpu, "force") ? GPU_FORCE : GPU_ON;
     gpu_configure((GpuMode)cfg.gpu, cfg.gpu_device, cfg.gpu_budget);
     if (cfg.gpu != GPU_OFF && gpu_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
-    if (dist_active() && dist_rank() > 0) return dist_serve();
+    if (dist_active() && dist_rank() > 0) {
+        CgOptions cg = cg_options(&cfg, NULL);
+        rt_dist_fused_worker(&cg);
+        return dist_serve();
+    }
     int rc = run_control(o, &cfg, t_start);
     dist_finish();
     return rc;

@@ -92,7 +92,7 @@ int dist_init(BrErr *e)
 static const char *job_names[J_NTYPES] = {
     "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
     "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
-    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev", "leftindex",
+    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev", "leftindex", "fused",
 };
 
 static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
@@ -515,7 +515,7 @@ static bool compute_local(const Job *j, Value *bv, Value *loc, BrErr *e)
 }
 
 /* Reduces n doubles to rank 0 with op (in pieces: MPI counts are int). */
-static void reduce_to_0(double *buf, size_t n, MPI_Op op)
+void reduce_to_0(double *buf, size_t n, MPI_Op op)
 {
     for (size_t o = 0; o < n; o += CHUNK / 8) {
         int k = (int)(n - o < CHUNK / 8 ? n - o : CHUNK / 8);
@@ -834,6 +834,7 @@ static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
     case J_MULTI: return run_multi(j, NULL, e);
     case J_VAR: return run_var(j, res, e);
     case J_REV: return run_rev(j, res, e);
+    case J_FUSED: return run_fused(j, res, e);
     default: return run_compute(j, bv, res, e);
     }
 }

@@ -117,6 +117,36 @@ int dist_read_text(Value *path, const IoReadPlan *p, Value *out, BrErr *e);
  * commits with one .mtd over path (nothing under path on failure);
  * DIST_LOCAL for other formats. */
 int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e);
+/* Fused operators over row partitions (seed 000 section 5.5,
+ * docs/dist.md): codegen describes an operator (cg_dist_describe) and
+ * ships its CPlan as bytes; every rank runs it over its rows of the
+ * partitioned inputs with the others broadcast. A map operator's result
+ * (rows of the main input) stays distributed; a reduce operator's partial
+ * results (full or column aggregates, t(X) %*% Y, several for a
+ * multi-aggregate) are reduced to rank 0 by their combine operator. */
+enum { DF_MAP, DF_REDUCE };
+enum { DF_SUM, DF_MIN, DF_MAX };
+#define DF_MAXOUT 8
+typedef struct DistFused {
+    char *plan;              /* the operator's CPlan as bytes (cg_plan_pack) */
+    size_t plen;
+    int kind;                /* DF_MAP or DF_REDUCE */
+    int main;                /* the input whose rows are partitioned */
+    const bool *part;        /* per input: partitioned with main's rows
+                                (else broadcast) */
+    int nout;                /* DF_REDUCE: outputs (a list when > 1) */
+    int red[DF_MAXOUT];      /* their combine operators */
+    /* rank 0 runs the operator it holds: local(ctx, nin, args, out, e) */
+    int (*local)(void *ctx, int nin, Value *args, Value *out, BrErr *e);
+    void *ctx;
+} DistFused;
+/* Workers run a shipped plan with this function (registered by the
+ * layer that owns codegen before dist_serve). */
+typedef int (*DistFusedRun)(const char *plan, size_t plen, int nin, Value *args, Value *out, BrErr *e);
+void dist_set_fused_runner(DistFusedRun fn);
+/* Rank 0: runs f over args[0..nin) (partitioned ones scattered if local,
+ * broadcast ones collected if distributed). */
+int dist_fused(const DistFused *f, Value **args, int nin, Value *out, BrErr *e);
 /* A distributed matrix to a local one in place (refused when it exceeds
  * the physical memory limit, br_mem_physical). */
 int dist_collect(Value *v, BrErr *e);

@@ -8,6 +8,9 @@
  * as a distributed operator where dist/ has one; a local one gets its
  * distributed operands collected to rank 0 (nrow, ncol and length are
  * answered from the handle). 1: done, 0: run it locally, -1: error in e. */
-int rt_dist_step(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e);
+int rt_dist_step(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e);
+/* Workers: run the fused operators rank 0 ships with the options o (a
+ * context of their own, made on the first job; api/run.c registers it). */
+void rt_dist_fused_worker(const CgOptions *o);
 
 #endif

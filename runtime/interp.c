@@ -273,7 +273,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         /* distributed instructions run as jobs (dist/); compressed
          * inputs are decompressed here for operators that do not take
          * them (docs/cla.md) */
-        int step = dist ? rt_dist_step(c, f, in, regs, &e) : 0;
+        int step = dist ? rt_dist_step(rt, c, f, in, regs, &e) : 0;
         /* the GPU backend where it has the operator (docs/gpu.md) */
         if (step == 0 && gpu) step = rt_gpu_step(in, regs, &e);
         int xrc = step < 0 ? -1 : step > 0 ? 0

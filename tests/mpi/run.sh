@@ -25,8 +25,10 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]
-  printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback></root>\n' "$2" "$3" "${4:-true}" > "$tmp/$1.xml"
+config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]: NAME.xml, and NAME-nocg.xml without fusion
+  local f='<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback>%s</root>\n'
+  printf "$f" "$2" "$3" "${4:-true}" "" > "$tmp/$1.xml"
+  printf "$f" "$2" "$3" "${4:-true}" "<sysds.codegen.enabled>false</sysds.codegen.enabled>" > "$tmp/$1-nocg.xml"
 }
 config bs7 20000 7
 config bs1000 20000 1000
@@ -42,13 +44,15 @@ compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
   if msg=$(python3 "$here/cmp.py" "$ref/" "$out/" $files); then ok; else bad "$name: $msg"; fi
 }
 
-# ops CASE NP CONFIG EXEC ROWS COLS SPARSITY SEED [JOB TYPES THAT MUST RUN]
+# ops CASE NP CONFIG EXEC ROWS COLS SPARSITY SEED [JOB TYPES THAT MUST RUN]:
+# without fusion, so that every basic distributed operator runs (fused.dml
+# below runs them fused)
 ops() {
   local c=$1 np=$2 cfg=$3 ex=$4 rows=$5 cols=$6 sp=$7 seed=$8; shift 8
   mkdir -p "$tmp/$c/l" "$tmp/$c/d"
   "$braid" -f "$here/ops.dml" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
     || { bad "ops $c: local run failed: $(tail -n 3 "$tmp/$c/l.out")"; return; }
-  mpi "$np" -f "$here/ops.dml" -config "$tmp/$cfg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
+  mpi "$np" -f "$here/ops.dml" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
     > "$tmp/$c/d.out" 2>&1 || { bad "ops $c: mpirun failed: $(tail -n 5 "$tmp/$c/d.out")"; return; }
   compare "ops $c (np $np, $cfg, $ex, ${rows}x$cols sparsity $sp)" "$tmp/$c/l" "$tmp/$c/d"
   for t in "$@"; do
@@ -69,6 +73,26 @@ ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
 # the network path: messages over TCP (not shared memory) between ranks
 # placed on two host entries of the loopback
 MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
+
+# fused operators (Cell, Row, MAgg, Outer) over partitions: the plan is
+# shipped to the ranks, every rank runs the generated operator over its
+# rows (cost-based and fuse_all selection; a sparse case; one block held
+# by one rank; more ranks than blocks, rank 0 holding none)
+printf '<root><sysds.local.memory.budget>100</sysds.local.memory.budget><sysds.defaultblocksize>3</sysds.defaultblocksize><sysds.codegen.optimizer>fuse_all</sysds.codegen.optimizer></root>\n' > "$tmp/fuseall.xml"
+fused() {   # fused CASE NP CONFIG ROWS COLS SPARSITY SEED
+  local c=$1 np=$2 cfg=$3 rows=$4 cols=$5 sp=$6 seed=$7
+  mkdir -p "$tmp/f$c/l" "$tmp/f$c/d"
+  "$braid" -f "$here/fused.dml" -args "$tmp/f$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/f$c/l.out" 2>&1 \
+    || { bad "fused $c: local run failed: $(tail -n 3 "$tmp/f$c/l.out")"; return; }
+  mpi "$np" -f "$here/fused.dml" -config "$tmp/$cfg.xml" -stats -args "$tmp/f$c/d/" "$rows" "$cols" "$sp" "$seed" \
+    > "$tmp/f$c/d.out" 2>&1 || { bad "fused $c: mpirun failed: $(tail -n 5 "$tmp/f$c/d.out")"; return; }
+  compare "fused $c (np $np, $cfg, ${rows}x$cols sparsity $sp)" "$tmp/f$c/l" "$tmp/f$c/d"
+  if grep -qE "^  fused +[1-9][0-9]* jobs" "$tmp/f$c/d.out"; then ok; else bad "fused $c: no distributed fused operator ran"; fi
+}
+fused dense 3 bs7 203 17 1.0 7
+fused sparse 2 bs1000 203 17 0.05 9
+fused all 4 fuseall 41 6 0.5 11
+fused tiny 4 fuseall 5 3 1.0 13
 
 # binary files read in parallel (each rank its rows), dense and sparse
 mkdir -p "$tmp/data"
