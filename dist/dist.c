@@ -92,7 +92,7 @@ int dist_init(BrErr *e)
 static const char *job_names[J_NTYPES] = {
     "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
     "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
-    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev", "leftindex", "fused",
+    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev", "leftindex", "fused", "parfor",
 };
 
 static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
@@ -127,7 +127,7 @@ void bcast_bytes(void *p, size_t n)
     if (g_rank == 0) g_bytes += (int64_t)n * (g_size - 1);
 }
 
-static void send_bytes(const void *p, size_t n, int to)
+void send_bytes(const void *p, size_t n, int to)
 {
     MPI_Send(&n, (int)sizeof n, MPI_BYTE, to, 1, MPI_COMM_WORLD);
     for (size_t o = 0; o < n; o += CHUNK) {
@@ -138,7 +138,7 @@ static void send_bytes(const void *p, size_t n, int to)
 }
 
 /* A message sent by send_bytes (malloc'd, *n its size; NULL for 0). */
-static char *recv_bytes(int from, size_t *n)
+char *recv_bytes(int from, size_t *n)
 {
     MPI_Recv(n, (int)sizeof *n, MPI_BYTE, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     char *p = *n ? malloc(*n) : NULL;
@@ -835,6 +835,7 @@ static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
     case J_VAR: return run_var(j, res, e);
     case J_REV: return run_rev(j, res, e);
     case J_FUSED: return run_fused(j, res, e);
+    case J_TASK: return run_task(j, e);
     default: return run_compute(j, bv, res, e);
     }
 }

@@ -147,6 +147,19 @@ void dist_set_fused_runner(DistFusedRun fn);
 /* Rank 0: runs f over args[0..nin) (partitioned ones scattered if local,
  * broadcast ones collected if distributed). */
 int dist_fused(const DistFused *f, Value **args, int nin, Value *out, BrErr *e);
+/* Tasks (remote parfor, docs/dist.md): rank 0 broadcasts a payload,
+ * every rank (rank 0 included) runs it with the runner the upper layer
+ * registered and returns a result as bytes; rank 0 receives them all.
+ * DistTaskRun: *res (malloc'd, *rlen bytes) is the rank's result; -1 on
+ * error (e set). dist_task: res[r], rlen[r] for every rank r (dist_size
+ * entries, the caller frees them); on error -1 (the failing rank's
+ * message) and nothing in res. */
+typedef int (*DistTaskRun)(const char *payload, size_t n, char **res, size_t *rlen, BrErr *e);
+void dist_set_task_runner(DistTaskRun fn);
+int dist_task(const char *payload, size_t n, DistTaskRun local, char **res, size_t *rlen, BrErr *e);
+/* A matrix block as bytes and back (what jobs send). */
+char *dist_pack_mb(const MB *m, size_t *n);
+MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e);
 /* A distributed matrix to a local one in place (refused when it exceeds
  * the physical memory limit, br_mem_physical). */
 int dist_collect(Value *v, BrErr *e);

@@ -12,7 +12,7 @@
 typedef enum {
     J_STOP, J_SCATTER, J_COLLECT, J_FREE, J_UNARY, J_BINARY, J_TERNARY, J_RAGG, J_FAGG, J_CAGG,
     J_MAPMM, J_LMM, J_TSMM, J_TMM, J_MMCHAIN, J_CSLICE, J_RSLICE, J_CBIND, J_READ, J_TABLE,
-    J_READT, J_WRITE, J_CPMM, J_RMM, J_TRANSPOSE, J_RBIND, J_MULTI, J_VAR, J_REV, J_LIX, J_FUSED, J_NTYPES
+    J_READT, J_WRITE, J_CPMM, J_RMM, J_TRANSPOSE, J_RBIND, J_MULTI, J_VAR, J_REV, J_LIX, J_FUSED, J_TASK, J_NTYPES
 } JobType;
 
 /* Operand roles: none, a partitioned matrix (by id), a broadcast value. */
@@ -98,5 +98,9 @@ int run_rbind(const Job *j, Value *res, BrErr *e);
 int run_var(const Job *j, Value *res, BrErr *e);
 int run_rev(const Job *j, Value *res, BrErr *e);
 int run_fused(const Job *j, Value *res, BrErr *e);                 /* distfused.c */
+int run_task(const Job *j, BrErr *e);                              /* disttask.c */
+/* Point-to-point byte messages (dist.c; malloc'd, NULL for 0 bytes). */
+void send_bytes(const void *p, size_t n, int to);
+char *recv_bytes(int from, size_t *n);
 
 #endif

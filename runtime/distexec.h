@@ -13,4 +13,14 @@ int rt_dist_step(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, 
  * context of their own, made on the first job; api/run.c registers it). */
 void rt_dist_fused_worker(const CgOptions *o);
 
+/* Remote parfor (distparfor.c): rank 0 runs the iterations of parfor b
+ * on every rank (mode=REMOTE_SPARK under mpirun) and merges the results
+ * into f; DIST_LOCAL when it cannot (a parfor inside a function, a
+ * variable a task does not carry): run it locally. */
+int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_t n, bool ints);
+/* Workers: compile(arg, &diag) builds the program on their first task
+ * (NULL: it did not compile); _end hands back what was built, to free. */
+void rt_dist_parfor_worker(RtProgram *(*compile)(void *arg, Diag **d), void *arg, const RtOptions *ro);
+void rt_dist_parfor_worker_end(RtProgram **prog, Diag **d);
+
 #endif

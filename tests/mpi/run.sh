@@ -94,6 +94,32 @@ fused sparse 2 bs1000 203 17 0.05 9
 fused all 4 fuseall 41 6 0.5 11
 fused tiny 4 fuseall 5 3 1.0 13
 
+# remote parfor (mode=REMOTE_SPARK): iterations on the ranks, results
+# merged (row, cell and accumulator results; a parfor nested in a loop;
+# variables distributed before the loop collected and shipped)
+mkdir -p "$tmp/pf/l"
+if "$braid" -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then
+  for c in "3 fuseall" "2 bs7" "4 bs3"; do
+    set -- $c
+    d="$tmp/pf/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/parfor.dml" -config "$tmp/$2.xml" -stats -args "$d/" 300 13 > "$d.out" 2>&1 \
+      || { bad "parfor $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "parfor (np $1, $2)" "$tmp/pf/l" "$d"
+    if grep -qE "^  parfor +3 jobs" "$d.out"; then ok; else bad "parfor $c: the loops did not run on the ranks"; fi
+  done
+else
+  bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"
+fi
+# an error in an iteration a worker runs: its rank, line and message
+if mpi 3 -s 'R = matrix(0, rows=6, cols=1)
+parfor (i in 1:6, mode=REMOTE_SPARK) {
+  if (i == 3) { stop("boom at 3") }
+  R[i, 1] = i
+}
+print(sum(R))' > "$tmp/pferr.out" 2>&1; then bad "parfor: an error in a remote iteration was not reported"
+elif grep -q "error: rank 2: line 3: boom at 3" "$tmp/pferr.out"; then ok
+else bad "parfor error: $(head -n 3 "$tmp/pferr.out")"; fi
+
 # binary files read in parallel (each rank its rows), dense and sparse
 mkdir -p "$tmp/data"
 if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; then
