@@ -14,7 +14,10 @@ typedef struct ReadSpec {
     double fill_value;
     int64_t rows, cols;   /* -1: unknown */
     char sep[8];
+    int32_t n_na, pad2;
+    char na[256];         /* csv naStrings, each ended by a NUL */
 } ReadSpec;
+#define MAX_NA 16
 
 /* What every rank needs of a write(). */
 typedef struct WriteSpec {
@@ -51,7 +54,10 @@ static int64_t csv_cols(const IoShare *sh, const IoCsvOpts *co)
 static int read_csv(const char *path, const ReadSpec *rs, const IoShare *sh, int64_t base_line, Job *jj, MB **part,
                     BrErr *e)
 {
-    IoCsvOpts co = {rs->header != 0, rs->sep, rs->fill != 0, rs->fill_value, NULL, 0, 0};
+    const char *na[MAX_NA];
+    const char *q = rs->na;
+    for (int i = 0; i < rs->n_na && i < MAX_NA; i++, q += strlen(q) + 1) na[i] = q;
+    IoCsvOpts co = {rs->header != 0, rs->sep, rs->fill != 0, rs->fill_value, na, BR_MIN(rs->n_na, MAX_NA), 0};
     int64_t cols = rs->cols >= 0 ? rs->cols : csv_cols(sh, &co);
     MB *mine = io_csv_share_parse(path, sh, cols, &co, base_line, e);
     if (agree(!mine, e)) return -1;
@@ -178,12 +184,21 @@ int run_readt(const Job *j, Value *bv, Value *res, BrErr *e)
 int dist_read_text(Value *path, const IoReadPlan *p, Value *out, BrErr *e)
 {
     bool csv = !strcmp(p->format, "csv");
-    if (path->kind != V_STRING || (!csv && strcmp(p->format, "text")) || (csv && p->csv.n_na) ||
+    if (path->kind != V_STRING || (!csv && strcmp(p->format, "text")) || (csv && p->csv.n_na > MAX_NA) ||
         (csv && (!p->csv.sep || !p->csv.sep[0] || strlen(p->csv.sep) >= sizeof ((ReadSpec *)0)->sep)))
         return DIST_LOCAL;
     ReadSpec rs = {.csv = csv, .header = p->csv.header, .fill = p->csv.fill, .fill_value = p->csv.fill_value,
                    .rows = p->rows, .cols = p->cols};
     if (csv) snprintf(rs.sep, sizeof rs.sep, "%s", p->csv.sep);
+    /* naStrings travel packed in the spec (more than it holds: read by rank 0) */
+    size_t used = 0;
+    for (int i = 0; csv && i < p->csv.n_na; i++) {
+        size_t l = strlen(p->csv.na[i]) + 1;
+        if (used + l > sizeof rs.na) return DIST_LOCAL;
+        memcpy(rs.na + used, p->csv.na[i], l);
+        used += l;
+        rs.n_na++;
+    }
     Value bv[3] = {val_retain(*path), val_string_n((const char *)&rs, sizeof rs), val_none()};
     Job j = {.type = J_READT};
     pthread_mutex_lock(&g_lock);

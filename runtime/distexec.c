@@ -50,7 +50,30 @@ static bool count_arg(const Value *v, int64_t *out)
     return true;
 }
 
-static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o)
+/* naStrings: a list of strings, or one string of comma-separated ones
+ * (as b_read splits it); items point into *buf (the caller frees it). */
+#define MAX_NA 16
+static bool na_opts(const Value *v, const char **items, int *n, char **buf)
+{
+    *n = 0;
+    if (v->kind == V_LIST) {
+        if (v->l->n > MAX_NA) return false;
+        for (int i = 0; i < v->l->n; i++) {
+            if (v->l->items[i].kind != V_STRING) return false;
+            items[(*n)++] = v->l->items[i].s->s;
+        }
+        return true;
+    }
+    if (v->kind != V_STRING || !(*buf = strdup(v->s->s))) return false;
+    char *save = NULL;
+    for (char *tok = strtok_r(*buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_NA) return false;
+        items[(*n)++] = tok;
+    }
+    return true;
+}
+
+static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **na, char **nabuf)
 {
     io_read_opts_init(o);
     const Value *v;
@@ -61,7 +84,10 @@ static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o)
     if ((v = arg(in, regs, 5))) { if (v->kind != V_STRING) return false; o->sep = v->s->s; }
     if ((v = arg(in, regs, 6))) { if (v->kind != V_BOOL) return false; o->fill = v->b; }
     if ((v = arg(in, regs, 7))) { if (!val_is_numeric(v)) return false; o->fill_value = val_as_double(v); o->has_fill_value = true; }
-    if (arg(in, regs, 8)) return false;   /* naStrings: read locally */
+    if ((v = arg(in, regs, 8))) {
+        if (!na_opts(v, na, &o->n_na, nabuf)) return false;
+        o->na_strings = na;
+    }
     if ((v = arg(in, regs, 9)) && (v->kind != V_STRING || strcmp(v->s->s, "matrix"))) return false;
     return true;
 }
@@ -78,12 +104,17 @@ static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
     IoReadOpts o;
     IoReadPlan p;
     BrErr pe = {0};
-    if (!read_opts(in, regs, &o) || io_read_plan(path, &o, &p, &pe)) return DIST_LOCAL;
-    if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) return DIST_LOCAL;
-    if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget())
-        return DIST_LOCAL;
-    if (!strcmp(p.format, "binary")) return dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
-    return dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);
+    const char *na[MAX_NA];
+    char *nabuf = NULL;
+    int rc = DIST_LOCAL;
+    if (!read_opts(in, regs, &o, na, &nabuf) || io_read_plan(path, &o, &p, &pe)) goto done;
+    if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) goto done;
+    if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget()) goto done;
+    if (!strcmp(p.format, "binary")) rc = dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
+    else rc = dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);
+done:
+    free(nabuf);
+    return rc;
 }
 
 /* write() of a distributed matrix: part files written by every rank
@@ -284,17 +315,46 @@ static bool reads_dist(const Instr *in, const Value *regs)
 /* A reduce operator over a distributed first operand (full or column
  * aggregate that combines, tsmm, t(X) %*% Y): the operators
  * piggybacking groups; the id of its partitions, 0 if not one. */
+/* Is in a reduce operator piggybacking groups (before its operands'
+ * kinds are known: t(X) %*% Y needs Y distributed too)? */
+static bool reduce_kind(const Instr *in)
+{
+    if (in->nin < 1 || in->in[0] < 0) return false;
+    if (in->kind == I_AGG)
+        return in->dir != DIR_ROW && (in->op == OP_SUM || in->op == OP_SUMSQ || in->op == OP_MEAN ||
+                                      in->op == OP_AMIN || in->op == OP_AMAX || in->op == OP_PROD);
+    return in->kind == I_MATMUL && ((in->op == OP_TSMM && in->left) || (in->op == OP_MATMULTL && in->nin > 1 && in->in[1] >= 0));
+}
+
 static int64_t reduce_over(const Instr *in, const Value *regs)
 {
-    if (in->nin < 1 || in->in[0] < 0 || regs[in->in[0]].kind != V_DIST) return 0;
-    bool ok = false;
-    if (in->kind == I_AGG)
-        ok = in->dir != DIR_ROW && (in->op == OP_SUM || in->op == OP_SUMSQ || in->op == OP_MEAN ||
-                                    in->op == OP_AMIN || in->op == OP_AMAX || in->op == OP_PROD);
-    else if (in->kind == I_MATMUL)
-        ok = (in->op == OP_TSMM && in->left) ||
-             (in->op == OP_MATMULTL && in->nin > 1 && in->in[1] >= 0 && regs[in->in[1]].kind == V_DIST);
-    return ok ? regs[in->in[0]].dm->id : 0;
+    if (!reduce_kind(in) || regs[in->in[0]].kind != V_DIST) return 0;
+    if (in->kind == I_MATMUL && in->op == OP_MATMULTL && regs[in->in[1]].kind != V_DIST) return 0;
+    return regs[in->in[0]].dm->id;
+}
+
+int rt_dist_group(const Code *c, int i)
+{
+    if (!dist_piggyback() || i < 0 || i >= c->n) return -1;
+    int *grp = malloc((size_t)c->n * sizeof *grp);
+    if (!grp) return -1;
+    for (int j = 0; j < c->n; j++) grp[j] = -1;
+    /* piggyback()'s walk: each reduce that runs (not already a member)
+     * leads the later ones over the same register whose operands it
+     * finds ready */
+    for (int l = 0; l <= i; l++) {
+        const Instr *x = &c->ins[l];
+        if (grp[l] >= 0 || x->exec != EX_DIST || !reduce_kind(x)) continue;
+        for (int j = l + 1; j < c->n; j++) {
+            const Instr *y = &c->ins[j];
+            bool ready = true;
+            for (int k = 0; k < y->nin; k++) ready &= y->in[k] < l;
+            if (grp[j] < 0 && ready && y->exec == EX_DIST && reduce_kind(y) && y->in[0] == x->in[0]) grp[j] = grp[l] = l;
+        }
+    }
+    int g = grp[i];
+    free(grp);
+    return g;
 }
 
 /* Piggybacking (seed 002 section 3.4): a reduce operator and the later

@@ -13,6 +13,13 @@ int rt_dist_step(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, 
  * context of their own, made on the first job; api/run.c registers it). */
 void rt_dist_fused_worker(const CgOptions *o);
 
+/* -explain: the instruction index that leads the piggybacked job
+ * instruction i of c is expected to join (itself when it leads one), -1
+ * when none: distributed reduce operators over the same register whose
+ * operands are ready when the first of them runs (the run-time rule of
+ * piggyback() with the execution types in place of the operands'
+ * kinds). */
+int rt_dist_group(const Code *c, int i);
 /* Remote parfor (distparfor.c): rank 0 runs the iterations of parfor b
  * on every rank (mode=REMOTE_SPARK under mpirun) and merges the results
  * into f; DIST_LOCAL when it cannot (a parfor inside a function, a

@@ -64,8 +64,8 @@ all_ops="scatter collect unary binary ternary rowagg agg colagg mapmm mapmm-left
 # the same partitions; the tiny case runs each as its own job
 reduce_ops="agg colagg tsmm tmm"
 map_ops=$(echo " $all_ops " | sed "s/ agg / /; s/ colagg / /; s/ tsmm / /; s/ tmm / /")
-ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev leftindex
-ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev leftindex
+ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev leftindex diag
+ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev leftindex diag
 ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
 ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
 ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
@@ -120,6 +120,18 @@ print(sum(R))' > "$tmp/pferr.out" 2>&1; then bad "parfor: an error in a remote i
 elif grep -q "error: rank 2: line 3: boom at 3" "$tmp/pferr.out"; then ok
 else bad "parfor error: $(head -n 3 "$tmp/pferr.out")"; fi
 
+# a local matrix passed down calls is scattered once (kept while the
+# caller's variable holds it)
+mkdir -p "$tmp/calls/l" "$tmp/calls/d"
+if "$braid" -f "$here/calls.dml" -args "$tmp/calls/l/" > "$tmp/calls/l.out" 2>&1 &&
+   mpi 2 -f "$here/calls.dml" -exec distributed -config "$tmp/bs7.xml" -stats -args "$tmp/calls/d/" > "$tmp/calls/d.out" 2>&1; then
+  compare "calls" "$tmp/calls/l" "$tmp/calls/d"
+  if grep -qE "^  scatter +1 jobs" "$tmp/calls/d.out" && grep -q "(3 scatters of a matrix already partitioned were saved)" "$tmp/calls/d.out"; then ok
+  else bad "calls: X was scattered again: $(grep -E '^  (scatter|\()' "$tmp/calls/d.out")"; fi
+else
+  bad "calls: a run failed: $(tail -n 3 "$tmp/calls/d.out")"
+fi
+
 # binary files read in parallel (each rank its rows), dense and sparse
 mkdir -p "$tmp/data"
 if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; then
@@ -166,6 +178,19 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
     bad "bad text read"
   elif grep -q "B.txt: line 2: bad column index \"x\"" "$tmp/badtxt.out"; then ok
   else bad "bad text: $(tail -n 5 "$tmp/badtxt.out")"; fi
+  # naStrings in a parallel csv read: the same NaN cells as the local read
+  awk 'BEGIN { for (i = 0; i < 600; i++) { l = ""; for (j = 0; j < 5; j++) { k = i * 5 + j
+           v = k % 7 == 0 ? "NA" : k % 11 == 0 ? "null" : i * 10 + j; l = l (j ? "," : "") v }; print l } }' \
+    > "$tmp/data/NA.csv"
+  na='X = read("'"$tmp/data/NA.csv"'", format="csv", header=FALSE, naStrings=["NA", "null"]); write(replace(target=X, pattern=NaN, replacement=-7), "'"$tmp"'/na_$N", format="csv")'
+  mkdir -p "$tmp/na"
+  if "$braid" -s "${na//\$N/l}" > "$tmp/na/l.out" 2>&1 &&
+     mpi 3 -exec distributed -stats -s "${na//\$N/d}" > "$tmp/na/d.out" 2>&1; then
+    if msg=$(python3 "$here/cmp.py" "$tmp/na_l" "$tmp/na_d" ""); then ok; else bad "naStrings: $msg"; fi
+    if grep -qE "^  read-text +1 jobs" "$tmp/na/d.out"; then ok; else bad "naStrings: the csv was not read in parallel"; fi
+  else
+    bad "naStrings: a run failed: $(tail -n 3 "$tmp/na/l.out" "$tmp/na/d.out")"
+  fi
   # a write over a folder that is not part files: refused, nothing left
   mkdir -p "$tmp/keep"; echo precious > "$tmp/keep/notes"
   if mpi 2 -exec distributed -s "X = rand(rows=50, cols=3); write(X, \"$tmp/keep\", format=\"csv\")" > "$tmp/kp.out" 2>&1; then
@@ -212,6 +237,19 @@ for n in 5 900; do
   elif [ $n = 900 ] && [ "${jobs:-0}" = 0 ]; then bad "recompile n=900: nothing ran distributed"
   else ok; fi
 done
+
+# -explain runtime: the reduce operators over X expected to share one
+# piggybacked job, led by the first (r1); the job then runs
+mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7-nocg.xml" -s 'X = rand(rows=400, cols=12, seed=1)
+X = X + 1
+while (FALSE) {}
+a = sum(X)
+b = colSums(X)
+c = t(X) %*% X
+print(a + sum(b) + sum(c))' > "$tmp/explain.out" 2>&1
+if [ "$(grep -cE '(uasum|uacsum|tsmm)\(r0\)  DIST \[piggyback job r1\]' "$tmp/explain.out")" = 3 ] &&
+   grep -qE "^  piggyback +1 jobs" "$tmp/explain.out"; then ok
+else bad "explain piggyback: $(grep -E 'DIST|piggyback' "$tmp/explain.out")"; fi
 
 # an unknown -exec mode
 if "$braid" -exec cluster -s 'print(1)' > "$tmp/exec.out" 2>&1; then bad "-exec cluster accepted"
