@@ -106,11 +106,11 @@ int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrE
 /* read() of a binary matrix file: every rank reads its rows (positioned
  * reads of just their bytes). */
 int dist_read_binary(Value *path, Value *out, BrErr *e);
-/* read() of a csv or text matrix file (p: io_read_plan's merge of the
- * .mtd and the arguments): every rank parses the lines that begin in its
- * share of the bytes, then the rows go to the ranks that hold them.
- * Errors name the file and the line. DIST_LOCAL for options it does not
- * take (naStrings, other formats). */
+/* read() of a csv, text or libsvm matrix file (p: io_read_plan's merge
+ * of the .mtd and the arguments): every rank parses the lines that begin
+ * in its share of the bytes, then the rows go to the ranks that hold
+ * them. Errors name the file and the line. DIST_LOCAL for options it does
+ * not take (too many naStrings, other formats). */
 int dist_read_text(Value *path, const IoReadPlan *p, Value *out, BrErr *e);
 /* write() of a distributed matrix as csv, text or binary: every rank
  * writes its rows as a part file of a temporary folder, which rank 0

@@ -191,6 +191,24 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   else
     bad "naStrings: a run failed: $(tail -n 3 "$tmp/na/l.out" "$tmp/na/d.out")"
   fi
+  # libsvm read by byte shares: the same matrix as the local read (the
+  # columns from the largest index), and a bad line named by its number
+  awk 'BEGIN { for (i = 1; i <= 500; i++) { l = (i % 3) - 1; for (j = 1; j <= 9; j++) if ((i * j) % 4 == 1) l = l " " j ":" (i + j) / 8
+           print l } }' > "$tmp/data/S.libsvm"
+  sv='X = read("'"$tmp/data/S.libsvm"'", format="libsvm"); write(X * 2, "'"$tmp"'/sv_$N", format="csv")'
+  mkdir -p "$tmp/sv"
+  if "$braid" -s "${sv//\$N/l}" > "$tmp/sv/l.out" 2>&1 &&
+     mpi 3 -exec distributed -stats -s "${sv//\$N/d}" > "$tmp/sv/d.out" 2>&1; then
+    if msg=$(python3 "$here/cmp.py" "$tmp/sv_l" "$tmp/sv_d" ""); then ok; else bad "libsvm: $msg"; fi
+    if grep -qE "^  read-text +1 jobs" "$tmp/sv/d.out"; then ok; else bad "libsvm: not read in parallel"; fi
+  else
+    bad "libsvm: a run failed: $(tail -n 3 "$tmp/sv/l.out" "$tmp/sv/d.out")"
+  fi
+  sed '301s/ [0-9]*:/ x:/' "$tmp/data/S.libsvm" > "$tmp/data/B.libsvm"
+  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/B.libsvm\", format=\"libsvm\"); print(sum(X))" > "$tmp/badsv.out" 2>&1; then
+    bad "bad libsvm read"
+  elif grep -q "B.libsvm: line 301: bad index in \"x:" "$tmp/badsv.out"; then ok
+  else bad "bad libsvm: $(tail -n 5 "$tmp/badsv.out")"; fi
   # a write over a folder that is not part files: refused, nothing left
   mkdir -p "$tmp/keep"; echo precious > "$tmp/keep/notes"
   if mpi 2 -exec distributed -s "X = rand(rows=50, cols=3); write(X, \"$tmp/keep\", format=\"csv\")" > "$tmp/kp.out" 2>&1; then
