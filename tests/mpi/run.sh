@@ -132,6 +132,19 @@ else
   bad "calls: a run failed: $(tail -n 3 "$tmp/calls/d.out")"
 fi
 
+# shares NAME SCRIPT: a read by byte shares (SCRIPT writes $N: l for the
+# local run, d for 3 ranks) gives the local result, in one parallel read
+shares() {
+  mkdir -p "$tmp/$1"
+  if "$braid" -s "${2//\$N/l}" > "$tmp/$1/l.out" 2>&1 &&
+     mpi 3 -exec distributed -stats -s "${2//\$N/d}" > "$tmp/$1/d.out" 2>&1; then
+    if msg=$(python3 "$here/cmp.py" "$tmp/$1_l" "$tmp/$1_d" ""); then ok; else bad "read $1: $msg"; fi
+    if grep -qE "^  read-text +1 jobs" "$tmp/$1/d.out"; then ok; else bad "read $1: not read in parallel"; fi
+  else
+    bad "read $1: a run failed: $(tail -n 3 "$tmp/$1/l.out" "$tmp/$1/d.out")"
+  fi
+}
+
 # binary files read in parallel (each rank its rows), dense and sparse
 mkdir -p "$tmp/data"
 if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; then
@@ -182,28 +195,12 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   awk 'BEGIN { for (i = 0; i < 600; i++) { l = ""; for (j = 0; j < 5; j++) { k = i * 5 + j
            v = k % 7 == 0 ? "NA" : k % 11 == 0 ? "null" : i * 10 + j; l = l (j ? "," : "") v }; print l } }' \
     > "$tmp/data/NA.csv"
-  na='X = read("'"$tmp/data/NA.csv"'", format="csv", header=FALSE, naStrings=["NA", "null"]); write(replace(target=X, pattern=NaN, replacement=-7), "'"$tmp"'/na_$N", format="csv")'
-  mkdir -p "$tmp/na"
-  if "$braid" -s "${na//\$N/l}" > "$tmp/na/l.out" 2>&1 &&
-     mpi 3 -exec distributed -stats -s "${na//\$N/d}" > "$tmp/na/d.out" 2>&1; then
-    if msg=$(python3 "$here/cmp.py" "$tmp/na_l" "$tmp/na_d" ""); then ok; else bad "naStrings: $msg"; fi
-    if grep -qE "^  read-text +1 jobs" "$tmp/na/d.out"; then ok; else bad "naStrings: the csv was not read in parallel"; fi
-  else
-    bad "naStrings: a run failed: $(tail -n 3 "$tmp/na/l.out" "$tmp/na/d.out")"
-  fi
+  shares na 'X = read("'"$tmp/data/NA.csv"'", format="csv", header=FALSE, naStrings=["NA", "null"]); write(replace(target=X, pattern=NaN, replacement=-7), "'"$tmp"'/na_$N", format="csv")'
   # libsvm read by byte shares: the same matrix as the local read (the
   # columns from the largest index), and a bad line named by its number
   awk 'BEGIN { for (i = 1; i <= 500; i++) { l = (i % 3) - 1; for (j = 1; j <= 9; j++) if ((i * j) % 4 == 1) l = l " " j ":" (i + j) / 8
            print l } }' > "$tmp/data/S.libsvm"
-  sv='X = read("'"$tmp/data/S.libsvm"'", format="libsvm"); write(X * 2, "'"$tmp"'/sv_$N", format="csv")'
-  mkdir -p "$tmp/sv"
-  if "$braid" -s "${sv//\$N/l}" > "$tmp/sv/l.out" 2>&1 &&
-     mpi 3 -exec distributed -stats -s "${sv//\$N/d}" > "$tmp/sv/d.out" 2>&1; then
-    if msg=$(python3 "$here/cmp.py" "$tmp/sv_l" "$tmp/sv_d" ""); then ok; else bad "libsvm: $msg"; fi
-    if grep -qE "^  read-text +1 jobs" "$tmp/sv/d.out"; then ok; else bad "libsvm: not read in parallel"; fi
-  else
-    bad "libsvm: a run failed: $(tail -n 3 "$tmp/sv/l.out" "$tmp/sv/d.out")"
-  fi
+  shares sv 'X = read("'"$tmp/data/S.libsvm"'", format="libsvm"); write(X * 2, "'"$tmp"'/sv_$N", format="csv")'
   sed '301s/ [0-9]*:/ x:/' "$tmp/data/S.libsvm" > "$tmp/data/B.libsvm"
   if mpi 3 -exec distributed -s "X = read(\"$tmp/data/B.libsvm\", format=\"libsvm\"); print(sum(X))" > "$tmp/badsv.out" 2>&1; then
     bad "bad libsvm read"
