@@ -14,8 +14,11 @@
 #include "../lang/load.h"
 #include "../plan/build.h"
 #include "../runtime/config.h"
+#include "../runtime/distexec.h"
 #include "../runtime/interp.h"
 #include "script.h"
+
+static int serve_worker(const BraidRunOptions *o, const BraidConfig *cfg);
 
 /* Fusion options of a configuration. */
 static CgOptions cg_options(const BraidConfig *cfg, const char *explain)
@@ -127,9 +130,50 @@ int braid_run(const BraidRunOptions *o)
     if (o->gpu) cfg.gpu = !strcmp(o->gpu, "force") ? GPU_FORCE : GPU_ON;
     gpu_configure((GpuMode)cfg.gpu, cfg.gpu_device, cfg.gpu_budget);
     if (cfg.gpu != GPU_OFF && gpu_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
-    if (dist_active() && dist_rank() > 0) return dist_serve();
+    if (dist_active() && dist_rank() > 0) return serve_worker(o, &cfg);
     int rc = run_control(o, &cfg, t_start);
     dist_finish();
+    return rc;
+}
+
+/* A worker's script and configuration, for the program it compiles on
+ * its first remote parfor task. */
+typedef struct WorkerSrc { const BraidRunOptions *o; const BraidConfig *cfg; Program *ast; } WorkerSrc;
+
+/* The same program rank 0 compiles (same script, arguments and
+ * configuration), silently: rank 0 reports any error. */
+static RtProgram *worker_compile(void *arg, Diag **dp)
+{
+    WorkerSrc *w = arg;
+    const BraidRunOptions *o = w->o;
+    LangOptions lo = {.builtin_dir = o->builtin_dir ? o->builtin_dir : "scripts/builtin",
+                      .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};
+    Diag *d = *dp = diag_new();
+    if (!d) return NULL;
+    w->ast = o->text ? lang_load_string(o->text, "<script>", &lo, d) : lang_load_file(o->file, &lo, d);
+    if (!w->ast || diag_nerrors(d)) return NULL;
+    CgOptions cg = cg_options(w->cfg, NULL);
+    RtProgram *prog = plan_build_program(w->ast, d, w->cfg->optlevel, &cg);
+    if (prog && diag_nerrors(d)) { plan_program_free(prog); prog = NULL; }
+    return prog;
+}
+
+/* Ranks > 0: serve jobs (fused operators, remote parfor tasks) until
+ * rank 0 stops them. */
+static int serve_worker(const BraidRunOptions *o, const BraidConfig *cfg)
+{
+    CgOptions cg = cg_options(cfg, NULL);
+    rt_dist_fused_worker(&cg);
+    WorkerSrc src = {o, cfg, NULL};
+    RtOptions ro = {.out = stdout, .seed = o->seed, .cla = cfg->cla};
+    rt_dist_parfor_worker(worker_compile, &src, &ro);
+    int rc = dist_serve();
+    RtProgram *prog;
+    Diag *d;
+    rt_dist_parfor_worker_end(&prog, &d);
+    plan_program_free(prog);
+    lang_program_free(src.ast);
+    diag_free(d);
     return rc;
 }
 

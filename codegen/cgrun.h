@@ -107,4 +107,20 @@ bool cg_cla_row(const void *op);
 bool cg_cla_row_narrow(const void *op);
 int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, BrErr *e);
 
+/* Fused operators over row partitions (cgdist.c, docs/dist.md).
+ * cg_dist_describe: can op run on every rank's rows of args? Then d says
+ * how (map or reduce, the combine operators) and part[k] (nin entries,
+ * the caller's) whether input k is partitioned with the main input's
+ * rows; d->plan is not set. cg_plan_pack: op's CPlan as bytes (malloc'd;
+ * NULL when out of memory). cg_exec_packed: a worker runs such bytes
+ * over its args (the plan cache finds or compiles the operator). */
+struct DistFused;
+bool cg_dist_describe(const void *op, int nin, const Value *args, bool *part, struct DistFused *d);
+char *cg_plan_pack(const void *op, size_t *n);
+int cg_exec_packed(CgContext *c, const char *plan, size_t n, int nin, Value *args, Value *out, BrErr *e);
+/* Waits until op is compiled (or failed): a background compile's end, or
+ * a compile now. Rank 0 calls it before shipping op, so that workers on
+ * the same machine load the object from the disk cache. */
+void cg_op_compiled(CgContext *c, void *op);
+
 #endif

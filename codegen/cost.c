@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../dist/dist.h"
 #include "../kernels/leaf.h"
 #include "../kernels/mm.h"
 
@@ -620,7 +621,39 @@ static void row_products(const CVec *v, double *flops, double *gflops, double *v
     }
 }
 
-static double op_time(const CostCtx *x, const CVec *v, double out)
+/* Distributed operators (docs/dist.md, seed 000 section 5.5): an
+ * operator whose root runs distributed under MPI works on N ranks' rows
+ * at once: the inputs with the most rows are partitioned (1/N of their
+ * bytes per rank), the others broadcast to every rank ((N-1) copies over
+ * the network), and a result with fewer rows (an aggregate, t(X) %*% Y)
+ * is reduced from N partials. DIST_NET_BW is the network's rate. */
+#define DIST_NET_BW 1.0e9
+
+typedef struct DistCost { double net, bcast; } DistCost;
+
+/* The network seconds and broadcast bytes of a distributed operator with
+ * inputs v and output h (out bytes); false when it runs locally. */
+static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out, DistCost *dc)
+{
+    if (!h || h->exec != EX_DIST || !br_dist_available() || dist_size() < 2) return false;
+    double n = dist_size();
+    int64_t rows = h->rows;
+    for (int i = 0; i < v->nin; i++) {
+        const Hop *in = x->m->hop[v->in[i]];
+        if (in && in->dt == DT_MATRIX && in->rows > rows) rows = in->rows;
+    }
+    double bcast = 0;
+    for (int i = 0; i < v->nin; i++) {
+        const Hop *in = x->m->hop[v->in[i]];
+        if (in && in->dt == DT_MATRIX && (in->rows != rows || rows <= 1)) bcast += bytes(in);
+    }
+    bool reduce = h->rows != rows || rows <= 1;
+    dc->net = ((n - 1) * bcast + (reduce ? (n - 1) * out : 0)) / DIST_NET_BW;
+    dc->bcast = bcast;
+    return true;
+}
+
+static double op_time(const CostCtx *x, const CVec *v, double out, const Hop *root)
 {
     double rd = 0;
     for (int i = 0; i < v->nin; i++) rd += bytes(x->m->hop[v->in[i]]);
@@ -636,6 +669,15 @@ static double op_time(const CostCtx *x, const CVec *v, double out)
     }
     double comp = v->flops * cscale * v->scale / mc->flops + v->gflops / (mc->gemm > 0 ? mc->gemm : mc->flops) +
                   v->vflops * v->scale / (mc->vecmat > 0 ? mc->vecmat : mc->flops) + v->xtime;
+    DistCost dc;
+    if (dist_cost(x, v, root, out, &dc)) {
+        /* the ranks share the work; broadcasts and reductions cross the
+         * network; every rank holds the broadcast inputs whole (the
+         * partitioned ones are what the budget sent to the ranks) */
+        double n = dist_size();
+        if (dc.bcast > br_mem_budget()) return INFINITY;
+        return fmax(rd / n / mc->read_bw, comp / n) + out / n / mc->write_bw + dc.net;
+    }
     double t = fmax(rd / mc->read_bw, comp) + out / mc->write_bw;
     /* constraint: inputs and output of one operator within the budget */
     if (rd + out > br_mem_budget()) return INFINITY;
@@ -697,7 +739,7 @@ static double open_op(CostCtx *x, const Hop *h)
      * valid CPlan (cplan.c would leave the whole region unfused) */
     if (v.type == T_OUTER && v.orows <= 0) return INFINITY;
     double out = v.type == T_CELL ? cell_sparsity(x, &v, h) : bytes(h);
-    double t = op_time(x, &v, out);
+    double t = op_time(x, &v, out, h);
     x->spent += t;
     return sub + t;
 }

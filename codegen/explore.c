@@ -173,13 +173,12 @@ static bool outer_pos(const Hop *h, int i)
     return false;
 }
 
-/* Fused operators run locally: under MPI a distributed operation is
- * neither fused nor fused into (distributed fused operators: open). */
-static bool dist_op(const Hop *h) { return h->exec == EX_DIST && br_dist_available(); }
-
+/* Distributed operations (EX_DIST) fuse like local ones: a fused operator
+ * over distributed inputs runs on every rank's rows (docs/dist.md), and
+ * the cost model prices its broadcasts and reductions (cost.c). */
 static bool fusable_pos(TplType t, const Hop *h, int i)
 {
-    if (i >= h->nin || !h->in[i] || dist_op(h) || dist_op(h->in[i])) return false;
+    if (i >= h->nin || !h->in[i]) return false;
     switch (t) {
     case T_CELL: return cell_pos(h, i);
     case T_ROW: return row_pos(h, i);
@@ -190,7 +189,6 @@ static bool fusable_pos(TplType t, const Hop *h, int i)
 
 static bool tpl_open(TplType t, const Hop *h)
 {
-    if (dist_op(h)) return false;
     switch (t) {
     case T_CELL:
         return tpl_cell_op(h);

@@ -92,10 +92,10 @@ int dist_init(BrErr *e)
 static const char *job_names[J_NTYPES] = {
     "stop", "scatter", "collect", "free", "unary", "binary", "ternary", "rowagg", "agg", "colagg",
     "mapmm", "mapmm-left", "tsmm", "tmm", "mmchain", "colslice", "rowslice", "cbind", "read", "table",
-    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev", "leftindex",
+    "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev", "leftindex", "fused", "parfor", "diag",
 };
 
-static struct { int64_t count, ns, bytes; } g_stat[J_NTYPES];
+static struct { int64_t count, ns, bytes, saved; } g_stat[J_NTYPES];
 int64_t g_bytes; /* bytes moved by the job now running */
 static int64_t g_piggy_ops; /* reduce operators run in piggyback jobs */
 
@@ -110,6 +110,8 @@ void dist_print_stats(FILE *f)
         if (g_stat[t].count)
             fprintf(f, "  %-12s %8lld jobs %9.3f sec %14lld bytes\n", job_names[t], (long long)g_stat[t].count,
                     (double)g_stat[t].ns / 1e9, (long long)g_stat[t].bytes);
+    if (g_stat[J_SCATTER].saved)
+        fprintf(f, "  (%lld scatters of a matrix already partitioned were saved)\n", (long long)g_stat[J_SCATTER].saved);
     if (g_piggy_ops)
         fprintf(f, "  (piggyback jobs ran %lld reduce operators over shared partitions)\n", (long long)g_piggy_ops);
 }
@@ -127,7 +129,7 @@ void bcast_bytes(void *p, size_t n)
     if (g_rank == 0) g_bytes += (int64_t)n * (g_size - 1);
 }
 
-static void send_bytes(const void *p, size_t n, int to)
+void send_bytes(const void *p, size_t n, int to)
 {
     MPI_Send(&n, (int)sizeof n, MPI_BYTE, to, 1, MPI_COMM_WORLD);
     for (size_t o = 0; o < n; o += CHUNK) {
@@ -138,7 +140,7 @@ static void send_bytes(const void *p, size_t n, int to)
 }
 
 /* A message sent by send_bytes (malloc'd, *n its size; NULL for 0). */
-static char *recv_bytes(int from, size_t *n)
+char *recv_bytes(int from, size_t *n)
 {
     MPI_Recv(n, (int)sizeof *n, MPI_BYTE, from, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     char *p = *n ? malloc(*n) : NULL;
@@ -349,7 +351,7 @@ int agree(bool failed, BrErr *e)
 
 static bool is_map(int t)
 {
-    return t == J_LIX || t == J_REV || t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
+    return t == J_DIAG || t == J_LIX || t == J_REV || t == J_UNARY || t == J_BINARY || t == J_TERNARY || t == J_RAGG || t == J_MAPMM || t == J_CSLICE ||
            t == J_CBIND || t == J_TABLE || t == J_CPMM || t == J_RMM || t == J_TRANSPOSE || t == J_RBIND;
 }
 
@@ -363,6 +365,34 @@ static MPI_Op reduce_op(const Job *j, double *ident)
     }
     *ident = 0;
     return MPI_SUM;
+}
+
+/* diag() of this rank's rows [lo, hi): of an n x 1 vector, its rows of
+ * the n x n diagonal matrix (sparse: one cell per row, at column lo + r);
+ * of a square matrix, its diagonal cells as a column. */
+static int local_diag(const Job *j, const Value *in, int64_t lo, int64_t hi, Value *out, BrErr *e)
+{
+    const MB *x = in->m;
+    int64_t n = hi - lo;
+    MB *r;
+    if (j->cols == 1) {
+        if (!(r = mb_sp_alloc(n, j->rows, n > 0 ? n : 1, e))) return -1;
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double v = mb_get(x, i, 0);
+            r->rp[i] = k;
+            if (v != 0) r->ci[k] = (int32_t)(lo + i), r->v[k++] = v;
+        }
+        r->rp[n] = k;
+        mb_sp_done(r, k);
+    } else {
+        if (!(r = mb_dense_uninit(n, 1, e))) return -1;
+        for (int64_t i = 0; i < n; i++) r->d[i] = mb_get(x, i, lo + i);
+        mb_recount_nnz(r);
+    }
+    if (!(r = mb_finish(r, e))) return -1;
+    *out = val_matrix(r);
+    return 0;
 }
 
 /* The kernel of one job on this rank's rows [lo, hi). */
@@ -406,6 +436,7 @@ static int local_op(const Job *j, Value *in, int64_t lo, int64_t hi, Value *out,
         *out = val_matrix(r);
         return 0;
     }
+    case J_DIAG: return local_diag(j, &in[0], lo, hi, out, e);
     case J_LMM: {
         /* the broadcast left side's columns that meet this rank's rows */
         const MB *l = in[0].m;
@@ -515,7 +546,7 @@ static bool compute_local(const Job *j, Value *bv, Value *loc, BrErr *e)
 }
 
 /* Reduces n doubles to rank 0 with op (in pieces: MPI counts are int). */
-static void reduce_to_0(double *buf, size_t n, MPI_Op op)
+void reduce_to_0(double *buf, size_t n, MPI_Op op)
 {
     for (size_t o = 0; o < n; o += CHUNK / 8) {
         int k = (int)(n - o < CHUNK / 8 ? n - o : CHUNK / 8);
@@ -773,6 +804,40 @@ static int run_read(const Job *j, Value *path, Value *res, BrErr *e)
  * n, k), KMeans's one-hot assignments), each rank builds its rows of the
  * n x k result; otherwise every rank returns without a result and rank
  * 0 runs it locally (*fallback). */
+/* table(a, b, orows, ocols) of co-partitioned vectors in general: each
+ * rank counts its rows' pairs into a dense orows x ocols block (k_table
+ * with the dimensions given: pairs beyond them dropped, as locally), the
+ * blocks are summed to rank 0. */
+static int table_sum(const Job *j, const MB *a, const MB *b, int64_t lo, int64_t hi, Value *res, BrErr *e)
+{
+    size_t n = (size_t)(j->orows * j->ocols);
+    double *buf = calloc(n ? n : 1, sizeof *buf);
+    bool failed = !buf;
+    if (!buf) br_err(e, BR_ENOMEM, "out of memory");
+    if (!failed && hi > lo) {
+        MB *t = k_table(a, 0, b, 0, NULL, 1, j->orows, j->ocols, e);
+        if (!t) failed = true;
+        for (int64_t r = 0; t && r < t->rows && r < j->orows; r++)
+            for (int64_t c = 0; c < t->cols && c < j->ocols; c++) buf[r * j->ocols + c] = mb_get(t, r, c);
+        mb_release(t);
+    }
+    if (agree(failed, e)) { free(buf); return -1; }
+    reduce_to_0(buf, n, MPI_SUM);
+    int rc = 0;
+    if (g_rank == 0) {
+        MB *m = mb_dense_uninit(j->orows, j->ocols, e);
+        if (m) {
+            if (n) memcpy(m->d, buf, n * sizeof *buf);
+            mb_recount_nnz(m);
+            m = mb_finish(m, e);
+        }
+        if (m) *res = val_matrix(m);
+        else rc = -1;
+    }
+    free(buf);
+    return rc;
+}
+
 static int run_table(const Job *j, Value *res, bool *fallback, BrErr *e)
 {
     int64_t lo, hi;
@@ -790,10 +855,13 @@ static int run_table(const Job *j, Value *res, bool *fallback, BrErr *e)
         }
         if (!ids) local = 0;
     }
+    if (j->orows != j->rows) local = 0;   /* the result has other rows */
     int all = 0;
     MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all) {
         mb_release(ids);
+        /* the general table: partial counts summed (when they fit) */
+        if ((double)j->orows * (double)j->ocols * 8 <= br_mem_budget()) return table_sum(j, a, b, lo, hi, res, e);
         *fallback = true;
         return 0;
     }
@@ -834,6 +902,8 @@ static int run_job(const Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
     case J_MULTI: return run_multi(j, NULL, e);
     case J_VAR: return run_var(j, res, e);
     case J_REV: return run_rev(j, res, e);
+    case J_FUSED: return run_fused(j, res, e);
+    case J_TASK: return run_task(j, e);
     default: return run_compute(j, bv, res, e);
     }
 }
@@ -892,11 +962,14 @@ int dist_serve(void)
     return 0;
 }
 
+static void drop_all_scattered(void);
+
 void dist_finish(void)
 {
     if (!g_on) return;
     if (g_rank == 0) {
         pthread_mutex_lock(&g_lock);
+        drop_all_scattered();
         Job j = {.type = J_STOP};
         job_header(&j);
         pthread_mutex_unlock(&g_lock);
@@ -929,15 +1002,65 @@ static double vbytes(const Value *v)
 }
 int64_t vcols(const Value *v) { return v->kind == V_DIST ? v->dm->cols : v->kind == V_MATRIX ? v->m->cols : 0; }
 
+/* Local matrices already scattered, so that one passed down function
+ * calls (each level's variable holding the same local block) or to a
+ * function called again is partitioned once: the block and its handle,
+ * both retained. An entry lives while something else holds the block:
+ * once the table's is its last reference (every variable that held the
+ * local matrix is gone), the next scatter drops the entry and frees the
+ * partitions (sweep). Only blocks other values hold at scatter time are
+ * remembered (a variable replaced by its distributed form, the common
+ * case, would otherwise keep its local block alive). Under g_lock. */
+#define MAX_SCATTERED 32
+static struct { MB *m; DM *d; } g_scat[MAX_SCATTERED];
+static int g_nscat;
+
+static void dm_unref(DM *d)
+{
+    if (__atomic_sub_fetch(&d->refs, 1, __ATOMIC_ACQ_REL) == 0) d->free(d);
+}
+
+static void drop_scattered(int i)
+{
+    MB *m = g_scat[i].m;
+    DM *d = g_scat[i].d;
+    g_scat[i] = g_scat[--g_nscat];
+    mb_release(m);
+    dm_unref(d);
+}
+
+static void drop_all_scattered(void)
+{
+    while (g_nscat) drop_scattered(g_nscat - 1);
+}
+
+static void sweep_scattered(void)
+{
+    for (int i = g_nscat - 1; i >= 0; i--)
+        if (__atomic_load_n(&g_scat[i].m->refs, __ATOMIC_ACQUIRE) == 1) drop_scattered(i);
+}
+
 int dist_scatter(Value *v, BrErr *e)
 {
     if (v->kind != V_MATRIX) return 0;
     pthread_mutex_lock(&g_lock);
-    Job j = {.type = J_SCATTER, .out = g_next_id++, .rows = v->m->rows};
-    int rc = start_job(&j, v->m, NULL, NULL, e);
-    DM *d = rc ? NULL : dm_new(v->m->rows, v->m->cols, v->m->nnz, j.out);
+    sweep_scattered();
+    DM *d = NULL;
+    for (int i = 0; i < g_nscat && !d; i++)
+        if (g_scat[i].m == v->m) d = g_scat[i].d;
+    if (d) {
+        __atomic_add_fetch(&d->refs, 1, __ATOMIC_RELAXED);
+        g_stat[J_SCATTER].saved++;
+    } else {
+        Job j = {.type = J_SCATTER, .out = g_next_id++, .rows = v->m->rows};
+        if (start_job(&j, v->m, NULL, NULL, e)) { pthread_mutex_unlock(&g_lock); return -1; }
+        d = dm_new(v->m->rows, v->m->cols, v->m->nnz, j.out);
+        if (d && __atomic_load_n(&v->m->refs, __ATOMIC_RELAXED) > 1 && g_nscat < MAX_SCATTERED) {
+            g_scat[g_nscat].m = mb_retain(v->m), g_scat[g_nscat++].d = d;
+            __atomic_add_fetch(&d->refs, 1, __ATOMIC_RELAXED);
+        }
+    }
     pthread_mutex_unlock(&g_lock);
-    if (rc) return -1;
     if (!d) return br_err(e, BR_ENOMEM, "out of memory");
     val_release(v);
     v->kind = V_DIST;
@@ -1173,8 +1296,8 @@ int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrE
 {
     if (!is_mat(a) || !is_mat(b) || (a->kind != V_DIST && b->kind != V_DIST)) return DIST_LOCAL;
     int64_t n = vrows(a);
-    if (n <= 1 || vrows(b) != n || vcols(a) != 1 || vcols(b) != 1 || odim1 != n || odim2 < 0) return DIST_LOCAL;
-    Job j = {.type = J_TABLE, .nin = 2, .rows = n, .ocols = odim2};
+    if (n <= 1 || vrows(b) != n || vcols(a) != 1 || vcols(b) != 1 || odim1 < 0 || odim2 < 0) return DIST_LOCAL;
+    Job j = {.type = J_TABLE, .nin = 2, .rows = n, .orows = odim1, .ocols = odim2};
     if (as_part(&j, 0, a, e) || as_part(&j, 1, b, e)) return -1;
     Value *v[2] = {a, b};
     return run_op(&j, v, out, e);

@@ -106,17 +106,60 @@ int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrE
 /* read() of a binary matrix file: every rank reads its rows (positioned
  * reads of just their bytes). */
 int dist_read_binary(Value *path, Value *out, BrErr *e);
-/* read() of a csv or text matrix file (p: io_read_plan's merge of the
- * .mtd and the arguments): every rank parses the lines that begin in its
- * share of the bytes, then the rows go to the ranks that hold them.
- * Errors name the file and the line. DIST_LOCAL for options it does not
- * take (naStrings, other formats). */
+/* read() of a csv, text or libsvm matrix file (p: io_read_plan's merge
+ * of the .mtd and the arguments): every rank parses the lines that begin
+ * in its share of the bytes, then the rows go to the ranks that hold
+ * them. Errors name the file and the line. DIST_LOCAL for options it does
+ * not take (too many naStrings, other formats). */
 int dist_read_text(Value *path, const IoReadPlan *p, Value *out, BrErr *e);
 /* write() of a distributed matrix as csv, text or binary: every rank
  * writes its rows as a part file of a temporary folder, which rank 0
  * commits with one .mtd over path (nothing under path on failure);
  * DIST_LOCAL for other formats. */
 int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e);
+/* Fused operators over row partitions (seed 000 section 5.5,
+ * docs/dist.md): codegen describes an operator (cg_dist_describe) and
+ * ships its CPlan as bytes; every rank runs it over its rows of the
+ * partitioned inputs with the others broadcast. A map operator's result
+ * (rows of the main input) stays distributed; a reduce operator's partial
+ * results (full or column aggregates, t(X) %*% Y, several for a
+ * multi-aggregate) are reduced to rank 0 by their combine operator. */
+enum { DF_MAP, DF_REDUCE };
+enum { DF_SUM, DF_MIN, DF_MAX };
+#define DF_MAXOUT 8
+typedef struct DistFused {
+    char *plan;              /* the operator's CPlan as bytes (cg_plan_pack) */
+    size_t plen;
+    int kind;                /* DF_MAP or DF_REDUCE */
+    int main;                /* the input whose rows are partitioned */
+    const bool *part;        /* per input: partitioned with main's rows
+                                (else broadcast) */
+    int nout;                /* DF_REDUCE: outputs (a list when > 1) */
+    int red[DF_MAXOUT];      /* their combine operators */
+    /* rank 0 runs the operator it holds: local(ctx, nin, args, out, e) */
+    int (*local)(void *ctx, int nin, Value *args, Value *out, BrErr *e);
+    void *ctx;
+} DistFused;
+/* Workers run a shipped plan with this function (registered by the
+ * layer that owns codegen before dist_serve). */
+typedef int (*DistFusedRun)(const char *plan, size_t plen, int nin, Value *args, Value *out, BrErr *e);
+void dist_set_fused_runner(DistFusedRun fn);
+/* Rank 0: runs f over args[0..nin) (partitioned ones scattered if local,
+ * broadcast ones collected if distributed). */
+int dist_fused(const DistFused *f, Value **args, int nin, Value *out, BrErr *e);
+/* Tasks (remote parfor, docs/dist.md): rank 0 broadcasts a payload,
+ * every rank (rank 0 included) runs it with the runner the upper layer
+ * registered and returns a result as bytes; rank 0 receives them all.
+ * DistTaskRun: *res (malloc'd, *rlen bytes) is the rank's result; -1 on
+ * error (e set). dist_task: res[r], rlen[r] for every rank r (dist_size
+ * entries, the caller frees them); on error -1 (the failing rank's
+ * message) and nothing in res. */
+typedef int (*DistTaskRun)(const char *payload, size_t n, char **res, size_t *rlen, BrErr *e);
+void dist_set_task_runner(DistTaskRun fn);
+int dist_task(const char *payload, size_t n, DistTaskRun local, char **res, size_t *rlen, BrErr *e);
+/* A matrix block as bytes and back (what jobs send). */
+char *dist_pack_mb(const MB *m, size_t *n);
+MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e);
 /* A distributed matrix to a local one in place (refused when it exceeds
  * the physical memory limit, br_mem_physical). */
 int dist_collect(Value *v, BrErr *e);

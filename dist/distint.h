@@ -4,6 +4,7 @@
 #ifndef BRAID_DISTINT_H
 #define BRAID_DISTINT_H
 
+#include <mpi.h>
 #include <pthread.h>
 
 #include "dist.h"
@@ -11,7 +12,7 @@
 typedef enum {
     J_STOP, J_SCATTER, J_COLLECT, J_FREE, J_UNARY, J_BINARY, J_TERNARY, J_RAGG, J_FAGG, J_CAGG,
     J_MAPMM, J_LMM, J_TSMM, J_TMM, J_MMCHAIN, J_CSLICE, J_RSLICE, J_CBIND, J_READ, J_TABLE,
-    J_READT, J_WRITE, J_CPMM, J_RMM, J_TRANSPOSE, J_RBIND, J_MULTI, J_VAR, J_REV, J_LIX, J_NTYPES
+    J_READT, J_WRITE, J_CPMM, J_RMM, J_TRANSPOSE, J_RBIND, J_MULTI, J_VAR, J_REV, J_LIX, J_FUSED, J_TASK, J_DIAG, J_NTYPES
 } JobType;
 
 /* Operand roles: none, a partitioned matrix (by id), a broadcast value. */
@@ -64,6 +65,8 @@ int64_t vcols(const Value *v);
 int as_part(Job *j, int k, Value *v, BrErr *e);
 int as_bcast(Job *j, int k, Value *v, BrErr *e);
 int run_op(Job *j, Value **v, Value *out, BrErr *e);
+/* Reduces n doubles to rank 0 with op (an MPI_Op; in pieces). */
+void reduce_to_0(double *buf, size_t n, MPI_Op op);
 
 /* Moving rows between ranks (distshuffle.c). A piece is a block of
  * rows that starts at global row off. redistribute: every rank gives
@@ -94,5 +97,10 @@ int run_transpose(const Job *j, Value *res, BrErr *e);
 int run_rbind(const Job *j, Value *res, BrErr *e);
 int run_var(const Job *j, Value *res, BrErr *e);
 int run_rev(const Job *j, Value *res, BrErr *e);
+int run_fused(const Job *j, Value *res, BrErr *e);                 /* distfused.c */
+int run_task(const Job *j, BrErr *e);                              /* disttask.c */
+/* Point-to-point byte messages (dist.c; malloc'd, NULL for 0 bytes). */
+void send_bytes(const void *p, size_t n, int to);
+char *recv_bytes(int from, size_t *n);
 
 #endif

@@ -10,11 +10,14 @@
 
 /* What every rank needs of a read() (sent as a string value). */
 typedef struct ReadSpec {
-    int32_t csv, header, fill, pad;
+    int32_t csv, header, fill, libsvm;
     double fill_value;
     int64_t rows, cols;   /* -1: unknown */
     char sep[8];
+    int32_t n_na, pad2;
+    char na[256];         /* csv naStrings, each ended by a NUL */
 } ReadSpec;
+#define MAX_NA 16
 
 /* What every rank needs of a write(). */
 typedef struct WriteSpec {
@@ -47,13 +50,10 @@ static int64_t csv_cols(const IoShare *sh, const IoCsvOpts *co)
     return cols;
 }
 
-/* csv: this rank's share parsed, then its rows moved to their ranks. */
-static int read_csv(const char *path, const ReadSpec *rs, const IoShare *sh, int64_t base_line, Job *jj, MB **part,
-                    BrErr *e)
+/* Every rank's parsed rows (mine: its share's, in file order; NULL when
+ * parsing failed) to the ranks that hold them; the row count checked. */
+static int place_rows(const char *path, const ReadSpec *rs, MB *mine, int64_t cols, Job *jj, MB **part, BrErr *e)
 {
-    IoCsvOpts co = {rs->header != 0, rs->sep, rs->fill != 0, rs->fill_value, NULL, 0, 0};
-    int64_t cols = rs->cols >= 0 ? rs->cols : csv_cols(sh, &co);
-    MB *mine = io_csv_share_parse(path, sh, cols, &co, base_line, e);
     if (agree(!mine, e)) return -1;
     int64_t n = mine->rows, off = 0, total = 0;
     MPI_Exscan(&n, &off, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
@@ -71,6 +71,34 @@ static int read_csv(const char *path, const ReadSpec *rs, const IoShare *sh, int
     int rc = redistribute(&pc, n > 0, total, part, e);
     mb_release(mine);
     return agree(rc != 0, e);
+}
+
+/* csv: this rank's share parsed, then its rows moved to their ranks. */
+static int read_csv(const char *path, const ReadSpec *rs, const IoShare *sh, int64_t base_line, Job *jj, MB **part,
+                    BrErr *e)
+{
+    const char *na[MAX_NA];
+    const char *q = rs->na;
+    for (int i = 0; i < rs->n_na && i < MAX_NA; i++, q += strlen(q) + 1) na[i] = q;
+    IoCsvOpts co = {rs->header != 0, rs->sep, rs->fill != 0, rs->fill_value, na, BR_MIN(rs->n_na, MAX_NA), 0};
+    int64_t cols = rs->cols >= 0 ? rs->cols : csv_cols(sh, &co);
+    MB *mine = io_csv_share_parse(path, sh, cols, &co, base_line, e);
+    return place_rows(path, rs, mine, cols, jj, part, e);
+}
+
+/* libsvm: this rank's share parsed (the columns, when no .mtd gives them,
+ * from the largest index of all shares), its rows moved to their ranks. */
+static int read_libsvm(const char *path, const ReadSpec *rs, const IoShare *sh, int64_t base_line, Job *jj, MB **part,
+                       BrErr *e)
+{
+    int64_t cols = rs->cols;
+    if (cols < 0) {
+        int64_t mx = io_libsvm_share_maxidx(sh), all = 0;
+        MPI_Allreduce(&mx, &all, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+        cols = all + 1;
+    }
+    MB *mine = io_libsvm_share_parse(path, sh, cols, base_line, e);
+    return place_rows(path, rs, mine, cols, jj, part, e);
 }
 
 /* text: this rank's cells, sent to the ranks that hold their rows. */
@@ -162,7 +190,8 @@ int run_readt(const Job *j, Value *bv, Value *res, BrErr *e)
         Job jj = *j;
         MB *part = NULL;
         rc = rs.csv ? read_csv(path.s->s, &rs, &sh, base, &jj, &part, e)
-                    : read_text(path.s->s, &rs, &sh, base, &jj, &part, e);
+           : rs.libsvm ? read_libsvm(path.s->s, &rs, &sh, base, &jj, &part, e)
+                       : read_text(path.s->s, &rs, &sh, base, &jj, &part, e);
         io_share_free(&sh);
         if (!rc && part && mb_examine(part, e)) { mb_release(part); part = NULL; }   /* agreed in finish_map */
         Value loc = part ? val_matrix(part) : val_none();
@@ -177,13 +206,22 @@ int run_readt(const Job *j, Value *bv, Value *res, BrErr *e)
 
 int dist_read_text(Value *path, const IoReadPlan *p, Value *out, BrErr *e)
 {
-    bool csv = !strcmp(p->format, "csv");
-    if (path->kind != V_STRING || (!csv && strcmp(p->format, "text")) || (csv && p->csv.n_na) ||
+    bool csv = !strcmp(p->format, "csv"), libsvm = !strcmp(p->format, "libsvm");
+    if (path->kind != V_STRING || (!csv && !libsvm && strcmp(p->format, "text")) || (csv && p->csv.n_na > MAX_NA) ||
         (csv && (!p->csv.sep || !p->csv.sep[0] || strlen(p->csv.sep) >= sizeof ((ReadSpec *)0)->sep)))
         return DIST_LOCAL;
-    ReadSpec rs = {.csv = csv, .header = p->csv.header, .fill = p->csv.fill, .fill_value = p->csv.fill_value,
+    ReadSpec rs = {.csv = csv, .libsvm = libsvm, .header = p->csv.header, .fill = p->csv.fill, .fill_value = p->csv.fill_value,
                    .rows = p->rows, .cols = p->cols};
     if (csv) snprintf(rs.sep, sizeof rs.sep, "%s", p->csv.sep);
+    /* naStrings travel packed in the spec (more than it holds: read by rank 0) */
+    size_t used = 0;
+    for (int i = 0; csv && i < p->csv.n_na; i++) {
+        size_t l = strlen(p->csv.na[i]) + 1;
+        if (used + l > sizeof rs.na) return DIST_LOCAL;
+        memcpy(rs.na + used, p->csv.na[i], l);
+        used += l;
+        rs.n_na++;
+    }
     Value bv[3] = {val_retain(*path), val_string_n((const char *)&rs, sizeof rs), val_none()};
     Job j = {.type = J_READT};
     pthread_mutex_lock(&g_lock);

@@ -266,8 +266,11 @@ int dist_mm2(int method, Value *a, Value *b, Value *out, BrErr *e)
 
 int dist_reorg(OpCode op, Value *a, Value *out, BrErr *e)
 {
-    if ((op != OP_TRANS && op != OP_REV) || a->kind != V_DIST) return DIST_LOCAL;
-    Job j = {.type = op == OP_REV ? J_REV : J_TRANSPOSE, .nin = 1, .rows = vrows(a), .cols = vcols(a)};
+    if ((op != OP_TRANS && op != OP_REV && op != OP_DIAG) || a->kind != V_DIST) return DIST_LOCAL;
+    /* diag of a vector or of a square matrix: each rank its rows */
+    if (op == OP_DIAG && (vrows(a) < 2 || (vcols(a) != 1 && vcols(a) != vrows(a)))) return DIST_LOCAL;
+    Job j = {.type = op == OP_REV ? J_REV : op == OP_DIAG ? J_DIAG : J_TRANSPOSE, .nin = 1, .rows = vrows(a),
+             .cols = vcols(a), .ocols = op == OP_DIAG && vcols(a) == 1 ? vrows(a) : 1};
     if (as_part(&j, 0, a, e)) return -1;
     Value *v[1] = {a};
     return run_op(&j, v, out, e);

@@ -505,7 +505,7 @@ void hop_infer(Hop *h)
 static bool dist_kind(const Hop *h)
 {
     bool kind = h->kind == H_UNARY || h->kind == H_BINARY || h->kind == H_TERNARY || h->kind == H_AGG ||
-                h->kind == H_MATMUL;
+                h->kind == H_MATMUL || h->kind == H_SPOOF;
     bool mat = h->dt == DT_MATRIX;
     for (int i = 0; i < h->nin && !mat; i++) mat = h->in[i] && h->in[i]->dt == DT_MATRIX;
     return kind && mat;

@@ -195,6 +195,11 @@ void io_csv_share_cols(const IoShare *s, const IoCsvOpts *o, int64_t *data, int6
  * name path and the line, counting base_line lines before the share. */
 MB *io_csv_share_parse(const char *path, const IoShare *s, int64_t cols, const IoCsvOpts *o, int64_t base_line,
                        BrErr *e);
+/* libsvm: the largest feature index of the share's lines (0: none), and
+ * its lines as a cols-column CSR block (label in the last column); errors
+ * name path and the line, counting base_line lines before the share. */
+int64_t io_libsvm_share_maxidx(const IoShare *s);
+MB *io_libsvm_share_parse(const char *path, const IoShare *s, int64_t cols, int64_t base_line, BrErr *e);
 /* text ("i j v"): the share's cells, 0-based, in file order; maxr, maxc
  * the largest 1-based indexes seen. rows/cols (-1: unknown) bound them. */
 typedef struct IoTriples {

@@ -253,6 +253,38 @@ out:
     return m;
 }
 
+/* ---------- shares (parallel reads, dist/distio.c) ---------- */
+
+int64_t io_libsvm_share_maxidx(const IoShare *s)
+{
+    Count c = {0};
+    IoRangeErr err = {0};
+    count_range(s->p, s->p + s->n, &c, &err);
+    return c.maxidx;
+}
+
+MB *io_libsvm_share_parse(const char *path, const IoShare *s, int64_t cols, int64_t base_line, BrErr *e)
+{
+    if (cols < 1 || cols - 1 > INT32_MAX) {
+        br_err(e, BR_EDIM, "%s: a libsvm matrix needs 1 to 2^31 columns (features and the label), not %lld "
+               "(dimension mismatch)", path, (long long)cols);
+        return NULL;
+    }
+    Count c = {0};
+    IoRangeErr err = {0};
+    count_range(s->p, s->p + s->n, &c, &err);
+    /* a share is held by a rank: not checked against the local budget */
+    MB *m = mb_sp_alloc(c.rows, cols, c.ents + c.rows > 0 ? c.ents + c.rows : 1, e);
+    if (!m) return NULL;
+    err = (IoRangeErr){0};
+    m->rp[0] = 0;
+    int64_t k = parse_range(s->p, s->p + s->n, m, 0, 0, &err);
+    if (io_range_report(&err, 1, path, base_line, e)) { mb_release(m); return NULL; }
+    mb_sp_done(m, k);
+    if (mb_examine(m, e)) { mb_release(m); return NULL; }
+    return m;
+}
+
 /* ---------- writing ---------- */
 
 /* Formats rows [r0, r1): the label (last column), then index:value for

@@ -1443,6 +1443,8 @@ static void build_control(BCtx *c, Stmt *s, PBList *out, HopDag *pdag, Code *pco
                            : v->kind == EX_BOOL ? v->bval : -1;
                 if (strcmp(o->name, "check") == 0) b->parfor_check = num != 0;
                 else if (strcmp(o->name, "par") == 0 && num > 0) b->parfor_par = (int)num;
+                else if (strcmp(o->name, "mode") == 0 && v->kind == EX_STRING)
+                    b->parfor_remote = strncmp(v->sval, "REMOTE_", 7) == 0;
             }
             parfor_results(c, &s->for_.body, &b->results, &b->accums);
             b->par_ok = true;

@@ -1,5 +1,6 @@
 /* program.c: program blocks, name sets, liveness and printing. */
 #include "program.h"
+#include "../runtime/distexec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,7 +101,7 @@ static void print_block(const PBlock *b, FILE *out, int ind)
     static const char *const names[] = {"GENERIC", "IF", "WHILE", "FOR"};
     fprintf(out, "%*s%s (lines %d)%s%s", ind, "", b->parfor ? "PARFOR" : names[b->kind],
             b->span.line, b->var ? " var=" : "", b->var ? b->var : "");
-    if (b->parfor) fprintf(out, " %s", b->par_ok ? "[parallel]" : "[serial]");
+    if (b->parfor) fprintf(out, " %s%s", b->par_ok ? "[parallel]" : "[serial]", b->parfor_remote ? " [remote]" : "");
     fprintf(out, "\n");
     if (b->code)
         for (int i = 0; i < b->code->n; i++) {
@@ -113,6 +114,8 @@ static void print_block(const PBlock *b, FILE *out, int ind)
                 fprintf(out, "%s%s%d", k ? ", " : "", in->in[k] < 0 ? "-" : "r", in->in[k] < 0 ? 0 : in->in[k]);
             fprintf(out, ")");
             if (in->exec == EX_DIST) fprintf(out, "  DIST");
+            int g = in->exec == EX_DIST ? rt_dist_group(b->code, i) : -1;
+            if (g >= 0) fprintf(out, " [piggyback job r%d]", b->code->ins[g].out);
             if (in->nfree) {
                 fprintf(out, "  free");
                 for (int k = 0; k < in->nfree; k++) fprintf(out, " r%d", in->frees[k]);

@@ -8,6 +8,9 @@
 
 #include "../dist/dist.h"
 #include "../io/io.h"
+#include "../codegen/cgrun.h"
+
+#include <stdlib.h>
 
 #include <string.h>
 #include <sys/stat.h>
@@ -15,11 +18,12 @@
 /* After a distributed operator scattered one of its inputs: the variable
  * the input was read from now names the distributed matrix (registers are
  * numbered by the instruction that writes them). */
+#define MAX_BEFORE 32   /* inputs whose kinds are remembered (fused operators have many) */
 static int keep_scattered(const Code *c, Frame *f, const Instr *in, const VKind *before, Value *regs)
 {
-    for (int k = 0; k < in->nin && k < 3; k++) {
+    for (int k = 0; k < in->nin; k++) {
         int r = in->in[k];
-        if (r < 0 || before[k] != V_MATRIX || regs[r].kind != V_DIST) continue;
+        if (r < 0 || k >= MAX_BEFORE || before[k] != V_MATRIX || regs[r].kind != V_DIST) continue;
         const Instr *src = &c->ins[r];
         if (src->kind == I_READ && !src->move && st_put(&f->vars, src->name, val_retain(regs[r]))) return -1;
     }
@@ -46,7 +50,30 @@ static bool count_arg(const Value *v, int64_t *out)
     return true;
 }
 
-static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o)
+/* naStrings: a list of strings, or one string of comma-separated ones
+ * (as b_read splits it); items point into *buf (the caller frees it). */
+#define MAX_NA 16
+static bool na_opts(const Value *v, const char **items, int *n, char **buf)
+{
+    *n = 0;
+    if (v->kind == V_LIST) {
+        if (v->l->n > MAX_NA) return false;
+        for (int i = 0; i < v->l->n; i++) {
+            if (v->l->items[i].kind != V_STRING) return false;
+            items[(*n)++] = v->l->items[i].s->s;
+        }
+        return true;
+    }
+    if (v->kind != V_STRING || !(*buf = strdup(v->s->s))) return false;
+    char *save = NULL;
+    for (char *tok = strtok_r(*buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_NA) return false;
+        items[(*n)++] = tok;
+    }
+    return true;
+}
+
+static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **na, char **nabuf)
 {
     io_read_opts_init(o);
     const Value *v;
@@ -57,7 +84,10 @@ static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o)
     if ((v = arg(in, regs, 5))) { if (v->kind != V_STRING) return false; o->sep = v->s->s; }
     if ((v = arg(in, regs, 6))) { if (v->kind != V_BOOL) return false; o->fill = v->b; }
     if ((v = arg(in, regs, 7))) { if (!val_is_numeric(v)) return false; o->fill_value = val_as_double(v); o->has_fill_value = true; }
-    if (arg(in, regs, 8)) return false;   /* naStrings: read locally */
+    if ((v = arg(in, regs, 8))) {
+        if (!na_opts(v, na, &o->n_na, nabuf)) return false;
+        o->na_strings = na;
+    }
     if ((v = arg(in, regs, 9)) && (v->kind != V_STRING || strcmp(v->s->s, "matrix"))) return false;
     return true;
 }
@@ -74,12 +104,17 @@ static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
     IoReadOpts o;
     IoReadPlan p;
     BrErr pe = {0};
-    if (!read_opts(in, regs, &o) || io_read_plan(path, &o, &p, &pe)) return DIST_LOCAL;
-    if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) return DIST_LOCAL;
-    if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget())
-        return DIST_LOCAL;
-    if (!strcmp(p.format, "binary")) return dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
-    return dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);
+    const char *na[MAX_NA];
+    char *nabuf = NULL;
+    int rc = DIST_LOCAL;
+    if (!read_opts(in, regs, &o, na, &nabuf) || io_read_plan(path, &o, &p, &pe)) goto done;
+    if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) goto done;
+    if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget()) goto done;
+    if (!strcmp(p.format, "binary")) rc = dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
+    else rc = dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);
+done:
+    free(nabuf);
+    return rc;
 }
 
 /* write() of a distributed matrix: part files written by every rank
@@ -99,16 +134,76 @@ static int dist_write_instr(const Instr *in, Value *regs, BrErr *e)
     return dist_write(x, f->s->s, &o, e);
 }
 
+/* ---- fused operators over partitions (dist/distfused.c) ---- */
+
+/* Rank 0's run of its own operator. */
+/* (no size estimates: they are the whole matrix's, not the rank's rows) */
+typedef struct FusedCtx { CgContext *cg; void *op; } FusedCtx;
+
+static int fused_local(void *ctx, int nin, Value *args, Value *out, BrErr *e)
+{
+    FusedCtx *x = ctx;
+    return cg_exec(x->cg, x->op, NULL, nin, args, out, e);
+}
+
+/* A fused operator over distributed (or over-budget) operands: every
+ * rank runs it over its rows; DIST_LOCAL when it does not split by rows
+ * (then its operands are collected and it runs here). */
+static int fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
+{
+    CgContext *cg = rt->prog->cg;
+    if (!cg || !in->fused || in->nin < 1) return DIST_LOCAL;
+    Value none = val_none();
+    Value **args = malloc((size_t)in->nin * sizeof *args), *vals = malloc((size_t)in->nin * sizeof *vals);
+    bool *part = malloc((size_t)in->nin);
+    int rc = DIST_LOCAL;
+    if (!args || !vals || !part) { rc = br_err(e, BR_ENOMEM, "out of memory"); goto done; }
+    for (int k = 0; k < in->nin; k++) {
+        args[k] = in->in[k] >= 0 ? &regs[in->in[k]] : &none;
+        vals[k] = *args[k];
+    }
+    DistFused d;
+    if (!cg_dist_describe(in->fused, in->nin, vals, part, &d)) goto done;
+    cg_op_compiled(cg, in->fused);
+    FusedCtx ctx = {cg, in->fused};
+    d.local = fused_local, d.ctx = &ctx;
+    if (!(d.plan = cg_plan_pack(in->fused, &d.plen))) { rc = br_err(e, BR_ENOMEM, "out of memory"); goto done; }
+    rc = dist_fused(&d, args, in->nin, &regs[in->out], e);
+    free(d.plan);
+done:
+    free(args), free(vals), free(part);
+    return rc;
+}
+
+static CgOptions g_wopt;
+static CgContext *g_wcg;
+
+static int fused_worker(const char *plan, size_t n, int nin, Value *args, Value *out, BrErr *e)
+{
+    if (!g_wcg && !(g_wcg = cg_context_new(&g_wopt))) return br_err(e, BR_ENOMEM, "out of memory");
+    return cg_exec_packed(g_wcg, plan, n, nin, args, out, e);
+}
+
+void rt_dist_fused_worker(const CgOptions *o)
+{
+    /* compiled before use (a job cannot wait for a background compile),
+     * found again by the in-memory plan cache in every later job */
+    g_wopt = *o;
+    g_wopt.enabled = true, g_wopt.async = false, g_wopt.plancache = true, g_wopt.explain = NULL;
+    dist_set_fused_runner(fused_worker);
+}
+
 /* An EX_DIST instruction as a distributed operator: 0 done, DIST_LOCAL
  * when there is none for these operands, -1 error. */
-static int dist_instr(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
+static int dist_instr(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
     Value none = val_none();
     Value *a[3];
-    VKind before[3] = {V_NONE, V_NONE, V_NONE};
-    for (int k = 0; k < 3; k++) {
-        a[k] = k < in->nin && in->in[k] >= 0 ? &regs[in->in[k]] : &none;
-        before[k] = a[k]->kind;
+    VKind before[MAX_BEFORE];
+    for (int k = 0; k < MAX_BEFORE; k++) {
+        Value *x = k < in->nin && in->in[k] >= 0 ? &regs[in->in[k]] : &none;
+        if (k < 3) a[k] = x;
+        before[k] = x->kind;
     }
     Value *out = &regs[in->out];
     dist_set_context(in->statname, in->span.line);
@@ -121,6 +216,7 @@ static int dist_instr(const Code *c, Frame *f, const Instr *in, Value *regs, BrE
     case I_MATMUL: rc = dist_matmul(in->op, in->left, a[0], a[1], a[2], out, e); break;
     case I_REORG: rc = dist_reorg(in->op, a[0], out, e); break;
     case I_BUILTIN: rc = dist_read(in, regs, true, e); break;
+    case I_FUSED: rc = fused(rt, in, regs, e); break;
     default: rc = DIST_LOCAL; break;
     }
     if (rc >= 0 && keep_scattered(c, f, in, before, regs)) return br_err(e, BR_ENOMEM, "out of memory");
@@ -219,17 +315,46 @@ static bool reads_dist(const Instr *in, const Value *regs)
 /* A reduce operator over a distributed first operand (full or column
  * aggregate that combines, tsmm, t(X) %*% Y): the operators
  * piggybacking groups; the id of its partitions, 0 if not one. */
+/* Is in a reduce operator piggybacking groups (before its operands'
+ * kinds are known: t(X) %*% Y needs Y distributed too)? */
+static bool reduce_kind(const Instr *in)
+{
+    if (in->nin < 1 || in->in[0] < 0) return false;
+    if (in->kind == I_AGG)
+        return in->dir != DIR_ROW && (in->op == OP_SUM || in->op == OP_SUMSQ || in->op == OP_MEAN ||
+                                      in->op == OP_AMIN || in->op == OP_AMAX || in->op == OP_PROD);
+    return in->kind == I_MATMUL && ((in->op == OP_TSMM && in->left) || (in->op == OP_MATMULTL && in->nin > 1 && in->in[1] >= 0));
+}
+
 static int64_t reduce_over(const Instr *in, const Value *regs)
 {
-    if (in->nin < 1 || in->in[0] < 0 || regs[in->in[0]].kind != V_DIST) return 0;
-    bool ok = false;
-    if (in->kind == I_AGG)
-        ok = in->dir != DIR_ROW && (in->op == OP_SUM || in->op == OP_SUMSQ || in->op == OP_MEAN ||
-                                    in->op == OP_AMIN || in->op == OP_AMAX || in->op == OP_PROD);
-    else if (in->kind == I_MATMUL)
-        ok = (in->op == OP_TSMM && in->left) ||
-             (in->op == OP_MATMULTL && in->nin > 1 && in->in[1] >= 0 && regs[in->in[1]].kind == V_DIST);
-    return ok ? regs[in->in[0]].dm->id : 0;
+    if (!reduce_kind(in) || regs[in->in[0]].kind != V_DIST) return 0;
+    if (in->kind == I_MATMUL && in->op == OP_MATMULTL && regs[in->in[1]].kind != V_DIST) return 0;
+    return regs[in->in[0]].dm->id;
+}
+
+int rt_dist_group(const Code *c, int i)
+{
+    if (!dist_piggyback() || i < 0 || i >= c->n) return -1;
+    int *grp = malloc((size_t)c->n * sizeof *grp);
+    if (!grp) return -1;
+    for (int j = 0; j < c->n; j++) grp[j] = -1;
+    /* piggyback()'s walk: each reduce that runs (not already a member)
+     * leads the later ones over the same register whose operands it
+     * finds ready */
+    for (int l = 0; l <= i; l++) {
+        const Instr *x = &c->ins[l];
+        if (grp[l] >= 0 || x->exec != EX_DIST || !reduce_kind(x)) continue;
+        for (int j = l + 1; j < c->n; j++) {
+            const Instr *y = &c->ins[j];
+            bool ready = true;
+            for (int k = 0; k < y->nin; k++) ready &= y->in[k] < l;
+            if (grp[j] < 0 && ready && y->exec == EX_DIST && reduce_kind(y) && y->in[0] == x->in[0]) grp[j] = grp[l] = l;
+        }
+    }
+    int g = grp[i];
+    free(grp);
+    return g;
 }
 
 /* Piggybacking (seed 002 section 3.4): a reduce operator and the later
@@ -237,7 +362,7 @@ static int64_t reduce_over(const Instr *in, const Value *regs)
  * are ready now (registers of earlier instructions) run as one job; the
  * later ones then find their result in place. 1: done as a group, 0: no
  * partners, -1: error. */
-static int piggyback(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
+static int piggyback(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
     int64_t id = dist_piggyback() ? reduce_over(in, regs) : 0;
     if (!id) return 0;
@@ -250,24 +375,24 @@ static int piggyback(const Code *c, Frame *f, const Instr *in, Value *regs, BrEr
     }
     if (!n) return 0;
     dist_group_begin();
-    int rc = dist_instr(c, f, in, regs, e);
+    int rc = dist_instr(rt, c, f, in, regs, e);
     for (int k = 0; k < n && rc >= 0; k++) {
         const Instr *x = &c->ins[members[k]];
         dist_set_context(x->statname, x->span.line);
-        if (dist_instr(c, f, x, regs, e) < 0) rc = -1;
+        if (dist_instr(rt, c, f, x, regs, e) < 0) rc = -1;
     }
     if (dist_group_end(e)) rc = -1;
     return rc < 0 ? -1 : rc == 0 ? 1 : 0;
 }
 
-int rt_dist_step(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
+int rt_dist_step(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
     /* run earlier in a piggybacked job */
     if ((in->kind == I_AGG || in->kind == I_MATMUL) && regs[in->out].kind != V_NONE) return 1;
-    int pg = piggyback(c, f, in, regs, e);
+    int pg = piggyback(rt, c, f, in, regs, e);
     if (pg) return pg;
     if (in->exec == EX_DIST || reads_dist(in, regs)) {
-        int rc = dist_instr(c, f, in, regs, e);
+        int rc = dist_instr(rt, c, f, in, regs, e);
         if (rc <= 0) return rc ? -1 : 1;
     }
     return dist_local(in, regs, e);

@@ -8,6 +8,26 @@
  * as a distributed operator where dist/ has one; a local one gets its
  * distributed operands collected to rank 0 (nrow, ncol and length are
  * answered from the handle). 1: done, 0: run it locally, -1: error in e. */
-int rt_dist_step(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e);
+int rt_dist_step(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e);
+/* Workers: run the fused operators rank 0 ships with the options o (a
+ * context of their own, made on the first job; api/run.c registers it). */
+void rt_dist_fused_worker(const CgOptions *o);
+
+/* -explain: the instruction index that leads the piggybacked job
+ * instruction i of c is expected to join (itself when it leads one), -1
+ * when none: distributed reduce operators over the same register whose
+ * operands are ready when the first of them runs (the run-time rule of
+ * piggyback() with the execution types in place of the operands'
+ * kinds). */
+int rt_dist_group(const Code *c, int i);
+/* Remote parfor (distparfor.c): rank 0 runs the iterations of parfor b
+ * on every rank (mode=REMOTE_SPARK under mpirun) and merges the results
+ * into f; DIST_LOCAL when it cannot (a parfor inside a function, a
+ * variable a task does not carry): run it locally. */
+int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_t n, bool ints);
+/* Workers: compile(arg, &diag) builds the program on their first task
+ * (NULL: it did not compile); _end hands back what was built, to free. */
+void rt_dist_parfor_worker(RtProgram *(*compile)(void *arg, Diag **d), void *arg, const RtOptions *ro);
+void rt_dist_parfor_worker_end(RtProgram **prog, Diag **d);
 
 #endif

@@ -252,18 +252,18 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     int rc = 0;
     BrErr e;
     int64_t seen = 0;
-    bool dist = dist_active(), gpu = gpu_mode() != GPU_OFF;
+    bool dist = dist_active() && !rt->no_dist, gpu = gpu_mode() != GPU_OFF;
     for (int i = 0; i < c->n && !rc; i++) {
         const Instr *in = &c->ins[i];
         br_err_clear(&e);
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
-        if (in->exec == EX_DIST && !dist && br_exec_mode() == BR_EXEC_DIST) {
+        if (in->exec == EX_DIST && !dist && !rt->no_dist && br_exec_mode() == BR_EXEC_DIST) {
             rc = rt_fail(rt, in->span, BR_EFAIL,
                          "operation '%s' runs distributed (-exec distributed), and distributed execution is "
                          "not available (run under mpirun)", in->opname);
             break;
         }
-        if (in->exec == EX_DIST && !dist) {
+        if (in->exec == EX_DIST && !dist && !rt->no_dist) {
             rc = rt_fail(rt, in->span, BR_ENOMEM,
                          "operation '%s' needs %.1f GB (inputs and output), more than the local memory "
                          "budget of %.1f GB, and distributed execution is not available (run under mpirun)",
@@ -273,7 +273,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         /* distributed instructions run as jobs (dist/); compressed
          * inputs are decompressed here for operators that do not take
          * them (docs/cla.md) */
-        int step = dist ? rt_dist_step(c, f, in, regs, &e) : 0;
+        int step = dist ? rt_dist_step(rt, c, f, in, regs, &e) : 0;
         /* the GPU backend where it has the operator (docs/gpu.md) */
         if (step == 0 && gpu) step = rt_gpu_step(in, regs, &e);
         int xrc = step < 0 ? -1 : step > 0 ? 0
@@ -500,6 +500,11 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     int k = b->parfor_par > 0 ? b->parfor_par : br_threads();
     if (k > br_threads()) k = br_threads();
     if (k > it->n) k = (int)it->n;
+    /* mode=REMOTE_SPARK under mpirun: the iterations on the ranks */
+    if (b->parfor_remote && b->par_ok && !rt->in_parfor && !rt->no_dist && dist_active() && dist_size() > 1) {
+        int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints);
+        if (drc != DIST_LOCAL) return drc;
+    }
     if (!b->par_ok || k < 2 || rt->in_parfor) return exec_for_serial(rt, f, b, it);
     /* results must exist as matrices before the loop */
     for (int r = 0; r < b->results.n; r++) {
@@ -532,7 +537,15 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
         }
     }
     rt->in_parfor = false;
-    int rc = rt->err.code ? -1 : 0;
+    int rc = rt->err.code ? -1 : rt_parfor_merge(rt, f, b, w, k);
+    for (int t = 0; t < k; t++) st_free(&w[t].vars);
+    free(w);
+    return rc;
+}
+
+int rt_parfor_merge(Rt *rt, Frame *f, PBlock *b, Frame *w, int k)
+{
+    int rc = 0;
     for (int r = 0; r < b->results.n && !rc; r++) {
         const char *name = b->results.v[r];
         MB *orig = st_get(&f->vars, name)->m;
@@ -558,8 +571,6 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
         if (st_put(&f->vars, name, val_matrix(res))) rc = rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
     }
     for (int r = 0; r < b->accums.n && !rc; r++) rc = merge_accum(rt, f, b, w, k, b->accums.v[r]);
-    for (int t = 0; t < k; t++) st_free(&w[t].vars);
-    free(w);
     return rc;
 }
 

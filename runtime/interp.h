@@ -35,6 +35,8 @@ typedef struct Rt {
     RtStat *stats; int nstats, scap;
     int64_t seed_counter;     /* rand without seed under -seed */
     bool in_parfor;
+    bool no_dist;             /* run everything locally: a remote parfor's
+                                 iterations (runtime/distparfor.c) */
     int64_t nrecompile;       /* dynamic recompilations and their time */
     int64_t recompile_ns;
     int64_t nrc_hits;         /* recompilations answered by the block's cache */
@@ -53,6 +55,11 @@ void rt_destroy(Rt *rt);
 /* Runs the main program. Returns 0, or non-zero with rt->err set. */
 int rt_run_main(Rt *rt, Frame *f);
 int rt_exec_list(Rt *rt, Frame *f, PBList *l);
+/* parfor's result merge (SystemDS's compare-with-original): every cell
+ * of a result variable that worker frame w[t] changed is taken from it;
+ * accumulators (R += ...) get the sum of every worker's change. f's
+ * results must be matrices. */
+int rt_parfor_merge(Rt *rt, Frame *f, PBlock *b, Frame *w, int k);
 /* Calls f with args (bound in parameter order, borrowed); on success *out
  * is a list of f's outputs (caller owns). */
 int rt_call(Rt *rt, Frame *caller, Func *f, Value *args, Value *out);

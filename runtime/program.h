@@ -121,6 +121,8 @@ struct PBlock {
     bool parfor;
     bool parfor_check;  /* check=1 (dependency analysis) */
     int parfor_par;     /* par= (0: all cores) */
+    bool parfor_remote; /* mode=REMOTE_SPARK (any REMOTE_ mode): iterations on
+                           the MPI ranks (runtime/distparfor.c) */
     NameSet live_out;   /* variables live after this block */
     NameSet results;    /* parfor: result variables (left-indexed) */
     NameSet accums;     /* parfor: accumulator results (R += ...): merged

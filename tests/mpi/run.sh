@@ -25,8 +25,10 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]
-  printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback></root>\n' "$2" "$3" "${4:-true}" > "$tmp/$1.xml"
+config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]: NAME.xml, and NAME-nocg.xml without fusion
+  local f='<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback>%s</root>\n'
+  printf "$f" "$2" "$3" "${4:-true}" "" > "$tmp/$1.xml"
+  printf "$f" "$2" "$3" "${4:-true}" "<sysds.codegen.enabled>false</sysds.codegen.enabled>" > "$tmp/$1-nocg.xml"
 }
 config bs7 20000 7
 config bs1000 20000 1000
@@ -42,13 +44,15 @@ compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
   if msg=$(python3 "$here/cmp.py" "$ref/" "$out/" $files); then ok; else bad "$name: $msg"; fi
 }
 
-# ops CASE NP CONFIG EXEC ROWS COLS SPARSITY SEED [JOB TYPES THAT MUST RUN]
+# ops CASE NP CONFIG EXEC ROWS COLS SPARSITY SEED [JOB TYPES THAT MUST RUN]:
+# without fusion, so that every basic distributed operator runs (fused.dml
+# below runs them fused)
 ops() {
   local c=$1 np=$2 cfg=$3 ex=$4 rows=$5 cols=$6 sp=$7 seed=$8; shift 8
   mkdir -p "$tmp/$c/l" "$tmp/$c/d"
   "$braid" -f "$here/ops.dml" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
     || { bad "ops $c: local run failed: $(tail -n 3 "$tmp/$c/l.out")"; return; }
-  mpi "$np" -f "$here/ops.dml" -config "$tmp/$cfg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
+  mpi "$np" -f "$here/ops.dml" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
     > "$tmp/$c/d.out" 2>&1 || { bad "ops $c: mpirun failed: $(tail -n 5 "$tmp/$c/d.out")"; return; }
   compare "ops $c (np $np, $cfg, $ex, ${rows}x$cols sparsity $sp)" "$tmp/$c/l" "$tmp/$c/d"
   for t in "$@"; do
@@ -60,8 +64,8 @@ all_ops="scatter collect unary binary ternary rowagg agg colagg mapmm mapmm-left
 # the same partitions; the tiny case runs each as its own job
 reduce_ops="agg colagg tsmm tmm"
 map_ops=$(echo " $all_ops " | sed "s/ agg / /; s/ colagg / /; s/ tsmm / /; s/ tmm / /")
-ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev leftindex
-ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev leftindex
+ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev leftindex diag
+ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev leftindex diag
 ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
 ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
 ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
@@ -69,6 +73,77 @@ ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
 # the network path: messages over TCP (not shared memory) between ranks
 # placed on two host entries of the loopback
 MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
+
+# fused operators (Cell, Row, MAgg, Outer) over partitions: the plan is
+# shipped to the ranks, every rank runs the generated operator over its
+# rows (cost-based and fuse_all selection; a sparse case; one block held
+# by one rank; more ranks than blocks, rank 0 holding none)
+printf '<root><sysds.local.memory.budget>100</sysds.local.memory.budget><sysds.defaultblocksize>3</sysds.defaultblocksize><sysds.codegen.optimizer>fuse_all</sysds.codegen.optimizer></root>\n' > "$tmp/fuseall.xml"
+fused() {   # fused CASE NP CONFIG ROWS COLS SPARSITY SEED
+  local c=$1 np=$2 cfg=$3 rows=$4 cols=$5 sp=$6 seed=$7
+  mkdir -p "$tmp/f$c/l" "$tmp/f$c/d"
+  "$braid" -f "$here/fused.dml" -args "$tmp/f$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/f$c/l.out" 2>&1 \
+    || { bad "fused $c: local run failed: $(tail -n 3 "$tmp/f$c/l.out")"; return; }
+  mpi "$np" -f "$here/fused.dml" -config "$tmp/$cfg.xml" -stats -args "$tmp/f$c/d/" "$rows" "$cols" "$sp" "$seed" \
+    > "$tmp/f$c/d.out" 2>&1 || { bad "fused $c: mpirun failed: $(tail -n 5 "$tmp/f$c/d.out")"; return; }
+  compare "fused $c (np $np, $cfg, ${rows}x$cols sparsity $sp)" "$tmp/f$c/l" "$tmp/f$c/d"
+  if grep -qE "^  fused +[1-9][0-9]* jobs" "$tmp/f$c/d.out"; then ok; else bad "fused $c: no distributed fused operator ran"; fi
+}
+fused dense 3 bs7 203 17 1.0 7
+fused sparse 2 bs1000 203 17 0.05 9
+fused all 4 fuseall 41 6 0.5 11
+fused tiny 4 fuseall 5 3 1.0 13
+
+# remote parfor (mode=REMOTE_SPARK): iterations on the ranks, results
+# merged (row, cell and accumulator results; a parfor nested in a loop;
+# variables distributed before the loop collected and shipped)
+mkdir -p "$tmp/pf/l"
+if "$braid" -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then
+  for c in "3 fuseall" "2 bs7" "4 bs3"; do
+    set -- $c
+    d="$tmp/pf/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/parfor.dml" -config "$tmp/$2.xml" -stats -args "$d/" 300 13 > "$d.out" 2>&1 \
+      || { bad "parfor $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "parfor (np $1, $2)" "$tmp/pf/l" "$d"
+    if grep -qE "^  parfor +3 jobs" "$d.out"; then ok; else bad "parfor $c: the loops did not run on the ranks"; fi
+  done
+else
+  bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"
+fi
+# an error in an iteration a worker runs: its rank, line and message
+if mpi 3 -s 'R = matrix(0, rows=6, cols=1)
+parfor (i in 1:6, mode=REMOTE_SPARK) {
+  if (i == 3) { stop("boom at 3") }
+  R[i, 1] = i
+}
+print(sum(R))' > "$tmp/pferr.out" 2>&1; then bad "parfor: an error in a remote iteration was not reported"
+elif grep -q "error: rank 2: line 3: boom at 3" "$tmp/pferr.out"; then ok
+else bad "parfor error: $(head -n 3 "$tmp/pferr.out")"; fi
+
+# a local matrix passed down calls is scattered once (kept while the
+# caller's variable holds it)
+mkdir -p "$tmp/calls/l" "$tmp/calls/d"
+if "$braid" -f "$here/calls.dml" -args "$tmp/calls/l/" > "$tmp/calls/l.out" 2>&1 &&
+   mpi 2 -f "$here/calls.dml" -exec distributed -config "$tmp/bs7.xml" -stats -args "$tmp/calls/d/" > "$tmp/calls/d.out" 2>&1; then
+  compare "calls" "$tmp/calls/l" "$tmp/calls/d"
+  if grep -qE "^  scatter +1 jobs" "$tmp/calls/d.out" && grep -q "(3 scatters of a matrix already partitioned were saved)" "$tmp/calls/d.out"; then ok
+  else bad "calls: X was scattered again: $(grep -E '^  (scatter|\()' "$tmp/calls/d.out")"; fi
+else
+  bad "calls: a run failed: $(tail -n 3 "$tmp/calls/d.out")"
+fi
+
+# shares NAME SCRIPT: a read by byte shares (SCRIPT writes $N: l for the
+# local run, d for 3 ranks) gives the local result, in one parallel read
+shares() {
+  mkdir -p "$tmp/$1"
+  if "$braid" -s "${2//\$N/l}" > "$tmp/$1/l.out" 2>&1 &&
+     mpi 3 -exec distributed -stats -s "${2//\$N/d}" > "$tmp/$1/d.out" 2>&1; then
+    if msg=$(python3 "$here/cmp.py" "$tmp/$1_l" "$tmp/$1_d" ""); then ok; else bad "read $1: $msg"; fi
+    if grep -qE "^  read-text +1 jobs" "$tmp/$1/d.out"; then ok; else bad "read $1: not read in parallel"; fi
+  else
+    bad "read $1: a run failed: $(tail -n 3 "$tmp/$1/l.out" "$tmp/$1/d.out")"
+  fi
+}
 
 # binary files read in parallel (each rank its rows), dense and sparse
 mkdir -p "$tmp/data"
@@ -116,6 +191,21 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
     bad "bad text read"
   elif grep -q "B.txt: line 2: bad column index \"x\"" "$tmp/badtxt.out"; then ok
   else bad "bad text: $(tail -n 5 "$tmp/badtxt.out")"; fi
+  # naStrings in a parallel csv read: the same NaN cells as the local read
+  awk 'BEGIN { for (i = 0; i < 600; i++) { l = ""; for (j = 0; j < 5; j++) { k = i * 5 + j
+           v = k % 7 == 0 ? "NA" : k % 11 == 0 ? "null" : i * 10 + j; l = l (j ? "," : "") v }; print l } }' \
+    > "$tmp/data/NA.csv"
+  shares na 'X = read("'"$tmp/data/NA.csv"'", format="csv", header=FALSE, naStrings=["NA", "null"]); write(replace(target=X, pattern=NaN, replacement=-7), "'"$tmp"'/na_$N", format="csv")'
+  # libsvm read by byte shares: the same matrix as the local read (the
+  # columns from the largest index), and a bad line named by its number
+  awk 'BEGIN { for (i = 1; i <= 500; i++) { l = (i % 3) - 1; for (j = 1; j <= 9; j++) if ((i * j) % 4 == 1) l = l " " j ":" (i + j) / 8
+           print l } }' > "$tmp/data/S.libsvm"
+  shares sv 'X = read("'"$tmp/data/S.libsvm"'", format="libsvm"); write(X * 2, "'"$tmp"'/sv_$N", format="csv")'
+  sed '301s/ [0-9]*:/ x:/' "$tmp/data/S.libsvm" > "$tmp/data/B.libsvm"
+  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/B.libsvm\", format=\"libsvm\"); print(sum(X))" > "$tmp/badsv.out" 2>&1; then
+    bad "bad libsvm read"
+  elif grep -q "B.libsvm: line 301: bad index in \"x:" "$tmp/badsv.out"; then ok
+  else bad "bad libsvm: $(tail -n 5 "$tmp/badsv.out")"; fi
   # a write over a folder that is not part files: refused, nothing left
   mkdir -p "$tmp/keep"; echo precious > "$tmp/keep/notes"
   if mpi 2 -exec distributed -s "X = rand(rows=50, cols=3); write(X, \"$tmp/keep\", format=\"csv\")" > "$tmp/kp.out" 2>&1; then
@@ -162,6 +252,19 @@ for n in 5 900; do
   elif [ $n = 900 ] && [ "${jobs:-0}" = 0 ]; then bad "recompile n=900: nothing ran distributed"
   else ok; fi
 done
+
+# -explain runtime: the reduce operators over X expected to share one
+# piggybacked job, led by the first (r1); the job then runs
+mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7-nocg.xml" -s 'X = rand(rows=400, cols=12, seed=1)
+X = X + 1
+while (FALSE) {}
+a = sum(X)
+b = colSums(X)
+c = t(X) %*% X
+print(a + sum(b) + sum(c))' > "$tmp/explain.out" 2>&1
+if [ "$(grep -cE '(uasum|uacsum|tsmm)\(r0\)  DIST \[piggyback job r1\]' "$tmp/explain.out")" = 3 ] &&
+   grep -qE "^  piggyback +1 jobs" "$tmp/explain.out"; then ok
+else bad "explain piggyback: $(grep -E 'DIST|piggyback' "$tmp/explain.out")"; fi
 
 # an unknown -exec mode
 if "$braid" -exec cluster -s 'print(1)' > "$tmp/exec.out" 2>&1; then bad "-exec cluster accepted"

@@ -1,0 +1,187 @@
+/* cgdist.c: fused operators over row partitions (seed 000 section 5.5;
+ * docs/dist.md). A fused operator iterates over the rows of its main
+ * input, so it runs on every rank's rows with the inputs that share those
+ * rows partitioned alike and the others (row vectors, the right side of a
+ * vector-matrix product, Outer's V) broadcast. Here: which inputs are
+ * partitioned and how the partial results combine (cg_dist_describe),
+ * the CPlan as bytes for the workers (cg_plan_pack) and a worker's run of
+ * shipped bytes (cg_exec_packed: the in-memory plan cache by hash and
+ * signature, else the same generated source compiled or loaded from the
+ * disk cache). */
+#include "cgint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../dist/dist.h"
+
+/* ---- the CPlan as bytes ---- */
+
+/* Every rank runs the same braid binary (mpirun starts one program), so
+ * the structs travel as they are; the sizes guard against a mismatch. */
+typedef struct PackHead {
+    uint32_t magic, plan_size, node_size, in_size;
+    int64_t nn, nin, siglen;
+} PackHead;
+
+#define PACK_MAGIC 0x42435031u   /* "BCP1" */
+
+char *cg_plan_pack(const void *handle, size_t *n)
+{
+    const CgOp *op = handle;
+    const CPlan *p = op->plan;
+    size_t sl = strlen(p->sig ? p->sig : "");
+    PackHead h = {PACK_MAGIC, sizeof(CPlan), sizeof(CNode), sizeof(CInput), p->nn, p->nin, (int64_t)sl};
+    *n = sizeof h + sizeof *p + (size_t)p->nn * sizeof(CNode) + (size_t)p->nin * sizeof(CInput) + sl;
+    char *buf = malloc(*n), *q = buf;
+    if (!buf) return NULL;
+    memcpy(q, &h, sizeof h), q += sizeof h;
+    memcpy(q, p, sizeof *p), q += sizeof *p;
+    memcpy(q, p->n, (size_t)p->nn * sizeof(CNode)), q += p->nn * sizeof(CNode);
+    for (int k = 0; k < p->nin; k++) {
+        CInput ci = p->in[k];
+        ci.hop = NULL;
+        memcpy(q, &ci, sizeof ci), q += sizeof ci;
+    }
+    memcpy(q, p->sig ? p->sig : "", sl);
+    return buf;
+}
+
+/* The CPlan of packed bytes (NULL when they are not one). */
+static CPlan *plan_unpack(const char *buf, size_t n)
+{
+    PackHead h;
+    if (n < sizeof h) return NULL;
+    memcpy(&h, buf, sizeof h);
+    if (h.magic != PACK_MAGIC || h.plan_size != sizeof(CPlan) || h.node_size != sizeof(CNode) ||
+        h.in_size != sizeof(CInput) || h.nn < 0 || h.nin < 0 || h.siglen < 0 ||
+        n != sizeof h + sizeof(CPlan) + (size_t)h.nn * sizeof(CNode) + (size_t)h.nin * sizeof(CInput) + (size_t)h.siglen)
+        return NULL;
+    const char *q = buf + sizeof h;
+    CPlan *p = br_calloc(1, sizeof *p);
+    if (!p) return NULL;
+    memcpy(p, q, sizeof *p), q += sizeof *p;
+    p->n = br_malloc((size_t)(h.nn + 1) * sizeof(CNode));
+    p->in = br_malloc((size_t)(h.nin + 1) * sizeof(CInput));
+    p->sig = br_malloc((size_t)h.siglen + 1);
+    if (!p->n || !p->in || !p->sig) { cplan_free(p); return NULL; }
+    memcpy(p->n, q, (size_t)h.nn * sizeof(CNode)), q += h.nn * sizeof(CNode);
+    memcpy(p->in, q, (size_t)h.nin * sizeof(CInput)), q += h.nin * sizeof(CInput);
+    memcpy(p->sig, q, (size_t)h.siglen);
+    p->sig[h.siglen] = 0;
+    p->nn = (int)h.nn, p->nin = (int)h.nin, p->ncap = p->nn + 1, p->icap = p->nin + 1;
+    return p;
+}
+
+void cg_op_compiled(CgContext *c, void *handle)
+{
+    CgOp *op = handle;
+    if (!c || !op) return;
+    /* a background compile of it: wait for its end */
+    pthread_mutex_lock(&c->lock);
+    while (__atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 0 && op->queued && c->nasync > 0)
+        pthread_cond_wait(&c->async_done, &c->lock);
+    pthread_mutex_unlock(&c->lock);
+    /* one compile per operator, as parfor workers share one (cache.c) */
+    if (__atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 0) {
+        pthread_mutex_lock(&c->jitlock);
+        if (__atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 0) jit_compile_all(c, &op, 1);
+        pthread_mutex_unlock(&c->jitlock);
+    }
+}
+
+int cg_exec_packed(CgContext *c, const char *buf, size_t n, int nin, Value *args, Value *out, BrErr *e)
+{
+    CPlan *p = plan_unpack(buf, n);
+    if (!p) return br_err(e, BR_EFAIL, "a shipped fused operator is damaged (ranks running different braid builds?)");
+    CgOp *op = cg_op_get(c, p);
+    if (!op) return br_err(e, BR_ENOMEM, "out of memory");
+    cg_op_compiled(c, op);
+    __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
+    return cg_op_exec(c, op, NULL, args, nin, out, e);
+}
+
+/* ---- how an operator runs over row partitions ---- */
+
+/* The combine operator of aggregate op's partial results; -1 when they
+ * do not combine by one (mean, index aggregates). */
+static int combine(OpCode op)
+{
+    int acc = op_info[op].acc;
+    if (!acc || (acc & (AC_IDX | AC_MEAN))) return -1;
+    switch (acc & AC_COMB) {
+    case AC_SUM: return DF_SUM;
+    case AC_MIN: return DF_MIN;
+    case AC_MAX: return DF_MAX;
+    default: return -1;
+    }
+}
+
+/* The combine operator of output node o of a reduce plan: an aggregate's,
+ * or a sum for a product over the rows (t(X) %*% Y). */
+static int out_combine(const CPlan *p, int o)
+{
+    const CNode *x = &p->n[p->out[o]];
+    if (x->kind == CN_AGG) return combine(x->op);
+    return x->kind == CN_MMTL || x->kind == CN_MM ? DF_SUM : -1;
+}
+
+/* Is the plan a map (its result has the main input's rows), a reduce, or
+ * neither (-1)? */
+static int plan_kind(const CPlan *p)
+{
+    switch (p->tpl) {
+    case T_CELL: case T_ROW:
+        if (p->var == V_NO_AGG || p->var == V_ROW_AGG) return DF_MAP;
+        return p->var == V_COL_AGG || p->var == V_FULL_AGG || p->var == V_COL_T_AGG ? DF_REDUCE : -1;
+    case T_MAGG: return DF_REDUCE;
+    case T_OUTER:
+        if (p->var == V_NO_AGG || p->var == V_LEFT_MM) return DF_MAP;
+        return p->var == V_FULL_AGG || p->var == V_RIGHT_MM || p->var == V_RIGHT_T_MM ? DF_REDUCE : -1;
+    default: return -1;
+    }
+}
+
+static bool is_matrix(const Value *v) { return v->kind == V_MATRIX || v->kind == V_DIST; }
+static int64_t rows_of(const Value *v) { return v->kind == V_DIST ? v->dm->rows : v->kind == V_MATRIX ? v->m->rows : 0; }
+
+/* Is input k read by rows of the iteration space (partitioned with the
+ * main input)? Full and column-vector inputs, Outer's U, and the side
+ * input of t(O) %*% U2 (and t(U2) %*% O). */
+static bool by_rows(const CPlan *p, int k)
+{
+    if (p->in[k].scalar) return false;
+    if (p->in[k].mode == IM_FULL || p->in[k].mode == IM_COL) return true;
+    if (p->tpl != T_OUTER) return false;
+    int u, v, side;
+    cg_outer_inputs(p, &u, &v, &side);
+    return k == u || (k == side && (p->var == V_RIGHT_MM || p->var == V_RIGHT_T_MM));
+}
+
+bool cg_dist_describe(const void *handle, int nin, const Value *args, bool *part, DistFused *d)
+{
+    const CgOp *op = handle;
+    if (!op || op->amulet || !op->plan || nin != op->plan->nin) return false;
+    const CPlan *p = op->plan;
+    int main = p->main;
+    for (int k = 0; k < nin && main < 0; k++)
+        if (!p->in[k].scalar && p->in[k].mode == IM_FULL) main = k;
+    if (main < 0 || !is_matrix(&args[main])) return false;
+    int kind = plan_kind(p);
+    if (kind < 0) return false;
+    int64_t n = rows_of(&args[main]);
+    if (n < 2) return false;
+    memset(d, 0, sizeof *d);
+    d->kind = kind, d->main = main, d->part = part;
+    for (int k = 0; k < nin; k++) {
+        part[k] = k == main || (by_rows(p, k) && is_matrix(&args[k]));
+        if (part[k] && rows_of(&args[k]) != n) return false;
+    }
+    if (kind == DF_REDUCE) {
+        d->nout = p->tpl == T_MAGG ? p->nout : 1;
+        if (d->nout > DF_MAXOUT) return false;
+        for (int o = 0; o < d->nout; o++)
+            if ((d->red[o] = out_combine(p, o)) < 0) return false;
+    }
+    return true;
+}
