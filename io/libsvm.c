@@ -255,11 +255,15 @@ out:
 
 /* ---------- shares (parallel reads, dist/distio.c) ---------- */
 
+/* (shares use the default separators: dist_read reads a file with other
+ * separators locally) */
+static const Seps share_seps = {' ', ':'};
+
 int64_t io_libsvm_share_maxidx(const IoShare *s)
 {
     Count c = {0};
     IoRangeErr err = {0};
-    count_range(s->p, s->p + s->n, &c, &err);
+    count_range(s->p, s->p + s->n, &share_seps, &c, &err);
     return c.maxidx;
 }
 
@@ -272,13 +276,13 @@ MB *io_libsvm_share_parse(const char *path, const IoShare *s, int64_t cols, int6
     }
     Count c = {0};
     IoRangeErr err = {0};
-    count_range(s->p, s->p + s->n, &c, &err);
+    count_range(s->p, s->p + s->n, &share_seps, &c, &err);
     /* a share is held by a rank: not checked against the local budget */
     MB *m = mb_sp_alloc(c.rows, cols, c.ents + c.rows > 0 ? c.ents + c.rows : 1, e);
     if (!m) return NULL;
     err = (IoRangeErr){0};
     m->rp[0] = 0;
-    int64_t k = parse_range(s->p, s->p + s->n, m, 0, 0, &err);
+    int64_t k = parse_range(s->p, s->p + s->n, &share_seps, m, 0, 0, &err);
     if (io_range_report(&err, 1, path, base_line, e)) { mb_release(m); return NULL; }
     mb_sp_done(m, k);
     if (mb_examine(m, e)) { mb_release(m); return NULL; }

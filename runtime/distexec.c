@@ -89,6 +89,8 @@ static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **
         o->na_strings = na;
     }
     if ((v = arg(in, regs, 9)) && (v->kind != V_STRING || strcmp(v->s->s, "matrix"))) return false;
+    /* libsvm with its own indSep (or sep, below): read locally */
+    if (arg(in, regs, 10)) return false;
     return true;
 }
 
@@ -109,6 +111,7 @@ static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
     int rc = DIST_LOCAL;
     if (!read_opts(in, regs, &o, na, &nabuf) || io_read_plan(path, &o, &p, &pe)) goto done;
     if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) goto done;
+    if (!strcmp(p.format, "libsvm") && o.sep) goto done;
     if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget()) goto done;
     if (!strcmp(p.format, "binary")) rc = dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
     else rc = dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);
