@@ -30,6 +30,10 @@ typedef enum { GPU_OFF, GPU_ON, GPU_FORCE } GpuMode;
  * global memory). */
 void gpu_configure(GpuMode mode, int device, double pool_budget);
 GpuMode gpu_mode(void);
+/* sysds.gpu.stitch: form stitched regions from DML (default on; only
+ * with the backend on). */
+void gpu_set_stitch(bool on);
+bool gpu_stitch_on(void);
 
 /* Creates the context (once): 0, or an error saying why there is no
  * device ("no OpenCL platform/device: ..."). */
@@ -57,6 +61,8 @@ typedef struct GpuStats {
     int64_t hits, misses;      /* pool lookups of inputs */
     int64_t evictions;
     int64_t ops;               /* operators run on the device */
+    int64_t stitched;          /* stitched regions run (gpu/stitch.c) */
+    int64_t stitch_launches;   /* their kernel launches */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);

@@ -70,5 +70,8 @@ void gpu_unpin_all(void);
 /* Frees entries whose host block only the pool holds. */
 void gpu_pool_trim(void);
 void gpubuf_release(GpuBuf *b);
+/* The dense result in d (owned: kept by the pool with the new block, or
+ * released) as a host block with exact nnz and the CPU's format rule. */
+MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e);
 
 #endif

@@ -65,7 +65,7 @@ static int read_back(cl_mem d, void *host, size_t bytes, BrErr *e)
 
 /* The dense result in d (owned: kept by the pool or released) as a host
  * block with exact nnz and the CPU's format rule. */
-static MB *dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
+MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
 {
     MB *r = mb_dense_uninit(rows, cols, e);
     if (!r || read_back(d, r->d, (size_t)(rows * cols) * sizeof(double), e)) {
@@ -145,7 +145,7 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
     if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof n, &n, sizeof(cl_mem), &in, sizeof(cl_mem), &o,
                        (size_t)0) &&
         !gpu_launch1(K(K_EW_UNARY), (size_t)n, 0, e))
-        r = dense_result(a->rows, a->cols, o, e);
+        r = gpu_dense_result(a->rows, a->cols, o, e);
     else if (o)
         clReleaseMemObject(o);
     if (tmp) clReleaseMemObject(tmp);
@@ -202,7 +202,7 @@ static MB *binary_dense(OpCode op, cl_mem a, int am, double as, cl_mem b, int bm
         clReleaseMemObject(o);
         return NULL;
     }
-    return dense_result(rows, cols, o, e);
+    return gpu_dense_result(rows, cols, o, e);
 }
 
 MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
@@ -315,7 +315,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
     cl_mem o = NULL, part = NULL;
     if (dir == DIR_ROW) {
         if ((o = out_buf(rows, e)) && !agg_rows(ag, rows, cols, mean ? (double)cols : 1, d, o, e))
-            r = dense_result(rows, 1, o, e), o = NULL;
+            r = gpu_dense_result(rows, 1, o, e), o = NULL;
     } else if (dir == DIR_COL) {
         cl_int opi = ag;
         cl_long rr = rows, cc = cols;
@@ -324,7 +324,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
             !gpu_args(K(K_AGG_COL), e, sizeof opi, &opi, sizeof rr, &rr, sizeof cc, &cc, sizeof div, &div,
                       sizeof(cl_mem), &d, sizeof(cl_mem), &o, (size_t)0) &&
             !gpu_launch1(K(K_AGG_COL), (size_t)cols, 0, e))
-            r = dense_result(1, cols, o, e), o = NULL;
+            r = gpu_dense_result(1, cols, o, e), o = NULL;
     } else {
         /* two stages: partials of G work-groups, then one row of G */
         size_t L = pow2_wg(256);
@@ -339,7 +339,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
             if (rc != CL_SUCCESS) gpu_clerr(e, rc, "clSetKernelArg");
             else if (!gpu_launch1(k, (size_t)G * L, L, e) &&
                      !agg_rows(ag == AG_SUMSQ ? AG_SUM : ag, 1, G, mean ? (double)n : 1, part, o, e))
-                r = dense_result(1, 1, o, e), o = NULL;
+                r = gpu_dense_result(1, 1, o, e), o = NULL;
         }
     }
     if (o) clReleaseMemObject(o);
@@ -380,11 +380,11 @@ MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
         if (!gpu_args(K(K_CSR_MM), e, sizeof rr, &rr, sizeof nn, &nn, sizeof(cl_mem), &ab.rp, sizeof(cl_mem), &ab.ci,
                       sizeof(cl_mem), &ab.v, sizeof(cl_mem), &db, sizeof(cl_mem), &o, (size_t)0) &&
             !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
-            r = dense_result(m, n, o, e), o = NULL;
+            r = gpu_dense_result(m, n, o, e), o = NULL;
     } else if (o) {
         cl_mem da = dense_view(a, &ab, &ta, e);
         if (da && !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)k, db, (size_t)n, o, e))
-            r = dense_result(m, n, o, e), o = NULL;
+            r = gpu_dense_result(m, n, o, e), o = NULL;
     }
     if (o) clReleaseMemObject(o);
     if (ta) clReleaseMemObject(ta);
@@ -408,7 +408,7 @@ MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
     if (o && !gemm(left, !left, (size_t)n, (size_t)n, (size_t)k, d, (size_t)x->cols, d, (size_t)x->cols, o, e) &&
         !gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e))
-        r = dense_result(n, n, o, e), o = NULL;
+        r = gpu_dense_result(n, n, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     if (tmp) clReleaseMemObject(tmp);
     return end(r);
@@ -427,7 +427,7 @@ MB *gpu_transpose(const MB *a, BrErr *e)
     if (o && !gpu_args(K(K_TRANSPOSE), e, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &d, sizeof(cl_mem),
                        &o, (size_t)0) &&
         !gpu_launch2(K(K_TRANSPOSE), (size_t)cols, (size_t)rows, t, t, e))
-        r = dense_result(cols, rows, o, e), o = NULL;
+        r = gpu_dense_result(cols, rows, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     if (tmp) clReleaseMemObject(tmp);
     return end(r);

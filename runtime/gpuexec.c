@@ -9,6 +9,8 @@
  * as before, which also reports the errors. */
 #include "gpuexec.h"
 #include "../gpu/gpu.h"
+#include "../gpu/stitch.h"
+#include "../matrix/cmb.h"
 
 static const MB *plain_mb(const Value *v)
 {
@@ -77,4 +79,41 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
     if (!r) return e->code ? -1 : 0;
     regs[in->out] = val_matrix(r);
     return 1;
+}
+
+int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)
+{
+    const StitchRegion *r = in->fused;
+    int nm = r->nin > 0 ? r->nin : 1;
+    if (in->nin != nm + r->nsc) return br_err(e, BR_EFAIL, "stitched region: %d arguments for %d inputs", in->nin, nm + r->nsc);
+    const MB *m[ST_MAX_IN] = {0};
+    MB *plain[ST_MAX_IN] = {0};
+    double sc[ST_MAX_IN] = {0};
+    int rc = 0;
+    for (int k = 0; k < nm && !rc; k++) {
+        if (args[k].kind != V_MATRIX || !args[k].m)
+            rc = br_err(e, BR_EARG, "stitched region: input %d is not a matrix", k);
+        else if (args[k].m->cmb && !(m[k] = plain[k] = cmb_decompress(args[k].m, e)))
+            rc = -1;
+        else if (!m[k])
+            m[k] = args[k].m;
+    }
+    for (int k = 0; k < r->nsc && !rc; k++) {
+        if (!val_is_numeric(&args[nm + k])) rc = br_err(e, BR_EARG, "stitched region: scalar %d is not a number", k);
+        else sc[k] = val_as_double(&args[nm + k]);
+    }
+    if (!rc && !stitch_shapes_ok(r, m))
+        rc = br_err(e, BR_EARG, "stitched region: input sizes %lldx%lld do not match the compiled region",
+                    (long long)m[0]->rows, (long long)m[0]->cols);
+    MB *res = NULL;
+    if (!rc) {
+        double up = 0, cells = (double)m[0]->rows * (double)m[0]->cols;
+        for (int k = 0; k < nm; k++) up += gpu_upload_bytes(m[k]);
+        if (gpu_worth(up, cells * 8, cells * r->n)) res = stitch_exec(r, m, sc, NULL, e);
+        if (!res && !e->code) res = stitch_reference_in(r, m, sc, e);
+        if (!res) rc = -1;
+    }
+    for (int k = 0; k < nm; k++) mb_release(plain[k]);
+    if (!rc) *out = val_matrix(res);
+    return rc;
 }

@@ -219,6 +219,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         if (!rt->prog->cg || !in->fused) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
         else rc = cg_exec(rt->prog->cg, in->fused, in->est, in->nin, args, out, e);
         break;
+    case I_STITCH: rc = rt_stitch_exec(in, args, out, e); break;
     case I_CALL:
         if (call(rt, f, in->func, in->spec, args, out)) rc = -1;
         break;

@@ -1,0 +1,133 @@
+/* test_gpustitch.c: stitched regions formed from DML (codegen/stitchpass.c,
+ * docs/gpu.md). Each script runs with the GPU backend off (the CPU
+ * reference) and forced on; the outputs must agree (relative 1e-8: every
+ * output here depends on a reduction, whose order differs: Kahan sums on
+ * both sides give errors near 1e-15 for these lengths, so 1e-8 leaves a
+ * wide margin without hiding a wrong operator), and the GPU counters must
+ * show the regions the pass should form: how many stitched runs, and one
+ * kernel launch per run (deterministic: the counts do not depend on the
+ * device's size or speed). With sysds.gpu.stitch off the same scripts run
+ * per operator, and their launch counts are printed for docs/gpu.md. Shapes
+ * are not multiples of any work-group size; one input is sparse. */
+#include <math.h>
+
+#include "t.h"
+#include "t_dml.h"
+#include "gpu/gpu.h"
+
+typedef struct Case {
+    const char *name;
+    const char *src;
+    const char *out;       /* the output variable */
+    int regions;           /* stitched runs expected */
+} Case;
+
+static const Case cases[] = {
+    {"softmax", "m = rowMaxs(X)\nE = exp(X - m)\nS = E / rowSums(E)\n", "S", 1},
+    {"layernorm", "mu = rowMeans(X)\nC = X - mu\nV = rowMeans(C ^ 2)\nS = C / sqrt(V + 1e-5)\n", "S", 1},
+    {"column standardization", "S = (X - colMeans(X)) / colSds(X)\n", "S", 1},
+    {"row standardization (sd)", "S = (X - rowMeans(X)) / (rowSds(X) + 1)\n", "S", 1},
+    /* a per-segment result: log-sum-exp */
+    {"logsumexp", "m = rowMaxs(X)\nS = m + log(rowSums(exp(X - m)))\n", "S", 1},
+    /* MLogreg's inner step: the product outside, its softmax stitched */
+    {"mlogreg step", "LT = X %*% B\nLT = LT - rowMaxs(LT)\nP = exp(LT)\nS = P / rowSums(P)\n", "S", 1},
+    /* other inputs: a matrix of the shape, a row vector, a scalar */
+    {"inputs and scalar", "s = sum(B)\nS = (X - s * rowMeans(X * W)) * W + v\n", "S", 1},
+    /* ALS/GLM-like: a row aggregate of a product feeding a division */
+    {"rowsum division", "w = rowSums(X * W)\nS = X / (abs(w) + 1)\n", "S", 1},
+    /* aggregates of both directions: the first met decides, the other is
+     * an input computed before */
+    {"both directions", "S = X / (abs(rowSums(X * W)) + 1) - colMins(W)\n", "S", 2},
+    /* two regions in one block (column sums of a squared residual) */
+    {"two regions", "R = X - rowMeans(X)\nA = colSums(R ^ 2)\nS = exp(W - rowMaxs(W)) + sum(A)\n", "S", 2},
+    /* no reduction in the middle: no region */
+    {"elementwise only", "S = exp(X) * 2 + W\n", "S", 0},
+};
+#define NCASES ((int)(sizeof cases / sizeof *cases))
+
+static const int64_t shapes[][2] = {{37, 53}, {130, 7}, {3, 301}};
+
+static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
+{
+    t_seed(1000 + (uint64_t)rows * 7 + (uint64_t)cols + sparse);
+    MB *in[4] = {
+        t_gen(rows, cols, sparse ? 0.2 : 1, -3, 3, sparse),
+        t_gen(rows, cols, 1, -2, 2, false),
+        t_gen(cols, 4, 1, -1, 1, false),
+        t_gen(1, cols, 1, -1, 1, false),
+    };
+    const char *names[4] = {"X", "W", "B", "v"};
+    /* the mlogreg step multiplies by B (cols x 4); the others read B whole */
+    CgOptions off = {.enabled = false};
+    const char *outs[1] = {c->out};
+    TRun want, got;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(c->src, &off, 4, names, in, 1, outs, &want);
+    T_CHECK(want.rc == 0, "%s: CPU run: %s", c->name, want.err);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(true);
+    gpu_stats_reset();
+    t_run_dml(c->src, &off, 4, names, in, 1, outs, &got);
+    GpuStats st = gpu_stats();
+    T_CHECK(got.rc == 0, "%s: GPU run: %s", c->name, got.err);
+    if (!want.rc && !got.rc) {
+        T_CHECK(got.out[0].kind == V_MATRIX, "%s: a matrix", c->name);
+        if (got.out[0].kind == V_MATRIX)
+            T_MB_EQ(got.out[0].m, want.out[0].m, 1e-8, "%s %lldx%lld%s: GPU vs CPU", c->name, (long long)rows,
+                    (long long)cols, sparse ? " sparse" : "");
+    }
+    T_CHECK(st.stitched == c->regions, "%s %lldx%lld: %lld stitched runs, want %d", c->name, (long long)rows,
+            (long long)cols, (long long)st.stitched, c->regions);
+    T_CHECK(st.stitch_launches == st.stitched, "%s: %lld launches for %lld stitched runs", c->name,
+            (long long)st.stitch_launches, (long long)st.stitched);
+    t_run_free(&want);
+    t_run_free(&got);
+    for (int k = 0; k < 4; k++) mb_release(in[k]);
+}
+
+/* kernel launches of a script with and without stitching (docs/gpu.md) */
+static void print_launches(const Case *c)
+{
+    t_seed(7);
+    MB *in[4] = {t_gen(64, 48, 1, -3, 3, false), t_gen(64, 48, 1, -2, 2, false), t_gen(48, 4, 1, -1, 1, false),
+                 t_gen(1, 48, 1, -1, 1, false)};
+    const char *names[4] = {"X", "W", "B", "v"};
+    CgOptions off = {.enabled = false};
+    const char *outs[1] = {c->out};
+    int64_t n[2];
+    for (int s = 0; s < 2; s++) {
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_set_stitch(s == 1);
+        TRun r;
+        gpu_stats_reset();
+        t_run_dml(c->src, &off, 4, names, in, 1, outs, &r);
+        n[s] = gpu_stats().launches;
+        T_CHECK(r.rc == 0, "%s: %s", c->name, r.err);
+        t_run_free(&r);
+    }
+    gpu_set_stitch(true);
+    printf("launches %s: per operator %lld, stitched %lld\n", c->name, (long long)n[0], (long long)n[1]);
+    T_CHECK(n[1] < n[0], "%s: stitching saves launches (%lld vs %lld)", c->name, (long long)n[1], (long long)n[0]);
+    for (int k = 0; k < 4; k++) mb_release(in[k]);
+}
+
+int main(void)
+{
+    gpu_configure(GPU_FORCE, -1, 0);
+    BrErr e = {0};
+    int rc = gpu_init(&e);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    if (rc) return t_done("test_gpustitch");
+    for (int k = 0; k < NCASES; k++) {
+        for (int s = 0; s < 3; s++) {
+            /* the mlogreg step needs B with cols rows */
+            run_case(&cases[k], shapes[s][0], shapes[s][1], false);
+        }
+        run_case(&cases[k], 37, 53, true);
+    }
+    print_launches(&cases[0]);
+    print_launches(&cases[1]);
+    print_launches(&cases[2]);
+    print_launches(&cases[5]);
+    return t_done("test_gpustitch");
+}
