@@ -60,6 +60,7 @@ typedef struct GpuStats {
     int64_t h2d_bytes, d2h_bytes;
     int64_t hits, misses;      /* pool lookups of inputs */
     int64_t evictions;
+    int64_t forgotten;         /* entries dropped for an in-place update */
     int64_t ops;               /* operators run on the device */
     int64_t stitched;          /* stitched regions run (gpu/stitch.c) */
     int64_t stitch_launches;   /* their kernel launches */
@@ -86,6 +87,10 @@ bool gpu_worth(double in_bytes, double out_bytes, double flops);
 /* bytes of a block's device copy when it is not resident, else 0 */
 double gpu_upload_bytes(const MB *m);
 
+/* Drops m's device copy (its reference with it): before m is updated in
+ * place, when the pool holds the only other reference (the device copy
+ * would be stale anyway). True when there was an entry. */
+bool gpu_pool_forget(const MB *m);
 /* Drops every pool entry (tests of eviction; end of a run). */
 void gpu_pool_clear(void);
 

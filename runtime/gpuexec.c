@@ -117,3 +117,8 @@ int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)
     if (!rc) *out = val_matrix(res);
     return rc;
 }
+
+void rt_gpu_before_update(const Value *v)
+{
+    if (v->kind == V_MATRIX && v->m && __atomic_load_n(&v->m->refs, __ATOMIC_ACQUIRE) == 2) gpu_pool_forget(v->m);
+}

@@ -201,6 +201,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         bool last = false;
         for (int k = 0; k < in->nfree; k++) if (in->frees[k] == in->in[0]) last = true;
         for (int k = 1; k < in->nin; k++) if (in->in[k] == in->in[0]) last = false;
+        if (last && gpu_mode() != GPU_OFF) rt_gpu_before_update(&args[0]);
         rc = ap_lix(&in->ix, args, last, out, e);
         if (last && args[0].kind == V_NONE) regs[in->in[0]] = val_none();
         break;
@@ -228,6 +229,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         bool last = false;
         for (int k = 0; k < in->nfree; k++) if (in->frees[k] == in->in[0]) last = true;
         for (int k = 1; k < in->nin; k++) if (in->in[k] == in->in[0]) last = false;
+        if (last && gpu_mode() != GPU_OFF) rt_gpu_before_update(&args[0]);
         rc = cg_where_exec(rt->prog->cg, in->where, args, in->nin, last, out, e);
         if (last && args[0].kind == V_NONE) regs[in->in[0]] = val_none();
         break;

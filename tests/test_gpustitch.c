@@ -111,6 +111,31 @@ static void print_launches(const Case *c)
     for (int k = 0; k < 4; k++) mb_release(in[k]);
 }
 
+/* A device result updated by left indexing: the pool drops its copy (the
+ * other reference) so that the block is updated in place, and the
+ * results are the CPU's. */
+static void test_inplace(void)
+{
+    const char *src = "Y = exp(X) * 2\nfor (i in 1:5) {\n  Y[i, 1] = i\n}\nS = Y + 1\n";
+    t_seed(3);
+    MB *in[1] = {t_gen(20, 9, 1, -1, 1, false)};
+    const char *names[1] = {"X"}, *outs[1] = {"S"};
+    CgOptions off = {.enabled = false};
+    TRun want, got;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(src, &off, 1, names, in, 1, outs, &want);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_stats_reset();
+    t_run_dml(src, &off, 1, names, in, 1, outs, &got);
+    T_CHECK(want.rc == 0 && got.rc == 0, "in-place runs: %s %s", want.err, got.err);
+    if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-12, "in-place update of a device result");
+    T_CHECK(gpu_stats().forgotten >= 1, "the device copy is dropped before the update (%lld)",
+            (long long)gpu_stats().forgotten);
+    t_run_free(&want);
+    t_run_free(&got);
+    mb_release(in[0]);
+}
+
 int main(void)
 {
     gpu_configure(GPU_FORCE, -1, 0);
@@ -125,6 +150,7 @@ int main(void)
         }
         run_case(&cases[k], 37, 53, true);
     }
+    test_inplace();
     print_launches(&cases[0]);
     print_launches(&cases[1]);
     print_launches(&cases[2]);
