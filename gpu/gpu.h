@@ -74,11 +74,20 @@ void gpu_print_stats(FILE *f);
 MB *gpu_unary(OpCode op, const MB *a, BrErr *e);
 MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e);
 MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e);
-/* op in OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX; DIR_FULL gives 1x1 */
+/* op in OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX, OP_PROD, OP_VAR, OP_SD
+ * (any direction), OP_IDXMAX, OP_IDXMIN (DIR_ROW); DIR_FULL gives 1x1 */
 MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e);
 MB *gpu_matmul(const MB *a, const MB *b, BrErr *e);
 MB *gpu_tsmm(const MB *x, bool left, BrErr *e);
 MB *gpu_transpose(const MB *a, BrErr *e);
+/* op in OP_CUMSUM, OP_CUMPROD, OP_CUMMIN, OP_CUMMAX (kernels/agg.h k_cum) */
+MB *gpu_cum(OpCode op, const MB *a, BrErr *e);
+/* ifelse as k_ifelse: each operand the matrix, or (NULL) the scalar next
+ * to it; all scalars: NULL (the CPU gives a scalar) */
+MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, double bs, BrErr *e);
+/* a[rl:ru, cl:cu] (half-open); NULL for a range outside a (the CPU
+ * reports it) */
+MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e);
 
 /* The cost rule of the instruction layer: should an operator with these
  * inputs (bytes not yet on the device), output bytes and floating-point

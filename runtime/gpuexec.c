@@ -10,6 +10,7 @@
 #include "gpuexec.h"
 #include "../gpu/gpu.h"
 #include "../gpu/stitch.h"
+#include "../kernels/apply.h"
 #include "../matrix/cmb.h"
 
 static const MB *plain_mb(const Value *v)
@@ -38,6 +39,27 @@ static MB *elementwise(const Instr *in, const Value *x, const Value *y, BrErr *e
     const Value *s = a ? y : x;
     if (!m || !val_is_numeric(s) || !gpu_worth(gpu_upload_bytes(m), cells(m) * 8, cells(m) * w)) return NULL;
     return gpu_binary_ms(in->op, m, val_as_double(s), a == NULL, e);
+}
+
+/* ifelse with at least one plain matrix operand, the others numbers */
+static MB *ternary(const Value *c, const Value *a, const Value *b, BrErr *e)
+{
+    const Value *v[3] = {c, a, b};
+    const MB *m[3] = {NULL, NULL, NULL};
+    double up = 0, n = 0;
+    for (int k = 0; k < 3; k++) {
+        if (v[k]->kind == V_MATRIX) {
+            if (!(m[k] = plain_mb(v[k]))) return NULL;
+            up += gpu_upload_bytes(m[k]);
+            n = BR_MAX(n, cells(m[k]));
+        } else if (!val_is_numeric(v[k])) {
+            return NULL;
+        }
+    }
+    if (!m[0] && !m[1] && !m[2]) return NULL;
+    if (!gpu_worth(up, n * 8, n)) return NULL;
+    return gpu_ifelse(m[0], m[0] ? 0 : val_as_double(c), m[1], m[1] ? 0 : val_as_double(a), m[2],
+                      m[2] ? 0 : val_as_double(b), e);
 }
 
 int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
@@ -70,6 +92,24 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
                 r = gpu_matmul(a, b, e);
         }
         break;
+    case I_TERNARY: r = ternary(ARG(0), ARG(1), ARG(2), e); break;
+    case I_BUILTIN: {
+        OpCode op = in->bi == BI_CUMSUM ? OP_CUMSUM : in->bi == BI_CUMPROD ? OP_CUMPROD
+                  : in->bi == BI_CUMMIN ? OP_CUMMIN : in->bi == BI_CUMMAX ? OP_CUMMAX : OP__COUNT;
+        if (op != OP__COUNT && a && gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a))) r = gpu_cum(op, a, e);
+        break;
+    }
+    case I_RIX: {
+        int64_t q[4];
+        BrErr ie = {0};
+        Value args[5];
+        for (int k = 0; k < 5; k++) args[k] = *ARG(k);
+        /* bounds errors are the CPU's to report */
+        if (a && !ap_rix_range(&in->ix, args, a->rows, a->cols, q, &ie) &&
+            gpu_worth(gpu_upload_bytes(a), (double)(q[1] - q[0]) * (double)(q[3] - q[2]) * 8, 0))
+            r = gpu_slice(a, q[0], q[1], q[2], q[3], e);
+        break;
+    }
     case I_REORG:
         if (a && in->op == OP_TRANS && gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a))) r = gpu_transpose(a, e);
         break;
