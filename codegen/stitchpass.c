@@ -17,7 +17,13 @@
  * kernel argument). The aggregates of one region run in one direction;
  * one of the other direction is an input. A region needs an aggregate
  * and two operators; var and sd become a mean, a sum of squared
- * deviations and SN_VARDIV, sumsq a sum of squares. */
+ * deviations and SN_VARDIV, sumsq a sum of squares. Elementwise chains
+ * of two or more operators are regions too (one pass), and a full
+ * aggregate of elementwise work becomes the full aggregate of a row
+ * aggregate first (sum(E) = sum(rowSums(E)), mean(E) = mean(rowMeans(E))
+ * as every row has the same length), so that the region ends in the row
+ * aggregate and one more launch finishes it: under -gpu, the work
+ * codegen's Cell operators would fuse on the CPU runs on the device. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,6 +166,25 @@ static int node_of(Grow *g, Hop *h, Hop **mins, int *nm, Hop **sins, int *ns)
     return g->node[h->id] = v;
 }
 
+/* The iteration space of a region rooted at h: h's shape, an
+ * aggregate's input, or, for per-segment work over an aggregate
+ * (log(rowSums(E)) + m), the input of an aggregate of h's shape below
+ * it through elementwise operators of that shape. */
+static const Hop *space_of(const Hop *h, int depth)
+{
+    if (!h || h->dt != DT_MATRIX) return NULL;
+    if (h->kind == H_AGG) return h->dir == DIR_ROW || h->dir == DIR_COL ? h->in[0] : NULL;
+    if (depth == 0 && space_known(h)) return h;
+    if (depth > 8 || (h->kind != H_UNARY && h->kind != H_BINARY)) return NULL;
+    for (int i = 0; i < h->nin; i++) {
+        const Hop *x = h->in[i];
+        if (!x || x->rows != h->rows || x->cols != h->cols) continue;
+        const Hop *s = space_of(x, depth + 1);
+        if (s && space_known(s)) return s;
+    }
+    return NULL;
+}
+
 /* Forms the region rooted at h, if there is one worth a kernel. */
 static void try_root(Pass *p, Hop *h, Hop **order, int n)
 {
@@ -168,7 +193,7 @@ static void try_root(Pass *p, Hop *h, Hop **order, int n)
     if (!g || !mem) { free(g); free(mem); return; }
     g->mem = mem;
     g->dir = DIR_FULL;
-    const Hop *space = h->kind == H_AGG ? h->in[0] : h;
+    const Hop *space = space_of(h, 0);
     if (!space || !space_known(space)) goto out;
     g->rows = space->rows;
     g->cols = space->cols;
@@ -181,8 +206,10 @@ static void try_root(Pass *p, Hop *h, Hop **order, int n)
         nops += mem[i];
     }
     for (int k = 0; k < n; k++) nred += mem[order[k]->id] && order[k]->kind == H_AGG;
-    if (nred == 0 || nops < 2 || g->dir == DIR_FULL) goto out;
-    g->r.dir = g->dir;
+    if (nops < 2) goto out;
+    /* elementwise alone: one pass, rows as segments */
+    g->r.dir = g->dir == DIR_FULL ? DIR_ROW : g->dir;
+    g->dir = g->r.dir;
     Hop *mins[ST_MAX_IN] = {0}, *sins[ST_MAX_IN];
     int nm = 1, ns = 0;
     if (node_of(g, h, mins, &nm, sins, &ns) < 0 || !mins[0]) goto out;
@@ -208,9 +235,37 @@ out:
     free(g);
 }
 
+/* full aggregates of elementwise work (used only there) over at least
+ * 2 x 2 cells: sum(E) -> sum(rowSums(E)), sumsq -> sum(rowSumsSq),
+ * mean -> mean(rowMeans), min/max -> min/max of the row's */
+static void split_full_aggs(HopDag *d)
+{
+    int n = 0;
+    Hop **order = hop_walk(d, &n, NULL);
+    int *uses = order ? calloc((size_t)d->n + 1, sizeof(int)) : NULL;
+    for (int k = 0; uses && k < n; k++)
+        for (int i = 0; i < order[k]->nin; i++)
+            if (order[k]->in[i]) uses[order[k]->in[i]->id]++;
+    for (int k = 0; uses && k < n; k++) {
+        Hop *h = order[k], *x = h->kind == H_AGG && h->nin == 1 ? h->in[0] : NULL;
+        if (!x || h->dir != DIR_FULL || h->dt != DT_SCALAR || !space_known(x) || uses[x->id] != 1 ||
+            (x->kind != H_UNARY && x->kind != H_BINARY) ||
+            (h->op != OP_SUM && h->op != OP_SUMSQ && h->op != OP_MEAN && h->op != OP_AMIN && h->op != OP_AMAX))
+            continue;
+        Hop *r = hop_agg(d, h->op, DIR_ROW, x, h->span);
+        if (!r) break;
+        h->in[0] = r;
+        if (h->op == OP_SUMSQ) h->op = OP_SUM;
+        hop_infer(h);
+    }
+    free(uses);
+    free(order);
+}
+
 int cg_stitch_dag(HopDag *d)
 {
     if (!d || d->recompile) return 0;
+    split_full_aggs(d);
     int n = 0;
     Hop **order = hop_walk(d, &n, NULL);
     if (!order) return 0;

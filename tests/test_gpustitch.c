@@ -40,8 +40,11 @@ static const Case cases[] = {
     {"both directions", "S = X / (abs(rowSums(X * W)) + 1) - colMins(W)\n", "S", 2},
     /* two regions in one block (column sums of a squared residual) */
     {"two regions", "R = X - rowMeans(X)\nA = colSums(R ^ 2)\nS = exp(W - rowMaxs(W)) + sum(A)\n", "S", 2},
-    /* no reduction in the middle: no region */
-    {"elementwise only", "S = exp(X) * 2 + W\n", "S", 0},
+    /* an elementwise chain: one region of one pass */
+    {"elementwise only", "S = exp(X) * 2 + W\n", "S", 1},
+    /* a full aggregate of elementwise work: the region ends in its row
+     * aggregate; a single operator is no region */
+    {"full aggregate", "s = sum((X - W) ^ 2) + mean(abs(X) * 2)\nS = X * s\n", "S", 2},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
@@ -80,6 +83,17 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
             (long long)cols, (long long)st.stitched, c->regions);
     T_CHECK(st.stitch_launches == st.stitched, "%s: %lld launches for %lld stitched runs", c->name,
             (long long)st.stitch_launches, (long long)st.stitched);
+    /* codegen on: the regions are taken first, so no fused operator is
+     * left to run on the CPU, and the results are the same */
+    CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
+    TRun cg;
+    t_run_dml(c->src, &on, 4, names, in, 1, outs, &cg);
+    T_CHECK(cg.rc == 0, "%s: GPU run with codegen: %s", c->name, cg.err);
+    if (!want.rc && !cg.rc && cg.out[0].kind == V_MATRIX)
+        T_MB_EQ(cg.out[0].m, want.out[0].m, 1e-8, "%s with codegen: GPU vs CPU", c->name);
+    int64_t fused = cg.st.fused[0] + cg.st.fused[1] + cg.st.fused[2] + cg.st.fused[3];
+    T_CHECK(fused == 0, "%s: %lld codegen operators left on the CPU", c->name, (long long)fused);
+    t_run_free(&cg);
     t_run_free(&want);
     t_run_free(&got);
     for (int k = 0; k < 4; k++) mb_release(in[k]);
