@@ -64,6 +64,26 @@ static bool seg_shape(const Grow *g, AggDir dir, const Hop *h)
 
 static bool cell_shape(const Grow *g, const Hop *h) { return h->rows == g->rows && h->cols == g->cols; }
 
+/* Is h matrix(1, ...) of 1 x n (across: n x 1)? */
+static bool ones(const Hop *h, bool across)
+{
+    const Hop *v = h && h->kind == H_BUILTIN && h->bi == BI_MATRIX && h->nin > 0 ? h->in[0] : NULL;
+    return v && v->kind == H_LIT && val_is_numeric(&v->lit) && val_as_double(&v->lit) == 1.0 &&
+           (across ? h->cols == 1 : h->rows == 1);
+}
+
+/* The per-segment operand of a broadcast written as an outer product
+ * with ones (MLogreg's rowMaxs(LT) %*% matrix(1, rows=1, cols=K)): v
+ * %*% ones(1 x n) repeats a column vector along rows, ones(m x 1) %*% v a
+ * row vector along columns; NULL for other hops. */
+static Hop *bcast_of(const Hop *h)
+{
+    if (h->kind != H_MATMUL || h->op != OP_MATMUL || h->nin != 2 || !h->in[0] || !h->in[1]) return NULL;
+    if (h->in[0]->cols == 1 && ones(h->in[1], false)) return h->in[0];
+    if (h->in[1]->rows == 1 && ones(h->in[0], true)) return h->in[1];
+    return NULL;
+}
+
 /* Can h be a member (as an operator, before the use check)? Decides the
  * direction at the first aggregate. */
 static bool can_join(Grow *g, const Hop *h)
@@ -74,6 +94,14 @@ static bool can_join(Grow *g, const Hop *h)
         if (g->dir != DIR_FULL && g->dir != h->dir) return false;
         if (!h->in[0] || !cell_shape(g, h->in[0]) || !seg_shape(g, h->dir, h)) return false;
         g->dir = h->dir;
+        return true;
+    }
+    Hop *bv = bcast_of(h);
+    if (bv) {
+        /* the vector's direction: along the segments */
+        AggDir dir = bv->cols == 1 ? DIR_ROW : DIR_COL;
+        if (!cell_shape(g, h) || !seg_shape(g, dir, bv) || (g->dir != DIR_FULL && g->dir != dir)) return false;
+        g->dir = dir;
         return true;
     }
     if (h->kind == H_UNARY) {
@@ -151,6 +179,8 @@ static int node_of(Grow *g, Hop *h, Hop **mins, int *nm, Hop **sins, int *ns)
         }
         return g->node[h->id] = v;
     }
+    Hop *bv = bcast_of(h);
+    if (bv) return g->node[h->id] = node_of(g, bv, mins, nm, sins, ns);
     int a = node_of(g, h->in[0], mins, nm, sins, ns);
     int b = h->kind == H_BINARY ? node_of(g, h->in[1], mins, nm, sins, ns) : 0;
     if (a < 0 || b < 0) return -1;
@@ -262,9 +292,24 @@ static void split_full_aggs(HopDag *d)
     free(order);
 }
 
+/* Sizes still unknown after recompilation's folding (matrix(1, rows=1,
+ * cols=ncol(X)) whose cols became a literal after the matrix was
+ * inferred) are inferred again, inputs first: a region needs them. */
+static void refine_sizes(HopDag *d)
+{
+    int n = 0;
+    Hop **order = hop_walk(d, &n, NULL);
+    for (int k = 0; order && k < n; k++) {
+        Hop *h = order[k];
+        if (h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0) && h->kind != H_TREAD) hop_infer(h);
+    }
+    free(order);
+}
+
 int cg_stitch_dag(HopDag *d)
 {
     if (!d || d->recompile) return 0;
+    refine_sizes(d);
     split_full_aggs(d);
     int n = 0;
     Hop **order = hop_walk(d, &n, NULL);

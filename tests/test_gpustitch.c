@@ -31,6 +31,10 @@ static const Case cases[] = {
     {"logsumexp", "m = rowMaxs(X)\nS = m + log(rowSums(exp(X - m)))\n", "S", 1},
     /* MLogreg's inner step: the product outside, its softmax stitched */
     {"mlogreg step", "LT = X %*% B\nLT = LT - rowMaxs(LT)\nP = exp(LT)\nS = P / rowSums(P)\n", "S", 1},
+    /* MLogreg's broadcast written as outer products with ones */
+    {"outer-product broadcast",
+     "E = exp(X - rowMaxs(X) %*% matrix(1, rows=1, cols=ncol(X)))\n"
+     "S = E / (rowSums(E) %*% matrix(1, rows=1, cols=ncol(X)))\n", "S", 1},
     /* other inputs: a matrix of the shape, a row vector, a scalar */
     {"inputs and scalar", "s = sum(B)\nS = (X - s * rowMeans(X * W)) * W + v\n", "S", 1},
     /* ALS/GLM-like: a row aggregate of a product feeding a division */
