@@ -44,6 +44,10 @@ static const Case cases[] = {
     {"both directions", "S = X / (abs(rowSums(X * W)) + 1) - colMins(W)\n", "S", 2},
     /* two regions in one block (column sums of a squared residual) */
     {"two regions", "R = X - rowMeans(X)\nA = colSums(R ^ 2)\nS = exp(W - rowMaxs(W)) + sum(A)\n", "S", 2},
+    /* two inlined calls give two regions over the same input that differ
+     * only in a constant: CSE must not merge them (it did) */
+    {"inlined calls", "f = function(Matrix[Double] X, Double a = 2.0) return (Matrix[Double] Y) { Y = a * X + 1 }\n"
+     "S = cbind(f(X), f(X, 3.0))\n", "S", 2},
     /* an elementwise chain: one region of one pass */
     {"elementwise only", "S = exp(X) * 2 + W\n", "S", 1},
     /* a full aggregate of elementwise work: the region ends in its row
