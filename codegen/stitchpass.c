@@ -13,8 +13,7 @@
  * (an intermediate read outside would otherwise be computed twice) and
  * it is no statement root or variable write. Everything else feeding the
  * region is an input: a matrix of the space, a vector along or across
- * the segments, a literal (a constant of the kernel) or a scalar (a
- * kernel argument). The aggregates of one region run in one direction;
+ * the segments, or a scalar (literals included: a kernel argument). The aggregates of one region run in one direction;
  * one of the other direction is an input. A region needs an aggregate
  * and two operators; var and sd become a mean, a sum of squared
  * deviations and SN_VARDIV, sumsq a sum of squares. Elementwise chains
@@ -163,11 +162,15 @@ static int node_of(Grow *g, Hop *h, Hop **mins, int *nm, Hop **sins, int *ns)
         /* an input */
         if (h->dt == DT_SCALAR) {
             if (h->vt == VT_STRING) return -1;
-            if (h->kind == H_LIT && val_is_numeric(&h->lit) && isfinite(val_as_double(&h->lit)))
-                v = st_const(r, val_as_double(&h->lit));
-            else if (*ns < ST_MAX_IN) {
+            /* literals are arguments too while there is room, so that
+             * regions differing only in constants (calls specialized per
+             * constant, eps values) share one program: each distinct
+             * program is one compile by the driver */
+            if (*ns < ST_MAX_SC) {
                 sins[*ns] = h;
                 v = st_sc(r, (*ns)++);
+            } else if (h->kind == H_LIT && val_is_numeric(&h->lit) && isfinite(val_as_double(&h->lit))) {
+                v = st_const(r, val_as_double(&h->lit));
             }
         } else if (h->dt == DT_MATRIX && *nm < ST_MAX_IN) {
             AggDir across = g->dir == DIR_ROW ? DIR_COL : DIR_ROW;
@@ -240,7 +243,7 @@ static void try_root(Pass *p, Hop *h, Hop **order, int n)
     /* elementwise alone: one pass, rows as segments */
     g->r.dir = g->dir == DIR_FULL ? DIR_ROW : g->dir;
     g->dir = g->r.dir;
-    Hop *mins[ST_MAX_IN] = {0}, *sins[ST_MAX_IN];
+    Hop *mins[ST_MAX_IN] = {0}, *sins[ST_MAX_SC];
     int nm = 1, ns = 0;
     if (node_of(g, h, mins, &nm, sins, &ns) < 0 || !mins[0]) goto out;
     g->r.root = g->node[h->id];

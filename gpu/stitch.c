@@ -56,7 +56,7 @@ int st_in(StitchRegion *r, int k, StitchInMode mode)
 
 int st_sc(StitchRegion *r, int k)
 {
-    if (k < 0 || k >= ST_MAX_IN) return -1;
+    if (k < 0 || k >= ST_MAX_SC) return -1;
     if (r->nsc <= k) r->nsc = k + 1;
     return add(r, (SNode){.k = SN_SC, .a = k});
 }
@@ -349,6 +349,37 @@ static cl_kernel kernel_for(char *src, const char *name, BrErr *e)
     return k;
 }
 
+/* The kernel of region r's pass (-1: all passes), found by the region's
+ * structure before any source is generated: DML runs the same region
+ * many times (a paramserv test: tens of thousands), and generating and
+ * comparing its source each time cost more than the launch. */
+typedef struct RKern { StitchRegion r; int pass; cl_kernel k; } RKern;
+static RKern *rkerns;
+static int nrk, crk;
+
+static bool region_eq(const StitchRegion *a, const StitchRegion *b)
+{
+    if (a->dir != b->dir || a->n != b->n || a->root != b->root || nin_of(a) != nin_of(b) || a->nsc != b->nsc) return false;
+    for (int k = 1; k < nin_of(a); k++) if (a->mode[k] != b->mode[k]) return false;
+    for (int i = 0; i < a->n; i++) {
+        const SNode *x = &a->nodes[i], *y = &b->nodes[i];
+        if (x->k != y->k || x->op != y->op || x->a != y->a || x->b != y->b || memcmp(&x->c, &y->c, sizeof x->c))
+            return false;
+    }
+    return true;
+}
+
+static cl_kernel region_kernel(const StitchRegion *r, int pass, BrErr *e)
+{
+    for (int i = 0; i < nrk; i++)
+        if (rkerns[i].pass == pass && region_eq(&rkerns[i].r, r)) return rkerns[i].k;
+    char *src = gen_kernel(r, pass);
+    if (!src) return br_err(e, BR_ENOMEM, "out of memory"), NULL;
+    cl_kernel k = kernel_for(src, "stitch", e);
+    if (k && br_grow((void **)&rkerns, &crk, nrk + 1, sizeof *rkerns)) rkerns[nrk++] = (RKern){*r, pass, k};
+    return k;
+}
+
 /* ---- the latency evaluator (section 4.3) ---- */
 
 /* lanes the device runs in lock step (a warp or wavefront): 32 on GPUs,
@@ -465,6 +496,18 @@ static int launch_pass(cl_kernel k, const MB *x, cl_mem xd, cl_mem o, cl_mem seg
     return gpu_launch1(k, groups * L, L, e);
 }
 
+StitchSched stitch_unfused_order(const StitchRegion *r, int64_t rows, int64_t cols)
+{
+    StitchSched s = {.scheme = ST_THREAD, .lanes = 1, .wg = 64};
+    if (r->dir == DIR_ROW) {
+        size_t n = cols < 256 ? (size_t)cols : 256, l = 1;
+        while (l * 2 <= n && l * 2 <= gpu_info()->max_wg) l *= 2;
+        s = (StitchSched){.scheme = l > 1 ? ST_WORKGROUP : ST_THREAD, .lanes = (int)l, .wg = l > 1 ? (int)l : 64};
+    }
+    stitch_cost(r, rows, cols, &s);
+    return s;
+}
+
 int stitch_launches(const StitchRegion *r, const StitchSched *s) { return s->scheme == ST_XLA ? npasses(r) : 1; }
 
 /* the segments, their length, and the output's shape */
@@ -523,7 +566,7 @@ MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, co
         if (k == 0) xd = b.d;
         else ex.in[k] = b.d;
     }
-    double scv[ST_MAX_IN] = {0};
+    double scv[ST_MAX_SC] = {0};
     for (int k = 0; k < r->nsc; k++) scv[k] = sc[k];
     cl_int c = CL_SUCCESS;
     if (has_extra(r) && !(ex.sc = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
@@ -539,9 +582,7 @@ MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, co
     int passes = stitch_launches(r, &s);
     bool ok = true;
     for (int p = 0; p < passes && ok; p++) {
-        char *src = gen_kernel(r, s.scheme == ST_XLA ? p : -1);
-        cl_kernel k = src ? kernel_for(src, "stitch", e) : NULL;
-        if (!src && !e->code) br_err(e, BR_ENOMEM, "out of memory");
+        cl_kernel k = region_kernel(r, s.scheme == ST_XLA ? p : -1, e);
         ok = k && !launch_pass(k, x, xd, o, segv, r, &s, &ex, e);
     }
     if (ok) {

@@ -50,6 +50,7 @@ typedef enum { SI_CELL, SI_SEG, SI_POS } StitchInMode;
 
 #define ST_MAX_NODES 48
 #define ST_MAX_IN 8
+#define ST_MAX_SC 32   /* scalar arguments (a buffer: literals go there too) */
 
 typedef struct StitchRegion {
     AggDir dir;       /* DIR_ROW or DIR_COL: what a segment is */
@@ -116,6 +117,11 @@ MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, co
 MB *stitch_reference_in(const StitchRegion *r, const MB *const *in, const double *sc, BrErr *e);
 /* Do the operands match the region (shapes by mode)? */
 bool stitch_shapes_ok(const StitchRegion *r, const MB *const *in);
+/* The schedule whose reductions run in the order of the per-operator GPU
+ * kernels (gpu/ops.c: a row by a work-group of the largest power of two
+ * <= min(cols, 256) lanes, a column by one lane): a region and the
+ * unfused GPU plan of the same expression agree to the last bit. */
+StitchSched stitch_unfused_order(const StitchRegion *r, int64_t rows, int64_t cols);
 /* Kernel launches of one run of r under s's scheme (1 when stitched). */
 int stitch_launches(const StitchRegion *r, const StitchSched *s);
 /* Kernel packing: n independent regions (work-group scheme) in one

@@ -128,7 +128,7 @@ int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)
     if (in->nin != nm + r->nsc) return br_err(e, BR_EFAIL, "stitched region: %d arguments for %d inputs", in->nin, nm + r->nsc);
     const MB *m[ST_MAX_IN] = {0};
     MB *plain[ST_MAX_IN] = {0};
-    double sc[ST_MAX_IN] = {0};
+    double sc[ST_MAX_SC] = {0};
     int rc = 0;
     for (int k = 0; k < nm && !rc; k++) {
         if (args[k].kind != V_MATRIX || !args[k].m)
@@ -142,14 +142,18 @@ int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)
         if (!val_is_numeric(&args[nm + k])) rc = br_err(e, BR_EARG, "stitched region: scalar %d is not a number", k);
         else sc[k] = val_as_double(&args[nm + k]);
     }
-    if (!rc && !stitch_shapes_ok(r, m))
-        rc = br_err(e, BR_EARG, "stitched region: input sizes %lldx%lld do not match the compiled region",
-                    (long long)m[0]->rows, (long long)m[0]->cols);
     MB *res = NULL;
     if (!rc) {
+        /* sizes other than compiled (a size surprise): the operators one by
+         * one, with the CPU kernels' broadcasting and errors */
         double up = 0, cells = (double)m[0]->rows * (double)m[0]->cols;
-        for (int k = 0; k < nm; k++) up += gpu_upload_bytes(m[k]);
-        if (gpu_worth(up, cells * 8, cells * r->n)) res = stitch_exec(r, m, sc, NULL, e);
+        bool sparse = false;
+        for (int k = 0; k < nm; k++) up += gpu_upload_bytes(m[k]), sparse |= m[k]->sparse;
+        /* sparse inputs: the CPU kernels keep them sparse (the kernel
+         * would expand them and write a dense result) */
+        StitchSched s = stitch_unfused_order(r, m[0]->rows, m[0]->cols);
+        if (!sparse && stitch_shapes_ok(r, m) && gpu_worth(up, cells * 8, cells * r->n))
+            res = stitch_exec(r, m, sc, &s, e);
         if (!res && !e->code) res = stitch_reference_in(r, m, sc, e);
         if (!res) rc = -1;
     }

@@ -143,7 +143,7 @@ static void check_io(const StitchRegion *r, const char *name)
     for (int s = 0; s < 6; s++) {
         int64_t rows = shapes[s][0], cols = shapes[s][1];
         MB *in[ST_MAX_IN] = {0};
-        double sc[ST_MAX_IN] = {0};
+        double sc[ST_MAX_SC] = {0};
         io_inputs(r, rows, cols, in, sc, s);
         BrErr e = {0};
         MB *want = stitch_reference_in(r, (const MB *const *)in, sc, &e);
