@@ -129,6 +129,7 @@ int braid_run(const BraidRunOptions *o)
      * error here, before anything runs (docs/gpu.md) */
     if (o->gpu) cfg.gpu = !strcmp(o->gpu, "force") ? GPU_FORCE : GPU_ON;
     gpu_configure((GpuMode)cfg.gpu, cfg.gpu_device, cfg.gpu_budget);
+    gpu_set_stitch(!cfg.gpu_nostitch);
     if (cfg.gpu != GPU_OFF && gpu_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
     if (dist_active() && dist_rank() > 0) return serve_worker(o, &cfg);
     int rc = run_control(o, &cfg, t_start);

@@ -18,6 +18,10 @@
 
 /* Fuses operators of d (in place). No-op when codegen is disabled. */
 void cg_optimize_dag(CgContext *c, HopDag *d);
+/* Forms stitched regions in d (codegen/stitchpass.c, docs/gpu.md): row
+ * and column aggregates in the middle of elementwise work become H_STITCH
+ * hops. Returns the number formed. */
+int cg_stitch_dag(HopDag *d);
 /* -explain codegen: prints the CPlans and generated C of d's operators. */
 void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out);
 /* Number of fused operators in d by template (Cell, Row, MAgg, Outer);

@@ -30,6 +30,10 @@ typedef enum { GPU_OFF, GPU_ON, GPU_FORCE } GpuMode;
  * global memory). */
 void gpu_configure(GpuMode mode, int device, double pool_budget);
 GpuMode gpu_mode(void);
+/* sysds.gpu.stitch: form stitched regions from DML (default on; only
+ * with the backend on). */
+void gpu_set_stitch(bool on);
+bool gpu_stitch_on(void);
 
 /* Creates the context (once): 0, or an error saying why there is no
  * device ("no OpenCL platform/device: ..."). */
@@ -56,7 +60,10 @@ typedef struct GpuStats {
     int64_t h2d_bytes, d2h_bytes;
     int64_t hits, misses;      /* pool lookups of inputs */
     int64_t evictions;
+    int64_t forgotten;         /* entries dropped for an in-place update */
     int64_t ops;               /* operators run on the device */
+    int64_t stitched;          /* stitched regions run (gpu/stitch.c) */
+    int64_t stitch_launches;   /* their kernel launches */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
@@ -67,11 +74,20 @@ void gpu_print_stats(FILE *f);
 MB *gpu_unary(OpCode op, const MB *a, BrErr *e);
 MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e);
 MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e);
-/* op in OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX; DIR_FULL gives 1x1 */
+/* op in OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX, OP_PROD, OP_VAR, OP_SD
+ * (any direction), OP_IDXMAX, OP_IDXMIN (DIR_ROW); DIR_FULL gives 1x1 */
 MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e);
 MB *gpu_matmul(const MB *a, const MB *b, BrErr *e);
 MB *gpu_tsmm(const MB *x, bool left, BrErr *e);
 MB *gpu_transpose(const MB *a, BrErr *e);
+/* op in OP_CUMSUM, OP_CUMPROD, OP_CUMMIN, OP_CUMMAX (kernels/agg.h k_cum) */
+MB *gpu_cum(OpCode op, const MB *a, BrErr *e);
+/* ifelse as k_ifelse: each operand the matrix, or (NULL) the scalar next
+ * to it; all scalars: NULL (the CPU gives a scalar) */
+MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, double bs, BrErr *e);
+/* a[rl:ru, cl:cu] (half-open); NULL for a range outside a (the CPU
+ * reports it) */
+MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e);
 
 /* The cost rule of the instruction layer: should an operator with these
  * inputs (bytes not yet on the device), output bytes and floating-point
@@ -80,6 +96,10 @@ bool gpu_worth(double in_bytes, double out_bytes, double flops);
 /* bytes of a block's device copy when it is not resident, else 0 */
 double gpu_upload_bytes(const MB *m);
 
+/* Drops m's device copy (its reference with it): before m is updated in
+ * place, when the pool holds the only other reference (the device copy
+ * would be stale anyway). True when there was an entry. */
+bool gpu_pool_forget(const MB *m);
 /* Drops every pool entry (tests of eviction; end of a run). */
 void gpu_pool_clear(void);
 

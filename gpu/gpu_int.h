@@ -15,7 +15,8 @@
 /* The fixed kernels of clsrc.c (ocl.c looks each up once). */
 typedef enum {
     K_EW_UNARY, K_EW_BINARY, K_CSR_BINARY, K_CSR_UNARY, K_CSR_TO_DENSE, K_CSR_MM,
-    K_TRANSPOSE, K_SYM_LOWER, K_AGG_ROW, K_AGG_COL, K_AGG_PART, K_COUNT
+    K_TRANSPOSE, K_SYM_LOWER, K_AGG_ROW, K_AGG_COL, K_AGG_PART, K_AGG_SEG, K_CUM_COL, K_IFELSE,
+    K_SLICE, K_COUNT
 } GpuKernel;
 
 typedef struct GpuCtx {
@@ -70,5 +71,8 @@ void gpu_unpin_all(void);
 /* Frees entries whose host block only the pool holds. */
 void gpu_pool_trim(void);
 void gpubuf_release(GpuBuf *b);
+/* The dense result in d (owned: kept by the pool with the new block, or
+ * released) as a host block with exact nnz and the CPU's format rule. */
+MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e);
 
 #endif

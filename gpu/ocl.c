@@ -22,7 +22,7 @@ static BrErr g_err;                /* why gpu_init failed (reported again) */
 
 static const char *const kernel_names[K_COUNT] = {
     "ew_unary", "ew_binary", "csr_binary", "csr_unary", "csr_to_dense", "csr_mm",
-    "transpose", "sym_lower", "agg_row", "agg_col", "agg_part",
+    "transpose", "sym_lower", "agg_row", "agg_col", "agg_part", "agg_seg", "cum_col", "ew_ifelse", "slice",
 };
 
 void gpu_configure(GpuMode mode, int device, double pool_budget)
@@ -34,6 +34,10 @@ void gpu_configure(GpuMode mode, int device, double pool_budget)
 }
 
 GpuMode gpu_mode(void) { return g_mode; }
+
+static bool g_stitch = true;
+void gpu_set_stitch(bool on) { g_stitch = on; }
+bool gpu_stitch_on(void) { return g_mode != GPU_OFF && g_stitch; }
 const GpuInfo *gpu_info(void) { return &gpu_ctx.info; }
 
 int gpu_clerr(BrErr *e, cl_int rc, const char *what)
@@ -220,4 +224,7 @@ void gpu_print_stats(FILE *f)
     fprintf(f, "GPU (%s):\t%lld ops, %lld launches, %.3f/%.3f MB up/down, pool %lld hits/%lld misses/%lld evictions.\n",
             gpu_ctx.info.name, (long long)s.ops, (long long)s.launches, (double)s.h2d_bytes / 1e6,
             (double)s.d2h_bytes / 1e6, (long long)s.hits, (long long)s.misses, (long long)s.evictions);
+    if (s.stitched)
+        fprintf(f, "GPU stitched regions:\t%lld runs, %lld launches.\n", (long long)s.stitched,
+                (long long)s.stitch_launches);
 }

@@ -65,7 +65,7 @@ static int read_back(cl_mem d, void *host, size_t bytes, BrErr *e)
 
 /* The dense result in d (owned: kept by the pool or released) as a host
  * block with exact nnz and the CPU's format rule. */
-static MB *dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
+MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
 {
     MB *r = mb_dense_uninit(rows, cols, e);
     if (!r || read_back(d, r->d, (size_t)(rows * cols) * sizeof(double), e)) {
@@ -145,7 +145,7 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
     if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof n, &n, sizeof(cl_mem), &in, sizeof(cl_mem), &o,
                        (size_t)0) &&
         !gpu_launch1(K(K_EW_UNARY), (size_t)n, 0, e))
-        r = dense_result(a->rows, a->cols, o, e);
+        r = gpu_dense_result(a->rows, a->cols, o, e);
     else if (o)
         clReleaseMemObject(o);
     if (tmp) clReleaseMemObject(tmp);
@@ -202,7 +202,7 @@ static MB *binary_dense(OpCode op, cl_mem a, int am, double as, cl_mem b, int bm
         clReleaseMemObject(o);
         return NULL;
     }
-    return dense_result(rows, cols, o, e);
+    return gpu_dense_result(rows, cols, o, e);
 }
 
 MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
@@ -300,10 +300,53 @@ static int agg_rows(int ag, int64_t rows, int64_t cols, double div, cl_mem d, cl
     return gpu_launch1(k, groups * L, L, e);
 }
 
+/* agg_seg's operator codes (clsrc.c), -1 for the others */
+static int seg_code(OpCode op)
+{
+    switch (op) {
+    case OP_PROD: return 0;
+    case OP_VAR: return 1;
+    case OP_SD: return 2;
+    case OP_IDXMAX: return 3;
+    case OP_IDXMIN: return 4;
+    default: return -1;
+    }
+}
+
+/* prod, var, sd (any direction) and rowIndexMax/Min (rows): one
+ * work-item per segment */
+static MB *agg_seg(int sc, AggDir dir, const MB *a, BrErr *e)
+{
+    GpuBuf ab;
+    if (gpu_get(a, &ab, e)) return NULL;
+    cl_mem tmp, d = dense_view(a, &ab, &tmp, e);
+    if (!d) return NULL;
+    int64_t rows = a->rows, cols = a->cols;
+    cl_int opi = sc;
+    cl_long nseg = dir == DIR_ROW ? rows : dir == DIR_COL ? cols : 1;
+    cl_long len = dir == DIR_ROW ? cols : dir == DIR_COL ? rows : rows * cols;
+    cl_long ss = dir == DIR_ROW ? cols : dir == DIR_COL ? 1 : 0, es = dir == DIR_COL ? cols : 1;
+    MB *r = NULL;
+    cl_mem o = out_buf(nseg, e);
+    if (o && !gpu_args(K(K_AGG_SEG), e, sizeof opi, &opi, sizeof nseg, &nseg, sizeof len, &len, sizeof ss, &ss,
+                       sizeof es, &es, sizeof(cl_mem), &d, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_AGG_SEG), (size_t)nseg, 0, e))
+        r = gpu_dense_result(dir == DIR_COL ? 1 : nseg, dir == DIR_COL ? nseg : 1, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
+    if (tmp) clReleaseMemObject(tmp);
+    return r;
+}
+
 MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
 {
-    int ag = agg_code(op);
-    if (ag < 0 || a->cmb || a->rows * a->cols == 0) return NULL;
+    int ag = agg_code(op), sc = seg_code(op);
+    if ((ag < 0 && sc < 0) || a->cmb || a->rows * a->cols == 0) return NULL;
+    /* rowIndexMax/Min have rows only (the CPU reports the rest) */
+    if (sc >= 3 && dir != DIR_ROW) return NULL;
+    if (sc >= 0) {
+        if (!begin(e)) return NULL;
+        return end(agg_seg(sc, dir, a, e));
+    }
     if (!begin(e)) return NULL;
     GpuBuf ab;
     MB *r = NULL;
@@ -315,7 +358,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
     cl_mem o = NULL, part = NULL;
     if (dir == DIR_ROW) {
         if ((o = out_buf(rows, e)) && !agg_rows(ag, rows, cols, mean ? (double)cols : 1, d, o, e))
-            r = dense_result(rows, 1, o, e), o = NULL;
+            r = gpu_dense_result(rows, 1, o, e), o = NULL;
     } else if (dir == DIR_COL) {
         cl_int opi = ag;
         cl_long rr = rows, cc = cols;
@@ -324,7 +367,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
             !gpu_args(K(K_AGG_COL), e, sizeof opi, &opi, sizeof rr, &rr, sizeof cc, &cc, sizeof div, &div,
                       sizeof(cl_mem), &d, sizeof(cl_mem), &o, (size_t)0) &&
             !gpu_launch1(K(K_AGG_COL), (size_t)cols, 0, e))
-            r = dense_result(1, cols, o, e), o = NULL;
+            r = gpu_dense_result(1, cols, o, e), o = NULL;
     } else {
         /* two stages: partials of G work-groups, then one row of G */
         size_t L = pow2_wg(256);
@@ -339,7 +382,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
             if (rc != CL_SUCCESS) gpu_clerr(e, rc, "clSetKernelArg");
             else if (!gpu_launch1(k, (size_t)G * L, L, e) &&
                      !agg_rows(ag == AG_SUMSQ ? AG_SUM : ag, 1, G, mean ? (double)n : 1, part, o, e))
-                r = dense_result(1, 1, o, e), o = NULL;
+                r = gpu_dense_result(1, 1, o, e), o = NULL;
         }
     }
     if (o) clReleaseMemObject(o);
@@ -380,11 +423,11 @@ MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
         if (!gpu_args(K(K_CSR_MM), e, sizeof rr, &rr, sizeof nn, &nn, sizeof(cl_mem), &ab.rp, sizeof(cl_mem), &ab.ci,
                       sizeof(cl_mem), &ab.v, sizeof(cl_mem), &db, sizeof(cl_mem), &o, (size_t)0) &&
             !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
-            r = dense_result(m, n, o, e), o = NULL;
+            r = gpu_dense_result(m, n, o, e), o = NULL;
     } else if (o) {
         cl_mem da = dense_view(a, &ab, &ta, e);
         if (da && !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)k, db, (size_t)n, o, e))
-            r = dense_result(m, n, o, e), o = NULL;
+            r = gpu_dense_result(m, n, o, e), o = NULL;
     }
     if (o) clReleaseMemObject(o);
     if (ta) clReleaseMemObject(ta);
@@ -408,7 +451,7 @@ MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
     if (o && !gemm(left, !left, (size_t)n, (size_t)n, (size_t)k, d, (size_t)x->cols, d, (size_t)x->cols, o, e) &&
         !gpu_args(K(K_SYM_LOWER), e, sizeof nn, &nn, sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_SYM_LOWER), (size_t)(n * n), 0, e))
-        r = dense_result(n, n, o, e), o = NULL;
+        r = gpu_dense_result(n, n, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     if (tmp) clReleaseMemObject(tmp);
     return end(r);
@@ -427,7 +470,7 @@ MB *gpu_transpose(const MB *a, BrErr *e)
     if (o && !gpu_args(K(K_TRANSPOSE), e, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &d, sizeof(cl_mem),
                        &o, (size_t)0) &&
         !gpu_launch2(K(K_TRANSPOSE), (size_t)cols, (size_t)rows, t, t, e))
-        r = dense_result(cols, rows, o, e), o = NULL;
+        r = gpu_dense_result(cols, rows, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     if (tmp) clReleaseMemObject(tmp);
     return end(r);
@@ -448,4 +491,90 @@ bool gpu_worth(double in_bytes, double out_bytes, double flops)
     double t_gpu = 10e-6 + (in_bytes + out_bytes) / 12e9 + flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0);
     double t_cpu = BR_MAX(flops / (br_threads() * 8 * 2.5e9), (in_bytes + out_bytes) / 20e9);
     return t_gpu < t_cpu;
+}
+
+MB *gpu_cum(OpCode op, const MB *a, BrErr *e)
+{
+    int code = op == OP_CUMSUM ? 0 : op == OP_CUMPROD ? 1 : op == OP_CUMMIN ? 2 : op == OP_CUMMAX ? 3 : -1;
+    if (code < 0 || a->cmb || a->rows * a->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf ab;
+    MB *r = NULL;
+    if (gpu_get(a, &ab, e)) return end(NULL);
+    cl_mem tmp, d = dense_view(a, &ab, &tmp, e);
+    cl_int opi = code;
+    cl_long rows = a->rows, cols = a->cols;
+    cl_mem o = d ? out_buf(rows * cols, e) : NULL;
+    if (o && !gpu_args(K(K_CUM_COL), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &d,
+                       sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_CUM_COL), (size_t)cols, 0, e))
+        r = gpu_dense_result(rows, cols, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
+    if (tmp) clReleaseMemObject(tmp);
+    return end(r);
+}
+
+/* k_ifelse's broadcast of one operand over rows x cols: 0 full, 1 row
+ * vector, 2 column vector, 3 scalar (m NULL); -1 a shape it rejects */
+static int ifelse_mode(const MB *m, int64_t rows, int64_t cols)
+{
+    if (!m) return 3;
+    if (m->rows == rows && m->cols == cols) return 0;
+    if (m->rows == 1 && m->cols == cols) return 1;
+    if (m->cols == 1 && m->rows == rows) return 2;
+    return -1;
+}
+
+MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, double bs, BrErr *e)
+{
+    const MB *ms[3] = {c, a, b};
+    int64_t rows = 0, cols = 0;
+    for (int k = 0; k < 3; k++)
+        if (ms[k]) {
+            if (ms[k]->cmb) return NULL;
+            rows = BR_MAX(rows, ms[k]->rows), cols = BR_MAX(cols, ms[k]->cols);
+        }
+    int md[3];
+    for (int k = 0; k < 3; k++)
+        if ((md[k] = ifelse_mode(ms[k], rows, cols)) < 0) return NULL;
+    if (rows * cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    cl_mem dv[3] = {0}, tmp[3] = {0};
+    MB *r = NULL;
+    cl_mem o = out_buf(rows * cols, e);
+    bool ok = o != NULL;
+    for (int k = 0; k < 3 && ok; k++) {
+        GpuBuf bb;
+        if (!ms[k]) { dv[k] = o; continue; }   /* a scalar: the buffer is not read */
+        ok = !gpu_get(ms[k], &bb, e) && (dv[k] = dense_view(ms[k], &bb, &tmp[k], e)) != NULL;
+    }
+    cl_long rr = rows, cc = cols;
+    cl_int m0 = md[0], m1 = md[1], m2 = md[2];
+    if (ok && !gpu_args(K(K_IFELSE), e, sizeof rr, &rr, sizeof cc, &cc, sizeof(cl_mem), &dv[0], sizeof m0, &m0,
+                        sizeof cs, &cs, sizeof(cl_mem), &dv[1], sizeof m1, &m1, sizeof as, &as, sizeof(cl_mem), &dv[2],
+                        sizeof m2, &m2, sizeof bs, &bs, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_IFELSE), (size_t)(rows * cols), 0, e))
+        r = gpu_dense_result(rows, cols, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
+    for (int k = 0; k < 3; k++) if (tmp[k]) clReleaseMemObject(tmp[k]);
+    return end(r);
+}
+
+MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e)
+{
+    if (a->cmb || rl < 0 || cl < 0 || ru > a->rows || cu > a->cols || ru <= rl || cu <= cl) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf ab;
+    MB *r = NULL;
+    if (gpu_get(a, &ab, e)) return end(NULL);
+    cl_mem tmp, d = dense_view(a, &ab, &tmp, e);
+    cl_long cols = a->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
+    cl_mem o = d ? out_buf(m * n, e) : NULL;
+    if (o && !gpu_args(K(K_SLICE), e, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m, &m, sizeof n, &n,
+                       sizeof(cl_mem), &d, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_SLICE), (size_t)(m * n), 0, e))
+        r = gpu_dense_result(m, n, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
+    if (tmp) clReleaseMemObject(tmp);
+    return end(r);
 }

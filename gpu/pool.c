@@ -167,6 +167,19 @@ void gpu_pool_trim(void)
         if (!ents[i].pinned && __atomic_load_n(&ents[i].m->refs, __ATOMIC_ACQUIRE) == 1) drop(i);
 }
 
+bool gpu_pool_forget(const MB *m)
+{
+    pthread_mutex_lock(&gpu_lock);
+    int i = find(m);
+    bool done = i >= 0 && !ents[i].pinned;
+    if (done) {
+        drop(i);
+        gpu_st.forgotten++;
+    }
+    pthread_mutex_unlock(&gpu_lock);
+    return done;
+}
+
 void gpu_pool_clear(void)
 {
     pthread_mutex_lock(&gpu_lock);

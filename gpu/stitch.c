@@ -43,16 +43,42 @@ int st_bin(StitchRegion *r, OpCode op, int a, int b)
     return a < 0 || b < 0 || op_info[op].kind != OK_BINARY ? -1 : add(r, (SNode){.k = SN_BIN, .op = op, .a = a, .b = b});
 }
 
+static int nin_of(const StitchRegion *r) { return r->nin > 0 ? r->nin : 1; }
+
+int st_in(StitchRegion *r, int k, StitchInMode mode)
+{
+    if (k < 1 || k >= ST_MAX_IN) return -1;
+    if (r->nin <= k) r->nin = k + 1;
+    r->mode[0] = SI_CELL;
+    r->mode[k] = mode;
+    return add(r, (SNode){.k = SN_IN, .a = k});
+}
+
+int st_sc(StitchRegion *r, int k)
+{
+    if (k < 0 || k >= ST_MAX_SC) return -1;
+    if (r->nsc <= k) r->nsc = k + 1;
+    return add(r, (SNode){.k = SN_SC, .a = k});
+}
+
 /* per segment (uniform over a segment's cells) or per cell */
 static bool is_seg(const StitchRegion *r, int i)
 {
     const SNode *n = &r->nodes[i];
     switch (n->k) {
     case SN_X: return false;
-    case SN_CONST: case SN_RED: case SN_LEN: return true;
-    case SN_UN: return is_seg(r, n->a);
+    case SN_IN: return r->mode[n->a] == SI_SEG;
+    case SN_CONST: case SN_RED: case SN_LEN: case SN_SC: return true;
+    case SN_UN: case SN_VARDIV: return is_seg(r, n->a);
     default: return is_seg(r, n->a) && is_seg(r, n->b);
     }
+}
+
+bool st_is_seg(const StitchRegion *r, int i) { return is_seg(r, i); }
+
+int st_vardiv(StitchRegion *r, int a)
+{
+    return a < 0 || !is_seg(r, a) ? -1 : add(r, (SNode){.k = SN_VARDIV, .a = a});
 }
 
 int st_red(StitchRegion *r, OpCode op, int a)
@@ -94,8 +120,8 @@ static int depth(const StitchRegion *r, int i)
 {
     const SNode *n = &r->nodes[i];
     switch (n->k) {
-    case SN_X: case SN_CONST: case SN_LEN: return 0;
-    case SN_UN: return depth(r, n->a);
+    case SN_X: case SN_CONST: case SN_LEN: case SN_IN: case SN_SC: return 0;
+    case SN_UN: case SN_VARDIV: return depth(r, n->a);
     case SN_RED: return 1 + depth(r, n->a);
     default: { int a = depth(r, n->a), b = depth(r, n->b); return a > b ? a : b; }
     }
@@ -126,6 +152,15 @@ static void expr(StrBuf *b, const StitchRegion *r, int i)
     switch (n->k) {
     case SN_CONST: sb_printf(b, "%.17g", n->c); return;
     case SN_LEN: sb_puts(b, "(double)len"); return;
+    case SN_SC: sb_printf(b, "sc[%d]", n->a); return;
+    case SN_VARDIV: sb_printf(b, "(len > 1 ? %s / (double)(len - 1) : 0.0)", x); return;
+    case SN_IN:
+        switch (r->mode[n->a]) {
+        case SI_CELL: sb_printf(b, "i%d[ix]", n->a); return;
+        case SI_POS: sb_printf(b, "i%d[p]", n->a); return;
+        case SI_SEG: sb_printf(b, "(act ? i%d[seg] : 0.0)", n->a); return;
+        }
+        return;
     case SN_UN: snprintf(t, sizeof t, op_info[n->op].cgen, x); sb_puts(b, t); return;
     case SN_BIN: snprintf(t, sizeof t, op_info[n->op].cgen, x, y); sb_puts(b, t); return;
     default: return;
@@ -133,6 +168,24 @@ static void expr(StrBuf *b, const StitchRegion *r, int i)
 }
 
 static const char *red_init(OpCode op) { return op == OP_AMIN ? "INFINITY" : op == OP_AMAX ? "-INFINITY" : "0.0"; }
+/* sums add with Kahan compensation per lane (the CPU's sums are Kahan
+ * sums: without it the cancellation in X - rowMeans(X) differs) */
+static bool red_kahan(OpCode op) { return op == OP_SUM || op == OP_MEAN; }
+
+/* the kernel parameters of the inputs beyond X and of the scalars */
+static bool has_extra(const StitchRegion *r) { return nin_of(r) > 1 || r->nsc > 0; }
+static void extra_params(StrBuf *b, const StitchRegion *r)
+{
+    if (!has_extra(r)) return;
+    for (int k = 1; k < nin_of(r); k++) sb_printf(b, ", __global const double *i%d", k);
+    sb_puts(b, ", __global const double *sc");
+}
+static void extra_args(StrBuf *b, const StitchRegion *r)
+{
+    if (!has_extra(r)) return;
+    for (int k = 1; k < nin_of(r); k++) sb_printf(b, ", i%d", k);
+    sb_puts(b, ", sc");
+}
 static const char *red_comb(OpCode op) { return op == OP_AMIN ? "cg_minstep" : op == OP_AMAX ? "cg_maxstep" : "st_add"; }
 
 /* The body function k of region r: LS lanes per segment, X cached in
@@ -145,7 +198,10 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
     int rid[ST_MAX_NODES], nred = 0;
     for (int i = 0; i < r->n; i++) rid[i] = r->nodes[i].k == SN_RED ? nred++ : -1;
     sb_printf(b, "static void body%d(long nseg, long len, long cols, __global const double *x, __global double *out,\n"
-                 "    __global double *segv, __local double *sh, long grp, long ngrp, int LS, int cache)\n{\n", k);
+                 "    __global double *segv, __local double *sh, long grp, long ngrp, int LS, int cache", k);
+    extra_params(b, r);
+    sb_puts(b, ")\n{\n");
+    bool segroot = is_seg(r, r->root);
     sb_puts(b, "    const int l = get_local_id(0), L = get_local_size(0), SPG = L / LS;\n");
     sb_puts(b, "    const int lane = l % LS, slot = l / LS;\n");
     sb_puts(b, "    for (long s0 = grp * SPG; s0 < nseg; s0 += ngrp * SPG) {\n");
@@ -153,6 +209,7 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
     if (only_pass < 0) sb_printf(b, "        double xv[%d];\n", VPT);
     /* seg values: emitted when their reductions are known */
     bool have[ST_MAX_NODES] = {0};
+    bool xloaded = false;
     for (int p = 0; p < P; p++) {
         if (only_pass >= 0 && p > only_pass) break;
         /* reductions of earlier passes from global memory (ST_XLA) */
@@ -179,7 +236,10 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
                 reds[nr++] = i;
                 mark_cells(r, r->nodes[i].a, need);
             }
-        for (int q = 0; q < nr; q++) sb_printf(b, "        double a%d = %s;\n", reds[q], red_init(r->nodes[reds[q]].op));
+        for (int q = 0; q < nr; q++) {
+            sb_printf(b, "        double a%d = %s;\n", reds[q], red_init(r->nodes[reds[q]].op));
+            if (red_kahan(r->nodes[reds[q]].op)) sb_printf(b, "        double k%d = 0.0;\n", reds[q]);
+        }
         /* the pass over the segment's cells */
         sb_puts(b, "        for (long p = lane, t = 0; act && p < len; p += LS, t++) {\n");
         sb_printf(b, "            const long ix = %s;\n", r->dir == DIR_ROW ? "seg * cols + p" : "p * cols + seg");
@@ -187,19 +247,27 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
             if (!need[i]) continue;
             if (r->nodes[i].k == SN_X) {
                 if (only_pass >= 0) sb_printf(b, "            double v%d = x[ix];\n", i);
-                else if (p == 0) sb_printf(b, "            double v%d = x[ix];\n            if (cache) xv[t] = v%d;\n", i, i);
+                else if (!xloaded) sb_printf(b, "            double v%d = x[ix];\n            if (cache) xv[t] = v%d;\n", i, i);
                 else sb_printf(b, "            double v%d = cache ? xv[t] : x[ix];\n", i);
+                xloaded = true;   /* the first pass that reads X fills xv */
                 continue;
             }
             sb_printf(b, "            double v%d = ", i);
             expr(b, r, i);
             sb_puts(b, ";\n");
         }
-        for (int q = 0; q < nr; q++)
-            sb_printf(b, "            a%d = %s(a%d, v%d);\n", reds[q], red_comb(r->nodes[reds[q]].op), reds[q],
-                      r->nodes[reds[q]].a);
-        if (last) sb_printf(b, "            out[ix] = v%d;\n", r->root);
+        for (int q = 0; q < nr; q++) {
+            if (red_kahan(r->nodes[reds[q]].op))
+                sb_printf(b, "            cg_kadd(&a%d, &k%d, v%d);\n", reds[q], reds[q], r->nodes[reds[q]].a);
+            else
+                sb_printf(b, "            a%d = %s(a%d, v%d);\n", reds[q], red_comb(r->nodes[reds[q]].op), reds[q],
+                          r->nodes[reds[q]].a);
+        }
+        if (last && !segroot) sb_printf(b, "            out[ix] = v%d;\n", r->root);
         sb_puts(b, "        }\n");
+        if (last && segroot) sb_printf(b, "        if (act && lane == 0) out[seg] = v%d;\n", r->root);
+        for (int q = 0; q < nr; q++)
+            if (red_kahan(r->nodes[reds[q]].op)) sb_printf(b, "        a%d += k%d;\n", reds[q], reds[q]);
         /* the reductions across the segment's lanes: a tree in the one
          * scratch array (reused by every reduction), result to all lanes */
         for (int q = 0; q < nr; q++) {
@@ -244,8 +312,11 @@ static char *gen_kernel(const StitchRegion *r, int only_pass)
     sb_puts(&b, st_helpers);
     gen_body(&b, r, 0, only_pass);
     sb_puts(&b, "__kernel void stitch(long nseg, long len, long cols, __global const double *x, __global double *out,\n"
-                "    __global double *segv, __local double *sh, int LS, int cache)\n{\n"
-                "    body0(nseg, len, cols, x, out, segv, sh, get_group_id(0), get_num_groups(0), LS, cache);\n}\n");
+                "    __global double *segv, __local double *sh, int LS, int cache");
+    extra_params(&b, r);
+    sb_puts(&b, ")\n{\n    body0(nseg, len, cols, x, out, segv, sh, get_group_id(0), get_num_groups(0), LS, cache");
+    extra_args(&b, r);
+    sb_puts(&b, ");\n}\n");
     if (b.oom) { free(b.s); return NULL; }
     return b.s;
 }
@@ -275,6 +346,37 @@ static cl_kernel kernel_for(char *src, const char *name, BrErr *e)
         return NULL;
     }
     progs[nprogs++] = (Prog){src, p, k};
+    return k;
+}
+
+/* The kernel of region r's pass (-1: all passes), found by the region's
+ * structure before any source is generated: DML runs the same region
+ * many times (a paramserv test: tens of thousands), and generating and
+ * comparing its source each time cost more than the launch. */
+typedef struct RKern { StitchRegion r; int pass; cl_kernel k; } RKern;
+static RKern *rkerns;
+static int nrk, crk;
+
+static bool region_eq(const StitchRegion *a, const StitchRegion *b)
+{
+    if (a->dir != b->dir || a->n != b->n || a->root != b->root || nin_of(a) != nin_of(b) || a->nsc != b->nsc) return false;
+    for (int k = 1; k < nin_of(a); k++) if (a->mode[k] != b->mode[k]) return false;
+    for (int i = 0; i < a->n; i++) {
+        const SNode *x = &a->nodes[i], *y = &b->nodes[i];
+        if (x->k != y->k || x->op != y->op || x->a != y->a || x->b != y->b || memcmp(&x->c, &y->c, sizeof x->c))
+            return false;
+    }
+    return true;
+}
+
+static cl_kernel region_kernel(const StitchRegion *r, int pass, BrErr *e)
+{
+    for (int i = 0; i < nrk; i++)
+        if (rkerns[i].pass == pass && region_eq(&rkerns[i].r, r)) return rkerns[i].k;
+    char *src = gen_kernel(r, pass);
+    if (!src) return br_err(e, BR_ENOMEM, "out of memory"), NULL;
+    cl_kernel k = kernel_for(src, "stitch", e);
+    if (k && br_grow((void **)&rkerns, &crk, nrk + 1, sizeof *rkerns)) rkerns[nrk++] = (RKern){*r, pass, k};
     return k;
 }
 
@@ -369,8 +471,11 @@ const char *stitch_scheme_name(StitchScheme s)
 
 /* ---- running ---- */
 
+/* the device buffers of a run: inputs beyond X and the scalars */
+typedef struct Extra { cl_mem in[ST_MAX_IN]; cl_mem sc; } Extra;
+
 static int launch_pass(cl_kernel k, const MB *x, cl_mem xd, cl_mem o, cl_mem segv, const StitchRegion *r,
-                       const StitchSched *s, BrErr *e)
+                       const StitchSched *s, const Extra *ex, BrErr *e)
 {
     cl_long nseg = r->dir == DIR_ROW ? x->rows : x->cols, len = r->dir == DIR_ROW ? x->cols : x->rows, cols = x->cols;
     size_t L = (size_t)s->wg, spg = L / (size_t)lanes_of(s);
@@ -383,58 +488,133 @@ static int launch_pass(cl_kernel k, const MB *x, cl_mem xd, cl_mem o, cl_mem seg
     cl_int rc = clSetKernelArg(k, 6, L * sizeof(double), NULL);
     if (rc == CL_SUCCESS) rc = clSetKernelArg(k, 7, sizeof ls, &ls);
     if (rc == CL_SUCCESS) rc = clSetKernelArg(k, 8, sizeof cache, &cache);
+    cl_uint arg = 9;
+    for (int i = 1; has_extra(r) && i < nin_of(r) && rc == CL_SUCCESS; i++)
+        rc = clSetKernelArg(k, arg++, sizeof(cl_mem), &ex->in[i]);
+    if (has_extra(r) && rc == CL_SUCCESS) rc = clSetKernelArg(k, arg, sizeof(cl_mem), &ex->sc);
     if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clSetKernelArg");
     return gpu_launch1(k, groups * L, L, e);
 }
 
-MB *stitch_run(const StitchRegion *r, const MB *x, const StitchSched *sp, BrErr *e)
+StitchSched stitch_unfused_order(const StitchRegion *r, int64_t rows, int64_t cols)
 {
-    if (x->cmb || x->rows * x->cols == 0) return NULL;
+    StitchSched s = {.scheme = ST_THREAD, .lanes = 1, .wg = 64};
+    if (r->dir == DIR_ROW) {
+        size_t n = cols < 256 ? (size_t)cols : 256, l = 1;
+        while (l * 2 <= n && l * 2 <= gpu_info()->max_wg) l *= 2;
+        s = (StitchSched){.scheme = l > 1 ? ST_WORKGROUP : ST_THREAD, .lanes = (int)l, .wg = l > 1 ? (int)l : 64};
+    }
+    stitch_cost(r, rows, cols, &s);
+    return s;
+}
+
+int stitch_launches(const StitchRegion *r, const StitchSched *s) { return s->scheme == ST_XLA ? npasses(r) : 1; }
+
+/* the segments, their length, and the output's shape */
+static int64_t nseg_of(const StitchRegion *r, const MB *x) { return r->dir == DIR_ROW ? x->rows : x->cols; }
+
+bool stitch_shapes_ok(const StitchRegion *r, const MB *const *in)
+{
+    const MB *x = in[0];
+    for (int k = 0; k < nin_of(r); k++) {
+        const MB *m = in[k];
+        if (!m) return false;
+        StitchInMode md = k == 0 ? SI_CELL : r->mode[k];
+        bool seg_is_rows = (r->dir == DIR_ROW) == (md == SI_SEG);
+        if (md == SI_CELL ? (m->rows != x->rows || m->cols != x->cols)
+                          : seg_is_rows ? (m->rows != x->rows || m->cols != 1) : (m->rows != 1 || m->cols != x->cols))
+            return false;
+    }
+    return true;
+}
+
+/* the evaluator's best stitched schedule (ST_XLA, the baseline, is
+ * enumerated for comparison only: a region always runs as one kernel) */
+static void pick(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched *s)
+{
+    StitchSched c[16];
+    int n = stitch_enumerate(r, rows, cols, c, 16), k = 0;
+    while (k < n - 1 && c[k].scheme == ST_XLA) k++;
+    *s = c[k];
+}
+
+MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, const StitchSched *sp, BrErr *e)
+{
+    const MB *x = in[0];
+    for (int k = 0; k < nin_of(r); k++)
+        if (!in[k] || in[k]->cmb || in[k]->rows * in[k]->cols == 0) return NULL;
+    if (!stitch_shapes_ok(r, in)) return NULL;
     if (gpu_init(e)) return NULL;
     StitchSched s;
     if (sp) s = *sp;
-    else stitch_enumerate(r, x->rows, x->cols, &s, 1);
+    else pick(r, x->rows, x->cols, &s);
     if ((size_t)s.wg > gpu_info()->max_wg) return br_err(e, BR_EARG, "work-group of %d lanes: the device has %zu",
                                                          s.wg, gpu_info()->max_wg), NULL;
     pthread_mutex_lock(&gpu_lock);
     gpu_pool_trim();
-    MB *out = NULL, *dense = NULL;
-    const MB *xs = x;
-    if (x->sparse && !(xs = dense = mb_to_dense(x, e))) goto done;
+    MB *out = NULL, *dense[ST_MAX_IN] = {0};
+    Extra ex = {0};
+    cl_mem o = NULL, segv = NULL, xd = NULL;
+    bool segroot = is_seg(r, r->root);
+    int64_t nseg = nseg_of(r, x), ocells = segroot ? nseg : x->rows * x->cols;
+    /* inputs: the pool's copies (sparse ones as dense blocks first) */
+    for (int k = 0; k < nin_of(r); k++) {
+        const MB *m = in[k];
+        if (m->sparse && !(m = dense[k] = mb_to_dense(in[k], e))) goto done;
+        GpuBuf b;
+        if (gpu_get(m, &b, e)) goto done;
+        if (k == 0) xd = b.d;
+        else ex.in[k] = b.d;
+    }
+    double scv[ST_MAX_SC] = {0};
+    for (int k = 0; k < r->nsc; k++) scv[k] = sc[k];
+    cl_int c = CL_SUCCESS;
+    if (has_extra(r) && !(ex.sc = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                                 sizeof scv, scv, &c))) {
+        gpu_clerr(e, c, "clCreateBuffer");
+        goto done;
+    }
     int nred = 0;
     for (int i = 0; i < r->n; i++) nred += r->nodes[i].k == SN_RED;
-    int64_t nseg = r->dir == DIR_ROW ? x->rows : x->cols;
-    GpuBuf xb;
-    if (gpu_get(xs, &xb, e)) goto done;
-    cl_mem o = gpu_alloc((size_t)(x->rows * x->cols) * sizeof(double), e);
-    cl_mem segv = o ? gpu_alloc((size_t)(BR_MAX(nred, 1) * nseg) * sizeof(double), e) : NULL;
-    if (!segv) { if (o) clReleaseMemObject(o); if (!e->code) br_err(e, BR_ENOMEM, "GPU: matrix too large"); goto done; }
-    int passes = s.scheme == ST_XLA ? npasses(r) : 1;
+    o = gpu_alloc((size_t)ocells * sizeof(double), e);
+    segv = o ? gpu_alloc((size_t)(BR_MAX(nred, 1) * nseg) * sizeof(double), e) : NULL;
+    if (!segv) { if (!e->code) br_err(e, BR_ENOMEM, "GPU: matrix too large"); goto done; }
+    int passes = stitch_launches(r, &s);
     bool ok = true;
     for (int p = 0; p < passes && ok; p++) {
-        char *src = gen_kernel(r, s.scheme == ST_XLA ? p : -1);
-        cl_kernel k = src ? kernel_for(src, "stitch", e) : NULL;
-        if (!src && !e->code) br_err(e, BR_ENOMEM, "out of memory");
-        ok = k && !launch_pass(k, xs, xb.d, o, segv, r, &s, e);
+        cl_kernel k = region_kernel(r, s.scheme == ST_XLA ? p : -1, e);
+        ok = k && !launch_pass(k, x, xd, o, segv, r, &s, &ex, e);
     }
-    clReleaseMemObject(segv);
-    if (ok && (out = mb_dense_uninit(x->rows, x->cols, e))) {
-        cl_int rc = clEnqueueReadBuffer(gpu_ctx.q, o, CL_TRUE, 0, (size_t)(x->rows * x->cols) * sizeof(double),
-                                        out->d, 0, NULL, NULL);
-        if (rc != CL_SUCCESS) { gpu_clerr(e, rc, "clEnqueueReadBuffer"); mb_release(out); out = NULL; }
-        else { gpu_st.d2h_bytes += (int64_t)(x->rows * x->cols * 8); mb_recount_nnz(out); }
+    if (ok) {
+        gpu_st.stitched++;
+        gpu_st.stitch_launches += passes;
+        out = gpu_dense_result(segroot && r->dir == DIR_ROW ? nseg : segroot ? 1 : x->rows,
+                               segroot && r->dir == DIR_COL ? nseg : segroot ? 1 : x->cols, o, e);
+        o = NULL;   /* owned by the result (or released) */
     }
-    clReleaseMemObject(o);
 done:
+    if (o) clReleaseMemObject(o);
+    if (segv) clReleaseMemObject(segv);
+    if (ex.sc) clReleaseMemObject(ex.sc);
+    if (out) gpu_st.ops++;
     gpu_unpin_all();
     pthread_mutex_unlock(&gpu_lock);
-    mb_release(dense);
+    for (int k = 0; k < ST_MAX_IN; k++) mb_release(dense[k]);
     return out;
+}
+
+MB *stitch_run(const StitchRegion *r, const MB *x, const StitchSched *sp, BrErr *e)
+{
+    const MB *in[1] = {x};
+    if (nin_of(r) != 1 || r->nsc) return br_err(e, BR_EARG, "stitch_run: a region over X alone"), NULL;
+    return stitch_exec(r, in, NULL, sp, e);
 }
 
 int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, MB **out, BrErr *e)
 {
     if (gpu_init(e)) return -1;
+    for (int k = 0; k < n; k++)
+        if (has_extra(r[k])) return br_err(e, BR_EARG, "packed regions are over X alone");
     const int L = 64;
     StrBuf b = {0};
     char *pre = gpu_cl_prelude();
@@ -512,18 +692,46 @@ int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, M
 
 /* ---- the unfused reference on the CPU kernels ---- */
 
-MB *stitch_reference(const StitchRegion *r, const MB *x, BrErr *e)
+/* a / (n - 1) per segment value, 0 when n is 1 (SN_VARDIV) */
+static MB *vardiv(const MB *a, int64_t n, BrErr *e)
 {
+    MB *v = mb_to_dense(a, e);
+    if (!v) return NULL;
+    for (int64_t k = 0; k < v->rows * v->cols; k++) v->d[k] = n > 1 ? v->d[k] / (double)(n - 1) : 0.0;
+    mb_recount_nnz(v);
+    return v;
+}
+
+/* a per-position vector as the cells it stands for (X's shape): a cell
+ * value, which the CPU kernels then combine with per-segment vectors */
+static MB *spread(const MB *v, const MB *x, BrErr *e)
+{
+    MB *z = mb_dense(x->rows, x->cols, e);
+    MB *r = z ? k_binary(OP_PLUS, z, v, e) : NULL;
+    mb_release(z);
+    return r;
+}
+
+MB *stitch_reference_in(const StitchRegion *r, const MB *const *in, const double *sc, BrErr *e)
+{
+    const MB *x = in[0];
     MB *v[ST_MAX_NODES] = {0};
     double c[ST_MAX_NODES] = {0};
     bool isc[ST_MAX_NODES] = {0};
     MB *res = NULL;
+    int64_t len = r->dir == DIR_ROW ? x->cols : x->rows;
     for (int i = 0; i < r->n && !e->code; i++) {
         const SNode *n = &r->nodes[i];
         switch (n->k) {
         case SN_X: v[i] = mb_copy(x, e); break;
+        case SN_IN: v[i] = r->mode[n->a] == SI_POS ? spread(in[n->a], x, e) : mb_copy(in[n->a], e); break;
+        case SN_SC: c[i] = sc[n->a], isc[i] = true; break;
         case SN_CONST: c[i] = n->c, isc[i] = true; break;
-        case SN_LEN: c[i] = (double)(r->dir == DIR_ROW ? x->cols : x->rows), isc[i] = true; break;
+        case SN_LEN: c[i] = (double)len, isc[i] = true; break;
+        case SN_VARDIV:
+            if (isc[n->a]) c[i] = len > 1 ? c[n->a] / (double)(len - 1) : 0.0, isc[i] = true;
+            else v[i] = vardiv(v[n->a], len, e);
+            break;
         case SN_UN:
             if (isc[n->a]) c[i] = ops_unary(n->op, c[n->a]), isc[i] = true;
             else v[i] = k_unary(n->op, v[n->a], e);
@@ -537,7 +745,14 @@ MB *stitch_reference(const StitchRegion *r, const MB *x, BrErr *e)
         case SN_RED: v[i] = k_agg(n->op, r->dir, v[n->a], e); break;
         }
     }
-    if (!e->code) res = mb_retain(v[r->root]);
+    if (!e->code && !isc[r->root]) res = mb_retain(v[r->root]);
+    else if (!e->code) br_err(e, BR_EARG, "stitched region: a scalar result");
     for (int i = 0; i < r->n; i++) mb_release(v[i]);
     return res;
+}
+
+MB *stitch_reference(const StitchRegion *r, const MB *x, BrErr *e)
+{
+    const MB *in[1] = {x};
+    return stitch_reference_in(r, in, NULL, e);
 }

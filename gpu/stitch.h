@@ -27,23 +27,41 @@
 
 #include "gpu.h"
 
-/* SN_LEN: the segment's length (a per-segment value) */
-typedef enum { SN_X, SN_CONST, SN_LEN, SN_UN, SN_BIN, SN_RED } SNodeKind;
+/* SN_X: input 0 (a matrix of the region's shape); SN_IN: matrix input a
+ * (>= 1) read as its mode says; SN_SC: scalar argument a (a value given
+ * per run, so one program serves every value); SN_LEN: the segment's
+ * length (a per-segment value); SN_VARDIV: a / (len - 1), 0 when len is 1
+ * (the sample variance from a sum of squared deviations, as the CPU's
+ * var/sd aggregates). */
+typedef enum { SN_X, SN_CONST, SN_LEN, SN_UN, SN_BIN, SN_RED, SN_IN, SN_SC, SN_VARDIV } SNodeKind;
 
 typedef struct SNode {
     SNodeKind k;
     OpCode op;        /* SN_UN, SN_BIN; SN_RED: OP_SUM, OP_MEAN, OP_AMIN, OP_AMAX */
-    int a, b;         /* operand nodes (earlier in the array) */
+    int a, b;         /* operand nodes (earlier in the array); SN_IN, SN_SC: index */
     double c;         /* SN_CONST (finite) */
 } SNode;
 
+/* How a matrix input is read: SI_CELL a matrix of the region's shape;
+ * SI_SEG one value per segment (DIR_ROW: a column vector, DIR_COL: a row
+ * vector); SI_POS one value per position along a segment (DIR_ROW: a row
+ * vector, DIR_COL: a column vector). */
+typedef enum { SI_CELL, SI_SEG, SI_POS } StitchInMode;
+
 #define ST_MAX_NODES 48
+#define ST_MAX_IN 8
+#define ST_MAX_SC 32   /* scalar arguments (a buffer: literals go there too) */
 
 typedef struct StitchRegion {
     AggDir dir;       /* DIR_ROW or DIR_COL: what a segment is */
     int n;
     SNode nodes[ST_MAX_NODES];
-    int root;         /* the output: a cell value (X's shape) */
+    int root;         /* the output: a cell value (X's shape), or a
+                         per-segment value (DIR_ROW: rows x 1, DIR_COL:
+                         1 x cols) */
+    int nin;          /* matrix inputs (X is input 0; 0 counts as 1) */
+    StitchInMode mode[ST_MAX_IN];
+    int nsc;          /* scalar arguments */
 } StitchRegion;
 
 typedef enum { ST_THREAD, ST_SUBGROUP, ST_WORKGROUP, ST_XLA, ST_NSCHEMES } StitchScheme;
@@ -67,6 +85,12 @@ int st_len(StitchRegion *r);
 int st_un(StitchRegion *r, OpCode op, int a);
 int st_bin(StitchRegion *r, OpCode op, int a, int b);
 int st_red(StitchRegion *r, OpCode op, int a);
+/* matrix input k >= 1 read by mode; scalar argument k */
+int st_in(StitchRegion *r, int k, StitchInMode mode);
+int st_sc(StitchRegion *r, int k);
+int st_vardiv(StitchRegion *r, int a);
+/* Is node i per segment (uniform over a segment's cells)? */
+bool st_is_seg(const StitchRegion *r, int i);
 /* The regions of the tests and benchmarks: layernorm over rows
  * ((X - mean) / sqrt(var + eps)), softmax over rows, column
  * standardization ((X - colMeans) / colSds). */
@@ -80,9 +104,26 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
 int stitch_enumerate(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched *out, int max);
 /* The OpenCL C of the region under s (malloc'd), for tests and -explain. */
 char *stitch_source(const StitchRegion *r, const StitchSched *s);
-/* Runs the region over X under s (NULL: the evaluator's pick); a new
+/* Runs the region over X under s (NULL: the evaluator's best stitched
+ * schedule, never ST_XLA); a new
  * rows x cols block, or NULL with e set. */
 MB *stitch_run(const StitchRegion *r, const MB *x, const StitchSched *s, BrErr *e);
+/* The general form: matrix inputs in[0..r->nin) (in[0] is X), scalar
+ * arguments sc[0..r->nsc). The result (X's shape, or per segment) stays
+ * resident in the device pool. NULL with e clear when the backend does
+ * not take these operands (compressed, empty, shapes that do not match
+ * the modes): the caller runs stitch_reference_in. */
+MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, const StitchSched *s, BrErr *e);
+MB *stitch_reference_in(const StitchRegion *r, const MB *const *in, const double *sc, BrErr *e);
+/* Do the operands match the region (shapes by mode)? */
+bool stitch_shapes_ok(const StitchRegion *r, const MB *const *in);
+/* The schedule whose reductions run in the order of the per-operator GPU
+ * kernels (gpu/ops.c: a row by a work-group of the largest power of two
+ * <= min(cols, 256) lanes, a column by one lane): a region and the
+ * unfused GPU plan of the same expression agree to the last bit. */
+StitchSched stitch_unfused_order(const StitchRegion *r, int64_t rows, int64_t cols);
+/* Kernel launches of one run of r under s's scheme (1 when stitched). */
+int stitch_launches(const StitchRegion *r, const StitchSched *s);
 /* Kernel packing: n independent regions (work-group scheme) in one
  * launch; out[k] gets region k's result. */
 int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, MB **out, BrErr *e);

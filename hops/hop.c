@@ -463,6 +463,7 @@ void hop_infer(Hop *h)
     case H_FCALL:
     case H_OUT:
     case H_SPOOF:
+    case H_STITCH:
         break; /* set by the builder, recompilation or codegen */
     }
     if (h->dt == DT_MATRIX && known(h))
@@ -562,6 +563,7 @@ const char *hop_opname(const Hop *h)
     case H_OUT: return "out";
     case H_SPOOF: return h->name ? h->name : "spoof";
     case H_WHERE: return "where";
+    case H_STITCH: return "stitch";
     }
     return "?";
 }

@@ -31,6 +31,9 @@ typedef enum {
     H_WHERE,     /* a where-loop (docs/amulet.md): where = its AST; in = R,
                     from and to of each loop variable, the variables of
                     where_leaves (lang/where.h); value: the new R */
+    H_STITCH,    /* a stitched region (docs/gpu.md; codegen/stitchpass.c):
+                    spoof = its StitchRegion (gpu/stitch.h, in the DAG's
+                    arena); in = its matrix inputs, then its scalars */
 } HopKind;
 
 typedef struct Hop Hop;
@@ -61,7 +64,7 @@ struct Hop {
     double memlb;       /* least memory of the value (hop_infer): the
                            estimate, or an empty matrix's when the
                            non-zeros are unknown and may be few */
-    void *spoof;        /* H_SPOOF: codegen's operator handle */
+    void *spoof;        /* H_SPOOF: codegen's operator handle; H_STITCH: the region */
     void *spec;         /* H_FCALL: the callee specialized for this call's
                            sizes and constants (plan/: an FProg), or NULL */
     const WhereLoop *where; /* H_WHERE: the loop (in the program's AST) */

@@ -4,6 +4,7 @@
  * functions compiled on their first call, explain and statistics). */
 #include "build.h"
 #include "recompile.h"
+#include "../gpu/gpu.h"
 
 #include <stdlib.h>
 
@@ -20,6 +21,9 @@ Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
     }
     if (flags & PC_MARK) d->recompile = rw_needs_recompile(d);
     if (!(flags & PC_LOWER)) return NULL;
+    /* stitched regions first (-gpu): they take the row/column aggregates
+     * in the middle of elementwise work, codegen fuses the rest */
+    if ((flags & PC_FUSE) && gpu_stitch_on()) cg_stitch_dag(d);
     if ((flags & PC_FUSE) && p->cg) cg_optimize_dag(p->cg, d);
     return plan_codegen_dag(d, mode);
 }

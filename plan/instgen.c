@@ -117,7 +117,7 @@ static void lower(const Hop *h, Instr *in)
         [H_LIT] = I_LIT, [H_TREAD] = I_READ, [H_UNARY] = I_UNARY, [H_BINARY] = I_BINARY,
         [H_TERNARY] = I_TERNARY, [H_AGG] = I_AGG, [H_MATMUL] = I_MATMUL, [H_REORG] = I_REORG,
         [H_RIX] = I_RIX, [H_LIX] = I_LIX, [H_BUILTIN] = I_BUILTIN, [H_FCALL] = I_CALL,
-        [H_OUT] = I_OUT, [H_SPOOF] = I_FUSED, [H_WHERE] = I_WHERE,
+        [H_OUT] = I_OUT, [H_SPOOF] = I_FUSED, [H_WHERE] = I_WHERE, [H_STITCH] = I_STITCH,
     };
     in->kind = kinds[h->kind];
     in->op = h->op;

@@ -159,8 +159,8 @@ static bool same(const Hop *a, const Hop *b)
     if (a->kind != b->kind || a->nin != b->nin || a->op != b->op || a->dir != b->dir ||
         a->bi != b->bi || a->func != b->func || a->out_index != b->out_index ||
         a->ix.rmode != b->ix.rmode || a->ix.cmode != b->ix.cmode || a->ix.has_col != b->ix.has_col ||
-        a->flag != b->flag || a->nvar != b->nvar || a->where != b->where)
-        return false;
+        a->flag != b->flag || a->nvar != b->nvar || a->where != b->where || a->spoof != b->spoof)
+        return false;   /* fused operators and stitched regions: the same one */
     if (a->kind == H_LIT) return lit_eq(&a->lit, &b->lit);
     if (a->kind == H_TREAD) return strcmp(a->name, b->name) == 0;
     for (int k = 0; k < a->nin; k++) if (a->in[k] != b->in[k]) return false;

@@ -104,6 +104,11 @@ static bool apply_key(BraidConfig *c, const char *key, const char *v, char *unkn
         return true;
     }
     if (!strcmp(key, "sysds.gpu.device")) return parse_int(v, -1, 1023, &c->gpu_device);
+    if (!strcmp(key, "sysds.gpu.stitch")) {   /* braid: stitched regions under -gpu (default true) */
+        if (!parse_bool(v, &b)) return false;
+        c->gpu_nostitch = !b;
+        return true;
+    }
     if (!strcmp(key, "sysds.gpu.memory.budget")) {   /* bytes of device buffers, 0 = half the device */
         char *end;
         errno = 0;

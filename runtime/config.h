@@ -22,6 +22,8 @@ typedef struct BraidConfig {
     int gpu;                    /* sysds.gpu (braid): 0 false, 1 true (per
                                    instruction by cost), 2 force (docs/gpu.md) */
     int gpu_device;             /* sysds.gpu.device: index, -1 first GPU */
+    bool gpu_nostitch;          /* sysds.gpu.stitch=false: no stitched
+                                   regions (codegen/stitchpass.c) */
     double gpu_budget;          /* sysds.gpu.memory.budget: pool bytes, 0 half
                                    the device's memory */
     bool piggyback;             /* sysds.dist.piggyback (braid): reduce

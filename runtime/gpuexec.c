@@ -9,6 +9,9 @@
  * as before, which also reports the errors. */
 #include "gpuexec.h"
 #include "../gpu/gpu.h"
+#include "../gpu/stitch.h"
+#include "../kernels/apply.h"
+#include "../matrix/cmb.h"
 
 static const MB *plain_mb(const Value *v)
 {
@@ -36,6 +39,27 @@ static MB *elementwise(const Instr *in, const Value *x, const Value *y, BrErr *e
     const Value *s = a ? y : x;
     if (!m || !val_is_numeric(s) || !gpu_worth(gpu_upload_bytes(m), cells(m) * 8, cells(m) * w)) return NULL;
     return gpu_binary_ms(in->op, m, val_as_double(s), a == NULL, e);
+}
+
+/* ifelse with at least one plain matrix operand, the others numbers */
+static MB *ternary(const Value *c, const Value *a, const Value *b, BrErr *e)
+{
+    const Value *v[3] = {c, a, b};
+    const MB *m[3] = {NULL, NULL, NULL};
+    double up = 0, n = 0;
+    for (int k = 0; k < 3; k++) {
+        if (v[k]->kind == V_MATRIX) {
+            if (!(m[k] = plain_mb(v[k]))) return NULL;
+            up += gpu_upload_bytes(m[k]);
+            n = BR_MAX(n, cells(m[k]));
+        } else if (!val_is_numeric(v[k])) {
+            return NULL;
+        }
+    }
+    if (!m[0] && !m[1] && !m[2]) return NULL;
+    if (!gpu_worth(up, n * 8, n)) return NULL;
+    return gpu_ifelse(m[0], m[0] ? 0 : val_as_double(c), m[1], m[1] ? 0 : val_as_double(a), m[2],
+                      m[2] ? 0 : val_as_double(b), e);
 }
 
 int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
@@ -68,6 +92,24 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
                 r = gpu_matmul(a, b, e);
         }
         break;
+    case I_TERNARY: r = ternary(ARG(0), ARG(1), ARG(2), e); break;
+    case I_BUILTIN: {
+        OpCode op = in->bi == BI_CUMSUM ? OP_CUMSUM : in->bi == BI_CUMPROD ? OP_CUMPROD
+                  : in->bi == BI_CUMMIN ? OP_CUMMIN : in->bi == BI_CUMMAX ? OP_CUMMAX : OP__COUNT;
+        if (op != OP__COUNT && a && gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a))) r = gpu_cum(op, a, e);
+        break;
+    }
+    case I_RIX: {
+        int64_t q[4];
+        BrErr ie = {0};
+        Value args[5];
+        for (int k = 0; k < 5; k++) args[k] = *ARG(k);
+        /* bounds errors are the CPU's to report */
+        if (a && !ap_rix_range(&in->ix, args, a->rows, a->cols, q, &ie) &&
+            gpu_worth(gpu_upload_bytes(a), (double)(q[1] - q[0]) * (double)(q[3] - q[2]) * 8, 0))
+            r = gpu_slice(a, q[0], q[1], q[2], q[3], e);
+        break;
+    }
     case I_REORG:
         if (a && in->op == OP_TRANS && gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a))) r = gpu_transpose(a, e);
         break;
@@ -77,4 +119,50 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
     if (!r) return e->code ? -1 : 0;
     regs[in->out] = val_matrix(r);
     return 1;
+}
+
+int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)
+{
+    const StitchRegion *r = in->fused;
+    int nm = r->nin > 0 ? r->nin : 1;
+    if (in->nin != nm + r->nsc) return br_err(e, BR_EFAIL, "stitched region: %d arguments for %d inputs", in->nin, nm + r->nsc);
+    const MB *m[ST_MAX_IN] = {0};
+    MB *plain[ST_MAX_IN] = {0};
+    double sc[ST_MAX_SC] = {0};
+    int rc = 0;
+    for (int k = 0; k < nm && !rc; k++) {
+        if (args[k].kind != V_MATRIX || !args[k].m)
+            rc = br_err(e, BR_EARG, "stitched region: input %d is not a matrix", k);
+        else if (args[k].m->cmb && !(m[k] = plain[k] = cmb_decompress(args[k].m, e)))
+            rc = -1;
+        else if (!m[k])
+            m[k] = args[k].m;
+    }
+    for (int k = 0; k < r->nsc && !rc; k++) {
+        if (!val_is_numeric(&args[nm + k])) rc = br_err(e, BR_EARG, "stitched region: scalar %d is not a number", k);
+        else sc[k] = val_as_double(&args[nm + k]);
+    }
+    MB *res = NULL;
+    if (!rc) {
+        /* sizes other than compiled (a size surprise): the operators one by
+         * one, with the CPU kernels' broadcasting and errors */
+        double up = 0, cells = (double)m[0]->rows * (double)m[0]->cols;
+        bool sparse = false;
+        for (int k = 0; k < nm; k++) up += gpu_upload_bytes(m[k]), sparse |= m[k]->sparse;
+        /* sparse inputs: the CPU kernels keep them sparse (the kernel
+         * would expand them and write a dense result) */
+        StitchSched s = stitch_unfused_order(r, m[0]->rows, m[0]->cols);
+        if (!sparse && stitch_shapes_ok(r, m) && gpu_worth(up, cells * 8, cells * r->n))
+            res = stitch_exec(r, m, sc, &s, e);
+        if (!res && !e->code) res = stitch_reference_in(r, m, sc, e);
+        if (!res) rc = -1;
+    }
+    for (int k = 0; k < nm; k++) mb_release(plain[k]);
+    if (!rc) *out = val_matrix(res);
+    return rc;
+}
+
+void rt_gpu_before_update(const Value *v)
+{
+    if (v->kind == V_MATRIX && v->m && __atomic_load_n(&v->m->refs, __ATOMIC_ACQUIRE) == 2) gpu_pool_forget(v->m);
 }

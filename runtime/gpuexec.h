@@ -9,5 +9,14 @@
  * when the cost rule says so (always under force). 1: done (regs[out]
  * set), 0: run it on the CPU, -1: device error in e. */
 int rt_gpu_step(const Instr *in, Value *regs, BrErr *e);
+/* Runs a stitched region (I_STITCH) over its argument values: one
+ * stitched kernel on the device when the cost rule says so, else (or
+ * when the device does not take the operands) the region's operators on
+ * the CPU kernels. *out receives a new matrix. */
+/* Before an in-place update of v's block (left indexing, where-loops at
+ * the register's last use): a block held only by v and the device pool
+ * leaves the pool, so that it is updated in place instead of copied. */
+void rt_gpu_before_update(const Value *v);
+int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e);
 
 #endif

@@ -201,6 +201,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         bool last = false;
         for (int k = 0; k < in->nfree; k++) if (in->frees[k] == in->in[0]) last = true;
         for (int k = 1; k < in->nin; k++) if (in->in[k] == in->in[0]) last = false;
+        if (last && gpu_mode() != GPU_OFF) rt_gpu_before_update(&args[0]);
         rc = ap_lix(&in->ix, args, last, out, e);
         if (last && args[0].kind == V_NONE) regs[in->in[0]] = val_none();
         break;
@@ -219,6 +220,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         if (!rt->prog->cg || !in->fused) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
         else rc = cg_exec(rt->prog->cg, in->fused, in->est, in->nin, args, out, e);
         break;
+    case I_STITCH: rc = rt_stitch_exec(in, args, out, e); break;
     case I_CALL:
         if (call(rt, f, in->func, in->spec, args, out)) rc = -1;
         break;
@@ -227,6 +229,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         bool last = false;
         for (int k = 0; k < in->nfree; k++) if (in->frees[k] == in->in[0]) last = true;
         for (int k = 1; k < in->nin; k++) if (in->in[k] == in->in[0]) last = false;
+        if (last && gpu_mode() != GPU_OFF) rt_gpu_before_update(&args[0]);
         rc = cg_where_exec(rt->prog->cg, in->where, args, in->nin, last, out, e);
         if (last && args[0].kind == V_NONE) regs[in->in[0]] = val_none();
         break;

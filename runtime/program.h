@@ -36,6 +36,7 @@ typedef enum {
     I_OUT,       /* out_index-th element of the list in in[0] */
     I_FUSED,     /* a fused operator (fused: codegen's handle) */
     I_WHERE,     /* a where-loop (where; inputs as H_WHERE's) */
+    I_STITCH,    /* a stitched region (fused: the region; gpu/stitch.h) */
 } InstrKind;
 
 /* One instruction: reads registers in[], writes register out; registers

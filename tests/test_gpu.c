@@ -104,29 +104,37 @@ static void test_binary(void)
             }
 }
 
-static void test_agg(void)
+static MB *rnd_prod(int64_t r, int64_t c, double sp, bool sparse);
+
+/* ops in every direction over the swept shapes, sparsity, special values */
+static void agg_sweep(const OpCode *ops, int nops)
 {
-    const OpCode ops[] = {OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX};
     const AggDir dirs[] = {DIR_FULL, DIR_ROW, DIR_COL};
     for (int s = 0; s < NSHAPES; s++)
         for (int p = 0; p < 3; p++)
-            for (int o = 0; o < 5; o++)
+            for (int o = 0; o < nops; o++)
                 for (int d = 0; d < 3; d++)
                     for (int special = 0; special < 2; special++) {
                         int64_t r = shapes[s][0], c = shapes[s][1];
-                        MB *a = rnd(r, c, sps[p], sps[p] < 0.4, special);
+                        MB *a = ops[o] == OP_PROD && !special ? rnd_prod(r, c, sps[p], sps[p] < 0.4)
+                                                              : rnd(r, c, sps[p], sps[p] < 0.4, special);
                         BrErr e = {0}, ge = {0};
                         MB *want;
                         if (dirs[d] == DIR_FULL) {
                             double v = 0;
-                            k_agg_full(ops[o], a, &v, &e);
-                            want = mb_scalar(v, &e);
+                            want = k_agg_full(ops[o], a, &v, &e) ? NULL : mb_scalar(v, &e);
                         } else {
                             want = k_agg(ops[o], dirs[d], a, &e);
                         }
                         same(gpu_agg(ops[o], dirs[d], a, &ge), want, &ge, 1e-8, op_info[ops[o]].name, r, c, sps[p]);
                         mb_release(a);
                     }
+}
+
+static void test_agg(void)
+{
+    const OpCode ops[] = {OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX};
+    agg_sweep(ops, 5);
     /* a long full sum: many work-groups, two stages */
     MB *a = rnd(1000, 1001, 1, false, false);
     BrErr e = {0}, ge = {0};
@@ -134,6 +142,66 @@ static void test_agg(void)
     k_agg_full(OP_SUM, a, &v, &e);
     same(gpu_agg(OP_SUM, DIR_FULL, a, &ge), mb_scalar(v, &e), &ge, 1e-8, "sum", 1000, 1001, 1);
     mb_release(a);
+}
+
+/* cells exp(u - 0.5), u uniform: products of thousands stay in range in
+ * any order (the CPU multiplies blocks, the device in sequence) */
+static MB *rnd_prod(int64_t r, int64_t c, double sp, bool sparse)
+{
+    MB *m = rnd(r, c, sp, sparse, false);
+    MB *d = m->sparse ? NULL : m;
+    for (int64_t i = 0; d && i < r * c; i++)
+        if (d->d[i] != 0) d->d[i] = (d->d[i] < 0 ? -1 : 1) * exp(urand() - 0.5);
+    for (int64_t k = 0; !d && k < m->nnz; k++) m->v[k] = (m->v[k] < 0 ? -1 : 1) * exp(urand() - 0.5);
+    return m;
+}
+
+/* prod, var, sd in every direction; rowIndexMax/Min (rows; the other
+ * directions are the CPU's errors); cumulative aggregates (bit for bit:
+ * the same order) */
+static void test_agg_more(void)
+{
+    const OpCode ops[] = {OP_PROD, OP_VAR, OP_SD, OP_IDXMAX, OP_IDXMIN};
+    agg_sweep(ops, 5);
+    const OpCode cum[] = {OP_CUMSUM, OP_CUMPROD, OP_CUMMIN, OP_CUMMAX};
+    for (int s = 0; s < NSHAPES; s++)
+        for (int p = 0; p < 3; p++)
+            for (int o = 0; o < 4; o++)
+                for (int special = 0; special < 2; special++) {
+                    int64_t r = shapes[s][0], c = shapes[s][1];
+                    MB *a = rnd(r, c, sps[p], sps[p] < 0.4, special);
+                    BrErr e = {0}, ge = {0};
+                    same(gpu_cum(cum[o], a, &ge), k_cum(cum[o], a, &e), &ge, 0, op_info[cum[o]].name, r, c, sps[p]);
+                    mb_release(a);
+                }
+}
+
+/* ifelse with every broadcast of each operand and scalars; right
+ * indexing of ranges at the edges */
+static void test_ifelse_slice(void)
+{
+    for (int s = 1; s < NSHAPES; s++)
+        for (int p = 0; p < 3; p++) {
+            int64_t r = shapes[s][0], c = shapes[s][1];
+            bool sp = sps[p] < 0.4;
+            MB *full = rnd(r, c, sps[p], sp, true), *row = rnd(1, c, 0.7, false, false), *col = rnd(r, 1, 0.7, false, false);
+            MB *cond = rnd(r, c, 0.5, sp, false);
+            const MB *opts[4] = {full, row, col, NULL};
+            for (int k = 0; k < 64; k++) {
+                const MB *x = k % 4 == 0 ? cond : opts[k % 4], *y = opts[(k / 4) % 4], *z = opts[(k / 16) % 4];
+                if (!x && !y && !z) continue;
+                BrErr e = {0}, ge = {0};
+                same(gpu_ifelse(x, 0.5, y, -2, z, 3, &ge), k_ifelse(x, 0.5, y, -2, z, 3, &e), &ge, 0, "ifelse", r, c,
+                     sps[p]);
+            }
+            const int64_t rg[][4] = {{0, r, 0, c}, {0, 1, 0, 1}, {r - 1, r, 0, c}, {0, r, c - 1, c}, {r / 2, r, c / 3, c}};
+            for (int k = 0; k < 5; k++) {
+                BrErr e = {0}, ge = {0};
+                same(gpu_slice(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], &ge),
+                     k_slice(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], &e), &ge, 0, "slice", r, c, sps[p]);
+            }
+            mb_release(full), mb_release(row), mb_release(col), mb_release(cond);
+        }
 }
 
 static void test_matmul(void)
@@ -254,6 +322,8 @@ int main(void)
     test_unary();
     test_binary();
     test_agg();
+    test_agg_more();
+    test_ifelse_slice();
     test_matmul();
     test_pool();
     test_no_device();

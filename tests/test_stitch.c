@@ -90,6 +90,79 @@ static void check_all_schemes(const StitchRegion *r, const char *name)
     }
 }
 
+/* A random region as the DML pass forms them: inputs beyond X (cells,
+ * per-segment and per-position vectors), scalar arguments, var through
+ * SN_VARDIV, a root per cell or per segment; X may first be read after a
+ * reduction over another input (X then fills its register cache in a
+ * later pass). */
+static void random_region_io(StitchRegion *r)
+{
+    memset(r, 0, sizeof *r);
+    r->dir = urand() < 0.5 ? DIR_ROW : DIR_COL;
+    int cellv[ST_MAX_NODES], nc = 0, segs[ST_MAX_NODES], ns = 0;
+    cellv[nc++] = st_in(r, 1, SI_CELL);
+    cellv[nc++] = st_in(r, 2, SI_POS);
+    segs[ns++] = st_in(r, 3, SI_SEG);
+    segs[ns++] = st_sc(r, 0);
+    segs[ns++] = st_red(r, OP_SUM, cellv[0]);
+    cellv[nc++] = st_bin(r, OP_MULT, st_x(r), segs[ns - 1]);
+    const OpCode bin[] = {OP_PLUS, OP_MINUS, OP_MULT, OP_MIN, OP_MAX};
+    int steps = 3 + (int)(urand() * 6);
+    for (int s = 0; s < steps; s++) {
+        double u = urand();
+        int a = cellv[(int)(urand() * nc)];
+        if (u < 0.25) {
+            segs[ns++] = st_red(r, urand() < 0.5 ? OP_MEAN : OP_AMAX, a);
+        } else if (u < 0.4) {
+            /* the sample variance: mean, squared deviations, / (n - 1) */
+            int c = st_bin(r, OP_MINUS, a, st_red(r, OP_MEAN, a));
+            segs[ns++] = st_un(r, OP_SQRT, st_vardiv(r, st_red(r, OP_SUM, st_bin(r, OP_MULT, c, c))));
+        } else {
+            int b = urand() < 0.6 ? segs[(int)(urand() * ns)] : cellv[(int)(urand() * nc)];
+            cellv[nc++] = st_bin(r, bin[(int)(urand() * 5)], a, b);
+        }
+    }
+    int last = cellv[nc - 1], sv = segs[(int)(urand() * ns)];
+    if (urand() < 0.3) st_bin(r, OP_PLUS, st_red(r, OP_AMIN, last), st_un(r, OP_TANH, sv));
+    else st_bin(r, OP_MINUS, last, st_un(r, OP_TANH, sv));
+}
+
+/* a region's inputs for X of rows x cols (by mode) */
+static void io_inputs(const StitchRegion *r, int64_t rows, int64_t cols, MB **in, double *sc, int s)
+{
+    in[0] = rnd(rows, cols, s == 4 ? 0.3 : 1);
+    for (int k = 1; k < r->nin; k++) {
+        bool rowsv = (r->dir == DIR_ROW) == (r->mode[k] == SI_SEG);
+        in[k] = r->mode[k] == SI_CELL ? rnd(rows, cols, 1) : rowsv ? rnd(rows, 1, 1) : rnd(1, cols, 1);
+    }
+    for (int k = 0; k < r->nsc; k++) sc[k] = urand() * 4 - 2;
+}
+
+static void check_io(const StitchRegion *r, const char *name)
+{
+    for (int s = 0; s < 6; s++) {
+        int64_t rows = shapes[s][0], cols = shapes[s][1];
+        MB *in[ST_MAX_IN] = {0};
+        double sc[ST_MAX_SC] = {0};
+        io_inputs(r, rows, cols, in, sc, s);
+        BrErr e = {0};
+        MB *want = stitch_reference_in(r, (const MB *const *)in, sc, &e);
+        T_CHECK(want != NULL, "%s: reference: %s", name, e.msg);
+        StitchSched cand[16];
+        int n = stitch_enumerate(r, rows, cols, cand, 16);
+        for (int k = 0; k < n && want; k++) {
+            BrErr ge = {0};
+            MB *got = stitch_exec(r, (const MB *const *)in, sc, &cand[k], &ge);
+            T_CHECK(got != NULL, "%s %s/%d: %s", name, stitch_scheme_name(cand[k].scheme), cand[k].lanes, ge.msg);
+            T_MB_EQ(got, want, 1e-8, "%s %lldx%lld %s lanes %d wg %d", name, (long long)rows, (long long)cols,
+                    stitch_scheme_name(cand[k].scheme), cand[k].lanes, cand[k].wg);
+            mb_release(got);
+        }
+        mb_release(want);
+        for (int k = 0; k < ST_MAX_IN; k++) mb_release(in[k]);
+    }
+}
+
 /* Launches of layernorm as braid's per-operator GPU plan runs it. */
 static int64_t unfused_layernorm_launches(const MB *x)
 {
@@ -211,6 +284,12 @@ int main(void)
         char nm[32];
         snprintf(nm, sizeof nm, "random %d", k);
         check_all_schemes(&r, nm);
+    }
+    for (int k = 0; k < 6; k++) {
+        random_region_io(&r);
+        char nm[32];
+        snprintf(nm, sizeof nm, "random with inputs %d", k);
+        check_io(&r, nm);
     }
     test_launches();
     test_packed();

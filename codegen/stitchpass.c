@@ -1,0 +1,344 @@
+/* stitchpass.c: forming stitched regions from HOP DAGs (docs/gpu.md,
+ * "Stitched regions in DML"). Under -gpu, before codegen's exploration,
+ * the pass looks for sub-DAGs where row or column aggregates sit in the
+ * middle of elementwise work over one iteration space (softmax,
+ * layernorm, column standardization, MLogreg's and GLM's inner steps)
+ * and replaces each by one H_STITCH hop whose region (gpu/stitch.h) runs
+ * as one stitched kernel (or, when the device does not pay or take the
+ * operands, through the CPU kernels operator by operator).
+ *
+ * A region is grown from a root, consumers first: an input hop joins
+ * when it is an elementwise operator or a row/column aggregate over the
+ * region's iteration space, every one of its uses is inside the region
+ * (an intermediate read outside would otherwise be computed twice) and
+ * it is no statement root or variable write. Everything else feeding the
+ * region is an input: a matrix of the space, a vector along or across
+ * the segments, or a scalar (literals included: a kernel argument). The aggregates of one region run in one direction;
+ * one of the other direction is an input. A region needs an aggregate
+ * and two operators; var and sd become a mean, a sum of squared
+ * deviations and SN_VARDIV, sumsq a sum of squares. Elementwise chains
+ * of two or more operators are regions too (one pass), and a full
+ * aggregate of elementwise work becomes the full aggregate of a row
+ * aggregate first (sum(E) = sum(rowSums(E)), mean(E) = mean(rowMeans(E))
+ * as every row has the same length), so that the region ends in the row
+ * aggregate and one more launch finishes it: under -gpu, the work
+ * codegen's Cell operators would fuse on the CPU runs on the device. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen.h"
+#include "../gpu/stitch.h"
+
+typedef struct Pass {
+    HopDag *d;
+    int nid;
+    int *uses;         /* by hop id: input slots that read it */
+    char *out;         /* by hop id: a statement root or variable write */
+    char *taken;       /* by hop id: inside a formed region */
+} Pass;
+
+/* A region being grown from one root. */
+typedef struct Grow {
+    char *mem;         /* by hop id: member */
+    int64_t rows, cols;/* the iteration space */
+    AggDir dir;        /* DIR_FULL while no aggregate decided it */
+    StitchRegion r;
+    int node[1];       /* by hop id: its node in r (-1 none); sized nid */
+} Grow;
+
+static bool space_known(const Hop *h) { return h->dt == DT_MATRIX && h->rows > 1 && h->cols > 1; }
+
+static bool red_ok(OpCode op)
+{
+    return op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN || op == OP_AMIN || op == OP_AMAX || op == OP_VAR ||
+           op == OP_SD;
+}
+
+/* the shape of a per-segment value in direction dir */
+static bool seg_shape(const Grow *g, AggDir dir, const Hop *h)
+{
+    return dir == DIR_ROW ? h->rows == g->rows && h->cols == 1 : h->rows == 1 && h->cols == g->cols;
+}
+
+static bool cell_shape(const Grow *g, const Hop *h) { return h->rows == g->rows && h->cols == g->cols; }
+
+/* Is h matrix(1, ...) of 1 x n (across: n x 1)? */
+static bool ones(const Hop *h, bool across)
+{
+    const Hop *v = h && h->kind == H_BUILTIN && h->bi == BI_MATRIX && h->nin > 0 ? h->in[0] : NULL;
+    return v && v->kind == H_LIT && val_is_numeric(&v->lit) && val_as_double(&v->lit) == 1.0 &&
+           (across ? h->cols == 1 : h->rows == 1);
+}
+
+/* The per-segment operand of a broadcast written as an outer product
+ * with ones (MLogreg's rowMaxs(LT) %*% matrix(1, rows=1, cols=K)): v
+ * %*% ones(1 x n) repeats a column vector along rows, ones(m x 1) %*% v a
+ * row vector along columns; NULL for other hops. */
+static Hop *bcast_of(const Hop *h)
+{
+    if (h->kind != H_MATMUL || h->op != OP_MATMUL || h->nin != 2 || !h->in[0] || !h->in[1]) return NULL;
+    if (h->in[0]->cols == 1 && ones(h->in[1], false)) return h->in[0];
+    if (h->in[1]->rows == 1 && ones(h->in[0], true)) return h->in[1];
+    return NULL;
+}
+
+/* Can h be a member (as an operator, before the use check)? Decides the
+ * direction at the first aggregate. */
+static bool can_join(Grow *g, const Hop *h)
+{
+    if (h->dt != DT_MATRIX || h->sidefx) return false;
+    if (h->kind == H_AGG) {
+        if (!red_ok(h->op) || (h->dir != DIR_ROW && h->dir != DIR_COL)) return false;
+        if (g->dir != DIR_FULL && g->dir != h->dir) return false;
+        if (!h->in[0] || !cell_shape(g, h->in[0]) || !seg_shape(g, h->dir, h)) return false;
+        g->dir = h->dir;
+        return true;
+    }
+    Hop *bv = bcast_of(h);
+    if (bv) {
+        /* the vector's direction: along the segments */
+        AggDir dir = bv->cols == 1 ? DIR_ROW : DIR_COL;
+        if (!cell_shape(g, h) || !seg_shape(g, dir, bv) || (g->dir != DIR_FULL && g->dir != dir)) return false;
+        g->dir = dir;
+        return true;
+    }
+    if (h->kind == H_UNARY) {
+        if (op_info[h->op].kind != OK_UNARY || !op_info[h->op].cgen) return false;
+    } else if (h->kind == H_BINARY) {
+        if (op_info[h->op].kind != OK_BINARY || !op_info[h->op].cgen) return false;
+    } else {
+        return false;
+    }
+    if (cell_shape(g, h)) return true;
+    /* per-segment work (sqrt(var + eps)): the direction must agree */
+    AggDir dir = seg_shape(g, DIR_ROW, h) ? DIR_ROW : seg_shape(g, DIR_COL, h) ? DIR_COL : DIR_FULL;
+    if (dir == DIR_FULL || (g->dir != DIR_FULL && g->dir != dir)) return false;
+    g->dir = dir;
+    return true;
+}
+
+/* members at most (a region's nodes are bounded; var/sd take five) */
+#define MAX_MEMBERS 24
+
+/* Grows the member set to a fixed point: an input of a member joins
+ * when it can and all its uses are inside (inner counts the uses from
+ * members, updated as members join). */
+static void grow(Pass *p, Grow *g, Hop *root)
+{
+    int *inner = calloc((size_t)p->nid, sizeof(int));
+    Hop **list = malloc(MAX_MEMBERS * sizeof(Hop *));
+    if (!inner || !list) { free(inner); free(list); return; }
+    int nl = 0;
+    list[nl++] = root;
+    for (int i = 0; i < root->nin; i++) if (root->in[i]) inner[root->in[i]->id]++;
+    for (bool changed = true; changed && nl < MAX_MEMBERS;) {
+        changed = false;
+        for (int m = 0; m < nl && !changed; m++)
+            for (int i = 0; i < list[m]->nin && !changed; i++) {
+                Hop *h = list[m]->in[i];
+                if (!h || g->mem[h->id] || inner[h->id] != p->uses[h->id] || p->out[h->id] || p->taken[h->id])
+                    continue;
+                AggDir before = g->dir;
+                if (!can_join(g, h)) { g->dir = before; continue; }
+                g->mem[h->id] = 1;
+                list[nl++] = h;
+                for (int k = 0; k < h->nin; k++) if (h->in[k]) inner[h->in[k]->id]++;
+                changed = true;
+            }
+    }
+    free(inner);
+    free(list);
+}
+
+/* The region's node of hop h (built inputs first); -1 when the region
+ * cannot hold it. ins: the input hops (matrices, then scalars). */
+static int node_of(Grow *g, Hop *h, Hop **mins, int *nm, Hop **sins, int *ns)
+{
+    if (g->node[h->id] >= 0) return g->node[h->id];
+    StitchRegion *r = &g->r;
+    int v = -1;
+    if (!g->mem[h->id]) {
+        /* an input */
+        if (h->dt == DT_SCALAR) {
+            if (h->vt == VT_STRING) return -1;
+            /* literals are arguments too while there is room, so that
+             * regions differing only in constants (calls specialized per
+             * constant, eps values) share one program: each distinct
+             * program is one compile by the driver */
+            if (*ns < ST_MAX_SC) {
+                sins[*ns] = h;
+                v = st_sc(r, (*ns)++);
+            } else if (h->kind == H_LIT && val_is_numeric(&h->lit) && isfinite(val_as_double(&h->lit))) {
+                v = st_const(r, val_as_double(&h->lit));
+            }
+        } else if (h->dt == DT_MATRIX && *nm < ST_MAX_IN) {
+            AggDir across = g->dir == DIR_ROW ? DIR_COL : DIR_ROW;
+            /* slot 0 is X, the first matrix of the space */
+            if (cell_shape(g, h) && !mins[0]) { mins[0] = h; v = st_x(r); }
+            else if (cell_shape(g, h)) { mins[*nm] = h; v = st_in(r, (*nm)++, SI_CELL); }
+            else if (seg_shape(g, g->dir, h)) { mins[*nm] = h; v = st_in(r, (*nm)++, SI_SEG); }
+            else if (seg_shape(g, across, h)) { mins[*nm] = h; v = st_in(r, (*nm)++, SI_POS); }
+        }
+        return g->node[h->id] = v;
+    }
+    Hop *bv = bcast_of(h);
+    if (bv) return g->node[h->id] = node_of(g, bv, mins, nm, sins, ns);
+    int a = node_of(g, h->in[0], mins, nm, sins, ns);
+    int b = h->kind == H_BINARY ? node_of(g, h->in[1], mins, nm, sins, ns) : 0;
+    if (a < 0 || b < 0) return -1;
+    if (h->kind == H_UNARY) v = st_un(r, h->op, a);
+    else if (h->kind == H_BINARY) v = st_bin(r, h->op, a, b);
+    else if (h->op == OP_SUMSQ) v = st_red(r, OP_SUM, st_bin(r, OP_MULT, a, a));
+    else if (h->op == OP_VAR || h->op == OP_SD) {
+        /* two passes, as the CPU: the mean, then squared deviations */
+        int c = st_bin(r, OP_MINUS, a, st_red(r, OP_MEAN, a));
+        v = st_vardiv(r, st_red(r, OP_SUM, st_bin(r, OP_MULT, c, c)));
+        if (h->op == OP_SD) v = st_un(r, OP_SQRT, v);
+    } else v = st_red(r, h->op, a);
+    return g->node[h->id] = v;
+}
+
+/* The iteration space of a region rooted at h: h's shape, an
+ * aggregate's input, or, for per-segment work over an aggregate
+ * (log(rowSums(E)) + m), the input of an aggregate of h's shape below
+ * it through elementwise operators of that shape. */
+static const Hop *space_of(const Hop *h, int depth)
+{
+    if (!h || h->dt != DT_MATRIX) return NULL;
+    if (h->kind == H_AGG) return h->dir == DIR_ROW || h->dir == DIR_COL ? h->in[0] : NULL;
+    if (depth == 0 && space_known(h)) return h;
+    if (depth > 8 || (h->kind != H_UNARY && h->kind != H_BINARY)) return NULL;
+    for (int i = 0; i < h->nin; i++) {
+        const Hop *x = h->in[i];
+        if (!x || x->rows != h->rows || x->cols != h->cols) continue;
+        const Hop *s = space_of(x, depth + 1);
+        if (s && space_known(s)) return s;
+    }
+    return NULL;
+}
+
+/* Forms the region rooted at h, if there is one worth a kernel. */
+static void try_root(Pass *p, Hop *h, Hop **order, int n)
+{
+    Grow *g = calloc(1, sizeof *g + (size_t)p->nid * sizeof(int));
+    char *mem = calloc((size_t)p->nid, 1);
+    if (!g || !mem) { free(g); free(mem); return; }
+    g->mem = mem;
+    g->dir = DIR_FULL;
+    const Hop *space = space_of(h, 0);
+    if (!space || !space_known(space)) goto out;
+    g->rows = space->rows;
+    g->cols = space->cols;
+    if (!can_join(g, h)) goto out;
+    mem[h->id] = 1;
+    grow(p, g, h);
+    int nops = 0, nred = 0;
+    for (int i = 0; i < p->nid; i++) {
+        g->node[i] = -1;
+        nops += mem[i];
+    }
+    for (int k = 0; k < n; k++) nred += mem[order[k]->id] && order[k]->kind == H_AGG;
+    if (nops < 2) goto out;
+    /* elementwise alone: one pass, rows as segments */
+    g->r.dir = g->dir == DIR_FULL ? DIR_ROW : g->dir;
+    g->dir = g->r.dir;
+    Hop *mins[ST_MAX_IN] = {0}, *sins[ST_MAX_SC];
+    int nm = 1, ns = 0;
+    if (node_of(g, h, mins, &nm, sins, &ns) < 0 || !mins[0]) goto out;
+    g->r.root = g->node[h->id];
+    if (g->r.nin < nm) g->r.nin = nm;
+    /* the region lives in the DAG's arena, as the DAG's literals do: the
+     * instructions compiled from the DAG borrow it */
+    StitchRegion *keep = arena_alloc(p->d->arena, sizeof *keep);
+    Hop **in = arena_alloc(p->d->arena, (size_t)(nm + ns) * sizeof(Hop *));
+    if (!keep || !in) goto out;
+    *keep = g->r;
+    memcpy(in, mins, (size_t)nm * sizeof(Hop *));
+    memcpy(in + nm, sins, (size_t)ns * sizeof(Hop *));
+    for (int i = 0; i < p->nid; i++) p->taken[i] |= mem[i];
+    h->kind = H_STITCH;
+    h->in = in;
+    h->nin = nm + ns;
+    h->spoof = keep;
+    h->name = "stitch";
+    hop_infer(h);
+out:
+    free(mem);
+    free(g);
+}
+
+/* full aggregates of elementwise work (used only there) over at least
+ * 2 x 2 cells: sum(E) -> sum(rowSums(E)), sumsq -> sum(rowSumsSq),
+ * mean -> mean(rowMeans), min/max -> min/max of the row's */
+static void split_full_aggs(HopDag *d)
+{
+    int n = 0;
+    Hop **order = hop_walk(d, &n, NULL);
+    int *uses = order ? calloc((size_t)d->n + 1, sizeof(int)) : NULL;
+    for (int k = 0; uses && k < n; k++)
+        for (int i = 0; i < order[k]->nin; i++)
+            if (order[k]->in[i]) uses[order[k]->in[i]->id]++;
+    for (int k = 0; uses && k < n; k++) {
+        Hop *h = order[k], *x = h->kind == H_AGG && h->nin == 1 ? h->in[0] : NULL;
+        if (!x || h->dir != DIR_FULL || h->dt != DT_SCALAR || !space_known(x) || uses[x->id] != 1 ||
+            (x->kind != H_UNARY && x->kind != H_BINARY) ||
+            (h->op != OP_SUM && h->op != OP_SUMSQ && h->op != OP_MEAN && h->op != OP_AMIN && h->op != OP_AMAX))
+            continue;
+        Hop *r = hop_agg(d, h->op, DIR_ROW, x, h->span);
+        if (!r) break;
+        h->in[0] = r;
+        if (h->op == OP_SUMSQ) h->op = OP_SUM;
+        hop_infer(h);
+    }
+    free(uses);
+    free(order);
+}
+
+/* Sizes still unknown after recompilation's folding (matrix(1, rows=1,
+ * cols=ncol(X)) whose cols became a literal after the matrix was
+ * inferred) are inferred again, inputs first: a region needs them. */
+static void refine_sizes(HopDag *d)
+{
+    int n = 0;
+    Hop **order = hop_walk(d, &n, NULL);
+    for (int k = 0; order && k < n; k++) {
+        Hop *h = order[k];
+        if (h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0) && h->kind != H_TREAD) hop_infer(h);
+    }
+    free(order);
+}
+
+int cg_stitch_dag(HopDag *d)
+{
+    if (!d || d->recompile) return 0;
+    refine_sizes(d);
+    split_full_aggs(d);
+    int n = 0;
+    Hop **order = hop_walk(d, &n, NULL);
+    if (!order) return 0;
+    Pass p = {.d = d, .nid = d->n + 1};
+    p.uses = calloc((size_t)p.nid, sizeof(int));
+    p.out = calloc((size_t)p.nid, 1);
+    p.taken = calloc((size_t)p.nid, 1);
+    int formed = 0;
+    if (p.uses && p.out && p.taken) {
+        for (int k = 0; k < n; k++)
+            for (int i = 0; i < order[k]->nin; i++)
+                if (order[k]->in[i]) p.uses[order[k]->in[i]->id]++;
+        for (int i = 0; i < d->nroots; i++) p.out[d->roots[i]->id] = 1;
+        for (int i = 0; i < d->nw; i++) if (d->whops[i]) p.out[d->whops[i]->id] = 1;
+        /* consumers first: a region takes the largest cone below its root */
+        for (int k = n - 1; k >= 0; k--) {
+            Hop *h = order[k];
+            if (p.taken[h->id] || h->kind == H_STITCH) continue;
+            try_root(&p, h, order, n);
+            formed += h->kind == H_STITCH;
+        }
+    }
+    free(p.uses);
+    free(p.out);
+    free(p.taken);
+    free(order);
+    return formed;
+}

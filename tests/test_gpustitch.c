@@ -1,0 +1,215 @@
+/* test_gpustitch.c: stitched regions formed from DML (codegen/stitchpass.c,
+ * docs/gpu.md). Each script runs with the GPU backend off (the CPU
+ * reference) and forced on; the outputs must agree (relative 1e-8: every
+ * output here depends on a reduction, whose order differs: Kahan sums on
+ * both sides give errors near 1e-15 for these lengths, so 1e-8 leaves a
+ * wide margin without hiding a wrong operator), and the GPU counters must
+ * show the regions the pass should form: how many stitched runs, and one
+ * kernel launch per run (deterministic: the counts do not depend on the
+ * device's size or speed). With sysds.gpu.stitch off the same scripts run
+ * per operator, and their launch counts are printed for docs/gpu.md. Shapes
+ * are not multiples of any work-group size; one input is sparse. */
+#include <math.h>
+
+#include "t.h"
+#include "t_dml.h"
+#include "gpu/gpu.h"
+
+typedef struct Case {
+    const char *name;
+    const char *src;
+    const char *out;       /* the output variable */
+    int regions;           /* stitched runs expected */
+} Case;
+
+static const Case cases[] = {
+    {"softmax", "m = rowMaxs(X)\nE = exp(X - m)\nS = E / rowSums(E)\n", "S", 1},
+    {"layernorm", "mu = rowMeans(X)\nC = X - mu\nV = rowMeans(C ^ 2)\nS = C / sqrt(V + 1e-5)\n", "S", 1},
+    {"column standardization", "S = (X - colMeans(X)) / colSds(X)\n", "S", 1},
+    {"row standardization (sd)", "S = (X - rowMeans(X)) / (rowSds(X) + 1)\n", "S", 1},
+    /* a per-segment result: log-sum-exp */
+    {"logsumexp", "m = rowMaxs(X)\nS = m + log(rowSums(exp(X - m)))\n", "S", 1},
+    /* MLogreg's inner step: the product outside, its softmax stitched */
+    {"mlogreg step", "LT = X %*% B\nLT = LT - rowMaxs(LT)\nP = exp(LT)\nS = P / rowSums(P)\n", "S", 1},
+    /* MLogreg's broadcast written as outer products with ones */
+    {"outer-product broadcast",
+     "E = exp(X - rowMaxs(X) %*% matrix(1, rows=1, cols=ncol(X)))\n"
+     "S = E / (rowSums(E) %*% matrix(1, rows=1, cols=ncol(X)))\n", "S", 1},
+    /* other inputs: a matrix of the shape, a row vector, a scalar */
+    {"inputs and scalar", "s = sum(B)\nS = (X - s * rowMeans(X * W)) * W + v\n", "S", 1},
+    /* ALS/GLM-like: a row aggregate of a product feeding a division */
+    {"rowsum division", "w = rowSums(X * W)\nS = X / (abs(w) + 1)\n", "S", 1},
+    /* aggregates of both directions: the first met decides, the other is
+     * an input computed before */
+    {"both directions", "S = X / (abs(rowSums(X * W)) + 1) - colMins(W)\n", "S", 2},
+    /* two regions in one block (column sums of a squared residual) */
+    {"two regions", "R = X - rowMeans(X)\nA = colSums(R ^ 2)\nS = exp(W - rowMaxs(W)) + sum(A)\n", "S", 2},
+    /* two inlined calls give two regions over the same input that differ
+     * only in a constant: CSE must not merge them (it did) */
+    {"inlined calls", "f = function(Matrix[Double] X, Double a = 2.0) return (Matrix[Double] Y) { Y = a * X + 1 }\n"
+     "S = cbind(f(X), f(X, 3.0))\n", "S", 2},
+    /* an elementwise chain: one region of one pass */
+    {"elementwise only", "S = exp(X) * 2 + W\n", "S", 1},
+    /* a full aggregate of elementwise work: the region ends in its row
+     * aggregate; a single operator is no region */
+    {"full aggregate", "s = sum((X - W) ^ 2) + mean(abs(X) * 2)\nS = X * s\n", "S", 2},
+};
+#define NCASES ((int)(sizeof cases / sizeof *cases))
+
+static const int64_t shapes[][2] = {{37, 53}, {130, 7}, {3, 301}};
+
+static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
+{
+    t_seed(1000 + (uint64_t)rows * 7 + (uint64_t)cols + sparse);
+    MB *in[4] = {
+        t_gen(rows, cols, sparse ? 0.2 : 1, -3, 3, sparse),
+        t_gen(rows, cols, 1, -2, 2, false),
+        t_gen(cols, 4, 1, -1, 1, false),
+        t_gen(1, cols, 1, -1, 1, false),
+    };
+    const char *names[4] = {"X", "W", "B", "v"};
+    /* the mlogreg step multiplies by B (cols x 4); the others read B whole */
+    CgOptions off = {.enabled = false};
+    const char *outs[1] = {c->out};
+    TRun want, got;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(c->src, &off, 4, names, in, 1, outs, &want);
+    T_CHECK(want.rc == 0, "%s: CPU run: %s", c->name, want.err);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(true);
+    gpu_stats_reset();
+    t_run_dml(c->src, &off, 4, names, in, 1, outs, &got);
+    GpuStats st = gpu_stats();
+    T_CHECK(got.rc == 0, "%s: GPU run: %s", c->name, got.err);
+    if (!want.rc && !got.rc) {
+        T_CHECK(got.out[0].kind == V_MATRIX, "%s: a matrix", c->name);
+        if (got.out[0].kind == V_MATRIX)
+            T_MB_EQ(got.out[0].m, want.out[0].m, 1e-8, "%s %lldx%lld%s: GPU vs CPU", c->name, (long long)rows,
+                    (long long)cols, sparse ? " sparse" : "");
+    }
+    /* a region over a sparse input runs on the CPU kernels (they keep it
+     * sparse); the regions over W alone still run stitched */
+    T_CHECK(sparse ? st.stitched <= c->regions : st.stitched == c->regions, "%s %lldx%lld%s: %lld stitched runs, want %d",
+            c->name, (long long)rows, (long long)cols, sparse ? " sparse" : "", (long long)st.stitched, c->regions);
+    T_CHECK(st.stitch_launches == st.stitched, "%s: %lld launches for %lld stitched runs", c->name,
+            (long long)st.stitch_launches, (long long)st.stitched);
+    /* codegen on: the regions are taken first, so no fused operator is
+     * left to run on the CPU, and the results are the same */
+    CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
+    TRun cg;
+    t_run_dml(c->src, &on, 4, names, in, 1, outs, &cg);
+    T_CHECK(cg.rc == 0, "%s: GPU run with codegen: %s", c->name, cg.err);
+    if (!want.rc && !cg.rc && cg.out[0].kind == V_MATRIX)
+        T_MB_EQ(cg.out[0].m, want.out[0].m, 1e-8, "%s with codegen: GPU vs CPU", c->name);
+    int64_t fused = cg.st.fused[0] + cg.st.fused[1] + cg.st.fused[2] + cg.st.fused[3];
+    T_CHECK(fused == 0, "%s: %lld codegen operators left on the CPU", c->name, (long long)fused);
+    t_run_free(&cg);
+    t_run_free(&want);
+    t_run_free(&got);
+    for (int k = 0; k < 4; k++) mb_release(in[k]);
+}
+
+/* A region and the per-operator GPU plan of the same expression agree to
+ * the last bit (rt_stitch_exec runs regions in the per-operator kernels'
+ * reduction order): alg_metrics compares X - colMeans(X) computed both
+ * ways for equality. */
+static void test_same_bits(void)
+{
+    const char *srcs[] = {"S = X - colMeans(X)\n", "S = X / rowSums(X) + rowMeans(X ^ 2)\n",
+                          "E = exp(X - rowMaxs(X))\nS = E / rowSums(E)\n"};
+    const int64_t dims[][2] = {{37, 53}, {300, 7}, {5, 700}};
+    for (int k = 0; k < 3; k++)
+        for (int s = 0; s < 3; s++) {
+            t_seed(50 + (uint64_t)(k * 3 + s));
+            MB *in[1] = {t_gen(dims[s][0], dims[s][1], 1, -3, 3, false)};
+            const char *names[1] = {"X"}, *outs[1] = {"S"};
+            CgOptions off = {.enabled = false};
+            TRun a, b;
+            gpu_configure(GPU_FORCE, -1, 0);
+            gpu_set_stitch(false);
+            t_run_dml(srcs[k], &off, 1, names, in, 1, outs, &a);
+            gpu_set_stitch(true);
+            gpu_stats_reset();
+            t_run_dml(srcs[k], &off, 1, names, in, 1, outs, &b);
+            T_CHECK(a.rc == 0 && b.rc == 0 && gpu_stats().stitched == 1, "same bits %d: %s %s", k, a.err, b.err);
+            if (!a.rc && !b.rc) T_MB_EQ(b.out[0].m, a.out[0].m, 0, "region %d %lldx%lld equals the per-operator plan", k,
+                                        (long long)dims[s][0], (long long)dims[s][1]);
+            t_run_free(&a);
+            t_run_free(&b);
+            mb_release(in[0]);
+        }
+}
+
+/* kernel launches of a script with and without stitching (docs/gpu.md) */
+static void print_launches(const Case *c)
+{
+    t_seed(7);
+    MB *in[4] = {t_gen(64, 48, 1, -3, 3, false), t_gen(64, 48, 1, -2, 2, false), t_gen(48, 4, 1, -1, 1, false),
+                 t_gen(1, 48, 1, -1, 1, false)};
+    const char *names[4] = {"X", "W", "B", "v"};
+    CgOptions off = {.enabled = false};
+    const char *outs[1] = {c->out};
+    int64_t n[2];
+    for (int s = 0; s < 2; s++) {
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_set_stitch(s == 1);
+        TRun r;
+        gpu_stats_reset();
+        t_run_dml(c->src, &off, 4, names, in, 1, outs, &r);
+        n[s] = gpu_stats().launches;
+        T_CHECK(r.rc == 0, "%s: %s", c->name, r.err);
+        t_run_free(&r);
+    }
+    gpu_set_stitch(true);
+    printf("launches %s: per operator %lld, stitched %lld\n", c->name, (long long)n[0], (long long)n[1]);
+    T_CHECK(n[1] < n[0], "%s: stitching saves launches (%lld vs %lld)", c->name, (long long)n[1], (long long)n[0]);
+    for (int k = 0; k < 4; k++) mb_release(in[k]);
+}
+
+/* A device result updated by left indexing: the pool drops its copy (the
+ * other reference) so that the block is updated in place, and the
+ * results are the CPU's. */
+static void test_inplace(void)
+{
+    const char *src = "Y = exp(X) * 2\nfor (i in 1:5) {\n  Y[i, 1] = i\n}\nS = Y + 1\n";
+    t_seed(3);
+    MB *in[1] = {t_gen(20, 9, 1, -1, 1, false)};
+    const char *names[1] = {"X"}, *outs[1] = {"S"};
+    CgOptions off = {.enabled = false};
+    TRun want, got;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(src, &off, 1, names, in, 1, outs, &want);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_stats_reset();
+    t_run_dml(src, &off, 1, names, in, 1, outs, &got);
+    T_CHECK(want.rc == 0 && got.rc == 0, "in-place runs: %s %s", want.err, got.err);
+    if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-12, "in-place update of a device result");
+    T_CHECK(gpu_stats().forgotten >= 1, "the device copy is dropped before the update (%lld)",
+            (long long)gpu_stats().forgotten);
+    t_run_free(&want);
+    t_run_free(&got);
+    mb_release(in[0]);
+}
+
+int main(void)
+{
+    gpu_configure(GPU_FORCE, -1, 0);
+    BrErr e = {0};
+    int rc = gpu_init(&e);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    if (rc) return t_done("test_gpustitch");
+    for (int k = 0; k < NCASES; k++) {
+        for (int s = 0; s < 3; s++) {
+            /* the mlogreg step needs B with cols rows */
+            run_case(&cases[k], shapes[s][0], shapes[s][1], false);
+        }
+        run_case(&cases[k], 37, 53, true);
+    }
+    test_inplace();
+    test_same_bits();
+    print_launches(&cases[0]);
+    print_launches(&cases[1]);
+    print_launches(&cases[2]);
+    print_launches(&cases[5]);
+    return t_done("test_gpustitch");
+}
