@@ -15,9 +15,16 @@ static Hop *final(RwPass *p, Hop *h)
     return h;
 }
 
+/* Hops whose sizes a rewrite pass infers again from their inputs: not
+ * reads of variables, call outputs or builtins (their sizes may come from
+ * elsewhere: a .mtd, the builder), except a builtin matrix of unknown
+ * size, which only gains from it: matrix(1, rows=1, cols=ncol(X)) is
+ * sized once recompilation folds ncol(X) to a literal (it stayed
+ * unknown, and so did what it feeds, which codegen then left unfused). */
 static bool infer_kind(const Hop *h)
 {
-    return h->kind != H_TREAD && h->kind != H_BUILTIN && h->kind != H_FCALL && h->kind != H_OUT;
+    if (h->kind == H_BUILTIN) return h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0);
+    return h->kind != H_TREAD && h->kind != H_FCALL && h->kind != H_OUT;
 }
 
 void rw_run(HopDag *d, RwRule rule, RwStats *st)
