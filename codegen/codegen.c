@@ -340,10 +340,26 @@ bool cg_cla_row_narrow(const void *handle)
     return true;
 }
 
-bool cg_cla_row(const void *handle)
+/* A Cell or MAgg plan that runs once per distinct tuple: one compressed
+ * full input, the others scalars or row vectors (k_spoof_cell_cla_ok). */
+static bool cell_per_value(const CPlan *p, const bool *cin)
+{
+    if (p->var != V_FULL_AGG && p->var != V_MULTI && p->nout != 1) return false;
+    int nc = 0;
+    for (int k = 0; k < p->nin; k++) {
+        if (cin[k] && p->in[k].mode != IM_FULL) return false;
+        if (!cin[k] && !p->in[k].scalar && p->in[k].mode != IM_ROW) return false;
+        nc += cin[k];
+    }
+    return nc == 1;
+}
+
+bool cg_cla_rows(const void *handle, const bool *cin)
 {
     const CgOp *op = handle;
-    return !op->amulet && op->plan->tpl == T_ROW;
+    const CPlan *p = op->plan;
+    if (op->amulet) return false;
+    return p->tpl == T_ROW || p->tpl == T_OUTER || ((p->tpl == T_CELL || p->tpl == T_MAGG) && !cell_per_value(p, cin));
 }
 
 bool cg_cla_gen(const void *handle, const bool *cin)
@@ -358,15 +374,9 @@ bool cg_cla_gen(const void *handle, const bool *cin)
             if (k != p->main && cin[k]) return false;
         return true;
     }
-    if (p->tpl != T_CELL && p->tpl != T_MAGG) return false;
-    if (p->var != V_FULL_AGG && p->var != V_MULTI && p->nout != 1) return false;
-    int nc = 0;
-    for (int k = 0; k < p->nin; k++) {
-        if (cin[k] && p->in[k].mode != IM_FULL) return false;
-        if (!cin[k] && !p->in[k].scalar && p->in[k].mode != IM_ROW) return false;
-        nc += cin[k];
-    }
-    return nc == 1;
+    /* Cell, MAgg: per distinct tuple, or per cell over windows of
+     * decompressed rows (any input); Outer: windows by rows of W */
+    return p->tpl == T_CELL || p->tpl == T_MAGG || p->tpl == T_OUTER;
 }
 
 int cg_exec_unfused(CgContext *c, void *handle, int nin, Value *args, Value *out, BrErr *e)

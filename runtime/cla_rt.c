@@ -37,9 +37,9 @@ static bool fused_ok(const Instr *in, const Value *regs, int r)
     if (!cin || !in->fused) { if (cin != local) free(cin); return false; }
     for (int j = 0; j < in->nin; j++)
         cin[j] = in->in[j] >= 0 && (regs ? is_cmb(&regs[in->in[j]]) : in->in[j] == r);
-    /* auto's static check (regs NULL) leaves out Row plans over blocks of
-     * decompressed rows: they decompress every time they run */
-    bool ok = (cg_cla_gen(in->fused, cin) && (regs || !cg_cla_row(in->fused))) || cg_cla_ok(in->fused, cin);
+    /* auto's static check (regs NULL) leaves out plans over blocks of
+     * decompressed rows: they decompress (by blocks) every time they run */
+    bool ok = (cg_cla_gen(in->fused, cin) && (regs || !cg_cla_rows(in->fused, cin))) || cg_cla_ok(in->fused, cin);
     if (cin != local) free(cin);
     return ok;
 }
