@@ -26,6 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #define CO_WINDOW 8        /* candidates a group considers per step */
 #define CO_MAXCOLS 64      /* columns per co-coded group */
 #define MAX_DICT 65536     /* tuples per group (DDC2 codes) */
@@ -527,28 +531,120 @@ static bool ext_stats(Ext *x, int64_t n)
     return true;
 }
 
-/* Codes and exact statistics of group cols; false when the group has more
- * than MAX_DICT tuples (or without memory): then it stays uncompressed. */
-static bool extract(const Src *s, const int32_t *cols, int nc, double *buf, Ext *x)
+/* Starts the extraction of group cols (n rows); false without memory. */
+static bool ext_begin(Ext *x, const int32_t *cols, int nc, int64_t n)
 {
-    int64_t n = s->x->rows;
     memset(x, 0, sizeof *x);
     x->nc = nc;
     x->cols = cols;
     x->zero_id = -1;
-    for (int j = 0; j < nc; j++) fetch_col(s, cols[j], buf + (int64_t)j * n);
     x->code = br_malloc((size_t)n * sizeof(int32_t) + 4);
-    if (!x->code || !ts_init(&x->ts, nc, 1024)) return false;
+    return x->code && ts_init(&x->ts, nc, 1024);
+}
+
+/* Codes of rows lo..lo+len of the group from cb, where the value of row
+ * lo + r in column c is cb[c * ldc + r] (c: a column of the group's
+ * columns, or its position when pos is set). A row equal to the row
+ * before takes its code without hashing (runs). false when the group has
+ * more than MAX_DICT tuples or without memory. */
+static bool ext_rows(Ext *x, const double *cb, int64_t ldc, bool pos, int64_t lo, int64_t len)
+{
+    int nc = x->nc;
     double t[CO_MAXCOLS];   /* nc <= CO_MAXCOLS: planned groups */
-    bool ok = true;
-    for (int64_t i = 0; i < n && ok; i++) {
-        for (int j = 0; j < nc; j++) t[j] = buf[(int64_t)j * n + i];
-        int32_t id = ts_id(&x->ts, t);
-        if (id < 0) ok = false;
-        x->code[i] = id;
+    int64_t off[CO_MAXCOLS];
+    for (int j = 0; j < nc; j++) off[j] = (pos ? j : x->cols[j]) * ldc;
+    int32_t last = lo > 0 ? x->code[lo - 1] : -1;
+    for (int64_t r = 0; r < len; r++) {
+        bool same = last >= 0;
+        const double *u = same ? x->ts.tup + (int64_t)last * nc : NULL;
+        for (int j = 0; j < nc; j++) {
+            t[j] = cb[off[j] + r];
+            same = same && vbits(t[j]) == vbits(u[j]);
+        }
+        int32_t id = same ? last : ts_id(&x->ts, t);
+        if (id < 0) return false;
+        x->code[lo + r] = last = id;
     }
-    if (!ok) return false;
-    return ext_stats(x, n);
+    return true;
+}
+
+/* Codes and exact statistics of group cols from its columns; false when
+ * the group has more than MAX_DICT tuples (or without memory): then it
+ * stays uncompressed. */
+static bool extract(const Src *s, const int32_t *cols, int nc, double *buf, Ext *x)
+{
+    int64_t n = s->x->rows;
+    if (!ext_begin(x, cols, nc, n)) return false;
+    for (int j = 0; j < nc; j++) fetch_col(s, cols[j], buf + (int64_t)j * n);
+    return ext_rows(x, buf, n, true, 0, n) && ext_stats(x, n);
+}
+
+/* Rows per block of the blocked extraction of a dense block. */
+#define EXT_BLK 4096
+
+/* The planned groups (but the UNC one) of a dense x extracted in one pass
+ * over x per thread (a column-wise read of a row-major block would stream
+ * all of it once per group): each thread owns a fixed set of groups
+ * (balanced by columns), copies their columns of each block of EXT_BLK
+ * rows into a column-major buffer and codes the block's rows group by
+ * group; no thread waits for another. ok[k]: group k extracted (false:
+ * more than MAX_DICT tuples, it stays uncompressed). false without
+ * memory. */
+static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
+{
+    int64_t n = x->rows, m = x->cols;
+    int ng = p->ngroups;
+    int nt = n * m >= BR_PAR_MIN ? br_threads() : 1;
+    if (nt > ng) nt = ng > 0 ? ng : 1;
+    int *owner = br_malloc(((size_t)ng + 1) * sizeof(int));
+    int64_t *load = br_calloc((size_t)nt + 1, sizeof(int64_t));
+    bool mem = owner && load;
+    for (int k = 0; k < ng && mem; k++) {
+        ok[k] = false;
+        owner[k] = -1;
+        if (k == p->unc_group) continue;
+        int nc = p->start[k + 1] - p->start[k], t = 0;
+        for (int u = 1; u < nt; u++)
+            if (load[u] < load[t]) t = u;
+        owner[k] = t;
+        load[t] += nc;
+        mem = ok[k] = ext_begin(&ex[k], p->cols + p->start[k], nc, n);
+    }
+#pragma omp parallel num_threads(nt) if (mem && nt > 1)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        int64_t nc = mem ? load[tid] : 0;
+        double *cb = br_malloc((size_t)(EXT_BLK * (nc > 0 ? nc : 1)) * sizeof(double));
+        int32_t *src = br_malloc(((size_t)nc + 1) * sizeof(int32_t));   /* buffer column -> x's */
+        if (!cb || !src) {
+#pragma omp atomic write
+            mem = false;
+        }
+        int64_t q = 0;
+        for (int k = 0; cb && src && k < ng; k++)
+            for (int c = p->start[k]; owner[k] == tid && c < p->start[k + 1]; c++) src[q++] = p->cols[c];
+        for (int64_t lo = 0; cb && src && nc > 0 && lo < n; lo += EXT_BLK) {
+            int64_t len = n - lo < EXT_BLK ? n - lo : EXT_BLK;
+            for (int64_t r = 0; r < len; r++) {
+                const double *row = x->d + (lo + r) * m;
+                for (int64_t c = 0; c < nc; c++) cb[c * EXT_BLK + r] = row[src[c]];
+            }
+            int64_t at = 0;
+            for (int k = 0; k < ng; k++) {
+                if (owner[k] != tid) continue;
+                if (ok[k] && !ext_rows(&ex[k], cb + at * EXT_BLK, EXT_BLK, true, lo, len)) ok[k] = false;
+                at += p->start[k + 1] - p->start[k];
+            }
+        }
+        free(cb);
+        free(src);
+    }
+    free(owner);
+    free(load);
+    return mem;
 }
 
 static void ext_free(Ext *x)
@@ -556,6 +652,10 @@ static void ext_free(Ext *x)
     free(x->code);
     ts_free(&x->ts);
     free(x->cnt);
+    x->code = NULL;   /* a second free is harmless */
+    x->ts.slot = NULL;
+    x->ts.tup = NULL;
+    x->cnt = NULL;
 }
 
 /* The smallest encoding of x and its size in bytes. */
@@ -874,28 +974,35 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
     int maxc = 1;
     for (int k = 0; k < p.ngroups; k++)
         if (k != p.unc_group && p.start[k + 1] - p.start[k] > maxc) maxc = p.start[k + 1] - p.start[k];
+    /* a dense x: every group's codes in one blocked pass; a sparse x: per
+     * group from the columns of its transpose */
+    Ext *ex = br_calloc((size_t)p.ngroups + 1, sizeof(Ext));
+    bool *exok = br_calloc((size_t)p.ngroups + 1, sizeof(bool));
+    ok = ok && ex && exok && (x->sparse || extract_dense(x, &p, ex, exok));
 #pragma omp parallel num_threads(br_threads()) if (ok && n * x->cols >= BR_PAR_MIN)
     {
-        double *buf = br_malloc((size_t)n * (size_t)maxc * sizeof(double) + 8);
+        double *buf = x->sparse ? br_malloc((size_t)n * (size_t)maxc * sizeof(double) + 8) : NULL;
 #pragma omp for schedule(dynamic, 1)
         for (int k = 0; k < p.ngroups; k++) {
             if (k == p.unc_group || !ok) continue;
             const int32_t *cols = p.cols + p.start[k];
             int nc = p.start[k + 1] - p.start[k];
-            Ext ex = {0};
             double bytes;
-            if (!buf) ok = false;
-            else if (extract(&src, cols, nc, buf, &ex)) {
-                ClaEnc enc = choose(&ex, n, &bytes);
-                if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(&ex, o->enc);
-                if (enc != CLA_UNC && !(gs[k] = build_group(&ex, n, enc))) ok = false;
+            if (x->sparse && !buf) ok = false;
+            else if (x->sparse ? extract(&src, cols, nc, buf, &ex[k]) : exok[k] && ext_stats(&ex[k], n)) {
+                ClaEnc enc = choose(&ex[k], n, &bytes);
+                if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(&ex[k], o->enc);
+                if (enc != CLA_UNC && !(gs[k] = build_group(&ex[k], n, enc))) ok = false;
             }
-            ext_free(&ex);
+            ext_free(&ex[k]);
             if (!gs[k] && ok)
                 for (int j = 0; j < nc; j++) unc[cols[j]] = true;
         }
         free(buf);
     }
+    for (int k = 0; ex && k < p.ngroups; k++) ext_free(&ex[k]);   /* those not reached */
+    free(ex);
+    free(exok);
     mb_release(src.xt);
     int ng = 0;
     MB *r = NULL;

@@ -696,6 +696,19 @@ static void check_choice(void)
             "noise forced: one UNC group");
     mb_release(cx);
     mb_release(x);
+    /* a column with more distinct values than a dictionary holds (65536)
+     * stays uncompressed even when DDC2 is forced (the blocked extraction
+     * gives the group up part way) */
+    Spec many = {"many", 70000, 2, 0, 0, 1, false, 0, true};
+    x = gen(&many);
+    o.enc = CLA_DDC2;
+    cx = cla_compress(x, &o, &e);
+    T_CHECK(cx && mb_is_cmb(cx) && cx->cmb->ngroups == 1 && cx->cmb->groups[0]->enc == CLA_UNC,
+            "many distinct values: one UNC group");
+    T_MB_EQ(cx, x, 0, "many distinct values: values");
+    mb_release(cx);
+    mb_release(x);
+    o.enc = -1;
     /* co-coding: correlated column pairs share groups */
     Spec cs = {"corr", 4000, 6, 6, 0.1, 1, true, 0, false};
     x = gen(&cs);
