@@ -321,6 +321,97 @@ static int cmp_order(const void *a, const void *b)
     return x->d < y->d ? -1 : x->d > y->d ? 1 : (x->col > y->col) - (x->col < y->col);
 }
 
+/* Exclusive co-coding (one-hot and other mutually exclusive columns):
+ * pairs of such columns never save bytes (OLE stores the same offsets,
+ * DDC a code per row for few non-zeros), so the greedy pairs below miss
+ * them, while the whole set as one DDC group (a code per row: which
+ * column holds the row's value) does save, and one group instead of many
+ * makes row-wise operations faster. From column ord[a], the unused
+ * columns whose sampled non-zero rows are disjoint from the set's join it
+ * in order; the set is kept (its merged stat in *g, members marked used
+ * and appended to p) when it has at least EX_MIN columns and its
+ * estimate is at most EX_SLACK times the members' sum. At most EX_WINDOW
+ * candidates are examined. nzl[b]: the sampled non-zero rows of column
+ * ord[b] (sparse columns only, else NULL); taken: ns flags, all false on
+ * entry and on return. */
+#define EX_MIN 3
+#define EX_SLACK 1.05
+#define EX_SPARSE 0.5      /* columns at most this non-zero in the sample */
+#define EX_WINDOW 256
+
+static bool sparse_col(const PCtx *c, const Stat *s) { return s->nzrows <= EX_SPARSE * (double)c->ns; }
+
+static bool exclusive(const PCtx *c, ColOrder *ord, int nord, int a, Stat *st, int32_t **nzl, bool *used,
+                      bool *taken, int32_t *map, int64_t mapsz, ClaPlan *p, int *nc, Stat *g, int *gcols)
+{
+    const Stat *sa = &st[ord[a].col];
+    if (!nzl[a]) return true;
+    int mem[CO_MAXCOLS];
+    int nm = 0;
+    int64_t nz = 0;
+    for (int b = a, seen = 0; b < nord && nm < CO_MAXCOLS && seen < EX_WINDOW; b++) {
+        const Stat *sb = &st[ord[b].col];
+        if ((b > a && used[b]) || !nzl[b] || nz + sb->nzrows > c->ns) continue;
+        seen++;
+        bool disjoint = true;
+        for (int32_t q = 0; q < sb->nzrows && disjoint; q++) disjoint = !taken[nzl[b][q]];
+        if (!disjoint) continue;
+        for (int32_t q = 0; q < sb->nzrows; q++) taken[nzl[b][q]] = true;
+        nz += sb->nzrows;
+        mem[nm++] = b;
+    }
+    for (int k = 0; k < nm; k++)
+        for (int32_t q = 0; q < st[ord[mem[k]].col].nzrows; q++) taken[nzl[mem[k]][q]] = false;
+    bool ok = true;
+    if (nm >= EX_MIN) {
+        /* the members merged, against their separate estimates */
+        Stat m = st[ord[a].col], t = {0};
+        m.code = NULL;
+        double sum = sa->est;
+        int32_t *codes = br_malloc((size_t)c->ns * sizeof(int32_t) + 1);
+        if (!(ok = codes != NULL)) return false;
+        memcpy(codes, sa->code, (size_t)c->ns * sizeof(int32_t));
+        m.code = codes;
+        for (int q = 1; q < nm && ok; q++) {
+            const Stat *sb = &st[ord[mem[q]].col];
+            sum += sb->est;
+            ok = merge_stat(c, &m, sb, &t, map, mapsz);
+            free(m.code);
+            m = t;
+            t.code = NULL;
+        }
+        if (ok && m.nd <= MAX_DICT / 4 && m.est <= EX_SLACK * sum) {
+            for (int q = 1; q < nm; q++) {
+                used[mem[q]] = true;
+                p->cols[(*nc)++] = ord[mem[q]].col;
+            }
+            *gcols = nm;
+            free(g->code);
+            *g = m;
+        } else free(m.code);
+    }
+    return ok;
+}
+
+/* The sampled non-zero rows of the sparse columns of ord (exclusive). */
+static int32_t **nz_lists(const PCtx *c, const ColOrder *ord, int nord, const Stat *st)
+{
+    int32_t **l = br_calloc((size_t)nord + 1, sizeof *l);
+    for (int b = 0; l && b < nord; b++) {
+        const Stat *s = &st[ord[b].col];
+        if (!sparse_col(c, s)) continue;
+        if (!(l[b] = br_malloc(((size_t)s->nzrows + 1) * sizeof(int32_t)))) {
+            for (int q = 0; q < b; q++) free(l[q]);
+            free(l);
+            return NULL;
+        }
+        int32_t k = 0;
+        for (int64_t i = 0; i < c->ns; i++)
+            if (s->code[i] != s->zero_id) l[b][k++] = (int32_t)i;
+    }
+    return l;
+}
+
 /* Greedy co-coding of the compressible columns (ord, by cardinality) into
  * groups appended to p. st: per column stat (consumed). */
 static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord, Stat *st, ClaPlan *p,
@@ -330,16 +421,28 @@ static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord,
     while (mapsz < 2 * c->ns) mapsz *= 2;
     int32_t *map = br_malloc((size_t)mapsz * sizeof(int32_t));
     bool *used = br_calloc((size_t)nord + 1, sizeof(bool));
-    if (!map || !used) { free(map); free(used); return false; }
+    bool *taken = br_calloc((size_t)c->ns + 1, sizeof(bool));
+    int32_t **nzl = o->cocode ? nz_lists(c, ord, nord, st) : NULL;
+    if (!map || !used || !taken || (o->cocode && !nzl)) {
+        free(map); free(used); free(taken); free(nzl);
+        return false;
+    }
     bool ok = true;
     for (int a = 0; a < nord && ok; a++) {
         if (used[a]) continue;
         used[a] = true;
         p->start[*ng] = *nc;
         p->cols[(*nc)++] = ord[a].col;
-        Stat g = st[ord[a].col];
-        st[ord[a].col].code = NULL;
         int gcols = 1;
+        Stat g = {0};
+        if (o->cocode && !exclusive(c, ord, nord, a, st, nzl, used, taken, map, mapsz, p, nc, &g, &gcols)) {
+            ok = false;
+            break;
+        }
+        if (gcols == 1) {
+            g = st[ord[a].col];
+            st[ord[a].col].code = NULL;
+        }
         while (o->cocode && gcols < CO_MAXCOLS) {
             int best = -1;
             double gain = 0;
@@ -370,8 +473,11 @@ static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord,
         p->est_bytes += g.est;
         (*ng)++;
     }
+    for (int b = 0; nzl && b < nord; b++) free(nzl[b]);
+    free(nzl);
     free(map);
     free(used);
+    free(taken);
     return ok;
 }
 

@@ -696,6 +696,30 @@ static void check_choice(void)
             "noise forced: one UNC group");
     mb_release(cx);
     mb_release(x);
+    /* one-hot columns (mutually exclusive) form one DDC group: pairs of
+     * them would not save bytes, the whole set does; with a second
+     * one-hot block beside it (categories 6-9), every column is in a
+     * DDC1 group, at most two */
+    for (int blocks = 1; blocks <= 2; blocks++) {
+        BrErr e2 = {0};
+        int64_t m = blocks == 1 ? 6 : 10;
+        MB *oh = mb_dense(6000, m, &e2);
+        for (int64_t i = 0; i < 6000; i++) {
+            oh->d[i * m + (int64_t)(urand() * 6)] = 1;
+            if (blocks == 2) oh->d[i * m + 6 + (int64_t)(urand() * 4)] = 2.5;
+        }
+        mb_recount_nnz(oh);
+        cx = cla_compress(oh, &o, &e);
+        int ng = cx && mb_is_cmb(cx) ? cx->cmb->ngroups : -1;
+        T_CHECK(blocks == 1 ? ng == 1 : ng >= 1 && ng <= 2, "one-hot %d: %d groups", blocks, ng);
+        for (int g = 0; g < ng; g++)
+            T_CHECK(cx->cmb->groups[g]->enc == CLA_DDC1, "one-hot %d: group %d %s", blocks, g,
+                    cla_enc_name(cx->cmb->groups[g]->enc));
+        if (ng > 0) check_ops("one-hot", oh, cx);
+        T_MB_EQ(cx, oh, 0, "one-hot %d: values", blocks);
+        mb_release(cx);
+        mb_release(oh);
+    }
     /* a column with more distinct values than a dictionary holds (65536)
      * stays uncompressed even when DDC2 is forced (the blocked extraction
      * gives the group up part way) */
