@@ -68,7 +68,10 @@ static bool accepts(const Instr *in, int k, const Value *regs)
 
 /* A fused operator over compressed inputs (seed 000 section 5.2): Cell
  * and MAgg plans with one compressed full input run their generated code
- * once per distinct tuple (cg_exec, kernels/spoof_cla.c); Row plans of
+ * once per distinct tuple (cg_exec, kernels/spoof_cla.c), with column
+ * vectors or other full matrices beside it per cell over windows of
+ * decompressed rows (kernels/spoof_cell.c); Outer plans by rows of W over
+ * such windows (kernels/spoof_outer.c); Row plans of
  * matrix-vector products run their unfused plan when every step of it
  * runs compressed, other Row plans their generated code over blocks of
  * decompressed rows of the compressed main input (kernels/spoof_row.c);
