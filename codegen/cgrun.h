@@ -101,11 +101,12 @@ bool cg_cla_ok(const void *op, const bool *cin);
  * input of a Row plan say, send it to the unfused plan). */
 bool cg_cla_gen(const void *op, const bool *cin);
 /* Does op's skeleton read its compressed inputs cin as decompressed rows
- * every time it runs (Row, Outer, Cell/MAgg not per distinct tuple)?
- * _narrow: a Row operator whose products all give one column
- * (matrix-vector products)? */
+ * every time it runs (Row, Outer, Cell/MAgg not per distinct tuple)? */
 bool cg_cla_rows(const void *op, const bool *cin);
-bool cg_cla_row_narrow(const void *op);
+/* A Row operator over the compressed main input in args: is its unfused
+ * plan (compressed products) estimated cheaper than its generated code
+ * over decompressed rows (codegen.c: cell operations of both)? */
+bool cg_cla_row_unfused(const void *op, const Value *args, int nargs);
 int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, BrErr *e);
 
 #endif

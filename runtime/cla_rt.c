@@ -90,13 +90,14 @@ static int run_fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
         cin[k] = is_cmb(&args[k]);
     }
     if (!rc && !rt->prog->cg) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
-    /* Row plans of matrix-vector products whose steps all run compressed
-     * keep their compressed products (gathers per distinct value: about
-     * as fast as the uncompressed ones, and faster than decompressing
-     * rows); wider products (kmeans' X %*% t(C)) read blocks of
-     * decompressed rows, which avoids materializing them (bench/cla_e2e.sh) */
+    /* Row plans whose steps all run compressed: the unfused plan
+     * (compressed products, gathers per distinct value) or the generated
+     * code over blocks of decompressed rows, whichever is estimated
+     * cheaper (cg_cla_row_unfused: narrow products over few groups keep
+     * the compressed products; wide ones feeding several steps, such as
+     * kmeans' X %*% t(C), read decompressed rows and materialize nothing) */
     bool gen = !rc && cg_cla_gen(in->fused, cin);
-    if (gen && cg_cla_row_narrow(in->fused) && cg_cla_ok(in->fused, cin)) gen = false;
+    if (gen && cg_cla_ok(in->fused, cin) && cg_cla_row_unfused(in->fused, args, in->nin)) gen = false;
     if (!rc && gen) {
         rc = cg_exec(rt->prog->cg, in->fused, NULL, in->nin, args, &regs[in->out], e);
     } else if (!rc) {

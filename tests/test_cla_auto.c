@@ -1,11 +1,15 @@
-/* test_cla_auto.c: when sysds.compressed.linalg=auto compresses a loop's
- * read-only matrix (runtime/cla_rt.c, docs/cla.md): the decision from the
- * compiled loop (which uses take the matrix compressed, which gain over
- * the dictionaries, functions the loop calls), the iteration count and
- * the memory budget, read back from -stats ("CLA compressions: N"). The
- * memory budget is set in the configuration, so the decisions do not
- * depend on the machine; the data are seeded. Runs build/braid (or
- * $BRAID). */
+/* test_cla_auto.c: the run time's decisions about compressed matrices
+ * (runtime/cla_rt.c, docs/cla.md), read back from -stats:
+ * - when sysds.compressed.linalg=auto compresses a loop's read-only
+ *   matrix ("CLA compressions: N"): from the compiled loop (which uses
+ *   take the matrix compressed, which gain over the dictionaries,
+ *   functions the loop calls), the iteration count and the memory budget
+ *   (set in the configuration, so the decisions do not depend on the
+ *   machine);
+ * - which way a fused Row operator over a compressed input runs
+ *   ("spoofRowCLA": its generated code over decompressed rows; else its
+ *   unfused plan), from the costs of both (cg_cla_row_unfused).
+ * The data are seeded. Runs build/braid (or $BRAID). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +34,8 @@ static bool write_file(char *path, const char *text)
     return ok;
 }
 
+static bool g_rowcla;   /* the last run ran a Row operator over decompressed rows */
+
 /* Compressions the script made under mode (auto, false) with the given
  * budget (bytes), -1 when it did not run; *printed gets the value it
  * printed. */
@@ -42,17 +48,19 @@ static long run_mode(const char *script, const char *mode, double budget, double
     if (!write_file(sp, script) || !write_file(cp, cfg)) return -1;
     if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return -1;
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "cd /tmp && timeout -s KILL 120 %s%s%s -f %s -config %s -stats 2>&1", cwd,
+    snprintf(cmd, sizeof cmd, "cd /tmp && BRAID_CODEGEN_ASYNC=0 timeout -s KILL 120 %s%s%s -f %s -config %s -stats 2>&1", cwd,
              cwd[0] ? "/" : "", braid_bin(), sp, cp);
     FILE *f = popen(cmd, "r");
     char line[1024];
     long n = 0;   /* -stats prints no CLA lines without compressions */
     *printed = NAN;
+    g_rowcla = false;
     while (f && fgets(line, sizeof line, f)) {
         long k;
         double v;
         if (sscanf(line, "CLA compressions: %ld", &k) == 1) n = k;
         else if (sscanf(line, "RESULT %lf", &v) == 1) *printed = v;
+        if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLA")) g_rowcla = true;
     }
     if (f && pclose(f) != 0) n = -1;
     unlink(sp);
@@ -96,6 +104,39 @@ int main(void)
          * below 2e5 * 2^-53 ~ 2e-11) */
         long n0 = run_mode(src, "false", cases[k].budget, &r2);
         T_CHECK(n0 == 0 && fabs(r1 - r2) <= 1e-9 * fabs(r2), "%s: result %.17g, want %.17g", cases[k].what, r1, r2);
+    }
+    /* the Row choice (synchronous code generation: a plan whose kernel is
+     * not compiled yet would run unfused): t(X) %*% (X %*% v - y) (narrow
+     * products) runs its unfused plan over the compressed products;
+     * kmeans' distances (a product with k = 5 columns feeding several
+     * steps) too where X compresses into few co-coded groups (a lookup
+     * per row and group), but the generated code over decompressed rows
+     * where every column is a group of its own (50 distinct values per
+     * column: co-coding would not save) */
+#define WIDE "X = round(rand(rows=20000, cols=10, min=0, max=49, seed=1))\nv = rand(rows=10, cols=1, seed=2)\n"
+#define KM "D = -2 * (Xc %*% t(C)) + t(rowSums(C^2))\ns = sum(rowIndexMin(D) * (rowMins(D) + 1))\n"
+    struct { const char *what, *data, *expr; bool rows; } rc[] = {
+        {"narrow products", DATA, "G = t(Xc) %*% (Xc %*% v - y)\ns = sum(G)\n", false},
+        {"narrow products, one group per column", WIDE, "G = t(Xc) %*% (Xc %*% v - y)\ns = sum(G)\n", false},
+        {"kmeans distances, co-coded", DATA, KM, false},
+        {"kmeans distances, one group per column", WIDE, KM, true},
+    };
+    for (size_t k = 0; k < sizeof rc / sizeof *rc; k++) {
+        char src[2048];
+        snprintf(src, sizeof src,
+                 "%sy = rand(rows=20000, cols=1, seed=3)\nC = rand(rows=5, cols=10, seed=4)\nXc = compress(X)\n"
+                 "if (sum(X) > 0) {\n%s}\nprint(\"RESULT \" + s)\n", rc[k].data, rc[k].expr);
+        long n = run_mode(src, "false", big, &r1);
+        T_CHECK(n == 1, "%s: compressed (%ld)", rc[k].what, n);
+        T_CHECK(g_rowcla == rc[k].rows, "%s: %s", rc[k].what,
+                rc[k].rows ? "generated code over decompressed rows" : "the unfused plan over compressed products");
+        /* the same value from X itself (products: summation order) */
+        char ref[2048];
+        snprintf(ref, sizeof ref, "%s", src);
+        char *at = strstr(ref, "Xc = compress(X)");
+        if (at) memcpy(at, "Xc = X          ", 16);
+        run_mode(ref, "false", big, &r2);
+        T_CHECK(fabs(r1 - r2) <= 1e-9 * fmax(1, fabs(r2)), "%s: %.17g, want %.17g", rc[k].what, r1, r2);
     }
     return t_done("test_cla_auto");
 }
