@@ -94,17 +94,22 @@ void cg_print_stats(const CgContext *c, FILE *out);
  * compressed values compressed. */
 bool cg_cla_ok(const void *op, const bool *cin);
 /* Does op's skeleton take the compressed inputs cin: a Cell or MAgg plan
- * whose one compressed input is a full matrix and whose other inputs are
- * scalars or row vectors (the generated code once per distinct tuple,
- * kernels/spoof_cla.c), or a Row plan whose main input is the only
- * compressed one (read by blocks of decompressed rows)? Then cg_exec
- * runs it (inputs it cannot take at run time, a sparse full side input
- * of a Row plan say, send it to the unfused plan). */
+ * (whose one compressed input is a full matrix and whose other inputs
+ * are scalars or row vectors: the generated code once per distinct
+ * tuple, kernels/spoof_cla.c; otherwise per cell over windows of
+ * decompressed rows, kernels/spoof_cell.c), an Outer plan (windows by
+ * rows of W, kernels/spoof_outer.c), or a Row plan whose main input is
+ * the only compressed one (read by blocks of decompressed rows)? Then
+ * cg_exec runs it (inputs it cannot take at run time, a sparse full side
+ * input of a Row plan say, send it to the unfused plan). */
 bool cg_cla_gen(const void *op, const bool *cin);
-/* Is op a Row operator? _narrow: one whose products all give one column
- * (matrix-vector products)? */
-bool cg_cla_row(const void *op);
-bool cg_cla_row_narrow(const void *op);
+/* Does op's skeleton read its compressed inputs cin as decompressed rows
+ * every time it runs (Row, Outer, Cell/MAgg not per distinct tuple)? */
+bool cg_cla_rows(const void *op, const bool *cin);
+/* A Row operator over the compressed main input in args: is its unfused
+ * plan (compressed products) estimated cheaper than its generated code
+ * over decompressed rows (codegen.c: cell operations of both)? */
+bool cg_cla_row_unfused(const void *op, const Value *args, int nargs);
 int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, BrErr *e);
 
 /* Fused operators over row partitions (cgdist.c, docs/dist.md).

@@ -8,6 +8,7 @@
  * consumers; DAGs whose sizes are unknown are left alone, since dynamic
  * recompilation fuses their copy with the real sizes. */
 #include "cgint.h"
+#include "../matrix/cmb.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -337,20 +338,87 @@ bool cg_cla_ok(const void *handle, const bool *cin)
     return ok;
 }
 
-bool cg_cla_row_narrow(const void *handle)
+/* The Row choice over a compressed main input, costed in cell operations
+ * at run time (the shapes and the compressed block in hand):
+ * - the generated code over blocks of decompressed rows: decompressing
+ *   every cell (CLA_DEC_W each: a group's code, a tuple's values written)
+ *   plus the plan's work per row, nothing materialized;
+ * - the unfused plan (cg_exec_unfused): a product of the compressed input
+ *   costs a lookup per row and group per output column (n G k instead of
+ *   n m k), a cellwise step over it only its dictionaries; every other
+ *   step computes as the generated code does and materializes its n x w
+ *   result (CLA_MAT_W per cell: written, read back).
+ * Narrow products over few groups favour the unfused plan (l2svm's,
+ * lm's t(X) %*% (X %*% v)); wide products whose results feed several
+ * steps (kmeans' rowIndexMin(... - 2 * (X %*% t(C)))) the decompressed
+ * rows. */
+#define CLA_DEC_W 2.0
+#define CLA_MAT_W 2.0
+
+static double arg_width(const Value *args, int nargs, const CNode *x)
 {
-    const CgOp *op = handle;
-    if (op->amulet || op->plan->tpl != T_ROW) return false;
-    const CPlan *p = op->plan;
-    for (int i = 0; i < p->nn; i++)
-        if ((p->n[i].kind == CN_MM || p->n[i].kind == CN_MMTL) && p->n[i].cols != 1) return false;
-    return true;
+    if (x->vc != VC_VEC || x->vlen < 0 || x->vlen >= nargs || args[x->vlen].kind != V_MATRIX) return 1;
+    return (double)args[x->vlen].m->cols;
 }
 
-bool cg_cla_row(const void *handle)
+bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs)
 {
     const CgOp *op = handle;
-    return !op->amulet && op->plan->tpl == T_ROW;
+    const CPlan *p = op->plan;
+    if (op->amulet || p->tpl != T_ROW || p->main < 0 || p->main >= nargs || args[p->main].kind != V_MATRIX ||
+        !args[p->main].m->cmb)
+        return false;
+    const MB *x = args[p->main].m;
+    double n = (double)x->rows, m = (double)x->cols, G = (double)x->cmb->ngroups;
+    bool *cm = br_calloc((size_t)p->nn + 1, sizeof(bool));   /* node value compressed */
+    if (!cm) return false;
+    double rows = n * m * CLA_DEC_W, unf = 0;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *c = &p->n[i];
+        bool c0 = c->na > 0 && cm[c->a[0]];
+        double w = arg_width(args, nargs, c);
+        switch (c->kind) {
+        case CN_IN: cm[i] = c->in == p->main; break;
+        case CN_TRANS: break;
+        case CN_MM: case CN_MMTL: {
+            double wl = arg_width(args, nargs, &p->n[c->a[0]]);
+            double k = c->kind == CN_MM ? w : arg_width(args, nargs, &p->n[c->a[1]]);
+            rows += n * wl * k;
+            unf += c0 ? n * G * k : n * wl * k + CLA_MAT_W * n * k;
+            break;
+        }
+        default:
+            cm[i] = c0 || (c->na > 1 && cm[c->a[1]]);
+            if (c->scalar) break;
+            rows += n * w;
+            unf += cm[i] ? 0 : n * w * (1 + CLA_MAT_W);
+            break;
+        }
+    }
+    free(cm);
+    return unf < rows;
+}
+
+/* A Cell or MAgg plan that runs once per distinct tuple: one compressed
+ * full input, the others scalars or row vectors (k_spoof_cell_cla_ok). */
+static bool cell_per_value(const CPlan *p, const bool *cin)
+{
+    if (p->var != V_FULL_AGG && p->var != V_MULTI && p->nout != 1) return false;
+    int nc = 0;
+    for (int k = 0; k < p->nin; k++) {
+        if (cin[k] && p->in[k].mode != IM_FULL) return false;
+        if (!cin[k] && !p->in[k].scalar && p->in[k].mode != IM_ROW) return false;
+        nc += cin[k];
+    }
+    return nc == 1;
+}
+
+bool cg_cla_rows(const void *handle, const bool *cin)
+{
+    const CgOp *op = handle;
+    const CPlan *p = op->plan;
+    if (op->amulet) return false;
+    return p->tpl == T_ROW || p->tpl == T_OUTER || ((p->tpl == T_CELL || p->tpl == T_MAGG) && !cell_per_value(p, cin));
 }
 
 bool cg_cla_gen(const void *handle, const bool *cin)
@@ -365,15 +433,9 @@ bool cg_cla_gen(const void *handle, const bool *cin)
             if (k != p->main && cin[k]) return false;
         return true;
     }
-    if (p->tpl != T_CELL && p->tpl != T_MAGG) return false;
-    if (p->var != V_FULL_AGG && p->var != V_MULTI && p->nout != 1) return false;
-    int nc = 0;
-    for (int k = 0; k < p->nin; k++) {
-        if (cin[k] && p->in[k].mode != IM_FULL) return false;
-        if (!cin[k] && !p->in[k].scalar && p->in[k].mode != IM_ROW) return false;
-        nc += cin[k];
-    }
-    return nc == 1;
+    /* Cell, MAgg: per distinct tuple, or per cell over windows of
+     * decompressed rows (any input); Outer: windows by rows of W */
+    return p->tpl == T_CELL || p->tpl == T_MAGG || p->tpl == T_OUTER;
 }
 
 int cg_exec_unfused(CgContext *c, void *handle, int nin, Value *args, Value *out, BrErr *e)

@@ -19,6 +19,7 @@
 
 #include "../kernels/spoof.h"
 #include "../kernels/apply.h"
+#include "../kernels/cla.h"
 
 /* The skeletons' aggregation code (kernels/spoof.h) of an aggregate's
  * streaming form (ops.def's acc column). */
@@ -80,9 +81,9 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
     return true;
 }
 
-/* Is an input compressed? The Outer skeleton reads ordinary blocks only,
- * the Row skeleton a compressed main input only (k_spoof_row_cla_ok):
- * otherwise the operator runs its unfused plan. */
+/* Is an input compressed? The Row skeleton reads a compressed main input
+ * only (k_spoof_row_cla_ok): otherwise the operator runs its unfused
+ * plan. (The Cell and Outer skeletons take compressed inputs.) */
 static bool any_cmb(const CPlan *p, const Bind *b)
 {
     for (int k = 0; k < p->nin; k++)
@@ -147,13 +148,14 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     }
     MB *res = NULL;
     double vals[SPOOF_MAXOUT];
-    bool cmb = false;   /* a compressed input: the skeleton over the dictionaries */
+    /* a compressed input: the skeleton over the dictionaries where the
+     * plan allows it, else per cell over windows of decompressed rows
+     * (kernels/spoof_cell.c) */
+    bool cmb = false, declined = true;
     for (int k = 0; k < p->nin; k++) cmb |= b.m[k] && b.m[k]->cmb;
-    if (cmb) {
-        bool declined = false;
-        if ((rc = k_spoof_cell_cla(&sp, &res, vals, &declined, e))) goto done;
-        if (declined) { *fb = true; goto done; }
-    } else if ((rc = k_spoof_cell(&sp, &res, vals, e))) goto done;
+    if (cmb && (rc = k_spoof_cell_cla(&sp, &res, vals, &declined, e))) goto done;
+    if (cmb && declined) cla_stats_op("spoofCellCLArows");
+    if (declined && (rc = k_spoof_cell(&sp, &res, vals, e))) goto done;
     if (sp.dir != SPD_FULL) *out = val_matrix(res);
     else if (p->tpl == T_MAGG) {
         Value l = val_list_new(p->nout);
@@ -360,7 +362,7 @@ done:
 
 static bool outer_dense_small(const MB *W, const int64_t *west, SizeChecks sz)
 {
-    if (sz == SZ_KEEP || W->sparse || W->rows * W->cols > OUTER_DENSE_MAX) return false;
+    if (sz == SZ_KEEP || W->sparse || W->cmb || W->rows * W->cols > OUTER_DENSE_MAX) return false;
     if (sz == SZ_RULES || !west || west[2] < 0) return true;
     return (double)W->nnz > 4.0 * (double)west[2];
 }
@@ -370,7 +372,7 @@ static int exec_outer(CgOp *op, const int64_t *est, Value *args, int nargs, Valu
     const CPlan *p = op->plan;
     Bind b = {0};
     int rc = 0;
-    if (!bind(p, args, nargs, &b) || p->main < 0 || any_cmb(p, &b) || !conds_hold(p, args) ||
+    if (!bind(p, args, nargs, &b) || p->main < 0 || !conds_hold(p, args) ||
         side_nonfinite(p, &b)) {
         *fb = true;
         goto done;
@@ -412,6 +414,7 @@ static int exec_outer(CgOp *op, const int64_t *est, Value *args, int nargs, Valu
     if ((sp.var == SPO_RIGHT || sp.var == SPO_RIGHT_T) ? !sp.fcol : !sp.frow) { *fb = true; goto done; }
     MB *res = NULL;
     double val = 0;
+    if (any_cmb(p, &b)) cla_stats_op("spoofOuterCLA");
     if ((rc = k_spoof_outer(&sp, &res, &val, e))) goto done;
     if (p->var == V_FULL_AGG) *out = val_double(val);
     else *out = val_matrix(res);

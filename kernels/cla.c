@@ -26,6 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #define CO_WINDOW 8        /* candidates a group considers per step */
 #define CO_MAXCOLS 64      /* columns per co-coded group */
 #define MAX_DICT 65536     /* tuples per group (DDC2 codes) */
@@ -317,6 +321,97 @@ static int cmp_order(const void *a, const void *b)
     return x->d < y->d ? -1 : x->d > y->d ? 1 : (x->col > y->col) - (x->col < y->col);
 }
 
+/* Exclusive co-coding (one-hot and other mutually exclusive columns):
+ * pairs of such columns never save bytes (OLE stores the same offsets,
+ * DDC a code per row for few non-zeros), so the greedy pairs below miss
+ * them, while the whole set as one DDC group (a code per row: which
+ * column holds the row's value) does save, and one group instead of many
+ * makes row-wise operations faster. From column ord[a], the unused
+ * columns whose sampled non-zero rows are disjoint from the set's join it
+ * in order; the set is kept (its merged stat in *g, members marked used
+ * and appended to p) when it has at least EX_MIN columns and its
+ * estimate is at most EX_SLACK times the members' sum. At most EX_WINDOW
+ * candidates are examined. nzl[b]: the sampled non-zero rows of column
+ * ord[b] (sparse columns only, else NULL); taken: ns flags, all false on
+ * entry and on return. */
+#define EX_MIN 3
+#define EX_SLACK 1.05
+#define EX_SPARSE 0.5      /* columns at most this non-zero in the sample */
+#define EX_WINDOW 256
+
+static bool sparse_col(const PCtx *c, const Stat *s) { return s->nzrows <= EX_SPARSE * (double)c->ns; }
+
+static bool exclusive(const PCtx *c, ColOrder *ord, int nord, int a, Stat *st, int32_t **nzl, bool *used,
+                      bool *taken, int32_t *map, int64_t mapsz, ClaPlan *p, int *nc, Stat *g, int *gcols)
+{
+    const Stat *sa = &st[ord[a].col];
+    if (!nzl[a]) return true;
+    int mem[CO_MAXCOLS];
+    int nm = 0;
+    int64_t nz = 0;
+    for (int b = a, seen = 0; b < nord && nm < CO_MAXCOLS && seen < EX_WINDOW; b++) {
+        const Stat *sb = &st[ord[b].col];
+        if ((b > a && used[b]) || !nzl[b] || nz + sb->nzrows > c->ns) continue;
+        seen++;
+        bool disjoint = true;
+        for (int32_t q = 0; q < sb->nzrows && disjoint; q++) disjoint = !taken[nzl[b][q]];
+        if (!disjoint) continue;
+        for (int32_t q = 0; q < sb->nzrows; q++) taken[nzl[b][q]] = true;
+        nz += sb->nzrows;
+        mem[nm++] = b;
+    }
+    for (int k = 0; k < nm; k++)
+        for (int32_t q = 0; q < st[ord[mem[k]].col].nzrows; q++) taken[nzl[mem[k]][q]] = false;
+    bool ok = true;
+    if (nm >= EX_MIN) {
+        /* the members merged, against their separate estimates */
+        Stat m = st[ord[a].col], t = {0};
+        m.code = NULL;
+        double sum = sa->est;
+        int32_t *codes = br_malloc((size_t)c->ns * sizeof(int32_t) + 1);
+        if (!(ok = codes != NULL)) return false;
+        memcpy(codes, sa->code, (size_t)c->ns * sizeof(int32_t));
+        m.code = codes;
+        for (int q = 1; q < nm && ok; q++) {
+            const Stat *sb = &st[ord[mem[q]].col];
+            sum += sb->est;
+            ok = merge_stat(c, &m, sb, &t, map, mapsz);
+            free(m.code);
+            m = t;
+            t.code = NULL;
+        }
+        if (ok && m.nd <= MAX_DICT / 4 && m.est <= EX_SLACK * sum) {
+            for (int q = 1; q < nm; q++) {
+                used[mem[q]] = true;
+                p->cols[(*nc)++] = ord[mem[q]].col;
+            }
+            *gcols = nm;
+            free(g->code);
+            *g = m;
+        } else free(m.code);
+    }
+    return ok;
+}
+
+/* The sampled non-zero rows of the sparse columns of ord (exclusive). */
+static int32_t **nz_lists(const PCtx *c, const ColOrder *ord, int nord, const Stat *st)
+{
+    int32_t **l = br_calloc((size_t)nord + 1, sizeof *l);
+    for (int b = 0; l && b < nord; b++) {
+        const Stat *s = &st[ord[b].col];
+        if (!sparse_col(c, s)) continue;
+        if (!(l[b] = br_malloc(((size_t)s->nzrows + 1) * sizeof(int32_t)))) {
+            for (int q = 0; q < b; q++) free(l[q]);
+            free(l);
+            return NULL;
+        }
+        int32_t k = 0;
+        for (int64_t i = 0; i < c->ns; i++)
+            if (s->code[i] != s->zero_id) l[b][k++] = (int32_t)i;
+    }
+    return l;
+}
+
 /* Greedy co-coding of the compressible columns (ord, by cardinality) into
  * groups appended to p. st: per column stat (consumed). */
 static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord, Stat *st, ClaPlan *p,
@@ -326,16 +421,28 @@ static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord,
     while (mapsz < 2 * c->ns) mapsz *= 2;
     int32_t *map = br_malloc((size_t)mapsz * sizeof(int32_t));
     bool *used = br_calloc((size_t)nord + 1, sizeof(bool));
-    if (!map || !used) { free(map); free(used); return false; }
+    bool *taken = br_calloc((size_t)c->ns + 1, sizeof(bool));
+    int32_t **nzl = o->cocode ? nz_lists(c, ord, nord, st) : NULL;
+    if (!map || !used || !taken || (o->cocode && !nzl)) {
+        free(map); free(used); free(taken); free(nzl);
+        return false;
+    }
     bool ok = true;
     for (int a = 0; a < nord && ok; a++) {
         if (used[a]) continue;
         used[a] = true;
         p->start[*ng] = *nc;
         p->cols[(*nc)++] = ord[a].col;
-        Stat g = st[ord[a].col];
-        st[ord[a].col].code = NULL;
         int gcols = 1;
+        Stat g = {0};
+        if (o->cocode && !exclusive(c, ord, nord, a, st, nzl, used, taken, map, mapsz, p, nc, &g, &gcols)) {
+            ok = false;
+            break;
+        }
+        if (gcols == 1) {
+            g = st[ord[a].col];
+            st[ord[a].col].code = NULL;
+        }
         while (o->cocode && gcols < CO_MAXCOLS) {
             int best = -1;
             double gain = 0;
@@ -366,8 +473,11 @@ static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord,
         p->est_bytes += g.est;
         (*ng)++;
     }
+    for (int b = 0; nzl && b < nord; b++) free(nzl[b]);
+    free(nzl);
     free(map);
     free(used);
+    free(taken);
     return ok;
 }
 
@@ -527,28 +637,120 @@ static bool ext_stats(Ext *x, int64_t n)
     return true;
 }
 
-/* Codes and exact statistics of group cols; false when the group has more
- * than MAX_DICT tuples (or without memory): then it stays uncompressed. */
-static bool extract(const Src *s, const int32_t *cols, int nc, double *buf, Ext *x)
+/* Starts the extraction of group cols (n rows); false without memory. */
+static bool ext_begin(Ext *x, const int32_t *cols, int nc, int64_t n)
 {
-    int64_t n = s->x->rows;
     memset(x, 0, sizeof *x);
     x->nc = nc;
     x->cols = cols;
     x->zero_id = -1;
-    for (int j = 0; j < nc; j++) fetch_col(s, cols[j], buf + (int64_t)j * n);
     x->code = br_malloc((size_t)n * sizeof(int32_t) + 4);
-    if (!x->code || !ts_init(&x->ts, nc, 1024)) return false;
+    return x->code && ts_init(&x->ts, nc, 1024);
+}
+
+/* Codes of rows lo..lo+len of the group from cb, where the value of row
+ * lo + r in column c is cb[c * ldc + r] (c: a column of the group's
+ * columns, or its position when pos is set). A row equal to the row
+ * before takes its code without hashing (runs). false when the group has
+ * more than MAX_DICT tuples or without memory. */
+static bool ext_rows(Ext *x, const double *cb, int64_t ldc, bool pos, int64_t lo, int64_t len)
+{
+    int nc = x->nc;
     double t[CO_MAXCOLS];   /* nc <= CO_MAXCOLS: planned groups */
-    bool ok = true;
-    for (int64_t i = 0; i < n && ok; i++) {
-        for (int j = 0; j < nc; j++) t[j] = buf[(int64_t)j * n + i];
-        int32_t id = ts_id(&x->ts, t);
-        if (id < 0) ok = false;
-        x->code[i] = id;
+    int64_t off[CO_MAXCOLS];
+    for (int j = 0; j < nc; j++) off[j] = (pos ? j : x->cols[j]) * ldc;
+    int32_t last = lo > 0 ? x->code[lo - 1] : -1;
+    for (int64_t r = 0; r < len; r++) {
+        bool same = last >= 0;
+        const double *u = same ? x->ts.tup + (int64_t)last * nc : NULL;
+        for (int j = 0; j < nc; j++) {
+            t[j] = cb[off[j] + r];
+            same = same && vbits(t[j]) == vbits(u[j]);
+        }
+        int32_t id = same ? last : ts_id(&x->ts, t);
+        if (id < 0) return false;
+        x->code[lo + r] = last = id;
     }
-    if (!ok) return false;
-    return ext_stats(x, n);
+    return true;
+}
+
+/* Codes and exact statistics of group cols from its columns; false when
+ * the group has more than MAX_DICT tuples (or without memory): then it
+ * stays uncompressed. */
+static bool extract(const Src *s, const int32_t *cols, int nc, double *buf, Ext *x)
+{
+    int64_t n = s->x->rows;
+    if (!ext_begin(x, cols, nc, n)) return false;
+    for (int j = 0; j < nc; j++) fetch_col(s, cols[j], buf + (int64_t)j * n);
+    return ext_rows(x, buf, n, true, 0, n) && ext_stats(x, n);
+}
+
+/* Rows per block of the blocked extraction of a dense block. */
+#define EXT_BLK 4096
+
+/* The planned groups (but the UNC one) of a dense x extracted in one pass
+ * over x per thread (a column-wise read of a row-major block would stream
+ * all of it once per group): each thread owns a fixed set of groups
+ * (balanced by columns), copies their columns of each block of EXT_BLK
+ * rows into a column-major buffer and codes the block's rows group by
+ * group; no thread waits for another. ok[k]: group k extracted (false:
+ * more than MAX_DICT tuples, it stays uncompressed). false without
+ * memory. */
+static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
+{
+    int64_t n = x->rows, m = x->cols;
+    int ng = p->ngroups;
+    int nt = n * m >= BR_PAR_MIN ? br_threads() : 1;
+    if (nt > ng) nt = ng > 0 ? ng : 1;
+    int *owner = br_malloc(((size_t)ng + 1) * sizeof(int));
+    int64_t *load = br_calloc((size_t)nt + 1, sizeof(int64_t));
+    bool mem = owner && load;
+    for (int k = 0; k < ng && mem; k++) {
+        ok[k] = false;
+        owner[k] = -1;
+        if (k == p->unc_group) continue;
+        int nc = p->start[k + 1] - p->start[k], t = 0;
+        for (int u = 1; u < nt; u++)
+            if (load[u] < load[t]) t = u;
+        owner[k] = t;
+        load[t] += nc;
+        mem = ok[k] = ext_begin(&ex[k], p->cols + p->start[k], nc, n);
+    }
+#pragma omp parallel num_threads(nt) if (mem && nt > 1)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        int64_t nc = mem ? load[tid] : 0;
+        double *cb = br_malloc((size_t)(EXT_BLK * (nc > 0 ? nc : 1)) * sizeof(double));
+        int32_t *src = br_malloc(((size_t)nc + 1) * sizeof(int32_t));   /* buffer column -> x's */
+        if (!cb || !src) {
+#pragma omp atomic write
+            mem = false;
+        }
+        int64_t q = 0;
+        for (int k = 0; cb && src && k < ng; k++)
+            for (int c = p->start[k]; owner[k] == tid && c < p->start[k + 1]; c++) src[q++] = p->cols[c];
+        for (int64_t lo = 0; cb && src && nc > 0 && lo < n; lo += EXT_BLK) {
+            int64_t len = n - lo < EXT_BLK ? n - lo : EXT_BLK;
+            for (int64_t r = 0; r < len; r++) {
+                const double *row = x->d + (lo + r) * m;
+                for (int64_t c = 0; c < nc; c++) cb[c * EXT_BLK + r] = row[src[c]];
+            }
+            int64_t at = 0;
+            for (int k = 0; k < ng; k++) {
+                if (owner[k] != tid) continue;
+                if (ok[k] && !ext_rows(&ex[k], cb + at * EXT_BLK, EXT_BLK, true, lo, len)) ok[k] = false;
+                at += p->start[k + 1] - p->start[k];
+            }
+        }
+        free(cb);
+        free(src);
+    }
+    free(owner);
+    free(load);
+    return mem;
 }
 
 static void ext_free(Ext *x)
@@ -556,6 +758,10 @@ static void ext_free(Ext *x)
     free(x->code);
     ts_free(&x->ts);
     free(x->cnt);
+    x->code = NULL;   /* a second free is harmless */
+    x->ts.slot = NULL;
+    x->ts.tup = NULL;
+    x->cnt = NULL;
 }
 
 /* The smallest encoding of x and its size in bytes. */
@@ -874,28 +1080,35 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
     int maxc = 1;
     for (int k = 0; k < p.ngroups; k++)
         if (k != p.unc_group && p.start[k + 1] - p.start[k] > maxc) maxc = p.start[k + 1] - p.start[k];
+    /* a dense x: every group's codes in one blocked pass; a sparse x: per
+     * group from the columns of its transpose */
+    Ext *ex = br_calloc((size_t)p.ngroups + 1, sizeof(Ext));
+    bool *exok = br_calloc((size_t)p.ngroups + 1, sizeof(bool));
+    ok = ok && ex && exok && (x->sparse || extract_dense(x, &p, ex, exok));
 #pragma omp parallel num_threads(br_threads()) if (ok && n * x->cols >= BR_PAR_MIN)
     {
-        double *buf = br_malloc((size_t)n * (size_t)maxc * sizeof(double) + 8);
+        double *buf = x->sparse ? br_malloc((size_t)n * (size_t)maxc * sizeof(double) + 8) : NULL;
 #pragma omp for schedule(dynamic, 1)
         for (int k = 0; k < p.ngroups; k++) {
             if (k == p.unc_group || !ok) continue;
             const int32_t *cols = p.cols + p.start[k];
             int nc = p.start[k + 1] - p.start[k];
-            Ext ex = {0};
             double bytes;
-            if (!buf) ok = false;
-            else if (extract(&src, cols, nc, buf, &ex)) {
-                ClaEnc enc = choose(&ex, n, &bytes);
-                if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(&ex, o->enc);
-                if (enc != CLA_UNC && !(gs[k] = build_group(&ex, n, enc))) ok = false;
+            if (x->sparse && !buf) ok = false;
+            else if (x->sparse ? extract(&src, cols, nc, buf, &ex[k]) : exok[k] && ext_stats(&ex[k], n)) {
+                ClaEnc enc = choose(&ex[k], n, &bytes);
+                if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(&ex[k], o->enc);
+                if (enc != CLA_UNC && !(gs[k] = build_group(&ex[k], n, enc))) ok = false;
             }
-            ext_free(&ex);
+            ext_free(&ex[k]);
             if (!gs[k] && ok)
                 for (int j = 0; j < nc; j++) unc[cols[j]] = true;
         }
         free(buf);
     }
+    for (int k = 0; ex && k < p.ngroups; k++) ext_free(&ex[k]);   /* those not reached */
+    free(ex);
+    free(exok);
     mb_release(src.xt);
     int ng = 0;
     MB *r = NULL;

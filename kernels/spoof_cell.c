@@ -10,9 +10,17 @@
  * cells, flat over contiguous cells when every matrix input is full and
  * dense, else by blocks of rows (sparse side inputs expanded per row).
  * Aggregations run over fixed super-blocks of rows or cells with Kahan
- * lanes merged in order, so results do not depend on the thread count. */
+ * lanes merged in order, so results do not depend on the thread count.
+ *
+ * Compressed full inputs (seed 000 section 5.2: "per cell otherwise",
+ * docs/cla.md) are read like expanded sparse inputs, one row per call of
+ * the generated code, from a window of decompressed rows (ClaWin,
+ * matrix/cmb.h) that each task moves down its rows: the whole block is
+ * never decompressed. Plans that can run once per distinct value take
+ * kernels/spoof_cla.c instead. */
 #include "spoof.h"
 #include "leaf.h"
+#include "cla.h"
 
 #include <float.h>
 #include <math.h>
@@ -87,6 +95,7 @@ typedef struct Ctx {
     const double **P;      /* shared base pointers */
     int64_t *S;
     bool *exp;             /* full sparse inputs expanded per row */
+    bool *cz;              /* of those, compressed inputs read by windows */
     int nexp;
     double **own;          /* densified vectors */
     int64_t rows, cols;
@@ -100,23 +109,34 @@ typedef struct Work {
     int64_t *S;
     double *buf[SPOOF_MAXOUT];
     double *row;           /* nexp expanded rows of cols values */
+    ClaWin *win;           /* per compressed input (Ctx.cz) */
+    double *zrow;          /* a zero row, read when a window failed */
+    int64_t lim;           /* the task's last row + 1 (window blocks) */
+    int n;                 /* inputs */
     bool ok;
 } Work;
 
+/* A dense copy of a sparse or compressed vector. */
 static double *vec_dense(const MB *m, BrErr *e)
 {
     int64_t n = m->rows * m->cols;
     double *v = br_calloc((size_t)BR_MAX(n, 1), sizeof(double));
     if (!v) { br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
-    for (int64_t i = 0; i < m->rows; i++)
-        for (int64_t k = m->rp[i]; k < m->rp[i + 1]; k++) v[i * m->cols + m->ci[k]] = m->v[k];
+    MB *d = m->cmb ? cmb_decompress(m, e) : NULL;
+    if (m->cmb && !d) { free(v); return NULL; }
+    const MB *s = d ? d : m;
+    if (!s->sparse) memcpy(v, s->d, (size_t)n * sizeof(double));
+    else
+        for (int64_t i = 0; i < s->rows; i++)
+            for (int64_t k = s->rp[i]; k < s->rp[i + 1]; k++) v[i * s->cols + s->ci[k]] = s->v[k];
+    mb_release(d);
     return v;
 }
 
 static void ctx_free(Ctx *x)
 {
     if (x->own) for (int k = 0; k < x->op->in.n; k++) free(x->own[k]);
-    free(x->own); free(x->P); free(x->S); free(x->exp);
+    free(x->own); free(x->P); free(x->S); free(x->exp); free(x->cz);
 }
 
 static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
@@ -130,7 +150,8 @@ static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
     x->S = br_calloc((size_t)n + 1, sizeof *x->S);
     x->exp = br_calloc((size_t)n + 1, sizeof *x->exp);
     x->own = br_calloc((size_t)n + 1, sizeof *x->own);
-    if (!x->P || !x->S || !x->exp || !x->own) { ctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
+    x->cz = br_calloc((size_t)n + 1, sizeof *x->cz);
+    if (!x->P || !x->S || !x->exp || !x->own || !x->cz) { ctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
     const MB *mm = op->main >= 0 ? op->in.m[op->main] : NULL;
     x->sparse = op->sparse_safe && op->fs && mm && mm->sparse;
     bool allfull = op->ff != NULL;
@@ -138,12 +159,13 @@ static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
         const MB *m = op->in.m[k];
         switch (op->in.mode[k]) {
         case SPM_FULL:
-            if (!m->sparse) { x->P[k] = m->d; x->S[k] = m->cols; }
+            if (m->cmb) { x->exp[k] = x->cz[k] = true; x->nexp++; allfull = false; }
+            else if (!m->sparse) { x->P[k] = m->d; x->S[k] = m->cols; }
             else if (!(x->sparse && k == op->main)) { x->exp[k] = true; x->nexp++; allfull = false; }
             break;
         case SPM_ROW: case SPM_COL:
             allfull = false;
-            if (!m->sparse) x->P[k] = m->d;
+            if (!m->sparse && !m->cmb) x->P[k] = m->d;
             else if (!(x->P[k] = x->own[k] = vec_dense(m, e))) { ctx_free(x); return e->code; }
             x->S[k] = op->in.mode[k] == SPM_COL ? 1 : 0;
             break;
@@ -154,10 +176,15 @@ static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
     return 0;
 }
 
-static bool work_init(const Ctx *x, Work *w)
+/* Rows per window block of a compressed input: about TASK_CELLS cells. */
+static int64_t win_rows(const Ctx *x) { return BR_MAX(1, BR_MIN(CLA_BLK, TASK_CELLS / BR_MAX(x->cols, 1))); }
+
+/* Scratch of a task over rows up to lim. */
+static bool work_init(const Ctx *x, Work *w, int64_t lim)
 {
     memset(w, 0, sizeof *w);
-    int n = x->op->in.n;
+    w->lim = lim;
+    int n = w->n = x->op->in.n;
     w->P = malloc(((size_t)n + 1) * sizeof *w->P);
     w->S = malloc(((size_t)n + 1) * sizeof *w->S);
     if (!w->P || !w->S) return false;
@@ -168,27 +195,47 @@ static bool work_init(const Ctx *x, Work *w)
     if (x->nexp) {
         w->row = br_calloc((size_t)x->nexp * (size_t)BR_MAX(x->cols, 1), sizeof(double));
         if (!w->row) return false;
+        w->win = br_calloc((size_t)n + 1, sizeof *w->win);
+        w->zrow = br_calloc((size_t)BR_MAX(x->cols, 1), sizeof(double));
+        if (!w->win || !w->zrow) return false;
         int q = 0;
-        for (int k = 0; k < n; k++)
+        for (int k = 0; k < n; k++) {
+            if (x->cz[k] && !cla_win_init(&w->win[k], x->op->in.m[k], win_rows(x))) return false;
             if (x->exp[k]) { w->P[k] = w->row + (size_t)q * (size_t)x->cols; w->S[k] = 0; q++; }
+        }
     }
     w->ok = true;
     return true;
 }
 
-static void work_free(Work *w)
+/* Frees a task's scratch; false when a window failed (out of memory)
+ * while the task ran. */
+static bool work_free(Work *w)
 {
+    bool ok = w->ok;
+    if (w->win)
+        for (int k = 0; k < w->n; k++) cla_win_free(&w->win[k]);
+    free(w->win); free(w->zrow);
     free(w->P); free(w->S); free(w->row);
     for (int t = 0; t < SPOOF_MAXOUT; t++) free(w->buf[t]);
+    return ok;
 }
 
 /* Expands row i of the sparse full inputs into the task's scratch
- * (clear: zero exactly the positions written before, or the whole row). */
+ * (clear: zero exactly the positions written before, or the whole row);
+ * compressed inputs point at row i of their window. */
 static void expand_row(const Ctx *x, Work *w, int64_t i, bool scatter_only)
 {
     int q = 0;
     for (int k = 0; k < x->op->in.n; k++) {
         if (!x->exp[k]) continue;
+        if (x->cz[k]) {
+            const double *r = cla_win_row(&w->win[k], i, w->lim);
+            if (!r) { w->ok = false; r = w->zrow; }   /* the task then fails */
+            w->P[k] = r;
+            q++;
+            continue;
+        }
         const MB *m = x->op->in.m[k];
         double *r = w->row + (size_t)q * (size_t)x->cols;
         if (!scatter_only) memset(r, 0, (size_t)x->cols * sizeof(double));
@@ -202,6 +249,7 @@ static void unscatter_row(const Ctx *x, Work *w, int64_t i)
     int q = 0;
     for (int k = 0; k < x->op->in.n; k++) {
         if (!x->exp[k]) continue;
+        if (x->cz[k]) { q++; continue; }
         const MB *m = x->op->in.m[k];
         double *r = w->row + (size_t)q * (size_t)x->cols;
         for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = 0;
@@ -245,8 +293,8 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N, ntask)) reduction(+:nnz)
         for (int64_t t = 0; t < ntask; t++) {
             Work w;
-            if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
             int64_t ra = t * R, rb = BR_MIN(M, ra + R);
+            if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
             if (x->nexp || N > CH) {
                 for (int64_t i = ra; i < rb; i++) {
                     if (x->nexp) expand_row(x, &w, i, false);
@@ -264,7 +312,7 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
                 }
             }
             nnz += count_nz(out->d + ra * N, (rb - ra) * N);
-            work_free(&w);
+            if (!work_free(&w)) fail = true;
         }
     }
     if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
@@ -290,7 +338,7 @@ static MB *run_none_sparse(const Ctx *x, BrErr *e)
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)mm->nnz, ntask))
     for (int64_t t = 0; t < ntask; t++) {
         Work w;
-        if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
+        if (!work_init(x, &w, BR_MIN(M, (t + 1) * R))) { fail = true; work_free(&w); continue; }
         for (int64_t i = t * R; i < BR_MIN(M, (t + 1) * R); i++) {
             int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
             if (lo == hi) continue;
@@ -302,7 +350,7 @@ static MB *run_none_sparse(const Ctx *x, BrErr *e)
             }
             if (x->nexp) unscatter_row(x, &w, i);
         }
-        work_free(&w);
+        if (!work_free(&w)) fail = true;
     }
     if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
     /* drop zeros */
@@ -335,7 +383,7 @@ static MB *run_row(const Ctx *x, BrErr *e)
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N, ntask))
     for (int64_t t = 0; t < ntask; t++) {
         Work w;
-        if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
+        if (!work_init(x, &w, BR_MIN(M, (t + 1) * R))) { fail = true; work_free(&w); continue; }
         for (int64_t i = t * R; i < BR_MIN(M, (t + 1) * R); i++) {
             SpAcc a;
             spacc_init(&a, agg);
@@ -359,7 +407,7 @@ static MB *run_row(const Ctx *x, BrErr *e)
             }
             out->d[i] = spacc_value(&a, agg, (double)N);
         }
-        work_free(&w);
+        if (!work_free(&w)) fail = true;
     }
     if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
     mb_recount_nnz(out);
@@ -413,8 +461,8 @@ static MB *run_col(const Ctx *x, BrErr *e)
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
         for (int64_t b = 0; b < nsb; b++) {
             Work w;
-            if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
             int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
+            if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
             ColPart *p = &parts[b];
             for (int64_t i = ra; i < rb; i++) {
                 if (mm) {
@@ -437,7 +485,7 @@ static MB *run_col(const Ctx *x, BrErr *e)
                     }
                 }
             }
-            work_free(&w);
+            if (!work_free(&w)) fail = true;
         }
     }
     if (!fail) {
@@ -533,9 +581,9 @@ static int run_full(const Ctx *x, double *res, BrErr *e)
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
     for (int64_t b = 0; b < nsb; b++) {
         Work w;
-        if (!work_init(x, &w)) { fail = true; work_free(&w); continue; }
         SpAcc *a = &acc[b * nout];
         int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
+        if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
         /* in-loop aggregation, one call per super-block; the buffer path
          * below when it is not available or its sums ended non-finite */
         bool done = false;
@@ -592,7 +640,7 @@ static int run_full(const Ctx *x, double *res, BrErr *e)
                 for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], (r1 - r0) * N);
             }
         }
-        work_free(&w);
+        if (!work_free(&w)) fail = true;
     }
     if (!fail) {
         for (int t = 0; t < nout; t++) {

@@ -4,8 +4,16 @@
  * non-zeros. Variants: no_agg (output with W's structure), full_agg,
  * left_mm ((.) %*% V2, by rows of W), right_mm (t(.) %*% U2, by columns of
  * W, i.e. rows of t(W)) and right_t (t(U2) %*% (.), the transpose of
- * right_mm). A dense W is visited through its non-zeros too. */
+ * right_mm). A dense W is visited through its non-zeros too.
+ *
+ * Compressed inputs (seed 000 section 5.2: Outer iterates compressed
+ * rows; docs/cla.md): by rows of W, a compressed W and compressed full
+ * side inputs are read through windows of decompressed rows (ClaWin,
+ * matrix/cmb.h), W's non-zeros taken from each row; the factors (small)
+ * and, by columns of W, the inputs are decompressed, as t(W) is built
+ * for ordinary blocks too. */
 #include "spoof.h"
+#include "cla.h"
 
 #include <float.h>
 #include <math.h>
@@ -38,15 +46,32 @@ typedef struct OCtx {
     const double **P;
     int64_t *S;
     MB **own;              /* converted inputs (released at the end) */
+    MB **dec;              /* decompressed inputs (released at the end) */
     bool *scat;            /* sparse full side inputs scattered per row */
     int nscat;
-    const MB *w;           /* the driver as CSR (W, or t(W) for right) */
+    bool *cz;              /* compressed full side inputs read by windows */
+    int ncz;
+    const MB *w;           /* the driver as CSR (W, or t(W) for right), or
+                              W compressed (wz) */
+    bool wz;
+    int32_t *oci;          /* no_agg over a compressed W: the output's columns */
+    const int64_t *orp;    /* and its row starts */
 } OCtx;
 
 static void octx_free(OCtx *x)
 {
     if (x->own) for (int k = 0; k <= x->op->in.n; k++) mb_release(x->own[k]);
-    free(x->own); free(x->P); free(x->S); free(x->scat);
+    if (x->dec) for (int k = 0; k <= x->op->in.n; k++) mb_release(x->dec[k]);
+    free(x->own); free(x->dec); free(x->P); free(x->S); free(x->scat); free(x->cz);
+}
+
+/* A decompressed input (counted in -stats like the interpreter's). */
+static MB *decompress(const MB *m, BrErr *e)
+{
+    int64_t t0 = br_now_ns();
+    MB *d = cmb_decompress(m, e);
+    if (d) cla_stats_decompress(br_now_ns() - t0);
+    return d;
 }
 
 static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
@@ -59,10 +84,17 @@ static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
     x->S = br_calloc((size_t)n + 1, sizeof *x->S);
     x->own = br_calloc((size_t)n + 2, sizeof *x->own);
     x->scat = br_calloc((size_t)n + 1, sizeof *x->scat);
-    if (!x->P || !x->S || !x->own || !x->scat) { octx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
+    x->dec = br_calloc((size_t)n + 2, sizeof *x->dec);
+    x->cz = br_calloc((size_t)n + 1, sizeof *x->cz);
+    if (!x->P || !x->S || !x->own || !x->scat || !x->dec || !x->cz) {
+        octx_free(x);
+        return br_err(e, BR_ENOMEM, "out of memory");
+    }
     for (int k = 0; k < n; k++) {
         const MB *m = op->in.m[k];
         if (op->in.mode[k] == SPM_SCALAR || k == op->main) continue;
+        if (m->cmb && op->in.mode[k] == SPM_FULL && !bycol) { x->cz[k] = true; x->ncz++; continue; }
+        if (m->cmb && !(m = x->dec[k] = decompress(m, e))) { octx_free(x); return e->code; }
         const MB *d = m;
         if (op->in.mode[k] == SPM_BT) {
             /* B (r x n) of U %*% B: its transpose holds the rows V_j */
@@ -92,6 +124,8 @@ static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
     }
     /* the driver: CSR of W (by rows) or of t(W) (by columns) */
     const MB *w = op->in.m[op->main];
+    if (w->cmb && !bycol) { x->w = w; x->wz = true; return 0; }
+    if (w->cmb && !(w = x->dec[n] = decompress(w, e))) { octx_free(x); return e->code; }
     MB *cw = NULL;
     if (bycol) cw = k_transpose(w, e);
     else if (!w->sparse) cw = mb_to_sparse(w, e);
@@ -124,7 +158,7 @@ static int64_t factor_bytes(const OCtx *x)
     const SpoofOuter *op = x->op;
     bool side = op->var != SPO_FULL_AGG && op->var != SPO_NO_AGG;
     int64_t rowbytes = 8 * (BR_MAX(op->L[op->v], 1) + (side ? BR_MAX(op->ocols, 0) : 0));
-    return x->nscat || x->w->cols * rowbytes <= 2 * BLK_BYTES ? 0 : rowbytes;
+    return x->nscat || x->wz || x->ncz || x->w->cols * rowbytes <= 2 * BLK_BYTES ? 0 : rowbytes;
 }
 
 /* The column block width for rows [ra, rb) of the driver (0: none). */
@@ -137,11 +171,110 @@ static int64_t block_cols(const OCtx *x, int64_t ra, int64_t rb)
     return w->cols > nb && w->rp[rb] - w->rp[ra] >= BLK_REUSE * w->cols ? nb : 0;
 }
 
+/* Row i of the sparse full side inputs into their scratch rows P[k]
+ * (put) or back to zeros. */
+static void scatter_row(const OCtx *x, const double **P, int64_t i, bool put)
+{
+    for (int k = 0; k < x->op->in.n; k++) {
+        if (!x->scat[k]) continue;
+        const MB *m = x->op->in.m[k];
+        double *r = (double *)P[k];
+        for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = put ? m->v[p] : 0;
+    }
+}
+
+/* Rows per window block over n columns: about TASK_NNZ * 4 cells. */
+static int64_t win_rows(int64_t n) { return BR_MAX(1, BR_MIN(CLA_BLK, 4 * TASK_NNZ / BR_MAX(n, 1))); }
+
+/* run_range with compressed inputs (by rows of W): a compressed W's
+ * non-zeros are taken from the rows of its window, compressed full side
+ * inputs are rows of their windows (row stride 0). */
+static bool run_range_cz(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double *base, int64_t ldo, int mode)
+{
+    const SpoofOuter *op = x->op;
+    int n = op->in.n;
+    int64_t N = op->n;
+    const double **P = malloc(((size_t)n + 1) * sizeof *P);
+    int64_t *S = malloc(((size_t)n + 1) * sizeof *S);
+    ClaWin *win = br_calloc((size_t)n + 1, sizeof *win);   /* [n]: W */
+    double *rows = x->nscat ? br_calloc((size_t)x->nscat * (size_t)BR_MAX(N, 1), sizeof(double)) : NULL;
+    int32_t *ix = x->wz ? br_malloc((size_t)BR_MAX(N, 1) * sizeof(int32_t)) : NULL;
+    double *wv = x->wz ? br_malloc((size_t)BR_MAX(N, 1) * sizeof(double)) : NULL;
+    bool ok = P && S && win && (!x->nscat || rows) && (!x->wz || (ix && wv));
+    if (ok) {
+        memcpy(P, x->P, (size_t)n * sizeof *P);
+        memcpy(S, x->S, (size_t)n * sizeof *S);
+        for (int k = 0, q = 0; k < n; k++) {
+            if (x->scat[k]) { P[k] = rows + (size_t)q * (size_t)N; S[k] = 0; q++; }
+            if (x->cz[k]) { S[k] = 0; ok &= cla_win_init(&win[k], op->in.m[k], win_rows(N)); }
+        }
+        if (x->wz) ok &= cla_win_init(&win[n], x->w, win_rows(N));
+    }
+    for (int64_t i = ra; ok && i < rb; i++) {
+        const int32_t *ci;
+        const double *v;
+        int64_t nz, lo;
+        if (x->wz) {
+            const double *r = cla_win_row(&win[n], i, rb);
+            if (!(ok = r != NULL)) break;
+            nz = 0;
+            for (int64_t j = 0; j < N; j++)
+                if (r[j] != 0) { ix[nz] = (int32_t)j; wv[nz] = r[j]; nz++; }
+            ci = ix;
+            v = wv;
+            lo = x->orp ? x->orp[i] : 0;
+        } else {
+            lo = x->w->rp[i];
+            nz = x->w->rp[i + 1] - lo;
+            ci = x->w->ci + lo;
+            v = x->w->v + lo;
+        }
+        if (nz == 0) continue;
+        for (int k = 0; k < n && ok; k++)
+            if (x->cz[k]) ok = (P[k] = cla_win_row(&win[k], i, rb)) != NULL;
+        if (!ok) break;
+        scatter_row(x, P, i, true);
+        if (mode == 0 && x->oci) memcpy(x->oci + lo, ci, (size_t)nz * sizeof(int32_t));
+        double *o = mode == 0 ? base + lo : mode == 1 ? base : base + i * ldo;
+        f(P, S, op->L, op->in.sc, i, ci, v, nz, o);
+        scatter_row(x, P, i, false);
+    }
+    if (win)
+        for (int k = 0; k <= n; k++) cla_win_free(&win[k]);
+    free(win); free(P); free(S); free(rows); free(ix); free(wv);
+    return ok;
+}
+
+/* The CSR row starts rp (rows + 1) of compressed block w, counted over
+ * windows by tasks of per rows; false when out of memory. */
+static bool cmb_row_starts(const MB *w, int64_t per, int64_t ntask, int64_t *rp)
+{
+    bool ok = true;
+    rp[0] = 0;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)w->rows * w->cols, ntask))
+    for (int64_t t = 0; t < ntask; t++) {
+        ClaWin win;
+        int64_t ra = t * per, rb = BR_MIN(w->rows, ra + per);
+        if (!cla_win_init(&win, w, win_rows(w->cols))) { ok = false; continue; }
+        for (int64_t i = ra; i < rb; i++) {
+            const double *r = cla_win_row(&win, i, rb);
+            if (!r) { ok = false; break; }
+            int64_t c = 0;
+            for (int64_t j = 0; j < w->cols; j++) c += r[j] != 0;
+            rp[i + 1] = c;
+        }
+        cla_win_free(&win);
+    }
+    for (int64_t i = 0; ok && i < w->rows; i++) rp[i + 1] += rp[i];
+    return ok;
+}
+
 /* Calls f over rows [ra, rb) of the driver; out(i) gives the output. */
 static bool run_range(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double *base, int64_t ldo, int mode)
 {
     const SpoofOuter *op = x->op;
     int n = op->in.n;
+    if (x->wz || x->ncz) return run_range_cz(x, f, ra, rb, base, ldo, mode);
     const double **P = malloc(((size_t)n + 1) * sizeof *P);
     int64_t *S = malloc(((size_t)n + 1) * sizeof *S);
     double *rows = x->nscat ? br_calloc((size_t)x->nscat * (size_t)BR_MAX(op->n, 1), sizeof(double)) : NULL;
@@ -167,20 +300,10 @@ static bool run_range(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double
                     cur[i - ra] = hi;
                 }
                 if (lo == hi) continue;
-                for (int k = 0; k < n; k++) {
-                    if (!x->scat[k]) continue;
-                    const MB *m = op->in.m[k];
-                    double *r = (double *)P[k];
-                    for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
-                }
+                scatter_row(x, P, i, true);
                 double *o = mode == 0 ? base + lo : mode == 1 ? base : base + i * ldo;
                 f(P, S, op->L, op->in.sc, i, w->ci + lo, w->v + lo, hi - lo, o);
-                for (int k = 0; k < n; k++) {
-                    if (!x->scat[k]) continue;
-                    const MB *m = op->in.m[k];
-                    double *r = (double *)P[k];
-                    for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = 0;
-                }
+                scatter_row(x, P, i, false);
             }
         free(cur);
     }
@@ -208,8 +331,15 @@ int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
     case SPO_NO_AGG: {
         o = mb_sp_alloc(op->m, op->n, BR_MAX(nnz, 1), e);
         if (!o) { rc = e->code; break; }
-        memcpy(o->rp, w->rp, (size_t)(R + 1) * sizeof(int64_t));
-        if (nnz) memcpy(o->ci, w->ci, (size_t)nnz * sizeof(int32_t));
+        if (x.wz) {
+            /* W's structure from its rows; the columns as the rows run */
+            if (!cmb_row_starts(w, per, ntask, o->rp)) { fail = true; break; }
+            x.oci = o->ci;
+            x.orp = o->rp;
+        } else {
+            memcpy(o->rp, w->rp, (size_t)(R + 1) * sizeof(int64_t));
+            if (nnz) memcpy(o->ci, w->ci, (size_t)nnz * sizeof(int32_t));
+        }
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(work, ntask))
         for (int64_t t = 0; t < ntask; t++)
             if (!run_range(&x, op->frow, t * per, BR_MIN(R, (t + 1) * per), o->v, 0, 0)) fail = true;

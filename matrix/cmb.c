@@ -3,6 +3,7 @@
 #include "cmb.h"
 
 #include <assert.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -370,6 +371,52 @@ void cla_rows_close(ClaRows *r)
     if (!r) return;
     cursor_free(&r->rc);
     free(r);
+}
+
+bool cla_win_init(ClaWin *w, const MB *m, int64_t cap)
+{
+    memset(w, 0, sizeof *w);
+    w->m = m;
+    w->cap = cap < 1 ? 1 : cap;
+    w->buf = br_malloc((size_t)(w->cap * (m->cols > 0 ? m->cols : 1)) * sizeof(double));
+    return w->buf != NULL;
+}
+
+const double *cla_win_row(ClaWin *w, int64_t i, int64_t lim)
+{
+    if (i < w->lo || i >= w->hi) {
+        if (w->rd && w->rd->row != i) { cla_rows_close(w->rd); w->rd = NULL; }
+        if (!w->rd && !(w->rd = cla_rows_open(w->m, i))) return NULL;
+        if (lim > w->m->rows) lim = w->m->rows;
+        int64_t n = lim - i < w->cap ? lim - i : w->cap;
+        if (n < 1) n = 1;
+        cla_rows_read(w->rd, n, w->buf);
+        w->lo = i;
+        w->hi = i + n;
+    }
+    return w->buf + (i - w->lo) * w->m->cols;
+}
+
+void cla_win_free(ClaWin *w)
+{
+    cla_rows_close(w->rd);
+    free(w->buf);
+    memset(w, 0, sizeof *w);
+}
+
+bool cmb_has_nonfinite(const MB *m)
+{
+    const struct CMB *c = m->cmb;
+    for (int k = 0; k < c->ngroups; k++) {
+        const ClaGroup *g = c->groups[k];
+        if (g->enc == CLA_UNC) {
+            if (mb_has_nonfinite(g->unc)) return true;
+            continue;
+        }
+        for (int64_t q = 0; q < (int64_t)g->ndict * g->ncols; q++)
+            if (!isfinite(g->dict[q])) return true;
+    }
+    return false;
 }
 
 /* The rows of thread tid of nt over [rl, ru), aligned to CLA_BLK. */

@@ -129,6 +129,26 @@ ClaRows *cla_rows_open(const MB *m, int64_t rl);
 void cla_rows_read(ClaRows *r, int64_t n, double *out);
 void cla_rows_close(ClaRows *r);
 
+/* A window of decompressed rows over a compressed block, for skeletons
+ * that read rows one at a time in increasing order (fused Cell and Outer
+ * operators over compressed inputs): cla_win_row gives row i's dense
+ * values (cols of them, valid until the next call), decompressing the
+ * next block of rows [i, min(i + cap, lim)) when i is outside the block
+ * held (a jump forward or back reopens the reader). One window per
+ * thread; init gives false when out of memory (win then needs no free). */
+typedef struct ClaWin {
+    const MB *m;
+    ClaRows *rd;
+    double *buf;
+    int64_t cap;        /* rows per block */
+    int64_t lo, hi;     /* rows held */
+} ClaWin;
+bool cla_win_init(ClaWin *w, const MB *m, int64_t cap);
+const double *cla_win_row(ClaWin *w, int64_t i, int64_t lim);
+void cla_win_free(ClaWin *w);
+/* Does a compressed block hold NaN or Inf (dictionaries, UNC groups)? */
+bool cmb_has_nonfinite(const MB *m);
+
 /* Rows per block of row-wise compressed operations (codes fit in L1). */
 #define CLA_BLK 2048
 

@@ -142,6 +142,7 @@ void mb_sp_finish(MB *m)
 bool mb_has_nonfinite(const MB *m)
 {
     if (!m) return false;
+    if (m->cmb) return cmb_has_nonfinite(m);
     const double *x = m->sparse ? m->v : m->d;
     int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
     int bad = 0;

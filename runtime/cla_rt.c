@@ -37,9 +37,9 @@ static bool fused_ok(const Instr *in, const Value *regs, int r)
     if (!cin || !in->fused) { if (cin != local) free(cin); return false; }
     for (int j = 0; j < in->nin; j++)
         cin[j] = in->in[j] >= 0 && (regs ? is_cmb(&regs[in->in[j]]) : in->in[j] == r);
-    /* auto's static check (regs NULL) leaves out Row plans over blocks of
-     * decompressed rows: they decompress every time they run */
-    bool ok = (cg_cla_gen(in->fused, cin) && (regs || !cg_cla_row(in->fused))) || cg_cla_ok(in->fused, cin);
+    /* auto's static check (regs NULL) leaves out plans over blocks of
+     * decompressed rows: they decompress (by blocks) every time they run */
+    bool ok = (cg_cla_gen(in->fused, cin) && (regs || !cg_cla_rows(in->fused, cin))) || cg_cla_ok(in->fused, cin);
     if (cin != local) free(cin);
     return ok;
 }
@@ -68,7 +68,10 @@ static bool accepts(const Instr *in, int k, const Value *regs)
 
 /* A fused operator over compressed inputs (seed 000 section 5.2): Cell
  * and MAgg plans with one compressed full input run their generated code
- * once per distinct tuple (cg_exec, kernels/spoof_cla.c); Row plans of
+ * once per distinct tuple (cg_exec, kernels/spoof_cla.c), with column
+ * vectors or other full matrices beside it per cell over windows of
+ * decompressed rows (kernels/spoof_cell.c); Outer plans by rows of W over
+ * such windows (kernels/spoof_outer.c); Row plans of
  * matrix-vector products run their unfused plan when every step of it
  * runs compressed, other Row plans their generated code over blocks of
  * decompressed rows of the compressed main input (kernels/spoof_row.c);
@@ -87,13 +90,14 @@ static int run_fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
         cin[k] = is_cmb(&args[k]);
     }
     if (!rc && !rt->prog->cg) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
-    /* Row plans of matrix-vector products whose steps all run compressed
-     * keep their compressed products (gathers per distinct value: about
-     * as fast as the uncompressed ones, and faster than decompressing
-     * rows); wider products (kmeans' X %*% t(C)) read blocks of
-     * decompressed rows, which avoids materializing them (bench/cla_e2e.sh) */
+    /* Row plans whose steps all run compressed: the unfused plan
+     * (compressed products, gathers per distinct value) or the generated
+     * code over blocks of decompressed rows, whichever is estimated
+     * cheaper (cg_cla_row_unfused: narrow products over few groups keep
+     * the compressed products; wide ones feeding several steps, such as
+     * kmeans' X %*% t(C), read decompressed rows and materialize nothing) */
     bool gen = !rc && cg_cla_gen(in->fused, cin);
-    if (gen && cg_cla_row_narrow(in->fused) && cg_cla_ok(in->fused, cin)) gen = false;
+    if (gen && cg_cla_ok(in->fused, cin) && cg_cla_row_unfused(in->fused, args, in->nin)) gen = false;
     if (!rc && gen) {
         rc = cg_exec(rt->prog->cg, in->fused, NULL, in->nin, args, &regs[in->out], e);
     } else if (!rc) {
@@ -202,18 +206,62 @@ static void list_names(const PBList *l, NameSet *rd, NameSet *wr)
     for (int i = 0; i < l->n; i++) block_names(l->v[i], rd, wr);
 }
 
-/* Would instruction k of c, reading the candidate in register r, take it
- * compressed (statically, from the instruction alone: a binary operator's
- * other operand must be a literal, a full aggregate or the candidate)? */
-static bool static_ok(const Code *c, int k, int r)
+/* auto's static view of how a loop uses a candidate matrix (from the
+ * compiled instructions alone): ok when every instruction that reads it
+ * takes it compressed (no decompression per iteration), and gain, the
+ * reads per iteration that run over the dictionaries (aggregates,
+ * cellwise operators, fused operators once per distinct value) and so
+ * save about (1 - 1/ratio) of a pass over the matrix each; products run
+ * about as fast compressed as not (docs/cla.md, measured), so they gain
+ * nothing. Uses in nested loops and called functions count too. */
+typedef struct Uses {
+    bool ok;
+    double gain;
+} Uses;
+
+/* Loop iterations assumed where the count is unknown (while loops,
+ * nested loops), and the depth of function calls followed. */
+#define AUTO_ITERS_UNKNOWN 8
+#define AUTO_CALL_DEPTH 4
+
+static void list_uses(const PBList *l, const char *name, double w, int depth, Uses *u);
+
+/* A called function's uses of the parameter that register r is passed
+ * as: from the specialization the call runs (a generic function is
+ * compiled on its first call, so its body is unknown: not ok). */
+static void call_uses(const Instr *in, int r, double w, int depth, Uses *u)
+{
+    if (!in->spec || !in->spec->compiled || !in->func || depth >= AUTO_CALL_DEPTH) { u->ok = false; return; }
+    for (int j = 0; j < in->nin && u->ok; j++) {
+        if (in->in[j] != r) continue;
+        if (j >= in->func->nin) { u->ok = false; return; }
+        list_uses(&in->spec->body, in->func->in[j].name, w, depth + 1, u);
+    }
+}
+
+/* Instruction k of c, reading the candidate in register r (a binary
+ * operator's other operand must be a literal, a full aggregate or the
+ * candidate). */
+static void instr_uses(const Code *c, int k, int r, double w, int depth, Uses *u)
 {
     const Instr *in = &c->ins[k];
     switch (in->kind) {
-    case I_AGG: return cla_handles(CLA_F_AGG, in->op, in->dir, 0, 0, 1, NULL);
-    case I_UNARY: case I_RIX: case I_CALL: return true;
-    case I_MATMUL: return in->op != OP_TSMM || in->left;
-    case I_FUSED: return fused_ok(in, NULL, r);
-    case I_BUILTIN: return builtin_keeps(in->bi);
+    case I_AGG:
+        if (!cla_handles(CLA_F_AGG, in->op, in->dir, 0, 0, 1, NULL)) u->ok = false;
+        else u->gain += w;
+        return;
+    case I_UNARY: u->gain += w; return;
+    case I_RIX: return;
+    case I_CALL: call_uses(in, r, w, depth, u); return;
+    case I_MATMUL: if (in->op == OP_TSMM && !in->left) u->ok = false; return;
+    case I_FUSED: {
+        bool cin[16] = {false};
+        for (int j = 0; j < in->nin && j < 16; j++) cin[j] = in->in[j] == r;
+        if (!fused_ok(in, NULL, r)) u->ok = false;
+        else if (in->nin <= 16 && cg_cla_gen(in->fused, cin) && !cg_cla_rows(in->fused, cin)) u->gain += w;
+        return;
+    }
+    case I_BUILTIN: if (!builtin_keeps(in->bi)) u->ok = false; return;
     case I_BINARY:
         for (int j = 0; j < in->nin; j++) {
             int o = in->in[j];
@@ -222,52 +270,72 @@ static bool static_ok(const Code *c, int k, int r)
             for (int q = 0; q < k; q++)
                 if (c->ins[q].out == o)   /* the last writer of o before k */
                     scalar = c->ins[q].kind == I_LIT || (c->ins[q].kind == I_AGG && c->ins[q].dir == DIR_FULL);
-            if (!scalar) return false;
+            if (!scalar) { u->ok = false; return; }
         }
-        return true;
-    default: return false;
+        u->gain += w;
+        return;
+    default: u->ok = false; return;
     }
 }
 
-/* Does every instruction of the loop that reads variable name take it
- * compressed (auto: no decompression per iteration)? */
-static bool uses_ok(const PBList *l, const char *name);
-
-static bool code_ok(const Code *c, const char *name)
+static void code_uses(const Code *c, const char *name, double w, int depth, Uses *u)
 {
-    if (!c) return true;
-    for (int k = 0; k < c->n; k++) {
+    if (!c) return;
+    for (int k = 0; k < c->n && u->ok; k++) {
         if (c->ins[k].kind != I_READ || strcmp(c->ins[k].name, name)) continue;
         int r = c->ins[k].out;
-        for (int q = k + 1; q < c->n; q++) {
+        for (int q = k + 1; q < c->n && u->ok; q++) {
             const Instr *in = &c->ins[q];
             bool reads = false;
             for (int j = 0; j < in->nin; j++) reads |= in->in[j] == r;
-            if (reads && !static_ok(c, q, r)) return false;
+            if (reads) instr_uses(c, q, r, w, depth, u);
             if (in->out == r) break;   /* the register is reused */
         }
     }
-    return true;
 }
 
-static bool block_ok(const PBlock *b, const char *name)
+static void block_uses(const PBlock *b, const char *name, double w, int depth, Uses *u)
 {
-    return code_ok(b->code, name) && uses_ok(&b->body, name) && uses_ok(&b->els, name);
+    bool loop = b->kind == PB_FOR || b->kind == PB_WHILE;
+    code_uses(b->code, name, w, depth, u);
+    list_uses(&b->body, name, loop ? w * AUTO_ITERS_UNKNOWN : w, depth, u);
+    list_uses(&b->els, name, w, depth, u);
 }
 
-static bool uses_ok(const PBList *l, const char *name)
+static void list_uses(const PBList *l, const char *name, double w, int depth, Uses *u)
 {
-    for (int i = 0; i < l->n; i++)
-        if (!block_ok(l->v[i], name)) return false;
-    return true;
+    for (int i = 0; i < l->n && u->ok; i++) block_uses(l->v[i], name, w, depth, u);
 }
 
-/* Loops that auto compresses for: read often enough (unknown counts,
- * while loops, are taken as often), and matrices large against the
- * memory budget: bench/cla_e2e.sh measured compressed iterations slower
- * than uncompressed ones while the data fit comfortably (docs/cla.md). */
+/* auto (docs/cla.md): a loop-invariant matrix of a loop of n iterations
+ * (n < 0: unknown) is compressed when every use takes it compressed and
+ * - it presses on memory (at least 1/AUTO_PRESSURE of the budget): the
+ *   compressed copy lets it (and the loop's intermediates) stay in
+ *   memory; a ratio of 1.5 is enough; or
+ * - it fits, and compression pays in time: it costs about
+ *   AUTO_COMPRESS_PASSES passes over the matrix (bench/cla_e2e.sh), the
+ *   loop saves (1 - 1/ratio) of a pass per dictionary-wise read, so the
+ *   ratio must reach 1 / (1 - passes / reads), reads = gain x iterations.
+ * The loop's own block (b: the loop; its body runs n times). */
 #define AUTO_MIN_ITERS 4
-#define AUTO_BUDGET_SHARE 16   /* at least 1/16 of the memory budget */
+#define AUTO_PRESSURE 4
+#define AUTO_COMPRESS_PASSES 16.0
+#define AUTO_MIN_RATIO 1.5
+
+/* The ratio auto asks of matrix v for loop b, or 0: do not compress. */
+static double auto_ratio(const PBlock *b, const char *name, const MB *v, int64_t n)
+{
+    Uses u = {true, 0};
+    double iters = n >= 0 ? (double)n : AUTO_ITERS_UNKNOWN;
+    code_uses(b->code, name, iters, 0, &u);   /* the header, once per iteration */
+    list_uses(&b->body, name, iters, 0, &u);
+    if (!u.ok) return 0;
+    if ((double)mb_bytes(v) * AUTO_PRESSURE >= br_mem_budget()) return AUTO_MIN_RATIO;
+    double reads = u.gain;
+    if (reads <= AUTO_COMPRESS_PASSES) return 0;
+    double r = 1.0 / (1.0 - AUTO_COMPRESS_PASSES / reads);
+    return r > AUTO_MIN_RATIO ? r : AUTO_MIN_RATIO;
+}
 
 int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
 {
@@ -277,14 +345,12 @@ int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
     NameSet rd = {0}, wr = {0};
     block_names(b, &rd, &wr);
     int rc = 0;
-    ClaPlanOpts o = mode_opts(mode);
     for (int i = 0; i < rd.n && !rc; i++) {
         if (ns_has(&wr, rd.v[i])) continue;
         Value *v = st_get(&f->vars, rd.v[i]);
         if (!v || v->kind != V_MATRIX || v->m->cmb || v->m->rows < 2) continue;
-        if (mode == RT_CLA_AUTO && ((double)mb_bytes(v->m) * AUTO_BUDGET_SHARE < br_mem_budget() ||
-                                    !block_ok(b, rd.v[i])))
-            continue;
+        ClaPlanOpts o = mode_opts(mode);
+        if (mode == RT_CLA_AUTO && !(o.min_ratio = auto_ratio(b, rd.v[i], v->m, n))) continue;
         BrErr e = {0};
         MB *c = cla_compress(v->m, &o, &e);
         if (!c) { rc = rt_fail(rt, b->span, e.code, "%s", e.msg); break; }

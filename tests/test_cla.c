@@ -379,6 +379,190 @@ static void check_fused(const char *what, const MB *x, const MB *cx)
     mb_release(d);
 }
 
+/* ---- Cell/MAgg per cell over compressed rows (kernels/spoof_cell.c) ----
+ * Plans whose other inputs differ per row (column vectors, full matrices)
+ * read the compressed inputs through windows of decompressed rows. */
+/* x * c[i] + y (input 1 a column vector, input 2 a full matrix) */
+static void b_colfull(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1,
+                      int64_t j0, int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++) {
+            double v = P[0][i * S[0] + j] * P[1][i] + P[2][i * S[2] + j];
+            out[0][(i - r0) * ldo + j - j0] = v;
+            if (sc[3] == 1) out[1][(i - r0) * ldo + j - j0] = v * v;
+        }
+}
+
+/* sparse-safe x * y over the non-zeros of a sparse main x (input 0) */
+static void s_mul(const double *const *P, const int64_t *S, const double *sc, int64_t i, const int32_t *ci,
+                  const double *av, int64_t nz, double *const *out)
+{
+    for (int64_t k = 0; k < nz; k++) out[0][k] = av[k] * P[2][i * S[2] + ci[k]];
+}
+
+static void d_mul(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t j0,
+                  int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++) out[0][(i - r0) * ldo + j - j0] = P[0][i * S[0] + j] * P[2][i * S[2] + j];
+}
+
+/* Runs op (compressed inputs ms) and the same over md (ordinary) with
+ * k_spoof_cell; no_agg and row-wise results are computed cell by cell in
+ * the same order (exact); column and full aggregates of the ordinary
+ * path may group the cells differently (Kahan sums: the two differ by a
+ * few ulps of the result, far below RT). */
+static void cell_pair(const char *what, const char *name, SpoofCell op, const MB **md)
+{
+    BrErr e = {0};
+    SpoofCell ref = op;
+    ref.in.m = md;
+    MB *o1 = NULL, *o2 = NULL;
+    double v1[SPOOF_MAXOUT] = {0}, v2[SPOOF_MAXOUT] = {0};
+    int rc1 = k_spoof_cell(&op, &o1, v1, &e), rc2 = k_spoof_cell(&ref, &o2, v2, &e);
+    T_CHECK(rc1 == 0 && rc2 == 0, "%s: %s dir %d ran (%s)", what, name, op.dir, e.msg);
+    if (op.dir == SPD_FULL) {
+        for (int r = 0; r < op.nout; r++)
+            T_CHECK(same_val(v1[r], v2[r]), "%s: %s agg %d out %d: %.17g want %.17g", what, name, op.agg[r], r,
+                    v1[r], v2[r]);
+    } else {
+        T_MB_EQ(o1, o2, op.dir == SPD_COL ? RT : 0, "%s: %s dir %d agg %d", what, name, op.dir, op.agg[0]);
+    }
+    mb_release(o1);
+    mb_release(o2);
+}
+
+static void check_cell_rows(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    MB *d = cmb_decompress(cx, &e), *cv = rnd(x->rows, 1), *y = rnd(x->rows, x->cols);
+    int aggs[] = {SPA_SUM, SPA_SUMSQ, SPA_MIN, SPA_MAX, SPA_MEAN};
+    /* the full side input: ordinary, or compressed (cx itself) */
+    for (int side = 0; side < 2; side++) {
+        const MB *ms[4] = {cx, cv, side ? cx : y, NULL}, *md[4] = {d, cv, side ? d : y, NULL};
+        int mode[4] = {SPM_FULL, SPM_COL, SPM_FULL, SPM_SCALAR};
+        for (int nout = 1; nout <= 2; nout++) {
+            double sc[4] = {0, 0, 0, nout == 2};
+            for (int dir = SPD_NONE; dir <= SPD_FULL; dir++)
+                for (int a = 0; a < 5; a++) {
+                    if ((dir == SPD_NONE && a > 0) || (nout > 1 && dir != SPD_FULL)) continue;
+                    SpoofCell op = {.in = {4, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0,
+                                    .dir = dir, .nout = nout, .fd = b_colfull};
+                    for (int r = 0; r < nout; r++) op.agg[r] = dir == SPD_NONE ? SPA_NONE : aggs[(a + r) % 5];
+                    T_CHECK(!k_spoof_cell_cla_ok(&op), "%s: column vector: not per distinct value", what);
+                    cell_pair(what, side ? "x*c+x" : "x*c+y", op, md);
+                }
+        }
+    }
+    /* a sparse main input with a compressed full side input (sparse-safe) */
+    MB *dz = mb_dense(x->rows, x->cols, &e);
+    for (int64_t i = 0; dz && i < x->rows * x->cols; i++) dz->d[i] = i % 4 ? 0 : y->d[i];   /* 1 in 4 kept */
+    if (dz) mb_recount_nnz(dz);
+    MB *thin = dz ? mb_to_sparse(dz, &e) : NULL;
+    T_CHECK(thin && thin->sparse, "%s: sparse main input", what);
+    if (thin && thin->sparse) {
+        const MB *ms[3] = {thin, NULL, cx}, *md[3] = {thin, NULL, d};
+        int mode[3] = {SPM_FULL, SPM_SCALAR, SPM_FULL};
+        double sc[3] = {0};
+        for (int dir = SPD_NONE; dir <= SPD_FULL; dir++)
+            for (int a = 0; a < 5; a++) {
+                if (dir == SPD_NONE && a > 0) continue;
+                SpoofCell op = {.in = {3, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0, .dir = dir,
+                                .nout = 1, .agg = {dir == SPD_NONE ? SPA_NONE : aggs[a]}, .fd = d_mul,
+                                .fs = s_mul, .sparse_safe = true};
+                cell_pair(what, "sparse*cx", op, md);
+            }
+    }
+    mb_release(thin);
+    mb_release(dz);
+    mb_release(y);
+    mb_release(cv);
+    mb_release(d);
+}
+
+/* ---- Outer over compressed rows (kernels/spoof_outer.c) ----
+ * A body with the generated code's ABI (SpOuterFn): at each non-zero
+ * w of W (input 0), v = w * (U_i . V_j + X_ij) with X (input 3) a full
+ * side input; no_agg: v; full_agg: the Kahan pair of v^2; left: v * Z_j
+ * added to the row (Z input 4, by rows of W); right: v * Z_i added to
+ * row j (by columns of W). */
+static void okadd(double *s, double *c, double x)
+{
+    double y = x + *c, t = *s + y;
+    *c = y - (t - *s);
+    *s = t;
+}
+
+static double ov(const double *const *P, const int64_t *S, const int64_t *L, int64_t i, int64_t j, double w)
+{
+    int64_t r = L[1];
+    double uv = 0;
+    for (int64_t q = 0; q < r; q++) uv += P[1][i * r + q] * P[2][j * r + q];
+    return w * (uv + P[3][i * S[3] + j]);
+}
+
+static void o_row(const double *const *P, const int64_t *S, const int64_t *L, const double *sc, int64_t i,
+                  const int32_t *ix, const double *wv, int64_t nz, double *out)
+{
+    for (int64_t k = 0; k < nz; k++) {
+        double v = ov(P, S, L, i, ix[k], wv[k]);
+        if (sc[5] == SPO_NO_AGG) out[k] = v;
+        else if (sc[5] == SPO_FULL_AGG) okadd(&out[0], &out[1], v * v);
+        else for (int64_t c = 0; c < L[4]; c++) out[c] += v * P[4][ix[k] * L[4] + c];
+    }
+}
+
+/* by columns: j is the column of W, ix its rows; X read at (ix[k], j) */
+static void o_col(const double *const *P, const int64_t *S, const int64_t *L, const double *sc, int64_t j,
+                  const int32_t *ix, const double *wv, int64_t nz, double *out)
+{
+    for (int64_t k = 0; k < nz; k++) {
+        double v = ov(P, S, L, ix[k], j, wv[k]);
+        for (int64_t c = 0; c < L[4]; c++) out[c] += v * P[4][ix[k] * L[4] + c];
+    }
+}
+
+static void check_outer(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    int64_t n = x->rows, m = x->cols, r = 3, k = 2;
+    MB *d = cmb_decompress(cx, &e), *U = rnd(n, r), *V = rnd(m, r), *X = rnd(n, m);
+    MB *Zl = rnd(m, k), *Zr = rnd(n, k);
+    int vars[] = {SPO_NO_AGG, SPO_FULL_AGG, SPO_LEFT, SPO_RIGHT};
+    for (size_t q = 0; q < sizeof vars / sizeof *vars; q++)
+        for (int side = 0; side < 2; side++) {
+            int var = vars[q];
+            const MB *Z = var == SPO_RIGHT ? Zr : Zl;
+            /* the side input X: ordinary, or compressed (W itself) */
+            const MB *ms[6] = {cx, U, V, side ? cx : X, Z, NULL}, *md[6] = {d, U, V, side ? d : X, Z, NULL};
+            int mode[6] = {SPM_FULL, SPM_MAT, SPM_MAT, SPM_FULL, SPM_MAT, SPM_SCALAR};
+            double sc[6] = {0, 0, 0, 0, 0, var};
+            int64_t L[6] = {m, r, r, m, k, 0};
+            SpoofOuter op = {.in = {6, ms, mode, sc}, .L = L, .main = 0, .v = 2, .m = n, .n = m, .var = var,
+                             .agg = SPA_SUM, .ocols = var == SPO_NO_AGG || var == SPO_FULL_AGG ? 0 : k,
+                             .frow = o_row, .fcol = o_col};
+            SpoofOuter ref = op;
+            ref.in.m = md;
+            MB *o1 = NULL, *o2 = NULL;
+            double v1 = 0, v2 = 0;
+            int rc1 = k_spoof_outer(&op, &o1, &v1, &e), rc2 = k_spoof_outer(&ref, &o2, &v2, &e);
+            T_CHECK(rc1 == 0 && rc2 == 0, "%s: outer var %d side %d ran (%s)", what, var, side, e.msg);
+            /* W's non-zeros are visited in the same order by both */
+            if (var == SPO_FULL_AGG) T_CHECK(same_val(v1, v2), "%s: outer full_agg: %.17g want %.17g", what, v1, v2);
+            else T_MB_EQ(o1, o2, 0, "%s: outer var %d side %d", what, var, side);
+            if (var == SPO_NO_AGG) T_CHECK(o1 && o2 && o1->nnz == o2->nnz, "%s: outer no_agg nnz", what);
+            mb_release(o1);
+            mb_release(o2);
+        }
+    mb_release(Zr);
+    mb_release(Zl);
+    mb_release(X);
+    mb_release(V);
+    mb_release(U);
+    mb_release(d);
+}
+
 /* braid's binary format holds compressed blocks as they are: written,
  * read back compressed and equal; every truncation and a sweep of
  * corrupted bytes are errors or (bytes of values) readable blocks, never a
@@ -471,6 +655,8 @@ static void run_spec(const Spec *s)
             snprintf(what, sizeof what, "%s enc %s th %d", s->name, encs[k] < 0 ? "auto" : cla_enc_name(encs[k]), th);
             check_ops(what, x, cx);
             check_fused(what, x, cx);
+            check_cell_rows(what, x, cx);
+            check_outer(what, x, cx);
             check_row(what, x, cx);
             if (s->n <= 5000 && th == 1) check_binary(what, x, cx);
             mb_release(cx);
@@ -510,6 +696,43 @@ static void check_choice(void)
             "noise forced: one UNC group");
     mb_release(cx);
     mb_release(x);
+    /* one-hot columns (mutually exclusive) form one DDC group: pairs of
+     * them would not save bytes, the whole set does; with a second
+     * one-hot block beside it (categories 6-9), every column is in a
+     * DDC1 group, at most two */
+    for (int blocks = 1; blocks <= 2; blocks++) {
+        BrErr e2 = {0};
+        int64_t m = blocks == 1 ? 6 : 10;
+        MB *oh = mb_dense(6000, m, &e2);
+        for (int64_t i = 0; i < 6000; i++) {
+            oh->d[i * m + (int64_t)(urand() * 6)] = 1;
+            if (blocks == 2) oh->d[i * m + 6 + (int64_t)(urand() * 4)] = 2.5;
+        }
+        mb_recount_nnz(oh);
+        cx = cla_compress(oh, &o, &e);
+        int ng = cx && mb_is_cmb(cx) ? cx->cmb->ngroups : -1;
+        T_CHECK(blocks == 1 ? ng == 1 : ng >= 1 && ng <= 2, "one-hot %d: %d groups", blocks, ng);
+        for (int g = 0; g < ng; g++)
+            T_CHECK(cx->cmb->groups[g]->enc == CLA_DDC1, "one-hot %d: group %d %s", blocks, g,
+                    cla_enc_name(cx->cmb->groups[g]->enc));
+        if (ng > 0) check_ops("one-hot", oh, cx);
+        T_MB_EQ(cx, oh, 0, "one-hot %d: values", blocks);
+        mb_release(cx);
+        mb_release(oh);
+    }
+    /* a column with more distinct values than a dictionary holds (65536)
+     * stays uncompressed even when DDC2 is forced (the blocked extraction
+     * gives the group up part way) */
+    Spec many = {"many", 70000, 2, 0, 0, 1, false, 0, true};
+    x = gen(&many);
+    o.enc = CLA_DDC2;
+    cx = cla_compress(x, &o, &e);
+    T_CHECK(cx && mb_is_cmb(cx) && cx->cmb->ngroups == 1 && cx->cmb->groups[0]->enc == CLA_UNC,
+            "many distinct values: one UNC group");
+    T_MB_EQ(cx, x, 0, "many distinct values: values");
+    mb_release(cx);
+    mb_release(x);
+    o.enc = -1;
     /* co-coding: correlated column pairs share groups */
     Spec cs = {"corr", 4000, 6, 6, 0.1, 1, true, 0, false};
     x = gen(&cs);

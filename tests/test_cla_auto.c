@@ -1,0 +1,142 @@
+/* test_cla_auto.c: the run time's decisions about compressed matrices
+ * (runtime/cla_rt.c, docs/cla.md), read back from -stats:
+ * - when sysds.compressed.linalg=auto compresses a loop's read-only
+ *   matrix ("CLA compressions: N"): from the compiled loop (which uses
+ *   take the matrix compressed, which gain over the dictionaries,
+ *   functions the loop calls), the iteration count and the memory budget
+ *   (set in the configuration, so the decisions do not depend on the
+ *   machine);
+ * - which way a fused Row operator over a compressed input runs
+ *   ("spoofRowCLA": its generated code over decompressed rows; else its
+ *   unfused plan), from the costs of both (cg_cla_row_unfused).
+ * The data are seeded. Runs build/braid (or $BRAID). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "t.h"
+
+static const char *braid_bin(void)
+{
+    const char *b = getenv("BRAID");
+    return b ? b : "build/braid";
+}
+
+static bool write_file(char *path, const char *text)
+{
+    int fd = mkstemp(path);
+    if (fd < 0) return false;
+    size_t n = strlen(text);
+    bool ok = write(fd, text, n) == (ssize_t)n;
+    close(fd);
+    return ok;
+}
+
+static bool g_rowcla;   /* the last run ran a Row operator over decompressed rows */
+
+/* Compressions the script made under mode (auto, false) with the given
+ * budget (bytes), -1 when it did not run; *printed gets the value it
+ * printed. */
+static long run_mode(const char *script, const char *mode, double budget, double *printed)
+{
+    char sp[] = "/tmp/braid_clauto_XXXXXX", cp[] = "/tmp/braid_clauto_XXXXXX", cfg[256], cwd[512] = "";
+    snprintf(cfg, sizeof cfg,
+             "<root><sysds.compressed.linalg>%s</sysds.compressed.linalg>"
+             "<sysds.local.memory.budget>%.0f</sysds.local.memory.budget></root>\n", mode, budget);
+    if (!write_file(sp, script) || !write_file(cp, cfg)) return -1;
+    if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return -1;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cd /tmp && BRAID_CODEGEN_ASYNC=0 timeout -s KILL 120 %s%s%s -f %s -config %s -stats 2>&1", cwd,
+             cwd[0] ? "/" : "", braid_bin(), sp, cp);
+    FILE *f = popen(cmd, "r");
+    char line[1024];
+    long n = 0;   /* -stats prints no CLA lines without compressions */
+    *printed = NAN;
+    g_rowcla = false;
+    while (f && fgets(line, sizeof line, f)) {
+        long k;
+        double v;
+        if (sscanf(line, "CLA compressions: %ld", &k) == 1) n = k;
+        else if (sscanf(line, "RESULT %lf", &v) == 1) *printed = v;
+        if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLA")) g_rowcla = true;
+    }
+    if (f && pclose(f) != 0) n = -1;
+    unlink(sp);
+    unlink(cp);
+    return n;
+}
+
+/* X: 20000 x 10 with 6 distinct values per column (1.6 MB, compresses
+ * about 8x); the loops read it ITERS times. */
+#define DATA "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=1))\nv = rand(rows=10, cols=1, seed=2)\n"
+
+int main(void)
+{
+    double big = 64e9, small = 4e6, r1 = 0, r2 = 0;
+    struct { const char *what, *loop; double budget; long want; } cases[] = {
+        /* products gain nothing over the dictionaries: data that fit stay
+         * uncompressed; pressing on the budget (1.6 MB of 4 MB), compressed */
+        {"products, fits", "s = 0\nfor (i in 1:30) { s = s + sum(X %*% v) }\n", big, 0},
+        {"products, presses on memory", "s = 0\nfor (i in 1:30) { s = s + sum(X %*% v) }\n", small, 1},
+        /* aggregates and cellwise operators gain per read: 60 reads pay */
+        {"aggregates, fits", "s = 0\nfor (i in 1:30) { s = s + sum(X^2) + max(X * i) }\n", big, 1},
+        /* too few reads to pay for compressing */
+        {"aggregates, 6 reads", "s = 0\nfor (i in 1:6) { s = s + sum(X^2) }\n", big, 0},
+        /* an operator that decompresses every iteration: never */
+        {"transpose", "s = 0\nfor (i in 1:30) { s = s + sum(t(X) * i) }\n", small, 0},
+        /* uses inside a called function count */
+        {"function with aggregates",
+         "f = function(Matrix[Double] A, Double i) return (Double s) { s = sum(A^2) + max(A * i) }\n"
+         "s = 0\nfor (i in 1:30) { s = s + f(X, i) }\n", big, 1},
+        {"function with a transpose",
+         "f = function(Matrix[Double] A, Double i) return (Double s) { s = sum(t(A) * i) }\n"
+         "s = 0\nfor (i in 1:30) { s = s + f(X, i) }\n", small, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char src[2048];
+        snprintf(src, sizeof src, "%s%sprint(\"RESULT \" + s)\n", DATA, cases[k].loop);
+        long n = run_mode(src, "auto", cases[k].budget, &r1);
+        T_CHECK(n == cases[k].want, "%s: %ld compressions, want %ld", cases[k].what, n, cases[k].want);
+        /* the same result as without compression, up to the summation
+         * order of the products (2e5 terms of at most 5: relative error
+         * below 2e5 * 2^-53 ~ 2e-11) */
+        long n0 = run_mode(src, "false", cases[k].budget, &r2);
+        T_CHECK(n0 == 0 && fabs(r1 - r2) <= 1e-9 * fabs(r2), "%s: result %.17g, want %.17g", cases[k].what, r1, r2);
+    }
+    /* the Row choice (synchronous code generation: a plan whose kernel is
+     * not compiled yet would run unfused): t(X) %*% (X %*% v - y) (narrow
+     * products) runs its unfused plan over the compressed products;
+     * kmeans' distances (a product with k = 5 columns feeding several
+     * steps) too where X compresses into few co-coded groups (a lookup
+     * per row and group), but the generated code over decompressed rows
+     * where every column is a group of its own (50 distinct values per
+     * column: co-coding would not save) */
+#define WIDE "X = round(rand(rows=20000, cols=10, min=0, max=49, seed=1))\nv = rand(rows=10, cols=1, seed=2)\n"
+#define KM "D = -2 * (Xc %*% t(C)) + t(rowSums(C^2))\ns = sum(rowIndexMin(D) * (rowMins(D) + 1))\n"
+    struct { const char *what, *data, *expr; bool rows; } rc[] = {
+        {"narrow products", DATA, "G = t(Xc) %*% (Xc %*% v - y)\ns = sum(G)\n", false},
+        {"narrow products, one group per column", WIDE, "G = t(Xc) %*% (Xc %*% v - y)\ns = sum(G)\n", false},
+        {"kmeans distances, co-coded", DATA, KM, false},
+        {"kmeans distances, one group per column", WIDE, KM, true},
+    };
+    for (size_t k = 0; k < sizeof rc / sizeof *rc; k++) {
+        char src[2048];
+        snprintf(src, sizeof src,
+                 "%sy = rand(rows=20000, cols=1, seed=3)\nC = rand(rows=5, cols=10, seed=4)\nXc = compress(X)\n"
+                 "if (sum(X) > 0) {\n%s}\nprint(\"RESULT \" + s)\n", rc[k].data, rc[k].expr);
+        long n = run_mode(src, "false", big, &r1);
+        T_CHECK(n == 1, "%s: compressed (%ld)", rc[k].what, n);
+        T_CHECK(g_rowcla == rc[k].rows, "%s: %s", rc[k].what,
+                rc[k].rows ? "generated code over decompressed rows" : "the unfused plan over compressed products");
+        /* the same value from X itself (products: summation order) */
+        char ref[2048];
+        snprintf(ref, sizeof ref, "%s", src);
+        char *at = strstr(ref, "Xc = compress(X)");
+        if (at) memcpy(at, "Xc = X          ", 16);
+        run_mode(ref, "false", big, &r2);
+        T_CHECK(fabs(r1 - r2) <= 1e-9 * fmax(1, fabs(r2)), "%s: %.17g, want %.17g", rc[k].what, r1, r2);
+    }
+    return t_done("test_cla_auto");
+}
