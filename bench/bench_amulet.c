@@ -58,28 +58,33 @@ static const char *qbody[NQ] = {
 };
 
 /* The seed's baseline: the loop in its best order (i, k, j: unit stride
- * over j), parallel over i when nt > 1. */
+ * over j), parallel over i when nt > 1. One text, compiled for this CPU
+ * (peer) and for generic x86-64 (peer_generic): a macro, since a shared
+ * function could not be inlined across the two targets. */
+#define PEER_LOOP                                                                                              \
+    _Pragma("omp parallel for num_threads(nt) schedule(static)")                                             \
+    for (int64_t i = 0; i < n; i++)                                                                            \
+        for (int64_t k = 0; k < n; k++) {                                                                      \
+            double a = A[i * n + k];                                                                           \
+            const double *b = B + k * n;                                                                       \
+            double *r = R + i * n;                                                                             \
+            switch (q) {                                                                                       \
+            case QMM: for (int64_t j = 0; j < n; j++) r[j] += a * b[j]; break;                                 \
+            case Q1:                                                                                           \
+                for (int64_t j = 0; j < n; j++) { double p = a * b[j]; r[j] += p - (p > thj[j]) * p * dis[j]; } \
+                break;                                                                                         \
+            case Q2:                                                                                           \
+                for (int64_t j = 0; j < n; j++) { double p = a * b[j]; r[j] += p + (p > thi[i]) * (p - thi[i]); } \
+                break;                                                                                         \
+            default: for (int64_t j = 0; j < n; j++) r[j] += a * b[j] > 0.25; break;                           \
+            }                                                                                                  \
+        }
+
 __attribute__((optimize("O3"))) static void peer(int q, int64_t n, const double *A, const double *B,
                                                  const double *thi, const double *thj, const double *dis, double *R,
                                                  int nt)
 {
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t k = 0; k < n; k++) {
-            double a = A[i * n + k];
-            const double *b = B + k * n;
-            double *r = R + i * n;
-            switch (q) {
-            case QMM: for (int64_t j = 0; j < n; j++) r[j] += a * b[j]; break;
-            case Q1:
-                for (int64_t j = 0; j < n; j++) { double p = a * b[j]; r[j] += p - (p > thj[j]) * p * dis[j]; }
-                break;
-            case Q2:
-                for (int64_t j = 0; j < n; j++) { double p = a * b[j]; r[j] += p + (p > thi[i]) * (p - thi[i]); }
-                break;
-            default: for (int64_t j = 0; j < n; j++) r[j] += a * b[j] > 0.25; break;
-            }
-        }
+    PEER_LOOP
 }
 
 /* The same loop for generic x86-64 (no AVX): gcc -O3 as the seed ran it. */
@@ -87,23 +92,7 @@ __attribute__((optimize("O3"), target("arch=x86-64"))) static void peer_generic(
     int q, int64_t n, const double *A, const double *B, const double *thi, const double *thj, const double *dis,
     double *R, int nt)
 {
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t k = 0; k < n; k++) {
-            double a = A[i * n + k];
-            const double *b = B + k * n;
-            double *r = R + i * n;
-            switch (q) {
-            case QMM: for (int64_t j = 0; j < n; j++) r[j] += a * b[j]; break;
-            case Q1:
-                for (int64_t j = 0; j < n; j++) { double p = a * b[j]; r[j] += p - (p > thj[j]) * p * dis[j]; }
-                break;
-            case Q2:
-                for (int64_t j = 0; j < n; j++) { double p = a * b[j]; r[j] += p + (p > thi[i]) * (p - thi[i]); }
-                break;
-            default: for (int64_t j = 0; j < n; j++) r[j] += a * b[j] > 0.25; break;
-            }
-        }
+    PEER_LOOP
 }
 
 static double now(void) { return omp_get_wtime(); }

@@ -582,10 +582,7 @@ static void canon_order(CPlan *p)
         }
     }
     for (int o = 0; o < p->nout; o++) p->out[o] = nmap[p->out[o]];
-    for (int i = 0; i < cnt; i++)
-        if (nn[i].kind != CN_IN && nn[i].vlen >= 0 && nn[i].vlen < p->nin && nn[i].vc == VC_VEC)
-            nn[i].vlen = imap[nn[i].vlen];
-        else if (nn[i].kind == CN_IN && nn[i].vlen >= 0) nn[i].vlen = nn[i].in;
+    /* (vlen, an input or slice index, is set again by row_classes) */
     if (p->main >= 0) p->main = imap[p->main];
     for (int c = 0; c < p->ncond; c++) p->cond[c].in = imap[p->cond[c].in];
     memcpy(p->n, nn, (size_t)cnt * sizeof(CNode));
@@ -664,7 +661,8 @@ CPlan *cplan_build(const Memo *m, const FusedOp *f)
         }
     }
     if (ok && !b.fail) canon_order(p);
-    /* slices' L entries follow the inputs: renumbered with them */
+    /* the vector lengths (vlen) by the final numbering of inputs and
+     * slices */
     if (ok && !b.fail && p->tpl == T_ROW) row_classes(p);
     free(b.map);
     free(b.fent);

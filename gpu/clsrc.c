@@ -125,6 +125,16 @@ static const char cl_kernels[] =
     "{\n"
     "    return op == AG_MIN ? cg_minstep(a, b) : op == AG_MAX ? cg_maxstep(a, b) : a + b;\n"
     "}\n"
+    /* the work-group's partials sh[0..L) combined into sh[0], a tree in
+     * local memory (every work-item of the group calls it) */
+    "CG_INL void agg_tree(int op, __local double *sh, int l, int L)\n"
+    "{\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (int w = L / 2; w > 0; w /= 2) {\n"
+    "        if (l < w) sh[l] = agg_comb(op, sh[l], sh[l + w]);\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "}\n"
     /* one work-group per row (grid-stride over groups of rows): each
      * work-item a strided Kahan partial, then a tree in local memory */
     "__kernel void agg_row(int op, long rows, long cols, double div, __global const double *a,\n"
@@ -135,11 +145,7 @@ static const char cl_kernels[] =
     "        double s = agg_init(op), c = 0;\n"
     "        for (long j = l; j < cols; j += L) agg_step(op, &s, &c, a[i * cols + j]);\n"
     "        sh[l] = op <= AG_SUMSQ ? s + c : s;\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "        for (int w = L / 2; w > 0; w /= 2) {\n"
-    "            if (l < w) sh[l] = agg_comb(op, sh[l], sh[l + w]);\n"
-    "            barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "        }\n"
+    "        agg_tree(op, sh, l, L);\n"
     "        if (l == 0) out[i] = sh[0] / div;\n"
     "        barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    }\n"
@@ -162,11 +168,7 @@ static const char cl_kernels[] =
     "    double s = agg_init(op), c = 0;\n"
     "    for (long k = get_global_id(0); k < n; k += get_global_size(0)) agg_step(op, &s, &c, a[k]);\n"
     "    sh[l] = op <= AG_SUMSQ ? s + c : s;\n"
-    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    for (int w = L / 2; w > 0; w /= 2) {\n"
-    "        if (l < w) sh[l] = agg_comb(op, sh[l], sh[l + w]);\n"
-    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "    }\n"
+    "    agg_tree(op, sh, l, L);\n"
     "    if (l == 0) part[get_group_id(0)] = sh[0];\n"
     "}\n"
     /* aggregates the tree kernels lack, one work-item per segment (a row,

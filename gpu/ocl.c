@@ -77,6 +77,21 @@ static int pick_device(cl_device_id *dev, BrErr *e)
     return 0;
 }
 
+/* A cl_uint / cl_ulong device property (0 when the driver has none). */
+static cl_uint dev_uint(cl_device_id d, cl_device_info what)
+{
+    cl_uint u = 0;
+    clGetDeviceInfo(d, what, sizeof u, &u, NULL);
+    return u;
+}
+
+static cl_ulong dev_ulong(cl_device_id d, cl_device_info what)
+{
+    cl_ulong l = 0;
+    clGetDeviceInfo(d, what, sizeof l, &l, NULL);
+    return l;
+}
+
 static void read_info(cl_device_id d, GpuInfo *gi)
 {
     memset(gi, 0, sizeof *gi);
@@ -84,22 +99,12 @@ static void read_info(cl_device_id d, GpuInfo *gi)
     cl_device_type t = 0;
     clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
     gi->is_cpu = (t & CL_DEVICE_TYPE_CPU) != 0;
-    cl_uint u = 0;
-    clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof u, &u, NULL);
-    gi->compute_units = (int)u;
-    u = 0;
-    clGetDeviceInfo(d, CL_DEVICE_MAX_CLOCK_FREQUENCY, sizeof u, &u, NULL);
-    gi->clock_mhz = (int)u;
+    gi->compute_units = (int)dev_uint(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+    gi->clock_mhz = (int)dev_uint(d, CL_DEVICE_MAX_CLOCK_FREQUENCY);
     clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof gi->max_wg, &gi->max_wg, NULL);
-    cl_ulong l = 0;
-    clGetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof l, &l, NULL);
-    gi->local_mem = (size_t)l;
-    l = 0;
-    clGetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof l, &l, NULL);
-    gi->global_mem = (double)l;
-    l = 0;
-    clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof l, &l, NULL);
-    gi->max_alloc = (size_t)l;
+    gi->local_mem = (size_t)dev_ulong(d, CL_DEVICE_LOCAL_MEM_SIZE);
+    gi->global_mem = (double)dev_ulong(d, CL_DEVICE_GLOBAL_MEM_SIZE);
+    gi->max_alloc = (size_t)dev_ulong(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
     char ext[8192] = {0};
     clGetDeviceInfo(d, CL_DEVICE_EXTENSIONS, sizeof ext - 1, ext, NULL);
     gi->has_subgroups = strstr(ext, "cl_khr_subgroups") != NULL;

@@ -19,8 +19,10 @@ HopDag *hop_dag_new(void)
     HopDag *d = br_calloc(1, sizeof *d);
     if (!d) return NULL;
     d->arena = arena_new();
-    d->reserve = br_calloc(HOP_RESERVE, sizeof *d->reserve);
-    d->rsv_in = br_calloc(HOP_RESERVE_IN, sizeof *d->rsv_in);
+    /* (not zeroed here: hop_new clears what it hands out, so a DAG, made
+     * at every recompilation, costs no pass over its reserve) */
+    d->reserve = br_malloc(HOP_RESERVE * sizeof *d->reserve);
+    d->rsv_in = br_malloc(HOP_RESERVE_IN * sizeof *d->rsv_in);
     if (!d->arena || !d->reserve || !d->rsv_in) {
         hop_dag_free(d);
         return NULL;
@@ -72,6 +74,7 @@ Hop *hop_new(HopDag *d, HopKind kind, Span span, int nin)
         h = &d->reserve[d->nreserve++];
         memset(h, 0, sizeof *h);
         h->in = nin ? d->rsv_in + d->rsv_used : NULL;
+        if (nin) memset(h->in, 0, (size_t)nin * sizeof *h->in);
         d->rsv_used += nin;
         return hop_init(h, kind, span, nin);
     }

@@ -89,8 +89,7 @@ static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **
         o->na_strings = na;
     }
     if ((v = arg(in, regs, 9)) && (v->kind != V_STRING || strcmp(v->s->s, "matrix"))) return false;
-    /* libsvm with its own indSep (or sep, below): read locally */
-    if (arg(in, regs, 10)) return false;
+    if ((v = arg(in, regs, 10))) { if (v->kind != V_STRING) return false; o->ind_sep = v->s->s; }
     return true;
 }
 
@@ -111,7 +110,8 @@ static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
     int rc = DIST_LOCAL;
     if (!read_opts(in, regs, &o, na, &nabuf) || io_read_plan(path, &o, &p, &pe)) goto done;
     if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) goto done;
-    if (!strcmp(p.format, "libsvm") && o.sep) goto done;
+    /* libsvm shares are parsed with the default separators */
+    if (!strcmp(p.format, "libsvm") && (o.sep || o.ind_sep)) goto done;
     if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget()) goto done;
     if (!strcmp(p.format, "binary")) rc = dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
     else rc = dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);
