@@ -61,6 +61,9 @@ static void cell_operand(const Gen *g, int n, char *buf, size_t len)
 {
     const CPlan *p = g->p;
     const CNode *x = &p->n[n];
+    /* Cell/MAgg: X[, lo:hi] reads X's cell, its pointer set at the slice
+     * (exec.c, kernels/spoof_cell.c) */
+    if (x->kind == CN_SLICE && (p->tpl == T_CELL || p->tpl == T_MAGG)) { cell_operand(g, x->a[0], buf, len); return; }
     if (x->kind != CN_IN) { snprintf(buf, len, "t%d", n); return; }
     int k = x->in;
     const CInput *c = &p->in[k];

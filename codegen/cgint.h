@@ -220,10 +220,11 @@ void cg_amulet_fuse(CgContext *c, HopDag *d);
 
 /* ---- CPlans (cplan.c) ---- */
 
-/* CN_SLICE (Row): columns lo..hi (1-based, a[1] and a[2], scalar inputs)
- * of the row vector a[0], X[, lo:hi] fused (seed 000 Fig. 3c); its length
- * and offset are L[vlen] and L[vlen + 1], set per call from the bounds
- * (exec.c) after the inputs' L entries. */
+/* CN_SLICE: columns lo..hi (1-based, a[1] and a[2], scalar inputs) of
+ * a[0], X[, lo:hi] fused (seed 000 Fig. 3c). Row: of the row vector a[0];
+ * its length and offset are L[vlen] and L[vlen + 1], set per call from
+ * the bounds (exec.c) after the inputs' L entries. Cell: a[0] is the
+ * input X itself, read in place at the slice's columns (CInput.slice). */
 typedef enum { CN_IN, CN_UN, CN_BIN, CN_TER, CN_AGG, CN_MM, CN_MMTL, CN_TRANS, CN_SLICE } CNKind;
 
 /* Input modes relative to the fused operator's iteration space. */
@@ -259,6 +260,9 @@ typedef struct CInput {
     InMode mode;
     int role;              /* construction role (cplan.c) */
     int64_t rows, cols;    /* compile-time shape */
+    int slice;             /* Cell/MAgg: the CN_SLICE node that reads this
+                              input X as X[, lo:hi] (its columns lo..hi at
+                              X's stride, no copy); -1 */
 } CInput;
 
 /* A runtime condition of sparse safety: ops_binary(op, 0, s) == 0 (or

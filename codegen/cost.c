@@ -503,8 +503,11 @@ static double bytes(const Hop *h)
     if (!h) return 0;
     if (h->dt != DT_MATRIX) return 8;
     if (h->cbytes > 0) return h->cbytes;   /* a compressed value is read compressed */
-    if (h->mem > 0) return h->mem;
-    return 8 * cells(h);
+    /* the expected size: a variable's real bytes at recompilation, else
+     * the sizes' estimate (h->mem is the worst case, for memory) */
+    if (h->rows < 0 || h->cols < 0) return 8 * cells(h);
+    if (h->kind == H_TREAD && h->mem > 0) return h->mem;
+    return h->nnz >= 0 ? mb_est_size(h->rows, h->cols, h->nnz) : mb_est_dense(h->rows, h->cols);
 }
 
 static double sparsity(const Hop *h)

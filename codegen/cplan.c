@@ -13,13 +13,16 @@
 #include <string.h>
 
 /* Input roles during construction (mapped to modes afterwards). */
-enum { R_GEN, R_MAT, R_OU, R_OV, R_OB, R_OVJ, R_OUI };
+enum { R_GEN, R_MAT, R_OU, R_OV, R_OB, R_OVJ, R_OUI,
+       R_SLICE };   /* Cell: X of the k-th X[, lo:hi], role R_SLICE + k (an
+                       input of its own, read in place at its offset) */
 
 typedef struct Build {
     const Memo *m;
     CPlan *p;
     int *map;              /* hop id -> node, -1 */
     const MEntry **fent;   /* hop id -> its entry where the plan computes it */
+    int nslice;            /* Cell slices so far */
     bool fail;
 } Build;
 
@@ -63,6 +66,7 @@ static int input_node(Build *b, Hop *h, int role)
         ci->rows = h->rows;
         ci->cols = h->cols;
         ci->role = role;
+        ci->slice = -1;
         p->nin++;
     }
     CNode nd = {.kind = CN_IN, .in = k, .rows = h->rows, .cols = h->cols, .scalar = h->dt == DT_SCALAR,
@@ -222,11 +226,12 @@ static int build(Build *b, Hop *h, const MEntry *e)
         }
         break;
     case H_RIX:
-        /* Row only (explore.c row_rix): X[, lo:hi]; X[, j] as j:j */
-        if (t != T_ROW) { b->fail = true; return 0; }
+        /* explore.c row_rix: X[, lo:hi]; X[, j] as j:j (Row: of X's row;
+         * Cell: X read in place, finish_cell) */
+        if (t != T_ROW && t != T_CELL) { b->fail = true; return 0; }
         nd = op_node(h, CN_SLICE);
         nd.na = 3;
-        nd.a[0] = child(b, h, e, 0, R_GEN);
+        nd.a[0] = t == T_CELL ? input_node(b, h->in[0], R_SLICE + b->nslice++) : child(b, h, e, 0, R_GEN);
         nd.a[1] = child(b, h, e, 3, R_GEN);
         nd.a[2] = h->ix.cmode == IX_RANGE ? child(b, h, e, 4, R_GEN) : nd.a[1];
         r = add_node(b, nd);
@@ -319,7 +324,7 @@ static void choose_main(CPlan *p, const int *cellroot, int nroots, bool prefer_f
     }
     p->sparse_safe = false;
     p->main = -1;
-    for (int k = 0; k < p->nin; k++) if (p->in[k].mode == IM_FULL) { p->main = k; break; }
+    for (int k = 0; k < p->nin; k++) if (p->in[k].mode == IM_FULL && p->in[k].slice < 0) { p->main = k; break; }
 }
 
 static void row_classes(CPlan *p)
@@ -368,13 +373,41 @@ static void row_classes(CPlan *p)
     }
 }
 
+/* Cell slices: each CN_SLICE reads an input X of its own (no other node
+ * reads it) with the iteration's rows, in place; false otherwise. */
+static bool cell_slices(CPlan *p)
+{
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind != CN_SLICE) continue;
+        const CNode *a = &p->n[x->a[0]];
+        if (a->kind != CN_IN || p->in[a->in].scalar || p->in[a->in].slice >= 0 || p->in[a->in].rows != p->srows ||
+            x->rows != p->srows)
+            return false;
+        p->in[a->in].slice = i;
+    }
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        for (int k = 0; k < x->na; k++) {
+            const CNode *a = &p->n[x->a[k]];
+            if (a->kind == CN_IN && p->in[a->in].slice >= 0 && !(x->kind == CN_SLICE && k == 0)) return false;
+        }
+        if (x->kind == CN_IN && p->in[x->in].slice >= 0)
+            for (int r = 0; r < p->nout; r++)
+                if (p->out[r] == i) return false;
+    }
+    return true;
+}
+
 static bool finish_cell(CPlan *p, int *roots, int nroots)
 {
     /* the iteration space: the shape of the (first) cell expression */
     CNode *r0 = &p->n[roots[0]];
     p->srows = r0->rows;
     p->scols = r0->cols;
+    if (!cell_slices(p)) return false;
     for (int k = 0; k < p->nin; k++) {
+        if (p->in[k].slice >= 0) { p->in[k].mode = IM_FULL; continue; }
         int md = mode_in_space(&p->in[k], p->srows, p->scols);
         if (md < 0) return false;
         p->in[k].mode = (InMode)md;

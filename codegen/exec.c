@@ -14,6 +14,7 @@
  * with (the heuristic policies, which cost nothing, keep the size rules). */
 #include "cgint.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,15 +106,39 @@ static bool side_nonfinite(const CPlan *p, const Bind *b)
 
 /* ---- Cell / MAgg ---- */
 
+/* The column offset and width of each input a Cell plan reads in place
+ * as X[, lo:hi] (cplan.c cell_slices), from the bounds floored as ap_rix
+ * floors them; -1 for other inputs. False when a range is empty or not
+ * inside X: the unfused plan then runs and reports it. */
+static bool cell_slice_offsets(const CPlan *p, const Bind *b, int64_t *coff, int64_t *width)
+{
+    for (int k = 0; k < p->nin; k++) {
+        coff[k] = width[k] = -1;
+        if (p->in[k].slice < 0) continue;
+        const CNode *x = &p->n[p->in[k].slice];
+        const CNode *lo = &p->n[x->a[1]], *hi = &p->n[x->a[2]];
+        if (lo->kind != CN_IN || hi->kind != CN_IN || !p->in[lo->in].scalar || !p->in[hi->in].scalar) return false;
+        double fl = floor(b->sc[lo->in]), fh = floor(b->sc[hi->in]);
+        if (!(fl >= 1) || !(fh <= (double)b->m[k]->cols) || fl > fh) return false;
+        coff[k] = (int64_t)fl - 1;
+        width[k] = (int64_t)fh - (int64_t)fl + 1;
+    }
+    return true;
+}
+
 static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
     int rc = 0;
-    if (!bind(p, args, nargs, &b)) { *fb = true; goto done; }
+    int64_t *coff = br_calloc((size_t)p->nin + 1, sizeof *coff), *width = br_calloc((size_t)p->nin + 1, sizeof *width);
+    if (!coff || !width || !bind(p, args, nargs, &b) || !cell_slice_offsets(p, &b, coff, width)) {
+        *fb = true;
+        goto done;
+    }
     int64_t M = -1, N = -1;
     for (int k = 0; k < p->nin && M < 0; k++)
-        if (p->in[k].mode == IM_FULL) { M = b.m[k]->rows; N = b.m[k]->cols; }
+        if (p->in[k].mode == IM_FULL) { M = b.m[k]->rows; N = coff[k] >= 0 ? width[k] : b.m[k]->cols; }
     if (M < 0) {
         for (int k = 0; k < p->nin; k++) {
             if (p->in[k].mode == IM_COL) M = b.m[k]->rows;
@@ -123,14 +148,14 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     for (int k = 0; k < p->nin && !*fb; k++) {
         const MB *m = b.m[k];
         switch (p->in[k].mode) {
-        case IM_FULL: *fb = m->rows != M || m->cols != N; break;
+        case IM_FULL: *fb = m->rows != M || (coff[k] >= 0 ? width[k] : m->cols) != N; break;
         case IM_ROW: *fb = m->rows != 1 || m->cols != N; break;
         case IM_COL: *fb = m->rows != M || m->cols != 1; break;
         default: break;
         }
     }
     if (*fb || M < 0 || N < 0) { *fb = true; goto done; }
-    SpoofCell sp = {.in = {p->nin, b.m, b.mode, b.sc}, .rows = M, .cols = N, .main = p->main,
+    SpoofCell sp = {.in = {p->nin, b.m, b.mode, b.sc, coff}, .rows = M, .cols = N, .main = p->main,
                     .nout = p->nout, .fd = (SpCellDenseFn)op->fn[0], .fs = (SpCellSparseFn)op->fn[1],
                     .ff = (SpCellFlatFn)op->fn[2], .fa = (SpCellAggFn)op->fn[3],
                     .fsa = (SpCellSparseAggFn)op->fn[4]};
@@ -151,9 +176,12 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     /* a compressed input: the skeleton over the dictionaries where the
      * plan allows it, else per cell over windows of decompressed rows
      * (kernels/spoof_cell.c) */
-    bool cmb = false, declined = true;
-    for (int k = 0; k < p->nin; k++) cmb |= b.m[k] && b.m[k]->cmb;
-    if (cmb && (rc = k_spoof_cell_cla(&sp, &res, vals, &declined, e))) goto done;
+    bool cmb = false, declined = true, sliced_cmb = false;
+    for (int k = 0; k < p->nin; k++) {
+        cmb |= b.m[k] && b.m[k]->cmb;
+        sliced_cmb |= b.m[k] && b.m[k]->cmb && coff[k] >= 0;   /* windows of its rows only */
+    }
+    if (cmb && !sliced_cmb && (rc = k_spoof_cell_cla(&sp, &res, vals, &declined, e))) goto done;
     if (cmb && declined) cla_stats_op("spoofCellCLArows");
     if (declined && (rc = k_spoof_cell(&sp, &res, vals, e))) goto done;
     if (sp.dir != SPD_FULL) *out = val_matrix(res);
@@ -170,6 +198,8 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     }
 done:
     bind_free(&b);
+    free(coff);
+    free(width);
     return rc;
 }
 

@@ -140,6 +140,7 @@ static bool cell_pos(const Hop *h, int i)
 {
     const Hop *in = h->in[i];
     if (!known(in)) return false;
+    if (row_rix(h)) return false;   /* X is read in place: an input */
     if (tpl_cell_op(h)) return in->rows == h->rows && in->cols == h->cols;
     if (tpl_agg_op(h)) return i == 0;
     if (tpl_dot(h)) return true;
@@ -190,8 +191,8 @@ static bool fusable_pos(TplType t, const Hop *h, int i)
 static bool tpl_open(TplType t, const Hop *h)
 {
     switch (t) {
-    case T_CELL:
-        return tpl_cell_op(h);
+    case T_CELL:   /* X[, lo:hi] opens a Cell plan that reads X in place */
+        return tpl_cell_op(h) || row_rix(h);
     case T_ROW:
         if (ew_op(h, FT_ROW)) return h->rows > 1 && h->cols > 1;
         if (tpl_row_mm(h) || row_mmtl(h) || row_mmchain(h)) return true;

@@ -55,6 +55,7 @@ static Hop *hop_init(Hop *h, HopKind kind, Span span, int nin)
     h->span = span;
     h->nin = nin;
     h->rows = h->cols = h->nnz = -1;
+    h->wrows = h->wcols = -1;
     h->mem = -1;
     h->reg = -1;
     h->nouts = 1;
@@ -141,6 +142,20 @@ static int64_t mm_nnz(const Hop *a, const Hop *b)
     double cells = m * n, p = -expm1(k * log1p(-fmin(sa * sb, 1.0)));
     double z = ceil(cells * (sa * sb >= 1 ? 1.0 : p));
     return (int64_t)fmin(z, cells);
+}
+
+/* Worst-case non-zeros of A %*% B for memory estimates (seed 002,
+ * section 3.2): sparsity min(1, sa*k) * min(1, sb*k), where the
+ * average-case estimate above would underestimate clustered non-zeros;
+ * -1 unknown. */
+static int64_t mm_nnz_worst(const Hop *a, const Hop *b)
+{
+    if (!known(a) || !known(b) || a->nnz < 0 || b->nnz < 0) return -1;
+    double m = (double)a->rows, k = (double)a->cols, n = (double)b->cols;
+    if (m * k == 0 || k * n == 0 || a->nnz == 0 || b->nnz == 0) return 0;
+    double sa = (double)a->nnz / (m * k), sb = (double)b->nnz / (k * n);
+    double s = fmin(1.0, sa * k) * fmin(1.0, sb * k);
+    return (int64_t)fmin(ceil(m * n * s), m * n);
 }
 
 static void set_dims(Hop *h, int64_t r, int64_t c)
@@ -244,26 +259,144 @@ static void infer_table(Hop *h)
     h->nnz = (int64_t)(cells < out ? cells : out);
 }
 
+/* Worst-case dimensions (seed 002, section 3.2: where a size is unknown,
+ * the memory estimate takes the largest the operator's semantics allow,
+ * so that it never underestimates). -1 is unbounded; a matrix of unknown
+ * size read from a variable or returned by a function has no bound. */
+static int64_t wmax(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a > b ? a : b; }
+static int64_t wsum(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a + b; }
+
+static int64_t wrows_of(const Hop *x) { return x && x->dt == DT_MATRIX ? x->wrows : x ? 1 : -1; }
+static int64_t wcols_of(const Hop *x) { return x && x->dt == DT_MATRIX ? x->wcols : x ? 1 : -1; }
+
+/* Bound of a range of an index expression over an extent bounded by full:
+ * its length where known, else the extent (a range lies within it). */
+static int64_t ix_bound(int mode, const Hop *lo, const Hop *hi, int64_t known_full, int64_t wfull)
+{
+    int64_t n = ix_len(mode, lo, hi, known_full);
+    return n >= 0 ? n : wfull;
+}
+
+static void infer_bounds_builtin(const Hop *h, const Hop *a, int64_t *r, int64_t *c)
+{
+    switch (builtin_info[h->bi].shape) {
+    case BS_SAME: *r = wrows_of(a); *c = wcols_of(a); break;
+    case BS_NX1: *r = wrows_of(a); *c = 1; break;
+    case BS_1XN: *r = 1; *c = wcols_of(a); break;
+    case BS_NONE: break;
+    }
+    switch (h->bi) {
+    case BI_RMEMPTY: case BI_REPLACE: case BI_ORDER:
+        /* at most the input's extents (an empty input leaves one row or
+         * column behind with empty.return) */
+        *r = wmax(wrows_of(a), 1); *c = wmax(wcols_of(a), 1);
+        break;
+    case BI_CBIND: case BI_RBIND: {
+        bool cb = h->bi == BI_CBIND;
+        int64_t along = 0, across = 0;
+        for (int i = h->nin - h->nvar; i < h->nin; i++) {
+            const Hop *x = h->in[i];
+            along = wsum(along, cb ? wcols_of(x) : wrows_of(x));
+            across = wmax(across, cb ? wrows_of(x) : wcols_of(x));
+        }
+        *r = cb ? across : along;
+        *c = cb ? along : across;
+        break;
+    }
+    default: break;
+    }
+}
+
+static void infer_bounds(Hop *h)
+{
+    if (h->dt != DT_MATRIX) { h->wrows = h->wcols = -1; return; }
+    const Hop *a = h->nin > 0 ? h->in[0] : NULL, *b = h->nin > 1 ? h->in[1] : NULL;
+    int64_t r = -1, c = -1;
+    switch (h->kind) {
+    case H_UNARY: case H_LIX: case H_WHERE:
+        r = wrows_of(a); c = wcols_of(a);
+        break;
+    case H_BINARY: case H_TERNARY:
+        /* broadcasting: each extent is the largest of the operands' */
+        r = c = 1;
+        for (int i = 0; i < h->nin; i++)
+            if (h->in[i] && h->in[i]->dt == DT_MATRIX) { r = wmax(r, h->in[i]->wrows); c = wmax(c, h->in[i]->wcols); }
+        break;
+    case H_AGG:
+        if (h->dir == DIR_ROW) { r = wrows_of(a); c = 1; }
+        else if (h->dir == DIR_COL) { r = 1; c = wcols_of(a); }
+        break;
+    case H_MATMUL:
+        if (h->op == OP_TSMM) r = c = h->flag ? wcols_of(a) : wrows_of(a);
+        else if (h->op == OP_MATMULTL || h->op == OP_MMCHAIN) { r = wcols_of(a); c = wcols_of(b); }
+        else { r = wrows_of(a); c = wcols_of(b); }
+        break;
+    case H_REORG:
+        if (h->op == OP_TRANS) { r = wcols_of(a); c = wrows_of(a); }
+        else if (h->op == OP_DIAG) r = c = wrows_of(a);   /* n x n or n x 1 */
+        else { r = wrows_of(a); c = wcols_of(a); }
+        break;
+    case H_RIX:
+        if (a && a->dt == DT_MATRIX) {
+            r = ix_bound(h->ix.rmode, h->in[1], h->in[2], a->rows, a->wrows);
+            c = h->ix.has_col ? ix_bound(h->ix.cmode, h->in[3], h->in[4], a->cols, a->wcols) : a->wcols;
+        }
+        break;
+    case H_BUILTIN:
+        infer_bounds_builtin(h, a, &r, &c);
+        break;
+    default:   /* reads, calls, fused operators: the builder's bounds */
+        r = h->wrows; c = h->wcols;
+        break;
+    }
+    /* a known extent is its own bound */
+    h->wrows = h->rows >= 0 ? h->rows : r;
+    h->wcols = h->cols >= 0 ? h->cols : c;
+}
+
+/* Backtracked size constraints (seed 002): the source of R[rows, cols] = X
+ * has the extents of the ranges when X is a matrix (the assignment fails
+ * otherwise), so an X of unknown size is bounded by them. Only X's own
+ * estimate tightens; its consumers keep theirs. */
+static void backtrack_lix(Hop *h)
+{
+    Hop *t = h->in[0], *x = h->nin > 1 ? h->in[1] : NULL;
+    if (!t || t->dt != DT_MATRIX || !x || x->dt != DT_MATRIX || known(x)) return;
+    int64_t r = ix_bound(h->ix.rmode, h->in[2], h->in[3], t->rows, t->wrows);
+    int64_t c = h->ix.has_col ? ix_bound(h->ix.cmode, h->in[4], h->in[5], t->cols, t->wcols) : t->wcols;
+    if (r >= 0 && (x->wrows < 0 || r < x->wrows)) x->wrows = r;
+    if (c >= 0 && (x->wcols < 0 || c < x->wcols)) x->wcols = c;
+    if (x->wrows >= 0 && x->wcols >= 0) {
+        double m = mb_est_dense(x->wrows, x->wcols);
+        if (x->mem < 0 || m < x->mem) x->mem = m;
+    }
+}
+
 /* Memory an operator's kernel allocates besides its inputs and output
  * (seed 002's intermediate memory estimates): LAPACK's dense working
- * copies and factors, sort permutations, removeEmpty's offsets. -1 when
- * the sizes it depends on are unknown, 0 for operators without any. */
+ * copies and factors, sort permutations, removeEmpty's offsets, of the
+ * worst-case sizes. -1 when these are unbounded, 0 for operators without
+ * any. */
 static double op_intermediate(const Hop *h)
 {
     if (h->kind != H_BUILTIN || h->nin < 1 || !h->in[0] || h->in[0]->dt != DT_MATRIX) return 0;
     const Hop *a = h->in[0];
-    if (!known(a)) return -1;
-    double da = mb_est_dense(a->rows, a->cols);
+    /* of the worst-case sizes where the sizes are unknown */
+    bool ka = a->wrows >= 0 && a->wcols >= 0;
+    double da = ka ? mb_est_dense(a->wrows, a->wcols) : -1;
     switch (h->bi) {
     case BI_SOLVE: {
         const Hop *b = h->nin > 1 ? h->in[1] : NULL;
-        return b && b->dt == DT_MATRIX ? (known(b) ? da + mb_est_dense(b->rows, b->cols) : -1) : da;
+        if (!ka) return -1;
+        if (!b || b->dt != DT_MATRIX) return da;
+        return b->wrows >= 0 && b->wcols >= 0 ? da + mb_est_dense(b->wrows, b->wcols) : -1;
     }
     case BI_INV: case BI_CHOLESKY: case BI_DET: return da;       /* the factored copy */
-    case BI_EIGEN: case BI_QR: return 2 * da;                    /* copy and vectors / Q */
-    case BI_SVD: case BI_LU: return 3 * da;                      /* copy and the factors */
-    case BI_ORDER: return 16.0 * (double)a->rows;                /* keys and permutation */
-    case BI_RMEMPTY: return 8.0 * (double)(a->rows > a->cols ? a->rows : a->cols);   /* offsets */
+    case BI_EIGEN: case BI_QR: return ka ? 2 * da : -1;          /* copy and vectors / Q */
+    case BI_SVD: case BI_LU: return ka ? 3 * da : -1;            /* copy and the factors */
+    case BI_ORDER: return a->wrows >= 0 ? 16.0 * (double)a->wrows : -1;   /* keys and permutation */
+    case BI_RMEMPTY:                                             /* offsets */
+        return ka ? 8.0 * (double)(a->wrows > a->wcols ? a->wrows : a->wcols) : -1;
     default: return 0;
     }
 }
@@ -469,9 +602,15 @@ void hop_infer(Hop *h)
     case H_STITCH:
         break; /* set by the builder, recompilation or codegen */
     }
+    infer_bounds(h);
+    if (h->kind == H_LIX) backtrack_lix(h);
+    /* worst-case output memory: a product's worst-case non-zeros, dense
+     * where the non-zeros are unknown, and the bounds where the sizes are */
+    int64_t wnnz = h->kind == H_MATMUL && h->op == OP_MATMUL ? mm_nnz_worst(a, b) : h->nnz;
     if (h->dt == DT_MATRIX && known(h))
-        h->mem = h->nnz >= 0 ? mb_est_size(h->rows, h->cols, h->nnz)
-                             : mb_est_dense(h->rows, h->cols);
+        h->mem = wnnz >= 0 ? mb_est_size(h->rows, h->cols, wnnz) : mb_est_dense(h->rows, h->cols);
+    else if (h->dt == DT_MATRIX)
+        h->mem = h->wrows >= 0 && h->wcols >= 0 ? mb_est_dense(h->wrows, h->wcols) : -1;
     else if (h->dt == DT_SCALAR) h->mem = 8;
     /* operation memory: inputs, output and the kernel's own buffers
      * (unknown if any is unknown) */
@@ -485,14 +624,14 @@ void hop_infer(Hop *h)
      * size; one from dense or generated data counts as dense */
     if (h->dt != DT_MATRIX) h->memlb = h->mem > 0 ? h->mem : 0;
     else if (!known(h)) h->memlb = 0;
-    else if (h->nnz >= 0) h->memlb = h->mem;
+    else if (h->nnz >= 0) h->memlb = mb_est_size(h->rows, h->cols, h->nnz);
     else {
         bool sparse = h->kind == H_TREAD || h->kind == H_FCALL;
         for (int i = 0; i < h->nin && !sparse; i++) {
             const Hop *x = h->in[i];
             /* an input of unknown size or non-zeros, or a known sparse one */
             sparse = x && x->dt == DT_MATRIX &&
-                     (x->mem < 0 || x->memlb < x->mem || (known(x) && x->memlb < mb_est_dense(x->rows, x->cols)));
+                     (!known(x) || x->memlb < x->mem || x->memlb < mb_est_dense(x->rows, x->cols));
         }
         h->memlb = sparse ? mb_est_size(h->rows, h->cols, 0) : h->mem;
     }
@@ -533,7 +672,9 @@ static int exec_type(const Hop *h, double lb)
             bool unknown = h->dt == DT_MATRIX && !known(h);
             for (int i = 0; i < h->nin && !unknown; i++)
                 unknown = h->in[i] && h->in[i]->dt == DT_MATRIX && !known(h->in[i]);
-            if (unknown) return EX_DIST;
+            /* unless its worst case fits (seed 002: the worst-case
+             * estimate decides where sizes are unknown) */
+            if (unknown) return h->opmem >= 0 && h->opmem <= br_mem_budget() ? EX_CP : EX_DIST;
         }
         return lb > br_mem_budget() ? EX_DIST : EX_CP;
     }
@@ -624,6 +765,8 @@ void hop_dag_print(const HopDag *d, FILE *out, int indent)
         fprintf(out, ")");
         if (h->dt == DT_MATRIX)
             fprintf(out, " [%lld,%lld,%lld]", (long long)h->rows, (long long)h->cols, (long long)h->nnz);
+        if (h->dt == DT_MATRIX && !known(h) && h->wrows >= 0 && h->wcols >= 0)   /* worst case */
+            fprintf(out, " <=[%lld,%lld]", (long long)h->wrows, (long long)h->wcols);
         else if (h->dt == DT_SCALAR) fprintf(out, " [scalar]");
         else if (h->dt == DT_LIST) fprintf(out, " [list]");
         char opm[32];

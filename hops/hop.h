@@ -74,7 +74,13 @@ struct Hop {
     DataType dt;
     ValueType vt;
     int64_t rows, cols, nnz;   /* -1: unknown */
-    double mem;                /* worst-case output memory (bytes) */
+    int64_t wrows, wcols;      /* worst-case dimensions: the sizes where
+                                  known, else upper bounds by operator
+                                  semantics (X[i:j,] has at most X's
+                                  rows); -1 unbounded (hop_infer) */
+    double mem;                /* worst-case output memory (bytes): of the
+                                  sizes, or of wrows x wcols dense when
+                                  the sizes are unknown; -1 unbounded */
     double cbytes;             /* H_TREAD of a compressed value at dynamic
                                   recompilation: its bytes (docs/cla.md); 0 */
     Span span;

@@ -104,6 +104,9 @@ typedef struct SpoofIn {
     const MB *const *m;    /* matrix of input k (NULL for scalars) */
     const int *mode;       /* SPM_* */
     const double *sc;      /* scalar of input k */
+    const int64_t *coff;   /* Cell: input k read in place as columns
+                              coff[k] .. coff[k] + cols - 1 of its matrix
+                              (X[, lo:hi] fused), -1 none; NULL: none */
 } SpoofIn;
 
 typedef struct SpoofCell {

@@ -139,6 +139,9 @@ static void ctx_free(Ctx *x)
     free(x->own); free(x->P); free(x->S); free(x->exp); free(x->cz);
 }
 
+/* The column offset input k is read at (a fused X[, lo:hi]), -1. */
+static int64_t in_off(const SpoofCell *op, int k) { return op->in.coff ? op->in.coff[k] : -1; }
+
 static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
 {
     memset(x, 0, sizeof *x);
@@ -159,8 +162,10 @@ static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
         const MB *m = op->in.m[k];
         switch (op->in.mode[k]) {
         case SPM_FULL:
+            /* a slice read in place is not one flat array */
+            if (in_off(op, k) >= 0) allfull = false;
             if (m->cmb) { x->exp[k] = x->cz[k] = true; x->nexp++; allfull = false; }
-            else if (!m->sparse) { x->P[k] = m->d; x->S[k] = m->cols; }
+            else if (!m->sparse) { x->P[k] = m->d + (in_off(op, k) > 0 ? in_off(op, k) : 0); x->S[k] = m->cols; }
             else if (!(x->sparse && k == op->main)) { x->exp[k] = true; x->nexp++; allfull = false; }
             break;
         case SPM_ROW: case SPM_COL:
@@ -232,6 +237,7 @@ static void expand_row(const Ctx *x, Work *w, int64_t i, bool scatter_only)
         if (x->cz[k]) {
             const double *r = cla_win_row(&w->win[k], i, w->lim);
             if (!r) { w->ok = false; r = w->zrow; }   /* the task then fails */
+            else if (in_off(x->op, k) > 0) r += in_off(x->op, k);
             w->P[k] = r;
             q++;
             continue;
@@ -239,7 +245,12 @@ static void expand_row(const Ctx *x, Work *w, int64_t i, bool scatter_only)
         const MB *m = x->op->in.m[k];
         double *r = w->row + (size_t)q * (size_t)x->cols;
         if (!scatter_only) memset(r, 0, (size_t)x->cols * sizeof(double));
-        for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
+        int64_t off = in_off(x->op, k);
+        if (off < 0)
+            for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
+        else   /* the slice's columns only */
+            for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++)
+                if ((uint64_t)(m->ci[p] - off) < (uint64_t)x->cols) r[m->ci[p] - off] = m->v[p];
         q++;
     }
 }
@@ -252,7 +263,10 @@ static void unscatter_row(const Ctx *x, Work *w, int64_t i)
         if (x->cz[k]) { q++; continue; }
         const MB *m = x->op->in.m[k];
         double *r = w->row + (size_t)q * (size_t)x->cols;
-        for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = 0;
+        int64_t off = in_off(x->op, k);
+        for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++)
+            if (off < 0) r[m->ci[p]] = 0;
+            else if ((uint64_t)(m->ci[p] - off) < (uint64_t)x->cols) r[m->ci[p] - off] = 0;
         q++;
     }
 }

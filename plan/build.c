@@ -26,6 +26,7 @@ typedef struct VInfo {
     ValueType vt;
     int64_t rows, cols;
     int64_t nnz;     /* non-zeros of a matrix, -1 unknown */
+    int64_t wrows, wcols;   /* worst-case dimensions (hop.h), -1 unbounded */
     Value cval;      /* known constant scalar (int/double/bool) or V_NONE */
 } VInfo;
 
@@ -50,6 +51,7 @@ static void vm_set(VMap *m, const char *name, DataType dt, ValueType vt, int64_t
     }
     vi->dt = dt; vi->vt = vt; vi->rows = r; vi->cols = c;
     vi->nnz = -1;
+    vi->wrows = r; vi->wcols = c;
     vi->cval = val_none();
 }
 
@@ -74,7 +76,7 @@ static void vm_merge(VMap *into, const VMap *other)
         VInfo *t = vm_get(into, o->name);
         if (!t) {
             vm_set(into, o->name, o->dt, o->vt, o->rows, o->cols);
-            if ((t = vm_get(into, o->name))) t->nnz = o->nnz;
+            if ((t = vm_get(into, o->name))) { t->nnz = o->nnz; t->wrows = o->wrows; t->wcols = o->wcols; }
             continue;
         }
         if (t->dt != o->dt) t->dt = DT_ANY;
@@ -82,6 +84,10 @@ static void vm_merge(VMap *into, const VMap *other)
         if (t->rows != o->rows) t->rows = -1;
         if (t->cols != o->cols) t->cols = -1;
         if (t->nnz != o->nnz || t->rows < 0 || t->cols < 0) t->nnz = -1;
+        /* bounds that differ are dropped: after a loop's body a bound
+         * may keep growing with each iteration */
+        if (t->wrows != o->wrows) t->wrows = t->rows;
+        if (t->wcols != o->wcols) t->wcols = t->cols;
         if (t->cval.kind != o->cval.kind || val_as_double(&t->cval) != val_as_double(&o->cval))
             t->cval = val_none();
     }
@@ -157,7 +163,10 @@ static Hop *lookup(BCtx *c, const char *name, Span sp)
         return hop_lit(d, vi->cval, sp);
     Hop *h = hop_new(d, H_TREAD, sp, 0);
     h->name = name;
-    if (vi) { h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; h->nnz = vi->nnz; }
+    if (vi) {
+        h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; h->nnz = vi->nnz;
+        h->wrows = vi->wrows; h->wcols = vi->wcols;
+    }
     else { h->dt = DT_ANY; h->vt = VT_UNKNOWN; }
     hop_infer(h);
     hop_add_read(d, name);
@@ -171,7 +180,7 @@ static void bind(BCtx *c, const char *name, Hop *h)
            h->dt == DT_MATRIX ? h->cols : -1);
     VInfo *vi = vm_get(&c->vars, name);
     if (!vi) return;   /* out of memory: c->vars.oom is set */
-    if (h->dt == DT_MATRIX) vi->nnz = h->nnz;
+    if (h->dt == DT_MATRIX) { vi->nnz = h->nnz; vi->wrows = h->wrows; vi->wcols = h->wcols; }
     if (h->kind == H_LIT && val_is_numeric(&h->lit)) vi->cval = h->lit;
 }
 
@@ -1061,7 +1070,7 @@ static void forget(BCtx *c, const NameSet *s)
 {
     for (int i = 0; i < s->n; i++) {
         VInfo *vi = vm_get(&c->vars, s->v[i]);
-        if (vi) { vi->rows = -1; vi->cols = -1; vi->nnz = -1; vi->cval = val_none(); }
+        if (vi) { vi->rows = vi->cols = vi->nnz = vi->wrows = vi->wcols = -1; vi->cval = val_none(); }
     }
 }
 
@@ -1301,9 +1310,12 @@ static bool same_dims(VMap *entry, VMap *end, const NameSet *as)
 {
     for (int i = 0; i < as->n; i++) {
         VInfo *a = vm_get(entry, as->v[i]);
-        if (!a || a->dt != DT_MATRIX || a->rows < 0 || a->cols < 0) continue;
+        if (!a || a->dt != DT_MATRIX || (a->wrows < 0 && a->wcols < 0)) continue;
         VInfo *b = vm_get(end, as->v[i]);
-        if (!b || b->dt != a->dt || b->rows != a->rows || b->cols != a->cols) return false;
+        /* sizes, and bounds (a bound from the entry must hold after any
+         * number of iterations) */
+        if (!b || b->dt != a->dt || b->rows != a->rows || b->cols != a->cols ||
+            b->wrows != a->wrows || b->wcols != a->wcols) return false;
     }
     return true;
 }

@@ -124,6 +124,9 @@ void rt_print_stats(Rt *rt, FILE *f, int top)
     if (rt->nrc_hits)
         fprintf(f, "HOP DAG recompiles reused:\t%lld (%.3f sec, mean %.1f us per DAG).\n", (long long)rt->nrc_hits,
                 (double)rt->rc_hit_ns / 1e9, (double)rt->rc_hit_ns / 1e3 / (double)rt->nrc_hits);
+    if (rt->npf_memlimited)
+        fprintf(f, "ParFor loops limited by memory:\t%lld (least degree %d).\n", (long long)rt->npf_memlimited,
+                rt->pf_least_degree);
     if (rt->prog->hooks && rt->prog->hooks->print_stats) rt->prog->hooks->print_stats(rt->prog, f);
     qsort(rt->stats, (size_t)rt->nstats, sizeof *rt->stats, stat_cmp);
     fprintf(f, "Heavy hitter instructions:\n");
@@ -495,14 +498,50 @@ static int merge_accum(Rt *rt, Frame *f, PBlock *b, Frame *w, int k, const char 
     return 0;
 }
 
+/* The worst-case memory of one iteration of a loop body: its largest
+ * operation whose worst-case estimate is bounded (plan time, hop.h);
+ * 0 when none is. */
+static double body_mem(const PBList *l)
+{
+    double m = 0;
+    for (int i = 0; i < l->n; i++) {
+        const PBlock *b = l->v[i];
+        for (int k = 0; b->code && k < b->code->n; k++)
+            if (b->code->ins[k].opmem > m) m = b->code->ins[k].opmem;
+        double sub = body_mem(&b->body), els = body_mem(&b->els);
+        if (sub > m) m = sub;
+        if (els > m) m = els;
+    }
+    return m;
+}
+
+/* parfor's degree of parallelism: the threads (or par=), at most the
+ * iterations, and at most as many workers as copies of the body's
+ * largest operation fit in the memory budget (the parfor optimizer's
+ * memory constraint; each worker runs its own iteration at a time). */
+static int parfor_degree(Rt *rt, const PBlock *b, int64_t n)
+{
+    int k = b->parfor_par > 0 ? b->parfor_par : br_threads();
+    if (k > br_threads()) k = br_threads();
+    if (k > n) k = (int)n;
+    double m = body_mem(&b->body);
+    if (k > 1 && m > 0 && (double)k * m > br_mem_budget()) {
+        double fit = floor(br_mem_budget() / m);
+        k = fit < 1 ? 1 : (int)fit;
+        pthread_mutex_lock(&rt->lock);
+        rt->npf_memlimited++;
+        if (!rt->pf_least_degree || k < rt->pf_least_degree) rt->pf_least_degree = k;
+        pthread_mutex_unlock(&rt->lock);
+    }
+    return k;
+}
+
 /* parfor: iterations on worker threads, each with its own copy of the
  * frame; result variables (left-indexed matrices defined before the loop)
  * are merged afterwards: every cell a worker changed is taken from it. */
 static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
 {
-    int k = b->parfor_par > 0 ? b->parfor_par : br_threads();
-    if (k > br_threads()) k = br_threads();
-    if (k > it->n) k = (int)it->n;
+    int k = parfor_degree(rt, b, it->n);
     /* mode=REMOTE_SPARK under mpirun: the iterations on the ranks */
     if (b->parfor_remote && b->par_ok && !rt->in_parfor && !rt->no_dist && dist_active() && dist_size() > 1) {
         int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints);

@@ -43,6 +43,9 @@ typedef struct Rt {
     int64_t rc_hit_ns;
     int32_t *rc_samples;      /* recompile times (us) of the first 65536 */
     int nrc_samples;
+    int64_t npf_memlimited;   /* parfor loops run with fewer workers than
+                                 threads for want of memory */
+    int pf_least_degree;      /*   and the least degree they ran with */
 } Rt;
 
 typedef struct Frame {

@@ -4,7 +4,9 @@
  * br_realloc/br_alloc_aligned, or in the raw mode, the default, through
  * the binary's plain malloc/calloc/realloc, fails) for N = 1, 2, ... up to the first
  * few hundred and then spread over every allocation the script makes:
- * each run must end with the script's own output (a failure some path
+ * (linear algebra and I/O, control flow and parfor, builtins, frames
+ * and every reader and writer format) each run must end with the
+ * script's own output (a failure some path
  * absorbs) or exit status 1 with an "out of memory" error; never a
  * signal, a sanitizer report (the SAN build also checks leaks) or a
  * different output. BRAID_ALLOCFAIL_ALL=1 tries every N. Needs $BRAID
@@ -150,6 +152,19 @@ int main(void)
                  "B = lm(X=X, y=y, verbose=FALSE)\n"
                  "F = as.frame(round(B * 100))\n"
                  "print(toString(F))\n");
+    /* frames and the readers' and writers' own allocations */
+    check_script(braid, "frames_io",
+                 "F = as.frame(matrix(\"1 2 3 4 5 6\", rows=3, cols=2))\n"
+                 "write(F, \"f.csv\", format=\"csv\")\n"
+                 "G = read(\"f.csv\", data_type=\"frame\", format=\"csv\")\n"
+                 "[X, M] = transformencode(target=G, spec=\"{ids: true, recode: [1]}\")\n"
+                 "write(X, \"x.mtx\", format=\"mm\")\n"
+                 "Y = read(\"x.mtx\", format=\"mm\")\n"
+                 "write(Y, \"y.bin\", format=\"binary\")\n"
+                 "Z = read(\"y.bin\")\n"
+                 "write(Z, \"z.svm\", format=\"libsvm\")\n"
+                 "W = read(\"z.svm\", format=\"libsvm\")\n"
+                 "print(toString(G) + \" \" + sum(Z) + \" \" + sum(W) + \" \" + nrow(M))\n");
     printf("test_allocfail: %d allocation points injected\n", points);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

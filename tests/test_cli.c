@@ -183,6 +183,40 @@ static void config_files(void)
     remove(path);
 }
 
+/* parfor runs with as many workers as copies of its body's largest
+ * operation fit in the memory budget: X %*% X over 1000 x 1000 needs
+ * about 23 MB, so a 50 MB budget allows two of -threads 4, and the
+ * result equals the unlimited run's. */
+static void parfor_memory(void)
+{
+    static const char script[] = "X = rand(rows=1000, cols=1000, seed=1)\nR = matrix(0, 4, 1)\n"
+                                 "parfor (i in 1:4) {\n  Y = X %*% X + i\n  R[i, 1] = sum(Y)\n}\nprint(sum(R))\n";
+    const char *path = "/tmp/braid_test_cli_pf.dml", *cfg = "/tmp/braid_test_cli_pf.xml";
+    t_put(path, script);
+    t_put(cfg, "<root><sysds.local.memory.budget>50000000</sysds.local.memory.budget></root>\n");
+    char cwd[512] = "", out[2][256] = {"", ""};
+    if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
+    int degree[2] = {-1, -1};
+    for (int lim = 0; lim < 2; lim++) {
+        char cmd[1024], line[512];
+        snprintf(cmd, sizeof cmd, "timeout -s KILL 60 %s%s%s -threads 4 -stats %s%s -f %s 2>&1", cwd, cwd[0] ? "/" : "",
+                 braid_bin(), lim ? "-config " : "", lim ? cfg : "", path);
+        FILE *f = popen(cmd, "r");
+        while (f && fgets(line, sizeof line, f)) {
+            int d;
+            if (sscanf(line, "ParFor loops limited by memory: %*d (least degree %d)", &d) == 1) degree[lim] = d;
+            else if (!out[lim][0] && (line[0] == '-' || (line[0] >= '0' && line[0] <= '9')))
+                snprintf(out[lim], sizeof out[lim], "%.200s", line);
+        }
+        if (f) pclose(f);
+    }
+    T_CHECK(degree[0] == -1, "parfor memory: limited without a budget (degree %d)", degree[0]);
+    T_CHECK(degree[1] == 2, "parfor memory: degree %d under a 50 MB budget, want 2", degree[1]);
+    T_CHECK(out[0][0] && strcmp(out[0], out[1]) == 0, "parfor memory: results '%s' and '%s'", out[0], out[1]);
+    remove(path);
+    remove(cfg);
+}
+
 int main(void)
 {
     glob_t g;
@@ -243,6 +277,7 @@ int main(void)
     }
     config_files();
     bound_meter();
+    parfor_memory();
     if (timeouts) printf("test_cli: %d mutated scripts ran into the 10 s limit (infinite loops they encode)\n", timeouts);
     return t_done("test_cli");
 }

@@ -32,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cla.h"
+#include "matrix/cmb.h"
 #include "plan/recompile.h"
 #include "tests/t.h"
 #include "tests/t_dml.h"
@@ -586,6 +588,64 @@ static void test_row_rix(bool quick)
         t_run_free(&got);
     }
     for (int v = 0; v < NI; v++) mb_release(ins[v]);
+}
+
+/* Cell and MAgg plans read X[, lo:hi] in place (no materialized slice):
+ * full, row and column aggregates and no aggregation, single columns,
+ * several slices of one X in one MAgg, over dense, sparse, NaN/Inf and
+ * compressed X, every policy against the unfused plan. */
+static void test_cell_rix(bool quick)
+{
+    const char *nm[] = {"X", "Y"};
+    const char *on[] = {"o1", "o2", "o3", "o4", "o5", "o6"};
+    enum { NI = 2, NO = 6 };
+    static const int widths[] = {6, 2, 13};
+    int nw = quick ? 1 : 3;
+    for (int wi = 0; wi < nw; wi++)
+        for (int r = 0; r < 3; r++)
+            for (int s = 0; s < 4; s++) {
+                int64_t n = widths[wi], m = s == 1 ? 131 : 70;
+                /* ranges: the first column, inner, the last ones */
+                int64_t lo = r == 0 ? 1 : r == 1 ? (n > 2 ? 2 : 1) : n - 1;
+                int64_t hi = r == 0 ? 1 : r == 1 ? n - (n > 2) : n;
+                int64_t k = hi - lo + 1;
+                char src[1200];
+                snprintf(src, sizeof src,
+                         "o1 = sum(X[, %lld:%lld] * Y[, 1:%lld])\n"
+                         "o2 = exp(X[, %lld:%lld]) + Y[, 1:%lld]\n"
+                         "o3 = rowSums(X[, %lld:%lld] ^ 2)\n"
+                         "o4 = colMaxs(abs(X[, %lld:%lld]) - 0.5)\n"
+                         "o5 = sum(X[, %lld] * 3) + sum(X[, %lld] ^ 2) + sum(X[, %lld:%lld] != 0)\n"
+                         "o6 = X[, %lld:%lld] * 2 + X[, %lld:%lld]\n",
+                         (long long)lo, (long long)hi, (long long)k, (long long)lo, (long long)hi, (long long)k,
+                         (long long)lo, (long long)hi, (long long)lo, (long long)hi, (long long)lo, (long long)hi,
+                         (long long)lo, (long long)hi, (long long)lo, (long long)hi, (long long)lo, (long long)hi);
+                MB *X = t_gen(m, n, s == 2 ? 0.1 : 1, -1, 1, s == 2);
+                if (s == 1) { X->d[3 * n + (lo - 1)] = NAN; X->d[40 * n + (hi - 1)] = INFINITY; mb_recount_nnz(X); }
+                if (s == 3) {   /* few distinct values, compressed */
+                    for (int64_t i = 0; i < m * n; i++) X->d[i] = (double)((i * 7 + i / n) % 4);
+                    mb_recount_nnz(X);
+                    BrErr e = {0};
+                    ClaPlanOpts o = cla_plan_defaults();
+                    o.force = true;
+                    MB *cx = cla_compress(X, &o, &e);
+                    T_CHECK(cx && mb_is_cmb(cx), "cell rix: compressed (%s)", e.msg);
+                    if (cx) { mb_release(X); X = cx; }
+                }
+                MB *ins[NI] = {X, t_gen(m, n, 1, 0, 1, false)};
+                char what[96];
+                snprintf(what, sizeof what, "cell rix %lldx%lld cols %lld:%lld %s", (long long)m, (long long)n,
+                         (long long)lo, (long long)hi,
+                         s == 0 ? "dense" : s == 1 ? "nan/inf" : s == 2 ? "sparse" : "compressed");
+                check_all(what, src, NI, nm, ins, NO, on, 1e-10, 0, NULL);
+                if (s == 0 && r == 1 && n > 2) {   /* (1:2 of two columns is X itself) */
+                    char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, NO, on);
+                    T_CHECK(ex && strstr(ex, "CELL") && count_str(ex, "rix([,lo:hi])") >= 6, "%s: slices not fused\n%s",
+                            what, ex ? ex : "");
+                    free(ex);
+                }
+                for (int v = 0; v < NI; v++) mb_release(ins[v]);
+            }
 }
 
 /* ---- shapes ---- */
@@ -1290,6 +1350,7 @@ int main(void)
         test_row_sparse(th == 2);
         test_row_blk(th == 2);
         test_row_rix(th == 2);
+        test_cell_rix(th == 2);
     }
     return t_done("test_codegen");
 }

@@ -370,6 +370,100 @@ static void test_opmem(void)
     diag_free(d);
 }
 
+/* Worst-case estimates (seed 002, section 3.2): where a size is unknown
+ * the memory estimate takes the operator's largest output (a slice of X
+ * has at most X's rows), products are sized by worst-case sparsity, the
+ * source of a left indexing is bounded by the range, and a matrix of
+ * unknown origin stays unbounded. */
+static void test_worstcase_hops(void)
+{
+    HopDag *d = hop_dag_new();
+    Span sp = {0};
+    Hop *X = tread(d, 1000, 10, -1);
+    Hop *n = hop_new(d, H_TREAD, sp, 0);
+    n->name = "n"; n->dt = DT_SCALAR; n->vt = VT_INT;
+    hop_infer(n);
+    Hop *one = hop_lit(d, val_int(1), sp);
+    Hop *S = hop_new(d, H_RIX, sp, 5);   /* X[1:n, ] */
+    S->in[0] = X; S->in[1] = one; S->in[2] = n;
+    S->ix.has_col = true; S->ix.rmode = IX_RANGE; S->ix.cmode = IX_ALL;
+    hop_infer(S);
+    T_CHECK(S->rows < 0 && S->cols == 10 && S->wrows == 1000 && S->wcols == 10, "worst case: X[1:n,] %lldx%lld <= %lldx%lld",
+            (long long)S->rows, (long long)S->cols, (long long)S->wrows, (long long)S->wcols);
+    T_CHECK(S->mem == mb_est_dense(1000, 10), "worst case: X[1:n,] memory %.0f", S->mem);
+    Hop *T = hop_reorg(d, OP_TRANS, S, sp);
+    T_CHECK(T->wrows == 10 && T->wcols == 1000, "worst case: t(X[1:n,]) %lldx%lld", (long long)T->wrows, (long long)T->wcols);
+    Hop *G = hop_matmul(d, OP_MATMUL, T, S, sp);
+    T_CHECK(G->wrows == 10 && G->wcols == 10 && G->mem == mb_est_dense(10, 10), "worst case: gram %lldx%lld",
+            (long long)G->wrows, (long long)G->wcols);
+    Hop *R = hop_agg(d, OP_PLUS, DIR_ROW, S, sp);
+    T_CHECK(R->wrows == 1000 && R->wcols == 1, "worst case: rowSums");
+    /* the operation memory of the slice: X and the largest slice */
+    T_CHECK(S->opmem == S->mem + X->mem + 16, "worst case: slice operation memory %.0f", S->opmem);   /* + 1, n */
+    /* unbounded: a matrix variable of unknown size, and what it feeds */
+    Hop *U = tread(d, -1, -1, -1);
+    T_CHECK(U->mem < 0 && U->wrows < 0, "worst case: unknown variable is unbounded");
+    Hop *UR = hop_agg(d, OP_PLUS, DIR_ROW, U, sp);
+    T_CHECK(UR->mem < 0 && UR->opmem < 0, "worst case: rowSums of unbounded");
+    /* products: worst-case sparsity min(1, sa k) * min(1, sb k) for the
+     * memory, the average case for the non-zeros */
+    Hop *A = tread(d, 1000, 200, 250), *B = tread(d, 200, 300, 150);
+    Hop *AB = hop_matmul(d, OP_MATMUL, A, B, sp);
+    int64_t wnnz = 1000 * 300 / 8;   /* sa k = 1/4, sb k = 1/2 */
+    T_CHECK(AB->mem == mb_est_size(1000, 300, wnnz) && AB->nnz < wnnz,
+            "worst case: product memory %.0f (want %.0f), nnz %lld", AB->mem, mb_est_size(1000, 300, wnnz), (long long)AB->nnz);
+    /* cbind adds the bounds of the columns */
+    Hop *C = hop_new(d, H_BUILTIN, sp, 2);
+    C->bi = BI_CBIND; C->nvar = 2; C->in[0] = S; C->in[1] = X;
+    C->dt = DT_MATRIX; C->vt = VT_DOUBLE;   /* (the builder's, from ops.def) */
+    hop_infer(C);
+    T_CHECK(C->wrows == 1000 && C->wcols == 20, "worst case: cbind %lldx%lld", (long long)C->wrows, (long long)C->wcols);
+    /* backtracked: R[1, ] = V bounds V by the range */
+    Hop *R1 = tread(d, 1, 10, -1), *V = tread(d, -1, -1, -1);
+    Hop *L = hop_new(d, H_LIX, sp, 6);
+    L->in[0] = R1; L->in[1] = V; L->in[2] = one;
+    L->ix.has_col = true; L->ix.rmode = IX_SINGLE; L->ix.cmode = IX_ALL;
+    hop_infer(L);
+    T_CHECK(V->wrows == 1 && V->wcols == 10 && V->mem == mb_est_dense(1, 10), "worst case: lix source %lldx%lld",
+            (long long)V->wrows, (long long)V->wcols);
+    hop_dag_free(d);
+}
+
+/* The bounds travel with variables to later blocks, and a variable that
+ * grows in a loop loses its bound. */
+static void test_worstcase_script(void)
+{
+    const char *src = "X = rand(rows=1000, cols=10, seed=1)\n"
+                      "n = as.integer(sum(X > 0.99))\n"
+                      "if (n > 3) { print(\"n\") }\n"
+                      "Y = X[1:n, ]\n"
+                      "Z = removeEmpty(target=X * (X > 0.9), margin=\"rows\")\n"
+                      "while (FALSE) {}\n"
+                      "print(sum(t(Y) %*% Y) + sum(Z))\n"
+                      "G = Y\n"
+                      "while (nrow(G) < 100) { G = rbind(G, G) }\n"
+                      "print(sum(G))\n";
+    Diag *d = diag_new();
+    Program *ast;
+    RtProgram *p = compile(src, d, &ast);
+    T_CHECK(p != NULL, "worst case script: compiles");
+    if (p) {
+        char *text = explain(p);
+        if (!text) text = strdup("(no text)");
+        T_CHECK(strstr(text, "TRead  Y () [-1,10,-1] <=[1000,10] 78.2KB"), "worst case: Y in a later block:\n%s", text);
+        T_CHECK(strstr(text, "TRead  Z () [-1,-1,-1] <=[1000,10]"), "worst case: Z in a later block:\n%s", text);
+        const char *after = strstr(text, "GENERIC (line 10)");
+        T_CHECK(after && strstr(after, "TRead  G () [-1,-1,-1] -/-"), "worst case: G grown in a loop keeps a bound:\n%s",
+                text);
+        free(text);
+        char err[1200];
+        T_CHECK(run(p, d, err, sizeof err) == 0, "worst case script: runs: %s", err);
+        plan_program_free(p);
+    }
+    lang_program_free(ast);
+    diag_free(d);
+}
+
 /* Seed 002, Example 2: the chain is ordered before diag(v) %*% y is
  * rewritten, so the 1e5 x 1e5 diagonal is never formed. */
 static void test_example2(void)
@@ -437,6 +531,8 @@ int main(void)
     test_example2();
     test_table();
     test_opmem();
+    test_worstcase_hops();
+    test_worstcase_script();
     test_read_sizes();
     test_written_file();
     test_loop_warnings();
