@@ -196,6 +196,25 @@ static int run(RtProgram *p, Diag *d, char *err, size_t cap)
     return rc;
 }
 
+/* -explain hops of script src (caller frees; "(no text)" when it does
+ * not compile), which then runs (exec) and must succeed. */
+static char *explained(const char *src, const char *what, bool exec)
+{
+    Diag *d = diag_new();
+    Program *ast;
+    RtProgram *p = compile(src, d, &ast);
+    T_CHECK(p != NULL, "%s: compiles", what);
+    char *text = p ? explain(p) : NULL;
+    if (p && exec) {
+        char err[1200];
+        T_CHECK(run(p, d, err, sizeof err) == 0, "%s: runs: %s", what, err);
+    }
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+    return text ? text : strdup("(no text)");
+}
+
 static void write_matrix(const char *path, int64_t rows, int64_t cols)
 {
     BrErr e = {0};
@@ -327,23 +346,11 @@ static void test_table(void)
                       "W = table(v, 2, 3, 2000, 9)\n"
                       "U = table(v, 1)\n"
                       "print(sum(T) + sum(W) + sum(U))\n";
-    Diag *d = diag_new();
-    Program *ast;
-    RtProgram *p = compile(src, d, &ast);
-    T_CHECK(p != NULL, "table sizes: compiles");
-    if (p) {
-        char *text = explain(p);
-        if (!text) text = strdup("(no text)");
-        T_CHECK(strstr(text, "table  (") && strstr(text, "[1000,7,1000]"), "table: T not sized:\n%s", text);
-        T_CHECK(strstr(text, "[2000,9,1000]"), "table: weighted W not sized:\n%s", text);
-        T_CHECK(strstr(text, "[-1,-1,-1]"), "table: U sized without dimensions:\n%s", text);
-        free(text);
-        char err[1200];
-        T_CHECK(run(p, d, err, sizeof err) == 0, "table sizes: runs: %s", err);
-        plan_program_free(p);
-    }
-    lang_program_free(ast);
-    diag_free(d);
+    char *text = explained(src, "table sizes", true);
+    T_CHECK(strstr(text, "table  (") && strstr(text, "[1000,7,1000]"), "table: T not sized:\n%s", text);
+    T_CHECK(strstr(text, "[2000,9,1000]"), "table: weighted W not sized:\n%s", text);
+    T_CHECK(strstr(text, "[-1,-1,-1]"), "table: U sized without dimensions:\n%s", text);
+    free(text);
 }
 
 /* Operation memory counts a kernel's own buffers: solve's dense working
@@ -354,20 +361,10 @@ static void test_opmem(void)
                       "b = rand(rows=300, cols=1, seed=2)\n"
                       "x = solve(A, b)\n"
                       "print(sum(x))\n";
-    Diag *d = diag_new();
-    Program *ast;
-    RtProgram *p = compile(src, d, &ast);
-    T_CHECK(p != NULL, "opmem: compiles");
-    if (p) {
-        char *text = explain(p);
-        if (!text) text = strdup("(no text)");
-        /* output 2.4KB; inputs 720KB + 2.4KB, copies 720KB + 2.4KB: 1.4MB */
-        T_CHECK(strstr(text, "solve") && strstr(text, "2.4KB/1.4MB"), "opmem: solve:\n%s", text);
-        free(text);
-        plan_program_free(p);
-    }
-    lang_program_free(ast);
-    diag_free(d);
+    char *text = explained(src, "opmem", false);
+    /* output 2.4KB; inputs 720KB + 2.4KB, copies 720KB + 2.4KB: 1.4MB */
+    T_CHECK(strstr(text, "solve") && strstr(text, "2.4KB/1.4MB"), "opmem: solve:\n%s", text);
+    free(text);
 }
 
 /* Worst-case estimates (seed 002, section 3.2): where a size is unknown
@@ -443,25 +440,12 @@ static void test_worstcase_script(void)
                       "G = Y\n"
                       "while (nrow(G) < 100) { G = rbind(G, G) }\n"
                       "print(sum(G))\n";
-    Diag *d = diag_new();
-    Program *ast;
-    RtProgram *p = compile(src, d, &ast);
-    T_CHECK(p != NULL, "worst case script: compiles");
-    if (p) {
-        char *text = explain(p);
-        if (!text) text = strdup("(no text)");
-        T_CHECK(strstr(text, "TRead  Y () [-1,10,-1] <=[1000,10] 78.2KB"), "worst case: Y in a later block:\n%s", text);
-        T_CHECK(strstr(text, "TRead  Z () [-1,-1,-1] <=[1000,10]"), "worst case: Z in a later block:\n%s", text);
-        const char *after = strstr(text, "GENERIC (line 10)");
-        T_CHECK(after && strstr(after, "TRead  G () [-1,-1,-1] -/-"), "worst case: G grown in a loop keeps a bound:\n%s",
-                text);
-        free(text);
-        char err[1200];
-        T_CHECK(run(p, d, err, sizeof err) == 0, "worst case script: runs: %s", err);
-        plan_program_free(p);
-    }
-    lang_program_free(ast);
-    diag_free(d);
+    char *text = explained(src, "worst case script", true);
+    T_CHECK(strstr(text, "TRead  Y () [-1,10,-1] <=[1000,10] 78.2KB"), "worst case: Y in a later block:\n%s", text);
+    T_CHECK(strstr(text, "TRead  Z () [-1,-1,-1] <=[1000,10]"), "worst case: Z in a later block:\n%s", text);
+    const char *after = strstr(text, "GENERIC (line 10)");
+    T_CHECK(after && strstr(after, "TRead  G () [-1,-1,-1] -/-"), "worst case: G grown in a loop keeps a bound:\n%s", text);
+    free(text);
 }
 
 /* Seed 002, Example 2: the chain is ordered before diag(v) %*% y is
