@@ -1,8 +1,8 @@
 /* ops.c: the backend's operators over host blocks: inputs from the pool
  * (uploaded on a miss), one or two launches of the fixed kernels (or a
- * CLBlast call for dense products), the result read back into a new host
- * block and registered in the pool so that the next operator finds it on
- * the device. Sparse inputs: CSR kernels where the operator keeps the
+ * CLBlast call for dense products), the result a device-only block
+ * registered in the pool (the next operator finds it on the device; the
+ * host gets the cells when it reads them: pool.c). Sparse inputs: CSR kernels where the operator keeps the
  * sparse structure (a sparse operand of a multiplication-like binary
  * operator, sparse-safe unary operators, a sparse left operand of a
  * product), otherwise a CSR-to-dense kernel on the device first. */
@@ -67,17 +67,12 @@ static int read_back(cl_mem d, void *host, size_t bytes, BrErr *e)
  * block with exact nnz and the CPU's format rule. */
 MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
 {
-    MB *r = mb_dense_uninit(rows, cols, e);
-    if (!r || read_back(d, r->d, (size_t)(rows * cols) * sizeof(double), e)) {
-        clReleaseMemObject(d);
-        mb_release(r);
-        return NULL;
-    }
-    mb_recount_nnz(r);
-    /* the format first (in place: the block must be the caller's only) */
-    if (mb_examine(r, e)) { clReleaseMemObject(d); mb_release(r); return NULL; }
+    /* device-only: no copy to the host until the host reads it (pool.c
+     * lands it then, with the exact nnz and the format rule) */
+    MB *r = mb_dev_shell(rows, cols, e);
+    if (!r) { clReleaseMemObject(d); return NULL; }
     GpuBuf b = {.d = d};
-    gpu_put(r, &b);
+    if (!gpu_put(r, &b)) { mb_release(r); return br_err(e, BR_ENOMEM, "out of memory"), NULL; }
     return r;
 }
 
@@ -215,7 +210,7 @@ MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
     /* a sparse operand of x * y-like operators keeps its structure when
      * the other is finite (0 * NaN is NaN: docs/DESIGN.md "NaN and Inf") */
     bool mult = (op_info[op].flags & OF_MULT) != 0;
-    bool fa = mult && !mb_has_nonfinite(a), fb = mult && !mb_has_nonfinite(b);
+    bool fa = mult && !a->dev && !mb_has_nonfinite(a), fb = mult && !b->dev && !mb_has_nonfinite(b);
     if (!begin(e)) return NULL;
     GpuBuf ab, bb;
     MB *r = NULL;
@@ -429,6 +424,25 @@ MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
         if (da && !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)k, db, (size_t)n, o, e))
             r = gpu_dense_result(m, n, o, e), o = NULL;
     }
+    if (o) clReleaseMemObject(o);
+    if (ta) clReleaseMemObject(ta);
+    if (tb) clReleaseMemObject(tb);
+    return end(r);
+}
+
+MB *gpu_matmul_tl(const MB *a, const MB *b, BrErr *e)
+{
+    if (a->cmb || b->cmb || a->rows != b->rows || a->rows * a->cols == 0 || b->rows * b->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf ab, bb;
+    MB *r = NULL;
+    if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
+    int64_t m = a->cols, k = a->rows, n = b->cols;
+    /* op(A) = a^T (lda = a's columns): t(a) is never formed */
+    cl_mem ta = NULL, tb = NULL, da = dense_view(a, &ab, &ta, e), db = da ? dense_view(b, &bb, &tb, e) : NULL;
+    cl_mem o = db ? out_buf(m * n, e) : NULL;
+    if (o && !gemm(true, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)a->cols, db, (size_t)n, o, e))
+        r = gpu_dense_result(m, n, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     if (ta) clReleaseMemObject(ta);
     if (tb) clReleaseMemObject(tb);
