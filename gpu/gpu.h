@@ -91,6 +91,11 @@ MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, doub
 /* a[rl:ru, cl:cu] (half-open); NULL for a range outside a (the CPU
  * reports it) */
 MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e);
+/* Left indexing as k_lix / k_lix_scalar: a copy of x with x[rl:ru,
+ * cl:cu] (half-open) replaced by y, or (y NULL) the one cell by s; NULL
+ * for a range outside x or a source of another shape (the CPU reports
+ * it). The target is copied on the device, never updated in place. */
+MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const MB *y, double s, BrErr *e);
 
 /* The cost rule of the instruction layer: should an operator with these
  * inputs (bytes not yet on the device), output bytes and floating-point

@@ -16,7 +16,7 @@
 typedef enum {
     K_EW_UNARY, K_EW_BINARY, K_CSR_BINARY, K_CSR_UNARY, K_CSR_TO_DENSE, K_CSR_MM,
     K_TRANSPOSE, K_SYM_LOWER, K_AGG_ROW, K_AGG_COL, K_AGG_PART, K_AGG_SEG, K_CUM_COL, K_IFELSE,
-    K_SLICE, K_COUNT
+    K_SLICE, K_LIX, K_COUNT
 } GpuKernel;
 
 typedef struct GpuCtx {

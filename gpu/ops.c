@@ -592,3 +592,33 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
     if (tmp) clReleaseMemObject(tmp);
     return end(r);
 }
+
+MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const MB *y, double s, BrErr *e)
+{
+    if (x->cmb || (y && y->cmb) || rl < 0 || cl < 0 || ru > x->rows || cu > x->cols || ru <= rl || cu <= cl)
+        return NULL;
+    if (y ? y->rows != ru - rl || y->cols != cu - cl : ru - rl != 1 || cu - cl != 1) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf xb, yb = {0};
+    MB *r = NULL;
+    if (gpu_get(x, &xb, e) || (y && gpu_get(y, &yb, e))) return end(NULL);
+    cl_mem tx = NULL, ty = NULL, dx = dense_view(x, &xb, &tx, e), dy = dx && y ? dense_view(y, &yb, &ty, e) : NULL;
+    size_t bytes = (size_t)(x->rows * x->cols) * sizeof(double);
+    cl_mem o = dx && (dy || !y) ? out_buf(x->rows * x->cols, e) : NULL;
+    cl_long cols = x->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
+    cl_int scalar = y == NULL;
+    cl_double sv = s;
+    cl_int rc = o ? clEnqueueCopyBuffer(gpu_ctx.q, dx, o, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
+    if (rc != CL_SUCCESS) gpu_clerr(e, rc, "clEnqueueCopyBuffer");
+    /* the scalar form passes the target as y (unread) */
+    cl_mem src = dy ? dy : dx;
+    if (o && rc == CL_SUCCESS &&
+        !gpu_args(K(K_LIX), e, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m, &m, sizeof n, &n,
+                  sizeof(cl_mem), &src, sizeof sv, &sv, sizeof scalar, &scalar, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_LIX), (size_t)(m * n), 0, e))
+        r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
+    if (tx) clReleaseMemObject(tx);
+    if (ty) clReleaseMemObject(ty);
+    return end(r);
+}

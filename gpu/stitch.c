@@ -310,7 +310,15 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
             const char *comb = red_comb(r->nodes[i].op);
             /* LS is uniform over the work-group: every lane takes the
              * same branch, so the barriers are reached by all */
-            sb_printf(b, "        double v%d = a%d;\n        if (LS > 1) {\n", i, i);
+            sb_printf(b, "        double v%d = a%d;\n", i, i);
+            /* a segment that is exactly one sub-group sums by the
+             * device's sub-group reduction where it has one (ST_SG);
+             * min/max keep the tree, whose NaN semantics are the CPU's
+             * (sub_group_reduce_min follows fmin, which drops NaN) */
+            if (!strcmp(comb, "st_add"))
+                sb_printf(b, "#ifdef ST_SG\n        if (LS > 1 && LS == (int)get_sub_group_size()) v%d = sub_group_reduce_add(a%d);\n"
+                             "        else\n#endif\n", i, i);
+            sb_puts(b, "        if (LS > 1) {\n");
             sb_printf(b, "            sh[l] = a%d;\n            barrier(CLK_LOCAL_MEM_FENCE);\n", i);
             sb_printf(b, "            for (int w = LS / 2; w > 0; w /= 2) {\n"
                          "                if (lane < w) sh[l] = %s(sh[l], sh[l + w]);\n"
@@ -324,8 +332,14 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
     sb_puts(b, "    }\n}\n");
 }
 
+/* ST_SG: the device's sub-group functions (cl_khr_subgroups, or the
+ * OpenCL 3.0 feature); without them the trees in local memory run */
 static const char st_helpers[] =
-    "CG_INL double st_add(double a, double b) { return a + b; }\n";
+    "CG_INL double st_add(double a, double b) { return a + b; }\n"
+    "#if defined(cl_khr_subgroups) || defined(__opencl_c_subgroups)\n"
+    "#ifdef cl_khr_subgroups\n#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n#endif\n"
+    "#define ST_SG 1\n"
+    "#endif\n";
 
 /* cache X in registers when every lane's share of a segment fits */
 static bool use_cache(const StitchRegion *r, int64_t len, int LS, StitchScheme s)

@@ -116,6 +116,22 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
             r = gpu_slice(a, q[0], q[1], q[2], q[3], e);
         break;
     }
+    case I_LIX: {
+        /* a device-only target: its cells are on the device alone, so the
+         * update runs there (a copy of the target on the device); a host
+         * target stays with the CPU, which updates it in place at its last
+         * use */
+        int64_t q[4];
+        BrErr ie = {0};
+        Value args[6];
+        for (int k = 0; k < 6; k++) args[k] = *ARG(k);
+        const MB *y = plain_mb(&args[1]);
+        bool scalar = args[1].kind != V_MATRIX && val_is_numeric(&args[1]);
+        if (a && a->dev && (y || scalar) && !ap_rix_range(&in->ix, args + 1, a->rows, a->cols, q, &ie) &&
+            gpu_worth(y ? gpu_upload_bytes(y) : 0, cells(a) * 8, 0))
+            r = gpu_lix(a, q[0], q[1], q[2], q[3], y, scalar ? val_as_double(&args[1]) : 0, e);
+        break;
+    }
     case I_REORG:
         if (a && in->op == OP_TRANS && gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a))) r = gpu_transpose(a, e);
         break;

@@ -199,6 +199,18 @@ static void test_ifelse_slice(void)
                 BrErr e = {0}, ge = {0};
                 same(gpu_slice(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], &ge),
                      k_slice(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], &e), &ge, 0, "slice", r, c, sps[p]);
+                /* left indexing: a source of the range's shape (sparse or
+                 * dense), one cell by a scalar, a source of another shape
+                 * (both refuse: the CPU reports it) */
+                int64_t h = rg[k][1] - rg[k][0], w = rg[k][3] - rg[k][2];
+                MB *src = rnd(h, w, sps[p], sp, false), *bad = rnd(h + 1, w, 1, false, false);
+                same(gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], src, 0, &ge),
+                     k_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], src, &e), &ge, 0, "lix", r, c, sps[p]);
+                same(gpu_lix(full, rg[k][0], rg[k][0] + 1, rg[k][2], rg[k][2] + 1, NULL, -7.5, &ge),
+                     k_lix_scalar(full, rg[k][0], rg[k][2], -7.5, &e), &ge, 0, "lix scalar", r, c, sps[p]);
+                T_CHECK(!gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], bad, 0, &ge) && !ge.code,
+                        "lix: a source of another shape is the CPU's to report");
+                mb_release(src), mb_release(bad);
             }
             mb_release(full), mb_release(row), mb_release(col), mb_release(cond);
         }

@@ -166,28 +166,38 @@ static void print_launches(const Case *c)
     for (int k = 0; k < 4; k++) mb_release(in[k]);
 }
 
-/* A device result updated by left indexing: the pool drops its copy (the
- * other reference) so that the block is updated in place, and the
- * results are the CPU's. */
+/* Left indexing of a device result. Device-only (never read by the
+ * host): the updates run on the device (gpu_lix), nothing is copied to
+ * the host. Landed first (rev, a CPU operator, reads it): the CPU
+ * updates it in place at its last use, the pool dropping its copy (the
+ * other reference) first. The results are the CPU's. */
 static void test_inplace(void)
 {
-    const char *src = "Y = exp(X) * 2\nfor (i in 1:5) {\n  Y[i, 1] = i\n}\nS = Y + 1\n";
+    const char *srcs[2] = {"Y = exp(X) * 2\nfor (i in 1:5) {\n  Y[i, 1] = i\n  Y[i + 1, 2:3] = X[i, 1:2]\n}\nS = Y + 1\n",
+                           "Y = exp(X) * 2\nR = rev(Y)\nfor (i in 1:5) {\n  Y[i, 1] = i\n}\nS = Y + R\n"};
     t_seed(3);
     MB *in[1] = {t_gen(20, 9, 1, -1, 1, false)};
     const char *names[1] = {"X"}, *outs[1] = {"S"};
     CgOptions off = {.enabled = false};
-    TRun want, got;
-    gpu_configure(GPU_OFF, -1, 0);
-    t_run_dml(src, &off, 1, names, in, 1, outs, &want);
-    gpu_configure(GPU_FORCE, -1, 0);
-    gpu_stats_reset();
-    t_run_dml(src, &off, 1, names, in, 1, outs, &got);
-    T_CHECK(want.rc == 0 && got.rc == 0, "in-place runs: %s %s", want.err, got.err);
-    if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-12, "in-place update of a device result");
-    T_CHECK(gpu_stats().forgotten >= 1, "the device copy is dropped before the update (%lld)",
-            (long long)gpu_stats().forgotten);
-    t_run_free(&want);
-    t_run_free(&got);
+    for (int k = 0; k < 2; k++) {
+        TRun want, got;
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(srcs[k], &off, 1, names, in, 1, outs, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_stats_reset();
+        t_run_dml(srcs[k], &off, 1, names, in, 1, outs, &got);
+        GpuStats st = gpu_stats();
+        T_CHECK(want.rc == 0 && got.rc == 0, "left indexing %d: %s %s", k, want.err, got.err);
+        if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-12, "left indexing %d of a device result", k);
+        if (k == 0)
+            T_CHECK(st.landed == 0 && st.forgotten == 0, "left indexing on the device: %lld landed, %lld forgotten",
+                    (long long)st.landed, (long long)st.forgotten);
+        else
+            T_CHECK(st.landed == 1 && st.forgotten >= 1, "in place on the host: %lld landed, %lld forgotten",
+                    (long long)st.landed, (long long)st.forgotten);
+        t_run_free(&want);
+        t_run_free(&got);
+    }
     mb_release(in[0]);
 }
 

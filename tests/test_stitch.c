@@ -349,6 +349,15 @@ int main(void)
         snprintf(nm, sizeof nm, "multi-output %d", k);
         check_multi(&r, nm);
     }
+    /* sub-group sums: in the source for devices that have them (PoCL has
+     * not: the fallback tree is what ran above) */
+    st_softmax(&r);
+    StitchSched sg = {.scheme = ST_SUBGROUP, .lanes = 8, .wg = 64};
+    char *src = stitch_source(&r, &sg);
+    T_CHECK(src && strstr(src, "sub_group_reduce_add") && strstr(src, "#ifdef ST_SG"),
+            "the sub-group reduction for devices with cl_khr_subgroups");
+    T_CHECK(src && !strstr(src, "sub_group_reduce_max"), "max keeps the NaN-sticky tree");
+    free(src);
     test_launches();
     test_packed();
     return t_done("test_stitch");
