@@ -184,7 +184,9 @@ bool mb_valid(const MB *m, bool full)
 {
     if (!m || m->rows < 0 || m->cols < 0 || m->nnz < 0 || m->refs <= 0) return false;
     if (m->cmb) return !m->d && !m->rp && !m->sparse;
-    if (m->dev) return !m->d && !m->rp && !m->sparse;
+    /* device-only (or landing: its arrays are filled under the GPU
+     * backend's lock, then dev is cleared): no host arrays to check */
+    if (__atomic_load_n(&m->dev, __ATOMIC_ACQUIRE)) return true;
     if (!m->sparse) return m->d || m->rows * m->cols == 0;
     if (!m->rp || m->rp[0] != 0 || m->rp[m->rows] != m->nnz || m->nnz > m->cap) return false;
     if (!full) return true;

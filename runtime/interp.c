@@ -663,7 +663,12 @@ static size_t stack_left(void)
 
 int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
 {
-    return call(rt, caller, fn, NULL, args, out);
+    int rc = call(rt, caller, fn, NULL, args, out);
+    /* the caller is C code (a builtin: paramserv, eval) that reads the
+     * results' cells: GPU results land here (docs/gpu.md) */
+    BrErr e;
+    if (!rc && gpu_mode() != GPU_OFF && val_host(out, &e)) rc = rt_fail(rt, fn->span, e.code, "%s", e.msg);
+    return rc;
 }
 
 /* A call of fn: its specialization spec when the arguments are what it
