@@ -26,6 +26,7 @@ static CgOptions cg_options(const BraidConfig *cfg, const char *explain)
     CgOptions cg = {.enabled = cfg->codegen, .plancache = cfg->plancache, .async = cfg->cg_async,
                     .policy = !strcmp(cfg->codegen_optimizer, "fuse_all") ? CG_FUSE_ALL
                             : !strcmp(cfg->codegen_optimizer, "fuse_no_redundancy") ? CG_FUSE_NO_REDUNDANCY
+                            : !strcmp(cfg->codegen_optimizer, "fusion_stitching") ? CG_STITCH_EXPLORER
                             : CG_COST_BASED,
                     .explain = explain && !strcmp(explain, "codegen") ? stdout : NULL};
     return cg;

@@ -192,6 +192,7 @@ int api_matrix_view(const Value *v, bool dense, BraidMatrix *out, BrErr *e)
     MB *m;
     if (val_is_numeric(v)) m = mb_scalar(val_as_double(v), e);
     else if (v->kind != V_MATRIX) return br_err(e, BR_EARG, "output is not a matrix");
+    else if (mb_host(v->m, e)) return e->code;   /* a GPU result still on the device */
     else if (v->m->cmb) m = dense ? mb_to_dense(v->m, e) : cmb_decompress(v->m, e);   /* compress(X) */
     else if (dense && v->m->sparse) m = mb_to_dense(v->m, e);
     else {

@@ -153,6 +153,8 @@ bool sel_better_at(const Memo *m, const Hop *h, const MEntry *a, const MEntry *b
  * structure and coarse sizes, so recompiling the same DAG skips
  * MPSkipEnum. */
 void cg_select_cost(CgContext *c, Memo *m, const CgMachine *mc, EnumStats *es);
+/* The explorer's selection (fxselect.c): prunes m per partition. */
+void cg_select_fx(Memo *m, EnumStats *es);
 /* The selection cache (mpskip.c); freed with the context. */
 typedef struct SelCache SelCache;
 void selcache_free(SelCache *s);
@@ -173,6 +175,10 @@ typedef struct Part {
 
 Part *cg_partitions(const Memo *m, int *nparts);
 void parts_free(Part *ps, int n);
+/* Applies partition p's assignment best (and bans by hop id, or NULL) to
+ * m: drops the entries fusing across a materialized point, then the
+ * Outer entries left without their outer product (mpskip.c). */
+void cg_apply_cut(Memo *m, const Part *p, const bool *best, const uint8_t *ban);
 
 /* State of getPlanCost over one partition. */
 typedef struct CostCtx {
@@ -205,6 +211,9 @@ typedef struct CostCtx {
 int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es);
 void cost_free(CostCtx *x);
 double cg_plan_cost(CostCtx *x, const bool *cut, double bound);
+/* MPSkipEnum over all of x's partition: its best assignment into best,
+ * and its cost (INFINITY when none was costed). */
+double cg_mpskip_assign(CostCtx *x, bool *best, EnumStats *es);
 double cg_lower_bound(const CostCtx *x, const bool *cut);
 /* Does e reference an input whose entries usable by e are all banned? */
 bool cg_dead_ref(const Memo *m, const uint8_t *ban, const MEntry *e);

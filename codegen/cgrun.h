@@ -10,7 +10,9 @@
 
 #include "../matrix/value.h"
 
-typedef enum { CG_FUSE_ALL, CG_FUSE_NO_REDUNDANCY, CG_COST_BASED } CgPolicy;
+/* CG_STITCH_EXPLORER: FusionStitching's explorer chooses the plan
+ * (codegen/fxselect.c), the cost-based selector's alternative. */
+typedef enum { CG_FUSE_ALL, CG_FUSE_NO_REDUNDANCY, CG_COST_BASED, CG_STITCH_EXPLORER } CgPolicy;
 
 typedef struct CgOptions {
     bool enabled;          /* sysds.codegen.enabled (default true) */

@@ -37,4 +37,27 @@ void cg_dag_fused(const HopDag *d, int counts[4]);
 typedef void (*CgOracleFn)(void *arg, int npts, double mpskip_cost, double exhaustive_cost);
 int cg_enum_oracle(HopDag *d, int max_pts, CgOracleFn f, void *arg);
 
+/* MPSkipEnum against FusionStitching's explorer (codegen/fxselect.c), per
+ * plan partition with interesting points: each selector's assignment
+ * costed under codegen's model (getPlanCost, seconds) and the explorer's
+ * latency estimate (seconds) of the kernels codegen builds from it
+ * (a consumer and an input one memo entry fuses, not separated by a
+ * materialized point), the points each materializes, whether the explorer's
+ * plan is valid (fx_valid), and the optimization times. Returns the
+ * partitions compared, -1 when out of memory. */
+typedef struct CgFxResult {
+    int npts, nhops;
+    double mpskip_cost, fx_cost;         /* codegen's cost model */
+    double mpskip_latency, fx_latency;   /* the explorer's latency model of
+                                            the kernels codegen builds */
+    int mpskip_kernels, fx_kernels;      /* those kernels */
+    double fx_own_latency;               /* the explorer's own plan (its */
+    int fx_own_kernels;                  /* kernels, which templates may not form) */
+    int mpskip_cut, fx_cut;              /* points materialized */
+    bool fx_valid;
+    int64_t mpskip_ns, fx_ns;
+} CgFxResult;
+typedef void (*CgFxFn)(void *arg, const CgFxResult *r);
+int cg_fx_compare(HopDag *d, CgFxFn f, void *arg);
+
 #endif

@@ -538,7 +538,7 @@ static void drop_dead_outer(Memo *m, const Part *p, const Hop *h, char *done)
 /* Applies p's chosen assignment best and bans to the memo: drops the cut
  * entries (drop_cut), then the Outer entries left without their outer
  * product (drop_dead_outer over all of p's hops). */
-static void apply_cut(Memo *m, const Part *p, const bool *best, const uint8_t *ban)
+void cg_apply_cut(Memo *m, const Part *p, const bool *best, const uint8_t *ban)
 {
     CutArg a = {p, best, ban};
     for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
@@ -579,19 +579,35 @@ void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
         if (keyed) hash = cg_hash_bytes(sig.v, (size_t)sig.n * sizeof(int64_t), 0x5e1ec7);
         if (keyed && cache_get(cx, &sig, hash, best, p->npts, p, ban)) {
             es->cached++;
-            apply_cut(m, p, best, ban);
+            cg_apply_cut(m, p, best, ban);
         } else if (idx && base && best && ban) {
             for (int t = 0; t < p->npts; t++) idx[t] = t;
             double c = p->npts ? mpskip(&en, idx, p->npts, base, best) : 0;
             if (c < INFINITY && greedy) c = unfuse(&x, best, ban);
             if (c < INFINITY && keyed) cache_put(cx, &sig, hash, best, p->npts, p, ban);
-            if (c < INFINITY) apply_cut(m, p, best, ban);
+            if (c < INFINITY) cg_apply_cut(m, p, best, ban);
         }
         free(sig.v);
         free(idx); free(base); free(best); free(ban);
         cost_free(&x);
     }
     parts_free(ps, np);
+}
+
+double cg_mpskip_assign(CostCtx *x, bool *best, EnumStats *es)
+{
+    int n = x->p->npts;
+    Enum en = {.x = x, .npts = n, .es = es};
+    int *idx = br_malloc((size_t)BR_MAX(n, 1) * sizeof(int));
+    bool *base = br_calloc((size_t)BR_MAX(n, 1), sizeof(bool));
+    double c = INFINITY;
+    if (idx && base) {
+        for (int t = 0; t < n; t++) idx[t] = t;
+        c = n ? mpskip(&en, idx, n, base, best) : 0;
+    }
+    free(idx);
+    free(base);
+    return c;
 }
 
 /* ---- the optimality oracle (tests) ---- */

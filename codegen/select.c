@@ -131,7 +131,7 @@ static bool drop_dangling(const Memo *m, const Hop *h, const MEntry *e, void *ar
 
 void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es)
 {
-    if (policy != CG_COST_BASED)
+    if (policy != CG_COST_BASED && policy != CG_STITCH_EXPLORER)
         for (int i = 0; i < m->norder; i++) memo_filter(m, m->order[i], drop_dominated, NULL);
     if (policy == CG_FUSE_NO_REDUNDANCY) {
         for (int i = 0; i < m->norder; i++) {
@@ -144,6 +144,8 @@ void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, Enum
         }
     } else if (policy == CG_COST_BASED) {
         cg_select_cost(c, m, mc, es);
+    } else if (policy == CG_STITCH_EXPLORER) {
+        cg_select_fx(m, es);
     }
     select_fuse_all(m);
 }

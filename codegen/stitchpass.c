@@ -41,6 +41,8 @@ typedef struct Pass {
 /* A region being grown from one root. */
 typedef struct Grow {
     char *mem;         /* by hop id: member */
+    Hop *xo[ST_MAX_OUT - 1];  /* members that are also outputs */
+    int nxo;
     int64_t rows, cols;/* the iteration space */
     AggDir dir;        /* DIR_FULL while no aggregate decided it */
     StitchRegion r;
@@ -121,34 +123,82 @@ static bool can_join(Grow *g, const Hop *h)
 /* members at most (a region's nodes are bounded; var/sd take five) */
 #define MAX_MEMBERS 24
 
+/* Is hop h outside the region, and does it depend on a member? (then a
+ * region reading h would feed itself: a cycle). seen: by hop id. */
+static bool reaches_member(const Grow *g, const Hop *h, char *seen)
+{
+    if (!h || seen[h->id]) return false;
+    seen[h->id] = 1;
+    for (int i = 0; i < h->nin; i++) {
+        const Hop *x = h->in[i];
+        if (x && (g->mem[x->id] || reaches_member(g, x, seen))) return true;
+    }
+    return false;
+}
+
+/* The formed region is a valid kernel: none of its outside inputs
+ * depends on one of its members (an output read by an operator that
+ * feeds the region back). */
+static bool acyclic(Pass *p, const Grow *g, Hop **list, int nl)
+{
+    char *seen = calloc((size_t)p->nid, 1);
+    bool ok = seen != NULL;
+    for (int m = 0; m < nl && ok; m++)
+        for (int i = 0; i < list[m]->nin && ok; i++) {
+            const Hop *x = list[m]->in[i];
+            if (x && !g->mem[x->id] && reaches_member(g, x, seen)) ok = false;
+        }
+    free(seen);
+    return ok;
+}
+
 /* Grows the member set to a fixed point: an input of a member joins
  * when it can and all its uses are inside (inner counts the uses from
- * members, updated as members join). */
-static void grow(Pass *p, Grow *g, Hop *root)
+ * members, updated as members join). With multi set, when nothing more
+ * joins so, an input that is also read outside (or is a variable
+ * written by the block) joins as one more output of the region (the
+ * same launch writes it); then growth goes on. Outputs whose uses all
+ * ended up inside, and that are no variable, stop being outputs.
+ * False when the region would feed itself (the caller grows it again
+ * without multi). */
+static bool grow(Pass *p, Grow *g, Hop *root, bool multi)
 {
     int *inner = calloc((size_t)p->nid, sizeof(int));
     Hop **list = malloc(MAX_MEMBERS * sizeof(Hop *));
-    if (!inner || !list) { free(inner); free(list); return; }
+    if (!inner || !list) { free(inner); free(list); return true; }
     int nl = 0;
     list[nl++] = root;
     for (int i = 0; i < root->nin; i++) if (root->in[i]) inner[root->in[i]->id]++;
-    for (bool changed = true; changed && nl < MAX_MEMBERS;) {
+    for (bool changed = true, as_out = false; nl < MAX_MEMBERS && (changed || (multi && !as_out));) {
+        /* a round of joins by all uses inside; when none, one as output */
+        if (!changed) as_out = true;
         changed = false;
         for (int m = 0; m < nl && !changed; m++)
             for (int i = 0; i < list[m]->nin && !changed; i++) {
                 Hop *h = list[m]->in[i];
-                if (!h || g->mem[h->id] || inner[h->id] != p->uses[h->id] || p->out[h->id] || p->taken[h->id])
-                    continue;
+                if (!h || g->mem[h->id] || p->taken[h->id]) continue;
+                bool inside = inner[h->id] == p->uses[h->id] && !p->out[h->id];
+                if (!inside && (!as_out || g->nxo >= ST_MAX_OUT - 1)) continue;
                 AggDir before = g->dir;
                 if (!can_join(g, h)) { g->dir = before; continue; }
                 g->mem[h->id] = 1;
                 list[nl++] = h;
+                if (!inside) g->xo[g->nxo++] = h;
                 for (int k = 0; k < h->nin; k++) if (h->in[k]) inner[h->in[k]->id]++;
                 changed = true;
             }
+        if (changed) as_out = false;
     }
+    int k = 0;
+    for (int j = 0; j < g->nxo; j++) {
+        Hop *h = g->xo[j];
+        if (inner[h->id] != p->uses[h->id] || p->out[h->id]) g->xo[k++] = h;
+    }
+    g->nxo = k;
+    bool ok = g->nxo == 0 || acyclic(p, g, list, nl);
     free(inner);
     free(list);
+    return ok;
 }
 
 /* The region's node of hop h (built inputs first); -1 when the region
@@ -218,6 +268,34 @@ static const Hop *space_of(const Hop *h, int depth)
     return NULL;
 }
 
+/* A multi-output region: one H_STITCH hop producing a list, and the
+ * root and the other outputs become H_OUT hops reading it in place (so
+ * their consumers keep their pointers), as codegen's multi-aggregates. */
+static void multi_outputs(HopDag *d, Hop *root, const Grow *g, StitchRegion *keep, Hop **in, int nin)
+{
+    Hop *s = hop_new(d, H_STITCH, root->span, 0);
+    if (!s) return;
+    s->in = in;
+    s->nin = nin;
+    s->spoof = keep;
+    s->name = "stitch";
+    s->dt = DT_LIST;
+    s->nouts = 1 + g->nxo;
+    hop_infer(s);
+    for (int k = 0; k <= g->nxo; k++) {
+        Hop *o = k == 0 ? root : g->xo[k - 1];
+        Hop **one = arena_alloc(d->arena, sizeof(Hop *));
+        if (!one) return;
+        one[0] = s;
+        /* the output keeps its type and size */
+        o->kind = H_OUT;
+        o->in = one;
+        o->nin = 1;
+        o->out_index = k;
+        hop_infer(o);
+    }
+}
+
 /* Forms the region rooted at h, if there is one worth a kernel. */
 static void try_root(Pass *p, Hop *h, Hop **order, int n)
 {
@@ -232,7 +310,15 @@ static void try_root(Pass *p, Hop *h, Hop **order, int n)
     g->cols = space->cols;
     if (!can_join(g, h)) goto out;
     mem[h->id] = 1;
-    grow(p, g, h);
+    if (!grow(p, g, h, true)) {
+        /* a cycle through an output: the region without further outputs */
+        memset(mem, 0, (size_t)p->nid);
+        g->nxo = 0;
+        g->dir = DIR_FULL;
+        if (!can_join(g, h)) goto out;
+        mem[h->id] = 1;
+        grow(p, g, h, false);
+    }
     int nops = 0, nred = 0;
     for (int i = 0; i < p->nid; i++) {
         g->node[i] = -1;
@@ -247,6 +333,8 @@ static void try_root(Pass *p, Hop *h, Hop **order, int n)
     int nm = 1, ns = 0;
     if (node_of(g, h, mins, &nm, sins, &ns) < 0 || !mins[0]) goto out;
     g->r.root = g->node[h->id];
+    for (int k = 0; k < g->nxo; k++)
+        if (g->node[g->xo[k]->id] < 0 || st_output(&g->r, g->node[g->xo[k]->id]) < 0) goto out;
     if (g->r.nin < nm) g->r.nin = nm;
     /* the region lives in the DAG's arena, as the DAG's literals do: the
      * instructions compiled from the DAG borrow it */
@@ -257,12 +345,16 @@ static void try_root(Pass *p, Hop *h, Hop **order, int n)
     memcpy(in, mins, (size_t)nm * sizeof(Hop *));
     memcpy(in + nm, sins, (size_t)ns * sizeof(Hop *));
     for (int i = 0; i < p->nid; i++) p->taken[i] |= mem[i];
-    h->kind = H_STITCH;
-    h->in = in;
-    h->nin = nm + ns;
-    h->spoof = keep;
-    h->name = "stitch";
-    hop_infer(h);
+    if (g->nxo == 0) {
+        h->kind = H_STITCH;
+        h->in = in;
+        h->nin = nm + ns;
+        h->spoof = keep;
+        h->name = "stitch";
+        hop_infer(h);
+    } else {
+        multi_outputs(p->d, h, g, keep, in, nm + ns);
+    }
 out:
     free(mem);
     free(g);

@@ -17,7 +17,12 @@ static size_t *g_rlen;
 
 void dist_set_task_runner(DistTaskRun fn) { g_task = fn; }
 
-char *dist_pack_mb(const MB *m, size_t *n) { return pack(m, n); }
+char *dist_pack_mb(const MB *m, size_t *n)
+{
+    BrErr e;
+    /* a GPU result still on the device lands first (NULL: as out of memory) */
+    return mb_host(m, &e) ? NULL : pack(m, n);
+}
 MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e) { return unpack(buf, n, e); }
 
 int run_task(const Job *j, BrErr *e)

@@ -246,6 +246,16 @@ static const char cl_kernels[] =
     "    if (k >= m * n) return;\n"
     "    long i = k / n, j = k - i * n;\n"
     "    out[k] = a[(rl + i) * cols + cl + j];\n"
+    "}\n"
+    /* left indexing: the range of out (a copy of the target) from the
+     * m x n source, or the scalar s (one cell) when y is unused */
+    "__kernel void lix(long cols, long rl, long cl, long m, long n, __global const double *y, double s,\n"
+    "                  int scalar, __global double *out)\n"
+    "{\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k >= m * n) return;\n"
+    "    long i = k / n, j = k - i * n;\n"
+    "    out[(rl + i) * cols + cl + j] = scalar ? s : y[k];\n"
     "}\n";
 
 /* Appends "case OP_x: return <cgen>;" for every row of one shape. */

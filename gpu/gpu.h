@@ -2,10 +2,10 @@
  * process, chosen by -gpu / sysds.gpu and created on first use; matrices
  * live on the device in a buffer pool (gpu/pool.c) keyed by the host
  * block, uploaded on first use and kept while the block lives and the
- * pool's budget allows (least recently used entries are evicted; the
- * host copy is always current, so eviction is a free). Every operator
- * here takes and returns host blocks (MB): results are computed on the
- * device, stay resident for the next operator, and are copied back.
+ * pool's budget allows (least recently used entries are evicted). Every
+ * operator here takes and returns blocks (MB): dense results stay on the
+ * device only (MB.dev) until the host reads them (mb_host lands them;
+ * eviction lands a block still held), sparse results are read back.
  *
  * Operators return a new block, or NULL: with e set on a device error,
  * with e clear when they do not handle these operands (shapes that the
@@ -61,6 +61,7 @@ typedef struct GpuStats {
     int64_t hits, misses;      /* pool lookups of inputs */
     int64_t evictions;
     int64_t forgotten;         /* entries dropped for an in-place update */
+    int64_t landed;            /* device-only results copied to the host */
     int64_t ops;               /* operators run on the device */
     int64_t stitched;          /* stitched regions run (gpu/stitch.c) */
     int64_t stitch_launches;   /* their kernel launches */
@@ -78,6 +79,8 @@ MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e);
  * (any direction), OP_IDXMAX, OP_IDXMIN (DIR_ROW); DIR_FULL gives 1x1 */
 MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e);
 MB *gpu_matmul(const MB *a, const MB *b, BrErr *e);
+/* t(a) %*% b (OP_MATMULTL, k_matmul_tl): a k x m, b k x n */
+MB *gpu_matmul_tl(const MB *a, const MB *b, BrErr *e);
 MB *gpu_tsmm(const MB *x, bool left, BrErr *e);
 MB *gpu_transpose(const MB *a, BrErr *e);
 /* op in OP_CUMSUM, OP_CUMPROD, OP_CUMMIN, OP_CUMMAX (kernels/agg.h k_cum) */
@@ -88,6 +91,11 @@ MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, doub
 /* a[rl:ru, cl:cu] (half-open); NULL for a range outside a (the CPU
  * reports it) */
 MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr *e);
+/* Left indexing as k_lix / k_lix_scalar: a copy of x with x[rl:ru,
+ * cl:cu] (half-open) replaced by y, or (y NULL) the one cell by s; NULL
+ * for a range outside x or a source of another shape (the CPU reports
+ * it). The target is copied on the device, never updated in place. */
+MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const MB *y, double s, BrErr *e);
 
 /* The cost rule of the instruction layer: should an operator with these
  * inputs (bytes not yet on the device), output bytes and floating-point
@@ -100,7 +108,10 @@ double gpu_upload_bytes(const MB *m);
  * place, when the pool holds the only other reference (the device copy
  * would be stale anyway). True when there was an entry. */
 bool gpu_pool_forget(const MB *m);
-/* Drops every pool entry (tests of eviction; end of a run). */
+/* Bytes the pool's entries hold on the device. */
+double gpu_pool_bytes(void);
+/* Drops every pool entry (tests of eviction; end of a run); device-only
+ * blocks still held elsewhere land on the host first. */
 void gpu_pool_clear(void);
 
 #endif

@@ -16,7 +16,7 @@
 typedef enum {
     K_EW_UNARY, K_EW_BINARY, K_CSR_BINARY, K_CSR_UNARY, K_CSR_TO_DENSE, K_CSR_MM,
     K_TRANSPOSE, K_SYM_LOWER, K_AGG_ROW, K_AGG_COL, K_AGG_PART, K_AGG_SEG, K_CUM_COL, K_IFELSE,
-    K_SLICE, K_COUNT
+    K_SLICE, K_LIX, K_COUNT
 } GpuKernel;
 
 typedef struct GpuCtx {
@@ -65,9 +65,13 @@ typedef struct GpuBuf {
 /* The device copy of m (uploaded on a miss); pinned until gpu_unpin_all. */
 int gpu_get(const MB *m, GpuBuf *out, BrErr *e);
 /* Registers a result: the host block r (the caller's) now has the device
- * copy b, which the pool owns from here (released when evicted). */
-void gpu_put(MB *r, const GpuBuf *b);
+ * copy b, which the pool owns from here (released when evicted). False
+ * without memory for the entry (b released: a device-only r lost its
+ * cells, the caller fails). */
+bool gpu_put(MB *r, const GpuBuf *b);
 void gpu_unpin_all(void);
+/* Installs the pool's landing of device-only blocks as mb_dev_land. */
+void gpu_pool_hook(void);
 /* Frees entries whose host block only the pool holds. */
 void gpu_pool_trim(void);
 void gpubuf_release(GpuBuf *b);

@@ -22,7 +22,7 @@ static BrErr g_err;                /* why gpu_init failed (reported again) */
 
 static const char *const kernel_names[K_COUNT] = {
     "ew_unary", "ew_binary", "csr_binary", "csr_unary", "csr_to_dense", "csr_mm",
-    "transpose", "sym_lower", "agg_row", "agg_col", "agg_part", "agg_seg", "cum_col", "ew_ifelse", "slice",
+    "transpose", "sym_lower", "agg_row", "agg_col", "agg_part", "agg_seg", "cum_col", "ew_ifelse", "slice", "lix",
 };
 
 void gpu_configure(GpuMode mode, int device, double pool_budget)
@@ -162,6 +162,7 @@ int gpu_init(BrErr *e)
 {
     pthread_mutex_lock(&gpu_lock);
     if (g_state == 0) g_state = build_all(&g_err) ? -1 : 1;
+    if (g_state == 1) gpu_pool_hook();
     int st = g_state;
     pthread_mutex_unlock(&gpu_lock);
     if (st < 0) return br_err(e, g_err.code ? g_err.code : BR_EFAIL, "%s", g_err.msg);
@@ -226,9 +227,11 @@ void gpu_print_stats(FILE *f)
 {
     if (g_mode == GPU_OFF || g_state != 1) return;
     GpuStats s = gpu_stats();
-    fprintf(f, "GPU (%s):\t%lld ops, %lld launches, %.3f/%.3f MB up/down, pool %lld hits/%lld misses/%lld evictions.\n",
+    fprintf(f, "GPU (%s):\t%lld ops, %lld launches, %.3f/%.3f MB up/down, %lld results copied to the host, "
+            "pool %lld hits/%lld misses/%lld evictions.\n",
             gpu_ctx.info.name, (long long)s.ops, (long long)s.launches, (double)s.h2d_bytes / 1e6,
-            (double)s.d2h_bytes / 1e6, (long long)s.hits, (long long)s.misses, (long long)s.evictions);
+            (double)s.d2h_bytes / 1e6, (long long)s.landed, (long long)s.hits, (long long)s.misses,
+            (long long)s.evictions);
     if (s.stitched)
         fprintf(f, "GPU stitched regions:\t%lld runs, %lld launches.\n", (long long)s.stitched,
                 (long long)s.stitch_launches);

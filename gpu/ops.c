@@ -1,8 +1,8 @@
 /* ops.c: the backend's operators over host blocks: inputs from the pool
  * (uploaded on a miss), one or two launches of the fixed kernels (or a
- * CLBlast call for dense products), the result read back into a new host
- * block and registered in the pool so that the next operator finds it on
- * the device. Sparse inputs: CSR kernels where the operator keeps the
+ * CLBlast call for dense products), the result a device-only block
+ * registered in the pool (the next operator finds it on the device; the
+ * host gets the cells when it reads them: pool.c). Sparse inputs: CSR kernels where the operator keeps the
  * sparse structure (a sparse operand of a multiplication-like binary
  * operator, sparse-safe unary operators, a sparse left operand of a
  * product), otherwise a CSR-to-dense kernel on the device first. */
@@ -67,17 +67,12 @@ static int read_back(cl_mem d, void *host, size_t bytes, BrErr *e)
  * block with exact nnz and the CPU's format rule. */
 MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
 {
-    MB *r = mb_dense_uninit(rows, cols, e);
-    if (!r || read_back(d, r->d, (size_t)(rows * cols) * sizeof(double), e)) {
-        clReleaseMemObject(d);
-        mb_release(r);
-        return NULL;
-    }
-    mb_recount_nnz(r);
-    /* the format first (in place: the block must be the caller's only) */
-    if (mb_examine(r, e)) { clReleaseMemObject(d); mb_release(r); return NULL; }
+    /* device-only: no copy to the host until the host reads it (pool.c
+     * lands it then, with the exact nnz and the format rule) */
+    MB *r = mb_dev_shell(rows, cols, e);
+    if (!r) { clReleaseMemObject(d); return NULL; }
     GpuBuf b = {.d = d};
-    gpu_put(r, &b);
+    if (!gpu_put(r, &b)) { mb_release(r); return br_err(e, BR_ENOMEM, "out of memory"), NULL; }
     return r;
 }
 
@@ -215,7 +210,7 @@ MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
     /* a sparse operand of x * y-like operators keeps its structure when
      * the other is finite (0 * NaN is NaN: docs/DESIGN.md "NaN and Inf") */
     bool mult = (op_info[op].flags & OF_MULT) != 0;
-    bool fa = mult && !mb_has_nonfinite(a), fb = mult && !mb_has_nonfinite(b);
+    bool fa = mult && !a->dev && !mb_has_nonfinite(a), fb = mult && !b->dev && !mb_has_nonfinite(b);
     if (!begin(e)) return NULL;
     GpuBuf ab, bb;
     MB *r = NULL;
@@ -435,6 +430,25 @@ MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
     return end(r);
 }
 
+MB *gpu_matmul_tl(const MB *a, const MB *b, BrErr *e)
+{
+    if (a->cmb || b->cmb || a->rows != b->rows || a->rows * a->cols == 0 || b->rows * b->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf ab, bb;
+    MB *r = NULL;
+    if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
+    int64_t m = a->cols, k = a->rows, n = b->cols;
+    /* op(A) = a^T (lda = a's columns): t(a) is never formed */
+    cl_mem ta = NULL, tb = NULL, da = dense_view(a, &ab, &ta, e), db = da ? dense_view(b, &bb, &tb, e) : NULL;
+    cl_mem o = db ? out_buf(m * n, e) : NULL;
+    if (o && !gemm(true, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)a->cols, db, (size_t)n, o, e))
+        r = gpu_dense_result(m, n, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
+    if (ta) clReleaseMemObject(ta);
+    if (tb) clReleaseMemObject(tb);
+    return end(r);
+}
+
 MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
 {
     if (x->cmb || x->rows * x->cols == 0) return NULL;
@@ -576,5 +590,35 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
         r = gpu_dense_result(m, n, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
     if (tmp) clReleaseMemObject(tmp);
+    return end(r);
+}
+
+MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const MB *y, double s, BrErr *e)
+{
+    if (x->cmb || (y && y->cmb) || rl < 0 || cl < 0 || ru > x->rows || cu > x->cols || ru <= rl || cu <= cl)
+        return NULL;
+    if (y ? y->rows != ru - rl || y->cols != cu - cl : ru - rl != 1 || cu - cl != 1) return NULL;
+    if (!begin(e)) return NULL;
+    GpuBuf xb, yb = {0};
+    MB *r = NULL;
+    if (gpu_get(x, &xb, e) || (y && gpu_get(y, &yb, e))) return end(NULL);
+    cl_mem tx = NULL, ty = NULL, dx = dense_view(x, &xb, &tx, e), dy = dx && y ? dense_view(y, &yb, &ty, e) : NULL;
+    size_t bytes = (size_t)(x->rows * x->cols) * sizeof(double);
+    cl_mem o = dx && (dy || !y) ? out_buf(x->rows * x->cols, e) : NULL;
+    cl_long cols = x->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
+    cl_int scalar = y == NULL;
+    cl_double sv = s;
+    cl_int rc = o ? clEnqueueCopyBuffer(gpu_ctx.q, dx, o, 0, 0, bytes, 0, NULL, NULL) : CL_SUCCESS;
+    if (rc != CL_SUCCESS) gpu_clerr(e, rc, "clEnqueueCopyBuffer");
+    /* the scalar form passes the target as y (unread) */
+    cl_mem src = dy ? dy : dx;
+    if (o && rc == CL_SUCCESS &&
+        !gpu_args(K(K_LIX), e, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m, &m, sizeof n, &n,
+                  sizeof(cl_mem), &src, sizeof sv, &sv, sizeof scalar, &scalar, sizeof(cl_mem), &o, (size_t)0) &&
+        !gpu_launch1(K(K_LIX), (size_t)(m * n), 0, e))
+        r = gpu_dense_result(x->rows, x->cols, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
+    if (tx) clReleaseMemObject(tx);
+    if (ty) clReleaseMemObject(ty);
     return end(r);
 }

@@ -4,10 +4,11 @@
  * and the block is never updated in place meanwhile (a block with more
  * than one reference is immutable: mb.h). Inputs are uploaded on first
  * use (lazy); results are registered with their host block and stay for
- * the next operator. The pool keeps its bytes under the budget by
- * evicting the least recently used unpinned entries; the host copy is
- * always current, so eviction frees the device buffers and drops the
- * reference. Entries whose block only the pool still holds are dead and
+ * the next operator, device-only (mb.h: no host copy until the host
+ * reads the block, which lands it here). The pool keeps its bytes under
+ * the budget by evicting the least recently used unpinned entries:
+ * eviction lands a device-only block that someone still holds, then
+ * frees the device buffers and drops the reference. Entries whose block only the pool still holds are dead and
  * freed at the next operator (gpu_pool_trim). */
 #include <stdlib.h>
 #include <string.h>
@@ -39,25 +40,69 @@ void gpubuf_release(GpuBuf *b)
     memset(b, 0, sizeof *b);
 }
 
-static void drop(int i)
+/* Copies a device-only block's cells to the host: exact nnz and the
+ * format rule on a new block, whose arrays then become the block's. The
+ * device copy stays (dense). Under gpu_lock. */
+static int land(const Entry *en, BrErr *e)
 {
+    MB *m = en->m;
+    if (!m->dev) return 0;
+    if (en->b.sparse || !en->b.d) return br_err(e, BR_EFAIL, "GPU: a device-only block without a dense copy");
+    MB *t = mb_dense_uninit(m->rows, m->cols, e);
+    if (!t) return -1;
+    size_t bytes = (size_t)(m->rows * m->cols) * sizeof(double);
+    cl_int rc = bytes ? clEnqueueReadBuffer(gpu_ctx.q, en->b.d, CL_TRUE, 0, bytes, t->d, 0, NULL, NULL) : CL_SUCCESS;
+    if (rc != CL_SUCCESS) { mb_release(t); return gpu_clerr(e, rc, "clEnqueueReadBuffer"); }
+    gpu_st.d2h_bytes += (int64_t)bytes;
+    gpu_st.landed++;
+    mb_recount_nnz(t);
+    if (mb_examine(t, e)) { mb_release(t); return -1; }
+    mb_dev_fill(m, t);
+    return 0;
+}
+
+/* mb_dev_land's hook (mb_host) */
+static int land_hook(MB *m, BrErr *e)
+{
+    pthread_mutex_lock(&gpu_lock);
+    int rc = 0;
+    if (m->dev) {
+        int i = -1;
+        for (int k = 0; k < nents && i < 0; k++) if (ents[k].m == m) i = k;
+        rc = i < 0 ? br_err(e, BR_EFAIL, "GPU: a device-only block is not in the pool") : land(&ents[i], e);
+    }
+    pthread_mutex_unlock(&gpu_lock);
+    return rc;
+}
+
+void gpu_pool_hook(void) { mb_dev_land = land_hook; }
+
+/* Frees entry i; a device-only block still held elsewhere lands first
+ * (eviction to the host). */
+static int drop(int i, BrErr *e)
+{
+    int rc = 0;
+    if (ents[i].m->dev && __atomic_load_n(&ents[i].m->refs, __ATOMIC_ACQUIRE) > 1 && (rc = land(&ents[i], e)))
+        return rc;
     gpubuf_release(&ents[i].b);
     used -= ents[i].bytes;
     mb_release(ents[i].m);
     ents[i] = ents[--nents];
+    return 0;
 }
 
 /* Evicts least recently used unpinned entries until bytes more fit. */
-static void make_room(double bytes)
+static int make_room(double bytes, BrErr *e)
 {
     while (used + bytes > gpu_ctx.budget) {
         int v = -1;
         for (int i = 0; i < nents; i++)
             if (!ents[i].pinned && (v < 0 || ents[i].tick < ents[v].tick)) v = i;
-        if (v < 0) return;   /* everything pinned: let the driver try */
-        drop(v);
+        if (v < 0) return 0;   /* everything pinned: let the driver try */
+        if (drop(v, e)) return -1;
         gpu_st.evictions++;
     }
+    return 0;
 }
 
 cl_mem gpu_alloc(size_t bytes, BrErr *e)
@@ -66,13 +111,13 @@ cl_mem gpu_alloc(size_t bytes, BrErr *e)
     /* larger than one buffer may be: not an error, the operator falls
      * back to the CPU (NULL with e clear) */
     if (bytes > gpu_ctx.info.max_alloc) return NULL;
-    make_room((double)bytes);
+    if (make_room((double)bytes, e)) return NULL;
     cl_int rc;
     cl_mem m = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE, bytes, NULL, &rc);
     if (rc == CL_MEM_OBJECT_ALLOCATION_FAILURE || rc == CL_OUT_OF_RESOURCES) {
         /* the device is fuller than the budget thought: free everything
          * unpinned and try once more */
-        make_room(1e300);
+        if (make_room(1e300, e)) return NULL;
         m = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE, bytes, NULL, &rc);
     }
     if (rc != CL_SUCCESS) { gpu_clerr(e, rc, "clCreateBuffer"); return NULL; }
@@ -147,42 +192,60 @@ fail:
     return -1;
 }
 
-void gpu_put(MB *r, const GpuBuf *b)
+bool gpu_put(MB *r, const GpuBuf *b)
 {
     GpuBuf c = *b;
-    if (!add(r, &c)) gpubuf_release(&c);   /* no room to remember: just free */
+    if (add(r, &c)) return true;
+    gpubuf_release(&c);   /* no room to remember: just free */
+    return false;
 }
 
 void gpu_unpin_all(void)
 {
+    BrErr e;
     for (int i = nents - 1; i >= 0; i--) {
         ents[i].pinned = false;
-        if (ents[i].transient) drop(i);
+        if (ents[i].transient) drop(i, &e);   /* a caller's memory: never device-only */
     }
 }
 
 void gpu_pool_trim(void)
 {
+    BrErr e;
+    /* refs 1: only the pool holds the block, nothing lands */
     for (int i = nents - 1; i >= 0; i--)
-        if (!ents[i].pinned && __atomic_load_n(&ents[i].m->refs, __ATOMIC_ACQUIRE) == 1) drop(i);
+        if (!ents[i].pinned && __atomic_load_n(&ents[i].m->refs, __ATOMIC_ACQUIRE) == 1) drop(i, &e);
 }
 
 bool gpu_pool_forget(const MB *m)
 {
     pthread_mutex_lock(&gpu_lock);
     int i = find(m);
-    bool done = i >= 0 && !ents[i].pinned;
-    if (done) {
-        drop(i);
-        gpu_st.forgotten++;
-    }
+    BrErr e;
+    /* the updater read the block first (the interpreter lands the inputs
+     * of CPU instructions); a device-only block is kept, never lost */
+    bool done = i >= 0 && !ents[i].pinned && !m->dev && !drop(i, &e);
+    if (done) gpu_st.forgotten++;
     pthread_mutex_unlock(&gpu_lock);
     return done;
+}
+
+double gpu_pool_bytes(void)
+{
+    pthread_mutex_lock(&gpu_lock);
+    double b = used;
+    pthread_mutex_unlock(&gpu_lock);
+    return b;
 }
 
 void gpu_pool_clear(void)
 {
     pthread_mutex_lock(&gpu_lock);
-    while (nents > 0) drop(nents - 1);
+    /* device-only blocks still held land first; one that cannot (a
+     * device error) keeps its entry, so it is never left without cells */
+    for (int i = nents - 1; i >= 0; i--) {
+        BrErr e;
+        if (drop(i, &e)) fprintf(stderr, "braid: %s\n", e.msg);
+    }
     pthread_mutex_unlock(&gpu_lock);
 }

@@ -76,6 +76,30 @@ static bool is_seg(const StitchRegion *r, int i)
 
 bool st_is_seg(const StitchRegion *r, int i) { return is_seg(r, i); }
 
+/* does node i read a matrix (else it is one scalar for the whole region) */
+static bool reads_data(const StitchRegion *r, int i)
+{
+    const SNode *n = &r->nodes[i];
+    switch (n->k) {
+    case SN_X: case SN_IN: case SN_RED: return true;
+    case SN_CONST: case SN_SC: case SN_LEN: return false;
+    case SN_UN: case SN_VARDIV: return reads_data(r, n->a);
+    default: return reads_data(r, n->a) || reads_data(r, n->b);
+    }
+}
+
+int st_output(StitchRegion *r, int i)
+{
+    if (i < 0 || i >= r->n || r->nxout >= ST_MAX_OUT - 1) return -1;
+    /* a value of scalars alone (a constant, an argument) has no shape */
+    if (!reads_data(r, i)) return -1;
+    r->xout[r->nxout++] = i;
+    return r->nxout;
+}
+
+int st_nout(const StitchRegion *r) { return 1 + r->nxout; }
+int st_out_node(const StitchRegion *r, int k) { return k == 0 ? r->root : r->xout[k - 1]; }
+
 int st_vardiv(StitchRegion *r, int a)
 {
     return a < 0 || !is_seg(r, a) ? -1 : add(r, (SNode){.k = SN_VARDIV, .a = a});
@@ -127,8 +151,13 @@ static int depth(const StitchRegion *r, int i)
     }
 }
 
-/* the passes: one per reduction depth, then the output's */
-static int npasses(const StitchRegion *r) { return depth(r, r->root) + 1; }
+/* the passes: one per reduction depth, then the outputs' */
+static int npasses(const StitchRegion *r)
+{
+    int d = 0;
+    for (int k = 0; k < st_nout(r); k++) d = BR_MAX(d, depth(r, st_out_node(r, k)));
+    return d + 1;
+}
 
 /* marks the cell nodes pass p computes: the cone of its reductions (or
  * of the root in the last pass) down to per-segment values */
@@ -176,15 +205,15 @@ static bool red_kahan(OpCode op) { return op == OP_SUM || op == OP_MEAN; }
 static bool has_extra(const StitchRegion *r) { return nin_of(r) > 1 || r->nsc > 0; }
 static void extra_params(StrBuf *b, const StitchRegion *r)
 {
-    if (!has_extra(r)) return;
-    for (int k = 1; k < nin_of(r); k++) sb_printf(b, ", __global const double *i%d", k);
-    sb_puts(b, ", __global const double *sc");
+    for (int k = 1; has_extra(r) && k < nin_of(r); k++) sb_printf(b, ", __global const double *i%d", k);
+    if (has_extra(r)) sb_puts(b, ", __global const double *sc");
+    for (int k = 1; k < st_nout(r); k++) sb_printf(b, ", __global double *o%d", k);
 }
 static void extra_args(StrBuf *b, const StitchRegion *r)
 {
-    if (!has_extra(r)) return;
-    for (int k = 1; k < nin_of(r); k++) sb_printf(b, ", i%d", k);
-    sb_puts(b, ", sc");
+    for (int k = 1; has_extra(r) && k < nin_of(r); k++) sb_printf(b, ", i%d", k);
+    if (has_extra(r)) sb_puts(b, ", sc");
+    for (int k = 1; k < st_nout(r); k++) sb_printf(b, ", o%d", k);
 }
 static const char *red_comb(OpCode op) { return op == OP_AMIN ? "cg_minstep" : op == OP_AMAX ? "cg_maxstep" : "st_add"; }
 
@@ -201,7 +230,6 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
                  "    __global double *segv, __local double *sh, long grp, long ngrp, int LS, int cache", k);
     extra_params(b, r);
     sb_puts(b, ")\n{\n");
-    bool segroot = is_seg(r, r->root);
     sb_puts(b, "    const int l = get_local_id(0), L = get_local_size(0), SPG = L / LS;\n");
     sb_puts(b, "    const int lane = l % LS, slot = l / LS;\n");
     sb_puts(b, "    for (long s0 = grp * SPG; s0 < nseg; s0 += ngrp * SPG) {\n");
@@ -230,7 +258,7 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
         bool need[ST_MAX_NODES] = {0};
         bool last = p == P - 1;
         int reds[ST_MAX_NODES], nr = 0;
-        if (last) mark_cells(r, r->root, need);
+        for (int k = 0; last && k < st_nout(r); k++) mark_cells(r, st_out_node(r, k), need);
         for (int i = 0; i < r->n; i++)
             if (!last && r->nodes[i].k == SN_RED && depth(r, i) == p + 1) {
                 reds[nr++] = i;
@@ -263,9 +291,16 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
                 sb_printf(b, "            a%d = %s(a%d, v%d);\n", reds[q], red_comb(r->nodes[reds[q]].op), reds[q],
                           r->nodes[reds[q]].a);
         }
-        if (last && !segroot) sb_printf(b, "            out[ix] = v%d;\n", r->root);
+        /* outputs: output 0 is out, output k is ok; cells in the pass,
+         * per-segment values once per segment */
+        char on[ST_MAX_OUT][8];
+        for (int q = 0; q < st_nout(r); q++) snprintf(on[q], sizeof on[q], q ? "o%d" : "out", q);
+        for (int q = 0; last && q < st_nout(r); q++)
+            if (!is_seg(r, st_out_node(r, q))) sb_printf(b, "            %s[ix] = v%d;\n", on[q], st_out_node(r, q));
         sb_puts(b, "        }\n");
-        if (last && segroot) sb_printf(b, "        if (act && lane == 0) out[seg] = v%d;\n", r->root);
+        for (int q = 0; last && q < st_nout(r); q++)
+            if (is_seg(r, st_out_node(r, q)))
+                sb_printf(b, "        if (act && lane == 0) %s[seg] = v%d;\n", on[q], st_out_node(r, q));
         for (int q = 0; q < nr; q++)
             if (red_kahan(r->nodes[reds[q]].op)) sb_printf(b, "        a%d += k%d;\n", reds[q], reds[q]);
         /* the reductions across the segment's lanes: a tree in the one
@@ -275,7 +310,15 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
             const char *comb = red_comb(r->nodes[i].op);
             /* LS is uniform over the work-group: every lane takes the
              * same branch, so the barriers are reached by all */
-            sb_printf(b, "        double v%d = a%d;\n        if (LS > 1) {\n", i, i);
+            sb_printf(b, "        double v%d = a%d;\n", i, i);
+            /* a segment that is exactly one sub-group sums by the
+             * device's sub-group reduction where it has one (ST_SG);
+             * min/max keep the tree, whose NaN semantics are the CPU's
+             * (sub_group_reduce_min follows fmin, which drops NaN) */
+            if (!strcmp(comb, "st_add"))
+                sb_printf(b, "#ifdef ST_SG\n        if (LS > 1 && LS == (int)get_sub_group_size()) v%d = sub_group_reduce_add(a%d);\n"
+                             "        else\n#endif\n", i, i);
+            sb_puts(b, "        if (LS > 1) {\n");
             sb_printf(b, "            sh[l] = a%d;\n            barrier(CLK_LOCAL_MEM_FENCE);\n", i);
             sb_printf(b, "            for (int w = LS / 2; w > 0; w /= 2) {\n"
                          "                if (lane < w) sh[l] = %s(sh[l], sh[l + w]);\n"
@@ -289,8 +332,14 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
     sb_puts(b, "    }\n}\n");
 }
 
+/* ST_SG: the device's sub-group functions (cl_khr_subgroups, or the
+ * OpenCL 3.0 feature); without them the trees in local memory run */
 static const char st_helpers[] =
-    "CG_INL double st_add(double a, double b) { return a + b; }\n";
+    "CG_INL double st_add(double a, double b) { return a + b; }\n"
+    "#if defined(cl_khr_subgroups) || defined(__opencl_c_subgroups)\n"
+    "#ifdef cl_khr_subgroups\n#pragma OPENCL EXTENSION cl_khr_subgroups : enable\n#endif\n"
+    "#define ST_SG 1\n"
+    "#endif\n";
 
 /* cache X in registers when every lane's share of a segment fits */
 static bool use_cache(const StitchRegion *r, int64_t len, int LS, StitchScheme s)
@@ -359,7 +408,9 @@ static int nrk, crk;
 
 static bool region_eq(const StitchRegion *a, const StitchRegion *b)
 {
-    if (a->dir != b->dir || a->n != b->n || a->root != b->root || nin_of(a) != nin_of(b) || a->nsc != b->nsc) return false;
+    if (a->dir != b->dir || a->n != b->n || a->root != b->root || nin_of(a) != nin_of(b) || a->nsc != b->nsc ||
+        a->nxout != b->nxout || memcmp(a->xout, b->xout, (size_t)a->nxout * sizeof a->xout[0]))
+        return false;
     for (int k = 1; k < nin_of(a); k++) if (a->mode[k] != b->mode[k]) return false;
     for (int i = 0; i < a->n; i++) {
         const SNode *x = &a->nodes[i], *y = &b->nodes[i];
@@ -425,7 +476,7 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
     double ops = 0;
     for (int p = 0; p < P; p++) {
         bool need[ST_MAX_NODES] = {0};
-        if (p == P - 1) mark_cells(r, r->root, need);
+        for (int k = 0; p == P - 1 && k < st_nout(r); k++) mark_cells(r, st_out_node(r, k), need);
         for (int i = 0; i < r->n; i++)
             if (p < P - 1 && r->nodes[i].k == SN_RED && depth(r, i) == p + 1) mark_cells(r, r->nodes[i].a, need);
         ops += cells * cell_ops(r, need);
@@ -472,7 +523,7 @@ const char *stitch_scheme_name(StitchScheme s)
 /* ---- running ---- */
 
 /* the device buffers of a run: inputs beyond X and the scalars */
-typedef struct Extra { cl_mem in[ST_MAX_IN]; cl_mem sc; } Extra;
+typedef struct Extra { cl_mem in[ST_MAX_IN]; cl_mem sc; cl_mem out[ST_MAX_OUT]; } Extra;
 
 static int launch_pass(cl_kernel k, const MB *x, cl_mem xd, cl_mem o, cl_mem segv, const StitchRegion *r,
                        const StitchSched *s, const Extra *ex, BrErr *e)
@@ -491,7 +542,8 @@ static int launch_pass(cl_kernel k, const MB *x, cl_mem xd, cl_mem o, cl_mem seg
     cl_uint arg = 9;
     for (int i = 1; has_extra(r) && i < nin_of(r) && rc == CL_SUCCESS; i++)
         rc = clSetKernelArg(k, arg++, sizeof(cl_mem), &ex->in[i]);
-    if (has_extra(r) && rc == CL_SUCCESS) rc = clSetKernelArg(k, arg, sizeof(cl_mem), &ex->sc);
+    if (has_extra(r) && rc == CL_SUCCESS) rc = clSetKernelArg(k, arg++, sizeof(cl_mem), &ex->sc);
+    for (int q = 1; q < st_nout(r) && rc == CL_SUCCESS; q++) rc = clSetKernelArg(k, arg++, sizeof(cl_mem), &ex->out[q]);
     if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clSetKernelArg");
     return gpu_launch1(k, groups * L, L, e);
 }
@@ -538,25 +590,36 @@ static void pick(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched 
     *s = c[k];
 }
 
-MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, const StitchSched *sp, BrErr *e)
+/* rows x cols of output k: X's shape, or one value per segment */
+static void out_shape(const StitchRegion *r, int k, const MB *x, int64_t *rows, int64_t *cols)
+{
+    bool seg = is_seg(r, st_out_node(r, k));
+    *rows = seg && r->dir == DIR_COL ? 1 : x->rows;
+    *cols = seg && r->dir == DIR_ROW ? 1 : x->cols;
+}
+
+int stitch_exec_all(const StitchRegion *r, const MB *const *in, const double *sc, const StitchSched *sp, MB **out,
+                    BrErr *e)
 {
     const MB *x = in[0];
+    int nout = st_nout(r);
+    for (int k = 0; k < nout; k++) out[k] = NULL;
     for (int k = 0; k < nin_of(r); k++)
-        if (!in[k] || in[k]->cmb || in[k]->rows * in[k]->cols == 0) return NULL;
-    if (!stitch_shapes_ok(r, in)) return NULL;
-    if (gpu_init(e)) return NULL;
+        if (!in[k] || in[k]->cmb || in[k]->rows * in[k]->cols == 0) return 0;
+    if (!stitch_shapes_ok(r, in)) return 0;
+    if (gpu_init(e)) return -1;
     StitchSched s;
     if (sp) s = *sp;
     else pick(r, x->rows, x->cols, &s);
-    if ((size_t)s.wg > gpu_info()->max_wg) return br_err(e, BR_EARG, "work-group of %d lanes: the device has %zu",
-                                                         s.wg, gpu_info()->max_wg), NULL;
+    if ((size_t)s.wg > gpu_info()->max_wg)
+        return br_err(e, BR_EARG, "work-group of %d lanes: the device has %zu", s.wg, gpu_info()->max_wg);
     pthread_mutex_lock(&gpu_lock);
     gpu_pool_trim();
-    MB *out = NULL, *dense[ST_MAX_IN] = {0};
+    MB *dense[ST_MAX_IN] = {0};
     Extra ex = {0};
-    cl_mem o = NULL, segv = NULL, xd = NULL;
-    bool segroot = is_seg(r, r->root);
-    int64_t nseg = nseg_of(r, x), ocells = segroot ? nseg : x->rows * x->cols;
+    cl_mem segv = NULL, xd = NULL;
+    int64_t nseg = nseg_of(r, x), orows[ST_MAX_OUT], ocols[ST_MAX_OUT];
+    bool ok = false;
     /* inputs: the pool's copies (sparse ones as dense blocks first) */
     for (int k = 0; k < nin_of(r); k++) {
         const MB *m = in[k];
@@ -576,31 +639,48 @@ MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, co
     }
     int nred = 0;
     for (int i = 0; i < r->n; i++) nred += r->nodes[i].k == SN_RED;
-    o = gpu_alloc((size_t)ocells * sizeof(double), e);
-    segv = o ? gpu_alloc((size_t)(BR_MAX(nred, 1) * nseg) * sizeof(double), e) : NULL;
+    for (int k = 0; k < nout; k++) {
+        out_shape(r, k, x, &orows[k], &ocols[k]);
+        if (!(ex.out[k] = gpu_alloc((size_t)(orows[k] * ocols[k]) * sizeof(double), e))) break;
+    }
+    segv = ex.out[nout - 1] ? gpu_alloc((size_t)(BR_MAX(nred, 1) * nseg) * sizeof(double), e) : NULL;
     if (!segv) { if (!e->code) br_err(e, BR_ENOMEM, "GPU: matrix too large"); goto done; }
     int passes = stitch_launches(r, &s);
-    bool ok = true;
+    ok = true;
     for (int p = 0; p < passes && ok; p++) {
         cl_kernel k = region_kernel(r, s.scheme == ST_XLA ? p : -1, e);
-        ok = k && !launch_pass(k, x, xd, o, segv, r, &s, &ex, e);
+        ok = k && !launch_pass(k, x, xd, ex.out[0], segv, r, &s, &ex, e);
     }
     if (ok) {
         gpu_st.stitched++;
         gpu_st.stitch_launches += passes;
-        out = gpu_dense_result(segroot && r->dir == DIR_ROW ? nseg : segroot ? 1 : x->rows,
-                               segroot && r->dir == DIR_COL ? nseg : segroot ? 1 : x->cols, o, e);
-        o = NULL;   /* owned by the result (or released) */
+        /* each output a device-only result, which owns its buffer
+         * (gpu_dense_result releases it when it fails) */
+        for (int k = 0; k < nout; k++) {
+            cl_mem o = ex.out[k];
+            ex.out[k] = NULL;
+            if (ok && !(out[k] = gpu_dense_result(orows[k], ocols[k], o, e))) ok = false;
+            else if (!ok) clReleaseMemObject(o);
+        }
     }
 done:
-    if (o) clReleaseMemObject(o);
+    for (int k = 0; k < nout; k++) if (ex.out[k]) clReleaseMemObject(ex.out[k]);
     if (segv) clReleaseMemObject(segv);
     if (ex.sc) clReleaseMemObject(ex.sc);
-    if (out) gpu_st.ops++;
+    if (ok) gpu_st.ops++;
     gpu_unpin_all();
     pthread_mutex_unlock(&gpu_lock);
     for (int k = 0; k < ST_MAX_IN; k++) mb_release(dense[k]);
-    return out;
+    if (!ok) for (int k = 0; k < nout; k++) { mb_release(out[k]); out[k] = NULL; }
+    return e->code ? -1 : 0;
+}
+
+MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, const StitchSched *sp, BrErr *e)
+{
+    MB *out[ST_MAX_OUT];
+    if (stitch_exec_all(r, in, sc, sp, out, e)) return NULL;
+    for (int k = 1; k < st_nout(r); k++) mb_release(out[k]);
+    return out[0];
 }
 
 MB *stitch_run(const StitchRegion *r, const MB *x, const StitchSched *sp, BrErr *e)
@@ -614,7 +694,7 @@ int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, M
 {
     if (gpu_init(e)) return -1;
     for (int k = 0; k < n; k++)
-        if (has_extra(r[k])) return br_err(e, BR_EARG, "packed regions are over X alone");
+        if (has_extra(r[k]) || r[k]->nxout) return br_err(e, BR_EARG, "packed regions are over X alone, one output each");
     const int L = 64;
     StrBuf b = {0};
     char *pre = gpu_cl_prelude();
@@ -712,13 +792,12 @@ static MB *spread(const MB *v, const MB *x, BrErr *e)
     return r;
 }
 
-MB *stitch_reference_in(const StitchRegion *r, const MB *const *in, const double *sc, BrErr *e)
+int stitch_reference_all(const StitchRegion *r, const MB *const *in, const double *sc, MB **out, BrErr *e)
 {
     const MB *x = in[0];
     MB *v[ST_MAX_NODES] = {0};
     double c[ST_MAX_NODES] = {0};
     bool isc[ST_MAX_NODES] = {0};
-    MB *res = NULL;
     int64_t len = r->dir == DIR_ROW ? x->cols : x->rows;
     for (int i = 0; i < r->n && !e->code; i++) {
         const SNode *n = &r->nodes[i];
@@ -745,10 +824,23 @@ MB *stitch_reference_in(const StitchRegion *r, const MB *const *in, const double
         case SN_RED: v[i] = k_agg(n->op, r->dir, v[n->a], e); break;
         }
     }
-    if (!e->code && !isc[r->root]) res = mb_retain(v[r->root]);
-    else if (!e->code) br_err(e, BR_EARG, "stitched region: a scalar result");
+    for (int k = 0; k < st_nout(r); k++) {
+        int o = st_out_node(r, k);
+        out[k] = !e->code && !isc[o] ? mb_retain(v[o]) : NULL;
+        if (!e->code && isc[o]) br_err(e, BR_EARG, "stitched region: a scalar result");
+    }
     for (int i = 0; i < r->n; i++) mb_release(v[i]);
-    return res;
+    if (!e->code) return 0;
+    for (int k = 0; k < st_nout(r); k++) { mb_release(out[k]); out[k] = NULL; }
+    return -1;
+}
+
+MB *stitch_reference_in(const StitchRegion *r, const MB *const *in, const double *sc, BrErr *e)
+{
+    MB *out[ST_MAX_OUT];
+    if (stitch_reference_all(r, in, sc, out, e)) return NULL;
+    for (int k = 1; k < st_nout(r); k++) mb_release(out[k]);
+    return out[0];
 }
 
 MB *stitch_reference(const StitchRegion *r, const MB *x, BrErr *e)

@@ -51,6 +51,7 @@ typedef enum { SI_CELL, SI_SEG, SI_POS } StitchInMode;
 #define ST_MAX_NODES 48
 #define ST_MAX_IN 8
 #define ST_MAX_SC 32   /* scalar arguments (a buffer: literals go there too) */
+#define ST_MAX_OUT 4   /* outputs of one region (the root and 3 more) */
 
 typedef struct StitchRegion {
     AggDir dir;       /* DIR_ROW or DIR_COL: what a segment is */
@@ -62,6 +63,9 @@ typedef struct StitchRegion {
     int nin;          /* matrix inputs (X is input 0; 0 counts as 1) */
     StitchInMode mode[ST_MAX_IN];
     int nsc;          /* scalar arguments */
+    int nxout;        /* outputs beyond the root (multi-output regions): */
+    int xout[ST_MAX_OUT - 1];  /* nodes computed by the same launch,
+                                  each a cell or a per-segment value */
 } StitchRegion;
 
 typedef enum { ST_THREAD, ST_SUBGROUP, ST_WORKGROUP, ST_XLA, ST_NSCHEMES } StitchScheme;
@@ -89,6 +93,12 @@ int st_red(StitchRegion *r, OpCode op, int a);
 int st_in(StitchRegion *r, int k, StitchInMode mode);
 int st_sc(StitchRegion *r, int k);
 int st_vardiv(StitchRegion *r, int a);
+/* Makes node i (not a scalar: a cell or per-segment value) one more
+ * output of the region; its index among the outputs (1..), -1 when full. */
+int st_output(StitchRegion *r, int i);
+/* Outputs of the region: the root, then xout. */
+int st_nout(const StitchRegion *r);
+int st_out_node(const StitchRegion *r, int k);
 /* Is node i per segment (uniform over a segment's cells)? */
 bool st_is_seg(const StitchRegion *r, int i);
 /* The regions of the tests and benchmarks: layernorm over rows
@@ -114,7 +124,14 @@ MB *stitch_run(const StitchRegion *r, const MB *x, const StitchSched *s, BrErr *
  * not take these operands (compressed, empty, shapes that do not match
  * the modes): the caller runs stitch_reference_in. */
 MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, const StitchSched *s, BrErr *e);
+/* Every output of a (multi-output) region from one launch: out[0..
+ * st_nout) set and 0; 0 with out[0] NULL and e clear when the backend
+ * does not take the operands; -1 with e set. */
+int stitch_exec_all(const StitchRegion *r, const MB *const *in, const double *sc, const StitchSched *s, MB **out,
+                    BrErr *e);
 MB *stitch_reference_in(const StitchRegion *r, const MB *const *in, const double *sc, BrErr *e);
+/* The reference of every output: 0, or -1 with e set. */
+int stitch_reference_all(const StitchRegion *r, const MB *const *in, const double *sc, MB **out, BrErr *e);
 /* Do the operands match the region (shapes by mode)? */
 bool stitch_shapes_ok(const StitchRegion *r, const MB *const *in);
 /* The schedule whose reductions run in the order of the per-operator GPU

@@ -25,6 +25,34 @@ static MB *mb_new(int64_t rows, int64_t cols, BrErr *e)
     return m;
 }
 
+int (*mb_dev_land)(MB *m, BrErr *e);
+
+int mb_host(const MB *m, BrErr *e)
+{
+    if (!m || !__atomic_load_n(&m->dev, __ATOMIC_ACQUIRE)) return 0;
+    if (!mb_dev_land) return br_err(e, BR_EFAIL, "device-only matrix without a GPU backend");
+    /* landing fills the block's arrays once, under the backend's lock;
+     * readers see either dev set or the finished host arrays */
+    return mb_dev_land((MB *)m, e);
+}
+
+/* for readers that cannot return an error (mb_get, predicates): a failed
+ * landing is reported on stderr, the cells read as NaN (d stays NULL) */
+static bool host_or_warn(const MB *m)
+{
+    BrErr e;
+    if (!mb_host(m, &e)) return true;
+    fprintf(stderr, "braid: %s\n", e.msg);
+    return false;
+}
+
+MB *mb_dev_shell(int64_t rows, int64_t cols, BrErr *e)
+{
+    MB *m = mb_new(rows, cols, e);
+    if (m) { m->dev = true; m->nnz = rows * cols; }
+    return m;
+}
+
 static MB *oom(MB *m, BrErr *e, const char *what, int64_t r, int64_t c)
 {
     br_err(e, BR_ENOMEM, "out of memory allocating %s %lldx%lld matrix",
@@ -143,6 +171,7 @@ bool mb_has_nonfinite(const MB *m)
 {
     if (!m) return false;
     if (m->cmb) return cmb_has_nonfinite(m);
+    if (!host_or_warn(m)) return true;
     const double *x = m->sparse ? m->v : m->d;
     int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
     int bad = 0;
@@ -155,6 +184,9 @@ bool mb_valid(const MB *m, bool full)
 {
     if (!m || m->rows < 0 || m->cols < 0 || m->nnz < 0 || m->refs <= 0) return false;
     if (m->cmb) return !m->d && !m->rp && !m->sparse;
+    /* device-only (or landing: its arrays are filled under the GPU
+     * backend's lock, then dev is cleared): no host arrays to check */
+    if (__atomic_load_n(&m->dev, __ATOMIC_ACQUIRE)) return true;
     if (!m->sparse) return m->d || m->rows * m->cols == 0;
     if (!m->rp || m->rp[0] != 0 || m->rp[m->rows] != m->nnz || m->nnz > m->cap) return false;
     if (!full) return true;
@@ -201,6 +233,7 @@ MB *mb_copy(const MB *m, BrErr *e)
 {
     assert(mb_valid(m, false));
     if (m->cmb) return cmb_decompress(m, e);
+    if (mb_host(m, e)) return NULL;
     if (!m->sparse) {
         MB *r = mb_dense_uninit(m->rows, m->cols, e);
         if (!r) return NULL;
@@ -230,6 +263,7 @@ static const MB *plain(const MB *m, MB **tmp, BrErr *e)
 MB *mb_to_dense(const MB *m, BrErr *e)
 {
     assert(mb_valid(m, false));
+    if (mb_host(m, e)) return NULL;
     if (m->cmb) {
         MB *r = cmb_decompress(m, e);
         if (r && mb_make_dense(r, e)) { mb_release(r); return NULL; }
@@ -249,6 +283,7 @@ MB *mb_to_dense(const MB *m, BrErr *e)
 MB *mb_to_sparse(const MB *m, BrErr *e)
 {
     assert(mb_valid(m, false));
+    if (mb_host(m, e)) return NULL;
     if (m->cmb) {
         MB *r = cmb_decompress(m, e);
         if (r && mb_make_sparse(r, e)) { mb_release(r); return NULL; }
@@ -267,6 +302,16 @@ MB *mb_to_sparse(const MB *m, BrErr *e)
     r->nnz = k;
     r->build_row = r->rows;
     return r;
+}
+
+void mb_dev_fill(MB *m, MB *src)
+{
+    assert(m->dev && src->refs == 1 && !src->dev && m->rows == src->rows && m->cols == src->cols);
+    m->sparse = src->sparse; m->d = src->d; m->rp = src->rp; m->ci = src->ci;
+    m->v = src->v; m->cap = src->cap; m->nnz = src->nnz; m->build_row = src->build_row;
+    src->d = NULL; src->rp = NULL; src->ci = NULL; src->v = NULL;
+    mb_release(src);
+    __atomic_store_n(&m->dev, false, __ATOMIC_RELEASE);
 }
 
 /* Move the representation of src into m (both exclusively owned). */
@@ -362,6 +407,7 @@ double mb_get(const MB *m, int64_t r, int64_t c)
         mb_release(row);
         return v;
     }
+    if (!host_or_warn(m)) return NAN;
     if (!m->sparse) return m->d[r * m->cols + c];
     int64_t lo = m->rp[r], hi = m->rp[r + 1];
     while (lo < hi) {
@@ -438,6 +484,7 @@ double *mb_cells_rowmajor(const MB *a)
         mb_release(t);
         return o;
     }
+    if (!host_or_warn(a)) return NULL;
     int64_t n = a->rows * a->cols;
     if (!a->sparse) {
         double *o = br_malloc((size_t)n * sizeof(double));

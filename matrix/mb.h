@@ -24,7 +24,16 @@
  * dense data need not be 64-byte aligned (kernels check alignment before
  * using aligned paths).
  *
- * nnz is always exact. Blocks are reference counted (mb_retain/mb_release)
+ * Device-only blocks (docs/gpu.md "Lazy copy-back"): a GPU result may
+ * stay on the device; then dev is set, the block is dense with d NULL
+ * and nnz = rows * cols (an upper bound: the exact count and the format
+ * rule are applied when the cells land on the host). mb_host lands them
+ * (through the hook the GPU backend installs); the interpreter calls it
+ * for the inputs of every instruction that runs on the CPU, and the
+ * functions here that read cells (copies, conversions, mb_get, mb_equal,
+ * mb_has_nonfinite, mb_cells_rowmajor) call it themselves.
+ *
+ * nnz is always exact (except device-only blocks, above). Blocks are reference counted (mb_retain/mb_release)
  * so the runtime can share them between variables; a block with refs > 1 is
  * treated as immutable (copy before writing: mb_copy).
  *
@@ -55,6 +64,7 @@ typedef struct MB {
     unsigned ext;       /* MB_EXT_* bits: arrays borrowed, not owned */
     void (*ext_free)(void *ctx); /* called once when the block is freed */
     void *ext_ctx;
+    bool dev;           /* device-only: cells on the GPU, not yet on the host */
 } MB;
 
 enum { MB_EXT_D = 1, MB_EXT_RP = 2, MB_EXT_CI = 4, MB_EXT_V = 8 };
@@ -69,6 +79,17 @@ bool mb_valid(const MB *m, bool full);
  * operand of a multiplication is exact only when the other operands are
  * finite (0 * Inf and 0 * NaN are NaN: docs/DESIGN.md "NaN and Inf"). */
 bool mb_has_nonfinite(const MB *m);
+
+/* The GPU backend's landing hook: copies a device-only block's cells to
+ * the host (exact nnz, format rule) and clears dev; 0 or -1 with e set. */
+extern int (*mb_dev_land)(MB *m, BrErr *e);
+/* Makes m's cells readable on the host: 0 at once for a host block. */
+int mb_host(const MB *m, BrErr *e);
+/* A device-only block shell (dev set, no host arrays), refs 1. */
+MB *mb_dev_shell(int64_t rows, int64_t cols, BrErr *e);
+/* The landing's last step: src's arrays (a host block, refs 1, released
+ * here) become device-only m's, then dev is cleared. */
+void mb_dev_fill(MB *m, MB *src);
 
 /* Sparsity below which a block may be sparse (SystemDS's rule). */
 #define MB_SPARSITY_TURN_POINT 0.4

@@ -123,6 +123,15 @@ void val_release(Value *v)
     v->i = 0;
 }
 
+int val_host(const Value *v, BrErr *e)
+{
+    if (v->kind == V_MATRIX) return mb_host(v->m, e);
+    if (v->kind != V_LIST || !v->l) return 0;
+    for (int64_t i = 0; i < v->l->n; i++)
+        if (val_host(&v->l->items[i], e)) return -1;
+    return 0;
+}
+
 double val_as_double(const Value *v)
 {
     switch (v->kind) {

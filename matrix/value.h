@@ -74,6 +74,9 @@ static inline bool val_is_numeric(const Value *v) {
 }
 /* Numeric value of a scalar (booleans 0/1; strings parsed; else NaN). */
 double val_as_double(const Value *v);
+/* Lands device-only matrices (mb_host) of v, list items included: before
+ * CPU code reads the cells. 0, or -1 with e set. */
+int val_host(const Value *v, BrErr *e);
 const char *val_kind_name(VKind k);
 /* A list copy sharing items (for copy-on-write of lists). */
 Value val_list_copy(const List *l, BrErr *e);

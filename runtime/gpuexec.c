@@ -76,6 +76,8 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
     case I_AGG:
         if (a && gpu_worth(gpu_upload_bytes(a), 8, cells(a))) r = gpu_agg(in->op, in->dir, a, e);
         if (r && in->dir == DIR_FULL) {
+            /* a scalar: the one value the host needs now */
+            if (mb_host(r, e)) { mb_release(r); return -1; }
             regs[in->out] = val_double(mb_get(r, 0, 0));
             mb_release(r);
             return 1;
@@ -90,6 +92,10 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
             double flops = 2.0 * cells(a) * (double)b->cols;
             if (gpu_worth(gpu_upload_bytes(a) + gpu_upload_bytes(b), (double)a->rows * (double)b->cols * 8, flops))
                 r = gpu_matmul(a, b, e);
+        } else if (in->op == OP_MATMULTL && in->nin == 2 && (b = plain_mb(ARG(1)))) {
+            double flops = 2.0 * cells(a) * (double)b->cols;
+            if (gpu_worth(gpu_upload_bytes(a) + gpu_upload_bytes(b), (double)a->cols * (double)b->cols * 8, flops))
+                r = gpu_matmul_tl(a, b, e);
         }
         break;
     case I_TERNARY: r = ternary(ARG(0), ARG(1), ARG(2), e); break;
@@ -108,6 +114,22 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
         if (a && !ap_rix_range(&in->ix, args, a->rows, a->cols, q, &ie) &&
             gpu_worth(gpu_upload_bytes(a), (double)(q[1] - q[0]) * (double)(q[3] - q[2]) * 8, 0))
             r = gpu_slice(a, q[0], q[1], q[2], q[3], e);
+        break;
+    }
+    case I_LIX: {
+        /* a device-only target: its cells are on the device alone, so the
+         * update runs there (a copy of the target on the device); a host
+         * target stays with the CPU, which updates it in place at its last
+         * use */
+        int64_t q[4];
+        BrErr ie = {0};
+        Value args[6];
+        for (int k = 0; k < 6; k++) args[k] = *ARG(k);
+        const MB *y = plain_mb(&args[1]);
+        bool scalar = args[1].kind != V_MATRIX && val_is_numeric(&args[1]);
+        if (a && a->dev && (y || scalar) && !ap_rix_range(&in->ix, args + 1, a->rows, a->cols, q, &ie) &&
+            gpu_worth(y ? gpu_upload_bytes(y) : 0, cells(a) * 8, 0))
+            r = gpu_lix(a, q[0], q[1], q[2], q[3], y, scalar ? val_as_double(&args[1]) : 0, e);
         break;
     }
     case I_REORG:
@@ -142,7 +164,8 @@ int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)
         if (!val_is_numeric(&args[nm + k])) rc = br_err(e, BR_EARG, "stitched region: scalar %d is not a number", k);
         else sc[k] = val_as_double(&args[nm + k]);
     }
-    MB *res = NULL;
+    MB *res[ST_MAX_OUT] = {0};
+    int nout = st_nout(r);
     if (!rc) {
         /* sizes other than compiled (a size surprise): the operators one by
          * one, with the CPU kernels' broadcasting and errors */
@@ -152,14 +175,34 @@ int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)
         /* sparse inputs: the CPU kernels keep them sparse (the kernel
          * would expand them and write a dense result) */
         StitchSched s = stitch_unfused_order(r, m[0]->rows, m[0]->cols);
-        if (!sparse && stitch_shapes_ok(r, m) && gpu_worth(up, cells * 8, cells * r->n))
-            res = stitch_exec(r, m, sc, &s, e);
-        if (!res && !e->code) res = stitch_reference_in(r, m, sc, e);
-        if (!res) rc = -1;
+        if (!sparse && stitch_shapes_ok(r, m) && gpu_worth(up, cells * 8 * nout, cells * r->n))
+            rc = stitch_exec_all(r, m, sc, &s, res, e);
+        for (int k = 0; k < nm && !rc && !res[0]; k++) rc = mb_host(m[k], e);
+        if (!rc && !res[0]) rc = stitch_reference_all(r, m, sc, res, e);
     }
     for (int k = 0; k < nm; k++) mb_release(plain[k]);
-    if (!rc) *out = val_matrix(res);
+    if (rc) return -1;
+    if (nout == 1) { *out = val_matrix(res[0]); return 0; }
+    /* a multi-output region: a list, read by the H_OUT hops' I_OUTs */
+    Value l = val_list_new(nout);
+    for (int k = 0; k < nout; k++)
+        if (!rc && list_append(l.kind == V_LIST ? l.l : NULL, val_matrix(res[k]), NULL, e)) rc = -1;
+        else if (rc) mb_release(res[k]);
+    if (rc) val_release(&l);
+    else *out = l;
     return rc;
+}
+
+int rt_gpu_host_inputs(const Instr *in, const Value *regs, BrErr *e)
+{
+    /* moves of values (reads, literals, call outputs, calls: the callee's
+     * instructions land what they read) and stitched regions (they
+     * decide themselves) need no host cells */
+    if (in->kind == I_LIT || in->kind == I_READ || in->kind == I_OUT || in->kind == I_CALL || in->kind == I_STITCH)
+        return 0;
+    for (int k = 0; k < in->nin; k++)
+        if (in->in[k] >= 0 && val_host(&regs[in->in[k]], e)) return -1;
+    return 0;
 }
 
 void rt_gpu_before_update(const Value *v)

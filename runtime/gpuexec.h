@@ -13,10 +13,13 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e);
  * stitched kernel on the device when the cost rule says so, else (or
  * when the device does not take the operands) the region's operators on
  * the CPU kernels. *out receives a new matrix. */
+int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e);
+/* Before instruction in runs on the CPU: its inputs' device-only
+ * matrices (lazy copy-back, docs/gpu.md) land on the host. */
+int rt_gpu_host_inputs(const Instr *in, const Value *regs, BrErr *e);
 /* Before an in-place update of v's block (left indexing, where-loops at
  * the register's last use): a block held only by v and the device pool
  * leaves the pool, so that it is updated in place instead of copied. */
 void rt_gpu_before_update(const Value *v);
-int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e);
 
 #endif

@@ -279,9 +279,14 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         /* distributed instructions run as jobs (dist/); compressed
          * inputs are decompressed here for operators that do not take
          * them (docs/cla.md) */
-        int step = dist ? rt_dist_step(rt, c, f, in, regs, &e) : 0;
-        /* the GPU backend where it has the operator (docs/gpu.md) */
+        int step = 0;
+        /* distributed jobs read their inputs' cells (lazy GPU results) */
+        if (dist && gpu && in->exec == EX_DIST) step = rt_gpu_host_inputs(in, regs, &e);
+        if (dist && step == 0) step = rt_dist_step(rt, c, f, in, regs, &e);
+        /* the GPU backend where it has the operator (docs/gpu.md); on the
+         * CPU, device-only inputs land first */
         if (step == 0 && gpu) step = rt_gpu_step(in, regs, &e);
+        if (step == 0 && gpu) step = rt_gpu_host_inputs(in, regs, &e);
         int xrc = step < 0 ? -1 : step > 0 ? 0
                 : cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)
                                              : exec_instr(rt, f, in, regs, &e);
@@ -697,7 +702,12 @@ static size_t stack_left(void)
 
 int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
 {
-    return call(rt, caller, fn, NULL, args, out);
+    int rc = call(rt, caller, fn, NULL, args, out);
+    /* the caller is C code (a builtin: paramserv, eval) that reads the
+     * results' cells: GPU results land here (docs/gpu.md) */
+    BrErr e;
+    if (!rc && gpu_mode() != GPU_OFF && val_host(out, &e)) rc = rt_fail(rt, fn->span, e.code, "%s", e.msg);
+    return rc;
 }
 
 /* A call of fn: its specialization spec when the arguments are what it

@@ -199,6 +199,18 @@ static void test_ifelse_slice(void)
                 BrErr e = {0}, ge = {0};
                 same(gpu_slice(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], &ge),
                      k_slice(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], &e), &ge, 0, "slice", r, c, sps[p]);
+                /* left indexing: a source of the range's shape (sparse or
+                 * dense), one cell by a scalar, a source of another shape
+                 * (both refuse: the CPU reports it) */
+                int64_t h = rg[k][1] - rg[k][0], w = rg[k][3] - rg[k][2];
+                MB *src = rnd(h, w, sps[p], sp, false), *bad = rnd(h + 1, w, 1, false, false);
+                same(gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], src, 0, &ge),
+                     k_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], src, &e), &ge, 0, "lix", r, c, sps[p]);
+                same(gpu_lix(full, rg[k][0], rg[k][0] + 1, rg[k][2], rg[k][2] + 1, NULL, -7.5, &ge),
+                     k_lix_scalar(full, rg[k][0], rg[k][2], -7.5, &e), &ge, 0, "lix scalar", r, c, sps[p]);
+                T_CHECK(!gpu_lix(full, rg[k][0], rg[k][1], rg[k][2], rg[k][3], bad, 0, &ge) && !ge.code,
+                        "lix: a source of another shape is the CPU's to report");
+                mb_release(src), mb_release(bad);
             }
             mb_release(full), mb_release(row), mb_release(col), mb_release(cond);
         }
@@ -222,6 +234,13 @@ static void test_matmul(void)
             br_err_clear(&e);
             MB *at = k_transpose(a, &e);
             same(gpu_matmul(at, a, &ge), k_matmul(at, a, &e), &ge, 1e-10, "matmul t(A) A", k, k, sps[p]);
+            /* t(A) %*% C without forming t(A); a mismatch where m != k */
+            MB *c = rnd(m, n, sps[p], sp, false);
+            same(gpu_matmul_tl(a, c, &ge), k_matmul_tl(a, c, &e), &ge, 1e-10, "tmm", k, n, sps[p]);
+            br_err_clear(&e);
+            same(gpu_matmul_tl(a, b, &ge), k_matmul_tl(a, b, &e), &ge, 1e-10, "tmm mismatch?", k, n, sps[p]);
+            br_err_clear(&e);
+            mb_release(c);
             same(gpu_tsmm(a, true, &ge), k_tsmm(a, true, &e), &ge, 1e-10, "tsmm left", k, k, sps[p]);
             same(gpu_tsmm(a, false, &ge), k_tsmm(a, false, &e), &ge, 1e-10, "tsmm right", m, m, sps[p]);
             same(gpu_transpose(a, &ge), k_transpose(a, &e), &ge, 0, "transpose", m, k, sps[p]);
@@ -250,7 +269,32 @@ static void test_pool(void)
             (long long)st.misses, (long long)st.hits);
     T_CHECK(st.h2d_bytes == 50 * 40 * 8, "one upload, %lld bytes", (long long)st.h2d_bytes);
     T_CHECK(st.launches == 2, "two launches, %lld", (long long)st.launches);
-    mb_release(b), mb_release(c);
+    /* lazy copy-back: the chain made no transfer to the host; the first
+     * host read lands c once (exact nnz, the CPU's values), b stays */
+    T_CHECK(st.d2h_bytes == 0 && st.landed == 0, "no copy to the host in a chain: %lld bytes",
+            (long long)st.d2h_bytes);
+    T_CHECK(b && c && b->dev && c->dev && !c->d, "results are device-only");
+    MB *ew = k_unary(OP_EXP, a, &e), *cw = k_binary(OP_PLUS, ew, a, &e);
+    mb_release(ew);
+    T_CHECK(c && mb_host(c, &ge) == 0 && !c->dev && c->nnz == cw->nnz, "landed with the exact nnz");
+    T_MB_EQ(c, cw, 1e-12, "a landed result");
+    T_CHECK(mb_host(c, &ge) == 0, "landing twice");
+    st = gpu_stats();
+    T_CHECK(st.d2h_bytes == 50 * 40 * 8 && st.landed == 1 && b->dev, "one landing, %lld bytes, %lld landed",
+            (long long)st.d2h_bytes, (long long)st.landed);
+    /* the landed block keeps its device copy: no upload for the next op */
+    MB *c2 = gpu_unary(OP_ABS, c, &ge);
+    T_CHECK(gpu_stats().h2d_bytes == 50 * 40 * 8, "a landed block stays on the device");
+    mb_release(c2);
+    /* freed with the value: the pool drops an unlanded result whose last
+     * reference is released, at the next operator (which trims b and the
+     * released c2, and adds its own result: one block less) */
+    double held = gpu_pool_bytes();
+    mb_release(b);
+    mb_release(gpu_unary(OP_ABS, a, &ge));
+    T_CHECK(gpu_pool_bytes() == held - 50 * 40 * 8, "a released device-only result is freed: %.0f of %.0f bytes",
+            gpu_pool_bytes(), held);
+    mb_release(c), mb_release(cw);
     /* budget of three 16 KB matrices: a chain of ten evicts */
     gpu_configure(GPU_FORCE, -1, 3 * 50 * 40 * 8.0 + 100);
     gpu_stats_reset();
@@ -272,6 +316,8 @@ static void test_pool(void)
     MB *keep[6];
     for (int i = 0; i < 6; i++) keep[i] = gpu_binary_ms(OP_PLUS, x, i, false, &ge);
     T_CHECK(gpu_stats().evictions > 0, "evictions under the budget: %lld", (long long)gpu_stats().evictions);
+    /* evicting a device-only block someone holds copies it to the host */
+    T_CHECK(gpu_stats().landed > 0, "evicted device-only blocks landed: %lld", (long long)gpu_stats().landed);
     for (int i = 0; i < 6; i++) {
         MB *w = k_binary_ms(OP_PLUS, want, i, &e);
         MB *g = gpu_binary_ms(OP_MINUS, keep[i], 1, false, &ge);   /* re-uploads an evicted input */
@@ -285,7 +331,7 @@ static void test_pool(void)
      * the next operators go by the device format */
     MB *d = rnd(40, 30, 0.05, false, false), *o = rnd(40, 30, 1, false, false);
     MB *r = gpu_unary(OP_ABS, d, &ge);
-    T_CHECK(r && r->sparse, "a sparse result of a dense input");
+    T_CHECK(r && r->dev && mb_host(r, &ge) == 0 && r->sparse, "a sparse result of a dense input, once landed");
     MB *rr = k_unary(OP_ABS, d, &e);
     same(gpu_binary(OP_MULT, r, o, &ge), k_binary(OP_MULT, rr, o, &e), &ge, 1e-12, "sparse host, dense device", 40, 30, 0.05);
     same(gpu_binary(OP_MULT, o, r, &ge), k_binary(OP_MULT, o, rr, &e), &ge, 1e-12, "sparse host, dense device", 40, 30, 0.05);

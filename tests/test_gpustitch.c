@@ -166,29 +166,121 @@ static void print_launches(const Case *c)
     for (int k = 0; k < 4; k++) mb_release(in[k]);
 }
 
-/* A device result updated by left indexing: the pool drops its copy (the
- * other reference) so that the block is updated in place, and the
- * results are the CPU's. */
+/* Left indexing of a device result. Device-only (never read by the
+ * host): the updates run on the device (gpu_lix), nothing is copied to
+ * the host. Landed first (rev, a CPU operator, reads it): the CPU
+ * updates it in place at its last use, the pool dropping its copy (the
+ * other reference) first. The results are the CPU's. */
 static void test_inplace(void)
 {
-    const char *src = "Y = exp(X) * 2\nfor (i in 1:5) {\n  Y[i, 1] = i\n}\nS = Y + 1\n";
+    const char *srcs[2] = {"Y = exp(X) * 2\nfor (i in 1:5) {\n  Y[i, 1] = i\n  Y[i + 1, 2:3] = X[i, 1:2]\n}\nS = Y + 1\n",
+                           "Y = exp(X) * 2\nR = rev(Y)\nfor (i in 1:5) {\n  Y[i, 1] = i\n}\nS = Y + R\n"};
     t_seed(3);
     MB *in[1] = {t_gen(20, 9, 1, -1, 1, false)};
     const char *names[1] = {"X"}, *outs[1] = {"S"};
     CgOptions off = {.enabled = false};
-    TRun want, got;
-    gpu_configure(GPU_OFF, -1, 0);
-    t_run_dml(src, &off, 1, names, in, 1, outs, &want);
-    gpu_configure(GPU_FORCE, -1, 0);
-    gpu_stats_reset();
-    t_run_dml(src, &off, 1, names, in, 1, outs, &got);
-    T_CHECK(want.rc == 0 && got.rc == 0, "in-place runs: %s %s", want.err, got.err);
-    if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-12, "in-place update of a device result");
-    T_CHECK(gpu_stats().forgotten >= 1, "the device copy is dropped before the update (%lld)",
-            (long long)gpu_stats().forgotten);
-    t_run_free(&want);
-    t_run_free(&got);
+    for (int k = 0; k < 2; k++) {
+        TRun want, got;
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(srcs[k], &off, 1, names, in, 1, outs, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_stats_reset();
+        t_run_dml(srcs[k], &off, 1, names, in, 1, outs, &got);
+        GpuStats st = gpu_stats();
+        T_CHECK(want.rc == 0 && got.rc == 0, "left indexing %d: %s %s", k, want.err, got.err);
+        if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-12, "left indexing %d of a device result", k);
+        if (k == 0)
+            T_CHECK(st.landed == 0 && st.forgotten == 0, "left indexing on the device: %lld landed, %lld forgotten",
+                    (long long)st.landed, (long long)st.forgotten);
+        else
+            T_CHECK(st.landed == 1 && st.forgotten >= 1, "in place on the host: %lld landed, %lld forgotten",
+                    (long long)st.landed, (long long)st.forgotten);
+        t_run_free(&want);
+        t_run_free(&got);
+    }
     mb_release(in[0]);
+}
+
+/* Lazy copy-back (docs/gpu.md): a chain of device operators (regions,
+ * a product, a transpose) copies nothing to the host; an operator the
+ * backend lacks (rev) lands its input once; the outputs equal the CPU's.
+ * The byte counts are exact (no timing or device size enters them). */
+static void test_lazy(void)
+{
+    const char *srcs[2] = {"Y = exp(X) + W\nZ = t(Y) %*% W\nS = Z * 2 - 1\n",
+                           "Y = exp(X) * 2\nZ = rev(Y)\nS = Z + W\n"};
+    const int64_t rows = 37, cols = 53, bytes = rows * cols * 8;
+    const int64_t want_d2h[2] = {0, bytes}, want_landed[2] = {0, 1};
+    t_seed(11);
+    MB *in[2] = {t_gen(rows, cols, 1, -1, 1, false), t_gen(rows, cols, 1, -1, 1, false)};
+    const char *names[2] = {"X", "W"}, *outs[1] = {"S"};
+    CgOptions off = {.enabled = false};
+    for (int k = 0; k < 2; k++) {
+        TRun want, got;
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(srcs[k], &off, 2, names, in, 1, outs, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_pool_clear();   /* X and W not resident from an earlier run */
+        gpu_stats_reset();
+        t_run_dml(srcs[k], &off, 2, names, in, 1, outs, &got);
+        GpuStats st = gpu_stats();
+        T_CHECK(want.rc == 0 && got.rc == 0, "lazy %d: %s %s", k, want.err, got.err);
+        T_CHECK(st.d2h_bytes == want_d2h[k] && st.landed == want_landed[k],
+                "lazy %d: %lld bytes to the host in %lld copies, want %lld in %lld", k, (long long)st.d2h_bytes,
+                (long long)st.landed, (long long)want_d2h[k], (long long)want_landed[k]);
+        T_CHECK(st.h2d_bytes == (k == 0 ? 2 : 3) * bytes, "lazy %d: %lld bytes up", k, (long long)st.h2d_bytes);
+        bool dev = !got.rc && got.out[0].kind == V_MATRIX && got.out[0].m->dev;
+        T_CHECK(dev, "lazy %d: the output is still on the device", k);
+        if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-10, "lazy %d: GPU vs CPU", k);
+        T_CHECK(gpu_stats().landed == want_landed[k] + 1, "lazy %d: the output lands when read", k);
+        t_run_free(&want);
+        t_run_free(&got);
+    }
+    mb_release(in[0]), mb_release(in[1]);
+}
+
+/* Multi-output regions: a region whose intermediate is also read
+ * outside (or is a variable the block writes) computes it in the same
+ * launch as one more output, unless the outside reader feeds the region
+ * back (a cycle: then the region stops there). Both outputs against the
+ * CPU; the stitched runs and launches are exact counts. */
+static void test_multi(void)
+{
+    static const struct { const char *src; const char *outs[2]; int runs; } mc[] = {
+        /* softmax and log-sum-exp share exp(X - max) and its row sums:
+         * the region rooted at L also writes E and s (S = E / s is one
+         * more launch: regions grow by producers, not by consumers) */
+        {"E = exp(X - rowMaxs(X))\ns = rowSums(E)\nS = E / s\nL = log(s) + rowMaxs(X)\n", {"S", "L"}, 1},
+        /* layernorm that also returns its centered input */
+        {"C = X - rowMeans(X)\nY = C / sqrt(rowMeans(C ^ 2) + 1e-5)\n", {"Y", "C"}, 1},
+        /* an output read by a product that feeds the region back: no
+         * cycle, the region ends there (Y its own region) */
+        {"Y = exp(X) * 2\nm = Y %*% B\nZ = (Y + 1) / rowSums(Y * m)\n", {"Z", "Y"}, 2},
+    };
+    t_seed(21);
+    MB *in[2] = {t_gen(37, 53, 1, -2, 2, false), t_gen(53, 1, 1, -1, 1, false)};
+    const char *names[2] = {"X", "B"};
+    CgOptions off = {.enabled = false};
+    for (int k = 0; k < 3; k++) {
+        TRun want, got;
+        const char *outs[2] = {mc[k].outs[0], mc[k].outs[1]};
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(mc[k].src, &off, 2, names, in, 2, outs, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_set_stitch(true);
+        gpu_stats_reset();
+        t_run_dml(mc[k].src, &off, 2, names, in, 2, outs, &got);
+        GpuStats st = gpu_stats();
+        T_CHECK(want.rc == 0 && got.rc == 0, "multi %d: %s %s", k, want.err, got.err);
+        for (int o = 0; o < 2 && !want.rc && !got.rc; o++)
+            T_MB_EQ(got.out[o].m, want.out[o].m, 1e-8, "multi %d output %s: GPU vs CPU", k, mc[k].outs[o]);
+        T_CHECK(st.stitched == mc[k].runs && st.stitch_launches == st.stitched, "multi %d: %lld stitched runs, want %d",
+                k, (long long)st.stitched, mc[k].runs);
+        printf("multi-output %d: %lld launches, %lld stitched runs\n", k, (long long)st.launches, (long long)st.stitched);
+        t_run_free(&want);
+        t_run_free(&got);
+    }
+    mb_release(in[0]), mb_release(in[1]);
 }
 
 int main(void)
@@ -206,6 +298,8 @@ int main(void)
         run_case(&cases[k], 37, 53, true);
     }
     test_inplace();
+    test_lazy();
+    test_multi();
     test_same_bits();
     print_launches(&cases[0]);
     print_launches(&cases[1]);

@@ -163,6 +163,52 @@ static void check_io(const StitchRegion *r, const char *name)
     }
 }
 
+/* Multi-output regions: nodes inside the region (intermediate cells,
+ * reductions, per-segment work) as further outputs of the same launch,
+ * each against the reference under every schedule. */
+static void add_outputs(StitchRegion *r)
+{
+    int want = 1 + (int)(urand() * 3);
+    for (int tries = 0; tries < 64 && r->nxout < want; tries++) {
+        int i = (int)(urand() * r->n);
+        bool dup = i == r->root;
+        for (int k = 0; k < r->nxout; k++) dup |= r->xout[k] == i;
+        if (!dup) st_output(r, i);   /* refuses scalar nodes */
+    }
+}
+
+static void check_multi(const StitchRegion *r, const char *name)
+{
+    for (int s = 0; s < 6; s++) {
+        int64_t rows = shapes[s][0], cols = shapes[s][1];
+        MB *in[ST_MAX_IN] = {0}, *want[ST_MAX_OUT] = {0};
+        double sc[ST_MAX_SC] = {0};
+        io_inputs(r, rows, cols, in, sc, s);
+        BrErr e = {0};
+        int rc = stitch_reference_all(r, (const MB *const *)in, sc, want, &e);
+        T_CHECK(rc == 0, "%s: reference: %s", name, e.msg);
+        StitchSched cand[16];
+        int n = stitch_enumerate(r, rows, cols, cand, 16);
+        for (int k = 0; k < n && !rc; k++) {
+            BrErr ge = {0};
+            MB *got[ST_MAX_OUT] = {0};
+            gpu_stats_reset();
+            int grc = stitch_exec_all(r, (const MB *const *)in, sc, &cand[k], got, &ge);
+            T_CHECK(grc == 0 && got[0], "%s %s/%d: %s", name, stitch_scheme_name(cand[k].scheme), cand[k].lanes, ge.msg);
+            /* every output from the same launches as one */
+            T_CHECK(gpu_stats().launches == stitch_launches(r, &cand[k]), "%s: %lld launches for %d outputs", name,
+                    (long long)gpu_stats().launches, st_nout(r));
+            for (int o = 0; o < st_nout(r); o++) {
+                T_MB_EQ(got[o], want[o], 1e-8, "%s %lldx%lld %s lanes %d output %d", name, (long long)rows,
+                        (long long)cols, stitch_scheme_name(cand[k].scheme), cand[k].lanes, o);
+                mb_release(got[o]);
+            }
+        }
+        for (int o = 0; o < ST_MAX_OUT; o++) mb_release(want[o]);
+        for (int k = 0; k < ST_MAX_IN; k++) mb_release(in[k]);
+    }
+}
+
 /* Launches of layernorm as braid's per-operator GPU plan runs it. */
 static int64_t unfused_layernorm_launches(const MB *x)
 {
@@ -291,6 +337,27 @@ int main(void)
         snprintf(nm, sizeof nm, "random with inputs %d", k);
         check_io(&r, nm);
     }
+    /* layernorm with its mean and variance as outputs (per segment) */
+    st_layernorm(&r, 1e-5);
+    st_output(&r, 1);
+    st_output(&r, 4);
+    check_multi(&r, "layernorm + mean + var");
+    for (int k = 0; k < 4; k++) {
+        random_region_io(&r);
+        add_outputs(&r);
+        char nm[32];
+        snprintf(nm, sizeof nm, "multi-output %d", k);
+        check_multi(&r, nm);
+    }
+    /* sub-group sums: in the source for devices that have them (PoCL has
+     * not: the fallback tree is what ran above) */
+    st_softmax(&r);
+    StitchSched sg = {.scheme = ST_SUBGROUP, .lanes = 8, .wg = 64};
+    char *src = stitch_source(&r, &sg);
+    T_CHECK(src && strstr(src, "sub_group_reduce_add") && strstr(src, "#ifdef ST_SG"),
+            "the sub-group reduction for devices with cl_khr_subgroups");
+    T_CHECK(src && !strstr(src, "sub_group_reduce_max"), "max keeps the NaN-sticky tree");
+    free(src);
     test_launches();
     test_packed();
     return t_done("test_stitch");

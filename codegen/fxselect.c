@@ -1,0 +1,224 @@
+/* fxselect.c: FusionStitching's explorer (gpu/explore.c, seed 001
+ * section 5) as a second plan selector of codegen, next to MPSkipEnum
+ * (sysds.codegen.optimizer = fusion_stitching; docs/gpu.md "The explorer
+ * as a plan selector").
+ *
+ * Per plan partition the partition's hops become the explorer's operator
+ * graph: aggregates are reductions (fusable with their consumers by
+ * stitching), elementwise operators are light or expensive by the
+ * operator table's cost, everything else (products, reorganizations,
+ * builtins) is opaque, never fused; a vertex is an output when it is a
+ * root of the partition or read outside it. The explorer's plan (kernels
+ * as groups of vertices) becomes an assignment of the partition's
+ * interesting points: a point (consumer c, producer h) stays fused when c
+ * and h are in one kernel, else it is materialized; the memo is then
+ * pruned as MPSkipEnum's assignment prunes it, and codegen's templates
+ * form the operators. Opaque vertices never share a kernel, so products
+ * inside Row and Outer templates are always cut under this selector: the
+ * seed's explorer does not fuse library calls.
+ *
+ * cg_fx_compare runs both selectors on every partition of a DAG and
+ * reports each one's plan cost under both cost models (codegen's
+ * getPlanCost and the explorer's latency estimate) and its optimization
+ * time. */
+#include "cgint.h"
+#include "../base/vec.h"
+#include "../gpu/explore.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The explorer's kind of hop h. */
+static FKind fx_kind(const Hop *h)
+{
+    if (h->kind == H_AGG) return FK_REDUCE;
+    if ((h->kind == H_UNARY || h->kind == H_BINARY || h->kind == H_TERNARY) && op_info[h->op].cgen)
+        return op_info[h->op].cost > 2 ? FK_EXPENSIVE : FK_LIGHT;
+    return FK_OPAQUE;
+}
+
+static double out_bytes(const Hop *h)
+{
+    if (h->dt != DT_MATRIX) return 8;
+    if (h->mem > 0) return h->mem;
+    return h->rows > 0 && h->cols > 0 ? 8.0 * (double)h->rows * (double)h->cols : 8;
+}
+
+/* The graph of partition p: vertices in the memo's topological order;
+ * loc (by hop id) gets each member's vertex, -1 for others. */
+static int build_graph(const Memo *m, const Part *p, FGraph *g, int *loc)
+{
+    g->n = 0;
+    g->v = br_calloc((size_t)BR_MAX(p->nh, 1), sizeof *g->v);
+    if (!g->v) return -1;
+    for (int i = 0; i < m->nid; i++) loc[i] = -1;
+    for (int k = 0; k < m->norder; k++) {
+        const Hop *h = m->order[k];
+        if (!p->in[h->id]) continue;
+        loc[h->id] = g->n;
+        FNode *v = &g->v[g->n++];
+        v->kind = fx_kind(h);
+        v->bytes = out_bytes(h);
+        for (int i = 0; i < h->nin; i++)
+            if (h->in[i] && loc[h->in[i]->id] >= 0 && v->nin < FX_MAX_IN) v->in[v->nin++] = loc[h->in[i]->id];
+        /* read outside: a root of the partition or of the DAG */
+        v->output = m->out[h->id] != 0;
+    }
+    for (int r = 0; r < p->nroots; r++)
+        if (loc[p->roots[r]] >= 0) g->v[loc[p->roots[r]]].output = true;
+    /* a member read by a hop outside the partition */
+    for (int k = 0; k < m->norder; k++) {
+        const Hop *h = m->order[k];
+        if (p->in[h->id]) continue;
+        for (int i = 0; i < h->nin; i++)
+            if (h->in[i] && loc[h->in[i]->id] >= 0) g->v[loc[h->in[i]->id]].output = true;
+    }
+    return 0;
+}
+
+/* The assignment of the explorer's plan: materialized unless consumer
+ * and producer share a kernel. */
+static void plan_cut(const Part *p, const int *loc, const FPlan *pl, bool *cut)
+{
+    for (int t = 0; t < p->npts; t++) {
+        int c = loc[p->pts[t].c], h = loc[p->pts[t].h];
+        cut[t] = c < 0 || h < 0 || pl->kernel[c] != pl->kernel[h];
+    }
+}
+
+/* The kernels codegen builds from an assignment, for the explorer's
+ * latency model: a consumer and its input share a kernel when a memo
+ * entry at the consumer fuses that input and no materialized point
+ * separates them (union-find; what the fuse-all pass then picks). */
+static int find(int *up, int i) { while (up[i] != i) i = up[i] = up[up[i]]; return i; }
+
+static bool is_cut(const Part *p, const bool *cut, int c, int h)
+{
+    for (int t = 0; t < p->npts; t++) if (cut[t] && p->pts[t].c == c && p->pts[t].h == h) return true;
+    return false;
+}
+
+static void cut_plan(const Memo *m, const FGraph *g, const Part *p, const int *loc, const bool *cut, FPlan *pl)
+{
+    int *up = pl->kernel;
+    for (int i = 0; i < g->n; i++) up[i] = i;
+    for (int k = 0; k < p->nh; k++) {
+        int c = p->hops[k];
+        const MGroup *mg = m->g[c];
+        for (int e = 0; mg && e < mg->n; e++)
+            for (int i = 0; i < mg->e[e].nin; i++) {
+                int h = mg->e[e].ref[i];
+                if (h >= 0 && loc[h] >= 0 && loc[c] >= 0 && !is_cut(p, cut, c, h)) up[find(up, loc[c])] = find(up, loc[h]);
+            }
+    }
+    for (int i = 0; i < g->n; i++) up[i] = find(up, i);
+    /* kernel ids 0..nkernels-1 */
+    int *id = br_malloc((size_t)BR_MAX(g->n, 1) * sizeof(int));
+    pl->nkernels = 0;
+    if (!id) return;
+    for (int i = 0; i < g->n; i++) id[i] = -1;
+    for (int i = 0; i < g->n; i++) {
+        if (id[up[i]] < 0) id[up[i]] = pl->nkernels++;
+        up[i] = id[up[i]];
+    }
+    free(id);
+}
+
+/* The explorer's assignment of partition p into cut (npts entries): 0,
+ * or -1 without memory. */
+static int fx_assign(const Memo *m, const Part *p, bool *cut, FGraph *g, int *loc, FPlan *pl)
+{
+    if (build_graph(m, p, g, loc)) return -1;
+    if (fx_explore(g, 3, 3, pl)) return -1;
+    plan_cut(p, loc, pl, cut);
+    return 0;
+}
+
+void cg_select_fx(Memo *m, EnumStats *es)
+{
+    int np = 0;
+    Part *ps = cg_partitions(m, &np);
+    if (!ps) return;
+    es->partitions += np;
+    int *loc = br_malloc((size_t)m->nid * sizeof(int));
+    for (int q = 0; loc && q < np; q++) {
+        Part *p = &ps[q];
+        if (!p->in || !p->npts) continue;
+        es->points += p->npts;
+        bool *cut = br_calloc((size_t)p->npts, sizeof(bool));
+        FGraph g = {0};
+        FPlan pl = {0};
+        if (cut && !fx_assign(m, p, cut, &g, loc, &pl)) {
+            cg_apply_cut(m, p, cut, NULL);
+            es->evaluated++;
+        }
+        fplan_free(&pl);
+        free(g.v);
+        free(cut);
+    }
+    free(loc);
+    parts_free(ps, np);
+}
+
+int cg_fx_compare(HopDag *d, CgFxFn f, void *arg)
+{
+    Memo *m = memo_new(d);
+    if (!m) return -1;
+    cg_explore(m);
+    CgMachine mc;
+    cg_machine(NULL, NULL, &mc);
+    int np = 0, done = 0;
+    Part *ps = cg_partitions(m, &np);
+    int *loc = ps ? br_malloc((size_t)m->nid * sizeof(int)) : NULL;
+    if (!loc) done = -1;
+    for (int q = 0; done >= 0 && q < np; q++) {
+        Part *p = &ps[q];
+        if (!p->in) continue;
+        EnumStats es = {0};
+        CostCtx x;
+        if (cost_init(&x, m, &mc, p, &es)) { done = -1; break; }
+        bool *mp = br_calloc((size_t)BR_MAX(p->npts, 1), sizeof(bool)),
+             *fx = br_calloc((size_t)BR_MAX(p->npts, 1), sizeof(bool));
+        FGraph g = {0};
+        FPlan pl = {0}, mpl = {0}, fpl = {0};
+        CgFxResult r = {.npts = p->npts, .nhops = p->nh};
+        int64_t t0 = br_now_ns();
+        bool ok = mp && fx && cg_mpskip_assign(&x, mp, &es) < INFINITY;
+        r.mpskip_ns = br_now_ns() - t0;
+        t0 = br_now_ns();
+        ok = ok && !fx_assign(m, p, fx, &g, loc, &pl);
+        r.fx_ns = br_now_ns() - t0;
+        mpl.kernel = ok ? br_malloc((size_t)BR_MAX(g.n, 1) * sizeof(int)) : NULL;
+        fpl.kernel = ok ? br_malloc((size_t)BR_MAX(g.n, 1) * sizeof(int)) : NULL;
+        if (ok && mpl.kernel && fpl.kernel) {
+            cut_plan(m, &g, p, loc, mp, &mpl);
+            cut_plan(m, &g, p, loc, fx, &fpl);
+            r.mpskip_cost = cg_plan_cost(&x, mp, INFINITY);
+            r.fx_cost = cg_plan_cost(&x, fx, INFINITY);
+            r.mpskip_latency = fx_latency(&g, &mpl);
+            r.fx_latency = fx_latency(&g, &fpl);
+            r.fx_own_latency = fx_latency(&g, &pl);
+            r.mpskip_kernels = mpl.nkernels;
+            r.fx_kernels = fpl.nkernels;
+            r.fx_own_kernels = pl.nkernels;
+            r.fx_valid = fx_valid(&g, &pl);
+            for (int t = 0; t < p->npts; t++) { r.mpskip_cut += mp[t]; r.fx_cut += fx[t]; }
+            f(arg, &r);
+            done++;
+        } else {
+            done = -1;
+        }
+        fplan_free(&pl);
+        fplan_free(&mpl);
+        fplan_free(&fpl);
+        free(g.v);
+        free(mp);
+        free(fx);
+        cost_free(&x);
+    }
+    free(loc);
+    if (ps) parts_free(ps, np);
+    memo_free(m);
+    return done;
+}

@@ -1,0 +1,112 @@
+/* test_fxselect.c: FusionStitching's explorer as codegen's second plan
+ * selector (codegen/fxselect.c, docs/gpu.md) against MPSkipEnum on the
+ * seeds' examples: layernorm, softmax, column standardization, an
+ * MLogreg step, a GLM-like step, a Row template with products and an
+ * Outer template. Per plan partition: the explorer's plan is valid
+ * (fx_valid on the graph built from the DAG), MPSkipEnum's plan costs no
+ * more than the explorer's under codegen's model (MPSkipEnum is exact
+ * there for these sizes), and the table of both plans under both cost
+ * models is printed for the docs. End to end, each script run with
+ * sysds.codegen.optimizer = fusion_stitching equals the unfused run
+ * (relative 1e-9: fused operators sum in another order). Machine
+ * constants are pinned (t_pin_machine), inputs seeded. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codegen/codegen.h"
+#include "plan/program.h"
+#include "tests/t.h"
+#include "tests/t_dml.h"
+
+typedef struct Ex {
+    const char *name;
+    const char *src;       /* over X (200 x 30), B (30 x 4), v (30 x 1), U (200 x 8), V (30 x 8) */
+    const char *out;
+} Ex;
+
+static const Ex exs[] = {
+    {"layernorm", "C = X - rowMeans(X)\nR = C / sqrt(rowMeans(C ^ 2) + 1e-5)\n", "R"},
+    {"softmax", "E = exp(X - rowMaxs(X))\nR = E / rowSums(E)\n", "R"},
+    {"colstd", "R = (X - colMeans(X)) / colSds(X)\n", "R"},
+    {"mlogreg step", "LT = X %*% B\nE = exp(LT - rowMaxs(LT))\nR = E / rowSums(E)\n", "R"},
+    {"glm step", "e = exp(X %*% v)\nR = (e / (1 + e)) * rowSums(X * X)\n", "R"},
+    {"row products", "R = t(X) %*% ((X %*% v) * rowSums(X))\n", "R"},
+    {"outer", "R = as.matrix(sum(X * log(U %*% t(V) + 1)))\n", "R"},
+};
+#define NEX (int)(sizeof exs / sizeof exs[0])
+
+typedef struct Acc {
+    const char *name;
+    int parts;
+} Acc;
+
+static void row(void *arg, const CgFxResult *r)
+{
+    Acc *a = arg;
+    a->parts++;
+    T_CHECK(r->fx_valid, "%s: the explorer's plan is valid", a->name);
+    /* MPSkipEnum is optimal under codegen's own cost model */
+    T_CHECK(r->mpskip_cost <= r->fx_cost * (1 + 1e-12), "%s: MPSkipEnum %.6g above the explorer's %.6g", a->name,
+            r->mpskip_cost, r->fx_cost);
+    printf("| %s | %d | %d | %d / %d (%d) | %d / %d | %.3g / %.3g | %.3g / %.3g (%.3g) | %.1f / %.1f |\n", a->name,
+           r->nhops, r->npts, r->mpskip_kernels, r->fx_kernels, r->fx_own_kernels, r->mpskip_cut, r->fx_cut,
+           r->mpskip_cost * 1e6, r->fx_cost * 1e6, r->mpskip_latency * 1e6, r->fx_latency * 1e6,
+           r->fx_own_latency * 1e6, (double)r->mpskip_ns / 1e3, (double)r->fx_ns / 1e3);
+}
+
+static const char *names[5] = {"X", "B", "v", "U", "V"};
+
+static void compare(const Ex *ex)
+{
+    Diag *d = diag_new();
+    LangOptions lo = {0};
+    char src[1024];
+    /* sizes known at compile time: the inputs as reads of known shape */
+    snprintf(src, sizeof src,
+             "X = rand(rows=200, cols=30, seed=1)\nB = rand(rows=30, cols=4, seed=2)\n"
+             "v = rand(rows=30, cols=1, seed=3)\nU = rand(rows=200, cols=8, seed=4)\n"
+             "V = rand(rows=30, cols=8, seed=5)\n%s", ex->src);
+    Program *ast = lang_load_string(src, "<fx>", &lo, d);
+    const char *outs[1] = {ex->out};
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, NULL, outs, 1) : NULL;
+    T_CHECK(p != NULL, "%s: compile: %s", ex->name, diag_nerrors(d) ? diag_first_message(d) : "?");
+    Acc a = {ex->name, 0};
+    for (int i = 0; p && i < p->main.n; i++) {
+        HopDag *dag = plan_dag(p->main.v[i]);
+        if (dag && cg_fx_compare(dag, row, &a) < 0) T_CHECK(false, "%s: out of memory", ex->name);
+    }
+    T_CHECK(a.parts > 0, "%s: a partition with interesting points", ex->name);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+}
+
+static void end_to_end(const Ex *ex, MB **in)
+{
+    const char *outs[1] = {ex->out};
+    CgOptions off = {.enabled = false}, fx = {.enabled = true, .plancache = true, .policy = CG_STITCH_EXPLORER};
+    TRun want, got;
+    t_run_dml(ex->src, &off, 5, names, in, 1, outs, &want);
+    t_run_dml(ex->src, &fx, 5, names, in, 1, outs, &got);
+    T_CHECK(want.rc == 0 && got.rc == 0, "%s: %s %s", ex->name, want.err, got.err);
+    if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-9, "%s: fusion_stitching vs unfused", ex->name);
+    int64_t fused = got.st.fused[0] + got.st.fused[1] + got.st.fused[2] + got.st.fused[3];
+    printf("%s: %lld fused operators under the explorer\n", ex->name, (long long)fused);
+    t_run_free(&want);
+    t_run_free(&got);
+}
+
+int main(void)
+{
+    t_pin_machine();
+    printf("| example | hops | points | kernels MPSkip / FX (FX's own) | cut MPSkip / FX | getPlanCost us MPSkip / FX "
+           "| FX latency us MPSkip / FX (FX's own) | optimize us MPSkip / FX |\n");
+    for (int k = 0; k < NEX; k++) compare(&exs[k]);
+    t_seed(17);
+    MB *in[5] = {t_gen(200, 30, 1, -1, 1, false), t_gen(30, 4, 1, -1, 1, false), t_gen(30, 1, 1, -1, 1, false),
+                 t_gen(200, 8, 1, 0, 1, false), t_gen(30, 8, 1, 0, 1, false)};
+    for (int k = 0; k < NEX; k++) end_to_end(&exs[k], in);
+    for (int k = 0; k < 5; k++) mb_release(in[k]);
+    return t_done("test_fxselect");
+}
