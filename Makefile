@@ -68,7 +68,7 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all kernels deps python python-dir test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
+.PHONY: all kernels deps python python-dir sdist-dirs test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
 
 all: $(BUILD)/braid $(if $(filter 1,$(SAN)),,kernels)
 
@@ -143,6 +143,11 @@ $(PYDIR)/%.py: python/braid/%.py
 # runs, asks for it and copies the extension from there)
 python-dir:
 	@echo $(CURDIR)/$(PYDIR)
+
+# what setup.py's sdist packs besides the Makefile: all that `make
+# python` compiles or installs (folders whole)
+sdist-dirs:
+	@echo $(MODS) include python scripts/builtin tools/deps.sh
 
 # the Python tests as one test program of run_all.sh, with synchronous
 # codegen as the DML tests (asynchronous compilation lets two seeded runs
