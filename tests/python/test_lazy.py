@@ -221,6 +221,10 @@ def test_explain_and_errors():
     rc = e.explain("recompile_hops")
     check("[200,10," in rc and "spoof" in rc, f"recompiled with the input's sizes, fused:\n{rc}")
     check(np.isclose(e.compute(), np.exp(A @ v * 2 + 1).sum()), "the value")
+    rdot = e.explain("recompile_dot")
+    check(rdot.startswith('digraph "<script>:') and "(recompiled)" in rdot and "[200 x 10]" in rdot and
+          "spoof" in rdot and 'fillcolor="#f5b041"' in rdot and "[200 x 10]" not in e.explain("dot"),
+          f"explain('recompile_dot'): the recompiled DAGs with the input's size, the fused operator filled:\n{rdot}")
     w = braid.l2svm(X, (X[:, 0] > 0.5) * 2 - 1, reg=1e-3)
     dot, dot_all = w.explain("dot"), w.explain("dot_all")
     check(dot.startswith('digraph "main: GENERIC line') and "m_l2svm:" not in dot,
