@@ -149,7 +149,9 @@ python-dir:
 sdist-dirs:
 	@echo $(MODS) include python scripts/builtin tools/deps.sh
 
-# the Python tests as one test program of run_all.sh, with synchronous
+# the Python tests as one test program of run_all.sh each, run by pytest
+# where it is installed (tests/python/conftest.py; else the file's own
+# main, the same tests and checks), with synchronous
 # codegen as the DML tests (asynchronous compilation lets two seeded runs
 # of one algorithm run different plans, equal only to the last bits, and
 # an iteration count compared across runs may move); under the
@@ -164,10 +166,9 @@ $(BUILD)/tests/test_python_lazy: tests/python/test_lazy.py
 $(BUILD)/tests/test_python_install: tests/python/test_install.py
 $(BUILD)/tests/test_python $(BUILD)/tests/test_python_lazy $(BUILD)/tests/test_python_install: python
 	@mkdir -p $(dir $@)
-	printf '#!/bin/sh\n%s BRAID_CODEGEN_ASYNC=0 BRAID_MAKE_ARGS="BUILD=$(BUILD) SAN=$(SAN)" PYTHONPATH="%s" exec %s "%s" "$$@"\n' \
-	    '$(PYENV)' \
-	    "$(CURDIR)/$(BUILD)/python" "$(PY)" \
-	    "$(CURDIR)/$(filter %.py,$^)" > $@
+	printf '#!/bin/sh\nexport %s BRAID_CODEGEN_ASYNC=0 BRAID_MAKE_ARGS="BUILD=$(BUILD) SAN=$(SAN)" PYTHONPATH="%s"\n%s\n' \
+	    '$(PYENV)' "$(CURDIR)/$(BUILD)/python" \
+	    'if $(PY) -c "import pytest" 2>/dev/null; then exec $(PY) -m pytest -q -p no:cacheprovider "$(CURDIR)/$(filter %.py,$^)" "$$@"; fi; exec $(PY) "$(CURDIR)/$(filter %.py,$^)" "$$@"' > $@
 	chmod +x $@
 
 san:

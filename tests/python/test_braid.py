@@ -331,22 +331,29 @@ def test_loops():
     check(q._s.loops() == [], "not counted unless asked")
 
 
+def skipped_tests():
+    """{test name: why it cannot run here} (conftest.py, main)."""
+    skip = {}
+    if np is None:
+        skip.update(dict.fromkeys(["test_numpy", "test_zero_copy", "test_peak_memory", "test_lm", "test_threads",
+                                   "test_sparse"], "NumPy missing; tools/deps.sh installs it"))
+    if sp is None:
+        skip["test_sparse"] = "SciPy missing; tools/deps.sh installs it"
+    return skip
+
+
 def main():
-    tests = [test_plain, test_frames, test_lists, test_errors, test_loops]
-    skipped = []
-    if np is not None:
-        tests += [test_numpy, test_zero_copy, test_peak_memory, test_lm, test_threads]
-        (tests if sp is not None else skipped).append(test_sparse)
-    else:
-        skipped += ["test_numpy", "test_zero_copy", "test_peak_memory", "test_lm", "test_threads", "test_sparse"]
+    all_tests = [test_plain, test_frames, test_lists, test_errors, test_loops, test_numpy, test_zero_copy,
+                 test_peak_memory, test_lm, test_threads, test_sparse]
+    skipped = [t.__name__ for t in all_tests if t.__name__ in skipped_tests()]
+    tests = [t for t in all_tests if t.__name__ not in skipped]
     for t in tests:
         try:
             t()
         except Exception:
             check(False, f"{t.__name__} raised:\n{traceback.format_exc()}")
     if skipped:
-        print("test_python: skipped (NumPy/SciPy missing; tools/deps.sh installs them):",
-              ", ".join(getattr(s, "__name__", s) for s in skipped))
+        print("test_python: skipped (NumPy/SciPy missing; tools/deps.sh installs them):", ", ".join(skipped))
     return T.finish()
 
 

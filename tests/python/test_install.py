@@ -112,7 +112,8 @@ def sdist(env, tmp):
     return tar
 
 
-def main():
+def test_install():
+    """The tree, then its sdist, installed offline into a venv and used."""
     tmp = tempfile.TemporaryDirectory(prefix="braid-install-")
     venv = os.path.join(tmp.name, "venv")
     py = os.path.join(venv, "bin", "python")
@@ -120,7 +121,7 @@ def main():
     rc, out = run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], build_env, tmp.name)
     check(rc == 0, f"python3 -m venv failed:\n{out}")
     if rc:
-        return finish()
+        return
     # the pip of the system's site packages, run by the environment's Python
     pkg = install(py, ROOT, build_env, tmp.name)
     check(not os.path.exists(os.path.join(ROOT, "braid.egg-info")), "setuptools left braid.egg-info in the source tree")
@@ -136,6 +137,10 @@ def main():
         pkg = install(py, tar, plain, tmp.name)
         if pkg:
             probe(py, pkg, tmp.name, "from the sdist")
+
+
+def main():
+    test_install()
     return finish()
 
 

@@ -419,6 +419,21 @@ def test_against_scikit_learn():
         check(not failed_checks, f"check_estimator({E.__name__}): {failed_checks}")
 
 
+def skipped_tests():
+    """{test name: why it cannot run here} (conftest.py)."""
+    names = [n for n in globals() if n.startswith("test_")]
+    if np is None:
+        return dict.fromkeys(names, "NumPy missing; tools/deps.sh installs it")
+    skip = {}
+    if pd is None:
+        skip["test_pandas"] = "pandas missing; tools/deps.sh installs it"
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        skip["test_against_scikit_learn"] = "scikit-learn is not installed"
+    return skip
+
+
 def main():
     if np is None:
         print("test_python_lazy: skipped (NumPy missing; tools/deps.sh installs it)")
