@@ -363,7 +363,7 @@ static Code *recompile(Rt *rt, Frame *f, PBlock *b, int mode, void **ref)
     if (rt->opt.explain_recompile && code) {
         pthread_mutex_lock(&rt->lock);
         FILE *eo = rt->opt.explain_out ? rt->opt.explain_out : rt->opt.out;
-        fprintf(eo, "RECOMPILED DAG (line %d):\n", b->span.line);
+        fprintf(eo, "RECOMPILED DAG (%s:%d):\n", b->span.file ? b->span.file : "<script>", b->span.line);
         hk->explain(*ref, eo);
         pthread_mutex_unlock(&rt->lock);
     }

@@ -148,10 +148,16 @@ class Value:
         return explain(self, kind=kind)
 
     def _repr_svg_(self) -> str:
-        """Jupyter: the compiled plan as a picture (without running it;
-        explain("svg") runs it and shows the fused operators)."""
+        """Jupyter: the plan as a picture with the fused operators
+        coloured, explain("svg"): braid fuses once the inputs' sizes are
+        known, so showing a value runs its program once (as compute()
+        would) and draws the DAGs braid recompiled for it. A program
+        whose run fails shows the plan compiled before the run."""
         from .plot import svg
-        return svg(explain(self, kind="hops"))
+        try:
+            return explain(self, kind="svg")
+        except BraidError:
+            return svg(explain(self, kind="hops"))
 
     def script(self) -> str:
         """The DML text compute() would run."""

@@ -238,10 +238,17 @@ def test_explain_and_errors():
     check(root.tag.endswith("svg") and any("spoof" in (r.findtext("{http://www.w3.org/2000/svg}title") or "")
                                             and r.get("fill") == "#f8b878" for r in boxes),
           "explain('svg'): the plan drawn, the fused operator coloured")
+    shown = ET.fromstring(e._repr_svg_())
+    check(any("spoof" in (r.findtext("{http://www.w3.org/2000/svg}title") or "") and r.get("fill") == "#f8b878"
+              for r in shown.iter("{http://www.w3.org/2000/svg}rect")),
+          "_repr_svg_ (Jupyter): the plan braid ran, the fused operator coloured")
     static = ET.fromstring(braid.l2svm(X, (X[:, 0] > 0.5) * 2 - 1)._repr_svg_())
     titles = [t.text for t in static.iter("{http://www.w3.org/2000/svg}text")]
-    check(any("m_l2svm" in (t or "") for t in titles) and not any("FUNCTION" in (t or "") for t in titles),
-          "_repr_svg_: the user's program, not the library's functions")
+    check(any("m_l2svm" in (t or "") for t in titles) and
+          not any("FUNCTION" in (t or "") or "l2svm.dml" in (t or "") for t in titles),
+          f"_repr_svg_: the user's program, not the library's functions: {titles}")
+    failing = ET.fromstring((X @ braid.Matrix(np.ones((3, 3))))._repr_svg_())
+    check(failing.tag.endswith("svg"), "_repr_svg_ of a program whose run fails: the compiled plan")
     bad = X @ braid.Matrix(np.ones((3, 3)))          # the mismatch this test expects
     line = sys._getframe().f_lineno - 1
     check(raises(lambda: bad.compute(), braid.BraidError, "<script>:", "%*%", f"test_lazy.py:{line}"),
