@@ -68,7 +68,7 @@ endif
 # keep intermediate objects (and make's output ends with the test summary)
 .SECONDARY:
 
-.PHONY: all kernels deps python python-dir test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
+.PHONY: all kernels deps python python-dir sdist-dirs test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
 
 all: $(BUILD)/braid $(if $(filter 1,$(SAN)),,kernels)
 
@@ -144,7 +144,14 @@ $(PYDIR)/%.py: python/braid/%.py
 python-dir:
 	@echo $(CURDIR)/$(PYDIR)
 
-# the Python tests as one test program of run_all.sh, with synchronous
+# what setup.py's sdist packs besides the Makefile: all that `make
+# python` compiles or installs (folders whole)
+sdist-dirs:
+	@echo $(MODS) include python scripts/builtin tools/deps.sh
+
+# the Python tests as one test program of run_all.sh each, run by pytest
+# where it is installed (tests/python/conftest.py; else the file's own
+# main, the same tests and checks), with synchronous
 # codegen as the DML tests (asynchronous compilation lets two seeded runs
 # of one algorithm run different plans, equal only to the last bits, and
 # an iteration count compared across runs may move); under the
@@ -159,10 +166,9 @@ $(BUILD)/tests/test_python_lazy: tests/python/test_lazy.py
 $(BUILD)/tests/test_python_install: tests/python/test_install.py
 $(BUILD)/tests/test_python $(BUILD)/tests/test_python_lazy $(BUILD)/tests/test_python_install: python
 	@mkdir -p $(dir $@)
-	printf '#!/bin/sh\n%s BRAID_CODEGEN_ASYNC=0 BRAID_MAKE_ARGS="BUILD=$(BUILD) SAN=$(SAN)" PYTHONPATH="%s" exec %s "%s" "$$@"\n' \
-	    '$(PYENV)' \
-	    "$(CURDIR)/$(BUILD)/python" "$(PY)" \
-	    "$(CURDIR)/$(filter %.py,$^)" > $@
+	printf '#!/bin/sh\nexport %s BRAID_CODEGEN_ASYNC=0 BRAID_MAKE_ARGS="BUILD=$(BUILD) SAN=$(SAN)" PYTHONPATH="%s"\n%s\n' \
+	    '$(PYENV)' "$(CURDIR)/$(BUILD)/python" \
+	    'if $(PY) -c "import pytest" 2>/dev/null; then exec $(PY) -m pytest -q -p no:cacheprovider "$(CURDIR)/$(filter %.py,$^)" "$$@"; fi; exec $(PY) "$(CURDIR)/$(filter %.py,$^)" "$$@"' > $@
 	chmod +x $@
 
 san:

@@ -104,7 +104,9 @@ void braid_script_free(BraidScript *s)
     free(s->outputs);
     free(s->bdir);
     free(s->recompiled);
+    free(s->recompiled_dot);
     free(s->printed);
+    api_free_loops(s);
     free(s);
 }
 
@@ -166,14 +168,22 @@ int braid_execute(BraidScript *s)
             snprintf(m, sizeof m, "input '%s' is not bound", s->inputs[i]);
             return api_fail(s, m);
         }
-    RtOptions ro = {.out = stdout, .seed = -1, .explain_recompile = s->trace};
-    char *trace = NULL, *printed = NULL;
-    size_t tlen = 0, plen = 0;
-    if (s->trace && !(ro.explain_out = open_memstream(&trace, &tlen))) return api_fail(s, "out of memory");
-    if (s->capture && !(ro.out = open_memstream(&printed, &plen))) {
+    RtOptions ro = {.out = stdout, .seed = -1, .explain_recompile = s->trace, .loop_stats = s->count_loops};
+    char *trace = NULL, *dots = NULL, *printed = NULL;
+    size_t tlen = 0, dlen = 0, plen = 0;
+    FILE *dot_out = NULL;
+    if ((s->trace && (!(ro.explain_out = open_memstream(&trace, &tlen)) ||
+                      !(dot_out = open_memstream(&dots, &dlen)))) ||
+        (s->capture && !(ro.out = open_memstream(&printed, &plen)))) {
         if (ro.explain_out) fclose(ro.explain_out);
+        if (dot_out) fclose(dot_out);
         free(trace);
+        free(dots);
         return api_fail(s, "out of memory");
+    }
+    if (dot_out) {
+        ro.recompiled = api_dot_to_stream;
+        ro.recompiled_ctx = dot_out;
     }
     Rt rt;
     rt_init(&rt, s->prog, s->diag, &ro);
@@ -199,11 +209,15 @@ int braid_execute(BraidScript *s)
         }
     }
     st_free(&f.vars);
+    if (s->count_loops && api_keep_loops(s, &rt) && !rc) rc = api_fail(s, "out of memory");
     rt_destroy(&rt);
     if (ro.explain_out) {
         fclose(ro.explain_out);
+        fclose(dot_out);
         free(s->recompiled);
+        free(s->recompiled_dot);
         s->recompiled = trace;
+        s->recompiled_dot = dots;
     }
     free(s->printed);   /* what the run printed, also when it failed */
     s->printed = NULL;

@@ -2,7 +2,12 @@
  * file per statement block's DAG (plan_each_dag, hop_dag_dot) in a
  * folder, and an SVG of each when Graphviz's dot is on PATH. A program's
  * DAGs drawn as one graph made pictures no one could read (a 9-line
- * script with its library functions: 32767 x 1037 pixels). */
+ * script with its library functions: 32767 x 1037 pixels). -explain
+ * recompile_dot writes the DAGs as dynamic recompilation rebuilt them
+ * during the run instead (the inputs' sizes known, fused operators in
+ * place), one file per recompiled DAG in the order the run made them
+ * (a block recompiled again for other sizes gets another file; one
+ * answered by the block's cache of recompilations, none). */
 #include <dirent.h>
 #include <errno.h>
 #include <spawn.h>
@@ -13,16 +18,17 @@
 #include <sys/wait.h>
 
 #include "../plan/program.h"
+#include "../plan/recompile.h"
 #include "script.h"
 
 extern char **environ;
 
-typedef struct DotFiles {
-    const char *dir;
+struct DotFiles {
+    char *dir;
     int n;            /* graphs written */
     int svg;          /* 1: draw with Graphviz, 0: not found, -1: a drawing failed */
     bool failed;      /* a file could not be written */
-} DotFiles;
+};
 
 /* Our file names: three digits, '_', ..., ".dot" or ".svg". */
 static bool ours(const char *name)
@@ -87,22 +93,70 @@ static void write_one(void *ctx, const char *title, const HopDag *d)
     df->svg = draw(path, svg);
 }
 
-int api_write_plan_dots(const RtProgram *p, const char *dir, bool library)
+DotFiles *api_dots_open(const char *dir)
 {
     if (mkdir(dir, 0777) && errno != EEXIST) {
         fprintf(stderr, "braid: cannot make the folder %s: %s\n", dir, strerror(errno));
-        return -1;
+        return NULL;
+    }
+    DotFiles *df = calloc(1, sizeof *df);
+    if (!df || !(df->dir = strdup(dir))) {
+        free(df);
+        fprintf(stderr, "braid: out of memory\n");
+        return NULL;
     }
     remove_old(dir);
-    DotFiles df = {.dir = dir, .svg = 1};
-    plan_each_dag(p, library, write_one, &df);
-    if (df.failed) {
-        fprintf(stderr, "braid: cannot write the graphs into %s/\n", dir);
-        return -1;
+    df->svg = 1;
+    return df;
+}
+
+int api_dots_close(DotFiles *df, const char *what)
+{
+    int rc = 0;
+    if (df->failed) {
+        fprintf(stderr, "braid: cannot write the graphs into %s/\n", df->dir);
+        rc = -1;
+    } else {
+        fprintf(stderr, "braid: wrote %d graph%s (%s) to %s/: .dot files%s\n", df->n, df->n == 1 ? "" : "s", what,
+                df->dir, !df->n ? "" : df->svg == 1 ? " and .svg drawn by Graphviz"
+                         : df->svg == 0 ? " (no .svg: Graphviz's dot is not on PATH)"
+                                        : " (Graphviz failed to draw one; .svg files stop there)");
     }
-    fprintf(stderr, "braid: wrote %d graph%s (one per statement block%s) to %s/: .dot files%s\n", df.n,
-            df.n == 1 ? "" : "s", library ? ", library functions included" : "", dir,
-            df.svg == 1 ? " and .svg drawn by Graphviz" : df.svg == 0 ? " (no .svg: Graphviz's dot is not on PATH)"
-                                                      : " (Graphviz failed to draw one; .svg files stop there)");
-    return 0;
+    free(df->dir);
+    free(df);
+    return rc;
+}
+
+int api_write_plan_dots(const RtProgram *p, const char *dir, bool library)
+{
+    DotFiles *df = api_dots_open(dir);
+    if (!df) return -1;
+    plan_each_dag(p, library, write_one, df);
+    return api_dots_close(df, library ? "one per statement block, library functions included"
+                                      : "one per statement block");
+}
+
+/* ---- the DAGs recompiled at run time ---- */
+
+void api_recompiled_title(char *buf, size_t n, const PBlock *b)
+{
+    static const char *kind[] = {[PB_GENERIC] = "block", [PB_IF] = "if predicate", [PB_WHILE] = "while predicate",
+                                 [PB_FOR] = "for header"};
+    const char *file = b->span.file ? strrchr(b->span.file, '/') : NULL;
+    snprintf(buf, n, "%s:%d %s (recompiled)", file ? file + 1 : b->span.file ? b->span.file : "<script>",
+             b->span.line, kind[b->kind]);
+}
+
+void api_dots_recompiled(void *ctx, const PBlock *b, void *ref)
+{
+    char title[300];
+    api_recompiled_title(title, sizeof title, b);
+    write_one(ctx, title, rc_dag(ref));
+}
+
+void api_dot_to_stream(void *ctx, const PBlock *b, void *ref)
+{
+    char title[300];
+    api_recompiled_title(title, sizeof title, b);
+    hop_dag_dot(rc_dag(ref), ctx, title);
 }

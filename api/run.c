@@ -201,6 +201,17 @@ static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_
     cla_stats_reset();
     RtOptions ro = {.out = stdout, .stats = o->stats, .seed = o->seed, .cla = cfg.cla,
                     .explain_recompile = o->explain && !strcmp(o->explain, "recompile_hops")};
+    DotFiles *dots = NULL;   /* -explain recompile_dot: the recompiled DAGs as files */
+    if (o->explain && !strcmp(o->explain, "recompile_dot")) {
+        if (!(dots = api_dots_open("braid_plan"))) {
+            plan_program_free(prog);
+            lang_program_free(ast);
+            diag_free(d);
+            return 1;
+        }
+        ro.recompiled = api_dots_recompiled;
+        ro.recompiled_ctx = dots;
+    }
     Rt rt;
     rt_init(&rt, prog, d, &ro);
     Frame f;
@@ -213,6 +224,7 @@ static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_
         rt_print_error(&rt, stderr);
     }
     if (o->stats) print_stats(&rt, o, t_start, t_compiled, br_now_ns());
+    if (dots && api_dots_close(dots, "one per DAG recompiled at run time") && !rc) rc = -1;
     st_free(&f.vars);
     rt_destroy(&rt);
     plan_program_free(prog);

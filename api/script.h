@@ -22,6 +22,10 @@ struct BraidScript {
     char *bdir;
     bool trace;          /* record the DAGs recompiled by the next runs */
     char *recompiled;    /*   and the last run's (braid_explain) */
+    char *recompiled_dot;/*   the same as Graphviz graphs */
+    bool count_loops;    /* loop statistics of the next runs */
+    BraidLoop *loops;    /*   the last run's (braid_loops; files malloc'd) */
+    int nloops;
     bool capture;        /* collect print() output of the next runs */
     char *printed;       /*   the last run's (braid_output) */
 };
@@ -52,6 +56,24 @@ int api_frame_view(const Value *v, BraidFrame *out, BrErr *e);
  * as SVG too when Graphviz is on PATH; reports on stderr; -1 when the
  * folder or a file cannot be written. */
 int api_write_plan_dots(const RtProgram *p, const char *dir, bool library);
+/* -explain recompile_dot: the Graphviz files of the DAGs a run
+ * recompiles, one per DAG, into a folder (api_write_plan_dots' names and
+ * drawing). api_dots_open makes or empties dir and returns the writer
+ * (NULL: reported on stderr); api_dots_recompiled is RtOptions.recompiled
+ * for it; api_dots_close reports, frees, and returns -1 when a file could
+ * not be written. */
+typedef struct DotFiles DotFiles;
+DotFiles *api_dots_open(const char *dir);
+void api_dots_recompiled(void *ctx, const PBlock *b, void *ref);
+int api_dots_close(DotFiles *df, const char *what);
+/* A recompiled DAG's title: "<file>:<line> <kind> (recompiled)". */
+void api_recompiled_title(char *buf, size_t n, const PBlock *b);
+/* RtOptions.recompiled writing each DAG as a digraph to ctx (a FILE). */
+void api_dot_to_stream(void *ctx, const PBlock *b, void *ref);
+/* braid_loops' table: the run's loop statistics copied into s (the
+ * last run's freed first; -1 without memory), and freed. */
+int api_keep_loops(BraidScript *s, const Rt *rt);
+void api_free_loops(BraidScript *s);
 /* The API's kind of a value (NULL: BRAID_NONE). */
 BraidKind api_kind(const Value *v);
 

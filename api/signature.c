@@ -22,12 +22,14 @@ int braid_explain(BraidScript *s, const char *kind, char **text)
 {
     char *buf = NULL;
     size_t len = 0;
-    if (kind && !strcmp(kind, "recompile_hops")) {
-        *text = strdup(s->recompiled ? s->recompiled : "");
+    if (kind && (!strcmp(kind, "recompile_hops") || !strcmp(kind, "recompile_dot"))) {
+        const char *t = !strcmp(kind, "recompile_hops") ? s->recompiled : s->recompiled_dot;
+        *text = strdup(t ? t : "");
         return *text ? 0 : api_fail(s, "out of memory");
     }
     if (!kind || (strcmp(kind, "hops") && strcmp(kind, "runtime") && strcmp(kind, "dot") && strcmp(kind, "dot_all")))
-        return api_fail(s, "explain: kind must be \"hops\", \"runtime\", \"dot\", \"dot_all\" or \"recompile_hops\"");
+        return api_fail(s, "explain: kind must be \"hops\", \"runtime\", \"dot\", \"dot_all\", "
+                           "\"recompile_hops\" or \"recompile_dot\"");
     FILE *f = open_memstream(&buf, &len);
     if (!f) return api_fail(s, "out of memory");
     if (!strcmp(kind, "hops")) plan_print_hops(s->prog, f);
@@ -39,6 +41,39 @@ int braid_explain(BraidScript *s, const char *kind, char **text)
 }
 
 void braid_trace_recompile(BraidScript *s, bool on) { s->trace = on; }
+
+/* ---- loop statistics ---- */
+
+void braid_count_loops(BraidScript *s, bool on) { s->count_loops = on; }
+
+int braid_loops(const BraidScript *s, const BraidLoop **loops)
+{
+    *loops = s->loops;
+    return s->nloops;
+}
+
+void api_free_loops(BraidScript *s)
+{
+    for (int i = 0; i < s->nloops; i++) free((char *)s->loops[i].file);
+    free(s->loops);
+    s->loops = NULL;
+    s->nloops = 0;
+}
+
+int api_keep_loops(BraidScript *s, const Rt *rt)
+{
+    api_free_loops(s);
+    if (!rt->nloops) return 0;
+    if (!(s->loops = calloc((size_t)rt->nloops, sizeof *s->loops))) return -1;
+    for (int i = 0; i < rt->nloops; i++, s->nloops++) {
+        const RtLoop *l = &rt->loops[i];
+        s->loops[i] = (BraidLoop){.file = strdup(l->span.file ? l->span.file : "<script>"), .line = l->span.line,
+                                  .col = l->span.col, .entries = l->entries, .iterations = l->iterations,
+                                  .max_iterations = l->max_iterations};
+        if (!s->loops[i].file) return -1;
+    }
+    return 0;
+}
 
 /* ---- names ---- */
 

@@ -1,6 +1,6 @@
 /* main.c: the braid command, SystemDS-compatible:
  *   braid [-f] script.dml [-args a b ...] [-nvargs k=v ...] [-stats [N]]
- *         [-explain [hops|runtime|recompile_hops|dot|dot_all]] [-config file]
+ *         [-explain [hops|runtime|recompile_hops|dot|dot_all|recompile_dot]] [-config file]
  *         [-seed N] [-threads N]
  *   braid -s "script text" ...
  *   braid -help
@@ -27,7 +27,9 @@ static void usage(FILE *f)
         "                       print the plan (default: runtime); dot writes one Graphviz\n"
         "                       graph per statement block of the script and its functions\n"
         "                       to braid_plan/ (SVG too when Graphviz is installed);\n"
-        "                       dot_all adds the builtin library's functions\n"
+        "                       dot_all adds the builtin library's functions;\n"
+        "                       recompile_dot writes the DAGs recompiled during the run\n"
+        "                       (sizes known, fused operators in place) there instead\n"
         "  -config file.xml     SystemDS-style configuration (<root><sysds.key>v</sysds.key></root>)\n"
         "  -seed N              seed for rand()/sample() calls without a seed\n"
         "  -threads N           number of threads (default: all cores)\n"
@@ -137,7 +139,8 @@ int main(int argc, char **argv)
             if (i + 1 < argc && !is_opt(argv[i + 1]) &&
                 (!strcmp(argv[i + 1], "hops") || !strcmp(argv[i + 1], "runtime") ||
                  !strcmp(argv[i + 1], "recompile_hops") || !strcmp(argv[i + 1], "recompile_runtime") ||
-                 !strcmp(argv[i + 1], "dot") || !strcmp(argv[i + 1], "dot_all") || !strcmp(argv[i + 1], "codegen")))
+                 !strcmp(argv[i + 1], "dot") || !strcmp(argv[i + 1], "dot_all") || !strcmp(argv[i + 1], "codegen") ||
+                 !strcmp(argv[i + 1], "recompile_dot")))
                 explain = argv[++i];
         } else if (!strcmp(a, "-config")) {
             if (i + 1 >= argc) { fprintf(stderr, "braid: -config needs a file\n"); return 1; }

@@ -231,13 +231,35 @@ int braid_run(const BraidRunOptions *o);
  * The plan of a prepared script as text: kind "hops" (-explain hops),
  * "runtime" (-explain runtime), "dot" (Graphviz: one digraph per statement
  * block's DAG, the script's own and its functions'), "dot_all" (the
- * builtin library's functions too) or "recompile_hops" (below). Inputs not bound at
- * prepare time have unknown sizes in it. *text is malloc'd (braid_free). */
+ * builtin library's functions too) or "recompile_hops" / "recompile_dot"
+ * (below). Inputs not bound at prepare time have unknown sizes in it.
+ * *text is malloc'd (braid_free). */
 int braid_explain(BraidScript *s, const char *kind, char **text);
 /* Record the DAGs recompiled with the bound inputs' sizes (where fused
  * operators show) by the following executions: braid_explain(s,
- * "recompile_hops") then gives the last execution's. */
+ * "recompile_hops") then gives the last execution's as text,
+ * braid_explain(s, "recompile_dot") as Graphviz graphs (one digraph per
+ * recompiled DAG, in the order the run recompiled them, titled with the
+ * block's script position). */
 void braid_trace_recompile(BraidScript *s, bool on);
+/* Loop statistics: with braid_count_loops(s, true) the following
+ * executions count, per loop statement (while, for, parfor) of the script
+ * and of the functions it calls (the builtin library's included), how
+ * often it ran and its iterations; braid_loops(s, &loops) gives the last
+ * execution's (the number of loops, first entered first; *loops valid
+ * until the next braid_execute or braid_script_free of s). A count does
+ * not depend on what the script prints: clients read a builtin's
+ * iteration count here (the Python estimators' n_iter_: the first loop
+ * of the builtin's file). */
+typedef struct BraidLoop {
+    const char *file;         /* the script's path ("<script>" for text) */
+    int line, col;            /* of the loop statement */
+    int64_t entries;          /* times the loop statement ran */
+    int64_t iterations;       /* runs of its body, all entries together */
+    int64_t max_iterations;   /* the most of one entry */
+} BraidLoop;
+void braid_count_loops(BraidScript *s, bool on);
+int braid_loops(const BraidScript *s, const BraidLoop **loops);
 /* Collect what the following executions of s print (print(), warnings
  * of the builtins) in memory instead of writing it to stdout (on), or
  * write to stdout again (off). braid_output(s) is the last execution's

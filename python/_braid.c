@@ -632,14 +632,44 @@ static PyObject *script_output(Script *self, PyObject *unused)
     return PyUnicode_DecodeUTF8(braid_output(self->s), (Py_ssize_t)strlen(braid_output(self->s)), "replace");
 }
 
+/* count_loops(on): loop statistics for the next runs (braid_count_loops). */
+static PyObject *script_count_loops(Script *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0 || ready(self)) return NULL;
+    braid_count_loops(self->s, on);
+    Py_RETURN_NONE;
+}
+
+/* loops(): the last run's loop statistics as dicts (braid_loops). */
+static PyObject *script_loops(Script *self, PyObject *unused)
+{
+    if (ready(self)) return NULL;
+    const BraidLoop *l;
+    int n = braid_loops(self->s, &l);
+    PyObject *list = PyList_New(n);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *d = Py_BuildValue("{s:s,s:i,s:i,s:L,s:L,s:L}", "file", l[i].file, "line", l[i].line, "col",
+                                    l[i].col, "entries", (long long)l[i].entries, "iterations",
+                                    (long long)l[i].iterations, "max_iterations", (long long)l[i].max_iterations);
+        if (!d) { Py_DECREF(list); return NULL; }
+        PyList_SET_ITEM(list, i, d);
+    }
+    return list;
+}
+
 static PyMethodDef script_methods[] = {
+    {"count_loops", (PyCFunction)script_count_loops, METH_O,
+     "count_loops(on): count the loops' iterations in the next runs (loops())"},
+    {"loops", (PyCFunction)script_loops, METH_NOARGS,
+     "loops(): the last run's loops: [{file, line, col, entries, iterations, max_iterations}]"},
     {"capture_output", (PyCFunction)script_capture, METH_O,
      "capture_output(on): collect what the next runs print instead of writing to stdout"},
     {"output", (PyCFunction)script_output, METH_NOARGS, "output(): what the last run printed (capture_output)"},
     {"trace_recompile", (PyCFunction)script_trace, METH_O,
      "trace_recompile(on): record the DAGs recompiled by the next runs (explain('recompile_hops'))"},
     {"explain", (PyCFunction)script_explain, METH_VARARGS,
-     "explain(kind='hops'|'runtime'|'dot'|'recompile_hops'): the compiled plan as text"},
+     "explain(kind='hops'|'runtime'|'dot'|'dot_all'|'recompile_hops'|'recompile_dot'): the plan as text"},
     {"bind", (PyCFunction)script_bind, METH_VARARGS, "bind(name, value): bind a declared input"},
     {"bind_csr", (PyCFunction)script_bind_csr, METH_VARARGS,
      "bind_csr(name, rows, cols, indptr, indices, values): bind a CSR matrix"},

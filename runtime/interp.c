@@ -39,6 +39,7 @@ void rt_destroy(Rt *rt)
 {
     free(rt->stats);
     free(rt->rc_samples);
+    free(rt->loops);
     pthread_mutex_destroy(&rt->lock);
 }
 
@@ -370,8 +371,13 @@ static Code *recompile(Rt *rt, Frame *f, PBlock *b, int mode, void **ref)
     if (rt->opt.explain_recompile && code) {
         pthread_mutex_lock(&rt->lock);
         FILE *eo = rt->opt.explain_out ? rt->opt.explain_out : rt->opt.out;
-        fprintf(eo, "RECOMPILED DAG (line %d):\n", b->span.line);
+        fprintf(eo, "RECOMPILED DAG (%s:%d):\n", b->span.file ? b->span.file : "<script>", b->span.line);
         hk->explain(*ref, eo);
+        pthread_mutex_unlock(&rt->lock);
+    }
+    if (rt->opt.recompiled && code) {
+        pthread_mutex_lock(&rt->lock);
+        rt->opt.recompiled(rt->opt.recompiled_ctx, b, *ref);
         pthread_mutex_unlock(&rt->lock);
     }
     return code;
@@ -642,18 +648,22 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
     }
     case PB_WHILE:
         if (cla_rt_loop_entry(rt, f, b, -1)) return -1;
-        for (;;) {
+        for (int64_t n = 0;; n++) {
             bool c;
             if (eval_pred(rt, f, b, &c)) return -1;
-            if (!c) return 0;
+            if (!c) {
+                if (rt->opt.loop_stats) rt_loop_done(rt, b, n);
+                return 0;
+            }
             if (rt_exec_list(rt, f, &b->body)) return -1;
         }
     case PB_FOR: {
         Iter it;
         if (eval_header(rt, f, b, &it)) return -1;
         if (cla_rt_loop_entry(rt, f, b, it.n)) return -1;
-        if (b->parfor) return exec_parfor(rt, f, b, &it);
-        return exec_for_serial(rt, f, b, &it);
+        int rc = b->parfor ? exec_parfor(rt, f, b, &it) : exec_for_serial(rt, f, b, &it);
+        if (!rc && rt->opt.loop_stats) rt_loop_done(rt, b, it.n);
+        return rc;
     }
     }
     return 0;

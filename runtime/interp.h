@@ -17,6 +17,12 @@ typedef struct RtOptions {
     int64_t seed;         /* -seed: base for rand/sample without seed; -1 none */
     bool explain_recompile; /* reserved: -explain recompile_hops */
     FILE *explain_out;    /* where it goes; NULL: out */
+    /* -explain recompile_dot / braid_trace_recompile: called (under the
+     * run's lock) with each DAG dynamic recompilation made (ref: the
+     * hooks' handle, RtHooks.dot draws it); NULL: none */
+    void (*recompiled)(void *ctx, const struct PBlock *b, void *ref);
+    void *recompiled_ctx;
+    bool loop_stats;      /* count the loops' iterations (rt->loops) */
     int cla;              /* sysds.compressed.linalg: RT_CLA_OFF/ON/AUTO */
 } RtOptions;
 
@@ -24,6 +30,12 @@ typedef struct RtOptions {
 enum { RT_CLA_OFF, RT_CLA_ON, RT_CLA_AUTO };
 
 typedef struct RtStat { const char *name; int64_t count; int64_t ns; } RtStat;
+
+/* Iterations of one loop (by its script position) in a run: how often
+ * the loop statement ran, its body's runs in all, and the most of any one
+ * entry. A machine-readable count for clients (braid_loops), where a
+ * builtin returns none (the Python estimators' n_iter_). */
+typedef struct RtLoop { Span span; int64_t entries, iterations, max_iterations; } RtLoop;
 
 typedef struct Rt {
     RtProgram *prog;
@@ -46,6 +58,8 @@ typedef struct Rt {
     int64_t npf_memlimited;   /* parfor loops run with fewer workers than
                                  threads for want of memory */
     int pf_least_degree;      /*   and the least degree they ran with */
+    RtLoop *loops;            /* opt.loop_stats: per loop, first run first */
+    int nloops, lcap;
 } Rt;
 
 typedef struct Frame {
@@ -57,6 +71,9 @@ void rt_init(Rt *rt, RtProgram *p, Diag *d, const RtOptions *o);
 void rt_destroy(Rt *rt);
 /* Runs the main program. Returns 0, or non-zero with rt->err set. */
 int rt_run_main(Rt *rt, Frame *f);
+/* opt.loop_stats: records that loop b ran n iterations (runtime/loops.c);
+ * without memory the count is dropped (statistics, not results). */
+void rt_loop_done(Rt *rt, const struct PBlock *b, int64_t n);
 int rt_exec_list(Rt *rt, Frame *f, PBList *l);
 /* parfor's result merge (SystemDS's compare-with-original): every cell
  * of a result variable that worker frame w[t] changed is taken from it;

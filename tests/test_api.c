@@ -340,6 +340,28 @@ static void test_introspection(void)
     T_CHECK(braid_explain(sc, "recompile_hops", &text) == 0 && strstr(text, "[200,10,") && strstr(text, "spoof"),
             "recompiled with sizes, fused: %s", text);
     braid_free(text);
+    T_CHECK(braid_explain(sc, "recompile_dot", &text) == 0 && !strncmp(text, "digraph \"<script>:1 block (recompiled)", 38) &&
+                strstr(text, "[200 x 10]") && strstr(text, "spoof"),
+            "recompiled as Graphviz: %s", text);
+    braid_free(text);
+    braid_script_free(sc);
+
+    /* loop statistics: off by default, per run when on */
+    const char *lin[] = {"n"}, *lout[] = {"i"};
+    sc = braid_prepare("i = 0\nwhile (i < n) {\n  for (j in 1:2) { i = i + 0.5 }\n}", lin, 1, lout, 1, &err);
+    const BraidLoop *loops;
+    T_CHECK(sc && braid_bind_int(sc, "n", 3) == 0 && braid_execute(sc) == 0 && braid_loops(sc, &loops) == 0,
+            "no loop statistics unless asked");
+    braid_count_loops(sc, true);
+    T_CHECK(braid_bind_int(sc, "n", 4) == 0 && braid_execute(sc) == 0 && braid_loops(sc, &loops) == 2, "two loops");
+    T_CHECK(loops[0].line == 3 && loops[0].entries == 4 && loops[0].iterations == 8 && loops[0].max_iterations == 2 &&
+                !strcmp(loops[0].file, "<script>"),
+            "the for: left first, 4 entries of 2 (%d: %lld %lld)", loops[0].line, (long long)loops[0].entries,
+            (long long)loops[0].iterations);
+    T_CHECK(loops[1].line == 2 && loops[1].col == 1 && loops[1].entries == 1 && loops[1].iterations == 4,
+            "the while: 4 iterations at 2:1 (%d:%d %lld)", loops[1].line, loops[1].col, (long long)loops[1].iterations);
+    T_CHECK(braid_bind_int(sc, "n", 1) == 0 && braid_execute(sc) == 0 && braid_loops(sc, &loops) == 2 &&
+                loops[1].iterations == 1, "the last run's counts only");
     braid_script_free(sc);
 }
 

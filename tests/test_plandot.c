@@ -4,7 +4,8 @@
  * dot_all; operators with sizes, sparsity, memory and execution type, fused
  * ones filled; SVGs drawn by Graphviz's `dot` when it is on PATH (here a
  * stand-in script, so the test needs no Graphviz and sees exactly how it
- * is called), and graphs of an earlier run replaced. Runs build/braid (or
+ * is called), and graphs of an earlier run replaced; recompile_dot: the
+ * DAGs recompiled at run time, with sizes known only then. Runs build/braid (or
  * $BRAID) in a temporary folder. */
 #include <dirent.h>
 #include <glob.h>
@@ -30,16 +31,30 @@ static const char *script =
     "for (i in 1:3) { X = X * 2 }\n"
     "print(sum(exp(X * 2 + 1)))\n";
 
-/* Runs braid -explain kind in dir with path_dir (NULL: none) put first
- * on PATH; returns the exit status; stderr into dir/err. */
+/* A row count known only at run time (n from the data), then a loop
+ * whose body codegen fuses once Z's size is known. */
+static const char *script2 =
+    "X = rand(rows=50, cols=5, seed=1)\n"
+    "n = as.integer(min(40, sum(X > 0.5)))\n"
+    "Z = X[1:n,]\n"
+    "y = rowSums(Z)\n"
+    "for (i in 1:3) {\n"
+    "  y = exp(Z %*% (t(Z) %*% y) * 0.001) + 1\n"
+    "}\n"
+    "print(sum(y))\n";
+
+static const char *script_file = "s.dml";
+
+/* Runs braid -f script_file -explain kind in dir with path_dir (NULL:
+ * none) put first on PATH; returns the exit status; stderr into dir/err. */
 static int run(const char *kind, const char *path_dir)
 {
     char cmd[8192], cwd[1024] = "";
     const char *b = getenv("BRAID") ? getenv("BRAID") : "build/braid";
     const char *path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
     if (b[0] != '/' && !getcwd(cwd, sizeof cwd)) return -1;
-    snprintf(cmd, sizeof cmd, "cd %s && PATH='%s%s%s' timeout -s KILL 60 %s%s%s -f s.dml -explain %s >/dev/null 2>err",
-             dir, path_dir ? path_dir : "", path_dir ? ":" : "", path, cwd, cwd[0] ? "/" : "", b, kind);
+    snprintf(cmd, sizeof cmd, "cd %s && PATH='%s%s%s' timeout -s KILL 60 %s%s%s -f %s -explain %s >/dev/null 2>err",
+             dir, path_dir ? path_dir : "", path_dir ? ":" : "", path, cwd, cwd[0] ? "/" : "", b, script_file, kind);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
@@ -179,14 +194,63 @@ static void library_and_svg(void)
     globfree(&g);
 }
 
+/* Does any file of g hold both parts? */
+static bool any_holds(const glob_t *g, const char *a, const char *b)
+{
+    bool found = false;
+    for (size_t i = 0; i < g->gl_pathc && !found; i++) {
+        char *t = t_slurp(g->gl_pathv[i], NULL);
+        found = t && strstr(t, a) && strstr(t, b);
+        free(t);
+    }
+    return found;
+}
+
+/* recompile_dot: the DAGs as dynamic recompilation made them during the
+ * run, one file each, where Z's 40 rows (known only once n is) and the
+ * fused loop body show; the compile-time graphs (dot) lack that size. */
+static void recompiled_graphs(void)
+{
+    char bin[300];
+    stand_in(bin, sizeof bin, "bin",
+             "#!/bin/sh\n[ \"$1 $2\" = \"-Tsvg -o\" ] || exit 3\nprintf '<svg>%s</svg>\\n' \"$4\" > \"$3\"\n");
+    script_file = "s2.dml";
+    T_CHECK(run("dot", bin) == 0, "braid -explain dot ran (s2)");
+    glob_t g = files(".dot");
+    T_CHECK(g.gl_pathc > 0 && !any_holds(&g, "[40 x 5]", "TRead"), "compile time: Z's size unknown (%zu graphs)",
+            g.gl_pathc);
+    globfree(&g);
+    T_CHECK(run("recompile_dot", bin) == 0, "braid -explain recompile_dot ran");
+    g = files(".dot");
+    glob_t s = files(".svg");
+    bool named = g.gl_pathc > 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) named &= strstr(base(g.gl_pathv[i]), "_s2_dml_") &&
+                                                      strstr(base(g.gl_pathv[i]), "_recompiled.dot");
+    T_CHECK(named, "recompiled graphs only, named by file, line and kind (%zu)", g.gl_pathc);
+    T_CHECK(any_holds(&g, "[40 x 5]", "label=\"s2.dml:6 block (recompiled)\""),
+            "the loop body with Z's run-time size, titled by its position");
+    T_CHECK(any_holds(&g, "spoof", "fillcolor=\"#f5b041\"") && any_holds(&g, "[40 x 5]", "spoof"),
+            "the fused operator of the recompiled body, filled");
+    T_CHECK(s.gl_pathc == g.gl_pathc, "one SVG per recompiled graph: %zu of %zu", s.gl_pathc, g.gl_pathc);
+    char *e = err_text();
+    T_CHECK(strstr(e, "recompiled at run time") && strstr(e, ".svg drawn by Graphviz"), "the report: %s", e);
+    free(e);
+    globfree(&g);
+    globfree(&s);
+    script_file = "s.dml";
+}
+
 int main(void)
 {
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
     char p[300];
     snprintf(p, sizeof p, "%s/s.dml", dir);
     t_put(p, script);
+    snprintf(p, sizeof p, "%s/s2.dml", dir);
+    t_put(p, script2);
     user_graphs();
     library_and_svg();
+    recompiled_graphs();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0) fprintf(stderr, "test_plandot: could not remove %s\n", dir);

@@ -5,7 +5,7 @@
 # gcc, so a gcc installed with --no-install-recommends lacks it; gcc's own
 # headers (omp.h, immintrin.h) come with gcc (libgcc-12-dev). python3-dev
 # builds the Python package (python/); NumPy, SciPy, pandas and
-# scikit-learn are what its tests (tests/python) check it against. OpenCL
+# scikit-learn are what its tests (tests/python, a pytest suite) check it against. OpenCL
 # (the ICD loader and headers), CLBlast and PoCL (a CPU OpenCL device)
 # build and test the GPU backend.
 set -e
@@ -16,7 +16,7 @@ PKGS="gcc make libc6-dev libopenblas-pthread-dev liblapacke-dev libcjson-dev pyt
 # package's pyproject.toml: Debian's setuptools and wheel, into a virtual
 # environment; tests/python/test_install.py) uses: without their
 # recommended packages (pandas alone would pull in some 60: matplotlib, ...)
-TESTPKGS="python3-pandas python3-sklearn python3-pip python3-setuptools python3-wheel python3-venv"
+TESTPKGS="python3-pandas python3-sklearn python3-pip python3-setuptools python3-wheel python3-venv python3-pytest"
 [ -n "$BRAID_EXTRA_PKGS" ] && PKGS="$PKGS $BRAID_EXTRA_PKGS"
 missing=""
 for p in $PKGS; do

@@ -249,9 +249,11 @@ class Prepared:
 
     def __init__(self, script: Union[str, os.PathLike], inputs: Iterable[str] = (),
                  outputs: Iterable[str] = (), args: Optional[Mapping[str, Any]] = None,
-                 sparse: bool = False, frames: str = "auto", stdout: Any = None) -> None:
+                 sparse: bool = False, frames: str = "auto", stdout: Any = None,
+                 loops: Optional[list] = None) -> None:
         self.inputs = list(inputs)
         self.stdout = stdout
+        self.loops = loops
         self.outputs = list(outputs)
         self.sparse = sparse
         self.frames = _frames_kind(frames)
@@ -270,7 +272,7 @@ class Prepared:
         the GIL released, and returns {output name: value}."""
         for k, v in inputs.items():
             _bind(self._s, k, v)
-        _execute(self._s, self.stdout)
+        _execute(self._s, self.stdout, self.loops)
         return {k: _output(self._s, k, self.sparse, self.frames) for k in self.outputs}
 
     @property
@@ -279,14 +281,21 @@ class Prepared:
         return self._s.executing
 
 
-def _execute(s: Script, stdout: Any) -> None:
+def _execute(s: Script, stdout: Any, loops: Optional[list] = None) -> None:
     """Runs s (the GIL released). What it prints goes to stdout (an object
     with write(), e.g. sys.stdout in Jupyter or io.StringIO), written when
     the run ends (also when it fails), or, with stdout None, straight to
-    the process's standard output as it runs."""
+    the process's standard output as it runs. loops (a list): extended
+    by the run's loop statistics (braid_loops: one dict per loop statement
+    of the script and the functions it called, the builtin library's too:
+    file, line, col, entries, iterations, max_iterations), a count that
+    does not depend on what the script prints."""
     s.capture_output(stdout is not None)
+    s.count_loops(loops is not None)
     try:
         s.execute()
+        if loops is not None:
+            loops.extend(s.loops())
     finally:
         if stdout is not None:
             stdout.write(s.output())
@@ -300,25 +309,28 @@ def _is_path(script: Union[str, os.PathLike]) -> bool:
 
 def prepare(script: Union[str, os.PathLike], inputs: Iterable[str] = (), outputs: Iterable[str] = (),
             args: Optional[Mapping[str, Any]] = None, sparse: bool = False, frames: str = "auto",
-            stdout: Any = None) -> Prepared:
+            stdout: Any = None, loops: Optional[list] = None) -> Prepared:
     """Compiles a DML script (its text, or the path of a .dml file) for the
     declared inputs and outputs; run it with .execute(**inputs). sparse:
     sparse outputs as scipy CSR; frames: frame outputs as pandas DataFrames
     ("pandas"), dicts of columns ("dict") or DataFrames when pandas is
     installed ("auto"); stdout: where print() output goes (an object with
     write(), given the text of each run when it ends; None: the process's
-    standard output)."""
-    return Prepared(script, inputs, outputs, args, sparse, frames, stdout)
+    standard output); loops: a list each run extends by its loop
+    statistics (one dict per loop statement: file, line, col, entries,
+    iterations, max_iterations; braid_loops)."""
+    return Prepared(script, inputs, outputs, args, sparse, frames, stdout, loops)
 
 
 def run(script: Union[str, os.PathLike], args: Optional[Mapping[str, Any]] = None,
         inputs: Optional[Mapping[str, Any]] = None, outputs: Sequence[str] = (),
-        sparse: bool = False, frames: str = "auto", stdout: Any = None) -> Dict[str, Any]:
+        sparse: bool = False, frames: str = "auto", stdout: Any = None,
+        loops: Optional[list] = None) -> Dict[str, Any]:
     """Runs a DML script once: run(script_or_path, args={...},
     inputs={name: value}, outputs=[names]) -> {name: value} (sparse,
-    frames and stdout as for prepare)."""
+    frames, stdout and loops as for prepare)."""
     inputs = dict(inputs or {})
-    return prepare(script, inputs.keys(), outputs, args, sparse, frames, stdout).execute(**inputs)
+    return prepare(script, inputs.keys(), outputs, args, sparse, frames, stdout, loops).execute(**inputs)
 
 
 # ---- the lazy API (lazy.py) and the builtins as functions (library.py) ----

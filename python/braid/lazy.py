@@ -138,20 +138,26 @@ class Value:
         v._n = n
         return v
 
-    def compute(self, sparse: bool = False, stdout: Any = None) -> Any:
+    def compute(self, sparse: bool = False, stdout: Any = None, loops: Optional[list] = None) -> Any:
         """Runs the program for this value; returns NumPy/SciPy/pandas or
         Python values (see braid.compute)."""
-        return compute(self, sparse=sparse, stdout=stdout)
+        return compute(self, sparse=sparse, stdout=stdout, loops=loops)
 
     def explain(self, kind: str = "hops") -> str:
         """The plan of the program computing this value (braid.explain)."""
         return explain(self, kind=kind)
 
     def _repr_svg_(self) -> str:
-        """Jupyter: the compiled plan as a picture (without running it;
-        explain("svg") runs it and shows the fused operators)."""
+        """Jupyter: the plan as a picture with the fused operators
+        coloured, explain("svg"): braid fuses once the inputs' sizes are
+        known, so showing a value runs its program once (as compute()
+        would) and draws the DAGs braid recompiled for it. A program
+        whose run fails shows the plan compiled before the run."""
         from .plot import svg
-        return svg(explain(self, kind="hops"))
+        try:
+            return explain(self, kind="svg")
+        except BraidError:
+            return svg(explain(self, kind="hops"))
 
     def script(self) -> str:
         """The DML text compute() would run."""
@@ -599,7 +605,7 @@ def _bind_inputs(p: Any, prog: _Program) -> None:
         _bind(p._s, name, v)
 
 
-def compute(*values: Value, sparse: bool = False, stdout: Any = None) -> Any:
+def compute(*values: Value, sparse: bool = False, stdout: Any = None, loops: Optional[list] = None) -> Any:
     """Computes lazy values in one run of one DML program; returns the
     value (one argument) or a tuple. Matrices come back as NumPy arrays
     over braid's storage (sparse=True: scipy CSR where braid holds them
@@ -607,7 +613,8 @@ def compute(*values: Value, sparse: bool = False, stdout: Any = None) -> Any:
     without pandas), lists as braid.List. stdout: where what the program
     prints goes (an object with write(), e.g. io.StringIO or sys.stdout
     in Jupyter, given the text when the run ends; None: the process's
-    standard output, as it runs)."""
+    standard output, as it runs). loops: a list the run extends by its
+    loop statistics (braid.prepare), e.g. a builtin's iteration count."""
     from . import _value, _execute, _frames_kind
     if not values:
         return ()
@@ -619,7 +626,7 @@ def compute(*values: Value, sparse: bool = False, stdout: Any = None) -> Any:
     key, p = _prepare(prog, outs)
     try:
         _bind_inputs(p, prog)
-        _execute(p._s, stdout)
+        _execute(p._s, stdout, loops)
         res = {o: _value(p._s.get(o, not sparse), _frames_kind("auto")) for o in outs}
     except BraidError as e:
         raise _located(e, prog) from None
@@ -641,7 +648,9 @@ def explain(*values: Value, kind: str = "hops") -> str:
     "dot" (Graphviz: one digraph per statement block; "dot_all" with
     the builtin library's functions), "recompile_hops": runs the program once and
     returns the DAGs braid recompiled with the inputs' sizes, where fused
-    operators (spoof*) show, or "svg": those DAGs drawn (braid.plot)."""
+    operators (spoof*) show, "recompile_dot": those DAGs as Graphviz
+    digraphs (one per recompiled DAG, as `-explain recompile_dot` writes
+    them into files), or "svg": those DAGs drawn (braid.plot)."""
     if kind == "svg":    # the recompiled DAGs (or the static ones) drawn
         from .plot import svg
         return svg(explain(*values, kind="recompile_hops") or explain(*values, kind="hops"))
@@ -649,7 +658,8 @@ def explain(*values: Value, kind: str = "hops") -> str:
     if kind == "dml":
         return prog.text
     outs = list(dict.fromkeys(prog.outputs))
-    if kind == "recompile_hops":
+    rerun = kind in ("recompile_hops", "recompile_dot")
+    if rerun:
         # a fresh script: a cached one may reuse its earlier recompilation
         # for the same sizes, which braid does not print again
         from . import Prepared
@@ -661,7 +671,7 @@ def explain(*values: Value, kind: str = "hops") -> str:
     else:
         key, p = _prepare(prog, outs)
     try:
-        if kind != "recompile_hops":
+        if not rerun:
             return p._s.explain(kind)
         _bind_inputs(p, prog)
         p._s.trace_recompile(True)

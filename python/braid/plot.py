@@ -16,7 +16,8 @@ _WRITE = re.compile(r"^\s*TWrite (\S+) \((\d+)\)")
 
 def parse(text: str, functions: bool = False) -> List[Tuple[str, Dict[str, dict], List[Tuple[str, str]]]]:
     """The DAGs of explain text: (title, {id: node}, [(variable, id)
-    written]); those of functions ("--FUNCTION ...") only when asked."""
+    written]); those of functions ("--FUNCTION ...", or recompiled DAGs
+    of other files than the program's "<script>") only when asked."""
     dags, section, title, nodes, writes = [], "", "", {}, []
     for line in text.splitlines():
         m = _NODE.match(line)
@@ -35,6 +36,11 @@ def parse(text: str, functions: bool = False) -> List[Tuple[str, Dict[str, dict]
                 nodes, writes = {}, []
             if line.startswith("--"):
                 section = line[2:].split(" [")[0].strip()
+            elif line.startswith("RECOMPILED DAG ("):
+                # recompile_hops: a block of another file than the
+                # program's text is a (library) function's
+                section = "" if line.startswith("RECOMPILED DAG (<script>:") else "FUNCTION (recompiled)"
+                title = line.strip().rstrip(":")
             else:
                 title = (section + ": " if section and section != "MAIN PROGRAM" else "") + line.strip().rstrip(":")
     if nodes or writes:

@@ -16,8 +16,7 @@ hyper-parameters are the keyword arguments of __init__, stored unchanged
 fitted attributes end with an underscore. scikit-learn is not needed.
 """
 import inspect
-import io
-import re
+import os
 from typing import Any, Dict, Optional
 
 import numpy as np
@@ -52,12 +51,19 @@ def _f(name: str):
     return _b.get(name)
 
 
-def _compute_printed(*values: Any):
-    """compute(*values) with what the program printed collected (not
-    shown): (result, text). The builtins return no iteration counts; run
-    verbose, they print one line per iteration, which n_iter_ counts."""
-    out = io.StringIO()
-    return compute(*values, stdout=out), out.getvalue()
+def _compute_counting(builtin_file: str, *values: Any):
+    """compute(*values) with the loop statistics of the run (braid_loops):
+    (result, iterations), iterations the most any one entry ran of the
+    first loop statement of the builtin's file (scripts/builtin/<file>:
+    its main loop; a nested loop starts below the loop enclosing it), or
+    None when that file ran no loop. The builtins return no iteration
+    counts (as in SystemDS); this count does not depend on what they
+    print."""
+    loops: list = []
+    res = compute(*values, loops=loops)
+    mine = [l for l in loops if os.path.basename(l["file"]) == builtin_file]
+    first = min(mine, key=lambda l: (l["line"], l["col"]), default=None)
+    return res, (first["max_iterations"] if first else None)
 
 
 class _Estimator:
@@ -174,18 +180,16 @@ class L2SVM(_Classifier):
         codes = self._encode(X, y)
         k = len(self.classes_)
         common = dict(intercept=bool(self.intercept), epsilon=float(self.epsilon), reg=float(self.reg),
-                      maxIterations=int(self.max_iter), verbose=True)
+                      maxIterations=int(self.max_iter), verbose=False)
         if k == 2:
             W = _f("l2svm")(X, np.where(codes == 1, 1.0, -1.0), maxii=int(self.max_inner_iter), **common)
         else:
             W = _f("msvm")(X, codes.astype(np.float64) + 1.0, **common)
-        W, printed = _compute_printed(W)
+        # l2svm's outer loop (msvm calls l2svm once per class): n_iter_ is
+        # the most any class ran, as scikit-learn's LinearSVC's
+        W, iters = _compute_counting("l2svm.dml", W)
         self.coef_ = np.array(W)
-        # l2svm prints "Iter: i InnerIter: ..." for its outer iterations
-        # i = 0, 1, ... (msvm: "-- MSVM class=c: Iter: i ..." per class);
-        # n_iter_ is the most any class ran, as scikit-learn's LinearSVC
-        iters = [int(i) for i in re.findall(r"\bIter: (\d+) InnerIter", printed)]
-        self.n_iter_ = max(iters) + 1 if iters else 0
+        self.n_iter_ = iters or 0
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -252,14 +256,13 @@ class LinearRegression(_Estimator):
     def fit(self, X: Any, y: Any) -> "LinearRegression":
         X = _matrix(X, self, fitting=True)
         B = _f("lm")(X, _column(y, X.shape[0], numeric=True), icpt=int(self.icpt), reg=float(self.reg),
-                     tol=float(self.tol), maxi=int(self.max_iter), verbose=True)
-        B, printed = _compute_printed(B)
+                     tol=float(self.tol), maxi=int(self.max_iter), verbose=False)
+        # lm solves the normal equations directly up to 1024 features
+        # (lmDS: one step, no loop), else by conjugate gradients (lmCG's
+        # loop, one iteration per step)
+        B, steps = _compute_counting("lmCG.dml", B)
         self.B_ = np.array(B)
-        # lm solves the normal equations directly (lmDS: one step, which
-        # it announces) up to 1024 features, else by conjugate gradients
-        # (lmCG: "Iteration k: ..." per step)
-        steps = [int(k) for k in re.findall(r"^Iteration (\d+):", printed, re.M)]
-        self.n_iter_ = max(steps) if steps else int("lmDS: solving" in printed)
+        self.n_iter_ = 1 if steps is None else steps
         beta = self.B_[:, 0]
         self.coef_, self.intercept_ = (beta[:-1], beta[-1]) if self.icpt else (beta, 0.0)
         return self

@@ -9,13 +9,15 @@ class Tally:
     def __init__(self, name):
         self.name = name
         self.passed = self.failed = 0
+        self.failures = []      # "line: what" of each failed check (conftest.py)
 
     def check(self, cond, what):
         if cond:
             self.passed += 1
         else:
             self.failed += 1
-            print(f"FAIL {sys._getframe(1).f_lineno}: {what}", file=sys.stderr)
+            self.failures.append(f"FAIL {sys._getframe(1).f_lineno}: {what}")
+            print(self.failures[-1], file=sys.stderr)
         return bool(cond)
 
     def finish(self):

@@ -1,8 +1,8 @@
 """test_braid.py: the Python package braid (python/) against plain Python,
 NumPy and SciPy: round trips of every input kind, zero copies (shared
 buffer addresses, resident memory), errors as BraidError with braid's
-position, prepared scripts in threads with the GIL released, and lm
-against its closed form. Run by make test as build/tests/test_python;
+position, prepared scripts in threads with the GIL released, loop
+statistics, and lm against its closed form. Run by make test as build/tests/test_python;
 prints "test_python: N passed, M failed". Without NumPy/SciPy the plain
 Python part runs and the rest is reported as skipped."""
 import io
@@ -291,22 +291,69 @@ def test_threads():
     check(seen, "Python ran in another thread during execute() (the GIL was released)")
 
 
+def test_loops():
+    """Loop statistics (braid_loops): per loop statement, by position,
+    the entries and iterations of a run, nested and parfor loops, in a
+    function too; counts that printing nothing leaves unchanged."""
+    script = ("f = function(Double k) return (Double s) {\n"
+              "  s = 0\n"
+              "  i = 0\n"
+              "  while (i < k) {\n"
+              "    i = i + 1\n"
+              "    for (j in 1:i) { s = s + j }\n"
+              "  }\n"
+              "}\n"
+              "a = f(3)\n"
+              "b = f(5)\n"
+              "R = matrix(0, rows=4, cols=1)\n"
+              "parfor (p in 1:4) { R[p, 1] = p }\n"
+              "if (verbose) { print(\"a \" + a + \" b \" + b) }\n"
+              "t = a + b + sum(R)")
+    for verbose in (True, False):
+        loops, out = [], io.StringIO()
+        res = braid.run(script, inputs={"verbose": verbose}, outputs=["t"], loops=loops, stdout=out)
+        check(res["t"] == 10 + 35 + 10, f"the script's value {res}")
+        by = {l["line"]: l for l in loops}
+        check(sorted(by) == [4, 6, 12] and all(l["file"] == "<script>" for l in loops), f"the three loops: {loops}")
+        w, f, pf = by.get(4, {}), by.get(6, {}), by.get(12, {})
+        check((w.get("entries"), w.get("iterations"), w.get("max_iterations")) == (2, 8, 5),
+              f"while: entered twice, 3 + 5 iterations, at most 5: {w}")
+        check((f.get("entries"), f.get("iterations"), f.get("max_iterations")) == (8, 1 + 2 + 3 + 15, 5),
+              f"the nested for: once per while iteration, i iterations each: {f}")
+        check((pf.get("entries"), pf.get("iterations"), pf.get("max_iterations")) == (1, 4, 4), f"parfor: {pf}")
+        check(("a 10 b 35" in out.getvalue()) == verbose, f"printed {out.getvalue()!r}")
+    p = braid.prepare("i = 0\nwhile (i < n) { i = i + 1 }", inputs=["n"], outputs=["i"], loops=[])
+    p.execute(n=7)
+    p.execute(n=2)
+    check([l["iterations"] for l in p.loops] == [7, 2], f"a prepared script: each run's own counts {p.loops}")
+    q = braid.prepare("i = 0\nwhile (i < n) { i = i + 1 }", inputs=["n"], outputs=["i"])
+    q.execute(n=3)
+    check(q._s.loops() == [], "not counted unless asked")
+
+
+def skipped_tests():
+    """{test name: why it cannot run here} (conftest.py, main)."""
+    skip = {}
+    if np is None:
+        skip.update(dict.fromkeys(["test_numpy", "test_zero_copy", "test_peak_memory", "test_lm", "test_threads",
+                                   "test_sparse"], "NumPy missing; tools/deps.sh installs it"))
+    if sp is None:
+        skip["test_sparse"] = "SciPy missing; tools/deps.sh installs it"
+    return skip
+
+
 def main():
-    tests = [test_plain, test_frames, test_lists, test_errors]
-    skipped = []
-    if np is not None:
-        tests += [test_numpy, test_zero_copy, test_peak_memory, test_lm, test_threads]
-        (tests if sp is not None else skipped).append(test_sparse)
-    else:
-        skipped += ["test_numpy", "test_zero_copy", "test_peak_memory", "test_lm", "test_threads", "test_sparse"]
+    all_tests = [test_plain, test_frames, test_lists, test_errors, test_loops, test_numpy, test_zero_copy,
+                 test_peak_memory, test_lm, test_threads, test_sparse]
+    skipped = [t.__name__ for t in all_tests if t.__name__ in skipped_tests()]
+    tests = [t for t in all_tests if t.__name__ not in skipped]
     for t in tests:
         try:
             t()
         except Exception:
             check(False, f"{t.__name__} raised:\n{traceback.format_exc()}")
     if skipped:
-        print("test_python: skipped (NumPy/SciPy missing; tools/deps.sh installs them):",
-              ", ".join(getattr(s, "__name__", s) for s in skipped))
+        print("test_python: skipped (NumPy/SciPy missing; tools/deps.sh installs them):", ", ".join(skipped))
     return T.finish()
 
 

@@ -4,13 +4,19 @@ system's site packages, for NumPy), `pip install --no-build-isolation
 --no-index .` of the source tree into it, then Python started there, away
 from the build folder, imports braid from the environment, runs a script
 and a builtin of the library through the package's own copy of
-scripts/builtin, and `pip uninstall` removes it again. Run by make test as
+scripts/builtin, and `pip uninstall` removes it again. Then the same from
+a source distribution: `setup.py sdist` packs the tree, pip builds the
+tarball (all of braid compiled from the tarball's files alone, in pip's
+own temporary folder: plain make flags, as a user's build) and the same
+checks run on what it installed. Run by make test as
 build/tests/test_python_install; prints "test_python_install: N passed, M
 failed". BRAID_MAKE_ARGS (set by the Makefile: BUILD, SAN) reaches the make
-that setup.py runs, so the extension is the one this build made."""
+that setup.py runs for the tree's install, so that extension is the one
+this build made."""
 import os
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 from harness import Tally
@@ -58,7 +64,56 @@ except braid.BraidError as e:
 """
 
 
-def main():
+def install(py, target, env, cwd):
+    """pip install of target (the tree or a tarball) into py's environment;
+    the site folder of the package, or None when pip failed."""
+    rc, out = run([py, "-m", "pip", "install", "--isolated", "--no-build-isolation", "--no-index", "--no-deps",
+                   "--no-cache-dir", target], env, cwd)
+    check(rc == 0 and "Successfully installed braid" in out, f"pip install {target} failed:\n{out}")
+    if rc:
+        return None
+    site = run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], env, cwd)[1].strip()
+    pkg = os.path.join(site, "braid")
+    check(os.path.isfile(os.path.join(pkg, "scripts", "builtin", "l2svm.dml")), "the library is not in the package")
+    return pkg
+
+
+def probe(py, pkg, cwd, what):
+    """The installed package asked PROBE's questions, then uninstalled."""
+    rc, out = run([py, "-c", PROBE], clean_env(keep_preload=True), cwd)
+    check(rc == 0, f"{what}: the installed package failed:\n{out}")
+    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
+    check(lines.get("FILE", "").startswith(pkg + os.sep), f"{what}: braid imported from {lines.get('FILE')}, not {pkg}")
+    check(lines.get("LIB", "").startswith(os.path.join(pkg, "scripts", "builtin") + os.sep),
+          f"{what}: the library loaded from {lines.get('LIB')}, not the package's copy")
+    check(lines.get("SUM") == "15.0 G [[20.0, 26.0], [26.0, 35.0]]", f"{what}: run gave {lines.get('SUM')}")
+    check(lines.get("SIGNS") == "[1.0, 1.0, -1.0, -1.0]", f"{what}: l2svm separates {lines.get('SIGNS')}")
+    check(lines.get("ERROR", "").startswith("<script>:"), f"{what}: error message {lines.get('ERROR')}")
+    rc, out = run([py, "-m", "pip", "uninstall", "--isolated", "-y", "braid"], clean_env(keep_preload=False), cwd)
+    check(rc == 0 and not os.path.exists(pkg), f"{what}: pip uninstall left {pkg}:\n{out}")
+
+
+def sdist(env, tmp):
+    """setup.py sdist of the tree into tmp/dist; the tarball's path (None
+    when it failed), after checking that it holds what make compiles."""
+    dist = os.path.join(tmp, "dist")
+    rc, out = run([sys.executable, os.path.join(ROOT, "setup.py"), "-q", "sdist", "--dist-dir", dist], env, ROOT)
+    tars = [f for f in os.listdir(dist) if f.endswith(".tar.gz")] if os.path.isdir(dist) else []
+    check(rc == 0 and len(tars) == 1, f"setup.py sdist failed:\n{out}")
+    if rc or len(tars) != 1:
+        return None
+    tar = os.path.join(dist, tars[0])
+    with tarfile.open(tar) as t:
+        names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
+    need = ["Makefile", "setup.py", "pyproject.toml", "include/braid.h", "python/_braid.c", "api/api.c",
+            "base/ops.def", "scripts/builtin/l2svm.dml", "tools/deps.sh"]
+    check(all(n in names for n in need), f"the sdist lacks {[n for n in need if n not in names]}")
+    check(not any(n.endswith((".o", ".a", ".so", ".pyc")) for n in names), "the sdist carries build products")
+    return tar
+
+
+def test_install():
+    """The tree, then its sdist, installed offline into a venv and used."""
     tmp = tempfile.TemporaryDirectory(prefix="braid-install-")
     venv = os.path.join(tmp.name, "venv")
     py = os.path.join(venv, "bin", "python")
@@ -66,30 +121,26 @@ def main():
     rc, out = run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], build_env, tmp.name)
     check(rc == 0, f"python3 -m venv failed:\n{out}")
     if rc:
-        return finish()
+        return
     # the pip of the system's site packages, run by the environment's Python
-    rc, out = run([py, "-m", "pip", "install", "--isolated", "--no-build-isolation", "--no-index", "--no-deps",
-                   "--no-cache-dir", ROOT], build_env, tmp.name)
-    check(rc == 0 and "Successfully installed braid" in out, f"pip install failed:\n{out}")
-    if rc:
-        return finish()
+    pkg = install(py, ROOT, build_env, tmp.name)
     check(not os.path.exists(os.path.join(ROOT, "braid.egg-info")), "setuptools left braid.egg-info in the source tree")
-    site = run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], build_env, tmp.name)[1].strip()
-    pkg = os.path.join(site, "braid")
-    check(os.path.isfile(os.path.join(pkg, "scripts", "builtin", "l2svm.dml")), "the library is not in the package")
+    if pkg:
+        probe(py, pkg, tmp.name, "from the tree")
 
-    rc, out = run([py, "-c", PROBE], clean_env(keep_preload=True), tmp.name)
-    check(rc == 0, f"the installed package failed:\n{out}")
-    lines = dict(line.split(" ", 1) for line in out.splitlines() if " " in line)
-    check(lines.get("FILE", "").startswith(pkg + os.sep), f"braid imported from {lines.get('FILE')}, not {pkg}")
-    check(lines.get("LIB", "").startswith(os.path.join(pkg, "scripts", "builtin") + os.sep),
-          f"the library loaded from {lines.get('LIB')}, not the package's copy")
-    check(lines.get("SUM") == "15.0 G [[20.0, 26.0], [26.0, 35.0]]", f"run gave {lines.get('SUM')}")
-    check(lines.get("SIGNS") == "[1.0, 1.0, -1.0, -1.0]", f"l2svm separates {lines.get('SIGNS')}")
-    check(lines.get("ERROR", "").startswith("<script>:"), f"error message {lines.get('ERROR')}")
+    # the tarball is built (pip's temporary folders go under tmp) with
+    # plain make flags: not this build's folder or sanitizers
+    plain = {k: v for k, v in build_env.items() if k != "BRAID_MAKE_ARGS"}
+    plain["TMPDIR"] = tmp.name
+    tar = sdist(plain, tmp.name)
+    if tar:
+        pkg = install(py, tar, plain, tmp.name)
+        if pkg:
+            probe(py, pkg, tmp.name, "from the sdist")
 
-    rc, out = run([py, "-m", "pip", "uninstall", "--isolated", "-y", "braid"], build_env, tmp.name)
-    check(rc == 0 and not os.path.exists(pkg), f"pip uninstall left {pkg}:\n{out}")
+
+def main():
+    test_install()
     return finish()
 
 

@@ -221,6 +221,10 @@ def test_explain_and_errors():
     rc = e.explain("recompile_hops")
     check("[200,10," in rc and "spoof" in rc, f"recompiled with the input's sizes, fused:\n{rc}")
     check(np.isclose(e.compute(), np.exp(A @ v * 2 + 1).sum()), "the value")
+    rdot = e.explain("recompile_dot")
+    check(rdot.startswith('digraph "<script>:') and "(recompiled)" in rdot and "[200 x 10]" in rdot and
+          "spoof" in rdot and 'fillcolor="#f5b041"' in rdot and "[200 x 10]" not in e.explain("dot"),
+          f"explain('recompile_dot'): the recompiled DAGs with the input's size, the fused operator filled:\n{rdot}")
     w = braid.l2svm(X, (X[:, 0] > 0.5) * 2 - 1, reg=1e-3)
     dot, dot_all = w.explain("dot"), w.explain("dot_all")
     check(dot.startswith('digraph "main: GENERIC line') and "m_l2svm:" not in dot,
@@ -234,10 +238,17 @@ def test_explain_and_errors():
     check(root.tag.endswith("svg") and any("spoof" in (r.findtext("{http://www.w3.org/2000/svg}title") or "")
                                             and r.get("fill") == "#f8b878" for r in boxes),
           "explain('svg'): the plan drawn, the fused operator coloured")
+    shown = ET.fromstring(e._repr_svg_())
+    check(any("spoof" in (r.findtext("{http://www.w3.org/2000/svg}title") or "") and r.get("fill") == "#f8b878"
+              for r in shown.iter("{http://www.w3.org/2000/svg}rect")),
+          "_repr_svg_ (Jupyter): the plan braid ran, the fused operator coloured")
     static = ET.fromstring(braid.l2svm(X, (X[:, 0] > 0.5) * 2 - 1)._repr_svg_())
     titles = [t.text for t in static.iter("{http://www.w3.org/2000/svg}text")]
-    check(any("m_l2svm" in (t or "") for t in titles) and not any("FUNCTION" in (t or "") for t in titles),
-          "_repr_svg_: the user's program, not the library's functions")
+    check(any("m_l2svm" in (t or "") for t in titles) and
+          not any("FUNCTION" in (t or "") or "l2svm.dml" in (t or "") for t in titles),
+          f"_repr_svg_: the user's program, not the library's functions: {titles}")
+    failing = ET.fromstring((X @ braid.Matrix(np.ones((3, 3))))._repr_svg_())
+    check(failing.tag.endswith("svg"), "_repr_svg_ of a program whose run fails: the compiled plan")
     bad = X @ braid.Matrix(np.ones((3, 3)))          # the mismatch this test expects
     line = sys._getframe().f_lineno - 1
     check(raises(lambda: bad.compute(), braid.BraidError, "<script>:", "%*%", f"test_lazy.py:{line}"),
@@ -413,6 +424,21 @@ def test_against_scikit_learn():
             except Exception as e:
                 failed_checks.append(getattr(chk, "func", chk).__name__ + f" ({str(e)[:80]})")
         check(not failed_checks, f"check_estimator({E.__name__}): {failed_checks}")
+
+
+def skipped_tests():
+    """{test name: why it cannot run here} (conftest.py)."""
+    names = [n for n in globals() if n.startswith("test_")]
+    if np is None:
+        return dict.fromkeys(names, "NumPy missing; tools/deps.sh installs it")
+    skip = {}
+    if pd is None:
+        skip["test_pandas"] = "pandas missing; tools/deps.sh installs it"
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        skip["test_against_scikit_learn"] = "scikit-learn is not installed"
+    return skip
 
 
 def main():
