@@ -288,7 +288,7 @@ static int fill_recode(const Meta *m, FB *f, int64_t j, BrErr *e)
 /* Column j's bins from "id,min,max,binwidth,nbins". */
 static int fill_bins(const Meta *m, FB *f, int64_t j, BrErr *e)
 {
-    if (!m->map[j])
+    if (!m->map[j] || !m->isbin[j])
         return br_err(e, BR_EARG, "transformmeta: binning map for column '%s' (id=%lld) not existing in %s/Bin",
                       m->names[j], (long long)j + 1, m->path);
     char f1[64], f3[64], f4[64];
@@ -298,6 +298,8 @@ static int fill_bins(const Meta *m, FB *f, int64_t j, BrErr *e)
         !fb_parse_num(f3, strlen(f3), &w) || !fb_parse_num(f4, strlen(f4), &nb))
         return br_err(e, BR_EARG, "transformmeta: %s/Bin/%s.bin: expected id,min,max,binwidth,nbins", m->path,
                       m->names[j]);
+    if (nb > (double)f->rows)   /* load_dir counted the same field: a guard */
+        return br_err(e, BR_EARG, "transformmeta: %s/Bin/%s.bin: %g bins", m->path, m->names[j], nb);
     for (int64_t i = 0; i < (int64_t)nb; i++) {
         char a[64], b[64], cell[160];
         fmt_double(lo + (double)i * w, a, sizeof a);
