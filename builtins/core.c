@@ -236,6 +236,43 @@ static int b_compress(bool compress, Value *a, Value *out, BrErr *e)
     return 0;
 }
 
+/* quantize_compress(X, S): SystemDS's fused floor(X * S) then compress.
+ * Row r is scaled by S when S is a scalar, else by S's r-th value in
+ * row-major order (CompressedMatrixBlockFactory indexes the dense values
+ * by row: a column vector gives one factor per row; a full matrix, which
+ * its validation also admits, gives its first values, reproduced). */
+static int b_quantize_compress(Value *a, Value *out, BrErr *e)
+{
+    if (a[0].kind != V_MATRIX)
+        return br_err(e, BR_EARG, "quantize_compress: X must be a matrix, not a %s", val_kind_name(a[0].kind));
+    const MB *x = a[0].m;
+    const MB *s = a[1].kind == V_MATRIX ? a[1].m : NULL;
+    if (!s && !val_is_numeric(&a[1]))
+        return br_err(e, BR_EARG, "quantize_compress: the scale must be a number or a matrix, not a %s",
+                      val_kind_name(a[1].kind));
+    bool vec = s && (s->rows == 1 || s->cols == 1);
+    if (s && (vec ? s->rows != x->rows : s->rows != x->rows || s->cols != x->cols))
+        return br_err(e, BR_EDIM,
+                      "quantize_compress: the scale vector needs one factor per row of X (%lld), got %lldx%lld",
+                      (long long)x->rows, (long long)s->rows, (long long)s->cols);
+    double k = s ? 0 : val_as_double(&a[1]);
+    MB *dx = x->cmb ? cmb_decompress(x, e) : NULL;   /* read a compressed X once */
+    if (x->cmb && !dx) return e->code;
+    if (dx) x = dx;
+    MB *y = mb_dense(x->rows, x->cols, e);
+    if (!y) { mb_release(dx); return e->code; }
+    for (int64_t r = 0; r < x->rows; r++) {
+        double f = s ? mb_get(s, (r / s->cols), r % s->cols) : k;
+        for (int64_t c = 0; c < x->cols; c++) y->d[r * x->cols + c] = floor(mb_get(x, r, c) * f);
+    }
+    mb_release(dx);
+    mb_recount_nnz(y);
+    Value t = val_matrix(y);
+    int rc = b_compress(true, &t, out, e);
+    val_release(&t);
+    return rc;
+}
+
 static int b_as_scalar(Value *a, Value *out, BrErr *e)
 {
     Value *v = &a[0];
@@ -1028,6 +1065,12 @@ int bi_core(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
         return 0;
     case BI_ASSCALAR: return b_as_scalar(a, out, e);
     case BI_COMPRESS: case BI_DECOMPRESS: return b_compress(h->bi == BI_COMPRESS, a, out, e);
+    case BI_QCOMPRESS: return b_quantize_compress(a, out, e);
+    case BI_LOCAL:   /* braid's values are all local already */
+        if (a[0].kind != V_MATRIX)
+            return br_err(e, BR_EARG, "local: the argument must be a matrix, not a %s", val_kind_name(a[0].kind));
+        *out = val_retain(a[0]);
+        return 0;
     case BI_ASMATRIX: return b_as_matrix(a, out, e);
     case BI_ASDOUBLE: case BI_ASINTEGER: case BI_ASLOGICAL: case BI_ASBOOLEAN:
         return b_cast(h->bi, a, out, e);

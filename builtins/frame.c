@@ -592,6 +592,12 @@ int bi_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
     }
     case BI_TFENCODE: case BI_TFAPPLY: case BI_TFDECODE: case BI_TFCOLMAP: case BI_GETCATMASK:
         return b_transform(h, a, out, e);
+    case BI_TFMETA: {
+        if (a[1].kind != V_STRING || a[2].kind != V_STRING)
+            return br_err(e, BR_EARG, "transformmeta: transformPath and sep must be strings");
+        const char *spec = spec_arg(&a[0], e);
+        return spec ? ret_fb(tf_meta(spec, a[1].s->s, a[2].s->s, e), out, e) : e->code;
+    }
     case BI_MAP: return bi_frame_map(a, out, e);
     case BI_GETCOLNAMES: case BI_SETCOLNAMES: case BI_DROPINVALIDTYPE: case BI_DROPINVALIDLENGTH:
     case BI_VALUESWAP: case BI_TOKENIZE: case BI_FREPLICATE:

@@ -143,7 +143,7 @@ static void tf_free(Tf *t)
 
 /* The spec with bare words quoted ({ids: true, recode: [a]} is accepted
  * by SystemDS's JSON parser). Caller frees. */
-static char *lenient_json(const char *s)
+char *tf_lenient_json(const char *s)
 {
     size_t n = strlen(s);
     char *o = br_malloc(3 * n + 1), *q = o;
@@ -249,7 +249,7 @@ static int tf_parse(Tf *t, const char *spec, const FB *names, const char *what, 
     t->what = what;
     t->n = names->cols;
     t->c = br_calloc((size_t)(t->n > 0 ? t->n : 1), sizeof(TfCol));
-    char *js = lenient_json(spec);
+    char *js = tf_lenient_json(spec);
     if (!t->c || !js) { free(js); return br_err(e, BR_ENOMEM, "out of memory"); }
     cJSON *root = cJSON_Parse(js);
     free(js);

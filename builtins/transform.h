@@ -64,5 +64,12 @@ MB *tf_colmap(const FB *m, const char *spec, BrErr *e);
  * entries) or K when hashed. Needs "ids": true; binning is rejected, as
  * in SystemDS. New matrix or NULL with e set. */
 MB *tf_catmask(const FB *m, const char *spec, BrErr *e);
+/* transformmeta(spec, transformPath, sep): the metadata frame of a
+ * file-based transform's metadata directory (builtins/tfmeta.c describes
+ * the layout). New frame or NULL with e set (a missing or bad file named). */
+FB *tf_meta(const char *spec, const char *path, const char *sep, BrErr *e);
+/* spec with bare words quoted, as SystemDS's lenient JSON parser accepts
+ * it ({ids: true, recode: [a]}). Caller frees; NULL when out of memory. */
+char *tf_lenient_json(const char *spec);
 
 #endif

@@ -84,7 +84,8 @@ int io_read_plan(const char *path, const IoReadOpts *o, IoReadPlan *p, BrErr *e)
         disagree_i(path, "rows", o->rows, m->rows, e) ||
         disagree_i(path, "cols", o->cols, m->cols, e) ||
         disagree_i(path, "header", o->header, m->header, e) ||
-        disagree_s(path, "sep", o->sep, m->has_sep ? m->sep : NULL, e))
+        disagree_s(path, "sep", o->sep, m->has_sep ? m->sep : NULL, e) ||
+        disagree_s(path, "indSep", o->ind_sep, m->has_ind_sep ? m->ind_sep : NULL, e))
         return e->code;
     char *fmt = p->format;
     if (o->format) {
@@ -98,6 +99,8 @@ int io_read_plan(const char *path, const IoReadOpts *o, IoReadPlan *p, BrErr *e)
     p->cols = o->cols >= 0 ? o->cols : m->cols;
     p->nnz = m->nnz;
     csv_opts(o, m, &p->csv);
+    p->lsep = o->sep ? o->sep : m->has_sep ? m->sep : NULL;
+    p->lind = o->ind_sep ? o->ind_sep : m->has_ind_sep ? m->ind_sep : NULL;
     return 0;
 }
 
@@ -112,7 +115,7 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     else if (!strcmp(fmt, "mm")) r = io_read_mm(path, p.rows, p.cols, chunk, e);
     else if (!strcmp(fmt, "binary")) r = io_read_binary(path, p.rows, p.cols, e);
     else if (!strcmp(fmt, "libsvm"))
-        r = io_read_libsvm(path, p.rows, p.cols, o ? o->sep : NULL, o ? o->ind_sep : NULL, chunk, e);
+        r = io_read_libsvm(path, p.rows, p.cols, p.lsep, p.lind, chunk, e);
     else r = io_read_csv(path, p.rows, p.cols, &p.csv, e);
     /* a .mtd nnz that disagrees with the data means the pair does not
      * belong together (or one was edited): an error, not a silent pick */
@@ -138,6 +141,16 @@ void io_matrix_meta(IoMeta *m, const char *fmt, int64_t rows, int64_t cols, int6
         m->header = o->header;
         snprintf(m->sep, sizeof m->sep, "%s", o->sep ? o->sep : ",");
         m->has_sep = true;
+    }
+    /* SystemDS's .mtd of a libsvm file has no separators (HDFSTool writes
+     * them for csv only) but its read takes "sep"/"indSep" from a .mtd:
+     * braid writes both when either is not the default, so the file reads
+     * back in both systems, and nothing otherwise (SystemDS's layout) */
+    bool lsep = o->sep && strcmp(o->sep, " "), lind = o->ind_sep && strcmp(o->ind_sep, ":");
+    if (!strcmp(fmt, "libsvm") && (lsep || lind)) {
+        snprintf(m->sep, sizeof m->sep, "%s", o->sep ? o->sep : " ");
+        snprintf(m->ind_sep, sizeof m->ind_sep, "%s", o->ind_sep ? o->ind_sep : ":");
+        m->has_sep = m->has_ind_sep = true;
     }
 }
 

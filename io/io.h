@@ -31,8 +31,10 @@ typedef struct IoMeta {
     int64_t rows, cols, nnz;
     char format[16];      /* "text", "mm", "csv", "binary", "libsvm" */
     int header;           /* csv: -1 unset, 0 or 1 */
-    char sep[8];          /* csv separator, valid when has_sep */
+    char sep[8];          /* csv / libsvm separator, valid when has_sep */
     bool has_sep;
+    char ind_sep[8];      /* libsvm index:value separator ("indSep") */
+    bool has_ind_sep;
 } IoMeta;
 
 /* Sets every field of m to "unknown". */
@@ -45,7 +47,8 @@ void io_meta_init(IoMeta *m);
 int io_read_mtd(const char *path, IoMeta *m, bool *found, BrErr *e);
 
 /* Writes "<path>.mtd" atomically: data_type, value_type, rows, cols, nnz
- * (those known), format, header and sep (csv), author and creation time. */
+ * (those known), format, header and sep (csv), sep and indSep (libsvm
+ * with other than the default separators), author and creation time. */
 int io_write_mtd(const char *path, const IoMeta *m, BrErr *e);
 
 /* Lists on disk (braid's layout): write(L, "p") makes directory p with one
@@ -171,6 +174,10 @@ typedef struct IoReadPlan {
     int64_t rows, cols, nnz;
     IoMeta meta;          /* the .mtd (its sep backs csv.sep) */
     IoCsvOpts csv;
+    /* libsvm separators: the read's options, else the .mtd's "sep" and
+     * "indSep" (SystemDS merges a .mtd's keys into the read), else NULL
+     * (the defaults " " and ":"); point into the options or meta */
+    const char *lsep, *lind;
 } IoReadPlan;
 int io_read_plan(const char *path, const IoReadOpts *o, IoReadPlan *p, BrErr *e);
 /* Bytes of the data (a file, or the sum of a folder's part files). */

@@ -108,6 +108,9 @@ int io_read_mtd(const char *path, IoMeta *m, bool *found, BrErr *e)
     int r = get_str(root, "sep", m->sep, sizeof m->sep, false, mp, e);
     if (r > 0) goto out;
     m->has_sep = r == 0;
+    r = get_str(root, "indSep", m->ind_sep, sizeof m->ind_sep, false, mp, e);
+    if (r > 0) goto out;
+    m->has_ind_sep = r == 0;
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(root, "header");
     if (h && !cJSON_IsNull(h)) {
         if (cJSON_IsBool(h)) m->header = cJSON_IsTrue(h);
@@ -155,6 +158,10 @@ bool io_mtd_text(const IoMeta *m, IoStr *o)
     if (m->has_sep) {
         ok = ok && io_str_printf(o, ", \"sep\": ");
         ok = ok && put_json_str(o, m->sep);
+    }
+    if (m->has_ind_sep) {
+        ok = ok && io_str_printf(o, ", \"indSep\": ");
+        ok = ok && put_json_str(o, m->ind_sep);
     }
     char when[64] = "";
     time_t t = time(NULL);

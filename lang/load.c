@@ -209,10 +209,12 @@ static LFile *load_new(Program *p, const char *path, const char *canon, bool lib
  * relative to f's folder, then to the working directory). A relative path
  * found nowhere is then looked for as SystemDS does: in scripts/ under the
  * working directory, then in the installation's scripts folder (the
- * parent of the builtin library, where SystemDS's jar resources are). */
+ * parent of the builtin library, where SystemDS's jar resources are), then
+ * in the installation itself (the jar's root: SystemDS's own scripts say
+ * source("scripts/nn/examples/sherlockNet.dml")). */
 static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
 {
-    char *cand[4] = { NULL, NULL, NULL, NULL };
+    char *cand[5] = { NULL, NULL, NULL, NULL, NULL };
     int nc = 0;
     if (si->path[0] == '/') {
         cand[nc++] = join("", si->path, "");
@@ -228,6 +230,7 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
     if (si->path[0] != '/') {
         cand[nc++] = join("scripts/", si->path, "");
         if (p->opts.builtin_dir) cand[nc++] = join(p->opts.builtin_dir, "../", si->path);
+        if (p->opts.builtin_dir) cand[nc++] = join(p->opts.builtin_dir, "../../", si->path);
     }
     const char *found = NULL;
     for (int i = 0; i < nc; i++)
@@ -268,7 +271,7 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
             }
         }
     }
-    for (int i = 0; i < 4; i++) free(cand[i]);
+    for (int i = 0; i < 5; i++) free(cand[i]);
 }
 
 /* Processes the source() imports of every file not yet done (files loaded

@@ -111,7 +111,7 @@ static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
     if (!read_opts(in, regs, &o, na, &nabuf) || io_read_plan(path, &o, &p, &pe)) goto done;
     if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) goto done;
     /* libsvm shares are parsed with the default separators */
-    if (!strcmp(p.format, "libsvm") && (o.sep || o.ind_sep)) goto done;
+    if (!strcmp(p.format, "libsvm") && (p.lsep || p.lind)) goto done;
     if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget()) goto done;
     if (!strcmp(p.format, "binary")) rc = dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
     else rc = dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);

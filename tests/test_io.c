@@ -773,6 +773,47 @@ static void speed(void)
 
 /* ---------- libsvm ---------- */
 
+/* libsvm separators and the .mtd: the default ones leave the .mtd as
+ * SystemDS writes it (no "sep"); others are stored as "sep"/"indSep", and
+ * a read without options takes them from there (SystemDS merges a .mtd's
+ * keys into the read); a read whose options disagree with them fails. */
+static void test_libsvm_mtd_seps(const MB *m)
+{
+    BrErr e = {0};
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "libsvm";
+    T_CHECK(m && io_write_matrix(P("d.svm"), m, &wo, &e) == 0, "libsvm default write: %s", e.msg);
+    char *t = t_slurp(P("d.svm.mtd"), NULL);
+    T_CHECK(t && !strstr(t, "\"sep\"") && !strstr(t, "indSep"), "default seps stay out of the .mtd: %s", t);
+    free(t);
+    wo.sep = ",";
+    wo.ind_sep = "=";
+    T_CHECK(m && io_write_matrix(P("s.svm"), m, &wo, &e) == 0, "libsvm sep write: %s", e.msg);
+    t = t_slurp(P("s.svm.mtd"), NULL);
+    T_CHECK(t && strstr(t, "\"sep\": \",\"") && strstr(t, "\"indSep\": \"=\""), "seps in the .mtd: %s", t);
+    free(t);
+    t = t_slurp(P("s.svm"), NULL);
+    T_CHECK(t && !strcmp(t, "1.0,1=0.5,3=-2.0\n-1.0,2=1.5,4=7.0\n0,5=3.0\n1.0\n"), "libsvm sep text: %s", t);
+    free(t);
+    MB *r = io_read_matrix(P("s.svm"), NULL, &e);
+    T_CHECK(r && mb_equal(r, m, 0), "libsvm read with the .mtd's seps: %s", e.msg);
+    mb_release(r);
+    br_err_clear(&e);
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    ro.ind_sep = ":";
+    r = io_read_matrix(P("s.svm"), &ro, &e);
+    T_CHECK(!r && strstr(e.msg, "indSep"), "indSep disagreeing with the .mtd: %s", e.msg);
+    mb_release(r);
+    br_err_clear(&e);
+    wo.sep = " ";   /* only indSep differs: both are stored */
+    T_CHECK(m && io_write_matrix(P("i.svm"), m, &wo, &e) == 0, "libsvm indSep write: %s", e.msg);
+    t = t_slurp(P("i.svm.mtd"), NULL);
+    T_CHECK(t && strstr(t, "\"sep\": \" \"") && strstr(t, "\"indSep\": \"=\""), "indSep in the .mtd: %s", t);
+    free(t);
+}
+
 /* Hand-written libsvm files: the label in the last column, comments,
  * blank lines, unsorted indexes, explicit zeros, inferred columns, the
  * written text, and every kind of bad line (found under every split). */
@@ -817,6 +858,7 @@ static void test_libsvm(void)
     T_CHECK(t && !strcmp(t, "1.0 1:0.5 3:-2.0\n-1.0 2:1.5 4:7.0\n0 5:3.0\n1.0\n"), "libsvm dense text: %s", t);
     free(t);
     mb_release(d);
+    test_libsvm_mtd_seps(m);
     mb_release(m);
     o.cols = -1;
     struct { const char *text, *what, *s1; } bad[] = {

@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "sliceLineDebug", "TKC has 1 rows but TK has 2"))
+wlines("error.txt", c("nonzero", "sliceLineDebug.dml", "index out of bounds: row 2 of a dimension of size 1"))

@@ -9,13 +9,24 @@ F <- data.frame(city = c("Graz", "Wien", "Graz", "Linz", "Wien", "Linz"),
 write.csv(F, file.path(REF_DATA, "F.csv"), row.names = FALSE, quote = FALSE)
 writeLines('{"data_type": "frame", "rows": 6, "cols": 3, "format": "csv", "header": true, "sep": ","}',
            file.path(REF_DATA, "F.csv.mtd"))
-# codes: recode in order of appearance; bins of width 3 over [0, 9], centres 1.5 4.5 7.5
+# codes: recode in order of appearance (Graz Wien Linz; b a); bins of
+# width 3 over [0, 9] ("lo·hi" metadata), centres 1.5 4.5 7.5. SystemDS's
+# script prints its inputs (toString: 3 decimals, the frame with its
+# header lines), then per slice score and size, total error / size and the
+# max error, and the predicates joined by AND.
+dot <- "\u00b7"
 wlines("stdout.txt", c(
-  "sliceLineDebug: 2 top slice(s)",
-  "-- Slice #1: score=0.5, total error=10.0, max error=2.0, size=3",
-  "   city = Wien",
-  "   kind = b",
-  "-- Slice #2: score=0.25, total error=4.0, max error=1.0, size=2",
-  "   age = 7.5",
-  "returned equals printed: TRUE",
-  "sliceLineDebug: 0 top slice(s)"))
+  "", "sliceLineDebug: input",
+  "2.000 0.000 1.000", "0.000 3.000 0.000", "",
+  "0.500 10.000 2.000 3.000", "0.250 4.000 1.000 2.000", "",
+  "# FRAME: nrow = 3, ncol = 3", "# city age kind", "# STRING STRING STRING",
+  paste0("Graz", dot, "1 0.0", dot, "3.0 b", dot, "1"),
+  paste0("Wien", dot, "2 3.0", dot, "6.0 a", dot, "2"),
+  paste0("Linz", dot, "3 6.0", dot, "9.0 null"), "",
+  "-- Slice #1: score=0.5, size=3.0",
+  paste0("---- avg error=", jstr(10 / 3), ", max error=2.0"),
+  "---- predicate: city = Wien AND kind = b",
+  "-- Slice #2: score=0.25, size=2.0",
+  "---- avg error=2.0, max error=1.0",
+  "---- predicate: age = 7.5",
+  "returns TK: TRUE"))
