@@ -6,7 +6,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,30 +33,6 @@ static bool g_piggyback = true;
 void dist_set_piggyback(bool on) { g_piggyback = on; }
 bool dist_piggyback(void) { return g_piggyback; }
 
-/* ---- fault reporting ---- */
-
-static char g_ctx[160] = "no instruction";
-
-void dist_set_context(const char *what, int line)
-{
-    snprintf(g_ctx, sizeof g_ctx, "instruction '%s' (line %d)", what ? what : "?", line);
-}
-
-/* mpirun ends every rank with SIGTERM when one rank dies or is killed:
- * rank 0 says what it was running, then exits 1 (write() only: a signal
- * handler). */
-static void on_term(int sig)
-{
-    (void)sig;
-    char msg[400];
-    int n = snprintf(msg, sizeof msg,
-                     "braid: error: the distributed run was ended by mpirun during %s: a rank died or was "
-                     "killed (mpirun names it)\n",
-                     g_ctx);
-    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-    _exit(1);
-}
-
 int dist_init(BrErr *e)
 {
     if (!dist_launched() || g_on) return 0;
@@ -82,7 +57,7 @@ int dist_init(BrErr *e)
     pthread_mutex_init(&g_lock, &a);
     pthread_mutexattr_destroy(&a);
     g_on = true;
-    if (g_rank == 0) signal(SIGTERM, on_term);
+    fault_init();
     return 0;
 }
 

@@ -99,6 +99,9 @@ int run_var(const Job *j, Value *res, BrErr *e);
 int run_rev(const Job *j, Value *res, BrErr *e);
 int run_fused(const Job *j, Value *res, BrErr *e);                 /* distfused.c */
 int run_task(const Job *j, BrErr *e);                              /* disttask.c */
+/* Fault reporting (distfault.c), after MPI is up: the SIGTERM handler
+ * and, under braid's launcher, this rank's marks for it. */
+void fault_init(void);
 /* Point-to-point byte messages (dist.c; malloc'd, NULL for 0 bytes). */
 void send_bytes(const void *p, size_t n, int to);
 char *recv_bytes(int from, size_t *n);
