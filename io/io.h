@@ -187,6 +187,8 @@ typedef struct IoShare {
     bool first;      /* it begins at the start of the data */
 } IoShare;
 int io_share_load(const char *path, int k, int n, IoShare *s, BrErr *e);
+/* The same over the bytes from byte from on (an mm file's entries). */
+int io_share_load_from(const char *path, int64_t from, int k, int n, IoShare *s, BrErr *e);
 void io_share_free(IoShare *s);
 /* csv: the fields of the share's first data line (-1: none) and, for
  * the first share with a header, of the header (-1 otherwise). */
@@ -211,6 +213,22 @@ typedef struct IoTriples {
 int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_t cols, int64_t base_line,
                         IoTriples *t, BrErr *e);
 void io_triples_free(IoTriples *t);
+/* Matrix Market coordinate files by shares: io_mm_head reads the header
+ * (a prefix of the file; rows/cols, -1 unknown, checked against the size
+ * line): the entries begin at byte off after lines lines; entries is
+ * the count the size line promises (io_mm_count_check: the local
+ * reader's error when the file holds another). io_mm_share_parse: the
+ * share's entries as cells (pattern entries 1), not yet mirrored. */
+typedef struct IoMmHead {
+    bool coord, pattern;
+    int sym;                       /* 0 general, 1 symmetric, 2 skew-symmetric */
+    int64_t rows, cols, entries;
+    int64_t off, lines;
+} IoMmHead;
+int io_mm_head(const char *path, int64_t rows, int64_t cols, IoMmHead *h, BrErr *e);
+int io_mm_share_parse(const char *path, const IoShare *s, const IoMmHead *h, int64_t base_line, IoTriples *out,
+                      BrErr *e);
+int io_mm_count_check(const char *path, int64_t want, int64_t found, BrErr *e);
 /* A rows x cols block of cells (later duplicates win). */
 MB *io_triples_block(const char *path, const IoTriples *t, int64_t rows, int64_t cols, BrErr *e);
 

@@ -148,15 +148,22 @@ int64_t io_data_bytes(const char *path)
 
 int io_share_load(const char *path, int k, int n, IoShare *s, BrErr *e)
 {
+    return io_share_load_from(path, 0, k, n, s, e);
+}
+
+int io_share_load_from(const char *path, int64_t from, int k, int n, IoShare *s, BrErr *e)
+{
     *s = (IoShare){0};
     Seq q;
     if (seq_open(path, &q, e)) { seq_free(&q); return e->code; }
-    int64_t lo = (int64_t)((double)q.total * k / n), hi = (int64_t)((double)q.total * (k + 1) / n);
+    from = BR_MIN(BR_MAX(from, 0), q.total);
+    int64_t span = q.total - from;
+    int64_t lo = from + (int64_t)((double)span * k / n), hi = from + (int64_t)((double)span * (k + 1) / n);
     if (k == n - 1) hi = q.total;
     /* lines starting in [lo, hi): from the first line start >= lo to the
      * first line start >= hi */
-    int64_t a = 0, b = q.total;
-    int rc = lo > 0 ? seq_after_nl(&q, lo - 1, &a, e) : 0;
+    int64_t a = from, b = q.total;
+    int rc = lo > from ? seq_after_nl(&q, lo - 1, &a, e) : 0;
     if (!rc && hi < q.total) rc = seq_after_nl(&q, hi - 1, &b, e);
     if (!rc && b > a) {
         s->p = br_malloc((size_t)(b - a) + 1);
@@ -168,7 +175,7 @@ int io_share_load(const char *path, int k, int n, IoShare *s, BrErr *e)
     s->n = b > a ? (size_t)(b - a) : 0;
     if (s->p) s->p[s->n] = 0;
     for (size_t i = 0; i < s->n; i++) s->lines += s->p[i] == '\n';
-    s->first = a == 0;
+    s->first = a == from;
     return 0;
 }
 

@@ -206,6 +206,35 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
     bad "bad libsvm read"
   elif grep -q "B.libsvm: line 301: bad index in \"x:" "$tmp/badsv.out"; then ok
   else bad "bad libsvm: $(tail -n 5 "$tmp/badsv.out")"; fi
+  # Matrix Market coordinate files read by byte shares after the header
+  # (rank 0 reads it): general with a duplicate (the later entry wins),
+  # symmetric and skew-symmetric (entries mirrored to the ranks holding
+  # the mirrored rows), pattern; a short file and a bad entry named by
+  # their lines
+  mmfile() {   # mmfile NAME FIELD SYMMETRY ROWS COLS AWK-CONDITION
+    awk -v f="$2" -v s="$3" -v R="$4" -v C="$5" 'BEGIN { n = 0
+      for (i = 1; i <= R; i++) for (j = 1; j <= C; j++) if ('"$6"') { n++; e[n] = i " " j (f == "pattern" ? "" : " " (i * 3 + j) / 4) }
+      if (s == "general") { n++; e[n] = "2 3" (f == "pattern" ? "" : " 99.5") }
+      print "%%MatrixMarket matrix coordinate " f " " s; print "% written by the mpi tests"; print R " " C " " n
+      for (k = 1; k <= n; k++) print e[k] }' > "$tmp/data/$1.mtx"
+  }
+  mmfile G real general 400 9 '(i * j) % 5 == 1 || (i == 2 && j == 3)'
+  mmfile Y real symmetric 300 300 'i >= j && (i + 2 * j) % 23 == 0'
+  mmfile K real skew-symmetric 300 300 'i > j && (i * j) % 31 == 2'
+  mmfile P pattern general 350 7 '(i + j) % 4 == 0'
+  for m in G Y K P; do
+    shares "mm$m" 'X = read("'"$tmp/data/$m.mtx"'", format="mm"); write(X * 2, "'"$tmp"'/mm'"$m"'_$N", format="csv")'
+  done
+  head -n 200 "$tmp/data/G.mtx" > "$tmp/data/T.mtx"
+  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/T.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/badmm.out" 2>&1; then
+    bad "short mm read"
+  elif grep -q "T.mtx: expected [0-9]* entries (from the size line), found 197 (truncated file?)" "$tmp/badmm.out"; then ok
+  else bad "short mm: $(tail -n 5 "$tmp/badmm.out")"; fi
+  sed '250s/^[0-9]* /x /' "$tmp/data/G.mtx" > "$tmp/data/B.mtx"
+  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/B.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/badmm2.out" 2>&1; then
+    bad "bad mm read"
+  elif grep -q "B.mtx: line 250: bad row index \"x\"" "$tmp/badmm2.out"; then ok
+  else bad "bad mm: $(tail -n 5 "$tmp/badmm2.out")"; fi
   # a write over a folder that is not part files: refused, nothing left
   mkdir -p "$tmp/keep"; echo precious > "$tmp/keep/notes"
   if mpi 2 -exec distributed -s "X = rand(rows=50, cols=3); write(X, \"$tmp/keep\", format=\"csv\")" > "$tmp/kp.out" 2>&1; then
