@@ -24,7 +24,7 @@ typedef struct ReadSpec {
 /* What every rank needs of a write(). */
 typedef struct WriteSpec {
     char format[8];
-    char sep[8];
+    char sep[8], ind_sep[8];   /* ind_sep: libsvm's */
     int32_t header, pad;
 } WriteSpec;
 
@@ -247,13 +247,21 @@ int run_readt(const Job *j, Value *bv, Value *res, BrErr *e)
     return rc;
 }
 
-/* An mm file's header (read by rank 0, its errors the local reader's);
- * DIST_LOCAL for what stays local: a folder, the array layout. */
+/* An mm file's header (read by rank 0, its errors the local reader's;
+ * a folder's in its first part, as a distributed write puts it);
+ * DIST_LOCAL for what stays local: the array layout. */
 static int mm_spec(const char *path, const IoReadPlan *p, ReadSpec *rs, BrErr *e)
 {
     struct stat st;
-    if (stat(path, &st) || !S_ISREG(st.st_mode)) return DIST_LOCAL;
-    if (io_mm_head(path, p->rows, p->cols, &rs->head, e)) return -1;
+    if (stat(path, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) return DIST_LOCAL;
+    BrErr he = {0};
+    if (io_mm_head(path, p->rows, p->cols, &rs->head, &he)) {
+        /* a folder whose first part does not hold the header: the local
+         * reader reads it (or says what is wrong) */
+        if (S_ISDIR(st.st_mode)) return DIST_LOCAL;
+        *e = he;
+        return -1;
+    }
     if (!rs->head.coord) return DIST_LOCAL;
     rs->mm = 1;
     rs->rows = rs->head.rows;
@@ -308,11 +316,14 @@ int run_write(const Job *j, Value *bv, BrErr *e)
     MB *m = part_get(j->id[0]);
     int64_t lo, hi;
     part_range(j->rows, g_rank, &lo, &hi);
-    IoWriteOpts o = {.format = ws.format, .header = ws.header != 0, .sep = ws.sep};
-    /* part 0 always exists: it carries a csv header */
+    IoWriteOpts o = {.format = ws.format, .header = ws.header != 0, .sep = ws.sep, .ind_sep = ws.ind_sep};
+    /* part 0 always exists: it carries a csv or mm header */
     MB *none = !failed && !m && g_rank == 0 ? mb_empty(0, j->cols, e) : NULL;
     const MB *w = m ? m : none;
-    if (!failed && w) failed = io_parts_write(dir.s->s, g_rank, w, lo, &o, e) != 0;
+    /* mm: the header counts the entries every part writes */
+    int64_t whole[3] = {j->rows, j->cols, 0}, mine = m ? m->nnz : 0;
+    MPI_Allreduce(&mine, &whole[2], 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (!failed && w) failed = io_parts_write(dir.s->s, g_rank, w, lo, whole, &o, e) != 0;
     mb_release(none);
     val_release(&dir);
     val_release(&spec);
@@ -322,12 +333,15 @@ int run_write(const Job *j, Value *bv, BrErr *e)
 int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e)
 {
     const char *fmt = o->format ? o->format : "text";
-    const char *sep = o->sep ? o->sep : ",";
-    if (x->kind != V_DIST || !io_parts_format(fmt) || !sep[0] || strlen(sep) >= sizeof ((WriteSpec *)0)->sep)
+    bool libsvm = !strcmp(fmt, "libsvm");
+    const char *sep = o->sep ? o->sep : libsvm ? " " : ",", *isep = o->ind_sep ? o->ind_sep : ":";
+    if (x->kind != V_DIST || !io_parts_format(fmt) || !sep[0] || strlen(sep) >= sizeof ((WriteSpec *)0)->sep ||
+        strlen(isep) >= sizeof ((WriteSpec *)0)->ind_sep)
         return DIST_LOCAL;
     WriteSpec ws = {.header = o->header};
     snprintf(ws.format, sizeof ws.format, "%s", fmt);
     snprintf(ws.sep, sizeof ws.sep, "%s", sep);
+    snprintf(ws.ind_sep, sizeof ws.ind_sep, "%s", isep);
     char *dir = io_parts_begin(path, e);
     if (!dir) return -1;
     const DM *d = x->dm;
@@ -338,7 +352,7 @@ int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e)
     pthread_mutex_unlock(&g_lock);
     val_release(&bv[0]);
     val_release(&bv[1]);
-    IoWriteOpts wo = {.format = fmt, .header = o->header, .sep = sep};
+    IoWriteOpts wo = {.format = fmt, .header = o->header, .sep = sep, .ind_sep = isep};
     if (!rc) rc = io_parts_commit(dir, path, d->rows, d->cols, d->nnz, &wo, e) ? -1 : 0;
     else io_parts_abort(dir);
     free(dir);

@@ -235,14 +235,17 @@ MB *io_triples_block(const char *path, const IoTriples *t, int64_t rows, int64_t
 /* Parallel writes as a folder of part files with one .mtd: rank 0 makes
  * a temporary folder next to path (io_parts_begin: its name, malloc'd),
  * every rank writes its rows (the first at row0) as part file idx in it
- * (io_parts_write; csv: the header only when asked, for part 0), and
+ * (io_parts_write; csv: the header only when asked, for part 0; mm:
+ * the header of the whole matrix, whole[] = rows, cols, non-zeros, in
+ * part 0, so the parts read as one file), and
  * rank 0 commits folder and .mtd as one unit over path
  * (io_parts_commit), or removes the folder (io_parts_abort). Formats:
- * csv, text, binary (io_parts_format). The folder reads back with
+ * csv, text, binary, mm, libsvm (io_parts_format). The folder reads back with
  * io_read_matrix. */
 bool io_parts_format(const char *fmt);
 char *io_parts_begin(const char *path, BrErr *e);
-int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const IoWriteOpts *o, BrErr *e);
+int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const int64_t whole[3], const IoWriteOpts *o,
+                   BrErr *e);
 int io_parts_commit(const char *dir, const char *path, int64_t rows, int64_t cols, int64_t nnz,
                     const IoWriteOpts *o, BrErr *e);
 void io_parts_abort(const char *dir);

@@ -262,7 +262,8 @@ out:
 
 bool io_parts_format(const char *fmt)
 {
-    return fmt && (!strcmp(fmt, "csv") || !strcmp(fmt, "text") || !strcmp(fmt, "binary"));
+    return fmt && (!strcmp(fmt, "csv") || !strcmp(fmt, "text") || !strcmp(fmt, "binary") || !strcmp(fmt, "mm") ||
+                   !strcmp(fmt, "libsvm"));
 }
 
 char *io_parts_begin(const char *path, BrErr *e)
@@ -285,7 +286,8 @@ char *io_parts_begin(const char *path, BrErr *e)
     return dir;
 }
 
-int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const IoWriteOpts *o, BrErr *e)
+int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const int64_t whole[3], const IoWriteOpts *o,
+                   BrErr *e)
 {
     char name[64];
     snprintf(name, sizeof name, "/part-%05d", idx);
@@ -300,6 +302,12 @@ int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const Io
     const char *fmt = o->format ? o->format : "text";
     if (!strcmp(fmt, "csv")) rc = io_write_csv(&d, m, o->header && idx == 0, o->sep ? o->sep : ",", 0, e);
     else if (!strcmp(fmt, "text")) rc = io_write_text_at(&d, m, row0, e);
+    else if (!strcmp(fmt, "mm")) {
+        /* part 0 begins with the whole matrix's header: the parts read
+         * as one Matrix Market file */
+        rc = idx == 0 ? io_write_mm_head(&d, whole[0], whole[1], whole[2], e) : 0;
+        if (!rc) rc = io_write_text_at(&d, m, row0, e);
+    } else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, m, o->sep, o->ind_sep, 0, e);
     else rc = io_write_binary(&d, m, e);
     if (rc) { io_out_abort(&d); return rc; }
     return io_out_commit(&d, e);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 /* Triples of one range, in file order, plus its first error. */
 typedef struct TRange {
@@ -415,8 +416,24 @@ int io_mm_count_check(const char *path, int64_t want, int64_t found, BrErr *e)
                   (long long)found, found < want ? " (truncated file?)" : "");
 }
 
+/* A folder of part files: its header is in the first part (as a
+ * distributed write puts it). */
+static int mm_head_dir(const char *path, int64_t rows, int64_t cols, IoMmHead *h, BrErr *e)
+{
+    char **names = NULL;
+    int np = io_list_parts(path, &names, e);
+    if (np < 0) return e->code;
+    int rc = np > 0 ? io_mm_head(names[0], rows, cols, h, e)
+                    : br_err(e, BR_EIO, "%s: missing the Matrix Market size line", path);
+    for (int i = 0; i < np; i++) free(names[i]);
+    free(names);
+    return rc;
+}
+
 int io_mm_head(const char *path, int64_t rows, int64_t cols, IoMmHead *h, BrErr *e)
 {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return mm_head_dir(path, rows, cols, h, e);
     /* a prefix of the file, doubled until it holds the size line */
     FILE *f = fopen(path, "rb");
     if (!f) return br_err(e, BR_EIO, "cannot open %s: %s", path, strerror(errno));
@@ -520,15 +537,17 @@ static bool fmt_ijv(const MB *m, int64_t r0, int64_t r1, IoStr *out, const void 
 
 int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes, BrErr *e)
 {
-    if (mm) {
-        char head[160];
-        int n = snprintf(head, sizeof head, "%%%%MatrixMarket matrix coordinate real general\n"
-                         "%lld %lld %lld\n", (long long)m->rows, (long long)m->cols,
-                         (long long)m->nnz);
-        if (io_out_write(o, head, (size_t)n, e)) return e->code;
-    }
+    if (mm && io_write_mm_head(o, m->rows, m->cols, m->nnz, e)) return e->code;
     double per_row = m->rows ? 30.0 * (double)m->nnz / (double)m->rows + 1 : 1;
     return io_write_rows(o, m, per_row, chunk_bytes, fmt_ijv, NULL, e);
+}
+
+int io_write_mm_head(IoOut *o, int64_t rows, int64_t cols, int64_t nnz, BrErr *e)
+{
+    char head[160];
+    int n = snprintf(head, sizeof head, "%%%%MatrixMarket matrix coordinate real general\n%lld %lld %lld\n",
+                     (long long)rows, (long long)cols, (long long)nnz);
+    return io_out_write(o, head, (size_t)n, e) ? e->code : 0;
 }
 
 int io_write_text_at(IoOut *o, const MB *m, int64_t row0, BrErr *e)

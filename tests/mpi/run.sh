@@ -235,6 +235,24 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
     bad "bad mm read"
   elif grep -q "B.mtx: line 250: bad row index \"x\"" "$tmp/badmm2.out"; then ok
   else bad "bad mm: $(tail -n 5 "$tmp/badmm2.out")"; fi
+  # mm and libsvm written by parts (mm: part 0 carries the whole matrix's
+  # header), read back by shares and by the single-node reader, against
+  # the local write
+  W='X = rand(rows=1003, cols=11, sparsity=0.3, seed=5) * 4 - 1; X[, 11] = round(rand(rows=1003, cols=1, seed=6))
+     write(X, "'"$tmp"'/pw_$N_mm", format="mm"); write(X, "'"$tmp"'/pw_$N_sv", format="libsvm")'
+  if "$braid" -s "${W//\$N/l}" > "$tmp/pwl.out" 2>&1 && mpi 3 -config "$tmp/bs7.xml" -stats -s "${W//\$N/d}" > "$tmp/pw.out" 2>&1; then
+    if grep -qE "^  write +2 jobs" "$tmp/pw.out" && [ -f "$tmp/pw_d_mm/part-00002" ] && [ -f "$tmp/pw_d_sv/part-00002" ]; then ok
+    else bad "mm/libsvm writes: not written by parts: $(ls "$tmp/pw_d_mm"; tail -n 5 "$tmp/pw.out")"; fi
+    for f in mm:mm sv:libsvm; do
+      n=${f%%:*} fmt=${f#*:}
+      shares "pw$n" 'X = read("'"$tmp/pw_d_$n"'", format="'"$fmt"'"); write(X, "'"$tmp"'/pw'"$n"'_$N", format="csv")'
+      if "$braid" -s 'X = read("'"$tmp/pw_l_$n"'", format="'"$fmt"'"); write(X, "'"$tmp/pwref_$n"'", format="csv")' > "$tmp/pwr.out" 2>&1 &&
+         msg=$(python3 "$here/cmp.py" "$tmp/pwref_$n" "$tmp/pw${n}_l" ""); then ok
+      else bad "$fmt written by parts differs from the local write: ${msg:-$(tail -n 3 "$tmp/pwr.out")}"; fi
+    done
+  else
+    bad "mm/libsvm writes: a run failed: $(tail -n 3 "$tmp/pwl.out" "$tmp/pw.out")"
+  fi
   # a write over a folder that is not part files: refused, nothing left
   mkdir -p "$tmp/keep"; echo precious > "$tmp/keep/notes"
   if mpi 2 -exec distributed -s "X = rand(rows=50, cols=3); write(X, \"$tmp/keep\", format=\"csv\")" > "$tmp/kp.out" 2>&1; then
