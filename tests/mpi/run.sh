@@ -26,7 +26,7 @@ mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe ${MPIRUN_EXTRA:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]: NAME.xml, and NAME-nocg.xml without fusion
-  local f='<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback>%s</root>\n'
+  local f='<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback><sysds.dist.netrate>1e9</sysds.dist.netrate>%s</root>\n'
   printf "$f" "$2" "$3" "${4:-true}" "" > "$tmp/$1.xml"
   printf "$f" "$2" "$3" "${4:-true}" "<sysds.codegen.enabled>false</sysds.codegen.enabled>" > "$tmp/$1-nocg.xml"
 }
@@ -34,6 +34,8 @@ config bs7 20000 7
 config bs1000 20000 1000
 config bs3 20000 3
 config bs3solo 20000 3 false   # every reduce operator its own job
+# (the configurations give the network rate, so that the cost model
+# picks the same plans on every run; a run without it measures the rate)
 
 # compare NAME SCRIPT ARGS...: every file the local run wrote
 compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
@@ -55,6 +57,8 @@ ops() {
   mpi "$np" -f "$here/ops.dml" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
     > "$tmp/$c/d.out" 2>&1 || { bad "ops $c: mpirun failed: $(tail -n 5 "$tmp/$c/d.out")"; return; }
   compare "ops $c (np $np, $cfg, $ex, ${rows}x$cols sparsity $sp)" "$tmp/$c/l" "$tmp/$c/d"
+  # the configuration's network rate, not a measured one
+  if grep -q "^  network rate 1 GB/s (sysds.dist.netrate)" "$tmp/$c/d.out"; then ok; else bad "ops $c: the configured network rate is not used"; fi
   for t in "$@"; do
     if grep -qE "^  $t +[1-9][0-9]* jobs" "$tmp/$c/d.out"; then ok; else bad "ops $c: no distributed '$t' job ran"; fi
   done
@@ -78,7 +82,7 @@ MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 h
 # shipped to the ranks, every rank runs the generated operator over its
 # rows (cost-based and fuse_all selection; a sparse case; one block held
 # by one rank; more ranks than blocks, rank 0 holding none)
-printf '<root><sysds.local.memory.budget>100</sysds.local.memory.budget><sysds.defaultblocksize>3</sysds.defaultblocksize><sysds.codegen.optimizer>fuse_all</sysds.codegen.optimizer></root>\n' > "$tmp/fuseall.xml"
+printf '<root><sysds.local.memory.budget>100</sysds.local.memory.budget><sysds.defaultblocksize>3</sysds.defaultblocksize><sysds.codegen.optimizer>fuse_all</sysds.codegen.optimizer><sysds.dist.netrate>1e9</sysds.dist.netrate></root>\n' > "$tmp/fuseall.xml"
 fused() {   # fused CASE NP CONFIG ROWS COLS SPARSITY SEED
   local c=$1 np=$2 cfg=$3 rows=$4 cols=$5 sp=$6 seed=$7
   mkdir -p "$tmp/f$c/l" "$tmp/f$c/d"
@@ -225,6 +229,13 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   for m in G Y K P; do
     shares "mm$m" 'X = read("'"$tmp/data/$m.mtx"'", format="mm"); write(X * 2, "'"$tmp"'/mm'"$m"'_$N", format="csv")'
   done
+  # the network rate: measured at startup (a ping-pong of ranks 0 and 1)
+  # without sysds.dist.netrate, which the configurations give
+  rate=$(grep '^  network rate' "$tmp/mmG/d.out")
+  case $rate in
+    *"GB/s (measured at startup)") ok ;;
+    *) bad "network rate not measured: $rate" ;;
+  esac
   head -n 200 "$tmp/data/G.mtx" > "$tmp/data/T.mtx"
   if mpi 3 -exec distributed -s "X = read(\"$tmp/data/T.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/badmm.out" 2>&1; then
     bad "short mm read"
@@ -312,6 +323,34 @@ print(a + sum(b) + sum(c))' > "$tmp/explain.out" 2>&1
 if [ "$(grep -cE '(uasum|uacsum|tsmm)\(r0\)  DIST \[piggyback job r1\]' "$tmp/explain.out")" = 3 ] &&
    grep -qE "^  piggyback +1 jobs" "$tmp/explain.out"; then ok
 else bad "explain piggyback: $(grep -E 'DIST|piggyback' "$tmp/explain.out")"; fi
+# fused reduce operators over the same partitions piggybacked: the two
+# whose inputs are ready share one job (one agreement, one reduction per
+# combine operator: sum and min here), marked by -explain runtime; the
+# third waits for a later literal and runs alone; results as the local run
+fg='X = rand(rows=400, cols=12, min=-1, max=1, seed=1)
+a = sum(X^2 * 3 + X)
+b = colSums(exp(X) * 2 - X)
+c = colMins(X * 3 + 1)
+write(as.matrix(a), "$P/a", format="csv"); write(b, "$P/b", format="csv"); write(c, "$P/c", format="csv")'
+mkdir -p "$tmp/fg/l"
+if "$braid" -s "${fg//\$P/$tmp/fg/l}" > "$tmp/fg/l.out" 2>&1; then
+  for c in "2 bs7" "3 bs3" "4 bs1000"; do
+    set -- $c
+    d="$tmp/fg/d$1"; mkdir -p "$d"
+    if mpi "$1" -exec distributed -stats -config "$tmp/$2.xml" -s "${fg//\$P/$d}" > "$d.out" 2>&1; then
+      compare "fused piggyback (np $1, $2)" "$tmp/fg/l" "$d"
+      if grep -qE "^  fused +2 jobs" "$d.out" && grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$d.out"; then ok
+      else bad "fused piggyback (np $1): $(grep -E 'spoof|fused' "$d.out")"; fi
+    else bad "fused piggyback (np $1): mpirun failed: $(tail -n 5 "$d.out")"; fi
+  done
+else bad "fused piggyback: the local run failed: $(tail -n 3 "$tmp/fg/l.out")"; fi
+# (-explain runtime shows the fused operators of a block that prints its
+# results; with the writes it shows the plan before fusion)
+fg=${fg%%write*}'print(a + sum(b) + sum(c))'
+if mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7.xml" -s "$fg" > "$tmp/fg/e.out" 2>&1 &&
+   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/fg/e.out")" = 2 ] &&
+   grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$tmp/fg/e.out"; then ok
+else bad "explain fused piggyback: $(grep -E 'spoof|fused|rror' "$tmp/fg/e.out")"; fi
 
 # an unknown -exec mode
 if "$braid" -exec cluster -s 'print(1)' > "$tmp/exec.out" 2>&1; then bad "-exec cluster accepted"
