@@ -123,6 +123,16 @@ parfor (i in 1:6, mode=REMOTE_SPARK) {
 print(sum(R))' > "$tmp/pferr.out" 2>&1; then bad "parfor: an error in a remote iteration was not reported"
 elif grep -q "error: rank 2: line 3: boom at 3" "$tmp/pferr.out"; then ok
 else bad "parfor error: $(head -n 3 "$tmp/pferr.out")"; fi
+# the task carries the variables the body reads and the results, not the
+# rest of the frame: Big (800 KB, never read in the loop) is not sent
+pfs='Big = rand(rows=1000, cols=100, seed=3); v = rand(rows=10, cols=1, seed=4); R = matrix(0, rows=10, cols=1)
+parfor (i in 1:10, mode=REMOTE_SPARK) { R[i, 1] = v[i, 1] * 2 + i }
+print(sum(R) + sum(Big))'
+if want=$("$braid" -s "$pfs" 2>&1) && mpi 3 -stats -s "$pfs" > "$tmp/pfs.out" 2>&1; then
+  sent=$(awk '$1 == "parfor" && $3 == "jobs" { print $6 }' "$tmp/pfs.out")
+  if [ "$(head -n 1 "$tmp/pfs.out")" = "$want" ] && [ -n "$sent" ] && [ "$sent" -lt 100000 ]; then ok
+  else bad "parfor frame: sent ${sent:-?} bytes, printed $(head -n 1 "$tmp/pfs.out") (local: $want)"; fi
+else bad "parfor frame: a run failed: $(tail -n 3 "$tmp/pfs.out")"; fi
 
 # a local matrix passed down calls is scattered once (kept while the
 # caller's variable holds it)
