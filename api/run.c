@@ -113,6 +113,7 @@ int braid_run(const BraidRunOptions *o)
         return 1;
     }
     BrErr e = {0};
+    dist_set_net_rate(cfg.net_rate);
     if (dist_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
     br_set_exec_mode(mode);
     br_set_dist_available(dist_active());

@@ -35,6 +35,8 @@ static void usage(FILE *f)
         "  -threads N           number of threads (default: all cores)\n"
         "  -exec MODE           singlenode, hybrid (default) or distributed (spark): under\n"
         "                       mpirun, operations over the memory budget run on all ranks\n"
+        "  -np N                run on N MPI ranks: starts mpirun (BRAID_MPIRUN_OPTS: its\n"
+        "                       options); a rank that dies is an error naming it\n"
         "  -gpu [force]         run operators on the OpenCL device where it pays (force:\n"
         "                       every operator the GPU backend has; docs/gpu.md)\n"
         "  -help                this text\n");
@@ -113,6 +115,22 @@ int main(int argc, char **argv)
      * Fixed thresholds keep freed blocks up to 32 MB for reuse. */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    /* -np N: braid launches mpirun itself (docs/dist.md, "Faults") */
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "-np")) continue;
+        char *end;
+        long np = strtol(argv[i + 1], &end, 10);
+        if (end == argv[i + 1] || *end || np < 1 || np > 1 << 20) {
+            fprintf(stderr, "braid: -np needs a positive number of ranks, not '%s'\n", argv[i + 1]);
+            return 1;
+        }
+        if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK")) {
+            fprintf(stderr, "braid: -np under mpirun: give the ranks to mpirun or to braid, not both\n");
+            return 1;
+        }
+        memmove(argv + i, argv + i + 2, sizeof(char *) * (size_t)(argc - i - 1));
+        return braid_launch((int)np, argc - 2, argv);
+    }
     const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL, *exec = NULL, *gpu = NULL;
     bool stats = false;
     int stats_n = 10;

@@ -158,21 +158,40 @@ static bool by_rows(const CPlan *p, int k)
     return k == u || (k == side && (p->var == V_RIGHT_MM || p->var == V_RIGHT_T_MM));
 }
 
+/* The main input of plan p (the first full one when it names none). */
+static int main_input(const CPlan *p)
+{
+    int main = p->main;
+    for (int k = 0; k < p->nin && main < 0; k++)
+        if (!p->in[k].scalar && p->in[k].mode == IM_FULL) main = k;
+    return main;
+}
+
+int cg_dist_reduce_main(const void *handle)
+{
+    const CgOp *op = handle;
+    if (!op || op->amulet || !op->plan || plan_kind(op->plan) != DF_REDUCE) return -1;
+    const CPlan *p = op->plan;
+    int nout = p->tpl == T_MAGG ? p->nout : 1;
+    if (nout > DF_MAXOUT) return -1;
+    for (int o = 0; o < nout; o++)
+        if (out_combine(p, o) < 0) return -1;
+    return main_input(p);
+}
+
 bool cg_dist_describe(const void *handle, int nin, const Value *args, bool *part, DistFused *d)
 {
     const CgOp *op = handle;
     if (!op || op->amulet || !op->plan || nin != op->plan->nin) return false;
     const CPlan *p = op->plan;
-    int main = p->main;
-    for (int k = 0; k < nin && main < 0; k++)
-        if (!p->in[k].scalar && p->in[k].mode == IM_FULL) main = k;
+    int main = main_input(p);
     if (main < 0 || !is_matrix(&args[main])) return false;
     int kind = plan_kind(p);
     if (kind < 0) return false;
     int64_t n = rows_of(&args[main]);
     if (n < 2) return false;
     memset(d, 0, sizeof *d);
-    d->kind = kind, d->main = main, d->part = part;
+    d->kind = kind, d->main = main, d->part = part, d->nin = nin;
     for (int k = 0; k < nin; k++) {
         part[k] = k == main || (by_rows(p, k) && is_matrix(&args[k]));
         if (part[k] && rows_of(&args[k]) != n) return false;

@@ -123,6 +123,10 @@ int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, Br
  * over its args (the plan cache finds or compiles the operator). */
 struct DistFused;
 bool cg_dist_describe(const void *op, int nin, const Value *args, bool *part, struct DistFused *d);
+/* cg_dist_reduce_main: the main input of op when it is a reduce operator
+ * whose outputs combine by one operator each (so it may be piggybacked
+ * with others over the same rows), else -1. */
+int cg_dist_reduce_main(const void *op);
 char *cg_plan_pack(const void *op, size_t *n);
 int cg_exec_packed(CgContext *c, const char *plan, size_t n, int nin, Value *args, Value *out, BrErr *e);
 /* Waits until op is compiled (or failed): a background compile's end, or

@@ -629,8 +629,8 @@ static void row_products(const CVec *v, double *flops, double *gflops, double *v
  * at once: the inputs with the most rows are partitioned (1/N of their
  * bytes per rank), the others broadcast to every rank ((N-1) copies over
  * the network), and a result with fewer rows (an aggregate, t(X) %*% Y)
- * is reduced from N partials. DIST_NET_BW is the network's rate. */
-#define DIST_NET_BW 1.0e9
+ * is reduced from N partials, at the network's rate (dist_net_rate:
+ * measured at startup, or sysds.dist.netrate). */
 
 typedef struct DistCost { double net, bcast; } DistCost;
 
@@ -651,7 +651,7 @@ static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out,
         if (in && in->dt == DT_MATRIX && (in->rows != rows || rows <= 1)) bcast += bytes(in);
     }
     bool reduce = h->rows != rows || rows <= 1;
-    dc->net = ((n - 1) * bcast + (reduce ? (n - 1) * out : 0)) / DIST_NET_BW;
+    dc->net = ((n - 1) * bcast + (reduce ? (n - 1) * out : 0)) / dist_net_rate();
     dc->bcast = bcast;
     return true;
 }

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -34,30 +33,6 @@ static bool g_piggyback = true;
 void dist_set_piggyback(bool on) { g_piggyback = on; }
 bool dist_piggyback(void) { return g_piggyback; }
 
-/* ---- fault reporting ---- */
-
-static char g_ctx[160] = "no instruction";
-
-void dist_set_context(const char *what, int line)
-{
-    snprintf(g_ctx, sizeof g_ctx, "instruction '%s' (line %d)", what ? what : "?", line);
-}
-
-/* mpirun ends every rank with SIGTERM when one rank dies or is killed:
- * rank 0 says what it was running, then exits 1 (write() only: a signal
- * handler). */
-static void on_term(int sig)
-{
-    (void)sig;
-    char msg[400];
-    int n = snprintf(msg, sizeof msg,
-                     "braid: error: the distributed run was ended by mpirun during %s: a rank died or was "
-                     "killed (mpirun names it)\n",
-                     g_ctx);
-    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-    _exit(1);
-}
-
 int dist_init(BrErr *e)
 {
     if (!dist_launched() || g_on) return 0;
@@ -82,7 +57,8 @@ int dist_init(BrErr *e)
     pthread_mutex_init(&g_lock, &a);
     pthread_mutexattr_destroy(&a);
     g_on = true;
-    if (g_rank == 0) signal(SIGTERM, on_term);
+    fault_init();
+    net_init();
     return 0;
 }
 
@@ -98,6 +74,7 @@ static const char *job_names[J_NTYPES] = {
 static struct { int64_t count, ns, bytes, saved; } g_stat[J_NTYPES];
 int64_t g_bytes; /* bytes moved by the job now running */
 static int64_t g_piggy_ops; /* reduce operators run in piggyback jobs */
+int64_t g_piggy_fused;      /* fused reduce operators run in groups */
 
 void dist_print_stats(FILE *f)
 {
@@ -106,6 +83,7 @@ void dist_print_stats(FILE *f)
     for (int t = J_SCATTER; t < J_NTYPES; t++) { jobs += g_stat[t].count; bytes += g_stat[t].bytes; ns += g_stat[t].ns; }
     fprintf(f, "Distributed jobs (%d ranks):\t%lld (%.3f sec, %lld bytes sent).\n", g_size, (long long)jobs,
             (double)ns / 1e9, (long long)bytes);
+    net_print_stats(f);
     for (int t = J_SCATTER; t < J_NTYPES; t++)
         if (g_stat[t].count)
             fprintf(f, "  %-12s %8lld jobs %9.3f sec %14lld bytes\n", job_names[t], (long long)g_stat[t].count,
@@ -114,6 +92,8 @@ void dist_print_stats(FILE *f)
         fprintf(f, "  (%lld scatters of a matrix already partitioned were saved)\n", (long long)g_stat[J_SCATTER].saved);
     if (g_piggy_ops)
         fprintf(f, "  (piggyback jobs ran %lld reduce operators over shared partitions)\n", (long long)g_piggy_ops);
+    if (g_piggy_fused)
+        fprintf(f, "  (fused jobs ran %lld piggybacked fused reduce operators)\n", (long long)g_piggy_fused);
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */
@@ -838,11 +818,37 @@ static int table_sum(const Job *j, const MB *a, const MB *b, int64_t lo, int64_t
     return rc;
 }
 
-static int run_table(const Job *j, Value *res, bool *fallback, BrErr *e)
+/* table(a, b) without dimensions: the result's extent is the largest
+ * category ids of all ranks (what the local kernel finds), so every
+ * rank tables its rows alone (its errors, a category id <= 0, the local
+ * kernel's) and an all-reduce of the partial tables' sizes gives the
+ * dimensions; the table then runs as with them. */
+static int table_dims(Job *j, const MB *a, const MB *b, int64_t lo, int64_t hi, BrErr *e)
+{
+    int64_t d[2] = {0, 0}, all[2];
+    bool failed = false;
+    if (hi > lo) {
+        MB *t = a && b ? k_table(a, 0, b, 0, NULL, 1, -1, -1, e) : NULL;
+        if (!a || !b) br_err(e, BR_EFAIL, "rank %d: partition missing", g_rank);
+        if (t) d[0] = t->rows, d[1] = t->cols;
+        else failed = true;
+        mb_release(t);
+    }
+    if (agree(failed, e)) return -1;
+    MPI_Allreduce(d, all, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    if (j->orows < 0) j->orows = all[0];
+    if (j->ocols < 0) j->ocols = all[1];
+    return 0;
+}
+
+static int run_table(const Job *job, Value *res, bool *fallback, BrErr *e)
 {
     int64_t lo, hi;
-    part_range(j->rows, g_rank, &lo, &hi);
-    const MB *a = part_get(j->id[0]), *b = part_get(j->id[1]);
+    part_range(job->rows, g_rank, &lo, &hi);
+    const MB *a = part_get(job->id[0]), *b = part_get(job->id[1]);
+    Job jj = *job;
+    const Job *j = &jj;
+    if ((jj.orows < 0 || jj.ocols < 0) && table_dims(&jj, a, b, lo, hi, e)) return -1;
     MB *ids = NULL;
     int local = 1;
     if (hi > lo && (!a || !b || a->cols != 1 || b->cols != 1)) local = 0;
@@ -1296,7 +1302,7 @@ int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrE
 {
     if (!is_mat(a) || !is_mat(b) || (a->kind != V_DIST && b->kind != V_DIST)) return DIST_LOCAL;
     int64_t n = vrows(a);
-    if (n <= 1 || vrows(b) != n || vcols(a) != 1 || vcols(b) != 1 || odim1 < 0 || odim2 < 0) return DIST_LOCAL;
+    if (n <= 1 || vrows(b) != n || vcols(a) != 1 || vcols(b) != 1 || odim1 < -1 || odim2 < -1) return DIST_LOCAL;
     Job j = {.type = J_TABLE, .nin = 2, .rows = n, .orows = odim1, .ocols = odim2};
     if (as_part(&j, 0, a, e) || as_part(&j, 1, b, e)) return -1;
     Value *v[2] = {a, b};

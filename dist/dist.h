@@ -42,6 +42,12 @@ int dist_size(void);
 int dist_local_size(void);
 /* Rows per block of new distributed matrices (> 0). */
 void dist_set_blocksize(int64_t rows);
+/* The network's rate between ranks in bytes/s, for the cost model:
+ * given (set before dist_init; > 0, sysds.dist.netrate) or measured by
+ * dist_init with a ping-pong between ranks 0 and 1 (1 GB/s when there
+ * is one rank or MPI is not up). */
+void dist_set_net_rate(double bytes_per_s);
+double dist_net_rate(void);
 /* Workers (rank > 0): serve jobs until rank 0 stops; the exit status. */
 int dist_serve(void);
 /* Rank 0: stops the workers; every rank: finalizes MPI. */
@@ -98,7 +104,9 @@ int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e);
 int dist_lix(Value *x, Value *src, const int64_t r[4], Value *out, BrErr *e);
 /* cbind of 2 or 3 matrices of the same rows, one of them distributed. */
 int dist_cbind(Value **v, int n, Value *out, BrErr *e);
-/* table(a, b, odim1, odim2) of n x 1 vectors (one distributed) when
+/* table(a, b, odim1, odim2) (-1, -1: without dimensions, found by an
+ * all-reduce of the ranks' largest ids first) of n x 1 vectors (one
+ * distributed) when
  * odim1 = n and each rank's row ids fall within its rows (as with
  * seq(1, n)): the n x odim2 result stays distributed; DIST_LOCAL when
  * the ids do not stay within the ranks' rows. */
@@ -132,6 +140,7 @@ typedef struct DistFused {
     size_t plen;
     int kind;                /* DF_MAP or DF_REDUCE */
     int main;                /* the input whose rows are partitioned */
+    int nin;                 /* inputs */
     const bool *part;        /* per input: partitioned with main's rows
                                 (else broadcast) */
     int nout;                /* DF_REDUCE: outputs (a list when > 1) */
@@ -147,6 +156,13 @@ void dist_set_fused_runner(DistFusedRun fn);
 /* Rank 0: runs f over args[0..nin) (partitioned ones scattered if local,
  * broadcast ones collected if distributed). */
 int dist_fused(const DistFused *f, Value **args, int nin, Value *out, BrErr *e);
+/* Piggybacking of fused operators: n reduce operators over the same
+ * rows (their main inputs partitioned alike) as one job: every rank runs
+ * them all, one agreement, one all-reduce of their result shapes and one
+ * reduction per combine operator over all their partial results; member
+ * m's result lands in *outs[m]. DIST_LOCAL when they do not form such a
+ * group (the caller runs them one by one). */
+int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **outs, int n, BrErr *e);
 /* Tasks (remote parfor, docs/dist.md): rank 0 broadcasts a payload,
  * every rank (rank 0 included) runs it with the runner the upper layer
  * registered and returns a result as bytes; rank 0 receives them all.

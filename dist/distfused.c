@@ -18,13 +18,15 @@
 static DistFusedRun g_runner;
 void dist_set_fused_runner(DistFusedRun fn) { g_runner = fn; }
 
-/* Rank 0's job while it runs (under g_lock). */
-static const DistFused *g_f;
-static Value **g_args;
+/* Rank 0's job while it runs (under g_lock): its members (one, or a
+ * piggybacked group of reduce operators over the same rows). */
+static const DistFused *const *g_fs;
+static Value **const *g_fargs;
+static Value **g_fouts;
 
 typedef struct FHead {
     int64_t plen;
-    int32_t kind, nout;
+    int32_t kind, nout, nin, pad;
     int32_t red[DF_MAXOUT];
 } FHead;
 
@@ -57,6 +59,12 @@ static void form_of(const Value *v, int64_t sh[3])
 static double red_ident(int red) { return red == DF_MIN ? INFINITY : red == DF_MAX ? -INFINITY : 0; }
 static MPI_Op red_op(int red) { return red == DF_MIN ? MPI_MIN : red == DF_MAX ? MPI_MAX : MPI_SUM; }
 
+/* The combine operator of entry i of a member's flattened result. */
+static int entry_red(const FHead *h, const int64_t sh[3], size_t i)
+{
+    return h->red[sh[0] == F_LIST && (int)i < h->nout ? i : 0];
+}
+
 /* The local result as n doubles (the identities where this rank has
  * none); output k of a list combines by red[k], everything else by
  * red[0]. */
@@ -64,7 +72,7 @@ static double *flatten(const FHead *h, const int64_t sh[3], const Value *loc, si
 {
     *n = sh[0] == F_MATRIX ? (size_t)(sh[1] * sh[2]) : sh[0] == F_LIST ? (size_t)sh[1] : 1;
     double *buf = must_alloc(*n * sizeof *buf);
-    for (size_t i = 0; i < *n; i++) buf[i] = red_ident(h->red[sh[0] == F_LIST && (int)i < h->nout ? i : 0]);
+    for (size_t i = 0; i < *n; i++) buf[i] = red_ident(entry_red(h, sh, i));
     if (loc->kind == V_MATRIX)
         for (int64_t r = 0; r < loc->m->rows && r < sh[1]; r++)
             for (int64_t c = 0; c < loc->m->cols && c < sh[2]; c++) buf[r * sh[2] + c] = mb_get(loc->m, r, c);
@@ -78,19 +86,27 @@ static double *flatten(const FHead *h, const int64_t sh[3], const Value *loc, si
     return buf;
 }
 
-/* Every rank: the partials of each combine operator reduced to rank 0. */
-static void reduce_all(const FHead *h, const int64_t sh[3], double *buf, size_t n)
+/* Every rank: the partials of all members reduced to rank 0, one
+ * reduction per combine operator over every member's entries that
+ * combine by it (piggybacking: one round of messages for the group). */
+static void reduce_all(const FHead *h, const int64_t *sh, double **buf, const size_t *len, int n)
 {
-    if (sh[0] != F_LIST) { reduce_to_0(buf, n, red_op(h->red[0])); return; }
+    size_t tot = 0;
+    for (int m = 0; m < n; m++) tot += len[m];
+    double *tmp = must_alloc(tot * sizeof *tmp);
     for (int red = DF_SUM; red <= DF_MAX; red++) {
-        double tmp[DF_MAXOUT];
-        size_t m = 0;
-        for (size_t i = 0; i < n && i < DF_MAXOUT; i++) if (h->red[i] == red) tmp[m++] = buf[i];
-        if (!m) continue;
-        reduce_to_0(tmp, m, red_op(red));
-        m = 0;
-        for (size_t i = 0; i < n && i < DF_MAXOUT; i++) if (h->red[i] == red) buf[i] = tmp[m++];
+        size_t k = 0;
+        for (int m = 0; m < n; m++)
+            for (size_t i = 0; i < len[m]; i++)
+                if (entry_red(&h[m], &sh[3 * m], i) == red) tmp[k++] = buf[m][i];
+        if (!k) continue;
+        reduce_to_0(tmp, k, red_op(red));
+        k = 0;
+        for (int m = 0; m < n; m++)
+            for (size_t i = 0; i < len[m]; i++)
+                if (entry_red(&h[m], &sh[3 * m], i) == red) buf[m][i] = tmp[k++];
     }
+    free(tmp);
 }
 
 /* Rank 0: the reduced partials in the local operator's form. */
@@ -114,82 +130,136 @@ static int reduced_value(const int64_t sh[3], const double *buf, Value *res, BrE
     return 0;
 }
 
-/* The reduce job's end on every rank: shapes agreed, partials reduced. */
-static int finish_fused_reduce(const FHead *h, Value *loc, Value *res, BrErr *e)
+/* The reduce job's end on every rank: the members' shapes agreed (one
+ * all-reduce), partials reduced, rank 0's results in outs. */
+static int finish_fused_reduce(const FHead *h, Value *loc, int n, Value **outs, BrErr *e)
 {
-    int64_t mine[3], sh[3];
-    form_of(loc, mine);
-    MPI_Allreduce(mine, sh, 3, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-    if (sh[0] == F_NONE) return g_rank == 0 ? br_err(e, BR_EFAIL, "a distributed fused operator gave no value") : -1;
-    size_t n;
-    double *buf = flatten(h, sh, loc, &n);
-    reduce_all(h, sh, buf, n);
-    int rc = g_rank == 0 ? reduced_value(sh, buf, res, e) : 0;
-    free(buf);
+    int64_t *mine = must_alloc((size_t)n * 3 * sizeof *mine), *sh = must_alloc((size_t)n * 3 * sizeof *sh);
+    for (int m = 0; m < n; m++) form_of(&loc[m], &mine[3 * m]);
+    MPI_Allreduce(mine, sh, 3 * n, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    int rc = 0;
+    for (int m = 0; m < n; m++)
+        if (sh[3 * m] == F_NONE) rc = g_rank == 0 ? br_err(e, BR_EFAIL, "a distributed fused operator gave no value") : -1;
+    double **buf = must_alloc((size_t)n * sizeof *buf);
+    size_t *len = must_alloc((size_t)n * sizeof *len);
+    for (int m = 0; m < n; m++) buf[m] = rc ? NULL : flatten(&h[m], &sh[3 * m], &loc[m], &len[m]);
+    if (!rc) reduce_all(h, sh, buf, len, n);
+    for (int m = 0; m < n; m++) {
+        if (!rc && g_rank == 0 && reduced_value(&sh[3 * m], buf[m], outs[m], e)) rc = -1;
+        free(buf[m]);
+    }
+    free(buf), free(len), free(mine), free(sh);
     return rc;
 }
 
-/* Every rank: the plan and the operands, the operator on this rank's rows. */
-int run_fused(const Job *j, Value *res, BrErr *e)
+/* Every rank: member m's plan and operands, its operator on this rank's
+ * rows [lo, hi) into *loc. false on failure (e set). */
+static bool run_member(int m, const FHead *h, int64_t lo, int64_t hi, Value *loc, BrErr *e)
 {
-    int nin = j->nin;
-    FHead h = {0};
-    if (g_rank == 0) {
-        h.plen = (int64_t)g_f->plen, h.kind = g_f->kind, h.nout = g_f->nout;
-        memcpy(h.red, g_f->red, sizeof h.red);
-    }
-    bcast_bytes(&h, sizeof h);
-    char *plan = g_rank == 0 ? g_f->plan : must_alloc((size_t)h.plen);
-    bcast_bytes(plan, (size_t)h.plen);
+    int nin = h->nin;
+    char *plan = g_rank == 0 ? g_fs[m]->plan : must_alloc((size_t)h->plen);
+    bcast_bytes(plan, (size_t)h->plen);
     FArg *fa = must_alloc((size_t)nin * sizeof *fa);
     if (g_rank == 0)
-        for (int k = 0; k < nin; k++)
-            fa[k] = g_args[k]->kind == V_DIST ? (FArg){A_DIST, 0, g_args[k]->dm->id} : (FArg){A_BCAST, 0, 0};
+        for (int k = 0; k < nin; k++) {
+            const Value *a = g_fargs[m][k];
+            fa[k] = a->kind == V_DIST ? (FArg){A_DIST, 0, a->dm->id} : (FArg){A_BCAST, 0, 0};
+        }
     bcast_bytes(fa, (size_t)nin * sizeof *fa);
     Value *in = must_alloc((size_t)nin * sizeof *in);
     bool failed = false;
     for (int k = 0; k < nin; k++) {
         in[k] = val_none();
         if (fa[k].kind == A_DIST) {
-            MB *m = part_get(fa[k].id);
-            if (m) in[k] = val_matrix(mb_retain(m));
+            MB *x = part_get(fa[k].id);
+            if (x) in[k] = val_matrix(mb_retain(x));
         } else {
-            if (g_rank == 0) in[k] = val_retain(*g_args[k]);
+            if (g_rank == 0) in[k] = val_retain(*g_fargs[m][k]);
             if (bcast_value(&in[k], e)) failed = true;
         }
     }
-    int64_t lo, hi;
-    part_range(j->rows, g_rank, &lo, &hi);
-    Value loc = val_none();
+    *loc = val_none();
     if (!failed && hi > lo) {
-        if (g_rank == 0) failed = g_f->local(g_f->ctx, nin, in, &loc, e) != 0;
+        if (g_rank == 0) failed = g_fs[m]->local(g_fs[m]->ctx, nin, in, loc, e) != 0;
         else if (!g_runner) failed = br_err(e, BR_EFAIL, "no fused operator runner on rank %d", g_rank) != 0;
-        else failed = g_runner(plan, (size_t)h.plen, nin, in, &loc, e) != 0;
+        else failed = g_runner(plan, (size_t)h->plen, nin, in, loc, e) != 0;
     }
     for (int k = 0; k < nin; k++) val_release(&in[k]);
     free(in);
     free(fa);
     if (g_rank != 0) free(plan);
+    return !failed;
+}
+
+/* Every rank: the job's members (j->op of them; a group holds reduce
+ * operators only) over this rank's rows, one agreement, then the map's
+ * partitions kept or all members' partials reduced together. */
+int run_fused(const Job *j, Value *res, BrErr *e)
+{
+    int n = j->op;
+    FHead *h = must_alloc((size_t)n * sizeof *h);
+    if (g_rank == 0)
+        for (int m = 0; m < n; m++) {
+            const DistFused *f = g_fs[m];
+            h[m] = (FHead){.plen = (int64_t)f->plen, .kind = f->kind, .nout = f->nout, .nin = f->nin};
+            memcpy(h[m].red, f->red, sizeof h[m].red);
+        }
+    bcast_bytes(h, (size_t)n * sizeof *h);
+    int64_t lo, hi;
+    part_range(j->rows, g_rank, &lo, &hi);
+    Value *loc = must_alloc((size_t)n * sizeof *loc);
+    bool failed = false;
+    for (int m = 0; m < n; m++)
+        if (!run_member(m, &h[m], lo, hi, &loc[m], e)) failed = true;
     int rc;
-    if (h.kind == DF_MAP) rc = failed ? (agree(true, e), -1) : finish_map(j, &loc, res, e);
-    else rc = agree(failed, e) ? -1 : finish_fused_reduce(&h, &loc, res, e);
-    val_release(&loc);
+    if (h[0].kind == DF_MAP) rc = failed ? (agree(true, e), -1) : finish_map(j, &loc[0], res, e);
+    else rc = agree(failed, e) ? -1 : finish_fused_reduce(h, loc, n, g_fouts, e);
+    for (int m = 0; m < n; m++) val_release(&loc[m]);
+    free(loc);
+    free(h);
+    return rc;
+}
+
+/* Rank 0: member f's operands partitioned or broadcast as it says. */
+static int place_args(const DistFused *f, Value **args, int64_t *rows, BrErr *e)
+{
+    if (f->main < 0 || f->main >= f->nin || !is_mat(args[f->main])) return DIST_LOCAL;
+    int64_t n = vrows(args[f->main]);
+    for (int k = 0; k < f->nin; k++)
+        if (f->part[k] && (!is_mat(args[k]) || vrows(args[k]) != n)) return DIST_LOCAL;
+    for (int k = 0; k < f->nin; k++)
+        if (f->part[k] ? dist_scatter(args[k], e) : dist_collect(args[k], e)) return -1;
+    *rows = n;
+    return 0;
+}
+
+int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **outs, int n, BrErr *e)
+{
+    if (!g_on || n < 1) return DIST_LOCAL;
+    int64_t rows = -1;
+    for (int m = 0; m < n; m++) {
+        int64_t r = 0;
+        int rc = place_args(fs[m], args[m], &r, e);
+        if (rc) return rc;
+        /* a group: reduce operators over the same rows */
+        if (m > 0 && (r != rows || fs[m]->kind != DF_REDUCE || fs[0]->kind != DF_REDUCE)) return DIST_LOCAL;
+        rows = r;
+    }
+    pthread_mutex_lock(&g_lock);
+    Job j = {.type = J_FUSED, .op = n, .rows = rows, .out = g_next_id++};
+    g_fs = fs, g_fargs = args, g_fouts = outs;
+    int rc = start_job(&j, NULL, NULL, outs[0], e);
+    if (n > 1) g_piggy_fused += n;
+    g_fs = NULL, g_fargs = NULL, g_fouts = NULL;
+    pthread_mutex_unlock(&g_lock);
     return rc;
 }
 
 int dist_fused(const DistFused *f, Value **args, int nin, Value *out, BrErr *e)
 {
-    if (!g_on || f->main < 0 || f->main >= nin || !is_mat(args[f->main])) return DIST_LOCAL;
-    int64_t n = vrows(args[f->main]);
-    for (int k = 0; k < nin; k++) {
-        if (f->part[k] && (!is_mat(args[k]) || vrows(args[k]) != n)) return DIST_LOCAL;
-        if (f->part[k] ? dist_scatter(args[k], e) : dist_collect(args[k], e)) return -1;
-    }
-    pthread_mutex_lock(&g_lock);
-    Job j = {.type = J_FUSED, .nin = nin, .rows = n, .out = g_next_id++};
-    g_f = f, g_args = args;
-    int rc = start_job(&j, NULL, NULL, out, e);
-    g_f = NULL, g_args = NULL;
-    pthread_mutex_unlock(&g_lock);
-    return rc;
+    if (nin != f->nin) return DIST_LOCAL;
+    const DistFused *fs[1] = {f};
+    Value **as[1] = {args};
+    Value *outs[1] = {out};
+    return dist_fused_group(fs, as, outs, 1, e);
 }

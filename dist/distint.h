@@ -34,6 +34,7 @@ typedef struct Job {
 extern bool g_on;
 extern int g_rank, g_size;
 extern int64_t g_next_id, g_bytes;
+extern int64_t g_piggy_fused;   /* -stats: fused operators run in groups */
 extern pthread_mutex_t g_lock;
 
 /* Transport (dist.c). */
@@ -99,6 +100,12 @@ int run_var(const Job *j, Value *res, BrErr *e);
 int run_rev(const Job *j, Value *res, BrErr *e);
 int run_fused(const Job *j, Value *res, BrErr *e);                 /* distfused.c */
 int run_task(const Job *j, BrErr *e);                              /* disttask.c */
+/* Fault reporting (distfault.c), after MPI is up: the SIGTERM handler
+ * and, under braid's launcher, this rank's marks for it. */
+void fault_init(void);
+/* The network rate (distnet.c): measured unless given; collective. */
+void net_init(void);
+void net_print_stats(FILE *f);
 /* Point-to-point byte messages (dist.c; malloc'd, NULL for 0 bytes). */
 void send_bytes(const void *p, size_t n, int to);
 char *recv_bytes(int from, size_t *n);

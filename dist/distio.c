@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* What every rank needs of a read() (sent as a string value). */
 typedef struct ReadSpec {
@@ -14,15 +15,16 @@ typedef struct ReadSpec {
     double fill_value;
     int64_t rows, cols;   /* -1: unknown */
     char sep[8];
-    int32_t n_na, pad2;
+    int32_t n_na, mm;     /* mm: a Matrix Market coordinate file */
     char na[256];         /* csv naStrings, each ended by a NUL */
+    IoMmHead head;        /* mm: its header (rank 0 read it) */
 } ReadSpec;
 #define MAX_NA 16
 
 /* What every rank needs of a write(). */
 typedef struct WriteSpec {
     char format[8];
-    char sep[8];
+    char sep[8], ind_sep[8];   /* ind_sep: libsvm's */
     int32_t header, pad;
 } WriteSpec;
 
@@ -101,13 +103,53 @@ static int read_libsvm(const char *path, const ReadSpec *rs, const IoShare *sh, 
     return place_rows(path, rs, mine, cols, jj, part, e);
 }
 
-/* text: this rank's cells, sent to the ranks that hold their rows. */
+/* A symmetric (sym 1) or skew-symmetric (2) mm file's cells with each
+ * off-diagonal cell followed by its mirror, as the local reader lays
+ * them out (so later duplicates win alike). false: out of memory. */
+static bool mirror(IoTriples *t, int sym)
+{
+    int64_t n = t->n;
+    for (int64_t x = 0; x < t->n; x++) n += t->r[x] != t->c[x];
+    IoTriples m = {malloc((size_t)(n ? n : 1) * 8), malloc((size_t)(n ? n : 1) * 4), malloc((size_t)(n ? n : 1) * 8),
+                   0, t->maxr, t->maxc};
+    if (!m.r || !m.c || !m.v) { io_triples_free(&m); return false; }
+    for (int64_t x = 0; x < t->n; x++) {
+        m.r[m.n] = t->r[x], m.c[m.n] = t->c[x], m.v[m.n++] = t->v[x];
+        if (t->r[x] == t->c[x]) continue;
+        m.r[m.n] = t->c[x], m.c[m.n] = (int32_t)t->r[x], m.v[m.n++] = sym == 2 ? -t->v[x] : t->v[x];
+    }
+    io_triples_free(t);
+    *t = m;
+    return true;
+}
+
+/* mm: this rank's entries, their count checked against the size line,
+ * mirrored when the file is symmetric. */
+static bool mm_cells(const char *path, const ReadSpec *rs, const IoShare *sh, int64_t base_line, IoTriples *t,
+                     BrErr *e)
+{
+    bool failed = io_mm_share_parse(path, sh, &rs->head, base_line, t, e) != 0;
+    if (agree(failed, e)) return false;
+    int64_t n = t->n, all = 0;
+    MPI_Allreduce(&n, &all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    failed = g_rank == 0 && io_mm_count_check(path, rs->head.entries, all, e);
+    if (!failed && rs->head.sym && !mirror(t, rs->head.sym)) failed = true, br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+    if (!agree(failed, e)) return true;
+    io_triples_free(t);
+    return false;
+}
+
+/* text and mm: this rank's cells, sent to the ranks that hold their rows. */
 static int read_text(const char *path, const ReadSpec *rs, const IoShare *sh, int64_t base_line, Job *jj, MB **part,
                      BrErr *e)
 {
     IoTriples t;
-    bool failed = io_text_share_parse(path, sh, rs->rows, rs->cols, base_line, &t, e) != 0;
-    if (agree(failed, e)) return -1;
+    if (rs->mm) {
+        if (!mm_cells(path, rs, sh, base_line, &t, e)) return -1;
+    } else if (agree(io_text_share_parse(path, sh, rs->rows, rs->cols, base_line, &t, e) != 0, e)) {
+        return -1;
+    }
+    bool failed = false;
     int64_t mx[2] = {t.maxr, t.maxc}, all[2];
     MPI_Allreduce(mx, all, 2, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
     int64_t rows = rs->rows >= 0 ? rs->rows : all[0], cols = rs->cols >= 0 ? rs->cols : all[1];
@@ -181,12 +223,13 @@ int run_readt(const Job *j, Value *bv, Value *res, BrErr *e)
     ReadSpec rs;
     if (!failed) memcpy(&rs, spec.s->s, sizeof rs);
     IoShare sh = {0};
-    if (!failed) failed = io_share_load(path.s->s, g_rank, g_size, &sh, e) != 0;
+    if (!failed) failed = io_share_load_from(path.s->s, rs.mm ? rs.head.off : 0, g_rank, g_size, &sh, e) != 0;
     int rc = -1;
     if (!agree(failed, e)) {
         int64_t lines = sh.lines, base = 0;
         MPI_Exscan(&lines, &base, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
         if (g_rank == 0) base = 0;
+        if (rs.mm) base += rs.head.lines;
         Job jj = *j;
         MB *part = NULL;
         rc = rs.csv ? read_csv(path.s->s, &rs, &sh, base, &jj, &part, e)
@@ -204,15 +247,39 @@ int run_readt(const Job *j, Value *bv, Value *res, BrErr *e)
     return rc;
 }
 
+/* An mm file's header (read by rank 0, its errors the local reader's;
+ * a folder's in its first part, as a distributed write puts it);
+ * DIST_LOCAL for what stays local: the array layout. */
+static int mm_spec(const char *path, const IoReadPlan *p, ReadSpec *rs, BrErr *e)
+{
+    struct stat st;
+    if (stat(path, &st) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) return DIST_LOCAL;
+    BrErr he = {0};
+    if (io_mm_head(path, p->rows, p->cols, &rs->head, &he)) {
+        /* a folder whose first part does not hold the header: the local
+         * reader reads it (or says what is wrong) */
+        if (S_ISDIR(st.st_mode)) return DIST_LOCAL;
+        *e = he;
+        return -1;
+    }
+    if (!rs->head.coord) return DIST_LOCAL;
+    rs->mm = 1;
+    rs->rows = rs->head.rows;
+    rs->cols = rs->head.cols;
+    return 0;
+}
+
 int dist_read_text(Value *path, const IoReadPlan *p, Value *out, BrErr *e)
 {
-    bool csv = !strcmp(p->format, "csv"), libsvm = !strcmp(p->format, "libsvm");
-    if (path->kind != V_STRING || (!csv && !libsvm && strcmp(p->format, "text")) || (csv && p->csv.n_na > MAX_NA) ||
+    bool csv = !strcmp(p->format, "csv"), libsvm = !strcmp(p->format, "libsvm"), mm = !strcmp(p->format, "mm");
+    if (path->kind != V_STRING || (!csv && !libsvm && !mm && strcmp(p->format, "text")) || (csv && p->csv.n_na > MAX_NA) ||
         (csv && (!p->csv.sep || !p->csv.sep[0] || strlen(p->csv.sep) >= sizeof ((ReadSpec *)0)->sep)))
         return DIST_LOCAL;
     ReadSpec rs = {.csv = csv, .libsvm = libsvm, .header = p->csv.header, .fill = p->csv.fill, .fill_value = p->csv.fill_value,
                    .rows = p->rows, .cols = p->cols};
     if (csv) snprintf(rs.sep, sizeof rs.sep, "%s", p->csv.sep);
+    int mrc = mm ? mm_spec(path->s->s, p, &rs, e) : 0;
+    if (mrc) return mrc;
     /* naStrings travel packed in the spec (more than it holds: read by rank 0) */
     size_t used = 0;
     for (int i = 0; csv && i < p->csv.n_na; i++) {
@@ -249,11 +316,14 @@ int run_write(const Job *j, Value *bv, BrErr *e)
     MB *m = part_get(j->id[0]);
     int64_t lo, hi;
     part_range(j->rows, g_rank, &lo, &hi);
-    IoWriteOpts o = {.format = ws.format, .header = ws.header != 0, .sep = ws.sep};
-    /* part 0 always exists: it carries a csv header */
+    IoWriteOpts o = {.format = ws.format, .header = ws.header != 0, .sep = ws.sep, .ind_sep = ws.ind_sep};
+    /* part 0 always exists: it carries a csv or mm header */
     MB *none = !failed && !m && g_rank == 0 ? mb_empty(0, j->cols, e) : NULL;
     const MB *w = m ? m : none;
-    if (!failed && w) failed = io_parts_write(dir.s->s, g_rank, w, lo, &o, e) != 0;
+    /* mm: the header counts the entries every part writes */
+    int64_t whole[3] = {j->rows, j->cols, 0}, mine = m ? m->nnz : 0;
+    MPI_Allreduce(&mine, &whole[2], 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (!failed && w) failed = io_parts_write(dir.s->s, g_rank, w, lo, whole, &o, e) != 0;
     mb_release(none);
     val_release(&dir);
     val_release(&spec);
@@ -263,12 +333,15 @@ int run_write(const Job *j, Value *bv, BrErr *e)
 int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e)
 {
     const char *fmt = o->format ? o->format : "text";
-    const char *sep = o->sep ? o->sep : ",";
-    if (x->kind != V_DIST || !io_parts_format(fmt) || !sep[0] || strlen(sep) >= sizeof ((WriteSpec *)0)->sep)
+    bool libsvm = !strcmp(fmt, "libsvm");
+    const char *sep = o->sep ? o->sep : libsvm ? " " : ",", *isep = o->ind_sep ? o->ind_sep : ":";
+    if (x->kind != V_DIST || !io_parts_format(fmt) || !sep[0] || strlen(sep) >= sizeof ((WriteSpec *)0)->sep ||
+        strlen(isep) >= sizeof ((WriteSpec *)0)->ind_sep)
         return DIST_LOCAL;
     WriteSpec ws = {.header = o->header};
     snprintf(ws.format, sizeof ws.format, "%s", fmt);
     snprintf(ws.sep, sizeof ws.sep, "%s", sep);
+    snprintf(ws.ind_sep, sizeof ws.ind_sep, "%s", isep);
     char *dir = io_parts_begin(path, e);
     if (!dir) return -1;
     const DM *d = x->dm;
@@ -279,7 +352,7 @@ int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e)
     pthread_mutex_unlock(&g_lock);
     val_release(&bv[0]);
     val_release(&bv[1]);
-    IoWriteOpts wo = {.format = fmt, .header = o->header, .sep = sep};
+    IoWriteOpts wo = {.format = fmt, .header = o->header, .sep = sep, .ind_sep = isep};
     if (!rc) rc = io_parts_commit(dir, path, d->rows, d->cols, d->nnz, &wo, e) ? -1 : 0;
     else io_parts_abort(dir);
     free(dir);

@@ -226,6 +226,12 @@ typedef struct BraidRunOptions {
 } BraidRunOptions;
 /* Returns the exit status: 0 on success, 1 on any error. */
 int braid_run(const BraidRunOptions *o);
+/* `braid -np N args...`: runs `mpirun -np N braid args...` (BRAID_MPIRUN:
+ * the command, default mpirun; BRAID_MPIRUN_OPTS: more options, split at
+ * blanks) and returns its status, except that a rank that died makes it
+ * 1 with "braid: error: rank R died (signal S) during instruction ..."
+ * (docs/dist.md, "Faults"). args: the command line without -np N. */
+int braid_launch(int np, int argc, char **argv);
 
 /* ---- Introspection (used by the Python package's lazy API) ----
  * The plan of a prepared script as text: kind "hops" (-explain hops),

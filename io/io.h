@@ -194,6 +194,8 @@ typedef struct IoShare {
     bool first;      /* it begins at the start of the data */
 } IoShare;
 int io_share_load(const char *path, int k, int n, IoShare *s, BrErr *e);
+/* The same over the bytes from byte from on (an mm file's entries). */
+int io_share_load_from(const char *path, int64_t from, int k, int n, IoShare *s, BrErr *e);
 void io_share_free(IoShare *s);
 /* csv: the fields of the share's first data line (-1: none) and, for
  * the first share with a header, of the header (-1 otherwise). */
@@ -218,20 +220,39 @@ typedef struct IoTriples {
 int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_t cols, int64_t base_line,
                         IoTriples *t, BrErr *e);
 void io_triples_free(IoTriples *t);
+/* Matrix Market coordinate files by shares: io_mm_head reads the header
+ * (a prefix of the file; rows/cols, -1 unknown, checked against the size
+ * line): the entries begin at byte off after lines lines; entries is
+ * the count the size line promises (io_mm_count_check: the local
+ * reader's error when the file holds another). io_mm_share_parse: the
+ * share's entries as cells (pattern entries 1), not yet mirrored. */
+typedef struct IoMmHead {
+    bool coord, pattern;
+    int sym;                       /* 0 general, 1 symmetric, 2 skew-symmetric */
+    int64_t rows, cols, entries;
+    int64_t off, lines;
+} IoMmHead;
+int io_mm_head(const char *path, int64_t rows, int64_t cols, IoMmHead *h, BrErr *e);
+int io_mm_share_parse(const char *path, const IoShare *s, const IoMmHead *h, int64_t base_line, IoTriples *out,
+                      BrErr *e);
+int io_mm_count_check(const char *path, int64_t want, int64_t found, BrErr *e);
 /* A rows x cols block of cells (later duplicates win). */
 MB *io_triples_block(const char *path, const IoTriples *t, int64_t rows, int64_t cols, BrErr *e);
 
 /* Parallel writes as a folder of part files with one .mtd: rank 0 makes
  * a temporary folder next to path (io_parts_begin: its name, malloc'd),
  * every rank writes its rows (the first at row0) as part file idx in it
- * (io_parts_write; csv: the header only when asked, for part 0), and
+ * (io_parts_write; csv: the header only when asked, for part 0; mm:
+ * the header of the whole matrix, whole[] = rows, cols, non-zeros, in
+ * part 0, so the parts read as one file), and
  * rank 0 commits folder and .mtd as one unit over path
  * (io_parts_commit), or removes the folder (io_parts_abort). Formats:
- * csv, text, binary (io_parts_format). The folder reads back with
+ * csv, text, binary, mm, libsvm (io_parts_format). The folder reads back with
  * io_read_matrix. */
 bool io_parts_format(const char *fmt);
 char *io_parts_begin(const char *path, BrErr *e);
-int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const IoWriteOpts *o, BrErr *e);
+int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const int64_t whole[3], const IoWriteOpts *o,
+                   BrErr *e);
 int io_parts_commit(const char *dir, const char *path, int64_t rows, int64_t cols, int64_t nnz,
                     const IoWriteOpts *o, BrErr *e);
 void io_parts_abort(const char *dir);

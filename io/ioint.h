@@ -167,6 +167,8 @@ int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes,
                   BrErr *e);
 /* text lines of m as rows row0+1.. (a part file of a larger matrix) */
 int io_write_text_at(IoOut *o, const MB *m, int64_t row0, BrErr *e);
+/* The Matrix Market header of a rows x cols matrix with nnz entries. */
+int io_write_mm_head(IoOut *o, int64_t rows, int64_t cols, int64_t nnz, BrErr *e);
 int io_write_csv(IoOut *o, const MB *m, bool header, const char *sep,
                  int64_t chunk_bytes, BrErr *e);
 int io_write_libsvm(IoOut *o, const MB *m, const char *sep, const char *ind_sep,

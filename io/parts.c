@@ -148,15 +148,22 @@ int64_t io_data_bytes(const char *path)
 
 int io_share_load(const char *path, int k, int n, IoShare *s, BrErr *e)
 {
+    return io_share_load_from(path, 0, k, n, s, e);
+}
+
+int io_share_load_from(const char *path, int64_t from, int k, int n, IoShare *s, BrErr *e)
+{
     *s = (IoShare){0};
     Seq q;
     if (seq_open(path, &q, e)) { seq_free(&q); return e->code; }
-    int64_t lo = (int64_t)((double)q.total * k / n), hi = (int64_t)((double)q.total * (k + 1) / n);
+    from = BR_MIN(BR_MAX(from, 0), q.total);
+    int64_t span = q.total - from;
+    int64_t lo = from + (int64_t)((double)span * k / n), hi = from + (int64_t)((double)span * (k + 1) / n);
     if (k == n - 1) hi = q.total;
     /* lines starting in [lo, hi): from the first line start >= lo to the
      * first line start >= hi */
-    int64_t a = 0, b = q.total;
-    int rc = lo > 0 ? seq_after_nl(&q, lo - 1, &a, e) : 0;
+    int64_t a = from, b = q.total;
+    int rc = lo > from ? seq_after_nl(&q, lo - 1, &a, e) : 0;
     if (!rc && hi < q.total) rc = seq_after_nl(&q, hi - 1, &b, e);
     if (!rc && b > a) {
         s->p = br_malloc((size_t)(b - a) + 1);
@@ -168,7 +175,7 @@ int io_share_load(const char *path, int k, int n, IoShare *s, BrErr *e)
     s->n = b > a ? (size_t)(b - a) : 0;
     if (s->p) s->p[s->n] = 0;
     for (size_t i = 0; i < s->n; i++) s->lines += s->p[i] == '\n';
-    s->first = a == 0;
+    s->first = a == from;
     return 0;
 }
 
@@ -255,7 +262,8 @@ out:
 
 bool io_parts_format(const char *fmt)
 {
-    return fmt && (!strcmp(fmt, "csv") || !strcmp(fmt, "text") || !strcmp(fmt, "binary"));
+    return fmt && (!strcmp(fmt, "csv") || !strcmp(fmt, "text") || !strcmp(fmt, "binary") || !strcmp(fmt, "mm") ||
+                   !strcmp(fmt, "libsvm"));
 }
 
 char *io_parts_begin(const char *path, BrErr *e)
@@ -278,7 +286,8 @@ char *io_parts_begin(const char *path, BrErr *e)
     return dir;
 }
 
-int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const IoWriteOpts *o, BrErr *e)
+int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const int64_t whole[3], const IoWriteOpts *o,
+                   BrErr *e)
 {
     char name[64];
     snprintf(name, sizeof name, "/part-%05d", idx);
@@ -293,6 +302,12 @@ int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const Io
     const char *fmt = o->format ? o->format : "text";
     if (!strcmp(fmt, "csv")) rc = io_write_csv(&d, m, o->header && idx == 0, o->sep ? o->sep : ",", 0, e);
     else if (!strcmp(fmt, "text")) rc = io_write_text_at(&d, m, row0, e);
+    else if (!strcmp(fmt, "mm")) {
+        /* part 0 begins with the whole matrix's header: the parts read
+         * as one Matrix Market file */
+        rc = idx == 0 ? io_write_mm_head(&d, whole[0], whole[1], whole[2], e) : 0;
+        if (!rc) rc = io_write_text_at(&d, m, row0, e);
+    } else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, m, o->sep, o->ind_sep, 0, e);
     else rc = io_write_binary(&d, m, e);
     if (rc) { io_out_abort(&d); return rc; }
     return io_out_commit(&d, e);

@@ -5,8 +5,10 @@
  * stable sort by column within unsorted rows). */
 #include "ioint.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 /* Triples of one range, in file order, plus its first error. */
 typedef struct TRange {
@@ -336,20 +338,19 @@ static bool next_line(const IoBuf *b, size_t *pos, const char **s, const char **
     return true;
 }
 
-MB *io_read_mm(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes, BrErr *e)
+/* The Matrix Market header of b (the banner and the size line after
+ * comments) into h; *pos and *line are where the entries begin. */
+static int mm_header(const IoBuf *b, const char *path, int64_t rows, int64_t cols, IoMmHead *h, size_t *pos,
+                     int64_t *line, BrErr *e)
 {
-    IoBuf b;
-    if (io_load(path, &b, e)) return NULL;
-    MB *m = NULL;
-    TRange *t = NULL;
-    int k = 0;
-    size_t pos = 0;
-    int64_t line = 0;
+    *h = (IoMmHead){0};
+    *pos = 0;
+    *line = 0;
     const char *s, *nl;
     char tok[5][32];
     int nt = 0;
-    if (next_line(&b, &pos, &s, &nl)) {
-        line++;
+    if (next_line(b, pos, &s, &nl)) {
+        ++*line;
         const char *q = skip_ws(s, nl);
         while (q < nl && nt < 5) {
             const char *x = tok_end(q, nl);
@@ -358,40 +359,29 @@ MB *io_read_mm(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes
             q = skip_ws(x, nl);
         }
     }
-    if (nt < 5 || strcasecmp(tok[0], "%%MatrixMarket") || strcasecmp(tok[1], "matrix")) {
-        br_err(e, BR_EIO, "%s: line 1: not a Matrix Market file (expected "
-               "\"%%%%MatrixMarket matrix <format> <field> <symmetry>\")", path);
-        goto out;
-    }
-    bool coord = !strcasecmp(tok[2], "coordinate");
-    if (!coord && strcasecmp(tok[2], "array")) {
-        br_err(e, BR_EIO, "%s: line 1: unknown Matrix Market format \"%s\"", path, tok[2]);
-        goto out;
-    }
-    bool pattern = !strcasecmp(tok[3], "pattern");
-    if (!pattern && strcasecmp(tok[3], "real") && strcasecmp(tok[3], "double") &&
-        strcasecmp(tok[3], "integer")) {
-        br_err(e, BR_EIO, "%s: line 1: unsupported Matrix Market field \"%s\" (real, "
-               "integer or pattern)", path, tok[3]);
-        goto out;
-    }
+    if (nt < 5 || strcasecmp(tok[0], "%%MatrixMarket") || strcasecmp(tok[1], "matrix"))
+        return br_err(e, BR_EIO, "%s: line 1: not a Matrix Market file (expected "
+                      "\"%%%%MatrixMarket matrix <format> <field> <symmetry>\")", path);
+    h->coord = !strcasecmp(tok[2], "coordinate");
+    if (!h->coord && strcasecmp(tok[2], "array"))
+        return br_err(e, BR_EIO, "%s: line 1: unknown Matrix Market format \"%s\"", path, tok[2]);
+    h->pattern = !strcasecmp(tok[3], "pattern");
+    if (!h->pattern && strcasecmp(tok[3], "real") && strcasecmp(tok[3], "double") && strcasecmp(tok[3], "integer"))
+        return br_err(e, BR_EIO, "%s: line 1: unsupported Matrix Market field \"%s\" (real, "
+                      "integer or pattern)", path, tok[3]);
     int sym = !strcasecmp(tok[4], "general") ? 0
             : (!strcasecmp(tok[4], "symmetric") || !strcasecmp(tok[4], "hermitian")) ? 1
             : !strcasecmp(tok[4], "skew-symmetric") ? 2 : -1;
-    if (sym < 0 || (pattern && !coord)) {
-        br_err(e, BR_EIO, "%s: line 1: unsupported Matrix Market kind \"%s %s %s\"", path,
-               tok[2], tok[3], tok[4]);
-        goto out;
-    }
+    if (sym < 0 || (h->pattern && !h->coord))
+        return br_err(e, BR_EIO, "%s: line 1: unsupported Matrix Market kind \"%s %s %s\"", path, tok[2], tok[3],
+                      tok[4]);
+    h->sym = sym;
     /* size line after comments */
     int64_t sz[3] = {0, 0, 0};
     int nsz = 0;
     for (;;) {
-        if (!next_line(&b, &pos, &s, &nl)) {
-            br_err(e, BR_EIO, "%s: missing the Matrix Market size line", path);
-            goto out;
-        }
-        line++;
+        if (!next_line(b, pos, &s, &nl)) return br_err(e, BR_EIO, "%s: missing the Matrix Market size line", path);
+        ++*line;
         const char *q = skip_ws(s, nl);
         if (q == nl || *q == '%') continue;
         while (q < nl) {
@@ -402,35 +392,101 @@ MB *io_read_mm(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes
         }
         break;
     }
-    if (nsz != (coord ? 3 : 2)) {
-        br_err(e, BR_EIO, "%s: line %lld: bad Matrix Market size line (expected \"%s\")",
-               path, (long long)line, coord ? "rows cols nnz" : "rows cols");
-        goto out;
+    if (nsz != (h->coord ? 3 : 2))
+        return br_err(e, BR_EIO, "%s: line %lld: bad Matrix Market size line (expected \"%s\")", path,
+                      (long long)*line, h->coord ? "rows cols nnz" : "rows cols");
+    if ((rows >= 0 && rows != sz[0]) || (cols >= 0 && cols != sz[1]))
+        return br_err(e, BR_EDIM, "%s: line %lld: dimension mismatch: the file says %lldx%lld, the "
+                      ".mtd or read() arguments say %lldx%lld", path, (long long)*line, (long long)sz[0],
+                      (long long)sz[1], (long long)(rows >= 0 ? rows : sz[0]), (long long)(cols >= 0 ? cols : sz[1]));
+    if (sym && sz[0] != sz[1])
+        return br_err(e, BR_EDIM, "%s: line %lld: a symmetric matrix must be square (dimensions "
+                      "%lldx%lld)", path, (long long)*line, (long long)sz[0], (long long)sz[1]);
+    h->rows = sz[0];
+    h->cols = sz[1];
+    h->entries = h->coord ? sz[2] : sym == 0 ? sz[0] * sz[1] : sym == 1 ? sz[0] * (sz[0] + 1) / 2
+                                                                       : sz[0] * (sz[0] - 1) / 2;
+    return 0;
+}
+
+int io_mm_count_check(const char *path, int64_t want, int64_t found, BrErr *e)
+{
+    if (found == want) return 0;
+    return br_err(e, BR_EIO, "%s: expected %lld entries (from the size line), found %lld%s", path, (long long)want,
+                  (long long)found, found < want ? " (truncated file?)" : "");
+}
+
+/* A folder of part files: its header is in the first part (as a
+ * distributed write puts it). */
+static int mm_head_dir(const char *path, int64_t rows, int64_t cols, IoMmHead *h, BrErr *e)
+{
+    char **names = NULL;
+    int np = io_list_parts(path, &names, e);
+    if (np < 0) return e->code;
+    int rc = np > 0 ? io_mm_head(names[0], rows, cols, h, e)
+                    : br_err(e, BR_EIO, "%s: missing the Matrix Market size line", path);
+    for (int i = 0; i < np; i++) free(names[i]);
+    free(names);
+    return rc;
+}
+
+int io_mm_head(const char *path, int64_t rows, int64_t cols, IoMmHead *h, BrErr *e)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return mm_head_dir(path, rows, cols, h, e);
+    /* a prefix of the file, doubled until it holds the size line */
+    FILE *f = fopen(path, "rb");
+    if (!f) return br_err(e, BR_EIO, "cannot open %s: %s", path, strerror(errno));
+    IoBuf b = {0};
+    size_t cap = 0;
+    int rc = 0;
+    for (size_t want = 65536;; want *= 2) {
+        char *p = realloc(b.p, want + 1);
+        if (!p) { rc = br_err(e, BR_ENOMEM, "out of memory reading %s", path); break; }
+        b.p = p;
+        b.n += fread(b.p + b.n, 1, want - b.n, f);
+        cap = want;
+        bool all = b.n < cap;
+        /* only whole lines: up to the last newline, unless at the end */
+        size_t n = b.n;
+        while (!all && n > 0 && b.p[n - 1] != '\n') n--;
+        IoBuf whole = {b.p, n, n};
+        size_t pos;
+        int64_t line;
+        BrErr e2 = {0};
+        rc = mm_header(&whole, path, rows, cols, h, &pos, &line, &e2);
+        if (!rc || all || strstr(e2.msg, "missing the Matrix Market size line") == NULL) {
+            if (rc) *e = e2;
+            h->off = (int64_t)pos;
+            h->lines = line;
+            break;
+        }
     }
-    if ((rows >= 0 && rows != sz[0]) || (cols >= 0 && cols != sz[1])) {
-        br_err(e, BR_EDIM, "%s: line %lld: dimension mismatch: the file says %lldx%lld, the "
-               ".mtd or read() arguments say %lldx%lld", path, (long long)line,
-               (long long)sz[0], (long long)sz[1], (long long)(rows >= 0 ? rows : sz[0]),
-               (long long)(cols >= 0 ? cols : sz[1]));
-        goto out;
-    }
-    if (sym && sz[0] != sz[1]) {
-        br_err(e, BR_EDIM, "%s: line %lld: a symmetric matrix must be square (dimensions "
-               "%lldx%lld)", path, (long long)line, (long long)sz[0], (long long)sz[1]);
-        goto out;
-    }
-    TParse tp = {sz[0], sz[1], pattern, "the Matrix Market size line"};
+    free(b.p);
+    fclose(f);
+    return rc;
+}
+
+MB *io_read_mm(const char *path, int64_t rows, int64_t cols, int64_t chunk_bytes, BrErr *e)
+{
+    IoBuf b;
+    if (io_load(path, &b, e)) return NULL;
+    MB *m = NULL;
+    TRange *t = NULL;
+    int k = 0;
+    size_t pos = 0;
+    int64_t line = 0;
+    IoMmHead h;
+    if (mm_header(&b, path, rows, cols, &h, &pos, &line, e)) goto out;
+    bool coord = h.coord;
+    int sym = h.sym;
+    int64_t sz[2] = {h.rows, h.cols};
+    TParse tp = {sz[0], sz[1], h.pattern, "the Matrix Market size line"};
     t = parse_ranges(&b, pos < b.n ? pos : b.n, line, &tp, !coord, chunk_bytes, path, &k, e);
     if (!t) goto out;
     int64_t found = 0;
     for (int i = 0; i < k; i++) found += t[i].n;
-    int64_t want = coord ? sz[2] : sym == 0 ? sz[0] * sz[1]
-                 : sym == 1 ? sz[0] * (sz[0] + 1) / 2 : sz[0] * (sz[0] - 1) / 2;
-    if (found != want) {
-        br_err(e, BR_EIO, "%s: expected %lld entries (from the size line), found %lld%s", path,
-               (long long)want, (long long)found, found < want ? " (truncated file?)" : "");
-        goto out;
-    }
+    if (io_mm_count_check(path, h.entries, found, e)) goto out;
     if (coord) {
         m = assemble(path, t, k, sz[0], sz[1], sym, true, e);
         goto out;
@@ -481,15 +537,17 @@ static bool fmt_ijv(const MB *m, int64_t r0, int64_t r1, IoStr *out, const void 
 
 int io_write_text(IoOut *o, const MB *m, bool mm, int64_t chunk_bytes, BrErr *e)
 {
-    if (mm) {
-        char head[160];
-        int n = snprintf(head, sizeof head, "%%%%MatrixMarket matrix coordinate real general\n"
-                         "%lld %lld %lld\n", (long long)m->rows, (long long)m->cols,
-                         (long long)m->nnz);
-        if (io_out_write(o, head, (size_t)n, e)) return e->code;
-    }
+    if (mm && io_write_mm_head(o, m->rows, m->cols, m->nnz, e)) return e->code;
     double per_row = m->rows ? 30.0 * (double)m->nnz / (double)m->rows + 1 : 1;
     return io_write_rows(o, m, per_row, chunk_bytes, fmt_ijv, NULL, e);
+}
+
+int io_write_mm_head(IoOut *o, int64_t rows, int64_t cols, int64_t nnz, BrErr *e)
+{
+    char head[160];
+    int n = snprintf(head, sizeof head, "%%%%MatrixMarket matrix coordinate real general\n%lld %lld %lld\n",
+                     (long long)rows, (long long)cols, (long long)nnz);
+    return io_out_write(o, head, (size_t)n, e) ? e->code : 0;
 }
 
 int io_write_text_at(IoOut *o, const MB *m, int64_t row0, BrErr *e)
@@ -500,12 +558,11 @@ int io_write_text_at(IoOut *o, const MB *m, int64_t row0, BrErr *e)
 
 /* ---------- shares of a distributed read (io.h) ---------- */
 
-int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_t cols, int64_t base_line,
-                        IoTriples *out, BrErr *e)
+static int share_parse(const char *path, const IoShare *s, const TParse tp, int64_t base_line, IoTriples *out,
+                       BrErr *e)
 {
     *out = (IoTriples){0};
     IoBuf b = {s->p, s->n, s->n};
-    TParse tp = {rows, cols, false, "the .mtd or read() arguments"};
     int k = 0;
     TRange *t = s->n ? parse_ranges(&b, 0, base_line, &tp, false, 0, path, &k, e) : NULL;
     if (s->n && !t) return e->code;
@@ -530,6 +587,19 @@ int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_
     }
     tr_free(t, k);
     return 0;
+}
+
+int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_t cols, int64_t base_line,
+                        IoTriples *out, BrErr *e)
+{
+    return share_parse(path, s, (TParse){rows, cols, false, "the .mtd or read() arguments"}, base_line, out, e);
+}
+
+int io_mm_share_parse(const char *path, const IoShare *s, const IoMmHead *h, int64_t base_line, IoTriples *out,
+                      BrErr *e)
+{
+    return share_parse(path, s, (TParse){h->rows, h->cols, h->pattern, "the Matrix Market size line"}, base_line, out,
+                       e);
 }
 
 void io_triples_free(IoTriples *t)

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,14 @@ static bool apply_key(BraidConfig *c, const char *key, const char *v, char *unkn
         return true;
     }
     if (!strcmp(key, "sysds.dist.piggyback")) return parse_bool(v, &c->piggyback);
+    if (!strcmp(key, "sysds.dist.netrate")) {   /* braid: bytes/s between ranks, 0 = measured */
+        char *end;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (end == v || *end || errno || !(d >= 0) || isinf(d)) return false;
+        c->net_rate = d;
+        return true;
+    }
     if (!strcmp(key, "sysds.compressed.linalg")) {   /* true, false or auto */
         if (!strcasecmp(v, "auto")) { c->cla = 2; return true; }
         if (!parse_bool(v, &b)) return false;

@@ -29,6 +29,9 @@ typedef struct BraidConfig {
     bool piggyback;             /* sysds.dist.piggyback (braid): reduce
                                    operators over shared partitions as
                                    one job (default true) */
+    double net_rate;            /* sysds.dist.netrate (braid): bytes/s
+                                   between ranks for the cost model; 0
+                                   (default): measured at startup */
 } BraidConfig;
 
 void config_defaults(BraidConfig *c);

@@ -149,33 +149,95 @@ static int fused_local(void *ctx, int nin, Value *args, Value *out, BrErr *e)
     return cg_exec(x->cg, x->op, NULL, nin, args, out, e);
 }
 
+/* A fused instruction made ready for a distributed run: its
+ * description (the plan packed, rank 0's own runner) and operands. Not
+ * moved once prepared (d.ctx points into it). */
+typedef struct FusedPrep {
+    DistFused d;
+    FusedCtx ctx;
+    Value **args, *vals, none;
+    bool *part;
+} FusedPrep;
+
+static void fused_unprep(FusedPrep *fp)
+{
+    free(fp->d.plan), free(fp->args), free(fp->vals), free(fp->part);
+}
+
+/* 0: prepared; DIST_LOCAL: it does not split by rows; -1: error. */
+static int fused_prep(Rt *rt, const Instr *in, Value *regs, FusedPrep *fp, BrErr *e)
+{
+    CgContext *cg = rt->prog->cg;
+    *fp = (FusedPrep){.none = val_none()};
+    if (!cg || !in->fused || in->nin < 1) return DIST_LOCAL;
+    fp->args = malloc((size_t)in->nin * sizeof *fp->args);
+    fp->vals = malloc((size_t)in->nin * sizeof *fp->vals);
+    fp->part = malloc((size_t)in->nin);
+    if (!fp->args || !fp->vals || !fp->part) return br_err(e, BR_ENOMEM, "out of memory");
+    for (int k = 0; k < in->nin; k++) {
+        fp->args[k] = in->in[k] >= 0 ? &regs[in->in[k]] : &fp->none;
+        fp->vals[k] = *fp->args[k];
+    }
+    if (!cg_dist_describe(in->fused, in->nin, fp->vals, fp->part, &fp->d)) return DIST_LOCAL;
+    cg_op_compiled(cg, in->fused);
+    fp->ctx = (FusedCtx){cg, in->fused};
+    fp->d.local = fused_local, fp->d.ctx = &fp->ctx;
+    if (!(fp->d.plan = cg_plan_pack(in->fused, &fp->d.plen))) return br_err(e, BR_ENOMEM, "out of memory");
+    return 0;
+}
+
 /* A fused operator over distributed (or over-budget) operands: every
  * rank runs it over its rows; DIST_LOCAL when it does not split by rows
  * (then its operands are collected and it runs here). */
 static int fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
 {
-    CgContext *cg = rt->prog->cg;
-    if (!cg || !in->fused || in->nin < 1) return DIST_LOCAL;
-    Value none = val_none();
-    Value **args = malloc((size_t)in->nin * sizeof *args), *vals = malloc((size_t)in->nin * sizeof *vals);
-    bool *part = malloc((size_t)in->nin);
-    int rc = DIST_LOCAL;
-    if (!args || !vals || !part) { rc = br_err(e, BR_ENOMEM, "out of memory"); goto done; }
-    for (int k = 0; k < in->nin; k++) {
-        args[k] = in->in[k] >= 0 ? &regs[in->in[k]] : &none;
-        vals[k] = *args[k];
-    }
-    DistFused d;
-    if (!cg_dist_describe(in->fused, in->nin, vals, part, &d)) goto done;
-    cg_op_compiled(cg, in->fused);
-    FusedCtx ctx = {cg, in->fused};
-    d.local = fused_local, d.ctx = &ctx;
-    if (!(d.plan = cg_plan_pack(in->fused, &d.plen))) { rc = br_err(e, BR_ENOMEM, "out of memory"); goto done; }
-    rc = dist_fused(&d, args, in->nin, &regs[in->out], e);
-    free(d.plan);
-done:
-    free(args), free(vals), free(part);
+    FusedPrep fp;
+    int rc = fused_prep(rt, in, regs, &fp, e);
+    if (!rc) rc = dist_fused(&fp.d, fp.args, in->nin, &regs[in->out], e);
+    fused_unprep(&fp);
     return rc;
+}
+
+/* The partitions a fused reduce operator that may be piggybacked runs
+ * over (its main input's), 0 if none. */
+static int64_t fused_reduce_over(const Instr *in, const Value *regs)
+{
+    int m = in->kind == I_FUSED && in->fused ? cg_dist_reduce_main(in->fused) : -1;
+    if (m < 0 || m >= in->nin || in->in[m] < 0 || regs[in->in[m]].kind != V_DIST) return 0;
+    return regs[in->in[m]].dm->id;
+}
+
+/* Piggybacking of fused reduce operators (seed 002 section 3.4 with
+ * seed 000's distributed fused operators): a fused reduce over a
+ * distributed main input and the later ones of the block over the same
+ * partitions whose inputs are ready run as one job (one agreement, one
+ * reduction per combine operator); the later ones find their results in
+ * place. 1: done as a group, 0: no group, -1: error. */
+#define MAX_FGROUP 8
+static int fused_group(Rt *rt, const Code *c, const Instr *in, Value *regs, BrErr *e)
+{
+    int64_t id = dist_piggyback() ? fused_reduce_over(in, regs) : 0;
+    if (!id) return 0;
+    int me = (int)(in - c->ins), members[MAX_FGROUP] = {me}, n = 1;
+    for (int j = me + 1; j < c->n && n < MAX_FGROUP; j++) {
+        const Instr *x = &c->ins[j];
+        bool ready = true;
+        for (int k = 0; k < x->nin; k++) ready &= x->in[k] < me;
+        if (ready && regs[x->out].kind == V_NONE && fused_reduce_over(x, regs) == id) members[n++] = j;
+    }
+    if (n < 2) return 0;
+    FusedPrep fp[MAX_FGROUP];
+    const DistFused *fs[MAX_FGROUP];
+    Value **as[MAX_FGROUP], *outs[MAX_FGROUP];
+    int rc = 0, k = 0;
+    for (; k < n && !rc; k++) {
+        const Instr *x = &c->ins[members[k]];
+        rc = fused_prep(rt, x, regs, &fp[k], e);
+        fs[k] = &fp[k].d, as[k] = fp[k].args, outs[k] = &regs[x->out];
+    }
+    if (!rc) rc = dist_fused_group(fs, as, outs, n, e);
+    for (int i = 0; i < k; i++) fused_unprep(&fp[i]);
+    return rc < 0 ? -1 : rc == 0 ? 1 : 0;
 }
 
 static CgOptions g_wopt;
@@ -271,11 +333,14 @@ static int slice_or_bind(const Instr *in, Value *regs, BrErr *e)
         Value *src = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
         return dist_lix(&regs[in->in[0]], src, r, &regs[in->out], e);
     }
-    if (in->kind == I_BUILTIN && in->bi == BI_TABLE && in->nin == 4) {
+    if (in->kind == I_BUILTIN && in->bi == BI_TABLE && (in->nin == 4 || in->nin == 2)) {
         Value *a = in->in[0] >= 0 ? &regs[in->in[0]] : &none, *b = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
+        if (in->nin == 2) return dist_table(a, b, -1, -1, &regs[in->out], e);   /* dimensions found first */
         const Value *o1 = in->in[2] >= 0 ? &regs[in->in[2]] : &none, *o2 = in->in[3] >= 0 ? &regs[in->in[3]] : &none;
         if (!val_is_numeric(o1) || !val_is_numeric(o2)) return DIST_LOCAL;
-        return dist_table(a, b, (int64_t)val_as_double(o1), (int64_t)val_as_double(o2), &regs[in->out], e);
+        int64_t d1 = (int64_t)val_as_double(o1), d2 = (int64_t)val_as_double(o2);
+        if (d1 < 0 || d2 < 0) return DIST_LOCAL;
+        return dist_table(a, b, d1, d2, &regs[in->out], e);
     }
     if (in->kind == I_BUILTIN && (in->bi == BI_CBIND || in->bi == BI_RBIND) && in->nin >= 2 && in->nin <= 3) {
         Value *v[3];
@@ -336,6 +401,17 @@ static int64_t reduce_over(const Instr *in, const Value *regs)
     return regs[in->in[0]].dm->id;
 }
 
+/* The register whose partitions a reduce operator that piggybacks runs
+ * over (a fused one's main input), -1 if it is not one. */
+static int group_reg(const Instr *x)
+{
+    if (x->kind == I_FUSED) {
+        int m = x->fused ? cg_dist_reduce_main(x->fused) : -1;
+        return m >= 0 && m < x->nin ? x->in[m] : -1;
+    }
+    return reduce_kind(x) ? x->in[0] : -1;
+}
+
 int rt_dist_group(const Code *c, int i)
 {
     if (!dist_piggyback() || i < 0 || i >= c->n) return -1;
@@ -347,12 +423,15 @@ int rt_dist_group(const Code *c, int i)
      * finds ready */
     for (int l = 0; l <= i; l++) {
         const Instr *x = &c->ins[l];
-        if (grp[l] >= 0 || x->exec != EX_DIST || !reduce_kind(x)) continue;
+        int xr = group_reg(x);
+        if (grp[l] >= 0 || x->exec != EX_DIST || xr < 0) continue;
         for (int j = l + 1; j < c->n; j++) {
             const Instr *y = &c->ins[j];
             bool ready = true;
             for (int k = 0; k < y->nin; k++) ready &= y->in[k] < l;
-            if (grp[j] < 0 && ready && y->exec == EX_DIST && reduce_kind(y) && y->in[0] == x->in[0]) grp[j] = grp[l] = l;
+            if (grp[j] < 0 && ready && y->exec == EX_DIST && (y->kind == I_FUSED) == (x->kind == I_FUSED) &&
+                group_reg(y) == xr)
+                grp[j] = grp[l] = l;
         }
     }
     int g = grp[i];
@@ -391,8 +470,8 @@ static int piggyback(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *re
 int rt_dist_step(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
     /* run earlier in a piggybacked job */
-    if ((in->kind == I_AGG || in->kind == I_MATMUL) && regs[in->out].kind != V_NONE) return 1;
-    int pg = piggyback(rt, c, f, in, regs, e);
+    if ((in->kind == I_AGG || in->kind == I_MATMUL || in->kind == I_FUSED) && regs[in->out].kind != V_NONE) return 1;
+    int pg = in->kind == I_FUSED ? fused_group(rt, c, in, regs, e) : piggyback(rt, c, f, in, regs, e);
     if (pg) return pg;
     if (in->exec == EX_DIST || reads_dist(in, regs)) {
         int rc = dist_instr(rt, c, f, in, regs, e);

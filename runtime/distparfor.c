@@ -232,20 +232,57 @@ static int local_task(const char *payload, size_t n, char **res, size_t *rlen, B
     return rc;
 }
 
-/* The frame as a task payload; DIST_LOCAL when a variable is of a kind
- * a task does not carry. Distributed matrices are collected first. */
-static int payload(Frame *f, const TaskHead *h, StrBuf *b, BrErr *e)
+/* Variable i of the frame into the payload (a distributed matrix
+ * collected first); DIST_LOCAL for a kind a task does not carry. */
+static int put_var(Frame *f, int i, StrBuf *b, BrErr *e)
 {
+    Value *v = &f->vars.vals[i];
+    if (v->kind == V_DIST && dist_collect(v, e)) return -1;
+    put_name(b, f->vars.keys[i]);
+    return put_value(b, v) ? 0 : DIST_LOCAL;
+}
+
+/* The variables the blocks of l read (their I_READ instructions, in
+ * predicates and loop headers too; a function called reads only its
+ * arguments, which are read here). */
+static void reads_of(const PBList *l, NameSet *s)
+{
+    for (int i = 0; i < l->n; i++) {
+        const PBlock *b = l->v[i];
+        for (int k = 0; b->code && k < b->code->n; k++)
+            if (b->code->ins[k].kind == I_READ && b->code->ins[k].name) ns_add(s, b->code->ins[k].name);
+        reads_of(&b->body, s);
+        reads_of(&b->els, s);
+    }
+}
+
+/* Does the task carry variable name: one the body reads, or a result
+ * (every rank starts from its value)? */
+static bool shipped(const PBlock *b, const NameSet *reads, const char *name)
+{
+    return ns_has(reads, name) || ns_has(&b->results, name) || ns_has(&b->accums, name);
+}
+
+/* The frame as a task payload: the variables the body reads and the
+ * results, not the rest of the frame; DIST_LOCAL when one is of a kind a
+ * task does not carry. Distributed matrices are collected first. */
+static int payload(Frame *f, const PBlock *lp, const TaskHead *h, StrBuf *b, BrErr *e)
+{
+    NameSet reads = {0};
+    reads_of(&lp->body, &reads);
+    if (reads.oom) { ns_free(&reads); return br_err(e, BR_ENOMEM, "out of memory"); }
     put(b, h, sizeof *h);
     int32_t nv = 0;
-    for (int i = st_next(&f->vars, 0); i >= 0; i = st_next(&f->vars, i + 1)) nv++;
+    for (int i = st_next(&f->vars, 0); i >= 0; i = st_next(&f->vars, i + 1))
+        nv += shipped(lp, &reads, f->vars.keys[i]);
     put(b, &nv, sizeof nv);
-    for (int i = st_next(&f->vars, 0); i >= 0; i = st_next(&f->vars, i + 1)) {
-        Value *v = &f->vars.vals[i];
-        if (v->kind == V_DIST && dist_collect(v, e)) return -1;
-        put_name(b, f->vars.keys[i]);
-        if (!put_value(b, v)) return DIST_LOCAL;
+    int rc = 0;
+    for (int i = st_next(&f->vars, 0); i >= 0 && !rc; i = st_next(&f->vars, i + 1)) {
+        if (!shipped(lp, &reads, f->vars.keys[i])) continue;
+        rc = put_var(f, i, b, e);
     }
+    ns_free(&reads);
+    if (rc) return rc;
     return b->oom ? br_err(e, BR_ENOMEM, "out of memory") : 0;
 }
 
@@ -261,7 +298,7 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
     TaskHead h = {TASK_MAGIC, b->span.line, b->span.col, ints, from, incr, n};
     StrBuf pl = {0};
     dist_set_context("parfor", b->span.line);
-    int rc = payload(f, &h, &pl, &e);
+    int rc = payload(f, b, &h, &pl, &e);
     if (rc) { free(pl.s); return rc == DIST_LOCAL ? DIST_LOCAL : rt_fail(rt, b->span, e.code, "%s", e.msg); }
     int np = dist_size();
     char **res = calloc((size_t)np, sizeof *res);
