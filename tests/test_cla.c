@@ -394,6 +394,68 @@ static void b_colfull(const double *const *P, const int64_t *S, const double *sc
         }
 }
 
+/* In-loop full aggregates with the generated code's ABI (SpCellAggFn):
+ * the q-th cell of a row (b_colfull_fa) or of the call (b_flat_fa) into
+ * lane q % SPOOF_AL of each output; the aggregates are the op's, set in
+ * fa_agg before the call (the bodies only read them). */
+static int fa_agg[SPOOF_MAXOUT];
+
+static void fa_lane(double *acc, int t, int64_t q, double v)
+{
+    double *s = acc + 2 * SPOOF_AL * t, *c = s + SPOOF_AL;
+    int l = (int)(q % SPOOF_AL);
+    if (fa_agg[t] == SPA_MIN) s[l] = (v < s[l] || v != v) ? v : s[l];
+    else if (fa_agg[t] == SPA_MAX) s[l] = (v > s[l] || v != v) ? v : s[l];
+    else {
+        double y = (fa_agg[t] == SPA_SUMSQ ? v * v : v) + c[l], u = s[l] + y;
+        c[l] = y - (u - s[l]);
+        s[l] = u;
+    }
+}
+
+static void b_colfull_fa(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1,
+                         int64_t n, double *acc)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double v = P[0][i * S[0] + j] * P[1][i] + P[2][i * S[2] + j];
+            fa_lane(acc, 0, j, v);
+            if (sc[3] == 1) fa_lane(acc, 1, j, v * v);
+        }
+}
+
+/* x * s + y over full inputs only (flat cells): inputs x, y, s, and a
+ * scalar flag for the second output (its square) */
+static void b_flat(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1,
+                   int64_t j0, int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++) {
+            double v = P[0][i * S[0] + j] * sc[2] + P[1][i * S[1] + j];
+            out[0][(i - r0) * ldo + j - j0] = v;
+            if (sc[3] == 1) out[1][(i - r0) * ldo + j - j0] = v * v;
+        }
+}
+
+static void b_flat_ff(const double *const *P, const double *sc, int64_t c0, int64_t c1, double *const *out)
+{
+    for (int64_t c = c0; c < c1; c++) {
+        double v = P[0][c] * sc[2] + P[1][c];
+        out[0][c - c0] = v;
+        if (sc[3] == 1) out[1][c - c0] = v * v;
+    }
+}
+
+static void b_flat_fa(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t n,
+                      double *acc)
+{
+    for (int64_t c = r0; c < r1; c++) {
+        double v = P[0][c] * sc[2] + P[1][c];
+        fa_lane(acc, 0, c - r0, v);
+        if (sc[3] == 1) fa_lane(acc, 1, c - r0, v * v);
+    }
+}
+
 /* sparse-safe x * y over the non-zeros of a sparse main x (input 0) */
 static void s_mul(const double *const *P, const int64_t *S, const double *sc, int64_t i, const int32_t *ci,
                   const double *av, int64_t nz, double *const *out)
@@ -452,6 +514,31 @@ static void check_cell_rows(const char *what, const MB *x, const MB *cx)
                     for (int r = 0; r < nout; r++) op.agg[r] = dir == SPD_NONE ? SPA_NONE : aggs[(a + r) % 5];
                     T_CHECK(!k_spoof_cell_cla_ok(&op), "%s: column vector: not per distinct value", what);
                     cell_pair(what, side ? "x*c+x" : "x*c+y", op, md);
+                    if (dir != SPD_FULL) continue;
+                    memcpy(fa_agg, op.agg, sizeof fa_agg);
+                    op.fa = b_colfull_fa;   /* in the loop (rows of at least SPOOF_AL columns) */
+                    cell_pair(what, side ? "x*c+x in-loop" : "x*c+y in-loop", op, md);
+                }
+        }
+    }
+    /* a plan without vectors (flat cells over window blocks), with and
+     * without in-loop aggregates; the side input ordinary or compressed */
+    for (int side = 0; side < 2; side++) {
+        const MB *ms[4] = {cx, side ? cx : y, NULL, NULL}, *md[4] = {d, side ? d : y, NULL, NULL};
+        int mode[4] = {SPM_FULL, SPM_FULL, SPM_SCALAR, SPM_SCALAR};
+        for (int nout = 1; nout <= 2; nout++) {
+            double sc[4] = {0, 0, 1.5, nout == 2};
+            for (int dir = SPD_NONE; dir <= SPD_FULL; dir++)
+                for (int a = 0; a < 5; a++) {
+                    if ((dir == SPD_NONE && a > 0) || (nout > 1 && dir != SPD_FULL)) continue;
+                    SpoofCell op = {.in = {4, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0,
+                                    .dir = dir, .nout = nout, .fd = b_flat, .ff = b_flat_ff};
+                    for (int r = 0; r < nout; r++) op.agg[r] = dir == SPD_NONE ? SPA_NONE : aggs[(a + r) % 5];
+                    cell_pair(what, side ? "x*s+x flat" : "x*s+y flat", op, md);
+                    if (dir != SPD_FULL) continue;
+                    memcpy(fa_agg, op.agg, sizeof fa_agg);
+                    op.fa = b_flat_fa;
+                    cell_pair(what, side ? "x*s+x flat in-loop" : "x*s+y flat in-loop", op, md);
                 }
         }
     }
@@ -666,6 +753,35 @@ static void run_spec(const Spec *s)
     br_set_threads(0);
 }
 
+/* Per-cell Cell/MAgg over window blocks of wider matrices: rows of at
+ * least SPOOF_AL columns (in-loop aggregates by rows) and rows wider
+ * than a call's chunk of cells (column chunks of one row), with 1 and 2
+ * threads. */
+static void check_cell_wide(void)
+{
+    Spec wide[] = {
+        {"wide40", 700, 40, 5, 0.3, 1, true, 0.01, false},
+        {"wide2100", 12, 2100, 3, 0.5, 1, false, 0, false},
+    };
+    for (size_t k = 0; k < sizeof wide / sizeof *wide; k++) {
+        MB *x = gen(&wide[k]);
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            BrErr e = {0};
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            MB *cx = cla_compress(x, &o, &e);
+            T_CHECK(cx && mb_is_cmb(cx), "%s: compressed (%s)", wide[k].name, e.msg);
+            char what[64];
+            snprintf(what, sizeof what, "%s th %d", wide[k].name, th);
+            if (cx && mb_is_cmb(cx)) check_cell_rows(what, x, cx);
+            mb_release(cx);
+        }
+        mb_release(x);
+    }
+    br_set_threads(0);
+}
+
 /* The size-chosen encodings: low cardinality -> DDC, sparse -> OLE, long
  * runs -> RLE, noise -> uncompressed (and not compressed unless forced). */
 static void check_choice(void)
@@ -758,6 +874,7 @@ int main(void)
         {"onecol", 1, 1, 2, 0.0, 1, false, 0, false},
     };
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k]);
+    check_cell_wide();
     check_choice();
     return t_done("test_cla");
 }
