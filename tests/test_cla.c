@@ -616,11 +616,11 @@ static void check_outer(const char *what, const MB *x, const MB *cx)
     int64_t n = x->rows, m = x->cols, r = 3, k = 2;
     MB *d = cmb_decompress(cx, &e), *U = rnd(n, r), *V = rnd(m, r), *X = rnd(n, m);
     MB *Zl = rnd(m, k), *Zr = rnd(n, k);
-    int vars[] = {SPO_NO_AGG, SPO_FULL_AGG, SPO_LEFT, SPO_RIGHT};
+    int vars[] = {SPO_NO_AGG, SPO_FULL_AGG, SPO_LEFT, SPO_RIGHT, SPO_RIGHT_T};
     for (size_t q = 0; q < sizeof vars / sizeof *vars; q++)
         for (int side = 0; side < 2; side++) {
             int var = vars[q];
-            const MB *Z = var == SPO_RIGHT ? Zr : Zl;
+            const MB *Z = var == SPO_RIGHT || var == SPO_RIGHT_T ? Zr : Zl;
             /* the side input X: ordinary, or compressed (W itself) */
             const MB *ms[6] = {cx, U, V, side ? cx : X, Z, NULL}, *md[6] = {d, U, V, side ? d : X, Z, NULL};
             int mode[6] = {SPM_FULL, SPM_MAT, SPM_MAT, SPM_FULL, SPM_MAT, SPM_SCALAR};
@@ -756,7 +756,8 @@ static void run_spec(const Spec *s)
 /* Per-cell Cell/MAgg over window blocks of wider matrices: rows of at
  * least SPOOF_AL columns (in-loop aggregates by rows) and rows wider
  * than a call's chunk of cells (column chunks of one row), with 1 and 2
- * threads. */
+ * threads; Outer over them (windows of a few rows, columns of W in
+ * parallel). */
 static void check_cell_wide(void)
 {
     Spec wide[] = {
@@ -775,6 +776,7 @@ static void check_cell_wide(void)
             char what[64];
             snprintf(what, sizeof what, "%s th %d", wide[k].name, th);
             if (cx && mb_is_cmb(cx)) check_cell_rows(what, x, cx);
+            if (cx && mb_is_cmb(cx)) check_outer(what, x, cx);
             mb_release(cx);
         }
         mb_release(x);
