@@ -33,6 +33,8 @@ typedef struct IoMeta {
     int header;           /* csv: -1 unset, 0 or 1 */
     char sep[8];          /* csv separator, valid when has_sep */
     bool has_sep;
+    int64_t cbytes;       /* binary: a compressed block's bytes in memory
+                             ("compressed_bytes"; braid's), -1 unknown */
 } IoMeta;
 
 /* Sets every field of m to "unknown". */

@@ -26,6 +26,8 @@ typedef struct VInfo {
     ValueType vt;
     int64_t rows, cols;
     int64_t nnz;     /* non-zeros of a matrix, -1 unknown */
+    double cbytes;   /* a matrix known compressed at compile time (read
+                        from a compressed binary file): its bytes; 0 */
     Value cval;      /* known constant scalar (int/double/bool) or V_NONE */
 } VInfo;
 
@@ -50,6 +52,7 @@ static void vm_set(VMap *m, const char *name, DataType dt, ValueType vt, int64_t
     }
     vi->dt = dt; vi->vt = vt; vi->rows = r; vi->cols = c;
     vi->nnz = -1;
+    vi->cbytes = 0;
     vi->cval = val_none();
 }
 
@@ -74,7 +77,7 @@ static void vm_merge(VMap *into, const VMap *other)
         VInfo *t = vm_get(into, o->name);
         if (!t) {
             vm_set(into, o->name, o->dt, o->vt, o->rows, o->cols);
-            if ((t = vm_get(into, o->name))) t->nnz = o->nnz;
+            if ((t = vm_get(into, o->name))) { t->nnz = o->nnz; t->cbytes = o->cbytes; }
             continue;
         }
         if (t->dt != o->dt) t->dt = DT_ANY;
@@ -82,6 +85,7 @@ static void vm_merge(VMap *into, const VMap *other)
         if (t->rows != o->rows) t->rows = -1;
         if (t->cols != o->cols) t->cols = -1;
         if (t->nnz != o->nnz || t->rows < 0 || t->cols < 0) t->nnz = -1;
+        if (t->cbytes != o->cbytes) t->cbytes = 0;
         if (t->cval.kind != o->cval.kind || val_as_double(&t->cval) != val_as_double(&o->cval))
             t->cval = val_none();
     }
@@ -160,6 +164,7 @@ static Hop *lookup(BCtx *c, const char *name, Span sp)
     if (vi) { h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; h->nnz = vi->nnz; }
     else { h->dt = DT_ANY; h->vt = VT_UNKNOWN; }
     hop_infer(h);
+    if (vi && h->dt == DT_MATRIX) h->cbytes = vi->cbytes;   /* codegen's costs (cost.c) */
     hop_add_read(d, name);
     return h;
 }
@@ -172,6 +177,7 @@ static void bind(BCtx *c, const char *name, Hop *h)
     VInfo *vi = vm_get(&c->vars, name);
     if (!vi) return;   /* out of memory: c->vars.oom is set */
     if (h->dt == DT_MATRIX) vi->nnz = h->nnz;
+    if (h->dt == DT_MATRIX) vi->cbytes = h->cbytes;
     if (h->kind == H_LIT && val_is_numeric(&h->lit)) vi->cval = h->lit;
 }
 
@@ -560,7 +566,9 @@ static bool mtd_trusted(BCtx *c, const char *path)
 }
 
 /* read(path) of a matrix whose .mtd gives its size: known rows, cols
- * and non-zeros from compile time on. */
+ * and non-zeros from compile time on; a compressed block in braid's
+ * binary format (the .mtd's compressed_bytes) is read compressed, and
+ * codegen's costs see its bytes from the first compilation on. */
 static void mtd_sizes(BCtx *c, Hop *h)
 {
     Hop *f = h->in[0];
@@ -582,6 +590,7 @@ static void mtd_sizes(BCtx *c, Hop *h)
     h->cols = m.cols;
     h->nnz = m.nnz >= 0 && (double)m.nnz <= (double)m.rows * (double)m.cols ? m.nnz : -1;
     hop_infer(h);   /* memory estimates from the sizes */
+    if (m.cbytes > 0 && !strcmp(m.format, "binary")) h->cbytes = (double)m.cbytes;
 }
 
 /* A builtin call: the operator it lowers to, else a generic builtin HOP
@@ -1053,7 +1062,7 @@ static void forget_values(BCtx *c, const NameSet *s)
 {
     for (int i = 0; i < s->n; i++) {
         VInfo *vi = vm_get(&c->vars, s->v[i]);
-        if (vi) { vi->cval = val_none(); vi->nnz = -1; }
+        if (vi) { vi->cval = val_none(); vi->nnz = -1; vi->cbytes = 0; }
     }
 }
 
@@ -1061,7 +1070,7 @@ static void forget(BCtx *c, const NameSet *s)
 {
     for (int i = 0; i < s->n; i++) {
         VInfo *vi = vm_get(&c->vars, s->v[i]);
-        if (vi) { vi->rows = -1; vi->cols = -1; vi->nnz = -1; vi->cval = val_none(); }
+        if (vi) { vi->rows = -1; vi->cols = -1; vi->nnz = -1; vi->cbytes = 0; vi->cval = val_none(); }
     }
 }
 

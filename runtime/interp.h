@@ -9,6 +9,7 @@
 
 #include "program.h"
 #include "../kernels/apply.h"
+#include "../kernels/cla.h"
 #include "symtab.h"
 
 typedef struct RtOptions {
@@ -43,6 +44,7 @@ typedef struct Rt {
     int64_t rc_hit_ns;
     int32_t *rc_samples;      /* recompile times (us) of the first 65536 */
     int nrc_samples;
+    ClaStats cla;             /* -stats of compressed linear algebra (this run's) */
 } Rt;
 
 typedef struct Frame {

@@ -11,8 +11,13 @@
 #include "kernels/mm.h"
 #include "kernels/reorg.h"
 #include "kernels/spoof.h"
+#include "hops/hop.h"
+#include "lang/load.h"
+#include "plan/build.h"
+#include "plan/program.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -784,6 +789,187 @@ static void check_cell_wide(void)
     br_set_threads(0);
 }
 
+/* Extraction through the direct code tables (ClaPlanOpts.lut) gives the
+ * same compressed block as hashing every row: integer categorical
+ * columns (single and co-coded), with values the sample cannot have
+ * seen (one row each: outside the sampled range, a fraction, NaN, -0),
+ * a column of non-integers (no table), dense and sparse blocks, 1 and 2
+ * threads, sizes chosen and forced. */
+static void same_blocks(const char *what, const MB *a, const MB *b)
+{
+    bool same = a && b && mb_is_cmb(a) && mb_is_cmb(b) && a->cmb->ngroups == b->cmb->ngroups;
+    for (int g = 0; same && g < a->cmb->ngroups; g++) {
+        const ClaGroup *p = a->cmb->groups[g], *q = b->cmb->groups[g];
+        same = p->enc == q->enc && p->ncols == q->ncols && p->ndict == q->ndict &&
+               !memcmp(p->cols, q->cols, (size_t)p->ncols * sizeof(int32_t));
+        if (same && p->enc != CLA_UNC)
+            same = !memcmp(p->dict, q->dict, (size_t)p->ndict * (size_t)p->ncols * sizeof(double)) &&
+                   !memcmp(p->counts, q->counts, (size_t)p->ndict * sizeof(int64_t));
+    }
+    T_CHECK(same, "%s: table and hash give the same groups", what);
+    BrErr e = {0};
+    MB *da = same ? cmb_decompress(a, &e) : NULL, *db = same ? cmb_decompress(b, &e) : NULL;
+    if (same) T_MB_EQ(da, db, 0, "%s: table and hash give the same values", what);
+    mb_release(da);
+    mb_release(db);
+}
+
+static void check_lut(void)
+{
+    BrErr e = {0};
+    int64_t n = 30000, m = 6;
+    MB *x = mb_dense(n, m, &e);
+    for (int64_t i = 0; i < n; i++) {
+        x->d[i * m + 0] = (double)(int)(urand() * 7);          /* 0..6 */
+        x->d[i * m + 1] = urand() < 0.8 ? 0 : 3 + (double)(int)(urand() * 40);
+        x->d[i * m + 2] = 2 * x->d[i * m + 0] - 5;                  /* correlated with column 0 */
+        x->d[i * m + 3] = 1000 + (double)(int)(urand() * 300);
+        x->d[i * m + 4] = 0.25 * (double)(int)(urand() * 5);       /* not integers: no table */
+        x->d[i * m + 5] = (double)(i / 500);                        /* runs */
+    }
+    /* single rows the sample cannot vouch for */
+    x->d[17 * m + 0] = 100;
+    x->d[4242 * m + 0] = 2.5;
+    x->d[777 * m + 3] = NAN;
+    x->d[9999 * m + 1] = -0.0;
+    x->d[12345 * m + 3] = -7;
+    mb_recount_nnz(x);
+    MB *sx = mb_to_sparse(x, &e);
+    const MB *src[2] = {x, sx};
+    for (int sp = 0; sp < 2; sp++)
+        for (int th = 1; th <= 2; th++)
+            for (int force = 0; force < 2; force++) {
+                br_set_threads(th);
+                ClaPlanOpts o = cla_plan_defaults();
+                o.force = force;
+                MB *a = cla_compress(src[sp], &o, &e);
+                o.lut = false;
+                MB *b = cla_compress(src[sp], &o, &e);
+                char what[64];
+                snprintf(what, sizeof what, "lut %s th %d force %d", sp ? "sparse" : "dense", th, force);
+                same_blocks(what, a, b);
+                mb_release(a);
+                mb_release(b);
+            }
+    br_set_threads(0);
+    mb_release(sx);
+    mb_release(x);
+}
+
+/* -stats counters per run: two threads, each with its own ClaStats bound
+ * (as two runs in one process), compress and operate concurrently; each
+ * counts only its own work, and an unbound thread counts into neither. */
+typedef struct StatJob { ClaStats st; const MB *x; int reps; } StatJob;
+
+static void *stat_job(void *arg)
+{
+    StatJob *j = arg;
+    ClaStats *prev = cla_stats_bind(&j->st);
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    for (int r = 0; r < j->reps; r++) {
+        BrErr e = {0};
+        MB *c = cla_compress(j->x, &o, &e);
+        MB *a = c ? cla_agg(OP_SUM, DIR_FULL, c, &e) : NULL;
+        mb_release(a);
+        mb_release(c);
+    }
+    cla_stats_bind(prev);
+    return NULL;
+}
+
+static void check_stats_bind(void)
+{
+    Spec sp = {"stats", 2000, 3, 4, 0.2, 1, false, 0, false};
+    MB *x = gen(&sp);
+    StatJob j[2] = {{.x = x, .reps = 1}, {.x = x, .reps = 3}};
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++) {
+        cla_stats_init(&j[k].st);
+        pthread_create(&t[k], NULL, stat_job, &j[k]);
+    }
+    for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
+    StatJob unbound = {.x = x, .reps = 2};
+    ClaStats *prev = cla_stats_bind(NULL);
+    for (int r = 0; r < unbound.reps; r++) {
+        BrErr e = {0};
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        mb_release(cla_compress(x, &o, &e));
+    }
+    cla_stats_bind(prev);
+    for (int k = 0; k < 2; k++) {
+        T_CHECK(j[k].st.n == j[k].reps, "stats run %d: %lld compressions, want %d", k, (long long)j[k].st.n,
+                j[k].reps);
+        T_CHECK(j[k].st.opname[0] && !strcmp(j[k].st.opname[0], "uagg") && j[k].st.opcount[0] == j[k].reps,
+                "stats run %d: its aggregates counted", k);
+        cla_stats_destroy(&j[k].st);
+    }
+    mb_release(x);
+}
+
+/* Compile-time compressed sizes: a compressed block written in the
+ * binary format records its bytes in the .mtd (compressed_bytes); a
+ * script that reads it compiles with those bytes on the read and on the
+ * variable's reads in later blocks (codegen's costs, codegen/cost.c),
+ * before any recompilation. An ordinary block records none. */
+static int cbytes_hops(const PBList *l, double want)
+{
+    int found = 0;
+    for (int b = 0; b < l->n; b++) {
+        const PBlock *pb = l->v[b];
+        const HopDag *d = pb->dag;
+        for (int i = 0; d && i < d->n; i++) {
+            const Hop *h = d->hops[i];
+            bool rd = (h->kind == H_BUILTIN && h->bi == BI_READ) || (h->kind == H_TREAD && !strcmp(h->name, "X"));
+            if (rd && h->dt == DT_MATRIX) found += h->cbytes == want ? 1 : -1000;
+        }
+        found += cbytes_hops(&pb->body, want) + cbytes_hops(&pb->els, want);
+    }
+    return found;
+}
+
+static void check_compile_cbytes(void)
+{
+    Spec sp = {"cbytes", 3000, 5, 4, 0.2, 1, false, 0, false};
+    MB *x = gen(&sp);
+    BrErr e = {0};
+    ClaPlanOpts o = cla_plan_defaults();
+    MB *cx = cla_compress(x, &o, &e);
+    T_CHECK(cx && mb_is_cmb(cx), "cbytes: compressed");
+    char path[256], src[1024];
+    snprintf(path, sizeof path, "/tmp/braid_test_cla_cb_%d.bin", (int)getpid());
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "binary";
+    for (int comp = 1; comp >= 0 && cx; comp--) {
+        T_CHECK(io_write_matrix(path, comp ? cx : x, &wo, &e) == 0, "cbytes: written (%s)", e.msg);
+        IoMeta m;
+        bool found = false;
+        io_read_mtd(path, &m, &found, &e);
+        double want = comp ? (double)mb_bytes(cx) : 0;
+        T_CHECK(found && (comp ? m.cbytes == (int64_t)want : m.cbytes < 0), "cbytes: .mtd compressed_bytes %lld",
+                (long long)m.cbytes);
+        snprintf(src, sizeof src, "X = read(\"%s\")\nfor (i in 1:2) {\n  s = sum(X^2)\n  print(s)\n}\n", path);
+        Diag *d = diag_new();
+        LangOptions lo = {0};
+        Program *ast = lang_load_string(src, "<test>", &lo, d);
+        RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, NULL) : NULL;
+        T_CHECK(p != NULL, "cbytes: compiled");
+        /* the read and the loop's read of X (at least 2), each with the bytes */
+        if (p) T_CHECK(cbytes_hops(&p->main, want) >= 2, "cbytes %s: reads see %.0f bytes", comp ? "on" : "off", want);
+        if (p) plan_program_free(p);
+        lang_program_free(ast);
+        diag_free(d);
+    }
+    unlink(path);
+    char mtd[300];
+    snprintf(mtd, sizeof mtd, "%s.mtd", path);
+    unlink(mtd);
+    mb_release(cx);
+    mb_release(x);
+}
+
 /* The size-chosen encodings: low cardinality -> DDC, sparse -> OLE, long
  * runs -> RLE, noise -> uncompressed (and not compressed unless forced). */
 static void check_choice(void)
@@ -877,6 +1063,9 @@ int main(void)
     };
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k]);
     check_cell_wide();
+    check_lut();
+    check_stats_bind();
+    check_compile_cbytes();
     check_choice();
     return t_done("test_cla");
 }
