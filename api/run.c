@@ -56,7 +56,7 @@ static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64
     fprintf(stdout, "Number of threads:\t\t%d\n", br_threads());
     rt_print_stats(rt, stdout, o->stats_top > 0 ? o->stats_top : 10);
     cg_print_stats(rt->prog->cg, stdout);
-    cla_print_stats(stdout);
+    cla_print_stats(&rt->cla, stdout);
     dist_print_stats(stdout);
     gpu_print_stats(stdout);
 }
@@ -199,7 +199,6 @@ static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_
     int64_t t_compiled = br_now_ns();
     explain_program(prog, o->explain);
 
-    cla_stats_reset();
     RtOptions ro = {.out = stdout, .stats = o->stats, .seed = o->seed, .cla = cfg.cla,
                     .explain_recompile = o->explain && !strcmp(o->explain, "recompile_hops")};
     DotFiles *dots = NULL;   /* -explain recompile_dot: the recompiled DAGs as files */

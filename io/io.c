@@ -176,6 +176,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
         return br_err(e, BR_EARG, "write %s: bad csv separator \"%s\"", path, sep);
     IoMeta m;
     io_matrix_meta(&m, fmt, mb->rows, mb->cols, mb->nnz, o);
+    if (mb->cmb) m.cbytes = (int64_t)mb_bytes(mb);   /* compile-time costs of a later read */
     IoOut d;
     int rc = io_out_open(&d, path, e);
     if (rc) return rc;

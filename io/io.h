@@ -35,6 +35,8 @@ typedef struct IoMeta {
     bool has_sep;
     char ind_sep[8];      /* libsvm index:value separator ("indSep") */
     bool has_ind_sep;
+    int64_t cbytes;       /* binary: a compressed block's bytes in memory
+                             ("compressed_bytes"; braid's), -1 unknown */
 } IoMeta;
 
 /* Sets every field of m to "unknown". */

@@ -36,7 +36,7 @@
 
 ClaPlanOpts cla_plan_defaults(void)
 {
-    return (ClaPlanOpts){.force = false, .min_ratio = 1.1, .sample = 0, .cocode = true, .enc = -1};
+    return (ClaPlanOpts){.force = false, .min_ratio = 1.1, .sample = 0, .cocode = true, .enc = -1, .lut = true};
 }
 
 /* ---- column access ---- */
@@ -46,6 +46,17 @@ typedef struct Src {
     const MB *x;
     MB *xt;
 } Src;
+
+/* The transpose of a sparse x as CSR (its rows are x's columns):
+ * k_transpose may give a dense block when x is dense enough. */
+static MB *sparse_t(const MB *x, BrErr *e)
+{
+    MB *t = k_transpose(x, e);
+    if (!t || t->sparse) return t;
+    MB *s = mb_to_sparse(t, e);   /* always CSR */
+    mb_release(t);
+    return s;
+}
 
 /* Column j of x into buf[0..rows). */
 static void fetch_col(const Src *s, int64_t j, double *buf)
@@ -167,6 +178,7 @@ typedef struct Stat {
     int32_t nzrows;    /* sample rows whose tuple is not all zero */
     int32_t zero_id;   /* id of the all-zero tuple or -1 */
     int ncols;
+    double dest;       /* estimated distinct tuples of all rows */
     double est;        /* estimated compressed size */
 } Stat;
 
@@ -175,17 +187,6 @@ typedef struct PCtx {
     int64_t nnz_cells; /* (estimated) non-zero cells of x per column: avg */
     double sparsity;
 } PCtx;
-
-static double est_distinct(const PCtx *c, const Stat *s)
-{
-    if (c->ns >= c->n) return s->nd;
-    double q = (double)c->ns / (double)c->n;
-    double den = 1.0 - (1.0 - q) * (double)s->f1 / (double)c->ns;
-    double d = den > 1e-9 ? (double)s->nd / den : (double)c->n;
-    if (d < s->nd) d = s->nd;
-    if (d > (double)c->n) d = (double)c->n;
-    return d;
-}
 
 /* Estimated uncompressed size of a group of nc columns with the sample's
  * non-zero cell fraction. */
@@ -198,7 +199,7 @@ static double unc_size(const PCtx *c, int nc, double nzfrac)
 /* Estimated compressed size of a group from its sample statistics. */
 static double group_est(const PCtx *c, const Stat *s)
 {
-    double d = est_distinct(c, s);
+    double d = s->dest;
     double dict = 8.0 * s->ncols * d + 8.0 * d;
     double n = (double)c->n;
     double best = INFINITY;
@@ -224,10 +225,18 @@ static bool stat_from_codes(const PCtx *c, Stat *s, const bool *zero, int32_t nd
     s->nd = nd;
     s->f1 = 0;
     s->zero_id = -1;
+    int32_t fmax = 0;
     for (int32_t k = 0; k < nd; k++) {
         if (cnt[k] == 1) s->f1++;
         if (zero[k]) s->zero_id = k;
+        if (cnt[k] > fmax) fmax = cnt[k];
     }
+    /* the frequencies of frequencies for the distinct estimate */
+    int64_t *f = br_calloc((size_t)fmax + 2, sizeof(int64_t));
+    if (!f) { free(cnt); return false; }
+    for (int32_t k = 0; k < nd; k++) f[cnt[k]]++;
+    s->dest = cla_est_distinct(c->n, c->ns, nd, f, fmax);
+    free(f);
     free(cnt);
     s->est = group_est(c, s);
     return true;
@@ -255,6 +264,30 @@ static bool sample_codes(const PCtx *c, const double *v, Stat *s)
     free(zero);
     ts_free(&t);
     return ok;
+}
+
+/* Direct code tables (the extraction's shortcut past the hash): a
+ * column whose sampled values are all integers within LUT_COL of each
+ * other gets its range; a group of such columns whose ranges multiply
+ * to at most LUT_MAX cells (1 MB of codes; and at most twice the rows,
+ * so small blocks do not clear large tables) codes its rows by table. */
+#define LUT_COL 4096
+#define LUT_MAX (1 << 18)
+
+/* The integer range [*lo, *lo + *span) of the sampled values v[0..ns),
+ * or *span = 0 when one is not an integer or the range is too wide. */
+static void int_range(const double *v, int64_t ns, int32_t *lo, int32_t *span)
+{
+    double a = INFINITY, b = -INFINITY;
+    *span = 0;
+    for (int64_t i = 0; i < ns; i++) {
+        if (!(fabs(v[i]) < 1e9) || v[i] != floor(v[i])) return;
+        a = v[i] < a ? v[i] : a;
+        b = v[i] > b ? v[i] : b;
+    }
+    if (ns == 0 || b - a >= LUT_COL) return;
+    *lo = (int32_t)a;
+    *span = (int32_t)(b - a) + 1;
 }
 
 /* The stat of groups a and b merged (codes paired). */
@@ -289,6 +322,8 @@ void cla_plan_free(ClaPlan *p)
 {
     free(p->start);
     free(p->cols);
+    free(p->ilo);
+    free(p->ispan);
     memset(p, 0, sizeof *p);
 }
 
@@ -501,9 +536,11 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     ColOrder *ord = br_malloc(((size_t)m + 1) * sizeof(ColOrder));
     p->start = br_malloc(((size_t)m + 2) * sizeof(int));
     p->cols = br_malloc(((size_t)m + 1) * sizeof(int32_t));
-    MB *xt = x->sparse ? k_transpose(x, e) : NULL;
+    p->ilo = br_calloc((size_t)m + 1, sizeof(int32_t));
+    p->ispan = br_calloc((size_t)m + 1, sizeof(int32_t));
+    MB *xt = x->sparse ? sparse_t(x, e) : NULL;
     int32_t *rowpos = x->sparse ? br_malloc((size_t)n * sizeof(int32_t) + 4) : NULL;
-    bool ok = rows && st && ord && p->start && p->cols && (!x->sparse || (xt && rowpos));
+    bool ok = rows && st && ord && p->start && p->cols && p->ilo && p->ispan && (!x->sparse || (xt && rowpos));
     if (ok && rowpos) {
         memset(rowpos, 0xff, (size_t)n * sizeof(int32_t));
         for (int64_t s = 0; s < c.ns; s++) rowpos[rows[s]] = (int32_t)s;
@@ -523,6 +560,7 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
                 for (int64_t s = 0; s < c.ns; s++) v[s] = x->d[rows[s] * m + j];
             }
             if (!sample_codes(&c, v, &st[j])) ok = false;
+            if (o->lut) int_range(v, c.ns, &p->ilo[j], &p->ispan[j]);
         }
         free(v);
     }
@@ -533,7 +571,7 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
         for (int64_t j = 0; j < m; j++) {
             double nzf = (double)st[j].nzrows / (double)c.ns;
             bool forced = o->enc >= 0 && o->enc != CLA_UNC;   /* tests: every column tries it */
-            if (forced || st[j].est < unc_size(&c, 1, nzf)) ord[nord++] = (ColOrder){(int32_t)j, est_distinct(&c, &st[j])};
+            if (forced || st[j].est < unc_size(&c, 1, nzf)) ord[nord++] = (ColOrder){(int32_t)j, st[j].dest};
             else { unc_cols++; unc_nz += nzf; }
         }
         qsort(ord, (size_t)nord, sizeof *ord, cmp_order);
@@ -588,6 +626,9 @@ typedef struct Ext {
     int64_t zrows;     /* rows of non-zero tuples */
     int64_t pairs;     /* RLE (gap, length) pairs */
     int64_t nnz_cells;
+    int32_t *lut;      /* direct table of integer tuples -> code (-1:
+                          not yet seen), or NULL */
+    int32_t lo[CO_MAXCOLS], span[CO_MAXCOLS];
 } Ext;
 
 /* RLE pairs of a run of len rows gap rows after the previous run's end. */
@@ -637,15 +678,41 @@ static bool ext_stats(Ext *x, int64_t n)
     return true;
 }
 
-/* Starts the extraction of group cols (n rows); false without memory. */
-static bool ext_begin(Ext *x, const int32_t *cols, int nc, int64_t n)
+/* Starts the extraction of group cols (n rows) of plan p; false without
+ * memory. A group whose columns all have sampled integer ranges whose
+ * product is small enough (LUT_MAX) gets a direct table. */
+static bool ext_begin(Ext *x, const ClaPlan *p, const int32_t *cols, int nc, int64_t n)
 {
     memset(x, 0, sizeof *x);
     x->nc = nc;
     x->cols = cols;
     x->zero_id = -1;
     x->code = br_malloc((size_t)n * sizeof(int32_t) + 4);
+    int64_t cells = 1;
+    for (int j = 0; j < nc && j < CO_MAXCOLS && cells <= LUT_MAX; j++) {
+        x->lo[j] = p->ilo[cols[j]];
+        x->span[j] = p->ispan[cols[j]];
+        cells *= x->span[j];
+    }
+    if (cells > 0 && cells <= LUT_MAX && cells <= BR_MAX(2 * n, 4096) && nc <= CO_MAXCOLS) {
+        x->lut = br_malloc((size_t)cells * sizeof(int32_t));
+        if (x->lut) memset(x->lut, 0xff, (size_t)cells * sizeof(int32_t));
+    }
     return x->code && ts_init(&x->ts, nc, 1024);
+}
+
+/* The table cell of tuple t (integers inside the sampled ranges), or -1
+ * (a value the sample did not show: hashed). -0 takes 0's cell, as it
+ * takes 0's tuple. */
+static int64_t lut_key(const Ext *x, const double *t)
+{
+    int64_t key = 0;
+    for (int j = 0; j < x->nc; j++) {
+        double u = t[j] - x->lo[j];
+        if (!(u >= 0 && u < x->span[j]) || u != floor(u)) return -1;
+        key = key * x->span[j] + (int64_t)u;
+    }
+    return key;
 }
 
 /* Codes of rows lo..lo+len of the group from cb, where the value of row
@@ -667,7 +734,14 @@ static bool ext_rows(Ext *x, const double *cb, int64_t ldc, bool pos, int64_t lo
             t[j] = cb[off[j] + r];
             same = same && vbits(t[j]) == vbits(u[j]);
         }
-        int32_t id = same ? last : ts_id(&x->ts, t);
+        int32_t id = last;
+        if (!same) {
+            /* the table caches the hash's ids: codes are the same */
+            int64_t key = x->lut ? lut_key(x, t) : -1;
+            id = key >= 0 ? x->lut[key] : -1;
+            if (id < 0) id = ts_id(&x->ts, t);
+            if (id >= 0 && key >= 0) x->lut[key] = id;
+        }
         if (id < 0) return false;
         x->code[lo + r] = last = id;
     }
@@ -677,10 +751,10 @@ static bool ext_rows(Ext *x, const double *cb, int64_t ldc, bool pos, int64_t lo
 /* Codes and exact statistics of group cols from its columns; false when
  * the group has more than MAX_DICT tuples (or without memory): then it
  * stays uncompressed. */
-static bool extract(const Src *s, const int32_t *cols, int nc, double *buf, Ext *x)
+static bool extract(const Src *s, const ClaPlan *p, const int32_t *cols, int nc, double *buf, Ext *x)
 {
     int64_t n = s->x->rows;
-    if (!ext_begin(x, cols, nc, n)) return false;
+    if (!ext_begin(x, p, cols, nc, n)) return false;
     for (int j = 0; j < nc; j++) fetch_col(s, cols[j], buf + (int64_t)j * n);
     return ext_rows(x, buf, n, true, 0, n) && ext_stats(x, n);
 }
@@ -714,7 +788,7 @@ static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
             if (load[u] < load[t]) t = u;
         owner[k] = t;
         load[t] += nc;
-        mem = ok[k] = ext_begin(&ex[k], p->cols + p->start[k], nc, n);
+        mem = ok[k] = ext_begin(&ex[k], p, p->cols + p->start[k], nc, n);
     }
 #pragma omp parallel num_threads(nt) if (mem && nt > 1)
     {
@@ -758,6 +832,8 @@ static void ext_free(Ext *x)
     free(x->code);
     ts_free(&x->ts);
     free(x->cnt);
+    free(x->lut);
+    x->lut = NULL;
     x->code = NULL;   /* a second free is harmless */
     x->ts.slot = NULL;
     x->ts.tup = NULL;
@@ -996,65 +1072,73 @@ fail:
 
 /* ---- statistics ---- */
 
-static struct {
-    int64_t n, ns, in_bytes, out_bytes;
-    int64_t dec_n, dec_ns;
-    const char *opname[32];
-    int64_t opcount[32];
-} stats;
-static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static ClaStats stats_default = {.lock = PTHREAD_MUTEX_INITIALIZER};
+static _Thread_local ClaStats *stats_bound;
 
-void cla_stats_reset(void)
+void cla_stats_init(ClaStats *s)
 {
-    pthread_mutex_lock(&stats_lock);
-    memset(&stats, 0, sizeof stats);
-    pthread_mutex_unlock(&stats_lock);
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->lock, NULL);
 }
+
+void cla_stats_destroy(ClaStats *s) { pthread_mutex_destroy(&s->lock); }
+
+ClaStats *cla_stats_bind(ClaStats *s)
+{
+    ClaStats *prev = stats_bound;
+    stats_bound = s;
+    return prev;
+}
+
+static ClaStats *cur(void) { return stats_bound ? stats_bound : &stats_default; }
 
 void cla_stats_op(const char *name)
 {
-    pthread_mutex_lock(&stats_lock);
+    ClaStats *s = cur();
+    pthread_mutex_lock(&s->lock);
     int i = 0;
-    while (i < 32 && stats.opname[i] && strcmp(stats.opname[i], name)) i++;
+    while (i < 32 && s->opname[i] && strcmp(s->opname[i], name)) i++;
     if (i < 32) {
-        stats.opname[i] = name;
-        stats.opcount[i]++;
+        s->opname[i] = name;
+        s->opcount[i]++;
     }
-    pthread_mutex_unlock(&stats_lock);
+    pthread_mutex_unlock(&s->lock);
 }
 
 void cla_stats_decompress(int64_t ns)
 {
-    pthread_mutex_lock(&stats_lock);
-    stats.dec_n++;
-    stats.dec_ns += ns;
-    pthread_mutex_unlock(&stats_lock);
+    ClaStats *s = cur();
+    pthread_mutex_lock(&s->lock);
+    s->dec_n++;
+    s->dec_ns += ns;
+    pthread_mutex_unlock(&s->lock);
 }
 
 static void stats_compress(int64_t ns, size_t in, size_t out)
 {
-    pthread_mutex_lock(&stats_lock);
-    stats.n++;
-    stats.ns += ns;
-    stats.in_bytes += (int64_t)in;
-    stats.out_bytes += (int64_t)out;
-    pthread_mutex_unlock(&stats_lock);
+    ClaStats *s = cur();
+    pthread_mutex_lock(&s->lock);
+    s->n++;
+    s->ns += ns;
+    s->in_bytes += (int64_t)in;
+    s->out_bytes += (int64_t)out;
+    pthread_mutex_unlock(&s->lock);
 }
 
-void cla_print_stats(FILE *f)
+void cla_print_stats(ClaStats *s, FILE *f)
 {
-    pthread_mutex_lock(&stats_lock);
-    if (stats.n) {
-        fprintf(f, "CLA compressions:\t\t%lld (%.3f sec, %.1f MB -> %.1f MB, ratio %.2f).\n", (long long)stats.n,
-                (double)stats.ns / 1e9, (double)stats.in_bytes / 1e6, (double)stats.out_bytes / 1e6,
-                stats.out_bytes ? (double)stats.in_bytes / (double)stats.out_bytes : 0.0);
-        fprintf(f, "CLA decompressions:\t\t%lld (%.3f sec).\n", (long long)stats.dec_n, (double)stats.dec_ns / 1e9);
+    pthread_mutex_lock(&s->lock);
+    if (s->n) {
+        fprintf(f, "CLA compressions:\t\t%lld (%.3f sec, %.1f MB -> %.1f MB, ratio %.2f).\n", (long long)s->n,
+                (double)s->ns / 1e9, (double)s->in_bytes / 1e6, (double)s->out_bytes / 1e6,
+                s->out_bytes ? (double)s->in_bytes / (double)s->out_bytes : 0.0);
+        fprintf(f, "CLA decompressions:\t\t%lld (%.3f sec).\n", (long long)s->dec_n, (double)s->dec_ns / 1e9);
         fprintf(f, "CLA compressed operations:\t");
-        for (int i = 0; i < 32 && stats.opname[i]; i++)
-            fprintf(f, "%s%s=%lld", i ? ", " : "", stats.opname[i], (long long)stats.opcount[i]);
+        for (int i = 0; i < 32 && s->opname[i]; i++)
+            fprintf(f, "%s%s=%lld", i ? ", " : "", s->opname[i], (long long)s->opcount[i]);
         fprintf(f, "\n");
     }
-    pthread_mutex_unlock(&stats_lock);
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* ---- compression ---- */
@@ -1071,7 +1155,7 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
         return mb_retain((MB *)x);
     }
     int64_t n = x->rows;
-    Src src = {.x = x, .xt = x->sparse ? k_transpose(x, e) : NULL};
+    Src src = {.x = x, .xt = x->sparse ? sparse_t(x, e) : NULL};
     ClaGroup **gs = br_calloc((size_t)p.ngroups + 2, sizeof *gs);
     bool *unc = br_calloc((size_t)x->cols + 1, sizeof(bool));
     bool ok = gs && unc && (!x->sparse || src.xt);
@@ -1095,7 +1179,7 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
             int nc = p.start[k + 1] - p.start[k];
             double bytes;
             if (x->sparse && !buf) ok = false;
-            else if (x->sparse ? extract(&src, cols, nc, buf, &ex[k]) : exok[k] && ext_stats(&ex[k], n)) {
+            else if (x->sparse ? extract(&src, &p, cols, nc, buf, &ex[k]) : exok[k] && ext_stats(&ex[k], n)) {
                 ClaEnc enc = choose(&ex[k], n, &bytes);
                 if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(&ex[k], o->enc);
                 if (enc != CLA_UNC && !(gs[k] = build_group(&ex[k], n, enc))) ok = false;

@@ -4,6 +4,7 @@
 #ifndef BRAID_K_CLA_H
 #define BRAID_K_CLA_H
 
+#include <pthread.h>
 #include <stdio.h>
 
 #include "../base/ops.h"
@@ -19,6 +20,9 @@ typedef struct ClaPlanOpts {
     bool cocode;       /* greedy co-coding of columns (default on) */
     int enc;           /* -1: choose by size; else a ClaEnc every group
                           takes where it can (tests; EMPTY/CONST stay) */
+    bool lut;          /* code small-integer groups through a direct
+                          table sized from the sample (default on; off:
+                          every row hashed, for tests) */
 } ClaPlanOpts;
 
 /* A default: not forced, ratio 1.1, default sample, co-coding, encodings
@@ -33,12 +37,23 @@ typedef struct ClaPlan {
     int32_t *cols;
     int unc_group;     /* the group of incompressible columns, or -1 */
     double est_bytes;
+    int32_t *ilo, *ispan; /* per column of x: every sampled value an
+                          integer in [ilo, ilo + ispan) (ispan 0: not so,
+                          or the table is off) */
 } ClaPlan;
 
 /* Plans x's groups from a sample of its rows (per-column statistics,
  * greedy co-coding). Returns 0 or an error. */
 int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e);
 void cla_plan_free(ClaPlan *p);
+
+/* The distinct values (tuples) of a column group of N rows estimated
+ * from a uniform sample of ns rows holding d distinct ones, f[i] of them
+ * seen exactly i times (1 <= i <= fmax): Haas and Stokes' hybrid
+ * estimator (cla_est.c), in [d, N]. cla_est_duj1: their first-order
+ * jackknife alone (f1 = f[1]), kept for comparison. */
+double cla_est_distinct(int64_t N, int64_t ns, int64_t d, const int64_t *f, int64_t fmax);
+double cla_est_duj1(int64_t N, int64_t ns, int64_t d, int64_t f1);
 
 /* x compressed (a new compressed block), or x itself retained when it is
  * compressed already, empty of cells, or (not forced) the compressed size
@@ -52,14 +67,30 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e);
  * without an error when the range needs more than 65536 tuples. */
 ClaGroup *cla_group_rows(const ClaGroup *g, int64_t rl, int64_t ru, BrErr *e);
 
-/* ---- statistics (-stats), process-wide counters ---- */
+/* ---- statistics (-stats), per run ----
+ * The counters of one run (the interpreter's Rt holds one): a thread
+ * counts into the ClaStats bound to it (cla_stats_bind: the run's thread
+ * and its parfor workers), else into a process-wide default; so runs in
+ * one process (the API, Python) count apart. */
 
-void cla_stats_reset(void);
+typedef struct ClaStats {
+    pthread_mutex_t lock;
+    int64_t n, ns, in_bytes, out_bytes;   /* compressions: count, time, bytes */
+    int64_t dec_n, dec_ns;                /* decompressions */
+    const char *opname[32];
+    int64_t opcount[32];
+} ClaStats;
+
+void cla_stats_init(ClaStats *s);
+void cla_stats_destroy(ClaStats *s);
+/* Binds s (NULL: the default) to the calling thread; returns the
+ * previous binding, for restoring it. */
+ClaStats *cla_stats_bind(ClaStats *s);
 /* Counts an operation run over a compressed input (name: a literal). */
 void cla_stats_op(const char *name);
 void cla_stats_decompress(int64_t ns);
-/* The -stats lines (nothing when no compression happened). */
-void cla_print_stats(FILE *f);
+/* The -stats lines of s (nothing when it made no compression). */
+void cla_print_stats(ClaStats *s, FILE *f);
 
 /* ---- operations over compressed blocks (cla_ops.c) ----
  * Every function takes a compressed x (mb_is_cmb) and returns a new block

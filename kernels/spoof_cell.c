@@ -101,6 +101,8 @@ typedef struct Ctx {
     int64_t rows, cols;
     bool sparse;           /* sparse path */
     bool flat;             /* flat dense path */
+    bool blk;              /* every expanded input compressed: blocks of
+                              window rows per call (bind_block) */
 } Ctx;
 
 /* Per-task scratch. */
@@ -178,6 +180,9 @@ static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
         }
     }
     x->flat = !x->sparse && allfull && (op->dir == SPD_NONE || op->dir == SPD_FULL);
+    int ncz = 0;
+    for (int k = 0; k < n; k++) ncz += x->cz[k];
+    x->blk = !x->sparse && x->nexp > 0 && ncz == x->nexp;
     return 0;
 }
 
@@ -255,6 +260,71 @@ static void expand_row(const Ctx *x, Work *w, int64_t i, bool scatter_only)
     }
 }
 
+/* Blocked reads of compressed inputs (Ctx.blk): binds the rows from i
+ * on (at most to rb) that every compressed input's window holds, and
+ * returns how many. The pointers are moved to row i, so the generated
+ * code runs over rows 0..n of the block: full inputs at P + i S (a
+ * window's rows are contiguous, stride cols), column vectors at P + i,
+ * row vectors unmoved (S = 0); the generated code indexes inputs only
+ * through P[k] + i * S[k] and P[k][i] (codegen/cgen_c.c), and plans
+ * without vectors (ff) read the block as flat cells 0..n * cols. One call
+ * per block of rows instead of one per row: narrow matrices paid a call
+ * (and a window lookup) per row. */
+static int64_t bind_block(const Ctx *x, Work *w, int64_t i, int64_t rb)
+{
+    int64_t n = rb - i;
+    for (int k = 0; k < x->op->in.n; k++) {
+        if (x->cz[k]) {
+            const double *r = cla_win_row(&w->win[k], i, w->lim);
+            if (!r) { w->ok = false; r = w->zrow; n = 1; w->S[k] = 0; }   /* the task then fails */
+            else { n = BR_MIN(n, w->win[k].hi - i); w->S[k] = x->cols; }
+            w->P[k] = r;
+        } else if (x->P[k]) {
+            w->P[k] = x->P[k] + i * x->S[k];
+        }
+    }
+    return BR_MAX(n, 1);
+}
+
+/* Values of rows r0..r1 of a bound block (bind_block; (r1 - r0) cols
+ * cells at most CH) into o, row-major. */
+static void block_vals(const Ctx *x, const Work *w, int64_t r0, int64_t r1, double *const *o)
+{
+    const SpoofCell *op = x->op;
+    if (op->ff) op->ff(w->P, op->in.sc, r0 * x->cols, r1 * x->cols, o);
+    else op->fd(w->P, w->S, op->in.sc, r0, r1, 0, x->cols, o, x->cols);
+}
+
+/* Rows per call of block_vals: CH cells (0: rows wider than CH, which
+ * go by column chunks of one row). */
+static int64_t block_rc(const Ctx *x) { return x->cols > CH ? 0 : BR_MAX(1, CH / BR_MAX(x->cols, 1)); }
+
+/* The values of rows ra..rb of a Ctx.blk plan, chunk by chunk into the
+ * task's buffers: f(arg, i, nr, j0, j1, w->buf) gets rows i..i+nr at
+ * columns j0..j1 (nr rows of all columns, or one row of a column chunk
+ * when rows are wider than CH), in row order. */
+typedef void (*ChunkFn)(void *arg, int64_t i, int64_t nr, int64_t j0, int64_t j1, double *const *v);
+
+static void block_rows(const Ctx *x, Work *w, int64_t ra, int64_t rb, ChunkFn f, void *arg)
+{
+    int64_t RC = block_rc(x), N = x->cols;
+    for (int64_t i = ra; i < rb;) {
+        int64_t n = bind_block(x, w, i, rb);
+        for (int64_t r0 = 0; RC && r0 < n; r0 += RC) {
+            int64_t r1 = BR_MIN(n, r0 + RC);
+            block_vals(x, w, r0, r1, w->buf);
+            f(arg, i + r0, r1 - r0, 0, N, w->buf);
+        }
+        for (int64_t r = 0; !RC && r < n; r++)
+            for (int64_t j0 = 0; j0 < N; j0 += CH) {
+                int64_t j1 = BR_MIN(N, j0 + CH);
+                x->op->fd(w->P, w->S, x->op->in.sc, r, r + 1, j0, j1, w->buf, j1 - j0);
+                f(arg, i + r, 1, j0, j1, w->buf);
+            }
+        i += n;
+    }
+}
+
 static void unscatter_row(const Ctx *x, Work *w, int64_t i)
 {
     int q = 0;
@@ -281,6 +351,25 @@ static int threads_for(double work, int64_t tasks)
 /* ---- no_agg ---- */
 
 static int64_t count_nz(const double *v, int64_t n) { return k_leaves(k_isa())->ew->nz_count(v, n); }
+
+/* no_agg rows ra..rb of a Ctx.blk plan straight into the output d. */
+static void none_block(const Ctx *x, Work *w, int64_t ra, int64_t rb, double *d)
+{
+    int64_t RC = block_rc(x), N = x->cols;
+    for (int64_t i = ra; i < rb;) {
+        int64_t n = bind_block(x, w, i, rb);
+        for (int64_t r0 = 0; RC && r0 < n; r0 += RC) {
+            double *o[1] = {d + (i + r0) * N};
+            block_vals(x, w, r0, BR_MIN(n, r0 + RC), o);
+        }
+        for (int64_t r = 0; !RC && r < n; r++)
+            for (int64_t j0 = 0; j0 < N; j0 += CH) {
+                double *o[1] = {d + (i + r) * N + j0};
+                x->op->fd(w->P, w->S, x->op->in.sc, r, r + 1, j0, BR_MIN(N, j0 + CH), o, N);
+            }
+        i += n;
+    }
+}
 
 static MB *run_none_dense(const Ctx *x, BrErr *e)
 {
@@ -309,7 +398,9 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
             Work w;
             int64_t ra = t * R, rb = BR_MIN(M, ra + R);
             if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
-            if (x->nexp || N > CH) {
+            if (x->blk) {
+                none_block(x, &w, ra, rb, out->d);
+            } else if (x->nexp || N > CH) {
                 for (int64_t i = ra; i < rb; i++) {
                     if (x->nexp) expand_row(x, &w, i, false);
                     for (int64_t j0 = 0; j0 < N; j0 += CH) {
@@ -383,6 +474,20 @@ static MB *run_none_sparse(const Ctx *x, BrErr *e)
 
 /* ---- row_agg ---- */
 
+/* row_agg over chunks of block_rows: a row's accumulator starts at its
+ * first column and is stored at its last (chunks come in row order). */
+typedef struct RowAggArg { SpAcc a; int agg; int64_t n; double *out; } RowAggArg;
+
+static void row_chunk(void *arg, int64_t i, int64_t nr, int64_t j0, int64_t j1, double *const *v)
+{
+    RowAggArg *r = arg;
+    for (int64_t q = 0; q < nr; q++) {
+        if (j0 == 0) spacc_init(&r->a, r->agg);
+        spacc_add(&r->a, r->agg, v[0] + q * (j1 - j0), j1 - j0);
+        if (j1 == r->n) r->out[i + q] = spacc_value(&r->a, r->agg, (double)r->n);
+    }
+}
+
 static MB *run_row(const Ctx *x, BrErr *e)
 {
     const SpoofCell *op = x->op;
@@ -398,6 +503,12 @@ static MB *run_row(const Ctx *x, BrErr *e)
     for (int64_t t = 0; t < ntask; t++) {
         Work w;
         if (!work_init(x, &w, BR_MIN(M, (t + 1) * R))) { fail = true; work_free(&w); continue; }
+        if (x->blk) {
+            RowAggArg ra = {.agg = agg, .n = N, .out = out->d};
+            block_rows(x, &w, t * R, BR_MIN(M, (t + 1) * R), row_chunk, &ra);
+            if (!work_free(&w)) fail = true;
+            continue;
+        }
         for (int64_t i = t * R; i < BR_MIN(M, (t + 1) * R); i++) {
             SpAcc a;
             spacc_init(&a, agg);
@@ -451,6 +562,17 @@ static void col_add(ColPart *p, int agg, const double *v, int64_t n, const int32
     k_leaves(k_isa())->spoof->col_add(p->s, p->c, ci ? p->cnt : NULL, agg, v, n, ci);
 }
 
+/* col_agg over chunks of block_rows: each row's values into the
+ * super-block's column partials at its columns. */
+typedef struct ColAggArg { ColPart *p; int agg; } ColAggArg;
+
+static void col_chunk(void *arg, int64_t i, int64_t nr, int64_t j0, int64_t j1, double *const *v)
+{
+    ColAggArg *c = arg;
+    ColPart q = {c->p->s + j0, c->p->c + j0, NULL};
+    for (int64_t r = 0; r < nr; r++) col_add(&q, c->agg, v[0] + r * (j1 - j0), j1 - j0, NULL);
+}
+
 static MB *run_col(const Ctx *x, BrErr *e)
 {
     const SpoofCell *op = x->op;
@@ -478,7 +600,9 @@ static MB *run_col(const Ctx *x, BrErr *e)
             int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
             if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
             ColPart *p = &parts[b];
-            for (int64_t i = ra; i < rb; i++) {
+            ColAggArg ca = {p, agg};
+            if (x->blk) block_rows(x, &w, ra, rb, col_chunk, &ca);
+            for (int64_t i = ra; i < rb && !x->blk; i++) {
                 if (mm) {
                     int64_t lo = mm->rp[i], hi = mm->rp[i + 1];
                     if (lo == hi) continue;
@@ -567,6 +691,29 @@ static bool lanes_finite(const double *la, const int *agg, int nout)
     return ok;
 }
 
+/* In-loop full aggregates (SpCellAggFn) of rows ra..rb of a Ctx.blk
+ * plan, one call per bound block: flat cells for plans without vectors,
+ * else rows of N columns; the lanes la carry over between calls. */
+static void full_block_fa(const Ctx *x, Work *w, int64_t ra, int64_t rb, double *la)
+{
+    const SpoofCell *op = x->op;
+    for (int64_t i = ra; i < rb;) {
+        int64_t n = bind_block(x, w, i, rb);
+        if (op->ff) op->fa(w->P, NULL, op->in.sc, 0, n * x->cols, 0, la);
+        else op->fa(w->P, w->S, op->in.sc, 0, n, x->cols, la);
+        i += n;
+    }
+}
+
+/* Full aggregates over chunks of block_rows (the buffer path). */
+typedef struct FullAggArg { SpAcc *a; const int *agg; int nout; } FullAggArg;
+
+static void full_chunk(void *arg, int64_t i, int64_t nr, int64_t j0, int64_t j1, double *const *v)
+{
+    FullAggArg *f = arg;
+    for (int t = 0; t < f->nout; t++) spacc_add(&f->a[t], f->agg[t], v[t], nr * (j1 - j0));
+}
+
 /* Full aggregates of every output into res (one value each): per fixed
  * super-block of rows or cells, Kahan lanes (with fa, over flat cells or,
  * for plans with vector inputs, dense rows of at least SPOOF_AL columns,
@@ -611,6 +758,10 @@ static int run_full(const Ctx *x, double *res, BrErr *e)
                 op->fa(w.P, w.S, op->in.sc, ra, rb, N, la);
             }
             done = lanes_finite(la, op->agg, nout);
+        } else if (x->blk && op->fa && (op->ff || N >= SPOOF_AL)) {
+            lanes_init(la, op->agg, nout);
+            full_block_fa(x, &w, ra, rb, la);
+            done = lanes_finite(la, op->agg, nout);
         } else if (mm && op->fsa && !x->nexp) {
             lanes_init(la, op->agg, nout);
             if (rb > ra) op->fsa(w.P, w.S, op->in.sc, ra, rb, mm->rp, mm->ci, mm->v, la);
@@ -625,6 +776,9 @@ static int run_full(const Ctx *x, double *res, BrErr *e)
                 op->ff(w.P, op->in.sc, lo, hi, w.buf);
                 for (int t = 0; t < nout; t++) spacc_add(&a[t], op->agg[t], w.buf[t], hi - lo);
             }
+        } else if (x->blk) {
+            FullAggArg fa = {a, op->agg, nout};
+            block_rows(x, &w, ra, rb, full_chunk, &fa);
         } else if (mm) {
             for (int64_t i = ra; i < rb; i++) {
                 int64_t lo = mm->rp[i], hi = mm->rp[i + 1];

@@ -9,9 +9,11 @@
  * Compressed inputs (seed 000 section 5.2: Outer iterates compressed
  * rows; docs/cla.md): by rows of W, a compressed W and compressed full
  * side inputs are read through windows of decompressed rows (ClaWin,
- * matrix/cmb.h), W's non-zeros taken from each row; the factors (small)
- * and, by columns of W, the inputs are decompressed, as t(W) is built
- * for ordinary blocks too. */
+ * matrix/cmb.h), W's non-zeros taken from each row; by columns of W, a
+ * compressed W is read by the same windows, each block of rows
+ * transposed into per-column lists (run_cols_cz), never decompressed
+ * whole; the factors and, by columns, the side inputs (small or read at
+ * random) are decompressed. */
 #include "spoof.h"
 #include "cla.h"
 
@@ -124,7 +126,7 @@ static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
     }
     /* the driver: CSR of W (by rows) or of t(W) (by columns) */
     const MB *w = op->in.m[op->main];
-    if (w->cmb && !bycol) { x->w = w; x->wz = true; return 0; }
+    if (w->cmb) { x->w = w; x->wz = true; return 0; }   /* by rows, or run_cols_cz */
     if (w->cmb && !(w = x->dec[n] = decompress(w, e))) { octx_free(x); return e->code; }
     MB *cw = NULL;
     if (bycol) cw = k_transpose(w, e);
@@ -311,6 +313,47 @@ static bool run_range(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double
     return ok;
 }
 
+/* right_mm (and right_t before its transpose) over a compressed W: the
+ * rows of W by window blocks in order; each block is transposed into
+ * per-column lists of its non-zeros (rows ascending, NaN kept), and f
+ * (by columns) runs over each column's list, the columns of a block in
+ * parallel. Output row j thus takes W's column j in row order, block
+ * after block, as over t(W)'s CSR row: the results equal the ordinary
+ * path's, while only a block of W is ever decompressed (the ordinary
+ * path builds all of t(W)). */
+static bool run_cols_cz(const OCtx *x, SpOuterFn f, double *o, int64_t ldo)
+{
+    const SpoofOuter *op = x->op;
+    const MB *w = x->w;
+    int64_t M = w->rows, N = w->cols, B = win_rows(N);
+    ClaWin win;
+    int64_t *st = br_malloc((size_t)(N + 1) * sizeof *st), *fill = br_malloc((size_t)BR_MAX(N, 1) * sizeof *fill);
+    int32_t *ri = br_malloc((size_t)BR_MAX(B * N, 1) * sizeof *ri);
+    double *rv = br_malloc((size_t)BR_MAX(B * N, 1) * sizeof *rv);
+    bool ok = st && fill && ri && rv && cla_win_init(&win, w, B);
+    double rank = (double)BR_MAX(op->L[op->v], 1);
+    for (int64_t a = 0; ok && a < M;) {
+        const double *r = cla_win_row(&win, a, M);
+        if (!(ok = r != NULL)) break;
+        int64_t nr = win.hi - a;
+        memset(st, 0, (size_t)(N + 1) * sizeof *st);
+        for (int64_t i = 0; i < nr; i++)
+            for (int64_t j = 0; j < N; j++) st[j + 1] += r[i * N + j] != 0;
+        for (int64_t j = 0; j < N; j++) { st[j + 1] += st[j]; fill[j] = st[j]; }
+        for (int64_t i = 0; i < nr; i++)
+            for (int64_t j = 0; j < N; j++)
+                if (r[i * N + j] != 0) { ri[fill[j]] = (int32_t)(a + i); rv[fill[j]++] = r[i * N + j]; }
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads_for((double)st[N] * rank, N / 16))
+        for (int64_t j = 0; j < N; j++)
+            if (st[j + 1] > st[j])
+                f(x->P, x->S, op->L, op->in.sc, j, ri + st[j], rv + st[j], st[j + 1] - st[j], o + j * ldo);
+        a += nr;
+    }
+    if (st && fill && ri && rv) cla_win_free(&win);
+    free(st); free(fill); free(ri); free(rv);
+    return ok;
+}
+
 /* Runs an Outer operator; see spoof.h. */
 int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
 {
@@ -376,9 +419,13 @@ int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
         o = mb_dense(orows, op->ocols, e);
         if (!o) { rc = e->code; break; }
         SpOuterFn f = op->var == SPO_LEFT ? op->frow : op->fcol;
+        if (x.wz && op->var != SPO_LEFT) {
+            fail = !run_cols_cz(&x, f, o->d, op->ocols);
+        } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(work, ntask))
-        for (int64_t t = 0; t < ntask; t++)
-            if (!run_range(&x, f, t * per, BR_MIN(R, (t + 1) * per), o->d, op->ocols, 2)) fail = true;
+            for (int64_t t = 0; t < ntask; t++)
+                if (!run_range(&x, f, t * per, BR_MIN(R, (t + 1) * per), o->d, op->ocols, 2)) fail = true;
+        }
         if (fail) break;
         mb_recount_nnz(o);
         if (op->var == SPO_RIGHT_T) {

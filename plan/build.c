@@ -27,6 +27,8 @@ typedef struct VInfo {
     int64_t rows, cols;
     int64_t nnz;     /* non-zeros of a matrix, -1 unknown */
     int64_t wrows, wcols;   /* worst-case dimensions (hop.h), -1 unbounded */
+    double cbytes;   /* a matrix known compressed at compile time (read
+                        from a compressed binary file): its bytes; 0 */
     Value cval;      /* known constant scalar (int/double/bool) or V_NONE */
 } VInfo;
 
@@ -52,6 +54,7 @@ static void vm_set(VMap *m, const char *name, DataType dt, ValueType vt, int64_t
     vi->dt = dt; vi->vt = vt; vi->rows = r; vi->cols = c;
     vi->nnz = -1;
     vi->wrows = r; vi->wcols = c;
+    vi->cbytes = 0;
     vi->cval = val_none();
 }
 
@@ -76,7 +79,7 @@ static void vm_merge(VMap *into, const VMap *other)
         VInfo *t = vm_get(into, o->name);
         if (!t) {
             vm_set(into, o->name, o->dt, o->vt, o->rows, o->cols);
-            if ((t = vm_get(into, o->name))) { t->nnz = o->nnz; t->wrows = o->wrows; t->wcols = o->wcols; }
+            if ((t = vm_get(into, o->name))) { t->nnz = o->nnz; t->wrows = o->wrows; t->wcols = o->wcols; t->cbytes = o->cbytes; }
             continue;
         }
         if (t->dt != o->dt) t->dt = DT_ANY;
@@ -88,6 +91,7 @@ static void vm_merge(VMap *into, const VMap *other)
          * may keep growing with each iteration */
         if (t->wrows != o->wrows) t->wrows = t->rows;
         if (t->wcols != o->wcols) t->wcols = t->cols;
+        if (t->cbytes != o->cbytes) t->cbytes = 0;
         if (t->cval.kind != o->cval.kind || val_as_double(&t->cval) != val_as_double(&o->cval))
             t->cval = val_none();
     }
@@ -169,6 +173,7 @@ static Hop *lookup(BCtx *c, const char *name, Span sp)
     }
     else { h->dt = DT_ANY; h->vt = VT_UNKNOWN; }
     hop_infer(h);
+    if (vi && h->dt == DT_MATRIX) h->cbytes = vi->cbytes;   /* codegen's costs (cost.c) */
     hop_add_read(d, name);
     return h;
 }
@@ -180,7 +185,7 @@ static void bind(BCtx *c, const char *name, Hop *h)
            h->dt == DT_MATRIX ? h->cols : -1);
     VInfo *vi = vm_get(&c->vars, name);
     if (!vi) return;   /* out of memory: c->vars.oom is set */
-    if (h->dt == DT_MATRIX) { vi->nnz = h->nnz; vi->wrows = h->wrows; vi->wcols = h->wcols; }
+    if (h->dt == DT_MATRIX) { vi->nnz = h->nnz; vi->wrows = h->wrows; vi->wcols = h->wcols; vi->cbytes = h->cbytes; }
     if (h->kind == H_LIT && val_is_numeric(&h->lit)) vi->cval = h->lit;
 }
 
@@ -569,7 +574,9 @@ static bool mtd_trusted(BCtx *c, const char *path)
 }
 
 /* read(path) of a matrix whose .mtd gives its size: known rows, cols
- * and non-zeros from compile time on. */
+ * and non-zeros from compile time on; a compressed block in braid's
+ * binary format (the .mtd's compressed_bytes) is read compressed, and
+ * codegen's costs see its bytes from the first compilation on. */
 static void mtd_sizes(BCtx *c, Hop *h)
 {
     Hop *f = h->in[0];
@@ -591,6 +598,7 @@ static void mtd_sizes(BCtx *c, Hop *h)
     h->cols = m.cols;
     h->nnz = m.nnz >= 0 && (double)m.nnz <= (double)m.rows * (double)m.cols ? m.nnz : -1;
     hop_infer(h);   /* memory estimates from the sizes */
+    if (m.cbytes > 0 && !strcmp(m.format, "binary")) h->cbytes = (double)m.cbytes;
 }
 
 /* A builtin call: the operator it lowers to, else a generic builtin HOP
@@ -1062,7 +1070,7 @@ static void forget_values(BCtx *c, const NameSet *s)
 {
     for (int i = 0; i < s->n; i++) {
         VInfo *vi = vm_get(&c->vars, s->v[i]);
-        if (vi) { vi->cval = val_none(); vi->nnz = -1; }
+        if (vi) { vi->cval = val_none(); vi->nnz = -1; vi->cbytes = 0; }
     }
 }
 
@@ -1070,7 +1078,7 @@ static void forget(BCtx *c, const NameSet *s)
 {
     for (int i = 0; i < s->n; i++) {
         VInfo *vi = vm_get(&c->vars, s->v[i]);
-        if (vi) { vi->rows = vi->cols = vi->nnz = vi->wrows = vi->wcols = -1; vi->cval = val_none(); }
+        if (vi) { vi->rows = vi->cols = vi->nnz = vi->wrows = vi->wcols = -1; vi->cbytes = 0; vi->cval = val_none(); }
     }
 }
 

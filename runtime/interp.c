@@ -33,6 +33,7 @@ void rt_init(Rt *rt, RtProgram *p, Diag *d, const RtOptions *o)
     rt->opt = *o;
     if (!rt->opt.out) rt->opt.out = stdout;
     pthread_mutex_init(&rt->lock, NULL);
+    cla_stats_init(&rt->cla);
 }
 
 void rt_destroy(Rt *rt)
@@ -41,6 +42,7 @@ void rt_destroy(Rt *rt)
     free(rt->rc_samples);
     free(rt->loops);
     pthread_mutex_destroy(&rt->lock);
+    cla_stats_destroy(&rt->cla);
 }
 
 int rt_fail(Rt *rt, Span sp, int code, const char *fmt, ...)
@@ -581,6 +583,7 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     int nt = k;
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {
+        ClaStats *prev = cla_stats_bind(&rt->cla);   /* workers count into the run's */
         for (int64_t i = t; i < it->n && !rt->stopped; i += nt) {
             if (st_put(&w[t].vars, b->var, iter_value(it, i))) {
                 rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
@@ -588,6 +591,7 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
             }
             if (rt_exec_list(rt, &w[t], &b->body)) break;
         }
+        cla_stats_bind(prev);
     }
     rt->in_parfor = false;
     int rc = rt->err.code ? -1 : rt_parfor_merge(rt, f, b, w, k);
@@ -671,7 +675,10 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
 
 int rt_run_main(Rt *rt, Frame *f)
 {
-    return rt_exec_list(rt, f, &rt->prog->main);
+    ClaStats *prev = cla_stats_bind(&rt->cla);   /* this run's counters */
+    int rc = rt_exec_list(rt, f, &rt->prog->main);
+    cla_stats_bind(prev);
+    return rc;
 }
 
 /* A new reference to an argument, a numeric scalar converted to its

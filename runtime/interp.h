@@ -9,6 +9,7 @@
 
 #include "program.h"
 #include "../kernels/apply.h"
+#include "../kernels/cla.h"
 #include "symtab.h"
 
 typedef struct RtOptions {
@@ -60,6 +61,7 @@ typedef struct Rt {
     int pf_least_degree;      /*   and the least degree they ran with */
     RtLoop *loops;            /* opt.loop_stats: per loop, first run first */
     int nloops, lcap;
+    ClaStats cla;             /* -stats of compressed linear algebra (this run's) */
 } Rt;
 
 typedef struct Frame {

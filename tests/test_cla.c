@@ -11,8 +11,13 @@
 #include "kernels/mm.h"
 #include "kernels/reorg.h"
 #include "kernels/spoof.h"
+#include "hops/hop.h"
+#include "lang/load.h"
+#include "plan/build.h"
+#include "plan/program.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -394,6 +399,68 @@ static void b_colfull(const double *const *P, const int64_t *S, const double *sc
         }
 }
 
+/* In-loop full aggregates with the generated code's ABI (SpCellAggFn):
+ * the q-th cell of a row (b_colfull_fa) or of the call (b_flat_fa) into
+ * lane q % SPOOF_AL of each output; the aggregates are the op's, set in
+ * fa_agg before the call (the bodies only read them). */
+static int fa_agg[SPOOF_MAXOUT];
+
+static void fa_lane(double *acc, int t, int64_t q, double v)
+{
+    double *s = acc + 2 * SPOOF_AL * t, *c = s + SPOOF_AL;
+    int l = (int)(q % SPOOF_AL);
+    if (fa_agg[t] == SPA_MIN) s[l] = (v < s[l] || v != v) ? v : s[l];
+    else if (fa_agg[t] == SPA_MAX) s[l] = (v > s[l] || v != v) ? v : s[l];
+    else {
+        double y = (fa_agg[t] == SPA_SUMSQ ? v * v : v) + c[l], u = s[l] + y;
+        c[l] = y - (u - s[l]);
+        s[l] = u;
+    }
+}
+
+static void b_colfull_fa(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1,
+                         int64_t n, double *acc)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double v = P[0][i * S[0] + j] * P[1][i] + P[2][i * S[2] + j];
+            fa_lane(acc, 0, j, v);
+            if (sc[3] == 1) fa_lane(acc, 1, j, v * v);
+        }
+}
+
+/* x * s + y over full inputs only (flat cells): inputs x, y, s, and a
+ * scalar flag for the second output (its square) */
+static void b_flat(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1,
+                   int64_t j0, int64_t j1, double *const *out, int64_t ldo)
+{
+    for (int64_t i = r0; i < r1; i++)
+        for (int64_t j = j0; j < j1; j++) {
+            double v = P[0][i * S[0] + j] * sc[2] + P[1][i * S[1] + j];
+            out[0][(i - r0) * ldo + j - j0] = v;
+            if (sc[3] == 1) out[1][(i - r0) * ldo + j - j0] = v * v;
+        }
+}
+
+static void b_flat_ff(const double *const *P, const double *sc, int64_t c0, int64_t c1, double *const *out)
+{
+    for (int64_t c = c0; c < c1; c++) {
+        double v = P[0][c] * sc[2] + P[1][c];
+        out[0][c - c0] = v;
+        if (sc[3] == 1) out[1][c - c0] = v * v;
+    }
+}
+
+static void b_flat_fa(const double *const *P, const int64_t *S, const double *sc, int64_t r0, int64_t r1, int64_t n,
+                      double *acc)
+{
+    for (int64_t c = r0; c < r1; c++) {
+        double v = P[0][c] * sc[2] + P[1][c];
+        fa_lane(acc, 0, c - r0, v);
+        if (sc[3] == 1) fa_lane(acc, 1, c - r0, v * v);
+    }
+}
+
 /* sparse-safe x * y over the non-zeros of a sparse main x (input 0) */
 static void s_mul(const double *const *P, const int64_t *S, const double *sc, int64_t i, const int32_t *ci,
                   const double *av, int64_t nz, double *const *out)
@@ -452,6 +519,31 @@ static void check_cell_rows(const char *what, const MB *x, const MB *cx)
                     for (int r = 0; r < nout; r++) op.agg[r] = dir == SPD_NONE ? SPA_NONE : aggs[(a + r) % 5];
                     T_CHECK(!k_spoof_cell_cla_ok(&op), "%s: column vector: not per distinct value", what);
                     cell_pair(what, side ? "x*c+x" : "x*c+y", op, md);
+                    if (dir != SPD_FULL) continue;
+                    memcpy(fa_agg, op.agg, sizeof fa_agg);
+                    op.fa = b_colfull_fa;   /* in the loop (rows of at least SPOOF_AL columns) */
+                    cell_pair(what, side ? "x*c+x in-loop" : "x*c+y in-loop", op, md);
+                }
+        }
+    }
+    /* a plan without vectors (flat cells over window blocks), with and
+     * without in-loop aggregates; the side input ordinary or compressed */
+    for (int side = 0; side < 2; side++) {
+        const MB *ms[4] = {cx, side ? cx : y, NULL, NULL}, *md[4] = {d, side ? d : y, NULL, NULL};
+        int mode[4] = {SPM_FULL, SPM_FULL, SPM_SCALAR, SPM_SCALAR};
+        for (int nout = 1; nout <= 2; nout++) {
+            double sc[4] = {0, 0, 1.5, nout == 2};
+            for (int dir = SPD_NONE; dir <= SPD_FULL; dir++)
+                for (int a = 0; a < 5; a++) {
+                    if ((dir == SPD_NONE && a > 0) || (nout > 1 && dir != SPD_FULL)) continue;
+                    SpoofCell op = {.in = {4, ms, mode, sc}, .rows = x->rows, .cols = x->cols, .main = 0,
+                                    .dir = dir, .nout = nout, .fd = b_flat, .ff = b_flat_ff};
+                    for (int r = 0; r < nout; r++) op.agg[r] = dir == SPD_NONE ? SPA_NONE : aggs[(a + r) % 5];
+                    cell_pair(what, side ? "x*s+x flat" : "x*s+y flat", op, md);
+                    if (dir != SPD_FULL) continue;
+                    memcpy(fa_agg, op.agg, sizeof fa_agg);
+                    op.fa = b_flat_fa;
+                    cell_pair(what, side ? "x*s+x flat in-loop" : "x*s+y flat in-loop", op, md);
                 }
         }
     }
@@ -529,11 +621,11 @@ static void check_outer(const char *what, const MB *x, const MB *cx)
     int64_t n = x->rows, m = x->cols, r = 3, k = 2;
     MB *d = cmb_decompress(cx, &e), *U = rnd(n, r), *V = rnd(m, r), *X = rnd(n, m);
     MB *Zl = rnd(m, k), *Zr = rnd(n, k);
-    int vars[] = {SPO_NO_AGG, SPO_FULL_AGG, SPO_LEFT, SPO_RIGHT};
+    int vars[] = {SPO_NO_AGG, SPO_FULL_AGG, SPO_LEFT, SPO_RIGHT, SPO_RIGHT_T};
     for (size_t q = 0; q < sizeof vars / sizeof *vars; q++)
         for (int side = 0; side < 2; side++) {
             int var = vars[q];
-            const MB *Z = var == SPO_RIGHT ? Zr : Zl;
+            const MB *Z = var == SPO_RIGHT || var == SPO_RIGHT_T ? Zr : Zl;
             /* the side input X: ordinary, or compressed (W itself) */
             const MB *ms[6] = {cx, U, V, side ? cx : X, Z, NULL}, *md[6] = {d, U, V, side ? d : X, Z, NULL};
             int mode[6] = {SPM_FULL, SPM_MAT, SPM_MAT, SPM_FULL, SPM_MAT, SPM_SCALAR};
@@ -666,6 +758,218 @@ static void run_spec(const Spec *s)
     br_set_threads(0);
 }
 
+/* Per-cell Cell/MAgg over window blocks of wider matrices: rows of at
+ * least SPOOF_AL columns (in-loop aggregates by rows) and rows wider
+ * than a call's chunk of cells (column chunks of one row), with 1 and 2
+ * threads; Outer over them (windows of a few rows, columns of W in
+ * parallel). */
+static void check_cell_wide(void)
+{
+    Spec wide[] = {
+        {"wide40", 700, 40, 5, 0.3, 1, true, 0.01, false},
+        {"wide2100", 12, 2100, 3, 0.5, 1, false, 0, false},
+    };
+    for (size_t k = 0; k < sizeof wide / sizeof *wide; k++) {
+        MB *x = gen(&wide[k]);
+        for (int th = 1; th <= 2; th++) {
+            br_set_threads(th);
+            BrErr e = {0};
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            MB *cx = cla_compress(x, &o, &e);
+            T_CHECK(cx && mb_is_cmb(cx), "%s: compressed (%s)", wide[k].name, e.msg);
+            char what[64];
+            snprintf(what, sizeof what, "%s th %d", wide[k].name, th);
+            if (cx && mb_is_cmb(cx)) check_cell_rows(what, x, cx);
+            if (cx && mb_is_cmb(cx)) check_outer(what, x, cx);
+            mb_release(cx);
+        }
+        mb_release(x);
+    }
+    br_set_threads(0);
+}
+
+/* Extraction through the direct code tables (ClaPlanOpts.lut) gives the
+ * same compressed block as hashing every row: integer categorical
+ * columns (single and co-coded), with values the sample cannot have
+ * seen (one row each: outside the sampled range, a fraction, NaN, -0),
+ * a column of non-integers (no table), dense and sparse blocks, 1 and 2
+ * threads, sizes chosen and forced. */
+static void same_blocks(const char *what, const MB *a, const MB *b)
+{
+    bool same = a && b && mb_is_cmb(a) && mb_is_cmb(b) && a->cmb->ngroups == b->cmb->ngroups;
+    for (int g = 0; same && g < a->cmb->ngroups; g++) {
+        const ClaGroup *p = a->cmb->groups[g], *q = b->cmb->groups[g];
+        same = p->enc == q->enc && p->ncols == q->ncols && p->ndict == q->ndict &&
+               !memcmp(p->cols, q->cols, (size_t)p->ncols * sizeof(int32_t));
+        if (same && p->enc != CLA_UNC)
+            same = !memcmp(p->dict, q->dict, (size_t)p->ndict * (size_t)p->ncols * sizeof(double)) &&
+                   !memcmp(p->counts, q->counts, (size_t)p->ndict * sizeof(int64_t));
+    }
+    T_CHECK(same, "%s: table and hash give the same groups", what);
+    BrErr e = {0};
+    MB *da = same ? cmb_decompress(a, &e) : NULL, *db = same ? cmb_decompress(b, &e) : NULL;
+    if (same) T_MB_EQ(da, db, 0, "%s: table and hash give the same values", what);
+    mb_release(da);
+    mb_release(db);
+}
+
+static void check_lut(void)
+{
+    BrErr e = {0};
+    int64_t n = 30000, m = 6;
+    MB *x = mb_dense(n, m, &e);
+    for (int64_t i = 0; i < n; i++) {
+        x->d[i * m + 0] = (double)(int)(urand() * 7);          /* 0..6 */
+        x->d[i * m + 1] = urand() < 0.8 ? 0 : 3 + (double)(int)(urand() * 40);
+        x->d[i * m + 2] = 2 * x->d[i * m + 0] - 5;                  /* correlated with column 0 */
+        x->d[i * m + 3] = 1000 + (double)(int)(urand() * 300);
+        x->d[i * m + 4] = 0.25 * (double)(int)(urand() * 5);       /* not integers: no table */
+        x->d[i * m + 5] = (double)(i / 500);                        /* runs */
+    }
+    /* single rows the sample cannot vouch for */
+    x->d[17 * m + 0] = 100;
+    x->d[4242 * m + 0] = 2.5;
+    x->d[777 * m + 3] = NAN;
+    x->d[9999 * m + 1] = -0.0;
+    x->d[12345 * m + 3] = -7;
+    mb_recount_nnz(x);
+    MB *sx = mb_to_sparse(x, &e);
+    const MB *src[2] = {x, sx};
+    for (int sp = 0; sp < 2; sp++)
+        for (int th = 1; th <= 2; th++)
+            for (int force = 0; force < 2; force++) {
+                br_set_threads(th);
+                ClaPlanOpts o = cla_plan_defaults();
+                o.force = force;
+                MB *a = cla_compress(src[sp], &o, &e);
+                o.lut = false;
+                MB *b = cla_compress(src[sp], &o, &e);
+                char what[64];
+                snprintf(what, sizeof what, "lut %s th %d force %d", sp ? "sparse" : "dense", th, force);
+                same_blocks(what, a, b);
+                mb_release(a);
+                mb_release(b);
+            }
+    br_set_threads(0);
+    mb_release(sx);
+    mb_release(x);
+}
+
+/* -stats counters per run: two threads, each with its own ClaStats bound
+ * (as two runs in one process), compress and operate concurrently; each
+ * counts only its own work, and an unbound thread counts into neither. */
+typedef struct StatJob { ClaStats st; const MB *x; int reps; } StatJob;
+
+static void *stat_job(void *arg)
+{
+    StatJob *j = arg;
+    ClaStats *prev = cla_stats_bind(&j->st);
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    for (int r = 0; r < j->reps; r++) {
+        BrErr e = {0};
+        MB *c = cla_compress(j->x, &o, &e);
+        MB *a = c ? cla_agg(OP_SUM, DIR_FULL, c, &e) : NULL;
+        mb_release(a);
+        mb_release(c);
+    }
+    cla_stats_bind(prev);
+    return NULL;
+}
+
+static void check_stats_bind(void)
+{
+    Spec sp = {"stats", 2000, 3, 4, 0.2, 1, false, 0, false};
+    MB *x = gen(&sp);
+    StatJob j[2] = {{.x = x, .reps = 1}, {.x = x, .reps = 3}};
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++) {
+        cla_stats_init(&j[k].st);
+        pthread_create(&t[k], NULL, stat_job, &j[k]);
+    }
+    for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
+    StatJob unbound = {.x = x, .reps = 2};
+    ClaStats *prev = cla_stats_bind(NULL);
+    for (int r = 0; r < unbound.reps; r++) {
+        BrErr e = {0};
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        mb_release(cla_compress(x, &o, &e));
+    }
+    cla_stats_bind(prev);
+    for (int k = 0; k < 2; k++) {
+        T_CHECK(j[k].st.n == j[k].reps, "stats run %d: %lld compressions, want %d", k, (long long)j[k].st.n,
+                j[k].reps);
+        T_CHECK(j[k].st.opname[0] && !strcmp(j[k].st.opname[0], "uagg") && j[k].st.opcount[0] == j[k].reps,
+                "stats run %d: its aggregates counted", k);
+        cla_stats_destroy(&j[k].st);
+    }
+    mb_release(x);
+}
+
+/* Compile-time compressed sizes: a compressed block written in the
+ * binary format records its bytes in the .mtd (compressed_bytes); a
+ * script that reads it compiles with those bytes on the read and on the
+ * variable's reads in later blocks (codegen's costs, codegen/cost.c),
+ * before any recompilation. An ordinary block records none. */
+static int cbytes_hops(const PBList *l, double want)
+{
+    int found = 0;
+    for (int b = 0; b < l->n; b++) {
+        const PBlock *pb = l->v[b];
+        const HopDag *d = pb->dag;
+        for (int i = 0; d && i < d->n; i++) {
+            const Hop *h = d->hops[i];
+            bool rd = (h->kind == H_BUILTIN && h->bi == BI_READ) || (h->kind == H_TREAD && !strcmp(h->name, "X"));
+            if (rd && h->dt == DT_MATRIX) found += h->cbytes == want ? 1 : -1000;
+        }
+        found += cbytes_hops(&pb->body, want) + cbytes_hops(&pb->els, want);
+    }
+    return found;
+}
+
+static void check_compile_cbytes(void)
+{
+    Spec sp = {"cbytes", 3000, 5, 4, 0.2, 1, false, 0, false};
+    MB *x = gen(&sp);
+    BrErr e = {0};
+    ClaPlanOpts o = cla_plan_defaults();
+    MB *cx = cla_compress(x, &o, &e);
+    T_CHECK(cx && mb_is_cmb(cx), "cbytes: compressed");
+    char path[256], src[1024];
+    snprintf(path, sizeof path, "/tmp/braid_test_cla_cb_%d.bin", (int)getpid());
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "binary";
+    for (int comp = 1; comp >= 0 && cx; comp--) {
+        T_CHECK(io_write_matrix(path, comp ? cx : x, &wo, &e) == 0, "cbytes: written (%s)", e.msg);
+        IoMeta m;
+        bool found = false;
+        io_read_mtd(path, &m, &found, &e);
+        double want = comp ? (double)mb_bytes(cx) : 0;
+        T_CHECK(found && (comp ? m.cbytes == (int64_t)want : m.cbytes < 0), "cbytes: .mtd compressed_bytes %lld",
+                (long long)m.cbytes);
+        snprintf(src, sizeof src, "X = read(\"%s\")\nfor (i in 1:2) {\n  s = sum(X^2)\n  print(s)\n}\n", path);
+        Diag *d = diag_new();
+        LangOptions lo = {0};
+        Program *ast = lang_load_string(src, "<test>", &lo, d);
+        RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, NULL) : NULL;
+        T_CHECK(p != NULL, "cbytes: compiled");
+        /* the read and the loop's read of X (at least 2), each with the bytes */
+        if (p) T_CHECK(cbytes_hops(&p->main, want) >= 2, "cbytes %s: reads see %.0f bytes", comp ? "on" : "off", want);
+        if (p) plan_program_free(p);
+        lang_program_free(ast);
+        diag_free(d);
+    }
+    unlink(path);
+    char mtd[300];
+    snprintf(mtd, sizeof mtd, "%s.mtd", path);
+    unlink(mtd);
+    mb_release(cx);
+    mb_release(x);
+}
+
 /* The size-chosen encodings: low cardinality -> DDC, sparse -> OLE, long
  * runs -> RLE, noise -> uncompressed (and not compressed unless forced). */
 static void check_choice(void)
@@ -758,6 +1062,10 @@ int main(void)
         {"onecol", 1, 1, 2, 0.0, 1, false, 0, false},
     };
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k]);
+    check_cell_wide();
+    check_lut();
+    check_stats_bind();
+    check_compile_cbytes();
     check_choice();
     return t_done("test_cla");
 }
