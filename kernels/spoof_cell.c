@@ -181,8 +181,9 @@ static int ctx_init(Ctx *x, const SpoofCell *op, BrErr *e)
     }
     x->flat = !x->sparse && allfull && (op->dir == SPD_NONE || op->dir == SPD_FULL);
     int ncz = 0;
-    for (int k = 0; k < n; k++) ncz += x->cz[k];
-    x->blk = !x->sparse && x->nexp > 0 && ncz == x->nexp;
+    bool slices = false;   /* (a window row of a sliced X is X's width) */
+    for (int k = 0; k < n; k++) { ncz += x->cz[k]; slices |= in_off(op, k) >= 0; }
+    x->blk = !x->sparse && x->nexp > 0 && ncz == x->nexp && !slices;
     return 0;
 }
 
