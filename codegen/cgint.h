@@ -200,6 +200,10 @@ typedef struct CostCtx {
     int bstamp;            /*   costing: cut and ban fixed) */
     double spent, bound;   /* the plan's operator costs so far, and the
                               cost at which its costing stops */
+    void *rgroups;         /* cost.c: groups of Row operators that run as
+                              one multi-output operator (this plan) */
+    int nrgroups;
+    int *rmark, rstamp;    /* by hop id: dependency walks */
 } CostCtx;
 
 int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es);
