@@ -321,8 +321,8 @@ const char *variant_name(Variant v);
  * its root, each COL_AGG, FULL_AGG or COL_T_AGG; otherwise p->var). */
 Variant cplan_row_ovar(const CPlan *p, int t);
 /* Multi-output Row operators: merges Row operators of s that aggregate
- * over the rows of the same main input (COL_AGG, FULL_AGG, COL_T_AGG)
- * and do not depend on each other into one operator with several
+ * over the rows of the same main input (COL_AGG, FULL_AGG, COL_T_AGG),
+ * read the same inputs and do not depend on each other into one operator with several
  * outputs (V_MULTI), so that one pass over the main input computes them
  * all and their shared row work once. plans[i] is the CPlan of
  * s->ops[i] (NULL: none); merged operators get the merged plan, and the

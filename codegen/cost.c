@@ -704,7 +704,8 @@ static void add_cand(CostCtx *x, const Hop *h, TplType t)
  * group; each later member costs what it adds to the group's merged
  * operator: the union of inputs (the main read once) and of products,
  * the larger elementwise work (their bodies mostly share it: a lower
- * bound of the union), the outputs' sum. */
+ * bound of the union), the outputs' sum. Members read the same inputs,
+ * as cg_merge_rows requires. */
 #define RG_MAX 8
 
 static void add_input(CVec *v, int id);
@@ -754,6 +755,14 @@ static bool group_independent(CostCtx *x, const RowGroup *g, const Hop *h)
     return true;
 }
 
+/* Do a and b read the same inputs (cg_merge_rows merges only such)? */
+static bool same_vec_inputs(const CVec *a, const CVec *b)
+{
+    if (a->nin != b->nin) return false;
+    for (int i = 0; i < b->nin; i++) if (!has_input(a, b->in[i])) return false;
+    return true;
+}
+
 /* Time of Row operator v rooted at h (t alone): what it adds to its
  * group. */
 static double row_group(CostCtx *x, const CVec *v, double ew, double out, const Hop *h, double t)
@@ -764,7 +773,8 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
     if (main < 0) return t;
     for (int i = 0; i < x->nrgroups; i++) {
         RowGroup *g = &gs[i];
-        if (g->main != main || g->nroots >= CG_MAXOUT || !group_independent(x, g, h)) continue;
+        if (g->main != main || g->nroots >= CG_MAXOUT || !same_vec_inputs(&g->v, v) || !group_independent(x, g, h))
+            continue;
         CVec m = g->v;
         for (int k = 0; k < v->nin; k++) add_input(&m, v->in[k]);
         for (int k = 0; k < v->nmm && m.nmm < MAXMM; k++) {

@@ -302,7 +302,12 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
     Bind b = {0};
     int rc = 0;
     if (!bind(p, args, nargs, &b) || p->main < 0 || !slice_bounds(p, &b)) { *fb = true; goto done; }
-    if (b.m[p->main]->sparse && op->fn[1] && side_nonfinite(p, &b)) { *fb = true; goto done; }
+    /* non-finite side inputs: a multi-output plan runs through the
+     * reference kernels (whose products skip the zeros of their left
+     * operand, 0 * Inf, where the generated row products do not: the
+     * merge must not change what each output would be unmerged or
+     * unfused) */
+    if ((p->var == V_MULTI || (b.m[p->main]->sparse && op->fn[1])) && side_nonfinite(p, &b)) { *fb = true; goto done; }
     int64_t M = b.m[p->main]->rows;
     for (int k = 0; k < p->nin && !*fb; k++) {
         const MB *m = b.m[k];

@@ -346,6 +346,23 @@ static bool row_aggregating(const CPlan *p)
            (p->var == V_COL_AGG || p->var == V_FULL_AGG || p->var == V_COL_T_AGG);
 }
 
+/* Do plans a and b read the same input hops? Then every run-time
+ * decision that looks at the inputs (non-finite side inputs sending a
+ * plan to the reference kernels, exec.c) is the same for each of them as
+ * for their merged plan, and merging changes no result. */
+static bool same_inputs(const CPlan *a, const CPlan *b)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const CPlan *x = pass ? b : a, *y = pass ? a : b;
+        for (int i = 0; i < x->nin; i++) {
+            bool found = false;
+            for (int j = 0; j < y->nin && !found; j++) found = x->in[i].hop == y->in[j].hop;
+            if (!found) return false;
+        }
+    }
+    return true;
+}
+
 /* Are the roots of group g[0..n) and root r free of dependencies? */
 static bool independent(const Memo *m, Selection *s, const int *g, int n, int j, char *seen)
 {
@@ -371,7 +388,9 @@ void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans)
         int g[CG_MAXOUT], ng = 1;
         g[0] = i;
         for (int j = i + 1; j < n && ng < CG_MAXOUT; j++) {
-            if (gone[j] || !row_aggregating(plans[j]) || plans[j]->in[plans[j]->main].hop != main) continue;
+            if (gone[j] || !row_aggregating(plans[j]) || plans[j]->in[plans[j]->main].hop != main ||
+                !same_inputs(plans[i], plans[j]))
+                continue;
             if (independent(m, s, g, ng, j, seen)) g[ng++] = j;
         }
         if (ng < 2) continue;
