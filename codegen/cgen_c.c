@@ -472,25 +472,25 @@ static void emit_row_mm_sp(const Gen *g, int i, const char *ind)
 /* The t(A) %*% B root in the sparse row function: the partial is not
  * transposed there (ncol(A) x ncol(B), kernels/spoof.h); for A the main
  * row, each non-zero adds x * B into its output row in one pass. */
-static void emit_row_tagg_sp(const Gen *g, const char *ind)
+static void emit_row_tagg_sp(const Gen *g, int r, const char *out, const char *ind)
 {
     const CPlan *p = g->p;
     StrBuf *b = g->b;
-    int r = p->out[0], k = cplan_row_kwidth(p, r);
+    int k = cplan_row_kwidth(p, r);
     const CNode *x = &p->n[r], *A = &p->n[x->a[0]], *B = &p->n[x->a[1]];
     char ptr[32], len[32], bp[48], bl[32], q[48];
     vec_or_scalar_ref(g, x->a[1], ind, bp, sizeof bp, bl, sizeof bl);
     if (A->vc != VC_VEC) {
         row_elem(g, x->a[0], q, sizeof q);
-        sb_printf(b, "%scg_axpy(%s, %s, %s, out);\n", ind, q, bp, bl);
+        sb_printf(b, "%scg_axpy(%s, %s, %s, %s);\n", ind, q, bp, bl, out);
     } else if (is_main(p, x->a[0]) && k && B->vc == VC_VEC) {
-        sb_printf(b, "%sif (%s == %d) cg_outer_add_sp_k(av, ai, anz, %s, %d, out);\n", ind, bl, k, bp, k);
-        sb_printf(b, "%selse cg_outer_add_sp(av, ai, anz, %s, %s, out);\n", ind, bp, bl);
+        sb_printf(b, "%sif (%s == %d) cg_outer_add_sp_k(av, ai, anz, %s, %d, %s);\n", ind, bl, k, bp, k, out);
+        sb_printf(b, "%selse cg_outer_add_sp(av, ai, anz, %s, %s, %s);\n", ind, bp, bl, out);
     } else if (is_main(p, x->a[0])) {
-        sb_printf(b, "%scg_outer_add_sp(av, ai, anz, %s, %s, out);\n", ind, bp, bl);
+        sb_printf(b, "%scg_outer_add_sp(av, ai, anz, %s, %s, %s);\n", ind, bp, bl, out);
     } else {
         vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
-        sb_printf(b, "%scg_outer_add(%s, %s, %s, %s, out);\n", ind, ptr, len, bp, bl);
+        sb_printf(b, "%scg_outer_add(%s, %s, %s, %s, %s);\n", ind, ptr, len, bp, bl, out);
     }
 }
 
@@ -572,14 +572,15 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
 }
 
 /* The root of a Row plan: output row, or accumulation into the partial. */
-static void emit_row_root(const Gen *g, const char *ind, const char *orow)
+static void emit_row_out(const Gen *g, int t, const char *out, const char *ind, const char *orow)
 {
     const CPlan *p = g->p;
     StrBuf *b = g->b;
-    int r = p->out[0];
+    int r = p->out[t];
     const CNode *x = &p->n[r];
     char ptr[32], len[32], e[48];
-    switch (p->var) {
+    Variant var = cplan_row_ovar(p, t);
+    switch (var) {
     case V_NO_AGG:
         vec_ref(g, r, ptr, sizeof ptr, len, sizeof len);
         sb_printf(b, "%s{ double *restrict o = %s; for (int64_t k = 0; k < %s; k++) o[k] = %s[k]; }\n", ind, orow,
@@ -592,10 +593,10 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
     case V_COL_AGG: case V_FULL_AGG: {
         const CNode *c = &p->n[x->a[0]];
         char acc[64];
-        bool col = p->var == V_COL_AGG;
+        bool col = var == V_COL_AGG;
         const char *o = col ? "k" : "0", *st = acc_step(x->op);
-        if (st) snprintf(acc, sizeof acc, "out[%s] = cg_%sstep(out[%s], xv)", o, st, o);
-        else snprintf(acc, sizeof acc, "cg_kadd(&out[%s], &out[%s], %s)", o, col ? "nc + k" : "1",
+        if (st) snprintf(acc, sizeof acc, "%s[%s] = cg_%sstep(%s[%s], xv)", out, o, st, out, o);
+        else snprintf(acc, sizeof acc, "cg_kadd(&%s[%s], &%s[%s], %s)", out, o, out, col ? "nc + k" : "1",
                       acc_sq(x->op) ? "xv * xv" : "xv");
         if (c->vc == VC_VEC) {
             vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
@@ -608,7 +609,7 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
         break;
     }
     case V_COL_T_AGG: {
-        if (g->sp) { emit_row_tagg_sp(g, ind); break; }
+        if (g->sp) { emit_row_tagg_sp(g, r, out, ind); break; }
         const CNode *A = &p->n[x->a[0]];
         char bp[48], bl[32];
         vec_or_scalar_ref(g, x->a[1], ind, bp, sizeof bp, bl, sizeof bl);
@@ -616,18 +617,82 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
         if (A->vc == VC_VEC) {
             vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
             if (g->sp && is_main(p, x->a[0]))
-                sb_printf(b, "%scg_outer_add_sp_t(av, ai, anz, %s, %s, %s, out);\n", ind, bp, bl, len);
+                sb_printf(b, "%scg_outer_add_sp_t(av, ai, anz, %s, %s, %s, %s);\n", ind, bp, bl, len, out);
             else
-                sb_printf(b, "%scg_outer_add_t(%s, %s, %s, %s, out);\n", ind, ptr, len, bp, bl);
+                sb_printf(b, "%scg_outer_add_t(%s, %s, %s, %s, %s);\n", ind, ptr, len, bp, bl, out);
         } else {
             row_elem(g, x->a[0], e, sizeof e);
-            sb_printf(b, "%scg_axpy(%s, %s, %s, out);\n", ind, e, bp, bl);
+            sb_printf(b, "%scg_axpy(%s, %s, %s, %s);\n", ind, e, bp, bl, out);
         }
         break;
     }
     default:
         break;
     }
+}
+
+/* The roots of a Row plan: one output (into out), or the aggregates of a
+ * multi-output plan, each into its partial o<t> (emit_multi_outs). */
+static void emit_row_root(const Gen *g, const char *ind, const char *orow)
+{
+    const CPlan *p = g->p;
+    if (p->var != V_MULTI) { emit_row_out(g, 0, "out", ind, orow); return; }
+    for (int t = 0; t < p->nout; t++) {
+        char o[16];
+        snprintf(o, sizeof o, "o%d", t);
+        emit_row_out(g, t, o, ind, orow);
+    }
+}
+
+/* Length expression of Row node n's row (1 for a scalar). */
+static void row_len_expr(const Gen *g, int n, char *len, size_t ll)
+{
+    char ptr[32];
+    if (g->p->n[n].vc == VC_VEC) vec_ref(g, n, ptr, sizeof ptr, len, ll);
+    else snprintf(len, ll, "1");
+}
+
+/* A multi-output Row plan's partials, one after the other in the order
+ * of its outputs (kernels/spoof.h: COL_AGG 2 ncol, FULL_AGG 2,
+ * COL_T_AGG the product's cells). */
+static void emit_multi_outs(const Gen *g)
+{
+    const CPlan *p = g->p;
+    if (p->var != V_MULTI) return;
+    sb_puts(g->b, "    int64_t oo = 0;\n");
+    for (int t = 0; t < p->nout; t++) {
+        const CNode *x = &p->n[p->out[t]];
+        char la[32], lb[32];
+        row_len_expr(g, x->a[0], la, sizeof la);
+        sb_printf(g->b, "    double *restrict o%d = out + oo; ", t);
+        switch (cplan_row_ovar(p, t)) {
+        case V_COL_AGG: sb_printf(g->b, "oo += 2 * %s;\n", la); break;
+        case V_FULL_AGG: sb_puts(g->b, "oo += 2;\n"); break;
+        default:
+            row_len_expr(g, x->a[1], lb, sizeof lb);
+            sb_printf(g->b, "oo += %s * %s;\n", la, lb);
+            break;
+        }
+    }
+    sb_puts(g->b, "    (void)oo;\n");
+}
+
+/* Is node i an output its plan aggregates over rows (the generated code
+ * accumulates it into the partial, never forms it as a value)? */
+static bool row_agg_root(const CPlan *p, int i)
+{
+    for (int t = 0; t < p->nout; t++) {
+        Variant v = cplan_row_ovar(p, t);
+        if (p->out[t] == i && (v == V_COL_AGG || v == V_FULL_AGG || v == V_COL_T_AGG)) return true;
+    }
+    return false;
+}
+
+/* Is node i an output that is not a row vector (no temporary row)? */
+static bool row_no_temp(const CPlan *p, int i)
+{
+    for (int t = 0; t < p->nout; t++) if (p->out[t] == i && cplan_row_ovar(p, t) != V_NO_AGG) return true;
+    return false;
 }
 
 /* Declarations of the row temporaries (offsets into tmp). */
@@ -638,7 +703,7 @@ static void emit_row_temps(const Gen *g, bool densify)
     for (int i = 0; i < p->nn; i++) {
         const CNode *x = &p->n[i];
         if (x->kind == CN_IN || x->vc != VC_VEC) continue;
-        if (i == p->out[0] && p->var != V_NO_AGG) continue;
+        if (row_no_temp(p, i)) continue;
         sb_printf(g->b, "    double *restrict v%d = tmp + off; off += L[%d];\n", i, x->vlen);
     }
     if (densify) sb_printf(g->b, "    double *restrict a = tmp + off; off += L[%d];\n", p->main);
@@ -650,7 +715,7 @@ static void emit_row_body(const Gen *g, const char *ind)
     const CPlan *p = g->p;
     for (int i = 0; i < p->nn; i++) {
         if (p->n[i].kind == CN_IN) continue;
-        if (i == p->out[0] && (p->var == V_COL_AGG || p->var == V_FULL_AGG || p->var == V_COL_T_AGG)) continue;
+        if (row_agg_root(p, i)) continue;
         emit_row_node(g, i, ind);
     }
 }
@@ -685,7 +750,7 @@ static void emit_blk_buffers(const Gen *g, bool decl)
 static bool body_node(const CPlan *p, int i)
 {
     if (p->n[i].kind == CN_IN) return false;
-    return !(i == p->out[0] && (p->var == V_COL_AGG || p->var == V_FULL_AGG || p->var == V_COL_T_AGG));
+    return !row_agg_root(p, i);
 }
 
 static bool narrow_agg(const CPlan *p, const int *klen, int i)
@@ -719,7 +784,7 @@ static char *row_deferred(const CPlan *p, const int *klen)
     }
     bool ok = split >= 0;
     for (int i = split + 1; ok && i < p->nn; i++) {
-        if (!body_node(p, i) && i != p->out[0]) continue;
+        if (!body_node(p, i) && !row_agg_root(p, i)) continue;
         if (def[i]) continue;
         const CNode *x = &p->n[i];
         for (int k = 0; k < x->na; k++) {
@@ -870,6 +935,7 @@ static void emit_row_sparse(Gen *g, bool rowout)
                "               double *restrict tmp)\n{\n    (void)ldo; (void)r0;\n");
     emit_scalars(g);
     emit_row_temps(g, false);
+    emit_multi_outs(g);
     sb_puts(b, "    for (int64_t i = r0; i < r1; i++) {\n"
                "        const int32_t *restrict ai = ci + rp[i];\n"
                "        const double *restrict av = cv + rp[i];\n"
@@ -890,7 +956,7 @@ static void gen_row(const CPlan *p, StrBuf *b)
     for (int i = 0; i < p->nn; i++) {
         const CNode *x = &p->n[i];
         if (x->kind == CN_IN || x->vc != VC_VEC) continue;
-        if (i == p->out[0] && p->var != V_NO_AGG) continue;
+        if (row_no_temp(p, i)) continue;
         sb_printf(b, "    off += L[%d];\n", x->vlen);
     }
     if (blocked) {
@@ -906,6 +972,7 @@ static void gen_row(const CPlan *p, StrBuf *b)
                "              double *restrict tmp)\n{\n    (void)ldo; (void)r0;\n");
     emit_scalars(&g);
     emit_row_temps(&g, false);
+    emit_multi_outs(&g);
     sb_puts(b, "    int64_t i0 = r0;\n");
     if (blocked) emit_row_blocked(&g);
     emit_row_prefetch(&g, true, "    ");

@@ -206,6 +206,10 @@ typedef struct CostCtx {
     int bstamp;            /*   costing: cut and ban fixed) */
     double spent, bound;   /* the plan's operator costs so far, and the
                               cost at which its costing stops */
+    void *rgroups;         /* cost.c: groups of Row operators that run as
+                              one multi-output operator (this plan) */
+    int nrgroups;
+    int *rmark, rstamp;    /* by hop id: dependency walks */
 } CostCtx;
 
 int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, EnumStats *es);
@@ -282,7 +286,8 @@ typedef struct SafeCond { OpCode op; int in; bool left; } SafeCond;
 typedef enum {
     V_NO_AGG, V_ROW_AGG, V_COL_AGG, V_FULL_AGG,   /* Cell, Row */
     V_COL_T_AGG,                                  /* Row: t(X) %*% Q */
-    V_MULTI,                                      /* MAgg */
+    V_MULTI,                                      /* MAgg; Row: several
+                                                     aggregates of one pass */
     V_LEFT_MM, V_RIGHT_MM, V_RIGHT_T_MM,          /* Outer */
 } Variant;
 
@@ -325,6 +330,17 @@ int cplan_nops(const CPlan *p);
  * operand of a t(main) %*% (.) root), 0 if none. */
 int cplan_row_kwidth(const CPlan *p, int n);
 const char *variant_name(Variant v);
+/* Row: the variant of output t (a multi-output plan, V_MULTI: that of
+ * its root, each COL_AGG, FULL_AGG or COL_T_AGG; otherwise p->var). */
+Variant cplan_row_ovar(const CPlan *p, int t);
+/* Multi-output Row operators: merges Row operators of s that aggregate
+ * over the rows of the same main input (COL_AGG, FULL_AGG, COL_T_AGG),
+ * read the same inputs and do not depend on each other into one operator with several
+ * outputs (V_MULTI), so that one pass over the main input computes them
+ * all and their shared row work once. plans[i] is the CPlan of
+ * s->ops[i] (NULL: none); merged operators get the merged plan, and the
+ * merged-away ones leave s (and plans) compacted. */
+void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans);
 
 /* ---- code generation (cgen_c.c, prims.c) ---- */
 

@@ -73,7 +73,7 @@ static void replace(HopDag *d, const FusedOp *f, CgOp *op, Hop **ins, int nin)
     Hop **in = arena_alloc(d->arena, (size_t)BR_MAX(nin, 1) * sizeof(Hop *));
     if (!in) return;
     memcpy(in, ins, (size_t)nin * sizeof(Hop *));
-    if (f->type == T_MAGG) {
+    if (f->nroots > 1) {    /* MAgg, multi-output Row: a list */
         Hop *s = hop_new(d, H_SPOOF, f->roots[0]->span, 0);
         if (!s) return;
         s->in = in;
@@ -173,8 +173,13 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     int *nins = br_calloc((size_t)n, sizeof *nins);
     if (!ops || !ins || !nins) goto done;
     /* all CPlans first: they read the DAG before any replacement */
+    CPlan **pl = br_calloc((size_t)n, sizeof *pl);
+    if (!pl) goto done;
+    for (int i = 0; i < n; i++) pl[i] = cplan_build(m, &s->ops[i]);
+    cg_merge_rows(m, s, pl);
+    n = s->nops;
     for (int i = 0; i < n; i++) {
-        CPlan *p = cplan_build(m, &s->ops[i]);
+        CPlan *p = pl[i];
         if (!p) { __atomic_add_fetch(&c->st.invalid, 1, __ATOMIC_RELAXED); continue; }
         ins[i] = br_malloc((size_t)(p->nin + 1) * sizeof(Hop *));
         if (!ins[i]) { cplan_free(p); continue; }
@@ -182,6 +187,7 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
         nins[i] = p->nin;
         ops[i] = cg_op_get(c, p);
     }
+    free(pl);
     __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
     /* operators not compiled yet: this batch takes those nobody else is
      * compiling; synchronous mode waits for every pending one */

@@ -701,6 +701,115 @@ static void add_cand(CostCtx *x, const Hop *h, TplType t)
     x->cand[x->ncand++] = c;
 }
 
+/* Multi-output Row operators (select.c cg_merge_rows): Row operators
+ * aggregating over the rows of the same main input that do not depend on
+ * each other run as one operator. The plan's first such operator opens a
+ * group; each later member costs what it adds to the group's merged
+ * operator: the union of inputs (the main read once) and of products,
+ * the larger elementwise work (their bodies mostly share it: a lower
+ * bound of the union), the outputs' sum. Members read the same inputs,
+ * as cg_merge_rows requires. */
+#define RG_MAX 8
+
+static void add_input(CVec *v, int id);
+
+typedef struct RowGroup {
+    int main;              /* hop id of the main input */
+    CVec v;                /* merged operator (products not yet costed) */
+    double out, t;         /* its output bytes and time */
+    const Hop *roots[CG_MAXOUT];
+    int nroots;
+} RowGroup;
+
+static bool row_agg_hop(const Hop *h)
+{
+    if (h->kind == H_AGG) return h->dir == DIR_COL || h->dir == DIR_FULL;
+    return h->kind == H_MATMUL && h->op == OP_MATMULTL;
+}
+
+/* The main input of a Row operator: the matrix input of most cells. */
+static int row_main(const CostCtx *x, const CVec *v)
+{
+    int best = -1;
+    double bc = -1;
+    for (int i = 0; i < v->nin; i++) {
+        const Hop *in = x->m->hop[v->in[i]];
+        if (in && in->dt == DT_MATRIX && cells(in) > bc) { bc = cells(in); best = in->id; }
+    }
+    return best;
+}
+
+static bool hop_reaches(const Hop *from, const Hop *to, int *mark, int stamp)
+{
+    if (from == to) return true;
+    if (mark[from->id] == stamp) return false;
+    mark[from->id] = stamp;
+    for (int i = 0; i < from->nin; i++)
+        if (from->in[i] && hop_reaches(from->in[i], to, mark, stamp)) return true;
+    return false;
+}
+
+static bool group_independent(CostCtx *x, const RowGroup *g, const Hop *h)
+{
+    for (int k = 0; k < g->nroots; k++) {
+        if (hop_reaches(h, g->roots[k], x->rmark, ++x->rstamp)) return false;
+        if (hop_reaches(g->roots[k], h, x->rmark, ++x->rstamp)) return false;
+    }
+    return true;
+}
+
+/* Do a and b read the same inputs (cg_merge_rows merges only such)? */
+static bool same_vec_inputs(const CVec *a, const CVec *b)
+{
+    if (a->nin != b->nin) return false;
+    for (int i = 0; i < b->nin; i++) if (!has_input(a, b->in[i])) return false;
+    return true;
+}
+
+/* Time of Row operator v rooted at h (t alone): what it adds to its
+ * group. */
+static double row_group(CostCtx *x, const CVec *v, double ew, double out, const Hop *h, double t)
+{
+    RowGroup *gs = x->rgroups;
+    if (!gs || !row_agg_hop(h)) return t;
+    int main = row_main(x, v);
+    if (main < 0) return t;
+    for (int i = 0; i < x->nrgroups; i++) {
+        RowGroup *g = &gs[i];
+        if (g->main != main || g->nroots >= CG_MAXOUT || !same_vec_inputs(&g->v, v) || !group_independent(x, g, h))
+            continue;
+        CVec m = g->v;
+        for (int k = 0; k < v->nin; k++) add_input(&m, v->in[k]);
+        for (int k = 0; k < v->nmm && m.nmm < MAXMM; k++) {
+            bool dup = false;
+            for (int q = 0; q < m.nmm; q++) dup |= m.mm[q] == v->mm[k];
+            if (!dup) m.mm[m.nmm++] = v->mm[k];
+        }
+        m.flops = fmax(m.flops, ew);
+        m.xtime = fmax(m.xtime, v->xtime);
+        g->v = m;
+        row_products(&m, &m.flops, &m.gflops, &m.vflops);
+        double tm = op_time(x, &m, g->out + out, h);
+        double add = fmax(0, tm - g->t);
+        g->out += out;
+        g->t = tm;
+        g->roots[g->nroots++] = h;
+        return add;
+    }
+    if (x->nrgroups < RG_MAX) {
+        RowGroup *g = &gs[x->nrgroups++];
+        g->main = main;
+        g->v = *v;
+        g->v.flops = ew;
+        g->v.gflops = g->v.vflops = 0;
+        g->out = out;
+        g->t = t;
+        g->roots[0] = h;
+        g->nroots = 1;
+    }
+    return t;
+}
+
 /* Cost of computing h materialized (a fused operator or basic op rooted
  * at h). */
 static double open_op(CostCtx *x, const Hop *h)
@@ -737,12 +846,14 @@ static double open_op(CostCtx *x, const Hop *h)
             v.xtime += noagg ? 2 * conv : conv;
         }
     }
+    double ew = v.flops;    /* elementwise work, before the products */
     if (v.type == T_ROW) row_products(&v, &v.flops, &v.gflops, &v.vflops);
     /* constraint: an Outer operator cut off from its outer product has no
      * valid CPlan (cplan.c would leave the whole region unfused) */
     if (v.type == T_OUTER && v.orows <= 0) return INFINITY;
     double out = v.type == T_CELL ? cell_sparsity(x, &v, h) : bytes(h);
     double t = op_time(x, &v, out, h);
+    if (v.type == T_ROW) t = row_group(x, &v, ew, out, h, t);
     x->spent += t;
     return sub + t;
 }
@@ -884,6 +995,7 @@ double cg_plan_cost(CostCtx *x, const bool *cut, double bound)
     x->es->evaluated++;
     x->spent = 0;
     x->bound = bound;
+    x->nrgroups = 0;
     double c = 0;
     for (int r = 0; r < x->p->nroots; r++) {
         c += open_op(x, x->m->hop[x->p->roots[r]]);
@@ -942,6 +1054,9 @@ int cost_init(CostCtx *x, const Memo *m, const CgMachine *mc, const Part *p, Enu
     x->bmark = br_calloc((size_t)m->nid * (T__N + 1), sizeof(int));
     x->bval = br_malloc((size_t)m->nid * (T__N + 1) * sizeof(MEntry *));
     x->bstamp = 1;    /* bmark's zeros match no costing */
+    x->rgroups = br_calloc(RG_MAX, sizeof(RowGroup));
+    x->rmark = br_calloc((size_t)m->nid, sizeof(int));
+    if (!x->rgroups || !x->rmark) { cost_free(x); return -1; }
     if (!x->mat || !x->cover || !x->pt_first || !x->pt_next || !x->cand || !x->zmark || !x->zval || !x->bmark ||
         !x->bval) {
         cost_free(x);
@@ -970,6 +1085,10 @@ void cost_free(CostCtx *x)
     free(x->zval);
     free(x->bmark);
     free(x->bval);
+    free(x->rgroups);
+    free(x->rmark);
+    x->rgroups = NULL;
+    x->rmark = NULL;
     x->bmark = NULL;
     x->bval = NULL;
     x->zmark = NULL;

@@ -626,6 +626,21 @@ done:
     free(nmap); free(imap); free(stack); free(nn); free(ni);
 }
 
+/* The variant a Row plan's root node n makes. */
+static Variant row_var(const CPlan *p, int n)
+{
+    const CNode *x = &p->n[n];
+    if (x->kind == CN_AGG && x->dir == DIR_COL) return V_COL_AGG;
+    if (x->kind == CN_AGG && x->dir == DIR_FULL) return V_FULL_AGG;
+    if (x->kind == CN_MMTL) return V_COL_T_AGG;
+    return x->vc == VC_VEC ? V_NO_AGG : V_ROW_AGG;
+}
+
+Variant cplan_row_ovar(const CPlan *p, int t)
+{
+    return p->var == V_MULTI ? row_var(p, p->out[t]) : p->var;
+}
+
 /* Builds the CPlan of fused operator f; NULL when the region does not
  * form a valid plan of its template. Caller frees with cplan_free. */
 CPlan *cplan_build(const Memo *m, const FusedOp *f)
@@ -638,8 +653,8 @@ CPlan *cplan_build(const Memo *m, const FusedOp *f)
     for (int i = 0; i < m->nid; i++) b.map[i] = -1;
     p->tpl = f->type;
     p->main = -1;
-    int nroots = f->type == T_MAGG ? f->nroots : 1;
-    Hop **roots = f->type == T_MAGG ? f->roots : (Hop **)&f->root;
+    int nroots = f->nroots > 1 ? f->nroots : 1;   /* MAgg, multi-output Row */
+    Hop **roots = f->nroots > 1 ? f->roots : (Hop **)&f->root;
     int cellroot[CG_MAXOUT];
     bool ok = true;
     for (int r = 0; r < nroots; r++) {
@@ -680,12 +695,12 @@ CPlan *cplan_build(const Memo *m, const FusedOp *f)
             ok = finish_cell(p, cellroot, p->nout);
         } else if (p->tpl == T_ROW) {
             ok = finish_row(p);
-            if (ok) {
-                CNode *x = &p->n[p->out[0]];
-                if (x->kind == CN_AGG && x->dir == DIR_COL) p->var = V_COL_AGG;
-                else if (x->kind == CN_AGG && x->dir == DIR_FULL) p->var = V_FULL_AGG;
-                else if (x->kind == CN_MMTL) p->var = V_COL_T_AGG;
-                else p->var = x->vc == VC_VEC ? V_NO_AGG : V_ROW_AGG;
+            if (ok && p->nout > 1) p->var = V_MULTI;
+            for (int r = 0; ok && r < p->nout; r++) {
+                CNode *x = &p->n[p->out[r]];
+                Variant v = row_var(p, p->out[r]);
+                if (p->nout == 1) p->var = v;
+                else if (v != V_COL_AGG && v != V_FULL_AGG && v != V_COL_T_AGG) ok = false;
                 if (x->kind == CN_MMTL)
                     for (int k = 0; k < 2; k++) if (p->n[x->a[k]].vc == VC_CONST) ok = false;
             }

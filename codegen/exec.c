@@ -314,13 +314,30 @@ static bool blas_is_better(const CPlan *p, const Bind *b)
     return false;
 }
 
+/* Output t of a multi-output Row plan: its variant (cplan_row_ovar),
+ * aggregate and shape over the bound lengths. */
+static SpRowOut row_out(const CPlan *p, const int64_t *L, int t)
+{
+    const CNode *r = &p->n[p->out[t]];
+    switch (cplan_row_ovar(p, t)) {
+    case V_COL_AGG: return (SpRowOut){SPR_COL_AGG, agg_code(r->op), 1, row_len(p, L, r->a[0])};
+    case V_FULL_AGG: return (SpRowOut){SPR_FULL_AGG, agg_code(r->op), 1, row_len(p, L, r->a[0])};
+    default: return (SpRowOut){SPR_COL_T_AGG, SPA_NONE, row_len(p, L, r->a[0]), row_len(p, L, r->a[1])};
+    }
+}
+
 static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
     int rc = 0;
     if (!bind(p, args, nargs, &b) || p->main < 0 || !slice_bounds(p, &b)) { *fb = true; goto done; }
-    if (b.m[p->main]->sparse && op->fn[1] && side_nonfinite(p, &b)) { *fb = true; goto done; }
+    /* non-finite side inputs: a multi-output plan runs through the
+     * reference kernels (whose products skip the zeros of their left
+     * operand, 0 * Inf, where the generated row products do not: the
+     * merge must not change what each output would be unmerged or
+     * unfused) */
+    if ((p->var == V_MULTI || (b.m[p->main]->sparse && op->fn[1])) && side_nonfinite(p, &b)) { *fb = true; goto done; }
     int64_t M = b.m[p->main]->rows;
     for (int k = 0; k < p->nin && !*fb; k++) {
         const MB *m = b.m[k];
@@ -360,16 +377,30 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
         sp.orows = row_len(p, b.L, r->a[0]);
         sp.ocols = row_len(p, b.L, r->a[1]);
         break;
+    case V_MULTI:
+        sp.var = SPR_MULTI;
+        sp.nout = p->nout;
+        for (int t = 0; t < p->nout; t++) sp.mo[t] = row_out(p, b.L, t);
+        break;
     default: *fb = true; goto done;
     }
     /* a compressed main input is read by blocks of rows; other compressed
      * inputs are not taken */
     if (any_cmb(p, &b) && !k_spoof_row_cla_ok(&sp)) { *fb = true; goto done; }
-    MB *res = NULL;
-    double v = 0;
-    if ((rc = k_spoof_row(&sp, &res, &v, e))) goto done;
-    if (p->var == V_FULL_AGG) *out = val_double(v);
-    else *out = val_matrix(res);
+    MB *res[CG_MAXOUT] = {NULL};
+    double v[CG_MAXOUT] = {0};
+    if ((rc = k_spoof_row(&sp, res, v, e))) goto done;
+    if (p->var == V_MULTI) {
+        /* a list of the outputs, as MAgg operators return theirs */
+        Value l = val_list_new(p->nout);
+        for (int t = 0; t < p->nout; t++) {
+            Value x = sp.mo[t].var == SPR_FULL_AGG ? val_double(v[t]) : val_matrix(res[t]);
+            list_append(l.l, x, NULL, e);
+        }
+        *out = l;
+    }
+    else if (p->var == V_FULL_AGG) *out = val_double(v[0]);
+    else *out = val_matrix(res[0]);
 done:
     bind_free(&b);
     return rc;
@@ -506,7 +537,7 @@ int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e)
         if (rc && !e->code) br_err(e, BR_EFAIL, "fused operator failed");
     }
     if (!rc) {
-        if (p->tpl == T_MAGG) {
+        if (p->nout > 1) {    /* MAgg, multi-output Row */
             Value l = val_list_new(p->nout);
             for (int r = 0; r < p->nout; r++) list_append(l.l, val_retain(v[p->out[r]]), NULL, e);
             *out = l;

@@ -340,3 +340,81 @@ void sel_free(Selection *s)
     free(s->best);
     free(s);
 }
+
+/* Is p a Row plan aggregating over all rows (its outputs small)? */
+static bool row_aggregating(const CPlan *p)
+{
+    return p && p->tpl == T_ROW && p->main >= 0 && p->in[p->main].hop &&
+           (p->var == V_COL_AGG || p->var == V_FULL_AGG || p->var == V_COL_T_AGG);
+}
+
+/* Do plans a and b read the same input hops? Then every run-time
+ * decision that looks at the inputs (non-finite side inputs sending a
+ * plan to the reference kernels, exec.c) is the same for each of them as
+ * for their merged plan, and merging changes no result. */
+static bool same_inputs(const CPlan *a, const CPlan *b)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const CPlan *x = pass ? b : a, *y = pass ? a : b;
+        for (int i = 0; i < x->nin; i++) {
+            bool found = false;
+            for (int j = 0; j < y->nin && !found; j++) found = x->in[i].hop == y->in[j].hop;
+            if (!found) return false;
+        }
+    }
+    return true;
+}
+
+/* Are the roots of group g[0..n) and root r free of dependencies? */
+static bool independent(const Memo *m, Selection *s, const int *g, int n, int j, char *seen)
+{
+    for (int k = 0; k < n; k++) {
+        Hop *p = s->ops[g[k]].root, *q = s->ops[j].root;
+        memset(seen, 0, (size_t)m->nid);
+        if (depends(m, p, q, seen)) return false;
+        memset(seen, 0, (size_t)m->nid);
+        if (depends(m, q, p, seen)) return false;
+    }
+    return true;
+}
+
+void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans)
+{
+    int n = s->nops;
+    char *seen = br_calloc((size_t)m->nid + 1, 1);
+    char *gone = br_calloc((size_t)n + 1, 1);
+    if (!seen || !gone) { free(seen); free(gone); return; }
+    for (int i = 0; i < n; i++) {
+        if (gone[i] || !row_aggregating(plans[i])) continue;
+        const Hop *main = plans[i]->in[plans[i]->main].hop;
+        int g[CG_MAXOUT], ng = 1;
+        g[0] = i;
+        for (int j = i + 1; j < n && ng < CG_MAXOUT; j++) {
+            if (gone[j] || !row_aggregating(plans[j]) || plans[j]->in[plans[j]->main].hop != main ||
+                !same_inputs(plans[i], plans[j]))
+                continue;
+            if (independent(m, s, g, ng, j, seen)) g[ng++] = j;
+        }
+        if (ng < 2) continue;
+        Hop **roots = br_calloc((size_t)ng, sizeof(Hop *));
+        if (!roots) continue;
+        for (int k = 0; k < ng; k++) roots[k] = s->ops[g[k]].root;
+        FusedOp f = {.type = T_ROW, .root = roots[0], .roots = roots, .nroots = ng};
+        CPlan *mp = cplan_build(m, &f);
+        /* the merged plan must still be driven by the same input */
+        if (!mp || mp->var != V_MULTI || mp->in[mp->main].hop != main) { cplan_free(mp); free(roots); continue; }
+        for (int k = 0; k < ng; k++) { cplan_free(plans[g[k]]); plans[g[k]] = NULL; }
+        plans[i] = mp;
+        s->ops[i] = f;
+        for (int k = 1; k < ng; k++) gone[g[k]] = 1;
+    }
+    int w = 0;
+    for (int i = 0; i < n; i++) {
+        if (gone[i]) continue;
+        s->ops[w] = s->ops[i];
+        plans[w++] = plans[i];
+    }
+    s->nops = w;
+    free(seen);
+    free(gone);
+}

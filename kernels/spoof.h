@@ -33,7 +33,7 @@ enum { SPA_NONE, SPA_SUM, SPA_SUMSQ, SPA_MIN, SPA_MAX, SPA_MEAN };
 /* Aggregation directions of Cell. */
 enum { SPD_NONE, SPD_ROW, SPD_COL, SPD_FULL };
 /* Row variants. */
-enum { SPR_NO_AGG, SPR_ROW_AGG, SPR_COL_AGG, SPR_FULL_AGG, SPR_COL_T_AGG };
+enum { SPR_NO_AGG, SPR_ROW_AGG, SPR_COL_AGG, SPR_FULL_AGG, SPR_COL_T_AGG, SPR_MULTI };
 /* Outer variants. */
 enum { SPO_NO_AGG, SPO_FULL_AGG, SPO_LEFT, SPO_RIGHT, SPO_RIGHT_T };
 
@@ -124,6 +124,12 @@ typedef struct SpoofCell {
     SpCellSparseFn fs;     /* NULL unless sparse-safe */
 } SpoofCell;
 
+/* One output of a Row operator: variant, aggregate, shape. */
+typedef struct SpRowOut {
+    int var, agg;
+    int64_t orows, ocols;
+} SpRowOut;
+
 typedef struct SpoofRow {
     SpoofIn in;
     const int64_t *L;
@@ -133,6 +139,13 @@ typedef struct SpoofRow {
     int agg;               /* COL/FULL: SPA_* */
     int64_t orows, ocols;  /* output shape; FULL_AGG: ocols = cells per row
                               aggregated (for the mean) */
+    int nout;              /* SPR_MULTI: several aggregates of one pass */
+    SpRowOut mo[SPOOF_MAXOUT];   /* SPR_MULTI: each output (COL_AGG,
+                              FULL_AGG or COL_T_AGG); their partials lie
+                              one after the other in the order of mo
+                              (COL_AGG 2 ocols, FULL_AGG 2, COL_T_AGG
+                              orows x ocols doubles), as the generated
+                              code accumulates them */
     SpRowDenseFn fd;
     SpRowSparseFn fs;      /* NULL: sparse main rows are expanded */
     SpRowTmpFn ft;
@@ -154,7 +167,6 @@ typedef struct SpoofOuter {
 /* Cell and MAgg. SPD_NONE/ROW/COL: *out = new block; SPD_FULL: res[t]
  * for every output. */
 int k_spoof_cell(const SpoofCell *op, MB **out, double *res, BrErr *e);
-/* Row. FULL_AGG: *res; otherwise *out. */
 /* spoof_cla.c: a Cell/MAgg operator whose one full input is compressed
  * and whose other inputs are scalars or row vectors, over the
  * dictionaries (the generated body once per distinct tuple, aggregates
@@ -167,6 +179,8 @@ int k_spoof_cell_cla(const SpoofCell *op, MB **out, double *res, bool *declined,
  * blocks of decompressed rows: seed 000 section 5.2)? Every other input
  * must be ordinary, full ones dense. */
 bool k_spoof_row_cla_ok(const SpoofRow *op);
+/* Row. FULL_AGG: *res; otherwise *out. SPR_MULTI: out[t] or res[t] for
+ * each output t (FULL_AGG outputs in res, the others in out). */
 int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e);
 /* Outer. FULL_AGG: *res; otherwise *out. */
 int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e);

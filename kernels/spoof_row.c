@@ -40,8 +40,25 @@ typedef struct RCtx {
     bool cmb_main;         /* main compressed: read by blocks of rows */
     bool sparse_main;      /* main read sparse by op->fs */
     int64_t tmpn;          /* doubles of tmp */
-    int64_t psize;         /* doubles of one partial */
+    int64_t psize;         /* doubles of one partial (all outputs) */
+    int nout;              /* aggregated outputs, their partials at off */
+    SpRowOut out[SPOOF_MAXOUT];
+    int64_t off[SPOOF_MAXOUT];
 } RCtx;
+
+/* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
+ * itself; none for NO_AGG / ROW_AGG). */
+static int row_outs(const SpoofRow *op, SpRowOut *o)
+{
+    if (op->var == SPR_MULTI) {
+        for (int t = 0; t < op->nout; t++) o[t] = op->mo[t];
+        return op->nout;
+    }
+    if (op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG) return 0;
+    o[0] = (SpRowOut){op->var, op->agg, op->orows, op->ocols};
+    return 1;
+}
+static int64_t out_psize(const SpRowOut *o);
 
 static double *dense_copy(const MB *m, BrErr *e)
 {
@@ -111,25 +128,79 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
     }
     x->per_row = x->sparse_main || x->nexp > 0;
     x->tmpn = op->ft ? op->ft(op->L) : 0;
-    switch (op->var) {
-    case SPR_COL_AGG: x->psize = 2 * op->ocols; break;
-    case SPR_FULL_AGG: x->psize = 2; break;
-    case SPR_COL_T_AGG: x->psize = op->orows * op->ocols; break;
-    default: x->psize = 0; break;
-    }
+    x->nout = row_outs(op, x->out);
+    x->psize = 0;
+    for (int t = 0; t < x->nout; t++) { x->off[t] = x->psize; x->psize += out_psize(&x->out[t]); }
     return 0;
 }
 
-static void init_partial(const SpoofRow *op, double *p, int64_t n)
+/* Doubles of one output's partial (spoof.h). */
+static int64_t out_psize(const SpRowOut *o)
 {
-    double v = op->agg == SPA_MIN ? INFINITY : op->agg == SPA_MAX ? -INFINITY : 0;
-    if (op->var == SPR_COL_AGG) {
-        for (int64_t j = 0; j < op->ocols; j++) { p[j] = v; p[op->ocols + j] = 0; }
-    } else if (op->var == SPR_FULL_AGG) {
+    switch (o->var) {
+    case SPR_COL_AGG: return 2 * o->ocols;
+    case SPR_FULL_AGG: return 2;
+    case SPR_COL_T_AGG: return o->orows * o->ocols;
+    default: return 0;
+    }
+}
+
+static void init_partial(const SpRowOut *o, double *p)
+{
+    double v = o->agg == SPA_MIN ? INFINITY : o->agg == SPA_MAX ? -INFINITY : 0;
+    if (o->var == SPR_COL_AGG) {
+        for (int64_t j = 0; j < o->ocols; j++) { p[j] = v; p[o->ocols + j] = 0; }
+    } else if (o->var == SPR_FULL_AGG) {
         p[0] = v; p[1] = 0;
     } else {
-        memset(p, 0, (size_t)n * sizeof(double));
+        memset(p, 0, (size_t)out_psize(o) * sizeof(double));
     }
+}
+
+/* Adds partial p of one output into tot (super-blocks in order). */
+static void merge_partial(const SpRowOut *o, double *tot, const double *p)
+{
+    if (o->var == SPR_COL_T_AGG) {
+        for (int64_t k = 0; k < o->orows * o->ocols; k++) tot[k] += p[k];
+        return;
+    }
+    int64_t nc = o->var == SPR_COL_AGG ? o->ocols : 1;
+    for (int64_t j = 0; j < nc; j++) {
+        if (o->agg == SPA_MIN) tot[j] = min_step(tot[j], p[j]);
+        else if (o->agg == SPA_MAX) tot[j] = max_step(tot[j], p[j]);
+        else { kadd(&tot[j], &tot[nc + j], p[j]); kadd(&tot[j], &tot[nc + j], p[nc + j]); }
+    }
+}
+
+/* The result of one output from its merged partial: *res (FULL_AGG) or
+ * a new block in *out. */
+static int final_output(const SpRowOut *o, const double *tot, int64_t M, bool sparse_main, MB **out, double *res,
+                        BrErr *e)
+{
+    if (o->var == SPR_FULL_AGG) {
+        double v = (o->agg == SPA_MIN || o->agg == SPA_MAX) ? tot[0] : tot[0] + tot[1];
+        *res = o->agg == SPA_MEAN ? v / ((double)M * (double)o->ocols) : v;
+        return 0;
+    }
+    MB *m = mb_dense(o->orows, o->ocols, e);
+    if (!m) return e->code;
+    int64_t nc = o->ocols;
+    if (o->var == SPR_COL_T_AGG && sparse_main) {
+        memcpy(m->d, tot, (size_t)(o->orows * o->ocols) * sizeof(double));
+    } else if (o->var == SPR_COL_T_AGG) {
+        /* the partial holds the transpose (ocols x orows) */
+        for (int64_t i = 0; i < o->orows; i++)
+            for (int64_t j = 0; j < o->ocols; j++) m->d[i * o->ocols + j] = tot[j * o->orows + i];
+    } else {
+        for (int64_t j = 0; j < nc; j++) {
+            double v = (o->agg == SPA_MIN || o->agg == SPA_MAX) ? tot[j] : tot[j] + tot[nc + j];
+            m->d[j] = o->agg == SPA_MEAN ? v / (double)M : v;
+        }
+    }
+    mb_recount_nnz(m);
+    if (mb_examine(m, e)) { mb_release(m); return e->code; }
+    *out = m;
+    return 0;
 }
 
 /* A compressed main input (seed 000 section 5.2: the Row template
@@ -269,7 +340,8 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     nsb = BR_MAX(1, BR_MIN(BR_MIN(nsb, SB_MAX), BR_MIN(cap, BR_MAX(M, 1))));
     double *parts = br_malloc((size_t)nsb * (size_t)BR_MAX(x.psize, 1) * sizeof(double));
     if (!parts) { rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
-    for (int64_t b = 0; b < nsb; b++) init_partial(op, parts + b * x.psize, x.psize);
+    for (int64_t b = 0; b < nsb; b++)
+        for (int t = 0; t < x.nout; t++) init_partial(&x.out[t], parts + b * x.psize + x.off[t]);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
     for (int64_t b = 0; b < nsb; b++) {
         int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
@@ -277,43 +349,12 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     }
     if (fail) { free(parts); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     double *tot = parts;    /* merged into the first partial, in order */
-    for (int64_t b = 1; b < nsb; b++) {
-        double *p = parts + b * x.psize;
-        if (op->var == SPR_COL_T_AGG) {
-            for (int64_t k = 0; k < x.psize; k++) tot[k] += p[k];
-        } else {
-            int64_t nc = op->var == SPR_COL_AGG ? op->ocols : 1;
-            for (int64_t j = 0; j < nc; j++) {
-                if (op->agg == SPA_MIN) tot[j] = min_step(tot[j], p[j]);
-                else if (op->agg == SPA_MAX) tot[j] = max_step(tot[j], p[j]);
-                else { kadd(&tot[j], &tot[nc + j], p[j]); kadd(&tot[j], &tot[nc + j], p[nc + j]); }
-            }
-        }
-    }
-    if (op->var == SPR_FULL_AGG) {
-        double v = (op->agg == SPA_MIN || op->agg == SPA_MAX) ? tot[0] : tot[0] + tot[1];
-        *res = op->agg == SPA_MEAN ? v / ((double)M * (double)op->ocols) : v;
-    } else {
-        MB *o = mb_dense(op->orows, op->ocols, e);
-        if (!o) rc = e->code;
-        else {
-            int64_t nc = op->ocols;
-            if (op->var == SPR_COL_T_AGG && x.sparse_main) {
-                memcpy(o->d, tot, (size_t)(op->orows * op->ocols) * sizeof(double));
-            } else if (op->var == SPR_COL_T_AGG) {
-                /* the partial holds the transpose (ocols x orows) */
-                for (int64_t i = 0; i < op->orows; i++)
-                    for (int64_t j = 0; j < op->ocols; j++) o->d[i * op->ocols + j] = tot[j * op->orows + i];
-            }
-            else
-                for (int64_t j = 0; j < nc; j++) {
-                    double v = (op->agg == SPA_MIN || op->agg == SPA_MAX) ? tot[j] : tot[j] + tot[nc + j];
-                    o->d[j] = op->agg == SPA_MEAN ? v / (double)M : v;
-                }
-            mb_recount_nnz(o);
-            if (mb_examine(o, e)) { mb_release(o); rc = e->code; }
-            else *out = o;
-        }
+    for (int64_t b = 1; b < nsb; b++)
+        for (int t = 0; t < x.nout; t++) merge_partial(&x.out[t], tot + x.off[t], parts + b * x.psize + x.off[t]);
+    bool multi = op->var == SPR_MULTI;
+    for (int t = 0; t < x.nout && !rc; t++) {
+        rc = final_output(&x.out[t], tot + x.off[t], M, x.sparse_main, multi ? &out[t] : out, multi ? &res[t] : res, e);
+        if (rc) for (int u = 0; multi && u < t; u++) if (x.out[u].var != SPR_FULL_AGG) { mb_release(out[u]); out[u] = NULL; }
     }
     free(parts);
     rctx_free(&x);

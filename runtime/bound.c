@@ -1,7 +1,10 @@
 /* bound.c: the physical-bound meter (bound.h, docs/perf.md). */
 #include "bound.h"
 #include "../codegen/cgrun.h"
+#include "../kernels/dnn.h"
 #include "../matrix/mb.h"
+
+#include <math.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -100,6 +103,77 @@ static double la_flops(const Instr *in, const Value *regs)
     }
 }
 
+/* Argument k of instruction in (NULL when absent). */
+static const Value *arg(const Instr *in, const Value *regs, int k)
+{
+    return k < in->nin && in->in[k] >= 0 ? &regs[in->in[k]] : NULL;
+}
+
+/* The n integers of a shape argument (a list, or one number for both of
+ * a pair); absent: dflt. false when malformed (the builtin reports it). */
+static bool shape_arg(const Value *v, int n, int64_t dflt, int64_t *out)
+{
+    if (!v || v->kind == V_NONE) {
+        for (int i = 0; i < n; i++) out[i] = dflt;
+        return dflt >= 0;
+    }
+    if (v->kind == V_LIST ? v->l->n != n : n != 2) return false;
+    for (int i = 0; i < n; i++) {
+        const Value *it = v->kind == V_LIST ? &v->l->items[i] : v;
+        if (!val_is_numeric(it)) return false;
+        double d = val_as_double(it);
+        if (!isfinite(d) || d != floor(d) || fabs(d) > 9e15) return false;
+        out[i] = (int64_t)d;
+    }
+    return true;
+}
+
+/* The convolution shapes of a DNN builtin whose input_shape is argument
+ * k (builtins/dnn.c's argument order); false when malformed. */
+static bool dnn_shape(const Instr *in, const Value *regs, int k, bool conv, DnnShape *s)
+{
+    int64_t is[4], fs[4], st[2], pd[2];
+    if (!shape_arg(arg(in, regs, k), 4, -1, is) || !shape_arg(arg(in, regs, k + 1), conv ? 4 : 2, -1, fs) ||
+        !shape_arg(arg(in, regs, k + 2), 2, 1, st) || !shape_arg(arg(in, regs, k + 3), 2, 0, pd))
+        return false;
+    *s = (DnnShape){.N = is[0], .C = is[1], .H = is[2], .W = is[3], .K = conv ? fs[0] : 0,
+                    .R = conv ? fs[2] : fs[0], .S = conv ? fs[3] : fs[1], .sh = st[0], .sw = st[1],
+                    .ph = pd[0], .pw = pd[1]};
+    BrErr e = {0};
+    return dnn_shape_check(s, conv, "bound", &e) == 0;
+}
+
+/* FLOPs of the DNN builtins: a convolution and each of its two backward
+ * functions 2 N K C R S P Q (one multiply-add per filter cell and output
+ * cell: the im2col product), pooling and its backward N C P Q R S (one
+ * operation per window cell), lstm 2 N T (D + M) 4M (the gates' product
+ * of each of T steps, X of N x TD, W of (D + M) x 4M) and its backward
+ * twice that (the gradients of W and of the step's input). */
+static double dnn_flops(const Instr *in, const Value *regs)
+{
+    DnnShape s;
+    switch (in->bi) {
+    case BI_CONV2D: case BI_CONV2D_BWF: case BI_CONV2D_BWD:
+        if (!dnn_shape(in, regs, 2, true, &s)) return 0;
+        return 2.0 * (double)s.N * (double)s.K * (double)s.C * (double)s.R * (double)s.S * (double)s.P * (double)s.Q;
+    case BI_MAXPOOL: case BI_AVGPOOL: case BI_MAXPOOL_BW: case BI_AVGPOOL_BW: {
+        int k = in->bi == BI_MAXPOOL || in->bi == BI_AVGPOOL ? 1 : 2;
+        if (!dnn_shape(in, regs, k, false, &s)) return 0;
+        return (double)s.N * (double)s.C * (double)s.P * (double)s.Q * (double)s.R * (double)s.S;
+    }
+    case BI_LSTM: case BI_LSTM_BW: {
+        const Value *x = arg(in, regs, 0), *w = arg(in, regs, 1);
+        if (!x || !w || x->kind != V_MATRIX || w->kind != V_MATRIX || !x->m || !w->m) return 0;
+        double M = (double)(w->m->cols / 4), D = (double)w->m->rows - M;
+        if (M < 1 || D < 1) return 0;
+        double T = floor((double)x->m->cols / D);
+        double f = 2 * (double)x->m->rows * T * (D + M) * 4 * M;
+        return in->bi == BI_LSTM_BW ? 2 * f : f;
+    }
+    default: return 0;
+    }
+}
+
 void rt_bound_instr(const Instr *in, const Value *regs)
 {
     if (in->kind == I_LIT || in->kind == I_READ || in->kind == I_OUT || in->kind == I_CALL) return;
@@ -107,7 +181,7 @@ void rt_bound_instr(const Instr *in, const Value *regs)
     for (int k = 0; k < in->nin; k++) if (in->in[k] >= 0) rd += vbytes(&regs[in->in[k]]);
     if (rd == 0 && wr == 0) return;   /* scalars */
     if (in->kind == I_MATMUL) fl = mm_flops(in, regs);
-    else if (in->kind == I_BUILTIN) fl = la_flops(in, regs);
+    else if (in->kind == I_BUILTIN) fl = la_flops(in, regs) + dnn_flops(in, regs);
     else if (in->kind == I_FUSED && in->fused) {
         Value local[16];
         if (in->nin <= 16) {

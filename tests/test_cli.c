@@ -147,6 +147,40 @@ static void bound_meter(void)
                 la[i].flops);
         unlink(p3);
     }
+    /* DNN builtins (runtime/bound.c dnn_flops): N = 4 images of 3 x 10 x
+     * 12, 6 filters of 3 x 3 with padding 1 (P x Q = 10 x 12): each
+     * convolution function 2 N K C R S P Q; 2 x 2 pooling with stride 2
+     * (5 x 6) N C P Q R S; lstm over T = 3 steps of D = 5 with M = 2
+     * 2 N T (D + M) 4M, its backward twice that */
+    static const struct { const char *expr; double flops; } dnn[] = {
+        {"Y = conv2d(X, F, input_shape=[4,3,10,12], filter_shape=[6,3,3,3], padding=[1,1])", 155520},
+        {"Y = conv2d_backward_filter(X, G, input_shape=[4,3,10,12], filter_shape=[6,3,3,3], stride=[1,1], "
+         "padding=[1,1])", 155520},
+        {"Y = conv2d_backward_data(F, G, input_shape=[4,3,10,12], filter_shape=[6,3,3,3], stride=1, padding=1)",
+         155520},
+        {"Y = max_pool(X, input_shape=[4,3,10,12], pool_size=[2,2], stride=[2,2], padding=[0,0])", 1440},
+        {"Y = avg_pool_backward(X, H, input_shape=[4,3,10,12], pool_size=[2,2], stride=[2,2], padding=[0,0])", 1440},
+        {"[Y, c, k1, k2, k3] = lstm(L, W, b, o0, o0, FALSE)", 1344},
+        {"[Y, c, k1, k2, k3] = lstm_backward(L, W, b, o0, o0, FALSE, o0, o0)", 2688},
+    };
+    for (size_t i = 0; i < sizeof dnn / sizeof *dnn; i++) {
+        char s3[1200], p3[] = "/tmp/braid_bound_XXXXXX", cmd[1024];
+        snprintf(s3, sizeof s3,
+                 "X = rand(rows=4, cols=360, seed=1)\nF = rand(rows=6, cols=27, seed=2)\n"
+                 "G = rand(rows=4, cols=720, seed=3)\nH = rand(rows=4, cols=90, seed=4)\n"
+                 "L = rand(rows=4, cols=15, seed=5)\nW = rand(rows=7, cols=8, seed=6)\nb = rand(rows=1, cols=8, seed=7)\n"
+                 "o0 = matrix(0, rows=4, cols=2)\nwhile (FALSE) {}\n"
+                 "t0 = time()\n%s\nwhile (FALSE) {}\nt1 = time()\nprint(sum(Y))\n", dnn[i].expr);
+        fd = mkstemp(p3);
+        if (fd < 0 || write(fd, s3, strlen(s3)) != (ssize_t)strlen(s3)) { T_CHECK(0, "temp file"); return; }
+        close(fd);
+        snprintf(cmd, sizeof cmd, "cd /tmp && BRAID_BOUND='1 2' timeout -s KILL 60 %s%s%s -f %s 2>&1 >/dev/null", cwd,
+                 cwd[0] ? "/" : "", braid_bin(), p3);
+        double fl = bound_flops(cmd);
+        T_CHECK(fl > dnn[i].flops - 0.5 && fl < dnn[i].flops + 0.5, "%s: flops %.0f, want %.0f", dnn[i].expr, fl,
+                dnn[i].flops);
+        unlink(p3);
+    }
 }
 
 /* Malformed configuration files are errors naming file and line (issue

@@ -18,6 +18,8 @@
  *  - the k-means assignment step (rowIndexMin/rowIndexMax, rowMins and
  *    sum(rowMins) over ||c||^2 - 2 X %*% t(C), k = 1..17) as one Row
  *    operator each, ties included;
+ *  - multi-output Row operators: the k-means iteration's aggregates and
+ *    others of one main input in one operator;
  *  - a random-DAG fuzzer: random expressions over dense and sparse inputs
  *    of random shapes, fused vs unfused (Cell/MAgg and Row expressions);
  *  - the disk cache: reuse, verification of entries, failing compilers;
@@ -407,6 +409,67 @@ static void test_row_kmeans(bool quick)
             }
             if (m >= 1000) same_across_threads(what, src, &t_pols[2].o, NI, nm, ins, NO, on);
             mb_release(X);
+            for (int v = 0; v < NI; v++) mb_release(ins[v]);
+        }
+}
+
+/* Multi-output Row operators (select.c cg_merge_rows): the k-means
+ * iteration (sum of the row minima, the counts colSums(P) and the
+ * centroid sums t(P) %*% X of the assignment P, all over one X) and
+ * other aggregates of one main input (sum, colSums, colMaxs, colMeans,
+ * t(X) %*% B, a mean over all cells) merge into one Row operator
+ * (checked in the explain text under fuse_all), equal to the unfused plan
+ * under every policy over dense, sparse and empty X of several widths and
+ * k, and bit-identical with 1 and 2 threads over several super-blocks.
+ * A t(X) %*% (X - colSums(X)) needs its colSums first: the two stay
+ * apart (they depend on each other), with the same results. */
+static void test_row_multi(bool quick)
+{
+    static const int64_t shapes[][3] = {{67, 10, 5}, {67, 20, 3}, {2003, 10, 5}, {150, 40, 17}, {31, 4, 1},
+                                        {90, 100, 16}};
+    int nshape = quick ? 3 : (int)(sizeof shapes / sizeof *shapes);
+    const char *nm[] = {"X", "C", "Y", "V"};
+    const char *on[] = {"w", "cnt", "S", "a", "b", "c", "d", "g", "h"};
+    const char *src = "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\n"
+                      "dmin = rowMins(D)\n"
+                      "w = sum(dmin)\n"
+                      "P = D <= dmin\n"
+                      "P = P / rowSums(P)\n"
+                      "cnt = colSums(P)\n"
+                      "S = t(P) %*% X\n"
+                      /* another group over Y: several kinds of aggregate */
+                      "Q = exp((Y %*% V) * 0.1)\n"
+                      "a = colMaxs(Q)\n"
+                      "b = colMeans(Q)\n"
+                      "c = t(Y) %*% Q\n"
+                      "d = mean(Q * 2)\n"
+                      /* dependent: colSums(Y) feeds the product over Y */
+                      "g = colSums(Y)\n"
+                      "h = t(Y) %*% (Y - g)\n";
+    enum { NI = 4, NO = 9 };
+    for (int s = 0; s < nshape; s++)
+        for (int sp = 0; sp < 3; sp++) {
+            int64_t m = shapes[s][0], n = shapes[s][1], k = shapes[s][2];
+            double dens = sp == 0 ? 1 : sp == 1 ? 0.1 : 0;
+            MB *X = t_gen(m, n, dens, -1, 1, sp > 0);
+            MB *ins[NI] = {int_copy(X), t_gen(k, n, 1, -1, 1, false), X, t_gen(n, k, 1, -1, 1, false)};
+            MB *c = ins[1];
+            ins[1] = int_copy(c);    /* exact distances: ties are frequent */
+            mb_release(c);
+            char what[96];
+            snprintf(what, sizeof what, "row multi %lldx%lld k %lld %s", (long long)m, (long long)n, (long long)k,
+                     sp == 0 ? "dense" : sp == 1 ? "sparse" : "empty");
+            check_all(what, src, NI, nm, ins, NO, on, 1e-10, 0, NULL);
+            if (k >= 2 && n > k && sp < 2) {
+                char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, NO, on);
+                /* k > 16: the distances may be a Cell plan (the Row
+                 * preference is for narrow products), then only Y's group */
+                int want = k <= 16 ? 2 : 1;
+                T_CHECK(count_str(ex, "CPlan ROW MULTI_AGG") >= want, "%s: %d multi-output Row plans\n%s", what,
+                        count_str(ex, "CPlan ROW MULTI_AGG"), ex ? ex : "");
+                free(ex);
+            }
+            if (m >= 1000) same_across_threads(what, src, &t_pols[2].o, NI, nm, ins, NO, on);
             for (int v = 0; v < NI; v++) mb_release(ins[v]);
         }
 }
@@ -1347,6 +1410,7 @@ int main(void)
         test_fuzz_outer(th == 1 ? fuzz_n(20) : 6);
         test_row_b1(th == 2);
         test_row_kmeans(th == 2);
+        test_row_multi(th == 2);
         test_row_sparse(th == 2);
         test_row_blk(th == 2);
         test_row_rix(th == 2);
