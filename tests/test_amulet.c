@@ -568,7 +568,9 @@ static void planner(void)
         {"(A ^ 2) %*% (B / 3)", true},
         {"t(At) %*% (B * (B > 0))", true},
         {"exp(A) %*% B", false},
-        {"(A * 2) %*% B + sum(A * 2)", false},   /* A * 2 shared: materialized anyway */
+        /* A * 2 shared: MPSkipEnum weighs fusing it redundantly (free
+         * when forced) against materializing it */
+        {"(A * 2) %*% B + sum(A * 2)", true},
     };
     static const int64_t sizes[][3] = {{70, 66, 80}, {131, 37, 65}, {64, 64, 64}, {200, 17, 90}, {20, 20, 20}};
     static const double dens[] = {1, 0.5, 0.05};
@@ -609,22 +611,29 @@ static void planner(void)
     MB *A = t_gen(70, 80, 1, -1, 1, false), *B = t_gen(80, 66, 1, -1, 1, false), *u = t_gen(1, 80, 1, -1, 1, false);
     MB *ins[] = {A, B, u};
     const char *n2[] = {"A", "B", "u"};
+    /* 1: the product alone; 2: its left operand also read by another
+     * operator (fused into both, or materialized: MPSkipEnum's choice) */
     const char *src2 = "R = ((A > 0.5) * A * u) %*% (B * (B > 0))\n";
+    const char *src3 = "P = (A > 0.5) * A * u\nR = P %*% (B * (B > 0)) + sum(P * 3)\n";
     static const struct { const char *mc; int want; } mcs[] = {
-        {"1e8 1e8 1e10 1.15e11 4.6e10", 1},      /* memory 1000x slower than dgemm */
-        {"1e13 1e13 1e13 1.15e11 4.6e10", 0},    /* memory for free */
+        {"1e8 1e8 1e10 1.15e11 4.6e10", 1},        /* memory 1000x slower than dgemm */
+        {"1e13 1e13 1e13 1.15e11 4.6e10", 0},      /* memory for free */
+        {"1e8 1e8 1e10 1.15e11 4.6e10 1", 1},      /* the kernel at dgemm's rate */
+        {"1e8 1e8 1e10 1.15e11 4.6e10 1e-4", 0},   /* the kernel 10^4 times slower */
     };
     const char *old = getenv("BRAID_CG_MACHINE");
     char *keep = old ? strdup(old) : NULL;
-    for (int m = 0; m < 2; m++) {
-        setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
-        TRun r;
-        CgOptions o = t_pols[2].o; o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
-        t_run_dml(src2, &o, 3, n2, ins, 1, on, &r);
-        T_CHECK(r.rc == 0 && (r.st.amulet > 0) == mcs[m].want, "planner cost decision %d: %s, %lld AMULET loops", m,
-                r.err, (long long)r.st.amulet);
-        t_run_free(&r);
-    }
+    for (int s = 0; s < 2; s++)
+        for (int m = 0; m < 4; m++) {
+            setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
+            TRun r;
+            CgOptions o = t_pols[2].o; o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
+            t_run_dml(s ? src3 : src2, &o, 3, n2, ins, 1, on, &r);
+            T_CHECK(r.rc == 0 && (r.st.amulet > 0) == mcs[m].want && r.st.evaluated > 0,
+                    "planner cost decision %d/%d: %s, %lld AMULET loops, %lld plans costed", s, m, r.err,
+                    (long long)r.st.amulet, (long long)r.st.evaluated);
+            t_run_free(&r);
+        }
     if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
     else unsetenv("BRAID_CG_MACHINE");
     free(keep);
