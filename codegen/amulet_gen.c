@@ -815,8 +815,8 @@ static int run_sparse(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K)
                 }
             }
             for (int64_t q = m->rp[ia]; q < m->rp[ia + 1]; q++) {
-                int64_t kk = m->ci[q] - k0;
-                if (kk < 0 || kk >= K) continue;
+                int64_t kk = am_k_of(m->ci[q] - k0, b->step[tk], K);
+                if (kk < 0) continue;
                 kx[nq] = kk;
                 av[nq++] = m->v[q];
             }
