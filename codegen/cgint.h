@@ -364,6 +364,8 @@ typedef struct CgOp {
     int am_threads;        /*   this many threads */
     int64_t am_kc, am_nc;
     int am_pack;
+    int64_t am_sp_nc;      /* AMULET: the sparse kernel's column block */
+    int am_sp_threads;     /*   found (c->lock) for this many threads */
 } CgOp;
 
 /* A where-loop of the AMULET template (amulet_tpl.c), by its body text. */

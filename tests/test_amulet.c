@@ -506,7 +506,8 @@ static void gen_ab(int64_t M, int64_t N, int64_t K, double da, double db, MB **i
  * BRAID_AMULET=ref and =kernel (the sparse kernel): equal results. sub:
  * rows 2..M-1 and k from 3. */
 static const char *sp_names[] = {"A", "B", "At", "Bt", "thi", "thj", "thk", "C"};
-static void sparse_check(MB **ins, int64_t M, int64_t N, int64_t K, const char *body, int sub, const char *what)
+static void sparse_check_mode(MB **ins, int64_t M, int64_t N, int64_t K, const char *body, int sub, const char *mode,
+                              const char *what)
 {
     char src[600];
     int64_t i0 = sub ? 2 : 1, i1 = sub ? M - 1 : M, k0 = sub ? 3 : 1;
@@ -517,11 +518,16 @@ static void sparse_check(MB **ins, int64_t M, int64_t N, int64_t K, const char *
     double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
     const char *on[] = {"R"};
     TRun r0, r1;
-    if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, sp_names, ins, 1, on, &r0, &r1))
-        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse kernel %s, %lldx%lldx%lld, sub-range %d, %s", body,
+    if (run_two(src, "BRAID_AMULET", "ref", mode, 8, sp_names, ins, 1, on, &r0, &r1))
+        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse kernel (%s) %s, %lldx%lldx%lld, sub-range %d, %s", mode, body,
                 (long long)M, (long long)N, (long long)K, sub, what);
     t_run_free(&r0);
     t_run_free(&r1);
+}
+
+static void sparse_check(MB **ins, int64_t M, int64_t N, int64_t K, const char *body, int sub, const char *what)
+{
+    sparse_check_mode(ins, M, N, K, body, sub, "kernel", what);
 }
 
 /* The inputs of sparse_check: A sparse of density d, B, t(A), t(B), the
@@ -569,6 +575,16 @@ static void sparse_kernel(void)
                     snprintf(what, sizeof what, "density %g, %d threads", dens[di], nt);
                     sparse_check(ins, M, N, K, sp_bodies[f], sub, what);
                 }
+        /* the column block: searched (sub-tasks of rows, blocks of 2, 4,
+         * ... panels), and pinned to one panel */
+        for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++) {
+            br_set_threads(2);
+            sparse_check_mode(ins, M, N, K, sp_bodies[f], 1, "search", "column block searched");
+            br_set_threads(1);
+            setenv("BRAID_AMULET_PARAMS", "32 1 1", 1);
+            sparse_check(ins, M, N, K, sp_bodies[f], 0, "one panel per column block");
+            unsetenv("BRAID_AMULET_PARAMS");
+        }
         /* a NaN in B: zeros of A not skipped (0 * NaN is NaN) */
         ins[1]->d[5 * N + 3] = NAN;
         ins[3]->d[3 * K + 5] = NAN;
