@@ -632,8 +632,9 @@ int cg_enum_oracle(HopDag *d, int max_pts, CgOracleFn f, void *arg)
 {
     Memo *m = memo_new(d);
     if (!m) return -1;
+    m->amulet = strcmp(am_tpl_mode(), "0") != 0;
     cg_explore(m);
-    CgMachine mc;
+    CgMachine mc = {0};
     cg_machine(NULL, NULL, &mc);
     int np = 0, checked = 0;
     Part *ps = cg_partitions(m, &np);
@@ -650,7 +651,7 @@ int cg_enum_oracle(HopDag *d, int max_pts, CgOracleFn f, void *arg)
             for (int t = 0; t < p->npts; t++) idx[t] = t;
             mpskip(&en, idx, p->npts, base, best);
             double mine = cg_plan_cost(&x, best, INFINITY);
-            f(arg, p->npts, mine, exhaustive(&x, p->npts, base));
+            f(arg, p->npts, mine, exhaustive(&x, p->npts, base), has_amulet(m, p));
             checked++;
         } else {
             checked = -1;
