@@ -472,7 +472,9 @@ static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **de
         if (v->kind != V_MATRIX || !v->m)
             return br_err(e, BR_EARG, "'%s' is indexed in a where-loop body but is a %s", name,
                           val_kind_name(v->kind));
-        if (l == sparse_leaf(p, v) && b->step[p->kvar] == 1) {   /* read by rows of its CSR (am_evaluate, the sparse kernel) */
+        /* read by rows of its CSR (am_evaluate, the sparse kernel); a
+         * stepped k takes the row's non-zeros on the step (am_k_of) */
+        if (l == sparse_leaf(p, v) && b->step[p->tr] == 1) {
             const MB *sm = v->m;
             if (lf->idx[0] == p->kvar) {
                 /* A[k,i]: the CSR of t(A) (O(nnz), never dense), read as
@@ -672,8 +674,8 @@ static void sparse_row(const AmPlan *p, const AmBind *b, int64_t *x, int64_t r, 
     int64_t ia = b->from[p->tr] - 1 + r, k0 = b->from[kv] - 1;
     x[p->tr] = r;
     for (int64_t q = m->rp[ia]; q < m->rp[ia + 1]; q++) {
-        int64_t kk = m->ci[q] - k0;
-        if (kk < 0 || kk >= b->n[kv]) continue;
+        int64_t kk = am_k_of(m->ci[q] - k0, b->step[kv], b->n[kv]);
+        if (kk < 0) continue;
         x[kv] = kk;
         row_chunks(p, b, x, vv, ro, buf, vec, sc, acc, m->v[q]);
     }

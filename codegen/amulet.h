@@ -78,6 +78,15 @@ typedef struct AmBind {
                                   sparse operand then agree with DML */
 } AmBind;
 
+/* The iteration of k (0..n) that reads column off (from k's first
+ * value) of a sparse operand stepping by step, -1 when none does: a
+ * stepped k reads the non-zeros on its step only. */
+static inline int64_t am_k_of(int64_t off, int64_t step, int64_t n)
+{
+    if (off < 0 || off % step) return -1;
+    return off / step < n ? off / step : -1;
+}
+
 /* Builds the plan of w (analysis only; no sizes). */
 void am_plan(const WhereLoop *w, AmPlan *p);
 

@@ -772,20 +772,22 @@ static bool sparse_copies(Drv *d, int64_t N, int64_t K, double **bfull, double *
 }
 
 /* The loop over the non-zeros of the sparse (i,k) operand b->sp (seed
- * 4.2's sparse A: the body is zero where it is): per row of R, the row's
- * non-zeros within k's range (k relative to it, and the values), then
- * the sparse kernel (fn) per panel of nr columns over them, merged into
- * R. Work nnz * N; parallel over rows (each row of R written by one
- * thread). */
-static int run_sparse(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K)
+ * 4.2's sparse A: the body is zero where it is) for rows [r0, r1) and
+ * columns [c0, c1) of R: per row, the row's non-zeros within k's range
+ * (k relative to it, and the values), then the sparse kernel (fn) per
+ * panel of nr columns over them, merged into R. Work nnz * columns;
+ * parallel over rows (each row of R written by one thread). The (k,j)
+ * operands' copies bfull/btail are sparse_copies'. */
+static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t K,
+                        double *const *bfull, double *const *btail)
 {
     const AmPlan *p = d->p;
     const AmBind *b = d->b;
     const MB *m = b->sp;
     int nr = d->nr, ti = d->ti, tj = d->tj, tk = d->tk, spl = b->spleaf;
-    int64_t nsl = (N + nr - 1) / nr, npad = nsl * nr, i0 = b->from[ti] - 1, k0 = b->from[tk] - 1;
-    double *bfull[AM_MAXLEAVES] = {0}, *btail[AM_MAXLEAVES] = {0};
-    int failed = !sparse_copies(d, N, K, bfull, btail);
+    int64_t N = b->n[tj], npad = (N + nr - 1) / nr * nr, i0 = b->from[ti] - 1, k0 = b->from[tk] - 1;
+    int64_t s0 = c0 / nr, nsl = (c1 + nr - 1) / nr;
+    int failed = 0;
 #pragma omp parallel num_threads(br_threads()) if (!failed)
     {
         size_t nl = (size_t)p->nleaf, cap = 0;
@@ -798,7 +800,7 @@ static int run_sparse(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K)
             failed = 1;
         }
 #pragma omp for schedule(dynamic, 16)
-        for (int64_t r = 0; r < M; r++) {
+        for (int64_t r = r0; r < r1; r++) {
             int64_t ia = i0 + r, nq = 0, rn = m->rp[ia + 1] - m->rp[ia];
             if (!ct || rn == 0) continue;
             if ((size_t)rn > cap) {
@@ -815,14 +817,14 @@ static int run_sparse(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K)
                 }
             }
             for (int64_t q = m->rp[ia]; q < m->rp[ia + 1]; q++) {
-                int64_t kk = m->ci[q] - k0;
-                if (kk < 0 || kk >= K) continue;
+                int64_t kk = am_k_of(m->ci[q] - k0, b->step[tk], K);
+                if (kk < 0) continue;
                 kx[nq] = kk;
                 av[nq++] = m->v[q];
             }
             if (!nq) continue;
             double *ijb = ct + nr;
-            for (int64_t s = 0; s < nsl; s++) {
+            for (int64_t s = s0; s < nsl; s++) {
                 int64_t js = s * nr;
                 int nrb = (int)BR_MIN(nr, N - js);
                 g.kc = nq;
@@ -865,7 +867,6 @@ static int run_sparse(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K)
         free(kx);
         free(av);
     }
-    for (int l = 0; l < AM_MAXLEAVES; l++) { free(bfull[l]); free(btail[l]); }
     return failed ? -1 : 0;
 }
 
@@ -873,18 +874,19 @@ static int run_sparse(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K)
 
 typedef struct AmParams { int64_t kc, nc; int pack; } AmParams;
 
-static void param_path(const CgContext *c, const CgOp *op, char *buf, size_t cap)
+/* sparse: the sparse kernel's parameters (its column block in nc) */
+static void param_path(const CgContext *c, const CgOp *op, bool sparse, char *buf, size_t cap)
 {
     uint64_t h = cg_hash_bytes(c->ccid, strlen(c->ccid), 11);
-    snprintf(buf, cap, "%s/amulet-%016llx-%016llx-t%d.param", c->cachedir, (unsigned long long)op->plan->hash,
-             (unsigned long long)h, br_threads());
+    snprintf(buf, cap, "%s/amulet-%016llx-%016llx-t%d%s.param", c->cachedir, (unsigned long long)op->plan->hash,
+             (unsigned long long)h, br_threads(), sparse ? "-sp" : "");
 }
 
-static bool params_load(const CgContext *c, const CgOp *op, AmParams *a)
+static bool params_load(const CgContext *c, const CgOp *op, bool sparse, AmParams *a)
 {
     if (!c->disk_ok) return false;
     char path[1200];
-    param_path(c, op, path, sizeof path);
+    param_path(c, op, sparse, path, sizeof path);
     FILE *f = fopen(path, "r");
     if (!f) return false;
     long long kc, nc;
@@ -896,11 +898,11 @@ static bool params_load(const CgContext *c, const CgOp *op, AmParams *a)
     return ok;
 }
 
-static void params_save(const CgContext *c, const CgOp *op, const AmParams *a)
+static void params_save(const CgContext *c, const CgOp *op, bool sparse, const AmParams *a)
 {
     if (!c->disk_ok) return;
     char path[1200], tmp[1300];
-    param_path(c, op, path, sizeof path);
+    param_path(c, op, sparse, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return;
@@ -981,7 +983,7 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     bool tuned = op->am_tuned && op->am_threads == br_threads() && !again;
     if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
     pthread_mutex_unlock(&c->lock);
-    if (!tuned && !again && params_load(c, op, &best)) tuned = true;
+    if (!tuned && !again && params_load(c, op, false, &best)) tuned = true;
     /* BRAID_AMULET_PARAMS="kc nc pack" pins the parameters (the
      * exhaustive sweep of bench/bench_amulet_sweep.c); nothing is kept */
     const char *pin = getenv("BRAID_AMULET_PARAMS");
@@ -1002,7 +1004,7 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
             op->am_nc = best.nc;
             op->am_pack = best.pack;
             pthread_mutex_unlock(&c->lock);
-            params_save(c, op, &best);
+            params_save(c, op, false, &best);
         }
     } else {
         rc = run_block(d, 0, M, 0, N, 0, K, best.kc, best.nc, best.pack);
@@ -1012,6 +1014,109 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
                 d->nr, (long long)best.kc, (long long)best.nc, best.pack,
                 tuned ? "remembered" : searchable ? "searched" : "defaults",
                 (omp_get_wtime() - t0) / ((double)M * N * K) * 1e9);
+    return rc;
+}
+
+/* ---- the sparse kernel's parameter: its column block ---- */
+
+/* Rows [r0, r1) of the sparse loop in column blocks of nc (a multiple of
+ * nr): each block's (k,j) panels stay in cache while the rows' non-zeros
+ * read them. */
+static int sparse_rows(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, int64_t K, double *const *bfull,
+                       double *const *btail)
+{
+    int64_t N = d->b->n[d->tj];
+    int rc = 0;
+    for (int64_t c0 = 0; c0 < N && !rc; c0 += nc) rc = sparse_block(d, fn, r0, r1, c0, BR_MIN(N, c0 + nc), K, bfull, btail);
+    return rc;
+}
+
+/* Time per non-zero and column of rows [r0, r1) in blocks of nc. */
+static double sparse_subtask(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, int64_t K,
+                             double *const *bfull, double *const *btail, int *rc)
+{
+    const MB *m = d->b->sp;
+    int64_t i0 = d->b->from[d->ti] - 1, N = d->b->n[d->tj];
+    double t0 = omp_get_wtime();
+    *rc |= sparse_rows(d, fn, r0, r1, nc, K, bfull, btail);
+    double nz = (double)BR_MAX(1, m->rp[i0 + r1] - m->rp[i0 + r0]);
+    double t = (omp_get_wtime() - t0) / (nz * (double)N);
+    if (getenv("BRAID_AMULET_TRACE"))
+        fprintf(stderr, "amulet: sparse sub-task rows %lld-%lld, column block %lld: %.3g ns per non-zero and column\n",
+                (long long)r0, (long long)r1, (long long)nc, t * 1e9);
+    return t;
+}
+
+/* The sparse kernel's search, on sub-tasks that contribute to the
+ * result: consecutive slices of R's rows (a sixteenth each, the first
+ * warming up unscored), column blocks of 2 nr, 4 nr, ... doubling up
+ * to all columns until the score (time per non-zero and column)
+ * worsens; the remaining rows with the best. */
+static int sparse_search(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K, double *const *bfull,
+                         double *const *btail, int64_t *best)
+{
+    int rc = 0;
+    int64_t slice = BR_MAX(1, M / 16), r0 = slice, nr = d->nr;
+    int64_t all = (N + nr - 1) / nr * nr;
+    rc = sparse_rows(d, fn, 0, slice, all, K, bfull, btail);
+    double bs = INFINITY;
+    *best = all;
+    for (int64_t nc = BR_MIN(2 * nr, all); !rc && r0 + slice <= M; nc = BR_MIN(2 * nc, all)) {
+        double sc = sparse_subtask(d, fn, r0, r0 + slice, nc, K, bfull, btail, &rc);
+        r0 += slice;
+        if (sc >= bs) break;
+        bs = sc;
+        *best = nc;
+        if (nc == all) break;
+    }
+    if (!rc && r0 < M) rc = sparse_rows(d, fn, r0, M, *best, K, bfull, btail);
+    return rc;
+}
+
+/* The sparse loop with its column block remembered for this kernel (in
+ * the plan cache, memory or disk), else (or when `again`) searched when
+ * the task is large enough, else all columns in one block. */
+static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, int64_t N, int64_t K, bool again)
+{
+    double *bfull[AM_MAXLEAVES] = {0}, *btail[AM_MAXLEAVES] = {0};
+    int64_t all = (N + d->nr - 1) / d->nr * d->nr, nc = all;
+    int rc = sparse_copies(d, N, K, bfull, btail) ? 0 : -1;
+    pthread_mutex_lock(&c->lock);
+    bool tuned = op->am_sp_nc > 0 && op->am_sp_threads == br_threads() && !again;
+    if (tuned) nc = op->am_sp_nc;
+    pthread_mutex_unlock(&c->lock);
+    AmParams a;
+    if (!tuned && !again && params_load(c, op, true, &a)) { tuned = true; nc = a.nc; }
+    nc = BR_MAX(d->nr, nc / d->nr * d->nr);
+    const char *pin = getenv("BRAID_AMULET_PARAMS");
+    long long pkc, pnc;
+    int ppk;
+    bool pinned = pin && sscanf(pin, "%lld %lld %d", &pkc, &pnc, &ppk) == 3 && pnc > 0;
+    if (pinned) nc = BR_MAX(d->nr, (int64_t)pnc / d->nr * d->nr);
+    const MB *m = d->b->sp;
+    int64_t i0 = d->b->from[d->ti] - 1;
+    double nz = (double)(m->rp[i0 + M] - m->rp[i0]);
+    /* a search pays where the task is: 16 slices of rows each worth
+     * timing, and column blocks to choose from (`again`, the search
+     * mode: wherever there are two) */
+    bool searchable = !pinned && !tuned && M >= 16 * br_threads() && N > d->nr &&
+                      (again || (N >= 8 * d->nr && nz * (double)N >= 1e7));
+    if (!rc && searchable) {
+        rc = sparse_search(d, fn, M, N, K, bfull, btail, &nc);
+        if (!rc) {
+            pthread_mutex_lock(&c->lock);
+            op->am_sp_nc = nc;
+            op->am_sp_threads = br_threads();
+            pthread_mutex_unlock(&c->lock);
+            params_save(c, op, true, &(AmParams){1, nc, 0});
+        }
+    } else if (!rc) {
+        rc = sparse_rows(d, fn, 0, M, nc, K, bfull, btail);
+    }
+    if (getenv("BRAID_AMULET_TRACE"))
+        fprintf(stderr, "amulet: sparse kernel, column block %lld (%s)\n", (long long)nc,
+                pinned ? "pinned" : tuned ? "remembered" : searchable ? "searched" : "all columns");
+    for (int l = 0; l < AM_MAXLEAVES; l++) { free(bfull[l]); free(btail[l]); }
     return rc;
 }
 
@@ -1142,7 +1247,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
                     for (int64_t j = 0; j < N; j++) d.jpad[l][j] = b->base[l][j * b->st[l][p->tc]];
                 }
                 double t0 = omp_get_wtime();
-                if (!ok || (M > 0 && N > 0 && K > 0 && run_sparse(&d, (AmKernel)op->fn[1], M, N, K)))
+                if (!ok || (M > 0 && N > 0 && K > 0 && run_sparse(&d, (AmKernel)op->fn[1], op, c, M, N, K, search_again)))
                     ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
                 else ran = 1;
                 if (getenv("BRAID_AMULET_TRACE"))

@@ -11,45 +11,53 @@
  *   where (#i in 1:M, #j in 1:N, #k in 1:K) { R[#i,#j] += f(A[#i,#k], u[#i], s) * g(B[#k,#j], ...) }
  *
  * whose generated kernel computes f once per (i,k) per register tile and
- * never writes f(A) or g(B). The alternatives the planner has for the
- * same hops are BLAS (Cell operators materializing f(A) and g(B), then
- * dgemm) and a Row operator (f fused into the row-wise product, g(B)
- * materialized); Outer needs a sparse driver and does not apply. Each
- * candidate is costed with cost.c's model and machine constants
- * (max(read, compute) + write per operator): the AMULET kernel's
- * compute is its vector operations per iteration (am_kernel_vops, the
- * accounting of seed 4.3.2 over the kernel the run time will generate)
- * at the vector rate dgemm reaches (gemm / 2 flops / lanes), so plain
- * matmul costs what dgemm does. The cheapest wins; when AMULET does, the
- * product hop becomes an H_WHERE hop over the leaves (the prologue hops
- * it covered drop out of the DAG), before the Cell/Row/Outer exploration,
- * which then sees the where-loop's result as a materialized input.
+ * never writes f(A) or g(B). The template is a memo entry type of the
+ * fusion planner (T_AMULET, cgint.h): exploration (explore.c) gives such
+ * a product closed AMULET entries referencing the open Cell entries of
+ * one or both operands; the references are interesting points (template
+ * switches, and materialization points where an operand has other
+ * consumers), so MPSkipEnum (mpskip.c) weighs them with the partition's
+ * other points: fusing an operand into the loop against materializing it
+ * (for dgemm, or because other operators read it). Its greedy pass then
+ * bans the template at the product where the Row plan or Cell + dgemm
+ * costs less. The cost (cost.c, open_op) is cost.c's model (max(read,
+ * compute) + write) with compute from am_tpl_compute: the kernel's
+ * vector operations per iteration (am_kernel_vops, the accounting of
+ * seed 4.3.2 over the kernel the run time will generate) at the kernel's
+ * share of dgemm's vector rate, measured per machine (cg_amulet_share).
+ * After selection the chosen product becomes an H_WHERE hop over the
+ * region's leaves (cg_amulet_realize; the operand hops it covered drop
+ * out of the DAG unless other operators read them).
  *
- * Runs in the cost-based policy only (the others have no machine
- * constants). BRAID_AMULET_FUSE=0 disables it, =force takes every
- * candidate (tests). The where-loops are interned in the context by their
+ * Cost-based policy only (the others have no machine constants).
+ * BRAID_AMULET_FUSE=0 disables it, =force makes every candidate free
+ * (tests). The where-loops are interned in the context by their body
  * text, so instructions and recompiled DAGs may keep pointers to them. */
 #include "amulet.h"
 #include "../matrix/mb.h"
+#include "../kernels/mm.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Loop variables of the where-loop: i (rows of R), j (columns), k. */
 enum { VI, VJ, VK };
 static const char *const var_name[3] = {"#i", "#j", "#k"};
 
 #define TPL_MAXOPS 64
+/* The kernel's share of dgemm's vector rate where none was measured
+ * (pinned machine constants without one: tests). */
+#define AM_SHARE_DEFAULT 0.6
 
-/* The analysis of one candidate product. */
+/* The analysis of one candidate product under a fused region. */
 typedef struct Cand {
-    const int *nuse;       /* consumers by hop id (+1 for a DAG output) */
+    AmFusedFn fused;       /* is input i of an operator in the loop */
+    const void *arg;
     Hop *leaf[WHERE_MAXLEAVES];
     int nleaf;
     int nops;              /* elementwise operators covered */
-    double opflops[2];     /* ops.def cost per cell of each operand's ops */
-    double lbytes[2];      /* bytes of the leaves each operand reads */
     bool full[2];          /* the operand reads a matrix of its shape */
     bool ok;
     StrBuf sig;            /* the body as text: the interning key */
@@ -61,8 +69,6 @@ static bool num_scalar(const Hop *h)
 {
     return h && h->dt == DT_SCALAR && h->vt != VT_STRING && h->vt != VT_UNKNOWN;
 }
-
-static double hop_bytes(const Hop *h) { return h->dt == DT_MATRIX ? 8.0 * (double)h->rows * (double)h->cols : 8; }
 
 /* A matrix whose estimate says sparse: the unfused sparse kernels beat a
  * dense loop nest over it. */
@@ -90,11 +96,14 @@ static bool body_binary(OpCode op)
     }
 }
 
-/* Is h an elementwise operator of shape nr x nc the body can express,
- * with one consumer (it is computed only for this product)? */
-static bool region_op(const Cand *c, const Hop *h, int64_t nr, int64_t nc)
+/* Is h an elementwise operator the body can express, of the operand's
+ * shape nr x nc or (broadcast inside it) a row or column vector of it? */
+static bool region_op(const Hop *h, int64_t nr, int64_t nc)
 {
-    if (!known(h) || h->rows != nr || h->cols != nc || c->nuse[h->id] != 1) return false;
+    if (!known(h)) return false;
+    if (!((h->rows == nr && h->cols == nc) || (h->rows == 1 && h->cols == nc && nc > 1) ||
+          (h->cols == 1 && h->rows == nr && nr > 1)))
+        return false;
     if (h->kind == H_UNARY) return h->nin == 1 && (h->op == OP_NEG || h->op == OP_NOT || unary_builtin(h->op));
     if (h->kind == H_BINARY) return h->nin == 2 && (body_binary(h->op) || h->op == OP_MIN || h->op == OP_MAX);
     return h->kind == H_TERNARY && h->op == OP_IFELSE && h->nin == 3;
@@ -109,18 +118,21 @@ static int leaf_id(Cand *c, Hop *h)
 }
 
 /* Writes operand hop h (shape nr x nc, rows by loop variable rv, columns
- * by cv) into c->sig as a body expression; side 0: the left operand. */
-static void body_text(Cand *c, Hop *h, int side, int rv, int cv, int64_t nr, int64_t nc)
+ * by cv) into c->sig as a body expression; side 0: the left operand;
+ * fused: h is computed in the loop (else it is a leaf). */
+static void body_text(Cand *c, Hop *h, int side, int rv, int cv, int64_t nr, int64_t nc, bool fused)
 {
     if (!c->ok) return;
     StrBuf *s = &c->sig;
-    if (region_op(c, h, nr, nc)) {
-        if (++c->nops > TPL_MAXOPS) { c->ok = false; return; }
-        c->opflops[side] += op_info[h->op].cost;
+    /* a Cell entry's X[, lo:hi] (explore.c) is no body operation: the
+     * slice is a leaf the loop reads */
+    if (fused && h->kind == H_RIX) fused = false;
+    if (fused) {
+        if (!region_op(h, nr, nc) || ++c->nops > TPL_MAXOPS) { c->ok = false; return; }
         sb_printf(s, "(%d", (int)h->op);
         for (int i = 0; i < h->nin; i++) {
             sb_puts(s, " ");
-            body_text(c, h->in[i], side, rv, cv, nr, nc);
+            body_text(c, h->in[i], side, rv, cv, nr, nc, c->fused(c->arg, h, false, i));
         }
         sb_puts(s, ")");
         return;
@@ -140,13 +152,10 @@ static void body_text(Cand *c, Hop *h, int side, int rv, int cv, int64_t nr, int
         if (t && !sparse_est(t)) sb_printf(s, "L%d[%d,%d]", leaf_id(c, (Hop *)t), cv, rv);
         else sb_printf(s, "L%d[%d,%d]", leaf_id(c, h), rv, cv);
         c->full[side] = true;
-        c->lbytes[side] += hop_bytes(t ? t : h);
     } else if (h->rows == 1 && h->cols == nc && nc > 1) {
         sb_printf(s, "L%d[%d]", leaf_id(c, h), cv);
-        c->lbytes[side] += hop_bytes(h);
     } else if (h->cols == 1 && h->rows == nr && nr > 1) {
         sb_printf(s, "L%d[%d]", leaf_id(c, h), rv);
-        c->lbytes[side] += hop_bytes(h);
     } else c->ok = false;
 }
 
@@ -300,52 +309,93 @@ static const WhereLoop *intern(CgContext *c, const char *sig, Span sp)
     return w;
 }
 
-/* ---- costs (seconds; cost.c's model) ---- */
+/* ---- the template's conditions ---- */
 
-typedef struct Costs { double amulet, blas, row; } Costs;
-
-/* The generated kernel reaches this share of dgemm's vector rate
- * (docs/amulet.md: plain matmul measured at 0.60-0.98 of OpenBLAS). */
-#define AM_GEMM_SHARE 0.6
-/* Its column blocks: nc of at most this many columns (amulet_gen.c's
- * default), over which the pack function's values serve. */
-#define AM_NC 1024.0
-
-static void costs(const Cand *k, const Hop *h, const Hop *x, const Hop *y, double vops, int lanes, int pack_ops,
-                  const CgMachine *mc, Costs *o)
-{
-    double M = (double)h->rows, N = (double)h->cols, K = (double)x->cols;
-    if (h->op == OP_MATMULTL) K = (double)x->rows;
-    double cells[2] = {M * K, K * N}, out = 8 * M * N / mc->write_bw, mm = 2 * M * N * K;
-    /* an operand with elementwise work: a Cell operator materializing it */
-    double cell[2];
-    for (int s = 0; s < 2; s++)
-        cell[s] = k->opflops[s] > 0 ? fmax(k->lbytes[s] / mc->read_bw, k->opflops[s] * cells[s] / mc->flops) +
-                                           8 * cells[s] / mc->write_bw
-                                    : 0;
-    o->blas = cell[0] + cell[1] + fmax(8 * (cells[0] + cells[1]) / mc->read_bw, mm / mc->gemm) + out;
-    /* Row: the left operand's work fused into the row-wise product (up
-     * to 16 columns at dgemm's rate, wider at the vector-matrix loop's) */
-    o->row = INFINITY;
-    if (tpl_row_mm(h))
-        o->row = cell[1] + fmax((k->lbytes[0] + 8 * cells[1]) / mc->read_bw,
-                                k->opflops[0] * cells[0] / mc->flops + mm / (N <= 16 ? mc->gemm : mc->vecmat)) +
-                 out;
-    /* the kernel's vector operations at the share of dgemm's vector rate
-     * it reaches, plus the pack function's scalar (i,k) values once per
-     * column block at the elementwise rate */
-    double kern = M * N * K * vops * 2 * lanes / (mc->gemm * AM_GEMM_SHARE);
-    double pack = M * K * ceil(N / AM_NC) * pack_ops / mc->flops;
-    o->amulet = fmax((k->lbytes[0] + k->lbytes[1]) / mc->read_bw, kern + pack) + out;
-}
-
-/* ---- the pass ---- */
-
-static const char *fuse_mode(void)
+const char *am_tpl_mode(void)
 {
     const char *m = getenv("BRAID_AMULET_FUSE");
     return m && *m ? m : "cost";
 }
+
+/* The sizes of product h: M x N over K (t(x) %*% y: x is K x M). */
+static void mm_dims(const Hop *h, int64_t *M, int64_t *N, int64_t *K)
+{
+    *M = h->rows;
+    *N = h->cols;
+    *K = h->op == OP_MATMULTL ? h->in[0]->rows : h->in[0]->cols;
+}
+
+bool am_tpl_candidate(const Hop *h)
+{
+    if (h->kind != H_MATMUL || (h->op != OP_MATMUL && h->op != OP_MATMULTL) || h->nin != 2 || !known(h)) return false;
+    if (!known(h->in[0]) || !known(h->in[1])) return false;
+    int64_t M, N, K;
+    mm_dims(h, &M, &N, &K);
+    return h->in[1]->rows == K && M >= 2 && N >= 2 && K >= 2 && (double)M * N * K >= 64.0 * 64 * 64;
+}
+
+bool am_tpl_operand(const Hop *h, int i)
+{
+    if (i > 1 || !am_tpl_candidate(h)) return false;
+    const Hop *x = h->in[i];
+    return region_op(x, x->rows, x->cols) && !sparse_est(x);
+}
+
+/* The body text of product h under region `fused` into k (k->ok false
+ * when the region is not a loop the template makes). */
+static void body_of(const Hop *h, Cand *k)
+{
+    int64_t M, N, K;
+    mm_dims(h, &M, &N, &K);
+    bool tl = h->op == OP_MATMULTL;
+    sb_printf(&k->sig, "(%d ", (int)OP_MULT);
+    if (tl) body_text(k, h->in[0], 0, VK, VI, K, M, k->fused(k->arg, h, true, 0));
+    else body_text(k, h->in[0], 0, VI, VK, M, K, k->fused(k->arg, h, true, 0));
+    sb_puts(&k->sig, " ");
+    body_text(k, h->in[1], 1, VK, VJ, K, N, k->fused(k->arg, h, true, 1));
+    sb_puts(&k->sig, ")");
+    if (!k->nops || !k->full[0] || !k->full[1] || !k->sig.s || k->sig.oom) k->ok = false;
+}
+
+/* ---- costs (seconds; cost.c's model) ---- */
+
+/* Its column blocks: nc of at most this many columns (amulet_gen.c's
+ * default), over which the pack function's values serve. */
+#define AM_NC 1024.0
+
+/* The kernel's vector operations at mc->am_share of dgemm's vector rate
+ * (measured per machine: cg_amulet_share), plus the pack function's
+ * scalar (i,k) values once per column block at the elementwise rate.
+ * Reading the leaves and writing R are cost.c's (the operator's inputs
+ * and output). */
+double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMachine *mc)
+{
+    Cand k = {.fused = fused, .arg = arg, .ok = true};
+    body_of(h, &k);
+    double t = INFINITY;
+    Arena *tmp = k.ok ? arena_new() : NULL;
+    WhereLoop *probe = tmp ? make_loop(tmp, k.sig.s, h->span) : NULL;
+    AmPlan *p = probe ? malloc(sizeof *p) : NULL;
+    if (p) {
+        am_plan(probe, p);
+        int lanes = 1, pack_ops = 0;
+        double vops = am_kernel_vops(p, &lanes, &pack_ops);
+        int64_t M, N, K;
+        mm_dims(h, &M, &N, &K);
+        double share = mc->am_share > 0 ? mc->am_share : AM_SHARE_DEFAULT;
+        if (vops > 0)
+            t = !strcmp(am_tpl_mode(), "force")
+                    ? 0
+                    : (double)M * N * K * vops * 2 * lanes / (mc->gemm * share) +
+                          (double)M * K * ceil((double)N / AM_NC) * pack_ops / mc->flops;
+    }
+    free(p);
+    arena_free(tmp);
+    free(k.sig.s);
+    return t;
+}
+
+/* ---- the chosen loops ---- */
 
 /* Replaces product h by the H_WHERE hop of loop w over the leaves. */
 static bool replace(HopDag *d, Hop *h, const WhereLoop *w, const Cand *k, int64_t M, int64_t N, int64_t K)
@@ -376,91 +426,138 @@ static bool replace(HopDag *d, Hop *h, const WhereLoop *w, const Cand *k, int64_
     return true;
 }
 
-/* Consumers of each hop of walk order o (+1 for a root or a write). */
-static int *consumers(const HopDag *d, Hop **o, int n)
+/* The selected region (select.c's walk): the product's AMULET entry,
+ * then the Cell entries it references. */
+static bool sel_fused(const void *arg, const Hop *h, bool root, int i)
 {
-    int *u = br_calloc((size_t)d->n + 1, sizeof *u);
-    if (!u) return NULL;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < o[i]->nin; k++)
-            if (o[i]->in[k]) u[o[i]->in[k]->id]++;
-    for (int i = 0; i < d->nroots; i++) u[d->roots[i]->id]++;
-    for (int i = 0; i < d->nw; i++) if (d->whops[i]) u[d->whops[i]->id]++;
-    return u;
+    const Memo *m = arg;
+    MEntry *e = sel_best(m, h, root ? T__N : T_AMULET);
+    return e && i < e->nin && e->ref[i] >= 0 && h->in[i] && sel_best(m, h->in[i], e->type);
 }
 
-/* One candidate: 1 replaced, 0 not. */
-static int candidate(CgContext *c, HopDag *d, Hop *h, const int *nuse, bool *have_mc, CgMachine *mc)
+bool cg_amulet_realize(CgContext *c, HopDag *d, const Memo *m, Hop *h)
 {
-    if (h->kind != H_MATMUL || (h->op != OP_MATMUL && h->op != OP_MATMULTL) || h->nin != 2 || !known(h)) return 0;
-    Hop *x = h->in[0], *y = h->in[1];
-    if (!known(x) || !known(y)) return 0;
-    bool tl = h->op == OP_MATMULTL;
-    int64_t M = h->rows, N = h->cols, K = tl ? x->rows : x->cols;
-    if (y->rows != K || M < 2 || N < 2 || K < 2 || (double)M * N * K < 64.0 * 64 * 64) return 0;
-    Cand k = {.nuse = nuse, .ok = true};
-    sb_puts(&k.sig, "(");
-    sb_printf(&k.sig, "%d ", (int)OP_MULT);
-    if (tl) body_text(&k, x, 0, VK, VI, K, M);
-    else body_text(&k, x, 0, VI, VK, M, K);
-    sb_puts(&k.sig, " ");
-    body_text(&k, y, 1, VK, VJ, K, N);
-    sb_puts(&k.sig, ")");
-    int r = 0;
-    if (!k.ok || !k.nops || !k.full[0] || !k.full[1] || !k.sig.s || k.sig.oom) goto out;
-    const char *mode = fuse_mode();
-    Arena *tmp = arena_new();
-    WhereLoop *probe = tmp ? make_loop(tmp, k.sig.s, h->span) : NULL;
-    AmPlan *p = probe ? malloc(sizeof *p) : NULL;
-    double vops = -1;
-    int lanes = 1, pack_ops = 0;
-    if (p) {
-        am_plan(probe, p);
-        vops = am_kernel_vops(p, &lanes, &pack_ops);
+    Cand k = {.fused = sel_fused, .arg = m, .ok = true};
+    body_of(h, &k);
+    bool r = false;
+    int64_t M, N, K;
+    mm_dims(h, &M, &N, &K);
+    if (k.ok) {
+        pthread_mutex_lock(&c->lock);
+        const WhereLoop *w = intern(c, k.sig.s, h->span);
+        pthread_mutex_unlock(&c->lock);
+        if (c->opt.explain)
+            fprintf(c->opt.explain, "AMULET where-loop at hop %d (%lld x %lld x %lld, %d operators): %s\n", h->id,
+                    (long long)M, (long long)N, (long long)K, k.nops, k.sig.s);
+        r = w && replace(d, h, w, &k, M, N, K);
     }
-    free(p);
-    arena_free(tmp);
-    if (vops <= 0) goto out;
-    if (!*have_mc) {
-        cg_machine_ctx(c, mc);
-        *have_mc = true;
-    }
-    Costs cs;
-    costs(&k, h, x, y, vops, lanes, pack_ops, mc, &cs);
-    bool take = !strcmp(mode, "force") || cs.amulet < fmin(cs.blas, cs.row);
-    if (c->opt.explain)
-        fprintf(c->opt.explain, "AMULET candidate at hop %d (%lld x %lld x %lld, %d operators): cost %.3g s, "
-                "BLAS %.3g s, Row %.3g s: %s\n", h->id, (long long)M, (long long)N, (long long)K, k.nops,
-                cs.amulet, cs.blas, cs.row, take ? "AMULET" : "not taken");
-    if (!take) goto out;
-    pthread_mutex_lock(&c->lock);
-    const WhereLoop *w = intern(c, k.sig.s, h->span);
-    pthread_mutex_unlock(&c->lock);
-    if (w && replace(d, h, w, &k, M, N, K)) {
-        r = 1;
-        __atomic_add_fetch(&c->st.amulet, 1, __ATOMIC_RELAXED);
-    }
-out:
+    if (r) __atomic_add_fetch(&c->st.amulet, 1, __ATOMIC_RELAXED);
     free(k.sig.s);
     return r;
 }
 
-void cg_amulet_fuse(CgContext *c, HopDag *d)
+/* ---- the kernel's share of dgemm's rate, per machine ---- */
+
+/* Seconds of the best of `reps` runs of plain matmul n x n x n: as the
+ * where-loop (the generated kernel, its parameters searched on the first
+ * run) or as dgemm (k_matmul). */
+static double time_matmul(CgContext *c, const WhereLoop *w, MB *a, MB *b, int reps)
 {
-    if (!strcmp(fuse_mode(), "0") || c->opt.interpret) return;
-    /* without a compiler the loop would run in the evaluator */
+    double best = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        BrErr e = {0};
+        int64_t t0 = br_now_ns();
+        bool ok;
+        if (w) {
+            int64_t n = a->rows;
+            Value args[9] = {val_double(0), val_int(1), val_int(n), val_int(1), val_int(n), val_int(1), val_int(n),
+                             val_matrix(a), val_matrix(b)};
+            Value out = val_none();
+            ok = cg_where_exec(c, w, args, 9, false, &out, &e) == 0;
+            val_release(&out);
+        } else {
+            MB *p = k_matmul(a, b, &e);
+            ok = p != NULL;
+            mb_release(p);
+        }
+        double t = (double)(br_now_ns() - t0) / 1e9;
+        br_err_clear(&e);
+        if (!ok) return INFINITY;
+        if (r) best = fmin(best, t);   /* the first compiles, searches, warms up */
+    }
+    return best;
+}
+
+/* Measures the kernel's plain matmul against dgemm at 384^3 (alternated,
+ * best of 5 each after a warm-up: about 0.1 s plus one kernel compile). */
+static double measure_share(CgContext *c)
+{
+    BrErr e = {0};
+    const int64_t n = 384;
+    MB *a = mb_dense_uninit(n, n, &e), *b = mb_dense_uninit(n, n, &e);
+    double share = 0;
+    char sig[64];
+    snprintf(sig, sizeof sig, "(%d L0[%d,%d] L1[%d,%d])", (int)OP_MULT, VI, VK, VK, VJ);
     pthread_mutex_lock(&c->lock);
-    bool cc = jit_prepare(c) == 0;
+    const WhereLoop *w = intern(c, sig, (Span){0});
     pthread_mutex_unlock(&c->lock);
-    if (!cc) return;
-    int n = 0;
-    Hop **o = hop_walk(d, &n, NULL);
-    int *nuse = o ? consumers(d, o, n) : NULL;
-    bool have_mc = false;
-    CgMachine mc;
-    /* inputs before consumers: a replaced product's leaves are hops
-     * below it, which no later candidate covers (they had one consumer) */
-    for (int i = 0; nuse && i < n; i++) candidate(c, d, o[i], nuse, &have_mc, &mc);
-    free(nuse);
-    free(o);
+    if (a && b && w) {
+        for (int64_t i = 0; i < n * n; i++) { a->d[i] = (double)(i % 7) * 0.25; b->d[i] = (double)(i % 5) * 0.5; }
+        a->nnz = b->nnz = n * n;
+        double tk = INFINITY, tg = INFINITY;
+        for (int round = 0; round < 2; round++) {
+            tk = fmin(tk, time_matmul(c, w, a, b, 3));
+            tg = fmin(tg, time_matmul(c, NULL, a, b, 3));
+        }
+        if (tk < INFINITY && tg < INFINITY && tk > 0) share = fmin(fmax(tg / tk, 0.05), 1.5);
+    }
+    mb_release(a);
+    mb_release(b);
+    br_err_clear(&e);
+    return share;
+}
+
+void cg_amulet_share(CgContext *c, CgMachine *mc)
+{
+    if (mc->am_share > 0) return;
+    pthread_mutex_lock(&c->lock);
+    double have = c->mc.am_share;
+    pthread_mutex_unlock(&c->lock);
+    if (have > 0) { mc->am_share = have; return; }
+    /* pinned constants (tests): BRAID_CG_MACHINE's sixth value, else the
+     * fixed default, so plans do not depend on a measurement */
+    const char *pin = getenv("BRAID_CG_MACHINE");
+    double v[6];
+    int k = pin ? sscanf(pin, "%lf %lf %lf %lf %lf %lf", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) : 0;
+    double share = k == 6 && v[5] > 0 ? v[5] : k == 5 ? AM_SHARE_DEFAULT : 0;
+    char path[1200] = "";
+    if (!share && c->disk_ok) {
+        snprintf(path, sizeof path, "%s/amulet-share-%d.txt", c->cachedir, br_threads());
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%lf", &share) != 1 || !(share > 0)) share = 0;
+            fclose(f);
+        }
+    }
+    /* BRAID_AMULET=ref or eval (tests) would time another path */
+    const char *path_mode = getenv("BRAID_AMULET");
+    bool kernel_path = !path_mode || !*path_mode || !strcmp(path_mode, "auto") || !strcmp(path_mode, "kernel");
+    if (!share && kernel_path && strcmp(am_tpl_mode(), "0")) {
+        share = measure_share(c);
+        if (share > 0 && path[0]) {
+            char tmp[1300];
+            snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+            FILE *f = fopen(tmp, "w");
+            if (f) {
+                fprintf(f, "%.4g\n", share);
+                fclose(f);
+                if (rename(tmp, path)) remove(tmp);
+            }
+        }
+    }
+    if (!(share > 0)) share = AM_SHARE_DEFAULT;
+    pthread_mutex_lock(&c->lock);
+    c->mc.am_share = share;
+    pthread_mutex_unlock(&c->lock);
+    mc->am_share = share;
 }

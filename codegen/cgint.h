@@ -29,7 +29,10 @@
 
 /* ---- templates ---- */
 
-typedef enum { T_CELL, T_ROW, T_MAGG, T_OUTER, T__N } TplType;
+/* T_AMULET: a product of elementwise operands as an AMULET where-loop
+ * (amulet_tpl.c): closed entries at the product referencing the operands'
+ * Cell entries, created in the cost-based policy only. */
+typedef enum { T_CELL, T_ROW, T_MAGG, T_OUTER, T_AMULET, T__N } TplType;
 
 /* Close status of a memo entry (seed 3.1). */
 typedef enum { CS_OPEN_VALID, CS_OPEN_INVALID, CS_CLOSED_VALID, CS_CLOSED_INVALID } CloseType;
@@ -65,6 +68,7 @@ typedef struct Memo {
     Hop **order;        /* reachable hops, inputs before consumers */
     int norder;
     char *visited;      /* exploration */
+    bool amulet;        /* exploration creates AMULET entries */
 } Memo;
 
 Memo *memo_new(HopDag *d);
@@ -119,6 +123,8 @@ typedef struct Selection {
  * products). */
 typedef struct CgMachine {
     double read_bw, write_bw, flops, gemm, vecmat;
+    double am_share;       /* the AMULET kernel's plain matmul rate over
+                              gemm (cg_amulet_share; 0: not known yet) */
 } CgMachine;
 
 /* Statistics of the enumeration of one DAG. */
@@ -226,10 +232,24 @@ bool cg_dead_ref(const Memo *m, const uint8_t *ban, const MEntry *e);
  * directory) on first use. */
 void cg_machine_ctx(CgContext *c, CgMachine *mc);
 
-/* The AMULET template (amulet_tpl.c): products of elementwise operands
- * that cost less as a where-loop become H_WHERE hops (before
- * exploration). */
-void cg_amulet_fuse(CgContext *c, HopDag *d);
+/* The AMULET template (amulet_tpl.c). am_tpl_mode: BRAID_AMULET_FUSE
+ * ("cost", "0" off, "force": every candidate costs nothing).
+ * am_tpl_candidate: can product h hold AMULET entries (exploration);
+ * am_tpl_operand: may they reference its input i. A fused region is
+ * described by fused(arg, h, root, i): is input i of h (root: the
+ * product, else an operator inside an operand) fused into the loop.
+ * am_tpl_compute: the loop's compute seconds (kernel plus pack
+ * function, mc->am_share of dgemm's vector rate), INFINITY when the
+ * region has no kernel. cg_amulet_realize: makes the chosen product h
+ * the H_WHERE hop of its loop (after selection). cg_amulet_share: fills
+ * mc->am_share (pinned, cached per machine, or measured once). */
+typedef bool (*AmFusedFn)(const void *arg, const Hop *h, bool root, int i);
+const char *am_tpl_mode(void);
+bool am_tpl_candidate(const Hop *h);
+bool am_tpl_operand(const Hop *h, int i);
+double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMachine *mc);
+bool cg_amulet_realize(CgContext *c, HopDag *d, const Memo *m, Hop *h);
+void cg_amulet_share(CgContext *c, CgMachine *mc);
 
 /* ---- CPlans (cplan.c) ---- */
 
@@ -373,6 +393,8 @@ typedef struct CgOp {
     int am_threads;        /*   this many threads */
     int64_t am_kc, am_nc;
     int am_pack;
+    int64_t am_sp_nc;      /* AMULET: the sparse kernel's column block */
+    int am_sp_threads;     /*   found (c->lock) for this many threads */
 } CgOp;
 
 /* A where-loop of the AMULET template (amulet_tpl.c), by its body text. */

@@ -117,6 +117,7 @@ static void explain(CgContext *c, const HopDag *d, CgOp **ops, const Selection *
     fprintf(f, "\n");
     for (int i = 0; i < s->nops; i++) {
         CgOp *op = ops[i];
+        if (s->ops[i].type == T_AMULET) continue;   /* printed as it was placed */
         if (!op) { fprintf(f, " (no valid CPlan for hop %d)\n", s->ops[i].root->id); continue; }
         fprintf(f, " %s at hop %d%s\n", op->name, s->ops[i].root->id,
                 op->ready == 1 ? "" : op->ready < 0 ? " (compilation failed: unfused)" : " (pending)");
@@ -146,20 +147,34 @@ void cg_machine_ctx(CgContext *c, CgMachine *mc)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* Can the planner place AMULET loops (docs/amulet.md): the template is
+ * on (BRAID_AMULET_FUSE) and a C compiler is there (without one the
+ * loop would run in the evaluator)? */
+static bool amulet_ok(CgContext *c)
+{
+    if (!strcmp(am_tpl_mode(), "0") || c->opt.interpret) return false;
+    pthread_mutex_lock(&c->lock);
+    bool cc = jit_prepare(c) == 0;
+    pthread_mutex_unlock(&c->lock);
+    return cc;
+}
+
 void cg_optimize_dag(CgContext *c, HopDag *d)
 {
     if (!c || !c->opt.enabled || !d || d->recompile) return;
     int64_t t0 = br_now_ns();
-    if (c->opt.policy == CG_COST_BASED) cg_amulet_fuse(c, d);
     Memo *m = memo_new(d);
     if (!m) return;
     __atomic_add_fetch(&c->st.dags, 1, __ATOMIC_RELAXED);
+    m->amulet = c->opt.policy == CG_COST_BASED && amulet_ok(c);
     cg_explore(m);
     bool any = false;
     for (int k = 0; k < m->norder && !any; k++) any = m->g[m->order[k]->id] && m->g[m->order[k]->id]->n;
     if (!any) { memo_free(m); __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED); return; }
     CgMachine mc = {0};
     if (c->opt.policy == CG_COST_BASED) cg_machine_ctx(c, &mc);
+    for (int k = 0; k < m->norder && m->amulet; k++)
+        if (memo_has_type(m, m->order[k], T_AMULET, false)) { cg_amulet_share(c, &mc); break; }
     EnumStats es = {0};
     cg_select(c, m, c->opt.policy, &mc, &es);
     __atomic_add_fetch(&c->st.enumerated, es.enumerated, __ATOMIC_RELAXED);
@@ -175,10 +190,11 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     /* all CPlans first: they read the DAG before any replacement */
     CPlan **pl = br_calloc((size_t)n, sizeof *pl);
     if (!pl) goto done;
-    for (int i = 0; i < n; i++) pl[i] = cplan_build(m, &s->ops[i]);
+    for (int i = 0; i < n; i++) pl[i] = s->ops[i].type == T_AMULET ? NULL : cplan_build(m, &s->ops[i]);
     cg_merge_rows(m, s, pl);
     n = s->nops;
     for (int i = 0; i < n; i++) {
+        if (s->ops[i].type == T_AMULET) continue;   /* below */
         CPlan *p = pl[i];
         if (!p) { __atomic_add_fetch(&c->st.invalid, 1, __ATOMIC_RELAXED); continue; }
         ins[i] = br_malloc((size_t)(p->nin + 1) * sizeof(Hop *));
@@ -188,6 +204,11 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
         ops[i] = cg_op_get(c, p);
     }
     free(pl);
+    /* AMULET loops: the product hop becomes an H_WHERE hop in place (the
+     * CPlans above hold pointers to hops, never to what they read) */
+    for (int i = 0; i < n; i++)
+        if (s->ops[i].type == T_AMULET && !cg_amulet_realize(c, d, m, s->ops[i].root))
+            __atomic_add_fetch(&c->st.invalid, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
     /* operators not compiled yet: this batch takes those nobody else is
      * compiling; synchronous mode waits for every pending one */

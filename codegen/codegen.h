@@ -33,8 +33,10 @@ void cg_dag_fused(const HopDag *d, int counts[4]);
  * calls f with the number of points, the cost of MPSkipEnum's assignment
  * and the least cost over all 2^n assignments (exhaustive). The machine
  * constants are cg_machine's (BRAID_CG_MACHINE pins them). Returns the
- * number of partitions compared, -1 when out of memory. */
-typedef void (*CgOracleFn)(void *arg, int npts, double mpskip_cost, double exhaustive_cost);
+ * number of partitions compared, -1 when out of memory. The memo holds
+ * AMULET entries (unless BRAID_AMULET_FUSE=0); amulet tells whether the
+ * partition has some. */
+typedef void (*CgOracleFn)(void *arg, int npts, double mpskip_cost, double exhaustive_cost, bool amulet);
 int cg_enum_oracle(HopDag *d, int max_pts, CgOracleFn f, void *arg);
 
 /* MPSkipEnum against FusionStitching's explorer (codegen/fxselect.c), per

@@ -810,6 +810,15 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
     return t;
 }
 
+/* The region of the AMULET operator being costed, as best_ok and rcost
+ * walk it: the product's entry, then the Cell entries it references. */
+static bool cost_fused(const void *arg, const Hop *h, bool root, int i)
+{
+    const CostCtx *x = arg;
+    MEntry *e = best_ok(x, h, root ? T__N : T_AMULET);
+    return e && i < e->nin && e->ref[i] >= 0 && h->in[i] && best_ok(x, h->in[i], e->type);
+}
+
 /* Cost of computing h materialized (a fused operator or basic op rooted
  * at h). */
 static double open_op(CostCtx *x, const Hop *h)
@@ -848,6 +857,14 @@ static double open_op(CostCtx *x, const Hop *h)
     }
     double ew = v.flops;    /* elementwise work, before the products */
     if (v.type == T_ROW) row_products(&v, &v.flops, &v.gflops, &v.vflops);
+    if (v.type == T_AMULET) {
+        /* the loop nest computes the operands' work per (i,k) tile: its
+         * compute replaces the elementwise work rcost summed */
+        add_cand(x, h, T_AMULET);
+        v.flops = v.gflops = v.vflops = 0;
+        v.xtime = am_tpl_compute(h, cost_fused, x, x->mc);
+        if (v.xtime == INFINITY) return INFINITY;
+    }
     /* constraint: an Outer operator cut off from its outer product has no
      * valid CPlan (cplan.c would leave the whole region unfused) */
     if (v.type == T_OUTER && v.orows <= 0) return INFINITY;
@@ -873,6 +890,7 @@ static void add_work(CostCtx *x, const Hop *h, CVec *v, bool fused_op)
     bool mm = h->kind == H_MATMUL && (h->op == OP_MATMUL || h->op == OP_MATMULTL) && a && b;
     if (mm && fused_op && v->type == T_ROW) add_cand(x, h, v->type);
     if (mm && v->type == T_ROW && v->nmm < MAXMM) { v->mm[v->nmm++] = h; return; }
+    if (mm && v->type == T_AMULET) return;   /* open_op: am_tpl_compute */
     if (mm && v->type == T_OUTER && tpl_outer_mm(h)) {
         if (fused_op) v->omm = h;
         v->vflops += 2 * cells(h) * (double)BR_MAX(a->cols, 1);

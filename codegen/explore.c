@@ -184,6 +184,7 @@ static bool fusable_pos(TplType t, const Hop *h, int i)
     case T_CELL: return cell_pos(h, i);
     case T_ROW: return row_pos(h, i);
     case T_OUTER: return outer_pos(h, i);
+    case T_AMULET: return am_tpl_operand(h, i);
     default: return false;
     }
 }
@@ -313,6 +314,23 @@ static bool drop_closed(const Memo *m, const Hop *h, const MEntry *e, void *arg)
     return e->closed == CS_CLOSED_VALID && memo_nrefs(e) == 0;
 }
 
+/* The AMULET entries of product h (amulet_tpl.c): closed (the loop's
+ * result is materialized), referencing the open Cell entries of one or
+ * both operands; a product without fused operands is no AMULET plan
+ * (dgemm computes it). */
+static void amulet_plans(Memo *m, Hop *h)
+{
+    if (!am_tpl_candidate(h)) return;
+    bool ok[2];
+    for (int i = 0; i < 2; i++) ok[i] = am_tpl_operand(h, i) && can_ref(m, T_AMULET, h, i);
+    for (int mask = 1; mask < 4; mask++) {
+        if (((mask & 1) && !ok[0]) || ((mask & 2) && !ok[1])) continue;
+        MEntry e = {.type = T_AMULET, .nin = 2, .closed = CS_CLOSED_VALID};
+        for (int i = 0; i < 2; i++) e.ref[i] = (mask >> i & 1) ? h->in[i]->id : -1;
+        memo_add(m, h, &e);
+    }
+}
+
 /* One HOP of the bottom-up pass (inputs are done). */
 static void explore_hop(Memo *m, Hop *h)
 {
@@ -335,10 +353,12 @@ static void explore_hop(Memo *m, Hop *h)
         }
     }
     MGroup *g = m->g[h->id];
-    if (!g) return;
-    /* close */
-    for (int k = 0; k < g->n; k++) g->e[k].closed = close_status(m, h, &g->e[k]);
-    memo_filter(m, h, drop_closed, NULL);
+    if (g) {
+        /* close */
+        for (int k = 0; k < g->n; k++) g->e[k].closed = close_status(m, h, &g->e[k]);
+        memo_filter(m, h, drop_closed, NULL);
+    }
+    if (m->amulet) amulet_plans(m, h);
 }
 
 /* Fills the memo table bottom-up (the order lists inputs before their

@@ -17,6 +17,7 @@ const char *tpl_name(TplType t)
     case T_ROW: return "ROW";
     case T_MAGG: return "MAGG";
     case T_OUTER: return "OUTER";
+    case T_AMULET: return "AMULET";
     default: return "?";
     }
 }
@@ -129,11 +130,12 @@ int memo_nrefs(const MEntry *e)
 }
 
 /* Can a consumer of template `consumer` reference an open entry of
- * template `input`? Cell merges into Row (seed 3.2, merge). */
+ * template `input`? Cell merges into Row (seed 3.2, merge) and into an
+ * AMULET loop (its operands' elementwise work). */
 bool memo_compatible(TplType consumer, TplType input)
 {
     if (consumer == input) return true;
-    return consumer == T_ROW && input == T_CELL;
+    return (consumer == T_ROW || consumer == T_AMULET) && input == T_CELL;
 }
 
 bool memo_has_type(const Memo *m, const Hop *h, TplType t, bool open_only)

@@ -275,8 +275,18 @@ static bool has_products(const Memo *m, const Part *p)
     for (int k = 0; k < p->nh; k++) {
         const Hop *h = m->hop[p->hops[k]];
         if (h->kind != H_MATMUL || (h->op != OP_MATMUL && h->op != OP_MATMULTL)) continue;
-        if (memo_has_type(m, h, T_ROW, false) || memo_has_type(m, h, T_OUTER, false)) return true;
+        if (memo_has_type(m, h, T_ROW, false) || memo_has_type(m, h, T_OUTER, false) ||
+            memo_has_type(m, h, T_AMULET, false))
+            return true;
     }
+    return false;
+}
+
+/* Does partition p hold AMULET entries? */
+static bool has_amulet(const Memo *m, const Part *p)
+{
+    for (int k = 0; k < p->nh; k++)
+        if (memo_has_type(m, m->hop[p->hops[k]], T_AMULET, false)) return true;
     return false;
 }
 
@@ -311,8 +321,11 @@ static void ban_outer(const CostCtx *x, int h, uint8_t *ban)
  * dense products, materialized intermediates written and read), so this
  * is where Row plans with wide side matrices at small sizes, Row plans
  * expanding a sparse side input and Outer plans over small dense drivers
- * lose. Returns the cost of the final plan. */
-static double unfuse(CostCtx *x, const bool *best, uint8_t *ban)
+ * lose, and where an AMULET loop loses to the Row plan or Cell + dgemm
+ * (banning it, then also Row at its product). only_amulet: the context
+ * keeps fused operators (CgOptions.keep_fused), so only AMULET loops are
+ * weighed. Returns the cost of the final plan. */
+static double unfuse(CostCtx *x, const bool *best, uint8_t *ban, bool only_amulet)
 {
     int n = x->m->nid;
     x->ban = ban;
@@ -329,11 +342,19 @@ static double unfuse(CostCtx *x, const bool *best, uint8_t *ban)
             if (tried[cand[i]]) continue;
             tried[cand[i]] = 1;
             int h = cand[i] / T__N, t = cand[i] % T__N;
+            if (only_amulet && t != T_AMULET) continue;
             memcpy(save, ban, (size_t)n);
             if (t == T_OUTER) ban_outer(x, h, ban);
             ban[h] |= (uint8_t)(1u << t);
             evals++;
             double c1 = cg_plan_cost(x, best, c0);
+            /* an AMULET loop's next plan may be Row: try Cell + dgemm too */
+            if (t == T_AMULET && !(c1 < c0 * (1 - 1e-3)) && memo_has_type(x->m, x->m->hop[h], T_ROW, false) &&
+                evals < MAX_UNFUSE) {
+                ban[h] |= (uint8_t)(1u << T_ROW);
+                evals++;
+                c1 = cg_plan_cost(x, best, c0);
+            }
             if (c1 < c0 * (1 - 1e-3)) {
                 accepted = true;
                 c0 = cg_plan_cost(x, best, INFINITY);   /* refreshes the candidates */
@@ -563,7 +584,7 @@ void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
     for (int q = 0; q < np; q++) {
         Part *p = &ps[q];
         if (!p->in) continue;
-        bool greedy = greedy_ok && has_products(m, p);
+        bool greedy = has_products(m, p) && (greedy_ok || has_amulet(m, p));
         if (!p->npts && !greedy) continue;
         es->points += p->npts;
         CostCtx x;
@@ -583,7 +604,7 @@ void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
         } else if (idx && base && best && ban) {
             for (int t = 0; t < p->npts; t++) idx[t] = t;
             double c = p->npts ? mpskip(&en, idx, p->npts, base, best) : 0;
-            if (c < INFINITY && greedy) c = unfuse(&x, best, ban);
+            if (c < INFINITY && greedy) c = unfuse(&x, best, ban, !greedy_ok);
             if (c < INFINITY && keyed) cache_put(cx, &sig, hash, best, p->npts, p, ban);
             if (c < INFINITY) cg_apply_cut(m, p, best, ban);
         }
@@ -627,8 +648,9 @@ int cg_enum_oracle(HopDag *d, int max_pts, CgOracleFn f, void *arg)
 {
     Memo *m = memo_new(d);
     if (!m) return -1;
+    m->amulet = strcmp(am_tpl_mode(), "0") != 0;
     cg_explore(m);
-    CgMachine mc;
+    CgMachine mc = {0};
     cg_machine(NULL, NULL, &mc);
     int np = 0, checked = 0;
     Part *ps = cg_partitions(m, &np);
@@ -645,7 +667,7 @@ int cg_enum_oracle(HopDag *d, int max_pts, CgOracleFn f, void *arg)
             for (int t = 0; t < p->npts; t++) idx[t] = t;
             mpskip(&en, idx, p->npts, base, best);
             double mine = cg_plan_cost(&x, best, INFINITY);
-            f(arg, p->npts, mine, exhaustive(&x, p->npts, base));
+            f(arg, p->npts, mine, exhaustive(&x, p->npts, base), has_amulet(m, p));
             checked++;
         } else {
             checked = -1;

@@ -14,7 +14,10 @@ bool sel_root_valid(const MEntry *e)
 
 static int type_rank(TplType t)
 {
+    /* an AMULET plan first: the greedy pass of mpskip.c bans it where
+     * the Row plan or Cell + BLAS cost less */
     switch (t) {
+    case T_AMULET: return 4;
     case T_OUTER: return 3;
     case T_CELL: return 2;
     case T_ROW: return 1;

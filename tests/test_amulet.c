@@ -348,6 +348,39 @@ static void rank1_more(void)
     }
 }
 
+/* A stepped k over a sparse A reads its non-zeros on the step, never
+ * densifying it: A is 10^5 x 10^5 (80 GB dense) with 10^4 non-zeros,
+ * against the product with B's rows off the step zeroed, by the sparse
+ * kernel and by the evaluator, with a positive and a negative step. */
+static void rank1_sparse_step(void)
+{
+    static const char *modes[] = {"kernel", "eval"};
+    static const char *ranges[] = {"seq(3, ncol(A), 7)", "seq(ncol(A) - 1, 2, -5)"};
+    const char *on[] = {"D", "k"};
+    for (int m = 0; m < 2; m++)
+        for (int g = 0; g < 2; g++) {
+            char src[700];
+            snprintf(src, sizeof src,
+                     "A = rand(rows=100000, cols=100000, sparsity=1e-6, seed=11)\n"
+                     "B = rand(rows=100000, cols=6, min=-1, max=1, seed=12)\n"
+                     "R = matrix(0, nrow(A), ncol(B))\n"
+                     "for (k in %s) {\n R = R + A[,k] %%*%% B[k,]\n}\n"
+                     "s = %s\nidx = seq(1, nrow(B))\n"
+                     "on = (idx >= min(s[1,1], s[nrow(s),1])) * (idx <= max(s[1,1], s[nrow(s),1])) * "
+                     "((idx - s[1,1]) %%%% %d == 0)\n"
+                     "D = max(abs(R - A %%*%% (B * on)))\n",
+                     ranges[g], ranges[g], g ? 5 : 7);
+            setenv("BRAID_AMULET", modes[m], 1);
+            TRun r;
+            t_run_dml(src, &t_pols[2].o, 0, NULL, NULL, 2, on, &r);
+            /* a row of R sums at most a few products of magnitude <= 1 */
+            T_CHECK(r.rc == 0 && val_as_double(&r.out[0]) <= 1e-12, "stepped k over a sparse A (%s, %s): %s, %g",
+                    modes[m], ranges[g], r.err, r.rc ? -1 : val_as_double(&r.out[0]));
+            t_run_free(&r);
+        }
+    unsetenv("BRAID_AMULET");
+}
+
 /* R updated in place at its last use: a copy that shares R's block
  * keeps its value; repeated updates in a loop accumulate. */
 static void inplace(void)
@@ -473,7 +506,8 @@ static void gen_ab(int64_t M, int64_t N, int64_t K, double da, double db, MB **i
  * BRAID_AMULET=ref and =kernel (the sparse kernel): equal results. sub:
  * rows 2..M-1 and k from 3. */
 static const char *sp_names[] = {"A", "B", "At", "Bt", "thi", "thj", "thk", "C"};
-static void sparse_check(MB **ins, int64_t M, int64_t N, int64_t K, const char *body, int sub, const char *what)
+static void sparse_check_mode(MB **ins, int64_t M, int64_t N, int64_t K, const char *body, int sub, const char *mode,
+                              const char *what)
 {
     char src[600];
     int64_t i0 = sub ? 2 : 1, i1 = sub ? M - 1 : M, k0 = sub ? 3 : 1;
@@ -484,11 +518,16 @@ static void sparse_check(MB **ins, int64_t M, int64_t N, int64_t K, const char *
     double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
     const char *on[] = {"R"};
     TRun r0, r1;
-    if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, sp_names, ins, 1, on, &r0, &r1))
-        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse kernel %s, %lldx%lldx%lld, sub-range %d, %s", body,
+    if (run_two(src, "BRAID_AMULET", "ref", mode, 8, sp_names, ins, 1, on, &r0, &r1))
+        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "sparse kernel (%s) %s, %lldx%lldx%lld, sub-range %d, %s", mode, body,
                 (long long)M, (long long)N, (long long)K, sub, what);
     t_run_free(&r0);
     t_run_free(&r1);
+}
+
+static void sparse_check(MB **ins, int64_t M, int64_t N, int64_t K, const char *body, int sub, const char *what)
+{
+    sparse_check_mode(ins, M, N, K, body, sub, "kernel", what);
 }
 
 /* The inputs of sparse_check: A sparse of density d, B, t(A), t(B), the
@@ -536,6 +575,16 @@ static void sparse_kernel(void)
                     snprintf(what, sizeof what, "density %g, %d threads", dens[di], nt);
                     sparse_check(ins, M, N, K, sp_bodies[f], sub, what);
                 }
+        /* the column block: searched (sub-tasks of rows, blocks of 2, 4,
+         * ... panels), and pinned to one panel */
+        for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++) {
+            br_set_threads(2);
+            sparse_check_mode(ins, M, N, K, sp_bodies[f], 1, "search", "column block searched");
+            br_set_threads(1);
+            setenv("BRAID_AMULET_PARAMS", "32 1 1", 1);
+            sparse_check(ins, M, N, K, sp_bodies[f], 0, "one panel per column block");
+            unsetenv("BRAID_AMULET_PARAMS");
+        }
         /* a NaN in B: zeros of A not skipped (0 * NaN is NaN) */
         ins[1]->d[5 * N + 3] = NAN;
         ins[3]->d[3 * K + 5] = NAN;
@@ -568,7 +617,9 @@ static void planner(void)
         {"(A ^ 2) %*% (B / 3)", true},
         {"t(At) %*% (B * (B > 0))", true},
         {"exp(A) %*% B", false},
-        {"(A * 2) %*% B + sum(A * 2)", false},   /* A * 2 shared: materialized anyway */
+        /* A * 2 shared: MPSkipEnum weighs fusing it redundantly (free
+         * when forced) against materializing it */
+        {"(A * 2) %*% B + sum(A * 2)", true},
     };
     static const int64_t sizes[][3] = {{70, 66, 80}, {131, 37, 65}, {64, 64, 64}, {200, 17, 90}, {20, 20, 20}};
     static const double dens[] = {1, 0.5, 0.05};
@@ -609,22 +660,29 @@ static void planner(void)
     MB *A = t_gen(70, 80, 1, -1, 1, false), *B = t_gen(80, 66, 1, -1, 1, false), *u = t_gen(1, 80, 1, -1, 1, false);
     MB *ins[] = {A, B, u};
     const char *n2[] = {"A", "B", "u"};
+    /* 1: the product alone; 2: its left operand also read by another
+     * operator (fused into both, or materialized: MPSkipEnum's choice) */
     const char *src2 = "R = ((A > 0.5) * A * u) %*% (B * (B > 0))\n";
+    const char *src3 = "P = (A > 0.5) * A * u\nR = P %*% (B * (B > 0)) + sum(P * 3)\n";
     static const struct { const char *mc; int want; } mcs[] = {
-        {"1e8 1e8 1e10 1.15e11 4.6e10", 1},      /* memory 1000x slower than dgemm */
-        {"1e13 1e13 1e13 1.15e11 4.6e10", 0},    /* memory for free */
+        {"1e8 1e8 1e10 1.15e11 4.6e10", 1},        /* memory 1000x slower than dgemm */
+        {"1e13 1e13 1e13 1.15e11 4.6e10", 0},      /* memory for free */
+        {"1e8 1e8 1e10 1.15e11 4.6e10 1", 1},      /* the kernel at dgemm's rate */
+        {"1e8 1e8 1e10 1.15e11 4.6e10 1e-4", 0},   /* the kernel 10^4 times slower */
     };
     const char *old = getenv("BRAID_CG_MACHINE");
     char *keep = old ? strdup(old) : NULL;
-    for (int m = 0; m < 2; m++) {
-        setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
-        TRun r;
-        CgOptions o = t_pols[2].o; o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
-        t_run_dml(src2, &o, 3, n2, ins, 1, on, &r);
-        T_CHECK(r.rc == 0 && (r.st.amulet > 0) == mcs[m].want, "planner cost decision %d: %s, %lld AMULET loops", m,
-                r.err, (long long)r.st.amulet);
-        t_run_free(&r);
-    }
+    for (int s = 0; s < 2; s++)
+        for (int m = 0; m < 4; m++) {
+            setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
+            TRun r;
+            CgOptions o = t_pols[2].o; o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
+            t_run_dml(s ? src3 : src2, &o, 3, n2, ins, 1, on, &r);
+            T_CHECK(r.rc == 0 && (r.st.amulet > 0) == mcs[m].want && r.st.evaluated > 0,
+                    "planner cost decision %d/%d: %s, %lld AMULET loops, %lld plans costed", s, m, r.err,
+                    (long long)r.st.amulet, (long long)r.st.evaluated);
+            t_run_free(&r);
+        }
     if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
     else unsetenv("BRAID_CG_MACHINE");
     free(keep);
@@ -641,6 +699,7 @@ int main(void)
     lifted();
     rank1();
     rank1_more();
+    rank1_sparse_step();
     inplace();
     nonfinite();
     sparse_a();

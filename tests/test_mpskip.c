@@ -5,7 +5,9 @@
  * partition with up to 14 interesting points is solved by MPSkipEnum
  * (with its cost-based and structural pruning) and by exhaustive
  * enumeration of all 2^n assignments under the same cost model: the plan
- * MPSkipEnum chooses must cost exactly the minimum.
+ * MPSkipEnum chooses must cost exactly the minimum. Products of
+ * elementwise operands carry AMULET entries, so their points (fuse an
+ * operand into the loop or materialize it) are among those weighed.
  * BRAID_TEST_LONG=1 runs ten times as many DAGs. */
 #include <math.h>
 #include <stdlib.h>
@@ -20,13 +22,15 @@ typedef struct Tally {
     int64_t parts, worse;
     int64_t by_pts[15];
     double worst;      /* largest relative excess over the minimum */
+    int64_t amulet;    /* partitions compared with AMULET entries */
     const char *src;
 } Tally;
 
-static void compare(void *arg, int npts, double mine, double least)
+static void compare(void *arg, int npts, double mine, double least, bool amulet)
 {
     Tally *t = arg;
     t->parts++;
+    t->amulet += amulet;
     if (npts < 15) t->by_pts[npts]++;
     double excess = (mine - least) / fmax(least, 1e-300);
     if (excess > 1e-12) {
@@ -75,6 +79,10 @@ static void random_script(char *buf, size_t cap)
     n += (size_t)snprintf(buf + n, cap - n, "s = sum(%s) + sum(%s ^ 2)\nq = rowSums(%s)\np = t(%s) %%*%% w\nZ = %s\n",
                           vars[nv - 1], vars[(int)(t_urand() * nv)], vars[(int)(t_urand() * nv)],
                           vars[(int)(t_urand() * nv)], vars[nv - 1]);
+    /* a product of elementwise operands (r x r over c): AMULET entries
+     * (docs/amulet.md) where it has 64^3 iterations */
+    n += (size_t)snprintf(buf + n, cap - n, "G = (%s * 2) %%*%% t(%s)\n", vars[(int)(t_urand() * nv)],
+                          vars[(int)(t_urand() * nv)]);
 }
 
 static void run_one(const char *src, Tally *t)
@@ -82,8 +90,8 @@ static void run_one(const char *src, Tally *t)
     Diag *d = diag_new();
     LangOptions lo = {0};
     Program *ast = lang_load_string(src, "<mpskip>", &lo, d);
-    const char *outs[] = {"s", "q", "p", "Z"};
-    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, NULL, outs, 4) : NULL;
+    const char *outs[] = {"s", "q", "p", "Z", "G"};
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, NULL, outs, 5) : NULL;
     T_CHECK(p != NULL, "mpskip: compile: %s\n%s", diag_nerrors(d) ? diag_first_message(d) : "?", src);
     t->src = src;
     for (int i = 0; p && i < p->main.n; i++) {
@@ -120,8 +128,9 @@ int main(void)
     for (int k = 8; k < 15; k++) big += t.by_pts[k];
     T_CHECK(t.parts >= ndags / 2 && big > 0, "mpskip: only %lld partitions (%lld with 8+ points) compared",
             (long long)t.parts, (long long)big);
+    T_CHECK(t.amulet > 0, "mpskip: no partition with AMULET entries compared");
     fprintf(stderr, "mpskip: %lld partitions compared over %d DAGs; by points:", (long long)t.parts, ndags);
     for (int k = 1; k < 15; k++) fprintf(stderr, " %d:%lld", k, (long long)t.by_pts[k]);
-    fprintf(stderr, "\n");
+    fprintf(stderr, "; %lld with AMULET entries\n", (long long)t.amulet);
     return t_done("test_mpskip");
 }
