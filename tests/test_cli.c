@@ -57,6 +57,22 @@ static double bound_flops(const char *cmd)
     return fl;
 }
 
+/* Runs script (in which the expression's FLOPs lie between the two
+ * time() calls) with BRAID_BOUND='1 2' and checks the BOUND line's
+ * FLOPs against want. */
+static void check_flops(const char *cwd, const char *script, const char *what, double want)
+{
+    char p3[] = "/tmp/braid_bound_XXXXXX", cmd[1024];
+    int fd = mkstemp(p3);
+    if (fd < 0 || write(fd, script, strlen(script)) != (ssize_t)strlen(script)) { T_CHECK(0, "temp file"); return; }
+    close(fd);
+    snprintf(cmd, sizeof cmd, "cd /tmp && BRAID_BOUND='1 2' timeout -s KILL 60 %s%s%s -f %s 2>&1 >/dev/null", cwd,
+             cwd[0] ? "/" : "", braid_bin(), p3);
+    double fl = bound_flops(cmd);
+    T_CHECK(fl > want - 0.5 && fl < want + 0.5, "%s: flops %.0f, want %.0f", what, fl, want);
+    unlink(p3);
+}
+
 /* The bound meter (runtime/bound.h): with BRAID_BOUND="1 2" (1 GB/s
  * read, 2 GFLOP/s), the product between the two time() calls reads X and
  * V, writes Y and does 2 * 1000 * 100 * 4 FLOPs, fused or not; the
@@ -132,20 +148,12 @@ static void bound_meter(void)
         {"[Y, Z, W] = svd(T)", 6 * 90 * 3600.0 + 20 * 216000.0},
     };
     for (size_t i = 0; i < sizeof la / sizeof *la; i++) {
-        char s3[600], p3[] = "/tmp/braid_bound_XXXXXX", cmd[1024];
+        char s3[600];
         snprintf(s3, sizeof s3,
                  "G = rand(rows=60, cols=60, seed=1)\nA = t(G) %%*%% G + diag(matrix(60, rows=60, cols=1))\n"
                  "B = rand(rows=60, cols=3, seed=2)\nT = rand(rows=90, cols=60, seed=3)\nwhile (FALSE) {}\n"
                  "t0 = time()\n%s\nwhile (FALSE) {}\nt1 = time()\nprint(sum(Y))\n", la[i].expr);
-        fd = mkstemp(p3);
-        if (fd < 0 || write(fd, s3, strlen(s3)) != (ssize_t)strlen(s3)) { T_CHECK(0, "temp file"); return; }
-        close(fd);
-        snprintf(cmd, sizeof cmd, "cd /tmp && BRAID_BOUND='1 2' timeout -s KILL 60 %s%s%s -f %s 2>&1 >/dev/null", cwd,
-                 cwd[0] ? "/" : "", braid_bin(), p3);
-        double fl = bound_flops(cmd);
-        T_CHECK(fl > la[i].flops - 0.5 && fl < la[i].flops + 0.5, "%s: flops %.0f, want %.0f", la[i].expr, fl,
-                la[i].flops);
-        unlink(p3);
+        check_flops(cwd, s3, la[i].expr, la[i].flops);
     }
     /* DNN builtins (runtime/bound.c dnn_flops): N = 4 images of 3 x 10 x
      * 12, 6 filters of 3 x 3 with padding 1 (P x Q = 10 x 12): each
@@ -164,22 +172,14 @@ static void bound_meter(void)
         {"[Y, c, k1, k2, k3] = lstm_backward(L, W, b, o0, o0, FALSE, o0, o0)", 2688},
     };
     for (size_t i = 0; i < sizeof dnn / sizeof *dnn; i++) {
-        char s3[1200], p3[] = "/tmp/braid_bound_XXXXXX", cmd[1024];
+        char s3[1200];
         snprintf(s3, sizeof s3,
                  "X = rand(rows=4, cols=360, seed=1)\nF = rand(rows=6, cols=27, seed=2)\n"
                  "G = rand(rows=4, cols=720, seed=3)\nH = rand(rows=4, cols=90, seed=4)\n"
                  "L = rand(rows=4, cols=15, seed=5)\nW = rand(rows=7, cols=8, seed=6)\nb = rand(rows=1, cols=8, seed=7)\n"
                  "o0 = matrix(0, rows=4, cols=2)\nwhile (FALSE) {}\n"
                  "t0 = time()\n%s\nwhile (FALSE) {}\nt1 = time()\nprint(sum(Y))\n", dnn[i].expr);
-        fd = mkstemp(p3);
-        if (fd < 0 || write(fd, s3, strlen(s3)) != (ssize_t)strlen(s3)) { T_CHECK(0, "temp file"); return; }
-        close(fd);
-        snprintf(cmd, sizeof cmd, "cd /tmp && BRAID_BOUND='1 2' timeout -s KILL 60 %s%s%s -f %s 2>&1 >/dev/null", cwd,
-                 cwd[0] ? "/" : "", braid_bin(), p3);
-        double fl = bound_flops(cmd);
-        T_CHECK(fl > dnn[i].flops - 0.5 && fl < dnn[i].flops + 0.5, "%s: flops %.0f, want %.0f", dnn[i].expr, fl,
-                dnn[i].flops);
-        unlink(p3);
+        check_flops(cwd, s3, dnn[i].expr, dnn[i].flops);
     }
 }
 
