@@ -353,7 +353,10 @@ static void try_root(Pass *p, Hop *h, Hop **order, int n)
         h->name = "stitch";
         hop_infer(h);
     } else {
+        int before = p->d->n;
         multi_outputs(p->d, h, g, keep, in, nm + ns);
+        for (int i = before; i < p->d->n; i++)   /* the new list hop: no member of later regions */
+            if (p->d->hops[i]->id < p->nid) p->taken[p->d->hops[i]->id] = 1;
     }
 out:
     free(mem);
@@ -409,7 +412,9 @@ int cg_stitch_dag(HopDag *d)
     int n = 0;
     Hop **order = hop_walk(d, &n, NULL);
     if (!order) return 0;
-    Pass p = {.d = d, .nid = d->n + 1};
+    /* ids of the hops regions add (one H_STITCH per multi-output region,
+     * multi_outputs) stay below d->n + 1 + n: later regions walk them */
+    Pass p = {.d = d, .nid = d->n + 1 + n};
     p.uses = calloc((size_t)p.nid, sizeof(int));
     p.out = calloc((size_t)p.nid, 1);
     p.taken = calloc((size_t)p.nid, 1);
