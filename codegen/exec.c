@@ -53,9 +53,10 @@ typedef struct Bind {
     int *mode;
     double *sc;
     int64_t *L;
+    int64_t *coff, *width;   /* Cell slices (cell_slice_offsets): one block */
 } Bind;
 
-static void bind_free(Bind *b) { free(b->m); free(b->mode); free(b->sc); free(b->L); }
+static void bind_free(Bind *b) { free(b->m); free(b->mode); free(b->sc); free(b->L); free(b->coff); }
 
 /* Fills b from args; false if an argument's kind differs from the plan. */
 static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
@@ -67,7 +68,9 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
     int nslice = 0;
     for (int i = 0; i < p->nn; i++) nslice += p->n[i].kind == CN_SLICE;
     b->L = br_calloc((size_t)(n + 2 * nslice) + 1, sizeof *b->L);
-    if (!b->m || !b->mode || !b->sc || !b->L || nargs != n) return false;
+    b->coff = br_calloc(2 * ((size_t)n + 1), sizeof *b->coff);
+    if (!b->m || !b->mode || !b->sc || !b->L || !b->coff || nargs != n) return false;
+    b->width = b->coff + n + 1;
     for (int k = 0; k < n; k++) {
         b->mode[k] = p->in[k].mode;
         if (p->in[k].scalar) {
@@ -110,8 +113,9 @@ static bool side_nonfinite(const CPlan *p, const Bind *b)
  * as X[, lo:hi] (cplan.c cell_slices), from the bounds floored as ap_rix
  * floors them; -1 for other inputs. False when a range is empty or not
  * inside X: the unfused plan then runs and reports it. */
-static bool cell_slice_offsets(const CPlan *p, const Bind *b, int64_t *coff, int64_t *width)
+static bool cell_slice_offsets(const CPlan *p, const Bind *b)
 {
+    int64_t *coff = b->coff, *width = b->width;
     for (int k = 0; k < p->nin; k++) {
         coff[k] = width[k] = -1;
         if (p->in[k].slice < 0) continue;
@@ -131,11 +135,8 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     const CPlan *p = op->plan;
     Bind b = {0};
     int rc = 0;
-    int64_t *coff = br_calloc((size_t)p->nin + 1, sizeof *coff), *width = br_calloc((size_t)p->nin + 1, sizeof *width);
-    if (!coff || !width || !bind(p, args, nargs, &b) || !cell_slice_offsets(p, &b, coff, width)) {
-        *fb = true;
-        goto done;
-    }
+    if (!bind(p, args, nargs, &b) || !cell_slice_offsets(p, &b)) { *fb = true; goto done; }
+    const int64_t *coff = b.coff, *width = b.width;
     int64_t M = -1, N = -1;
     for (int k = 0; k < p->nin && M < 0; k++)
         if (p->in[k].mode == IM_FULL) { M = b.m[k]->rows; N = coff[k] >= 0 ? width[k] : b.m[k]->cols; }
@@ -198,8 +199,6 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     }
 done:
     bind_free(&b);
-    free(coff);
-    free(width);
     return rc;
 }
 
