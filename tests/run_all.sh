@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# run_all.sh BUILD: run every test program in BUILD/tests, then the DML
-# tests and the shared conformance suite; print one final line
-# "N passed, M failed". Exit status 0 only when nothing failed.
+# run_all.sh BUILD: run every test program in BUILD/tests, the layering
+# check, the SystemDS parity tests, the MPI tests and the shared
+# conformance suite (five configurations), then braid's DML tests; print
+# one final line "N passed, M failed". Exit status 0 only when nothing
+# failed.
+#
+# The suites are independent processes (each works in its own temporary
+# folders), so they run side by side: BRAID_TEST_JOBS of them at once
+# (default: the number of cores), the DML runner with as many workers.
+# Their outputs are reported in a fixed order, each with its wall time;
+# BRAID_TEST_JOBS=1 runs everything one after the other.
 set -u
 build=${1:-build}
+jobs=${BRAID_TEST_JOBS:-$(nproc 2>/dev/null || echo 2)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+export BRAID_TEST_JOBS=$jobs
 # sanitizer builds: glibc's per-thread dlerror buffer is no leak of ours
 export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 # PoCL (the CPU OpenCL device the GPU tests run on in CI): its
@@ -11,69 +22,73 @@ export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_O
 # wake-ups make scripts of many tiny operators slow on a loaded machine
 # (a real GPU's driver ignores this)
 export POCL_DEVICES="${POCL_DEVICES:-basic}"
+export BRAID="$(pwd)/$build/braid"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 pass=0; fail=0
-# tally LABEL PATTERN: the summary line "N passed, M failed" of $out is
-# printed as "LABEL: ..." after $out's lines matching PATTERN, and added
-# to the totals (no summary line: one failure)
-tally() {
-  local line p f
-  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-  printf '%s\n' "$out" | grep -E "$2" | head -n 40
-  echo "$1: $line"
-  p=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\1/')
-  f=$(echo "$line" | sed -E 's/^([0-9]+) passed, ([0-9]+) failed.*/\2/')
+
+# --- running: unit KIND LABEL CMD... starts CMD in the background (at most
+# $jobs at once) with its output in $tmp/N.out, its exit status in
+# $tmp/N.rc and its wall seconds in $tmp/N.s
+n=0; kinds=(); labels=()
+unit() {
+  local kind=$1 label=$2; shift 2
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  kinds[n]=$kind; labels[n]=$label
+  ( t0=$(date +%s); "$@" > "$tmp/$n.out" 2>&1; echo $? > "$tmp/$n.rc"
+    echo $(( $(date +%s) - t0 )) > "$tmp/$n.s" ) &
+  n=$((n + 1))
+}
+
+# --- reporting. A test program's last "... N passed, M failed" line
+# counts (no such line: one failure; a non-zero exit without failures:
+# one failure), and its FAIL lines are shown. A suite (kind "suite")
+# prints "LABEL: N passed, M failed" and its FAIL lines.
+add() {   # add LINE: add the line's counts to the totals (no line: one failure)
+  local p f
+  p=$(echo "$1" | sed -E 's/^(.*[^0-9])?([0-9]+) passed, ([0-9]+) failed.*/\2/')
+  f=$(echo "$1" | sed -E 's/^(.*[^0-9])?([0-9]+) passed, ([0-9]+) failed.*/\3/')
+  [ -n "$1" ] || { p=0; f=1; }
   pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
 }
-for t in "$build"/tests/test_*; do
-  [ -x "$t" ] || continue
-  out=$(BRAID="$(pwd)/$build/braid" "$t" 2>&1); rc=$?
+report() {   # report N
+  local out rc secs line
+  out=$(cat "$tmp/$1.out"); rc=$(cat "$tmp/$1.rc"); secs=$(cat "$tmp/$1.s")
   line=$(printf '%s\n' "$out" | grep -E '[0-9]+ passed, [0-9]+ failed' | tail -n 1)
-  if [ -z "$line" ]; then
-    printf '%s\n' "$out" | tail -n 20
-    echo "$(basename "$t"): crashed or printed no summary (exit $rc)"
-    fail=$((fail + 1)); continue
-  fi
-  [ $rc -ne 0 ] && printf '%s\n' "$out" | grep -E '^FAIL' | head -n 30
-  echo "$line"
-  p=$(echo "$line" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\1/')
-  f=$(echo "$line" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\2/')
-  pass=$((pass + p)); fail=$((fail + f))
-  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then fail=$((fail + 1)); fi
+  case "${kinds[$1]}" in
+  program)
+    if [ -z "$line" ]; then
+      printf '%s\n' "$out" | tail -n 20
+      echo "${labels[$1]}: crashed or printed no summary (exit $rc)"
+      fail=$((fail + 1)); return
+    fi
+    [ "$rc" -ne 0 ] && printf '%s\n' "$out" | grep -E '^FAIL' | head -n 30
+    echo "$line   [${secs} s]"
+    add "$line"
+    if [ "$rc" -ne 0 ] && [ "$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')" -eq 0 ]; then
+      fail=$((fail + 1))
+    fi ;;
+  suite)
+    printf '%s\n' "$out" | grep -E '^(FAIL|mpi tests: skipped)' | head -n 40
+    echo "${labels[$1]}: $line   [${secs} s]"
+    add "$line" ;;
+  esac
+}
+
+# --- the units (the longest first, so that the short ones fill the gaps)
+# distributed execution under mpirun (tests/mpi; skipped without mpirun)
+[ -x tests/mpi/run.sh ] && unit suite "mpi tests" tests/mpi/run.sh "$build/braid"
+for t in "$build"/tests/test_*; do
+  [ -x "$t" ] && unit program "$(basename "$t")" "$t"
 done
 # the layering of the folders (docs/DESIGN.md, "Layers")
-out=$(python3 tools/layers.py . 2>&1); rc=$?
-line=$(printf '%s\n' "$out" | tail -n 1)
-[ $rc -ne 0 ] && printf '%s\n' "$out" | grep -E '^FAIL' | head -n 30
-echo "$line"
-p=$(echo "$line" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\1/'); f=$(echo "$line" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\2/')
-pass=$((pass + ${p:-0})); fail=$((fail + ${f:-1}))
-# braid's own DML tests, with rewrites on (default) and off
-if [ -x tests/dml/run.sh ]; then
-  extra="-config $(pwd)/tests/dml/configs/rewrites_off.xml"
-  for c in tests/dml/configs/*.xml; do
-    case "$c" in *rewrites_off.xml) ;; *) extra="$extra
--config $(pwd)/$c" ;; esac
-  done
-  # synchronous codegen: with an empty kernel cache, asynchronous
-  # compilation lets two seeded calls of one script run different plans
-  # (fused or not, equal only to the last bits), which seeded-equality
-  # cases (alg_decisiontree) must not see; test_codegen covers async
-  out=$(BRAID_CODEGEN_ASYNC=0 BRAID_DML_EXTRA_ARGS="$extra" tests/dml/run.sh "$build/braid" 2>&1)
-  tally "dml tests" '^FAIL'
-fi
+unit program layers python3 tools/layers.py .
 # SystemDS parity: the library against SystemDS's algorithms' committed
-# outputs, and the builtins' signatures against SystemDS's (tests/parity)
-if [ -x tests/parity/run.py ]; then
-  # (synchronous codegen, as the DML tests: a near tie decided by
-  # last-bit differences must not depend on compile timing)
-  out=$(BRAID_CODEGEN_ASYNC=0 tests/parity/run.py "$build/braid" 2>&1)
-  tally "parity tests" '^FAIL'
-fi
-# distributed execution under mpirun (tests/mpi; skipped without mpirun)
-if [ -x tests/mpi/run.sh ]; then
-  out=$(tests/mpi/run.sh "$build/braid" 2>&1)
-  tally "mpi tests" '^(FAIL|mpi tests: skipped)'
-fi
+# outputs, and the builtins' signatures against SystemDS's (tests/parity);
+# synchronous codegen, as the DML tests below: a near tie decided by
+# last-bit differences must not depend on compile timing
+[ -x tests/parity/run.py ] &&
+  unit suite "parity tests" env BRAID_CODEGEN_ASYNC=0 tests/parity/run.py "$build/braid"
 # the shared conformance suite (../shared/conformance), when present: with
 # the default settings, with rewrites off, with the fuse-all heuristic and
 # with compressed linear algebra forced on, with the GPU backend forced on
@@ -88,9 +103,29 @@ if [ -x "$conf/run.sh" ]; then
       printf '#!/bin/sh\nexec "%s" -config "%s" "$@"\n' "$bin" "$here/tests/dml/configs/$mode.xml" > "$cmd"
       chmod +x "$cmd"
     fi
-    out=$(cd "$conf" && ./run.sh "$cmd" 2>&1)
-    tally "conformance ($mode)" '^FAIL'
+    unit suite "conformance ($mode)" sh -c 'cd "$1" && ./run.sh "$2"' sh "$conf" "$cmd"
   done
+fi
+wait
+for ((i = 0; i < n; i++)); do report $i; done
+
+# braid's own DML tests, with rewrites on (default) and off and with every
+# configuration of tests/dml/configs; the runner keeps $jobs cases running
+# synchronous codegen: with an empty kernel cache, asynchronous
+# compilation lets two seeded calls of one script run different plans
+# (fused or not, equal only to the last bits), which seeded-equality
+# cases (alg_decisiontree) must not see; test_codegen covers async
+if [ -x tests/dml/run.sh ]; then
+  extra="-config $(pwd)/tests/dml/configs/rewrites_off.xml"
+  for c in tests/dml/configs/*.xml; do
+    case "$c" in *rewrites_off.xml) ;; *) extra="$extra
+-config $(pwd)/$c" ;; esac
+  done
+  kinds[n]=suite; labels[n]="dml tests"
+  t0=$(date +%s)
+  BRAID_CODEGEN_ASYNC=0 BRAID_DML_EXTRA_ARGS="$extra" tests/dml/run.sh "$build/braid" > "$tmp/$n.out" 2>&1
+  echo $? > "$tmp/$n.rc"; echo $(( $(date +%s) - t0 )) > "$tmp/$n.s"
+  report $n
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

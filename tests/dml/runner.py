@@ -36,11 +36,14 @@ script, before -nvargs:
 
 Such runs are reported as "PASS <name> [<extra args>]".
 
-Prints "PASS <name>" or "FAIL <name>: <reason>" per run, then exactly one
-line "N passed, M failed". Exits 0 only if at least one run happened and
+The runs are independent processes; BRAID_TEST_JOBS of them (default: the
+number of cores) run at once. Prints "PASS <name>" or "FAIL <name>: <reason>"
+per run, in the order of the runs (every case plainly, then every case with
+each extra configuration), then exactly one line "N passed, M failed". Exits 0 only if at least one run happened and
 none failed.
 """
 
+import concurrent.futures
 import math
 import os
 import re
@@ -56,6 +59,7 @@ TIMEOUT_S = 60
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
 EXTRA_ENV = "BRAID_DML_EXTRA_ARGS"
+JOBS_ENV = "BRAID_TEST_JOBS"
 
 
 class CaseFailed(Exception):
@@ -279,6 +283,14 @@ def configurations():
     return configs
 
 
+def jobs():
+    """How many cases run at once: BRAID_TEST_JOBS, else the core count."""
+    try:
+        return max(1, int(os.environ.get(JOBS_ENV, "")))
+    except ValueError:
+        return os.cpu_count() or 1
+
+
 def main(argv):
     if len(argv) < 2 or argv[1] in ("-h", "--help"):
         sys.stderr.write("usage: run.sh BRAID [FILTER]\n")
@@ -290,17 +302,25 @@ def main(argv):
                    if f.endswith(".dml") and os.path.isfile(os.path.join(cases_dir, f)))
     if pattern is not None:
         names = [n for n in names if pattern.search(n)]
+    def one(run):
+        (label, extra), name = run
+        try:
+            run_case(binary, name, extra)
+        except CaseFailed as e:
+            return "FAIL %s%s: %s" % (name, label, e)
+        return "PASS %s%s" % (name, label)
+
+    runs = [(config, name) for config in configurations() for name in names]
     passed = failed = 0
-    for label, extra in configurations():
-        for name in names:
-            try:
-                run_case(binary, name, extra)
-            except CaseFailed as e:
-                failed += 1
-                print("FAIL %s%s: %s" % (name, label, e), flush=True)
-            else:
+    # the cases are independent processes: JOBS of them run at once, and
+    # their results are printed in the order of the runs
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs()) as pool:
+        for line in pool.map(one, runs):
+            print(line, flush=True)
+            if line.startswith("PASS"):
                 passed += 1
-                print("PASS %s%s" % (name, label), flush=True)
+            else:
+                failed += 1
     print("%d passed, %d failed" % (passed, failed), flush=True)
     return 0 if (failed == 0 and passed > 0) else 1
 
