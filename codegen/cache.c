@@ -94,6 +94,23 @@ static int ent_cmp(const void *a, const void *b)
     return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
 }
 
+/* Removes dir and the files in it (a compile job's temporary folder;
+ * nothing nested). */
+void cg_rmdir_flat(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *de;
+    char path[1400];
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
 /* Bounds the disk cache: at most once per CACHE_GC_PERIOD (a stamp file),
  * removes leftovers of crashed compiles and, beyond CACHE_MAX_OPS objects,
  * the least recently used half (loads refresh an object's mtime). */
@@ -117,7 +134,10 @@ static void cache_gc(const char *dir)
         size_t l = strlen(nm);
         snprintf(path, sizeof path, "%s/%s", dir, nm);
         if (!strncmp(nm, "tmp.", 4)) {
-            if (stat(path, &st) == 0 && now - st.st_mtime > CACHE_GC_PERIOD) unlink(path);
+            if (lstat(path, &st) == 0 && now - st.st_mtime > CACHE_GC_PERIOD) {
+                if (S_ISDIR(st.st_mode)) cg_rmdir_flat(path);   /* a compile job's TMPDIR */
+                else unlink(path);
+            }
             continue;
         }
         /* precompiled preludes (jit.c) of other versions: unused a week */
@@ -251,7 +271,7 @@ void cache_dir_cleanup(CgContext *c)
     while (d && (de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         snprintf(path, sizeof path, "%s/%s", c->cachedir, de->d_name);
-        unlink(path);
+        if (unlink(path) != 0 && errno == EISDIR) cg_rmdir_flat(path);
     }
     if (d) closedir(d);
     rmdir(c->cachedir);

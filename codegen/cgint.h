@@ -448,6 +448,8 @@ void jit_load_cached(CgContext *c, CgOp **ops, int n);
 int jit_prepare(CgContext *c);
 void cache_dir_init(CgContext *c);
 void cache_dir_cleanup(CgContext *c);
+/* Removes a folder and the files in it (nothing nested). */
+void cg_rmdir_flat(const char *dir);
 bool cache_verify(const CgContext *c, const char *so, const char *cpath, const char *src, bool prebuilt);
 struct stat;
 bool cache_file_ok(const struct stat *st);

@@ -304,6 +304,7 @@ typedef struct Job {
     bool running, timed_out;
     int64_t t0;            /* start (br_now_ns) */
     char src[1200], tmpobj[1200];
+    char tmpd[1200];       /* the compiler's TMPDIR (its .s/.o/.res temporaries) */
 } Job;
 
 /* The operators of one batch that need compiling. */
@@ -561,14 +562,18 @@ static bool start(Batch *bt, Job *j)
     int wr = b.s ? write_file(j->src, b.s, b.n) : -1;
     free(b.s);
     if (wr) { unlink(j->src); return false; }
+    /* the compiler's own temporaries go to a folder of the job, which
+     * kill_job removes: a compiler killed (timeout, end of braid) never
+     * leaves them in /tmp */
+    snprintf(j->tmpd, sizeof j->tmpd, "%s/tmp.%d.%u.d", c->cachedir, (int)getpid(), seq);
     StrBuf cmd = {0};
-    sb_puts(&cmd, "exec 2>/dev/null;");
+    sb_puts(&cmd, "exec 2>/dev/null; D=$1; mkdir -m 700 \"$D\" && TMPDIR=$D && export TMPDIR;");
     sq(&cmd, c->cc);
     for (int i = 0; i < NFLAGS; i++) sq(&cmd, CFLAGS_JIT[i]);
     sb_puts(&cmd, " -o");
     sq(&cmd, j->tmpobj);
     sq(&cmd, j->src);
-    sb_puts(&cmd, " || exit 1");
+    sb_puts(&cmd, " || { rm -rf \"$D\"; exit 1; }; rm -rf \"$D\"");
     for (int i = 0; bt->disk && i < j->n; i++) {
         /* <key>.c first (the source that verifies later loads) */
         const CgOp *op = bt->op[j->idx[i]];
@@ -592,7 +597,7 @@ static bool start(Batch *bt, Job *j)
     if (bt->disk) sq(&cmd, j->tmpobj);
     sb_puts(&cmd, "; exit 0");
     if (!cmd.s) { unlink(j->src); return false; }
-    char *argv[] = {"/bin/sh", "-c", cmd.s, NULL};
+    char *argv[] = {"/bin/sh", "-c", cmd.s, "sh", j->tmpd, NULL};
     int rc = spawn_group(argv, &j->pid);
     free(cmd.s);
     if (rc) { unlink(j->src); return false; }
@@ -617,6 +622,7 @@ static void kill_job(Job *j)
     kill_group(j->pid);
     unlink(j->src);
     unlink(j->tmpobj);
+    cg_rmdir_flat(j->tmpd);
 }
 
 /* Ends job jk when its context ends (asynchronous mode): no compiler

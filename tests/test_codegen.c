@@ -973,13 +973,18 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
         rmdir(tmpd);
     }
     /* a compiler that does not end: stopped after BRAID_CC_TIMEOUT with
-     * its children (the marker its child would write never appears) */
-    char fake[] = "/tmp/braid-cgcc-XXXXXX", script[300], mark[300];
+     * its children (the marker its child would write never appears); the
+     * temporaries it made in its TMPDIR (as gcc makes cc*.s, cc*.o) go
+     * with it: that folder lies in the cache folder and is removed */
+    char fake[] = "/tmp/braid-cgcc-XXXXXX", script[300], mark[300], tdfile[300];
     if (mkdtemp(fake)) {
         snprintf(script, sizeof script, "%s/cc", fake);
         snprintf(mark, sizeof mark, "%s/ended", fake);
-        char text[700];
-        snprintf(text, sizeof text, "#!/bin/sh\n(sleep 4; touch '%s') &\nsleep 4\ntouch '%s'\nexit 1\n", mark, mark);
+        snprintf(tdfile, sizeof tdfile, "%s/tmpdir", fake);
+        char text[1200];
+        snprintf(text, sizeof text,
+                 "#!/bin/sh\nprintf %%s \"$TMPDIR\" > '%s'\ntouch \"$TMPDIR/ccfake.s\"\n"
+                 "(sleep 4; touch '%s') &\nsleep 4\ntouch '%s'\nexit 1\n", tdfile, mark, mark);
         t_put(script, text);
         chmod(script, 0755);
         setenv("BRAID_CC", script, 1);
@@ -994,7 +999,13 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
         struct stat st;
         T_CHECK(t.rc == 0 && t.st.failed >= 1 && stat(mark, &st) != 0,
                 "cache: a hanging compiler is stopped with its children (failed %lld)", (long long)t.st.failed);
+        char td[400] = "";
+        FILE *tf = fopen(tdfile, "r");
+        if (tf) { if (!fgets(td, sizeof td, tf)) td[0] = 0; fclose(tf); }
+        T_CHECK(td[0] && !strncmp(td, dir, strlen(dir)) && td[strlen(dir)] == '/' && stat(td, &st) != 0,
+                "cache: a stopped compiler's TMPDIR (%s) lay in the cache folder and is gone", td);
         t_run_free(&t);
+        unlink(tdfile);
         unlink(mark);
         unlink(script);
         rmdir(fake);
