@@ -19,9 +19,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---------- which targets may be replaced ---------- */
@@ -311,31 +313,99 @@ static void recover_one(const char *path, const char *dir, const char *name, Lef
     free(old);
 }
 
+/* ---------- folders known to hold no leftovers ----------
+ * Recovery reads the whole folder before each read or write, which in a
+ * folder of many files (thousands of inputs, a busy /tmp) made every
+ * read cost a scan. A folder whose scan found no name of any leftover
+ * kind (of any target, of live processes too) is remembered with its
+ * modification time: while that stays the same no leftover can have
+ * appeared, so the next recovery there skips the scan. Only a scan that
+ * began clearly after the folder's last change is remembered (a change in
+ * the same clock tick could keep the time). */
+#define CLEAN_DIRS 16
+static struct { dev_t dev; ino_t ino; struct timespec mtime; bool used; } clean_dirs[CLEAN_DIRS];
+static int clean_next;
+static long recover_scans;
+static pthread_mutex_t clean_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static bool dir_known_clean(const struct stat *st)
+{
+    bool hit = false;
+    pthread_mutex_lock(&clean_mu);
+    for (int i = 0; i < CLEAN_DIRS && !hit; i++)
+        hit = clean_dirs[i].used && clean_dirs[i].dev == st->st_dev && clean_dirs[i].ino == st->st_ino &&
+              clean_dirs[i].mtime.tv_sec == st->st_mtim.tv_sec && clean_dirs[i].mtime.tv_nsec == st->st_mtim.tv_nsec;
+    pthread_mutex_unlock(&clean_mu);
+    return hit;
+}
+
+static void dir_remember_clean(const struct stat *st, const struct timespec *scan_start)
+{
+    double age = (double)(scan_start->tv_sec - st->st_mtim.tv_sec) + 1e-9 * (double)(scan_start->tv_nsec - st->st_mtim.tv_nsec);
+    if (age < 0.05) return;
+    pthread_mutex_lock(&clean_mu);
+    int k = -1;
+    for (int i = 0; i < CLEAN_DIRS && k < 0; i++)
+        if (clean_dirs[i].used && clean_dirs[i].dev == st->st_dev && clean_dirs[i].ino == st->st_ino) k = i;
+    if (k < 0) k = clean_next++ % CLEAN_DIRS;
+    clean_dirs[k].dev = st->st_dev;
+    clean_dirs[k].ino = st->st_ino;
+    clean_dirs[k].mtime = st->st_mtim;
+    clean_dirs[k].used = true;
+    pthread_mutex_unlock(&clean_mu);
+}
+
+long io_recover_scans(void) { return __atomic_load_n(&recover_scans, __ATOMIC_RELAXED); }
+
+/* Could name be a leftover of some target (".tmp.", ".next." or ".old."
+ * and a process id), whoever wrote it? */
+static bool leftover_like(const char *name)
+{
+    static const char *kinds[] = {".tmp.", ".next.", ".old."};
+    for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
+        for (const char *p = strstr(name, kinds[i]); p; p = strstr(p + 1, kinds[i])) {
+            const char *q = p + strlen(kinds[i]);
+            if (*q < '0' || *q > '9') continue;
+            while (*q >= '0' && *q <= '9') q++;
+            if (*q == '.') return true;
+        }
+    return false;
+}
+
 void io_recover(const char *path)
 {
     char *dir = io_dir_of(path);
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
     size_t bl = strlen(b);
+    struct stat dst;
+    struct timespec scan_start;
+    bool known = dir && bl && stat(dir, &dst) == 0;
+    if (known && dir_known_clean(&dst)) { free(dir); return; }
+    clock_gettime(CLOCK_REALTIME, &scan_start);
     DIR *d = dir && bl ? opendir(dir) : NULL;
+    if (d) __atomic_add_fetch(&recover_scans, 1, __ATOMIC_RELAXED);
     if (!d) { free(dir); return; }
     /* names first, then actions (the folder changes under them) */
     char **names = NULL;
     int n = 0, cap = 0;
+    bool clean = true;
     struct dirent *de;
     while ((de = readdir(d))) {
+        if (clean && leftover_like(de->d_name)) clean = false;
         if (strncmp(de->d_name, b, bl) || de->d_name[bl] != '.') continue;
         const char *tag;
         if (leftover(de->d_name + bl + 1, &tag) == L_NONE) continue;
         if (n == cap) {
             char **nn = br_realloc(names, (size_t)(cap = cap ? 2 * cap : 8) * sizeof *nn);
-            if (!nn) break;
+            if (!nn) { clean = false; break; }
             names = nn;
         }
-        if (!(names[n] = br_strdup(de->d_name))) break;
+        if (!(names[n] = br_strdup(de->d_name))) { clean = false; break; }
         n++;
     }
     closedir(d);
+    if (clean && known) dir_remember_clean(&dst, &scan_start);
     /* roll forward committed pairs before removing orphans */
     for (int pass = 0; pass < 2; pass++)
         for (int i = 0; i < n; i++) {

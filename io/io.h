@@ -262,5 +262,8 @@ void io_parts_abort(const char *dir);
 /* Tests only: the process exits (status 77) at step 1..5 of the next
  * commit of a data file and its .mtd (docs/durability.md). */
 void io_test_crash_at(int step);
+/* How many times recovery has read a folder (a folder known to hold no
+ * leftovers since its last change is not read again; commit.c). */
+long io_recover_scans(void);
 
 #endif

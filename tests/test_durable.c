@@ -194,12 +194,41 @@ static void refused_targets(void)
     T_CHECK(system(cmd) == 0, "clean");
 }
 
+/* Recovery skips reading a folder it found free of leftovers while the
+ * folder stays unchanged, and reads it again (and recovers) once a
+ * crashed writer changed it. */
+static void clean_folders(void)
+{
+    char msg[1100];
+    T_CHECK(write_version(P("c"), 3, "csv") == 0, "clean folder: write");
+    struct timespec ts = {0, 120 * 1000 * 1000};
+    nanosleep(&ts, NULL);   /* the scans begin clearly after the last change */
+    T_CHECK(read_version(P("c"), msg, sizeof msg) == 3, "clean folder: read: %s", msg);
+    long s0 = io_recover_scans();
+    T_CHECK(read_version(P("c"), msg, sizeof msg) == 3 && io_recover_scans() == s0,
+            "clean folder: a second read does not read the folder again (%ld scans)", io_recover_scans() - s0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        io_test_crash_at(3);   /* after the commit point */
+        write_version(P("c"), 9, "csv");
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    T_CHECK(read_version(P("c"), msg, sizeof msg) == 9 && io_recover_scans() > s0 && leftovers("c") == 0,
+            "clean folder: a crashed writer's commit is rolled forward (%s)", msg);
+    char m2[600];
+    snprintf(m2, sizeof m2, "rm -rf '%s' '%s.mtd'", P("c"), P("c"));
+    T_CHECK(system(m2) == 0, "clean");
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid_durable_XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
     br_set_threads(1);
     refused_targets();
+    clean_folders();
     crash_points("text", false);
     crash_points("csv", false);
     crash_points("binary", false);
