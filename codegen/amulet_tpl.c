@@ -377,7 +377,7 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
     WhereLoop *probe = tmp ? make_loop(tmp, k.sig.s, h->span) : NULL;
     AmPlan *p = probe ? malloc(sizeof *p) : NULL;
     if (p) {
-        am_plan(probe, p);
+        am_plan(probe, AM_ALL, p);
         int lanes = 1, pack_ops = 0;
         double vops = am_kernel_vops(p, &lanes, &pack_ops);
         int64_t M, N, K;

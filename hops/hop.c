@@ -587,6 +587,8 @@ void hop_infer(Hop *h)
         infer_builtin(h);
         break;
     case H_WHERE:
+        /* several results: a list read by H_OUT hops */
+        if (h->nouts > 1) { h->dt = DT_LIST; h->vt = VT_UNKNOWN; set_dims(h, -1, -1); break; }
         /* the new R: R's shape (checked against the ranges at run time) */
         h->dt = DT_MATRIX;
         h->vt = VT_DOUBLE;

@@ -43,8 +43,22 @@ static void leaves_of(const WhereLoop *w, const Expr *e, const char **names, int
 int where_leaves(const WhereLoop *w, const char **names, int max)
 {
     int n = 0;
-    leaves_of(w, w->value, names, max, &n);
+    for (const WhereLoop *x = w; x; x = x->more) leaves_of(w, x->value, names, max, &n);
     return n;
+}
+
+int where_nres(const WhereLoop *w)
+{
+    int n = 0;
+    for (; w; w = w->more) n++;
+    return n;
+}
+
+bool where_result(const WhereLoop *w, const char *name)
+{
+    for (; w; w = w->more)
+        if (!strcmp(w->target.name, name)) return true;
+    return false;
 }
 
 bool where_builtin_ok(const BuiltinInfo *bi, int nargs)
@@ -192,6 +206,21 @@ static Stmt **lifted_stmts(Arena *a, const Stmt *s, WhereLoop *w, int *n)
         st->kind = ST_ASSIGN;
         st->span = s->span;
         v[k] = st;
+        if (k == 0 && w->more) {   /* several results: [R, S, ...] = where */
+            int nr = where_nres(w), q = 0;
+            LValue *t = arena_alloc(a, (size_t)nr * sizeof *t);
+            if (!t) return NULL;
+            memset(t, 0, (size_t)nr * sizeof *t);
+            for (const WhereLoop *x = w; x; x = x->more, q++) {
+                t[q].name = x->target.name;
+                t[q].span = x->target.span;
+            }
+            st->kind = ST_MASSIGN;
+            st->massign.targets = t;
+            st->massign.n = nr;
+            st->massign.call = we;
+            continue;
+        }
         if (k == 0) {
             st->assign.target.name = w->target.name;
             st->assign.target.span = w->target.span;
@@ -634,6 +663,40 @@ static Expr *rk_last(Arena *a, const Stmt *s, Expr **cond)
     return rk_call_of(a, "as.integer", &last, 1, sp);
 }
 
+/* Are range expressions x and y the same (numbers, variables and calls
+ * of them, as rk_expr writes extents: nrow(A), ncol(B))? */
+static bool rk_same(const Expr *x, const Expr *y)
+{
+    if (!x || !y || x->kind != y->kind) return false;
+    switch (x->kind) {
+    case EX_INT: return x->ival == y->ival;
+    case EX_IDENT: return !strcmp(x->ident, y->ident);
+    case EX_CALL:
+        if (strcmp(x->call.name, y->call.name) || x->call.nargs != y->call.nargs || x->call.ns || y->call.ns)
+            return false;
+        for (int i = 0; i < x->call.nargs; i++)
+            if (x->call.args[i].name || y->call.args[i].name || !rk_same(x->call.args[i].value, y->call.args[i].value))
+                return false;
+        return true;
+    default: return false;
+    }
+}
+
+/* Several results over the same extents become one where-loop with
+ * several results (one loop nest, one kernel: ws[0]->more ...); true
+ * when they were chained. */
+static bool rk_chain(WhereLoop **ws, int nw)
+{
+    for (int q = 1; q < nw; q++)
+        if (!rk_same(ws[q]->vars[0].to, ws[0]->vars[0].to) || !rk_same(ws[q]->vars[1].to, ws[0]->vars[1].to))
+            return false;
+    for (int q = 1; q < nw; q++) {
+        memcpy(ws[q]->vars, ws[0]->vars, sizeof ws[0]->vars);
+        ws[q - 1]->more = ws[q];
+    }
+    return nw > 1;
+}
+
 /* The statements replacing the rank-one loop s: each result = <where>,
  * k = as the loop leaves it, then the temporaries once more for that k
  * (their values after the loop are those of its last iteration). A
@@ -644,7 +707,8 @@ static Stmt **rank1_stmts(Arena *a, const Stmt *s, WhereLoop **ws, int nw, const
     Stmt **v = arena_alloc(a, (size_t)(nw + 1 + nb) * sizeof *v);
     if (!v) return NULL;
     Stmt *kst = NULL;
-    for (int q = 0; q < nw; q++) {
+    bool chained = rk_chain(ws, nw);
+    for (int q = 0; q < (chained ? 1 : nw); q++) {
         int nk = 0;
         Stmt **head = lifted_stmts(a, s, ws[q], &nk);   /* R = where; #i, #j, k */
         if (!head) return NULL;

@@ -92,9 +92,25 @@ static void check(int q, int tf, bool ta, bool tb, int64_t M, int64_t N, int64_t
     mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(thij);
 }
 
+/* A script that must not compile, and the error message it must give. */
+typedef struct ErrCase { const char *src, *msg; int line, col; } ErrCase;
+
+static void check_errors(const ErrCase *cases, size_t n, const char *what)
+{
+    for (size_t c = 0; c < n; c++) {
+        Diag *d = diag_new();
+        LangOptions lo = {0};
+        Program *p = lang_load_string(cases[c].src, "<t>", &lo, d);
+        const char *m = diag_nerrors(d) ? diag_first_message(d) : "";
+        T_CHECK(!p && strstr(m, cases[c].msg), "%s %zu: got '%s'", what, c, m);
+        lang_program_free(p);
+        diag_free(d);
+    }
+}
+
 static void errors(void)
 {
-    static const struct { const char *src, *msg; int line, col; } cases[] = {
+    static const ErrCase cases[] = {
         {"R = matrix(0, 3, 3)\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += R[i,k] }", "reads its result", 2, 50},
         {"R = matrix(0, 3, 3)\nA = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] = A[i,k] }", "depend on the iteration order", 3, 40},
         {"R = matrix(0, 3, 3)\nwhere (i in 1:3, j in 1:3) { R[i,j] += Z[i,j] }", "undefined variable 'Z'", 2, 39},
@@ -102,15 +118,7 @@ static void errors(void)
         {"R = matrix(0, 3, 3)\nA = R\nwhere (i in 1:3, j in 1:3) { R[i,j] += sum(A[i,j]) }", "cannot be used in a where-loop", 3, 39},
         {"R = matrix(0, 3, 3)\nwhere (i in 1:3, j in 1:3) { R[i,j] += i }", "only as an index", 2, 39},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        Diag *d = diag_new();
-        LangOptions lo = {0};
-        Program *p = lang_load_string(cases[c].src, "<t>", &lo, d);
-        const char *m = diag_nerrors(d) ? diag_first_message(d) : "";
-        T_CHECK(!p && strstr(m, cases[c].msg), "error case %zu: got '%s'", c, m);
-        lang_program_free(p);
-        diag_free(d);
-    }
+    check_errors(cases, sizeof cases / sizeof *cases, "error case");
     /* a shape mismatch is a run-time error naming the variable */
     TRun r;
     MB *A = t_gen(4, 5, 1, 0, 1, false);
@@ -203,27 +211,45 @@ static void lifted(void)
     mb_release(A); mb_release(B);
 }
 
-/* How many where-loops lifted from loops of outer products the main
- * script of src has (inputs names[0..n) predefined). */
-static int rank1_lifted(const char *src, const char **names, int n)
+/* Is statement s a where-loop, and how many results does it compute? */
+static int where_results(const Stmt *s)
+{
+    if (s->kind == ST_ASSIGN && s->assign.value->kind == EX_WHERE) return 1;
+    if (s->kind == ST_MASSIGN && s->massign.call->kind == EX_WHERE) return s->massign.n;
+    return 0;
+}
+
+/* How many results where-loops lifted from loops of outer products
+ * compute in the main script of src (inputs names[0..n) predefined);
+ * *loops: in how many where-loops (NULL: not asked). */
+static int rank1_lifted_n(const char *src, const char **names, int n, int *loops)
 {
     Diag *d = diag_new();
     LangOptions lo = {.predefined = names, .npredefined = n};
     Program *p = lang_load_string(src, "<t>", &lo, d);
-    int c = 0;
+    int c = 0, nl = 0;
     const Block *b = p ? lang_main(p) : NULL;
     for (int i = 0; b && i < b->n; i++) {
         const Stmt *s = b->stmts[i];
         /* a stepped loop's statements are inside if (<the loop runs>) */
         const Block *in = s->kind == ST_IF ? &s->if_.then_b : NULL;
-        for (int j = 0; in && j < in->n; j++)
-            c += in->stmts[j]->kind == ST_ASSIGN && in->stmts[j]->assign.value->kind == EX_WHERE;
-        c += s->kind == ST_ASSIGN && s->assign.value->kind == EX_WHERE && s->assign.value->where->bcast;
+        for (int j = 0; in && j < in->n; j++) {
+            c += where_results(in->stmts[j]);
+            nl += where_results(in->stmts[j]) > 0;
+        }
+        const Expr *w = s->kind == ST_ASSIGN ? s->assign.value : s->kind == ST_MASSIGN ? s->massign.call : NULL;
+        if (w && w->kind == EX_WHERE && w->where->bcast) {
+            c += where_results(s);
+            nl++;
+        }
     }
     lang_program_free(p);
     diag_free(d);
+    if (loops) *loops = nl;
     return c;
 }
+
+static int rank1_lifted(const char *src, const char **names, int n) { return rank1_lifted_n(src, names, n, NULL); }
 
 /* Loops over k of rank-one outer products with elementwise operators
  * (temporaries, transposed slices, broadcast thresholds and results,
@@ -298,8 +324,8 @@ static void rank1(void)
     }
 }
 
-/* Loops of outer products that update several results (each a where-loop,
- * temporaries between them) and loops over seq(a, b, step) (positive,
+/* Loops of outer products that update several results (one where-loop
+ * computing them all, temporaries between them) and loops over seq(a, b, step) (positive,
  * negative, one value, none, fractional bounds): the same results, loop
  * variable and temporaries as the loops kept; loops outside the shape
  * (a result updated twice, read by another statement, a step that is not
@@ -329,8 +355,10 @@ static void rank1_more(void)
             snprintf(src, sizeof src,
                      "R = matrix(0, nrow(A), ncol(B)); S = matrix(-1e9, nrow(A), ncol(B)); T = 0; k = -1; P = 0; "
                      "Q = 0\nfor (k in %s) {\n %s\n}\n", cases[c].range, cases[c].body);
-            T_CHECK(rank1_lifted(src, names, 3) == cases[c].lifts, "rank-one loop %zu: %d where-loops", c,
-                    rank1_lifted(src, names, 3));
+            /* the results, in one where-loop (their extents are the same) */
+            int loops = 0, res = rank1_lifted_n(src, names, 3, &loops);
+            T_CHECK(res == cases[c].lifts && loops == (res > 0), "rank-one loop %zu: %d results in %d where-loops",
+                    c, res, loops);
             TRun r0, r1;
             if (run_two(src, "BRAID_AMULET_LIFT", "0", NULL, 3, names, ins, 6, on, &r0, &r1))
                 for (int o = 0; o < 6; o++) {
@@ -689,6 +717,160 @@ static void planner(void)
     mb_release(A); mb_release(B); mb_release(u);
 }
 
+/* ---- several results in one loop nest ---- */
+
+/* The results a multi-result where-loop may compute, each with its
+ * accumulation and a scalar contribution of (a = A[i,k], b = B[k,j]). */
+enum { MR_MM, MR_MIN, MR_CNT, MR_MAX, MR_IK, MR_SHARE, MR_N };
+static const char *const mr_src[MR_N] = {
+    "R0[i,j] += %A * %B",
+    "R1[i,j] min= %A + %B",
+    "R2[i,j] += (%A * %B > thj[j])",
+    "R3[i,j] max= ifelse(%A * %B > thi[i], %A * %B, -abs(%A))",
+    "R4[i,j] += %A * 2 * u[k]",
+    "R5[i,j] += (%A * %B) * 3 - (%A * %B > 0.25) * %A * %B",
+};
+static double mr_init(int r) { return r == MR_MIN ? 1e300 : r == MR_MAX ? -1e300 : 0.5; }
+static double mr_step(int r, double acc, double a, double b, double ti, double tj, double u)
+{
+    double p = a * b;
+    switch (r) {
+    case MR_MM: return acc + p;
+    case MR_MIN: return fmin(acc, a + b);
+    case MR_CNT: return acc + (p > tj);
+    case MR_MAX: return fmax(acc, p > ti ? p : -fabs(a));
+    case MR_IK: return acc + a * 2 * u;
+    default: return acc + p * 3 - (p > 0.25) * p;
+    }
+}
+
+/* The results of mask sel (bits of MR_*) in one where-loop through the
+ * current BRAID_AMULET mode against a scalar loop written here; ta / tb:
+ * A / B read transposed (At[k,i], Bt[j,k]). */
+static void multi_check(unsigned sel, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *what)
+{
+    t_seed((uint64_t)(M * 31 + N * 3 + K + sel));
+    MB *A = t_gen(M, K, 1, -1, 1, false), *B = t_gen(K, N, 1, -1, 1, false);
+    MB *thi = t_gen(M, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, N, 1, -0.5, 0.5, false);
+    MB *u = t_gen(K, 1, 1, -1, 1, false);
+    char body[1200] = "", src[1800];
+    const char *onames[MR_N];
+    int no = 0, idx[MR_N];
+    for (int r = 0; r < MR_N; r++) {
+        if (!(sel >> r & 1)) continue;
+        /* the statement with %A / %B replaced by the operand reads */
+        char st[300];
+        size_t n = 0;
+        for (const char *c = mr_src[r]; *c && n + 10 < sizeof st; c++) {
+            if (c[0] == '%' && (c[1] == 'A' || c[1] == 'B')) {
+                n += (size_t)snprintf(st + n, sizeof st - n, "%s",
+                                      c[1] == 'A' ? (ta ? "At[k,i]" : "A[i,k]") : (tb ? "Bt[j,k]" : "B[k,j]"));
+                c++;
+            } else st[n++] = *c;
+        }
+        st[n] = 0;
+        strcat(body, st);
+        strcat(body, "\n  ");
+        static const char *const nm[MR_N] = {"R0", "R1", "R2", "R3", "R4", "R5"};
+        idx[no] = r;
+        onames[no++] = nm[r];
+    }
+    snprintf(src, sizeof src,
+             "At = t(A); Bt = t(B)\n"
+             "R0 = matrix(0.5, nrow(A), ncol(B)); R1 = matrix(1e300, nrow(A), ncol(B)); R2 = R0; "
+             "R3 = matrix(-1e300, nrow(A), ncol(B)); R4 = R0; R5 = R0\n"
+             "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) {\n  %s}\n", body);
+    const char *names[] = {"A", "B", "thi", "thj", "u"};
+    MB *ins[] = {A, B, thi, thj, u};
+    TRun r;
+    t_run_dml(src, &t_pols[2].o, 5, names, ins, no, onames, &r);
+    T_CHECK(r.rc == 0, "%s: several results %#x: %s", what, sel, r.err);
+    for (int o = 0; o < no && r.rc == 0; o++) {
+        T_CHECK(r.out[o].kind == V_MATRIX, "%s: result %s", what, onames[o]);
+        if (r.out[o].kind != V_MATRIX) continue;
+        MB *R = mb_to_dense(r.out[o].m, &(BrErr){0});
+        /* sums of K terms of magnitude <= 4 in another order: within
+         * 2 K^2 * 4 ulps, far below 1e-9 relative for K < 100 */
+        double worst = 0;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double x = mr_init(idx[o]);
+                for (int64_t k = 0; k < K; k++)
+                    x = mr_step(idx[o], x, A->d[i * K + k], B->d[k * N + j], thi->d[i], thj->d[j], u->d[k]);
+                worst = fmax(worst, fabs(x - R->d[i * N + j]) / (1 + fabs(x)));
+            }
+        T_CHECK(worst < 1e-9, "%s: result %s of %#x (%lldx%lldx%lld, ta %d tb %d): error %g", what, onames[o], sel,
+                (long long)M, (long long)N, (long long)K, ta, tb, worst);
+        mb_release(R);
+    }
+    t_run_free(&r);
+    mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(u);
+}
+
+/* Results indexed differently (R[i,j], V[i], T[j,i]): a loop nest each,
+ * the same values as separate loops; and the errors of several results
+ * (one target twice, a body reading another result). */
+static void multi_other(void)
+{
+    MB *A = t_gen(23, 31, 1, -1, 1, false), *B = t_gen(31, 17, 1, -1, 1, false);
+    const char *names[] = {"A", "B"}, *on[] = {"R", "V", "T", "D"};
+    MB *ins[] = {A, B};
+    TRun r;
+    t_run_dml("R = matrix(0, 23, 17); V = matrix(0, 23, 1); T = matrix(0, 17, 23)\n"
+              "where (i in 1:23, j in 1:17, k in 1:31) { R[i,j] += A[i,k] * B[k,j]; V[i] max= A[i,k] - B[k,j]\n"
+              "  T[j,i] += abs(A[i,k] * B[k,j]) }\n"
+              "D = max(abs(R - A %*% B)) + max(abs(V - rowMaxs(outer(A[,1], B[1,], \"-\")) * 0 - V)) + "
+              "max(abs(T - t(abs(A) %*% abs(B))))\n",
+              &t_pols[2].o, 2, names, ins, 4, on, &r);
+    T_CHECK(r.rc == 0 && val_as_double(&r.out[3]) < 1e-12, "results indexed differently: %s %g", r.err,
+            r.rc ? -1 : val_as_double(&r.out[3]));
+    if (r.rc == 0) {
+        double worst = 0;
+        for (int i = 0; i < 23; i++) {
+            double v = -INFINITY;
+            for (int j = 0; j < 17; j++)
+                for (int k = 0; k < 31; k++) v = fmax(v, A->d[i * 31 + k] - B->d[k * 17 + j]);
+            worst = fmax(worst, fabs(v - mb_get(r.out[1].m, i, 0)));
+        }
+        T_CHECK(worst == 0, "V[i] max= over j and k: error %g", worst);
+    }
+    t_run_free(&r);
+    mb_release(A); mb_release(B);
+    static const ErrCase cases[] = {
+        {"R = matrix(0, 3, 3); A = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += A[i,k]; R[i,j] min= A[k,j] }",
+         "target of two statements", 2, 58},
+        {"R = matrix(0, 3, 3); S = R; A = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += A[i,k]\n S[i,j] += R[i,k] }",
+         "reads its result 'R'", 3, 12},
+        {"R = matrix(0, 3, 3); S = R; A = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += A[i,k]; S[i,j] = A[i,k] }",
+         "depend on the iteration order", 2, 58},
+    };
+    check_errors(cases, sizeof cases / sizeof *cases, "several results, error case");
+}
+
+/* Several results in one loop nest: subsets of MR_* (accumulation kinds
+ * +=, min=, max=; masks, ifelse, an (i,k) result, a product shared by two
+ * results and used inside a third), layouts, shapes (the kernel: one
+ * nest with a tile per result), each path. */
+static void multi(void)
+{
+    static const unsigned sels[] = {0x3f, 0x03, 0x0c, 0x31, 0x16, 0x29};
+    static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {70, 66, 80}};
+    static const char *modes[] = {"kernel", "eval", "ref"};
+    char what[80];
+    for (int m = 0; m < 3; m++) {
+        setenv("BRAID_AMULET", modes[m], 1);
+        for (size_t s = 0; s < sizeof sels / sizeof *sels; s++)
+            for (int lay = 0; lay < 4; lay++) {
+                const int64_t *z = sizes[(s + (size_t)lay) % 3];
+                snprintf(what, sizeof what, "%s", modes[m]);
+                multi_check(sels[s], lay & 1, lay >> 1, z[0], z[1], z[2], what);
+            }
+    }
+    unsetenv("BRAID_AMULET");
+    multi_check(0x3f, false, false, 70, 66, 80, "auto");
+    multi_other();
+}
+
 int main(void)
 {
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
@@ -705,6 +887,7 @@ int main(void)
     sparse_a();
     sparse_kernel();
     planner();
+    multi();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
         for (int q = Q1; q <= QMAX; q++)
@@ -726,6 +909,7 @@ int main(void)
             check(Q2, 1, true, false, 40, 67, 33, what);
             check(Q3, 3, true, true, 25, 31, 90, what);
             check(QMIN, 0, false, false, 30, 30, 30, what);
+            multi_check(0x3f, true, false, 45, 70, 60, what);
             /* the sparse kernel at this level, and the same bodies over a
              * dense A: the dense kernel with (i,k) values computed by the
              * pack function (abs(A[i,k]), A[i,k] * thk[k], ifelse(...)) */
