@@ -173,6 +173,14 @@ static bool run_two(const char *src, const char *env, const char *v0, const char
     return r0->rc == 0 && r1->rc == 0;
 }
 
+/* Is statement s a where-loop, and how many results does it compute? */
+static int where_results(const Stmt *s)
+{
+    if (s->kind == ST_ASSIGN && s->assign.value->kind == EX_WHERE) return 1;
+    if (s->kind == ST_MASSIGN && s->massign.call->kind == EX_WHERE) return s->massign.n;
+    return 0;
+}
+
 /* Nested for loops that compute a where-loop (seed 4.1) run as one:
  * same result as the loops kept (BRAID_AMULET_LIFT=0), and the loop
  * variables keep their final values. */
@@ -196,6 +204,38 @@ static void lifted(void)
     }
     t_run_free(&r0);
     t_run_free(&r1);
+    /* several updates in the innermost loop: one where-loop with several
+     * results; a statement reading another's result keeps the loops */
+    static const struct { const char *body; int res; } multi[] = {
+        {"R[i,j] = R[i,j] + A[i,k] * B[k,j]\n S[i,j] = min(S[i,j], A[i,k] - B[k,j])\n"
+         " T[i,j] = max(T[i,j], (A[i,k] * B[k,j] > 0.1) * A[i,k])", 3},
+        {"R[i,j] += A[i,k] * B[k,j]\n S[i,j] = S[i,j] + abs(A[i,k])", 2},
+        {"R[i,j] += A[i,k] * B[k,j]\n S[i,j] = S[i,j] + R[i,j]", 0},
+        {"R[i,j] += A[i,k] * B[k,j]\n R[i,j] = R[i,j] + 1", 0},
+    };
+    const char *on3[] = {"R", "S", "T", "x"};
+    for (size_t c = 0; c < sizeof multi / sizeof *multi; c++) {
+        char src3[700];
+        snprintf(src3, sizeof src3,
+                 "R = matrix(0, 23, 17); S = matrix(1e9, 23, 17); T = matrix(-1e9, 23, 17)\n"
+                 "for (i in 1:23) { for (j in 1:17) { for (k in 1:19) {\n %s\n} } }\nx = i + j * 100 + k * 10000\n",
+                 multi[c].body);
+        Diag *d = diag_new();
+        LangOptions lo = {.predefined = names, .npredefined = 2};
+        Program *p = lang_load_string(src3, "<t>", &lo, d);
+        const Block *b = p ? lang_main(p) : NULL;
+        int res = 0;
+        for (int i = 0; b && i < b->n; i++) res += where_results(b->stmts[i]);
+        T_CHECK(res == multi[c].res, "nested loops with several updates %zu: %d results lifted", c, res);
+        lang_program_free(p);
+        diag_free(d);
+        if (run_two(src3, "BRAID_AMULET_LIFT", "0", NULL, 2, names, ins, 4, on3, &r0, &r1)) {
+            for (int k = 0; k < 3; k++) T_MB_EQ(r0.out[k].m, r1.out[k].m, 1e-12, "several updates %zu: %s", c, on3[k]);
+            T_CHECK(val_as_double(&r0.out[3]) == val_as_double(&r1.out[3]), "several updates %zu: loop variables", c);
+        }
+        t_run_free(&r0);
+        t_run_free(&r1);
+    }
     /* X[i] of a matrix is a row in a for loop: such loops stay loops */
     const char *on2[] = {"R"};
     t_run_dml("R = matrix(0, 23, 19)\nfor (i in 1:23) { R[i] = A[i] * 2 }\n", &t_pols[2].o, 2, names, ins, 1, on2,
@@ -209,14 +249,6 @@ static void lifted(void)
     }
     t_run_free(&r0);
     mb_release(A); mb_release(B);
-}
-
-/* Is statement s a where-loop, and how many results does it compute? */
-static int where_results(const Stmt *s)
-{
-    if (s->kind == ST_ASSIGN && s->assign.value->kind == EX_WHERE) return 1;
-    if (s->kind == ST_MASSIGN && s->massign.call->kind == EX_WHERE) return s->massign.n;
-    return 0;
 }
 
 /* How many results where-loops lifted from loops of outer products
