@@ -404,11 +404,6 @@ static MB *bcast_result(const char *name, const Value *r, int64_t M, int64_t N, 
     return d;
 }
 
-/* Density below which a sparse (i,k) operand runs through the evaluator
- * over its non-zeros (work proportional to nnz * N) instead of the dense
- * kernel (M * K * N at a rate a few times higher). */
-#define AM_SPARSE 0.05
-
 /* The leaf p->zleaf when its value v is a sparse block of density below
  * AM_SPARSE read as A[i,k] (rows by the target's row variable): the
  * evaluator then skips its zero cells reading its CSR rows, without

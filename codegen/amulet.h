@@ -95,6 +95,12 @@ static inline int64_t am_k_of(int64_t off, int64_t step, int64_t n)
     return off / step < n ? off / step : -1;
 }
 
+/* Density below which a sparse (i,k) operand is kept sparse: the sparse
+ * kernel (or the evaluator) runs over its non-zeros (work proportional
+ * to nnz * N) instead of the dense kernel (M * K * N at a rate a few
+ * times higher). The fusion planner's template prices it so too. */
+#define AM_SPARSE 0.05
+
 /* Builds the plan of w (analysis only; no sizes) over the results
  * whose bits (in w's order) are set in sel: all of them share the loop
  * nest when their targets are indexed alike (am_alike). */
@@ -124,8 +130,10 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
 /* Vector arithmetic operations per (i,j,k) iteration of p's kernel at the
  * run-time SIMD level (*lanes doubles a vector), its values taken as
  * finite, and *pack_ops the scalar operations of its pack function per
- * (i,k) value and column block; -1 when p has no kernel. The fusion
+ * (i,k) value and column block; -1 when p has no kernel. sparse: of the
+ * sparse kernel instead (per non-zero of p->zleaf and column; no pack
+ * function: *pack_ops 0; -1 when p has no sparse kernel). The fusion
  * planner's AMULET template (amulet_tpl.c) costs a candidate by them. */
-double am_kernel_vops(const AmPlan *p, int *lanes, int *pack_ops);
+double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops);
 
 #endif

@@ -1255,15 +1255,23 @@ static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops)
            (double)pk_ops / (8.0 * bv * g->s.w);
 }
 
-double am_kernel_vops(const AmPlan *p, int *lanes, int *pack_ops)
+double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops)
 {
-    if (!p->ok || p->kvar < 0) return -1;
+    if (!p->ok || p->kvar < 0 || (sparse && p->zleaf < 0)) return -1;
     KPlan *k = calloc(1, sizeof *k);
     Gen *g = calloc(1, sizeof *g);
     double r = -1;
     int bm, bv;
     if (k && g && kernel_shape(p, true, k, g, &bm, &bv)) {
-        r = vops_per_iter(g, bm, bv, pack_ops);
+        if (sparse) {
+            /* one-row tiles, the (i,k) values computed in the kernel per
+             * non-zero and column panel (gen_source: no pack function) */
+            g->nslot = 0;
+            bm = 1;
+            bv = sparse_nv(g);
+            if (pack_ops) *pack_ops = 0;
+        }
+        r = vops_per_iter(g, bm, bv, sparse ? NULL : pack_ops);
         *lanes = g->s.w;
     }
     free(k);

@@ -10,6 +10,7 @@
 #include "kernels/ew.h"
 #include "kernels/leaf.h"
 #include "kernels/reorg.h"
+#include "codegen/amulet.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -682,7 +683,7 @@ static void planner(void)
         {"(A * 2) %*% B + sum(A * 2)", true},
     };
     static const int64_t sizes[][3] = {{70, 66, 80}, {131, 37, 65}, {64, 64, 64}, {200, 17, 90}, {20, 20, 20}};
-    static const double dens[] = {1, 0.5, 0.05};
+    static const double dens[] = {1, 0.5, 0.2};   /* 0.2: sparse, not kept sparse by a loop */
     const char *names[] = {"A", "B", "At", "Bt", "u", "c", "v", "w"}, *on[] = {"R"};
     char src[400];
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
@@ -747,6 +748,104 @@ static void planner(void)
     else unsetenv("BRAID_CG_MACHINE");
     free(keep);
     mb_release(A); mb_release(B); mb_release(u);
+}
+
+/* Products with a sparse left operand (seed 4.2's sparse A): the
+ * template's loop steps over the non-zeros of the sparse leaf when its
+ * zeros make the body zero, weighed against Cell + the sparse product.
+ * Forced (every candidate free): a loop exactly for the forms and
+ * densities it can keep sparse (below AM_SPARSE), the same results as
+ * the unfused plan and as the loop's scalar reference, over a sparsity
+ * sweep; under pinned machine constants the cost decides (slow memory:
+ * the loop, which writes no operand; free memory: Cell + sparse product,
+ * which repeats no operand work per column panel); a 10^5 x 10^5 operand
+ * with 10^4 non-zeros (80 GB dense) runs as the loop without densifying. */
+static void sparse_planner(void)
+{
+    static const struct { const char *expr; bool cand; } forms[] = {
+        {"((S > 0.2) * S * u) %*% B", true},
+        {"(S * c) %*% (B * w)", true},
+        {"abs(S) %*% B", true},
+        {"S %*% (B * (B > 0))", true},
+        {"t(St * 2) %*% B", true},
+        {"(S + 1) %*% B", false},
+        {"(S > -0.5) %*% B", false},
+    };
+    static const double dens[] = {0.001, 0.01, 0.04, 0.2};
+    static const int64_t sizes[][3] = {{300, 40, 250}, {129, 70, 301}};
+    const char *names[] = {"S", "B", "St", "u", "c", "w"}, *on[] = {"R"};
+    char src[300];
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (size_t di = 0; di < sizeof dens / sizeof *dens; di++) {
+            int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+            t_seed((uint64_t)(M + 13 * di));
+            BrErr e = {0};
+            MB *ins[6] = {t_gen(M, K, dens[di], -1, 1, true), t_gen(K, N, 1, -1, 1, false), NULL,
+                          t_gen(1, K, 1, -1, 1, false), t_gen(M, 1, 1, -1, 1, false), t_gen(1, N, 1, -1, 1, false)};
+            ins[2] = k_transpose(ins[0], &e);
+            /* two summation orders of K terms of magnitude <= 2 */
+            double tol = 2 * (double)K * (double)K * 2 * 2.3e-16;
+            bool kept = (double)ins[0]->nnz < AM_SPARSE * (double)(M * K);
+            for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+                snprintf(src, sizeof src, "R = %s\n", forms[f].expr);
+                TRun r0, r1, r2;
+                if (run_two(src, "BRAID_AMULET_FUSE", "force", "0", 6, names, ins, 1, on, &r0, &r1)) {
+                    T_MB_EQ(r0.out[0].m, r1.out[0].m, tol, "sparse planner form %zu, %lldx%lldx%lld, density %g", f,
+                            (long long)M, (long long)N, (long long)K, dens[di]);
+                    bool want = forms[f].cand && kept;
+                    T_CHECK((r0.st.amulet > 0) == want, "sparse planner form %zu, density %g: %lld loops, want %d",
+                            f, dens[di], (long long)r0.st.amulet, want);
+                }
+                /* the placed loop through the scalar reference */
+                setenv("BRAID_AMULET_FUSE", "force", 1);
+                setenv("BRAID_AMULET", "ref", 1);
+                t_run_dml(src, &t_pols[2].o, 6, names, ins, 1, on, &r2);
+                unsetenv("BRAID_AMULET");
+                unsetenv("BRAID_AMULET_FUSE");
+                T_CHECK(r2.rc == 0 && r1.rc == 0, "sparse planner form %zu (reference): %s", f, r2.err);
+                if (r2.rc == 0 && r1.rc == 0)
+                    T_MB_EQ(r2.out[0].m, r1.out[0].m, tol, "sparse planner form %zu against the reference, density %g",
+                            f, dens[di]);
+                t_run_free(&r0);
+                t_run_free(&r1);
+                t_run_free(&r2);
+            }
+            for (int i = 0; i < 6; i++) mb_release(ins[i]);
+        }
+    /* the cost decision under pinned machine constants */
+    static const struct { const char *mc; int want; } mcs[] = {
+        {"1e8 1e8 1e10 1.15e11 4.6e10", 1},        /* memory 100x slower than the elementwise rate */
+        {"1e13 1e13 1e10 1.15e11 4.6e10", 0},      /* memory for free */
+    };
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    t_seed(9);
+    MB *ins[] = {t_gen(2000, 1500, 0.01, -1, 1, true), t_gen(1500, 24, 1, -1, 1, false), NULL,
+                 t_gen(1, 1500, 1, -1, 1, false)};
+    for (int m = 0; m < 2; m++) {
+        setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
+        TRun r;
+        t_run_dml("R = ((S > 0.2) * S * u) %*% B\n", &t_pols[2].o, 4, names, ins, 1, on, &r);
+        T_CHECK(r.rc == 0 && (r.st.amulet > 0) == mcs[m].want, "sparse planner cost decision %d: %s, %lld loops", m,
+                r.err, (long long)r.st.amulet);
+        t_run_free(&r);
+    }
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    for (int i = 0; i < 4; i++) mb_release(ins[i]);
+    /* never densified: 10^5 x 10^5 with 10^4 non-zeros */
+    setenv("BRAID_AMULET_FUSE", "force", 1);
+    const char *on2[] = {"D", "n"};
+    TRun r;
+    t_run_dml("S = rand(rows=100000, cols=100000, sparsity=1e-6, seed=21)\n"
+              "B = rand(rows=100000, cols=6, min=-1, max=1, seed=22)\n"
+              "D = max(abs((S * 3) %*% B - 3 * (S %*% B)))\nn = sum(S != 0)\n",
+              &t_pols[2].o, 0, NULL, NULL, 2, on2, &r);
+    unsetenv("BRAID_AMULET_FUSE");
+    T_CHECK(r.rc == 0 && r.st.amulet > 0 && val_as_double(&r.out[0]) <= 1e-12, "a 10^5 x 10^5 sparse operand: %s",
+            r.err);
+    t_run_free(&r);
 }
 
 /* ---- several results in one loop nest ---- */
@@ -919,6 +1018,7 @@ int main(void)
     sparse_a();
     sparse_kernel();
     planner();
+    sparse_planner();
     multi();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
