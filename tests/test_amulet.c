@@ -878,10 +878,14 @@ static double mr_step(int r, double acc, double a, double b, double ti, double t
 /* The results of mask sel (bits of MR_*) in one where-loop through the
  * current BRAID_AMULET mode against a scalar loop written here; ta / tb:
  * A / B read transposed (At[k,i], Bt[j,k]). */
-static void multi_check(unsigned sel, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *what)
+static void multi_check_d(unsigned sel, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double da,
+                          const char *what)
 {
     t_seed((uint64_t)(M * 31 + N * 3 + K + sel));
-    MB *A = t_gen(M, K, 1, -1, 1, false), *B = t_gen(K, N, 1, -1, 1, false);
+    MB *A = t_gen(M, K, da, -1, 1, false), *B = t_gen(K, N, 1, -1, 1, false);
+    /* below 1, A goes in as a sparse block (the sparse kernel and the
+     * evaluator over its non-zeros where every body is zero with it) */
+    MB *Ain = da < 1 ? mb_to_sparse(A, &(BrErr){0}) : mb_retain(A);
     MB *thi = t_gen(M, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, N, 1, -0.5, 0.5, false);
     MB *u = t_gen(K, 1, 1, -1, 1, false);
     char body[1200] = "", src[1800];
@@ -912,7 +916,7 @@ static void multi_check(unsigned sel, bool ta, bool tb, int64_t M, int64_t N, in
              "R3 = matrix(-1e300, nrow(A), ncol(B)); R4 = R0; R5 = R0\n"
              "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) {\n  %s}\n", body);
     const char *names[] = {"A", "B", "thi", "thj", "u"};
-    MB *ins[] = {A, B, thi, thj, u};
+    MB *ins[] = {Ain, B, thi, thj, u};
     TRun r;
     t_run_dml(src, &t_pols[2].o, 5, names, ins, no, onames, &r);
     T_CHECK(r.rc == 0, "%s: several results %#x: %s", what, sel, r.err);
@@ -935,7 +939,12 @@ static void multi_check(unsigned sel, bool ta, bool tb, int64_t M, int64_t N, in
         mb_release(R);
     }
     t_run_free(&r);
-    mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(u);
+    mb_release(A); mb_release(Ain); mb_release(B); mb_release(thi); mb_release(thj); mb_release(u);
+}
+
+static void multi_check(unsigned sel, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *what)
+{
+    multi_check_d(sel, ta, tb, M, N, K, 1, what);
 }
 
 /* Results indexed differently (R[i,j], V[i], T[j,i]): a loop nest each,
@@ -995,6 +1004,19 @@ static void multi(void)
                 const int64_t *z = sizes[(s + (size_t)lay) % 3];
                 snprintf(what, sizeof what, "%s", modes[m]);
                 multi_check(sels[s], lay & 1, lay >> 1, z[0], z[1], z[2], what);
+            }
+    }
+    /* a sparse A under results whose bodies are all zero with it (+=
+     * only): its non-zeros, by the sparse kernel and the evaluator; with
+     * a min= result among them, densified */
+    static const double dens[] = {0.002, 0.03, 0.2};
+    for (int m = 0; m < 2; m++) {
+        setenv("BRAID_AMULET", modes[m], 1);
+        for (int d = 0; d < 3; d++)
+            for (int lay = 0; lay < 2; lay++) {
+                snprintf(what, sizeof what, "%s, sparse A %g", modes[m], dens[d]);
+                multi_check_d(0x31, lay, false, 70, 66, 80, dens[d], what);
+                multi_check_d(0x33, lay, true, 37, 29, 41, dens[d], what);
             }
     }
     unsetenv("BRAID_AMULET");
