@@ -976,6 +976,24 @@ static void multi_other(void)
     }
     t_run_free(&r);
     mb_release(A); mb_release(B);
+    /* results of different sizes (their own strides), the loop over a
+     * corner of the larger one, through every path */
+    static const char *modes[] = {"kernel", "eval", "ref"};
+    const char *on2[] = {"D"};
+    for (int m = 0; m < 3; m++) {
+        setenv("BRAID_AMULET", modes[m], 1);
+        t_run_dml("A = rand(rows=80, cols=70, seed=1, min=-1, max=1); B = rand(rows=70, cols=90, seed=2, min=-1, max=1)\n"
+                  "R = matrix(0, 80, 90); S = matrix(0, 100, 120)\n"
+                  "where (i in 1:80, j in 1:90, k in 1:70) { R[i,j] += A[i,k] * B[k,j]; S[i,j] += abs(A[i,k] * B[k,j]) }\n"
+                  "D = max(abs(R - A %*% B)) + max(abs(S[1:80,1:90] - abs(A) %*% abs(B))) + sum(abs(S[81:100,])) + "
+                  "sum(abs(S[,91:120]))\n",
+                  &t_pols[2].o, 0, NULL, NULL, 1, on2, &r);
+        /* sums of 70 products of magnitude <= 1 in two orders */
+        T_CHECK(r.rc == 0 && val_as_double(&r.out[0]) < 1e-11, "results of different sizes (%s): %s %g", modes[m],
+                r.err, r.rc ? -1 : val_as_double(&r.out[0]));
+        t_run_free(&r);
+    }
+    unsetenv("BRAID_AMULET");
     static const ErrCase cases[] = {
         {"R = matrix(0, 3, 3); A = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += A[i,k]; R[i,j] min= A[k,j] }",
          "target of two statements", 2, 58},
