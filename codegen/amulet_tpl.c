@@ -361,6 +361,8 @@ bool am_tpl_candidate(const Hop *h)
     return h->in[1]->rows == K && M >= 2 && N >= 2 && K >= 2 && (double)M * N * K >= 64.0 * 64 * 64;
 }
 
+bool am_tpl_sparse(const Hop *h) { return sparse_est(h); }
+
 bool am_tpl_operand(const Hop *h, int i)
 {
     if (i > 1 || !am_tpl_candidate(h)) return false;
