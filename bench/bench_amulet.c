@@ -6,7 +6,8 @@
  *            `optimize("O3")`)
  *   gcc-gen  the same loop, gcc -O3 for generic x86-64 (the seed's
  *            baseline: not vectorized beyond SSE2)
- *   dgemm    OpenBLAS for plain matrix multiplication
+ *   dgemm    OpenBLAS dgemm of the same n (plain matrix multiplication;
+ *            for Q1-Q3 the ceiling of a loop of n^3 multiply-adds)
  *   numpy    NumPy's best formulation (bench/amulet_numpy.py, a python3
  *            process: A @ B, or loops of broadcast outer products)
  *   lifted   braid running the DML loop over k of rank-one outer products
@@ -16,9 +17,14 @@
  *            over M x N; timed over the first 64 k, 1 thread)
  *   bound    the instruction bound of the generated kernel: its vector
  *            operations per iteration (BRAID_AMULET_TRACE) over 2 vector
- *            ports at the clock measured here (a chain of dependent adds),
- *            times the threads
- * and the 2-thread scaling of braid (t1/t2). Not part of the tests.
+ *            ports at the clock measured here (a chain of dependent adds,
+ *            alternated with the other sides in each repetition, the
+ *            highest of the row: the least disturbed), times the threads
+ * and the 2-thread scaling of braid (t1/t2). A last row per thread count
+ * times three results in one where-loop (R += A*B, C += (A*B > 0.25),
+ * S min= A + B: one nest, one kernel) against the same three as three
+ * where-loops (sep/b), dgemm and the shared kernel's bound. Not part of
+ * the tests.
  *
  *   build/bench/bench_amulet [n ...]      (default 1024)
  *
@@ -101,10 +107,61 @@ static double now(void) { return omp_get_wtime(); }
 static double clock_ghz(void)
 {
     uint64_t x = 0;
-    const int64_t it = 200000000;
+    const int64_t it = 50000000;
     double t0 = now();
     for (int64_t i = 0; i < it; i++) __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
     return 4.0 * (double)it / (now() - t0) / 1e9;
+}
+
+/* Seconds of OpenBLAS dgemm n x n x n into R. */
+static double time_dgemm(int64_t n, const double *A, const double *B, double *R)
+{
+    double t0 = now();
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, A, (int)n, B, (int)n, 0.0, R,
+                (int)n);
+    return now() - t0;
+}
+
+static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r);
+
+/* Three results in one where-loop (one nest, one kernel) against the
+ * same results as three where-loops, dgemm and the shared kernel's
+ * instruction bound, alternated, best of 3 (the first run of the shared
+ * loop traced and not timed). */
+static void multi_row(CgOptions *cg, int64_t n, int nt, const char **names, MB **ins, double *R)
+{
+    const char *init = "R = matrix(0, nrow(A), ncol(B)); C = R; S = matrix(1e300, nrow(A), ncol(B))\n";
+    const char *shared = "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) {\n"
+                         "  R[i,j] += A[i,k]*B[k,j]; C[i,j] += (A[i,k]*B[k,j] > 0.25); S[i,j] min= A[i,k] + B[k,j] }\n";
+    const char *sep = "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { R[i,j] += A[i,k]*B[k,j] }\n"
+                      "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { C[i,j] += (A[i,k]*B[k,j] > 0.25) }\n"
+                      "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { S[i,j] min= A[i,k] + B[k,j] }\n";
+    char s1[900], s2[900];
+    snprintf(s1, sizeof s1, "%s%s", init, shared);
+    snprintf(s2, sizeof s2, "%s%s", init, sep);
+    double tb = INFINITY, ts = INFINITY, tg = INFINITY, per = NAN, rghz = 0;
+    const char *on[] = {"R", "C", "S"};   /* all live: no loop is dead code */
+    for (int rep = 0; rep < 4; rep++) {
+        TRun r;
+        rghz = fmax(rghz, clock_ghz());
+        double t0 = now();
+        if (rep == 0) per = traced_run(s1, cg, names, ins, &r);
+        else t_run_dml(s1, cg, 5, names, ins, 3, on, &r);
+        if (rep > 0) tb = fmin(tb, now() - t0);
+        if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
+        t_run_free(&r);
+        t0 = now();
+        t_run_dml(s2, cg, 5, names, ins, 3, on, &r);
+        if (rep > 0) ts = fmin(ts, now() - t0);
+        if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
+        t_run_free(&r);
+        tg = fmin(tg, time_dgemm(n, ins[0]->d, ins[1]->d, R));
+    }
+    double w = (double)n * n * n / 1e9, bound = 2.0 * rghz / per * nt;
+    printf("%-11s %5lld %1d %7.2f (3 results)  separate %7.2f  dgemm %7.2f  bound %7.2f | sep/b %5.2f  b/blas %5.2f  "
+           "b/bnd %5.2f  (%.3f vector ops per iteration)\n",
+           "3 results", (long long)n, nt, w / tb, w / ts, w / tg, bound, ts / tb, tg / tb, w / tb / bound, per);
+    fflush(stdout);
 }
 
 /* NumPy's SPR for query q (bench/amulet_numpy.py), NAN if it fails. */
@@ -182,8 +239,9 @@ int main(int argc, char **argv)
                 char full[700];
                 snprintf(full, sizeof full, "KS = ncol(A)\n%s", lsrc);
                 double tb = INFINITY, tl = INFINITY, tp = INFINITY, tq = INFINITY, tg = INFINITY, cold = 0,
-                       ccms = 0, per = NAN;
+                       ccms = 0, per = NAN, rghz = 0;
                 for (int rep = 0; rep < 3; rep++) {
+                    rghz = fmax(rghz, clock_ghz());
                     TRun r;
                     double t0 = now();
                     if (rep == 0) per = traced_run(src, &cg, names, ins, &r);
@@ -206,12 +264,7 @@ int main(int argc, char **argv)
                     t0 = now();
                     peer_generic(q, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
                     tq = fmin(tq, now() - t0);
-                    if (q == QMM) {
-                        t0 = now();
-                        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, A->d,
-                                    (int)n, B->d, (int)n, 0.0, R, (int)n);
-                        tg = fmin(tg, now() - t0);
-                    }
+                    tg = fmin(tg, time_dgemm(n, A->d, B->d, R));
                 }
                 double w = (double)n * n * n / 1e9, so = NAN;
                 double snp = numpy_spr(q, n, nt);
@@ -227,15 +280,16 @@ int main(int argc, char **argv)
                     if (r.rc) { fprintf(stderr, "%s\n", r.err); return 1; }
                     t_run_free(&r);
                 }
-                double sb = w / tb, bound = 2.0 * ghz / per * nt;
+                double sb = w / tb, bound = 2.0 * rghz / per * nt;
                 if (nt == 1) t1[q] = tb;
                 printf("%-11s %5lld %1d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.3f %7.2f | %6.2f %6.2f %6.2f %6.2f %6.0f "
                        "%6.2f %6.2f %5.2f %6.2f %5.0f\n",
-                       qname[q], (long long)n, nt, sb, w / tl, w / tp, w / tq, q == QMM ? w / tg : NAN, snp, so, bound,
-                       tp / tb, tq / tb, q == QMM ? tg / tb : NAN, sb / snp, sb / so, sb / bound, tb / tl,
+                       qname[q], (long long)n, nt, sb, w / tl, w / tp, w / tq, w / tg, snp, so, bound,
+                       tp / tb, tq / tb, tg / tb, sb / snp, sb / so, sb / bound, tb / tl,
                        nt == 2 ? t1[q] / tb : NAN, cold, ccms);
                 fflush(stdout);
             }
+            multi_row(&cg, n, nt, names, ins, R);
         }
         free(R);
         mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(dis);

@@ -129,16 +129,39 @@ static bool zero_with(const AmPlan *p, int i, int l)
 
 static void recognize(AmPlan *p);
 
-void am_plan(const WhereLoop *w, AmPlan *p)
+bool am_alike(const WhereLoop *w)
+{
+    for (const WhereLoop *x = w->more; x; x = x->more)
+        if (x->target.has_col != w->target.has_col || where_var(w, x->target.row.lo) != where_var(w, w->target.row.lo) ||
+            (w->target.has_col && where_var(w, x->target.col.lo) != where_var(w, w->target.col.lo)))
+            return false;
+    return true;
+}
+
+void am_plan(const WhereLoop *w, unsigned sel, AmPlan *p)
 {
     memset(p, 0, sizeof *p);
     p->w = w;
     p->nvars = w->nvars;
     p->ok = true;
-    p->tr = where_var(w, w->target.row.lo);
-    p->tc = w->target.has_col ? where_var(w, w->target.col.lo) : -1;
-    p->root = build(p, w->value);
-    if (p->tr < 0 || (w->target.has_col && p->tc < 0)) p->ok = false;
+    p->tr = p->tc = -2;
+    /* result q's current value: argument 0 for the first, the others
+     * after the steps (lang/where.h) */
+    const char *names[WHERE_MAXLEAVES];
+    int nl = BR_MIN(where_leaves(w, names, WHERE_MAXLEAVES), WHERE_MAXLEAVES), ns = 0;
+    for (int v = 0; v < w->nvars; v++) ns += w->vars[v].step != NULL;
+    int q = 0;
+    for (const WhereLoop *x = w; x; x = x->more, q++) {
+        if (!(sel >> q & 1)) continue;
+        int tr = where_var(w, x->target.row.lo), tc = x->target.has_col ? where_var(w, x->target.col.lo) : -1;
+        if (tr < 0 || (x->target.has_col && tc < 0) || (p->tr != -2 && (tr != p->tr || tc != p->tc))) p->ok = false;
+        p->tr = tr;
+        p->tc = tc;
+        p->res[p->nres] = x;
+        p->rin[p->nres] = q == 0 ? 0 : 1 + 2 * w->nvars + nl + ns + q - 1;
+        p->root[p->nres++] = build(p, x->value);
+    }
+    if (p->nres == 0) p->ok = false;
     recognize(p);
 }
 
@@ -151,7 +174,13 @@ static void recognize(AmPlan *p)
     const WhereLoop *w = p->w;
     p->kvar = -1;
     p->zleaf = -1;
-    if (!p->ok || p->nvars != 3 || p->tc < 0 || w->acc == WA_SET) return;
+    bool set = false, add = true;
+    for (int r = 0; r < p->nres; r++) {
+        set |= p->res[r]->acc == WA_SET;
+        add &= p->res[r]->acc == WA_ADD;
+    }
+    (void)w;
+    if (!p->ok || p->nvars != 3 || p->tc < 0 || set) return;
     int k = 3 - p->tr - p->tc;
     unsigned ik = 1u << p->tr | 1u << k, kj = 1u << k | 1u << p->tc;
     bool a = false, b = false;
@@ -161,8 +190,13 @@ static void recognize(AmPlan *p)
     }
     if (a && b) p->kvar = k;
     p->zleaf = -1;
-    for (int l = 0; l < p->nleaf && p->kvar >= 0 && w->acc == WA_ADD; l++)
-        if (p->leaf[l].nidx == 2 && p->leaf[l].dep == ik && zero_with(p, p->root, l)) { p->zleaf = l; break; }
+    /* every result's body zero where leaf l is (so its zero cells add
+     * nothing to any result) */
+    for (int l = 0; l < p->nleaf && p->kvar >= 0 && add; l++) {
+        bool z = p->leaf[l].nidx == 2 && p->leaf[l].dep == ik;
+        for (int r = 0; r < p->nres && z; r++) z = zero_with(p, p->root[r], l);
+        if (z) { p->zleaf = l; break; }
+    }
 }
 
 double am_acc(WhereAcc acc, double r, double v)
@@ -235,7 +269,10 @@ static const char *input_name(const AmPlan *p, int input)
     const char *names[WHERE_MAXLEAVES];
     int nl = where_leaves(p->w, names, WHERE_MAXLEAVES);
     int k = input - 1 - 2 * p->nvars;
-    return k >= 0 && k < nl && k < WHERE_MAXLEAVES ? names[k] : p->w->target.name;
+    if (k >= 0 && k < nl && k < WHERE_MAXLEAVES) return names[k];
+    for (int r = 0; r < p->nres; r++)
+        if (p->rin[r] == input) return p->res[r]->target.name;
+    return p->w->target.name;
 }
 
 /* A loop of outer products (WhereLoop.bcast): each read X[i,j] takes
@@ -347,17 +384,17 @@ static int loop_shape(const AmPlan *p, const Expr *x, const Value *args, const i
 
 /* R of a loop of outer products broadcast to M x N (R + P in DML: R may
  * be a scalar, a row, a column or the matrix), a new block. */
-static MB *bcast_result(const AmPlan *p, const Value *r, int64_t M, int64_t N, BrErr *e)
+static MB *bcast_result(const char *name, const Value *r, int64_t M, int64_t N, BrErr *e)
 {
     bool num = val_is_numeric(r);
     if (!num && (r->kind != V_MATRIX || !r->m))
-        return br_err(e, BR_EARG, "the result '%s' of a loop of outer products is a %s", p->w->target.name,
+        return br_err(e, BR_EARG, "the result '%s' of a loop of outer products is a %s", name,
                       val_kind_name(r->kind)), NULL;
     int64_t rr = num ? 1 : r->m->rows, rc = num ? 1 : r->m->cols;
     if (rr == M && rc == N) return mb_to_dense(r->m, e);
     if (!num && (rr != 1 || rc != N) && (rr != M || rc != 1))
         return br_err(e, BR_EARG, "dimension mismatch in elementwise operation: '%s' is a %lldx%lld matrix, the "
-                      "outer products are %lldx%lld", p->w->target.name, (long long)rr, (long long)rc,
+                      "outer products are %lldx%lld", name, (long long)rr, (long long)rc,
                       (long long)M, (long long)N), NULL;
     MB *d = mb_dense_uninit(M, N, e);
     if (!d) return NULL;
@@ -366,11 +403,6 @@ static MB *bcast_result(const AmPlan *p, const Value *r, int64_t M, int64_t N, B
             d->d[i * N + j] = num ? val_as_double(r) : mb_get(r->m, rr == 1 ? 0 : i, rc == 1 ? 0 : j);
     return d;
 }
-
-/* Density below which a sparse (i,k) operand runs through the evaluator
- * over its non-zeros (work proportional to nnz * N) instead of the dense
- * kernel (M * K * N at a rate a few times higher). */
-#define AM_SPARSE 0.05
 
 /* The leaf p->zleaf when its value v is a sparse block of density below
  * AM_SPARSE read as A[i,k] (rows by the target's row variable): the
@@ -436,26 +468,33 @@ static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **de
         b->n[v] = to - from[v] + 1;
         b->from[v] = from[v];
     }
-    const Value *r = &args[0];
     AmShape sh;
-    if (w->bcast && (loop_shape(p, w->value, args, b->n, &sh, e) || resolve_bcast(p, args, nargs, b->n, e))) return -1;
-    if (!w->bcast && (r->kind != V_MATRIX || !r->m))
-        return br_err(e, BR_EARG, "the result '%s' of a where-loop must be a matrix (it is a %s)", w->target.name,
-                      val_kind_name(r->kind));
-    MB *rd;
-    if (take && owned_result(p, r, b->n)) {   /* updated in place: the reference moves */
-        rd = r->m;
-        args[0] = val_none();
-    } else {   /* a new block: R's value is not changed */
-        rd = w->bcast ? bcast_result(p, r, b->n[p->tr], b->n[p->tc], e) : mb_to_dense(r->m, e);
+    for (int q = 0; q < p->nres && w->bcast; q++)
+        if (loop_shape(p, p->res[q]->value, args, b->n, &sh, e)) return -1;
+    if (w->bcast && resolve_bcast(p, args, nargs, b->n, e)) return -1;
+    for (int q = 0; q < p->nres; q++) {
+        const WhereLoop *x = p->res[q];
+        if (p->rin[q] >= nargs) return br_err(e, BR_EFAIL, "where-loop: missing input");
+        const Value *r = &args[p->rin[q]];
+        if (!w->bcast && (r->kind != V_MATRIX || !r->m))
+            return br_err(e, BR_EARG, "the result '%s' of a where-loop must be a matrix (it is a %s)",
+                          x->target.name, val_kind_name(r->kind));
+        MB *rd;
+        if (take && p->rin[q] == 0 && owned_result(p, r, b->n)) {   /* updated in place: the reference moves */
+            rd = r->m;
+            args[0] = val_none();
+        } else {   /* a new block: R's value is not changed */
+            rd = w->bcast ? bcast_result(x->target.name, r, b->n[p->tr], b->n[p->tc], e) : mb_to_dense(r->m, e);
+        }
+        if (!rd) return -1;
+        out[q] = rd;
+        int tidx[2] = {p->tr, p->tc};
+        const double *rb;
+        if (bind_matrix(p, rd, x->target.name, tidx, x->target.has_col ? 2 : 1, from, b->n, b->step, &rb, b->rst[q],
+                        e))
+            return -1;
+        b->r[q] = (double *)rb;
     }
-    if (!rd) return -1;
-    *out = rd;
-    int tidx[2] = {p->tr, p->tc};
-    const double *rb;
-    if (bind_matrix(p, rd, w->target.name, tidx, w->target.has_col ? 2 : 1, from, b->n, b->step, &rb, b->rst, e))
-        return -1;
-    b->r = (double *)rb;
     for (int l = 0; l < p->nleaf; l++) {
         const ALeaf *lf = &p->leaf[l];
         if (lf->input < 0 || lf->input >= nargs) return br_err(e, BR_EFAIL, "where-loop: missing input");
@@ -589,9 +628,11 @@ void am_reference(const AmPlan *p, const AmBind *b)
         int64_t rest = it;
         for (int v = p->nvars - 1; v >= 0; v--) { x[v] = rest % b->n[v]; rest /= b->n[v]; }
         for (int i = 0; i < p->nn; i++) val[i] = eval_node(p, b, x, val, i);
-        int64_t ro = 0;
-        for (int v = 0; v < p->nvars; v++) ro += x[v] * b->rst[v];
-        b->r[ro] = am_acc(p->w->acc, b->r[ro], val[p->root]);
+        for (int r = 0; r < p->nres; r++) {
+            int64_t ro = 0;
+            for (int v = 0; v < p->nvars; v++) ro += x[v] * b->rst[r][v];
+            b->r[r][ro] = am_acc(p->res[r]->acc, b->r[r][ro], val[p->root[r]]);
+        }
     }
 }
 
@@ -603,9 +644,9 @@ void am_reference(const AmPlan *p, const AmBind *b)
  * vv at the outer point x (x[vv] = j0): nodes that do not depend on vv
  * are scalars (sc), the others vectors of len (vec[i]); buf holds
  * AM_CHUNK doubles per node; spv: the value of the sparse operand's cell
- * (b->spleaf) at x. Returns the root's vector (or NULL when the root is a
- * scalar, in sc[root]). */
-static const double *eval_chunk(const AmPlan *p, const AmBind *b, const int64_t *x, int vv, int64_t len, double *buf,
+ * (b->spleaf) at x. A root's value is then vec[root] (or, NULL, the
+ * scalar sc[root]). */
+static void eval_chunk(const AmPlan *p, const AmBind *b, const int64_t *x, int vv, int64_t len, double *buf,
                                 const double **vec, double *sc, double *tmp, double spv)
 {
     const KEwLeaf *ew = k_leaves(k_isa())->ew;
@@ -644,29 +685,33 @@ static const double *eval_chunk(const AmPlan *p, const AmBind *b, const int64_t 
             ew->select(in[0], in[1], in[2], o, len);
         }
     }
-    return vec[p->root];
 }
 
-/* The body at point x over all of vv in chunks, accumulated into R at
- * offset ro (R's stride along vv is 1); spv as for eval_chunk. */
-static void row_chunks(const AmPlan *p, const AmBind *b, int64_t *x, int vv, int64_t ro, double *buf,
+/* The body at point x over all of vv in chunks, accumulated into each
+ * result at offset ro[r] (the results' stride along vv is 1); spv as for
+ * eval_chunk. */
+static void row_chunks(const AmPlan *p, const AmBind *b, int64_t *x, int vv, const int64_t *ro, double *buf,
                        const double **vec, double *sc, double *acc, double spv)
 {
     const KEwLeaf *ew = k_leaves(k_isa())->ew;
     for (int64_t j0 = 0; j0 < b->n[vv]; j0 += AM_CHUNK) {
         int64_t len = BR_MIN(AM_CHUNK, b->n[vv] - j0);
         x[vv] = j0;
-        const double *v = eval_chunk(p, b, x, vv, len, buf, vec, sc, buf + (size_t)p->nn * AM_CHUNK, spv);
-        if (!v) { ew->fill(acc, sc[p->root], len); v = acc; }
-        double *rr = b->r + ro + j0;
-        if (p->w->acc == WA_SET) memcpy(rr, v, (size_t)len * sizeof *rr);
-        else ew->bin_vv(p->w->acc == WA_ADD ? OP_PLUS : p->w->acc == WA_MIN ? OP_MIN : OP_MAX, rr, v, rr, len);
+        eval_chunk(p, b, x, vv, len, buf, vec, sc, buf + (size_t)p->nn * AM_CHUNK, spv);
+        for (int r = 0; r < p->nres; r++) {
+            const double *v = vec[p->root[r]];
+            if (!v) { ew->fill(acc, sc[p->root[r]], len); v = acc; }
+            double *rr = b->r[r] + ro[r] + j0;
+            WhereAcc a = p->res[r]->acc;
+            if (a == WA_SET) memcpy(rr, v, (size_t)len * sizeof *rr);
+            else ew->bin_vv(a == WA_ADD ? OP_PLUS : a == WA_MIN ? OP_MIN : OP_MAX, rr, v, rr, len);
+        }
     }
 }
 
 /* Row r of the target over the non-zero cells A[i,k] of the sparse
  * operand's row i (b->sp, CSR; k within its range): work nnz * N. */
-static void sparse_row(const AmPlan *p, const AmBind *b, int64_t *x, int64_t r, int vv, int64_t ro, double *buf,
+static void sparse_row(const AmPlan *p, const AmBind *b, int64_t *x, int64_t r, int vv, const int64_t *ro, double *buf,
                        const double **vec, double *sc, double *acc)
 {
     const MB *m = b->sp;
@@ -718,8 +763,9 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
                     rest /= b->n[outer[k]];
                 }
                 if (npar > 1) x[outer[0]] = r;
-                int64_t ro = 0;
-                for (int v = 0; v < p->nvars; v++) ro += x[v] * b->rst[v];
+                int64_t ro[WHERE_MAXRES] = {0};
+                for (int q = 0; q < p->nres; q++)
+                    for (int v = 0; v < p->nvars; v++) ro[q] += x[v] * b->rst[q][v];
                 if (skip >= 0 && skip == b->spleaf) {   /* the non-zeros of row r of the sparse operand */
                     sparse_row(p, b, x, r, vv, ro, buf, vec, sc, acc);
                     break;
@@ -762,19 +808,22 @@ static int densify_leaf(const AmPlan *p, AmBind *b, MB **dense, BrErr *e)
  * kernel whenever it applies, search too but searching its parameters
  * again even when they are remembered. */
 #define AM_MIN_WORK (64.0 * 64 * 64)
-int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, bool take, Value *out, BrErr *e)
+/* Runs the results of w selected by sel in one loop nest; their new
+ * blocks into res[] (in w's order of the selected results). */
+static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args, int nargs, bool take, MB **res,
+                    BrErr *e)
 {
     AmPlan *p = malloc(sizeof *p);
     if (!p) return br_err(e, BR_ENOMEM, "out of memory");
-    am_plan(w, p);
+    am_plan(w, sel, p);
     if (!p->ok) {
         free(p);
         return br_err(e, BR_EARG, "where-loop body too large (at most %d operations and %d variables)",
                       AM_MAXNODES, AM_MAXLEAVES);
     }
     AmBind b;
-    MB *dense[AM_MAXLEAVES] = {0}, *r = NULL;
-    int rc = bind(p, args, nargs, take, &b, dense, &r, e);
+    MB *dense[AM_MAXLEAVES] = {0}, *r[WHERE_MAXRES] = {0};
+    int rc = bind(p, args, nargs, take, &b, dense, r, e);
     if (!rc) {
         const char *mode = getenv("BRAID_AMULET");
         if (!mode || !*mode) mode = "auto";
@@ -805,11 +854,46 @@ int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int narg
         else if (!ran) rc = am_evaluate(p, &b, skip, e);
     }
     for (int l = 0; l < AM_MAXLEAVES; l++) mb_release(dense[l]);
+    int n = p->nres;
     free(p);
-    if (rc) { mb_release(r); return -1; }
-    mb_recount_nnz(r);
-    MB *f = mb_finish(r, e);
-    if (!f) return -1;
-    *out = val_matrix(f);
+    for (int q = 0; q < n; q++) {
+        if (!rc) mb_recount_nnz(r[q]);
+        res[q] = rc ? NULL : mb_finish(r[q], e);
+        if (rc) mb_release(r[q]);
+        else if (!res[q]) rc = -1;
+    }
+    if (rc) for (int q = 0; q < n; q++) mb_release(res[q]);
+    return rc ? -1 : 0;
+}
+
+int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, bool take, Value *out, BrErr *e)
+{
+    int nres = where_nres(w);
+    MB *res[WHERE_MAXRES] = {0};
+    int rc = 0;
+    if (am_alike(w)) rc = run_nest(c, w, AM_ALL, args, nargs, take, res, e);
+    else   /* results indexed differently: a loop nest each */
+        for (int q = 0; q < nres && !rc; q++) rc = run_nest(c, w, 1u << q, args, nargs, take && q == 0, &res[q], e);
+    if (rc) {
+        for (int q = 0; q < nres; q++) mb_release(res[q]);
+        return -1;
+    }
+    if (nres == 1) {
+        *out = val_matrix(res[0]);
+        return 0;
+    }
+    /* several results: a list, read by the H_OUT hops */
+    Value l = val_list_new(nres);
+    if (l.kind != V_LIST) {
+        for (int q = 0; q < nres; q++) mb_release(res[q]);
+        return br_err(e, BR_ENOMEM, "out of memory");
+    }
+    for (int q = 0; q < nres; q++)
+        if (list_append(l.l, val_matrix(res[q]), NULL, e)) {   /* releases res[q] */
+            for (int u = q + 1; u < nres; u++) mb_release(res[u]);
+            val_release(&l);
+            return -1;
+        }
+    *out = l;
     return 0;
 }

@@ -42,7 +42,13 @@ typedef struct AmPlan {
     int tr, tc;            /* loop variables indexing R's rows / columns
                               (tc -1: a vector target R[v]) */
     ANode n[AM_MAXNODES];
-    int nn, root;
+    int nn;
+    /* the results computed by this plan: one loop nest, one DAG (CSE
+     * across the bodies), a root per result (seed's several outputs) */
+    int nres;
+    int root[WHERE_MAXRES];
+    const WhereLoop *res[WHERE_MAXRES];  /* each result's statement */
+    int rin[WHERE_MAXRES];     /* the argument holding its current value */
     ALeaf leaf[AM_MAXLEAVES];
     int nleaf;
     int kvar;              /* matrix-multiplication-like: the reduction
@@ -61,8 +67,10 @@ typedef struct AmBind {
     const double *base[AM_MAXLEAVES]; /* element (0,..,0) of each leaf */
     int64_t st[AM_MAXLEAVES][WHERE_MAXVARS]; /* strides per loop variable */
     double sval[AM_MAXLEAVES];/* scalar leaves: the value */
-    double *r;                 /* R at the first (row, col) of the ranges */
-    int64_t rst[WHERE_MAXVARS];/* R's strides per loop variable */
+    double *r[WHERE_MAXRES];   /* each result at the first (row, col) of
+                                  the ranges */
+    int64_t rst[WHERE_MAXRES][WHERE_MAXVARS]; /* its strides per loop
+                                  variable */
     int64_t from[WHERE_MAXVARS];/* first value of each loop variable */
     int64_t step[WHERE_MAXVARS];/* and the step between its values (> 0;
                                    strides include it) */
@@ -87,8 +95,20 @@ static inline int64_t am_k_of(int64_t off, int64_t step, int64_t n)
     return off / step < n ? off / step : -1;
 }
 
-/* Builds the plan of w (analysis only; no sizes). */
-void am_plan(const WhereLoop *w, AmPlan *p);
+/* Density below which a sparse (i,k) operand is kept sparse: the sparse
+ * kernel (or the evaluator) runs over its non-zeros (work proportional
+ * to nnz * N) instead of the dense kernel (M * K * N at a rate a few
+ * times higher). The fusion planner's template prices it so too. */
+#define AM_SPARSE 0.05
+
+/* Builds the plan of w (analysis only; no sizes) over the results
+ * whose bits (in w's order) are set in sel: all of them share the loop
+ * nest when their targets are indexed alike (am_alike). */
+void am_plan(const WhereLoop *w, unsigned sel, AmPlan *p);
+#define AM_ALL (~0u)
+/* Are the targets of all of w's results indexed by the same loop
+ * variables (so one loop nest computes them all)? */
+bool am_alike(const WhereLoop *w);
 
 /* The accumulation of one value into R (WA_*), DML semantics. */
 double am_acc(WhereAcc acc, double r, double v);
@@ -110,8 +130,10 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
 /* Vector arithmetic operations per (i,j,k) iteration of p's kernel at the
  * run-time SIMD level (*lanes doubles a vector), its values taken as
  * finite, and *pack_ops the scalar operations of its pack function per
- * (i,k) value and column block; -1 when p has no kernel. The fusion
+ * (i,k) value and column block; -1 when p has no kernel. sparse: of the
+ * sparse kernel instead (per non-zero of p->zleaf and column; no pack
+ * function: *pack_ops 0; -1 when p has no sparse kernel). The fusion
  * planner's AMULET template (amulet_tpl.c) costs a candidate by them. */
-double am_kernel_vops(const AmPlan *p, int *lanes, int *pack_ops);
+double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops);
 
 #endif

@@ -53,7 +53,9 @@ typedef struct KNode {
 typedef struct KPlan {
     const AmPlan *p;
     KNode n[KMAX];
-    int nn, root;
+    int nn;
+    int root[WHERE_MAXRES];   /* each result's value (the plan's order) */
+    int nroot;
     bool ok;
     int memo[AM_MAXNODES];
 } KPlan;
@@ -336,7 +338,7 @@ static void schedule(Gen *g)
     char done[KMAX] = {0};
     for (int i = 0; i < g->k->nn; i++) lab[i] = -1;
     for (int i = 0; i < g->k->nn; i++) label(g, i, lab);
-    place(g, g->k->root, lab, done);
+    for (int r = 0; r < g->k->nroot; r++) place(g, g->k->root[r], lab, done);
     int last[KMAX];
     for (int i = 0; i < g->k->nn; i++) last[i] = -1;
     for (int t = 0; t < g->norder; t++) {
@@ -344,7 +346,7 @@ static void schedule(Gen *g)
         int ch[3] = {x->a, x->b, x->c};
         for (int i = 0; i < 3; i++) if (ch[i] >= 0) last[ch[i]] = t;
     }
-    last[g->k->root] = g->norder;   /* used by the accumulation */
+    for (int r = 0; r < g->k->nroot; r++) last[g->k->root[r]] = g->norder;   /* used by the accumulation */
     int live = 0, peak = 0;
     for (int t = 0; t < g->norder; t++) {
         int n = g->order[t];
@@ -361,7 +363,7 @@ static void schedule(Gen *g)
 /* Registers of an mr x (nv vectors) kernel (seed 4.3.2). */
 static int regs_needed(const Gen *g, int mr, int nv)
 {
-    int r = mr * nv + g->temps;
+    int r = mr * nv * g->k->nroot + g->temps;   /* accumulators of every result */
     for (int i = 0; i < g->k->nn; i++) {
         const KNode *x = &g->k->n[i];
         if (inner(g, i) || (x->mask && g->s.kmask)) continue;
@@ -437,6 +439,14 @@ static void emit_level(StrBuf *o, const Gen *g, bool withk, unsigned want, int i
     }
 }
 
+/* Is node n the value of a result? */
+static bool is_root(const KPlan *k, int n)
+{
+    for (int r = 0; r < k->nroot; r++)
+        if (k->root[r] == n) return true;
+    return false;
+}
+
 /* Is node n an (i,k) value (depends on i and k, not on j)? */
 static bool ik_node(const Gen *g, int n)
 {
@@ -451,9 +461,19 @@ static void plan_prepack(Gen *g)
     const KPlan *k = g->k;
     g->nslot = 0;
     for (int n = 0; n < k->nn; n++) { g->slot[n] = -1; g->keep[n] = 0; }
+    /* a result whose value is an (i,k) value (`S[i,j] += A[i,k] * 2`
+     * beside a product) reads it like a node does */
+    for (int r = 0; r < k->nroot; r++) {
+        int c = k->root[r];
+        if (!ik_node(g, c)) continue;
+        const KNode *y = &k->n[c];
+        if (y->k != KN_LEAF && y->k != KN_CONST && !y->mask && g->slot[c] < 0 && g->nslot < AM_MAXLEAVES)
+            g->slot[c] = g->nslot++;
+        else if (g->slot[c] < 0) g->keep[c] = 1;
+    }
     for (int n = k->nn - 1; n >= 0; n--) {
         const KNode *x = &k->n[n];
-        bool use = inner(g, n) || g->keep[n] || n == k->root;
+        bool use = inner(g, n) || g->keep[n] || (is_root(k, n) && g->slot[n] < 0);
         if (!use) continue;
         int ch[3] = {x->a, x->b, x->c};
         for (int i = 0; i < 3; i++) {
@@ -504,15 +524,38 @@ static void gen_pack(StrBuf *o, const Gen *g, int mr)
 static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
 {
     const Isa *s = &g->s;
+    const KPlan *k = g->k;
     int nr = nv * s->w;
-    WhereAcc acc = g->p->w->acc;
     sb_printf(o, "void %s(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n", sparse ? "cg_amulet_sp" : "cg_amulet");
     for (int l = 0; l < g->p->nleaf; l++)
         sb_printf(o, "    const int64_t rs%d = g->rs[%d], cs%d = g->cs[%d]; (void)rs%d; (void)cs%d;\n", l, l, l, l, l, l);
-    const char *init = acc == WA_ADD ? "0.0" : acc == WA_MIN ? "INFINITY" : "-INFINITY";
     const char *bc = s->level == K_ISA_GENERIC ? "" : s->level == K_ISA_AVX512 ? "_mm512_set1_pd" : "_mm256_set1_pd";
-    for (int ii = 0; ii < mr; ii++)
-        for (int v = 0; v < nv; v++) sb_printf(o, "    %s c_%d_%d = %s(%s);\n", s->vt, ii, v, bc, init);
+    /* accumulators: an mr x nv tile per result */
+    for (int r = 0; r < k->nroot; r++) {
+        WhereAcc acc = g->p->res[r]->acc;
+        const char *init = acc == WA_ADD ? "0.0" : acc == WA_MIN ? "INFINITY" : "-INFINITY";
+        for (int ii = 0; ii < mr; ii++)
+            for (int v = 0; v < nv; v++) sb_printf(o, "    %s c%d_%d_%d = %s(%s);\n", s->vt, r, ii, v, bc, init);
+    }
+    /* += of a product: one fused multiply-add; += of a mask: a masked add
+     * of 1 (AVX-512); the product itself is then not computed unless
+     * another node or result reads it */
+    bool fused[WHERE_MAXRES], skip[KMAX] = {0};
+    for (int r = 0; r < k->nroot; r++) {
+        const KNode *rt = &k->n[k->root[r]];
+        bool add = g->p->res[r]->acc == WA_ADD && inner(g, k->root[r]);
+        fused[r] = add && ((s->level != K_ISA_GENERIC && rt->k == KN_BIN && rt->op == OP_MULT) ||
+                           (s->level == K_ISA_AVX512 && rt->k == KN_M2N));
+        if (fused[r]) skip[k->root[r]] = 1;
+    }
+    for (int r = 0; r < k->nroot; r++)
+        if (!fused[r]) skip[k->root[r]] = 0;
+    for (int t = 0; t < g->norder; t++) {
+        const KNode *x = &k->n[g->order[t]];
+        if (x->a >= 0) skip[x->a] = 0;
+        if (x->b >= 0) skip[x->b] = 0;
+        if (x->c >= 0) skip[x->c] = 0;
+    }
     /* hoisted: nodes free of k, by (i, j) level */
     sb_puts(o, "    {\n");
     emit_level(o, g, false, 0, 0, 0, mr, nr);
@@ -529,33 +572,38 @@ static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
         emit_level(o, g, true, g->bi, ii, 0, mr, nr);
         for (int v = 0; v < nv; v++) {
             emit_level(o, g, true, g->bi | g->bj, ii, v, mr, nr);
-            /* += of a product: one fused multiply-add; += of a mask: a
-             * masked add of 1 (AVX-512) */
-            const KNode *rt = &g->k->n[g->k->root];
-            bool fma = acc == WA_ADD && s->level != K_ISA_GENERIC && rt->k == KN_BIN && rt->op == OP_MULT &&
-                       inner(g, g->k->root);
-            bool madd1 = acc == WA_ADD && s->level == K_ISA_AVX512 && rt->k == KN_M2N && inner(g, g->k->root);
             for (int t = 0; t < g->norder; t++)
-                if (!((fma || madd1) && g->order[t] == g->k->root)) emit_node(o, g, g->order[t], ii, v, mr, nr);
-            char r[48], cn[32], x[48], y[48];
-            vname(g, g->k->root, ii, v, r, sizeof r);
-            snprintf(cn, sizeof cn, "c_%d_%d", ii, v);
-            sb_printf(o, "        %s = ", cn);
-            if (fma || madd1) vname(g, rt->a, ii, v, x, sizeof x);
-            if (fma) vname(g, rt->b, ii, v, y, sizeof y);
-            if (fma) sb_printf(o, "%s_fmadd_pd(%s, %s, %s)", pfx(s), x, y, cn);
-            else if (madd1) sb_printf(o, "_mm512_mask_add_pd(%s, %s, %s, _mm512_set1_pd(1.0))", cn, x, cn);
-            else bin(o, s, acc == WA_ADD ? OP_PLUS : acc == WA_MIN ? OP_MIN : OP_MAX, cn, r);
-            sb_puts(o, ";\n");
+                if (!skip[g->order[t]]) emit_node(o, g, g->order[t], ii, v, mr, nr);
+            for (int r = 0; r < k->nroot; r++) {
+                const KNode *rt = &k->n[k->root[r]];
+                WhereAcc acc = g->p->res[r]->acc;
+                char rv[48], cn[32], x[48], y[48];
+                vname(g, k->root[r], ii, v, rv, sizeof rv);
+                snprintf(cn, sizeof cn, "c%d_%d_%d", r, ii, v);
+                sb_printf(o, "        %s = ", cn);
+                if (fused[r]) vname(g, rt->a, ii, v, x, sizeof x);
+                if (fused[r] && rt->k == KN_BIN) {
+                    vname(g, rt->b, ii, v, y, sizeof y);
+                    sb_printf(o, "%s_fmadd_pd(%s, %s, %s)", pfx(s), x, y, cn);
+                } else if (fused[r]) {
+                    sb_printf(o, "_mm512_mask_add_pd(%s, %s, %s, _mm512_set1_pd(1.0))", cn, x, cn);
+                } else {
+                    bin(o, s, acc == WA_ADD ? OP_PLUS : acc == WA_MIN ? OP_MIN : OP_MAX, cn, rv);
+                }
+                sb_puts(o, ";\n");
+            }
         }
         sb_puts(o, "      }\n");
     }
     sb_puts(o, "    }\n    }\n");
-    for (int ii = 0; ii < mr; ii++)
-        for (int v = 0; v < nv; v++) {
-            if (s->level == K_ISA_GENERIC) sb_printf(o, "    g->ct[%d] = c_%d_%d;\n", ii * nr + v, ii, v);
-            else sb_printf(o, "    %s_storeu_pd(g->ct + %d, c_%d_%d);\n", pfx(s), ii * nr + v * s->w, ii, v);
-        }
+    /* the tiles, result r's at ct + r * mr * nr */
+    for (int r = 0; r < k->nroot; r++)
+        for (int ii = 0; ii < mr; ii++)
+            for (int v = 0; v < nv; v++) {
+                int off = r * mr * nr + ii * nr + v * s->w;
+                if (s->level == K_ISA_GENERIC) sb_printf(o, "    g->ct[%d] = c%d_%d_%d;\n", off, r, ii, v);
+                else sb_printf(o, "    %s_storeu_pd(g->ct + %d, c%d_%d_%d);\n", pfx(s), off, r, ii, v);
+            }
     sb_puts(o, "}\n");
 }
 
@@ -623,16 +671,21 @@ typedef struct Drv {
     int64_t bcap;
 } Drv;
 
-static void merge(const Drv *d, const double *ct, int64_t i0, int64_t j0, int mrb, int nrb)
+/* Merges the kernel's tiles (result r's at ct + r * mr * nr, rows of
+ * nr) into the results; mr: the tile's rows (the kernel's, or 1 for the
+ * sparse kernel), mrb x nrb of them inside R. */
+static void merge(const Drv *d, const double *ct, int mr, int64_t i0, int64_t j0, int mrb, int nrb)
 {
-    WhereAcc acc = d->p->w->acc;
     const AmBind *b = d->b;
-    for (int ii = 0; ii < mrb; ii++) {
-        double *r = b->r + (i0 + ii) * b->rst[d->ti] + j0 * b->rst[d->tj];
-        const double *c = ct + ii * d->nr;
-        if (acc == WA_ADD) for (int jj = 0; jj < nrb; jj++) r[jj] += c[jj];
-        else if (acc == WA_MIN) for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] < r[jj] ? c[jj] : r[jj];
-        else for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] > r[jj] ? c[jj] : r[jj];
+    for (int q = 0; q < d->p->nres; q++) {
+        WhereAcc acc = d->p->res[q]->acc;
+        for (int ii = 0; ii < mrb; ii++) {
+            double *r = b->r[q] + (i0 + ii) * b->rst[q][d->ti] + j0 * b->rst[q][d->tj];
+            const double *c = ct + ((size_t)q * mr + ii) * d->nr;
+            if (acc == WA_ADD) for (int jj = 0; jj < nrb; jj++) r[jj] += c[jj];
+            else if (acc == WA_MIN) for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] < r[jj] ? c[jj] : r[jj];
+            else for (int jj = 0; jj < nrb; jj++) r[jj] = c[jj] > r[jj] ? c[jj] : r[jj];
+        }
     }
 }
 
@@ -666,7 +719,8 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                         }
                     }
                 size_t nl = (size_t)p->nleaf;
-                double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + 1) + (size_t)mr * nl +
+                size_t nres = (size_t)p->nres;
+                double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl +
                                       (size_t)kcb * mr * (size_t)d->nslot) * sizeof(double));
                 if (!apk) {
 #pragma omp atomic write
@@ -684,7 +738,7 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                         int64_t ia = i0 + t * mr, js = jb + s * nr;
                         int mrb = (int)BR_MIN(mr, i1 - ia), nrb = (int)BR_MIN(nr, j1 - js);
                         double *ct = apk + (size_t)kcb * mr * nl;
-                        double *ijt = ct + (size_t)mr * nr, *ib = ijt + (size_t)mr * nr * nl;
+                        double *ijt = ct + (size_t)mr * nr * nres, *ib = ijt + (size_t)mr * nr * nl;
                         g.kc = kcb;
                         g.ct = ct;
                         for (int l = 0; l < p->nleaf; l++) {
@@ -735,7 +789,7 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                         if (d->pk && packed != t) d->pk(&g);
                         packed = t;
                         d->fn(&g);
-                        merge(d, ct, ia, js, mrb, nrb);
+                        merge(d, ct, mr, ia, js, mrb, nrb);
                     }
                 free(apk);
             }
@@ -791,7 +845,7 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
 #pragma omp parallel num_threads(br_threads()) if (!failed)
     {
         size_t nl = (size_t)p->nleaf, cap = 0;
-        double *ct = malloc((size_t)nr * (nl + 1) * sizeof(double)), *av = NULL;
+        double *ct = malloc((size_t)nr * (nl + (size_t)p->nres) * sizeof(double)), *av = NULL;
         int64_t *kx = NULL;
         AmArgs g;
         memset(&g, 0, sizeof g);
@@ -823,7 +877,7 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
                 av[nq++] = m->v[q];
             }
             if (!nq) continue;
-            double *ijb = ct + nr;
+            double *ijb = ct + (size_t)nr * p->nres;
             for (int64_t s = s0; s < nsl; s++) {
                 int64_t js = s * nr;
                 int nrb = (int)BR_MIN(nr, N - js);
@@ -860,7 +914,7 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
                     }
                 }
                 fn(&g);
-                merge(d, ct, r, js, 1, nrb);
+                merge(d, ct, 1, r, js, 1, nrb);
             }
         }
         free(ct);
@@ -1131,11 +1185,15 @@ static bool kernel_shape(const AmPlan *p, bool finite, KPlan *k, Gen *g, int *bm
     k->p = p;
     k->ok = true;
     for (int i = 0; i < AM_MAXNODES; i++) k->memo[i] = -1;
-    k->root = num(k, lower(k, p->root));
+    k->nroot = p->nres;
+    bool risky = false;
+    for (int r = 0; r < p->nres; r++) {
+        k->root[r] = num(k, lower(k, p->root[r]));
+        risky |= p->res[r]->acc == WA_MIN || p->res[r]->acc == WA_MAX;
+    }
     /* the masked forms take 0 * x as 0 and the SIMD min/max drop a NaN:
      * with a value that may not be finite, the evaluator keeps DML's
      * semantics */
-    bool risky = p->w->acc == WA_MIN || p->w->acc == WA_MAX;
     for (int i = 0; i < k->nn; i++)
         risky |= k->n[i].k == KN_MZ || k->n[i].k == KN_MADD || k->n[i].k == KN_MSUB ||
                  (k->n[i].k == KN_BIN && (k->n[i].op == OP_MIN || k->n[i].op == OP_MAX));
@@ -1170,10 +1228,15 @@ static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops)
 {
     const KPlan *k = g->k;
     const AmPlan *p = g->p;
-    const KNode *rt = &k->n[k->root];
-    bool fused = p->w->acc == WA_ADD && g->s.level != K_ISA_GENERIC &&
-                 ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
-    int inner_ops = g->norder + 1 - (fused ? 1 : 0), kk_ops = 0, ii_ops = 0, pk_ops = 0;
+    /* the accumulation of each result (a product or mask fused into it
+     * saves the product's own operation) */
+    int inner_ops = g->norder + k->nroot, kk_ops = 0, ii_ops = 0, pk_ops = 0;
+    for (int r = 0; r < k->nroot; r++) {
+        const KNode *rt = &k->n[k->root[r]];
+        bool fused = p->res[r]->acc == WA_ADD && g->s.level != K_ISA_GENERIC && inner(g, k->root[r]) &&
+                     ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
+        inner_ops -= fused;
+    }
     for (int i = 0; i < k->nn; i++) {
         unsigned d = k->n[i].dep;
         if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
@@ -1192,15 +1255,23 @@ static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops)
            (double)pk_ops / (8.0 * bv * g->s.w);
 }
 
-double am_kernel_vops(const AmPlan *p, int *lanes, int *pack_ops)
+double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops)
 {
-    if (!p->ok || p->kvar < 0) return -1;
+    if (!p->ok || p->kvar < 0 || (sparse && p->zleaf < 0)) return -1;
     KPlan *k = calloc(1, sizeof *k);
     Gen *g = calloc(1, sizeof *g);
     double r = -1;
     int bm, bv;
     if (k && g && kernel_shape(p, true, k, g, &bm, &bv)) {
-        r = vops_per_iter(g, bm, bv, pack_ops);
+        if (sparse) {
+            /* one-row tiles, the (i,k) values computed in the kernel per
+             * non-zero and column panel (gen_source: no pack function) */
+            g->nslot = 0;
+            bm = 1;
+            bv = sparse_nv(g);
+            if (pack_ops) *pack_ops = 0;
+        }
+        r = vops_per_iter(g, bm, bv, sparse ? NULL : pack_ops);
         *lanes = g->s.w;
     }
     free(k);

@@ -59,6 +59,9 @@ typedef struct Cand {
     int nleaf;
     int nops;              /* elementwise operators covered */
     bool full[2];          /* the operand reads a matrix of its shape */
+    Hop *sp;               /* the left side's leaf estimated sparse (below
+                              AM_SPARSE), which the loop keeps sparse (the
+                              sparse kernel over its non-zeros), or NULL */
     bool ok;
     StrBuf sig;            /* the body as text: the interning key */
 } Cand;
@@ -75,6 +78,26 @@ static bool num_scalar(const Hop *h)
 static bool sparse_est(const Hop *h)
 {
     return h->dt == DT_MATRIX && h->nnz >= 0 && (double)h->nnz < 0.4 * (double)h->rows * (double)h->cols;
+}
+
+/* Sparse enough that the loop keeps it sparse (amulet.c: a CSR block
+ * below AM_SPARSE): its expected non-zeros, else -1. */
+static double sparse_nnz(const Hop *h)
+{
+    double c = (double)h->rows * (double)h->cols;
+    return h->dt == DT_MATRIX && h->nnz >= 0 && (double)h->nnz < AM_SPARSE * c ? (double)h->nnz : -1;
+}
+
+/* May leaf h of side `side` be read by the loop? A dense one, or the one
+ * sparse leaf of the left side (the (i,k) operand the sparse kernel
+ * steps over; whether the body is zero where it is, am_tpl_compute
+ * checks). */
+static bool leaf_ok(Cand *c, Hop *h, int side)
+{
+    if (!sparse_est(h)) return true;
+    if (side != 0 || sparse_nnz(h) < 0 || (c->sp && c->sp != h)) return false;
+    c->sp = h;
+    return true;
 }
 
 /* The builtin a where body calls for unary operator op, or NULL. */
@@ -144,14 +167,18 @@ static void body_text(Cand *c, Hop *h, int side, int rv, int cv, int64_t nr, int
         } else sb_printf(s, "L%d", leaf_id(c, h));
         return;
     }
-    if (!known(h) || sparse_est(h)) { c->ok = false; return; }
-    const Hop *t = h->kind == H_REORG && h->op == OP_TRANS && known(h->in[0]) ? h->in[0] : NULL;
+    if (!known(h)) { c->ok = false; return; }
+    Hop *t = h->kind == H_REORG && h->op == OP_TRANS && known(h->in[0]) ? h->in[0] : NULL;
     if (h->rows == nr && h->cols == nc) {
         /* the operand's shape: read in place, or its transpose's input
-         * with the indices swapped (no transpose materialized) */
-        if (t && !sparse_est(t)) sb_printf(s, "L%d[%d,%d]", leaf_id(c, (Hop *)t), cv, rv);
-        else sb_printf(s, "L%d[%d,%d]", leaf_id(c, h), rv, cv);
+         * with the indices swapped (no transpose materialized; a sparse
+         * one too: the loop reads its CSR transposed, O(nnz)) */
+        if (t && leaf_ok(c, t, side)) sb_printf(s, "L%d[%d,%d]", leaf_id(c, t), cv, rv);
+        else if (leaf_ok(c, h, side)) sb_printf(s, "L%d[%d,%d]", leaf_id(c, h), rv, cv);
+        else c->ok = false;
         c->full[side] = true;
+    } else if (sparse_est(h)) {
+        c->ok = false;   /* a sparse vector: densified, the unfused kernels' */
     } else if (h->rows == 1 && h->cols == nc && nc > 1) {
         sb_printf(s, "L%d[%d]", leaf_id(c, h), cv);
     } else if (h->cols == 1 && h->rows == nr && nr > 1) {
@@ -334,11 +361,15 @@ bool am_tpl_candidate(const Hop *h)
     return h->in[1]->rows == K && M >= 2 && N >= 2 && K >= 2 && (double)M * N * K >= 64.0 * 64 * 64;
 }
 
+bool am_tpl_sparse(const Hop *h) { return sparse_est(h); }
+
 bool am_tpl_operand(const Hop *h, int i)
 {
     if (i > 1 || !am_tpl_candidate(h)) return false;
     const Hop *x = h->in[i];
-    return region_op(x, x->rows, x->cols) && !sparse_est(x);
+    /* the left operand may be sparse: the loop then steps over the
+     * non-zeros of its sparse leaf when its body is zero there */
+    return region_op(x, x->rows, x->cols) && (i == 0 || !sparse_est(x));
 }
 
 /* The body text of product h under region `fused` into k (k->ok false
@@ -363,9 +394,28 @@ static void body_of(const Hop *h, Cand *k)
  * default), over which the pack function's values serve. */
 #define AM_NC 1024.0
 
+/* Is the sparse leaf of k the leaf whose zeros make p's body zero (so
+ * the loop steps over its non-zeros)? */
+static bool sparse_leaf_ok(const AmPlan *p, const WhereLoop *w, const Cand *k)
+{
+    const char *names[WHERE_MAXLEAVES];
+    int nl = where_leaves(w, names, WHERE_MAXLEAVES);
+    if (p->zleaf < 0) return false;
+    int in = p->leaf[p->zleaf].input - (1 + 2 * w->nvars);
+    return in >= 0 && in < nl && in < WHERE_MAXLEAVES && k->leaf[atoi(names[in] + 2)] == k->sp;
+}
+
 /* The kernel's vector operations at mc->am_share of dgemm's vector rate
  * (measured per machine: cg_amulet_share), plus the pack function's
  * scalar (i,k) values once per column block at the elementwise rate.
+ * With a sparse left leaf (k.sp) the sparse kernel's vector operations
+ * per non-zero and column, at the rate cost.c prices braid's sparse
+ * product by (the elementwise rate: the same work, a row of the right
+ * operand per non-zero): the loop then competes with Cell + the sparse
+ * product by what it saves (writing and reading the operand, its
+ * elementwise pass) against what it repeats (the operand's values per
+ * column panel). A sparse leaf whose zeros do not make the body zero is
+ * densified by the loop: infinite, left to the unfused kernels.
  * Reading the leaves and writing R are cost.c's (the operator's inputs
  * and output). */
 double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMachine *mc)
@@ -377,13 +427,16 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
     WhereLoop *probe = tmp ? make_loop(tmp, k.sig.s, h->span) : NULL;
     AmPlan *p = probe ? malloc(sizeof *p) : NULL;
     if (p) {
-        am_plan(probe, p);
+        am_plan(probe, AM_ALL, p);
         int lanes = 1, pack_ops = 0;
-        double vops = am_kernel_vops(p, &lanes, &pack_ops);
+        bool sp = k.sp != NULL;
+        double vops = sp && !sparse_leaf_ok(p, probe, &k) ? -1 : am_kernel_vops(p, sp, &lanes, &pack_ops);
         int64_t M, N, K;
         mm_dims(h, &M, &N, &K);
         double share = mc->am_share > 0 ? mc->am_share : AM_SHARE_DEFAULT;
-        if (vops > 0)
+        if (vops > 0 && sp)
+            t = !strcmp(am_tpl_mode(), "force") ? 0 : sparse_nnz(k.sp) * N * vops * 2 * lanes / mc->flops;
+        else if (vops > 0)
             t = !strcmp(am_tpl_mode(), "force")
                     ? 0
                     : (double)M * N * K * vops * 2 * lanes / (mc->gemm * share) +

@@ -247,6 +247,8 @@ typedef bool (*AmFusedFn)(const void *arg, const Hop *h, bool root, int i);
 const char *am_tpl_mode(void);
 bool am_tpl_candidate(const Hop *h);
 bool am_tpl_operand(const Hop *h, int i);
+/* Is matrix h estimated sparse (the template's sparse-operand rules)? */
+bool am_tpl_sparse(const Hop *h);
 double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMachine *mc);
 bool cg_amulet_realize(CgContext *c, HopDag *d, const Memo *m, Hop *h);
 void cg_amulet_share(CgContext *c, CgMachine *mc);

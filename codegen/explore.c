@@ -323,6 +323,11 @@ static void amulet_plans(Memo *m, Hop *h)
     if (!am_tpl_candidate(h)) return;
     bool ok[2];
     for (int i = 0; i < 2; i++) ok[i] = am_tpl_operand(h, i) && can_ref(m, T_AMULET, h, i);
+    /* a sparse left operand where the Outer template applies (W * (U %*%
+     * t(V)) %*% V): Outer is the sparse-driver plan that never forms the
+     * dense factor U %*% t(V), which the loop would read materialized;
+     * offering the loop only detours the greedy search */
+    if (ok[0] && am_tpl_sparse(h->in[0]) && memo_has_type(m, h, T_OUTER, false)) ok[0] = false;
     for (int mask = 1; mask < 4; mask++) {
         if (((mask & 1) && !ok[0]) || ((mask & 2) && !ok[1])) continue;
         MEntry e = {.type = T_AMULET, .nin = 2, .closed = CS_CLOSED_VALID};

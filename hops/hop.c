@@ -529,6 +529,15 @@ void hop_infer(Hop *h)
             if (h->kind == H_BINARY && h->op == OP_MULT && a && b && a->dt == DT_MATRIX &&
                 b->dt == DT_MATRIX && (a->nnz >= 0 || b->nnz >= 0) && a->rows == b->rows && a->cols == b->cols)
                 h->nnz = b->nnz < 0 || (a->nnz >= 0 && a->nnz < b->nnz) ? a->nnz : b->nnz;
+            /* X * v with v broadcast (a row or column vector, a scalar)
+             * has at most X's non-zeros ((S > 0) * S * u stays sparse) */
+            if (h->kind == H_BINARY && h->op == OP_MULT && h->nnz < 0 && a && b && known(h))
+                for (int i = 0; i < 2; i++) {
+                    const Hop *x = h->in[i], *y = h->in[1 - i];
+                    if (x->dt == DT_MATRIX && x->nnz >= 0 && x->rows == h->rows && x->cols == h->cols &&
+                        (y->dt == DT_SCALAR || (y->dt == DT_MATRIX && known(y) && (y->rows == 1 || y->cols == 1))))
+                        h->nnz = h->nnz < 0 || x->nnz < h->nnz ? x->nnz : h->nnz;
+                }
         } else if (!anyunk && a) {
             OpType t = op_info[h->op].type;   /* ops.def's type column */
             h->dt = DT_SCALAR; h->rows = h->cols = 0;
@@ -587,6 +596,8 @@ void hop_infer(Hop *h)
         infer_builtin(h);
         break;
     case H_WHERE:
+        /* several results: a list read by H_OUT hops */
+        if (h->nouts > 1) { h->dt = DT_LIST; h->vt = VT_UNKNOWN; set_dims(h, -1, -1); break; }
         /* the new R: R's shape (checked against the ranges at run time) */
         h->dt = DT_MATRIX;
         h->vt = VT_DOUBLE;

@@ -104,6 +104,7 @@ typedef struct WhereVar {
                                 products lifted by lang/where.c) */
 } WhereVar;
 #define WHERE_MAXVARS 3
+#define WHERE_MAXRES 8     /* results of one where-loop */
 struct WhereLoop {
     WhereVar vars[WHERE_MAXVARS];
     int nvars;
@@ -118,6 +119,13 @@ struct WhereLoop {
                                 or column vector, or the full matrix), and
                                 every dimension indexed by i or j must
                                 match its range exactly */
+    struct WhereLoop *more;  /* a loop nest with several results, each
+                                accumulated by its own statement
+                                (`R[i,j] += e1; S[i,j] min= e2`): the next
+                                result (its target, acc, value; vars, span
+                                and bcast are the head's), NULL after the
+                                last. The statement is then an ST_MASSIGN
+                                of every result from one EX_WHERE */
 };
 
 typedef struct Block {

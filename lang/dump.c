@@ -122,10 +122,12 @@ void lang_dump_expr(FILE *f, const Expr *e)
             }
             fputc(')', f);
         }
-        fputc(' ', f);
-        dump_index(f, w->target.name, &w->target.row, &w->target.col, w->target.has_col);
-        fprintf(f, " %s ", acc[w->acc]);
-        lang_dump_expr(f, w->value);
+        for (const WhereLoop *x = w; x; x = x->more) {
+            fputc(' ', f);
+            dump_index(f, x->target.name, &x->target.row, &x->target.col, x->target.has_col);
+            fprintf(f, " %s ", acc[x->acc]);
+            lang_dump_expr(f, x->value);
+        }
         fputc(')', f);
         break;
     }

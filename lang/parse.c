@@ -1168,9 +1168,40 @@ static void parse_source(P *p)
     si->span = span_of(p, t);
 }
 
+/* One result statement of a where-loop body: R[a, b] op= expr. */
+static bool parse_where_result(P *p, WhereLoop *w)
+{
+    Token *tt = cur(p);
+    if (!parse_lvalue(p, &w->target)) return false;
+    if (!w->target.indexed) {
+        perr(p, tt, "the target of a where-loop must be indexed by loop variables, e.g. R[i, j]");
+        return false;
+    }
+    Token *op = cur(p);
+    if (op->kind == TK_PLUSEQ) {
+        w->acc = WA_ADD;
+        advance(p);
+    } else if (op->kind == TK_ASSIGN) {
+        w->acc = WA_SET;
+        advance(p);
+    } else if (op->kind == TK_IDENT && (!strcmp(op->text, "min") || !strcmp(op->text, "max")) &&
+               peek(p, 1)->kind == TK_ASSIGN) {
+        w->acc = op->text[1] == 'i' ? WA_MIN : WA_MAX;
+        advance(p);
+        advance(p);
+    } else {
+        perr_expected(p, "'=', '+=', 'min=' or 'max=' in the body of 'where'");
+        return false;
+    }
+    int h;
+    return (w->value = parse_expr(p, &h)) != NULL;
+}
+
 /* where (v in from:to, ...) { R[a, b] op= expr }, op= one of =, +=,
  * min=, max= (braid's extension, docs/amulet.md): becomes the ST_ASSIGN
- * R = <EX_WHERE>. `where` is a word only here (before '(' name 'in'). */
+ * R = <EX_WHERE>; with several result statements (one loop nest, several
+ * results: the seed's multiple outputs) the ST_MASSIGN [R, S, ...] =
+ * <EX_WHERE>. `where` is a word only here (before '(' name 'in'). */
 static Stmt *parse_where(P *p)
 {
     Token *t = advance(p);   /* where */
@@ -1205,38 +1236,48 @@ static Stmt *parse_where(P *p)
         break;
     }
     if (!expect(p, TK_LBRACE, "'{' to open the body of 'where'")) return NULL;
-    Token *tt = cur(p);
-    if (!parse_lvalue(p, &w->target)) return NULL;
-    if (!w->target.indexed) {
-        perr(p, tt, "the target of a where-loop must be indexed by loop variables, e.g. R[i, j]");
-        return NULL;
+    if (!parse_where_result(p, w)) return NULL;
+    /* further results of the same loop nest: R[i,j] += e1; S[i,j] min= e2 */
+    int nres = 1;
+    WhereLoop *last = w;
+    for (;;) {
+        while (accept(p, TK_SEMI)) {}
+        if (cur(p)->kind == TK_RBRACE || cur(p)->kind == TK_EOF) break;
+        if (nres == WHERE_MAXRES) {
+            perr(p, cur(p), "a where-loop computes at most %d results", WHERE_MAXRES);
+            return NULL;
+        }
+        WhereLoop *x = pnew(p, sizeof *x);
+        memcpy(x->vars, w->vars, sizeof w->vars);
+        x->nvars = w->nvars;
+        if (!parse_where_result(p, x)) return NULL;
+        last->more = x;
+        last = x;
+        nres++;
     }
-    Token *op = cur(p);
-    if (op->kind == TK_PLUSEQ) {
-        w->acc = WA_ADD;
-        advance(p);
-    } else if (op->kind == TK_ASSIGN) {
-        w->acc = WA_SET;
-        advance(p);
-    } else if (op->kind == TK_IDENT && (!strcmp(op->text, "min") || !strcmp(op->text, "max")) &&
-               peek(p, 1)->kind == TK_ASSIGN) {
-        w->acc = op->text[1] == 'i' ? WA_MIN : WA_MAX;
-        advance(p);
-        advance(p);
-    } else {
-        perr_expected(p, "'=', '+=', 'min=' or 'max=' in the body of 'where'");
-        return NULL;
-    }
-    if (!(w->value = parse_expr(p, &h))) return NULL;
-    while (accept(p, TK_SEMI)) {}
-    if (!expect(p, TK_RBRACE, "'}' after the one statement of a where-loop")) return NULL;
+    if (!expect(p, TK_RBRACE, "'}' after the statements of a where-loop")) return NULL;
     w->span = span_of(p, t);
+    for (WhereLoop *x = w->more; x; x = x->more) x->span = w->span;
     Expr *e = new_expr(p, EX_WHERE, t);
     e->where = w;
-    s->assign.target.name = w->target.name;
-    s->assign.target.span = w->target.span;
-    s->assign.value = e;
-    return s;
+    if (nres == 1) {
+        s->assign.target.name = w->target.name;
+        s->assign.target.span = w->target.span;
+        s->assign.value = e;
+        return s;
+    }
+    /* several results: [R, S, ...] = <EX_WHERE> */
+    Stmt *m = new_stmt(p, ST_MASSIGN, t);
+    LValue *v = pnew(p, (size_t)nres * sizeof *v);
+    int k = 0;
+    for (WhereLoop *x = w; x; x = x->more, k++) {
+        v[k].name = x->target.name;
+        v[k].span = x->target.span;
+    }
+    m->massign.targets = v;
+    m->massign.n = nres;
+    m->massign.call = e;
+    return m;
 }
 
 static void parse_statement(P *p, SVec *out, bool top)

@@ -268,7 +268,6 @@ static int where_index(V *vs, const WhereLoop *w, const IndexDim *d, Span at, co
 static void where_body(V *vs, const WhereLoop *w, Expr *e)
 {
     if (!e) return;
-    const char *r = w->target.name;
     switch (e->kind) {
     case EX_INT: case EX_DOUBLE: case EX_BOOL:
         return;
@@ -279,9 +278,9 @@ static void where_body(V *vs, const WhereLoop *w, Expr *e)
         if (where_var(w, e) >= 0)
             diag_error(vs->d, e->span, "loop variable '%s' may appear only as an index in a where-loop body",
                        e->ident);
-        else if (!strcmp(e->ident, r))
+        else if (where_result(w, e->ident))
             diag_error(vs->d, e->span, "the where-loop body reads its result '%s': the result would depend "
-                       "on the iteration order", r);
+                       "on the iteration order", e->ident);
         else use_var(vs, e->ident, e->span, e);
         return;
     case EX_UNARY:
@@ -294,9 +293,9 @@ static void where_body(V *vs, const WhereLoop *w, Expr *e)
         where_body(vs, w, e->binary.b);
         return;
     case EX_INDEX: {
-        if (!strcmp(e->index.name, r)) {
+        if (where_result(w, e->index.name)) {
             diag_error(vs->d, e->span, "the where-loop body reads its result '%s': the result would depend "
-                       "on the iteration order", r);
+                       "on the iteration order", e->index.name);
             return;
         }
         use_var(vs, e->index.name, e->span, NULL);
@@ -327,6 +326,8 @@ static void where_body(V *vs, const WhereLoop *w, Expr *e)
     }
 }
 
+static void check_where_result(V *vs, const WhereLoop *w, WhereLoop *x);
+
 /* Checks a where-loop: ranges, distinct loop variables, a target indexed
  * by distinct loop variables that exists already, an order-independent
  * accumulation, and the body (where_body). */
@@ -339,7 +340,26 @@ static void check_where(V *vs, WhereLoop *w)
             if (!strcmp(w->vars[u].name, w->vars[v].name))
                 diag_error(vs->d, w->vars[v].span, "loop variable '%s' is declared twice", w->vars[v].name);
     }
-    LValue *t = &w->target;
+    for (WhereLoop *x = w; x; x = x->more) check_where_result(vs, w, x);
+    const char *names[1];
+    if (where_leaves(w, names, 0) > WHERE_MAXLEAVES)
+        diag_error(vs->d, w->span, "a where-loop body may read at most %d variables", WHERE_MAXLEAVES);
+    /* the loop variables are visible in the body only */
+    int n0 = vs->env.n;
+    for (int v = 0; v < w->nvars; v++) env_add(vs, w->vars[v].name);
+    for (WhereLoop *x = w; x; x = x->more) where_body(vs, w, x->value);
+    vs->env.n = n0;
+}
+
+/* One result of where-loop w (x: w or a link of w->more): its target
+ * indexed by distinct loop variables, exists, assigned by one statement
+ * only, with an order-independent accumulation. */
+static void check_where_result(V *vs, const WhereLoop *w, WhereLoop *x)
+{
+    LValue *t = &x->target;
+    for (const WhereLoop *y = w; y != x; y = y->more)
+        if (!strcmp(y->target.name, t->name))
+            diag_error(vs->d, t->span, "'%s' is the target of two statements of one where-loop", t->name);
     use_var(vs, t->name, t->span, NULL);
     bool inx[WHERE_MAXVARS] = {false};
     int a = where_index(vs, w, &t->row, t->span, t->name);
@@ -348,21 +368,13 @@ static void check_where(V *vs, WhereLoop *w)
     if (b >= 0) inx[b] = true;
     if (a >= 0 && a == b)
         diag_error(vs->d, t->span, "the target '%s' is indexed twice by '%s'", t->name, w->vars[a].name);
-    for (int v = 0; v < w->nvars && w->acc == WA_SET && a >= 0 && b != -1; v++)
+    for (int v = 0; v < w->nvars && x->acc == WA_SET && a >= 0 && b != -1; v++)
         if (!inx[v]) {
             diag_error(vs->d, t->span, "'=' assigns %s[...] once per value of '%s', which does not index it: "
                        "the result would depend on the iteration order (use +=, min= or max=)",
                        t->name, w->vars[v].name);
             break;
         }
-    const char *names[1];
-    if (where_leaves(w, names, 0) > WHERE_MAXLEAVES)
-        diag_error(vs->d, w->span, "a where-loop body may read at most %d variables", WHERE_MAXLEAVES);
-    /* the loop variables are visible in the body only */
-    int n0 = vs->env.n;
-    for (int v = 0; v < w->nvars; v++) env_add(vs, w->vars[v].name);
-    where_body(vs, w, w->value);
-    vs->env.n = n0;
 }
 
 

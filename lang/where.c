@@ -43,8 +43,22 @@ static void leaves_of(const WhereLoop *w, const Expr *e, const char **names, int
 int where_leaves(const WhereLoop *w, const char **names, int max)
 {
     int n = 0;
-    leaves_of(w, w->value, names, max, &n);
+    for (const WhereLoop *x = w; x; x = x->more) leaves_of(w, x->value, names, max, &n);
     return n;
+}
+
+int where_nres(const WhereLoop *w)
+{
+    int n = 0;
+    for (; w; w = w->more) n++;
+    return n;
+}
+
+bool where_result(const WhereLoop *w, const char *name)
+{
+    for (; w; w = w->more)
+        if (!strcmp(w->target.name, name)) return true;
+    return false;
 }
 
 bool where_builtin_ok(const BuiltinInfo *bi, int nargs)
@@ -117,56 +131,83 @@ static bool reads_var(const WhereLoop *w, int n, const Expr *e)
     }
 }
 
+/* One update statement st of the innermost loop as a result of w (w's
+ * variables): R[..] += e, R[..] = R[..] + e, R[..] = min(R[..], e) /
+ * max(...), or R[..] = e with every loop variable indexing R; false for
+ * anything else. */
+static bool lift_result(const WhereLoop *w, const Stmt *st, WhereLoop *x)
+{
+    if (st->kind != ST_ASSIGN || !st->assign.target.indexed || !st->assign.target.has_col) return false;
+    const LValue *t = &st->assign.target;
+    memcpy(x->vars, w->vars, sizeof w->vars);
+    x->nvars = w->nvars;
+    x->target = *t;
+    x->span = w->span;
+    if (!index_ok(x, &t->row) || (t->has_col && !index_ok(x, &t->col))) return false;
+    if (t->has_col && where_var(x, t->row.lo) == where_var(x, t->col.lo)) return false;
+    Expr *e = st->assign.value;
+    if (st->assign.accum) {
+        x->acc = WA_ADD;
+        x->value = e;
+    } else if (e->kind == EX_BINARY && e->binary.op == OP_PLUS && is_target(e->binary.a, t)) {
+        x->acc = WA_ADD;
+        x->value = e->binary.b;
+    } else if (e->kind == EX_BINARY && e->binary.op == OP_PLUS && is_target(e->binary.b, t)) {
+        x->acc = WA_ADD;
+        x->value = e->binary.a;
+    } else if (e->kind == EX_CALL && e->call.builtin && e->call.nargs == 2 && !e->call.args[0].name &&
+               !e->call.args[1].name && (e->call.builtin->id == BI_MIN || e->call.builtin->id == BI_MAX) &&
+               (is_target(e->call.args[0].value, t) || is_target(e->call.args[1].value, t))) {
+        x->acc = e->call.builtin->id == BI_MIN ? WA_MIN : WA_MAX;
+        x->value = e->call.args[is_target(e->call.args[0].value, t) ? 1 : 0].value;
+    } else {
+        x->acc = WA_SET;
+        x->value = e;
+        int nix = t->has_col ? 2 : 1;
+        if (nix != w->nvars) return false;
+    }
+    return true;
+}
+
 /* The where-loop equivalent of the for-nest s, or NULL: perfectly nested
  * `for (v in a:b)` loops (1 to 3, distinct variables, bounds free of the
- * outer variables and of user functions), around one statement
- * R[..] += e, R[..] = R[..] + e, R[..] = min(R[..], e) / max(...), or
- * R[..] = e with every loop variable indexing R; e a valid where body. */
+ * outer variables and of user functions), around one or more update
+ * statements (lift_result) of distinct results, each body a valid where
+ * body that reads none of the results (so the statements' order within
+ * an iteration does not matter either): one loop nest computing them
+ * all. */
 static WhereLoop *lift(Arena *a, const Stmt *s, const Stmt **inner)
 {
     WhereLoop w = {0};
     const Stmt *st = s;
+    const Block *body = NULL;
+    w.span = s->span;
     while (st->kind == ST_FOR && !st->for_.parfor && !st->for_.incr && st->for_.nopts == 0 && w.nvars < WHERE_MAXVARS) {
         for (int v = 0; v < w.nvars; v++) if (!strcmp(w.vars[v].name, st->for_.var)) return NULL;
         w.vars[w.nvars] = (WhereVar){st->for_.var, st->for_.from, st->for_.to, st->span, NULL};
         w.nvars++;
         if (reads_var(&w, w.nvars, st->for_.from) || reads_var(&w, w.nvars, st->for_.to)) return NULL;
-        if (st->for_.body.n != 1) return NULL;
-        st = st->for_.body.stmts[0];
+        body = &st->for_.body;
+        if (body->n != 1) break;
+        st = body->stmts[0];
     }
-    if (st->kind != ST_ASSIGN || !st->assign.target.indexed || !st->assign.target.has_col) return NULL;
-    const LValue *t = &st->assign.target;
-    w.target = *t;
-    w.span = s->span;
-    if (!index_ok(&w, &t->row) || (t->has_col && !index_ok(&w, &t->col))) return NULL;
-    if (t->has_col && where_var(&w, t->row.lo) == where_var(&w, t->col.lo)) return NULL;
-    Expr *e = st->assign.value;
-    if (st->assign.accum) {
-        w.acc = WA_ADD;
-        w.value = e;
-    } else if (e->kind == EX_BINARY && e->binary.op == OP_PLUS && is_target(e->binary.a, t)) {
-        w.acc = WA_ADD;
-        w.value = e->binary.b;
-    } else if (e->kind == EX_BINARY && e->binary.op == OP_PLUS && is_target(e->binary.b, t)) {
-        w.acc = WA_ADD;
-        w.value = e->binary.a;
-    } else if (e->kind == EX_CALL && e->call.builtin && e->call.nargs == 2 && !e->call.args[0].name &&
-               !e->call.args[1].name && (e->call.builtin->id == BI_MIN || e->call.builtin->id == BI_MAX) &&
-               (is_target(e->call.args[0].value, t) || is_target(e->call.args[1].value, t))) {
-        w.acc = e->call.builtin->id == BI_MIN ? WA_MIN : WA_MAX;
-        w.value = e->call.args[is_target(e->call.args[0].value, t) ? 1 : 0].value;
-    } else {
-        w.acc = WA_SET;
-        w.value = e;
-        int nix = t->has_col ? 2 : 1;
-        if (nix != w.nvars) return NULL;
+    if (!body || body->n < 1 || body->n > WHERE_MAXRES) return NULL;
+    WhereLoop *r = arena_alloc(a, (size_t)body->n * sizeof *r);
+    if (!r) return NULL;
+    for (int q = 0; q < body->n; q++) {
+        memset(&r[q], 0, sizeof r[q]);
+        if (!lift_result(&w, body->stmts[q], &r[q])) return NULL;
+        for (int u = 0; u < q; u++)
+            if (!strcmp(r[u].target.name, r[q].target.name)) return NULL;
+        if (q) r[q - 1].more = &r[q];
     }
-    if (!body_ok(&w, w.value)) return NULL;
+    /* every body valid and free of every result */
+    for (int q = 0; q < body->n; q++)
+        for (int u = 0; u < body->n; u++)
+            if (!body_ok(&r[u], r[q].value)) return NULL;
     const char *names[1];
-    if (where_leaves(&w, names, 0) > WHERE_MAXLEAVES) return NULL;
-    WhereLoop *r = arena_alloc(a, sizeof *r);
-    if (r) *r = w;
-    *inner = st;
+    if (where_leaves(r, names, 0) > WHERE_MAXLEAVES) return NULL;
+    *inner = body->stmts[body->n - 1];
     return r;
 }
 
@@ -192,6 +233,21 @@ static Stmt **lifted_stmts(Arena *a, const Stmt *s, WhereLoop *w, int *n)
         st->kind = ST_ASSIGN;
         st->span = s->span;
         v[k] = st;
+        if (k == 0 && w->more) {   /* several results: [R, S, ...] = where */
+            int nr = where_nres(w), q = 0;
+            LValue *t = arena_alloc(a, (size_t)nr * sizeof *t);
+            if (!t) return NULL;
+            memset(t, 0, (size_t)nr * sizeof *t);
+            for (const WhereLoop *x = w; x; x = x->more, q++) {
+                t[q].name = x->target.name;
+                t[q].span = x->target.span;
+            }
+            st->kind = ST_MASSIGN;
+            st->massign.targets = t;
+            st->massign.n = nr;
+            st->massign.call = we;
+            continue;
+        }
         if (k == 0) {
             st->assign.target.name = w->target.name;
             st->assign.target.span = w->target.span;
@@ -634,6 +690,40 @@ static Expr *rk_last(Arena *a, const Stmt *s, Expr **cond)
     return rk_call_of(a, "as.integer", &last, 1, sp);
 }
 
+/* Are range expressions x and y the same (numbers, variables and calls
+ * of them, as rk_expr writes extents: nrow(A), ncol(B))? */
+static bool rk_same(const Expr *x, const Expr *y)
+{
+    if (!x || !y || x->kind != y->kind) return false;
+    switch (x->kind) {
+    case EX_INT: return x->ival == y->ival;
+    case EX_IDENT: return !strcmp(x->ident, y->ident);
+    case EX_CALL:
+        if (strcmp(x->call.name, y->call.name) || x->call.nargs != y->call.nargs || x->call.ns || y->call.ns)
+            return false;
+        for (int i = 0; i < x->call.nargs; i++)
+            if (x->call.args[i].name || y->call.args[i].name || !rk_same(x->call.args[i].value, y->call.args[i].value))
+                return false;
+        return true;
+    default: return false;
+    }
+}
+
+/* Several results over the same extents become one where-loop with
+ * several results (one loop nest, one kernel: ws[0]->more ...); true
+ * when they were chained. */
+static bool rk_chain(WhereLoop **ws, int nw)
+{
+    for (int q = 1; q < nw; q++)
+        if (!rk_same(ws[q]->vars[0].to, ws[0]->vars[0].to) || !rk_same(ws[q]->vars[1].to, ws[0]->vars[1].to))
+            return false;
+    for (int q = 1; q < nw; q++) {
+        memcpy(ws[q]->vars, ws[0]->vars, sizeof ws[0]->vars);
+        ws[q - 1]->more = ws[q];
+    }
+    return nw > 1;
+}
+
 /* The statements replacing the rank-one loop s: each result = <where>,
  * k = as the loop leaves it, then the temporaries once more for that k
  * (their values after the loop are those of its last iteration). A
@@ -644,7 +734,8 @@ static Stmt **rank1_stmts(Arena *a, const Stmt *s, WhereLoop **ws, int nw, const
     Stmt **v = arena_alloc(a, (size_t)(nw + 1 + nb) * sizeof *v);
     if (!v) return NULL;
     Stmt *kst = NULL;
-    for (int q = 0; q < nw; q++) {
+    bool chained = rk_chain(ws, nw);
+    for (int q = 0; q < (chained ? 1 : nw); q++) {
         int nk = 0;
         Stmt **head = lifted_stmts(a, s, ws[q], &nk);   /* R = where; #i, #j, k */
         if (!head) return NULL;

@@ -14,12 +14,19 @@
 int where_var(const WhereLoop *w, const Expr *e);
 
 /* The distinct variables the body of w reads (other than its loop
- * variables), in order of first appearance, into names[0..max); returns
+ * variables; over every result's body), in order of first appearance,
+ * into names[0..max); returns
  * their number (more than max: the body reads too many). The input
  * order of a where-loop's HOP is: R, then from and to of each loop
  * variable, then these variables, then the step of each stepped loop
  * variable (WhereVar.step), in variable order. */
 int where_leaves(const WhereLoop *w, const char **names, int max);
+
+/* The results of w (1 + the links of w->more), and whether name is one
+ * of them. A where-loop's HOP reads the current value of every result:
+ * the first is its input 0, the others follow the steps, in order. */
+int where_nres(const WhereLoop *w);
+bool where_result(const WhereLoop *w, const char *name);
 
 /* May a where-loop body call builtin bi with nargs positional arguments
  * (the elementwise ones: ifelse, binary min/max, unary operators)? */

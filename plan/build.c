@@ -842,6 +842,12 @@ static Hop *out_of(BCtx *c, Hop *call, int k, Span sp)
         o->dt = DT_MATRIX; o->vt = VT_DOUBLE;
         if (call->bi == BI_TFENCODE && k == 1) { o->dt = DT_FRAME; o->vt = VT_STRING; }
         if (call->bi == BI_REMOVE) { o->dt = k == 0 ? DT_LIST : DT_ANY; o->vt = VT_UNKNOWN; }
+    } else if (call->kind == H_WHERE) {
+        /* result k of a where-loop: its current value's shape, as a
+         * one-result loop's (hops/hop.c) */
+        const Hop *r = k == 0 ? call->in[0] : call->in[call->nin - call->nouts + k];
+        o->dt = DT_MATRIX; o->vt = VT_DOUBLE;
+        if (r->dt == DT_MATRIX && !call->where->bcast) { o->rows = r->rows; o->cols = r->cols; }
     }
     if (call->kind == H_BUILTIN) signal_out_size(call, o);
     if (o->rows >= 0) hop_infer(o);
@@ -868,9 +874,13 @@ static Hop *build_where(BCtx *c, const WhereLoop *w, Span sp)
     if (nl > WHERE_MAXLEAVES) nl = WHERE_MAXLEAVES;   /* the validator reported it */
     int ns = 0;   /* steps of stepped variables, after the variables read */
     for (int v = 0; v < w->nvars; v++) ns += w->vars[v].step != NULL;
-    Hop *h = hop_new(c->dag, H_WHERE, sp, 1 + 2 * w->nvars + nl + ns);
+    int nres = where_nres(w);
+    Hop *h = hop_new(c->dag, H_WHERE, sp, 1 + 2 * w->nvars + nl + ns + (nres - 1));
     if (!h) return lit(c, val_double(0), sp);
     h->where = w;
+    h->nouts = nres > 1 ? nres : 0;
+    int q = 1 + 2 * w->nvars + nl + ns;   /* the other results' current values */
+    for (const WhereLoop *x = w->more; x; x = x->more) h->in[q++] = lookup(c, x->target.name, x->target.span);
     h->in[0] = lookup(c, w->target.name, w->target.span);
     for (int v = 0, q = 0; v < w->nvars; v++) {
         h->in[1 + 2 * v] = build_expr(c, w->vars[v].from);
@@ -986,6 +996,8 @@ static void stmt_massign(BCtx *c, Stmt *s)
             err(c, s->span, "builtin '%s' does not return %s outputs", e->call.name, "that many");
             return;
         }
+    } else if (e->kind == EX_WHERE) {
+        call = build_where(c, e->where, e->span);   /* one loop nest, several results */
     } else {
         err(c, s->span, "multi-assignment needs a function call%s%s", "", "");
         return;
@@ -1092,7 +1104,7 @@ static bool where_reads(const WhereLoop *w, const char *name)
     int nl = where_leaves(w, names, WHERE_MAXLEAVES);
     for (int k = 0; k < nl && k < WHERE_MAXLEAVES; k++)
         if (!strcmp(names[k], name)) return true;
-    if (!strcmp(w->target.name, name)) return true;
+    if (where_result(w, name)) return true;
     for (int v = 0; v < w->nvars; v++)
         if (mentions(w->vars[v].from, name) || mentions(w->vars[v].to, name) || mentions(w->vars[v].step, name))
             return true;

@@ -30,6 +30,7 @@ static bool is_write(const HopDag *d, const Hop *h)
  * written back to t's variable, t no other input of h)? */
 static bool where_moves(const HopDag *d, const Hop *h, const Hop *t)
 {
+    if (h->nouts > 1) return false;   /* several results: new blocks */
     for (int k = 1; k < h->nin; k++) if (h->in[k] == t) return false;
     return is_write_of(d, h, t->name);
 }

@@ -10,6 +10,7 @@
 #include "kernels/ew.h"
 #include "kernels/leaf.h"
 #include "kernels/reorg.h"
+#include "codegen/amulet.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -92,9 +93,25 @@ static void check(int q, int tf, bool ta, bool tb, int64_t M, int64_t N, int64_t
     mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(thij);
 }
 
+/* A script that must not compile, and the error message it must give. */
+typedef struct ErrCase { const char *src, *msg; int line, col; } ErrCase;
+
+static void check_errors(const ErrCase *cases, size_t n, const char *what)
+{
+    for (size_t c = 0; c < n; c++) {
+        Diag *d = diag_new();
+        LangOptions lo = {0};
+        Program *p = lang_load_string(cases[c].src, "<t>", &lo, d);
+        const char *m = diag_nerrors(d) ? diag_first_message(d) : "";
+        T_CHECK(!p && strstr(m, cases[c].msg), "%s %zu: got '%s'", what, c, m);
+        lang_program_free(p);
+        diag_free(d);
+    }
+}
+
 static void errors(void)
 {
-    static const struct { const char *src, *msg; int line, col; } cases[] = {
+    static const ErrCase cases[] = {
         {"R = matrix(0, 3, 3)\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += R[i,k] }", "reads its result", 2, 50},
         {"R = matrix(0, 3, 3)\nA = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] = A[i,k] }", "depend on the iteration order", 3, 40},
         {"R = matrix(0, 3, 3)\nwhere (i in 1:3, j in 1:3) { R[i,j] += Z[i,j] }", "undefined variable 'Z'", 2, 39},
@@ -102,15 +119,7 @@ static void errors(void)
         {"R = matrix(0, 3, 3)\nA = R\nwhere (i in 1:3, j in 1:3) { R[i,j] += sum(A[i,j]) }", "cannot be used in a where-loop", 3, 39},
         {"R = matrix(0, 3, 3)\nwhere (i in 1:3, j in 1:3) { R[i,j] += i }", "only as an index", 2, 39},
     };
-    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        Diag *d = diag_new();
-        LangOptions lo = {0};
-        Program *p = lang_load_string(cases[c].src, "<t>", &lo, d);
-        const char *m = diag_nerrors(d) ? diag_first_message(d) : "";
-        T_CHECK(!p && strstr(m, cases[c].msg), "error case %zu: got '%s'", c, m);
-        lang_program_free(p);
-        diag_free(d);
-    }
+    check_errors(cases, sizeof cases / sizeof *cases, "error case");
     /* a shape mismatch is a run-time error naming the variable */
     TRun r;
     MB *A = t_gen(4, 5, 1, 0, 1, false);
@@ -165,6 +174,14 @@ static bool run_two(const char *src, const char *env, const char *v0, const char
     return r0->rc == 0 && r1->rc == 0;
 }
 
+/* Is statement s a where-loop, and how many results does it compute? */
+static int where_results(const Stmt *s)
+{
+    if (s->kind == ST_ASSIGN && s->assign.value->kind == EX_WHERE) return 1;
+    if (s->kind == ST_MASSIGN && s->massign.call->kind == EX_WHERE) return s->massign.n;
+    return 0;
+}
+
 /* Nested for loops that compute a where-loop (seed 4.1) run as one:
  * same result as the loops kept (BRAID_AMULET_LIFT=0), and the loop
  * variables keep their final values. */
@@ -188,6 +205,38 @@ static void lifted(void)
     }
     t_run_free(&r0);
     t_run_free(&r1);
+    /* several updates in the innermost loop: one where-loop with several
+     * results; a statement reading another's result keeps the loops */
+    static const struct { const char *body; int res; } multi[] = {
+        {"R[i,j] = R[i,j] + A[i,k] * B[k,j]\n S[i,j] = min(S[i,j], A[i,k] - B[k,j])\n"
+         " T[i,j] = max(T[i,j], (A[i,k] * B[k,j] > 0.1) * A[i,k])", 3},
+        {"R[i,j] += A[i,k] * B[k,j]\n S[i,j] = S[i,j] + abs(A[i,k])", 2},
+        {"R[i,j] += A[i,k] * B[k,j]\n S[i,j] = S[i,j] + R[i,j]", 0},
+        {"R[i,j] += A[i,k] * B[k,j]\n R[i,j] = R[i,j] + 1", 0},
+    };
+    const char *on3[] = {"R", "S", "T", "x"};
+    for (size_t c = 0; c < sizeof multi / sizeof *multi; c++) {
+        char src3[700];
+        snprintf(src3, sizeof src3,
+                 "R = matrix(0, 23, 17); S = matrix(1e9, 23, 17); T = matrix(-1e9, 23, 17)\n"
+                 "for (i in 1:23) { for (j in 1:17) { for (k in 1:19) {\n %s\n} } }\nx = i + j * 100 + k * 10000\n",
+                 multi[c].body);
+        Diag *d = diag_new();
+        LangOptions lo = {.predefined = names, .npredefined = 2};
+        Program *p = lang_load_string(src3, "<t>", &lo, d);
+        const Block *b = p ? lang_main(p) : NULL;
+        int res = 0;
+        for (int i = 0; b && i < b->n; i++) res += where_results(b->stmts[i]);
+        T_CHECK(res == multi[c].res, "nested loops with several updates %zu: %d results lifted", c, res);
+        lang_program_free(p);
+        diag_free(d);
+        if (run_two(src3, "BRAID_AMULET_LIFT", "0", NULL, 2, names, ins, 4, on3, &r0, &r1)) {
+            for (int k = 0; k < 3; k++) T_MB_EQ(r0.out[k].m, r1.out[k].m, 1e-12, "several updates %zu: %s", c, on3[k]);
+            T_CHECK(val_as_double(&r0.out[3]) == val_as_double(&r1.out[3]), "several updates %zu: loop variables", c);
+        }
+        t_run_free(&r0);
+        t_run_free(&r1);
+    }
     /* X[i] of a matrix is a row in a for loop: such loops stay loops */
     const char *on2[] = {"R"};
     t_run_dml("R = matrix(0, 23, 19)\nfor (i in 1:23) { R[i] = A[i] * 2 }\n", &t_pols[2].o, 2, names, ins, 1, on2,
@@ -203,27 +252,37 @@ static void lifted(void)
     mb_release(A); mb_release(B);
 }
 
-/* How many where-loops lifted from loops of outer products the main
- * script of src has (inputs names[0..n) predefined). */
-static int rank1_lifted(const char *src, const char **names, int n)
+/* How many results where-loops lifted from loops of outer products
+ * compute in the main script of src (inputs names[0..n) predefined);
+ * *loops: in how many where-loops (NULL: not asked). */
+static int rank1_lifted_n(const char *src, const char **names, int n, int *loops)
 {
     Diag *d = diag_new();
     LangOptions lo = {.predefined = names, .npredefined = n};
     Program *p = lang_load_string(src, "<t>", &lo, d);
-    int c = 0;
+    int c = 0, nl = 0;
     const Block *b = p ? lang_main(p) : NULL;
     for (int i = 0; b && i < b->n; i++) {
         const Stmt *s = b->stmts[i];
         /* a stepped loop's statements are inside if (<the loop runs>) */
         const Block *in = s->kind == ST_IF ? &s->if_.then_b : NULL;
-        for (int j = 0; in && j < in->n; j++)
-            c += in->stmts[j]->kind == ST_ASSIGN && in->stmts[j]->assign.value->kind == EX_WHERE;
-        c += s->kind == ST_ASSIGN && s->assign.value->kind == EX_WHERE && s->assign.value->where->bcast;
+        for (int j = 0; in && j < in->n; j++) {
+            c += where_results(in->stmts[j]);
+            nl += where_results(in->stmts[j]) > 0;
+        }
+        const Expr *w = s->kind == ST_ASSIGN ? s->assign.value : s->kind == ST_MASSIGN ? s->massign.call : NULL;
+        if (w && w->kind == EX_WHERE && w->where->bcast) {
+            c += where_results(s);
+            nl++;
+        }
     }
     lang_program_free(p);
     diag_free(d);
+    if (loops) *loops = nl;
     return c;
 }
+
+static int rank1_lifted(const char *src, const char **names, int n) { return rank1_lifted_n(src, names, n, NULL); }
 
 /* Loops over k of rank-one outer products with elementwise operators
  * (temporaries, transposed slices, broadcast thresholds and results,
@@ -298,8 +357,8 @@ static void rank1(void)
     }
 }
 
-/* Loops of outer products that update several results (each a where-loop,
- * temporaries between them) and loops over seq(a, b, step) (positive,
+/* Loops of outer products that update several results (one where-loop
+ * computing them all, temporaries between them) and loops over seq(a, b, step) (positive,
  * negative, one value, none, fractional bounds): the same results, loop
  * variable and temporaries as the loops kept; loops outside the shape
  * (a result updated twice, read by another statement, a step that is not
@@ -329,8 +388,10 @@ static void rank1_more(void)
             snprintf(src, sizeof src,
                      "R = matrix(0, nrow(A), ncol(B)); S = matrix(-1e9, nrow(A), ncol(B)); T = 0; k = -1; P = 0; "
                      "Q = 0\nfor (k in %s) {\n %s\n}\n", cases[c].range, cases[c].body);
-            T_CHECK(rank1_lifted(src, names, 3) == cases[c].lifts, "rank-one loop %zu: %d where-loops", c,
-                    rank1_lifted(src, names, 3));
+            /* the results, in one where-loop (their extents are the same) */
+            int loops = 0, res = rank1_lifted_n(src, names, 3, &loops);
+            T_CHECK(res == cases[c].lifts && loops == (res > 0), "rank-one loop %zu: %d results in %d where-loops",
+                    c, res, loops);
             TRun r0, r1;
             if (run_two(src, "BRAID_AMULET_LIFT", "0", NULL, 3, names, ins, 6, on, &r0, &r1))
                 for (int o = 0; o < 6; o++) {
@@ -622,7 +683,7 @@ static void planner(void)
         {"(A * 2) %*% B + sum(A * 2)", true},
     };
     static const int64_t sizes[][3] = {{70, 66, 80}, {131, 37, 65}, {64, 64, 64}, {200, 17, 90}, {20, 20, 20}};
-    static const double dens[] = {1, 0.5, 0.05};
+    static const double dens[] = {1, 0.5, 0.2};   /* 0.2: sparse, not kept sparse by a loop */
     const char *names[] = {"A", "B", "At", "Bt", "u", "c", "v", "w"}, *on[] = {"R"};
     char src[400];
     for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
@@ -689,6 +750,298 @@ static void planner(void)
     mb_release(A); mb_release(B); mb_release(u);
 }
 
+/* Products with a sparse left operand (seed 4.2's sparse A): the
+ * template's loop steps over the non-zeros of the sparse leaf when its
+ * zeros make the body zero, weighed against Cell + the sparse product.
+ * Forced (every candidate free): a loop exactly for the forms and
+ * densities it can keep sparse (below AM_SPARSE), the same results as
+ * the unfused plan and as the loop's scalar reference, over a sparsity
+ * sweep; under pinned machine constants the cost decides (slow memory:
+ * the loop, which writes no operand; free memory: Cell + sparse product,
+ * which repeats no operand work per column panel); a 10^5 x 10^5 operand
+ * with 10^4 non-zeros (80 GB dense) runs as the loop without densifying. */
+static void sparse_planner(void)
+{
+    static const struct { const char *expr; bool cand; } forms[] = {
+        {"((S > 0.2) * S * u) %*% B", true},
+        {"(S * c) %*% (B * w)", true},
+        {"abs(S) %*% B", true},
+        {"S %*% (B * (B > 0))", true},
+        {"t(St * 2) %*% B", true},
+        {"(S + 1) %*% B", false},
+        {"(S > -0.5) %*% B", false},
+    };
+    static const double dens[] = {0.001, 0.01, 0.04, 0.2};
+    static const int64_t sizes[][3] = {{300, 40, 250}, {129, 70, 301}};
+    const char *names[] = {"S", "B", "St", "u", "c", "w"}, *on[] = {"R"};
+    char src[300];
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+        for (size_t di = 0; di < sizeof dens / sizeof *dens; di++) {
+            int64_t M = sizes[si][0], N = sizes[si][1], K = sizes[si][2];
+            t_seed((uint64_t)(M + 13 * di));
+            BrErr e = {0};
+            MB *ins[6] = {t_gen(M, K, dens[di], -1, 1, true), t_gen(K, N, 1, -1, 1, false), NULL,
+                          t_gen(1, K, 1, -1, 1, false), t_gen(M, 1, 1, -1, 1, false), t_gen(1, N, 1, -1, 1, false)};
+            ins[2] = k_transpose(ins[0], &e);
+            /* two summation orders of K terms of magnitude <= 2 */
+            double tol = 2 * (double)K * (double)K * 2 * 2.3e-16;
+            bool kept = (double)ins[0]->nnz < AM_SPARSE * (double)(M * K);
+            for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+                snprintf(src, sizeof src, "R = %s\n", forms[f].expr);
+                TRun r0, r1, r2;
+                if (run_two(src, "BRAID_AMULET_FUSE", "force", "0", 6, names, ins, 1, on, &r0, &r1)) {
+                    T_MB_EQ(r0.out[0].m, r1.out[0].m, tol, "sparse planner form %zu, %lldx%lldx%lld, density %g", f,
+                            (long long)M, (long long)N, (long long)K, dens[di]);
+                    bool want = forms[f].cand && kept;
+                    T_CHECK((r0.st.amulet > 0) == want, "sparse planner form %zu, density %g: %lld loops, want %d",
+                            f, dens[di], (long long)r0.st.amulet, want);
+                }
+                /* the placed loop through the scalar reference */
+                setenv("BRAID_AMULET_FUSE", "force", 1);
+                setenv("BRAID_AMULET", "ref", 1);
+                t_run_dml(src, &t_pols[2].o, 6, names, ins, 1, on, &r2);
+                unsetenv("BRAID_AMULET");
+                unsetenv("BRAID_AMULET_FUSE");
+                T_CHECK(r2.rc == 0 && r1.rc == 0, "sparse planner form %zu (reference): %s", f, r2.err);
+                if (r2.rc == 0 && r1.rc == 0)
+                    T_MB_EQ(r2.out[0].m, r1.out[0].m, tol, "sparse planner form %zu against the reference, density %g",
+                            f, dens[di]);
+                t_run_free(&r0);
+                t_run_free(&r1);
+                t_run_free(&r2);
+            }
+            for (int i = 0; i < 6; i++) mb_release(ins[i]);
+        }
+    /* the cost decision under pinned machine constants */
+    static const struct { const char *mc; int want; } mcs[] = {
+        {"1e8 1e8 1e10 1.15e11 4.6e10", 1},        /* memory 100x slower than the elementwise rate */
+        {"1e13 1e13 1e10 1.15e11 4.6e10", 0},      /* memory for free */
+    };
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    t_seed(9);
+    MB *ins[] = {t_gen(2000, 1500, 0.01, -1, 1, true), t_gen(1500, 24, 1, -1, 1, false), NULL,
+                 t_gen(1, 1500, 1, -1, 1, false)};
+    for (int m = 0; m < 2; m++) {
+        setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
+        TRun r;
+        t_run_dml("R = ((S > 0.2) * S * u) %*% B\n", &t_pols[2].o, 4, names, ins, 1, on, &r);
+        T_CHECK(r.rc == 0 && (r.st.amulet > 0) == mcs[m].want, "sparse planner cost decision %d: %s, %lld loops", m,
+                r.err, (long long)r.st.amulet);
+        t_run_free(&r);
+    }
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    for (int i = 0; i < 4; i++) mb_release(ins[i]);
+    /* never densified: 10^5 x 10^5 with 10^4 non-zeros */
+    setenv("BRAID_AMULET_FUSE", "force", 1);
+    const char *on2[] = {"D", "n"};
+    TRun r;
+    t_run_dml("S = rand(rows=100000, cols=100000, sparsity=1e-6, seed=21)\n"
+              "B = rand(rows=100000, cols=6, min=-1, max=1, seed=22)\n"
+              "D = max(abs((S * 3) %*% B - 3 * (S %*% B)))\nn = sum(S != 0)\n",
+              &t_pols[2].o, 0, NULL, NULL, 2, on2, &r);
+    unsetenv("BRAID_AMULET_FUSE");
+    T_CHECK(r.rc == 0 && r.st.amulet > 0 && val_as_double(&r.out[0]) <= 1e-12, "a 10^5 x 10^5 sparse operand: %s",
+            r.err);
+    t_run_free(&r);
+}
+
+/* ---- several results in one loop nest ---- */
+
+/* The results a multi-result where-loop may compute, each with its
+ * accumulation and a scalar contribution of (a = A[i,k], b = B[k,j]). */
+enum { MR_MM, MR_MIN, MR_CNT, MR_MAX, MR_IK, MR_SHARE, MR_N };
+static const char *const mr_src[MR_N] = {
+    "R0[i,j] += %A * %B",
+    "R1[i,j] min= %A + %B",
+    "R2[i,j] += (%A * %B > thj[j])",
+    "R3[i,j] max= ifelse(%A * %B > thi[i], %A * %B, -abs(%A))",
+    "R4[i,j] += %A * 2 * u[k]",
+    "R5[i,j] += (%A * %B) * 3 - (%A * %B > 0.25) * %A * %B",
+};
+static double mr_init(int r) { return r == MR_MIN ? 1e300 : r == MR_MAX ? -1e300 : 0.5; }
+static double mr_step(int r, double acc, double a, double b, double ti, double tj, double u)
+{
+    double p = a * b;
+    switch (r) {
+    case MR_MM: return acc + p;
+    case MR_MIN: return fmin(acc, a + b);
+    case MR_CNT: return acc + (p > tj);
+    case MR_MAX: return fmax(acc, p > ti ? p : -fabs(a));
+    case MR_IK: return acc + a * 2 * u;
+    default: return acc + p * 3 - (p > 0.25) * p;
+    }
+}
+
+/* The results of mask sel (bits of MR_*) in one where-loop through the
+ * current BRAID_AMULET mode against a scalar loop written here; ta / tb:
+ * A / B read transposed (At[k,i], Bt[j,k]). */
+static void multi_check_d(unsigned sel, bool ta, bool tb, int64_t M, int64_t N, int64_t K, double da,
+                          const char *what)
+{
+    t_seed((uint64_t)(M * 31 + N * 3 + K + sel));
+    MB *A = t_gen(M, K, da, -1, 1, false), *B = t_gen(K, N, 1, -1, 1, false);
+    /* below 1, A goes in as a sparse block (the sparse kernel and the
+     * evaluator over its non-zeros where every body is zero with it) */
+    MB *Ain = da < 1 ? mb_to_sparse(A, &(BrErr){0}) : mb_retain(A);
+    MB *thi = t_gen(M, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, N, 1, -0.5, 0.5, false);
+    MB *u = t_gen(K, 1, 1, -1, 1, false);
+    char body[1200] = "", src[1800];
+    const char *onames[MR_N];
+    int no = 0, idx[MR_N];
+    for (int r = 0; r < MR_N; r++) {
+        if (!(sel >> r & 1)) continue;
+        /* the statement with %A / %B replaced by the operand reads */
+        char st[300];
+        size_t n = 0;
+        for (const char *c = mr_src[r]; *c && n + 10 < sizeof st; c++) {
+            if (c[0] == '%' && (c[1] == 'A' || c[1] == 'B')) {
+                n += (size_t)snprintf(st + n, sizeof st - n, "%s",
+                                      c[1] == 'A' ? (ta ? "At[k,i]" : "A[i,k]") : (tb ? "Bt[j,k]" : "B[k,j]"));
+                c++;
+            } else st[n++] = *c;
+        }
+        st[n] = 0;
+        strcat(body, st);
+        strcat(body, "\n  ");
+        static const char *const nm[MR_N] = {"R0", "R1", "R2", "R3", "R4", "R5"};
+        idx[no] = r;
+        onames[no++] = nm[r];
+    }
+    snprintf(src, sizeof src,
+             "At = t(A); Bt = t(B)\n"
+             "R0 = matrix(0.5, nrow(A), ncol(B)); R1 = matrix(1e300, nrow(A), ncol(B)); R2 = R0; "
+             "R3 = matrix(-1e300, nrow(A), ncol(B)); R4 = R0; R5 = R0\n"
+             "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) {\n  %s}\n", body);
+    const char *names[] = {"A", "B", "thi", "thj", "u"};
+    MB *ins[] = {Ain, B, thi, thj, u};
+    TRun r;
+    t_run_dml(src, &t_pols[2].o, 5, names, ins, no, onames, &r);
+    T_CHECK(r.rc == 0, "%s: several results %#x: %s", what, sel, r.err);
+    for (int o = 0; o < no && r.rc == 0; o++) {
+        T_CHECK(r.out[o].kind == V_MATRIX, "%s: result %s", what, onames[o]);
+        if (r.out[o].kind != V_MATRIX) continue;
+        MB *R = mb_to_dense(r.out[o].m, &(BrErr){0});
+        /* sums of K terms of magnitude <= 4 in another order: within
+         * 2 K^2 * 4 ulps, far below 1e-9 relative for K < 100 */
+        double worst = 0;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double x = mr_init(idx[o]);
+                for (int64_t k = 0; k < K; k++)
+                    x = mr_step(idx[o], x, A->d[i * K + k], B->d[k * N + j], thi->d[i], thj->d[j], u->d[k]);
+                worst = fmax(worst, fabs(x - R->d[i * N + j]) / (1 + fabs(x)));
+            }
+        T_CHECK(worst < 1e-9, "%s: result %s of %#x (%lldx%lldx%lld, ta %d tb %d): error %g", what, onames[o], sel,
+                (long long)M, (long long)N, (long long)K, ta, tb, worst);
+        mb_release(R);
+    }
+    t_run_free(&r);
+    mb_release(A); mb_release(Ain); mb_release(B); mb_release(thi); mb_release(thj); mb_release(u);
+}
+
+static void multi_check(unsigned sel, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *what)
+{
+    multi_check_d(sel, ta, tb, M, N, K, 1, what);
+}
+
+/* Results indexed differently (R[i,j], V[i], T[j,i]): a loop nest each,
+ * the same values as separate loops; and the errors of several results
+ * (one target twice, a body reading another result). */
+static void multi_other(void)
+{
+    MB *A = t_gen(23, 31, 1, -1, 1, false), *B = t_gen(31, 17, 1, -1, 1, false);
+    const char *names[] = {"A", "B"}, *on[] = {"R", "V", "T", "D"};
+    MB *ins[] = {A, B};
+    TRun r;
+    t_run_dml("R = matrix(0, 23, 17); V = matrix(0, 23, 1); T = matrix(0, 17, 23)\n"
+              "where (i in 1:23, j in 1:17, k in 1:31) { R[i,j] += A[i,k] * B[k,j]; V[i] max= A[i,k] - B[k,j]\n"
+              "  T[j,i] += abs(A[i,k] * B[k,j]) }\n"
+              "D = max(abs(R - A %*% B)) + max(abs(V - rowMaxs(outer(A[,1], B[1,], \"-\")) * 0 - V)) + "
+              "max(abs(T - t(abs(A) %*% abs(B))))\n",
+              &t_pols[2].o, 2, names, ins, 4, on, &r);
+    T_CHECK(r.rc == 0 && val_as_double(&r.out[3]) < 1e-12, "results indexed differently: %s %g", r.err,
+            r.rc ? -1 : val_as_double(&r.out[3]));
+    if (r.rc == 0) {
+        double worst = 0;
+        for (int i = 0; i < 23; i++) {
+            double v = -INFINITY;
+            for (int j = 0; j < 17; j++)
+                for (int k = 0; k < 31; k++) v = fmax(v, A->d[i * 31 + k] - B->d[k * 17 + j]);
+            worst = fmax(worst, fabs(v - mb_get(r.out[1].m, i, 0)));
+        }
+        T_CHECK(worst == 0, "V[i] max= over j and k: error %g", worst);
+    }
+    t_run_free(&r);
+    mb_release(A); mb_release(B);
+    /* results of different sizes (their own strides), the loop over a
+     * corner of the larger one, through every path */
+    static const char *modes[] = {"kernel", "eval", "ref"};
+    const char *on2[] = {"D"};
+    for (int m = 0; m < 3; m++) {
+        setenv("BRAID_AMULET", modes[m], 1);
+        t_run_dml("A = rand(rows=80, cols=70, seed=1, min=-1, max=1); B = rand(rows=70, cols=90, seed=2, min=-1, max=1)\n"
+                  "R = matrix(0, 80, 90); S = matrix(0, 100, 120)\n"
+                  "where (i in 1:80, j in 1:90, k in 1:70) { R[i,j] += A[i,k] * B[k,j]; S[i,j] += abs(A[i,k] * B[k,j]) }\n"
+                  "D = max(abs(R - A %*% B)) + max(abs(S[1:80,1:90] - abs(A) %*% abs(B))) + sum(abs(S[81:100,])) + "
+                  "sum(abs(S[,91:120]))\n",
+                  &t_pols[2].o, 0, NULL, NULL, 1, on2, &r);
+        /* sums of 70 products of magnitude <= 1 in two orders */
+        T_CHECK(r.rc == 0 && val_as_double(&r.out[0]) < 1e-11, "results of different sizes (%s): %s %g", modes[m],
+                r.err, r.rc ? -1 : val_as_double(&r.out[0]));
+        t_run_free(&r);
+    }
+    unsetenv("BRAID_AMULET");
+    static const ErrCase cases[] = {
+        {"R = matrix(0, 3, 3); A = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += A[i,k]; R[i,j] min= A[k,j] }",
+         "target of two statements", 2, 58},
+        {"R = matrix(0, 3, 3); S = R; A = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += A[i,k]\n S[i,j] += R[i,k] }",
+         "reads its result 'R'", 3, 12},
+        {"R = matrix(0, 3, 3); S = R; A = R\nwhere (i in 1:3, j in 1:3, k in 1:3) { R[i,j] += A[i,k]; S[i,j] = A[i,k] }",
+         "depend on the iteration order", 2, 58},
+    };
+    check_errors(cases, sizeof cases / sizeof *cases, "several results, error case");
+}
+
+/* Several results in one loop nest: subsets of MR_* (accumulation kinds
+ * +=, min=, max=; masks, ifelse, an (i,k) result, a product shared by two
+ * results and used inside a third), layouts, shapes (the kernel: one
+ * nest with a tile per result), each path. */
+static void multi(void)
+{
+    static const unsigned sels[] = {0x3f, 0x03, 0x0c, 0x31, 0x16, 0x29};
+    static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {70, 66, 80}};
+    static const char *modes[] = {"kernel", "eval", "ref"};
+    char what[80];
+    for (int m = 0; m < 3; m++) {
+        setenv("BRAID_AMULET", modes[m], 1);
+        for (size_t s = 0; s < sizeof sels / sizeof *sels; s++)
+            for (int lay = 0; lay < 4; lay++) {
+                const int64_t *z = sizes[(s + (size_t)lay) % 3];
+                snprintf(what, sizeof what, "%s", modes[m]);
+                multi_check(sels[s], lay & 1, lay >> 1, z[0], z[1], z[2], what);
+            }
+    }
+    /* a sparse A under results whose bodies are all zero with it (+=
+     * only): its non-zeros, by the sparse kernel and the evaluator; with
+     * a min= result among them, densified */
+    static const double dens[] = {0.002, 0.03, 0.2};
+    for (int m = 0; m < 2; m++) {
+        setenv("BRAID_AMULET", modes[m], 1);
+        for (int d = 0; d < 3; d++)
+            for (int lay = 0; lay < 2; lay++) {
+                snprintf(what, sizeof what, "%s, sparse A %g", modes[m], dens[d]);
+                multi_check_d(0x31, lay, false, 70, 66, 80, dens[d], what);
+                multi_check_d(0x33, lay, true, 37, 29, 41, dens[d], what);
+            }
+    }
+    unsetenv("BRAID_AMULET");
+    multi_check(0x3f, false, false, 70, 66, 80, "auto");
+    multi_other();
+}
+
 int main(void)
 {
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
@@ -705,6 +1058,8 @@ int main(void)
     sparse_a();
     sparse_kernel();
     planner();
+    sparse_planner();
+    multi();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
         for (int q = Q1; q <= QMAX; q++)
@@ -726,6 +1081,7 @@ int main(void)
             check(Q2, 1, true, false, 40, 67, 33, what);
             check(Q3, 3, true, true, 25, 31, 90, what);
             check(QMIN, 0, false, false, 30, 30, 30, what);
+            multi_check(0x3f, true, false, 45, 70, 60, what);
             /* the sparse kernel at this level, and the same bodies over a
              * dense A: the dense kernel with (i,k) values computed by the
              * pack function (abs(A[i,k]), A[i,k] * thk[k], ifelse(...)) */
