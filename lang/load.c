@@ -598,6 +598,43 @@ const Block *lang_main(const Program *p)
     return &p->files[0]->pf.main;
 }
 
+/* name = t(name), at the position of the script's first statement so
+ * that it joins that statement block (docs/python.md). */
+static Stmt *transpose_stmt(Arena *a, const char *name, Span sp)
+{
+    Stmt *st = arena_alloc(a, sizeof *st);
+    Expr *call = arena_alloc(a, sizeof *call), *id = arena_alloc(a, sizeof *id);
+    Arg *arg = arena_alloc(a, sizeof *arg);
+    if (!name || !st || !call || !id || !arg) return NULL;   /* arena memory is zeroed */
+    *id = (Expr){.kind = EX_IDENT, .span = sp, .ident = name};
+    *arg = (Arg){.value = id, .span = sp};
+    call->kind = EX_CALL;
+    call->span = sp;
+    call->call.name = "t";
+    call->call.args = arg;
+    call->call.nargs = 1;
+    call->call.builtin = ops_builtin("t");
+    st->kind = ST_ASSIGN;
+    st->span = sp;
+    st->assign.target = (LValue){.name = name, .span = sp};
+    st->assign.value = call;
+    return call->call.builtin ? st : NULL;
+}
+
+const Block *lang_main_transposed(Program *p, const char *const *names, int n)
+{
+    const Block *m = lang_main(p);
+    Span sp = m->n ? m->stmts[0]->span : (Span){0};
+    Block *b = arena_alloc(p->arena, sizeof *b);
+    Stmt **v = arena_alloc(p->arena, (size_t)(n + m->n + 1) * sizeof *v);
+    if (!b || !v) return NULL;
+    for (int i = 0; i < n; i++)
+        if (!(v[i] = transpose_stmt(p->arena, arena_strdup(p->arena, names[i]), sp))) return NULL;
+    for (int i = 0; i < m->n; i++) v[n + i] = m->stmts[i];
+    *b = (Block){.stmts = v, .n = n + m->n};
+    return b;
+}
+
 int lang_nfuncs(const Program *p)
 {
     return p->nfuncs;

@@ -165,9 +165,11 @@ def _bind(script: Script, name: str, v: Any) -> None:
         _bind_frame(script, name, v)
         return
     if _is_sparse(v):
-        m = v if v.format == "csr" else v.tocsr()   # CSC, COO, ...: one conversion
+        # CSR, and CSC (the CSR of the transpose, read as t(.)), as they
+        # are; COO, ...: one conversion
+        m = v if v.format in ("csr", "csc") else v.tocsr()
         data = m.data if m.data.dtype == _np.float64 else m.data.astype(_np.float64)
-        script.bind_csr(name, m.shape[0], m.shape[1], m.indptr, m.indices, data)
+        script.bind_csr(name, m.shape[0], m.shape[1], m.indptr, m.indices, data, m.format == "csc")
         return
     if _np is not None:
         if isinstance(v, _np.generic):
