@@ -98,6 +98,7 @@ void braid_script_free(BraidScript *s)
     st_free(&s->results);
     plan_program_free(s->prog);
     plan_program_free(s->tprog);
+    free(s->tmain);
     lang_program_free(s->ast);
     free(s->transposed);
     free(s->tpattern);
@@ -151,20 +152,23 @@ static RtProgram *build_transposed(BraidScript *s)
     if (!names || !pattern) goto oom;
     for (int i = 0; i < s->ninputs; i++)
         if ((pattern[i] = s->transposed[i])) names[n++] = s->inputs[i];
-    const Block *main = lang_main_transposed(s->ast, names, n);
+    Block *main = lang_main_transposed(s->ast, names, n);
     if (!main) goto oom;
     CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true};
     RtProgram *p = plan_build_program_main(s->ast, main, s->diag, 2, &cg, (const char *const *)s->outputs,
                                            s->noutputs);
     free(names);
     if (!p) {
+        free(main);
         free(pattern);
         api_fail(s, diag_first_message(s->diag));
         return NULL;
     }
-    plan_program_free(s->tprog);
+    plan_program_free(s->tprog);   /* the last pattern's, then its statements */
+    free(s->tmain);
     free(s->tpattern);
     s->tprog = p;
+    s->tmain = main;
     s->tpattern = pattern;
     return p;
 oom:

@@ -20,6 +20,7 @@ struct BraidScript {
     bool *transposed;    /* per input: bound as a transposed view, the
                             value the transpose of what the script reads */
     RtProgram *tprog;    /* prog's variant reading those inputs as t(value), */
+    Block *tmain;        /*   its main statements (lang_main_transposed), */
     bool *tpattern;      /*   built for this pattern of transposed (NULL: none) */
     SymTab results;      /* outputs of the last run */
     char err[2048];

@@ -598,38 +598,41 @@ const Block *lang_main(const Program *p)
     return &p->files[0]->pf.main;
 }
 
-/* name = t(name), at the position of the script's first statement so
- * that it joins that statement block (docs/python.md). */
-static Stmt *transpose_stmt(Arena *a, const char *name, Span sp)
+/* name = t(name) as one statement's nodes. */
+typedef struct TransposeStmt {
+    Stmt st;
+    Expr call, id;
+    Arg arg;
+} TransposeStmt;
+
+/* Fills t with name = t(name) at sp, the position of the script's first
+ * statement, so that it joins that statement block (docs/python.md). */
+static Stmt *transpose_stmt(TransposeStmt *t, const char *name, Span sp)
 {
-    Stmt *st = arena_alloc(a, sizeof *st);
-    Expr *call = arena_alloc(a, sizeof *call), *id = arena_alloc(a, sizeof *id);
-    Arg *arg = arena_alloc(a, sizeof *arg);
-    if (!name || !st || !call || !id || !arg) return NULL;   /* arena memory is zeroed */
-    *id = (Expr){.kind = EX_IDENT, .span = sp, .ident = name};
-    *arg = (Arg){.value = id, .span = sp};
-    call->kind = EX_CALL;
-    call->span = sp;
-    call->call.name = "t";
-    call->call.args = arg;
-    call->call.nargs = 1;
-    call->call.builtin = ops_builtin("t");
-    st->kind = ST_ASSIGN;
-    st->span = sp;
-    st->assign.target = (LValue){.name = name, .span = sp};
-    st->assign.value = call;
-    return call->call.builtin ? st : NULL;
+    t->id = (Expr){.kind = EX_IDENT, .span = sp, .ident = name};
+    t->arg = (Arg){.value = &t->id, .span = sp};
+    t->call = (Expr){.kind = EX_CALL, .span = sp};
+    t->call.call.name = "t";
+    t->call.call.args = &t->arg;
+    t->call.call.nargs = 1;
+    t->call.call.builtin = ops_builtin("t");
+    t->st = (Stmt){.kind = ST_ASSIGN, .span = sp};
+    t->st.assign.target = (LValue){.name = name, .span = sp};
+    t->st.assign.value = &t->call;
+    return &t->st;
 }
 
-const Block *lang_main_transposed(Program *p, const char *const *names, int n)
+Block *lang_main_transposed(const Program *p, const char *const *names, int n)
 {
     const Block *m = lang_main(p);
     Span sp = m->n ? m->stmts[0]->span : (Span){0};
-    Block *b = arena_alloc(p->arena, sizeof *b);
-    Stmt **v = arena_alloc(p->arena, (size_t)(n + m->n + 1) * sizeof *v);
-    if (!b || !v) return NULL;
-    for (int i = 0; i < n; i++)
-        if (!(v[i] = transpose_stmt(p->arena, arena_strdup(p->arena, names[i]), sp))) return NULL;
+    size_t head = sizeof(Block) + (size_t)(n + m->n) * sizeof(Stmt *);
+    head = (head + 15) & ~(size_t)15;
+    Block *b = calloc(1, head + (size_t)n * sizeof(TransposeStmt));
+    if (!b) return NULL;
+    Stmt **v = (Stmt **)(b + 1);
+    TransposeStmt *t = (TransposeStmt *)((char *)b + head);
+    for (int i = 0; i < n; i++) v[i] = transpose_stmt(&t[i], names[i], sp);
     for (int i = 0; i < m->n; i++) v[n + i] = m->stmts[i];
     *b = (Block){.stmts = v, .n = n + m->n};
     return b;
