@@ -242,7 +242,8 @@ static PyObject *script_bind_csr(Script *self, PyObject *args)
     const char *bad = !pb ? "indptr must be int32 or int64"
                     : !ib ? "indices must be int32 or int64"
                     : !is_double(&h->b[2]) ? "values must be float64"
-                    : lines < 0 || np != lines + 1 ? (csc ? "indptr must have cols+1 entries" : "indptr must have rows+1 entries")
+                    : lines < 0 || np != lines + 1 ? (csc ? "indptr must have cols+1 entries"
+                                                          : "indptr must have rows+1 entries")
                     : nnz < 0 || ni < nnz || h->b[2].len / 8 < nnz ? "indices and values need indptr[-1] entries"
                     : NULL;
     if (bad) {

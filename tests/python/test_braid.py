@@ -265,6 +265,9 @@ def test_sparse():
     t = braid.run("B = t(A)", inputs={"A": C}, outputs=["B"], sparse=True)["B"]
     check(sp.issparse(t) and np.shares_memory(t.data, C.data) and np.array_equal(t.toarray(), A.toarray().T),
           "t(A) of a CSC input is its arrays as CSR (no copy)")
+    z32 = np.zeros(4, dtype=np.int32)
+    check(raises(lambda: p._s.bind_csr("A", 80, 30, z32, z32, np.zeros(4), True), ValueError, "cols+1"),
+          "CSC arrays of the wrong extent")
     dense = braid.run("D = A + 1", inputs={"A": A}, outputs=["D"])["D"]
     check(isinstance(dense, np.ndarray) and np.allclose(dense, A.toarray() + 1), "dense outputs by default")
     unsorted = sp.csr_matrix((np.array([2.0, 1.0, 0.0]), np.array([2, 0, 1], dtype=np.int32),
