@@ -48,6 +48,7 @@ static BraidScript *prepare(const char *text, const char *path, const char *cons
     s->diag = diag_new();
     s->bdir = api_builtin_dir();
     s->inputs = calloc((size_t)ninputs + 1, sizeof(char *));
+    s->transposed = calloc((size_t)ninputs + 1, sizeof(bool));
     s->outputs = calloc((size_t)noutputs + 1, sizeof(char *));
     for (int i = 0; i < ninputs; i++) s->inputs[i] = strdup(inputs[i]);
     for (int i = 0; i < noutputs; i++) s->outputs[i] = strdup(outputs[i]);
@@ -96,7 +97,11 @@ void braid_script_free(BraidScript *s)
     st_free(&s->bound);
     st_free(&s->results);
     plan_program_free(s->prog);
+    plan_program_free(s->tprog);
+    free(s->tmain);
     lang_program_free(s->ast);
+    free(s->transposed);
+    free(s->tpattern);
     diag_free(s->diag);
     for (int i = 0; i < s->ninputs; i++) free(s->inputs[i]);
     for (int i = 0; i < s->noutputs; i++) free(s->outputs[i]);
@@ -118,24 +123,69 @@ int api_fail(BraidScript *s, const char *msg)
     return -1;
 }
 
-static const char *input_name(BraidScript *s, const char *name)
+static int bind_as(BraidScript *s, const char *name, Value v, bool transposed)
 {
-    for (int i = 0; i < s->ninputs; i++)
-        if (!strcmp(s->inputs[i], name)) return s->inputs[i];
-    return NULL;
-}
-
-int api_bind(BraidScript *s, const char *name, Value v)
-{
-    const char *key = input_name(s, name);
-    if (!key) {
+    int i = 0;
+    while (i < s->ninputs && strcmp(s->inputs[i], name)) i++;
+    if (i == s->ninputs) {
         val_release(&v);
         char m[300];
         snprintf(m, sizeof m, "'%s' is not a declared input of the script", name);
         return api_fail(s, m);
     }
-    if (st_put(&s->bound, key, v)) return api_fail(s, "out of memory");
+    if (st_put(&s->bound, s->inputs[i], v)) return api_fail(s, "out of memory");
+    s->transposed[i] = transposed;
     return 0;
+}
+
+int api_bind(BraidScript *s, const char *name, Value v) { return bind_as(s, name, v, false); }
+int api_bind_transposed(BraidScript *s, const char *name, Value v) { return bind_as(s, name, v, true); }
+
+/* The variant of prog whose first statements are X = t(X) for each
+ * transposed input X: the rewrites see t(view) in the DAG of the
+ * script's first block (t(t(V)) -> V, t(X) %*% X -> tsmm, ...). */
+static RtProgram *build_transposed(BraidScript *s)
+{
+    const char **names = malloc((size_t)(s->ninputs + 1) * sizeof *names);
+    bool *pattern = malloc((size_t)(s->ninputs + 1) * sizeof *pattern);
+    int n = 0;
+    if (!names || !pattern) goto oom;
+    for (int i = 0; i < s->ninputs; i++)
+        if ((pattern[i] = s->transposed[i])) names[n++] = s->inputs[i];
+    Block *main = lang_main_transposed(s->ast, names, n);
+    if (!main) goto oom;
+    CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true};
+    RtProgram *p = plan_build_program_main(s->ast, main, s->diag, 2, &cg, (const char *const *)s->outputs,
+                                           s->noutputs);
+    free(names);
+    if (!p) {
+        free(main);
+        free(pattern);
+        api_fail(s, diag_first_message(s->diag));
+        return NULL;
+    }
+    plan_program_free(s->tprog);   /* the last pattern's, then its statements */
+    free(s->tmain);
+    free(s->tpattern);
+    s->tprog = p;
+    s->tmain = main;
+    s->tpattern = pattern;
+    return p;
+oom:
+    free(names);
+    free(pattern);
+    api_fail(s, "out of memory");
+    return NULL;
+}
+
+RtProgram *api_program(BraidScript *s)
+{
+    bool any = false, same = s->tpattern != NULL;
+    for (int i = 0; i < s->ninputs; i++) {
+        any |= s->transposed[i];
+        same = same && s->tpattern[i] == s->transposed[i];
+    }
+    return !any ? s->prog : same ? s->tprog : build_transposed(s);
 }
 
 MB *api_dense_copy(const double *data, int64_t rows, int64_t cols, BrErr *e)
@@ -168,6 +218,8 @@ int braid_execute(BraidScript *s)
             snprintf(m, sizeof m, "input '%s' is not bound", s->inputs[i]);
             return api_fail(s, m);
         }
+    RtProgram *prog = api_program(s);
+    if (!prog) return -1;
     RtOptions ro = {.out = stdout, .seed = -1, .explain_recompile = s->trace, .loop_stats = s->count_loops};
     char *trace = NULL, *dots = NULL, *printed = NULL;
     size_t tlen = 0, dlen = 0, plen = 0;
@@ -186,7 +238,7 @@ int braid_execute(BraidScript *s)
         ro.recompiled_ctx = dot_out;
     }
     Rt rt;
-    rt_init(&rt, s->prog, s->diag, &ro);
+    rt_init(&rt, prog, s->diag, &ro);
     Frame f;
     f.depth = 0;
     int rc = st_copy(&f.vars, &s->bound) ? rt_fail(&rt, (Span){0}, BR_ENOMEM, "out of memory")

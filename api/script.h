@@ -17,6 +17,11 @@ struct BraidScript {
     char **inputs; int ninputs;
     char **outputs; int noutputs;
     SymTab bound;        /* input bindings (names owned by inputs[]) */
+    bool *transposed;    /* per input: bound as a transposed view, the
+                            value the transpose of what the script reads */
+    RtProgram *tprog;    /* prog's variant reading those inputs as t(value), */
+    Block *tmain;        /*   its main statements (lang_main_transposed), */
+    bool *tpattern;      /*   built for this pattern of transposed (NULL: none) */
     SymTab results;      /* outputs of the last run */
     char err[2048];
     char *bdir;
@@ -38,6 +43,12 @@ int api_fail(BraidScript *s, const char *msg);
 /* Binds v (ownership taken, released on failure) to the declared input
  * name. */
 int api_bind(BraidScript *s, const char *name, Value v);
+/* The same for a matrix the script reads as t(v) (a transposed view). */
+int api_bind_transposed(BraidScript *s, const char *name, Value v);
+/* The program for the current bindings: prog, or its variant with the
+ * transposed inputs (built when their pattern changes); NULL with s's
+ * error set. */
+RtProgram *api_program(BraidScript *s);
 
 /* A new block copying rows x cols row-major cells, in the format braid's
  * rule picks; NULL with e set. */

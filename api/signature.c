@@ -30,11 +30,13 @@ int braid_explain(BraidScript *s, const char *kind, char **text)
     if (!kind || (strcmp(kind, "hops") && strcmp(kind, "runtime") && strcmp(kind, "dot") && strcmp(kind, "dot_all")))
         return api_fail(s, "explain: kind must be \"hops\", \"runtime\", \"dot\", \"dot_all\", "
                            "\"recompile_hops\" or \"recompile_dot\"");
+    RtProgram *p = api_program(s);   /* with transposed views bound: their variant */
+    if (!p) return -1;
     FILE *f = open_memstream(&buf, &len);
     if (!f) return api_fail(s, "out of memory");
-    if (!strcmp(kind, "hops")) plan_print_hops(s->prog, f);
-    else if (!strcmp(kind, "runtime")) plan_print(s->prog, f);
-    else plan_print_dot(s->prog, f, !strcmp(kind, "dot_all"));
+    if (!strcmp(kind, "hops")) plan_print_hops(p, f);
+    else if (!strcmp(kind, "runtime")) plan_print(p, f);
+    else plan_print_dot(p, f, !strcmp(kind, "dot_all"));
     if (fclose(f) != 0 || !buf) { free(buf); return api_fail(s, "out of memory"); }
     *text = buf;
     return 0;

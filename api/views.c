@@ -1,8 +1,10 @@
 /* views.c: the embedding API's zero-copy paths (include/braid.h): dense
  * and CSR inputs that borrow the caller's arrays (matrix blocks with
- * borrowed storage, matrix/mb.h), strided and non-canonical inputs copied
- * into braid's form, and output views that hold a reference to the
- * block. */
+ * borrowed storage, matrix/mb.h), column-major and CSC inputs borrowed
+ * as the row-major / CSR block of their transpose and read by the script
+ * as t(block) (api.c's transposed program, docs/python.md), strided and
+ * non-canonical inputs copied into braid's form, and output views that
+ * hold a reference to the block. */
 #include "../matrix/cmb.h"
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,24 @@ int braid_bind_matrix_view(BraidScript *s, const char *name, const double *data,
     return api_bind(s, name, val_matrix(m));
 }
 
+int braid_bind_matrix_view_colmajor(BraidScript *s, const char *name, const double *data, int64_t rows,
+                                    int64_t cols, BraidRelease release, void *ctx)
+{
+    if (rows == 1 || cols == 1)   /* a vector: the same cells in either order */
+        return braid_bind_matrix_view(s, name, data, rows, cols, release, ctx);
+    if (!release) return braid_bind_matrix_strided(s, name, data, rows, cols, 1, rows);
+    if (bad_dims(s, cols, rows) || (rows * cols > 0 && !data)) {
+        release(ctx);
+        return data ? -1 : api_fail(s, "no data");
+    }
+    BrErr e = {0};
+    MB *m = borrowed(cols, rows, MB_EXT_D, release, ctx, &e);   /* row-major cols x rows */
+    if (!m) return api_fail(s, e.msg);
+    m->d = (double *)data;
+    mb_recount_nnz(m);
+    return api_bind_transposed(s, name, val_matrix(m));
+}
+
 int braid_bind_matrix_strided(BraidScript *s, const char *name, const double *data, int64_t rows,
                               int64_t cols, int64_t row_stride, int64_t col_stride)
 {
@@ -68,6 +88,7 @@ typedef struct Csr {
     const void *rp; int rp_bits;
     const void *ci; int ci_bits;
     const double *v;
+    const char *form, *line, *index;   /* messages: "CSR", "row", "column" (CSC: swapped) */
 } Csr;
 
 static int64_t csr_rp(const Csr *c, int64_t i)
@@ -86,18 +107,21 @@ static int csr_check(BraidScript *s, const Csr *c, bool *canonical)
 {
     char m[300];
     *canonical = true;
-    if (csr_rp(c, 0) != 0) return api_fail(s, "CSR indptr[0] is not 0");
+    if (csr_rp(c, 0) != 0) {
+        snprintf(m, sizeof m, "%s indptr[0] is not 0", c->form);
+        return api_fail(s, m);
+    }
     for (int64_t i = 0; i < c->rows; i++) {
         int64_t a = csr_rp(c, i), b = csr_rp(c, i + 1);
         if (b < a) {
-            snprintf(m, sizeof m, "CSR indptr decreases at row %lld", (long long)i);
+            snprintf(m, sizeof m, "%s indptr decreases at %s %lld", c->form, c->line, (long long)i);
             return api_fail(s, m);
         }
         for (int64_t k = a; k < b; k++) {
             int64_t j = csr_ci(c, k);
             if (j < 0 || j >= c->cols) {
-                snprintf(m, sizeof m, "CSR column index %lld out of range [0, %lld) in row %lld",
-                         (long long)j, (long long)c->cols, (long long)i);
+                snprintf(m, sizeof m, "%s %s index %lld out of range [0, %lld) in %s %lld", c->form, c->index,
+                         (long long)j, (long long)c->cols, c->line, (long long)i);
                 return api_fail(s, m);
             }
             if ((k > a && j <= csr_ci(c, k - 1)) || c->v[k] == 0) *canonical = false;
@@ -161,11 +185,12 @@ static MB *csr_borrow(const Csr *c, BraidRelease release, void *ctx, BrErr *e)
     return m;
 }
 
-int braid_bind_csr(BraidScript *s, const char *name, int64_t rows, int64_t cols, const void *indptr,
-                   int indptr_bits, const void *indices, int index_bits, const double *values,
-                   BraidRelease release, void *ctx)
+static int bind_compressed(BraidScript *s, const char *name, int64_t rows, int64_t cols, const void *indptr,
+                           int indptr_bits, const void *indices, int index_bits, const double *values,
+                           BraidRelease release, void *ctx, bool transposed)
 {
-    Csr c = {rows, cols, indptr, indptr_bits, indices, index_bits, values};
+    Csr c = {rows, cols, indptr, indptr_bits, indices, index_bits, values, transposed ? "CSC" : "CSR",
+             transposed ? "column" : "row", transposed ? "row" : "column"};
     bool canonical;
     int rc = -1;
     MB *m = NULL;
@@ -178,10 +203,28 @@ int braid_bind_csr(BraidScript *s, const char *name, int64_t rows, int64_t cols,
             release = NULL;   /* the block calls it now (or did, on failure) */
         } else
             m = csr_copy(&c, &e);
-        rc = m ? api_bind(s, name, val_matrix(m)) : api_fail(s, e.msg);
+        rc = !m ? api_fail(s, e.msg)
+           : transposed ? api_bind_transposed(s, name, val_matrix(m)) : api_bind(s, name, val_matrix(m));
     }
     if (release) release(ctx);
     return rc;
+}
+
+int braid_bind_csr(BraidScript *s, const char *name, int64_t rows, int64_t cols, const void *indptr,
+                   int indptr_bits, const void *indices, int index_bits, const double *values,
+                   BraidRelease release, void *ctx)
+{
+    return bind_compressed(s, name, rows, cols, indptr, indptr_bits, indices, index_bits, values, release, ctx,
+                           false);
+}
+
+/* The CSC arrays of rows x cols are the CSR arrays of its transpose. */
+int braid_bind_csc(BraidScript *s, const char *name, int64_t rows, int64_t cols, const void *indptr,
+                   int indptr_bits, const void *indices, int index_bits, const double *values,
+                   BraidRelease release, void *ctx)
+{
+    return bind_compressed(s, name, cols, rows, indptr, indptr_bits, indices, index_bits, values, release, ctx,
+                           true);
 }
 
 /* ---- output views ---- */

@@ -5,9 +5,11 @@ peer's time and their ratio (medians of alternated repetitions).
   call       a prepared tiny script (y = x + 1) vs a Python function call
              doing the same (the overhead a call adds; the issue's aim is
              under 50 us for braid)
-  bind       binding 80 MB C-ordered (a view) vs Fortran-ordered (a copy)
-             and running sum(X)
+  bind       binding 80 MB Fortran-ordered (the view of its transpose,
+             read as t(view)) vs C-ordered (a view) and running sum(X)
   tsmm       t(X) %*% X of 20000 x 100 through braid vs NumPy
+  ftsmm      the same of the Fortran-ordered array (tsmm of the row-major
+             view's other side) vs the C-ordered one through braid
   lm         lm(X, y) (reg 1e-7) vs numpy.linalg.lstsq, 20000 x 100
   lazy       compute() of a tiny lazy expression (x + 1 over a bound
              braid.Scalar: nodes, script text, the cache of prepared
@@ -63,11 +65,13 @@ def main():
     X = rng.random((10_000_000 // 100, 100))
     XF = np.asfortranarray(X)
     s = braid.prepare("s = sum(X)", inputs=["X"], outputs=["s"])
-    row("bind", lambda: s.execute(X=X), lambda: s.execute(X=XF), 5)
+    row("bind", lambda: s.execute(X=XF), lambda: s.execute(X=X), 5)
     X = rng.random((20000, 100))
     y = X @ rng.random(100)
     g = braid.prepare("G = t(X) %*% X", inputs=["X"], outputs=["G"])
     row("tsmm", lambda: g.execute(X=X), lambda: X.T @ X, 7)
+    XF = np.asfortranarray(X)
+    row("ftsmm", lambda: g.execute(X=XF), lambda: g.execute(X=X), 7)
     lm = braid.prepare("B = lm(X=X, y=y, reg=1e-7, verbose=FALSE)", inputs=["X", "y"], outputs=["B"])
     lm.execute(X=X, y=y)
     row("lm", lambda: lm.execute(X=X, y=y), lambda: np.linalg.lstsq(X, y, rcond=None), 5)

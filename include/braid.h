@@ -72,10 +72,27 @@ typedef void (*BraidRelease)(void *ctx);
  * Kept dense even when mostly zero (a sparse form would be a copy). */
 int braid_bind_matrix_view(BraidScript *s, const char *name, const double *data,
                            int64_t rows, int64_t cols, BraidRelease release, void *ctx);
+/* Dense column-major (Fortran order) rows x cols doubles, borrowed, with
+ * braid_bind_matrix_view's lifetime rules. braid's blocks are row-major:
+ * the buffer is bound as the row-major cols x rows block V, and the
+ * script reads the input as t(V). Executing with such a binding runs a
+ * variant of the prepared program whose first statements are X = t(X)
+ * for each such input X, compiled on the first execution (or
+ * braid_explain) with this set of transposed inputs and kept until the
+ * set changes (rebinding X row-major runs the prepared program again).
+ * The rewrites then remove the transpose where the script's first
+ * statement block allows: t(X) %*% X, X %*% t(X), X %*% v, t(X) %*% y,
+ * sum(X), colSums/rowSums(X), elementwise X + t(Y), ... read V itself.
+ * Where a consumer needs X itself (a later block, a loop, an output
+ * X), braid computes t(V) once per execution into its own block; the
+ * caller's buffer is never written. A vector (rows or cols 1) is the
+ * same buffer in both orders and bound as braid_bind_matrix_view. With
+ * release NULL the buffer is copied (braid_bind_matrix_strided). */
+int braid_bind_matrix_view_colmajor(BraidScript *s, const char *name, const double *data,
+                                    int64_t rows, int64_t cols, BraidRelease release, void *ctx);
 /* Dense with strides in elements, copied: cell (i, j) is
- * data[i*row_stride + j*col_stride]. Column-major (Fortran order) is
- * row_stride 1, col_stride rows: braid's blocks are row-major, so a
- * column-major buffer is always copied (transposed) once. */
+ * data[i*row_stride + j*col_stride] (column-major without a copy:
+ * braid_bind_matrix_view_colmajor). */
 int braid_bind_matrix_strided(BraidScript *s, const char *name, const double *data,
                               int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride);
 /* CSR: row i's entries are indices[k], values[k] for k in
@@ -86,6 +103,14 @@ int braid_bind_matrix_strided(BraidScript *s, const char *name, const double *da
  * that form (duplicates summed, zeros dropped). Malformed structure
  * (indptr not starting at 0 or decreasing, a column out of range) fails. */
 int braid_bind_csr(BraidScript *s, const char *name, int64_t rows, int64_t cols,
+                   const void *indptr, int indptr_bits, const void *indices, int index_bits,
+                   const double *values, BraidRelease release, void *ctx);
+/* CSC of a rows x cols matrix: column j's entries are indices[k] (rows),
+ * values[k] for k in [indptr[j], indptr[j+1]) (cols+1 indptr entries).
+ * These are the CSR arrays of its cols x rows transpose, bound by
+ * braid_bind_csr's rules (borrowed when canonical) and read by the
+ * script as t(block), as braid_bind_matrix_view_colmajor. */
+int braid_bind_csc(BraidScript *s, const char *name, int64_t rows, int64_t cols,
                    const void *indptr, int indptr_bits, const void *indices, int index_bits,
                    const double *values, BraidRelease release, void *ctx);
 
@@ -238,7 +263,8 @@ int braid_launch(int np, int argc, char **argv);
  * "runtime" (-explain runtime), "dot" (Graphviz: one digraph per statement
  * block's DAG, the script's own and its functions'), "dot_all" (the
  * builtin library's functions too) or "recompile_hops" / "recompile_dot"
- * (below). Inputs not bound at prepare time have unknown sizes in it.
+ * (below). Inputs not bound at prepare time have unknown sizes in it;
+ * with column-major or CSC inputs bound, the plan is their variant's.
  * *text is malloc'd (braid_free). */
 int braid_explain(BraidScript *s, const char *kind, char **text);
 /* Record the DAGs recompiled with the bound inputs' sizes (where fused

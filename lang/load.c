@@ -598,6 +598,46 @@ const Block *lang_main(const Program *p)
     return &p->files[0]->pf.main;
 }
 
+/* name = t(name) as one statement's nodes. */
+typedef struct TransposeStmt {
+    Stmt st;
+    Expr call, id;
+    Arg arg;
+} TransposeStmt;
+
+/* Fills t with name = t(name) at sp, the position of the script's first
+ * statement, so that it joins that statement block (docs/python.md). */
+static Stmt *transpose_stmt(TransposeStmt *t, const char *name, Span sp)
+{
+    t->id = (Expr){.kind = EX_IDENT, .span = sp, .ident = name};
+    t->arg = (Arg){.value = &t->id, .span = sp};
+    t->call = (Expr){.kind = EX_CALL, .span = sp};
+    t->call.call.name = "t";
+    t->call.call.args = &t->arg;
+    t->call.call.nargs = 1;
+    t->call.call.builtin = ops_builtin("t");
+    t->st = (Stmt){.kind = ST_ASSIGN, .span = sp};
+    t->st.assign.target = (LValue){.name = name, .span = sp};
+    t->st.assign.value = &t->call;
+    return &t->st;
+}
+
+Block *lang_main_transposed(const Program *p, const char *const *names, int n)
+{
+    const Block *m = lang_main(p);
+    Span sp = m->n ? m->stmts[0]->span : (Span){0};
+    size_t head = sizeof(Block) + (size_t)(n + m->n) * sizeof(Stmt *);
+    head = (head + 15) & ~(size_t)15;
+    Block *b = calloc(1, head + (size_t)n * sizeof(TransposeStmt));
+    if (!b) return NULL;
+    Stmt **v = (Stmt **)(b + 1);
+    TransposeStmt *t = (TransposeStmt *)((char *)b + head);
+    for (int i = 0; i < n; i++) v[i] = transpose_stmt(&t[i], names[i], sp);
+    for (int i = 0; i < m->n; i++) v[n + i] = m->stmts[i];
+    *b = (Block){.stmts = v, .n = n + m->n};
+    return b;
+}
+
 int lang_nfuncs(const Program *p)
 {
     return p->nfuncs;

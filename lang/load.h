@@ -30,6 +30,12 @@ void lang_program_free(Program *p);
 
 /* The top-level statements of the main script. */
 const Block *lang_main(const Program *p);
+/* The main statements after one `X = t(X)` per name: the embedding
+ * API's transposed views, whose bound value is the transpose of what the
+ * script reads (api/views.c). One allocation (free it with free(), after
+ * the program built from it); names must outlive it; NULL when out of
+ * memory. */
+Block *lang_main_transposed(const Program *p, const char *const *names, int n);
 /* All functions of all loaded files (main script, sourced files, library
  * scripts), in load order. lang_find_func may append more. */
 int lang_nfuncs(const Program *p);

@@ -1674,6 +1674,12 @@ RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptio
 RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const CgOptions *cg,
                                       const char *const *outputs, int noutputs)
 {
+    return plan_build_program_main(ast, lang_main(ast), d, optlevel, cg, outputs, noutputs);
+}
+
+RtProgram *plan_build_program_main(Program *ast, const Block *main, Diag *d, int optlevel,
+                                   const CgOptions *cg, const char *const *outputs, int noutputs)
+{
     RtProgram *p = br_calloc(1, sizeof *p);
     if (!p) return NULL;
     if (!(p->cstate = br_calloc(1, sizeof(PlanState)))) { free(p); return NULL; }
@@ -1689,7 +1695,7 @@ RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const
     pthread_mutex_init(&p->lock, &ma);
     pthread_mutexattr_destroy(&ma);
     BCtx c = {.prog = p, .diag = d};
-    build_list(&c, (Block *)lang_main(ast), &p->main);
+    build_list(&c, (Block *)main, &p->main);
     if (c.vars.oom) oom(&c, (Span){0});
     free(c.vars.v);
     NameSet outs = {0}, in = {0};

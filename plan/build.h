@@ -12,6 +12,10 @@ RtProgram *plan_build_program(Program *ast, Diag *d, int optlevel, const CgOptio
 /* The same, with variables the caller reads after the run (kept live). */
 RtProgram *plan_build_program_outputs(Program *ast, Diag *d, int optlevel, const CgOptions *cg,
                                       const char *const *outputs, int noutputs);
+/* The same, with main (in ast's arena) as the main statements instead
+ * of ast's own (lang_main_transposed). */
+RtProgram *plan_build_program_main(Program *ast, const Block *main, Diag *d, int optlevel,
+                                   const CgOptions *cg, const char *const *outputs, int noutputs);
 /* The compiled form of function f (compiled on first use, thread-safe);
  * NULL if it has errors (reported to d). */
 FProg *plan_function(RtProgram *p, Func *f, Diag *d);

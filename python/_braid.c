@@ -126,7 +126,9 @@ static bool is_double(const Py_buffer *b)
 }
 
 /* A float64 buffer of 0, 1 (a column vector) or 2 dimensions: bound as a
- * view when C-contiguous, else copied by its strides. Takes h. */
+ * view when C-contiguous or Fortran-contiguous (the script then reads the
+ * transpose of braid's row-major view, include/braid.h), else copied by
+ * its strides. Takes h. */
 static int bind_buffer(Script *self, const char *name, Held *h)
 {
     Py_buffer *b = &h->b[0];
@@ -138,6 +140,8 @@ static int bind_buffer(Script *self, const char *name, Held *h)
     }
     if (PyBuffer_IsContiguous(b, 'C'))
         return braid_bind_matrix_view(self->s, name, b->buf, rows, cols, held_release, h);
+    if (PyBuffer_IsContiguous(b, 'F'))
+        return braid_bind_matrix_view_colmajor(self->s, name, b->buf, rows, cols, held_release, h);
     int64_t rs = b->ndim > 0 ? b->strides[0] : 8, cs = b->ndim > 1 ? b->strides[1] : 8;
     int rc = -1;
     if (rs % 8 || cs % 8) PyErr_Format(PyExc_TypeError, "input '%s': strides not a multiple of 8 bytes", name);
@@ -214,26 +218,32 @@ static int index_bits(const Py_buffer *b)
     return strlen(f) == 1 && strchr("ilq", *f) && (b->itemsize == 4 || b->itemsize == 8) ? (int)b->itemsize * 8 : 0;
 }
 
-/* bind_csr(name, rows, cols, indptr, indices, values): the three arrays
- * of a CSR matrix (1-D buffers; values float64, indexes 32- or 64-bit),
- * borrowed where braid can (include/braid.h). */
+/* bind_csr(name, rows, cols, indptr, indices, values, csc=False): the
+ * three arrays of a CSR (or, with csc, CSC) matrix of rows x cols (1-D
+ * buffers; values float64, indexes 32- or 64-bit), borrowed where braid
+ * can (include/braid.h). */
 static PyObject *script_bind_csr(Script *self, PyObject *args)
 {
     const char *name;
     long long rows, cols;
     PyObject *o[3];
-    if (!PyArg_ParseTuple(args, "sLLOOO", &name, &rows, &cols, &o[0], &o[1], &o[2]) || ready(self)) return NULL;
+    int csc = 0;
+    if (!PyArg_ParseTuple(args, "sLLOOO|p", &name, &rows, &cols, &o[0], &o[1], &o[2], &csc) || ready(self))
+        return NULL;
+    long long lines = csc ? cols : rows;   /* indptr's extent */
     Held *h = PyMem_RawCalloc(1, sizeof *h);
     if (!h) return PyErr_NoMemory();
     for (; h->n < 3; h->n++)
         if (PyObject_GetBuffer(o[h->n], &h->b[h->n], PyBUF_FORMAT | PyBUF_C_CONTIGUOUS)) { held_release(h); return NULL; }
     int pb = index_bits(&h->b[0]), ib = index_bits(&h->b[1]);
     Py_ssize_t np = pb ? h->b[0].len / h->b[0].itemsize : 0, ni = ib ? h->b[1].len / h->b[1].itemsize : 0;
-    int64_t nnz = rows >= 0 && np == rows + 1 ? (pb == 64 ? ((int64_t *)h->b[0].buf)[rows] : ((int32_t *)h->b[0].buf)[rows]) : 0;
+    int64_t nnz = lines >= 0 && np == lines + 1
+                      ? (pb == 64 ? ((int64_t *)h->b[0].buf)[lines] : ((int32_t *)h->b[0].buf)[lines]) : 0;
     const char *bad = !pb ? "indptr must be int32 or int64"
                     : !ib ? "indices must be int32 or int64"
                     : !is_double(&h->b[2]) ? "values must be float64"
-                    : rows < 0 || np != rows + 1 ? "indptr must have rows+1 entries"
+                    : lines < 0 || np != lines + 1 ? (csc ? "indptr must have cols+1 entries"
+                                                          : "indptr must have rows+1 entries")
                     : nnz < 0 || ni < nnz || h->b[2].len / 8 < nnz ? "indices and values need indptr[-1] entries"
                     : NULL;
     if (bad) {
@@ -241,7 +251,8 @@ static PyObject *script_bind_csr(Script *self, PyObject *args)
         PyErr_Format(PyExc_ValueError, "input '%s': %s", name, bad);
         return NULL;
     }
-    if (braid_bind_csr(self->s, name, rows, cols, h->b[0].buf, pb, h->b[1].buf, ib, h->b[2].buf, held_release, h))
+    if ((csc ? braid_bind_csc : braid_bind_csr)(self->s, name, rows, cols, h->b[0].buf, pb, h->b[1].buf, ib,
+                                                h->b[2].buf, held_release, h))
         return fail_script(self);
     Py_RETURN_NONE;
 }
@@ -672,7 +683,7 @@ static PyMethodDef script_methods[] = {
      "explain(kind='hops'|'runtime'|'dot'|'dot_all'|'recompile_hops'|'recompile_dot'): the plan as text"},
     {"bind", (PyCFunction)script_bind, METH_VARARGS, "bind(name, value): bind a declared input"},
     {"bind_csr", (PyCFunction)script_bind_csr, METH_VARARGS,
-     "bind_csr(name, rows, cols, indptr, indices, values): bind a CSR matrix"},
+     "bind_csr(name, rows, cols, indptr, indices, values, csc=False): bind a CSR (or CSC) matrix"},
     {"bind_frame", (PyCFunction)script_bind_frame, METH_VARARGS,
      "bind_frame(name, rows, [(name, 'f8'|'i8'|'bool'|'str', data), ...]): bind a frame"},
     {"bind_list", (PyCFunction)script_bind_list, METH_VARARGS,

@@ -255,9 +255,35 @@ static bool outer_driven(const Hop *h, int depth)
     return false;
 }
 
+/* tsmm(t(Y)) of one side -> tsmm(Y) of the other (t(t(Y)) %*% t(Y) =
+ * Y %*% t(Y)), tmm(t(Y), z) -> Y %*% z: the transposed reads of an
+ * input bound as a transposed view (a column-major buffer, api/views.c)
+ * whose type was unknown when the product was chosen, so that
+ * t(t(Y)) -> Y could not fire before. h itself when neither applies. */
+static Hop *untransposed(RwPass *p, Hop *h)
+{
+    Hop *y = is(h->in[0], H_REORG, OP_TRANS) ? h->in[0]->in[0] : NULL;
+    if (!y || y->dt != DT_MATRIX) return h;
+    Hop *r;
+    if (h->op == OP_TSMM) {
+        if (!(r = hop_new(p->d, H_MATMUL, h->span, 1))) return h;
+        r->op = OP_TSMM;
+        r->flag = !h->flag;
+        r->in[0] = y;
+    } else if (!(r = hop_matmul(p->d, OP_MATMUL, y, h->in[1], h->span)))
+        return h;
+    hop_infer(r);
+    if (p->st) p->st->physical++;
+    return r;
+}
+
 Hop *rw_physical_rule(RwPass *p, Hop *h)
 {
     Span sp = h->span;
+    if (is(h, H_MATMUL, OP_TSMM) || (is(h, H_MATMUL, OP_MATMULTL) && is(h->in[0], H_REORG, OP_TRANS))) {
+        Hop *u = untransposed(p, h);
+        if (u != h) return u;
+    }
     /* tmm chosen while the sizes were unknown: mmchain once they are
      * (recompilation) */
     if (is(h, H_MATMUL, OP_MATMULTL)) {
@@ -277,7 +303,7 @@ Hop *rw_physical_rule(RwPass *p, Hop *h)
             t->in[0] = x;
             hop_infer(t);
             if (p->st) p->st->physical++;
-            return t;
+            return untransposed(p, t);
         }
         Hop *mc = mmchain_rule(p, x, b, sp);
         if (mc) return mc;
@@ -292,7 +318,7 @@ Hop *rw_physical_rule(RwPass *p, Hop *h)
             m->cols = b->cols;
             hop_infer(m);
             if (p->st) p->st->physical++;
-            return m;
+            return untransposed(p, m);
         }
     }
     /* X %*% t(X) -> tsmm(right) */
@@ -304,7 +330,7 @@ Hop *rw_physical_rule(RwPass *p, Hop *h)
         t->in[0] = a;
         hop_infer(t);
         if (p->st) p->st->physical++;
-        return t;
+        return untransposed(p, t);
     }
     return h;
 }

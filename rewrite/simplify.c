@@ -80,12 +80,38 @@ static Hop *scale_rand(RwPass *p, Hop *r, const Hop *c)
     return n;
 }
 
+/* A transpose read only by one cellwise operator, of a matrix. */
+static bool lone_transpose(RwPass *p, const Hop *x)
+{
+    return is(x, H_REORG, OP_TRANS) && ismat(x->in[0]) && rw_uses(p->d, x) == 1;
+}
+
+/* t(X) op t(Y) -> t(X op Y) (same shapes), t(X) op s -> t(X op s), and
+ * s op t(X): cellwise operators commute with the transpose; pulled up,
+ * one transpose is left (of the result, not of each input), which the
+ * aggregates and products above may then remove (sum(t(Z)) -> sum(Z),
+ * t(Z) %*% y -> tmm). This is how a script reads inputs bound as
+ * transposed views (column-major buffers, api/views.c) without ever
+ * materializing them. */
+static Hop *pull_transpose(RwPass *p, Hop *h)
+{
+    Hop *a = h->in[0], *b = h->in[1];
+    bool ta = lone_transpose(p, a), tb = lone_transpose(p, b);
+    Hop *x = NULL, *y = NULL;
+    if (ta && tb && a != b && rw_same_dims(a->in[0], b->in[0])) x = a->in[0], y = b->in[0];
+    else if (ta && b->dt == DT_SCALAR) x = a->in[0], y = b;
+    else if (tb && a->dt == DT_SCALAR) x = a, y = b->in[0];
+    if (!x) return h;
+    return hit(p, hop_reorg(p->d, OP_TRANS, hop_binary(p->d, h->op, x, y, h->span), h->span));
+}
+
 static Hop *simplify_binary(RwPass *p, Hop *h)
 {
     Hop *a = h->in[0], *b = h->in[1];
     Span sp = h->span;
     Hop *r = drop_identity(p, h);
     if (r != h) return r;
+    if ((r = pull_transpose(p, h)) != h) return r;
     /* matrix(c, nrow(X), ncol(X)) op X -> c op X (and X op matrix(c, ..)):
      * no constant matrix is materialized (matrix(1, ..) / X) */
     if (ismat(a) && ismat(b) && const_matrix(a) && !const_matrix(b) && rw_same_dims(a, b))
@@ -157,6 +183,9 @@ Hop *rw_simplify(RwPass *p, Hop *h)
             return hit(p, h->in[0]->in[0]);
         break;
     case H_UNARY:
+        /* f(t(X)) -> t(f(X)) (pull_transpose) */
+        if (lone_transpose(p, h->in[0]))
+            return hit(p, hop_reorg(p->d, OP_TRANS, hop_unary(p->d, h->op, h->in[0]->in[0], sp), sp));
         if (h->op == OP_NEG && is(h->in[0], H_UNARY, OP_NEG) && isnum(h->in[0]->in[0]) &&
             (ismat(h->in[0]->in[0]) || h->in[0]->in[0]->vt == VT_DOUBLE))
             return hit(p, h->in[0]->in[0]);

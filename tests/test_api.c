@@ -69,7 +69,7 @@ static void test_compressed_view(void)
     braid_script_free(sc);
 }
 
-/* Column-major input (copied, transposed) and strided rows. */
+/* Column-major input copied by its strides, and strided rows. */
 static void test_strided(void)
 {
     const char *in[] = {"X"}, *out[] = {"r"};
@@ -86,6 +86,119 @@ static void test_strided(void)
     T_CHECK(braid_get_matrix_view(sc, "r", true, &r) == 0 && r.data[0] == 14 && r.data[1] == 32, "padded cells");
     braid_matrix_free(&r);
     braid_script_free(sc);
+}
+
+/* The recompiled plan of sc's last run (braid_trace_recompile on):
+ * does it transpose anything but a vector? */
+static bool transposes_matrix(BraidScript *sc)
+{
+    char *t = NULL;
+    if (braid_explain(sc, "recompile_hops", &t)) return true;
+    bool found = false;
+    for (const char *l = t; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        long long r, c;
+        const char *op = strstr(l, ") t  (");
+        const char *dims = op ? strchr(op, '[') : NULL;
+        if (dims && sscanf(dims, "[%lld,%lld", &r, &c) == 2 && r > 1 && c > 1) found = true;
+    }
+    braid_free(t);
+    return found;
+}
+
+/* A column-major buffer is bound as the row-major view of its transpose
+ * and read as t(view): each script gives the row-major binding's result
+ * (integer cells: exact), and the scripts whose rewrites remove the
+ * transpose run without materializing one. */
+static void test_colmajor(void)
+{
+    enum { M = 7, N = 5 };
+    static const struct { const char *text; bool copy_free; } scripts[] = {
+        {"R = t(X) %*% X", true},   {"R = X %*% t(X)", true},  {"R = as.matrix(sum(X))", true},
+        {"R = X %*% v", true},      {"R = t(X) %*% w", true},  {"R = colSums(X)", true},
+        {"R = rowSums(X * 2)", true}, {"R = t(X)", true},      {"R = sum(abs(X - 1)) + X[2:3, 4]", false},
+        {"R = X + t(Y)", false},    {"R = X", false},
+        {"R = X\nfor (i in 1:2) R = R + X", false},
+    };
+    double C[M * N], F[M * N], Y[N * M], v[N], w[M];
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) C[i * N + j] = F[j * M + i] = (double)((i * 3 + j * 5) % 7) - 3;
+    for (int k = 0; k < M * N; k++) Y[k] = k % 4;
+    for (int j = 0; j < N; j++) v[j] = j - 2;
+    for (int i = 0; i < M; i++) w[i] = i % 3;
+    for (size_t k = 0; k < sizeof scripts / sizeof *scripts; k++) {
+        const char *in[] = {"X", "v", "w", "Y"}, *out[] = {"R"};
+        BraidScript *sc = braid_prepare(scripts[k].text, in, 4, out, 1, NULL);
+        T_CHECK(sc != NULL, "colmajor: prepare %s", scripts[k].text);
+        if (!sc) continue;
+        braid_bind_matrix(sc, "v", v, N, 1);
+        braid_bind_matrix(sc, "w", w, M, 1);
+        braid_bind_matrix(sc, "Y", Y, N, M);
+        braid_trace_recompile(sc, true);
+        BraidMatrix want = {0}, got = {0};
+        /* row-major, column-major, row-major again: the prepared program
+         * and its transposed variant in turn */
+        for (int pass = 0; pass < 3; pass++) {
+            released = 0;
+            int rc = pass == 1 ? braid_bind_matrix_view_colmajor(sc, "X", F, M, N, count_release, &released)
+                               : braid_bind_matrix_view(sc, "X", C, M, N, no_release, NULL);
+            T_CHECK(rc == 0 && braid_execute(sc) == 0, "colmajor %s (pass %d): %s", scripts[k].text, pass,
+                    braid_error(sc));
+            BraidMatrix *r = pass == 0 ? &want : &got;
+            if (pass == 2) braid_matrix_free(&got);
+            T_CHECK(braid_get_matrix_view(sc, "R", true, r) == 0, "colmajor %s: output", scripts[k].text);
+            if (pass == 1 && scripts[k].copy_free)
+                T_CHECK(!transposes_matrix(sc), "colmajor %s: a transpose was materialized", scripts[k].text);
+            if (pass == 0 || !want.data || !got.data) continue;
+            bool same = got.rows == want.rows && got.cols == want.cols &&
+                        !memcmp(got.data, want.data, (size_t)(want.rows * want.cols) * sizeof(double));
+            T_CHECK(same, "colmajor %s (pass %d): differs from row-major", scripts[k].text, pass);
+        }
+        if (!strcmp(scripts[k].text, "R = t(X)")) {
+            released = 0;
+            braid_bind_matrix_view_colmajor(sc, "X", F, M, N, count_release, &released);
+            braid_execute(sc);
+            BraidMatrix t;
+            T_CHECK(braid_get_matrix_view(sc, "R", false, &t) == 0 && t.data == F && !t.writable,
+                    "t(X) of a column-major X is the caller's buffer");
+            braid_matrix_free(&t);
+        }
+        braid_matrix_free(&want);
+        braid_matrix_free(&got);
+        braid_script_free(sc);
+        T_CHECK(released == 1, "colmajor %s: released once (%d)", scripts[k].text, released);
+    }
+}
+
+/* CSC arrays are the CSR arrays of the transpose: bound as such and read
+ * as t(.), with CSC's words in errors. */
+static void test_csc(void)
+{
+    const char *in[] = {"X"}, *out[] = {"D", "G", "c"};
+    BraidScript *sc = braid_prepare("D = X + 0\nG = t(X) %*% X\nc = colSums(X)\n", in, 1, out, 3, NULL);
+    /* [[0, 2, 0, 1], [0, 0, 0, 0], [3, 0, 0, 4]] by columns */
+    int64_t cp[5] = {0, 1, 2, 2, 4};
+    int32_t ri[4] = {2, 0, 0, 2};
+    double v[4] = {3, 2, 1, 4};
+    double want[12] = {0, 2, 0, 1, 0, 0, 0, 0, 3, 0, 0, 4};
+    released = 0;
+    T_CHECK(braid_bind_csc(sc, "X", 3, 4, cp, 64, ri, 32, v, count_release, &released) == 0, "bind CSC");
+    T_CHECK(released == 0 && braid_execute(sc) == 0, "CSC execute: %s", braid_error(sc));
+    BraidMatrix D, G, c;
+    T_CHECK(braid_get_matrix_view(sc, "D", true, &D) == 0 && D.rows == 3 && !memcmp(D.data, want, sizeof want),
+            "CSC cells");
+    T_CHECK(braid_get_matrix_view(sc, "G", true, &G) == 0 && G.rows == 4 && G.data[0] == 9 && G.data[3] == 12 &&
+            G.data[15] == 17 && G.data[5] == 4, "CSC t(X) %%*%% X");
+    T_CHECK(braid_get_matrix_view(sc, "c", true, &c) == 0 && c.cols == 4 && c.data[0] == 3 && c.data[3] == 5,
+            "CSC colSums");
+    braid_matrix_free(&D);
+    braid_matrix_free(&G);
+    braid_matrix_free(&c);
+    int32_t bad[4] = {0, 7, 0, 2};
+    T_CHECK(braid_bind_csc(sc, "X", 3, 4, cp, 64, bad, 32, v, NULL, NULL) != 0 &&
+            strstr(braid_error(sc), "CSC row index 7 out of range [0, 3) in column 1"), "CSC error: %s",
+            braid_error(sc));
+    braid_script_free(sc);
+    T_CHECK(released == 1, "CSC released once (%d)", released);
 }
 
 /* CSR in braid's form is borrowed; other forms are copied into it; bad
@@ -436,6 +549,8 @@ int main(void)
     test_dense_view();
     test_compressed_view();
     test_strided();
+    test_colmajor();
+    test_csc();
     test_csr();
     test_frames();
     test_lists();

@@ -109,6 +109,11 @@ static const Case cases[] = {
                                   "if (n > 0) { out = t(Z) %*% (u * (Z %*% v)) } else { out = v }\n",
      "tmm", NULL},
     {"transpose-free", DATA "out = t(X) %*% y\n", "tmm", ") t "},
+    /* cellwise operators pull a lone transpose up to where it goes */
+    {"t(X)*t(Y)", DATA "out = sum(t(X) * t(Y))\n", NULL, ") t "},
+    {"f(t(X))", DATA "out = sum(abs(t(X)) * 2)\n", NULL, ") t "},
+    {"t(X)+s", DATA "out = (t(X) + 1) %*% y\n", "tmm", ") t "},
+    {"t(X) used twice", DATA "T = t(X)\nout = (T + 1) %*% y + T %*% w\n", NULL, NULL},
     {"mm chain order", DATA "A = rand(rows=100, cols=5, seed=7)\nB = rand(rows=5, cols=80, seed=8)\n"
                             "C = rand(rows=80, cols=90, seed=9)\nz = rand(rows=90, cols=1, seed=10)\n"
                             "out = A %*% B %*% C %*% z\n", "[80,1,|[5,1,", "[100,80,|[100,90,"},

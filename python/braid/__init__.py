@@ -9,10 +9,12 @@
     for w in ws:
         y = p.execute(X=X, w=w)["y"]   # compiled once; the GIL is released while braid runs
 
-Inputs: bool, int, float, str; NumPy arrays (float64 C-contiguous arrays are
-bound without a copy, other layouts and dtypes are converted once; 1-D arrays
-are column vectors); scipy.sparse matrices (CSR bound without a copy when its
-arrays are in braid's form, other formats converted to CSR); lists of numbers
+Inputs: bool, int, float, str; NumPy arrays (float64 C- and Fortran-
+contiguous arrays are bound without a copy, a Fortran-ordered one as the
+view of its transpose that the script reads as t(view); other layouts and
+dtypes are converted once; 1-D arrays are column vectors); scipy.sparse
+matrices (CSR, and CSC as the CSR of its transpose, bound without a copy
+when the arrays are in braid's form, other formats converted to CSR); lists of numbers
 or of rows. Outputs: Python scalars and strings; matrices as NumPy arrays that
 view braid's storage (read-only when braid shares it, e.g. an output that is
 an input), or, with sparse=True, scipy.sparse.csr_matrix for outputs braid
@@ -165,9 +167,11 @@ def _bind(script: Script, name: str, v: Any) -> None:
         _bind_frame(script, name, v)
         return
     if _is_sparse(v):
-        m = v if v.format == "csr" else v.tocsr()   # CSC, COO, ...: one conversion
+        # CSR, and CSC (the CSR of the transpose, read as t(.)), as they
+        # are; COO, ...: one conversion
+        m = v if v.format in ("csr", "csc") else v.tocsr()
         data = m.data if m.data.dtype == _np.float64 else m.data.astype(_np.float64)
-        script.bind_csr(name, m.shape[0], m.shape[1], m.indptr, m.indices, data)
+        script.bind_csr(name, m.shape[0], m.shape[1], m.indptr, m.indices, data, m.format == "csc")
         return
     if _np is not None:
         if isinstance(v, _np.generic):

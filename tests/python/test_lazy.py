@@ -80,12 +80,20 @@ def rand_expr(rng, leaves, depth):
 
 
 def test_random_expressions():
+    """The same random expressions over C-ordered arrays and CSR, then over
+    Fortran-ordered arrays and CSC (bound as views of their transposes)."""
+    for layout in "CF":
+        random_expressions(layout)
+
+
+def random_expressions(layout):
     rng = np.random.default_rng(19)
     As = [rng.random((7, 5)) + 0.5 for _ in range(3)]
     S = As[1] * (As[1] > 1.2)                                          # mostly zeros
-    leaves = [(braid.Matrix(A), A) for A in As] + [(As[0], As[0])]   # a bare array on either side
-    if sp is not None:
-        leaves.append((braid.Matrix(sp.csr_matrix(S)), S))         # scipy CSR, bound as it is
+    bound = [np.asarray(A, order=layout) for A in As]
+    leaves = [(braid.Matrix(B), A) for B, A in zip(bound, As)] + [(bound[0], As[0])]   # a bare array on either side
+    if sp is not None:   # scipy CSR / CSC, bound as it is
+        leaves.append((braid.Matrix(sp.csr_matrix(S) if layout == "C" else sp.csc_matrix(S)), S))
     exprs, wants = [], []
     np.seterr(divide="ignore", invalid="ignore")   # x / 0: Inf (NaN) in both
     for i in range(40):
@@ -103,7 +111,7 @@ def test_random_expressions():
         wants.append(n)
     got = braid.compute(*exprs)   # one program, one run
     ok = all(np.allclose(g, w, rtol=1e-10, equal_nan=True) for g, w in zip(got, wants))
-    check(len(exprs) > 20 and ok, f"{len(exprs)} random expressions computed in one run match NumPy")
+    check(len(exprs) > 20 and ok, f"{len(exprs)} random expressions ({layout} order) computed in one run match NumPy")
     for g, w, e in zip(got, wants, exprs):
         if not np.allclose(g, w, rtol=1e-10, equal_nan=True):
             print(f"  mismatch for\n{e.script()}", file=sys.stderr)
