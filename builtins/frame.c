@@ -628,7 +628,8 @@ int bi_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
     case BI_ASMATRIX: return f ? bi_ret_mb(fb_to_mb(f, e), out, e) : BI_NOT_MINE;
     case BI_ASSCALAR: return f ? b_as_scalar(f, out, e) : BI_NOT_MINE;
     case BI_RMEMPTY: return f ? b_rmempty(a, out, e) : BI_NOT_MINE;
-    case BI_CBIND: case BI_RBIND: return b_bind(h, va, nv, out, e);
+    case BI_CBIND: case BI_RBIND:   /* append(L, frame) is the list's */
+        return nv >= 1 && va[0].kind == V_LIST ? BI_NOT_MINE : b_bind(h, va, nv, out, e);
     case BI_PRINT: return nv == 1 ? b_print(rt, &va[0], e) : BI_NOT_MINE;
     case BI_TOSTRING: return f ? b_tostring(a, out, e) : BI_NOT_MINE;
     case BI_WRITE: return f ? b_write(a, e) : BI_NOT_MINE;
