@@ -33,6 +33,7 @@ const JlStatic jl_statics[] = {
     {"Character.isLowerCase", S_ISLOWER, 1}, {"Character.toUpperCase", S_CTOUPPER, 1},
     {"Character.toLowerCase", S_CTOLOWER, 1}, {"UtilFunctions.jaccardSim", S_JACCARD, 2},
     {"UtilFunctions.getWordErrorRate", S_WER, 2}, {"UtilFunctions.splitRecodeEntry", S_SPLITRECODE, 1},
+    {"PorterStemmer.stem", S_PORTERSTEM, 1},
 };
 const int jl_nstatics = (int)(sizeof jl_statics / sizeof jl_statics[0]);
 
@@ -533,7 +534,7 @@ static Node *postfix(P *p, Node *x)
 }
 
 static const char *const classes[] = {"Integer", "Long", "Double", "Float", "String", "Boolean", "Math",
-                                      "Character", "UtilFunctions", NULL};
+                                      "Character", "UtilFunctions", "PorterStemmer", NULL};
 
 static Node *primary(P *p)
 {
