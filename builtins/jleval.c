@@ -844,10 +844,12 @@ static int ev(Ev *v, const Node *x, JVal *out)
     }
     case N_AND: case N_OR: {
         JVal a;
-        const char *w = x->kind == N_AND ? "'&&'" : "'||'";
+        bool strict = x->op == 'A' || x->op == 'O';   /* '&', '|': both sides */
+        const char *w = x->kind == N_AND ? (strict ? "'&'" : "'&&'") : (strict ? "'|'" : "'||'");
         if (ev(v, x->kid[0], &a) || want_bool(v, &a, w)) return v->e->code;
-        if (a.b == (x->kind == N_OR)) { *out = a; return 0; }
+        if (!strict && a.b == (x->kind == N_OR)) { *out = a; return 0; }
         if (ev(v, x->kid[1], out) || want_bool(v, out, w)) return v->e->code;
+        if (strict) out->b = x->kind == N_AND ? (a.b && out->b) : (a.b || out->b);
         return 0;
     }
     case N_COND: {
