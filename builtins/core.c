@@ -677,6 +677,21 @@ const char *bi_ns_of(const Rt *rt, Span sp)
     return "";
 }
 
+/* evalList's result: all outputs of fn as a list named by fn's output
+ * names, as SystemDS's evalList returns them (executePipeline removes the
+ * first and binds the rest by name to the apply function) */
+static int named_outputs(const Func *fn, Value res, Value *out, BrErr *e)
+{
+    Value l = val_list_new(res.l->n);
+    int rc = l.kind == V_LIST ? 0 : br_err(e, BR_ENOMEM, "out of memory");
+    for (int i = 0; i < res.l->n && !rc; i++)
+        rc = list_append(l.l, val_retain(res.l->items[i]), i < fn->nout ? fn->out[i].name : NULL, e);
+    val_release(&res);
+    if (rc) { val_release(&l); return rc; }
+    *out = l;
+    return 0;
+}
+
 static int b_eval(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
 {
     const char *bn = builtin_info[h->bi].name;   /* eval or evalList */
@@ -713,7 +728,7 @@ static int b_eval(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr 
     for (int j = 0; j < fn->nin; j++) val_release(&bound[j]);
     free(bound);
     if (rc) return rc;
-    if (h->bi == BI_EVALLIST) { *out = res; return 0; }   /* all outputs as a list */
+    if (h->bi == BI_EVALLIST) return named_outputs(fn, res, out, e);
     if (res.l->n == 0) { val_release(&res); return br_err(e, BR_EARG, "%s: '%s' returns nothing", bn, name); }
     Value first = res.l->items[0];
     if (first.kind == V_MATRIX) *out = val_retain(first);
@@ -787,10 +802,19 @@ static int b_bind(const Instr *h, Value *va, int nv, Value *out, BrErr *e)
     for (int i = 0; i < nv && scalars; i++) scalars = val_is_scalar(&va[i]);
     if (scalars) return str_append(va, nv, out, e);
     if (h->bi == BI_CBIND && nv == 2 && va[0].kind == V_LIST) {
-        /* append(L, x): a copy of list L with x added (unnamed) */
+        /* append(L, x): a copy of list L with x added (unnamed). As in
+           SystemDS, a list x of one element adds that element, under its
+           name when L is a named list (executePipeline appends
+           list(X=...) to a fit function's named states this way) */
         Value l = val_list_copy(va[0].l, e);
         if (l.kind == V_NONE) return e->code;
-        if (list_append(l.l, val_retain(va[1]), NULL, e)) { val_release(&l); return e->code; }
+        Value x = va[1];
+        const char *nm = NULL;
+        if (x.kind == V_LIST && x.l->n == 1) {
+            nm = l.l->names && x.l->names ? x.l->names[0] : NULL;
+            x = x.l->items[0];
+        }
+        if (list_append(l.l, val_retain(x), nm, e)) { val_release(&l); return e->code; }
         *out = l;
         return 0;
     }

@@ -311,12 +311,13 @@ static int b_frame(Value *a, Value *out, BrErr *e)
 }
 
 /* Is cell (i, j) empty for removeEmpty: missing, "", 0 or FALSE (NaN is
- * not empty, as in matrices). */
+ * not empty, as in matrices). A string "0" is empty too, as in SystemDS's
+ * StringArray (bandit's frame(0, ...) tables rely on it). */
 static bool cell_empty(const FB *f, int64_t i, int64_t j)
 {
     const FbCol *c = f->c[j];
     switch (c->type) {
-    case FB_STRING: return !c->s[i] || !c->s[i][0];
+    case FB_STRING: return !c->s[i] || !c->s[i][0] || !strcmp(c->s[i], "0");
     case FB_FP64: return c->d[i] == 0;
     case FB_INT64: return c->i[i] == 0;
     case FB_BOOL: return !c->b[i];
@@ -628,7 +629,8 @@ int bi_frame(Rt *rt, Frame *fr, const Instr *h, Value *a, Value *out, BrErr *e)
     case BI_ASMATRIX: return f ? bi_ret_mb(fb_to_mb(f, e), out, e) : BI_NOT_MINE;
     case BI_ASSCALAR: return f ? b_as_scalar(f, out, e) : BI_NOT_MINE;
     case BI_RMEMPTY: return f ? b_rmempty(a, out, e) : BI_NOT_MINE;
-    case BI_CBIND: case BI_RBIND: return b_bind(h, va, nv, out, e);
+    case BI_CBIND: case BI_RBIND:   /* append(L, frame) is the list's */
+        return nv >= 1 && va[0].kind == V_LIST ? BI_NOT_MINE : b_bind(h, va, nv, out, e);
     case BI_PRINT: return nv == 1 ? b_print(rt, &va[0], e) : BI_NOT_MINE;
     case BI_TOSTRING: return f ? b_tostring(a, out, e) : BI_NOT_MINE;
     case BI_WRITE: return f ? b_write(a, e) : BI_NOT_MINE;

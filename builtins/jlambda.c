@@ -33,6 +33,7 @@ const JlStatic jl_statics[] = {
     {"Character.isLowerCase", S_ISLOWER, 1}, {"Character.toUpperCase", S_CTOUPPER, 1},
     {"Character.toLowerCase", S_CTOLOWER, 1}, {"UtilFunctions.jaccardSim", S_JACCARD, 2},
     {"UtilFunctions.getWordErrorRate", S_WER, 2}, {"UtilFunctions.splitRecodeEntry", S_SPLITRECODE, 1},
+    {"PorterStemmer.stem", S_PORTERSTEM, 1},
 };
 const int jl_nstatics = (int)(sizeof jl_statics / sizeof jl_statics[0]);
 
@@ -533,7 +534,7 @@ static Node *postfix(P *p, Node *x)
 }
 
 static const char *const classes[] = {"Integer", "Long", "Double", "Float", "String", "Boolean", "Math",
-                                      "Character", "UtilFunctions", NULL};
+                                      "Character", "UtilFunctions", "PorterStemmer", NULL};
 
 static Node *primary(P *p)
 {
@@ -685,10 +686,13 @@ static Node *unary(P *p)
 /* Binary levels, lowest precedence first. */
 static int binop(const P *p, int level)
 {
-    static const char *const lv[5][4] = {
-        {"||", NULL}, {"&&", NULL}, {"==", "!=", NULL}, {"<", "<=", ">", ">="}, {"+", "-", NULL},
+    /* Java's order; '|' and '&' on booleans evaluate both sides
+     * (SystemDS's enumerateLogical filters with them) */
+    static const char *const lv[7][4] = {
+        {"||", NULL}, {"&&", NULL}, {"|", NULL}, {"&", NULL}, {"==", "!=", NULL}, {"<", "<=", ">", ">="},
+        {"+", "-", NULL},
     };
-    if (level == 5) return is_op(p, "*") ? '*' : is_op(p, "/") ? '/' : is_op(p, "%") ? '%' : 0;
+    if (level == 7) return is_op(p, "*") ? '*' : is_op(p, "/") ? '/' : is_op(p, "%") ? '%' : 0;
     for (int k = 0; k < 4 && lv[level][k]; k++)
         if (is_op(p, lv[level][k])) {
             const char *o = lv[level][k];
@@ -698,6 +702,8 @@ static int binop(const P *p, int level)
             if (!strcmp(o, "!=")) return OP_NE;
             if (!strcmp(o, "&&")) return '&';
             if (!strcmp(o, "||")) return '|';
+            if (!strcmp(o, "&")) return 'A';
+            if (!strcmp(o, "|")) return 'O';
             return o[0];
         }
     return 0;
@@ -705,7 +711,7 @@ static int binop(const P *p, int level)
 
 static Node *level(P *p, int lv)
 {
-    if (lv == 6) return unary(p);
+    if (lv == 8) return unary(p);
     Node *x = level(p, lv + 1);
     int op;
     while (x && (op = binop(p, lv))) {
@@ -713,7 +719,7 @@ static Node *level(P *p, int lv)
         if (next(p)) return NULL;
         Node *b = level(p, lv + 1);
         if (!b) return NULL;
-        Node *y = node(p, op == '&' ? N_AND : op == '|' ? N_OR : N_BIN, 2, pos);
+        Node *y = node(p, op == '&' || op == 'A' ? N_AND : op == '|' || op == 'O' ? N_OR : N_BIN, 2, pos);
         if (!y) return NULL;
         y->op = op;
         y->kid[0] = x;
@@ -721,7 +727,7 @@ static Node *level(P *p, int lv)
         x = y;
     }
     if (x && p->t.k == T_OP && !p->e->code) {
-        static const char *const bad[] = {"&", "|", "^", "<<", ">>", ">>>", "=", "+=", "-=", "*=", "/=", "%=",
+        static const char *const bad[] = {"^", "<<", ">>", ">>>", "=", "+=", "-=", "*=", "/=", "%=",
                                           "::", "|=", "&=", "^=", "<<=", ">>=", NULL};
         for (int k = 0; bad[k]; k++)
             if (is_op(p, bad[k])) { unsupported(p, p->t.pos, p->t.p, p->t.len); return NULL; }

@@ -14,8 +14,10 @@
  *   Math.abs min max pow sqrt floor ceil round log log10 exp signum sin cos
  *   tan, Character.isDigit isLetter isLetterOrDigit isWhitespace isUpperCase
  *   isLowerCase toUpperCase toLowerCase, UtilFunctions.jaccardSim
- *   getWordErrorRate splitRecodeEntry, new String[]{a, b, ...}
- *   operators + - * / % < <= > >= == != && || ! ?: and casts (int) (long)
+ *   getWordErrorRate splitRecodeEntry, PorterStemmer.stem (jlstem.c),
+ *   new String[]{a, b, ...}
+ *   operators + - * / % < <= > >= == != && || & | ! ?: (& and | on
+ *   booleans, both sides evaluated) and casts (int) (long)
  *   (double) (float) (String).
  * Regular expressions (replaceAll, replaceFirst, split, matches) are
  * translated to POSIX extended regexes (regex.h): \d \s \w and their

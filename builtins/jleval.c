@@ -679,6 +679,14 @@ static int st_call(Ev *v, const Node *x, JVal *out)
         out->a = arr;
         return 0;
     }
+    case S_PORTERSTEM: {
+        if (want_str(v, &a[0], nm)) return v->e->code;
+        char *buf = salloc(v->s, (size_t)a[0].n + 3);
+        if (!buf) return oom(v);
+        size_t k = jl_porter_stem(a[0].s, (size_t)a[0].n, buf);
+        *out = mkstr(buf, (int64_t)k);
+        return 0;
+    }
     case S_ISDIGIT: case S_ISLETTER: case S_ISLETTERORDIGIT: case S_ISWHITESPACE: case S_ISUPPER: case S_ISLOWER:
     case S_CTOUPPER: case S_CTOLOWER: {
         if (a[0].k != JV_CHAR && a[0].k != JV_INT) return rterr(v, "%s needs a char", nm);
@@ -836,10 +844,12 @@ static int ev(Ev *v, const Node *x, JVal *out)
     }
     case N_AND: case N_OR: {
         JVal a;
-        const char *w = x->kind == N_AND ? "'&&'" : "'||'";
+        bool strict = x->op == 'A' || x->op == 'O';   /* '&', '|': both sides */
+        const char *w = x->kind == N_AND ? (strict ? "'&'" : "'&&'") : (strict ? "'|'" : "'||'");
         if (ev(v, x->kid[0], &a) || want_bool(v, &a, w)) return v->e->code;
-        if (a.b == (x->kind == N_OR)) { *out = a; return 0; }
+        if (!strict && a.b == (x->kind == N_OR)) { *out = a; return 0; }
         if (ev(v, x->kid[1], out) || want_bool(v, out, w)) return v->e->code;
+        if (strict) out->b = x->kind == N_AND ? (a.b && out->b) : (a.b || out->b);
         return 0;
     }
     case N_COND: {

@@ -98,7 +98,7 @@ typedef enum {
     S_PARSEINT, S_PARSELONG, S_PARSEDOUBLE, S_VALUEOF, S_PARSEBOOL, S_ABS, S_MIN, S_MAX, S_POW, S_SQRT,
     S_FLOOR, S_CEIL, S_ROUND, S_LOG, S_LOG10, S_EXP, S_SIGNUM, S_SIN, S_COS, S_TAN, S_ISDIGIT, S_ISLETTER,
     S_ISLETTERORDIGIT, S_ISWHITESPACE, S_ISUPPER, S_ISLOWER, S_CTOUPPER, S_CTOLOWER, S_JACCARD, S_WER,
-    S_SPLITRECODE
+    S_SPLITRECODE, S_PORTERSTEM
 } Static;
 
 typedef struct JlMethod { const char *name; int min, max; } JlMethod;
@@ -143,5 +143,9 @@ typedef struct JRe { regex_t re; int ngroups; int gmap[10]; } JRe;
  * compiled; jl_re_free frees it. NULL with e set when unsupported. */
 JRe *jl_re_compile(const char *java, bool full, BrErr *e);
 void jl_re_free(JRe *r);
+
+/* SystemDS's PorterStemmer.stem of s[0..n) into out (room for n + 3
+ * bytes, NUL-terminated); returns the stem's length (jlstem.c) */
+size_t jl_porter_stem(const char *s, size_t n, char *out);
 
 #endif

@@ -262,6 +262,18 @@ int ap_binary(OpCode op, const Value *a, const Value *b, Value *out, BrErr *e)
                           val_kind_name(a->kind), val_kind_name(b->kind));
         return scalar_binary(op, a, b, out, e);
     }
+    Value num;   /* a string scalar against a matrix: its number (SystemDS's
+                    StringObject.getDoubleValue; bandit multiplies by a
+                    parameter-table cell) */
+    if ((am && b->kind == V_STRING) || (bm && a->kind == V_STRING)) {
+        const Value *sv = am ? b : a;
+        char *end = NULL;
+        double d = strtod(sv->s->s, &end);
+        if (end == sv->s->s || *end)
+            return br_err(e, BR_EARG, "%s: the string '%s' is not a number", op_info[op].name, sv->s->s);
+        num = val_double(d);
+        if (am) b = &num; else a = &num;
+    }
     if (need_numeric(a, op_info[op].name, e) || need_numeric(b, op_info[op].name, e)) return e->code;
     if (am && !bm && a->m->cmb) return cell_cla(op, 0, a->m, val_as_double(b), false, out, e);
     if (bm && !am && b->m->cmb) return cell_cla(op, 0, b->m, val_as_double(a), true, out, e);

@@ -749,6 +749,11 @@ Func *lang_find_func(const Program *cp, const char *ns_key, const char *name)
             p->nfuncs = nfuncs;
         }
         diag_free(d);
+        /* SystemDS's eval also finds the helper functions of library files
+         * loaded so far (its builtin namespace): executePipeline's
+         * dummycodingApply, called by name from apply_pipeline */
+        for (int i = 0; !f && i < p->nfiles; i++)
+            if (p->files[i]->builtin_lib) f = load_file_func(p->files[i], name);
     }
     pthread_mutex_unlock(&p->lock);
     return f;
