@@ -269,6 +269,40 @@ void cla_iter_free(ClaIter *it)
 
 /* ---- decompression ---- */
 
+/* A DDC group's rows [lo, lo+n) into out (ld values per row), the codes
+ * read straight from the index; up to 4 columns with constant loop
+ * bounds (one group per column, or a few co-coded, is the common case of
+ * the windows the per-cell skeletons read). */
+#define DDC_ROWS(CODE, NC)                                                     \
+    for (int64_t i = 0; i < n; i++) {                                          \
+        const double *tp = g->dict + (int64_t)(CODE) * (NC);                  \
+        double *o = out + i * ld;                                              \
+        for (int j = 0; j < (NC); j++) o[cols[j]] = tp[j];                     \
+    }
+
+static void ddc_rows(const ClaGroup *g, int64_t lo, int64_t n, double *out, int64_t ld)
+{
+    const int32_t *cols = g->cols;
+    int nc = g->ncols;
+    if (g->enc == CLA_DDC1) {
+        const uint8_t *c = g->ix->c1 + lo;
+        switch (nc) {
+        case 1: DDC_ROWS(c[i], 1) break;
+        case 2: DDC_ROWS(c[i], 2) break;
+        case 3: DDC_ROWS(c[i], 3) break;
+        case 4: DDC_ROWS(c[i], 4) break;
+        default: DDC_ROWS(c[i], nc) break;
+        }
+    } else {
+        const uint16_t *c = g->ix->c2 + lo;
+        switch (nc) {
+        case 1: DDC_ROWS(c[i], 1) break;
+        case 2: DDC_ROWS(c[i], 2) break;
+        default: DDC_ROWS(c[i], nc) break;
+        }
+    }
+}
+
 /* Writes the cells of group g for rows [lo, lo+n) into out (row-major, ld
  * values per row, zeroed); it is positioned at lo. */
 static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, double *out, int64_t ld)
@@ -301,6 +335,11 @@ static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, doubl
             }
         }
         cla_iter_skip(it, n);
+        return;
+    }
+    if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
+        ddc_rows(g, lo, n, out, ld);
+        it->row += n;
         return;
     }
     cla_iter_next(it, n, codes);
@@ -344,7 +383,9 @@ static void cursor_rows(RowCursor *rc, int64_t lo, int64_t n, double *out, int64
     for (int k = 0; k < rc->n; k++) group_rows(&rc->its[k], lo, n, rc->codes, out, ld);
 }
 
-struct ClaRows { RowCursor rc; int64_t row; int64_t cols; };
+/* full: every group writes every cell of its rows (DDC, CONST, dense
+ * UNC), so the rows need no zeroing first. */
+struct ClaRows { RowCursor rc; int64_t row; int64_t cols; bool full; };
 
 ClaRows *cla_rows_open(const MB *m, int64_t rl)
 {
@@ -353,12 +394,22 @@ ClaRows *cla_rows_open(const MB *m, int64_t rl)
     if (!cursor_init(&r->rc, m->cmb, rl)) { free(r); return NULL; }
     r->row = rl;
     r->cols = m->cols;
+    int64_t covered = 0;   /* (groups hold disjoint columns) */
+    r->full = true;
+    for (int k = 0; k < m->cmb->ngroups; k++) {
+        const ClaGroup *g = m->cmb->groups[k];
+        ClaEnc enc = g->enc;
+        if (!(enc == CLA_DDC1 || enc == CLA_DDC2 || enc == CLA_CONST || (enc == CLA_UNC && !g->unc->sparse)))
+            r->full = false;
+        covered += g->ncols;
+    }
+    r->full = r->full && covered == m->cols;
     return r;
 }
 
 void cla_rows_read(ClaRows *r, int64_t n, double *out)
 {
-    memset(out, 0, (size_t)(n * r->cols) * sizeof(double));
+    if (!r->full) memset(out, 0, (size_t)(n * r->cols) * sizeof(double));
     for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
         int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
         cursor_rows(&r->rc, r->row + lo, len, out + lo * r->cols, r->cols);
