@@ -8,7 +8,8 @@
  * numerics, 2 with runs, 2 mostly-zero flags). Operations: X %*% v,
  * t(X) %*% y, decompression against a copy, and reading all rows through
  * cla_rows_read in windows of 2048 rows (what the per-cell Cell/MAgg and
- * Outer skeletons do) against copying the same rows of the dense block.
+ * Outer skeletons do) against copying the same rows of the dense block;
+ * and compression with direct code tables against hashing.
  * Run: OPENBLAS_NUM_THREADS=1 build/bench/bench_cla_cpu [R]. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,5 +70,22 @@ int main(int argc, char **argv)
             }
         printf("%-12s ULA %.5f s  CLA %.5f s  ULA/CLA %.2f\n", names[op], bu, bc, bu / bc);
     }
+    /* compression with the direct code tables against hashing every
+     * row that differs from the one before (ClaPlanOpts.lut), alternated */
+    double tl = 1e9, th = 1e9;
+    for (int r = 0; r < 3; r++)
+        for (int lut = 0; lut < 2; lut++) {
+            ClaPlanOpts q = o;
+            q.lut = (lut + r) % 2;
+            double t = cpu();
+            MB *k = cla_compress(x, &q, &e);
+            t = cpu() - t;
+            mb_release(k);
+            if (q.lut) tl = t < tl ? t : tl;
+            else th = t < th ? t : th;
+        }
+    printf("compression  hashing %.4f s  tables %.4f s  hashing/tables %.2f\n", th, tl, th / tl);
+    free(buf);
+    mb_release(v); mb_release(y); mb_release(c); mb_release(x);
     return 0;
 }

@@ -383,9 +383,24 @@ static void cursor_rows(RowCursor *rc, int64_t lo, int64_t n, double *out, int64
     for (int k = 0; k < rc->n; k++) group_rows(&rc->its[k], lo, n, rc->codes, out, ld);
 }
 
+/* Rows per pass over the groups when decompressing dense rows: about 32
+ * KB of them, so that the groups' passes (a column each, strided) stay in
+ * L1; unless OLE/RLE groups have so many tuples that their per-tuple
+ * steps per pass would cost more than the rows. */
+static int64_t pass_rows(const MB *m)
+{
+    int64_t b = m->cols > 0 ? 4096 / m->cols : CLA_BLK;
+    b = b < 16 ? 16 : b > CLA_BLK ? CLA_BLK : b;
+    for (int k = 0; k < m->cmb->ngroups; k++) {
+        const ClaGroup *g = m->cmb->groups[k];
+        if ((g->enc == CLA_OLE || g->enc == CLA_RLE) && 4 * (int64_t)g->ndict > b) return CLA_BLK;
+    }
+    return b;
+}
+
 /* full: every group writes every cell of its rows (DDC, CONST, dense
  * UNC), so the rows need no zeroing first. */
-struct ClaRows { RowCursor rc; int64_t row; int64_t cols; bool full; };
+struct ClaRows { RowCursor rc; int64_t row; int64_t cols; bool full; int64_t blk; };
 
 ClaRows *cla_rows_open(const MB *m, int64_t rl)
 {
@@ -404,14 +419,15 @@ ClaRows *cla_rows_open(const MB *m, int64_t rl)
         covered += g->ncols;
     }
     r->full = r->full && covered == m->cols;
+    r->blk = pass_rows(m);
     return r;
 }
 
 void cla_rows_read(ClaRows *r, int64_t n, double *out)
 {
     if (!r->full) memset(out, 0, (size_t)(n * r->cols) * sizeof(double));
-    for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
-        int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+    for (int64_t lo = 0; lo < n; lo += r->blk) {
+        int64_t len = n - lo < r->blk ? n - lo : r->blk;
         cursor_rows(&r->rc, r->row + lo, len, out + lo * r->cols, r->cols);
     }
     r->row += n;
@@ -499,8 +515,9 @@ static bool dec_dense(const MB *m, int64_t rl, int64_t ru, MB *r)
 #pragma omp atomic write
             ok = false;
         } else if (a < b) {
-            for (int64_t lo = a; lo < b; lo += CLA_BLK) {
-                int64_t len = b - lo < CLA_BLK ? b - lo : CLA_BLK;
+            int64_t blk = pass_rows(m);
+            for (int64_t lo = a; lo < b; lo += blk) {
+                int64_t len = b - lo < blk ? b - lo : blk;
                 cursor_rows(&rc, lo, len, r->d + (lo - rl) * m->cols, m->cols);
             }
             cursor_free(&rc);
@@ -610,17 +627,22 @@ static void sort_row(int32_t *ci, double *v, int64_t n, CV *tmp)
 
 /* The groups in the order of their first columns (ord), and whether
  * appending them in that order leaves rows sorted. */
+static int32_t first_col(const ClaGroup *g) { return g->ncols ? g->cols[0] : INT32_MAX; }
+
 static bool group_order(const struct CMB *c, int *ord)
 {
     for (int k = 0; k < c->ngroups; k++) ord[k] = k;
     for (int k = 1; k < c->ngroups; k++) {   /* insertion: few groups */
         int x = ord[k], j = k;
-        for (; j > 0 && c->groups[ord[j - 1]]->cols[0] > c->groups[x]->cols[0]; j--) ord[j] = ord[j - 1];
+        for (; j > 0 && first_col(c->groups[ord[j - 1]]) > first_col(c->groups[x]); j--) ord[j] = ord[j - 1];
         ord[j] = x;
     }
-    for (int k = 1; k < c->ngroups; k++) {
-        const ClaGroup *p = c->groups[ord[k - 1]];
-        if (p->cols[p->ncols - 1] > c->groups[ord[k]]->cols[0]) return false;
+    int32_t last = -1;   /* the last column of the groups so far (groups without columns add none) */
+    for (int k = 0; k < c->ngroups; k++) {
+        const ClaGroup *g = c->groups[ord[k]];
+        if (!g->ncols) continue;
+        if (g->cols[0] < last) return false;
+        last = g->cols[g->ncols - 1];
     }
     return true;
 }
