@@ -377,7 +377,9 @@ static void grid_of(const double *v, int64_t ns, int32_t nd, double *lo, double 
         *span = (int32_t)s;
         return;
     }
-    if (nd > LUT_COL || a == b) return;
+    /* (only where the sample repeats its values: a table pays there, and
+     * continuous columns skip the sort) */
+    if (nd > LUT_COL || 4 * (int64_t)nd > ns || a == b) return;
     double *u = br_malloc((size_t)ns * sizeof(double) + 8);
     if (!u) return;
     int64_t k = 0;
