@@ -4,9 +4,10 @@
  * values' codes, distinct count and non-zero fraction; the number of
  * distinct values of the whole column is estimated from the sample
  * (Haas-Stokes' Duj1: d / (1 - (1 - q) f1 / s), f1 the values seen once,
- * q the sampling fraction). The estimated size of a group is the smallest
- * of its DDC and OLE sizes (RLE needs run statistics a row sample does not
- * give; it competes in the exact choice below). Columns whose estimate is
+ * q the sampling fraction; cla_est.c has the hybrid estimator used). With
+ * each sampled row the row before it is read, which gives the run starts
+ * and so the runs (cla_est_runs). The estimated size of a group is the
+ * smallest of its DDC, OLE and RLE sizes. Columns whose estimate is
  * not below their uncompressed size stay uncompressed. The others are
  * co-coded greedily (Elgohary et al. section 3.3): in order of increasing
  * cardinality, a group absorbs, one at a time, the candidate of the next
@@ -139,6 +140,21 @@ static bool ts_grow(TupleSet *t)
     return true;
 }
 
+/* The id of tuple v[0..nc), or -1 when the set does not hold it. */
+static int32_t ts_find(const TupleSet *t, const double *v)
+{
+    uint64_t h = 0;
+    for (int j = 0; j < t->nc; j++) h = mix(h ^ vbits(v[j]));
+    for (int64_t k = (int64_t)(h & (uint64_t)t->mask);; k = (k + 1) & t->mask) {
+        int32_t id = t->slot[k];
+        if (id < 0) return -1;
+        const double *u = t->tup + (int64_t)id * t->nc;
+        int j = 0;
+        while (j < t->nc && vbits(u[j]) == vbits(v[j])) j++;
+        if (j == t->nc) return id;
+    }
+}
+
 /* The id of tuple v[0..nc) (added when new); -1 when the set is full
  * (MAX_DICT) or out of memory. */
 static int32_t ts_id(TupleSet *t, const double *v)
@@ -172,13 +188,16 @@ static int32_t ts_id(TupleSet *t, const double *v)
 
 /* Sample statistics of a column or a planned group. */
 typedef struct Stat {
-    int32_t *code;     /* per sample row: the tuple's id */
+    int32_t *code;     /* 2 ns: per sample row the tuple's id, then per
+                          sample row the id of the row before it (-1: row
+                          0, or a tuple no sample row holds) */
     int32_t nd;        /* distinct tuples in the sample */
     int32_t f1;        /* tuples seen once */
     int32_t nzrows;    /* sample rows whose tuple is not all zero */
     int32_t zero_id;   /* id of the all-zero tuple or -1 */
     int ncols;
     double dest;       /* estimated distinct tuples of all rows */
+    double runs;       /* estimated runs of non-zero tuples of all rows */
     double est;        /* estimated compressed size */
 } Stat;
 
@@ -209,6 +228,11 @@ static double group_est(const PCtx *c, const Stat *s)
     double nseg = ceil(n / CLA_SEG);
     double ole = 2.0 * z + 2.0 * d * nseg + dict;
     if (ole < best) best = ole;
+    /* RLE: a (gap, length) pair per run, plus the splits of gaps and
+     * runs past 16 bits (at most one per tuple and CLA_U16 rows) */
+    double dnz = d - (s->zero_id >= 0);
+    double rle = 4.0 * (s->runs + dnz * floor(n / CLA_U16)) + 8.0 * d + dict;
+    if (rle < best) best = rle;
     return best;
 }
 
@@ -238,23 +262,32 @@ static bool stat_from_codes(const PCtx *c, Stat *s, const bool *zero, int32_t nd
     s->dest = cla_est_distinct(c->n, c->ns, nd, f, fmax);
     free(f);
     free(cnt);
+    /* run starts: sample rows of a non-zero tuple whose row before holds
+     * another tuple */
+    int64_t starts = 0;
+    const int32_t *prev = s->code + c->ns;
+    for (int64_t i = 0; i < c->ns; i++) starts += !zero[s->code[i]] && prev[i] != s->code[i];
+    s->runs = cla_est_runs(c->n, c->ns, starts, s->dest - (s->zero_id >= 0), s->nzrows);
     s->est = group_est(c, s);
     return true;
 }
 
-/* Codes of the sampled values v[0..ns) of one column. */
-static bool sample_codes(const PCtx *c, const double *v, Stat *s)
+/* Codes of the sampled values v[0..ns) of one column, and of the values
+ * of the rows before them, v[ns..2 ns) (has[i]: sample row i has a row
+ * before it). */
+static bool sample_codes(const PCtx *c, const double *v, const bool *has, Stat *s)
 {
     TupleSet t;
     memset(&t, 0, sizeof t);
     s->ncols = 1;
-    s->code = br_malloc((size_t)c->ns * sizeof(int32_t) + 1);
+    s->code = br_malloc(2 * (size_t)c->ns * sizeof(int32_t) + 1);
     if (!s->code || !ts_init(&t, 1, c->ns)) { ts_free(&t); return false; }
     for (int64_t i = 0; i < c->ns; i++) {
         int32_t id = ts_id(&t, &v[i]);
         if (id < 0) { ts_free(&t); return false; }   /* ns <= MAX_DICT: only on oom */
         s->code[i] = id;
     }
+    for (int64_t i = 0; i < c->ns; i++) s->code[c->ns + i] = has[i] ? ts_find(&t, &v[c->ns + i]) : -1;
     bool *zero = br_malloc((size_t)t.n + 1);
     bool ok = zero != NULL;
     if (ok) {
@@ -267,34 +300,108 @@ static bool sample_codes(const PCtx *c, const double *v, Stat *s)
 }
 
 /* Direct code tables (the extraction's shortcut past the hash): a
- * column whose sampled values are all integers within LUT_COL of each
- * other gets its range; a group of such columns whose ranges multiply
- * to at most LUT_MAX cells (1 MB of codes; and at most twice the rows,
- * so small blocks do not clear large tables) codes its rows by table. */
+ * column whose finite sampled values all lie on a grid lo + k * step, k
+ * an integer in [0, span) with span at most LUT_COL, gets the grid: the
+ * step is the greatest common divisor of the values' distances from the
+ * smallest, in units of 10^-p for the smallest p <= LUT_DEC that makes
+ * them all integers. So counts, categories and pixels (step 1), wide
+ * ranges of multiples (prices in cents times 100, years times 1000) and
+ * decimals of few digits (sensor readings, 0.25 steps) take tables, and
+ * so do columns of few distinct values whose smallest gap divides the
+ * others (standardized categories: no decimal step); a
+ * group of such columns whose spans multiply to at most LUT_MAX cells (1
+ * MB of codes; and at most twice the rows, so small blocks do not clear
+ * large tables) codes its rows by table. The table only caches the
+ * hash's codes and a hit is checked against the tuple, so values off the
+ * grid or outside it, and rounding in the key, never give a wrong code. */
 #define LUT_COL 4096
 #define LUT_MAX (1 << 18)
+#define LUT_DEC 6
 
-/* The integer range [*lo, *lo + *span) of the sampled values v[0..ns),
- * or *span = 0 when one is not an integer or the range is too wide. */
-static void int_range(const double *v, int64_t ns, int32_t *lo, int32_t *span)
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) { int64_t t = a % b; a = b; b = t; }
+    return a;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Are the finite values v[0..ns) within rounding of the grid a + k * step,
+ * k an integer? */
+static bool on_grid(const double *v, int64_t ns, double a, double step)
+{
+    for (int64_t i = 0; i < ns; i++) {
+        if (!isfinite(v[i])) continue;
+        double w = (v[i] - a) / step, k = nearbyint(w);
+        if (!(fabs(w - k) <= 1e-9 * (k > 1 ? k : 1))) return false;
+    }
+    return true;
+}
+
+/* The grid of the finite sampled values v[0..ns), nd of them distinct:
+ * *span = 0 when there is none that small. Decimals first (exact steps
+ * from the gcd); else, for few distinct values, the smallest gap between
+ * them as the step (values scaled or shifted by a constant, such as
+ * standardized categories, lie on such a grid up to rounding). */
+static void grid_of(const double *v, int64_t ns, int32_t nd, double *lo, double *inv, int32_t *span)
 {
     double a = INFINITY, b = -INFINITY;
     *span = 0;
     for (int64_t i = 0; i < ns; i++) {
-        if (!(fabs(v[i]) < 1e9) || v[i] != floor(v[i])) return;
+        if (!isfinite(v[i])) continue;
         a = v[i] < a ? v[i] : a;
         b = v[i] > b ? v[i] : b;
     }
-    if (ns == 0 || b - a >= LUT_COL) return;
-    *lo = (int32_t)a;
-    *span = (int32_t)(b - a) + 1;
+    if (!(a <= b)) return;
+    double sc = 1;
+    for (int p = 0; p <= LUT_DEC; p++, sc *= 10) {
+        if ((b - a) * sc > 1e15) break;   /* beyond exact integers */
+        int64_t g = 0;
+        bool on = true;
+        for (int64_t i = 0; i < ns && on; i++) {
+            if (!isfinite(v[i])) continue;
+            double w = (v[i] - a) * sc, k = nearbyint(w);
+            on = fabs(w - k) <= 1e-9 * (k > 1 ? k : 1);   /* the subtraction's rounding */
+            g = gcd64(g, (int64_t)k);
+        }
+        if (!on) continue;
+        if (g == 0) g = 1;
+        double s = nearbyint((b - a) * sc) / (double)g + 1;
+        if (s > LUT_COL) return;   /* finer scales only scale the span up */
+        *lo = a;
+        *inv = sc / (double)g;
+        *span = (int32_t)s;
+        return;
+    }
+    /* (only where the sample repeats its values: a table pays there, and
+     * continuous columns skip the sort) */
+    if (nd > LUT_COL || 4 * (int64_t)nd > ns || a == b) return;
+    double *u = br_malloc((size_t)ns * sizeof(double) + 8);
+    if (!u) return;
+    int64_t k = 0;
+    for (int64_t i = 0; i < ns; i++)
+        if (isfinite(v[i])) u[k++] = v[i];
+    qsort(u, (size_t)k, sizeof *u, cmp_dbl);
+    double step = INFINITY;
+    for (int64_t i = 1; i < k; i++)
+        if (u[i] > u[i - 1] && u[i] - u[i - 1] < step) step = u[i] - u[i - 1];
+    free(u);
+    double s = nearbyint((b - a) / step) + 1;
+    if (s > LUT_COL || !on_grid(v, ns, a, step)) return;
+    *lo = a;
+    *inv = 1 / step;
+    *span = (int32_t)s;
 }
 
 /* The stat of groups a and b merged (codes paired). */
 static bool merge_stat(const PCtx *c, const Stat *a, const Stat *b, Stat *m, int32_t *map, int64_t mapsz)
 {
     m->ncols = a->ncols + b->ncols;
-    m->code = br_malloc((size_t)c->ns * sizeof(int32_t) + 1);
+    m->code = br_malloc(2 * (size_t)c->ns * sizeof(int32_t) + 1);
     bool *zero = br_malloc((size_t)c->ns + 1);
     int64_t *keys = br_malloc((size_t)mapsz * sizeof(int64_t));
     if (!m->code || !zero || !keys) { free(m->code); m->code = NULL; free(zero); free(keys); return false; }
@@ -312,6 +419,15 @@ static bool merge_stat(const PCtx *c, const Stat *a, const Stat *b, Stat *m, int
         }
         m->code[i] = map[k];
     }
+    /* the rows before: pairs the sample rows hold (else -1) */
+    for (int64_t i = c->ns; i < 2 * c->ns; i++) {
+        m->code[i] = -1;
+        if (a->code[i] < 0 || b->code[i] < 0) continue;
+        int64_t key = (int64_t)a->code[i] * (b->nd + 1) + b->code[i];
+        int64_t k = (int64_t)(mix((uint64_t)key) & (uint64_t)(mapsz - 1));
+        while (map[k] >= 0 && keys[k] != key) k = (k + 1) & (mapsz - 1);
+        m->code[i] = map[k];
+    }
     bool ok = stat_from_codes(c, m, zero, nd);
     free(zero);
     free(keys);
@@ -322,8 +438,9 @@ void cla_plan_free(ClaPlan *p)
 {
     free(p->start);
     free(p->cols);
-    free(p->ilo);
-    free(p->ispan);
+    free(p->glo);
+    free(p->ginv);
+    free(p->gspan);
     memset(p, 0, sizeof *p);
 }
 
@@ -403,9 +520,9 @@ static bool exclusive(const PCtx *c, ColOrder *ord, int nord, int a, Stat *st, i
         Stat m = st[ord[a].col], t = {0};
         m.code = NULL;
         double sum = sa->est;
-        int32_t *codes = br_malloc((size_t)c->ns * sizeof(int32_t) + 1);
+        int32_t *codes = br_malloc(2 * (size_t)c->ns * sizeof(int32_t) + 1);
         if (!(ok = codes != NULL)) return false;
-        memcpy(codes, sa->code, (size_t)c->ns * sizeof(int32_t));
+        memcpy(codes, sa->code, 2 * (size_t)c->ns * sizeof(int32_t));
         m.code = codes;
         for (int q = 1; q < nm && ok; q++) {
             const Stat *sb = &st[ord[mem[q]].col];
@@ -536,31 +653,48 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     ColOrder *ord = br_malloc(((size_t)m + 1) * sizeof(ColOrder));
     p->start = br_malloc(((size_t)m + 2) * sizeof(int));
     p->cols = br_malloc(((size_t)m + 1) * sizeof(int32_t));
-    p->ilo = br_calloc((size_t)m + 1, sizeof(int32_t));
-    p->ispan = br_calloc((size_t)m + 1, sizeof(int32_t));
+    p->glo = br_calloc((size_t)m + 1, sizeof(double));
+    p->ginv = br_calloc((size_t)m + 1, sizeof(double));
+    p->gspan = br_calloc((size_t)m + 1, sizeof(int32_t));
     MB *xt = x->sparse ? sparse_t(x, e) : NULL;
+    /* sparse x: the sample position of each row (rowpos), and of the row
+     * after each row before a sampled row (prevpos) */
     int32_t *rowpos = x->sparse ? br_malloc((size_t)n * sizeof(int32_t) + 4) : NULL;
-    bool ok = rows && st && ord && p->start && p->cols && p->ilo && p->ispan && (!x->sparse || (xt && rowpos));
+    int32_t *prevpos = x->sparse ? br_malloc((size_t)n * sizeof(int32_t) + 4) : NULL;
+    bool *has = br_malloc((size_t)c.ns + 1);
+    bool ok = rows && st && ord && has && p->start && p->cols && p->glo && p->ginv && p->gspan &&
+              (!x->sparse || (xt && rowpos && prevpos));
     if (ok && rowpos) {
         memset(rowpos, 0xff, (size_t)n * sizeof(int32_t));
-        for (int64_t s = 0; s < c.ns; s++) rowpos[rows[s]] = (int32_t)s;
+        memset(prevpos, 0xff, (size_t)n * sizeof(int32_t));
+        for (int64_t s = 0; s < c.ns; s++) {
+            rowpos[rows[s]] = (int32_t)s;
+            if (rows[s] > 0) prevpos[rows[s] - 1] = (int32_t)s;
+        }
     }
+    for (int64_t s = 0; ok && s < c.ns; s++) has[s] = rows[s] > 0;
     /* per-column sample statistics, in parallel over columns */
 #pragma omp parallel num_threads(br_threads()) if (ok && c.ns * m >= BR_PAR_MIN)
     {
-        double *v = br_malloc((size_t)c.ns * sizeof(double) + 8);
+        /* the sampled values, then the values of the rows before them */
+        double *v = br_malloc(2 * (size_t)c.ns * sizeof(double) + 8);
 #pragma omp for schedule(dynamic, 4)
         for (int64_t j = 0; j < m; j++) {
             if (!ok || !v) { ok = false; continue; }
             if (x->sparse) {
-                memset(v, 0, (size_t)c.ns * sizeof(double));
-                for (int64_t k = xt->rp[j]; k < xt->rp[j + 1]; k++)
+                memset(v, 0, 2 * (size_t)c.ns * sizeof(double));
+                for (int64_t k = xt->rp[j]; k < xt->rp[j + 1]; k++) {
                     if (rowpos[xt->ci[k]] >= 0) v[rowpos[xt->ci[k]]] = xt->v[k];
+                    if (prevpos[xt->ci[k]] >= 0) v[c.ns + prevpos[xt->ci[k]]] = xt->v[k];
+                }
             } else {
-                for (int64_t s = 0; s < c.ns; s++) v[s] = x->d[rows[s] * m + j];
+                for (int64_t s = 0; s < c.ns; s++) {
+                    v[s] = x->d[rows[s] * m + j];
+                    v[c.ns + s] = has[s] ? x->d[(rows[s] - 1) * m + j] : 0;
+                }
             }
-            if (!sample_codes(&c, v, &st[j])) ok = false;
-            if (o->lut) int_range(v, c.ns, &p->ilo[j], &p->ispan[j]);
+            if (!sample_codes(&c, v, has, &st[j])) ok = false;
+            if (o->lut) grid_of(v, c.ns, st[j].nd, &p->glo[j], &p->ginv[j], &p->gspan[j]);
         }
         free(v);
     }
@@ -603,6 +737,8 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     free(ord);
     free(rows);
     free(rowpos);
+    free(prevpos);
+    free(has);
     mb_release(xt);
     if (!ok) {
         cla_plan_free(p);
@@ -628,7 +764,9 @@ typedef struct Ext {
     int64_t nnz_cells;
     int32_t *lut;      /* direct table of integer tuples -> code (-1:
                           not yet seen), or NULL */
-    int32_t lo[CO_MAXCOLS], span[CO_MAXCOLS];
+    double lo[CO_MAXCOLS], inv[CO_MAXCOLS];   /* the columns' grids */
+    int32_t span[CO_MAXCOLS];
+    int64_t hashed;    /* rows coded by the hash (not runs, not table) */
 } Ext;
 
 /* RLE pairs of a run of len rows gap rows after the previous run's end. */
@@ -690,8 +828,9 @@ static bool ext_begin(Ext *x, const ClaPlan *p, const int32_t *cols, int nc, int
     x->code = br_malloc((size_t)n * sizeof(int32_t) + 4);
     int64_t cells = 1;
     for (int j = 0; j < nc && j < CO_MAXCOLS && cells <= LUT_MAX; j++) {
-        x->lo[j] = p->ilo[cols[j]];
-        x->span[j] = p->ispan[cols[j]];
+        x->lo[j] = p->glo[cols[j]];
+        x->inv[j] = p->ginv[cols[j]];
+        x->span[j] = p->gspan[cols[j]];
         cells *= x->span[j];
     }
     if (cells > 0 && cells <= LUT_MAX && cells <= BR_MAX(2 * n, 4096) && nc <= CO_MAXCOLS) {
@@ -701,18 +840,27 @@ static bool ext_begin(Ext *x, const ClaPlan *p, const int32_t *cols, int nc, int
     return x->code && ts_init(&x->ts, nc, 1024);
 }
 
-/* The table cell of tuple t (integers inside the sampled ranges), or -1
- * (a value the sample did not show: hashed). -0 takes 0's cell, as it
- * takes 0's tuple. */
+/* The table cell of tuple t (the grid points' offsets, each column's
+ * value rounded to its nearest grid point), or -1 (outside the grids or
+ * not a number: hashed). */
 static int64_t lut_key(const Ext *x, const double *t)
 {
     int64_t key = 0;
     for (int j = 0; j < x->nc; j++) {
-        double u = t[j] - x->lo[j];
-        if (!(u >= 0 && u < x->span[j]) || u != floor(u)) return -1;
+        double u = nearbyint((t[j] - x->lo[j]) * x->inv[j]);
+        if (!(u >= 0 && u < x->span[j])) return -1;
         key = key * x->span[j] + (int64_t)u;
     }
     return key;
+}
+
+/* Does tuple id of x hold the values t (as the hash compares them)? */
+static bool same_tuple(const Ext *x, int32_t id, const double *t)
+{
+    const double *u = x->ts.tup + (int64_t)id * x->nc;
+    for (int j = 0; j < x->nc; j++)
+        if (vbits(u[j]) != vbits(t[j])) return false;
+    return true;
 }
 
 /* Codes of rows lo..lo+len of the group from cb, where the value of row
@@ -736,11 +884,18 @@ static bool ext_rows(Ext *x, const double *cb, int64_t ldc, bool pos, int64_t lo
         }
         int32_t id = last;
         if (!same) {
-            /* the table caches the hash's ids: codes are the same */
+            /* the table caches the hash's ids, so the codes are the
+             * hash's: a cell holds the last tuple hashed at it (a stray
+             * value off the grid rounding to a grid point costs its own
+             * hash and one more of the point's) */
             int64_t key = x->lut ? lut_key(x, t) : -1;
             id = key >= 0 ? x->lut[key] : -1;
-            if (id < 0) id = ts_id(&x->ts, t);
-            if (id >= 0 && key >= 0) x->lut[key] = id;
+            if (id >= 0 && !same_tuple(x, id, t)) id = -1;
+            if (id < 0) {
+                id = ts_id(&x->ts, t);
+                x->hashed++;
+                if (id >= 0 && key >= 0) x->lut[key] = id;
+            }
         }
         if (id < 0) return false;
         x->code[lo + r] = last = id;
@@ -1114,11 +1269,13 @@ void cla_stats_decompress(int64_t ns)
     pthread_mutex_unlock(&s->lock);
 }
 
-static void stats_compress(int64_t ns, size_t in, size_t out)
+static void stats_compress(int64_t ns, size_t in, size_t out, int64_t coded, int64_t hashed)
 {
     ClaStats *s = cur();
     pthread_mutex_lock(&s->lock);
     s->n++;
+    s->coded += coded;
+    s->hashed += hashed;
     s->ns += ns;
     s->in_bytes += (int64_t)in;
     s->out_bytes += (int64_t)out;
@@ -1132,6 +1289,7 @@ void cla_print_stats(ClaStats *s, FILE *f)
         fprintf(f, "CLA compressions:\t\t%lld (%.3f sec, %.1f MB -> %.1f MB, ratio %.2f).\n", (long long)s->n,
                 (double)s->ns / 1e9, (double)s->in_bytes / 1e6, (double)s->out_bytes / 1e6,
                 s->out_bytes ? (double)s->in_bytes / (double)s->out_bytes : 0.0);
+        fprintf(f, "CLA group rows coded:\t\t%lld (%lld hashed).\n", (long long)s->coded, (long long)s->hashed);
         fprintf(f, "CLA decompressions:\t\t%lld (%.3f sec).\n", (long long)s->dec_n, (double)s->dec_ns / 1e9);
         fprintf(f, "CLA compressed operations:\t");
         for (int i = 0; i < 32 && s->opname[i]; i++)
@@ -1168,6 +1326,7 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
      * group from the columns of its transpose */
     Ext *ex = br_calloc((size_t)p.ngroups + 1, sizeof(Ext));
     bool *exok = br_calloc((size_t)p.ngroups + 1, sizeof(bool));
+    int64_t coded = 0, hashed = 0;   /* group rows coded, and those hashed */
     ok = ok && ex && exok && (x->sparse || extract_dense(x, &p, ex, exok));
 #pragma omp parallel num_threads(br_threads()) if (ok && n * x->cols >= BR_PAR_MIN)
     {
@@ -1184,6 +1343,11 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
                 if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(&ex[k], o->enc);
                 if (enc != CLA_UNC && !(gs[k] = build_group(&ex[k], n, enc))) ok = false;
             }
+            int64_t h = ex[k].hashed;
+#pragma omp atomic
+            hashed += h;
+#pragma omp atomic
+            coded += n;
             ext_free(&ex[k]);
             if (!gs[k] && ok)
                 for (int j = 0; j < nc; j++) unc[cols[j]] = true;
@@ -1222,6 +1386,6 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
         mb_release(r);
         return mb_retain((MB *)x);
     }
-    stats_compress(br_now_ns() - t0, in_bytes, out_bytes);
+    stats_compress(br_now_ns() - t0, in_bytes, out_bytes, coded, hashed);
     return r;
 }

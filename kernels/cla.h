@@ -20,9 +20,10 @@ typedef struct ClaPlanOpts {
     bool cocode;       /* greedy co-coding of columns (default on) */
     int enc;           /* -1: choose by size; else a ClaEnc every group
                           takes where it can (tests; EMPTY/CONST stay) */
-    bool lut;          /* code small-integer groups through a direct
-                          table sized from the sample (default on; off:
-                          every row hashed, for tests) */
+    bool lut;          /* code groups of columns on small grids (counts,
+                          categories, decimals, multiples) through a
+                          direct table sized from the sample (default
+                          on; off: every row hashed, for tests) */
 } ClaPlanOpts;
 
 /* A default: not forced, ratio 1.1, default sample, co-coding, encodings
@@ -37,9 +38,11 @@ typedef struct ClaPlan {
     int32_t *cols;
     int unc_group;     /* the group of incompressible columns, or -1 */
     double est_bytes;
-    int32_t *ilo, *ispan; /* per column of x: every sampled value an
-                          integer in [ilo, ilo + ispan) (ispan 0: not so,
-                          or the table is off) */
+    /* per column of x: every finite sampled value on the grid glo + k /
+     * ginv, k an integer in [0, gspan) (gspan 0: not so, or the table
+     * is off) */
+    double *glo, *ginv;
+    int32_t *gspan;
 } ClaPlan;
 
 /* Plans x's groups from a sample of its rows (per-column statistics,
@@ -54,6 +57,11 @@ void cla_plan_free(ClaPlan *p);
  * jackknife alone (f1 = f[1]), kept for comparison. */
 double cla_est_distinct(int64_t N, int64_t ns, int64_t d, const int64_t *f, int64_t fmax);
 double cla_est_duj1(int64_t N, int64_t ns, int64_t d, int64_t f1);
+/* The runs of non-zero tuples of a group of N rows estimated from ns
+ * uniformly sampled rows, starts of which hold a non-zero tuple the row
+ * before does not (a run start), dnz the estimated non-zero tuples and
+ * nzrows the sample rows holding one (cla_est.c). */
+double cla_est_runs(int64_t N, int64_t ns, int64_t starts, double dnz, int64_t nzrows);
 
 /* x compressed (a new compressed block), or x itself retained when it is
  * compressed already, empty of cells, or (not forced) the compressed size
@@ -76,6 +84,9 @@ ClaGroup *cla_group_rows(const ClaGroup *g, int64_t rl, int64_t ru, BrErr *e);
 typedef struct ClaStats {
     pthread_mutex_t lock;
     int64_t n, ns, in_bytes, out_bytes;   /* compressions: count, time, bytes */
+    int64_t coded, hashed;                /* rows of groups coded; those
+                                             the hash coded (not the run
+                                             or table shortcuts) */
     int64_t dec_n, dec_ns;                /* decompressions */
     const char *opname[32];
     int64_t opcount[32];

@@ -116,3 +116,21 @@ double cla_est_duj1(int64_t N, int64_t ns, int64_t d, int64_t f1)
     if (!(est >= (double)d)) est = (double)d;
     return est > (double)N ? (double)N : est;
 }
+
+/* Runs from the sample (RLE sizes, Elgohary et al. section 4.1 estimate
+ * them from the sample too): a run of a non-zero tuple starts at row i
+ * when row i holds it and row i - 1 does not, so with each sampled row
+ * the row before it is read, and the run starts seen among the ns
+ * uniformly sampled rows, scaled by N / ns, estimate the runs without
+ * bias (a sampled row is a start with probability runs / N; the
+ * relative standard error is about sqrt((1 - p) / (ns p)), p = runs /
+ * N). Bounded below by the non-zero tuples (each has a run) and above by
+ * the estimated non-zero rows. Exact for a full sample. */
+double cla_est_runs(int64_t N, int64_t ns, int64_t starts, double dnz, int64_t nzrows)
+{
+    if (ns <= 0) return 0;
+    double q = (double)N / (double)ns;
+    double r = (double)starts * q, hi = (double)nzrows * q;
+    if (r < dnz) r = dnz;
+    return r < hi ? r : hi;
+}

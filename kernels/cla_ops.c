@@ -94,13 +94,30 @@ static void ddc_gather(const ClaGroup *g, int64_t lo, int64_t n, const double *p
         for (int64_t i = 0; i < n; i++) o[i] += p[g->ix->c2[lo + i]];
 }
 
-/* A[code of row lo + i] += v[i]. */
+/* A[code of row lo + i] += v[i]. DDC1 with few tuples for the rows: four
+ * partial sums by row modulo 4, added to A at the end (a run of one code
+ * otherwise makes each add wait on the store of the one before). */
 static void ddc_scatter(const ClaGroup *g, int64_t lo, int64_t n, const double *v, double *A)
 {
-    if (g->enc == CLA_DDC1)
+    if (g->enc == CLA_DDC1 && (int64_t)g->ndict * 16 <= n) {
+        const uint8_t *c = g->ix->c1 + lo;
+        double P[4][256];
+        int32_t nd = g->ndict;
+        for (int r = 0; r < 4; r++) memset(P[r], 0, (size_t)nd * sizeof(double));
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+            P[0][c[i]] += v[i];
+            P[1][c[i + 1]] += v[i + 1];
+            P[2][c[i + 2]] += v[i + 2];
+            P[3][c[i + 3]] += v[i + 3];
+        }
+        for (; i < n; i++) P[0][c[i]] += v[i];
+        for (int32_t t = 0; t < nd; t++) A[t] += (P[0][t] + P[1][t]) + (P[2][t] + P[3][t]);
+    } else if (g->enc == CLA_DDC1) {
         for (int64_t i = 0; i < n; i++) A[g->ix->c1[lo + i]] += v[i];
-    else
+    } else {
         for (int64_t i = 0; i < n; i++) A[g->ix->c2[lo + i]] += v[i];
+    }
 }
 
 /* DDC with k columns of results: o[i * k + c] += p[code of row lo + i][c],
@@ -129,6 +146,37 @@ static void ddc_add(const ClaGroup *g, int64_t lo, int64_t n, const double *p, i
     }
 }
 
+/* Consecutive DDC1 groups q.. (at most 4) with one column of results:
+ * o[i] takes each group's p[code] in group order (the sums of one pass
+ * per group, so the same values), but o is read and written once for all
+ * of them: with one group per column, a pass per group was bound by the
+ * loads and stores of o. Returns the groups done. */
+static int ddc1_gather_run(const struct CMB *c, double **pre, int q, int64_t lo, int64_t n, double *o)
+{
+    const uint8_t *cd[4];
+    const double *p[4];
+    int m = 0;
+    for (; m < 4 && q + m < c->ngroups && pre[q + m] && c->groups[q + m]->enc == CLA_DDC1; m++) {
+        cd[m] = c->groups[q + m]->ix->c1 + lo;
+        p[m] = pre[q + m];
+    }
+    switch (m) {
+    case 4:
+        for (int64_t i = 0; i < n; i++) o[i] = o[i] + p[0][cd[0][i]] + p[1][cd[1][i]] + p[2][cd[2][i]] + p[3][cd[3][i]];
+        break;
+    case 3:
+        for (int64_t i = 0; i < n; i++) o[i] = o[i] + p[0][cd[0][i]] + p[1][cd[1][i]] + p[2][cd[2][i]];
+        break;
+    case 2:
+        for (int64_t i = 0; i < n; i++) o[i] = o[i] + p[0][cd[0][i]] + p[1][cd[1][i]];
+        break;
+    default:
+        for (int64_t i = 0; i < n; i++) o[i] += p[0][cd[0][i]];
+        break;
+    }
+    return m;
+}
+
 /* out[lo..lo+n) += pre[code] over the compressed groups, thread-local
  * iterators its[] (NULL entries for UNC/EMPTY groups). */
 static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo, int64_t n, int64_t k,
@@ -138,6 +186,12 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
         if (!pre[q]) continue;
         const double *p = pre[q];
         const ClaGroup *g = c->groups[q];
+        if (k == 1 && g->enc == CLA_DDC1) {
+            int m = ddc1_gather_run(c, pre, q, lo, n, out + lo);
+            for (int r = 0; r < m; r++) cla_iter_skip(&its[q + r], n);
+            q += m - 1;
+            continue;
+        }
         if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
             /* the listed rows only (codes used as a row buffer) */
             for (int32_t t = 0; t < g->ndict; t++) {

@@ -12,8 +12,8 @@
  * matrix/cmb.h), W's non-zeros taken from each row; by columns of W, a
  * compressed W is read by the same windows, each block of rows
  * transposed into per-column lists (run_cols_cz), never decompressed
- * whole; the factors and, by columns, the side inputs (small or read at
- * random) are decompressed. */
+ * whole, and compressed full side inputs by windows of the same rows; the
+ * factors (small) are decompressed. */
 #include "spoof.h"
 #include "cla.h"
 
@@ -95,7 +95,14 @@ static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
     for (int k = 0; k < n; k++) {
         const MB *m = op->in.m[k];
         if (op->in.mode[k] == SPM_SCALAR || k == op->main) continue;
-        if (m->cmb && op->in.mode[k] == SPM_FULL && !bycol) { x->cz[k] = true; x->ncz++; continue; }
+        /* by columns only beside a compressed W (run_cols_cz reads the
+         * side input's rows by the same window blocks as W's) */
+        if (m->cmb && op->in.mode[k] == SPM_FULL && (!bycol || op->in.m[op->main]->cmb)) {
+            x->cz[k] = true;
+            x->ncz++;
+            x->S[k] = m->cols;   /* run_cols_cz's stride (run_range_cz: 0) */
+            continue;
+        }
         if (m->cmb && !(m = x->dec[k] = decompress(m, e))) { octx_free(x); return e->code; }
         const MB *d = m;
         if (op->in.mode[k] == SPM_BT) {
@@ -325,17 +332,36 @@ static bool run_cols_cz(const OCtx *x, SpOuterFn f, double *o, int64_t ldo)
 {
     const SpoofOuter *op = x->op;
     const MB *w = x->w;
+    int n = op->in.n;
     int64_t M = w->rows, N = w->cols, B = win_rows(N);
     ClaWin win;
     int64_t *st = br_malloc((size_t)(N + 1) * sizeof *st), *fill = br_malloc((size_t)BR_MAX(N, 1) * sizeof *fill);
     int32_t *ri = br_malloc((size_t)BR_MAX(B * N, 1) * sizeof *ri);
     double *rv = br_malloc((size_t)BR_MAX(B * N, 1) * sizeof *rv);
-    bool ok = st && fill && ri && rv && cla_win_init(&win, w, B);
+    const double **P = br_malloc(((size_t)n + 1) * sizeof *P);
+    ClaWin *sw = br_calloc((size_t)n + 1, sizeof *sw);   /* compressed side inputs */
+    bool ok = st && fill && ri && rv && P && sw && cla_win_init(&win, w, B);
+    bool wok = ok;
+    if (ok) memcpy(P, x->P, (size_t)n * sizeof *P);
+    for (int k = 0; ok && k < n; k++)
+        if (x->cz[k]) ok = cla_win_init(&sw[k], op->in.m[k], B);
     double rank = (double)BR_MAX(op->L[op->v], 1);
     for (int64_t a = 0; ok && a < M;) {
         const double *r = cla_win_row(&win, a, M);
         if (!(ok = r != NULL)) break;
         int64_t nr = win.hi - a;
+        /* a compressed side input: the same rows [a, a + nr) from its
+         * window (same block size and limit, so the same rows), its
+         * pointer placed so that the generated P[k][i * S[k] + j] with i
+         * in the block lands in the window (integer arithmetic: the
+         * pointer itself points before the buffer) */
+        for (int k = 0; ok && k < n; k++) {
+            if (!x->cz[k]) continue;
+            const double *b = cla_win_row(&sw[k], a, M);
+            ok = b != NULL && sw[k].hi == win.hi;
+            if (ok) P[k] = (const double *)((uintptr_t)b - (uintptr_t)a * (uintptr_t)x->S[k] * sizeof(double));
+        }
+        if (!ok) break;
         memset(st, 0, (size_t)(N + 1) * sizeof *st);
         for (int64_t i = 0; i < nr; i++)
             for (int64_t j = 0; j < N; j++) st[j + 1] += r[i * N + j] != 0;
@@ -346,11 +372,12 @@ static bool run_cols_cz(const OCtx *x, SpOuterFn f, double *o, int64_t ldo)
 #pragma omp parallel for schedule(dynamic, 16) num_threads(threads_for((double)st[N] * rank, N / 16))
         for (int64_t j = 0; j < N; j++)
             if (st[j + 1] > st[j])
-                f(x->P, x->S, op->L, op->in.sc, j, ri + st[j], rv + st[j], st[j + 1] - st[j], o + j * ldo);
+                f(P, x->S, op->L, op->in.sc, j, ri + st[j], rv + st[j], st[j + 1] - st[j], o + j * ldo);
         a += nr;
     }
-    if (st && fill && ri && rv) cla_win_free(&win);
-    free(st); free(fill); free(ri); free(rv);
+    if (wok) cla_win_free(&win);
+    for (int k = 0; sw && k < n; k++) if (sw[k].buf) cla_win_free(&sw[k]);
+    free(st); free(fill); free(ri); free(rv); free(P); free(sw);
     return ok;
 }
 

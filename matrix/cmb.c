@@ -269,6 +269,40 @@ void cla_iter_free(ClaIter *it)
 
 /* ---- decompression ---- */
 
+/* A DDC group's rows [lo, lo+n) into out (ld values per row), the codes
+ * read straight from the index; up to 4 columns with constant loop
+ * bounds (one group per column, or a few co-coded, is the common case of
+ * the windows the per-cell skeletons read). */
+#define DDC_ROWS(CODE, NC)                                                     \
+    for (int64_t i = 0; i < n; i++) {                                          \
+        const double *tp = g->dict + (int64_t)(CODE) * (NC);                  \
+        double *o = out + i * ld;                                              \
+        for (int j = 0; j < (NC); j++) o[cols[j]] = tp[j];                     \
+    }
+
+static void ddc_rows(const ClaGroup *g, int64_t lo, int64_t n, double *out, int64_t ld)
+{
+    const int32_t *cols = g->cols;
+    int nc = g->ncols;
+    if (g->enc == CLA_DDC1) {
+        const uint8_t *c = g->ix->c1 + lo;
+        switch (nc) {
+        case 1: DDC_ROWS(c[i], 1) break;
+        case 2: DDC_ROWS(c[i], 2) break;
+        case 3: DDC_ROWS(c[i], 3) break;
+        case 4: DDC_ROWS(c[i], 4) break;
+        default: DDC_ROWS(c[i], nc) break;
+        }
+    } else {
+        const uint16_t *c = g->ix->c2 + lo;
+        switch (nc) {
+        case 1: DDC_ROWS(c[i], 1) break;
+        case 2: DDC_ROWS(c[i], 2) break;
+        default: DDC_ROWS(c[i], nc) break;
+        }
+    }
+}
+
 /* Writes the cells of group g for rows [lo, lo+n) into out (row-major, ld
  * values per row, zeroed); it is positioned at lo. */
 static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, double *out, int64_t ld)
@@ -301,6 +335,11 @@ static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, doubl
             }
         }
         cla_iter_skip(it, n);
+        return;
+    }
+    if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
+        ddc_rows(g, lo, n, out, ld);
+        it->row += n;
         return;
     }
     cla_iter_next(it, n, codes);
@@ -344,7 +383,24 @@ static void cursor_rows(RowCursor *rc, int64_t lo, int64_t n, double *out, int64
     for (int k = 0; k < rc->n; k++) group_rows(&rc->its[k], lo, n, rc->codes, out, ld);
 }
 
-struct ClaRows { RowCursor rc; int64_t row; int64_t cols; };
+/* Rows per pass over the groups when decompressing dense rows: about 32
+ * KB of them, so that the groups' passes (a column each, strided) stay in
+ * L1; unless OLE/RLE groups have so many tuples that their per-tuple
+ * steps per pass would cost more than the rows. */
+static int64_t pass_rows(const MB *m)
+{
+    int64_t b = m->cols > 0 ? 4096 / m->cols : CLA_BLK;
+    b = b < 16 ? 16 : b > CLA_BLK ? CLA_BLK : b;
+    for (int k = 0; k < m->cmb->ngroups; k++) {
+        const ClaGroup *g = m->cmb->groups[k];
+        if ((g->enc == CLA_OLE || g->enc == CLA_RLE) && 4 * (int64_t)g->ndict > b) return CLA_BLK;
+    }
+    return b;
+}
+
+/* full: every group writes every cell of its rows (DDC, CONST, dense
+ * UNC), so the rows need no zeroing first. */
+struct ClaRows { RowCursor rc; int64_t row; int64_t cols; bool full; int64_t blk; };
 
 ClaRows *cla_rows_open(const MB *m, int64_t rl)
 {
@@ -353,14 +409,25 @@ ClaRows *cla_rows_open(const MB *m, int64_t rl)
     if (!cursor_init(&r->rc, m->cmb, rl)) { free(r); return NULL; }
     r->row = rl;
     r->cols = m->cols;
+    int64_t covered = 0;   /* (groups hold disjoint columns) */
+    r->full = true;
+    for (int k = 0; k < m->cmb->ngroups; k++) {
+        const ClaGroup *g = m->cmb->groups[k];
+        ClaEnc enc = g->enc;
+        if (!(enc == CLA_DDC1 || enc == CLA_DDC2 || enc == CLA_CONST || (enc == CLA_UNC && !g->unc->sparse)))
+            r->full = false;
+        covered += g->ncols;
+    }
+    r->full = r->full && covered == m->cols;
+    r->blk = pass_rows(m);
     return r;
 }
 
 void cla_rows_read(ClaRows *r, int64_t n, double *out)
 {
-    memset(out, 0, (size_t)(n * r->cols) * sizeof(double));
-    for (int64_t lo = 0; lo < n; lo += CLA_BLK) {
-        int64_t len = n - lo < CLA_BLK ? n - lo : CLA_BLK;
+    if (!r->full) memset(out, 0, (size_t)(n * r->cols) * sizeof(double));
+    for (int64_t lo = 0; lo < n; lo += r->blk) {
+        int64_t len = n - lo < r->blk ? n - lo : r->blk;
         cursor_rows(&r->rc, r->row + lo, len, out + lo * r->cols, r->cols);
     }
     r->row += n;
@@ -448,8 +515,9 @@ static bool dec_dense(const MB *m, int64_t rl, int64_t ru, MB *r)
 #pragma omp atomic write
             ok = false;
         } else if (a < b) {
-            for (int64_t lo = a; lo < b; lo += CLA_BLK) {
-                int64_t len = b - lo < CLA_BLK ? b - lo : CLA_BLK;
+            int64_t blk = pass_rows(m);
+            for (int64_t lo = a; lo < b; lo += blk) {
+                int64_t len = b - lo < blk ? b - lo : blk;
                 cursor_rows(&rc, lo, len, r->d + (lo - rl) * m->cols, m->cols);
             }
             cursor_free(&rc);
@@ -458,16 +526,139 @@ static bool dec_dense(const MB *m, int64_t rl, int64_t ru, MB *r)
     return ok;
 }
 
-/* Sparse decompression: rows go through a small dense buffer, counted in
- * a first pass and copied into CSR in a second. */
+/* Sparse decompression without dense rows: work in O(non-zeros + rows x
+ * groups). A first pass counts each row's non-zeros (per tuple, its
+ * non-zero values; OLE/RLE rows only where a tuple is listed), a second
+ * appends each group's non-zeros to its rows at their cursors. A group's
+ * columns ascend; when the groups, taken by their first column, also
+ * cover disjoint column ranges (the usual case), appending them in that
+ * order gives sorted rows; otherwise (co-coded groups interleave) each
+ * row is sorted after its block. */
+
+/* Non-zero values of each tuple of g (ndict of them; NULL for UNC). */
+static int32_t *tuple_nnz(const ClaGroup *g)
+{
+    int32_t *t = br_calloc((size_t)g->ndict + 1, sizeof *t);
+    if (!t) return NULL;
+    for (int32_t k = 0; k < g->ndict; k++)
+        for (int j = 0; j < g->ncols; j++) t[k] += g->dict[(int64_t)k * g->ncols + j] != 0;
+    return t;
+}
+
+/* One tuple's non-zeros at row position *at of the output. */
+static inline void put_tuple(const ClaGroup *g, int32_t t, int64_t *at, MB *r)
+{
+    const double *tp = g->dict + (int64_t)t * g->ncols;
+    int64_t k = *at;
+    for (int j = 0; j < g->ncols; j++)
+        if (tp[j] != 0) { r->ci[k] = g->cols[j]; r->v[k] = tp[j]; k++; }
+    *at = k;
+}
+
+/* Rows [lo, lo+n) (n <= CLA_BLK) of group g: adds each row's non-zeros to
+ * cnt[i] (fill false) or appends them at at[i] (fill true). */
+static void group_sparse(ClaIter *it, const int32_t *tnz, int64_t lo, int64_t n, int32_t *codes, int64_t *at,
+                         bool fill, MB *r)
+{
+    const ClaGroup *g = it->g;
+    if (g->enc == CLA_EMPTY) { it->row += n; return; }
+    if (g->enc == CLA_UNC) {
+        const MB *u = g->unc;
+        for (int64_t i = 0; i < n; i++) {
+            const double *row = u->sparse ? u->v + u->rp[lo + i] : u->d + (lo + i) * g->ncols;
+            const int32_t *ci = u->sparse ? u->ci + u->rp[lo + i] : NULL;
+            int64_t len = u->sparse ? u->rp[lo + i + 1] - u->rp[lo + i] : g->ncols;
+            for (int64_t p = 0; p < len; p++) {
+                if (row[p] == 0) continue;   /* (a sparse block's stored zeros too) */
+                if (fill) { r->ci[at[i]] = g->cols[ci ? ci[p] : p]; r->v[at[i]] = row[p]; }
+                at[i]++;
+            }
+        }
+        it->row += n;
+        return;
+    }
+    if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+        for (int32_t t = 0; t < g->ndict; t++) {
+            int64_t k = cla_iter_rows(it, t, n, codes);   /* (also keeps the iterator in step) */
+            if (!tnz[t]) continue;
+            for (int64_t q = 0; q < k; q++) {
+                if (fill) put_tuple(g, t, &at[codes[q]], r);
+                else at[codes[q]] += tnz[t];
+            }
+        }
+        cla_iter_skip(it, n);
+        return;
+    }
+    cla_iter_next(it, n, codes);
+    for (int64_t i = 0; i < n; i++) {
+        if (codes[i] < 0 || !tnz[codes[i]]) continue;
+        if (fill) put_tuple(g, codes[i], &at[i], r);
+        else at[i] += tnz[codes[i]];
+    }
+}
+
+/* Sorts a row's n entries by column: insertion for few, else through
+ * tmp (room for a row) by qsort. Each group's entries ascend already. */
+typedef struct CV { int32_t c; double v; } CV;
+
+static int cv_cmp(const void *a, const void *b)
+{
+    int32_t x = ((const CV *)a)->c, y = ((const CV *)b)->c;
+    return (x > y) - (x < y);
+}
+
+static void sort_row(int32_t *ci, double *v, int64_t n, CV *tmp)
+{
+    if (n > 32) {
+        for (int64_t i = 0; i < n; i++) tmp[i] = (CV){ci[i], v[i]};
+        qsort(tmp, (size_t)n, sizeof *tmp, cv_cmp);
+        for (int64_t i = 0; i < n; i++) { ci[i] = tmp[i].c; v[i] = tmp[i].v; }
+        return;
+    }
+    for (int64_t i = 1; i < n; i++) {
+        int32_t c = ci[i];
+        double x = v[i];
+        int64_t j = i;
+        for (; j > 0 && ci[j - 1] > c; j--) { ci[j] = ci[j - 1]; v[j] = v[j - 1]; }
+        ci[j] = c;
+        v[j] = x;
+    }
+}
+
+/* The groups in the order of their first columns (ord), and whether
+ * appending them in that order leaves rows sorted. */
+static int32_t first_col(const ClaGroup *g) { return g->ncols ? g->cols[0] : INT32_MAX; }
+
+static bool group_order(const struct CMB *c, int *ord)
+{
+    for (int k = 0; k < c->ngroups; k++) ord[k] = k;
+    for (int k = 1; k < c->ngroups; k++) {   /* insertion: few groups */
+        int x = ord[k], j = k;
+        for (; j > 0 && first_col(c->groups[ord[j - 1]]) > first_col(c->groups[x]); j--) ord[j] = ord[j - 1];
+        ord[j] = x;
+    }
+    int32_t last = -1;   /* the last column of the groups so far (groups without columns add none) */
+    for (int k = 0; k < c->ngroups; k++) {
+        const ClaGroup *g = c->groups[ord[k]];
+        if (!g->ncols) continue;
+        if (g->cols[0] < last) return false;
+        last = g->cols[g->ncols - 1];
+    }
+    return true;
+}
+
 static bool dec_sparse(const MB *m, int64_t rl, int64_t ru, MB *r)
 {
-    int64_t nrow = ru - rl, cols = m->cols;
-    int64_t chunk = cols > 0 ? 65536 / cols : CLA_BLK;
-    if (chunk < 1) chunk = 1;
-    if (chunk > CLA_BLK) chunk = CLA_BLK;
-    int nt = nrow * cols >= BR_PAR_MIN ? br_threads() : 1;
-    bool ok = true;
+    const struct CMB *c = m->cmb;
+    int64_t nrow = ru - rl;
+    int ng = c->ngroups;
+    int *ord = br_malloc((size_t)ng * sizeof *ord + 1);
+    int32_t **tnz = br_calloc((size_t)ng + 1, sizeof *tnz);
+    bool ok = ord && tnz;
+    for (int k = 0; ok && k < ng; k++)
+        if (c->groups[k]->enc != CLA_UNC && !(tnz[k] = tuple_nnz(c->groups[k]))) ok = false;
+    bool sorted = ok && group_order(c, ord);
+    int nt = nrow * m->cols >= BR_PAR_MIN ? br_threads() : 1;
     for (int pass = 0; pass < 2 && ok; pass++) {
 #pragma omp parallel num_threads(nt) if (nt > 1)
         {
@@ -479,35 +670,35 @@ static bool dec_sparse(const MB *m, int64_t rl, int64_t ru, MB *r)
             int64_t a, b;
             thread_range(rl, ru, tid, n, &a, &b);
             RowCursor rc = {0};
-            double *buf = br_malloc((size_t)(chunk * cols + 1) * sizeof(double));
-            if (a < b && (!buf || !cursor_init(&rc, m->cmb, a))) {
+            int64_t *at = br_malloc(CLA_BLK * sizeof *at);
+            CV *tmp = sorted ? NULL : br_malloc((size_t)(m->cols + 1) * sizeof *tmp);
+            if (a < b && (!at || (!sorted && !tmp) || !cursor_init(&rc, c, a))) {
 #pragma omp atomic write
                 ok = false;
             } else if (a < b) {
-                for (int64_t lo = a; lo < b; lo += chunk) {
-                    int64_t len = b - lo < chunk ? b - lo : chunk;
-                    memset(buf, 0, (size_t)(len * cols) * sizeof(double));
-                    cursor_rows(&rc, lo, len, buf, cols);
+                for (int64_t lo = a; lo < b; lo += CLA_BLK) {
+                    int64_t len = b - lo < CLA_BLK ? b - lo : CLA_BLK, o = lo - rl;
+                    for (int64_t i = 0; i < len; i++) at[i] = pass ? r->rp[o + i] : 0;
+                    for (int q = 0; q < ng; q++)
+                        group_sparse(&rc.its[ord[q]], tnz[ord[q]], lo, len, rc.codes, at, pass == 1, r);
                     for (int64_t i = 0; i < len; i++) {
-                        const double *row = buf + i * cols;
-                        int64_t o = lo - rl + i, k = pass ? r->rp[o] : 0;
-                        for (int64_t j = 0; j < cols; j++) {
-                            if (row[j] == 0) continue;
-                            if (pass == 1) { r->ci[k] = (int32_t)j; r->v[k] = row[j]; }
-                            k++;
-                        }
-                        if (pass == 0) r->rp[o + 1] = k;
+                        if (pass == 0) r->rp[o + i + 1] = at[i];
+                        else if (!sorted) sort_row(r->ci + r->rp[o + i], r->v + r->rp[o + i], at[i] - r->rp[o + i], tmp);
                     }
                 }
                 cursor_free(&rc);
             }
-            free(buf);
+            free(at);
+            free(tmp);
         }
         if (pass == 0)
             for (int64_t i = 0; i < nrow; i++) r->rp[i + 1] += r->rp[i];
         if (pass == 0 && ok && mb_sp_reserve(r, r->rp[nrow] + 1, &(BrErr){0})) ok = false;
     }
     if (ok) mb_sp_done(r, r->rp[nrow]);
+    for (int k = 0; tnz && k < ng; k++) free(tnz[k]);
+    free(tnz);
+    free(ord);
     return ok;
 }
 

@@ -8,7 +8,8 @@
  * Checked: the estimate lies in [seen, N]; its ratio error
  * max(est/D, D/est) meets the bound that planning needs (below); on the
  * skewed populations it is at least as close as the first-order
- * jackknife Duj1 that planning used before. */
+ * jackknife Duj1 that planning used before. Also the run estimate
+ * (check_runs). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,6 +77,71 @@ static int64_t distinct(const int64_t *v, int64_t n, int64_t *cnt)
     return d;
 }
 
+/* The run estimate (cla_est_runs) on populations of known runs: runs of
+ * geometric lengths (means 4, 40, 400) over 5 non-zero values and zero
+ * (30% of the runs), a sorted column (one run per value), independent
+ * values (runs of about one row). For each, NS rows sampled uniformly
+ * without replacement with the row before each, 5 fixed seeds. A
+ * sampled row starts a run with probability p = R / N, so the starts
+ * seen are hypergeometric with variance at most NS p (1 - p): each
+ * estimate must lie within 5 standard deviations (plus one start) of R,
+ * and the mean of the 5 within 5 / sqrt(5) of them (unbiased). */
+static void check_runs(int64_t *v, int64_t *idx)
+{
+    struct { const char *name; int kind; double len; } pops[] = {
+        {"runs mean 4", 0, 4}, {"runs mean 40", 0, 40}, {"runs mean 400", 0, 400},
+        {"sorted 50 values", 1, 0}, {"independent 10 values", 2, 0},
+    };
+    for (size_t q = 0; q < sizeof pops / sizeof *pops; q++) {
+        for (int64_t i = 0; i < N;) {   /* the population */
+            int64_t len = 1, val = 0;
+            if (pops[q].kind == 0) {
+                len = 1 + (int64_t)(log(1 - urand()) / log(1 - 1 / pops[q].len));
+                val = urand() < 0.3 ? 0 : 1 + (int64_t)(urand() * 5);
+            } else if (pops[q].kind == 1) {
+                len = N / 50;
+                val = 1 + i / len;
+            } else {
+                val = (int64_t)(urand() * 10);
+            }
+            for (int64_t k = 0; k < len && i < N; k++) v[i++] = val;
+        }
+        int64_t R = 0, nz = 0, dnz = 0;
+        bool seen[64] = {0};
+        for (int64_t i = 0; i < N; i++) {
+            R += v[i] != 0 && (i == 0 || v[i - 1] != v[i]);
+            if (v[i] != 0 && v[i] < 64 && !seen[v[i]]) { seen[v[i]] = true; dnz++; }
+            nz += v[i] != 0;
+        }
+        double p = (double)R / N, sd = sqrt(NS * p * (1 - p)), mean = 0;
+        double tol = (5 * sd + 1) / (NS * p);   /* relative, on R */
+        const int seeds = 5;
+        for (int sd_i = 0; sd_i < seeds; sd_i++) {
+            for (int64_t i = 0; i < N; i++) idx[i] = i;
+            int64_t starts = 0, nzs = 0;
+            for (int64_t i = 0; i < NS; i++) {
+                int64_t j = i + (int64_t)(urand() * (double)(N - i));
+                int64_t t = idx[i]; idx[i] = idx[j]; idx[j] = t;
+                int64_t r = idx[i];
+                starts += v[r] != 0 && (r == 0 || v[r - 1] != v[r]);
+                nzs += v[r] != 0;
+            }
+            double est = cla_est_runs(N, NS, starts, (double)dnz, nzs);
+            mean += est / seeds;
+            printf("  %-22s runs %7lld: estimate %9.1f (relative error %+.3f, bound %.3f)\n", pops[q].name,
+                   (long long)R, est, est / (double)R - 1, tol);
+            T_CHECK(fabs(est / (double)R - 1) <= tol, "%s seed %d: runs %.1f want %lld within %.3f", pops[q].name,
+                    sd_i, est, (long long)R, tol);
+        }
+        T_CHECK(fabs(mean / (double)R - 1) <= tol / sqrt(seeds), "%s: mean %.1f want %lld within %.3f",
+                pops[q].name, mean, (long long)R, tol / sqrt(seeds));
+    }
+    /* a full sample is exact; bounds: the non-zero values and rows */
+    T_CHECK(cla_est_runs(100, 100, 7, 3, 50) == 7, "runs: full sample exact");
+    T_CHECK(cla_est_runs(1000, 100, 0, 4, 10) == 4, "runs: at least one per non-zero value");
+    T_CHECK(cla_est_runs(1000, 100, 30, 4, 20) == 200, "runs: at most the non-zero rows");
+}
+
 int main(void)
 {
     Case cases[] = {
@@ -120,6 +186,7 @@ int main(void)
     int64_t f3[4] = {0, 0, 0, 5};
     T_CHECK(cla_est_distinct(15, 15, 5, f3, 3) == 5, "full sample: exact");
     T_CHECK(cla_est_distinct(100, 0, 0, f3, 0) == 0, "empty sample: 0");
+    check_runs(v, idx);
     free(v); free(smp); free(cnt); free(f); free(idx);
     return t_done("test_cla_est");
 }
