@@ -22,6 +22,9 @@ CgContext *cg_context_new(const CgOptions *o)
     c->opt = *o;
     const char *as = getenv("BRAID_CODEGEN_ASYNC");
     if (as && *as) c->opt.async = strcmp(as, "0") != 0;
+    /* schedule perturbation: kernels compile before use, and
+     * cg_op_exec draws when each becomes "ready" (perturb.h) */
+    if (br_perturb_on()) c->opt.async = false;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->jitlock, NULL);
     pthread_cond_init(&c->async_done, NULL);

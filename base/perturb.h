@@ -1,0 +1,53 @@
+/* perturb.h: deterministic schedule perturbation, a test tool (off by
+ * default; docs/DESIGN.md "Schedule perturbation").
+ *
+ * BRAID_PERTURB=<seed> makes the places where results could depend on
+ * timing take seeded choices instead: whether a fused operator's kernel is
+ * ready at a call (always, never, or from the Nth call of a thread on),
+ * the kernel threads, the parfor degree and the order in which parfor
+ * workers take their iterations (with seeded yields and sleeps between
+ * them), and forced misses of the kernel disk cache, the plan-selection
+ * cache and the recompilation cache. Each choice is a hash of the seed, a
+ * site and a key that does not depend on the schedule (an operator's plan
+ * hash, a parfor worker index, a per-thread call count), so a run with the
+ * same seed takes the same choices again. The seed is printed to stderr
+ * at the start of a run ("braid: perturbation seed N"). */
+#ifndef BRAID_PERTURB_H
+#define BRAID_PERTURB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The perturbation sites: each draws from its own stream. */
+typedef enum {
+    PT_CG_READY,      /* a fused operator's kernel ready from call N */
+    PT_THREADS,       /* kernel threads */
+    PT_PARFOR_DEGREE, /* parfor workers */
+    PT_PARFOR_ORDER,  /* parfor iteration order */
+    PT_PARFOR_YIELD,  /* pauses between parfor iterations */
+    PT_DISK_MISS,     /* kernel disk cache misses */
+    PT_SEL_MISS,      /* plan-selection cache misses */
+    PT_RC_MISS,       /* recompilation cache misses */
+} PtSite;
+
+/* Is the mode on (BRAID_PERTURB set, read once)? */
+bool br_perturb_on(void);
+/* The seed of this run (0 when off). */
+uint64_t br_perturb_seed(void);
+/* Prints the seed to stderr once per process (no-op when off). */
+void br_perturb_announce(void);
+/* A draw in [0, n) for site and keys a, b (n > 0; 0 when off). */
+uint64_t br_perturb_draw(PtSite site, uint64_t a, uint64_t b, uint64_t n);
+/* A forced cache miss at site for key (false when off): one in four. */
+bool br_perturb_miss(PtSite site, uint64_t key);
+
+/* The calling thread's perturbation stream: parfor worker w (-1: the
+ * main thread) at per-thread call count calls. */
+void br_perturb_thread(int worker, uint64_t calls);
+int br_perturb_worker(void);
+/* The calling thread's next call number (per-thread, from 0). */
+uint64_t br_perturb_next_call(void);
+/* Seeded pause: nothing, sched_yield, or a sleep of up to 2 ms. */
+void br_perturb_pause(uint64_t a, uint64_t b);
+
+#endif
