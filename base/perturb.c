@@ -65,18 +65,17 @@ bool br_perturb_miss(PtSite site, uint64_t key)
     return br_perturb_on() && br_perturb_draw(site, key, 0, 4) == 0;
 }
 
-static __thread int tl_worker = -1;
-static __thread uint64_t tl_calls;
+static __thread PtThread tl = {.worker = -1};
 
-void br_perturb_thread(int worker, uint64_t calls)
-{
-    tl_worker = worker;
-    tl_calls = calls;
-}
+PtThread br_perturb_thread_save(void) { return tl; }
 
-int br_perturb_worker(void) { return tl_worker; }
+void br_perturb_thread_restore(const PtThread *s) { tl = *s; }
 
-uint64_t br_perturb_next_call(void) { return tl_calls++; }
+void br_perturb_thread_start(int worker) { tl = (PtThread){.worker = worker}; }
+
+int br_perturb_worker(void) { return tl.worker; }
+
+uint64_t br_perturb_next_call(PtSite site) { return tl.calls[site]++; }
 
 void br_perturb_pause(uint64_t a, uint64_t b)
 {

@@ -9,8 +9,9 @@
  * them), and forced misses of the kernel disk cache, the plan-selection
  * cache and the recompilation cache. Each choice is a hash of the seed, a
  * site and a key that does not depend on the schedule (an operator's plan
- * hash, a parfor worker index, a per-thread call count), so a run with the
- * same seed takes the same choices again. The seed is printed to stderr
+ * hash, a parfor worker index, a per-thread and per-site call count), so
+ * a run with the same seed takes the same choices again (in parfor workers,
+ * up to the recompilation cache they share). The seed is printed to stderr
  * at the start of a run ("braid: perturbation seed N"). */
 #ifndef BRAID_PERTURB_H
 #define BRAID_PERTURB_H
@@ -28,6 +29,8 @@ typedef enum {
     PT_DISK_MISS,     /* kernel disk cache misses */
     PT_SEL_MISS,      /* plan-selection cache misses */
     PT_RC_MISS,       /* recompilation cache misses */
+    PT_PLAN_MISS,     /* in-memory plan cache (operator) misses */
+    PT_NSITES
 } PtSite;
 
 /* Is the mode on (BRAID_PERTURB set, read once)? */
@@ -41,12 +44,16 @@ uint64_t br_perturb_draw(PtSite site, uint64_t a, uint64_t b, uint64_t n);
 /* A forced cache miss at site for key (false when off): one in four. */
 bool br_perturb_miss(PtSite site, uint64_t key);
 
-/* The calling thread's perturbation stream: parfor worker w (-1: the
- * main thread) at per-thread call count calls. */
-void br_perturb_thread(int worker, uint64_t calls);
+/* The calling thread's perturbation streams: parfor worker w (-1: the
+ * main thread), each site's call count from 0 (a worker's start). */
+typedef struct { int worker; uint64_t calls[PT_NSITES]; } PtThread;
+PtThread br_perturb_thread_save(void);
+void br_perturb_thread_restore(const PtThread *s);
+void br_perturb_thread_start(int worker);
 int br_perturb_worker(void);
-/* The calling thread's next call number (per-thread, from 0). */
-uint64_t br_perturb_next_call(void);
+/* The calling thread's next call number at site (per thread and site,
+ * so that one site's calls do not shift another's draws). */
+uint64_t br_perturb_next_call(PtSite site);
 /* Seeded pause: nothing, sched_yield, or a sleep of up to 2 ms. */
 void br_perturb_pause(uint64_t a, uint64_t b);
 

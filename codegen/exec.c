@@ -489,7 +489,7 @@ done:
  * asynchronous compile lands at some point of the run. */
 static bool perturbed_pending(const CgOp *op)
 {
-    uint64_t call = br_perturb_next_call(), w = (uint64_t)(int64_t)br_perturb_worker();
+    uint64_t call = br_perturb_next_call(PT_CG_READY), w = (uint64_t)(int64_t)br_perturb_worker();
     uint64_t mode = br_perturb_draw(PT_CG_READY, op->plan->hash, w, 4);
     if (mode == 0) return false;
     if (mode == 1) return true;

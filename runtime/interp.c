@@ -590,7 +590,7 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
 {
     int k = parfor_degree(rt, b, it->n);
     uint64_t sbase = rt_seed_loop_base(rt);
-    uint64_t pkey = ((uint64_t)b->span.line << 32 | (uint64_t)b->span.col) ^ (br_perturb_next_call() << 48);
+    uint64_t pkey = ((uint64_t)b->span.line << 32 | (uint64_t)b->span.col) ^ (br_perturb_next_call(PT_PARFOR_ORDER) << 48);
     if (br_perturb_on() && b->par_ok && !rt->in_parfor && it->n > 0)
         k = 1 + (int)br_perturb_draw(PT_PARFOR_DEGREE, pkey, 0, (uint64_t)(it->n < 8 ? it->n : 8));
     /* mode=REMOTE_SPARK under mpirun: the iterations on the ranks */
@@ -624,9 +624,8 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     for (int t = 0; t < nt; t++) {
         ClaStats *prev = cla_stats_bind(&rt->cla);   /* workers count into the run's */
         RtSeedState saved = rt_seed_save();
-        int pw = br_perturb_worker();
-        uint64_t pcall = br_perturb_next_call();
-        if (order) br_perturb_thread(t, 0);
+        PtThread pt = br_perturb_thread_save();
+        if (order) br_perturb_thread_start(t);
         for (int64_t i = t; i < it->n && !rt->stopped; i += nt) {
             if (order) br_perturb_pause(pkey, (uint64_t)i);
             int64_t ix = order ? order[i] : i;
@@ -637,7 +636,7 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
             }
             if (rt_exec_list(rt, &w[t], &b->body)) break;
         }
-        if (order) br_perturb_thread(pw, pcall + 1);   /* the thread's own stream again */
+        if (order) br_perturb_thread_restore(&pt);   /* the thread's own streams again */
         rt_seed_restore(saved);
         cla_stats_bind(prev);
     }
