@@ -595,7 +595,7 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
         k = 1 + (int)br_perturb_draw(PT_PARFOR_DEGREE, pkey, 0, (uint64_t)(it->n < 8 ? it->n : 8));
     /* mode=REMOTE_SPARK under mpirun: the iterations on the ranks */
     if (b->parfor_remote && b->par_ok && !rt->in_parfor && !rt->no_dist && dist_active() && dist_size() > 1) {
-        int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints);
+        int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints, sbase);
         if (drc != DIST_LOCAL) return drc;
     }
     if (!b->par_ok || k < 2 || rt->in_parfor) return exec_parfor_serial(rt, f, b, it, sbase);
