@@ -532,11 +532,14 @@ static double body_mem(const PBList *l)
 /* parfor's degree of parallelism: the threads (or par=), at most the
  * iterations, and at most as many workers as copies of the body's
  * largest operation fit in the memory budget (the parfor optimizer's
- * memory constraint; each worker runs its own iteration at a time). */
-static int parfor_degree(Rt *rt, const PBlock *b, int64_t n)
+ * memory constraint; each worker runs its own iteration at a time).
+ * pkey: this loop run's perturbation key (base/perturb.h). */
+static int parfor_degree(Rt *rt, const PBlock *b, int64_t n, uint64_t pkey)
 {
     int k = b->parfor_par > 0 ? b->parfor_par : br_threads();
     if (k > br_threads()) k = br_threads();
+    /* schedule perturbation: 1 to 8 workers, whatever the threads */
+    if (br_perturb_on() && n > 0) k = 1 + (int)br_perturb_draw(PT_PARFOR_DEGREE, pkey, 0, 8);
     if (k > n) k = (int)n;
     double m = body_mem(&b->body);
     if (k > 1 && m > 0 && (double)k * m > br_mem_budget()) {
@@ -567,11 +570,6 @@ static int64_t *perturbed_order(int64_t n, uint64_t key)
     return p;
 }
 
-/* parfor: iterations on worker threads, each with its own copy of the
- * frame; result variables (left-indexed matrices defined before the loop)
- * are merged afterwards: every cell a worker changed is taken from it.
- * Under schedule perturbation the degree (1 to 8 workers), the order of
- * the iterations and pauses between them are seeded draws. */
 /* parfor run serially: each iteration with its seed stream (seeds.c). */
 static int exec_parfor_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it, uint64_t sbase)
 {
@@ -586,13 +584,17 @@ static int exec_parfor_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it, uint6
     return rc;
 }
 
+/* parfor: iterations on worker threads, each with its own copy of the
+ * frame; result variables (left-indexed matrices defined before the loop)
+ * are merged afterwards: every cell a worker changed is taken from it.
+ * Under schedule perturbation the degree (1 to 8 workers, within the
+ * memory budget), the order of the iterations and pauses between them
+ * are seeded draws. */
 static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
 {
-    int k = parfor_degree(rt, b, it->n);
     uint64_t sbase = rt_seed_loop_base(rt);
     uint64_t pkey = ((uint64_t)b->span.line << 32 | (uint64_t)b->span.col) ^ (br_perturb_next_call(PT_PARFOR_ORDER) << 48);
-    if (br_perturb_on() && b->par_ok && !rt->in_parfor && it->n > 0)
-        k = 1 + (int)br_perturb_draw(PT_PARFOR_DEGREE, pkey, 0, (uint64_t)(it->n < 8 ? it->n : 8));
+    int k = parfor_degree(rt, b, it->n, pkey);
     /* mode=REMOTE_SPARK under mpirun: the iterations on the ranks */
     if (b->parfor_remote && b->par_ok && !rt->in_parfor && !rt->no_dist && dist_active() && dist_size() > 1) {
         int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints, sbase);
