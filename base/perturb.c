@@ -67,6 +67,13 @@ bool br_perturb_miss(PtSite site, uint64_t key)
 
 static __thread PtThread tl = {.worker = -1};
 
+bool br_perturb_miss_early(PtSite site, uint64_t key)
+{
+    if (!br_perturb_on()) return false;
+    uint64_t call = tl.calls[site]++;
+    return call < 64 && br_perturb_draw(site, key, call, 4) == 0;
+}
+
 PtThread br_perturb_thread_save(void) { return tl; }
 
 void br_perturb_thread_restore(const PtThread *s) { tl = *s; }

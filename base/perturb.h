@@ -43,6 +43,10 @@ void br_perturb_announce(void);
 uint64_t br_perturb_draw(PtSite site, uint64_t a, uint64_t b, uint64_t n);
 /* A forced cache miss at site for key (false when off): one in four. */
 bool br_perturb_miss(PtSite site, uint64_t key);
+/* A forced miss of one of the calling thread's first 64 lookups at site
+ * (one in four of them): bounded, so that a loop of 20000 iterations
+ * does not recompile thousands of times. */
+bool br_perturb_miss_early(PtSite site, uint64_t key);
 
 /* The calling thread's perturbation streams: parfor worker w (-1: the
  * main thread), each site's call count from 0 (a worker's start). */

@@ -470,7 +470,7 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, bool concurrent,
     if (key) {
         pthread_mutex_lock(&c->lock);
         /* schedule perturbation: some lookups miss (a fresh compile) */
-        bool miss = br_perturb_miss(PT_RC_MISS, kh ^ br_perturb_next_call(PT_RC_MISS));
+        bool miss = br_perturb_miss_early(PT_RC_MISS, kh);
         for (int i = 0; i < RC_KEEP && !miss; i++) {
             RcEnt *e = c->e[i];
             if (!e || e->hash != kh || e->klen != klen || memcmp(e->key, key, klen)) continue;
