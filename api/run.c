@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../base/diag.h"
+#include "../base/perturb.h"
 #include "../kernels/cla.h"
 #include "../gpu/gpu.h"
 #include "../dist/dist.h"
@@ -126,6 +127,7 @@ int braid_run(const BraidRunOptions *o)
         int t = br_threads() / dist_local_size();
         cfg.threads = t > 0 ? t : 1;
     }
+    br_perturb_announce();
     br_set_threads(cfg.threads);
     /* -gpu overrides sysds.gpu; asking for the GPU without a device is an
      * error here, before anything runs (docs/gpu.md) */

@@ -1,5 +1,6 @@
 /* base.c: errors, allocation, growable arrays, threads, clock. */
 #include "base.h"
+#include "perturb.h"
 #include "vec.h"
 
 #include <errno.h>
@@ -175,10 +176,7 @@ static int g_threads = 0; /* process-wide setting; 0 = not yet decided */
 
 int br_threads(void)
 {
-    if (g_threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        g_threads = n > 0 ? (int)n : 1;
-    }
+    if (g_threads <= 0) br_set_threads(0);
     return g_threads;
 }
 
@@ -188,6 +186,9 @@ void br_set_threads(int n)
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         n = c > 0 ? (int)c : 1;
     }
+    /* schedule perturbation (perturb.h): 1 to 8 threads, whatever the
+     * machine (a seed's choices must not depend on its core count) */
+    if (br_perturb_on()) n = 1 + (int)br_perturb_draw(PT_THREADS, 0, 0, 8);
     g_threads = n < BR_MAX_THREADS ? n : BR_MAX_THREADS;
 }
 

@@ -184,8 +184,7 @@ static int b_rand(Rt *rt, Value *a, Value *out, BrErr *e)
     if (bi_given(&a[7]) && bi_num(&a[7], "seed", &seed, e)) return e->code;
     if (r < 0 || c < 0) return br_err(e, BR_EDIM, "rand(): invalid dimensions %gx%g", r, c);
     int64_t s = (int64_t)seed;
-    if (s == -1 && rt->opt.seed >= 0)
-        s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
+    if (s == -1) s = rt_next_seed(rt);   /* -seed N: runtime/seeds.c */
     return bi_ret_mb(k_rand((int64_t)r, (int64_t)c, mn, mx, sp, pdf, lambda, s, e), out, e);
 }
 
@@ -214,8 +213,7 @@ static int b_sample(Rt *rt, Value *a, Value *out, BrErr *e)
     if (bi_given(&a[3]) && bi_num(&a[3], "seed", &seed4, e)) return e->code;
     if (seed4 != -1 || a[2].kind == V_BOOL) seed = seed4;
     int64_t s = (int64_t)seed;
-    if (s == -1 && rt->opt.seed >= 0)
-        s = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
+    if (s == -1) s = rt_next_seed(rt);   /* -seed N: runtime/seeds.c */
     return bi_ret_mb(k_sample((int64_t)range, (int64_t)size, repl, s, e), out, e);
 }
 

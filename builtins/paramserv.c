@@ -460,7 +460,7 @@ int bi_paramserv(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *
                       (long long)ps.k, (long long)nbackup);
     if (ps.mavg && ps.utype == U_ASP)
         return br_err(e, BR_EARG, "paramserv: modelAvg=TRUE is supported with utype BSP or SBP only");
-    if (ps.seed == -1 && rt->opt.seed >= 0) ps.seed = rt->opt.seed + __atomic_fetch_add(&rt->seed_counter, 1, __ATOMIC_RELAXED);
+    if (ps.seed == -1) ps.seed = rt_next_seed(rt);   /* -seed N (runtime/seeds.c); else stays -1 */
     if (ps.seed == -1 && (ps.scheme == S_DR || ps.scheme == S_OR)) ps.seed = k_fresh_seed();
     if (bi_given(&a[A_HP]) && a[A_HP].kind != V_LIST)
         return br_err(e, BR_EARG, "paramserv: hyperparams must be a list, not a %s", val_kind_name(a[A_HP].kind));

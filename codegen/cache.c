@@ -377,7 +377,8 @@ CgOp *cg_op_get(CgContext *c, CPlan *p)
 {
     pthread_mutex_lock(&c->lock);
     c->st.cplans++;
-    if (c->opt.plancache)
+    /* schedule perturbation: some plans miss (a second operator) */
+    if (c->opt.plancache && !br_perturb_miss_early(PT_PLAN_MISS, p->hash))
         for (int i = 0; i < c->nops; i++) {
             CgOp *o = c->ops[i];
             if (o->plan->hash == p->hash && !strcmp(o->plan->sig, p->sig)) {

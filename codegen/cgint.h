@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "codegen.h"
+#include "../base/perturb.h"
 #include "../base/strbuf.h"
 #include "../matrix/value.h"
 

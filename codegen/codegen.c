@@ -21,6 +21,11 @@ CgContext *cg_context_new(const CgOptions *o)
     if (!c) return NULL;
     c->opt = *o;
     const char *as = getenv("BRAID_CODEGEN_ASYNC");
+    /* schedule perturbation: kernels compile before use, and
+     * cg_op_exec draws when each becomes "ready" (perturb.h); with
+     * BRAID_CODEGEN_ASYNC=1 set too, real background compiles race as
+     * well (more cases, but no exact replay) */
+    if (br_perturb_on()) c->opt.async = false;
     if (as && *as) c->opt.async = strcmp(as, "0") != 0;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->jitlock, NULL);

@@ -483,9 +483,23 @@ done:
     return rc;
 }
 
+/* Schedule perturbation (perturb.h): is op's kernel taken as not yet
+ * compiled at this call? Per operator and thread a draw says: ready from
+ * the start, never, or from the thread's Nth fused call on, as when an
+ * asynchronous compile lands at some point of the run. */
+static bool perturbed_pending(const CgOp *op)
+{
+    uint64_t call = br_perturb_next_call(PT_CG_READY), w = (uint64_t)(int64_t)br_perturb_worker();
+    uint64_t mode = br_perturb_draw(PT_CG_READY, op->plan->hash, w, 4);
+    if (mode == 0) return false;
+    if (mode == 1) return true;
+    return call < br_perturb_draw(PT_CG_READY, op->plan->hash, w ^ 0x5bd1e995, 24);
+}
+
 int cg_op_exec(CgContext *c, CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e)
 {
-    bool fb = __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1 || c->opt.interpret;
+    bool fb = __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1 || c->opt.interpret ||
+              (br_perturb_on() && perturbed_pending(op));
     int rc = 0;
     SizeChecks sz = c->opt.keep_fused ? SZ_KEEP : c->opt.policy == CG_COST_BASED ? SZ_SURPRISE : SZ_RULES;
     if (!fb) {

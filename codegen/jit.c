@@ -750,7 +750,9 @@ static int lookup(CgContext *c, CgOp **ops, int n, Batch *bt)
         cache_key(c, op->src, key);
         snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
         snprintf(cpath, sizeof cpath, "%s/%s.c", c->cachedir, key);
-        if (disk && cache_verify(c, path, cpath, op->src, false) && load(op, key, path, 0)) {
+        /* schedule perturbation: some disk-cache entries are missed */
+        bool miss = br_perturb_miss(PT_DISK_MISS, op->plan->hash);
+        if (disk && !miss && cache_verify(c, path, cpath, op->src, false) && load(op, key, path, 0)) {
             utimes(path, NULL);   /* recently used: kept by the collector */
             __atomic_add_fetch(&c->st.disk_hits, 1, __ATOMIC_RELAXED);
             continue;
@@ -758,7 +760,7 @@ static int lookup(CgContext *c, CgOp **ops, int n, Batch *bt)
         /* the prebuilt set (cache.c): same key, same checks, read only */
         snprintf(path, sizeof path, "%s/%s.so", c->prebuilt, key);
         snprintf(cpath, sizeof cpath, "%s/%s.c", c->prebuilt, key);
-        if (disk && cache_verify(c, path, cpath, op->src, true) && load(op, key, path, 0)) {
+        if (disk && !miss && cache_verify(c, path, cpath, op->src, true) && load(op, key, path, 0)) {
             __atomic_add_fetch(&c->st.disk_hits, 1, __ATOMIC_RELAXED);
             __atomic_add_fetch(&c->st.prebuilt_hits, 1, __ATOMIC_RELAXED);
             continue;

@@ -477,6 +477,7 @@ static bool part_sig(const Memo *m, const Part *p, Sig *s)
 static bool cache_get(CgContext *c, const Sig *s, uint64_t hash, bool *best, int npts, const Part *p, uint8_t *ban)
 {
     bool hit = false;
+    if (br_perturb_miss(PT_SEL_MISS, hash)) return false;   /* schedule perturbation */
     pthread_mutex_lock(&c->lock);
     for (int i = 0; c->selc && i < c->selc->n && !hit; i++) {
         const SelEntry *e = &c->selc->v[i];

@@ -8,6 +8,7 @@
  * sizes are the same (see "reuse of recompiled code" below). */
 #include "recompile.h"
 #include "build.h"
+#include "../base/perturb.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -468,7 +469,9 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, bool concurrent,
     int64_t limit = small_limit();
     if (key) {
         pthread_mutex_lock(&c->lock);
-        for (int i = 0; i < RC_KEEP; i++) {
+        /* schedule perturbation: some lookups miss (a fresh compile) */
+        bool miss = br_perturb_miss_early(PT_RC_MISS, kh);
+        for (int i = 0; i < RC_KEEP && !miss; i++) {
             RcEnt *e = c->e[i];
             if (!e || e->hash != kh || e->klen != klen || memcmp(e->key, key, klen)) continue;
             memmove(&c->e[1], &c->e[0], (size_t)i * sizeof(RcEnt *));

@@ -24,7 +24,7 @@ int rt_dist_group(const Code *c, int i);
  * on every rank (mode=REMOTE_SPARK under mpirun) and merges the results
  * into f; DIST_LOCAL when it cannot (a parfor inside a function, a
  * variable a task does not carry): run it locally. */
-int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_t n, bool ints);
+int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_t n, bool ints, uint64_t sbase);
 /* Workers: compile(arg, &diag) builds the program on their first task
  * (NULL: it did not compile); _end hands back what was built, to free. */
 void rt_dist_parfor_worker(RtProgram *(*compile)(void *arg, Diag **d), void *arg, const RtOptions *ro);

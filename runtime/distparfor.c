@@ -17,7 +17,7 @@
 #include "../base/strbuf.h"
 #include "../dist/dist.h"
 
-#define TASK_MAGIC 0x50465231u   /* "PFR1" */
+#define TASK_MAGIC 0x50465232u   /* "PFR2" */
 
 /* ---- values as bytes ---- */
 
@@ -116,6 +116,7 @@ typedef struct TaskHead {
     int32_t line, col, ints;
     double from, incr;
     int64_t n;
+    uint64_t sbase;   /* the loop's seed base (runtime/seeds.c) */
 } TaskHead;
 
 /* The parfor block at a position of the script (main program). */
@@ -153,14 +154,17 @@ static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *
     rt->err = (BrErr){0};
     rt->stopped = false;
     int me = dist_rank(), np = dist_size();
+    RtSeedState seeds = rt_seed_save();   /* rank 0 runs a share too */
     for (int64_t k = me; k < h.n && !rc; k += np) {
         double x = h.from + (double)k * h.incr;
+        rt_seed_iter(rt, h.sbase, k);   /* iteration k's seeds, whatever rank runs it */
         if (st_put(&f.vars, b->var, h.ints ? val_int((int64_t)llround(x)) : val_double(x)))
             rc = br_err(e, BR_ENOMEM, "out of memory");
         else if (rt_exec_list(rt, &f, &b->body))
             rc = rt->err.at.line > 0 ? br_err(e, rt->err.code, "line %d: %s", rt->err.at.line, rt->err.msg)
                                      : br_err(e, BR_EFAIL, "%s", rt->err.msg[0] ? rt->err.msg : "parfor body failed");
     }
+    rt_seed_restore(seeds);
     StrBuf out = {0};
     int32_t nr = b->results.n + b->accums.n;
     put(&out, &nr, sizeof nr);
@@ -286,7 +290,7 @@ static int payload(Frame *f, const PBlock *lp, const TaskHead *h, StrBuf *b, BrE
     return b->oom ? br_err(e, BR_ENOMEM, "out of memory") : 0;
 }
 
-int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_t n, bool ints)
+int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_t n, bool ints, uint64_t sbase)
 {
     if (find_loop(&rt->prog->main, b->span.line, b->span.col) != b) return DIST_LOCAL;   /* in a function */
     for (int r = 0; r < b->results.n + b->accums.n; r++) {
@@ -295,7 +299,7 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
         if (!v || (v->kind != V_MATRIX && v->kind != V_DIST)) return DIST_LOCAL;
     }
     BrErr e = {0};
-    TaskHead h = {TASK_MAGIC, b->span.line, b->span.col, ints, from, incr, n};
+    TaskHead h = {TASK_MAGIC, b->span.line, b->span.col, ints, from, incr, n, sbase};
     StrBuf pl = {0};
     dist_set_context("parfor", b->span.line);
     int rc = payload(f, b, &h, &pl, &e);

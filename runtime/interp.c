@@ -8,6 +8,7 @@
 #include "distexec.h"
 #include "gpuexec.h"
 #include "bound.h"
+#include "../base/perturb.h"
 #include "../gpu/gpu.h"
 #include "../base/vec.h"
 #include "../dist/dist.h"
@@ -531,11 +532,14 @@ static double body_mem(const PBList *l)
 /* parfor's degree of parallelism: the threads (or par=), at most the
  * iterations, and at most as many workers as copies of the body's
  * largest operation fit in the memory budget (the parfor optimizer's
- * memory constraint; each worker runs its own iteration at a time). */
-static int parfor_degree(Rt *rt, const PBlock *b, int64_t n)
+ * memory constraint; each worker runs its own iteration at a time).
+ * pkey: this loop run's perturbation key (base/perturb.h). */
+static int parfor_degree(Rt *rt, const PBlock *b, int64_t n, uint64_t pkey)
 {
     int k = b->parfor_par > 0 ? b->parfor_par : br_threads();
     if (k > br_threads()) k = br_threads();
+    /* schedule perturbation: 1 to 8 workers, whatever the threads */
+    if (br_perturb_on() && n > 0) k = 1 + (int)br_perturb_draw(PT_PARFOR_DEGREE, pkey, 0, 8);
     if (k > n) k = (int)n;
     double m = body_mem(&b->body);
     if (k > 1 && m > 0 && (double)k * m > br_mem_budget()) {
@@ -549,26 +553,62 @@ static int parfor_degree(Rt *rt, const PBlock *b, int64_t n)
     return k;
 }
 
+/* Schedule perturbation (perturb.h): a seeded order of the n iterations
+ * (NULL when off, or too many to hold); key identifies this loop run. */
+static int64_t *perturbed_order(int64_t n, uint64_t key)
+{
+    if (!br_perturb_on() || n > (1 << 22)) return NULL;
+    int64_t *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (!p) return NULL;
+    for (int64_t i = 0; i < n; i++) p[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) {   /* Fisher-Yates */
+        int64_t j = (int64_t)br_perturb_draw(PT_PARFOR_ORDER, key, (uint64_t)i, (uint64_t)i + 1);
+        int64_t t = p[i];
+        p[i] = p[j];
+        p[j] = t;
+    }
+    return p;
+}
+
+/* parfor run serially: each iteration with its seed stream (seeds.c). */
+static int exec_parfor_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it, uint64_t sbase)
+{
+    RtSeedState saved = rt_seed_save();
+    int rc = 0;
+    for (int64_t k = 0; k < it->n && !rc; k++) {
+        rt_seed_iter(rt, sbase, k);
+        if (st_put(&f->vars, b->var, iter_value(it, k))) rc = rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
+        else if (rt_exec_list(rt, f, &b->body)) rc = -1;
+    }
+    rt_seed_restore(saved);
+    return rc;
+}
+
 /* parfor: iterations on worker threads, each with its own copy of the
  * frame; result variables (left-indexed matrices defined before the loop)
- * are merged afterwards: every cell a worker changed is taken from it. */
+ * are merged afterwards: every cell a worker changed is taken from it.
+ * Under schedule perturbation the degree (1 to 8 workers, within the
+ * memory budget), the order of the iterations and pauses between them
+ * are seeded draws. */
 static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
 {
-    int k = parfor_degree(rt, b, it->n);
+    uint64_t sbase = rt_seed_loop_base(rt);
+    uint64_t pkey = ((uint64_t)b->span.line << 32 | (uint64_t)b->span.col) ^ (br_perturb_next_call(PT_PARFOR_ORDER) << 48);
+    int k = parfor_degree(rt, b, it->n, pkey);
     /* mode=REMOTE_SPARK under mpirun: the iterations on the ranks */
     if (b->parfor_remote && b->par_ok && !rt->in_parfor && !rt->no_dist && dist_active() && dist_size() > 1) {
-        int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints);
+        int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints, sbase);
         if (drc != DIST_LOCAL) return drc;
     }
-    if (!b->par_ok || k < 2 || rt->in_parfor) return exec_for_serial(rt, f, b, it);
+    if (!b->par_ok || k < 2 || rt->in_parfor) return exec_parfor_serial(rt, f, b, it, sbase);
     /* results must exist as matrices before the loop */
     for (int r = 0; r < b->results.n; r++) {
         Value *v = st_get(&f->vars, b->results.v[r]);
-        if (!v || v->kind != V_MATRIX || ns_has(&b->accums, b->results.v[r])) return exec_for_serial(rt, f, b, it);
+        if (!v || v->kind != V_MATRIX || ns_has(&b->accums, b->results.v[r])) return exec_parfor_serial(rt, f, b, it, sbase);
     }
     for (int r = 0; r < b->accums.n; r++) {
         Value *v = st_get(&f->vars, b->accums.v[r]);
-        if (!v || v->kind != V_MATRIX) return exec_for_serial(rt, f, b, it);
+        if (!v || v->kind != V_MATRIX) return exec_parfor_serial(rt, f, b, it, sbase);
     }
     Frame *w = calloc((size_t)k, sizeof(Frame));
     if (!w) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
@@ -581,18 +621,28 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     }
     rt->in_parfor = true;
     int nt = k;
+    int64_t *order = perturbed_order(it->n, pkey);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {
         ClaStats *prev = cla_stats_bind(&rt->cla);   /* workers count into the run's */
+        RtSeedState saved = rt_seed_save();
+        PtThread pt = br_perturb_thread_save();
+        if (order) br_perturb_thread_start(t);
         for (int64_t i = t; i < it->n && !rt->stopped; i += nt) {
-            if (st_put(&w[t].vars, b->var, iter_value(it, i))) {
+            if (order) br_perturb_pause(pkey, (uint64_t)i);
+            int64_t ix = order ? order[i] : i;
+            rt_seed_iter(rt, sbase, ix);
+            if (st_put(&w[t].vars, b->var, iter_value(it, ix))) {
                 rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
                 break;
             }
             if (rt_exec_list(rt, &w[t], &b->body)) break;
         }
+        if (order) br_perturb_thread_restore(&pt);   /* the thread's own streams again */
+        rt_seed_restore(saved);
         cla_stats_bind(prev);
     }
+    free(order);
     rt->in_parfor = false;
     int rc = rt->err.code ? -1 : rt_parfor_merge(rt, f, b, w, k);
     for (int t = 0; t < k; t++) st_free(&w[t].vars);

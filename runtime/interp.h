@@ -82,6 +82,18 @@ int rt_exec_list(Rt *rt, Frame *f, PBList *l);
  * accumulators (R += ...) get the sum of every worker's change. f's
  * results must be matrices. */
 int rt_parfor_merge(Rt *rt, Frame *f, PBlock *b, Frame *w, int k);
+
+/* Seeds of rand()/sample() without a seed under -seed (runtime/seeds.c):
+ * the next one of the calling thread's stream (-1 without -seed). A
+ * parfor takes a base from its caller's stream; each iteration then
+ * draws from a stream of (base, iteration index), whatever worker runs
+ * it. Save and restore the calling thread's stream around a loop. */
+typedef struct { bool on; uint64_t base, iter, count; } RtSeedState;
+int64_t rt_next_seed(Rt *rt);
+uint64_t rt_seed_loop_base(Rt *rt);
+void rt_seed_iter(Rt *rt, uint64_t base, int64_t iter);
+RtSeedState rt_seed_save(void);
+void rt_seed_restore(RtSeedState s);
 /* Calls f with args (bound in parameter order, borrowed); on success *out
  * is a list of f's outputs (caller owns). */
 int rt_call(Rt *rt, Frame *caller, Func *f, Value *args, Value *out);
