@@ -490,21 +490,35 @@ MB *gpu_transpose(const MB *a, BrErr *e)
     return end(r);
 }
 
-bool gpu_worth(double in_bytes, double out_bytes, double flops)
+bool gpu_cost_rule(const GpuInfo *g, int threads, const GpuXfer *x)
+{
+    double host_flops = threads * 8 * 2.5e9, flops = x->flops;
+    if (g->is_cpu) {
+        /* a CPU device (PoCL) computes on the host's cores and its
+         * buffers are host memory: both sides compute alike, so the device
+         * pays only when the host would first have to copy a device-only
+         * input out (a landing) for more than a launch costs */
+        double t_gpu = 10e-6 + x->up / 20e9 + flops / host_flops;
+        double t_cpu = x->down / 20e9 + flops / host_flops;
+        return t_gpu < t_cpu;
+    }
+    /* seconds: launch ~10 us, PCIe ~12 GB/s each way, device compute
+     * (compute units x clock x 64 lanes, fp64 at 1/2) against the host
+     * (cores x 8 flops/cycle at 2.5 GHz, or its memory bandwidth); the
+     * host first downloads the device-only inputs (their cells are on the
+     * device alone), the device first uploads the host-only ones */
+    double t_gpu = 10e-6 + (x->up + x->out) / 12e9 + flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0);
+    double t_cpu = x->down / 12e9 + BR_MAX(flops / host_flops, (x->up + x->down + x->out) / 20e9);
+    return t_gpu < t_cpu;
+}
+
+bool gpu_worth(const GpuXfer *x)
 {
     if (gpu_mode() == GPU_FORCE) return true;
     if (gpu_mode() == GPU_OFF) return false;
     BrErr e = {0};
     if (gpu_init(&e)) return false;
-    const GpuInfo *g = gpu_info();
-    /* a CPU device (PoCL) shares the host's cores: never worth a copy */
-    if (g->is_cpu) return false;
-    /* seconds: launch ~10 us, PCIe ~12 GB/s each way, device compute
-     * (compute units x clock x 64 lanes, fp64 at 1/2) against the host
-     * (cores x 8 flops/cycle at 2.5 GHz, or its memory bandwidth) */
-    double t_gpu = 10e-6 + (in_bytes + out_bytes) / 12e9 + flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0);
-    double t_cpu = BR_MAX(flops / (br_threads() * 8 * 2.5e9), (in_bytes + out_bytes) / 20e9);
-    return t_gpu < t_cpu;
+    return gpu_cost_rule(gpu_info(), br_threads(), x);
 }
 
 MB *gpu_cum(OpCode op, const MB *a, BrErr *e)

@@ -136,12 +136,12 @@ static int find(const MB *m)
     return -1;
 }
 
-double gpu_upload_bytes(const MB *m)
+void gpu_xfer_add(GpuXfer *x, const MB *m)
 {
     pthread_mutex_lock(&gpu_lock);
-    double b = find(m) >= 0 ? 0 : buf_bytes(m, m->sparse);
+    if (find(m) < 0) x->up += buf_bytes(m, m->sparse);
+    else if (m->dev) x->down += buf_bytes(m, false);
     pthread_mutex_unlock(&gpu_lock);
-    return b;
 }
 
 static cl_mem upload(const void *p, size_t bytes, BrErr *e)

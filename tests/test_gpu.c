@@ -343,6 +343,35 @@ static void test_pool(void)
     gpu_pool_clear();
 }
 
+/* The cost rule (docs/gpu.md) on a discrete device and a CPU device: an
+ * input whose cells are on the device alone costs the CPU its download,
+ * a host-only input costs the device its upload. No timing enters: the
+ * rule is arithmetic over the device's properties. */
+static void test_cost_rule(void)
+{
+    GpuInfo gpu = {.compute_units = 80, .clock_mhz = 1500}, cpu = {.is_cpu = true, .compute_units = 8};
+    const double mb8 = 8e6;
+    /* a small elementwise operator: the launch dominates */
+    GpuXfer small = {.out = 8e3, .flops = 1e3};
+    T_CHECK(!gpu_cost_rule(&gpu, 8, &small), "small operator on the host");
+    /* the same operator whose input is device-only: the host would first
+     * download 8 MB (667 us over PCIe), the device computes in place */
+    GpuXfer dev_in = {.down = mb8, .out = 8e3, .flops = 1e3};
+    T_CHECK(gpu_cost_rule(&gpu, 8, &dev_in), "a device-only input keeps the operator on the device");
+    /* a host-only input of the same size: the upload costs the device */
+    GpuXfer host_in = {.up = mb8, .out = 8e3, .flops = 1e3};
+    T_CHECK(!gpu_cost_rule(&gpu, 8, &host_in), "a host-only input keeps the operator on the host");
+    /* heavy compute pays for the upload */
+    GpuXfer heavy = {.up = mb8, .out = mb8, .flops = 1e12};
+    T_CHECK(gpu_cost_rule(&gpu, 8, &heavy), "a large product goes to the device");
+    /* a CPU device computes on the host's cores: only a landing the host
+     * would have to make (larger than a launch) pays */
+    T_CHECK(!gpu_cost_rule(&cpu, 8, &heavy) && !gpu_cost_rule(&cpu, 8, &small), "CPU device: no gain without landing");
+    T_CHECK(gpu_cost_rule(&cpu, 8, &dev_in), "CPU device: a device-only input stays there");
+    GpuXfer tiny_dev = {.down = 48, .out = 48, .flops = 6};
+    T_CHECK(!gpu_cost_rule(&cpu, 8, &tiny_dev), "CPU device: a tiny device-only input lands");
+}
+
 /* -gpu without an OpenCL driver: a clear error and exit status 1 */
 static void test_no_device(void)
 {
@@ -372,6 +401,7 @@ int main(void)
     test_ifelse_slice();
     test_matmul();
     test_pool();
+    test_cost_rule();
     test_no_device();
     return t_done("test_gpu");
 }

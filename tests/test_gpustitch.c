@@ -283,6 +283,58 @@ static void test_multi(void)
     mb_release(in[0]), mb_release(in[1]);
 }
 
+/* The cost rule under -gpu (not force) counts the download a device-only
+ * input would cost the CPU (docs/gpu.md): on PoCL (a CPU device) a chain
+ * over a device-only 400 x 500 input stays on the device (no landing),
+ * the same chain over a host input stays on the host (no upload), and
+ * over a device-only 2 x 3 input (a landing cheaper than a launch) it
+ * lands the input once and runs on the host. Counts, not times. */
+static void test_worth(void)
+{
+    const char *src = "S = Y * 2 + 1\n", *names[1] = {"Y"}, *outs[1] = {"S"};
+    const int64_t shape[3][2] = {{400, 500}, {400, 500}, {2, 3}};
+    const bool on_dev[3] = {true, false, true};
+    const int64_t want_ops[3] = {2, 0, 0}, want_landed[3] = {0, 0, 1};
+    CgOptions off = {.enabled = false};
+    t_seed(31);
+    for (int k = 0; k < 3; k++) {
+        MB *x = t_gen(shape[k][0], shape[k][1], 1, -1, 1, false), *in[1] = {x};
+        BrErr e = {0};
+        TRun want, got;
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(src, &off, 1, names, in, 1, outs, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_pool_clear();
+        MB *y = NULL;
+        if (on_dev[k]) {
+            /* a device-only block with x's exact values: the transpose
+             * of its transpose */
+            MB *t = gpu_transpose(x, &e);
+            y = t ? gpu_transpose(t, &e) : NULL;
+            mb_release(t);
+            in[0] = y;
+        }
+        T_CHECK(!on_dev[k] || (y && y->dev), "worth %d: a device-only input: %s", k, e.msg);
+        gpu_configure(GPU_ON, -1, 0);
+        gpu_set_stitch(false);
+        gpu_stats_reset();
+        t_run_dml(src, &off, 1, names, in, 1, outs, &got);
+        GpuStats st = gpu_stats();
+        T_CHECK(want.rc == 0 && got.rc == 0, "worth %d: %s %s", k, want.err, got.err);
+        T_CHECK(st.ops == want_ops[k] && st.landed == want_landed[k] && st.h2d_bytes == 0,
+                "worth %d: %lld operators on the device, %lld landings, %lld bytes up", k, (long long)st.ops,
+                (long long)st.landed, (long long)st.h2d_bytes);
+        if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 0, "worth %d: GPU vs CPU", k);
+        t_run_free(&want);
+        t_run_free(&got);
+        mb_release(y);
+        mb_release(x);
+    }
+    gpu_set_stitch(true);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_pool_clear();
+}
+
 int main(void)
 {
     gpu_configure(GPU_FORCE, -1, 0);
@@ -298,6 +350,7 @@ int main(void)
         run_case(&cases[k], 37, 53, true);
     }
     test_inplace();
+    test_worth();
     test_lazy();
     test_multi();
     test_same_bits();
