@@ -65,6 +65,9 @@ typedef struct GpuStats {
     int64_t ops;               /* operators run on the device */
     int64_t stitched;          /* stitched regions run (gpu/stitch.c) */
     int64_t stitch_launches;   /* their kernel launches */
+    int64_t stitch_fallbacks;  /* region runs by the per-operator kernels
+                                  while the region's kernel compiled
+                                  (sysds.gpu.async) */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);

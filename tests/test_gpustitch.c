@@ -10,10 +10,12 @@
  * per operator, and their launch counts are printed for docs/gpu.md. Shapes
  * are not multiples of any work-group size; one input is sparse. */
 #include <math.h>
+#include <string.h>
 
 #include "t.h"
 #include "t_dml.h"
 #include "gpu/gpu.h"
+#include "gpu/stitch.h"
 
 typedef struct Case {
     const char *name;
@@ -283,6 +285,61 @@ static void test_multi(void)
     mb_release(in[0]), mb_release(in[1]);
 }
 
+/* Asynchronous compilation (sysds.gpu.async, docs/gpu.md): with the
+ * background builds held (a test switch: no timing enters), every region
+ * of every case runs on the per-operator GPU kernels (one fallback per
+ * region, no stitched run); after the builds finish the same script runs
+ * stitched, and both results are the same bits (the per-operator kernels
+ * reduce in the stitched kernel's order) and equal the CPU's (1e-8).
+ * Runs first: no region's kernel may be built before. */
+static void test_async(void)
+{
+    t_seed(77);
+    MB *in[4] = {t_gen(37, 53, 1, -3, 3, false), t_gen(37, 53, 1, -2, 2, false), t_gen(53, 4, 1, -1, 1, false),
+                 t_gen(1, 53, 1, -1, 1, false)};
+    const char *names[4] = {"X", "W", "B", "v"};
+    CgOptions off = {.enabled = false};
+    gpu_set_stitch(true);
+    stitch_set_async(true);
+    for (int k = 0; k < NCASES; k++) {
+        const Case *c = &cases[k];
+        const char *outs[1] = {c->out};
+        TRun want, held, built;
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(c->src, &off, 4, names, in, 1, outs, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        stitch_async_hold(true);
+        gpu_stats_reset();
+        t_run_dml(c->src, &off, 4, names, in, 1, outs, &held);
+        GpuStats st = gpu_stats();
+        /* the MLogreg step's and the outer-product broadcast's region is
+         * softmax's (the product is outside): built by the first case */
+        bool seen = !strcmp(c->name, "mlogreg step") || !strcmp(c->name, "outer-product broadcast");
+        if (seen)
+            T_CHECK(st.stitched == c->regions && st.stitch_fallbacks == 0, "async %s: the region is softmax's", c->name);
+        else
+            T_CHECK(st.stitched == 0 && st.stitch_fallbacks == c->regions,
+                "async %s: %lld stitched, %lld unfused runs while compiling, want 0 and %d", c->name,
+                (long long)st.stitched, (long long)st.stitch_fallbacks, c->regions);
+        stitch_async_wait();
+        gpu_stats_reset();
+        t_run_dml(c->src, &off, 4, names, in, 1, outs, &built);
+        st = gpu_stats();
+        T_CHECK(st.stitched == c->regions && st.stitch_fallbacks == 0, "async %s: %lld stitched runs once built",
+                c->name, (long long)st.stitched);
+        T_CHECK(want.rc == 0 && held.rc == 0 && built.rc == 0, "async %s: %s %s %s", c->name, want.err, held.err,
+                built.err);
+        if (!want.rc && !held.rc && !built.rc) {
+            T_MB_EQ(held.out[0].m, built.out[0].m, 0, "async %s: unfused while compiling = stitched, bit for bit",
+                    c->name);
+            T_MB_EQ(built.out[0].m, want.out[0].m, 1e-8, "async %s: GPU vs CPU", c->name);
+        }
+        t_run_free(&want), t_run_free(&held), t_run_free(&built);
+    }
+    stitch_set_async(false);
+    for (int k = 0; k < 4; k++) mb_release(in[k]);
+}
+
 /* The cost rule under -gpu (not force) counts the download a device-only
  * input would cost the CPU (docs/gpu.md): on PoCL (a CPU device) a chain
  * over a device-only 400 x 500 input stays on the device (no landing),
@@ -342,6 +399,7 @@ int main(void)
     int rc = gpu_init(&e);
     T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
     if (rc) return t_done("test_gpustitch");
+    test_async();
     for (int k = 0; k < NCASES; k++) {
         for (int s = 0; s < 3; s++) {
             /* the mlogreg step needs B with cols rows */
