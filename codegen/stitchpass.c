@@ -36,6 +36,8 @@ typedef struct Pass {
     int *uses;         /* by hop id: input slots that read it */
     char *out;         /* by hop id: a statement root or variable write */
     char *taken;       /* by hop id: inside a formed region */
+    Hop ***par;        /* by hop id: its consumers (npar of them) */
+    int *npar;
 } Pass;
 
 /* A region being grown from one root. */
@@ -152,15 +154,46 @@ static bool acyclic(Pass *p, const Grow *g, Hop **list, int nl)
     return ok;
 }
 
+/* Outputs whose uses all ended up inside, and that are no variable,
+ * stop being outputs (their slots are free for others). */
+static void prune_outputs(const Pass *p, Grow *g, const int *inner)
+{
+    int k = 0;
+    for (int j = 0; j < g->nxo; j++) {
+        Hop *h = g->xo[j];
+        if (inner[h->id] != p->uses[h->id] || p->out[h->id]) g->xo[k++] = h;
+    }
+    g->nxo = k;
+}
+
+/* Can consumer c of a member join as one more output? It must be an
+ * operator the region can hold, and none of its other inputs may depend
+ * on a member (the region would feed itself). */
+static bool consumer_ok(Pass *p, Grow *g, const Hop *c)
+{
+    if (g->mem[c->id] || p->taken[c->id] || g->nxo >= ST_MAX_OUT - 1) return false;
+    char *seen = calloc((size_t)p->nid, 1);
+    bool ok = seen != NULL;
+    for (int i = 0; i < c->nin && ok; i++) {
+        const Hop *x = c->in[i];
+        if (x && !g->mem[x->id] && reaches_member(g, x, seen)) ok = false;
+    }
+    free(seen);
+    AggDir before = g->dir;
+    if (ok && !can_join(g, c)) { g->dir = before; ok = false; }
+    return ok;
+}
+
 /* Grows the member set to a fixed point: an input of a member joins
  * when it can and all its uses are inside (inner counts the uses from
  * members, updated as members join). With multi set, when nothing more
  * joins so, an input that is also read outside (or is a variable
  * written by the block) joins as one more output of the region (the
- * same launch writes it); then growth goes on. Outputs whose uses all
- * ended up inside, and that are no variable, stop being outputs.
- * False when the region would feed itself (the caller grows it again
- * without multi). */
+ * same launch writes it), or else a consumer of a member does (softmax's
+ * E / s next to log-sum-exp's log(s) + m: both from one launch); then
+ * growth goes on. Outputs whose uses all ended up inside, and that are
+ * no variable, stop being outputs. False when the region would feed
+ * itself (the caller grows it again without multi). */
 static bool grow(Pass *p, Grow *g, Hop *root, bool multi)
 {
     int *inner = calloc((size_t)p->nid, sizeof(int));
@@ -187,14 +220,20 @@ static bool grow(Pass *p, Grow *g, Hop *root, bool multi)
                 for (int k = 0; k < h->nin; k++) if (h->in[k]) inner[h->in[k]->id]++;
                 changed = true;
             }
+        /* no producer joined as an output: a consumer of a member */
+        for (int m = 0; m < nl && as_out && !changed && nl < MAX_MEMBERS; m++)
+            for (int j = 0; j < p->npar[list[m]->id] && !changed; j++) {
+                Hop *c = p->par[list[m]->id][j];
+                if (!consumer_ok(p, g, c)) continue;
+                g->mem[c->id] = 1;
+                list[nl++] = c;
+                g->xo[g->nxo++] = c;
+                for (int k = 0; k < c->nin; k++) if (c->in[k]) inner[c->in[k]->id]++;
+                changed = true;
+            }
         if (changed) as_out = false;
+        prune_outputs(p, g, inner);
     }
-    int k = 0;
-    for (int j = 0; j < g->nxo; j++) {
-        Hop *h = g->xo[j];
-        if (inner[h->id] != p->uses[h->id] || p->out[h->id]) g->xo[k++] = h;
-    }
-    g->nxo = k;
     bool ok = g->nxo == 0 || acyclic(p, g, list, nl);
     free(inner);
     free(list);
@@ -332,9 +371,14 @@ static void try_root(Pass *p, Hop *h, Hop **order, int n)
     Hop *mins[ST_MAX_IN] = {0}, *sins[ST_MAX_SC];
     int nm = 1, ns = 0;
     if (node_of(g, h, mins, &nm, sins, &ns) < 0 || !mins[0]) goto out;
+    /* outputs: producers have their nodes from the root's cone,
+     * consumers get theirs now (then the root is set: the builders
+     * make the last node the root) */
+    for (int k = 0; k < g->nxo; k++)
+        if (node_of(g, g->xo[k], mins, &nm, sins, &ns) < 0) goto out;
     g->r.root = g->node[h->id];
     for (int k = 0; k < g->nxo; k++)
-        if (g->node[g->xo[k]->id] < 0 || st_output(&g->r, g->node[g->xo[k]->id]) < 0) goto out;
+        if (st_output(&g->r, g->node[g->xo[k]->id]) < 0) goto out;
     if (g->r.nin < nm) g->r.nin = nm;
     /* the region lives in the DAG's arena, as the DAG's literals do: the
      * instructions compiled from the DAG borrow it */
@@ -404,6 +448,22 @@ static void refine_sizes(HopDag *d)
     free(order);
 }
 
+/* The uses (input slots) and the consumers of every hop of order. */
+static bool consumers(Pass *p, Hop **order, int n)
+{
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < order[k]->nin; i++)
+            if (order[k]->in[i]) p->uses[order[k]->in[i]->id]++;
+    for (int i = 0; i < p->nid; i++)
+        if (p->uses[i] && !(p->par[i] = malloc((size_t)p->uses[i] * sizeof(Hop *)))) return false;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < order[k]->nin; i++) {
+            const Hop *x = order[k]->in[i];
+            if (x) p->par[x->id][p->npar[x->id]++] = order[k];
+        }
+    return true;
+}
+
 int cg_stitch_dag(HopDag *d)
 {
     if (!d || d->recompile) return 0;
@@ -418,11 +478,10 @@ int cg_stitch_dag(HopDag *d)
     p.uses = calloc((size_t)p.nid, sizeof(int));
     p.out = calloc((size_t)p.nid, 1);
     p.taken = calloc((size_t)p.nid, 1);
+    p.par = calloc((size_t)p.nid, sizeof *p.par);
+    p.npar = calloc((size_t)p.nid, sizeof *p.npar);
     int formed = 0;
-    if (p.uses && p.out && p.taken) {
-        for (int k = 0; k < n; k++)
-            for (int i = 0; i < order[k]->nin; i++)
-                if (order[k]->in[i]) p.uses[order[k]->in[i]->id]++;
+    if (p.uses && p.out && p.taken && p.par && p.npar && consumers(&p, order, n)) {
         for (int i = 0; i < d->nroots; i++) p.out[d->roots[i]->id] = 1;
         for (int i = 0; i < d->nw; i++) if (d->whops[i]) p.out[d->whops[i]->id] = 1;
         /* consumers first: a region takes the largest cone below its root */
@@ -433,6 +492,9 @@ int cg_stitch_dag(HopDag *d)
             formed += h->kind == H_STITCH;
         }
     }
+    for (int i = 0; p.par && i < p.nid; i++) free(p.par[i]);
+    free(p.par);
+    free(p.npar);
     free(p.uses);
     free(p.out);
     free(p.taken);

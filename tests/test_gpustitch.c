@@ -243,27 +243,36 @@ static void test_lazy(void)
 
 /* Multi-output regions: a region whose intermediate is also read
  * outside (or is a variable the block writes) computes it in the same
- * launch as one more output, unless the outside reader feeds the region
- * back (a cycle: then the region stops there). Both outputs against the
- * CPU; the stitched runs and launches are exact counts. */
+ * launch as one more output, and a consumer of its members joins as one
+ * more output, unless the outside reader feeds the region back (a
+ * cycle: then the region stops there). Both outputs against the CPU;
+ * the stitched runs and all launches are exact counts. */
 static void test_multi(void)
 {
-    static const struct { const char *src; const char *outs[2]; int runs; } mc[] = {
+    static const struct { const char *src; const char *outs[2]; int runs, launches; } mc[] = {
         /* softmax and log-sum-exp share exp(X - max) and its row sums:
-         * the region rooted at L also writes E and s (S = E / s is one
-         * more launch: regions grow by producers, not by consumers) */
-        {"E = exp(X - rowMaxs(X))\ns = rowSums(E)\nS = E / s\nL = log(s) + rowMaxs(X)\n", {"S", "L"}, 1},
+         * the region rooted at L takes S = E / s as a consumer output
+         * (E and s then have all their uses inside): one launch */
+        {"E = exp(X - rowMaxs(X))\ns = rowSums(E)\nS = E / s\nL = log(s) + rowMaxs(X)\n", {"S", "L"}, 1, 1},
         /* layernorm that also returns its centered input */
-        {"C = X - rowMeans(X)\nY = C / sqrt(rowMeans(C ^ 2) + 1e-5)\n", {"Y", "C"}, 1},
+        {"C = X - rowMeans(X)\nY = C / sqrt(rowMeans(C ^ 2) + 1e-5)\n", {"Y", "C"}, 1, 1},
         /* an output read by a product that feeds the region back: no
-         * cycle, the region ends there (Y its own region) */
-        {"Y = exp(X) * 2\nm = Y %*% B\nZ = (Y + 1) / rowSums(Y * m)\n", {"Z", "Y"}, 2},
+         * cycle, the region ends there (Y its own region; the product
+         * one more launch) */
+        {"Y = exp(X) * 2\nm = Y %*% B\nZ = (Y + 1) / rowSums(Y * m)\n", {"Z", "Y"}, 2, 3},
+        /* a chain rooted at T grows to the centered C, then C's other
+         * consumers join (C ^ 2, its column sums, the division): column
+         * standardization and T from one launch */
+        {"C = X - colMeans(X)\nS = C / sqrt(colSums(C ^ 2))\nT = exp(C) * 3\n", {"S", "T"}, 1, 1},
+        /* a consumer whose other input depends on the region (a product
+         * of a member): it stays outside */
+        {"Y = exp(X - rowMaxs(X))\nm = Y %*% B\nZ = Y / m\n", {"Z", "Y"}, 1, 3},
     };
     t_seed(21);
     MB *in[2] = {t_gen(37, 53, 1, -2, 2, false), t_gen(53, 1, 1, -1, 1, false)};
     const char *names[2] = {"X", "B"};
     CgOptions off = {.enabled = false};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < (int)(sizeof mc / sizeof *mc); k++) {
         TRun want, got;
         const char *outs[2] = {mc[k].outs[0], mc[k].outs[1]};
         gpu_configure(GPU_OFF, -1, 0);
@@ -278,6 +287,8 @@ static void test_multi(void)
             T_MB_EQ(got.out[o].m, want.out[o].m, 1e-8, "multi %d output %s: GPU vs CPU", k, mc[k].outs[o]);
         T_CHECK(st.stitched == mc[k].runs && st.stitch_launches == st.stitched, "multi %d: %lld stitched runs, want %d",
                 k, (long long)st.stitched, mc[k].runs);
+        T_CHECK(st.launches == mc[k].launches, "multi %d: %lld launches, want %d", k, (long long)st.launches,
+                mc[k].launches);
         printf("multi-output %d: %lld launches, %lld stitched runs\n", k, (long long)st.launches, (long long)st.stitched);
         t_run_free(&want);
         t_run_free(&got);
