@@ -3,9 +3,9 @@
  * live on the device in a buffer pool (gpu/pool.c) keyed by the host
  * block, uploaded on first use and kept while the block lives and the
  * pool's budget allows (least recently used entries are evicted). Every
- * operator here takes and returns blocks (MB): dense results stay on the
- * device only (MB.dev) until the host reads them (mb_host lands them;
- * eviction lands a block still held), sparse results are read back.
+ * operator here takes and returns blocks (MB): results, dense or CSR,
+ * stay on the device only (MB.dev) until the host reads them (mb_host
+ * lands them; eviction lands a block still held).
  *
  * Operators return a new block, or NULL: with e set on a device error,
  * with e clear when they do not handle these operands (shapes that the

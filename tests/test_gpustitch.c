@@ -241,6 +241,43 @@ static void test_lazy(void)
     mb_release(in[0]), mb_release(in[1]);
 }
 
+/* CSR results stay on the device in DML too: abs of a sparse X, times a
+ * dense W (sparse structure kept), times 2, then a product: no copy to
+ * the host during the run, the output device-only, the values and the
+ * landed intermediate's nnz the CPU's. Stitching off (a region would take
+ * the elementwise chain through the CPU kernels: sparse input). */
+static void test_lazy_csr(void)
+{
+    const char *src = "Y = abs(X) * W\nZ = Y * 2\nS = Z %*% B\n", *names[3] = {"X", "W", "B"}, *outs[2] = {"S", "Z"};
+    t_seed(41);
+    MB *in[3] = {t_gen(70, 40, 0.1, -2, 2, true), t_gen(70, 40, 0.6, -1, 1, false), t_gen(40, 3, 1, -1, 1, false)};
+    CgOptions off = {.enabled = false};
+    TRun want, got;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(src, &off, 3, names, in, 2, outs, &want);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(false);
+    gpu_pool_clear();
+    gpu_stats_reset();
+    t_run_dml(src, &off, 3, names, in, 2, outs, &got);
+    GpuStats st = gpu_stats();
+    gpu_set_stitch(true);
+    T_CHECK(want.rc == 0 && got.rc == 0, "lazy csr: %s %s", want.err, got.err);
+    T_CHECK(st.d2h_bytes == 0 && st.landed == 0 && st.ops == 4, "lazy csr: %lld bytes down, %lld operators",
+            (long long)st.d2h_bytes, (long long)st.ops);
+    if (!want.rc && !got.rc) {
+        const MB *z = got.out[1].m;
+        T_CHECK(z->dev && z->sparse, "lazy csr: Z is a device-only CSR block");
+        T_MB_EQ(got.out[0].m, want.out[0].m, 1e-12, "lazy csr: S, GPU vs CPU");
+        T_MB_EQ(z, want.out[1].m, 0, "lazy csr: Z, GPU vs CPU");
+        T_CHECK(!z->dev && z->nnz == want.out[1].m->nnz, "lazy csr: Z landed with nnz %lld, the CPU's %lld",
+                (long long)z->nnz, (long long)want.out[1].m->nnz);
+    }
+    t_run_free(&want);
+    t_run_free(&got);
+    for (int k = 0; k < 3; k++) mb_release(in[k]);
+}
+
 /* Multi-output regions: a region whose intermediate is also read
  * outside (or is a variable the block writes) computes it in the same
  * launch as one more output, and a consumer of its members joins as one
@@ -421,6 +458,7 @@ int main(void)
     test_inplace();
     test_worth();
     test_lazy();
+    test_lazy_csr();
     test_multi();
     test_same_bits();
     print_launches(&cases[0]);
