@@ -87,11 +87,27 @@ static Hop *bcast_of(const Hop *h)
     return NULL;
 }
 
+/* Is h a matrix-vector product X %*% v over the region's space (X of
+ * its shape, v of cols x 1)? Per row, the sum of X's row times v: a row
+ * reduction of X * t(v) (the Row template's product). */
+static bool matvec(const Grow *g, const Hop *h)
+{
+    if (h->kind != H_MATMUL || h->op != OP_MATMUL || h->nin != 2 || !h->in[0] || !h->in[1]) return false;
+    const Hop *x = h->in[0], *v = h->in[1];
+    return x->rows == g->rows && x->cols == g->cols && v->rows == g->cols && v->cols == 1 && h->rows == g->rows &&
+           h->cols == 1;
+}
+
 /* Can h be a member (as an operator, before the use check)? Decides the
  * direction at the first aggregate. */
 static bool can_join(Grow *g, const Hop *h)
 {
     if (h->dt != DT_MATRIX || h->sidefx) return false;
+    if (matvec(g, h)) {
+        if (g->dir != DIR_FULL && g->dir != DIR_ROW) return false;
+        g->dir = DIR_ROW;
+        return true;
+    }
     if (h->kind == H_AGG) {
         if (!red_ok(h->op) || (h->dir != DIR_ROW && h->dir != DIR_COL)) return false;
         if (g->dir != DIR_FULL && g->dir != h->dir) return false;
@@ -210,6 +226,8 @@ static bool grow(Pass *p, Grow *g, Hop *root, bool multi)
             for (int i = 0; i < list[m]->nin && !changed; i++) {
                 Hop *h = list[m]->in[i];
                 if (!h || g->mem[h->id] || p->taken[h->id]) continue;
+                /* the v of X %*% v is read per position: an input */
+                if (i == 1 && matvec(g, list[m])) continue;
                 bool inside = inner[h->id] == p->uses[h->id] && !p->out[h->id];
                 if (!inside && (!as_out || g->nxo >= ST_MAX_OUT - 1)) continue;
                 AggDir before = g->dir;
@@ -273,6 +291,16 @@ static int node_of(Grow *g, Hop *h, Hop **mins, int *nm, Hop **sins, int *ns)
     }
     Hop *bv = bcast_of(h);
     if (bv) return g->node[h->id] = node_of(g, bv, mins, nm, sins, ns);
+    if (h->kind == H_MATMUL) {
+        /* X %*% v: the row sums of X * t(v), v read along the rows in
+         * its own orientation (its own input slot: a square X could
+         * read the same hop per segment elsewhere) */
+        int a = node_of(g, h->in[0], mins, nm, sins, ns);
+        if (a < 0 || *nm >= ST_MAX_IN || g->mem[h->in[1]->id]) return -1;
+        mins[*nm] = h->in[1];
+        int vp = st_in(r, (*nm)++, SI_POST);
+        return g->node[h->id] = st_red(r, OP_SUM, st_bin(r, OP_MULT, a, vp));
+    }
     int a = node_of(g, h->in[0], mins, nm, sins, ns);
     int b = h->kind == H_BINARY ? node_of(g, h->in[1], mins, nm, sins, ns) : 0;
     if (a < 0 || b < 0) return -1;
@@ -296,6 +324,9 @@ static const Hop *space_of(const Hop *h, int depth)
 {
     if (!h || h->dt != DT_MATRIX) return NULL;
     if (h->kind == H_AGG) return h->dir == DIR_ROW || h->dir == DIR_COL ? h->in[0] : NULL;
+    if (h->kind == H_MATMUL && h->nin == 2 && h->in[0] && h->in[1] && h->in[1]->cols == 1 && !bcast_of(h) &&
+        h->op == OP_MATMUL && space_known(h->in[0]) && h->in[1]->rows == h->in[0]->cols)
+        return h->in[0];
     if (depth == 0 && space_known(h)) return h;
     if (depth > 8 || (h->kind != H_UNARY && h->kind != H_BINARY)) return NULL;
     for (int i = 0; i < h->nin; i++) {

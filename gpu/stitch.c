@@ -17,6 +17,7 @@
 #include "../base/vec.h"
 #include "../kernels/agg.h"
 #include "../kernels/ew.h"
+#include "../kernels/reorg.h"
 
 /* cells a lane keeps in registers across passes (when a segment fits) */
 #define VPT 8
@@ -186,7 +187,7 @@ static void expr(StrBuf *b, const StitchRegion *r, int i)
     case SN_IN:
         switch (r->mode[n->a]) {
         case SI_CELL: sb_printf(b, "i%d[ix]", n->a); return;
-        case SI_POS: sb_printf(b, "i%d[p]", n->a); return;
+        case SI_POS: case SI_POST: sb_printf(b, "i%d[p]", n->a); return;
         case SI_SEG: sb_printf(b, "(act ? i%d[seg] : 0.0)", n->a); return;
         }
         return;
@@ -668,9 +669,10 @@ bool stitch_shapes_ok(const StitchRegion *r, const MB *const *in)
         const MB *m = in[k];
         if (!m) return false;
         StitchInMode md = k == 0 ? SI_CELL : r->mode[k];
-        bool seg_is_rows = (r->dir == DIR_ROW) == (md == SI_SEG);
+        bool seg_is_rows = (r->dir == DIR_ROW) == (md == SI_SEG || md == SI_POST);
         if (md == SI_CELL ? (m->rows != x->rows || m->cols != x->cols)
-                          : seg_is_rows ? (m->rows != x->rows || m->cols != 1) : (m->rows != 1 || m->cols != x->cols))
+                          : seg_is_rows ? (m->rows != (md == SI_POST ? x->cols : x->rows) || m->cols != 1)
+                                        : (m->rows != 1 || m->cols != (md == SI_POST ? x->rows : x->cols)))
             return false;
     }
     return true;
@@ -880,6 +882,7 @@ typedef struct UnOps {
     MB *(*binary)(OpCode op, const MB *a, const MB *b, BrErr *e);
     MB *(*binary_ms)(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e);
     MB *(*agg)(OpCode op, AggDir dir, const MB *a, BrErr *e);
+    MB *(*transpose)(const MB *a, BrErr *e);
 } UnOps;
 
 static MB *cpu_binary_ms(OpCode op, const MB *a, double s, bool left, BrErr *e)
@@ -887,7 +890,7 @@ static MB *cpu_binary_ms(OpCode op, const MB *a, double s, bool left, BrErr *e)
     return left ? k_binary_sm(op, s, a, e) : k_binary_ms(op, a, s, e);
 }
 
-static const UnOps cpu_ops = {k_unary, k_binary, cpu_binary_ms, k_agg};
+static const UnOps cpu_ops = {k_unary, k_binary, cpu_binary_ms, k_agg, k_transpose};
 
 /* The GPU operators; one the backend does not take (NULL, e clear) runs
  * on the CPU kernel after its operands land, as the per-operator plan. */
@@ -917,7 +920,13 @@ static MB *dev_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
     return r || e->code || !lands(a, NULL, e) ? r : k_agg(op, dir, a, e);
 }
 
-static const UnOps dev_ops = {dev_unary, dev_binary, dev_binary_ms, dev_agg};
+static MB *dev_transpose(const MB *a, BrErr *e)
+{
+    MB *r = gpu_transpose(a, e);
+    return r || e->code || !lands(a, NULL, e) ? r : k_transpose(a, e);
+}
+
+static const UnOps dev_ops = {dev_unary, dev_binary, dev_binary_ms, dev_agg, dev_transpose};
 
 /* a / (n - 1) per segment value, 0 when n is 1 (SN_VARDIV) */
 static MB *vardiv(const MB *a, int64_t n, BrErr *e)
@@ -930,12 +939,15 @@ static MB *vardiv(const MB *a, int64_t n, BrErr *e)
 }
 
 /* a per-position vector as the cells it stands for (X's shape): a cell
- * value, which the kernels then combine with per-segment vectors */
-static MB *spread(const UnOps *o, const MB *v, const MB *x, BrErr *e)
+ * value, which the kernels then combine with per-segment vectors; t:
+ * the vector in the other orientation (SI_POST), transposed first */
+static MB *spread(const UnOps *o, const MB *v, const MB *x, bool t, BrErr *e)
 {
-    MB *z = mb_dense(x->rows, x->cols, e);
-    MB *r = z ? o->binary(OP_PLUS, z, v, e) : NULL;
+    MB *vt = t ? o->transpose(v, e) : mb_retain((MB *)v);
+    MB *z = vt ? mb_dense(x->rows, x->cols, e) : NULL;
+    MB *r = z ? o->binary(OP_PLUS, z, vt, e) : NULL;
     mb_release(z);
+    mb_release(vt);
     return r;
 }
 
@@ -953,7 +965,12 @@ static int unfused_all(const UnOps *o, const StitchRegion *r, const MB *const *i
         switch (n->k) {
         /* the region's operators make new blocks: inputs are shared */
         case SN_X: v[i] = mb_retain((MB *)x); break;
-        case SN_IN: v[i] = r->mode[n->a] == SI_POS ? spread(o, in[n->a], x, e) : mb_retain((MB *)in[n->a]); break;
+        case SN_IN:
+            if (r->mode[n->a] == SI_POS || r->mode[n->a] == SI_POST)
+                v[i] = spread(o, in[n->a], x, r->mode[n->a] == SI_POST, e);
+            else
+                v[i] = mb_retain((MB *)in[n->a]);
+            break;
         case SN_SC: c[i] = sc[n->a], isc[i] = true; break;
         case SN_CONST: c[i] = n->c, isc[i] = true; break;
         case SN_LEN: c[i] = (double)len, isc[i] = true; break;

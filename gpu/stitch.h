@@ -45,8 +45,10 @@ typedef struct SNode {
 /* How a matrix input is read: SI_CELL a matrix of the region's shape;
  * SI_SEG one value per segment (DIR_ROW: a column vector, DIR_COL: a row
  * vector); SI_POS one value per position along a segment (DIR_ROW: a row
- * vector, DIR_COL: a column vector). */
-typedef enum { SI_CELL, SI_SEG, SI_POS } StitchInMode;
+ * vector, DIR_COL: a column vector); SI_POST the same values in the other
+ * orientation (DIR_ROW: a column vector of cols values, as the v of X
+ * %*% v: the same layout in memory). */
+typedef enum { SI_CELL, SI_SEG, SI_POS, SI_POST } StitchInMode;
 
 #define ST_MAX_NODES 48
 #define ST_MAX_IN 8

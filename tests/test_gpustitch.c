@@ -55,6 +55,10 @@ static const Case cases[] = {
     /* a full aggregate of elementwise work: the region ends in its row
      * aggregate; a single operator is no region */
     {"full aggregate", "s = sum((X - W) ^ 2) + mean(abs(X) * 2)\nS = X * s\n", "S", 2},
+    /* matrix-vector products (the Row template's X %*% v) inside
+     * regions: GLM's link, a product over row sums (c: cols x 1) */
+    {"matrix-vector product", "e = exp(X %*% c)\nS = W * (e / (1 + e))\n", "S", 1},
+    {"product over row sums", "S = (X %*% c) / (1 + rowSums(abs(W)))\n", "S", 1},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
@@ -63,24 +67,25 @@ static const int64_t shapes[][2] = {{37, 53}, {130, 7}, {3, 301}};
 static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
 {
     t_seed(1000 + (uint64_t)rows * 7 + (uint64_t)cols + sparse);
-    MB *in[4] = {
+    MB *in[5] = {
         t_gen(rows, cols, sparse ? 0.2 : 1, -3, 3, sparse),
         t_gen(rows, cols, 1, -2, 2, false),
         t_gen(cols, 4, 1, -1, 1, false),
         t_gen(1, cols, 1, -1, 1, false),
+        t_gen(cols, 1, 1, -1, 1, false),
     };
-    const char *names[4] = {"X", "W", "B", "v"};
+    const char *names[5] = {"X", "W", "B", "v", "c"};
     /* the mlogreg step multiplies by B (cols x 4); the others read B whole */
     CgOptions off = {.enabled = false};
     const char *outs[1] = {c->out};
     TRun want, got;
     gpu_configure(GPU_OFF, -1, 0);
-    t_run_dml(c->src, &off, 4, names, in, 1, outs, &want);
+    t_run_dml(c->src, &off, 5, names, in, 1, outs, &want);
     T_CHECK(want.rc == 0, "%s: CPU run: %s", c->name, want.err);
     gpu_configure(GPU_FORCE, -1, 0);
     gpu_set_stitch(true);
     gpu_stats_reset();
-    t_run_dml(c->src, &off, 4, names, in, 1, outs, &got);
+    t_run_dml(c->src, &off, 5, names, in, 1, outs, &got);
     GpuStats st = gpu_stats();
     T_CHECK(got.rc == 0, "%s: GPU run: %s", c->name, got.err);
     if (!want.rc && !got.rc) {
@@ -99,7 +104,7 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
      * left to run on the CPU, and the results are the same */
     CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
     TRun cg;
-    t_run_dml(c->src, &on, 4, names, in, 1, outs, &cg);
+    t_run_dml(c->src, &on, 5, names, in, 1, outs, &cg);
     T_CHECK(cg.rc == 0, "%s: GPU run with codegen: %s", c->name, cg.err);
     if (!want.rc && !cg.rc && cg.out[0].kind == V_MATRIX)
         T_MB_EQ(cg.out[0].m, want.out[0].m, 1e-8, "%s with codegen: GPU vs CPU", c->name);
@@ -108,7 +113,7 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
     t_run_free(&cg);
     t_run_free(&want);
     t_run_free(&got);
-    for (int k = 0; k < 4; k++) mb_release(in[k]);
+    for (int k = 0; k < 5; k++) mb_release(in[k]);
 }
 
 /* A region and the per-operator GPU plan of the same expression agree to
@@ -293,31 +298,35 @@ static void test_multi(void)
         {"E = exp(X - rowMaxs(X))\ns = rowSums(E)\nS = E / s\nL = log(s) + rowMaxs(X)\n", {"S", "L"}, 1, 1},
         /* layernorm that also returns its centered input */
         {"C = X - rowMeans(X)\nY = C / sqrt(rowMeans(C ^ 2) + 1e-5)\n", {"Y", "C"}, 1, 1},
-        /* an output read by a product that feeds the region back: no
-         * cycle, the region ends there (Y its own region; the product
-         * one more launch) */
-        {"Y = exp(X) * 2\nm = Y %*% B\nZ = (Y + 1) / rowSums(Y * m)\n", {"Z", "Y"}, 2, 3},
+        /* an output read by a product (D: two columns, no region takes
+         * it) that feeds the region back: no cycle, the region ends there
+         * (Y its own region; the product and its row sums two more
+         * launches) */
+        {"Y = exp(X) * 2\nm = rowSums(Y %*% D)\nZ = (Y + 1) / rowSums(Y * m)\n", {"Z", "Y"}, 2, 4},
         /* a chain rooted at T grows to the centered C, then C's other
          * consumers join (C ^ 2, its column sums, the division): column
          * standardization and T from one launch */
         {"C = X - colMeans(X)\nS = C / sqrt(colSums(C ^ 2))\nT = exp(C) * 3\n", {"S", "T"}, 1, 1},
         /* a consumer whose other input depends on the region (a product
          * of a member): it stays outside */
-        {"Y = exp(X - rowMaxs(X))\nm = Y %*% B\nZ = Y / m\n", {"Z", "Y"}, 1, 3},
+        {"Y = exp(X - rowMaxs(X))\nm = rowSums(Y %*% D)\nZ = Y / m\n", {"Z", "Y"}, 1, 4},
+        /* the same with a matrix-vector product: it joins the region, so
+         * there is no cycle and all of it is one launch */
+        {"Y = exp(X) * 2\nm = Y %*% B\nZ = (Y + 1) / rowSums(Y * m)\n", {"Z", "Y"}, 1, 1},
     };
     t_seed(21);
-    MB *in[2] = {t_gen(37, 53, 1, -2, 2, false), t_gen(53, 1, 1, -1, 1, false)};
-    const char *names[2] = {"X", "B"};
+    MB *in[3] = {t_gen(37, 53, 1, -2, 2, false), t_gen(53, 1, 1, -1, 1, false), t_gen(53, 2, 1, -1, 1, false)};
+    const char *names[3] = {"X", "B", "D"};
     CgOptions off = {.enabled = false};
     for (int k = 0; k < (int)(sizeof mc / sizeof *mc); k++) {
         TRun want, got;
         const char *outs[2] = {mc[k].outs[0], mc[k].outs[1]};
         gpu_configure(GPU_OFF, -1, 0);
-        t_run_dml(mc[k].src, &off, 2, names, in, 2, outs, &want);
+        t_run_dml(mc[k].src, &off, 3, names, in, 2, outs, &want);
         gpu_configure(GPU_FORCE, -1, 0);
         gpu_set_stitch(true);
         gpu_stats_reset();
-        t_run_dml(mc[k].src, &off, 2, names, in, 2, outs, &got);
+        t_run_dml(mc[k].src, &off, 3, names, in, 2, outs, &got);
         GpuStats st = gpu_stats();
         T_CHECK(want.rc == 0 && got.rc == 0, "multi %d: %s %s", k, want.err, got.err);
         for (int o = 0; o < 2 && !want.rc && !got.rc; o++)
@@ -330,7 +339,7 @@ static void test_multi(void)
         t_run_free(&want);
         t_run_free(&got);
     }
-    mb_release(in[0]), mb_release(in[1]);
+    mb_release(in[0]), mb_release(in[1]), mb_release(in[2]);
 }
 
 /* Asynchronous compilation (sysds.gpu.async, docs/gpu.md): with the
@@ -343,9 +352,9 @@ static void test_multi(void)
 static void test_async(void)
 {
     t_seed(77);
-    MB *in[4] = {t_gen(37, 53, 1, -3, 3, false), t_gen(37, 53, 1, -2, 2, false), t_gen(53, 4, 1, -1, 1, false),
-                 t_gen(1, 53, 1, -1, 1, false)};
-    const char *names[4] = {"X", "W", "B", "v"};
+    MB *in[5] = {t_gen(37, 53, 1, -3, 3, false), t_gen(37, 53, 1, -2, 2, false), t_gen(53, 4, 1, -1, 1, false),
+                 t_gen(1, 53, 1, -1, 1, false), t_gen(53, 1, 1, -1, 1, false)};
+    const char *names[5] = {"X", "W", "B", "v", "c"};
     CgOptions off = {.enabled = false};
     gpu_set_stitch(true);
     stitch_set_async(true);
@@ -354,11 +363,11 @@ static void test_async(void)
         const char *outs[1] = {c->out};
         TRun want, held, built;
         gpu_configure(GPU_OFF, -1, 0);
-        t_run_dml(c->src, &off, 4, names, in, 1, outs, &want);
+        t_run_dml(c->src, &off, 5, names, in, 1, outs, &want);
         gpu_configure(GPU_FORCE, -1, 0);
         stitch_async_hold(true);
         gpu_stats_reset();
-        t_run_dml(c->src, &off, 4, names, in, 1, outs, &held);
+        t_run_dml(c->src, &off, 5, names, in, 1, outs, &held);
         GpuStats st = gpu_stats();
         /* the MLogreg step's and the outer-product broadcast's region is
          * softmax's (the product is outside): built by the first case */
@@ -371,7 +380,7 @@ static void test_async(void)
                 (long long)st.stitched, (long long)st.stitch_fallbacks, c->regions);
         stitch_async_wait();
         gpu_stats_reset();
-        t_run_dml(c->src, &off, 4, names, in, 1, outs, &built);
+        t_run_dml(c->src, &off, 5, names, in, 1, outs, &built);
         st = gpu_stats();
         T_CHECK(st.stitched == c->regions && st.stitch_fallbacks == 0, "async %s: %lld stitched runs once built",
                 c->name, (long long)st.stitched);
@@ -385,7 +394,7 @@ static void test_async(void)
         t_run_free(&want), t_run_free(&held), t_run_free(&built);
     }
     stitch_set_async(false);
-    for (int k = 0; k < 4; k++) mb_release(in[k]);
+    for (int k = 0; k < 5; k++) mb_release(in[k]);
 }
 
 /* The cost rule under -gpu (not force) counts the download a device-only
@@ -454,6 +463,9 @@ int main(void)
             run_case(&cases[k], shapes[s][0], shapes[s][1], false);
         }
         run_case(&cases[k], 37, 53, true);
+        /* square: the product's vector and a per-row vector have one
+         * shape (the region reads the product's along the rows) */
+        if (strstr(cases[k].src, "%*% c")) run_case(&cases[k], 41, 41, false);
     }
     test_inplace();
     test_worth();
