@@ -11,6 +11,7 @@
 #include "../base/perturb.h"
 #include "../kernels/cla.h"
 #include "../gpu/gpu.h"
+#include "../gpu/stitch.h"
 #include "../dist/dist.h"
 #include "../lang/load.h"
 #include "../plan/build.h"
@@ -134,6 +135,7 @@ int braid_run(const BraidRunOptions *o)
     if (o->gpu) cfg.gpu = !strcmp(o->gpu, "force") ? GPU_FORCE : GPU_ON;
     gpu_configure((GpuMode)cfg.gpu, cfg.gpu_device, cfg.gpu_budget);
     gpu_set_stitch(!cfg.gpu_nostitch);
+    stitch_set_async(cfg.gpu_async);
     if (cfg.gpu != GPU_OFF && gpu_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
     if (dist_active() && dist_rank() > 0) return serve_worker(o, &cfg);
     int rc = run_control(o, &cfg, t_start);

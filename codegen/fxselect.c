@@ -6,16 +6,17 @@
  * Per plan partition the partition's hops become the explorer's operator
  * graph: aggregates are reductions (fusable with their consumers by
  * stitching), elementwise operators are light or expensive by the
- * operator table's cost, everything else (products, reorganizations,
+ * operator table's cost, the products a stitching scheme holds (skinny,
+ * dot and outer products: fx_kind) reductions or expensive elementwise
+ * work, everything else (gemm-class products, reorganizations,
  * builtins) is opaque, never fused; a vertex is an output when it is a
  * root of the partition or read outside it. The explorer's plan (kernels
  * as groups of vertices) becomes an assignment of the partition's
  * interesting points: a point (consumer c, producer h) stays fused when c
  * and h are in one kernel, else it is materialized; the memo is then
  * pruned as MPSkipEnum's assignment prunes it, and codegen's templates
- * form the operators. Opaque vertices never share a kernel, so products
- * inside Row and Outer templates are always cut under this selector: the
- * seed's explorer does not fuse library calls.
+ * form the operators. Opaque vertices never share a kernel: the seed's
+ * explorer does not fuse library calls.
  *
  * cg_fx_compare runs both selectors on every partition of a DAG and
  * reports each one's plan cost under both cost models (codegen's
@@ -29,10 +30,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The explorer's kind of hop h. */
+/* The explorer's kind of hop h. Products that a stitching scheme holds
+ * are not opaque: a skinny X %*% V (the Row template's product) is a
+ * reduction along each row of X against V, which every segment reads
+ * whole (the row's lanes multiply their slice and reduce, as a row sum
+ * of X * t(v)); t(x) %*% y over vectors is a full reduction; an
+ * outer-product-like U %*% t(V) computes each cell of its space from a
+ * row of U and a row of V (elementwise over the cells, rank r of work
+ * each: expensive). Other products are library calls (gemm), never
+ * fused, as in the seed. */
 static FKind fx_kind(const Hop *h)
 {
     if (h->kind == H_AGG) return FK_REDUCE;
+    if (h->kind == H_MATMUL && (tpl_row_mm(h) || tpl_dot(h))) return FK_REDUCE;
+    if (h->kind == H_MATMUL && tpl_outer_mm(h)) return FK_EXPENSIVE;
     if ((h->kind == H_UNARY || h->kind == H_BINARY || h->kind == H_TERNARY) && op_info[h->op].cgen)
         return op_info[h->op].cost > 2 ? FK_EXPENSIVE : FK_LIGHT;
     return FK_OPAQUE;

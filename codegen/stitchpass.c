@@ -36,6 +36,8 @@ typedef struct Pass {
     int *uses;         /* by hop id: input slots that read it */
     char *out;         /* by hop id: a statement root or variable write */
     char *taken;       /* by hop id: inside a formed region */
+    Hop ***par;        /* by hop id: its consumers (npar of them) */
+    int *npar;
 } Pass;
 
 /* A region being grown from one root. */
@@ -85,11 +87,27 @@ static Hop *bcast_of(const Hop *h)
     return NULL;
 }
 
+/* Is h a matrix-vector product X %*% v over the region's space (X of
+ * its shape, v of cols x 1)? Per row, the sum of X's row times v: a row
+ * reduction of X * t(v) (the Row template's product). */
+static bool matvec(const Grow *g, const Hop *h)
+{
+    if (h->kind != H_MATMUL || h->op != OP_MATMUL || h->nin != 2 || !h->in[0] || !h->in[1]) return false;
+    const Hop *x = h->in[0], *v = h->in[1];
+    return x->rows == g->rows && x->cols == g->cols && v->rows == g->cols && v->cols == 1 && h->rows == g->rows &&
+           h->cols == 1;
+}
+
 /* Can h be a member (as an operator, before the use check)? Decides the
  * direction at the first aggregate. */
 static bool can_join(Grow *g, const Hop *h)
 {
     if (h->dt != DT_MATRIX || h->sidefx) return false;
+    if (matvec(g, h)) {
+        if (g->dir != DIR_FULL && g->dir != DIR_ROW) return false;
+        g->dir = DIR_ROW;
+        return true;
+    }
     if (h->kind == H_AGG) {
         if (!red_ok(h->op) || (h->dir != DIR_ROW && h->dir != DIR_COL)) return false;
         if (g->dir != DIR_FULL && g->dir != h->dir) return false;
@@ -152,15 +170,46 @@ static bool acyclic(Pass *p, const Grow *g, Hop **list, int nl)
     return ok;
 }
 
+/* Outputs whose uses all ended up inside, and that are no variable,
+ * stop being outputs (their slots are free for others). */
+static void prune_outputs(const Pass *p, Grow *g, const int *inner)
+{
+    int k = 0;
+    for (int j = 0; j < g->nxo; j++) {
+        Hop *h = g->xo[j];
+        if (inner[h->id] != p->uses[h->id] || p->out[h->id]) g->xo[k++] = h;
+    }
+    g->nxo = k;
+}
+
+/* Can consumer c of a member join as one more output? It must be an
+ * operator the region can hold, and none of its other inputs may depend
+ * on a member (the region would feed itself). */
+static bool consumer_ok(Pass *p, Grow *g, const Hop *c)
+{
+    if (g->mem[c->id] || p->taken[c->id] || g->nxo >= ST_MAX_OUT - 1) return false;
+    char *seen = calloc((size_t)p->nid, 1);
+    bool ok = seen != NULL;
+    for (int i = 0; i < c->nin && ok; i++) {
+        const Hop *x = c->in[i];
+        if (x && !g->mem[x->id] && reaches_member(g, x, seen)) ok = false;
+    }
+    free(seen);
+    AggDir before = g->dir;
+    if (ok && !can_join(g, c)) { g->dir = before; ok = false; }
+    return ok;
+}
+
 /* Grows the member set to a fixed point: an input of a member joins
  * when it can and all its uses are inside (inner counts the uses from
  * members, updated as members join). With multi set, when nothing more
  * joins so, an input that is also read outside (or is a variable
  * written by the block) joins as one more output of the region (the
- * same launch writes it); then growth goes on. Outputs whose uses all
- * ended up inside, and that are no variable, stop being outputs.
- * False when the region would feed itself (the caller grows it again
- * without multi). */
+ * same launch writes it), or else a consumer of a member does (softmax's
+ * E / s next to log-sum-exp's log(s) + m: both from one launch); then
+ * growth goes on. Outputs whose uses all ended up inside, and that are
+ * no variable, stop being outputs. False when the region would feed
+ * itself (the caller grows it again without multi). */
 static bool grow(Pass *p, Grow *g, Hop *root, bool multi)
 {
     int *inner = calloc((size_t)p->nid, sizeof(int));
@@ -177,6 +226,8 @@ static bool grow(Pass *p, Grow *g, Hop *root, bool multi)
             for (int i = 0; i < list[m]->nin && !changed; i++) {
                 Hop *h = list[m]->in[i];
                 if (!h || g->mem[h->id] || p->taken[h->id]) continue;
+                /* the v of X %*% v is read per position: an input */
+                if (i == 1 && matvec(g, list[m])) continue;
                 bool inside = inner[h->id] == p->uses[h->id] && !p->out[h->id];
                 if (!inside && (!as_out || g->nxo >= ST_MAX_OUT - 1)) continue;
                 AggDir before = g->dir;
@@ -187,14 +238,20 @@ static bool grow(Pass *p, Grow *g, Hop *root, bool multi)
                 for (int k = 0; k < h->nin; k++) if (h->in[k]) inner[h->in[k]->id]++;
                 changed = true;
             }
+        /* no producer joined as an output: a consumer of a member */
+        for (int m = 0; m < nl && as_out && !changed && nl < MAX_MEMBERS; m++)
+            for (int j = 0; j < p->npar[list[m]->id] && !changed; j++) {
+                Hop *c = p->par[list[m]->id][j];
+                if (!consumer_ok(p, g, c)) continue;
+                g->mem[c->id] = 1;
+                list[nl++] = c;
+                g->xo[g->nxo++] = c;
+                for (int k = 0; k < c->nin; k++) if (c->in[k]) inner[c->in[k]->id]++;
+                changed = true;
+            }
         if (changed) as_out = false;
+        prune_outputs(p, g, inner);
     }
-    int k = 0;
-    for (int j = 0; j < g->nxo; j++) {
-        Hop *h = g->xo[j];
-        if (inner[h->id] != p->uses[h->id] || p->out[h->id]) g->xo[k++] = h;
-    }
-    g->nxo = k;
     bool ok = g->nxo == 0 || acyclic(p, g, list, nl);
     free(inner);
     free(list);
@@ -234,6 +291,16 @@ static int node_of(Grow *g, Hop *h, Hop **mins, int *nm, Hop **sins, int *ns)
     }
     Hop *bv = bcast_of(h);
     if (bv) return g->node[h->id] = node_of(g, bv, mins, nm, sins, ns);
+    if (h->kind == H_MATMUL) {
+        /* X %*% v: the row sums of X * t(v), v read along the rows in
+         * its own orientation (its own input slot: a square X could
+         * read the same hop per segment elsewhere) */
+        int a = node_of(g, h->in[0], mins, nm, sins, ns);
+        if (a < 0 || *nm >= ST_MAX_IN || g->mem[h->in[1]->id]) return -1;
+        mins[*nm] = h->in[1];
+        int vp = st_in(r, (*nm)++, SI_POST);
+        return g->node[h->id] = st_red(r, OP_SUM, st_bin(r, OP_MULT, a, vp));
+    }
     int a = node_of(g, h->in[0], mins, nm, sins, ns);
     int b = h->kind == H_BINARY ? node_of(g, h->in[1], mins, nm, sins, ns) : 0;
     if (a < 0 || b < 0) return -1;
@@ -257,6 +324,9 @@ static const Hop *space_of(const Hop *h, int depth)
 {
     if (!h || h->dt != DT_MATRIX) return NULL;
     if (h->kind == H_AGG) return h->dir == DIR_ROW || h->dir == DIR_COL ? h->in[0] : NULL;
+    if (h->kind == H_MATMUL && h->nin == 2 && h->in[0] && h->in[1] && h->in[1]->cols == 1 && !bcast_of(h) &&
+        h->op == OP_MATMUL && space_known(h->in[0]) && h->in[1]->rows == h->in[0]->cols)
+        return h->in[0];
     if (depth == 0 && space_known(h)) return h;
     if (depth > 8 || (h->kind != H_UNARY && h->kind != H_BINARY)) return NULL;
     for (int i = 0; i < h->nin; i++) {
@@ -332,9 +402,14 @@ static void try_root(Pass *p, Hop *h, Hop **order, int n)
     Hop *mins[ST_MAX_IN] = {0}, *sins[ST_MAX_SC];
     int nm = 1, ns = 0;
     if (node_of(g, h, mins, &nm, sins, &ns) < 0 || !mins[0]) goto out;
+    /* outputs: producers have their nodes from the root's cone,
+     * consumers get theirs now (then the root is set: the builders
+     * make the last node the root) */
+    for (int k = 0; k < g->nxo; k++)
+        if (node_of(g, g->xo[k], mins, &nm, sins, &ns) < 0) goto out;
     g->r.root = g->node[h->id];
     for (int k = 0; k < g->nxo; k++)
-        if (g->node[g->xo[k]->id] < 0 || st_output(&g->r, g->node[g->xo[k]->id]) < 0) goto out;
+        if (st_output(&g->r, g->node[g->xo[k]->id]) < 0) goto out;
     if (g->r.nin < nm) g->r.nin = nm;
     /* the region lives in the DAG's arena, as the DAG's literals do: the
      * instructions compiled from the DAG borrow it */
@@ -404,6 +479,22 @@ static void refine_sizes(HopDag *d)
     free(order);
 }
 
+/* The uses (input slots) and the consumers of every hop of order. */
+static bool consumers(Pass *p, Hop **order, int n)
+{
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < order[k]->nin; i++)
+            if (order[k]->in[i]) p->uses[order[k]->in[i]->id]++;
+    for (int i = 0; i < p->nid; i++)
+        if (p->uses[i] && !(p->par[i] = malloc((size_t)p->uses[i] * sizeof(Hop *)))) return false;
+    for (int k = 0; k < n; k++)
+        for (int i = 0; i < order[k]->nin; i++) {
+            const Hop *x = order[k]->in[i];
+            if (x) p->par[x->id][p->npar[x->id]++] = order[k];
+        }
+    return true;
+}
+
 int cg_stitch_dag(HopDag *d)
 {
     if (!d || d->recompile) return 0;
@@ -418,11 +509,10 @@ int cg_stitch_dag(HopDag *d)
     p.uses = calloc((size_t)p.nid, sizeof(int));
     p.out = calloc((size_t)p.nid, 1);
     p.taken = calloc((size_t)p.nid, 1);
+    p.par = calloc((size_t)p.nid, sizeof *p.par);
+    p.npar = calloc((size_t)p.nid, sizeof *p.npar);
     int formed = 0;
-    if (p.uses && p.out && p.taken) {
-        for (int k = 0; k < n; k++)
-            for (int i = 0; i < order[k]->nin; i++)
-                if (order[k]->in[i]) p.uses[order[k]->in[i]->id]++;
+    if (p.uses && p.out && p.taken && p.par && p.npar && consumers(&p, order, n)) {
         for (int i = 0; i < d->nroots; i++) p.out[d->roots[i]->id] = 1;
         for (int i = 0; i < d->nw; i++) if (d->whops[i]) p.out[d->whops[i]->id] = 1;
         /* consumers first: a region takes the largest cone below its root */
@@ -433,6 +523,9 @@ int cg_stitch_dag(HopDag *d)
             formed += h->kind == H_STITCH;
         }
     }
+    for (int i = 0; p.par && i < p.nid; i++) free(p.par[i]);
+    free(p.par);
+    free(p.npar);
     free(p.uses);
     free(p.out);
     free(p.taken);

@@ -89,7 +89,8 @@ static const char cl_kernels[] =
     "    if (k >= rows * n) return;\n"
     "    long i = k / n, j = k - i * n;\n"
     "    double s = 0;\n"
-    "    for (long p = rp[i]; p < rp[i + 1]; p++) s += v[p] * b[(long)ci[p] * n + j];\n"
+    "    for (long p = rp[i]; p < rp[i + 1]; p++)\n"
+    "        if (v[p] != 0) s += v[p] * b[(long)ci[p] * n + j];   /* explicit zeros are zeros */\n"
     "    out[k] = s;\n"
     "}\n"
     /* transpose through a 16 x 17 local tile (work-group composition:

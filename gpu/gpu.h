@@ -3,9 +3,9 @@
  * live on the device in a buffer pool (gpu/pool.c) keyed by the host
  * block, uploaded on first use and kept while the block lives and the
  * pool's budget allows (least recently used entries are evicted). Every
- * operator here takes and returns blocks (MB): dense results stay on the
- * device only (MB.dev) until the host reads them (mb_host lands them;
- * eviction lands a block still held), sparse results are read back.
+ * operator here takes and returns blocks (MB): results, dense or CSR,
+ * stay on the device only (MB.dev) until the host reads them (mb_host
+ * lands them; eviction lands a block still held).
  *
  * Operators return a new block, or NULL: with e set on a device error,
  * with e clear when they do not handle these operands (shapes that the
@@ -65,6 +65,9 @@ typedef struct GpuStats {
     int64_t ops;               /* operators run on the device */
     int64_t stitched;          /* stitched regions run (gpu/stitch.c) */
     int64_t stitch_launches;   /* their kernel launches */
+    int64_t stitch_fallbacks;  /* region runs by the per-operator kernels
+                                  while the region's kernel compiled
+                                  (sysds.gpu.async) */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
@@ -97,12 +100,18 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
  * it). The target is copied on the device, never updated in place. */
 MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const MB *y, double s, BrErr *e);
 
-/* The cost rule of the instruction layer: should an operator with these
- * inputs (bytes not yet on the device), output bytes and floating-point
- * work run on the device? Always true under GPU_FORCE. */
-bool gpu_worth(double in_bytes, double out_bytes, double flops);
-/* bytes of a block's device copy when it is not resident, else 0 */
-double gpu_upload_bytes(const MB *m);
+/* The cost rule of the instruction layer: should an operator run on the
+ * device? x: bytes of its inputs not yet on the device (up), bytes of
+ * its device-only inputs, which the CPU would first copy to the host
+ * (down), its result's bytes and floating-point work. Always true under
+ * GPU_FORCE. gpu_cost_rule is the rule itself for a device g and the
+ * host's thread count (tests give it other devices). */
+typedef struct GpuXfer { double up, down, out, flops; } GpuXfer;
+bool gpu_worth(const GpuXfer *x);
+bool gpu_cost_rule(const GpuInfo *g, int threads, const GpuXfer *x);
+/* Adds m's part to x: its bytes to up when it has no device copy, to
+ * down when it is device-only (MB.dev). */
+void gpu_xfer_add(GpuXfer *x, const MB *m);
 
 /* Drops m's device copy (its reference with it): before m is updated in
  * place, when the pool holds the only other reference (the device copy

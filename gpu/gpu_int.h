@@ -57,10 +57,13 @@ int gpu_launch2(cl_kernel k, size_t n0, size_t n1, size_t l0, size_t l1, BrErr *
 /* Sets kernel arguments: a list of (size, pointer) pairs ending in 0. */
 int gpu_args(cl_kernel k, BrErr *e, ...);
 
-/* A resident copy of a host block: dense d, or CSR rp/ci/v. */
+/* A resident copy of a host block: dense d, or CSR rp/ci/v with nnz
+ * entries (a device result's may include explicit zeros: it has its
+ * input's structure; landing drops them). */
 typedef struct GpuBuf {
     cl_mem d, rp, ci, v;
     bool sparse;
+    int64_t nnz;
 } GpuBuf;
 /* The device copy of m (uploaded on a miss); pinned until gpu_unpin_all. */
 int gpu_get(const MB *m, GpuBuf *out, BrErr *e);

@@ -54,15 +54,6 @@ static cl_mem dense_view(const MB *m, const GpuBuf *b, cl_mem *tmp, BrErr *e)
     return d;
 }
 
-static int read_back(cl_mem d, void *host, size_t bytes, BrErr *e)
-{
-    if (bytes == 0) return 0;
-    cl_int rc = clEnqueueReadBuffer(gpu_ctx.q, d, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
-    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueReadBuffer");
-    gpu_st.d2h_bytes += (int64_t)bytes;
-    return 0;
-}
-
 /* The dense result in d (owned: kept by the pool or released) as a host
  * block with exact nnz and the CPU's format rule. */
 MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
@@ -76,39 +67,22 @@ MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
     return r;
 }
 
-/* A sparse result with the structure of the CSR input a and the values
- * in v (released here); explicit zeros dropped (then it is not kept on
- * the device: its structure differs from a's). */
+/* A sparse result with the structure of the CSR device copy ab (of a
+ * block of a's shape) and the values in v (owned: kept by the pool with
+ * the new block, or released): device-only, as dense results are. Its
+ * device copy shares ab's row pointers and columns and may hold
+ * explicit zeros (f(x) = 0 for a stored x); the landing drops them and
+ * applies the format rule (pool.c). */
 static MB *csr_result(const MB *a, const GpuBuf *ab, cl_mem v, BrErr *e)
 {
-    MB *r = mb_sp_alloc(a->rows, a->cols, a->nnz, e);
-    if (!r || read_back(v, r->v, (size_t)a->nnz * sizeof(double), e)) {
-        clReleaseMemObject(v);
-        mb_release(r);
-        return NULL;
-    }
-    int64_t k = 0;
-    bool zeros = false;
-    r->rp[0] = 0;
-    for (int64_t i = 0; i < a->rows; i++) {
-        for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++) {
-            double x = r->v[p];
-            if (x == 0) { zeros = true; continue; }
-            r->ci[k] = a->ci[p];
-            r->v[k++] = x;
-        }
-        r->rp[i + 1] = k;
-    }
-    mb_sp_done(r, k);
-    if (mb_examine(r, e)) { clReleaseMemObject(v); mb_release(r); return NULL; }
-    if (zeros || !r->sparse) {
-        clReleaseMemObject(v);
-    } else {
-        clRetainMemObject(ab->rp);
-        clRetainMemObject(ab->ci);
-        GpuBuf b = {.rp = ab->rp, .ci = ab->ci, .v = v, .sparse = true};
-        gpu_put(r, &b);
-    }
+    MB *r = mb_dev_shell(a->rows, a->cols, e);
+    if (!r) { clReleaseMemObject(v); return NULL; }
+    r->sparse = true;   /* the device copy's format, no host arrays */
+    r->nnz = ab->nnz;   /* an upper bound until it lands */
+    clRetainMemObject(ab->rp);
+    clRetainMemObject(ab->ci);
+    GpuBuf b = {.rp = ab->rp, .ci = ab->ci, .v = v, .sparse = true, .nnz = ab->nnz};
+    if (!gpu_put(r, &b)) { mb_release(r); return br_err(e, BR_ENOMEM, "out of memory"), NULL; }
     return r;
 }
 
@@ -123,8 +97,8 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
     cl_int opi = op;
     if (gpu_get(a, &ab, e)) return end(NULL);
     if (ab.sparse && (op_info[op].flags & OF_SAFE)) {
-        cl_long nnz = a->nnz;
-        cl_mem v = out_buf(a->nnz, e);
+        cl_long nnz = ab.nnz;
+        cl_mem v = out_buf(ab.nnz, e);
         if (!v) return end(NULL);
         if (gpu_args(K(K_CSR_UNARY), e, sizeof opi, &opi, sizeof nnz, &nnz, sizeof(cl_mem), &ab.v,
                      sizeof(cl_mem), &v, (size_t)0) ||
@@ -170,7 +144,7 @@ static MB *binary_csr(OpCode op, const MB *s, const GpuBuf *sb, cl_mem o, int om
     cl_int opi = op, omi = om, sw = swap;
     cl_long rows = s->rows, cols = s->cols;
     cl_double zero = 0;
-    cl_mem v = out_buf(s->nnz, e);
+    cl_mem v = out_buf(sb->nnz, e);
     if (!v) return NULL;
     if (gpu_args(K(K_CSR_BINARY), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &sb->rp,
                  sizeof(cl_mem), &sb->ci, sizeof(cl_mem), &sb->v, sizeof(cl_mem), &o, sizeof omi, &omi,
@@ -242,7 +216,7 @@ MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e)
     if (ab.sparse && z == 0 && isfinite(s)) {
         cl_int opi = op, om = 3, sw = scalar_left;
         cl_long rows = a->rows, cols = a->cols;
-        cl_mem v = out_buf(a->nnz, e);
+        cl_mem v = out_buf(ab.nnz, e);
         if (!v) return end(NULL);
         if (gpu_args(K(K_CSR_BINARY), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem),
                      &ab.rp, sizeof(cl_mem), &ab.ci, sizeof(cl_mem), &ab.v, sizeof(cl_mem), &ab.v, sizeof om, &om,
@@ -490,21 +464,35 @@ MB *gpu_transpose(const MB *a, BrErr *e)
     return end(r);
 }
 
-bool gpu_worth(double in_bytes, double out_bytes, double flops)
+bool gpu_cost_rule(const GpuInfo *g, int threads, const GpuXfer *x)
+{
+    double host_flops = threads * 8 * 2.5e9, flops = x->flops;
+    if (g->is_cpu) {
+        /* a CPU device (PoCL) computes on the host's cores and its
+         * buffers are host memory: both sides compute alike, so the device
+         * pays only when the host would first have to copy a device-only
+         * input out (a landing) for more than a launch costs */
+        double t_gpu = 10e-6 + x->up / 20e9 + flops / host_flops;
+        double t_cpu = x->down / 20e9 + flops / host_flops;
+        return t_gpu < t_cpu;
+    }
+    /* seconds: launch ~10 us, PCIe ~12 GB/s each way, device compute
+     * (compute units x clock x 64 lanes, fp64 at 1/2) against the host
+     * (cores x 8 flops/cycle at 2.5 GHz, or its memory bandwidth); the
+     * host first downloads the device-only inputs (their cells are on the
+     * device alone), the device first uploads the host-only ones */
+    double t_gpu = 10e-6 + (x->up + x->out) / 12e9 + flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0);
+    double t_cpu = x->down / 12e9 + BR_MAX(flops / host_flops, (x->up + x->down + x->out) / 20e9);
+    return t_gpu < t_cpu;
+}
+
+bool gpu_worth(const GpuXfer *x)
 {
     if (gpu_mode() == GPU_FORCE) return true;
     if (gpu_mode() == GPU_OFF) return false;
     BrErr e = {0};
     if (gpu_init(&e)) return false;
-    const GpuInfo *g = gpu_info();
-    /* a CPU device (PoCL) shares the host's cores: never worth a copy */
-    if (g->is_cpu) return false;
-    /* seconds: launch ~10 us, PCIe ~12 GB/s each way, device compute
-     * (compute units x clock x 64 lanes, fp64 at 1/2) against the host
-     * (cores x 8 flops/cycle at 2.5 GHz, or its memory bandwidth) */
-    double t_gpu = 10e-6 + (in_bytes + out_bytes) / 12e9 + flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0);
-    double t_cpu = BR_MAX(flops / (br_threads() * 8 * 2.5e9), (in_bytes + out_bytes) / 20e9);
-    return t_gpu < t_cpu;
+    return gpu_cost_rule(gpu_info(), br_threads(), x);
 }
 
 MB *gpu_cum(OpCode op, const MB *a, BrErr *e)

@@ -40,22 +40,59 @@ void gpubuf_release(GpuBuf *b)
     memset(b, 0, sizeof *b);
 }
 
+static int read_buf(cl_mem d, void *host, size_t bytes, BrErr *e)
+{
+    if (bytes == 0) return 0;
+    cl_int rc = clEnqueueReadBuffer(gpu_ctx.q, d, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueReadBuffer");
+    gpu_st.d2h_bytes += (int64_t)bytes;
+    return 0;
+}
+
+/* A CSR device copy as a host block: its row pointers, columns and
+ * values read back, the explicit zeros dropped (a device result has its
+ * input's structure). */
+static MB *land_csr(const MB *m, const GpuBuf *b, BrErr *e)
+{
+    MB *t = mb_sp_alloc(m->rows, m->cols, b->nnz, e);
+    int64_t *rp = t ? malloc((size_t)(m->rows + 1) * sizeof *rp) : NULL;
+    if (t && !rp) br_err(e, BR_ENOMEM, "out of memory");
+    if (!rp || read_buf(b->rp, rp, (size_t)(m->rows + 1) * sizeof *rp, e) ||
+        read_buf(b->ci, t->ci, (size_t)b->nnz * sizeof(int32_t), e) ||
+        read_buf(b->v, t->v, (size_t)b->nnz * sizeof(double), e)) {
+        free(rp);
+        mb_release(t);
+        return NULL;
+    }
+    int64_t k = 0;
+    t->rp[0] = 0;
+    for (int64_t i = 0; i < m->rows; i++) {
+        for (int64_t p = rp[i]; p < rp[i + 1]; p++)
+            if (t->v[p] != 0) t->ci[k] = t->ci[p], t->v[k++] = t->v[p];
+        t->rp[i + 1] = k;
+    }
+    free(rp);
+    mb_sp_done(t, k);
+    return t;
+}
+
 /* Copies a device-only block's cells to the host: exact nnz and the
  * format rule on a new block, whose arrays then become the block's. The
- * device copy stays (dense). Under gpu_lock. */
+ * device copy stays (a CSR one with its explicit zeros: the ops use the
+ * copy's own entry count). Under gpu_lock. */
 static int land(const Entry *en, BrErr *e)
 {
-    MB *m = en->m;
+    MB *m = en->m, *t;
     if (!m->dev) return 0;
-    if (en->b.sparse || !en->b.d) return br_err(e, BR_EFAIL, "GPU: a device-only block without a dense copy");
-    MB *t = mb_dense_uninit(m->rows, m->cols, e);
-    if (!t) return -1;
-    size_t bytes = (size_t)(m->rows * m->cols) * sizeof(double);
-    cl_int rc = bytes ? clEnqueueReadBuffer(gpu_ctx.q, en->b.d, CL_TRUE, 0, bytes, t->d, 0, NULL, NULL) : CL_SUCCESS;
-    if (rc != CL_SUCCESS) { mb_release(t); return gpu_clerr(e, rc, "clEnqueueReadBuffer"); }
-    gpu_st.d2h_bytes += (int64_t)bytes;
+    if (en->b.sparse) {
+        if (!(t = land_csr(m, &en->b, e))) return -1;
+    } else {
+        if (!en->b.d) return br_err(e, BR_EFAIL, "GPU: a device-only block without a copy");
+        if (!(t = mb_dense_uninit(m->rows, m->cols, e))) return -1;
+        if (read_buf(en->b.d, t->d, (size_t)(m->rows * m->cols) * sizeof(double), e)) { mb_release(t); return -1; }
+        mb_recount_nnz(t);
+    }
     gpu_st.landed++;
-    mb_recount_nnz(t);
     if (mb_examine(t, e)) { mb_release(t); return -1; }
     mb_dev_fill(m, t);
     return 0;
@@ -136,12 +173,13 @@ static int find(const MB *m)
     return -1;
 }
 
-double gpu_upload_bytes(const MB *m)
+void gpu_xfer_add(GpuXfer *x, const MB *m)
 {
     pthread_mutex_lock(&gpu_lock);
-    double b = find(m) >= 0 ? 0 : buf_bytes(m, m->sparse);
+    int i = find(m);
+    if (i < 0) x->up += buf_bytes(m, m->sparse);
+    else if (m->dev) x->down += ents[i].bytes;
     pthread_mutex_unlock(&gpu_lock);
-    return b;
 }
 
 static cl_mem upload(const void *p, size_t bytes, BrErr *e)
@@ -175,6 +213,7 @@ int gpu_get(const MB *m, GpuBuf *out, BrErr *e)
     gpu_st.misses++;
     GpuBuf b = {0};
     b.sparse = m->sparse;
+    b.nnz = m->sparse ? m->nnz : 0;
     if (m->sparse) {
         if (!(b.rp = upload(m->rp, (size_t)(m->rows + 1) * sizeof(int64_t), e))) goto fail;
         if (!(b.ci = upload(m->ci, (size_t)m->nnz * sizeof(int32_t), e))) goto fail;

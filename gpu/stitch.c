@@ -17,6 +17,7 @@
 #include "../base/vec.h"
 #include "../kernels/agg.h"
 #include "../kernels/ew.h"
+#include "../kernels/reorg.h"
 
 /* cells a lane keeps in registers across passes (when a segment fits) */
 #define VPT 8
@@ -186,7 +187,7 @@ static void expr(StrBuf *b, const StitchRegion *r, int i)
     case SN_IN:
         switch (r->mode[n->a]) {
         case SI_CELL: sb_printf(b, "i%d[ix]", n->a); return;
-        case SI_POS: sb_printf(b, "i%d[p]", n->a); return;
+        case SI_POS: case SI_POST: sb_printf(b, "i%d[p]", n->a); return;
         case SI_SEG: sb_printf(b, "(act ? i%d[seg] : 0.0)", n->a); return;
         }
         return;
@@ -401,8 +402,9 @@ static cl_kernel kernel_for(char *src, const char *name, BrErr *e)
 /* The kernel of region r's pass (-1: all passes), found by the region's
  * structure before any source is generated: DML runs the same region
  * many times (a paramserv test: tens of thousands), and generating and
- * comparing its source each time cost more than the launch. */
-typedef struct RKern { StitchRegion r; int pass; cl_kernel k; } RKern;
+ * comparing its source each time cost more than the launch. state: 1
+ * built, 0 compiling in the background, -1 failed (err says why). */
+typedef struct RKern { StitchRegion r; int pass; cl_kernel k; int state; BrErr err; } RKern;
 static RKern *rkerns;
 static int nrk, crk;
 
@@ -420,14 +422,109 @@ static bool region_eq(const StitchRegion *a, const StitchRegion *b)
     return true;
 }
 
-static cl_kernel region_kernel(const StitchRegion *r, int pass, BrErr *e)
+/* ---- asynchronous compilation (seed 001: the unfused plan runs while
+ * the stitched kernel compiles) ----
+ * A region's first run under sysds.gpu.async starts a detached thread
+ * that generates and builds its kernel without the backend's lock; until
+ * it is built, runs of the region take the per-operator GPU kernels
+ * (stitch_unfused_gpu_all), whose reductions run in the order of the
+ * stitched kernel under stitch_unfused_order: the results are the same
+ * bits either way, so nothing depends on when the build ends. Builds
+ * still running at exit are waited for (atexit). */
+static bool g_async, g_hold, g_exit_hooked;
+static int g_building;
+static pthread_cond_t g_build_cv = PTHREAD_COND_INITIALIZER;
+
+void stitch_set_async(bool on) { g_async = on; }
+bool stitch_async(void) { return g_async; }
+
+void stitch_async_hold(bool hold)
+{
+    pthread_mutex_lock(&gpu_lock);
+    g_hold = hold;
+    pthread_cond_broadcast(&g_build_cv);
+    pthread_mutex_unlock(&gpu_lock);
+}
+
+void stitch_async_wait(void)
+{
+    pthread_mutex_lock(&gpu_lock);
+    g_hold = false;
+    pthread_cond_broadcast(&g_build_cv);
+    while (g_building > 0) pthread_cond_wait(&g_build_cv, &gpu_lock);
+    pthread_mutex_unlock(&gpu_lock);
+}
+
+static void *build_job(void *arg)
+{
+    StitchRegion *r = arg;
+    pthread_mutex_lock(&gpu_lock);
+    while (g_hold) pthread_cond_wait(&g_build_cv, &gpu_lock);
+    pthread_mutex_unlock(&gpu_lock);
+    /* generation and the driver's compiler, off the lock: the launches of
+     * other operators go on meanwhile (OpenCL calls are thread-safe) */
+    BrErr e = {0};
+    char *src = gen_kernel(r, -1);
+    cl_program p = src ? gpu_build(src, &e) : NULL;
+    cl_int rc = CL_SUCCESS;
+    cl_kernel k = p ? clCreateKernel(p, "stitch", &rc) : NULL;
+    if (!src) br_err(&e, BR_ENOMEM, "out of memory");
+    else if (p && rc != CL_SUCCESS) gpu_clerr(&e, rc, "clCreateKernel");
+    pthread_mutex_lock(&gpu_lock);
+    if (k && !br_grow((void **)&progs, &cprogs, nprogs + 1, sizeof *progs)) {
+        clReleaseKernel(k), k = NULL;
+        br_err(&e, BR_ENOMEM, "out of memory");
+    }
+    if (k) progs[nprogs++] = (Prog){src, p, k}, src = NULL, p = NULL;
+    for (int i = 0; i < nrk; i++)
+        if (rkerns[i].pass == -1 && rkerns[i].state == 0 && region_eq(&rkerns[i].r, r))
+            rkerns[i].k = k, rkerns[i].state = k ? 1 : -1, rkerns[i].err = e;
+    g_building--;
+    pthread_cond_broadcast(&g_build_cv);
+    pthread_mutex_unlock(&gpu_lock);
+    if (p) clReleaseProgram(p);
+    free(src);
+    free(r);
+    return NULL;
+}
+
+static void wait_at_exit(void) { stitch_async_wait(); }
+
+/* Starts the background build of r's kernel (under gpu_lock): false
+ * when no thread could be started (the caller builds it now). */
+static bool start_build(const StitchRegion *r)
+{
+    StitchRegion *c = malloc(sizeof *c);
+    if (!c || !br_grow((void **)&rkerns, &crk, nrk + 1, sizeof *rkerns)) { free(c); return false; }
+    *c = *r;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    bool ok = !pthread_create(&t, &at, build_job, c);
+    pthread_attr_destroy(&at);
+    if (!ok) { free(c); return false; }
+    if (!g_exit_hooked) g_exit_hooked = !atexit(wait_at_exit);
+    g_building++;
+    rkerns[nrk++] = (RKern){*r, -1, NULL, 0, {0}};
+    return true;
+}
+
+/* The kernel of r's pass (under gpu_lock); NULL with e clear and
+ * *pending set while it builds in the background. */
+static cl_kernel region_kernel(const StitchRegion *r, int pass, bool *pending, BrErr *e)
 {
     for (int i = 0; i < nrk; i++)
-        if (rkerns[i].pass == pass && region_eq(&rkerns[i].r, r)) return rkerns[i].k;
+        if (rkerns[i].pass == pass && region_eq(&rkerns[i].r, r)) {
+            if (rkerns[i].state < 0) *e = rkerns[i].err;
+            *pending = rkerns[i].state == 0;
+            return rkerns[i].k;
+        }
+    if (pass < 0 && g_async && start_build(r)) { *pending = true; return NULL; }
     char *src = gen_kernel(r, pass);
     if (!src) return br_err(e, BR_ENOMEM, "out of memory"), NULL;
     cl_kernel k = kernel_for(src, "stitch", e);
-    if (k && br_grow((void **)&rkerns, &crk, nrk + 1, sizeof *rkerns)) rkerns[nrk++] = (RKern){*r, pass, k};
+    if (k && br_grow((void **)&rkerns, &crk, nrk + 1, sizeof *rkerns)) rkerns[nrk++] = (RKern){*r, pass, k, 1, {0}};
     return k;
 }
 
@@ -572,9 +669,10 @@ bool stitch_shapes_ok(const StitchRegion *r, const MB *const *in)
         const MB *m = in[k];
         if (!m) return false;
         StitchInMode md = k == 0 ? SI_CELL : r->mode[k];
-        bool seg_is_rows = (r->dir == DIR_ROW) == (md == SI_SEG);
+        bool seg_is_rows = (r->dir == DIR_ROW) == (md == SI_SEG || md == SI_POST);
         if (md == SI_CELL ? (m->rows != x->rows || m->cols != x->cols)
-                          : seg_is_rows ? (m->rows != x->rows || m->cols != 1) : (m->rows != 1 || m->cols != x->cols))
+                          : seg_is_rows ? (m->rows != (md == SI_POST ? x->cols : x->rows) || m->cols != 1)
+                                        : (m->rows != 1 || m->cols != (md == SI_POST ? x->rows : x->cols)))
             return false;
     }
     return true;
@@ -619,7 +717,7 @@ int stitch_exec_all(const StitchRegion *r, const MB *const *in, const double *sc
     Extra ex = {0};
     cl_mem segv = NULL, xd = NULL;
     int64_t nseg = nseg_of(r, x), orows[ST_MAX_OUT], ocols[ST_MAX_OUT];
-    bool ok = false;
+    bool ok = false, pending = false;
     /* inputs: the pool's copies (sparse ones as dense blocks first) */
     for (int k = 0; k < nin_of(r); k++) {
         const MB *m = in[k];
@@ -648,9 +746,10 @@ int stitch_exec_all(const StitchRegion *r, const MB *const *in, const double *sc
     int passes = stitch_launches(r, &s);
     ok = true;
     for (int p = 0; p < passes && ok; p++) {
-        cl_kernel k = region_kernel(r, s.scheme == ST_XLA ? p : -1, e);
+        cl_kernel k = region_kernel(r, s.scheme == ST_XLA ? p : -1, &pending, e);
         ok = k && !launch_pass(k, x, xd, ex.out[0], segv, r, &s, &ex, e);
     }
+    if (pending) gpu_st.stitch_fallbacks++;
     if (ok) {
         gpu_st.stitched++;
         gpu_st.stitch_launches += passes;
@@ -672,6 +771,8 @@ done:
     pthread_mutex_unlock(&gpu_lock);
     for (int k = 0; k < ST_MAX_IN; k++) mb_release(dense[k]);
     if (!ok) for (int k = 0; k < nout; k++) { mb_release(out[k]); out[k] = NULL; }
+    /* the kernel is still building: the per-operator kernels, same bits */
+    if (pending && !e->code) return stitch_unfused_gpu_all(r, in, sc, out, e);
     return e->code ? -1 : 0;
 }
 
@@ -770,7 +871,62 @@ int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, M
     return rc;
 }
 
-/* ---- the unfused reference on the CPU kernels ---- */
+/* ---- the unfused plans: CPU kernels (the reference), GPU operators ---- */
+
+/* The operators an unfused evaluation runs: the CPU kernels, or the GPU
+ * backend's per-operator kernels (what the asynchronous compilation runs
+ * while a region's kernel builds: the same reduction order as the
+ * stitched kernel under stitch_unfused_order, so the same bits). */
+typedef struct UnOps {
+    MB *(*unary)(OpCode op, const MB *a, BrErr *e);
+    MB *(*binary)(OpCode op, const MB *a, const MB *b, BrErr *e);
+    MB *(*binary_ms)(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e);
+    MB *(*agg)(OpCode op, AggDir dir, const MB *a, BrErr *e);
+    MB *(*transpose)(const MB *a, BrErr *e);
+} UnOps;
+
+static MB *cpu_binary_ms(OpCode op, const MB *a, double s, bool left, BrErr *e)
+{
+    return left ? k_binary_sm(op, s, a, e) : k_binary_ms(op, a, s, e);
+}
+
+static const UnOps cpu_ops = {k_unary, k_binary, cpu_binary_ms, k_agg, k_transpose};
+
+/* The GPU operators; one the backend does not take (NULL, e clear) runs
+ * on the CPU kernel after its operands land, as the per-operator plan. */
+static bool lands(const MB *a, const MB *b, BrErr *e) { return !mb_host(a, e) && (!b || !mb_host(b, e)); }
+
+static MB *dev_unary(OpCode op, const MB *a, BrErr *e)
+{
+    MB *r = gpu_unary(op, a, e);
+    return r || e->code || !lands(a, NULL, e) ? r : k_unary(op, a, e);
+}
+
+static MB *dev_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
+{
+    MB *r = gpu_binary(op, a, b, e);
+    return r || e->code || !lands(a, b, e) ? r : k_binary(op, a, b, e);
+}
+
+static MB *dev_binary_ms(OpCode op, const MB *a, double s, bool left, BrErr *e)
+{
+    MB *r = gpu_binary_ms(op, a, s, left, e);
+    return r || e->code || !lands(a, NULL, e) ? r : cpu_binary_ms(op, a, s, left, e);
+}
+
+static MB *dev_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
+{
+    MB *r = gpu_agg(op, dir, a, e);
+    return r || e->code || !lands(a, NULL, e) ? r : k_agg(op, dir, a, e);
+}
+
+static MB *dev_transpose(const MB *a, BrErr *e)
+{
+    MB *r = gpu_transpose(a, e);
+    return r || e->code || !lands(a, NULL, e) ? r : k_transpose(a, e);
+}
+
+static const UnOps dev_ops = {dev_unary, dev_binary, dev_binary_ms, dev_agg, dev_transpose};
 
 /* a / (n - 1) per segment value, 0 when n is 1 (SN_VARDIV) */
 static MB *vardiv(const MB *a, int64_t n, BrErr *e)
@@ -783,16 +939,21 @@ static MB *vardiv(const MB *a, int64_t n, BrErr *e)
 }
 
 /* a per-position vector as the cells it stands for (X's shape): a cell
- * value, which the CPU kernels then combine with per-segment vectors */
-static MB *spread(const MB *v, const MB *x, BrErr *e)
+ * value, which the kernels then combine with per-segment vectors; t:
+ * the vector in the other orientation (SI_POST), transposed first */
+static MB *spread(const UnOps *o, const MB *v, const MB *x, bool t, BrErr *e)
 {
-    MB *z = mb_dense(x->rows, x->cols, e);
-    MB *r = z ? k_binary(OP_PLUS, z, v, e) : NULL;
+    MB *vt = t ? o->transpose(v, e) : mb_retain((MB *)v);
+    MB *z = vt ? mb_dense(x->rows, x->cols, e) : NULL;
+    MB *r = z ? o->binary(OP_PLUS, z, vt, e) : NULL;
     mb_release(z);
+    mb_release(vt);
     return r;
 }
 
-int stitch_reference_all(const StitchRegion *r, const MB *const *in, const double *sc, MB **out, BrErr *e)
+/* The region's operators one by one through o. */
+static int unfused_all(const UnOps *o, const StitchRegion *r, const MB *const *in, const double *sc, MB **out,
+                       BrErr *e)
 {
     const MB *x = in[0];
     MB *v[ST_MAX_NODES] = {0};
@@ -802,8 +963,14 @@ int stitch_reference_all(const StitchRegion *r, const MB *const *in, const doubl
     for (int i = 0; i < r->n && !e->code; i++) {
         const SNode *n = &r->nodes[i];
         switch (n->k) {
-        case SN_X: v[i] = mb_copy(x, e); break;
-        case SN_IN: v[i] = r->mode[n->a] == SI_POS ? spread(in[n->a], x, e) : mb_copy(in[n->a], e); break;
+        /* the region's operators make new blocks: inputs are shared */
+        case SN_X: v[i] = mb_retain((MB *)x); break;
+        case SN_IN:
+            if (r->mode[n->a] == SI_POS || r->mode[n->a] == SI_POST)
+                v[i] = spread(o, in[n->a], x, r->mode[n->a] == SI_POST, e);
+            else
+                v[i] = mb_retain((MB *)in[n->a]);
+            break;
         case SN_SC: c[i] = sc[n->a], isc[i] = true; break;
         case SN_CONST: c[i] = n->c, isc[i] = true; break;
         case SN_LEN: c[i] = (double)len, isc[i] = true; break;
@@ -813,26 +980,37 @@ int stitch_reference_all(const StitchRegion *r, const MB *const *in, const doubl
             break;
         case SN_UN:
             if (isc[n->a]) c[i] = ops_unary(n->op, c[n->a]), isc[i] = true;
-            else v[i] = k_unary(n->op, v[n->a], e);
+            else v[i] = o->unary(n->op, v[n->a], e);
             break;
         case SN_BIN:
             if (isc[n->a] && isc[n->b]) c[i] = ops_binary(n->op, c[n->a], c[n->b]), isc[i] = true;
-            else if (isc[n->b]) v[i] = k_binary_ms(n->op, v[n->a], c[n->b], e);
-            else if (isc[n->a]) v[i] = k_binary_sm(n->op, c[n->a], v[n->b], e);
-            else v[i] = k_binary(n->op, v[n->a], v[n->b], e);
+            else if (isc[n->b]) v[i] = o->binary_ms(n->op, v[n->a], c[n->b], false, e);
+            else if (isc[n->a]) v[i] = o->binary_ms(n->op, v[n->b], c[n->a], true, e);
+            else v[i] = o->binary(n->op, v[n->a], v[n->b], e);
             break;
-        case SN_RED: v[i] = k_agg(n->op, r->dir, v[n->a], e); break;
+        case SN_RED: v[i] = o->agg(n->op, r->dir, v[n->a], e); break;
         }
+        if (!e->code && !isc[i] && !v[i]) br_err(e, BR_ENOMEM, "out of memory");
     }
     for (int k = 0; k < st_nout(r); k++) {
-        int o = st_out_node(r, k);
-        out[k] = !e->code && !isc[o] ? mb_retain(v[o]) : NULL;
-        if (!e->code && isc[o]) br_err(e, BR_EARG, "stitched region: a scalar result");
+        int q = st_out_node(r, k);
+        out[k] = !e->code && !isc[q] ? mb_retain(v[q]) : NULL;
+        if (!e->code && isc[q]) br_err(e, BR_EARG, "stitched region: a scalar result");
     }
     for (int i = 0; i < r->n; i++) mb_release(v[i]);
     if (!e->code) return 0;
     for (int k = 0; k < st_nout(r); k++) { mb_release(out[k]); out[k] = NULL; }
     return -1;
+}
+
+int stitch_reference_all(const StitchRegion *r, const MB *const *in, const double *sc, MB **out, BrErr *e)
+{
+    return unfused_all(&cpu_ops, r, in, sc, out, e);
+}
+
+int stitch_unfused_gpu_all(const StitchRegion *r, const MB *const *in, const double *sc, MB **out, BrErr *e)
+{
+    return unfused_all(&dev_ops, r, in, sc, out, e);
 }
 
 MB *stitch_reference_in(const StitchRegion *r, const MB *const *in, const double *sc, BrErr *e)

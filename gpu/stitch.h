@@ -45,8 +45,10 @@ typedef struct SNode {
 /* How a matrix input is read: SI_CELL a matrix of the region's shape;
  * SI_SEG one value per segment (DIR_ROW: a column vector, DIR_COL: a row
  * vector); SI_POS one value per position along a segment (DIR_ROW: a row
- * vector, DIR_COL: a column vector). */
-typedef enum { SI_CELL, SI_SEG, SI_POS } StitchInMode;
+ * vector, DIR_COL: a column vector); SI_POST the same values in the other
+ * orientation (DIR_ROW: a column vector of cols values, as the v of X
+ * %*% v: the same layout in memory). */
+typedef enum { SI_CELL, SI_SEG, SI_POS, SI_POST } StitchInMode;
 
 #define ST_MAX_NODES 48
 #define ST_MAX_IN 8
@@ -124,9 +126,10 @@ MB *stitch_run(const StitchRegion *r, const MB *x, const StitchSched *s, BrErr *
  * not take these operands (compressed, empty, shapes that do not match
  * the modes): the caller runs stitch_reference_in. */
 MB *stitch_exec(const StitchRegion *r, const MB *const *in, const double *sc, const StitchSched *s, BrErr *e);
-/* Every output of a (multi-output) region from one launch: out[0..
- * st_nout) set and 0; 0 with out[0] NULL and e clear when the backend
- * does not take the operands; -1 with e set. */
+/* Every output of a (multi-output) region from one launch (while its
+ * kernel compiles in the background: from the per-operator kernels):
+ * out[0..st_nout) set and 0; 0 with out[0] NULL and e clear when the
+ * backend does not take the operands; -1 with e set. */
 int stitch_exec_all(const StitchRegion *r, const MB *const *in, const double *sc, const StitchSched *s, MB **out,
                     BrErr *e);
 MB *stitch_reference_in(const StitchRegion *r, const MB *const *in, const double *sc, BrErr *e);
@@ -144,6 +147,20 @@ int stitch_launches(const StitchRegion *r, const StitchSched *s);
 /* Kernel packing: n independent regions (work-group scheme) in one
  * launch; out[k] gets region k's result. */
 int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, MB **out, BrErr *e);
+/* The region's operators one by one on the GPU backend's per-operator
+ * kernels (the CPU kernels for what it does not take): what runs while
+ * the region's kernel compiles; the same bits as the kernel under
+ * stitch_unfused_order. */
+int stitch_unfused_gpu_all(const StitchRegion *r, const MB *const *in, const double *sc, MB **out, BrErr *e);
+/* Asynchronous compilation (sysds.gpu.async, default off): a region's
+ * kernel builds in a background thread while its runs take
+ * stitch_unfused_gpu_all (stitch_exec_all does this itself). hold: tests
+ * keep background builds from starting until released; wait: releases
+ * the hold and waits for every build running. */
+void stitch_set_async(bool on);
+bool stitch_async(void);
+void stitch_async_hold(bool hold);
+void stitch_async_wait(void);
 /* The reference: the region's operators one by one on the CPU kernels. */
 MB *stitch_reference(const StitchRegion *r, const MB *x, BrErr *e);
 const char *stitch_scheme_name(StitchScheme s);

@@ -25,9 +25,10 @@
  * using aligned paths).
  *
  * Device-only blocks (docs/gpu.md "Lazy copy-back"): a GPU result may
- * stay on the device; then dev is set, the block is dense with d NULL
- * and nnz = rows * cols (an upper bound: the exact count and the format
- * rule are applied when the cells land on the host). mb_host lands them
+ * stay on the device; then dev is set, the block has no host arrays,
+ * sparse tells the device copy's format (dense, or CSR), and nnz is an
+ * upper bound (rows * cols, or the CSR copy's stored entries): the exact
+ * count and the format rule are applied when the cells land on the host. mb_host lands them
  * (through the hook the GPU backend installs); the interpreter calls it
  * for the inputs of every instruction that runs on the CPU, and the
  * functions here that read cells (copies, conversions, mb_get, mb_equal,

@@ -110,6 +110,11 @@ static bool apply_key(BraidConfig *c, const char *key, const char *v, char *unkn
         c->gpu_nostitch = !b;
         return true;
     }
+    if (!strcmp(key, "sysds.gpu.async")) {   /* braid: stitched kernels compile in the background */
+        if (!parse_bool(v, &b)) return false;
+        c->gpu_async = b;
+        return true;
+    }
     if (!strcmp(key, "sysds.gpu.memory.budget")) {   /* bytes of device buffers, 0 = half the device */
         char *end;
         errno = 0;

@@ -24,6 +24,8 @@ typedef struct BraidConfig {
     int gpu_device;             /* sysds.gpu.device: index, -1 first GPU */
     bool gpu_nostitch;          /* sysds.gpu.stitch=false: no stitched
                                    regions (codegen/stitchpass.c) */
+    bool gpu_async;             /* sysds.gpu.async: stitched kernels
+                                   compile in the background (gpu/stitch.c) */
     double gpu_budget;          /* sysds.gpu.memory.budget: pool bytes, 0 half
                                    the device's memory */
     bool piggyback;             /* sysds.dist.piggyback (braid): reduce

@@ -1,6 +1,7 @@
 /* gpuexec.c: per instruction, GPU or CPU (docs/gpu.md). The choice is
  * made at run time with the actual operands: the bytes that would have to
- * be uploaded (operands not resident in the device pool), the result's
+ * be uploaded (operands not resident in the device pool), the bytes the
+ * CPU would first have to download (device-only operands), the result's
  * bytes and the floating-point work (cells times the operator table's
  * cost, 2mnk for products) go into gpu_worth's cost rule; under
  * sysds.gpu=force every operator the backend has runs on the device. The
@@ -20,24 +21,35 @@ static const MB *plain_mb(const Value *v)
 
 static double cells(const MB *m) { return (double)m->rows * (double)m->cols; }
 
+/* gpu_worth over the operands a, b (may be NULL): each adds its upload
+ * (no device copy) or its download (device-only: the CPU would land it
+ * first) to the transfers */
+static bool worth(const MB *a, const MB *b, double out_bytes, double flops)
+{
+    GpuXfer x = {.out = out_bytes, .flops = flops};
+    if (a) gpu_xfer_add(&x, a);
+    if (b) gpu_xfer_add(&x, b);
+    return gpu_worth(&x);
+}
+
 /* Runs op on the device when worth it: NULL with e clear otherwise. */
 static MB *elementwise(const Instr *in, const Value *x, const Value *y, BrErr *e)
 {
     const MB *a = plain_mb(x), *b = y ? plain_mb(y) : NULL;
     double w = op_info[in->op].cost;
     if (in->kind == I_UNARY) {
-        if (!a || !gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a) * w)) return NULL;
+        if (!a || !worth(a, NULL, cells(a) * 8, cells(a) * w)) return NULL;
         return gpu_unary(in->op, a, e);
     }
     if (a && b) {
         double n = BR_MAX(cells(a), cells(b));
-        if (!gpu_worth(gpu_upload_bytes(a) + gpu_upload_bytes(b), n * 8, n * w)) return NULL;
+        if (!worth(a, b, n * 8, n * w)) return NULL;
         return gpu_binary(in->op, a, b, e);
     }
     /* matrix and numeric scalar (strings go to the CPU, which rejects them) */
     const MB *m = a ? a : plain_mb(y);
     const Value *s = a ? y : x;
-    if (!m || !val_is_numeric(s) || !gpu_worth(gpu_upload_bytes(m), cells(m) * 8, cells(m) * w)) return NULL;
+    if (!m || !val_is_numeric(s) || !worth(m, NULL, cells(m) * 8, cells(m) * w)) return NULL;
     return gpu_binary_ms(in->op, m, val_as_double(s), a == NULL, e);
 }
 
@@ -46,18 +58,20 @@ static MB *ternary(const Value *c, const Value *a, const Value *b, BrErr *e)
 {
     const Value *v[3] = {c, a, b};
     const MB *m[3] = {NULL, NULL, NULL};
-    double up = 0, n = 0;
+    GpuXfer x = {0};
+    double n = 0;
     for (int k = 0; k < 3; k++) {
         if (v[k]->kind == V_MATRIX) {
             if (!(m[k] = plain_mb(v[k]))) return NULL;
-            up += gpu_upload_bytes(m[k]);
+            gpu_xfer_add(&x, m[k]);
             n = BR_MAX(n, cells(m[k]));
         } else if (!val_is_numeric(v[k])) {
             return NULL;
         }
     }
     if (!m[0] && !m[1] && !m[2]) return NULL;
-    if (!gpu_worth(up, n * 8, n)) return NULL;
+    x.out = n * 8, x.flops = n;
+    if (!gpu_worth(&x)) return NULL;
     return gpu_ifelse(m[0], m[0] ? 0 : val_as_double(c), m[1], m[1] ? 0 : val_as_double(a), m[2],
                       m[2] ? 0 : val_as_double(b), e);
 }
@@ -74,7 +88,7 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
         if (ARG(0)->kind == V_MATRIX || ARG(1)->kind == V_MATRIX) r = elementwise(in, ARG(0), ARG(1), e);
         break;
     case I_AGG:
-        if (a && gpu_worth(gpu_upload_bytes(a), 8, cells(a))) r = gpu_agg(in->op, in->dir, a, e);
+        if (a && worth(a, NULL, 8, cells(a))) r = gpu_agg(in->op, in->dir, a, e);
         if (r && in->dir == DIR_FULL) {
             /* a scalar: the one value the host needs now */
             if (mb_host(r, e)) { mb_release(r); return -1; }
@@ -87,14 +101,14 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
         if (!a) break;
         if (in->op == OP_TSMM) {
             double n = in->left ? (double)a->cols : (double)a->rows;
-            if (gpu_worth(gpu_upload_bytes(a), n * n * 8, cells(a) * n)) r = gpu_tsmm(a, in->left, e);
+            if (worth(a, NULL, n * n * 8, cells(a) * n)) r = gpu_tsmm(a, in->left, e);
         } else if (in->op == OP_MATMUL && in->nin == 2 && (b = plain_mb(ARG(1)))) {
             double flops = 2.0 * cells(a) * (double)b->cols;
-            if (gpu_worth(gpu_upload_bytes(a) + gpu_upload_bytes(b), (double)a->rows * (double)b->cols * 8, flops))
+            if (worth(a, b, (double)a->rows * (double)b->cols * 8, flops))
                 r = gpu_matmul(a, b, e);
         } else if (in->op == OP_MATMULTL && in->nin == 2 && (b = plain_mb(ARG(1)))) {
             double flops = 2.0 * cells(a) * (double)b->cols;
-            if (gpu_worth(gpu_upload_bytes(a) + gpu_upload_bytes(b), (double)a->cols * (double)b->cols * 8, flops))
+            if (worth(a, b, (double)a->cols * (double)b->cols * 8, flops))
                 r = gpu_matmul_tl(a, b, e);
         }
         break;
@@ -102,7 +116,7 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
     case I_BUILTIN: {
         OpCode op = in->bi == BI_CUMSUM ? OP_CUMSUM : in->bi == BI_CUMPROD ? OP_CUMPROD
                   : in->bi == BI_CUMMIN ? OP_CUMMIN : in->bi == BI_CUMMAX ? OP_CUMMAX : OP__COUNT;
-        if (op != OP__COUNT && a && gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a))) r = gpu_cum(op, a, e);
+        if (op != OP__COUNT && a && worth(a, NULL, cells(a) * 8, cells(a))) r = gpu_cum(op, a, e);
         break;
     }
     case I_RIX: {
@@ -112,7 +126,7 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
         for (int k = 0; k < 5; k++) args[k] = *ARG(k);
         /* bounds errors are the CPU's to report */
         if (a && !ap_rix_range(&in->ix, args, a->rows, a->cols, q, &ie) &&
-            gpu_worth(gpu_upload_bytes(a), (double)(q[1] - q[0]) * (double)(q[3] - q[2]) * 8, 0))
+            worth(a, NULL, (double)(q[1] - q[0]) * (double)(q[3] - q[2]) * 8, 0))
             r = gpu_slice(a, q[0], q[1], q[2], q[3], e);
         break;
     }
@@ -128,12 +142,12 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
         const MB *y = plain_mb(&args[1]);
         bool scalar = args[1].kind != V_MATRIX && val_is_numeric(&args[1]);
         if (a && a->dev && (y || scalar) && !ap_rix_range(&in->ix, args + 1, a->rows, a->cols, q, &ie) &&
-            gpu_worth(y ? gpu_upload_bytes(y) : 0, cells(a) * 8, 0))
+            worth(a, y, cells(a) * 8, 0))
             r = gpu_lix(a, q[0], q[1], q[2], q[3], y, scalar ? val_as_double(&args[1]) : 0, e);
         break;
     }
     case I_REORG:
-        if (a && in->op == OP_TRANS && gpu_worth(gpu_upload_bytes(a), cells(a) * 8, cells(a))) r = gpu_transpose(a, e);
+        if (a && in->op == OP_TRANS && worth(a, NULL, cells(a) * 8, cells(a))) r = gpu_transpose(a, e);
         break;
     default: break;
     }
@@ -169,13 +183,14 @@ int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)
     if (!rc) {
         /* sizes other than compiled (a size surprise): the operators one by
          * one, with the CPU kernels' broadcasting and errors */
-        double up = 0, cells = (double)m[0]->rows * (double)m[0]->cols;
+        double cells = (double)m[0]->rows * (double)m[0]->cols;
+        GpuXfer x = {.out = cells * 8 * nout, .flops = cells * r->n};
         bool sparse = false;
-        for (int k = 0; k < nm; k++) up += gpu_upload_bytes(m[k]), sparse |= m[k]->sparse;
+        for (int k = 0; k < nm; k++) gpu_xfer_add(&x, m[k]), sparse |= m[k]->sparse;
         /* sparse inputs: the CPU kernels keep them sparse (the kernel
          * would expand them and write a dense result) */
         StitchSched s = stitch_unfused_order(r, m[0]->rows, m[0]->cols);
-        if (!sparse && stitch_shapes_ok(r, m) && gpu_worth(up, cells * 8 * nout, cells * r->n))
+        if (!sparse && stitch_shapes_ok(r, m) && gpu_worth(&x))
             rc = stitch_exec_all(r, m, sc, &s, res, e);
         for (int k = 0; k < nm && !rc && !res[0]; k++) rc = mb_host(m[k], e);
         if (!rc && !res[0]) rc = stitch_reference_all(r, m, sc, res, e);

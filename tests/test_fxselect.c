@@ -49,6 +49,13 @@ static void row(void *arg, const CgFxResult *r)
     /* MPSkipEnum is optimal under codegen's own cost model */
     T_CHECK(r->mpskip_cost <= r->fx_cost * (1 + 1e-12), "%s: MPSkipEnum %.6g above the explorer's %.6g", a->name,
             r->mpskip_cost, r->fx_cost);
+    /* the skinny, dot and outer products are stitchable for the explorer
+     * (fxselect.c fx_kind): on these examples it cuts nothing, as
+     * MPSkipEnum, and the MLogreg step and the Outer template keep their
+     * product inside the one operator (they were cut while products were
+     * opaque) */
+    T_CHECK(r->fx_cut == 0 && r->fx_kernels == r->mpskip_kernels, "%s: the explorer cuts %d points, %d kernels for %d",
+            a->name, r->fx_cut, r->fx_kernels, r->mpskip_kernels);
     printf("| %s | %d | %d | %d / %d (%d) | %d / %d | %.3g / %.3g | %.3g / %.3g (%.3g) | %.1f / %.1f |\n", a->name,
            r->nhops, r->npts, r->mpskip_kernels, r->fx_kernels, r->fx_own_kernels, r->mpskip_cut, r->fx_cut,
            r->mpskip_cost * 1e6, r->fx_cost * 1e6, r->mpskip_latency * 1e6, r->fx_latency * 1e6,

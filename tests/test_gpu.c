@@ -343,6 +343,81 @@ static void test_pool(void)
     gpu_pool_clear();
 }
 
+/* CSR results stay on the device (lazy copy-back, docs/gpu.md): a chain
+ * of sparse-preserving operators over a CSR input copies nothing to the
+ * host; the first read lands the CSR copy once (row pointers, columns,
+ * values: exact bytes), with the explicit zeros that x * 0 left in the
+ * structure dropped (the CPU's exact nnz and format); a device-only CSR
+ * block feeds the next operators (product, unary) from the device. */
+static void test_csr_lazy(void)
+{
+    BrErr e = {0}, ge = {0};
+    const int64_t R = 60, C = 50;
+    gpu_pool_clear();
+    MB *d = rnd(R, C, 0.08, true, false), *o = rnd(R, C, 0.5, false, false);
+    gpu_stats_reset();
+    MB *r1 = gpu_unary(OP_ABS, d, &ge);
+    MB *r2 = r1 ? gpu_binary(OP_MULT, r1, o, &ge) : NULL;
+    MB *r3 = r2 ? gpu_binary_ms(OP_MULT, r2, 3, false, &ge) : NULL;
+    GpuStats st = gpu_stats();
+    T_CHECK(!ge.code && r3 && r1->dev && r2->dev && r3->dev, "CSR results are device-only: %s", ge.msg);
+    T_CHECK(st.d2h_bytes == 0 && st.landed == 0, "a CSR chain copies nothing to the host: %lld bytes",
+            (long long)st.d2h_bytes);
+    int64_t csr_bytes = (R + 1) * 8 + d->nnz * 12;
+    T_CHECK(st.h2d_bytes == csr_bytes + R * C * 8, "uploads: the CSR input and the dense operand, %lld bytes",
+            (long long)st.h2d_bytes);
+    MB *w1 = k_unary(OP_ABS, d, &e), *w2 = k_binary(OP_MULT, w1, o, &e), *w3 = k_binary_ms(OP_MULT, w2, 3, &e);
+    T_CHECK(w2->nnz < d->nnz, "the test needs explicit zeros: %lld of %lld", (long long)w2->nnz, (long long)d->nnz);
+    if (r3) {
+        T_CHECK(mb_host(r3, &ge) == 0 && !r3->dev && mb_valid(r3, true), "landed: %s", ge.msg);
+        st = gpu_stats();
+        T_CHECK(st.landed == 1 && st.d2h_bytes == csr_bytes, "one landing of the CSR copy: %lld bytes",
+                (long long)st.d2h_bytes);
+        T_CHECK(r3->nnz == w3->nnz && r3->sparse == w3->sparse, "landed nnz %lld (%s), the CPU's %lld (%s)",
+                (long long)r3->nnz, r3->sparse ? "sparse" : "dense", (long long)w3->nnz, w3->sparse ? "sparse" : "dense");
+        T_MB_EQ(r3, w3, 0, "a landed CSR chain");
+        /* a device-only CSR block (r2, explicit zeros stored) into a
+         * product and a unary operator */
+        MB *ot = k_transpose(o, &e);
+        same(gpu_matmul(r2, ot, &ge), k_matmul(w2, ot, &e), &ge, 1e-12, "device-only CSR product", R, R, 0.08);
+        same(gpu_unary(OP_SQRT, r2, &ge), k_unary(OP_SQRT, w2, &e), &ge, 0, "device-only CSR unary", R, C, 0.08);
+        T_CHECK(r2->dev, "r2 still device-only");
+        mb_release(ot);
+    }
+    mb_release(r1), mb_release(r2), mb_release(r3), mb_release(w1), mb_release(w2), mb_release(w3);
+    mb_release(d), mb_release(o);
+    gpu_pool_clear();
+}
+
+/* The cost rule (docs/gpu.md) on a discrete device and a CPU device: an
+ * input whose cells are on the device alone costs the CPU its download,
+ * a host-only input costs the device its upload. No timing enters: the
+ * rule is arithmetic over the device's properties. */
+static void test_cost_rule(void)
+{
+    GpuInfo gpu = {.compute_units = 80, .clock_mhz = 1500}, cpu = {.is_cpu = true, .compute_units = 8};
+    const double mb8 = 8e6;
+    /* a small elementwise operator: the launch dominates */
+    GpuXfer small = {.out = 8e3, .flops = 1e3};
+    T_CHECK(!gpu_cost_rule(&gpu, 8, &small), "small operator on the host");
+    /* the same operator whose input is device-only: the host would first
+     * download 8 MB (667 us over PCIe), the device computes in place */
+    GpuXfer dev_in = {.down = mb8, .out = 8e3, .flops = 1e3};
+    T_CHECK(gpu_cost_rule(&gpu, 8, &dev_in), "a device-only input keeps the operator on the device");
+    /* a host-only input of the same size: the upload costs the device */
+    GpuXfer host_in = {.up = mb8, .out = 8e3, .flops = 1e3};
+    T_CHECK(!gpu_cost_rule(&gpu, 8, &host_in), "a host-only input keeps the operator on the host");
+    /* heavy compute pays for the upload */
+    GpuXfer heavy = {.up = mb8, .out = mb8, .flops = 1e12};
+    T_CHECK(gpu_cost_rule(&gpu, 8, &heavy), "a large product goes to the device");
+    /* a CPU device computes on the host's cores: only a landing the host
+     * would have to make (larger than a launch) pays */
+    T_CHECK(!gpu_cost_rule(&cpu, 8, &heavy) && !gpu_cost_rule(&cpu, 8, &small), "CPU device: no gain without landing");
+    T_CHECK(gpu_cost_rule(&cpu, 8, &dev_in), "CPU device: a device-only input stays there");
+    GpuXfer tiny_dev = {.down = 48, .out = 48, .flops = 6};
+    T_CHECK(!gpu_cost_rule(&cpu, 8, &tiny_dev), "CPU device: a tiny device-only input lands");
+}
+
 /* -gpu without an OpenCL driver: a clear error and exit status 1 */
 static void test_no_device(void)
 {
@@ -372,6 +447,8 @@ int main(void)
     test_ifelse_slice();
     test_matmul();
     test_pool();
+    test_cost_rule();
+    test_csr_lazy();
     test_no_device();
     return t_done("test_gpu");
 }

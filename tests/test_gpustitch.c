@@ -10,10 +10,12 @@
  * per operator, and their launch counts are printed for docs/gpu.md. Shapes
  * are not multiples of any work-group size; one input is sparse. */
 #include <math.h>
+#include <string.h>
 
 #include "t.h"
 #include "t_dml.h"
 #include "gpu/gpu.h"
+#include "gpu/stitch.h"
 
 typedef struct Case {
     const char *name;
@@ -53,6 +55,10 @@ static const Case cases[] = {
     /* a full aggregate of elementwise work: the region ends in its row
      * aggregate; a single operator is no region */
     {"full aggregate", "s = sum((X - W) ^ 2) + mean(abs(X) * 2)\nS = X * s\n", "S", 2},
+    /* matrix-vector products (the Row template's X %*% v) inside
+     * regions: GLM's link, a product over row sums (c: cols x 1) */
+    {"matrix-vector product", "e = exp(X %*% c)\nS = W * (e / (1 + e))\n", "S", 1},
+    {"product over row sums", "S = (X %*% c) / (1 + rowSums(abs(W)))\n", "S", 1},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
@@ -61,24 +67,25 @@ static const int64_t shapes[][2] = {{37, 53}, {130, 7}, {3, 301}};
 static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
 {
     t_seed(1000 + (uint64_t)rows * 7 + (uint64_t)cols + sparse);
-    MB *in[4] = {
+    MB *in[5] = {
         t_gen(rows, cols, sparse ? 0.2 : 1, -3, 3, sparse),
         t_gen(rows, cols, 1, -2, 2, false),
         t_gen(cols, 4, 1, -1, 1, false),
         t_gen(1, cols, 1, -1, 1, false),
+        t_gen(cols, 1, 1, -1, 1, false),
     };
-    const char *names[4] = {"X", "W", "B", "v"};
+    const char *names[5] = {"X", "W", "B", "v", "c"};
     /* the mlogreg step multiplies by B (cols x 4); the others read B whole */
     CgOptions off = {.enabled = false};
     const char *outs[1] = {c->out};
     TRun want, got;
     gpu_configure(GPU_OFF, -1, 0);
-    t_run_dml(c->src, &off, 4, names, in, 1, outs, &want);
+    t_run_dml(c->src, &off, 5, names, in, 1, outs, &want);
     T_CHECK(want.rc == 0, "%s: CPU run: %s", c->name, want.err);
     gpu_configure(GPU_FORCE, -1, 0);
     gpu_set_stitch(true);
     gpu_stats_reset();
-    t_run_dml(c->src, &off, 4, names, in, 1, outs, &got);
+    t_run_dml(c->src, &off, 5, names, in, 1, outs, &got);
     GpuStats st = gpu_stats();
     T_CHECK(got.rc == 0, "%s: GPU run: %s", c->name, got.err);
     if (!want.rc && !got.rc) {
@@ -97,7 +104,7 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
      * left to run on the CPU, and the results are the same */
     CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
     TRun cg;
-    t_run_dml(c->src, &on, 4, names, in, 1, outs, &cg);
+    t_run_dml(c->src, &on, 5, names, in, 1, outs, &cg);
     T_CHECK(cg.rc == 0, "%s: GPU run with codegen: %s", c->name, cg.err);
     if (!want.rc && !cg.rc && cg.out[0].kind == V_MATRIX)
         T_MB_EQ(cg.out[0].m, want.out[0].m, 1e-8, "%s with codegen: GPU vs CPU", c->name);
@@ -106,7 +113,7 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
     t_run_free(&cg);
     t_run_free(&want);
     t_run_free(&got);
-    for (int k = 0; k < 4; k++) mb_release(in[k]);
+    for (int k = 0; k < 5; k++) mb_release(in[k]);
 }
 
 /* A region and the per-operator GPU plan of the same expression agree to
@@ -239,48 +246,207 @@ static void test_lazy(void)
     mb_release(in[0]), mb_release(in[1]);
 }
 
+/* CSR results stay on the device in DML too: abs of a sparse X, times a
+ * dense W (sparse structure kept), times 2, then a product: no copy to
+ * the host during the run, the output device-only, the values and the
+ * landed intermediate's nnz the CPU's. Stitching off (a region would take
+ * the elementwise chain through the CPU kernels: sparse input). */
+static void test_lazy_csr(void)
+{
+    const char *src = "Y = abs(X) * W\nZ = Y * 2\nS = Z %*% B\n", *names[3] = {"X", "W", "B"}, *outs[2] = {"S", "Z"};
+    t_seed(41);
+    MB *in[3] = {t_gen(70, 40, 0.1, -2, 2, true), t_gen(70, 40, 0.6, -1, 1, false), t_gen(40, 3, 1, -1, 1, false)};
+    CgOptions off = {.enabled = false};
+    TRun want, got;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(src, &off, 3, names, in, 2, outs, &want);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(false);
+    gpu_pool_clear();
+    gpu_stats_reset();
+    t_run_dml(src, &off, 3, names, in, 2, outs, &got);
+    GpuStats st = gpu_stats();
+    gpu_set_stitch(true);
+    T_CHECK(want.rc == 0 && got.rc == 0, "lazy csr: %s %s", want.err, got.err);
+    T_CHECK(st.d2h_bytes == 0 && st.landed == 0 && st.ops == 4, "lazy csr: %lld bytes down, %lld operators",
+            (long long)st.d2h_bytes, (long long)st.ops);
+    if (!want.rc && !got.rc) {
+        const MB *z = got.out[1].m;
+        T_CHECK(z->dev && z->sparse, "lazy csr: Z is a device-only CSR block");
+        T_MB_EQ(got.out[0].m, want.out[0].m, 1e-12, "lazy csr: S, GPU vs CPU");
+        T_MB_EQ(z, want.out[1].m, 0, "lazy csr: Z, GPU vs CPU");
+        T_CHECK(!z->dev && z->nnz == want.out[1].m->nnz, "lazy csr: Z landed with nnz %lld, the CPU's %lld",
+                (long long)z->nnz, (long long)want.out[1].m->nnz);
+    }
+    t_run_free(&want);
+    t_run_free(&got);
+    for (int k = 0; k < 3; k++) mb_release(in[k]);
+}
+
 /* Multi-output regions: a region whose intermediate is also read
  * outside (or is a variable the block writes) computes it in the same
- * launch as one more output, unless the outside reader feeds the region
- * back (a cycle: then the region stops there). Both outputs against the
- * CPU; the stitched runs and launches are exact counts. */
+ * launch as one more output, and a consumer of its members joins as one
+ * more output, unless the outside reader feeds the region back (a
+ * cycle: then the region stops there). Both outputs against the CPU;
+ * the stitched runs and all launches are exact counts. */
 static void test_multi(void)
 {
-    static const struct { const char *src; const char *outs[2]; int runs; } mc[] = {
+    static const struct { const char *src; const char *outs[2]; int runs, launches; } mc[] = {
         /* softmax and log-sum-exp share exp(X - max) and its row sums:
-         * the region rooted at L also writes E and s (S = E / s is one
-         * more launch: regions grow by producers, not by consumers) */
-        {"E = exp(X - rowMaxs(X))\ns = rowSums(E)\nS = E / s\nL = log(s) + rowMaxs(X)\n", {"S", "L"}, 1},
+         * the region rooted at L takes S = E / s as a consumer output
+         * (E and s then have all their uses inside): one launch */
+        {"E = exp(X - rowMaxs(X))\ns = rowSums(E)\nS = E / s\nL = log(s) + rowMaxs(X)\n", {"S", "L"}, 1, 1},
         /* layernorm that also returns its centered input */
-        {"C = X - rowMeans(X)\nY = C / sqrt(rowMeans(C ^ 2) + 1e-5)\n", {"Y", "C"}, 1},
-        /* an output read by a product that feeds the region back: no
-         * cycle, the region ends there (Y its own region) */
-        {"Y = exp(X) * 2\nm = Y %*% B\nZ = (Y + 1) / rowSums(Y * m)\n", {"Z", "Y"}, 2},
+        {"C = X - rowMeans(X)\nY = C / sqrt(rowMeans(C ^ 2) + 1e-5)\n", {"Y", "C"}, 1, 1},
+        /* an output read by a product (D: two columns, no region takes
+         * it) that feeds the region back: no cycle, the region ends there
+         * (Y its own region; the product and its row sums two more
+         * launches) */
+        {"Y = exp(X) * 2\nm = rowSums(Y %*% D)\nZ = (Y + 1) / rowSums(Y * m)\n", {"Z", "Y"}, 2, 4},
+        /* a chain rooted at T grows to the centered C, then C's other
+         * consumers join (C ^ 2, its column sums, the division): column
+         * standardization and T from one launch */
+        {"C = X - colMeans(X)\nS = C / sqrt(colSums(C ^ 2))\nT = exp(C) * 3\n", {"S", "T"}, 1, 1},
+        /* a consumer whose other input depends on the region (a product
+         * of a member): it stays outside */
+        {"Y = exp(X - rowMaxs(X))\nm = rowSums(Y %*% D)\nZ = Y / m\n", {"Z", "Y"}, 1, 4},
+        /* the same with a matrix-vector product: it joins the region, so
+         * there is no cycle and all of it is one launch */
+        {"Y = exp(X) * 2\nm = Y %*% B\nZ = (Y + 1) / rowSums(Y * m)\n", {"Z", "Y"}, 1, 1},
     };
     t_seed(21);
-    MB *in[2] = {t_gen(37, 53, 1, -2, 2, false), t_gen(53, 1, 1, -1, 1, false)};
-    const char *names[2] = {"X", "B"};
+    MB *in[3] = {t_gen(37, 53, 1, -2, 2, false), t_gen(53, 1, 1, -1, 1, false), t_gen(53, 2, 1, -1, 1, false)};
+    const char *names[3] = {"X", "B", "D"};
     CgOptions off = {.enabled = false};
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < (int)(sizeof mc / sizeof *mc); k++) {
         TRun want, got;
         const char *outs[2] = {mc[k].outs[0], mc[k].outs[1]};
         gpu_configure(GPU_OFF, -1, 0);
-        t_run_dml(mc[k].src, &off, 2, names, in, 2, outs, &want);
+        t_run_dml(mc[k].src, &off, 3, names, in, 2, outs, &want);
         gpu_configure(GPU_FORCE, -1, 0);
         gpu_set_stitch(true);
         gpu_stats_reset();
-        t_run_dml(mc[k].src, &off, 2, names, in, 2, outs, &got);
+        t_run_dml(mc[k].src, &off, 3, names, in, 2, outs, &got);
         GpuStats st = gpu_stats();
         T_CHECK(want.rc == 0 && got.rc == 0, "multi %d: %s %s", k, want.err, got.err);
         for (int o = 0; o < 2 && !want.rc && !got.rc; o++)
             T_MB_EQ(got.out[o].m, want.out[o].m, 1e-8, "multi %d output %s: GPU vs CPU", k, mc[k].outs[o]);
         T_CHECK(st.stitched == mc[k].runs && st.stitch_launches == st.stitched, "multi %d: %lld stitched runs, want %d",
                 k, (long long)st.stitched, mc[k].runs);
+        T_CHECK(st.launches == mc[k].launches, "multi %d: %lld launches, want %d", k, (long long)st.launches,
+                mc[k].launches);
         printf("multi-output %d: %lld launches, %lld stitched runs\n", k, (long long)st.launches, (long long)st.stitched);
         t_run_free(&want);
         t_run_free(&got);
     }
-    mb_release(in[0]), mb_release(in[1]);
+    mb_release(in[0]), mb_release(in[1]), mb_release(in[2]);
+}
+
+/* Asynchronous compilation (sysds.gpu.async, docs/gpu.md): with the
+ * background builds held (a test switch: no timing enters), every region
+ * of every case runs on the per-operator GPU kernels (one fallback per
+ * region, no stitched run); after the builds finish the same script runs
+ * stitched, and both results are the same bits (the per-operator kernels
+ * reduce in the stitched kernel's order) and equal the CPU's (1e-8).
+ * Runs first: no region's kernel may be built before. */
+static void test_async(void)
+{
+    t_seed(77);
+    MB *in[5] = {t_gen(37, 53, 1, -3, 3, false), t_gen(37, 53, 1, -2, 2, false), t_gen(53, 4, 1, -1, 1, false),
+                 t_gen(1, 53, 1, -1, 1, false), t_gen(53, 1, 1, -1, 1, false)};
+    const char *names[5] = {"X", "W", "B", "v", "c"};
+    CgOptions off = {.enabled = false};
+    gpu_set_stitch(true);
+    stitch_set_async(true);
+    for (int k = 0; k < NCASES; k++) {
+        const Case *c = &cases[k];
+        const char *outs[1] = {c->out};
+        TRun want, held, built;
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(c->src, &off, 5, names, in, 1, outs, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        stitch_async_hold(true);
+        gpu_stats_reset();
+        t_run_dml(c->src, &off, 5, names, in, 1, outs, &held);
+        GpuStats st = gpu_stats();
+        /* the MLogreg step's and the outer-product broadcast's region is
+         * softmax's (the product is outside): built by the first case */
+        bool seen = !strcmp(c->name, "mlogreg step") || !strcmp(c->name, "outer-product broadcast");
+        if (seen)
+            T_CHECK(st.stitched == c->regions && st.stitch_fallbacks == 0, "async %s: the region is softmax's", c->name);
+        else
+            T_CHECK(st.stitched == 0 && st.stitch_fallbacks == c->regions,
+                "async %s: %lld stitched, %lld unfused runs while compiling, want 0 and %d", c->name,
+                (long long)st.stitched, (long long)st.stitch_fallbacks, c->regions);
+        stitch_async_wait();
+        gpu_stats_reset();
+        t_run_dml(c->src, &off, 5, names, in, 1, outs, &built);
+        st = gpu_stats();
+        T_CHECK(st.stitched == c->regions && st.stitch_fallbacks == 0, "async %s: %lld stitched runs once built",
+                c->name, (long long)st.stitched);
+        T_CHECK(want.rc == 0 && held.rc == 0 && built.rc == 0, "async %s: %s %s %s", c->name, want.err, held.err,
+                built.err);
+        if (!want.rc && !held.rc && !built.rc) {
+            T_MB_EQ(held.out[0].m, built.out[0].m, 0, "async %s: unfused while compiling = stitched, bit for bit",
+                    c->name);
+            T_MB_EQ(built.out[0].m, want.out[0].m, 1e-8, "async %s: GPU vs CPU", c->name);
+        }
+        t_run_free(&want), t_run_free(&held), t_run_free(&built);
+    }
+    stitch_set_async(false);
+    for (int k = 0; k < 5; k++) mb_release(in[k]);
+}
+
+/* The cost rule under -gpu (not force) counts the download a device-only
+ * input would cost the CPU (docs/gpu.md): on PoCL (a CPU device) a chain
+ * over a device-only 400 x 500 input stays on the device (no landing),
+ * the same chain over a host input stays on the host (no upload), and
+ * over a device-only 2 x 3 input (a landing cheaper than a launch) it
+ * lands the input once and runs on the host. Counts, not times. */
+static void test_worth(void)
+{
+    const char *src = "S = Y * 2 + 1\n", *names[1] = {"Y"}, *outs[1] = {"S"};
+    const int64_t shape[3][2] = {{400, 500}, {400, 500}, {2, 3}};
+    const bool on_dev[3] = {true, false, true};
+    const int64_t want_ops[3] = {2, 0, 0}, want_landed[3] = {0, 0, 1};
+    CgOptions off = {.enabled = false};
+    t_seed(31);
+    for (int k = 0; k < 3; k++) {
+        MB *x = t_gen(shape[k][0], shape[k][1], 1, -1, 1, false), *in[1] = {x};
+        BrErr e = {0};
+        TRun want, got;
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(src, &off, 1, names, in, 1, outs, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_pool_clear();
+        MB *y = NULL;
+        if (on_dev[k]) {
+            /* a device-only block with x's exact values: the transpose
+             * of its transpose */
+            MB *t = gpu_transpose(x, &e);
+            y = t ? gpu_transpose(t, &e) : NULL;
+            mb_release(t);
+            in[0] = y;
+        }
+        T_CHECK(!on_dev[k] || (y && y->dev), "worth %d: a device-only input: %s", k, e.msg);
+        gpu_configure(GPU_ON, -1, 0);
+        gpu_set_stitch(false);
+        gpu_stats_reset();
+        t_run_dml(src, &off, 1, names, in, 1, outs, &got);
+        GpuStats st = gpu_stats();
+        T_CHECK(want.rc == 0 && got.rc == 0, "worth %d: %s %s", k, want.err, got.err);
+        T_CHECK(st.ops == want_ops[k] && st.landed == want_landed[k] && st.h2d_bytes == 0,
+                "worth %d: %lld operators on the device, %lld landings, %lld bytes up", k, (long long)st.ops,
+                (long long)st.landed, (long long)st.h2d_bytes);
+        if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 0, "worth %d: GPU vs CPU", k);
+        t_run_free(&want);
+        t_run_free(&got);
+        mb_release(y);
+        mb_release(x);
+    }
+    gpu_set_stitch(true);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_pool_clear();
 }
 
 int main(void)
@@ -290,15 +456,21 @@ int main(void)
     int rc = gpu_init(&e);
     T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
     if (rc) return t_done("test_gpustitch");
+    test_async();
     for (int k = 0; k < NCASES; k++) {
         for (int s = 0; s < 3; s++) {
             /* the mlogreg step needs B with cols rows */
             run_case(&cases[k], shapes[s][0], shapes[s][1], false);
         }
         run_case(&cases[k], 37, 53, true);
+        /* square: the product's vector and a per-row vector have one
+         * shape (the region reads the product's along the rows) */
+        if (strstr(cases[k].src, "%*% c")) run_case(&cases[k], 41, 41, false);
     }
     test_inplace();
+    test_worth();
     test_lazy();
+    test_lazy_csr();
     test_multi();
     test_same_bits();
     print_launches(&cases[0]);
