@@ -94,6 +94,9 @@ void dist_print_stats(FILE *f)
         fprintf(f, "  (piggyback jobs ran %lld reduce operators over shared partitions)\n", (long long)g_piggy_ops);
     if (g_piggy_fused)
         fprintf(f, "  (fused jobs ran %lld piggybacked fused reduce operators)\n", (long long)g_piggy_fused);
+    if (g_stat[J_TASK].count)
+        fprintf(f, "  (remote parfor: %lld of the loops inside functions; up to %d threads per rank)\n",
+                (long long)g_pf_funcs, g_pf_threads);
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */

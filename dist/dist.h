@@ -173,6 +173,9 @@ int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **ou
 typedef int (*DistTaskRun)(const char *payload, size_t n, char **res, size_t *rlen, BrErr *e);
 void dist_set_task_runner(DistTaskRun fn);
 int dist_task(const char *payload, size_t n, DistTaskRun local, char **res, size_t *rlen, BrErr *e);
+/* -stats of remote parfor loops: one ran with up to threads threads on a
+ * rank, in_func: the loop is inside a function. */
+void dist_note_parfor(int threads, bool in_func);
 /* A matrix block as bytes and back (what jobs send). */
 char *dist_pack_mb(const MB *m, size_t *n);
 MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e);

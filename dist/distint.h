@@ -100,6 +100,8 @@ int run_var(const Job *j, Value *res, BrErr *e);
 int run_rev(const Job *j, Value *res, BrErr *e);
 int run_fused(const Job *j, Value *res, BrErr *e);                 /* distfused.c */
 int run_task(const Job *j, BrErr *e);                              /* disttask.c */
+extern int g_pf_threads;   /* remote parfor statistics (disttask.c) */
+extern int64_t g_pf_funcs;
 /* Fault reporting (distfault.c), after MPI is up: the SIGTERM handler
  * and, under braid's launcher, this rank's marks for it. */
 void fault_init(void);

@@ -475,15 +475,6 @@ static Value iter_value(const Iter *it, int64_t k)
     return it->ints ? val_int((int64_t)llround(v)) : val_double(v);
 }
 
-static int exec_for_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it)
-{
-    for (int64_t k = 0; k < it->n; k++) {
-        if (st_put(&f->vars, b->var, iter_value(it, k)))
-            return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
-        if (rt_exec_list(rt, f, &b->body)) return -1;
-    }
-    return 0;
-}
 
 /* Merges a parfor accumulator result (R += ... in the body): R's value
  * before the loop plus every worker's change, added in worker order. */
@@ -549,26 +540,37 @@ static int parfor_degree(Rt *rt, const PBlock *b, int64_t n)
     return k;
 }
 
-/* parfor: iterations on worker threads, each with its own copy of the
- * frame; result variables (left-indexed matrices defined before the loop)
- * are merged afterwards: every cell a worker changed is taken from it. */
-static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
+/* Serial iterations first, first + step, ... below it->n. */
+static int exec_for_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_t first, int64_t step)
 {
-    int k = parfor_degree(rt, b, it->n);
-    /* mode=REMOTE_SPARK under mpirun: the iterations on the ranks */
-    if (b->parfor_remote && b->par_ok && !rt->in_parfor && !rt->no_dist && dist_active() && dist_size() > 1) {
-        int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints);
-        if (drc != DIST_LOCAL) return drc;
+    for (int64_t k = first; k < it->n; k += step) {
+        if (st_put(&f->vars, b->var, iter_value(it, k)))
+            return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
+        if (rt_exec_list(rt, f, &b->body)) return -1;
     }
-    if (!b->par_ok || k < 2 || rt->in_parfor) return exec_for_serial(rt, f, b, it);
+    return 0;
+}
+
+/* Iterations first, first + step, ... of parfor b on worker threads,
+ * each with its own copy of the frame; result variables (left-indexed
+ * matrices defined before the loop) are merged afterwards: every cell a
+ * worker changed is taken from it. Serial where the loop cannot run in
+ * parallel (analysis, one worker, already inside a parfor). */
+static int exec_parfor_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_t first, int64_t step, int *degree)
+{
+    int64_t cnt = it->n > first ? (it->n - first + step - 1) / step : 0;
+    int k = parfor_degree(rt, b, cnt);
+    *degree = 1;
+    if (!b->par_ok || k < 2 || rt->in_parfor) return exec_for_share(rt, f, b, it, first, step);
     /* results must exist as matrices before the loop */
     for (int r = 0; r < b->results.n; r++) {
         Value *v = st_get(&f->vars, b->results.v[r]);
-        if (!v || v->kind != V_MATRIX || ns_has(&b->accums, b->results.v[r])) return exec_for_serial(rt, f, b, it);
+        if (!v || v->kind != V_MATRIX || ns_has(&b->accums, b->results.v[r]))
+            return exec_for_share(rt, f, b, it, first, step);
     }
     for (int r = 0; r < b->accums.n; r++) {
         Value *v = st_get(&f->vars, b->accums.v[r]);
-        if (!v || v->kind != V_MATRIX) return exec_for_serial(rt, f, b, it);
+        if (!v || v->kind != V_MATRIX) return exec_for_share(rt, f, b, it, first, step);
     }
     Frame *w = calloc((size_t)k, sizeof(Frame));
     if (!w) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
@@ -581,10 +583,11 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     }
     rt->in_parfor = true;
     int nt = k;
+    *degree = k;
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {
         ClaStats *prev = cla_stats_bind(&rt->cla);   /* workers count into the run's */
-        for (int64_t i = t; i < it->n && !rt->stopped; i += nt) {
+        for (int64_t i = first + t * step; i < it->n && !rt->stopped; i += nt * step) {
             if (st_put(&w[t].vars, b->var, iter_value(it, i))) {
                 rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
                 break;
@@ -598,6 +601,25 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     for (int t = 0; t < k; t++) st_free(&w[t].vars);
     free(w);
     return rc;
+}
+
+int rt_parfor_share(Rt *rt, Frame *f, PBlock *b, double from, double incr, bool ints, int64_t n, int64_t first,
+                    int64_t step, int *degree)
+{
+    Iter it = {.from = from, .incr = incr, .ints = ints, .n = n};
+    return exec_parfor_share(rt, f, b, &it, first, step, degree);
+}
+
+/* parfor: on the MPI ranks (mode=REMOTE_SPARK under mpirun), else on
+ * worker threads. */
+static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
+{
+    if (b->parfor_remote && b->par_ok && !rt->in_parfor && !rt->no_dist && dist_active() && dist_size() > 1) {
+        int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints);
+        if (drc != DIST_LOCAL) return drc;
+    }
+    int k;
+    return exec_parfor_share(rt, f, b, it, 0, 1, &k);
 }
 
 int rt_parfor_merge(Rt *rt, Frame *f, PBlock *b, Frame *w, int k)
@@ -665,7 +687,7 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
         Iter it;
         if (eval_header(rt, f, b, &it)) return -1;
         if (cla_rt_loop_entry(rt, f, b, it.n)) return -1;
-        int rc = b->parfor ? exec_parfor(rt, f, b, &it) : exec_for_serial(rt, f, b, &it);
+        int rc = b->parfor ? exec_parfor(rt, f, b, &it) : exec_for_share(rt, f, b, &it, 0, 1);
         if (!rc && rt->opt.loop_stats) rt_loop_done(rt, b, it.n);
         return rc;
     }

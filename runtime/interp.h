@@ -82,6 +82,12 @@ int rt_exec_list(Rt *rt, Frame *f, PBList *l);
  * accumulators (R += ...) get the sum of every worker's change. f's
  * results must be matrices. */
 int rt_parfor_merge(Rt *rt, Frame *f, PBlock *b, Frame *w, int k);
+/* Iterations first, first + step, ... below n of parfor b (iteration k's
+ * value from + k * incr) into f, on this process's threads where the loop
+ * allows and memory suffices (a remote parfor rank's share); *degree
+ * receives the threads that ran them. */
+int rt_parfor_share(Rt *rt, Frame *f, PBlock *b, double from, double incr, bool ints, int64_t n, int64_t first,
+                    int64_t step, int *degree);
 /* Calls f with args (bound in parameter order, borrowed); on success *out
  * is a list of f's outputs (caller owns). */
 int rt_call(Rt *rt, Frame *caller, Func *f, Value *args, Value *out);

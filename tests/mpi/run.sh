@@ -114,6 +114,23 @@ if "$braid" -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>
 else
   bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"
 fi
+# remote parfor loops inside functions (a specialization the workers
+# compile as rank 0 did, a loop two calls down), every rank's share on 2
+# threads (-threads 2 fixes the count whatever the machine's cores)
+mkdir -p "$tmp/pff/l"
+if "$braid" -f "$here/pffunc.dml" -args "$tmp/pff/l/" 300 > "$tmp/pff/l.out" 2>&1; then
+  for c in "2 bs7" "3 bs3"; do
+    set -- $c
+    d="$tmp/pff/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/pffunc.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 > "$d.out" 2>&1 \
+      || { bad "parfor in functions $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "parfor in functions (np $1, $2)" "$tmp/pff/l" "$d"
+    if grep -q "^  (remote parfor: 3 of the loops inside functions; up to 2 threads per rank)" "$d.out"; then ok
+    else bad "parfor in functions $c: $(grep -E 'parfor' "$d.out" | head -n 2)"; fi
+  done
+else
+  bad "parfor in functions: local run failed: $(tail -n 3 "$tmp/pff/l.out")"
+fi
 # an error in an iteration a worker runs: its rank, line and message
 if mpi 3 -s 'R = matrix(0, rows=6, cols=1)
 parfor (i in 1:6, mode=REMOTE_SPARK) {
