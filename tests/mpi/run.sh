@@ -131,6 +131,27 @@ if "$braid" -f "$here/pffunc.dml" -args "$tmp/pff/l/" 300 > "$tmp/pff/l.out" 2>&
 else
   bad "parfor in functions: local run failed: $(tail -n 3 "$tmp/pff/l.out")"
 fi
+# the fusion plan follows the network's rate (pinned by the
+# configuration, so the plans are the same on every run): at 100 B/s Z is
+# materialized once (a row sum runs over it), at 1e15 B/s it is fused
+# into both consumers (two fused operators over X, no row sum); both give
+# the local result
+mkdir -p "$tmp/nr/l"
+if "$braid" -f "$here/netrate.dml" -args "$tmp/nr/l/" 3000 > "$tmp/nr/l.out" 2>&1; then
+  for r in 1e2 1e15; do
+    printf '<root><sysds.local.memory.budget>100000</sysds.local.memory.budget><sysds.defaultblocksize>100</sysds.defaultblocksize><sysds.dist.netrate>%s</sysds.dist.netrate></root>\n' "$r" > "$tmp/nr$r.xml"
+    mkdir -p "$tmp/nr/d$r"
+    mpi 2 -f "$here/netrate.dml" -config "$tmp/nr$r.xml" -explain runtime -args "$tmp/nr/d$r/" 3000 > "$tmp/nr/d$r.out" 2>&1 \
+      || { bad "netrate $r: mpirun failed: $(tail -n 5 "$tmp/nr/d$r.out")"; continue; }
+    compare "netrate $r" "$tmp/nr/l" "$tmp/nr/d$r"
+  done
+  low="$(grep -c 'spoofCell' "$tmp/nr/d1e2.out") $(grep -c 'uarsum' "$tmp/nr/d1e2.out")"
+  high="$(grep -c 'spoofCell' "$tmp/nr/d1e15.out") $(grep -c 'uarsum' "$tmp/nr/d1e15.out")"
+  if [ "$low" = "2 1" ] && [ "$high" = "2 0" ]; then ok
+  else bad "netrate: spoofCell and uarsum counts: $low at 100 B/s (want 2 1), $high at 1e15 B/s (want 2 0)"; fi
+else
+  bad "netrate: local run failed: $(tail -n 3 "$tmp/nr/l.out")"
+fi
 # an error in an iteration a worker runs: its rank, line and message
 if mpi 3 -s 'R = matrix(0, rows=6, cols=1)
 parfor (i in 1:6, mode=REMOTE_SPARK) {
