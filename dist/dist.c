@@ -979,6 +979,7 @@ void dist_finish(void)
     if (g_rank == 0) {
         pthread_mutex_lock(&g_lock);
         drop_all_scattered();
+        fault_stopping();
         Job j = {.type = J_STOP};
         job_header(&j);
         pthread_mutex_unlock(&g_lock);

@@ -105,6 +105,8 @@ extern int64_t g_pf_funcs;
 /* Fault reporting (distfault.c), after MPI is up: the SIGTERM handler
  * and, under braid's launcher, this rank's marks for it. */
 void fault_init(void);
+/* Rank 0 is about to stop the workers: their exits are no deaths. */
+void fault_stopping(void);
 /* The network rate (distnet.c): measured unless given; collective. */
 void net_init(void);
 void net_print_stats(FILE *f);
