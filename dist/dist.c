@@ -572,6 +572,13 @@ static void job_header(Job *j);
 #define MAX_GROUP 16
 static struct { Job j; Value bv[3]; Value *out; } g_pend[MAX_GROUP];
 static int g_npend = -1;   /* -1: no group open */
+/* The fused reduce members of the open group (rank 0), over g_frows rows. */
+static const DistFused *g_ffs[MAX_GROUP];
+static Value **g_fargs[MAX_GROUP];
+static Value *g_fout[MAX_GROUP];
+static int g_nfpend;
+static int64_t g_frows;
+
 
 static bool defer(const Job *j, Value *bv, Value *out)
 {
@@ -588,7 +595,7 @@ static bool defer(const Job *j, Value *bv, Value *out)
  * (the header carried the count in nin; the members' headers follow). */
 static int run_multi(const Job *head, Job *subs, BrErr *e)
 {
-    int n = head->nin;
+    int n = head->nin, nf = head->op;
     Job *js = subs;
     if (g_rank != 0 && !(js = malloc((size_t)n * sizeof *js))) {
         fprintf(stderr, "braid: rank %d: out of memory\n", g_rank);
@@ -604,28 +611,40 @@ static int run_multi(const Job *head, Job *subs, BrErr *e)
         if (!failed && !(part[k] = partial(&js[k], &loc, &len[k]))) failed = true, br_err(e, BR_ENOMEM, "out of memory");
         val_release(&loc);
     }
+    /* fused reduce members over the same rows (distfused.c) */
+    FusedPart fp = {0};
+    if (nf) fpart_run(&fp, nf, head->rows, &failed, e);
     int rc = agree(failed, e);
-    /* the partials of each reduction operator in one buffer */
+    if (!rc && nf) rc = fpart_flatten(&fp, e);
+    /* the partials of each reduction operator in one buffer, basic and
+     * fused members' alike */
     MPI_Op ops[4] = {MPI_SUM, MPI_MIN, MPI_MAX, MPI_PROD};
     for (int o = 0; !rc && o < 4; o++) {
         size_t tot = 0;
         double ident;
         for (int k = 0; k < n; k++) if (reduce_op(&js[k], &ident) == ops[o]) tot += len[k];
+        for (int m = 0; m < nf; m++)
+            for (size_t i = 0; i < fp.len[m]; i++) tot += fpart_op(&fp, m, i) == ops[o];
         if (!tot) continue;
         double *buf = malloc(tot * sizeof *buf), *p = buf;
         if (!buf) { fprintf(stderr, "braid: rank %d: out of memory\n", g_rank); MPI_Abort(MPI_COMM_WORLD, 1); }
         for (int k = 0; k < n; k++)
             if (reduce_op(&js[k], &ident) == ops[o]) memcpy(p, part[k], len[k] * sizeof *p), p += len[k];
+        for (int m = 0; m < nf; m++)
+            for (size_t i = 0; i < fp.len[m]; i++) if (fpart_op(&fp, m, i) == ops[o]) *p++ = fp.buf[m][i];
         reduce_to_0(buf, tot, ops[o]);
         p = buf;
         for (int k = 0; k < n; k++)
             if (reduce_op(&js[k], &ident) == ops[o]) memcpy(part[k], p, len[k] * sizeof *p), p += len[k];
+        for (int m = 0; m < nf; m++)
+            for (size_t i = 0; i < fp.len[m]; i++) if (fpart_op(&fp, m, i) == ops[o]) fp.buf[m][i] = *p++;
         free(buf);
     }
     for (int k = 0; k < n; k++) {
         if (!rc && g_rank == 0 && finish_reduce(&js[k], part[k], g_pend[k].out, e)) rc = -1;
         free(part[k]);
     }
+    if (nf && fpart_finish(&fp, !rc, g_fout, e)) rc = -1;
     if (js != subs) free(js);
     return rc;
 }
@@ -634,17 +653,34 @@ void dist_group_begin(void)
 {
     pthread_mutex_lock(&g_lock);
     g_npend = 0;
+    g_nfpend = 0;
+}
+
+int dist_group_fused(const DistFused *f, Value **args, Value *out, BrErr *e)
+{
+    if (g_npend < 0 || g_nfpend == MAX_GROUP || f->kind != DF_REDUCE) return DIST_LOCAL;
+    int64_t rows = 0;
+    int rc = fused_place(f, args, &rows, e);
+    if (rc) return rc;
+    if (g_nfpend > 0 && rows != g_frows) return DIST_LOCAL;
+    g_frows = rows;
+    g_ffs[g_nfpend] = f, g_fargs[g_nfpend] = args, g_fout[g_nfpend] = out;
+    g_nfpend++;
+    return 0;
 }
 
 int dist_group_end(BrErr *e)
 {
-    int n = g_npend, rc = 0;
+    int n = g_npend, nf = g_nfpend, rc = 0;
     g_npend = -1;
+    g_nfpend = 0;
     Job subs[MAX_GROUP];
     for (int k = 0; k < n; k++) subs[k] = g_pend[k].j;
-    if (n == 1) rc = start_job(&subs[0], NULL, g_pend[0].bv, g_pend[0].out, e);
-    else if (n > 1) {
-        Job head = {.type = J_MULTI, .nin = n};
+    if (n == 0 && nf > 0) rc = dist_fused_group(g_ffs, g_fargs, g_fout, nf, e);
+    else if (n == 1 && nf == 0) rc = start_job(&subs[0], NULL, g_pend[0].bv, g_pend[0].out, e);
+    else if (n + nf > 1) {
+        Job head = {.type = J_MULTI, .nin = n, .op = nf, .rows = g_frows};
+        fused_members(g_ffs, g_fargs, g_fout);
         int64_t t0 = br_now_ns();
         g_bytes = 0;
         job_header(&head);
@@ -652,7 +688,9 @@ int dist_group_end(BrErr *e)
         g_stat[J_MULTI].count++;
         g_stat[J_MULTI].ns += br_now_ns() - t0;
         g_stat[J_MULTI].bytes += g_bytes;
-        g_piggy_ops += n;
+        g_piggy_ops += n + nf;
+        g_piggy_fused += nf;
+        fused_members(NULL, NULL, NULL);
     }
     for (int k = 0; k < n; k++)
         for (int i = 0; i < 3; i++) val_release(&g_pend[k].bv[i]);

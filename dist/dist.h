@@ -163,6 +163,13 @@ int dist_fused(const DistFused *f, Value **args, int nin, Value *out, BrErr *e);
  * m's result lands in *outs[m]. DIST_LOCAL when they do not form such a
  * group (the caller runs them one by one). */
 int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **outs, int n, BrErr *e);
+/* A fused reduce operator joins the open piggyback group
+ * (dist_group_begin): its operands placed now, it runs in the group's
+ * job with the basic reduce operators (one agreement, one reduction per
+ * operator for all). f and args must live until dist_group_end; its
+ * result lands in *out. DIST_LOCAL when it cannot join (not a reduce,
+ * other rows, the group full). */
+int dist_group_fused(const DistFused *f, Value **args, Value *out, BrErr *e);
 /* Tasks (remote parfor, docs/dist.md): rank 0 broadcasts a payload,
  * every rank (rank 0 included) runs it with the runner the upper layer
  * registered and returns a result as bytes; rank 0 receives them all.

@@ -371,10 +371,12 @@ print(a + sum(b) + sum(c))' > "$tmp/explain.out" 2>&1
 if [ "$(grep -cE '(uasum|uacsum|tsmm)\(r0\)  DIST \[piggyback job r1\]' "$tmp/explain.out")" = 3 ] &&
    grep -qE "^  piggyback +1 jobs" "$tmp/explain.out"; then ok
 else bad "explain piggyback: $(grep -E 'DIST|piggyback' "$tmp/explain.out")"; fi
-# fused reduce operators over the same partitions piggybacked: the two
-# whose inputs are ready share one job (one agreement, one reduction per
-# combine operator: sum and min here), marked by -explain runtime; the
-# third waits for a later literal and runs alone; results as the local run
+# fused reduce operators over the same partitions piggybacked: all three
+# share one job with sum(X) (the rewrites split it off a's sum) (one
+# agreement, one reduction per combine operator: sum and min here; the
+# first scatters X before it leads, and a number literal the block
+# computes later is ready), marked by -explain runtime; results as the
+# local run
 fg='X = rand(rows=400, cols=12, min=-1, max=1, seed=1)
 a = sum(X^2 * 3 + X)
 b = colSums(exp(X) * 2 - X)
@@ -387,17 +389,34 @@ if "$braid" -s "${fg//\$P/$tmp/fg/l}" > "$tmp/fg/l.out" 2>&1; then
     d="$tmp/fg/d$1"; mkdir -p "$d"
     if mpi "$1" -exec distributed -stats -config "$tmp/$2.xml" -s "${fg//\$P/$d}" > "$d.out" 2>&1; then
       compare "fused piggyback (np $1, $2)" "$tmp/fg/l" "$d"
-      if grep -qE "^  fused +2 jobs" "$d.out" && grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$d.out"; then ok
+      if grep -qE "^  piggyback +1 jobs" "$d.out" && ! grep -qE "^  fused +[0-9]+ jobs" "$d.out" &&
+         grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$d.out"; then ok
       else bad "fused piggyback (np $1): $(grep -E 'spoof|fused' "$d.out")"; fi
     else bad "fused piggyback (np $1): mpirun failed: $(tail -n 5 "$d.out")"; fi
   done
 else bad "fused piggyback: the local run failed: $(tail -n 3 "$tmp/fg/l.out")"; fi
+# basic and fused reduce operators over the same partitions in one job
+# (one agreement, one reduction per operator for both kinds): 2 fused and
+# 4 basic; with one block on one rank, and more ranks than blocks
+mkdir -p "$tmp/mx/l"
+if "$braid" -f "$here/mixed.dml" -args "$tmp/mx/l/" 203 17 > "$tmp/mx/l.out" 2>&1; then
+  for c in "2 bs7" "3 bs7" "4 bs3" "3 bs1000"; do
+    set -- $c
+    d="$tmp/mx/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/mixed.dml" -config "$tmp/$2.xml" -stats -args "$d/" 203 17 > "$d.out" 2>&1 \
+      || { bad "mixed piggyback $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "mixed piggyback (np $1, $2)" "$tmp/mx/l" "$d"
+    if grep -qE "^  piggyback +1 jobs" "$d.out" && grep -q "(piggyback jobs ran 6 reduce operators over shared partitions)" "$d.out" &&
+       grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$d.out" && ! grep -qE "^  fused +[0-9]+ jobs" "$d.out"; then ok
+    else bad "mixed piggyback $c: $(grep -E 'piggyback|fused' "$d.out")"; fi
+  done
+else bad "mixed piggyback: the local run failed: $(tail -n 3 "$tmp/mx/l.out")"; fi
 # (-explain runtime shows the fused operators of a block that prints its
 # results; with the writes it shows the plan before fusion)
 fg=${fg%%write*}'print(a + sum(b) + sum(c))'
 if mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7.xml" -s "$fg" > "$tmp/fg/e.out" 2>&1 &&
-   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/fg/e.out")" = 2 ] &&
-   grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$tmp/fg/e.out"; then ok
+   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/fg/e.out")" = 3 ] &&
+   grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$tmp/fg/e.out"; then ok
 else bad "explain fused piggyback: $(grep -E 'spoof|fused|rror' "$tmp/fg/e.out")"; fi
 
 # an unknown -exec mode
