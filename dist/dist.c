@@ -829,6 +829,16 @@ static int run_read(const Job *j, Value *path, Value *res, BrErr *e)
  * rank counts its rows' pairs into a dense orows x ocols block (k_table
  * with the dimensions given: pairs beyond them dropped, as locally), the
  * blocks are summed to rank 0. */
+/* A weighted table's weights on this rank: its rows of a co-partitioned
+ * W (*w), or a scalar weight (*ws) the job carries in ix[0]. */
+static void table_weights(const Job *j, const MB **w, double *ws)
+{
+    *w = NULL, *ws = 1;
+    if (j->nin < 3) return;
+    if (j->kind[2] == A_DIST) *w = part_get(j->id[2]);
+    else memcpy(ws, &j->ix[0], sizeof *ws);
+}
+
 static int table_sum(const Job *j, const MB *a, const MB *b, int64_t lo, int64_t hi, Value *res, BrErr *e)
 {
     size_t n = (size_t)(j->orows * j->ocols);
@@ -836,7 +846,10 @@ static int table_sum(const Job *j, const MB *a, const MB *b, int64_t lo, int64_t
     bool failed = !buf;
     if (!buf) br_err(e, BR_ENOMEM, "out of memory");
     if (!failed && hi > lo) {
-        MB *t = k_table(a, 0, b, 0, NULL, 1, j->orows, j->ocols, e);
+        const MB *w;
+        double ws;
+        table_weights(j, &w, &ws);
+        MB *t = k_table(a, 0, b, 0, w, ws, j->orows, j->ocols, e);
         if (!t) failed = true;
         for (int64_t r = 0; t && r < t->rows && r < j->orows; r++)
             for (int64_t c = 0; c < t->cols && c < j->ocols; c++) buf[r * j->ocols + c] = mb_get(t, r, c);
@@ -869,7 +882,10 @@ static int table_dims(Job *j, const MB *a, const MB *b, int64_t lo, int64_t hi, 
     int64_t d[2] = {0, 0}, all[2];
     bool failed = false;
     if (hi > lo) {
-        MB *t = a && b ? k_table(a, 0, b, 0, NULL, 1, -1, -1, e) : NULL;
+        const MB *w;
+        double ws;
+        table_weights(j, &w, &ws);
+        MB *t = a && b ? k_table(a, 0, b, 0, w, ws, -1, -1, e) : NULL;
         if (!a || !b) br_err(e, BR_EFAIL, "rank %d: partition missing", g_rank);
         if (t) d[0] = t->rows, d[1] = t->cols;
         else failed = true;
@@ -916,7 +932,10 @@ static int run_table(const Job *job, Value *res, bool *fallback, BrErr *e)
     bool failed = false;
     if (hi > lo) {
         mb_recount_nnz(ids);
-        MB *t = k_table(ids, 0, b, 0, NULL, 1, hi - lo, j->ocols, e);
+        const MB *w;
+        double ws;
+        table_weights(j, &w, &ws);
+        MB *t = k_table(ids, 0, b, 0, w, ws, hi - lo, j->ocols, e);
         if (t) loc = val_matrix(t);
         else failed = true;
     }
@@ -1340,13 +1359,21 @@ int dist_read_binary(Value *path, Value *out, BrErr *e)
     return rc;
 }
 
-int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrErr *e)
+int dist_table(Value *a, Value *b, Value *w, int64_t odim1, int64_t odim2, Value *out, BrErr *e)
 {
-    if (!is_mat(a) || !is_mat(b) || (a->kind != V_DIST && b->kind != V_DIST)) return DIST_LOCAL;
+    if (!is_mat(a) || !is_mat(b) || (a->kind != V_DIST && b->kind != V_DIST && !(w && w->kind == V_DIST)))
+        return DIST_LOCAL;
     int64_t n = vrows(a);
     if (n <= 1 || vrows(b) != n || vcols(a) != 1 || vcols(b) != 1 || odim1 < -1 || odim2 < -1) return DIST_LOCAL;
-    Job j = {.type = J_TABLE, .nin = 2, .rows = n, .orows = odim1, .ocols = odim2};
+    /* weights: an n x 1 vector partitioned alike, or a number */
+    if (w && !(is_mat(w) && vrows(w) == n && vcols(w) == 1) && !val_is_numeric(w)) return DIST_LOCAL;
+    Job j = {.type = J_TABLE, .nin = w ? 3 : 2, .rows = n, .orows = odim1, .ocols = odim2};
     if (as_part(&j, 0, a, e) || as_part(&j, 1, b, e)) return -1;
-    Value *v[2] = {a, b};
+    if (w && is_mat(w) && as_part(&j, 2, w, e)) return -1;
+    if (w && !is_mat(w)) {
+        double ws = val_as_double(w);
+        memcpy(&j.ix[0], &ws, sizeof ws);   /* the scalar weight travels in the header */
+    }
+    Value *v[3] = {a, b, w};
     return run_op(&j, v, out, e);
 }

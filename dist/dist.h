@@ -104,13 +104,14 @@ int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e);
 int dist_lix(Value *x, Value *src, const int64_t r[4], Value *out, BrErr *e);
 /* cbind of 2 or 3 matrices of the same rows, one of them distributed. */
 int dist_cbind(Value **v, int n, Value *out, BrErr *e);
-/* table(a, b, odim1, odim2) (-1, -1: without dimensions, found by an
- * all-reduce of the ranks' largest ids first) of n x 1 vectors (one
- * distributed) when
+/* table(a, b, w, odim1, odim2) (-1, -1: without dimensions, found by an
+ * all-reduce of the ranks' largest ids first; w: NULL, an n x 1 weight
+ * vector partitioned with a, or a number) of n x 1 vectors (one
+ * distributed). When
  * odim1 = n and each rank's row ids fall within its rows (as with
  * seq(1, n)): the n x odim2 result stays distributed; DIST_LOCAL when
  * the ids do not stay within the ranks' rows. */
-int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrErr *e);
+int dist_table(Value *a, Value *b, Value *w, int64_t odim1, int64_t odim2, Value *out, BrErr *e);
 /* read() of a binary matrix file: every rank reads its rows (positioned
  * reads of just their bytes). */
 int dist_read_binary(Value *path, Value *out, BrErr *e);

@@ -300,14 +300,18 @@ static int slice_or_bind(const Instr *in, Value *regs, BrErr *e)
         Value *src = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
         return dist_lix(&regs[in->in[0]], src, r, &regs[in->out], e);
     }
-    if (in->kind == I_BUILTIN && in->bi == BI_TABLE && (in->nin == 4 || in->nin == 2)) {
-        Value *a = in->in[0] >= 0 ? &regs[in->in[0]] : &none, *b = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
-        if (in->nin == 2) return dist_table(a, b, -1, -1, &regs[in->out], e);   /* dimensions found first */
-        const Value *o1 = in->in[2] >= 0 ? &regs[in->in[2]] : &none, *o2 = in->in[3] >= 0 ? &regs[in->in[3]] : &none;
+    if (in->kind == I_BUILTIN && in->bi == BI_TABLE && in->nin >= 2 && in->nin <= 6) {
+        /* table(A, B[, W][, odim1, odim2][, outputEmptyBlocks]) */
+        int nv = in->nin == 6 ? 5 : in->nin;
+        Value *v[5];
+        for (int k = 0; k < nv; k++) v[k] = in->in[k] >= 0 ? &regs[in->in[k]] : &none;
+        Value *w = nv == 3 || nv == 5 ? v[2] : NULL;
+        if (nv == 2 || nv == 3) return dist_table(v[0], v[1], w, -1, -1, &regs[in->out], e);   /* dimensions found first */
+        const Value *o1 = v[nv - 2], *o2 = v[nv - 1];
         if (!val_is_numeric(o1) || !val_is_numeric(o2)) return DIST_LOCAL;
         int64_t d1 = (int64_t)val_as_double(o1), d2 = (int64_t)val_as_double(o2);
         if (d1 < 0 || d2 < 0) return DIST_LOCAL;
-        return dist_table(a, b, d1, d2, &regs[in->out], e);
+        return dist_table(v[0], v[1], w, d1, d2, &regs[in->out], e);
     }
     if (in->kind == I_BUILTIN && (in->bi == BI_CBIND || in->bi == BI_RBIND) && in->nin >= 2 && in->nin <= 3) {
         Value *v[3];

@@ -395,6 +395,21 @@ if "$braid" -s "${fg//\$P/$tmp/fg/l}" > "$tmp/fg/l.out" 2>&1; then
     else bad "fused piggyback (np $1): mpirun failed: $(tail -n 5 "$d.out")"; fi
   done
 else bad "fused piggyback: the local run failed: $(tail -n 3 "$tmp/fg/l.out")"; fi
+# weighted table over distributed vectors: weights by vector and by
+# number, dimensions found and given (pairs beyond them dropped), the
+# one-hot rows kept distributed, and outputEmptyBlocks; every one a
+# distributed table job
+mkdir -p "$tmp/wt/l"
+if "$braid" -f "$here/wtable.dml" -args "$tmp/wt/l/" 3000 > "$tmp/wt/l.out" 2>&1; then
+  for c in "2 bs7" "3 bs3" "4 bs1000"; do
+    set -- $c
+    d="$tmp/wt/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/wtable.dml" -config "$tmp/$2.xml" -stats -args "$d/" 3000 > "$d.out" 2>&1 \
+      || { bad "weighted table $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "weighted table (np $1, $2)" "$tmp/wt/l" "$d"
+    if grep -qE "^  table +5 jobs" "$d.out"; then ok; else bad "weighted table $c: $(grep -E 'table' "$d.out")"; fi
+  done
+else bad "weighted table: the local run failed: $(tail -n 3 "$tmp/wt/l.out")"; fi
 # basic and fused reduce operators over the same partitions in one job
 # (one agreement, one reduction per operator for both kinds): 2 fused and
 # 4 basic; with one block on one rank, and more ranks than blocks
