@@ -277,6 +277,33 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   for m in G Y K P; do
     shares "mm$m" 'X = read("'"$tmp/data/$m.mtx"'", format="mm"); write(X * 2, "'"$tmp"'/mm'"$m"'_$N", format="csv")'
   done
+  # the array layout (column-major values) by shares too: every share's
+  # values are placed by their index in the file (an exclusive scan of the
+  # shares' counts); general with zeros, a comment line and several
+  # values on some lines, symmetric (lower triangle) and skew-symmetric
+  # (without the diagonal); a short one named by its count
+  mmarray() {   # mmarray NAME SYMMETRY ROWS COLS
+    awk -v s="$2" -v R="$3" -v C="$4" 'BEGIN {
+      print "%%MatrixMarket matrix array real " s; print "% column-major"; print R " " C
+      k = 0
+      for (j = 1; j <= C; j++) for (i = (s == "general" ? 1 : s == "symmetric" ? j : j + 1); i <= R; i++) {
+        v = (i * 7 + j * 3) % 11 == 0 ? 0 : (i * 5 - j * 2) / 8; k++
+        if (k % 100 == 2) print "% a comment among the values"
+        if (k % 5 == 0) printf "%s ", v; else print v
+      }
+      print "" }' > "$tmp/data/$1.mtx"
+  }
+  mmarray AG general 301 7
+  mmarray AY symmetric 120 120
+  mmarray AK skew-symmetric 97 97
+  for m in AG AY AK; do
+    shares "mm$m" 'X = read("'"$tmp/data/$m.mtx"'", format="mm"); write(X * 2, "'"$tmp"'/mm'"$m"'_$N", format="csv")'
+  done
+  head -n 900 "$tmp/data/AG.mtx" > "$tmp/data/AT.mtx"
+  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/AT.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/badmma.out" 2>&1; then
+    bad "short mm array read"
+  elif grep -q "AT.mtx: expected 2107 entries (from the size line), found [0-9]* (truncated file?)" "$tmp/badmma.out"; then ok
+  else bad "short mm array: $(tail -n 5 "$tmp/badmma.out")"; fi
   # the network rate: measured at startup (a ping-pong of ranks 0 and 1)
   # without sysds.dist.netrate, which the configurations give
   rate=$(grep '^  network rate' "$tmp/mmG/d.out")
