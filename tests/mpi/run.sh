@@ -263,6 +263,12 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   # symmetric and skew-symmetric (entries mirrored to the ranks holding
   # the mirrored rows), pattern; a short file and a bad entry named by
   # their lines
+  mm_error() {   # mm_error WHAT NAME MESSAGE: reading data/NAME.mtx fails with MESSAGE
+    if mpi 3 -exec distributed -s "X = read(\"$tmp/data/$2.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/bad$2.out" 2>&1; then
+      bad "$1 read"
+    elif grep -q "$3" "$tmp/bad$2.out"; then ok
+    else bad "$1: $(tail -n 5 "$tmp/bad$2.out")"; fi
+  }
   mmfile() {   # mmfile NAME FIELD SYMMETRY ROWS COLS AWK-CONDITION
     awk -v f="$2" -v s="$3" -v R="$4" -v C="$5" 'BEGIN { n = 0
       for (i = 1; i <= R; i++) for (j = 1; j <= C; j++) if ('"$6"') { n++; e[n] = i " " j (f == "pattern" ? "" : " " (i * 3 + j) / 4) }
@@ -300,10 +306,7 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
     shares "mm$m" 'X = read("'"$tmp/data/$m.mtx"'", format="mm"); write(X * 2, "'"$tmp"'/mm'"$m"'_$N", format="csv")'
   done
   head -n 900 "$tmp/data/AG.mtx" > "$tmp/data/AT.mtx"
-  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/AT.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/badmma.out" 2>&1; then
-    bad "short mm array read"
-  elif grep -q "AT.mtx: expected 2107 entries (from the size line), found [0-9]* (truncated file?)" "$tmp/badmma.out"; then ok
-  else bad "short mm array: $(tail -n 5 "$tmp/badmma.out")"; fi
+  mm_error "short mm array" AT "AT.mtx: expected 2107 entries (from the size line), found [0-9]* (truncated file?)"
   # the network rate: measured at startup (a ping-pong of ranks 0 and 1)
   # without sysds.dist.netrate, which the configurations give
   rate=$(grep '^  network rate' "$tmp/mmG/d.out")
@@ -312,15 +315,9 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
     *) bad "network rate not measured: $rate" ;;
   esac
   head -n 200 "$tmp/data/G.mtx" > "$tmp/data/T.mtx"
-  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/T.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/badmm.out" 2>&1; then
-    bad "short mm read"
-  elif grep -q "T.mtx: expected [0-9]* entries (from the size line), found 197 (truncated file?)" "$tmp/badmm.out"; then ok
-  else bad "short mm: $(tail -n 5 "$tmp/badmm.out")"; fi
+  mm_error "short mm" T "T.mtx: expected [0-9]* entries (from the size line), found 197 (truncated file?)"
   sed '250s/^[0-9]* /x /' "$tmp/data/G.mtx" > "$tmp/data/B.mtx"
-  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/B.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/badmm2.out" 2>&1; then
-    bad "bad mm read"
-  elif grep -q "B.mtx: line 250: bad row index \"x\"" "$tmp/badmm2.out"; then ok
-  else bad "bad mm: $(tail -n 5 "$tmp/badmm2.out")"; fi
+  mm_error "bad mm" B "B.mtx: line 250: bad row index \"x\""
   # mm and libsvm written by parts (mm: part 0 carries the whole matrix's
   # header), read back by shares and by the single-node reader, against
   # the local write
