@@ -14,8 +14,11 @@
  *          file that rank 0 updates in place (no write per instruction),
  *          so the launcher reads it even after a SIGKILL.
  * Under a plain mpirun (no launcher), rank 0 watches the ranks on its
- * machine itself: a thread polls a pidfd of each (exchanged at startup),
- * and when one ends before rank 0 stops the workers it prints
+ * machine itself: a thread polls a pidfd of each (exchanged at startup);
+ * a worker ended by mpirun's SIGTERM first sets its flag in a mapping the
+ * ranks on the machine share, so a worker that ends without its flag
+ * before rank 0 stops the workers died by itself, and rank 0 (its watch
+ * thread, or its own SIGTERM handler if that comes first) prints
  *   braid: error: rank R died (signal S: name) during instruction ...
  * and exits 1 at once. The signal comes from the dead rank's wait status
  * in /proc (its exit_code field), readable while the rank is a zombie,
@@ -45,20 +48,6 @@ static char g_up[4096]; /* this rank's up mark ("" without the launcher) */
 void dist_set_context(const char *what, int line)
 {
     snprintf(g_ctx, CTX_LEN, "instruction '%s' (line %d)", what ? what : "?", line);
-}
-
-/* Plain mpirun: rank 0 says what it was running, then exits 1 (write()
- * only: a signal handler). */
-static void on_term(int sig)
-{
-    (void)sig;
-    char msg[400];
-    int n = snprintf(msg, sizeof msg,
-                     "braid: error: the distributed run was ended by mpirun during %s: a rank died or was "
-                     "killed (mpirun names it)\n",
-                     g_ctx);
-    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
-    _exit(1);
 }
 
 /* Under the launcher: this rank did not die, mpirun ended it. */
@@ -139,16 +128,21 @@ static uint64_t start_time(int32_t pid)
     return stat_field(pid, 22, v, sizeof v, NULL) ? strtoull(v, NULL, 10) : 0;
 }
 
+/* Signal names, filled before any handler can run (strsignal is not
+ * async-signal-safe). */
+static char g_signame[65][40];
+
 /* How peer p ended, from its zombie's wait status (exit_code, field 52)
  * while mpirun has not reaped it yet: " (signal S: name)" or " (exit
- * status N)", else a note that its status was not seen. */
+ * status N)", else a note that its status was not seen. Async-signal-
+ * safe but for snprintf of numbers. */
 static void death_how(const Peer *p, char *how, size_t n)
 {
     char v[32], st = 0, t[32];
     if (stat_field(p->pid, 22, t, sizeof t, NULL) && strtoull(t, NULL, 10) == p->start &&
         stat_field(p->pid, 52, v, sizeof v, &st) && st == 'Z') {
-        int code = atoi(v);
-        if (code & 0x7f) snprintf(how, n, " (signal %d: %s)", code & 0x7f, strsignal(code & 0x7f));
+        int code = atoi(v), sig = code & 0x7f;
+        if (sig) snprintf(how, n, " (signal %d: %s)", sig, sig < 65 ? g_signame[sig] : "?");
         else snprintf(how, n, " (exit status %d)", (code >> 8) & 0xff);
         return;
     }
@@ -157,18 +151,45 @@ static void death_how(const Peer *p, char *how, size_t n)
 
 static void report_death(int rank, const Peer *p)
 {
-    char how[96];
+    char how[96], msg[400];
     death_how(p, how, sizeof how);
     char ctx[CTX_LEN];
     memcpy(ctx, g_ctx, CTX_LEN);
     ctx[CTX_LEN - 1] = 0;
-    fprintf(stderr, "braid: error: rank %d died%s during %s\n", rank, how, ctx);
-    fflush(stderr);
+    int n = snprintf(msg, sizeof msg, "braid: error: rank %d died%s during %s\n", rank, how, ctx);
+    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
     _exit(1);
 }
 
+/* Rank 0's watch: pidfds of the workers on its machine (g_fd_rank[i] is
+ * fd i's rank), and one flag per rank in a mapping the ranks on its
+ * machine share, which a worker sets when mpirun's SIGTERM ends it. A
+ * rank that ended without its flag died by itself (killed, crashed):
+ * mpirun ends the others only after it, so flags, not timing, tell the
+ * dead rank from the ranks mpirun ended because of it. */
 static int g_nfd;
 static int *g_fds, *g_fd_rank;
+static struct pollfd *g_pf;
+static volatile uint8_t *g_ended;
+
+static void on_term_worker(int sig)
+{
+    if (g_ended) g_ended[g_rank] = 1;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* The fd index of the lowest rank that ended by itself, -1 if none yet
+ * (async-signal-safe: rank 0's SIGTERM handler asks too). */
+static int dead_fd(void)
+{
+    if (!g_pf) return -1;
+    for (int i = 0; i < g_nfd; i++) g_pf[i] = (struct pollfd){.fd = g_fds[i], .events = POLLIN};
+    if (poll(g_pf, (nfds_t)g_nfd, 0) <= 0) return -1;
+    for (int i = 0; i < g_nfd; i++)
+        if (g_pf[i].revents && !(g_ended && g_ended[g_fd_rank[i]])) return i;
+    return -1;
+}
 
 static void *watch(void *arg)
 {
@@ -177,15 +198,40 @@ static void *watch(void *arg)
     if (!pf) return NULL;
     for (int i = 0; i < g_nfd; i++) pf[i] = (struct pollfd){.fd = g_fds[i], .events = POLLIN};
     for (;;) {
-        int n = poll(pf, (nfds_t)g_nfd, -1);
-        if (n < 0) continue;
-        for (int i = 0; i < g_nfd; i++)
-            if (pf[i].revents && !g_stopping) report_death(g_fd_rank[i], &g_peers[g_fd_rank[i]]);
+        if (poll(pf, (nfds_t)g_nfd, -1) < 0) continue;
         if (g_stopping) break;
-        for (int i = 0; i < g_nfd; i++) pf[i].events = pf[i].revents ? 0 : POLLIN;
+        int d = dead_fd();
+        if (d >= 0 && !g_stopping) report_death(g_fd_rank[d], &g_peers[g_fd_rank[d]]);
+        /* ended by mpirun: rank 0's SIGTERM comes next */
+        for (int i = 0; i < g_nfd; i++) if (pf[i].revents) pf[i].events = 0;
     }
     free(pf);
     return NULL;
+}
+
+/* The flags' mapping: rank 0 makes the file and broadcasts its name
+ * (empty: no watch), the ranks that see it map it, rank 0 removes the
+ * name once all have (collective). */
+static void map_flags(bool watching)
+{
+    char path[512] = "";
+    int fd = -1;
+    if (g_rank == 0 && watching) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(path, sizeof path, "%s/braid-ranks.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        fd = mkstemp(path);
+        if (fd < 0 || ftruncate(fd, g_size) != 0) path[0] = 0;
+    }
+    MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (path[0] && g_rank != 0) fd = open(path, O_RDWR);
+    if (path[0] && fd >= 0) {
+        void *p = mmap(NULL, (size_t)g_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) g_ended = p;
+    }
+    if (fd >= 0) close(fd);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0 && path[0]) unlink(path);
+    if (g_rank != 0 && g_ended) signal(SIGTERM, on_term_worker);
 }
 
 /* Every rank's identity to rank 0 (collective); rank 0 then watches the
@@ -193,15 +239,18 @@ static void *watch(void *arg)
  * is watched and mpirun's SIGTERM is what rank 0 sees). */
 static void watch_peers(bool watching)
 {
+    for (int s = 1; s < 65; s++) snprintf(g_signame[s], sizeof g_signame[s], "%s", strsignal(s));
     Peer me = {.pid = (int32_t)getpid()};
     me.start = start_time(me.pid);
     gethostname(me.host, sizeof me.host - 1);
     g_peers = g_rank == 0 ? calloc((size_t)g_size, sizeof *g_peers) : NULL;
     MPI_Gather(&me, (int)sizeof me, MPI_BYTE, g_peers, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
+    map_flags(watching && g_size > 1);
     if (g_rank != 0 || !g_peers || !watching) return;
     g_fds = calloc((size_t)g_size, sizeof *g_fds);
     g_fd_rank = calloc((size_t)g_size, sizeof *g_fd_rank);
-    if (!g_fds || !g_fd_rank) return;
+    g_pf = calloc((size_t)g_size, sizeof *g_pf);
+    if (!g_fds || !g_fd_rank || !g_pf) { free(g_pf); g_pf = NULL; return; }
     for (int r = 1; r < g_size; r++) {
         if (strcmp(g_peers[r].host, me.host)) continue;
         int fd = (int)syscall(SYS_pidfd_open, (pid_t)g_peers[r].pid, 0);
@@ -210,6 +259,23 @@ static void watch_peers(bool watching)
     }
     pthread_t t;
     if (g_nfd > 0 && pthread_create(&t, NULL, watch, NULL) == 0) pthread_detach(t);
+}
+
+/* Plain mpirun: rank 0 names the rank that died when its watch knows it
+ * (the SIGTERM may come before the watch thread ran), else says what it
+ * was running; exits 1 (a signal handler: write() only). */
+static void on_term(int sig)
+{
+    (void)sig;
+    int d = dead_fd();
+    if (d >= 0) report_death(g_fd_rank[d], &g_peers[g_fd_rank[d]]);
+    char msg[400];
+    int n = snprintf(msg, sizeof msg,
+                     "braid: error: the distributed run was ended by mpirun during %s: a rank died or was "
+                     "killed (mpirun names it)\n",
+                     g_ctx);
+    if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    _exit(1);
 }
 
 void fault_stopping(void) { g_stopping = 1; }
