@@ -94,6 +94,9 @@ void dist_print_stats(FILE *f)
         fprintf(f, "  (piggyback jobs ran %lld reduce operators over shared partitions)\n", (long long)g_piggy_ops);
     if (g_piggy_fused)
         fprintf(f, "  (fused jobs ran %lld piggybacked fused reduce operators)\n", (long long)g_piggy_fused);
+    if (g_stat[J_TASK].count)
+        fprintf(f, "  (remote parfor: %lld of the loops inside functions; up to %d threads per rank)\n",
+                (long long)g_pf_funcs, g_pf_threads);
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */
@@ -569,6 +572,13 @@ static void job_header(Job *j);
 #define MAX_GROUP 16
 static struct { Job j; Value bv[3]; Value *out; } g_pend[MAX_GROUP];
 static int g_npend = -1;   /* -1: no group open */
+/* The fused reduce members of the open group (rank 0), over g_frows rows. */
+static const DistFused *g_ffs[MAX_GROUP];
+static Value **g_fargs[MAX_GROUP];
+static Value *g_fout[MAX_GROUP];
+static int g_nfpend;
+static int64_t g_frows;
+
 
 static bool defer(const Job *j, Value *bv, Value *out)
 {
@@ -585,7 +595,7 @@ static bool defer(const Job *j, Value *bv, Value *out)
  * (the header carried the count in nin; the members' headers follow). */
 static int run_multi(const Job *head, Job *subs, BrErr *e)
 {
-    int n = head->nin;
+    int n = head->nin, nf = head->op;
     Job *js = subs;
     if (g_rank != 0 && !(js = malloc((size_t)n * sizeof *js))) {
         fprintf(stderr, "braid: rank %d: out of memory\n", g_rank);
@@ -601,28 +611,40 @@ static int run_multi(const Job *head, Job *subs, BrErr *e)
         if (!failed && !(part[k] = partial(&js[k], &loc, &len[k]))) failed = true, br_err(e, BR_ENOMEM, "out of memory");
         val_release(&loc);
     }
+    /* fused reduce members over the same rows (distfused.c) */
+    FusedPart fp = {0};
+    if (nf) fpart_run(&fp, nf, head->rows, &failed, e);
     int rc = agree(failed, e);
-    /* the partials of each reduction operator in one buffer */
+    if (!rc && nf) rc = fpart_flatten(&fp, e);
+    /* the partials of each reduction operator in one buffer, basic and
+     * fused members' alike */
     MPI_Op ops[4] = {MPI_SUM, MPI_MIN, MPI_MAX, MPI_PROD};
     for (int o = 0; !rc && o < 4; o++) {
         size_t tot = 0;
         double ident;
         for (int k = 0; k < n; k++) if (reduce_op(&js[k], &ident) == ops[o]) tot += len[k];
+        for (int m = 0; m < nf; m++)
+            for (size_t i = 0; i < fp.len[m]; i++) tot += fpart_op(&fp, m, i) == ops[o];
         if (!tot) continue;
         double *buf = malloc(tot * sizeof *buf), *p = buf;
         if (!buf) { fprintf(stderr, "braid: rank %d: out of memory\n", g_rank); MPI_Abort(MPI_COMM_WORLD, 1); }
         for (int k = 0; k < n; k++)
             if (reduce_op(&js[k], &ident) == ops[o]) memcpy(p, part[k], len[k] * sizeof *p), p += len[k];
+        for (int m = 0; m < nf; m++)
+            for (size_t i = 0; i < fp.len[m]; i++) if (fpart_op(&fp, m, i) == ops[o]) *p++ = fp.buf[m][i];
         reduce_to_0(buf, tot, ops[o]);
         p = buf;
         for (int k = 0; k < n; k++)
             if (reduce_op(&js[k], &ident) == ops[o]) memcpy(part[k], p, len[k] * sizeof *p), p += len[k];
+        for (int m = 0; m < nf; m++)
+            for (size_t i = 0; i < fp.len[m]; i++) if (fpart_op(&fp, m, i) == ops[o]) fp.buf[m][i] = *p++;
         free(buf);
     }
     for (int k = 0; k < n; k++) {
         if (!rc && g_rank == 0 && finish_reduce(&js[k], part[k], g_pend[k].out, e)) rc = -1;
         free(part[k]);
     }
+    if (nf && fpart_finish(&fp, !rc, g_fout, e)) rc = -1;
     if (js != subs) free(js);
     return rc;
 }
@@ -631,17 +653,34 @@ void dist_group_begin(void)
 {
     pthread_mutex_lock(&g_lock);
     g_npend = 0;
+    g_nfpend = 0;
+}
+
+int dist_group_fused(const DistFused *f, Value **args, Value *out, BrErr *e)
+{
+    if (g_npend < 0 || g_nfpend == MAX_GROUP || f->kind != DF_REDUCE) return DIST_LOCAL;
+    int64_t rows = 0;
+    int rc = fused_place(f, args, &rows, e);
+    if (rc) return rc;
+    if (g_nfpend > 0 && rows != g_frows) return DIST_LOCAL;
+    g_frows = rows;
+    g_ffs[g_nfpend] = f, g_fargs[g_nfpend] = args, g_fout[g_nfpend] = out;
+    g_nfpend++;
+    return 0;
 }
 
 int dist_group_end(BrErr *e)
 {
-    int n = g_npend, rc = 0;
+    int n = g_npend, nf = g_nfpend, rc = 0;
     g_npend = -1;
+    g_nfpend = 0;
     Job subs[MAX_GROUP];
     for (int k = 0; k < n; k++) subs[k] = g_pend[k].j;
-    if (n == 1) rc = start_job(&subs[0], NULL, g_pend[0].bv, g_pend[0].out, e);
-    else if (n > 1) {
-        Job head = {.type = J_MULTI, .nin = n};
+    if (n == 0 && nf > 0) rc = dist_fused_group(g_ffs, g_fargs, g_fout, nf, e);
+    else if (n == 1 && nf == 0) rc = start_job(&subs[0], NULL, g_pend[0].bv, g_pend[0].out, e);
+    else if (n + nf > 1) {
+        Job head = {.type = J_MULTI, .nin = n, .op = nf, .rows = g_frows};
+        fused_members(g_ffs, g_fargs, g_fout);
         int64_t t0 = br_now_ns();
         g_bytes = 0;
         job_header(&head);
@@ -649,7 +688,9 @@ int dist_group_end(BrErr *e)
         g_stat[J_MULTI].count++;
         g_stat[J_MULTI].ns += br_now_ns() - t0;
         g_stat[J_MULTI].bytes += g_bytes;
-        g_piggy_ops += n;
+        g_piggy_ops += n + nf;
+        g_piggy_fused += nf;
+        fused_members(NULL, NULL, NULL);
     }
     for (int k = 0; k < n; k++)
         for (int i = 0; i < 3; i++) val_release(&g_pend[k].bv[i]);
@@ -788,6 +829,16 @@ static int run_read(const Job *j, Value *path, Value *res, BrErr *e)
  * rank counts its rows' pairs into a dense orows x ocols block (k_table
  * with the dimensions given: pairs beyond them dropped, as locally), the
  * blocks are summed to rank 0. */
+/* A weighted table's weights on this rank: its rows of a co-partitioned
+ * W (*w), or a scalar weight (*ws) the job carries in ix[0]. */
+static void table_weights(const Job *j, const MB **w, double *ws)
+{
+    *w = NULL, *ws = 1;
+    if (j->nin < 3) return;
+    if (j->kind[2] == A_DIST) *w = part_get(j->id[2]);
+    else memcpy(ws, &j->ix[0], sizeof *ws);
+}
+
 static int table_sum(const Job *j, const MB *a, const MB *b, int64_t lo, int64_t hi, Value *res, BrErr *e)
 {
     size_t n = (size_t)(j->orows * j->ocols);
@@ -795,7 +846,10 @@ static int table_sum(const Job *j, const MB *a, const MB *b, int64_t lo, int64_t
     bool failed = !buf;
     if (!buf) br_err(e, BR_ENOMEM, "out of memory");
     if (!failed && hi > lo) {
-        MB *t = k_table(a, 0, b, 0, NULL, 1, j->orows, j->ocols, e);
+        const MB *w;
+        double ws;
+        table_weights(j, &w, &ws);
+        MB *t = k_table(a, 0, b, 0, w, ws, j->orows, j->ocols, e);
         if (!t) failed = true;
         for (int64_t r = 0; t && r < t->rows && r < j->orows; r++)
             for (int64_t c = 0; c < t->cols && c < j->ocols; c++) buf[r * j->ocols + c] = mb_get(t, r, c);
@@ -828,7 +882,10 @@ static int table_dims(Job *j, const MB *a, const MB *b, int64_t lo, int64_t hi, 
     int64_t d[2] = {0, 0}, all[2];
     bool failed = false;
     if (hi > lo) {
-        MB *t = a && b ? k_table(a, 0, b, 0, NULL, 1, -1, -1, e) : NULL;
+        const MB *w;
+        double ws;
+        table_weights(j, &w, &ws);
+        MB *t = a && b ? k_table(a, 0, b, 0, w, ws, -1, -1, e) : NULL;
         if (!a || !b) br_err(e, BR_EFAIL, "rank %d: partition missing", g_rank);
         if (t) d[0] = t->rows, d[1] = t->cols;
         else failed = true;
@@ -875,7 +932,10 @@ static int run_table(const Job *job, Value *res, bool *fallback, BrErr *e)
     bool failed = false;
     if (hi > lo) {
         mb_recount_nnz(ids);
-        MB *t = k_table(ids, 0, b, 0, NULL, 1, hi - lo, j->ocols, e);
+        const MB *w;
+        double ws;
+        table_weights(j, &w, &ws);
+        MB *t = k_table(ids, 0, b, 0, w, ws, hi - lo, j->ocols, e);
         if (t) loc = val_matrix(t);
         else failed = true;
     }
@@ -976,6 +1036,7 @@ void dist_finish(void)
     if (g_rank == 0) {
         pthread_mutex_lock(&g_lock);
         drop_all_scattered();
+        fault_stopping();
         Job j = {.type = J_STOP};
         job_header(&j);
         pthread_mutex_unlock(&g_lock);
@@ -1298,13 +1359,21 @@ int dist_read_binary(Value *path, Value *out, BrErr *e)
     return rc;
 }
 
-int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrErr *e)
+int dist_table(Value *a, Value *b, Value *w, int64_t odim1, int64_t odim2, Value *out, BrErr *e)
 {
-    if (!is_mat(a) || !is_mat(b) || (a->kind != V_DIST && b->kind != V_DIST)) return DIST_LOCAL;
+    if (!is_mat(a) || !is_mat(b) || (a->kind != V_DIST && b->kind != V_DIST && !(w && w->kind == V_DIST)))
+        return DIST_LOCAL;
     int64_t n = vrows(a);
     if (n <= 1 || vrows(b) != n || vcols(a) != 1 || vcols(b) != 1 || odim1 < -1 || odim2 < -1) return DIST_LOCAL;
-    Job j = {.type = J_TABLE, .nin = 2, .rows = n, .orows = odim1, .ocols = odim2};
+    /* weights: an n x 1 vector partitioned alike, or a number */
+    if (w && !(is_mat(w) && vrows(w) == n && vcols(w) == 1) && !val_is_numeric(w)) return DIST_LOCAL;
+    Job j = {.type = J_TABLE, .nin = w ? 3 : 2, .rows = n, .orows = odim1, .ocols = odim2};
     if (as_part(&j, 0, a, e) || as_part(&j, 1, b, e)) return -1;
-    Value *v[2] = {a, b};
+    if (w && is_mat(w) && as_part(&j, 2, w, e)) return -1;
+    if (w && !is_mat(w)) {
+        double ws = val_as_double(w);
+        memcpy(&j.ix[0], &ws, sizeof ws);   /* the scalar weight travels in the header */
+    }
+    Value *v[3] = {a, b, w};
     return run_op(&j, v, out, e);
 }

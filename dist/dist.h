@@ -104,13 +104,14 @@ int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e);
 int dist_lix(Value *x, Value *src, const int64_t r[4], Value *out, BrErr *e);
 /* cbind of 2 or 3 matrices of the same rows, one of them distributed. */
 int dist_cbind(Value **v, int n, Value *out, BrErr *e);
-/* table(a, b, odim1, odim2) (-1, -1: without dimensions, found by an
- * all-reduce of the ranks' largest ids first) of n x 1 vectors (one
- * distributed) when
+/* table(a, b, w, odim1, odim2) (-1, -1: without dimensions, found by an
+ * all-reduce of the ranks' largest ids first; w: NULL, an n x 1 weight
+ * vector partitioned with a, or a number) of n x 1 vectors (one
+ * distributed). When
  * odim1 = n and each rank's row ids fall within its rows (as with
  * seq(1, n)): the n x odim2 result stays distributed; DIST_LOCAL when
  * the ids do not stay within the ranks' rows. */
-int dist_table(Value *a, Value *b, int64_t odim1, int64_t odim2, Value *out, BrErr *e);
+int dist_table(Value *a, Value *b, Value *w, int64_t odim1, int64_t odim2, Value *out, BrErr *e);
 /* read() of a binary matrix file: every rank reads its rows (positioned
  * reads of just their bytes). */
 int dist_read_binary(Value *path, Value *out, BrErr *e);
@@ -163,6 +164,13 @@ int dist_fused(const DistFused *f, Value **args, int nin, Value *out, BrErr *e);
  * m's result lands in *outs[m]. DIST_LOCAL when they do not form such a
  * group (the caller runs them one by one). */
 int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **outs, int n, BrErr *e);
+/* A fused reduce operator joins the open piggyback group
+ * (dist_group_begin): its operands placed now, it runs in the group's
+ * job with the basic reduce operators (one agreement, one reduction per
+ * operator for all). f and args must live until dist_group_end; its
+ * result lands in *out. DIST_LOCAL when it cannot join (not a reduce,
+ * other rows, the group full). */
+int dist_group_fused(const DistFused *f, Value **args, Value *out, BrErr *e);
 /* Tasks (remote parfor, docs/dist.md): rank 0 broadcasts a payload,
  * every rank (rank 0 included) runs it with the runner the upper layer
  * registered and returns a result as bytes; rank 0 receives them all.
@@ -173,6 +181,9 @@ int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **ou
 typedef int (*DistTaskRun)(const char *payload, size_t n, char **res, size_t *rlen, BrErr *e);
 void dist_set_task_runner(DistTaskRun fn);
 int dist_task(const char *payload, size_t n, DistTaskRun local, char **res, size_t *rlen, BrErr *e);
+/* -stats of remote parfor loops: one ran with up to threads threads on a
+ * rank, in_func: the loop is inside a function. */
+void dist_note_parfor(int threads, bool in_func);
 /* A matrix block as bytes and back (what jobs send). */
 char *dist_pack_mb(const MB *m, size_t *n);
 MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e);

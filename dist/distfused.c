@@ -86,29 +86,6 @@ static double *flatten(const FHead *h, const int64_t sh[3], const Value *loc, si
     return buf;
 }
 
-/* Every rank: the partials of all members reduced to rank 0, one
- * reduction per combine operator over every member's entries that
- * combine by it (piggybacking: one round of messages for the group). */
-static void reduce_all(const FHead *h, const int64_t *sh, double **buf, const size_t *len, int n)
-{
-    size_t tot = 0;
-    for (int m = 0; m < n; m++) tot += len[m];
-    double *tmp = must_alloc(tot * sizeof *tmp);
-    for (int red = DF_SUM; red <= DF_MAX; red++) {
-        size_t k = 0;
-        for (int m = 0; m < n; m++)
-            for (size_t i = 0; i < len[m]; i++)
-                if (entry_red(&h[m], &sh[3 * m], i) == red) tmp[k++] = buf[m][i];
-        if (!k) continue;
-        reduce_to_0(tmp, k, red_op(red));
-        k = 0;
-        for (int m = 0; m < n; m++)
-            for (size_t i = 0; i < len[m]; i++)
-                if (entry_red(&h[m], &sh[3 * m], i) == red) buf[m][i] = tmp[k++];
-    }
-    free(tmp);
-}
-
 /* Rank 0: the reduced partials in the local operator's form. */
 static int reduced_value(const int64_t sh[3], const double *buf, Value *res, BrErr *e)
 {
@@ -128,28 +105,6 @@ static int reduced_value(const int64_t sh[3], const double *buf, Value *res, BrE
     if (!(m = mb_finish(m, e))) return -1;
     *res = val_matrix(m);
     return 0;
-}
-
-/* The reduce job's end on every rank: the members' shapes agreed (one
- * all-reduce), partials reduced, rank 0's results in outs. */
-static int finish_fused_reduce(const FHead *h, Value *loc, int n, Value **outs, BrErr *e)
-{
-    int64_t *mine = must_alloc((size_t)n * 3 * sizeof *mine), *sh = must_alloc((size_t)n * 3 * sizeof *sh);
-    for (int m = 0; m < n; m++) form_of(&loc[m], &mine[3 * m]);
-    MPI_Allreduce(mine, sh, 3 * n, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-    int rc = 0;
-    for (int m = 0; m < n; m++)
-        if (sh[3 * m] == F_NONE) rc = g_rank == 0 ? br_err(e, BR_EFAIL, "a distributed fused operator gave no value") : -1;
-    double **buf = must_alloc((size_t)n * sizeof *buf);
-    size_t *len = must_alloc((size_t)n * sizeof *len);
-    for (int m = 0; m < n; m++) buf[m] = rc ? NULL : flatten(&h[m], &sh[3 * m], &loc[m], &len[m]);
-    if (!rc) reduce_all(h, sh, buf, len, n);
-    for (int m = 0; m < n; m++) {
-        if (!rc && g_rank == 0 && reduced_value(&sh[3 * m], buf[m], outs[m], e)) rc = -1;
-        free(buf[m]);
-    }
-    free(buf), free(len), free(mine), free(sh);
-    return rc;
 }
 
 /* Every rank: member m's plan and operands, its operator on this rank's
@@ -191,33 +146,106 @@ static bool run_member(int m, const FHead *h, int64_t lo, int64_t hi, Value *loc
     return !failed;
 }
 
+/* Every rank: n fused members (headers from rank 0's g_fs) over this
+ * rank's rows of an n-row partitioning; *failed set when one failed. */
+void fpart_run(FusedPart *p, int n, int64_t rows, bool *failed, BrErr *e)
+{
+    *p = (FusedPart){.n = n};
+    p->h = must_alloc((size_t)n * sizeof *p->h);
+    if (g_rank == 0)
+        for (int m = 0; m < n; m++) {
+            const DistFused *f = g_fs[m];
+            p->h[m] = (FHead){.plen = (int64_t)f->plen, .kind = f->kind, .nout = f->nout, .nin = f->nin};
+            memcpy(p->h[m].red, f->red, sizeof p->h[m].red);
+        }
+    bcast_bytes(p->h, (size_t)n * sizeof *p->h);
+    int64_t lo, hi;
+    part_range(rows, g_rank, &lo, &hi);
+    p->loc = must_alloc((size_t)n * sizeof *p->loc);
+    for (int m = 0; m < n; m++)
+        if (!run_member(m, &p->h[m], lo, hi, &p->loc[m], e)) *failed = true;
+}
+
+/* Every rank, after the agreement: the members' result shapes agreed
+ * (one all-reduce) and each local result flattened (identities where
+ * this rank has none). */
+int fpart_flatten(FusedPart *p, BrErr *e)
+{
+    int n = p->n;
+    int64_t *mine = must_alloc((size_t)n * 3 * sizeof *mine);
+    p->sh = must_alloc((size_t)n * 3 * sizeof *p->sh);
+    for (int m = 0; m < n; m++) form_of(&p->loc[m], &mine[3 * m]);
+    MPI_Allreduce(mine, p->sh, 3 * n, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+    free(mine);
+    int rc = 0;
+    for (int m = 0; m < n; m++)
+        if (p->sh[3 * m] == F_NONE) rc = g_rank == 0 ? br_err(e, BR_EFAIL, "a distributed fused operator gave no value") : -1;
+    p->buf = must_alloc((size_t)n * sizeof *p->buf);
+    p->len = must_alloc((size_t)n * sizeof *p->len);
+    for (int m = 0; m < n; m++) {
+        p->buf[m] = NULL, p->len[m] = 0;
+        if (!rc) p->buf[m] = flatten(&p->h[m], &p->sh[3 * m], &p->loc[m], &p->len[m]);
+    }
+    return rc;
+}
+
+MPI_Op fpart_op(const FusedPart *p, int m, size_t i) { return red_op(entry_red(&p->h[m], &p->sh[3 * m], i)); }
+
+/* Every rank: rank 0's results into outs (skipped when !ok); frees p. */
+int fpart_finish(FusedPart *p, bool ok, Value **outs, BrErr *e)
+{
+    int rc = 0;
+    for (int m = 0; m < p->n; m++) {
+        if (ok && !rc && g_rank == 0 && reduced_value(&p->sh[3 * m], p->buf[m], outs[m], e)) rc = -1;
+        if (p->buf) free(p->buf[m]);
+        val_release(&p->loc[m]);
+    }
+    free(p->buf), free(p->len), free(p->sh), free(p->loc), free(p->h);
+    *p = (FusedPart){0};
+    return rc;
+}
+
+/* Every rank: the partials of all members reduced to rank 0, one
+ * reduction per combine operator over every member's entries that
+ * combine by it (piggybacking: one round of messages for the group). */
+static void reduce_all(FusedPart *p)
+{
+    size_t tot = 0;
+    for (int m = 0; m < p->n; m++) tot += p->len[m];
+    double *tmp = must_alloc(tot * sizeof *tmp);
+    for (int red = DF_SUM; red <= DF_MAX; red++) {
+        size_t k = 0;
+        for (int m = 0; m < p->n; m++)
+            for (size_t i = 0; i < p->len[m]; i++)
+                if (entry_red(&p->h[m], &p->sh[3 * m], i) == red) tmp[k++] = p->buf[m][i];
+        if (!k) continue;
+        reduce_to_0(tmp, k, red_op(red));
+        k = 0;
+        for (int m = 0; m < p->n; m++)
+            for (size_t i = 0; i < p->len[m]; i++)
+                if (entry_red(&p->h[m], &p->sh[3 * m], i) == red) p->buf[m][i] = tmp[k++];
+    }
+    free(tmp);
+}
+
 /* Every rank: the job's members (j->op of them; a group holds reduce
  * operators only) over this rank's rows, one agreement, then the map's
  * partitions kept or all members' partials reduced together. */
 int run_fused(const Job *j, Value *res, BrErr *e)
 {
-    int n = j->op;
-    FHead *h = must_alloc((size_t)n * sizeof *h);
-    if (g_rank == 0)
-        for (int m = 0; m < n; m++) {
-            const DistFused *f = g_fs[m];
-            h[m] = (FHead){.plen = (int64_t)f->plen, .kind = f->kind, .nout = f->nout, .nin = f->nin};
-            memcpy(h[m].red, f->red, sizeof h[m].red);
-        }
-    bcast_bytes(h, (size_t)n * sizeof *h);
-    int64_t lo, hi;
-    part_range(j->rows, g_rank, &lo, &hi);
-    Value *loc = must_alloc((size_t)n * sizeof *loc);
+    FusedPart p;
     bool failed = false;
-    for (int m = 0; m < n; m++)
-        if (!run_member(m, &h[m], lo, hi, &loc[m], e)) failed = true;
+    fpart_run(&p, j->op, j->rows, &failed, e);
     int rc;
-    if (h[0].kind == DF_MAP) rc = failed ? (agree(true, e), -1) : finish_map(j, &loc[0], res, e);
-    else rc = agree(failed, e) ? -1 : finish_fused_reduce(h, loc, n, g_fouts, e);
-    for (int m = 0; m < n; m++) val_release(&loc[m]);
-    free(loc);
-    free(h);
-    return rc;
+    if (p.h[0].kind == DF_MAP) {
+        rc = failed ? (agree(true, e), -1) : finish_map(j, &p.loc[0], res, e);
+        fpart_finish(&p, false, NULL, e);
+        return rc;
+    }
+    rc = agree(failed, e) ? -1 : fpart_flatten(&p, e);
+    if (!rc) reduce_all(&p);
+    int frc = fpart_finish(&p, !rc, g_fouts, e);
+    return rc ? rc : frc;
 }
 
 /* Rank 0: member f's operands partitioned or broadcast as it says. */
@@ -231,6 +259,13 @@ static int place_args(const DistFused *f, Value **args, int64_t *rows, BrErr *e)
         if (f->part[k] ? dist_scatter(args[k], e) : dist_collect(args[k], e)) return -1;
     *rows = n;
     return 0;
+}
+
+int fused_place(const DistFused *f, Value **args, int64_t *rows, BrErr *e) { return place_args(f, args, rows, e); }
+
+void fused_members(const DistFused *const *fs, Value **const *args, Value **outs)
+{
+    g_fs = fs, g_fargs = args, g_fouts = outs;
 }
 
 int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **outs, int n, BrErr *e)

@@ -100,9 +100,34 @@ int run_var(const Job *j, Value *res, BrErr *e);
 int run_rev(const Job *j, Value *res, BrErr *e);
 int run_fused(const Job *j, Value *res, BrErr *e);                 /* distfused.c */
 int run_task(const Job *j, BrErr *e);                              /* disttask.c */
+/* Fused reduce members of a job (distfused.c; a piggyback job mixes them
+ * with basic reduce operators, dist.c run_multi): run over this rank's
+ * rows, flattened after the agreement (shapes agreed), each entry's
+ * reduction operator, rank 0's results. */
+typedef struct FusedPart {
+    int n;
+    struct FHead *h;
+    Value *loc;
+    int64_t *sh;
+    double **buf;
+    size_t *len;
+} FusedPart;
+void fpart_run(FusedPart *p, int n, int64_t rows, bool *failed, BrErr *e);
+int fpart_flatten(FusedPart *p, BrErr *e);
+MPI_Op fpart_op(const FusedPart *p, int m, size_t i);
+int fpart_finish(FusedPart *p, bool ok, Value **outs, BrErr *e);
+/* Rank 0: member f's operands placed (partitioned ones scattered,
+ * broadcast ones collected), its rows in *rows; DIST_LOCAL when it does
+ * not split by rows. fused_members: the members the next job runs. */
+int fused_place(const DistFused *f, Value **args, int64_t *rows, BrErr *e);
+void fused_members(const DistFused *const *fs, Value **const *args, Value **outs);
+extern int g_pf_threads;   /* remote parfor statistics (disttask.c) */
+extern int64_t g_pf_funcs;
 /* Fault reporting (distfault.c), after MPI is up: the SIGTERM handler
  * and, under braid's launcher, this rank's marks for it. */
 void fault_init(void);
+/* Rank 0 is about to stop the workers: their exits are no deaths. */
+void fault_stopping(void);
 /* The network rate (distnet.c): measured unless given; collective. */
 void net_init(void);
 void net_print_stats(FILE *f);

@@ -15,7 +15,7 @@ typedef struct ReadSpec {
     double fill_value;
     int64_t rows, cols;   /* -1: unknown */
     char sep[8];
-    int32_t n_na, mm;     /* mm: a Matrix Market coordinate file */
+    int32_t n_na, mm;     /* mm: a Matrix Market file */
     char na[256];         /* csv naStrings, each ended by a NUL */
     IoMmHead head;        /* mm: its header (rank 0 read it) */
 } ReadSpec;
@@ -124,7 +124,8 @@ static bool mirror(IoTriples *t, int sym)
 }
 
 /* mm: this rank's entries, their count checked against the size line,
- * mirrored when the file is symmetric. */
+ * placed (the array layout: by their index in the file) and mirrored
+ * when the file is symmetric. */
 static bool mm_cells(const char *path, const ReadSpec *rs, const IoShare *sh, int64_t base_line, IoTriples *t,
                      BrErr *e)
 {
@@ -133,6 +134,14 @@ static bool mm_cells(const char *path, const ReadSpec *rs, const IoShare *sh, in
     int64_t n = t->n, all = 0;
     MPI_Allreduce(&n, &all, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     failed = g_rank == 0 && io_mm_count_check(path, rs->head.entries, all, e);
+    if (!rs->head.coord) {
+        /* the array layout: this share's values are the entries after the
+         * lower ranks' */
+        int64_t first = 0;
+        MPI_Exscan(&n, &first, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+        if (g_rank == 0) first = 0;
+        if (!failed) io_mm_array_cells(&rs->head, first, t);
+    }
     if (!failed && rs->head.sym && !mirror(t, rs->head.sym)) failed = true, br_err(e, BR_ENOMEM, "out of memory reading %s", path);
     if (!agree(failed, e)) return true;
     io_triples_free(t);
@@ -248,8 +257,7 @@ int run_readt(const Job *j, Value *bv, Value *res, BrErr *e)
 }
 
 /* An mm file's header (read by rank 0, its errors the local reader's;
- * a folder's in its first part, as a distributed write puts it);
- * DIST_LOCAL for what stays local: the array layout. */
+ * a folder's in its first part, as a distributed write puts it). */
 static int mm_spec(const char *path, const IoReadPlan *p, ReadSpec *rs, BrErr *e)
 {
     struct stat st;
@@ -262,7 +270,6 @@ static int mm_spec(const char *path, const IoReadPlan *p, ReadSpec *rs, BrErr *e
         *e = he;
         return -1;
     }
-    if (!rs->head.coord) return DIST_LOCAL;
     rs->mm = 1;
     rs->rows = rs->head.rows;
     rs->cols = rs->head.cols;

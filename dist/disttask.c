@@ -17,6 +17,15 @@ static size_t *g_rlen;
 
 void dist_set_task_runner(DistTaskRun fn) { g_task = fn; }
 
+int g_pf_threads;    /* the most threads a rank ran a remote parfor's share on */
+int64_t g_pf_funcs;  /* remote parfor loops inside functions */
+
+void dist_note_parfor(int threads, bool in_func)
+{
+    if (threads > g_pf_threads) g_pf_threads = threads;
+    g_pf_funcs += in_func;
+}
+
 char *dist_pack_mb(const MB *m, size_t *n)
 {
     BrErr e;

@@ -222,7 +222,7 @@ typedef struct IoTriples {
 int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_t cols, int64_t base_line,
                         IoTriples *t, BrErr *e);
 void io_triples_free(IoTriples *t);
-/* Matrix Market coordinate files by shares: io_mm_head reads the header
+/* Matrix Market files by shares: io_mm_head reads the header
  * (a prefix of the file; rows/cols, -1 unknown, checked against the size
  * line): the entries begin at byte off after lines lines; entries is
  * the count the size line promises (io_mm_count_check: the local
@@ -238,6 +238,12 @@ int io_mm_head(const char *path, int64_t rows, int64_t cols, IoMmHead *h, BrErr 
 int io_mm_share_parse(const char *path, const IoShare *s, const IoMmHead *h, int64_t base_line, IoTriples *out,
                       BrErr *e);
 int io_mm_count_check(const char *path, int64_t want, int64_t found, BrErr *e);
+/* The array layout by shares: io_mm_share_parse gives the share's values
+ * (rows and columns 0); they are the file's entries first, first + 1,
+ * ... in column-major order (a symmetric file's lower triangle, a
+ * skew-symmetric one's without the diagonal), which this turns into
+ * their cells (zeros dropped; a symmetric file's still to be mirrored). */
+void io_mm_array_cells(const IoMmHead *h, int64_t first, IoTriples *t);
 /* A rows x cols block of cells (later duplicates win). */
 MB *io_triples_block(const char *path, const IoTriples *t, int64_t rows, int64_t cols, BrErr *e);
 

@@ -558,13 +558,13 @@ int io_write_text_at(IoOut *o, const MB *m, int64_t row0, BrErr *e)
 
 /* ---------- shares of a distributed read (io.h) ---------- */
 
-static int share_parse(const char *path, const IoShare *s, const TParse tp, int64_t base_line, IoTriples *out,
-                       BrErr *e)
+static int share_parse(const char *path, const IoShare *s, const TParse tp, bool values_only, int64_t base_line,
+                       IoTriples *out, BrErr *e)
 {
     *out = (IoTriples){0};
     IoBuf b = {s->p, s->n, s->n};
     int k = 0;
-    TRange *t = s->n ? parse_ranges(&b, 0, base_line, &tp, false, 0, path, &k, e) : NULL;
+    TRange *t = s->n ? parse_ranges(&b, 0, base_line, &tp, values_only, 0, path, &k, e) : NULL;
     if (s->n && !t) return e->code;
     int64_t n = 0;
     for (int i = 0; i < k; i++) n += t[i].n;
@@ -592,14 +592,34 @@ static int share_parse(const char *path, const IoShare *s, const TParse tp, int6
 int io_text_share_parse(const char *path, const IoShare *s, int64_t rows, int64_t cols, int64_t base_line,
                         IoTriples *out, BrErr *e)
 {
-    return share_parse(path, s, (TParse){rows, cols, false, "the .mtd or read() arguments"}, base_line, out, e);
+    return share_parse(path, s, (TParse){rows, cols, false, "the .mtd or read() arguments"}, false, base_line, out, e);
 }
 
 int io_mm_share_parse(const char *path, const IoShare *s, const IoMmHead *h, int64_t base_line, IoTriples *out,
                       BrErr *e)
 {
-    return share_parse(path, s, (TParse){h->rows, h->cols, h->pattern, "the Matrix Market size line"}, base_line, out,
-                       e);
+    return share_parse(path, s, (TParse){h->rows, h->cols, h->pattern, "the Matrix Market size line"}, !h->coord,
+                       base_line, out, e);
+}
+
+void io_mm_array_cells(const IoMmHead *h, int64_t first, IoTriples *t)
+{
+    int64_t n = h->rows, i = 0, j = 0, k = first;
+    /* the column and row of entry first: columns of n (general), n - j
+     * (symmetric: rows j..n-1) or n - 1 - j (skew: rows j+1..n-1) entries */
+    if (t->n > 0 && h->sym == 0) j = k / n, i = k % n;
+    else if (t->n > 0) {
+        for (int64_t len; j < n && k >= (len = h->sym == 1 ? n - j : n - 1 - j); j++) k -= len;
+        i = (h->sym == 1 ? j : j + 1) + k;
+    }
+    int64_t m = 0;
+    for (int64_t x = 0; x < t->n; x++) {
+        if (t->v[x] != 0) t->r[m] = i, t->c[m] = (int32_t)j, t->v[m] = t->v[x], m++;
+        if (++i == n) { j++; i = h->sym == 0 ? 0 : h->sym == 1 ? j : j + 1; }
+    }
+    t->n = m;
+    t->maxr = h->rows;
+    t->maxc = h->cols;
 }
 
 void io_triples_free(IoTriples *t)

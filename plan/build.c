@@ -753,6 +753,27 @@ static FProg *specialize(BCtx *c, Hop *call)
     return plan_specialize(c->prog, call, c->diag, true);
 }
 
+/* Finds or builds (without the quota: another process built it) the
+ * specialization of f for sig (copied). */
+FProg *plan_function_sig(RtProgram *p, Func *f, const FSig *sig, Diag *d)
+{
+    pthread_mutex_lock(&p->lock);
+    FProg *fp = NULL;
+    for (int i = 0; i < p->nfuncs && !fp; i++)
+        if (p->funcs[i]->func == f && p->funcs[i]->sig && sig_equal(p->funcs[i]->sig, sig, f->nin)) fp = p->funcs[i];
+    FSig *own = fp ? NULL : calloc((size_t)f->nin, sizeof *own);
+    if (own) {
+        for (int k = 0; k < f->nin; k++) own[k] = (FSig){sig[k].rows, sig[k].cols, val_retain(sig[k].v)};
+        fp = function_build(p, f, own, d);
+        if (!fp) {
+            for (int k = 0; k < f->nin; k++) val_release(&own[k].v);
+            free(own);
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return fp && fp->compiled ? fp : NULL;
+}
+
 FProg *plan_specialize(RtProgram *p, Hop *call, Diag *diag, bool values)
 {
     Func *f = call->func;

@@ -25,6 +25,9 @@ void plan_program_free(RtProgram *p);
  * first use; NULL when nothing is known or the function has its quota
  * (inter-procedural analysis, plan/build.c). Thread-safe. */
 FProg *plan_specialize(RtProgram *p, Hop *call, Diag *d, bool values);
+/* The specialization of f for signature sig (one entry per parameter),
+ * found or compiled (a remote parfor worker: the one rank 0 ran). */
+FProg *plan_function_sig(RtProgram *p, Func *f, const FSig *sig, Diag *d);
 /* Inlines calls of small single-block side-effect-free functions into d;
  * returns how many (plan/inline.c). */
 int plan_inline_calls(RtProgram *p, HopDag *d, Diag *diag);

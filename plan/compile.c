@@ -59,6 +59,7 @@ const RtHooks plan_hooks = {
     .release = hook_release,
     .explain = hook_explain,
     .function = plan_function,
+    .function_sig = plan_function_sig,
     .free_dag = hook_free_dag,
     .print_stats = hook_print_stats,
 };

@@ -207,39 +207,6 @@ static int64_t fused_reduce_over(const Instr *in, const Value *regs)
     return regs[in->in[m]].dm->id;
 }
 
-/* Piggybacking of fused reduce operators (seed 002 section 3.4 with
- * seed 000's distributed fused operators): a fused reduce over a
- * distributed main input and the later ones of the block over the same
- * partitions whose inputs are ready run as one job (one agreement, one
- * reduction per combine operator); the later ones find their results in
- * place. 1: done as a group, 0: no group, -1: error. */
-#define MAX_FGROUP 8
-static int fused_group(Rt *rt, const Code *c, const Instr *in, Value *regs, BrErr *e)
-{
-    int64_t id = dist_piggyback() ? fused_reduce_over(in, regs) : 0;
-    if (!id) return 0;
-    int me = (int)(in - c->ins), members[MAX_FGROUP] = {me}, n = 1;
-    for (int j = me + 1; j < c->n && n < MAX_FGROUP; j++) {
-        const Instr *x = &c->ins[j];
-        bool ready = true;
-        for (int k = 0; k < x->nin; k++) ready &= x->in[k] < me;
-        if (ready && regs[x->out].kind == V_NONE && fused_reduce_over(x, regs) == id) members[n++] = j;
-    }
-    if (n < 2) return 0;
-    FusedPrep fp[MAX_FGROUP];
-    const DistFused *fs[MAX_FGROUP];
-    Value **as[MAX_FGROUP], *outs[MAX_FGROUP];
-    int rc = 0, k = 0;
-    for (; k < n && !rc; k++) {
-        const Instr *x = &c->ins[members[k]];
-        rc = fused_prep(rt, x, regs, &fp[k], e);
-        fs[k] = &fp[k].d, as[k] = fp[k].args, outs[k] = &regs[x->out];
-    }
-    if (!rc) rc = dist_fused_group(fs, as, outs, n, e);
-    for (int i = 0; i < k; i++) fused_unprep(&fp[i]);
-    return rc < 0 ? -1 : rc == 0 ? 1 : 0;
-}
-
 static CgOptions g_wopt;
 static CgContext *g_wcg;
 
@@ -333,14 +300,18 @@ static int slice_or_bind(const Instr *in, Value *regs, BrErr *e)
         Value *src = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
         return dist_lix(&regs[in->in[0]], src, r, &regs[in->out], e);
     }
-    if (in->kind == I_BUILTIN && in->bi == BI_TABLE && (in->nin == 4 || in->nin == 2)) {
-        Value *a = in->in[0] >= 0 ? &regs[in->in[0]] : &none, *b = in->in[1] >= 0 ? &regs[in->in[1]] : &none;
-        if (in->nin == 2) return dist_table(a, b, -1, -1, &regs[in->out], e);   /* dimensions found first */
-        const Value *o1 = in->in[2] >= 0 ? &regs[in->in[2]] : &none, *o2 = in->in[3] >= 0 ? &regs[in->in[3]] : &none;
+    if (in->kind == I_BUILTIN && in->bi == BI_TABLE && in->nin >= 2 && in->nin <= 6) {
+        /* table(A, B[, W][, odim1, odim2][, outputEmptyBlocks]) */
+        int nv = in->nin == 6 ? 5 : in->nin;
+        Value *v[5];
+        for (int k = 0; k < nv; k++) v[k] = in->in[k] >= 0 ? &regs[in->in[k]] : &none;
+        Value *w = nv == 3 || nv == 5 ? v[2] : NULL;
+        if (nv == 2 || nv == 3) return dist_table(v[0], v[1], w, -1, -1, &regs[in->out], e);   /* dimensions found first */
+        const Value *o1 = v[nv - 2], *o2 = v[nv - 1];
         if (!val_is_numeric(o1) || !val_is_numeric(o2)) return DIST_LOCAL;
         int64_t d1 = (int64_t)val_as_double(o1), d2 = (int64_t)val_as_double(o2);
         if (d1 < 0 || d2 < 0) return DIST_LOCAL;
-        return dist_table(a, b, d1, d2, &regs[in->out], e);
+        return dist_table(v[0], v[1], w, d1, d2, &regs[in->out], e);
     }
     if (in->kind == I_BUILTIN && (in->bi == BI_CBIND || in->bi == BI_RBIND) && in->nin >= 2 && in->nin <= 3) {
         Value *v[3];
@@ -412,6 +383,27 @@ static int group_reg(const Instr *x)
     return reduce_kind(x) ? x->in[0] : -1;
 }
 
+/* Is register r, written by a later instruction of c, a number literal?
+ * Then it is set now (what that instruction writes again; numbers hold
+ * no references), so that an operator reading it can join a job before
+ * it (a fused operator's scalar inputs). */
+static const Instr *num_lit(const Code *c, int r)
+{
+    for (int i = 0; r >= 0 && i < c->n; i++) {
+        const Instr *p = &c->ins[i];
+        if (p->out == r) return p->kind == I_LIT && val_is_numeric(&p->lit) && p->lit.kind != V_STRING ? p : NULL;
+    }
+    return NULL;
+}
+
+static bool lit_ready(const Code *c, Value *regs, int r)
+{
+    if (r < 0) return true;
+    const Instr *p = num_lit(c, r);
+    if (p && regs[r].kind == V_NONE) regs[r] = p->lit;
+    return p != NULL;
+}
+
 int rt_dist_group(const Code *c, int i)
 {
     if (!dist_piggyback() || i < 0 || i >= c->n) return -1;
@@ -428,9 +420,8 @@ int rt_dist_group(const Code *c, int i)
         for (int j = l + 1; j < c->n; j++) {
             const Instr *y = &c->ins[j];
             bool ready = true;
-            for (int k = 0; k < y->nin; k++) ready &= y->in[k] < l;
-            if (grp[j] < 0 && ready && y->exec == EX_DIST && (y->kind == I_FUSED) == (x->kind == I_FUSED) &&
-                group_reg(y) == xr)
+            for (int k = 0; k < y->nin; k++) ready &= y->in[k] < l || num_lit(c, y->in[k]);
+            if (grp[j] < 0 && ready && y->exec == EX_DIST && group_reg(y) == xr)
                 grp[j] = grp[l] = l;
         }
     }
@@ -439,39 +430,82 @@ int rt_dist_group(const Code *c, int i)
     return g;
 }
 
-/* Piggybacking (seed 002 section 3.4): a reduce operator and the later
- * reduce operators of the block over the same partitions whose inputs
- * are ready now (registers of earlier instructions) run as one job; the
- * later ones then find their result in place. 1: done as a group, 0: no
+/* The partitions a reduce operator that piggybacks runs over (basic or
+ * fused), 0 if it is not one over distributed partitions. */
+static int64_t group_over(const Instr *in, const Value *regs)
+{
+    return in->kind == I_FUSED ? fused_reduce_over(in, regs) : reduce_over(in, regs);
+}
+
+/* Instruction x joins the open group: a basic reduce operator's job is
+ * held (dist.c defers it), a fused one is prepared into fp and joins.
+ * 0: joined; DIST_LOCAL: it runs on its own later; -1: error. */
+static int join(Rt *rt, const Code *c, Frame *f, const Instr *x, Value *regs, FusedPrep *fp, BrErr *e)
+{
+    dist_set_context(x->statname, x->span.line);
+    if (x->kind != I_FUSED) return dist_instr(rt, c, f, x, regs, e);
+    int rc = fused_prep(rt, x, regs, fp, e);
+    return rc ? rc : dist_group_fused(&fp->d, fp->args, &regs[x->out], e);
+}
+
+/* Piggybacking (seed 002 section 3.4, with seed 000's distributed fused
+ * operators): a reduce operator (full or column aggregate, tsmm, t(X) %*%
+ * Y, or a fused reduce over a distributed main input) and the later
+ * reduce operators of the block, basic or fused, over the same partitions
+ * whose inputs are ready now (registers of earlier instructions) run as
+ * one job: one agreement, one reduction per reduction operator; the later
+ * ones then find their result in place. 1: done as a group, 0: no
  * partners, -1: error. */
+#define MAX_PIGGY 16
+
+/* A distributed reduce operator over a matrix still local scatters it
+ * first (as its own run would), so that it can lead a job; the variable
+ * it was read from then names the distributed matrix. */
+static int lead_scatter(const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
+{
+    int r = group_reg(in);
+    if (!dist_piggyback() || in->exec != EX_DIST || r < 0 || regs[r].kind != V_MATRIX) return 0;
+    VKind before[MAX_BEFORE];
+    for (int k = 0; k < MAX_BEFORE; k++) before[k] = k < in->nin && in->in[k] >= 0 ? regs[in->in[k]].kind : V_NONE;
+    if (dist_scatter(&regs[r], e)) return -1;
+    return keep_scattered(c, f, in, before, regs) ? br_err(e, BR_ENOMEM, "out of memory") : 0;
+}
+
 static int piggyback(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
-    int64_t id = dist_piggyback() ? reduce_over(in, regs) : 0;
+    if (lead_scatter(c, f, in, regs, e)) return -1;
+    int64_t id = dist_piggyback() ? group_over(in, regs) : 0;
     if (!id) return 0;
-    int me = (int)(in - c->ins), members[16], n = 0;
-    for (int j = me + 1; j < c->n && n < 15; j++) {
+    int me = (int)(in - c->ins), members[MAX_PIGGY] = {me}, n = 1;
+    for (int j = me + 1; j < c->n && n < MAX_PIGGY; j++) {
         const Instr *x = &c->ins[j];
+        if (regs[x->out].kind != V_NONE || group_over(x, regs) != id) continue;
         bool ready = true;
-        for (int k = 0; k < x->nin; k++) ready &= x->in[k] < me;
-        if (ready && regs[x->out].kind == V_NONE && reduce_over(x, regs) == id) members[n++] = j;
+        for (int k = 0; k < x->nin; k++) ready &= x->in[k] < me || lit_ready(c, regs, x->in[k]);
+        if (ready) members[n++] = j;
     }
-    if (!n) return 0;
+    if (n < 2) return 0;
+    FusedPrep fp[MAX_PIGGY];
+    bool prepped[MAX_PIGGY] = {false};
     dist_group_begin();
-    int rc = dist_instr(rt, c, f, in, regs, e);
+    int rc = 0, lead = 0;
     for (int k = 0; k < n && rc >= 0; k++) {
         const Instr *x = &c->ins[members[k]];
-        dist_set_context(x->statname, x->span.line);
-        if (dist_instr(rt, c, f, x, regs, e) < 0) rc = -1;
+        int jr = join(rt, c, f, x, regs, &fp[k], e);
+        prepped[k] = x->kind == I_FUSED;
+        if (jr < 0) rc = -1;
+        if (k == 0) lead = jr;
     }
     if (dist_group_end(e)) rc = -1;
-    return rc < 0 ? -1 : rc == 0 ? 1 : 0;
+    for (int k = 0; k < n; k++) if (prepped[k]) fused_unprep(&fp[k]);
+    return rc < 0 ? -1 : lead == 0 ? 1 : 0;
 }
 
 int rt_dist_step(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
     /* run earlier in a piggybacked job */
     if ((in->kind == I_AGG || in->kind == I_MATMUL || in->kind == I_FUSED) && regs[in->out].kind != V_NONE) return 1;
-    int pg = in->kind == I_FUSED ? fused_group(rt, c, in, regs, e) : piggyback(rt, c, f, in, regs, e);
+    int pg = piggyback(rt, c, f, in, regs, e);
     if (pg) return pg;
     if (in->exec == EX_DIST || reads_dist(in, regs)) {
         int rc = dist_instr(rt, c, f, in, regs, e);

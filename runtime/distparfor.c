@@ -3,9 +3,12 @@
  * frame's distributed variables, sends the frame (scalars, strings,
  * matrices) and the iteration range as one task (dist/disttask.c); every
  * rank, rank 0 included, runs iterations r, r + N, r + 2N, ... of the
- * loop body locally (workers compile the script on their first task: the
- * same script, arguments and configuration give the same program, and
- * the loop is found by its position in the script) and returns its
+ * loop body locally, on its threads where the loop and the memory budget
+ * allow (workers compile the script on their first task: the same
+ * script, arguments and configuration give the same program, and the
+ * loop is found by its function and its position in the script; a
+ * function's body is compiled on the worker when first needed and kept
+ * for later tasks) and returns its
  * result variables; rank 0 merges them as the local parfor does
  * (rt_parfor_merge: compare with the original, accumulators summed). */
 #include "distexec.h"
@@ -16,6 +19,7 @@
 
 #include "../base/strbuf.h"
 #include "../dist/dist.h"
+#include "../lang/load.h"
 
 #define TASK_MAGIC 0x50465232u   /* "PFR2" */
 
@@ -119,7 +123,10 @@ typedef struct TaskHead {
     uint64_t sbase;   /* the loop's seed base (runtime/seeds.c) */
 } TaskHead;
 
-/* The parfor block at a position of the script (main program). */
+/* The head is followed by the loop's place: the namespace key and name of
+ * the function holding it (two empty names: the main program). */
+
+/* The parfor block at a position of the script. */
 static PBlock *find_loop(PBList *l, int line, int col)
 {
     for (int i = 0; i < l->n; i++) {
@@ -132,14 +139,101 @@ static PBlock *find_loop(PBList *l, int line, int col)
     return NULL;
 }
 
-/* This rank's iterations of the payload's loop over the shipped frame;
- * its result variables as bytes. */
+/* Does list l hold block x (at any depth)? */
+static bool holds(const PBList *l, const PBlock *x)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i] == x || holds(&l->v[i]->body, x) || holds(&l->v[i]->els, x)) return true;
+    return false;
+}
+
+/* The compiled function (a generic version or a specialization) whose
+ * body holds loop b (NULL: the main program or none); *found whether
+ * any does. */
+static FProg *loop_func(RtProgram *p, const PBlock *b, bool *found)
+{
+    *found = holds(&p->main, b);
+    if (*found) return NULL;
+    pthread_mutex_lock(&p->lock);
+    FProg *fp = NULL;
+    for (int i = 0; i < p->nfuncs && !fp; i++)
+        if (holds(&p->funcs[i]->body, b)) fp = p->funcs[i];
+    pthread_mutex_unlock(&p->lock);
+    *found = fp != NULL;
+    return fp;
+}
+
+/* The loop's place after the task's head: the namespace key and name of
+ * its function (two empty names: the main program) and, for a
+ * specialization, what it was compiled for (per parameter: rows, cols and
+ * the scalar value or none). Non-zero: a signature value a task does not
+ * carry. */
+static int put_place(StrBuf *b, const FProg *fp)
+{
+    put_name(b, fp ? fp->func->ns : "");
+    put_name(b, fp ? fp->func->name : "");
+    uint8_t has = fp && fp->sig;
+    put(b, &has, 1);
+    for (int i = 0; has && i < fp->func->nin; i++) {
+        put(b, &fp->sig[i].rows, sizeof fp->sig[i].rows);
+        put(b, &fp->sig[i].cols, sizeof fp->sig[i].cols);
+        int32_t none = V_NONE;
+        if (fp->sig[i].v.kind == V_NONE) put(b, &none, sizeof none);
+        else if (!put_value(b, &fp->sig[i].v)) return -1;
+    }
+    return 0;
+}
+
+/* The function a task's loop is in, compiled here as on rank 0 (the same
+ * specialization, found or compiled now, and kept for later tasks). */
+static FProg *task_func(Rt *rt, Rd *r, const char *ns, const char *name, BrErr *e)
+{
+    Func *fn = lang_find_func(rt->prog->ast, ns, name);
+    bool has = get_u8(r) != 0;
+    if (!fn || r->bad) return NULL;
+    if (!has) return rt->prog->hooks->function(rt->prog, fn, rt->diag);
+    FSig *sig = calloc((size_t)fn->nin + 1, sizeof *sig);
+    if (!sig) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    for (int i = 0; i < fn->nin; i++) {
+        sig[i].rows = (int64_t)get_u64(r);
+        sig[i].cols = (int64_t)get_u64(r);
+        Rd peek = *r;
+        if (get_i32(&peek) == V_NONE) *r = peek, sig[i].v = val_none();
+        else sig[i].v = get_value(r, e);
+    }
+    FProg *fp = r->bad ? NULL : rt->prog->hooks->function_sig(rt->prog, fn, sig, rt->diag);
+    for (int i = 0; i < fn->nin; i++) val_release(&sig[i].v);
+    free(sig);
+    return fp;
+}
+
+/* The loop a task names, in this rank's program. */
+static PBlock *task_loop(Rt *rt, Rd *r, const TaskHead *h, BrErr *e)
+{
+    const char *ns = get_name(r), *name = get_name(r);
+    if (h->magic != TASK_MAGIC || r->bad) return NULL;
+    if (!name[0]) {
+        get_u8(r);
+        return find_loop(&rt->prog->main, h->line, h->col);
+    }
+    FProg *fp = task_func(rt, r, ns, name, e);
+    if (!fp) {
+        if (!e->code) br_err(e, BR_EFAIL, "rank %d: function %s could not be compiled for its parfor", dist_rank(), name);
+        return NULL;
+    }
+    return find_loop(&fp->body, h->line, h->col);
+}
+
+/* This rank's iterations of the payload's loop over the shipped frame,
+ * on its threads where the loop and memory allow (rt_parfor_share); its
+ * result variables as bytes. */
 static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *rlen, BrErr *e)
 {
     Rd r = {payload, payload + n, false};
     TaskHead h;
     get(&r, &h, sizeof h);
-    PBlock *b = h.magic == TASK_MAGIC ? find_loop(&rt->prog->main, h.line, h.col) : NULL;
+    PBlock *b = task_loop(rt, &r, &h, e);
+    if (!b && e->code) return -1;
     if (!b) return br_err(e, BR_EFAIL, "rank %d: no parfor at line %d, column %d of its program", dist_rank(), h.line, h.col);
     Frame f = {.depth = 0};
     st_init(&f.vars);
@@ -153,20 +247,14 @@ static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *
     /* rank r's iterations, as the local parfor deals them to threads */
     rt->err = (BrErr){0};
     rt->stopped = false;
-    int me = dist_rank(), np = dist_size();
-    RtSeedState seeds = rt_seed_save();   /* rank 0 runs a share too */
-    for (int64_t k = me; k < h.n && !rc; k += np) {
-        double x = h.from + (double)k * h.incr;
-        rt_seed_iter(rt, h.sbase, k);   /* iteration k's seeds, whatever rank runs it */
-        if (st_put(&f.vars, b->var, h.ints ? val_int((int64_t)llround(x)) : val_double(x)))
-            rc = br_err(e, BR_ENOMEM, "out of memory");
-        else if (rt_exec_list(rt, &f, &b->body))
-            rc = rt->err.at.line > 0 ? br_err(e, rt->err.code, "line %d: %s", rt->err.at.line, rt->err.msg)
-                                     : br_err(e, BR_EFAIL, "%s", rt->err.msg[0] ? rt->err.msg : "parfor body failed");
-    }
-    rt_seed_restore(seeds);
+    int32_t deg = 1;
+    /* iteration k draws the seeds of (the loop's base, k), whatever rank runs it */
+    if (!rc && rt_parfor_share(rt, &f, b, h.from, h.incr, h.ints != 0, h.n, dist_rank(), dist_size(), h.sbase, &deg))
+        rc = rt->err.at.line > 0 ? br_err(e, rt->err.code, "line %d: %s", rt->err.at.line, rt->err.msg)
+                                 : br_err(e, BR_EFAIL, "%s", rt->err.msg[0] ? rt->err.msg : "parfor body failed");
     StrBuf out = {0};
     int32_t nr = b->results.n + b->accums.n;
+    put(&out, &deg, sizeof deg);   /* the threads this rank used */
     put(&out, &nr, sizeof nr);
     for (int i = 0; i < nr && !rc; i++) {
         const char *name = i < b->results.n ? b->results.v[i] : b->accums.v[i - b->results.n];
@@ -227,11 +315,11 @@ static Rt *g_rt0;
 static int local_task(const char *payload, size_t n, char **res, size_t *rlen, BrErr *e)
 {
     Rt *rt = g_rt0;
-    bool nd = rt->no_dist, ip = rt->in_parfor;
-    rt->no_dist = true, rt->in_parfor = true;
+    bool nd = rt->no_dist;
+    rt->no_dist = true;   /* its threads run the iterations (no jobs) */
     BrErr keep = rt->err;
     int rc = run_share(rt, payload, n, res, rlen, e);
-    rt->no_dist = nd, rt->in_parfor = ip;
+    rt->no_dist = nd;
     if (!rc) rt->err = keep;
     return rc;
 }
@@ -270,12 +358,13 @@ static bool shipped(const PBlock *b, const NameSet *reads, const char *name)
 /* The frame as a task payload: the variables the body reads and the
  * results, not the rest of the frame; DIST_LOCAL when one is of a kind a
  * task does not carry. Distributed matrices are collected first. */
-static int payload(Frame *f, const PBlock *lp, const TaskHead *h, StrBuf *b, BrErr *e)
+static int payload(Frame *f, const PBlock *lp, const TaskHead *h, const FProg *fp, StrBuf *b, BrErr *e)
 {
     NameSet reads = {0};
     reads_of(&lp->body, &reads);
     if (reads.oom) { ns_free(&reads); return br_err(e, BR_ENOMEM, "out of memory"); }
     put(b, h, sizeof *h);
+    if (put_place(b, fp)) { ns_free(&reads); return DIST_LOCAL; }
     int32_t nv = 0;
     for (int i = st_next(&f->vars, 0); i >= 0; i = st_next(&f->vars, i + 1))
         nv += shipped(lp, &reads, f->vars.keys[i]);
@@ -292,7 +381,10 @@ static int payload(Frame *f, const PBlock *lp, const TaskHead *h, StrBuf *b, BrE
 
 int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_t n, bool ints, uint64_t sbase)
 {
-    if (find_loop(&rt->prog->main, b->span.line, b->span.col) != b) return DIST_LOCAL;   /* in a function */
+    /* the workers find the loop by its function and position */
+    bool found;
+    FProg *fp = loop_func(rt->prog, b, &found);
+    if (!found || (fp && lang_find_func(rt->prog->ast, fp->func->ns, fp->func->name) != fp->func)) return DIST_LOCAL;
     for (int r = 0; r < b->results.n + b->accums.n; r++) {
         const char *name = r < b->results.n ? b->results.v[r] : b->accums.v[r - b->results.n];
         Value *v = st_get(&f->vars, name);
@@ -302,7 +394,7 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
     TaskHead h = {TASK_MAGIC, b->span.line, b->span.col, ints, from, incr, n, sbase};
     StrBuf pl = {0};
     dist_set_context("parfor", b->span.line);
-    int rc = payload(f, b, &h, &pl, &e);
+    int rc = payload(f, b, &h, fp, &pl, &e);
     if (rc) { free(pl.s); return rc == DIST_LOCAL ? DIST_LOCAL : rt_fail(rt, b->span, e.code, "%s", e.msg); }
     int np = dist_size();
     char **res = calloc((size_t)np, sizeof *res);
@@ -314,9 +406,12 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
     free(pl.s);
     if (rc) rc = rt_fail(rt, b->span, e.code ? e.code : BR_EFAIL, "%s", e.msg);
     /* every rank's results as a worker frame of the merge */
+    int32_t most = 0;
     for (int t = 0; t < np; t++) {
         st_init(&w[t].vars);
         Rd r = {res[t], res[t] + rlen[t], false};
+        int32_t deg = rc ? 0 : get_i32(&r);
+        if (deg > most) most = deg;
         int32_t nr = rc ? 0 : get_i32(&r);
         for (int32_t i = 0; i < nr && !r.bad; i++) {
             const char *name = get_name(&r);
@@ -333,6 +428,7 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
         }
         if (r.bad && !rc) rc = rt_fail(rt, b->span, BR_EFAIL, "a damaged parfor result from rank %d", t);
     }
+    if (!rc) dist_note_parfor(most, fp != NULL);
     if (!rc) rc = rt_parfor_merge(rt, f, b, w, np);
     for (int t = 0; t < np; t++) { st_free(&w[t].vars); free(res[t]); }
     free(w), free(res), free(rlen);

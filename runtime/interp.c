@@ -476,15 +476,6 @@ static Value iter_value(const Iter *it, int64_t k)
     return it->ints ? val_int((int64_t)llround(v)) : val_double(v);
 }
 
-static int exec_for_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it)
-{
-    for (int64_t k = 0; k < it->n; k++) {
-        if (st_put(&f->vars, b->var, iter_value(it, k)))
-            return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
-        if (rt_exec_list(rt, f, &b->body)) return -1;
-    }
-    return 0;
-}
 
 /* Merges a parfor accumulator result (R += ... in the body): R's value
  * before the loop plus every worker's change, added in worker order. */
@@ -570,12 +561,24 @@ static int64_t *perturbed_order(int64_t n, uint64_t key)
     return p;
 }
 
-/* parfor run serially: each iteration with its seed stream (seeds.c). */
-static int exec_parfor_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it, uint64_t sbase)
+/* A for loop: the iterations in order (seeds continue the caller's
+ * stream, unlike a parfor's). */
+static int exec_for(Rt *rt, Frame *f, PBlock *b, const Iter *it)
+{
+    for (int64_t k = 0; k < it->n; k++) {
+        if (st_put(&f->vars, b->var, iter_value(it, k))) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
+        if (rt_exec_list(rt, f, &b->body)) return -1;
+    }
+    return 0;
+}
+
+/* A parfor's iterations first, first + step, ... below it->n, serially,
+ * each with its seed stream (seeds.c). */
+static int exec_for_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_t first, int64_t step, uint64_t sbase)
 {
     RtSeedState saved = rt_seed_save();
     int rc = 0;
-    for (int64_t k = 0; k < it->n && !rc; k++) {
+    for (int64_t k = first; k < it->n && !rc; k += step) {
         rt_seed_iter(rt, sbase, k);
         if (st_put(&f->vars, b->var, iter_value(it, k))) rc = rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
         else if (rt_exec_list(rt, f, &b->body)) rc = -1;
@@ -584,31 +587,31 @@ static int exec_parfor_serial(Rt *rt, Frame *f, PBlock *b, const Iter *it, uint6
     return rc;
 }
 
-/* parfor: iterations on worker threads, each with its own copy of the
- * frame; result variables (left-indexed matrices defined before the loop)
- * are merged afterwards: every cell a worker changed is taken from it.
- * Under schedule perturbation the degree (1 to 8 workers, within the
- * memory budget), the order of the iterations and pauses between them
- * are seeded draws. */
-static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
+/* Iterations first, first + step, ... of parfor b on worker threads,
+ * each with its own copy of the frame; result variables (left-indexed
+ * matrices defined before the loop) are merged afterwards: every cell a
+ * worker changed is taken from it. Serial where the loop cannot run in
+ * parallel (analysis, one worker, already inside a parfor). Under
+ * schedule perturbation the degree (1 to 8 workers, within the memory
+ * budget), the order of the iterations and pauses between them are
+ * seeded draws. */
+static int exec_parfor_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_t first, int64_t step,
+                             uint64_t sbase, int *degree)
 {
-    uint64_t sbase = rt_seed_loop_base(rt);
+    int64_t cnt = it->n > first ? (it->n - first + step - 1) / step : 0;
     uint64_t pkey = ((uint64_t)b->span.line << 32 | (uint64_t)b->span.col) ^ (br_perturb_next_call(PT_PARFOR_ORDER) << 48);
-    int k = parfor_degree(rt, b, it->n, pkey);
-    /* mode=REMOTE_SPARK under mpirun: the iterations on the ranks */
-    if (b->parfor_remote && b->par_ok && !rt->in_parfor && !rt->no_dist && dist_active() && dist_size() > 1) {
-        int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints, sbase);
-        if (drc != DIST_LOCAL) return drc;
-    }
-    if (!b->par_ok || k < 2 || rt->in_parfor) return exec_parfor_serial(rt, f, b, it, sbase);
+    int k = parfor_degree(rt, b, cnt, pkey);
+    *degree = 1;
+    if (!b->par_ok || k < 2 || rt->in_parfor) return exec_for_share(rt, f, b, it, first, step, sbase);
     /* results must exist as matrices before the loop */
     for (int r = 0; r < b->results.n; r++) {
         Value *v = st_get(&f->vars, b->results.v[r]);
-        if (!v || v->kind != V_MATRIX || ns_has(&b->accums, b->results.v[r])) return exec_parfor_serial(rt, f, b, it, sbase);
+        if (!v || v->kind != V_MATRIX || ns_has(&b->accums, b->results.v[r]))
+            return exec_for_share(rt, f, b, it, first, step, sbase);
     }
     for (int r = 0; r < b->accums.n; r++) {
         Value *v = st_get(&f->vars, b->accums.v[r]);
-        if (!v || v->kind != V_MATRIX) return exec_parfor_serial(rt, f, b, it, sbase);
+        if (!v || v->kind != V_MATRIX) return exec_for_share(rt, f, b, it, first, step, sbase);
     }
     Frame *w = calloc((size_t)k, sizeof(Frame));
     if (!w) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
@@ -621,16 +624,17 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     }
     rt->in_parfor = true;
     int nt = k;
-    int64_t *order = perturbed_order(it->n, pkey);
+    *degree = k;
+    int64_t *order = perturbed_order(cnt, pkey);
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {
         ClaStats *prev = cla_stats_bind(&rt->cla);   /* workers count into the run's */
         RtSeedState saved = rt_seed_save();
         PtThread pt = br_perturb_thread_save();
         if (order) br_perturb_thread_start(t);
-        for (int64_t i = t; i < it->n && !rt->stopped; i += nt) {
+        for (int64_t i = t; i < cnt && !rt->stopped; i += nt) {
             if (order) br_perturb_pause(pkey, (uint64_t)i);
-            int64_t ix = order ? order[i] : i;
+            int64_t ix = first + (order ? order[i] : i) * step;
             rt_seed_iter(rt, sbase, ix);
             if (st_put(&w[t].vars, b->var, iter_value(it, ix))) {
                 rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
@@ -648,6 +652,27 @@ static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     for (int t = 0; t < k; t++) st_free(&w[t].vars);
     free(w);
     return rc;
+}
+
+int rt_parfor_share(Rt *rt, Frame *f, PBlock *b, double from, double incr, bool ints, int64_t n, int64_t first,
+                    int64_t step, uint64_t sbase, int *degree)
+{
+    Iter it = {.from = from, .incr = incr, .ints = ints, .n = n};
+    return exec_parfor_share(rt, f, b, &it, first, step, sbase, degree);
+}
+
+/* parfor: on the MPI ranks (mode=REMOTE_SPARK under mpirun), else on
+ * worker threads; iteration k draws its seeds from the stream of (the
+ * loop's base, k) wherever it runs. */
+static int exec_parfor(Rt *rt, Frame *f, PBlock *b, const Iter *it)
+{
+    uint64_t sbase = rt_seed_loop_base(rt);
+    if (b->parfor_remote && b->par_ok && !rt->in_parfor && !rt->no_dist && dist_active() && dist_size() > 1) {
+        int drc = rt_dist_parfor(rt, f, b, it->from, it->incr, it->n, it->ints, sbase);
+        if (drc != DIST_LOCAL) return drc;
+    }
+    int k;
+    return exec_parfor_share(rt, f, b, it, 0, 1, sbase, &k);
 }
 
 int rt_parfor_merge(Rt *rt, Frame *f, PBlock *b, Frame *w, int k)
@@ -715,7 +740,7 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
         Iter it;
         if (eval_header(rt, f, b, &it)) return -1;
         if (cla_rt_loop_entry(rt, f, b, it.n)) return -1;
-        int rc = b->parfor ? exec_parfor(rt, f, b, &it) : exec_for_serial(rt, f, b, &it);
+        int rc = b->parfor ? exec_parfor(rt, f, b, &it) : exec_for(rt, f, b, &it);
         if (!rc && rt->opt.loop_stats) rt_loop_done(rt, b, it.n);
         return rc;
     }

@@ -94,6 +94,13 @@ uint64_t rt_seed_loop_base(Rt *rt);
 void rt_seed_iter(Rt *rt, uint64_t base, int64_t iter);
 RtSeedState rt_seed_save(void);
 void rt_seed_restore(RtSeedState s);
+/* Iterations first, first + step, ... below n of parfor b (iteration k's
+ * value from + k * incr) into f, on this process's threads where the loop
+ * allows and memory suffices (a remote parfor rank's share); *degree
+ * receives the threads that ran them. sbase: the loop's seed base
+ * (rt_seed_loop_base of the process that started the loop). */
+int rt_parfor_share(Rt *rt, Frame *f, PBlock *b, double from, double incr, bool ints, int64_t n, int64_t first,
+                    int64_t step, uint64_t sbase, int *degree);
 /* Calls f with args (bound in parameter order, borrowed); on success *out
  * is a list of f's outputs (caller owns). */
 int rt_call(Rt *rt, Frame *caller, Func *f, Value *args, Value *out);

@@ -189,6 +189,9 @@ typedef struct RtHooks {
     /* Compiles fn on its first call; NULL when it does not compile
      * (errors in d). */
     FProg *(*function)(RtProgram *p, Func *fn, Diag *d);
+    /* The specialization of fn for sig, found or compiled (NULL when it
+     * does not compile). */
+    FProg *(*function_sig)(RtProgram *p, Func *fn, const FSig *sig, Diag *d);
     /* Frees a block's DAG. */
     void (*free_dag)(void *dag);
     /* -stats: the compiler's lines (rewrites applied). */

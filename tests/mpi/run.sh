@@ -114,6 +114,44 @@ if "$braid" -seed 9 -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l
 else
   bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"
 fi
+# remote parfor loops inside functions (a specialization the workers
+# compile as rank 0 did, a loop two calls down), every rank's share on 2
+# threads (-threads 2 fixes the count whatever the machine's cores)
+mkdir -p "$tmp/pff/l"
+if "$braid" -f "$here/pffunc.dml" -args "$tmp/pff/l/" 300 > "$tmp/pff/l.out" 2>&1; then
+  for c in "2 bs7" "3 bs3"; do
+    set -- $c
+    d="$tmp/pff/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/pffunc.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 > "$d.out" 2>&1 \
+      || { bad "parfor in functions $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "parfor in functions (np $1, $2)" "$tmp/pff/l" "$d"
+    if grep -q "^  (remote parfor: 3 of the loops inside functions; up to 2 threads per rank)" "$d.out"; then ok
+    else bad "parfor in functions $c: $(grep -E 'parfor' "$d.out" | head -n 2)"; fi
+  done
+else
+  bad "parfor in functions: local run failed: $(tail -n 3 "$tmp/pff/l.out")"
+fi
+# the fusion plan follows the network's rate (pinned by the
+# configuration, so the plans are the same on every run): at 100 B/s Z is
+# materialized once (a row sum runs over it), at 1e15 B/s it is fused
+# into both consumers (two fused operators over X, no row sum); both give
+# the local result
+mkdir -p "$tmp/nr/l"
+if "$braid" -f "$here/netrate.dml" -args "$tmp/nr/l/" 3000 > "$tmp/nr/l.out" 2>&1; then
+  for r in 1e2 1e15; do
+    printf '<root><sysds.local.memory.budget>100000</sysds.local.memory.budget><sysds.defaultblocksize>100</sysds.defaultblocksize><sysds.dist.netrate>%s</sysds.dist.netrate></root>\n' "$r" > "$tmp/nr$r.xml"
+    mkdir -p "$tmp/nr/d$r"
+    mpi 2 -f "$here/netrate.dml" -config "$tmp/nr$r.xml" -explain runtime -args "$tmp/nr/d$r/" 3000 > "$tmp/nr/d$r.out" 2>&1 \
+      || { bad "netrate $r: mpirun failed: $(tail -n 5 "$tmp/nr/d$r.out")"; continue; }
+    compare "netrate $r" "$tmp/nr/l" "$tmp/nr/d$r"
+  done
+  low="$(grep -c 'spoofCell' "$tmp/nr/d1e2.out") $(grep -c 'uarsum' "$tmp/nr/d1e2.out")"
+  high="$(grep -c 'spoofCell' "$tmp/nr/d1e15.out") $(grep -c 'uarsum' "$tmp/nr/d1e15.out")"
+  if [ "$low" = "2 1" ] && [ "$high" = "2 0" ]; then ok
+  else bad "netrate: spoofCell and uarsum counts: $low at 100 B/s (want 2 1), $high at 1e15 B/s (want 2 0)"; fi
+else
+  bad "netrate: local run failed: $(tail -n 3 "$tmp/nr/l.out")"
+fi
 # an error in an iteration a worker runs: its rank, line and message
 if mpi 3 -s 'R = matrix(0, rows=6, cols=1)
 parfor (i in 1:6, mode=REMOTE_SPARK) {
@@ -225,6 +263,12 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   # symmetric and skew-symmetric (entries mirrored to the ranks holding
   # the mirrored rows), pattern; a short file and a bad entry named by
   # their lines
+  mm_error() {   # mm_error WHAT NAME MESSAGE: reading data/NAME.mtx fails with MESSAGE
+    if mpi 3 -exec distributed -s "X = read(\"$tmp/data/$2.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/bad$2.out" 2>&1; then
+      bad "$1 read"
+    elif grep -q "$3" "$tmp/bad$2.out"; then ok
+    else bad "$1: $(tail -n 5 "$tmp/bad$2.out")"; fi
+  }
   mmfile() {   # mmfile NAME FIELD SYMMETRY ROWS COLS AWK-CONDITION
     awk -v f="$2" -v s="$3" -v R="$4" -v C="$5" 'BEGIN { n = 0
       for (i = 1; i <= R; i++) for (j = 1; j <= C; j++) if ('"$6"') { n++; e[n] = i " " j (f == "pattern" ? "" : " " (i * 3 + j) / 4) }
@@ -239,6 +283,30 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   for m in G Y K P; do
     shares "mm$m" 'X = read("'"$tmp/data/$m.mtx"'", format="mm"); write(X * 2, "'"$tmp"'/mm'"$m"'_$N", format="csv")'
   done
+  # the array layout (column-major values) by shares too: every share's
+  # values are placed by their index in the file (an exclusive scan of the
+  # shares' counts); general with zeros, a comment line and several
+  # values on some lines, symmetric (lower triangle) and skew-symmetric
+  # (without the diagonal); a short one named by its count
+  mmarray() {   # mmarray NAME SYMMETRY ROWS COLS
+    awk -v s="$2" -v R="$3" -v C="$4" 'BEGIN {
+      print "%%MatrixMarket matrix array real " s; print "% column-major"; print R " " C
+      k = 0
+      for (j = 1; j <= C; j++) for (i = (s == "general" ? 1 : s == "symmetric" ? j : j + 1); i <= R; i++) {
+        v = (i * 7 + j * 3) % 11 == 0 ? 0 : (i * 5 - j * 2) / 8; k++
+        if (k % 100 == 2) print "% a comment among the values"
+        if (k % 5 == 0) printf "%s ", v; else print v
+      }
+      print "" }' > "$tmp/data/$1.mtx"
+  }
+  mmarray AG general 301 7
+  mmarray AY symmetric 120 120
+  mmarray AK skew-symmetric 97 97
+  for m in AG AY AK; do
+    shares "mm$m" 'X = read("'"$tmp/data/$m.mtx"'", format="mm"); write(X * 2, "'"$tmp"'/mm'"$m"'_$N", format="csv")'
+  done
+  head -n 900 "$tmp/data/AG.mtx" > "$tmp/data/AT.mtx"
+  mm_error "short mm array" AT "AT.mtx: expected 2107 entries (from the size line), found [0-9]* (truncated file?)"
   # the network rate: measured at startup (a ping-pong of ranks 0 and 1)
   # without sysds.dist.netrate, which the configurations give
   rate=$(grep '^  network rate' "$tmp/mmG/d.out")
@@ -247,15 +315,9 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
     *) bad "network rate not measured: $rate" ;;
   esac
   head -n 200 "$tmp/data/G.mtx" > "$tmp/data/T.mtx"
-  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/T.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/badmm.out" 2>&1; then
-    bad "short mm read"
-  elif grep -q "T.mtx: expected [0-9]* entries (from the size line), found 197 (truncated file?)" "$tmp/badmm.out"; then ok
-  else bad "short mm: $(tail -n 5 "$tmp/badmm.out")"; fi
+  mm_error "short mm" T "T.mtx: expected [0-9]* entries (from the size line), found 197 (truncated file?)"
   sed '250s/^[0-9]* /x /' "$tmp/data/G.mtx" > "$tmp/data/B.mtx"
-  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/B.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/badmm2.out" 2>&1; then
-    bad "bad mm read"
-  elif grep -q "B.mtx: line 250: bad row index \"x\"" "$tmp/badmm2.out"; then ok
-  else bad "bad mm: $(tail -n 5 "$tmp/badmm2.out")"; fi
+  mm_error "bad mm" B "B.mtx: line 250: bad row index \"x\""
   # mm and libsvm written by parts (mm: part 0 carries the whole matrix's
   # header), read back by shares and by the single-node reader, against
   # the local write
@@ -333,10 +395,12 @@ print(a + sum(b) + sum(c))' > "$tmp/explain.out" 2>&1
 if [ "$(grep -cE '(uasum|uacsum|tsmm)\(r0\)  DIST \[piggyback job r1\]' "$tmp/explain.out")" = 3 ] &&
    grep -qE "^  piggyback +1 jobs" "$tmp/explain.out"; then ok
 else bad "explain piggyback: $(grep -E 'DIST|piggyback' "$tmp/explain.out")"; fi
-# fused reduce operators over the same partitions piggybacked: the two
-# whose inputs are ready share one job (one agreement, one reduction per
-# combine operator: sum and min here), marked by -explain runtime; the
-# third waits for a later literal and runs alone; results as the local run
+# fused reduce operators over the same partitions piggybacked: all three
+# share one job with sum(X) (the rewrites split it off a's sum) (one
+# agreement, one reduction per combine operator: sum and min here; the
+# first scatters X before it leads, and a number literal the block
+# computes later is ready), marked by -explain runtime; results as the
+# local run
 fg='X = rand(rows=400, cols=12, min=-1, max=1, seed=1)
 a = sum(X^2 * 3 + X)
 b = colSums(exp(X) * 2 - X)
@@ -349,17 +413,49 @@ if "$braid" -s "${fg//\$P/$tmp/fg/l}" > "$tmp/fg/l.out" 2>&1; then
     d="$tmp/fg/d$1"; mkdir -p "$d"
     if mpi "$1" -exec distributed -stats -config "$tmp/$2.xml" -s "${fg//\$P/$d}" > "$d.out" 2>&1; then
       compare "fused piggyback (np $1, $2)" "$tmp/fg/l" "$d"
-      if grep -qE "^  fused +2 jobs" "$d.out" && grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$d.out"; then ok
+      if grep -qE "^  piggyback +1 jobs" "$d.out" && ! grep -qE "^  fused +[0-9]+ jobs" "$d.out" &&
+         grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$d.out"; then ok
       else bad "fused piggyback (np $1): $(grep -E 'spoof|fused' "$d.out")"; fi
     else bad "fused piggyback (np $1): mpirun failed: $(tail -n 5 "$d.out")"; fi
   done
 else bad "fused piggyback: the local run failed: $(tail -n 3 "$tmp/fg/l.out")"; fi
+# weighted table over distributed vectors: weights by vector and by
+# number, dimensions found and given (pairs beyond them dropped), the
+# one-hot rows kept distributed, and outputEmptyBlocks; every one a
+# distributed table job
+mkdir -p "$tmp/wt/l"
+if "$braid" -f "$here/wtable.dml" -args "$tmp/wt/l/" 3000 > "$tmp/wt/l.out" 2>&1; then
+  for c in "2 bs7" "3 bs3" "4 bs1000"; do
+    set -- $c
+    d="$tmp/wt/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/wtable.dml" -config "$tmp/$2.xml" -stats -args "$d/" 3000 > "$d.out" 2>&1 \
+      || { bad "weighted table $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "weighted table (np $1, $2)" "$tmp/wt/l" "$d"
+    if grep -qE "^  table +5 jobs" "$d.out"; then ok; else bad "weighted table $c: $(grep -E 'table' "$d.out")"; fi
+  done
+else bad "weighted table: the local run failed: $(tail -n 3 "$tmp/wt/l.out")"; fi
+# basic and fused reduce operators over the same partitions in one job
+# (one agreement, one reduction per operator for both kinds): 2 fused and
+# 4 basic; with one block on one rank, and more ranks than blocks
+mkdir -p "$tmp/mx/l"
+if "$braid" -f "$here/mixed.dml" -args "$tmp/mx/l/" 203 17 > "$tmp/mx/l.out" 2>&1; then
+  for c in "2 bs7" "3 bs7" "4 bs3" "3 bs1000"; do
+    set -- $c
+    d="$tmp/mx/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/mixed.dml" -config "$tmp/$2.xml" -stats -args "$d/" 203 17 > "$d.out" 2>&1 \
+      || { bad "mixed piggyback $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "mixed piggyback (np $1, $2)" "$tmp/mx/l" "$d"
+    if grep -qE "^  piggyback +1 jobs" "$d.out" && grep -q "(piggyback jobs ran 6 reduce operators over shared partitions)" "$d.out" &&
+       grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$d.out" && ! grep -qE "^  fused +[0-9]+ jobs" "$d.out"; then ok
+    else bad "mixed piggyback $c: $(grep -E 'piggyback|fused' "$d.out")"; fi
+  done
+else bad "mixed piggyback: the local run failed: $(tail -n 3 "$tmp/mx/l.out")"; fi
 # (-explain runtime shows the fused operators of a block that prints its
 # results; with the writes it shows the plan before fusion)
 fg=${fg%%write*}'print(a + sum(b) + sum(c))'
 if mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7.xml" -s "$fg" > "$tmp/fg/e.out" 2>&1 &&
-   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/fg/e.out")" = 2 ] &&
-   grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$tmp/fg/e.out"; then ok
+   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/fg/e.out")" = 3 ] &&
+   grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$tmp/fg/e.out"; then ok
 else bad "explain fused piggyback: $(grep -E 'spoof|fused|rror' "$tmp/fg/e.out")"; fi
 
 # an unknown -exec mode
@@ -385,28 +481,44 @@ print("started " + s)
 for (i in 1:1000000) { s = s + sum(X * i) }
 print(s)
 DML
-tag="braid-mpi-test-$$"
-BRAID_TEST_TAG=$tag BRAID_MPIRUN_OPTS=--oversubscribe timeout 120 "$braid" -np 3 -f "$tmp/loop.dml" \
-  -config "$tmp/bs7.xml" > "$tmp/kill.out" 2>&1 &
-mpid=$!
-victim=""
-for _ in $(seq 1 600); do
-  sleep 0.1
-  grep -q '^started' "$tmp/kill.out" || continue
-  for p in $(pgrep -f "$tmp/loop.dml"); do
-    if env=$( { tr '\0' '\n' < "/proc/$p/environ"; } 2>/dev/null) && printf '%s\n' "$env" | grep -qx "BRAID_TEST_TAG=$tag" &&
-       printf '%s\n' "$env" | grep -qx 'OMPI_COMM_WORLD_RANK=2'; then
-      victim=$p
-    fi
+# kill_rank2 OUT CMD...: runs CMD in the background, SIGKILLs its rank 2
+# once OUT shows the script started; sets victim (empty: not found) and rc
+kill_rank2() {
+  local out=$1; shift
+  local tag="braid-mpi-test-$$-$RANDOM"
+  BRAID_TEST_TAG=$tag "$@" > "$out" 2>&1 &
+  local mpid=$!
+  victim=""
+  for _ in $(seq 1 600); do
+    sleep 0.1
+    grep -q '^started' "$out" || continue
+    for p in $(pgrep -f "$tmp/loop.dml"); do
+      if env=$( { tr '\0' '\n' < "/proc/$p/environ"; } 2>/dev/null) && printf '%s\n' "$env" | grep -qx "BRAID_TEST_TAG=$tag" &&
+         printf '%s\n' "$env" | grep -qx 'OMPI_COMM_WORLD_RANK=2'; then
+        victim=$p
+      fi
+    done
+    [ -n "$victim" ] && break
   done
-  [ -n "$victim" ] && break
-done
-if [ -n "$victim" ]; then kill -9 "$victim"; else kill "$mpid"; fi
-wait "$mpid"; rc=$?
+  if [ -n "$victim" ]; then kill -9 "$victim"; else kill "$mpid"; fi
+  wait "$mpid"; rc=$?
+}
+kill_rank2 "$tmp/kill.out" env BRAID_MPIRUN_OPTS=--oversubscribe timeout 120 "$braid" -np 3 -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
 if [ -z "$victim" ]; then bad "kill: rank 2 not found: $(tail -n 5 "$tmp/kill.out")"
 elif [ $rc -ne 1 ]; then bad "kill: status $rc, not 1 (124: hung)"
 elif ! grep -q "^braid: error: rank 2 died (signal 9: [A-Za-z]*) during instruction '[^']*' (line [0-9]*)$" "$tmp/kill.out"; then
   bad "kill: no clear error naming rank 2: $(tail -n 8 "$tmp/kill.out")"
+else ok; fi
+# the same under a plain mpirun: rank 0 sees rank 2 end (a pidfd) and
+# says so at once. The signal is read from the dead rank's status while
+# mpirun has not collected it yet (else the line says mpirun has it), and
+# mpirun's status is OpenMPI's choice: the first failed rank it
+# records, 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
+kill_rank2 "$tmp/killp.out" timeout 120 mpirun --oversubscribe -np 3 "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
+if [ -z "$victim" ]; then bad "kill (mpirun): rank 2 not found: $(tail -n 5 "$tmp/killp.out")"
+elif [ $rc -ne 1 ] && [ $rc -ne 137 ]; then bad "kill (mpirun): status $rc, not 1 or 137 (124: hung)"
+elif ! grep -qE "^braid: error: rank 2 died \((signal 9: [A-Za-z]*|mpirun collected its status first: it names the signal)\) during instruction '[^']*' \(line [0-9]*\)$" "$tmp/killp.out"; then
+  bad "kill (mpirun): no clear error naming rank 2: $(tail -n 8 "$tmp/killp.out")"
 else ok; fi
 
 echo "$pass passed, $fail failed"
