@@ -205,6 +205,10 @@ typedef struct PCtx {
     int64_t n, ns;     /* rows, sample rows */
     int64_t nnz_cells; /* (estimated) non-zero cells of x per column: avg */
     double sparsity;
+    /* follows[i]: sample row i is the row after sample row i - 1, so the
+     * code of its row before is row i - 1's (a full sample: every row;
+     * no hash lookup then) */
+    const bool *follows;
 } PCtx;
 
 /* Estimated uncompressed size of a group of nc columns with the sample's
@@ -287,7 +291,8 @@ static bool sample_codes(const PCtx *c, const double *v, const bool *has, Stat *
         if (id < 0) { ts_free(&t); return false; }   /* ns <= MAX_DICT: only on oom */
         s->code[i] = id;
     }
-    for (int64_t i = 0; i < c->ns; i++) s->code[c->ns + i] = has[i] ? ts_find(&t, &v[c->ns + i]) : -1;
+    for (int64_t i = 0; i < c->ns; i++)
+        s->code[c->ns + i] = !has[i] ? -1 : c->follows[i] ? s->code[i - 1] : ts_find(&t, &v[c->ns + i]);
     bool *zero = br_malloc((size_t)t.n + 1);
     bool ok = zero != NULL;
     if (ok) {
@@ -422,6 +427,7 @@ static bool merge_stat(const PCtx *c, const Stat *a, const Stat *b, Stat *m, int
     /* the rows before: pairs the sample rows hold (else -1) */
     for (int64_t i = c->ns; i < 2 * c->ns; i++) {
         m->code[i] = -1;
+        if (c->follows[i - c->ns]) { m->code[i] = m->code[i - c->ns - 1]; continue; }
         if (a->code[i] < 0 || b->code[i] < 0) continue;
         int64_t key = (int64_t)a->code[i] * (b->nd + 1) + b->code[i];
         int64_t k = (int64_t)(mix((uint64_t)key) & (uint64_t)(mapsz - 1));
@@ -672,7 +678,13 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
             if (rows[s] > 0) prevpos[rows[s] - 1] = (int32_t)s;
         }
     }
-    for (int64_t s = 0; ok && s < c.ns; s++) has[s] = rows[s] > 0;
+    bool *follows = br_malloc((size_t)c.ns + 1);
+    ok = ok && follows;
+    for (int64_t s = 0; ok && s < c.ns; s++) {
+        has[s] = rows[s] > 0;
+        follows[s] = s > 0 && rows[s] - 1 == rows[s - 1];
+    }
+    c.follows = follows;
     /* per-column sample statistics, in parallel over columns */
 #pragma omp parallel num_threads(br_threads()) if (ok && c.ns * m >= BR_PAR_MIN)
     {
@@ -690,7 +702,7 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
             } else {
                 for (int64_t s = 0; s < c.ns; s++) {
                     v[s] = x->d[rows[s] * m + j];
-                    v[c.ns + s] = has[s] ? x->d[(rows[s] - 1) * m + j] : 0;
+                    v[c.ns + s] = !has[s] ? 0 : follows[s] ? v[s - 1] : x->d[(rows[s] - 1) * m + j];
                 }
             }
             if (!sample_codes(&c, v, has, &st[j])) ok = false;
@@ -739,6 +751,7 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     free(rowpos);
     free(prevpos);
     free(has);
+    free(follows);
     mb_release(xt);
     if (!ok) {
         cla_plan_free(p);
