@@ -5,7 +5,9 @@ Usage: tests/dml/run.sh BRAID [FILTER]   (run.sh calls this file)
 
 Every tests/dml/cases/<name>.dml (sorted by name; FILTER, a regular
 expression, is searched in the name) runs with tests/dml as the working
-directory and a 60 s timeout as
+directory and a 120 s timeout (it catches hangs; the slowest cases, such
+as paramserv_props with every operator on PoCL, take 10-20 s alone and
+several times that on a loaded machine) as
 
     BRAID -f cases/<name>.dml -nvargs out=<fresh temporary directory>
 
@@ -55,7 +57,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-TIMEOUT_S = 60
+TIMEOUT_S = 120
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
 EXTRA_ENV = "BRAID_DML_EXTRA_ARGS"
