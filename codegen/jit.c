@@ -99,19 +99,29 @@ int jit_prepare(CgContext *c)
     char real[1024];
     struct stat st;
     if (!realpath(found, real) || stat(real, &st)) return -1;
+    /* -march=native: the CPU's model and its feature flags (a virtual
+     * machine may show a model without all its instructions), so a cache
+     * folder shared by machines never hands one another's kernels */
     char cpu[128] = "";
+    uint64_t h = 7;
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (f) {
-        char line[512];
-        while (fgets(line, sizeof line, f))
-            if (!strncmp(line, "model name", 10)) {
-                char *v = strchr(line, ':');
-                if (v) snprintf(cpu, sizeof cpu, "%s", v + 1);
-                break;
+        char line[4096];
+        bool model = false, flags = false;
+        while ((!model || !flags) && fgets(line, sizeof line, f)) {
+            char *v = strchr(line, ':');
+            if (!v) continue;
+            if (!model && !strncmp(line, "model name", 10)) {
+                snprintf(cpu, sizeof cpu, "%s", v + 1);
+                model = true;
+            } else if (!flags && !strncmp(line, "flags", 5)) {
+                h = cg_hash_bytes(v + 1, strlen(v + 1), h);
+                flags = true;
             }
+        }
         fclose(f);
     }
-    uint64_t h = cg_hash_bytes(cpu, strlen(cpu), 7);
+    h = cg_hash_bytes(cpu, strlen(cpu), h);
     snprintf(c->ccid, sizeof c->ccid, "%s:%lld:%lld:%016llx", real, (long long)st.st_size,
              (long long)st.st_mtime, (unsigned long long)h);
     c->cc_ok = true;
