@@ -577,7 +577,7 @@ static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
             for (int r = 0; r < k->nroot; r++) {
                 const KNode *rt = &k->n[k->root[r]];
                 WhereAcc acc = g->p->res[r]->acc;
-                char rv[48], cn[32], x[48], y[48];
+                char rv[48], cn[40], x[48], y[48];
                 vname(g, k->root[r], ii, v, rv, sizeof rv);
                 snprintf(cn, sizeof cn, "c%d_%d_%d", r, ii, v);
                 sb_printf(o, "        %s = ", cn);
