@@ -199,9 +199,24 @@ def find_binary(arg):
     return None
 
 
+# LeakSanitizer's own stop-the-world tracer sometimes crashes at a sanitizer
+# build's exit ("Tracer caught signal 11 ... LeakSanitizer has encountered a
+# fatal error": google/sanitizers#1353, #1170), a failure of the tool, not a
+# leak report; such a run is repeated once and the repetition counts.
+LSAN_TOOL_CRASH = "LeakSanitizer has encountered a fatal error"
+
+
 def execute(cmd):
     """Run cmd in ROOT; returns (status, stdout, stderr). Kills the whole
-    process group on timeout."""
+    process group on timeout. A run that LeakSanitizer's tracer crashed
+    runs once more."""
+    status, out, err = execute_once(cmd)
+    if status != 0 and LSAN_TOOL_CRASH in err:
+        status, out, err = execute_once(cmd)
+    return status, out, err
+
+
+def execute_once(cmd):
     try:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
