@@ -22,35 +22,6 @@ static int64_t to_id(double v)
 
 /* -------------------------------------------------------------- table */
 
-/* Stable sort of the entries (c[i], w[i]), i < n, by c: insertion sort
- * for short runs, merge sort through tc/tw (n entries each) otherwise. */
-static void sort_cols(int32_t *c, double *w, int64_t n, int32_t *tc, double *tw)
-{
-    if (n <= 32) {
-        for (int64_t i = 1; i < n; i++) {
-            int32_t cv = c[i];
-            double wv = w[i];
-            int64_t j = i;
-            for (; j > 0 && c[j - 1] > cv; j--) { c[j] = c[j - 1]; w[j] = w[j - 1]; }
-            c[j] = cv;
-            w[j] = wv;
-        }
-        return;
-    }
-    int64_t h = n / 2;
-    sort_cols(c, w, h, tc, tw);
-    sort_cols(c + h, w + h, n - h, tc, tw);
-    int64_t i = 0, j = h, k = 0;
-    while (i < h && j < n) {
-        if (c[j] < c[i]) { tc[k] = c[j]; tw[k++] = w[j++]; }
-        else { tc[k] = c[i]; tw[k++] = w[i++]; }
-    }
-    while (i < h) { tc[k] = c[i]; tw[k++] = w[i++]; }
-    while (j < n) { tc[k] = c[j]; tw[k++] = w[j++]; }
-    memcpy(c, tc, (size_t)n * sizeof *c);
-    memcpy(w, tw, (size_t)n * sizeof *w);
-}
-
 /* The operands of table(): each a matrix's row-major cells (d; a copy
  * when the matrix is sparse, freed by ops_free) or a scalar (d NULL). */
 typedef struct {
@@ -159,7 +130,7 @@ static MB *table_sparse(const TabIn *t, int64_t R, int64_t C, int64_t nt, bool s
         int64_t end = rp[i + 1];
         bool ok = true;
         for (int64_t p = beg + 1; p < end && ok; p++) ok = sc[p - 1] <= sc[p];
-        if (!ok) sort_cols(sc + beg, sw + beg, end - beg, tc, tw);
+        if (!ok) mb_sort_entries(sc + beg, sw + beg, end - beg, tc, tw);
         /* compacts in place: nnz <= p */
         for (int64_t p = beg; p < end;) {
             double sum = 0;

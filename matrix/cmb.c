@@ -597,34 +597,6 @@ static void group_sparse(ClaIter *it, const int32_t *tnz, int64_t lo, int64_t n,
     }
 }
 
-/* Sorts a row's n entries by column: insertion for few, else through
- * tmp (room for a row) by qsort. Each group's entries ascend already. */
-typedef struct CV { int32_t c; double v; } CV;
-
-static int cv_cmp(const void *a, const void *b)
-{
-    int32_t x = ((const CV *)a)->c, y = ((const CV *)b)->c;
-    return (x > y) - (x < y);
-}
-
-static void sort_row(int32_t *ci, double *v, int64_t n, CV *tmp)
-{
-    if (n > 32) {
-        for (int64_t i = 0; i < n; i++) tmp[i] = (CV){ci[i], v[i]};
-        qsort(tmp, (size_t)n, sizeof *tmp, cv_cmp);
-        for (int64_t i = 0; i < n; i++) { ci[i] = tmp[i].c; v[i] = tmp[i].v; }
-        return;
-    }
-    for (int64_t i = 1; i < n; i++) {
-        int32_t c = ci[i];
-        double x = v[i];
-        int64_t j = i;
-        for (; j > 0 && ci[j - 1] > c; j--) { ci[j] = ci[j - 1]; v[j] = v[j - 1]; }
-        ci[j] = c;
-        v[j] = x;
-    }
-}
-
 /* The groups in the order of their first columns (ord), and whether
  * appending them in that order leaves rows sorted. */
 static int32_t first_col(const ClaGroup *g) { return g->ncols ? g->cols[0] : INT32_MAX; }
@@ -671,8 +643,10 @@ static bool dec_sparse(const MB *m, int64_t rl, int64_t ru, MB *r)
             thread_range(rl, ru, tid, n, &a, &b);
             RowCursor rc = {0};
             int64_t *at = br_malloc(CLA_BLK * sizeof *at);
-            CV *tmp = sorted ? NULL : br_malloc((size_t)(m->cols + 1) * sizeof *tmp);
-            if (a < b && (!at || (!sorted && !tmp) || !cursor_init(&rc, c, a))) {
+            /* room for a row's entries, to sort them (each group's ascend already) */
+            int32_t *tc = sorted ? NULL : br_malloc((size_t)(m->cols + 1) * sizeof *tc);
+            double *tw = sorted ? NULL : br_malloc((size_t)(m->cols + 1) * sizeof *tw);
+            if (a < b && (!at || (!sorted && (!tc || !tw)) || !cursor_init(&rc, c, a))) {
 #pragma omp atomic write
                 ok = false;
             } else if (a < b) {
@@ -683,13 +657,15 @@ static bool dec_sparse(const MB *m, int64_t rl, int64_t ru, MB *r)
                         group_sparse(&rc.its[ord[q]], tnz[ord[q]], lo, len, rc.codes, at, pass == 1, r);
                     for (int64_t i = 0; i < len; i++) {
                         if (pass == 0) r->rp[o + i + 1] = at[i];
-                        else if (!sorted) sort_row(r->ci + r->rp[o + i], r->v + r->rp[o + i], at[i] - r->rp[o + i], tmp);
+                        else if (!sorted)
+                            mb_sort_entries(r->ci + r->rp[o + i], r->v + r->rp[o + i], at[i] - r->rp[o + i], tc, tw);
                     }
                 }
                 cursor_free(&rc);
             }
             free(at);
-            free(tmp);
+            free(tc);
+            free(tw);
         }
         if (pass == 0)
             for (int64_t i = 0; i < nrow; i++) r->rp[i + 1] += r->rp[i];

@@ -498,3 +498,32 @@ double *mb_cells_rowmajor(const MB *a)
             o[i * a->cols + a->ci[k]] = a->v[k];
     return o;
 }
+
+/* Stable sort of the entries (c[i], w[i]), i < n, by c: insertion sort
+ * for short runs, merge sort through tc/tw (n entries each) otherwise. */
+void mb_sort_entries(int32_t *c, double *w, int64_t n, int32_t *tc, double *tw)
+{
+    if (n <= 32) {
+        for (int64_t i = 1; i < n; i++) {
+            int32_t cv = c[i];
+            double wv = w[i];
+            int64_t j = i;
+            for (; j > 0 && c[j - 1] > cv; j--) { c[j] = c[j - 1]; w[j] = w[j - 1]; }
+            c[j] = cv;
+            w[j] = wv;
+        }
+        return;
+    }
+    int64_t h = n / 2;
+    mb_sort_entries(c, w, h, tc, tw);
+    mb_sort_entries(c + h, w + h, n - h, tc, tw);
+    int64_t i = 0, j = h, k = 0;
+    while (i < h && j < n) {
+        if (c[j] < c[i]) { tc[k] = c[j]; tw[k++] = w[j++]; }
+        else { tc[k] = c[i]; tw[k++] = w[i++]; }
+    }
+    while (i < h) { tc[k] = c[i]; tw[k++] = w[i++]; }
+    while (j < n) { tc[k] = c[j]; tw[k++] = w[j++]; }
+    memcpy(c, tc, (size_t)n * sizeof *c);
+    memcpy(w, tw, (size_t)n * sizeof *w);
+}

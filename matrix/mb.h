@@ -133,6 +133,10 @@ int mb_make_sparse(MB *m, BrErr *e);
 
 /* Recount nnz of a dense block (after a kernel wrote d). */
 int64_t mb_recount_nnz(MB *m);
+/* Stable sort of the entries (c[i], w[i]), i < n, by c (a CSR row's
+ * columns and values): insertion sort for short runs, merge sort through
+ * tc/tw (room for n entries each) otherwise. */
+void mb_sort_entries(int32_t *c, double *w, int64_t n, int32_t *tc, double *tw);
 /* Choose the format by the rule: sparse when sparsity < 0.4 and the sparse
  * form is smaller; converts in place. Call after kernels that change nnz. */
 int mb_examine(MB *m, BrErr *e);
