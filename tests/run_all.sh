@@ -75,8 +75,8 @@ report() {   # report N
   esac
 }
 
-# The cost model's machine constants for the parity and DML runs, pinned
-# (as the C tests pin theirs, t_pin_machine): measured in a fresh cache
+# The cost model's machine constants for the mpi, parity, conformance and
+# DML runs, pinned (as the C tests pin theirs, t_pin_machine): measured in a fresh cache
 # while the other suites run, they come out several-fold low and pick
 # other plans, and a plan-dependent Inf/NaN difference in stratstats
 # (issue 23's note) then flips a parity output. These are this
@@ -84,6 +84,8 @@ report() {   # report N
 pinned="4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10"
 
 # --- the units (the longest first, so that the short ones fill the gaps)
+# test_codegen, the longest program by far (about 5 minutes), starts first
+[ -x "$build/tests/test_codegen" ] && unit program test_codegen "$build/tests/test_codegen"
 # distributed execution under mpirun (tests/mpi; skipped without mpirun);
 # its job counts are those of the plans the pinned constants pick (a
 # fresh calibration that read memory slowly fused the mixed piggyback
@@ -91,7 +93,7 @@ pinned="4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10"
 [ -x tests/mpi/run.sh ] &&
   unit suite "mpi tests" env BRAID_CG_MACHINE="${BRAID_CG_MACHINE:-$pinned}" tests/mpi/run.sh "$build/braid"
 for t in "$build"/tests/test_*; do
-  [ -x "$t" ] && unit program "$(basename "$t")" "$t"
+  [ "$t" != "$build/tests/test_codegen" ] && [ -x "$t" ] && unit program "$(basename "$t")" "$t"
 done
 # the layering of the folders (docs/DESIGN.md, "Layers")
 unit program layers python3 tools/layers.py .
