@@ -97,6 +97,10 @@ void dist_print_stats(FILE *f)
     if (g_stat[J_TASK].count)
         fprintf(f, "  (remote parfor: %lld of the loops inside functions; up to %d threads per rank)\n",
                 (long long)g_pf_funcs, g_pf_threads);
+    if (g_stat[J_TASK].count)
+        fprintf(f, "  (remote parfor plans: %lld shipped, %lld not%s%s; workers decoded %lld and compiled %lld "
+                "programs or functions)\n", (long long)g_pf_shipped, (long long)g_pf_unshipped,
+                g_pf_why ? ": " : "", g_pf_why ? g_pf_why : "", (long long)g_pf_decoded, (long long)g_pf_compiled);
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */
@@ -1019,7 +1023,7 @@ int dist_serve(void)
     for (;;) {
         Job j;
         job_header(&j);
-        if (j.type == J_STOP) break;
+        if (j.type == J_STOP) { fault_stopping(); break; }
         BrErr e = {0};
         run_job(&j, NULL, NULL, NULL, &e);
     }

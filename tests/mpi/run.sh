@@ -101,6 +101,12 @@ fused tiny 4 fuseall 5 3 1.0 13
 # remote parfor (mode=REMOTE_SPARK): iterations on the ranks, results
 # merged (row, cell and accumulator results; a parfor nested in a loop;
 # variables distributed before the loop collected and shipped)
+# shipped PLANS NAME OUT: every remote loop travelled as its compiled
+# plan, the workers decoded plans and compiled nothing (runtime/planship.c)
+shipped() {
+  if grep -qE "^  \(remote parfor plans: $1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions\)" "$3"
+  then ok; else bad "$2: the plans were not shipped: $(grep 'parfor plans' "$3")"; fi
+}
 mkdir -p "$tmp/pf/l"
 if "$braid" -seed 9 -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then
   for c in "3 fuseall" "2 bs7" "4 bs3"; do
@@ -110,6 +116,7 @@ if "$braid" -seed 9 -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l
       || { bad "parfor $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
     compare "parfor (np $1, $2)" "$tmp/pf/l" "$d"
     if grep -qE "^  parfor +3 jobs" "$d.out"; then ok; else bad "parfor $c: the loops did not run on the ranks"; fi
+    shipped 3 "parfor $c" "$d.out"
   done
 else
   bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"
@@ -127,9 +134,37 @@ if "$braid" -f "$here/pffunc.dml" -args "$tmp/pff/l/" 300 > "$tmp/pff/l.out" 2>&
     compare "parfor in functions (np $1, $2)" "$tmp/pff/l" "$d"
     if grep -q "^  (remote parfor: 3 of the loops inside functions; up to 2 threads per rank)" "$d.out"; then ok
     else bad "parfor in functions $c: $(grep -E 'parfor' "$d.out" | head -n 2)"; fi
+    shipped 3 "parfor in functions $c" "$d.out"
   done
 else
   bad "parfor in functions: local run failed: $(tail -n 3 "$tmp/pff/l.out")"
+fi
+# shipped plans (runtime/planship.c): a body with calls (specialized,
+# generic, nested, recursive), fused operators (fuse_all fuses the most)
+# and nested control flow runs on the workers as rank 0 compiled it
+mkdir -p "$tmp/pfs/l"
+if "$braid" -f "$here/pfship.dml" -args "$tmp/pfs/l/" 300 > "$tmp/pfs/l.out" 2>&1; then
+  for c in "2 bs7" "3 fuseall"; do
+    set -- $c
+    d="$tmp/pfs/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/pfship.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 > "$d.out" 2>&1 \
+      || { bad "shipped plans $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "shipped plans (np $1, $2)" "$tmp/pfs/l" "$d"
+    shipped 1 "shipped plans $c" "$d.out"
+  done
+else
+  bad "shipped plans: local run failed: $(tail -n 3 "$tmp/pfs/l.out")"
+fi
+# a body with an instruction kind whose plan is not shipped (a
+# where-loop): the workers compile the script (one program each)
+mkdir -p "$tmp/pfw/l" "$tmp/pfw/d"
+if "$braid" -f "$here/pfwhere.dml" -args "$tmp/pfw/l/" > "$tmp/pfw/l.out" 2>&1 \
+   && mpi 3 -f "$here/pfwhere.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfw/d/" > "$tmp/pfw/d.out" 2>&1; then
+  compare "parfor with a where-loop (np 3)" "$tmp/pfw/l" "$tmp/pfw/d"
+  want="  (remote parfor plans: 0 shipped, 1 not: an AMULET where-loop; workers decoded 0 and compiled 2 programs or functions)"
+  if grep -qxF "$want" "$tmp/pfw/d.out"; then ok; else bad "parfor with a where-loop: $(grep 'parfor plans' "$tmp/pfw/d.out")"; fi
+else
+  bad "parfor with a where-loop: a run failed: $(tail -n 3 "$tmp/pfw/d.out" "$tmp/pfw/l.out")"
 fi
 # the fusion plan follows the network's rate (pinned by the
 # configuration, so the plans are the same on every run): at 100 B/s Z is
