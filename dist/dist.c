@@ -84,6 +84,7 @@ void dist_print_stats(FILE *f)
     fprintf(f, "Distributed jobs (%d ranks):\t%lld (%.3f sec, %lld bytes sent).\n", g_size, (long long)jobs,
             (double)ns / 1e9, (long long)bytes);
     net_print_stats(f);
+    fault_print_stats(f);
     for (int t = J_SCATTER; t < J_NTYPES; t++)
         if (g_stat[t].count)
             fprintf(f, "  %-12s %8lld jobs %9.3f sec %14lld bytes\n", job_names[t], (long long)g_stat[t].count,

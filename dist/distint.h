@@ -130,6 +130,8 @@ extern const char *g_pf_why;
 void fault_init(void);
 /* Rank 0 is about to stop the workers: their exits are no deaths. */
 void fault_stopping(void);
+/* -stats: how rank 0 watches the ranks (traced, by pidfd, other machines). */
+void fault_print_stats(FILE *f);
 /* The network rate (distnet.c): measured unless given; collective. */
 void net_init(void);
 void net_print_stats(FILE *f);

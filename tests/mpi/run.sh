@@ -517,7 +517,8 @@ for (i in 1:1000000) { s = s + sum(X * i) }
 print(s)
 DML
 # kill_rank2 OUT CMD...: runs CMD in the background, SIGKILLs its rank 2
-# once OUT shows the script started; sets victim (empty: not found) and rc
+# (victim_rank=R: rank R) once OUT shows the script started; sets victim
+# (empty: not found) and rc
 kill_rank2() {
   local out=$1; shift
   local tag="braid-mpi-test-$$-$RANDOM"
@@ -529,7 +530,7 @@ kill_rank2() {
     grep -q '^started' "$out" || continue
     for p in $(pgrep -f "$tmp/loop.dml"); do
       if env=$( { tr '\0' '\n' < "/proc/$p/environ"; } 2>/dev/null) && printf '%s\n' "$env" | grep -qx "BRAID_TEST_TAG=$tag" &&
-         printf '%s\n' "$env" | grep -qx 'OMPI_COMM_WORLD_RANK=2'; then
+         printf '%s\n' "$env" | grep -qx "OMPI_COMM_WORLD_RANK=${victim_rank:-2}"; then
         victim=$p
       fi
     done
@@ -544,16 +545,49 @@ elif [ $rc -ne 1 ]; then bad "kill: status $rc, not 1 (124: hung)"
 elif ! grep -q "^braid: error: rank 2 died (signal 9: [A-Za-z]*) during instruction '[^']*' (line [0-9]*)$" "$tmp/kill.out"; then
   bad "kill: no clear error naming rank 2: $(tail -n 8 "$tmp/kill.out")"
 else ok; fi
-# the same under a plain mpirun: rank 0 sees rank 2 end (a pidfd) and
-# says so at once. The signal is read from the dead rank's status while
-# mpirun has not collected it yet (else the line says mpirun has it), and
-# mpirun's status is OpenMPI's choice: the first failed rank it
-# records, 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
+# the same under a plain mpirun: rank 0 traces the ranks on its machine
+# (ptrace), so it sees rank 2's end, and its signal, before mpirun's
+# daemon can collect it. Where this machine does not allow tracing
+# (rank 0's -stats says so), a pidfd tells the end and the signal is read
+# while mpirun has not collected it (else the line says mpirun has it).
+# mpirun's status is OpenMPI's choice: the first failed rank it records,
+# 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
+sig9="signal 9: [A-Za-z]*"
+watch=$(mpi 3 -config "$tmp/bs7.xml" -stats -s 'X = rand(rows=50, cols=3, seed=1); print(sum(X %*% t(X)))' 2>&1 | grep '^  rank watch:')
+case "$watch" in
+  "  rank watch: 2 ranks on this machine traced, 0 by pidfd; 0 other machines reporting") how="$sig9"; ok ;;
+  "  rank watch: 0 ranks on this machine traced, 2 by pidfd; 0 other machines reporting")
+    how="$sig9|mpirun collected its status first, as braid may not trace its ranks here: mpirun names the signal"; ok ;;
+  *) how="$sig9"; bad "rank watch: '$watch'" ;;
+esac
 kill_rank2 "$tmp/killp.out" timeout 120 mpirun --oversubscribe -np 3 "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
 if [ -z "$victim" ]; then bad "kill (mpirun): rank 2 not found: $(tail -n 5 "$tmp/killp.out")"
 elif [ $rc -ne 1 ] && [ $rc -ne 137 ]; then bad "kill (mpirun): status $rc, not 1 or 137 (124: hung)"
-elif ! grep -qE "^braid: error: rank 2 died \((signal 9: [A-Za-z]*|mpirun collected its status first: it names the signal)\) during instruction '[^']*' \(line [0-9]*\)$" "$tmp/killp.out"; then
+elif ! grep -qE "^braid: error: rank 2 died \(($how)\) during instruction '[^']*' \(line [0-9]*\)$" "$tmp/killp.out"; then
   bad "kill (mpirun): no clear error naming rank 2: $(tail -n 8 "$tmp/killp.out")"
+else ok; fi
+# ranks on another machine (simulated: BRAID_HOST_ID gives ranks 2 and 3
+# a host of their own): that machine's lowest rank traces the others and
+# tells rank 0 over its TCP line before mpirun can learn of a death; the
+# line's end tells that the watching rank itself died
+two_hosts() { kill_rank2 "$1" timeout 120 mpirun --oversubscribe -np 2 "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml" \
+  : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"; }
+watch=$(mpi 2 -config "$tmp/bs7.xml" -stats -s 'X = rand(rows=50, cols=3, seed=1); print(sum(X %*% t(X)))' \
+  : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" -config "$tmp/bs7.xml" -s 'print(1)' 2>&1 | grep '^  rank watch:')
+if [ "$watch" = "  rank watch: 1 ranks on this machine traced, 0 by pidfd; 1 other machines reporting" ] ||
+   [ "$watch" = "  rank watch: 0 ranks on this machine traced, 1 by pidfd; 1 other machines reporting" ]; then ok
+else bad "rank watch (two hosts): '$watch'"; fi
+victim_rank=3 two_hosts "$tmp/kill3.out"
+if [ -z "$victim" ]; then bad "kill (other machine): rank 3 not found: $(tail -n 5 "$tmp/kill3.out")"
+elif [ $rc -ne 1 ] && [ $rc -ne 137 ]; then bad "kill (other machine): status $rc, not 1 or 137 (124: hung)"
+elif ! grep -qE "^braid: error: rank 3 died \(($how)\) during instruction '[^']*' \(line [0-9]*\)$" "$tmp/kill3.out"; then
+  bad "kill (other machine): no clear error naming rank 3: $(tail -n 8 "$tmp/kill3.out")"
+else ok; fi
+two_hosts "$tmp/kill2h.out"
+if [ -z "$victim" ]; then bad "kill (other machine's watcher): rank 2 not found: $(tail -n 5 "$tmp/kill2h.out")"
+elif [ $rc -ne 1 ] && [ $rc -ne 137 ]; then bad "kill (other machine's watcher): status $rc, not 1 or 137 (124: hung)"
+elif ! grep -q "^braid: error: rank 2 died (on another machine, with the rank that watched it) during instruction '[^']*' (line [0-9]*)$" "$tmp/kill2h.out"; then
+  bad "kill (other machine's watcher): no clear error naming rank 2: $(tail -n 8 "$tmp/kill2h.out")"
 else ok; fi
 
 echo "$pass passed, $fail failed"
