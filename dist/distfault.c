@@ -35,6 +35,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,7 @@ static volatile uint8_t *g_sock_term; /* rank 0: that leader was ended by mpirun
 static int g_reported;         /* rank 0: a death was reported (once) */
 static int *g_pidfd;           /* rank 0: pidfds of the ranks it could not trace (-1) */
 static int g_ntraced, g_nuntraced; /* rank 0: its machine's ranks traced, watched by pidfd */
+static sem_t g_armed;          /* a watch thread has attached (or found it cannot) */
 
 /* Field k (1-based, k >= 3) of /proc/pid/stat as text, after the command
  * name (which may hold spaces); false when the process is gone. */
@@ -229,6 +231,7 @@ static void *trace_rank(void *arg)
         int fd = (int)syscall(SYS_pidfd_open, pid, 0);
         if (g_pidfd) g_pidfd[r] = fd;
         __atomic_add_fetch(&g_nuntraced, 1, __ATOMIC_RELAXED);
+        sem_post(&g_armed);
         struct pollfd pf = {.fd = fd, .events = POLLIN};
         while (fd >= 0 && poll(&pf, 1, -1) < 0) {}
         int sig, code;
@@ -237,6 +240,7 @@ static void *trace_rank(void *arg)
         return NULL;
     }
     __atomic_add_fetch(&g_ntraced, 1, __ATOMIC_RELAXED);
+    sem_post(&g_armed);
     for (;;) {
         siginfo_t si;
         memset(&si, 0, sizeof si);
@@ -437,11 +441,16 @@ static void watch_peers(bool watching)
     if (g_rank != g_leader) return;
     if (g_rank == 0 && (g_pidfd = malloc((size_t)g_size * sizeof *g_pidfd)))
         for (int r = 0; r < g_size; r++) g_pidfd[r] = -1;
+    /* the watch is armed before the script runs */
+    sem_init(&g_armed, 0, 0);
+    int armed = 0;
     for (int r = g_rank + 1; r < g_size; r++) {
         if (strcmp(all[r].host, me.host)) continue;
         pthread_t t;
-        if (pthread_create(&t, NULL, trace_rank, (void *)(intptr_t)r) == 0) pthread_detach(t);
+        if (pthread_create(&t, NULL, trace_rank, (void *)(intptr_t)r) == 0) pthread_detach(t), armed++;
     }
+    while (armed > 0)
+        if (sem_wait(&g_armed) == 0) armed--;
 }
 
 /* Plain mpirun: rank 0 ended by mpirun names the rank that died where

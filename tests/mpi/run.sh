@@ -539,12 +539,20 @@ kill_rank2() {
   if [ -n "$victim" ]; then kill -9 "$victim"; else kill "$mpid"; fi
   wait "$mpid"; rc=$?
 }
+# killed NAME OUT RANK HOW [STATUSES]: the killed rank was found, the
+# run's status is one of STATUSES (default 1 or mpirun's 137) and rank
+# 0's line names RANK and HOW (an extended regex)
+killed() {
+  local name=$1 out=$2 rank=$3 how=$4 codes=${5:-"1 137"}
+  if [ -z "$victim" ]; then bad "$name: rank $rank not found: $(tail -n 5 "$out")"
+  elif [[ " $codes " != *" $rc "* ]]; then bad "$name: status $rc, not $codes (124: hung)"
+  elif ! grep -qE "^braid: error: rank $rank died \(($how)\) during instruction '[^']*' \(line [0-9]*\)$" "$out"; then
+    bad "$name: no clear error naming rank $rank: $(tail -n 8 "$out")"
+  else ok; fi
+}
+sig9="signal 9: [A-Za-z]*"
 kill_rank2 "$tmp/kill.out" env BRAID_MPIRUN_OPTS=--oversubscribe timeout 120 "$braid" -np 3 -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
-if [ -z "$victim" ]; then bad "kill: rank 2 not found: $(tail -n 5 "$tmp/kill.out")"
-elif [ $rc -ne 1 ]; then bad "kill: status $rc, not 1 (124: hung)"
-elif ! grep -q "^braid: error: rank 2 died (signal 9: [A-Za-z]*) during instruction '[^']*' (line [0-9]*)$" "$tmp/kill.out"; then
-  bad "kill: no clear error naming rank 2: $(tail -n 8 "$tmp/kill.out")"
-else ok; fi
+killed "kill" "$tmp/kill.out" 2 "$sig9" 1
 # the same under a plain mpirun: rank 0 traces the ranks on its machine
 # (ptrace), so it sees rank 2's end, and its signal, before mpirun's
 # daemon can collect it. Where this machine does not allow tracing
@@ -552,7 +560,6 @@ else ok; fi
 # while mpirun has not collected it (else the line says mpirun has it).
 # mpirun's status is OpenMPI's choice: the first failed rank it records,
 # 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
-sig9="signal 9: [A-Za-z]*"
 watch=$(mpi 3 -config "$tmp/bs7.xml" -stats -s 'X = rand(rows=50, cols=3, seed=1); print(sum(X %*% t(X)))' 2>&1 | grep '^  rank watch:')
 case "$watch" in
   "  rank watch: 2 ranks on this machine traced, 0 by pidfd; 0 other machines reporting") how="$sig9"; ok ;;
@@ -561,11 +568,7 @@ case "$watch" in
   *) how="$sig9"; bad "rank watch: '$watch'" ;;
 esac
 kill_rank2 "$tmp/killp.out" timeout 120 mpirun --oversubscribe -np 3 "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
-if [ -z "$victim" ]; then bad "kill (mpirun): rank 2 not found: $(tail -n 5 "$tmp/killp.out")"
-elif [ $rc -ne 1 ] && [ $rc -ne 137 ]; then bad "kill (mpirun): status $rc, not 1 or 137 (124: hung)"
-elif ! grep -qE "^braid: error: rank 2 died \(($how)\) during instruction '[^']*' \(line [0-9]*\)$" "$tmp/killp.out"; then
-  bad "kill (mpirun): no clear error naming rank 2: $(tail -n 8 "$tmp/killp.out")"
-else ok; fi
+killed "kill (mpirun)" "$tmp/killp.out" 2 "$how"
 # ranks on another machine (simulated: BRAID_HOST_ID gives ranks 2 and 3
 # a host of their own): that machine's lowest rank traces the others and
 # tells rank 0 over its TCP line before mpirun can learn of a death; the
@@ -578,17 +581,9 @@ if [ "$watch" = "  rank watch: 1 ranks on this machine traced, 0 by pidfd; 1 oth
    [ "$watch" = "  rank watch: 0 ranks on this machine traced, 1 by pidfd; 1 other machines reporting" ]; then ok
 else bad "rank watch (two hosts): '$watch'"; fi
 victim_rank=3 two_hosts "$tmp/kill3.out"
-if [ -z "$victim" ]; then bad "kill (other machine): rank 3 not found: $(tail -n 5 "$tmp/kill3.out")"
-elif [ $rc -ne 1 ] && [ $rc -ne 137 ]; then bad "kill (other machine): status $rc, not 1 or 137 (124: hung)"
-elif ! grep -qE "^braid: error: rank 3 died \(($how)\) during instruction '[^']*' \(line [0-9]*\)$" "$tmp/kill3.out"; then
-  bad "kill (other machine): no clear error naming rank 3: $(tail -n 8 "$tmp/kill3.out")"
-else ok; fi
+killed "kill (other machine)" "$tmp/kill3.out" 3 "$how"
 two_hosts "$tmp/kill2h.out"
-if [ -z "$victim" ]; then bad "kill (other machine's watcher): rank 2 not found: $(tail -n 5 "$tmp/kill2h.out")"
-elif [ $rc -ne 1 ] && [ $rc -ne 137 ]; then bad "kill (other machine's watcher): status $rc, not 1 or 137 (124: hung)"
-elif ! grep -q "^braid: error: rank 2 died (on another machine, with the rank that watched it) during instruction '[^']*' (line [0-9]*)$" "$tmp/kill2h.out"; then
-  bad "kill (other machine's watcher): no clear error naming rank 2: $(tail -n 8 "$tmp/kill2h.out")"
-else ok; fi
+killed "kill (other machine's watcher)" "$tmp/kill2h.out" 2 "on another machine, with the rank that watched it"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
