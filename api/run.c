@@ -143,25 +143,30 @@ int braid_run(const BraidRunOptions *o)
     return rc;
 }
 
-/* A worker's script and configuration, for the program it compiles on
- * its first remote parfor task. */
-typedef struct WorkerSrc { const BraidRunOptions *o; const BraidConfig *cfg; Program *ast; } WorkerSrc;
+/* A worker's script and configuration, for the programs of its remote
+ * parfor tasks (parsed once). */
+typedef struct WorkerSrc { const BraidRunOptions *o; const BraidConfig *cfg; Program *ast; Diag *d; } WorkerSrc;
 
-/* The same program rank 0 compiles (same script, arguments and
- * configuration), silently: rank 0 reports any error. */
-static RtProgram *worker_compile(void *arg, Diag **dp)
+/* full: the same program rank 0 compiles (same script, arguments and
+ * configuration); else a shell holding the parsed script and nothing
+ * compiled, which shipped plans join. Silent: rank 0 reports errors. */
+static RtProgram *worker_program(void *arg, bool full, Diag **dp)
 {
     WorkerSrc *w = arg;
     const BraidRunOptions *o = w->o;
-    LangOptions lo = {.builtin_dir = o->builtin_dir ? o->builtin_dir : "scripts/builtin",
-                      .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};
-    Diag *d = *dp = diag_new();
-    if (!d) return NULL;
-    w->ast = o->text ? lang_load_string(o->text, "<script>", &lo, d) : lang_load_file(o->file, &lo, d);
-    if (!w->ast || diag_nerrors(d)) return NULL;
+    if (!w->d && !(w->d = diag_new())) return NULL;
+    *dp = w->d;
+    if (!w->ast && !diag_nerrors(w->d)) {
+        LangOptions lo = {.builtin_dir = o->builtin_dir ? o->builtin_dir : "scripts/builtin",
+                          .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};
+        w->ast = o->text ? lang_load_string(o->text, "<script>", &lo, w->d) : lang_load_file(o->file, &lo, w->d);
+    }
+    if (!w->ast || diag_nerrors(w->d)) return NULL;
     CgOptions cg = cg_options(w->cfg, NULL);
-    RtProgram *prog = plan_build_program(w->ast, d, w->cfg->optlevel, &cg);
-    if (prog && diag_nerrors(d)) { plan_program_free(prog); prog = NULL; }
+    Block none = {0};
+    RtProgram *prog = full ? plan_build_program(w->ast, w->d, w->cfg->optlevel, &cg)
+                           : plan_build_program_main(w->ast, &none, w->d, w->cfg->optlevel, &cg, NULL, 0);
+    if (prog && diag_nerrors(w->d)) { plan_program_free(prog); prog = NULL; }
     return prog;
 }
 
@@ -171,16 +176,17 @@ static int serve_worker(const BraidRunOptions *o, const BraidConfig *cfg)
 {
     CgOptions cg = cg_options(cfg, NULL);
     rt_dist_fused_worker(&cg);
-    WorkerSrc src = {o, cfg, NULL};
+    WorkerSrc src = {o, cfg, NULL, NULL};
     RtOptions ro = {.out = stdout, .seed = o->seed, .cla = cfg->cla};
-    rt_dist_parfor_worker(worker_compile, &src, &ro);
+    rt_dist_parfor_worker(worker_program, &src, &ro);
     int rc = dist_serve();
-    RtProgram *prog;
-    Diag *d;
-    rt_dist_parfor_worker_end(&prog, &d);
-    plan_program_free(prog);
+    RtProgram *shell, *full;
+    rt_dist_parfor_worker_end(&shell, &full);
+    plan_program_free(shell);
+    plan_program_free(full);
+    rt_dist_parfor_worker_release();
     lang_program_free(src.ast);
-    diag_free(d);
+    diag_free(src.d);
     return rc;
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# dist_scaling.sh [BRAID] [ROWS] [COLS] [REPS]: strong scaling of L2SVM and
-# KMeans over 1..4 MPI ranks (docs/dist.md). The memory budget is forced to
+# dist_scaling.sh [BRAID] [ROWS] [COLS] [REPS]: strong scaling of L2SVM,
+# KMeans and a 16-fold cross-validated lm as a remote parfor (cvlm: the
+# folds on the ranks, the loop's plan shipped) over 1..4 MPI ranks
+# (docs/dist.md). The memory budget is forced to
 # a tenth of X, so X and its products run distributed; each line gives the
 # best training time of REPS runs (the configurations alternate within a
 # round), its ratio to the local run (plain braid, same data, same
@@ -18,7 +20,7 @@ printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget></root>\n
 cores=$(nproc)
 echo "# $rows x $cols, budget $budget bytes, $cores cores, 1 thread per rank, best of $reps"
 echo "# algo   ranks  train_s  vs_local  bytes_sent  jobs"
-for algo in l2svm kmeans; do
+for algo in l2svm kmeans cvlm; do
   declare -A best=() bytes=() jobs=()
   for r in $(seq 1 "$reps"); do
     for np in 0 1 2 3 4; do

@@ -90,13 +90,25 @@ void cg_op_compiled(CgContext *c, void *handle)
     }
 }
 
-int cg_exec_packed(CgContext *c, const char *buf, size_t n, int nin, Value *args, Value *out, BrErr *e)
+bool cg_op_shippable(const void *handle)
+{
+    const CgOp *op = handle;
+    return op && op->plan && !op->amulet;
+}
+
+void *cg_op_unpack(CgContext *c, const char *buf, size_t n)
 {
     CPlan *p = plan_unpack(buf, n);
-    if (!p) return br_err(e, BR_EFAIL, "a shipped fused operator is damaged (ranks running different braid builds?)");
-    CgOp *op = cg_op_get(c, p);
-    if (!op) return br_err(e, BR_ENOMEM, "out of memory");
-    cg_op_compiled(c, op);
+    CgOp *op = p ? cg_op_get(c, p) : NULL;
+    if (op) cg_op_compiled(c, op);
+    return op;
+}
+
+int cg_exec_packed(CgContext *c, const char *buf, size_t n, int nin, Value *args, Value *out, BrErr *e)
+{
+    CgOp *op = cg_op_unpack(c, buf, n);
+    if (!op) return br_err(e, BR_EFAIL, "a shipped fused operator is damaged (ranks running different braid builds?) "
+                           "or did not compile");
     __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
     return cg_op_exec(c, op, NULL, args, nin, out, e);
 }

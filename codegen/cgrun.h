@@ -129,6 +129,12 @@ bool cg_dist_describe(const void *op, int nin, const Value *args, bool *part, st
 int cg_dist_reduce_main(const void *op);
 char *cg_plan_pack(const void *op, size_t *n);
 int cg_exec_packed(CgContext *c, const char *plan, size_t n, int nin, Value *args, Value *out, BrErr *e);
+/* Remote parfor plans (runtime/planship.c): can op travel as its CPlan
+ * (not an AMULET kernel)? cg_op_unpack: the operator of such bytes in c
+ * (found in the plan cache, loaded from the disk cache or compiled now;
+ * owned by c), NULL when they are damaged or it did not compile. */
+bool cg_op_shippable(const void *op);
+void *cg_op_unpack(CgContext *c, const char *plan, size_t n);
 /* Waits until op is compiled (or failed): a background compile's end, or
  * a compile now. Rank 0 calls it before shipping op, so that workers on
  * the same machine load the object from the disk cache. */

@@ -84,6 +84,7 @@ void dist_print_stats(FILE *f)
     fprintf(f, "Distributed jobs (%d ranks):\t%lld (%.3f sec, %lld bytes sent).\n", g_size, (long long)jobs,
             (double)ns / 1e9, (long long)bytes);
     net_print_stats(f);
+    fault_print_stats(f);
     for (int t = J_SCATTER; t < J_NTYPES; t++)
         if (g_stat[t].count)
             fprintf(f, "  %-12s %8lld jobs %9.3f sec %14lld bytes\n", job_names[t], (long long)g_stat[t].count,
@@ -97,6 +98,10 @@ void dist_print_stats(FILE *f)
     if (g_stat[J_TASK].count)
         fprintf(f, "  (remote parfor: %lld of the loops inside functions; up to %d threads per rank)\n",
                 (long long)g_pf_funcs, g_pf_threads);
+    if (g_stat[J_TASK].count)
+        fprintf(f, "  (remote parfor plans: %lld shipped, %lld not%s%s; workers decoded %lld and compiled %lld "
+                "programs or functions)\n", (long long)g_pf_shipped, (long long)g_pf_unshipped,
+                g_pf_why ? ": " : "", g_pf_why ? g_pf_why : "", (long long)g_pf_decoded, (long long)g_pf_compiled);
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */
@@ -1019,7 +1024,7 @@ int dist_serve(void)
     for (;;) {
         Job j;
         job_header(&j);
-        if (j.type == J_STOP) break;
+        if (j.type == J_STOP) { fault_stopping(); break; }
         BrErr e = {0};
         run_job(&j, NULL, NULL, NULL, &e);
     }

@@ -184,6 +184,9 @@ int dist_task(const char *payload, size_t n, DistTaskRun local, char **res, size
 /* -stats of remote parfor loops: one ran with up to threads threads on a
  * rank, in_func: the loop is inside a function. */
 void dist_note_parfor(int threads, bool in_func);
+/* -stats of remote parfor plans: shipped (else why not), plans the
+ * workers decoded and programs or functions they compiled. */
+void dist_note_plan(bool shipped, int decoded, int compiled, const char *why);
 /* A matrix block as bytes and back (what jobs send). */
 char *dist_pack_mb(const MB *m, size_t *n);
 MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e);

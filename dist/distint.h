@@ -123,11 +123,15 @@ int fused_place(const DistFused *f, Value **args, int64_t *rows, BrErr *e);
 void fused_members(const DistFused *const *fs, Value **const *args, Value **outs);
 extern int g_pf_threads;   /* remote parfor statistics (disttask.c) */
 extern int64_t g_pf_funcs;
+extern int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled;
+extern const char *g_pf_why;
 /* Fault reporting (distfault.c), after MPI is up: the SIGTERM handler
  * and, under braid's launcher, this rank's marks for it. */
 void fault_init(void);
 /* Rank 0 is about to stop the workers: their exits are no deaths. */
 void fault_stopping(void);
+/* -stats: how rank 0 watches the ranks (traced, by pidfd, other machines). */
+void fault_print_stats(FILE *f);
 /* The network rate (distnet.c): measured unless given; collective. */
 void net_init(void);
 void net_print_stats(FILE *f);

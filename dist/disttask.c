@@ -26,6 +26,17 @@ void dist_note_parfor(int threads, bool in_func)
     g_pf_funcs += in_func;
 }
 
+int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled;
+const char *g_pf_why;   /* the first reason a plan was not shipped */
+
+void dist_note_plan(bool shipped, int decoded, int compiled, const char *why)
+{
+    if (shipped) g_pf_shipped++;
+    else g_pf_unshipped++;
+    g_pf_decoded += decoded, g_pf_compiled += compiled;
+    if (why && !g_pf_why) g_pf_why = why;
+}
+
 char *dist_pack_mb(const MB *m, size_t *n)
 {
     BrErr e;

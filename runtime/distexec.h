@@ -25,9 +25,13 @@ int rt_dist_group(const Code *c, int i);
  * into f; DIST_LOCAL when it cannot (a parfor inside a function, a
  * variable a task does not carry): run it locally. */
 int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_t n, bool ints, uint64_t sbase);
-/* Workers: compile(arg, &diag) builds the program on their first task
- * (NULL: it did not compile); _end hands back what was built, to free. */
-void rt_dist_parfor_worker(RtProgram *(*compile)(void *arg, Diag **d), void *arg, const RtOptions *ro);
-void rt_dist_parfor_worker_end(RtProgram **prog, Diag **d);
+/* Workers: compile(arg, full, &diag) makes a program: full, the script
+ * compiled (for tasks whose plan was not shipped), else a shell with the
+ * script parsed and nothing compiled, which shipped plans join (NULL:
+ * failed). _end hands back both programs, to free; _release then frees
+ * the shipped plans' bytes their functions point into. */
+void rt_dist_parfor_worker(RtProgram *(*compile)(void *arg, bool full, Diag **d), void *arg, const RtOptions *ro);
+void rt_dist_parfor_worker_end(RtProgram **shell, RtProgram **full);
+void rt_dist_parfor_worker_release(void);
 
 #endif

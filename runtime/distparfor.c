@@ -4,11 +4,10 @@
  * matrices) and the iteration range as one task (dist/disttask.c); every
  * rank, rank 0 included, runs iterations r, r + N, r + 2N, ... of the
  * loop body locally, on its threads where the loop and the memory budget
- * allow (workers compile the script on their first task: the same
- * script, arguments and configuration give the same program, and the
- * loop is found by its function and its position in the script; a
- * function's body is compiled on the worker when first needed and kept
- * for later tasks) and returns its
+ * allow (the task carries the loop as rank 0 compiled it, planship.c;
+ * where it cannot, workers compile the script: the same script,
+ * arguments and configuration give the same program, and the loop is
+ * found by its function and its position in the script) and returns its
  * result variables; rank 0 merges them as the local parfor does
  * (rt_parfor_merge: compare with the original, accumulators summed). */
 #include "distexec.h"
@@ -18,100 +17,12 @@
 #include <string.h>
 
 #include "../base/strbuf.h"
+#include "planship.h"
+#include "wire.h"
 #include "../dist/dist.h"
 #include "../lang/load.h"
 
 #define TASK_MAGIC 0x50465232u   /* "PFR2" */
-
-/* ---- values as bytes ---- */
-
-static void put(StrBuf *b, const void *p, size_t n) { sb_put(b, p, n); }
-
-static void put_name(StrBuf *b, const char *s)
-{
-    uint32_t n = (uint32_t)strlen(s);
-    put(b, &n, sizeof n);
-    put(b, s, n + 1);
-}
-
-/* false: a kind a task does not carry (lists, frames, ...). */
-static bool put_value(StrBuf *b, const Value *v)
-{
-    int32_t k = v->kind;
-    switch (v->kind) {
-    case V_DOUBLE: put(b, &k, sizeof k); put(b, &v->d, sizeof v->d); return true;
-    case V_INT: put(b, &k, sizeof k); put(b, &v->i, sizeof v->i); return true;
-    case V_BOOL: { uint8_t x = v->b; put(b, &k, sizeof k); put(b, &x, 1); return true; }
-    case V_STRING: {
-        uint64_t n = v->s->len;
-        put(b, &k, sizeof k), put(b, &n, sizeof n), put(b, v->s->s, n);
-        return true;
-    }
-    case V_MATRIX: {
-        size_t n;
-        char *m = dist_pack_mb(v->m, &n);
-        if (!m) { b->oom = true; return true; }
-        uint64_t len = n;
-        put(b, &k, sizeof k), put(b, &len, sizeof len), put(b, m, n);
-        free(m);
-        return true;
-    }
-    default: return false;
-    }
-}
-
-typedef struct Rd { const char *p, *end; bool bad; } Rd;
-
-static const void *take(Rd *r, size_t n)
-{
-    if (r->bad || (size_t)(r->end - r->p) < n) { r->bad = true; return NULL; }
-    const void *q = r->p;
-    r->p += n;
-    return q;
-}
-
-/* n bytes into out (zeros past the end, which marks r bad) */
-static void get(Rd *r, void *out, size_t n)
-{
-    const void *q = take(r, n);
-    if (q) memcpy(out, q, n);
-    else memset(out, 0, n);
-}
-
-static int32_t get_i32(Rd *r) { int32_t x; get(r, &x, sizeof x); return x; }
-static uint64_t get_u64(Rd *r) { uint64_t x; get(r, &x, sizeof x); return x; }
-static uint8_t get_u8(Rd *r) { uint8_t x; get(r, &x, 1); return x; }
-
-/* A name inside the buffer (NUL-terminated there). */
-static const char *get_name(Rd *r)
-{
-    uint32_t n;
-    get(r, &n, sizeof n);
-    const char *s = take(r, (size_t)n + 1);
-    return s && s[n] == 0 ? s : (r->bad = true, NULL);
-}
-
-static Value get_value(Rd *r, BrErr *e)
-{
-    int32_t k = get_i32(r);
-    switch (k) {
-    case V_DOUBLE: { double d; get(r, &d, sizeof d); return val_double(d); }
-    case V_INT: { int64_t i; get(r, &i, sizeof i); return val_int(i); }
-    case V_BOOL: return val_bool(get_u8(r) != 0);
-    case V_STRING: {
-        uint64_t n = get_u64(r);
-        const char *s = take(r, n);
-        return s ? val_string_n(s, n) : val_none();
-    }
-    case V_MATRIX: {
-        uint64_t n = get_u64(r);
-        const char *s = take(r, n);
-        MB *m = s ? dist_unpack_mb(s, n, e) : NULL;
-        return m ? val_matrix(m) : val_none();
-    }
-    default: r->bad = true; return val_none();
-    }
-}
 
 /* ---- the loop ---- */
 
@@ -170,50 +81,78 @@ static FProg *loop_func(RtProgram *p, const PBlock *b, bool *found)
  * carry. */
 static int put_place(StrBuf *b, const FProg *fp)
 {
-    put_name(b, fp ? fp->func->ns : "");
-    put_name(b, fp ? fp->func->name : "");
-    uint8_t has = fp && fp->sig;
-    put(b, &has, 1);
-    for (int i = 0; has && i < fp->func->nin; i++) {
-        put(b, &fp->sig[i].rows, sizeof fp->sig[i].rows);
-        put(b, &fp->sig[i].cols, sizeof fp->sig[i].cols);
-        int32_t none = V_NONE;
-        if (fp->sig[i].v.kind == V_NONE) put(b, &none, sizeof none);
-        else if (!put_value(b, &fp->sig[i].v)) return -1;
-    }
-    return 0;
+    w_put_name(b, fp ? fp->func->ns : "");
+    w_put_name(b, fp ? fp->func->name : "");
+    return fp && !ps_put_sig(b, fp->func, fp->sig) ? -1 : fp ? 0 : (w_put(b, &(uint8_t){0}, 1), 0);
 }
 
 /* The function a task's loop is in, compiled here as on rank 0 (the same
  * specialization, found or compiled now, and kept for later tasks). */
-static FProg *task_func(Rt *rt, Rd *r, const char *ns, const char *name, BrErr *e)
+static FProg *task_func(Rt *rt, WRd *r, const char *ns, const char *name, BrErr *e)
 {
     Func *fn = lang_find_func(rt->prog->ast, ns, name);
-    bool has = get_u8(r) != 0;
     if (!fn || r->bad) return NULL;
-    if (!has) return rt->prog->hooks->function(rt->prog, fn, rt->diag);
-    FSig *sig = calloc((size_t)fn->nin + 1, sizeof *sig);
-    if (!sig) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
-    for (int i = 0; i < fn->nin; i++) {
-        sig[i].rows = (int64_t)get_u64(r);
-        sig[i].cols = (int64_t)get_u64(r);
-        Rd peek = *r;
-        if (get_i32(&peek) == V_NONE) *r = peek, sig[i].v = val_none();
-        else sig[i].v = get_value(r, e);
-    }
-    FProg *fp = r->bad ? NULL : rt->prog->hooks->function_sig(rt->prog, fn, sig, rt->diag);
-    for (int i = 0; i < fn->nin; i++) val_release(&sig[i].v);
-    free(sig);
+    bool has;
+    FSig *sig = ps_get_sig(r, fn, &has, e);
+    if (!has) return r->bad ? NULL : rt->prog->hooks->function(rt->prog, fn, rt->diag);
+    FProg *fp = sig ? rt->prog->hooks->function_sig(rt->prog, fn, sig, rt->diag) : NULL;
+    ps_free_sig(fn, sig);
     return fp;
 }
 
-/* The loop a task names, in this rank's program. */
-static PBlock *task_loop(Rt *rt, Rd *r, const TaskHead *h, BrErr *e)
+/* A worker's program and runtime: the shell its shipped plans join
+ * (parsed, nothing compiled), or the whole script compiled (tasks whose
+ * plan could not be shipped). */
+typedef struct WProg {
+    RtProgram *prog;
+    Rt rt;
+    bool tried;
+} WProg;
+
+/* Workers: their programs, made on the first task that needs them. */
+static struct {
+    RtProgram *(*compile)(void *arg, bool full, Diag **d);
+    void *arg;
+    RtOptions ro;
+    WProg shell, full;
+    PsCache *cache;   /* the plans shipped so far */
+} g_w;
+
+/* Rank 0's runtime while its share runs. */
+static Rt *g_rt0;
+
+/* What a task did to a worker's program: plans decoded now, programs
+ * and functions compiled now (the -stats check that workers run the
+ * shipped plan), the counts before it. */
+typedef struct WShare { int32_t decoded, compiled, funcs0, shipped0; } WShare;
+static int32_t g_built;   /* programs the task's worker compiled first */
+
+/* The loop of the plan bytes in a task (unpacked, or from the cache). */
+static PBlock *shipped_loop(Rt *rt, const char *plan, size_t n, WShare *ws, BrErr *e)
 {
-    const char *ns = get_name(r), *name = get_name(r);
-    if (h->magic != TASK_MAGIC || r->bad) return NULL;
+    bool fresh;
+    PBlock *b = ps_loop(&g_w.cache, rt->prog, plan, n, &fresh, e);
+    ws->decoded += fresh;
+    return b;
+}
+
+/* The loop a task names, in this rank's program. */
+static PBlock *task_loop(Rt *rt, WRd *r, const TaskHead *h, bool skip, BrErr *e)
+{
+    const char *ns = w_get_name(r), *name = w_get_name(r);
+    if (h->magic != TASK_MAGIC || r->bad || !name) return NULL;
+    if (skip) {   /* the loop came with its plan: only read past its place */
+        Func *fn = name[0] ? lang_find_func(rt->prog->ast, ns, name) : NULL;
+        bool has = w_get_u8(r) != 0;
+        if (has && !fn) r->bad = true;
+        if (has && fn) {
+            *r = (WRd){r->p - 1, r->end, r->bad};
+            ps_free_sig(fn, ps_get_sig(r, fn, &has, e));
+        }
+        return NULL;
+    }
     if (!name[0]) {
-        get_u8(r);
+        w_get_u8(r);
         return find_loop(&rt->prog->main, h->line, h->col);
     }
     FProg *fp = task_func(rt, r, ns, name, e);
@@ -229,18 +168,29 @@ static PBlock *task_loop(Rt *rt, Rd *r, const TaskHead *h, BrErr *e)
  * result variables as bytes. */
 static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *rlen, BrErr *e)
 {
-    Rd r = {payload, payload + n, false};
+    WRd r = {payload, payload + n, false};
     TaskHead h;
-    get(&r, &h, sizeof h);
-    PBlock *b = task_loop(rt, &r, &h, e);
+    w_get(&r, &h, sizeof h);
+    /* the plan rank 0 compiled (workers), else the loop's place */
+    PBlock *b = NULL;
+    WShare ws = {.compiled = g_built, .funcs0 = rt->prog->nfuncs, .shipped0 = ps_funcs(g_w.cache)};
+    g_built = 0;
+    if (w_get_u8(&r)) {
+        uint64_t len = w_get_u64(&r);
+        const char *plan = w_take(&r, len);
+        if (plan && rt != g_rt0) b = shipped_loop(rt, plan, len, &ws, e);
+        if (!b && e->code) return -1;
+    }
+    PBlock *own = task_loop(rt, &r, &h, b != NULL, e);
+    if (!b) b = own;
     if (!b && e->code) return -1;
     if (!b) return br_err(e, BR_EFAIL, "rank %d: no parfor at line %d, column %d of its program", dist_rank(), h.line, h.col);
     Frame f = {.depth = 0};
     st_init(&f.vars);
-    int32_t nv = get_i32(&r);
+    int32_t nv = w_get_i32(&r);
     for (int32_t i = 0; i < nv && !r.bad; i++) {
-        const char *name = get_name(&r);
-        Value v = get_value(&r, e);
+        const char *name = w_get_name(&r);
+        Value v = w_get_value(&r, e);
         if (name && v.kind != V_NONE && st_put(&f.vars, name, v)) r.bad = true;
     }
     int rc = r.bad ? br_err(e, BR_EFAIL, "rank %d: a damaged parfor task", dist_rank()) : 0;
@@ -254,15 +204,17 @@ static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *
                                  : br_err(e, BR_EFAIL, "%s", rt->err.msg[0] ? rt->err.msg : "parfor body failed");
     StrBuf out = {0};
     int32_t nr = b->results.n + b->accums.n;
-    put(&out, &deg, sizeof deg);   /* the threads this rank used */
-    put(&out, &nr, sizeof nr);
+    w_put(&out, &deg, sizeof deg);   /* the threads this rank used */
+    if (rt != g_rt0) ws.compiled += rt->prog->nfuncs - ws.funcs0 - (ps_funcs(g_w.cache) - ws.shipped0);
+    w_put(&out, &ws, 2 * sizeof(int32_t));   /* plans decoded, programs and functions compiled */
+    w_put(&out, &nr, sizeof nr);
     for (int i = 0; i < nr && !rc; i++) {
         const char *name = i < b->results.n ? b->results.v[i] : b->accums.v[i - b->results.n];
         const Value *v = st_get(&f.vars, name);
-        put_name(&out, name);
+        w_put_name(&out, name);
         uint8_t has = v && v->kind == V_MATRIX;
-        put(&out, &has, 1);
-        if (has) put_value(&out, v);
+        w_put(&out, &has, 1);
+        if (has) w_put_value(&out, v);
     }
     st_free(&f.vars);
     if (!rc && out.oom) rc = br_err(e, BR_ENOMEM, "out of memory");
@@ -271,46 +223,58 @@ static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *
     return 0;
 }
 
-/* Workers: their own runtime over the program compiled on the first task. */
-static struct {
-    RtProgram *(*compile)(void *arg, Diag **d);
-    void *arg;
-    RtOptions ro;
-    RtProgram *prog;
-    Diag *diag;
-    Rt rt;
-    bool tried;
-} g_w;
+static Rt *worker_rt(WProg *w, bool full, int32_t *built)
+{
+    if (!w->tried) {
+        Diag *d = NULL;
+        w->tried = true;
+        w->prog = g_w.compile(g_w.arg, full, &d);
+        *built += full && w->prog;
+        if (w->prog) {
+            rt_init(&w->rt, w->prog, d, &g_w.ro);
+            w->rt.no_dist = true;   /* a worker runs its iterations itself */
+        }
+    }
+    return w->prog ? &w->rt : NULL;
+}
 
 static int worker_task(const char *payload, size_t n, char **res, size_t *rlen, BrErr *e)
 {
-    if (!g_w.tried) {
-        g_w.tried = true;
-        g_w.prog = g_w.compile(g_w.arg, &g_w.diag);
-        if (g_w.prog) {
-            rt_init(&g_w.rt, g_w.prog, g_w.diag, &g_w.ro);
-            g_w.rt.no_dist = true;   /* a worker runs its iterations itself */
-        }
-    }
-    if (!g_w.prog) return br_err(e, BR_EFAIL, "rank %d could not compile the script", dist_rank());
-    return run_share(&g_w.rt, payload, n, res, rlen, e);
+    /* a task with its plan runs in the shell, else the script is compiled */
+    WRd r = {payload, payload + n, false};
+    TaskHead h;
+    w_get(&r, &h, sizeof h);
+    bool plan = w_get_u8(&r) != 0;
+    int32_t built = 0;
+    Rt *rt = worker_rt(plan ? &g_w.shell : &g_w.full, !plan, &built);
+    if (!rt) return br_err(e, BR_EFAIL, "rank %d could not %s the script", dist_rank(), plan ? "load" : "compile");
+    g_built = built;
+    return run_share(rt, payload, n, res, rlen, e);
 }
 
-void rt_dist_parfor_worker(RtProgram *(*compile)(void *arg, Diag **d), void *arg, const RtOptions *ro)
+void rt_dist_parfor_worker(RtProgram *(*compile)(void *arg, bool full, Diag **d), void *arg, const RtOptions *ro)
 {
     g_w.compile = compile, g_w.arg = arg, g_w.ro = *ro;
     dist_set_task_runner(worker_task);
 }
 
-void rt_dist_parfor_worker_end(RtProgram **prog, Diag **d)
+void rt_dist_parfor_worker_end(RtProgram **shell, RtProgram **full)
 {
-    if (g_w.prog) rt_destroy(&g_w.rt);
-    *prog = g_w.prog, *d = g_w.diag;
-    g_w.prog = NULL, g_w.diag = NULL;
+    WProg *w[2] = {&g_w.shell, &g_w.full};
+    for (int i = 0; i < 2; i++)
+        if (w[i]->prog) rt_destroy(&w[i]->rt);
+    ps_free_loops(g_w.cache);
+    *shell = g_w.shell.prog, *full = g_w.full.prog;
+    g_w.shell.prog = g_w.full.prog = NULL;
+}
+
+void rt_dist_parfor_worker_release(void)
+{
+    ps_free(g_w.cache);
+    g_w.cache = NULL;
 }
 
 /* Rank 0's share: its own runtime, locally. */
-static Rt *g_rt0;
 
 static int local_task(const char *payload, size_t n, char **res, size_t *rlen, BrErr *e)
 {
@@ -330,8 +294,8 @@ static int put_var(Frame *f, int i, StrBuf *b, BrErr *e)
 {
     Value *v = &f->vars.vals[i];
     if (v->kind == V_DIST && dist_collect(v, e)) return -1;
-    put_name(b, f->vars.keys[i]);
-    return put_value(b, v) ? 0 : DIST_LOCAL;
+    w_put_name(b, f->vars.keys[i]);
+    return w_put_value(b, v) ? 0 : DIST_LOCAL;
 }
 
 /* The variables the blocks of l read (their I_READ instructions, in
@@ -358,17 +322,20 @@ static bool shipped(const PBlock *b, const NameSet *reads, const char *name)
 /* The frame as a task payload: the variables the body reads and the
  * results, not the rest of the frame; DIST_LOCAL when one is of a kind a
  * task does not carry. Distributed matrices are collected first. */
-static int payload(Frame *f, const PBlock *lp, const TaskHead *h, const FProg *fp, StrBuf *b, BrErr *e)
+static int payload(Frame *f, const PBlock *lp, const TaskHead *h, const FProg *fp, const StrBuf *plan, StrBuf *b,
+                   BrErr *e)
 {
     NameSet reads = {0};
     reads_of(&lp->body, &reads);
     if (reads.oom) { ns_free(&reads); return br_err(e, BR_ENOMEM, "out of memory"); }
-    put(b, h, sizeof *h);
+    w_put(b, h, sizeof *h);
+    w_put(b, &(uint8_t){plan->n > 0}, 1);
+    if (plan->n) w_put(b, plan->s, plan->n);
     if (put_place(b, fp)) { ns_free(&reads); return DIST_LOCAL; }
     int32_t nv = 0;
     for (int i = st_next(&f->vars, 0); i >= 0; i = st_next(&f->vars, i + 1))
         nv += shipped(lp, &reads, f->vars.keys[i]);
-    put(b, &nv, sizeof nv);
+    w_put(b, &nv, sizeof nv);
     int rc = 0;
     for (int i = st_next(&f->vars, 0); i >= 0 && !rc; i = st_next(&f->vars, i + 1)) {
         if (!shipped(lp, &reads, f->vars.keys[i])) continue;
@@ -394,7 +361,14 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
     TaskHead h = {TASK_MAGIC, b->span.line, b->span.col, ints, from, incr, n, sbase};
     StrBuf pl = {0};
     dist_set_context("parfor", b->span.line);
-    int rc = payload(f, b, &h, fp, &pl, &e);
+    /* the compiled loop travels with the task (planship.c), unless
+     * something in it cannot: then the workers compile the script */
+    StrBuf plan = {0};
+    const char *why = NULL;
+    int prc = ps_pack(rt->prog, b, rt->diag, &plan, &why);
+    if (prc) plan.n = 0;
+    int rc = prc < 0 ? br_err(&e, BR_ENOMEM, "out of memory") : payload(f, b, &h, fp, &plan, &pl, &e);
+    free(plan.s);
     if (rc) { free(pl.s); return rc == DIST_LOCAL ? DIST_LOCAL : rt_fail(rt, b->span, e.code, "%s", e.msg); }
     int np = dist_size();
     char **res = calloc((size_t)np, sizeof *res);
@@ -406,16 +380,18 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
     free(pl.s);
     if (rc) rc = rt_fail(rt, b->span, e.code ? e.code : BR_EFAIL, "%s", e.msg);
     /* every rank's results as a worker frame of the merge */
-    int32_t most = 0;
+    int32_t most = 0, decoded = 0, compiled = 0;
     for (int t = 0; t < np; t++) {
         st_init(&w[t].vars);
-        Rd r = {res[t], res[t] + rlen[t], false};
-        int32_t deg = rc ? 0 : get_i32(&r);
+        WRd r = {res[t], res[t] + rlen[t], false};
+        int32_t deg = rc ? 0 : w_get_i32(&r), built[2] = {0, 0};
         if (deg > most) most = deg;
-        int32_t nr = rc ? 0 : get_i32(&r);
+        if (!rc) w_get(&r, built, sizeof built);
+        decoded += t > 0 ? built[0] : 0, compiled += t > 0 ? built[1] : 0;
+        int32_t nr = rc ? 0 : w_get_i32(&r);
         for (int32_t i = 0; i < nr && !r.bad; i++) {
-            const char *name = get_name(&r);
-            uint8_t has = get_u8(&r);
+            const char *name = w_get_name(&r);
+            uint8_t has = w_get_u8(&r);
             if (!has || !name) continue;
             /* the frame's own name (the key must outlive the table) */
             const char *key = NULL;
@@ -423,12 +399,13 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
                 const char *x = k < b->results.n ? b->results.v[k] : b->accums.v[k - b->results.n];
                 if (!strcmp(x, name)) key = x;
             }
-            Value v = get_value(&r, &e);
+            Value v = w_get_value(&r, &e);
             if (key && v.kind != V_NONE && st_put(&w[t].vars, key, v)) r.bad = true;
         }
         if (r.bad && !rc) rc = rt_fail(rt, b->span, BR_EFAIL, "a damaged parfor result from rank %d", t);
     }
     if (!rc) dist_note_parfor(most, fp != NULL);
+    if (!rc) dist_note_plan(prc == 0, decoded, compiled, why);
     if (!rc) rc = rt_parfor_merge(rt, f, b, w, np);
     for (int t = 0; t < np; t++) { st_free(&w[t].vars); free(res[t]); }
     free(w), free(res), free(rlen);

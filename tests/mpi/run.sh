@@ -101,6 +101,12 @@ fused tiny 4 fuseall 5 3 1.0 13
 # remote parfor (mode=REMOTE_SPARK): iterations on the ranks, results
 # merged (row, cell and accumulator results; a parfor nested in a loop;
 # variables distributed before the loop collected and shipped)
+# shipped PLANS NAME OUT: every remote loop travelled as its compiled
+# plan, the workers decoded plans and compiled nothing (runtime/planship.c)
+shipped() {
+  if grep -qE "^  \(remote parfor plans: $1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions\)" "$3"
+  then ok; else bad "$2: the plans were not shipped: $(grep 'parfor plans' "$3")"; fi
+}
 mkdir -p "$tmp/pf/l"
 if "$braid" -seed 9 -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then
   for c in "3 fuseall" "2 bs7" "4 bs3"; do
@@ -110,6 +116,7 @@ if "$braid" -seed 9 -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l
       || { bad "parfor $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
     compare "parfor (np $1, $2)" "$tmp/pf/l" "$d"
     if grep -qE "^  parfor +3 jobs" "$d.out"; then ok; else bad "parfor $c: the loops did not run on the ranks"; fi
+    shipped 3 "parfor $c" "$d.out"
   done
 else
   bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"
@@ -127,9 +134,37 @@ if "$braid" -f "$here/pffunc.dml" -args "$tmp/pff/l/" 300 > "$tmp/pff/l.out" 2>&
     compare "parfor in functions (np $1, $2)" "$tmp/pff/l" "$d"
     if grep -q "^  (remote parfor: 3 of the loops inside functions; up to 2 threads per rank)" "$d.out"; then ok
     else bad "parfor in functions $c: $(grep -E 'parfor' "$d.out" | head -n 2)"; fi
+    shipped 3 "parfor in functions $c" "$d.out"
   done
 else
   bad "parfor in functions: local run failed: $(tail -n 3 "$tmp/pff/l.out")"
+fi
+# shipped plans (runtime/planship.c): a body with calls (specialized,
+# generic, nested, recursive), fused operators (fuse_all fuses the most)
+# and nested control flow runs on the workers as rank 0 compiled it
+mkdir -p "$tmp/pfs/l"
+if "$braid" -f "$here/pfship.dml" -args "$tmp/pfs/l/" 300 > "$tmp/pfs/l.out" 2>&1; then
+  for c in "2 bs7" "3 fuseall"; do
+    set -- $c
+    d="$tmp/pfs/d$1$2"; mkdir -p "$d"
+    mpi "$1" -f "$here/pfship.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 > "$d.out" 2>&1 \
+      || { bad "shipped plans $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    compare "shipped plans (np $1, $2)" "$tmp/pfs/l" "$d"
+    shipped 1 "shipped plans $c" "$d.out"
+  done
+else
+  bad "shipped plans: local run failed: $(tail -n 3 "$tmp/pfs/l.out")"
+fi
+# a body with an instruction kind whose plan is not shipped (a
+# where-loop): the workers compile the script (one program each)
+mkdir -p "$tmp/pfw/l" "$tmp/pfw/d"
+if "$braid" -f "$here/pfwhere.dml" -args "$tmp/pfw/l/" > "$tmp/pfw/l.out" 2>&1 \
+   && mpi 3 -f "$here/pfwhere.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfw/d/" > "$tmp/pfw/d.out" 2>&1; then
+  compare "parfor with a where-loop (np 3)" "$tmp/pfw/l" "$tmp/pfw/d"
+  want="  (remote parfor plans: 0 shipped, 1 not: an AMULET where-loop; workers decoded 0 and compiled 2 programs or functions)"
+  if grep -qxF "$want" "$tmp/pfw/d.out"; then ok; else bad "parfor with a where-loop: $(grep 'parfor plans' "$tmp/pfw/d.out")"; fi
+else
+  bad "parfor with a where-loop: a run failed: $(tail -n 3 "$tmp/pfw/d.out" "$tmp/pfw/l.out")"
 fi
 # the fusion plan follows the network's rate (pinned by the
 # configuration, so the plans are the same on every run): at 100 B/s Z is
@@ -482,7 +517,8 @@ for (i in 1:1000000) { s = s + sum(X * i) }
 print(s)
 DML
 # kill_rank2 OUT CMD...: runs CMD in the background, SIGKILLs its rank 2
-# once OUT shows the script started; sets victim (empty: not found) and rc
+# (victim_rank=R: rank R) once OUT shows the script started; sets victim
+# (empty: not found) and rc
 kill_rank2() {
   local out=$1; shift
   local tag="braid-mpi-test-$$-$RANDOM"
@@ -494,7 +530,7 @@ kill_rank2() {
     grep -q '^started' "$out" || continue
     for p in $(pgrep -f "$tmp/loop.dml"); do
       if env=$( { tr '\0' '\n' < "/proc/$p/environ"; } 2>/dev/null) && printf '%s\n' "$env" | grep -qx "BRAID_TEST_TAG=$tag" &&
-         printf '%s\n' "$env" | grep -qx 'OMPI_COMM_WORLD_RANK=2'; then
+         printf '%s\n' "$env" | grep -qx "OMPI_COMM_WORLD_RANK=${victim_rank:-2}"; then
         victim=$p
       fi
     done
@@ -503,23 +539,51 @@ kill_rank2() {
   if [ -n "$victim" ]; then kill -9 "$victim"; else kill "$mpid"; fi
   wait "$mpid"; rc=$?
 }
+# killed NAME OUT RANK HOW [STATUSES]: the killed rank was found, the
+# run's status is one of STATUSES (default 1 or mpirun's 137) and rank
+# 0's line names RANK and HOW (an extended regex)
+killed() {
+  local name=$1 out=$2 rank=$3 how=$4 codes=${5:-"1 137"}
+  if [ -z "$victim" ]; then bad "$name: rank $rank not found: $(tail -n 5 "$out")"
+  elif [[ " $codes " != *" $rc "* ]]; then bad "$name: status $rc, not $codes (124: hung)"
+  elif ! grep -qE "^braid: error: rank $rank died \(($how)\) during instruction '[^']*' \(line [0-9]*\)$" "$out"; then
+    bad "$name: no clear error naming rank $rank: $(tail -n 8 "$out")"
+  else ok; fi
+}
+sig9="signal 9: [A-Za-z]*"
 kill_rank2 "$tmp/kill.out" env BRAID_MPIRUN_OPTS=--oversubscribe timeout 120 "$braid" -np 3 -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
-if [ -z "$victim" ]; then bad "kill: rank 2 not found: $(tail -n 5 "$tmp/kill.out")"
-elif [ $rc -ne 1 ]; then bad "kill: status $rc, not 1 (124: hung)"
-elif ! grep -q "^braid: error: rank 2 died (signal 9: [A-Za-z]*) during instruction '[^']*' (line [0-9]*)$" "$tmp/kill.out"; then
-  bad "kill: no clear error naming rank 2: $(tail -n 8 "$tmp/kill.out")"
-else ok; fi
-# the same under a plain mpirun: rank 0 sees rank 2 end (a pidfd) and
-# says so at once. The signal is read from the dead rank's status while
-# mpirun has not collected it yet (else the line says mpirun has it), and
-# mpirun's status is OpenMPI's choice: the first failed rank it
-# records, 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
+killed "kill" "$tmp/kill.out" 2 "$sig9" 1
+# the same under a plain mpirun: rank 0 traces the ranks on its machine
+# (ptrace), so it sees rank 2's end, and its signal, before mpirun's
+# daemon can collect it. Where this machine does not allow tracing
+# (rank 0's -stats says so), a pidfd tells the end and the signal is read
+# while mpirun has not collected it (else the line says mpirun has it).
+# mpirun's status is OpenMPI's choice: the first failed rank it records,
+# 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
+watch=$(mpi 3 -config "$tmp/bs7.xml" -stats -s 'X = rand(rows=50, cols=3, seed=1); print(sum(X %*% t(X)))' 2>&1 | grep '^  rank watch:')
+case "$watch" in
+  "  rank watch: 2 ranks on this machine traced, 0 by pidfd; 0 other machines reporting") how="$sig9"; ok ;;
+  "  rank watch: 0 ranks on this machine traced, 2 by pidfd; 0 other machines reporting")
+    how="$sig9|mpirun collected its status first, as braid may not trace its ranks here: mpirun names the signal"; ok ;;
+  *) how="$sig9"; bad "rank watch: '$watch'" ;;
+esac
 kill_rank2 "$tmp/killp.out" timeout 120 mpirun --oversubscribe -np 3 "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
-if [ -z "$victim" ]; then bad "kill (mpirun): rank 2 not found: $(tail -n 5 "$tmp/killp.out")"
-elif [ $rc -ne 1 ] && [ $rc -ne 137 ]; then bad "kill (mpirun): status $rc, not 1 or 137 (124: hung)"
-elif ! grep -qE "^braid: error: rank 2 died \((signal 9: [A-Za-z]*|mpirun collected its status first: it names the signal)\) during instruction '[^']*' \(line [0-9]*\)$" "$tmp/killp.out"; then
-  bad "kill (mpirun): no clear error naming rank 2: $(tail -n 8 "$tmp/killp.out")"
-else ok; fi
+killed "kill (mpirun)" "$tmp/killp.out" 2 "$how"
+# ranks on another machine (simulated: BRAID_HOST_ID gives ranks 2 and 3
+# a host of their own): that machine's lowest rank traces the others and
+# tells rank 0 over its TCP line before mpirun can learn of a death; the
+# line's end tells that the watching rank itself died
+two_hosts() { kill_rank2 "$1" timeout 120 mpirun --oversubscribe -np 2 "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml" \
+  : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"; }
+watch=$(mpi 2 -config "$tmp/bs7.xml" -stats -s 'X = rand(rows=50, cols=3, seed=1); print(sum(X %*% t(X)))' \
+  : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" -config "$tmp/bs7.xml" -s 'print(1)' 2>&1 | grep '^  rank watch:')
+if [ "$watch" = "  rank watch: 1 ranks on this machine traced, 0 by pidfd; 1 other machines reporting" ] ||
+   [ "$watch" = "  rank watch: 0 ranks on this machine traced, 1 by pidfd; 1 other machines reporting" ]; then ok
+else bad "rank watch (two hosts): '$watch'"; fi
+victim_rank=3 two_hosts "$tmp/kill3.out"
+killed "kill (other machine)" "$tmp/kill3.out" 3 "$how"
+two_hosts "$tmp/kill2h.out"
+killed "kill (other machine's watcher)" "$tmp/kill2h.out" 2 "on another machine, with the rank that watched it"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,595 @@
+/* planship.c: a remote parfor's compiled plan as bytes (planship.h).
+ *
+ * What travels: a head (magic, format version, the sizes of the structs
+ * and the operator and builtin table lengths, which differ between braid
+ * builds, and a hash of the rest), the functions the body calls (their
+ * namespace key and name, specialization signature and output sizes;
+ * then their bodies, which may call each other by index), then the loop
+ * block. Blocks carry their kind, position, flags, variable sets and
+ * code; instructions every field, with names as strings, literals as
+ * values, a call's function by namespace and name (the worker parsed the
+ * same script) and its specialization by index, and a fused operator as
+ * its CPlan (codegen's key: the worker's plan cache finds the operator,
+ * or loads it from the disk cache rank 0's compile filled, or compiles
+ * the same source).
+ *
+ * What does not: the compiler's DAGs. Shipped blocks run as compiled
+ * (SystemDS's remote workers run the serialized instructions alike), so
+ * a block rank 0 recompiles at run time runs on a worker with the plan
+ * compiled for unknown sizes, which is valid for any size. AMULET
+ * where-loops, stitched GPU regions, literal lists or frames, and calls
+ * of functions that an eval call or a default parameter made (not found
+ * by name) are not shipped: ps_pack names them and the task falls back
+ * to the workers compiling the script. */
+#include "planship.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/vec.h"
+#include "../dist/dist.h"
+#include "../lang/load.h"
+
+#define PS_MAGIC 0x42504c31u   /* "BPL1" */
+#define PS_VERSION 1u
+
+typedef struct PsHead {
+    uint32_t magic, version, instr_size, block_size;
+    int32_t nops, nbis, nfuncs, pad;
+    uint64_t hash;             /* FNV-1a of the bytes after the head */
+} PsHead;
+
+static uint64_t fnv(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* ---- signatures ---- */
+
+bool ps_put_sig(StrBuf *b, const Func *fn, const FSig *sig)
+{
+    uint8_t has = sig != NULL;
+    w_put(b, &has, 1);
+    for (int i = 0; has && i < fn->nin; i++) {
+        w_put(b, &sig[i].rows, sizeof sig[i].rows);
+        w_put(b, &sig[i].cols, sizeof sig[i].cols);
+        if (!w_put_value(b, &sig[i].v)) return false;
+    }
+    return true;
+}
+
+FSig *ps_get_sig(WRd *r, const Func *fn, bool *has, BrErr *e)
+{
+    *has = w_get_u8(r) != 0;
+    if (!*has || r->bad) return NULL;
+    FSig *sig = calloc((size_t)fn->nin + 1, sizeof *sig);
+    if (!sig) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    for (int i = 0; i < fn->nin; i++) {
+        sig[i].rows = (int64_t)w_get_u64(r);
+        sig[i].cols = (int64_t)w_get_u64(r);
+        sig[i].v = w_get_value(r, e);
+    }
+    if (r->bad) { ps_free_sig(fn, sig); return NULL; }
+    return sig;
+}
+
+void ps_free_sig(const Func *fn, FSig *sig)
+{
+    for (int i = 0; sig && i < fn->nin; i++) val_release(&sig[i].v);
+    free(sig);
+}
+
+/* ---- packing (rank 0) ---- */
+
+typedef struct Pk {
+    RtProgram *p;
+    Diag *diag;
+    FProg **fs;                /* the functions shipped, by index */
+    int nf, cap;
+    const char *why;           /* the first thing that cannot be shipped */
+    bool oom;
+} Pk;
+
+static int fn_index(const Pk *k, const FProg *fp)
+{
+    for (int i = 0; i < k->nf; i++) if (k->fs[i] == fp) return i;
+    return -1;
+}
+
+static void collect_list(Pk *k, const PBList *l);
+
+static void add_func(Pk *k, FProg *fp)
+{
+    if (!fp || fn_index(k, fp) >= 0) return;
+    if (!br_grow((void **)&k->fs, &k->cap, k->nf + 1, sizeof *k->fs)) { k->oom = true; return; }
+    k->fs[k->nf++] = fp;
+    collect_list(k, &fp->body);
+}
+
+/* The generic version of fn as compiled on rank 0; compiled now when
+ * need (a call without a specialization runs it). */
+static FProg *generic(Pk *k, Func *fn, bool need)
+{
+    RtProgram *p = k->p;
+    FProg *fp = NULL;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nfuncs && !fp; i++)
+        if (p->funcs[i]->func == fn && !p->funcs[i]->sig && p->funcs[i]->compiled) fp = p->funcs[i];
+    pthread_mutex_unlock(&p->lock);
+    if (!fp && need && p->hooks && p->hooks->function) fp = p->hooks->function(p, fn, k->diag);
+    if (!fp && need && !k->why) k->why = "a called function does not compile";
+    return fp;
+}
+
+/* Why instruction in cannot be shipped (NULL: it can); its functions
+ * join k's table. */
+static const char *check_instr(Pk *k, const Instr *in)
+{
+    switch (in->kind) {
+    case I_WHERE: return "an AMULET where-loop";
+    case I_STITCH: return "a stitched GPU region";
+    case I_FUSED:
+        if (!in->fused || !k->p->cg || !cg_op_shippable(in->fused)) return "a fused operator without a CPlan";
+        break;
+    case I_CALL:
+        if (!in->func || lang_find_func(k->p->ast, in->func->ns, in->func->name) != in->func)
+            return "a call of a function made by eval or a default parameter";
+        add_func(k, in->spec);
+        add_func(k, generic(k, in->func, in->spec == NULL));
+        break;
+    default: break;
+    }
+    switch (in->lit.kind) {
+    case V_NONE: case V_DOUBLE: case V_INT: case V_BOOL: case V_STRING: case V_MATRIX: break;
+    default: return "a literal list or frame";
+    }
+    if (in->est && in->kind != I_FUSED && !(in->kind == I_BUILTIN && in->bi == BI_READ))
+        return "compiled sizes on an instruction that has none";
+    return NULL;
+}
+
+static void collect_list(Pk *k, const PBList *l)
+{
+    for (int i = 0; i < l->n && !k->why; i++) {
+        const PBlock *b = l->v[i];
+        for (int j = 0; b->code && j < b->code->n && !k->why; j++) k->why = check_instr(k, &b->code->ins[j]);
+        collect_list(k, &b->body);
+        collect_list(k, &b->els);
+    }
+}
+
+static void put_span(StrBuf *o, Span s)
+{
+    w_put_name(o, s.file);
+    w_put_i32(o, s.line);
+    w_put_i32(o, s.col);
+}
+
+static void put_ints(StrBuf *o, const int *v, int n)
+{
+    w_put_i32(o, n);
+    if (n > 0) w_put(o, v, (size_t)n * sizeof *v);
+}
+
+static void put_instr(Pk *k, StrBuf *o, const Instr *in)
+{
+    int32_t f[10] = {in->kind, in->op, in->dir, in->bi, in->exec, in->out_index, in->nvar, in->out,
+                     in->ix.rmode, in->ix.cmode};
+    w_put(o, f, sizeof f);
+    uint8_t flags[4] = {in->left, in->move, in->optional, in->ix.has_col};
+    w_put(o, flags, sizeof flags);
+    w_put_value(o, &in->lit);
+    w_put_name(o, in->name);
+    w_put_name(o, in->func ? in->func->ns : NULL);
+    w_put_name(o, in->func ? in->func->name : NULL);
+    w_put_i32(o, in->spec ? fn_index(k, in->spec) : -1);
+    uint8_t has = in->anames != NULL;
+    w_put(o, &has, 1);
+    for (int i = 0; has && i < in->nvar; i++) w_put_name(o, in->anames[i]);
+    size_t plen = 0;
+    char *plan = in->kind == I_FUSED ? cg_plan_pack(in->fused, &plen) : NULL;
+    if (in->kind == I_FUSED && !plan) o->oom = true;
+    uint64_t pl = plen;
+    w_put(o, &pl, sizeof pl);
+    if (plan) w_put(o, plan, plen);
+    free(plan);
+    int32_t nest = !in->est ? 0 : in->kind == I_FUSED ? 3 * in->nin : 2;
+    w_put_i32(o, nest);
+    if (nest) w_put(o, in->est, (size_t)nest * sizeof *in->est);
+    w_put(o, &in->opmem, sizeof in->opmem);
+    w_put_name(o, in->opname);
+    w_put_name(o, in->statname);
+    put_span(o, in->span);
+    put_ints(o, in->in, in->nin);
+    put_ints(o, in->frees, in->nfree);
+}
+
+static void put_code(Pk *k, StrBuf *o, const Code *c)
+{
+    int32_t f[8] = {c->n, c->nregs, c->nw, c->pred_reg, c->for_regs[0], c->for_regs[1], c->for_regs[2], c->recompile};
+    w_put(o, f, sizeof f);
+    for (int i = 0; i < c->nw; i++) w_put_name(o, c->wnames[i]);
+    if (c->nw > 0) w_put(o, c->wregs, (size_t)c->nw * sizeof *c->wregs);
+    for (int i = 0; i < c->n; i++) put_instr(k, o, &c->ins[i]);
+}
+
+static void put_names(StrBuf *o, const NameSet *s)
+{
+    w_put_i32(o, s->n);
+    for (int i = 0; i < s->n; i++) w_put_name(o, s->v[i]);
+}
+
+static void put_list(Pk *k, StrBuf *o, const PBList *l);
+
+static void put_block(Pk *k, StrBuf *o, const PBlock *b)
+{
+    int32_t f[3] = {b->kind, b->parfor_par, b->code != NULL};
+    w_put(o, f, sizeof f);
+    uint8_t flags[4] = {b->parfor, b->parfor_check, b->parfor_remote, b->par_ok};
+    w_put(o, flags, sizeof flags);
+    put_span(o, b->span);
+    w_put_name(o, b->var);
+    put_names(o, &b->live_out);
+    put_names(o, &b->results);
+    put_names(o, &b->accums);
+    if (b->code) put_code(k, o, b->code);
+    put_list(k, o, &b->body);
+    put_list(k, o, &b->els);
+}
+
+static void put_list(Pk *k, StrBuf *o, const PBList *l)
+{
+    w_put_i32(o, l->n);
+    for (int i = 0; i < l->n; i++) put_block(k, o, l->v[i]);
+}
+
+int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why)
+{
+    Pk k = {.p = p, .diag = d};
+    PBList one = {(PBlock **)&b, 1, 1};
+    collect_list(&k, &one);
+    if (k.oom) { free(k.fs); return -1; }
+    if (k.why) { *why = k.why; free(k.fs); return 1; }
+    StrBuf o = {0};
+    for (int i = 0; i < k.nf; i++) {
+        const FProg *fp = k.fs[i];
+        w_put_name(&o, fp->func->ns);
+        w_put_name(&o, fp->func->name);
+        if (!ps_put_sig(&o, fp->func, fp->sig)) { free(o.s), free(k.fs); *why = "a specialization for a list"; return 1; }
+        uint8_t dims = fp->out_dims != NULL;
+        w_put(&o, &dims, 1);
+        if (dims) w_put(&o, fp->out_dims, 2 * (size_t)fp->func->nout * sizeof *fp->out_dims);
+    }
+    for (int i = 0; i < k.nf; i++) put_list(&k, &o, &k.fs[i]->body);
+    put_block(&k, &o, b);
+    free(k.fs);
+    if (o.oom) { free(o.s); return -1; }
+    PsHead h = {PS_MAGIC, PS_VERSION, sizeof(Instr), sizeof(PBlock), OP__COUNT, BI__COUNT, k.nf, 0, fnv(o.s, o.n)};
+    uint64_t len = sizeof h + o.n;
+    w_put(out, &len, sizeof len);
+    w_put(out, &h, sizeof h);
+    w_put(out, o.s, o.n);
+    free(o.s);
+    return out->oom ? -1 : 0;
+}
+
+/* ---- unpacking (workers) ---- */
+
+struct PsCache {
+    uint64_t hash;
+    char *buf;                 /* the bytes names point into */
+    size_t n;
+    PBlock *loop;
+    Value *lits;               /* literals the instructions borrow */
+    int nlits, litcap;
+    const char ***anames;      /* argument name arrays */
+    int nan, ancap;
+    int nfuncs;                /* functions added to the program */
+    PsCache *next;
+};
+
+typedef struct Uk {
+    RtProgram *p;
+    WRd r;
+    PsCache *c;
+    FProg **fs;
+    int nf;
+    BrErr *e;
+} Uk;
+
+static void bad(Uk *u, const char *why)
+{
+    if (!u->e->code) br_err(u->e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (%s)", dist_rank(), why);
+    u->r.bad = true;
+}
+
+static Span get_span(Uk *u)
+{
+    Span s;
+    s.file = w_get_name(&u->r);
+    s.line = w_get_i32(&u->r);
+    s.col = w_get_i32(&u->r);
+    return s;
+}
+
+/* n ints (malloc'd; NULL for none) */
+static int *get_ints(Uk *u, int *n)
+{
+    *n = w_get_i32(&u->r);
+    if (*n <= 0 || u->r.bad) { if (*n < 0) bad(u, "a count"); *n = 0; return NULL; }
+    const void *q = w_take(&u->r, (size_t)*n * sizeof(int));
+    int *v = q ? malloc((size_t)*n * sizeof(int)) : NULL;
+    if (v) memcpy(v, q, (size_t)*n * sizeof(int));
+    else if (q) bad(u, "out of memory");
+    return v;
+}
+
+static bool keep_lit(Uk *u, Value v)
+{
+    PsCache *c = u->c;
+    if (!br_grow((void **)&c->lits, &c->litcap, c->nlits + 1, sizeof *c->lits)) { val_release(&v); return false; }
+    c->lits[c->nlits++] = v;
+    return true;
+}
+
+static Func *get_func(Uk *u)
+{
+    const char *ns = w_get_name(&u->r), *name = w_get_name(&u->r);
+    if (!name || u->r.bad) return NULL;
+    Func *fn = lang_find_func(u->p->ast, ns ? ns : "", name);
+    if (!fn) bad(u, "a function this rank's script does not define");
+    return fn;
+}
+
+static void get_instr(Uk *u, Instr *in)
+{
+    WRd *r = &u->r;
+    int32_t f[10];
+    w_get(r, f, sizeof f);
+    in->kind = f[0], in->op = f[1], in->dir = f[2], in->bi = f[3], in->exec = f[4];
+    in->out_index = f[5], in->nvar = f[6], in->out = f[7], in->ix.rmode = f[8], in->ix.cmode = f[9];
+    uint8_t flags[4];
+    w_get(r, flags, sizeof flags);
+    in->left = flags[0], in->move = flags[1], in->optional = flags[2], in->ix.has_col = flags[3];
+    in->lit = w_get_value(r, u->e);
+    if (in->lit.kind != V_NONE && !keep_lit(u, in->lit)) bad(u, "out of memory");
+    in->name = w_get_name(r);
+    in->func = NULL;
+    WRd peek = *r;
+    if (w_get_name(&peek)) in->func = get_func(u);
+    else w_get_name(r), w_get_name(r);
+    int32_t spec = w_get_i32(r);
+    if (spec >= u->nf) bad(u, "a function index");
+    in->spec = spec >= 0 && spec < u->nf ? u->fs[spec] : NULL;
+    in->anames = NULL;
+    if (w_get_u8(r)) {
+        const char **a = in->nvar > 0 ? calloc((size_t)in->nvar, sizeof *a) : NULL;
+        PsCache *c = u->c;
+        if (a && br_grow((void **)&c->anames, &c->ancap, c->nan + 1, sizeof *c->anames)) c->anames[c->nan++] = a;
+        else { free(a); a = NULL; if (in->nvar > 0) bad(u, "out of memory"); }
+        for (int i = 0; i < in->nvar; i++) {
+            const char *s = w_get_name(r);
+            if (a) a[i] = s;
+        }
+        in->anames = a;
+    }
+    uint64_t pl = w_get_u64(r);
+    const char *plan = w_take(r, pl);
+    in->fused = NULL;
+    if (in->kind == I_FUSED && plan && !r->bad) {
+        in->fused = u->p->cg ? cg_op_unpack(u->p->cg, plan, pl) : NULL;
+        if (!in->fused) bad(u, u->p->cg ? "a fused operator's plan" : "a fused operator, and fusion is off here");
+    }
+    in->where = NULL;
+    int32_t nest = w_get_i32(r);
+    in->est = NULL;
+    if (nest > 0) {
+        const void *q = w_take(r, (size_t)nest * sizeof(int64_t));
+        if (q && (in->est = malloc((size_t)nest * sizeof(int64_t)))) memcpy(in->est, q, (size_t)nest * sizeof(int64_t));
+        else bad(u, "compiled sizes");
+    }
+    w_get(r, &in->opmem, sizeof in->opmem);
+    in->opname = w_get_name(r);
+    in->statname = w_get_name(r);
+    in->span = get_span(u);
+    in->in = get_ints(u, &in->nin);
+    in->frees = get_ints(u, &in->nfree);
+    if ((unsigned)in->kind > I_STITCH || in->kind == I_WHERE || in->kind == I_STITCH || (unsigned)in->op >= OP__COUNT ||
+        (unsigned)in->bi >= BI__COUNT)
+        bad(u, "an instruction");
+    for (int i = 0; i < in->nin; i++) if (in->in[i] < -1) bad(u, "a register");
+}
+
+static Code *get_code(Uk *u)
+{
+    int32_t f[8];
+    w_get(&u->r, f, sizeof f);
+    if (u->r.bad || f[0] < 0 || f[1] < 0 || f[2] < 0) { bad(u, "a block's code"); return NULL; }
+    Code *c = calloc(1, sizeof *c);
+    if (!c) { bad(u, "out of memory"); return NULL; }
+    c->nregs = f[1], c->nw = f[2], c->pred_reg = f[3];
+    c->for_regs[0] = f[4], c->for_regs[1] = f[5], c->for_regs[2] = f[6];
+    /* no DAG here: the block runs as rank 0 compiled it */
+    c->recompile = false;
+    c->seen_cells = -1;
+    c->ins = calloc((size_t)f[0] + 1, sizeof *c->ins);
+    c->wnames = malloc(((size_t)c->nw + 1) * sizeof *c->wnames);
+    c->wregs = malloc(((size_t)c->nw + 1) * sizeof *c->wregs);
+    if (!c->ins || !c->wnames || !c->wregs) { c->nw = 0; plan_code_free(c); bad(u, "out of memory"); return NULL; }
+    for (int i = 0; i < c->nw; i++) c->wnames[i] = w_get_name(&u->r);
+    if (c->nw > 0) w_get(&u->r, c->wregs, (size_t)c->nw * sizeof *c->wregs);
+    for (int i = 0; i < f[0] && !u->r.bad; i++, c->n++) get_instr(u, &c->ins[i]);
+    for (int i = 0; i < c->n; i++)
+        if (c->ins[i].out < 0 || c->ins[i].out >= c->nregs) bad(u, "a register");
+    return c;
+}
+
+static bool get_names(Uk *u, NameSet *s)
+{
+    int32_t n = w_get_i32(&u->r);
+    for (int i = 0; i < n && !u->r.bad; i++) {
+        const char *x = w_get_name(&u->r);
+        if (x) ns_add(s, x);
+    }
+    return !s->oom;
+}
+
+static void get_list(Uk *u, PBList *l);
+
+static PBlock *get_block(Uk *u)
+{
+    int32_t f[3];
+    w_get(&u->r, f, sizeof f);
+    PBlock *b = u->r.bad ? NULL : calloc(1, sizeof *b);
+    if (!b) { bad(u, "a block"); return NULL; }
+    b->kind = f[0], b->parfor_par = f[1];
+    if ((unsigned)b->kind > PB_FOR) bad(u, "a block kind");
+    uint8_t flags[4];
+    w_get(&u->r, flags, sizeof flags);
+    b->parfor = flags[0], b->parfor_check = flags[1], b->parfor_remote = flags[2], b->par_ok = flags[3];
+    b->span = get_span(u);
+    b->var = w_get_name(&u->r);
+    if (!get_names(u, &b->live_out) || !get_names(u, &b->results) || !get_names(u, &b->accums)) bad(u, "out of memory");
+    if (f[2]) b->code = get_code(u);
+    get_list(u, &b->body);
+    get_list(u, &b->els);
+    return b;
+}
+
+static void get_list(Uk *u, PBList *l)
+{
+    int32_t n = w_get_i32(&u->r);
+    for (int i = 0; i < n && !u->r.bad; i++) {
+        PBlock *b = get_block(u);
+        if (b && !pbl_add(l, b)) { pblock_free(NULL, b); bad(u, "out of memory"); }
+    }
+}
+
+/* The shipped functions' heads (their bodies follow later). */
+static bool get_func_heads(Uk *u, int n)
+{
+    u->fs = calloc((size_t)n + 1, sizeof *u->fs);
+    if (!u->fs) { bad(u, "out of memory"); return false; }
+    for (int i = 0; i < n && !u->r.bad; i++, u->nf++) {
+        Func *fn = get_func(u);
+        FProg *fp = fn ? calloc(1, sizeof *fp) : NULL;
+        if (!fp) { bad(u, "a function"); break; }
+        u->fs[i] = fp;
+        fp->func = fn;
+        fp->compiled = true;
+        bool has;
+        fp->sig = ps_get_sig(&u->r, fn, &has, u->e);
+        if (has && !fp->sig) bad(u, "a signature");
+        if (w_get_u8(&u->r)) {
+            fp->out_dims = malloc(2 * ((size_t)fn->nout + 1) * sizeof *fp->out_dims);
+            if (fp->out_dims) w_get(&u->r, fp->out_dims, 2 * (size_t)fn->nout * sizeof *fp->out_dims);
+            else bad(u, "out of memory");
+        }
+    }
+    return !u->r.bad;
+}
+
+/* The shipped functions join p's table (found by the compiler's hooks
+ * as if compiled here); on failure they are freed. */
+static void adopt_funcs(Uk *u, bool ok)
+{
+    RtProgram *p = u->p;
+    pthread_mutex_lock(&p->lock);
+    if (ok && !br_grow((void **)&p->funcs, &p->fcap, p->nfuncs + u->nf, sizeof *p->funcs)) ok = false;
+    for (int i = 0; i < u->nf; i++) {
+        if (ok) p->funcs[p->nfuncs++] = u->fs[i];
+        else fprog_free(p, u->fs[i]);
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (ok) u->c->nfuncs += u->nf;
+}
+
+static void cache_free(PsCache *c)
+{
+    for (int i = 0; i < c->nlits; i++) val_release(&c->lits[i]);
+    free(c->lits);
+    for (int i = 0; i < c->nan; i++) free(c->anames[i]);
+    free(c->anames);
+    free(c->buf);
+    free(c);
+}
+
+static PsCache *unpack(RtProgram *p, const char *buf, size_t n, const PsHead *h, BrErr *e)
+{
+    PsCache *c = calloc(1, sizeof *c);
+    if (!c || !(c->buf = malloc(n ? n : 1))) { free(c); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    memcpy(c->buf, buf, n);
+    c->n = n, c->hash = h->hash;
+    Uk u = {.p = p, .r = {c->buf + sizeof *h, c->buf + n, false}, .c = c, .e = e};
+    if (get_func_heads(&u, h->nfuncs))
+        for (int i = 0; i < u.nf && !u.r.bad; i++) get_list(&u, &u.fs[i]->body);
+    if (!u.r.bad) c->loop = get_block(&u);
+    if (!u.r.bad && u.r.p != u.r.end) bad(&u, "trailing bytes");
+    if (c->loop && (u.r.bad || c->loop->kind != PB_FOR || !c->loop->parfor)) {
+        if (!u.r.bad) bad(&u, "not a parfor loop");
+        pblock_free(NULL, c->loop);
+        c->loop = NULL;
+    }
+    adopt_funcs(&u, !u.r.bad);
+    free(u.fs);
+    if (u.r.bad) {
+        if (!e->code) bad(&u, "short");
+        cache_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+PBlock *ps_loop(PsCache **cache, RtProgram *p, const char *buf, size_t n, bool *fresh, BrErr *e)
+{
+    PsHead h;
+    *fresh = false;
+    if (n < sizeof h) { br_err(e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (short)", dist_rank()); return NULL; }
+    memcpy(&h, buf, sizeof h);
+    if (h.magic != PS_MAGIC || h.version != PS_VERSION || h.instr_size != sizeof(Instr) ||
+        h.block_size != sizeof(PBlock) || h.nops != OP__COUNT || h.nbis != BI__COUNT || h.nfuncs < 0) {
+        br_err(e, BR_EFAIL, "rank %d: the shipped parfor plan comes from another braid build (format %u, %d "
+               "operators, %d builtins; here %u, %d, %d): run the same braid on every rank", dist_rank(),
+               h.version, h.nops, h.nbis, PS_VERSION, (int)OP__COUNT, (int)BI__COUNT);
+        return NULL;
+    }
+    if (fnv(buf + sizeof h, n - sizeof h) != h.hash) {
+        br_err(e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (its hash differs)", dist_rank());
+        return NULL;
+    }
+    for (PsCache *c = *cache; c; c = c->next)
+        if (c->hash == h.hash && c->n == n && !memcmp(c->buf, buf, n)) return c->loop;
+    PsCache *c = unpack(p, buf, n, &h, e);
+    if (!c) return NULL;
+    c->next = *cache;
+    *cache = c;
+    *fresh = true;
+    return c->loop;
+}
+
+int ps_funcs(const PsCache *cache)
+{
+    int n = 0;
+    for (; cache; cache = cache->next) n += cache->nfuncs;
+    return n;
+}
+
+void ps_free_loops(PsCache *cache)
+{
+    for (; cache; cache = cache->next) {
+        pblock_free(NULL, cache->loop);
+        cache->loop = NULL;
+    }
+}
+
+void ps_free(PsCache *cache)
+{
+    while (cache) {
+        PsCache *next = cache->next;
+        pblock_free(NULL, cache->loop);
+        cache_free(cache);
+        cache = next;
+    }
+}

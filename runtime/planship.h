@@ -1,0 +1,44 @@
+/* planship.h: a remote parfor's compiled plan as bytes (SystemDS ships
+ * the serialized parfor body to its remote workers; docs/dist.md,
+ * "Remote parfor"). Rank 0 packs the loop block with everything under
+ * it (program blocks, instructions, literals, the functions the body
+ * calls, transitively, as compiled, and its fused operators by their
+ * CPlan, the plan cache's key); a worker unpacks the bytes into blocks
+ * of its own program, whose functions table the shipped functions join,
+ * and runs exactly the plan rank 0 compiled, without compiling. */
+#ifndef BRAID_PLANSHIP_H
+#define BRAID_PLANSHIP_H
+
+#include "../base/strbuf.h"
+#include "program.h"
+#include "wire.h"
+
+/* Packs loop b of program p (functions the body calls that rank 0 has
+ * not compiled yet are compiled now, their errors into d) and appends
+ * the bytes to out. Returns 0, or 1 with *why naming the first thing
+ * that cannot be shipped (the caller falls back to the workers
+ * compiling the script); -1 out of memory. */
+int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why);
+
+/* Plans unpacked on a worker, kept for later tasks (by the bytes' hash). */
+typedef struct PsCache PsCache;
+/* The loop of plan bytes buf[0..n) in program p: from the cache, or
+ * unpacked now (*fresh true; the functions join p->funcs). NULL with e
+ * set when the bytes are damaged or come from another braid build. */
+PBlock *ps_loop(PsCache **cache, RtProgram *p, const char *buf, size_t n, bool *fresh, BrErr *e);
+/* The functions every plan in the cache added to p->funcs. */
+int ps_funcs(const PsCache *cache);
+/* Frees the loops (ps_free_loops, before or after the program) and the
+ * bytes and literals the shipped functions point into (ps_free, after
+ * the program that holds those functions is freed). */
+void ps_free_loops(PsCache *cache);
+void ps_free(PsCache *cache);
+
+/* A specialization's signature (per parameter: rows, cols, the scalar
+ * value or none) after a flag; put: false for a value a message does not
+ * carry; get: NULL for the generic version (*has false) or on error. */
+bool ps_put_sig(StrBuf *b, const Func *fn, const FSig *sig);
+FSig *ps_get_sig(WRd *r, const Func *fn, bool *has, BrErr *e);
+void ps_free_sig(const Func *fn, FSig *sig);
+
+#endif
