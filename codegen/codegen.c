@@ -167,6 +167,7 @@ static bool amulet_ok(CgContext *c)
 void cg_optimize_dag(CgContext *c, HopDag *d)
 {
     if (!c || !c->opt.enabled || !d || d->recompile) return;
+    cg_fx_log(d);
     int64_t t0 = br_now_ns();
     Memo *m = memo_new(d);
     if (!m) return;

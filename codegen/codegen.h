@@ -61,5 +61,9 @@ typedef struct CgFxResult {
 } CgFxResult;
 typedef void (*CgFxFn)(void *arg, const CgFxResult *r);
 int cg_fx_compare(HopDag *d, CgFxFn f, void *arg);
+/* With BRAID_FX_COMPARE=path set, appends cg_fx_compare's results for d
+ * to path (one line per partition; codegen runs it on every DAG it
+ * optimizes). */
+void cg_fx_log(HopDag *d);
 
 #endif

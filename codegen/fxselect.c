@@ -27,6 +27,8 @@
 #include "../gpu/explore.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,4 +234,41 @@ int cg_fx_compare(HopDag *d, CgFxFn f, void *arg)
     if (ps) parts_free(ps, np);
     memo_free(m);
     return done;
+}
+
+/* BRAID_FX_COMPARE=path: every DAG codegen optimizes is first compared
+ * under both selectors (cg_fx_compare), one tab-separated line per plan
+ * partition appended to path (tools/fx_table.py reads them). So the
+ * explorer runs over the DAGs of whole scripts (the algorithm builtins
+ * of tests/dml's alg_* cases: run_all.sh), and an invalid plan of it is
+ * seen there. The lines of one DAG are written under a lock, each with
+ * one write to an O_APPEND file, so parallel processes do not mix them. */
+static pthread_mutex_t fx_log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fx_log_row(void *arg, const CgFxResult *r)
+{
+    FILE *f = arg;
+    char line[512];
+    int n = snprintf(line, sizeof line, "fx\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.6g\t%.6g\t%.6g\t%.6g\t%.6g\t%.3f\t%.3f\n",
+                     r->nhops, r->npts, r->fx_valid, r->mpskip_kernels, r->fx_kernels, r->fx_own_kernels,
+                     r->mpskip_cut, r->fx_cut, r->mpskip_cost * 1e6, r->fx_cost * 1e6, r->mpskip_latency * 1e6,
+                     r->fx_latency * 1e6, r->fx_own_latency * 1e6, (double)r->mpskip_ns / 1e3, (double)r->fx_ns / 1e3);
+    if (n > 0 && n < (int)sizeof line) {
+        fputs(line, f);
+        fflush(f);
+    }
+}
+
+void cg_fx_log(HopDag *d)
+{
+    const char *path = getenv("BRAID_FX_COMPARE");
+    if (!path || !*path) return;
+    pthread_mutex_lock(&fx_log_lock);
+    FILE *f = fopen(path, "a");
+    if (f) {
+        setvbuf(f, NULL, _IOLBF, 0);
+        if (cg_fx_compare(d, fx_log_row, f) < 0) fputs("fx-oom\n", f);
+        fclose(f);
+    }
+    pthread_mutex_unlock(&fx_log_lock);
 }

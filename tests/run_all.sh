@@ -104,6 +104,11 @@ unit program layers python3 tools/layers.py .
 [ -x tests/parity/run.py ] &&
   unit suite "parity tests" env BRAID_CODEGEN_ASYNC=0 BRAID_CG_MACHINE="${BRAID_CG_MACHINE:-$pinned}" \
     tests/parity/run.py "$build/braid"
+# FusionStitching's explorer choosing the plans of every algorithm
+# script (tests/dml alg_* cases), each plan checked for validity
+[ -x tests/fx_algs.sh ] &&
+  unit suite "explorer over the algorithm scripts" env BRAID_CG_MACHINE="${BRAID_CG_MACHINE:-$pinned}" \
+    tests/fx_algs.sh "$build/braid"
 # the shared conformance suite (../shared/conformance), when present: with
 # the default settings, with rewrites off, with the fuse-all heuristic and
 # with compressed linear algebra forced on, with the GPU backend forced on
