@@ -1217,6 +1217,59 @@ static void check_dec_sparse(void)
     mb_release(cx);
 }
 
+/* t(X) %*% Y through joint codes of DDC groups (kernels/cla_ops.c,
+ * tl_bundles): one group per column with swept cardinalities (bundles of
+ * 2-4 groups, joint tables from 4 to 4096 tuples, DDC1 and DDC2 members,
+ * OLE/RLE groups between them), Y of 1 to 5 columns, row
+ * counts across the fixed row ranges, 1 and 2 threads. */
+static void check_tl_joint(void)
+{
+    int cards[][6] = {{2, 3, 2, 5, 2, 2}, {7, 9, 11, 3, 40, 2}, {300, 2, 5, 13, 2, 70}, {60, 60, 3, 2, 2, 500}};
+    int64_t ns[] = {700, 2 * CLA_BLK + 37, 9 * CLA_BLK + 5};
+    for (size_t ci = 0; ci < sizeof cards / sizeof *cards; ci++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+            int64_t n = ns[ni], m = 8;
+            BrErr e = {0};
+            MB *x = mb_dense(n, m, &e);
+            for (int64_t i = 0; i < n; i++) {
+                double *r = x->d + i * m;
+                for (int j = 0; j < 6; j++) r[j] = (double)(int)(urand() * cards[ci][j]) - 1;
+                r[6] = urand() < 0.9 ? 0 : 2;                 /* sparse: OLE between the DDC groups */
+                r[7] = (double)((i / 300) % 4);               /* runs: RLE */
+            }
+            mb_recount_nnz(x);
+            for (int th = 1; th <= 2; th++) {
+                br_set_threads(th);
+                ClaPlanOpts o = cla_plan_defaults();
+                o.force = true;
+                o.cocode = false;
+                MB *cx = cla_compress(x, &o, &e);
+                T_CHECK(cx && mb_is_cmb(cx), "tl joint: compressed (%s)", e.msg);
+                /* two DDC groups in a row (others between) whose tables
+                 * multiply to at most 4096: a bundle forms */
+                int64_t prev = 0, pair = 0;
+                for (int g = 0; cx && mb_is_cmb(cx) && g < cx->cmb->ngroups; g++) {
+                    const ClaGroup *cg = cx->cmb->groups[g];
+                    if (cg->enc != CLA_DDC1 && cg->enc != CLA_DDC2) continue;
+                    pair += prev && prev * cg->ndict <= 4096;
+                    prev = cg->ndict;
+                }
+                T_CHECK(pair > 0, "tl joint: cards %zu n %lld: bundles of DDC groups", ci, (long long)n);
+                for (int64_t k = 1; cx && k <= 5; k += 2) {
+                    MB *y = rnd(n, k);
+                    MB *r = cla_matmul_tl(cx, y, &e), *q = k_matmul_tl(x, y, &e);
+                    T_MB_EQ(r, q, RT, "tl joint: cards %zu n %lld k %lld th %d", ci, (long long)n, (long long)k, th);
+                    mb_release(r);
+                    mb_release(q);
+                    mb_release(y);
+                }
+                mb_release(cx);
+            }
+            mb_release(x);
+        }
+    br_set_threads(0);
+}
+
 int main(void)
 {
     Spec specs[] = {
@@ -1233,6 +1286,7 @@ int main(void)
     };
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k]);
     check_cell_wide();
+    check_tl_joint();
     check_dec_sparse();
     check_lut();
     check_grid();
