@@ -15,6 +15,7 @@
 #include "lang/load.h"
 #include "plan/build.h"
 #include "plan/program.h"
+#include "plan/recompile.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -1067,6 +1068,95 @@ static void check_compile_cbytes(void)
     mb_release(x);
 }
 
+/* Plans after a run-time compress(): the blocks that read its result are
+ * marked for recompilation (the variable carries cbytes -1: compressed,
+ * bytes unknown), and recompiled with the compressed value at hand their
+ * reads carry its bytes: memory estimates and codegen's costs are the
+ * compressed ones. With a local budget between the compressed and the
+ * uncompressed size (set, not calibrated), the operator over X is local
+ * (in memory, over the compressed block) after compress() and
+ * distributed over the same data uncompressed. */
+static const Hop *tread_x(const HopDag *d)
+{
+    for (int i = 0; d && i < d->n; i++)
+        if (d->hops[i]->kind == H_TREAD && d->hops[i]->name && !strcmp(d->hops[i]->name, "X")) return d->hops[i];
+    return NULL;
+}
+
+/* The aggregate (or fused operator) under h, reachable from a write. */
+static const Hop *agg_under(const Hop *h, int depth)
+{
+    if (!h || depth > 8) return NULL;
+    if (h->kind == H_AGG || h->kind == H_SPOOF) return h;
+    for (int i = 0; i < h->nin; i++) {
+        const Hop *a = agg_under(h->in[i], depth + 1);
+        if (a) return a;
+    }
+    return NULL;
+}
+
+static const Hop *agg_hop(const HopDag *d)
+{
+    for (int i = 0; d && i < d->nw; i++) {
+        const Hop *a = agg_under(d->whops[i], 0);
+        if (a) return a;
+    }
+    return NULL;
+}
+
+static void check_compile_compress(void)
+{
+    const char *src = "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=3))\nX = compress(X)\n"
+                      "s = 0\nfor (i in 1:2) {\n  s = s + sum(X^2)\n}\nprint(s)\n";
+    Diag *d = diag_new();
+    LangOptions lo = {0};
+    Program *ast = lang_load_string(src, "<test>", &lo, d);
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, NULL) : NULL;
+    T_CHECK(p != NULL, "compress plan: compiled");
+    PBlock *body = NULL;
+    for (int b = 0; p && b < p->main.n; b++)
+        if (p->main.v[b]->body.n) body = p->main.v[b]->body.v[0];
+    T_CHECK(body && body->dag, "compress plan: the loop body");
+    if (body && body->dag) {
+        const HopDag *bd = body->dag;
+        const Hop *h = tread_x(bd);
+        T_CHECK(h && h->cbytes < 0, "compress plan: X read as compressed at run time (cbytes %g)", h ? h->cbytes : 0);
+        T_CHECK(bd->recompile && body->code && body->code->recompile, "compress plan: the loop body is recompiled");
+        Spec sp = {"cc", 20000, 10, 5, 0.1, 1, false, 0, false};
+        MB *x = gen(&sp);
+        BrErr e = {0};
+        ClaPlanOpts o = cla_plan_defaults();
+        MB *cx = cla_compress(x, &o, &e);
+        T_CHECK(cx && mb_is_cmb(cx) && mb_bytes(cx) * 4 < mb_bytes(x), "compress plan: compressed 4x");
+        double saved = br_mem_budget();
+        br_set_mem_budget((double)(mb_bytes(cx) + mb_bytes(x)) / 2);
+        for (int comp = 0; comp < 2 && cx; comp++) {
+            SymTab vars;
+            st_init(&vars);
+            st_put(&vars, "X", val_matrix(mb_retain(comp ? cx : x)));
+            st_put(&vars, "s", val_double(0));
+            HopDag *copy = NULL;
+            RwStats st = {0};
+            Code *code = rc_recompile(p, body->dag, &vars, CG_BLOCK, &copy, &st);
+            const Hop *r = tread_x(copy), *a = agg_hop(copy);
+            double want = comp ? (double)mb_bytes(cx) : 0;
+            T_CHECK(code && r && r->cbytes == want && r->mem == (double)mb_bytes(comp ? cx : x),
+                    "compress plan %d: recompiled read sees %g bytes (cbytes %g)", comp, want, r ? r->cbytes : -9);
+            T_CHECK(a && a->exec == (comp ? EX_CP : EX_DIST), "compress plan %d: %s operator", comp,
+                    comp ? "local compressed" : "distributed");
+            if (code) plan_code_free(code);
+            hop_dag_free(copy);
+            st_free(&vars);
+        }
+        br_set_mem_budget(saved);
+        mb_release(cx);
+        mb_release(x);
+    }
+    if (p) plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+}
+
 /* The size-chosen encodings: low cardinality -> DDC, sparse -> OLE, long
  * runs -> RLE, noise -> uncompressed (and not compressed unless forced). */
 static void check_choice(void)
@@ -1293,6 +1383,7 @@ int main(void)
     check_rle_est();
     check_stats_bind();
     check_compile_cbytes();
+    check_compile_compress();
     check_choice();
     return t_done("test_cla");
 }
