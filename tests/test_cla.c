@@ -16,6 +16,7 @@
 #include "plan/build.h"
 #include "plan/program.h"
 #include "plan/recompile.h"
+#include "codegen/cgrun.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -1360,6 +1361,48 @@ static void check_tl_joint(void)
     br_set_threads(0);
 }
 
+/* The machine's CLA constants (codegen/cla_machine.c): measured once
+ * into the cache folder (in their clamped ranges) and read back from it;
+ * a file's values are taken; BRAID_CLA_MACHINE pins them and
+ * BRAID_CG_MACHINE pins the defaults. No check depends on the values
+ * measured. */
+static void check_cla_machine(void)
+{
+    char *cg = getenv("BRAID_CG_MACHINE") ? strdup(getenv("BRAID_CG_MACHINE")) : NULL;
+    unsetenv("BRAID_CG_MACHINE");
+    unsetenv("BRAID_CLA_MACHINE");
+    char dir[] = "/tmp/braid_test_clam_XXXXXX";
+    T_CHECK(mkdtemp(dir) != NULL, "cla machine: a cache folder");
+    ClaMachine a, b, d = cg_cla_machine_defaults();
+    cg_cla_machine(dir, &a);
+    T_CHECK(a.dec_w >= 0.25 && a.dec_w <= 16 && a.mat_w >= 0.25 && a.mat_w <= 16 && a.passes >= 2 && a.passes <= 400,
+            "cla machine: measured %g %g %g", a.dec_w, a.mat_w, a.passes);
+    printf("  cla machine: decompressed cell %.3g, materialized cell %.3g cell operations; compression %.3g passes\n",
+           a.dec_w, a.mat_w, a.passes);
+    char path[300];
+    snprintf(path, sizeof path, "%s/cla-machine.txt", dir);
+    cg_cla_machine(dir, &b);
+    T_CHECK(fabs(b.dec_w - a.dec_w) <= 1e-5 * a.dec_w && fabs(b.mat_w - a.mat_w) <= 1e-5 * a.mat_w &&
+                fabs(b.passes - a.passes) <= 1e-5 * a.passes,
+            "cla machine: cached");
+    FILE *f = fopen(path, "w");
+    if (f) { fprintf(f, "3 5 40\n"); fclose(f); }
+    cg_cla_machine(dir, &b);
+    T_CHECK(b.dec_w == 3 && b.mat_w == 5 && b.passes == 40, "cla machine: read from the cache");
+    setenv("BRAID_CLA_MACHINE", "1.5 2.5 30", 1);
+    cg_cla_machine(dir, &b);
+    T_CHECK(b.dec_w == 1.5 && b.mat_w == 2.5 && b.passes == 30, "cla machine: BRAID_CLA_MACHINE");
+    unsetenv("BRAID_CLA_MACHINE");
+    setenv("BRAID_CG_MACHINE", "4e9 3e9 5e9 6e10 3e10", 1);
+    cg_cla_machine(dir, &b);
+    T_CHECK(b.dec_w == d.dec_w && b.mat_w == d.mat_w && b.passes == d.passes, "cla machine: pinned defaults");
+    unlink(path);
+    rmdir(dir);
+    if (cg) setenv("BRAID_CG_MACHINE", cg, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(cg);
+}
+
 int main(void)
 {
     Spec specs[] = {
@@ -1384,6 +1427,7 @@ int main(void)
     check_stats_bind();
     check_compile_cbytes();
     check_compile_compress();
+    check_cla_machine();
     check_choice();
     return t_done("test_cla");
 }
