@@ -1309,7 +1309,8 @@ static void check_dec_sparse(void)
 }
 
 /* t(X) %*% Y through joint codes of DDC groups (kernels/cla_ops.c,
- * tl_bundles): one group per column with swept cardinalities (bundles of
+ * tl_bundles), and rows decoded by runs of one-column DDC1 groups
+ * (matrix/cmb.c, ddc1_run_rows): one group per column with swept cardinalities (bundles of
  * 2-4 groups, joint tables from 4 to 4096 tuples, DDC1 and DDC2 members,
  * OLE/RLE groups between them), Y of 1 to 5 columns, row
  * counts across the fixed row ranges, 1 and 2 threads. */
@@ -1346,6 +1347,22 @@ static void check_tl_joint(void)
                     prev = cg->ndict;
                 }
                 T_CHECK(pair > 0, "tl joint: cards %zu n %lld: bundles of DDC groups", ci, (long long)n);
+                /* runs of one-column DDC1 groups decoded together: the
+                 * decompression and rows read in blocks from row 5 on */
+                MB *dx = cx ? cmb_decompress(cx, &e) : NULL;
+                T_MB_EQ(dx, x, 0, "tl joint: cards %zu n %lld th %d: decompress", ci, (long long)n, th);
+                mb_release(dx);
+                ClaRows *rd = cx ? cla_rows_open(cx, 5) : NULL;
+                double *buf = malloc(700 * 8 * sizeof(double));
+                int bad = 0;
+                for (int64_t lo = 5; rd && buf && lo < n; lo += 700) {
+                    int64_t len = n - lo < 700 ? n - lo : 700;
+                    cla_rows_read(rd, len, buf);
+                    bad += memcmp(buf, x->d + lo * m, (size_t)(len * m) * sizeof(double)) != 0;
+                }
+                T_CHECK(rd && buf && bad == 0, "tl joint: cards %zu n %lld th %d: rows read", ci, (long long)n, th);
+                cla_rows_close(rd);
+                free(buf);
                 for (int64_t k = 1; cx && k <= 5; k += 2) {
                     MB *y = rnd(n, k);
                     MB *r = cla_matmul_tl(cx, y, &e), *q = k_matmul_tl(x, y, &e);
