@@ -330,6 +330,11 @@ static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, doubl
         for (int32_t t = 0; t < g->ndict; t++) {
             int64_t k = cla_iter_rows(it, t, n, codes);
             const double *tp = g->dict + (int64_t)t * nc;
+            if (nc == 1) {   /* one store per listed row */
+                double *o = out + g->cols[0];
+                for (int64_t q = 0; q < k; q++) o[codes[q] * ld] = tp[0];
+                continue;
+            }
             for (int64_t q = 0; q < k; q++) {
                 double *o = out + codes[q] * ld;
                 for (int j = 0; j < nc; j++) o[g->cols[j]] = tp[j];
