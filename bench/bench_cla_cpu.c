@@ -10,7 +10,8 @@
  * cla_rows_read in windows of 2048 rows (what the per-cell Cell/MAgg and
  * Outer skeletons do) against copying the same rows of the dense block;
  * and compression with direct code tables against hashing.
- * Run: OPENBLAS_NUM_THREADS=1 build/bench/bench_cla_cpu [R]. */
+ * Run: OPENBLAS_NUM_THREADS=1 build/bench/bench_cla_cpu [R [op]]
+ * (op 0-3: only that operation, then compression). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
     ClaPlanOpts o = cla_plan_defaults();
     MB *c = cla_compress(x, &o, &e);
     printf("groups %d ratio %.2f:", c->cmb->ngroups, (double)mb_bytes(x) / mb_bytes(c));
-    for (int g = 0; g < c->cmb->ngroups; g++) printf(" %s/%d", cla_enc_name(c->cmb->groups[g]->enc), c->cmb->groups[g]->ncols);
+    for (int g = 0; g < c->cmb->ngroups; g++) printf(" %s/%d/%d", cla_enc_name(c->cmb->groups[g]->enc), c->cmb->groups[g]->ncols, (int)c->cmb->groups[g]->ndict);
     printf("\n");
     MB *v = mb_dense(m, 1, &e), *y = mb_dense(n, 1, &e);
     for (int j = 0; j < m; j++) v->d[j] = ur();
@@ -47,7 +48,8 @@ int main(int argc, char **argv)
     mb_recount_nnz(v); mb_recount_nnz(y);
     const char *names[] = {"X %*% v", "t(X) %*% y", "decompress", "window rows"};
     double *buf = malloc(2048 * m * sizeof(double));
-    for (int op = 0; op < 4; op++) {
+    int op0 = argc > 2 ? atoi(argv[2]) : 0, op1 = argc > 2 ? op0 + 1 : 4;
+    for (int op = op0; op < op1; op++) {
         double bu = 1e9, bc = 1e9;
         for (int r = 0; r < R; r++)
             for (int side = 0; side < 2; side++) {

@@ -426,6 +426,8 @@ struct CgContext {
     bool cc_ok;
     CgMachine mc;
     bool have_mc;
+    ClaMachine cla;        /* cla_machine.c (lock) */
+    bool have_cla;
     SelCache *selc;        /* cost-based selections by partition (c->lock) */
     Arena *am_arena;       /* AMULET template: its where-loops (c->lock), */
     AmLoop *am_loops;      /*   which instructions point to, live as long */

@@ -108,10 +108,22 @@ bool cg_cla_gen(const void *op, const bool *cin);
 /* Does op's skeleton read its compressed inputs cin as decompressed rows
  * every time it runs (Row, Outer, Cell/MAgg not per distinct tuple)? */
 bool cg_cla_rows(const void *op, const bool *cin);
+/* This machine's constants of compressed linear algebra (cla_machine.c,
+ * docs/cla.md): a decompressed cell and a materialized cell in cell
+ * operations (the Row-plan choice), and a compression in passes over the
+ * matrix (auto). Measured once and cached in <cachedir>/cla-machine.txt;
+ * BRAID_CLA_MACHINE="dec_w mat_w passes" pins them, and so does
+ * BRAID_CG_MACHINE (to the defaults), so tests' plans do not depend on
+ * a measurement. ctx: the context's (NULL: the defaults). */
+typedef struct ClaMachine { double dec_w, mat_w, passes; } ClaMachine;
+ClaMachine cg_cla_machine_defaults(void);
+void cg_cla_machine(const char *cachedir, ClaMachine *cm);
+void cg_cla_machine_ctx(CgContext *c, ClaMachine *cm);
 /* A Row operator over the compressed main input in args: is its unfused
  * plan (compressed products) estimated cheaper than its generated code
- * over decompressed rows (codegen.c: cell operations of both)? */
-bool cg_cla_row_unfused(const void *op, const Value *args, int nargs);
+ * over decompressed rows (codegen.c: cell operations of both, weighted
+ * by cm)? */
+bool cg_cla_row_unfused(const void *op, const Value *args, int nargs, const ClaMachine *cm);
 int cg_exec_unfused(CgContext *c, void *op, int nin, Value *args, Value *out, BrErr *e);
 
 /* Fused operators over row partitions (cgdist.c, docs/dist.md).

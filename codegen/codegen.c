@@ -374,19 +374,19 @@ bool cg_cla_ok(const void *handle, const bool *cin)
 /* The Row choice over a compressed main input, costed in cell operations
  * at run time (the shapes and the compressed block in hand):
  * - the generated code over blocks of decompressed rows: decompressing
- *   every cell (CLA_DEC_W each: a group's code, a tuple's values written)
+ *   every cell (dec_w each: a group's code, a tuple's values written)
  *   plus the plan's work per row, nothing materialized;
  * - the unfused plan (cg_exec_unfused): a product of the compressed input
  *   costs a lookup per row and group per output column (n G k instead of
  *   n m k), a cellwise step over it only its dictionaries; every other
  *   step computes as the generated code does and materializes its n x w
- *   result (CLA_MAT_W per cell: written, read back).
+ *   result (mat_w per cell: written, read back).
+ * The weights are this machine's (cla_machine.c: measured against a
+ * cell operation, cached; defaults 2 and 2 when pinned).
  * Narrow products over few groups favour the unfused plan (l2svm's,
  * lm's t(X) %*% (X %*% v)); wide products whose results feed several
  * steps (kmeans' rowIndexMin(... - 2 * (X %*% t(C)))) the decompressed
  * rows. */
-#define CLA_DEC_W 2.0
-#define CLA_MAT_W 2.0
 
 static double arg_width(const Value *args, int nargs, const CNode *x)
 {
@@ -394,7 +394,7 @@ static double arg_width(const Value *args, int nargs, const CNode *x)
     return (double)args[x->vlen].m->cols;
 }
 
-bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs)
+bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs, const ClaMachine *mw)
 {
     const CgOp *op = handle;
     const CPlan *p = op->plan;
@@ -405,7 +405,7 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs)
     double n = (double)x->rows, m = (double)x->cols, G = (double)x->cmb->ngroups;
     bool *cm = br_calloc((size_t)p->nn + 1, sizeof(bool));   /* node value compressed */
     if (!cm) return false;
-    double rows = n * m * CLA_DEC_W, unf = 0;
+    double rows = n * m * mw->dec_w, unf = 0;
     for (int i = 0; i < p->nn; i++) {
         const CNode *c = &p->n[i];
         bool c0 = c->na > 0 && cm[c->a[0]];
@@ -417,14 +417,14 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs)
             double wl = arg_width(args, nargs, &p->n[c->a[0]]);
             double k = c->kind == CN_MM ? w : arg_width(args, nargs, &p->n[c->a[1]]);
             rows += n * wl * k;
-            unf += c0 ? n * G * k : n * wl * k + CLA_MAT_W * n * k;
+            unf += c0 ? n * G * k : n * wl * k + mw->mat_w * n * k;
             break;
         }
         default:
             cm[i] = c0 || (c->na > 1 && cm[c->a[1]]);
             if (c->scalar) break;
             rows += n * w;
-            unf += cm[i] ? 0 : n * w * (1 + CLA_MAT_W);
+            unf += cm[i] ? 0 : n * w * (1 + mw->mat_w);
             break;
         }
     }

@@ -82,7 +82,9 @@ struct Hop {
                                   sizes, or of wrows x wcols dense when
                                   the sizes are unknown; -1 unbounded */
     double cbytes;             /* H_TREAD of a compressed value at dynamic
-                                  recompilation: its bytes (docs/cla.md); 0 */
+                                  recompilation: its bytes (docs/cla.md);
+                                  -1: compressed at run time (compress()),
+                                  bytes unknown until recompilation; 0 */
     Span span;
     int nuse;           /* consumers within the DAG (+ block outputs) */
     int reg;            /* register assigned by instruction generation */

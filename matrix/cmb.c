@@ -277,6 +277,7 @@ void cla_iter_free(ClaIter *it)
     for (int64_t i = 0; i < n; i++) {                                          \
         const double *tp = g->dict + (int64_t)(CODE) * (NC);                  \
         double *o = out + i * ld;                                              \
+        _Pragma("GCC unroll 4")                                                \
         for (int j = 0; j < (NC); j++) o[cols[j]] = tp[j];                     \
     }
 
@@ -329,6 +330,11 @@ static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, doubl
         for (int32_t t = 0; t < g->ndict; t++) {
             int64_t k = cla_iter_rows(it, t, n, codes);
             const double *tp = g->dict + (int64_t)t * nc;
+            if (nc == 1) {   /* one store per listed row */
+                double *o = out + g->cols[0];
+                for (int64_t q = 0; q < k; q++) o[codes[q] * ld] = tp[0];
+                continue;
+            }
             for (int64_t q = 0; q < k; q++) {
                 double *o = out + codes[q] * ld;
                 for (int j = 0; j < nc; j++) o[g->cols[j]] = tp[j];
@@ -377,10 +383,48 @@ static bool cursor_init(RowCursor *rc, const struct CMB *c, int64_t rl)
     return true;
 }
 
+/* Consecutive one-column DDC1 groups from its[k] on (2 to 4 of them)
+ * written in one pass over the rows: each row's cells of those groups
+ * stored together (a pass per group wrote one strided cell per row and
+ * paid the loop per cell). Returns the groups done (0: fewer than 2). */
+#define DDC1_RUN_ROWS(M)                                                       \
+    for (int64_t i = 0; i < n; i++) {                                          \
+        double *o = out + i * ld;                                              \
+        _Pragma("GCC unroll 4")                                                \
+        for (int r = 0; r < (M); r++) o[col[r]] = dv[r][cd[r][i]];             \
+    }
+
+static int ddc1_run_rows(ClaIter *its, int k, int ng, int64_t lo, int64_t n, double *out, int64_t ld)
+{
+    const uint8_t *cd[4];
+    const double *dv[4];
+    int32_t col[4];
+    int m = 0;
+    for (; m < 4 && k + m < ng; m++) {
+        const ClaGroup *g = its[k + m].g;
+        if (g->enc != CLA_DDC1 || g->ncols != 1) break;
+        cd[m] = g->ix->c1 + lo;
+        dv[m] = g->dict;
+        col[m] = g->cols[0];
+    }
+    switch (m) {
+    case 4: DDC1_RUN_ROWS(4) break;
+    case 3: DDC1_RUN_ROWS(3) break;
+    case 2: DDC1_RUN_ROWS(2) break;
+    default: return 0;
+    }
+    for (int r = 0; r < m; r++) its[k + r].row += n;
+    return m;
+}
+
 /* Rows [lo, lo+n) (n <= CLA_BLK) of every group into out (zeroed). */
 static void cursor_rows(RowCursor *rc, int64_t lo, int64_t n, double *out, int64_t ld)
 {
-    for (int k = 0; k < rc->n; k++) group_rows(&rc->its[k], lo, n, rc->codes, out, ld);
+    for (int k = 0; k < rc->n; k++) {
+        int m = ddc1_run_rows(rc->its, k, rc->n, lo, n, out, ld);
+        if (m) k += m - 1;
+        else group_rows(&rc->its[k], lo, n, rc->codes, out, ld);
+    }
 }
 
 /* Rows per pass over the groups when decompressing dense rows: about 32

@@ -28,7 +28,9 @@ typedef struct VInfo {
     int64_t nnz;     /* non-zeros of a matrix, -1 unknown */
     int64_t wrows, wcols;   /* worst-case dimensions (hop.h), -1 unbounded */
     double cbytes;   /* a matrix known compressed at compile time (read
-                        from a compressed binary file): its bytes; 0 */
+                        from a compressed binary file): its bytes; -1:
+                        compressed (maybe) at run time, bytes unknown
+                        (compress()); 0: not compressed */
     Value cval;      /* known constant scalar (int/double/bool) or V_NONE */
 } VInfo;
 
@@ -91,7 +93,7 @@ static void vm_merge(VMap *into, const VMap *other)
          * may keep growing with each iteration */
         if (t->wrows != o->wrows) t->wrows = t->rows;
         if (t->wcols != o->wcols) t->wcols = t->cols;
-        if (t->cbytes != o->cbytes) t->cbytes = 0;
+        if (t->cbytes != o->cbytes) t->cbytes = t->cbytes || o->cbytes ? -1 : 0;   /* maybe compressed */
         if (t->cval.kind != o->cval.kind || val_as_double(&t->cval) != val_as_double(&o->cval))
             t->cval = val_none();
     }
@@ -494,6 +496,13 @@ static void builtin_result(Hop *h, const BuiltinInfo *bi)
         break;
     case BI_COMPRESS: case BI_DECOMPRESS:
         if (h->in[0]) { h->dt = h->in[0]->dt; h->vt = h->in[0]->vt; }
+        /* compressed at run time, its bytes unknown until then: the
+         * blocks reading it are recompiled with the value at hand
+         * (rw_needs_recompile), so their costs see the compressed bytes */
+        if (bi->id == BI_COMPRESS && h->dt == DT_MATRIX) h->cbytes = -1;
+        break;
+    case BI_QCOMPRESS:
+        if (h->dt == DT_MATRIX) h->cbytes = -1;
         break;
     case BI_CDAPPROX:
     case BI_COUNTDISTINCT:   /* dir "rc" (default): int scalar; "r", "c": matrix */

@@ -111,6 +111,7 @@ bool rw_needs_recompile(const HopDag *d)
         const Hop *h = order[i];
         if (h->dt == DT_ANY && h->kind != H_FCALL && !h->sidefx) r = true;
         if (h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0)) r = true;
+        if (h->kind == H_TREAD && h->cbytes < 0) r = true;   /* compressed at run time (docs/cla.md) */
         int64_t rank;
         if (hop_outer_like(h, &rank) && h->rows * h->cols >= ((int64_t)1 << 16))
             for (int k = 0; k < n && !r; k++)

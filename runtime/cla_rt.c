@@ -97,7 +97,11 @@ static int run_fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
      * the compressed products; wide ones feeding several steps, such as
      * kmeans' X %*% t(C), read decompressed rows and materialize nothing) */
     bool gen = !rc && cg_cla_gen(in->fused, cin);
-    if (gen && cg_cla_ok(in->fused, cin) && cg_cla_row_unfused(in->fused, args, in->nin)) gen = false;
+    if (gen && cg_cla_ok(in->fused, cin)) {
+        ClaMachine mw;
+        cg_cla_machine_ctx(rt->prog->cg, &mw);
+        if (cg_cla_row_unfused(in->fused, args, in->nin, &mw)) gen = false;
+    }
     if (!rc && gen) {
         rc = cg_exec(rt->prog->cg, in->fused, NULL, in->nin, args, &regs[in->out], e);
     } else if (!rc) {
@@ -312,18 +316,18 @@ static void list_uses(const PBList *l, const char *name, double w, int depth, Us
  * - it presses on memory (at least 1/AUTO_PRESSURE of the budget): the
  *   compressed copy lets it (and the loop's intermediates) stay in
  *   memory; a ratio of 1.5 is enough; or
- * - it fits, and compression pays in time: it costs about
- *   AUTO_COMPRESS_PASSES passes over the matrix (bench/cla_e2e.sh), the
+ * - it fits, and compression pays in time: it costs about `passes`
+ *   passes over the matrix (this machine's, measured once and cached:
+ *   codegen/cla_machine.c; 16 when pinned), the
  *   loop saves (1 - 1/ratio) of a pass per dictionary-wise read, so the
  *   ratio must reach 1 / (1 - passes / reads), reads = gain x iterations.
  * The loop's own block (b: the loop; its body runs n times). */
 #define AUTO_MIN_ITERS 4
 #define AUTO_PRESSURE 4
-#define AUTO_COMPRESS_PASSES 16.0
 #define AUTO_MIN_RATIO 1.5
 
 /* The ratio auto asks of matrix v for loop b, or 0: do not compress. */
-static double auto_ratio(const PBlock *b, const char *name, const MB *v, int64_t n)
+static double auto_ratio(const PBlock *b, const char *name, const MB *v, int64_t n, double passes)
 {
     Uses u = {true, 0};
     double iters = n >= 0 ? (double)n : AUTO_ITERS_UNKNOWN;
@@ -332,8 +336,8 @@ static double auto_ratio(const PBlock *b, const char *name, const MB *v, int64_t
     if (!u.ok) return 0;
     if ((double)mb_bytes(v) * AUTO_PRESSURE >= br_mem_budget()) return AUTO_MIN_RATIO;
     double reads = u.gain;
-    if (reads <= AUTO_COMPRESS_PASSES) return 0;
-    double r = 1.0 / (1.0 - AUTO_COMPRESS_PASSES / reads);
+    if (reads <= passes) return 0;
+    double r = 1.0 / (1.0 - passes / reads);
     return r > AUTO_MIN_RATIO ? r : AUTO_MIN_RATIO;
 }
 
@@ -344,13 +348,15 @@ int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
     if (mode == RT_CLA_AUTO && n >= 0 && n < AUTO_MIN_ITERS) return 0;
     NameSet rd = {0}, wr = {0};
     block_names(b, &rd, &wr);
+    ClaMachine cm = cg_cla_machine_defaults();
+    if (mode == RT_CLA_AUTO) cg_cla_machine_ctx(rt->prog->cg, &cm);
     int rc = 0;
     for (int i = 0; i < rd.n && !rc; i++) {
         if (ns_has(&wr, rd.v[i])) continue;
         Value *v = st_get(&f->vars, rd.v[i]);
         if (!v || v->kind != V_MATRIX || v->m->cmb || v->m->rows < 2) continue;
         ClaPlanOpts o = mode_opts(mode);
-        if (mode == RT_CLA_AUTO && !(o.min_ratio = auto_ratio(b, rd.v[i], v->m, n))) continue;
+        if (mode == RT_CLA_AUTO && !(o.min_ratio = auto_ratio(b, rd.v[i], v->m, n, cm.passes))) continue;
         BrErr e = {0};
         MB *c = cla_compress(v->m, &o, &e);
         if (!c) { rc = rt_fail(rt, b->span, e.code, "%s", e.msg); break; }

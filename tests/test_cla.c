@@ -15,6 +15,8 @@
 #include "lang/load.h"
 #include "plan/build.h"
 #include "plan/program.h"
+#include "plan/recompile.h"
+#include "codegen/cgrun.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -1067,6 +1069,95 @@ static void check_compile_cbytes(void)
     mb_release(x);
 }
 
+/* Plans after a run-time compress(): the blocks that read its result are
+ * marked for recompilation (the variable carries cbytes -1: compressed,
+ * bytes unknown), and recompiled with the compressed value at hand their
+ * reads carry its bytes: memory estimates and codegen's costs are the
+ * compressed ones. With a local budget between the compressed and the
+ * uncompressed size (set, not calibrated), the operator over X is local
+ * (in memory, over the compressed block) after compress() and
+ * distributed over the same data uncompressed. */
+static const Hop *tread_x(const HopDag *d)
+{
+    for (int i = 0; d && i < d->n; i++)
+        if (d->hops[i]->kind == H_TREAD && d->hops[i]->name && !strcmp(d->hops[i]->name, "X")) return d->hops[i];
+    return NULL;
+}
+
+/* The aggregate (or fused operator) under h, reachable from a write. */
+static const Hop *agg_under(const Hop *h, int depth)
+{
+    if (!h || depth > 8) return NULL;
+    if (h->kind == H_AGG || h->kind == H_SPOOF) return h;
+    for (int i = 0; i < h->nin; i++) {
+        const Hop *a = agg_under(h->in[i], depth + 1);
+        if (a) return a;
+    }
+    return NULL;
+}
+
+static const Hop *agg_hop(const HopDag *d)
+{
+    for (int i = 0; d && i < d->nw; i++) {
+        const Hop *a = agg_under(d->whops[i], 0);
+        if (a) return a;
+    }
+    return NULL;
+}
+
+static void check_compile_compress(void)
+{
+    const char *src = "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=3))\nX = compress(X)\n"
+                      "s = 0\nfor (i in 1:2) {\n  s = s + sum(X^2)\n}\nprint(s)\n";
+    Diag *d = diag_new();
+    LangOptions lo = {0};
+    Program *ast = lang_load_string(src, "<test>", &lo, d);
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, NULL) : NULL;
+    T_CHECK(p != NULL, "compress plan: compiled");
+    PBlock *body = NULL;
+    for (int b = 0; p && b < p->main.n; b++)
+        if (p->main.v[b]->body.n) body = p->main.v[b]->body.v[0];
+    T_CHECK(body && body->dag, "compress plan: the loop body");
+    if (body && body->dag) {
+        const HopDag *bd = body->dag;
+        const Hop *h = tread_x(bd);
+        T_CHECK(h && h->cbytes < 0, "compress plan: X read as compressed at run time (cbytes %g)", h ? h->cbytes : 0);
+        T_CHECK(bd->recompile && body->code && body->code->recompile, "compress plan: the loop body is recompiled");
+        Spec sp = {"cc", 20000, 10, 5, 0.1, 1, false, 0, false};
+        MB *x = gen(&sp);
+        BrErr e = {0};
+        ClaPlanOpts o = cla_plan_defaults();
+        MB *cx = cla_compress(x, &o, &e);
+        T_CHECK(cx && mb_is_cmb(cx) && mb_bytes(cx) * 4 < mb_bytes(x), "compress plan: compressed 4x");
+        double saved = br_mem_budget();
+        br_set_mem_budget((double)(mb_bytes(cx) + mb_bytes(x)) / 2);
+        for (int comp = 0; comp < 2 && cx; comp++) {
+            SymTab vars;
+            st_init(&vars);
+            st_put(&vars, "X", val_matrix(mb_retain(comp ? cx : x)));
+            st_put(&vars, "s", val_double(0));
+            HopDag *copy = NULL;
+            RwStats st = {0};
+            Code *code = rc_recompile(p, body->dag, &vars, CG_BLOCK, &copy, &st);
+            const Hop *r = tread_x(copy), *a = agg_hop(copy);
+            double want = comp ? (double)mb_bytes(cx) : 0;
+            T_CHECK(code && r && r->cbytes == want && r->mem == (double)mb_bytes(comp ? cx : x),
+                    "compress plan %d: recompiled read sees %g bytes (cbytes %g)", comp, want, r ? r->cbytes : -9);
+            T_CHECK(a && a->exec == (comp ? EX_CP : EX_DIST), "compress plan %d: %s operator", comp,
+                    comp ? "local compressed" : "distributed");
+            if (code) plan_code_free(code);
+            hop_dag_free(copy);
+            st_free(&vars);
+        }
+        br_set_mem_budget(saved);
+        mb_release(cx);
+        mb_release(x);
+    }
+    if (p) plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+}
+
 /* The size-chosen encodings: low cardinality -> DDC, sparse -> OLE, long
  * runs -> RLE, noise -> uncompressed (and not compressed unless forced). */
 static void check_choice(void)
@@ -1217,6 +1308,118 @@ static void check_dec_sparse(void)
     mb_release(cx);
 }
 
+/* t(X) %*% Y through joint codes of DDC groups (kernels/cla_ops.c,
+ * tl_bundles), and rows decoded by runs of one-column DDC1 groups
+ * (matrix/cmb.c, ddc1_run_rows): one group per column with swept cardinalities (bundles of
+ * 2-4 groups, joint tables from 4 to 4096 tuples, DDC1 and DDC2 members,
+ * OLE/RLE groups between them), Y of 1 to 5 columns, row
+ * counts across the fixed row ranges, 1 and 2 threads. */
+static void check_tl_joint(void)
+{
+    int cards[][6] = {{2, 3, 2, 5, 2, 2}, {7, 9, 11, 3, 40, 2}, {300, 2, 5, 13, 2, 70}, {60, 60, 3, 2, 2, 500}};
+    int64_t ns[] = {700, 2 * CLA_BLK + 37, 9 * CLA_BLK + 5};
+    for (size_t ci = 0; ci < sizeof cards / sizeof *cards; ci++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+            int64_t n = ns[ni], m = 8;
+            BrErr e = {0};
+            MB *x = mb_dense(n, m, &e);
+            for (int64_t i = 0; i < n; i++) {
+                double *r = x->d + i * m;
+                for (int j = 0; j < 6; j++) r[j] = (double)(int)(urand() * cards[ci][j]) - 1;
+                r[6] = urand() < 0.9 ? 0 : 2;                 /* sparse: OLE between the DDC groups */
+                r[7] = (double)((i / 300) % 4);               /* runs: RLE */
+            }
+            mb_recount_nnz(x);
+            for (int th = 1; th <= 2; th++) {
+                br_set_threads(th);
+                ClaPlanOpts o = cla_plan_defaults();
+                o.force = true;
+                o.cocode = false;
+                MB *cx = cla_compress(x, &o, &e);
+                T_CHECK(cx && mb_is_cmb(cx), "tl joint: compressed (%s)", e.msg);
+                /* two DDC groups in a row (others between) whose tables
+                 * multiply to at most 4096: a bundle forms */
+                int64_t prev = 0, pair = 0;
+                for (int g = 0; cx && mb_is_cmb(cx) && g < cx->cmb->ngroups; g++) {
+                    const ClaGroup *cg = cx->cmb->groups[g];
+                    if (cg->enc != CLA_DDC1 && cg->enc != CLA_DDC2) continue;
+                    pair += prev && prev * cg->ndict <= 4096;
+                    prev = cg->ndict;
+                }
+                T_CHECK(pair > 0, "tl joint: cards %zu n %lld: bundles of DDC groups", ci, (long long)n);
+                /* runs of one-column DDC1 groups decoded together: the
+                 * decompression and rows read in blocks from row 5 on */
+                MB *dx = cx ? cmb_decompress(cx, &e) : NULL;
+                T_MB_EQ(dx, x, 0, "tl joint: cards %zu n %lld th %d: decompress", ci, (long long)n, th);
+                mb_release(dx);
+                ClaRows *rd = cx ? cla_rows_open(cx, 5) : NULL;
+                double *buf = malloc(700 * 8 * sizeof(double));
+                int bad = 0;
+                for (int64_t lo = 5; rd && buf && lo < n; lo += 700) {
+                    int64_t len = n - lo < 700 ? n - lo : 700;
+                    cla_rows_read(rd, len, buf);
+                    bad += memcmp(buf, x->d + lo * m, (size_t)(len * m) * sizeof(double)) != 0;
+                }
+                T_CHECK(rd && buf && bad == 0, "tl joint: cards %zu n %lld th %d: rows read", ci, (long long)n, th);
+                cla_rows_close(rd);
+                free(buf);
+                for (int64_t k = 1; cx && k <= 5; k += 2) {
+                    MB *y = rnd(n, k);
+                    MB *r = cla_matmul_tl(cx, y, &e), *q = k_matmul_tl(x, y, &e);
+                    T_MB_EQ(r, q, RT, "tl joint: cards %zu n %lld k %lld th %d", ci, (long long)n, (long long)k, th);
+                    mb_release(r);
+                    mb_release(q);
+                    mb_release(y);
+                }
+                mb_release(cx);
+            }
+            mb_release(x);
+        }
+    br_set_threads(0);
+}
+
+/* The machine's CLA constants (codegen/cla_machine.c): measured once
+ * into the cache folder (in their clamped ranges) and read back from it;
+ * a file's values are taken; BRAID_CLA_MACHINE pins them and
+ * BRAID_CG_MACHINE pins the defaults. No check depends on the values
+ * measured. */
+static void check_cla_machine(void)
+{
+    char *cg = getenv("BRAID_CG_MACHINE") ? strdup(getenv("BRAID_CG_MACHINE")) : NULL;
+    unsetenv("BRAID_CG_MACHINE");
+    unsetenv("BRAID_CLA_MACHINE");
+    char dir[] = "/tmp/braid_test_clam_XXXXXX";
+    T_CHECK(mkdtemp(dir) != NULL, "cla machine: a cache folder");
+    ClaMachine a, b, d = cg_cla_machine_defaults();
+    cg_cla_machine(dir, &a);
+    T_CHECK(a.dec_w >= 0.25 && a.dec_w <= 16 && a.mat_w >= 0.25 && a.mat_w <= 16 && a.passes >= 2 && a.passes <= 400,
+            "cla machine: measured %g %g %g", a.dec_w, a.mat_w, a.passes);
+    printf("  cla machine: decompressed cell %.3g, materialized cell %.3g cell operations; compression %.3g passes\n",
+           a.dec_w, a.mat_w, a.passes);
+    char path[300];
+    snprintf(path, sizeof path, "%s/cla-machine.txt", dir);
+    cg_cla_machine(dir, &b);
+    T_CHECK(fabs(b.dec_w - a.dec_w) <= 1e-5 * a.dec_w && fabs(b.mat_w - a.mat_w) <= 1e-5 * a.mat_w &&
+                fabs(b.passes - a.passes) <= 1e-5 * a.passes,
+            "cla machine: cached");
+    FILE *f = fopen(path, "w");
+    if (f) { fprintf(f, "3 5 40\n"); fclose(f); }
+    cg_cla_machine(dir, &b);
+    T_CHECK(b.dec_w == 3 && b.mat_w == 5 && b.passes == 40, "cla machine: read from the cache");
+    setenv("BRAID_CLA_MACHINE", "1.5 2.5 30", 1);
+    cg_cla_machine(dir, &b);
+    T_CHECK(b.dec_w == 1.5 && b.mat_w == 2.5 && b.passes == 30, "cla machine: BRAID_CLA_MACHINE");
+    unsetenv("BRAID_CLA_MACHINE");
+    setenv("BRAID_CG_MACHINE", "4e9 3e9 5e9 6e10 3e10", 1);
+    cg_cla_machine(dir, &b);
+    T_CHECK(b.dec_w == d.dec_w && b.mat_w == d.mat_w && b.passes == d.passes, "cla machine: pinned defaults");
+    unlink(path);
+    rmdir(dir);
+    if (cg) setenv("BRAID_CG_MACHINE", cg, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(cg);
+}
+
 int main(void)
 {
     Spec specs[] = {
@@ -1233,12 +1436,15 @@ int main(void)
     };
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k]);
     check_cell_wide();
+    check_tl_joint();
     check_dec_sparse();
     check_lut();
     check_grid();
     check_rle_est();
     check_stats_bind();
     check_compile_cbytes();
+    check_compile_compress();
+    check_cla_machine();
     check_choice();
     return t_done("test_cla");
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "t.h"
+#include "t_dml.h"
 
 static const char *braid_bin(void)
 {
@@ -74,6 +75,8 @@ static long run_mode(const char *script, const char *mode, double budget, double
 
 int main(void)
 {
+    t_pin_machine();   /* the CLA constants too (codegen/cla_machine.c) */
+    unsetenv("BRAID_CLA_MACHINE");
     double big = 64e9, small = 4e6, r1 = 0, r2 = 0;
     struct { const char *what, *loop; double budget; long want; } cases[] = {
         /* products gain nothing over the dictionaries: data that fit stay
@@ -139,5 +142,21 @@ int main(void)
         run_mode(ref, "false", big, &r2);
         T_CHECK(fabs(r1 - r2) <= 1e-9 * fmax(1, fabs(r2)), "%s: %.17g, want %.17g", rc[k].what, r1, r2);
     }
+    /* the machine's constants (codegen/cla_machine.c) decide: compression
+     * costing 1000 passes does not pay for 60 aggregate reads, and with
+     * decompressed cells nearly free against materialized ones the narrow
+     * products run as generated code over decompressed rows */
+    setenv("BRAID_CLA_MACHINE", "2 2 1000", 1);
+    char src[2048];
+    snprintf(src, sizeof src, "%s%sprint(\"RESULT \" + s)\n", DATA, cases[2].loop);
+    long n = run_mode(src, "auto", big, &r1);
+    T_CHECK(n == 0, "aggregates, compression at 1000 passes: %ld compressions, want 0", n);
+    setenv("BRAID_CLA_MACHINE", "0.01 100 16", 1);
+    snprintf(src, sizeof src,
+             "%sy = rand(rows=20000, cols=1, seed=3)\nXc = compress(X)\nif (sum(X) > 0) {\n%s}\nprint(\"RESULT \" + s)\n",
+             DATA, rc[0].expr);
+    n = run_mode(src, "false", big, &r1);
+    T_CHECK(n == 1 && g_rowcla, "narrow products, decompression nearly free: generated code over decompressed rows");
+    unsetenv("BRAID_CLA_MACHINE");
     return t_done("test_cla_auto");
 }
