@@ -171,6 +171,10 @@ static void test_numbers(void)
     ok("x -> UtilFunctions.jaccardSim(x, \"east\")", "west", "0.6", FB_FP64);
     ok("x -> UtilFunctions.getWordErrorRate(x, \"the cat sat\")", "the cat sat down", "0.25", FB_FP64);
     ok("x -> UtilFunctions.getWordErrorRate(x, \"a b\")", "a b", "0.0", FB_FP64);
+    ok("s -> UtilFunctions.getAsciiAtIdx(s, 2)", "abc", "98", FB_INT64);
+    ok("s -> UtilFunctions.getAsciiAtIdx(s, 2)", "z\xc3\xa9", "233", FB_INT64);
+    ok("s -> UtilFunctions.getAsciiAtIdx(s, 4)", "abc", "0", FB_INT64);
+    ok("s -> UtilFunctions.getAsciiAtIdx(s, 0)", "abc", "0", FB_INT64);
     ok("x -> UtilFunctions.splitRecodeEntry(x)[1]", "abc\xc2\xb7" "3", "3", FB_STRING);
     ok("x -> Integer.parseInt(UtilFunctions.splitRecodeEntry(x)[1])", "a\xc2\xb7" "b\xc2\xb7" "12", "12", FB_INT64);
 }
