@@ -310,14 +310,15 @@ static int b_frame(Value *a, Value *out, BrErr *e)
     return 0;
 }
 
-/* Is cell (i, j) empty for removeEmpty: missing, "", 0 or FALSE (NaN is
- * not empty, as in matrices). A string "0" is empty too, as in SystemDS's
- * StringArray (bandit's frame(0, ...) tables rely on it). */
+/* Is cell (i, j) empty for removeEmpty: missing, 0 or FALSE (NaN is not
+ * empty, as in matrices). A string is empty when missing or "0" and only
+ * then, as SystemDS's StringArray.isNotEmpty says: bandit's frame(0, ...)
+ * tables rely on "0", and a present "" is a value. */
 static bool cell_empty(const FB *f, int64_t i, int64_t j)
 {
     const FbCol *c = f->c[j];
     switch (c->type) {
-    case FB_STRING: return !c->s[i] || !c->s[i][0] || !strcmp(c->s[i], "0");
+    case FB_STRING: return !c->s[i] || !strcmp(c->s[i], "0");
     case FB_FP64: return c->d[i] == 0;
     case FB_INT64: return c->i[i] == 0;
     case FB_BOOL: return !c->b[i];

@@ -409,7 +409,12 @@ static int parse_spec(const char *spec, const FB *f, Tk *tk, BrErr *e)
     const char *algo = json_str(j, "algo", true, e), *o = algo ? json_str(j, "out", true, e) : NULL;
     if (!o) { rc = e->code; goto done; }
     if (!strcmp(algo, "ngram")) tk->ngram = true;
-    else if (strcmp(algo, "whitespace")) { rc = br_err(e, BR_EARG, "tokenize: unknown algo '%s' (valid: whitespace, ngram)", algo); goto done; }
+    /* "split" is SystemDS's name (TokenizerFactory); "whitespace" braid's
+     * earlier one, kept */
+    else if (strcmp(algo, "split") && strcmp(algo, "whitespace")) {
+        rc = br_err(e, BR_EARG, "tokenize: unknown algo '%s' (valid: split (alias whitespace), ngram)", algo);
+        goto done;
+    }
     if (!strcmp(o, "count")) tk->out = 0;
     else if (!strcmp(o, "position")) tk->out = 1;
     else if (!strcmp(o, "hash")) tk->out = 2;

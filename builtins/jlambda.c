@@ -33,7 +33,7 @@ const JlStatic jl_statics[] = {
     {"Character.isLowerCase", S_ISLOWER, 1}, {"Character.toUpperCase", S_CTOUPPER, 1},
     {"Character.toLowerCase", S_CTOLOWER, 1}, {"UtilFunctions.jaccardSim", S_JACCARD, 2},
     {"UtilFunctions.getWordErrorRate", S_WER, 2}, {"UtilFunctions.splitRecodeEntry", S_SPLITRECODE, 1},
-    {"PorterStemmer.stem", S_PORTERSTEM, 1},
+    {"PorterStemmer.stem", S_PORTERSTEM, 1}, {"UtilFunctions.getAsciiAtIdx", S_ASCIIAT, 2},
 };
 const int jl_nstatics = (int)(sizeof jl_statics / sizeof jl_statics[0]);
 

@@ -679,6 +679,17 @@ static int st_call(Ev *v, const Node *x, JVal *out)
         out->a = arr;
         return 0;
     }
+    case S_ASCIIAT: {   /* the code of character idx (1-based), 0 outside the string */
+        if (want_str(v, &a[0], nm) || want_int(v, &a[1], nm)) return v->e->code;
+        int64_t i = inum(&a[1]) - 1, l;
+        out->k = JV_INT;
+        out->i = 0;
+        if (i >= 0 && i < u8_count(a[0].s, a[0].n)) {
+            int64_t o = u8_off(a[0].s, a[0].n, i);
+            out->i = u8_decode(a[0].s + o, a[0].n - o, &l);
+        }
+        return 0;
+    }
     case S_PORTERSTEM: {
         if (want_str(v, &a[0], nm)) return v->e->code;
         char *buf = salloc(v->s, (size_t)a[0].n + 3);

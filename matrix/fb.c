@@ -1,5 +1,6 @@
 /* fb.c: frame blocks (see fb.h). */
 #include "fb.h"
+#include "format.h"
 
 #include <assert.h>
 #include <ctype.h>
@@ -286,23 +287,14 @@ double fb_get_num(const FB *f, int64_t i, int64_t j, bool *ok)
     return NAN;
 }
 
-/* Shortest text of v that reads back to v. */
-static void num_text(double v, char *buf)
-{
-    if (isnan(v)) { strcpy(buf, "NaN"); return; }
-    if (isinf(v)) { strcpy(buf, v > 0 ? "Infinity" : "-Infinity"); return; }
-    for (int p = 1; p <= 17; p++) {
-        snprintf(buf, 32, "%.*g", p, v);
-        if (strtod(buf, NULL) == v) return;
-    }
-}
-
 const char *fb_cell_text(const FB *f, int64_t i, int64_t j, char *buf)
 {
     const FbCol *c = f->c[j];
     switch (c->type) {
     case FB_STRING: return c->s[i];
-    case FB_FP64: num_text(c->d[i], buf); return buf;
+    /* a double as text is Java's Double.toString (80.0, 1.0E-7), as
+     * SystemDS turns a Double cell into a String */
+    case FB_FP64: fmt_double(c->d[i], buf, FMT_NUM_MAX); return buf;
     case FB_INT64: snprintf(buf, 32, "%lld", (long long)c->i[i]); return buf;
     default: return c->b[i] ? "true" : "false";
     }
@@ -356,8 +348,8 @@ int fb_set_num(FB *f, int64_t i, int64_t j, double v, BrErr *e)
     default: break;
     }
     if (isnan(v)) return fb_set_text(f, i, j, NULL, 0, e);
-    char buf[32];
-    num_text(v, buf);
+    char buf[FMT_NUM_MAX];
+    fmt_double(v, buf, sizeof buf);     /* Java's Double.toString, as SystemDS */
     return fb_set_text(f, i, j, buf, strlen(buf), e);
 }
 

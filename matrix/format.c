@@ -760,8 +760,10 @@ char *fmt_matrix(const MB *m, int64_t rows, int64_t cols, int decimal,
 {
     int64_t R = rows < 0 || rows > m->rows ? m->rows : rows;
     int64_t C = cols < 0 || cols > m->cols ? m->cols : cols;
+    /* DecimalFormat's defaults (0..3 fraction digits), or exactly
+     * `decimal` digits (SystemDS pins both since its commit b20b5b9) */
     int minf = decimal < 0 ? 0 : decimal > 340 ? 340 : decimal;
-    int maxf = minf > 3 ? minf : 3;
+    int maxf = decimal < 0 ? 3 : minf;
     if (!sep) sep = " ";
     if (!linesep) linesep = "\n";
     StrBuf b = {0};

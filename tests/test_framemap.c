@@ -136,7 +136,7 @@ static void test_numbers(void)
     ok("x -> Integer.valueOf(x) + 1", "+4", "5", FB_INT64);
     ok("x -> Long.parseLong(x) - 1", "10000000000", "9999999999", FB_INT64);
     ok("x -> Double.parseDouble(x) / 4", "1", "0.25", FB_FP64);
-    ok("x -> Double.parseDouble(x)", " 2.5e1 ", "25", FB_FP64);
+    ok("x -> Double.parseDouble(x)", " 2.5e1 ", "25.0", FB_FP64);
     ok("x -> Double.parseDouble(x) * 2", "NaN", "<null>", FB_FP64);
     ok("x -> String.valueOf(Double.parseDouble(x))", "3", "3.0", FB_STRING);
     ok("x -> String.valueOf(Double.parseDouble(x))", "0.00001", "1.0E-5", FB_STRING);
@@ -146,11 +146,11 @@ static void test_numbers(void)
     ok("x -> Math.abs(Integer.parseInt(x))", "-3", "3", FB_INT64);
     ok("x -> Math.max(x.length(), 4)", "ab", "4", FB_INT64);
     ok("x -> Math.min(1.5, x.length())", "ab", "1.5", FB_FP64);
-    ok("x -> Math.pow(2, x.length())", "abc", "8", FB_FP64);
-    ok("x -> Math.sqrt(Double.parseDouble(x))", "16", "4", FB_FP64);
+    ok("x -> Math.pow(2, x.length())", "abc", "8.0", FB_FP64);
+    ok("x -> Math.sqrt(Double.parseDouble(x))", "16", "4.0", FB_FP64);
     ok("x -> Math.round(Double.parseDouble(x))", "2.5", "3", FB_INT64);
     ok("x -> Math.round(Double.parseDouble(x))", "-2.5", "-2", FB_INT64);
-    ok("x -> Math.floor(-1.5) + Math.ceil(1.2)", "", "0", FB_FP64);
+    ok("x -> Math.floor(-1.5) + Math.ceil(1.2)", "", "0.0", FB_FP64);
     ok("x -> (int) Double.parseDouble(x)", "-3.9", "-3", FB_INT64);
     ok("x -> (double) x.length() / 4", "ab", "0.5", FB_FP64);
     ok("x -> x.length() / 4", "ab", "0", FB_INT64);
@@ -170,7 +170,11 @@ static void test_numbers(void)
     ok("x -> Character.toUpperCase(x.charAt(0)) + x.substring(1)", "word", "Word", FB_STRING);
     ok("x -> UtilFunctions.jaccardSim(x, \"east\")", "west", "0.6", FB_FP64);
     ok("x -> UtilFunctions.getWordErrorRate(x, \"the cat sat\")", "the cat sat down", "0.25", FB_FP64);
-    ok("x -> UtilFunctions.getWordErrorRate(x, \"a b\")", "a b", "0", FB_FP64);
+    ok("x -> UtilFunctions.getWordErrorRate(x, \"a b\")", "a b", "0.0", FB_FP64);
+    ok("s -> UtilFunctions.getAsciiAtIdx(s, 2)", "abc", "98", FB_INT64);
+    ok("s -> UtilFunctions.getAsciiAtIdx(s, 2)", "z\xc3\xa9", "233", FB_INT64);
+    ok("s -> UtilFunctions.getAsciiAtIdx(s, 4)", "abc", "0", FB_INT64);
+    ok("s -> UtilFunctions.getAsciiAtIdx(s, 0)", "abc", "0", FB_INT64);
     ok("x -> UtilFunctions.splitRecodeEntry(x)[1]", "abc\xc2\xb7" "3", "3", FB_STRING);
     ok("x -> Integer.parseInt(UtilFunctions.splitRecodeEntry(x)[1])", "a\xc2\xb7" "b\xc2\xb7" "12", "12", FB_INT64);
 }

@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "fixInvalidLengths", "ql=0.9"))
+wlines("error.txt", c("nonzero", "fixInvalidLengths", "ql=1.5"))

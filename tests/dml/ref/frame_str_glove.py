@@ -5,8 +5,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import wscalar  # noqa: E402
-from _frames import fstr, wstdout  # noqa: E402
+from _common import EXP_DIR, wscalar  # noqa: E402
 
 D = ["The cat sat on the mat.", "the dog sat on the log", "A cat, and a dog!"]
 vocab = []
@@ -15,7 +14,8 @@ for d in D:
     for w in s.split()[:20]:
         if w not in vocab:
             vocab.append(w)
-wstdout(fstr([vocab], ["STRING"]))
+with open(os.path.join(EXP_DIR, "vocab.scalar"), "w") as f:
+    f.write(",".join(vocab) + "\n")
 wscalar("shape", len(vocab) * 100 + 5)
 for name in ("repeat", "seed", "init", "finite", "tol"):
     wscalar(name, True)

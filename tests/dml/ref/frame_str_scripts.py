@@ -93,39 +93,42 @@ Y = frame(["abc", "1", "zz", "abcd", "22", "zz", "abcde", "333", "zz", "a", "444
            "abcd", "55", "zz", "ab", "7", "zzz"], 7, 3)
 
 
+def lengths(R, mask):
+    """SystemDS's fixInvalidLengths: lengths in checked columns, 0 for
+    missing cells and unchecked columns."""
+    return [[len(v) if (v is not None and mask[j]) else 0 for j, v in enumerate(r)] for r in R]
+
+
 def bounds(R, mask, ql, qu):
-    lo, hi = [], []
-    for j in range(len(R[0])):
-        L = [len(r[j]) for r in R if r[j] is not None]
-        if mask[j] and L:
-            lo.append(q1(L, ql))
-            hi.append(q1(L, qu))
-        else:
-            lo.append(0)
-            hi.append(0)
+    L = lengths(R, mask)
+    lo = [q1([r[j] for r in L], ql) for j in range(len(R[0]))]
+    hi = [q1([r[j] for r in L], qu) for j in range(len(R[0]))]
     return lo, hi
 
 
 def apply(R, mask, lo, hi):
+    """Invalid: length outside [lo, hi]; two or more in a row: the first
+    two swap; one: the cell becomes ""."""
+    L = lengths(R, mask)
     out = [list(r) for r in R]
-    M = [[0] * len(R[0]) for _ in R]
     for i, r in enumerate(out):
-        for j, v in enumerate(r):
-            if mask[j] and v is not None and not (lo[j] <= len(v) <= hi[j]):
-                r[j] = None
-                M[i][j] = 1
-    return out, M
+        bad = [j for j in range(len(r)) if not (lo[j] <= L[i][j] <= hi[j])]
+        if len(bad) >= 2:
+            r[bad[0]], r[bad[1]] = r[bad[1]], r[bad[0]]
+        elif len(bad) == 1:
+            r[bad[0]] = ""
+    return out
 
 
 lo, hi = bounds(Y, [1, 1, 0], 0.2, 0.8)
-out, M = apply(Y, [1, 1, 0], lo, hi)
+out = apply(Y, [1, 1, 0], lo, hi)
 lines += fstr(rows_to_cols(out, 3), ["STRING"] * 3)
-wmat("M", M)
+wmat("M", [[1, 1, 0]])
 wmat("ql", [lo])
 wmat("qu", [hi])
 lo2, hi2 = bounds(Y, [1, 1, 1], 0.05, 0.99)
 wmat("q2", [lo2, hi2])
 Z = frame(["xyzxyzxyz", "1", "x", "abc", "12345", "yy"], 2, 3)
-out, _ = apply(Z, [1, 1, 1], lo, hi)
+out = apply(Z, [1, 1, 1], lo, hi)
 lines += fstr(rows_to_cols(out, 3), ["STRING"] * 3)
 wstdout(lines)

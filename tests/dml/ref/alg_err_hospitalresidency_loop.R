@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wlines("error.txt", c("nonzero", "hospitalResidencyMatch", "SystemDS's procedure does not end on this input"))
