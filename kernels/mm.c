@@ -9,6 +9,7 @@
  * that are concatenated in row order at the end.
  */
 #include "mm.h"
+#include "../matrix/cmb.h"
 #include "mm_int.h"
 #include "leaf.h"
 
@@ -765,25 +766,26 @@ static int64_t nonfinite_cells(const MB *m, int64_t **out)
 }
 
 /* Marks with NaN the cells of r = op(a) %*% op(b) (op: t() where ta/tb)
- * whose dot product has a term 0 * Inf or 0 * NaN: the kernels skip the
- * zeros of a sparse operand (and dense zeros in some loops), which would
- * leave such a cell finite where IEEE arithmetic, as the unfused dense
- * plan and every fused operator compute it, gives NaN. So every plan and
- * format gives one result. Returns r (made dense when it gains a NaN),
- * or NULL with e set. Compressed operands keep their kernels' semantics. */
-static MB *mm_ieee_zeros(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrErr *e)
+ * whose dot product has a term 0 * Inf or 0 * NaN (see mm.h). A
+ * compressed operand is decompressed for this, only when it meets such a
+ * term. */
+MB *k_mm_ieee_zeros(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrErr *e)
 {
-    if (!r || a->cmb || b->cmb || r->cmb) return r;
+    if (!r || r->cmb) return r;
     /* (the scans only where a zero of the other side can meet them) */
     bool fa = has_zero(b) && mb_has_nonfinite(a), fb = has_zero(a) && mb_has_nonfinite(b);
     if (!fa && !fb) return r;
+    MB *ad = a->cmb ? cmb_decompress(a, e) : NULL, *bd = b->cmb ? cmb_decompress(b, e) : NULL;
+    if ((a->cmb && !ad) || (b->cmb && !bd)) { mb_release(ad); mb_release(bd); mb_release(r); return NULL; }
+    if (ad) a = ad;
+    if (bd) b = bd;
     int64_t m = r->rows, n = r->cols;
-    for (int side = 0; side < 2; side++) {
+    for (int side = 0; side < 2 && r; side++) {
         if (!(side ? fb : fa)) continue;
         const MB *x = side ? b : a;
         int64_t *c = NULL, nc = nonfinite_cells(x, &c);
-        if (nc < 0) { mb_release(r); return oom(e); }
-        if (nc > 0 && r->sparse && mb_make_dense(r, e)) { free(c); mb_release(r); return NULL; }
+        if (nc < 0) { mb_release(r); r = oom(e); break; }
+        if (nc > 0 && r->sparse && mb_make_dense(r, e)) { free(c); mb_release(r); r = NULL; break; }
         for (int64_t q = 0; q < nc; q++) {
             bool tx = side ? tb : ta;
             /* the cell of op(x): (i, k) on a's side, (k, j) on b's */
@@ -798,6 +800,8 @@ static MB *mm_ieee_zeros(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrEr
         }
         free(c);
     }
+    mb_release(ad);
+    mb_release(bd);
     return mm_finish(r, e);
 }
 
@@ -811,7 +815,7 @@ MB *k_matmul(const MB *a, const MB *b, BrErr *e)
                (long long)b->rows, (long long)b->cols);
         return NULL;
     }
-    return mm_ieee_zeros(a, false, b, false, mul(a, b, e), e);
+    return k_mm_ieee_zeros(a, false, b, false, mul(a, b, e), e);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1157,10 +1161,10 @@ static MB *tsmm(const MB *x, bool left, BrErr *e)
 
 MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
 {
-    return mm_ieee_zeros(a, true, b, false, matmul_tl(a, b, e), e);
+    return k_mm_ieee_zeros(a, true, b, false, matmul_tl(a, b, e), e);
 }
 
 MB *k_tsmm(const MB *x, bool left, BrErr *e)
 {
-    return mm_ieee_zeros(x, left, x, !left, tsmm(x, left, e), e);
+    return k_mm_ieee_zeros(x, left, x, !left, tsmm(x, left, e), e);
 }
