@@ -1669,9 +1669,9 @@ int main(void)
         test_fuzz(th == 1 ? fuzz_n(40) : 10);
         test_fuzz_row(th == 1 ? fuzz_n(20) : 6);
         test_fuzz_outer(th == 1 ? fuzz_n(20) : 6);
-        fx_cell(th == 1 ? fuzz_n(16) : 4);
-        fx_row(th == 1 ? fuzz_n(10) : 3);
-        fx_outer(th == 1 ? fuzz_n(8) : 3);
+        fx_cell(th == 1 ? fuzz_n(10) : 3);
+        fx_row(th == 1 ? fuzz_n(6) : 2);
+        fx_outer(th == 1 ? fuzz_n(5) : 2);
         if (th == 1) fx_stratstats();
         test_row_b1(th == 2);
         test_row_kmeans(th == 2);
