@@ -336,7 +336,11 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
      * operand, 0 * Inf, where the generated row products do not: the
      * merge must not change what each output would be unmerged or
      * unfused) */
-    if ((p->var == V_MULTI || (b.m[p->main]->sparse && op->fn[1])) && side_nonfinite(p, &b)) { *fb = true; goto done; }
+    /* a sparse main input's own NaN/Inf: the row values derived from
+     * them meet the main input's skipped zeros in t(X) %*% (.) */
+    bool msp = b.m[p->main]->sparse;
+    if ((p->var == V_MULTI || (msp && op->fn[1])) &&
+        (side_nonfinite(p, &b) || (msp && mb_has_nonfinite(b.m[p->main])))) { *fb = true; goto done; }
     int64_t M = b.m[p->main]->rows;
     for (int k = 0; k < p->nin && !*fb; k++) {
         const MB *m = b.m[k];

@@ -722,11 +722,11 @@ MB *cla_matmul_tl_left(const MB *a, const MB *x, BrErr *e)
 MB *cla_matmul_left(const MB *a, const MB *x, BrErr *e)
 {
     if (dim_err(a->cols != x->rows, false, a, x, e)) return NULL;
-    if (a->sparse) {   /* its non-zeros only, as the ordinary kernel */
+    if (a->sparse) {   /* its non-zeros only, then IEEE's 0 * NaN, as k_matmul */
         MB *at = k_transpose(a, e), *r = NULL;   /* (the transpose may come out dense) */
         if (at && (at->sparse || !mb_make_sparse(at, e))) r = gather_rows(at, x, e);
         mb_release(at);
-        return r;
+        return k_mm_ieee_zeros(a, false, x, false, r, e);
     }
     MB *at = k_transpose(a, e), *p = at ? cla_matmul_tl(x, at, e) : NULL;
     MB *r = p ? k_transpose(p, e) : NULL;

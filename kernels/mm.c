@@ -9,6 +9,7 @@
  * that are concatenated in row order at the end.
  */
 #include "mm.h"
+#include "../matrix/cmb.h"
 #include "mm_int.h"
 #include "leaf.h"
 
@@ -723,6 +724,87 @@ static MB *mul(const MB *a, const MB *b, BrErr *e)
 }
 
 /* a %*% b (see mm.h). */
+/* ---------------------------------------------------------------------- */
+/* IEEE products over zeros (docs/DESIGN.md, "NaN and Inf")                */
+
+/* Does m hold a zero cell (stored or not)? nnz counts the non-zeros. */
+static bool has_zero(const MB *m)
+{
+    return m->nnz < m->rows * m->cols;
+}
+
+static double get_t(const MB *m, bool t, int64_t i, int64_t j)
+{
+    return t ? mb_get(m, j, i) : mb_get(m, i, j);
+}
+
+/* The cells (row, col) of m that are NaN or +-Inf, into *out (count
+ * returned; -1: out of memory). */
+static int64_t nonfinite_cells(const MB *m, int64_t **out)
+{
+    int64_t n = 0, cap = 16;
+    int64_t *c = br_malloc((size_t)cap * 2 * sizeof(int64_t));
+    if (!c) return -1;
+    for (int64_t i = 0; i < m->rows; i++) {
+        int64_t lo = m->sparse ? m->rp[i] : 0, hi = m->sparse ? m->rp[i + 1] : m->cols;
+        for (int64_t p = lo; p < hi; p++) {
+            double v = m->sparse ? m->v[p] : m->d[i * m->cols + p];
+            if (isfinite(v)) continue;
+            if (n == cap) {
+                int64_t *g = br_realloc(c, (size_t)cap * 4 * sizeof(int64_t));
+                if (!g) { free(c); return -1; }
+                c = g;
+                cap *= 2;
+            }
+            c[2 * n] = i;
+            c[2 * n + 1] = m->sparse ? m->ci[p] : p;
+            n++;
+        }
+    }
+    *out = c;
+    return n;
+}
+
+/* Marks with NaN the cells of r = op(a) %*% op(b) (op: t() where ta/tb)
+ * whose dot product has a term 0 * Inf or 0 * NaN (see mm.h). A
+ * compressed operand is decompressed for this, only when it meets such a
+ * term. */
+MB *k_mm_ieee_zeros(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrErr *e)
+{
+    if (!r || r->cmb) return r;
+    /* (the scans only where a zero of the other side can meet them) */
+    bool fa = has_zero(b) && mb_has_nonfinite(a), fb = has_zero(a) && mb_has_nonfinite(b);
+    if (!fa && !fb) return r;
+    MB *ad = a->cmb ? cmb_decompress(a, e) : NULL, *bd = b->cmb ? cmb_decompress(b, e) : NULL;
+    if ((a->cmb && !ad) || (b->cmb && !bd)) { mb_release(ad); mb_release(bd); mb_release(r); return NULL; }
+    if (ad) a = ad;
+    if (bd) b = bd;
+    int64_t m = r->rows, n = r->cols;
+    for (int side = 0; side < 2 && r; side++) {
+        if (!(side ? fb : fa)) continue;
+        const MB *x = side ? b : a;
+        int64_t *c = NULL, nc = nonfinite_cells(x, &c);
+        if (nc < 0) { mb_release(r); r = oom(e); break; }
+        if (nc > 0 && r->sparse && mb_make_dense(r, e)) { free(c); mb_release(r); r = NULL; break; }
+        for (int64_t q = 0; q < nc; q++) {
+            bool tx = side ? tb : ta;
+            /* the cell of op(x): (i, k) on a's side, (k, j) on b's */
+            int64_t u = tx ? c[2 * q + 1] : c[2 * q], w = tx ? c[2 * q] : c[2 * q + 1];
+            if (side == 0) {
+                for (int64_t j = 0; j < n; j++)
+                    if (get_t(b, tb, w, j) == 0) r->d[u * n + j] = NAN;
+            } else {
+                for (int64_t i = 0; i < m; i++)
+                    if (get_t(a, ta, i, u) == 0) r->d[i * n + w] = NAN;
+            }
+        }
+        free(c);
+    }
+    mb_release(ad);
+    mb_release(bd);
+    return mm_finish(r, e);
+}
+
 MB *k_matmul(const MB *a, const MB *b, BrErr *e)
 {
     assert(mb_valid(a, false) && mb_valid(b, false));
@@ -733,7 +815,7 @@ MB *k_matmul(const MB *a, const MB *b, BrErr *e)
                (long long)b->rows, (long long)b->cols);
         return NULL;
     }
-    return mul(a, b, e);
+    return k_mm_ieee_zeros(a, false, b, false, mul(a, b, e), e);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -853,7 +935,7 @@ static MB *tl_sd_small(const MB *a, const MB *b, BrErr *e)
 }
 
 /* t(a) %*% b (see mm.h). */
-MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
+static MB *matmul_tl(const MB *a, const MB *b, BrErr *e)
 {
     assert(mb_valid(a, false) && mb_valid(b, false));
     if (a->rows != b->rows) {
@@ -1043,7 +1125,7 @@ static MB *syrk_rows(const MB *a, const MB *b, BrErr *e)
 }
 
 /* left ? t(x) %*% x : x %*% t(x) (see mm.h). */
-MB *k_tsmm(const MB *x, bool left, BrErr *e)
+static MB *tsmm(const MB *x, bool left, BrErr *e)
 {
     assert(mb_valid(x, false));
     int64_t o = left ? x->cols : x->rows;
@@ -1075,4 +1157,14 @@ MB *k_tsmm(const MB *x, bool left, BrErr *e)
     else r = syrk_rows(a, b, e);
     mb_release(t);
     return r;
+}
+
+MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e)
+{
+    return k_mm_ieee_zeros(a, true, b, false, matmul_tl(a, b, e), e);
+}
+
+MB *k_tsmm(const MB *x, bool left, BrErr *e)
+{
+    return k_mm_ieee_zeros(x, left, x, !left, tsmm(x, left, e), e);
 }

@@ -31,6 +31,15 @@ MB *k_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e);
  * b (k x n) -> m x n. */
 MB *k_matmul_tl(const MB *a, const MB *b, BrErr *e);
 
+/* IEEE products over zeros (docs/DESIGN.md, "NaN and Inf"): r is
+ * op(a) %*% op(b) (op: t() where ta/tb) from a kernel that may skip the
+ * zeros of an operand (sparse formats, empty operands, compressed
+ * groups); every cell whose dot product has a term 0 * Inf or 0 * NaN
+ * becomes NaN, as IEEE arithmetic, BLAS and the fused plans give it.
+ * Takes r (NULL passes through); returns it or a dense copy, or NULL with
+ * e set. */
+MB *k_mm_ieee_zeros(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrErr *e);
+
 /* Sets OpenBLAS's thread count to br_threads() (cheap when unchanged).
  * Called before every BLAS/LAPACK call made by the kernels. */
 void k_blas_threads(void);

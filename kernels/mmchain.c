@@ -4,6 +4,7 @@
 #include "mm.h"
 #include "mm_int.h"
 #include "leaf.h"
+#include "ew.h"
 
 #include <math.h>
 #include <omp.h>
@@ -81,7 +82,21 @@ static void chain_blocks(KChain *ch)
  * thread count and no thread ever waits for another before the end.
  * Dense x accumulates the transposed result (c x n) so every inner loop
  * runs along a row of x. */
-MB *k_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e)
+static MB *chain_steps(const MB *x, const MB *v, const MB *w, BrErr *e)
+{
+    MB *q = k_matmul(x, v, e);
+    if (q && w) {
+        MB *wq = k_binary(OP_MULT, w, q, e);
+        mb_release(q);
+        q = wq;
+    }
+    if (!q) return NULL;
+    MB *r = k_matmul_tl(x, q, e);
+    mb_release(q);
+    return r;
+}
+
+static MB *chain_one_pass(const MB *x, const MB *v, const MB *w, BrErr *e)
 {
     int64_t m = x->rows, n = x->cols, c = v->cols;
     if (v->rows != n || (w && (w->rows != m || (w->cols != 1 && w->cols != c)))) {
@@ -148,4 +163,24 @@ done:
     br_free_aligned(part);
     free(qs);
     return r;
+}
+
+/* The one pass visits only the stored values of a sparse x (and returns
+ * empty for an empty operand), so it leaves out the terms 0 * Inf and
+ * 0 * NaN that make a cell NaN in IEEE arithmetic (as BLAS and the fused
+ * plans compute it). Such a term needs a zero somewhere and a NaN/Inf in
+ * v, w or the intermediate w * (x %*% v); a NaN/Inf stored in x always
+ * makes the one-pass result non-finite too. Only then the chain runs as
+ * its three steps, each with IEEE products over zeros (mm_ieee_zeros,
+ * k_binary's union of non-zeros): a check of the small result, v and w. */
+MB *k_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e)
+{
+    MB *r = chain_one_pass(x, v, w, e);
+    if (!r || x->cmb) return r;
+    bool zeros = x->nnz < x->rows * x->cols || v->nnz < v->rows * v->cols || (w && w->nnz < w->rows * w->cols);
+    bool nonfinite = mb_has_nonfinite(r) || mb_has_nonfinite(v) || (w && mb_has_nonfinite(w)) ||
+                     (r->nnz == 0 && mb_has_nonfinite(x));
+    if (!zeros || !nonfinite) return r;
+    mb_release(r);
+    return chain_steps(x, v, w, e);
 }

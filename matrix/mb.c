@@ -436,6 +436,9 @@ bool mb_equal(const MB *a, const MB *b, double rtol)
             double x = mb_get(a, i, j), y = mb_get(b, i, j);
             if (isnan(x) || isnan(y)) { if (isnan(x) != isnan(y)) return false; continue; }
             if (x == y) continue;
+            /* an infinity equals only itself (the relative test below
+             * would take Inf for any finite value or for -Inf) */
+            if (isinf(x) || isinf(y)) return false;
             double s = fmax(fmax(fabs(x), fabs(y)), 1.0);
             if (!(fabs(x - y) <= rtol * s)) return false;
         }

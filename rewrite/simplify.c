@@ -125,10 +125,12 @@ static Hop *simplify_binary(RwPass *p, Hop *h)
         return hit(p, hop_binary(p->d, OP_POW, a, hop_lit(p->d, val_double(2), sp), sp));
     if (h->op == OP_PLUS && a == b && ismat(a))
         return hit(p, hop_binary(p->d, OP_MULT, hop_lit(p->d, val_double(2), sp), a, sp));
-    /* X - X*Y -> X*(1-Y) */
+    /* X - X*Y -> X*(1-Y) for a matrix Y, as SystemDS (simplifyDistributive
+     * BinaryOperation). Not for a scalar Y, which SystemDS leaves alone:
+     * where X is +-Inf, X - X*2 is NaN but X*(1-2) is -Inf (issue 23) */
     if (h->op == OP_MINUS && ismat(a) && is(b, H_BINARY, OP_MULT) && rw_uses(p->d, b) == 1) {
         Hop *y = b->in[0] == a ? b->in[1] : b->in[1] == a ? b->in[0] : NULL;
-        if (y && (y->dt == DT_SCALAR || rw_same_dims(a, y)) && rw_same_dims(a, b)) {
+        if (y && ismat(y) && rw_same_dims(a, y) && rw_same_dims(a, b)) {
             Hop *one_minus = hop_binary(p->d, OP_MINUS, hop_lit(p->d, val_double(1), sp), y, sp);
             return hit(p, hop_binary(p->d, OP_MULT, a, one_minus, sp));
         }

@@ -106,7 +106,8 @@ static inline int t_run_dml_opt(const char *src, const CgOptions *cg, int optlev
 {
     memset(r, 0, sizeof *r);
     Diag *d = diag_new();
-    LangOptions lo = {.predefined = names, .npredefined = nin};
+    /* (the builtin library: tests may call its functions, as scripts do) */
+    LangOptions lo = {.builtin_dir = BRAID_SOURCE_DIR "/scripts/builtin", .predefined = names, .npredefined = nin};
     Program *ast = lang_load_string(src, "<test>", &lo, d);
     RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, optlevel, cg, onames, nout) : NULL;
     if (!p) {

@@ -22,6 +22,10 @@
  *    others of one main input in one operator;
  *  - a random-DAG fuzzer: random expressions over dense and sparse inputs
  *    of random shapes, fused vs unfused (Cell/MAgg and Row expressions);
+ *  - an exact fuzzer (issue 23): exact expressions over inputs with NaN,
+ *    +-Inf and zeros give the same bits in every plan (unfused without
+ *    rewrites, every policy, two sets of machine constants), and so does
+ *    stratstats;
  *  - the disk cache: reuse, verification of entries, failing compilers;
  *  - bounded cost-based selection (a partition with hundreds of
  *    interesting points) and the selection cache across recompilations.
@@ -47,6 +51,7 @@ static bool val_eq(const Value *a, const Value *b, double tol)
         double x = val_as_double(a), y = val_as_double(b);
         if (isnan(x) || isnan(y)) return isnan(x) && isnan(y);
         if (x == y) return true;
+        if (isinf(x) || isinf(y)) return false;
         return fabs(x - y) <= tol * fmax(fmax(fabs(x), fabs(y)), 1.0);
     }
     if (a->kind == V_MATRIX && val_is_numeric(b) && a->m->rows * a->m->cols == 1)
@@ -905,6 +910,251 @@ static void test_fuzz_outer(int ncases)
     }
 }
 
+/* ---- exact non-finite fuzzer (issue 23) ----
+ * One semantics of NaN and Inf for every plan. The fuzzers above compare
+ * within a tolerance, since plans sum in different orders. Here every
+ * finite value is a multiple of 1/4 of small magnitude and every
+ * operation keeps it exact (no division, no transcendental function), so
+ * every order of summation gives the same bits and any difference is a
+ * difference of semantics: which cells become NaN or +-Inf (0 * Inf,
+ * Inf - Inf, a sparse operand's skipped zeros, a rewrite valid only for
+ * finite values). The inputs hold NaN, Inf, -Inf and zeros, dense and
+ * sparse; the reference is the unfused plan without rewrites
+ * (optimization level 0); every fused policy runs under the pinned
+ * constants and under low ones (a fresh cache on a busy machine), and
+ * must give the same bits (0 and -0 count as equal). */
+
+static const char *fx_unary[] = {"abs(%s)", "(-%s)", "(%s)^2", "round(%s)", "sign(%s)", "(%s > 0)",
+                                 "(%s != 0)", "(%s * 0.5)", "(%s * 0)", "(%s - %s)"};
+static const char *fx_binary[] = {"(%s + %s)", "(%s - %s)", "(%s * %s)", "min(%s, %s)", "max(%s, %s)",
+                                  "ifelse(%s > 0, %s, 0.5)", "(%s > %s)", "(%s == %s)"};
+
+/* A random exact expression over the leaves (depth d). "(%s - %s)" among
+ * the unary forms is x - x (a rewrite to 0 is wrong where x is NaN/Inf). */
+static void fx_expr(char *buf, size_t n, int d, int nleaf, const char **leaves)
+{
+    double u = t_urand();
+    if (d == 0 || u < 0.2) {
+        const char *l = leaves[(int)(t_urand() * nleaf)];
+        if (t_urand() < 0.15) snprintf(buf, n, "%s * %g", l, 0.25 * (int)(t_urand() * 17 - 8));
+        else snprintf(buf, n, "%s", l);
+        return;
+    }
+    char a[1024], b[1024];
+    fx_expr(a, sizeof a, d - 1, nleaf, leaves);
+    if (u < 0.5) {
+        const char *f = fx_unary[(int)(t_urand() * (sizeof fx_unary / sizeof *fx_unary))];
+        snprintf(buf, n, f, a, a);
+        return;
+    }
+    fx_expr(b, sizeof b, d - 1, nleaf, leaves);
+    const char *f = fx_binary[(int)(t_urand() * (sizeof fx_binary / sizeof *fx_binary))];
+    /* not X - X * Y: SystemDS's rewrite to X * (1 - Y) (for a matrix Y;
+     * braid applies it as SystemDS) turns NaN into +-Inf where X is Inf */
+    char xy[2100], yx[2100];
+    snprintf(xy, sizeof xy, "(%s * ", a);
+    snprintf(yx, sizeof yx, " * %s)", a);
+    size_t lb = strlen(b), ly = strlen(yx);
+    if (!strcmp(f, "(%s - %s)") && (strstr(b, xy) == b || (lb >= ly && !strcmp(b + lb - ly, yx))))
+        f = "(%s + %s)";
+    snprintf(buf, n, f, a, b);
+}
+
+/* rows x cols, density sp, values k/4 (k in -8..8, k != 0), then with
+ * probability pbad up to 3 stored cells NaN, Inf or -Inf. */
+static MB *fx_gen(int64_t rows, int64_t cols, double sp, bool sparse, double pbad)
+{
+    BrErr e = {0};
+    MB *m = mb_sp_new(rows, cols, 16, &e);
+    for (int64_t i = 0; i < rows; i++)
+        for (int64_t j = 0; j < cols; j++)
+            if (t_urand() < sp) {
+                int k = (int)(t_urand() * 16) - 8;
+                mb_sp_append(m, i, j, 0.25 * (k >= 0 ? k + 1 : k), &e);
+            }
+    mb_sp_finish(m);
+    if (!sparse) mb_make_dense(m, &e);
+    else if (m->rows * m->cols > 0 && !m->sparse) mb_make_sparse(m, &e);
+    fz_nonfinite(m, pbad);
+    return m;
+}
+
+/* Bit-identical values (NaN matches NaN, 0 matches -0); a difference is
+ * reported with its first cell and the inputs' values there. */
+static bool fx_same(const Value *a, const Value *b, int nin, const char **nm, MB **ins)
+{
+    if (val_eq(a, b, 0)) return true;
+    if (a->kind == V_MATRIX && b->kind == V_MATRIX && a->m->rows == b->m->rows && a->m->cols == b->m->cols)
+        for (int64_t i = 0; i < a->m->rows; i++)
+            for (int64_t j = 0; j < a->m->cols; j++) {
+                double x = mb_get(a->m, i, j), y = mb_get(b->m, i, j);
+                if ((isnan(x) && isnan(y)) || x == y) continue;
+                fprintf(stderr, "  cell [%lld,%lld]: got %g, want %g; inputs there:", (long long)i + 1,
+                        (long long)j + 1, x, y);
+                for (int k = 0; k < nin; k++) {
+                    const MB *m = ins[k];
+                    int64_t r = m->rows == 1 ? 0 : i, c = m->cols == 1 ? 0 : j;
+                    if (r < m->rows && c < m->cols) fprintf(stderr, " %s %g", nm[k], mb_get(m, r, c));
+                }
+                fprintf(stderr, "\n");
+                return false;
+            }
+    return false;
+}
+
+/* The low constants a fresh cache measures on a busy machine (read,
+ * write, flops, gemm, vecmat), and the pinned ones of t_pin_machine. */
+static const char *fx_machines[] = {"2.3e10 1.25e10 1.0e10 1.15e11 4.6e10", "4e9 3e9 5e9 6e10 3e10"};
+
+/* Runs src unfused without rewrites, then unfused with rewrites and
+ * under every policy and both constant sets; all must give the bits of
+ * the first. */
+static void fx_check(const char *what, const char *src, int nin, const char **nm, MB **ins, int nout,
+                     const char **on)
+{
+    static const int pols[] = {0, 1, 2, 5};
+    CgOptions off = {.enabled = false};
+    TRun ref, got;
+    /* One exception, as SystemDS: the dynamic rewrite X * Y -> zeros for
+     * an operand known to be empty (RewriteAlgebraicSimplificationDynamic
+     * simplifyEmptyBinaryOperation; rewrite/dynamic.c) gives 0 where
+     * the other operand holds NaN/Inf. With an empty input the reference
+     * is therefore the unfused plan with rewrites. */
+    int opt = 0;
+    for (int k = 0; k < nin; k++) if (ins[k]->nnz == 0) opt = 2;
+    t_run_dml_opt(src, &off, opt, nin, nm, ins, nout, on, &ref);
+    /* (a broadcast of a row and a column vector may be refused; nothing
+     * else: a truncated expression would pass unseen) */
+    T_CHECK(ref.rc == 0 || strstr(ref.err, "dimension"), "%s: reference run failed: %s\n%s", what, ref.err, src);
+    for (int v = -1; v < 2 * 4; v++) {
+        const char *pname = v < 0 ? "codegen off" : t_pols[pols[v % 4]].name;
+        if (v >= 0) setenv("BRAID_CG_MACHINE", fx_machines[v / 4], 1);
+        /* fuse_all does not read the constants: once is enough */
+        if (v >= 4 && (pols[v % 4] == 0 || pols[v % 4] == 5)) continue;
+        t_run_dml(src, v < 0 ? &off : &t_pols[pols[v % 4]].o, nin, nm, ins, nout, on, &got);
+        bool ok = (got.rc == 0) == (ref.rc == 0);
+        int bad = -1;
+        for (int k = 0; k < nout && ok && ref.rc == 0; k++)
+            if (!fx_same(&got.out[k], &ref.out[k], nin, nm, ins)) { ok = false; bad = k; }
+        T_CHECK(ok, "%s [%s, constants %d]: %s differs\n%s", what, pname, v < 0 ? 0 : v / 4,
+                got.rc ? got.err : bad >= 0 ? on[bad] : "result", src);
+        t_run_free(&got);
+    }
+    setenv("BRAID_CG_MACHINE", fx_machines[0], 1);
+    t_run_free(&ref);
+}
+
+/* Cell and MAgg: aggregates of expressions over X, Y (dense or sparse),
+ * Z, a row vector r and a column vector c. */
+static void fx_cell(int ncases)
+{
+    static const char *aggs[] = {"sum(%s)", "rowSums(%s)", "colSums(%s)", "max(%s)", "rowMins(%s)",
+                                 "colMaxs(%s)", "%s", "sum((%s)^2)", "min(%s)"};
+    const char *nm[] = {"X", "Y", "Z", "r", "c"};
+    const char *leaves[] = {"X", "Y", "Z", "X", "Y", "r", "c"};
+    const char *on[] = {"o1", "o2", "o3"};
+    for (int t = 0; t < ncases; t++) {
+        int64_t m = 1 + (int64_t)(t_urand() * 50), n = 1 + (int64_t)(t_urand() * 30);
+        double sps[] = {0, 0.05, 0.3, 1};
+        MB *ins[] = {fx_gen(m, n, sps[(int)(t_urand() * 4)], t_urand() < 0.5, 0.6),
+                     fx_gen(m, n, sps[(int)(t_urand() * 4)], t_urand() < 0.5, 0.6), fx_gen(m, n, 1, false, 0.4),
+                     fx_gen(1, n, 1, false, 0.3), fx_gen(m, 1, 0.8, t_urand() < 0.3, 0.3)};
+        char src[8192] = "", e1[2048], e2[2048], line[3000];
+        int nl = (m == 1 || n == 1) ? 3 : 7;
+        for (int k = 0; k < 3; k++) {
+            fx_expr(e1, sizeof e1, 1 + (int)(t_urand() * 3), nl, leaves);
+            snprintf(e2, sizeof e2, aggs[(int)(t_urand() * (sizeof aggs / sizeof *aggs))], e1);
+            snprintf(line, sizeof line, "%s = %s\n", on[k], e2);
+            strcat(src, line);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "exact cell %d (%lldx%lld)", t, (long long)m, (long long)n);
+        fx_check(what, src, 5, nm, ins, 3, on);
+        for (int k = 0; k < 5; k++) mb_release(ins[k]);
+    }
+}
+
+/* Row, single and multi-output: expressions over X %*% B, P and a column
+ * vector, consumed by t(X) %*% (.), colSums, rowSums, rowMaxs and sum,
+ * several of them of one main input X. */
+static void fx_row(int ncases)
+{
+    const char *nm[] = {"X", "B", "P", "c"};
+    const char *leaves[] = {"(X %*% B)", "P", "c", "(X %*% B)", "X[, 1:ncol(P)]"};
+    const char *on[] = {"o1", "o2", "o3", "o4", "o5"};
+    for (int t = 0; t < ncases; t++) {
+        int64_t m = 20 + (int64_t)(t_urand() * 60), k = 2 + (int64_t)(t_urand() * 6);
+        int64_t n = k + (int64_t)(t_urand() * 20);
+        bool sp = t_urand() < 0.5;
+        MB *ins[] = {fx_gen(m, n, sp ? 0.1 : 1, sp, 0.6), fx_gen(n, k, t_urand() < 0.3 ? 0.5 : 1, false, 0.3),
+                     fx_gen(m, k, 1, false, 0.4), fx_gen(m, 1, 1, false, 0.3)};
+        char e[2048], f[2048], src[12000];
+        fx_expr(e, sizeof e, 1 + (int)(t_urand() * 3), 5, leaves);
+        fx_expr(f, sizeof f, 1 + (int)(t_urand() * 2), 5, leaves);
+        snprintf(src, sizeof src,
+                 "o1 = t(X) %%*%% (%s)\no2 = colSums(%s)\no3 = rowSums(%s)\no4 = sum(%s)\no5 = rowMaxs(%s)\n", e, e,
+                 f, f, e);
+        char what[160];
+        snprintf(what, sizeof what, "exact row %d (%lldx%lld, k %lld, %s)", t, (long long)m, (long long)n,
+                 (long long)k, sp ? "sparse" : "dense");
+        fx_check(what, src, 4, nm, ins, 5, on);
+        for (int q = 0; q < 4; q++) mb_release(ins[q]);
+    }
+}
+
+/* Outer: expressions over U %*% t(V), a sparse W and X, in the Outer
+ * operator's ends (sum, no_agg, (.) %*% V, t(.) %*% U). */
+static void fx_outer(int ncases)
+{
+    const char *nm[] = {"W", "X", "U", "V"};
+    const char *leaves[] = {"(U %*% t(V))", "W", "X", "W", "(U %*% t(V))"};
+    const char *on[] = {"o1", "o2", "o3", "o4"};
+    for (int t = 0; t < ncases; t++) {
+        int64_t m = 20 + (int64_t)(t_urand() * 50), n = 20 + (int64_t)(t_urand() * 50);
+        int64_t k = 2 + (int64_t)(t_urand() * 4);
+        double spw = t_urand() < 0.5 ? 0.05 : 0.3;
+        MB *ins[] = {fx_gen(m, n, spw, true, 0.4), fx_gen(m, n, t_urand() < 0.5 ? 0.05 : 1, t_urand() < 0.5, 0.6),
+                     fx_gen(m, k, 1, false, 0.3), fx_gen(n, k, 1, false, 0.3)};
+        char e[2048], src[10000];
+        fx_expr(e, sizeof e, 1 + (int)(t_urand() * 3), 5, leaves);
+        snprintf(src, sizeof src, "o1 = sum(W * (%s))\no2 = W * (%s)\no3 = (W * (%s)) %%*%% V\no4 = t(%s) %%*%% U\n",
+                 e, e, e, e);
+        char what[160];
+        snprintf(what, sizeof what, "exact outer %d (%lldx%lld, k %lld, W %g)", t, (long long)m, (long long)n,
+                 (long long)k, spw);
+        fx_check(what, src, 4, nm, ins, 4, on);
+        for (int q = 0; q < 4; q++) mb_release(ins[q]);
+    }
+}
+
+/* stratstats (the plan-dependent Inf/NaN of issue 23's note) over two
+ * strata, the stratum column among the covariates (its within-strata
+ * variance cancels to 0, so slopes are 0 / 0) and data with NaN, Inf and
+ * -Inf: every plan, under both constant sets, gives the same bits. The
+ * values are multiples of 1/4 and the strata two, so no sum depends on
+ * its order (a cancellation of rounded sums may give 0 / 0 in one order
+ * and 1e-16 / 0 in another: docs/DESIGN.md, "Rounding is not
+ * semantics"); the products of the 0/1 stratum matrix with the NaN/Inf
+ * data are what differed between sparse and dense plans. */
+static void fx_stratstats(void)
+{
+    enum { N = 24 };
+    BrErr e = {0};
+    MB *S = mb_dense(N, 4, &e);
+    for (int i = 0; i < N; i++) {
+        S->d[i * 4] = i < 10 ? 1 : 2;
+        for (int j = 1; j < 4; j++) S->d[i * 4 + j] = 0.25 * ((i * 7 + j * 5) % 17 - 8);
+    }
+    S->d[2 * 4 + 2] = INFINITY;
+    S->d[14 * 4 + 3] = -INFINITY;
+    S->d[4 * 4 + 1] = NAN;
+    mb_recount_nnz(S);
+    const char *nm[] = {"S"}, *on[] = {"O"};
+    MB *ins[] = {S};
+    fx_check("stratstats nonfinite", "O = stratstats(X=S, Y=S, S=S)", 1, nm, ins, 1, on);
+    mb_release(S);
+}
+
 /* Number of entries in folder d (-1: cannot open). */
 static int dir_entries(const char *d)
 {
@@ -1419,6 +1669,10 @@ int main(void)
         test_fuzz(th == 1 ? fuzz_n(40) : 10);
         test_fuzz_row(th == 1 ? fuzz_n(20) : 6);
         test_fuzz_outer(th == 1 ? fuzz_n(20) : 6);
+        fx_cell(th == 1 ? fuzz_n(10) : 3);
+        fx_row(th == 1 ? fuzz_n(6) : 2);
+        fx_outer(th == 1 ? fuzz_n(5) : 2);
+        if (th == 1) fx_stratstats();
         test_row_b1(th == 2);
         test_row_kmeans(th == 2);
         test_row_multi(th == 2);

@@ -424,28 +424,26 @@ static void test_mmchain(void)
     br_set_threads(2);
 }
 
-/* Reference mmchain with IEEE products: t(x) %*% (w * (x %*% v)) where a
- * dense x multiplies every cell (0 * Inf is NaN, as in BLAS) and a sparse
- * x only its stored values; an all-zero x, v or w gives zeros. */
+/* Reference mmchain with IEEE products: t(x) %*% (w * (x %*% v)) where
+ * every cell of x multiplies, dense or sparse (0 * Inf is NaN, as in BLAS
+ * and the fused plans: one semantics for every format, issue 23). */
 static MB *ref_chain_ieee(const MB *x, const MB *v, const MB *w)
 {
     BrErr e = {0};
     int64_t m = x->rows, n = x->cols, c = v->cols;
     MB *r = mb_dense(n, c, &e);
-    if (x->nnz == 0 || v->nnz == 0 || (w && w->nnz == 0)) return r;
     double *q = calloc((size_t)c + 1, sizeof(double));
     for (int64_t i = 0; i < m; i++) {
         for (int64_t l = 0; l < c; l++) {
             q[l] = 0;
             for (int64_t j = 0; j < n; j++) {
                 double a = mb_get(x, i, j);
-                if (a != 0 || !x->sparse) q[l] += a * mb_get(v, j, l);
+                q[l] += a * mb_get(v, j, l);
             }
             if (w) q[l] *= mb_get(w, i, w->cols == 1 ? 0 : l);
         }
         for (int64_t j = 0; j < n; j++) {
             double a = mb_get(x, i, j);
-            if (a == 0 && x->sparse) continue;
             for (int64_t l = 0; l < c; l++) r->d[j * c + l] += a * q[l];
         }
     }
@@ -502,8 +500,8 @@ static void test_mmchain_blocks(void)
     br_set_threads(2);
 }
 
-/* NaN and Inf in x, v and w: dense x follows IEEE products (like BLAS),
- * sparse x its stored values; 1 and 2 threads agree bitwise. */
+/* NaN and Inf in x, v and w: dense and sparse x follow IEEE products
+ * (like BLAS); 1 and 2 threads agree bitwise. */
 static void test_mmchain_nonfinite(void)
 {
     static const int64_t shapes[][2] = { {7, 5}, {9, 1}, {1, 9}, {2100, 37} };
@@ -660,6 +658,74 @@ static void test_conformance_values(void)
     mb_release(x); mb_release(v); mb_release(w); mb_release(want); mb_release(g);
 }
 
+/* IEEE products over zeros in every format (issue 23): a NaN or +-Inf
+ * meeting a zero makes its dot product NaN, also where a sparse operand's
+ * zeros are skipped or an operand is empty. k_matmul, k_matmul_tl and
+ * k_tsmm over dense and sparse a and b give the bits of a dense
+ * reference product that multiplies every cell. */
+static MB *ref_ieee(const MB *a, bool ta, const MB *b, bool tb)
+{
+    BrErr e = {0};
+    int64_t m = ta ? a->cols : a->rows, k = ta ? a->rows : a->cols, n = tb ? b->rows : b->cols;
+    MB *r = mb_dense(m, n, &e);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0;
+            for (int64_t l = 0; l < k; l++)
+                s += (ta ? mb_get(a, l, i) : mb_get(a, i, l)) * (tb ? mb_get(b, j, l) : mb_get(b, l, j));
+            r->d[i * n + j] = s;
+        }
+    mb_recount_nnz(r);
+    return r;
+}
+
+static void test_matmul_nonfinite(void)
+{
+    static const int64_t shapes[][3] = { {7, 5, 4}, {30, 12, 9}, {1, 6, 5}, {9, 1, 3}, {40, 20, 1} };
+    static const double bad[] = { NAN, INFINITY, -INFINITY };
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int where = 0; where < 3; where++)        /* a, b, both */
+            for (int sp = 0; sp < 3; sp++) {            /* density 0.3, 0.05, empty */
+                int64_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+                uint64_t seed = 17000 + s * 100 + where * 10 + sp;
+                double dens = sp == 0 ? 0.3 : sp == 1 ? 0.05 : 0;
+                MB *a = gen(m, k, where == 1 ? 0.6 : dens, false, seed), *b = gen(k, n, where == 0 ? 0.6 : dens,
+                                                                                     false, seed + 1);
+                for (int q = 0; q < 2; q++) {
+                    MB *t = q == 0 ? a : b;
+                    if (where != 2 && where != q) continue;
+                    int64_t cell = (int64_t)(urand() * (double)(t->rows * t->cols));
+                    t->d[cell] = bad[(seed + q) % 3];
+                    mb_recount_nnz(t);
+                }
+                MB *ref = ref_ieee(a, false, b, false), *reft = NULL, *refs = ref_ieee(a, true, a, false);
+                MB *at = mb_dense(k, m, &(BrErr){0});
+                for (int64_t i = 0; i < m; i++)
+                    for (int64_t l = 0; l < k; l++) at->d[l * m + i] = a->d[i * k + l];
+                mb_recount_nnz(at);
+                reft = ref_ieee(at, true, b, false);
+                for (int fa = 0; fa < 2; fa++)
+                    for (int fb = 0; fb < 2; fb++) {
+                        BrErr e = {0};
+                        MB *x = fa ? mb_to_sparse(a, &e) : mb_retain(a), *y = fb ? mb_to_sparse(b, &e) : mb_retain(b);
+                        MB *xt = fa ? mb_to_sparse(at, &e) : mb_retain(at);
+                        MB *r = k_matmul(x, y, &e), *rt = k_matmul_tl(xt, y, &e), *rs = k_tsmm(x, true, &e);
+                        T_CHECK(r && rt && rs && valid(r) && valid(rt) && valid(rs), "matmul nonfinite valid: %s",
+                                e.msg);
+                        if (r && rt && rs) {
+                            T_MB_EQ(r, ref, 1e-12, "matmul nonfinite %zu in %d sp %d fmt %d%d", s, where, sp, fa, fb);
+                            T_MB_EQ(rt, reft, 1e-12, "matmul_tl nonfinite %zu in %d sp %d fmt %d%d", s, where, sp,
+                                    fa, fb);
+                            T_MB_EQ(rs, refs, 1e-12, "tsmm nonfinite %zu in %d sp %d fmt %d", s, where, sp, fa);
+                        }
+                        mb_release(r); mb_release(rt); mb_release(rs);
+                        mb_release(x); mb_release(y); mb_release(xt);
+                    }
+                mb_release(a); mb_release(b); mb_release(at);
+                mb_release(ref); mb_release(reft); mb_release(refs);
+            }
+}
+
 int main(void)
 {
     test_matmul();
@@ -671,6 +737,7 @@ int main(void)
     test_mmchain();
     test_mmchain_blocks();
     test_mmchain_nonfinite();
+    test_matmul_nonfinite();
     test_mmchain_groups();
     test_errors();
     test_conformance_values();
