@@ -132,8 +132,10 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
  * finite, and *pack_ops the scalar operations of its pack function per
  * (i,k) value and column block; -1 when p has no kernel. sparse: of the
  * sparse kernel instead (per non-zero of p->zleaf and column; no pack
- * function: *pack_ops 0; -1 when p has no sparse kernel). The fusion
- * planner's AMULET template (amulet_tpl.c) costs a candidate by them. */
-double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops);
+ * function: *pack_ops 0; -1 when p has no sparse kernel). tile (may be
+ * NULL): the register tile's rows and columns (mr, nr), which the kernel
+ * computes whole at the edges of R. The fusion planner's AMULET template
+ * (amulet_tpl.c) costs a candidate by them. */
+double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops, int tile[2]);
 
 #endif

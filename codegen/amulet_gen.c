@@ -702,7 +702,12 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
         for (int64_t jb = j0; jb < j1; jb += nc) {
             int64_t ncb = BR_MIN(nc, j1 - jb), nsl = (ncb + nr - 1) / nr, ntile = (i1 - i0 + mr - 1) / mr;
             int failed = 0;
-#pragma omp parallel num_threads(br_threads())
+            /* a team only for the tiles there are: with one tile (k-means'
+             * t(P) %*% X: M = 5, N = 10, K = 10^6) every kc block forked
+             * a team whose second thread only waited at the barriers,
+             * about 1000x the block's work on a loaded machine */
+            int nt = (int)BR_MIN((int64_t)br_threads(), ntile * nsl);
+#pragma omp parallel num_threads(nt) if (nt > 1)
             {
                 /* pack the (k,j) operands: panel s holds kcb rows of nr */
 #pragma omp for schedule(static)
@@ -1255,7 +1260,7 @@ static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops)
            (double)pk_ops / (8.0 * bv * g->s.w);
 }
 
-double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops)
+double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops, int tile[2])
 {
     if (!p->ok || p->kvar < 0 || (sparse && p->zleaf < 0)) return -1;
     KPlan *k = calloc(1, sizeof *k);
@@ -1273,6 +1278,10 @@ double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops)
         }
         r = vops_per_iter(g, bm, bv, sparse ? NULL : pack_ops);
         *lanes = g->s.w;
+        if (tile) {
+            tile[0] = bm;
+            tile[1] = bv * g->s.w;
+        }
     }
     free(k);
     free(g);

@@ -405,6 +405,21 @@ static bool sparse_leaf_ok(const AmPlan *p, const WhereLoop *w, const Cand *k)
     return in >= 0 && in < nl && in < WHERE_MAXLEAVES && k->leaf[atoi(names[in] + 2)] == k->sp;
 }
 
+/* Seconds of the dense kernel over an M x N result, K deep, at per
+ * seconds per (i,j,k) iteration with all threads busy. The kernel
+ * computes whole mr x nr register tiles (the edges of R padded), and
+ * its threads share a column block's tiles (amulet_gen.c run_block):
+ * with fewer tiles than threads the others idle. k-means' t(P) %*% X
+ * (M = 5, N = 10, K = 10^6; 12 x 16 tiles) is one tile on one thread,
+ * 7.7x what M N K iterations at the threads' rate say. */
+static double dense_compute(int64_t M, int64_t N, int64_t K, const int tile[2], double per)
+{
+    int64_t mt = (M + tile[0] - 1) / tile[0], nt = (BR_MIN(N, (int64_t)AM_NC) + tile[1] - 1) / tile[1];
+    int64_t np = (N + tile[1] - 1) / tile[1] * tile[1];
+    double busy = (double)BR_MIN((int64_t)br_threads(), BR_MAX(mt * nt, 1));
+    return (double)(mt * tile[0]) * np * K * per * br_threads() / busy;
+}
+
 /* The kernel's vector operations at mc->am_share of dgemm's vector rate
  * (measured per machine: cg_amulet_share), plus the pack function's
  * scalar (i,k) values once per column block at the elementwise rate.
@@ -428,9 +443,9 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
     AmPlan *p = probe ? malloc(sizeof *p) : NULL;
     if (p) {
         am_plan(probe, AM_ALL, p);
-        int lanes = 1, pack_ops = 0;
+        int lanes = 1, pack_ops = 0, tile[2] = {1, 1};
         bool sp = k.sp != NULL;
-        double vops = sp && !sparse_leaf_ok(p, probe, &k) ? -1 : am_kernel_vops(p, sp, &lanes, &pack_ops);
+        double vops = sp && !sparse_leaf_ok(p, probe, &k) ? -1 : am_kernel_vops(p, sp, &lanes, &pack_ops, tile);
         int64_t M, N, K;
         mm_dims(h, &M, &N, &K);
         double share = mc->am_share > 0 ? mc->am_share : AM_SHARE_DEFAULT;
@@ -439,7 +454,7 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
         else if (vops > 0)
             t = !strcmp(am_tpl_mode(), "force")
                     ? 0
-                    : (double)M * N * K * vops * 2 * lanes / (mc->gemm * share) +
+                    : dense_compute(M, N, K, tile, vops * 2 * lanes / (mc->gemm * share)) +
                           (double)M * K * ceil((double)N / AM_NC) * pack_ops / mc->flops;
     }
     free(p);

@@ -631,6 +631,14 @@ static void emit_row_out(const Gen *g, int t, const char *out, const char *ind, 
     }
 }
 
+/* Is node i a t(.) %*% (.) root the blocked loop accumulates per block
+ * (cg_bouter into bacc<i>): a single COL_T_AGG output over the main, or
+ * a COL_T_AGG output of a multi-output plan? */
+static bool blk_root(const CPlan *p, int i)
+{
+    return p->n[i].kind == CN_MMTL && cplan_row_kwidth(p, i);
+}
+
 /* The roots of a Row plan: one output (into out), or the aggregates of a
  * multi-output plan, each into its partial o<t> (emit_multi_outs). */
 static void emit_row_root(const Gen *g, const char *ind, const char *orow)
@@ -638,6 +646,7 @@ static void emit_row_root(const Gen *g, const char *ind, const char *orow)
     const CPlan *p = g->p;
     if (p->var != V_MULTI) { emit_row_out(g, 0, "out", ind, orow); return; }
     for (int t = 0; t < p->nout; t++) {
+        if (g->blk && blk_root(p, p->out[t])) continue;   /* per block: emit_row_blocked */
         char o[16];
         snprintf(o, sizeof o, "o%d", t);
         emit_row_out(g, t, o, ind, orow);
@@ -723,26 +732,35 @@ static void emit_row_body(const Gen *g, const char *ind)
 /* Largest main row length of the blocked path (its buffers hold n x 16). */
 #define BLK_MAXN 4096
 
+/* The input whose run-time length the blocked loop of node i checks. */
+static int blk_width_input(const CPlan *p, int i)
+{
+    return blk_root(p, i) ? p->n[cplan_row_tvec(p, i)].vlen : p->n[p->n[i].a[1]].in;
+}
+
 /* Blocked Row path: buffers after the row temporaries (cg_tmp and the
- * dense loop agree on the layout). */
+ * dense loop agree on the layout): per specialized product its padded
+ * side matrix and the block's results, then per blocked root the
+ * block's vectors and its private accumulator. */
 static void emit_blk_buffers(const Gen *g, bool decl)
 {
     const CPlan *p = g->p;
     StrBuf *b = g->b;
-    int r = p->out[0], m = p->main;
+    int m = p->main;
     for (int i = 0; i < p->nn; i++) {
         int k = cplan_row_kwidth(p, i);
-        if (!k || i == r) continue;
+        if (!k || blk_root(p, i)) continue;
         if (decl)
             sb_printf(b, "        double *restrict bv%d = tmp + off; off += CG_BVSZ(L[%d], %d);\n"
                          "        double *restrict bq%d = tmp + off; off += CG_RB * CG_KP(%d);\n", i, m, k, i, k);
         else sb_printf(b, "        off += CG_BVSZ(L[%d], %d) + CG_RB * CG_KP(%d);\n", m, k, k);
     }
-    int kb = cplan_row_kwidth(p, r);
-    if (kb) {
+    for (int i = 0; i < p->nn; i++) {
+        int kb = cplan_row_kwidth(p, i);
+        if (!kb || !blk_root(p, i)) continue;
         if (decl)
-            sb_printf(b, "        double *restrict bqo = tmp + off; off += CG_RB * CG_KP(%d);\n"
-                         "        double *restrict bacc = tmp + off; off += CG_BVSZ(L[%d], %d);\n", kb, m, kb);
+            sb_printf(b, "        double *restrict bqo%d = tmp + off; off += CG_RB * CG_KP(%d);\n"
+                         "        double *restrict bacc%d = tmp + off; off += CG_BVSZ(L[%d], %d);\n", i, kb, i, m, kb);
         else sb_printf(b, "        off += CG_RB * CG_KP(%d) + CG_BVSZ(L[%d], %d);\n", kb, m, kb);
     }
 }
@@ -846,37 +864,36 @@ static void emit_row_blocked(Gen *g)
 {
     const CPlan *p = g->p;
     StrBuf *b = g->b;
-    int r = p->out[0], m = p->main, kb = cplan_row_kwidth(p, r);
+    int m = p->main, nroot = 0;
     sb_printf(b, "    if (r1 - r0 >= 2 * CG_RB && L[%d] <= %d", m, BLK_MAXN);
     for (int i = 0; i < p->nn; i++) {
         int k = cplan_row_kwidth(p, i);
         if (!k) continue;
-        const CNode *x = &p->n[i];
-        int w = i == r ? p->n[x->a[1]].vlen : p->n[x->a[1]].in;
+        nroot += blk_root(p, i);
+        int w = blk_width_input(p, i);
         bool seen = false;    /* one test per input */
-        for (int i2 = 0; i2 < i; i2++) {
-            const CNode *x2 = &p->n[i2];
-            if (cplan_row_kwidth(p, i2) && (i2 == r ? p->n[x2->a[1]].vlen : p->n[x2->a[1]].in) == w) seen = true;
-        }
+        for (int i2 = 0; i2 < i; i2++) seen |= cplan_row_kwidth(p, i2) && blk_width_input(p, i2) == w;
         if (!seen) sb_printf(b, " && L[%d] == %d", w, k);
     }
     sb_puts(b, ") {\n");
     emit_blk_buffers(g, true);
     for (int i = 0; i < p->nn; i++) {
         int k = cplan_row_kwidth(p, i);
-        if (k && i != r) sb_printf(b, "        cg_bpad(P[%d], L[%d], %d, CG_KP(%d), bv%d);\n", p->n[p->n[i].a[1]].in, m, k, k, i);
+        if (k && !blk_root(p, i))
+            sb_printf(b, "        cg_bpad(P[%d], L[%d], %d, CG_KP(%d), bv%d);\n", p->n[p->n[i].a[1]].in, m, k, k, i);
     }
-    /* the B operand of the root: a blocked product's rows, or copies */
-    int bnode = kb ? p->n[r].a[1] : -1;
-    bool alias = kb && cplan_row_kwidth(p, bnode) == kb;
-    if (kb)
-        sb_printf(b, "        memset(bqo, 0, (size_t)(CG_RB * CG_KP(%d)) * sizeof(double));\n"
-                     "        memset(bacc, 0, (size_t)CG_BVSZ(L[%d], %d) * sizeof(double));\n", kb, m, kb);
+    /* each blocked root's vectors: a blocked product's rows, or copies */
+    for (int i = 0; i < p->nn; i++) {
+        int kb = blk_root(p, i) ? cplan_row_kwidth(p, i) : 0;
+        if (kb)
+            sb_printf(b, "        memset(bqo%d, 0, (size_t)(CG_RB * CG_KP(%d)) * sizeof(double));\n"
+                         "        memset(bacc%d, 0, (size_t)CG_BVSZ(L[%d], %d) * sizeof(double));\n", i, kb, i, m, kb);
+    }
     sb_printf(b, "        for (; i0 + CG_RB <= r1; i0 += CG_RB) {\n"
                  "            const double *restrict ab = P[%d] + i0 * S[%d];\n", m, m);
     for (int i = 0; i < p->nn; i++) {
         int k = cplan_row_kwidth(p, i);
-        if (k && i != r) sb_printf(b, "            cg_bvm(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", m, m, i, k, i);
+        if (k && !blk_root(p, i)) sb_printf(b, "            cg_bvm(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", m, m, i, k, i);
     }
     /* row vectors computed from a specialized product have its width
      * (elementwise operands have equal lengths): literal loop bounds, so
@@ -884,14 +901,14 @@ static void emit_row_blocked(Gen *g)
     int *klen = calloc((size_t)p->nn + 1, sizeof *klen);
     for (int i = 0; klen && i < p->nn; i++) {
         const CNode *x = &p->n[i];
-        if (x->kind == CN_MM && i != r) klen[i] = cplan_row_kwidth(p, i);
+        if (x->kind == CN_MM && !blk_root(p, i)) klen[i] = cplan_row_kwidth(p, i);
         else if ((x->kind == CN_UN || x->kind == CN_BIN || x->kind == CN_TER) && x->vc == VC_VEC)
             for (int k = 0; k < x->na; k++)
                 if (p->n[x->a[k]].vc == VC_VEC && klen[x->a[k]]) klen[i] = klen[x->a[k]];
     }
     /* deferred block aggregates: per block, the aggregated vectors by
      * columns and the results (stack arrays of literal sizes) */
-    char *def = kb || !klen ? NULL : row_deferred(p, klen);
+    char *def = nroot || !klen ? NULL : row_deferred(p, klen);
     for (int i = 0; def && i < p->nn; i++)
         if (def[i]) sb_printf(b, "            double bd%d[CG_RB * %d], ta%d[CG_RB];\n", i, klen[p->n[i].a[0]], i);
     sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
@@ -901,25 +918,41 @@ static void emit_row_blocked(Gen *g)
     if (def) emit_row_deferred(g, def);
     else emit_row_body(g, "                ");
     free(def);
-    if (kb) {
-        if (!alias) {
-            char ptr[32], len[32];
-            vec_ref(g, bnode, ptr, sizeof ptr, len, sizeof len);
-            sb_printf(b, "                { double *restrict d = bqo + (i - i0) * CG_KP(%d); "
-                         "for (int l = 0; l < %d; l++) d[l] = %s[l]; }\n", kb, kb, ptr);
-        }
-        sb_puts(b, "                (void)a;\n");
-    } else {
-        emit_row_root(g, "                ", p->var == V_NO_AGG || p->var == V_ROW_AGG ? "(out + (i - r0) * ldo)" : "out");
+    for (int i = 0; i < p->nn; i++) {
+        int kb = blk_root(p, i) ? cplan_row_kwidth(p, i) : 0, q = kb ? cplan_row_tvec(p, i) : -1;
+        if (!kb || cplan_row_kwidth(p, q) == kb) continue;   /* a blocked product: read in place */
+        char ptr[32], len[32];
+        vec_ref(g, q, ptr, sizeof ptr, len, sizeof len);
+        sb_printf(b, "                { double *restrict d = bqo%d + (i - i0) * CG_KP(%d); "
+                     "for (int l = 0; l < %d; l++) d[l] = %s[l]; }\n", i, kb, kb, ptr);
     }
+    /* the other roots per row (emit_row_root skips the blocked ones) */
+    if (!nroot || p->var == V_MULTI)
+        emit_row_root(g, "                ", p->var == V_NO_AGG || p->var == V_ROW_AGG ? "(out + (i - r0) * ldo)" : "out");
+    sb_puts(b, "                (void)a;\n");
     g->blk = false;
     g->klen = NULL;
     free(klen);
     sb_puts(b, "            }\n");
-    if (kb && alias) sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bq%d, %d, bacc);\n", m, m, bnode, kb);
-    else if (kb) sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bqo, %d, bacc);\n", m, m, kb);
+    for (int i = 0; i < p->nn; i++) {
+        int kb = blk_root(p, i) ? cplan_row_kwidth(p, i) : 0, q = kb ? cplan_row_tvec(p, i) : -1;
+        if (!kb) continue;
+        if (cplan_row_kwidth(p, q) == kb) sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bq%d, %d, bacc%d);\n", m, m, q, kb, i);
+        else sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bqo%d, %d, bacc%d);\n", m, m, i, kb, i);
+    }
     sb_puts(b, "        }\n");
-    if (kb) sb_printf(b, "        cg_bflush(bacc, L[%d], %d, CG_KP(%d), out);\n", m, kb, kb);
+    /* the accumulators into the partials: transposed (k x n) for
+     * t(main) %*% q, n x k for t(q) %*% main (emit_row_out's layouts) */
+    for (int i = 0; i < p->nn; i++) {
+        int kb = blk_root(p, i) ? cplan_row_kwidth(p, i) : 0;
+        if (!kb) continue;
+        int t = 0;
+        while (p->var == V_MULTI && t < p->nout && p->out[t] != i) t++;
+        char o[16];
+        snprintf(o, sizeof o, p->var == V_MULTI ? "o%d" : "out", t);
+        bool left = p->n[p->n[i].a[0]].kind == CN_IN && p->n[p->n[i].a[0]].in == m;
+        sb_printf(b, "        cg_bflush%s(bacc%d, L[%d], %d, CG_KP(%d), %s);\n", left ? "" : "n", i, m, kb, kb, o);
+    }
     sb_puts(b, "    }\n");
 }
 

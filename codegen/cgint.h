@@ -349,9 +349,13 @@ void cplan_print(const CPlan *p, FILE *out);
 /* Number of elementwise/aggregate basic operations (not inputs). */
 int cplan_nops(const CPlan *p);
 /* Row: the compile-time width (2..16) node n's generated code is
- * specialized on (a vector-matrix product of the main row, or the right
- * operand of a t(main) %*% (.) root), 0 if none. */
+ * specialized on (a vector-matrix product of the main row, the right
+ * operand of a t(main) %*% (.) root, or the vector operand of a
+ * multi-output plan's COL_T_AGG output over the main row), 0 if none. */
 int cplan_row_kwidth(const CPlan *p, int n);
+/* Row: the vector operand of t(.) %*% (.) node n whose other operand is
+ * the main row (t(main) %*% q or t(q) %*% main), -1 if none. */
+int cplan_row_tvec(const CPlan *p, int n);
 const char *variant_name(Variant v);
 /* Row: the variant of output t (a multi-output plan, V_MULTI: that of
  * its root, each COL_AGG, FULL_AGG or COL_T_AGG; otherwise p->var). */

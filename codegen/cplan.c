@@ -540,8 +540,27 @@ int cplan_row_kwidth(const CPlan *p, int n)
     } else if (x->kind == CN_MMTL && p->var == V_COL_T_AGG && n == p->out[0] && amain) {
         const CNode *b = &p->n[x->a[1]];
         if (b->vc == VC_VEC && b->vlen >= 0 && b->vlen < p->nin) w = p->in[b->vlen].cols;
+    } else if (x->kind == CN_MMTL && p->var == V_MULTI) {
+        /* a COL_T_AGG output of a multi-output plan, the main row on
+         * either side (t(X) %*% Q, or k-means' t(P) %*% X) */
+        int q = cplan_row_tvec(p, n);
+        bool out = false;
+        for (int t = 0; t < p->nout; t++) out |= p->out[t] == n && cplan_row_ovar(p, t) == V_COL_T_AGG;
+        if (out && q >= 0) w = p->in[p->n[q].vlen].cols;
     }
     return w >= 2 && w <= 16 ? (int)w : 0;
+}
+
+int cplan_row_tvec(const CPlan *p, int n)
+{
+    if (p->tpl != T_ROW || p->main < 0 || n < 0 || n >= p->nn || p->n[n].kind != CN_MMTL) return -1;
+    const CNode *x = &p->n[n];
+    for (int s = 0; s < 2; s++) {
+        const CNode *m = &p->n[x->a[s]], *q = &p->n[x->a[1 - s]];
+        if (m->kind == CN_IN && m->in == p->main && q->vc == VC_VEC && q->vlen >= 0 && q->vlen < p->nin)
+            return x->a[1 - s];
+    }
+    return -1;
 }
 
 /* a tag character and a number, the pieces of a signature */

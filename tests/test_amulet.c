@@ -1042,6 +1042,63 @@ static void multi(void)
     multi_other();
 }
 
+/* A narrow result over a long K (k-means' Lloyd step, S = t(P) %*% X
+ * with P n x 5 and X n x 10): the kernel's 12 x 16 register tile is one
+ * tile, padded and on one thread, so the planner must price the loop by
+ * that (amulet_tpl.c dense_compute). Under the machine constants this
+ * machine measured under load (the loop's share of dgemm clamped at
+ * 1.5), unpadded pricing chose the loop over the multi-output Row
+ * operator (which reads X once and materializes nothing) and ran 7x
+ * slower; the Row operator must win, with 2 threads pinned (the price
+ * depends on the thread count) at the scalar and AVX-512 levels. Forced, the loop (one tile: run_block
+ * without a team) computes what the Row operator computes. */
+static void narrow_result(void)
+{
+    int nt0 = br_threads();
+    br_set_threads(2);
+    t_seed(31);
+    const int64_t n = 60000;
+    MB *ins[] = {t_gen(n, 10, 1, -1, 1, false), t_gen(5, 10, 1, -1, 1, false)};
+    const char *names[] = {"X", "C"}, *on[] = {"S", "cnt", "w"};
+    const char *src = "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\ndmin = rowMins(D)\nP = D <= dmin\n"
+                      "P = P / rowSums(P)\ncnt = colSums(P)\nS = t(P) %*% X\nw = sum(dmin)\n";
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("BRAID_CG_MACHINE", "5.85e10 4.45e10 1.16e10 1.24e11 6.57e10 1.5", 1);
+    TRun r0, r1;
+    /* the price depends on the kernel's tile, so on the SIMD level: the
+     * scalar kernel (every CPU) and AVX-512's 12 x 16 (one tile) where
+     * the CPU has it; AVX2's tiles split the 10 columns in two, which
+     * the kernel runs on both threads (not checked) */
+    KIsa isa0 = k_isa();
+    for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++) {
+        if (isa != K_ISA_GENERIC && isa != K_ISA_AVX512) continue;
+        k_isa_set((KIsa)isa);
+        t_run_dml(src, &t_pols[2].o, 2, names, ins, 3, on, &r0);
+        T_CHECK(r0.rc == 0 && r0.st.amulet == 0, "narrow result (%s): %s, %lld AMULET loops, want the Row operator",
+                k_isa_name((KIsa)isa), r0.err, (long long)r0.st.amulet);
+        t_run_free(&r0);
+    }
+    k_isa_set(isa0);
+    t_run_dml(src, &t_pols[2].o, 2, names, ins, 3, on, &r0);
+    setenv("BRAID_AMULET_FUSE", "force", 1);
+    t_run_dml(src, &t_pols[2].o, 2, names, ins, 3, on, &r1);
+    unsetenv("BRAID_AMULET_FUSE");
+    T_CHECK(r1.rc == 0 && r1.st.amulet > 0, "narrow result forced: %s, %lld AMULET loops", r1.err,
+            (long long)r1.st.amulet);
+    /* two summation orders of n terms of magnitude <= 1: 2 n^2 eps */
+    if (r0.rc == 0 && r1.rc == 0)
+        T_MB_EQ(r0.out[0].m, r1.out[0].m, 2 * (double)n * (double)n * 2.3e-16, "narrow result: the loop against the Row operator");
+    t_run_free(&r0);
+    t_run_free(&r1);
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    mb_release(ins[0]);
+    mb_release(ins[1]);
+    br_set_threads(nt0);
+}
+
 int main(void)
 {
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
@@ -1060,6 +1117,7 @@ int main(void)
     planner();
     sparse_planner();
     multi();
+    narrow_result();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
         for (int q = Q1; q <= QMAX; q++)

@@ -425,7 +425,8 @@ static void test_row_kmeans(bool quick)
  * t(X) %*% B, a mean over all cells) merge into one Row operator
  * (checked in the explain text under fuse_all), equal to the unfused plan
  * under every policy over dense, sparse and empty X of several widths and
- * k, and bit-identical with 1 and 2 threads over several super-blocks.
+ * k, and bit-identical with 1 and 2 threads over several super-blocks;
+ * with k <= 16 the t(.) %*% (.) outputs take the blocked path.
  * A t(X) %*% (X - colSums(X)) needs its colSums first: the two stay
  * apart (they depend on each other), with the same results. */
 static void test_row_multi(bool quick)
@@ -473,6 +474,17 @@ static void test_row_multi(bool quick)
                 T_CHECK(count_str(ex, "CPlan ROW MULTI_AGG") >= want, "%s: %d multi-output Row plans\n%s", what,
                         count_str(ex, "CPlan ROW MULTI_AGG"), ex ? ex : "");
                 free(ex);
+                /* without g and h (which take t(Y) %*% Q elsewhere), k <=
+                 * 16: the centroid sums t(P) %*% X and Y's t(Y) %*% Q
+                 * accumulate per block of rows (cg_bouter), flushed as
+                 * n x k and k x n partials */
+                char *src2 = strndup(src, (size_t)(strstr(src, "g = colSums") - src));
+                ex = explain_text(src2, CG_FUSE_ALL, NI, nm, ins, NO - 2, on);
+                T_CHECK((count_str(ex, "cg_bflushn(") >= 1 && count_str(ex, "cg_bflush(") >= 1) == (k <= 16),
+                        "%s: blocked t(.) %%*%% (.) outputs %s\n%s", what, k <= 16 ? "missing" : "unexpected",
+                        ex ? ex : "");
+                free(ex);
+                free(src2);
             }
             if (m >= 1000) same_across_threads(what, src, &t_pols[2].o, NI, nm, ins, NO, on);
             for (int v = 0; v < NI; v++) mb_release(ins[v]);
