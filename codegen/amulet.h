@@ -101,6 +101,22 @@ static inline int64_t am_k_of(int64_t off, int64_t step, int64_t n)
  * times higher). The fusion planner's template prices it so too. */
 #define AM_SPARSE 0.05
 
+/* The threads of a block of `tiles` register tiles of mr x nr results,
+ * kc deep (amulet_gen.c run_block): at most one per tile, and only as
+ * many as have AM_TEAM_WORK (i,j,k) iterations each, about what forking
+ * a team and its barriers cost; smaller blocks run on one thread (each
+ * tile is computed by one thread in the same order either way, so the
+ * results do not change). The planner prices the kernel with the same
+ * count (amulet_tpl.c dense_compute). */
+#define AM_TEAM_WORK 65536
+static inline int am_team(int64_t tiles, int64_t kc, int mr, int nr, int threads)
+{
+    int64_t fit = tiles * kc * mr * nr / AM_TEAM_WORK;
+    if (fit > tiles) fit = tiles;
+    if (fit > threads) fit = threads;
+    return fit < 1 ? 1 : (int)fit;
+}
+
 /* Builds the plan of w (analysis only; no sizes) over the results
  * whose bits (in w's order) are set in sel: all of them share the loop
  * nest when their targets are indexed alike (am_alike). */

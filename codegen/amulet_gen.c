@@ -702,11 +702,13 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
         for (int64_t jb = j0; jb < j1; jb += nc) {
             int64_t ncb = BR_MIN(nc, j1 - jb), nsl = (ncb + nr - 1) / nr, ntile = (i1 - i0 + mr - 1) / mr;
             int failed = 0;
-            /* a team only for the tiles there are: with one tile (k-means'
-             * t(P) %*% X: M = 5, N = 10, K = 10^6) every kc block forked
-             * a team whose second thread only waited at the barriers,
-             * about 1000x the block's work on a loaded machine */
-            int nt = (int)BR_MIN((int64_t)br_threads(), ntile * nsl);
+            /* a team only for the tiles there are, each with work enough
+             * (am_team): with one tile (k-means' t(P) %*% X: M = 5,
+             * N = 10, K = 10^6) every kc block forked a team whose second
+             * thread only waited at the barriers, about 1000x the block's
+             * work on a loaded machine; with AVX2's smaller tiles the
+             * same result is two tiles of a few thousand iterations */
+            int nt = am_team(ntile * nsl, kcb, mr, nr, br_threads());
 #pragma omp parallel num_threads(nt) if (nt > 1)
             {
                 /* pack the (k,j) operands: panel s holds kcb rows of nr */

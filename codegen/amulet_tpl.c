@@ -409,14 +409,15 @@ static bool sparse_leaf_ok(const AmPlan *p, const WhereLoop *w, const Cand *k)
  * seconds per (i,j,k) iteration with all threads busy. The kernel
  * computes whole mr x nr register tiles (the edges of R padded), and
  * its threads share a column block's tiles (amulet_gen.c run_block):
- * with fewer tiles than threads the others idle. k-means' t(P) %*% X
- * (M = 5, N = 10, K = 10^6; 12 x 16 tiles) is one tile on one thread,
+ * with fewer tiles than threads, or too little work per tile for a team
+ * (am_team, at the default kc of 256), the others idle. k-means'
+ * t(P) %*% X (M = 5, N = 10, K = 10^6; 12 x 16 tiles) is one tile on one thread,
  * 7.7x what M N K iterations at the threads' rate say. */
 static double dense_compute(int64_t M, int64_t N, int64_t K, const int tile[2], double per)
 {
     int64_t mt = (M + tile[0] - 1) / tile[0], nt = (BR_MIN(N, (int64_t)AM_NC) + tile[1] - 1) / tile[1];
     int64_t np = (N + tile[1] - 1) / tile[1] * tile[1];
-    double busy = (double)BR_MIN((int64_t)br_threads(), BR_MAX(mt * nt, 1));
+    double busy = am_team(BR_MAX(mt * nt, 1), BR_MIN(K, 256), tile[0], tile[1], br_threads());
     return (double)(mt * tile[0]) * np * K * per * br_threads() / busy;
 }
 
