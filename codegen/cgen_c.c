@@ -30,7 +30,7 @@ typedef struct Gen {
 
 /* C expression of operator node x over operand expressions a[] (ops.def's
  * cgen column; NaN for an operator without one). */
-static void op_expr(char *buf, size_t n, const CNode *x, char a[3][48])
+void cg_op_expr(char *buf, size_t n, const CNode *x, char a[3][48])
 {
     int na = x->kind == CN_UN ? 1 : x->kind == CN_BIN ? 2 : 3;
     const char *f = op_info[x->op].arity == na ? op_info[x->op].cgen : NULL;
@@ -105,7 +105,7 @@ static void emit_cell_body(const Gen *g, const char *ind)
         if (x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_TER) continue;
         char a[3][48], e[512];
         for (int k = 0; k < x->na; k++) cell_operand(g, x->a[k], a[k], sizeof a[k]);
-        op_expr(e, sizeof e, x, a);
+        cg_op_expr(e, sizeof e, x, a);
         sb_printf(g->b, "%sconst double t%d = %s;\n", ind, i, e);
     }
 }
@@ -504,7 +504,7 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
     switch (x->kind) {
     case CN_UN: case CN_BIN: case CN_TER:
         for (int k = 0; k < x->na; k++) row_elem(g, x->a[k], a[k], sizeof a[k]);
-        op_expr(e, sizeof e, x, a);
+        cg_op_expr(e, sizeof e, x, a);
         if (x->vc == VC_VEC && g->blk && g->klen && g->klen[i])
             sb_printf(b, "%sfor (int64_t k = 0; k < %d; k++) v%d[k] = %s;\n", ind, g->klen[i], i, e);
         else if (x->vc == VC_VEC)
@@ -688,7 +688,7 @@ static void emit_multi_outs(const Gen *g)
 
 /* Is node i an output its plan aggregates over rows (the generated code
  * accumulates it into the partial, never forms it as a value)? */
-static bool row_agg_root(const CPlan *p, int i)
+bool cg_row_agg_root(const CPlan *p, int i)
 {
     for (int t = 0; t < p->nout; t++) {
         Variant v = cplan_row_ovar(p, t);
@@ -698,7 +698,7 @@ static bool row_agg_root(const CPlan *p, int i)
 }
 
 /* Is node i an output that is not a row vector (no temporary row)? */
-static bool row_no_temp(const CPlan *p, int i)
+bool cg_row_no_temp(const CPlan *p, int i)
 {
     for (int t = 0; t < p->nout; t++) if (p->out[t] == i && cplan_row_ovar(p, t) != V_NO_AGG) return true;
     return false;
@@ -712,7 +712,7 @@ static void emit_row_temps(const Gen *g, bool densify)
     for (int i = 0; i < p->nn; i++) {
         const CNode *x = &p->n[i];
         if (x->kind == CN_IN || x->vc != VC_VEC) continue;
-        if (row_no_temp(p, i)) continue;
+        if (cg_row_no_temp(p, i)) continue;
         sb_printf(g->b, "    double *restrict v%d = tmp + off; off += L[%d];\n", i, x->vlen);
     }
     if (densify) sb_printf(g->b, "    double *restrict a = tmp + off; off += L[%d];\n", p->main);
@@ -724,7 +724,7 @@ static void emit_row_body(const Gen *g, const char *ind)
     const CPlan *p = g->p;
     for (int i = 0; i < p->nn; i++) {
         if (p->n[i].kind == CN_IN) continue;
-        if (row_agg_root(p, i)) continue;
+        if (cg_row_agg_root(p, i)) continue;
         emit_row_node(g, i, ind);
     }
 }
@@ -768,7 +768,7 @@ static void emit_blk_buffers(const Gen *g, bool decl)
 static bool body_node(const CPlan *p, int i)
 {
     if (p->n[i].kind == CN_IN) return false;
-    return !row_agg_root(p, i);
+    return !cg_row_agg_root(p, i);
 }
 
 static bool narrow_agg(const CPlan *p, const int *klen, int i)
@@ -802,7 +802,7 @@ static char *row_deferred(const CPlan *p, const int *klen)
     }
     bool ok = split >= 0;
     for (int i = split + 1; ok && i < p->nn; i++) {
-        if (!body_node(p, i) && !row_agg_root(p, i)) continue;
+        if (!body_node(p, i) && !cg_row_agg_root(p, i)) continue;
         if (def[i]) continue;
         const CNode *x = &p->n[i];
         for (int k = 0; k < x->na; k++) {
@@ -989,7 +989,7 @@ static void gen_row(const CPlan *p, StrBuf *b)
     for (int i = 0; i < p->nn; i++) {
         const CNode *x = &p->n[i];
         if (x->kind == CN_IN || x->vc != VC_VEC) continue;
-        if (row_no_temp(p, i)) continue;
+        if (cg_row_no_temp(p, i)) continue;
         sb_printf(b, "    off += L[%d];\n", x->vlen);
     }
     if (blocked) {

@@ -374,6 +374,19 @@ void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans);
 /* C source of p's operator (malloc). Exports the symbols of jit.c. */
 char *cgen_c(const CPlan *p);
 extern const char cg_prelude[];
+/* Shared by the C and OpenCL generators: the C expression of operator
+ * node x over operand expressions a[] (ops.def's cgen column); is Row
+ * node i an output aggregated over rows (COL_AGG, FULL_AGG, COL_T_AGG:
+ * accumulated, never formed), an output that is no row vector (no
+ * temporary row)? */
+void cg_op_expr(char *buf, size_t n, const CNode *x, char a[3][48]);
+bool cg_row_agg_root(const CPlan *p, int i);
+bool cg_row_no_temp(const CPlan *p, int i);
+/* OpenCL C of Row plan p's kernel cg_row (cgen_cl.c; malloc), NULL when
+ * the generator does not take the plan; cgen_cl_row_tmp: the doubles of
+ * one work-item's scratch for the bound lengths L. */
+char *cgen_cl_row(const CPlan *p);
+int64_t cgen_cl_row_tmp(const CPlan *p, const int64_t *L);
 /* Blocked Row kernels, after cg_prelude in Row plans with a specialized
  * width (cplan_row_kwidth). */
 extern const char cg_prelude_blk[];
@@ -402,6 +415,9 @@ typedef struct CgOp {
     int am_pack;
     int64_t am_sp_nc;      /* AMULET: the sparse kernel's column block */
     int am_sp_threads;     /*   found (c->lock) for this many threads */
+    char *clsrc;           /* Row: the OpenCL kernel (cgen_cl.c), made on
+                              first use under -gpu (c->lock) */
+    int clstate;           /* 0 not yet, 1 clsrc made, -1 not taken */
 } CgOp;
 
 /* A where-loop of the AMULET template (amulet_tpl.c), by its body text. */

@@ -70,6 +70,12 @@ const CgStats *cg_stats(const CgContext *c);
  * input as compiled (3 * nin entries, -1 unknown; NULL: none), against
  * which size surprises are judged. *out receives a new value. */
 int cg_exec(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Value *out, BrErr *e);
+/* Under -gpu: runs fused operator op on the device when its template
+ * has a generator there (Row plans: cgen_cl.c, gpu/spoof_cl.c), its
+ * operands are taken and the device is worth it (gpu_worth): 1 with *out
+ * set; 0 when not (the caller runs cg_exec, after landing the inputs);
+ * -1 with e set. */
+int cg_exec_gpu(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Value *out, BrErr *e);
 /* FLOPs of one run of fused operator op over args (runtime/bound.c):
  * 2 per multiply-add of its matrix products, over the stored cells of
  * the main input (its non-zeros when sparse); elementwise work is not

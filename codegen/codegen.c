@@ -47,6 +47,7 @@ void cg_context_free(CgContext *c)
         if (op->dl) dlclose(op->dl);
         cplan_free(op->plan);
         free(op->src);
+        free(op->clsrc);
         free(op);
     }
     free(c->ops);

@@ -21,6 +21,7 @@
 #include "../kernels/spoof.h"
 #include "../kernels/apply.h"
 #include "../kernels/cla.h"
+#include "../gpu/gpu.h"
 
 /* The skeletons' aggregation code (kernels/spoof.h) of an aggregate's
  * streaming form (ops.def's acc column). */
@@ -325,11 +326,15 @@ static SpRowOut row_out(const CPlan *p, const int64_t *L, int t)
     }
 }
 
-static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
+/* Binds a Row call (b, which the caller frees) and describes it for the
+ * skeleton in *sp; *fb when the generated code cannot take it (the
+ * unfused plan runs). */
+static void row_prepare(CgOp *op, const int64_t *est, Value *args, int nargs, Bind *bp, SpoofRow *spp, bool *fb,
+                        SizeChecks sz, bool gpu)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
-    int rc = 0;
+    SpoofRow sp = {0};
     if (!bind(p, args, nargs, &b) || p->main < 0 || !slice_bounds(p, &b)) { *fb = true; goto done; }
     /* non-finite side inputs: a multi-output plan runs through the
      * reference kernels (whose products skip the zeros of their left
@@ -337,9 +342,10 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
      * merge must not change what each output would be unmerged or
      * unfused) */
     /* a sparse main input's own NaN/Inf: the row values derived from
-     * them meet the main input's skipped zeros in t(X) %*% (.) */
+     * them meet the main input's skipped zeros in t(X) %*% (.) (the
+     * device expands sparse rows, so it takes no such input either) */
     bool msp = b.m[p->main]->sparse;
-    if ((p->var == V_MULTI || (msp && op->fn[1])) &&
+    if ((p->var == V_MULTI || (msp && (gpu || op->fn[1]))) &&
         (side_nonfinite(p, &b) || (msp && mb_has_nonfinite(b.m[p->main])))) { *fb = true; goto done; }
     int64_t M = b.m[p->main]->rows;
     for (int k = 0; k < p->nin && !*fb; k++) {
@@ -367,8 +373,8 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
     if (!*fb && sz != SZ_KEEP)
         *fb = wasteful_expansion(p, &b, est, sz) || (sz == SZ_RULES && blas_is_better(p, &b));
     if (*fb) goto done;
-    SpoofRow sp = {.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .rows = M, .main = p->main,
-                   .fd = (SpRowDenseFn)op->fn[0], .fs = (SpRowSparseFn)op->fn[1], .ft = (SpRowTmpFn)op->fn[3]};
+    sp = (SpoofRow){.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .rows = M, .main = p->main,
+                    .fd = (SpRowDenseFn)op->fn[0], .fs = (SpRowSparseFn)op->fn[1], .ft = (SpRowTmpFn)op->fn[3]};
     const CNode *r = &p->n[p->out[0]];
     switch (p->var) {
     case V_NO_AGG: sp.var = SPR_NO_AGG; sp.orows = M; sp.ocols = row_len(p, b.L, p->out[0]); break;
@@ -389,22 +395,38 @@ static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value 
     }
     /* a compressed main input is read by blocks of rows; other compressed
      * inputs are not taken */
-    if (any_cmb(p, &b) && !k_spoof_row_cla_ok(&sp)) { *fb = true; goto done; }
-    MB *res[CG_MAXOUT] = {NULL};
-    double v[CG_MAXOUT] = {0};
-    if ((rc = k_spoof_row(&sp, res, v, e))) goto done;
+    if (any_cmb(p, &b) && !k_spoof_row_cla_ok(&sp)) *fb = true;
+done:
+    *bp = b;
+    *spp = sp;
+}
+
+/* A Row operator's results (res[t] or, for full aggregates, v[t]) as its
+ * value: one output, or a list of them (multi-output plans). */
+static void row_value(const CPlan *p, const SpoofRow *sp, MB **res, const double *v, Value *out, BrErr *e)
+{
     if (p->var == V_MULTI) {
         /* a list of the outputs, as MAgg operators return theirs */
         Value l = val_list_new(p->nout);
         for (int t = 0; t < p->nout; t++) {
-            Value x = sp.mo[t].var == SPR_FULL_AGG ? val_double(v[t]) : val_matrix(res[t]);
+            Value x = sp->mo[t].var == SPR_FULL_AGG ? val_double(v[t]) : val_matrix(res[t]);
             list_append(l.l, x, NULL, e);
         }
         *out = l;
     }
     else if (p->var == V_FULL_AGG) *out = val_double(v[0]);
     else *out = val_matrix(res[0]);
-done:
+}
+
+static int exec_row(CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
+{
+    Bind b = {0};
+    SpoofRow sp = {0};
+    int rc = 0;
+    row_prepare(op, est, args, nargs, &b, &sp, fb, sz, false);
+    MB *res[CG_MAXOUT] = {NULL};
+    double v[CG_MAXOUT] = {0};
+    if (!*fb && !(rc = k_spoof_row(&sp, res, v, e))) row_value(op->plan, &sp, res, v, out, e);
     bind_free(&b);
     return rc;
 }
@@ -518,6 +540,65 @@ int cg_op_exec(CgContext *c, CgOp *op, const int64_t *est, Value *args, int narg
         __atomic_add_fetch(&c->st.fallback, 1, __ATOMIC_RELAXED);
         return cg_interpret(op->plan, args, nargs, out, e);
     }
+    return rc;
+}
+
+/* ---- on the device (docs/gpu.md: codegen's Row operators in OpenCL) ---- */
+
+/* op's OpenCL source, generated once (NULL: the generator does not take
+ * the plan). */
+static const char *cl_source(CgContext *c, CgOp *op)
+{
+    pthread_mutex_lock(&c->lock);
+    if (!op->clstate) {
+        op->clsrc = op->amulet || !op->plan ? NULL : cgen_cl_row(op->plan);
+        op->clstate = op->clsrc ? 1 : -1;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return op->clsrc;
+}
+
+/* Is the device worth it for this call (transfers of the matrix inputs
+ * against the work: the products' flops and the plan's operations per
+ * main cell)? */
+static bool gpu_row_worth(const CgOp *op, const Bind *b, const SpoofRow *sp, Value *args)
+{
+    const CPlan *p = op->plan;
+    GpuXfer x = {0};
+    for (int k = 0; k < p->nin; k++) if (b->m[k]) gpu_xfer_add(&x, b->m[k]);
+    const MB *mm = b->m[p->main];
+    double cells = (double)mm->rows * (double)mm->cols;
+    x.flops = cg_flops(op, p->nin, args) + cells * cplan_nops(p);
+    x.out = (sp->var == SPR_NO_AGG || sp->var == SPR_ROW_AGG) ? (double)sp->orows * (double)sp->ocols * 8 : 8;
+    return gpu_worth(&x);
+}
+
+int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *args, Value *out, BrErr *e)
+{
+    CgOp *op = handle;
+    if (!c || !op || op->amulet || !op->plan || c->opt.interpret || nin != op->plan->nin) return 0;
+    const char *src = op->plan->tpl == T_ROW ? cl_source(c, op) : NULL;
+    if (!src) { gpu_count_fused_cpu(); return 0; }
+    SizeChecks sz = c->opt.keep_fused ? SZ_KEEP : c->opt.policy == CG_COST_BASED ? SZ_SURPRISE : SZ_RULES;
+    Bind b = {0};
+    SpoofRow sp = {0};
+    bool fb = false;
+    row_prepare(op, est, args, nin, &b, &sp, &fb, sz, true);
+    int rc = 0;
+    if (fb || any_cmb(op->plan, &b)) {
+        gpu_count_fused_cpu();
+    } else if (gpu_row_worth(op, &b, &sp, args)) {
+        int nslice = 0;
+        for (int i = 0; i < op->plan->nn; i++) nslice += op->plan->n[i].kind == CN_SLICE;
+        MB *res[CG_MAXOUT] = {NULL};
+        double v[CG_MAXOUT] = {0};
+        rc = gpu_spoof_row(src, &sp, op->plan->nin + 2 * nslice, cgen_cl_row_tmp(op->plan, b.L), res, v, e);
+        if (rc == 1) {
+            __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
+            row_value(op->plan, &sp, res, v, out, e);
+        }
+    }
+    bind_free(&b);
     return rc;
 }
 

@@ -68,6 +68,11 @@ typedef struct GpuStats {
     int64_t stitch_fallbacks;  /* region runs by the per-operator kernels
                                   while the region's kernel compiled
                                   (sysds.gpu.async) */
+    int64_t fused_ops;         /* codegen's fused operators run on the
+                                  device (gpu/spoof_cl.c) */
+    int64_t fused_cpu;         /* codegen's fused operators the device
+                                  did not take under -gpu (their template
+                                  or operands; they ran on the CPU) */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
@@ -99,6 +104,18 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
  * for a range outside x or a source of another shape (the CPU reports
  * it). The target is copied on the device, never updated in place. */
 MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const MB *y, double s, BrErr *e);
+
+/* Codegen's Row operators on the device (gpu/spoof_cl.c): src is the
+ * kernel text codegen/cgen_cl.c generated for the plan (kernel cg_row),
+ * op the skeleton's description as for k_spoof_row (fd, fs, ft unused),
+ * L its nL lengths, tmplen the doubles of one work-item's scratch.
+ * Results as k_spoof_row's: res[t] (device-only blocks) or v[t] (full
+ * aggregates). 1 when it ran, 0 when the device does not take it (a
+ * buffer beyond the largest: the caller runs the CPU operator), -1 with
+ * e set. gpu_count_fused_cpu: counts a fused operator left to the CPU. */
+struct SpoofRow;
+int gpu_spoof_row(const char *src, const struct SpoofRow *op, int nL, int64_t tmplen, MB **res, double *v, BrErr *e);
+void gpu_count_fused_cpu(void);
 
 /* The cost rule of the instruction layer: should an operator run on the
  * device? x: bytes of its inputs not yet on the device (up), bytes of

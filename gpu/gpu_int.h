@@ -78,6 +78,10 @@ void gpu_pool_hook(void);
 /* Frees entries whose host block only the pool holds. */
 void gpu_pool_trim(void);
 void gpubuf_release(GpuBuf *b);
+/* A dense device view of m (its copy b): b's buffer, or (sparse) a new
+ * one filled by csr_to_dense, which *tmp then holds for the caller;
+ * NULL with e set, or clear for a buffer beyond the largest. */
+cl_mem gpu_dense_view(const MB *m, const GpuBuf *b, cl_mem *tmp, BrErr *e);
 /* The dense result in d (owned: kept by the pool with the new block, or
  * released) as a host block with exact nnz and the CPU's format rule. */
 MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e);

@@ -232,6 +232,9 @@ void gpu_print_stats(FILE *f)
             gpu_ctx.info.name, (long long)s.ops, (long long)s.launches, (double)s.h2d_bytes / 1e6,
             (double)s.d2h_bytes / 1e6, (long long)s.landed, (long long)s.hits, (long long)s.misses,
             (long long)s.evictions);
+    if (s.fused_ops || s.fused_cpu)
+        fprintf(f, "GPU codegen operators:\t%lld on the device, %lld on the CPU.\n", (long long)s.fused_ops,
+                (long long)s.fused_cpu);
     if (s.stitched || s.stitch_fallbacks)
         fprintf(f, "GPU stitched regions:\t%lld runs, %lld launches, %lld runs unfused while compiling.\n",
                 (long long)s.stitched, (long long)s.stitch_launches, (long long)s.stitch_fallbacks);

@@ -37,7 +37,7 @@ static cl_kernel K(GpuKernel k) { return gpu_ctx.k[k]; }
 
 /* A dense device view of an input: its own buffer, or (sparse) a new one
  * filled by csr_to_dense, which *tmp then holds for the caller. */
-static cl_mem dense_view(const MB *m, const GpuBuf *b, cl_mem *tmp, BrErr *e)
+cl_mem gpu_dense_view(const MB *m, const GpuBuf *b, cl_mem *tmp, BrErr *e)
 {
     *tmp = NULL;
     if (!b->sparse) return b->d;
@@ -108,7 +108,7 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
         }
         return end(csr_result(a, &ab, v, e));
     }
-    cl_mem tmp, in = dense_view(a, &ab, &tmp, e);
+    cl_mem tmp, in = gpu_dense_view(a, &ab, &tmp, e);
     cl_long n = a->rows * a->cols;
     cl_mem o = in ? out_buf(n, e) : NULL;
     if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof n, &n, sizeof(cl_mem), &in, sizeof(cl_mem), &o,
@@ -196,7 +196,7 @@ MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
     if (sa && !bb.sparse) r = binary_csr(op, a, &ab, bb.d, bm, false, e);
     else if (sb && !ab.sparse) r = binary_csr(op, b, &bb, ab.d, am, true, e);
     else {
-        cl_mem da = dense_view(a, &ab, &ta, e), db = da ? dense_view(b, &bb, &tb, e) : NULL;
+        cl_mem da = gpu_dense_view(a, &ab, &ta, e), db = da ? gpu_dense_view(b, &bb, &tb, e) : NULL;
         if (db) r = binary_dense(op, da, am, 0, db, bm, 0, rows, cols, e);
     }
     if (ta) clReleaseMemObject(ta);
@@ -227,7 +227,7 @@ MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e)
         }
         return end(csr_result(a, &ab, v, e));
     }
-    cl_mem tmp, da = dense_view(a, &ab, &tmp, e);
+    cl_mem tmp, da = gpu_dense_view(a, &ab, &tmp, e);
     if (da) r = scalar_left ? binary_dense(op, da, 3, s, da, 0, 0, a->rows, a->cols, e)
                             : binary_dense(op, da, 0, 0, da, 3, s, a->rows, a->cols, e);
     if (tmp) clReleaseMemObject(tmp);
@@ -288,7 +288,7 @@ static MB *agg_seg(int sc, AggDir dir, const MB *a, BrErr *e)
 {
     GpuBuf ab;
     if (gpu_get(a, &ab, e)) return NULL;
-    cl_mem tmp, d = dense_view(a, &ab, &tmp, e);
+    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e);
     if (!d) return NULL;
     int64_t rows = a->rows, cols = a->cols;
     cl_int opi = sc;
@@ -320,7 +320,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
     GpuBuf ab;
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
-    cl_mem tmp, d = dense_view(a, &ab, &tmp, e);
+    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e);
     if (!d) return end(NULL);
     int64_t rows = a->rows, cols = a->cols, n = rows * cols;
     bool mean = op == OP_MEAN;
@@ -385,7 +385,7 @@ MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
     MB *r = NULL;
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
     int64_t m = a->rows, k = a->cols, n = b->cols;
-    cl_mem tb, db = dense_view(b, &bb, &tb, e), ta = NULL, o = db ? out_buf(m * n, e) : NULL;
+    cl_mem tb, db = gpu_dense_view(b, &bb, &tb, e), ta = NULL, o = db ? out_buf(m * n, e) : NULL;
     if (o && ab.sparse) {
         /* CSR times dense: spmv for one column */
         cl_long rr = m, nn = n;
@@ -394,7 +394,7 @@ MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
             !gpu_launch1(K(K_CSR_MM), (size_t)(m * n), 0, e))
             r = gpu_dense_result(m, n, o, e), o = NULL;
     } else if (o) {
-        cl_mem da = dense_view(a, &ab, &ta, e);
+        cl_mem da = gpu_dense_view(a, &ab, &ta, e);
         if (da && !gemm(false, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)k, db, (size_t)n, o, e))
             r = gpu_dense_result(m, n, o, e), o = NULL;
     }
@@ -413,7 +413,7 @@ MB *gpu_matmul_tl(const MB *a, const MB *b, BrErr *e)
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
     int64_t m = a->cols, k = a->rows, n = b->cols;
     /* op(A) = a^T (lda = a's columns): t(a) is never formed */
-    cl_mem ta = NULL, tb = NULL, da = dense_view(a, &ab, &ta, e), db = da ? dense_view(b, &bb, &tb, e) : NULL;
+    cl_mem ta = NULL, tb = NULL, da = gpu_dense_view(a, &ab, &ta, e), db = da ? gpu_dense_view(b, &bb, &tb, e) : NULL;
     cl_mem o = db ? out_buf(m * n, e) : NULL;
     if (o && !gemm(true, false, (size_t)m, (size_t)n, (size_t)k, da, (size_t)a->cols, db, (size_t)n, o, e))
         r = gpu_dense_result(m, n, o, e), o = NULL;
@@ -431,7 +431,7 @@ MB *gpu_tsmm(const MB *x, bool left, BrErr *e)
     MB *r = NULL;
     if (gpu_get(x, &xb, e)) return end(NULL);
     int64_t n = left ? x->cols : x->rows, k = left ? x->rows : x->cols;
-    cl_mem tmp, d = dense_view(x, &xb, &tmp, e), o = d ? out_buf(n * n, e) : NULL;
+    cl_mem tmp, d = gpu_dense_view(x, &xb, &tmp, e), o = d ? out_buf(n * n, e) : NULL;
     cl_long nn = n;
     /* t(X) X: op(A) = X^T (lda = cols), B = X; X t(X): A = X, op(B) = X^T;
      * then the upper triangle mirrored, so the result is exactly
@@ -452,7 +452,7 @@ MB *gpu_transpose(const MB *a, BrErr *e)
     GpuBuf ab;
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
-    cl_mem tmp, d = dense_view(a, &ab, &tmp, e), o = d ? out_buf(a->rows * a->cols, e) : NULL;
+    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e), o = d ? out_buf(a->rows * a->cols, e) : NULL;
     cl_long rows = a->rows, cols = a->cols;
     size_t t = gpu_ctx.info.max_wg >= 256 ? 16 : 1;
     if (o && !gpu_args(K(K_TRANSPOSE), e, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &d, sizeof(cl_mem),
@@ -503,7 +503,7 @@ MB *gpu_cum(OpCode op, const MB *a, BrErr *e)
     GpuBuf ab;
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
-    cl_mem tmp, d = dense_view(a, &ab, &tmp, e);
+    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e);
     cl_int opi = code;
     cl_long rows = a->rows, cols = a->cols;
     cl_mem o = d ? out_buf(rows * cols, e) : NULL;
@@ -548,7 +548,7 @@ MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, doub
     for (int k = 0; k < 3 && ok; k++) {
         GpuBuf bb;
         if (!ms[k]) { dv[k] = o; continue; }   /* a scalar: the buffer is not read */
-        ok = !gpu_get(ms[k], &bb, e) && (dv[k] = dense_view(ms[k], &bb, &tmp[k], e)) != NULL;
+        ok = !gpu_get(ms[k], &bb, e) && (dv[k] = gpu_dense_view(ms[k], &bb, &tmp[k], e)) != NULL;
     }
     cl_long rr = rows, cc = cols;
     cl_int m0 = md[0], m1 = md[1], m2 = md[2];
@@ -569,7 +569,7 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
     GpuBuf ab;
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
-    cl_mem tmp, d = dense_view(a, &ab, &tmp, e);
+    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e);
     cl_long cols = a->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
     cl_mem o = d ? out_buf(m * n, e) : NULL;
     if (o && !gpu_args(K(K_SLICE), e, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m, &m, sizeof n, &n,
@@ -590,7 +590,7 @@ MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const M
     GpuBuf xb, yb = {0};
     MB *r = NULL;
     if (gpu_get(x, &xb, e) || (y && gpu_get(y, &yb, e))) return end(NULL);
-    cl_mem tx = NULL, ty = NULL, dx = dense_view(x, &xb, &tx, e), dy = dx && y ? dense_view(y, &yb, &ty, e) : NULL;
+    cl_mem tx = NULL, ty = NULL, dx = gpu_dense_view(x, &xb, &tx, e), dy = dx && y ? gpu_dense_view(y, &yb, &ty, e) : NULL;
     size_t bytes = (size_t)(x->rows * x->cols) * sizeof(double);
     cl_mem o = dx && (dy || !y) ? out_buf(x->rows * x->cols, e) : NULL;
     cl_long cols = x->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;

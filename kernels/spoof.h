@@ -179,6 +179,12 @@ int k_spoof_cell_cla(const SpoofCell *op, MB **out, double *res, bool *declined,
  * blocks of decompressed rows: seed 000 section 5.2)? Every other input
  * must be ordinary, full ones dense. */
 bool k_spoof_row_cla_ok(const SpoofRow *op);
+/* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
+ * itself; none for NO_AGG / ROW_AGG) into o, their count; the doubles of
+ * one output's partial (COL_AGG 2 ocols, FULL_AGG 2, COL_T_AGG orows x
+ * ocols). gpu/spoof_cl.c lays out its partials the same way. */
+int k_spoof_row_outs(const SpoofRow *op, SpRowOut *o);
+int64_t k_spoof_row_psize(const SpRowOut *o);
 /* Row. FULL_AGG: *res; otherwise *out. SPR_MULTI: out[t] or res[t] for
  * each output t (FULL_AGG outputs in res, the others in out). */
 int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e);

@@ -48,7 +48,7 @@ typedef struct RCtx {
 
 /* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
  * itself; none for NO_AGG / ROW_AGG). */
-static int row_outs(const SpoofRow *op, SpRowOut *o)
+int k_spoof_row_outs(const SpoofRow *op, SpRowOut *o)
 {
     if (op->var == SPR_MULTI) {
         for (int t = 0; t < op->nout; t++) o[t] = op->mo[t];
@@ -58,7 +58,6 @@ static int row_outs(const SpoofRow *op, SpRowOut *o)
     o[0] = (SpRowOut){op->var, op->agg, op->orows, op->ocols};
     return 1;
 }
-static int64_t out_psize(const SpRowOut *o);
 
 static double *dense_copy(const MB *m, BrErr *e)
 {
@@ -128,14 +127,14 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
     }
     x->per_row = x->sparse_main || x->nexp > 0;
     x->tmpn = op->ft ? op->ft(op->L) : 0;
-    x->nout = row_outs(op, x->out);
+    x->nout = k_spoof_row_outs(op, x->out);
     x->psize = 0;
-    for (int t = 0; t < x->nout; t++) { x->off[t] = x->psize; x->psize += out_psize(&x->out[t]); }
+    for (int t = 0; t < x->nout; t++) { x->off[t] = x->psize; x->psize += k_spoof_row_psize(&x->out[t]); }
     return 0;
 }
 
 /* Doubles of one output's partial (spoof.h). */
-static int64_t out_psize(const SpRowOut *o)
+int64_t k_spoof_row_psize(const SpRowOut *o)
 {
     switch (o->var) {
     case SPR_COL_AGG: return 2 * o->ocols;
@@ -153,7 +152,7 @@ static void init_partial(const SpRowOut *o, double *p)
     } else if (o->var == SPR_FULL_AGG) {
         p[0] = v; p[1] = 0;
     } else {
-        memset(p, 0, (size_t)out_psize(o) * sizeof(double));
+        memset(p, 0, (size_t)k_spoof_row_psize(o) * sizeof(double));
     }
 }
 

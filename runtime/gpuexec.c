@@ -9,10 +9,14 @@
  * blocks, empty matrices, shapes the CPU kernel rejects), run on the CPU
  * as before, which also reports the errors. */
 #include "gpuexec.h"
+
+#include <stdlib.h>
+
 #include "../gpu/gpu.h"
 #include "../gpu/stitch.h"
 #include "../kernels/apply.h"
 #include "../matrix/cmb.h"
+#include "../codegen/cgrun.h"
 
 static const MB *plain_mb(const Value *v)
 {
@@ -155,6 +159,20 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
     if (!r) return e->code ? -1 : 0;
     regs[in->out] = val_matrix(r);
     return 1;
+}
+
+int rt_gpu_fused(void *cg, const Instr *in, Value *regs, BrErr *e)
+{
+    if (!cg || !in->fused) return 0;
+    Value local[8], none = val_none();
+    Value *args = in->nin <= 8 ? local : malloc((size_t)in->nin * sizeof(Value));
+    if (!args) return br_err(e, BR_ENOMEM, "out of memory");
+    for (int k = 0; k < in->nin; k++) args[k] = in->in[k] >= 0 ? regs[in->in[k]] : none;
+    Value out = val_none();
+    int rc = cg_exec_gpu(cg, in->fused, in->est, in->nin, args, &out, e);
+    if (args != local) free(args);
+    if (rc == 1) regs[in->out] = out;
+    return rc;
 }
 
 int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)

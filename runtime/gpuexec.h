@@ -9,6 +9,9 @@
  * when the cost rule says so (always under force). 1: done (regs[out]
  * set), 0: run it on the CPU, -1: device error in e. */
 int rt_gpu_step(const Instr *in, Value *regs, BrErr *e);
+/* A fused operator (I_FUSED) of codegen context cg on the device
+ * (cg_exec_gpu: Row plans), as rt_gpu_step: 1 done, 0 the CPU, -1 error. */
+int rt_gpu_fused(void *cg, const Instr *in, Value *regs, BrErr *e);
 /* Runs a stitched region (I_STITCH) over its argument values: one
  * stitched kernel on the device when the cost rule says so, else (or
  * when the device does not take the operands) the region's operators on

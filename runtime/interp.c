@@ -290,6 +290,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         /* the GPU backend where it has the operator (docs/gpu.md); on the
          * CPU, device-only inputs land first */
         if (step == 0 && gpu) step = rt_gpu_step(in, regs, &e);
+        if (step == 0 && gpu && in->kind == I_FUSED) step = rt_gpu_fused(rt->prog->cg, in, regs, &e);
         if (step == 0 && gpu) step = rt_gpu_host_inputs(in, regs, &e);
         int xrc = step < 0 ? -1 : step > 0 ? 0
                 : cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)

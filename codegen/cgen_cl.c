@@ -1,0 +1,288 @@
+/* cgen_cl.c: OpenCL C for codegen's Row operators (docs/gpu.md,
+ * "Codegen's Row operators in OpenCL"): the device twin of cgen_c.c's
+ * Row generator. One kernel, cg_row, in which work-item g runs the
+ * CPlan's row body over its contiguous block of rows [g rb, (g+1) rb):
+ * the row vectors of the body in the work-item's slice of a scratch
+ * buffer (tmp + g tlen), scalars per row in registers, vector-matrix
+ * products against row-major side matrices, a CSR main row expanded into
+ * the scratch by its row pointers. NO_AGG and ROW_AGG write their output
+ * rows; COL_AGG, FULL_AGG and COL_T_AGG (and multi-output plans of them)
+ * accumulate into the work-item's partial (out + g psz, spoof.h's
+ * layout), which gpu/spoof_cl.c's cg_comb adds up in block order.
+ * Scalars are read from sc[], so plans that differ in constants share
+ * their program. Node kinds the generator does not take (a transpose,
+ * a t(.) %*% (.) that is not the root) give no source: the operator
+ * runs on the CPU. */
+#include "cgint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct ClGen { const CPlan *p; StrBuf *b; } ClGen;
+
+/* Pointer and length expressions of a vector-valued node. */
+static void vref(const CPlan *p, int n, char *ptr, size_t pl, char *len, size_t ll)
+{
+    const CNode *x = &p->n[n];
+    if (x->kind == CN_IN) {
+        snprintf(ptr, pl, x->in == p->main ? "a" : "p%d", x->in);
+        snprintf(len, ll, "L[%d]", x->in);
+    } else {
+        snprintf(ptr, pl, "v%d", n);
+        snprintf(len, ll, "L[%d]", x->vlen);
+    }
+}
+
+/* Node n's value inside a loop over k (vectors) or per row (scalars). */
+static void elem(const CPlan *p, int n, char *buf, size_t len)
+{
+    const CNode *x = &p->n[n];
+    char ptr[32], l[32];
+    if (x->vc == VC_VEC) { vref(p, n, ptr, sizeof ptr, l, sizeof l); snprintf(buf, len, "%s[k]", ptr); }
+    else if (x->kind == CN_IN && p->in[x->in].mode == IM_SCALAR) snprintf(buf, len, "s%d", x->in);
+    else if (x->kind == CN_IN) snprintf(buf, len, "c%d", x->in);
+    else snprintf(buf, len, "t%d", n);
+}
+
+/* Pointer and length of node n as a vector (a scalar through `qb`, a
+ * private value: copied into the one-cell vector qv of the scratch). */
+static void vec_or_scalar(const ClGen *g, int n, const char *ind, char *ptr, size_t pl, char *len, size_t ll)
+{
+    if (g->p->n[n].vc == VC_VEC) { vref(g->p, n, ptr, pl, len, ll); return; }
+    char q[48];
+    elem(g->p, n, q, sizeof q);
+    sb_printf(g->b, "%sqv[0] = %s;\n", ind, q);
+    snprintf(ptr, pl, "qv");
+    snprintf(len, ll, "1");
+}
+
+/* Can the generator take p (a Row plan of node kinds it knows, products
+ * against whole side inputs, t(.) %*% (.) only as aggregated roots)? */
+static bool row_ok(const CPlan *p)
+{
+    if (p->tpl != T_ROW || p->main < 0 || p->in[p->main].mode != IM_FULL) return false;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        switch (x->kind) {
+        case CN_IN: case CN_UN: case CN_BIN: case CN_TER: case CN_SLICE: break;
+        case CN_AGG:
+            if (p->n[x->a[0]].vc == VC_VEC && !op_info[x->op].cgen) return false;
+            break;
+        case CN_MM: {
+            const CNode *b = &p->n[x->a[1]];
+            if (b->kind != CN_IN || p->in[b->in].mode != IM_MAT || p->n[x->a[0]].vc != VC_VEC) return false;
+            break;
+        }
+        case CN_MMTL:
+            if (!cg_row_agg_root(p, i)) return false;
+            break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+static void emit_node(const ClGen *g, int i, const char *ind)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    const CNode *x = &p->n[i];
+    char ptr[32], len[32], e[512], a[3][48];
+    switch (x->kind) {
+    case CN_UN: case CN_BIN: case CN_TER:
+        for (int k = 0; k < x->na; k++) elem(p, x->a[k], a[k], sizeof a[k]);
+        cg_op_expr(e, sizeof e, x, a);
+        if (x->vc == VC_VEC) sb_printf(b, "%sfor (long k = 0; k < L[%d]; k++) v%d[k] = %s;\n", ind, x->vlen, i, e);
+        else sb_printf(b, "%sconst double t%d = %s;\n", ind, i, e);
+        break;
+    case CN_AGG: {
+        if (p->n[x->a[0]].vc != VC_VEC) {
+            elem(p, x->a[0], a[0], sizeof a[0]);
+            int acc = op_info[x->op].acc;
+            if (acc & AC_SQ) sb_printf(b, "%sconst double t%d = %s * %s;\n", ind, i, a[0], a[0]);
+            else if (acc & AC_IDX) sb_printf(b, "%sconst double t%d = 1;\n", ind, i);
+            else sb_printf(b, "%sconst double t%d = %s;\n", ind, i, a[0]);
+            break;
+        }
+        vref(p, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        const char *f = op_info[x->op].cgen;
+        if (op_info[x->op].acc & AC_MEAN) sb_printf(b, "%sconst double t%d = %s(%s, %s) / (double)%s;\n", ind, i, f, ptr, len, len);
+        else sb_printf(b, "%sconst double t%d = %s(%s, %s);\n", ind, i, f, ptr, len);
+        break;
+    }
+    case CN_SLICE:
+        vref(p, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        if (x->vc == VC_CELL) sb_printf(b, "%sconst double t%d = %s[L[%d]];\n", ind, i, ptr, x->vlen + 1);
+        else sb_printf(b, "%sfor (long k = 0; k < L[%d]; k++) v%d[k] = %s[k + L[%d]];\n", ind, x->vlen, i, ptr, x->vlen + 1);
+        break;
+    case CN_MM: {
+        /* side matrices stay row-major on the device (len x L[bi]) */
+        int bi = p->n[x->a[1]].in;
+        vref(p, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        if (x->vc == VC_CELL) sb_printf(b, "%sconst double t%d = cg_dotg(%s, P%d, %s);\n", ind, i, ptr, bi, len);
+        else sb_printf(b, "%scg_vecmatg(%s, %s, P%d, L[%d], v%d);\n", ind, ptr, len, bi, bi, i);
+        break;
+    }
+    default: break;
+    }
+}
+
+/* Output t's root: the output row, or the accumulation into o<t>. */
+static void emit_out(const ClGen *g, int t, const char *ind)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    int r = p->out[t];
+    const CNode *x = &p->n[r];
+    char ptr[32], len[32], e[48];
+    switch (cplan_row_ovar(p, t)) {
+    case V_NO_AGG:
+        if (x->vc == VC_VEC) {
+            vref(p, r, ptr, sizeof ptr, len, sizeof len);
+            sb_printf(b, "%sfor (long k = 0; k < %s; k++) out[i * oc + k] = %s[k];\n", ind, len, ptr);
+        } else {
+            elem(p, r, e, sizeof e);
+            sb_printf(b, "%sout[i * oc] = %s;\n", ind, e);
+        }
+        break;
+    case V_ROW_AGG:
+        elem(p, r, e, sizeof e);
+        sb_printf(b, "%sout[i] = %s;\n", ind, e);
+        break;
+    case V_COL_AGG: case V_FULL_AGG: {
+        bool col = cplan_row_ovar(p, t) == V_COL_AGG;
+        const CNode *c = &p->n[x->a[0]];
+        int ac = op_info[x->op].acc & AC_COMB;
+        char acc[160];
+        const char *q = col ? "k" : "0";
+        if (ac == AC_MIN || ac == AC_MAX)
+            snprintf(acc, sizeof acc, "o%d[%s] = cg_%sstep(o%d[%s], xv)", t, q, ac == AC_MIN ? "min" : "max", t, q);
+        else
+            snprintf(acc, sizeof acc, "cg_kaddg(&o%d[%s], &o%d[%s], %s)", t, q, t, col ? "nc + k" : "1",
+                     (op_info[x->op].acc & AC_SQ) ? "xv * xv" : "xv");
+        if (c->vc == VC_VEC) {
+            vref(p, x->a[0], ptr, sizeof ptr, len, sizeof len);
+            sb_printf(b, "%s{ const long nc = %s; for (long k = 0; k < nc; k++) { const double xv = %s[k]; %s; } }\n", ind,
+                      len, ptr, acc);
+        } else {
+            elem(p, x->a[0], e, sizeof e);
+            sb_printf(b, "%s{ const long nc = 1, k = 0; const double xv = %s; %s; }\n", ind, e, acc);
+        }
+        break;
+    }
+    case V_COL_T_AGG: {
+        /* t(A) %*% B: o[a, c] += A[a] B[c] (ncol(A) x ncol(B)) */
+        char bp[48], bl[32];
+        vec_or_scalar(g, x->a[1], ind, bp, sizeof bp, bl, sizeof bl);
+        if (p->n[x->a[0]].vc == VC_VEC) {
+            vref(p, x->a[0], ptr, sizeof ptr, len, sizeof len);
+            sb_printf(b, "%s{ const long nb = %s; for (long k = 0; k < %s; k++) { const double xa = %s[k];\n"
+                         "%s    for (long c = 0; c < nb; c++) o%d[k * nb + c] += xa * %s[c]; } }\n",
+                      ind, bl, len, ptr, ind, t, bp);
+        } else {
+            elem(p, x->a[0], e, sizeof e);
+            sb_printf(b, "%s{ const double xa = %s; for (long c = 0; c < %s; c++) o%d[c] += xa * %s[c]; }\n", ind, e, bl, t,
+                      bp);
+        }
+        break;
+    }
+    default: break;
+    }
+}
+
+/* Length expression of node n's row (1 for a scalar). */
+static void len_of(const CPlan *p, int n, char *len, size_t ll)
+{
+    char ptr[32];
+    if (p->n[n].vc == VC_VEC) vref(p, n, ptr, sizeof ptr, len, ll);
+    else snprintf(len, ll, "1");
+}
+
+/* The aggregated outputs' partials o<t> in the work-item's slice (the
+ * layout of kernels/spoof.h), initialized to the aggregates' identities. */
+static void emit_partials(const ClGen *g)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    sb_puts(b, "    long oo = 0;\n");
+    for (int t = 0; t < p->nout; t++) {
+        Variant v = cplan_row_ovar(p, t);
+        if (v != V_COL_AGG && v != V_FULL_AGG && v != V_COL_T_AGG) continue;
+        const CNode *x = &p->n[p->out[t]];
+        char la[32], lb[32];
+        len_of(p, x->a[0], la, sizeof la);
+        int ac = op_info[x->op].acc & AC_COMB;
+        const char *id = v == V_COL_T_AGG ? "0" : ac == AC_MIN ? "INFINITY" : ac == AC_MAX ? "-INFINITY" : "0";
+        sb_printf(b, "    __global double *o%d = part + oo;\n", t);
+        if (v == V_COL_T_AGG) {
+            len_of(p, x->a[1], lb, sizeof lb);
+            sb_printf(b, "    { const long m = %s * %s; for (long k = 0; k < m; k++) o%d[k] = 0; oo += m; }\n", la, lb, t);
+        } else {
+            const char *n = v == V_COL_AGG ? la : "1";
+            sb_printf(b, "    { const long m = %s; for (long k = 0; k < m; k++) { o%d[k] = %s; o%d[m + k] = 0; } oo += 2 * m; }\n", n,
+                      t, id, t);
+        }
+    }
+}
+
+char *cgen_cl_row(const CPlan *p)
+{
+    if (!row_ok(p)) return NULL;
+    StrBuf sb = {0}, *b = &sb;
+    ClGen g = {.p = p, .b = b};
+    sb_puts(b, "\n__kernel void cg_row(");
+    for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
+    sb_puts(b, "__global const long *RP, __global const int *CI,\n"
+               "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
+               "    long oc, int msp, __global double *tmp, __global double *out)\n{\n"
+               "    const long g = get_global_id(0);\n"
+               "    if (g >= ng) return;\n"
+               "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n"
+               "    __global double *tw = tmp + g * tlen;\n"
+               "    __global double *part = out + g * psz;\n"
+               "    (void)part;\n"
+               "    long off = 0;\n");
+    for (int k = 0; k < p->nin; k++)
+        if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind == CN_IN || x->vc != VC_VEC || cg_row_no_temp(p, i)) continue;
+        sb_printf(b, "    __global double *v%d = tw + off; off += L[%d];\n", i, x->vlen);
+    }
+    sb_printf(b, "    __global double *qv = tw + off; off += 1;\n"
+                 "    __global double *ad = tw + off; off += L[%d];\n", p->main);
+    emit_partials(&g);
+    sb_puts(b, "    for (long i = r0; i < r1; i++) {\n");
+    /* the main row: in place, or a CSR row expanded by its row pointers */
+    sb_printf(b, "        gcd a = P%d + i * L[%d];\n"
+                 "        if (msp) {\n"
+                 "            for (long k = 0; k < L[%d]; k++) ad[k] = 0;\n"
+                 "            for (long q = RP[i]; q < RP[i + 1]; q++) ad[CI[q]] = P%d[q];\n"
+                 "            a = ad;\n"
+                 "        }\n", p->main, p->main, p->main, p->main);
+    for (int k = 0; k < p->nin; k++) {
+        if (k == p->main) continue;
+        switch (p->in[k].mode) {
+        case IM_FULL: sb_printf(b, "        gcd p%d = P%d + i * L[%d];\n", k, k, k); break;
+        case IM_ROW: sb_printf(b, "        gcd p%d = P%d;\n", k, k); break;
+        case IM_COL: sb_printf(b, "        const double c%d = P%d[i];\n", k, k); break;
+        default: break;
+        }
+    }
+    for (int i = 0; i < p->nn; i++)
+        if (p->n[i].kind != CN_IN && !cg_row_agg_root(p, i)) emit_node(&g, i, "        ");
+    for (int t = 0; t < p->nout; t++) emit_out(&g, t, "        ");
+    sb_puts(b, "    }\n}\n");
+    if (sb.oom) { free(sb.s); return NULL; }
+    return sb.s;
+}
+
+int64_t cgen_cl_row_tmp(const CPlan *p, const int64_t *L)
+{
+    int64_t off = 1 + L[p->main];
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind != CN_IN && x->vc == VC_VEC && !cg_row_no_temp(p, i)) off += L[x->vlen];
+    }
+    return off;
+}

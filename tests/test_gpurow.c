@@ -1,0 +1,131 @@
+/* test_gpurow.c: codegen's Row operators in OpenCL (codegen/cgen_cl.c,
+ * gpu/spoof_cl.c; docs/gpu.md). Each script runs with codegen on (fused
+ * operators kept on every shape, stitching off so that codegen fuses)
+ * twice: with the GPU backend off (the CPU's generated operators: the
+ * reference) and forced on; the outputs must agree, and every Row
+ * operator placed must have run on the device (the backend's counters:
+ * Row operators on the device == Row operators placed, and only the
+ * other templates left to the CPU). Every variant: NO_AGG, ROW_AGG,
+ * COL_AGG, FULL_AGG, COL_T_AGG and multi-output plans, with products of
+ * one and several columns, side inputs of every mode, over shapes with 1
+ * and odd sizes, dense and CSR main inputs.
+ *
+ * Tolerance: the device sums products in another order than the CPU
+ * (plain sums per column in row order; the CPU's 16 partial sums) and
+ * adds the work-items' partials in block order. A sum of n terms carries
+ * an absolute error of at most n u sum|terms| (u = 2^-53) on either side.
+ * The inputs are in [0, 1) (X, V, W) and [-1, 1) (Y), n <= 1001 rows or
+ * 37 columns, and the sums nest at most three deep, so the error is at
+ * most 3 n u sum|terms| <= 3.4e-13 sum|terms|; the terms' magnitudes
+ * stay below 1e3 times the result's max(|x|, 1) for these scripts
+ * (positive terms give sum|terms| = |result|), which bounds the
+ * difference by 3.4e-10 of it: rtol 1e-9. exp(.) of products amplifies
+ * by its argument (< 37): still inside. */
+#include <math.h>
+#include <string.h>
+
+#include "t.h"
+#include "t_dml.h"
+#include "gpu/gpu.h"
+
+typedef struct Case {
+    const char *name;
+    const char *src;
+    int nout;
+    const char *out[3];   /* read by t_run_dml as const char ** */
+} Case;
+
+static const Case cases[] = {
+    /* NO_AGG: a product of several columns feeding elementwise work */
+    {"no_agg X %*% V", "S = exp((X %*% V) * 0.1) + W[, 1:ncol(V)] * 0\n", 1, {"S"}},
+    {"no_agg row ops", "S = (X %*% V) / (1 + rowSums(X))\n", 1, {"S"}},
+    /* ROW_AGG */
+    {"row_agg", "s = rowSums(exp((X %*% V) * 0.1))\n", 1, {"s"}},
+    {"row_agg max", "s = rowMaxs(X * W[, 1:ncol(X)]) + rowMeans(X)\n", 1, {"s"}},
+    /* COL_AGG and FULL_AGG over the rows' vectors */
+    {"col_agg", "s = colSums(X / (1 + rowSums(X)))\n", 1, {"s"}},
+    {"col_agg min", "s = colMins(X * (X %*% v))\n", 1, {"s"}},
+    {"full_agg", "s = sum((X %*% V) ^ 2)\n", 1, {"s"}},
+    /* COL_T_AGG: t(X) %*% (...) accumulations */
+    /* (t(X) %*% (X %*% v) itself is the mmchain operator, not codegen's) */
+    {"t(X) exp(X v)", "q = t(X) %*% exp((X %*% v) * 0.1)\n", 1, {"q"}},
+    {"t(X) (X V)", "Q = t(X) %*% ((X %*% V) * 2)\n", 1, {"Q"}},
+    {"t(X) (w * exp(X v))", "q = t(X) %*% (w * exp((X %*% v) * 0.1))\n", 1, {"q"}},
+    {"t(X) (P - Y) mlogreg", "LT = X %*% V\nE = exp(LT - rowMaxs(LT))\nP = E / rowSums(E)\nG = t(X) %*% (P - Y)\n", 1, {"G"}},
+    /* multi-output: aggregates over the rows of one main input */
+    {"multi", "G = t(X) %*% (Y * (X %*% v))\nc = colSums(X * (X %*% v))\ns = sum(X %*% v)\n", 3, {"G", "c", "s"}},
+};
+#define NCASES ((int)(sizeof cases / sizeof *cases))
+
+static const int64_t shapes[][2] = {{1, 13}, {7, 1}, {130, 37}, {1001, 9}};
+
+static void check_out(const Case *c, int k, const Value *a, const Value *b, const char *what)
+{
+    if (a->kind == V_MATRIX && b->kind == V_MATRIX) {
+        T_MB_EQ(a->m, b->m, 1e-9, "%s: output %s (%s)", c->name, c->out[k], what);
+    } else if (val_is_numeric(a) && val_is_numeric(b)) {
+        double x = val_as_double(a), y = val_as_double(b);
+        T_CHECK(fabs(x - y) <= 1e-9 * fmax(fmax(fabs(x), fabs(y)), 1), "%s: output %s %.17g vs %.17g (%s)", c->name,
+                c->out[k], x, y, what);
+    } else {
+        T_CHECK(false, "%s: output %s of kinds %d and %d (%s)", c->name, c->out[k], a->kind, b->kind, what);
+    }
+}
+
+static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%lldx%lld%s", (long long)rows, (long long)cols, sparse ? " CSR" : "");
+    t_seed(500 + (uint64_t)rows * 31 + (uint64_t)cols + sparse);
+    int64_t k = 3;
+    MB *in[6] = {
+        t_gen(rows, cols, sparse ? 0.2 : 1, 0, 1, sparse),
+        t_gen(rows, cols + k, 1, 0, 1, false),
+        t_gen(cols, k, 1, 0, 1, false),
+        t_gen(cols, 1, 1, 0, 1, false),
+        t_gen(rows, 1, 1, 0, 1, false),
+        t_gen(rows, k, 1, -1, 1, false),
+    };
+    const char *names[6] = {"X", "W", "V", "v", "w", "Y"};
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    TRun want, got;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(c->src, &o, 6, names, in, c->nout, (const char **)c->out, &want);
+    T_CHECK(want.rc == 0, "%s %s: CPU run: %s", c->name, what, want.err);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(false);
+    gpu_stats_reset();
+    t_run_dml(c->src, &o, 6, names, in, c->nout, (const char **)c->out, &got);
+    GpuStats st = gpu_stats();
+    T_CHECK(got.rc == 0, "%s %s: GPU run: %s", c->name, what, got.err);
+    if (!want.rc && !got.rc) {
+        for (int t = 0; t < c->nout; t++) check_out(c, t, &got.out[t], &want.out[t], what);
+        int64_t other = got.st.fused[0] + got.st.fused[2] + got.st.fused[3];
+        T_CHECK(st.fused_ops == got.st.fused[1] && st.fused_cpu == other,
+                "%s %s: %lld Row operators on the device, %lld on the CPU; %lld Row and %lld others placed", c->name,
+                what, (long long)st.fused_ops, (long long)st.fused_cpu, (long long)got.st.fused[1], (long long)other);
+        /* the shapes with more than one row and column form Row plans */
+        if (rows > 1 && cols > 1)
+            T_CHECK(got.st.fused[1] >= 1, "%s %s: a Row operator placed", c->name, what);
+    }
+    gpu_set_stitch(true);
+    t_run_free(&want);
+    t_run_free(&got);
+    for (int q = 0; q < 6; q++) mb_release(in[q]);
+}
+
+int main(void)
+{
+    t_pin_machine();
+    gpu_configure(GPU_FORCE, -1, 0);
+    BrErr e = {0};
+    int rc = gpu_init(&e);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    if (rc) return t_done("test_gpurow");
+    for (int c = 0; c < NCASES; c++) {
+        for (int s = 0; s < 4; s++) run_case(&cases[c], shapes[s][0], shapes[s][1], false);
+        run_case(&cases[c], 130, 37, true);
+    }
+    gpu_pool_clear();
+    return t_done("test_gpurow");
+}
