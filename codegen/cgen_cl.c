@@ -230,7 +230,7 @@ char *cgen_cl_row(const CPlan *p)
     if (!row_ok(p)) return NULL;
     StrBuf sb = {0}, *b = &sb;
     ClGen g = {.p = p, .b = b};
-    sb_puts(b, "\n__kernel void cg_row(");
+    sb_puts(b, "\n__kernel void cg_main(");
     for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
     sb_puts(b, "__global const long *RP, __global const int *CI,\n"
                "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
@@ -285,4 +285,120 @@ int64_t cgen_cl_row_tmp(const CPlan *p, const int64_t *L)
         if (x->kind != CN_IN && x->vc == VC_VEC && !cg_row_no_temp(p, i)) off += L[x->vlen];
     }
     return off;
+}
+
+/* ---- Outer ---- */
+
+/* A cell operand of an Outer plan at the non-zero (i, j) of W (wv). */
+static void outer_operand(const CPlan *p, int n, char *buf, size_t len)
+{
+    const CNode *x = &p->n[n];
+    if (x->kind != CN_IN) { snprintf(buf, len, "t%d", n); return; }
+    int k = x->in;
+    switch (p->in[k].mode) {
+    case IM_SCALAR: snprintf(buf, len, "s%d", k); break;
+    case IM_COL: snprintf(buf, len, "P%d[i]", k); break;
+    case IM_ROW: snprintf(buf, len, "P%d[j]", k); break;
+    case IM_FULL:
+        if (k == p->main) snprintf(buf, len, "wv");
+        else snprintf(buf, len, "P%d[i * L[%d] + j]", k, k);
+        break;
+    default: snprintf(buf, len, "0.0"); break;
+    }
+}
+
+/* Can the generator take Outer plan p (its cell expression elementwise
+ * operators over inputs of the iteration space, U %*% t(V) or U %*% B)? */
+static bool outer_ok(const CPlan *p, int u, int v, int uv)
+{
+    if (p->tpl != T_OUTER || p->main < 0 || u < 0 || v < 0 || uv < 0) return false;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind == CN_SLICE) return false;
+        if (x->kind == CN_AGG && i != p->out[0]) return false;
+        if ((x->kind == CN_MM || x->kind == CN_MMTL) && i != uv && i != p->out[0]) return false;
+    }
+    return p->var == V_NO_AGG || p->var == V_FULL_AGG || p->var == V_LEFT_MM || p->var == V_RIGHT_MM ||
+           p->var == V_RIGHT_T_MM;
+}
+
+/* The variant's step at the non-zero (i, j) for the cell value e: NO_AGG
+ * the value at W's position (q: the CSR entry, or the dense cell), a
+ * full aggregate's Kahan step, the products' rows (LEFT: the work-item's
+ * own output row i; RIGHT, RIGHT_T: the block's partial). */
+static void outer_step(const CPlan *p, StrBuf *b, const char *e, int side, const char *ind)
+{
+    switch (p->var) {
+    case V_NO_AGG: sb_printf(b, "%sout[q] = %s;\n", ind, e); break;
+    case V_FULL_AGG:
+        if (op_info[p->n[p->out[0]].op].acc & AC_SQ) sb_printf(b, "%s{ const double ev = %s; cg_kaddg(&part[0], &part[1], ev * ev); }\n", ind, e);
+        else sb_printf(b, "%scg_kaddg(&part[0], &part[1], %s);\n", ind, e);
+        break;
+    case V_LEFT_MM:
+        sb_printf(b, "%s{ const double ev = %s; for (long c = 0; c < L[%d]; c++) out[i * L[%d] + c] += ev * P%d[j * L[%d] + c]; }\n",
+                  ind, e, side, side, side, side);
+        break;
+    case V_RIGHT_MM:
+        sb_printf(b, "%s{ const double ev = %s; for (long c = 0; c < L[%d]; c++) part[j * L[%d] + c] += ev * P%d[i * L[%d] + c]; }\n",
+                  ind, e, side, side, side, side);
+        break;
+    default:   /* RIGHT_T: the k x n transpose, written directly */
+        sb_printf(b, "%s{ const double ev = %s; for (long c = 0; c < L[%d]; c++) part[c * n + j] += ev * P%d[i * L[%d] + c]; }\n",
+                  ind, e, side, side, side);
+        break;
+    }
+}
+
+char *cgen_cl_outer(const CPlan *p)
+{
+    int u = -1, v = -1, side = -1, uv = -1;
+    if (p->tpl != T_OUTER) return NULL;
+    cg_outer_inputs(p, &u, &v, &side);
+    for (int i = 0; i < p->nn && uv < 0; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind == CN_MM && p->n[x->a[0]].kind == CN_IN && p->in[p->n[x->a[0]].in].mode == IM_MAT) uv = i;
+    }
+    if (!outer_ok(p, u, v, uv)) return NULL;
+    bool bt = p->in[v].mode == IM_BT;
+    StrBuf sb = {0}, *b = &sb;
+    sb_puts(b, "\n__kernel void cg_main(");
+    for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
+    sb_puts(b, "__global const long *RP, __global const int *CI,\n"
+               "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
+               "    long n, int msp, __global double *tmp, __global double *out)\n{\n"
+               "    const long g = get_global_id(0);\n"
+               "    if (g >= ng) return;\n"
+               "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n"
+               "    __global double *part = out + g * psz;\n"
+               "    for (long k = 0; k < psz; k++) part[k] = 0;\n");
+    for (int k = 0; k < p->nin; k++)
+        if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);
+    sb_printf(b, "    const long r = L[%d];\n", u);
+    sb_puts(b, "    for (long i = r0; i < r1; i++) {\n");
+    if (p->var == V_LEFT_MM) sb_printf(b, "        for (long c = 0; c < L[%d]; c++) out[i * L[%d] + c] = 0;\n", side, side);
+    /* W's non-zeros: its CSR entries, or the dense row's non-zero cells */
+    sb_printf(b, "        const long qa = msp ? RP[i] : i * n, qe = msp ? RP[i + 1] : (i + 1) * n;\n"
+                 "        for (long q = qa; q < qe; q++) {\n"
+                 "            const long j = msp ? CI[q] : q - i * n;\n"
+                 "            const double wv = P%d[q];\n"
+                 "            if (wv == 0) { %scontinue; }\n", p->main, p->var == V_NO_AGG ? "out[q] = 0; " : "");
+    if (bt) sb_printf(b, "            double d = 0; for (long c = 0; c < r; c++) d += P%d[i * r + c] * P%d[c * n + j];\n", u, v);
+    else sb_printf(b, "            double d = 0; for (long c = 0; c < r; c++) d += P%d[i * r + c] * P%d[j * r + c];\n", u, v);
+    sb_printf(b, "            const double t%d = d;\n", uv);
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_TER) continue;
+        char a[3][48], e[512];
+        for (int k = 0; k < x->na; k++) outer_operand(p, x->a[k], a[k], sizeof a[k]);
+        cg_op_expr(e, sizeof e, x, a);
+        sb_printf(b, "            const double t%d = %s;\n", i, e);
+    }
+    const CNode *r = &p->n[p->out[0]];
+    int cell = p->var == V_NO_AGG ? p->out[0] : p->var == V_RIGHT_T_MM ? r->a[1] : r->a[0];
+    char e[48];
+    outer_operand(p, cell, e, sizeof e);
+    outer_step(p, b, e, side, "            ");
+    sb_puts(b, "        }\n    }\n}\n");
+    if (sb.oom) { free(sb.s); return NULL; }
+    return sb.s;
 }

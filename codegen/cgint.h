@@ -387,6 +387,9 @@ bool cg_row_no_temp(const CPlan *p, int i);
  * one work-item's scratch for the bound lengths L. */
 char *cgen_cl_row(const CPlan *p);
 int64_t cgen_cl_row_tmp(const CPlan *p, const int64_t *L);
+/* OpenCL C of Outer plan p's kernel (cgen_cl.c): a work-item per block
+ * of W's rows over their non-zeros; NULL when not taken. */
+char *cgen_cl_outer(const CPlan *p);
 /* Blocked Row kernels, after cg_prelude in Row plans with a specialized
  * width (cplan_row_kwidth). */
 extern const char cg_prelude_blk[];

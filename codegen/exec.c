@@ -453,11 +453,14 @@ static bool outer_dense_small(const MB *W, const int64_t *west, SizeChecks sz)
     return (double)W->nnz > 4.0 * (double)west[2];
 }
 
-static int exec_outer(CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
+/* Binds an Outer call (b, which the caller frees) and describes it in
+ * *spp; *fb when the generated code cannot take it. */
+static void outer_prepare(CgOp *op, const int64_t *est, Value *args, int nargs, Bind *bp, SpoofOuter *spp, bool *fb,
+                          SizeChecks sz)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
-    int rc = 0;
+    SpoofOuter sp = {0};
     if (!bind(p, args, nargs, &b) || p->main < 0 || !conds_hold(p, args) ||
         side_nonfinite(p, &b)) {
         *fb = true;
@@ -486,9 +489,9 @@ static int exec_outer(CgOp *op, const int64_t *est, Value *args, int nargs, Valu
     }
     if (*fb) goto done;
     if (bt) b.L[v] = R;
-    SpoofOuter sp = {.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .main = p->main, .v = v, .m = M, .n = N,
-                     .frow = (SpOuterFn)op->fn[0], .fcol = (SpOuterFn)op->fn[1],
-                     .ocols = side >= 0 ? b.m[side]->cols : 0};
+    sp = (SpoofOuter){.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .main = p->main, .v = v, .m = M, .n = N,
+                      .frow = (SpOuterFn)op->fn[0], .fcol = (SpOuterFn)op->fn[1],
+                      .ocols = side >= 0 ? b.m[side]->cols : 0};
     switch (p->var) {
     case V_NO_AGG: sp.var = SPO_NO_AGG; break;
     case V_FULL_AGG: sp.var = SPO_FULL_AGG; sp.agg = agg_code(p->n[p->out[0]].op); break;
@@ -497,7 +500,20 @@ static int exec_outer(CgOp *op, const int64_t *est, Value *args, int nargs, Valu
     case V_RIGHT_T_MM: sp.var = SPO_RIGHT_T; break;
     default: *fb = true; goto done;
     }
-    if ((sp.var == SPO_RIGHT || sp.var == SPO_RIGHT_T) ? !sp.fcol : !sp.frow) { *fb = true; goto done; }
+done:
+    *bp = b;
+    *spp = sp;
+}
+
+static int exec_outer(CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e, bool *fb, SizeChecks sz)
+{
+    const CPlan *p = op->plan;
+    Bind b = {0};
+    SpoofOuter sp = {0};
+    int rc = 0;
+    outer_prepare(op, est, args, nargs, &b, &sp, fb, sz);
+    if (!*fb && ((sp.var == SPO_RIGHT || sp.var == SPO_RIGHT_T) ? !sp.fcol : !sp.frow)) *fb = true;
+    if (*fb) goto done;
     MB *res = NULL;
     double val = 0;
     if (any_cmb(p, &b)) cla_stats_op("spoofOuterCLA");
@@ -551,7 +567,9 @@ static const char *cl_source(CgContext *c, CgOp *op)
 {
     pthread_mutex_lock(&c->lock);
     if (!op->clstate) {
-        op->clsrc = op->amulet || !op->plan ? NULL : cgen_cl_row(op->plan);
+        op->clsrc = op->amulet || !op->plan ? NULL
+                  : op->plan->tpl == T_ROW ? cgen_cl_row(op->plan)
+                  : op->plan->tpl == T_OUTER ? cgen_cl_outer(op->plan) : NULL;
         op->clstate = op->clsrc ? 1 : -1;
     }
     pthread_mutex_unlock(&c->lock);
@@ -573,12 +591,43 @@ static bool gpu_row_worth(const CgOp *op, const Bind *b, const SpoofRow *sp, Val
     return gpu_worth(&x);
 }
 
+/* Outer on the device: bound and checked as on the CPU, worth it by its
+ * transfers against 2 r flops per non-zero of W. */
+static int outer_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est, int nin, Value *args, Value *out,
+                     BrErr *e)
+{
+    SizeChecks sz = c->opt.keep_fused ? SZ_KEEP : c->opt.policy == CG_COST_BASED ? SZ_SURPRISE : SZ_RULES;
+    Bind b = {0};
+    SpoofOuter sp = {0};
+    bool fb = false;
+    outer_prepare(op, est, args, nin, &b, &sp, &fb, sz);
+    int rc = 0;
+    if (fb || any_cmb(op->plan, &b)) {
+        gpu_count_fused_cpu();
+    } else {
+        GpuXfer x = {0};
+        for (int k = 0; k < op->plan->nin; k++) if (b.m[k]) gpu_xfer_add(&x, b.m[k]);
+        const MB *w = b.m[op->plan->main];
+        double nz = w->sparse ? (double)w->nnz : (double)w->rows * (double)w->cols;
+        x.flops = nz * (2.0 * (double)b.L[sp.v] + cplan_nops(op->plan));
+        x.out = sp.var == SPO_NO_AGG ? nz * 8 : 8;
+        MB *res[1] = {NULL};
+        double v = 0;
+        if (gpu_worth(&x) && (rc = gpu_spoof_outer(src, &sp, op->plan->nin, res, &v, e)) == 1)
+            *out = sp.var == SPO_FULL_AGG ? val_double(v) : val_matrix(res[0]);
+    }
+    bind_free(&b);
+    return rc;
+}
+
 int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *args, Value *out, BrErr *e)
 {
     CgOp *op = handle;
     if (!c || !op || op->amulet || !op->plan || c->opt.interpret || nin != op->plan->nin) return 0;
-    const char *src = op->plan->tpl == T_ROW ? cl_source(c, op) : NULL;
+    const char *src = cl_source(c, op);
     if (!src) { gpu_count_fused_cpu(); return 0; }
+    __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
+    if (op->plan->tpl == T_OUTER) return outer_gpu(c, op, src, est, nin, args, out, e);
     SizeChecks sz = c->opt.keep_fused ? SZ_KEEP : c->opt.policy == CG_COST_BASED ? SZ_SURPRISE : SZ_RULES;
     Bind b = {0};
     SpoofRow sp = {0};
@@ -593,10 +642,7 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
         MB *res[CG_MAXOUT] = {NULL};
         double v[CG_MAXOUT] = {0};
         rc = gpu_spoof_row(src, &sp, op->plan->nin + 2 * nslice, cgen_cl_row_tmp(op->plan, b.L), res, v, e);
-        if (rc == 1) {
-            __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
-            row_value(op->plan, &sp, res, v, out, e);
-        }
+        if (rc == 1) row_value(op->plan, &sp, res, v, out, e);
     }
     bind_free(&b);
     return rc;

@@ -115,6 +115,10 @@ MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const M
  * e set. gpu_count_fused_cpu: counts a fused operator left to the CPU. */
 struct SpoofRow;
 int gpu_spoof_row(const char *src, const struct SpoofRow *op, int nL, int64_t tmplen, MB **res, double *v, BrErr *e);
+/* Outer operators likewise (src from cgen_cl_outer, op as for
+ * k_spoof_outer; frow, fcol unused): res[0] or v[0]. */
+struct SpoofOuter;
+int gpu_spoof_outer(const char *src, const struct SpoofOuter *op, int nL, MB **res, double *v, BrErr *e);
 void gpu_count_fused_cpu(void);
 
 /* The cost rule of the instruction layer: should an operator run on the

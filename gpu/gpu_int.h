@@ -82,6 +82,10 @@ void gpubuf_release(GpuBuf *b);
  * one filled by csr_to_dense, which *tmp then holds for the caller;
  * NULL with e set, or clear for a buffer beyond the largest. */
 cl_mem gpu_dense_view(const MB *m, const GpuBuf *b, cl_mem *tmp, BrErr *e);
+/* A sparse result with the structure of the CSR device copy ab (of a
+ * block of a's shape) and the values in v (owned): device-only, sharing
+ * ab's row pointers and columns (explicit zeros dropped on landing). */
+MB *gpu_csr_result(const MB *a, const GpuBuf *ab, cl_mem v, BrErr *e);
 /* The dense result in d (owned: kept by the pool with the new block, or
  * released) as a host block with exact nnz and the CPU's format rule. */
 MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e);

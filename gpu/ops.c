@@ -73,7 +73,7 @@ MB *gpu_dense_result(int64_t rows, int64_t cols, cl_mem d, BrErr *e)
  * device copy shares ab's row pointers and columns and may hold
  * explicit zeros (f(x) = 0 for a stored x); the landing drops them and
  * applies the format rule (pool.c). */
-static MB *csr_result(const MB *a, const GpuBuf *ab, cl_mem v, BrErr *e)
+MB *gpu_csr_result(const MB *a, const GpuBuf *ab, cl_mem v, BrErr *e)
 {
     MB *r = mb_dev_shell(a->rows, a->cols, e);
     if (!r) { clReleaseMemObject(v); return NULL; }
@@ -106,7 +106,7 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
             clReleaseMemObject(v);
             return end(NULL);
         }
-        return end(csr_result(a, &ab, v, e));
+        return end(gpu_csr_result(a, &ab, v, e));
     }
     cl_mem tmp, in = gpu_dense_view(a, &ab, &tmp, e);
     cl_long n = a->rows * a->cols;
@@ -153,7 +153,7 @@ static MB *binary_csr(OpCode op, const MB *s, const GpuBuf *sb, cl_mem o, int om
         clReleaseMemObject(v);
         return NULL;
     }
-    return csr_result(s, sb, v, e);
+    return gpu_csr_result(s, sb, v, e);
 }
 
 /* The dense kernel over two operands (either may be the scalar s). */
@@ -225,7 +225,7 @@ MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e)
             clReleaseMemObject(v);
             return end(NULL);
         }
-        return end(csr_result(a, &ab, v, e));
+        return end(gpu_csr_result(a, &ab, v, e));
     }
     cl_mem tmp, da = gpu_dense_view(a, &ab, &tmp, e);
     if (da) r = scalar_left ? binary_dense(op, da, 3, s, da, 0, 0, a->rows, a->cols, e)

@@ -64,7 +64,7 @@ static const char row_helpers[] =
     "    res[j] = agg ? s : (s + c) / div;\n"
     "}\n";
 
-typedef struct RowProg { char *src; cl_program p; cl_kernel row, comb; bool failed; } RowProg;
+typedef struct RowProg { char *src; cl_program p; cl_kernel row, comb; bool failed; } RowProg;   /* row: cg_main */
 static RowProg *progs;
 static int nprogs, cprogs;
 
@@ -91,7 +91,7 @@ static RowProg *prog_for(const char *src, BrErr *e)
     r->p = gpu_build(b.s, e);
     free(b.s);
     cl_int rc = CL_SUCCESS;
-    if (r->p) r->row = clCreateKernel(r->p, "cg_row", &rc);
+    if (r->p) r->row = clCreateKernel(r->p, "cg_main", &rc);
     if (r->p && rc == CL_SUCCESS) r->comb = clCreateKernel(r->p, "cg_comb", &rc);
     if (r->p && rc != CL_SUCCESS) gpu_clerr(e, rc, "clCreateKernel");
     if (!r->comb) { r->failed = true; return NULL; }
@@ -126,6 +126,7 @@ static int64_t row_blocks(int64_t rows, int64_t per_block)
 static int combine(RowProg *pr, const SpRowOut *o, cl_mem part, int64_t ng, int64_t psz, int64_t off, int64_t M,
                    MB **res, double *v, BrErr *e)
 {
+    /* (Outer's products come as COL_T_AGG outputs: plain cells) */
     cl_long n = o->var == SPR_FULL_AGG ? 1 : o->orows * o->ocols, lng = ng, lpsz = psz, loff = off;
     cl_int kind = o->var == SPR_COL_T_AGG, agg = o->agg == SPA_MIN ? 1 : o->agg == SPA_MAX ? 2 : 0;
     cl_double div = o->agg != SPA_MEAN ? 1 : o->var == SPR_FULL_AGG ? (double)M * (double)o->ocols : (double)M;
@@ -150,77 +151,168 @@ static int combine(RowProg *pr, const SpRowOut *o, cl_mem part, int64_t ng, int6
 /* Binds input k as the kernel's argument: dense buffer, a sparse side
  * input expanded (its buffer kept in *tmp), the main input's CSR arrays
  * in rp/ci. */
-static int bind_input(const SpoofRow *op, int k, cl_mem *arg, cl_mem *tmp, cl_mem *rp, cl_mem *ci, BrErr *e)
+static int bind_input(int main, const MB *m, int k, cl_mem *arg, cl_mem *tmp, cl_mem *rp, cl_mem *ci, BrErr *e)
 {
-    const MB *m = op->in.m[k];
     if (!m) return 0;
     GpuBuf b;
     if (gpu_get(m, &b, e)) return -1;
     if (!b.sparse) { *arg = b.d; return 0; }
-    if (k == op->main) { *arg = b.v, *rp = b.rp, *ci = b.ci; return 0; }
+    if (k == main) { *arg = b.v, *rp = b.rp, *ci = b.ci; return 0; }
     return (*arg = gpu_dense_view(m, &b, tmp, e)) ? 0 : e->code ? -1 : -2;
+}
+
+/* The arguments of a generated cg_main: the inputs' buffers, the main
+ * input's CSR arrays (NULL when dense), L, the scalars, rows, rows per
+ * work-item, work-items, scratch doubles per work-item, partial doubles
+ * per work-item, a template's extent (Row: output columns; Outer: W's
+ * columns), whether the main input is CSR, scratch, output. */
+static int set_main_args(cl_kernel k, int n, const cl_mem *arg, cl_mem rp, cl_mem ci, cl_mem L, cl_mem sc, cl_long rows,
+                         cl_long rb, cl_long ng, cl_long tlen, cl_long psz, cl_long ext, cl_int msp, cl_mem scratch,
+                         cl_mem out, BrErr *e)
+{
+    cl_uint a = 0;
+    cl_int cr = CL_SUCCESS;
+    for (int q = 0; q < n && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a++, sizeof(cl_mem), &arg[q]);
+    const void *vals[] = {&rp, &ci, &L, &sc, &rows, &rb, &ng, &tlen, &psz, &ext, &msp, &scratch, &out};
+    const size_t szs[] = {sizeof rp, sizeof ci, sizeof L, sizeof sc, 8, 8, 8, 8, 8, 8, sizeof msp, sizeof scratch, sizeof out};
+    for (size_t q = 0; q < sizeof szs / sizeof *szs && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a++, szs[q], vals[q]);
+    return cr != CL_SUCCESS ? gpu_clerr(e, cr, "clSetKernelArg") : 0;
+}
+
+/* One call of a generated operator: its program, the inputs' device
+ * buffers (arg; expanded sparse side inputs in tmp), the main input's
+ * CSR arrays (rp, ci: NULL when dense), L and the scalars, scratch and
+ * output buffers. call_open takes the backend's lock; call_close
+ * releases what the call holds and the lock, counting an operator that
+ * ran (rc 1). */
+typedef struct Call {
+    bool locked;
+    int n;
+    RowProg *pr;
+    cl_mem *arg, *tmp;
+    cl_mem rp, ci, L, sc, scratch, out;
+} Call;
+
+/* 0, or -1 with e set, or -2 when the device does not take the inputs. */
+static int call_open(Call *x, const char *src, const SpoofIn *in, int main, const int64_t *L, int nL, BrErr *e)
+{
+    memset(x, 0, sizeof *x);
+    if (gpu_init(e)) return -1;
+    pthread_mutex_lock(&gpu_lock);
+    x->locked = true;
+    gpu_pool_trim();
+    x->n = in->n;
+    x->pr = prog_for(src, e);
+    x->arg = br_calloc((size_t)x->n + 1, sizeof *x->arg);
+    x->tmp = br_calloc((size_t)x->n + 1, sizeof *x->tmp);
+    if (!x->pr || !x->arg || !x->tmp) return e->code ? -1 : br_err(e, BR_ENOMEM, "out of memory");
+    int rc = 0;
+    for (int k = 0; k < x->n && !rc; k++) rc = bind_input(main, in->m[k], k, &x->arg[k], &x->tmp[k], &x->rp, &x->ci, e);
+    if (rc) return rc;
+    if (!(x->L = small_buf(L, (size_t)nL * sizeof(int64_t), e)) ||
+        !(x->sc = small_buf(in->sc, (size_t)x->n * sizeof(double), e)))
+        return -1;
+    return 0;
+}
+
+/* A buffer of doubles for the call (0, -1 with e set, -2 beyond the
+ * device's largest buffer). */
+static int call_buf(cl_mem *m, int64_t cells, BrErr *e)
+{
+    *m = gpu_alloc((size_t)BR_MAX(cells, 1) * sizeof(double), e);
+    return *m ? 0 : e->code ? -1 : -2;
+}
+
+/* Launches cg_main over ng work-items (see set_main_args). */
+static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen, int64_t psz, int64_t ext, BrErr *e)
+{
+    cl_int msp = x->rp != NULL;
+    if (set_main_args(x->pr->row, x->n, x->arg, x->rp, x->ci, x->L, x->sc, rows, rb, ng, tlen, psz, ext, msp, x->scratch,
+                      x->out, e))
+        return -1;
+    return ng > 0 && gpu_launch1(x->pr->row, (size_t)ng, 0, e) ? -1 : 0;
+}
+
+/* Ends the call: rc 1 ran, -2 (the CPU runs it) becomes 0. */
+static int call_close(Call *x, int rc)
+{
+    for (int k = 0; k < x->n && x->tmp; k++) if (x->tmp[k]) clReleaseMemObject(x->tmp[k]);
+    cl_mem held[] = {x->L, x->sc, x->scratch, x->out};
+    for (size_t k = 0; k < sizeof held / sizeof *held; k++) if (held[k]) clReleaseMemObject(held[k]);
+    free(x->arg);
+    free(x->tmp);
+    if (x->locked) {
+        gpu_unpin_all();
+        if (rc == 1) gpu_st.ops++, gpu_st.fused_ops++;
+        pthread_mutex_unlock(&gpu_lock);
+    }
+    return rc == -2 ? 0 : rc;
+}
+
+/* Rows per work-item and work-items for M rows and ng wanted. */
+static void blocks_of(int64_t M, int64_t *ng, int64_t *rb)
+{
+    *rb = (M + *ng - 1) / BR_MAX(*ng, 1);
+    *ng = M > 0 ? (M + *rb - 1) / BR_MAX(*rb, 1) : 0;
 }
 
 int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, MB **res, double *v, BrErr *e)
 {
-    if (gpu_init(e)) return -1;
-    pthread_mutex_lock(&gpu_lock);
-    gpu_pool_trim();
-    int n = op->in.n, rc = 0;
-    RowProg *pr = prog_for(src, e);
-    cl_mem *arg = br_calloc((size_t)n + 1, sizeof *arg), *tmp = br_calloc((size_t)n + 1, sizeof *tmp);
-    cl_mem rp = NULL, ci = NULL, L = NULL, sc = NULL, scratch = NULL, out = NULL;
+    Call x;
+    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, e);
     SpRowOut o[SPOOF_MAXOUT];
     int nout = k_spoof_row_outs(op, o);
     int64_t psz = 0, offs[SPOOF_MAXOUT], M = op->rows;
     for (int t = 0; t < nout; t++) offs[t] = psz, psz += k_spoof_row_psize(&o[t]);
-    if (!pr || !arg || !tmp) { rc = -1; if (!e->code) br_err(e, BR_ENOMEM, "out of memory"); goto done; }
-    for (int k = 0; k < n && !rc; k++) rc = bind_input(op, k, &arg[k], &tmp[k], &rp, &ci, e);
-    if (rc) { rc = rc == -2 ? 0 : -1; goto done; }
-    int64_t ng = row_blocks(M, psz + tmplen), rb = (M + ng - 1) / BR_MAX(ng, 1);
-    ng = M > 0 ? (M + rb - 1) / rb : 0;
+    int64_t ng = row_blocks(M, psz + tmplen), rb;
+    blocks_of(M, &ng, &rb);
     bool rowout = op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG;
-    int64_t ocells = rowout ? M * op->ocols : ng * psz;
-    if (!(L = small_buf(op->L, (size_t)nL * sizeof(int64_t), e)) || !(sc = small_buf(op->in.sc, (size_t)n * sizeof(double), e)) ||
-        !(scratch = gpu_alloc((size_t)BR_MAX(ng * tmplen, 1) * sizeof(double), e)) ||
-        !(out = gpu_alloc((size_t)BR_MAX(ocells, 1) * sizeof(double), e))) {
-        rc = e->code ? -1 : 0;   /* a buffer beyond the device's largest: the CPU */
-        goto done;
+    if (!rc) rc = call_buf(&x.scratch, ng * tmplen, e);
+    if (!rc) rc = call_buf(&x.out, rowout ? M * op->ocols : ng * psz, e);
+    if (!rc) rc = call_main(&x, M, rb, ng, tmplen, psz, rowout ? op->ocols : 0, e);
+    if (!rc && rowout) {
+        res[0] = gpu_dense_result(M, op->ocols, x.out, e);
+        x.out = NULL;
+        return call_close(&x, res[0] ? 1 : -1);
     }
-    cl_long lM = M, lrb = rb, lng = ng, ltmp = tmplen, lpsz = psz, loc = rowout ? op->ocols : 0;
-    cl_int msp = rp != NULL;
-    cl_uint a = 0;
-    cl_int cr = CL_SUCCESS;
-    for (int k = 0; k < n && cr == CL_SUCCESS; k++) cr = clSetKernelArg(pr->row, a++, sizeof(cl_mem), &arg[k]);
-    const void *vals[] = {&rp, &ci, &L, &sc, &lM, &lrb, &lng, &ltmp, &lpsz, &loc, &msp, &scratch, &out};
-    const size_t szs[] = {sizeof rp, sizeof ci, sizeof L, sizeof sc, 8, 8, 8, 8, 8, 8, sizeof msp, sizeof scratch, sizeof out};
-    for (size_t q = 0; q < sizeof szs / sizeof *szs && cr == CL_SUCCESS; q++) cr = clSetKernelArg(pr->row, a++, szs[q], vals[q]);
-    if (cr != CL_SUCCESS) { rc = gpu_clerr(e, cr, "clSetKernelArg"); goto done; }
-    if (ng > 0 && gpu_launch1(pr->row, (size_t)ng, 0, e)) { rc = -1; goto done; }
-    if (rowout) {
-        res[0] = gpu_dense_result(M, op->ocols, out, e);
-        out = NULL;
+    for (int t = 0; t < nout && !rc; t++) rc = combine(x.pr, &o[t], x.out, ng, psz, offs[t], M, &res[t], &v[t], e);
+    if (rc) for (int t = 0; t < nout; t++) mb_release(res[t]), res[t] = NULL;
+    return call_close(&x, rc ? rc : 1);
+}
+
+/* Outer: the kernel cg_main over blocks of W's rows, then NO_AGG's
+ * values in W's structure (CSR W: the values of its entries, a
+ * device-only CSR block sharing W's row pointers and columns; dense W: a
+ * dense block), LEFT's rows written directly, FULL_AGG, RIGHT and
+ * RIGHT_T from the blocks' partials (cg_comb). */
+int gpu_spoof_outer(const char *src, const SpoofOuter *op, int nL, MB **res, double *v, BrErr *e)
+{
+    Call x;
+    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, e);
+    GpuBuf wb = {0};
+    int64_t M = op->m, N = op->n, k = op->ocols;
+    /* the aggregated result as a Row output: FULL_AGG, or the product's
+     * cells (RIGHT: n x k, RIGHT_T: k x n) */
+    SpRowOut o = {op->var == SPO_FULL_AGG ? SPR_FULL_AGG : SPR_COL_T_AGG, op->var == SPO_FULL_AGG ? op->agg : SPA_NONE,
+                  op->var == SPO_RIGHT_T ? k : N, op->var == SPO_RIGHT_T ? N : k};
+    bool agg = op->var == SPO_FULL_AGG || op->var == SPO_RIGHT || op->var == SPO_RIGHT_T;
+    int64_t psz = !agg ? 0 : k_spoof_row_psize(&o);
+    if (!rc && x.rp && gpu_get(op->in.m[op->main], &wb, e)) rc = -1;
+    int64_t ng = agg ? row_blocks(M, psz) : BR_MAX(M, 1), rb;
+    blocks_of(M, &ng, &rb);
+    if (!rc) rc = call_buf(&x.out, agg ? ng * psz : op->var == SPO_LEFT ? M * k : x.rp ? wb.nnz : M * N, e);
+    if (!rc) rc = call_main(&x, M, rb, ng, 0, psz, N, e);
+    if (!rc && agg) {
+        rc = combine(x.pr, &o, x.out, ng, psz, 0, M, &res[0], &v[0], e);
+        return call_close(&x, rc ? rc : 1);
+    }
+    if (!rc) {
+        res[0] = op->var == SPO_NO_AGG && x.rp ? gpu_csr_result(op->in.m[op->main], &wb, x.out, e)
+                                                : gpu_dense_result(M, op->var == SPO_LEFT ? k : N, x.out, e);
+        x.out = NULL;
         rc = res[0] ? 1 : -1;
-        goto done;
     }
-    for (int t = 0; t < nout && !rc; t++) rc = combine(pr, &o[t], out, ng, psz, offs[t], M, &res[t], &v[t], e);
-    if (!rc) rc = 1;
-    else {
-        for (int t = 0; t < nout; t++) mb_release(res[t]), res[t] = NULL;
-        rc = rc == -2 ? 0 : -1;
-    }
-done:
-    for (int k = 0; k < n && tmp; k++) if (tmp[k]) clReleaseMemObject(tmp[k]);
-    if (L) clReleaseMemObject(L);
-    if (sc) clReleaseMemObject(sc);
-    if (scratch) clReleaseMemObject(scratch);
-    if (out) clReleaseMemObject(out);
-    free(arg);
-    free(tmp);
-    gpu_unpin_all();
-    if (rc == 1) gpu_st.ops++, gpu_st.fused_ops++;
-    pthread_mutex_unlock(&gpu_lock);
-    return rc;
+    return call_close(&x, rc);
 }
 
 void gpu_count_fused_cpu(void)

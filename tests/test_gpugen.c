@@ -1,14 +1,16 @@
-/* test_gpurow.c: codegen's Row operators in OpenCL (codegen/cgen_cl.c,
- * gpu/spoof_cl.c; docs/gpu.md). Each script runs with codegen on (fused
+/* test_gpugen.c: codegen's Row and Outer operators in OpenCL
+ * (codegen/cgen_cl.c, gpu/spoof_cl.c; docs/gpu.md). Each script runs with codegen on (fused
  * operators kept on every shape, stitching off so that codegen fuses)
  * twice: with the GPU backend off (the CPU's generated operators: the
- * reference) and forced on; the outputs must agree, and every Row
- * operator placed must have run on the device (the backend's counters:
- * Row operators on the device == Row operators placed, and only the
- * other templates left to the CPU). Every variant: NO_AGG, ROW_AGG,
- * COL_AGG, FULL_AGG, COL_T_AGG and multi-output plans, with products of
- * one and several columns, side inputs of every mode, over shapes with 1
- * and odd sizes, dense and CSR main inputs.
+ * reference) and forced on; the outputs must agree, and every Row and
+ * Outer operator placed must have run on the device (the backend's
+ * counters: operators on the device == Row and Outer operators placed,
+ * and only the other templates left to the CPU). Row: every variant
+ * (NO_AGG, ROW_AGG, COL_AGG, FULL_AGG, COL_T_AGG and multi-output
+ * plans), with products of one and several columns, side inputs of every
+ * mode. Outer: NO_AGG, FULL_AGG, LEFT_MM, RIGHT_MM and RIGHT_T_MM over
+ * CSR drivers and dense ones with zeros, factors of rank 1 and 3. Over
+ * shapes with 1 and odd sizes, dense and CSR main inputs.
  *
  * Tolerance: the device sums products in another order than the CPU
  * (plain sums per column in row order; the CPU's 16 partial sums) and
@@ -54,6 +56,12 @@ static const Case cases[] = {
     {"t(X) (P - Y) mlogreg", "LT = X %*% V\nE = exp(LT - rowMaxs(LT))\nP = E / rowSums(E)\nG = t(X) %*% (P - Y)\n", 1, {"G"}},
     /* multi-output: aggregates over the rows of one main input */
     {"multi", "G = t(X) %*% (Y * (X %*% v))\nc = colSums(X * (X %*% v))\ns = sum(X %*% v)\n", 3, {"G", "c", "s"}},
+    /* Outer: U %*% t(V) only at the driver X's non-zeros */
+    {"outer no_agg", "S = X * exp(U %*% t(Vc))\n", 1, {"S"}},
+    {"outer full_agg", "s = sum(X * log(U %*% t(Vc) + 1))\n", 1, {"s"}},
+    {"outer left", "L = (X * (U %*% t(Vc) + X)) %*% Vc\n", 1, {"L"}},
+    {"outer right", "R = t(X * (U %*% t(Vc) - X)) %*% U\n", 1, {"R"}},
+    {"outer right_t", "T = t(U) %*% (X * (U %*% t(Vc) - 2))\n", 1, {"T"}},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
@@ -77,41 +85,45 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
     char what[96];
     snprintf(what, sizeof what, "%lldx%lld%s", (long long)rows, (long long)cols, sparse ? " CSR" : "");
     t_seed(500 + (uint64_t)rows * 31 + (uint64_t)cols + sparse);
-    int64_t k = 3;
-    MB *in[6] = {
-        t_gen(rows, cols, sparse ? 0.2 : 1, 0, 1, sparse),
+    int64_t k = 3, r = cols % 3 ? 3 : 1;
+    /* Outer drivers have zeros in the dense case too */
+    bool outer = strstr(c->name, "outer") != NULL;
+    MB *in[8] = {
+        t_gen(rows, cols, sparse ? 0.2 : outer ? 0.3 : 1, 0, 1, sparse),
         t_gen(rows, cols + k, 1, 0, 1, false),
         t_gen(cols, k, 1, 0, 1, false),
         t_gen(cols, 1, 1, 0, 1, false),
         t_gen(rows, 1, 1, 0, 1, false),
         t_gen(rows, k, 1, -1, 1, false),
+        t_gen(rows, r, 1, 0, 1, false),
+        t_gen(cols, r, 1, 0, 1, false),
     };
-    const char *names[6] = {"X", "W", "V", "v", "w", "Y"};
+    const char *names[8] = {"X", "W", "V", "v", "w", "Y", "U", "Vc"};
     CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
     TRun want, got;
     gpu_configure(GPU_OFF, -1, 0);
-    t_run_dml(c->src, &o, 6, names, in, c->nout, (const char **)c->out, &want);
+    t_run_dml(c->src, &o, 8, names, in, c->nout, (const char **)c->out, &want);
     T_CHECK(want.rc == 0, "%s %s: CPU run: %s", c->name, what, want.err);
     gpu_configure(GPU_FORCE, -1, 0);
     gpu_set_stitch(false);
     gpu_stats_reset();
-    t_run_dml(c->src, &o, 6, names, in, c->nout, (const char **)c->out, &got);
+    t_run_dml(c->src, &o, 8, names, in, c->nout, (const char **)c->out, &got);
     GpuStats st = gpu_stats();
     T_CHECK(got.rc == 0, "%s %s: GPU run: %s", c->name, what, got.err);
     if (!want.rc && !got.rc) {
         for (int t = 0; t < c->nout; t++) check_out(c, t, &got.out[t], &want.out[t], what);
-        int64_t other = got.st.fused[0] + got.st.fused[2] + got.st.fused[3];
-        T_CHECK(st.fused_ops == got.st.fused[1] && st.fused_cpu == other,
-                "%s %s: %lld Row operators on the device, %lld on the CPU; %lld Row and %lld others placed", c->name,
-                what, (long long)st.fused_ops, (long long)st.fused_cpu, (long long)got.st.fused[1], (long long)other);
-        /* the shapes with more than one row and column form Row plans */
+        int64_t dev = got.st.fused[1] + got.st.fused[3], other = got.st.fused[0] + got.st.fused[2];
+        T_CHECK(st.fused_ops == dev && st.fused_cpu == other,
+                "%s %s: %lld operators on the device, %lld on the CPU; %lld Row/Outer and %lld others placed", c->name,
+                what, (long long)st.fused_ops, (long long)st.fused_cpu, (long long)dev, (long long)other);
+        /* the shapes with more than one row and column form Row or Outer plans */
         if (rows > 1 && cols > 1)
-            T_CHECK(got.st.fused[1] >= 1, "%s %s: a Row operator placed", c->name, what);
+            T_CHECK(got.st.fused[outer ? 3 : 1] >= 1, "%s %s: a%s operator placed", c->name, what, outer ? "n Outer" : " Row");
     }
     gpu_set_stitch(true);
     t_run_free(&want);
     t_run_free(&got);
-    for (int q = 0; q < 6; q++) mb_release(in[q]);
+    for (int q = 0; q < 8; q++) mb_release(in[q]);
 }
 
 int main(void)
@@ -121,11 +133,11 @@ int main(void)
     BrErr e = {0};
     int rc = gpu_init(&e);
     T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
-    if (rc) return t_done("test_gpurow");
+    if (rc) return t_done("test_gpugen");
     for (int c = 0; c < NCASES; c++) {
         for (int s = 0; s < 4; s++) run_case(&cases[c], shapes[s][0], shapes[s][1], false);
         run_case(&cases[c], 130, 37, true);
     }
     gpu_pool_clear();
-    return t_done("test_gpurow");
+    return t_done("test_gpugen");
 }
