@@ -626,8 +626,11 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
     if (!c || !op || op->amulet || !op->plan || c->opt.interpret || nin != op->plan->nin) return 0;
     const char *src = cl_source(c, op);
     if (!src) { gpu_count_fused_cpu(); return 0; }
-    __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
-    if (op->plan->tpl == T_OUTER) return outer_gpu(c, op, src, est, nin, args, out, e);
+    if (op->plan->tpl == T_OUTER) {
+        int orc = outer_gpu(c, op, src, est, nin, args, out, e);
+        if (orc == 1) __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
+        return orc;
+    }
     SizeChecks sz = c->opt.keep_fused ? SZ_KEEP : c->opt.policy == CG_COST_BASED ? SZ_SURPRISE : SZ_RULES;
     Bind b = {0};
     SpoofRow sp = {0};
@@ -642,7 +645,10 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
         MB *res[CG_MAXOUT] = {NULL};
         double v[CG_MAXOUT] = {0};
         rc = gpu_spoof_row(src, &sp, op->plan->nin + 2 * nslice, cgen_cl_row_tmp(op->plan, b.L), res, v, e);
-        if (rc == 1) row_value(op->plan, &sp, res, v, out, e);
+        if (rc == 1) {
+            __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
+            row_value(op->plan, &sp, res, v, out, e);
+        }
     }
     bind_free(&b);
     return rc;
