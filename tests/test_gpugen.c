@@ -126,6 +126,39 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse)
     for (int q = 0; q < 8; q++) mb_release(in[q]);
 }
 
+/* A non-finite side input of a multi-output plan: the CPU runs the
+ * unfused plan (its products skip the zeros of their left operand, 0 *
+ * Inf); the device declines the same way (counted), and the results
+ * are the CPU's, NaN included. */
+static void test_nonfinite(void)
+{
+    const Case *c = &cases[11];
+    T_CHECK(!strcmp(c->name, "multi"), "the multi-output case");
+    t_seed(77);
+    MB *in[4] = {t_gen(40, 9, 0.3, 0, 1, true), t_gen(9, 1, 1, 0, 1, false), t_gen(40, 3, 1, -1, 1, false), NULL};
+    mb_dset(in[2], 5, 1, NAN);
+    const char *names[3] = {"X", "v", "Y"};
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    TRun want, got;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(c->src, &o, 3, names, in, c->nout, (const char **)c->out, &want);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(false);
+    gpu_stats_reset();
+    t_run_dml(c->src, &o, 3, names, in, c->nout, (const char **)c->out, &got);
+    GpuStats st = gpu_stats();
+    T_CHECK(want.rc == 0 && got.rc == 0, "non-finite side input: %s %s", want.err, got.err);
+    if (!want.rc && !got.rc) {
+        for (int t = 0; t < c->nout; t++) check_out(c, t, &got.out[t], &want.out[t], "NaN in Y");
+        T_CHECK(st.fused_cpu >= 1, "non-finite side input: the multi-output operator left to the CPU (%lld)",
+                (long long)st.fused_cpu);
+    }
+    gpu_set_stitch(true);
+    t_run_free(&want);
+    t_run_free(&got);
+    for (int q = 0; q < 3; q++) mb_release(in[q]);
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -138,6 +171,7 @@ int main(void)
         for (int s = 0; s < 4; s++) run_case(&cases[c], shapes[s][0], shapes[s][1], false);
         run_case(&cases[c], 130, 37, true);
     }
+    test_nonfinite();
     gpu_pool_clear();
     return t_done("test_gpugen");
 }
