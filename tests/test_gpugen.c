@@ -44,6 +44,8 @@ static const Case cases[] = {
     /* ROW_AGG */
     {"row_agg", "s = rowSums(exp((X %*% V) * 0.1))\n", 1, {"s"}},
     {"row_agg max", "s = rowMaxs(X * W[, 1:ncol(X)]) + rowMeans(X)\n", 1, {"s"}},
+    /* slices of the rows' vectors (bounds are scalar arguments) */
+    {"row slices", "P = X %*% V\ns = rowSums(exp(P[, 1:ceil(ncol(P) / 2)] * 0.1)) + rowMaxs(X[, ceil(ncol(X) / 2):ncol(X)])\n", 1, {"s"}},
     /* COL_AGG and FULL_AGG over the rows' vectors */
     {"col_agg", "s = colSums(X / (1 + rowSums(X)))\n", 1, {"s"}},
     {"col_agg min", "s = colMins(X * (X %*% v))\n", 1, {"s"}},
@@ -135,7 +137,7 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, int64_t k, bool 
  * are the CPU's, NaN included. */
 static void test_nonfinite(void)
 {
-    const Case *c = &cases[11];
+    const Case *c = &cases[12];
     T_CHECK(!strcmp(c->name, "multi"), "the multi-output case");
     t_seed(77);
     MB *in[4] = {t_gen(40, 9, 0.3, 0, 1, true), t_gen(9, 1, 1, 0, 1, false), t_gen(40, 3, 1, -1, 1, false), NULL};
