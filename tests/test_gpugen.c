@@ -164,6 +164,42 @@ static void test_nonfinite(void)
     for (int q = 0; q < 3; q++) mb_release(in[q]);
 }
 
+/* Kernel launches of one fused operator run on the device: the main
+ * kernel, and one combine per aggregated output (deterministic: the
+ * counts do not depend on the device). Scripts whose only operator is
+ * the fused one (130 x 37, dense and CSR). */
+static void test_launches(void)
+{
+    static const struct { const char *src, *out; int launches; } L[] = {
+        {"s = rowSums(exp((X %*% V) * 0.1))\n", "s", 1},
+        {"q = t(X) %*% exp((X %*% v) * 0.1)\n", "q", 2},
+        {"s = colMins(X * (X %*% v))\n", "s", 2},
+        {"S = X * exp(U %*% t(Vc))\n", "S", 1},
+        {"R = t(X * (U %*% t(Vc) - X)) %*% U\n", "R", 2},
+    };
+    for (int sp = 0; sp < 2; sp++)
+        for (size_t k = 0; k < sizeof L / sizeof *L; k++) {
+            t_seed(900 + k);
+            MB *in[5] = {t_gen(130, 37, 0.3, 0, 1, sp), t_gen(37, 4, 1, 0, 1, false), t_gen(37, 1, 1, 0, 1, false),
+                         t_gen(130, 3, 1, 0, 1, false), t_gen(37, 3, 1, 0, 1, false)};
+            const char *names[5] = {"X", "V", "v", "U", "Vc"}, *outs[1] = {L[k].out};
+            CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+            TRun r;
+            gpu_configure(GPU_FORCE, -1, 0);
+            gpu_set_stitch(false);
+            gpu_stats_reset();
+            t_run_dml(L[k].src, &o, 5, names, in, 1, outs, &r);
+            GpuStats st = gpu_stats();
+            T_CHECK(r.rc == 0 && st.fused_ops == 1 && st.ops == 1 && st.launches == L[k].launches,
+                    "launches of '%s'%s: %lld operators (%lld fused), %lld launches, want 1 and %d: %s", L[k].out,
+                    sp ? " CSR" : "", (long long)st.ops, (long long)st.fused_ops, (long long)st.launches,
+                    L[k].launches, r.err);
+            t_run_free(&r);
+            for (int q = 0; q < 5; q++) mb_release(in[q]);
+        }
+    gpu_set_stitch(true);
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -177,6 +213,7 @@ int main(void)
         run_case(&cases[c], 130, 37, 5, true);
     }
     test_nonfinite();
+    test_launches();
     gpu_pool_clear();
     return t_done("test_gpugen");
 }
