@@ -10,6 +10,7 @@
 
 #include "../matrix/format.h"
 #include "jlambda.h"
+#include "jlutil.h"
 
 /* One result cell. */
 enum { O_NULL, O_STR, O_INT, O_DBL, O_BOOL, O_ZERO };  /* O_ZERO: the diagonal of (x, y) lambdas */
@@ -180,6 +181,7 @@ FB *fm_map(const FB *f, const char *src, int64_t margin, BrErr *e)
         br_err(e, BR_EARG, "map: margin must be 0 (cells), 1 (rows) or 2 (columns), not %lld", (long long)margin);
         return NULL;
     }
+    if (jlu_is_call(src)) return jlu_map(f, src, e);   /* SystemDS's dmv/ema calls */
     JLambda *l = jl_parse(src, e);
     if (!l) return NULL;
     int np = jl_nparams(l);
