@@ -1,5 +1,5 @@
 """Reference of cases/frame_str_mdedup.dml: SystemDS's mdedup in Python:
-doubled character-set Jaccard similarities, components labelled by their
+character-set Jaccard similarities, components labelled by their
 largest row, 0 for rows without a match."""
 import os
 import sys
@@ -21,10 +21,11 @@ def jac(a, b):
 
 
 def adjacency(R, feats, thrs):
-    """SystemDS's rule: a pair matches a feature when S + t(S) (twice the
-    Jaccard similarity, 0 on the diagonal) reaches its threshold."""
+    """SystemDS's rule: a pair matches a feature when S + t(S) reaches its
+    threshold, S the upper triangle of Jaccard similarities that map's
+    pairwise form gives (so the similarity itself, 0 on the diagonal)."""
     n = len(R)
-    return [[i != j and all(2 * jac(R[i][f - 1], R[j][f - 1]) >= t for f, t in zip(feats, thrs))
+    return [[i != j and all(jac(R[i][f - 1], R[j][f - 1]) >= t for f, t in zip(feats, thrs))
              for j in range(n)] for i in range(n)]
 
 
