@@ -10,9 +10,10 @@
 
 #include "../matrix/format.h"
 #include "jlambda.h"
+#include "jlutil.h"
 
 /* One result cell. */
-enum { O_NULL, O_STR, O_INT, O_DBL, O_BOOL, O_ZERO };  /* O_ZERO: the diagonal of (x, y) lambdas */
+enum { O_NULL, O_STR, O_INT, O_DBL, O_BOOL, O_ZERO };  /* O_ZERO: (x, y) cells not computed */
 typedef struct OCell {
     int k;
     union { char *s; int64_t i; double d; bool b; };  /* s: malloc'd */
@@ -88,10 +89,12 @@ static int task(Work *w, int64_t t, BrErr *e)
     JVal args[2], r;
     if (w->np == 2) {
         int64_t i = t % R, j = t / R;
-        if (i == j) { w->out[t].k = O_ZERO; return 0; }
+        /* SystemDS's FrameBlock.mapDist fills only the upper triangle
+         * (row < column) of pairs without a missing cell; the rest stays 0 */
+        if (i >= j) { w->out[t].k = O_ZERO; return 0; }
         args[0] = cell_in(f, i, 0, w->bufs);
         args[1] = cell_in(f, j, 0, w->bufs + FMT_NUM_MAX);
-        if (args[0].k == JV_NULL || args[1].k == JV_NULL) { w->out[t].k = O_NULL; return 0; }
+        if (args[0].k == JV_NULL || args[1].k == JV_NULL) { w->out[t].k = O_ZERO; return 0; }
         if (jl_eval(w->l, w->s, args, &r, e)) return e->code;
         return to_ocell(w->s, &r, &w->out[t], e);
     }
@@ -180,6 +183,7 @@ FB *fm_map(const FB *f, const char *src, int64_t margin, BrErr *e)
         br_err(e, BR_EARG, "map: margin must be 0 (cells), 1 (rows) or 2 (columns), not %lld", (long long)margin);
         return NULL;
     }
+    if (jlu_is_call(src)) return jlu_map(f, src, e);   /* SystemDS's dmv/ema calls */
     JLambda *l = jl_parse(src, e);
     if (!l) return NULL;
     int np = jl_nparams(l);

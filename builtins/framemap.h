@@ -9,7 +9,8 @@
  *   margin 2            on every column: x is the column's String[], the
  *                       lambda returns a String[] of nrow values
  *   (x, y) -> ...       on an n x 1 frame: the n x n frame of f(X[i], X[j])
- *                       for i != j, 0 on the diagonal
+ *                       for i < j (SystemDS's mapDist: the upper triangle
+ *                       of pairs without a missing cell), 0 elsewhere
  * Each output column gets the type of its values: BOOLEAN if all are
  * booleans, INT64 if all are integers, FP64 if all are numbers, else
  * STRING (numbers formatted as Java does). Cells are evaluated in parallel.

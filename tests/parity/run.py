@@ -43,6 +43,15 @@ def case_tol(path):
     return float(m.group(1)) if m else DEFAULT_TOL
 
 
+def case_args(path):
+    """Options a case declares with "# parity-args: ..." (e.g. -seed 7, so
+    that the unseeded rand() calls of SystemDS's scripts and of braid's
+    ports draw the same numbers); placed before -f."""
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"#\s*parity-args:\s*(.+)", f.read())
+    return m.group(1).split() if m else []
+
+
 def compare_outputs(exp_dir, out_dir, tol):
     """{output file: why it differs} for the outputs of out_dir that differ
     from exp_dir (tolerance tol relative); empty when all match."""
@@ -75,8 +84,9 @@ def run_case(binary, name, env=None):
     try:
         if env:
             os.environ.update(env)
+        case = os.path.join("cases", name + ".dml")
         status, _, stderr = runner.execute(
-            [binary, "-f", os.path.join("cases", name + ".dml"), "-nvargs", "out=" + out_dir])
+            [binary] + case_args(os.path.join(HERE, case)) + ["-f", case, "-nvargs", "out=" + out_dir])
     finally:
         os.environ.clear()
         os.environ.update(old)

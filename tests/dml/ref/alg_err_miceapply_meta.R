@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "miceApply", "meta must be 2 x 4 (the columns of X), got 2x2"))
+wlines("error.txt", c("nonzero", "miceApply", "meta from mice must have 3 or more rows and the columns of X, got 3x3 for 4 columns"))

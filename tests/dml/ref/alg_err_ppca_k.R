@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "ppca", "K must be between 1 and ncol(X) - 1 = 2, got 3"))
+wlines("error.txt", c("nonzero", "ppca", "K must be at least 1, got 0"))

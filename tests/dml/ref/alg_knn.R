@@ -20,6 +20,8 @@ imp <- function(X, y, k, cat) sapply(1:ncol(X), function(j) {
 N5 <- nn(X, T, 5)
 wmat("nnr.csv", N5)
 wmat("vote.csv", vote(N5, cl))
+# SystemDS: the position (1..k) of the last neighbour with the largest label
+wmat("sysds_pos.csv", apply(N5, 1, function(r) { l <- cl[r]; max(which(l == max(l))) }))
 wmat("imp_cat.csv", matrix(imp(X, cl, 5, TRUE), 1))
 wmat("vote4.csv", vote(nn(X, T, 4), cl))
 N4 <- nn(X, T, 4)

@@ -41,7 +41,8 @@ def jac(a, b):
     return len(A & B) / len(A | B)
 
 
-wmat("J", [[0.0 if i == j else jac(W[i], W[j]) for j in range(4)] for i in range(4)])
+# SystemDS's mapDist: the upper triangle (row < column), 0 elsewhere
+wmat("J", [[jac(W[i], W[j]) if i < j else 0.0 for j in range(4)] for i in range(4)])
 with open(os.path.join(EXP_DIR, "s.scalar"), "w") as f:
     f.write("hello big world".split(" ")[1].upper() + "\n")
 with open(os.path.join(EXP_DIR, "n.scalar"), "w") as f:

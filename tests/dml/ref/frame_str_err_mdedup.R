@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "mdedup", "index out of bounds"))
+wlines("error.txt", c("nonzero", "mdedup", "feature values should be less than 2"))

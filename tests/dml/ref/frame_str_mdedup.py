@@ -1,5 +1,6 @@
-"""Reference of cases/frame_str_mdedup.dml: character-set Jaccard
-similarities and connected components in Python."""
+"""Reference of cases/frame_str_mdedup.dml: SystemDS's mdedup in Python:
+character-set Jaccard similarities, components labelled by their
+largest row, 0 for rows without a match."""
 import os
 import sys
 
@@ -19,25 +20,38 @@ def jac(a, b):
     return len(A & B) / len(A | B)
 
 
-def mdedup(R, feats, thrs):
+def adjacency(R, feats, thrs):
+    """SystemDS's rule: a pair matches a feature when S + t(S) reaches its
+    threshold, S the upper triangle of Jaccard similarities that map's
+    pairwise form gives (so the similarity itself, 0 on the diagonal)."""
     n = len(R)
+    return [[i != j and all(jac(R[i][f - 1], R[j][f - 1]) >= t for f, t in zip(feats, thrs))
+             for j in range(n)] for i in range(n)]
+
+
+def mdedup(R, lhs, lthr, rhs, rthr):
+    """Matches on LHS and RHS; MD: the largest row of the component
+    (components()' id) for rows with a match, 0 otherwise."""
+    n = len(R)
+    A = adjacency(R, lhs, lthr)
+    B = adjacency(R, rhs, rthr)
+    adj = [[A[i][j] and B[i][j] for j in range(n)] for i in range(n)]
     lab = list(range(1, n + 1))
-    adj = [[i != j and all(jac(R[i][f - 1], R[j][f - 1]) >= t for f, t in zip(feats, thrs)) for j in range(n)]
-           for i in range(n)]
     changed = True
     while changed:
         changed = False
         for i in range(n):
-            m = min([lab[i]] + [lab[j] for j in range(n) if adj[i][j]])
-            if m < lab[i]:
+            m = max([lab[i]] + [lab[j] for j in range(n) if adj[i][j]])
+            if m > lab[i]:
                 lab[i] = m
                 changed = True
-    return lab, sum(map(sum, adj)) // 2
+    return [lab[i] if any(adj[i]) else 0 for i in range(n)]
 
 
-lab, pairs = mdedup(X, [1, 2, 3], [0.8, 0.8, 1])
-wmat("MD", lab)
+MD = mdedup(X, [1, 2], [0.8, 0.8], [3], [1])
+wmat("MD", MD)
 with open(os.path.join(sys.argv[1], "stdout.txt"), "w") as f:
-    f.write("mdedup: %d matching pairs\n" % pairs)
-wmat("MD2", mdedup(X, [2, 3, 1], [0.875, 0.6, 0.7])[0])
-wmat("MD3", [1])
+    f.write("\n".join("%.3f" % v for v in MD) + "\n\n")
+wmat("MD2", mdedup(X, [2], [0.875], [3, 1], [0.6, 0.7]))
+wmat("MD3", [0])
+

@@ -1,5 +1,7 @@
 """Reference of cases/frame_str_scripts.dml: sorting, patterns and type-1
 quantiles in Python."""
+import collections
+import itertools
 import math
 import os
 import re
@@ -53,27 +55,93 @@ for desc in (False, True):
 lines += fsort(G[:1], [0, 1], True)
 
 
-def pattern(s):
-    return re.sub("[0-9]+", "9", re.sub("[a-z]+", "a", re.sub("[A-Z]+", "A", s)))
+def cls(ch):
+    """Java's character class of DMVUtils (ASCII)."""
+    if ch.isdigit():
+        return "d"
+    if ch.islower():
+        return "l"
+    if ch.isupper():
+        return "u"
+    return {" ": "s", ".": "t", "-": "-"}.get(ch, "y")
+
+
+def lv1(v):
+    return "".join(k + str(len(list(g))) for k, g in itertools.groupby(cls(c) for c in v))
+
+
+def lv2(p):
+    return re.sub("[0-9]", "+", p)
+
+
+def collapse(p, outer, inner):
+    """Keeps the first character of each run that starts at the outer
+    class and continues through outer/inner/'+'; elsewhere '+' and inner
+    characters are kept only after something other than '+'."""
+    out, run = "", False
+    for ch in p:
+        if ch in outer and not run:
+            run = True
+            out += ch
+        elif run and (ch in outer or ch == inner):
+            continue
+        elif ch != inner and ch != "+":
+            run = False
+            out += ch
+        elif out and out[-1] != "+":
+            out += ch
+    return out
+
+
+def lv3(p):
+    """Letter runs (u/l, '+' counts inside them) become "a+" or "a"."""
+    out, run = "", False
+    for ch in p:
+        if ch in "ul":
+            if not run:
+                run, out = True, out + "a"
+        elif ch == "+":
+            out += "" if out.endswith("+") else "+"
+        else:
+            run, out = False, out + ch
+    return out
+
+
+def lv6(p):
+    """A '-' directly before a digit class vanishes (a trailing one too)."""
+    out, minus = "", False
+    for ch in p:
+        if ch == "-" and not minus:
+            minus = True
+        elif minus:
+            out += ch if ch == "d" else "-" + ch
+            minus = False
+        else:
+            out += ch
+    return out
+
+
+LEVELS = [lv1, lv2, lv3, lambda p: collapse(p, "d", "t"),
+          lambda p: collapse(p, "a", "s"), lv6]
 
 
 def dmv(R, thr=0.8, rep="NA"):
+    """SystemDS's syntactic pattern discovery: per column the first level
+    at which one pattern holds more than thr of all rows (missing cells
+    read "NULL"); cells with another pattern there become rep."""
     out = [list(r) for r in R]
     for j in range(len(R[0])):
-        pats = [pattern(r[j]) for r in R if r[j] is not None]
-        if not pats:
-            continue
-        order, cnt = [], {}
-        for p in pats:
-            if p not in cnt:
-                order.append(p)
-                cnt[p] = 0
-            cnt[p] += 1
-        best = max(order, key=lambda p: (cnt[p], -order.index(p)))
-        if cnt[best] >= thr * len(pats):
-            for r in out:
-                if r[j] is not None and pattern(r[j]) != best:
-                    r[j] = rep
+        pats = ["NULL" if r[j] is None else r[j] for r in R]
+        for f in LEVELS:
+            pats = [f(p) for p in pats]
+            cnt = collections.Counter(pats)
+            dom = [p for p in cnt if cnt[p] / len(pats) > thr]
+            assert len(dom) <= 1   # the tests use thr >= 0.5 (HashMap order moot)
+            if dom:
+                for r, p in zip(out, pats):
+                    if p != dom[0]:
+                        r[j] = rep
+                break
     return out
 
 
