@@ -117,6 +117,26 @@ static inline int am_team(int64_t tiles, int64_t kc, int mr, int nr, int threads
     return fit < 1 ? 1 : (int)fit;
 }
 
+/* The tile-major schedule of a small result (amulet_gen.c run_split): K
+ * cut into this many contiguous chunks, each computed by one thread over
+ * all of R's `tiles` register tiles into a private partial result, the
+ * partials merged in chunk order. Used (> 1) where the tiles cannot keep
+ * the threads busy evenly (fewer tile-rounds than 4 per thread with a
+ * remainder, or too little work per tile for a team: am_team) and each
+ * chunk has 2 AM_TEAM_WORK iterations (one team for all of K, so twice
+ * what a block's team costs is plenty) and 64 values of k; the count
+ * depends on the sizes and the thread count only, so the result does
+ * too. The planner does not price it (amulet_tpl.c dense_compute). */
+static inline int am_split(int64_t tiles, int64_t K, int mr, int nr, int threads)
+{
+    int team = am_team(tiles, BR_MIN(K, 256), mr, nr, threads);
+    if (team >= threads && (tiles % threads == 0 || tiles >= 4 * threads)) return 1;
+    int64_t fit = tiles * K * mr * nr / (2 * AM_TEAM_WORK);
+    fit = BR_MIN(fit, K / 64);
+    fit = BR_MIN(fit, threads);
+    return fit < 2 ? 1 : (int)fit;
+}
+
 /* Builds the plan of w (analysis only; no sizes) over the results
  * whose bits (in w's order) are set in sel: all of them share the loop
  * nest when their targets are indexed alike (am_alike). */
