@@ -1109,6 +1109,9 @@ static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t N, int64_t kx, con
  * sub-tasks then share one packing instead of packing per band. */
 #define AM_PREPACK (8.0 * 1024 * 1024)
 
+/* The relative score difference a race takes as a tie (race). */
+#define AM_MARGIN 0.02
+
 /* The number of p's leaves of class cls. */
 static int leaves_of(const Drv *d, int cls)
 {
@@ -1124,7 +1127,7 @@ static int leaves_of(const Drv *d, int cls)
  * k; two rounds when the rows allow, the second in reverse order (a
  * drift of the machine then favours no candidate), each candidate scored
  * by its best round. *end: the first row not computed. Returns the
- * index of the winner. The caller gives at least n tiles of rows. */
+ * index of the winner (ties within AM_MARGIN to the later candidate). The caller gives at least n tiles of rows. */
 static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmParams *a, int n, int64_t *end,
                 int *rc)
 {
@@ -1163,9 +1166,15 @@ static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmP
         d->bfp_kc = 0;
     }
     *end = r;
+    /* the last (largest) candidate within AM_MARGIN of the best score:
+     * scores closer than that are the machine's noise (a shared
+     * machine's cache and memory contention reach CPU time too), and
+     * the larger kc or nc has fewer blocks to merge and fork */
     int best = 0;
     for (int q = 1; q < n; q++)
         if (sc[q] < sc[best]) best = q;
+    for (int q = n - 1; q > best; q--)
+        if (sc[q] <= sc[best] * (1 + AM_MARGIN)) return q;
     return best;
 }
 
