@@ -1105,11 +1105,8 @@ static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t N, int64_t kx, con
     return t;
 }
 
-/* The most doubles of (k,j) panels the search packs ahead for the races
- * of one kc (64 MiB): their bands then share one packing instead of
- * packing per band. (The kc race packs per band: its candidates' panels
- * differ, and packing each ahead cost more in page faults than it saved;
- * every band packs the same values, so the race stays fair.) */
+/* The most doubles of (k,j) panels the search packs ahead (64 MiB): its
+ * sub-tasks then share one packing instead of packing per band. */
 #define AM_PREPACK (8.0 * 1024 * 1024)
 
 /* The relative score difference a race takes as a tie (race). */
@@ -1130,8 +1127,7 @@ static int leaves_of(const Drv *d, int cls)
  * k; two rounds when the rows allow, the second in reverse order (a
  * drift of the machine then favours no candidate), each candidate scored
  * by its best round. *end: the first row not computed. Returns the
- * index of the winner (ties within AM_MARGIN to the later candidate).
- * The caller gives at least n tiles of rows. */
+ * index of the winner (ties within AM_MARGIN to the later candidate). The caller gives at least n tiles of rows. */
 static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmParams *a, int n, int64_t *end,
                 int *rc)
 {
@@ -1140,14 +1136,35 @@ static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmP
     int64_t h = tiles / (rounds * n) * d->mr, r = r0;
     *end = r0;
     if (h == 0) return n - 1;
+    /* candidates of different kc: each its (k,j) panels packed once
+     * for its bands (when they fit AM_PREPACK), so that the bands time
+     * the kernel's loop, not packing repeated per band */
+    double *own[8][AM_MAXLEAVES];
+    memset(own, 0, sizeof own);
+    bool differ = false;
+    for (int q = 1; q < n; q++) differ |= a[q].kc != a[0].kc;
+    double need = (double)n * kx * (double)((N + d->nr - 1) / d->nr * d->nr) * leaves_of(d, LC_B);
+    bool pre = differ && need <= AM_PREPACK;
+    for (int q = 0; q < n && pre; q++) pre = pack_full(d, a[q].kc, kx, own[q]);
     double sc[8];
     for (int q = 0; q < n; q++) sc[q] = INFINITY;
     for (int round = 0; round < rounds && !*rc; round++)
         for (int i = 0; i < n && !*rc; i++) {
             int q = round % 2 ? n - 1 - i : i;
+            if (pre) {
+                memcpy(d->bfp, own[q], sizeof d->bfp);
+                d->bfp_kc = a[q].kc;
+                d->bfp_k = kx;
+            }
             sc[q] = fmin(sc[q], subtask(d, r, r + h, N, kx, &a[q], rc));
             r += h;
         }
+    if (differ) {
+        for (int q = 0; q < n; q++)
+            for (int l = 0; l < AM_MAXLEAVES; l++) free(own[q][l]);
+        memset(d->bfp, 0, sizeof d->bfp);
+        d->bfp_kc = 0;
+    }
     *end = r;
     /* the last (largest) candidate within AM_MARGIN of the best score:
      * scores closer than that are the machine's noise (a shared
