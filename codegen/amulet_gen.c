@@ -1127,7 +1127,8 @@ static int leaves_of(const Drv *d, int cls)
  * k; two rounds when the rows allow, the second in reverse order (a
  * drift of the machine then favours no candidate), each candidate scored
  * by its best round. *end: the first row not computed. Returns the
- * index of the winner (ties within AM_MARGIN to the later candidate). The caller gives at least n tiles of rows. */
+ * index of the winner (ties within AM_MARGIN to the later candidate).
+ * The caller gives at least n tiles of rows. */
 static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmParams *a, int n, int64_t *end,
                 int *rc)
 {
