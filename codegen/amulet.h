@@ -117,6 +117,28 @@ static inline int am_team(int64_t tiles, int64_t kc, int mr, int nr, int threads
     return fit < 1 ? 1 : (int)fit;
 }
 
+/* The tile-major schedule of a small result (amulet_gen.c run_split): K
+ * cut into this many contiguous chunks, each computed by one thread over
+ * all of R's `tiles` register tiles into a private partial result, the
+ * partials merged in chunk order. Used (> 1) where the tiles are few
+ * (under 4 per thread, or too little work per tile for a team: am_team;
+ * the tiles' schedule would idle threads or fork a team for every kc
+ * block of K, each fork and barrier a scheduler's wait on a loaded
+ * machine: 20 x 40 x 400000 ran 50x slower on 2 threads than on 1 at
+ * load 13) and each
+ * chunk has 2 AM_TEAM_WORK iterations (one team for all of K, so twice
+ * what a block's team costs is plenty) and 64 values of k; the count
+ * depends on the sizes and the thread count only, so the result does
+ * too. The planner does not price it (amulet_tpl.c dense_compute). */
+static inline int am_split(int64_t tiles, int64_t K, int mr, int nr, int threads)
+{
+    if (tiles >= 4 * threads && am_team(tiles, BR_MIN(K, 256), mr, nr, threads) >= threads) return 1;
+    int64_t fit = tiles * K * mr * nr / (2 * AM_TEAM_WORK);
+    fit = BR_MIN(fit, K / 64);
+    fit = BR_MIN(fit, threads);
+    return fit < 2 ? 1 : (int)fit;
+}
+
 /* Builds the plan of w (analysis only; no sizes) over the results
  * whose bits (in w's order) are set in sel: all of them share the loop
  * nest when their targets are indexed alike (am_alike). */

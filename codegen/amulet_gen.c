@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <omp.h>
@@ -669,7 +670,57 @@ typedef struct Drv {
     double *jpad[AM_MAXLEAVES];  /* (j) leaves padded to a multiple of nr */
     double *bpk[AM_MAXLEAVES];   /* packed (k,j) panels of the block */
     int64_t bcap;
+    int threads;           /* the most threads a block's team may have */
+    /* (k,j) operands packed once for all blocks of kc (the search's
+     * sub-tasks share them): k in [0, bfp_k), all columns, block kb's
+     * panels at bfp[l] + kb * npad, as run_block lays out bpk; bfp_kc 0
+     * when none */
+    double *bfp[AM_MAXLEAVES];
+    int64_t bfp_kc, bfp_k;
 } Drv;
+
+/* Packs (k,j) leaf l's panel of columns [js, js + nr) (zero from j1 on)
+ * over k in [kb, kb + kcb) into dst: kcb rows of nr. */
+static void pack_panel(const Drv *d, int l, int64_t kb, int64_t kcb, int64_t js, int64_t j1, double *dst)
+{
+    const AmBind *b = d->b;
+    int nr = d->nr;
+    int64_t w = BR_MIN(nr, j1 - js), sj = b->st[l][d->tj];
+    for (int64_t kk = 0; kk < kcb; kk++) {
+        const double *src = b->base[l] + (kb + kk) * b->st[l][d->tk] + js * sj;
+        for (int jj = 0; jj < w; jj++) dst[kk * nr + jj] = src[jj * sj];
+        for (int jj = (int)w; jj < nr; jj++) dst[kk * nr + jj] = 0;
+    }
+}
+
+/* Does d->bfp hold the panels of the block at kb (kcb deep, kc blocks)
+ * from column jb on, up to R's last column j1? */
+static bool prepacked(const Drv *d, int64_t kb, int64_t kcb, int64_t kc, int64_t jb, int64_t j1)
+{
+    return d->bfp_kc == kc && kb % kc == 0 && jb % d->nr == 0 && j1 == d->b->n[d->tj] &&
+           kcb == BR_MIN(kc, d->bfp_k - kb);
+}
+
+/* Packs every (k,j) leaf once for blocks of kc over k in [0, kx) into
+ * bfp (the layout prepacked reads); false when out of memory. */
+static bool pack_full(const Drv *d, int64_t kc, int64_t kx, double **bfp)
+{
+    int64_t N = d->b->n[d->tj], nr = d->nr, npad = (N + nr - 1) / nr * nr;
+    bool ok = true;
+    for (int l = 0; l < d->p->nleaf; l++) {
+        bfp[l] = NULL;
+        if (d->cls[l] != LC_B) continue;
+        bfp[l] = malloc(((size_t)kx * (size_t)npad + 1) * sizeof(double));
+        if (!bfp[l]) { ok = false; continue; }
+#pragma omp parallel for num_threads(d->threads) if (d->threads > 1) schedule(static)
+        for (int64_t s = 0; s < npad / nr; s++)
+            for (int64_t kb = 0; kb < kx; kb += kc) {
+                int64_t kcb = BR_MIN(kc, kx - kb);
+                pack_panel(d, l, kb, kcb, s * nr, N, bfp[l] + kb * npad + s * kcb * nr);
+            }
+    }
+    return ok;
+}
 
 /* Merges the kernel's tiles (result r's at ct + r * mr * nr, rows of
  * nr) into the results; mr: the tile's rows (the kernel's, or 1 for the
@@ -708,23 +759,17 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
              * thread only waited at the barriers, about 1000x the block's
              * work on a loaded machine; with AVX2's smaller tiles the
              * same result is two tiles of a few thousand iterations */
-            int nt = am_team(ntile * nsl, kcb, mr, nr, br_threads());
+            int nt = am_team(ntile * nsl, kcb, mr, nr, d->threads);
+            bool pre = prepacked(d, kb, kcb, kc, jb, j1);
+            int64_t npad = (b->n[tj] + nr - 1) / nr * nr;
 #pragma omp parallel num_threads(nt) if (nt > 1)
             {
-                /* pack the (k,j) operands: panel s holds kcb rows of nr */
+                /* pack the (k,j) operands: panel s holds kcb rows of nr
+                 * (unless packed for all blocks before: bfp) */
 #pragma omp for schedule(static)
-                for (int64_t s = 0; s < nsl; s++)
-                    for (int l = 0; l < p->nleaf; l++) {
-                        if (d->cls[l] != LC_B) continue;
-                        double *pb = d->bpk[l] + s * kcb * nr;
-                        int64_t js = jb + s * nr, w = BR_MIN(nr, j1 - js);
-                        for (int64_t kk = 0; kk < kcb; kk++) {
-                            const double *src = b->base[l] + (kb + kk) * b->st[l][tk] + js * b->st[l][tj];
-                            int64_t sj = b->st[l][tj];
-                            for (int jj = 0; jj < w; jj++) pb[kk * nr + jj] = src[jj * sj];
-                            for (int jj = (int)w; jj < nr; jj++) pb[kk * nr + jj] = 0;
-                        }
-                    }
+                for (int64_t s = 0; s < (pre ? 0 : nsl); s++)
+                    for (int l = 0; l < p->nleaf; l++)
+                        if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + s * nr, j1, d->bpk[l] + s * kcb * nr);
                 size_t nl = (size_t)p->nleaf;
                 size_t nres = (size_t)p->nres;
                 double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl +
@@ -789,7 +834,10 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                                     g.cs[l] = st[tk];
                                 }
                                 break;
-                            default: g.p[l] = d->bpk[l] + s * kcb * nr; g.cs[l] = nr; break;
+                            default:
+                                g.p[l] = pre ? d->bfp[l] + kb * npad + (jb / nr + s) * kcb * nr : d->bpk[l] + s * kcb * nr;
+                                g.cs[l] = nr;
+                                break;
                             }
                         }
                         g.pf = ib + (size_t)mr * nl;
@@ -804,6 +852,65 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
         }
     }
     return 0;
+}
+
+/* The tile-major schedule of a small result (am_split): K in `chunks`
+ * contiguous ranges, each computed by one thread over all of R (its own
+ * (k,j) panels, its own (i,k) packing, run_block on a team of one) into
+ * a private partial result started at the accumulation's identity; the
+ * partials then merged into R in chunk order. Which thread ran which
+ * chunk does not change a bit of the result. */
+static int run_split(Drv *d, int64_t M, int64_t N, int64_t K, int64_t kc, bool pack, int chunks)
+{
+    const AmPlan *p = d->p;
+    const AmBind *b = d->b;
+    int nres = p->nres, ti = d->ti, tj = d->tj;
+    size_t cells = (size_t)M * (size_t)N;
+    int64_t npad = (N + d->nr - 1) / d->nr * d->nr;
+    double *part = malloc((size_t)chunks * (size_t)nres * cells * sizeof(double));
+    if (!part) return -1;
+    int failed = 0;
+#pragma omp parallel for num_threads(chunks) schedule(static, 1)
+    for (int c = 0; c < chunks; c++) {
+        Drv dc = *d;
+        AmBind bc = *b;
+        dc.b = &bc;
+        dc.threads = 1;
+        for (int q = 0; q < nres; q++) {
+            WhereAcc acc = p->res[q]->acc;
+            double *pq = part + ((size_t)c * nres + q) * cells, id = acc == WA_ADD ? 0 : acc == WA_MIN ? INFINITY : -INFINITY;
+            for (size_t x = 0; x < cells; x++) pq[x] = id;
+            bc.r[q] = pq;
+            memset(bc.rst[q], 0, sizeof bc.rst[q]);
+            bc.rst[q][ti] = N;
+            bc.rst[q][tj] = 1;
+        }
+        bool ok = true;
+        for (int l = 0; l < p->nleaf; l++) {
+            dc.bpk[l] = NULL;
+            if (d->cls[l] != LC_B) continue;
+            dc.bpk[l] = malloc(((size_t)BR_MIN(kc, K) * (size_t)npad + 1) * sizeof(double));
+            ok = ok && dc.bpk[l];
+        }
+        if (!ok || run_block(&dc, 0, M, 0, N, K * c / chunks, K * (c + 1) / chunks, kc, npad, pack)) {
+#pragma omp atomic write
+            failed = 1;
+        }
+        for (int l = 0; l < p->nleaf; l++) free(dc.bpk[l]);
+    }
+    for (int q = 0; q < nres && !failed; q++) {
+        WhereAcc acc = p->res[q]->acc;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double *r = b->r[q] + i * b->rst[q][ti] + j * b->rst[q][tj];
+                for (int c = 0; c < chunks; c++) {
+                    double v = part[((size_t)c * nres + q) * cells + (size_t)i * N + j];
+                    *r = acc == WA_ADD ? *r + v : acc == WA_MIN ? (v < *r ? v : *r) : (v > *r ? v : *r);
+                }
+            }
+    }
+    free(part);
+    return failed ? -1 : 0;
 }
 
 /* ---- the sparse kernel ---- */
@@ -972,64 +1079,169 @@ static void params_save(const CgContext *c, const CgOp *op, bool sparse, const A
     else unlink(tmp);
 }
 
-/* One sub-task of the search: rows [i0, i1), columns [j0, j1), k in
- * [k0, k1) under parameters a; returns its time per iteration (the
- * seed's score, time per unit of the tested extent, made comparable
- * across sub-tasks of different heights). */
-static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1,
-                      const AmParams *a, int *rc)
+/* The search's clock: with one thread the calling thread's CPU time (a
+ * sub-task descheduled on a shared machine is not charged for the wait,
+ * which made single wall-clock scores mislead by 10-30%), else the wall
+ * clock. */
+static double search_now(void)
 {
-    double t0 = omp_get_wtime();
-    *rc |= run_block(d, i0, i1, j0, j1, k0, k1, a->kc, a->nc, a->pack);
-    double t = (omp_get_wtime() - t0) / ((double)(i1 - i0) * (j1 - j0) * (k1 - k0));
+    if (br_threads() > 1) return omp_get_wtime();
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One sub-task of the search: rows [i0, i1), all N columns, k in
+ * [0, kx) under parameters a; returns its time per iteration (the seed's
+ * score). */
+static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t N, int64_t kx, const AmParams *a, int *rc)
+{
+    double t0 = search_now();
+    *rc |= run_block(d, i0, i1, 0, N, 0, kx, a->kc, a->nc, a->pack);
+    double t = (search_now() - t0) / ((double)(i1 - i0) * N * kx);
     if (getenv("BRAID_AMULET_TRACE"))
-        fprintf(stderr, "amulet: sub-task rows %lld-%lld cols %lld-%lld k %lld-%lld, kc %lld nc %lld pack %d: "
-                "%.3g ns per iteration\n", (long long)i0, (long long)i1, (long long)j0, (long long)j1, (long long)k0,
-                (long long)k1, (long long)a->kc, (long long)a->nc, a->pack, t * 1e9);
+        fprintf(stderr, "amulet: sub-task rows %lld-%lld k 0-%lld, kc %lld nc %lld pack %d: %.3g ns per iteration\n",
+                (long long)i0, (long long)i1, (long long)kx, (long long)a->kc, (long long)a->nc, a->pack, t * 1e9);
     return t;
 }
 
-/* The search of seed 4.5-4.6 on sub-tasks that contribute to the result.
- * kc: the top half of R's rows over consecutive k-slices of 32, 64, ...,
- * 512 (as far as K allows; the first rows of the first slice warm up
- * unscored), the rest of k for those rows with the best. nc: the bottom
- * half over consecutive column panels of 8 nr, 16 nr, ... (all k, the
- * best kc), stopping when
- * the score (time per iteration) worsens; then one panel with the (i,k) operands unpacked
- * (seed 3.1: packing on or off by measurement); the rest with the best.
+/* The most doubles of (k,j) panels the search packs ahead (64 MiB): its
+ * sub-tasks then share one packing instead of packing per band. */
+#define AM_PREPACK (8.0 * 1024 * 1024)
+
+/* The relative score difference a race takes as a tie (race). */
+#define AM_MARGIN 0.02
+
+/* The number of p's leaves of class cls. */
+static int leaves_of(const Drv *d, int cls)
+{
+    int n = 0;
+    for (int l = 0; l < d->p->nleaf; l++) n += d->cls[l] == cls;
+    return n;
+}
+
+/* A race of the n candidate parameters a[] on bands of rows from r0
+ * (below r1) that contribute to the result: each band of the same
+ * height over all columns and k in [0, kx), so every candidate does the
+ * same work, packs the same (k,j) values and merges into R as often per
+ * k; two rounds when the rows allow, the second in reverse order (a
+ * drift of the machine then favours no candidate), each candidate scored
+ * by its best round. *end: the first row not computed. Returns the
+ * index of the winner (ties within AM_MARGIN to the later candidate).
+ * The caller gives at least n tiles of rows. */
+static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmParams *a, int n, int64_t *end,
+                int *rc)
+{
+    int64_t tiles = (r1 - r0) / d->mr;
+    int rounds = tiles >= 2 * n ? 2 : 1;
+    int64_t h = tiles / (rounds * n) * d->mr, r = r0;
+    *end = r0;
+    if (h == 0) return n - 1;
+    /* candidates of different kc: each its (k,j) panels packed once
+     * for its bands (when they fit AM_PREPACK), so that the bands time
+     * the kernel's loop, not packing repeated per band */
+    double *own[8][AM_MAXLEAVES];
+    memset(own, 0, sizeof own);
+    bool differ = false;
+    for (int q = 1; q < n; q++) differ |= a[q].kc != a[0].kc;
+    double need = (double)n * kx * (double)((N + d->nr - 1) / d->nr * d->nr) * leaves_of(d, LC_B);
+    bool pre = differ && need <= AM_PREPACK;
+    for (int q = 0; q < n && pre; q++) pre = pack_full(d, a[q].kc, kx, own[q]);
+    double sc[8];
+    for (int q = 0; q < n; q++) sc[q] = INFINITY;
+    for (int round = 0; round < rounds && !*rc; round++)
+        for (int i = 0; i < n && !*rc; i++) {
+            int q = round % 2 ? n - 1 - i : i;
+            if (pre) {
+                memcpy(d->bfp, own[q], sizeof d->bfp);
+                d->bfp_kc = a[q].kc;
+                d->bfp_k = kx;
+            }
+            sc[q] = fmin(sc[q], subtask(d, r, r + h, N, kx, &a[q], rc));
+            r += h;
+        }
+    if (differ) {
+        for (int q = 0; q < n; q++)
+            for (int l = 0; l < AM_MAXLEAVES; l++) free(own[q][l]);
+        memset(d->bfp, 0, sizeof d->bfp);
+        d->bfp_kc = 0;
+    }
+    *end = r;
+    /* the last (largest) candidate within AM_MARGIN of the best score:
+     * scores closer than that are the machine's noise (a shared
+     * machine's cache and memory contention reach CPU time too), and
+     * the larger kc or nc has fewer blocks to merge and fork */
+    int best = 0;
+    for (int q = 1; q < n; q++)
+        if (sc[q] < sc[best]) best = q;
+    for (int q = n - 1; q > best; q--)
+        if (sc[q] <= sc[best] * (1 + AM_MARGIN)) return q;
+    return best;
+}
+
+/* Candidates that fit a race over `tiles` tiles of rows: the last
+ * (largest) ones, at most 8. Returns the index of the first kept. */
+static int race_fit(int n, int64_t tiles)
+{
+    int keep = (int)BR_MIN(BR_MIN(n, 8), tiles);
+    return n - BR_MAX(keep, 1);
+}
+
+/* The search of seed 4.4-4.6 on sub-tasks that contribute to the result,
+ * each parameter by a race (above) of equal sub-tasks. kc: 32, 64, ...,
+ * 512 (<= K) on the top half of R's rows, bands over k in [0, kx), kx
+ * the largest candidate (the rest of k for those rows with the winner).
+ * The seed scores consecutive k-slices of width kc instead; there the
+ * candidates did unequal work (kc 512 did not fit K = 768 after the
+ * smaller slices, and a slice's packing and merging weighed differently
+ * per width), and the choice was up to 27% slower than an exhaustive
+ * sweep's best. nc: 8 nr, 16 nr, ... below N, and all of N, on the
+ * bottom half (all k, the best kc); then the (i,k) operands packed or
+ * read in place (seed 3.1), on the last rows; the remaining rows with
+ * the best. The first rows warm up threads and buffers unscored.
  * Returns the parameters found in *best, 0 or -1. */
 static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
 {
-    int rc = 0;
-    int64_t mh = (M / 2 + d->mr - 1) / d->mr * d->mr, k0 = 0;
-    double bs = INFINITY;
-    /* warm-up (threads, buffers, caches), not scored: the first rows over
-     * the first k-slice */
-    int64_t w = BR_MIN(mh, (int64_t)d->mr * br_threads());
-    rc = run_block(d, 0, w, 0, N, 0, BR_MIN(32, K), 32, best->nc, 1);
-    for (int64_t kc = 32; kc <= 512 && k0 + kc <= K && !rc; kc *= 2) {
-        AmParams a = {kc, best->nc, 1};
-        double sc = subtask(d, k0 ? 0 : w, mh, 0, N, k0, k0 + kc, &a, &rc);
-        k0 += kc;
-        if (sc < bs) { bs = sc; best->kc = kc; }
+    int rc = 0, mr = d->mr;
+    int64_t mh = (M / 2 + mr - 1) / mr * mr;
+    int64_t w = BR_MIN(mh, (int64_t)mr * br_threads()), end;
+    rc = run_block(d, 0, w, 0, N, 0, K, best->kc, best->nc, 1);
+    AmParams a[8];
+    int n = 0;
+    for (int64_t kc = 32; kc <= 512 && kc <= K; kc *= 2) a[n++] = (AmParams){kc, best->nc, 1};
+    int f = race_fit(n, (mh - w) / mr);
+    int64_t kx = a[n - 1].kc;
+    if (!rc) {
+        best->kc = a[f + race(d, w, mh, N, kx, a + f, n - f, &end, &rc)].kc;
+        if (!rc && kx < K) rc = run_block(d, w, end, 0, N, kx, K, best->kc, best->nc, 1);
+        if (!rc && end < mh) rc = run_block(d, end, mh, 0, N, 0, K, best->kc, best->nc, 1);
     }
-    if (!rc && k0 < K) rc = run_block(d, 0, mh, 0, N, k0, K, best->kc, best->nc, 1);
-    int64_t j0 = 0;
-    bs = INFINITY;
-    for (int64_t nc = 8 * d->nr; j0 + nc <= N && !rc; nc *= 2) {
-        AmParams a = {best->kc, nc, 1};
-        double sc = subtask(d, mh, M, j0, j0 + nc, 0, K, &a, &rc);
-        j0 += nc;
-        if (sc >= bs) break;
-        bs = sc;
-        best->nc = nc;
+    /* nc, then packing, on the bottom half's rows in proportion, all
+     * with the (k,j) panels of the best kc packed once (when they fit) */
+    bool has_a = leaves_of(d, LC_A) > 0;
+    double need = (double)K * (double)((N + d->nr - 1) / d->nr * d->nr) * leaves_of(d, LC_B);
+    if (!rc && need <= AM_PREPACK && pack_full(d, best->kc, K, d->bfp)) {
+        d->bfp_kc = best->kc;
+        d->bfp_k = K;
     }
-    if (!rc && j0 + best->nc <= N) {
-        AmParams a = {best->kc, best->nc, 0};
-        if (subtask(d, mh, M, j0, j0 + best->nc, 0, K, &a, &rc) < bs) best->pack = 0;
-        j0 += best->nc;
+    n = 0;
+    for (int64_t nc = 8 * d->nr; nc < N && n < 7; nc *= 2) a[n++] = (AmParams){best->kc, nc, 1};
+    a[n++] = (AmParams){best->kc, (N + d->nr - 1) / d->nr * d->nr, 1};
+    int64_t tiles = (M - mh) / mr, nct = has_a ? tiles * n / (n + 2) : tiles;
+    f = race_fit(n, nct);
+    int64_t r = mh;
+    if (!rc) {
+        *best = a[f + race(d, r, r + nct * mr, N, K, a + f, n - f, &r, &rc)];
+        if (!rc && has_a && (M - r) / mr >= 2) {
+            AmParams pk[2] = {*best, *best};
+            pk[1].pack = 0;
+            best->pack = pk[race(d, r, M, N, K, pk, 2, &r, &rc)].pack;
+        }
     }
-    if (!rc && j0 < N) rc = run_block(d, mh, M, j0, N, 0, K, best->kc, best->nc, best->pack);
+    if (!rc && r < M) rc = run_block(d, r, M, 0, N, 0, K, best->kc, best->nc, best->pack);
+    for (int l = 0; l < AM_MAXLEAVES; l++) free(d->bfp[l]);
+    memset(d->bfp, 0, sizeof d->bfp);
+    d->bfp_kc = 0;
     return rc;
 }
 
@@ -1054,7 +1266,7 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
         return run_block(d, 0, M, 0, N, 0, K, pkc, pnc, ppk != 0);
     bool searchable = M >= 4 * d->mr * br_threads() && K >= 96 && N >= 32 * d->nr;
     double t0 = omp_get_wtime();
-    int rc;
+    int rc, chunks = 1;
     if (!tuned && searchable) {
         rc = search(d, M, N, K, &best);
         if (!rc) {
@@ -1068,12 +1280,15 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
             params_save(c, op, false, &best);
         }
     } else {
-        rc = run_block(d, 0, M, 0, N, 0, K, best.kc, best.nc, best.pack);
+        int64_t tiles = (M + d->mr - 1) / d->mr * ((N + d->nr - 1) / d->nr);
+        chunks = am_split(tiles, K, d->mr, d->nr, br_threads());
+        if (chunks > 1) rc = run_split(d, M, N, K, best.kc, best.pack, chunks);
+        else rc = run_block(d, 0, M, 0, N, 0, K, best.kc, best.nc, best.pack);
     }
     if (getenv("BRAID_AMULET_TRACE"))
-        fprintf(stderr, "amulet: %d x %d kernel, kc %lld nc %lld pack %d (%s): %.3g ns per iteration\n", d->mr,
-                d->nr, (long long)best.kc, (long long)best.nc, best.pack,
-                tuned ? "remembered" : searchable ? "searched" : "defaults",
+        fprintf(stderr, "amulet: %d x %d kernel, kc %lld nc %lld pack %d (%s), K in %d chunks: %.3g ns per iteration\n",
+                d->mr, d->nr, (long long)best.kc, (long long)best.nc, best.pack,
+                tuned ? "remembered" : searchable ? "searched" : "defaults", chunks,
                 (omp_get_wtime() - t0) / ((double)M * N * K) * 1e9);
     return rc;
 }
@@ -1339,7 +1554,8 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
             }
         } else if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1) {
             Drv d = {.p = p, .b = b, .fn = (AmKernel)op->fn[0], .mr = bm, .nr = bv * g->s.w, .ti = p->tr,
-                     .tj = p->tc, .tk = p->kvar, .pk = g->nslot ? (AmKernel)op->fn[2] : NULL, .nslot = g->nslot};
+                     .tj = p->tc, .tk = p->kvar, .pk = g->nslot ? (AmKernel)op->fn[2] : NULL, .nslot = g->nslot,
+                     .threads = br_threads()};
             int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];
             int64_t npad = (N + d.nr - 1) / d.nr * d.nr + d.nr;
             bool ok = true;

@@ -412,7 +412,10 @@ static bool sparse_leaf_ok(const AmPlan *p, const WhereLoop *w, const Cand *k)
  * with fewer tiles than threads, or too little work per tile for a team
  * (am_team, at the default kc of 256), the others idle. k-means'
  * t(P) %*% X (M = 5, N = 10, K = 10^6; 12 x 16 tiles) is one tile on one thread,
- * 7.7x what M N K iterations at the threads' rate say. */
+ * 7.7x what M N K iterations at the threads' rate say. The tile-major
+ * schedule (am_split) runs such a result on every thread by K; it is
+ * not priced here (a conservative price: narrow_result's Row operator
+ * stays chosen at AVX2, whose split loop was not measured against it). */
 static double dense_compute(int64_t M, int64_t N, int64_t K, const int tile[2], double per)
 {
     int64_t mt = (M + tile[0] - 1) / tile[0], nt = (BR_MIN(N, (int64_t)AM_NC) + tile[1] - 1) / tile[1];

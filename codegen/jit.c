@@ -522,14 +522,17 @@ static bool pch_get(CgContext *c, bool simd, char name[64])
  * time, and a build that short runs never finish would never help. */
 static bool pch_get_wait(CgContext *c, char name[64])
 {
+    int64_t t0 = br_now_ns();
+    bool ok = true;
     while (!pch_get(c, true, name)) {
         pthread_mutex_lock(&pch_mu);
         bool building = pchs[1].state == 1;
         pthread_mutex_unlock(&pch_mu);
-        if (!building || __atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE)) return false;
+        if (!building || __atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE)) { ok = false; break; }
         usleep(5000);
     }
-    return true;
+    __atomic_add_fetch(&c->st.prelude_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
+    return ok;
 }
 
 /* Appends str to b in single quotes for /bin/sh. */

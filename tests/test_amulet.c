@@ -11,6 +11,7 @@
 #include "kernels/leaf.h"
 #include "kernels/reorg.h"
 #include "codegen/amulet.h"
+#include "bench/amulet_trace.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1097,6 +1098,74 @@ static void narrow_result(void)
     br_set_threads(nt0);
 }
 
+/* The tile-major schedule of small results with K long (am_split: K in
+ * chunks over the threads, partials merged in chunk order): each query
+ * against the scalar loop, the same run twice bit for bit, and the
+ * chunk count the trace reports is am_split's for the kernel's tile (at
+ * least two chunks for 5 x 10 with two threads or more), at every SIMD
+ * level and 1-3 threads. */
+static void tile_major(void)
+{
+    static const int64_t shapes[][3] = {{5, 10, 6000}, {13, 17, 3001}, {3, 40, 2049}};
+    static const int qs[][2] = {{Q1, 2}, {QMM, 0}, {QMIN, 0}, {Q3, 1}};
+    KIsa isa0 = k_isa();
+    int nt0 = br_threads();
+    setenv("BRAID_AMULET", "kernel", 1);
+    for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++)
+        for (int nt = 1; nt <= 3; nt++) {
+            k_isa_set((KIsa)isa);
+            br_set_threads(nt);
+            for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+                for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
+                    int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
+                    int q = qs[qi][0];
+                    char what[96], w[300], src[1000];
+                    snprintf(what, sizeof what, "tile-major %s, %d threads", k_isa_name((KIsa)isa), nt);
+                    check(q, qs[qi][1], false, false, M, N, K, what);
+                    t_seed(3);
+                    MB *A = t_gen(M, K, 1, -1, 1, false), *B = t_gen(K, N, 1, -1, 1, false);
+                    MB *thi = t_gen(M, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, N, 1, -0.5, 0.5, false);
+                    const char *names[] = {"A", "B", "thi", "thj"};
+                    MB *ins[] = {A, B, thi, thj};
+                    body(w, sizeof w, q, qs[qi][1], false, false);
+                    snprintf(src, sizeof src,
+                             "dis = matrix(0.5, rows=ncol(B), cols=1)\nR = matrix(%d, rows=nrow(A), cols=ncol(B))\n"
+                             "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", q == QMIN ? 1000 : 0, w);
+                    TRun r[2];
+                    int mr = 0, nr = 0, chunks = 0;
+                    for (int rep = 0; rep < 2; rep++) {
+                        CgOptions cg = t_pols[2].o;
+                        FILE *f = amulet_traced(src, &cg, names, ins, 4, &r[rep]);
+                        char line[400];
+                        while (f && fgets(line, sizeof line, f)) {
+                            char *c = strstr(line, "K in ");
+                            if (sscanf(line, "amulet: %d x %d kernel, kc", &mr, &nr) == 2 && c) chunks = atoi(c + 5);
+                        }
+                        if (f) fclose(f);
+                    }
+                    T_CHECK(r[0].rc == 0 && r[1].rc == 0, "%s: %s: %s", what, w, r[0].err);
+                    if (r[0].rc == 0 && r[1].rc == 0) {
+                        MB *x = mb_to_dense(r[0].out[0].m, &(BrErr){0}), *y = mb_to_dense(r[1].out[0].m, &(BrErr){0});
+                        T_CHECK(x && y && !memcmp(x->d, y->d, (size_t)(M * N) * sizeof(double)),
+                                "%s: %s (%lldx%lldx%lld): two runs differ", what, w, (long long)M, (long long)N,
+                                (long long)K);
+                        mb_release(x);
+                        mb_release(y);
+                        int64_t tiles = mr && nr ? (M + mr - 1) / mr * ((N + nr - 1) / nr) : 0;
+                        int want = tiles ? am_split(tiles, K, mr, nr, nt) : -1;
+                        T_CHECK(chunks == want && (si || nt == 1 || chunks >= 2),
+                                "%s: %s (%lldx%lldx%lld): K in %d chunks, want %d", what, w, (long long)M,
+                                (long long)N, (long long)K, chunks, want);
+                    }
+                    t_run_free(&r[0]);
+                    t_run_free(&r[1]);
+                    for (int i = 0; i < 4; i++) mb_release(ins[i]);
+                }
+        }
+    k_isa_set(isa0);
+    br_set_threads(nt0);
+}
+
 int main(void)
 {
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
@@ -1116,6 +1185,7 @@ int main(void)
     sparse_planner();
     multi();
     narrow_result();
+    tile_major();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
         for (int q = Q1; q <= QMAX; q++)
@@ -1160,6 +1230,11 @@ int main(void)
         snprintf(what, sizeof what, "search, %d threads", nt);
         check(Q1, 2, false, false, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
         check(Q2, 3, true, true, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
+        /* rows for every race in two rounds: kc 32..512 over k in
+         * [0, 512) (each candidate's panels packed ahead), nc 128..all,
+         * packing on and off, and the rest of k and of the rows */
+        check(Q1, 2, false, true, 301, 805, 611, what);
+        check(QMIN, 0, true, false, 299, 803, 533, what);
     }
     br_set_threads(0);
     return t_done("test_amulet");
