@@ -328,6 +328,7 @@ MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
         }
     }
     if (ok) ok = rowwise(x, pre, k, r->d);
+    if (ok) ok = cla_ieee_right(x, b, r->d);   /* 0 * Inf, 0 * NaN: unlisted rows, skipped zeros */
     free_pre(pre, c->ngroups);
     mb_release(tb);
     return product_done(r, ok, e);
@@ -643,6 +644,10 @@ MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
             }
         }
     }
+    if (ok && !cla_ieee_tl(x, b, r->d)) {   /* 0 * Inf, 0 * NaN hidden in per-tuple sums */
+        br_err(e, BR_ENOMEM, "out of memory");
+        ok = false;
+    }
     mb_release(tb);
     if (!ok) {
         mb_release(r);
@@ -656,8 +661,8 @@ MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
  * of x that sel selects, in ascending order, by blocks of CLA_BLK rows
  * (whole blocks where many rows are selected, single rows elsewhere),
  * each added v times into output row i (kmeans++'s table(seq, idx) %*% X,
- * kmeans' t(P) %*% X). Only sel's non-zeros meet x, as in the ordinary
- * kernel of a sparse operand (its zeros never meet NaN in x). */
+ * kmeans' t(P) %*% X). Only sel's non-zeros meet x; the callers mark
+ * sel's zeros meeting NaN/Inf of x (k_mm_ieee_zeros, as k_matmul). */
 /* Output rows += v times row `row` of x (at buf) for sel's non-zeros of
  * that row. */
 static void gather_add(const MB *sel, int64_t row, const double *buf, int64_t m, double *out)
@@ -713,7 +718,7 @@ MB *cla_matmul_tl_left(const MB *a, const MB *x, BrErr *e)
 {
     if (dim_err(a->rows != x->rows, true, a, x, e)) return NULL;
     cla_stats_op("tmm");
-    if (a->sparse) return gather_rows(a, x, e);
+    if (a->sparse) return k_mm_ieee_zeros(a, true, x, false, gather_rows(a, x, e), e);   /* as k_matmul_tl */
     MB *p = cla_matmul_tl(x, a, e), *r = p ? k_transpose(p, e) : NULL;
     mb_release(p);
     return r;
@@ -900,6 +905,10 @@ MB *cla_tsmm(const MB *x, BrErr *e)
                 ok = false;
             }
         }
+    }
+    if (ok && !cla_ieee_tl(x, NULL, r->d)) {   /* a non-finite value meeting a zero of its row */
+        br_err(e, BR_ENOMEM, "out of memory");
+        ok = false;
     }
     if (!ok) { mb_release(r); return NULL; }
     mb_recount_nnz(r);

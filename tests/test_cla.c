@@ -1420,6 +1420,151 @@ static void check_cla_machine(void)
     free(cg);
 }
 
+/* NaN, +Inf and -Inf on the other side of compressed products (and in X
+ * meeting zeros of the other side) give exactly the ordinary kernels'
+ * NaN/Inf cells (kernels/cla_ieee.c): every group format (forced DDC1,
+ * DDC2, OLE, RLE, UNC, the size-chosen mix, with an EMPTY and a CONST
+ * column), each value alone at a row where the column is zero and where
+ * it is not, and +Inf and -Inf in rows of one tuple (NaN from the sum). */
+typedef struct IeeeIn { MB *y, *Y, *v, *B, *L; } IeeeIn;
+
+static IeeeIn ieee_in(int64_t n, int64_t m)
+{
+    BrErr e = {0};
+    IeeeIn in = {rnd(n, 1), rnd(n, 3), rnd(m, 1), rnd(m, 3), mb_dense(2, n, &e)};
+    for (int64_t i = 0; i < n; i++) in.L->d[i] = in.y->d[i], in.L->d[n + i] = in.Y->d[i * 3];
+    return in;
+}
+
+/* Every product over the inputs (non-zeros recounted) against the
+ * ordinary kernels; the reference t(X) %*% y returned (caller releases). */
+static MB *ieee_products(const char *what, const char *tag, const MB *x, const MB *cx, IeeeIn in)
+{
+    BrErr e = {0};
+    MB *ms[] = {in.y, in.Y, in.v, in.B, in.L};
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) mb_recount_nnz(ms[k]);
+    struct { const char *op; MB *r, *q; } c[] = {
+        {"t(X) %*% y", cla_matmul_tl(cx, in.y, &e), k_matmul_tl(x, in.y, &e)},
+        {"X %*% v", cla_matmul_right(cx, in.v, &e), k_matmul(x, in.v, &e)},
+        {"X %*% B", cla_matmul_right(cx, in.B, &e), k_matmul(x, in.B, &e)},
+        {"t(X) %*% Y", cla_matmul_tl(cx, in.Y, &e), k_matmul_tl(x, in.Y, &e)},
+        {"L %*% X", cla_matmul_left(in.L, cx, &e), k_matmul(in.L, x, &e)},
+        {"t(Y) %*% X", cla_matmul_tl_left(in.Y, cx, &e), k_matmul_tl(in.Y, x, &e)},
+        {"mmchain(X, v, y)", cla_mmchain(cx, in.v, in.y, &e), k_mmchain(x, in.v, in.y, &e)},
+        {"t(X) %*% X", cla_tsmm(cx, &e), k_tsmm(x, true, &e)},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        T_MB_EQ(c[k].r, c[k].q, RT, "%s: %s: %s", what, tag, c[k].op);
+        mb_release(c[k].r);
+        if (k) mb_release(c[k].q);
+    }
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) mb_release(ms[k]);
+    return c[0].q;
+}
+
+static void ieee_case(const char *what, const MB *x, const MB *cx, double val, int64_t at, int64_t at2)
+{
+    int64_t n = x->rows, m = x->cols;
+    IeeeIn in = ieee_in(n, m);
+    in.y->d[at] = val;
+    in.Y->d[at * 3 + 1] = val;
+    in.L->d[n + at] = val;
+    int64_t u = at % m, u2 = at2 % m;
+    in.v->d[u] = val;
+    in.B->d[u * 3 + 2] = val;
+    if (at2 >= 0) {   /* the opposite infinity in a second row */
+        in.y->d[at2] = -val, in.Y->d[at2 * 3 + 1] = -val, in.L->d[n + at2] = -val;
+        in.v->d[u2] = -val, in.B->d[u2 * 3 + 2] = -val;
+    }
+    char tag[96];
+    snprintf(tag, sizeof tag, "%g at row %lld (%lld)", val, (long long)at, (long long)at2);
+    mb_release(ieee_products(what, tag, x, cx, in));
+}
+
+/* X itself with a non-finite value meeting zeros of the other side and
+ * of its own rows (tsmm). */
+static void ieee_x(const char *what, const MB *x, const MB *cx)
+{
+    int64_t n = x->rows, m = x->cols;
+    IeeeIn in = ieee_in(n, m);
+    MB *ms[] = {in.y, in.Y, in.v, in.B, in.L};
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++)   /* positive: one sign of Inf per column */
+        for (int64_t i = 0; i < ms[k]->rows * ms[k]->cols; i++) ms[k]->d[i] = 0.5 + fabs(ms[k]->d[i]);
+    for (int64_t i = 0; i < n; i += 5) in.y->d[i] = 0, in.Y->d[i * 3 + 1] = 0, in.L->d[i] = 0;
+    in.v->d[1] = 0;
+    in.B->d[3 + 2] = 0;
+    MB *q = ieee_products(what, "non-finite X", x, cx, in);
+    /* not vacuous: an Inf cell and a NaN cell */
+    T_CHECK(q && !q->sparse && isinf(q->d[0]) && isnan(q->d[1]), "%s: non-finite X: Inf and NaN in t(X) %%*%% y", what);
+    mb_release(q);
+}
+
+static void check_ieee(void)
+{
+    Spec s = {"ieee", 3000, 5, 3, 0.6, 9, false, 0, false};
+    MB *x0 = gen(&s);
+    BrErr e = {0};
+    int64_t n = x0->rows, m = s.m + 2;
+    MB *x = mb_dense(n, m, &e), *xi = mb_dense(n, m, &e);
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t j = 0; j < s.m; j++) x->d[i * m + j] = mb_get(x0, i, j);
+        x->d[i * m + s.m + 1] = 2;   /* column s.m: EMPTY; s.m + 1: CONST */
+    }
+    memcpy(xi->d, x->d, (size_t)(n * m) * sizeof(double));
+    /* Inf in X: column 0 only where the other side is not zero (Inf
+     * results), column 1 also where it is (NaN, though the sum of the
+     * other side over the Inf tuple's rows is not zero), -Inf in column 2 */
+    for (int64_t i = 0; i < n; i++) {
+        if (i % 37 == 3) xi->d[i * m + 1] = INFINITY;
+        if (i % 37 == 3 && i % 5 != 0) xi->d[i * m] = INFINITY;
+        if (i % 37 == 5 && i % 5 != 0) xi->d[i * m + 2] = -INFINITY;
+    }
+    mb_recount_nnz(x);
+    mb_recount_nnz(xi);
+    mb_release(x0);
+    /* a row where column at % m is zero and one where it is not, per column */
+    int64_t zr[8], nzr[8];
+    for (int64_t j = 0; j < m; j++) {
+        zr[j] = nzr[j] = -1;
+        for (int64_t i = j; i < n; i += m) {
+            if (x->d[i * m + j] == 0 && zr[j] < 0) zr[j] = i;
+            if (x->d[i * m + j] != 0 && nzr[j] < 0) nzr[j] = i;
+        }
+    }
+    int encs[] = {-1, CLA_DDC1, CLA_DDC2, CLA_OLE, CLA_RLE, CLA_UNC};
+    double vals[] = {NAN, INFINITY, -INFINITY};
+    for (size_t k = 0; k < sizeof encs / sizeof *encs; k++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        o.enc = encs[k];
+        o.cocode = k != 2;
+        MB *cx = cla_compress(x, &o, &e), *cxi = cla_compress(xi, &o, &e);
+        char what[64];
+        snprintf(what, sizeof what, "ieee enc %s", encs[k] < 0 ? "auto" : cla_enc_name(encs[k]));
+        T_CHECK(cx && mb_is_cmb(cx) && cxi && mb_is_cmb(cxi), "%s: compressed", what);
+        if (!cx || !mb_is_cmb(cx) || !cxi || !mb_is_cmb(cxi)) { mb_release(cx); mb_release(cxi); continue; }
+        for (int64_t j = 0; j < m; j++)
+            for (size_t a = 0; a < 3; a++) {
+                if (zr[j] >= 0) ieee_case(what, x, cx, vals[a], zr[j], -1);
+                if (nzr[j] >= 0) ieee_case(what, x, cx, vals[a], nzr[j], -1);
+            }
+        /* +Inf and -Inf in two rows of one tuple (first column's value) */
+        for (int64_t i = 1; i < n; i++)
+            if (x->d[i * m] == x->d[0] && (i - 0) % m == 0) { ieee_case(what, x, cx, INFINITY, 0, i); break; }
+        ieee_x(what, xi, cxi);
+        for (int th = 2; th <= 2; th++) {   /* the threaded paths */
+            br_set_threads(th);
+            ieee_case(what, x, cx, NAN, zr[0] >= 0 ? zr[0] : 0, -1);
+            ieee_x(what, xi, cxi);
+            br_set_threads(0);
+        }
+        mb_release(cx);
+        mb_release(cxi);
+    }
+    mb_release(x);
+    mb_release(xi);
+}
+
 int main(void)
 {
     Spec specs[] = {
@@ -1437,6 +1582,7 @@ int main(void)
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k]);
     check_cell_wide();
     check_tl_joint();
+    check_ieee();
     check_dec_sparse();
     check_lut();
     check_grid();
