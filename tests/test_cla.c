@@ -4,6 +4,7 @@
  * NaN, for each encoding (forced) and the size-chosen mix, with 1 and 2
  * threads. */
 #include "t.h"
+#include "t_dml.h"
 #include "io/io.h"
 #include "kernels/agg.h"
 #include "kernels/cla.h"
@@ -1105,30 +1106,36 @@ static const Hop *agg_hop(const HopDag *d)
     return NULL;
 }
 
-static void check_compile_compress(void)
+/* One plan (src, compiled under sysds.compressed.linalg = cla): the body
+ * of its first loop or branch reads X marked compressed at run time and
+ * is recompiled; recompiled with X compressed and uncompressed, the read
+ * carries the compressed bytes and the aggregate runs locally over the
+ * compressed block but is planned distributed over the same data
+ * uncompressed. marked false: no mark is expected (cla off). */
+static void compile_compress_case(const char *tag, const char *src, int cla, bool marked)
 {
-    const char *src = "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=3))\nX = compress(X)\n"
-                      "s = 0\nfor (i in 1:2) {\n  s = s + sum(X^2)\n}\nprint(s)\n";
     Diag *d = diag_new();
     LangOptions lo = {0};
+    CgOptions cg = {.enabled = false, .cla = cla};
     Program *ast = lang_load_string(src, "<test>", &lo, d);
-    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, NULL) : NULL;
-    T_CHECK(p != NULL, "compress plan: compiled");
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, &cg) : NULL;
+    T_CHECK(p != NULL, "%s: compiled", tag);
     PBlock *body = NULL;
-    for (int b = 0; p && b < p->main.n; b++)
+    for (int b = 0; p && b < p->main.n && !body; b++)
         if (p->main.v[b]->body.n) body = p->main.v[b]->body.v[0];
-    T_CHECK(body && body->dag, "compress plan: the loop body");
-    if (body && body->dag) {
+    T_CHECK(body && body->dag, "%s: the loop body", tag);
+    const Hop *h = body && body->dag ? tread_x(body->dag) : NULL;
+    T_CHECK(h && (h->cbytes < 0) == marked, "%s: X read %s (cbytes %g)", tag,
+            marked ? "as compressed at run time" : "uncompressed", h ? h->cbytes : 0);
+    if (marked && h) {
         const HopDag *bd = body->dag;
-        const Hop *h = tread_x(bd);
-        T_CHECK(h && h->cbytes < 0, "compress plan: X read as compressed at run time (cbytes %g)", h ? h->cbytes : 0);
-        T_CHECK(bd->recompile && body->code && body->code->recompile, "compress plan: the loop body is recompiled");
+        T_CHECK(bd->recompile && body->code && body->code->recompile, "%s: the loop body is recompiled", tag);
         Spec sp = {"cc", 20000, 10, 5, 0.1, 1, false, 0, false};
         MB *x = gen(&sp);
         BrErr e = {0};
         ClaPlanOpts o = cla_plan_defaults();
         MB *cx = cla_compress(x, &o, &e);
-        T_CHECK(cx && mb_is_cmb(cx) && mb_bytes(cx) * 4 < mb_bytes(x), "compress plan: compressed 4x");
+        T_CHECK(cx && mb_is_cmb(cx) && mb_bytes(cx) * 4 < mb_bytes(x), "%s: compressed 4x", tag);
         double saved = br_mem_budget();
         br_set_mem_budget((double)(mb_bytes(cx) + mb_bytes(x)) / 2);
         for (int comp = 0; comp < 2 && cx; comp++) {
@@ -1142,8 +1149,8 @@ static void check_compile_compress(void)
             const Hop *r = tread_x(copy), *a = agg_hop(copy);
             double want = comp ? (double)mb_bytes(cx) : 0;
             T_CHECK(code && r && r->cbytes == want && r->mem == (double)mb_bytes(comp ? cx : x),
-                    "compress plan %d: recompiled read sees %g bytes (cbytes %g)", comp, want, r ? r->cbytes : -9);
-            T_CHECK(a && a->exec == (comp ? EX_CP : EX_DIST), "compress plan %d: %s operator", comp,
+                    "%s %d: recompiled read sees %g bytes (cbytes %g)", tag, comp, want, r ? r->cbytes : -9);
+            T_CHECK(a && a->exec == (comp ? EX_CP : EX_DIST), "%s %d: %s operator", tag, comp,
                     comp ? "local compressed" : "distributed");
             if (code) plan_code_free(code);
             hop_dag_free(copy);
@@ -1156,6 +1163,42 @@ static void check_compile_compress(void)
     if (p) plan_program_free(p);
     lang_program_free(ast);
     diag_free(d);
+}
+
+/* Plans after compression at run time: compress() in the script; the
+ * sysds.compressed.linalg setting's own compressions (true: reads, and
+ * matrices a loop reads at its entry; auto: at loop entry, when it pays,
+ * so marked maybe compressed); none when off. Machine constants pinned. */
+static void check_compile_compress(void)
+{
+    t_pin_machine();
+    const char *gen_x = "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=3))\n";
+    const char *loop = "s = 0\nfor (i in 1:2) {\n  s = s + sum(X^2)\n}\nprint(s)\n";
+    char src[512];
+    snprintf(src, sizeof src, "%sX = compress(X)\n%s", gen_x, loop);
+    compile_compress_case("compress plan", src, RT_CLA_OFF, true);
+    snprintf(src, sizeof src, "%s%s", gen_x, loop);
+    compile_compress_case("linalg=true loop plan", src, RT_CLA_ON, true);
+    compile_compress_case("linalg=auto loop plan", src, RT_CLA_AUTO, true);
+    compile_compress_case("linalg=false loop plan", src, RT_CLA_OFF, false);
+    /* a read under true (its size from the .mtd), read in a branch */
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/braid_test_cla_read_%d.csv", (int)getpid());
+    BrErr e = {0};
+    MB *x = rnd(20000, 10);
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "csv";
+    T_CHECK(io_write_matrix(path, x, &wo, &e) == 0, "read plan: written (%s)", e.msg);
+    const char *branch = "s = 0\nif (as.scalar(rand(rows=1, cols=1, seed=1)) < 2) {\n  s = s + sum(X^2)\n}\nprint(s)\n";
+    snprintf(src, sizeof src, "X = read(\"%s\")\n%s", path, branch);
+    compile_compress_case("linalg=true read plan", src, RT_CLA_ON, true);
+    compile_compress_case("linalg=auto read plan", src, RT_CLA_AUTO, false);   /* auto: loops only */
+    mb_release(x);
+    unlink(path);
+    char mtd[300];
+    snprintf(mtd, sizeof mtd, "%s.mtd", path);
+    unlink(mtd);
 }
 
 /* The size-chosen encodings: low cardinality -> DDC, sparse -> OLE, long
