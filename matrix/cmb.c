@@ -473,15 +473,7 @@ static void ddc1_run_rows(ClaIter *const *sel, int m, int64_t lo, int64_t n, dou
         col[r] = g->cols[0];
         sel[r]->row += n;
     }
-    switch (m) {
-    case 8: DDC1_RUN_ROWS(8) break;
-    case 7: DDC1_RUN_ROWS(7) break;
-    case 6: DDC1_RUN_ROWS(6) break;
-    case 5: DDC1_RUN_ROWS(5) break;
-    case 4: DDC1_RUN_ROWS(4) break;
-    case 3: DDC1_RUN_ROWS(3) break;
-    default: DDC1_RUN_ROWS(2) break;
-    }
+    CLA_WIDTHS(m, DDC1_RUN_ROWS)
 }
 
 static bool ddc1_one(const ClaGroup *g) { return g->enc == CLA_DDC1 && g->ncols == 1; }

@@ -1421,6 +1421,39 @@ static void check_tl_joint(void)
     br_set_threads(0);
 }
 
+/* Multi-column products over many one-column DDC1 groups (more than a
+ * chunk of DDC_FUSE = 16 summed per output row in registers, and the
+ * constant-width scatters of t(X) %*% Y): widths 2 to 9, 1 and 2 threads. */
+static void check_wide_products(void)
+{
+    int64_t n = 2 * CLA_BLK + 77, m = 21;
+    BrErr e = {0};
+    MB *x = mb_dense(n, m, &e);
+    for (int64_t i = 0; i < n * m; i++) x->d[i] = (double)(int)(urand() * (3 + i % m)) - 1;
+    mb_recount_nnz(x);
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    o.cocode = false;
+    o.enc = CLA_DDC1;
+    MB *cx = cla_compress(x, &o, &e);
+    T_CHECK(cx && mb_is_cmb(cx) && cx->cmb->ngroups == m, "wide products: one group per column");
+    for (int th = 1; cx && th <= 2; th++) {
+        br_set_threads(th);
+        for (int64_t k = 2; k <= 9; k++) {
+            MB *B = rnd(m, k), *Y = rnd(n, k);
+            MB *r1 = cla_matmul_right(cx, B, &e), *q1 = k_matmul(x, B, &e);
+            MB *r2 = cla_matmul_tl(cx, Y, &e), *q2 = k_matmul_tl(x, Y, &e);
+            T_MB_EQ(r1, q1, RT, "wide products: X %%*%% B, k %lld th %d", (long long)k, th);
+            T_MB_EQ(r2, q2, RT, "wide products: t(X) %%*%% Y, k %lld th %d", (long long)k, th);
+            MB *ms[] = {B, Y, r1, q1, r2, q2};
+            for (size_t j = 0; j < sizeof ms / sizeof *ms; j++) mb_release(ms[j]);
+        }
+    }
+    br_set_threads(0);
+    mb_release(cx);
+    mb_release(x);
+}
+
 /* The machine's CLA constants (codegen/cla_machine.c): measured once
  * into the cache folder (in their clamped ranges) and read back from it;
  * a file's values are taken; BRAID_CLA_MACHINE pins them and
@@ -1626,6 +1659,7 @@ int main(void)
     check_cell_wide();
     check_tl_joint();
     check_ieee();
+    check_wide_products();
     check_dec_sparse();
     check_lut();
     check_grid();
