@@ -30,6 +30,7 @@ static CgOptions cg_options(const BraidConfig *cfg, const char *explain)
                             : !strcmp(cfg->codegen_optimizer, "fuse_no_redundancy") ? CG_FUSE_NO_REDUNDANCY
                             : !strcmp(cfg->codegen_optimizer, "fusion_stitching") ? CG_STITCH_EXPLORER
                             : CG_COST_BASED,
+                    .cla = cfg->cla,
                     .explain = explain && !strcmp(explain, "codegen") ? stdout : NULL};
     return cg;
 }

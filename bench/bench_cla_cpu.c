@@ -8,10 +8,11 @@
  * numerics, 2 with runs, 2 mostly-zero flags). Operations: X %*% v,
  * t(X) %*% y, decompression against a copy, and reading all rows through
  * cla_rows_read in windows of 2048 rows (what the per-cell Cell/MAgg and
- * Outer skeletons do) against copying the same rows of the dense block;
+ * Outer skeletons do) against copying the same rows of the dense block,
+ * t(X) %*% Y and X %*% B with K = 8 columns (multi-column products);
  * and compression with direct code tables against hashing.
  * Run: OPENBLAS_NUM_THREADS=1 build/bench/bench_cla_cpu [R [op]]
- * (op 0-3: only that operation, then compression). */
+ * (op 0-5: only that operation, then compression). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,14 @@ int main(int argc, char **argv)
     for (int j = 0; j < m; j++) v->d[j] = ur();
     for (int64_t i = 0; i < n; i++) y->d[i] = ur();
     mb_recount_nnz(v); mb_recount_nnz(y);
-    const char *names[] = {"X %*% v", "t(X) %*% y", "decompress", "window rows"};
+    int64_t K = 8;
+    MB *Y = mb_dense(n, K, &e), *B = mb_dense(m, K, &e);
+    for (int64_t i = 0; i < n * K; i++) Y->d[i] = ur();
+    for (int64_t i = 0; i < m * K; i++) B->d[i] = ur();
+    mb_recount_nnz(Y); mb_recount_nnz(B);
+    const char *names[] = {"X %*% v", "t(X) %*% y", "decompress", "window rows", "t(X) %*% Y", "X %*% B"};
     double *buf = malloc(2048 * m * sizeof(double));
-    int op0 = argc > 2 ? atoi(argv[2]) : 0, op1 = argc > 2 ? op0 + 1 : 4;
+    int op0 = argc > 2 ? atoi(argv[2]) : 0, op1 = argc > 2 ? op0 + 1 : 6;
     for (int op = op0; op < op1; op++) {
         double bu = 1e9, bc = 1e9;
         for (int r = 0; r < R; r++)
@@ -59,6 +65,8 @@ int main(int argc, char **argv)
                 if (op == 0) res = comp ? cla_matmul_right(in, v, &e) : k_matmul(in, v, &e);
                 else if (op == 1) res = comp ? cla_matmul_tl(in, y, &e) : k_matmul_tl(in, y, &e);
                 else if (op == 2) res = comp ? cmb_decompress(in, &e) : mb_copy(in, &e);
+                else if (op == 4) res = comp ? cla_matmul_tl(in, Y, &e) : k_matmul_tl(in, Y, &e);
+                else if (op == 5) res = comp ? cla_matmul_right(in, B, &e) : k_matmul(in, B, &e);
                 else if (comp) {
                     ClaRows *rd = cla_rows_open(in, 0);
                     for (int64_t lo = 0; lo < n; lo += 2048) cla_rows_read(rd, 2048, buf);
@@ -88,6 +96,6 @@ int main(int argc, char **argv)
         }
     printf("compression  hashing %.4f s  tables %.4f s  hashing/tables %.2f\n", th, tl, th / tl);
     free(buf);
-    mb_release(v); mb_release(y); mb_release(c); mb_release(x);
+    mb_release(v); mb_release(y); mb_release(Y); mb_release(B); mb_release(c); mb_release(x);
     return 0;
 }

@@ -29,6 +29,9 @@ typedef struct CgOptions {
                               plan on size grounds (small dense inputs):
                               differential tests exercise the generated
                               code on every shape */
+    int cla;               /* sysds.compressed.linalg (RT_CLA_OFF/ON/AUTO,
+                              runtime/interp.h): the planner marks what the
+                              run time compresses (plan/build.c) */
 } CgOptions;
 
 /* Counters for -stats. */

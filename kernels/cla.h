@@ -125,6 +125,12 @@ MB *cla_matmul_tl_left(const MB *a, const MB *x, BrErr *e);
 MB *cla_tsmm(const MB *x, BrErr *e);
 /* t(x) %*% (w * (x %*% v)) (w NULL: without weights). */
 MB *cla_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e);
+/* IEEE products over zeros (cla_ieee.c): mark NaN in the dense result
+ * r of x %*% b (_right) or t(x) %*% b (_tl; b NULL: t(x) %*% x) where a
+ * term is 0 * Inf or 0 * NaN, as k_mm_ieee_zeros does for the ordinary
+ * kernels (b dense). False when out of memory. */
+bool cla_ieee_right(const MB *x, const MB *b, double *r);
+bool cla_ieee_tl(const MB *x, const MB *b, double *r);
 /* Aggregates: op in OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX; any
  * direction. */
 MB *cla_agg(OpCode op, AggDir dir, const MB *x, BrErr *e);

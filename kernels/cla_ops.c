@@ -143,16 +143,7 @@ static void ddc_add(const ClaGroup *g, int64_t lo, int64_t n, const double *p, i
 {
     const uint8_t *c1 = g->enc == CLA_DDC1 ? g->ix->c1 : NULL;
     const uint16_t *c2 = g->ix->c2;
-    switch (k) {
-    case 2: DDC_ADD_K(2) break;
-    case 3: DDC_ADD_K(3) break;
-    case 4: DDC_ADD_K(4) break;
-    case 5: DDC_ADD_K(5) break;
-    case 6: DDC_ADD_K(6) break;
-    case 7: DDC_ADD_K(7) break;
-    case 8: DDC_ADD_K(8) break;
-    default: DDC_ADD_K(k) break;
-    }
+    CLA_WIDTHS(k, DDC_ADD_K)
 }
 
 /* Consecutive DDC1 groups q.. (at most 4) with one column of results:
@@ -186,15 +177,59 @@ static int ddc1_gather_run(const struct CMB *c, double **pre, int q, int64_t lo,
     return m;
 }
 
+/* k (2 to 8) columns of results over the DDC1 groups with results
+ * (pre[q]): each output row summed over the groups in registers and
+ * stored once (a pass per group loaded and stored the block's rows once
+ * per group: X %*% B ran at 0.4 of the dense kernel's speed). Groups in
+ * chunks of DDC_FUSE. Returns whether it ran (at least 2 such groups). */
+#define DDC_FUSE 16
+#define DDC_FUSED_K(K)                                                                      \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+        double acc[K], *oi = o + i * (K);                                                  \
+        for (int cc = 0; cc < (K); cc++) acc[cc] = oi[cc];                                 \
+        for (int r = 0; r < m; r++) {                                                      \
+            const double *pr = P[r] + (int64_t)cd[r][i] * (K);                             \
+            for (int cc = 0; cc < (K); cc++) acc[cc] += pr[cc];                            \
+        }                                                                                  \
+        for (int cc = 0; cc < (K); cc++) oi[cc] = acc[cc];                                 \
+    }
+
+static bool fusable_ddc1(const ClaGroup *g, const double *p) { return p && g->enc == CLA_DDC1; }
+
+static bool ddc1_fused(const struct CMB *c, double **pre, int64_t lo, int64_t n, int64_t k, double *o)
+{
+    int tot = 0;
+    for (int q = 0; q < c->ngroups; q++) tot += fusable_ddc1(c->groups[q], pre[q]);
+    if (k < 2 || k > 8 || tot < 2) return false;
+    const uint8_t *cd[DDC_FUSE];
+    const double *P[DDC_FUSE];
+    int m = 0;
+    for (int q = 0; q <= c->ngroups; q++) {
+        if (q < c->ngroups && fusable_ddc1(c->groups[q], pre[q])) {
+            cd[m] = c->groups[q]->ix->c1 + lo;
+            P[m++] = pre[q];
+        }
+        if (m == 0 || (m < DDC_FUSE && q < c->ngroups)) continue;
+        CLA_WIDTHS(k, DDC_FUSED_K)
+        m = 0;
+    }
+    return true;
+}
+
 /* out[lo..lo+n) += pre[code] over the compressed groups, thread-local
  * iterators its[] (NULL entries for UNC/EMPTY groups). */
 static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo, int64_t n, int64_t k,
                      int32_t *codes, double *out)
 {
+    bool fused = ddc1_fused(c, pre, lo, n, k, out + lo * k);
     for (int q = 0; q < c->ngroups; q++) {
         if (!pre[q]) continue;
         const double *p = pre[q];
         const ClaGroup *g = c->groups[q];
+        if (fused && g->enc == CLA_DDC1) {
+            cla_iter_skip(&its[q], n);
+            continue;
+        }
         if (k == 1 && g->enc == CLA_DDC1) {
             int m = ddc1_gather_run(c, pre, q, lo, n, out + lo);
             for (int r = 0; r < m; r++) cla_iter_skip(&its[q + r], n);
@@ -328,6 +363,7 @@ MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
         }
     }
     if (ok) ok = rowwise(x, pre, k, r->d);
+    if (ok) ok = cla_ieee_right(x, b, r->d);   /* 0 * Inf, 0 * NaN: unlisted rows, skipped zeros */
     free_pre(pre, c->ngroups);
     mb_release(tb);
     return product_done(r, ok, e);
@@ -350,6 +386,24 @@ static double list_sum(const double *v, const int32_t *rows, int64_t nr)
     for (; j < nr; j++) s0 += v[rows[j]];
     return (s0 + s1) + (s2 + s3);
 }
+
+/* A[c[i]] (k values) += row i of b (n x k, row-major): the code's row of
+ * A gets the whole row of b; widths up to 8 with constant loop bounds
+ * (one or two vector adds per row instead of a counted loop). C: the
+ * code type. */
+#define ROWS_SCATTER_K(K)                                                                    \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+        double *a = A + (int64_t)c[i] * (K);                                                \
+        const double *br = b + i * (K);                                                     \
+        for (int cc = 0; cc < (K); cc++) a[cc] += br[cc];                                   \
+    }
+#define ROWS_SCATTER(C, NAME)                                                                \
+    static void NAME(const C *c, int64_t n, const double *b, int64_t k, double *A)         \
+    {                                                                                        \
+        CLA_WIDTHS(k, ROWS_SCATTER_K)                                                        \
+    }
+ROWS_SCATTER(uint8_t, rows_scatter_u8)
+ROWS_SCATTER(uint16_t, rows_scatter_u16)
 
 /* out[cols of g, :] (m x k) = dict^T A, A[t] = sum of b's rows of tuple t. */
 /* A[t] += b's rows [lo, lo+len) of tuple t (k columns), group g's
@@ -375,6 +429,15 @@ static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, co
     }
     if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
         ddc_scatter(g, lo, len, b->d + lo, A);
+        cla_iter_skip(it, len);
+        return;
+    }
+    if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
+        const uint8_t *c1 = g->enc == CLA_DDC1 ? g->ix->c1 + lo : NULL;
+        const uint16_t *c2 = g->enc == CLA_DDC2 ? g->ix->c2 + lo : NULL;
+        const double *br = b->d + lo * k;
+        if (c1) rows_scatter_u8(c1, len, br, k, A);
+        else rows_scatter_u16(c2, len, br, k, A);
         cla_iter_skip(it, len);
         return;
     }
@@ -483,11 +546,7 @@ static void joint_scatter(const uint16_t *idx, int64_t n, const double *b, int64
     } else if (k == 1) {
         for (int64_t i = 0; i < n; i++) J[idx[i]] += b[i];
     } else {
-        for (int64_t i = 0; i < n; i++) {
-            double *a = J + (int64_t)idx[i] * k;
-            const double *br = b + i * k;
-            for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
-        }
+        rows_scatter_u16(idx, n, b, k, J);
     }
 }
 
@@ -643,6 +702,10 @@ MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
             }
         }
     }
+    if (ok && !cla_ieee_tl(x, b, r->d)) {   /* 0 * Inf, 0 * NaN hidden in per-tuple sums */
+        br_err(e, BR_ENOMEM, "out of memory");
+        ok = false;
+    }
     mb_release(tb);
     if (!ok) {
         mb_release(r);
@@ -656,8 +719,8 @@ MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
  * of x that sel selects, in ascending order, by blocks of CLA_BLK rows
  * (whole blocks where many rows are selected, single rows elsewhere),
  * each added v times into output row i (kmeans++'s table(seq, idx) %*% X,
- * kmeans' t(P) %*% X). Only sel's non-zeros meet x, as in the ordinary
- * kernel of a sparse operand (its zeros never meet NaN in x). */
+ * kmeans' t(P) %*% X). Only sel's non-zeros meet x; the callers mark
+ * sel's zeros meeting NaN/Inf of x (k_mm_ieee_zeros, as k_matmul). */
 /* Output rows += v times row `row` of x (at buf) for sel's non-zeros of
  * that row. */
 static void gather_add(const MB *sel, int64_t row, const double *buf, int64_t m, double *out)
@@ -713,7 +776,7 @@ MB *cla_matmul_tl_left(const MB *a, const MB *x, BrErr *e)
 {
     if (dim_err(a->rows != x->rows, true, a, x, e)) return NULL;
     cla_stats_op("tmm");
-    if (a->sparse) return gather_rows(a, x, e);
+    if (a->sparse) return k_mm_ieee_zeros(a, true, x, false, gather_rows(a, x, e), e);   /* as k_matmul_tl */
     MB *p = cla_matmul_tl(x, a, e), *r = p ? k_transpose(p, e) : NULL;
     mb_release(p);
     return r;
@@ -900,6 +963,10 @@ MB *cla_tsmm(const MB *x, BrErr *e)
                 ok = false;
             }
         }
+    }
+    if (ok && !cla_ieee_tl(x, NULL, r->d)) {   /* a non-finite value meeting a zero of its row */
+        br_err(e, BR_ENOMEM, "out of memory");
+        ok = false;
     }
     if (!ok) { mb_release(r); return NULL; }
     mb_recount_nnz(r);

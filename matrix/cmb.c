@@ -194,11 +194,15 @@ static int64_t ole_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t 
     return k;
 }
 
-static int64_t rle_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *rows)
+/* RLE: the next run of tuple t within [lo, hi) as [*a, *b), false when
+ * none is left there. The iterator keeps the run's rest (from hi on) for
+ * the next range. */
+static bool rle_next(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int64_t *a, int64_t *b)
 {
     const uint16_t *data = it->g->ix->data;
     int64_t end = it->g->ix->ptr[t + 1];
-    int64_t p = it->pos[t], rs = it->cur[t], re = it->aux[t], k = 0;
+    int64_t p = it->pos[t], rs = it->cur[t], re = it->aux[t];
+    bool got = false;
     for (;;) {
         if (rs >= re) {   /* the current run is used up: load the next */
             if (p >= end) break;
@@ -208,14 +212,23 @@ static int64_t rle_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t 
             continue;
         }
         if (rs >= hi) break;
-        int64_t a = rs > lo ? rs : lo, b = re < hi ? re : hi;
-        for (int64_t r = a; r < b; r++) rows[k++] = (int32_t)(r - lo);
-        if (re > hi) break;
-        rs = re;
+        *a = rs > lo ? rs : lo;
+        *b = re < hi ? re : hi;
+        rs = *b;
+        got = true;
+        break;
     }
     it->pos[t] = p;
     it->cur[t] = rs;
     it->aux[t] = re;
+    return got;
+}
+
+static int64_t rle_rows(ClaIter *it, int32_t t, int64_t lo, int64_t hi, int32_t *rows)
+{
+    int64_t k = 0, a, b;
+    while (rle_next(it, t, lo, hi, &a, &b))
+        for (int64_t r = a; r < b; r++) rows[k++] = (int32_t)(r - lo);
     return k;
 }
 
@@ -274,17 +287,29 @@ void cla_iter_free(ClaIter *it)
  * bounds (one group per column, or a few co-coded, is the common case of
  * the windows the per-cell skeletons read). */
 #define DDC_ROWS(CODE, NC)                                                     \
-    for (int64_t i = 0; i < n; i++) {                                          \
-        const double *tp = g->dict + (int64_t)(CODE) * (NC);                  \
-        double *o = out + i * ld;                                              \
-        _Pragma("GCC unroll 4")                                                \
-        for (int j = 0; j < (NC); j++) o[cols[j]] = tp[j];                     \
-    }
+    if (contig) {                                                              \
+        double *o = out + cols[0];                                             \
+        for (int64_t i = 0; i < n; i++)                                        \
+            memcpy(o + i * ld, g->dict + (int64_t)(CODE) * (NC), (size_t)(NC) * sizeof(double)); \
+    } else                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            const double *tp = g->dict + (int64_t)(CODE) * (NC);              \
+            double *o = out + i * ld;                                          \
+            _Pragma("GCC unroll 4")                                            \
+            for (int j = 0; j < (NC); j++) o[cols[j]] = tp[j];                 \
+        }
+
+/* Are g's columns one range (a tuple is then one short copy)? */
+static bool cols_contig(const ClaGroup *g)
+{
+    return g->ncols > 0 && g->cols[g->ncols - 1] - g->cols[0] == g->ncols - 1;
+}
 
 static void ddc_rows(const ClaGroup *g, int64_t lo, int64_t n, double *out, int64_t ld)
 {
     const int32_t *cols = g->cols;
     int nc = g->ncols;
+    bool contig = cols_contig(g);   /* (columns ascend) */
     if (g->enc == CLA_DDC1) {
         const uint8_t *c = g->ix->c1 + lo;
         switch (nc) {
@@ -304,11 +329,46 @@ static void ddc_rows(const ClaGroup *g, int64_t lo, int64_t n, double *out, int6
     }
 }
 
-/* Writes the cells of group g for rows [lo, lo+n) into out (row-major, ld
- * values per row, zeroed); it is positioned at lo. */
-static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, double *out, int64_t ld)
+/* RLE: tuple t's runs among rows [lo, lo+n) written straight into out
+ * (a run is a loop of stores of one tuple; no list of its rows). */
+static void rle_fill(ClaIter *it, int32_t t, int64_t lo, int64_t n, double *out, int64_t ld)
 {
     const ClaGroup *g = it->g;
+    const double *tp = g->dict + (int64_t)t * g->ncols;
+    int64_t a, b;
+    while (rle_next(it, t, lo, lo + n, &a, &b)) {
+        if (g->ncols == 1) {
+            double v = tp[0], *o = out + g->cols[0];
+            for (int64_t r = a; r < b; r++) o[(r - lo) * ld] = v;
+            continue;
+        }
+        for (int64_t r = a; r < b; r++)
+            for (int j = 0; j < g->ncols; j++) out[(r - lo) * ld + g->cols[j]] = tp[j];
+    }
+}
+
+/* Zeros g's columns of n rows of out (groups with implicit zeros, when
+ * the rows are not zeroed as a whole). */
+static void zero_cols(const ClaGroup *g, int64_t n, double *out, int64_t ld)
+{
+    if (g->ncols == 1) {   /* (a memset call per cell cost more than the cells) */
+        double *o = out + g->cols[0];
+        for (int64_t i = 0; i < n; i++) o[i * ld] = 0;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        for (int j = 0; j < g->ncols; j++) out[i * ld + g->cols[j]] = 0;
+}
+
+/* Writes the cells of group g for rows [lo, lo+n) into out (row-major, ld
+ * values per row; zeroed: the rows are zero, else g writes its zeros
+ * too); it is positioned at lo. */
+static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, double *out, int64_t ld, bool zeroed)
+{
+    const ClaGroup *g = it->g;
+    bool implicit = g->enc == CLA_OLE || g->enc == CLA_RLE || g->enc == CLA_EMPTY ||
+                    (g->enc == CLA_UNC && g->unc->sparse);
+    if (!zeroed && implicit) zero_cols(g, n, out, ld);
     if (g->enc == CLA_UNC) {
         const MB *u = g->unc;
         for (int64_t i = 0; i < n; i++) {
@@ -325,7 +385,12 @@ static void group_rows(ClaIter *it, int64_t lo, int64_t n, int32_t *codes, doubl
     }
     if (g->enc == CLA_EMPTY) { it->row += n; return; }
     int nc = g->ncols;
-    if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
+    if (g->enc == CLA_RLE) {
+        for (int32_t t = 0; t < g->ndict; t++) rle_fill(it, t, lo, n, out, ld);
+        cla_iter_skip(it, n);
+        return;
+    }
+    if (g->enc == CLA_OLE) {
         /* only the rows each tuple lists (n <= CLA_BLK; codes as rows) */
         for (int32_t t = 0; t < g->ndict; t++) {
             int64_t k = cla_iter_rows(it, t, n, codes);
@@ -383,48 +448,58 @@ static bool cursor_init(RowCursor *rc, const struct CMB *c, int64_t rl)
     return true;
 }
 
-/* Consecutive one-column DDC1 groups from its[k] on (2 to 4 of them)
- * written in one pass over the rows: each row's cells of those groups
- * stored together (a pass per group wrote one strided cell per row and
- * paid the loop per cell). Returns the groups done (0: fewer than 2). */
+/* One-column DDC1 groups (2 to DDC1_RUN of them, wherever they are in
+ * the group list: the groups' columns are disjoint) written in one pass
+ * over the rows: each row's cells of those groups stored together (a
+ * pass per group wrote one strided cell per row and paid the loop per
+ * cell). sel: their iterators. */
+#define DDC1_RUN 8
 #define DDC1_RUN_ROWS(M)                                                       \
     for (int64_t i = 0; i < n; i++) {                                          \
         double *o = out + i * ld;                                              \
-        _Pragma("GCC unroll 4")                                                \
+        _Pragma("GCC unroll 8")                                                \
         for (int r = 0; r < (M); r++) o[col[r]] = dv[r][cd[r][i]];             \
     }
 
-static int ddc1_run_rows(ClaIter *its, int k, int ng, int64_t lo, int64_t n, double *out, int64_t ld)
+static void ddc1_run_rows(ClaIter *const *sel, int m, int64_t lo, int64_t n, double *out, int64_t ld)
 {
-    const uint8_t *cd[4];
-    const double *dv[4];
-    int32_t col[4];
-    int m = 0;
-    for (; m < 4 && k + m < ng; m++) {
-        const ClaGroup *g = its[k + m].g;
-        if (g->enc != CLA_DDC1 || g->ncols != 1) break;
-        cd[m] = g->ix->c1 + lo;
-        dv[m] = g->dict;
-        col[m] = g->cols[0];
+    const uint8_t *cd[DDC1_RUN];
+    const double *dv[DDC1_RUN];
+    int32_t col[DDC1_RUN];
+    for (int r = 0; r < m; r++) {
+        const ClaGroup *g = sel[r]->g;
+        cd[r] = g->ix->c1 + lo;
+        dv[r] = g->dict;
+        col[r] = g->cols[0];
+        sel[r]->row += n;
     }
-    switch (m) {
-    case 4: DDC1_RUN_ROWS(4) break;
-    case 3: DDC1_RUN_ROWS(3) break;
-    case 2: DDC1_RUN_ROWS(2) break;
-    default: return 0;
-    }
-    for (int r = 0; r < m; r++) its[k + r].row += n;
-    return m;
+    CLA_WIDTHS(m, DDC1_RUN_ROWS)
 }
 
-/* Rows [lo, lo+n) (n <= CLA_BLK) of every group into out (zeroed). */
-static void cursor_rows(RowCursor *rc, int64_t lo, int64_t n, double *out, int64_t ld)
+static bool ddc1_one(const ClaGroup *g) { return g->enc == CLA_DDC1 && g->ncols == 1; }
+
+/* Rows [lo, lo+n) (n <= CLA_BLK) of every group into out (zeroed: the
+ * rows are zero; else every group writes all its cells). The one-column
+ * DDC1 groups go by runs of up to DDC1_RUN, the others one by one. */
+static void cursor_rows(RowCursor *rc, int64_t lo, int64_t n, double *out, int64_t ld, bool zeroed)
 {
+    ClaIter *sel[DDC1_RUN];
+    int m = 0, left = 0;
+    for (int k = 0; k < rc->n; k++) left += ddc1_one(rc->its[k].g);
     for (int k = 0; k < rc->n; k++) {
-        int m = ddc1_run_rows(rc->its, k, rc->n, lo, n, out, ld);
-        if (m) k += m - 1;
-        else group_rows(&rc->its[k], lo, n, rc->codes, out, ld);
+        if (!ddc1_one(rc->its[k].g) || left < 2) {
+            group_rows(&rc->its[k], lo, n, rc->codes, out, ld, zeroed);
+            continue;
+        }
+        sel[m++] = &rc->its[k];
+        left--;
+        if (m == DDC1_RUN || left == 0 || (left < 2 && m >= 2)) {
+            ddc1_run_rows(sel, m, lo, n, out, ld);
+            m = 0;
+        }
     }
+    if (m == 1) group_rows(sel[0], lo, n, rc->codes, out, ld, zeroed);
+    else if (m > 1) ddc1_run_rows(sel, m, lo, n, out, ld);
 }
 
 /* Rows per pass over the groups when decompressing dense rows: about 32
@@ -442,8 +517,10 @@ static int64_t pass_rows(const MB *m)
     return b;
 }
 
-/* full: every group writes every cell of its rows (DDC, CONST, dense
- * UNC), so the rows need no zeroing first. */
+/* full: the groups cover every column, and each writes every cell of its
+ * rows (groups with implicit zeros zero their own columns first), so the
+ * rows need no zeroing as a whole (a memset of every read block cost
+ * about a third of a copy's time). */
 struct ClaRows { RowCursor rc; int64_t row; int64_t cols; bool full; int64_t blk; };
 
 ClaRows *cla_rows_open(const MB *m, int64_t rl)
@@ -454,15 +531,8 @@ ClaRows *cla_rows_open(const MB *m, int64_t rl)
     r->row = rl;
     r->cols = m->cols;
     int64_t covered = 0;   /* (groups hold disjoint columns) */
-    r->full = true;
-    for (int k = 0; k < m->cmb->ngroups; k++) {
-        const ClaGroup *g = m->cmb->groups[k];
-        ClaEnc enc = g->enc;
-        if (!(enc == CLA_DDC1 || enc == CLA_DDC2 || enc == CLA_CONST || (enc == CLA_UNC && !g->unc->sparse)))
-            r->full = false;
-        covered += g->ncols;
-    }
-    r->full = r->full && covered == m->cols;
+    for (int k = 0; k < m->cmb->ngroups; k++) covered += m->cmb->groups[k]->ncols;
+    r->full = covered == m->cols;
     r->blk = pass_rows(m);
     return r;
 }
@@ -472,7 +542,7 @@ void cla_rows_read(ClaRows *r, int64_t n, double *out)
     if (!r->full) memset(out, 0, (size_t)(n * r->cols) * sizeof(double));
     for (int64_t lo = 0; lo < n; lo += r->blk) {
         int64_t len = n - lo < r->blk ? n - lo : r->blk;
-        cursor_rows(&r->rc, r->row + lo, len, out + lo * r->cols, r->cols);
+        cursor_rows(&r->rc, r->row + lo, len, out + lo * r->cols, r->cols, !r->full);
     }
     r->row += n;
 }
@@ -562,7 +632,7 @@ static bool dec_dense(const MB *m, int64_t rl, int64_t ru, MB *r)
             int64_t blk = pass_rows(m);
             for (int64_t lo = a; lo < b; lo += blk) {
                 int64_t len = b - lo < blk ? b - lo : blk;
-                cursor_rows(&rc, lo, len, r->d + (lo - rl) * m->cols, m->cols);
+                cursor_rows(&rc, lo, len, r->d + (lo - rl) * m->cols, m->cols, true);
             }
             cursor_free(&rc);
         }

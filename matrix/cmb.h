@@ -149,6 +149,21 @@ void cla_win_free(ClaWin *w);
 /* Does a compressed block hold NaN or Inf (dictionaries, UNC groups)? */
 bool cmb_has_nonfinite(const MB *m);
 
+/* switch (k) over the widths 2 to 8, each a copy of the loop macro M
+ * with a constant bound (M(2) ... M(8); other k: M(k)), so that the
+ * compiler unrolls and vectorizes the per-row loops of small widths. */
+#define CLA_WIDTHS(k, M)                                                       \
+    switch (k) {                                                               \
+    case 2: M(2) break;                                                        \
+    case 3: M(3) break;                                                        \
+    case 4: M(4) break;                                                        \
+    case 5: M(5) break;                                                        \
+    case 6: M(6) break;                                                        \
+    case 7: M(7) break;                                                        \
+    case 8: M(8) break;                                                        \
+    default: M(k) break;                                                       \
+    }
+
 /* Rows per block of row-wise compressed operations (codes fit in L1). */
 #define CLA_BLK 2048
 

@@ -17,6 +17,7 @@
 #include "../builtins/builtins.h"
 #include "../kernels/apply.h"
 #include "../io/io.h"
+#include "../runtime/interp.h"
 
 /* ---- compile-time variable information ---- */
 
@@ -610,6 +611,33 @@ static void mtd_sizes(BCtx *c, Hop *h)
     if (m.cbytes > 0 && !strcmp(m.format, "binary")) h->cbytes = (double)m.cbytes;
 }
 
+/* Under sysds.compressed.linalg=true the run time compresses what read()
+ * gives (runtime/cla_rt.c, cla_rt_after): a matrix read is marked
+ * compressed at run time, as compress() is (bytes unknown until then), so
+ * the blocks reading it are recompiled with the compressed value. */
+static void cla_read_mark(BCtx *c, Hop *h)
+{
+    if (c->prog->cla != RT_CLA_ON || h->dt != DT_MATRIX || h->cbytes != 0) return;
+    if (h->rows >= 0 && h->rows < 2) return;   /* (not compressed) */
+    h->cbytes = -1;
+}
+
+/* Under true/auto the run time compresses, at a loop's entry, the
+ * matrices the loop reads and does not assign (cla_rt_loop_entry; auto
+ * when it pays): every matrix variable not assigned in the loop is
+ * marked maybe compressed from the loop on (the mark matters only where
+ * a block reads it: that block is recompiled with the value at hand). */
+static void cla_loop_marks(BCtx *c, const NameSet *as, const NameSet *ix)
+{
+    if (c->prog->cla != RT_CLA_ON && c->prog->cla != RT_CLA_AUTO) return;
+    for (int i = 0; i < c->vars.n; i++) {
+        VInfo *vi = &c->vars.v[i];
+        if (vi->dt != DT_MATRIX || vi->cbytes != 0 || (vi->rows >= 0 && vi->rows < 2)) continue;
+        if (ns_has(as, vi->name) || ns_has(ix, vi->name)) continue;
+        vi->cbytes = -1;
+    }
+}
+
 /* A builtin call: the operator it lowers to, else a generic builtin HOP
  * over its bound arguments. */
 static Hop *build_builtin(BCtx *c, Expr *e)
@@ -623,6 +651,7 @@ static Hop *build_builtin(BCtx *c, Expr *e)
     builtin_result(h, bi);
     hop_infer(h);
     if (bi->id == BI_READ) mtd_sizes(c, h);
+    if (bi->id == BI_READ) cla_read_mark(c, h);
     return fold(c, h);
 }
 
@@ -1389,6 +1418,7 @@ static bool build_loop(BCtx *c, Stmt *s, PBlock *b, Block *body, Expr *pred)
     NameSet as = {0}, ix = {0};
     assigned_vars_ix(body, &as, &ix);
     if (s->kind == ST_FOR) ns_add(&as, s->for_.var);
+    cla_loop_marks(c, &as, &ix);
     bool done = false, run = true;
     VMap start = {0};   /* state on loop entry, for the merge afterwards */
     if (c->prog->optlevel > 0 && c->spec_depth < 3 && !has_parfor(body)) {
@@ -1719,6 +1749,7 @@ RtProgram *plan_build_program_main(Program *ast, const Block *main, Diag *d, int
     p->optlevel = optlevel;
     p->diag = d;
     if (cg && cg->enabled) p->cg = cg_context_new(cg);
+    p->cla = cg ? cg->cla : 0;
     pthread_mutexattr_t ma;
     pthread_mutexattr_init(&ma);
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);

@@ -221,7 +221,26 @@ static void list_names(const PBList *l, NameSet *rd, NameSet *wr)
 typedef struct Uses {
     bool ok;
     double gain;
+    /* the loop's scalar variables (its own loop variable; scalars at
+     * entry that the loop does not assign): a binary operator's operand
+     * read from one is a scalar (a block recompiled at run time, e.g.
+     * one reading a variable the planner marked compressed, has its
+     * unfused code here: X * i, where codegen would fuse it) */
+    const char *ivar;
+    const Frame *f;
+    const NameSet *wr;
 } Uses;
+
+/* Does I_READ in read a variable that is a scalar throughout the loop
+ * (only for the loop's own code, depth 0)? */
+static bool scalar_var(const Instr *in, int depth, const Uses *u)
+{
+    if (in->kind != I_READ || depth > 0 || !in->name) return false;
+    if (u->ivar && !strcmp(in->name, u->ivar)) return true;
+    if (!u->f || !u->wr || ns_has(u->wr, in->name)) return false;
+    Value *v = st_get((SymTab *)&u->f->vars, in->name);
+    return v && (v->kind == V_DOUBLE || v->kind == V_INT || v->kind == V_BOOL);
+}
 
 /* Loop iterations assumed where the count is unknown (while loops,
  * nested loops), and the depth of function calls followed. */
@@ -273,7 +292,8 @@ static void instr_uses(const Code *c, int k, int r, double w, int depth, Uses *u
             bool scalar = false;
             for (int q = 0; q < k; q++)
                 if (c->ins[q].out == o)   /* the last writer of o before k */
-                    scalar = c->ins[q].kind == I_LIT || (c->ins[q].kind == I_AGG && c->ins[q].dir == DIR_FULL);
+                    scalar = c->ins[q].kind == I_LIT || (c->ins[q].kind == I_AGG && c->ins[q].dir == DIR_FULL) ||
+                             scalar_var(&c->ins[q], depth, u);
             if (!scalar) { u->ok = false; return; }
         }
         u->gain += w;
@@ -327,9 +347,10 @@ static void list_uses(const PBList *l, const char *name, double w, int depth, Us
 #define AUTO_MIN_RATIO 1.5
 
 /* The ratio auto asks of matrix v for loop b, or 0: do not compress. */
-static double auto_ratio(const PBlock *b, const char *name, const MB *v, int64_t n, double passes)
+static double auto_ratio(const PBlock *b, const Frame *f, const NameSet *wr, const char *name, const MB *v,
+                         int64_t n, double passes)
 {
-    Uses u = {true, 0};
+    Uses u = {true, 0, b->kind == PB_FOR ? b->var : NULL, f, wr};
     double iters = n >= 0 ? (double)n : AUTO_ITERS_UNKNOWN;
     code_uses(b->code, name, iters, 0, &u);   /* the header, once per iteration */
     list_uses(&b->body, name, iters, 0, &u);
@@ -356,7 +377,7 @@ int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
         Value *v = st_get(&f->vars, rd.v[i]);
         if (!v || v->kind != V_MATRIX || v->m->cmb || v->m->rows < 2) continue;
         ClaPlanOpts o = mode_opts(mode);
-        if (mode == RT_CLA_AUTO && !(o.min_ratio = auto_ratio(b, rd.v[i], v->m, n, cm.passes))) continue;
+        if (mode == RT_CLA_AUTO && !(o.min_ratio = auto_ratio(b, f, &wr, rd.v[i], v->m, n, cm.passes))) continue;
         BrErr e = {0};
         MB *c = cla_compress(v->m, &o, &e);
         if (!c) { rc = rt_fail(rt, b->span, e.code, "%s", e.msg); break; }

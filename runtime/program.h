@@ -207,6 +207,7 @@ struct RtProgram {
     pthread_mutex_t lock; /* guards lazy compilation of functions */
     int optlevel;         /* 0: no rewrites (sysds.optlevel), 2: default */
     CgContext *cg;        /* operator fusion (codegen/), NULL: off */
+    int cla;              /* sysds.compressed.linalg (RT_CLA_*, interp.h) */
     Diag *diag;           /* compile errors of lazily compiled functions */
     const RtHooks *hooks;
     RtBuiltinFn builtin;  /* the builtin library (bi_builtin) */

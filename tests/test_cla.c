@@ -4,6 +4,7 @@
  * NaN, for each encoding (forced) and the size-chosen mix, with 1 and 2
  * threads. */
 #include "t.h"
+#include "t_dml.h"
 #include "io/io.h"
 #include "kernels/agg.h"
 #include "kernels/cla.h"
@@ -1105,30 +1106,36 @@ static const Hop *agg_hop(const HopDag *d)
     return NULL;
 }
 
-static void check_compile_compress(void)
+/* One plan (src, compiled under sysds.compressed.linalg = cla): the body
+ * of its first loop or branch reads X marked compressed at run time and
+ * is recompiled; recompiled with X compressed and uncompressed, the read
+ * carries the compressed bytes and the aggregate runs locally over the
+ * compressed block but is planned distributed over the same data
+ * uncompressed. marked false: no mark is expected (cla off). */
+static void compile_compress_case(const char *tag, const char *src, int cla, bool marked)
 {
-    const char *src = "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=3))\nX = compress(X)\n"
-                      "s = 0\nfor (i in 1:2) {\n  s = s + sum(X^2)\n}\nprint(s)\n";
     Diag *d = diag_new();
     LangOptions lo = {0};
+    CgOptions cg = {.enabled = false, .cla = cla};
     Program *ast = lang_load_string(src, "<test>", &lo, d);
-    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, NULL) : NULL;
-    T_CHECK(p != NULL, "compress plan: compiled");
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, &cg) : NULL;
+    T_CHECK(p != NULL, "%s: compiled", tag);
     PBlock *body = NULL;
-    for (int b = 0; p && b < p->main.n; b++)
+    for (int b = 0; p && b < p->main.n && !body; b++)
         if (p->main.v[b]->body.n) body = p->main.v[b]->body.v[0];
-    T_CHECK(body && body->dag, "compress plan: the loop body");
-    if (body && body->dag) {
+    T_CHECK(body && body->dag, "%s: the loop body", tag);
+    const Hop *h = body && body->dag ? tread_x(body->dag) : NULL;
+    T_CHECK(h && (h->cbytes < 0) == marked, "%s: X read %s (cbytes %g)", tag,
+            marked ? "as compressed at run time" : "uncompressed", h ? h->cbytes : 0);
+    if (marked && h) {
         const HopDag *bd = body->dag;
-        const Hop *h = tread_x(bd);
-        T_CHECK(h && h->cbytes < 0, "compress plan: X read as compressed at run time (cbytes %g)", h ? h->cbytes : 0);
-        T_CHECK(bd->recompile && body->code && body->code->recompile, "compress plan: the loop body is recompiled");
+        T_CHECK(bd->recompile && body->code && body->code->recompile, "%s: the loop body is recompiled", tag);
         Spec sp = {"cc", 20000, 10, 5, 0.1, 1, false, 0, false};
         MB *x = gen(&sp);
         BrErr e = {0};
         ClaPlanOpts o = cla_plan_defaults();
         MB *cx = cla_compress(x, &o, &e);
-        T_CHECK(cx && mb_is_cmb(cx) && mb_bytes(cx) * 4 < mb_bytes(x), "compress plan: compressed 4x");
+        T_CHECK(cx && mb_is_cmb(cx) && mb_bytes(cx) * 4 < mb_bytes(x), "%s: compressed 4x", tag);
         double saved = br_mem_budget();
         br_set_mem_budget((double)(mb_bytes(cx) + mb_bytes(x)) / 2);
         for (int comp = 0; comp < 2 && cx; comp++) {
@@ -1142,8 +1149,8 @@ static void check_compile_compress(void)
             const Hop *r = tread_x(copy), *a = agg_hop(copy);
             double want = comp ? (double)mb_bytes(cx) : 0;
             T_CHECK(code && r && r->cbytes == want && r->mem == (double)mb_bytes(comp ? cx : x),
-                    "compress plan %d: recompiled read sees %g bytes (cbytes %g)", comp, want, r ? r->cbytes : -9);
-            T_CHECK(a && a->exec == (comp ? EX_CP : EX_DIST), "compress plan %d: %s operator", comp,
+                    "%s %d: recompiled read sees %g bytes (cbytes %g)", tag, comp, want, r ? r->cbytes : -9);
+            T_CHECK(a && a->exec == (comp ? EX_CP : EX_DIST), "%s %d: %s operator", tag, comp,
                     comp ? "local compressed" : "distributed");
             if (code) plan_code_free(code);
             hop_dag_free(copy);
@@ -1156,6 +1163,42 @@ static void check_compile_compress(void)
     if (p) plan_program_free(p);
     lang_program_free(ast);
     diag_free(d);
+}
+
+/* Plans after compression at run time: compress() in the script; the
+ * sysds.compressed.linalg setting's own compressions (true: reads, and
+ * matrices a loop reads at its entry; auto: at loop entry, when it pays,
+ * so marked maybe compressed); none when off. Machine constants pinned. */
+static void check_compile_compress(void)
+{
+    t_pin_machine();
+    const char *gen_x = "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=3))\n";
+    const char *loop = "s = 0\nfor (i in 1:2) {\n  s = s + sum(X^2)\n}\nprint(s)\n";
+    char src[512];
+    snprintf(src, sizeof src, "%sX = compress(X)\n%s", gen_x, loop);
+    compile_compress_case("compress plan", src, RT_CLA_OFF, true);
+    snprintf(src, sizeof src, "%s%s", gen_x, loop);
+    compile_compress_case("linalg=true loop plan", src, RT_CLA_ON, true);
+    compile_compress_case("linalg=auto loop plan", src, RT_CLA_AUTO, true);
+    compile_compress_case("linalg=false loop plan", src, RT_CLA_OFF, false);
+    /* a read under true (its size from the .mtd), read in a branch */
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/braid_test_cla_read_%d.csv", (int)getpid());
+    BrErr e = {0};
+    MB *x = rnd(20000, 10);
+    IoWriteOpts wo;
+    io_write_opts_init(&wo);
+    wo.format = "csv";
+    T_CHECK(io_write_matrix(path, x, &wo, &e) == 0, "read plan: written (%s)", e.msg);
+    const char *branch = "s = 0\nif (as.scalar(rand(rows=1, cols=1, seed=1)) < 2) {\n  s = s + sum(X^2)\n}\nprint(s)\n";
+    snprintf(src, sizeof src, "X = read(\"%s\")\n%s", path, branch);
+    compile_compress_case("linalg=true read plan", src, RT_CLA_ON, true);
+    compile_compress_case("linalg=auto read plan", src, RT_CLA_AUTO, false);   /* auto: loops only */
+    mb_release(x);
+    unlink(path);
+    char mtd[300];
+    snprintf(mtd, sizeof mtd, "%s.mtd", path);
+    unlink(mtd);
 }
 
 /* The size-chosen encodings: low cardinality -> DDC, sparse -> OLE, long
@@ -1378,6 +1421,39 @@ static void check_tl_joint(void)
     br_set_threads(0);
 }
 
+/* Multi-column products over many one-column DDC1 groups (more than a
+ * chunk of DDC_FUSE = 16 summed per output row in registers, and the
+ * constant-width scatters of t(X) %*% Y): widths 2 to 9, 1 and 2 threads. */
+static void check_wide_products(void)
+{
+    int64_t n = 2 * CLA_BLK + 77, m = 21;
+    BrErr e = {0};
+    MB *x = mb_dense(n, m, &e);
+    for (int64_t i = 0; i < n * m; i++) x->d[i] = (double)(int)(urand() * (3 + i % m)) - 1;
+    mb_recount_nnz(x);
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    o.cocode = false;
+    o.enc = CLA_DDC1;
+    MB *cx = cla_compress(x, &o, &e);
+    T_CHECK(cx && mb_is_cmb(cx) && cx->cmb->ngroups == m, "wide products: one group per column");
+    for (int th = 1; cx && th <= 2; th++) {
+        br_set_threads(th);
+        for (int64_t k = 2; k <= 9; k++) {
+            MB *B = rnd(m, k), *Y = rnd(n, k);
+            MB *r1 = cla_matmul_right(cx, B, &e), *q1 = k_matmul(x, B, &e);
+            MB *r2 = cla_matmul_tl(cx, Y, &e), *q2 = k_matmul_tl(x, Y, &e);
+            T_MB_EQ(r1, q1, RT, "wide products: X %%*%% B, k %lld th %d", (long long)k, th);
+            T_MB_EQ(r2, q2, RT, "wide products: t(X) %%*%% Y, k %lld th %d", (long long)k, th);
+            MB *ms[] = {B, Y, r1, q1, r2, q2};
+            for (size_t j = 0; j < sizeof ms / sizeof *ms; j++) mb_release(ms[j]);
+        }
+    }
+    br_set_threads(0);
+    mb_release(cx);
+    mb_release(x);
+}
+
 /* The machine's CLA constants (codegen/cla_machine.c): measured once
  * into the cache folder (in their clamped ranges) and read back from it;
  * a file's values are taken; BRAID_CLA_MACHINE pins them and
@@ -1420,6 +1496,151 @@ static void check_cla_machine(void)
     free(cg);
 }
 
+/* NaN, +Inf and -Inf on the other side of compressed products (and in X
+ * meeting zeros of the other side) give exactly the ordinary kernels'
+ * NaN/Inf cells (kernels/cla_ieee.c): every group format (forced DDC1,
+ * DDC2, OLE, RLE, UNC, the size-chosen mix, with an EMPTY and a CONST
+ * column), each value alone at a row where the column is zero and where
+ * it is not, and +Inf and -Inf in rows of one tuple (NaN from the sum). */
+typedef struct IeeeIn { MB *y, *Y, *v, *B, *L; } IeeeIn;
+
+static IeeeIn ieee_in(int64_t n, int64_t m)
+{
+    BrErr e = {0};
+    IeeeIn in = {rnd(n, 1), rnd(n, 3), rnd(m, 1), rnd(m, 3), mb_dense(2, n, &e)};
+    for (int64_t i = 0; i < n; i++) in.L->d[i] = in.y->d[i], in.L->d[n + i] = in.Y->d[i * 3];
+    return in;
+}
+
+/* Every product over the inputs (non-zeros recounted) against the
+ * ordinary kernels; the reference t(X) %*% y returned (caller releases). */
+static MB *ieee_products(const char *what, const char *tag, const MB *x, const MB *cx, IeeeIn in)
+{
+    BrErr e = {0};
+    MB *ms[] = {in.y, in.Y, in.v, in.B, in.L};
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) mb_recount_nnz(ms[k]);
+    struct { const char *op; MB *r, *q; } c[] = {
+        {"t(X) %*% y", cla_matmul_tl(cx, in.y, &e), k_matmul_tl(x, in.y, &e)},
+        {"X %*% v", cla_matmul_right(cx, in.v, &e), k_matmul(x, in.v, &e)},
+        {"X %*% B", cla_matmul_right(cx, in.B, &e), k_matmul(x, in.B, &e)},
+        {"t(X) %*% Y", cla_matmul_tl(cx, in.Y, &e), k_matmul_tl(x, in.Y, &e)},
+        {"L %*% X", cla_matmul_left(in.L, cx, &e), k_matmul(in.L, x, &e)},
+        {"t(Y) %*% X", cla_matmul_tl_left(in.Y, cx, &e), k_matmul_tl(in.Y, x, &e)},
+        {"mmchain(X, v, y)", cla_mmchain(cx, in.v, in.y, &e), k_mmchain(x, in.v, in.y, &e)},
+        {"t(X) %*% X", cla_tsmm(cx, &e), k_tsmm(x, true, &e)},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        T_MB_EQ(c[k].r, c[k].q, RT, "%s: %s: %s", what, tag, c[k].op);
+        mb_release(c[k].r);
+        if (k) mb_release(c[k].q);
+    }
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) mb_release(ms[k]);
+    return c[0].q;
+}
+
+static void ieee_case(const char *what, const MB *x, const MB *cx, double val, int64_t at, int64_t at2)
+{
+    int64_t n = x->rows, m = x->cols;
+    IeeeIn in = ieee_in(n, m);
+    in.y->d[at] = val;
+    in.Y->d[at * 3 + 1] = val;
+    in.L->d[n + at] = val;
+    int64_t u = at % m, u2 = at2 % m;
+    in.v->d[u] = val;
+    in.B->d[u * 3 + 2] = val;
+    if (at2 >= 0) {   /* the opposite infinity in a second row */
+        in.y->d[at2] = -val, in.Y->d[at2 * 3 + 1] = -val, in.L->d[n + at2] = -val;
+        in.v->d[u2] = -val, in.B->d[u2 * 3 + 2] = -val;
+    }
+    char tag[96];
+    snprintf(tag, sizeof tag, "%g at row %lld (%lld)", val, (long long)at, (long long)at2);
+    mb_release(ieee_products(what, tag, x, cx, in));
+}
+
+/* X itself with a non-finite value meeting zeros of the other side and
+ * of its own rows (tsmm). */
+static void ieee_x(const char *what, const MB *x, const MB *cx)
+{
+    int64_t n = x->rows, m = x->cols;
+    IeeeIn in = ieee_in(n, m);
+    MB *ms[] = {in.y, in.Y, in.v, in.B, in.L};
+    for (size_t k = 0; k < sizeof ms / sizeof *ms; k++)   /* positive: one sign of Inf per column */
+        for (int64_t i = 0; i < ms[k]->rows * ms[k]->cols; i++) ms[k]->d[i] = 0.5 + fabs(ms[k]->d[i]);
+    for (int64_t i = 0; i < n; i += 5) in.y->d[i] = 0, in.Y->d[i * 3 + 1] = 0, in.L->d[i] = 0;
+    in.v->d[1] = 0;
+    in.B->d[3 + 2] = 0;
+    MB *q = ieee_products(what, "non-finite X", x, cx, in);
+    /* not vacuous: an Inf cell and a NaN cell */
+    T_CHECK(q && !q->sparse && isinf(q->d[0]) && isnan(q->d[1]), "%s: non-finite X: Inf and NaN in t(X) %%*%% y", what);
+    mb_release(q);
+}
+
+static void check_ieee(void)
+{
+    Spec s = {"ieee", 3000, 5, 3, 0.6, 9, false, 0, false};
+    MB *x0 = gen(&s);
+    BrErr e = {0};
+    int64_t n = x0->rows, m = s.m + 2;
+    MB *x = mb_dense(n, m, &e), *xi = mb_dense(n, m, &e);
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t j = 0; j < s.m; j++) x->d[i * m + j] = mb_get(x0, i, j);
+        x->d[i * m + s.m + 1] = 2;   /* column s.m: EMPTY; s.m + 1: CONST */
+    }
+    memcpy(xi->d, x->d, (size_t)(n * m) * sizeof(double));
+    /* Inf in X: column 0 only where the other side is not zero (Inf
+     * results), column 1 also where it is (NaN, though the sum of the
+     * other side over the Inf tuple's rows is not zero), -Inf in column 2 */
+    for (int64_t i = 0; i < n; i++) {
+        if (i % 37 == 3) xi->d[i * m + 1] = INFINITY;
+        if (i % 37 == 3 && i % 5 != 0) xi->d[i * m] = INFINITY;
+        if (i % 37 == 5 && i % 5 != 0) xi->d[i * m + 2] = -INFINITY;
+    }
+    mb_recount_nnz(x);
+    mb_recount_nnz(xi);
+    mb_release(x0);
+    /* a row where column at % m is zero and one where it is not, per column */
+    int64_t zr[8], nzr[8];
+    for (int64_t j = 0; j < m; j++) {
+        zr[j] = nzr[j] = -1;
+        for (int64_t i = j; i < n; i += m) {
+            if (x->d[i * m + j] == 0 && zr[j] < 0) zr[j] = i;
+            if (x->d[i * m + j] != 0 && nzr[j] < 0) nzr[j] = i;
+        }
+    }
+    int encs[] = {-1, CLA_DDC1, CLA_DDC2, CLA_OLE, CLA_RLE, CLA_UNC};
+    double vals[] = {NAN, INFINITY, -INFINITY};
+    for (size_t k = 0; k < sizeof encs / sizeof *encs; k++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        o.enc = encs[k];
+        o.cocode = k != 2;
+        MB *cx = cla_compress(x, &o, &e), *cxi = cla_compress(xi, &o, &e);
+        char what[64];
+        snprintf(what, sizeof what, "ieee enc %s", encs[k] < 0 ? "auto" : cla_enc_name(encs[k]));
+        T_CHECK(cx && mb_is_cmb(cx) && cxi && mb_is_cmb(cxi), "%s: compressed", what);
+        if (!cx || !mb_is_cmb(cx) || !cxi || !mb_is_cmb(cxi)) { mb_release(cx); mb_release(cxi); continue; }
+        for (int64_t j = 0; j < m; j++)
+            for (size_t a = 0; a < 3; a++) {
+                if (zr[j] >= 0) ieee_case(what, x, cx, vals[a], zr[j], -1);
+                if (nzr[j] >= 0) ieee_case(what, x, cx, vals[a], nzr[j], -1);
+            }
+        /* +Inf and -Inf in two rows of one tuple (first column's value) */
+        for (int64_t i = 1; i < n; i++)
+            if (x->d[i * m] == x->d[0] && (i - 0) % m == 0) { ieee_case(what, x, cx, INFINITY, 0, i); break; }
+        ieee_x(what, xi, cxi);
+        for (int th = 2; th <= 2; th++) {   /* the threaded paths */
+            br_set_threads(th);
+            ieee_case(what, x, cx, NAN, zr[0] >= 0 ? zr[0] : 0, -1);
+            ieee_x(what, xi, cxi);
+            br_set_threads(0);
+        }
+        mb_release(cx);
+        mb_release(cxi);
+    }
+    mb_release(x);
+    mb_release(xi);
+}
+
 int main(void)
 {
     Spec specs[] = {
@@ -1437,6 +1658,8 @@ int main(void)
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k]);
     check_cell_wide();
     check_tl_joint();
+    check_ieee();
+    check_wide_products();
     check_dec_sparse();
     check_lut();
     check_grid();
