@@ -2,13 +2,16 @@
 """A/B benchmark of two braid builds on the end-to-end rows.
 
 Usage: bench/ab.py OLD_BRAID NEW_BRAID [--scale F] [--reps K] [--only REGEX]
+       bench/ab.py --onoff BRAID [--scale F] [--reps K] [--only REGEX]
 
 Runs every row of bench/e2e/run.py (the same DML scripts and data) with
 both binaries, alternating old/new K times (default 3) so that load from
 other processes hits both alike, each with 2 threads and braid's default
 configuration. Prints per row the best algorithm time of each build (as
 the script prints it: data generation excluded) and new/old; a ratio
-above 1 is a slowdown. A build that fails a row prints '-'."""
+above 1 is a slowdown. A build that fails a row prints '-'. With --onoff
+the two sides are one build with codegen off (old, bench/e2e/nocodegen.xml)
+and on (new): the issue's "codegen on never slower than codegen off"."""
 import os
 import re
 import subprocess
@@ -19,8 +22,14 @@ sys.path.insert(0, os.path.join(HERE, "e2e"))
 import run as e2e  # noqa: E402  (the rows and their arguments)
 
 
+NOCG = ["-config", os.path.join(HERE, "e2e", "nocodegen.xml")]
+
+
 def alg_time(braid, alg, nv):
-    cmd = [braid, "-f", os.path.join(HERE, "e2e", alg + ".dml"), "-threads", "2"] + nv
+    extra = []
+    if braid.endswith("#nocg"):
+        braid, extra = braid[:-len("#nocg")], NOCG
+    cmd = [braid, "-f", os.path.join(HERE, "e2e", alg + ".dml"), "-threads", "2"] + extra + nv
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     m = re.search(r"RESULT alg_seconds=([0-9.eE+-]+)", p.stdout.decode("utf-8", "replace"))
     return float(m.group(1)) if m and p.returncode == 0 else None
@@ -30,6 +39,10 @@ def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
         return 2
+    if argv[1] == "--onoff":
+        with open(NOCG[1], "w") as f:
+            f.write("<root><sysds.codegen.enabled>false</sysds.codegen.enabled></root>\n")
+        argv = [argv[0], os.path.abspath(argv[2]) + "#nocg"] + argv[2:]
     old, new = os.path.abspath(argv[1]), os.path.abspath(argv[2])
     scale, reps, only = 0.5, 3, None
     rest = argv[3:]

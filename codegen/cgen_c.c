@@ -956,6 +956,88 @@ static void emit_row_blocked(Gen *g)
     sb_puts(b, "    }\n");
 }
 
+/* Lagged Row loop (emit_row_lagged): a plan t(main) %*% q whose scalar
+ * q per row comes from dot products (or row aggregates) of the main row
+ * and a scalar chain with a long latency (a node of cost >= 4 in
+ * ops.def: division, square root, exp, log, ...), as in the logistic-
+ * regression gradient t(X) %*% (1 / (1 + exp(-(X %*% w))) - y). The
+ * per-row loop runs that chain once per row between the row's read and
+ * its rank-1 update, so few rows are in flight and the row's compute
+ * rivals its read. Phase nodes: 1 = from the main row (per row), 2 =
+ * scalar (per block, vectorized across its rows); 0: not lagged. */
+static int lag_phase(const CPlan *p, int i)
+{
+    const CNode *x = &p->n[i];
+    if (x->vc == VC_VEC) return 0;
+    if ((x->kind == CN_MM || x->kind == CN_AGG) && x->na > 0 && is_main(p, x->a[0])) return 1;
+    if (x->kind == CN_UN || x->kind == CN_BIN || x->kind == CN_TER) return 2;
+    if (x->kind == CN_AGG && p->n[x->a[0]].vc != VC_VEC) return 2;
+    return 0;
+}
+
+static bool row_lagged(const CPlan *p)
+{
+    if (p->var != V_COL_T_AGG || p->nout != 1 || row_blocked(p)) return false;
+    int r = p->out[0];
+    const CNode *x = &p->n[r];
+    if (x->kind != CN_MMTL || !is_main(p, x->a[0]) || p->n[x->a[1]].vc == VC_VEC) return false;
+    int cost = 0;
+    for (int i = 0; i < p->nn; i++) {
+        if (p->n[i].kind == CN_IN || i == r) continue;
+        int ph = lag_phase(p, i);
+        if (!ph) return false;
+        if (ph == 2 && p->n[i].kind != CN_AGG && op_info[p->n[i].op].cost > cost) cost = op_info[p->n[i].op].cost;
+    }
+    return cost >= 4;
+}
+
+/* The dense loop of a lagged plan over blocks of CG_LAG rows: per row
+ * of the block its phase-1 values (dot products of the row just read)
+ * and the rank-1 update of the block before (its rows still in L1),
+ * then the block's scalar chain in one SIMD loop (exp and division over
+ * 8 rows at once). Each row's update sees the same values in the same
+ * row order as the per-row loop: the same bits. The per-row loop takes
+ * the rest of the range. */
+#define CG_LAG 16
+static void emit_row_lagged(Gen *g)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    int m = p->main, r = p->out[0];
+    const char *ind = "            ";
+    sb_puts(b, "    {\n");
+    for (int i = 0; i < p->nn; i++)
+        if (p->n[i].kind != CN_IN && i != r && lag_phase(p, i) == 1) sb_printf(b, "        double lq%d[%d];\n", i, CG_LAG);
+    sb_printf(b, "        double lo[%d];\n        int64_t ip = -1;\n"
+                 "        for (; i0 + %d <= r1; i0 += %d) {\n"
+                 "          for (int64_t r = 0; r < %d; r++) {\n"
+                 "            const int64_t i = i0 + r;\n", CG_LAG, CG_LAG, CG_LAG, CG_LAG);
+    emit_row_inputs(g, ind, MAIN_A);
+    emit_row_prefetch(g, false, ind);
+    for (int i = 0; i < p->nn; i++) {
+        if (p->n[i].kind == CN_IN || i == r || lag_phase(p, i) != 1) continue;
+        emit_row_node(g, i, ind);
+        sb_printf(b, "%slq%d[r] = t%d;\n", ind, i, i);
+    }
+    sb_printf(b, "%sif (ip >= 0) cg_outer_add_t(P[%d] + (ip + r) * S[%d], L[%d], &lo[r], 1, out);\n"
+                 "%s(void)a;\n          }\n"
+                 "#pragma omp simd\n"
+                 "          for (int64_t r = 0; r < %d; r++) {\n"
+                 "            const int64_t i = i0 + r;\n", ind, m, m, m, ind, CG_LAG);
+    emit_row_inputs(g, ind, MAIN_SKIP);
+    for (int i = 0; i < p->nn; i++) {
+        if (p->n[i].kind == CN_IN || i == r || !lag_phase(p, i)) continue;
+        if (lag_phase(p, i) == 1) sb_printf(b, "%sconst double t%d = lq%d[r];\n", ind, i, i);
+        else emit_row_node(g, i, ind);
+    }
+    char e[48];
+    row_elem(g, p->n[r].a[1], e, sizeof e);
+    sb_printf(b, "%slo[r] = %s;\n          }\n          ip = i0;\n        }\n"
+                 "        if (ip >= 0)\n"
+                 "            for (int64_t r = 0; r < %d; r++) cg_outer_add_t(P[%d] + (ip + r) * S[%d], L[%d], &lo[r], 1, out);\n"
+                 "    }\n", ind, e, CG_LAG, m, m, m);
+}
+
 /* The sparse Row function: rows r0 <= i < r1 of the main input's CSR
  * arrays (rp by absolute row), the row body per row over its non-zeros
  * (ai, av, anz); one call per range of rows (kernels/spoof.h). */
@@ -1009,6 +1091,7 @@ static void gen_row(const CPlan *p, StrBuf *b)
     sb_puts(b, "    int64_t i0 = r0;\n");
     if (blocked) emit_row_blocked(&g);
     emit_row_prefetch(&g, true, "    ");
+    if (row_lagged(p)) emit_row_lagged(&g);
     sb_puts(b, "    for (int64_t i = i0; i < r1; i++) {\n");
     emit_row_inputs(&g, "        ", MAIN_A);
     emit_row_prefetch(&g, false, "        ");

@@ -599,6 +599,61 @@ static void test_row_blk(bool quick)
             }
 }
 
+/* Lagged Row loops (cgen_c.c emit_row_lagged): t(X) %*% q with q per row
+ * from dot products and row sums of X and a scalar chain with exp, a
+ * division or sqrt (the logistic-regression gradient, GLM Poisson's
+ * t(X) %*% (y - exp(X %*% w)), two phase-1 values under sqrt) over row
+ * counts below, at and off the block of 16 rows, widths 1..100, dense
+ * with NaN/Inf, dense, sparse and empty X: equal to the unfused plan
+ * under every policy, the lagged loop in the dense code (and not for a
+ * cheap chain, whose per-row loop is not latency-bound), and the same
+ * bits with 1 and 2 threads over several super-blocks. */
+static void test_row_lag(bool quick)
+{
+    static const int64_t shapes[][2] = {{131, 37}, {64, 3}, {33, 100}, {17, 1}, {16, 5}, {15, 9}, {1, 4}, {48, 2}};
+    int nshape = quick ? 3 : (int)(sizeof shapes / sizeof *shapes);
+    const char *nm[] = {"X1", "X2", "X3", "X4", "w", "y"};
+    const char *on[] = {"o1", "o2", "o3", "o4"};
+    const char *src = "o1 = t(X1) %*% (1 / (1 + exp(-(X1 %*% w))) - y)\n"
+                      "o2 = t(X2) %*% (y - exp((X2 %*% w) * 0.1))\n"
+                      "o3 = t(X3) %*% (sqrt(abs(X3 %*% w) + rowSums(X3) ^ 2) / (1 + y))\n"
+                      "o4 = t(X4) %*% (y * (X4 %*% w) - 0.5)\n";
+    enum { NI = 6, NO = 4 };
+    for (int q = 0; q <= nshape; q++)
+        for (int s = 0; s < 4; s++) {
+            /* the last case: several super-blocks, compared across threads */
+            bool big = q == nshape;
+            if (big && s != 1) continue;
+            int64_t m = big ? 24011 : shapes[q][0], n = big ? 13 : shapes[q][1];
+            MB *X = t_gen(m, n, s == 2 ? 0.1 : s == 3 ? 0 : 1, -1, 1, s >= 2);
+            if (s == 0 && m > 9) {
+                X->d[5 * n] = NAN;
+                X->d[9 * n + n - 1] = INFINITY;
+                X->d[(m - 2) * n] = -INFINITY;
+            }
+            mb_recount_nnz(X);
+            MB *ins[NI] = {X, mb_retain(X), mb_retain(X), mb_retain(X), t_gen(n, 1, 1, -1, 1, false),
+                           t_gen(m, 1, 1, 0, 1, false)};
+            char what[96];
+            snprintf(what, sizeof what, "row lag %lldx%lld %s", (long long)m, (long long)n,
+                     s == 0 ? "dense nan/inf" : s == 1 ? "dense" : s == 2 ? "sparse" : "empty");
+            check_all(what, src, NI, nm, ins, NO, on, 1e-10, 0, NULL);
+            if (s == 1 && !big && n >= 2 && m >= 16) {
+                char *ex = explain_text(src, CG_FUSE_ALL, NI, nm, ins, NO - 1, on);
+                T_CHECK(count_str(ex, "CPlan ROW COL_T_AGG") >= 3 && count_str(ex, "lo[r] = ") >= 3,
+                        "%s: lagged loops missing\n%s", what, ex ? ex : "");
+                free(ex);
+                const char *cheap = strstr(src, "o4 = ");
+                ex = explain_text(cheap, CG_FUSE_ALL, NI, nm, ins, 1, on + 3);
+                T_CHECK(count_str(ex, "CPlan ROW COL_T_AGG") >= 1 && count_str(ex, "lo[r] = ") == 0,
+                        "%s: cheap chain lagged\n%s", what, ex ? ex : "");
+                free(ex);
+            }
+            if (big) same_across_threads(what, src, &t_pols[2].o, NI, nm, ins, NO, on);
+            for (int v = 0; v < NI; v++) mb_release(ins[v]);
+        }
+}
+
 /* Right indexing fused into Row operators (seed 000 Fig. 3c): column
  * ranges and single columns of materialized inputs and of rows computed
  * in the operator (a softmax over X %*% V, as MLogreg's P[, 1:k]), into
@@ -1690,6 +1745,7 @@ int main(void)
         test_row_multi(th == 2);
         test_row_sparse(th == 2);
         test_row_blk(th == 2);
+        test_row_lag(th == 2);
         test_row_rix(th == 2);
         test_cell_rix(th == 2);
     }
