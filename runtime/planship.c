@@ -28,10 +28,11 @@
 
 #include "../base/vec.h"
 #include "../dist/dist.h"
+#include "../hops/hop.h"
 #include "../lang/load.h"
 
 #define PS_MAGIC 0x42504c31u   /* "BPL1" */
-#define PS_VERSION 1u
+#define PS_VERSION 2u
 
 typedef struct PsHead {
     uint32_t magic, version, instr_size, block_size;
@@ -123,6 +124,15 @@ static FProg *generic(Pk *k, Func *fn, bool need)
     return fp;
 }
 
+/* Literals that travel (lists and frames do not). */
+static bool plain_lit(const Value *v)
+{
+    switch (v->kind) {
+    case V_NONE: case V_DOUBLE: case V_INT: case V_BOOL: case V_STRING: case V_MATRIX: return true;
+    default: return false;
+    }
+}
+
 /* Why instruction in cannot be shipped (NULL: it can); its functions
  * join k's table. */
 static const char *check_instr(Pk *k, const Instr *in)
@@ -141,12 +151,40 @@ static const char *check_instr(Pk *k, const Instr *in)
         break;
     default: break;
     }
-    switch (in->lit.kind) {
-    case V_NONE: case V_DOUBLE: case V_INT: case V_BOOL: case V_STRING: case V_MATRIX: break;
-    default: return "a literal list or frame";
-    }
+    if (!plain_lit(&in->lit)) return "a literal list or frame";
     if (in->est && in->kind != I_FUSED && !(in->kind == I_BUILTIN && in->bi == BI_READ))
         return "compiled sizes on an instruction that has none";
+    return NULL;
+}
+
+/* Does b's DAG travel? Only blocks recompiled before each execution
+ * need it: a worker recompiles them with its iterations' sizes, as rank
+ * 0 does (the others run their code as compiled). */
+static bool ships_dag(const PBlock *b) { return b->dag && b->code && b->code->recompile; }
+
+/* Why DAG d cannot be shipped (NULL: it can); the specializations its
+ * calls chose join k's table. A DAG to recompile is not fused yet
+ * (codegen runs at recompilation), so it holds no operator handles. */
+static const char *check_dag(Pk *k, const HopDag *d)
+{
+    if (d->oom) return "a DAG that ran out of memory";
+    for (int i = 0; i < d->n; i++) {
+        const Hop *h = d->hops[i];
+        if (h->id != i + 1) return "a DAG out of order";
+        switch (h->kind) {
+        case H_WHERE: return "an AMULET where-loop";
+        case H_SPOOF: case H_STITCH: return "a fused operator in a DAG to recompile";
+        case H_FCALL:
+            if (!h->func || lang_find_func(k->p->ast, h->func->ns, h->func->name) != h->func)
+                return "a call of a function made by eval or a default parameter";
+            add_func(k, h->spec);
+            break;
+        case H_LIT:
+            if (!plain_lit(&h->lit)) return "a literal list or frame";
+            break;
+        default: break;
+        }
+    }
     return NULL;
 }
 
@@ -154,6 +192,7 @@ static void collect_list(Pk *k, const PBList *l)
 {
     for (int i = 0; i < l->n && !k->why; i++) {
         const PBlock *b = l->v[i];
+        if (ships_dag(b)) k->why = check_dag(k, b->dag);
         for (int j = 0; b->code && j < b->code->n && !k->why; j++) k->why = check_instr(k, &b->code->ins[j]);
         collect_list(k, &b->body);
         collect_list(k, &b->els);
@@ -215,6 +254,52 @@ static void put_code(Pk *k, StrBuf *o, const Code *c)
     for (int i = 0; i < c->n; i++) put_instr(k, o, &c->ins[i]);
 }
 
+/* A hop's fields; its inputs follow in put_dag (by id: hop i has id
+ * i + 1, checked by check_dag). */
+static void put_hop(Pk *k, StrBuf *o, const Hop *h)
+{
+    put_span(o, h->span);
+    int32_t f[16] = {h->kind, h->op, h->dir, h->bi, h->out_index, h->nouts, h->nin, h->nvar,
+                     h->flag, h->exec, h->ix.rmode, h->ix.cmode, h->dt, h->vt, h->nuse, h->reg};
+    w_put(o, f, sizeof f);
+    uint8_t flags[5] = {h->move, h->known, h->sidefx, h->ix.has_col, h->anames != NULL};
+    w_put(o, flags, sizeof flags);
+    int64_t z[5] = {h->rows, h->cols, h->nnz, h->wrows, h->wcols};
+    w_put(o, z, sizeof z);
+    double m[4] = {h->opmem, h->memlb, h->mem, h->cbytes};
+    w_put(o, m, sizeof m);
+    Value none = val_none();
+    w_put_value(o, h->kind == H_LIT ? &h->lit : &none);
+    w_put_name(o, h->name);
+    w_put_name(o, h->func ? h->func->ns : NULL);
+    w_put_name(o, h->func ? h->func->name : NULL);
+    w_put_i32(o, h->spec ? fn_index(k, h->spec) : -1);
+    for (int i = 0; h->anames && i < h->nvar; i++) w_put_name(o, h->anames[i]);
+}
+
+static void put_ids(StrBuf *o, Hop *const *v, int n)
+{
+    w_put_i32(o, n);
+    for (int i = 0; i < n; i++) w_put_i32(o, v[i] ? v[i]->id : 0);
+}
+
+static void put_dag(Pk *k, StrBuf *o, const HopDag *d)
+{
+    w_put_i32(o, d->n);
+    for (int i = 0; i < d->n; i++) put_hop(k, o, d->hops[i]);
+    for (int i = 0; i < d->n; i++) put_ids(o, d->hops[i]->in, d->hops[i]->nin);
+    put_ids(o, d->roots, d->nroots);
+    w_put_i32(o, d->nw);
+    for (int i = 0; i < d->nw; i++) {
+        w_put_name(o, d->wnames[i]);
+        w_put_i32(o, d->whops[i]->id);
+    }
+    w_put_i32(o, d->nr);
+    for (int i = 0; i < d->nr; i++) w_put_name(o, d->rnames[i]);
+    uint8_t rc = d->recompile;
+    w_put(o, &rc, 1);
+}
+
 static void put_names(StrBuf *o, const NameSet *s)
 {
     w_put_i32(o, s->n);
@@ -225,7 +310,7 @@ static void put_list(Pk *k, StrBuf *o, const PBList *l);
 
 static void put_block(Pk *k, StrBuf *o, const PBlock *b)
 {
-    int32_t f[3] = {b->kind, b->parfor_par, b->code != NULL};
+    int32_t f[4] = {b->kind, b->parfor_par, b->code != NULL, ships_dag(b)};
     w_put(o, f, sizeof f);
     uint8_t flags[4] = {b->parfor, b->parfor_check, b->parfor_remote, b->par_ok};
     w_put(o, flags, sizeof flags);
@@ -234,6 +319,7 @@ static void put_block(Pk *k, StrBuf *o, const PBlock *b)
     put_names(o, &b->live_out);
     put_names(o, &b->results);
     put_names(o, &b->accums);
+    if (ships_dag(b)) put_dag(k, o, b->dag);
     if (b->code) put_code(k, o, b->code);
     put_list(k, o, &b->body);
     put_list(k, o, &b->els);
@@ -294,7 +380,9 @@ typedef struct Uk {
     RtProgram *p;
     WRd r;
     PsCache *c;
-    FProg **fs;
+    FProg **fs;                /* the functions by index, as calls find them */
+    FProg **own;               /* as decoded (fs[i] differs: a copy this
+                                  program holds already, so own[i] goes) */
     int nf;
     BrErr *e;
 } Uk;
@@ -411,8 +499,8 @@ static Code *get_code(Uk *u)
     if (!c) { bad(u, "out of memory"); return NULL; }
     c->nregs = f[1], c->nw = f[2], c->pred_reg = f[3];
     c->for_regs[0] = f[4], c->for_regs[1] = f[5], c->for_regs[2] = f[6];
-    /* no DAG here: the block runs as rank 0 compiled it */
-    c->recompile = false;
+    /* recompiled before each execution when its DAG came along (get_block) */
+    c->recompile = f[7] != 0;
     c->seen_cells = -1;
     c->ins = calloc((size_t)f[0] + 1, sizeof *c->ins);
     c->wnames = malloc(((size_t)c->nw + 1) * sizeof *c->wnames);
@@ -424,6 +512,113 @@ static Code *get_code(Uk *u)
     for (int i = 0; i < c->n; i++)
         if (c->ins[i].out < 0 || c->ins[i].out >= c->nregs) bad(u, "a register");
     return c;
+}
+
+/* Hop id (1..n of d; 0: none) as a hop of d. */
+static Hop *hop_at(Uk *u, HopDag *d, int32_t id, bool none_ok)
+{
+    if (id == 0 && none_ok) return NULL;
+    if (id <= 0 || id > d->n) { bad(u, "a hop id"); return NULL; }
+    return d->hops[id - 1];
+}
+
+static void get_hop(Uk *u, HopDag *d)
+{
+    WRd *r = &u->r;
+    Span sp = get_span(u);
+    int32_t f[16];
+    w_get(r, f, sizeof f);
+    if (r->bad || (unsigned)f[0] > H_STITCH || f[0] == H_WHERE || f[0] == H_SPOOF || f[0] == H_STITCH ||
+        (unsigned)f[1] >= OP__COUNT || (unsigned)f[3] >= BI__COUNT || f[6] < 0 || f[7] < 0 || f[7] > f[6]) {
+        bad(u, "a hop");
+        return;
+    }
+    Hop *h = hop_new(d, (HopKind)f[0], sp, f[6]);
+    if (!h || d->oom) { bad(u, "out of memory"); return; }
+    h->op = f[1], h->dir = f[2], h->bi = f[3], h->out_index = f[4], h->nouts = f[5], h->nvar = f[7];
+    h->flag = f[8], h->exec = f[9], h->ix.rmode = f[10], h->ix.cmode = f[11], h->dt = f[12], h->vt = f[13];
+    h->nuse = f[14], h->reg = f[15];
+    uint8_t flags[5];
+    w_get(r, flags, sizeof flags);
+    h->move = flags[0], h->known = flags[1], h->sidefx = flags[2], h->ix.has_col = flags[3];
+    int64_t z[5];
+    w_get(r, z, sizeof z);
+    h->rows = z[0], h->cols = z[1], h->nnz = z[2], h->wrows = z[3], h->wcols = z[4];
+    double m[4];
+    w_get(r, m, sizeof m);
+    h->opmem = m[0], h->memlb = m[1], h->mem = m[2], h->cbytes = m[3];
+    Value lit = w_get_value(r, u->e);
+    if (h->kind == H_LIT) h->lit = lit;   /* owned by the DAG */
+    else val_release(&lit);
+    h->name = w_get_name(r);
+    WRd peek = *r;
+    if (w_get_name(&peek)) h->func = get_func(u);
+    else w_get_name(r), w_get_name(r);
+    int32_t spec = w_get_i32(r);
+    if (spec >= u->nf) bad(u, "a function index");
+    h->spec = spec >= 0 && spec < u->nf ? u->fs[spec] : NULL;
+    if (flags[4] && h->nvar > 0) {
+        h->anames = arena_alloc(d->arena, (size_t)h->nvar * sizeof *h->anames);
+        if (!h->anames) { bad(u, "out of memory"); return; }
+        for (int i = 0; i < h->nvar; i++) h->anames[i] = w_get_name(r);
+    }
+}
+
+/* A block's DAG as rank 0 kept it for recompilation (put_dag). */
+static HopDag *get_dag(Uk *u)
+{
+    WRd *r = &u->r;
+    int32_t n = w_get_i32(r);
+    HopDag *d = n >= 0 && !r->bad ? hop_dag_new() : NULL;
+    if (!d) { bad(u, "a DAG"); return NULL; }
+    for (int i = 0; i < n && !r->bad; i++) get_hop(u, d);
+    for (int i = 0; i < d->n && !r->bad; i++) {
+        Hop *h = d->hops[i];
+        if (w_get_i32(r) != h->nin) bad(u, "a hop's inputs");
+        for (int k = 0; k < h->nin && !r->bad; k++) h->in[k] = hop_at(u, d, w_get_i32(r), true);
+    }
+    int32_t nroots = w_get_i32(r);
+    for (int i = 0; i < nroots && !r->bad; i++) {
+        Hop *h = hop_at(u, d, w_get_i32(r), false);
+        if (h) hop_add_root(d, h);
+    }
+    int32_t nw = w_get_i32(r);
+    for (int i = 0; i < nw && !r->bad; i++) {
+        const char *name = w_get_name(r);
+        Hop *h = hop_at(u, d, w_get_i32(r), false);
+        if (!name) bad(u, "a written variable");
+        else if (h) hop_set_write(d, name, h);
+    }
+    int32_t nr = w_get_i32(r);
+    for (int i = 0; i < nr && !r->bad; i++) {
+        const char *name = w_get_name(r);
+        if (name) hop_add_read(d, name);
+        else bad(u, "a read variable");
+    }
+    d->recompile = w_get_u8(r) != 0;
+    if (d->oom) bad(u, "out of memory");
+    return d;
+}
+
+/* Frees the DAGs a shipped loop brought (its blocks are the cache's, not
+ * a program's, so pblock_free does not know how). */
+static void free_dags(PBList *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        PBlock *b = l->v[i];
+        hop_dag_free(b->dag);
+        b->dag = NULL;
+        free_dags(&b->body);
+        free_dags(&b->els);
+    }
+}
+
+static void free_loop(PBlock *loop)
+{
+    if (!loop) return;
+    PBList one = {&loop, 1, 1};
+    free_dags(&one);
+    pblock_free(NULL, loop);
 }
 
 static bool get_names(Uk *u, NameSet *s)
@@ -440,7 +635,7 @@ static void get_list(Uk *u, PBList *l);
 
 static PBlock *get_block(Uk *u)
 {
-    int32_t f[3];
+    int32_t f[4];
     w_get(&u->r, f, sizeof f);
     PBlock *b = u->r.bad ? NULL : calloc(1, sizeof *b);
     if (!b) { bad(u, "a block"); return NULL; }
@@ -452,7 +647,9 @@ static PBlock *get_block(Uk *u)
     b->span = get_span(u);
     b->var = w_get_name(&u->r);
     if (!get_names(u, &b->live_out) || !get_names(u, &b->results) || !get_names(u, &b->accums)) bad(u, "out of memory");
+    if (f[3]) b->dag = get_dag(u);
     if (f[2]) b->code = get_code(u);
+    if (b->code) b->code->recompile = b->code->recompile && b->dag;
     get_list(u, &b->body);
     get_list(u, &b->els);
     return b;
@@ -463,20 +660,51 @@ static void get_list(Uk *u, PBList *l)
     int32_t n = w_get_i32(&u->r);
     for (int i = 0; i < n && !u->r.bad; i++) {
         PBlock *b = get_block(u);
-        if (b && !pbl_add(l, b)) { pblock_free(NULL, b); bad(u, "out of memory"); }
+        if (b && !pbl_add(l, b)) { free_loop(b); bad(u, "out of memory"); }
     }
 }
 
-/* The shipped functions' heads (their bodies follow later). */
+static bool same_sig(const Func *fn, const FSig *a, const FSig *b)
+{
+    if (!a || !b) return a == b;
+    for (int i = 0; i < fn->nin; i++) {
+        const Value *x = &a[i].v, *y = &b[i].v;
+        if (a[i].rows != b[i].rows || a[i].cols != b[i].cols || x->kind != y->kind) return false;
+        if ((x->kind == V_INT && x->i != y->i) || (x->kind == V_BOOL && x->b != y->b) ||
+            (x->kind == V_DOUBLE && memcmp(&x->d, &y->d, sizeof x->d) != 0) ||
+            (x->kind == V_STRING && strcmp(x->s->s, y->s->s) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* The compiled version of fp's function for fp's signature that p holds
+ * already (shipped with an earlier plan, or compiled here), or fp. */
+static FProg *held(RtProgram *p, FProg *fp)
+{
+    FProg *q = fp;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nfuncs && q == fp; i++)
+        if (p->funcs[i]->func == fp->func && p->funcs[i]->compiled && same_sig(fp->func, p->funcs[i]->sig, fp->sig))
+            q = p->funcs[i];
+    pthread_mutex_unlock(&p->lock);
+    return q;
+}
+
+/* The shipped functions' heads (their bodies follow later). A function
+ * this program holds for the same signature is used instead of the
+ * shipped copy, so plans for different loops or specializations leave
+ * one copy of each function on a worker. */
 static bool get_func_heads(Uk *u, int n)
 {
     u->fs = calloc((size_t)n + 1, sizeof *u->fs);
-    if (!u->fs) { bad(u, "out of memory"); return false; }
+    u->own = calloc((size_t)n + 1, sizeof *u->own);
+    if (!u->fs || !u->own) { bad(u, "out of memory"); return false; }
     for (int i = 0; i < n && !u->r.bad; i++, u->nf++) {
         Func *fn = get_func(u);
         FProg *fp = fn ? calloc(1, sizeof *fp) : NULL;
         if (!fp) { bad(u, "a function"); break; }
-        u->fs[i] = fp;
+        u->own[i] = u->fs[i] = fp;
         fp->func = fn;
         fp->compiled = true;
         bool has;
@@ -487,23 +715,26 @@ static bool get_func_heads(Uk *u, int n)
             if (fp->out_dims) w_get(&u->r, fp->out_dims, 2 * (size_t)fn->nout * sizeof *fp->out_dims);
             else bad(u, "out of memory");
         }
+        if (!u->r.bad) u->fs[i] = held(u->p, fp);
     }
     return !u->r.bad;
 }
 
-/* The shipped functions join p's table (found by the compiler's hooks
- * as if compiled here); on failure they are freed. */
+/* The shipped functions new to p join its table (found by the
+ * compiler's hooks as if compiled here); copies of functions p holds,
+ * and on failure all, are freed. */
 static void adopt_funcs(Uk *u, bool ok)
 {
     RtProgram *p = u->p;
+    int added = 0;
     pthread_mutex_lock(&p->lock);
     if (ok && !br_grow((void **)&p->funcs, &p->fcap, p->nfuncs + u->nf, sizeof *p->funcs)) ok = false;
     for (int i = 0; i < u->nf; i++) {
-        if (ok) p->funcs[p->nfuncs++] = u->fs[i];
-        else fprog_free(p, u->fs[i]);
+        if (ok && u->own[i] == u->fs[i]) p->funcs[p->nfuncs++] = u->own[i], added++;
+        else fprog_free(p, u->own[i]);
     }
     pthread_mutex_unlock(&p->lock);
-    if (ok) u->c->nfuncs += u->nf;
+    u->c->nfuncs += added;
 }
 
 static void cache_free(PsCache *c)
@@ -524,16 +755,17 @@ static PsCache *unpack(RtProgram *p, const char *buf, size_t n, const PsHead *h,
     c->n = n, c->hash = h->hash;
     Uk u = {.p = p, .r = {c->buf + sizeof *h, c->buf + n, false}, .c = c, .e = e};
     if (get_func_heads(&u, h->nfuncs))
-        for (int i = 0; i < u.nf && !u.r.bad; i++) get_list(&u, &u.fs[i]->body);
+        for (int i = 0; i < u.nf && !u.r.bad; i++) get_list(&u, &u.own[i]->body);
     if (!u.r.bad) c->loop = get_block(&u);
     if (!u.r.bad && u.r.p != u.r.end) bad(&u, "trailing bytes");
     if (c->loop && (u.r.bad || c->loop->kind != PB_FOR || !c->loop->parfor)) {
         if (!u.r.bad) bad(&u, "not a parfor loop");
-        pblock_free(NULL, c->loop);
+        free_loop(c->loop);
         c->loop = NULL;
     }
     adopt_funcs(&u, !u.r.bad);
     free(u.fs);
+    free(u.own);
     if (u.r.bad) {
         if (!e->code) bad(&u, "short");
         cache_free(c);
@@ -579,7 +811,7 @@ int ps_funcs(const PsCache *cache)
 void ps_free_loops(PsCache *cache)
 {
     for (; cache; cache = cache->next) {
-        pblock_free(NULL, cache->loop);
+        free_loop(cache->loop);
         cache->loop = NULL;
     }
 }
@@ -588,7 +820,7 @@ void ps_free(PsCache *cache)
 {
     while (cache) {
         PsCache *next = cache->next;
-        pblock_free(NULL, cache->loop);
+        free_loop(cache->loop);
         cache_free(cache);
         cache = next;
     }

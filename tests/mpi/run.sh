@@ -155,6 +155,22 @@ if "$braid" -f "$here/pfship.dml" -args "$tmp/pfs/l/" 300 > "$tmp/pfs/l.out" 2>&
 else
   bad "shipped plans: local run failed: $(tail -n 3 "$tmp/pfs/l.out")"
 fi
+# a shipped body whose sizes are known only at run time (Y's rows depend
+# on the data): the DAGs travel with the plan and the workers recompile
+# them as rank 0 does, to the same plans (sizes, operators, fused
+# operators; rcplans.py) and the local result. The plan checks need the
+# pinned machine constants (tests/run_all.sh sets BRAID_CG_MACHINE).
+mkdir -p "$tmp/pfr/l" "$tmp/pfr/d"
+if "$braid" -f "$here/pfrecomp.dml" -args "$tmp/pfr/l/" 2000 > "$tmp/pfr/l.out" 2>&1 \
+   && MPIRUN_EXTRA=--tag-output mpi 3 -f "$here/pfrecomp.dml" -config "$tmp/bs7.xml" -threads 2 -stats \
+        -explain recompile_hops -args "$tmp/pfr/d/" 2000 > "$tmp/pfr/d.out" 2>&1; then
+  compare "recompiled on the workers (np 3)" "$tmp/pfr/l" "$tmp/pfr/d"
+  if msg=$(python3 "$here/rcplans.py" "$tmp/pfr/d.out" 14 3); then ok; else bad "recompiled on the workers: $msg"; fi
+  if grep -qE "remote parfor plans: 1 shipped, 0 not; workers decoded 2 and compiled 0 " "$tmp/pfr/d.out"; then ok
+  else bad "recompiled on the workers: $(grep 'parfor plans' "$tmp/pfr/d.out")"; fi
+else
+  bad "recompiled on the workers: a run failed: $(tail -n 3 "$tmp/pfr/d.out" "$tmp/pfr/l.out")"
+fi
 # a body with an instruction kind whose plan is not shipped (a
 # where-loop): the workers compile the script (one program each)
 mkdir -p "$tmp/pfw/l" "$tmp/pfw/d"
