@@ -373,6 +373,7 @@ struct PsCache {
     const char ***anames;      /* argument name arrays */
     int nan, ancap;
     int nfuncs;                /* functions added to the program */
+    int ndups;                 /* shipped copies of functions it held */
     PsCache *next;
 };
 
@@ -735,6 +736,7 @@ static void adopt_funcs(Uk *u, bool ok)
     }
     pthread_mutex_unlock(&p->lock);
     u->c->nfuncs += added;
+    if (ok) u->c->ndups += u->nf - added;
 }
 
 static void cache_free(PsCache *c)
@@ -805,6 +807,13 @@ int ps_funcs(const PsCache *cache)
 {
     int n = 0;
     for (; cache; cache = cache->next) n += cache->nfuncs;
+    return n;
+}
+
+int ps_dups(const PsCache *cache)
+{
+    int n = 0;
+    for (; cache; cache = cache->next) n += cache->ndups;
     return n;
 }
 

@@ -28,6 +28,9 @@ typedef struct PsCache PsCache;
 PBlock *ps_loop(PsCache **cache, RtProgram *p, const char *buf, size_t n, bool *fresh, BrErr *e);
 /* The functions every plan in the cache added to p->funcs. */
 int ps_funcs(const PsCache *cache);
+/* The shipped functions the plans did not add, as p held the same
+ * function for the same signature (one copy of each stays). */
+int ps_dups(const PsCache *cache);
 /* Frees the loops (ps_free_loops, before or after the program) and the
  * bytes and literals the shipped functions point into (ps_free, after
  * the program that holds those functions is freed). */
