@@ -13,14 +13,15 @@
  * or loads it from the disk cache rank 0's compile filled, or compiles
  * the same source).
  *
- * What does not: the compiler's DAGs. Shipped blocks run as compiled
- * (SystemDS's remote workers run the serialized instructions alike), so
- * a block rank 0 recompiles at run time runs on a worker with the plan
- * compiled for unknown sizes, which is valid for any size. AMULET
- * where-loops, stitched GPU regions, literal lists or frames, and calls
- * of functions that an eval call or a default parameter made (not found
- * by name) are not shipped: ps_pack names them and the task falls back
- * to the workers compiling the script. */
+ * What does not: the compiler's DAGs (shipped blocks run as compiled,
+ * as SystemDS's remote workers run the serialized instructions),
+ * except the DAGs of blocks recompiled before each execution, which
+ * travel so that workers recompile them with their sizes as rank 0 does.
+ * AMULET where-loops travel by their place in the script (where_index).
+ * Stitched GPU regions, literal lists or frames, and calls of functions
+ * that an eval call or a default parameter made (not found by name) are
+ * not shipped: ps_pack names them and the task falls back to the
+ * workers compiling the script. */
 #include "planship.h"
 
 #include <stdlib.h>
@@ -82,6 +83,30 @@ void ps_free_sig(const Func *fn, FSig *sig)
     free(sig);
 }
 
+/* ---- functions by name ----
+ * A call's function travels as its namespace key and name: the worker
+ * parsed the same script. A function computing a default parameter for
+ * eval (lang_default_func, named "f#defaultJ") is made on demand: it is
+ * found through its owner f and J, on both sides. */
+static Func *resolve_func(const Program *ast, const char *ns, const char *name)
+{
+    Func *fn = lang_find_func(ast, ns ? ns : "", name);
+    const char *d = fn ? NULL : strstr(name, "#default");
+    if (!d || d == name || d - name >= 256) return fn;
+    char owner[256];
+    memcpy(owner, name, (size_t)(d - name));
+    owner[d - name] = 0;
+    int j = atoi(d + 8);
+    Func *f = lang_find_func(ast, ns ? ns : "", owner);
+    return f && j >= 1 ? lang_default_func(ast, f, j - 1) : NULL;
+}
+
+/* Does fn travel by name (resolve_func finds it again)? */
+static bool by_name(const Program *ast, const Func *fn)
+{
+    return fn && resolve_func(ast, fn->ns, fn->name) == fn;
+}
+
 /* ---- packing (rank 0) ---- */
 
 typedef struct Pk {
@@ -124,30 +149,122 @@ static FProg *generic(Pk *k, Func *fn, bool need)
     return fp;
 }
 
-/* Literals that travel (lists and frames do not). */
+/* ---- where-loops by their place in the script ----
+ * An AMULET where-loop instruction points at its loop in the AST; it
+ * travels as the loop's ordinal in a walk of the main program and then
+ * every function (the worker parsed the same script, so its walk meets
+ * the same loops in the same order). A where-loop is always the value
+ * of an assignment statement. */
+typedef struct WFind {
+    const WhereLoop *want;     /* packing: the loop to number */
+    int index;                 /* unpacking: the ordinal to find */
+    int k;                     /* loops met so far */
+    const WhereLoop *found;
+} WFind;
+
+static bool wf_expr(WFind *w, const Expr *e)
+{
+    if (!e || e->kind != EX_WHERE) return false;
+    if (e->where == w->want || w->k == w->index) { w->found = e->where; return true; }
+    w->k++;
+    return false;
+}
+
+static bool wf_block(WFind *w, const Block *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        const Stmt *s = b->stmts[i];
+        bool hit = false;
+        switch (s->kind) {
+        case ST_ASSIGN: hit = wf_expr(w, s->assign.value); break;
+        case ST_MASSIGN: hit = wf_expr(w, s->massign.call); break;
+        case ST_IF: hit = wf_block(w, &s->if_.then_b) || wf_block(w, &s->if_.else_b); break;
+        case ST_FOR: hit = wf_block(w, &s->for_.body); break;
+        case ST_WHILE: hit = wf_block(w, &s->while_.body); break;
+        default: break;
+        }
+        if (hit) return true;
+    }
+    return false;
+}
+
+static bool wf_program(WFind *w, const Program *ast)
+{
+    if (wf_block(w, lang_main(ast))) return true;
+    for (int i = 0; i < lang_nfuncs(ast); i++)
+        if (wf_block(w, &lang_func(ast, i)->body)) return true;
+    return false;
+}
+
+/* The ordinal of where-loop x in ast's walk; -1 if the walk misses it. */
+static int where_index(const Program *ast, const WhereLoop *x)
+{
+    WFind w = {.want = x, .index = -1};
+    return x && wf_program(&w, ast) ? w.k : -1;
+}
+
+static const WhereLoop *where_at(const Program *ast, int index)
+{
+    WFind w = {.index = index};
+    return index >= 0 && wf_program(&w, ast) ? w.found : NULL;
+}
+
+/* Literals that travel (runtime/wire.c carries all but distributed matrices). */
 static bool plain_lit(const Value *v)
 {
     switch (v->kind) {
-    case V_NONE: case V_DOUBLE: case V_INT: case V_BOOL: case V_STRING: case V_MATRIX: return true;
+    case V_NONE: case V_DOUBLE: case V_INT: case V_BOOL: case V_STRING: case V_MATRIX: case V_LIST: case V_FRAME: return true;
     default: return false;
     }
 }
 
-/* Why instruction in cannot be shipped (NULL: it can); its functions
- * join k's table. */
-static const char *check_instr(Pk *k, const Instr *in)
+/* eval(name, ...) with a literal name (ins[i] in code c): the function
+ * eval will find (as builtins/core.c: the calling file's, then the main
+ * script's or the library's) and the functions computing its default
+ * parameters join k's table, compiled on rank 0 first, so the worker
+ * runs them as shipped instead of compiling them. */
+static void add_eval_target(Pk *k, const Code *c, int i)
 {
+    const Instr *in = &c->ins[i];
+    const char *name = NULL;
+    for (int j = 0; j < i && in->nin > 0; j++)
+        if (c->ins[j].out == in->in[0] && c->ins[j].kind == I_LIT && c->ins[j].lit.kind == V_STRING)
+            name = c->ins[j].lit.s->s;
+    if (!name) return;
+    const Program *ast = k->p->ast;
+    const char *ns = "";
+    for (int f = 0; in->span.file && f < lang_nfuncs(ast); f++) {
+        const Func *x = lang_func(ast, f);
+        if (x->file && (x->file == in->span.file || !strcmp(x->file, in->span.file))) { ns = x->ns; break; }
+    }
+    Func *fn = lang_find_func(ast, ns, name);
+    if (!fn) fn = lang_find_func(ast, "", name);
+    if (!fn) return;
+    add_func(k, generic(k, fn, true));
+    for (int j = 0; j < fn->nin && !k->why; j++)
+        if (fn->in[j].deflt) add_func(k, generic(k, lang_default_func(ast, fn, j), true));
+}
+
+/* Why instruction i of code c cannot be shipped (NULL: it can); its
+ * functions join k's table. */
+static const char *check_instr(Pk *k, const Code *c, int i)
+{
+    const Instr *in = &c->ins[i];
     switch (in->kind) {
-    case I_WHERE: return "an AMULET where-loop";
+    case I_WHERE:
+        if (where_index(k->p->ast, in->where) < 0) return "an AMULET where-loop outside the script's functions";
+        break;
     case I_STITCH: return "a stitched GPU region";
     case I_FUSED:
         if (!in->fused || !k->p->cg || !cg_op_shippable(in->fused)) return "a fused operator without a CPlan";
         break;
     case I_CALL:
-        if (!in->func || lang_find_func(k->p->ast, in->func->ns, in->func->name) != in->func)
-            return "a call of a function made by eval or a default parameter";
+        if (!by_name(k->p->ast, in->func)) return "a call of a function not found by its name";
         add_func(k, in->spec);
         add_func(k, generic(k, in->func, in->spec == NULL));
+        break;
+    case I_BUILTIN:
+        if (in->bi == BI_EVAL || in->bi == BI_EVALLIST) add_eval_target(k, c, i);
         break;
     default: break;
     }
@@ -172,11 +289,12 @@ static const char *check_dag(Pk *k, const HopDag *d)
         const Hop *h = d->hops[i];
         if (h->id != i + 1) return "a DAG out of order";
         switch (h->kind) {
-        case H_WHERE: return "an AMULET where-loop";
+        case H_WHERE:
+            if (where_index(k->p->ast, h->where) < 0) return "an AMULET where-loop outside the script's functions";
+            break;
         case H_SPOOF: case H_STITCH: return "a fused operator in a DAG to recompile";
         case H_FCALL:
-            if (!h->func || lang_find_func(k->p->ast, h->func->ns, h->func->name) != h->func)
-                return "a call of a function made by eval or a default parameter";
+            if (!by_name(k->p->ast, h->func)) return "a call of a function not found by its name";
             add_func(k, h->spec);
             break;
         case H_LIT:
@@ -193,7 +311,7 @@ static void collect_list(Pk *k, const PBList *l)
     for (int i = 0; i < l->n && !k->why; i++) {
         const PBlock *b = l->v[i];
         if (ships_dag(b)) k->why = check_dag(k, b->dag);
-        for (int j = 0; b->code && j < b->code->n && !k->why; j++) k->why = check_instr(k, &b->code->ins[j]);
+        for (int j = 0; b->code && j < b->code->n && !k->why; j++) k->why = check_instr(k, b->code, j);
         collect_list(k, &b->body);
         collect_list(k, &b->els);
     }
@@ -224,6 +342,7 @@ static void put_instr(Pk *k, StrBuf *o, const Instr *in)
     w_put_name(o, in->func ? in->func->ns : NULL);
     w_put_name(o, in->func ? in->func->name : NULL);
     w_put_i32(o, in->spec ? fn_index(k, in->spec) : -1);
+    w_put_i32(o, in->kind == I_WHERE ? where_index(k->p->ast, in->where) : -1);
     uint8_t has = in->anames != NULL;
     w_put(o, &has, 1);
     for (int i = 0; has && i < in->nvar; i++) w_put_name(o, in->anames[i]);
@@ -274,6 +393,7 @@ static void put_hop(Pk *k, StrBuf *o, const Hop *h)
     w_put_name(o, h->func ? h->func->ns : NULL);
     w_put_name(o, h->func ? h->func->name : NULL);
     w_put_i32(o, h->spec ? fn_index(k, h->spec) : -1);
+    w_put_i32(o, h->kind == H_WHERE ? where_index(k->p->ast, h->where) : -1);
     for (int i = 0; h->anames && i < h->nvar; i++) w_put_name(o, h->anames[i]);
 }
 
@@ -423,11 +543,19 @@ static bool keep_lit(Uk *u, Value v)
     return true;
 }
 
+/* The where-loop at ordinal index of this rank's script (where_index). */
+static const WhereLoop *get_where(Uk *u, int32_t index)
+{
+    const WhereLoop *w = where_at(u->p->ast, index);
+    if (!w) bad(u, "a where-loop this rank's script does not hold");
+    return w;
+}
+
 static Func *get_func(Uk *u)
 {
     const char *ns = w_get_name(&u->r), *name = w_get_name(&u->r);
     if (!name || u->r.bad) return NULL;
-    Func *fn = lang_find_func(u->p->ast, ns ? ns : "", name);
+    Func *fn = resolve_func(u->p->ast, ns, name);
     if (!fn) bad(u, "a function this rank's script does not define");
     return fn;
 }
@@ -452,6 +580,8 @@ static void get_instr(Uk *u, Instr *in)
     int32_t spec = w_get_i32(r);
     if (spec >= u->nf) bad(u, "a function index");
     in->spec = spec >= 0 && spec < u->nf ? u->fs[spec] : NULL;
+    int32_t where = w_get_i32(r);
+    in->where = in->kind == I_WHERE ? get_where(u, where) : NULL;
     in->anames = NULL;
     if (w_get_u8(r)) {
         const char **a = in->nvar > 0 ? calloc((size_t)in->nvar, sizeof *a) : NULL;
@@ -471,7 +601,6 @@ static void get_instr(Uk *u, Instr *in)
         in->fused = u->p->cg ? cg_op_unpack(u->p->cg, plan, pl) : NULL;
         if (!in->fused) bad(u, u->p->cg ? "a fused operator's plan" : "a fused operator, and fusion is off here");
     }
-    in->where = NULL;
     int32_t nest = w_get_i32(r);
     in->est = NULL;
     if (nest > 0) {
@@ -485,7 +614,7 @@ static void get_instr(Uk *u, Instr *in)
     in->span = get_span(u);
     in->in = get_ints(u, &in->nin);
     in->frees = get_ints(u, &in->nfree);
-    if ((unsigned)in->kind > I_STITCH || in->kind == I_WHERE || in->kind == I_STITCH || (unsigned)in->op >= OP__COUNT ||
+    if ((unsigned)in->kind > I_STITCH || in->kind == I_STITCH || (unsigned)in->op >= OP__COUNT ||
         (unsigned)in->bi >= BI__COUNT)
         bad(u, "an instruction");
     for (int i = 0; i < in->nin; i++) if (in->in[i] < -1) bad(u, "a register");
@@ -529,7 +658,7 @@ static void get_hop(Uk *u, HopDag *d)
     Span sp = get_span(u);
     int32_t f[16];
     w_get(r, f, sizeof f);
-    if (r->bad || (unsigned)f[0] > H_STITCH || f[0] == H_WHERE || f[0] == H_SPOOF || f[0] == H_STITCH ||
+    if (r->bad || (unsigned)f[0] > H_STITCH || f[0] == H_SPOOF || f[0] == H_STITCH ||
         (unsigned)f[1] >= OP__COUNT || (unsigned)f[3] >= BI__COUNT || f[6] < 0 || f[7] < 0 || f[7] > f[6]) {
         bad(u, "a hop");
         return;
@@ -558,6 +687,8 @@ static void get_hop(Uk *u, HopDag *d)
     int32_t spec = w_get_i32(r);
     if (spec >= u->nf) bad(u, "a function index");
     h->spec = spec >= 0 && spec < u->nf ? u->fs[spec] : NULL;
+    int32_t where = w_get_i32(r);
+    h->where = h->kind == H_WHERE ? get_where(u, where) : NULL;
     if (flags[4] && h->nvar > 0) {
         h->anames = arena_alloc(d->arena, (size_t)h->nvar * sizeof *h->anames);
         if (!h->anames) { bad(u, "out of memory"); return; }

@@ -184,17 +184,39 @@ if want=$("$braid" -s "$pfd" 2>&1) && mpi 3 -stats -s "$pfd" > "$tmp/pfd.out" 2>
   if [ "$(head -n 6 "$tmp/pfd.out")" = "$want" ] && grep -qxF "$line" "$tmp/pfd.out"; then ok
   else bad "one copy of shipped functions: $(grep 'parfor plans' "$tmp/pfd.out")"; fi
 else bad "one copy of shipped functions: a run failed: $(tail -n 3 "$tmp/pfd.out")"; fi
-# a body with an instruction kind whose plan is not shipped (a
-# where-loop): the workers compile the script (one program each)
+# a body with an AMULET where-loop: the loop travels by its place in
+# the script, so the plan ships and the workers compile nothing
 mkdir -p "$tmp/pfw/l" "$tmp/pfw/d"
 if "$braid" -f "$here/pfwhere.dml" -args "$tmp/pfw/l/" > "$tmp/pfw/l.out" 2>&1 \
    && mpi 3 -f "$here/pfwhere.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfw/d/" > "$tmp/pfw/d.out" 2>&1; then
   compare "parfor with a where-loop (np 3)" "$tmp/pfw/l" "$tmp/pfw/d"
-  want="  (remote parfor plans: 0 shipped, 1 not: an AMULET where-loop; workers decoded 0 and compiled 2 programs or functions)"
-  if grep -qxF "$want" "$tmp/pfw/d.out"; then ok; else bad "parfor with a where-loop: $(grep 'parfor plans' "$tmp/pfw/d.out")"; fi
+  shipped 1 "parfor with a where-loop" "$tmp/pfw/d.out"
 else
   bad "parfor with a where-loop: a run failed: $(tail -n 3 "$tmp/pfw/d.out" "$tmp/pfw/l.out")"
 fi
+# lists and frames the body reads travel with the task (before, the
+# loop ran on rank 0 alone)
+mkdir -p "$tmp/pfv/l" "$tmp/pfv/d"
+if "$braid" -f "$here/pfvalues.dml" -args "$tmp/pfv/l/" > "$tmp/pfv/l.out" 2>&1 \
+   && mpi 3 -f "$here/pfvalues.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfv/d/" > "$tmp/pfv/d.out" 2>&1; then
+  compare "parfor over lists and frames (np 3)" "$tmp/pfv/l" "$tmp/pfv/d"
+  if grep -qE "^  parfor +1 jobs" "$tmp/pfv/d.out"; then ok; else bad "parfor over lists and frames: the loop did not run on the ranks"; fi
+  shipped 1 "parfor over lists and frames" "$tmp/pfv/d.out"
+else
+  bad "parfor over lists and frames: a run failed: $(tail -n 3 "$tmp/pfv/d.out" "$tmp/pfv/l.out")"
+fi
+# eval with a literal function name: the function and the functions
+# computing its default parameters ship with the plan (compiled on rank
+# 0), so the workers compile nothing
+pfe='g = function(Matrix[Double] A, Double s = 3, Double t = ncol(A)) return (Double r) { r = sum(A) * s + t }
+X = rand(rows=10, cols=3, seed=1)
+R = matrix(0, rows=4, cols=1)
+parfor (i in 1:4, mode=REMOTE_SPARK) { R[i, 1] = eval("g", list(X)) + i }
+print(toString(R))'
+if want=$("$braid" -s "$pfe" 2>&1) && mpi 3 -stats -s "$pfe" > "$tmp/pfe.out" 2>&1; then
+  if [ "$(head -n 4 "$tmp/pfe.out")" = "$want" ]; then ok; else bad "parfor with eval: $(head -n 4 "$tmp/pfe.out") (local: $want)"; fi
+  shipped 1 "parfor with eval" "$tmp/pfe.out"
+else bad "parfor with eval: a run failed: $(tail -n 3 "$tmp/pfe.out")"; fi
 # the fusion plan follows the network's rate (pinned by the
 # configuration, so the plans are the same on every run): at 100 B/s Z is
 # materialized once (a row sum runs over it), at 1e15 B/s it is fused
