@@ -17,10 +17,10 @@
  * as SystemDS's remote workers run the serialized instructions),
  * except the DAGs of blocks recompiled before each execution, which
  * travel so that workers recompile them with their sizes as rank 0 does.
- * AMULET where-loops travel by their place in the script (where_index).
- * Stitched GPU regions, literal lists or frames, and calls of functions
- * that an eval call or a default parameter made (not found by name) are
- * not shipped: ps_pack names them and the task falls back to the
+ * AMULET where-loops travel by their place in the script (where_index),
+ * functions by name (resolve_func). Stitched GPU regions, fused
+ * operators without a CPlan and calls of functions not found by name
+ * are not shipped: ps_pack names them and the task falls back to the
  * workers compiling the script. */
 #include "planship.h"
 
