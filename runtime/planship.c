@@ -29,7 +29,6 @@
 
 #include "../base/vec.h"
 #include "../dist/dist.h"
-#include "../hops/hop.h"
 #include "../lang/load.h"
 
 #define PS_MAGIC 0x42504c31u   /* "BPL1" */
@@ -116,6 +115,7 @@ typedef struct Pk {
     int nf, cap;
     const char *why;           /* the first thing that cannot be shipped */
     bool oom;
+    PsRefs refs;               /* for the compiler's DAG packer */
 } Pk;
 
 static int fn_index(const Pk *k, const FProg *fp)
@@ -277,51 +277,31 @@ static const char *check_instr(Pk *k, const Code *c, int i)
 /* Does b's DAG travel? Only blocks recompiled before each execution
  * need it: a worker recompiles them with its iterations' sizes, as rank
  * 0 does (the others run their code as compiled). */
-static bool ships_dag(const PBlock *b) { return b->dag && b->code && b->code->recompile; }
-
-/* Why DAG d cannot be shipped (NULL: it can); the specializations its
- * calls chose join k's table. A DAG to recompile is not fused yet
- * (codegen runs at recompilation), so it holds no operator handles. */
-static const char *check_dag(Pk *k, const HopDag *d)
+static bool ships_dag(const RtProgram *p, const PBlock *b)
 {
-    if (d->oom) return "a DAG that ran out of memory";
-    for (int i = 0; i < d->n; i++) {
-        const Hop *h = d->hops[i];
-        if (h->id != i + 1) return "a DAG out of order";
-        switch (h->kind) {
-        case H_WHERE:
-            if (where_index(k->p->ast, h->where) < 0) return "an AMULET where-loop outside the script's functions";
-            break;
-        case H_SPOOF: case H_STITCH: return "a fused operator in a DAG to recompile";
-        case H_FCALL:
-            if (!by_name(k->p->ast, h->func)) return "a call of a function not found by its name";
-            add_func(k, h->spec);
-            break;
-        case H_LIT:
-            if (!plain_lit(&h->lit)) return "a literal list or frame";
-            break;
-        default: break;
-        }
-    }
-    return NULL;
+    return b->dag && b->code && b->code->recompile && p->hooks && p->hooks->dagship;
 }
+
+/* The DAG packer's references (PsRefs) on rank 0. */
+static bool pk_by_name(void *ctx, const Func *fn) { return by_name(((Pk *)ctx)->p->ast, fn); }
+
+static int32_t pk_spec_index(void *ctx, void *fprog)
+{
+    add_func(ctx, fprog);
+    return fprog ? fn_index(ctx, fprog) : -1;
+}
+
+static int32_t pk_where_index(void *ctx, const WhereLoop *w) { return where_index(((Pk *)ctx)->p->ast, w); }
 
 static void collect_list(Pk *k, const PBList *l)
 {
     for (int i = 0; i < l->n && !k->why; i++) {
         const PBlock *b = l->v[i];
-        if (ships_dag(b)) k->why = check_dag(k, b->dag);
+        if (ships_dag(k->p, b)) k->why = k->p->hooks->dagship->check(b->dag, &k->refs);
         for (int j = 0; b->code && j < b->code->n && !k->why; j++) k->why = check_instr(k, b->code, j);
         collect_list(k, &b->body);
         collect_list(k, &b->els);
     }
-}
-
-static void put_span(StrBuf *o, Span s)
-{
-    w_put_name(o, s.file);
-    w_put_i32(o, s.line);
-    w_put_i32(o, s.col);
 }
 
 static void put_ints(StrBuf *o, const int *v, int n)
@@ -359,7 +339,7 @@ static void put_instr(Pk *k, StrBuf *o, const Instr *in)
     w_put(o, &in->opmem, sizeof in->opmem);
     w_put_name(o, in->opname);
     w_put_name(o, in->statname);
-    put_span(o, in->span);
+    w_put_span(o, in->span);
     put_ints(o, in->in, in->nin);
     put_ints(o, in->frees, in->nfree);
 }
@@ -373,53 +353,6 @@ static void put_code(Pk *k, StrBuf *o, const Code *c)
     for (int i = 0; i < c->n; i++) put_instr(k, o, &c->ins[i]);
 }
 
-/* A hop's fields; its inputs follow in put_dag (by id: hop i has id
- * i + 1, checked by check_dag). */
-static void put_hop(Pk *k, StrBuf *o, const Hop *h)
-{
-    put_span(o, h->span);
-    int32_t f[16] = {h->kind, h->op, h->dir, h->bi, h->out_index, h->nouts, h->nin, h->nvar,
-                     h->flag, h->exec, h->ix.rmode, h->ix.cmode, h->dt, h->vt, h->nuse, h->reg};
-    w_put(o, f, sizeof f);
-    uint8_t flags[5] = {h->move, h->known, h->sidefx, h->ix.has_col, h->anames != NULL};
-    w_put(o, flags, sizeof flags);
-    int64_t z[5] = {h->rows, h->cols, h->nnz, h->wrows, h->wcols};
-    w_put(o, z, sizeof z);
-    double m[4] = {h->opmem, h->memlb, h->mem, h->cbytes};
-    w_put(o, m, sizeof m);
-    Value none = val_none();
-    w_put_value(o, h->kind == H_LIT ? &h->lit : &none);
-    w_put_name(o, h->name);
-    w_put_name(o, h->func ? h->func->ns : NULL);
-    w_put_name(o, h->func ? h->func->name : NULL);
-    w_put_i32(o, h->spec ? fn_index(k, h->spec) : -1);
-    w_put_i32(o, h->kind == H_WHERE ? where_index(k->p->ast, h->where) : -1);
-    for (int i = 0; h->anames && i < h->nvar; i++) w_put_name(o, h->anames[i]);
-}
-
-static void put_ids(StrBuf *o, Hop *const *v, int n)
-{
-    w_put_i32(o, n);
-    for (int i = 0; i < n; i++) w_put_i32(o, v[i] ? v[i]->id : 0);
-}
-
-static void put_dag(Pk *k, StrBuf *o, const HopDag *d)
-{
-    w_put_i32(o, d->n);
-    for (int i = 0; i < d->n; i++) put_hop(k, o, d->hops[i]);
-    for (int i = 0; i < d->n; i++) put_ids(o, d->hops[i]->in, d->hops[i]->nin);
-    put_ids(o, d->roots, d->nroots);
-    w_put_i32(o, d->nw);
-    for (int i = 0; i < d->nw; i++) {
-        w_put_name(o, d->wnames[i]);
-        w_put_i32(o, d->whops[i]->id);
-    }
-    w_put_i32(o, d->nr);
-    for (int i = 0; i < d->nr; i++) w_put_name(o, d->rnames[i]);
-    uint8_t rc = d->recompile;
-    w_put(o, &rc, 1);
-}
-
 static void put_names(StrBuf *o, const NameSet *s)
 {
     w_put_i32(o, s->n);
@@ -430,16 +363,16 @@ static void put_list(Pk *k, StrBuf *o, const PBList *l);
 
 static void put_block(Pk *k, StrBuf *o, const PBlock *b)
 {
-    int32_t f[4] = {b->kind, b->parfor_par, b->code != NULL, ships_dag(b)};
+    int32_t f[4] = {b->kind, b->parfor_par, b->code != NULL, ships_dag(k->p, b)};
     w_put(o, f, sizeof f);
     uint8_t flags[4] = {b->parfor, b->parfor_check, b->parfor_remote, b->par_ok};
     w_put(o, flags, sizeof flags);
-    put_span(o, b->span);
+    w_put_span(o, b->span);
     w_put_name(o, b->var);
     put_names(o, &b->live_out);
     put_names(o, &b->results);
     put_names(o, &b->accums);
-    if (ships_dag(b)) put_dag(k, o, b->dag);
+    if (ships_dag(k->p, b)) k->p->hooks->dagship->put(b->dag, o, &k->refs);
     if (b->code) put_code(k, o, b->code);
     put_list(k, o, &b->body);
     put_list(k, o, &b->els);
@@ -454,6 +387,7 @@ static void put_list(Pk *k, StrBuf *o, const PBList *l)
 int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why)
 {
     Pk k = {.p = p, .diag = d};
+    k.refs = (PsRefs){.ctx = &k, .by_name = pk_by_name, .spec_index = pk_spec_index, .where_index = pk_where_index};
     PBList one = {(PBlock **)&b, 1, 1};
     collect_list(&k, &one);
     if (k.oom) { free(k.fs); return -1; }
@@ -494,6 +428,7 @@ struct PsCache {
     int nan, ancap;
     int nfuncs;                /* functions added to the program */
     int ndups;                 /* shipped copies of functions it held */
+    const RtProgram *prog;     /* the program the loop's DAGs are freed by */
     PsCache *next;
 };
 
@@ -506,21 +441,13 @@ typedef struct Uk {
                                   program holds already, so own[i] goes) */
     int nf;
     BrErr *e;
+    PsRefs refs;               /* for the compiler's DAG reader */
 } Uk;
 
 static void bad(Uk *u, const char *why)
 {
     if (!u->e->code) br_err(u->e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (%s)", dist_rank(), why);
     u->r.bad = true;
-}
-
-static Span get_span(Uk *u)
-{
-    Span s;
-    s.file = w_get_name(&u->r);
-    s.line = w_get_i32(&u->r);
-    s.col = w_get_i32(&u->r);
-    return s;
 }
 
 /* n ints (malloc'd; NULL for none) */
@@ -611,7 +538,7 @@ static void get_instr(Uk *u, Instr *in)
     w_get(r, &in->opmem, sizeof in->opmem);
     in->opname = w_get_name(r);
     in->statname = w_get_name(r);
-    in->span = get_span(u);
+    in->span = w_get_span(&u->r);
     in->in = get_ints(u, &in->nin);
     in->frees = get_ints(u, &in->nfree);
     if ((unsigned)in->kind > I_STITCH || in->kind == I_STITCH || (unsigned)in->op >= OP__COUNT ||
@@ -644,114 +571,25 @@ static Code *get_code(Uk *u)
     return c;
 }
 
-/* Hop id (1..n of d; 0: none) as a hop of d. */
-static Hop *hop_at(Uk *u, HopDag *d, int32_t id, bool none_ok)
+/* The DAG reader's references (PsRefs) on a worker. */
+static Func *uk_func(void *ctx, const char *ns, const char *name)
 {
-    if (id == 0 && none_ok) return NULL;
-    if (id <= 0 || id > d->n) { bad(u, "a hop id"); return NULL; }
-    return d->hops[id - 1];
+    Uk *u = ctx;
+    Func *fn = resolve_func(u->p->ast, ns, name);
+    if (!fn) bad(u, "a function this rank's script does not define");
+    return fn;
 }
 
-static void get_hop(Uk *u, HopDag *d)
+static void *uk_spec_at(void *ctx, int32_t i)
 {
-    WRd *r = &u->r;
-    Span sp = get_span(u);
-    int32_t f[16];
-    w_get(r, f, sizeof f);
-    if (r->bad || (unsigned)f[0] > H_STITCH || f[0] == H_SPOOF || f[0] == H_STITCH ||
-        (unsigned)f[1] >= OP__COUNT || (unsigned)f[3] >= BI__COUNT || f[6] < 0 || f[7] < 0 || f[7] > f[6]) {
-        bad(u, "a hop");
-        return;
-    }
-    Hop *h = hop_new(d, (HopKind)f[0], sp, f[6]);
-    if (!h || d->oom) { bad(u, "out of memory"); return; }
-    h->op = f[1], h->dir = f[2], h->bi = f[3], h->out_index = f[4], h->nouts = f[5], h->nvar = f[7];
-    h->flag = f[8], h->exec = f[9], h->ix.rmode = f[10], h->ix.cmode = f[11], h->dt = f[12], h->vt = f[13];
-    h->nuse = f[14], h->reg = f[15];
-    uint8_t flags[5];
-    w_get(r, flags, sizeof flags);
-    h->move = flags[0], h->known = flags[1], h->sidefx = flags[2], h->ix.has_col = flags[3];
-    int64_t z[5];
-    w_get(r, z, sizeof z);
-    h->rows = z[0], h->cols = z[1], h->nnz = z[2], h->wrows = z[3], h->wcols = z[4];
-    double m[4];
-    w_get(r, m, sizeof m);
-    h->opmem = m[0], h->memlb = m[1], h->mem = m[2], h->cbytes = m[3];
-    Value lit = w_get_value(r, u->e);
-    if (h->kind == H_LIT) h->lit = lit;   /* owned by the DAG */
-    else val_release(&lit);
-    h->name = w_get_name(r);
-    WRd peek = *r;
-    if (w_get_name(&peek)) h->func = get_func(u);
-    else w_get_name(r), w_get_name(r);
-    int32_t spec = w_get_i32(r);
-    if (spec >= u->nf) bad(u, "a function index");
-    h->spec = spec >= 0 && spec < u->nf ? u->fs[spec] : NULL;
-    int32_t where = w_get_i32(r);
-    h->where = h->kind == H_WHERE ? get_where(u, where) : NULL;
-    if (flags[4] && h->nvar > 0) {
-        h->anames = arena_alloc(d->arena, (size_t)h->nvar * sizeof *h->anames);
-        if (!h->anames) { bad(u, "out of memory"); return; }
-        for (int i = 0; i < h->nvar; i++) h->anames[i] = w_get_name(r);
-    }
+    Uk *u = ctx;
+    if (i >= u->nf) bad(u, "a function index");
+    return i >= 0 && i < u->nf ? u->fs[i] : NULL;
 }
 
-/* A block's DAG as rank 0 kept it for recompilation (put_dag). */
-static HopDag *get_dag(Uk *u)
-{
-    WRd *r = &u->r;
-    int32_t n = w_get_i32(r);
-    HopDag *d = n >= 0 && !r->bad ? hop_dag_new() : NULL;
-    if (!d) { bad(u, "a DAG"); return NULL; }
-    for (int i = 0; i < n && !r->bad; i++) get_hop(u, d);
-    for (int i = 0; i < d->n && !r->bad; i++) {
-        Hop *h = d->hops[i];
-        if (w_get_i32(r) != h->nin) bad(u, "a hop's inputs");
-        for (int k = 0; k < h->nin && !r->bad; k++) h->in[k] = hop_at(u, d, w_get_i32(r), true);
-    }
-    int32_t nroots = w_get_i32(r);
-    for (int i = 0; i < nroots && !r->bad; i++) {
-        Hop *h = hop_at(u, d, w_get_i32(r), false);
-        if (h) hop_add_root(d, h);
-    }
-    int32_t nw = w_get_i32(r);
-    for (int i = 0; i < nw && !r->bad; i++) {
-        const char *name = w_get_name(r);
-        Hop *h = hop_at(u, d, w_get_i32(r), false);
-        if (!name) bad(u, "a written variable");
-        else if (h) hop_set_write(d, name, h);
-    }
-    int32_t nr = w_get_i32(r);
-    for (int i = 0; i < nr && !r->bad; i++) {
-        const char *name = w_get_name(r);
-        if (name) hop_add_read(d, name);
-        else bad(u, "a read variable");
-    }
-    d->recompile = w_get_u8(r) != 0;
-    if (d->oom) bad(u, "out of memory");
-    return d;
-}
+static const WhereLoop *uk_where_at(void *ctx, int32_t i) { return get_where(ctx, i); }
 
-/* Frees the DAGs a shipped loop brought (its blocks are the cache's, not
- * a program's, so pblock_free does not know how). */
-static void free_dags(PBList *l)
-{
-    for (int i = 0; i < l->n; i++) {
-        PBlock *b = l->v[i];
-        hop_dag_free(b->dag);
-        b->dag = NULL;
-        free_dags(&b->body);
-        free_dags(&b->els);
-    }
-}
-
-static void free_loop(PBlock *loop)
-{
-    if (!loop) return;
-    PBList one = {&loop, 1, 1};
-    free_dags(&one);
-    pblock_free(NULL, loop);
-}
+static void uk_bad(void *ctx, const char *why) { bad(ctx, why); }
 
 static bool get_names(Uk *u, NameSet *s)
 {
@@ -776,10 +614,11 @@ static PBlock *get_block(Uk *u)
     uint8_t flags[4];
     w_get(&u->r, flags, sizeof flags);
     b->parfor = flags[0], b->parfor_check = flags[1], b->parfor_remote = flags[2], b->par_ok = flags[3];
-    b->span = get_span(u);
+    b->span = w_get_span(&u->r);
     b->var = w_get_name(&u->r);
     if (!get_names(u, &b->live_out) || !get_names(u, &b->results) || !get_names(u, &b->accums)) bad(u, "out of memory");
-    if (f[3]) b->dag = get_dag(u);
+    if (f[3] && u->p->hooks && u->p->hooks->dagship) b->dag = u->p->hooks->dagship->get(&u->r, &u->refs);
+    else if (f[3]) bad(u, "a DAG, and this program cannot read one");
     if (f[2]) b->code = get_code(u);
     if (b->code) b->code->recompile = b->code->recompile && b->dag;
     get_list(u, &b->body);
@@ -792,7 +631,7 @@ static void get_list(Uk *u, PBList *l)
     int32_t n = w_get_i32(&u->r);
     for (int i = 0; i < n && !u->r.bad; i++) {
         PBlock *b = get_block(u);
-        if (b && !pbl_add(l, b)) { free_loop(b); bad(u, "out of memory"); }
+        if (b && !pbl_add(l, b)) { pblock_free(u->p, b); bad(u, "out of memory"); }
     }
 }
 
@@ -887,13 +726,15 @@ static PsCache *unpack(RtProgram *p, const char *buf, size_t n, const PsHead *h,
     memcpy(c->buf, buf, n);
     c->n = n, c->hash = h->hash;
     Uk u = {.p = p, .r = {c->buf + sizeof *h, c->buf + n, false}, .c = c, .e = e};
+    u.refs = (PsRefs){.ctx = &u, .e = e, .func = uk_func, .spec_at = uk_spec_at, .where_at = uk_where_at, .bad = uk_bad};
+    c->prog = p;
     if (get_func_heads(&u, h->nfuncs))
         for (int i = 0; i < u.nf && !u.r.bad; i++) get_list(&u, &u.own[i]->body);
     if (!u.r.bad) c->loop = get_block(&u);
     if (!u.r.bad && u.r.p != u.r.end) bad(&u, "trailing bytes");
     if (c->loop && (u.r.bad || c->loop->kind != PB_FOR || !c->loop->parfor)) {
         if (!u.r.bad) bad(&u, "not a parfor loop");
-        free_loop(c->loop);
+        pblock_free(p, c->loop);
         c->loop = NULL;
     }
     adopt_funcs(&u, !u.r.bad);
@@ -951,7 +792,7 @@ int ps_dups(const PsCache *cache)
 void ps_free_loops(PsCache *cache)
 {
     for (; cache; cache = cache->next) {
-        free_loop(cache->loop);
+        pblock_free(cache->prog, cache->loop);   /* (the program is still there) */
         cache->loop = NULL;
     }
 }
@@ -960,7 +801,7 @@ void ps_free(PsCache *cache)
 {
     while (cache) {
         PsCache *next = cache->next;
-        free_loop(cache->loop);
+        pblock_free(NULL, cache->loop);   /* none left after ps_free_loops */
         cache_free(cache);
         cache = next;
     }

@@ -13,6 +13,13 @@ void w_put(StrBuf *b, const void *p, size_t n) { sb_put(b, p, n); }
 
 void w_put_i32(StrBuf *b, int32_t x) { w_put(b, &x, sizeof x); }
 
+void w_put_span(StrBuf *b, Span s)
+{
+    w_put_name(b, s.file);
+    w_put_i32(b, s.line);
+    w_put_i32(b, s.col);
+}
+
 void w_put_name(StrBuf *b, const char *s)
 {
     uint32_t n = s ? (uint32_t)strlen(s) : NULL_NAME;
@@ -180,4 +187,13 @@ Value w_get_value(WRd *r, BrErr *e)
     case V_FRAME: return get_frame(r, e);
     default: r->bad = true; return val_none();
     }
+}
+
+Span w_get_span(WRd *r)
+{
+    Span s;
+    s.file = w_get_name(r);
+    s.line = w_get_i32(r);
+    s.col = w_get_i32(r);
+    return s;
 }
