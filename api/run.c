@@ -178,7 +178,10 @@ static int serve_worker(const BraidRunOptions *o, const BraidConfig *cfg)
     CgOptions cg = cg_options(cfg, NULL);
     rt_dist_fused_worker(&cg);
     WorkerSrc src = {o, cfg, NULL, NULL};
-    RtOptions ro = {.out = stdout, .seed = o->seed, .cla = cfg->cla};
+    /* -explain recompile_hops: workers print what they recompile too
+     * (mpirun --tag-output tells the ranks apart) */
+    RtOptions ro = {.out = stdout, .seed = o->seed, .cla = cfg->cla,
+                    .explain_recompile = o->explain && !strcmp(o->explain, "recompile_hops")};
     rt_dist_parfor_worker(worker_program, &src, &ro);
     int rc = dist_serve();
     RtProgram *shell, *full;

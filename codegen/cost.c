@@ -639,7 +639,6 @@ typedef struct DistCost { double net, bcast; } DistCost;
 static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out, DistCost *dc)
 {
     if (!h || h->exec != EX_DIST || !br_dist_available() || dist_size() < 2) return false;
-    double n = dist_size();
     int64_t rows = h->rows;
     for (int i = 0; i < v->nin; i++) {
         const Hop *in = x->m->hop[v->in[i]];
@@ -651,7 +650,7 @@ static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out,
         if (in && in->dt == DT_MATRIX && (in->rows != rows || rows <= 1)) bcast += bytes(in);
     }
     bool reduce = h->rows != rows || rows <= 1;
-    dc->net = ((n - 1) * bcast + (reduce ? (n - 1) * out : 0)) / dist_net_rate();
+    dc->net = dist_volume(bcast, reduce ? out : 0) / dist_net_rate();
     dc->bcast = bcast;
     return true;
 }

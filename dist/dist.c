@@ -71,8 +71,11 @@ static const char *job_names[J_NTYPES] = {
     "read-text", "write", "cpmm", "rmm", "transpose", "rbind", "piggyback", "var", "rev", "leftindex", "fused", "parfor", "diag",
 };
 
-static struct { int64_t count, ns, bytes, saved; } g_stat[J_NTYPES];
+/* pred: the bytes the plan's volume model gives the jobs (job_volume;
+ * modeled: it gives them any) */
+static struct { int64_t count, ns, bytes, saved; double pred; bool modeled; } g_stat[J_NTYPES];
 int64_t g_bytes; /* bytes moved by the job now running */
+static double job_volume(const Job *j, const MB *src, const Value *bv, const Value *res);
 static int64_t g_piggy_ops; /* reduce operators run in piggyback jobs */
 int64_t g_piggy_fused;      /* fused reduce operators run in groups */
 
@@ -86,9 +89,12 @@ void dist_print_stats(FILE *f)
     net_print_stats(f);
     fault_print_stats(f);
     for (int t = J_SCATTER; t < J_NTYPES; t++)
-        if (g_stat[t].count)
-            fprintf(f, "  %-12s %8lld jobs %9.3f sec %14lld bytes\n", job_names[t], (long long)g_stat[t].count,
-                    (double)g_stat[t].ns / 1e9, (long long)g_stat[t].bytes);
+        if (g_stat[t].count) {
+            char pred[32] = "-";
+            if (g_stat[t].modeled) snprintf(pred, sizeof pred, "%.0f", g_stat[t].pred);
+            fprintf(f, "  %-12s %8lld jobs %9.3f sec %14lld bytes %14s predicted\n", job_names[t],
+                    (long long)g_stat[t].count, (double)g_stat[t].ns / 1e9, (long long)g_stat[t].bytes, pred);
+        }
     if (g_stat[J_SCATTER].saved)
         fprintf(f, "  (%lld scatters of a matrix already partitioned were saved)\n", (long long)g_stat[J_SCATTER].saved);
     if (g_piggy_ops)
@@ -98,10 +104,13 @@ void dist_print_stats(FILE *f)
     if (g_stat[J_TASK].count)
         fprintf(f, "  (remote parfor: %lld of the loops inside functions; up to %d threads per rank)\n",
                 (long long)g_pf_funcs, g_pf_threads);
-    if (g_stat[J_TASK].count)
+    if (g_stat[J_TASK].count) {
         fprintf(f, "  (remote parfor plans: %lld shipped, %lld not%s%s; workers decoded %lld and compiled %lld "
-                "programs or functions)\n", (long long)g_pf_shipped, (long long)g_pf_unshipped,
+                "programs or functions", (long long)g_pf_shipped, (long long)g_pf_unshipped,
                 g_pf_why ? ": " : "", g_pf_why ? g_pf_why : "", (long long)g_pf_decoded, (long long)g_pf_compiled);
+        if (g_pf_dups) fprintf(f, "; %lld shipped functions were copies the workers held", (long long)g_pf_dups);
+        fprintf(f, ")\n");
+    }
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */
@@ -693,6 +702,9 @@ int dist_group_end(BrErr *e)
         g_stat[J_MULTI].count++;
         g_stat[J_MULTI].ns += br_now_ns() - t0;
         g_stat[J_MULTI].bytes += g_bytes;
+        double v = 0;
+        for (int k = 0; k < n; k++) v += fmax(0, job_volume(&subs[k], NULL, g_pend[k].bv, g_pend[k].out));
+        if (!rc) stat_predict(J_MULTI, v + fused_volume(g_ffs, g_fargs, g_fout, nf));
         g_piggy_ops += n + nf;
         g_piggy_fused += nf;
         fused_members(NULL, NULL, NULL);
@@ -1006,6 +1018,53 @@ static void job_header(Job *j)
     }
 }
 
+/* ---- the plan's volume model against the bytes sent (-stats) ----
+ *
+ * The volume the cost model prices for a distributed operator
+ * (codegen/cost.c dist_cost; dist_mm_method for products of two large
+ * operands): every broadcast operand goes to the N-1 other ranks, and a
+ * result that is not partitioned (an aggregate, t(X) %*% Y) comes from
+ * N-1 partials; a scattered or collected matrix moves all but rank 0's
+ * share. Evaluated with the operands' sizes at run time (the sizes the
+ * recompiled plan priced), it is set beside the bytes the job sent, per
+ * job type: bench/dist_scaling.sh reports their ratio. Row moves (rbind,
+ * transpose, table, reads), writes and parfor tasks are not in the
+ * model (-). */
+double dist_volume(double bcast, double reduce) { return (g_size - 1) * (bcast + reduce); }
+
+static double val_bytes(const Value *v)
+{
+    if (is_mat(v)) return v->kind == V_DIST ? mb_est_size(v->dm->rows, v->dm->cols, v->dm->nnz)
+                                            : mb_est_size(v->m->rows, v->m->cols, v->m->nnz);
+    return v->kind == V_NONE ? 0 : 8;
+}
+
+void stat_predict(int type, double bytes)
+{
+    g_stat[type].pred += bytes;
+    g_stat[type].modeled = true;
+}
+
+/* The model's volume of job j (bv: its broadcast operands; res: its
+ * result on rank 0); -1 where it has none or the caller gives it. */
+static double job_volume(const Job *j, const MB *src, const Value *bv, const Value *res)
+{
+    double n = g_size;
+    switch ((JobType)j->type) {
+    case J_SCATTER: return src ? mb_est_size(src->rows, src->cols, src->nnz) * (n - 1) / n : 0;
+    case J_COLLECT: return res ? val_bytes(res) * (n - 1) / n : 0;
+    case J_UNARY: case J_BINARY: case J_TERNARY: case J_RAGG: case J_FAGG: case J_CAGG: case J_MAPMM:
+    case J_LMM: case J_TSMM: case J_TMM: case J_MMCHAIN: case J_CSLICE: case J_LIX: case J_DIAG: case J_REV:
+        break;
+    default: return -1;
+    }
+    double b = 0;
+    for (int k = 0; bv && k < j->nin && k < 3; k++)
+        if (j->kind[k] == A_BCAST) b += val_bytes(&bv[k]);
+    bool reduce = res && res->kind != V_DIST && res->kind != V_NONE;
+    return dist_volume(b, reduce ? val_bytes(res) : 0);
+}
+
 /* Rank 0: broadcasts the header and runs the job here. */
 int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
 {
@@ -1016,6 +1075,8 @@ int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
     g_stat[j->type].count++;
     g_stat[j->type].ns += br_now_ns() - t0;
     g_stat[j->type].bytes += g_bytes;
+    double v = rc ? -1 : job_volume(j, src, bv, res);
+    if (v >= 0) stat_predict(j->type, v);
     return rc;
 }
 

@@ -48,6 +48,11 @@ void dist_set_blocksize(int64_t rows);
  * is one rank or MPI is not up). */
 void dist_set_net_rate(double bytes_per_s);
 double dist_net_rate(void);
+/* The bytes a distributed operator moves in the plan's model: bcast
+ * bytes of broadcast operands to the other ranks, and reduce bytes of a
+ * result that every other rank sends a partial of (codegen/cost.c prices
+ * it at dist_net_rate; -stats sets it beside the bytes jobs sent). */
+double dist_volume(double bcast, double reduce);
 /* Workers (rank > 0): serve jobs until rank 0 stops; the exit status. */
 int dist_serve(void);
 /* Rank 0: stops the workers; every rank: finalizes MPI. */
@@ -185,8 +190,9 @@ int dist_task(const char *payload, size_t n, DistTaskRun local, char **res, size
  * rank, in_func: the loop is inside a function. */
 void dist_note_parfor(int threads, bool in_func);
 /* -stats of remote parfor plans: shipped (else why not), plans the
- * workers decoded and programs or functions they compiled. */
-void dist_note_plan(bool shipped, int decoded, int compiled, const char *why);
+ * workers decoded, programs or functions they compiled, and shipped
+ * functions they dropped as copies of ones they held. */
+void dist_note_plan(bool shipped, int decoded, int compiled, int dups, const char *why);
 /* A matrix block as bytes and back (what jobs send). */
 char *dist_pack_mb(const MB *m, size_t *n);
 MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e);

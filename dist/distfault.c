@@ -113,6 +113,8 @@ static int g_reported;         /* rank 0: a death was reported (once) */
 static int *g_pidfd;           /* rank 0: pidfds of the ranks it could not trace (-1) */
 static int g_ntraced, g_nuntraced; /* rank 0: its machine's ranks traced, watched by pidfd */
 static sem_t g_armed;          /* a watch thread has attached (or found it cannot) */
+static bool g_no_trace;        /* BRAID_NO_PTRACE=1 (tests): watch by pidfd as
+                                  where tracing is not allowed */
 
 /* Field k (1-based, k >= 3) of /proc/pid/stat as text, after the command
  * name (which may hold spaces); false when the process is gone. */
@@ -154,7 +156,15 @@ static char g_signame[65][40];
 
 /* How a rank ended: sig > 0 a signal, else code >= 0 an exit status,
  * else why its status is not known (HOW_*). */
-enum { HOW_RACED = -1, HOW_REMOTE = -2, HOW_HUNG = -3 };
+enum { HOW_RACED = -1, HOW_REMOTE = -2, HOW_HUNG = -3, HOW_FROZEN = -4 };
+
+/* The other machines' leaders send a heartbeat note every HB_EVERY_MS;
+ * rank 0 takes HB_SILENCE_S seconds without a note from a line as a
+ * frozen machine (its leader stopped, SIGSTOP or a hung kernel, while
+ * the kernel may still answer TCP keep-alive probes). The silence is
+ * ten beats: a loaded machine delays a sleeping thread by far less. */
+#define HB_EVERY_MS 1000
+#define HB_SILENCE_S 10
 
 static void how_text(int sig, int code, char *how, size_t n)
 {
@@ -162,6 +172,8 @@ static void how_text(int sig, int code, char *how, size_t n)
     else if (code >= 0) snprintf(how, n, " (exit status %d)", code);
     else if (code == HOW_REMOTE) snprintf(how, n, " (on another machine, with the rank that watched it)");
     else if (code == HOW_HUNG) snprintf(how, n, " (its machine stopped answering)");
+    else if (code == HOW_FROZEN)
+        snprintf(how, n, " (no heartbeat from its machine for %d s: frozen, stopped or cut off)", HB_SILENCE_S);
     else snprintf(how, n, " (mpirun collected its status first, as braid may not trace its ranks here: "
                           "mpirun names the signal)");
 }
@@ -192,13 +204,14 @@ static void report_death(int rank, int sig, int code)
     char ctx[CTX_LEN];
     memcpy(ctx, g_ctx, CTX_LEN);
     ctx[CTX_LEN - 1] = 0;
-    int n = snprintf(msg, sizeof msg, "braid: error: rank %d died%s during %s\n", rank, how, ctx);
+    int n = snprintf(msg, sizeof msg, "braid: error: rank %d %s%s during %s\n", rank,
+                     code == HOW_FROZEN ? "stopped answering" : "died", how, ctx);
     if (n > 0) (void)!write(2, msg, (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
     _exit(1);
 }
 
 /* A message from a machine's leader to rank 0: 'D' rank, signal, code
- * (a death it saw), or 'T' (mpirun is ending it). */
+ * (a death it saw), 'T' (mpirun is ending it) or 'H' (a heartbeat). */
 typedef struct Note { char kind; int32_t rank, sig, code; } Note;
 
 static void send_note(const Note *m)
@@ -227,7 +240,7 @@ static void *trace_rank(void *arg)
 {
     int r = (int)(intptr_t)arg;
     pid_t pid = g_peers[r].pid;
-    if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) != 0) {
+    if (g_no_trace || ptrace(PTRACE_SEIZE, pid, NULL, NULL) != 0) {
         int fd = (int)syscall(SYS_pidfd_open, pid, 0);
         if (g_pidfd) g_pidfd[r] = fd;
         __atomic_add_fetch(&g_nuntraced, 1, __ATOMIC_RELAXED);
@@ -283,12 +296,37 @@ static void *watch_remote(void *arg)
 {
     (void)arg;
     struct pollfd *pf = calloc((size_t)g_nsock, sizeof *pf);
-    if (!pf) return NULL;
-    for (int i = 0; i < g_nsock; i++) pf[i] = (struct pollfd){.fd = g_socks[i], .events = POLLIN};
+    int64_t *heard = calloc((size_t)g_nsock, sizeof *heard);
+    if (!pf || !heard) { free(pf), free(heard); return NULL; }
+    for (int i = 0; i < g_nsock; i++) {
+        pf[i] = (struct pollfd){.fd = g_socks[i], .events = POLLIN};
+        heard[i] = br_now_ns();
+    }
     for (;;) {
-        if (poll(pf, (nfds_t)g_nsock, -1) < 0) continue;
-        for (int i = 0; i < g_nsock; i++)
-            if (pf[i].revents && !read_note(i)) pf[i].fd = -1;
+        if (poll(pf, (nfds_t)g_nsock, HB_EVERY_MS) < 0) continue;
+        int64_t now = br_now_ns();
+        for (int i = 0; i < g_nsock; i++) {
+            if (pf[i].fd < 0) continue;
+            if (pf[i].revents) {
+                heard[i] = now;
+                if (!read_note(i)) pf[i].fd = -1;
+            } else if (now - heard[i] > (int64_t)HB_SILENCE_S * 1000000000 && !g_stopping && !g_sock_term[i]) {
+                report_death(g_sock_rank[i], 0, HOW_FROZEN);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* A machine's leader (not rank 0's): the heartbeat on its line. */
+static void *beat(void *arg)
+{
+    (void)arg;
+    Note m = {'H', g_rank, 0, 0};
+    for (;;) {
+        struct timespec ts = {HB_EVERY_MS / 1000, (HB_EVERY_MS % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+        send_note(&m);
     }
     return NULL;
 }
@@ -375,7 +413,13 @@ static void connect_leaders(int nremote)
             struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = at.port, .sin_addr.s_addr = at.addr[i]};
             if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0) {
                 int32_t me = g_rank;
-                if (write(fd, &me, sizeof me) == (ssize_t)sizeof me) { keepalive(fd); g_up_sock = fd; continue; }
+                if (write(fd, &me, sizeof me) == (ssize_t)sizeof me) {
+                    keepalive(fd);
+                    g_up_sock = fd;
+                    pthread_t t;
+                    if (pthread_create(&t, NULL, beat, NULL) == 0) pthread_detach(t);
+                    continue;
+                }
             }
             if (fd >= 0) close(fd);
         }
@@ -408,6 +452,8 @@ static void connect_leaders(int nremote)
 static void watch_peers(bool watching)
 {
     for (int s = 1; s < 65; s++) snprintf(g_signame[s], sizeof g_signame[s], "%s", strsignal(s));
+    const char *nt = getenv("BRAID_NO_PTRACE");
+    g_no_trace = nt && !strcmp(nt, "1");
     Peer me = {.pid = (int32_t)getpid()};
     me.start = start_time(me.pid);
     host_of(me.host, sizeof me.host);

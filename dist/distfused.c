@@ -268,6 +268,19 @@ void fused_members(const DistFused *const *fs, Value **const *args, Value **outs
     g_fs = fs, g_fargs = args, g_fouts = outs;
 }
 
+double fused_volume(const DistFused *const *fs, Value **const *args, Value **outs, int n)
+{
+    double b = 0, r = 0;
+    for (int m = 0; m < n; m++) {
+        for (int k = 0; k < fs[m]->nin; k++)
+            if (!fs[m]->part[k] && is_mat(args[m][k]))
+                b += mb_est_size(vrows(args[m][k]), vcols(args[m][k]), args[m][k]->kind == V_MATRIX ? args[m][k]->m->nnz : -1);
+        if (fs[m]->kind == DF_REDUCE && outs[m])
+            r += is_mat(outs[m]) ? mb_est_size(vrows(outs[m]), vcols(outs[m]), -1) : outs[m]->kind != V_NONE ? 8 : 0;
+    }
+    return dist_volume(b, r);
+}
+
 int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **outs, int n, BrErr *e)
 {
     if (!g_on || n < 1) return DIST_LOCAL;
@@ -284,6 +297,7 @@ int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **ou
     Job j = {.type = J_FUSED, .op = n, .rows = rows, .out = g_next_id++};
     g_fs = fs, g_fargs = args, g_fouts = outs;
     int rc = start_job(&j, NULL, NULL, outs[0], e);
+    if (!rc) stat_predict(J_FUSED, fused_volume(fs, args, outs, n));
     if (n > 1) g_piggy_fused += n;
     g_fs = NULL, g_fargs = NULL, g_fouts = NULL;
     pthread_mutex_unlock(&g_lock);

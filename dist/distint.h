@@ -60,6 +60,12 @@ int agree(bool failed, BrErr *e);
 DM *dm_new(int64_t rows, int64_t cols, int64_t nnz, int64_t id);
 int finish_map(const Job *j, Value *loc, Value *res, BrErr *e);
 int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e);
+/* -stats: bytes the plan's volume model gives a job of this type
+ * (dist.c; the model: dist_volume). */
+void stat_predict(int type, double bytes);
+/* The model's volume of n fused operators with their operands and
+ * results (distfused.c). */
+double fused_volume(const DistFused *const *fs, Value **const *args, Value **outs, int n);
 bool is_mat(const Value *v);
 int64_t vrows(const Value *v);
 int64_t vcols(const Value *v);
@@ -123,7 +129,7 @@ int fused_place(const DistFused *f, Value **args, int64_t *rows, BrErr *e);
 void fused_members(const DistFused *const *fs, Value **const *args, Value **outs);
 extern int g_pf_threads;   /* remote parfor statistics (disttask.c) */
 extern int64_t g_pf_funcs;
-extern int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled;
+extern int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled, g_pf_dups;
 extern const char *g_pf_why;
 /* Fault reporting (distfault.c), after MPI is up: the SIGTERM handler
  * and, under braid's launcher, this rank's marks for it. */

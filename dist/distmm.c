@@ -239,13 +239,25 @@ int run_rbind(const Job *j, Value *res, BrErr *e)
 
 /* ---- rank 0 ---- */
 
+/* The bytes method moves for A (n rows) %*% B (m columns) in the model. */
+static double mm_volume(int method, int64_t n, int64_t m, double a_bytes, double b_bytes, bool b_dist)
+{
+    int N = g_size;
+    double c_bytes = mb_est_dense(n, m);
+    switch (method) {
+    case MM_MAPMM: return (b_dist ? N : N - 1) * b_bytes;
+    case MM_RMM: return (N - 1) * b_bytes + (b_dist ? 0 : b_bytes);   /* B scattered first */
+    default: return a_bytes * (N - 1) / N + (N - 1) * c_bytes;
+    }
+}
+
 int dist_mm_method(int64_t n, int64_t k, int64_t m, double a_bytes, double b_bytes, bool b_dist, double budget)
 {
     int N = g_size;
     double c_bytes = mb_est_dense(n, m);
-    double vol_map = (b_dist ? N : N - 1) * b_bytes, vol_rmm = (N - 1) * b_bytes;
-    double vol_cpmm = a_bytes * (N - 1) / N + (N - 1) * c_bytes;
-    if (!b_dist) vol_rmm += b_bytes;   /* scattered first */
+    double vol_map = mm_volume(MM_MAPMM, n, m, a_bytes, b_bytes, b_dist);
+    double vol_rmm = mm_volume(MM_RMM, n, m, a_bytes, b_bytes, b_dist);
+    double vol_cpmm = mm_volume(MM_CPMM, n, m, a_bytes, b_bytes, b_dist);
     (void)k;
     int best = -1;
     double v = 0;
@@ -259,9 +271,14 @@ int dist_mm2(int method, Value *a, Value *b, Value *out, BrErr *e)
 {
     Job j = {.type = method == MM_CPMM ? J_CPMM : J_RMM, .nin = 2, .rows = vrows(a), .cols = vcols(a),
              .ocols = vcols(b), .ix = {vrows(b), vcols(b)}};
+    bool b_dist = b->kind == V_DIST;
+    double vol = mm_volume(method, vrows(a), vcols(b), mb_est_size(vrows(a), vcols(a), a->kind == V_DIST ? a->dm->nnz : a->m->nnz),
+                           mb_est_size(vrows(b), vcols(b), b_dist ? b->dm->nnz : b->m->nnz), b_dist);
     if (as_part(&j, 0, a, e) || as_part(&j, 1, b, e)) return -1;
     Value *v[2] = {a, b};
-    return run_op(&j, v, out, e);
+    int rc = run_op(&j, v, out, e);
+    if (!rc) stat_predict(j.type, vol);
+    return rc;
 }
 
 int dist_reorg(OpCode op, Value *a, Value *out, BrErr *e)

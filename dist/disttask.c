@@ -26,14 +26,14 @@ void dist_note_parfor(int threads, bool in_func)
     g_pf_funcs += in_func;
 }
 
-int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled;
+int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled, g_pf_dups;
 const char *g_pf_why;   /* the first reason a plan was not shipped */
 
-void dist_note_plan(bool shipped, int decoded, int compiled, const char *why)
+void dist_note_plan(bool shipped, int decoded, int compiled, int dups, const char *why)
 {
     if (shipped) g_pf_shipped++;
     else g_pf_unshipped++;
-    g_pf_decoded += decoded, g_pf_compiled += compiled;
+    g_pf_decoded += decoded, g_pf_compiled += compiled, g_pf_dups += dups;
     if (why && !g_pf_why) g_pf_why = why;
 }
 

@@ -4,6 +4,7 @@
  * functions compiled on their first call, explain and statistics). */
 #include "build.h"
 #include "recompile.h"
+#include "dagship.h"
 #include "../gpu/gpu.h"
 
 #include <stdlib.h>
@@ -62,4 +63,5 @@ const RtHooks plan_hooks = {
     .function_sig = plan_function_sig,
     .free_dag = hook_free_dag,
     .print_stats = hook_print_stats,
+    .dagship = &plan_dagship,
 };

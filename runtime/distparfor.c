@@ -124,7 +124,7 @@ static Rt *g_rt0;
 /* What a task did to a worker's program: plans decoded now, programs
  * and functions compiled now (the -stats check that workers run the
  * shipped plan), the counts before it. */
-typedef struct WShare { int32_t decoded, compiled, funcs0, shipped0; } WShare;
+typedef struct WShare { int32_t decoded, compiled, dups, funcs0, shipped0, dups0; } WShare;
 static int32_t g_built;   /* programs the task's worker compiled first */
 
 /* The loop of the plan bytes in a task (unpacked, or from the cache). */
@@ -173,7 +173,8 @@ static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *
     w_get(&r, &h, sizeof h);
     /* the plan rank 0 compiled (workers), else the loop's place */
     PBlock *b = NULL;
-    WShare ws = {.compiled = g_built, .funcs0 = rt->prog->nfuncs, .shipped0 = ps_funcs(g_w.cache)};
+    WShare ws = {.compiled = g_built, .funcs0 = rt->prog->nfuncs, .shipped0 = ps_funcs(g_w.cache),
+                 .dups0 = ps_dups(g_w.cache)};
     g_built = 0;
     if (w_get_u8(&r)) {
         uint64_t len = w_get_u64(&r);
@@ -206,7 +207,8 @@ static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *
     int32_t nr = b->results.n + b->accums.n;
     w_put(&out, &deg, sizeof deg);   /* the threads this rank used */
     if (rt != g_rt0) ws.compiled += rt->prog->nfuncs - ws.funcs0 - (ps_funcs(g_w.cache) - ws.shipped0);
-    w_put(&out, &ws, 2 * sizeof(int32_t));   /* plans decoded, programs and functions compiled */
+    ws.dups = ps_dups(g_w.cache) - ws.dups0;
+    w_put(&out, &ws, 3 * sizeof(int32_t));   /* plans decoded, programs and functions compiled, copies dropped */
     w_put(&out, &nr, sizeof nr);
     for (int i = 0; i < nr && !rc; i++) {
         const char *name = i < b->results.n ? b->results.v[i] : b->accums.v[i - b->results.n];
@@ -380,14 +382,14 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
     free(pl.s);
     if (rc) rc = rt_fail(rt, b->span, e.code ? e.code : BR_EFAIL, "%s", e.msg);
     /* every rank's results as a worker frame of the merge */
-    int32_t most = 0, decoded = 0, compiled = 0;
+    int32_t most = 0, decoded = 0, compiled = 0, dups = 0;
     for (int t = 0; t < np; t++) {
         st_init(&w[t].vars);
         WRd r = {res[t], res[t] + rlen[t], false};
-        int32_t deg = rc ? 0 : w_get_i32(&r), built[2] = {0, 0};
+        int32_t deg = rc ? 0 : w_get_i32(&r), built[3] = {0, 0, 0};
         if (deg > most) most = deg;
         if (!rc) w_get(&r, built, sizeof built);
-        decoded += t > 0 ? built[0] : 0, compiled += t > 0 ? built[1] : 0;
+        decoded += t > 0 ? built[0] : 0, compiled += t > 0 ? built[1] : 0, dups += t > 0 ? built[2] : 0;
         int32_t nr = rc ? 0 : w_get_i32(&r);
         for (int32_t i = 0; i < nr && !r.bad; i++) {
             const char *name = w_get_name(&r);
@@ -405,7 +407,7 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
         if (r.bad && !rc) rc = rt_fail(rt, b->span, BR_EFAIL, "a damaged parfor result from rank %d", t);
     }
     if (!rc) dist_note_parfor(most, fp != NULL);
-    if (!rc) dist_note_plan(prc == 0, decoded, compiled, why);
+    if (!rc) dist_note_plan(prc == 0, decoded, compiled, dups, why);
     if (!rc) rc = rt_parfor_merge(rt, f, b, w, np);
     for (int t = 0; t < np; t++) { st_free(&w[t].vars); free(res[t]); }
     free(w), free(res), free(rlen);

@@ -13,14 +13,15 @@
  * or loads it from the disk cache rank 0's compile filled, or compiles
  * the same source).
  *
- * What does not: the compiler's DAGs. Shipped blocks run as compiled
- * (SystemDS's remote workers run the serialized instructions alike), so
- * a block rank 0 recompiles at run time runs on a worker with the plan
- * compiled for unknown sizes, which is valid for any size. AMULET
- * where-loops, stitched GPU regions, literal lists or frames, and calls
- * of functions that an eval call or a default parameter made (not found
- * by name) are not shipped: ps_pack names them and the task falls back
- * to the workers compiling the script. */
+ * What does not: the compiler's DAGs (shipped blocks run as compiled,
+ * as SystemDS's remote workers run the serialized instructions),
+ * except the DAGs of blocks recompiled before each execution, which
+ * travel so that workers recompile them with their sizes as rank 0 does.
+ * AMULET where-loops travel by their place in the script (where_index),
+ * functions by name (resolve_func). Stitched GPU regions, fused
+ * operators without a CPlan and calls of functions not found by name
+ * are not shipped: ps_pack names them and the task falls back to the
+ * workers compiling the script. */
 #include "planship.h"
 
 #include <stdlib.h>
@@ -31,7 +32,7 @@
 #include "../lang/load.h"
 
 #define PS_MAGIC 0x42504c31u   /* "BPL1" */
-#define PS_VERSION 1u
+#define PS_VERSION 2u
 
 typedef struct PsHead {
     uint32_t magic, version, instr_size, block_size;
@@ -81,6 +82,30 @@ void ps_free_sig(const Func *fn, FSig *sig)
     free(sig);
 }
 
+/* ---- functions by name ----
+ * A call's function travels as its namespace key and name: the worker
+ * parsed the same script. A function computing a default parameter for
+ * eval (lang_default_func, named "f#defaultJ") is made on demand: it is
+ * found through its owner f and J, on both sides. */
+static Func *resolve_func(const Program *ast, const char *ns, const char *name)
+{
+    Func *fn = lang_find_func(ast, ns ? ns : "", name);
+    const char *d = fn ? NULL : strstr(name, "#default");
+    if (!d || d == name || d - name >= 256) return fn;
+    char owner[256];
+    memcpy(owner, name, (size_t)(d - name));
+    owner[d - name] = 0;
+    int j = atoi(d + 8);
+    Func *f = lang_find_func(ast, ns ? ns : "", owner);
+    return f && j >= 1 ? lang_default_func(ast, f, j - 1) : NULL;
+}
+
+/* Does fn travel by name (resolve_func finds it again)? */
+static bool by_name(const Program *ast, const Func *fn)
+{
+    return fn && resolve_func(ast, fn->ns, fn->name) == fn;
+}
+
 /* ---- packing (rank 0) ---- */
 
 typedef struct Pk {
@@ -90,6 +115,7 @@ typedef struct Pk {
     int nf, cap;
     const char *why;           /* the first thing that cannot be shipped */
     bool oom;
+    PsRefs refs;               /* for the compiler's DAG packer */
 } Pk;
 
 static int fn_index(const Pk *k, const FProg *fp)
@@ -123,48 +149,159 @@ static FProg *generic(Pk *k, Func *fn, bool need)
     return fp;
 }
 
-/* Why instruction in cannot be shipped (NULL: it can); its functions
- * join k's table. */
-static const char *check_instr(Pk *k, const Instr *in)
+/* ---- where-loops by their place in the script ----
+ * An AMULET where-loop instruction points at its loop in the AST; it
+ * travels as the loop's ordinal in a walk of the main program and then
+ * every function (the worker parsed the same script, so its walk meets
+ * the same loops in the same order). A where-loop is always the value
+ * of an assignment statement. */
+typedef struct WFind {
+    const WhereLoop *want;     /* packing: the loop to number */
+    int index;                 /* unpacking: the ordinal to find */
+    int k;                     /* loops met so far */
+    const WhereLoop *found;
+} WFind;
+
+static bool wf_expr(WFind *w, const Expr *e)
 {
+    if (!e || e->kind != EX_WHERE) return false;
+    if (e->where == w->want || w->k == w->index) { w->found = e->where; return true; }
+    w->k++;
+    return false;
+}
+
+static bool wf_block(WFind *w, const Block *b)
+{
+    for (int i = 0; i < b->n; i++) {
+        const Stmt *s = b->stmts[i];
+        bool hit = false;
+        switch (s->kind) {
+        case ST_ASSIGN: hit = wf_expr(w, s->assign.value); break;
+        case ST_MASSIGN: hit = wf_expr(w, s->massign.call); break;
+        case ST_IF: hit = wf_block(w, &s->if_.then_b) || wf_block(w, &s->if_.else_b); break;
+        case ST_FOR: hit = wf_block(w, &s->for_.body); break;
+        case ST_WHILE: hit = wf_block(w, &s->while_.body); break;
+        default: break;
+        }
+        if (hit) return true;
+    }
+    return false;
+}
+
+static bool wf_program(WFind *w, const Program *ast)
+{
+    if (wf_block(w, lang_main(ast))) return true;
+    for (int i = 0; i < lang_nfuncs(ast); i++)
+        if (wf_block(w, &lang_func(ast, i)->body)) return true;
+    return false;
+}
+
+/* The ordinal of where-loop x in ast's walk; -1 if the walk misses it. */
+static int where_index(const Program *ast, const WhereLoop *x)
+{
+    WFind w = {.want = x, .index = -1};
+    return x && wf_program(&w, ast) ? w.k : -1;
+}
+
+static const WhereLoop *where_at(const Program *ast, int index)
+{
+    WFind w = {.index = index};
+    return index >= 0 && wf_program(&w, ast) ? w.found : NULL;
+}
+
+/* Literals that travel (runtime/wire.c carries all but distributed matrices). */
+static bool plain_lit(const Value *v)
+{
+    switch (v->kind) {
+    case V_NONE: case V_DOUBLE: case V_INT: case V_BOOL: case V_STRING: case V_MATRIX: case V_LIST: case V_FRAME: return true;
+    default: return false;
+    }
+}
+
+/* eval(name, ...) with a literal name (ins[i] in code c): the function
+ * eval will find (as builtins/core.c: the calling file's, then the main
+ * script's or the library's) and the functions computing its default
+ * parameters join k's table, compiled on rank 0 first, so the worker
+ * runs them as shipped instead of compiling them. */
+static void add_eval_target(Pk *k, const Code *c, int i)
+{
+    const Instr *in = &c->ins[i];
+    const char *name = NULL;
+    for (int j = 0; j < i && in->nin > 0; j++)
+        if (c->ins[j].out == in->in[0] && c->ins[j].kind == I_LIT && c->ins[j].lit.kind == V_STRING)
+            name = c->ins[j].lit.s->s;
+    if (!name) return;
+    const Program *ast = k->p->ast;
+    const char *ns = "";
+    for (int f = 0; in->span.file && f < lang_nfuncs(ast); f++) {
+        const Func *x = lang_func(ast, f);
+        if (x->file && (x->file == in->span.file || !strcmp(x->file, in->span.file))) { ns = x->ns; break; }
+    }
+    Func *fn = lang_find_func(ast, ns, name);
+    if (!fn) fn = lang_find_func(ast, "", name);
+    if (!fn) return;
+    add_func(k, generic(k, fn, true));
+    for (int j = 0; j < fn->nin && !k->why; j++)
+        if (fn->in[j].deflt) add_func(k, generic(k, lang_default_func(ast, fn, j), true));
+}
+
+/* Why instruction i of code c cannot be shipped (NULL: it can); its
+ * functions join k's table. */
+static const char *check_instr(Pk *k, const Code *c, int i)
+{
+    const Instr *in = &c->ins[i];
     switch (in->kind) {
-    case I_WHERE: return "an AMULET where-loop";
+    case I_WHERE:
+        if (where_index(k->p->ast, in->where) < 0) return "an AMULET where-loop outside the script's functions";
+        break;
     case I_STITCH: return "a stitched GPU region";
     case I_FUSED:
         if (!in->fused || !k->p->cg || !cg_op_shippable(in->fused)) return "a fused operator without a CPlan";
         break;
     case I_CALL:
-        if (!in->func || lang_find_func(k->p->ast, in->func->ns, in->func->name) != in->func)
-            return "a call of a function made by eval or a default parameter";
+        if (!by_name(k->p->ast, in->func)) return "a call of a function not found by its name";
         add_func(k, in->spec);
         add_func(k, generic(k, in->func, in->spec == NULL));
         break;
+    case I_BUILTIN:
+        if (in->bi == BI_EVAL || in->bi == BI_EVALLIST) add_eval_target(k, c, i);
+        break;
     default: break;
     }
-    switch (in->lit.kind) {
-    case V_NONE: case V_DOUBLE: case V_INT: case V_BOOL: case V_STRING: case V_MATRIX: break;
-    default: return "a literal list or frame";
-    }
+    if (!plain_lit(&in->lit)) return "a literal list or frame";
     if (in->est && in->kind != I_FUSED && !(in->kind == I_BUILTIN && in->bi == BI_READ))
         return "compiled sizes on an instruction that has none";
     return NULL;
 }
 
+/* Does b's DAG travel? Only blocks recompiled before each execution
+ * need it: a worker recompiles them with its iterations' sizes, as rank
+ * 0 does (the others run their code as compiled). */
+static bool ships_dag(const RtProgram *p, const PBlock *b)
+{
+    return b->dag && b->code && b->code->recompile && p->hooks && p->hooks->dagship;
+}
+
+/* The DAG packer's references (PsRefs) on rank 0. */
+static bool pk_by_name(void *ctx, const Func *fn) { return by_name(((Pk *)ctx)->p->ast, fn); }
+
+static int32_t pk_spec_index(void *ctx, void *fprog)
+{
+    add_func(ctx, fprog);
+    return fprog ? fn_index(ctx, fprog) : -1;
+}
+
+static int32_t pk_where_index(void *ctx, const WhereLoop *w) { return where_index(((Pk *)ctx)->p->ast, w); }
+
 static void collect_list(Pk *k, const PBList *l)
 {
     for (int i = 0; i < l->n && !k->why; i++) {
         const PBlock *b = l->v[i];
-        for (int j = 0; b->code && j < b->code->n && !k->why; j++) k->why = check_instr(k, &b->code->ins[j]);
+        if (ships_dag(k->p, b)) k->why = k->p->hooks->dagship->check(b->dag, &k->refs);
+        for (int j = 0; b->code && j < b->code->n && !k->why; j++) k->why = check_instr(k, b->code, j);
         collect_list(k, &b->body);
         collect_list(k, &b->els);
     }
-}
-
-static void put_span(StrBuf *o, Span s)
-{
-    w_put_name(o, s.file);
-    w_put_i32(o, s.line);
-    w_put_i32(o, s.col);
 }
 
 static void put_ints(StrBuf *o, const int *v, int n)
@@ -185,6 +322,7 @@ static void put_instr(Pk *k, StrBuf *o, const Instr *in)
     w_put_name(o, in->func ? in->func->ns : NULL);
     w_put_name(o, in->func ? in->func->name : NULL);
     w_put_i32(o, in->spec ? fn_index(k, in->spec) : -1);
+    w_put_i32(o, in->kind == I_WHERE ? where_index(k->p->ast, in->where) : -1);
     uint8_t has = in->anames != NULL;
     w_put(o, &has, 1);
     for (int i = 0; has && i < in->nvar; i++) w_put_name(o, in->anames[i]);
@@ -201,7 +339,7 @@ static void put_instr(Pk *k, StrBuf *o, const Instr *in)
     w_put(o, &in->opmem, sizeof in->opmem);
     w_put_name(o, in->opname);
     w_put_name(o, in->statname);
-    put_span(o, in->span);
+    w_put_span(o, in->span);
     put_ints(o, in->in, in->nin);
     put_ints(o, in->frees, in->nfree);
 }
@@ -225,15 +363,16 @@ static void put_list(Pk *k, StrBuf *o, const PBList *l);
 
 static void put_block(Pk *k, StrBuf *o, const PBlock *b)
 {
-    int32_t f[3] = {b->kind, b->parfor_par, b->code != NULL};
+    int32_t f[4] = {b->kind, b->parfor_par, b->code != NULL, ships_dag(k->p, b)};
     w_put(o, f, sizeof f);
     uint8_t flags[4] = {b->parfor, b->parfor_check, b->parfor_remote, b->par_ok};
     w_put(o, flags, sizeof flags);
-    put_span(o, b->span);
+    w_put_span(o, b->span);
     w_put_name(o, b->var);
     put_names(o, &b->live_out);
     put_names(o, &b->results);
     put_names(o, &b->accums);
+    if (ships_dag(k->p, b)) k->p->hooks->dagship->put(b->dag, o, &k->refs);
     if (b->code) put_code(k, o, b->code);
     put_list(k, o, &b->body);
     put_list(k, o, &b->els);
@@ -248,6 +387,7 @@ static void put_list(Pk *k, StrBuf *o, const PBList *l)
 int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why)
 {
     Pk k = {.p = p, .diag = d};
+    k.refs = (PsRefs){.ctx = &k, .by_name = pk_by_name, .spec_index = pk_spec_index, .where_index = pk_where_index};
     PBList one = {(PBlock **)&b, 1, 1};
     collect_list(&k, &one);
     if (k.oom) { free(k.fs); return -1; }
@@ -287,6 +427,8 @@ struct PsCache {
     const char ***anames;      /* argument name arrays */
     int nan, ancap;
     int nfuncs;                /* functions added to the program */
+    int ndups;                 /* shipped copies of functions it held */
+    const RtProgram *prog;     /* the program the loop's DAGs are freed by */
     PsCache *next;
 };
 
@@ -294,24 +436,18 @@ typedef struct Uk {
     RtProgram *p;
     WRd r;
     PsCache *c;
-    FProg **fs;
+    FProg **fs;                /* the functions by index, as calls find them */
+    FProg **own;               /* as decoded (fs[i] differs: a copy this
+                                  program holds already, so own[i] goes) */
     int nf;
     BrErr *e;
+    PsRefs refs;               /* for the compiler's DAG reader */
 } Uk;
 
 static void bad(Uk *u, const char *why)
 {
     if (!u->e->code) br_err(u->e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (%s)", dist_rank(), why);
     u->r.bad = true;
-}
-
-static Span get_span(Uk *u)
-{
-    Span s;
-    s.file = w_get_name(&u->r);
-    s.line = w_get_i32(&u->r);
-    s.col = w_get_i32(&u->r);
-    return s;
 }
 
 /* n ints (malloc'd; NULL for none) */
@@ -334,11 +470,19 @@ static bool keep_lit(Uk *u, Value v)
     return true;
 }
 
+/* The where-loop at ordinal index of this rank's script (where_index). */
+static const WhereLoop *get_where(Uk *u, int32_t index)
+{
+    const WhereLoop *w = where_at(u->p->ast, index);
+    if (!w) bad(u, "a where-loop this rank's script does not hold");
+    return w;
+}
+
 static Func *get_func(Uk *u)
 {
     const char *ns = w_get_name(&u->r), *name = w_get_name(&u->r);
     if (!name || u->r.bad) return NULL;
-    Func *fn = lang_find_func(u->p->ast, ns ? ns : "", name);
+    Func *fn = resolve_func(u->p->ast, ns, name);
     if (!fn) bad(u, "a function this rank's script does not define");
     return fn;
 }
@@ -363,6 +507,8 @@ static void get_instr(Uk *u, Instr *in)
     int32_t spec = w_get_i32(r);
     if (spec >= u->nf) bad(u, "a function index");
     in->spec = spec >= 0 && spec < u->nf ? u->fs[spec] : NULL;
+    int32_t where = w_get_i32(r);
+    in->where = in->kind == I_WHERE ? get_where(u, where) : NULL;
     in->anames = NULL;
     if (w_get_u8(r)) {
         const char **a = in->nvar > 0 ? calloc((size_t)in->nvar, sizeof *a) : NULL;
@@ -382,7 +528,6 @@ static void get_instr(Uk *u, Instr *in)
         in->fused = u->p->cg ? cg_op_unpack(u->p->cg, plan, pl) : NULL;
         if (!in->fused) bad(u, u->p->cg ? "a fused operator's plan" : "a fused operator, and fusion is off here");
     }
-    in->where = NULL;
     int32_t nest = w_get_i32(r);
     in->est = NULL;
     if (nest > 0) {
@@ -393,10 +538,10 @@ static void get_instr(Uk *u, Instr *in)
     w_get(r, &in->opmem, sizeof in->opmem);
     in->opname = w_get_name(r);
     in->statname = w_get_name(r);
-    in->span = get_span(u);
+    in->span = w_get_span(&u->r);
     in->in = get_ints(u, &in->nin);
     in->frees = get_ints(u, &in->nfree);
-    if ((unsigned)in->kind > I_STITCH || in->kind == I_WHERE || in->kind == I_STITCH || (unsigned)in->op >= OP__COUNT ||
+    if ((unsigned)in->kind > I_STITCH || in->kind == I_STITCH || (unsigned)in->op >= OP__COUNT ||
         (unsigned)in->bi >= BI__COUNT)
         bad(u, "an instruction");
     for (int i = 0; i < in->nin; i++) if (in->in[i] < -1) bad(u, "a register");
@@ -411,8 +556,8 @@ static Code *get_code(Uk *u)
     if (!c) { bad(u, "out of memory"); return NULL; }
     c->nregs = f[1], c->nw = f[2], c->pred_reg = f[3];
     c->for_regs[0] = f[4], c->for_regs[1] = f[5], c->for_regs[2] = f[6];
-    /* no DAG here: the block runs as rank 0 compiled it */
-    c->recompile = false;
+    /* recompiled before each execution when its DAG came along (get_block) */
+    c->recompile = f[7] != 0;
     c->seen_cells = -1;
     c->ins = calloc((size_t)f[0] + 1, sizeof *c->ins);
     c->wnames = malloc(((size_t)c->nw + 1) * sizeof *c->wnames);
@@ -425,6 +570,26 @@ static Code *get_code(Uk *u)
         if (c->ins[i].out < 0 || c->ins[i].out >= c->nregs) bad(u, "a register");
     return c;
 }
+
+/* The DAG reader's references (PsRefs) on a worker. */
+static Func *uk_func(void *ctx, const char *ns, const char *name)
+{
+    Uk *u = ctx;
+    Func *fn = resolve_func(u->p->ast, ns, name);
+    if (!fn) bad(u, "a function this rank's script does not define");
+    return fn;
+}
+
+static void *uk_spec_at(void *ctx, int32_t i)
+{
+    Uk *u = ctx;
+    if (i >= u->nf) bad(u, "a function index");
+    return i >= 0 && i < u->nf ? u->fs[i] : NULL;
+}
+
+static const WhereLoop *uk_where_at(void *ctx, int32_t i) { return get_where(ctx, i); }
+
+static void uk_bad(void *ctx, const char *why) { bad(ctx, why); }
 
 static bool get_names(Uk *u, NameSet *s)
 {
@@ -440,7 +605,7 @@ static void get_list(Uk *u, PBList *l);
 
 static PBlock *get_block(Uk *u)
 {
-    int32_t f[3];
+    int32_t f[4];
     w_get(&u->r, f, sizeof f);
     PBlock *b = u->r.bad ? NULL : calloc(1, sizeof *b);
     if (!b) { bad(u, "a block"); return NULL; }
@@ -449,10 +614,13 @@ static PBlock *get_block(Uk *u)
     uint8_t flags[4];
     w_get(&u->r, flags, sizeof flags);
     b->parfor = flags[0], b->parfor_check = flags[1], b->parfor_remote = flags[2], b->par_ok = flags[3];
-    b->span = get_span(u);
+    b->span = w_get_span(&u->r);
     b->var = w_get_name(&u->r);
     if (!get_names(u, &b->live_out) || !get_names(u, &b->results) || !get_names(u, &b->accums)) bad(u, "out of memory");
+    if (f[3] && u->p->hooks && u->p->hooks->dagship) b->dag = u->p->hooks->dagship->get(&u->r, &u->refs);
+    else if (f[3]) bad(u, "a DAG, and this program cannot read one");
     if (f[2]) b->code = get_code(u);
+    if (b->code) b->code->recompile = b->code->recompile && b->dag;
     get_list(u, &b->body);
     get_list(u, &b->els);
     return b;
@@ -463,20 +631,51 @@ static void get_list(Uk *u, PBList *l)
     int32_t n = w_get_i32(&u->r);
     for (int i = 0; i < n && !u->r.bad; i++) {
         PBlock *b = get_block(u);
-        if (b && !pbl_add(l, b)) { pblock_free(NULL, b); bad(u, "out of memory"); }
+        if (b && !pbl_add(l, b)) { pblock_free(u->p, b); bad(u, "out of memory"); }
     }
 }
 
-/* The shipped functions' heads (their bodies follow later). */
+static bool same_sig(const Func *fn, const FSig *a, const FSig *b)
+{
+    if (!a || !b) return a == b;
+    for (int i = 0; i < fn->nin; i++) {
+        const Value *x = &a[i].v, *y = &b[i].v;
+        if (a[i].rows != b[i].rows || a[i].cols != b[i].cols || x->kind != y->kind) return false;
+        if ((x->kind == V_INT && x->i != y->i) || (x->kind == V_BOOL && x->b != y->b) ||
+            (x->kind == V_DOUBLE && memcmp(&x->d, &y->d, sizeof x->d) != 0) ||
+            (x->kind == V_STRING && strcmp(x->s->s, y->s->s) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* The compiled version of fp's function for fp's signature that p holds
+ * already (shipped with an earlier plan, or compiled here), or fp. */
+static FProg *held(RtProgram *p, FProg *fp)
+{
+    FProg *q = fp;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nfuncs && q == fp; i++)
+        if (p->funcs[i]->func == fp->func && p->funcs[i]->compiled && same_sig(fp->func, p->funcs[i]->sig, fp->sig))
+            q = p->funcs[i];
+    pthread_mutex_unlock(&p->lock);
+    return q;
+}
+
+/* The shipped functions' heads (their bodies follow later). A function
+ * this program holds for the same signature is used instead of the
+ * shipped copy, so plans for different loops or specializations leave
+ * one copy of each function on a worker. */
 static bool get_func_heads(Uk *u, int n)
 {
     u->fs = calloc((size_t)n + 1, sizeof *u->fs);
-    if (!u->fs) { bad(u, "out of memory"); return false; }
+    u->own = calloc((size_t)n + 1, sizeof *u->own);
+    if (!u->fs || !u->own) { bad(u, "out of memory"); return false; }
     for (int i = 0; i < n && !u->r.bad; i++, u->nf++) {
         Func *fn = get_func(u);
         FProg *fp = fn ? calloc(1, sizeof *fp) : NULL;
         if (!fp) { bad(u, "a function"); break; }
-        u->fs[i] = fp;
+        u->own[i] = u->fs[i] = fp;
         fp->func = fn;
         fp->compiled = true;
         bool has;
@@ -487,23 +686,27 @@ static bool get_func_heads(Uk *u, int n)
             if (fp->out_dims) w_get(&u->r, fp->out_dims, 2 * (size_t)fn->nout * sizeof *fp->out_dims);
             else bad(u, "out of memory");
         }
+        if (!u->r.bad) u->fs[i] = held(u->p, fp);
     }
     return !u->r.bad;
 }
 
-/* The shipped functions join p's table (found by the compiler's hooks
- * as if compiled here); on failure they are freed. */
+/* The shipped functions new to p join its table (found by the
+ * compiler's hooks as if compiled here); copies of functions p holds,
+ * and on failure all, are freed. */
 static void adopt_funcs(Uk *u, bool ok)
 {
     RtProgram *p = u->p;
+    int added = 0;
     pthread_mutex_lock(&p->lock);
     if (ok && !br_grow((void **)&p->funcs, &p->fcap, p->nfuncs + u->nf, sizeof *p->funcs)) ok = false;
     for (int i = 0; i < u->nf; i++) {
-        if (ok) p->funcs[p->nfuncs++] = u->fs[i];
-        else fprog_free(p, u->fs[i]);
+        if (ok && u->own[i] == u->fs[i]) p->funcs[p->nfuncs++] = u->own[i], added++;
+        else fprog_free(p, u->own[i]);
     }
     pthread_mutex_unlock(&p->lock);
-    if (ok) u->c->nfuncs += u->nf;
+    u->c->nfuncs += added;
+    if (ok) u->c->ndups += u->nf - added;
 }
 
 static void cache_free(PsCache *c)
@@ -523,17 +726,20 @@ static PsCache *unpack(RtProgram *p, const char *buf, size_t n, const PsHead *h,
     memcpy(c->buf, buf, n);
     c->n = n, c->hash = h->hash;
     Uk u = {.p = p, .r = {c->buf + sizeof *h, c->buf + n, false}, .c = c, .e = e};
+    u.refs = (PsRefs){.ctx = &u, .e = e, .func = uk_func, .spec_at = uk_spec_at, .where_at = uk_where_at, .bad = uk_bad};
+    c->prog = p;
     if (get_func_heads(&u, h->nfuncs))
-        for (int i = 0; i < u.nf && !u.r.bad; i++) get_list(&u, &u.fs[i]->body);
+        for (int i = 0; i < u.nf && !u.r.bad; i++) get_list(&u, &u.own[i]->body);
     if (!u.r.bad) c->loop = get_block(&u);
     if (!u.r.bad && u.r.p != u.r.end) bad(&u, "trailing bytes");
     if (c->loop && (u.r.bad || c->loop->kind != PB_FOR || !c->loop->parfor)) {
         if (!u.r.bad) bad(&u, "not a parfor loop");
-        pblock_free(NULL, c->loop);
+        pblock_free(p, c->loop);
         c->loop = NULL;
     }
     adopt_funcs(&u, !u.r.bad);
     free(u.fs);
+    free(u.own);
     if (u.r.bad) {
         if (!e->code) bad(&u, "short");
         cache_free(c);
@@ -576,10 +782,17 @@ int ps_funcs(const PsCache *cache)
     return n;
 }
 
+int ps_dups(const PsCache *cache)
+{
+    int n = 0;
+    for (; cache; cache = cache->next) n += cache->ndups;
+    return n;
+}
+
 void ps_free_loops(PsCache *cache)
 {
     for (; cache; cache = cache->next) {
-        pblock_free(NULL, cache->loop);
+        pblock_free(cache->prog, cache->loop);   /* (the program is still there) */
         cache->loop = NULL;
     }
 }
@@ -588,7 +801,7 @@ void ps_free(PsCache *cache)
 {
     while (cache) {
         PsCache *next = cache->next;
-        pblock_free(NULL, cache->loop);
+        pblock_free(NULL, cache->loop);   /* none left after ps_free_loops */
         cache_free(cache);
         cache = next;
     }

@@ -13,6 +13,32 @@
 #include "program.h"
 #include "wire.h"
 
+/* How a DAG's references travel (planship.c fills it): a call's
+ * function by name (by_name: does fn travel so; func: fn again on the
+ * worker, NULL marks the plan bad), its specialization by index into
+ * the plan's functions (spec_index adds it when packing; spec_at: -1 is
+ * none), a where-loop by its place in the script (-1: not found). */
+typedef struct PsRefs {
+    void *ctx;
+    BrErr *e;
+    bool (*by_name)(void *ctx, const Func *fn);
+    int32_t (*spec_index)(void *ctx, void *fprog);
+    int32_t (*where_index)(void *ctx, const WhereLoop *w);
+    Func *(*func)(void *ctx, const char *ns, const char *name);
+    void *(*spec_at)(void *ctx, int32_t i);
+    const WhereLoop *(*where_at)(void *ctx, int32_t i);
+    void (*bad)(void *ctx, const char *why);   /* marks the bytes damaged */
+} PsRefs;
+
+/* A block's DAG in a plan, through the compiler (RtHooks.dagship,
+ * plan/dagship.c): check gives why it cannot travel (NULL: it can),
+ * put appends it, get reads one (freed with RtHooks.free_dag). */
+struct RtDagShip {
+    const char *(*check)(const void *dag, const PsRefs *r);
+    void (*put)(const void *dag, StrBuf *o, const PsRefs *r);
+    void *(*get)(WRd *rd, const PsRefs *r);
+};
+
 /* Packs loop b of program p (functions the body calls that rank 0 has
  * not compiled yet are compiled now, their errors into d) and appends
  * the bytes to out. Returns 0, or 1 with *why naming the first thing
@@ -28,6 +54,9 @@ typedef struct PsCache PsCache;
 PBlock *ps_loop(PsCache **cache, RtProgram *p, const char *buf, size_t n, bool *fresh, BrErr *e);
 /* The functions every plan in the cache added to p->funcs. */
 int ps_funcs(const PsCache *cache);
+/* The shipped functions the plans did not add, as p held the same
+ * function for the same signature (one copy of each stays). */
+int ps_dups(const PsCache *cache);
 /* Frees the loops (ps_free_loops, before or after the program) and the
  * bytes and literals the shipped functions point into (ps_free, after
  * the program that holds those functions is freed). */

@@ -165,6 +165,7 @@ typedef struct FProg {
 bool fprog_accepts(const FProg *fp, const Value *args);
 
 typedef struct RtProgram RtProgram;
+typedef struct RtDagShip RtDagShip;
 struct SymTab;
 struct Rt;
 struct Frame;
@@ -196,6 +197,8 @@ typedef struct RtHooks {
     void (*free_dag)(void *dag);
     /* -stats: the compiler's lines (rewrites applied). */
     void (*print_stats)(const RtProgram *p, FILE *out);
+    /* Remote parfor plans: blocks' DAGs as bytes (runtime/planship.h). */
+    const struct RtDagShip *dagship;
 } RtHooks;
 
 /* The whole runtime program. */

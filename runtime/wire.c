@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../dist/dist.h"
+#include "../matrix/fb.h"
 
 #define NULL_NAME 0xffffffffu
 
@@ -12,11 +13,40 @@ void w_put(StrBuf *b, const void *p, size_t n) { sb_put(b, p, n); }
 
 void w_put_i32(StrBuf *b, int32_t x) { w_put(b, &x, sizeof x); }
 
+void w_put_span(StrBuf *b, Span s)
+{
+    w_put_name(b, s.file);
+    w_put_i32(b, s.line);
+    w_put_i32(b, s.col);
+}
+
 void w_put_name(StrBuf *b, const char *s)
 {
     uint32_t n = s ? (uint32_t)strlen(s) : NULL_NAME;
     w_put(b, &n, sizeof n);
     if (s) w_put(b, s, (size_t)n + 1);
+}
+
+/* A frame: its shape, then per column its type, name and metadata and
+ * its cells (numbers as stored, strings as names: NULL is missing). */
+static void put_frame(StrBuf *b, const FB *f)
+{
+    int64_t sh[2] = {f->rows, f->cols};
+    w_put(b, sh, sizeof sh);
+    uint8_t named = f->named;
+    w_put(b, &named, 1);
+    for (int64_t j = 0; j < f->cols; j++) {
+        const FbCol *c = f->c[j];
+        w_put_i32(b, c->type);
+        w_put_name(b, f->names[j]);
+        w_put_name(b, f->mv ? f->mv[j] : NULL);
+        switch (c->type) {
+        case FB_FP64: w_put(b, c->d, (size_t)f->rows * sizeof *c->d); break;
+        case FB_INT64: w_put(b, c->i, (size_t)f->rows * sizeof *c->i); break;
+        case FB_BOOL: w_put(b, c->b, (size_t)f->rows); break;
+        case FB_STRING: for (int64_t i = 0; i < f->rows; i++) w_put_name(b, c->s[i]); break;
+        }
+    }
 }
 
 bool w_put_value(StrBuf *b, const Value *v)
@@ -41,6 +71,17 @@ bool w_put_value(StrBuf *b, const Value *v)
         free(m);
         return true;
     }
+    case V_LIST: {
+        /* items in order with their names (NULL: unnamed) */
+        w_put(b, &k, sizeof k);
+        w_put_i32(b, v->l->n);
+        for (int i = 0; i < v->l->n; i++) {
+            w_put_name(b, v->l->names ? v->l->names[i] : NULL);
+            if (!w_put_value(b, &v->l->items[i])) return false;
+        }
+        return true;
+    }
+    case V_FRAME: w_put(b, &k, sizeof k); put_frame(b, v->f); return true;
     default: return false;
     }
 }
@@ -73,6 +114,44 @@ const char *w_get_name(WRd *r)
     return s && s[n] == 0 ? s : (r->bad = true, NULL);
 }
 
+static Value get_frame(WRd *r, BrErr *e)
+{
+    int64_t sh[2];
+    w_get(r, sh, sizeof sh);
+    bool named = w_get_u8(r) != 0;
+    if (r->bad || sh[0] < 0 || sh[1] < 0 || sh[1] > (int64_t)1 << 24) { r->bad = true; return val_none(); }
+    FB *f = fb_new(sh[0], sh[1], NULL, e);
+    if (!f) { r->bad = true; return val_none(); }
+    for (int64_t j = 0; j < sh[1] && !r->bad; j++) {
+        FbType t = (FbType)w_get_i32(r);
+        const char *name = w_get_name(r), *mv = w_get_name(r);
+        if (r->bad || (unsigned)t > FB_BOOL) { r->bad = true; break; }
+        FbType ts[1] = {t};
+        FB *one = fb_new(sh[0], 1, ts, e);   /* a column of that type */
+        FbCol *c = one ? one->c[0] : NULL;
+        if (!c || fb_set_name(f, j, name, e) || fb_set_mv(f, j, mv, e)) { fb_release(one); r->bad = true; break; }
+        switch (t) {
+        case FB_FP64: w_get(r, c->d, (size_t)sh[0] * sizeof *c->d); break;
+        case FB_INT64: w_get(r, c->i, (size_t)sh[0] * sizeof *c->i); break;
+        case FB_BOOL: w_get(r, c->b, (size_t)sh[0]); break;
+        case FB_STRING:
+            for (int64_t i = 0; i < sh[0] && !r->bad; i++) {
+                const char *x = w_get_name(r);
+                if (x && !(c->s[i] = strdup(x))) r->bad = true;
+            }
+            break;
+        }
+        /* the frame takes the column (one gives up its reference) */
+        FbCol *old = f->c[j];
+        f->c[j] = c;
+        one->c[0] = old;
+        fb_release(one);
+    }
+    if (r->bad) { fb_release(f); return val_none(); }
+    f->named = named;   /* (fb_set_name marks every frame named) */
+    return val_frame(f);
+}
+
 Value w_get_value(WRd *r, BrErr *e)
 {
     int32_t k = w_get_i32(r);
@@ -92,6 +171,29 @@ Value w_get_value(WRd *r, BrErr *e)
         MB *m = s ? dist_unpack_mb(s, n, e) : NULL;
         return m ? val_matrix(m) : val_none();
     }
+    case V_LIST: {
+        int32_t n = w_get_i32(r);
+        Value l = n >= 0 && !r->bad ? val_list_new(n) : val_none();
+        if (l.kind != V_LIST) { r->bad = true; return val_none(); }
+        for (int32_t i = 0; i < n && !r->bad; i++) {
+            const char *name = w_get_name(r);
+            Value x = w_get_value(r, e);
+            if (r->bad) { val_release(&x); break; }
+            if (list_append(l.l, x, name, e)) r->bad = true;
+        }
+        if (r->bad) { val_release(&l); return val_none(); }
+        return l;
+    }
+    case V_FRAME: return get_frame(r, e);
     default: r->bad = true; return val_none();
     }
+}
+
+Span w_get_span(WRd *r)
+{
+    Span s;
+    s.file = w_get_name(r);
+    s.line = w_get_i32(r);
+    s.col = w_get_i32(r);
+    return s;
 }

@@ -16,6 +16,8 @@ void w_put(StrBuf *b, const void *p, size_t n);
 /* A name; NULL travels as a distinct mark and reads back as NULL. */
 void w_put_name(StrBuf *b, const char *s);
 void w_put_i32(StrBuf *b, int32_t x);
+/* A source position: file name, line, column. */
+void w_put_span(StrBuf *b, Span s);
 /* false: a kind a message does not carry (lists, frames, ...). */
 bool w_put_value(StrBuf *b, const Value *v);
 
@@ -30,5 +32,6 @@ uint8_t w_get_u8(WRd *r);
  * (and on a bad message, which marks r bad). */
 const char *w_get_name(WRd *r);
 Value w_get_value(WRd *r, BrErr *e);
+Span w_get_span(WRd *r);
 
 #endif
