@@ -8,7 +8,8 @@
  * dropped with mb_values_changed before the call), best of REPS each; the
  * result is a ratio of the two, with the scans counted to show which side
  * scanned. Usage: bench_finflag [rows] [cols] [reps]; the machine may be
- * shared, so read the ratio, not the seconds. */
+ * shared, so read the ratio, not the seconds. Build: make
+ * build/bench/bench_finflag. */
 #include "base/base.h"
 #include "kernels/mm.h"
 #include "matrix/mb.h"
