@@ -59,7 +59,7 @@ LDFLAGS += -Wl,-rpath,$(MPIDIR)/lib
 # (gpu/, docs/gpu.md); PoCL is the CPU device the tests run on
 LDLIBS  += -lclblast -lOpenCL
 ifeq ($(SAN),1)
-CFLAGS  += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+CFLAGS  += -DBRAID_VERIFY_FIN -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined,float-cast-overflow
 LDFLAGS += -fsanitize=address,undefined,float-cast-overflow
 endif

@@ -483,6 +483,7 @@ static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **de
         if (take && p->rin[q] == 0 && owned_result(p, r, b->n)) {   /* updated in place: the reference moves */
             rd = r->m;
             args[0] = val_none();
+            mb_values_changed(rd);   /* the loop writes its cells */
         } else {   /* a new block: R's value is not changed */
             rd = w->bcast ? bcast_result(x->target.name, r, b->n[p->tr], b->n[p->tc], e) : mb_to_dense(r->m, e);
         }

@@ -386,7 +386,10 @@ MB *gpu_matmul(const MB *a, const MB *b, BrErr *e)
     if (gpu_get(a, &ab, e) || gpu_get(b, &bb, e)) return end(NULL);
     int64_t m = a->rows, k = a->cols, n = b->cols;
     cl_mem tb, db = gpu_dense_view(b, &bb, &tb, e), ta = NULL, o = db ? out_buf(m * n, e) : NULL;
-    if (o && ab.sparse) {
+    /* the CSR kernel skips a's zeros: exact only when b is finite (0 *
+     * Inf is NaN: docs/DESIGN.md "NaN and Inf"); otherwise a dense view
+     * of a multiplies every cell, as the CPU's k_matmul marks them */
+    if (o && ab.sparse && !b->dev && !mb_has_nonfinite(b)) {
         /* CSR times dense: spmv for one column */
         cl_long rr = m, nn = n;
         if (!gpu_args(K(K_CSR_MM), e, sizeof rr, &rr, sizeof nn, &nn, sizeof(cl_mem), &ab.rp, sizeof(cl_mem), &ab.ci,

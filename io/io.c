@@ -125,6 +125,10 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
         mb_release(r);
         return NULL;
     }
+    /* text formats: the parse cost every value far more than this pass,
+     * which saves the answer in the block's finiteness flag (mb.h) for
+     * the products that need it; binary data is scanned when first asked */
+    if (r && strcmp(fmt, "binary")) (void)mb_has_nonfinite(r);
     return r;
 }
 

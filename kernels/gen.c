@@ -44,6 +44,7 @@ MB *k_seq(double from, double to, double incr, BrErr *e)
         nnz += x != 0;
     }
     c->nnz = nnz;
+    mb_fin_set(c, false);   /* from, to and incr are finite */
     return mb_finish(c, e);
 }
 
@@ -203,6 +204,10 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
     }
     uint64_t key = seed_key(seed);
     r.min = min; r.range = max - min; r.lambda = lambda; r.cols = cols;
+    /* finite values, known without a scan (mb.h, the finiteness flag):
+     * normal and Poisson draws always, uniform ones when min + range * u
+     * cannot round past the largest double */
+    bool finite = r.pdf != PDF_UNIFORM || (fabs(min) <= 1e300 && fabs(max) <= 1e300);
     r.vkey = key;
     r.skey = mix64(key ^ 0x2545f4914f6cdd1dULL);
     r.p = sparsity;
@@ -211,6 +216,7 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
                      (r.pdf == PDF_POISSON && lambda == 0);
     if (sparsity == 0 || constzero || rows * (double)cols == 0) {
         MB *c = mb_empty(rows, cols, e);
+        mb_fin_set(c, false);
         return c;
     }
     if (sparsity < MB_SPARSITY_TURN_POINT) {
@@ -229,6 +235,7 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
             sparse_row(&r, i, c->ci + c->rp[i], c->v + c->rp[i]);
         c->nnz = nnz;
         c->build_row = rows;
+        if (finite) mb_fin_set(c, false);
         return mb_finish(c, e);
     }
     MB *c = mb_dense_uninit(rows, cols, e);
@@ -248,6 +255,7 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
         }
     }
     c->nnz = nnz;
+    if (finite) mb_fin_set(c, false);
     return mb_finish(c, e);
 }
 
@@ -321,5 +329,6 @@ MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed, BrErr *e)
         }
     }
     c->nnz = size;
+    mb_fin_set(c, false);   /* integers 1..range */
     return c;
 }

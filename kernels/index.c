@@ -5,6 +5,7 @@
 #include "leaf.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /* First position in ci[lo, hi) whose column is >= c. */
@@ -256,6 +257,10 @@ int k_lix_inplace(MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
 {
     if (check_lix(target, rl, ru, cl, cu, src, e)) return e->code;
     if (src == target || (ru - rl) * (cu - cl) == 0) return 0;
+    /* the values change: finite stays known only when both sides were
+     * known finite (mb.h, the finiteness flag) */
+    bool fin = target->fin == MB_FIN_FINITE && src->fin == MB_FIN_FINITE && !src->ext;
+    mb_values_changed(target);
     if (target->sparse) {
         int64_t old = sp_region_nnz(target, rl, ru, cl, cu);
         int64_t nnz2 = target->nnz - old + src->nnz;
@@ -264,10 +269,15 @@ int k_lix_inplace(MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
         if (!dense && !src->sparse && src->nnz > 0 &&
             (double)target->rows * (double)target->cols <= (double)K_LIX_DENSIFY_CELLS)
             dense = true;
-        if (!dense) return sp_splice(target, rl, ru, cl, cu, src, e);
+        if (!dense) {
+            if (sp_splice(target, rl, ru, cl, cu, src, e)) return e->code;
+            if (fin) mb_fin_set(target, false);
+            return 0;
+        }
         if (mb_make_dense(target, e)) return e->code;
     }
     dense_write(target, rl, cl, src);
+    if (fin) mb_fin_set(target, false);
     return 0;
 }
 
@@ -308,15 +318,21 @@ static int check_cell(const MB *t, int64_t r, int64_t c, BrErr *e)
 int k_lix_scalar_inplace(MB *target, int64_t r, int64_t c, double v, BrErr *e)
 {
     if (check_cell(target, r, c, e)) return e->code;
+    bool fin = target->fin == MB_FIN_FINITE && isfinite(v);   /* as k_lix_inplace */
+    mb_values_changed(target);
     if (target->sparse) {
         if (v == 0 || mb_get(target, r, c) != 0 ||
-            (double)target->rows * (double)target->cols > (double)K_LIX_SCALAR_DENSIFY_CELLS)
-            return sp_set_cell(target, r, c, v, e);
+            (double)target->rows * (double)target->cols > (double)K_LIX_SCALAR_DENSIFY_CELLS) {
+            if (sp_set_cell(target, r, c, v, e)) return e->code;
+            if (fin) mb_fin_set(target, false);
+            return 0;
+        }
         if (mb_make_dense(target, e)) return e->code;
     }
     double *p = target->d + r * target->cols + c;
     target->nnz += (v != 0) - (*p != 0);
     *p = v;
+    if (fin) mb_fin_set(target, false);
     return 0;
 }
 

@@ -167,17 +167,57 @@ void mb_sp_finish(MB *m)
     assert(mb_valid(m, true));
 }
 
-bool mb_has_nonfinite(const MB *m)
+static int64_t fin_scans;
+
+int64_t mb_fin_scans(void) { return __atomic_load_n(&fin_scans, __ATOMIC_RELAXED); }
+
+void mb_fin_set(MB *m, bool nonfinite)
 {
-    if (!m) return false;
-    if (m->cmb) return cmb_has_nonfinite(m);
-    if (!host_or_warn(m)) return true;
+    if (m && !m->ext) __atomic_store_n(&m->fin, nonfinite ? MB_FIN_NONFINITE : MB_FIN_FINITE, __ATOMIC_RELAXED);
+}
+
+void mb_values_changed(MB *m)
+{
+    if (m) __atomic_store_n(&m->fin, MB_FIN_UNKNOWN, __ATOMIC_RELAXED);
+}
+
+/* Reads every stored value of a host block. */
+static bool scan_nonfinite(const MB *m)
+{
     const double *x = m->sparse ? m->v : m->d;
     int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
     int bad = 0;
     #pragma omp parallel for schedule(static) num_threads(br_threads()) if (n >= BR_PAR_MIN) reduction(|:bad)
     for (int64_t i = 0; i < n; i++) bad |= !isfinite(x[i]);
     return bad != 0;
+}
+
+bool mb_has_nonfinite(const MB *m)
+{
+    if (!m) return false;
+    if (m->cmb) return cmb_has_nonfinite(m);
+    if (!host_or_warn(m)) return true;
+    /* (parfor workers may ask about one shared block at once: they store
+     * the same answer) */
+    uint8_t f = m->ext ? MB_FIN_UNKNOWN : __atomic_load_n(&m->fin, __ATOMIC_RELAXED);
+#ifndef BRAID_VERIFY_FIN
+    if (f != MB_FIN_UNKNOWN) return f == MB_FIN_NONFINITE;
+#endif
+    /* (the sanitizer build's verifying rescans are not counted: the
+     * count is of the scans the flag could not spare) */
+    if (f == MB_FIN_UNKNOWN) __atomic_add_fetch(&fin_scans, 1, __ATOMIC_RELAXED);
+    bool bad = scan_nonfinite(m);
+#ifdef BRAID_VERIFY_FIN
+    if (f != MB_FIN_UNKNOWN && (f == MB_FIN_NONFINITE) != bad) {
+        fprintf(stderr, "braid: internal error: a %lldx%lld block's finiteness flag says %s, its values say %s "
+                "(an update of its values did not call mb_values_changed)\n",
+                (long long)m->rows, (long long)m->cols, f == MB_FIN_FINITE ? "finite" : "non-finite",
+                bad ? "non-finite" : "finite");
+        abort();
+    }
+#endif
+    mb_fin_set((MB *)m, bad);
+    return bad;
 }
 
 bool mb_valid(const MB *m, bool full)
@@ -311,6 +351,7 @@ void mb_dev_fill(MB *m, MB *src)
     m->v = src->v; m->cap = src->cap; m->nnz = src->nnz; m->build_row = src->build_row;
     src->d = NULL; src->rp = NULL; src->ci = NULL; src->v = NULL;
     mb_release(src);
+    mb_values_changed(m);
     __atomic_store_n(&m->dev, false, __ATOMIC_RELEASE);
 }
 

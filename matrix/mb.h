@@ -66,6 +66,7 @@ typedef struct MB {
     void (*ext_free)(void *ctx); /* called once when the block is freed */
     void *ext_ctx;
     bool dev;           /* device-only: cells on the GPU, not yet on the host */
+    uint8_t fin;        /* MB_FIN_*: are the values known to be finite? */
 } MB;
 
 enum { MB_EXT_D = 1, MB_EXT_RP = 2, MB_EXT_CI = 4, MB_EXT_V = 8 };
@@ -80,6 +81,25 @@ bool mb_valid(const MB *m, bool full);
  * operand of a multiplication is exact only when the other operands are
  * finite (0 * Inf and 0 * NaN are NaN: docs/DESIGN.md "NaN and Inf"). */
 bool mb_has_nonfinite(const MB *m);
+
+/* What is known of a block's values being finite (docs/DESIGN.md "NaN and
+ * Inf", "Finiteness flag"). mb_has_nonfinite answers from it and saves
+ * the answer of its scan in it, so that a product over a block with a zero
+ * on the other side (k_mm_ieee_zeros) reads the block once, not twice.
+ * New blocks and copies start unknown; producers that know their values
+ * (readers, rand, seq, sample) set it with mb_fin_set; every update of the
+ * values of an existing block (in-place left indexing, a where-loop's
+ * result) calls mb_values_changed. Blocks borrowing a caller's storage
+ * never keep it (the caller may change its buffer). The sanitizer build
+ * (SAN=1, BRAID_VERIFY_FIN) rescans on every question and aborts when the
+ * flag disagrees: a missed update shows in the tests, never as a wrong
+ * number. */
+enum { MB_FIN_UNKNOWN = 0, MB_FIN_FINITE = 1, MB_FIN_NONFINITE = 2 };
+void mb_fin_set(MB *m, bool nonfinite);
+void mb_values_changed(MB *m);
+/* Scans of values mb_has_nonfinite made (the flag was unknown), for tests
+ * and benchmarks. */
+int64_t mb_fin_scans(void);
 
 /* The GPU backend's landing hook: copies a device-only block's cells to
  * the host (exact nnz, format rule) and clears dev; 0 or -1 with e set. */

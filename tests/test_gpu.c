@@ -254,6 +254,35 @@ static void test_matmul(void)
         }
 }
 
+/* IEEE products (docs/DESIGN.md "NaN and Inf", issue 23): a NaN or an
+ * infinity meeting a zero gives NaN in every format, as the CPU kernels
+ * (k_matmul, k_matmul_tl, k_tsmm) do: a CSR a times a dense b with NaN/Inf
+ * must not skip a's zeros. And a product must not depend on what the
+ * device memory held before (gemm's beta = 0 must not read C): freed
+ * buffers full of NaN come first. */
+static void test_matmul_nonfinite(void)
+{
+    const int64_t dims[][3] = {{7, 13, 5}, {33, 65, 1}, {100, 3, 17}, {129, 31, 67}};
+    for (int s = 0; s < 4; s++)
+        for (int p = 0; p < 3; p++)
+            for (int side = 0; side < 2; side++) {   /* the NaN/Inf in b, or in a */
+                int64_t m = dims[s][0], k = dims[s][1], n = dims[s][2];
+                bool sp = sps[p] < 0.4;
+                MB *a = rnd(m, k, sps[p], sp, side == 1), *b = rnd(k, n, side ? sps[p] : 0.9, false, side == 0);
+                MB *c = rnd(m, n, 0.5, false, side == 0);
+                BrErr e = {0}, ge = {0};
+                /* NaN garbage in memory the driver may hand out again */
+                MB *z = mb_dense(m, n > k ? n : k, &e);
+                for (int q = 0; q < 3; q++) mb_release(gpu_binary(OP_DIV, z, z, &ge));
+                mb_release(z);
+                same(gpu_matmul(a, b, &ge), k_matmul(a, b, &e), &ge, 1e-10, "matmul nonfinite", m, n, sps[p]);
+                same(gpu_matmul_tl(a, c, &ge), k_matmul_tl(a, c, &e), &ge, 1e-10, "tmm nonfinite", k, n, sps[p]);
+                same(gpu_tsmm(a, true, &ge), k_tsmm(a, true, &e), &ge, 1e-10, "tsmm nonfinite", k, k, sps[p]);
+                same(gpu_tsmm(a, false, &ge), k_tsmm(a, false, &e), &ge, 1e-10, "tsmm right nonfinite", m, m, sps[p]);
+                mb_release(a), mb_release(b), mb_release(c);
+            }
+}
+
 /* Residency: a result is found on the device by the next operator; a
  * small budget evicts and results stay right. */
 static void test_pool(void)
@@ -446,6 +475,7 @@ int main(void)
     test_agg_more();
     test_ifelse_slice();
     test_matmul();
+    test_matmul_nonfinite();
     test_pool();
     test_cost_rule();
     test_csr_lazy();

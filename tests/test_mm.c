@@ -2,11 +2,15 @@
  * k_mmchain) against naive reference loops, over shapes, sparsity, formats
  * and thread counts. */
 #include "t.h"
+#include "io/io.h"
+#include "kernels/gen.h"
 #include "kernels/mm.h"
+#include "kernels/reorg.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t rng;
 
@@ -726,6 +730,100 @@ static void test_matmul_nonfinite(void)
             }
 }
 
+/* The finiteness flag (matrix/mb.h): k_mm_ieee_zeros asks whether an
+ * operand holds NaN/Inf only when the other holds a zero; a known flag
+ * answers without reading the block again. Results must be the IEEE
+ * reference's bits whatever the flag, and the flag must follow every
+ * change of the values: rand and readers set it, a scan saves it,
+ * in-place left indexing keeps it only where both sides are known
+ * finite. Scans are counted (mb_fin_scans), not timed. */
+static void fin_product(MB *x, const MB *w, int64_t want_scans, const char *what)
+{
+    BrErr e = {0};
+    int64_t s0 = mb_fin_scans();
+    MB *r = k_matmul(x, w, &e), *ref = ref_ieee(x, false, w, false);
+    T_CHECK(mb_fin_scans() - s0 == want_scans, "%s: %lld scans, want %lld", what,
+            (long long)(mb_fin_scans() - s0), (long long)want_scans);
+    T_CHECK(r && valid(r), "%s: valid (%s)", what, e.msg);
+    if (r) T_MB_EQ(r, ref, 1e-12, "%s", what);
+    mb_release(r);
+    mb_release(ref);
+}
+
+static void test_fin_flag(void)
+{
+    BrErr e = {0};
+    MB *w = gen(6, 1, 1.0, false, 31);
+    w->d[2] = 0;   /* the zero that makes the product ask about x */
+    mb_recount_nnz(w);
+    /* rand knows its values: no scan at all */
+    MB *x = k_rand(300, 6, -2, 3, 1.0, "uniform", 0, 7, &e);
+    T_CHECK(x && x->fin == MB_FIN_FINITE, "rand: flag finite");
+    fin_product(x, w, 0, "rand X %*% w");
+    MB *big = k_rand(3, 3, -1e308, 1e308, 1.0, "uniform", 0, 7, &e);
+    T_CHECK(big && big->fin == MB_FIN_UNKNOWN, "rand near the largest double: flag unknown");
+    mb_release(big);
+    /* a block built by hand: scanned once, then the flag answers */
+    for (int sparse = 0; sparse < 2; sparse++) {
+        MB *y = gen(40, 6, sparse ? 0.2 : 1.0, sparse, 41 + (uint64_t)sparse);
+        T_CHECK(y->fin == MB_FIN_UNKNOWN, "new block: flag unknown");
+        fin_product(y, w, 1 + sparse, "first product scans");   /* sparse y: w too, once */
+        T_CHECK(y->fin == MB_FIN_FINITE, "the scan is kept");
+        fin_product(y, w, 0, "second product reads the flag");
+        /* a NaN written in place: the flag is dropped, the product marks row 3 */
+        T_CHECK(k_lix_scalar_inplace(y, 3, 2, NAN, &e) == 0 && y->fin == MB_FIN_UNKNOWN, "lix NaN drops it");
+        fin_product(y, w, 1, "product after an in-place NaN");
+        T_CHECK(y->fin == MB_FIN_NONFINITE, "NaN found and kept");
+        fin_product(y, w, 0, "NaN known");
+        /* a finite block over the NaN: unknown again, then finite */
+        MB *one = k_rand(1, 1, 1, 1, 1.0, "uniform", 0, 3, &e);
+        T_CHECK(k_lix_inplace(y, 3, 4, 2, 3, one, &e) == 0 && y->fin == MB_FIN_UNKNOWN, "lix over a NaN");
+        fin_product(y, w, 1, "product after the NaN is overwritten");
+        T_CHECK(y->fin == MB_FIN_FINITE, "finite again");
+        /* known finite on both sides stays known; an unknown side or a
+         * non-finite scalar drops it */
+        T_CHECK(k_lix_inplace(y, 0, 1, 0, 1, one, &e) == 0 && y->fin == MB_FIN_FINITE, "finite into finite");
+        T_CHECK(k_lix_scalar_inplace(y, 1, 1, 2.5, &e) == 0 && y->fin == MB_FIN_FINITE, "finite scalar");
+        MB *u = gen(1, 1, 1.0, false, 5);
+        u->d[0] = INFINITY;
+        T_CHECK(k_lix_inplace(y, 5, 6, 2, 3, u, &e) == 0 && y->fin == MB_FIN_UNKNOWN, "unknown source");
+        fin_product(y, w, 1, "product after an in-place Inf");
+        T_CHECK(k_lix_scalar_inplace(y, 5, 2, -INFINITY, &e) == 0 && y->fin == MB_FIN_UNKNOWN, "Inf scalar");
+        fin_product(y, w, 1, "product after an in-place -Inf");
+        mb_release(u);
+        mb_release(one);
+        mb_release(y);
+    }
+    /* borrowed storage never keeps an answer (its owner may write) */
+    MB *b = gen(5, 6, 1.0, false, 51);
+    b->ext = MB_EXT_D;
+    mb_fin_set(b, false);
+    T_CHECK(b->fin == MB_FIN_UNKNOWN, "borrowed: not set");
+    fin_product(b, w, 1, "borrowed: scanned");
+    fin_product(b, w, 1, "borrowed: scanned again");
+    b->ext = 0;
+    mb_release(b);
+    /* readers of text formats leave the answer */
+    char dir[] = "/tmp/braid_finflag_XXXXXX", path[64];
+    T_CHECK(mkdtemp(dir) != NULL, "tmpdir");
+    static const char *const csv[2] = {"1,2\n3,4\n", "1,nan\n3,4\n"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/m%d.csv", dir, k);
+        t_put(path, csv[k]);
+        IoReadOpts o;
+        io_read_opts_init(&o);
+        o.format = "csv";
+        MB *m = io_read_matrix(path, &o, &e);
+        T_CHECK(m && m->fin == (k ? MB_FIN_NONFINITE : MB_FIN_FINITE), "csv %d: flag %d (%s)", k, m ? m->fin : -1,
+                e.msg);
+        mb_release(m);
+        unlink(path);
+    }
+    rmdir(dir);
+    mb_release(x);
+    mb_release(w);
+}
+
 int main(void)
 {
     test_matmul();
@@ -738,6 +836,7 @@ int main(void)
     test_mmchain_blocks();
     test_mmchain_nonfinite();
     test_matmul_nonfinite();
+    test_fin_flag();
     test_mmchain_groups();
     test_errors();
     test_conformance_values();

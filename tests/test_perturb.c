@@ -13,9 +13,18 @@
  * relative, far from a rounding step. Under -seed, the unseeded rand and
  * sample calls of the parfor body must give the same values whatever the
  * number of threads (they did not: the workers took a shared counter's
- * values in the order they reached it). Needs $BRAID (run_all.sh). */
+ * values in the order they reached it).
+ *
+ * A seeded kmeans must give the same bits whatever the schedule (issue
+ * 23: one run of kmeans failed once and never again): its centroids and
+ * assignments, written as CSV (shortest round-trip digits, so every bit),
+ * must be byte-identical on 1, 2 and 3 threads, with synchronous and with
+ * asynchronous compilation, the latter from an empty kernel cache without
+ * the prebuilt set, so that early calls run the unfused fallback while
+ * the kernels compile. Needs $BRAID (run_all.sh). */
 #include "t.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,6 +72,69 @@ static char *run(const char *braid, const char *env, const char *opts, char **er
     return out;
 }
 
+/* kmeans over 12000 x 6 (above BR_PAR_MIN cells: the threaded paths run),
+ * four separated clusters so every run converges */
+static const char *km_script =
+    "X = rand(rows=12000, cols=6, min=-1, max=1, seed=3) + ((seq(1, 12000) %% 4) * 2.5)\n"
+    "[C, Y] = kmeans(X=X, k=4, runs=3, max_iter=40, seed=11)\n"
+    "write(C, $o + \"C\", format=\"csv\")\n"
+    "write(Y, $o + \"Y\", format=\"csv\")\n";
+
+/* Runs km.dml with env and options into dir/tag/; returns C's and Y's
+ * files concatenated (caller frees), NULL when braid failed. */
+static char *run_km(const char *braid, const char *env, const char *opts, const char *tag)
+{
+    char cmd[2048], p[192];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p %s %s.cache && env %s timeout -s KILL 300 '%s' %s -f km.dml -nvargs o=%s/ "
+             ">%s.out 2>&1",
+             dir, tag, tag, env, braid, opts, tag, tag);
+    int st = system(cmd);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(p, sizeof p, "%s/%s.out", dir, tag);
+        char *o = t_slurp(p, NULL);
+        fprintf(stderr, "kmeans (%s %s) failed: %s\n", env, opts, o ? o : "");
+        free(o);
+        return NULL;
+    }
+    snprintf(p, sizeof p, "%s/%s/C", dir, tag);
+    char *c = t_slurp(p, NULL);
+    snprintf(p, sizeof p, "%s/%s/Y", dir, tag);
+    char *y = t_slurp(p, NULL);
+    char *all = c && y ? malloc(strlen(c) + strlen(y) + 1) : NULL;
+    if (all) strcat(strcpy(all, c), y);
+    free(c);
+    free(y);
+    return all;
+}
+
+static void test_kmeans_bits(const char *braid)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/km.dml", dir);
+    t_put(p, km_script);
+    char *ref = run_km(braid, "BRAID_CODEGEN_ASYNC=0", "-threads 1", "k0");
+    T_CHECK(ref && strchr(ref, ','), "kmeans reference run");
+    for (int t = 1; ref && t <= 3; t++)
+        for (int async = 0; async < 2; async++) {
+            if (t == 1 && !async) continue;
+            char env[512], opts[32], tag[16];
+            snprintf(tag, sizeof tag, "k%d%d", t, async);
+            /* async: an empty cache folder of its own, no prebuilt kernels */
+            if (async)
+                snprintf(env, sizeof env, "BRAID_CODEGEN_ASYNC=1 BRAID_KERNELS=none XDG_CACHE_HOME=%s/%s.cache", dir,
+                         tag);
+            else
+                snprintf(env, sizeof env, "BRAID_CODEGEN_ASYNC=0");
+            snprintf(opts, sizeof opts, "-threads %d", t);
+            char *out = run_km(braid, env, opts, tag);
+            T_CHECK(out && !strcmp(out, ref), "kmeans bits with -threads %d, %s compilation differ from one thread's",
+                    t, async ? "asynchronous cold" : "synchronous");
+            free(out);
+        }
+    free(ref);
+}
+
 int main(void)
 {
     const char *braid = getenv("BRAID");
@@ -108,6 +180,7 @@ int main(void)
     free(out);
     free(err);
     free(ref);
+    test_kmeans_bits(braid);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     T_CHECK(system(cmd) == 0, "clean");

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """cmp.py REF OUT NAME...: compares csv matrices REF+NAME and OUT+NAME:
 each cell within 1e-10 of the reference relative to the reference's
-largest magnitude (distributed sums add in another order). A folder
+largest finite magnitude (distributed sums add in another order); a NaN
+or an infinity must be the same in both (IEEE products over zeros, issue
+23: NaN in every plan, never a finite number). A folder
 (a distributed write's part files) is read as its parts in name order.
 Prints one line per mismatch; exit status 1 if any."""
+import math
 import os
 import sys
 
@@ -33,8 +36,14 @@ def main():
             print('FAIL %s: %s' % (n, e)); bad += 1; continue
         if len(a) != len(b) or any(len(x) != len(y) for x, y in zip(a, b)):
             print('FAIL %s: shape differs' % n); bad += 1; continue
-        scale = max([1.0] + [abs(x) for row in a for x in row])
-        worst = max([0.0] + [abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)])
+        pairs = [(x, y) for ra, rb in zip(a, b) for x, y in zip(ra, rb)]
+        odd = [(x, y) for x, y in pairs if not (math.isfinite(x) and math.isfinite(y))]
+        diff = [(x, y) for x, y in odd if not (x == y or (math.isnan(x) and math.isnan(y)))]
+        if diff:
+            print('FAIL %s: non-finite cells differ (%d, first %r)' % (n, len(diff), diff[0])); bad += 1; continue
+        fin = [(x, y) for x, y in pairs if math.isfinite(x) and math.isfinite(y)]
+        scale = max([1.0] + [abs(x) for x, _ in fin])
+        worst = max([0.0] + [abs(x - y) for x, y in fin])
         if not worst <= 1e-10 * scale:
             print('FAIL %s: differs by %g (scale %g)' % (n, worst, scale)); bad += 1
     sys.exit(1 if bad else 0)

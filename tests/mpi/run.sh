@@ -52,9 +52,10 @@ compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
 ops() {
   local c=$1 np=$2 cfg=$3 ex=$4 rows=$5 cols=$6 sp=$7 seed=$8; shift 8
   mkdir -p "$tmp/$c/l" "$tmp/$c/d"
-  "$braid" -f "$here/ops.dml" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
+  local script=${OPS_SCRIPT:-ops.dml}
+  "$braid" -f "$here/$script" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
     || { bad "ops $c: local run failed: $(tail -n 3 "$tmp/$c/l.out")"; return; }
-  mpi "$np" -f "$here/ops.dml" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
+  mpi "$np" -f "$here/$script" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
     > "$tmp/$c/d.out" 2>&1 || { bad "ops $c: mpirun failed: $(tail -n 5 "$tmp/$c/d.out")"; return; }
   compare "ops $c (np $np, $cfg, $ex, ${rows}x$cols sparsity $sp)" "$tmp/$c/l" "$tmp/$c/d"
   # the configuration's network rate, not a measured one
@@ -74,6 +75,11 @@ ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
 ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
 ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
 ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
+# IEEE products over zeros on every rank (ieee.dml: NaN and infinities
+# meeting zeros of sparse and dense operands; cmp.py wants the same
+# non-finite cells)
+OPS_SCRIPT=ieee.dml ops ieee_sparse 3 bs7 hybrid 1003 17 0.05 9 mapmm mapmm-left
+OPS_SCRIPT=ieee.dml ops ieee_dense 2 bs7 hybrid 203 17 1.0 7 mapmm mapmm-left tsmm tmm mmchain cpmm rmm
 # the network path: messages over TCP (not shared memory) between ranks
 # placed on two host entries of the loopback
 MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
