@@ -19,6 +19,8 @@ WORKDIR/home/scripts (SystemDS's files never enter this repository), then
     function its loader binds and its parameters (type, name, default,
     in order) and outputs, as read by dmlsig.py.
 
+patches.txt lists the few fixes applied to the exported scripts first
+(SystemDS bugs that make a script's output no reference at all).
 A builtin that SystemDS implements in Java but braid in DML (so the mirror
 has no script for it) is taken from braid's library in that home.
 The mirror's commit goes into SOURCE.
@@ -56,6 +58,23 @@ def export_scripts(mirror, work):
     return home, commit
 
 
+def apply_patches(home):
+    """Applies patches.txt (fixes of SystemDS bugs that make a script
+    unusable as a reference) to the exported scripts."""
+    with open(os.path.join(HERE, "patches.txt"), encoding="utf-8") as f:
+        for line in f:
+            if not line.strip() or line.startswith("#"):
+                continue
+            path, old, new, _ = line.rstrip("\n").split("\t")
+            target = os.path.join(home, path)
+            with open(target, encoding="utf-8") as fh:
+                text = fh.read()
+            if text.count(old) != 1:
+                raise SystemExit("patches.txt: %r not found once in %s" % (old, path))
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write(text.replace(old, new))
+
+
 def write_signatures(home):
     bdir = os.path.join(home, "scripts", "builtin")
     rows = []
@@ -90,6 +109,7 @@ def main(argv):
         return 2
     filt = argv[4] if len(argv) > 4 else None
     home, commit = export_scripts(mirror, work)
+    apply_patches(home)
     with open(os.path.join(HERE, "SOURCE"), "w", encoding="utf-8") as f:
         f.write("apache/systemds %s\n" % commit)
     write_signatures(home)
