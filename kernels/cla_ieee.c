@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Any NaN or Inf among n values: v * 0 is NaN exactly for those (one
- * vectorized pass, no branch per value). */
+/* Any NaN or Inf among n values of one window row: v * 0 is NaN exactly
+ * for those (one vectorized pass, no branch per value). */
 static bool any_nonfinite(const double *v, int64_t n)
 {
     double s = 0;
@@ -53,7 +53,8 @@ static uint8_t *row_flags(const MB *b)
 static void sides(const MB *x, const MB *b, bool *fx, bool *fb)
 {
     int64_t bn = b->rows * b->cols;
-    *fb = x->nnz < x->rows * x->cols && any_nonfinite(b->d, bn);
+    /* mb_has_nonfinite: b's finiteness flag spares the pass when known */
+    *fb = x->nnz < x->rows * x->cols && mb_has_nonfinite(b);
     *fx = false;
     if (!cmb_has_nonfinite(x)) return;
     for (int64_t i = 0; i < bn && !*fx; i++) *fx = b->d[i] == 0;
