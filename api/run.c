@@ -95,6 +95,39 @@ static bool exec_mode(const char *s, BrExecMode *m)
 
 static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_t t_start);
 
+/* Under mpirun, rank 0 reads the script file once and every rank gets
+ * its text (dist_share), so that workers load the very script rank 0
+ * compiled (shipped plans name its statements by position) and need no
+ * access to the file: it may live on rank 0's machine only, or be gone
+ * or changed by the time a worker loads it. */
+static struct { bool shared; char *text; int64_t len; char *canon; } g_script;
+
+static void share_script(const BraidRunOptions *o)
+{
+    if (!dist_active() || o->text || !o->file) return;
+    char *text = NULL, *canon = NULL;
+    size_t len = 0;
+    if (dist_rank() == 0 && (text = lang_read_script(o->file, &len))) canon = realpath(o->file, NULL);
+    int64_t n, cn;
+    g_script.text = dist_share(text, text ? (int64_t)len : -1, &n);
+    g_script.canon = dist_share(canon, canon ? (int64_t)strlen(canon) : -1, &cn);
+    g_script.len = n;
+    g_script.shared = true;
+    free(text);
+    free(canon);
+}
+
+/* The script: -s text, or the file's text as rank 0 read it, or (rank 0
+ * could not read it) the file, whose error rank 0 reports. */
+static Program *load_script(const BraidRunOptions *o, const LangOptions *lo, Diag *d)
+{
+    if (o->text) return lang_load_string(o->text, "<script>", lo, d);
+    if (g_script.shared && g_script.text)
+        return lang_load_text(g_script.text, (size_t)g_script.len, o->file, g_script.canon, lo, d);
+    if (g_script.shared && dist_rank() > 0) return NULL;
+    return lang_load_file(o->file, lo, d);
+}
+
 /* Every rank reads the configuration; under mpirun rank 0 runs the
  * script and the others serve its distributed jobs (dist/dist.h). */
 int braid_run(const BraidRunOptions *o)
@@ -138,9 +171,12 @@ int braid_run(const BraidRunOptions *o)
     gpu_set_stitch(!cfg.gpu_nostitch);
     stitch_set_async(cfg.gpu_async);
     if (cfg.gpu != GPU_OFF && gpu_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
-    if (dist_active() && dist_rank() > 0) return serve_worker(o, &cfg);
-    int rc = run_control(o, &cfg, t_start);
-    dist_finish();
+    share_script(o);
+    int rc = dist_active() && dist_rank() > 0 ? serve_worker(o, &cfg) : run_control(o, &cfg, t_start);
+    if (!dist_active() || dist_rank() == 0) dist_finish();
+    free(g_script.text);
+    free(g_script.canon);
+    g_script.text = g_script.canon = NULL;
     return rc;
 }
 
@@ -160,7 +196,8 @@ static RtProgram *worker_program(void *arg, bool full, Diag **dp)
     if (!w->ast && !diag_nerrors(w->d)) {
         LangOptions lo = {.builtin_dir = o->builtin_dir ? o->builtin_dir : "scripts/builtin",
                           .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};
-        w->ast = o->text ? lang_load_string(o->text, "<script>", &lo, w->d) : lang_load_file(o->file, &lo, w->d);
+        w->ast = load_script(o, &lo, w->d);
+        if (!w->ast && !diag_nerrors(w->d)) return NULL;
     }
     if (!w->ast || diag_nerrors(w->d)) return NULL;
     CgOptions cg = cg_options(w->cfg, NULL);
@@ -203,7 +240,7 @@ static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_
                       .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};
     Diag *d = diag_new();
     if (!d) { fprintf(stderr, "braid: out of memory\n"); return 1; }
-    Program *ast = o->text ? lang_load_string(o->text, "<script>", &lo, d) : lang_load_file(o->file, &lo, d);
+    Program *ast = load_script(o, &lo, d);
     RtProgram *prog = compile(ast, d, &cfg, o->explain);
     if (!prog) {
         lang_program_free(ast);

@@ -26,6 +26,18 @@ typedef struct PackHead {
 
 #define PACK_MAGIC 0x42435031u   /* "BCP1" */
 
+/* The signature's bytes per node (cplan.c writes an operator, its
+ * operands and its shape per node; about this much in the algorithms'
+ * plans). */
+#define SIG_PER_NODE 24
+
+double cg_plan_bytes_est(int ops, int nin)
+{
+    int nn = ops + nin;   /* an input is a node too */
+    return (double)(sizeof(PackHead) + sizeof(CPlan) + (size_t)nn * (sizeof(CNode) + SIG_PER_NODE) +
+                    (size_t)nin * sizeof(CInput));
+}
+
 char *cg_plan_pack(const void *handle, size_t *n)
 {
     const CgOp *op = handle;

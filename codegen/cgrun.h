@@ -152,6 +152,9 @@ bool cg_dist_describe(const void *op, int nin, const Value *args, bool *part, st
  * with others over the same rows), else -1. */
 int cg_dist_reduce_main(const void *op);
 char *cg_plan_pack(const void *op, size_t *n);
+/* The estimated bytes of a packed plan of ops operations over nin inputs
+ * (codegen/cost.c prices sending it to the ranks). */
+double cg_plan_bytes_est(int ops, int nin);
 int cg_exec_packed(CgContext *c, const char *plan, size_t n, int nin, Value *args, Value *out, BrErr *e);
 /* Remote parfor plans (runtime/planship.c): can op travel as its CPlan
  * (not an AMULET kernel)? cg_op_unpack: the operator of such bytes in c

@@ -554,6 +554,7 @@ typedef struct CVec {
     const Hop *root;
     const Hop *mm[MAXMM];  /* Row: products, costed once main is known */
     int nmm;
+    int nops;              /* operations fused (the plan's size) */
 } CVec;
 
 static bool dense_est(const Hop *h) { return sparsity(h) >= MB_SPARSITY_TURN_POINT; }
@@ -644,13 +645,28 @@ static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out,
         const Hop *in = x->m->hop[v->in[i]];
         if (in && in->dt == DT_MATRIX && in->rows > rows) rows = in->rows;
     }
+    /* broadcast operands: matrices (their bytes and a header) and scalars
+     * (a header; a fused operator's literals are in its plan) */
+    bool fused = v->type != T__N;
     double bcast = 0;
+    int nval = 0, nin = 0;
     for (int i = 0; i < v->nin; i++) {
         const Hop *in = x->m->hop[v->in[i]];
-        if (in && in->dt == DT_MATRIX && (in->rows != rows || rows <= 1)) bcast += bytes(in);
+        if (!in || (fused && in->kind == H_LIT)) continue;
+        nin++;
+        if (in->dt == DT_MATRIX && (in->rows != rows || rows <= 1))
+            bcast += in->rows >= 0 && in->cols >= 0 ? dist_wire_bytes(in->rows, in->cols, in->nnz) : bytes(in), nval++;
+        else if (in->dt != DT_MATRIX) nval++;
     }
+    /* the job's control messages: its header, the values' headers and a
+     * fused operator's header, operand descriptors and plan (priced in
+     * full: the first job of a plan sends it, later ones find it on the
+     * workers) */
+    double ctrl = dist_ctrl_bytes(1, nval, fused, fused ? nin : 0, fused ? cg_plan_bytes_est(v->nops, nin) : 0);
+    /* a reduced result's partials are its cells as doubles */
     bool reduce = h->rows != rows || rows <= 1;
-    dc->net = dist_volume(bcast, reduce ? out : 0) / dist_net_rate();
+    double part = h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0 ? 8 * cells(h) : out;
+    dc->net = dist_volume(ctrl, bcast, reduce ? part : 0) / dist_net_rate();
     dc->bcast = bcast;
     return true;
 }
@@ -979,6 +995,7 @@ static double rcost(CostCtx *x, const Hop *h, CVec *v)
 {
     if (x->cover[h->id] == v->stamp) return 0;
     x->cover[h->id] = v->stamp;
+    v->nops++;
     MEntry *e = v->type == T__N ? NULL : (h == v->root ? best_ok(x, h, T__N) : best_ok(x, h, v->type));
     if (v->type == T_OUTER && tpl_outer_mm(h)) { v->orows = h->rows; v->ocols = h->cols; }
     add_work(x, h, v, e != NULL);

@@ -101,6 +101,7 @@ void dist_print_stats(FILE *f)
         fprintf(f, "  (piggyback jobs ran %lld reduce operators over shared partitions)\n", (long long)g_piggy_ops);
     if (g_piggy_fused)
         fprintf(f, "  (fused jobs ran %lld piggybacked fused reduce operators)\n", (long long)g_piggy_fused);
+    fused_print_stats(f);
     if (g_stat[J_TASK].count)
         fprintf(f, "  (remote parfor: %lld of the loops inside functions; up to %d threads per rank)\n",
                 (long long)g_pf_funcs, g_pf_threads);
@@ -124,6 +125,23 @@ void bcast_bytes(void *p, size_t n)
         MPI_Bcast((char *)p + o, (int)k, MPI_BYTE, 0, MPI_COMM_WORLD);
     }
     if (g_rank == 0) g_bytes += (int64_t)n * (g_size - 1);
+}
+
+char *dist_share(const char *p, int64_t n, int64_t *len)
+{
+    char *buf = g_rank == 0 && n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (g_rank == 0) n = buf ? n : -1;
+    MPI_Bcast(&n, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    *len = n;
+    if (n < 0) return NULL;
+    if (g_rank != 0 && !(buf = malloc((size_t)n + 1))) {
+        fprintf(stderr, "braid: rank %d: out of memory receiving %lld bytes\n", g_rank, (long long)n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    if (g_rank == 0) memcpy(buf, p, (size_t)n);
+    bcast_bytes(buf, (size_t)n);
+    buf[n] = 0;
+    return buf;
 }
 
 void send_bytes(const void *p, size_t n, int to)
@@ -232,7 +250,6 @@ MB *recv_mb(int from, BrErr *e)
 }
 
 /* A value broadcast from rank 0 (a scalar or a local matrix). */
-typedef struct VHead { int32_t kind; int32_t pad; int64_t len; union { double d; int64_t i; } u; } VHead;
 
 int bcast_value(Value *v, BrErr *e)
 {
@@ -697,14 +714,16 @@ int dist_group_end(BrErr *e)
         fused_members(g_ffs, g_fargs, g_fout);
         int64_t t0 = br_now_ns();
         g_bytes = 0;
+        (void)fused_plan_bytes();
         job_header(&head);
         rc = run_multi(&head, subs, e);
         g_stat[J_MULTI].count++;
         g_stat[J_MULTI].ns += br_now_ns() - t0;
         g_stat[J_MULTI].bytes += g_bytes;
-        double v = 0;
+        /* the group's header, then its members' */
+        double v = dist_volume(dist_ctrl_bytes(1, 0, 0, 0, 0), 0, 0);
         for (int k = 0; k < n; k++) v += fmax(0, job_volume(&subs[k], NULL, g_pend[k].bv, g_pend[k].out));
-        if (!rc) stat_predict(J_MULTI, v + fused_volume(g_ffs, g_fargs, g_fout, nf));
+        if (!rc) stat_predict(J_MULTI, v + fused_volume(g_ffs, g_fargs, g_fout, nf, fused_plan_bytes()));
         g_piggy_ops += n + nf;
         g_piggy_fused += nf;
         fused_members(NULL, NULL, NULL);
@@ -1030,14 +1049,30 @@ static void job_header(Job *j)
  * job type: bench/dist_scaling.sh reports their ratio. Row moves (rbind,
  * transpose, table, reads), writes and parfor tasks are not in the
  * model (-). */
-double dist_volume(double bcast, double reduce) { return (g_size - 1) * (bcast + reduce); }
+double dist_volume(double ctrl, double bcast, double reduce) { return (g_size - 1) * (ctrl + bcast + reduce); }
+
+double dist_ctrl_bytes(int jobs, int nval, int members, int nin, double plan)
+{
+    return jobs * (double)sizeof(Job) + nval * (double)sizeof(VHead) + members * (double)sizeof(FHead) +
+           nin * (double)sizeof(FArg) + plan;
+}
+
+double dist_wire_bytes(int64_t rows, int64_t cols, int64_t nnz)
+{
+    double cells = (double)rows * (double)cols;
+    if (nnz >= 0 && mb_should_be_sparse(rows, cols, nnz)) return (double)sizeof(MBHead) + 8.0 * ((double)rows + 1) + 12.0 * (double)nnz;
+    return (double)sizeof(MBHead) + 8 * cells;
+}
 
 static double val_bytes(const Value *v)
 {
-    if (is_mat(v)) return v->kind == V_DIST ? mb_est_size(v->dm->rows, v->dm->cols, v->dm->nnz)
-                                            : mb_est_size(v->m->rows, v->m->cols, v->m->nnz);
+    if (is_mat(v)) return v->kind == V_DIST ? dist_wire_bytes(v->dm->rows, v->dm->cols, v->dm->nnz)
+                                            : dist_wire_bytes(v->m->rows, v->m->cols, v->m->nnz);
     return v->kind == V_NONE ? 0 : 8;
 }
+
+/* A reduced result's partial: its cells as doubles (a scalar: one). */
+double partial_bytes(const Value *v) { return is_mat(v) ? 8.0 * (double)vrows(v) * (double)vcols(v) : 8; }
 
 void stat_predict(int type, double bytes)
 {
@@ -1045,24 +1080,33 @@ void stat_predict(int type, double bytes)
     g_stat[type].modeled = true;
 }
 
+/* The share of an n-row matrix's rows that the ranks other than 0 hold
+ * (about (N-1)/N; all of a matrix of fewer blocks than ranks but one). */
+static double others_share(int64_t n)
+{
+    int64_t lo, hi;
+    part_range(n, 0, &lo, &hi);
+    return n > 0 ? (double)(n - (hi - lo)) / (double)n : 0;
+}
+
 /* The model's volume of job j (bv: its broadcast operands; res: its
  * result on rank 0); -1 where it has none or the caller gives it. */
 static double job_volume(const Job *j, const MB *src, const Value *bv, const Value *res)
 {
-    double n = g_size;
     switch ((JobType)j->type) {
-    case J_SCATTER: return src ? mb_est_size(src->rows, src->cols, src->nnz) * (n - 1) / n : 0;
-    case J_COLLECT: return res ? val_bytes(res) * (n - 1) / n : 0;
+    case J_SCATTER: return dist_volume(dist_ctrl_bytes(1, 0, 0, 0, 0), 0, 0) + (src ? dist_wire_bytes(src->rows, src->cols, src->nnz) * others_share(src->rows) : 0);
+    case J_COLLECT: return dist_volume(dist_ctrl_bytes(1, 0, 0, 0, 0), 0, 0) + (res ? val_bytes(res) * others_share(vrows(res)) : 0);
     case J_UNARY: case J_BINARY: case J_TERNARY: case J_RAGG: case J_FAGG: case J_CAGG: case J_MAPMM:
     case J_LMM: case J_TSMM: case J_TMM: case J_MMCHAIN: case J_CSLICE: case J_LIX: case J_DIAG: case J_REV:
         break;
     default: return -1;
     }
     double b = 0;
+    int nval = 0;
     for (int k = 0; bv && k < j->nin && k < 3; k++)
-        if (j->kind[k] == A_BCAST) b += val_bytes(&bv[k]);
+        if (j->kind[k] == A_BCAST) b += is_mat(&bv[k]) ? val_bytes(&bv[k]) : 0, nval++;
     bool reduce = res && res->kind != V_DIST && res->kind != V_NONE;
-    return dist_volume(b, reduce ? val_bytes(res) : 0);
+    return dist_volume(dist_ctrl_bytes(1, nval, 0, 0, 0), b, reduce ? partial_bytes(res) : 0);
 }
 
 /* Rank 0: broadcasts the header and runs the job here. */

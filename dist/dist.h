@@ -48,11 +48,26 @@ void dist_set_blocksize(int64_t rows);
  * is one rank or MPI is not up). */
 void dist_set_net_rate(double bytes_per_s);
 double dist_net_rate(void);
-/* The bytes a distributed operator moves in the plan's model: bcast
- * bytes of broadcast operands to the other ranks, and reduce bytes of a
- * result that every other rank sends a partial of (codegen/cost.c prices
- * it at dist_net_rate; -stats sets it beside the bytes jobs sent). */
-double dist_volume(double bcast, double reduce);
+/* The bytes a distributed operator moves in the plan's model: ctrl
+ * bytes of the job's control messages and bcast bytes of broadcast
+ * operands to every other rank, and reduce bytes of a result that every
+ * other rank sends a partial of (codegen/cost.c prices it at
+ * dist_net_rate; -stats sets it beside the bytes jobs sent). */
+double dist_volume(double ctrl, double bcast, double reduce);
+/* The control bytes of jobs jobs (their headers) with nval broadcast
+ * values (a header each; a scalar travels in it) and members fused
+ * operators of nin inputs in all (a header each, an operand descriptor
+ * per input), plan the bytes of their operator plans that the workers
+ * do not hold yet (workers keep the plans they got: a plan is sent once,
+ * not with every job). */
+double dist_ctrl_bytes(int jobs, int nval, int members, int nin, double plan);
+/* The bytes of a rows x cols matrix of nnz non-zeros (< 0: unknown) as
+ * it travels: a header and its cells in the format its sparsity gives. */
+double dist_wire_bytes(int64_t rows, int64_t cols, int64_t nnz);
+/* Every rank, collectively, right after dist_init: rank 0's n bytes at
+ * p (n < 0: none) on every rank (malloc'd with a NUL after them, *len
+ * bytes; NULL and *len -1 for none, or out of memory on rank 0). */
+char *dist_share(const char *p, int64_t n, int64_t *len);
 /* Workers (rank > 0): serve jobs until rank 0 stops; the exit status. */
 int dist_serve(void);
 /* Rank 0: stops the workers; every rank: finalizes MPI. */

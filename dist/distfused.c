@@ -24,13 +24,70 @@ static const DistFused *const *g_fs;
 static Value **const *g_fargs;
 static Value **g_fouts;
 
-typedef struct FHead {
-    int64_t plen;
-    int32_t kind, nout, nin, pad;
-    int32_t red[DF_MAXOUT];
-} FHead;
+/* The workers' plan cache: every worker keeps the last PC_SLOTS plans it
+ * got, so that a plan is sent once, not with every job (a loop's fused
+ * operator runs one job per iteration; its plan is about 2 KB). Rank 0
+ * decides the slots: it keeps the same plans (compared byte for byte,
+ * their hash first), and each member's header says the slot of its plan
+ * and whether the plan follows (a new plan, stored there by every worker,
+ * replacing the oldest) or the workers hold it. Every worker receives
+ * every job, so all caches hold the same plans. */
+#define PC_SLOTS 256
+static struct { uint64_t hash; char *plan; size_t len; } g_pc[PC_SLOTS];
+static int g_pc_next;                   /* the slot a new plan takes */
+static int g_pc_n;                      /* slots in use: PC_SLOTS, or fewer
+                                           (BRAID_DIST_PLAN_SLOTS, tests) */
+static int64_t g_pc_sent, g_pc_held;    /* rank 0: plans sent, found held */
+static double g_plan_sent;              /* rank 0: plan bytes sent since read */
 
-typedef struct FArg { int32_t kind, pad; int64_t id; } FArg;
+static uint64_t plan_hash(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* Rank 0: the slot of a plan (*sent: it must follow, and now takes the
+ * slot); -1 when out of memory (the plan follows and no slot keeps it). */
+static int pc_slot(const char *plan, size_t len, bool *sent)
+{
+    uint64_t h = plan_hash(plan, len);
+    for (int s = 0; s < PC_SLOTS; s++)
+        if (g_pc[s].plan && g_pc[s].hash == h && g_pc[s].len == len && !memcmp(g_pc[s].plan, plan, len)) {
+            *sent = false;
+            g_pc_held++;
+            return s;
+        }
+    *sent = true;
+    g_pc_sent++;
+    g_plan_sent += (double)len;
+    char *copy = malloc(len ? len : 1);
+    if (!copy) return -1;
+    memcpy(copy, plan, len);
+    if (!g_pc_n) {
+        const char *v = getenv("BRAID_DIST_PLAN_SLOTS");
+        g_pc_n = v && atoi(v) > 0 && atoi(v) < PC_SLOTS ? atoi(v) : PC_SLOTS;
+    }
+    int s = g_pc_next;
+    g_pc_next = (g_pc_next + 1) % g_pc_n;
+    free(g_pc[s].plan);
+    g_pc[s].plan = copy, g_pc[s].len = len, g_pc[s].hash = h;
+    return s;
+}
+
+double fused_plan_bytes(void)
+{
+    double b = g_plan_sent;
+    g_plan_sent = 0;
+    return b;
+}
+
+void fused_print_stats(FILE *f)
+{
+    if (g_pc_sent + g_pc_held)
+        fprintf(f, "  (fused operator plans: %lld sent, %lld found on the workers)\n", (long long)g_pc_sent,
+                (long long)g_pc_held);
+}
 
 /* Out of memory in the middle of a collective: a clear end beats a hang. */
 static void *must_alloc(size_t n)
@@ -112,8 +169,21 @@ static int reduced_value(const int64_t sh[3], const double *buf, Value *res, BrE
 static bool run_member(int m, const FHead *h, int64_t lo, int64_t hi, Value *loc, BrErr *e)
 {
     int nin = h->nin;
-    char *plan = g_rank == 0 ? g_fs[m]->plan : must_alloc((size_t)h->plen);
-    bcast_bytes(plan, (size_t)h->plen);
+    /* the plan: rank 0's own, or sent (a worker keeps it in its slot), or
+     * the one the worker holds there */
+    const char *plan = g_rank == 0 ? g_fs[m]->plan : NULL;
+    if (g_rank != 0 && !h->sent) plan = h->slot >= 0 && h->slot < PC_SLOTS ? g_pc[h->slot].plan : NULL;
+    if (h->sent) {
+        char *got = g_rank == 0 ? g_fs[m]->plan : must_alloc((size_t)h->plen);
+        bcast_bytes(got, (size_t)h->plen);
+        if (g_rank != 0) {
+            plan = got;
+            if (h->slot >= 0 && h->slot < PC_SLOTS) {
+                free(g_pc[h->slot].plan);
+                g_pc[h->slot].plan = got, g_pc[h->slot].len = (size_t)h->plen;
+            }
+        }
+    }
     FArg *fa = must_alloc((size_t)nin * sizeof *fa);
     if (g_rank == 0)
         for (int k = 0; k < nin; k++) {
@@ -137,12 +207,14 @@ static bool run_member(int m, const FHead *h, int64_t lo, int64_t hi, Value *loc
     if (!failed && hi > lo) {
         if (g_rank == 0) failed = g_fs[m]->local(g_fs[m]->ctx, nin, in, loc, e) != 0;
         else if (!g_runner) failed = br_err(e, BR_EFAIL, "no fused operator runner on rank %d", g_rank) != 0;
+        else if (!plan) failed = br_err(e, BR_EFAIL, "rank %d does not hold the operator plan of slot %d", g_rank, h->slot) != 0;
         else failed = g_runner(plan, (size_t)h->plen, nin, in, loc, e) != 0;
     }
     for (int k = 0; k < nin; k++) val_release(&in[k]);
     free(in);
     free(fa);
-    if (g_rank != 0) free(plan);
+    /* a sent plan that no slot keeps */
+    if (g_rank != 0 && h->sent && (h->slot < 0 || h->slot >= PC_SLOTS)) free((char *)plan);
     return !failed;
 }
 
@@ -155,7 +227,10 @@ void fpart_run(FusedPart *p, int n, int64_t rows, bool *failed, BrErr *e)
     if (g_rank == 0)
         for (int m = 0; m < n; m++) {
             const DistFused *f = g_fs[m];
-            p->h[m] = (FHead){.plen = (int64_t)f->plen, .kind = f->kind, .nout = f->nout, .nin = f->nin};
+            bool sent = true;
+            int slot = pc_slot(f->plan, f->plen, &sent);
+            p->h[m] = (FHead){.plen = (int64_t)f->plen, .kind = f->kind, .nout = f->nout, .nin = f->nin,
+                              .slot = slot, .sent = sent};
             memcpy(p->h[m].red, f->red, sizeof p->h[m].red);
         }
     bcast_bytes(p->h, (size_t)n * sizeof *p->h);
@@ -268,17 +343,22 @@ void fused_members(const DistFused *const *fs, Value **const *args, Value **outs
     g_fs = fs, g_fargs = args, g_fouts = outs;
 }
 
-double fused_volume(const DistFused *const *fs, Value **const *args, Value **outs, int n)
+double fused_volume(const DistFused *const *fs, Value **const *args, Value **outs, int n, double plan)
 {
     double b = 0, r = 0;
+    int nval = 0, nin = 0;
     for (int m = 0; m < n; m++) {
-        for (int k = 0; k < fs[m]->nin; k++)
-            if (!fs[m]->part[k] && is_mat(args[m][k]))
-                b += mb_est_size(vrows(args[m][k]), vcols(args[m][k]), args[m][k]->kind == V_MATRIX ? args[m][k]->m->nnz : -1);
+        nin += fs[m]->nin;
+        for (int k = 0; k < fs[m]->nin; k++) {
+            if (fs[m]->part[k]) continue;
+            nval++;
+            if (is_mat(args[m][k]))
+                b += dist_wire_bytes(vrows(args[m][k]), vcols(args[m][k]), args[m][k]->kind == V_MATRIX ? args[m][k]->m->nnz : -1);
+        }
         if (fs[m]->kind == DF_REDUCE && outs[m])
-            r += is_mat(outs[m]) ? mb_est_size(vrows(outs[m]), vcols(outs[m]), -1) : outs[m]->kind != V_NONE ? 8 : 0;
+            r += outs[m]->kind != V_NONE ? partial_bytes(outs[m]) : 0;
     }
-    return dist_volume(b, r);
+    return dist_volume(dist_ctrl_bytes(0, nval, n, nin, plan), b, r);
 }
 
 int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **outs, int n, BrErr *e)
@@ -296,8 +376,10 @@ int dist_fused_group(const DistFused *const *fs, Value **const *args, Value **ou
     pthread_mutex_lock(&g_lock);
     Job j = {.type = J_FUSED, .op = n, .rows = rows, .out = g_next_id++};
     g_fs = fs, g_fargs = args, g_fouts = outs;
+    (void)fused_plan_bytes();
     int rc = start_job(&j, NULL, NULL, outs[0], e);
-    if (!rc) stat_predict(J_FUSED, fused_volume(fs, args, outs, n));
+    /* the job's header, then its members' */
+    if (!rc) stat_predict(J_FUSED, dist_volume(dist_ctrl_bytes(1, 0, 0, 0, 0), 0, 0) + fused_volume(fs, args, outs, n, fused_plan_bytes()));
     if (n > 1) g_piggy_fused += n;
     g_fs = NULL, g_fargs = NULL, g_fouts = NULL;
     pthread_mutex_unlock(&g_lock);

@@ -63,9 +63,27 @@ int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e);
 /* -stats: bytes the plan's volume model gives a job of this type
  * (dist.c; the model: dist_volume). */
 void stat_predict(int type, double bytes);
+/* The bytes of a reduced result's partial from one rank. */
+double partial_bytes(const Value *v);
+/* A fused member's header: its plan's length, the worker plan cache's
+ * slot of the plan, and whether the plan follows (else the workers hold
+ * it in that slot); and an operand's role. */
+typedef struct FHead {
+    int64_t plen;
+    int32_t kind, nout, nin, slot, sent, pad;
+    int32_t red[DF_MAXOUT];
+} FHead;
+typedef struct FArg { int32_t kind, pad; int64_t id; } FArg;
+/* A broadcast value's header (dist.c bcast_value). */
+typedef struct VHead { int32_t kind; int32_t pad; int64_t len; union { double d; int64_t i; } u; } VHead;
 /* The model's volume of n fused operators with their operands and
- * results (distfused.c). */
-double fused_volume(const DistFused *const *fs, Value **const *args, Value **outs, int n);
+ * results (distfused.c), the job header not included; plan: the bytes of
+ * their plans the job sent (fused_plan_bytes, read after the job). */
+double fused_volume(const DistFused *const *fs, Value **const *args, Value **outs, int n, double plan);
+/* Rank 0: bytes of operator plans sent since the last call (and resets). */
+double fused_plan_bytes(void);
+/* -stats: operator plans sent and found in the workers' plan cache. */
+void fused_print_stats(FILE *f);
 bool is_mat(const Value *v);
 int64_t vrows(const Value *v);
 int64_t vcols(const Value *v);

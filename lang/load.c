@@ -570,6 +570,14 @@ static Program *load_main(const char *text, size_t len, const char *path, const 
     return p;
 }
 
+char *lang_read_script(const char *path, size_t *len) { return read_file(path, len); }
+
+Program *lang_load_text(const char *text, size_t len, const char *path, const char *canon,
+                        const LangOptions *o, Diag *d)
+{
+    return load_main(text, len, path, canon, o, d);
+}
+
 Program *lang_load_file(const char *path, const LangOptions *o, Diag *d)
 {
     size_t len;

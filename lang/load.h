@@ -26,6 +26,14 @@ typedef struct LangOptions {
 Program *lang_load_file(const char *path, const LangOptions *o, Diag *d);
 Program *lang_load_string(const char *text, const char *name,
                           const LangOptions *o, Diag *d);
+/* The script file at path as lang_load_file reads it (malloc'd,
+ * NUL-terminated, *len bytes; NULL with errno set when unreadable), and
+ * the script of such text loaded as the file path of canonical path
+ * canon (NULL: unknown) would be: remote workers load the text rank 0
+ * read, with the same names, without reading the file. */
+char *lang_read_script(const char *path, size_t *len);
+Program *lang_load_text(const char *text, size_t len, const char *path, const char *canon,
+                        const LangOptions *o, Diag *d);
 void lang_program_free(Program *p);
 
 /* The top-level statements of the main script. */
