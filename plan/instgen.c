@@ -196,6 +196,7 @@ Code *plan_codegen_dag(HopDag *d, int mode)
     c->pred_reg = -1;
     c->seen_cells = -1;
     c->recompile = d->recompile;
+    c->cla_maybe = d->cla_maybe;
     c->for_regs[0] = c->for_regs[1] = c->for_regs[2] = -1;
     if (mode == CG_PRED && d->nroots > 0) { c->pred_reg = d->roots[0]->reg; last[c->pred_reg] = KEEP; }
     if (mode == CG_FORHDR)

@@ -86,6 +86,8 @@ typedef struct Code {
     int for_regs[3];       /* for headers: from, to, incr (-1 absent) */
     bool recompile;        /* sizes unknown at compile time: recompile
                               before each execution (RtHooks) */
+    bool cla_maybe;        /* HopDag.cla_maybe: recompile when a variable
+                              it reads (I_READ) holds a compressed value */
     int64_t seen_cells;    /* run time: cells of the largest matrix an
                               execution produced (-1: not executed yet;
                               read by the small-block rule of dynamic
