@@ -149,6 +149,12 @@ static void lower(const Hop *h, Instr *in)
             in->est[3 * k + 1] = x ? x->cols : -1;
             in->est[3 * k + 2] = x ? x->nnz : -1;
         }
+    /* a product's size as compiled: auto prices products by the width of
+     * their other side (runtime/cla_rt.c) */
+    if (h->kind == H_MATMUL && h->dt == DT_MATRIX && (in->est = malloc(2 * sizeof(int64_t)))) {
+        in->est[0] = h->rows;
+        in->est[1] = h->cols;
+    }
     /* a read sized at compile time (from its .mtd) checks what it reads */
     if (h->kind == H_BUILTIN && h->bi == BI_READ && h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0 &&
         (in->est = malloc(2 * sizeof(int64_t)))) {

@@ -62,6 +62,8 @@ typedef struct Instr {
     const WhereLoop *where;/* I_WHERE: the loop */
     int64_t *est;          /* I_FUSED: rows, cols, nnz of every input as
                               compiled (-1 unknown), 3 * nin entries;
+                              I_MATMUL: the product's rows, cols (-1
+                              unknown; NULL in older plans);
                               I_BUILTIN read(): rows, cols compiled from
                               the .mtd (NULL: not known) */
     double opmem;          /* worst-case memory: inputs and output */
