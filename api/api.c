@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../base/diag.h"
 #include "../lang/load.h"
@@ -39,6 +40,8 @@ char *api_builtin_dir(void)
     return strdup(buf);
 }
 
+static RtProgram *build_prog(BraidScript *s);
+
 static BraidScript *prepare(const char *text, const char *path, const char *const *an,
                             const char *const *av, int nargs, const char *const *inputs, int ninputs,
                             const char *const *outputs, int noutputs, char **err)
@@ -59,22 +62,68 @@ static BraidScript *prepare(const char *text, const char *path, const char *cons
     LangOptions lo = {.builtin_dir = s->bdir, .arg_names = an, .arg_values = av, .nargs = nargs,
                       .predefined = (const char *const *)s->inputs, .npredefined = ninputs};
     s->ast = text ? lang_load_string(text, "<script>", &lo, s->diag) : lang_load_file(path, &lo, s->diag);
-    if (s->ast && diag_nerrors(s->diag) == 0) {
-        CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true};
-        s->prog = plan_build_program_outputs(s->ast, s->diag, 2, &cg, (const char *const *)s->outputs, s->noutputs);
-    }
-    if (!s->prog || diag_nerrors(s->diag)) {
+    if (!s->ast || diag_nerrors(s->diag) || !(s->prog = build_prog(s))) {
         if (err) *err = dupmsg(diag_first_message(s->diag));
         braid_script_free(s);
         return NULL;
     }
-    /* outputs stay live to the end of the program */
+    return s;
+}
+
+/* The fusion options of s's programs: sysds.compressed.linalg reaches the
+ * planner (plan/build.c marks what the run time compresses). */
+static CgOptions script_cg(const BraidScript *s)
+{
+    return (CgOptions){.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true,
+                       .cla = s->cla};
+}
+
+/* s's program from its AST, outputs live to the end; NULL on errors (in
+ * s->diag). */
+static RtProgram *build_prog(BraidScript *s)
+{
+    CgOptions cg = script_cg(s);
+    RtProgram *p = plan_build_program_outputs(s->ast, s->diag, 2, &cg, (const char *const *)s->outputs,
+                                              s->noutputs);
+    if (!p || diag_nerrors(s->diag)) {
+        plan_program_free(p);
+        return NULL;
+    }
     NameSet outs = {0}, in = {0};
-    for (int i = 0; i < noutputs; i++) ns_add(&outs, s->outputs[i]);
-    plan_liveness(&s->prog->main, &outs, &in);
+    for (int i = 0; i < s->noutputs; i++) ns_add(&outs, s->outputs[i]);
+    plan_liveness(&p->main, &outs, &in);
     ns_free(&outs);
     ns_free(&in);
-    return s;
+    return p;
+}
+
+int braid_set_compressed_linalg(BraidScript *s, const char *mode)
+{
+    int cla = !mode ? -1 : !strcasecmp(mode, "false") ? RT_CLA_OFF : !strcasecmp(mode, "true") ? RT_CLA_ON
+            : !strcasecmp(mode, "auto") ? RT_CLA_AUTO : -1;
+    if (cla < 0) {
+        char m[300];
+        snprintf(m, sizeof m, "sysds.compressed.linalg must be true, false or auto, not '%.200s'",
+                 mode ? mode : "(null)");
+        return api_fail(s, m);
+    }
+    if (cla == s->cla) return 0;
+    int old = s->cla;
+    s->cla = cla;
+    RtProgram *p = build_prog(s);
+    if (!p) {
+        s->cla = old;
+        return api_fail(s, diag_first_message(s->diag));
+    }
+    plan_program_free(s->prog);
+    s->prog = p;
+    plan_program_free(s->tprog);   /* the transposed variant is rebuilt on use */
+    free(s->tmain);
+    free(s->tpattern);
+    s->tprog = NULL;
+    s->tmain = NULL;
+    s->tpattern = NULL;
+    return 0;
 }
 
 BraidScript *braid_prepare(const char *script, const char *const *inputs, int ninputs,
@@ -154,7 +203,7 @@ static RtProgram *build_transposed(BraidScript *s)
         if ((pattern[i] = s->transposed[i])) names[n++] = s->inputs[i];
     Block *main = lang_main_transposed(s->ast, names, n);
     if (!main) goto oom;
-    CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .async = true};
+    CgOptions cg = script_cg(s);
     RtProgram *p = plan_build_program_main(s->ast, main, s->diag, 2, &cg, (const char *const *)s->outputs,
                                            s->noutputs);
     free(names);
@@ -220,7 +269,7 @@ int braid_execute(BraidScript *s)
         }
     RtProgram *prog = api_program(s);
     if (!prog) return -1;
-    RtOptions ro = {.out = stdout, .seed = -1, .explain_recompile = s->trace, .loop_stats = s->count_loops};
+    RtOptions ro = {.out = stdout, .seed = -1, .cla = s->cla, .explain_recompile = s->trace, .loop_stats = s->count_loops};
     char *trace = NULL, *dots = NULL, *printed = NULL;
     size_t tlen = 0, dlen = 0, plen = 0;
     FILE *dot_out = NULL;

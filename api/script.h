@@ -33,6 +33,8 @@ struct BraidScript {
     int nloops;
     bool capture;        /* collect print() output of the next runs */
     char *printed;       /*   the last run's (braid_output) */
+    int cla;             /* sysds.compressed.linalg: RT_CLA_OFF/ON/AUTO, for
+                            the planner and the run time */
 };
 
 /* The builtin library's folder (BRAID_HOME or the source tree's

@@ -84,7 +84,10 @@ struct Hop {
     double cbytes;             /* H_TREAD of a compressed value at dynamic
                                   recompilation: its bytes (docs/cla.md);
                                   -1: compressed at run time (compress()),
-                                  bytes unknown until recompilation; 0 */
+                                  bytes unknown until recompilation;
+                                  -2: compressed at a loop's entry if
+                                  sysds.compressed.linalg=auto finds it
+                                  pays (HopDag.cla_maybe); 0 */
     Span span;
     int nuse;           /* consumers within the DAG (+ block outputs) */
     int reg;            /* register assigned by instruction generation */
@@ -103,6 +106,10 @@ typedef struct HopDag {
     int nr, rncap;
     bool recompile;                /* sizes unknown at compile time:
                                       recompile before each execution */
+    bool cla_maybe;                /* not recompile, but reads a variable
+                                      auto may compress (cbytes -2):
+                                      recompiled when a read holds a
+                                      compressed value (docs/cla.md) */
     bool oom;                      /* an allocation for this DAG failed:
                                       it may miss hops, roots or writes
                                       (plan_compile reports it) */

@@ -150,6 +150,12 @@ int braid_list_append_frame(BraidList *l, const char *name, int64_t rows, const 
 /* Binds l (l stays the caller's to free; the binding shares the list). */
 int braid_bind_list(BraidScript *s, const char *name, const BraidList *l);
 
+/* sysds.compressed.linalg for s's executions: "false" (the default),
+ * "true" or "auto" (docs/cla.md, "When braid compresses"). The planner
+ * knows what the run time will compress, so a change recompiles the
+ * script; -1 with braid_error(s) for another mode. */
+int braid_set_compressed_linalg(BraidScript *s, const char *mode);
+
 /* Runs the script with the current bindings. Outputs of the previous run
  * are replaced. print() output goes to stdout. */
 int braid_execute(BraidScript *s);

@@ -94,7 +94,8 @@ static void vm_merge(VMap *into, const VMap *other)
          * may keep growing with each iteration */
         if (t->wrows != o->wrows) t->wrows = t->rows;
         if (t->wcols != o->wcols) t->wcols = t->cols;
-        if (t->cbytes != o->cbytes) t->cbytes = t->cbytes || o->cbytes ? -1 : 0;   /* maybe compressed */
+        if (t->cbytes != o->cbytes)   /* maybe compressed: -1, or -2 where only auto may compress */
+            t->cbytes = t->cbytes == -1 || o->cbytes == -1 || t->cbytes > 0 || o->cbytes > 0 ? -1 : -2;
         if (t->cval.kind != o->cval.kind || val_as_double(&t->cval) != val_as_double(&o->cval))
             t->cval = val_none();
     }
@@ -626,7 +627,10 @@ static void cla_read_mark(BCtx *c, Hop *h)
  * matrices the loop reads and does not assign (cla_rt_loop_entry; auto
  * when it pays): every matrix variable not assigned in the loop is
  * marked maybe compressed from the loop on (the mark matters only where
- * a block reads it: that block is recompiled with the value at hand). */
+ * a block reads it: that block is recompiled with the value at hand).
+ * Under true always (-1); under auto (-2) only when the value it reads
+ * is compressed (Code.cla_maybe): where auto declines, as for most
+ * loops, the blocks keep their compiled plans. */
 static void cla_loop_marks(BCtx *c, const NameSet *as, const NameSet *ix)
 {
     if (c->prog->cla != RT_CLA_ON && c->prog->cla != RT_CLA_AUTO) return;
@@ -634,7 +638,7 @@ static void cla_loop_marks(BCtx *c, const NameSet *as, const NameSet *ix)
         VInfo *vi = &c->vars.v[i];
         if (vi->dt != DT_MATRIX || vi->cbytes != 0 || (vi->rows >= 0 && vi->rows < 2)) continue;
         if (ns_has(as, vi->name) || ns_has(ix, vi->name)) continue;
-        vi->cbytes = -1;
+        vi->cbytes = c->prog->cla == RT_CLA_ON ? -1 : -2;
     }
 }
 

@@ -20,7 +20,10 @@ Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
         rw_static(d, st);
         rw_dynamic(d, st);
     }
-    if (flags & PC_MARK) d->recompile = rw_needs_recompile(d);
+    if (flags & PC_MARK) {
+        d->recompile = rw_needs_recompile(d);
+        d->cla_maybe = !d->recompile && rw_cla_maybe(d);
+    }
     if (!(flags & PC_LOWER)) return NULL;
     /* stitched regions first (-gpu): they take the row/column aggregates
      * in the middle of elementwise work, codegen fuses the rest */

@@ -149,6 +149,12 @@ static void lower(const Hop *h, Instr *in)
             in->est[3 * k + 1] = x ? x->cols : -1;
             in->est[3 * k + 2] = x ? x->nnz : -1;
         }
+    /* a product's size as compiled: auto prices products by the width of
+     * their other side (runtime/cla_rt.c) */
+    if (h->kind == H_MATMUL && h->dt == DT_MATRIX && (in->est = malloc(2 * sizeof(int64_t)))) {
+        in->est[0] = h->rows;
+        in->est[1] = h->cols;
+    }
     /* a read sized at compile time (from its .mtd) checks what it reads */
     if (h->kind == H_BUILTIN && h->bi == BI_READ && h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0 &&
         (in->est = malloc(2 * sizeof(int64_t)))) {
@@ -196,6 +202,7 @@ Code *plan_codegen_dag(HopDag *d, int mode)
     c->pred_reg = -1;
     c->seen_cells = -1;
     c->recompile = d->recompile;
+    c->cla_maybe = d->cla_maybe;
     c->for_regs[0] = c->for_regs[1] = c->for_regs[2] = -1;
     if (mode == CG_PRED && d->nroots > 0) { c->pred_reg = d->roots[0]->reg; last[c->pred_reg] = KEEP; }
     if (mode == CG_FORHDR)

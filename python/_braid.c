@@ -643,6 +643,16 @@ static PyObject *script_output(Script *self, PyObject *unused)
     return PyUnicode_DecodeUTF8(braid_output(self->s), (Py_ssize_t)strlen(braid_output(self->s)), "replace");
 }
 
+/* compressed_linalg(mode): sysds.compressed.linalg ("true", "false",
+ * "auto") for the next runs; recompiles the script when it changes. */
+static PyObject *script_compressed_linalg(Script *self, PyObject *arg)
+{
+    const char *mode = PyUnicode_AsUTF8(arg);
+    if (!mode || ready(self)) return NULL;
+    if (braid_set_compressed_linalg(self->s, mode)) return fail_script(self);
+    Py_RETURN_NONE;
+}
+
 /* count_loops(on): loop statistics for the next runs (braid_count_loops). */
 static PyObject *script_count_loops(Script *self, PyObject *arg)
 {
@@ -670,6 +680,8 @@ static PyObject *script_loops(Script *self, PyObject *unused)
 }
 
 static PyMethodDef script_methods[] = {
+    {"compressed_linalg", (PyCFunction)script_compressed_linalg, METH_O,
+     "compressed_linalg(mode): sysds.compressed.linalg 'true', 'false' or 'auto' for the next runs"},
     {"count_loops", (PyCFunction)script_count_loops, METH_O,
      "count_loops(on): count the loops' iterations in the next runs (loops())"},
     {"loops", (PyCFunction)script_loops, METH_NOARGS,

@@ -28,6 +28,10 @@ void rw_dynamic(HopDag *d, RwStats *st);
 void rw_propagate_sizes(HopDag *d);
 /* True if some matrix HOP of d has unknown dimensions. */
 bool rw_needs_recompile(const HopDag *d);
+/* Does d read a variable that sysds.compressed.linalg=auto may compress
+ * at a loop's entry (an H_TREAD of cbytes -2)? Such a DAG is recompiled
+ * only when the value it reads is compressed (Code.cla_maybe). */
+bool rw_cla_maybe(const HopDag *d);
 /* Value of a literal predicate DAG: 1 true, 0 false, -1 not constant. */
 int rw_const_pred(const HopDag *d);
 

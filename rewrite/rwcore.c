@@ -111,7 +111,7 @@ bool rw_needs_recompile(const HopDag *d)
         const Hop *h = order[i];
         if (h->dt == DT_ANY && h->kind != H_FCALL && !h->sidefx) r = true;
         if (h->dt == DT_MATRIX && (h->rows < 0 || h->cols < 0)) r = true;
-        if (h->kind == H_TREAD && h->cbytes < 0) r = true;   /* compressed at run time (docs/cla.md) */
+        if (h->kind == H_TREAD && h->cbytes == -1) r = true;   /* compressed at run time (docs/cla.md) */
         int64_t rank;
         if (hop_outer_like(h, &rank) && h->rows * h->cols >= ((int64_t)1 << 16))
             for (int k = 0; k < n && !r; k++)
@@ -119,6 +119,13 @@ bool rw_needs_recompile(const HopDag *d)
     }
     free(order);
     return r;
+}
+
+bool rw_cla_maybe(const HopDag *d)
+{
+    for (int i = 0; d && i < d->n; i++)
+        if (d->hops[i]->kind == H_TREAD && d->hops[i]->cbytes == -2) return true;
+    return false;
 }
 
 int rw_const_pred(const HopDag *d)

@@ -215,12 +215,15 @@ static void list_names(const PBList *l, NameSet *rd, NameSet *wr)
  * takes it compressed (no decompression per iteration), and gain, the
  * reads per iteration that run over the dictionaries (aggregates,
  * cellwise operators, fused operators once per distinct value) and so
- * save about (1 - 1/ratio) of a pass over the matrix each; products run
- * about as fast compressed as not (docs/cla.md, measured), so they gain
- * nothing. Uses in nested loops and called functions count too. */
+ * save about (1 - 1/ratio) of a pass over the matrix each; products
+ * with a vector run about as fast compressed as not (docs/cla.md,
+ * measured), so they gain nothing; products with k >= 2 columns on the
+ * other side lose (loss, in passes). Uses in nested loops and called
+ * functions count too. */
 typedef struct Uses {
     bool ok;
     double gain;
+    double loss;
     /* the loop's scalar variables (its own loop variable; scalars at
      * entry that the loop does not assign): a binary operator's operand
      * read from one is a scalar (a block recompiled at run time, e.g.
@@ -249,6 +252,28 @@ static bool scalar_var(const Instr *in, int depth, const Uses *u)
 
 static void list_uses(const PBList *l, const char *name, double w, int depth, Uses *u);
 
+/* What a product with k >= 2 columns on the other side costs more
+ * compressed than uncompressed, in passes over the matrix (a pass: an
+ * uncompressed X %*% v) per column, from bench/bench_cla_cpu.c at k = 8
+ * (bench/results/cla-cpu-20261129-2.txt, one thread: X %*% v 0.0058 s;
+ * X %*% B 0.0125 s uncompressed, 0.0300 compressed; t(X) %*% Y 0.0153
+ * and 0.0275): X %*% B (pre[code] rows gathered per group) 0.38,
+ * t(X) %*% B and A %*% X, t(A) %*% X (per-code sums of B's rows) 0.27. */
+#define AUTO_MM_LOSS_RIGHT 0.38
+#define AUTO_MM_LOSS_LEFT 0.27
+
+/* The extra passes of product in (its operand j the candidate) over the
+ * compressed matrix: the other side's width from the product's compiled
+ * size (an unknown width counts as a vector, as before). */
+static double product_loss(const Instr *in, int j)
+{
+    if (in->op != OP_MATMUL && in->op != OP_MATMULTL) return 0;   /* tsmm, mmchain (vectors) */
+    if (!in->est) return 0;
+    int64_t k = j == 0 ? in->est[1] : in->est[0];
+    if (k < 2) return 0;
+    return (double)k * (in->op == OP_MATMUL && j == 0 ? AUTO_MM_LOSS_RIGHT : AUTO_MM_LOSS_LEFT);
+}
+
 /* A called function's uses of the parameter that register r is passed
  * as: from the specialization the call runs (a generic function is
  * compiled on its first call, so its body is unknown: not ok). */
@@ -276,7 +301,11 @@ static void instr_uses(const Code *c, int k, int r, double w, int depth, Uses *u
     case I_UNARY: u->gain += w; return;
     case I_RIX: return;
     case I_CALL: call_uses(in, r, w, depth, u); return;
-    case I_MATMUL: if (in->op == OP_TSMM && !in->left) u->ok = false; return;
+    case I_MATMUL:
+        if (in->op == OP_TSMM && !in->left) u->ok = false;
+        for (int j = 0; j < in->nin && j < 2; j++)
+            if (in->in[j] == r) u->loss += w * product_loss(in, j);
+        return;
     case I_FUSED: {
         bool cin[16] = {false};
         for (int j = 0; j < in->nin && j < 16; j++) cin[j] = in->in[j] == r;
@@ -338,9 +367,11 @@ static void list_uses(const PBList *l, const char *name, double w, int depth, Us
  *   memory; a ratio of 1.5 is enough; or
  * - it fits, and compression pays in time: it costs about `passes`
  *   passes over the matrix (this machine's, measured once and cached:
- *   codegen/cla_machine.c; 16 when pinned), the
+ *   codegen/cla_machine.c; 16 when pinned) plus the passes its
+ *   multi-column products lose (loss x iterations), the
  *   loop saves (1 - 1/ratio) of a pass per dictionary-wise read, so the
- *   ratio must reach 1 / (1 - passes / reads), reads = gain x iterations.
+ *   ratio must reach 1 / (1 - (passes + loss) / reads), reads = gain x
+ *   iterations.
  * The loop's own block (b: the loop; its body runs n times). */
 #define AUTO_MIN_ITERS 4
 #define AUTO_PRESSURE 4
@@ -350,15 +381,15 @@ static void list_uses(const PBList *l, const char *name, double w, int depth, Us
 static double auto_ratio(const PBlock *b, const Frame *f, const NameSet *wr, const char *name, const MB *v,
                          int64_t n, double passes)
 {
-    Uses u = {true, 0, b->kind == PB_FOR ? b->var : NULL, f, wr};
+    Uses u = {true, 0, 0, b->kind == PB_FOR ? b->var : NULL, f, wr};
     double iters = n >= 0 ? (double)n : AUTO_ITERS_UNKNOWN;
     code_uses(b->code, name, iters, 0, &u);   /* the header, once per iteration */
     list_uses(&b->body, name, iters, 0, &u);
     if (!u.ok) return 0;
     if ((double)mb_bytes(v) * AUTO_PRESSURE >= br_mem_budget()) return AUTO_MIN_RATIO;
-    double reads = u.gain;
-    if (reads <= passes) return 0;
-    double r = 1.0 / (1.0 - passes / reads);
+    double reads = u.gain, cost = passes + u.loss;
+    if (reads <= cost) return 0;
+    double r = 1.0 / (1.0 - cost / reads);
     return r > AUTO_MIN_RATIO ? r : AUTO_MIN_RATIO;
 }
 

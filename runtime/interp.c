@@ -387,10 +387,21 @@ static Code *recompile(Rt *rt, Frame *f, PBlock *b, int mode, void **ref)
     return code;
 }
 
-/* Does b's code get recompiled before each execution? */
-static bool needs_recompile(const Rt *rt, const PBlock *b)
+/* Does b's code get recompiled before this execution? Always when its
+ * sizes were unknown at compile time; when it reads a variable that
+ * sysds.compressed.linalg=auto may compress (Code.cla_maybe), only if
+ * one of its reads holds a compressed value now. */
+static bool needs_recompile(const Rt *rt, Frame *f, const PBlock *b)
 {
-    return b->code && b->code->recompile && rt->prog->optlevel > 0 && rt->prog->hooks;
+    const Code *c = b->code;
+    if (!c || rt->prog->optlevel <= 0 || !rt->prog->hooks) return false;
+    if (c->recompile) return true;
+    for (int i = 0; c->cla_maybe && i < c->n; i++) {
+        if (c->ins[i].kind != I_READ) continue;
+        const Value *v = st_get(&f->vars, c->ins[i].name);
+        if (v && v->kind == V_MATRIX && mb_is_cmb(v->m)) return true;
+    }
+    return false;
 }
 
 static int eval_pred(Rt *rt, Frame *f, PBlock *b, bool *res)
@@ -398,7 +409,7 @@ static int eval_pred(Rt *rt, Frame *f, PBlock *b, bool *res)
     Value *regs;
     void *ref = NULL;
     Code *code = b->code;
-    if (needs_recompile(rt, b)) {
+    if (needs_recompile(rt, f, b)) {
         if (!(code = recompile(rt, f, b, CG_PRED, &ref))) {
             rt->prog->hooks->release(ref);
             return rt_fail(rt, b->span, BR_ENOMEM, "out of memory in recompilation");
@@ -712,7 +723,7 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
     if (rt->stopped) return -1;
     switch (b->kind) {
     case PB_GENERIC:
-        if (needs_recompile(rt, b)) {
+        if (needs_recompile(rt, f, b)) {
             void *ref = NULL;
             Code *code = recompile(rt, f, b, CG_BLOCK, &ref);
             int rc = code ? exec_code(rt, f, code, NULL)

@@ -269,7 +269,7 @@ static const char *check_instr(Pk *k, const Code *c, int i)
     default: break;
     }
     if (!plain_lit(&in->lit)) return "a literal list or frame";
-    if (in->est && in->kind != I_FUSED && !(in->kind == I_BUILTIN && in->bi == BI_READ))
+    if (in->est && in->kind != I_FUSED && in->kind != I_MATMUL && !(in->kind == I_BUILTIN && in->bi == BI_READ))
         return "compiled sizes on an instruction that has none";
     return NULL;
 }

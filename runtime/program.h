@@ -62,6 +62,8 @@ typedef struct Instr {
     const WhereLoop *where;/* I_WHERE: the loop */
     int64_t *est;          /* I_FUSED: rows, cols, nnz of every input as
                               compiled (-1 unknown), 3 * nin entries;
+                              I_MATMUL: the product's rows, cols (-1
+                              unknown; NULL in older plans);
                               I_BUILTIN read(): rows, cols compiled from
                               the .mtd (NULL: not known) */
     double opmem;          /* worst-case memory: inputs and output */
@@ -86,6 +88,8 @@ typedef struct Code {
     int for_regs[3];       /* for headers: from, to, incr (-1 absent) */
     bool recompile;        /* sizes unknown at compile time: recompile
                               before each execution (RtHooks) */
+    bool cla_maybe;        /* HopDag.cla_maybe: recompile when a variable
+                              it reads (I_READ) holds a compressed value */
     int64_t seen_cells;    /* run time: cells of the largest matrix an
                               execution produced (-1: not executed yet;
                               read by the small-block rule of dynamic

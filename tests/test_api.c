@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "include/braid.h"
+#include "api/script.h"
 #include "t.h"
 
 static int released;
@@ -66,6 +67,60 @@ static void test_compressed_view(void)
         T_CHECK(same && (c.sparse || c.data), "compressed view (dense=%d): cells differ", dense);
         braid_matrix_free(&c);
     }
+    braid_script_free(sc);
+}
+
+/* The read of X in the first loop body of s's program: marked compressed
+ * at run time (cbytes < 0) by the planner? */
+static int loop_read_marked(const BraidScript *s)
+{
+    const PBlock *body = NULL;
+    for (int b = 0; s->prog && b < s->prog->main.n && !body; b++)
+        if (s->prog->main.v[b]->body.n) body = s->prog->main.v[b]->body.v[0];
+    const HopDag *d = body ? body->dag : NULL;
+    for (int i = 0; d && i < d->n; i++)
+        if (d->hops[i]->kind == H_TREAD && d->hops[i]->name && !strcmp(d->hops[i]->name, "X"))
+            return d->hops[i]->cbytes < 0;
+    return -1;
+}
+
+/* braid_set_compressed_linalg reaches the planner (the loop's read of X
+ * marked compressed at run time) and the run time (X compressed at the
+ * loop's entry: the outputs Z and X, one block, come back as separate
+ * decompressed copies); bad modes are errors and keep the program. */
+static void test_compressed_linalg(void)
+{
+    const char *out[] = {"s", "Z", "X"};
+    char *err = NULL;
+    BraidScript *sc = braid_prepare("X = floor(rand(rows=5000, cols=4, min=0, max=4.99, seed=3))\n"
+                                    "s = 0\nfor (i in 1:5) {\n  s = s + sum(X^2)\n}\nZ = X\n",
+                                    NULL, 0, out, 3, &err);
+    T_CHECK(sc != NULL, "cla: prepare: %s", err ? err : "");
+    const char *modes[] = {"false", "TRUE", "false", "auto", "true"};
+    const bool marked[] = {false, true, false, true, true};   /* auto: compressed only if it pays */
+    double want = -1;
+    for (int m = 0; m < 5; m++) {
+        T_CHECK(braid_set_compressed_linalg(sc, modes[m]) == 0, "cla %s: %s", modes[m], braid_error(sc));
+        T_CHECK(loop_read_marked(sc) == marked[m], "cla %s: the planner marks the loop's read: %d", modes[m],
+                loop_read_marked(sc));
+        T_CHECK(braid_execute(sc) == 0, "cla %s: execute: %s", modes[m], braid_error(sc));
+        double s = 0;
+        BraidMatrix z, x;
+        T_CHECK(braid_get_double(sc, "s", &s) == 0 && (want < 0 || s == want), "cla %s: s %g, want %g", modes[m],
+                s, want);
+        if (want < 0) want = s;
+        T_CHECK(braid_get_matrix_view(sc, "Z", true, &z) == 0 && braid_get_matrix_view(sc, "X", true, &x) == 0 &&
+                    z.rows == 5000 && !memcmp(z.data, x.data, sizeof(double) * 5000 * 4),
+                "cla %s: views", modes[m]);
+        T_CHECK(m == 3 || (z.data != x.data) == marked[m], "cla %s: Z and X %s", modes[m],
+                marked[m] ? "compressed, decompressed apart" : "one block");
+        braid_matrix_free(&z);
+        braid_matrix_free(&x);
+    }
+    T_CHECK(braid_set_compressed_linalg(sc, "maybe") != 0 && strstr(braid_error(sc), "'maybe'") &&
+                braid_set_compressed_linalg(sc, NULL) != 0,
+            "cla: bad modes are errors: %s", braid_error(sc));
+    T_CHECK(loop_read_marked(sc) == 1, "cla: a bad mode keeps the program");
     braid_script_free(sc);
 }
 
@@ -548,6 +603,7 @@ int main(void)
     test_introspection();
     test_dense_view();
     test_compressed_view();
+    test_compressed_linalg();
     test_strided();
     test_colmajor();
     test_csc();

@@ -1129,7 +1129,13 @@ static void compile_compress_case(const char *tag, const char *src, int cla, boo
             marked ? "as compressed at run time" : "uncompressed", h ? h->cbytes : 0);
     if (marked && h) {
         const HopDag *bd = body->dag;
-        T_CHECK(bd->recompile && body->code && body->code->recompile, "%s: the loop body is recompiled", tag);
+        if (cla == RT_CLA_AUTO)   /* only when auto compresses (the value read is compressed) */
+            T_CHECK(h->cbytes == -2 && !bd->recompile && bd->cla_maybe && body->code && body->code->cla_maybe &&
+                        !body->code->recompile,
+                    "%s: the loop body is recompiled only over a compressed value", tag);
+        else
+            T_CHECK(h->cbytes == -1 && bd->recompile && body->code && body->code->recompile,
+                    "%s: the loop body is recompiled", tag);
         Spec sp = {"cc", 20000, 10, 5, 0.1, 1, false, 0, false};
         MB *x = gen(&sp);
         BrErr e = {0};

@@ -71,7 +71,8 @@ static long run_mode(const char *script, const char *mode, double budget, double
 
 /* X: 20000 x 10 with 6 distinct values per column (1.6 MB, compresses
  * about 8x); the loops read it ITERS times. */
-#define DATA "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=1))\nv = rand(rows=10, cols=1, seed=2)\n"
+#define DATA "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=1))\nv = rand(rows=10, cols=1, seed=2)\n" \
+             "B = rand(rows=10, cols=8, seed=5)\nY = rand(rows=20000, cols=8, seed=6)\n"
 
 int main(void)
 {
@@ -85,6 +86,18 @@ int main(void)
         {"products, presses on memory", "s = 0\nfor (i in 1:30) { s = s + sum(X %*% v) }\n", small, 1},
         /* aggregates and cellwise operators gain per read: 60 reads pay */
         {"aggregates, fits", "s = 0\nfor (i in 1:30) { s = s + sum(X^2) + max(X * i) }\n", big, 1},
+        /* products priced by the other side's width (the product's
+         * compiled size): beside 60 aggregate reads a product with a
+         * vector costs nothing, one with 8 columns loses about 3 passes
+         * an iteration (X %*% B), 2 (t(X) %*% Y): not compressed */
+        {"aggregates and a vector product, fits",
+         "s = 0\nfor (i in 1:30) { P = X %*% v\ns = s + sum(X^2) + max(X * i) + as.scalar(P[7, 1]) }\n", big, 1},
+        {"aggregates and an 8-column product, fits",
+         "s = 0\nfor (i in 1:30) { P = X %*% B\ns = s + sum(X^2) + max(X * i) + as.scalar(P[7, 3]) }\n", big, 0},
+        {"aggregates and an 8-column t(X) %*% Y, fits",
+         "s = 0\nfor (i in 1:30) { P = t(X) %*% Y\ns = s + sum(X^2) + max(X * i) + as.scalar(P[7, 3]) }\n", big, 0},
+        {"an 8-column product, presses on memory",
+         "s = 0\nfor (i in 1:30) { P = X %*% B\ns = s + sum(X^2) + max(X * i) + as.scalar(P[7, 3]) }\n", small, 1},
         /* too few reads to pay for compressing */
         {"aggregates, 6 reads", "s = 0\nfor (i in 1:6) { s = s + sum(X^2) }\n", big, 0},
         /* an operator that decompresses every iteration: never (a

@@ -254,7 +254,7 @@ class Prepared:
     def __init__(self, script: Union[str, os.PathLike], inputs: Iterable[str] = (),
                  outputs: Iterable[str] = (), args: Optional[Mapping[str, Any]] = None,
                  sparse: bool = False, frames: str = "auto", stdout: Any = None,
-                 loops: Optional[list] = None) -> None:
+                 loops: Optional[list] = None, compressed_linalg: Optional[Union[str, bool]] = None) -> None:
         self.inputs = list(inputs)
         self.stdout = stdout
         self.loops = loops
@@ -270,6 +270,8 @@ class Prepared:
             if args:
                 raise ValueError("args ($-arguments) apply to script files")
             self._s = Script(text=script, inputs=self.inputs, outputs=self.outputs)
+        if compressed_linalg is not None:
+            self._s.compressed_linalg(_cla_mode(compressed_linalg))
 
     def execute(self, **inputs: Any) -> Dict[str, Any]:
         """Binds the given inputs (names as declared), runs the script with
@@ -283,6 +285,11 @@ class Prepared:
     def executing(self) -> bool:
         """True while an execute() of this script runs (in another thread)."""
         return self._s.executing
+
+
+def _cla_mode(mode: Union[str, bool]) -> str:
+    """sysds.compressed.linalg's value: True/False or "true"/"false"/"auto"."""
+    return ("true" if mode else "false") if isinstance(mode, bool) else str(mode)
 
 
 def _execute(s: Script, stdout: Any, loops: Optional[list] = None) -> None:
@@ -313,7 +320,8 @@ def _is_path(script: Union[str, os.PathLike]) -> bool:
 
 def prepare(script: Union[str, os.PathLike], inputs: Iterable[str] = (), outputs: Iterable[str] = (),
             args: Optional[Mapping[str, Any]] = None, sparse: bool = False, frames: str = "auto",
-            stdout: Any = None, loops: Optional[list] = None) -> Prepared:
+            stdout: Any = None, loops: Optional[list] = None,
+            compressed_linalg: Optional[Union[str, bool]] = None) -> Prepared:
     """Compiles a DML script (its text, or the path of a .dml file) for the
     declared inputs and outputs; run it with .execute(**inputs). sparse:
     sparse outputs as scipy CSR; frames: frame outputs as pandas DataFrames
@@ -322,19 +330,22 @@ def prepare(script: Union[str, os.PathLike], inputs: Iterable[str] = (), outputs
     write(), given the text of each run when it ends; None: the process's
     standard output); loops: a list each run extends by its loop
     statistics (one dict per loop statement: file, line, col, entries,
-    iterations, max_iterations; braid_loops)."""
-    return Prepared(script, inputs, outputs, args, sparse, frames, stdout, loops)
+    iterations, max_iterations; braid_loops); compressed_linalg:
+    sysds.compressed.linalg, "true", "false" (None: the default, false) or
+    "auto" (docs/cla.md), given to the planner and the run time."""
+    return Prepared(script, inputs, outputs, args, sparse, frames, stdout, loops, compressed_linalg)
 
 
 def run(script: Union[str, os.PathLike], args: Optional[Mapping[str, Any]] = None,
         inputs: Optional[Mapping[str, Any]] = None, outputs: Sequence[str] = (),
         sparse: bool = False, frames: str = "auto", stdout: Any = None,
-        loops: Optional[list] = None) -> Dict[str, Any]:
+        loops: Optional[list] = None, compressed_linalg: Optional[Union[str, bool]] = None) -> Dict[str, Any]:
     """Runs a DML script once: run(script_or_path, args={...},
     inputs={name: value}, outputs=[names]) -> {name: value} (sparse,
-    frames, stdout and loops as for prepare)."""
+    frames, stdout, loops and compressed_linalg as for prepare)."""
     inputs = dict(inputs or {})
-    return prepare(script, inputs.keys(), outputs, args, sparse, frames, stdout, loops).execute(**inputs)
+    return prepare(script, inputs.keys(), outputs, args, sparse, frames, stdout, loops,
+                   compressed_linalg).execute(**inputs)
 
 
 # ---- the lazy API (lazy.py) and the builtins as functions (library.py) ----

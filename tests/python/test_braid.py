@@ -317,6 +317,26 @@ def test_lm():
     check(np.allclose(beta, want, rtol=1e-6), f"lm against least squares {beta} {want}")
 
 
+def test_compressed_linalg():
+    """prepare(compressed_linalg=...) reaches the planner and the run time:
+    under "true" X is compressed at the loop's entry, so the outputs X and
+    Z (one block) come back as two decompressed copies; under false they
+    share one buffer. Results equal; a bad mode is a BraidError."""
+    src = ("X = floor(rand(rows=5000, cols=4, min=0, max=4.99, seed=3))\n"
+           "s = 0\nfor (i in 1:5) {\n  s = s + sum(X^2)\n}\nZ = X\n")
+    addr = lambda a: a.__array_interface__["data"][0]
+    res = {}
+    for mode in ("false", "true", True, False, None):
+        r = braid.prepare(src, outputs=["s", "Z", "X"], compressed_linalg=mode).execute()
+        res[str(mode)] = r
+        apart = mode in ("true", True)
+        check((addr(r["Z"]) != addr(r["X"])) == apart and np.array_equal(r["Z"], r["X"]),
+              f"compressed_linalg={mode!r}: Z and X {'apart' if apart else 'one buffer'}")
+    check(all(r["s"] == res["None"]["s"] for r in res.values()), "compressed_linalg: equal results")
+    check(raises(lambda: braid.prepare(src, outputs=["s"], compressed_linalg="maybe"), braid.BraidError, "'maybe'"),
+          "compressed_linalg='maybe' is an error")
+
+
 def test_threads():
     rng = np.random.default_rng(1)
     Xs = [rng.random((300, 20)) for _ in range(2)]
@@ -392,7 +412,7 @@ def skipped_tests():
     skip = {}
     if np is None:
         skip.update(dict.fromkeys(["test_numpy", "test_zero_copy", "test_peak_memory", "test_fortran", "test_lm",
-                                   "test_threads", "test_sparse"], "NumPy missing; tools/deps.sh installs it"))
+                                   "test_threads", "test_sparse", "test_compressed_linalg"], "NumPy missing; tools/deps.sh installs it"))
     if sp is None:
         skip["test_sparse"] = "SciPy missing; tools/deps.sh installs it"
     return skip
@@ -400,7 +420,7 @@ def skipped_tests():
 
 def main():
     all_tests = [test_plain, test_frames, test_lists, test_errors, test_loops, test_numpy, test_zero_copy,
-                 test_peak_memory, test_fortran, test_lm, test_threads, test_sparse]
+                 test_peak_memory, test_fortran, test_lm, test_threads, test_sparse, test_compressed_linalg]
     skipped = [t.__name__ for t in all_tests if t.__name__ in skipped_tests()]
     tests = [t for t in all_tests if t.__name__ not in skipped]
     for t in tests:
