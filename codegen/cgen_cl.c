@@ -228,20 +228,30 @@ static void emit_partials(const ClGen *g)
     }
 }
 
+/* The head of every generated cg_main: its parameters (the inputs P<k>,
+ * the main input's CSR arrays, L, the scalars, rows, rows per work-item,
+ * work-items, scratch and partial doubles per work-item, the template's
+ * extent `ext`, the main input's mode msp, scratch, output; gpu/spoof_cl.c
+ * set_main_args), and the work-item's block of rows [r0, r1). */
+static void kernel_head(const CPlan *p, StrBuf *b, const char *ext)
+{
+    sb_puts(b, "\n__kernel void cg_main(");
+    for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
+    sb_printf(b, "__global const long *RP, __global const int *CI,\n"
+                 "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
+                 "    long %s, int msp, __global double *tmp, __global double *out)\n{\n"
+                 "    const long g = get_global_id(0);\n"
+                 "    if (g >= ng) return;\n"
+                 "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n", ext);
+}
+
 char *cgen_cl_row(const CPlan *p)
 {
     if (!row_ok(p)) return NULL;
     StrBuf sb = {0}, *b = &sb;
     ClGen g = {.p = p, .b = b};
-    sb_puts(b, "\n__kernel void cg_main(");
-    for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
-    sb_puts(b, "__global const long *RP, __global const int *CI,\n"
-               "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
-               "    long oc, int msp, __global double *tmp, __global double *out)\n{\n"
-               "    const long g = get_global_id(0);\n"
-               "    if (g >= ng) return;\n"
-               "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n"
-               "    __global double *tw = tmp + g * tlen;\n"
+    kernel_head(p, b, "oc");
+    sb_puts(b, "    __global double *tw = tmp + g * tlen;\n"
                "    __global double *part = out + g * psz;\n"
                "    (void)part;\n"
                "    long off = 0;\n");
@@ -364,15 +374,8 @@ char *cgen_cl_outer(const CPlan *p)
     if (!outer_ok(p, u, v, uv)) return NULL;
     bool bt = p->in[v].mode == IM_BT;
     StrBuf sb = {0}, *b = &sb;
-    sb_puts(b, "\n__kernel void cg_main(");
-    for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
-    sb_puts(b, "__global const long *RP, __global const int *CI,\n"
-               "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
-               "    long n, int msp, __global double *tmp, __global double *out)\n{\n"
-               "    const long g = get_global_id(0);\n"
-               "    if (g >= ng) return;\n"
-               "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n"
-               "    __global double *part = out + g * psz;\n"
+    kernel_head(p, b, "n");
+    sb_puts(b, "    __global double *part = out + g * psz;\n"
                "    for (long k = 0; k < psz; k++) part[k] = 0;\n");
     for (int k = 0; k < p->nin; k++)
         if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);
@@ -525,15 +528,8 @@ char *cgen_cl_cell(const CPlan *p)
     if (!cell_ok(p)) return NULL;
     bool spath = p->sparse_safe && p->main >= 0 && p->in[p->main].mode == IM_FULL;
     StrBuf sb = {0}, *b = &sb;
-    sb_puts(b, "\n__kernel void cg_main(");
-    for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
-    sb_puts(b, "__global const long *RP, __global const int *CI,\n"
-               "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
-               "    long n, int msp, __global double *tmp, __global double *out)\n{\n"
-               "    const long g = get_global_id(0);\n"
-               "    if (g >= ng) return;\n"
-               "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n"
-               "    __global double *ad = tmp + g * tlen;\n"
+    kernel_head(p, b, "n");
+    sb_puts(b, "    __global double *ad = tmp + g * tlen;\n"
                "    __global double *part = out + g * psz;\n"
                "    (void)ad; (void)part;\n");
     for (int k = 0; k < p->nin; k++)

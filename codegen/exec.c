@@ -605,14 +605,21 @@ static const char *cl_source(CgContext *c, CgOp *op)
     return op->clsrc;
 }
 
+/* The transfers of a call's matrix inputs (gpu_worth). */
+static GpuXfer xfer_of(const CPlan *p, const Bind *b)
+{
+    GpuXfer x = {0};
+    for (int k = 0; k < p->nin; k++) if (b->m[k]) gpu_xfer_add(&x, b->m[k]);
+    return x;
+}
+
 /* Is the device worth it for this call (transfers of the matrix inputs
  * against the work: the products' flops and the plan's operations per
  * main cell)? */
 static bool gpu_row_worth(const CgOp *op, const Bind *b, const SpoofRow *sp, Value *args)
 {
     const CPlan *p = op->plan;
-    GpuXfer x = {0};
-    for (int k = 0; k < p->nin; k++) if (b->m[k]) gpu_xfer_add(&x, b->m[k]);
+    GpuXfer x = xfer_of(p, b);
     const MB *mm = b->m[p->main];
     double cells = (double)mm->rows * (double)mm->cols;
     x.flops = cg_flops(op, p->nin, args) + cells * cplan_nops(p);
@@ -634,8 +641,7 @@ static int outer_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est
     if (fb || any_cmb(op->plan, &b)) {
         gpu_count_fused_cpu();
     } else {
-        GpuXfer x = {0};
-        for (int k = 0; k < op->plan->nin; k++) if (b.m[k]) gpu_xfer_add(&x, b.m[k]);
+        GpuXfer x = xfer_of(op->plan, &b);
         const MB *w = b.m[op->plan->main];
         double nz = w->sparse ? (double)w->nnz : (double)w->rows * (double)w->cols;
         x.flops = nz * (2.0 * (double)b.L[sp.v] + cplan_nops(op->plan));
@@ -661,8 +667,7 @@ static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out,
     if (fb || any_cmb(op->plan, &b)) {
         gpu_count_fused_cpu();
     } else {
-        GpuXfer x = {0};
-        for (int k = 0; k < op->plan->nin; k++) if (b.m[k]) gpu_xfer_add(&x, b.m[k]);
+        GpuXfer x = xfer_of(op->plan, &b);
         const MB *mm = op->plan->main >= 0 ? b.m[op->plan->main] : NULL;
         double cells = (double)sp.rows * (double)sp.cols;
         double visited = sp.sparse_safe && mm && mm->sparse ? (double)mm->nnz : cells;
