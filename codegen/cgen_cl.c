@@ -1,18 +1,21 @@
-/* cgen_cl.c: OpenCL C for codegen's Row operators (docs/gpu.md,
- * "Codegen's Row operators in OpenCL"): the device twin of cgen_c.c's
- * Row generator. One kernel, cg_row, in which work-item g runs the
- * CPlan's row body over its contiguous block of rows [g rb, (g+1) rb):
- * the row vectors of the body in the work-item's slice of a scratch
- * buffer (tmp + g tlen), scalars per row in registers, vector-matrix
- * products against row-major side matrices, a CSR main row expanded into
- * the scratch by its row pointers. NO_AGG and ROW_AGG write their output
- * rows; COL_AGG, FULL_AGG and COL_T_AGG (and multi-output plans of them)
- * accumulate into the work-item's partial (out + g psz, spoof.h's
+/* cgen_cl.c: OpenCL C for codegen's Row, Outer, Cell and MAgg operators
+ * (docs/gpu.md, "Codegen's Row, Outer, Cell and MAgg operators in
+ * OpenCL"): the device twin of cgen_c.c's generators over the same
+ * CPlan. One kernel, cg_main, in which work-item g runs its contiguous
+ * block of rows [g rb, (g+1) rb). Row: the CPlan's row body with the
+ * row vectors in the work-item's slice of a scratch buffer (tmp + g
+ * tlen), scalars per row in registers, vector-matrix products against
+ * row-major side matrices, a CSR main row expanded into the scratch by
+ * its row pointers. Outer: the cell expression at the driver's
+ * non-zeros. Cell/MAgg: the cell body over every column of the row or,
+ * sparse-safe, over the CSR main input's entries. NO_AGG and ROW_AGG
+ * write their output rows; the aggregating variants (and multi-output
+ * plans) accumulate into the work-item's partial (out + g psz, spoof.h's
  * layout), which gpu/spoof_cl.c's cg_comb adds up in block order.
  * Scalars are read from sc[], so plans that differ in constants share
- * their program. Node kinds the generator does not take (a transpose,
- * a t(.) %*% (.) that is not the root) give no source: the operator
- * runs on the CPU. */
+ * their program. Node kinds a generator does not take (a transpose, a
+ * t(.) %*% (.) that is not the root, an index aggregate) give no
+ * source: the operator runs on the CPU. */
 #include "cgint.h"
 
 #include <stdlib.h>
@@ -225,20 +228,30 @@ static void emit_partials(const ClGen *g)
     }
 }
 
+/* The head of every generated cg_main: its parameters (the inputs P<k>,
+ * the main input's CSR arrays, L, the scalars, rows, rows per work-item,
+ * work-items, scratch and partial doubles per work-item, the template's
+ * extent `ext`, the main input's mode msp, scratch, output; gpu/spoof_cl.c
+ * set_main_args), and the work-item's block of rows [r0, r1). */
+static void kernel_head(const CPlan *p, StrBuf *b, const char *ext)
+{
+    sb_puts(b, "\n__kernel void cg_main(");
+    for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
+    sb_printf(b, "__global const long *RP, __global const int *CI,\n"
+                 "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
+                 "    long %s, int msp, __global double *tmp, __global double *out)\n{\n"
+                 "    const long g = get_global_id(0);\n"
+                 "    if (g >= ng) return;\n"
+                 "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n", ext);
+}
+
 char *cgen_cl_row(const CPlan *p)
 {
     if (!row_ok(p)) return NULL;
     StrBuf sb = {0}, *b = &sb;
     ClGen g = {.p = p, .b = b};
-    sb_puts(b, "\n__kernel void cg_main(");
-    for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
-    sb_puts(b, "__global const long *RP, __global const int *CI,\n"
-               "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
-               "    long oc, int msp, __global double *tmp, __global double *out)\n{\n"
-               "    const long g = get_global_id(0);\n"
-               "    if (g >= ng) return;\n"
-               "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n"
-               "    __global double *tw = tmp + g * tlen;\n"
+    kernel_head(p, b, "oc");
+    sb_puts(b, "    __global double *tw = tmp + g * tlen;\n"
                "    __global double *part = out + g * psz;\n"
                "    (void)part;\n"
                "    long off = 0;\n");
@@ -361,15 +374,8 @@ char *cgen_cl_outer(const CPlan *p)
     if (!outer_ok(p, u, v, uv)) return NULL;
     bool bt = p->in[v].mode == IM_BT;
     StrBuf sb = {0}, *b = &sb;
-    sb_puts(b, "\n__kernel void cg_main(");
-    for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
-    sb_puts(b, "__global const long *RP, __global const int *CI,\n"
-               "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
-               "    long n, int msp, __global double *tmp, __global double *out)\n{\n"
-               "    const long g = get_global_id(0);\n"
-               "    if (g >= ng) return;\n"
-               "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n"
-               "    __global double *part = out + g * psz;\n"
+    kernel_head(p, b, "n");
+    sb_puts(b, "    __global double *part = out + g * psz;\n"
                "    for (long k = 0; k < psz; k++) part[k] = 0;\n");
     for (int k = 0; k < p->nin; k++)
         if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);
@@ -399,6 +405,201 @@ char *cgen_cl_outer(const CPlan *p)
     outer_operand(p, cell, e, sizeof e);
     outer_step(p, b, e, side, "            ");
     sb_puts(b, "        }\n    }\n}\n");
+    if (sb.oom) { free(sb.s); return NULL; }
+    return sb.s;
+}
+
+/* ---- Cell and MAgg ---- */
+
+/* A cell operand of a Cell/MAgg plan at cell (i, j): a scalar, a column
+ * vector's value of row i, a row vector's or full input's cell j (X[,
+ * lo:hi] reads X at its offset: the row pointer is set there), the main
+ * input's stored value av on the sparse path. */
+static void cell_operand(const CPlan *p, int n, bool sp, char *buf, size_t len)
+{
+    const CNode *x = &p->n[n];
+    if (x->kind == CN_SLICE) { cell_operand(p, x->a[0], sp, buf, len); return; }
+    if (x->kind != CN_IN) { snprintf(buf, len, "t%d", n); return; }
+    int k = x->in;
+    switch (p->in[k].mode) {
+    case IM_SCALAR: snprintf(buf, len, "s%d", k); break;
+    case IM_COL: snprintf(buf, len, "c%d", k); break;
+    case IM_ROW: case IM_FULL:
+        if (sp && k == p->main) snprintf(buf, len, "av");
+        else snprintf(buf, len, "p%d[j]", k);
+        break;
+    default: snprintf(buf, len, "0.0"); break;
+    }
+}
+
+/* The cell expression under output r (an aggregate's operand, or the
+ * output itself). */
+static int cl_cell_root(const CPlan *p, int r)
+{
+    const CNode *x = &p->n[p->out[r]];
+    return x->kind == CN_AGG ? x->a[0] : p->out[r];
+}
+
+/* Does Cell/MAgg plan p aggregate every output to one value (FULL_AGG;
+ * an MAgg's V_MULTI)? */
+static bool cell_full(const CPlan *p) { return p->var == V_FULL_AGG || (p->tpl == T_MAGG && p->var == V_MULTI); }
+
+/* Can the generator take Cell/MAgg plan p: elementwise nodes over inputs
+ * and in-place slices of full inputs, aggregates (sum, sum of squares,
+ * min, max, mean) only as the outputs of an aggregating variant, several
+ * outputs only as full aggregates? */
+static bool cell_ok(const CPlan *p)
+{
+    if (p->tpl != T_CELL && p->tpl != T_MAGG) return false;
+    if (p->var != V_NO_AGG && p->var != V_ROW_AGG && p->var != V_COL_AGG && !cell_full(p)) return false;
+    if (p->nout < 1 || (p->nout > 1 && !cell_full(p))) return false;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        switch (x->kind) {
+        case CN_IN: case CN_UN: case CN_BIN: case CN_TER: break;
+        case CN_SLICE:
+            if (p->n[x->a[0]].kind != CN_IN || p->in[p->n[x->a[0]].in].mode != IM_FULL) return false;
+            break;
+        case CN_AGG: {
+            bool root = false;
+            for (int r = 0; r < p->nout; r++) root |= p->out[r] == i;
+            int acc = op_info[x->op].acc;
+            if (!root || p->var == V_NO_AGG || (acc & AC_IDX) || !(acc & AC_COMB)) return false;
+            if (p->n[x->a[0]].kind == CN_AGG) return false;
+            break;
+        }
+        default: return false;
+        }
+    }
+    for (int r = 0; r < p->nout; r++)
+        if (p->var != V_NO_AGG && p->n[p->out[r]].kind != CN_AGG) return false;
+    return true;
+}
+
+/* The aggregation step of output r for the cell value e: ROW_AGG and
+ * FULL_AGG into the work-item's private Kahan pair (or min/max) ar<r>,
+ * cr<r>; COL_AGG into the block's column partial o[j] (sums, and their
+ * corrections at o[n + j]; min/max with the count of values at o[n + j]
+ * on the sparse path, where the combine adds the implicit zeros). */
+static void cell_step(const CPlan *p, StrBuf *b, int r, const char *e, bool sp, const char *ind)
+{
+    OpCode op = p->n[p->out[r]].op;
+    int ac = op_info[op].acc & AC_COMB;
+    bool sq = (op_info[op].acc & AC_SQ) != 0;
+    const char *mm = ac == AC_MIN ? "min" : ac == AC_MAX ? "max" : NULL;
+    if (p->var == V_COL_AGG) {
+        if (mm) sb_printf(b, "%sop[j] = cg_%sstep(op[j], %s);%s\n", ind, mm, e, sp ? " op[n + j] += 1;" : "");
+        else if (sq) sb_printf(b, "%s{ const double q = %s; cg_kaddg(&op[j], &op[n + j], q * q); }\n", ind, e);
+        else sb_printf(b, "%scg_kaddg(&op[j], &op[n + j], %s);\n", ind, e);
+        return;
+    }
+    if (mm) sb_printf(b, "%sar%d = cg_%sstep(ar%d, %s);\n", ind, r, mm, r, e);
+    else if (sq) sb_printf(b, "%s{ const double q = %s; cg_kadd(&ar%d, &cr%d, q * q); }\n", ind, e, r, r);
+    else sb_printf(b, "%scg_kadd(&ar%d, &cr%d, %s);\n", ind, r, r, e);
+}
+
+/* The loop over row i's cells: every column j (dense), or the main
+ * input's stored entries q of the row (sp: j = CI[q], av its value). */
+static void cell_loop(const CPlan *p, StrBuf *b, bool sp)
+{
+    const char *ind = "            ";
+    if (sp) sb_printf(b, "        for (long q = RP[i]; q < RP[i + 1]; q++) {\n"
+                         "%sconst long j = CI[q]; const double av = P%d[q]; (void)j;\n", ind, p->main);
+    else sb_puts(b, "        for (long j = 0; j < n; j++) {\n");
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_TER) continue;
+        char a[3][48], e[512];
+        for (int k = 0; k < x->na; k++) cell_operand(p, x->a[k], sp, a[k], sizeof a[k]);
+        cg_op_expr(e, sizeof e, x, a);
+        sb_printf(b, "%sconst double t%d = %s;\n", ind, i, e);
+    }
+    for (int r = 0; r < p->nout; r++) {
+        char e[48];
+        cell_operand(p, cl_cell_root(p, r), sp, e, sizeof e);
+        if (p->var == V_NO_AGG) sb_printf(b, "%sout[%s] = %s;\n", ind, sp ? "q" : "i * n + j", e);
+        else cell_step(p, b, r, e, sp, ind);
+    }
+    sb_puts(b, "        }\n");
+}
+
+char *cgen_cl_cell(const CPlan *p)
+{
+    if (!cell_ok(p)) return NULL;
+    bool spath = p->sparse_safe && p->main >= 0 && p->in[p->main].mode == IM_FULL;
+    StrBuf sb = {0}, *b = &sb;
+    kernel_head(p, b, "n");
+    sb_puts(b, "    __global double *ad = tmp + g * tlen;\n"
+               "    __global double *part = out + g * psz;\n"
+               "    (void)ad; (void)part;\n");
+    for (int k = 0; k < p->nin; k++)
+        if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);
+    bool rowv = p->var == V_ROW_AGG, full = cell_full(p);
+    if (p->var == V_COL_AGG) {
+        OpCode op = p->n[p->out[0]].op;
+        int ac = op_info[op].acc & AC_COMB;
+        sb_printf(b, "    __global double *op = part;\n"
+                     "    for (long j = 0; j < n; j++) { op[j] = %s; op[n + j] = 0; }\n",
+                  ac == AC_MIN ? "INFINITY" : ac == AC_MAX ? "-INFINITY" : "0");
+    }
+    for (int r = 0; r < p->nout && full; r++) {
+        int ac = op_info[p->n[p->out[r]].op].acc & AC_COMB;
+        sb_printf(b, "    double ar%d = %s, cr%d = 0;\n", r, ac == AC_MIN ? "INFINITY" : ac == AC_MAX ? "-INFINITY" : "0", r);
+    }
+    if (full) sb_puts(b, "    long nzc = 0;\n    (void)nzc;\n");
+    sb_puts(b, "    for (long i = r0; i < r1; i++) {\n");
+    int nin = p->nin;
+    for (int k = 0; k < nin; k++) {
+        switch (p->in[k].mode) {
+        case IM_FULL:
+            sb_printf(b, "        gcd p%d = P%d + i * L[%d] + L[%d];\n", k, k, k, nin + k);
+            if (k == p->main)
+                /* a CSR main input off the sparse path: its row expanded */
+                sb_printf(b, "        if (msp == 1) {\n"
+                             "            for (long k = 0; k < L[%d]; k++) ad[k] = 0;\n"
+                             "            for (long q = RP[i]; q < RP[i + 1]; q++) ad[CI[q]] = P%d[q];\n"
+                             "            p%d = ad + L[%d];\n"
+                             "        }\n", k, k, k, nin + k);
+            break;
+        case IM_ROW: sb_printf(b, "        gcd p%d = P%d;\n", k, k); break;
+        case IM_COL: sb_printf(b, "        const double c%d = P%d[i];\n", k, k); break;
+        default: break;
+        }
+    }
+    if (rowv) {
+        int ac = op_info[p->n[p->out[0]].op].acc & AC_COMB;
+        sb_printf(b, "        double ar0 = %s, cr0 = 0;\n", ac == AC_MIN ? "INFINITY" : ac == AC_MAX ? "-INFINITY" : "0");
+    }
+    if (spath) {
+        sb_puts(b, "        if (msp == 2) {\n");
+        cell_loop(p, b, true);
+        /* the row's implicit zeros: min, max (and the count of the full
+         * aggregates, for the combine) */
+        if (rowv) {
+            int ac = op_info[p->n[p->out[0]].op].acc & AC_COMB;
+            if (ac == AC_MIN || ac == AC_MAX)
+                sb_printf(b, "        if (RP[i + 1] - RP[i] < n) ar0 = cg_%sstep(ar0, 0.0);\n", ac == AC_MIN ? "min" : "max");
+        }
+        if (full) sb_puts(b, "        nzc += RP[i + 1] - RP[i];\n");
+        sb_puts(b, "        } else {\n");
+    }
+    cell_loop(p, b, false);
+    if (spath) sb_puts(b, "        }\n");
+    if (rowv) {
+        bool mean = (op_info[p->n[p->out[0]].op].acc & AC_MEAN) != 0;
+        int ac = op_info[p->n[p->out[0]].op].acc & AC_COMB;
+        if (ac == AC_MIN || ac == AC_MAX) sb_puts(b, "        out[i] = ar0;\n");
+        else sb_printf(b, "        out[i] = (ar0 + cr0)%s;\n", mean ? " / (double)n" : "");
+    }
+    sb_puts(b, "    }\n");
+    /* full aggregates: the work-item's pair (min/max: the value and, on
+     * the sparse path, the count of stored values) */
+    for (int r = 0; r < p->nout && full; r++) {
+        int ac = op_info[p->n[p->out[r]].op].acc & AC_COMB;
+        if (ac == AC_MIN || ac == AC_MAX) sb_printf(b, "    part[%d] = ar%d; part[%d] = msp == 2 ? (double)nzc : 0;\n", 2 * r, r, 2 * r + 1);
+        else sb_printf(b, "    part[%d] = ar%d; part[%d] = cr%d;\n", 2 * r, r, 2 * r + 1, r);
+    }
+    sb_puts(b, "}\n");
     if (sb.oom) { free(sb.s); return NULL; }
     return sb.s;
 }

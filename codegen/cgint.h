@@ -390,6 +390,10 @@ int64_t cgen_cl_row_tmp(const CPlan *p, const int64_t *L);
 /* OpenCL C of Outer plan p's kernel (cgen_cl.c): a work-item per block
  * of W's rows over their non-zeros; NULL when not taken. */
 char *cgen_cl_outer(const CPlan *p);
+/* OpenCL C of Cell/MAgg plan p's kernel (cgen_cl.c): a work-item per
+ * block of rows, over every cell or (sparse-safe plans, msp 2) the main
+ * input's stored entries; NULL when the generator does not take p. */
+char *cgen_cl_cell(const CPlan *p);
 /* Blocked Row kernels, after cg_prelude in Row plans with a specialized
  * width (cplan_row_kwidth). */
 extern const char cg_prelude_blk[];

@@ -77,7 +77,8 @@ const CgStats *cg_stats(const CgContext *c);
  * which size surprises are judged. *out receives a new value. */
 int cg_exec(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Value *out, BrErr *e);
 /* Under -gpu: runs fused operator op on the device when its template
- * has a generator there (Row plans: cgen_cl.c, gpu/spoof_cl.c), its
+ * has a generator there (Row, Outer, Cell, MAgg: cgen_cl.c,
+ * gpu/spoof_cl.c) and its kernel is built (sysds.gpu.async), its
  * operands are taken and the device is worth it (gpu_worth): 1 with *out
  * set; 0 when not (the caller runs cg_exec, after landing the inputs);
  * -1 with e set. */

@@ -131,11 +131,16 @@ static bool cell_slice_offsets(const CPlan *p, const Bind *b)
     return true;
 }
 
-static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
+/* Binds a Cell/MAgg call (b, which the caller frees) and describes it
+ * for the skeleton in *spp; *fb when the generated code cannot take it.
+ * Sparse safety is decided per call (scalars, non-finite side inputs);
+ * on the CPU it also needs the compiled sparse function, on the device
+ * (gpu) the generated kernel has its sparse path. */
+static void cell_prepare(CgOp *op, Value *args, int nargs, Bind *bp, SpoofCell *spp, bool *fb, bool gpu)
 {
     const CPlan *p = op->plan;
     Bind b = {0};
-    int rc = 0;
+    SpoofCell sp = {0};
     if (!bind(p, args, nargs, &b) || !cell_slice_offsets(p, &b)) { *fb = true; goto done; }
     const int64_t *coff = b.coff, *width = b.width;
     int64_t M = -1, N = -1;
@@ -157,11 +162,11 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
         }
     }
     if (*fb || M < 0 || N < 0) { *fb = true; goto done; }
-    SpoofCell sp = {.in = {p->nin, b.m, b.mode, b.sc, coff}, .rows = M, .cols = N, .main = p->main,
-                    .nout = p->nout, .fd = (SpCellDenseFn)op->fn[0], .fs = (SpCellSparseFn)op->fn[1],
-                    .ff = (SpCellFlatFn)op->fn[2], .fa = (SpCellAggFn)op->fn[3],
-                    .fsa = (SpCellSparseAggFn)op->fn[4]};
-    sp.sparse_safe = p->sparse_safe && sp.fs && conds_hold(p, args) &&
+    sp = (SpoofCell){.in = {p->nin, b.m, b.mode, b.sc, coff}, .rows = M, .cols = N, .main = p->main,
+                     .nout = p->nout, .fd = (SpCellDenseFn)op->fn[0], .fs = (SpCellSparseFn)op->fn[1],
+                     .ff = (SpCellFlatFn)op->fn[2], .fa = (SpCellAggFn)op->fn[3],
+                     .fsa = (SpCellSparseAggFn)op->fn[4]};
+    sp.sparse_safe = p->sparse_safe && (gpu || sp.fs) && conds_hold(p, args) &&
                      !(p->main >= 0 && b.m[p->main]->sparse && side_nonfinite(p, &b));
     switch (p->var) {
     case V_NO_AGG: sp.dir = SPD_NONE; break;
@@ -173,6 +178,40 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
         const CNode *x = &p->n[p->out[r]];
         sp.agg[r] = x->kind == CN_AGG ? agg_code(x->op) : SPA_NONE;
     }
+done:
+    *bp = b;
+    *spp = sp;
+}
+
+/* A Cell/MAgg operator's results (res, or vals for full aggregates) as
+ * its value: a block, a list of the MAgg's values, a 1 x 1 block or a
+ * scalar. 0, or an error code with e set. */
+static int cell_value(const CPlan *p, const SpoofCell *sp, MB *res, const double *vals, Value *out, BrErr *e)
+{
+    if (sp->dir != SPD_FULL) *out = val_matrix(res);
+    else if (p->tpl == T_MAGG) {
+        Value l = val_list_new(p->nout);
+        for (int r = 0; r < p->nout; r++) list_append(l.l, val_double(vals[r]), NULL, e);
+        *out = l;
+    } else if (p->out_matrix) {
+        MB *s = mb_scalar(vals[0], e);
+        if (!s) return e->code;
+        *out = val_matrix(s);
+    } else {
+        *out = val_double(vals[0]);
+    }
+    return 0;
+}
+
+static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
+{
+    const CPlan *p = op->plan;
+    Bind b = {0};
+    SpoofCell sp = {0};
+    int rc = 0;
+    cell_prepare(op, args, nargs, &b, &sp, fb, false);
+    if (*fb) goto done;
+    const int64_t *coff = b.coff;
     MB *res = NULL;
     double vals[SPOOF_MAXOUT];
     /* a compressed input: the skeleton over the dictionaries where the
@@ -186,18 +225,7 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     if (cmb && !sliced_cmb && (rc = k_spoof_cell_cla(&sp, &res, vals, &declined, e))) goto done;
     if (cmb && declined) cla_stats_op("spoofCellCLArows");
     if (declined && (rc = k_spoof_cell(&sp, &res, vals, e))) goto done;
-    if (sp.dir != SPD_FULL) *out = val_matrix(res);
-    else if (p->tpl == T_MAGG) {
-        Value l = val_list_new(p->nout);
-        for (int r = 0; r < p->nout; r++) list_append(l.l, val_double(vals[r]), NULL, e);
-        *out = l;
-    } else if (p->out_matrix) {
-        MB *s = mb_scalar(vals[0], e);
-        if (!s) { rc = e->code; goto done; }
-        *out = val_matrix(s);
-    } else {
-        *out = val_double(vals[0]);
-    }
+    rc = cell_value(p, &sp, res, vals, out, e);
 done:
     bind_free(&b);
     return rc;
@@ -559,7 +587,7 @@ int cg_op_exec(CgContext *c, CgOp *op, const int64_t *est, Value *args, int narg
     return rc;
 }
 
-/* ---- on the device (docs/gpu.md: codegen's Row operators in OpenCL) ---- */
+/* ---- on the device (docs/gpu.md: codegen's Row, Outer, Cell and MAgg operators in OpenCL) ---- */
 
 /* op's OpenCL source, generated once (NULL: the generator does not take
  * the plan). */
@@ -569,11 +597,20 @@ static const char *cl_source(CgContext *c, CgOp *op)
     if (!op->clstate) {
         op->clsrc = op->amulet || !op->plan ? NULL
                   : op->plan->tpl == T_ROW ? cgen_cl_row(op->plan)
-                  : op->plan->tpl == T_OUTER ? cgen_cl_outer(op->plan) : NULL;
+                  : op->plan->tpl == T_OUTER ? cgen_cl_outer(op->plan)
+                  : cgen_cl_cell(op->plan);
         op->clstate = op->clsrc ? 1 : -1;
     }
     pthread_mutex_unlock(&c->lock);
     return op->clsrc;
+}
+
+/* The transfers of a call's matrix inputs (gpu_worth). */
+static GpuXfer xfer_of(const CPlan *p, const Bind *b)
+{
+    GpuXfer x = {0};
+    for (int k = 0; k < p->nin; k++) if (b->m[k]) gpu_xfer_add(&x, b->m[k]);
+    return x;
 }
 
 /* Is the device worth it for this call (transfers of the matrix inputs
@@ -582,8 +619,7 @@ static const char *cl_source(CgContext *c, CgOp *op)
 static bool gpu_row_worth(const CgOp *op, const Bind *b, const SpoofRow *sp, Value *args)
 {
     const CPlan *p = op->plan;
-    GpuXfer x = {0};
-    for (int k = 0; k < p->nin; k++) if (b->m[k]) gpu_xfer_add(&x, b->m[k]);
+    GpuXfer x = xfer_of(p, b);
     const MB *mm = b->m[p->main];
     double cells = (double)mm->rows * (double)mm->cols;
     x.flops = cg_flops(op, p->nin, args) + cells * cplan_nops(p);
@@ -605,8 +641,7 @@ static int outer_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est
     if (fb || any_cmb(op->plan, &b)) {
         gpu_count_fused_cpu();
     } else {
-        GpuXfer x = {0};
-        for (int k = 0; k < op->plan->nin; k++) if (b.m[k]) gpu_xfer_add(&x, b.m[k]);
+        GpuXfer x = xfer_of(op->plan, &b);
         const MB *w = b.m[op->plan->main];
         double nz = w->sparse ? (double)w->nnz : (double)w->rows * (double)w->cols;
         x.flops = nz * (2.0 * (double)b.L[sp.v] + cplan_nops(op->plan));
@@ -620,14 +655,43 @@ static int outer_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est
     return rc;
 }
 
+/* Cell and MAgg on the device: bound and checked as on the CPU, worth it
+ * by their transfers against the plan's operations per cell visited. */
+static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out, BrErr *e)
+{
+    Bind b = {0};
+    SpoofCell sp = {0};
+    bool fb = false;
+    cell_prepare(op, args, nin, &b, &sp, &fb, true);
+    int rc = 0;
+    if (fb || any_cmb(op->plan, &b)) {
+        gpu_count_fused_cpu();
+    } else {
+        GpuXfer x = xfer_of(op->plan, &b);
+        const MB *mm = op->plan->main >= 0 ? b.m[op->plan->main] : NULL;
+        double cells = (double)sp.rows * (double)sp.cols;
+        double visited = sp.sparse_safe && mm && mm->sparse ? (double)mm->nnz : cells;
+        x.flops = visited * BR_MAX(cplan_nops(op->plan), 1);
+        x.out = sp.dir == SPD_NONE ? visited * 8 : sp.dir == SPD_ROW ? (double)sp.rows * 8
+              : sp.dir == SPD_COL ? (double)sp.cols * 8 : 8;
+        MB *res[1] = {NULL};
+        double v[SPOOF_MAXOUT] = {0};
+        if (gpu_worth(&x) && (rc = gpu_spoof_cell(src, &sp, res, v, e)) == 1 && cell_value(op->plan, &sp, res[0], v, out, e))
+            rc = -1;
+    }
+    bind_free(&b);
+    return rc;
+}
+
 int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *args, Value *out, BrErr *e)
 {
     CgOp *op = handle;
     if (!c || !op || op->amulet || !op->plan || c->opt.interpret || nin != op->plan->nin) return 0;
     const char *src = cl_source(c, op);
     if (!src) { gpu_count_fused_cpu(); return 0; }
-    if (op->plan->tpl == T_OUTER) {
-        int orc = outer_gpu(c, op, src, est, nin, args, out, e);
+    if (op->plan->tpl == T_OUTER || op->plan->tpl == T_CELL || op->plan->tpl == T_MAGG) {
+        int orc = op->plan->tpl == T_OUTER ? outer_gpu(c, op, src, est, nin, args, out, e)
+                                           : cell_gpu(op, src, nin, args, out, e);
         if (orc == 1) __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
         return orc;
     }

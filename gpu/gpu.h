@@ -72,7 +72,10 @@ typedef struct GpuStats {
                                   device (gpu/spoof_cl.c) */
     int64_t fused_cpu;         /* codegen's fused operators the device
                                   did not take under -gpu (their template
-                                  or operands; they ran on the CPU) */
+                                  or operands, or their kernel still
+                                  compiling; they ran on the CPU) */
+    int64_t fused_async;       /* of those, runs while the kernel built in
+                                  the background (sysds.gpu.async) */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
@@ -119,6 +122,11 @@ int gpu_spoof_row(const char *src, const struct SpoofRow *op, int nL, int64_t tm
  * k_spoof_outer; frow, fcol unused): res[0] or v[0]. */
 struct SpoofOuter;
 int gpu_spoof_outer(const char *src, const struct SpoofOuter *op, int nL, MB **res, double *v, BrErr *e);
+/* Cell and MAgg operators likewise (src from cgen_cl_cell, op as for
+ * k_spoof_cell with sparse_safe the run's decision; the generated
+ * functions unused): res[0], or v[t] for full aggregates. */
+struct SpoofCell;
+int gpu_spoof_cell(const char *src, const struct SpoofCell *op, MB **res, double *v, BrErr *e);
 void gpu_count_fused_cpu(void);
 
 /* The cost rule of the instruction layer: should an operator run on the

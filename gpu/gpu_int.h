@@ -42,6 +42,15 @@ char *gpu_cl_prelude(void);
 /* Builds a program from source for the device; NULL with e set (the
  * build log in the message). */
 cl_program gpu_build(const char *src, BrErr *e);
+/* Background kernel builds (sysds.gpu.async; stitch.c owns the hold and
+ * the count that stitch_async_wait waits for): gpu_async_start, under
+ * gpu_lock, starts job(arg) in a detached thread and counts it (false:
+ * no thread, the caller builds now); the job calls gpu_async_gate
+ * (without the lock: waits while tests hold builds back) before it
+ * builds, and gpu_async_done (under the lock) at its end. */
+bool gpu_async_start(void *(*job)(void *), void *arg);
+void gpu_async_gate(void);
+void gpu_async_done(void);
 /* an OpenCL error as a braid error */
 int gpu_clerr(BrErr *e, cl_int rc, const char *what);
 

@@ -233,8 +233,8 @@ void gpu_print_stats(FILE *f)
             (double)s.d2h_bytes / 1e6, (long long)s.landed, (long long)s.hits, (long long)s.misses,
             (long long)s.evictions);
     if (s.fused_ops || s.fused_cpu)
-        fprintf(f, "GPU codegen operators:\t%lld on the device, %lld on the CPU.\n", (long long)s.fused_ops,
-                (long long)s.fused_cpu);
+        fprintf(f, "GPU codegen operators:\t%lld on the device, %lld on the CPU (%lld while compiling).\n",
+                (long long)s.fused_ops, (long long)s.fused_cpu, (long long)s.fused_async);
     if (s.stitched || s.stitch_fallbacks)
         fprintf(f, "GPU stitched regions:\t%lld runs, %lld launches, %lld runs unfused while compiling.\n",
                 (long long)s.stitched, (long long)s.stitch_launches, (long long)s.stitch_fallbacks);

@@ -1,20 +1,23 @@
-/* spoof_cl.c: codegen's Row operators on the device (docs/gpu.md,
- * "Codegen's Row operators in OpenCL"). codegen/cgen_cl.c generates the
- * kernel `cg_row` of a Row CPlan; this file is its skeleton, the device
- * twin of kernels/spoof_row.c: it binds the inputs (device copies from
- * the pool; sparse side inputs expanded on the device; a CSR main input
- * passed as its row pointers, columns and values), launches one
- * work-item per contiguous block of rows, each with its own scratch for
- * the row's vector temporaries, and for the aggregating variants adds
- * the work-items' partials in a fixed order (cg_comb: one work-item per
- * output cell, blocks 0, 1, ... in turn), so the result does not depend
- * on the schedule (no atomics). NO_AGG and ROW_AGG write their rows
- * directly. Programs are built once per source. */
+/* spoof_cl.c: codegen's fused operators on the device (docs/gpu.md,
+ * "Codegen's Row, Outer, Cell and MAgg operators in OpenCL").
+ * codegen/cgen_cl.c generates the kernel `cg_main` of a CPlan; this file
+ * is its skeleton, the device twin of kernels/spoof_row.c, spoof_outer.c
+ * and spoof_cell.c: it binds the inputs (device copies from the pool;
+ * sparse side inputs expanded on the device; a CSR main input passed as
+ * its row pointers, columns and values), launches one work-item per
+ * contiguous block of rows, each with its own scratch, and for the
+ * aggregating variants adds the work-items' partials in a fixed order
+ * (cg_comb: one work-item per output cell, blocks 0, 1, ... in turn), so
+ * the result does not depend on the schedule (no atomics). NO_AGG and
+ * ROW_AGG write their rows directly. Programs are built once per source,
+ * in the background under sysds.gpu.async (the CPU's operator runs
+ * until then). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gpu_int.h"
+#include "stitch.h"
 #include "../base/strbuf.h"
 #include "../base/vec.h"
 #include "../kernels/spoof.h"
@@ -48,33 +51,76 @@ static const char row_helpers[] =
     /* the partials of ng blocks (psz doubles each) of one output at off:
      * kind 0 a Kahan pair layout (n sums, then n corrections), 1 plain
      * cells; agg 0 sum, 1 min, 2 max; div: the mean's divisor (1) */
-    "__kernel void cg_comb(long ng, long psz, long off, long n, int kind, int agg, double div,\n"
+    "__kernel void cg_comb(long ng, long psz, long off, long n, int kind, int agg, double div, double zm,\n"
     "                      __global const double *part, __global double *res)\n"
     "{\n"
     "    long j = get_global_id(0);\n"
     "    if (j >= n) return;\n"
-    "    double s = agg == 1 ? INFINITY : agg == 2 ? -INFINITY : 0, c = 0;\n"
+    "    double s = agg == 1 ? INFINITY : agg == 2 ? -INFINITY : 0, c = 0, cnt = 0;\n"
     "    for (long g = 0; g < ng; g++) {\n"
     "        __global const double *p = part + g * psz + off;\n"
     "        if (agg == 1) s = cg_minstep(s, p[j]);\n"
     "        else if (agg == 2) s = cg_maxstep(s, p[j]);\n"
     "        else if (kind == 1) cg_kadd(&s, &c, p[j]);\n"
     "        else { cg_kadd(&s, &c, p[j]); cg_kadd(&s, &c, p[n + j]); }\n"
+    "        if (agg && zm > 0) cnt += p[n + j];\n"
     "    }\n"
+    /* zm > 0: min/max over the stored values of a sparse input, their
+     * counts after the values; implicit zeros when fewer than zm */
+    "    if (agg && zm > 0 && cnt < zm) s = agg == 1 ? cg_minstep(s, 0.0) : cg_maxstep(s, 0.0);\n"
     "    res[j] = agg ? s : (s + c) / div;\n"
     "}\n";
 
-typedef struct RowProg { char *src; cl_program p; cl_kernel row, comb; bool failed; } RowProg;   /* row: cg_main */
+/* A generated operator's program: state 1 built, 0 building in the
+ * background (sysds.gpu.async), -1 failed. */
+typedef struct RowProg { char *src; cl_program p; cl_kernel row, comb; int state; } RowProg;   /* row: cg_main */
 static RowProg *progs;
 static int nprogs, cprogs;
 
-/* The kernels of generated source src (built once; NULL with e set when
- * the build failed, then and at every later call). */
-static RowProg *prog_for(const char *src, BrErr *e)
+/* Builds the full text (prelude, helpers, src) into progs[i]'s kernels;
+ * the build itself runs without gpu_lock when `unlocked`. */
+static void prog_build(int i, char *full, bool unlocked)
 {
+    BrErr e = {0};
+    if (unlocked) pthread_mutex_unlock(&gpu_lock);
+    cl_program p = gpu_build(full, &e);
+    cl_int rc = CL_SUCCESS;
+    cl_kernel row = p ? clCreateKernel(p, "cg_main", &rc) : NULL;
+    cl_kernel comb = row ? clCreateKernel(p, "cg_comb", &rc) : NULL;
+    if (unlocked) pthread_mutex_lock(&gpu_lock);
+    RowProg *r = &progs[i];
+    r->p = p, r->row = row, r->comb = comb;
+    r->state = comb ? 1 : -1;
+    free(full);
+}
+
+typedef struct ProgJob { int i; char *full; } ProgJob;
+
+/* The background build of a program (sysds.gpu.async). */
+static void *prog_job(void *arg)
+{
+    ProgJob *j = arg;
+    gpu_async_gate();
+    pthread_mutex_lock(&gpu_lock);
+    prog_build(j->i, j->full, true);
+    gpu_async_done();
+    pthread_mutex_unlock(&gpu_lock);
+    free(j);
+    return NULL;
+}
+
+/* The kernels of generated source src (under gpu_lock; built once; NULL
+ * with e set when the build failed, then and at every later call).
+ * Under sysds.gpu.async the first call starts the build in the
+ * background and this and later calls return NULL with e clear and
+ * *pending set until it is done: the CPU's operator runs meanwhile. */
+static RowProg *prog_for(const char *src, bool *pending, BrErr *e)
+{
+    *pending = false;
     for (int i = 0; i < nprogs; i++)
         if (!strcmp(progs[i].src, src)) {
-            if (progs[i].failed) { br_err(e, BR_EFAIL, "GPU: the fused operator's kernel did not build"); return NULL; }
+            if (progs[i].state < 0) { br_err(e, BR_EFAIL, "GPU: the fused operator's kernel did not build"); return NULL; }
+            if (progs[i].state == 0) { *pending = true; return NULL; }
             return &progs[i];
         }
     if (!br_grow((void **)&progs, &cprogs, nprogs + 1, sizeof *progs)) return br_err(e, BR_ENOMEM, "out of memory"), NULL;
@@ -87,15 +133,16 @@ static RowProg *prog_for(const char *src, BrErr *e)
     sb_puts(&b, src);
     free(pre);
     if (!(r->src = strdup(src)) || b.oom) { free(b.s); free(r->src); return br_err(e, BR_ENOMEM, "out of memory"), NULL; }
-    nprogs++;
-    r->p = gpu_build(b.s, e);
-    free(b.s);
-    cl_int rc = CL_SUCCESS;
-    if (r->p) r->row = clCreateKernel(r->p, "cg_main", &rc);
-    if (r->p && rc == CL_SUCCESS) r->comb = clCreateKernel(r->p, "cg_comb", &rc);
-    if (r->p && rc != CL_SUCCESS) gpu_clerr(e, rc, "clCreateKernel");
-    if (!r->comb) { r->failed = true; return NULL; }
-    return r;
+    int i = nprogs++;
+    ProgJob *j = stitch_async() ? malloc(sizeof *j) : NULL;
+    if (j) {
+        *j = (ProgJob){i, b.s};
+        if (gpu_async_start(prog_job, j)) { *pending = true; return NULL; }
+        free(j);
+    }
+    prog_build(i, b.s, false);
+    if (progs[i].state < 0) return br_err(e, BR_EFAIL, "GPU: the fused operator's kernel did not build"), NULL;
+    return &progs[i];
 }
 
 /* A small read-only buffer holding bytes (L, scalars). */
@@ -124,7 +171,7 @@ static int64_t row_blocks(int64_t rows, int64_t per_block)
 /* The combined output o (its partials at off) into a new device buffer
  * of its cells: a block (device-only) or, for a full aggregate, *v. */
 static int combine(RowProg *pr, const SpRowOut *o, cl_mem part, int64_t ng, int64_t psz, int64_t off, int64_t M,
-                   MB **res, double *v, BrErr *e)
+                   double zm, MB **res, double *v, BrErr *e)
 {
     /* (Outer's products come as COL_T_AGG outputs: plain cells) */
     cl_long n = o->var == SPR_FULL_AGG ? 1 : o->orows * o->ocols, lng = ng, lpsz = psz, loff = off;
@@ -133,7 +180,8 @@ static int combine(RowProg *pr, const SpRowOut *o, cl_mem part, int64_t ng, int6
     cl_mem r = gpu_alloc((size_t)BR_MAX(n, 1) * sizeof(double), e);
     if (!r) return e->code ? -1 : -2;   /* beyond the largest buffer: the CPU */
     if (gpu_args(pr->comb, e, sizeof lng, &lng, sizeof lpsz, &lpsz, sizeof loff, &loff, sizeof n, &n, sizeof kind, &kind,
-                 sizeof agg, &agg, sizeof div, &div, sizeof(cl_mem), &part, sizeof(cl_mem), &r, (size_t)0) ||
+                 sizeof agg, &agg, sizeof div, &div, sizeof zm, &zm, sizeof(cl_mem), &part, sizeof(cl_mem), &r,
+                 (size_t)0) ||
         gpu_launch1(pr->comb, (size_t)n, 0, e)) {
         clReleaseMemObject(r);
         return -1;
@@ -186,7 +234,7 @@ static int set_main_args(cl_kernel k, int n, const cl_mem *arg, cl_mem rp, cl_me
  * releases what the call holds and the lock, counting an operator that
  * ran (rc 1). */
 typedef struct Call {
-    bool locked;
+    bool locked, pending;   /* pending: the kernel builds in the background */
     int n;
     RowProg *pr;
     cl_mem *arg, *tmp;
@@ -202,7 +250,8 @@ static int call_open(Call *x, const char *src, const SpoofIn *in, int main, cons
     x->locked = true;
     gpu_pool_trim();
     x->n = in->n;
-    x->pr = prog_for(src, e);
+    x->pr = prog_for(src, &x->pending, e);
+    if (x->pending) return -2;
     x->arg = br_calloc((size_t)x->n + 1, sizeof *x->arg);
     x->tmp = br_calloc((size_t)x->n + 1, sizeof *x->tmp);
     if (!x->pr || !x->arg || !x->tmp) return e->code ? -1 : br_err(e, BR_ENOMEM, "out of memory");
@@ -244,6 +293,7 @@ static int call_close(Call *x, int rc)
     if (x->locked) {
         gpu_unpin_all();
         if (rc == 1) gpu_st.ops++, gpu_st.fused_ops++;
+        if (x->pending) gpu_st.fused_cpu++, gpu_st.fused_async++;
         pthread_mutex_unlock(&gpu_lock);
     }
     return rc == -2 ? 0 : rc;
@@ -275,7 +325,7 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, M
         x.out = NULL;
         return call_close(&x, res[0] ? 1 : -1);
     }
-    for (int t = 0; t < nout && !rc; t++) rc = combine(x.pr, &o[t], x.out, ng, psz, offs[t], M, &res[t], &v[t], e);
+    for (int t = 0; t < nout && !rc; t++) rc = combine(x.pr, &o[t], x.out, ng, psz, offs[t], M, 0, &res[t], &v[t], e);
     if (rc) for (int t = 0; t < nout; t++) mb_release(res[t]), res[t] = NULL;
     return call_close(&x, rc ? rc : 1);
 }
@@ -303,7 +353,7 @@ int gpu_spoof_outer(const char *src, const SpoofOuter *op, int nL, MB **res, dou
     if (!rc) rc = call_buf(&x.out, agg ? ng * psz : op->var == SPO_LEFT ? M * k : x.rp ? wb.nnz : M * N, e);
     if (!rc) rc = call_main(&x, M, rb, ng, 0, psz, N, e);
     if (!rc && agg) {
-        rc = combine(x.pr, &o, x.out, ng, psz, 0, M, &res[0], &v[0], e);
+        rc = combine(x.pr, &o, x.out, ng, psz, 0, M, 0, &res[0], &v[0], e);
         return call_close(&x, rc ? rc : 1);
     }
     if (!rc) {
@@ -313,6 +363,62 @@ int gpu_spoof_outer(const char *src, const SpoofOuter *op, int nL, MB **res, dou
         rc = res[0] ? 1 : -1;
     }
     return call_close(&x, rc);
+}
+
+/* Cell and MAgg: cg_main over blocks of rows; NO_AGG's cells (on the
+ * sparse path the values of the main input's entries, a device-only CSR
+ * block sharing its structure), ROW_AGG's rows written directly; COL_AGG
+ * and the full aggregates from the blocks' partials (cg_comb; on the
+ * sparse path min and max count the stored values, and the combine adds
+ * the implicit zeros as the CPU's skeleton does). L: per input its row
+ * stride, then its column offset (a fused X[, lo:hi]). */
+int gpu_spoof_cell(const char *src, const SpoofCell *op, MB **res, double *v, BrErr *e)
+{
+    int n = op->in.n;
+    int64_t *L = br_calloc(2 * (size_t)n + 1, sizeof *L);
+    if (!L) return br_err(e, BR_ENOMEM, "out of memory");
+    int main = op->main >= 0 && op->in.mode[op->main] == SPM_FULL ? op->main : -1;
+    for (int k = 0; k < n; k++) {
+        L[k] = op->in.m[k] ? op->in.m[k]->cols : 0;
+        L[n + k] = op->in.coff && op->in.coff[k] > 0 ? op->in.coff[k] : 0;
+    }
+    Call x;
+    int rc = call_open(&x, src, &op->in, main, L, 2 * n, e);
+    free(L);
+    GpuBuf wb = {0};
+    int64_t M = op->rows, N = op->cols;
+    bool sp = !rc && x.rp && op->sparse_safe && !(op->in.coff && op->in.coff[main] >= 0);
+    if (sp && gpu_get(op->in.m[main], &wb, e)) rc = -1;
+    int64_t tlen = !rc && x.rp && !sp ? op->in.m[main]->cols : 0;
+    int nout = op->dir == SPD_FULL ? op->nout : 1;
+    int64_t psz = op->dir == SPD_COL ? 2 * N : op->dir == SPD_FULL ? 2 * (int64_t)nout : 0;
+    int64_t ng = row_blocks(M, psz + tlen), rb;
+    blocks_of(M, &ng, &rb);
+    int64_t cells = op->dir == SPD_NONE ? (sp ? wb.nnz : M * N) : op->dir == SPD_ROW ? M : ng * psz;
+    if (!rc) rc = call_buf(&x.scratch, ng * tlen, e);
+    if (!rc) rc = call_buf(&x.out, cells, e);
+    if (!rc) {
+        cl_int msp = sp ? 2 : x.rp != NULL;
+        if (set_main_args(x.pr->row, n, x.arg, x.rp, x.ci, x.L, x.sc, M, rb, ng, tlen, psz, N, msp, x.scratch, x.out,
+                          e) ||
+            (ng > 0 && gpu_launch1(x.pr->row, (size_t)ng, 0, e)))
+            rc = -1;
+    }
+    if (!rc && (op->dir == SPD_NONE || op->dir == SPD_ROW)) {
+        res[0] = op->dir == SPD_NONE && sp ? gpu_csr_result(op->in.m[main], &wb, x.out, e)
+                                           : gpu_dense_result(M, op->dir == SPD_ROW ? 1 : N, x.out, e);
+        x.out = NULL;
+        return call_close(&x, res[0] ? 1 : -1);
+    }
+    /* the counts of min/max on the sparse path: implicit zeros below M
+     * (columns) or M N (full) stored values */
+    for (int t = 0; t < nout && !rc; t++) {
+        SpRowOut o = {op->dir == SPD_COL ? SPR_COL_AGG : SPR_FULL_AGG, op->agg[t], 1, N};
+        double zm = !sp ? 0 : op->dir == SPD_COL ? (double)M : (double)M * (double)N;
+        rc = combine(x.pr, &o, x.out, ng, psz, 2 * t, M, zm, &res[t], &v[t], e);
+    }
+    if (rc) mb_release(res[0]), res[0] = NULL;
+    return call_close(&x, rc ? rc : 1);
 }
 
 void gpu_count_fused_cpu(void)

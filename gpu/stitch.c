@@ -455,12 +455,39 @@ void stitch_async_wait(void)
     pthread_mutex_unlock(&gpu_lock);
 }
 
-static void *build_job(void *arg)
+static void wait_at_exit(void) { stitch_async_wait(); }
+
+bool gpu_async_start(void *(*job)(void *), void *arg)
 {
-    StitchRegion *r = arg;
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    bool ok = !pthread_create(&t, &at, job, arg);
+    pthread_attr_destroy(&at);
+    if (!ok) return false;
+    if (!g_exit_hooked) g_exit_hooked = !atexit(wait_at_exit);
+    g_building++;
+    return true;
+}
+
+void gpu_async_gate(void)
+{
     pthread_mutex_lock(&gpu_lock);
     while (g_hold) pthread_cond_wait(&g_build_cv, &gpu_lock);
     pthread_mutex_unlock(&gpu_lock);
+}
+
+void gpu_async_done(void)
+{
+    g_building--;
+    pthread_cond_broadcast(&g_build_cv);
+}
+
+static void *build_job(void *arg)
+{
+    StitchRegion *r = arg;
+    gpu_async_gate();
     /* generation and the driver's compiler, off the lock: the launches of
      * other operators go on meanwhile (OpenCL calls are thread-safe) */
     BrErr e = {0};
@@ -479,16 +506,13 @@ static void *build_job(void *arg)
     for (int i = 0; i < nrk; i++)
         if (rkerns[i].pass == -1 && rkerns[i].state == 0 && region_eq(&rkerns[i].r, r))
             rkerns[i].k = k, rkerns[i].state = k ? 1 : -1, rkerns[i].err = e;
-    g_building--;
-    pthread_cond_broadcast(&g_build_cv);
+    gpu_async_done();
     pthread_mutex_unlock(&gpu_lock);
     if (p) clReleaseProgram(p);
     free(src);
     free(r);
     return NULL;
 }
-
-static void wait_at_exit(void) { stitch_async_wait(); }
 
 /* Starts the background build of r's kernel (under gpu_lock): false
  * when no thread could be started (the caller builds it now). */
@@ -497,15 +521,7 @@ static bool start_build(const StitchRegion *r)
     StitchRegion *c = malloc(sizeof *c);
     if (!c || !br_grow((void **)&rkerns, &crk, nrk + 1, sizeof *rkerns)) { free(c); return false; }
     *c = *r;
-    pthread_t t;
-    pthread_attr_t at;
-    pthread_attr_init(&at);
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    bool ok = !pthread_create(&t, &at, build_job, c);
-    pthread_attr_destroy(&at);
-    if (!ok) { free(c); return false; }
-    if (!g_exit_hooked) g_exit_hooked = !atexit(wait_at_exit);
-    g_building++;
+    if (!gpu_async_start(build_job, c)) { free(c); return false; }
     rkerns[nrk++] = (RKern){*r, -1, NULL, 0, {0}};
     return true;
 }

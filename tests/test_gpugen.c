@@ -1,16 +1,21 @@
-/* test_gpugen.c: codegen's Row and Outer operators in OpenCL
+/* test_gpugen.c: codegen's Row, Outer, Cell and MAgg operators in OpenCL
  * (codegen/cgen_cl.c, gpu/spoof_cl.c; docs/gpu.md). Each script runs with codegen on (fused
  * operators kept on every shape, stitching off so that codegen fuses)
  * twice: with the GPU backend off (the CPU's generated operators: the
- * reference) and forced on; the outputs must agree, and every Row and
- * Outer operator placed must have run on the device (the backend's
- * counters: operators on the device == Row and Outer operators placed,
- * and only the other templates left to the CPU). Row: every variant
+ * reference) and forced on; the outputs must agree, and every operator
+ * placed must have run on the device (the backend's counters: operators
+ * on the device == operators placed, none left to the CPU). Row: every variant
  * (NO_AGG, ROW_AGG, COL_AGG, FULL_AGG, COL_T_AGG and multi-output
  * plans), with products of one and several columns, side inputs of every
  * mode. Outer: NO_AGG, FULL_AGG, LEFT_MM, RIGHT_MM and RIGHT_T_MM over
- * CSR drivers and dense ones with zeros, factors of rank 1 and 3. Over
- * shapes with 1 and odd sizes, dense and CSR main inputs.
+ * CSR drivers and dense ones with zeros, factors of rank 1 and 3.
+ * Cell/MAgg: every variant and aggregate, sparse-safe plans over CSR
+ * main inputs (min/max meeting the implicit zeros), fused slices, row
+ * and column vectors. Over shapes with 1 and odd sizes, dense and CSR
+ * main inputs, and once with NaN, Inf and -Inf in the inputs. Launch
+ * counts; asynchronous builds (the CPU's operator until the kernel is
+ * built). Cell terms are positive or of one sign per aggregate, so the
+ * bound below holds for them too.
  *
  * Tolerance: the device sums products in another order than the CPU
  * (plain sums per column in row order; the CPU's 16 partial sums) and
@@ -29,6 +34,7 @@
 #include "t.h"
 #include "t_dml.h"
 #include "gpu/gpu.h"
+#include "gpu/stitch.h"
 
 typedef struct Case {
     const char *name;
@@ -64,6 +70,23 @@ static const Case cases[] = {
     {"outer left", "L = (X * (U %*% t(Vc) + X)) %*% Vc\n", 1, {"L"}},
     {"outer right", "R = t(X * (U %*% t(Vc) - X)) %*% U\n", 1, {"R"}},
     {"outer right_t", "T = t(U) %*% (X * (U %*% t(Vc) - 2))\n", 1, {"T"}},
+    /* Cell: NO_AGG (every cell; sparse-safe plans over X's entries) */
+    {"cell no_agg", "S = exp(X * 0.5) + W[, 1:ncol(X)] * w\n", 1, {"S"}},
+    {"cell no_agg safe", "S = X * exp(W[, 1:ncol(X)] + w)\n", 1, {"S"}},
+    {"cell row vector", "S = (X + t(v)) * w\n", 1, {"S"}},
+    /* ROW_AGG: sums, min/max with the implicit zeros of CSR rows, means */
+    {"cell row_agg", "s = rowSums(X * W[, 1:ncol(X)] + 1)\n", 1, {"s"}},
+    {"cell row min max", "s = rowMaxs(X * -2)\nt = rowMins(X * 3)\n", 2, {"s", "t"}},
+    {"cell row mean", "s = rowMeans(X ^ 2)\n", 1, {"s"}},
+    /* COL_AGG */
+    {"cell col_agg", "s = colSums(X * W[, 1:ncol(X)])\n", 1, {"s"}},
+    {"cell col min max", "s = colMins(X * 3)\nt = colMaxs(X * -1)\n", 2, {"s", "t"}},
+    {"cell col mean", "s = colMeans(exp(X) * w)\n", 1, {"s"}},
+    /* FULL_AGG and MAgg */
+    {"cell full_agg", "s = sum(X * log(W[, 1:ncol(X)] + 1))\n", 1, {"s"}},
+    {"cell full min max", "a = max(X * -1)\nb = min(X * 2 + 0)\nc = sum(X ^ 2)\n", 3, {"a", "b", "c"}},
+    {"cell full mean", "s = mean(X ^ 2 + w)\n", 1, {"s"}},
+    {"magg", "a = sum(X ^ 2)\nb = sum(X * W[, 1:ncol(X)])\nc = sum(X * w)\n", 3, {"a", "b", "c"}},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
 
@@ -78,23 +101,41 @@ static void check_out(const Case *c, int k, const Value *a, const Value *b, cons
         T_MB_EQ(a->m, b->m, 1e-9, "%s: output %s (%s)", c->name, c->out[k], what);
     } else if (val_is_numeric(a) && val_is_numeric(b)) {
         double x = val_as_double(a), y = val_as_double(b);
-        T_CHECK(fabs(x - y) <= 1e-9 * fmax(fmax(fabs(x), fabs(y)), 1), "%s: output %s %.17g vs %.17g (%s)", c->name,
+        bool same = (isnan(x) && isnan(y)) || x == y;   /* NaN, infinities */
+        T_CHECK(same || fabs(x - y) <= 1e-9 * fmax(fmax(fabs(x), fabs(y)), 1), "%s: output %s %.17g vs %.17g (%s)", c->name,
                 c->out[k], x, y, what);
     } else {
         T_CHECK(false, "%s: output %s of kinds %d and %d (%s)", c->name, c->out[k], a->kind, b->kind, what);
     }
 }
 
-static void run_case(const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse)
+/* X with NaN, Inf and -Inf in some cells (nf), dense or CSR. */
+static MB *gen_main(int64_t rows, int64_t cols, double sp, bool sparse, bool nf)
+{
+    MB *x = t_gen(rows, cols, sp, 0, 1, sparse && !nf);
+    if (!nf) return x;
+    static const double bad[] = {NAN, INFINITY, -INFINITY};
+    for (int64_t q = 0; q < rows * cols; q += 7) mb_dset(x, q / cols, q % cols, bad[(q / 7) % 3]);
+    mb_recount_nnz(x);
+    if (!sparse) return x;
+    BrErr e = {0};
+    MB *s = mb_to_sparse(x, &e);
+    mb_release(x);
+    return s;
+}
+
+/* nf: non-finite values in X (and one in W) */
+static void run_case_nf(const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse, bool nf)
 {
     char what[96];
-    snprintf(what, sizeof what, "%lldx%lld k=%lld%s", (long long)rows, (long long)cols, (long long)k, sparse ? " CSR" : "");
+    snprintf(what, sizeof what, "%lldx%lld k=%lld%s%s", (long long)rows, (long long)cols, (long long)k, sparse ? " CSR" : "",
+             nf ? " NaN/Inf" : "");
     t_seed(500 + (uint64_t)rows * 31 + (uint64_t)cols + sparse);
     int64_t r = cols % 3 ? 3 : 1;
     /* Outer drivers have zeros in the dense case too */
-    bool outer = strstr(c->name, "outer") != NULL;
+    bool outer = strstr(c->name, "outer") != NULL, cell = !strncmp(c->name, "cell", 4) || !strcmp(c->name, "magg");
     MB *in[8] = {
-        t_gen(rows, cols, sparse ? 0.2 : outer ? 0.3 : 1, 0, 1, sparse),
+        gen_main(rows, cols, sparse ? 0.2 : outer ? 0.3 : 1, sparse, nf),
         t_gen(rows, cols + k, 1, 0, 1, false),
         t_gen(cols, k, 1, 0, 1, false),
         t_gen(cols, 1, 1, 0, 1, false),
@@ -103,6 +144,7 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, int64_t k, bool 
         t_gen(rows, r, 1, 0, 1, false),
         t_gen(cols, r, 1, 0, 1, false),
     };
+    if (nf && in[1]->rows * in[1]->cols > 2) mb_dset(in[1], 0, 1, INFINITY);
     const char *names[8] = {"X", "W", "V", "v", "w", "Y", "U", "Vc"};
     CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
     TRun want, got;
@@ -117,18 +159,32 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, int64_t k, bool 
     T_CHECK(got.rc == 0, "%s %s: GPU run: %s", c->name, what, got.err);
     if (!want.rc && !got.rc) {
         for (int t = 0; t < c->nout; t++) check_out(c, t, &got.out[t], &want.out[t], what);
-        int64_t dev = got.st.fused[1] + got.st.fused[3], other = got.st.fused[0] + got.st.fused[2];
-        T_CHECK(st.fused_ops == dev && st.fused_cpu == other,
-                "%s %s: %lld operators on the device, %lld on the CPU; %lld Row/Outer and %lld others placed", c->name,
-                what, (long long)st.fused_ops, (long long)st.fused_cpu, (long long)dev, (long long)other);
-        /* the shapes with more than one row and column form Row or Outer plans */
-        if (rows > 1 && cols > 1)
+        /* every operator placed ran on the device (NaN/Inf: Row's
+         * multi-output and CSR-driven plans and Outer's decline, as on
+         * the CPU, exec.c) */
+        int64_t all = got.st.fused[0] + got.st.fused[1] + got.st.fused[2] + got.st.fused[3];
+        T_CHECK(nf ? st.fused_ops + st.fused_cpu == all : st.fused_ops == all && st.fused_cpu == 0,
+                "%s %s: %lld operators on the device, %lld on the CPU; %lld placed", c->name, what,
+                (long long)st.fused_ops, (long long)st.fused_cpu, (long long)all);
+        if (nf && cell)
+            T_CHECK(st.fused_ops == all && st.fused_cpu == 0, "%s %s: Cell/MAgg on the device (%lld of %lld)", c->name,
+                    what, (long long)st.fused_ops, (long long)all);
+        /* the shapes with more than one row and column form Row, Outer or
+         * Cell/MAgg plans */
+        if (rows > 1 && cols > 1 && !cell)
             T_CHECK(got.st.fused[outer ? 3 : 1] >= 1, "%s %s: a%s operator placed", c->name, what, outer ? "n Outer" : " Row");
+        if (rows > 1 && cols > 1 && cell)
+            T_CHECK(got.st.fused[0] + got.st.fused[2] >= 1, "%s %s: a Cell or MAgg operator placed", c->name, what);
     }
     gpu_set_stitch(true);
     t_run_free(&want);
     t_run_free(&got);
     for (int q = 0; q < 8; q++) mb_release(in[q]);
+}
+
+static void run_case(const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse)
+{
+    run_case_nf(c, rows, cols, k, sparse, false);
 }
 
 /* A non-finite side input of a multi-output plan: the CPU runs the
@@ -176,6 +232,11 @@ static void test_launches(void)
         {"s = colMins(X * (X %*% v))\n", "s", 2},
         {"S = X * exp(U %*% t(Vc))\n", "S", 1},
         {"R = t(X * (U %*% t(Vc) - X)) %*% U\n", "R", 2},
+        /* Cell: one launch, plus a combine per aggregated output */
+        {"S = X * exp(X + 1)\n", "S", 1},
+        {"s = rowMaxs(X * -2)\n", "s", 1},
+        {"s = colSums(X * exp(X))\n", "s", 2},
+        {"s = max(X * -3)\n", "s", 2},
     };
     for (int sp = 0; sp < 2; sp++)
         for (size_t k = 0; k < sizeof L / sizeof *L; k++) {
@@ -200,6 +261,63 @@ static void test_launches(void)
     gpu_set_stitch(true);
 }
 
+/* Asynchronous builds (sysds.gpu.async): with the builds held back the
+ * operators run on the CPU (counted as runs while compiling) with the
+ * CPU's results; once the builds are done the same scripts run on the
+ * device. Scripts whose kernels no other test builds (Row, Outer,
+ * Cell, MAgg). */
+static void test_async(void)
+{
+    static const Case A[] = {
+        {"async row", "s = rowSums(exp((X %*% V) * 0.25) + 2)\n", 1, {"s"}},
+        {"async outer", "s = sum(X * exp(U %*% t(Vc) + 3))\n", 1, {"s"}},
+        {"async cell", "s = colSums(exp(X * 0.75) - w)\n", 1, {"s"}},
+        {"async magg", "a = sum(X ^ 3)\nb = max(X * w + 5)\n", 2, {"a", "b"}},
+    };
+    stitch_set_async(true);
+    for (size_t k = 0; k < sizeof A / sizeof *A; k++) {
+        const Case *c = &A[k];
+        t_seed(1300 + k);
+        MB *in[5] = {t_gen(130, 37, 0.3, 0, 1, true), t_gen(37, 4, 1, 0, 1, false), t_gen(130, 1, 1, 0, 1, false),
+                     t_gen(130, 3, 1, 0, 1, false), t_gen(37, 3, 1, 0, 1, false)};
+        const char *names[5] = {"X", "V", "w", "U", "Vc"};
+        CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+        TRun want, pend, done;
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(c->src, &o, 5, names, in, c->nout, (const char **)c->out, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_set_stitch(false);
+        stitch_async_hold(true);
+        gpu_stats_reset();
+        t_run_dml(c->src, &o, 5, names, in, c->nout, (const char **)c->out, &pend);
+        GpuStats s1 = gpu_stats();
+        stitch_async_wait();
+        gpu_stats_reset();
+        t_run_dml(c->src, &o, 5, names, in, c->nout, (const char **)c->out, &done);
+        GpuStats s2 = gpu_stats();
+        int64_t all = done.st.fused[0] + done.st.fused[1] + done.st.fused[2] + done.st.fused[3];
+        T_CHECK(want.rc == 0 && pend.rc == 0 && done.rc == 0, "%s: %s %s %s", c->name, want.err, pend.err, done.err);
+        if (!want.rc && !pend.rc && !done.rc) {
+            for (int t = 0; t < c->nout; t++) {
+                check_out(c, t, &pend.out[t], &want.out[t], "while compiling");
+                check_out(c, t, &done.out[t], &want.out[t], "compiled");
+            }
+            T_CHECK(all >= 1 && s1.fused_ops == 0 && s1.fused_async == all && s1.fused_cpu == all,
+                    "%s: while compiling %lld on the device, %lld on the CPU (%lld compiling), %lld placed", c->name,
+                    (long long)s1.fused_ops, (long long)s1.fused_cpu, (long long)s1.fused_async, (long long)all);
+            T_CHECK(s2.fused_ops == all && s2.fused_cpu == 0 && s2.fused_async == 0,
+                    "%s: compiled: %lld on the device, %lld on the CPU, %lld placed", c->name, (long long)s2.fused_ops,
+                    (long long)s2.fused_cpu, (long long)all);
+        }
+        gpu_set_stitch(true);
+        t_run_free(&want);
+        t_run_free(&pend);
+        t_run_free(&done);
+        for (int q = 0; q < 5; q++) mb_release(in[q]);
+    }
+    stitch_set_async(false);
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -212,8 +330,14 @@ int main(void)
         for (int s = 0; s < 4; s++) run_case(&cases[c], shapes[s][0], shapes[s][1], shapes[s][2], false);
         run_case(&cases[c], 130, 37, 5, true);
     }
+    /* NaN, Inf and -Inf in X and W: Cell/MAgg dense and CSR */
+    for (int c = 0; c < NCASES; c++) {
+        run_case_nf(&cases[c], 130, 37, 5, false, true);
+        run_case_nf(&cases[c], 130, 37, 5, true, true);
+    }
     test_nonfinite();
     test_launches();
+    test_async();
     gpu_pool_clear();
     return t_done("test_gpugen");
 }
