@@ -1231,10 +1231,11 @@ int main(void)
         check(Q1, 2, false, false, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
         check(Q2, 3, true, true, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
         /* rows for every race in two rounds: kc 32..512 over k in
-         * [0, 512) (each candidate's panels packed ahead), nc 128..all,
-         * packing on and off, and the rest of k and of the rows */
-        check(Q1, 2, false, true, 301, 805, 611, what);
-        check(QMIN, 0, true, false, 299, 803, 533, what);
+         * [0, 512) (each candidate's panels packed ahead), then nc
+         * 8 nr..all, each packed and in place (8 candidates: 16 tiles
+         * of the bottom half), and the rest of k and of the rows */
+        check(Q1, 2, false, true, 421, 805, 611, what);
+        check(QMIN, 0, true, false, 419, 803, 533, what);
     }
     br_set_threads(0);
     return t_done("test_amulet");
