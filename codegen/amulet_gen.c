@@ -625,7 +625,7 @@ static char *gen_source(Gen *g, int mr, int nv, uint64_t hash)
     const Isa *s = &g->s;
     StrBuf o = {0};
     sb_puts(&o, cg_prelude);
-    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_simd);
+    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_vec);
     sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nv * s->w, k_isa_name(s->level));
     sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; "
               "const int64_t *kx; const double *av; double *pf; } cg_amargs;\n", AM_MAXLEAVES, AM_MAXLEAVES,
