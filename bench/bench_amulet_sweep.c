@@ -8,7 +8,8 @@
  *    5; with one thread in process CPU time, so that a run descheduled
  *    on a shared machine is not charged for the wait): each of three
  *    searches' choices / best of the grid (the grid holds the adaptive choice
- *    too, so a ratio below 1 is the noise of the machine).
+ *    too, so a ratio below 1 is the noise of the machine; BENCH_REPS=r:
+ *    best of r instead of 5).
  * 2. The sparse kernel (a sparse A read by its CSR rows, A[i,k] and the
  *    transposed A[k,i]) against braid's sparse matrix product (A %*% B,
  *    t(A) %*% B) and the vectorized evaluator (BRAID_AMULET=eval), sides
@@ -80,6 +81,9 @@ static bool searched(const char *src, CgOptions *cg, const char **names, MB **in
 
 static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
 {
+    /* BENCH_REPS: the grid's repetitions (best of; default 5) */
+    int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 5;
+    if (reps < 1) reps = 1;
     static const char *qn[] = {"matmul", "Q1 thres[j]"};
     static const char *qb[] = {
         "R[i,j] += A[i,k]*B[k,j]",
@@ -115,7 +119,7 @@ static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
             }
         double best[64];
         for (int c = 0; c < nc; c++) best[c] = INFINITY;
-        for (int rep = 0; rep < 5; rep++)
+        for (int rep = 0; rep < reps; rep++)
             for (int c = 0; c < nc; c++) {
                 char pin[80];
                 snprintf(pin, sizeof pin, "%lld %lld %d", cfg[c][0], cfg[c][1], (int)cfg[c][2]);

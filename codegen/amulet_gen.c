@@ -625,7 +625,7 @@ static char *gen_source(Gen *g, int mr, int nv, uint64_t hash)
     const Isa *s = &g->s;
     StrBuf o = {0};
     sb_puts(&o, cg_prelude);
-    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_simd);
+    if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_vec);
     sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nv * s->w, k_isa_name(s->level));
     sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; "
               "const int64_t *kx; const double *av; double *pf; } cg_amargs;\n", AM_MAXLEAVES, AM_MAXLEAVES,
@@ -1112,6 +1112,9 @@ static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t N, int64_t kx, con
 /* The relative score difference a race takes as a tie (race). */
 #define AM_MARGIN 0.02
 
+/* The most candidates of one race. */
+#define AM_RACE 16
+
 /* The number of p's leaves of class cls. */
 static int leaves_of(const Drv *d, int cls)
 {
@@ -1140,14 +1143,14 @@ static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmP
     /* candidates of different kc: each its (k,j) panels packed once
      * for its bands (when they fit AM_PREPACK), so that the bands time
      * the kernel's loop, not packing repeated per band */
-    double *own[8][AM_MAXLEAVES];
+    double *own[AM_RACE][AM_MAXLEAVES];
     memset(own, 0, sizeof own);
     bool differ = false;
     for (int q = 1; q < n; q++) differ |= a[q].kc != a[0].kc;
     double need = (double)n * kx * (double)((N + d->nr - 1) / d->nr * d->nr) * leaves_of(d, LC_B);
     bool pre = differ && need <= AM_PREPACK;
     for (int q = 0; q < n && pre; q++) pre = pack_full(d, a[q].kc, kx, own[q]);
-    double sc[8];
+    double sc[AM_RACE];
     for (int q = 0; q < n; q++) sc[q] = INFINITY;
     for (int round = 0; round < rounds && !*rc; round++)
         for (int i = 0; i < n && !*rc; i++) {
@@ -1180,64 +1183,69 @@ static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmP
 }
 
 /* Candidates that fit a race over `tiles` tiles of rows: the last
- * (largest) ones, at most 8. Returns the index of the first kept. */
+ * (largest) ones, at most AM_RACE. Returns the index of the first kept. */
 static int race_fit(int n, int64_t tiles)
 {
-    int keep = (int)BR_MIN(BR_MIN(n, 8), tiles);
+    int keep = (int)BR_MIN(BR_MIN(n, AM_RACE), tiles);
     return n - BR_MAX(keep, 1);
 }
 
 /* The search of seed 4.4-4.6 on sub-tasks that contribute to the result,
  * each parameter by a race (above) of equal sub-tasks. kc: 32, 64, ...,
  * 512 (<= K) on the top half of R's rows, bands over k in [0, kx), kx
- * the largest candidate (the rest of k for those rows with the winner).
- * The seed scores consecutive k-slices of width kc instead; there the
- * candidates did unequal work (kc 512 did not fit K = 768 after the
- * smaller slices, and a slice's packing and merging weighed differently
- * per width), and the choice was up to 27% slower than an exhaustive
- * sweep's best. nc: 8 nr, 16 nr, ... below N, and all of N, on the
- * bottom half (all k, the best kc); then the (i,k) operands packed or
- * read in place (seed 3.1), on the last rows; the remaining rows with
- * the best. The first rows warm up threads and buffers unscored.
- * Returns the parameters found in *best, 0 or -1. */
+ * the largest candidate (the rest of k for those rows with the winner),
+ * with the smallest column block nc0 = 8 nr (the seed's nc starts small
+ * and grows): a kc x nc block that stays in cache across the tiles, so
+ * that kc is judged by its own cost (merges per k, the (i,k) panel's
+ * reuse) and not by a block of all N columns falling out of the cache,
+ * which favoured a small kc that the smaller block of the best nc did
+ * not need (matmul at 768^3: kc 256 raced at nc = N, where the sweep's
+ * best was kc 512 at nc 192). The seed scores consecutive k-slices of
+ * width kc instead; there the candidates did unequal work (kc 512 did
+ * not fit K = 768 after the smaller slices, and a slice's packing and
+ * merging weighed differently per width), and the choice was up to 27%
+ * slower than an exhaustive sweep's best. Then nc and the packing of
+ * the (i,k) operands (seed 3.1) together on the bottom half (all k, the
+ * best kc): nc 8 nr, 16 nr, ... below N and all of N, each packed and
+ * read in place, since packing costs once per tile and column block (a
+ * small nc repeats it, a large one amortizes it: raced apart, packing
+ * was judged at the nc chosen with it on). The remaining rows with the
+ * best. The first rows warm up threads and buffers unscored. Returns the
+ * parameters found in *best, 0 or -1. */
 static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
 {
     int rc = 0, mr = d->mr;
-    int64_t mh = (M / 2 + mr - 1) / mr * mr;
-    int64_t w = BR_MIN(mh, (int64_t)mr * br_threads()), end;
+    int64_t mh = (M / 2 + mr - 1) / mr * mr, npad = (N + d->nr - 1) / d->nr * d->nr;
+    int64_t w = BR_MIN(mh, (int64_t)mr * br_threads()), end, nc0 = BR_MIN(8 * (int64_t)d->nr, npad);
     rc = run_block(d, 0, w, 0, N, 0, K, best->kc, best->nc, 1);
-    AmParams a[8];
+    AmParams a[AM_RACE];
     int n = 0;
-    for (int64_t kc = 32; kc <= 512 && kc <= K; kc *= 2) a[n++] = (AmParams){kc, best->nc, 1};
+    for (int64_t kc = 32; kc <= 512 && kc <= K; kc *= 2) a[n++] = (AmParams){kc, nc0, 1};
     int f = race_fit(n, (mh - w) / mr);
     int64_t kx = a[n - 1].kc;
     if (!rc) {
         best->kc = a[f + race(d, w, mh, N, kx, a + f, n - f, &end, &rc)].kc;
-        if (!rc && kx < K) rc = run_block(d, w, end, 0, N, kx, K, best->kc, best->nc, 1);
-        if (!rc && end < mh) rc = run_block(d, end, mh, 0, N, 0, K, best->kc, best->nc, 1);
+        if (!rc && kx < K) rc = run_block(d, w, end, 0, N, kx, K, best->kc, nc0, 1);
+        if (!rc && end < mh) rc = run_block(d, end, mh, 0, N, 0, K, best->kc, nc0, 1);
     }
-    /* nc, then packing, on the bottom half's rows in proportion, all
-     * with the (k,j) panels of the best kc packed once (when they fit) */
+    /* nc and packing on the bottom half, all with the (k,j) panels of
+     * the best kc packed once (when they fit) */
     bool has_a = leaves_of(d, LC_A) > 0;
-    double need = (double)K * (double)((N + d->nr - 1) / d->nr * d->nr) * leaves_of(d, LC_B);
+    double need = (double)K * (double)npad * leaves_of(d, LC_B);
     if (!rc && need <= AM_PREPACK && pack_full(d, best->kc, K, d->bfp)) {
         d->bfp_kc = best->kc;
         d->bfp_k = K;
     }
     n = 0;
-    for (int64_t nc = 8 * d->nr; nc < N && n < 7; nc *= 2) a[n++] = (AmParams){best->kc, nc, 1};
-    a[n++] = (AmParams){best->kc, (N + d->nr - 1) / d->nr * d->nr, 1};
-    int64_t tiles = (M - mh) / mr, nct = has_a ? tiles * n / (n + 2) : tiles;
-    f = race_fit(n, nct);
-    int64_t r = mh;
-    if (!rc) {
-        *best = a[f + race(d, r, r + nct * mr, N, K, a + f, n - f, &r, &rc)];
-        if (!rc && has_a && (M - r) / mr >= 2) {
-            AmParams pk[2] = {*best, *best};
-            pk[1].pack = 0;
-            best->pack = pk[race(d, r, M, N, K, pk, 2, &r, &rc)].pack;
-        }
+    for (int64_t nc = nc0; n < AM_RACE - 1; nc *= 2) {
+        int64_t c = nc < N ? nc : npad;
+        a[n++] = (AmParams){best->kc, c, 1};
+        if (has_a) a[n++] = (AmParams){best->kc, c, 0};
+        if (nc >= N) break;
     }
+    f = race_fit(n, (M - mh) / mr);
+    int64_t r = mh;
+    if (!rc) *best = a[f + race(d, r, M, N, K, a + f, n - f, &r, &rc)];
     if (!rc && r < M) rc = run_block(d, r, M, 0, N, 0, K, best->kc, best->nc, best->pack);
     for (int l = 0; l < AM_MAXLEAVES; l++) free(d->bfp[l]);
     memset(d->bfp, 0, sizeof d->bfp);

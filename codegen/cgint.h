@@ -397,9 +397,9 @@ char *cgen_cl_cell(const CPlan *p);
 /* Blocked Row kernels, after cg_prelude in Row plans with a specialized
  * width (cplan_row_kwidth). */
 extern const char cg_prelude_blk[];
-/* The intrinsics header, right after cg_prelude in AMULET kernels (jit.c
- * precompiles the two together for them). */
-extern const char cg_prelude_simd[];
+/* The x86 vector primitives, right after cg_prelude in AMULET kernels at
+ * the AVX2 and AVX-512 levels (no intrinsics header, prims.c). */
+extern const char cg_prelude_vec[];
 
 /* ---- compiled operators (jit.c, cache.c) ---- */
 

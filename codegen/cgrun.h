@@ -58,9 +58,6 @@ typedef struct CgStats {
                               of operators) */
     int64_t amulet;        /* products placed as AMULET where-loops by the
                               fusion planner (amulet_tpl.c) */
-    int64_t prelude_ns;    /* of compile_ns: waiting for the one-time build
-                              of the cache directory's precompiled prelude
-                              with the intrinsics (jit.c pch_get_wait) */
 } CgStats;
 
 /* The codegen context of one runtime program: plan cache, compiled

@@ -383,11 +383,7 @@ static void kill_group(pid_t pid)
  * its context ends unfinished); bundles include it when it is ready, with
  * the prelude inline before (gcc falls back to the text itself if it
  * cannot use the .gch, so the generated code is the same either way).
- * A second one holds the prelude and the intrinsics header (immintrin.h:
- * ~110 ms a process to parse, 25 MB precompiled) for the operators whose
- * source continues the prelude with its include (AMULET kernels,
- * docs/amulet.md): built when the first of them compiles, so that the
- * others do not load the larger PCH. */
+ * (AMULET kernels need no intrinsics header: cg_prelude_vec, prims.c.) */
 typedef struct Pch {
     const char *text;      /* the header's text (NULL: not made yet) */
     char dir[1024], name[64];
@@ -397,7 +393,7 @@ typedef struct Pch {
     char tmp[1200];
 } Pch;
 static pthread_mutex_t pch_mu = PTHREAD_MUTEX_INITIALIZER;
-static Pch pchs[2];
+static Pch pch;
 
 static int64_t cc_timeout_ns(void);
 
@@ -425,18 +421,17 @@ static bool same_text(const char *path, const char *text)
     return ok;
 }
 
-/* Copies the name of the usable precompiled prelude (simd: the one with
- * the intrinsics) of c's cache directory to name and returns true; false
- * when there is none yet (starts building it then). */
-static bool pch_get(CgContext *c, bool simd, char name[64])
+/* Copies the name of the usable precompiled prelude of c's cache
+ * directory to name and returns true; false when there is none yet
+ * (starts building it then). */
+static bool pch_get(CgContext *c, char name[64])
 {
     bool res = false;
-    Pch *p = &pchs[simd];
+    Pch *p = &pch;
     pthread_mutex_lock(&pch_mu);
     if (!p->text) {
         StrBuf t = {0};
         sb_puts(&t, cg_prelude);
-        if (simd) sb_puts(&t, cg_prelude_simd);
         p->text = t.s;
         if (!p->text) { pthread_mutex_unlock(&pch_mu); return false; }
     }
@@ -465,8 +460,8 @@ static bool pch_get(CgContext *c, bool simd, char name[64])
         snprintf(p->name, sizeof p->name, "prelude-%016llx.h", (unsigned long long)h);
     }
     char hdr[1200], gch[1200];
-    snprintf(hdr, sizeof hdr, "%s/%s", c->cachedir, p->name);
-    snprintf(gch, sizeof gch, "%s/%s.gch", c->cachedir, p->name);
+    snprintf(hdr, sizeof hdr, "%s/%.63s", c->cachedir, p->name);
+    snprintf(gch, sizeof gch, "%s/%.63s.gch", c->cachedir, p->name);
     if (p->state == 0) {
         struct stat st;
         p->state = -1;
@@ -509,30 +504,11 @@ static bool pch_get(CgContext *c, bool simd, char name[64])
         }
     }
     if (p->state == 2) {
-        snprintf(name, 64, "%s", p->name);
+        snprintf(name, 64, "%.63s", p->name);
         res = true;
     }
     pthread_mutex_unlock(&pch_mu);
     return res;
-}
-
-/* pch_get for the prelude with the intrinsics, waiting while it is
- * being built (once per cache directory, ~1 s): compiling an AMULET
- * kernel without it parses the intrinsics header (~110-400 ms) every
- * time, and a build that short runs never finish would never help. */
-static bool pch_get_wait(CgContext *c, char name[64])
-{
-    int64_t t0 = br_now_ns();
-    bool ok = true;
-    while (!pch_get(c, true, name)) {
-        pthread_mutex_lock(&pch_mu);
-        bool building = pchs[1].state == 1;
-        pthread_mutex_unlock(&pch_mu);
-        if (!building || __atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE)) { ok = false; break; }
-        usleep(5000);
-    }
-    __atomic_add_fetch(&c->st.prelude_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
-    return ok;
 }
 
 /* Appends str to b in single quotes for /bin/sh. */
@@ -557,19 +533,16 @@ static bool start(Batch *bt, Job *j)
     snprintf(j->src, sizeof j->src, "%s/tmp.%d.%u.%s.c", c->cachedir, (int)getpid(), seq, k0);
     snprintf(j->tmpobj, sizeof j->tmpobj, "%s/tmp.%d.%u.%s.so", c->cachedir, (int)getpid(), seq, k0);
     /* the prelude once when every operator starts with it */
-    size_t pl = strlen(cg_prelude), sl = strlen(cg_prelude_simd);
-    bool shared = true, simd = true;
+    size_t pl = strlen(cg_prelude);
+    bool shared = true;
     for (int i = 0; i < j->n; i++) {
         const char *src = bt->op[j->idx[i]]->src;
         shared = shared && !strncmp(src, cg_prelude, pl);
-        simd = simd && shared && !strncmp(src + pl, cg_prelude_simd, sl);
     }
     if (!shared && j->n > 1) return false;
     StrBuf b = {0};
-    char pch[64];
-    /* (an operator's own include of the intrinsics after the PCH that
-     * has them costs nothing: include guard) */
-    if (shared && (simd ? pch_get_wait(c, pch) : pch_get(c, false, pch))) sb_printf(&b, "#include \"%s\"\n", pch);
+    char pchn[64];
+    if (shared && pch_get(c, pchn)) sb_printf(&b, "#include \"%s\"\n", pchn);
     else if (shared) sb_puts(&b, cg_prelude);
     for (int i = 0; i < j->n; i++) bundle_add(&b, bt->op[j->idx[i]], bt->key[j->idx[i]], shared);
     int wr = b.s ? write_file(j->src, b.s, b.n) : -1;
@@ -871,8 +844,7 @@ void jit_stop(CgContext *c)
     /* no compiler outlives braid: the prelude build of this context's
      * folder ends too */
     pthread_mutex_lock(&pch_mu);
-    for (int i = 0; i < 2; i++)
-        if (!strcmp(pchs[i].dir, c->cachedir)) pch_kill(&pchs[i], 0);
+    if (!strcmp(pch.dir, c->cachedir)) pch_kill(&pch, 0);
     pthread_mutex_unlock(&pch_mu);
 }
 
