@@ -700,8 +700,14 @@ bool hop_lazy_ifelse(const Hop *h)
 bool hop_ifelse_alone(const Hop *h, int k)
 {
     const Hop *a = h->in[k], *o = h->in[3 - k];
-    if (a->dt == DT_MATRIX)
-        return h->dt == DT_MATRIX && a->rows >= 0 && a->cols >= 0 && a->rows == h->rows && a->cols == h->cols;
+    if (a->dt == DT_MATRIX) {
+        if (h->dt != DT_MATRIX || (o->dt != DT_SCALAR && o->dt != DT_MATRIX)) return false;
+        if (o->dt == DT_SCALAR) return true;
+        /* two matrices: SystemDS requires equal shapes, so only shapes
+         * known to differ (braid's row / column broadcast) need both */
+        bool known = a->rows >= 0 && a->cols >= 0 && o->rows >= 0 && o->cols >= 0;
+        return !known || (a->rows == o->rows && a->cols == o->cols);
+    }
     return a->dt == DT_SCALAR && o->dt == DT_SCALAR && h->dt == DT_SCALAR;
 }
 

@@ -170,8 +170,10 @@ bool hop_outer_like(const Hop *h, int64_t *r);
  * leaves it alone (a fused operator would need both branches). */
 bool hop_lazy_ifelse(const Hop *h);
 /* Is ifelse h's result its branch k (1 or 2) as it is, when the condition
- * picks k: a matrix of h's known shape, or a scalar where the other branch
- * and h are scalars (SystemDS's isEqualSize test for the same rewrite)? */
+ * picks k: a matrix against a scalar, or against a matrix of the same or
+ * an unknown shape (SystemDS requires equal shapes; braid broadcasts a
+ * row or column vector, so shapes known to differ need both branches),
+ * or a scalar where the other branch and h are scalars? */
 bool hop_ifelse_alone(const Hop *h, int k);
 /* Input position of the seed of a rand or sample builtin hop (ops.def's
  * parameter order), -1 for other hops. */
