@@ -126,7 +126,7 @@ static int task(Work *w, int64_t t, BrErr *e)
     return 0;
 }
 
-/* Column type of the results out[0..n). */
+/* Column type of the results out[0..n) for a typed result. */
 static FbType col_type(const OCell *o, int64_t n)
 {
     bool s = false, i = false, d = false, b = false;
@@ -140,14 +140,17 @@ static FbType col_type(const OCell *o, int64_t n)
     return d ? FB_FP64 : i ? FB_INT64 : FB_BOOL;
 }
 
-/* Moves the results into a new frame with typed columns (strings are
- * handed over; out is left empty). O_ZERO cells are 0 in numeric columns
- * and missing in string columns. */
-static FB *build(OCell *out, int64_t R, int64_t C, BrErr *e)
+/* Moves the results into a new frame (strings are handed over; out is
+ * left empty). A frame's map has STRING columns, as SystemDS's
+ * FrameBlock.map and mapDist return whatever the lambda gives (Java's
+ * String.valueOf: 5, 2.5, 1.0E-4, true; null stays missing; O_ZERO cells,
+ * the pairs mapDist does not compute, are "0.0"). typed (a scalar's map,
+ * braid's extension): each column typed by its values, O_ZERO 0. */
+static FB *build(OCell *out, int64_t R, int64_t C, bool typed, BrErr *e)
 {
     FbType *types = malloc((size_t)(C > 0 ? C : 1) * sizeof *types);
     if (!types) { br_err(e, BR_ENOMEM, "map: out of memory"); return NULL; }
-    for (int64_t j = 0; j < C; j++) types[j] = col_type(out + j * R, R);
+    for (int64_t j = 0; j < C; j++) types[j] = typed ? col_type(out + j * R, R) : FB_STRING;
     FB *r = fb_new(R, C, types, e);
     free(types);
     if (!r) return NULL;
@@ -163,6 +166,7 @@ static FB *build(OCell *out, int64_t R, int64_t C, BrErr *e)
                 if (o->k == O_INT) { fmt_int(o->i, buf, sizeof buf); t = buf; }
                 else if (o->k == O_DBL) { fmt_double(o->d, buf, sizeof buf); t = buf; }
                 else if (o->k == O_BOOL) t = o->b ? "true" : "false";
+                else if (o->k == O_ZERO) t = "0.0";
                 if (t && !(c->s[i] = strdup(t))) { fb_release(r); br_err(e, BR_ENOMEM, "map: out of memory"); return NULL; }
                 break;
             }
@@ -177,7 +181,7 @@ static FB *build(OCell *out, int64_t R, int64_t C, BrErr *e)
     return r;
 }
 
-FB *fm_map(const FB *f, const char *src, int64_t margin, BrErr *e)
+static FB *map_frame(const FB *f, const char *src, int64_t margin, bool typed, BrErr *e)
 {
     if (margin < 0 || margin > 2) {
         br_err(e, BR_EARG, "map: margin must be 0 (cells), 1 (rows) or 2 (columns), not %lld", (long long)margin);
@@ -248,7 +252,7 @@ FB *fm_map(const FB *f, const char *src, int64_t margin, BrErr *e)
         free(w.bufs);
     }
     jl_free(l);
-    FB *r = errt == INT64_MAX ? build(out, orows, ocols, e) : NULL;
+    FB *r = errt == INT64_MAX ? build(out, orows, ocols, typed, e) : NULL;
     for (int64_t k = 0; k < orows * ocols; k++)
         if (out[k].k == O_STR) free(out[k].s);
     free(out);
@@ -257,6 +261,8 @@ FB *fm_map(const FB *f, const char *src, int64_t margin, BrErr *e)
             if (fb_set_name(r, j, f->names[j], e)) { fb_release(r); return NULL; }
     return r;
 }
+
+FB *fm_map(const FB *f, const char *src, int64_t margin, BrErr *e) { return map_frame(f, src, margin, false, e); }
 
 int bi_frame_map(const Value *a, Value *out, BrErr *e)
 {
@@ -290,7 +296,7 @@ int bi_frame_map(const Value *a, Value *out, BrErr *e)
     default: fmt_double(a[0].d, buf, sizeof buf); break;
     }
     if (fb_set_text(t, 0, 0, s, strlen(s), e)) { fb_release(t); return e->code; }
-    FB *r = fm_map(t, a[1].s->s, margin, e);
+    FB *r = map_frame(t, a[1].s->s, margin, true, e);
     fb_release(t);
     if (!r) return e->code ? e->code : br_err(e, BR_EFAIL, "map failed");
     const FbCol *c = r->c[0];

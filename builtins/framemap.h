@@ -20,7 +20,8 @@
 
 #include "../matrix/value.h"
 
-/* map over frame f; a new frame (refs 1) or NULL with e set. Errors of a
+/* map over frame f: a new frame (refs 1) of STRING columns, as SystemDS's
+ * FrameBlock.map, or NULL with e set. Errors of a
  * cell name its row and column (1-based). */
 FB *fm_map(const FB *f, const char *lambda, int64_t margin, BrErr *e);
 

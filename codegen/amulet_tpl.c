@@ -135,7 +135,7 @@ static bool region_op(const Hop *h, int64_t nr, int64_t nc)
         return false;
     if (h->kind == H_UNARY) return h->nin == 1 && (h->op == OP_NEG || h->op == OP_NOT || unary_builtin(h->op));
     if (h->kind == H_BINARY) return h->nin == 2 && (body_binary(h->op) || h->op == OP_MIN || h->op == OP_MAX);
-    return h->kind == H_TERNARY && h->op == OP_IFELSE && h->nin == 3;
+    return h->kind == H_TERNARY && h->op == OP_IFELSE && h->nin == 3 && !hop_lazy_ifelse(h);
 }
 
 static int leaf_id(Cand *c, Hop *h)

@@ -48,6 +48,7 @@ static bool ew_op(const Hop *h, int ft)
     if (!known(h)) return false;
     OpKind k = h->kind == H_UNARY ? OK_UNARY : h->kind == H_BINARY ? OK_BINARY : OK_TERNARY;
     if (h->kind != H_UNARY && h->kind != H_BINARY && h->kind != H_TERNARY) return false;
+    if (hop_lazy_ifelse(h)) return false;
     const OpInfo *oi = &op_info[h->op];
     if (oi->kind != k || !(oi->tpl & ft) || h->nin != oi->arity) return false;
     if (h->kind == H_UNARY)

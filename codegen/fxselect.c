@@ -46,7 +46,8 @@ static FKind fx_kind(const Hop *h)
     if (h->kind == H_AGG) return FK_REDUCE;
     if (h->kind == H_MATMUL && (tpl_row_mm(h) || tpl_dot(h))) return FK_REDUCE;
     if (h->kind == H_MATMUL && tpl_outer_mm(h)) return FK_EXPENSIVE;
-    if ((h->kind == H_UNARY || h->kind == H_BINARY || h->kind == H_TERNARY) && op_info[h->op].cgen)
+    if ((h->kind == H_UNARY || h->kind == H_BINARY || h->kind == H_TERNARY) && op_info[h->op].cgen &&
+        !hop_lazy_ifelse(h))
         return op_info[h->op].cost > 2 ? FK_EXPENSIVE : FK_LIGHT;
     return FK_OPAQUE;
 }

@@ -691,6 +691,26 @@ static int exec_type(const Hop *h, double lb)
     }
 }
 
+bool hop_lazy_ifelse(const Hop *h)
+{
+    return h && h->kind == H_TERNARY && h->op == OP_IFELSE && h->nin == 3 && h->in[0] && h->in[1] && h->in[2] &&
+           h->in[0]->dt == DT_SCALAR;
+}
+
+bool hop_ifelse_alone(const Hop *h, int k)
+{
+    const Hop *a = h->in[k], *o = h->in[3 - k];
+    if (a->dt == DT_MATRIX) {
+        if (h->dt != DT_MATRIX || (o->dt != DT_SCALAR && o->dt != DT_MATRIX)) return false;
+        if (o->dt == DT_SCALAR) return true;
+        /* two matrices: SystemDS requires equal shapes, so only shapes
+         * known to differ (braid's row / column broadcast) need both */
+        bool known = a->rows >= 0 && a->cols >= 0 && o->rows >= 0 && o->cols >= 0;
+        return !known || (a->rows == o->rows && a->cols == o->cols);
+    }
+    return a->dt == DT_SCALAR && o->dt == DT_SCALAR && h->dt == DT_SCALAR;
+}
+
 bool hop_outer_like(const Hop *h, int64_t *r)
 {
     if (!h || h->kind != H_MATMUL || h->op != OP_MATMUL || h->nin != 2 || !known(h)) return false;

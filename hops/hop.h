@@ -171,6 +171,17 @@ const char *hop_opname(const Hop *h);
  * dimension r below both outer ones (codegen's Outer template, and the
  * recompilation of blocks that may drive one)? r: the inner dimension. */
 bool hop_outer_like(const Hop *h, int64_t *r);
+
+/* ifelse(c, a, b) with a scalar c: it evaluates only the branch c picks
+ * (plan/instgen.c guards the other branch's instructions), so fusion
+ * leaves it alone (a fused operator would need both branches). */
+bool hop_lazy_ifelse(const Hop *h);
+/* Is ifelse h's result its branch k (1 or 2) as it is, when the condition
+ * picks k: a matrix against a scalar, or against a matrix of the same or
+ * an unknown shape (SystemDS requires equal shapes; braid broadcasts a
+ * row or column vector, so shapes known to differ need both branches),
+ * or a scalar where the other branch and h are scalars? */
+bool hop_ifelse_alone(const Hop *h, int k);
 /* Input position of the seed of a rand or sample builtin hop (ops.def's
  * parameter order), -1 for other hops. */
 static inline int hop_seed_arg(const Hop *h)

@@ -163,6 +163,66 @@ static void lower(const Hop *h, Instr *in)
     }
 }
 
+/* ifelse(c, A, B) with a scalar c evaluates only the branch c picks (its
+ * draws, prints and calls happen only then): every instruction that only
+ * branch B needs (all its consumers are such instructions, B's only
+ * consumer is the ifelse, nothing written, kept or a root) is guarded by
+ * the ifelse's index, so the interpreter skips it unless the condition
+ * picks B; the same for A. Inner ifelses come first in the post-order,
+ * so an instruction keeps the innermost guard and the ifelse itself the
+ * enclosing one. -1 when out of memory. */
+static int mark_lazy(const HopDag *d, const Lin *l, Code *c, const int *last, int keep)
+{
+    int n = l->n;
+    bool any = false;
+    for (int i = 0; i < n && !any; i++) {
+        const Hop *t = l->v[i];
+        any = hop_lazy_ifelse(t);
+    }
+    if (!any) return 0;
+    int *uses = calloc((size_t)n, sizeof(int)), *inset = calloc((size_t)n, sizeof(int));
+    char *pinned = calloc((size_t)n, 1);
+    if (!uses || !inset || !pinned) {
+        free(uses);
+        free(inset);
+        free(pinned);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const Hop *h = l->v[i];
+        for (int k = 0; k < h->nin; k++) if (h->in[k]) uses[h->in[k]->reg]++;
+        if (last[i] == keep) pinned[i] = 1;
+    }
+    for (int i = 0; i < d->nroots; i++) if (d->roots[i]) pinned[d->roots[i]->reg] = 1;
+    for (int i = 0; i < d->nw; i++) if (d->whops[i]) pinned[d->whops[i]->reg] = 1;
+    for (int ti = 0; ti < n; ti++) {
+        const Hop *t = l->v[ti];
+        if (!hop_lazy_ifelse(t)) continue;
+        for (int k = 1; k <= 2; k++) {
+            const Hop *o = t->in[3 - k];   /* skipped when the condition picks k */
+            if (!hop_ifelse_alone(t, k) || o == t->in[k] || o == t->in[0]) continue;
+            memset(inset, 0, (size_t)n * sizeof(int));
+            inset[o->reg]++;
+            bool marked = false;
+            for (int i = ti - 1; i >= 0; i--) {
+                if (pinned[i] || uses[i] == 0 || inset[i] != uses[i]) continue;
+                const Hop *x = l->v[i];
+                for (int j = 0; j < x->nin; j++) if (x->in[j]) inset[x->in[j]->reg]++;
+                if (!c->ins[i].guard) {
+                    c->ins[i].guard = ti + 1;
+                    c->ins[i].guard_then = 3 - k == 1;
+                }
+                marked = true;
+            }
+            if (marked) c->ins[ti].lazy = true;
+        }
+    }
+    free(uses);
+    free(inset);
+    free(pinned);
+    return 0;
+}
+
 Code *plan_codegen_dag(HopDag *d, int mode)
 {
     if (d->oom) return NULL;
@@ -233,6 +293,7 @@ Code *plan_codegen_dag(HopDag *d, int mode)
                 Instr *in = &c->ins[last[r]];
                 in->frees[in->nfree++] = r;
             }
+    if (ok && mark_lazy(d, &l, c, last, KEEP)) ok = false;
     c->nw = d->nw;
     for (int i = 0; i < d->nw; i++) { c->wnames[i] = d->wnames[i]; c->wregs[i] = d->whops[i]->reg; }
     free(nf);

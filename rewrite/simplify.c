@@ -193,6 +193,15 @@ Hop *rw_simplify(RwPass *p, Hop *h)
             return hit(p, h->in[0]->in[0]);
         break;
     case H_BINARY: return simplify_binary(p, h);
+    case H_TERNARY: {
+        /* ifelse(TRUE, A, B) -> A, ifelse(FALSE, A, B) -> B (SystemDS's
+         * removeUnnecessaryIfElse1): the other branch is never computed */
+        const Hop *c = h->in[0];
+        if (!hop_lazy_ifelse(h) || c->kind != H_LIT || !val_is_numeric(&c->lit)) break;
+        bool t = val_as_double(&c->lit) != 0;
+        if (hop_ifelse_alone(h, t ? 1 : 2)) return hit(p, h->in[t ? 1 : 2]);
+        break;
+    }
     case H_AGG: return simplify_agg(p, h);
     case H_MATMUL:
         if (h->op != OP_MATMUL) break;

@@ -248,6 +248,36 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
 #undef ARG
 }
 
+/* Does instruction i run? Not when an ifelse guarding it (Instr.guard,
+ * and the ifelses guarding that one) has a numeric condition that picks
+ * the other branch. */
+static bool guard_runs(const Code *c, const Value *regs, int i)
+{
+    for (int g = c->ins[i].guard; g; i = g - 1, g = c->ins[i].guard) {
+        const Instr *t = &c->ins[g - 1];
+        const Value *cv = t->in[0] >= 0 ? &regs[t->in[0]] : NULL;
+        bool b;
+        BrErr e;
+        if (cv && (cv->kind == V_BOOL || cv->kind == V_INT || cv->kind == V_DOUBLE) && val_truth(cv, &b, &e) &&
+            b != c->ins[i].guard_then)
+            return false;
+    }
+    return true;
+}
+
+/* A lazy ifelse whose untaken branch was skipped: its result is the taken
+ * branch (plan/instgen.c allowed the skip only where that is so). 1 when
+ * done, 0 when both branches are there (the ordinary ifelse). */
+static int lazy_ifelse(const Instr *in, Value *regs, BrErr *e)
+{
+    Value none = val_none();
+    const Value *a = in->in[1] >= 0 ? &regs[in->in[1]] : &none, *b = in->in[2] >= 0 ? &regs[in->in[2]] : &none;
+    if (a->kind != V_NONE && b->kind != V_NONE) return 0;
+    if (a->kind == V_NONE && b->kind == V_NONE) return br_err(e, BR_EFAIL, "ifelse: neither branch was evaluated"), -1;
+    regs[in->out] = val_retain(a->kind != V_NONE ? *a : *b);
+    return 1;
+}
+
 /* Runs a DAG's instructions; writes its variables into f. If keep is
  * non-NULL, the registers are left for the caller (predicates, loop
  * headers) and must be released by it. */
@@ -283,9 +313,13 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         /* distributed instructions run as jobs (dist/); compressed
          * inputs are decompressed here for operators that do not take
          * them (docs/cla.md) */
-        int step = 0;
+        if (in->guard && !guard_runs(c, regs, i)) {   /* an untaken ifelse branch */
+            for (int k = 0; k < in->nfree; k++) val_release(&regs[in->frees[k]]);
+            continue;
+        }
+        int step = in->lazy ? lazy_ifelse(in, regs, &e) : 0;
         /* distributed jobs read their inputs' cells (lazy GPU results) */
-        if (dist && gpu && in->exec == EX_DIST) step = rt_gpu_host_inputs(in, regs, &e);
+        if (step == 0 && dist && gpu && in->exec == EX_DIST) step = rt_gpu_host_inputs(in, regs, &e);
         if (dist && step == 0) step = rt_dist_step(rt, c, f, in, regs, &e);
         /* the GPU backend where it has the operator (docs/gpu.md); on the
          * CPU, device-only inputs land first */

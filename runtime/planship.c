@@ -32,7 +32,7 @@
 #include "../lang/load.h"
 
 #define PS_MAGIC 0x42504c31u   /* "BPL1" */
-#define PS_VERSION 2u
+#define PS_VERSION 3u
 
 typedef struct PsHead {
     uint32_t magic, version, instr_size, block_size;
@@ -315,8 +315,9 @@ static void put_instr(Pk *k, StrBuf *o, const Instr *in)
     int32_t f[10] = {in->kind, in->op, in->dir, in->bi, in->exec, in->out_index, in->nvar, in->out,
                      in->ix.rmode, in->ix.cmode};
     w_put(o, f, sizeof f);
-    uint8_t flags[4] = {in->left, in->move, in->optional, in->ix.has_col};
+    uint8_t flags[6] = {in->left, in->move, in->optional, in->ix.has_col, in->guard_then, in->lazy};
     w_put(o, flags, sizeof flags);
+    w_put_i32(o, in->guard);
     w_put_value(o, &in->lit);
     w_put_name(o, in->name);
     w_put_name(o, in->func ? in->func->ns : NULL);
@@ -494,9 +495,11 @@ static void get_instr(Uk *u, Instr *in)
     w_get(r, f, sizeof f);
     in->kind = f[0], in->op = f[1], in->dir = f[2], in->bi = f[3], in->exec = f[4];
     in->out_index = f[5], in->nvar = f[6], in->out = f[7], in->ix.rmode = f[8], in->ix.cmode = f[9];
-    uint8_t flags[4];
+    uint8_t flags[6];
     w_get(r, flags, sizeof flags);
     in->left = flags[0], in->move = flags[1], in->optional = flags[2], in->ix.has_col = flags[3];
+    in->guard_then = flags[4], in->lazy = flags[5];
+    in->guard = w_get_i32(r);
     in->lit = w_get_value(r, u->e);
     if (in->lit.kind != V_NONE && !keep_lit(u, in->lit)) bad(u, "out of memory");
     in->name = w_get_name(r);
@@ -568,6 +571,12 @@ static Code *get_code(Uk *u)
     for (int i = 0; i < f[0] && !u->r.bad; i++, c->n++) get_instr(u, &c->ins[i]);
     for (int i = 0; i < c->n; i++)
         if (c->ins[i].out < 0 || c->ins[i].out >= c->nregs) bad(u, "a register");
+    /* a guard names a later ifelse (the interpreter reads its condition) */
+    for (int i = 0; i < c->n; i++) {
+        int g = c->ins[i].guard;
+        if (g && (g - 1 <= i || g > c->n || c->ins[g - 1].kind != I_TERNARY || c->ins[g - 1].nin != 3))
+            bad(u, "an ifelse guard");
+    }
     return c;
 }
 

@@ -70,6 +70,15 @@ typedef struct Instr {
     const char *opname;    /* name in -explain runtime */
     const char *statname;  /* name in -stats (SystemDS's opcodes) */
     Span span;
+    /* ifelse with a scalar condition runs only the taken branch (as
+     * SystemDS's removeUnnecessaryIfElse rewrite leaves it): an
+     * instruction needed only by one branch of the I_TERNARY at index
+     * guard - 1 (0: none) runs only when that ternary runs and its
+     * condition picks guard_then (TRUE) or the other side; skipped, its
+     * register stays empty. lazy: this I_TERNARY may find a skipped
+     * branch (plan/instgen.c decides, docs/DML.md) */
+    int guard;
+    bool guard_then, lazy;
     int out;
     int *in;               /* one per input; -1 for an absent input */
     int nin;

@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "denialConstraints", "no column named \"wage\" in dataFrame"))
+wlines("error.txt", c("nonzero", "denialConstraints", "no variable \"wage\" to group by"))

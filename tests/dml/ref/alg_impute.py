@@ -1,8 +1,8 @@
 """imputeByMean / imputeByMedian / imputeByMode (+ Apply) by SystemDS's
 rules in NumPy: numeric columns by the mean / median of their present
 cells (a column without any: 0, as SystemDS's removeEmpty leaves one zero
-row), masked (categorical) columns by their mode; the mode is the
-smallest most frequent value."""
+row), masked (categorical) columns by their mode; the mode is SystemDS's
+imputeByMode's (the codes >= 1, ties to the largest)."""
 import numpy as np
 
 from _common import load, wmat
@@ -18,11 +18,18 @@ mask[1] = True
 
 
 def mode(c):
-    c = c[~np.isnan(c)]
-    if len(c) == 0:
-        return np.nan
-    vals, cnt = np.unique(c, return_counts=True)
-    return vals[np.argmax(cnt)]     # np.unique sorts: the smallest on ties
+    """SystemDS's imputeByMode: counts of the codes 1..n (n: cells that are
+    missing or >= 1) among the cells >= 1, ties to the largest code; 0
+    without such cells."""
+    code = ~np.isnan(c) & (np.nan_to_num(c) >= 1)
+    if not code.any():
+        return 0.0
+    n = int(np.sum(code | np.isnan(c)))
+    cnt = np.zeros(n)
+    for v in c[code]:
+        if int(v) <= n:
+            cnt[int(v) - 1] += 1
+    return float(n - np.argmax(cnt[::-1]))    # the last largest count
 
 
 def stat(A, f):

@@ -33,7 +33,7 @@ def cooc(docs, max_tokens, window, weighted, symmetric):
 
 
 def fstr(words):
-    out = ["# FRAME: nrow = %d, ncol = 2" % len(words), "# C1 C2", "# INT64 STRING"]
+    out = ["# FRAME: nrow = %d, ncol = 2" % len(words), "# C1 C2", "# STRING STRING"]
     out += ["%d %s" % (i + 1, w) for i, w in enumerate(words)]
     return out + [""]
 

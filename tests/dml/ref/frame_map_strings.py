@@ -19,15 +19,16 @@ def ap(f):
 
 lines = []
 lines += fstr([ap(lambda x: x.upper())], ["STRING"])
-lines += fstr([ap(len)], ["INT64"])
+# map() returns STRING columns (Java's String.valueOf), as SystemDS
+lines += fstr([ap(lambda x: str(len(x)))], ["STRING"])
 lines += fstr([ap(lambda x: x[:3] if len(x) >= 3 else x)], ["STRING"])
 lines += fstr([ap(lambda x: x.strip().split(" ")[0])], ["STRING"])
 lines += fstr([ap(lambda x: re.sub(r"[^a-zA-Z]", "_", x))], ["STRING"])
-lines += fstr([ap(lambda x: "th" in x.lower())], ["BOOLEAN"])
+lines += fstr([ap(lambda x: "true" if "th" in x.lower() else "false")], ["STRING"])
 lines += fstr([ap(lambda x: None if x == "" else x[0] + "|" + str(len(x.strip())))], ["STRING"])
 N = ["12", "-3", "40", "7"]
 P = [int(x) * 2 + 1 for x in N]
-lines += fstr([P], ["INT64"])
+lines += fstr([[str(p) for p in P]], ["STRING"])
 wmat("P", P)
 wmat("Q", [math.sqrt(abs(float(x))) for x in N])
 G = [["ab", "cd", "ef"], ["1", "2", "3"]]
