@@ -493,6 +493,12 @@ void cg_outer_inputs(const CPlan *p, int *u, int *v, int *side);
 /* h: the H_SPOOF hop (its inputs carry the plan's size estimates; may
  * be NULL). */
 int cg_op_exec(CgContext *c, CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e);
+/* Is op's kernel ready for this call (compiled; under BRAID_PERTURB also
+ * not drawn as pending)? cg_op_exec_as runs op fused only when ready says
+ * so (and the kernel is there), else through the reference kernels. */
+bool cg_op_ready(CgContext *c, CgOp *op);
+int cg_op_exec_as(CgContext *c, CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e,
+                  bool ready);
 /* The reference path: evaluates the CPlan with the unfused kernels. */
 int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e);
 

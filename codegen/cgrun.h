@@ -73,6 +73,21 @@ const CgStats *cg_stats(const CgContext *c);
  * input as compiled (3 * nin entries, -1 unknown; NULL: none), against
  * which size surprises are judged. *out receives a new value. */
 int cg_exec(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Value *out, BrErr *e);
+/* One decision for the fused operators of one DAG execution
+ * (docs/codegen.md, "One readiness per DAG"): operators of a DAG may
+ * compute a shared subexpression each (redundant plans), and the
+ * reference kernels round differently from the generated code, so a DAG
+ * whose operators ran partly fused and partly unfused (an asynchronous
+ * compile landing between two of them) could compare values that should
+ * be equal (kmeans' D <= rowMins(D) without a hit in a row: NaN
+ * centroids). cg_ready_all: is every operator of handles[0..n) ready
+ * now? The interpreter asks once per execution of a block's code and
+ * runs each of its fused operators with cg_exec_as(..., fused = that
+ * answer): all through their kernels, or all through the reference
+ * kernels. */
+bool cg_ready_all(CgContext *c, void *const *handles, int n);
+int cg_exec_as(CgContext *c, void *op, const int64_t *est, int nin, Value *args, Value *out, BrErr *e,
+               bool fused);
 /* Under -gpu: runs fused operator op on the device when its template
  * has a generator there (Row, Outer, Cell, MAgg: cgen_cl.c,
  * gpu/spoof_cl.c) and its kernel is built (sysds.gpu.async), its

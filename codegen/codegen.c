@@ -295,6 +295,24 @@ int cg_exec(CgContext *c, void *handle, const int64_t *est, int nin, Value *args
     return cg_op_exec(c, op, nin == op->plan->nin ? est : NULL, args, nin, out, e);
 }
 
+bool cg_ready_all(CgContext *c, void *const *handles, int n)
+{
+    bool all = c != NULL;
+    /* every operator is asked (one perturbation draw each, as for calls) */
+    for (int i = 0; i < n; i++)
+        if (!handles[i] || !cg_op_ready(c, handles[i])) all = false;
+    return all;
+}
+
+int cg_exec_as(CgContext *c, void *handle, const int64_t *est, int nin, Value *args, Value *out, BrErr *e,
+               bool fused)
+{
+    CgOp *op = handle;
+    if (!c || !op) return br_err(e, BR_EFAIL, "fused operator is not available");
+    __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
+    return cg_op_exec_as(c, op, nin == op->plan->nin ? est : NULL, args, nin, out, e, fused);
+}
+
 static double arg_cells(const Value *v, bool nnz)
 {
     if (v->kind != V_MATRIX || !v->m) return 0;

@@ -566,10 +566,21 @@ static bool perturbed_pending(const CgOp *op)
     return call < br_perturb_draw(PT_CG_READY, op->plan->hash, w ^ 0x5bd1e995, 24);
 }
 
+bool cg_op_ready(CgContext *c, CgOp *op)
+{
+    return __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1 && !c->opt.interpret &&
+           !(br_perturb_on() && perturbed_pending(op));
+}
+
 int cg_op_exec(CgContext *c, CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e)
 {
-    bool fb = __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1 || c->opt.interpret ||
-              (br_perturb_on() && perturbed_pending(op));
+    return cg_op_exec_as(c, op, est, args, nargs, out, e, cg_op_ready(c, op));
+}
+
+int cg_op_exec_as(CgContext *c, CgOp *op, const int64_t *est, Value *args, int nargs, Value *out, BrErr *e,
+                  bool ready)
+{
+    bool fb = !ready || __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1 || c->opt.interpret;
     int rc = 0;
     SizeChecks sz = c->opt.keep_fused ? SZ_KEEP : c->opt.policy == CG_COST_BASED ? SZ_SURPRISE : SZ_RULES;
     if (!fb) {

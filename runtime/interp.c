@@ -159,6 +159,11 @@ static int check_read(const Instr *in, const Value *args, Value *out, BrErr *e)
     return rc;
 }
 
+/* The fused operators of the code this thread runs now: all through their
+ * kernels, or all unfused (cg_ready_all, set by exec_code before each
+ * instruction, since a call in between runs code of its own). */
+static __thread bool code_fused = true;
+
 static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
 {
     Value *out = &regs[in->out];
@@ -225,7 +230,7 @@ static int exec_instr(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e)
         break;
     case I_FUSED:
         if (!rt->prog->cg || !in->fused) rc = br_err(e, BR_EFAIL, "fused operator '%s' is not available", in->opname);
-        else rc = cg_exec(rt->prog->cg, in->fused, in->est, in->nin, args, out, e);
+        else rc = cg_exec_as(rt->prog->cg, in->fused, in->est, in->nin, args, out, e, code_fused);
         break;
     case I_STITCH: rc = rt_stitch_exec(in, args, out, e); break;
     case I_CALL:
@@ -293,9 +298,17 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     BrErr e;
     int64_t seen = 0;
     bool dist = dist_active() && !rt->no_dist, gpu = gpu_mode() != GPU_OFF;
+    /* one readiness for all fused operators of this execution (cgrun.h:
+     * a DAG's operators may share a subexpression; run partly fused, they
+     * would compute it with different rounding) */
+    bool fused = true;
+    for (int i = 0; i < c->n && rt->prog->cg; i++)
+        if (c->ins[i].kind == I_FUSED && c->ins[i].fused && !cg_ready_all(rt->prog->cg, &c->ins[i].fused, 1))
+            fused = false;
     for (int i = 0; i < c->n && !rc; i++) {
         const Instr *in = &c->ins[i];
         br_err_clear(&e);
+        code_fused = fused;
         int64_t t0 = rt->opt.stats ? br_now_ns() : 0;
         if (in->exec == EX_DIST && !dist && !rt->no_dist && br_exec_mode() == BR_EXEC_DIST) {
             rc = rt_fail(rt, in->span, BR_EFAIL,
@@ -324,7 +337,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         /* the GPU backend where it has the operator (docs/gpu.md); on the
          * CPU, device-only inputs land first */
         if (step == 0 && gpu) step = rt_gpu_step(in, regs, &e);
-        if (step == 0 && gpu && in->kind == I_FUSED) step = rt_gpu_fused(rt->prog->cg, in, regs, &e);
+        if (step == 0 && gpu && in->kind == I_FUSED && fused) step = rt_gpu_fused(rt->prog->cg, in, regs, &e);
         if (step == 0 && gpu) step = rt_gpu_host_inputs(in, regs, &e);
         int xrc = step < 0 ? -1 : step > 0 ? 0
                 : cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)

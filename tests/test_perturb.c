@@ -135,6 +135,64 @@ static void test_kmeans_bits(const char *braid)
     free(ref);
 }
 
+/* One readiness per DAG execution (cgrun.h cg_ready_all): the shape of
+ * SystemDS's kmeans loop with its verbose branch (the branch ends the
+ * block after minD, so P = D <= minD reads both as variables). Under
+ * fuse_all one operator computes D and another recomputes D for
+ * rowMins(D); with per-operator readiness (an asynchronous compile
+ * landing between them, or perturbation seeds 1-5 here) one ran the
+ * generated code and the other the reference kernels, whose products
+ * round differently: rows of D without a value <= minD, NaN centroids,
+ * and in SystemDS's kmeans "index out of bounds: row 7:9 of a dimension
+ * of size 6" (issue 23). Every row must have its nearest centroid under
+ * every seed. */
+static const char *shared_script =
+    "X = rand(rows=40, cols=4, seed=4)\n"
+    "C = X[1:3, ] + 0.01\n"
+    "nohit = 0\n"
+    "for (it in 1:30) {\n"
+    "  D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\n"
+    "  minD = rowMins(D)\n"
+    "  wcss = sum(X ^ 2) + sum(minD)\n"
+    "  if (sum(X) < 0) print(\"wcss \" + wcss)\n"
+    "  P = D <= minD\n"
+    "  nohit = nohit + sum(rowSums(P) == 0)\n"
+    "  P = P / rowSums(P)\n"
+    "  C = (t(P) %*% X) / t(colSums(P))\n"
+    "}\n"
+    "print(\"wcss \" + round(wcss * 1e6))\n"
+    "print(\"rows without a nearest centroid: \" + nohit)\n";
+
+static void test_shared_subexpr(const char *braid)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/shared.dml", dir);
+    t_put(p, shared_script);
+    snprintf(p, sizeof p, "%s/fa.xml", dir);
+    t_put(p, "<root><sysds.codegen.optimizer>fuse_all</sysds.codegen.optimizer></root>\n");
+    char *ref = NULL;
+    for (int seed = 0; seed <= 6; seed++) {
+        char cmd[1024];
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && BRAID_CODEGEN_ASYNC=0 %s%d timeout -s KILL 300 '%s' -config fa.xml -f shared.dml "
+                 ">sout 2>serr",
+                 dir, seed ? "BRAID_PERTURB=" : "BRAID_X=", seed, braid);
+        int st = system(cmd);
+        snprintf(p, sizeof p, "%s/sout", dir);
+        char *out = t_slurp(p, NULL);
+        T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && out &&
+                    strstr(out, "rows without a nearest centroid: 0.0\n"),
+                "shared subexpression, perturbation seed %d: %s", seed, out ? out : "(no output)");
+        if (seed == 0) ref = out;
+        else {
+            T_CHECK(out && ref && !strcmp(out, ref), "seed %d: %s differs from the unperturbed %s", seed,
+                    out ? out : "", ref ? ref : "");
+            free(out);
+        }
+    }
+    free(ref);
+}
+
 int main(void)
 {
     const char *braid = getenv("BRAID");
@@ -180,6 +238,7 @@ int main(void)
     free(out);
     free(err);
     free(ref);
+    test_shared_subexpr(braid);
     test_kmeans_bits(braid);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
