@@ -57,6 +57,10 @@ static void print_stats(Rt *rt, const BraidRunOptions *o, int64_t t_start, int64
     fprintf(stdout, "Total compilation time:\t\t%.3f sec.\n", (double)(t_compiled - t_start) / 1e9);
     fprintf(stdout, "Total execution time:\t\t%.3f sec.\n", (double)(t_end - t_compiled) / 1e9);
     fprintf(stdout, "Number of threads:\t\t%d\n", br_threads());
+    int64_t teams, kept;
+    br_par_counts(&teams, &kept);
+    fprintf(stdout, "Kernel thread teams:\t\t%lld forked, %lld kept on one thread (machine crowded)\n",
+            (long long)teams, (long long)kept);
     rt_print_stats(rt, stdout, o->stats_top > 0 ? o->stats_top : 10);
     cg_print_stats(rt->prog->cg, stdout);
     cla_print_stats(&rt->cla, stdout);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,6 +191,70 @@ void br_set_threads(int n)
      * machine (a seed's choices must not depend on its core count) */
     if (br_perturb_on()) n = 1 + (int)br_perturb_draw(PT_THREADS, 0, 0, 8);
     g_threads = n < BR_MAX_THREADS ? n : BR_MAX_THREADS;
+}
+
+/* br_par's view of the machine: crowded or not, looked at again after
+ * g_crowd_next; g_crowd_pin: BRAID_CROWDED (-1: measured). */
+static _Atomic int64_t g_crowd_next;
+static _Atomic int g_crowded;
+static _Atomic int g_crowd_pin = -2;
+static _Atomic int64_t g_par_teams, g_par_kept;
+
+/* Runnable tasks of the whole machine (the 4th field of /proc/loadavg,
+ * "running/total"); -1 when unknown. */
+static long runnable_tasks(void)
+{
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return -1;
+    double l1, l5, l15;
+    long run = -1, total;
+    if (fscanf(f, "%lf %lf %lf %ld/%ld", &l1, &l5, &l15, &run, &total) != 5) run = -1;
+    fclose(f);
+    return run;
+}
+
+static bool machine_crowded(void)
+{
+    int pin = atomic_load_explicit(&g_crowd_pin, memory_order_relaxed);
+    if (pin == -2) {
+        const char *e = getenv("BRAID_CROWDED");
+        pin = e && (*e == '0' || *e == '1') ? *e - '0' : -1;
+        atomic_store_explicit(&g_crowd_pin, pin, memory_order_relaxed);
+    }
+    if (pin >= 0) return pin;
+    int64_t now = br_now_ns();
+    if (now >= atomic_load_explicit(&g_crowd_next, memory_order_relaxed)) {
+        atomic_store_explicit(&g_crowd_next, now + 20000000, memory_order_relaxed);
+        long run = runnable_tasks(), cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        /* braid's own runnable threads: its team and a BLAS team spinning
+         * after a call, 2 per thread at most */
+        atomic_store_explicit(&g_crowded, run > 0 && cpus > 0 && run > cpus + 2L * br_threads(),
+                              memory_order_relaxed);
+    }
+    return atomic_load_explicit(&g_crowded, memory_order_relaxed);
+}
+
+bool br_par(double work)
+{
+    if (work < BR_PAR_MIN || br_threads() < 2) return false;
+    if (work < BR_PAR_CROWDED_MIN && machine_crowded()) {
+        atomic_fetch_add_explicit(&g_par_kept, 1, memory_order_relaxed);
+        return false;
+    }
+    atomic_fetch_add_explicit(&g_par_teams, 1, memory_order_relaxed);
+    return true;
+}
+
+void br_par_pin(int crowded)
+{
+    atomic_store_explicit(&g_crowd_pin, crowded < 0 ? -1 : crowded > 0, memory_order_relaxed);
+    atomic_store_explicit(&g_crowd_next, 0, memory_order_relaxed);
+}
+
+void br_par_counts(int64_t *teams, int64_t *crowded)
+{
+    *teams = atomic_load_explicit(&g_par_teams, memory_order_relaxed);
+    *crowded = atomic_load_explicit(&g_par_kept, memory_order_relaxed);
 }
 
 int64_t br_now_ns(void)

@@ -61,6 +61,24 @@ void br_set_threads(int n);       /* n <= 0: all cores; capped at BR_MAX_THREADS
 #define BR_MAX_THREADS 1024
 /* Minimum work (cells) before a kernel goes parallel. */
 #define BR_PAR_MIN 65536
+/* Minimum work before a kernel forks a team while the machine is
+ * crowded (br_par). */
+#define BR_PAR_CROWDED_MIN (1 << 20)
+/* Whether a kernel's parallel region over `work` cells forks a team:
+ * work >= BR_PAR_MIN and more than one thread, and, while the machine is
+ * crowded (more runnable tasks than cores beyond what braid's own teams
+ * account for, /proc/loadavg looked at every 20 ms), work >=
+ * BR_PAR_CROWDED_MIN: a region of a few hundred microseconds would wait a
+ * scheduler time slice for its team's members (docs/perf.md). Kernels
+ * that use it give the same results with any team size. BRAID_CROWDED=1
+ * or 0 pins the crowded state (tests). Thread-safe. */
+bool br_par(double work);
+/* Counts since the start: regions br_par let fork, and regions it kept on
+ * one thread because the machine was crowded (-stats). */
+void br_par_counts(int64_t *teams, int64_t *crowded);
+/* Pins the crowded state (1 or 0; -1: measured again), as BRAID_CROWDED
+ * does (tests). */
+void br_par_pin(int crowded);
 
 /* The local memory budget (bytes): 70% of physical memory. Operations
  * whose least memory exceeds it run distributed (execution type EX_DIST). */

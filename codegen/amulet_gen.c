@@ -760,6 +760,12 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
              * work on a loaded machine; with AVX2's smaller tiles the
              * same result is two tiles of a few thousand iterations */
             int nt = am_team(ntile * nsl, kcb, mr, nr, d->threads);
+            /* on a crowded machine a block under about a millisecond
+             * (br_par: 2^20 cells of a pass, some 8 (i,j,k) iterations
+             * each; am_team alone decides otherwise) runs on one thread:
+             * its team would wait a scheduler time slice for a core (same
+             * tiles, same order: same bits) */
+            if (nt > 1 && !br_par(BR_MAX((double)BR_PAR_MIN, (double)ntile * nsl * kcb * mr * nr / 8))) nt = 1;
             bool pre = prepacked(d, kb, kcb, kc, jb, j1);
             int64_t npad = (b->n[tj] + nr - 1) / nr * nr;
 #pragma omp parallel num_threads(nt) if (nt > 1)

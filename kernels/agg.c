@@ -47,7 +47,7 @@ static KKahan bsum(const double *x, int64_t n, int mode, double m, bool par)
             kmerge(&k, L->ksum(x + b * FB, BR_MIN(FB, n - b * FB), mode, m));
         return k;
     }
-#pragma omp parallel for num_threads(br_threads()) if (n >= BR_PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(br_threads()) if (br_par(n)) schedule(static)
     for (int64_t b = 0; b < nb; b++)
         parts[b] = L->ksum(x + b * FB, BR_MIN(FB, n - b * FB), mode, m);
     for (int64_t b = 0; b < nb; b++) kmerge(&k, parts[b]);
@@ -85,7 +85,7 @@ static double bmmp(OpCode op, const double *x, int64_t n, bool par)
     double *parts = par ? br_malloc((size_t)nb * sizeof(double)) : NULL;
     double r = 0;
     if (parts) {
-#pragma omp parallel for num_threads(br_threads()) if (n >= BR_PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(br_threads()) if (br_par(n)) schedule(static)
         for (int64_t b = 0; b < nb; b++)
             parts[b] = L->minmaxprod(op, x + b * FB, BR_MIN(FB, n - b * FB));
     }
@@ -249,7 +249,7 @@ static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
         }
         bounds[nrb] = M;
         for (size_t k = 0; k < cells; k++) { ps[k] = init; pc[k] = 0; }
-#pragma omp parallel for num_threads(br_threads()) if (a->nnz >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(a->nnz)) \
     schedule(static, 1)
         for (int64_t b = 0; b < nrb; b++)
             col_sparse_task(a, bounds[b], bounds[b + 1], cm, m, ps + b * N,
@@ -257,7 +257,7 @@ static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
     } else {
         int64_t ntask = nrb * nck, lw = nck == 1 ? L * N : cw;
         bool fail = false;
-#pragma omp parallel num_threads(br_threads()) if (M * N >= BR_PAR_MIN)
+#pragma omp parallel num_threads(br_threads()) if (br_par(M * N))
         {
             double *scr = br_malloc((size_t)lw * 3 * sizeof(double));
             if (!scr) {
@@ -281,7 +281,7 @@ static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
             return prod_fix_cols(a, cm, res);
         }
     }
-#pragma omp parallel for num_threads(br_threads()) if (cells >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(cells)) \
     schedule(static)
     for (int64_t j = 0; j < N; j++) {
         double r = init, rc = 0;
@@ -354,7 +354,7 @@ static bool agg_supported(OpCode op)
 static int64_t nnz_par(const double *x, int64_t n)
 {
     int64_t c = 0;
-#pragma omp parallel for num_threads(br_threads()) if (n >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(n)) \
     reduction(+:c) schedule(static)
     for (int64_t i = 0; i < n; i++) c += x[i] != 0;
     return c;
@@ -381,7 +381,7 @@ static void row_op(OpCode op, const MB *a, double *res)
     int64_t work = a->sparse ? a->nnz + M : M * N;
     if (!a->sparse && N < 4 * KL && (op == OP_SUM || op == OP_SUMSQ || op == OP_MEAN)) {
         int64_t nch = (M + 4095) / 4096;
-#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
     schedule(static)
         for (int64_t t = 0; t < nch; t++) {
             int64_t r0 = t * 4096, r1 = BR_MIN(M, r0 + 4096);
@@ -394,21 +394,21 @@ static void row_op(OpCode op, const MB *a, double *res)
     if (!a->sparse && N <= 64 &&
         (op == OP_AMIN || op == OP_AMAX || op == OP_IDXMIN || op == OP_IDXMAX)) {
         int64_t nch = (M + 4095) / 4096;
-#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
     schedule(static)
         for (int64_t t = 0; t < nch; t++)
             leaf()->rows_minmax(op, a->d, N, t * 4096, BR_MIN(M, t * 4096 + 4096), res);
         return;
     }
     if (!a->sparse) {
-#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
     schedule(static)
         for (int64_t i = 0; i < M; i++)
             res[i] = idx ? row_idx(a->d + i * N, NULL, N, N, want_max)
                          : seg_agg(op, a->d + i * N, N, 0, false);
         return;
     }
-#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
     schedule(dynamic, 64)
     for (int64_t i = 0; i < M; i++) {
         int64_t k = a->rp[i], len = a->rp[i + 1] - k;
@@ -514,7 +514,7 @@ MB *k_cum(OpCode op, const MB *a, BrErr *e)
     MB *out = mb_dense_uninit(M, N, e);
     if (!out) return NULL;
     int64_t nck = (N + CUMW - 1) / CUMW;
-#pragma omp parallel for num_threads(br_threads()) if (M * N >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(M * N)) \
     schedule(dynamic, 1)
     for (int64_t t = 0; t < nck; t++)
         cum_task(op, a, out->d, t * CUMW, BR_MIN(CUMW, N - t * CUMW));

@@ -71,7 +71,7 @@ static MB *sp_map(const MB *a, const FlatFn *f, BrErr *e)
     if (nnz) memcpy(out->ci, a->ci, (size_t)nnz * sizeof(int32_t));
     int64_t nch = (nnz + FLAT_CHUNK - 1) / FLAT_CHUNK, kept = 0;
     const KEwLeaf *L = leaf();
-#pragma omp parallel for num_threads(br_threads()) if (nnz >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(nnz)) \
     reduction(+:kept) schedule(static)
     for (int64_t t = 0; t < nch; t++) {
         int64_t k0 = t * FLAT_CHUNK, w = BR_MIN(FLAT_CHUNK, nnz - k0);
@@ -122,7 +122,7 @@ static MB *sp_finish(MB *out, SpBuf *bufs, int64_t nch, int64_t rc, bool fail,
         int64_t nnz = out->rp[out->rows];
         if (mb_sp_reserve(out, nnz, e)) fail = true;
         else {
-#pragma omp parallel for num_threads(br_threads()) if (nnz >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(nnz)) \
     schedule(static)
             for (int64_t ch = 0; ch < nch; ch++) {
                 int64_t off = out->rp[ch * rc];
@@ -287,7 +287,7 @@ static MB *dense_drive(OpCode op, const Opnd *a, const Opnd *b, int64_t M,
     int64_t nck = (C + cw - 1) / cw, ntask = R * nck, nnz = 0;
     double *od = out->d;
     const KEwLeaf *L = leaf();
-#pragma omp parallel for num_threads(br_threads()) if (M * N >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(M * N)) \
     reduction(+:nnz) schedule(static)
     for (int64_t t = 0; t < ntask; t++) {
         double bufa[CW], bufb[CW];
@@ -438,7 +438,7 @@ static MB *sparse_drive(OpCode op, int cls, const Opnd *a, const Opnd *b,
     if (!bufs) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
     int64_t work = opnd_nnz(a, M, N) + opnd_nnz(b, M, N) + M;
     bool fail = false;
-#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
     schedule(dynamic)
     for (int64_t ch = 0; ch < nch; ch++) {
         SpBuf *sb = &bufs[ch];
@@ -475,7 +475,7 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e)
         MB *out = mb_dense_uninit(M, N, e);
         if (!out) return NULL;
         int64_t n = M * N, nch = (n + FLAT_CHUNK - 1) / FLAT_CHUNK, nnz = 0;
-#pragma omp parallel for num_threads(br_threads()) if (n >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(n)) \
     reduction(+:nnz) schedule(static)
         for (int64_t t = 0; t < nch; t++) {
             int64_t k0 = t * FLAT_CHUNK, w = BR_MIN(FLAT_CHUNK, n - k0);
@@ -495,7 +495,7 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e)
     if (!out) return NULL;
     double f0 = ops_unary(op, 0);
     int64_t nnz = 0;
-#pragma omp parallel for num_threads(br_threads()) if (M * N >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(M * N)) \
     reduction(+:nnz) schedule(static)
     for (int64_t i = 0; i < M; i++) {
         double *o = out->d + i * N;
@@ -613,7 +613,7 @@ static MB *ifelse_sparse(const MB *c, const Opnd *a, BrErr *e)
     memcpy(out->rp, c->rp, (size_t)(c->rows + 1) * sizeof(int64_t));
     if (c->nnz) memcpy(out->ci, c->ci, (size_t)c->nnz * sizeof(int32_t));
     bool drop = false;
-#pragma omp parallel for num_threads(br_threads()) if (c->nnz >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(c->nnz)) \
     schedule(static) reduction(||:drop)
     for (int64_t i = 0; i < c->rows; i++) {
         RowV ra = row_view(a, i);
@@ -701,7 +701,7 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
     int64_t nck = (C + CW - 1) / CW, ntask = R * nck, nnz = 0;
     double *od = out->d;
     const KEwLeaf *L = leaf();
-#pragma omp parallel for num_threads(br_threads()) if (M * N >= BR_PAR_MIN) \
+#pragma omp parallel for num_threads(br_threads()) if (br_par(M * N)) \
     reduction(+:nnz) schedule(static)
     for (int64_t t = 0; t < ntask; t++) {
         double buf[3][CW], cbuf[3][CW];

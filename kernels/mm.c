@@ -62,10 +62,21 @@ static void blas_serial(void)
  * output only, so the result is the same either way. */
 #define BLAS_PAR_MIN ((double)(1 << 23))
 
+/* Least multiply-adds of a BLAS call that uses OpenBLAS's threads while
+ * the machine is crowded (br_par): its workers sync by spinning on
+ * sched_yield, and next to other processes a call of 5e8 multiply-adds
+ * (MLogreg's t(X) %*% (w * X) over 50000 x 100, 2 threads, load 35-55)
+ * took about 10x its single-threaded time, with the process mostly off
+ * the CPU. About a second of one core; the result does not depend on
+ * OpenBLAS's thread count (above). */
+#define BLAS_PAR_CROWDED_MIN ((double)(1 << 30))
+
 /* OpenBLAS's thread count for a call of `work` multiply-adds. */
 static void blas_threads_for(double work)
 {
-    if (work < BLAS_PAR_MIN) blas_serial();
+    /* br_par's units are cells of a pass: 2^30 multiply-adds count as
+     * 2^20 when they reach BLAS_PAR_CROWDED_MIN */
+    if (work < BLAS_PAR_MIN || !br_par(BR_MAX((double)BR_PAR_MIN, work / 1024))) blas_serial();
     else k_blas_threads();
 }
 

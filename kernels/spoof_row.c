@@ -299,7 +299,7 @@ done:
 
 static int threads_for(double work, int64_t tasks)
 {
-    if (work < BR_PAR_MIN || tasks < 2) return 1;
+    if (tasks < 2 || !br_par(work)) return 1;
     int t = br_threads();
     return t > tasks ? (int)tasks : t;
 }

@@ -187,7 +187,7 @@ static bool scan_nonfinite(const MB *m)
     const double *x = m->sparse ? m->v : m->d;
     int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
     int bad = 0;
-    #pragma omp parallel for schedule(static) num_threads(br_threads()) if (n >= BR_PAR_MIN) reduction(|:bad)
+    #pragma omp parallel for schedule(static) num_threads(br_threads()) if (br_par(n)) reduction(|:bad)
     for (int64_t i = 0; i < n; i++) bad |= !isfinite(x[i]);
     return bad != 0;
 }

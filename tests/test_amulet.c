@@ -1228,6 +1228,55 @@ static void no_intrinsics_header(void)
     T_CHECK(system(cmd) == 0, "rm %s", dir);
 }
 
+/* A where-loop's blocks on a crowded machine (br_par pinned): 64 x 64 x
+ * 64 makes blocks whose team am_team sizes at 2 threads, under a
+ * millisecond each; crowded they run on one thread, uncrowded they fork
+ * (the counts -stats prints), with the same bits. */
+static void crowded_blocks(void)
+{
+    int nt0 = br_threads();
+    setenv("BRAID_AMULET", "kernel", 1);
+    br_set_threads(2);
+    for (int q = Q1; q <= Q3; q++) {
+        t_seed(7);
+        MB *A = t_gen(64, 64, 1, -1, 1, false), *B = t_gen(64, 64, 1, -1, 1, false);
+        MB *thi = t_gen(64, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, 64, 1, -0.5, 0.5, false);
+        const char *names[] = {"A", "B", "thi", "thj"}, *onames[] = {"R"};
+        MB *ins[] = {A, B, thi, thj};
+        char w[300], src[1000];
+        body(w, sizeof w, q, 1, false, false);
+        snprintf(src, sizeof src,
+                 "dis = matrix(0.5, rows=ncol(B), cols=1)\nR = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                 "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", w);
+        TRun r[2];
+        int64_t teams[2], kept[2];
+        for (int pin = 0; pin < 2; pin++) {
+            int64_t t0, k0;
+            br_par_pin(pin);
+            br_par_counts(&t0, &k0);
+            t_run_dml(src, &t_pols[2].o, 4, names, ins, 1, onames, &r[pin]);
+            br_par_counts(&teams[pin], &kept[pin]);
+            teams[pin] -= t0;
+            kept[pin] -= k0;
+        }
+        br_par_pin(-1);
+        T_CHECK(r[0].rc == 0 && r[1].rc == 0, "crowded where-loop %s: %s", w, r[0].err);
+        T_CHECK(teams[0] > 0 && kept[0] == 0 && kept[1] > 0 && teams[1] < teams[0],
+                "crowded where-loop %s: teams %lld / %lld, kept %lld / %lld", w, (long long)teams[0],
+                (long long)teams[1], (long long)kept[0], (long long)kept[1]);
+        if (r[0].rc == 0 && r[1].rc == 0) {
+            MB *x = mb_to_dense(r[0].out[0].m, &(BrErr){0}), *y = mb_to_dense(r[1].out[0].m, &(BrErr){0});
+            T_CHECK(x && y && !memcmp(x->d, y->d, 64 * 64 * sizeof(double)), "crowded where-loop %s: bits differ", w);
+            mb_release(x);
+            mb_release(y);
+        }
+        t_run_free(&r[0]);
+        t_run_free(&r[1]);
+        for (int i = 0; i < 4; i++) mb_release(ins[i]);
+    }
+    br_set_threads(nt0);
+}
+
 int main(void)
 {
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
@@ -1249,6 +1298,7 @@ int main(void)
     narrow_result();
     tile_major();
     no_intrinsics_header();
+    crowded_blocks();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
         for (int q = Q1; q <= QMAX; q++)

@@ -251,6 +251,41 @@ static void parfor_memory(void)
     remove(cfg);
 }
 
+/* The unfused L2SVM plan on a crowded machine (BRAID_CROWDED=1 pins it):
+ * its line search's vector operations over 70000 rows keep to one thread
+ * (each would otherwise wait a scheduler time slice for its team; with
+ * -threads 2 at load 15 that made L2SVM with codegen off 2.5x slower than
+ * with -threads 1); uncrowded they fork. Same model both ways. */
+static void crowded_l2svm(void)
+{
+    static const char script[] = "X = rand(rows=70000, cols=5, seed=1)\ny = (X %*% matrix(1, 5, 1) > 2.5) + 1\n"
+                                 "w = l2svm(X=X, Y=y, epsilon=1e-12, maxIterations=3)\nprint(sum(w ^ 2))\n";
+    const char *path = "/tmp/braid_test_cli_crowd.dml", *cfg = "/tmp/braid_test_cli_crowd.xml";
+    t_put(path, script);
+    t_put(cfg, "<root><sysds.codegen.enabled>false</sysds.codegen.enabled></root>\n");
+    char cwd[512] = "", out[2][512] = {"", ""};
+    if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
+    long long forked[2] = {-1, -1}, kept[2] = {-1, -1};
+    for (int pin = 0; pin < 2; pin++) {
+        char cmd[1024], line[512];
+        snprintf(cmd, sizeof cmd, "BRAID_CROWDED=%d timeout -s KILL 120 %s%s%s -threads 2 -stats -config %s -f %s 2>&1",
+                 pin, cwd, cwd[0] ? "/" : "", braid_bin(), cfg, path);
+        FILE *f = popen(cmd, "r");
+        while (f && fgets(line, sizeof line, f)) {
+            if (sscanf(line, "Kernel thread teams: %lld forked, %lld kept", &forked[pin], &kept[pin]) == 2) continue;
+            if (!out[pin][0] && (line[0] == '-' || (line[0] >= '0' && line[0] <= '9')))
+                snprintf(out[pin], sizeof out[pin], "%.400s", line);
+        }
+        if (f) pclose(f);
+    }
+    T_CHECK(kept[0] == 0 && forked[0] > 0, "uncrowded l2svm: %lld forked, %lld kept", forked[0], kept[0]);
+    T_CHECK(forked[1] == 0 && kept[1] >= forked[0] / 2 && kept[1] > 0, "crowded l2svm: %lld forked, %lld kept",
+            forked[1], kept[1]);
+    T_CHECK(out[0][0] && strcmp(out[0], out[1]) == 0, "crowded l2svm: models '%s' and '%s'", out[0], out[1]);
+    remove(path);
+    remove(cfg);
+}
+
 int main(void)
 {
     glob_t g;
@@ -312,6 +347,7 @@ int main(void)
     config_files();
     bound_meter();
     parfor_memory();
+    crowded_l2svm();
     if (timeouts) printf("test_cli: %d mutated scripts ran into the 10 s limit (infinite loops they encode)\n", timeouts);
     return t_done("test_cli");
 }

@@ -2,6 +2,7 @@
  * over mb_get, sweeping shapes, sparsity, input formats, broadcasting and
  * thread counts; plus SystemDS's scalar semantics and NaN/Inf handling. */
 #include "t.h"
+#include "kernels/agg.h"
 #include "kernels/ew.h"
 
 #include <math.h>
@@ -424,6 +425,55 @@ static void semantics(void)
     T_CHECK(same(ops_binary(OP_POW, 0, 0), 1), "0^0");
 }
 
+/* br_par on a crowded machine (pinned): a vector operation or sum over
+ * 10^5 cells keeps to one thread; over 2^20 cells and on an uncrowded
+ * machine it forks its team; the results do not change (bit for bit),
+ * and the counts -stats prints follow. Shapes: a column vector, a row
+ * vector, a matrix; dense and with 20% non-zeros. */
+static void crowded_teams(void)
+{
+    BrErr e = {0};
+    static const int64_t shapes[][2] = {{100000, 1}, {1, 100000}, {1000, 100}, {1100000, 1}, {1200, 1000}};
+    br_set_threads(2);
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        for (int sp = 0; sp < 2; sp++) {
+            int64_t M = shapes[s][0], N = shapes[s][1];
+            bool big = M * N >= BR_PAR_CROWDED_MIN;
+            MB *a = rnd(M, N, sp ? 0.2 : 1.0, false), *b = rnd(M, N, sp ? 0.2 : 1.0, false);
+            MB *r[2];
+            double sum[2];
+            for (int pin = 0; pin < 2; pin++) {
+                br_par_pin(pin);
+                int64_t t0, k0, t1, k1;
+                br_par_counts(&t0, &k0);
+                r[pin] = k_binary(OP_MULT, a, b, &e);
+                T_CHECK(r[pin] && k_agg_full(OP_SUM, r[pin], &sum[pin], &e) == 0, "crowded %lldx%lld: %s",
+                        (long long)M, (long long)N, e.msg);
+                br_par_counts(&t1, &k1);
+                /* the sparser inputs may take paths below BR_PAR_MIN */
+                bool ok;
+                if (pin == 0) ok = k1 == k0 && (sp || t1 > t0);
+                else if (!big) ok = t1 == t0 && (sp || k1 > k0);
+                else ok = sp || t1 > t0;
+                T_CHECK(ok,
+                        "crowded=%d %lldx%lld sp %d: teams %lld -> %lld, kept %lld -> %lld", pin, (long long)M,
+                        (long long)N, sp, (long long)t0, (long long)t1, (long long)k0, (long long)k1);
+            }
+            T_MB_EQ(r[1], r[0], 0, "crowded %lldx%lld sp %d: product", (long long)M, (long long)N, sp);
+            T_CHECK(memcmp(&sum[0], &sum[1], sizeof(double)) == 0, "crowded %lldx%lld sp %d: sum %.17g vs %.17g",
+                    (long long)M, (long long)N, sp, sum[0], sum[1]);
+            mb_release(r[0]); mb_release(r[1]); mb_release(a); mb_release(b);
+        }
+    br_set_threads(1);
+    int64_t t0, k0, t1, k1;
+    br_par_counts(&t0, &k0);
+    MB *a = rnd(100000, 1, 1.0, false), *r = k_binary(OP_PLUS, a, a, &e);
+    br_par_counts(&t1, &k1);
+    T_CHECK(t1 == t0 && k1 == k0, "one thread: no team counted");
+    mb_release(r); mb_release(a);
+    br_par_pin(-1);
+}
+
 int main(void)
 {
     op_lists();
@@ -433,6 +483,7 @@ int main(void)
     sweep_scalar();
     sweep_unary();
     sweep_ifelse();
+    crowded_teams();
     br_set_threads(0);
     return t_done("test_ew");
 }

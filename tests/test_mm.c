@@ -824,8 +824,39 @@ static void test_fin_flag(void)
     mb_release(w);
 }
 
+/* A dense product of 512^3 multiply-adds (over BLAS_PAR_MIN, under
+ * BLAS_PAR_CROWDED_MIN) with 2 threads: OpenBLAS's threads when the
+ * machine is not crowded, one thread when it is (br_par pinned; counted
+ * as -stats counts it), the same bits. */
+static void test_blas_crowded(void)
+{
+    BrErr e = {0};
+    int nt0 = br_threads();
+    br_set_threads(2);
+    MB *a = gen(512, 512, 1.0, false, 11), *b = gen(512, 512, 1.0, false, 12), *r[2];
+    int64_t teams[2], kept[2];
+    for (int pin = 0; pin < 2; pin++) {
+        int64_t t0, k0;
+        br_par_pin(pin);
+        br_par_counts(&t0, &k0);
+        r[pin] = k_matmul(a, b, &e);
+        br_par_counts(&teams[pin], &kept[pin]);
+        teams[pin] -= t0;
+        kept[pin] -= k0;
+    }
+    br_par_pin(-1);
+    T_CHECK(r[0] && r[1], "blas crowded: %s", e.msg);
+    T_CHECK(teams[0] == 1 && kept[0] == 0 && teams[1] == 0 && kept[1] == 1,
+            "blas crowded: teams %lld / %lld, kept %lld / %lld", (long long)teams[0], (long long)teams[1],
+            (long long)kept[0], (long long)kept[1]);
+    if (r[0] && r[1]) T_MB_EQ(r[1], r[0], 0, "blas crowded: 512^3 product");
+    mb_release(r[0]); mb_release(r[1]); mb_release(a); mb_release(b);
+    br_set_threads(nt0);
+}
+
 int main(void)
 {
+    test_blas_crowded();
     test_matmul();
     test_matmul_big_sparse();
     test_gemm_blocks();
