@@ -499,6 +499,17 @@ static void test_reliability(void)
         expect_err(P("c.bin"), &o, "negative row start", "invalid sparse structure", NULL, NULL);
     }
     mb_release(m);
+    /* a compressed header of 3.6e10 rows in a 51-byte file (a fuzzer's
+     * find): the reader's per-row marks must not be allocated */
+    static const unsigned char cmb[51] = {'B', 'R', 'A', 'I', 'D', 'M', 'B', '1', 4, 3, 2, 1, 2, 0, 0, 0, 0, 0, 0,
+                                          0, 9, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                          6, 0, 2, 0, 0, 0, 0, 0, 0, 0, 'B'};
+    FILE *f = fopen(P("h.bin"), "wb");
+    T_CHECK(f && fwrite(cmb, 1, sizeof cmb, f) == sizeof cmb, "write h.bin");
+    if (f) fclose(f);
+    o.format = "binary";
+    expect_err(P("h.bin"), &o, "huge compressed header", "memory budget", "h.bin", NULL);
+    o.format = NULL;
 }
 
 /* ---------- csv and text details ---------- */
