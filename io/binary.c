@@ -199,6 +199,12 @@ static MB *read_unc(CRd *r, int64_t rows, int ncols)
         corrupt(r, "bad uncompressed group header");
         return NULL;
     }
+    /* the body must be in the file before a block of its size is allocated */
+    double body = flags ? 8 * ((double)rows + 1) + 12 * (double)nnz : 8 * (double)rows * ncols;
+    if (body > (double)r->left) {
+        corrupt(r, "a part runs past the end");
+        return NULL;
+    }
     MB *m = flags ? mb_sp_alloc(rows, ncols, nnz, r->e) : mb_dense_uninit(rows, ncols, r->e);
     if (!m) return NULL;
     if (!flags) {
@@ -243,6 +249,13 @@ static ClaGroup *read_group(CRd *r, const BinHead *h, uint8_t *seen, uint8_t *he
                  !(enc == CLA_EMPTY && nd) && !(enc == CLA_CONST && nd != 1) && !(enc == CLA_DDC1 && nd > 256) &&
                  !(enc == CLA_UNC && nd);
     if (!encok) { corrupt(r, "bad group header"); return NULL; }
+    /* the columns, dictionary and counts must be in the file before the
+     * group's arrays of those sizes are allocated */
+    uint64_t need = ((uint64_t)nc * 4 + 7) / 8 * 8 + (uint64_t)nd * (uint64_t)nc * 8 + (uint64_t)nd * 8;
+    if (need > r->left) {
+        corrupt(r, "a part runs past the end");
+        return NULL;
+    }
     ClaGroup *g = cla_group_new((ClaEnc)enc, nc, nd);
     int32_t *cols = g ? crd_take(r, (uint64_t)nc, 4) : NULL;
     double *dict = cols ? crd_take(r, (uint64_t)nd * (uint64_t)nc, 8) : NULL;

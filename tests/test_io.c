@@ -455,6 +455,13 @@ static void patch_i64(const char *path, long off, int64_t v)
     if (f) fclose(f);
 }
 
+static void put_bytes(const char *path, const unsigned char *b, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    T_CHECK(f && fwrite(b, 1, n, f) == n, "write %s", path);
+    if (f) fclose(f);
+}
+
 static void test_reliability(void)
 {
     IoReadOpts o;
@@ -499,16 +506,24 @@ static void test_reliability(void)
         expect_err(P("c.bin"), &o, "negative row start", "invalid sparse structure", NULL, NULL);
     }
     mb_release(m);
-    /* a compressed header of 3.6e10 rows in a 51-byte file (a fuzzer's
-     * find): the reader's per-row marks must not be allocated */
-    static const unsigned char cmb[51] = {'B', 'R', 'A', 'I', 'D', 'M', 'B', '1', 4, 3, 2, 1, 2, 0, 0, 0, 0, 0, 0,
-                                          0, 9, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                                          6, 0, 2, 0, 0, 0, 0, 0, 0, 0, 'B'};
-    FILE *f = fopen(P("h.bin"), "wb");
-    T_CHECK(f && fwrite(cmb, 1, sizeof cmb, f) == sizeof cmb, "write h.bin");
-    if (f) fclose(f);
+    /* fuzzers' finds in compressed files whose header sizes the file does
+     * not hold: 3.6e10 rows in 51 bytes (the reader's per-row marks), a
+     * group of 2.6e6 columns and 4096 dictionary entries in 89 bytes (the
+     * group's dictionary); neither may be allocated */
+    static const unsigned char rows_big[51] = {
+        'B', 'R', 'A', 'I', 'D', 'M', 'B', '1', 4, 3, 2, 1, 2, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0, 0,
+        3,   0,   0,   0,   0,   0,   0,   0,   0, 0, 0, 0, 0, 0, 6, 0, 2, 0, 0, 0, 0, 0, 0, 0, 'B'};
+    static const unsigned char dict_big[89] = {
+        0x42, 0x52, 0x41, 0x49, 0x44, 0x4d, 0x42, 0x31, 0x04, 0x03, 0x02, 0x01, 0x02, 0x00, 0x00, 0x00, 0x06, 0x00,
+        0x24, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x28, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x3f, 0xf7, 0xff,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0d, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x03, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xb8, 0x00, 0x00,
+        0x00, 0x00, 0x20, 0x00, 0x01, 0x49, 0x44, 0x4d, 0x42, 0x31, 0x01, 0x02, 0x42, 0x52, 0x41, 0x49, 0x44};
     o.format = "binary";
+    put_bytes(P("h.bin"), rows_big, sizeof rows_big);
     expect_err(P("h.bin"), &o, "huge compressed header", "memory budget", "h.bin", NULL);
+    put_bytes(P("h.bin"), dict_big, sizeof dict_big);
+    expect_err(P("h.bin"), &o, "huge compressed dictionary", "runs past the end", "h.bin", NULL);
     o.format = NULL;
 }
 
