@@ -305,9 +305,9 @@ static MB *read_cmb(int fd, const char *path, const BinHead *h, uint64_t left, B
     int64_t n = *ng;
     free(ng);
     if (n < 0 || n > h->cols) { corrupt(&r, "bad group count"); return NULL; }
-    /* the header's sizes are not bounded by the file (a group of few runs
-     * covers many rows): the reader's per-row and per-column marks must
-     * fit the memory budget before they are allocated */
+    /* the rows are not bounded by the file (one run covers many): the
+     * reader's per-row and per-column marks must fit the memory budget
+     * before they are allocated */
     double marks = (double)h->rows + (double)h->cols + 2, budget = br_mem_budget();
     if (marks > budget) {
         br_err(e, BR_ENOMEM, "read %s: a compressed %lldx%lld matrix needs %.1f GB to check, more than the "
@@ -315,6 +315,8 @@ static MB *read_cmb(int fd, const char *path, const BinHead *h, uint64_t left, B
                budget / 1e9);
         return NULL;
     }
+    /* every column is in one group's column list (4 bytes each) */
+    if ((uint64_t)h->cols * 4 > r.left) { corrupt(&r, "more columns than the groups can list"); return NULL; }
     ClaGroup **gs = br_calloc((size_t)n + 1, sizeof *gs);
     uint8_t *seen = br_calloc((size_t)h->cols + 1, 1), *held = br_malloc((size_t)h->rows + 1);
     bool ok = gs && seen && held;
