@@ -99,37 +99,163 @@ static bool exec_mode(const char *s, BrExecMode *m)
 
 static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_t t_start);
 
-/* Under mpirun, rank 0 reads the script file once and every rank gets
- * its text (dist_share), so that workers load the very script rank 0
- * compiled (shipped plans name its statements by position) and need no
- * access to the file: it may live on rank 0's machine only, or be gone
- * or changed by the time a worker loads it. */
-static struct { bool shared; char *text; int64_t len; char *canon; } g_script;
+/* The front end's options of a run. */
+static LangOptions lang_options(const BraidRunOptions *o)
+{
+    LangOptions lo = {.builtin_dir = o->builtin_dir ? o->builtin_dir : "scripts/builtin",
+                      .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};
+    return lo;
+}
+
+/* Under mpirun, rank 0 reads the script file and the files it source()s
+ * once, and every rank gets their texts (dist_share), so that workers
+ * load the very program rank 0 compiled (shipped plans name its
+ * statements by position) and need no access to the files: they may
+ * live on rank 0's machine only, or be gone or changed by the time a
+ * worker loads them. Rank 0 loads the program here (ast and d, which
+ * run_control takes) and sends the main text, its canonical path, and
+ * the source()d files (lang_source) packed as path, canonical path and
+ * text each, every string an 8-byte length (-1: none) and its bytes. */
+static struct {
+    bool shared;
+    char *text, *canon, *pack;
+    int64_t len;
+    LangSource *src;   /* workers: the source()d files received */
+    int nsrc;
+    Program *ast;      /* rank 0: the program loaded, for run_control */
+    Diag *d;
+} g_script;
+
+static char *pack_str(char *w, const char *p, int64_t n)
+{
+    memcpy(w, &n, sizeof n);
+    w += sizeof n;
+    if (n > 0) memcpy(w, p, (size_t)n);
+    return n > 0 ? w + n : w;
+}
+
+/* The source()d files of rank 0's program, packed (malloc'd, *n bytes;
+ * NULL when out of memory). */
+static char *pack_sources(const Program *ast, int64_t *n)
+{
+    int k = ast ? lang_nsources(ast) : 0;
+    *n = 0;
+    for (int i = 0; i < k; i++) {
+        LangSource s = lang_source(ast, i);
+        *n += 3 * (int64_t)sizeof(int64_t) + (int64_t)strlen(s.path) + (s.canon ? (int64_t)strlen(s.canon) : 0)
+            + (int64_t)s.len;
+    }
+    char *buf = malloc((size_t)*n + 1), *w = buf;
+    for (int i = 0; w && i < k; i++) {
+        LangSource s = lang_source(ast, i);
+        w = pack_str(w, s.path, (int64_t)strlen(s.path));
+        w = pack_str(w, s.canon, s.canon ? (int64_t)strlen(s.canon) : -1);
+        w = pack_str(w, s.text, (int64_t)s.len);
+    }
+    return buf;
+}
+
+/* g_script.src from the pack received (NUL-terminated copies). False
+ * when it is malformed or memory ran out. */
+static bool unpack_sources(const char *b, int64_t n)
+{
+    int cap = 0;
+    for (int64_t at = 0; at < n;) {
+        char *f[3] = {NULL, NULL, NULL};
+        int64_t l[3] = {0, 0, 0};
+        bool ok = true;
+        for (int j = 0; ok && j < 3; j++) {
+            ok = n - at >= (int64_t)sizeof l[j];
+            if (ok) memcpy(&l[j], b + at, sizeof l[j]);
+            at += (int64_t)sizeof l[j];
+            ok = ok && l[j] <= n - at && (l[j] >= 0 || j == 1);
+            if (ok && l[j] >= 0 && (ok = (f[j] = malloc((size_t)l[j] + 1)) != NULL)) {
+                memcpy(f[j], b + at, (size_t)l[j]);
+                f[j][l[j]] = 0;
+                at += l[j];
+            }
+        }
+        if (ok && g_script.nsrc == cap) {
+            LangSource *nv = realloc(g_script.src, (size_t)(cap ? 2 * cap : 8) * sizeof *nv);
+            if ((ok = nv != NULL)) {
+                g_script.src = nv;
+                cap = cap ? 2 * cap : 8;
+            }
+        }
+        if (!ok) {
+            for (int j = 0; j < 3; j++) free(f[j]);
+            return false;
+        }
+        g_script.src[g_script.nsrc++] = (LangSource){f[0], f[1], f[2], (size_t)l[2]};
+    }
+    return true;
+}
 
 static void share_script(const BraidRunOptions *o)
 {
     if (!dist_active() || o->text || !o->file) return;
-    char *text = NULL, *canon = NULL;
+    char *text = NULL, *canon = NULL, *pack = NULL;
     size_t len = 0;
-    if (dist_rank() == 0 && (text = lang_read_script(o->file, &len))) canon = realpath(o->file, NULL);
-    int64_t n, cn;
+    int64_t pn = -1, n, cn;
+    if (dist_rank() == 0 && (text = lang_read_script(o->file, &len))) {
+        canon = realpath(o->file, NULL);
+        LangOptions lo = lang_options(o);
+        if ((g_script.d = diag_new())) g_script.ast = lang_load_text(text, len, o->file, canon, &lo, g_script.d);
+        if ((pack = pack_sources(g_script.ast, &pn)) == NULL) pn = -1;
+    }
     g_script.text = dist_share(text, text ? (int64_t)len : -1, &n);
     g_script.canon = dist_share(canon, canon ? (int64_t)strlen(canon) : -1, &cn);
     g_script.len = n;
+    g_script.pack = dist_share(pack, pn, &pn);
+    if (dist_rank() > 0 && g_script.pack && !unpack_sources(g_script.pack, pn)) {
+        fprintf(stderr, "braid: rank %d: out of memory or malformed: the source()d files from rank 0\n", dist_rank());
+        g_script.nsrc = 0;
+    }
     g_script.shared = true;
     free(text);
     free(canon);
+    free(pack);
 }
 
-/* The script: -s text, or the file's text as rank 0 read it, or (rank 0
- * could not read it) the file, whose error rank 0 reports. */
-static Program *load_script(const BraidRunOptions *o, const LangOptions *lo, Diag *d)
+static void unshare_script(void)
 {
-    if (o->text) return lang_load_string(o->text, "<script>", lo, d);
-    if (g_script.shared && g_script.text)
-        return lang_load_text(g_script.text, (size_t)g_script.len, o->file, g_script.canon, lo, d);
+    for (int i = 0; i < g_script.nsrc; i++) {
+        free((char *)g_script.src[i].path);
+        free((char *)g_script.src[i].canon);
+        free((char *)g_script.src[i].text);
+    }
+    free(g_script.src);
+    free(g_script.text);
+    free(g_script.canon);
+    free(g_script.pack);
+    lang_program_free(g_script.ast);
+    diag_free(g_script.d);
+    memset(&g_script, 0, sizeof g_script);
+}
+
+/* The script: -s text; or the program rank 0 loaded when it shared the
+ * script (*d becomes the Diag of that load); or the texts of the script
+ * and its source()d files rank 0 sent; or (rank 0 could not read the
+ * script) the file, whose error rank 0 reports. */
+static Program *load_script(const BraidRunOptions *o, const LangOptions *lo, Diag **d)
+{
+    if (o->text) return lang_load_string(o->text, "<script>", lo, *d);
+    if (g_script.shared && g_script.d) {
+        Program *p = g_script.ast;
+        diag_free(*d);
+        *d = g_script.d;
+        g_script.ast = NULL;
+        g_script.d = NULL;
+        return p;
+    }
+    if (g_script.shared && g_script.text) {
+        LangOptions so = *lo;
+        so.sources = g_script.src;
+        so.nsources = g_script.nsrc;
+        return lang_load_text(g_script.text, (size_t)g_script.len, o->file, g_script.canon, &so, *d);
+    }
     if (g_script.shared && dist_rank() > 0) return NULL;
-    return lang_load_file(o->file, lo, d);
+    return lang_load_file(o->file, lo, *d);
 }
 
 /* Every rank reads the configuration; under mpirun rank 0 runs the
@@ -178,9 +304,7 @@ int braid_run(const BraidRunOptions *o)
     share_script(o);
     int rc = dist_active() && dist_rank() > 0 ? serve_worker(o, &cfg) : run_control(o, &cfg, t_start);
     if (!dist_active() || dist_rank() == 0) dist_finish();
-    free(g_script.text);
-    free(g_script.canon);
-    g_script.text = g_script.canon = NULL;
+    unshare_script();
     return rc;
 }
 
@@ -198,9 +322,9 @@ static RtProgram *worker_program(void *arg, bool full, Diag **dp)
     if (!w->d && !(w->d = diag_new())) return NULL;
     *dp = w->d;
     if (!w->ast && !diag_nerrors(w->d)) {
-        LangOptions lo = {.builtin_dir = o->builtin_dir ? o->builtin_dir : "scripts/builtin",
-                          .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};
-        w->ast = load_script(o, &lo, w->d);
+        LangOptions lo = lang_options(o);
+        w->ast = load_script(o, &lo, &w->d);
+        *dp = w->d;
         if (!w->ast && !diag_nerrors(w->d)) return NULL;
     }
     if (!w->ast || diag_nerrors(w->d)) return NULL;
@@ -240,11 +364,10 @@ static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_
 {
     BraidConfig cfg = *cfgp;
 
-    LangOptions lo = {.builtin_dir = o->builtin_dir ? o->builtin_dir : "scripts/builtin",
-                      .arg_names = o->arg_names, .arg_values = o->arg_values, .nargs = o->nargs};
+    LangOptions lo = lang_options(o);
     Diag *d = diag_new();
     if (!d) { fprintf(stderr, "braid: out of memory\n"); return 1; }
-    Program *ast = load_script(o, &lo, d);
+    Program *ast = load_script(o, &lo, &d);
     RtProgram *prog = compile(ast, d, &cfg, o->explain);
     if (!prog) {
         lang_program_free(ast);

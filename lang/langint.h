@@ -27,6 +27,10 @@ struct LFile {
     bool parse_failed;      /* had syntax errors: not validated */
     bool imports_done;
     bool validated;
+    const char *text;       /* a source()d file's text (arena; NULL for
+                               the main script and library files), for
+                               lang_source */
+    size_t len;
     ParsedFile pf;
     Alias *aliases;
     int naliases;

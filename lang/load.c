@@ -100,6 +100,23 @@ static const char *canonical(Arena *a, const char *path)
     return c;
 }
 
+/* The shipped source()d file (LangOptions.sources) opened by path, if any. */
+static const LangSource *shipped(const Program *p, const char *path)
+{
+    for (int i = 0; path && i < p->opts.nsources; i++)
+        if (p->opts.sources[i].path && !strcmp(p->opts.sources[i].path, path)) return &p->opts.sources[i];
+    return NULL;
+}
+
+/* The canonical path of the file path opens: a shipped file's as rank 0
+ * found it, else the file system's (in the arena; NULL if none). */
+static const char *canon_of(Program *p, const char *path)
+{
+    const LangSource *s = shipped(p, path);
+    if (s) return s->canon ? arena_strdup(p->arena, s->canon) : NULL;
+    return canonical(p->arena, path);
+}
+
 static LFile *find_file_canon(Program *p, const char *canon)
 {
     for (int i = 0; i < p->nfiles; i++)
@@ -169,10 +186,13 @@ static bool parse_into(Program *p, LFile *lf, const char *text, size_t len, Diag
     return true;
 }
 
-/* Loads the existing file at path (canonical canon) as a new LFile. */
+/* Loads the existing file at path (canonical canon) as a new LFile: the
+ * shipped text of that path if there is one, else the file's. A
+ * source()d file keeps its text (lang_source). */
 static LFile *load_new(Program *p, const char *path, const char *canon, bool lib,
                        Diag *d, Span at)
 {
+    const LangSource *sh = lib ? NULL : shipped(p, path);
     LFile *lf = arena_alloc(p->arena, sizeof(LFile));
     if (!lf) {
         oom(d, path);
@@ -187,15 +207,27 @@ static LFile *load_new(Program *p, const char *path, const char *canon, bool lib
         oom(d, path);
         return NULL;
     }
-    size_t len;
-    char *text = read_file(path, &len);
-    if (!text) {
+    size_t len = sh ? sh->len : 0;
+    char *text = sh ? NULL : read_file(path, &len);
+    if (!sh && !text) {
         diag_error(d, at, "cannot read '%s': %s", path, errno == ENOMEM ? "out of memory" : strerror(errno));
         lf->parse_failed = true;
         lf->imports_done = true;
         return lf;
     }
-    bool ok = parse_into(p, lf, text, len, d);
+    const char *src = sh ? sh->text : text;
+    bool ok = true;
+    if (!lib) {
+        char *keep = arena_alloc(p->arena, len + 1);
+        if (keep) {
+            memcpy(keep, src, len);
+            keep[len] = 0;
+            lf->text = keep;
+            lf->len = len;
+        }
+        ok = keep != NULL;
+    }
+    ok = ok && parse_into(p, lf, src, len, d);
     free(text);
     if (!ok) {
         oom(d, path);
@@ -232,12 +264,13 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
         if (p->opts.builtin_dir) cand[nc++] = join(p->opts.builtin_dir, "../", si->path);
         if (p->opts.builtin_dir) cand[nc++] = join(p->opts.builtin_dir, "../../", si->path);
     }
+    /* the file rank 0 found, when its files were shipped: the first
+     * candidate shipped is the first that existed there */
     const char *found = NULL;
-    for (int i = 0; i < nc; i++)
-        if (cand[i] && is_file(cand[i])) {
-            found = cand[i];
-            break;
-        }
+    for (int i = 0; !found && i < nc; i++)
+        if (shipped(p, cand[i])) found = cand[i];
+    for (int i = 0; !found && i < nc; i++)
+        if (cand[i] && is_file(cand[i])) found = cand[i];
     if (!found) {
         if (nplain == 2 && cand[0])
             diag_error(d, si->span, "cannot find source file '%s' (looked for '%s' and '%s')",
@@ -245,7 +278,7 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
         else
             diag_error(d, si->span, "cannot find source file '%s'", si->path);
     } else {
-        const char *canon = canonical(p->arena, found);
+        const char *canon = canon_of(p, found);
         LFile *t = canon ? find_file_canon(p, canon) : NULL;
         if (!t && canon) t = load_new(p, found, canon, false, d, si->span);
         if (t) {
@@ -519,6 +552,8 @@ static Program *program_new(const LangOptions *o)
             pd[i] = o->predefined[i] ? arena_strdup(p->arena, o->predefined[i]) : "";
         p->opts.predefined = pd;
         p->opts.npredefined = np;
+        p->opts.sources = o->nsources > 0 ? o->sources : NULL;
+        p->opts.nsources = o->nsources > 0 && o->sources ? o->nsources : 0;
     }
     return p;
 }
@@ -593,6 +628,26 @@ Program *lang_load_file(const char *path, const LangOptions *o, Diag *d)
     free(canon);
     free(text);
     return p;
+}
+
+int lang_nsources(const Program *p)
+{
+    int n = 0;
+    for (int i = 1; i < p->nfiles; i++) n += p->files[i]->text != NULL;
+    return n;
+}
+
+LangSource lang_source(const Program *p, int i)
+{
+    LangSource s = {0};
+    for (int k = 1; k < p->nfiles; k++) {
+        const LFile *f = p->files[k];
+        if (f->text && i-- == 0) {
+            s = (LangSource){f->path, f->canon, f->text, f->len};
+            break;
+        }
+    }
+    return s;
 }
 
 Program *lang_load_string(const char *text, const char *name, const LangOptions *o, Diag *d)
@@ -730,10 +785,10 @@ Func *lang_find_func(const Program *cp, const char *ns_key, const char *name)
         if (!t && alias) {
             /* eval("path/file.dml::f"): a loaded file named by its path
              * (from the working directory, or the main script's folder) */
-            const char *canon = canonical(p->arena, alias);
+            const char *canon = canon_of(p, alias);
             if (!canon && p->files[0]->dir && alias[0] != '/') {
                 char *rel = join(p->files[0]->dir, alias, "");
-                canon = rel ? canonical(p->arena, rel) : NULL;
+                canon = rel ? canon_of(p, rel) : NULL;
                 free(rel);
             }
             t = canon ? find_file_canon(p, canon) : NULL;

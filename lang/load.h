@@ -8,6 +8,14 @@
 #include "ast.h"
 #include "../base/arena.h"
 
+/* A source()d file as one process loaded it: the path it was opened by
+ * (relative paths as the loader formed them), its canonical path and its
+ * text. */
+typedef struct LangSource {
+    const char *path, *canon, *text;
+    size_t len;
+} LangSource;
+
 typedef struct LangOptions {
     const char *builtin_dir;          /* folder of the DML builtin library
                                          (scripts/builtin); NULL: none */
@@ -17,6 +25,13 @@ typedef struct LangOptions {
     const char *const *predefined;    /* variables bound before the script
                                          runs (embedding API inputs) */
     int npredefined;
+    const LangSource *sources;        /* source()d files as rank 0 read
+                                         them (lang_source): a source() or
+                                         eval("path::f") path that names
+                                         one of these (by its path) loads
+                                         that text, not the file system's;
+                                         must outlive the program */
+    int nsources;
 } LangOptions;
 
 /* Loads the script in file `path` / in `text` (named `name` in messages,
@@ -35,6 +50,12 @@ char *lang_read_script(const char *path, size_t *len);
 Program *lang_load_text(const char *text, size_t len, const char *path, const char *canon,
                         const LangOptions *o, Diag *d);
 void lang_program_free(Program *p);
+/* The source()d files the program loaded (not the main script, not the
+ * builtin library), in load order, with the texts parsed: remote workers
+ * load them as LangOptions.sources instead of reading files they may
+ * not have. Valid while the program is. */
+int lang_nsources(const Program *p);
+LangSource lang_source(const Program *p, int i);
 
 /* The top-level statements of the main script. */
 const Block *lang_main(const Program *p);

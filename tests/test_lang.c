@@ -693,6 +693,25 @@ static void test_loader(void)
                 "a broken library file is not added");
         T_CHECK(lang_find_func(p, "", "nosuch") == NULL, "unknown function");
     }
+    /* the source()d files as loaded (not the main script, not the
+     * library), with their texts: what rank 0 sends its workers */
+    LangSource shipped[2];
+    char *kept[2] = {NULL, NULL};
+    int nsh = p ? lang_nsources(p) : 0;
+    T_CHECK(nsh == 2, "source()d files: %d", nsh);
+    for (int i = 0; i < nsh && i < 2; i++) {
+        LangSource s = lang_source(p, i);
+        size_t l = strlen(s.path);
+        T_CHECK(s.canon && s.text && l > 8 && (!strcmp(s.path + l - 8, "util.dml") || !strcmp(s.path + l - 9, "other.dml")) &&
+                strlen(s.text) == s.len && strstr(s.text, i == 0 ? "twice" : "three = function"),
+                "source()d file %d: %s", i, s.path);
+        kept[i] = malloc(strlen(s.path) + strlen(s.canon) + s.len + 3);
+        if (kept[i]) {
+            char *c = kept[i];
+            shipped[i] = (LangSource){strcpy(c, s.path), strcpy(c + strlen(s.path) + 1, s.canon), NULL, s.len};
+            shipped[i].text = memcpy(c + strlen(s.path) + strlen(s.canon) + 2, s.text, s.len + 1);
+        }
+    }
     lang_program_free(p);
     diag_free(d);
 
@@ -720,6 +739,39 @@ static void test_loader(void)
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         unlink(path);
     }
+    /* the same script with its source()d files gone: loaded from the
+     * texts shipped (the library is still read from builtin_dir: gone
+     * too, so no library call here), found by eval's names and paths */
+    snprintf(path, sizeof path, "%s/main.dml", dir);
+    const char *mtext = "source(\"lib/util.dml\") as u\na = u::twice(2)\n";
+    d = diag_new();
+    p = lang_load_text(mtext, strlen(mtext), path, NULL, &o, d);
+    T_CHECK(!p && diag_nerrors(d) > 0, "source()d files gone: no load without the texts");
+    lang_program_free(p);
+    diag_free(d);
+    if (nsh == 2 && kept[0] && kept[1]) {
+        LangOptions so = o;
+        so.sources = shipped;
+        so.nsources = 2;
+        d = diag_new();
+        p = lang_load_text(mtext, strlen(mtext), path, NULL, &so, d);
+        t = diag_text(d);
+        T_CHECK(p != NULL, "source()d files from the texts shipped:\n%s", t);
+        free(t);
+        if (p) {
+            Func *tw = lang_main(p)->stmts[0]->assign.value->call.func;
+            T_CHECK(tw && !strcmp(tw->name, "twice") && tw->ns && !strcmp(tw->ns, shipped[0].canon),
+                    "a shipped file's function, its namespace the canonical path rank 0 found");
+            T_CHECK(lang_find_func(p, "", "u::twice") == tw && lang_find_func(p, "", "lib/util.dml::twice") == tw,
+                    "eval finds a shipped file's function by alias and by path");
+            T_CHECK(lang_nsources(p) == 2 && !strcmp(lang_source(p, 1).text, shipped[1].text),
+                    "the nested source()d file came from the texts too");
+        }
+        lang_program_free(p);
+        diag_free(d);
+    }
+    free(kept[0]);
+    free(kept[1]);
     rmdir(lib);
     rmdir(bdir);
     rmdir(dir);

@@ -307,6 +307,34 @@ for s in pfwhere pfvalues fused; do
   else bad "script not on workers $s: mpirun failed: $(grep -m 3 error "$tmp/sw/d.out")"; fi
 done
 
+# workers do not read source()d files either: rank 0 sends the texts of
+# the files the script sources with the script's (api/run.c,
+# LangOptions.sources). pfsource.dml sources pfsource/lib.dml, which
+# sources inner.dml next to it; its remote parfor body calls their
+# functions directly and through eval. The workers run in a folder where
+# pfsource/ holds other versions of both files (other constants): a
+# worker that read its own view would compute other numbers. Then with
+# no pfsource/ there at all.
+mkdir -p "$tmp/so/main/pfsource" "$tmp/so/elsewhere/pfsource" "$tmp/so/l" "$tmp/so/none"
+cp "$here/pfsource.dml" "$tmp/so/main/s.dml"
+cp "$here/pfsource/lib.dml" "$here/pfsource/inner.dml" "$tmp/so/main/pfsource/"
+sed 's/+ 3$/+ 40/' "$here/pfsource/inner.dml" > "$tmp/so/elsewhere/pfsource/inner.dml"
+sed 's/X \* s, 0.25/X * s, 9/' "$here/pfsource/lib.dml" > "$tmp/so/elsewhere/pfsource/lib.dml"
+if cmp -s "$here/pfsource/inner.dml" "$tmp/so/elsewhere/pfsource/inner.dml" || cmp -s "$here/pfsource/lib.dml" "$tmp/so/elsewhere/pfsource/lib.dml"; then
+  bad "sourced files not on workers: the decoys equal the files"
+elif ! "$braid" -f "$here/pfsource.dml" -args "$tmp/so/l/" > "$tmp/so/l.out" 2>&1; then
+  bad "sourced files not on workers: local run failed: $(tail -n 3 "$tmp/so/l.out")"
+else
+  for w in elsewhere none; do
+    rm -rf "$tmp/so/d"; mkdir -p "$tmp/so/d"
+    if (cd "$tmp/so/main" && timeout 300 mpirun --oversubscribe -np 1 "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/so/d/" \
+          : -np 2 -wdir "$tmp/so/$w" "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/so/d/") > "$tmp/so/d.out" 2>&1; then
+      compare "sourced files not on workers ($w)" "$tmp/so/l" "$tmp/so/d"
+      if grep -qE "^  parfor +[1-9][0-9]* jobs" "$tmp/so/d.out"; then ok; else bad "sourced files not on workers ($w): no parfor job ran on the workers"; fi
+    else bad "sourced files not on workers ($w): mpirun failed: $(grep -m 3 -i error "$tmp/so/d.out")"; fi
+  done
+fi
+
 # the model prices every job's control messages (headers, and a fused
 # operator's plan the first time: workers keep the plans they got), so
 # that small jobs also agree with it: L2SVM and KMeans with fusion, every
