@@ -117,6 +117,21 @@ static inline int am_team(int64_t tiles, int64_t kc, int mr, int nr, int threads
     return fit < 1 ? 1 : (int)fit;
 }
 
+/* The most parts of a block's team schedule (am_parts). */
+#define AM_MAXPARTS 64
+
+/* The parts a team of nt threads cuts a block's nsl column panels into
+ * (amulet_gen.c run_block): one per thread, each a contiguous range of
+ * panels its thread packs and runs over every tile of rows, so that a
+ * core's L2 holds its 1/nt of the block's (k,j) panels; fewer panels
+ * than threads: one part per panel, its tiles shared. */
+static inline int am_parts(int64_t nsl, int nt)
+{
+    int64_t n = nsl < nt ? nsl : nt;
+    if (n > AM_MAXPARTS) n = AM_MAXPARTS;
+    return n < 1 ? 1 : (int)n;
+}
+
 /* The tile-major schedule of a small result (amulet_gen.c run_split): K
  * cut into this many contiguous chunks, each computed by one thread over
  * all of R's `tiles` register tiles into a private partial result, the
@@ -129,7 +144,7 @@ static inline int am_team(int64_t tiles, int64_t kc, int mr, int nr, int threads
  * chunk has 2 AM_TEAM_WORK iterations (one team for all of K, so twice
  * what a block's team costs is plenty) and 64 values of k; the count
  * depends on the sizes and the thread count only, so the result does
- * too. The planner does not price it (amulet_tpl.c dense_compute). */
+ * too. The planner prices it so (amulet_tpl.c dense_compute). */
 static inline int am_split(int64_t tiles, int64_t K, int mr, int nr, int threads)
 {
     if (tiles >= 4 * threads && am_team(tiles, BR_MIN(K, 256), mr, nr, threads) >= threads) return 1;
