@@ -543,6 +543,19 @@ static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **de
     return 0;
 }
 
+/* mb_recount_nnz of a result, a dense one counted on the threads (when
+ * br_par says so): like the finiteness scan, a serial pass over R after
+ * every loop was a part of the run a second thread did not shorten. */
+static void recount_nnz(MB *m)
+{
+    if (m->sparse) { mb_recount_nnz(m); return; }
+    int64_t n = m->rows * m->cols, c = 0;
+    const double *d = m->d;
+#pragma omp parallel for simd num_threads(br_threads()) if (br_par((double)n)) reduction(+ : c)
+    for (int64_t i = 0; i < n; i++) c += d[i] != 0;
+    m->nnz = c;
+}
+
 /* ---- finiteness (docs/amulet.md, semantics) ---- */
 
 /* The largest magnitude of v[0..n), or INFINITY when one is NaN or
@@ -864,7 +877,7 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
     int n = p->nres;
     free(p);
     for (int q = 0; q < n; q++) {
-        if (!rc) mb_recount_nnz(r[q]);
+        if (!rc) recount_nnz(r[q]);
         res[q] = rc ? NULL : mb_finish(r[q], e);
         if (rc) mb_release(r[q]);
         else if (!res[q]) rc = -1;

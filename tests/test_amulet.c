@@ -1043,6 +1043,19 @@ static void multi(void)
     multi_other();
 }
 
+/* The end of narrow_result and split_price: BRAID_CG_MACHINE back to
+ * keep (the caller's copy, freed; NULL: unset), the two inputs released,
+ * nt0 threads. */
+static void narrow_done(char *keep, MB **ins, int nt0)
+{
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    mb_release(ins[0]);
+    mb_release(ins[1]);
+    br_set_threads(nt0);
+}
+
 /* A narrow result over a long K (k-means' Lloyd step, S = t(P) %*% X
  * with P n x 5 and X n x 10): the kernel's 12 x 16 register tile is one
  * tile, padded and on one thread, so the planner must price the loop by
@@ -1094,12 +1107,7 @@ static void narrow_result(void)
         T_MB_EQ(r0.out[0].m, r1.out[0].m, 2 * (double)n * (double)n * 2.3e-16, "narrow result: the loop against the Row operator");
     t_run_free(&r0);
     t_run_free(&r1);
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
-    mb_release(ins[0]);
-    mb_release(ins[1]);
-    br_set_threads(nt0);
+    narrow_done(keep, ins, nt0);
 }
 
 /* Runs narrow_result's k-means step under pinned machine constants
@@ -1163,12 +1171,7 @@ static void split_price(void)
                 "got %d", in, lo, down);
     }
     k_isa_set(isa0);
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
-    mb_release(ins[0]);
-    mb_release(ins[1]);
-    br_set_threads(nt0);
+    narrow_done(keep, ins, nt0);
 }
 
 /* The tile-major schedule of small results with K long (am_split: K in
