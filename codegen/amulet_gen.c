@@ -815,6 +815,19 @@ static void run_tile(const Drv *d, double *apk, AmArgs *gp, int64_t *packed, int
     *gp = g;
 }
 
+/* A core's L2 in bytes (sysconf; 1 MiB when it does not say). */
+static double l2_bytes(void)
+{
+    static long have;   /* 0: not asked yet */
+    long v = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (!v) {
+        v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        if (v <= 0) v = 1L << 20;
+        __atomic_store_n(&have, v, __ATOMIC_RELAXED);
+    }
+    return (double)v;
+}
+
 /* One block: rows [i0, i1), columns [j0, j1), k in [k0, k1), kc x nc
  * tiles; pack: (i,k) operands packed (else read with strides). */
 static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1, int64_t kc,
@@ -841,19 +854,22 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
              * tiles, same order: same bits) */
             if (nt > 1 && !br_par(BR_MAX((double)BR_PAR_MIN, (double)ntile * nsl * kcb * mr * nr / 8))) nt = 1;
             bool pre = prepacked(d, kb, kcb, kc, jb, j1);
-            /* the team's schedule (am_parts): the block's column panels
-             * cut into `parts` contiguous parts, part q owned by thread
-             * q, which packs its panels and runs them for every tile of
-             * rows (the tile's (i,k) values stay in L1 across its
-             * panels, the part's panels in its core's L2 across the
-             * tiles: each core holds 1/nt of the block, where a shared
-             * pool of (tile, panel) chunks made every core stream all of
-             * it); next[q]: part q's next tile, which a thread done with
-             * its own part takes too (a thread that lost its core on a
-             * shared machine does not hold the block). Each (tile,
-             * panel) is computed whole by one thread: the same bits
-             * under any schedule. */
-            int parts = am_parts(nsl, nt);
+            /* the team's schedule (am_parts): where the block's panels
+             * overflow L2, its column panels cut into `parts` contiguous
+             * parts, part q owned by thread q, which packs its panels
+             * and runs them for every tile of rows (the tile's (i,k)
+             * values stay in L1 across its panels, the part's panels in
+             * its core's L2 across the tiles: each core holds 1/nt of
+             * the block, where a shared pool of (tile, panel) chunks made
+             * every core stream all of it); else one part, whole tiles
+             * to the threads. next[q]: part q's next tile, which a
+             * thread done with its own part takes too (a thread that
+             * lost its core on a shared machine does not hold the
+             * block). Each (tile, panel) is computed whole by one
+             * thread: the same bits under any schedule. */
+            double bytes = 0;
+            for (int l = 0; l < p->nleaf; l++) bytes += d->cls[l] == LC_B ? (double)kcb * (double)(nsl * nr) * 8 : 0;
+            int parts = am_parts(nsl, nt, bytes > l2_bytes());
             int64_t next[AM_MAXPARTS];
             for (int q = 0; q < parts; q++) next[q] = 0;
 #pragma omp parallel num_threads(nt) if (nt > 1)

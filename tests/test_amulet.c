@@ -1413,10 +1413,12 @@ int main(void)
             setenv("BRAID_AMULET", "kernel", 1);
         }
     /* the search itself (sub-tasks over k-slices and column panels with
-     * every operand class, then the rest), 1 and 2 threads */
+     * every operand class, then the rest), 1-3 threads (its blocks of
+     * kc 512 x nc 805 overflow L2: the teams' column parts, am_parts,
+     * 3 threads: parts of unequal width) */
     setenv("BRAID_AMULET", "search", 1);
     k_isa_set(k_isa_cpu());
-    for (int nt = 1; nt <= 2; nt++) {
+    for (int nt = 1; nt <= 3; nt++) {
         br_set_threads(nt);
         snprintf(what, sizeof what, "search, %d threads", nt);
         check(Q1, 2, false, false, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
