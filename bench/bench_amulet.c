@@ -20,13 +20,20 @@
  *            ports at the clock measured here (a chain of dependent adds,
  *            alternated with the other sides in each repetition, the
  *            highest of the row: the least disturbed), times the threads
- * and the 2-thread scaling of braid (t1/t2). A last row per thread count
+ * and the 2-thread scaling (rows of 2 threads): t1/t2, braid's time on 1
+ * thread over 2 (the aim: 1.8); bl1/2, dgemm's in the same run (the
+ * machine's scaling of FMA-bound code with packing: a ceiling that is the
+ * hardware's, not braid's); sc/bl, braid's scaling over dgemm's; cpu21,
+ * braid's process CPU time on 2 threads over 1 (best of the repetitions:
+ * 1.00 when the split adds no work, spinning at barriers and idling in
+ * imbalance included; on a shared machine it also holds contention);
+ * bcpu21, dgemm's. A last row per thread count
  * times three results in one where-loop (R += A*B, C += (A*B > 0.25),
  * S min= A + B: one nest, one kernel) against the same three as three
  * where-loops (sep/b), dgemm and the shared kernel's bound. Not part of
  * the tests.
  *
- *   build/bench/bench_amulet [n ...]      (default 1024)
+ *   [BENCH_REPS=r] build/bench/bench_amulet [n ...]      (default 1024; r 3)
  *
  * cold_s: the first run of a query (kernel compiled into a fresh plan
  * cache, parameters searched); cc_ms: its kernel's compile time (all of
@@ -45,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void openblas_set_num_threads(int n);
@@ -106,6 +114,16 @@ __attribute__((optimize("O3"), target("arch=x86-64"))) static void peer_generic(
 
 static double now(void) { return omp_get_wtime(); }
 
+/* The process's CPU time, all threads (the 2-thread split's cost in work:
+ * a team that waits spins in CPU time too, so 2-thread CPU over 1-thread
+ * CPU is the work the split adds, barriers and imbalance included). */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* The clock in GHz: a chain of dependent adds (one cycle each). */
 static double clock_ghz(void)
 {
@@ -116,13 +134,16 @@ static double clock_ghz(void)
     return 4.0 * (double)it / (now() - t0) / 1e9;
 }
 
-/* Seconds of OpenBLAS dgemm n x n x n into R. */
-static double time_dgemm(int64_t n, const double *A, const double *B, double *R)
+/* Seconds of OpenBLAS dgemm n x n x n into R; *cpu: its process CPU
+ * seconds (NULL: not wanted). */
+static double time_dgemm(int64_t n, const double *A, const double *B, double *R, double *cpu)
 {
-    double t0 = now();
+    double c0 = cpu_now(), t0 = now();
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, A, (int)n, B, (int)n, 0.0, R,
                 (int)n);
-    return now() - t0;
+    double t = now() - t0;
+    if (cpu) *cpu = cpu_now() - c0;
+    return t;
 }
 
 static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r);
@@ -158,7 +179,7 @@ static void multi_row(CgOptions *cg, int64_t n, int nt, const char **names, MB *
         if (rep > 0) ts = fmin(ts, now() - t0);
         if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
         t_run_free(&r);
-        tg = fmin(tg, time_dgemm(n, ins[0]->d, ins[1]->d, R));
+        tg = fmin(tg, time_dgemm(n, ins[0]->d, ins[1]->d, R, NULL));
     }
     double w = (double)n * n * n / 1e9, bound = 2.0 * rghz / per * nt;
     printf("%-11s %5lld %1d %7.2f (3 results)  separate %7.2f  dgemm %7.2f  bound %7.2f | sep/b %5.2f  b/blas %5.2f  "
@@ -211,13 +232,20 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
     CgOptions cg = t_pols[2].o;
     cg.cachedir = dir;
+    /* BENCH_REPS=r: r runs per query and thread count, the first cold
+     * (traced, not timed), the others alternated with the peers, best of
+     * them (default 3) */
+    int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 3;
+    if (reps < 2) reps = 2;
     double ghz = clock_ghz();
     printf("AMULET benchmark (machine possibly shared; SPR = n^3 / s / 1e9; ratios from the same run)\n");
     printf("clock %.2f GHz (dependent adds), ISA %s, bound = 2 vector ports x clock / ops per iteration x threads\n",
            ghz, k_isa_name(k_isa()));
-    printf("%-11s %5s %1s %7s %7s %7s %7s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s %6s %5s %6s %5s\n", "query", "n",
-           "t", "braid", "lifted", "gcc", "gcc-gen", "dgemm", "numpy", "outer", "bound", "b/gcc", "b/gen", "b/blas",
-           "b/np", "b/outr", "b/bnd", "lift/b", "t1/t2", "cold_s", "cc_ms");
+    printf("%-11s %5s %1s %7s %7s %7s %7s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s %6s %5s %6s %5s | %5s %5s %5s "
+           "%6s\n",
+           "query", "n", "t", "braid", "lifted", "gcc", "gcc-gen", "dgemm", "numpy", "outer", "bound", "b/gcc", "b/gen",
+           "b/blas", "b/np", "b/outr", "b/bnd", "lift/b", "t1/t2", "cold_s", "cc_ms", "bl1/2", "sc/bl", "cpu21",
+           "bcpu21");
     for (int si = 0; si < ns; si++) {
         int64_t n = sizes[si];
         t_seed(7);
@@ -227,7 +255,8 @@ int main(int argc, char **argv)
         double *R = malloc((size_t)(n * n) * sizeof *R);
         const char *names[] = {"A", "B", "thi", "thj", "dis"}, *on[] = {"R"};
         MB *ins[] = {A, B, thi, thj, dis};
-        double t1[NQ] = {0};
+        /* 1-thread times of braid and dgemm (wall, process CPU) */
+        double t1[NQ] = {0}, g1[NQ] = {0}, c1[NQ] = {0}, gc1[NQ] = {0};
         for (int nt = 1; nt <= 2; nt++) {
             br_set_threads(nt);
             openblas_set_num_threads(nt);
@@ -242,14 +271,15 @@ int main(int argc, char **argv)
                 char full[700];
                 snprintf(full, sizeof full, "KS = ncol(A)\n%s", lsrc);
                 double tb = INFINITY, tl = INFINITY, tp = INFINITY, tq = INFINITY, tg = INFINITY, cold = 0,
-                       ccms = 0, per = NAN, rghz = 0;
-                for (int rep = 0; rep < 3; rep++) {
+                       ccms = 0, per = NAN, rghz = 0, cb = INFINITY, cgm = INFINITY;
+                for (int rep = 0; rep < reps; rep++) {
                     rghz = fmax(rghz, clock_ghz());
                     TRun r;
-                    double t0 = now();
+                    double c0 = cpu_now(), t0 = now();
                     if (rep == 0) per = traced_run(src, &cg, names, ins, &r);
                     else t_run_dml(src, &cg, 5, names, ins, 1, on, &r);
                     double t = now() - t0;
+                    if (rep > 0) cb = fmin(cb, cpu_now() - c0);
                     if (r.rc) { fprintf(stderr, "%s\n", r.err); return 1; }
                     if (rep == 0) {
                         cold = t;
@@ -270,7 +300,9 @@ int main(int argc, char **argv)
                     t0 = now();
                     peer_generic(q, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
                     tq = fmin(tq, now() - t0);
-                    tg = fmin(tg, time_dgemm(n, A->d, B->d, R));
+                    double cg1;
+                    tg = fmin(tg, time_dgemm(n, A->d, B->d, R, &cg1));
+                    cgm = fmin(cgm, cg1);
                 }
                 double w = (double)n * n * n / 1e9, so = NAN;
                 double snp = numpy_spr(q, n, nt);
@@ -287,12 +319,14 @@ int main(int argc, char **argv)
                     t_run_free(&r);
                 }
                 double sb = w / tb, bound = 2.0 * rghz / per * nt;
-                if (nt == 1) t1[q] = tb;
+                if (nt == 1) t1[q] = tb, g1[q] = tg, c1[q] = cb, gc1[q] = cgm;
+                bool two = nt == 2;
                 printf("%-11s %5lld %1d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.3f %7.2f | %6.2f %6.2f %6.2f %6.2f %6.0f "
-                       "%6.2f %6.2f %5.2f %6.2f %5.0f\n",
+                       "%6.2f %6.2f %5.2f %6.2f %5.0f | %5.2f %5.2f %5.2f %6.2f\n",
                        qname[q], (long long)n, nt, sb, w / tl, w / tp, w / tq, w / tg, snp, so, bound,
                        tp / tb, tq / tb, tg / tb, sb / snp, sb / so, sb / bound, tb / tl,
-                       nt == 2 ? t1[q] / tb : NAN, cold, ccms);
+                       two ? t1[q] / tb : NAN, cold, ccms, two ? g1[q] / tg : NAN,
+                       two ? (t1[q] / tb) / (g1[q] / tg) : NAN, two ? cb / c1[q] : NAN, two ? cgm / gc1[q] : NAN);
                 fflush(stdout);
             }
             multi_row(&cg, n, nt, names, ins, R);

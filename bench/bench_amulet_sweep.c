@@ -10,6 +10,9 @@
  *    searches' choices / best of the grid (the grid holds the adaptive choice
  *    too, so a ratio below 1 is the noise of the machine; BENCH_REPS=r:
  *    best of r instead of 5).
+ *    With 2 threads or more, then per query the scaling of the grid's
+ *    best and of the first search's parameters (1 thread over N, wall
+ *    clock, alternated) against OpenBLAS dgemm's in the same run.
  * 2. The sparse kernel (a sparse A read by its CSR rows, A[i,k] and the
  *    transposed A[k,i]) against braid's sparse matrix product (A %*% B,
  *    t(A) %*% B) and the vectorized evaluator (BRAID_AMULET=eval), sides
@@ -22,6 +25,8 @@
 #include "tests/t_dml.h"
 #include "amulet_trace.h"
 
+#include <cblas.h>
+
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -29,6 +34,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+void openblas_set_num_threads(int n);
 
 static double now(void) { return omp_get_wtime(); }
 
@@ -77,6 +84,59 @@ static bool searched(const char *src, CgOptions *cg, const char **names, MB **in
     ok &= r.rc == 0;
     t_run_free(&r);
     return ok;
+}
+
+/* Wall seconds of src pinned to parameters c (BRAID_AMULET_PARAMS) on
+ * nt threads, or -1. */
+static double pinned(const char *src, CgOptions *cg, const char **names, MB **ins, const long long *c, int nt)
+{
+    char pin[80];
+    snprintf(pin, sizeof pin, "%lld %lld %d", c[0], c[1], (int)c[2]);
+    setenv("BRAID_AMULET_PARAMS", pin, 1);
+    setenv("BRAID_AMULET", "kernel", 1);
+    br_set_threads(nt);
+    const char *on[] = {"R"};
+    TRun r;
+    double t0 = now();
+    t_run_dml(src, cg, 5, names, ins, 1, on, &r);
+    double t = now() - t0;
+    if (r.rc) { fprintf(stderr, "%s\n", r.err); t = -1; }
+    t_run_free(&r);
+    unsetenv("BRAID_AMULET_PARAMS");
+    unsetenv("BRAID_AMULET");
+    return t;
+}
+
+/* The 2-thread scaling of the grid's best parameters (gb) and of the
+ * first search's (ad) against OpenBLAS dgemm's, all in wall clock,
+ * alternated, best of reps: t1/tN of each and braid's over dgemm's
+ * (dgemm's scaling is what this machine gives FMA-bound code with
+ * packing: the ceiling braid's split is judged against). */
+static void scaling(const char *src, CgOptions *cg, const char **names, MB **ins, int64_t n, const long long *gb,
+                    const long long *ad, const char *qn, int reps)
+{
+    int nt = br_threads();
+    double tg[2] = {INFINITY, INFINITY}, ta[2] = {INFINITY, INFINITY}, td[2] = {INFINITY, INFINITY};
+    double *C = malloc((size_t)(n * n) * sizeof *C);
+    for (int rep = 0; rep < reps && C; rep++)
+        for (int x = 0; x < 2; x++) {
+            int t = x ? nt : 1;
+            double v = pinned(src, cg, names, ins, gb, t);
+            if (v >= 0) tg[x] = fmin(tg[x], v);
+            v = pinned(src, cg, names, ins, ad, t);
+            if (v >= 0) ta[x] = fmin(ta[x], v);
+            openblas_set_num_threads(t);
+            double t0 = now();
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0, ins[0]->d, (int)n,
+                        ins[1]->d, (int)n, 0.0, C, (int)n);
+            td[x] = fmin(td[x], now() - t0);
+        }
+    br_set_threads(nt);
+    openblas_set_num_threads(nt);
+    free(C);
+    printf("%-12s %d threads over 1 (wall): grid's best %.2f, adaptive %.2f, dgemm %.2f; over dgemm's: %.2f, %.2f\n",
+           qn, nt, tg[0] / tg[1], ta[0] / ta[1], td[0] / td[1], tg[0] / tg[1] / (td[0] / td[1]),
+           ta[0] / ta[1] / (td[0] / td[1]));
 }
 
 static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
@@ -145,6 +205,7 @@ static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
             printf("%-12s %-22s %9.4f %-22s %9.4f %8d %6.3f\n", qn[q], ad, best[si], bs, best[b], nc - NS,
                    best[si] / best[b]);
         }
+        if (br_threads() > 1) scaling(src, cg, names, ins, n, cfg[b], cfg[0], qn[q], reps);
         fflush(stdout);
     }
 }

@@ -543,19 +543,38 @@ static int bind(AmPlan *p, Value *args, int nargs, bool take, AmBind *b, MB **de
     return 0;
 }
 
+/* mb_recount_nnz of a result, a dense one counted on the threads (when
+ * br_par says so): like the finiteness scan, a serial pass over R after
+ * every loop was a part of the run a second thread did not shorten. */
+static void recount_nnz(MB *m)
+{
+    if (m->sparse) { mb_recount_nnz(m); return; }
+    int64_t n = m->rows * m->cols, c = 0;
+    const double *d = m->d;
+#pragma omp parallel for simd num_threads(br_threads()) if (br_par((double)n)) reduction(+ : c)
+    for (int64_t i = 0; i < n; i++) c += d[i] != 0;
+    m->nnz = c;
+}
+
 /* ---- finiteness (docs/amulet.md, semantics) ---- */
 
 /* The largest magnitude of v[0..n), or INFINITY when one is NaN or
  * infinite. */
 static double max_abs_v(const double *v, int64_t n)
 {
+    /* one vectorized pass, on the threads when br_par says so: a serial
+     * scan of both operands (2 n^2 cells) before every product was a part
+     * of the run that a second thread did not shorten */
     double mx = 0;
-    for (int64_t i = 0; v && i < n; i++) {
+    int bad = 0;
+    if (!v) return 0;
+#pragma omp parallel for simd num_threads(br_threads()) if (br_par((double)n)) reduction(max : mx) reduction(| : bad)
+    for (int64_t i = 0; i < n; i++) {
         double a = fabs(v[i]);
-        if (!(a <= DBL_MAX)) return INFINITY;
-        if (a > mx) mx = a;
+        bad |= !(a <= DBL_MAX);
+        mx = a > mx ? a : mx;
     }
-    return mx;
+    return bad ? INFINITY : mx;
 }
 
 /* The same over the cells of dense m. */
@@ -858,7 +877,7 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
     int n = p->nres;
     free(p);
     for (int q = 0; q < n; q++) {
-        if (!rc) mb_recount_nnz(r[q]);
+        if (!rc) recount_nnz(r[q]);
         res[q] = rc ? NULL : mb_finish(r[q], e);
         if (rc) mb_release(r[q]);
         else if (!res[q]) rc = -1;

@@ -740,14 +740,101 @@ static void merge(const Drv *d, const double *ct, int mr, int64_t i0, int64_t j0
     }
 }
 
+/* Tile t of rows (from i0, below i1) and column panel s (from jb,
+ * below j1) of run_block's block at kb (kcb deep): its operands set up in
+ * g, the kernel run, the tile merged into the results. apk: the thread's
+ * buffers (packed (i,k) operands, the kernel's tile, edge copies);
+ * *packed: the tile whose (i,k) values apk holds. */
+static void run_tile(const Drv *d, double *apk, AmArgs *gp, int64_t *packed, int64_t t, int64_t s, int64_t i0,
+                     int64_t i1, int64_t jb, int64_t j1, int64_t kb, int64_t kcb, bool pack, bool pre)
+{
+    const AmPlan *p = d->p;
+    const AmBind *b = d->b;
+    int mr = d->mr, nr = d->nr, ti = d->ti, tj = d->tj, tk = d->tk;
+    int64_t npad = (b->n[tj] + nr - 1) / nr * nr;
+    size_t nl = (size_t)p->nleaf, nres = (size_t)p->nres;
+    AmArgs g = *gp;
+    int64_t ia = i0 + t * mr, js = jb + s * nr;
+    int mrb = (int)BR_MIN(mr, i1 - ia), nrb = (int)BR_MIN(nr, j1 - js);
+    double *ct = apk + (size_t)kcb * mr * nl;
+    double *ijt = ct + (size_t)mr * nr * nres, *ib = ijt + (size_t)mr * nr * nl;
+    g.kc = kcb;
+    g.ct = ct;
+    for (int l = 0; l < p->nleaf; l++) {
+        const int64_t *st = b->st[l];
+        switch (d->cls[l]) {
+        case LC_S: g.p[l] = &b->sval[l]; break;
+        case LC_I:
+            for (int ii = 0; ii < mr; ii++) ib[l * mr + ii] = ii < mrb ? b->base[l][(ia + ii) * st[ti]] : 0;
+            g.p[l] = ib + l * mr;
+            g.rs[l] = 1;
+            break;
+        case LC_J: g.p[l] = d->jpad[l] + js; break;   /* padded from column 0 */
+        case LC_K: g.p[l] = b->base[l] + kb * st[tk]; g.cs[l] = st[tk]; break;
+        case LC_IJ:
+            if (mrb == mr && nrb == nr && st[tj] == 1) {
+                g.p[l] = b->base[l] + ia * st[ti] + js;
+                g.rs[l] = st[ti];
+            } else {
+                double *q = ijt + (size_t)l * mr * nr;
+                for (int ii = 0; ii < mr; ii++)
+                    for (int jj = 0; jj < nr; jj++)
+                        q[ii * nr + jj] = ii < mrb && jj < nrb ? b->base[l][(ia + ii) * st[ti] + (js + jj) * st[tj]] : 0;
+                g.p[l] = q;
+                g.rs[l] = nr;
+            }
+            break;
+        case LC_A:
+            if (pack || mrb < mr) {
+                double *q = apk + (size_t)l * kcb * mr;
+                if (*packed != t) {
+                    for (int64_t kk = 0; kk < kcb; kk++)
+                        for (int ii = 0; ii < mr; ii++)
+                            q[kk * mr + ii] = ii < mrb ? b->base[l][(ia + ii) * st[ti] + (kb + kk) * st[tk]] : 0;
+                }
+                g.p[l] = q;
+                g.rs[l] = 1;
+                g.cs[l] = mr;
+            } else {
+                g.p[l] = b->base[l] + ia * st[ti] + kb * st[tk];
+                g.rs[l] = st[ti];
+                g.cs[l] = st[tk];
+            }
+            break;
+        default:
+            g.p[l] = pre ? d->bfp[l] + kb * npad + (jb / nr + s) * kcb * nr : d->bpk[l] + s * kcb * nr;
+            g.cs[l] = nr;
+            break;
+        }
+    }
+    g.pf = ib + (size_t)mr * nl;
+    if (d->pk && *packed != t) d->pk(&g);
+    *packed = t;
+    d->fn(&g);
+    merge(d, ct, mr, ia, js, mrb, nrb);
+    *gp = g;
+}
+
+/* A core's L2 in bytes (sysconf; 1 MiB when it does not say). */
+static double l2_bytes(void)
+{
+    static long have;   /* 0: not asked yet */
+    long v = __atomic_load_n(&have, __ATOMIC_RELAXED);
+    if (!v) {
+        v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        if (v <= 0) v = 1L << 20;
+        __atomic_store_n(&have, v, __ATOMIC_RELAXED);
+    }
+    return (double)v;
+}
+
 /* One block: rows [i0, i1), columns [j0, j1), k in [k0, k1), kc x nc
  * tiles; pack: (i,k) operands packed (else read with strides). */
 static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1, int64_t kc,
                      int64_t nc, bool pack)
 {
     const AmPlan *p = d->p;
-    const AmBind *b = d->b;
-    int mr = d->mr, nr = d->nr, ti = d->ti, tj = d->tj, tk = d->tk;
+    int mr = d->mr, nr = d->nr;
     for (int64_t kb = k0; kb < k1; kb += kc) {
         int64_t kcb = BR_MIN(kc, k1 - kb);
         for (int64_t jb = j0; jb < j1; jb += nc) {
@@ -767,15 +854,35 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
              * tiles, same order: same bits) */
             if (nt > 1 && !br_par(BR_MAX((double)BR_PAR_MIN, (double)ntile * nsl * kcb * mr * nr / 8))) nt = 1;
             bool pre = prepacked(d, kb, kcb, kc, jb, j1);
-            int64_t npad = (b->n[tj] + nr - 1) / nr * nr;
+            /* the team's schedule (am_parts): where the block's panels
+             * overflow L2, its column panels cut into `parts` contiguous
+             * parts, part q owned by thread q, which packs its panels
+             * and runs them for every tile of rows (the tile's (i,k)
+             * values stay in L1 across its panels, the part's panels in
+             * its core's L2 across the tiles: each core holds 1/nt of
+             * the block, where a shared pool of (tile, panel) chunks made
+             * every core stream all of it); else one part, whole tiles
+             * to the threads. next[q]: part q's next tile, which a
+             * thread done with its own part takes too (a thread that
+             * lost its core on a shared machine does not hold the
+             * block). Each (tile, panel) is computed whole by one
+             * thread: the same bits under any schedule. */
+            double bytes = 0;
+            for (int l = 0; l < p->nleaf; l++) bytes += d->cls[l] == LC_B ? (double)kcb * (double)(nsl * nr) * 8 : 0;
+            int parts = am_parts(nsl, nt, bytes > l2_bytes());
+            int64_t next[AM_MAXPARTS];
+            for (int q = 0; q < parts; q++) next[q] = 0;
 #pragma omp parallel num_threads(nt) if (nt > 1)
             {
+                int me = omp_get_thread_num();
                 /* pack the (k,j) operands: panel s holds kcb rows of nr
-                 * (unless packed for all blocks before: bfp) */
-#pragma omp for schedule(static)
-                for (int64_t s = 0; s < (pre ? 0 : nsl); s++)
-                    for (int l = 0; l < p->nleaf; l++)
-                        if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + s * nr, j1, d->bpk[l] + s * kcb * nr);
+                 * (unless packed for all blocks before: bfp); each part's
+                 * panels by its owner */
+                for (int q = me; q < parts && !pre; q += nt)
+                    for (int64_t s = nsl * q / parts; s < nsl * (q + 1) / parts; s++)
+                        for (int l = 0; l < p->nleaf; l++)
+                            if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + s * nr, j1, d->bpk[l] + s * kcb * nr);
+#pragma omp barrier
                 size_t nl = (size_t)p->nleaf;
                 size_t nres = (size_t)p->nres;
                 double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl +
@@ -787,71 +894,13 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                 int64_t packed = -1;
                 AmArgs g;
                 memset(&g, 0, sizeof g);
-                /* dynamic: on a shared machine a thread that lost its core
-                 * does not hold the block (chunks keep a tile's A packing) */
-#pragma omp for collapse(2) schedule(dynamic, 8)
-                for (int64_t t = 0; t < ntile; t++)
-                    for (int64_t s = 0; s < nsl; s++) {
-                        if (!apk) continue;
-                        int64_t ia = i0 + t * mr, js = jb + s * nr;
-                        int mrb = (int)BR_MIN(mr, i1 - ia), nrb = (int)BR_MIN(nr, j1 - js);
-                        double *ct = apk + (size_t)kcb * mr * nl;
-                        double *ijt = ct + (size_t)mr * nr * nres, *ib = ijt + (size_t)mr * nr * nl;
-                        g.kc = kcb;
-                        g.ct = ct;
-                        for (int l = 0; l < p->nleaf; l++) {
-                            const int64_t *st = b->st[l];
-                            switch (d->cls[l]) {
-                            case LC_S: g.p[l] = &b->sval[l]; break;
-                            case LC_I:
-                                for (int ii = 0; ii < mr; ii++) ib[l * mr + ii] = ii < mrb ? b->base[l][(ia + ii) * st[ti]] : 0;
-                                g.p[l] = ib + l * mr;
-                                g.rs[l] = 1;
-                                break;
-                            case LC_J: g.p[l] = d->jpad[l] + js; break;   /* padded from column 0 */
-                            case LC_K: g.p[l] = b->base[l] + kb * st[tk]; g.cs[l] = st[tk]; break;
-                            case LC_IJ:
-                                if (mrb == mr && nrb == nr && st[tj] == 1) {
-                                    g.p[l] = b->base[l] + ia * st[ti] + js;
-                                    g.rs[l] = st[ti];
-                                } else {
-                                    double *q = ijt + (size_t)l * mr * nr;
-                                    for (int ii = 0; ii < mr; ii++)
-                                        for (int jj = 0; jj < nr; jj++)
-                                            q[ii * nr + jj] = ii < mrb && jj < nrb ? b->base[l][(ia + ii) * st[ti] + (js + jj) * st[tj]] : 0;
-                                    g.p[l] = q;
-                                    g.rs[l] = nr;
-                                }
-                                break;
-                            case LC_A:
-                                if (pack || mrb < mr) {
-                                    double *q = apk + (size_t)l * kcb * mr;
-                                    if (packed != t) {
-                                        for (int64_t kk = 0; kk < kcb; kk++)
-                                            for (int ii = 0; ii < mr; ii++)
-                                                q[kk * mr + ii] = ii < mrb ? b->base[l][(ia + ii) * st[ti] + (kb + kk) * st[tk]] : 0;
-                                    }
-                                    g.p[l] = q;
-                                    g.rs[l] = 1;
-                                    g.cs[l] = mr;
-                                } else {
-                                    g.p[l] = b->base[l] + ia * st[ti] + kb * st[tk];
-                                    g.rs[l] = st[ti];
-                                    g.cs[l] = st[tk];
-                                }
-                                break;
-                            default:
-                                g.p[l] = pre ? d->bfp[l] + kb * npad + (jb / nr + s) * kcb * nr : d->bpk[l] + s * kcb * nr;
-                                g.cs[l] = nr;
-                                break;
-                            }
-                        }
-                        g.pf = ib + (size_t)mr * nl;
-                        if (d->pk && packed != t) d->pk(&g);
-                        packed = t;
-                        d->fn(&g);
-                        merge(d, ct, mr, ia, js, mrb, nrb);
-                    }
+                for (int v = 0; v < parts && apk; v++) {
+                    int q = (me + v) % parts;
+                    int64_t s0 = nsl * q / parts, s1 = nsl * (q + 1) / parts, t;
+                    while ((t = __atomic_fetch_add(&next[q], 1, __ATOMIC_RELAXED)) < ntile)
+                        for (int64_t s = s0; s < s1; s++)
+                            run_tile(d, apk, &g, &packed, t, s, i0, i1, jb, j1, kb, kcb, pack, pre);
+                }
                 free(apk);
             }
             if (failed) return -1;

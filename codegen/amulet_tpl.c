@@ -417,17 +417,22 @@ static bool sparse_leaf_ok(const AmPlan *p, const WhereLoop *w, const Cand *k)
  * its threads share a column block's tiles (amulet_gen.c run_block):
  * with fewer tiles than threads, or too little work per tile for a team
  * (am_team, at the default kc of 256), the others idle. k-means'
- * t(P) %*% X (M = 5, N = 10, K = 10^6; 12 x 16 tiles) is one tile on one thread,
- * 7.7x what M N K iterations at the threads' rate say. The tile-major
- * schedule (am_split) runs such a result on every thread by K; it is
- * not priced here (a conservative price: narrow_result's Row operator
- * stays chosen at AVX2, whose split loop was not measured against it). */
-static double dense_compute(int64_t M, int64_t N, int64_t K, const int tile[2], double per)
+ * t(P) %*% X (M = 5, N = 10, K = 10^6; 12 x 16 tiles) is one tile on one
+ * thread, 7.7x what M N K iterations at the threads' rate say. Where the
+ * run time cuts K instead (am_split, the tile-major schedule of a small
+ * result: the same sizes and thread count decide there), `chunks`
+ * threads each run their range of K over all tiles, plus the partials'
+ * passes at `cell` seconds per cell: each started at the accumulation's
+ * identity and merged into R (2 per chunk, R's write). */
+static double dense_compute(int64_t M, int64_t N, int64_t K, const int tile[2], double per, double cell)
 {
+    int th = br_threads();
     int64_t mt = (M + tile[0] - 1) / tile[0], nt = (BR_MIN(N, (int64_t)AM_NC) + tile[1] - 1) / tile[1];
     int64_t np = (N + tile[1] - 1) / tile[1] * tile[1];
-    double busy = am_team(BR_MAX(mt * nt, 1), BR_MIN(K, 256), tile[0], tile[1], br_threads());
-    return (double)(mt * tile[0]) * np * K * per * br_threads() / busy;
+    double one = (double)(mt * tile[0]) * np * K * per * th;   /* the padded tiles on one thread */
+    int chunks = am_split(mt * (np / tile[1]), K, tile[0], tile[1], th);
+    if (chunks > 1) return one / chunks + (2.0 * chunks + 1) * (double)M * N * cell;
+    return one / am_team(BR_MAX(mt * nt, 1), BR_MIN(K, 256), tile[0], tile[1], th);
 }
 
 /* The kernel's vector operations at mc->am_share of dgemm's vector rate
@@ -464,7 +469,7 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
         else if (vops > 0)
             t = !strcmp(am_tpl_mode(), "force")
                     ? 0
-                    : dense_compute(M, N, K, tile, vops * 2 * lanes / (mc->gemm * share)) +
+                    : dense_compute(M, N, K, tile, vops * 2 * lanes / (mc->gemm * share), 1 / mc->flops) +
                           (double)M * K * ceil((double)N / AM_NC) * pack_ops / mc->flops;
     }
     free(p);

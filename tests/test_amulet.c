@@ -1043,6 +1043,19 @@ static void multi(void)
     multi_other();
 }
 
+/* The end of narrow_result and split_price: BRAID_CG_MACHINE back to
+ * keep (the caller's copy, freed; NULL: unset), the two inputs released,
+ * nt0 threads. */
+static void narrow_done(char *keep, MB **ins, int nt0)
+{
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    mb_release(ins[0]);
+    mb_release(ins[1]);
+    br_set_threads(nt0);
+}
+
 /* A narrow result over a long K (k-means' Lloyd step, S = t(P) %*% X
  * with P n x 5 and X n x 10): the kernel's 12 x 16 register tile is one
  * tile, padded and on one thread, so the planner must price the loop by
@@ -1065,7 +1078,11 @@ static void narrow_result(void)
                       "P = P / rowSums(P)\ncnt = colSums(P)\nS = t(P) %*% X\nw = sum(dmin)\n";
     const char *old = getenv("BRAID_CG_MACHINE");
     char *keep = old ? strdup(old) : NULL;
-    setenv("BRAID_CG_MACHINE", "5.85e10 4.45e10 1.16e10 1.24e11 6.57e10 1.5", 1);
+    /* the share at its clamp (AM_SHARE_MAX, 1.0: measured higher under
+     * load, it is read as 1.0); at 1.5, the value this test was written
+     * for, AVX2's loop, split over K on the 2 threads (am_split, priced
+     * since: split_price), is priced below the Row operator */
+    setenv("BRAID_CG_MACHINE", "5.85e10 4.45e10 1.16e10 1.24e11 6.57e10 1.0", 1);
     TRun r0, r1;
     /* the price depends on the kernel's tile, so on the SIMD level: every
      * level of this CPU (AVX-512's 12 x 16 is one tile; AVX2's split the
@@ -1090,12 +1107,71 @@ static void narrow_result(void)
         T_MB_EQ(r0.out[0].m, r1.out[0].m, 2 * (double)n * (double)n * 2.3e-16, "narrow result: the loop against the Row operator");
     t_run_free(&r0);
     t_run_free(&r1);
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
-    mb_release(ins[0]);
-    mb_release(ins[1]);
-    br_set_threads(nt0);
+    narrow_done(keep, ins, nt0);
+}
+
+/* Runs narrow_result's k-means step under pinned machine constants
+ * with the loop's share of dgemm `share`; whether the planner placed an
+ * AMULET loop (-1 on error). */
+static int narrow_choice(MB **ins, double share)
+{
+    const char *names[] = {"X", "C"}, *on[] = {"S", "cnt", "w"};
+    const char *src = "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\ndmin = rowMins(D)\nP = D <= dmin\n"
+                      "P = P / rowSums(P)\ncnt = colSums(P)\nS = t(P) %*% X\nw = sum(dmin)\n";
+    char mc[200];
+    snprintf(mc, sizeof mc, "5.85e10 4.45e10 1.16e10 1.24e11 6.57e10 %.6g", share);
+    setenv("BRAID_CG_MACHINE", mc, 1);
+    TRun r;
+    t_run_dml(src, &t_pols[2].o, 2, names, ins, 3, on, &r);
+    int v = r.rc ? -1 : r.st.amulet > 0;
+    t_run_free(&r);
+    return v;
+}
+
+/* The planner prices the tile-major schedule (amulet_tpl.c
+ * dense_compute: am_split's chunks of K on every thread) and its choice
+ * follows that price. Under pinned constants (the same rates for any
+ * thread count) the narrow result's loop (5 x 10 over 60000 rows) costs
+ * the same on 2 threads as on 1 (2 chunks at one thread's rate each,
+ * plus the partials' passes); priced as its tiles' team (one busy
+ * thread) it cost twice as much on 2. So the share of dgemm
+ * (BRAID_CG_MACHINE's sixth value) at which the planner switches from the
+ * Row operator to the loop is found on 1 thread by bisection, and on 2
+ * threads a share 1.4x that must place the loop (unpriced it needed
+ * about 2x) and 0.7x must not. At every SIMD level of this CPU. */
+static void split_price(void)
+{
+    int nt0 = br_threads();
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    t_seed(31);
+    const int64_t n = 60000;
+    MB *ins[] = {t_gen(n, 10, 1, -1, 1, false), t_gen(5, 10, 1, -1, 1, false)};
+    KIsa isa0 = k_isa();
+    for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++) {
+        k_isa_set((KIsa)isa);
+        const char *in = k_isa_name((KIsa)isa);
+        br_set_threads(1);
+        double lo = 0.01, hi = 1000;
+        int clo = narrow_choice(ins, lo), chi = narrow_choice(ins, hi);
+        T_CHECK(clo == 0 && chi == 1, "split price (%s): the Row operator at share %g (%d), the loop at %g (%d)", in,
+                lo, clo, hi, chi);
+        if (clo != 0 || chi != 1) continue;
+        while (hi / lo > 1.05) {
+            double mid = sqrt(lo * hi);
+            int c = narrow_choice(ins, mid);
+            if (c < 0) break;
+            *(c ? &hi : &lo) = mid;
+        }
+        br_set_threads(2);
+        int up = narrow_choice(ins, 1.4 * hi), down = narrow_choice(ins, 0.7 * lo);
+        T_CHECK(up == 1, "split price (%s): 2 threads at 1.4x the 1-thread switch share %g: want the loop, got %d", in,
+                hi, up);
+        T_CHECK(down == 0, "split price (%s): 2 threads at 0.7x the 1-thread switch share %g: want the Row operator, "
+                "got %d", in, lo, down);
+    }
+    k_isa_set(isa0);
+    narrow_done(keep, ins, nt0);
 }
 
 /* The tile-major schedule of small results with K long (am_split: K in
@@ -1296,6 +1372,7 @@ int main(void)
     sparse_planner();
     multi();
     narrow_result();
+    split_price();
     tile_major();
     no_intrinsics_header();
     crowded_blocks();
@@ -1309,10 +1386,11 @@ int main(void)
                     check(q, tf, lay & 1, lay >> 1, s[0], s[1], s[2], what);
                 }
     }
-    /* the kernel at every SIMD level of this CPU, 1 and 2 threads */
+    /* the kernel at every SIMD level of this CPU, 1-3 threads (3: some
+     * blocks have fewer column panels than threads, am_parts) */
     setenv("BRAID_AMULET", "kernel", 1);
     for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++)
-        for (int nt = 1; nt <= 2; nt++) {
+        for (int nt = 1; nt <= 3; nt++) {
             k_isa_set((KIsa)isa);
             br_set_threads(nt);
             snprintf(what, sizeof what, "kernel %s, %d threads", k_isa_name((KIsa)isa), nt);
@@ -1335,10 +1413,12 @@ int main(void)
             setenv("BRAID_AMULET", "kernel", 1);
         }
     /* the search itself (sub-tasks over k-slices and column panels with
-     * every operand class, then the rest), 1 and 2 threads */
+     * every operand class, then the rest), 1-3 threads (its blocks of
+     * kc 512 x nc 805 overflow L2: the teams' column parts, am_parts,
+     * 3 threads: parts of unequal width) */
     setenv("BRAID_AMULET", "search", 1);
     k_isa_set(k_isa_cpu());
-    for (int nt = 1; nt <= 2; nt++) {
+    for (int nt = 1; nt <= 3; nt++) {
         br_set_threads(nt);
         snprintf(what, sizeof what, "search, %d threads", nt);
         check(Q1, 2, false, false, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
