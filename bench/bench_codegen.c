@@ -8,7 +8,12 @@
  *          logistic-regression gradient t(X)%*%(1/(1+exp(-X%*%w))-y)/n,
  *          GLM Poisson's t(X)%*%(y-exp(X%*%w)) (and GLM's weighted sum
  *          t(X)%*%(w*(X%*%v)) above), MLogreg's Hessian-vector product
- *          t(X)%*%(Q-P*rowSums(Q)), Q = P*(X%*%V), V of 2 and 4 columns
+ *          t(X)%*%(Q-P*rowSums(Q)), Q = P*(X%*%V), V of 2 and 4 columns,
+ *          and a k-means iteration (kmeans.dml's lloyd_run: distances to k
+ *          = 5 centroids, row minima, assignment, counts, centroid sums:
+ *          one multi-output Row operator, planned under fuse_all: the
+ *          cost-based plan splits it, docs/perf.md), also against scikit-learn's
+ *          Lloyd iteration (lloyd_iter_chunked_dense) when it has one
  * against (a) an in-run STREAM-style loop reading the same bytes with the
  * same threads (hashed values, vectorized sum: the memory bandwidth) and,
  * for Row patterns, a roof max(read time, flops / in-run dgemm rate), the
@@ -74,6 +79,7 @@ typedef struct Pat {
     int nin;
     const char *names[4];
     double stream_bytes;   /* bytes a STREAM loop reads for the same data */
+    bool fuse_all;         /* planned under fuse_all (else cost-based) */
 } Pat;
 
 /* Builds the inputs of pattern k. */
@@ -96,6 +102,9 @@ static void inputs(int k, int64_t vk, double sp, MB **in)
         in[0] = dense(ROWS, COLS, 1); in[1] = dense(COLS, 1, 2); in[2] = dense(ROWS, 1, 3);
         for (int64_t j = 0; j < COLS; j++) in[1]->d[j] = (in[1]->d[j] - 0.6) * 0.1;
         break;
+    case 8:           /* X, C (k centroids) */
+        in[0] = dense(ROWS, COLS, 1); in[1] = dense(vk, COLS, 2);
+        break;
     default:          /* X, V (k columns), P (k probabilities a row) */
         in[0] = dense(ROWS, COLS, 1); in[1] = dense(COLS, vk, 2); in[2] = dense(ROWS, vk, 3);
         break;
@@ -103,17 +112,19 @@ static void inputs(int k, int64_t vk, double sp, MB **in)
 }
 
 static const Pat pats[] = {
-    {"Cell sum(X*Y*Z)", "s = sum(X * Y * Z)", 3, {"X", "Y", "Z"}, 3},
-    {"MAgg sum(X*Y),sum(X*Z)", "a = sum(X * Y)\nb = sum(X * Z)\ns = a + b", 3, {"X", "Y", "Z"}, 3},
-    {"Row t(X)%*%(w*(X%*%v))", "R = t(X) %*% (w * (X %*% v))\ns = sum(R)", 3, {"X", "v", "w"}, 1},
-    {"Row t(X)%*%(X%*%V)", "R = t(X) %*% (X %*% V)\ns = sum(R)", 2, {"X", "V"}, 1},
-    {"Outer sum(W*log(UV'+eps))", "s = sum(W * log(U %*% t(V) + 1e-15))", 3, {"W", "U", "V"}, 0},
+    {"Cell sum(X*Y*Z)", "s = sum(X * Y * Z)", 3, {"X", "Y", "Z"}, 3, false},
+    {"MAgg sum(X*Y),sum(X*Z)", "a = sum(X * Y)\nb = sum(X * Z)\ns = a + b", 3, {"X", "Y", "Z"}, 3, false},
+    {"Row t(X)%*%(w*(X%*%v))", "R = t(X) %*% (w * (X %*% v))\ns = sum(R)", 3, {"X", "v", "w"}, 1, false},
+    {"Row t(X)%*%(X%*%V)", "R = t(X) %*% (X %*% V)\ns = sum(R)", 2, {"X", "V"}, 1, false},
+    {"Outer sum(W*log(UV'+eps))", "s = sum(W * log(U %*% t(V) + 1e-15))", 3, {"W", "U", "V"}, 0, false},
     /* Row variants with the bodies of the algorithms' inner loops */
     {"Row LogReg t(X)%*%(sigm(Xw)-y)", "p = 1 / (1 + exp(-(X %*% w)))\nR = t(X) %*% (p - y) / nrow(X)\ns = sum(R)", 3,
-     {"X", "w", "y"}, 1},
-    {"Row GLM t(X)%*%(y-exp(Xb))", "R = t(X) %*% (y - exp(X %*% w))\ns = sum(R)", 3, {"X", "w", "y"}, 1},
+     {"X", "w", "y"}, 1, false},
+    {"Row GLM t(X)%*%(y-exp(Xb))", "R = t(X) %*% (y - exp(X %*% w))\ns = sum(R)", 3, {"X", "w", "y"}, 1, false},
     {"Row MLogreg t(X)%*%(P*XV-P*rs)", "Q = P * (X %*% V)\nR = t(X) %*% (Q - P * rowSums(Q))\ns = sum(R)", 3,
-     {"X", "V", "P"}, 1},
+     {"X", "V", "P"}, 1, false},
+    {"Row KMeans step", "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\ndmin = rowMins(D)\nw = sum(dmin)\nP = D <= dmin\n"
+     "P = P / rowSums(P)\ncnt = colSums(P)\nS = t(P) %*% X\ns = w + sum(cnt) + sum(S)", 2, {"X", "C"}, 1, true},
 };
 
 /* Runs pattern k with codegen on or off in this process: best of reps
@@ -127,7 +138,7 @@ static double run_pattern(int k, int64_t vk, double sp, bool cg, int reps, doubl
     Diag *d = diag_new();
     LangOptions lo = {.predefined = pats[k].names, .npredefined = pats[k].nin};
     Program *ast = lang_load_string(pats[k].src, "<bench>", &lo, d);
-    CgOptions o = {.enabled = cg, .plancache = true, .policy = CG_COST_BASED};
+    CgOptions o = {.enabled = cg, .plancache = true, .policy = pats[k].fuse_all ? CG_FUSE_ALL : CG_COST_BASED};
     const char *outnames[] = {"s"};
     RtProgram *p = ast ? plan_build_program_outputs(ast, d, 2, &o, outnames, 1) : NULL;
     if (!p) { fprintf(stderr, "bench: %s\n", diag_first_message(d)); exit(2); }
@@ -297,9 +308,28 @@ static double overlap_ref(int64_t rows, int64_t cols, double *fmas)
 static double pattern_flops(int k, int64_t vk)
 {
     if (k == 2) return 4.0 * (double)ROWS * (double)COLS;
-    if (k == 3 || k == 7) return 4.0 * (double)ROWS * (double)COLS * (double)vk;
+    if (k == 3 || k == 7 || k == 8) return 4.0 * (double)ROWS * (double)COLS * (double)vk;
     if (k == 5 || k == 6) return 4.0 * (double)ROWS * (double)COLS;
     return 0;
+}
+
+/* Runs Python program py with this run's threads; the number it prints
+ * (seconds), or -1. */
+static double python_time(const char *py)
+{
+    char path[] = "/tmp/bench_codegen_XXXXXX.py";
+    int fdp = mkstemps(path, 3);
+    if (fdp < 0) return -1;
+    if (write(fdp, py, strlen(py)) < 0) { close(fdp); return -1; }
+    close(fdp);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d /usr/bin/python3 %s 2>/dev/null",
+             br_threads(), br_threads(), path);
+    FILE *f = popen(cmd, "r");
+    double t = -1;
+    if (f) { if (fscanf(f, "%lf", &t) != 1) t = -1; pclose(f); }
+    unlink(path);
+    return t;
 }
 
 /* NumPy time of the same pattern (best of 3), or -1. */
@@ -318,6 +348,9 @@ static double numpy_time(int k, int64_t vk, double sp)
                    "f=lambda: X.T@(y-np.exp(X@w))"; break;
     case 7: body = "X=np.random.rand(R,C);V=np.random.rand(C,K);P=np.random.rand(R,K)\n"
                    "g=lambda Q: X.T@(Q-P*Q.sum(axis=1,keepdims=True))\nf=lambda: g(P*(X@V))"; break;
+    case 8: body = "X=np.random.rand(R,C);Ce=np.random.rand(K,C)\n"
+                   "def f():\n D=-2*(X@Ce.T)+(Ce**2).sum(axis=1)\n m=D.min(axis=1,keepdims=True)\n P=(D<=m)\n"
+                   " P=P/P.sum(axis=1,keepdims=True)\n return (m.sum(),P.sum(axis=0),P.T@X)"; break;
     default: return -1;   /* no sparse outer product in NumPy */
     }
     snprintf(py, sizeof py,
@@ -325,19 +358,24 @@ static double numpy_time(int k, int64_t vk, double sp)
              "for i in range(3):\n t=time.perf_counter(); f(); b=min(b,time.perf_counter()-t)\nprint(b)\n",
              (long long)ROWS, (long long)COLS, (long long)vk, body);
     (void)sp;
-    char path[] = "/tmp/bench_codegen_XXXXXX.py";
-    int fdp = mkstemps(path, 3);
-    if (fdp < 0) return -1;
-    if (write(fdp, py, strlen(py)) < 0) { close(fdp); return -1; }
-    close(fdp);
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d /usr/bin/python3 %s 2>/dev/null",
-             br_threads(), br_threads(), path);
-    FILE *f = popen(cmd, "r");
-    double t = -1;
-    if (f) { if (fscanf(f, "%lf", &t) != 1) t = -1; pclose(f); }
-    unlink(path);
-    return t;
+    return python_time(py);
+}
+
+/* scikit-learn's Lloyd iteration over the same shape (best of 3: its
+ * chunked dense kernel, distances, labels and centroid update in one
+ * pass, as KMeans.fit runs it per iteration), or -1 without it. */
+static double sklearn_kmeans_time(int64_t vk)
+{
+    char py[2048];
+    snprintf(py, sizeof py,
+             "import time, numpy as np\n"
+             "from sklearn.cluster._k_means_lloyd import lloyd_iter_chunked_dense as it\n"
+             "R=%lld;C=%lld;K=%lld;T=%d\nX=np.random.rand(R,C);c0=np.random.rand(K,C);w=np.ones(R)\n"
+             "c1=np.empty_like(c0);wc=np.zeros(K);lab=np.zeros(R,dtype=np.int32);sh=np.zeros(K)\n"
+             "f=lambda: it(X,w,c0,c1,wc,lab,sh,T,True)\nf()\nb=1e30\n"
+             "for i in range(3):\n t=time.perf_counter(); f(); b=min(b,time.perf_counter()-t)\nprint(b)\n",
+             (long long)ROWS, (long long)COLS, (long long)vk, br_threads());
+    return python_time(py);
 }
 
 static double report(const char *name, int k, int64_t vk, double sp, bool off_ok)
@@ -367,6 +405,8 @@ static double report(const char *name, int k, int64_t vk, double sp, bool off_ok
     }
     double np = numpy_time(k, vk, sp);
     if (np > 0) printf("  numpy %7.4f s (%4.1fx)", np, np / on.t);
+    double sk = k == 8 ? sklearn_kmeans_time(vk) : -1;
+    if (sk > 0) printf("  sklearn %7.4f s (%4.1fx)", sk, sk / on.t);
     printf("\n%-30s peak RSS fused %6.2f GB (%.2fx inputs)", "", on.rss / 1e9, on.rss / on.inbytes);
     if (off.t > 0) printf("  off %6.2f GB (%.2fx inputs)", off.rss / 1e9, off.rss / off.inbytes);
     printf("\n");
@@ -415,6 +455,7 @@ int main(int argc, char **argv)
         snprintf(nm, sizeof nm, "%s V:%d", pats[7].name, 2 * q);
         report(nm, 7, 2 * q, 0, true);
     }
+    report("Row KMeans step k:5 (fuse_all)", 8, 5, 0, true);
     double t3 = 0, t2 = 0;
     for (int e = 3; e >= 2; e--) {
         double sp = pow(10, -e);

@@ -26,6 +26,8 @@ typedef struct Gen {
     const int *klen;       /* blocked loop: per node, the compile-time
                               length of a row vector fed by a specialized
                               product (0: run-time length) */
+    bool soa;              /* blocked loop, emit_row_soa: the body over the
+                              block's rows by columns (w<i>[k][r]) */
 } Gen;
 
 /* C expression of operator node x over operand expressions a[] (ops.def's
@@ -415,6 +417,12 @@ static void vec_ref(const Gen *g, int n, char *ptr, size_t pl, char *len, size_t
 static void row_elem(const Gen *g, int n, char *buf, size_t len)
 {
     const CNode *x = &g->p->n[n];
+    if (g->soa && x->vc == VC_VEC && x->kind == CN_MM) {
+        int k = cplan_row_kwidth(g->p, n);
+        snprintf(buf, len, "bq%d[r * CG_KP(%d) + k]", n, k);
+        return;
+    }
+    if (g->soa && x->vc == VC_VEC && x->kind != CN_IN) { snprintf(buf, len, "w%d[k][r]", n); return; }
     if (x->vc == VC_VEC) {
         char ptr[32], l[32];
         vec_ref(g, n, ptr, sizeof ptr, l, sizeof l);
@@ -853,6 +861,151 @@ static bool row_blocked(const CPlan *p)
     return false;
 }
 
+/* The row body of a block by columns (emit_row_soa): is every body
+ * node a scalar per row or a vector of a specialized product's width
+ * (klen), computed from such nodes, the block's products, side inputs
+ * and scalars, with row aggregates only of the kinds emit_soa_node
+ * folds? Then the body runs over the block's rows as one SIMD loop. */
+static bool row_soa(const CPlan *p, const int *klen)
+{
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (!body_node(p, i)) continue;
+        if (x->kind == CN_MM) {
+            if (!cplan_row_kwidth(p, i)) return false;
+            continue;
+        }
+        if (x->vc == VC_VEC && !klen[i]) return false;
+        if (x->kind == CN_AGG) {
+            const CNode *c = &p->n[x->a[0]];
+            if (c->vc == VC_VEC && (c->kind == CN_IN || !klen[x->a[0]] || !op_info[x->op].cgen)) return false;
+            if (x->dir != DIR_ROW && c->vc == VC_VEC) return false;
+        } else if (x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_TER) {
+            return false;
+        }
+        for (int k = 0; k < x->na; k++) {
+            const CNode *c = &p->n[x->a[k]];
+            if (c->kind == CN_IN && c->in == p->main) return false;
+            if (c->kind != CN_IN && c->vc == VC_VEC && !klen[x->a[k]]) return false;
+        }
+    }
+    return true;
+}
+
+/* Node i of the SIMD loop over the block's rows r (emit_row_soa): a
+ * vector into w<i>[0..K)[r], a scalar as t<i>; a row aggregate folds its
+ * K values in the order of its vector primitive (prims.c: cg_vsum,
+ * cg_vsumsq, cg_vmin, cg_vmax, cg_vidxmin, cg_vidxmax), so every row gets
+ * the bits of the per-row loop. */
+static void emit_soa_node(const Gen *g, int i, const char *ind)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    const CNode *x = &p->n[i];
+    char e[512], a[3][48];
+    if (x->kind == CN_MM) return;   /* the block's product bq<i> */
+    if (x->kind == CN_AGG && p->n[x->a[0]].vc == VC_VEC) {
+        int acc = op_info[x->op].acc, K = g->klen[x->a[0]];
+        row_elem(g, x->a[0], a[0], sizeof a[0]);
+        sb_printf(b, "%sdouble t%d;\n%s{\n", ind, i, ind);
+        if (acc & AC_IDX) {
+            bool mx = (acc & AC_COMB) == AC_MAX;
+            sb_printf(b, "%s    double s = %s; int64_t ix = 0;\n"
+                         "#pragma GCC unroll 16\n"
+                         "%s    for (int64_t k = 0; k < %d; k++) { const int u = %s %s s; s = u ? %s : s; ix = u ? k : ix; }\n"
+                         "%s    t%d = (double)(ix + 1);\n",
+                      ind, mx ? "-INFINITY" : "INFINITY", ind, K, a[0], mx ? ">=" : "<=", a[0], ind, i);
+        } else if (acc_step(x->op)) {
+            sb_printf(b, "%s    double s = %s;\n"
+                         "#pragma GCC unroll 16\n"
+                         "%s    for (int64_t k = 0; k < %d; k++) s = cg_%sstep(s, %s);\n%s    t%d = s;\n",
+                      ind, acc_init(x->op), ind, K, acc_step(x->op), a[0], ind, i);
+        } else {
+            sb_printf(b, "%s    double s = 0, c = 0;\n"
+                         "#pragma GCC unroll 16\n"
+                         "%s    for (int64_t k = 0; k < %d; k++) { const double q = %s; cg_kadd(&s, &c, %s); }\n"
+                         "%s    t%d = s + c;\n",
+                      ind, ind, K, a[0], acc_sq(x->op) ? "q * q" : "q", ind, i);
+            if (acc & AC_MEAN) sb_printf(b, "%s    t%d = t%d / (double)%d;\n", ind, i, i, K);
+        }
+        sb_printf(b, "%s}\n", ind);
+        return;
+    }
+    if (x->kind == CN_AGG) { emit_row_node(g, i, ind); return; }
+    for (int k = 0; k < x->na; k++) row_elem(g, x->a[k], a[k], sizeof a[k]);
+    cg_op_expr(e, sizeof e, x, a);
+    if (x->vc == VC_VEC)
+        sb_printf(b, "#pragma GCC unroll 16\n%sfor (int64_t k = 0; k < %d; k++) w%d[k][r] = %s;\n", ind, g->klen[i], i, e);
+    else
+        sb_printf(b, "%sconst double t%d = %s;\n", ind, i, e);
+}
+
+/* Is body node c an output (a row written or a row aggregate), an
+ * operand of an output (or the vector of a blocked t(.) %*% (.) root), so
+ * the per-row loop after the SIMD loop needs it? */
+static bool soa_used(const CPlan *p, int c)
+{
+    for (int t = 0; t < p->nout; t++) if (p->out[t] == c) return true;
+    for (int i = 0; i < p->nn; i++) {
+        if (body_node(p, i) || p->n[i].kind == CN_IN) continue;
+        for (int k = 0; k < p->n[i].na; k++) if (p->n[i].a[k] == c) return true;
+        if (blk_root(p, i) && cplan_row_tvec(p, i) == c) return true;
+    }
+    return false;
+}
+
+/* The row body of a block as one SIMD loop over its CG_RB rows, by
+ * columns: per vector node w<i>[K][CG_RB], the products read from the
+ * block's bq<i>, scalars per row (t<i>, kept in ws<i>[CG_RB] when an
+ * output reads them); then the caller's per-row loop takes the outputs in
+ * row order from these (emit_soa_reload). One row per SIMD lane: the
+ * division, minimum and comparisons of k-means' assignment run 8 rows at
+ * once instead of a scalar chain per row, with the same values. */
+static void emit_row_soa(Gen *g)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    const char *ind = "                ";
+    for (int i = 0; i < p->nn; i++) {
+        if (!body_node(p, i) || p->n[i].kind == CN_MM) continue;
+        if (p->n[i].vc == VC_VEC)
+            sb_printf(b, "            double w%d[%d][CG_RB] __attribute__((aligned(64)));\n", i, g->klen[i]);
+        else if (soa_used(p, i))
+            sb_printf(b, "            double ws%d[CG_RB] __attribute__((aligned(64)));\n", i);
+    }
+    sb_puts(b, "            /* soa: the block's row body by columns */\n"
+               "#pragma omp simd\n"
+               "            for (int64_t r = 0; r < CG_RB; r++) {\n"
+               "                const int64_t i = i0 + r;\n");
+    emit_row_inputs(g, ind, MAIN_SKIP);
+    g->soa = true;
+    for (int i = 0; i < p->nn; i++) {
+        if (!body_node(p, i)) continue;
+        emit_soa_node(g, i, ind);
+        if (p->n[i].vc != VC_VEC && soa_used(p, i)) sb_printf(b, "%sws%d[r] = t%d;\n", ind, i, i);
+    }
+    g->soa = false;
+    sb_puts(b, "                (void)i;\n            }\n");
+}
+
+/* In the per-row loop after emit_row_soa: the values the outputs read,
+ * under the names the per-row body gives them. */
+static void emit_soa_reload(const Gen *g, const char *ind)
+{
+    const CPlan *p = g->p;
+    StrBuf *b = g->b;
+    for (int i = 0; i < p->nn; i++) {
+        if (!body_node(p, i) || !soa_used(p, i)) continue;
+        if (p->n[i].kind == CN_MM)
+            sb_printf(b, "%sconst double *restrict v%d = bq%d + (i - i0) * CG_KP(%d);\n", ind, i, i,
+                      cplan_row_kwidth(p, i));
+        else if (p->n[i].vc == VC_VEC)
+            sb_printf(b, "%sfor (int64_t k = 0; k < %d; k++) v%d[k] = w%d[k][i - i0];\n", ind, g->klen[i], i, i);
+        else
+            sb_printf(b, "%sconst double t%d = ws%d[i - i0];\n", ind, i, i);
+    }
+}
+
 /* The dense Row loop over blocks of CG_RB rows (rows i0.. ; the per-row
  * loop takes the rest): vector-matrix products of the main rows with
  * small side matrices for the whole block (cg_bvm), the row body per
@@ -911,11 +1064,14 @@ static void emit_row_blocked(Gen *g)
     char *def = nroot || !klen ? NULL : row_deferred(p, klen);
     for (int i = 0; def && i < p->nn; i++)
         if (def[i]) sb_printf(b, "            double bd%d[CG_RB * %d], ta%d[CG_RB];\n", i, klen[p->n[i].a[0]], i);
-    sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
     g->klen = klen;
     g->blk = true;
+    bool soa = !def && klen && row_soa(p, klen);
+    if (soa) emit_row_soa(g);
+    sb_puts(b, "            for (int64_t i = i0; i < i0 + CG_RB; i++) {\n");
     emit_row_inputs(g, "                ", MAIN_A);
     if (def) emit_row_deferred(g, def);
+    else if (soa) emit_soa_reload(g, "                ");
     else emit_row_body(g, "                ");
     free(def);
     for (int i = 0; i < p->nn; i++) {

@@ -28,7 +28,7 @@ static void dense_transpose(const double *a, double *c, int64_t m, int64_t n)
     bool nt = m * n >= TR_NT_CELLS && m % 4 == 0 && ((uintptr_t)c & 31) == 0;
     int64_t nbi = (m + TILE - 1) / TILE, nbj = (n + TILE - 1) / TILE;
     #pragma omp parallel for collapse(2) schedule(static) \
-        num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
+        num_threads(br_threads()) if (br_par((double)(m * n)))
     for (int64_t bi = 0; bi < nbi; bi++)
         for (int64_t bj = 0; bj < nbj; bj++) {
             int64_t i0 = bi * TILE, i1 = BR_MIN(i0 + TILE, m);
@@ -81,7 +81,7 @@ MB *k_rev(const MB *a, BrErr *e)
         MB *c = mb_dense_uninit(m, n, e);
         if (!c) return NULL;
         #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-            if (m * n >= BR_PAR_MIN)
+            if (br_par((double)(m * n)))
         for (int64_t i = 0; i < m; i++)
             if (n > 0) memcpy(c->d + i * n, a->d + (m - 1 - i) * n, (size_t)n * sizeof(double));
         c->nnz = a->nnz;
@@ -92,7 +92,7 @@ MB *k_rev(const MB *a, BrErr *e)
     for (int64_t i = 0; i < m; i++)
         c->rp[i + 1] = c->rp[i] + (a->rp[m - i] - a->rp[m - 1 - i]);
     #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-        if (a->nnz >= BR_PAR_MIN)
+        if (br_par((double)a->nnz))
     for (int64_t i = 0; i < m; i++) {
         int64_t s = a->rp[m - 1 - i], len = a->rp[m - i] - s;
         memcpy(c->ci + c->rp[i], a->ci + s, (size_t)len * sizeof(int32_t));
@@ -162,7 +162,7 @@ MB *k_reshape(const MB *a, int64_t rows, int64_t cols, bool byrow, BrErr *e)
         } else {
             int64_t ar = a->rows, ac = a->cols;
             #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-                if (cells >= BR_PAR_MIN)
+                if (br_par((double)cells))
             for (int64_t r = 0; r < rows; r++)
                 for (int64_t q = 0; q < cols; q++) {
                     int64_t k = q * rows + r;       /* column-major position */
@@ -244,7 +244,7 @@ MB *k_tri(const MB *a, bool lower, bool diag, bool values, BrErr *e)
     if (!c) return NULL;
     int64_t nnz = 0;
     #pragma omp parallel for schedule(static) reduction(+:nnz) \
-        num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
+        num_threads(br_threads()) if (br_par((double)(m * n)))
     for (int64_t i = 0; i < m; i++) {
         int64_t j0, j1;
         tri_range(i, n, lower, diag, &j0, &j1);
@@ -282,7 +282,7 @@ static KeyIdx *stable_sort(KeyIdx *s, KeyIdx *tmp, int64_t n, bool desc)
 {
     int64_t nruns = (n + RUN - 1) / RUN;
     #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-        if (n >= BR_PAR_MIN / 4)
+        if (br_par(4.0 * (double)n))
     for (int64_t r = 0; r < nruns; r++) {
         int64_t lo = r * RUN, hi = BR_MIN(lo + RUN, n);
         for (int64_t i = lo + 1; i < hi; i++) {
@@ -296,7 +296,7 @@ static KeyIdx *stable_sort(KeyIdx *s, KeyIdx *tmp, int64_t n, bool desc)
     for (int64_t w = RUN; w < n; w *= 2) {
         int64_t npairs = (n + 2 * w - 1) / (2 * w);
         #pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) \
-            if (n >= BR_PAR_MIN / 4)
+            if (br_par(4.0 * (double)n))
         for (int64_t p = 0; p < npairs; p++) {
             int64_t lo = p * 2 * w, mid = BR_MIN(lo + w, n), hi = BR_MIN(lo + 2 * w, n);
             int64_t i = lo, j = mid, o = lo;
@@ -357,7 +357,7 @@ MB *k_order_multi(const MB *a, const int64_t *by, int64_t nby, bool decreasing,
         c = mb_dense_uninit(m, n, e);
         if (c) {
             #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-                if (m * n >= BR_PAR_MIN)
+                if (br_par((double)(m * n)))
             for (int64_t i = 0; i < m; i++)
                 if (n > 0) memcpy(c->d + i * n, a->d + o[i].idx * n, (size_t)n * sizeof(double));
             c->nnz = a->nnz;
@@ -368,7 +368,7 @@ MB *k_order_multi(const MB *a, const int64_t *by, int64_t nby, bool decreasing,
             for (int64_t i = 0; i < m; i++)
                 c->rp[i + 1] = c->rp[i] + a->rp[o[i].idx + 1] - a->rp[o[i].idx];
             #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-                if (a->nnz >= BR_PAR_MIN)
+                if (br_par((double)a->nnz))
             for (int64_t i = 0; i < m; i++) {
                 int64_t s0 = a->rp[o[i].idx], len = a->rp[o[i].idx + 1] - s0;
                 memcpy(c->ci + c->rp[i], a->ci + s0, (size_t)len * sizeof(int32_t));
@@ -495,7 +495,7 @@ MB *k_replace(const MB *a, double pattern, double replacement, BrErr *e)
         if (!c) return NULL;
         if (!a->sparse) {
             #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-                if (cells >= BR_PAR_MIN)
+                if (br_par((double)cells))
             for (int64_t i = 0; i < cells; i++)
                 c->d[i] = a->d[i] == 0 ? replacement : a->d[i];
         } else {
@@ -513,7 +513,7 @@ MB *k_replace(const MB *a, double pattern, double replacement, BrErr *e)
         if (!c) return NULL;
         int64_t nnz = 0;
         #pragma omp parallel for schedule(static) reduction(+:nnz) \
-            num_threads(br_threads()) if (cells >= BR_PAR_MIN)
+            num_threads(br_threads()) if (br_par((double)cells))
         for (int64_t i = 0; i < cells; i++) {
             double x = a->d[i];
             bool hit = pnan ? isnan(x) : x == pattern;
@@ -578,7 +578,7 @@ MB *k_outer(const MB *x, const MB *y, OpCode op, BrErr *e)
         if (c) {
             int64_t nnz = 0;
             #pragma omp parallel for schedule(static) reduction(+:nnz) \
-                num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
+                num_threads(br_threads()) if (br_par((double)(m * n)))
             for (int64_t i = 0; i < m; i++) {
                 double *cr = c->d + i * n, xi = xv[i];
                 for (int64_t j = 0; j < n; j++) {

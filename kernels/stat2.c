@@ -132,7 +132,7 @@ MB *k_roll(const MB *x, int64_t shift, BrErr *e)
         MB *r = mb_dense_uninit(m, c, e);
         if (!r) return NULL;
         int64_t work = m * c;
-#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(br_threads()) if (br_par((double)work)) schedule(static)
         for (int64_t i = 0; i < m; i++)
             if (c > 0) memcpy(r->d + ((i + s) % m) * c, x->d + i * c, (size_t)c * sizeof(double));
         r->nnz = x->nnz;
@@ -145,7 +145,7 @@ MB *k_roll(const MB *x, int64_t shift, BrErr *e)
         r->rp[i + 1] = r->rp[i] + (x->rp[src + 1] - x->rp[src]);
     }
     int64_t work = x->nnz;
-#pragma omp parallel for num_threads(br_threads()) if (work >= BR_PAR_MIN) schedule(static)
+#pragma omp parallel for num_threads(br_threads()) if (br_par((double)work)) schedule(static)
     for (int64_t i = 0; i < m; i++) {
         int64_t src = (i - s + m) % m, len = x->rp[src + 1] - x->rp[src];
         if (len == 0) continue;
@@ -190,7 +190,7 @@ static int rows_distinct(const MB *x, MB *r, BrErr *e)
     double *buf = br_malloc((size_t)nt * (size_t)(c + 1) * sizeof(double));
     if (!buf) return br_err(e, BR_ENOMEM, "out of memory");
     int64_t work = x->sparse ? x->nnz : m * c;
-#pragma omp parallel for num_threads(nt) if (work >= BR_PAR_MIN) schedule(dynamic, 64)
+#pragma omp parallel for num_threads(nt) if (br_par((double)work)) schedule(dynamic, 64)
     for (int64_t i = 0; i < m; i++) {
         double *b = buf + (size_t)omp_get_thread_num() * (size_t)(c + 1);
         int64_t len;
@@ -267,7 +267,7 @@ int k_contains(const MB *x, const MB *row, double val, bool *out, BrErr *e)
         if (!p) return br_err(e, BR_ENOMEM, "out of memory");
         for (int64_t j = 0; j < m; j++) p[j] = mb_get(row, 0, j);
         bool found = false;
-#pragma omp parallel for num_threads(br_threads()) if (n * m >= BR_PAR_MIN) schedule(static) reduction(|| : found)
+#pragma omp parallel for num_threads(br_threads()) if (br_par((double)(n * m))) schedule(static) reduction(|| : found)
         for (int64_t i = 0; i < n; i++) {
             bool eq = true;
             for (int64_t j = 0; j < m && eq; j++) eq = same_value(x->sparse ? mb_get(x, i, j) : x->d[i * m + j], p[j]);
@@ -282,7 +282,7 @@ int k_contains(const MB *x, const MB *row, double val, bool *out, BrErr *e)
     int64_t cells = x->sparse ? x->nnz : n * m;
     const double *v = x->sparse ? x->v : x->d;
     bool found = false;
-#pragma omp parallel for num_threads(br_threads()) if (cells >= BR_PAR_MIN) schedule(static) reduction(|| : found)
+#pragma omp parallel for num_threads(br_threads()) if (br_par((double)cells)) schedule(static) reduction(|| : found)
     for (int64_t k = 0; k < cells; k++) found = found || same_value(v[k], val);
     *out = found;
     return 0;

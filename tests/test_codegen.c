@@ -426,7 +426,8 @@ static void test_row_kmeans(bool quick)
  * (checked in the explain text under fuse_all), equal to the unfused plan
  * under every policy over dense, sparse and empty X of several widths and
  * k, and bit-identical with 1 and 2 threads over several super-blocks;
- * with k <= 16 the t(.) %*% (.) outputs take the blocked path.
+ * with k <= 16 the t(.) %*% (.) outputs take the blocked path and the
+ * assignment runs over each block's rows as one SIMD loop.
  * A t(X) %*% (X - colSums(X)) needs its colSums first: the two stay
  * apart (they depend on each other), with the same results. */
 static void test_row_multi(bool quick)
@@ -482,6 +483,11 @@ static void test_row_multi(bool quick)
                 ex = explain_text(src2, CG_FUSE_ALL, NI, nm, ins, NO - 2, on);
                 T_CHECK((count_str(ex, "cg_bflushn(") >= 1 && count_str(ex, "cg_bflush(") >= 1) == (k <= 16),
                         "%s: blocked t(.) %%*%% (.) outputs %s\n%s", what, k <= 16 ? "missing" : "unexpected",
+                        ex ? ex : "");
+                /* the assignment (minimum, comparison, division) runs over
+                 * the block's rows as one SIMD loop (emit_row_soa) */
+                T_CHECK((count_str(ex, "soa: the block's row body") >= 1) == (k <= 16),
+                        "%s: block row body by columns %s\n%s", what, k <= 16 ? "missing" : "unexpected",
                         ex ? ex : "");
                 free(ex);
                 free(src2);
@@ -1717,37 +1723,45 @@ static int fuzz_n(int n)
     return s && atoi(s) > 0 ? atoi(s) : n;
 }
 
+/* BRAID_TEST_ONLY=text: only the test functions whose name contains it
+ * (a run by hand of one area; the full binary takes an hour under load). */
+static bool want(const char *name)
+{
+    const char *only = getenv("BRAID_TEST_ONLY");
+    return !only || !*only || strstr(name, only) != NULL;
+}
+
 int main(void)
 {
     t_pin_machine();
-    test_cache();
-    test_prebuilt();
-    test_selection();
-    test_no_redundancy();
-    test_outer_shared_t();
-    test_cost_decisions();
-    test_cost_outer_cut();
-    test_outer_blocked();
+    if (want("test_cache")) test_cache();
+    if (want("test_prebuilt")) test_prebuilt();
+    if (want("test_selection")) test_selection();
+    if (want("test_no_redundancy")) test_no_redundancy();
+    if (want("test_outer_shared_t")) test_outer_shared_t();
+    if (want("test_cost_decisions")) test_cost_decisions();
+    if (want("test_cost_outer_cut")) test_cost_outer_cut();
+    if (want("test_outer_blocked")) test_outer_blocked();
     for (int th = 1; th <= 2; th++) {
         br_set_threads(th);
-        test_ops();
-        test_templates();
-        test_shapes();
-        test_fuzz(th == 1 ? fuzz_n(40) : 10);
-        test_fuzz_row(th == 1 ? fuzz_n(20) : 6);
-        test_fuzz_outer(th == 1 ? fuzz_n(20) : 6);
-        fx_cell(th == 1 ? fuzz_n(10) : 3);
-        fx_row(th == 1 ? fuzz_n(6) : 2);
-        fx_outer(th == 1 ? fuzz_n(5) : 2);
-        if (th == 1) fx_stratstats();
-        test_row_b1(th == 2);
-        test_row_kmeans(th == 2);
-        test_row_multi(th == 2);
-        test_row_sparse(th == 2);
-        test_row_blk(th == 2);
-        test_row_lag(th == 2);
-        test_row_rix(th == 2);
-        test_cell_rix(th == 2);
+        if (want("test_ops")) test_ops();
+        if (want("test_templates")) test_templates();
+        if (want("test_shapes")) test_shapes();
+        if (want("test_fuzz")) test_fuzz(th == 1 ? fuzz_n(40) : 10);
+        if (want("test_fuzz_row")) test_fuzz_row(th == 1 ? fuzz_n(20) : 6);
+        if (want("test_fuzz_outer")) test_fuzz_outer(th == 1 ? fuzz_n(20) : 6);
+        if (want("fx_cell")) fx_cell(th == 1 ? fuzz_n(10) : 3);
+        if (want("fx_row")) fx_row(th == 1 ? fuzz_n(6) : 2);
+        if (want("fx_outer")) fx_outer(th == 1 ? fuzz_n(5) : 2);
+        if (th == 1 && want("fx_stratstats")) fx_stratstats();
+        if (want("test_row_b1")) test_row_b1(th == 2);
+        if (want("test_row_kmeans")) test_row_kmeans(th == 2);
+        if (want("test_row_multi")) test_row_multi(th == 2);
+        if (want("test_row_sparse")) test_row_sparse(th == 2);
+        if (want("test_row_blk")) test_row_blk(th == 2);
+        if (want("test_row_lag")) test_row_lag(th == 2);
+        if (want("test_row_rix")) test_row_rix(th == 2);
+        if (want("test_cell_rix")) test_cell_rix(th == 2);
     }
     return t_done("test_codegen");
 }

@@ -1061,6 +1061,47 @@ static void lix_sequences(void)
     mb_release(s); mb_release(t); mb_release(row);
 }
 
+/* Reorganizations ask br_par (base.h) whether to fork: on a crowded
+ * machine (pinned) regions under BR_PAR_CROWDED_MIN cells stay on one
+ * thread, uncrowded they fork; the same bits either way. Transpose,
+ * rev, reshape by columns, order (its sorted runs, merges and gather),
+ * replace and lower.tri over about 10^5 cells, dense and sparse, with 2
+ * threads. */
+static void crowded_reorg(void)
+{
+    BrErr e = {0};
+    br_set_threads(2);
+    for (int sp = 0; sp < 2; sp++) {
+        MB *a = gen(400, 300, sp ? 0.6 : 1.0, sp == 1, 77 + sp);
+        MB *col = gen(150000, 1, 1.0, false, 91);
+        MB *r[2][6];
+        for (int pin = 0; pin < 2; pin++) {
+            br_par_pin(pin);
+            int64_t t0, k0, t1, k1;
+            br_par_counts(&t0, &k0);
+            r[pin][0] = k_transpose(a, &e);
+            r[pin][1] = k_rev(a, &e);
+            r[pin][2] = k_reshape(a, 300, 400, false, &e);
+            r[pin][3] = k_order(col, 0, false, true, &e);
+            r[pin][4] = k_replace(a, 3, -9, &e);
+            r[pin][5] = k_tri(a, true, true, true, &e);
+            br_par_counts(&t1, &k1);
+            T_CHECK(pin == 0 ? t1 > t0 && k1 == k0 : t1 == t0 && k1 > k0,
+                    "crowded reorg pin %d sp %d: teams %lld -> %lld, kept %lld -> %lld", pin, sp, (long long)t0,
+                    (long long)t1, (long long)k0, (long long)k1);
+        }
+        for (int q = 0; q < 6; q++) {
+            T_MB_EQ(r[1][q], r[0][q], 0, "crowded reorg sp %d: operation %d differs", sp, q);
+            mb_release(r[0][q]);
+            mb_release(r[1][q]);
+        }
+        mb_release(a);
+        mb_release(col);
+    }
+    br_par_pin(-1);
+    br_set_threads(0);
+}
+
 #define TIMED(f) do { int64_t t0_ = br_now_ns(); f(); \
     if (getenv("T_TIME")) fprintf(stderr, "%s: %.3f s\n", #f, (br_now_ns() - t0_) * 1e-9); } while (0)
 
@@ -1076,5 +1117,6 @@ int main(void)
     TIMED(outer_tests);
     TIMED(conformance_examples);
     TIMED(lix_sequences);
+    TIMED(crowded_reorg);
     return t_done("test_reorg");
 }

@@ -541,6 +541,46 @@ static void test_quantile_stats(void)
     mb_release(m); mb_release(x2); mb_release(w2); mb_release(x8);
 }
 
+/* roll, rowwise distinct counts and contains ask br_par (base.h): on a
+ * crowded machine (pinned) regions under BR_PAR_CROWDED_MIN cells stay
+ * on one thread, uncrowded they fork; the same results either way (dense
+ * and sparse, about 10^5 cells, 2 threads). */
+static void test_crowded(void)
+{
+    BrErr e = {0};
+    br_set_threads(2);
+    for (int sp = 0; sp < 2; sp++) {
+        MB *x = rnd(400, 300, sp ? 0.7 : 1.0, sp == 1, true);
+        MB *r[2][2];
+        bool found[2][2];
+        for (int pin = 0; pin < 2; pin++) {
+            br_par_pin(pin);
+            int64_t t0, k0, t1, k1;
+            br_par_counts(&t0, &k0);
+            r[pin][0] = k_roll(x, 7, &e);
+            r[pin][1] = k_count_distinct_dir(x, true, &e);
+            T_CHECK(k_contains(x, NULL, 1234.5, &found[pin][0], &e) == 0 &&
+                        k_contains(x, NULL, 5.5, &found[pin][1], &e) == 0,
+                    "crowded contains: %s", e.msg);
+            br_par_counts(&t1, &k1);
+            T_CHECK(pin == 0 ? t1 > t0 && k1 == k0 : t1 == t0 && k1 > k0,
+                    "crowded stats pin %d sp %d: teams %lld -> %lld, kept %lld -> %lld", pin, sp, (long long)t0,
+                    (long long)t1, (long long)k0, (long long)k1);
+        }
+        for (int q = 0; q < 2; q++) {
+            T_CHECK(r[0][q] && r[1][q] && mb_equal(r[0][q], r[1][q], 0), "crowded stats sp %d: result %d differs",
+                    sp, q);
+            mb_release(r[0][q]);
+            mb_release(r[1][q]);
+        }
+        T_CHECK(found[0][0] == found[1][0] && found[0][1] == found[1][1] && !found[0][0],
+                "crowded stats sp %d: contains differs", sp);
+        mb_release(x);
+    }
+    br_par_pin(-1);
+    br_set_threads(0);
+}
+
 int main(void)
 {
     test_reference();
@@ -552,5 +592,6 @@ int main(void)
     test_cumsumprod();
     test_contains();
     test_quantile_stats();
+    test_crowded();
     return t_done("test_stats");
 }
