@@ -1,0 +1,118 @@
+/* bench_cgstitch.c: CPU stitching against two passes (docs/codegen.md,
+ * "CPU stitching"). Each script is compiled twice, stitched (the
+ * default) and with BRAID_CG_STITCH=0 (colMeans(X) its own instruction,
+ * then the Row operator: two passes over X), and the two programs run
+ * alternately REPS rounds in one process; the medians and their ratio
+ * (two passes / stitched: above 1 means stitching is faster) are printed.
+ * Usage: bench_cgstitch [rows...] (default 2000 20000 200000; 100
+ * columns, B 100 x 4). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/diag.h"
+#include "codegen/codegen.h"
+#include "lang/load.h"
+#include "plan/build.h"
+#include "runtime/interp.h"
+
+#define REPS 9
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) { double t = v[j]; v[j] = v[j - 1]; v[j - 1] = t; }
+    return v[n / 2];
+}
+
+static MB *rnd(int64_t r, int64_t c, uint64_t seed)
+{
+    BrErr e = {0};
+    MB *m = mb_dense(r, c, &e);
+    uint64_t s = seed;
+    for (int64_t k = 0; k < r * c; k++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        m->d[k] = (double)(s >> 11) / 9007199254740992.0;
+    }
+    mb_recount_nnz(m);
+    return m;
+}
+
+typedef struct Prog { RtProgram *p; Program *ast; Diag *d; } Prog;
+
+static Prog compile(const char *src, bool stitch, const char **names, const char *out)
+{
+    if (stitch) unsetenv("BRAID_CG_STITCH");
+    else setenv("BRAID_CG_STITCH", "0", 1);
+    Prog g = {0};
+    g.d = diag_new();
+    LangOptions lo = {.predefined = names, .npredefined = 2};
+    g.ast = lang_load_string(src, "<bench>", &lo, g.d);
+    CgOptions cg = {.enabled = true, .plancache = true, .policy = CG_COST_BASED};
+    const char *outs[1] = {out};
+    g.p = g.ast && !diag_nerrors(g.d) ? plan_build_program_outputs(g.ast, g.d, 2, &cg, outs, 1) : NULL;
+    if (!g.p) { fprintf(stderr, "bench_cgstitch: compile failed\n"); exit(1); }
+    return g;
+}
+
+/* One run of g over X, B: milliseconds; *stitched the program's count. */
+static double run(Prog *g, MB *X, MB *B, const char **names, int64_t *stitched)
+{
+    RtOptions ro = {.out = stdout, .seed = -1};
+    Rt rt;
+    rt_init(&rt, g->p, g->d, &ro);
+    Frame f;
+    st_init(&f.vars);
+    f.depth = 0;
+    st_put(&f.vars, names[0], val_matrix(mb_retain(X)));
+    st_put(&f.vars, names[1], val_matrix(mb_retain(B)));
+    int64_t t0 = br_now_ns();
+    int rc = rt_run_main(&rt, &f);
+    int64_t t1 = br_now_ns();
+    if (rc) { fprintf(stderr, "bench_cgstitch: %s\n", rt.err.msg); exit(1); }
+    if (g->p->cg) *stitched = cg_stats(g->p->cg)->stitched;
+    st_free(&f.vars);
+    rt_destroy(&rt);
+    return (double)(t1 - t0) / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct { const char *name, *src, *out; } scripts[] = {
+        {"(X - colMeans(X)) %*% B", "Y = (X - colMeans(X)) %*% B\n", "Y"},
+        {"colSums(((X - colMeans(X)) %*% B)^2)", "c = colSums(((X - colMeans(X)) %*% B) ^ 2)\n", "c"},
+        {"(X / colMaxs(X)) %*% B", "Y = (X / colMaxs(X)) %*% B\n", "Y"},
+    };
+    int64_t rows[8] = {2000, 20000, 200000};
+    int nr = 3;
+    if (argc > 1) {
+        nr = 0;
+        for (int i = 1; i < argc && nr < 8; i++) rows[nr++] = atoll(argv[i]);
+    }
+    const char *names[2] = {"X", "B"};
+    printf("%-40s %8s %12s %12s %8s %s\n", "script", "rows", "stitched ms", "2-pass ms", "ratio", "(stitched aggs)");
+    for (size_t s = 0; s < sizeof scripts / sizeof *scripts; s++) {
+        Prog on = compile(scripts[s].src, true, names, scripts[s].out);
+        Prog off = compile(scripts[s].src, false, names, scripts[s].out);
+        unsetenv("BRAID_CG_STITCH");
+        for (int r = 0; r < nr; r++) {
+            MB *X = rnd(rows[r], 100, 7 + (uint64_t)r), *B = rnd(100, 4, 99);
+            double ton[REPS], toff[REPS];
+            int64_t son = 0, soff = 0;
+            run(&on, X, B, names, &son);   /* warm: JIT, recompiles */
+            run(&off, X, B, names, &soff);
+            for (int k = 0; k < REPS; k++) {
+                ton[k] = run(&on, X, B, names, &son);
+                toff[k] = run(&off, X, B, names, &soff);
+            }
+            double a = median(ton, REPS), b = median(toff, REPS);
+            printf("%-40s %8lld %12.3f %12.3f %8.2f (%lld/%lld)\n", scripts[s].name, (long long)rows[r], a, b, b / a,
+                   (long long)son, (long long)soff);
+            mb_release(X);
+            mb_release(B);
+        }
+        plan_program_free(on.p); lang_program_free(on.ast); diag_free(on.d);
+        plan_program_free(off.p); lang_program_free(off.ast); diag_free(off.d);
+    }
+    return 0;
+}
