@@ -153,12 +153,13 @@ typedef struct SpoofRow {
                               SPA_MEAN, SPA_MIN or SPA_MAX for an SPM_ROW
                               input k bound to the main matrix (dense or
                               CSR, not compressed): the skeleton computes
-                              its column aggregate over the row blocks
-                              (Kahan sums), merges the blocks in order
-                              after a barrier and runs the rows over the
-                              same blocks in the same parallel region
-                              with the aggregate as the row vector;
-                              SPA_NONE for other inputs */
+                              its column aggregate (agg.h k_colagg_*:
+                              colSums/colMeans/colMins/colMaxs to the
+                              bit) over row blocks, merges them after a
+                              barrier and runs the rows over the same
+                              rows in the same parallel region with the
+                              aggregate as the row vector; SPA_NONE for
+                              other inputs */
 } SpoofRow;
 
 typedef struct SpoofOuter {

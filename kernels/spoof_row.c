@@ -7,6 +7,7 @@
  * (col_agg, full_agg, col_t_agg). Partials belong to fixed super-blocks
  * of rows and are merged in order. */
 #include "spoof.h"
+#include "agg.h"
 #include "cla.h"
 
 #include <float.h>
@@ -45,8 +46,6 @@ typedef struct RCtx {
     SpRowOut out[SPOOF_MAXOUT];
     int64_t off[SPOOF_MAXOUT];
     int npre;              /* stitched inputs (op->pre) */
-    int64_t presize;       /* doubles of one block's stitched partials */
-    int64_t *preoff;       /* by input: offset of its partial (3 cols) */
 } RCtx;
 
 /* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
@@ -75,7 +74,7 @@ static double *dense_copy(const MB *m, BrErr *e)
 static void rctx_free(RCtx *x)
 {
     if (x->own) for (int k = 0; k < x->op->in.n; k++) free(x->own[k]);
-    free(x->own); free(x->P); free(x->S); free(x->exp); free(x->preoff);
+    free(x->own); free(x->P); free(x->S); free(x->exp);
 }
 
 static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
@@ -87,8 +86,7 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
     x->S = br_calloc((size_t)n + 1, sizeof *x->S);
     x->exp = br_calloc((size_t)n + 1, sizeof *x->exp);
     x->own = br_calloc((size_t)n + 1, sizeof *x->own);
-    x->preoff = br_calloc((size_t)n + 1, sizeof *x->preoff);
-    if (!x->P || !x->S || !x->exp || !x->own || !x->preoff) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
+    if (!x->P || !x->S || !x->exp || !x->own) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
     /* a sparse main read by op->fs takes side matrices row-major (spoof.h) */
     x->sparse_main = op->fs && op->main >= 0 && op->in.mode[op->main] == SPM_FULL && op->in.m[op->main]->sparse;
     for (int k = 0; k < n; k++) {
@@ -98,8 +96,6 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
             x->P[k] = x->own[k] = br_calloc((size_t)BR_MAX(m->cols, 1), sizeof(double));
             if (!x->P[k]) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
             x->S[k] = 0;
-            x->preoff[k] = x->presize;
-            x->presize += 3 * m->cols;
             x->npre++;
             continue;
         }
@@ -319,115 +315,73 @@ static int threads_for(double work, int64_t tasks)
 }
 
 /* ---- CPU stitching (docs/codegen.md, "CPU stitching") ----
- * A stitched input k is the column aggregate of the main matrix. Its
- * partial over a block of rows: W running values (Kahan sums, or the
- * minimum/maximum), W Kahan corrections and W counts of stored values
- * (a CSR column with fewer than M stored values meets an implicit zero
- * in min/max). */
+ * A stitched input k is the column aggregate of the main matrix, computed
+ * in phases by kernels/agg.c (k_colagg_*: k_agg's row blocks, leaf
+ * kernels and merge order, so the vector is colSums/colMeans/colMins/
+ * colMaxs to the bit). */
 
-static void pre_init(int agg, double *p, int64_t W)
+static OpCode pre_op(int spa)
 {
-    double v = agg == SPA_MIN ? INFINITY : agg == SPA_MAX ? -INFINITY : 0;
-    for (int64_t j = 0; j < W; j++) { p[j] = v; p[W + j] = 0; p[2 * W + j] = 0; }
-}
-
-static inline void pre_step(int agg, double *s, double *c, double v)
-{
-    if (agg == SPA_MIN) *s = min_step(*s, v);
-    else if (agg == SPA_MAX) *s = max_step(*s, v);
-    else kadd(s, c, v);
-}
-
-/* Rows [ra, rb) of m into partial p. */
-static void pre_block(const MB *m, int agg, int64_t ra, int64_t rb, double *p)
-{
-    int64_t W = m->cols;
-    double *s = p, *c = p + W, *cnt = p + 2 * W;
-    pre_init(agg, p, W);
-    if (!m->sparse) {
-        for (int64_t i = ra; i < rb; i++) {
-            const double *r = m->d + i * W;
-            if (agg == SPA_SUM || agg == SPA_MEAN)
-                for (int64_t j = 0; j < W; j++) kadd(&s[j], &c[j], r[j]);
-            else
-                for (int64_t j = 0; j < W; j++) pre_step(agg, &s[j], &c[j], r[j]);
-        }
-        for (int64_t j = 0; j < W; j++) cnt[j] = (double)(rb - ra);
-        return;
-    }
-    for (int64_t i = ra; i < rb; i++)
-        for (int64_t q = m->rp[i]; q < m->rp[i + 1]; q++) {
-            int64_t j = m->ci[q];
-            pre_step(agg, &s[j], &c[j], m->v[q]);
-            cnt[j] += 1;
-        }
-}
-
-/* Adds partial p into tot (blocks in order). */
-static void pre_merge(int agg, double *tot, const double *p, int64_t W)
-{
-    for (int64_t j = 0; j < W; j++) {
-        if (agg == SPA_MIN) tot[j] = min_step(tot[j], p[j]);
-        else if (agg == SPA_MAX) tot[j] = max_step(tot[j], p[j]);
-        else { kadd(&tot[j], &tot[W + j], p[j]); kadd(&tot[j], &tot[W + j], p[W + j]); }
-        tot[2 * W + j] += p[2 * W + j];
-    }
-}
-
-static void pre_final(int agg, const double *tot, int64_t W, int64_t M, double *vec)
-{
-    for (int64_t j = 0; j < W; j++) {
-        double v = tot[j];
-        if (agg == SPA_MIN || agg == SPA_MAX) {
-            if (tot[2 * W + j] < (double)M) v = agg == SPA_MIN ? min_step(v, 0) : max_step(v, 0);
-        } else {
-            v = tot[j] + tot[W + j];
-            if (agg == SPA_MEAN) v /= (double)M;
-        }
-        vec[j] = M ? v : agg == SPA_SUM ? 0 : NAN;
-    }
+    return spa == SPA_MIN ? OP_AMIN : spa == SPA_MAX ? OP_AMAX : spa == SPA_MEAN ? OP_MEAN : OP_SUM;
 }
 
 /* The stitched run: in one parallel region, the stitched inputs' column
- * partials over nb blocks of rows, a barrier, their merge (in block
- * order: the result does not depend on the thread count), a barrier, and
- * the generated rows over the same blocks (each thread takes the same
- * blocks in both phases: static schedule), into output rows at out
- * (rowout, stride oc) or into block b's partial at out + b * psize. */
+ * aggregate tasks (row blocks of the main matrix), a barrier, their
+ * merge (in block order: the result does not depend on the thread
+ * count), a barrier, and the generated rows over nb blocks of rows (a
+ * static schedule in both phases: each thread takes about the same rows
+ * twice, so its share of X is still in its cache when it fits), into
+ * output rows at out (rowout, stride oc) or into block b's partial at
+ * out + b * psize. */
 static bool run_stitched(RCtx *x, int64_t nb, double *out, int64_t oc, bool rowout, double work)
 {
     const SpoofRow *op = x->op;
+    int n = op->in.n;
     int64_t M = op->rows;
-    double *pp = br_malloc((size_t)nb * (size_t)BR_MAX(x->presize, 1) * sizeof(double));
-    if (!pp) return false;
-    bool fail = false;
-#pragma omp parallel num_threads(threads_for(work, nb))
+    KColAgg **g = br_calloc((size_t)n + 1, sizeof *g);
+    int64_t *first = br_calloc((size_t)n + 2, sizeof *first);   /* tasks of inputs < k */
+    bool fail = !g || !first;
+    for (int k = 0; k < n && !fail; k++) {
+        first[k + 1] = first[k];
+        if (op->pre[k] == SPA_NONE) continue;
+        BrErr e = {0};
+        if (!(g[k] = k_colagg_begin(pre_op(op->pre[k]), op->in.m[k], &e))) fail = true;
+        else first[k + 1] += k_colagg_ntasks(g[k]);
+    }
+    int64_t ntask = fail ? 0 : first[n];
+#pragma omp parallel num_threads(fail ? 1 : threads_for(work, BR_MAX(nb, ntask)))
     {
 #pragma omp for schedule(static)
-        for (int64_t b = 0; b < nb; b++) {
-            int64_t ra = b * M / nb, rb = (b + 1) * M / nb;
-            for (int k = 0; k < op->in.n; k++)
-                if (op->pre[k] != SPA_NONE) pre_block(op->in.m[k], op->pre[k], ra, rb, pp + b * x->presize + x->preoff[k]);
+        for (int64_t u = 0; u < ntask; u++) {
+            int k = 0;
+            while (first[k + 1] <= u) k++;
+            if (!k_colagg_task(g[k], u - first[k])) {
+#pragma omp atomic write
+                fail = true;
+            }
         }
 #pragma omp single
-        for (int k = 0; k < op->in.n; k++) {
-            if (op->pre[k] == SPA_NONE) continue;
-            int64_t W = op->in.m[k]->cols;
-            double *tot = pp + x->preoff[k];
-            for (int64_t b = 1; b < nb; b++) pre_merge(op->pre[k], tot, pp + b * x->presize + x->preoff[k], W);
-            pre_final(op->pre[k], tot, W, M, x->own[k]);
+        for (int k = 0; k < n && !fail; k++) {
+            if (!g[k]) continue;
+            if (k_colagg_end(g[k], x->own[k])) fail = true;
+            g[k] = NULL;
         }
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < nb; b++) {
             int64_t ra = b * M / nb, rb = (b + 1) * M / nb;
             double *o = rowout ? out + ra * oc : out + b * x->psize;
-            if (ra < rb && !run_rows(x, ra, rb, o, rowout ? oc : 0, rowout)) {
+            bool bad;
+#pragma omp atomic read
+            bad = fail;
+            if (!bad && ra < rb && !run_rows(x, ra, rb, o, rowout ? oc : 0, rowout)) {
 #pragma omp atomic write
                 fail = true;
             }
         }
     }
-    free(pp);
+    for (int k = 0; g && k < n; k++) k_colagg_free(g[k]);
+    free(g);
+    free(first);
     return !fail;
 }
 
@@ -449,8 +403,7 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
         int64_t R = BR_MAX(1, TASK_CELLS / W);
         int64_t ntask = M ? (M + R - 1) / R : 0;
         if (x.npre) {
-            /* at most SB_MAX blocks (each block's partials are 3 W doubles) */
-            int64_t nb = BR_MAX(1, BR_MIN(BR_MIN(ntask, SB_MAX), PART_BUDGET / (8 * BR_MAX(x.presize, 1))));
+            int64_t nb = BR_MAX(1, BR_MIN(ntask, SB_MAX));
             fail = !run_stitched(&x, nb, o->d, oc, true, cells);
         } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, ntask))
