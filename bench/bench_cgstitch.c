@@ -7,7 +7,7 @@
  * of wall time and of the process's CPU time (all threads: less noisy
  * on a loaded machine). Each run includes its dynamic recompilation.
  * Usage: bench_cgstitch [rows...] (default 2000 20000 200000; 100
- * columns, B 100 x 4). */
+ * columns, B 100 x 4). Results: bench/results/cgstitch-*.txt. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
