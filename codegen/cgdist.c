@@ -154,6 +154,7 @@ static int out_combine(const CPlan *p, int o)
  * neither (-1)? */
 static int plan_kind(const CPlan *p)
 {
+    if (cplan_stitched(p)) return -1;   /* its column aggregates need all rows */
     switch (p->tpl) {
     case T_CELL: case T_ROW:
         if (p->var == V_NO_AGG || p->var == V_ROW_AGG) return DF_MAP;

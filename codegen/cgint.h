@@ -299,6 +299,13 @@ typedef struct CInput {
     int slice;             /* Cell/MAgg: the CN_SLICE node that reads this
                               input X as X[, lo:hi] (its columns lo..hi at
                               X's stride, no copy); -1 */
+    bool pre;              /* Row, stitched (select.c cg_stitch_rows): an
+                              IM_ROW input that is the column aggregate
+                              pre_op (sum, mean, min, max) of the matrix
+                              bound here (the main input), computed by the
+                              skeleton in a first phase over the same row
+                              blocks (docs/codegen.md, "CPU stitching") */
+    OpCode pre_op;
 } CInput;
 
 /* A runtime condition of sparse safety: ops_binary(op, 0, s) == 0 (or
@@ -368,6 +375,18 @@ Variant cplan_row_ovar(const CPlan *p, int t);
  * s->ops[i] (NULL: none); merged operators get the merged plan, and the
  * merged-away ones leave s (and plans) compacted. */
 void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans);
+/* CPU stitching (docs/codegen.md, "CPU stitching"): a Row plan of s
+ * whose row-vector input is colSums/colMeans/colMins/colMaxs of its own
+ * main input, read by nothing outside the plan, takes in the aggregate
+ * (the input becomes a pre input over the main matrix): the skeleton
+ * computes the column partials over row blocks, merges them after a
+ * barrier and runs the plan's rows over the same blocks in the same
+ * parallel region. Returns the inputs stitched. */
+int cg_stitch_rows(const Memo *m, Selection *s, CPlan **plans);
+/* Does p have stitched (pre) inputs? */
+bool cplan_stitched(const CPlan *p);
+/* Recomputes p's signature and hash (after its inputs changed). */
+void cplan_resign(CPlan *p);
 
 /* ---- code generation (cgen_c.c, prims.c) ---- */
 
@@ -414,6 +433,8 @@ typedef struct CgOp {
     bool queued;           /* handed to a compile batch (c->lock) */
     char name[24];         /* spoofCell, spoofRA, spoofMA, spoofOP, amulet */
     int64_t uses;
+    int64_t gpu_calls;     /* calls that asked the device's cost rule
+                              (exec.c build_share; atomic) */
     bool amulet;           /* an AMULET kernel (amulet_gen.c): plan holds
                               only hash and sig; fn[0] = cg_amulet */
     bool am_tuned;         /* AMULET: parameters found (c->lock) for */

@@ -58,6 +58,8 @@ typedef struct CgStats {
                               of operators) */
     int64_t amulet;        /* products placed as AMULET where-loops by the
                               fusion planner (amulet_tpl.c) */
+    int64_t stitched;      /* column aggregates stitched into Row
+                              operators (select.c cg_stitch_rows) */
 } CgStats;
 
 /* The codegen context of one runtime program: plan cache, compiled

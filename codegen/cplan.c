@@ -576,7 +576,10 @@ static void make_sig(CPlan *p)
     tagi(&b, 'T', p->tpl); tagi(&b, 'V', p->var); tagi(&b, 'M', p->main); tagi(&b, 'S', p->sparse_safe);
     tagi(&b, 'R', p->main_sparse_ok); tagi(&b, 'O', p->out_matrix);
     sb_putc(&b, '|');
-    for (int k = 0; k < p->nin; k++) { tagi(&b, 'i', p->in[k].scalar); tagi(&b, ':', p->in[k].mode); }
+    for (int k = 0; k < p->nin; k++) {
+        tagi(&b, 'i', p->in[k].scalar); tagi(&b, ':', p->in[k].mode);
+        if (p->in[k].pre) tagi(&b, 'p', p->in[k].pre_op);
+    }
     sb_putc(&b, '|');
     for (int i = 0; i < p->nn; i++) {
         CNode *x = &p->n[i];
@@ -747,6 +750,19 @@ void cplan_free(CPlan *p)
     free(p);
 }
 
+bool cplan_stitched(const CPlan *p)
+{
+    for (int k = 0; p && k < p->nin; k++) if (p->in[k].pre) return true;
+    return false;
+}
+
+void cplan_resign(CPlan *p)
+{
+    free(p->sig);
+    p->sig = NULL;
+    make_sig(p);
+}
+
 CPlan *cplan_copy(const CPlan *p)
 {
     CPlan *c = br_malloc(sizeof *c);
@@ -778,9 +794,12 @@ void cplan_print(const CPlan *p, FILE *out)
     fprintf(out, "  CPlan %s %s (hash %016llx)%s%s\n", tpl_name(p->tpl), variant_name(p->var),
             (unsigned long long)p->hash, p->sparse_safe ? " sparse-safe" : "",
             p->tpl == T_ROW && p->main_sparse_ok ? " sparse-rows" : "");
-    for (int k = 0; k < p->nin; k++)
-        fprintf(out, "    in%d: %s%s [%lldx%lld]\n", k, modes[p->in[k].mode], k == p->main ? " (main)" : "",
+    for (int k = 0; k < p->nin; k++) {
+        fprintf(out, "    in%d: %s%s [%lldx%lld]", k, modes[p->in[k].mode], k == p->main ? " (main)" : "",
                 (long long)p->in[k].rows, (long long)p->in[k].cols);
+        if (p->in[k].pre) fprintf(out, " = stitched col%s(in%d)", op_info[p->in[k].pre_op].name, p->main);
+        fputc('\n', out);
+    }
     for (int i = 0; i < p->nn; i++) {
         const CNode *x = &p->n[i];
         if (x->kind == CN_IN) continue;

@@ -55,9 +55,10 @@ typedef struct Bind {
     double *sc;
     int64_t *L;
     int64_t *coff, *width;   /* Cell slices (cell_slice_offsets): one block */
+    int *pre;                /* Row: SPA_* of a stitched input, SPA_NONE */
 } Bind;
 
-static void bind_free(Bind *b) { free(b->m); free(b->mode); free(b->sc); free(b->L); free(b->coff); }
+static void bind_free(Bind *b) { free(b->m); free(b->mode); free(b->sc); free(b->L); free(b->coff); free(b->pre); }
 
 /* Fills b from args; false if an argument's kind differs from the plan. */
 static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
@@ -70,7 +71,8 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
     for (int i = 0; i < p->nn; i++) nslice += p->n[i].kind == CN_SLICE;
     b->L = br_calloc((size_t)(n + 2 * nslice) + 1, sizeof *b->L);
     b->coff = br_calloc(2 * ((size_t)n + 1), sizeof *b->coff);
-    if (!b->m || !b->mode || !b->sc || !b->L || !b->coff || nargs != n) return false;
+    b->pre = br_calloc((size_t)n + 1, sizeof *b->pre);
+    if (!b->m || !b->mode || !b->sc || !b->L || !b->coff || !b->pre || nargs != n) return false;
     b->width = b->coff + n + 1;
     for (int k = 0; k < n; k++) {
         b->mode[k] = p->in[k].mode;
@@ -81,6 +83,7 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
             if (args[k].kind != V_MATRIX) return false;
             b->m[k] = args[k].m;
             b->L[k] = args[k].m->cols;
+            if (p->in[k].pre) b->pre[k] = agg_code(p->in[k].pre_op);
         }
     }
     return true;
@@ -376,11 +379,15 @@ static void row_prepare(CgOp *op, const int64_t *est, Value *args, int nargs, Bi
     if ((p->var == V_MULTI || (msp && (gpu || op->fn[1]))) &&
         (side_nonfinite(p, &b) || (msp && mb_has_nonfinite(b.m[p->main])))) { *fb = true; goto done; }
     int64_t M = b.m[p->main]->rows;
+    /* stitched inputs: column aggregates of the main matrix, which the
+     * skeleton reads whole (a compressed one runs the unfused plan) */
+    bool pre = cplan_stitched(p);
+    if (pre && b.m[p->main]->cmb) *fb = true;
     for (int k = 0; k < p->nin && !*fb; k++) {
         const MB *m = b.m[k];
         switch (p->in[k].mode) {
         case IM_FULL: *fb = m->rows != M; break;
-        case IM_ROW: *fb = m->rows != 1; break;
+        case IM_ROW: *fb = p->in[k].pre ? m != b.m[p->main] : m->rows != 1; break;
         case IM_COL: *fb = m->rows != M || m->cols != 1; break;
         default: break;
         }
@@ -402,7 +409,8 @@ static void row_prepare(CgOp *op, const int64_t *est, Value *args, int nargs, Bi
         *fb = wasteful_expansion(p, &b, est, sz) || (sz == SZ_RULES && blas_is_better(p, &b));
     if (*fb) goto done;
     sp = (SpoofRow){.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .rows = M, .main = p->main,
-                    .fd = (SpRowDenseFn)op->fn[0], .fs = (SpRowSparseFn)op->fn[1], .ft = (SpRowTmpFn)op->fn[3]};
+                    .fd = (SpRowDenseFn)op->fn[0], .fs = (SpRowSparseFn)op->fn[1], .ft = (SpRowTmpFn)op->fn[3],
+                    .pre = pre ? b.pre : NULL};
     const CNode *r = &p->n[p->out[0]];
     switch (p->var) {
     case V_NO_AGG: sp.var = SPR_NO_AGG; sp.orows = M; sp.ocols = row_len(p, b.L, p->out[0]); break;
@@ -624,13 +632,24 @@ static GpuXfer xfer_of(const CPlan *p, const Bind *b)
     return x;
 }
 
+/* The share of a kernel build this device call bears (gpu.h: GpuXfer's
+ * build): none once op's program is built; otherwise the mean build time
+ * over the calls of op so far, so that an operator called often enough
+ * pays for its build and one called once stays on the host. */
+static double build_share(CgOp *op, const char *src)
+{
+    int64_t n = __atomic_add_fetch(&op->gpu_calls, 1, __ATOMIC_RELAXED);
+    return gpu_spoof_built(src) ? 0 : gpu_build_seconds() / (double)n;
+}
+
 /* Is the device worth it for this call (transfers of the matrix inputs
  * against the work: the products' flops and the plan's operations per
- * main cell)? */
-static bool gpu_row_worth(const CgOp *op, const Bind *b, const SpoofRow *sp, Value *args)
+ * main cell, and the build's share)? */
+static bool gpu_row_worth(CgOp *op, const char *src, const Bind *b, const SpoofRow *sp, Value *args)
 {
     const CPlan *p = op->plan;
     GpuXfer x = xfer_of(p, b);
+    x.build = build_share(op, src);
     const MB *mm = b->m[p->main];
     double cells = (double)mm->rows * (double)mm->cols;
     x.flops = cg_flops(op, p->nin, args) + cells * cplan_nops(p);
@@ -657,6 +676,7 @@ static int outer_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est
         double nz = w->sparse ? (double)w->nnz : (double)w->rows * (double)w->cols;
         x.flops = nz * (2.0 * (double)b.L[sp.v] + cplan_nops(op->plan));
         x.out = sp.var == SPO_NO_AGG ? nz * 8 : 8;
+        x.build = build_share(op, src);
         MB *res[1] = {NULL};
         double v = 0;
         if (gpu_worth(&x) && (rc = gpu_spoof_outer(src, &sp, op->plan->nin, res, &v, e)) == 1)
@@ -685,6 +705,7 @@ static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out,
         x.flops = visited * BR_MAX(cplan_nops(op->plan), 1);
         x.out = sp.dir == SPD_NONE ? visited * 8 : sp.dir == SPD_ROW ? (double)sp.rows * 8
               : sp.dir == SPD_COL ? (double)sp.cols * 8 : 8;
+        x.build = build_share(op, src);
         MB *res[1] = {NULL};
         double v[SPOOF_MAXOUT] = {0};
         if (gpu_worth(&x) && (rc = gpu_spoof_cell(src, &sp, res, v, e)) == 1 && cell_value(op->plan, &sp, res[0], v, out, e))
@@ -698,6 +719,8 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
 {
     CgOp *op = handle;
     if (!c || !op || op->amulet || !op->plan || c->opt.interpret || nin != op->plan->nin) return 0;
+    /* stitched Row plans run on the CPU (no OpenCL skeleton for them) */
+    if (cplan_stitched(op->plan)) { gpu_count_fused_cpu(); return 0; }
     const char *src = cl_source(c, op);
     if (!src) { gpu_count_fused_cpu(); return 0; }
     if (op->plan->tpl == T_OUTER || op->plan->tpl == T_CELL || op->plan->tpl == T_MAGG) {
@@ -714,7 +737,7 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
     int rc = 0;
     if (fb || any_cmb(op->plan, &b)) {
         gpu_count_fused_cpu();
-    } else if (gpu_row_worth(op, &b, &sp, args)) {
+    } else if (gpu_row_worth(op, src, &b, &sp, args)) {
         int nslice = 0;
         for (int i = 0; i < op->plan->nn; i++) nslice += op->plan->n[i].kind == CN_SLICE;
         MB *res[CG_MAXOUT] = {NULL};
@@ -743,7 +766,11 @@ int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e)
         const CNode *x = &p->n[i];
         Value *a = x->na > 0 ? &v[x->a[0]] : &none, *b = x->na > 1 ? &v[x->a[1]] : &none;
         switch (x->kind) {
-        case CN_IN: v[i] = val_retain(args[x->in]); break;
+        case CN_IN:
+            /* a stitched input: the column aggregate of the bound matrix */
+            if (p->in[x->in].pre) rc = ap_agg(p->in[x->in].pre_op, DIR_COL, &args[x->in], &v[i], e);
+            else v[i] = val_retain(args[x->in]);
+            break;
         case CN_UN: rc = ap_unary(x->op, a, &v[i], e); break;
         case CN_BIN: rc = ap_binary(x->op, a, b, &v[i], e); break;
         case CN_TER: rc = ap_ternary(a, b, &v[x->a[2]], &v[i], e); break;

@@ -418,3 +418,65 @@ void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans)
     free(seen);
     free(gone);
 }
+
+/* ---- CPU stitching (docs/codegen.md, "CPU stitching") ---- */
+
+/* Marks the hops plan p of op f covers: from its roots down to its
+ * inputs (not marked). */
+static void cover(const CPlan *p, Hop *h, char *mark)
+{
+    if (!h || mark[h->id]) return;
+    for (int k = 0; k < p->nin; k++) if (p->in[k].hop == h) return;
+    mark[h->id] = 1;
+    for (int i = 0; i < h->nin; i++) cover(p, h->in[i], mark);
+}
+
+/* Is h a column aggregate the skeleton computes (spoof_row.c pre_*) of
+ * matrix x? */
+static bool stitchable_agg(const Hop *h, const Hop *x)
+{
+    return h->kind == H_AGG && h->dir == DIR_COL && h->nin == 1 && h->in[0] == x && h->dt == DT_MATRIX &&
+           (h->op == OP_SUM || h->op == OP_MEAN || h->op == OP_AMIN || h->op == OP_AMAX);
+}
+
+int cg_stitch_rows(const Memo *m, Selection *s, CPlan **plans)
+{
+    const char *env = getenv("BRAID_CG_STITCH");
+    if (env && !strcmp(env, "0")) return 0;
+    char *mark = br_calloc((size_t)m->nid + 1, 1);
+    if (!mark) return 0;
+    int done = 0;
+    for (int i = 0; i < s->nops; i++) {
+        CPlan *p = plans[i];
+        if (!p || p->tpl != T_ROW || p->main < 0 || !p->in[p->main].hop) continue;
+        Hop *x = p->in[p->main].hop;
+        memset(mark, 0, (size_t)m->nid);
+        const FusedOp *f = &s->ops[i];
+        if (f->roots) for (int r = 0; r < f->nroots; r++) cover(p, f->roots[r], mark);
+        else cover(p, f->root, mark);
+        bool any = false;
+        for (int k = 0; k < p->nin; k++) {
+            Hop *h = p->in[k].hop;
+            if (!h || p->in[k].scalar || p->in[k].mode != IM_ROW || !stitchable_agg(h, x) || m->out[h->id]) continue;
+            /* every consumer inside the plan (else the aggregate would be
+             * computed twice), and no other operator's root */
+            bool inside = m->npar[h->id] > 0;
+            for (int q = 0; q < m->npar[h->id] && inside; q++) inside = mark[m->par[h->id][q]->id] != 0;
+            for (int j = 0; j < s->nops && inside; j++) {
+                const FusedOp *g = &s->ops[j];
+                for (int q = 0; j != i && plans[j] && q < plans[j]->nin; q++) if (plans[j]->in[q].hop == h) inside = false;
+                if (g->root == h) inside = false;
+                for (int r = 0; g->roots && r < g->nroots; r++) if (g->roots[r] == h) inside = false;
+            }
+            if (!inside) continue;
+            p->in[k].pre = true;
+            p->in[k].pre_op = h->op;
+            p->in[k].hop = x;
+            any = true;
+            done++;
+        }
+        if (any) cplan_resign(p);
+    }
+    free(mark);
+    return done;
+}

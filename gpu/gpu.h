@@ -135,8 +135,17 @@ void gpu_count_fused_cpu(void);
  * (down), its result's bytes and floating-point work. Always true under
  * GPU_FORCE. gpu_cost_rule is the rule itself for a device g and the
  * host's thread count (tests give it other devices). */
-typedef struct GpuXfer { double up, down, out, flops; } GpuXfer;
+typedef struct GpuXfer { double up, down, out, flops, build; } GpuXfer;
 bool gpu_worth(const GpuXfer *x);
+/* x.build: seconds of a kernel build the device run would start (a
+ * generated operator's first device call), the share this call bears:
+ * gpu_build_seconds() / calls of the operator so far, so that an
+ * operator called often enough amortizes its build and one called once
+ * or twice stays on the host. gpu_build_seconds: the mean time of the
+ * generated programs built so far (50 ms before the first). */
+double gpu_build_seconds(void);
+/* Is generated source src's program built (spoof_cl.c's programs)? */
+bool gpu_spoof_built(const char *src);
 bool gpu_cost_rule(const GpuInfo *g, int threads, const GpuXfer *x);
 /* Adds m's part to x: its bytes to up when it has no device copy, to
  * down when it is device-only (MB.dev). */

@@ -145,6 +145,15 @@ static RowProg *prog_for(const char *src, bool *pending, BrErr *e)
     return &progs[i];
 }
 
+bool gpu_spoof_built(const char *src)
+{
+    bool built = false;
+    pthread_mutex_lock(&gpu_lock);
+    for (int i = 0; i < nprogs && !built; i++) built = progs[i].state == 1 && !strcmp(progs[i].src, src);
+    pthread_mutex_unlock(&gpu_lock);
+    return built;
+}
+
 /* A small read-only buffer holding bytes (L, scalars). */
 static cl_mem small_buf(const void *p, size_t bytes, BrErr *e)
 {

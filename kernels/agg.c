@@ -199,45 +199,70 @@ static int prod_fix_cols(const MB *a, int cm, double *res)
     return 0;
 }
 
-/* Column aggregate of a in mode cm into res[0..N): Kahan values for the
- * sum modes, else min/max/prod; implicit zeros of sparse inputs included
- * (CM_DEV2 adds m[j]^2 per implicit zero). Returns 0 or an error code. */
-static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
+/* A column aggregate in phases (agg.h KColAgg): row blocks (dense: rb
+ * rows, times column chunks of cw; sparse: blocks of about equal nnz),
+ * partials ps/pc (and cnt: stored values) per block, merged in block
+ * order. direct: one dense row block, whose task writes final values
+ * into ps (pc NULL). */
+struct KColAgg {
+    const MB *a;
+    int cm;
+    OpCode op;
+    const double *m;       /* CM_DEV2: the column means */
+    int64_t M, N, nrb, rb, cw, nck, L, lw;
+    bool direct, own_ps;
+    double *ps, *pc;
+    int64_t *cnt, *bounds;
+};
+
+static void colagg_free(KColAgg *g)
 {
+    if (!g) return;
+    if (g->own_ps) free(g->ps);
+    free(g->pc); free(g->cnt); free(g->bounds);
+    free(g);
+}
+
+/* Plans the column aggregate of a in mode cm (res: where a direct one
+ * writes its final values; NULL: its own buffer). NULL with e set when
+ * out of memory. */
+static KColAgg *colagg_begin(const MB *a, int cm, const double *m, double *res, BrErr *e)
+{
+    KColAgg *g = br_calloc(1, sizeof *g);
+    if (!g) { br_err(e, BR_ENOMEM, "out of memory in column aggregate"); return NULL; }
     int64_t M = a->rows, N = a->cols;
-    double init = cm_init(cm);
-    if (N == 0) return 0;
-    if (M == 0) {
-        for (int64_t j = 0; j < N; j++) res[j] = init;
-        return 0;
-    }
-    int64_t nrb, rb = 0, *bounds = NULL, *cnt = NULL;
-    int64_t cw = BR_MIN(N, CCW), nck = (N + cw - 1) / cw, L = 1;
+    *g = (KColAgg){.a = a, .cm = cm, .m = m, .M = M, .N = N, .L = 1};
+    if (N == 0 || M == 0) return g;     /* no tasks */
+    g->cw = BR_MIN(N, CCW);
+    g->nck = (N + g->cw - 1) / g->cw;
     if (!a->sparse) {
-        if (N < 64) L = (64 + N - 1) / N;
-        rb = BR_MAX(256, 65536 / N);
-        rb = (rb + L - 1) / L * L;
-        nrb = (M + rb - 1) / rb;
+        if (N < 64) g->L = (64 + N - 1) / N;
+        g->rb = BR_MAX(256, 65536 / N);
+        g->rb = (g->rb + g->L - 1) / g->L * g->L;
+        g->nrb = (M + g->rb - 1) / g->rb;
     } else {
-        nrb = a->nnz / (4 * N + 65536);
-        nrb = BR_MAX(1, BR_MIN(nrb, 64));
-        nck = 1;
+        g->nrb = a->nnz / (4 * N + 65536);
+        g->nrb = BR_MAX(1, BR_MIN(g->nrb, 64));
+        g->nck = 1;
     }
-    size_t cells = (size_t)nrb * (size_t)N;
-    bool direct = !a->sparse && nrb == 1;   /* one row block: final values */
-    double *ps = direct ? res : br_malloc(cells * sizeof(double));
-    double *pc = direct ? NULL : br_malloc(cells * sizeof(double));
+    g->lw = g->nck == 1 ? g->L * N : g->cw;
+    size_t cells = (size_t)g->nrb * (size_t)N;
+    g->direct = !a->sparse && g->nrb == 1;
+    g->own_ps = !(g->direct && res);
+    g->ps = g->own_ps ? br_malloc(cells * sizeof(double)) : res;
+    g->pc = g->direct ? NULL : br_malloc(cells * sizeof(double));
     if (a->sparse) {
-        cnt = br_calloc(cells, sizeof(int64_t));
-        bounds = br_malloc((size_t)(nrb + 1) * sizeof(int64_t));
+        g->cnt = br_calloc(cells, sizeof(int64_t));
+        g->bounds = br_malloc((size_t)(g->nrb + 1) * sizeof(int64_t));
     }
-    if (!ps || (!direct && !pc) || (a->sparse && (!cnt || !bounds))) {
-        if (!direct) { free(ps); free(pc); }
-        free(cnt); free(bounds);
-        return br_err(e, BR_ENOMEM, "out of memory in column aggregate");
+    if (!g->ps || (!g->direct && !g->pc) || (a->sparse && (!g->cnt || !g->bounds))) {
+        colagg_free(g);
+        br_err(e, BR_ENOMEM, "out of memory in column aggregate");
+        return NULL;
     }
     if (a->sparse) {
         /* blocks of about equal nnz; boundaries depend on the data only */
+        int64_t *bounds = g->bounds, nrb = g->nrb;
         bounds[0] = 0;
         for (int64_t b = 1; b < nrb; b++) {
             int64_t target = a->nnz / nrb * b, lo = bounds[b - 1], hi = M;
@@ -248,40 +273,50 @@ static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
             bounds[b] = lo;
         }
         bounds[nrb] = M;
-        for (size_t k = 0; k < cells; k++) { ps[k] = init; pc[k] = 0; }
-#pragma omp parallel for num_threads(br_threads()) if (br_par(a->nnz)) \
-    schedule(static, 1)
-        for (int64_t b = 0; b < nrb; b++)
-            col_sparse_task(a, bounds[b], bounds[b + 1], cm, m, ps + b * N,
-                            pc + b * N, cnt + b * N);
-    } else {
-        int64_t ntask = nrb * nck, lw = nck == 1 ? L * N : cw;
-        bool fail = false;
-#pragma omp parallel num_threads(br_threads()) if (br_par(M * N))
-        {
-            double *scr = br_malloc((size_t)lw * 3 * sizeof(double));
-            if (!scr) {
-#pragma omp atomic write
-                fail = true;
-            }
-#pragma omp for schedule(static)
-            for (int64_t t = 0; t < ntask; t++) {
-                if (!scr) continue;
-                int64_t b = t / nck, j0 = (t % nck) * cw;
-                int64_t w = BR_MIN(cw, N - j0);
-                leaf()->col_task(a->d, N, b * rb, BR_MIN(M, (b + 1) * rb), j0, w,
-                         nck == 1 ? L : 1, cm, m, ps + b * N + j0,
-                         direct ? NULL : pc + b * N + j0, scr, scr + lw, scr + 2 * lw);
-            }
-            free(scr);
-        }
-        if (fail || direct) {
-            if (!direct) { free(ps); free(pc); }
-            if (fail) return br_err(e, BR_ENOMEM, "out of memory in column aggregate");
-            return prod_fix_cols(a, cm, res);
-        }
+        double init = cm_init(cm);
+        for (size_t k = 0; k < cells; k++) { g->ps[k] = init; g->pc[k] = 0; }
     }
-#pragma omp parallel for num_threads(br_threads()) if (br_par(cells)) \
+    return g;
+}
+
+static int64_t colagg_ntasks(const KColAgg *g) { return g->N && g->M ? g->nrb * g->nck : 0; }
+
+/* Task t (a row block, times a column chunk when dense); scr: 3 lw
+ * doubles (dense). */
+static void colagg_task(KColAgg *g, int64_t t, double *scr)
+{
+    const MB *a = g->a;
+    int64_t N = g->N;
+    if (a->sparse) {
+        col_sparse_task(a, g->bounds[t], g->bounds[t + 1], g->cm, g->m, g->ps + t * N, g->pc + t * N, g->cnt + t * N);
+        return;
+    }
+    int64_t b = t / g->nck, j0 = (t % g->nck) * g->cw;
+    int64_t w = BR_MIN(g->cw, N - j0);
+    leaf()->col_task(a->d, N, b * g->rb, BR_MIN(g->M, (b + 1) * g->rb), j0, w, g->nck == 1 ? g->L : 1, g->cm, g->m,
+                     g->ps + b * N + j0, g->direct ? NULL : g->pc + b * N + j0, scr, scr + g->lw, scr + 2 * g->lw);
+}
+
+/* Merges the blocks in order into res[0..N) (implicit zeros of sparse
+ * inputs included; CM_DEV2 adds m[j]^2 per implicit zero). */
+static int colagg_merge(const KColAgg *g, double *res)
+{
+    const MB *a = g->a;
+    int cm = g->cm;
+    int64_t M = g->M, N = g->N, nrb = g->nrb;
+    double init = cm_init(cm);
+    if (N == 0) return 0;
+    if (M == 0) {
+        for (int64_t j = 0; j < N; j++) res[j] = init;
+        return 0;
+    }
+    if (g->direct) {
+        if (g->ps != res) memcpy(res, g->ps, (size_t)N * sizeof(double));
+        return prod_fix_cols(a, cm, res);
+    }
+    const double *ps = g->ps, *pc = g->pc;
+    const int64_t *cnt = g->cnt;
+#pragma omp parallel for num_threads(br_threads()) if (br_par((double)nrb * (double)N)) \
     schedule(static)
     for (int64_t j = 0; j < N; j++) {
         double r = init, rc = 0;
@@ -292,15 +327,100 @@ static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
         }
         if (a->sparse && n < M) {
             int64_t z = M - n;
-            if (cm == CM_DEV2) cm_merge(cm, &r, &rc, (double)z * m[j] * m[j], 0);
+            if (cm == CM_DEV2) cm_merge(cm, &r, &rc, (double)z * g->m[j] * g->m[j], 0);
             else if (cm == CM_MIN || cm == CM_MAX) cm_merge(cm, &r, &rc, 0, 0);
             else if (cm == CM_PROD) r *= 0.0;
         }
         res[j] = cm_kahan(cm) ? kval((KKahan){ r, rc }) : r;
     }
-    free(ps); free(pc); free(cnt); free(bounds);
     return prod_fix_cols(a, cm, res);
 }
+
+/* Column aggregate of a in mode cm into res[0..N): Kahan values for the
+ * sum modes, else min/max/prod; implicit zeros of sparse inputs included
+ * (CM_DEV2 adds m[j]^2 per implicit zero). Returns 0 or an error code. */
+static int col_agg(const MB *a, int cm, const double *m, double *res, BrErr *e)
+{
+    KColAgg *g = colagg_begin(a, cm, m, res, e);
+    if (!g) return e->code;
+    int64_t ntask = colagg_ntasks(g);
+    if (a->sparse) {
+#pragma omp parallel for num_threads(br_threads()) if (br_par(a->nnz)) \
+    schedule(static, 1)
+        for (int64_t b = 0; b < ntask; b++) colagg_task(g, b, NULL);
+    } else if (ntask) {
+        bool fail = false;
+#pragma omp parallel num_threads(br_threads()) if (br_par(g->M * g->N))
+        {
+            double *scr = br_malloc((size_t)g->lw * 3 * sizeof(double));
+            if (!scr) {
+#pragma omp atomic write
+                fail = true;
+            }
+#pragma omp for schedule(static)
+            for (int64_t t = 0; t < ntask; t++)
+                if (scr) colagg_task(g, t, scr);
+            free(scr);
+        }
+        if (fail) { colagg_free(g); return br_err(e, BR_ENOMEM, "out of memory in column aggregate"); }
+    }
+    int rc = colagg_merge(g, res);
+    colagg_free(g);
+    return rc;
+}
+
+/* ---- the phases, public (agg.h) ---- */
+
+static int col_mode(OpCode op)
+{
+    switch (op) {
+    case OP_SUM: case OP_MEAN: return CM_SUM;
+    case OP_AMIN: return CM_MIN;
+    case OP_AMAX: return CM_MAX;
+    default: return -1;
+    }
+}
+
+bool k_colagg_ok(OpCode op) { return col_mode(op) >= 0; }
+
+KColAgg *k_colagg_begin(OpCode op, const MB *a, BrErr *e)
+{
+    int cm = col_mode(op);
+    if (cm < 0 || a->cmb) { br_err(e, BR_EARG, "column aggregate %s in phases: not supported", op_info[op].name); return NULL; }
+    KColAgg *g = colagg_begin(a, cm, NULL, NULL, e);
+    if (g) g->op = op;
+    return g;
+}
+
+int64_t k_colagg_ntasks(const KColAgg *g) { return colagg_ntasks(g); }
+
+void k_colagg_rows(const KColAgg *g, int64_t t, int64_t *r0, int64_t *r1)
+{
+    if (g->a->sparse) { *r0 = g->bounds[t]; *r1 = g->bounds[t + 1]; return; }
+    int64_t b = t / g->nck;
+    *r0 = b * g->rb;
+    *r1 = BR_MIN(g->M, (b + 1) * g->rb);
+}
+
+bool k_colagg_task(KColAgg *g, int64_t t)
+{
+    double *scr = NULL;
+    if (!g->a->sparse && !(scr = br_malloc((size_t)g->lw * 3 * sizeof(double)))) return false;
+    colagg_task(g, t, scr);
+    free(scr);
+    return true;
+}
+
+int k_colagg_end(KColAgg *g, double *res)
+{
+    int rc = colagg_merge(g, res);
+    if (!rc && g->op == OP_MEAN)
+        for (int64_t j = 0; j < g->N; j++) res[j] /= (double)g->M;
+    colagg_free(g);
+    return rc;
+}
+
+void k_colagg_free(KColAgg *g) { colagg_free(g); }
 
 /* Column aggregate for k_agg (DIR_COL) into res[0..N). */
 static int col_op(OpCode op, const MB *a, double *res, BrErr *e)

@@ -30,6 +30,25 @@
  * 1x1, DIR_ROW nrow x 1, DIR_COL 1 x ncol. */
 MB *k_agg(OpCode op, AggDir dir, const MB *a, BrErr *e);
 
+/* A column aggregate in phases (CPU stitching, kernels/spoof_row.c):
+ * the same row blocks, leaf kernels and merge order as k_agg's DIR_COL,
+ * so the values are k_agg's to the bit. op: k_colagg_ok (OP_SUM, OP_MEAN,
+ * OP_AMIN, OP_AMAX); a plain (not compressed) matrix, which must outlive
+ * g. begin plans the tasks (row blocks, dense ones times column chunks)
+ * and allocates their partials (NULL with e set: out of memory);
+ * k_colagg_task runs task t (tasks may run concurrently, in any order;
+ * false: out of memory); k_colagg_rows gives its rows; k_colagg_end
+ * merges the blocks in order into res[0..cols) and frees g (k_colagg_free
+ * frees it unfinished). */
+typedef struct KColAgg KColAgg;
+bool k_colagg_ok(OpCode op);
+KColAgg *k_colagg_begin(OpCode op, const MB *a, BrErr *e);
+int64_t k_colagg_ntasks(const KColAgg *g);
+void k_colagg_rows(const KColAgg *g, int64_t t, int64_t *r0, int64_t *r1);
+bool k_colagg_task(KColAgg *g, int64_t t);
+int k_colagg_end(KColAgg *g, double *res);
+void k_colagg_free(KColAgg *g);
+
 /* Full aggregate as a scalar in *out (same operators as k_agg, DIR_FULL). */
 int k_agg_full(OpCode op, const MB *a, double *out, BrErr *e);
 

@@ -149,6 +149,17 @@ typedef struct SpoofRow {
     SpRowDenseFn fd;
     SpRowSparseFn fs;      /* NULL: sparse main rows are expanded */
     SpRowTmpFn ft;
+    const int *pre;        /* CPU stitching (NULL: none): pre[k] SPA_SUM,
+                              SPA_MEAN, SPA_MIN or SPA_MAX for an SPM_ROW
+                              input k bound to the main matrix (dense or
+                              CSR, not compressed): the skeleton computes
+                              its column aggregate (agg.h k_colagg_*:
+                              colSums/colMeans/colMins/colMaxs to the
+                              bit) over row blocks, merges them after a
+                              barrier and runs the rows over the same
+                              rows in the same parallel region with the
+                              aggregate as the row vector; SPA_NONE for
+                              other inputs */
 } SpoofRow;
 
 typedef struct SpoofOuter {

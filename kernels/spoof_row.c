@@ -7,6 +7,7 @@
  * (col_agg, full_agg, col_t_agg). Partials belong to fixed super-blocks
  * of rows and are merged in order. */
 #include "spoof.h"
+#include "agg.h"
 #include "cla.h"
 
 #include <float.h>
@@ -44,6 +45,7 @@ typedef struct RCtx {
     int nout;              /* aggregated outputs, their partials at off */
     SpRowOut out[SPOOF_MAXOUT];
     int64_t off[SPOOF_MAXOUT];
+    int npre;              /* stitched inputs (op->pre) */
 } RCtx;
 
 /* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
@@ -89,6 +91,14 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
     x->sparse_main = op->fs && op->main >= 0 && op->in.mode[op->main] == SPM_FULL && op->in.m[op->main]->sparse;
     for (int k = 0; k < n; k++) {
         const MB *m = op->in.m[k];
+        if (op->pre && op->pre[k] != SPA_NONE) {
+            /* a stitched row vector: filled between the two phases */
+            x->P[k] = x->own[k] = br_calloc((size_t)BR_MAX(m->cols, 1), sizeof(double));
+            if (!x->P[k]) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
+            x->S[k] = 0;
+            x->npre++;
+            continue;
+        }
         switch (op->in.mode[k]) {
         case SPM_FULL:
             if (m->cmb) { x->cmb_main = true; x->S[k] = m->cols; }   /* k_spoof_row_cla_ok: the main */
@@ -304,6 +314,77 @@ static int threads_for(double work, int64_t tasks)
     return t > tasks ? (int)tasks : t;
 }
 
+/* ---- CPU stitching (docs/codegen.md, "CPU stitching") ----
+ * A stitched input k is the column aggregate of the main matrix, computed
+ * in phases by kernels/agg.c (k_colagg_*: k_agg's row blocks, leaf
+ * kernels and merge order, so the vector is colSums/colMeans/colMins/
+ * colMaxs to the bit). */
+
+static OpCode pre_op(int spa)
+{
+    return spa == SPA_MIN ? OP_AMIN : spa == SPA_MAX ? OP_AMAX : spa == SPA_MEAN ? OP_MEAN : OP_SUM;
+}
+
+/* The stitched run: in one parallel region, the stitched inputs' column
+ * aggregate tasks (row blocks of the main matrix), a barrier, their
+ * merge (in block order: the result does not depend on the thread
+ * count), a barrier, and the generated rows over nb blocks of rows (a
+ * static schedule in both phases: each thread takes about the same rows
+ * twice, so its share of X is still in its cache when it fits), into
+ * output rows at out (rowout, stride oc) or into block b's partial at
+ * out + b * psize. */
+static bool run_stitched(RCtx *x, int64_t nb, double *out, int64_t oc, bool rowout, double work)
+{
+    const SpoofRow *op = x->op;
+    int n = op->in.n;
+    int64_t M = op->rows;
+    KColAgg **g = br_calloc((size_t)n + 1, sizeof *g);
+    int64_t *first = br_calloc((size_t)n + 2, sizeof *first);   /* tasks of inputs < k */
+    bool fail = !g || !first;
+    for (int k = 0; k < n && !fail; k++) {
+        first[k + 1] = first[k];
+        if (op->pre[k] == SPA_NONE) continue;
+        BrErr e = {0};
+        if (!(g[k] = k_colagg_begin(pre_op(op->pre[k]), op->in.m[k], &e))) fail = true;
+        else first[k + 1] += k_colagg_ntasks(g[k]);
+    }
+    int64_t ntask = fail ? 0 : first[n];
+#pragma omp parallel num_threads(fail ? 1 : threads_for(work, BR_MAX(nb, ntask)))
+    {
+#pragma omp for schedule(static)
+        for (int64_t u = 0; u < ntask; u++) {
+            int k = 0;
+            while (first[k + 1] <= u) k++;
+            if (!k_colagg_task(g[k], u - first[k])) {
+#pragma omp atomic write
+                fail = true;
+            }
+        }
+#pragma omp single
+        for (int k = 0; k < n && !fail; k++) {
+            if (!g[k]) continue;
+            if (k_colagg_end(g[k], x->own[k])) fail = true;
+            g[k] = NULL;
+        }
+#pragma omp for schedule(static)
+        for (int64_t b = 0; b < nb; b++) {
+            int64_t ra = b * M / nb, rb = (b + 1) * M / nb;
+            double *o = rowout ? out + ra * oc : out + b * x->psize;
+            bool bad;
+#pragma omp atomic read
+            bad = fail;
+            if (!bad && ra < rb && !run_rows(x, ra, rb, o, rowout ? oc : 0, rowout)) {
+#pragma omp atomic write
+                fail = true;
+            }
+        }
+    }
+    for (int k = 0; g && k < n; k++) k_colagg_free(g[k]);
+    free(g);
+    free(first);
+    return !fail;
+}
+
 /* Runs a Row operator; see spoof.h. */
 int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
 {
@@ -321,10 +402,15 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
         if (!o) { rctx_free(&x); return e->code; }
         int64_t R = BR_MAX(1, TASK_CELLS / W);
         int64_t ntask = M ? (M + R - 1) / R : 0;
+        if (x.npre) {
+            int64_t nb = BR_MAX(1, BR_MIN(ntask, SB_MAX));
+            fail = !run_stitched(&x, nb, o->d, oc, true, cells);
+        } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, ntask))
-        for (int64_t t = 0; t < ntask; t++) {
-            int64_t ra = t * R, rb = BR_MIN(M, ra + R);
-            if (!run_rows(&x, ra, rb, o->d + ra * oc, oc, true)) fail = true;
+            for (int64_t t = 0; t < ntask; t++) {
+                int64_t ra = t * R, rb = BR_MIN(M, ra + R);
+                if (!run_rows(&x, ra, rb, o->d + ra * oc, oc, true)) fail = true;
+            }
         }
         if (fail) { mb_release(o); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
         mb_recount_nnz(o);
@@ -341,10 +427,14 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     if (!parts) { rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     for (int64_t b = 0; b < nsb; b++)
         for (int t = 0; t < x.nout; t++) init_partial(&x.out[t], parts + b * x.psize + x.off[t]);
+    if (x.npre) {
+        fail = !run_stitched(&x, nsb, parts, 0, false, cells);
+    } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
-    for (int64_t b = 0; b < nsb; b++) {
-        int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
-        if (ra < rb && !run_rows(&x, ra, rb, parts + b * x.psize, 0, false)) fail = true;
+        for (int64_t b = 0; b < nsb; b++) {
+            int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
+            if (ra < rb && !run_rows(&x, ra, rb, parts + b * x.psize, 0, false)) fail = true;
+        }
     }
     if (fail) { free(parts); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     double *tot = parts;    /* merged into the first partial, in order */

@@ -445,6 +445,23 @@ static void test_cost_rule(void)
     T_CHECK(gpu_cost_rule(&cpu, 8, &dev_in), "CPU device: a device-only input stays there");
     GpuXfer tiny_dev = {.down = 48, .out = 48, .flops = 6};
     T_CHECK(!gpu_cost_rule(&cpu, 8, &tiny_dev), "CPU device: a tiny device-only input lands");
+    /* a kernel build the call would start (a generated operator's first
+     * device calls, GpuXfer.build: the mean build time over the calls so
+     * far): 50 ms outweighs the 0.4 ms the device-only input saves on
+     * one call, not its share over 200 calls; 10 s outweighs even the
+     * large product's 6 s, 50 ms does not */
+    GpuXfer dev_b = dev_in;
+    dev_b.build = 0.05;
+    T_CHECK(!gpu_cost_rule(&cpu, 8, &dev_b), "CPU device: a build not amortized keeps the operator on the host");
+    dev_b.build = 0.05 / 200;
+    T_CHECK(gpu_cost_rule(&cpu, 8, &dev_b), "CPU device: a build amortized over 200 calls");
+    GpuXfer heavy_b = heavy;
+    heavy_b.build = 10;
+    T_CHECK(!gpu_cost_rule(&gpu, 8, &heavy_b), "a 10 s build outweighs the product");
+    heavy_b.build = 0.05;
+    T_CHECK(gpu_cost_rule(&gpu, 8, &heavy_b), "a 50 ms build does not");
+    /* before any generated program was built: the 50 ms prior */
+    T_CHECK(gpu_build_seconds() > 0, "a build estimate (%g s)", gpu_build_seconds());
 }
 
 /* -gpu without an OpenCL driver: a clear error and exit status 1 */

@@ -1,0 +1,156 @@
+/* test_cgstitch.c: CPU stitching (docs/codegen.md, "CPU stitching";
+ * codegen/select.c cg_stitch_rows, kernels/spoof_row.c run_stitched). A
+ * Row operator whose row-vector input is a column aggregate (colSums,
+ * colMeans, colMins, colMaxs) of its own main input takes the aggregate
+ * in: the skeleton computes the column partials over row blocks, merges
+ * them after a barrier and runs the rows over the same blocks in the
+ * same parallel region. Each script runs three times: stitched (the
+ * default), with stitching off (BRAID_CG_STITCH=0: the aggregate is its
+ * own instruction, the unstitched plan) and with codegen off (the
+ * reference kernels). Checks: the stitched run stitched at least one
+ * aggregate (the counter), the unstitched one none, and the outputs
+ * agree. Over shapes with one row or column and sizes that are no
+ * multiple of the blocks, dense and CSR main inputs, two fusion
+ * policies, and once with NaN, Inf and -Inf in X.
+ *
+ * Exactness: the stitched aggregate is computed by k_agg's own column
+ * kernels in phases (kernels/agg.c k_colagg_*: the same row blocks, leaf
+ * kernels and merge order), and the Row operator's aggregates use the
+ * same super-blocks stitched or not, so the stitched and the unstitched
+ * runs agree to the bit (rtol 0; NaN equals NaN, an infinity only
+ * itself). Against codegen off (other kernels for the rest of the plan:
+ * BLAS products, the reference kernels' sums) within rounding: rtol 1e-9
+ * relative to max(|x|, 1), as in test_gpugen (X in [0, 1), at most 3000
+ * rows and 40 columns, sums nesting at most three deep).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "t.h"
+#include "t_dml.h"
+
+typedef struct Case {
+    const char *name;
+    const char *src;
+    const char *out;
+} Case;
+
+static const Case cases[] = {
+    /* X - colMeans(X) feeding a product (the example) */
+    {"centre %*% B", "Y = (X - colMeans(X)) %*% B\n", "Y"},
+    /* scaling by column minima, maxima and sums, feeding a product (a
+     * CSR column without stored values divides by a zero maximum: the
+     * same Inf/NaN stitched or not) */
+    {"scale %*% B", "Y = ((X - colMins(X)) / colMaxs(X)) %*% B\n", "Y"},
+    {"normalize %*% B", "Y = (X / colSums(X)) %*% B\n", "Y"},
+    /* a vector expression of the aggregate (colSums(X) + 1) is no bare
+     * aggregate: not stitched (checked below) */
+    /* row aggregates of centred rows after a product */
+    {"centre row_agg", "y = rowSums(((X - colMeans(X)) %*% B) ^ 2)\n", "y"},
+    /* aggregates over all rows: column sums of squares of the centred
+     * product (COL_AGG), a full sum (FULL_AGG), t(X) %*% (.) (COL_T_AGG) */
+    {"centre col_agg", "c = colSums(((X - colMeans(X)) %*% B) ^ 2)\n", "c"},
+    {"centre full_agg", "s = sum(((X - colMeans(X)) %*% B) ^ 2)\n", "s"},
+    {"centre col_t_agg", "G = t(X) %*% ((X - colMeans(X)) %*% B)\n", "G"},
+    {"expression", "Y = (X / (colSums(X) + 1)) %*% B\n", "Y"},
+};
+#define NCASE ((int)(sizeof cases / sizeof *cases))
+
+static void check_out(const Case *c, const Value *a, const Value *b, double tol, const char *what)
+{
+    if (a->kind == V_MATRIX && b->kind == V_MATRIX) {
+        T_MB_EQ(a->m, b->m, tol, "%s: %s (%s)", c->name, c->out, what);
+    } else if (val_is_numeric(a) && val_is_numeric(b)) {
+        double x = val_as_double(a), y = val_as_double(b);
+        bool same = (isnan(x) && isnan(y)) || x == y;
+        T_CHECK(same || fabs(x - y) <= tol * fmax(fmax(fabs(x), fabs(y)), 1), "%s: %s %.17g vs %.17g (%s)", c->name,
+                c->out, x, y, what);
+    } else {
+        T_CHECK(false, "%s: %s of kinds %d and %d (%s)", c->name, c->out, a->kind, b->kind, what);
+    }
+}
+
+static int64_t nstitched;   /* stitched aggregates over all runs */
+
+static void run_case(const Case *c, int64_t rows, int64_t cols, bool sparse, bool nf, int pol)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%lldx%lld%s%s %s", (long long)rows, (long long)cols, sparse ? " CSR" : "",
+             nf ? " NaN/Inf" : "", pol ? "cost_based" : "fuse_all");
+    t_seed(900 + (uint64_t)rows * 17 + (uint64_t)cols + sparse);
+    MB *x = t_gen(rows, cols, sparse ? 0.2 : 1, 0, 1, sparse && !nf);
+    if (nf) {
+        static const double bad[] = {NAN, INFINITY, -INFINITY};
+        for (int64_t q = 0; q < rows * cols; q += 11) mb_dset(x, q / cols, q % cols, bad[(q / 11) % 3]);
+        mb_recount_nnz(x);
+        if (sparse) {
+            BrErr e = {0};
+            MB *s = mb_to_sparse(x, &e);
+            mb_release(x);
+            x = s;
+        }
+    }
+    MB *in[2] = {x, t_gen(cols, 3, 1, 0, 1, false)};
+    const char *names[2] = {"X", "B"};
+    CgOptions on = {.enabled = true, .plancache = true, .policy = pol ? CG_COST_BASED : CG_FUSE_ALL,
+                    .keep_fused = true};
+    CgOptions off = {0};
+    TRun st, un, ref;
+    const char *outs[1] = {c->out};
+    unsetenv("BRAID_CG_STITCH");
+    t_run_dml(c->src, &on, 2, names, in, 1, outs, &st);
+    setenv("BRAID_CG_STITCH", "0", 1);
+    t_run_dml(c->src, &on, 2, names, in, 1, outs, &un);
+    unsetenv("BRAID_CG_STITCH");
+    t_run_dml(c->src, &off, 2, names, in, 1, outs, &ref);
+    T_CHECK(st.rc == 0 && un.rc == 0 && ref.rc == 0, "%s %s: runs: %s / %s / %s", c->name, what, st.err, un.err, ref.err);
+    if (!st.rc && !un.rc && !ref.rc) {
+        check_out(c, &st.out[0], &un.out[0], 0, what);
+        check_out(c, &st.out[0], &ref.out[0], 1e-9, what);
+        T_CHECK(un.st.stitched == 0, "%s %s: nothing stitched with stitching off", c->name, what);
+        /* fuse_all fuses the consumer into a Row operator wherever the
+         * shape has more than one row and column */
+        bool expr = !strcmp(c->name, "expression");
+        if (expr) T_CHECK(st.st.stitched == 0, "%s %s: nothing stitched", c->name, what);
+        if (pol == 0 && rows > 1 && cols > 1 && !expr)
+            T_CHECK(st.st.stitched >= 1, "%s %s: an aggregate stitched (%lld)", c->name, what, (long long)st.st.stitched);
+        nstitched += st.st.stitched;
+    }
+    t_run_free(&st);
+    t_run_free(&un);
+    t_run_free(&ref);
+    mb_release(in[0]);
+    mb_release(in[1]);
+}
+
+/* An aggregate read outside the Row operator too stays an instruction
+ * (stitching it would compute it twice): nothing stitched. */
+static void test_shared(void)
+{
+    t_seed(5);
+    MB *in[2] = {t_gen(200, 9, 1, 0, 1, false), t_gen(9, 3, 1, 0, 1, false)};
+    const char *names[2] = {"X", "B"}, *outs[2] = {"Y", "m"};
+    CgOptions on = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    TRun r;
+    t_run_dml("m = colMeans(X)\nY = (X - m) %*% B\n", &on, 2, names, in, 2, outs, &r);
+    T_CHECK(r.rc == 0 && r.st.stitched == 0, "shared aggregate: rc %d, %lld stitched", r.rc, (long long)r.st.stitched);
+    t_run_free(&r);
+    mb_release(in[0]);
+    mb_release(in[1]);
+}
+
+int main(void)
+{
+    t_pin_machine();
+    static const int64_t shapes[][2] = {{1, 13}, {7, 1}, {130, 37}, {1001, 9}, {3000, 40}};
+    for (int pol = 0; pol < 2; pol++)
+        for (int s = 0; s < 5; s++)
+            for (int sp = 0; sp < 2; sp++)
+                for (int c = 0; c < NCASE; c++) run_case(&cases[c], shapes[s][0], shapes[s][1], sp, false, pol);
+    for (int sp = 0; sp < 2; sp++)
+        for (int c = 0; c < NCASE; c++) run_case(&cases[c], 130, 37, sp, true, 0);
+    test_shared();
+    T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
+    printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
+    return t_done("test_cgstitch");
+}
