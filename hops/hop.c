@@ -519,6 +519,16 @@ void hop_infer(Hop *h)
                     if (h->rows == 1) h->rows = -1;
                     if (h->cols == 1) h->cols = -1;
                 }
+            /* a scalar-condition ifelse whose matrix branches' shapes are
+             * not known to differ returns the taken branch as it is
+             * (lazy_ifelse): an extent the branches do not share is unknown */
+            if (hop_lazy_ifelse(h) && h->in[1]->dt == DT_MATRIX && h->in[2]->dt == DT_MATRIX &&
+                hop_ifelse_alone(h, 1)) {
+                const Hop *x = h->in[1], *y = h->in[2];
+                if (x->rows != y->rows || x->rows < 0) h->rows = x->rows == y->rows ? x->rows : -1;
+                if (x->cols != y->cols || x->cols < 0) h->cols = x->cols == y->cols ? x->cols : -1;
+                if (h->rows < 0 || h->cols < 0) h->nnz = -1;
+            }
             /* sparse-safe matrix-scalar operations keep the non-zeros */
             double sv;
             if (h->kind == H_BINARY && a && b && a->dt == DT_MATRIX && a->nnz >= 0 && b->kind == H_LIT &&
@@ -704,9 +714,14 @@ bool hop_ifelse_alone(const Hop *h, int k)
         if (h->dt != DT_MATRIX || (o->dt != DT_SCALAR && o->dt != DT_MATRIX)) return false;
         if (o->dt == DT_SCALAR) return true;
         /* two matrices: SystemDS requires equal shapes, so only shapes
-         * known to differ (braid's row / column broadcast) need both */
+         * known to differ by a row / column broadcast (braid's) need both;
+         * no broadcast fits other shapes, and an empty one broadcasts nothing (ifelse(n > 0, M[1:n, ],
+         * matrix(0, 0, 1)) is SystemDS's branch choice) */
         bool known = a->rows >= 0 && a->cols >= 0 && o->rows >= 0 && o->cols >= 0;
-        return !known || (a->rows == o->rows && a->cols == o->cols);
+        bool fits = (a->rows == o->rows || a->rows == 1 || o->rows == 1) &&
+                    (a->cols == o->cols || a->cols == 1 || o->cols == 1);   /* k_ifelse's broadcast */
+        return !known || (a->rows == o->rows && a->cols == o->cols) || !fits || a->rows == 0 || a->cols == 0 ||
+               o->rows == 0 || o->cols == 0;
     }
     return a->dt == DT_SCALAR && o->dt == DT_SCALAR && h->dt == DT_SCALAR;
 }

@@ -671,6 +671,14 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
         }
         if (fits) { M = cm; N = cn; }
     }
+    /* a scalar condition with branches no shape fits: the taken branch,
+     * as SystemDS, which replaces such an ifelse by its branch once the
+     * condition is known (docs/DESIGN.md, Instructions) */
+    if (M < 0 && !c && (cs != 0 ? a : b)) {
+        out = mb_copy(cs != 0 ? a : b, e);
+        if (out && mb_examine(out, e)) { mb_release(out); out = NULL; }
+        return out;
+    }
     if (M < 0) {
         br_err(e, BR_EDIM, "dimension mismatch in ifelse: operands %lldx%lld, %lldx%lld, %lldx%lld",
                (long long)(c ? c->rows : 1), (long long)(c ? c->cols : 1),

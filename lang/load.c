@@ -449,7 +449,6 @@ static const char *unsupported_feature(const char *name)
     static const char *const why[][2] = {
         {"federated", "it needs SystemDS's federated workers (read the data locally, or run under mpirun)"},
         {"sql", "it reads from a database over JDBC (export the table to CSV and read() it)"},
-        {"lineage", "braid keeps no lineage traces"},
         {"tensor", "braid has no tensor blocks (use matrices)"},
     };
     for (size_t i = 0; i < sizeof why / sizeof why[0]; i++)

@@ -216,6 +216,10 @@ static int mark_lazy(const HopDag *d, const Lin *l, Code *c, const int *last, in
             }
             if (marked) c->ins[ti].lazy = true;
         }
+        /* two matrix branches not known to differ in shape: a run-time
+         * shape difference picks the taken branch (lazy_ifelse) */
+        if (t->in[1]->dt == DT_MATRIX && t->in[2]->dt == DT_MATRIX && hop_ifelse_alone(t, 1))
+            c->ins[ti].lazy = true;
     }
     free(uses);
     free(inset);

@@ -271,13 +271,28 @@ static bool guard_runs(const Code *c, const Value *regs, int i)
 }
 
 /* A lazy ifelse whose untaken branch was skipped: its result is the taken
- * branch (plan/instgen.c allowed the skip only where that is so). 1 when
- * done, 0 when both branches are there (the ordinary ifelse). */
+ * branch (plan/instgen.c allowed the skip only where that is so); so it
+ * is when both are matrices whose shapes differ at run time. 1 when done,
+ * 0 for the ordinary ifelse. */
 static int lazy_ifelse(const Instr *in, Value *regs, BrErr *e)
 {
     Value none = val_none();
     const Value *a = in->in[1] >= 0 ? &regs[in->in[1]] : &none, *b = in->in[2] >= 0 ? &regs[in->in[2]] : &none;
-    if (a->kind != V_NONE && b->kind != V_NONE) return 0;
+    if (a->kind != V_NONE && b->kind != V_NONE) {
+        /* both there: matrices whose shapes differ only at run time are
+         * SystemDS's branch choice (its validation requires equal shapes,
+         * and the rewrite leaves the branch once the condition is known),
+         * not braid's row / column broadcast */
+        const Value *cv = in->in[0] >= 0 ? &regs[in->in[0]] : &none;
+        bool t;
+        BrErr ce;
+        if (a->kind != V_MATRIX || b->kind != V_MATRIX || !a->m || !b->m ||
+            (a->m->rows == b->m->rows && a->m->cols == b->m->cols) ||
+            (cv->kind != V_BOOL && cv->kind != V_INT && cv->kind != V_DOUBLE) || !val_truth(cv, &t, &ce))
+            return 0;
+        regs[in->out] = val_retain(t ? *a : *b);
+        return 1;
+    }
     if (a->kind == V_NONE && b->kind == V_NONE) return br_err(e, BR_EFAIL, "ifelse: neither branch was evaluated"), -1;
     regs[in->out] = val_retain(a->kind != V_NONE ? *a : *b);
     return 1;

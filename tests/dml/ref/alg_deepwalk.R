@@ -1,5 +1,5 @@
 source("ref/_common.R")
-# deepWalk is randomized: the case checks properties (see its header).
-wlines("stdout.txt", c("shape 16x4", "cliques separated: TRUE", "seeded repeat: TRUE",
-                       "path: neighbour closer than the far end: TRUE",
-                       "isolated vertex untouched: TRUE"))
+# deepWalk's numbers are pinned by tests/parity (SystemDS's script); the
+# case checks exact properties (see its header).
+wlines("stdout.txt", c("shape 16x4", "seeded repeat: TRUE", "alpha 0 is the start: TRUE",
+                       "walks change every vertex: TRUE", "weights ignored: TRUE"))

@@ -1,2 +1,2 @@
-# expected/ comes from embeddings and similarities in NumPy: ref/frame_str_dedup.py
+# expected/ comes from SystemDS's dedup in Python: ref/frame_str_dedup.py
 source("ref/_python.R")

@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wlines("error.txt", c("nonzero", "deepWalk", "at least 3 vertices"))

@@ -1,0 +1,2 @@
+source("ref/_common.R")
+wlines("error.txt", c("nonzero", "lineage", "lineage trace unavailable"))
