@@ -1000,6 +1000,11 @@ static void sk_begin(Ext *x, const ClaPlan *p, int64_t n)
 {
     int64_t S = 0;
     for (int j = 0; j < x->nc; j++) {
+        /* every column's grid (ext_begin stops at the product table's
+         * limit, which does not bind this table) */
+        x->lo[j] = p->glo[x->cols[j]];
+        x->inv[j] = p->ginv[x->cols[j]];
+        x->span[j] = p->gspan[x->cols[j]];
         int32_t sp = p->gspan[x->cols[j]];
         x->skb[j] = sp > 0 ? S : -1;
         S += sp;
