@@ -42,12 +42,6 @@ ClaPlanOpts cla_plan_defaults(void)
 
 /* ---- column access ---- */
 
-/* x (and for a sparse x its transpose, whose rows are x's columns). */
-typedef struct Src {
-    const MB *x;
-    MB *xt;
-} Src;
-
 /* The transpose of a sparse x as CSR (its rows are x's columns):
  * k_transpose may give a dense block when x is dense enough. */
 static MB *sparse_t(const MB *x, BrErr *e)
@@ -57,19 +51,6 @@ static MB *sparse_t(const MB *x, BrErr *e)
     MB *s = mb_to_sparse(t, e);   /* always CSR */
     mb_release(t);
     return s;
-}
-
-/* Column j of x into buf[0..rows). */
-static void fetch_col(const Src *s, int64_t j, double *buf)
-{
-    const MB *x = s->x;
-    if (!x->sparse) {
-        for (int64_t i = 0; i < x->rows; i++) buf[i] = x->d[i * x->cols + j];
-        return;
-    }
-    memset(buf, 0, (size_t)x->rows * sizeof(double));
-    const MB *t = s->xt;
-    for (int64_t k = t->rp[j]; k < t->rp[j + 1]; k++) buf[t->ci[k]] = t->v[k];
 }
 
 /* A value's bits for hashing and equality: -0 as 0, one NaN. */
@@ -279,7 +260,7 @@ static bool stat_from_codes(const PCtx *c, Stat *s, const bool *zero, int32_t nd
 /* Codes of the sampled values v[0..ns) of one column, and of the values
  * of the rows before them, v[ns..2 ns) (has[i]: sample row i has a row
  * before it). */
-static bool sample_codes(const PCtx *c, const double *v, const bool *has, Stat *s)
+static bool sample_codes(const PCtx *c, const double *v, const bool *has, Stat *s, double **dv)
 {
     TupleSet t;
     memset(&t, 0, sizeof t);
@@ -300,6 +281,8 @@ static bool sample_codes(const PCtx *c, const double *v, const bool *has, Stat *
         ok = stat_from_codes(c, s, zero, t.n);
     }
     free(zero);
+    *dv = t.tup;   /* the distinct values, s->nd of them */
+    t.tup = NULL;
     ts_free(&t);
     return ok;
 }
@@ -347,16 +330,17 @@ static bool on_grid(const double *v, int64_t ns, double a, double step)
     return true;
 }
 
-/* The grid of the finite sampled values v[0..ns), nd of them distinct:
- * *span = 0 when there is none that small. Decimals first (exact steps
- * from the gcd); else, for few distinct values, the smallest gap between
- * them as the step (values scaled or shifted by a constant, such as
+/* The grid of the finite values among the nd distinct values v[0..nd)
+ * of a sample of ns rows: *span = 0 when there is none that small.
+ * Decimals first (exact steps from the gcd); else, for few distinct
+ * values, the smallest gap between them as the step (values scaled or shifted by a constant, such as
  * standardized categories, lie on such a grid up to rounding). */
-static void grid_of(const double *v, int64_t ns, int32_t nd, double *lo, double *inv, int32_t *span)
+static void grid_of(const double *v, int32_t nd, int64_t ns, double *lo, double *inv, int32_t *span)
 {
+    int64_t nv = nd;
     double a = INFINITY, b = -INFINITY;
     *span = 0;
-    for (int64_t i = 0; i < ns; i++) {
+    for (int64_t i = 0; i < nv; i++) {
         if (!isfinite(v[i])) continue;
         a = v[i] < a ? v[i] : a;
         b = v[i] > b ? v[i] : b;
@@ -367,7 +351,7 @@ static void grid_of(const double *v, int64_t ns, int32_t nd, double *lo, double 
         if ((b - a) * sc > 1e15) break;   /* beyond exact integers */
         int64_t g = 0;
         bool on = true;
-        for (int64_t i = 0; i < ns && on; i++) {
+        for (int64_t i = 0; i < nv && on; i++) {
             if (!isfinite(v[i])) continue;
             double w = (v[i] - a) * sc, k = nearbyint(w);
             on = fabs(w - k) <= 1e-9 * (k > 1 ? k : 1);   /* the subtraction's rounding */
@@ -385,10 +369,10 @@ static void grid_of(const double *v, int64_t ns, int32_t nd, double *lo, double 
     /* (only where the sample repeats its values: a table pays there, and
      * continuous columns skip the sort) */
     if (nd > LUT_COL || 4 * (int64_t)nd > ns || a == b) return;
-    double *u = br_malloc((size_t)ns * sizeof(double) + 8);
+    double *u = br_malloc((size_t)nv * sizeof(double) + 8);
     if (!u) return;
     int64_t k = 0;
-    for (int64_t i = 0; i < ns; i++)
+    for (int64_t i = 0; i < nv; i++)
         if (isfinite(v[i])) u[k++] = v[i];
     qsort(u, (size_t)k, sizeof *u, cmp_dbl);
     double step = INFINITY;
@@ -396,7 +380,7 @@ static void grid_of(const double *v, int64_t ns, int32_t nd, double *lo, double 
         if (u[i] > u[i - 1] && u[i] - u[i - 1] < step) step = u[i] - u[i - 1];
     free(u);
     double s = nearbyint((b - a) / step) + 1;
-    if (s > LUT_COL || !on_grid(v, ns, a, step)) return;
+    if (s > LUT_COL || !on_grid(v, nv, a, step)) return;
     *lo = a;
     *inv = 1 / step;
     *span = (int32_t)s;
@@ -408,17 +392,26 @@ static bool merge_stat(const PCtx *c, const Stat *a, const Stat *b, Stat *m, int
     m->ncols = a->ncols + b->ncols;
     m->code = br_malloc(2 * (size_t)c->ns * sizeof(int32_t) + 1);
     bool *zero = br_malloc((size_t)c->ns + 1);
-    int64_t *keys = br_malloc((size_t)mapsz * sizeof(int64_t));
-    if (!m->code || !zero || !keys) { free(m->code); m->code = NULL; free(zero); free(keys); return false; }
-    memset(map, 0xff, (size_t)mapsz * sizeof(int32_t));
+    /* pairs of few codes index map directly (no hash, no keys) */
+    int64_t pairs = (int64_t)a->nd * (b->nd + 1);
+    bool direct = pairs <= mapsz;
+    int64_t *keys = direct ? NULL : br_malloc((size_t)mapsz * sizeof(int64_t));
+    if (!m->code || !zero || (!direct && !keys)) {
+        free(m->code);
+        m->code = NULL;
+        free(zero);
+        free(keys);
+        return false;
+    }
+    memset(map, 0xff, (size_t)(direct ? pairs : mapsz) * sizeof(int32_t));
     int32_t nd = 0;
     for (int64_t i = 0; i < c->ns; i++) {
         int64_t key = (int64_t)a->code[i] * (b->nd + 1) + b->code[i];
-        int64_t k = (int64_t)(mix((uint64_t)key) & (uint64_t)(mapsz - 1));
-        while (map[k] >= 0 && keys[k] != key) k = (k + 1) & (mapsz - 1);
+        int64_t k = direct ? key : (int64_t)(mix((uint64_t)key) & (uint64_t)(mapsz - 1));
+        while (!direct && map[k] >= 0 && keys[k] != key) k = (k + 1) & (mapsz - 1);
         if (map[k] < 0) {
             map[k] = nd;
-            keys[k] = key;
+            if (!direct) keys[k] = key;
             zero[nd] = a->code[i] == a->zero_id && b->code[i] == b->zero_id;
             nd++;
         }
@@ -430,8 +423,8 @@ static bool merge_stat(const PCtx *c, const Stat *a, const Stat *b, Stat *m, int
         if (c->follows[i - c->ns]) { m->code[i] = m->code[i - c->ns - 1]; continue; }
         if (a->code[i] < 0 || b->code[i] < 0) continue;
         int64_t key = (int64_t)a->code[i] * (b->nd + 1) + b->code[i];
-        int64_t k = (int64_t)(mix((uint64_t)key) & (uint64_t)(mapsz - 1));
-        while (map[k] >= 0 && keys[k] != key) k = (k + 1) & (mapsz - 1);
+        int64_t k = direct ? key : (int64_t)(mix((uint64_t)key) & (uint64_t)(mapsz - 1));
+        while (!direct && map[k] >= 0 && keys[k] != key) k = (k + 1) & (mapsz - 1);
         m->code[i] = map[k];
     }
     bool ok = stat_from_codes(c, m, zero, nd);
@@ -639,6 +632,32 @@ static bool cocode(const PCtx *c, const ClaPlanOpts *o, ColOrder *ord, int nord,
     return ok;
 }
 
+/* Rows rows[0..ns) of a sparse x, then the row before each (an empty
+ * row before row 0), as one 2 ns x cols CSR block, transposed. */
+static MB *sample_t(const MB *x, const int64_t *rows, int64_t ns, BrErr *e)
+{
+    int64_t nnz = 0;
+    for (int64_t s = 0; s < ns; s++) {
+        int64_t i = rows[s];
+        nnz += x->rp[i + 1] - x->rp[i] + (i > 0 ? x->rp[i] - x->rp[i - 1] : 0);
+    }
+    MB *sm = mb_sp_alloc(2 * ns, x->cols, nnz, e);
+    if (!sm) return NULL;
+    int64_t k = 0;
+    for (int64_t r = 0; r < 2 * ns; r++) {
+        int64_t i = r < ns ? rows[r] : rows[r - ns] - 1;
+        for (int64_t q = i >= 0 ? x->rp[i] : 0; i >= 0 && q < x->rp[i + 1]; q++) {
+            sm->ci[k] = x->ci[q];
+            sm->v[k++] = x->v[q];
+        }
+        sm->rp[r + 1] = k;
+    }
+    mb_sp_done(sm, k);
+    MB *t = sparse_t(sm, e);
+    mb_release(sm);
+    return t;
+}
+
 static int cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
@@ -662,22 +681,13 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     p->glo = br_calloc((size_t)m + 1, sizeof(double));
     p->ginv = br_calloc((size_t)m + 1, sizeof(double));
     p->gspan = br_calloc((size_t)m + 1, sizeof(int32_t));
-    MB *xt = x->sparse ? sparse_t(x, e) : NULL;
-    /* sparse x: the sample position of each row (rowpos), and of the row
-     * after each row before a sampled row (prevpos) */
-    int32_t *rowpos = x->sparse ? br_malloc((size_t)n * sizeof(int32_t) + 4) : NULL;
-    int32_t *prevpos = x->sparse ? br_malloc((size_t)n * sizeof(int32_t) + 4) : NULL;
+    /* sparse x: the sampled rows (sample row s) and the rows before them
+     * (ns + s) as a small CSR block, transposed (its rows: x's columns
+     * over the sample), so neither x nor its transpose is read whole */
+    MB *xt = x->sparse && rows ? sample_t(x, rows, c.ns, e) : NULL;
     bool *has = br_malloc((size_t)c.ns + 1);
     bool ok = rows && st && ord && has && p->start && p->cols && p->glo && p->ginv && p->gspan &&
-              (!x->sparse || (xt && rowpos && prevpos));
-    if (ok && rowpos) {
-        memset(rowpos, 0xff, (size_t)n * sizeof(int32_t));
-        memset(prevpos, 0xff, (size_t)n * sizeof(int32_t));
-        for (int64_t s = 0; s < c.ns; s++) {
-            rowpos[rows[s]] = (int32_t)s;
-            if (rows[s] > 0) prevpos[rows[s] - 1] = (int32_t)s;
-        }
-    }
+              (!x->sparse || xt);
     bool *follows = br_malloc((size_t)c.ns + 1);
     ok = ok && follows;
     for (int64_t s = 0; ok && s < c.ns; s++) {
@@ -695,18 +705,17 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
             if (!ok || !v) { ok = false; continue; }
             if (x->sparse) {
                 memset(v, 0, 2 * (size_t)c.ns * sizeof(double));
-                for (int64_t k = xt->rp[j]; k < xt->rp[j + 1]; k++) {
-                    if (rowpos[xt->ci[k]] >= 0) v[rowpos[xt->ci[k]]] = xt->v[k];
-                    if (prevpos[xt->ci[k]] >= 0) v[c.ns + prevpos[xt->ci[k]]] = xt->v[k];
-                }
+                for (int64_t k = xt->rp[j]; k < xt->rp[j + 1]; k++) v[xt->ci[k]] = xt->v[k];
             } else {
                 for (int64_t s = 0; s < c.ns; s++) {
                     v[s] = x->d[rows[s] * m + j];
                     v[c.ns + s] = !has[s] ? 0 : follows[s] ? v[s - 1] : x->d[(rows[s] - 1) * m + j];
                 }
             }
-            if (!sample_codes(&c, v, has, &st[j])) ok = false;
-            if (o->lut) grid_of(v, c.ns, st[j].nd, &p->glo[j], &p->ginv[j], &p->gspan[j]);
+            double *dv = NULL;
+            if (!sample_codes(&c, v, has, &st[j], &dv)) ok = false;
+            else if (o->lut) grid_of(dv, st[j].nd, c.ns, &p->glo[j], &p->ginv[j], &p->gspan[j]);
+            free(dv);
         }
         free(v);
     }
@@ -748,8 +757,6 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     free(st);
     free(ord);
     free(rows);
-    free(rowpos);
-    free(prevpos);
     free(has);
     free(follows);
     mb_release(xt);
@@ -762,6 +769,8 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
 }
 
 /* ---- encoding ---- */
+
+#define SK_MAXNZ 4         /* non-zeros of a row of a group the sparse table keys */
 
 /* A planned group extracted exactly: the code of every row and the
  * dictionary (a TupleSet), the exact sizes of each encoding. */
@@ -780,6 +789,15 @@ typedef struct Ext {
     double lo[CO_MAXCOLS], inv[CO_MAXCOLS];   /* the columns' grids */
     int32_t span[CO_MAXCOLS];
     int64_t hashed;    /* rows coded by the hash (not runs, not table) */
+    /* a sparse x: a table of the tuples with 1..skc non-zeros (one-hot
+     * columns and their co-coded pairs): column j's grid point u is the
+     * digit skb[j] + u (skb[j] < 0: j has no grid) of skS; a tuple of c
+     * non-zeros takes sk[skoff[c] + its digits in base skS], or NULL */
+    int32_t *sk;
+    int64_t skb[CO_MAXCOLS];
+    int64_t skS, skoff[SK_MAXNZ + 2];
+    int skc;
+    int32_t zid;       /* the all-zero tuple's code once a row held it, or -1 */
 } Ext;
 
 /* RLE pairs of a run of len rows gap rows after the previous run's end. */
@@ -838,6 +856,7 @@ static bool ext_begin(Ext *x, const ClaPlan *p, const int32_t *cols, int nc, int
     x->nc = nc;
     x->cols = cols;
     x->zero_id = -1;
+    x->zid = -1;
     x->code = br_malloc((size_t)n * sizeof(int32_t) + 4);
     int64_t cells = 1;
     for (int j = 0; j < nc && j < CO_MAXCOLS && cells <= LUT_MAX; j++) {
@@ -876,55 +895,250 @@ static bool same_tuple(const Ext *x, int32_t id, const double *t)
     return true;
 }
 
+/* The code of tuple t of a row whose row before has code last (-1:
+ * none): last's when the tuples are equal (runs), else the table's
+ * (checked) or the hash's; -1 past MAX_DICT tuples or without memory. */
+static int32_t code_tuple(Ext *x, const double *t, int32_t last)
+{
+    if (last >= 0 && same_tuple(x, last, t)) return last;
+    /* the table caches the hash's ids, so the codes are the hash's: a
+     * cell holds the last tuple hashed at it (a stray value off the grid
+     * rounding to a grid point costs its own hash and one more of the
+     * point's) */
+    int64_t key = x->lut ? lut_key(x, t) : -1;
+    int32_t id = key >= 0 ? x->lut[key] : -1;
+    if (id >= 0 && !same_tuple(x, id, t)) id = -1;
+    if (id < 0) {
+        id = ts_id(&x->ts, t);
+        x->hashed++;
+        if (id >= 0 && key >= 0) x->lut[key] = id;
+    }
+    return id;
+}
+
 /* Codes of rows lo..lo+len of the group from cb, where the value of row
- * lo + r in column c is cb[c * ldc + r] (c: a column of the group's
- * columns, or its position when pos is set). A row equal to the row
- * before takes its code without hashing (runs). false when the group has
- * more than MAX_DICT tuples or without memory. */
-static bool ext_rows(Ext *x, const double *cb, int64_t ldc, bool pos, int64_t lo, int64_t len)
+ * lo + r in column c is cb[c * ldc + r] (c: the column's position in the
+ * group). false when the group has more than MAX_DICT tuples or without
+ * memory. */
+#define ROW_CHUNK 1024     /* rows ext_rows keys at a time */
+
+static bool ext_rows(Ext *x, const double *cb, int64_t ldc, int64_t lo, int64_t len)
 {
     int nc = x->nc;
     double t[CO_MAXCOLS];   /* nc <= CO_MAXCOLS: planned groups */
-    int64_t off[CO_MAXCOLS];
-    for (int j = 0; j < nc; j++) off[j] = (pos ? j : x->cols[j]) * ldc;
-    int32_t last = lo > 0 ? x->code[lo - 1] : -1;
-    for (int64_t r = 0; r < len; r++) {
-        bool same = last >= 0;
-        const double *u = same ? x->ts.tup + (int64_t)last * nc : NULL;
-        for (int j = 0; j < nc; j++) {
-            t[j] = cb[off[j] + r];
-            same = same && vbits(t[j]) == vbits(u[j]);
-        }
-        int32_t id = last;
-        if (!same) {
-            /* the table caches the hash's ids, so the codes are the
-             * hash's: a cell holds the last tuple hashed at it (a stray
-             * value off the grid rounding to a grid point costs its own
-             * hash and one more of the point's) */
-            int64_t key = x->lut ? lut_key(x, t) : -1;
-            id = key >= 0 ? x->lut[key] : -1;
-            if (id >= 0 && !same_tuple(x, id, t)) id = -1;
-            if (id < 0) {
-                id = ts_id(&x->ts, t);
-                x->hashed++;
-                if (id >= 0 && key >= 0) x->lut[key] = id;
+    int64_t key[ROW_CHUNK];
+    int32_t *code = x->code + lo;
+    for (int64_t r0 = 0; r0 < len; r0 += ROW_CHUNK) {
+        int64_t cl = len - r0 < ROW_CHUNK ? len - r0 : ROW_CHUNK;
+        const double *cc = cb + r0;
+        if (x->lut) {
+            /* the table's cells column by column (lut_key's, vectorized;
+             * -1 outside the grids or not a number), the cells' codes,
+             * then each code checked against the row's values column by
+             * column (a cell's tuple is finite: == is the hash's
+             * equality there); -1 where the table cannot vouch */
+            for (int64_t r = 0; r < cl; r++) key[r] = 0;
+            for (int j = 0; j < nc; j++) {
+                const double *v = cc + j * ldc;
+                double a = x->lo[j], inv = x->inv[j], sp = x->span[j];
+                for (int64_t r = 0; r < cl; r++) {
+                    /* rounded half up, not as lut_key: a different cell
+                     * only fails the check below */
+                    double u = (v[r] - a) * inv + 0.5;
+                    bool in = u >= 0 && u < sp;
+                    int64_t k = (int64_t)(in ? u : 0);
+                    key[r] = key[r] < 0 || !in ? -1 : key[r] * x->span[j] + k;
+                }
             }
+            for (int64_t r = 0; r < cl; r++) code[r0 + r] = key[r] >= 0 ? x->lut[key[r]] : -1;
+            for (int j = 0; j < nc; j++) {
+                const double *v = cc + j * ldc;
+                for (int64_t r = 0; r < cl; r++) {
+                    int32_t id = code[r0 + r];
+                    if (id >= 0 && !(x->ts.tup[(int64_t)id * nc + j] == v[r])) code[r0 + r] = -1;
+                }
+            }
+        } else {
+            for (int64_t r = 0; r < cl; r++) code[r0 + r] = -1;
         }
-        if (id < 0) return false;
-        x->code[lo + r] = last = id;
+        /* the rest: runs, then the table (a first visit of its cell) or the hash */
+        for (int64_t r = 0; r < cl; r++) {
+            if (code[r0 + r] >= 0) continue;
+            for (int j = 0; j < nc; j++) t[j] = cc[j * ldc + r];
+            int32_t id = code_tuple(x, t, lo + r0 + r > 0 ? code[r0 + r - 1] : -1);
+            if (id < 0) return false;
+            code[r0 + r] = id;
+        }
     }
     return true;
 }
 
-/* Codes and exact statistics of group cols from its columns; false when
- * the group has more than MAX_DICT tuples (or without memory): then it
- * stays uncompressed. */
-static bool extract(const Src *s, const ClaPlan *p, const int32_t *cols, int nc, double *buf, Ext *x)
+/* Groups k (but the UNC one) to threads, balanced by columns: owner[k]
+ * (-1: the UNC group), load[t] the columns of thread t; each group's
+ * extraction started (ok[k]; false: without memory). */
+static bool assign_groups(const ClaPlan *p, int64_t n, int nt, int *owner, int64_t *load, Ext *ex, bool *ok)
 {
-    int64_t n = s->x->rows;
-    if (!ext_begin(x, p, cols, nc, n)) return false;
-    for (int j = 0; j < nc; j++) fetch_col(s, cols[j], buf + (int64_t)j * n);
-    return ext_rows(x, buf, n, true, 0, n) && ext_stats(x, n);
+    bool mem = true;
+    for (int k = 0; k < p->ngroups && mem; k++) {
+        ok[k] = false;
+        owner[k] = -1;
+        if (k == p->unc_group) continue;
+        int nc = p->start[k + 1] - p->start[k], t = 0;
+        for (int u = 1; u < nt; u++)
+            if (load[u] < load[t]) t = u;
+        owner[k] = t;
+        load[t] += nc;
+        mem = ok[k] = ext_begin(&ex[k], p, p->cols + p->start[k], nc, n);
+    }
+    return mem;
+}
+
+/* The table of tuples of few non-zeros of group x (see Ext.sk): tuples
+ * of 1..skc non-zeros, skc the most (at most SK_MAXNZ) whose cells add
+ * up to at most LUT_MAX (and twice the rows). */
+static void sk_begin(Ext *x, const ClaPlan *p, int64_t n)
+{
+    int64_t S = 0;
+    for (int j = 0; j < x->nc; j++) {
+        /* every column's grid (ext_begin stops at the product table's
+         * limit, which does not bind this table) */
+        x->lo[j] = p->glo[x->cols[j]];
+        x->inv[j] = p->ginv[x->cols[j]];
+        x->span[j] = p->gspan[x->cols[j]];
+        int32_t sp = p->gspan[x->cols[j]];
+        x->skb[j] = sp > 0 ? S : -1;
+        S += sp;
+    }
+    int64_t cells = 0, pw = 1, cap = BR_MIN(LUT_MAX, BR_MAX(2 * n, 4096));
+    x->skS = S;
+    x->skc = 0;
+    for (int c = 1; S > 0 && c <= SK_MAXNZ && c <= x->nc && cells + pw * S <= cap; c++) {
+        x->skoff[c] = cells;
+        pw *= S;
+        cells += pw;
+        x->skc = c;
+    }
+    if (x->skc > 0 && (x->sk = br_malloc((size_t)cells * sizeof(int32_t))))
+        memset(x->sk, 0xff, (size_t)cells * sizeof(int32_t));
+}
+
+/* The sparse table's cell of a row's c non-zeros (positions jp, values
+ * jv, positions ascending), or -1. */
+static int64_t sk_key(const Ext *x, int c, const int32_t *jp, const double *jv)
+{
+    if (!x->sk || c < 1 || c > x->skc) return -1;
+    int64_t key = 0;
+    for (int z = 0; z < c; z++) {
+        int j = jp[z];
+        double u = nearbyint((jv[z] - x->lo[j]) * x->inv[j]);
+        if (x->skb[j] < 0 || !(u >= 0 && u < x->span[j])) return -1;
+        key = key * x->skS + x->skb[j] + (int64_t)u;
+    }
+    return x->skoff[c] + key;
+}
+
+/* The planned groups (but the UNC one) of a sparse x extracted row-wise
+ * from its CSR rows, never expanding a column: each thread owns a fixed
+ * set of groups (balanced by columns) and reads every row's non-zeros,
+ * keeping those of its groups (per group, their positions and values).
+ * A group without non-zeros in a row takes the zero tuple's code; one
+ * non-zero, the table of one-non-zero tuples (sk_begin, checked against
+ * the tuple: the cell's tuple has its one non-zero in the same column,
+ * so comparing that value suffices); more, the row's tuple is built and
+ * coded as a dense row's (code_tuple). ok[k] as extract_dense's. false
+ * without memory. */
+static bool extract_sparse(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
+{
+    int64_t n = x->rows, m = x->cols;
+    int ng = p->ngroups;
+    int nt = x->nnz + n >= BR_PAR_MIN ? br_threads() : 1;
+    if (nt > ng) nt = ng > 0 ? ng : 1;
+    int *owner = br_malloc(((size_t)ng + 1) * sizeof(int));
+    int64_t *load = br_calloc((size_t)nt + 1, sizeof(int64_t));
+    bool mem = owner && load && assign_groups(p, n, nt, owner, load, ex, ok);
+    for (int k = 0; k < ng && mem; k++)
+        if (ok[k]) sk_begin(&ex[k], p, n);
+#pragma omp parallel num_threads(nt) if (mem && nt > 1)
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+#endif
+        int64_t nc = mem ? load[tid] : 0;
+        int32_t *gof = br_malloc(((size_t)m + 1) * sizeof(int32_t));   /* x's column -> owned group, -1 */
+        int32_t *gpos = br_malloc(((size_t)m + 1) * sizeof(int32_t));  /* its position in the group */
+        int32_t *own = br_malloc(((size_t)ng + 1) * sizeof(int32_t));
+        int64_t *off = br_malloc(((size_t)ng + 1) * sizeof(int64_t));  /* scratch offset per owned group */
+        int32_t *cnt = br_calloc((size_t)ng + 1, sizeof(int32_t));
+        int32_t *sp = br_malloc(((size_t)nc + 1) * sizeof(int32_t));
+        double *sv = br_malloc(((size_t)nc + 1) * sizeof(double));
+        bool have = gof && gpos && own && off && cnt && sp && sv;
+        if (!have) {
+#pragma omp atomic write
+            mem = false;
+        }
+        int no = 0;
+        if (have) {
+            memset(gof, 0xff, ((size_t)m + 1) * sizeof(int32_t));
+            int64_t at = 0;
+            for (int k = 0; k < ng; k++) {
+                if (owner[k] != tid) continue;
+                for (int c = p->start[k]; c < p->start[k + 1]; c++) {
+                    gof[p->cols[c]] = no;
+                    gpos[p->cols[c]] = c - p->start[k];
+                }
+                off[no] = at;
+                at += p->start[k + 1] - p->start[k];
+                own[no++] = k;
+            }
+        }
+        double t[CO_MAXCOLS];
+        for (int64_t i = 0; have && nc > 0 && i < n; i++) {
+            for (int64_t q = x->rp[i]; q < x->rp[i + 1]; q++) {
+                int32_t l = gof[x->ci[q]];
+                double v = x->v[q];
+                if (l < 0 || v == 0) continue;
+                sp[off[l] + cnt[l]] = gpos[x->ci[q]];
+                sv[off[l] + cnt[l]++] = v;
+            }
+            for (int l = 0; l < no; l++) {
+                Ext *e = &ex[own[l]];
+                int c = cnt[l];
+                cnt[l] = 0;
+                if (!ok[own[l]]) continue;
+                int32_t last = i > 0 ? e->code[i - 1] : -1, id;
+                const int32_t *jp = sp + off[l];
+                const double *jv = sv + off[l];
+                if (c == 0 && e->zid >= 0) id = e->zid;
+                else {
+                    int64_t key = sk_key(e, c, jp, jv);
+                    id = key >= 0 ? e->sk[key] : -1;
+                    /* the cell's tuple has its non-zeros exactly at jp */
+                    for (int z = 0; id >= 0 && z < c; z++)
+                        if (vbits(e->ts.tup[(int64_t)id * e->nc + jp[z]]) != vbits(jv[z])) id = -1;
+                    if (id < 0) {
+                        memset(t, 0, (size_t)e->nc * sizeof(double));
+                        for (int z = 0; z < c; z++) t[jp[z]] = jv[z];
+                        id = code_tuple(e, t, last);
+                        if (id >= 0 && key >= 0) e->sk[key] = id;
+                        if (id >= 0 && c == 0) e->zid = id;
+                    }
+                }
+                if (id < 0) ok[own[l]] = false;
+                else e->code[i] = id;
+            }
+        }
+        free(gof);
+        free(gpos);
+        free(own);
+        free(off);
+        free(cnt);
+        free(sp);
+        free(sv);
+    }
+    free(owner);
+    free(load);
+    return mem;
 }
 
 /* Rows per block of the blocked extraction of a dense block. */
@@ -946,18 +1160,7 @@ static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
     if (nt > ng) nt = ng > 0 ? ng : 1;
     int *owner = br_malloc(((size_t)ng + 1) * sizeof(int));
     int64_t *load = br_calloc((size_t)nt + 1, sizeof(int64_t));
-    bool mem = owner && load;
-    for (int k = 0; k < ng && mem; k++) {
-        ok[k] = false;
-        owner[k] = -1;
-        if (k == p->unc_group) continue;
-        int nc = p->start[k + 1] - p->start[k], t = 0;
-        for (int u = 1; u < nt; u++)
-            if (load[u] < load[t]) t = u;
-        owner[k] = t;
-        load[t] += nc;
-        mem = ok[k] = ext_begin(&ex[k], p, p->cols + p->start[k], nc, n);
-    }
+    bool mem = owner && load && assign_groups(p, n, nt, owner, load, ex, ok);
 #pragma omp parallel num_threads(nt) if (mem && nt > 1)
     {
         int tid = 0;
@@ -983,7 +1186,7 @@ static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
             int64_t at = 0;
             for (int k = 0; k < ng; k++) {
                 if (owner[k] != tid) continue;
-                if (ok[k] && !ext_rows(&ex[k], cb + at * EXT_BLK, EXT_BLK, true, lo, len)) ok[k] = false;
+                if (ok[k] && !ext_rows(&ex[k], cb + at * EXT_BLK, EXT_BLK, lo, len)) ok[k] = false;
                 at += p->start[k + 1] - p->start[k];
             }
         }
@@ -1001,7 +1204,9 @@ static void ext_free(Ext *x)
     ts_free(&x->ts);
     free(x->cnt);
     free(x->lut);
+    free(x->sk);
     x->lut = NULL;
+    x->sk = NULL;
     x->code = NULL;   /* a second free is harmless */
     x->ts.slot = NULL;
     x->ts.tup = NULL;
@@ -1326,32 +1531,26 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
         return mb_retain((MB *)x);
     }
     int64_t n = x->rows;
-    Src src = {.x = x, .xt = x->sparse ? sparse_t(x, e) : NULL};
     ClaGroup **gs = br_calloc((size_t)p.ngroups + 2, sizeof *gs);
     bool *unc = br_calloc((size_t)x->cols + 1, sizeof(bool));
-    bool ok = gs && unc && (!x->sparse || src.xt);
+    bool ok = gs && unc;
     if (ok && p.unc_group >= 0)
         for (int q = p.start[p.unc_group]; q < p.start[p.unc_group + 1]; q++) unc[p.cols[q]] = true;
-    int maxc = 1;
-    for (int k = 0; k < p.ngroups; k++)
-        if (k != p.unc_group && p.start[k + 1] - p.start[k] > maxc) maxc = p.start[k + 1] - p.start[k];
-    /* a dense x: every group's codes in one blocked pass; a sparse x: per
-     * group from the columns of its transpose */
+    /* every group's codes in one pass over x per thread: a dense x by
+     * blocks of rows, a sparse x by its rows' non-zeros */
     Ext *ex = br_calloc((size_t)p.ngroups + 1, sizeof(Ext));
     bool *exok = br_calloc((size_t)p.ngroups + 1, sizeof(bool));
     int64_t coded = 0, hashed = 0;   /* group rows coded, and those hashed */
-    ok = ok && ex && exok && (x->sparse || extract_dense(x, &p, ex, exok));
+    ok = ok && ex && exok && (x->sparse ? extract_sparse(x, &p, ex, exok) : extract_dense(x, &p, ex, exok));
 #pragma omp parallel num_threads(br_threads()) if (ok && n * x->cols >= BR_PAR_MIN)
     {
-        double *buf = x->sparse ? br_malloc((size_t)n * (size_t)maxc * sizeof(double) + 8) : NULL;
 #pragma omp for schedule(dynamic, 1)
         for (int k = 0; k < p.ngroups; k++) {
             if (k == p.unc_group || !ok) continue;
             const int32_t *cols = p.cols + p.start[k];
             int nc = p.start[k + 1] - p.start[k];
             double bytes;
-            if (x->sparse && !buf) ok = false;
-            else if (x->sparse ? extract(&src, &p, cols, nc, buf, &ex[k]) : exok[k] && ext_stats(&ex[k], n)) {
+            if (exok[k] && ext_stats(&ex[k], n)) {
                 ClaEnc enc = choose(&ex[k], n, &bytes);
                 if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(&ex[k], o->enc);
                 if (enc != CLA_UNC && !(gs[k] = build_group(&ex[k], n, enc))) ok = false;
@@ -1365,12 +1564,10 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
             if (!gs[k] && ok)
                 for (int j = 0; j < nc; j++) unc[cols[j]] = true;
         }
-        free(buf);
     }
     for (int k = 0; ex && k < p.ngroups; k++) ext_free(&ex[k]);   /* those not reached */
     free(ex);
     free(exok);
-    mb_release(src.xt);
     int ng = 0;
     MB *r = NULL;
     if (ok) {
