@@ -134,12 +134,19 @@ for ((i = 0; i < n; i++)); do report $i; done
 # synchronous codegen: with an empty kernel cache, asynchronous
 # compilation lets two seeded calls of one script run different plans
 # (fused or not, equal only to the last bits), which seeded-equality
-# cases (alg_decisiontree) must not see; test_codegen covers async
+# cases (alg_decisiontree) must not see; test_codegen covers async.
+# BRAID_DML_CONFIGS (names of tests/dml/configs, space-separated; default
+# all) limits the extra configurations: .ci/run's sanitizer pass runs
+# rewrites_off and compressed, its plain pass all of them
 if [ -x tests/dml/run.sh ]; then
-  extra="-config $(pwd)/tests/dml/configs/rewrites_off.xml"
-  for c in tests/dml/configs/*.xml; do
-    case "$c" in *rewrites_off.xml) ;; *) extra="$extra
--config $(pwd)/$c" ;; esac
+  want=" ${BRAID_DML_CONFIGS:-all} "
+  extra=""
+  for c in tests/dml/configs/rewrites_off.xml tests/dml/configs/*.xml; do
+    name=$(basename "$c" .xml)
+    case "$want" in *" all "*|*" $name "*) ;; *) continue ;; esac
+    case "$extra" in *"/$name.xml"*) continue ;; esac
+    extra="${extra:+$extra
+}-config $(pwd)/$c"
   done
   kinds[n]=suite; labels[n]="dml tests"
   t0=$(date +%s)
