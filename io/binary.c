@@ -199,26 +199,22 @@ static MB *read_unc(CRd *r, int64_t rows, int ncols)
         corrupt(r, "bad uncompressed group header");
         return NULL;
     }
-    /* the body must be in the file before a block of its size is allocated */
-    double body = flags ? 8 * ((double)rows + 1) + 12 * (double)nnz : 8 * (double)rows * ncols;
-    if (body > (double)r->left) {
-        corrupt(r, "a part runs past the end");
-        return NULL;
-    }
-    MB *m = flags ? mb_sp_alloc(rows, ncols, nnz, r->e) : mb_dense_uninit(rows, ncols, r->e);
-    if (!m) return NULL;
+    /* the body is taken from the file (crd_take: no more than it holds)
+     * before a block of its size is allocated */
     if (!flags) {
         double *d = crd_take(r, (uint64_t)rows * (uint64_t)ncols, 8);
-        if (!d) { mb_release(m); return NULL; }
-        memcpy(m->d, d, (size_t)(rows * ncols) * sizeof(double));
+        MB *m = d ? mb_dense_uninit(rows, ncols, r->e) : NULL;
+        if (m) memcpy(m->d, d, (size_t)(rows * ncols) * sizeof(double));
         free(d);
+        if (!m) return NULL;
         if ((m->nnz = count_nnz(m->d, rows * ncols)) != nnz) { corrupt(r, "uncompressed group nnz"); mb_release(m); return NULL; }
         return m;
     }
     int64_t *rp = crd_take(r, (uint64_t)rows + 1, 8);
     int32_t *ci = rp ? crd_take(r, (uint64_t)nnz, 4) : NULL;
     double *v = ci ? crd_take(r, (uint64_t)nnz, 8) : NULL;
-    if (v) {
+    MB *m = v ? mb_sp_alloc(rows, ncols, nnz, r->e) : NULL;
+    if (m) {
         memcpy(m->rp, rp, ((size_t)rows + 1) * sizeof(int64_t));
         memcpy(m->ci, ci, (size_t)nnz * sizeof(int32_t));
         memcpy(m->v, v, (size_t)nnz * sizeof(double));
@@ -227,9 +223,8 @@ static MB *read_unc(CRd *r, int64_t rows, int ncols)
     }
     free(rp);
     free(ci);
-    bool ok = v && csr_ok(m);
     free(v);
-    if (!ok) {
+    if (!m || !csr_ok(m)) {
         if (!r->e->code) corrupt(r, "invalid sparse structure in an uncompressed group");
         mb_release(m);
         return NULL;
@@ -249,19 +244,14 @@ static ClaGroup *read_group(CRd *r, const BinHead *h, uint8_t *seen, uint8_t *he
                  !(enc == CLA_EMPTY && nd) && !(enc == CLA_CONST && nd != 1) && !(enc == CLA_DDC1 && nd > 256) &&
                  !(enc == CLA_UNC && nd);
     if (!encok) { corrupt(r, "bad group header"); return NULL; }
-    /* the columns, dictionary and counts must be in the file before the
-     * group's arrays of those sizes are allocated */
-    uint64_t need = ((uint64_t)nc * 4 + 7) / 8 * 8 + (uint64_t)nd * (uint64_t)nc * 8 + (uint64_t)nd * 8;
-    if (need > r->left) {
-        corrupt(r, "a part runs past the end");
-        return NULL;
-    }
-    ClaGroup *g = cla_group_new((ClaEnc)enc, nc, nd);
-    int32_t *cols = g ? crd_take(r, (uint64_t)nc, 4) : NULL;
+    /* the columns, dictionary and counts are taken from the file (no more
+     * than it holds) before the group's arrays of their sizes exist */
+    int32_t *cols = crd_take(r, (uint64_t)nc, 4);
     double *dict = cols ? crd_take(r, (uint64_t)nd * (uint64_t)nc, 8) : NULL;
     int64_t *counts = dict ? crd_take(r, (uint64_t)nd, 8) : NULL;
-    bool ok = counts != NULL;
-    if (!g) br_err(r->e, BR_ENOMEM, "out of memory");
+    ClaGroup *g = counts ? cla_group_new((ClaEnc)enc, nc, nd) : NULL;
+    bool ok = g != NULL;
+    if (counts && !g) br_err(r->e, BR_ENOMEM, "out of memory");
     for (int j = 0; ok && j < nc; j++) {
         if (cols[j] < 0 || cols[j] >= h->cols || seen[cols[j]] || (j && cols[j] <= cols[j - 1])) {
             corrupt(r, "bad group columns");
