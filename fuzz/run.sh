@@ -22,11 +22,13 @@ fi
 flags="-g -O1 -std=c11 -D_GNU_SOURCE -I. -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow
   -fno-sanitize-recover=undefined,float-cast-overflow"
 mkdir -p "$out/corpus" "$out/seeds" "$out/obj"
-# objects once (rebuilt when the source is newer)
+# objects once (rebuilt when the source, or any header, is newer: a
+# header's changed struct compiled into only some objects gave false finds)
 objs=""
+hdr=$(ls -t ./*/*.h | head -n 1)
 for f in base/*.c matrix/*.c io/*.c runtime/config.c lang/*.c; do
   o="$out/obj/$(echo "$f" | tr / _).o"
-  if [ ! -f "$o" ] || [ "$f" -nt "$o" ] || [ fuzz/run.sh -nt "$o" ]; then
+  if [ ! -f "$o" ] || [ "$f" -nt "$o" ] || [ fuzz/run.sh -nt "$o" ] || [ "$hdr" -nt "$o" ]; then
     # shellcheck disable=SC2086
     "$cc" $flags -c "$f" -o "$o"
   fi
