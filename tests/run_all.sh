@@ -106,17 +106,22 @@ unit program layers python3 tools/layers.py .
     tests/parity/run.py "$build/braid"
 # FusionStitching's explorer choosing the plans of every algorithm
 # script (tests/dml alg_* cases), each plan checked for validity
-[ -x tests/fx_algs.sh ] &&
+# (BRAID_EXPLORER=0 leaves it out: .ci/run's sanitizer pass, where it
+# repeats the DML suite's algorithm runs at ten times their plain cost
+# while test_explore and test_fxselect cover the explorer's code)
+[ -x tests/fx_algs.sh ] && [ "${BRAID_EXPLORER:-1}" != 0 ] &&
   unit suite "explorer over the algorithm scripts" env BRAID_CG_MACHINE="${BRAID_CG_MACHINE:-$pinned}" \
     tests/fx_algs.sh "$build/braid"
 # the shared conformance suite (../shared/conformance), when present: with
 # the default settings, with rewrites off, with the fuse-all heuristic and
 # with compressed linear algebra forced on, with the GPU backend forced on
+# (BRAID_CONF_MODES, space-separated, limits the modes: .ci/run's
+# sanitizer pass runs default, compressed and gpu, its plain pass all)
 conf="$(cd "$(dirname "$0")/../.." && pwd)/shared/conformance"
 if [ -x "$conf/run.sh" ]; then
   bin="$(cd "$(dirname "$build/braid")" && pwd)/braid"
   here="$(pwd)"
-  for mode in default rewrites_off codegen_fuse_all compressed gpu; do
+  for mode in ${BRAID_CONF_MODES:-default rewrites_off codegen_fuse_all compressed gpu}; do
     if [ $mode = default ]; then cmd="$bin"
     else
       cmd="$(cd "$build" && pwd)/braid-$mode"
