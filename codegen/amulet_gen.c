@@ -1212,11 +1212,7 @@ static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmP
 {
     int64_t tiles = (r1 - r0) / d->mr;
     int rounds = tiles >= 2 * n ? 2 : 1;
-    /* bands of whole tiles per thread where the rows allow (every
-     * thread of the team as busy as in the whole run) */
-    int64_t ht = tiles / (rounds * n), nt = d->threads;
-    if (ht >= nt) ht -= ht % nt;
-    int64_t h = ht * d->mr, r = r0;
+    int64_t h = tiles / (rounds * n) * d->mr, r = r0;
     *end = r0;
     if (h == 0) return n - 1;
     /* candidates of different kc: each its (k,j) panels packed once
