@@ -218,6 +218,28 @@ static double traced_run(const char *src, CgOptions *cg, const char **names, MB 
     return per;
 }
 
+/* The issue's aims at size n from this run's rows (bl1/2: dgemm's own
+ * scaling, this machine's ceiling for the 2-thread aim). */
+static void aims(int64_t n, double ablas[2][NQ], double abnd[2][NQ], double acc[2][NQ], const double *t12,
+                 const double *bl12)
+{
+    printf("aims at n = %lld (this run):\n", (long long)n);
+    printf("  matmul >= 0.90 of dgemm: b/blas %.2f (1 thread), %.2f (2)\n", ablas[0][QMM], ablas[1][QMM]);
+    double lo[2] = {INFINITY, INFINITY};
+    for (int x = 0; x < 2; x++)
+        for (int q = Q1; q < NQ; q++) lo[x] = fmin(lo[x], abnd[x][q]);
+    printf("  Q1-Q3 >= 0.70 of their bound: lowest b/bnd %.2f (1 thread), %.2f (2)\n", lo[0], lo[1]);
+    printf("  2 threads >= 1.8x one: t1/t2");
+    for (int q = 0; q < NQ; q++) printf(" %s %.2f", q == QMM ? "matmul" : q == Q1 ? "Q1" : q == Q2 ? "Q2" : "Q3", t12[q]);
+    printf("; dgemm's own (bl1/2, the same rows)");
+    for (int q = 0; q < NQ; q++) printf(" %.2f", bl12[q]);
+    printf("\n");
+    double cold = 0, warm = 0;
+    for (int q = 0; q < NQ; q++) cold = fmax(cold, acc[0][q]), warm = fmax(warm, acc[1][q]);
+    printf("  compile < 300 ms per kernel cold, none warm: largest cc_ms %.0f cold, %.0f warm\n", cold, warm);
+    printf("  adaptive parameters within 5%% of a sweep: bench_amulet_sweep n 2 (ad/bst at 1 and 2 threads)\n");
+}
+
 int main(int argc, char **argv)
 {
     int64_t sizes[8] = {1024};
@@ -257,6 +279,10 @@ int main(int argc, char **argv)
         MB *ins[] = {A, B, thi, thj, dis};
         /* 1-thread times of braid and dgemm (wall, process CPU) */
         double t1[NQ] = {0}, g1[NQ] = {0}, c1[NQ] = {0}, gc1[NQ] = {0};
+        /* per thread count (1, 2) and query: b/blas, b/bnd, cc_ms of
+         * the first run (at 2 threads the kernel is in the plan cache:
+         * the warm compile), for the aims' lines */
+        double ablas[2][NQ], abnd[2][NQ], acc[2][NQ], at12[NQ] = {0}, abl12[NQ] = {0};
         for (int nt = 1; nt <= 2; nt++) {
             br_set_threads(nt);
             openblas_set_num_threads(nt);
@@ -320,6 +346,10 @@ int main(int argc, char **argv)
                 }
                 double sb = w / tb, bound = 2.0 * rghz / per * nt;
                 if (nt == 1) t1[q] = tb, g1[q] = tg, c1[q] = cb, gc1[q] = cgm;
+                ablas[nt - 1][q] = tg / tb;
+                abnd[nt - 1][q] = sb / bound;
+                acc[nt - 1][q] = ccms;
+                if (nt == 2) at12[q] = t1[q] / tb, abl12[q] = g1[q] / tg;
                 bool two = nt == 2;
                 printf("%-11s %5lld %1d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.3f %7.2f | %6.2f %6.2f %6.2f %6.2f %6.0f "
                        "%6.2f %6.2f %5.2f %6.2f %5.0f | %5.2f %5.2f %5.2f %6.2f\n",
@@ -331,6 +361,7 @@ int main(int argc, char **argv)
             }
             multi_row(&cg, n, nt, names, ins, R);
         }
+        aims(n, ablas, abnd, acc, at12, abl12);
         free(R);
         mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(dis);
     }

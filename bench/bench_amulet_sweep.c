@@ -10,13 +10,16 @@
  *    searches' choices / best of the grid (the grid holds the adaptive choice
  *    too, so a ratio below 1 is the noise of the machine; BENCH_REPS=r:
  *    best of r instead of 5).
- *    With 2 threads or more, then per query the scaling of the grid's
+ *    With N >= 2 threads the sweep runs at 1 thread, then at N (ad/bst
+ *    of both in one run; the search's parameters are kept per thread
+ *    count). At N, then per query the scaling of the grid's
  *    best and of the first search's parameters (1 thread over N, wall
  *    clock, alternated) against OpenBLAS dgemm's in the same run.
  * 2. The sparse kernel (a sparse A read by its CSR rows, A[i,k] and the
  *    transposed A[k,i]) against braid's sparse matrix product (A %*% B,
  *    t(A) %*% B) and the vectorized evaluator (BRAID_AMULET=eval), sides
- *    alternated.
+ *    alternated; cc_ms: the first run's compile time (the sparse
+ *    kernel's own source: 0 where an earlier row compiled it).
  *
  *   build/bench/bench_amulet_sweep [n [threads]]   (default 768, 1)
  *
@@ -51,8 +54,8 @@ static double sweep_now(void)
 }
 
 /* Runs src (inputs names/ins, output R) once; seconds (sweep_now), or -1
- * on error. */
-static double timed(const char *src, CgOptions *cg, const char **names, MB **ins, int nin)
+ * on error; *cc_ms (if given): the run's compile time. */
+static double timed_cc(const char *src, CgOptions *cg, const char **names, MB **ins, int nin, double *cc_ms)
 {
     const char *on[] = {"R"};
     TRun r;
@@ -60,8 +63,14 @@ static double timed(const char *src, CgOptions *cg, const char **names, MB **ins
     t_run_dml(src, cg, nin, names, ins, 1, on, &r);
     double t = sweep_now() - t0;
     if (r.rc) { fprintf(stderr, "%s\n", r.err); t = -1; }
+    if (cc_ms) *cc_ms = (double)r.st.compile_ns / 1e6;
     t_run_free(&r);
     return t;
+}
+
+static double timed(const char *src, CgOptions *cg, const char **names, MB **ins, int nin)
+{
+    return timed_cc(src, cg, names, ins, nin, NULL);
 }
 
 /* The parameters the search chose (its trace line), from a run with the
@@ -216,7 +225,8 @@ static void sparse(int64_t n, CgOptions *cg)
     int64_t N = 256;
     printf("\nsparse A (%lld x %lld) times dense B (%lld x %lld), %d thread%s: seconds, best of 5, alternated\n",
            (long long)n, (long long)n, (long long)n, (long long)N, br_threads(), br_threads() == 1 ? "" : "s");
-    printf("%-9s %-8s %9s %9s %9s %8s %8s\n", "density", "read", "kernel", "A%*%B", "eval", "mm/kern", "ev/kern");
+    printf("%-9s %-8s %9s %9s %9s %8s %8s %6s\n", "density", "read", "kernel", "A%*%B", "eval", "mm/kern", "ev/kern",
+           "cc_ms");
     for (int di = 0; di < 2; di++)
         for (int tr = 0; tr < 2; tr++) {
             t_seed(11 + di);
@@ -229,8 +239,8 @@ static void sparse(int64_t n, CgOptions *cg)
                      "where (i in 1:%lld, j in 1:ncol(B), k in 1:%lld) { R[i,j] += %s * B[k,j] }\n", (long long)n,
                      (long long)n, (long long)n, tr ? "A[k,i]" : "A[i,k]");
             snprintf(msrc, sizeof msrc, "R = %s %%*%% B\n", tr ? "t(A)" : "A");
-            double tk = INFINITY, tm = INFINITY, te = INFINITY;
-            timed(wsrc, cg, names, ins, 2);   /* compile the kernel */
+            double tk = INFINITY, tm = INFINITY, te = INFINITY, cc = NAN;
+            timed_cc(wsrc, cg, names, ins, 2, &cc);   /* compile the kernel */
             for (int rep = 0; rep < 5; rep++) {
                 setenv("BRAID_AMULET", "kernel", 1);
                 tk = fmin(tk, timed(wsrc, cg, names, ins, 2));
@@ -239,8 +249,8 @@ static void sparse(int64_t n, CgOptions *cg)
                 unsetenv("BRAID_AMULET");
                 tm = fmin(tm, timed(msrc, cg, names, ins, 2));
             }
-            printf("%-9g %-8s %9.4f %9.4f %9.4f %8.2f %8.2f\n", dens[di], tr ? "A[k,i]" : "A[i,k]", tk, tm, te,
-                   tm / tk, te / tk);
+            printf("%-9g %-8s %9.4f %9.4f %9.4f %8.2f %8.2f %6.0f\n", dens[di], tr ? "A[k,i]" : "A[i,k]", tk, tm, te,
+                   tm / tk, te / tk, cc);
             fflush(stdout);
             mb_release(A);
             mb_release(B);
@@ -263,7 +273,12 @@ int main(int argc, char **argv)
     const char *names[] = {"A", "B", "thi", "thj", "dis"};
     MB *ins[] = {A, B, thi, thj, dis};
     printf("AMULET parameter sweep and sparse kernel (machine possibly shared; ratios from one run)\n");
-    sweep(n, &cg, names, ins);
+    /* with N > 1 threads the sweep at 1 thread too, in the same run: the
+     * search's ad/bst at both */
+    for (int t = nt > 1 ? 1 : nt; t <= nt; t = t < nt ? nt : nt + 1) {
+        br_set_threads(t);
+        sweep(n, &cg, names, ins);
+    }
     if (!getenv("BENCH_NOSPARSE")) sparse(4 * n, &cg);
     for (int i = 0; i < 5; i++) mb_release(ins[i]);
     return 0;

@@ -519,15 +519,15 @@ static void gen_pack(StrBuf *o, const Gen *g, int mr)
     sb_puts(o, "    }\n    }\n}\n");
 }
 
-/* One kernel function: the dense mr x nv-vector tile over kc values of
- * k (cg_amulet), or, sparse, one row's tile over its kc non-zeros of the
- * sparse (i,k) operand (cg_amulet_sp: k = kx[q], the value av[q]). */
+/* The kernel function cg_amulet: the dense mr x nv-vector tile over kc
+ * values of k, or, sparse, one row's tile over its kc non-zeros of the
+ * sparse (i,k) operand (k = kx[q], the value av[q]). */
 static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
 {
     const Isa *s = &g->s;
     const KPlan *k = g->k;
     int nr = nv * s->w;
-    sb_printf(o, "void %s(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n", sparse ? "cg_amulet_sp" : "cg_amulet");
+    sb_puts(o, "void cg_amulet(const cg_amargs *g)\n{\n    const int64_t kc = g->kc;\n");
     for (int l = 0; l < g->p->nleaf; l++)
         sb_printf(o, "    const int64_t rs%d = g->rs[%d], cs%d = g->cs[%d]; (void)rs%d; (void)cs%d;\n", l, l, l, l, l, l);
     const char *bc = s->level == K_ISA_GENERIC ? "" : s->level == K_ISA_AVX512 ? "_mm512_set1_pd" : "_mm256_set1_pd";
@@ -618,29 +618,29 @@ static int sparse_nv(const Gen *g)
     return nv;
 }
 
-/* The kernel's C source: the dense kernel and, for a loop whose body is
- * zero where an (i,k) operand is (p->zleaf), the sparse one. */
-static char *gen_source(Gen *g, int mr, int nv, uint64_t hash)
+/* The kernel's C source: the dense kernel (and its pack function), or,
+ * sparse, the sparse one of a loop whose body is zero where an (i,k)
+ * operand is (p->zleaf; sparse_nv > 0). Apart, so that a run compiles
+ * only the variant it runs: the dense kernel was ~5% of a dense run's
+ * compile time for the sparse one it carried, and a sparse run compiled
+ * the dense kernel (~40% of its compile) it never ran. */
+static char *gen_source(Gen *g, int mr, int nv, bool sparse, uint64_t hash)
 {
     const Isa *s = &g->s;
     StrBuf o = {0};
     sb_puts(&o, cg_prelude);
     if (s->level != K_ISA_GENERIC) sb_puts(&o, cg_prelude_vec);
-    sb_printf(&o, "/* AMULET kernel: %d x %d, %s */\n", mr, nv * s->w, k_isa_name(s->level));
+    sb_printf(&o, "/* AMULET %skernel: %d x %d, %s */\n", sparse ? "sparse " : "", mr, nv * s->w,
+              k_isa_name(s->level));
     sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; "
               "const int64_t *kx; const double *av; double *pf; } cg_amargs;\n", AM_MAXLEAVES, AM_MAXLEAVES,
               AM_MAXLEAVES);
-    g->spl = -1;
-    g->prepack = g->nslot > 0;
+    g->spl = sparse ? g->p->zleaf : -1;
+    g->prepack = !sparse && g->nslot > 0;
     if (g->prepack) gen_pack(&o, g, mr);
-    gen_fn(&o, g, mr, nv, false);
+    gen_fn(&o, g, mr, nv, sparse);
     g->prepack = false;
-    int snv = sparse_nv(g);
-    if (snv) {
-        g->spl = g->p->zleaf;
-        gen_fn(&o, g, 1, snv, true);
-        g->spl = -1;
-    }
+    g->spl = -1;
     sb_printf(&o, "\nconst unsigned long long cg_hash = 0x%016llxULL;\n", (unsigned long long)hash);
     return o.s;
 }
@@ -677,6 +677,11 @@ typedef struct Drv {
      * when none */
     double *bfp[AM_MAXLEAVES];
     int64_t bfp_kc, bfp_k;
+    /* meter: run_block adds each team thread's CPU seconds in its work
+     * (packing and tiles, not the barriers' waits) to cpu (the search's
+     * score, subtask) */
+    bool meter;
+    double cpu;
 } Drv;
 
 /* Packs (k,j) leaf l's panel of columns [js, js + nr) (zero from j1 on)
@@ -815,6 +820,14 @@ static void run_tile(const Drv *d, double *apk, AmArgs *gp, int64_t *packed, int
     *gp = g;
 }
 
+/* The calling thread's CPU seconds. */
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 /* A core's L2 in bytes (sysconf; 1 MiB when it does not say). */
 static double l2_bytes(void)
 {
@@ -875,6 +888,7 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
 #pragma omp parallel num_threads(nt) if (nt > 1)
             {
                 int me = omp_get_thread_num();
+                double c0 = d->meter ? thread_cpu() : 0, work = 0;
                 /* pack the (k,j) operands: panel s holds kcb rows of nr
                  * (unless packed for all blocks before: bfp); each part's
                  * panels by its owner */
@@ -882,7 +896,9 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                     for (int64_t s = nsl * q / parts; s < nsl * (q + 1) / parts; s++)
                         for (int l = 0; l < p->nleaf; l++)
                             if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + s * nr, j1, d->bpk[l] + s * kcb * nr);
+                if (d->meter) work = thread_cpu() - c0;
 #pragma omp barrier
+                if (d->meter) c0 = thread_cpu();
                 size_t nl = (size_t)p->nleaf;
                 size_t nres = (size_t)p->nres;
                 double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl +
@@ -900,6 +916,11 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                     while ((t = __atomic_fetch_add(&next[q], 1, __ATOMIC_RELAXED)) < ntile)
                         for (int64_t s = s0; s < s1; s++)
                             run_tile(d, apk, &g, &packed, t, s, i0, i1, jb, j1, kb, kcb, pack, pre);
+                }
+                if (d->meter) {
+                    work += thread_cpu() - c0;
+#pragma omp atomic update
+                    d->cpu += work;
                 }
                 free(apk);
             }
@@ -1022,7 +1043,10 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
 #pragma omp atomic write
             failed = 1;
         }
-#pragma omp for schedule(dynamic, 16)
+        /* the meter (subtask): this thread's CPU time in its rows, not
+         * the wait for the others at the region's end (nowait) */
+        double c0 = d->meter ? thread_cpu() : 0;
+#pragma omp for schedule(dynamic, 16) nowait
         for (int64_t r = r0; r < r1; r++) {
             int64_t ia = i0 + r, nq = 0, rn = m->rp[ia + 1] - m->rp[ia];
             if (!ct || rn == 0) continue;
@@ -1086,6 +1110,11 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
                 merge(d, ct, 1, r, js, 1, nrb);
             }
         }
+        if (d->meter) {
+            double w = thread_cpu() - c0;
+#pragma omp atomic update
+            d->cpu += w;
+        }
         free(ct);
         free(kx);
         free(av);
@@ -1134,26 +1163,25 @@ static void params_save(const CgContext *c, const CgOp *op, bool sparse, const A
     else unlink(tmp);
 }
 
-/* The search's clock: with one thread the calling thread's CPU time (a
- * sub-task descheduled on a shared machine is not charged for the wait,
- * which made single wall-clock scores mislead by 10-30%), else the wall
- * clock. */
-static double search_now(void)
-{
-    if (br_threads() > 1) return omp_get_wtime();
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* One sub-task of the search: rows [i0, i1), all N columns, k in
  * [0, kx) under parameters a; returns its time per iteration (the seed's
- * score). */
+ * score): the CPU seconds its team's threads spent in packing and tiles
+ * (run_block's meter), summed. Not the wall clock: a sub-task or one of
+ * its threads descheduled on a shared machine is not charged for the
+ * wait, and a thread idle at a barrier while its partner finishes a
+ * band's last tile is not either: a band of a few tiles over a team
+ * (27 rows of 9-row tiles on 2 threads) split them 2:1, where the whole
+ * run's many tiles balance, and 2-thread wall-clock scores of the same
+ * candidate varied up to 50x at load 14 (picking packing that was 5-8%
+ * slower on the quiet machine). With one thread this is the thread's CPU
+ * time, as before. */
 static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t N, int64_t kx, const AmParams *a, int *rc)
 {
-    double t0 = search_now();
+    d->meter = true;
+    d->cpu = 0;
     *rc |= run_block(d, i0, i1, 0, N, 0, kx, a->kc, a->nc, a->pack);
-    double t = (search_now() - t0) / ((double)(i1 - i0) * N * kx);
+    d->meter = false;
+    double t = d->cpu / ((double)(i1 - i0) * N * kx);
     if (getenv("BRAID_AMULET_TRACE"))
         fprintf(stderr, "amulet: sub-task rows %lld-%lld k 0-%lld, kc %lld nc %lld pack %d: %.3g ns per iteration\n",
                 (long long)i0, (long long)i1, (long long)kx, (long long)a->kc, (long long)a->nc, a->pack, t * 1e9);
@@ -1370,16 +1398,19 @@ static int sparse_rows(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, 
     return rc;
 }
 
-/* Time per non-zero and column of rows [r0, r1) in blocks of nc. */
+/* Time per non-zero and column of rows [r0, r1) in blocks of nc: the
+ * threads' CPU seconds in their rows, summed (as subtask scores). */
 static double sparse_subtask(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, int64_t K,
                              double *const *bfull, double *const *btail, int *rc)
 {
     const MB *m = d->b->sp;
     int64_t i0 = d->b->from[d->ti] - 1, N = d->b->n[d->tj];
-    double t0 = omp_get_wtime();
+    d->meter = true;
+    d->cpu = 0;
     *rc |= sparse_rows(d, fn, r0, r1, nc, K, bfull, btail);
+    d->meter = false;
     double nz = (double)BR_MAX(1, m->rp[i0 + r1] - m->rp[i0 + r0]);
-    double t = (omp_get_wtime() - t0) / (nz * (double)N);
+    double t = d->cpu / (nz * (double)N);
     if (getenv("BRAID_AMULET_TRACE"))
         fprintf(stderr, "amulet: sparse sub-task rows %lld-%lld, column block %lld: %.3g ns per non-zero and column\n",
                 (long long)r0, (long long)r1, (long long)nc, t * 1e9);
@@ -1576,25 +1607,30 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
     if (!k || !g) { free(k); free(g); return br_err(e, BR_ENOMEM, "out of memory"); }
     int ran = 0, bm = 0, bv = 0;
     if (kernel_shape(p, b->finite, k, g, &bm, &bv)) {
+        /* the variant this run needs: the sparse kernel where the
+         * sparse operand is kept as CSR (b->sp, only for p->zleaf, so
+         * snv > 0), else the dense one */
+        int snv = sparse_nv(g);
+        bool sp = b->sp && snv > 0;
         char *sig = NULL;
         uint64_t hash = 0;
-        {
-            char *probe = gen_source(g, bm, bv, 0);
+        CgOp *op = NULL;
+        if (!b->sp || sp) {
+            char *probe = gen_source(g, sp ? 1 : bm, sp ? snv : bv, sp, 0);
             hash = probe ? cg_hash_bytes(probe, strlen(probe), 0x616d756c) : 0;
             free(probe);
-            sig = gen_source(g, bm, bv, hash);
+            sig = gen_source(g, sp ? 1 : bm, sp ? snv : bv, sp, hash);
+            op = sig ? cg_amulet_op(c, sig, hash) : NULL;
         }
-        CgOp *op = sig ? cg_amulet_op(c, sig, hash) : NULL;
         if (getenv("BRAID_AMULET_TRACE")) {
             double per = vops_per_iter(g, bm, bv, NULL);
             fprintf(stderr, "amulet: %d x %d %s kernel, %d temporaries, %.3f vector operations per iteration\n", bm,
                     bv * g->s.w, k_isa_name(g->s.level), g->temps, per);
         }
-        int snv = sparse_nv(g);
-        if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1 && b->sp) {
-            /* the sparse operand kept as CSR: the sparse kernel, or the
-             * evaluator (ran 0) when the kernel has none */
-            if (op->fn[1] && snv > 0) {
+        if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1 && sp) {
+            /* the sparse operand kept as CSR: the sparse kernel (else,
+             * with no op, the evaluator: ran 0) */
+            {
                 Drv d = {.p = p, .b = b, .mr = 1, .nr = snv * g->s.w, .ti = p->tr, .tj = p->tc, .tk = p->kvar};
                 int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];
                 int64_t npad = (N + d.nr - 1) / d.nr * d.nr + d.nr;
@@ -1607,7 +1643,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
                     for (int64_t j = 0; j < N; j++) d.jpad[l][j] = b->base[l][j * b->st[l][p->tc]];
                 }
                 double t0 = omp_get_wtime();
-                if (!ok || (M > 0 && N > 0 && K > 0 && run_sparse(&d, (AmKernel)op->fn[1], op, c, M, N, K, search_again)))
+                if (!ok || (M > 0 && N > 0 && K > 0 && run_sparse(&d, (AmKernel)op->fn[0], op, c, M, N, K, search_again)))
                     ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
                 else ran = 1;
                 if (getenv("BRAID_AMULET_TRACE"))
@@ -1615,7 +1651,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
                             (long long)b->sp->nnz, omp_get_wtime() - t0);
                 for (int l = 0; l < p->nleaf; l++) free(d.jpad[l]);
             }
-        } else if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1) {
+        } else if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1 && !b->sp) {
             Drv d = {.p = p, .b = b, .fn = (AmKernel)op->fn[0], .mr = bm, .nr = bv * g->s.w, .ti = p->tr,
                      .tj = p->tc, .tk = p->kvar, .pk = g->nslot ? (AmKernel)op->fn[2] : NULL, .nslot = g->nslot,
                      .threads = br_threads()};

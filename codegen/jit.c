@@ -233,8 +233,6 @@ static bool load(CgOp *op, const char *key, const char *path, int sum)
         snprintf(sym, sizeof sym, "cg_amulet_%s", key);
         op->fn[0] = dlsym(dl, sym);
         if (!op->fn[0]) { dlclose(dl); return false; }
-        snprintf(sym, sizeof sym, "cg_amulet_sp_%s", key);   /* the sparse kernel, if any */
-        op->fn[1] = dlsym(dl, sym);
         snprintf(sym, sizeof sym, "cg_amulet_pk_%s", key);   /* the pack function, if any */
         op->fn[2] = dlsym(dl, sym);
         op->dl = dl;

@@ -1242,11 +1242,25 @@ static void tile_major(void)
     br_set_threads(nt0);
 }
 
+/* The number of kernel sources (*.c) in dir holding both strings a and
+ * b (fixed strings), or -1. */
+static int dir_sources(const char *dir, const char *a, const char *b)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "grep -lF '%s' %s/*.c 2>/dev/null | xargs -r grep -lF '%s' | wc -l", a, dir, b);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    if (f && fscanf(f, "%d", &n) != 1) n = -1;
+    if (f) pclose(f);
+    return n;
+}
+
 /* A kernel compiles without the intrinsics header at every SIMD level
  * (codegen/prims.c cg_prelude_vec): in a fresh cache directory, after
  * kernels of Q1 and min-plus (compares, masked forms, FMA, min), no
  * precompiled prelude there holds immintrin.h (the kernels once waited
- * for a 25 MB one per directory), and the results match the reference. */
+ * for a 25 MB one per directory), and the results match the reference.
+ * And a run compiles only the variant it runs (dense or sparse). */
 static void no_intrinsics_header(void)
 {
     char dir[] = "/tmp/braid-test-amulet-XXXXXX";
@@ -1292,11 +1306,39 @@ static void no_intrinsics_header(void)
         mb_release(thj);
     }
     k_isa_set(k_isa_cpu());
+    /* each run compiles only the variant it runs: the dense runs above
+     * no sparse kernel (a loop over its non-zeros, kx[q]); a sparse A
+     * (Q1's body is zero where A is) only the sparse kernel */
+    int n = dir_sources(dir, "AMULET kernel", "kx[q]");
+    T_CHECK(n == 0, "%d dense kernel sources with a sparse kernel in %s", n, dir);
+    t_seed(97);
+    MB *ins[8];
+    sparse_inputs(45, 70, 60, 0.03, ins);
+    {
+        char src[300];
+        snprintf(src, sizeof src, "R = matrix(0, 45, 70)\nwhere (i in 1:45, j in 1:70, k in 1:60) { R[i,j] += %s }\n",
+                 sp_bodies[1]);
+        const char *on[] = {"R"};
+        TRun r0, r1;
+        t_run_dml(src, &cg, 8, sp_names, ins, 1, on, &r1);
+        setenv("BRAID_AMULET", "ref", 1);
+        t_run_dml(src, &cg, 8, sp_names, ins, 1, on, &r0);
+        setenv("BRAID_AMULET", "kernel", 1);
+        T_CHECK(r0.rc == 0 && r1.rc == 0, "variant sources: %s %s", r0.err, r1.err);
+        if (r0.rc == 0 && r1.rc == 0) T_MB_EQ(r1.out[0].m, r0.out[0].m, 2 * 60.0 * 60 * 16 * 2.3e-16, "variant sources: sparse A");
+        t_run_free(&r0);
+        t_run_free(&r1);
+    }
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    n = dir_sources(dir, "AMULET sparse kernel", "kx[q]");
+    T_CHECK(n == 1, "%d sparse kernel sources in %s", n, dir);
+    n = dir_sources(dir, "AMULET sparse kernel", "cg_amulet_pk");
+    T_CHECK(n == 0, "%d sparse kernel sources with the dense pack function in %s", n, dir);
     unsetenv("BRAID_AMULET");
     char cmd[200];
     snprintf(cmd, sizeof cmd, "grep -l immintrin %s/prelude-*.h 2>/dev/null | wc -l", dir);
     FILE *f = popen(cmd, "r");
-    int n = -1;
+    n = -1;
     if (f && fscanf(f, "%d", &n) != 1) n = -1;
     if (f) pclose(f);
     T_CHECK(n == 0, "%d precompiled preludes with immintrin.h in %s", n, dir);
