@@ -61,7 +61,7 @@ static inline char *t_slurp(const char *path, size_t *n)
  * BR_PAR_CROWDED_MIN), and that every result has the same bits both
  * ways; releases the results. Restores the measured state and the
  * default thread count. */
-#define T_CROWDED_MAX 16
+#define T_CROWDED_MAX 32
 static inline void t_crowded(const char *what, int n, int64_t least, void (*run)(void *arg, MB **r), void *arg)
 {
     MB *r[2][T_CROWDED_MAX] = {{NULL}};
