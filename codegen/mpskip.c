@@ -643,7 +643,8 @@ void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
             for (int t = 0; t < p->npts; t++) idx[t] = t;
             double c = p->npts ? mpskip(&en, idx, p->npts, base, best) : 0;
             if (c < INFINITY && greedy) c = unfuse(&x, best, ban, !greedy_ok);
-            if (greedy && has_amulet(m, p) && strcmp(am_tpl_mode(), "force")) c = without_amulet(&x, p, idx, base, best, ban, c, !greedy_ok);
+            if (greedy && has_amulet(m, p) && strcmp(am_tpl_mode(), "force"))
+                c = without_amulet(&x, p, idx, base, best, ban, c, !greedy_ok);
             if (c < INFINITY && keyed) cache_put(cx, &sig, hash, best, p->npts, p, ban);
             if (c < INFINITY) cg_apply_cut(m, p, best, ban);
         }

@@ -783,13 +783,13 @@ static void kmeans_plan(void)
         o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
         t_run_dml(src, &o, 2, names, ins, 3, on, &r);
         T_CHECK(r.rc == 0 && r0.rc == 0 && r.st.fused[1] == 1 && r.st.amulet == 0,
-                "kmeans plan, machine %zu: %s %s, %lld Row operators, %lld AMULET loops (want one multi-output Row)",
-                m, r.err, r0.err, (long long)r.st.fused[1], (long long)r.st.amulet);
+                "kmeans plan, machine %zu: %s %s, %lld Row operators, %lld AMULET loops (want one multi-output "
+                "Row)", m, r.err, r0.err, (long long)r.st.fused[1], (long long)r.st.amulet);
         if (r.rc == 0 && r0.rc == 0) {
-            T_CHECK(fabs(val_as_double(&r.out[0]) - val_as_double(&r0.out[0])) <= 1e-9 * fabs(val_as_double(&r0.out[0])),
-                    "kmeans plan, machine %zu: wcss %.17g vs %.17g", m, val_as_double(&r.out[0]),
-                    val_as_double(&r0.out[0]));
-            for (int k = 1; k < 3; k++) T_MB_EQ(r.out[k].m, r0.out[k].m, 1e-10, "kmeans plan, machine %zu, output %d", m, k);
+            double w = val_as_double(&r.out[0]), w0 = val_as_double(&r0.out[0]);
+            T_CHECK(fabs(w - w0) <= 1e-9 * fabs(w0), "kmeans plan, machine %zu: wcss %.17g vs %.17g", m, w, w0);
+            for (int k = 1; k < 3; k++)
+                T_MB_EQ(r.out[k].m, r0.out[k].m, 1e-10, "kmeans plan, machine %zu, output %d", m, k);
         }
         t_run_free(&r);
     }
