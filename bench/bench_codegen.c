@@ -11,8 +11,8 @@
  *          t(X)%*%(Q-P*rowSums(Q)), Q = P*(X%*%V), V of 2 and 4 columns,
  *          and a k-means iteration (kmeans.dml's lloyd_run: distances to k
  *          = 5 centroids, row minima, assignment, counts, centroid sums:
- *          one multi-output Row operator, planned under fuse_all: the
- *          cost-based plan splits it, docs/perf.md), also against scikit-learn's
+ *          one multi-output Row operator, the cost-based plan since
+ *          mpskip.c's without_amulet, docs/perf.md), also against scikit-learn's
  *          Lloyd iteration (lloyd_iter_chunked_dense) when it has one
  * against (a) an in-run STREAM-style loop reading the same bytes with the
  * same threads (hashed values, vectorized sum: the memory bandwidth) and,
@@ -124,7 +124,7 @@ static const Pat pats[] = {
     {"Row MLogreg t(X)%*%(P*XV-P*rs)", "Q = P * (X %*% V)\nR = t(X) %*% (Q - P * rowSums(Q))\ns = sum(R)", 3,
      {"X", "V", "P"}, 1, false},
     {"Row KMeans step", "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\ndmin = rowMins(D)\nw = sum(dmin)\nP = D <= dmin\n"
-     "P = P / rowSums(P)\ncnt = colSums(P)\nS = t(P) %*% X\ns = w + sum(cnt) + sum(S)", 2, {"X", "C"}, 1, true},
+     "P = P / rowSums(P)\ncnt = colSums(P)\nS = t(P) %*% X\ns = w + sum(cnt) + sum(S)", 2, {"X", "C"}, 1, false},
 };
 
 /* Runs pattern k with codegen on or off in this process: best of reps
@@ -455,7 +455,7 @@ int main(int argc, char **argv)
         snprintf(nm, sizeof nm, "%s V:%d", pats[7].name, 2 * q);
         report(nm, 7, 2 * q, 0, true);
     }
-    report("Row KMeans step k:5 (fuse_all)", 8, 5, 0, true);
+    report("Row KMeans step k:5", 8, 5, 0, true);
     double t3 = 0, t2 = 0;
     for (int e = 3; e >= 2; e--) {
         double sp = pow(10, -e);

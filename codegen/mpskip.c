@@ -369,6 +369,43 @@ static double unfuse(CostCtx *x, const bool *best, uint8_t *ban, bool only_amule
     return c0;
 }
 
+/* The enumeration varies the points only; the template of each fused
+ * operator is the ranking's (prefer.c), which puts an AMULET loop first
+ * and leaves it to the greedy pass to ban it where it loses. But the best
+ * assignment under that ranking may avoid an expensive AMULET loop by
+ * materializing its operands (k-means: D and P written, four basic
+ * operators), and then holds no AMULET loop for the greedy pass to ban,
+ * so the fused Row plan that only the ban would reveal (k-means: one
+ * multi-output pass over X, 3-4x faster) is never costed. A second
+ * enumeration runs with AMULET banned at every hop of partition p (then
+ * the greedy pass from there); the cheaper of the two plans (best, ban,
+ * cost c) is kept. Returns its cost. Not when AMULET is forced
+ * (BRAID_AMULET_FUSE=force: every candidate placed). */
+static double without_amulet(CostCtx *x, const Part *p, const int *idx, const bool *base, bool *best, uint8_t *ban,
+                             double c, bool only_amulet)
+{
+    int n = x->m->nid;
+    bool *best2 = br_calloc((size_t)BR_MAX(p->npts, 1), sizeof(bool));
+    uint8_t *ban2 = br_malloc((size_t)n);
+    if (!best2 || !ban2) goto done;
+    memcpy(ban2, ban, (size_t)n);
+    for (int k = 0; k < p->nh; k++) ban2[p->hops[k]] |= (uint8_t)(1u << T_AMULET);
+    Enum en = {.x = x, .npts = p->npts, .es = x->es};
+    x->ban = ban2;
+    double c2 = p->npts ? mpskip(&en, idx, p->npts, base, best2) : cg_plan_cost(x, best2, INFINITY);
+    x->ban = NULL;
+    if (c2 < INFINITY) c2 = unfuse(x, best2, ban2, only_amulet);   /* Row at a product may lose too */
+    if (c2 < c * (1 - 1e-3)) {
+        memcpy(best, best2, (size_t)p->npts * sizeof(bool));
+        memcpy(ban, ban2, (size_t)n);
+        c = c2;
+    }
+done:
+    free(best2);
+    free(ban2);
+    return c;
+}
+
 /* ---- the selection cache ---- */
 
 /* One cached selection: the partition signature and its best assignment. */
@@ -606,6 +643,8 @@ void cg_select_cost(CgContext *cx, Memo *m, const CgMachine *mc, EnumStats *es)
             for (int t = 0; t < p->npts; t++) idx[t] = t;
             double c = p->npts ? mpskip(&en, idx, p->npts, base, best) : 0;
             if (c < INFINITY && greedy) c = unfuse(&x, best, ban, !greedy_ok);
+            if (greedy && has_amulet(m, p) && strcmp(am_tpl_mode(), "force"))
+                c = without_amulet(&x, p, idx, base, best, ban, c, !greedy_ok);
             if (c < INFINITY && keyed) cache_put(cx, &sig, hash, best, p->npts, p, ban);
             if (c < INFINITY) cg_apply_cut(m, p, best, ban);
         }

@@ -41,7 +41,7 @@ int openblas_get_num_threads(void);
  * restores the default afterwards. */
 static bool units_parallel(int64_t units, double work)
 {
-    bool par = units >= br_threads() && work >= BR_PAR_MIN;
+    bool par = units >= br_threads() && br_par(work);
     if (!par && units > 0 && work / (double)units >= BLAS_PAR_MIN) k_blas_threads();
     else if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
     return par;
@@ -422,7 +422,7 @@ MB *k_pool(const MB *x, const DnnShape *s, bool avg, BrErr *e)
     const double mult = 1.0 / (double)(s->R * s->S);
     int fail = 0;
     double work = (double)N * (double)C * (double)PQ * (double)(s->R * s->S);
-    #pragma omp parallel num_threads(br_threads()) if (work >= BR_PAR_MIN)
+    #pragma omp parallel num_threads(br_threads()) if (br_par(work))
     {
         double *buf = x->sparse ? br_malloc((size_t)CHW * sizeof(double)) : NULL;
         if (x->sparse && !buf) {
@@ -470,7 +470,7 @@ MB *k_pool_bwd(const MB *x, const MB *dout, const DnnShape *s, bool avg, BrErr *
     int fail = 0;
     double work = (double)N * (double)C * (double)PQ * (double)(s->R * s->S);
     bool xbuf = !avg && x->sparse;
-    #pragma omp parallel num_threads(br_threads()) if (work >= BR_PAR_MIN)
+    #pragma omp parallel num_threads(br_threads()) if (br_par(work))
     {
         double *buf = xbuf ? br_malloc((size_t)CHW * sizeof(double)) : NULL;
         double *dbuf = dout->sparse ? br_malloc((size_t)(C * PQ) * sizeof(double)) : NULL;
@@ -545,7 +545,7 @@ MB *k_bias_add(const MB *x, const MB *b, BrErr *e)
     if (zero && x->sparse) { free(bv); return mb_copy(x, e); }
     MB *out = mb_dense_uninit(N, L, e);
     if (!out) { free(bv); return NULL; }
-    #pragma omp parallel for num_threads(br_threads()) schedule(static) if ((double)N * (double)L >= BR_PAR_MIN)
+    #pragma omp parallel for num_threads(br_threads()) schedule(static) if (br_par((double)N * (double)L))
     for (int64_t i = 0; i < N; i++) {
         double *o = out->d + i * L;
         if (!x->sparse) {
@@ -586,7 +586,7 @@ MB *k_bias_mult(const MB *x, const MB *b, BrErr *e)
     }
     out = mb_dense_uninit(N, L, e);
     if (!out) { free(bv); return NULL; }
-    #pragma omp parallel for num_threads(br_threads()) schedule(static) if ((double)N * (double)L >= BR_PAR_MIN)
+    #pragma omp parallel for num_threads(br_threads()) schedule(static) if (br_par((double)N * (double)L))
     for (int64_t i = 0; i < N; i++) {
         const double *xr = x->d + i * L;
         double *o = out->d + i * L;

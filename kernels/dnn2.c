@@ -141,7 +141,7 @@ static int channel_sums(const MB *X, const MB *dy, int64_t C, int64_t HW, const 
     double *buf = malloc((size_t)(2 * L * br_threads()) * sizeof(double) + 1);
     if (!part || !buf) { free(part); free(buf); return br_err(e, BR_ENOMEM, "out of memory"); }
     double work = (double)N * (double)L;
-#pragma omp parallel for num_threads(br_threads()) schedule(dynamic, 1) if (work >= BR_PAR_MIN && nb > 1)
+#pragma omp parallel for num_threads(br_threads()) schedule(dynamic, 1) if (nb > 1 && br_par(work))
     for (int64_t b = 0; b < nb; b++) {
         int tid = omp_get_thread_num();
         double *xb = buf + (size_t)(2 * L * tid), *gb = xb + L;
@@ -181,7 +181,7 @@ static MB *bn_apply(const MB *X, int64_t C, int64_t HW, const double *mean, cons
     MB *o = mb_dense_uninit(N, L, e);
     if (!o) return NULL;
     double work = (double)N * (double)L;
-#pragma omp parallel for num_threads(br_threads()) schedule(static) if (work >= BR_PAR_MIN)
+#pragma omp parallel for num_threads(br_threads()) schedule(static) if (br_par(work))
     for (int64_t i = 0; i < N; i++) {
         double *r = o->d + i * L;
         row_part(X, i, 0, L, r);
@@ -277,7 +277,7 @@ int k_batch_norm2d_bwd(const MB *X, const MB *dout, const MB *gamma, double eps,
     if (dx && !xb) br_err(e, BR_ENOMEM, "out of memory");
     if (xb) {
         double work = (double)N * (double)L;
-#pragma omp parallel for num_threads(br_threads()) schedule(static) if (work >= BR_PAR_MIN)
+#pragma omp parallel for num_threads(br_threads()) schedule(static) if (br_par(work))
         for (int64_t i = 0; i < N; i++) {
             int tid = omp_get_thread_num();
             const double *xr = X->sparse ? xb + (size_t)(L * tid) : X->d + i * L;
@@ -421,7 +421,7 @@ int k_lstm(const MB *X, const MB *W, const MB *b, const MB *out0, const MB *c0, 
     bool fail = false;
     double work = (double)N * (double)T * (double)(D + M) * (double)M4;
     openblas_set_num_threads(1);
-#pragma omp parallel for num_threads(br_threads()) schedule(dynamic, 1) if (work >= BR_PAR_MIN && nblk > 1)
+#pragma omp parallel for num_threads(br_threads()) schedule(dynamic, 1) if (nblk > 1 && br_par(work))
     for (int64_t k = 0; k < nblk; k++) {
         int64_t r0 = k * bs, nb = r0 + bs <= N ? bs : N - r0;
         double *in = malloc((size_t)(nb * (D + M) + T * nb * 6 * M) * sizeof(double));
@@ -530,7 +530,7 @@ int k_lstm_bwd(const MB *X, const MB *W, const MB *b, const MB *out0, const MB *
     bool fail = false;
     double work = (double)N * (double)T * (double)DM * (double)M4;
     openblas_set_num_threads(1);
-#pragma omp parallel for num_threads(br_threads()) schedule(dynamic, 1) if (!rc && work >= BR_PAR_MIN && nblk > 1)
+#pragma omp parallel for num_threads(br_threads()) schedule(dynamic, 1) if (!rc && nblk > 1 && br_par(work))
     for (int64_t k = 0; k < (rc ? 0 : nblk); k++) {
         int64_t r0 = k * bs, nb = r0 + bs <= N ? bs : N - r0;
         size_t n = (size_t)(nb * DM + T * nb * 6 * M + nb * (2 * DM + 4 * M + 3 * M));

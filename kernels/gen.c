@@ -36,7 +36,7 @@ MB *k_seq(double from, double to, double incr, BrErr *e)
     MB *c = mb_dense_uninit(n, 1, e);
     if (!c) return NULL;
     #pragma omp parallel for schedule(static) reduction(+:nnz) \
-        num_threads(br_threads()) if (n >= BR_PAR_MIN)
+        num_threads(br_threads()) if (br_par((double)n))
     for (int64_t i = 0; i < n; i++) {
         double x = from + (double)i * incr;
         x = incr > 0 ? fmin(x, to) : fmax(x, to);
@@ -224,13 +224,13 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
         MB *c = mb_sp_alloc(rows, cols, 1, e);
         if (!c) return NULL;
         #pragma omp parallel for schedule(dynamic, 64) num_threads(br_threads()) \
-            if (rows * sparsity * (double)cols >= BR_PAR_MIN / 4)
+            if (br_par(4 * rows * sparsity * (double)cols))
         for (int64_t i = 0; i < rows; i++) c->rp[i + 1] = sparse_row(&r, i, NULL, NULL);
         for (int64_t i = 0; i < rows; i++) c->rp[i + 1] += c->rp[i];
         int64_t nnz = c->rp[rows];
         if (mb_sp_reserve(c, nnz, e)) { mb_release(c); return NULL; }
         #pragma omp parallel for schedule(dynamic, 64) num_threads(br_threads()) \
-            if (nnz >= BR_PAR_MIN / 4)
+            if (br_par(4 * (double)nnz))
         for (int64_t i = 0; i < rows; i++)
             sparse_row(&r, i, c->ci + c->rp[i], c->v + c->rp[i]);
         c->nnz = nnz;
@@ -243,7 +243,7 @@ MB *k_rand(int64_t rows, int64_t cols, double min, double max,
     int64_t nnz = 0;
     bool all = sparsity >= 1;
     #pragma omp parallel for schedule(static) reduction(+:nnz) \
-        num_threads(br_threads()) if (rows * cols >= BR_PAR_MIN)
+        num_threads(br_threads()) if (br_par((double)rows * (double)cols))
     for (int64_t i = 0; i < rows; i++) {
         double *cr = c->d + i * cols;
         for (int64_t j = 0; j < cols; j++) {
@@ -295,7 +295,7 @@ MB *k_sample(int64_t range, int64_t size, bool replace, int64_t seed, BrErr *e)
     double *d = c->d;
     if (replace) {
         #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-            if (size >= BR_PAR_MIN)
+            if (br_par((double)size))
         for (int64_t i = 0; i < size; i++)
             d[i] = (double)(1 + below(rnd64(key, (uint64_t)i, 0), (uint64_t)range));
     } else if (range <= 4 * size + (INT64_C(1) << 16)) {

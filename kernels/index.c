@@ -47,7 +47,7 @@ static int64_t copy_count(double *d, const double *s, int64_t n, bool count)
     int64_t nch = (n + CC_CHUNK - 1) / CC_CHUNK, nz = 0;
     const KEwLeaf *L = k_leaves(k_isa())->ew;
     #pragma omp parallel for schedule(static) reduction(+:nz) \
-        num_threads(br_threads()) if (n >= 4 * BR_PAR_MIN)
+        num_threads(br_threads()) if (br_par((double)n / 4))
     for (int64_t t = 0; t < nch; t++) {
         int64_t k0 = t * CC_CHUNK, w = BR_MIN(CC_CHUNK, n - k0);
         memcpy(d + k0, s + k0, (size_t)w * sizeof(double));
@@ -71,7 +71,7 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
             if (m == a->rows) nnz = a->nnz;
         } else if (n > 0) {
             #pragma omp parallel for schedule(static) reduction(+:nnz) \
-                num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
+                num_threads(br_threads()) if (br_par((double)(m * n)))
             for (int64_t i = 0; i < m; i++) {
                 const double *s = a->d + (rl + i) * an + cl;
                 memcpy(c->d + i * n, s, (size_t)n * sizeof(double));
@@ -97,7 +97,7 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     if (!lo || !cnt) { free(lo); free(cnt); return mb_oom(NULL, e); }
     int64_t total = 0;
     #pragma omp parallel for schedule(static) reduction(+:total) \
-        num_threads(br_threads()) if (m >= BR_PAR_MIN / 16)
+        num_threads(br_threads()) if (br_par(16 * (double)m))
     for (int64_t i = 0; i < m; i++) {
         int64_t a0 = a->rp[rl + i], a1 = a->rp[rl + i + 1];
         lo[i] = lower_bound(a->ci, a0, a1, cl);
@@ -108,7 +108,7 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     if (!c) { free(lo); free(cnt); return NULL; }
     for (int64_t i = 0; i < m; i++) c->rp[i + 1] = c->rp[i] + cnt[i];
     #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-        if (total >= BR_PAR_MIN)
+        if (br_par((double)total))
     for (int64_t i = 0; i < m; i++) {
         int64_t p = c->rp[i];
         for (int64_t k = lo[i]; k < lo[i] + cnt[i]; k++, p++) {
@@ -159,7 +159,7 @@ static void dense_write(MB *t, int64_t rl, int64_t cl, const MB *src)
     int64_t old = 0, nw = 0;
     if (m == 0 || n == 0) return;
     #pragma omp parallel for schedule(static) reduction(+:old, nw) \
-        num_threads(br_threads()) if (m * n >= BR_PAR_MIN)
+        num_threads(br_threads()) if (br_par((double)(m * n)))
     for (int64_t i = 0; i < m; i++) {
         double *tr = t->d + (rl + i) * tc + cl;
         for (int64_t j = 0; j < n; j++) old += tr[j] != 0;
@@ -361,7 +361,7 @@ static MB *bind_dense(const MB **op, int k, bool cb, int64_t rows,
     if (!c) return NULL;
     if (cb) {
         #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-            if (rows * cols >= BR_PAR_MIN)
+            if (br_par((double)(rows * cols)))
         for (int64_t i = 0; i < rows; i++) {
             double *cr = c->d + i * cols;
             for (int q = 0; q < k; q++) {
@@ -434,7 +434,7 @@ static MB *bind_sparse(const MB **op, int k, bool cb, int64_t rows,
     if (!c) return NULL;
     if (cb) {
         #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-            if (rows * k >= BR_PAR_MIN)
+            if (br_par((double)(rows * k)))
         for (int64_t i = 0; i < rows; i++) {
             int64_t n = 0;
             for (int q = 0; q < k; q++) n += row_nnz(op[q], i);
@@ -442,7 +442,7 @@ static MB *bind_sparse(const MB **op, int k, bool cb, int64_t rows,
         }
         for (int64_t i = 0; i < rows; i++) c->rp[i + 1] += c->rp[i];
         #pragma omp parallel for schedule(static) num_threads(br_threads()) \
-            if (nnz >= BR_PAR_MIN)
+            if (br_par((double)nnz))
         for (int64_t i = 0; i < rows; i++) {
             int64_t p = c->rp[i], off = 0;
             for (int q = 0; q < k; q++) {

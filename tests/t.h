@@ -53,6 +53,39 @@ static inline char *t_slurp(const char *path, size_t *n)
     return s;
 }
 
+/* Kernels whose parallel regions ask br_par (base/base.h): run(arg, r)
+ * fills r[0..n) with its operations' results; it runs with 2 threads,
+ * the crowded state pinned uncrowded, then crowded. Checks that at least
+ * `least` teams forked uncrowded and none were kept, that none forked
+ * crowded and at least `least` were kept (regions below
+ * BR_PAR_CROWDED_MIN), and that every result has the same bits both
+ * ways; releases the results. Restores the measured state and the
+ * default thread count. */
+#define T_CROWDED_MAX 32
+static inline void t_crowded(const char *what, int n, int64_t least, void (*run)(void *arg, MB **r), void *arg)
+{
+    MB *r[2][T_CROWDED_MAX] = {{NULL}};
+    br_set_threads(2);
+    for (int pin = 0; pin < 2; pin++) {
+        br_par_pin(pin);
+        int64_t t0, k0, t1, k1;
+        br_par_counts(&t0, &k0);
+        run(arg, r[pin]);
+        br_par_counts(&t1, &k1);
+        T_CHECK(pin == 0 ? t1 >= t0 + least && k1 == k0 : t1 == t0 && k1 >= k0 + least,
+                "crowded %s pin %d: teams %lld -> %lld, kept %lld -> %lld", what, pin, (long long)t0, (long long)t1,
+                (long long)k0, (long long)k1);
+    }
+    for (int q = 0; q < n && q < T_CROWDED_MAX; q++) {
+        T_CHECK(r[0][q] && r[1][q], "crowded %s: operation %d failed", what, q);
+        if (r[0][q] && r[1][q]) T_MB_EQ(r[1][q], r[0][q], 0, "crowded %s: operation %d differs", what, q);
+        mb_release(r[0][q]);
+        mb_release(r[1][q]);
+    }
+    br_par_pin(-1);
+    br_set_threads(0);
+}
+
 static inline int t_done(const char *name)
 {
     printf("%s: %d passed, %d failed\n", name, t_pass, t_fail);

@@ -26,6 +26,18 @@
  * environment wins. */
 static inline void t_pin_machine(void) { setenv("BRAID_CG_MACHINE", "2.3e10 1.25e10 1.0e10 1.15e11 4.6e10", 0); }
 
+/* One Lloyd iteration of k-means (scripts/builtin/kmeans.dml) over X
+ * and centroids C, outputs w (the distances' sum), cnt and S: the DAG
+ * of the multi-output Row operator (test_codegen, test_amulet). */
+#define T_KMEANS_STEP                                                                                         \
+    "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\n"                                                            \
+    "dmin = rowMins(D)\n"                                                                                    \
+    "w = sum(dmin)\n"                                                                                        \
+    "P = D <= dmin\n"                                                                                        \
+    "P = P / rowSums(P)\n"                                                                                   \
+    "cnt = colSums(P)\n"                                                                                     \
+    "S = t(P) %*% X\n"
+
 static uint64_t t_rng = 88172645463325252ULL;
 
 static inline void t_seed(uint64_t s) { t_rng = s ? s : 1; }

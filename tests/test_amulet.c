@@ -751,6 +751,55 @@ static void planner(void)
     mb_release(A); mb_release(B); mb_release(u);
 }
 
+/* k-means' iteration (scripts/builtin/kmeans.dml) under the cost-based
+ * planner: t(P) %*% X has an AMULET candidate, ranked first, and with it
+ * in place the cheapest assignment materializes D and P (two NO_AGG Row
+ * operators and four basic ones), which holds no AMULET loop for the
+ * greedy pass to ban. The enumeration with AMULET banned (mpskip.c
+ * without_amulet) finds the one-pass multi-output Row operator, cheaper
+ * under every machine's constants here: one Row operator, no AMULET
+ * loop, the results of the unfused plan. */
+static void kmeans_plan(void)
+{
+    const char *src = T_KMEANS_STEP;
+    static const char *mcs[] = {
+        "2.76e10 1.91e10 2.67e9 8.07e10 5.29e10",   /* 2-core AVX-512 VM, quiet */
+        "2.3e10 1.25e10 1.0e10 1.15e11 4.6e10",     /* t_pin_machine's */
+        "5.85e10 4.45e10 1.16e10 1.24e11 6.57e10",  /* a workstation */
+    };
+    const char *names[] = {"X", "C"}, *on[] = {"w", "cnt", "S"};
+    t_seed(11);
+    MB *X = t_gen(6000, 10, 1, -1, 1, false), *C = t_gen(5, 10, 1, -1, 1, false);
+    MB *ins[] = {X, C};
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    CgOptions off = {.enabled = false};
+    TRun r0;
+    t_run_dml(src, &off, 2, names, ins, 3, on, &r0);
+    for (size_t m = 0; m < sizeof mcs / sizeof *mcs; m++) {
+        setenv("BRAID_CG_MACHINE", mcs[m], 1);
+        TRun r;
+        CgOptions o = t_pols[2].o;
+        o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
+        t_run_dml(src, &o, 2, names, ins, 3, on, &r);
+        T_CHECK(r.rc == 0 && r0.rc == 0 && r.st.fused[1] == 1 && r.st.amulet == 0,
+                "kmeans plan, machine %zu: %s %s, %lld Row operators, %lld AMULET loops (want one multi-output "
+                "Row)", m, r.err, r0.err, (long long)r.st.fused[1], (long long)r.st.amulet);
+        if (r.rc == 0 && r0.rc == 0) {
+            double w = val_as_double(&r.out[0]), w0 = val_as_double(&r0.out[0]);
+            T_CHECK(fabs(w - w0) <= 1e-9 * fabs(w0), "kmeans plan, machine %zu: wcss %.17g vs %.17g", m, w, w0);
+            for (int k = 1; k < 3; k++)
+                T_MB_EQ(r.out[k].m, r0.out[k].m, 1e-10, "kmeans plan, machine %zu, output %d", m, k);
+        }
+        t_run_free(&r);
+    }
+    t_run_free(&r0);
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    mb_release(X); mb_release(C);
+}
+
 /* Products with a sparse left operand (seed 4.2's sparse A): the
  * template's loop steps over the non-zeros of the sparse leaf when its
  * zeros make the body zero, weighed against Cell + the sparse product.
@@ -1110,19 +1159,22 @@ static void narrow_result(void)
     narrow_done(keep, ins, nt0);
 }
 
-/* Runs narrow_result's k-means step under pinned machine constants
- * with the loop's share of dgemm `share`; whether the planner placed an
- * AMULET loop (-1 on error). */
+/* Runs a narrow result over a long K (S = t(P) %*% X, P = f(Q) n x 5,
+ * X n x 10: a Row operator over X's rows or the loop) under pinned
+ * machine constants with the loop's share of dgemm `share`; whether the
+ * planner placed an AMULET loop (-1 on error). (Not k-means' step: there
+ * the one-pass multi-output Row operator costs less than any plan with
+ * the loop, which must materialize the distances: mpskip.c
+ * without_amulet.) */
 static int narrow_choice(MB **ins, double share)
 {
-    const char *names[] = {"X", "C"}, *on[] = {"S", "cnt", "w"};
-    const char *src = "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\ndmin = rowMins(D)\nP = D <= dmin\n"
-                      "P = P / rowSums(P)\ncnt = colSums(P)\nS = t(P) %*% X\nw = sum(dmin)\n";
+    const char *names[] = {"X", "Q"}, *on[] = {"S"};
+    const char *src = "P = (Q > 0.5) * Q\nS = t(P) %*% X\n";
     char mc[200];
     snprintf(mc, sizeof mc, "5.85e10 4.45e10 1.16e10 1.24e11 6.57e10 %.6g", share);
     setenv("BRAID_CG_MACHINE", mc, 1);
     TRun r;
-    t_run_dml(src, &t_pols[2].o, 2, names, ins, 3, on, &r);
+    t_run_dml(src, &t_pols[2].o, 2, names, ins, 1, on, &r);
     int v = r.rc ? -1 : r.st.amulet > 0;
     t_run_free(&r);
     return v;
@@ -1146,7 +1198,7 @@ static void split_price(void)
     char *keep = old ? strdup(old) : NULL;
     t_seed(31);
     const int64_t n = 60000;
-    MB *ins[] = {t_gen(n, 10, 1, -1, 1, false), t_gen(5, 10, 1, -1, 1, false)};
+    MB *ins[] = {t_gen(n, 10, 1, -1, 1, false), t_gen(n, 5, 1, -1, 1, false)};
     KIsa isa0 = k_isa();
     for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++) {
         k_isa_set((KIsa)isa);
@@ -1411,6 +1463,7 @@ int main(void)
     sparse_a();
     sparse_kernel();
     planner();
+    kmeans_plan();
     sparse_planner();
     multi();
     narrow_result();

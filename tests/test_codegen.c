@@ -437,13 +437,7 @@ static void test_row_multi(bool quick)
     int nshape = quick ? 3 : (int)(sizeof shapes / sizeof *shapes);
     const char *nm[] = {"X", "C", "Y", "V"};
     const char *on[] = {"w", "cnt", "S", "a", "b", "c", "d", "g", "h"};
-    const char *src = "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\n"
-                      "dmin = rowMins(D)\n"
-                      "w = sum(dmin)\n"
-                      "P = D <= dmin\n"
-                      "P = P / rowSums(P)\n"
-                      "cnt = colSums(P)\n"
-                      "S = t(P) %*% X\n"
+    const char *src = T_KMEANS_STEP
                       /* another group over Y: several kinds of aggregate */
                       "Q = exp((Y %*% V) * 0.1)\n"
                       "a = colMaxs(Q)\n"

@@ -432,12 +432,49 @@ static void errors(void)
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) mb_release(all[i]);
 }
 
+/* The parallel regions of dnn.c ask br_par: conv2d, its backward
+ * passes (filter: fixed image blocks; data), max and average pooling and
+ * their backward passes, bias_add and bias_mult, kept on one thread when
+ * crowded (all below BR_PAR_CROWDED_MIN), with the same bits. */
+typedef struct CrowdDnn { DnnShape cs, ps; MB *x, *w, *d, *px, *pd, *b; BrErr e; } CrowdDnn;
+
+static void crowded_dnn_run(void *arg, MB **r)
+{
+    CrowdDnn *c = arg;
+    r[0] = k_conv2d(c->x, c->w, &c->cs, &c->e);
+    r[1] = k_conv2d_bwd_filter(c->x, c->d, &c->cs, &c->e);
+    r[2] = k_conv2d_bwd_data(c->w, c->d, &c->cs, &c->e);
+    r[3] = k_pool(c->px, &c->ps, false, &c->e);
+    r[4] = k_pool(c->px, &c->ps, true, &c->e);
+    r[5] = k_pool_bwd(c->px, c->pd, &c->ps, false, &c->e);
+    r[6] = k_pool_bwd(c->px, c->pd, &c->ps, true, &c->e);
+    r[7] = k_bias_add(c->px, c->b, &c->e);
+    r[8] = k_bias_mult(c->px, c->b, &c->e);
+}
+
+static void crowded_dnn(void)
+{
+    CrowdDnn c = {.cs = {.N = 8, .C = 3, .H = 12, .W = 12, .K = 4, .R = 3, .S = 3, .sh = 1, .sw = 1},
+                  .ps = {.N = 16, .C = 8, .H = 32, .W = 32, .R = 2, .S = 2, .sh = 2, .sw = 2}};
+    T_CHECK(dnn_shape_check(&c.cs, true, "conv2d", &c.e) == 0 && dnn_shape_check(&c.ps, false, "max_pool", &c.e) == 0,
+            "crowded dnn shapes: %s", c.e.msg);
+    c.x = gen(c.cs.N, c.cs.C * c.cs.H * c.cs.W, 1, false, false, 51);
+    c.w = gen(c.cs.K, c.cs.C * c.cs.R * c.cs.S, 1, false, false, 52);
+    c.d = gen(c.cs.N, c.cs.K * c.cs.P * c.cs.Q, 1, false, false, 53);
+    c.px = gen(c.ps.N, c.ps.C * c.ps.H * c.ps.W, 1, false, false, 54);
+    c.pd = gen(c.ps.N, c.ps.C * c.ps.P * c.ps.Q, 1, false, false, 55);
+    c.b = gen(c.ps.C, 1, 1, false, false, 56);
+    t_crowded("dnn", 9, 9, crowded_dnn_run, &c);
+    mb_release(c.x); mb_release(c.w); mb_release(c.d); mb_release(c.px); mb_release(c.pd); mb_release(c.b);
+}
+
 int main(void)
 {
     sweep();
     bias_tests();
     gradients();
     errors();
+    crowded_dnn();
     br_set_threads(0);
     return t_done("test_dnn");
 }

@@ -548,6 +548,37 @@ static void test_errors(void)
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) mb_release(all[i]);
 }
 
+/* The parallel regions of dnn2.c ask br_par: batch_norm2d's channel
+ * sums and apply pass, its backward pass, lstm and lstm_backward (fixed
+ * row blocks, block partials added in block order, per-thread scratch),
+ * kept on one thread when crowded (all below BR_PAR_CROWDED_MIN), with
+ * the same bits. */
+typedef struct CrowdDnn2 { MB *X, *g, *bt, *em, *ev, *LX, *W, *b, *o0, *c0, *dout, *dc; BrErr e; } CrowdDnn2;
+
+static void crowded_dnn2_run(void *arg, MB **r)
+{
+    CrowdDnn2 *c = arg;
+    k_batch_norm2d(c->X, c->g, c->bt, c->em, c->ev, true, 1e-5, 0.9, r, &c->e);
+    if (r[3] && r[4]) k_batch_norm2d_bwd(c->X, c->X, c->g, 1e-5, r[3], r[4], r + 5, &c->e);
+    k_lstm(c->LX, c->W, c->b, c->o0, c->c0, true, r + 8, &c->e);
+    k_lstm_bwd(c->LX, c->W, c->b, c->o0, c->c0, true, c->dout, c->dc, r + 13, &c->e);
+}
+
+static void crowded_dnn2(void)
+{
+    BrErr e = {0};
+    int64_t N = 100, T = 4, D = 8, M = 8;
+    CrowdDnn2 c = {.X = gen(300, 4 * 64, 0.5, false, 2, 0.1, 21), .g = gen(4, 1, 1, false, 1, 1, 22),
+                   .bt = gen(4, 1, 1, false, 1, 0, 23), .em = mb_dense(4, 1, &e), .ev = mb_fill(4, 1, 1, &e),
+                   .LX = gen(N, T * D, 1, false, 1, 0, 24), .W = gen(D + M, 4 * M, 1, false, 0.3, 0, 25),
+                   .b = gen(1, 4 * M, 1, false, 0.3, 0, 26), .o0 = gen(N, M, 1, false, 0.5, 0, 27),
+                   .c0 = gen(N, M, 1, false, 0.5, 0, 28), .dout = gen(N, T * M, 1, false, 1, 0, 29),
+                   .dc = gen(N, M, 1, false, 1, 0, 30)};
+    t_crowded("dnn2", 18, 5, crowded_dnn2_run, &c);
+    MB *in[] = {c.X, c.g, c.bt, c.em, c.ev, c.LX, c.W, c.b, c.o0, c.c0, c.dout, c.dc};
+    for (size_t i = 0; i < sizeof in / sizeof *in; i++) mb_release(in[i]);
+}
+
 int main(void)
 {
     test_bn();
@@ -555,6 +586,7 @@ int main(void)
     test_lstm();
     test_lstm_grad();
     test_threads();
+    crowded_dnn2();
     test_errors();
     return t_done("test_dnn2");
 }

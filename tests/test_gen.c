@@ -289,10 +289,30 @@ static void sample_tests(void)
     T_CHECK(!k_sample(0, 1, true, 1, &e) && e.code, "sample range 0");
 }
 
+/* The parallel regions of gen.c ask br_par: seq, rand (dense, and
+ * sparse: its counting and filling passes) and sample, kept on one thread
+ * when crowded, with the same bits (every cell's value comes from its
+ * own position's counter-based draw). */
+static void crowded_gen_run(void *arg, MB **r)
+{
+    BrErr *e = arg;
+    r[0] = k_seq(1, 100000, 1, e);
+    r[1] = k_rand(400, 300, -1, 2, 1.0, "normal", 1, 7, e);
+    r[2] = k_rand(2000, 300, 0, 1, 0.3, "uniform", 1, 9, e);
+    r[3] = k_sample(1000000, 100000, true, 11, e);
+}
+
+static void crowded_gen(void)
+{
+    BrErr e = {0};
+    t_crowded("gen", 4, 5, crowded_gen_run, &e);
+}
+
 int main(void)
 {
     seq_tests();
     rand_tests();
     sample_tests();
+    crowded_gen();
     return t_done("test_gen");
 }

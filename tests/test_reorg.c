@@ -1102,6 +1102,32 @@ static void crowded_reorg(void)
     br_set_threads(0);
 }
 
+/* The parallel regions of index.c ask br_par: slices (whole rows, a
+ * column range, dense and sparse), left indexing into a dense target and
+ * cbind (dense and sparse results), kept on one thread when crowded,
+ * with the same bits (they copy and count). */
+typedef struct CrowdIx { MB *a, *s, *w, *v; BrErr e; } CrowdIx;
+
+static void crowded_index_run(void *arg, MB **r)
+{
+    CrowdIx *c = arg;
+    const MB *ws[] = {c->w, c->w}, *as[] = {c->a, c->a};
+    r[0] = k_slice(c->a, 10, 990, 0, 300, &c->e);
+    r[1] = k_slice(c->a, 0, 1000, 20, 280, &c->e);
+    r[2] = k_slice(c->s, 0, 5000, 10, 90, &c->e);
+    r[3] = k_lix(c->a, 100, 400, 30, 280, c->v, &c->e);
+    r[4] = k_cbind(2, ws, &c->e);
+    r[5] = k_cbind(2, as, &c->e);
+}
+
+static void crowded_index(void)
+{
+    CrowdIx c = {gen(1000, 300, 1.0, false, 41), gen(5000, 100, 0.3, true, 43), gen(70000, 10, 0.1, true, 45),
+                 gen(300, 250, 1.0, false, 47), {0}};
+    t_crowded("index", 6, 7, crowded_index_run, &c);
+    mb_release(c.a); mb_release(c.s); mb_release(c.w); mb_release(c.v);
+}
+
 #define TIMED(f) do { int64_t t0_ = br_now_ns(); f(); \
     if (getenv("T_TIME")) fprintf(stderr, "%s: %.3f s\n", #f, (br_now_ns() - t0_) * 1e-9); } while (0)
 
@@ -1118,5 +1144,6 @@ int main(void)
     TIMED(conformance_examples);
     TIMED(lix_sequences);
     TIMED(crowded_reorg);
+    TIMED(crowded_index);
     return t_done("test_reorg");
 }
