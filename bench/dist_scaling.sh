@@ -15,7 +15,9 @@
 # under load; set BRAID_CG_MACHINE to pin the machine constants too.
 # After the timings, a table per algorithm and rank count sets the bytes
 # each job type sent (-stats) beside the volume the plan's model
-# predicted for those jobs (dist_volume, docs/dist.md) and their ratio.
+# predicted for those jobs (dist_volume, docs/dist.md) and their ratio,
+# and one the fused operators' plan bytes sent beside those the fusion
+# cost model priced and pricing every plan in full.
 set -u
 braid=${1:-build/braid}
 rows=${2:-200000}; cols=${3:-20}; reps=${4:-3}; netrate=${5:-1e9}
@@ -46,6 +48,8 @@ for algo in l2svm kmeans cvlm; do
       # per job type: name, bytes sent, bytes predicted (the last round's)
       [ "$np" != 0 ] && printf '%s\n' "$out" | awk -v a="$algo" -v n="$np" \
         '$3 == "jobs" && $5 == "sec" && $7 == "bytes" && $9 == "predicted" { print a, n, $1, $2, $6, $8 }' > "$tmp/vol.$algo.$np"
+      # fused operator plans: bytes sent, priced by the cost model, priced in full
+      [ "$np" != 0 ] && printf '%s\n' "$out" | sed -n "s/^  (fused operator plan bytes: \([0-9]*\) sent, \([0-9]*\) priced by the fusion cost model, \([0-9]*\) in full)\$/$algo $np \1 \2 \3/p" > "$tmp/plan.$algo.$np"
     done
   done
   for np in 0 1 2 3 4; do
@@ -62,4 +66,12 @@ cat "$tmp"/vol.* 2>/dev/null | while read -r a n t j sent pred; do
   ratio=-
   [ "$pred" != - ] && ratio=$(python3 -c "print('%.3f' % ($sent / $pred) if $pred > 0 else '-')")
   printf '%-8s %5s  %-12s %5s  %14s  %15s  %14s\n' "$a" "$n" "$t" "$j" "$sent" "$pred" "$ratio"
+done
+echo
+echo "# fused operator plans: bytes sent against the bytes the fusion cost model priced (the workers' plan cache's"
+echo "# state) and against pricing every plan in full at every compile (before) (last round)"
+echo "# algo   ranks  plan_sent  plan_priced  priced_in_full  sent/priced  sent/in_full"
+cat "$tmp"/plan.* 2>/dev/null | while read -r a n sent pr full; do
+  printf '%-8s %5s  %9s  %11s  %14s  %11s  %12s\n' "$a" "$n" "$sent" "$pr" "$full" \
+    "$(python3 -c "print('%.3f' % ($sent / $pr) if $pr > 0 else '-')")" "$(python3 -c "print('%.3f' % ($sent / $full) if $full > 0 else '-')")"
 done

@@ -10,6 +10,7 @@
  * disk cache). */
 #include "cgint.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,139 @@ double cg_plan_bytes_est(int ops, int nin)
     int nn = ops + nin;   /* an input is a node too */
     return (double)(sizeof(PackHead) + sizeof(CPlan) + (size_t)nn * (sizeof(CNode) + SIG_PER_NODE) +
                     (size_t)nin * sizeof(CInput));
+}
+
+/* ---- the plan bytes a job sends, as the cost model prices them ---- */
+
+/* A fused operator's region as a key: a hash of its structure (every
+ * fused hop's kind, operator and shape with its operands in order; an
+ * operand read from outside by its shape and its order of first
+ * appearance, a literal by its value, as the plan has it), so that the
+ * cost model (a candidate, fused(arg, h, root, i) as its cut has it) and
+ * the build of the chosen operator (the memo's selection) reach the same
+ * key, as does the same expression placed elsewhere or recompiled (its
+ * plan is the same). 0: none (too large to walk). */
+typedef struct KeyWalk {
+    AmFusedFn fused;
+    const void *arg;
+    const Hop *seen[64];   /* operands read from outside, in order */
+    int nseen, steps;
+} KeyWalk;
+
+static uint64_t kmix(uint64_t k, uint64_t v)
+{
+    k = (k ^ v) * 1099511628211ull;
+    k ^= k >> 29;
+    return k;
+}
+
+static uint64_t key_walk(KeyWalk *w, const Hop *h, bool root)
+{
+    if (++w->steps > 4096) return 0;
+    uint64_t k = 1469598103934665603ull;
+    k = kmix(k, (uint64_t)h->kind), k = kmix(k, (uint64_t)h->op), k = kmix(k, (uint64_t)h->dir);
+    k = kmix(k, (uint64_t)h->bi), k = kmix(k, (uint64_t)h->rows), k = kmix(k, (uint64_t)h->cols);
+    k = kmix(k, (uint64_t)h->nin);
+    for (int i = 0; i < h->nin; i++) {
+        const Hop *in = h->in[i];
+        if (!in) { k = kmix(k, 0x9e3779b97f4a7c15ull); continue; }
+        if (w->fused(w->arg, h, root, i)) { k = kmix(k, key_walk(w, in, false)); continue; }
+        if (in->kind == H_LIT && val_is_numeric(&in->lit)) {
+            double d = val_as_double(&in->lit);
+            uint64_t bits;
+            memcpy(&bits, &d, sizeof bits);
+            k = kmix(kmix(k, 0x6c69746cull), bits);
+            continue;
+        }
+        int o = 0;
+        while (o < w->nseen && w->seen[o] != in) o++;
+        if (o == w->nseen && w->nseen < 64) w->seen[w->nseen++] = in;
+        k = kmix(kmix(k, (uint64_t)o), (uint64_t)in->rows);
+        k = kmix(kmix(k, (uint64_t)in->cols), (uint64_t)in->dt);
+    }
+    return k;
+}
+
+uint64_t cg_region_key(const Hop *root, AmFusedFn fused, const void *arg)
+{
+    KeyWalk w = {.fused = fused, .arg = arg};
+    uint64_t k = key_walk(&w, root, true);
+    return w.steps > 4096 ? 0 : k;
+}
+
+/* The selection's region (cplan_build's walk): is input i of h fused. */
+typedef struct SelArg { const Memo *m; TplType t; } SelArg;
+
+static bool sel_fused(const void *arg, const Hop *h, bool root, int i)
+{
+    const SelArg *a = arg;
+    MEntry *e = sel_best(a->m, h, root ? T__N : (int)a->t);
+    return e && i < e->nin && e->ref[i] >= 0 && h->in[i] && sel_best(a->m, h->in[i], e->type);
+}
+
+/* Rank 0: the plans of the fused operators placed on the ranks, by the
+ * key of their region (a slot per key, the last one wins), with the bytes
+ * a candidate of that region is priced when the workers do not hold the
+ * plan: the whole plan, or, under the key of one root of a multi-root
+ * operator (MAgg, merged Row: the cost model prices each root alone, or
+ * a Row group's first root alone and then the group), its share. */
+#define PRICES 512
+static struct { uint64_t key; char *plan; size_t len; double bytes; } g_price[PRICES];
+static pthread_mutex_t g_price_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Under g_price_lock: the price of key's plan; est when unknown. */
+static double price_of(uint64_t key, double est)
+{
+    int s = (int)(key % PRICES);
+    if (!key || !g_price[s].plan || g_price[s].key != key) return est;
+    return dist_fused_plan_held(g_price[s].plan, g_price[s].len) ? 0 : g_price[s].bytes;
+}
+
+static void price_note(uint64_t key, const char *plan, size_t len, double bytes)
+{
+    int s = (int)(key % PRICES);
+    char *copy = key ? malloc(len ? len : 1) : NULL;
+    if (!copy) return;
+    memcpy(copy, plan, len);
+    free(g_price[s].plan);
+    g_price[s].key = key, g_price[s].plan = copy, g_price[s].len = len, g_price[s].bytes = bytes;
+}
+
+double cg_dist_plan_price(uint64_t key, int ops, int nin)
+{
+    double est = cg_plan_bytes_est(ops, nin);
+    if (!key || !br_dist_available() || dist_rank() != 0) return est;
+    pthread_mutex_lock(&g_price_lock);
+    double b = price_of(key, est);
+    pthread_mutex_unlock(&g_price_lock);
+    return b;
+}
+
+void cg_dist_note_plan(const Memo *m, const FusedOp *f, const CgOp *op)
+{
+    const CPlan *p = op ? op->plan : NULL;
+    int nr = f->nroots > 1 ? f->nroots : 1;
+    const Hop *const *roots = f->nroots > 1 ? (const Hop *const *)f->roots : (const Hop *const *)&f->root;
+    if (!p || !roots[0] || roots[0]->exec != EX_DIST || !br_dist_available() || dist_size() < 2 ||
+        dist_rank() != 0 || !cg_op_shippable(op))
+        return;
+    if (nr > CG_MAXOUT) return;
+    uint64_t keys[CG_MAXOUT], all = 0;
+    SelArg sa = {m, f->type};
+    for (int r = 0; r < nr; r++) all += keys[r] = cg_region_key(roots[r], sel_fused, &sa);
+    size_t n = 0;
+    char *plan = cg_plan_pack(op, &n);
+    if (!plan) return;
+    pthread_mutex_lock(&g_price_lock);
+    /* -stats: what the cost model priced for this operator's plan (the
+     * cache's state now, as at its costing moments ago), beside its
+     * estimated size (what pricing every plan in full gave) */
+    double est = cg_plan_bytes_est(cplan_nops(p), p->nin);
+    dist_note_plan_priced(price_of(all, est), est);
+    price_note(all, plan, n, (double)n);
+    for (int r = 0; r < nr && nr > 1; r++) price_note(keys[r], plan, n, (double)n / nr);
+    pthread_mutex_unlock(&g_price_lock);
+    free(plan);
 }
 
 char *cg_plan_pack(const void *handle, size_t *n)

@@ -346,6 +346,23 @@ typedef struct CPlan {
     uint64_t hash;
 } CPlan;
 
+/* Pricing the plan bytes a job of a distributed fused operator sends
+ * (cgdist.c; docs/dist.md): cg_region_key is the key of the region of a
+ * fused operator rooted at root (input i of a hop h is fused when
+ * fused(arg, h, h == root, i)): a hash of its structure, the same for
+ * the same plan. cg_dist_plan_price: the bytes of the plan of the
+ * candidate of region key (ops operations over nin inputs): none when an
+ * operator of that region was placed before and the workers hold its
+ * plan (a loop's recompiled operator, the same expression elsewhere),
+ * that plan's packed size when they do not, else the estimate for its
+ * size (cg_plan_bytes_est). cg_dist_note_plan: op (built from f over m)
+ * is now placed on the ranks (rank 0 keeps its plan under its region's
+ * key, and -stats counts what the cost model priced for it). */
+uint64_t cg_region_key(const Hop *root, AmFusedFn fused, const void *arg);
+double cg_dist_plan_price(uint64_t key, int ops, int nin);
+struct CgOp;
+void cg_dist_note_plan(const Memo *m, const FusedOp *f, const struct CgOp *op);
+
 /* Builds the CPlan of fused operator f (NULL if it cannot be built). */
 CPlan *cplan_build(const Memo *m, const FusedOp *f);
 void cplan_free(CPlan *p);

@@ -210,6 +210,7 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
         for (int k = 0; k < p->nin; k++) ins[i][k] = p->in[k].hop;
         nins[i] = p->nin;
         ops[i] = cg_op_get(c, p);
+        cg_dist_note_plan(m, &s->ops[i], ops[i]);
     }
     free(pl);
     /* AMULET loops: the product hop becomes an H_WHERE hop in place (the

@@ -555,6 +555,8 @@ typedef struct CVec {
     const Hop *mm[MAXMM];  /* Row: products, costed once main is known */
     int nmm;
     int nops;              /* operations fused (the plan's size) */
+    uint64_t rkey;         /* distributed: the region's key (cg_region_key;
+                              a Row group's: its roots' summed) */
 } CVec;
 
 static bool dense_est(const Hop *h) { return sparsity(h) >= MB_SPARSITY_TURN_POINT; }
@@ -659,10 +661,10 @@ static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out,
         else if (in->dt != DT_MATRIX) nval++;
     }
     /* the job's control messages: its header, the values' headers and a
-     * fused operator's header, operand descriptors and plan (priced in
-     * full: the first job of a plan sends it, later ones find it on the
-     * workers) */
-    double ctrl = dist_ctrl_bytes(1, nval, fused, fused ? nin : 0, fused ? cg_plan_bytes_est(v->nops, nin) : 0);
+     * fused operator's header, operand descriptors and plan (none when the
+     * workers hold the plan of this region's operator: the first job of a
+     * plan sends it, later ones, also after a recompilation, find it) */
+    double ctrl = dist_ctrl_bytes(1, nval, fused, fused ? nin : 0, fused ? cg_dist_plan_price(v->rkey, v->nops, nin) : 0);
     /* a reduced result's partials are its cells as doubles */
     bool reduce = h->rows != rows || rows <= 1;
     double part = h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0 ? 8 * cells(h) : out;
@@ -794,6 +796,7 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
         if (g->main != main || g->nroots >= CG_MAXOUT || !same_vec_inputs(&g->v, v) || !group_independent(x, g, h))
             continue;
         CVec m = g->v;
+        m.rkey += v->rkey;   /* the merged operator's (cg_dist_note_plan) */
         for (int k = 0; k < v->nin; k++) add_input(&m, v->in[k]);
         for (int k = 0; k < v->nmm && m.nmm < MAXMM; k++) {
             bool dup = false;
@@ -825,13 +828,16 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
     return t;
 }
 
-/* The region of the AMULET operator being costed, as best_ok and rcost
- * walk it: the product's entry, then the Cell entries it references. */
+/* The region of the operator of template t being costed, as best_ok and
+ * rcost walk it: the root's entry, then the entries it references (an
+ * AMULET product's Cell entries). */
+typedef struct CostRegion { const CostCtx *x; TplType t; } CostRegion;
+
 static bool cost_fused(const void *arg, const Hop *h, bool root, int i)
 {
-    const CostCtx *x = arg;
-    MEntry *e = best_ok(x, h, root ? T__N : T_AMULET);
-    return e && i < e->nin && e->ref[i] >= 0 && h->in[i] && best_ok(x, h->in[i], e->type);
+    const CostRegion *a = arg;
+    MEntry *e = best_ok(a->x, h, root ? T__N : (int)a->t);
+    return e && i < e->nin && e->ref[i] >= 0 && h->in[i] && best_ok(a->x, h->in[i], e->type);
 }
 
 /* Cost of computing h materialized (a fused operator or basic op rooted
@@ -845,6 +851,10 @@ static double open_op(CostCtx *x, const Hop *h)
     /* an entry without fused inputs runs as a basic operator (select.c) */
     v.type = e && memo_nrefs(e) > 0 ? e->type : T__N;
     double sub = rcost(x, h, &v);
+    /* on the ranks, a job sends the plan the workers do not hold yet
+     * (dist_cost): its region's key finds it */
+    if (v.type != T__N && h->exec == EX_DIST && br_dist_available() && dist_size() >= 2)
+        v.rkey = cg_region_key(h, cost_fused, &(CostRegion){x, v.type});
     if (v.type == T_OUTER) {
         /* sparsity exploitation: driven by the sparsest full input; a
          * dense driver is converted to CSR (12 bytes per cell written and
@@ -877,7 +887,7 @@ static double open_op(CostCtx *x, const Hop *h)
          * compute replaces the elementwise work rcost summed */
         add_cand(x, h, T_AMULET);
         v.flops = v.gflops = v.vflops = 0;
-        v.xtime = am_tpl_compute(h, cost_fused, x, x->mc);
+        v.xtime = am_tpl_compute(h, cost_fused, &(CostRegion){x, T_AMULET}, x->mc);
         if (v.xtime == INFINITY) return INFINITY;
     }
     /* constraint: an Outer operator cut off from its outer product has no

@@ -61,6 +61,15 @@ double dist_volume(double ctrl, double bcast, double reduce);
  * do not hold yet (workers keep the plans they got: a plan is sent once,
  * not with every job). */
 double dist_ctrl_bytes(int jobs, int nval, int members, int nin, double plan);
+/* Rank 0: do the workers hold the fused operator plan of these packed
+ * bytes (sent with an earlier job and kept), so that a job running it
+ * sends no plan? The cost model prices a plan by it. */
+bool dist_fused_plan_held(const char *plan, size_t len);
+/* Rank 0, -stats: the plan bytes the fusion cost model priced for a
+ * fused operator it placed on the ranks (codegen), and what pricing the
+ * whole plan at every compile would have (its estimated size), beside
+ * the plan bytes jobs sent. */
+void dist_note_plan_priced(double bytes, double full);
 /* The bytes of a rows x cols matrix of nnz non-zeros (< 0: unknown) as
  * it travels: a header and its cells in the format its sparsity gives. */
 double dist_wire_bytes(int64_t rows, int64_t cols, int64_t nnz);

@@ -39,6 +39,15 @@ static int g_pc_n;                      /* slots in use: PC_SLOTS, or fewer
                                            (BRAID_DIST_PLAN_SLOTS, tests) */
 static int64_t g_pc_sent, g_pc_held;    /* rank 0: plans sent, found held */
 static double g_plan_sent;              /* rank 0: plan bytes sent since read */
+static double g_plan_total;             /* rank 0: plan bytes sent in all */
+static double g_plan_priced, g_plan_full; /* rank 0: plan bytes the cost
+                                           model priced for the operators
+                                           placed on the ranks, and their
+                                           plans' estimated sizes (what
+                                           pricing every plan in full gave) */
+/* g_pc on rank 0: jobs (under g_lock) change it, compiles read it
+ * (dist_fused_plan_held), maybe while a job runs */
+static pthread_mutex_t g_pc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t plan_hash(const char *p, size_t n)
 {
@@ -47,20 +56,47 @@ static uint64_t plan_hash(const char *p, size_t n)
     return h;
 }
 
-/* Rank 0: the slot of a plan (*sent: it must follow, and now takes the
- * slot); -1 when out of memory (the plan follows and no slot keeps it). */
-static int pc_slot(const char *plan, size_t len, bool *sent)
+/* The slot holding a plan, -1 if none (under g_pc_lock). */
+static int pc_find(const char *plan, size_t len)
 {
     uint64_t h = plan_hash(plan, len);
     for (int s = 0; s < PC_SLOTS; s++)
-        if (g_pc[s].plan && g_pc[s].hash == h && g_pc[s].len == len && !memcmp(g_pc[s].plan, plan, len)) {
-            *sent = false;
-            g_pc_held++;
-            return s;
-        }
+        if (g_pc[s].plan && g_pc[s].hash == h && g_pc[s].len == len && !memcmp(g_pc[s].plan, plan, len)) return s;
+    return -1;
+}
+
+bool dist_fused_plan_held(const char *plan, size_t len)
+{
+    if (!g_on || g_rank != 0 || !plan) return false;
+    pthread_mutex_lock(&g_pc_lock);
+    bool held = pc_find(plan, len) >= 0;
+    pthread_mutex_unlock(&g_pc_lock);
+    return held;
+}
+
+void dist_note_plan_priced(double bytes, double full)
+{
+    pthread_mutex_lock(&g_pc_lock);
+    g_plan_priced += bytes;
+    g_plan_full += full;
+    pthread_mutex_unlock(&g_pc_lock);
+}
+
+/* Rank 0: the slot of a plan (*sent: it must follow, and now takes the
+ * slot); -1 when out of memory (the plan follows and no slot keeps it). */
+static int pc_slot_locked(const char *plan, size_t len, bool *sent)
+{
+    int found = pc_find(plan, len);
+    if (found >= 0) {
+        *sent = false;
+        g_pc_held++;
+        return found;
+    }
     *sent = true;
     g_pc_sent++;
     g_plan_sent += (double)len;
+    g_plan_total += (double)len;
+    uint64_t h = plan_hash(plan, len);
     char *copy = malloc(len ? len : 1);
     if (!copy) return -1;
     memcpy(copy, plan, len);
@@ -72,6 +108,14 @@ static int pc_slot(const char *plan, size_t len, bool *sent)
     g_pc_next = (g_pc_next + 1) % g_pc_n;
     free(g_pc[s].plan);
     g_pc[s].plan = copy, g_pc[s].len = len, g_pc[s].hash = h;
+    return s;
+}
+
+static int pc_slot(const char *plan, size_t len, bool *sent)
+{
+    pthread_mutex_lock(&g_pc_lock);
+    int s = pc_slot_locked(plan, len, sent);
+    pthread_mutex_unlock(&g_pc_lock);
     return s;
 }
 
@@ -87,6 +131,9 @@ void fused_print_stats(FILE *f)
     if (g_pc_sent + g_pc_held)
         fprintf(f, "  (fused operator plans: %lld sent, %lld found on the workers)\n", (long long)g_pc_sent,
                 (long long)g_pc_held);
+    if (g_pc_sent + g_pc_held || g_plan_priced > 0)
+        fprintf(f, "  (fused operator plan bytes: %.0f sent, %.0f priced by the fusion cost model, %.0f in full)\n",
+                g_plan_total, g_plan_priced, g_plan_full);
 }
 
 /* Out of memory in the middle of a collective: a clear end beats a hang. */

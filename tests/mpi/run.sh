@@ -17,6 +17,10 @@ if ! command -v mpirun >/dev/null 2>&1; then
   echo "mpi tests: skipped: mpirun not found (tools/deps.sh installs openmpi-bin)"
   echo "0 passed, 0 failed"; exit 0
 fi
+# python3 resolved once to its interpreter: a pyenv shim starts about 40
+# processes per call (6-8 s each under a load of 20, with about 150
+# calls here: a third of the suite's time)
+py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ] || py=python3
 # CI runs as root; 2 cores hold up to 4 ranks
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # MPI's libraries keep their allocations to the end (sanitizer builds)
@@ -43,7 +47,7 @@ compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
   local files=${4:-}
   [ -n "$files" ] || files=$(cd "$ref" && ls | grep -v '\.mtd$')
   if [ -z "$files" ]; then bad "$name: the local run wrote nothing"; return; fi
-  if msg=$(python3 "$here/cmp.py" "$ref/" "$out/" $files); then ok; else bad "$name: $msg"; fi
+  if msg=$("$py" "$here/cmp.py" "$ref/" "$out/" $files); then ok; else bad "$name: $msg"; fi
 }
 
 # ops CASE NP CONFIG EXEC ROWS COLS SPARSITY SEED [JOB TYPES THAT MUST RUN]:
@@ -171,7 +175,7 @@ if "$braid" -f "$here/pfrecomp.dml" -args "$tmp/pfr/l/" 2000 > "$tmp/pfr/l.out" 
    && MPIRUN_EXTRA=--tag-output mpi 3 -f "$here/pfrecomp.dml" -config "$tmp/bs7.xml" -threads 2 -stats \
         -explain recompile_hops -args "$tmp/pfr/d/" 2000 > "$tmp/pfr/d.out" 2>&1; then
   compare "recompiled on the workers (np 3)" "$tmp/pfr/l" "$tmp/pfr/d"
-  if msg=$(python3 "$here/rcplans.py" "$tmp/pfr/d.out" 14 3); then ok; else bad "recompiled on the workers: $msg"; fi
+  if msg=$("$py" "$here/rcplans.py" "$tmp/pfr/d.out" 14 3); then ok; else bad "recompiled on the workers: $msg"; fi
   if grep -qE "remote parfor plans: 1 shipped, 0 not; workers decoded 2 and compiled 0 " "$tmp/pfr/d.out"; then ok
   else bad "recompiled on the workers: $(grep 'parfor plans' "$tmp/pfr/d.out")"; fi
 else
@@ -367,6 +371,21 @@ else
   else bad "volume one plan slot: mpirun failed: $(tail -n 3 "$tmp/vols.out")"; fi
 fi
 
+# the cost model prices a fused operator's plan as its jobs send it: in
+# full while the workers do not hold it, then nothing (codegen/cgdist.c,
+# by the region's key). replan.dml's loop recompiles its block at every
+# iteration and places the same fused operator each time: its plan is
+# sent once and priced about once (before, in full at every compile: 6
+# times what was sent)
+mkdir -p "$tmp/rp/l" "$tmp/rp/d"
+if "$braid" -f "$here/replan.dml" -args "$tmp/rp/l/" 3000 8 > "$tmp/rp/l.out" 2>&1 &&
+   mpi 3 -config "$tmp/volcg.xml" -stats -f "$here/replan.dml" -args "$tmp/rp/d/" 3000 8 > "$tmp/rp/d.out" 2>&1; then
+  compare "plan bytes priced" "$tmp/rp/l" "$tmp/rp/d"
+  r=$(sed -n 's/^  (fused operator plan bytes: \([0-9]*\) sent, \([0-9]*\) priced by the fusion cost model, \([0-9]*\) in full)$/\1 \2 \3/p' "$tmp/rp/d.out")
+  if [ -n "$r" ] && "$py" -c "import sys; s, p, f = map(float, sys.argv[1:]); sys.exit(not (p > 0 and 0.8 <= s / p <= 1.25 and f >= 3 * s))" $r; then ok
+  else bad "plan bytes priced: sent, priced, in full: '${r:-none}'"; fi
+else bad "plan bytes priced: a run failed: $(tail -n 3 "$tmp/rp/l.out" "$tmp/rp/d.out")"; fi
+
 # a local matrix passed down calls is scattered once (kept while the
 # caller's variable holds it)
 mkdir -p "$tmp/calls/l" "$tmp/calls/d"
@@ -385,7 +404,7 @@ shares() {
   mkdir -p "$tmp/$1"
   if "$braid" -s "${2//\$N/l}" > "$tmp/$1/l.out" 2>&1 &&
      mpi 3 -exec distributed -stats -s "${2//\$N/d}" > "$tmp/$1/d.out" 2>&1; then
-    if msg=$(python3 "$here/cmp.py" "$tmp/$1_l" "$tmp/$1_d" ""); then ok; else bad "read $1: $msg"; fi
+    if msg=$("$py" "$here/cmp.py" "$tmp/$1_l" "$tmp/$1_d" ""); then ok; else bad "read $1: $msg"; fi
     if grep -qE "^  read-text +1 jobs" "$tmp/$1/d.out"; then ok; else bad "read $1: not read in parallel"; fi
   else
     bad "read $1: a run failed: $(tail -n 3 "$tmp/$1/l.out" "$tmp/$1/d.out")"
@@ -525,7 +544,7 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
       n=${f%%:*} fmt=${f#*:}
       shares "pw$n" 'X = read("'"$tmp/pw_d_$n"'", format="'"$fmt"'"); write(X, "'"$tmp"'/pw'"$n"'_$N", format="csv")'
       if "$braid" -s 'X = read("'"$tmp/pw_l_$n"'", format="'"$fmt"'"); write(X, "'"$tmp/pwref_$n"'", format="csv")' > "$tmp/pwr.out" 2>&1 &&
-         msg=$(python3 "$here/cmp.py" "$tmp/pwref_$n" "$tmp/pw${n}_l" ""); then ok
+         msg=$("$py" "$here/cmp.py" "$tmp/pwref_$n" "$tmp/pw${n}_l" ""); then ok
       else bad "$fmt written by parts differs from the local write: ${msg:-$(tail -n 3 "$tmp/pwr.out")}"; fi
     done
   else
@@ -571,7 +590,7 @@ for n in 5 900; do
   jobs=$(grep -E "^Distributed jobs" "$tmp/rc$n.out" | sed -E 's/.*:\t([0-9]+) .*/\1/')
   if ! grep -qE "ua\(sumsq\) +\(1\) \[scalar\] 8B/- DIST" "$tmp/rc$n.out"; then bad "recompile n=$n: the unknown-size plan is not distributed"
   elif ! got=$(grep -E '^-?[0-9]' "$tmp/rc$n.out" | head -n 1) ||
-       ! python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-10 * max(1, abs(a)))" "$want" "$got"; then
+       ! "$py" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-10 * max(1, abs(a)))" "$want" "$got"; then
     bad "recompile n=$n: result $got differs from the local run's $want"
   elif [ $n = 5 ] && [ "$jobs" != 0 ]; then bad "recompile n=5: $jobs jobs ran (small data: local)"
   elif [ $n = 900 ] && [ "${jobs:-0}" = 0 ]; then bad "recompile n=900: nothing ran distributed"
