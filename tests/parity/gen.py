@@ -107,6 +107,17 @@ def write_signatures(home):
         f.write("\n".join(rows) + "\n")
 
 
+def take_reference(ref, exp_dir):
+    """Moves a reference run's outputs (folder ref) into exp_dir, without
+    the .mtd files."""
+    shutil.rmtree(exp_dir, ignore_errors=True)
+    shutil.copytree(ref, exp_dir)
+    for extra in os.listdir(exp_dir):
+        if extra.endswith(".mtd"):
+            os.remove(os.path.join(exp_dir, extra))
+    shutil.rmtree(ref, ignore_errors=True)
+
+
 def main(argv):
     if len(argv) < 4:
         sys.stderr.write(__doc__)
@@ -134,12 +145,7 @@ def main(argv):
             print("REF-FAILED %s: %s" % (name, e))
             status.append((name, "SystemDS's script fails under braid: %s" % e))
             continue
-        shutil.rmtree(exp_dir, ignore_errors=True)
-        shutil.copytree(ref, exp_dir)
-        for extra in os.listdir(exp_dir):
-            if extra.endswith(".mtd"):
-                os.remove(os.path.join(exp_dir, extra))
-        shutil.rmtree(ref, ignore_errors=True)
+        take_reference(ref, exp_dir)
         try:
             diffs = prun.check_case(binary, name)
         except runner.CaseFailed as e:

@@ -96,13 +96,7 @@ def main(argv):
             counts["FAILED"] += 1
             print(lines[-1], flush=True)
             continue
-        exp_dir = os.path.join(dst, "expected", name)
-        shutil.rmtree(exp_dir, ignore_errors=True)
-        shutil.copytree(ref, exp_dir)
-        shutil.rmtree(ref, ignore_errors=True)
-        for extra in os.listdir(exp_dir):
-            if extra.endswith(".mtd"):
-                os.remove(os.path.join(exp_dir, extra))
+        gen.take_reference(ref, os.path.join(dst, "expected", name))
         try:
             diffs = prun.check_case(binary, name)
         except runner.CaseFailed as e:
