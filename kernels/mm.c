@@ -776,6 +776,35 @@ static int64_t nonfinite_cells(const MB *m, int64_t **out)
     return n;
 }
 
+/* BRAID_MM_ZEROS=skip: the products that meet a zero times NaN/Inf skip
+ * the terms whose left factor is zero, as SystemDS's Java matrix-matrix
+ * kernels do (its dense kernel copies the non-zeros of a's row first, its
+ * sparse ones visit only the stored cells), instead of IEEE's NaN. Only
+ * for reference runs of SystemDS's scripts (tests/parity/gen.py): braid's
+ * own semantics stay IEEE for every plan (docs/DESIGN.md, "NaN and Inf").
+ * Read at each such product, which is rare. */
+static bool skip_left_zeros(void)
+{
+    const char *v = getenv("BRAID_MM_ZEROS");
+    return v && !strcmp(v, "skip");
+}
+
+/* r = op(a) %*% op(b) summed over the terms with a non-zero left factor
+ * (a plain loop: reference runs only, on small data). */
+static MB *mm_skip_left(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrErr *e)
+{
+    int64_t m = r->rows, n = r->cols, K = ta ? a->rows : a->cols;
+    if (r->sparse && mb_make_dense(r, e)) { mb_release(r); return NULL; }
+    memset(r->d, 0, (size_t)(m * n) * sizeof(double));
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t k = 0; k < K; k++) {
+            double av = get_t(a, ta, i, k);
+            if (av == 0) continue;
+            for (int64_t j = 0; j < n; j++) r->d[i * n + j] += av * get_t(b, tb, k, j);
+        }
+    return r;
+}
+
 /* Marks with NaN the cells of r = op(a) %*% op(b) (op: t() where ta/tb)
  * whose dot product has a term 0 * Inf or 0 * NaN (see mm.h). A
  * compressed operand is decompressed for this, only when it meets such a
@@ -791,7 +820,8 @@ MB *k_mm_ieee_zeros(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrErr *e)
     if (ad) a = ad;
     if (bd) b = bd;
     int64_t m = r->rows, n = r->cols;
-    for (int side = 0; side < 2 && r; side++) {
+    if (skip_left_zeros()) r = mm_skip_left(a, ta, b, tb, r, e);
+    for (int side = 0; side < 2 && r && !skip_left_zeros(); side++) {
         if (!(side ? fb : fa)) continue;
         const MB *x = side ? b : a;
         int64_t *c = NULL, nc = nonfinite_cells(x, &c);

@@ -667,6 +667,10 @@ static void test_conformance_values(void)
  * zeros are skipped or an operand is empty. k_matmul, k_matmul_tl and
  * k_tsmm over dense and sparse a and b give the bits of a dense
  * reference product that multiplies every cell. */
+/* BRAID_MM_ZEROS=skip (SystemDS's products, for reference runs): the
+ * reference leaves out the terms whose left factor is zero */
+static bool ref_skip_left;
+
 static MB *ref_ieee(const MB *a, bool ta, const MB *b, bool tb)
 {
     BrErr e = {0};
@@ -675,8 +679,10 @@ static MB *ref_ieee(const MB *a, bool ta, const MB *b, bool tb)
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
             double s = 0;
-            for (int64_t l = 0; l < k; l++)
-                s += (ta ? mb_get(a, l, i) : mb_get(a, i, l)) * (tb ? mb_get(b, j, l) : mb_get(b, l, j));
+            for (int64_t l = 0; l < k; l++) {
+                double av = ta ? mb_get(a, l, i) : mb_get(a, i, l);
+                if (av != 0 || !ref_skip_left) s += av * (tb ? mb_get(b, j, l) : mb_get(b, l, j));
+            }
             r->d[i * n + j] = s;
         }
     mb_recount_nnz(r);
@@ -867,6 +873,12 @@ int main(void)
     test_mmchain_blocks();
     test_mmchain_nonfinite();
     test_matmul_nonfinite();
+    /* the same products in SystemDS's reference mode, then IEEE again */
+    setenv("BRAID_MM_ZEROS", "skip", 1);
+    ref_skip_left = true;
+    test_matmul_nonfinite();
+    unsetenv("BRAID_MM_ZEROS");
+    ref_skip_left = false;
     test_fin_flag();
     test_mmchain_groups();
     test_errors();

@@ -73,6 +73,12 @@ def compare_outputs(exp_dir, out_dir, tol):
                 runner.check_scalar(fname, want, got)
         except runner.CaseFailed as e:
             diffs[fname] = str(e)
+    # an output without a reference would never be compared (gen.py keeps
+    # the old references of a case whose SystemDS run fails)
+    for fname in sorted(os.listdir(out_dir)):
+        if not fname.startswith(".") and not fname.endswith(".mtd") and \
+                not os.path.exists(os.path.join(exp_dir, fname)):
+            diffs[fname] = "%s has no reference in %s (run gen.py)" % (fname, exp_dir)
     return diffs
 
 

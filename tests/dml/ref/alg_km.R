@@ -61,8 +61,13 @@ wmat("o3.csv", pad(Bs)); wmat("m3.csv", Ms)
 sd3 <- survdiff(Surv(t, e) ~ g + strata(s))
 U <- rowSums(as.matrix(sd3$obs)) - rowSums(as.matrix(sd3$exp))
 wmat("t3.csv", matrix(c(3, 2, sd3$chisq, 1 - pchisq(sd3$chisq, 2)), nrow = 1))
-# log-log intervals and Peto's standard errors, one group
-wmat("o4.csv", block(t, e, "log-log")$B)
+# log-log intervals as SystemDS's km computes them, S^exp(-+ z se / log S)
+# clipped to [0, 1] (survfit divides se by S log S), one group
+b4 <- block(t, e, "log")$B
+z <- qnorm(0.975); S4 <- b4[, 4]; se4 <- b4[, 5]
+b4[, 6] <- pmax(S4^exp(-z * se4 / log(S4)), 0); b4[, 7] <- pmin(S4^exp(z * se4 / log(S4)), 1)
+wmat("o4.csv", b4)
+# Peto's standard errors, one group
 wmat("o5.csv", block(t, e, "log", "peto")$B)
 # Gehan-Wilcoxon: weights n at risk, two groups (1 vs 2 and 3 merged)
 g2 <- ifelse(g == 1, 1, 2)
