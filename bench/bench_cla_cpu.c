@@ -9,15 +9,19 @@
  * t(X) %*% y, decompression against a copy, and reading all rows through
  * cla_rows_read in windows of 2048 rows (what the per-cell Cell/MAgg and
  * Outer skeletons do) against copying the same rows of the dense block,
- * t(X) %*% Y and X %*% B with K = 8 columns (multi-column products);
+ * t(X) %*% Y and X %*% B with K = 8 columns (multi-column products),
+ * mmchain t(X) %*% (y * (X %*% v)) (the fused compressed chain against
+ * the dense one; "mmchain 2p": the ULA column is the compressed chain as
+ * two products and a multiply, so the ratio is the fusion's gain);
  * and compression with direct code tables against hashing.
  * Run: OPENBLAS_NUM_THREADS=1 build/bench/bench_cla_cpu [R [op]]
- * (op 0-5: only that operation, then compression). */
+ * (op 0-7: only that operation, then compression). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "kernels/cla.h"
+#include "kernels/ew.h"
 #include "kernels/mm.h"
 static uint64_t s = 88172645463325252ULL;
 static double ur(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (double)(s >> 11) / 9007199254740992.0; }
@@ -52,9 +56,10 @@ int main(int argc, char **argv)
     for (int64_t i = 0; i < n * K; i++) Y->d[i] = ur();
     for (int64_t i = 0; i < m * K; i++) B->d[i] = ur();
     mb_recount_nnz(Y); mb_recount_nnz(B);
-    const char *names[] = {"X %*% v", "t(X) %*% y", "decompress", "window rows", "t(X) %*% Y", "X %*% B"};
+    const char *names[] = {"X %*% v", "t(X) %*% y", "decompress", "window rows", "t(X) %*% Y", "X %*% B",
+                           "mmchain", "mmchain 2p"};
     double *buf = malloc(2048 * m * sizeof(double));
-    int op0 = argc > 2 ? atoi(argv[2]) : 0, op1 = argc > 2 ? op0 + 1 : 6;
+    int op0 = argc > 2 ? atoi(argv[2]) : 0, op1 = argc > 2 ? op0 + 1 : 8;
     for (int op = op0; op < op1; op++) {
         double bu = 1e9, bc = 1e9;
         for (int r = 0; r < R; r++)
@@ -67,6 +72,14 @@ int main(int argc, char **argv)
                 else if (op == 2) res = comp ? cmb_decompress(in, &e) : mb_copy(in, &e);
                 else if (op == 4) res = comp ? cla_matmul_tl(in, Y, &e) : k_matmul_tl(in, Y, &e);
                 else if (op == 5) res = comp ? cla_matmul_right(in, B, &e) : k_matmul(in, B, &e);
+                else if (op == 6) res = comp ? cla_mmchain(in, v, y, &e) : k_mmchain(in, v, y, &e);
+                else if (op == 7 && comp) {   /* the fused chain against its two products */
+                    res = cla_mmchain(in, v, y, &e);
+                } else if (op == 7) {
+                    MB *q = cla_matmul_right(c, v, &e), *qw = k_binary(OP_MULT, y, q, &e);
+                    res = cla_matmul_tl(c, qw, &e);
+                    mb_release(q), mb_release(qw);
+                }
                 else if (comp) {
                     ClaRows *rd = cla_rows_open(in, 0);
                     for (int64_t lo = 0; lo < n; lo += 2048) cla_rows_read(rd, 2048, buf);

@@ -7,7 +7,8 @@
 # shared machine's load disturbs far less than wall time. Prints the best
 # of REPS per mode and the ratio false / mode (above 1: compressed faster),
 # and the -stats lines of the compressed modes (compressions,
-# decompressions, operations run compressed). Not a test.
+# decompressions, operations run compressed). Not a test. ALGOS: a
+# subset of the algorithms (default all five).
 # DATA: airline (categorical and low-cardinality numeric, 12 columns),
 # onehot (6 categorical columns one-hot encoded, 60 columns, sparse),
 # lowprec (16 sensor columns at 1 decimal over a small range).
@@ -84,7 +85,7 @@ echo "cla_e2e_cpu: $rows rows, one thread, CPU time (user+sys) best of $reps, mo
 for d in $datas; do
   echo "== $d"
   printf '%-8s %8s %8s %8s %8s  %7s %7s %7s\n' algo false compress auto true f/comp f/auto f/true
-  for a in l2svm lm glm kmeans mlogreg; do
+  for a in ${ALGOS:-l2svm lm glm kmeans mlogreg}; do
     declare -A best=([false]=999 [compress]=999 [auto]=999 [true]=999) res=()
     for r in $(seq 1 "$reps"); do
       for m in $modes; do
@@ -104,7 +105,7 @@ for d in $datas; do
       "${res[false]}" "${res[compress]}" "${res[auto]}" "${res[true]}"
   done
   if [ -n "${STATS:-}" ]; then
-    for a in l2svm lm glm kmeans mlogreg; do
+    for a in ${ALGOS:-l2svm lm glm kmeans mlogreg}; do
       echo "-- $d $a compress() -stats"
       "$braid" -threads 1 -stats -f "$dir/${a}_c.dml" -nvargs X="$dir/$d.X" y="$dir/$d.y" 2>&1 |
         grep -iE 'CLA|compress|decompress|^Total|recompil' | head -30

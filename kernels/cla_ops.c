@@ -216,12 +216,13 @@ static bool ddc1_fused(const struct CMB *c, double **pre, int64_t lo, int64_t n,
     return true;
 }
 
-/* out[lo..lo+n) += pre[code] over the compressed groups, thread-local
- * iterators its[] (NULL entries for UNC/EMPTY groups). */
+/* Rows [lo, lo+n) of the result (ob: their n x k block) += pre[code]
+ * over the groups with pre[q], thread-local iterators its[] (used for
+ * those groups only). */
 static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo, int64_t n, int64_t k,
-                     int32_t *codes, double *out)
+                     int32_t *codes, double *ob)
 {
-    bool fused = ddc1_fused(c, pre, lo, n, k, out + lo * k);
+    bool fused = ddc1_fused(c, pre, lo, n, k, ob);
     for (int q = 0; q < c->ngroups; q++) {
         if (!pre[q]) continue;
         const double *p = pre[q];
@@ -231,7 +232,7 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
             continue;
         }
         if (k == 1 && g->enc == CLA_DDC1) {
-            int m = ddc1_gather_run(c, pre, q, lo, n, out + lo);
+            int m = ddc1_gather_run(c, pre, q, lo, n, ob);
             for (int r = 0; r < m; r++) cla_iter_skip(&its[q + r], n);
             q += m - 1;
             continue;
@@ -242,7 +243,7 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
                 int64_t nr = cla_iter_rows(&its[q], t, n, codes);
                 const double *pr = p + (int64_t)t * k;
                 for (int64_t j = 0; j < nr; j++) {
-                    double *o = out + (lo + codes[j]) * k;
+                    double *o = ob + (int64_t)codes[j] * k;
                     for (int64_t cc = 0; cc < k; cc++) o[cc] += pr[cc];
                 }
             }
@@ -250,60 +251,24 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
             continue;
         }
         if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
-            if (k == 1) ddc_gather(g, lo, n, p, out + lo);
-            else ddc_add(g, lo, n, p, k, out + lo * k);
+            if (k == 1) ddc_gather(g, lo, n, p, ob);
+            else ddc_add(g, lo, n, p, k, ob);
             cla_iter_skip(&its[q], n);
             continue;
         }
         cla_iter_next(&its[q], n, codes);
         if (k == 1) {
             for (int64_t i = 0; i < n; i++)
-                if (codes[i] >= 0) out[lo + i] += p[codes[i]];
+                if (codes[i] >= 0) ob[i] += p[codes[i]];
             continue;
         }
         for (int64_t i = 0; i < n; i++) {
             if (codes[i] < 0) continue;
             const double *pr = p + (int64_t)codes[i] * k;
-            double *o = out + (lo + i) * k;
+            double *o = ob + i * k;
             for (int64_t cc = 0; cc < k; cc++) o[cc] += pr[cc];
         }
     }
-}
-
-/* out (n x k) += rows of the compressed groups, with per-group row
- * contributions pre[q] (ndict x k each), in parallel over row ranges. */
-static bool rowwise(const MB *x, double **pre, int64_t k, double *out)
-{
-    const struct CMB *c = C(x);
-    int64_t n = x->rows;
-    int nt = n * k * c->ngroups >= BR_PAR_MIN ? br_threads() : 1;
-    bool ok = true;
-    int64_t nb = (n + CLA_BLK - 1) / CLA_BLK;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-        int tid = 0, th = 1;
-#ifdef _OPENMP
-        tid = omp_get_thread_num();
-        th = omp_get_num_threads();
-#endif
-        int64_t a = nb * tid / th * CLA_BLK, b = nb * (tid + 1) / th * CLA_BLK;
-        if (b > n) b = n;
-        ClaIter *its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
-        int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
-        bool mine = its && codes;
-        for (int q = 0; mine && q < c->ngroups; q++)
-            if (pre[q] && !cla_iter_init(&its[q], c->groups[q], a)) mine = false;
-        if (!mine) {
-#pragma omp atomic write
-            ok = false;
-        }
-        for (int64_t lo = a; mine && lo < b; lo += CLA_BLK)
-            add_rows(c, its, pre, lo, b - lo < CLA_BLK ? b - lo : CLA_BLK, k, codes, out);
-        for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
-        free(its);
-        free(codes);
-    }
-    return ok;
 }
 
 static void free_pre(double **pre, int n)
@@ -333,6 +298,8 @@ static MB *product_done(MB *r, bool ok, BrErr *e)
     mb_recount_nnz(r);
     return mb_finish(r, e);
 }
+
+static bool rowwise(const MB *x, double **pre, int64_t k, double *out);
 
 MB *cla_matmul_right(const MB *x, const MB *b0, BrErr *e)
 {
@@ -405,22 +372,22 @@ static double list_sum(const double *v, const int32_t *rows, int64_t nr)
 ROWS_SCATTER(uint8_t, rows_scatter_u8)
 ROWS_SCATTER(uint16_t, rows_scatter_u16)
 
-/* out[cols of g, :] (m x k) = dict^T A, A[t] = sum of b's rows of tuple t. */
-/* A[t] += b's rows [lo, lo+len) of tuple t (k columns), group g's
+/* A[t] += the rows of tuple t among rows [lo, lo+len), whose k values
+ * are bb[(i - lo) * k ..] (bb: the block of b's rows), group g's
  * iterator positioned at lo (codes: CLA_BLK scratch). */
-static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, const MB *b, int64_t k, double *A,
-                     int32_t *codes)
+static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, const double *bb, int64_t k,
+                     double *A, int32_t *codes)
 {
     if (g->enc == CLA_OLE || g->enc == CLA_RLE) {
         for (int32_t t = 0; t < g->ndict; t++) {
             int64_t nr = cla_iter_rows(it, t, len, codes);
             double *a = A + (int64_t)t * k;
             if (k == 1) {
-                a[0] += list_sum(b->d + lo, codes, nr);
+                a[0] += list_sum(bb, codes, nr);
                 continue;
             }
             for (int64_t j = 0; j < nr; j++) {
-                const double *br = b->d + (lo + codes[j]) * k;
+                const double *br = bb + (int64_t)codes[j] * k;
                 for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
             }
         }
@@ -428,23 +395,22 @@ static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, co
         return;
     }
     if (k == 1 && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2)) {
-        ddc_scatter(g, lo, len, b->d + lo, A);
+        ddc_scatter(g, lo, len, bb, A);
         cla_iter_skip(it, len);
         return;
     }
     if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
         const uint8_t *c1 = g->enc == CLA_DDC1 ? g->ix->c1 + lo : NULL;
         const uint16_t *c2 = g->enc == CLA_DDC2 ? g->ix->c2 + lo : NULL;
-        const double *br = b->d + lo * k;
-        if (c1) rows_scatter_u8(c1, len, br, k, A);
-        else rows_scatter_u16(c2, len, br, k, A);
+        if (c1) rows_scatter_u8(c1, len, bb, k, A);
+        else rows_scatter_u16(c2, len, bb, k, A);
         cla_iter_skip(it, len);
         return;
     }
     cla_iter_next(it, len, codes);
     for (int64_t i = 0; i < len; i++) {
         if (codes[i] < 0) continue;
-        const double *br = b->d + (lo + i) * k;
+        const double *br = bb + i * k;
         double *a = A + (int64_t)codes[i] * k;
         for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
     }
@@ -620,7 +586,7 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
             for (int q = 0; q < c->ngroups; q++) {
                 const ClaGroup *g = c->groups[q];
                 if (g->enc == CLA_UNC || g->enc == CLA_EMPTY || bundled[q]) continue;
-                tl_block(g, &its[q], lo, len, b, k, Ap + off[q], codes);
+                tl_block(g, &its[q], lo, len, b->d + lo * k, k, Ap + off[q], codes);
             }
         }
         for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
@@ -667,7 +633,7 @@ static bool group_tl(const ClaGroup *g, int64_t n, const MB *b, double *out, BrE
     ClaIter it;
     bool ok = A && codes && cla_iter_init(&it, g, 0);
     if (ok) {
-        for (int64_t lo = 0; lo < n; lo += CLA_BLK) tl_block(g, &it, lo, BR_MIN(CLA_BLK, n - lo), b, k, A, codes);
+        for (int64_t lo = 0; lo < n; lo += CLA_BLK) tl_block(g, &it, lo, BR_MIN(CLA_BLK, n - lo), b->d + lo * k, k, A, codes);
         cla_iter_free(&it);
         tl_finish(g, A, k, out);
     }
@@ -798,12 +764,330 @@ MB *cla_matmul_left(const MB *a, const MB *x, BrErr *e)
     return r;
 }
 
-MB *cla_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e)
+/* ---- mmchain: t(x) %*% (w * (x %*% v)) in one pass ----
+ * Per block of CLA_BLK rows: q = the block of x %*% v (per-tuple dot
+ * products pre[q] gathered by code), q *= w, and q's rows added into the
+ * per-tuple sums of t(x) %*% q, while the block's codes are in L1 and q
+ * in registers or L1 (the two products apart wrote q, read it for w *,
+ * wrote it again and read it, and read every code twice from memory).
+ * A bundle of DDC groups (as t(x) %*% b bundles them) takes one joint
+ * code per row for both steps: its pre-table is the members' pre-tables
+ * summed per joint tuple, so the row-wise step is one gather per bundle
+ * instead of one per group. Fixed row ranges as tl_blocked: the same
+ * bits for every thread count. */
+
+/* The bundle's pre-table: Pb[u] = sum over members m of pre[m][code_m(u)]
+ * (k values each). */
+static void joint_pre(const TlBundle *bd, double **pre, int64_t k, double *Pb)
 {
-    MB *q = cla_matmul_right(x, v, e);
+    for (int64_t u = 0; u < bd->jd; u++) {
+        int64_t r = u;
+        for (int m = bd->ng - 1; m >= 0; m--) {
+            int64_t code = r % bd->nd[m];
+            r /= bd->nd[m];
+            if (!pre[bd->q[m]]) continue;   /* a group without results adds 0 */
+            const double *p = pre[bd->q[m]] + code * k;
+            for (int64_t cc = 0; cc < k; cc++) Pb[u * k + cc] += p[cc];
+        }
+    }
+}
+
+/* Bundles of DDC groups for a row-wise pass with per-tuple results pre
+ * (k values): the bundles (as t(x) %*% b forms them), their pre-tables
+ * (the members' summed per joint tuple) and pre without the members. */
+typedef struct RowBundles {
+    int nbd;
+    TlBundle *bs;
+    bool *bundled;
+    double **pb;     /* per bundle: jd x k */
+    double **pre;    /* pre, members NULL (borrowed entries) */
+} RowBundles;
+
+static void row_bundles_free(RowBundles *rb)
+{
+    free_pre(rb->pb, rb->nbd);
+    free(rb->bs), free(rb->bundled), free(rb->pre);
+}
+
+static bool row_bundles(const struct CMB *c, double **pre, int64_t k, RowBundles *rb)
+{
+    memset(rb, 0, sizeof *rb);
+    rb->bs = br_malloc(((size_t)c->ngroups + 1) * sizeof(TlBundle));
+    rb->bundled = br_calloc((size_t)c->ngroups + 1, sizeof(bool));
+    rb->pre = br_calloc((size_t)c->ngroups + 1, sizeof(double *));
+    rb->pb = br_calloc((size_t)c->ngroups + 1, sizeof(double *));
+    if (!rb->bs || !rb->bundled || !rb->pre || !rb->pb) return false;
+    rb->nbd = tl_bundles(c, k, rb->bs, rb->bundled);
+    for (int q = 0; q < c->ngroups; q++) rb->pre[q] = rb->bundled[q] ? NULL : pre[q];
+    for (int j = 0; j < rb->nbd; j++) {
+        if (!(rb->pb[j] = br_calloc((size_t)(rb->bs[j].jd * k), sizeof(double)))) return false;
+        joint_pre(&rb->bs[j], pre, k, rb->pb[j]);
+    }
+    return true;
+}
+
+#define BUNDLE_ADD_K(K)                                                                     \
+    for (int64_t i = 0; i < n; i++) {                                                      \
+        const double *pr = P + (int64_t)jj[i] * (K);                                       \
+        double *oi = ob + i * (K);                                                         \
+        for (int cc = 0; cc < (K); cc++) oi[cc] += pr[cc];                                 \
+    }
+
+/* ob (rows [lo, lo+n), k columns) += each bundle's pre-table at the
+ * rows' joint codes, kept in jc (nbd x CLA_BLK) for a later step. */
+static void bundle_gather(const struct CMB *c, const RowBundles *rb, int64_t lo, int64_t n, int64_t k, uint16_t *jc,
+                          double *ob)
+{
+    for (int j = 0; j < rb->nbd; j++) {
+        uint16_t *jj = jc + (int64_t)j * CLA_BLK;
+        const double *P = rb->pb[j];
+        joint_codes(c, &rb->bs[j], lo, n, jj);
+        if (k == 1) {
+            for (int64_t i = 0; i < n; i++) ob[i] += P[jj[i]];
+            continue;
+        }
+        CLA_WIDTHS(k, BUNDLE_ADD_K)
+    }
+}
+
+/* out (n x k) += rows of the compressed groups, with per-group row
+ * contributions pre[q] (ndict x k each), in parallel over row ranges;
+ * bundles of DDC groups through their joint codes (one gather per bundle
+ * and row instead of one per group). */
+static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
+{
+    const struct CMB *c = C(x);
+    int64_t n = x->rows;
+    RowBundles rb;
+    bool ok = row_bundles(c, pre0, k, &rb);
+    double **pre = rb.pre;
+    int nt = n * k * c->ngroups >= BR_PAR_MIN ? br_threads() : 1;
+    int64_t nb = (n + CLA_BLK - 1) / CLA_BLK;
+#pragma omp parallel num_threads(nt) if (ok && nt > 1)
+    {
+        int tid = 0, th = 1;
+#ifdef _OPENMP
+        tid = omp_get_thread_num();
+        th = omp_get_num_threads();
+#endif
+        int64_t a = nb * tid / th * CLA_BLK, b = nb * (tid + 1) / th * CLA_BLK;
+        if (b > n) b = n;
+        ClaIter *its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
+        int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+        uint16_t *jc = br_malloc(((size_t)rb.nbd * CLA_BLK + 1) * sizeof(uint16_t));
+        bool mine = ok && its && codes && jc;
+        for (int q = 0; mine && q < c->ngroups; q++)
+            if (pre[q] && !cla_iter_init(&its[q], c->groups[q], a)) mine = false;
+        if (!mine) {
+#pragma omp atomic write
+            ok = false;
+        }
+        for (int64_t lo = a; mine && lo < b; lo += CLA_BLK) {
+            int64_t len = b - lo < CLA_BLK ? b - lo : CLA_BLK;
+            bundle_gather(c, &rb, lo, len, k, jc, out + lo * k);
+            add_rows(c, its, pre, lo, len, k, codes, out + lo * k);
+        }
+        for (int q = 0; its && q < c->ngroups; q++) cla_iter_free(&its[q]);
+        free(its);
+        free(codes);
+        free(jc);
+    }
+    row_bundles_free(&rb);
+    return ok;
+}
+
+/* qb (n x k) += rows [lo, lo+n) of the UNC group g times v's rows at g's
+ * columns. */
+static void unc_right(const ClaGroup *g, const MB *v, int64_t lo, int64_t n, double *qb)
+{
+    const MB *u = g->unc;
+    int64_t k = v->cols;
+    for (int64_t i = 0; i < n; i++) {
+        double *o = qb + i * k;
+        if (u->sparse) {
+            for (int64_t p = u->rp[lo + i]; p < u->rp[lo + i + 1]; p++) {
+                const double *vr = v->d + (int64_t)g->cols[u->ci[p]] * k;
+                for (int64_t cc = 0; cc < k; cc++) o[cc] += u->v[p] * vr[cc];
+            }
+            continue;
+        }
+        const double *ur = u->d + (lo + i) * g->ncols;
+        for (int j = 0; j < g->ncols; j++) {
+            const double *vr = v->d + (int64_t)g->cols[j] * k;
+            for (int64_t cc = 0; cc < k; cc++) o[cc] += ur[j] * vr[cc];
+        }
+    }
+}
+
+/* U[cols of g, :] += t(rows [lo, lo+n) of the UNC group g) %*% qb. */
+static void unc_tl(const ClaGroup *g, int64_t lo, int64_t n, const double *qb, int64_t k, double *U)
+{
+    const MB *u = g->unc;
+    for (int64_t i = 0; i < n; i++) {
+        const double *qr = qb + i * k;
+        if (u->sparse) {
+            for (int64_t p = u->rp[lo + i]; p < u->rp[lo + i + 1]; p++) {
+                double *o = U + (int64_t)g->cols[u->ci[p]] * k;
+                for (int64_t cc = 0; cc < k; cc++) o[cc] += u->v[p] * qr[cc];
+            }
+            continue;
+        }
+        const double *ur = u->d + (lo + i) * g->ncols;
+        for (int j = 0; j < g->ncols; j++) {
+            double *o = U + (int64_t)g->cols[j] * k;
+            for (int64_t cc = 0; cc < k; cc++) o[cc] += ur[j] * qr[cc];
+        }
+    }
+}
+
+/* The shared state of a fused chain. */
+typedef struct Chain {
+    const MB *x, *v, *w;
+    int64_t k, tot;          /* result columns; per-range sums */
+    RowBundles rb;           /* bundles; rb.pre: the other groups' */
+    int64_t *off;            /* group q's sums at off[q] */
+} Chain;
+
+/* Rows [a, z) into the range's sums Ap (tot) and UNC sums Up (ncol(x) x
+ * k). Returns 1, 0 when q took a non-finite value (the caller falls back:
+ * the zeros of x would have to meet it), -1 out of memory. */
+static int chain_range(const Chain *ch, int64_t a, int64_t z, double *Ap, double *Up)
+{
+    const struct CMB *c = C(ch->x);
+    const RowBundles *rb = &ch->rb;
+    int64_t k = ch->k, wk = ch->w ? ch->w->cols : 0;
+    ClaIter *ir = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
+    ClaIter *it = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
+    int32_t *codes = br_malloc(CLA_BLK * sizeof(int32_t));
+    uint16_t *jc = br_malloc(((size_t)rb->nbd * CLA_BLK + 1) * sizeof(uint16_t));
+    double *qb = br_malloc((size_t)(CLA_BLK * k) * sizeof(double));
+    int rc = ir && it && codes && jc && qb ? 1 : -1;
+    for (int q = 0; rc > 0 && q < c->ngroups; q++)
+        if (rb->pre[q] && (!cla_iter_init(&ir[q], c->groups[q], a) || !cla_iter_init(&it[q], c->groups[q], a))) rc = -1;
+    for (int64_t lo = a; rc > 0 && lo < z; lo += CLA_BLK) {
+        int64_t len = BR_MIN(CLA_BLK, z - lo);
+        memset(qb, 0, (size_t)(len * k) * sizeof(double));
+        bundle_gather(c, rb, lo, len, k, jc, qb);
+        add_rows(c, ir, rb->pre, lo, len, k, codes, qb);
+        for (int q = 0; q < c->ngroups; q++)
+            if (c->groups[q]->enc == CLA_UNC) unc_right(c->groups[q], ch->v, lo, len, qb);
+        if (ch->w && wk == 1) {
+            const double *wr = ch->w->d + lo;
+            for (int64_t i = 0; i < len; i++)
+                for (int64_t cc = 0; cc < k; cc++) qb[i * k + cc] *= wr[i];
+        } else if (ch->w) {
+            const double *wr = ch->w->d + lo * k;
+            for (int64_t i = 0; i < len * k; i++) qb[i] *= wr[i];
+        }
+        double nf = 0;
+#pragma omp simd reduction(+ : nf)
+        for (int64_t i = 0; i < len * k; i++) nf += qb[i] * 0.0;
+        if (nf != nf) {
+            rc = 0;
+            break;
+        }
+        for (int j = 0; j < rb->nbd; j++)
+            joint_scatter(jc + (int64_t)j * CLA_BLK, len, qb, k, rb->bs[j].jd, Ap + rb->bs[j].off);
+        for (int q = 0; q < c->ngroups; q++) {
+            const ClaGroup *g = c->groups[q];
+            if (g->enc == CLA_UNC) unc_tl(g, lo, len, qb, k, Up);
+            else if (rb->pre[q]) tl_block(g, &it[q], lo, len, qb, k, Ap + ch->off[q], codes);
+        }
+    }
+    for (int q = 0; q < c->ngroups; q++) {
+        if (ir) cla_iter_free(&ir[q]);
+        if (it) cla_iter_free(&it[q]);
+    }
+    free(ir), free(it), free(codes), free(jc), free(qb);
+    return rc;
+}
+
+/* The fused chain into out (ncol(x) x k, zeroed): 1, 0 (not fused: too
+ * many sums, or q not finite), -1 out of memory. */
+static int chain_fused(const MB *x, const MB *v, const MB *w, double *out)
+{
+    const struct CMB *c = C(x);
+    int64_t n = x->rows, m = x->cols, k = v->cols;
+    Chain ch = {.x = x, .v = v, .w = w, .k = k};
+    double **pre = br_calloc((size_t)c->ngroups + 1, sizeof(double *));
+    ch.off = br_calloc((size_t)c->ngroups + 1, sizeof(int64_t));
+    int rc = pre && ch.off ? 1 : -1;
+    for (int q = 0; rc > 0 && q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        ch.off[q] = ch.tot;
+        if (g->enc == CLA_UNC || g->enc == CLA_EMPTY) continue;
+        ch.tot += (int64_t)g->ndict * k;
+        if (!(pre[q] = pre_mult(g, v))) rc = -1;
+    }
+    if (rc > 0 && !row_bundles(c, pre, k, &ch.rb)) rc = -1;
+    for (int j = 0; rc > 0 && j < ch.rb.nbd; j++) {
+        ch.rb.bs[j].off = ch.tot;
+        ch.tot += ch.rb.bs[j].jd * k;
+    }
+    int64_t nb = (n + CLA_BLK - 1) / CLA_BLK, np = BR_MAX(1, BR_MIN(TL_PARTS, nb));
+    double *A = NULL, *U = NULL;
+    if (rc > 0 && (ch.tot + m * k) * np > TL_MAX_CELLS) rc = 0;
+    if (rc > 0) {
+        A = br_calloc((size_t)(ch.tot * np) + 1, sizeof(double));
+        U = br_calloc((size_t)(m * k * np) + 1, sizeof(double));
+        if (!A || !U) rc = -1;
+    }
+    if (rc > 0) {
+#pragma omp parallel for num_threads(br_threads()) if (n * c->ngroups >= BR_PAR_MIN) schedule(dynamic, 1)
+        for (int64_t pi = 0; pi < np; pi++) {
+            int64_t a = nb * pi / np * CLA_BLK, z = BR_MIN(n, nb * (pi + 1) / np * CLA_BLK);
+            int r = chain_range(&ch, a, z, A + pi * ch.tot, U + pi * m * k);
+            if (r < 1) {
+#pragma omp critical(cla_chain)
+                if (r < rc) rc = r;
+            }
+        }
+    }
+    for (int64_t pi = 1; rc > 0 && pi < np; pi++) {
+        for (int64_t i = 0; i < ch.tot; i++) A[i] += A[pi * ch.tot + i];
+        for (int64_t i = 0; i < m * k; i++) U[i] += U[pi * m * k + i];
+    }
+    for (int j = 0; rc > 0 && j < ch.rb.nbd; j++) {
+        double *Am[TL_JMAX];
+        for (int mm = 0; mm < ch.rb.bs[j].ng; mm++) Am[mm] = A + ch.off[ch.rb.bs[j].q[mm]];
+        joint_split(&ch.rb.bs[j], A + ch.rb.bs[j].off, k, Am);
+    }
+    for (int q = 0; rc > 0 && q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_UNC)
+            for (int j = 0; j < g->ncols; j++)
+                for (int64_t cc = 0; cc < k; cc++) out[(int64_t)g->cols[j] * k + cc] = U[(int64_t)g->cols[j] * k + cc];
+        else if (g->enc != CLA_EMPTY) tl_finish(g, A + ch.off[q], k, out);
+    }
+    free_pre(pre, c->ngroups);
+    row_bundles_free(&ch.rb);
+    free(ch.off), free(A), free(U);
+    return rc;
+}
+
+MB *cla_mmchain(const MB *x, const MB *v0, const MB *w0, BrErr *e)
+{
+    MB *tv = NULL, *tw = NULL;
+    /* fused where every value is finite (no 0 * Inf to mark) and the
+     * shapes are the chain's; else the two products */
+    bool shapes = x->cols == v0->rows && (!w0 || (w0->rows == x->rows && (w0->cols == 1 || w0->cols == v0->cols)));
+    if (shapes && v0->cols <= 8 && !cmb_has_nonfinite(x) && !mb_has_nonfinite(v0) &&
+        !(w0 && mb_has_nonfinite(w0))) {
+        const MB *v = dense_of(v0, &tv, e), *w = w0 ? dense_of(w0, &tw, e) : NULL;
+        MB *r = v && (w || !w0) ? mb_dense(x->cols, v->cols, e) : NULL;
+        int rc = r ? chain_fused(x, v, w, r->d) : -1;
+        mb_release(tv);
+        mb_release(tw);
+        if (rc != 0) {
+            if (rc > 0) cla_stats_op("mmchain");
+            return product_done(r, rc > 0, e);
+        }
+        mb_release(r);
+    }
+    MB *q = cla_matmul_right(x, v0, e);
     if (!q) return NULL;
-    if (w) {
-        MB *qw = k_binary(OP_MULT, w, q, e);
+    if (w0) {
+        MB *qw = k_binary(OP_MULT, w0, q, e);
         mb_release(q);
         if (!(q = qw)) return NULL;
     }

@@ -121,6 +121,53 @@ static void check_row_slice(const char *what, const MB *x, const MB *cx)
     mb_release(p);
 }
 
+/* Operations of the named kind that the bound statistics counted. */
+static int64_t op_count(const ClaStats *st, const char *name)
+{
+    for (int i = 0; i < 32 && st->opname[i]; i++)
+        if (!strcmp(st->opname[i], name)) return st->opcount[i];
+    return 0;
+}
+
+/* The fused mmchain (one pass over the groups per row block, bundles of
+ * DDC groups through joint codes) against the dense chain: one and three
+ * columns of v, no weights, a weight per row and per cell; it runs
+ * exactly where x has no NaN or Inf (then the two products mark 0 * Inf).
+ * A q that overflows to Inf falls back to the two products (the zeros of
+ * x meet it). */
+static void check_chain(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    int64_t n = x->rows, m = x->cols;
+    MB *v = rnd(m, 1), *B = rnd(m, 3), *w = rnd(n, 1), *W = rnd(n, 3);
+    ClaStats st;
+    cla_stats_init(&st);
+    ClaStats *prev = cla_stats_bind(&st);
+    struct { const MB *v, *w; const char *op; } c[] = {
+        {v, NULL, "X v"}, {v, w, "X v w"}, {B, NULL, "X B"}, {B, w, "X B w"}, {B, W, "X B W"}};
+    for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+        MB *r = cla_mmchain(cx, c[k].v, c[k].w, &e), *q = k_mmchain(x, c[k].v, c[k].w, &e);
+        T_MB_EQ(r, q, RT, "%s: mmchain %s", what, c[k].op);
+        mb_release(r);
+        mb_release(q);
+    }
+    int64_t want = cmb_has_nonfinite(cx) ? 0 : (int64_t)(sizeof c / sizeof *c);
+    T_CHECK(op_count(&st, "mmchain") == want, "%s: fused chains %lld want %lld", what,
+            (long long)op_count(&st, "mmchain"), (long long)want);
+    /* overflow: q = x %*% v finite, w * q Inf somewhere */
+    for (int64_t j = 0; j < m; j++) v->d[j] = 1e300;
+    for (int64_t i = 0; i < n; i++) w->d[i] = 1e300;
+    mb_recount_nnz(v);
+    mb_recount_nnz(w);
+    MB *r = cla_mmchain(cx, v, w, &e), *q = cla_matmul_right(cx, v, &e), *qw = k_binary(OP_MULT, w, q, &e);
+    MB *ref = cla_matmul_tl(cx, qw, &e);
+    T_MB_EQ(r, ref, RT, "%s: mmchain, w * q overflows", what);
+    cla_stats_bind(prev);
+    cla_stats_destroy(&st);
+    MB *rs[] = {v, B, w, W, r, q, qw, ref};
+    for (size_t k = 0; k < sizeof rs / sizeof *rs; k++) mb_release(rs[k]);
+}
+
 static void check_ops(const char *what, const MB *x, const MB *cx)
 {
     BrErr e = {0};
@@ -176,6 +223,7 @@ static void check_ops(const char *what, const MB *x, const MB *cx)
     MB *rs[] = {v, B, y, Y, L, w, r1, q1, r2, q2, r3, q3, r4, q4, r5, q5, r6, q6, r7, q7, r8, q8, Sel, r9, q9,
                 P, r10, q10, r11, q11};
     for (size_t k = 0; k < sizeof rs / sizeof *rs; k++) mb_release(rs[k]);
+    check_chain(what, x, cx);
     /* aggregates */
     OpCode aggs[] = {OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX};
     for (int a = 0; a < 5; a++)
