@@ -149,6 +149,7 @@ static MB *agg_vec(const SpPreRun *r, int op, BrErr *e)
 int k_pre_apply(const SpPre *p, KPreAggFn agg, void *arg, Value *out, BrErr *e)
 {
     Value v[SPOOF_PREMAX];
+    for (int j = 0; j < SPOOF_PREMAX; j++) v[j] = val_none();   /* a failed node sets none */
     int rc = 0, i = 0;
     for (; i < p->n && !rc; i++) {
         const SpPreNode *x = &p->x[i];
