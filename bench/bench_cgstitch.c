@@ -1,7 +1,8 @@
 /* bench_cgstitch.c: CPU stitching against two passes (docs/codegen.md,
  * "CPU stitching"). Each script is compiled twice, stitched (the
- * default) and with BRAID_CG_STITCH=0 (colMeans(X) its own instruction,
- * then the Row operator: two passes over X), and the two programs run
+ * default) and with BRAID_CG_STITCH=0 (the column aggregates their own
+ * instructions, then the Row or Cell operator: two or more passes over
+ * X), and the two programs run
  * alternately REPS rounds in one process; the medians and their ratio
  * (two passes / stitched: above 1 means stitching is faster) are printed,
  * of wall time and of the process's CPU time (all threads: less noisy
@@ -93,6 +94,11 @@ int main(int argc, char **argv)
         {"(X - colMeans(X)) %*% B", "Y = (X - colMeans(X)) %*% B\n", "Y"},
         {"colSums(((X - colMeans(X)) %*% B)^2)", "c = colSums(((X - colMeans(X)) %*% B) ^ 2)\n", "c"},
         {"t(X) %*% ((X - colMeans(X)) %*% B)", "G = t(X) %*% ((X - colMeans(X)) %*% B)\n", "G"},
+        /* vector expressions, variances, Cell plans */
+        {"(X / (colSums(X) + 1)) %*% B", "Y = (X / (colSums(X) + 1)) %*% B\n", "Y"},
+        {"(X - colMeans(X)) / colSds(X)", "Y = (X - colMeans(X)) / colSds(X)\n", "Y"},
+        {"colSums(((X - colMeans(X)) / colSds(X))^2)", "c = colSums(((X - colMeans(X)) / colSds(X)) ^ 2)\n", "c"},
+        {"minmax(X) %*% B", "Y = ((X - colMins(X)) / (colMaxs(X) - colMins(X))) %*% B\n", "Y"},
     };
     int64_t rows[8] = {2000, 20000, 200000};
     int nr = 3;
@@ -101,7 +107,7 @@ int main(int argc, char **argv)
         for (int i = 1; i < argc && nr < 8; i++) rows[nr++] = atoll(argv[i]);
     }
     const char *names[2] = {"X", "B"};
-    printf("%-38s %7s %9s %9s %6s %9s %9s %6s %s\n", "script", "rows", "st wall", "2p wall", "ratio", "st cpu", "2p cpu",
+    printf("%-44s %7s %9s %9s %6s %9s %9s %6s %s\n", "script", "rows", "st wall", "2p wall", "ratio", "st cpu", "2p cpu",
            "ratio", "(stitched aggs)");
     for (size_t s = 0; s < sizeof scripts / sizeof *scripts; s++) {
         Prog on = compile(scripts[s].src, true, names, scripts[s].out);
@@ -118,7 +124,7 @@ int main(int argc, char **argv)
                 toff[k] = run(&off, false, X, B, names, &soff, &coff[k]);
             }
             double a = median(ton, REPS), b = median(toff, REPS), ca = median(con, REPS), cb = median(coff, REPS);
-            printf("%-38s %7lld %9.3f %9.3f %6.2f %9.3f %9.3f %6.2f (%lld/%lld)\n", scripts[s].name, (long long)rows[r], a, b,
+            printf("%-44s %7lld %9.3f %9.3f %6.2f %9.3f %9.3f %6.2f (%lld/%lld)\n", scripts[s].name, (long long)rows[r], a, b,
                    b / a, ca, cb, cb / ca, (long long)son, (long long)soff);
             mb_release(X);
             mb_release(B);

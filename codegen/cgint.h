@@ -25,6 +25,7 @@
 
 #include "codegen.h"
 #include "../base/perturb.h"
+#include "../kernels/spoof.h"
 #include "../base/strbuf.h"
 #include "../matrix/value.h"
 
@@ -299,13 +300,13 @@ typedef struct CInput {
     int slice;             /* Cell/MAgg: the CN_SLICE node that reads this
                               input X as X[, lo:hi] (its columns lo..hi at
                               X's stride, no copy); -1 */
-    bool pre;              /* Row, stitched (select.c cg_stitch_rows): an
-                              IM_ROW input that is the column aggregate
-                              pre_op (sum, mean, min, max) of the matrix
-                              bound here (the main input), computed by the
-                              skeleton in a first phase over the same row
-                              blocks (docs/codegen.md, "CPU stitching") */
-    OpCode pre_op;
+    SpPre pre;             /* stitched (pre.n > 0; select.c cg_stitch):
+                              an IM_ROW input that is the vector
+                              expression pre of the column aggregates of
+                              the matrix bound here (Row: the main input;
+                              Cell/MAgg: a full input), computed by the
+                              skeleton in phases over the same row blocks
+                              (docs/codegen.md, "CPU stitching") */
 } CInput;
 
 /* A runtime condition of sparse safety: ops_binary(op, 0, s) == 0 (or
@@ -323,6 +324,7 @@ typedef enum {
 
 #define CG_MAXOUT 8
 #define CG_MAXCOND 16
+#define CG_MAXPRE 8       /* stitched inputs of one operator */
 
 typedef struct CPlan {
     TplType tpl;
@@ -392,14 +394,23 @@ Variant cplan_row_ovar(const CPlan *p, int t);
  * s->ops[i] (NULL: none); merged operators get the merged plan, and the
  * merged-away ones leave s (and plans) compacted. */
 void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans);
-/* CPU stitching (docs/codegen.md, "CPU stitching"): a Row plan of s
- * whose row-vector input is colSums/colMeans/colMins/colMaxs of its own
- * main input, read by nothing outside the plan, takes in the aggregate
- * (the input becomes a pre input over the main matrix): the skeleton
- * computes the column partials over row blocks, merges them after a
- * barrier and runs the plan's rows over the same blocks in the same
- * parallel region. Returns the inputs stitched. */
-int cg_stitch_rows(const Memo *m, Selection *s, CPlan **plans);
+/* CPU stitching (docs/codegen.md, "CPU stitching"): a Row, Cell or MAgg
+ * plan of s whose row-vector input is a vector expression of column
+ * aggregates (colSums, colMeans, colMins, colMaxs, colVars, colSds; see
+ * spoof.h SpPre) of its own matrix X (Row: the main input; Cell/MAgg: a
+ * full input), read by nothing outside the plan, takes in the
+ * expression (the input becomes a pre input over X): the skeleton
+ * computes the aggregates over row blocks in phases, evaluates the
+ * expression and runs the plan (Row: over the same row blocks in the
+ * same parallel region). Returns the inputs stitched. */
+int cg_stitch(const Memo *m, Selection *s, CPlan **plans);
+/* The stitchable expression at h (the vector of a Row or Cell input) into
+ * e: column aggregates (spoof_pre.c k_pre_agg_ok) of one matrix *x (set
+ * by the first), numeric literals, and elementwise unary and binary
+ * operators over 1 x n vectors and scalars; its hops other than literals
+ * into hs[*nh] (at most SPOOF_PREMAX). Returns h's node, -1 when h is no
+ * such expression (select.c; cost.c prices what it accepts). */
+int cg_pre_build(Hop *h, Hop **x, SpPre *e, Hop **hs, int *nh);
 /* Does p have stitched (pre) inputs? */
 bool cplan_stitched(const CPlan *p);
 /* Recomputes p's signature and hash (after its inputs changed). */

@@ -59,7 +59,7 @@ typedef struct CgStats {
     int64_t amulet;        /* products placed as AMULET where-loops by the
                               fusion planner (amulet_tpl.c) */
     int64_t stitched;      /* column aggregates stitched into Row
-                              operators (select.c cg_stitch_rows) */
+                              operators (select.c cg_stitch) */
 } CgStats;
 
 /* The codegen context of one runtime program: plan cache, compiled

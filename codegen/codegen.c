@@ -199,7 +199,7 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     if (!pl) goto done;
     for (int i = 0; i < n; i++) pl[i] = s->ops[i].type == T_AMULET ? NULL : cplan_build(m, &s->ops[i]);
     cg_merge_rows(m, s, pl);
-    __atomic_add_fetch(&c->st.stitched, cg_stitch_rows(m, s, pl), __ATOMIC_RELAXED);
+    __atomic_add_fetch(&c->st.stitched, cg_stitch(m, s, pl), __ATOMIC_RELAXED);
     n = s->nops;
     for (int i = 0; i < n; i++) {
         if (s->ops[i].type == T_AMULET) continue;   /* below */
@@ -541,7 +541,7 @@ void cg_print_stats(const CgContext *c, FILE *f)
             (double)s->compile_ns / 1e9);
     fprintf(f, "Codegen plan cache (hits, disk):\t%lld/%lld.\n", (long long)s->cache_hits, (long long)s->disk_hits);
     if (s->amulet) fprintf(f, "Codegen AMULET loops (planner):\t%lld.\n", (long long)s->amulet);
-    if (s->stitched) fprintf(f, "Codegen column aggregates stitched (Row):\t%lld.\n", (long long)s->stitched);
+    if (s->stitched) fprintf(f, "Codegen column aggregates stitched (Row, Cell):\t%lld.\n", (long long)s->stitched);
     if (s->prebuilt_hits)
         fprintf(f, "Codegen prebuilt kernels loaded:\t%lld.\n", (long long)s->prebuilt_hits);
     if (s->cc_runs) fprintf(f, "Codegen compiler runs:\t%lld.\n", (long long)s->cc_runs);

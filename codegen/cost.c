@@ -557,6 +557,9 @@ typedef struct CVec {
     int nops;              /* operations fused (the plan's size) */
     uint64_t rkey;         /* distributed: the region's key (cg_region_key;
                               a Row group's: its roots' summed) */
+    const Hop *pre[CG_MAXPRE];   /* Row/Cell/MAgg: vector inputs the
+                              operator may stitch (stitch_cost) */
+    int npre;
 } CVec;
 
 static bool dense_est(const Hop *h) { return sparsity(h) >= MB_SPARSITY_TURN_POINT; }
@@ -842,6 +845,63 @@ static bool cost_fused(const void *arg, const Hop *h, bool root, int i)
 
 /* Cost of computing h materialized (a fused operator or basic op rooted
  * at h). */
+static double open_op(CostCtx *x, const Hop *h);
+
+/* The last-level cache's bytes (sysconf; 4 MiB when not known). */
+static double llc_bytes(void)
+{
+    static double b;
+    if (b == 0) {
+        long c = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        if (c <= 0) c = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        b = c > 0 ? (double)c : 4.0 * 1024 * 1024;
+    }
+    return b;
+}
+
+/* CPU stitching (docs/codegen.md, "CPU stitching") in getPlanCost: the
+ * vector input `in` of operator v, when it is an expression of column
+ * aggregates of a matrix X that v reads (select.c cg_pre_build), and
+ * every hop of it is a member of the partition read only by v or by the
+ * expression, no DAG output (what cg_stitch takes in), is computed
+ * inside v: its passes over X (one, two with a variance) read X again
+ * from memory only when X is larger than half the last-level cache,
+ * plus the expression's work and, for the lower bound, one write and
+ * read of each of its vectors. Otherwise `in` is its own operator. */
+static double stitch_cost(CostCtx *x, const CVec *v, const Hop *in)
+{
+    if (x->mat[in->id]) return 0;
+    Hop *X = NULL, *hs[SPOOF_PREMAX];
+    SpPre e = {0};
+    int nh = 0;
+    bool ok = cg_pre_build((Hop *)in, &X, &e, hs, &nh) >= 0 && X && has_input(v, X->id);
+    for (int t = 0; t < nh && ok; t++) {
+        const Hop *h = hs[t];
+        ok = !x->m->out[h->id] && x->p->in[h->id] && !x->mat[h->id];
+        for (int q = 0; q < x->m->npar[h->id] && ok; q++) {
+            const Hop *c = x->m->par[h->id][q];
+            bool inside = x->cover[c->id] == v->stamp;
+            for (int u = 0; u < nh && !inside; u++) inside = hs[u] == c;
+            ok = inside;
+        }
+    }
+    if (!ok) return open_op(x, in);
+    const CgMachine *mc = x->mc;
+    double fl = 0, vec = 0;
+    int passes = 1;
+    for (int t = 0; t < nh; t++) {
+        const Hop *h = hs[t];
+        x->mat[h->id] = 1;
+        fl += hop_flops(h);
+        vec += bytes(h);
+        if (h->kind == H_AGG && (h->op == OP_VAR || h->op == OP_SD)) passes = 2;
+    }
+    double rd = bytes(X) <= llc_bytes() / 2 ? 0 : passes * bytes(X);
+    double t = fmax(rd / mc->read_bw, fl / mc->flops) + vec / mc->write_bw + vec / mc->read_bw;
+    x->spent += t;
+    return t;
+}
+
 static double open_op(CostCtx *x, const Hop *h)
 {
     if (x->mat[h->id]) return 0;
@@ -855,6 +915,7 @@ static double open_op(CostCtx *x, const Hop *h)
      * (dist_cost): its region's key finds it */
     if (v.type != T__N && h->exec == EX_DIST && br_dist_available() && dist_size() >= 2)
         v.rkey = cg_region_key(h, cost_fused, &(CostRegion){x, v.type});
+    for (int i = 0; i < v.npre && sub < INFINITY; i++) sub += stitch_cost(x, &v, v.pre[i]);
     if (v.type == T_OUTER) {
         /* sparsity exploitation: driven by the sparsest full input; a
          * dense driver is converted to CSR (12 bytes per cell written and
@@ -1020,6 +1081,13 @@ static double rcost(CostCtx *x, const Hop *h, CVec *v)
             continue;
         }
         add_input(v, in->id);
+        /* a row vector the operator may take in by stitching: priced once
+         * its inputs are known (open_op, stitch_cost) */
+        if (x->p->in[in->id] && (v->type == T_ROW || v->type == T_CELL || v->type == T_MAGG) &&
+            in->dt == DT_MATRIX && in->rows == 1 && v->npre < CG_MAXPRE) {
+            v->pre[v->npre++] = in;
+            continue;
+        }
         if (x->p->in[in->id]) sub += open_op(x, in);
         /* partial costing stops between any two operators once the plan
          * costs the bound (seed 000 section 4.4) */

@@ -578,7 +578,15 @@ static void make_sig(CPlan *p)
     sb_putc(&b, '|');
     for (int k = 0; k < p->nin; k++) {
         tagi(&b, 'i', p->in[k].scalar); tagi(&b, ':', p->in[k].mode);
-        if (p->in[k].pre) tagi(&b, 'p', p->in[k].pre_op);
+        /* a stitched input's expression, constants by their bits (they
+         * are the operator's, not arguments) */
+        for (int i = 0; i < p->in[k].pre.n; i++) {
+            const SpPreNode *x = &p->in[k].pre.x[i];
+            long long c;
+            memcpy(&c, &x->c, sizeof c);
+            tagi(&b, 'p', x->kind); tagi(&b, ':', x->op); tagi(&b, ',', x->a); tagi(&b, ',', x->b);
+            if (x->kind == SPP_CONST) tagi(&b, '=', c);
+        }
     }
     sb_putc(&b, '|');
     for (int i = 0; i < p->nn; i++) {
@@ -752,7 +760,7 @@ void cplan_free(CPlan *p)
 
 bool cplan_stitched(const CPlan *p)
 {
-    for (int k = 0; p && k < p->nin; k++) if (p->in[k].pre) return true;
+    for (int k = 0; p && k < p->nin; k++) if (p->in[k].pre.n) return true;
     return false;
 }
 
@@ -787,6 +795,24 @@ int cplan_nops(const CPlan *p)
     return n;
 }
 
+/* Node i of stitched input k's expression, as DML (-explain codegen). */
+static void pre_print(const SpPre *e, int i, FILE *out)
+{
+    const SpPreNode *x = &e->x[i];
+    if (i == e->n - 1) fputs(" = stitched, X bound here: ", out);
+    switch (x->kind) {
+    case SPP_AGG: fprintf(out, "col%s(X)", op_info[x->op].name); break;
+    case SPP_CONST: fprintf(out, "%.17g", x->c); break;
+    case SPP_UN: fprintf(out, "%s(", op_info[x->op].name); pre_print(e, x->a, out); fputc(')', out); break;
+    default:
+        fputc('(', out);
+        pre_print(e, x->a, out);
+        fprintf(out, " %s ", op_info[x->op].name);
+        pre_print(e, x->b, out);
+        fputc(')', out);
+    }
+}
+
 void cplan_print(const CPlan *p, FILE *out)
 {
     static const char *modes[] = {"scalar", "full", "rowvec", "colvec", "mat", "vrows", "bt"};
@@ -797,7 +823,7 @@ void cplan_print(const CPlan *p, FILE *out)
     for (int k = 0; k < p->nin; k++) {
         fprintf(out, "    in%d: %s%s [%lldx%lld]", k, modes[p->in[k].mode], k == p->main ? " (main)" : "",
                 (long long)p->in[k].rows, (long long)p->in[k].cols);
-        if (p->in[k].pre) fprintf(out, " = stitched col%s(in%d)", op_info[p->in[k].pre_op].name, p->main);
+        if (p->in[k].pre.n) pre_print(&p->in[k].pre, p->in[k].pre.n - 1, out);
         fputc('\n', out);
     }
     for (int i = 0; i < p->nn; i++) {

@@ -55,7 +55,7 @@ typedef struct Bind {
     double *sc;
     int64_t *L;
     int64_t *coff, *width;   /* Cell slices (cell_slice_offsets): one block */
-    int *pre;                /* Row: SPA_* of a stitched input, SPA_NONE */
+    SpPre *pre;              /* each input's stitched expression (n 0: none) */
 } Bind;
 
 static void bind_free(Bind *b) { free(b->m); free(b->mode); free(b->sc); free(b->L); free(b->coff); free(b->pre); }
@@ -83,7 +83,7 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
             if (args[k].kind != V_MATRIX) return false;
             b->m[k] = args[k].m;
             b->L[k] = args[k].m->cols;
-            if (p->in[k].pre) b->pre[k] = agg_code(p->in[k].pre_op);
+            b->pre[k] = p->in[k].pre;
         }
     }
     return true;
@@ -112,6 +112,13 @@ static bool side_nonfinite(const CPlan *p, const Bind *b)
 }
 
 /* ---- Cell / MAgg ---- */
+
+/* May Cell/MAgg operator sp run over its main input's non-zeros only? */
+static bool cell_sparse_safe(const CPlan *p, const SpoofCell *sp, const Bind *b, Value *args, bool gpu)
+{
+    return p->sparse_safe && (gpu || sp->fs) && conds_hold(p, args) &&
+           !(p->main >= 0 && b->m[p->main]->sparse && side_nonfinite(p, b));
+}
 
 /* The column offset and width of each input a Cell plan reads in place
  * as X[, lo:hi] (cplan.c cell_slices), from the bounds floored as ap_rix
@@ -159,7 +166,9 @@ static void cell_prepare(CgOp *op, Value *args, int nargs, Bind *bp, SpoofCell *
         const MB *m = b.m[k];
         switch (p->in[k].mode) {
         case IM_FULL: *fb = m->rows != M || (coff[k] >= 0 ? width[k] : m->cols) != N; break;
-        case IM_ROW: *fb = m->rows != 1 || m->cols != N; break;
+        /* a stitched input: the column aggregates of a plain matrix of
+         * the iteration's shape */
+        case IM_ROW: *fb = p->in[k].pre.n ? m->rows != M || m->cols != N || m->cmb : m->rows != 1 || m->cols != N; break;
         case IM_COL: *fb = m->rows != M || m->cols != 1; break;
         default: break;
         }
@@ -169,8 +178,7 @@ static void cell_prepare(CgOp *op, Value *args, int nargs, Bind *bp, SpoofCell *
                      .nout = p->nout, .fd = (SpCellDenseFn)op->fn[0], .fs = (SpCellSparseFn)op->fn[1],
                      .ff = (SpCellFlatFn)op->fn[2], .fa = (SpCellAggFn)op->fn[3],
                      .fsa = (SpCellSparseAggFn)op->fn[4]};
-    sp.sparse_safe = p->sparse_safe && (gpu || sp.fs) && conds_hold(p, args) &&
-                     !(p->main >= 0 && b.m[p->main]->sparse && side_nonfinite(p, &b));
+    sp.sparse_safe = cell_sparse_safe(p, &sp, &b, args, gpu);
     switch (p->var) {
     case V_NO_AGG: sp.dir = SPD_NONE; break;
     case V_ROW_AGG: sp.dir = SPD_ROW; break;
@@ -206,6 +214,39 @@ static int cell_value(const CPlan *p, const SpoofCell *sp, MB *res, const double
     return 0;
 }
 
+/* CPU stitching of a Cell/MAgg operator: each stitched input's vector
+ * from the matrix bound to it (those over the same matrix share their
+ * aggregates: spoof_pre.c), bound in its place (own[], released by the
+ * caller). The aggregates run first, in parallel regions of their own
+ * (docs/codegen.md, "CPU stitching"). */
+static int cell_pre(const CPlan *p, Bind *b, MB **own, BrErr *e)
+{
+    int n = p->nin, rc = 0, np = 0;
+    SpPre *one = br_calloc((size_t)n + 1, sizeof *one);
+    double **vec = br_calloc((size_t)n + 1, sizeof *vec);
+    if (!one || !vec) { free(one); free(vec); return br_err(e, BR_ENOMEM, "out of memory"); }
+    for (int k = 0; k < n && !rc; k++) {
+        if (!b->pre[k].n || vec[k]) continue;
+        const MB *x = b->m[k];
+        for (int j = 0; j < n; j++) one[j] = b->m[j] == x ? b->pre[j] : (SpPre){0};
+        rc = k_pre_run(one, n, x, vec, e);
+    }
+    for (int k = 0; k < n && !rc; k++) {
+        if (!vec[k]) continue;
+        if (np == CG_MAXPRE) { rc = br_err(e, BR_EFAIL, "fused operator: too many stitched inputs"); break; }
+        MB *m = mb_dense(1, b->m[k]->cols, e);
+        if (!m) { rc = e->code; break; }
+        memcpy(m->d, vec[k], (size_t)m->cols * sizeof(double));
+        mb_recount_nnz(m);
+        own[np++] = m;
+        b->m[k] = m;
+    }
+    for (int k = 0; k < n; k++) free(vec[k]);
+    free(vec);
+    free(one);
+    return rc;
+}
+
 static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, bool *fb)
 {
     const CPlan *p = op->plan;
@@ -216,6 +257,12 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     if (*fb) goto done;
     const int64_t *coff = b.coff;
     MB *res = NULL;
+    MB *own[CG_MAXPRE] = {0};
+    if (cplan_stitched(p)) {
+        /* the vectors in place of the matrix: the sparse-safe test again */
+        if ((rc = cell_pre(p, &b, own, e))) goto done;
+        sp.sparse_safe = cell_sparse_safe(p, &sp, &b, args, false);
+    }
     double vals[SPOOF_MAXOUT];
     /* a compressed input: the skeleton over the dictionaries where the
      * plan allows it, else per cell over windows of decompressed rows
@@ -230,6 +277,7 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     if (declined && (rc = k_spoof_cell(&sp, &res, vals, e))) goto done;
     rc = cell_value(p, &sp, res, vals, out, e);
 done:
+    for (int k = 0; k < CG_MAXPRE; k++) mb_release(own[k]);
     bind_free(&b);
     return rc;
 }
@@ -387,7 +435,7 @@ static void row_prepare(CgOp *op, const int64_t *est, Value *args, int nargs, Bi
         const MB *m = b.m[k];
         switch (p->in[k].mode) {
         case IM_FULL: *fb = m->rows != M; break;
-        case IM_ROW: *fb = p->in[k].pre ? m != b.m[p->main] : m->rows != 1; break;
+        case IM_ROW: *fb = p->in[k].pre.n ? m != b.m[p->main] : m->rows != 1; break;
         case IM_COL: *fb = m->rows != M || m->cols != 1; break;
         default: break;
         }
@@ -688,7 +736,7 @@ static int outer_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est
 
 /* Cell and MAgg on the device: bound and checked as on the CPU, worth it
  * by their transfers against the plan's operations per cell visited. */
-static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out, BrErr *e)
+static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out, BrErr *e, bool decided)
 {
     Bind b = {0};
     SpoofCell sp = {0};
@@ -705,27 +753,100 @@ static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out,
         x.flops = visited * BR_MAX(cplan_nops(op->plan), 1);
         x.out = sp.dir == SPD_NONE ? visited * 8 : sp.dir == SPD_ROW ? (double)sp.rows * 8
               : sp.dir == SPD_COL ? (double)sp.cols * 8 : 8;
-        x.build = build_share(op, src);
         MB *res[1] = {NULL};
         double v[SPOOF_MAXOUT] = {0};
-        if (gpu_worth(&x) && (rc = gpu_spoof_cell(src, &sp, res, v, e)) == 1 && cell_value(op->plan, &sp, res[0], v, out, e))
+        if ((decided || (x.build = build_share(op, src), gpu_worth(&x))) &&
+            (rc = gpu_spoof_cell(src, &sp, res, v, e)) == 1 && cell_value(op->plan, &sp, res[0], v, out, e))
             rc = -1;
     }
     bind_free(&b);
     return rc;
 }
 
+/* A Row, Cell or MAgg operator over compressed inputs (docs/gpu.md,
+ * "Compressed inputs"): is the device worth decompressing them on the
+ * host and shipping the plain blocks? The device side uploads the
+ * decompressed bytes and, for Cell/MAgg, first pays the decompression
+ * (the host runs those over the dictionaries: its flops scale with the
+ * compressed over the dense bytes, as cost.c's cscale); the host Row
+ * skeleton decompresses blocks of rows itself, so both sides pay that. */
+static bool cmb_gpu_worth(CgOp *op, const char *src, const Value *args, int nin)
+{
+    const CPlan *p = op->plan;
+    GpuXfer x = {0};
+    double cells = 0, dense = 0, comp = 0;
+    for (int k = 0; k < nin; k++) {
+        if (args[k].kind != V_MATRIX) continue;
+        const MB *m = args[k].m;
+        if (!m->cmb) { gpu_xfer_add(&x, m); continue; }
+        double b = 8.0 * (double)m->rows * (double)m->cols;
+        x.up += b;
+        dense += b;
+        comp += (double)cmb_bytes(m);
+        cells = fmax(cells, (double)m->rows * (double)m->cols);
+    }
+    bool row = p->tpl == T_ROW;
+    x.flops = cells * BR_MAX(cplan_nops(p), 1) + (row ? cg_flops(op, nin, args) : 0);
+    x.pre = row ? 0 : dense / 10e9;
+    x.hscale = row || dense <= 0 ? 1 : fmin(1, comp / dense);
+    x.out = cells * 8;
+    x.build = build_share(op, src);
+    return gpu_worth(&x);
+}
+
+/* args with every compressed matrix decompressed (new values; NULL with
+ * e set). */
+static Value *cmb_plain_args(const Value *args, int nin, BrErr *e)
+{
+    Value *d = br_calloc((size_t)nin + 1, sizeof *d);
+    if (!d) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    for (int k = 0; k < nin; k++) {
+        if (args[k].kind != V_MATRIX || !args[k].m->cmb) { d[k] = val_retain(args[k]); continue; }
+        MB *m = cmb_decompress(args[k].m, e);
+        if (!m) {
+            for (int j = 0; j < k; j++) val_release(&d[j]);
+            free(d);
+            return NULL;
+        }
+        d[k] = val_matrix(m);
+    }
+    return d;
+}
+
+static int exec_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est, int nin, Value *args, Value *out,
+                    BrErr *e, bool decided);
+
 int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *args, Value *out, BrErr *e)
 {
     CgOp *op = handle;
     if (!c || !op || op->amulet || !op->plan || c->opt.interpret || nin != op->plan->nin) return 0;
-    /* stitched Row plans run on the CPU (no OpenCL skeleton for them) */
+    /* stitched plans run on the CPU (no OpenCL skeleton for them) */
     if (cplan_stitched(op->plan)) { gpu_count_fused_cpu(); return 0; }
     const char *src = cl_source(c, op);
     if (!src) { gpu_count_fused_cpu(); return 0; }
+    bool cmb = false;
+    for (int k = 0; k < nin; k++) cmb |= args[k].kind == V_MATRIX && args[k].m->cmb;
+    if (!cmb) return exec_gpu(c, op, src, est, nin, args, out, e, false);
+    /* compressed inputs: Row, Cell and MAgg decompressed for the device
+     * when the cost rule says so; Outer stays on the CPU */
+    if (op->plan->tpl == T_OUTER || !cmb_gpu_worth(op, src, args, nin)) { gpu_count_fused_cpu(); return 0; }
+    BrErr de = {0};
+    Value *plain = cmb_plain_args(args, nin, &de);
+    if (!plain) { gpu_count_fused_cpu(); return 0; }
+    int rc = exec_gpu(c, op, src, est, nin, plain, out, e, true);
+    for (int k = 0; k < nin; k++) val_release(&plain[k]);
+    free(plain);
+    return rc;
+}
+
+/* cg_exec_gpu over args (decided: the cost rule has already chosen the
+ * device). */
+static int exec_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est, int nin, Value *args, Value *out,
+                    BrErr *e, bool decided)
+{
     if (op->plan->tpl == T_OUTER || op->plan->tpl == T_CELL || op->plan->tpl == T_MAGG) {
         int orc = op->plan->tpl == T_OUTER ? outer_gpu(c, op, src, est, nin, args, out, e)
-                                           : cell_gpu(op, src, nin, args, out, e);
+                                           : cell_gpu(op, src, nin, args, out, e, decided);
         if (orc == 1) __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
         return orc;
     }
@@ -737,7 +858,7 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
     int rc = 0;
     if (fb || any_cmb(op->plan, &b)) {
         gpu_count_fused_cpu();
-    } else if (gpu_row_worth(op, src, &b, &sp, args)) {
+    } else if (decided || gpu_row_worth(op, src, &b, &sp, args)) {
         int nslice = 0;
         for (int i = 0; i < op->plan->nn; i++) nslice += op->plan->n[i].kind == CN_SLICE;
         MB *res[CG_MAXOUT] = {NULL};
@@ -754,6 +875,9 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
 
 /* ---- the reference path ---- */
 
+/* A stitched input's aggregate op of matrix *arg, unfused. */
+static int interp_agg(void *arg, int op, Value *out, BrErr *e) { return ap_agg((OpCode)op, DIR_COL, arg, out, e); }
+
 /* Evaluates p over args with the unfused kernels (kernels/apply.c). */
 int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e)
 {
@@ -768,7 +892,7 @@ int cg_interpret(const CPlan *p, Value *args, int nargs, Value *out, BrErr *e)
         switch (x->kind) {
         case CN_IN:
             /* a stitched input: the column aggregate of the bound matrix */
-            if (p->in[x->in].pre) rc = ap_agg(p->in[x->in].pre_op, DIR_COL, &args[x->in], &v[i], e);
+            if (p->in[x->in].pre.n) rc = k_pre_apply(&p->in[x->in].pre, interp_agg, &args[x->in], &v[i], e);
             else v[i] = val_retain(args[x->in]);
             break;
         case CN_UN: rc = ap_unary(x->op, a, &v[i], e); break;

@@ -431,52 +431,147 @@ static void cover(const CPlan *p, Hop *h, char *mark)
     for (int i = 0; i < h->nin; i++) cover(p, h->in[i], mark);
 }
 
-/* Is h a column aggregate the skeleton computes (spoof_row.c pre_*) of
- * matrix x? */
-static bool stitchable_agg(const Hop *h, const Hop *x)
+int cg_pre_build(Hop *h, Hop **x, SpPre *e, Hop **hs, int *nh)
 {
-    return h->kind == H_AGG && h->dir == DIR_COL && h->nin == 1 && h->in[0] == x && h->dt == DT_MATRIX &&
-           (h->op == OP_SUM || h->op == OP_MEAN || h->op == OP_AMIN || h->op == OP_AMAX);
+    if (e->n == SPOOF_PREMAX || *nh == SPOOF_PREMAX) return -1;
+    SpPreNode n = {0};
+    if (h->kind == H_LIT) {
+        if (h->dt != DT_SCALAR || !val_is_numeric(&h->lit)) return -1;
+        n = (SpPreNode){SPP_CONST, 0, 0, 0, val_as_double(&h->lit)};
+    } else if (h->dt != DT_MATRIX) {
+        return -1;
+    } else if (h->kind == H_AGG) {
+        if (h->dir != DIR_COL || h->nin != 1 || !k_pre_agg_ok(h->op) || (*x && h->in[0] != *x)) return -1;
+        *x = h->in[0];
+        n = (SpPreNode){SPP_AGG, h->op, 0, 0, 0};
+    } else if ((h->kind == H_UNARY || h->kind == H_BINARY) && !hop_lazy_ifelse(h)) {
+        const OpInfo *oi = &op_info[h->op];
+        int ar = h->kind == H_UNARY ? 1 : 2;
+        if (oi->kind != (ar == 1 ? OK_UNARY : OK_BINARY) || !(oi->tpl & FT_CELL) || h->nin != ar) return -1;
+        int c[2];
+        for (int i = 0; i < ar; i++) {
+            const Hop *q = h->in[i];
+            /* row vectors (the aggregates' shape) and scalars only */
+            if (q->dt == DT_MATRIX && q->rows != 1) return -1;
+            if ((c[i] = cg_pre_build(h->in[i], x, e, hs, nh)) < 0) return -1;
+        }
+        if (e->n == SPOOF_PREMAX) return -1;
+        n = (SpPreNode){ar == 1 ? SPP_UN : SPP_BIN, h->op, c[0], ar == 2 ? c[1] : 0, 0};
+    } else {
+        return -1;
+    }
+    if (h->kind != H_LIT) hs[(*nh)++] = h;
+    e->x[e->n] = n;
+    return e->n++;
 }
 
-int cg_stitch_rows(const Memo *m, Selection *s, CPlan **plans)
+/* Is hop h read only inside plan i (its cover in mark, or the expression
+ * hs[0..nh)), no DAG output, no other operator's root or input? */
+static bool only_inside(const Memo *m, const Selection *s, CPlan **plans, int i, int absorb, const Hop *h,
+                        const char *mark, Hop *const *hs, int nh)
+{
+    if (m->out[h->id] || m->npar[h->id] == 0) return false;
+    for (int q = 0; q < m->npar[h->id]; q++) {
+        const Hop *c = m->par[h->id][q];
+        bool in = mark[c->id] != 0;
+        for (int t = 0; t < nh && !in; t++) in = hs[t] == c;
+        if (!in) return false;
+    }
+    for (int j = 0; j < s->nops; j++) {
+        const FusedOp *g = &s->ops[j];
+        if (j == absorb) continue;
+        for (int q = 0; j != i && plans[j] && q < plans[j]->nin; q++) if (plans[j]->in[q].hop == h) return false;
+        if (g->root == h) return false;
+        for (int r = 0; g->roots && r < g->nroots; r++) if (g->roots[r] == h) return false;
+    }
+    return true;
+}
+
+/* May plan p read its matrix x as the source of stitched inputs: Row: x
+ * is the main input; Cell/MAgg: a full input read whole (no slice). */
+static bool pre_source(const CPlan *p, const Hop *x)
+{
+    if (p->tpl == T_ROW) return p->main >= 0 && p->in[p->main].hop == x;
+    if (p->tpl != T_CELL && p->tpl != T_MAGG) return false;
+    for (int k = 0; k < p->nin; k++)
+        if (p->in[k].hop == x && !p->in[k].scalar && p->in[k].mode == IM_FULL && p->in[k].slice < 0) return true;
+    return false;
+}
+
+/* The operator of s other than i whose root is h, when the expression
+ * hs[0..nh) holds everything it covers (a Cell operator over the vector
+ * expression, which the stitching plan then computes in its place): its
+ * index; -1 when there is none; -2 when there is another one. */
+static int absorbable(const Memo *m, const Selection *s, CPlan **plans, int i, const Hop *h, Hop *const *hs, int nh,
+                      const char *gone, char *mark2)
+{
+    for (int j = 0; j < s->nops; j++) {
+        const FusedOp *g = &s->ops[j];
+        bool root = g->root == h;
+        for (int r = 0; g->roots && r < g->nroots; r++) root |= g->roots[r] == h;
+        if (j == i || !root) continue;
+        if (gone[j] || g->type != T_CELL || g->roots || !plans[j] || plans[j]->var != V_NO_AGG) return -2;
+        memset(mark2, 0, (size_t)m->nid);
+        cover(plans[j], g->root, mark2);
+        for (int q = 0; q < m->nid; q++) {
+            if (!mark2[q]) continue;
+            bool in = false;
+            for (int t = 0; t < nh && !in; t++) in = hs[t]->id == q;
+            if (!in) return -2;
+        }
+        return j;
+    }
+    return -1;
+}
+
+int cg_stitch(const Memo *m, Selection *s, CPlan **plans)
 {
     const char *env = getenv("BRAID_CG_STITCH");
     if (env && !strcmp(env, "0")) return 0;
-    char *mark = br_calloc((size_t)m->nid + 1, 1);
-    if (!mark) return 0;
+    char *mark = br_calloc((size_t)m->nid + 1, 1), *mark2 = br_calloc((size_t)m->nid + 1, 1);
+    char *gone = br_calloc((size_t)s->nops + 1, 1);
+    if (!mark || !mark2 || !gone) { free(mark); free(mark2); free(gone); return 0; }
     int done = 0;
     for (int i = 0; i < s->nops; i++) {
         CPlan *p = plans[i];
-        if (!p || p->tpl != T_ROW || p->main < 0 || !p->in[p->main].hop) continue;
-        Hop *x = p->in[p->main].hop;
+        if (gone[i] || !p || (p->tpl != T_ROW && p->tpl != T_CELL && p->tpl != T_MAGG)) continue;
         memset(mark, 0, (size_t)m->nid);
         const FusedOp *f = &s->ops[i];
         if (f->roots) for (int r = 0; r < f->nroots; r++) cover(p, f->roots[r], mark);
         else cover(p, f->root, mark);
-        bool any = false;
-        for (int k = 0; k < p->nin; k++) {
-            Hop *h = p->in[k].hop;
-            if (!h || p->in[k].scalar || p->in[k].mode != IM_ROW || !stitchable_agg(h, x) || m->out[h->id]) continue;
-            /* every consumer inside the plan (else the aggregate would be
-             * computed twice), and no other operator's root */
-            bool inside = m->npar[h->id] > 0;
-            for (int q = 0; q < m->npar[h->id] && inside; q++) inside = mark[m->par[h->id][q]->id] != 0;
-            for (int j = 0; j < s->nops && inside; j++) {
-                const FusedOp *g = &s->ops[j];
-                for (int q = 0; j != i && plans[j] && q < plans[j]->nin; q++) if (plans[j]->in[q].hop == h) inside = false;
-                if (g->root == h) inside = false;
-                for (int r = 0; g->roots && r < g->nroots; r++) if (g->roots[r] == h) inside = false;
-            }
+        /* twice: an input whose aggregate an expression stitched in the
+         * first round also reads is then read inside the plan only */
+        int any = 0;
+        for (int round = 0, k = 0; round < 2 && any < CG_MAXPRE; k = (k + 1) % p->nin, round += k == 0) {
+            Hop *h = p->in[k].hop, *x = NULL, *hs[SPOOF_PREMAX];
+            SpPre e = {0};
+            int nh = 0;
+            if (!h || p->in[k].scalar || p->in[k].mode != IM_ROW || p->in[k].pre.n) continue;
+            if (cg_pre_build(h, &x, &e, hs, &nh) < 0 || !x || !pre_source(p, x)) continue;
+            /* every hop of the expression read only here (else it would
+             * be computed twice) */
+            int ab = absorbable(m, s, plans, i, h, hs, nh, gone, mark2);
+            bool inside = ab != -2;
+            for (int t = 0; t < nh && inside; t++) inside = only_inside(m, s, plans, i, ab, hs[t], mark, hs, nh);
             if (!inside) continue;
-            p->in[k].pre = true;
-            p->in[k].pre_op = h->op;
+            if (ab >= 0) { gone[ab] = 1; cplan_free(plans[ab]); plans[ab] = NULL; }
+            p->in[k].pre = e;
             p->in[k].hop = x;
-            any = true;
-            done++;
+            for (int t = 0; t < nh; t++) mark[hs[t]->id] = 1;   /* now inside the plan */
+            any++;
         }
+        done += any;
         if (any) cplan_resign(p);
     }
+    int w = 0;
+    for (int i = 0; i < s->nops; i++) {
+        if (gone[i]) continue;
+        s->ops[w] = s->ops[i];
+        plans[w++] = plans[i];
+    }
+    s->nops = w;
     free(mark);
+    free(mark2);
+    free(gone);
     return done;
 }

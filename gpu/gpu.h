@@ -135,7 +135,11 @@ void gpu_count_fused_cpu(void);
  * (down), its result's bytes and floating-point work. Always true under
  * GPU_FORCE. gpu_cost_rule is the rule itself for a device g and the
  * host's thread count (tests give it other devices). */
-typedef struct GpuXfer { double up, down, out, flops, build; } GpuXfer;
+/* pre: seconds the device side spends on the host first (decompressing
+ * a compressed input); hscale: the host side's share of flops (a Cell
+ * operator over a compressed input runs its body once per distinct
+ * value: compressed over dense bytes; 0: 1). */
+typedef struct GpuXfer { double up, down, out, flops, build, pre, hscale; } GpuXfer;
 bool gpu_worth(const GpuXfer *x);
 /* x.build: seconds of a kernel build the device run would start (a
  * generated operator's first device call), the share this call bears:

@@ -176,10 +176,23 @@ cl_program gpu_build(const char *src, BrErr *e)
     return p;
 }
 
+/* At exit, the queue's commands finish first: PoCL compiles a kernel's
+ * work-group function on its own threads when a command is enqueued, and
+ * a process leaving (an error exit right after a launch) would otherwise
+ * run LLVM's static destructors under that compile (a crash: signal 6 or
+ * 11). Registered after the driver was loaded, so it runs before the
+ * driver's destructors. */
+static void drain_at_exit(void)
+{
+    if (gpu_ctx.q) clFinish(gpu_ctx.q);
+}
+
 int gpu_init(BrErr *e)
 {
+    static bool hooked;
     pthread_mutex_lock(&gpu_lock);
     if (g_state == 0) g_state = build_all(&g_err) ? -1 : 1;
+    if (g_state == 1 && !hooked) hooked = !atexit(drain_at_exit);
     if (g_state == 1) gpu_pool_hook();
     int st = g_state;
     pthread_mutex_unlock(&gpu_lock);

@@ -470,13 +470,14 @@ MB *gpu_transpose(const MB *a, BrErr *e)
 bool gpu_cost_rule(const GpuInfo *g, int threads, const GpuXfer *x)
 {
     double host_flops = threads * 8 * 2.5e9, flops = x->flops;
+    double hflops = flops * (x->hscale > 0 ? x->hscale : 1);
     if (g->is_cpu) {
         /* a CPU device (PoCL) computes on the host's cores and its
          * buffers are host memory: both sides compute alike, so the device
          * pays only when the host would first have to copy a device-only
          * input out (a landing) for more than a launch costs */
-        double t_gpu = 10e-6 + x->build + x->up / 20e9 + flops / host_flops;
-        double t_cpu = x->down / 20e9 + flops / host_flops;
+        double t_gpu = 10e-6 + x->build + x->pre + x->up / 20e9 + flops / host_flops;
+        double t_cpu = x->down / 20e9 + hflops / host_flops;
         return t_gpu < t_cpu;
     }
     /* seconds: launch ~10 us, PCIe ~12 GB/s each way, device compute
@@ -484,8 +485,9 @@ bool gpu_cost_rule(const GpuInfo *g, int threads, const GpuXfer *x)
      * (cores x 8 flops/cycle at 2.5 GHz, or its memory bandwidth); the
      * host first downloads the device-only inputs (their cells are on the
      * device alone), the device first uploads the host-only ones */
-    double t_gpu = 10e-6 + x->build + (x->up + x->out) / 12e9 + flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0);
-    double t_cpu = x->down / 12e9 + BR_MAX(flops / host_flops, (x->up + x->down + x->out) / 20e9);
+    double t_gpu = 10e-6 + x->build + x->pre + (x->up + x->out) / 12e9 +
+                   flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0);
+    double t_cpu = x->down / 12e9 + BR_MAX(hflops / host_flops, (x->up + x->down + x->out) / 20e9);
     return t_gpu < t_cpu;
 }
 

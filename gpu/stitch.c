@@ -422,6 +422,28 @@ static bool region_eq(const StitchRegion *a, const StitchRegion *b)
     return true;
 }
 
+/* Calls of each region not built yet (stitch_build_share). */
+typedef struct RCalls { StitchRegion r; int64_t n; } RCalls;
+static RCalls *rcalls;
+static int nrc, crc;
+
+double stitch_build_share(const StitchRegion *r)
+{
+    pthread_mutex_lock(&gpu_lock);
+    double share = 0;
+    bool built = false;
+    for (int i = 0; i < nrk && !built; i++) built = rkerns[i].state == 1 && region_eq(&rkerns[i].r, r);
+    if (!built) {
+        int i = 0;
+        while (i < nrc && !region_eq(&rcalls[i].r, r)) i++;
+        if (i == nrc && br_grow((void **)&rcalls, &crc, nrc + 1, sizeof *rcalls)) rcalls[nrc++] = (RCalls){*r, 0};
+        int64_t n = i < nrc ? ++rcalls[i].n : 1;
+        share = gpu_build_seconds() / (double)n;
+    }
+    pthread_mutex_unlock(&gpu_lock);
+    return share;
+}
+
 /* ---- asynchronous compilation (seed 001: the unfused plan runs while
  * the stitched kernel compiles) ----
  * A region's first run under sysds.gpu.async starts a detached thread

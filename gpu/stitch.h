@@ -157,6 +157,11 @@ int stitch_unfused_gpu_all(const StitchRegion *r, const MB *const *in, const dou
  * stitch_unfused_gpu_all (stitch_exec_all does this itself). hold: tests
  * keep background builds from starting until released; wait: releases
  * the hold and waits for every build running. */
+/* The share of a kernel build a device run of region r bears (the cost
+ * rule's GpuXfer.build, as codegen's operators bear theirs): 0 once a
+ * kernel of r is built, else the mean build time (gpu_build_seconds)
+ * over r's calls so far, counted here by the region's structure. */
+double stitch_build_share(const StitchRegion *r);
 void stitch_set_async(bool on);
 bool stitch_async(void);
 void stitch_async_hold(bool hold);

@@ -377,17 +377,21 @@ static int col_mode(OpCode op)
     case OP_SUM: case OP_MEAN: return CM_SUM;
     case OP_AMIN: return CM_MIN;
     case OP_AMAX: return CM_MAX;
+    case OP_VAR: case OP_SD: return CM_DEV2;
     default: return -1;
     }
 }
 
 bool k_colagg_ok(OpCode op) { return col_mode(op) >= 0; }
 
-KColAgg *k_colagg_begin(OpCode op, const MB *a, BrErr *e)
+KColAgg *k_colagg_begin(OpCode op, const MB *a, const double *m, BrErr *e)
 {
     int cm = col_mode(op);
-    if (cm < 0 || a->cmb) { br_err(e, BR_EARG, "column aggregate %s in phases: not supported", op_info[op].name); return NULL; }
-    KColAgg *g = colagg_begin(a, cm, NULL, NULL, e);
+    if (cm < 0 || a->cmb || (cm == CM_DEV2 && !m)) {
+        br_err(e, BR_EARG, "column aggregate %s in phases: not supported", op_info[op].name);
+        return NULL;
+    }
+    KColAgg *g = colagg_begin(a, cm, cm == CM_DEV2 ? m : NULL, NULL, e);
     if (g) g->op = op;
     return g;
 }
@@ -411,11 +415,21 @@ bool k_colagg_task(KColAgg *g, int64_t t)
     return true;
 }
 
+/* The variance (sd: its root) of a column from its squared deviations,
+ * as k_agg computes it. */
+static double col_var(double dev2, int64_t M, bool sd)
+{
+    double v = M == 0 ? NAN : M == 1 ? 0 : dev2 / (double)(M - 1);
+    return sd ? sqrt(v) : v;
+}
+
 int k_colagg_end(KColAgg *g, double *res)
 {
     int rc = colagg_merge(g, res);
     if (!rc && g->op == OP_MEAN)
         for (int64_t j = 0; j < g->N; j++) res[j] /= (double)g->M;
+    if (!rc && (g->op == OP_VAR || g->op == OP_SD))
+        for (int64_t j = 0; j < g->N; j++) res[j] = col_var(res[j], g->M, g->op == OP_SD);
     colagg_free(g);
     return rc;
 }
@@ -443,10 +457,7 @@ static int col_op(OpCode op, const MB *a, double *res, BrErr *e)
         int rc = col_agg(a, CM_SUM, NULL, m, e);
         for (int64_t j = 0; j < N && !rc; j++) m[j] /= (double)M;
         if (!rc) rc = col_agg(a, CM_DEV2, m, res, e);
-        for (int64_t j = 0; j < N && !rc; j++) {
-            double v = M == 0 ? NAN : M == 1 ? 0 : res[j] / (double)(M - 1);
-            res[j] = op == OP_SD ? sqrt(v) : v;
-        }
+        for (int64_t j = 0; j < N && !rc; j++) res[j] = col_var(res[j], M, op == OP_SD);
         free(m);
         return rc;
     }

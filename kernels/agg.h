@@ -33,8 +33,9 @@ MB *k_agg(OpCode op, AggDir dir, const MB *a, BrErr *e);
 /* A column aggregate in phases (CPU stitching, kernels/spoof_row.c):
  * the same row blocks, leaf kernels and merge order as k_agg's DIR_COL,
  * so the values are k_agg's to the bit. op: k_colagg_ok (OP_SUM, OP_MEAN,
- * OP_AMIN, OP_AMAX); a plain (not compressed) matrix, which must outlive
- * g. begin plans the tasks (row blocks, dense ones times column chunks)
+ * OP_AMIN, OP_AMAX, and OP_VAR, OP_SD given m, the column means as
+ * k_colagg_end of OP_MEAN gives them: the squared deviations' pass); a
+ * plain (not compressed) matrix, which (and m) must outlive g. begin plans the tasks (row blocks, dense ones times column chunks)
  * and allocates their partials (NULL with e set: out of memory);
  * k_colagg_task runs task t (tasks may run concurrently, in any order;
  * false: out of memory); k_colagg_rows gives its rows; k_colagg_end
@@ -42,7 +43,7 @@ MB *k_agg(OpCode op, AggDir dir, const MB *a, BrErr *e);
  * frees it unfinished). */
 typedef struct KColAgg KColAgg;
 bool k_colagg_ok(OpCode op);
-KColAgg *k_colagg_begin(OpCode op, const MB *a, BrErr *e);
+KColAgg *k_colagg_begin(OpCode op, const MB *a, const double *m, BrErr *e);
 int64_t k_colagg_ntasks(const KColAgg *g);
 void k_colagg_rows(const KColAgg *g, int64_t t, int64_t *r0, int64_t *r1);
 bool k_colagg_task(KColAgg *g, int64_t t);

@@ -109,6 +109,24 @@ typedef struct SpoofIn {
                               (X[, lo:hi] fused), -1 none; NULL: none */
 } SpoofIn;
 
+/* CPU stitching: the vector expression of a stitched input over the
+ * column aggregates of the operator's main matrix X (spoof_pre.c). Nodes
+ * in evaluation order, the last one the value: SPP_AGG the column
+ * aggregate op (OP_SUM, OP_MEAN, OP_AMIN, OP_AMAX, OP_VAR, OP_SD) of X,
+ * SPP_CONST the scalar c, SPP_UN op of node a, SPP_BIN op of nodes a and
+ * b (elementwise, a scalar node broadcast). A plain struct: plans carry
+ * it in their inputs and ship it whole. */
+#define SPOOF_PREMAX 8
+enum { SPP_AGG = 1, SPP_CONST, SPP_UN, SPP_BIN };
+typedef struct SpPreNode {
+    int kind, op, a, b;
+    double c;
+} SpPreNode;
+typedef struct SpPre {
+    int n;                 /* 0: not stitched */
+    SpPreNode x[SPOOF_PREMAX];
+} SpPre;
+
 typedef struct SpoofCell {
     SpoofIn in;
     int64_t rows, cols;    /* iteration space */
@@ -149,17 +167,18 @@ typedef struct SpoofRow {
     SpRowDenseFn fd;
     SpRowSparseFn fs;      /* NULL: sparse main rows are expanded */
     SpRowTmpFn ft;
-    const int *pre;        /* CPU stitching (NULL: none): pre[k] SPA_SUM,
-                              SPA_MEAN, SPA_MIN or SPA_MAX for an SPM_ROW
-                              input k bound to the main matrix (dense or
-                              CSR, not compressed): the skeleton computes
-                              its column aggregate (agg.h k_colagg_*:
-                              colSums/colMeans/colMins/colMaxs to the
-                              bit) over row blocks, merges them after a
-                              barrier and runs the rows over the same
-                              rows in the same parallel region with the
-                              aggregate as the row vector; SPA_NONE for
-                              other inputs */
+    const SpPre *pre;      /* CPU stitching (NULL: none): pre[k].n > 0 for
+                              an SPM_ROW input k bound to the main matrix
+                              X (dense or CSR, not compressed) whose row
+                              vector is the expression pre[k] of X's
+                              column aggregates: the skeleton computes
+                              the aggregates (agg.h k_colagg_*: k_agg's
+                              values to the bit) over row blocks, merges
+                              them after a barrier, evaluates the
+                              expression (the unfused kernels, so the
+                              vector is the unfused plan's to the bit)
+                              and runs the rows over the same rows in the
+                              same parallel region (spoof_pre.c) */
 } SpoofRow;
 
 typedef struct SpoofOuter {
@@ -199,6 +218,33 @@ int64_t k_spoof_row_psize(const SpRowOut *o);
 /* Row. FULL_AGG: *res; otherwise *out. SPR_MULTI: out[t] or res[t] for
  * each output t (FULL_AGG outputs in res, the others in out). */
 int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e);
+/* spoof_pre.c: the stitched inputs pre[0..n) (pre[k].n == 0: none) of an
+ * operator over its main matrix x, in phases a skeleton runs inside its
+ * own parallel region: k_pre_begin plans the distinct column aggregates
+ * (NULL with e set: out of memory, or an aggregate not supported:
+ * k_pre_agg_ok); k_pre_ntasks / k_pre_task run the current phase's
+ * tasks (concurrently, in any order; false: out of memory); k_pre_next,
+ * after them, merges the phase in block order and returns 1 when
+ * another phase of tasks follows, 0 when done, -1 on error
+ * (k_pre_err); then k_pre_eval writes input k's vector (x->cols
+ * doubles) into out. k_pre_run does it all in parallel regions of its
+ * own into vec[k] (malloc, for the stitched inputs). */
+typedef struct SpPreRun SpPreRun;
+bool k_pre_agg_ok(int op);
+SpPreRun *k_pre_begin(const SpPre *pre, int n, const MB *x, BrErr *e);
+int64_t k_pre_ntasks(const SpPreRun *r);
+bool k_pre_task(SpPreRun *r, int64_t t);
+int k_pre_next(SpPreRun *r);
+const BrErr *k_pre_err(const SpPreRun *r);
+int k_pre_eval(SpPreRun *r, int k, double *out, BrErr *e);
+void k_pre_free(SpPreRun *r);
+/* The expression p with the unfused kernels (apply.h), its aggregates
+ * from agg(arg, op, out, e); 0 or an error code. */
+struct Value;
+typedef int (*KPreAggFn)(void *arg, int op, struct Value *out, BrErr *e);
+int k_pre_apply(const SpPre *p, KPreAggFn agg, void *arg, struct Value *out, BrErr *e);
+int k_pre_run(const SpPre *pre, int n, const MB *x, double **vec, BrErr *e);
+
 /* Outer. FULL_AGG: *res; otherwise *out. */
 int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e);
 

@@ -91,7 +91,7 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
     x->sparse_main = op->fs && op->main >= 0 && op->in.mode[op->main] == SPM_FULL && op->in.m[op->main]->sparse;
     for (int k = 0; k < n; k++) {
         const MB *m = op->in.m[k];
-        if (op->pre && op->pre[k] != SPA_NONE) {
+        if (op->pre && op->pre[k].n) {
             /* a stitched row vector: filled between the two phases */
             x->P[k] = x->own[k] = br_calloc((size_t)BR_MAX(m->cols, 1), sizeof(double));
             if (!x->P[k]) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
@@ -315,57 +315,44 @@ static int threads_for(double work, int64_t tasks)
 }
 
 /* ---- CPU stitching (docs/codegen.md, "CPU stitching") ----
- * A stitched input k is the column aggregate of the main matrix, computed
- * in phases by kernels/agg.c (k_colagg_*: k_agg's row blocks, leaf
- * kernels and merge order, so the vector is colSums/colMeans/colMins/
- * colMaxs to the bit). */
+ * The stitched inputs are vector expressions of the main matrix's column
+ * aggregates (spoof_pre.c: k_agg's values to the bit, the unfused
+ * kernels' expressions). */
 
-static OpCode pre_op(int spa)
-{
-    return spa == SPA_MIN ? OP_AMIN : spa == SPA_MAX ? OP_AMAX : spa == SPA_MEAN ? OP_MEAN : OP_SUM;
-}
-
-/* The stitched run: in one parallel region, the stitched inputs' column
- * aggregate tasks (row blocks of the main matrix), a barrier, their
- * merge (in block order: the result does not depend on the thread
- * count), a barrier, and the generated rows over nb blocks of rows (a
- * static schedule in both phases: each thread takes about the same rows
- * twice, so its share of X is still in its cache when it fits), into
- * output rows at out (rowout, stride oc) or into block b's partial at
- * out + b * psize. */
+/* The stitched run: in one parallel region, each phase of the stitched
+ * inputs' column aggregate tasks (row blocks of the main matrix), a
+ * barrier and their merge (in block order: the result does not depend
+ * on the thread count), then the expressions, a barrier, and the
+ * generated rows over nb blocks of rows (a static schedule in every
+ * phase: each thread takes about the same rows again, so its share of X
+ * is still in its cache when it fits), into output rows at out (rowout,
+ * stride oc) or into block b's partial at out + b * psize. */
 static bool run_stitched(RCtx *x, int64_t nb, double *out, int64_t oc, bool rowout, double work)
 {
     const SpoofRow *op = x->op;
     int n = op->in.n;
     int64_t M = op->rows;
-    KColAgg **g = br_calloc((size_t)n + 1, sizeof *g);
-    int64_t *first = br_calloc((size_t)n + 2, sizeof *first);   /* tasks of inputs < k */
-    bool fail = !g || !first;
-    for (int k = 0; k < n && !fail; k++) {
-        first[k + 1] = first[k];
-        if (op->pre[k] == SPA_NONE) continue;
-        BrErr e = {0};
-        if (!(g[k] = k_colagg_begin(pre_op(op->pre[k]), op->in.m[k], &e))) fail = true;
-        else first[k + 1] += k_colagg_ntasks(g[k]);
-    }
-    int64_t ntask = fail ? 0 : first[n];
-#pragma omp parallel num_threads(fail ? 1 : threads_for(work, BR_MAX(nb, ntask)))
+    BrErr e = {0};
+    SpPreRun *r = k_pre_begin(op->pre, n, op->in.m[op->main], &e);
+    bool fail = !r;
+    int more = 1;
+#pragma omp parallel num_threads(fail ? 1 : threads_for(work, BR_MAX(nb, k_pre_ntasks(r))))
     {
+        while (more == 1) {
+            int64_t ntask = fail ? 0 : k_pre_ntasks(r);
 #pragma omp for schedule(static)
-        for (int64_t u = 0; u < ntask; u++) {
-            int k = 0;
-            while (first[k + 1] <= u) k++;
-            if (!k_colagg_task(g[k], u - first[k])) {
+            for (int64_t u = 0; u < ntask; u++) {
+                if (!k_pre_task(r, u)) {
 #pragma omp atomic write
-                fail = true;
+                    fail = true;
+                }
             }
+#pragma omp single
+            more = fail ? -1 : k_pre_next(r);
         }
 #pragma omp single
-        for (int k = 0; k < n && !fail; k++) {
-            if (!g[k]) continue;
-            if (k_colagg_end(g[k], x->own[k])) fail = true;
-            g[k] = NULL;
-        }
+        for (int k = 0; k < n && more == 0; k++)
+            if (op->pre[k].n && k_pre_eval(r, k, x->own[k], &e)) more = -1;
 #pragma omp for schedule(static)
         for (int64_t b = 0; b < nb; b++) {
             int64_t ra = b * M / nb, rb = (b + 1) * M / nb;
@@ -373,16 +360,14 @@ static bool run_stitched(RCtx *x, int64_t nb, double *out, int64_t oc, bool rowo
             bool bad;
 #pragma omp atomic read
             bad = fail;
-            if (!bad && ra < rb && !run_rows(x, ra, rb, o, rowout ? oc : 0, rowout)) {
+            if (!bad && more == 0 && ra < rb && !run_rows(x, ra, rb, o, rowout ? oc : 0, rowout)) {
 #pragma omp atomic write
                 fail = true;
             }
         }
     }
-    for (int k = 0; g && k < n; k++) k_colagg_free(g[k]);
-    free(g);
-    free(first);
-    return !fail;
+    k_pre_free(r);
+    return !fail && more == 0;
 }
 
 /* Runs a Row operator; see spoof.h. */

@@ -208,7 +208,7 @@ int rt_stitch_exec(const Instr *in, Value *args, Value *out, BrErr *e)
         /* sparse inputs: the CPU kernels keep them sparse (the kernel
          * would expand them and write a dense result) */
         StitchSched s = stitch_unfused_order(r, m[0]->rows, m[0]->cols);
-        if (!sparse && stitch_shapes_ok(r, m) && gpu_worth(&x))
+        if (!sparse && stitch_shapes_ok(r, m) && (x.build = stitch_build_share(r), gpu_worth(&x)))
             rc = stitch_exec_all(r, m, sc, &s, res, e);
         for (int k = 0; k < nm && !rc && !res[0]; k++) rc = mb_host(m[k], e);
         if (!rc && !res[0]) rc = stitch_reference_all(r, m, sc, res, e);

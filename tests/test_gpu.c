@@ -460,6 +460,20 @@ static void test_cost_rule(void)
     T_CHECK(!gpu_cost_rule(&gpu, 8, &heavy_b), "a 10 s build outweighs the product");
     heavy_b.build = 0.05;
     T_CHECK(gpu_cost_rule(&gpu, 8, &heavy_b), "a 50 ms build does not");
+    /* a compressed input (GpuXfer.pre, hscale): the device side first
+     * decompresses it on the host; the host runs a Cell operator over
+     * the dictionaries (flops scaled by the compression ratio). The
+     * large product's 6 s on the host: at ratio 0.01 (62 ms) the host
+     * beats the device's 0.26 s; decompressing for 8 ms still pays at
+     * ratio 1, for 10 s it does not */
+    GpuXfer heavy_c = heavy;
+    heavy_c.hscale = 0.01;
+    T_CHECK(!gpu_cost_rule(&gpu, 8, &heavy_c), "a compressed Cell input at ratio 0.01 stays on the host");
+    heavy_c.hscale = 1;
+    heavy_c.pre = 8e-3;
+    T_CHECK(gpu_cost_rule(&gpu, 8, &heavy_c), "decompressing for 8 ms pays for the product");
+    heavy_c.pre = 10;
+    T_CHECK(!gpu_cost_rule(&gpu, 8, &heavy_c), "decompressing for 10 s does not");
     /* before any generated program was built: the 50 ms prior */
     T_CHECK(gpu_build_seconds() > 0, "a build estimate (%g s)", gpu_build_seconds());
 }

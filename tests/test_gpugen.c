@@ -35,6 +35,7 @@
 #include "t_dml.h"
 #include "gpu/gpu.h"
 #include "gpu/stitch.h"
+#include "kernels/cla.h"
 
 typedef struct Case {
     const char *name;
@@ -125,11 +126,26 @@ static MB *gen_main(int64_t rows, int64_t cols, double sp, bool sparse, bool nf)
 }
 
 /* nf: non-finite values in X (and one in W) */
-static void run_case_nf(const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse, bool nf)
+/* X on a grid of quarters, compressed (forced): codegen's compressed
+ * main input */
+static MB *compressed(MB *x)
+{
+    for (int64_t i = 0; i < x->rows; i++)
+        for (int64_t j = 0; j < x->cols; j++) mb_dset(x, i, j, floor(mb_get(x, i, j) * 4) / 4);
+    mb_recount_nnz(x);
+    ClaPlanOpts o = {.force = true, .cocode = true, .enc = -1, .lut = true};
+    BrErr e = {0};
+    MB *c = cla_compress(x, &o, &e);
+    T_CHECK(c && c->cmb, "X compressed: %s", e.msg);
+    mb_release(x);
+    return c;
+}
+
+static void run_case_x(const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse, bool nf, bool cmb)
 {
     char what[96];
-    snprintf(what, sizeof what, "%lldx%lld k=%lld%s%s", (long long)rows, (long long)cols, (long long)k, sparse ? " CSR" : "",
-             nf ? " NaN/Inf" : "");
+    snprintf(what, sizeof what, "%lldx%lld k=%lld%s%s%s", (long long)rows, (long long)cols, (long long)k,
+             sparse ? " CSR" : "", nf ? " NaN/Inf" : "", cmb ? " compressed" : "");
     t_seed(500 + (uint64_t)rows * 31 + (uint64_t)cols + sparse);
     int64_t r = cols % 3 ? 3 : 1;
     /* Outer drivers have zeros in the dense case too */
@@ -145,6 +161,7 @@ static void run_case_nf(const Case *c, int64_t rows, int64_t cols, int64_t k, bo
         t_gen(cols, r, 1, 0, 1, false),
     };
     if (nf && in[1]->rows * in[1]->cols > 2) mb_dset(in[1], 0, 1, INFINITY);
+    if (cmb) in[0] = compressed(in[0]);
     const char *names[8] = {"X", "W", "V", "v", "w", "Y", "U", "Vc"};
     CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
     TRun want, got;
@@ -182,9 +199,28 @@ static void run_case_nf(const Case *c, int64_t rows, int64_t cols, int64_t k, bo
     for (int q = 0; q < 8; q++) mb_release(in[q]);
 }
 
+static void run_case_nf(const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse, bool nf)
+{
+    run_case_x(c, rows, cols, k, sparse, nf, false);
+}
+
 static void run_case(const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse)
 {
     run_case_nf(c, rows, cols, k, sparse, false);
+}
+
+/* A compressed X (docs/gpu.md, "Compressed inputs"): Row, Cell and MAgg
+ * plans decompress it for the device under force and agree with the
+ * CPU's operators over the compressed block (Cell/MAgg over its
+ * dictionaries); every operator placed ran on the device. The shape and
+ * plans of the dense runs above (their kernels are built already). */
+static void test_compressed(void)
+{
+    static const char *names[] = {"row_agg", "col_agg", "full_agg", "cell no_agg", "cell row_agg", "cell col mean",
+                                  "cell full min max", "magg"};
+    for (size_t q = 0; q < sizeof names / sizeof *names; q++)
+        for (int c = 0; c < NCASES; c++)
+            if (!strcmp(cases[c].name, names[q])) run_case_x(&cases[c], 130, 37, 11, false, false, true);
 }
 
 /* A non-finite side input of a multi-output plan: the CPU runs the
@@ -335,6 +371,7 @@ int main(void)
         run_case_nf(&cases[c], 130, 37, 5, false, true);
         run_case_nf(&cases[c], 130, 37, 5, true, true);
     }
+    test_compressed();
     test_nonfinite();
     test_launches();
     test_async();

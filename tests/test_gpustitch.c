@@ -449,6 +449,51 @@ static void test_worth(void)
     gpu_pool_clear();
 }
 
+/* The build term for stitched regions (stitch_build_share): under -gpu
+ * (not force) a region over a device-only 400 x 500 input whose kernel
+ * is not built yet runs on the host (the build's share, the whole mean
+ * build time on its first call, outweighs the 80 us landing: the input
+ * lands), and on the device once a forced run has built its kernel. */
+static void test_worth_build(void)
+{
+    const char *src = "S = exp(Y * 0.375) + 1.25\n", *names[1] = {"Y"}, *outs[1] = {"S"};
+    CgOptions off = {.enabled = false};
+    t_seed(33);
+    for (int k = 0; k < 2; k++) {
+        MB *x = t_gen(400, 500, 1, -1, 1, false), *in[1] = {x};
+        BrErr e = {0};
+        TRun want, got;
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(src, &off, 1, names, in, 1, outs, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_set_stitch(true);
+        if (k == 1) {
+            TRun b;
+            t_run_dml(src, &off, 1, names, in, 1, outs, &b);
+            t_run_free(&b);
+        }
+        gpu_pool_clear();
+        MB *t = gpu_transpose(x, &e), *y = t ? gpu_transpose(t, &e) : NULL;
+        mb_release(t);
+        in[0] = y;
+        T_CHECK(y && y->dev, "build %d: a device-only input: %s", k, e.msg);
+        gpu_configure(GPU_ON, -1, 0);
+        gpu_stats_reset();
+        t_run_dml(src, &off, 1, names, in, 1, outs, &got);
+        GpuStats st = gpu_stats();
+        T_CHECK(want.rc == 0 && got.rc == 0, "build %d: %s %s", k, want.err, got.err);
+        T_CHECK(k ? st.stitched == 1 && st.landed == 0 : st.stitched == 0 && st.landed == 1,
+                "build %d: %lld regions on the device, %lld landings", k, (long long)st.stitched, (long long)st.landed);
+        if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-12, "build %d: GPU vs CPU", k);
+        t_run_free(&want);
+        t_run_free(&got);
+        mb_release(y);
+        mb_release(x);
+    }
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_pool_clear();
+}
+
 int main(void)
 {
     gpu_configure(GPU_FORCE, -1, 0);
@@ -457,6 +502,7 @@ int main(void)
     T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
     if (rc) return t_done("test_gpustitch");
     test_async();
+    test_worth_build();
     for (int k = 0; k < NCASES; k++) {
         for (int s = 0; s < 3; s++) {
             /* the mlogreg step needs B with cols rows */
