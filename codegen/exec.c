@@ -253,11 +253,11 @@ static int exec_cell(CgOp *op, Value *args, int nargs, Value *out, BrErr *e, boo
     Bind b = {0};
     SpoofCell sp = {0};
     int rc = 0;
+    MB *own[CG_MAXPRE] = {0};   /* the stitched vectors (released at done) */
     cell_prepare(op, args, nargs, &b, &sp, fb, false);
     if (*fb) goto done;
     const int64_t *coff = b.coff;
     MB *res = NULL;
-    MB *own[CG_MAXPRE] = {0};
     if (cplan_stitched(p)) {
         /* the vectors in place of the matrix: the sparse-safe test again */
         if ((rc = cell_pre(p, &b, own, e))) goto done;
