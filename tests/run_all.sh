@@ -142,7 +142,7 @@ for ((i = 0; i < n; i++)); do report $i; done
 # cases (alg_decisiontree) must not see; test_codegen covers async.
 # BRAID_DML_CONFIGS (names of tests/dml/configs, space-separated; default
 # all) limits the extra configurations: .ci/run's sanitizer pass runs
-# rewrites_off and compressed, its plain pass all of them
+# compressed, its plain pass all of them
 if [ -x tests/dml/run.sh ]; then
   want=" ${BRAID_DML_CONFIGS:-all} "
   extra=""
