@@ -782,7 +782,7 @@ static int64_t nonfinite_cells(const MB *m, int64_t **out)
  * sparse ones visit only the stored cells), instead of IEEE's NaN. Only
  * for reference runs of SystemDS's scripts (tests/parity/gen.py): braid's
  * own semantics stay IEEE for every plan (docs/DESIGN.md, "NaN and Inf").
- * Read at each such product, which is rare. */
+ * Read once per such product, which is rare. */
 static bool skip_left_zeros(void)
 {
     const char *v = getenv("BRAID_MM_ZEROS");
@@ -820,8 +820,9 @@ MB *k_mm_ieee_zeros(const MB *a, bool ta, const MB *b, bool tb, MB *r, BrErr *e)
     if (ad) a = ad;
     if (bd) b = bd;
     int64_t m = r->rows, n = r->cols;
-    if (skip_left_zeros()) r = mm_skip_left(a, ta, b, tb, r, e);
-    for (int side = 0; side < 2 && r && !skip_left_zeros(); side++) {
+    bool skip = skip_left_zeros();
+    if (skip) r = mm_skip_left(a, ta, b, tb, r, e);
+    for (int side = 0; side < 2 && r && !skip; side++) {
         if (!(side ? fb : fa)) continue;
         const MB *x = side ? b : a;
         int64_t *c = NULL, nc = nonfinite_cells(x, &c);
