@@ -300,6 +300,17 @@ static bool inner(const Gen *g, int n)
     return g->k->n[n].k != KN_LEAF && g->k->n[n].k != KN_CONST && (g->k->n[n].dep & all) == all;
 }
 
+/* Is result r's product (a multiply, or on AVX-512 a mask) fused into
+ * its += accumulation (one fmadd or masked add, no operation of its
+ * own)? */
+static bool fused_acc(const Gen *g, int r)
+{
+    const KNode *rt = &g->k->n[g->k->root[r]];
+    return g->p->res[r]->acc == WA_ADD && inner(g, g->k->root[r]) &&
+           ((g->s.level != K_ISA_GENERIC && rt->k == KN_BIN && rt->op == OP_MULT) ||
+            (g->s.level == K_ISA_AVX512 && rt->k == KN_M2N));
+}
+
 /* Sethi-Ullman labels over the DAG (leaves and nodes computed outside
  * the (i,j,k) level are in registers already: label 0). */
 static int label(const Gen *g, int n, int *lab)
@@ -543,10 +554,7 @@ static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
      * another node or result reads it */
     bool fused[WHERE_MAXRES], skip[KMAX] = {0};
     for (int r = 0; r < k->nroot; r++) {
-        const KNode *rt = &k->n[k->root[r]];
-        bool add = g->p->res[r]->acc == WA_ADD && inner(g, k->root[r]);
-        fused[r] = add && ((s->level != K_ISA_GENERIC && rt->k == KN_BIN && rt->op == OP_MULT) ||
-                           (s->level == K_ISA_AVX512 && rt->k == KN_M2N));
+        fused[r] = fused_acc(g, r);
         if (fused[r]) skip[k->root[r]] = 1;
     }
     for (int r = 0; r < k->nroot; r++)
@@ -1537,22 +1545,38 @@ static bool kernel_shape(const AmPlan *p, bool finite, KPlan *k, Gen *g, int *bm
     return true;
 }
 
+/* The inner loop's vector operations per vector of the kernel, by the
+ * execution units they need (the benchmark replays this mix in a
+ * register-only loop to measure the kernel's instruction bound on the
+ * machine: 2 ports for every operation undercounts a core with separate
+ * multiply and add pipes): mix[0] multiplies (mul, div, a product fused
+ * into its accumulation), mix[1] comparisons into a mask, mix[2] the rest
+ * (add, sub, min, max, the masked and blend forms, mask logic). */
+static void vops_mix(const Gen *g, int mix[3])
+{
+    const KPlan *k = g->k;
+    mix[0] = mix[1] = mix[2] = 0;
+    for (int t = 0; t < g->norder; t++) {
+        const KNode *x = &k->n[g->order[t]];
+        if (x->k == KN_BIN && (x->op == OP_MULT || x->op == OP_DIV)) mix[0]++;
+        else if (x->k == KN_CMP || x->k == KN_N2M) mix[1]++;
+        else mix[2]++;
+    }
+    /* each result's accumulation: a fused product or mask is its own
+     * node's operation (counted above) */
+    for (int r = 0; r < k->nroot; r++) mix[2] += !fused_acc(g, r);
+}
+
 /* Vector arithmetic operations per (i,j,k) iteration of the sized kernel
  * (loads and broadcasts not counted): the instruction bound's numerator
  * and the cost of the fusion planner's AMULET template. */
 static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops)
 {
     const KPlan *k = g->k;
-    const AmPlan *p = g->p;
     /* the accumulation of each result (a product or mask fused into it
      * saves the product's own operation) */
     int inner_ops = g->norder + k->nroot, kk_ops = 0, ii_ops = 0, pk_ops = 0;
-    for (int r = 0; r < k->nroot; r++) {
-        const KNode *rt = &k->n[k->root[r]];
-        bool fused = p->res[r]->acc == WA_ADD && g->s.level != K_ISA_GENERIC && inner(g, k->root[r]) &&
-                     ((rt->k == KN_BIN && rt->op == OP_MULT) || (rt->k == KN_M2N && g->s.level == K_ISA_AVX512));
-        inner_ops -= fused;
-    }
+    for (int r = 0; r < k->nroot; r++) inner_ops -= fused_acc(g, r);
     for (int i = 0; i < k->nn; i++) {
         unsigned d = k->n[i].dep;
         if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
@@ -1624,8 +1648,12 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
         }
         if (getenv("BRAID_AMULET_TRACE")) {
             double per = vops_per_iter(g, bm, bv, NULL);
-            fprintf(stderr, "amulet: %d x %d %s kernel, %d temporaries, %.3f vector operations per iteration\n", bm,
-                    bv * g->s.w, k_isa_name(g->s.level), g->temps, per);
+            int mix[3];
+            vops_mix(g, mix);
+            fprintf(stderr,
+                    "amulet: %d x %d %s kernel, %d temporaries, %.3f vector operations per iteration "
+                    "(inner loop per vector: %d multiply, %d compare, %d other)\n",
+                    bm, bv * g->s.w, k_isa_name(g->s.level), g->temps, per, mix[0], mix[1], mix[2]);
         }
         if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1 && sp) {
             /* the sparse operand kept as CSR: the sparse kernel (else,
