@@ -1394,6 +1394,20 @@ static void no_intrinsics_header(void)
     if (f && fscanf(f, "%d", &n) != 1) n = -1;
     if (f) pclose(f);
     T_CHECK(n == 0, "%d precompiled preludes with immintrin.h in %s", n, dir);
+    /* the kernels link without the start files (jit.c: -nostdlib for a
+     * bundle of AMULET kernels): no shared object of a kernel source
+     * names crtbegin's __cxa_finalize */
+    int nk = 0, ncrt = 0;
+    char line[300];
+    snprintf(cmd, sizeof cmd,
+             "for c in %s/*.c; do grep -qF 'AMULET' \"$c\" && echo k $(grep -c __cxa_finalize \"${c%%.c}.so\"); done", dir);
+    f = popen(cmd, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        nk++;
+        ncrt += atoi(line + 2) > 0;
+    }
+    if (f) pclose(f);
+    T_CHECK(nk >= 3 && ncrt == 0, "%d of %d kernel objects with the start files in %s", ncrt, nk, dir);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     T_CHECK(system(cmd) == 0, "rm %s", dir);
 }
