@@ -44,6 +44,8 @@
  *
  *   [BENCH_REPS=r] build/bench/bench_amulet [n ...]      (default 1024; r 3)
  *
+ * kc/nc/pack: the parameters the cold run's search chose (the timed runs
+ * reuse them from the plan cache).
  * cold_s: the first run of a query (kernel compiled into a fresh plan
  * cache, parameters searched); cc_ms: its kernel's compile time (all of
  * the run's compile time: matmul's row, the first, includes what a fresh
@@ -156,7 +158,8 @@ static double time_dgemm(int64_t n, const double *A, const double *B, double *R,
     return t;
 }
 
-static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3]);
+static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3],
+                         char *par);
 
 /* The kernel's instruction bound in SPR from the mix's measured rate
  * (vectors per ns, all threads; the kernel's other operations per
@@ -225,7 +228,8 @@ static void multi_row(CgOptions *cg, int64_t n, int nt, const char **names, MB *
         rghz = fmax(rghz, clock_ghz());
         if (rep > 0) mrate = fmax(mrate, mix_rate(mix, nt));
         double t0 = now();
-        if (rep == 0) per = traced_run(s1, cg, names, ins, &r, mix);
+        char par[24];
+        if (rep == 0) per = traced_run(s1, cg, names, ins, &r, mix, par);
         else t_run_dml(s1, cg, 5, names, ins, 3, on, &r);
         if (rep > 0) tb = fmin(tb, now() - t0);
         if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
@@ -262,13 +266,21 @@ static double numpy_spr(int q, int64_t n, int nt)
 
 /* Runs src once with the kernel trace on; returns the kernel's vector
  * operations per iteration (NAN when no kernel ran). */
-static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3])
+static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3],
+                         char *par)
 {
     FILE *f = amulet_traced(src, cg, names, ins, 5, r);
     double per = NAN;
     char line[400];
     mix[0] = mix[1] = mix[2] = 0;
+    snprintf(par, 24, "-");
     while (f && fgets(line, sizeof line, f)) {
+        /* the searched parameters (the first kernel's), kc/nc/pack */
+        long long kc, nc;
+        int pk;
+        const char *q = strstr(line, "kernel, kc ");
+        if (q && par[0] == '-' && sscanf(q, "kernel, kc %lld nc %lld pack %d", &kc, &nc, &pk) == 3)
+            snprintf(par, 24, "%lld/%lld/%d", kc, nc, pk);
         const char *p = strstr(line, "temporaries, ");
         if (p) per = atof(p + strlen("temporaries, "));
         p = strstr(line, "per vector: ");
@@ -334,10 +346,10 @@ int main(int argc, char **argv)
            "iteration x threads\n",
            ghz, k_isa_name(k_isa()));
     printf("%-11s %5s %1s %7s %7s %7s %7s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s %6s %5s %6s %5s | %5s %5s %5s "
-           "%6s | %5s %6s  %s\n",
+           "%6s | %5s %6s  %s  %s\n",
            "query", "n", "t", "braid", "lifted", "gcc", "gcc-gen", "dgemm", "numpy", "outer", "bound", "b/gcc", "b/gen",
            "b/blas", "b/np", "b/outr", "b/bnd", "lift/b", "t1/t2", "cold_s", "cc_ms", "bl1/2", "sc/bl", "cpu21",
-           "bcpu21", "b/bnd2p", "mix1/2", "mix");
+           "bcpu21", "b/bnd2p", "mix1/2", "mix", "kc/nc/pack");
     for (int si = 0; si < ns; si++) {
         int64_t n = sizes[si];
         t_seed(7);
@@ -372,12 +384,13 @@ int main(int argc, char **argv)
                 double tb = INFINITY, tl = INFINITY, tp = INFINITY, tq = INFINITY, tg = INFINITY, cold = 0,
                        ccms = 0, per = NAN, rghz = 0, cb = INFINITY, cgm = INFINITY, mrate = 0;
                 int mix[3] = {0, 0, 0};
+                char par[24] = "-";   /* the searched kc/nc/pack */
                 for (int rep = 0; rep < reps; rep++) {
                     rghz = fmax(rghz, clock_ghz());
                     if (rep > 0) mrate = fmax(mrate, mix_rate(mix, nt));
                     TRun r;
                     double c0 = cpu_now(), t0 = now();
-                    if (rep == 0) per = traced_run(src, &cg, names, ins, &r, mix);
+                    if (rep == 0) per = traced_run(src, &cg, names, ins, &r, mix, par);
                     else t_run_dml(src, &cg, 5, names, ins, 1, on, &r);
                     double t = now() - t0;
                     if (rep > 0) cb = fmin(cb, cpu_now() - c0);
@@ -429,12 +442,12 @@ int main(int argc, char **argv)
                 if (nt == 2) at12[q] = t1[q] / tb, abl12[q] = g1[q] / tg;
                 bool two = nt == 2;
                 printf("%-11s %5lld %1d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.3f %7.2f | %6.2f %6.2f %6.2f %6.2f %6.0f "
-                       "%6.2f %6.2f %5.2f %6.2f %5.0f | %5.2f %5.2f %5.2f %6.2f | %5.2f %6.2f  %d/%d/%d\n",
+                       "%6.2f %6.2f %5.2f %6.2f %5.0f | %5.2f %5.2f %5.2f %6.2f | %5.2f %6.2f  %d/%d/%d  %s\n",
                        qname[q], (long long)n, nt, sb, w / tl, w / tp, w / tq, w / tg, snp, so, bound,
                        tp / tb, tq / tb, tg / tb, sb / snp, sb / so, sb / bound, tb / tl,
                        two ? t1[q] / tb : NAN, cold, ccms, two ? g1[q] / tg : NAN,
                        two ? (t1[q] / tb) / (g1[q] / tg) : NAN, two ? cb / c1[q] : NAN, two ? cgm / gc1[q] : NAN,
-                       sb / b2p, two ? bound / bnd1[q] : NAN, mix[0], mix[1], mix[2]);
+                       sb / b2p, two ? bound / bnd1[q] : NAN, mix[0], mix[1], mix[2], par);
                 fflush(stdout);
             }
             multi_row(&cg, n, nt, names, ins, R);
