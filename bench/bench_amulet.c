@@ -456,5 +456,9 @@ int main(int argc, char **argv)
         free(R);
         mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(dis);
     }
+    /* the fresh plan cache of this run is not kept */
+    char cmd[100];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "bench_amulet: could not remove %s\n", dir);
     return 0;
 }
