@@ -92,10 +92,14 @@ static int build_graph(const Memo *m, const Part *p, FGraph *g, int *loc)
 }
 
 /* The assignment of the explorer's plan: materialized unless consumer
- * and producer share a kernel. */
+ * and producer share a kernel. Stitch points (docs/codegen.md, "CPU
+ * stitching"), which the explorer's latency evaluator does not model,
+ * are left stitched (the fuse-all choice; getPlanCost's comparison
+ * prices them). */
 static void plan_cut(const Part *p, const int *loc, const FPlan *pl, bool *cut)
 {
     for (int t = 0; t < p->npts; t++) {
+        if (p->pts[t].stitch) { cut[t] = false; continue; }
         int c = loc[p->pts[t].c], h = loc[p->pts[t].h];
         cut[t] = c < 0 || h < 0 || pl->kernel[c] != pl->kernel[h];
     }

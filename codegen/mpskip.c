@@ -601,6 +601,18 @@ void cg_apply_cut(Memo *m, const Part *p, const bool *best, const uint8_t *ban)
 {
     CutArg a = {p, best, ban};
     for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
+    /* the stitch points' choices, for select.c cg_stitch */
+    for (int t = 0; t < p->npts; t++) {
+        if (!p->pts[t].stitch) continue;
+        Point *sp = br_realloc(m->spt, (size_t)(m->nspt + 1) * sizeof *sp);
+        bool *sd = sp ? br_realloc(m->sdo, (size_t)(m->nspt + 1) * sizeof *sd) : NULL;
+        if (sp) m->spt = sp;
+        if (!sd) break;
+        m->sdo = sd;
+        m->spt[m->nspt] = p->pts[t];
+        m->sdo[m->nspt++] = !best[t];
+
+    }
     char *done = br_calloc((size_t)m->nid, 1);
     if (!done) return;
     for (int k = 0; k < p->nh; k++) drop_dead_outer(m, p, m->hop[p->hops[k]], done);

@@ -147,6 +147,53 @@ static void test_shared(void)
     mb_release(in[1]);
 }
 
+/* The cost-based selection's stitch points (codegen/cost.c
+ * add_stitch_points; MPSkipEnum enumerates them, getPlanCost prices
+ * them): an aggregate read by one operator is stitched (one vector
+ * write and read fewer); one read by two operators of a partition is
+ * not (stitching it into both computes it twice, which costs more than
+ * the vector's write and read). Both agree with the unstitched plan to
+ * the bit and with codegen off within rounding. */
+static void test_choice(void)
+{
+    static const struct { const char *src; bool stitch; } cs[] = {
+        {"Y = (X - colMeans(X)) %*% B\ns = sum(Y)\n", true},
+        {"A = X - colMeans(X)\nY = A %*% B\nz = rowSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", false},
+    };
+    t_seed(7);
+    MB *in[2] = {t_gen(3000, 40, 1, 0, 1, false), t_gen(40, 3, 1, 0, 1, false)};
+    const char *names[2] = {"X", "B"}, *outs[1] = {"s"};
+    CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .keep_fused = true};
+    CgOptions off = {0};
+    for (int k = 0; k < 2; k++) {
+        Case c = {k ? "shared" : "single", cs[k].src, "s"};
+        TRun st, un, ref;
+        t_run_dml(c.src, &on, 2, names, in, 1, outs, &st);
+        setenv("BRAID_CG_STITCH", "0", 1);
+        t_run_dml(c.src, &on, 2, names, in, 1, outs, &un);
+        unsetenv("BRAID_CG_STITCH");
+        t_run_dml(c.src, &off, 2, names, in, 1, outs, &ref);
+        T_CHECK(st.rc == 0 && un.rc == 0 && ref.rc == 0, "choice %s: runs", c.name);
+        if (!st.rc && !un.rc && !ref.rc) {
+            check_out(&c, &st.out[0], &un.out[0], 0, "choice");
+            check_out(&c, &st.out[0], &ref.out[0], 1e-9, "choice");
+            int64_t want = cs[k].stitch ? 1 : 2;   /* points: one consumer, two */
+            T_CHECK(st.st.stitch_pts[cs[k].stitch] == want && st.st.stitch_pts[!cs[k].stitch] == 0,
+                    "choice %s: stitch points stitched %lld, materialized %lld", c.name,
+                    (long long)st.st.stitch_pts[1], (long long)st.st.stitch_pts[0]);
+            T_CHECK((st.st.stitched > 0) == cs[k].stitch, "choice %s: %lld stitched", c.name,
+                    (long long)st.st.stitched);
+            T_CHECK(un.st.stitch_pts[0] + un.st.stitch_pts[1] == 0, "choice %s: no points with stitching off",
+                    c.name);
+        }
+        t_run_free(&st);
+        t_run_free(&un);
+        t_run_free(&ref);
+    }
+    mb_release(in[0]);
+    mb_release(in[1]);
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -158,6 +205,7 @@ int main(void)
     for (int sp = 0; sp < 2; sp++)
         for (int c = 0; c < NCASE; c++) run_case(&cases[c], 130, 37, sp, true, 0);
     test_shared();
+    test_choice();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
     printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
     return t_done("test_cgstitch");
