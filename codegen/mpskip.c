@@ -504,7 +504,25 @@ static bool part_sig(const Memo *m, const Part *p, Sig *s)
         sig_add(s, v != NULL);
         if (v) sig_hop_sizes(s, v);
     }
-    for (int t = 0; t < p->npts; t++) { sig_add(s, loc[p->pts[t].c]); sig_add(s, loc[p->pts[t].h]); }
+    for (int t = 0; t < p->npts; t++) {
+        sig_add(s, loc[p->pts[t].c]);
+        sig_add(s, loc[p->pts[t].h]);
+        sig_add(s, p->pts[t].stitch);
+        if (!p->pts[t].stitch) continue;
+        /* a stitch point's expression: its operations, X, and its hops'
+         * readers (what getPlanCost prices) */
+        Hop *X = NULL, *hs[SPOOF_PREMAX];
+        SpPre e = {0};
+        int nh = 0;
+        cg_pre_build(m->hop[p->pts[t].h], &X, &e, hs, &nh);
+        sig_add(s, X ? loc[X->id] : -1);
+        for (int q = 0; q < nh; q++) {
+            sig_add(s, hs[q]->kind);
+            sig_add(s, hs[q]->op);
+            sig_add(s, m->nuse[hs[q]->id]);
+            sig_add(s, m->out[hs[q]->id]);
+        }
+    }
     free(loc);
     return !s->fail;
 }
