@@ -14,6 +14,7 @@
 #include "kernels/mm.h"
 #include "kernels/reorg.h"
 #include "matrix/cmb.h"
+#include "kernels/cla.h"
 
 static unsigned t_seed = 7;
 static double urand(void)
@@ -566,6 +567,20 @@ static void test_cla_decompress(void)
     MB *x = cmb_new(5, 1, gs, 1, &e);
     T_CHECK(x && !gpu_cla_ok(x) && !gpu_cla_decompress(x, &ge) && !ge.code, "cla: an OLE group is refused");
     mb_release(x);
+    /* compressing a device-only result (a GPU result a loop reads) lands
+     * it first (it was sampled through its NULL host array) */
+    MB *a = mb_dense(300, 4, &e);
+    for (int64_t k = 0; k < 1200; k++) a->d[k] = (double)(k % 5);
+    mb_recount_nnz(a);
+    MB *d = gpu_unary(OP_ABS, a, &ge);
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    MB *c = d && d->dev ? cla_compress(d, &o, &e) : NULL;
+    T_CHECK(c && c->cmb, "cla: a device-only block compressed (%s)", e.msg);
+    if (c) same(cmb_decompress(c, &e), k_unary(OP_ABS, a, &e), &ge, 0, "cla of a device result", 300, 4, 1);
+    mb_release(c);
+    mb_release(d);
+    mb_release(a);
 }
 
 int main(void)
