@@ -71,6 +71,9 @@ typedef struct Memo {
     int norder;
     char *visited;      /* exploration */
     bool amulet;        /* exploration creates AMULET entries */
+    struct Point *spt;  /* stitch points decided by the cost-based */
+    bool *sdo;          /*   selection (cg_apply_cut) and whether each */
+    int nspt;           /*   stitches (select.c cg_stitch) */
 } Memo;
 
 Memo *memo_new(HopDag *d);
@@ -169,8 +172,12 @@ void selcache_free(SelCache *s);
 /* Machine constants: measured once, cached in the cache directory. */
 void cg_machine(const char *cachedir, const char *prebuilt, CgMachine *mc);
 
-/* An interesting point: the data dependency consumer c -> input h. */
-typedef struct Point { int c, h; } Point;
+/* An interesting point: the data dependency consumer c -> input h. A
+ * stitch point (docs/codegen.md, "CPU stitching"): h is a row vector,
+ * an expression of column aggregates of a matrix the partition reads,
+ * that c reads unfused; materialized (true) it is its own operator(s),
+ * false the operator covering c computes it inside (stitches it). */
+typedef struct Point { int c, h; bool stitch; } Point;
 
 /* A plan partition (seed 4.2). */
 typedef struct Part {

@@ -60,6 +60,8 @@ typedef struct CgStats {
                               fusion planner (amulet_tpl.c) */
     int64_t stitched;      /* column aggregates stitched into Row
                               operators (select.c cg_stitch) */
+    int64_t stitch_pts[2]; /* stitch points the cost-based selection
+                              decided: [0] materialized, [1] stitched */
 } CgStats;
 
 /* The codegen context of one runtime program: plan cache, compiled

@@ -199,6 +199,7 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     if (!pl) goto done;
     for (int i = 0; i < n; i++) pl[i] = s->ops[i].type == T_AMULET ? NULL : cplan_build(m, &s->ops[i]);
     cg_merge_rows(m, s, pl);
+    for (int t = 0; t < m->nspt; t++) __atomic_add_fetch(&c->st.stitch_pts[m->sdo[t]], 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&c->st.stitched, cg_stitch(m, s, pl), __ATOMIC_RELAXED);
     n = s->nops;
     for (int i = 0; i < n; i++) {
@@ -542,6 +543,9 @@ void cg_print_stats(const CgContext *c, FILE *f)
     fprintf(f, "Codegen plan cache (hits, disk):\t%lld/%lld.\n", (long long)s->cache_hits, (long long)s->disk_hits);
     if (s->amulet) fprintf(f, "Codegen AMULET loops (planner):\t%lld.\n", (long long)s->amulet);
     if (s->stitched) fprintf(f, "Codegen column aggregates stitched (Row, Cell):\t%lld.\n", (long long)s->stitched);
+    if (s->stitch_pts[0] + s->stitch_pts[1])
+        fprintf(f, "Codegen stitch points (stitched, materialized):\t%lld/%lld.\n", (long long)s->stitch_pts[1],
+                (long long)s->stitch_pts[0]);
     if (s->prebuilt_hits)
         fprintf(f, "Codegen prebuilt kernels loaded:\t%lld.\n", (long long)s->prebuilt_hits);
     if (s->cc_runs) fprintf(f, "Codegen compiler runs:\t%lld.\n", (long long)s->cc_runs);

@@ -298,6 +298,39 @@ static uint32_t type_mask(const Memo *m, int id, bool valid_only)
     return t;
 }
 
+/* Stitch points of p (Point; docs/codegen.md, "CPU stitching"): a
+ * member c whose group holds Row, Cell or MAgg entries reads, unfused,
+ * a row vector h outside the partition that is a stitchable expression
+ * of column aggregates (select.c cg_pre_build) of a partition input X.
+ * Whether the operator covering c computes h inside (stitching, with
+ * redundancy where h has other consumers) or reads it materialized is
+ * then a choice MPSkipEnum enumerates and getPlanCost prices. */
+static void add_stitch_points(const Memo *m, Part *p)
+{
+    const char *env = getenv("BRAID_CG_STITCH");
+    if (env && !strcmp(env, "0")) return;
+    unsigned tpl = (1u << T_ROW) | (1u << T_CELL) | (1u << T_MAGG);
+    for (int k = 0; k < p->nh; k++) {
+        int cid = p->hops[k];
+        const Hop *c = m->hop[cid];
+        if (!(type_mask(m, cid, false) & tpl)) continue;
+        for (int i = 0; i < c->nin; i++) {
+            Hop *h = c->in[i], *X = NULL, *hs[SPOOF_PREMAX];
+            SpPre e = {0};
+            int nh = 0;
+            if (!h || p->in[h->id] || h->dt != DT_MATRIX || h->rows != 1) continue;
+            if (cg_pre_build(h, &X, &e, hs, &nh) < 0 || !X || !has_int(p->inputs, p->ninputs, X->id)) continue;
+            bool dup = false;
+            for (int t = 0; t < p->npts; t++) dup |= p->pts[t].c == cid && p->pts[t].h == h->id;
+            if (dup) continue;
+            Point *np2 = br_realloc(p->pts, (size_t)(p->npts + 1) * sizeof *np2);
+            if (!np2) continue;
+            p->pts = np2;
+            p->pts[p->npts++] = (Point){cid, h->id, true};
+        }
+    }
+}
+
 /* Plan partitions of m: connected components of fusion references, with
  * roots, inputs, materialization points and interesting points (caller
  * frees with parts_free). */
@@ -380,9 +413,10 @@ Part *cg_partitions(const Memo *m, int *nparts)
                 Point *np2 = br_realloc(p->pts, (size_t)(p->npts + 1) * sizeof *np2);
                 if (!np2) continue;
                 p->pts = np2;
-                p->pts[p->npts++] = (Point){cid, h->id};
+                p->pts[p->npts++] = (Point){cid, h->id, false};
             }
         }
+        add_stitch_points(m, p);
         free(refd);
     }
     free(uf);
@@ -859,23 +893,89 @@ static double llc_bytes(void)
     return b;
 }
 
-/* CPU stitching (docs/codegen.md, "CPU stitching") in getPlanCost: the
- * vector input `in` of operator v, when it is an expression of column
- * aggregates of a matrix X that v reads (select.c cg_pre_build), and
- * every hop of it is a member of the partition read only by v or by the
- * expression, no DAG output (what cg_stitch takes in), is computed
- * inside v: its passes over X (one, two with a variance) read X again
- * from memory only when X is larger than half the last-level cache,
- * plus the expression's work and, for the lower bound, one write and
- * read of each of its vectors. Otherwise `in` is its own operator. */
-static double stitch_cost(CostCtx *x, const CVec *v, const Hop *in)
+/* The passes over X of a stitchable expression's aggregates hs[0..nh)
+ * (one, two with a variance: kernels/spoof_pre.c's phases). */
+static int pre_passes(Hop *const *hs, int nh)
+{
+    for (int t = 0; t < nh; t++)
+        if (hs[t]->kind == H_AGG && (hs[t]->op == OP_VAR || hs[t]->op == OP_SD)) return 2;
+    return 1;
+}
+
+/* The stitch point of consumer c reading h (-1: none). */
+static int stitch_point(const CostCtx *x, int c, int h)
+{
+    for (int t = x->pt_first[c]; t >= 0; t = x->pt_next[t])
+        if (x->p->pts[t].stitch && x->p->pts[t].h == h) return t;
+    return -1;
+}
+
+/* The vector `in` of a stitch point computed by its own operators (its
+ * aggregates each read X, from memory when X is larger than half the
+ * last-level cache, as stitched; each vector is written and read),
+ * once per plan. */
+static double alone_cost(CostCtx *x, const Hop *in)
 {
     if (x->mat[in->id]) return 0;
+    x->mat[in->id] = 1;
+    Hop *X = NULL, *hs[SPOOF_PREMAX];
+    SpPre e = {0};
+    int nh = 0;
+    if (cg_pre_build((Hop *)in, &X, &e, hs, &nh) < 0 || !X) return 0;
+    const CgMachine *mc = x->mc;
+    double fl = 0, vec = 0, rd = 0;
+    bool big = bytes(X) > llc_bytes() / 2;
+    for (int t = 0; t < nh; t++) {
+        fl += hop_flops(hs[t]);
+        vec += bytes(hs[t]);
+        if (hs[t]->kind == H_AGG && big) rd += pre_passes(&hs[t], 1) * bytes(X);
+    }
+    double t = fmax(rd / mc->read_bw, fl / mc->flops) + vec / mc->write_bw + vec / mc->read_bw;
+    x->spent += t;
+    return t;
+}
+
+/* Is the vector `in` of a stitch point (or a hop of its expression
+ * hs[0..nh)) read by anything but the consumers of its stitch points
+ * and the expression, or a DAG output? Then its own operators run
+ * whatever the stitch points choose. */
+static bool needed_elsewhere(const CostCtx *x, const Hop *in, Hop *const *hs, int nh)
+{
+    for (int t = 0; t < nh; t++) {
+        const Hop *h = hs[t];
+        if (x->m->out[h->id]) return true;
+        for (int q = 0; q < x->m->npar[h->id]; q++) {
+            const Hop *c = x->m->par[h->id][q];
+            bool ok = h == in ? stitch_point(x, c->id, in->id) >= 0 : false;
+            for (int u = 0; u < nh && !ok; u++) ok = hs[u] == c;
+            if (!ok) return true;
+        }
+    }
+    return false;
+}
+
+/* CPU stitching (docs/codegen.md, "CPU stitching") in getPlanCost: the
+ * vector input `in` of operator v, an expression of column aggregates
+ * of a matrix X that v reads (select.c cg_pre_build). Through a stitch
+ * point left unmaterialized (point): computed inside v, redundantly
+ * for each operator that stitches it (its own operators run as well
+ * when it is needed elsewhere): its passes over X (one, two with a
+ * variance) read X again from memory only when X is larger than half
+ * the last-level cache, plus the expression's work; its vectors stay in
+ * cache. A partition member (no point; the structural rule of
+ * select.c): when every hop of it is read only by v or by the
+ * expression and is no DAG output, as above plus one write and read of
+ * each of its vectors; otherwise `in` is its own operator. */
+static double stitch_cost(CostCtx *x, const CVec *v, const Hop *in)
+{
+    bool point = !x->p->in[in->id];
+    if (!point && x->mat[in->id]) return 0;
     Hop *X = NULL, *hs[SPOOF_PREMAX];
     SpPre e = {0};
     int nh = 0;
     bool ok = cg_pre_build((Hop *)in, &X, &e, hs, &nh) >= 0 && X && has_input(v, X->id);
-    for (int t = 0; t < nh && ok; t++) {
+    if (point && !ok) return alone_cost(x, in);
+    for (int t = 0; t < nh && ok && !point; t++) {
         const Hop *h = hs[t];
         ok = !x->m->out[h->id] && x->p->in[h->id] && !x->mat[h->id];
         for (int q = 0; q < x->m->npar[h->id] && ok; q++) {
@@ -888,17 +988,16 @@ static double stitch_cost(CostCtx *x, const CVec *v, const Hop *in)
     if (!ok) return open_op(x, in);
     const CgMachine *mc = x->mc;
     double fl = 0, vec = 0;
-    int passes = 1;
     for (int t = 0; t < nh; t++) {
         const Hop *h = hs[t];
-        x->mat[h->id] = 1;
+        if (!point) x->mat[h->id] = 1;
         fl += hop_flops(h);
         vec += bytes(h);
-        if (h->kind == H_AGG && (h->op == OP_VAR || h->op == OP_SD)) passes = 2;
     }
-    double rd = bytes(X) <= llc_bytes() / 2 ? 0 : passes * bytes(X);
-    double t = fmax(rd / mc->read_bw, fl / mc->flops) + vec / mc->write_bw + vec / mc->read_bw;
+    double rd = bytes(X) <= llc_bytes() / 2 ? 0 : pre_passes(hs, nh) * bytes(X);
+    double t = fmax(rd / mc->read_bw, fl / mc->flops) + (point ? 0 : vec / mc->write_bw + vec / mc->read_bw);
     x->spent += t;
+    if (point && needed_elsewhere(x, in, hs, nh)) t += alone_cost(x, in);
     return t;
 }
 
@@ -1082,10 +1181,19 @@ static double rcost(CostCtx *x, const Hop *h, CVec *v)
         }
         add_input(v, in->id);
         /* a row vector the operator may take in by stitching: priced once
-         * its inputs are known (open_op, stitch_cost) */
-        if (x->p->in[in->id] && (v->type == T_ROW || v->type == T_CELL || v->type == T_MAGG) &&
-            in->dt == DT_MATRIX && in->rows == 1 && v->npre < CG_MAXPRE) {
-            v->pre[v->npre++] = in;
+         * its inputs are known (open_op, stitch_cost); through a stitch
+         * point, only where the assignment leaves it unmaterialized */
+        bool stitchable = v->type == T_ROW || v->type == T_CELL || v->type == T_MAGG;
+        int sp = x->p->in[in->id] ? -1 : stitch_point(x, h->id, in->id);
+        if (sp >= 0 && (x->cut[sp] || !stitchable || v->npre == CG_MAXPRE)) {
+            sub += alone_cost(x, in);
+            continue;
+        }
+        if ((sp >= 0 || x->p->in[in->id]) && stitchable && in->dt == DT_MATRIX && in->rows == 1 &&
+            v->npre < CG_MAXPRE) {
+            bool dup = false;   /* read twice in the operator: stitched once */
+            for (int q = 0; q < v->npre; q++) dup |= v->pre[q] == in;
+            if (!dup) v->pre[v->npre++] = in;
             continue;
         }
         if (x->p->in[in->id]) sub += open_op(x, in);

@@ -764,30 +764,36 @@ static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out,
 }
 
 /* A Row, Cell or MAgg operator over compressed inputs (docs/gpu.md,
- * "Compressed inputs"): is the device worth decompressing them on the
- * host and shipping the plain blocks? The device side uploads the
- * decompressed bytes and, for Cell/MAgg, first pays the decompression
- * (the host runs those over the dictionaries: its flops scale with the
- * compressed over the dense bytes, as cost.c's cscale); the host Row
- * skeleton decompresses blocks of rows itself, so both sides pay that. */
+ * "Compressed inputs"): is the device worth decompressing them and
+ * running there? An input whose groups the device kernel takes
+ * (gpu_cla_ok) uploads its compressed bytes and is decompressed on the
+ * device (its scatter is not priced: one write per cell there); another
+ * one is
+ * decompressed on the host, whose dense bytes the device side uploads
+ * and, for Cell/MAgg, first pays the decompression for (the host runs
+ * those over the dictionaries: its flops scale with the compressed over
+ * the dense bytes, as cost.c's cscale); the host Row skeleton
+ * decompresses blocks of rows itself, so both sides pay that. */
 static bool cmb_gpu_worth(CgOp *op, const char *src, const Value *args, int nin)
 {
     const CPlan *p = op->plan;
     GpuXfer x = {0};
-    double cells = 0, dense = 0, comp = 0;
+    double cells = 0, dense = 0, hdense = 0, comp = 0;
     for (int k = 0; k < nin; k++) {
         if (args[k].kind != V_MATRIX) continue;
         const MB *m = args[k].m;
         if (!m->cmb) { gpu_xfer_add(&x, m); continue; }
         double b = 8.0 * (double)m->rows * (double)m->cols;
-        x.up += b;
+        bool dev = gpu_cla_ok(m);
+        x.up += dev ? (double)cmb_bytes(m) : b;
         dense += b;
+        hdense += dev ? 0 : b;
         comp += (double)cmb_bytes(m);
         cells = fmax(cells, (double)m->rows * (double)m->cols);
     }
     bool row = p->tpl == T_ROW;
     x.flops = cells * BR_MAX(cplan_nops(p), 1) + (row ? cg_flops(op, nin, args) : 0);
-    x.pre = row ? 0 : dense / 10e9;
+    x.pre = row ? 0 : hdense / 10e9;
     x.hscale = row || dense <= 0 ? 1 : fmin(1, comp / dense);
     x.out = cells * 8;
     x.build = build_share(op, src);
@@ -795,14 +801,17 @@ static bool cmb_gpu_worth(CgOp *op, const char *src, const Value *args, int nin)
 }
 
 /* args with every compressed matrix decompressed (new values; NULL with
- * e set). */
+ * e set): on the device where its groups allow (gpu_cla_decompress, a
+ * device-only block), else on the host. */
 static Value *cmb_plain_args(const Value *args, int nin, BrErr *e)
 {
     Value *d = br_calloc((size_t)nin + 1, sizeof *d);
     if (!d) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
     for (int k = 0; k < nin; k++) {
         if (args[k].kind != V_MATRIX || !args[k].m->cmb) { d[k] = val_retain(args[k]); continue; }
-        MB *m = cmb_decompress(args[k].m, e);
+        BrErr ge = {0};
+        MB *m = gpu_cla_decompress(args[k].m, &ge);
+        if (!m) m = cmb_decompress(args[k].m, e);
         if (!m) {
             for (int j = 0; j < k; j++) val_release(&d[j]);
             free(d);

@@ -59,20 +59,34 @@ static double out_bytes(const Hop *h)
     return h->rows > 0 && h->cols > 0 ? 8.0 * (double)h->rows * (double)h->cols : 8;
 }
 
+/* Is hop id the vector of one of p's stitch points? */
+static bool stitch_target(const Part *p, int id)
+{
+    for (int t = 0; t < p->npts; t++) if (p->pts[t].stitch && p->pts[t].h == id) return true;
+    return false;
+}
+
 /* The graph of partition p: vertices in the memo's topological order;
- * loc (by hop id) gets each member's vertex, -1 for others. */
+ * loc (by hop id) gets each member's vertex, -1 for others. The vector
+ * of a stitch point (docs/codegen.md, "CPU stitching") is a vertex too:
+ * a reduction (its column aggregates) without producers in the graph,
+ * so the explorer stitches it into its consumer's kernel or not, and
+ * the latency evaluator prices that (a launch and the vector's write
+ * and read saved; X's passes are not modeled: every graph input's read
+ * is free but for vertices without producers). */
 static int build_graph(const Memo *m, const Part *p, FGraph *g, int *loc)
 {
     g->n = 0;
-    g->v = br_calloc((size_t)BR_MAX(p->nh, 1), sizeof *g->v);
+    g->v = br_calloc((size_t)BR_MAX(p->nh + p->npts, 1), sizeof *g->v);
     if (!g->v) return -1;
     for (int i = 0; i < m->nid; i++) loc[i] = -1;
     for (int k = 0; k < m->norder; k++) {
         const Hop *h = m->order[k];
-        if (!p->in[h->id]) continue;
+        bool st = !p->in[h->id] && stitch_target(p, h->id);
+        if (!p->in[h->id] && !st) continue;
         loc[h->id] = g->n;
         FNode *v = &g->v[g->n++];
-        v->kind = fx_kind(h);
+        v->kind = st ? FK_REDUCE : fx_kind(h);
         v->bytes = out_bytes(h);
         for (int i = 0; i < h->nin; i++)
             if (h->in[i] && loc[h->in[i]->id] >= 0 && v->nin < FX_MAX_IN) v->in[v->nin++] = loc[h->in[i]->id];
@@ -92,7 +106,8 @@ static int build_graph(const Memo *m, const Part *p, FGraph *g, int *loc)
 }
 
 /* The assignment of the explorer's plan: materialized unless consumer
- * and producer share a kernel. */
+ * and producer share a kernel (a stitch point: stitched when the vector
+ * shares its consumer's kernel). */
 static void plan_cut(const Part *p, const int *loc, const FPlan *pl, bool *cut)
 {
     for (int t = 0; t < p->npts; t++) {
@@ -126,6 +141,10 @@ static void cut_plan(const Memo *m, const FGraph *g, const Part *p, const int *l
                 if (h >= 0 && loc[h] >= 0 && loc[c] >= 0 && !is_cut(p, cut, c, h)) up[find(up, loc[c])] = find(up, loc[h]);
             }
     }
+    /* a stitched vector runs in its consumer's kernel */
+    for (int t = 0; t < p->npts; t++)
+        if (p->pts[t].stitch && !cut[t] && loc[p->pts[t].c] >= 0 && loc[p->pts[t].h] >= 0)
+            up[find(up, loc[p->pts[t].c])] = find(up, loc[p->pts[t].h]);
     for (int i = 0; i < g->n; i++) up[i] = find(up, i);
     /* kernel ids 0..nkernels-1 */
     int *id = br_malloc((size_t)BR_MAX(g->n, 1) * sizeof(int));
@@ -139,12 +158,47 @@ static void cut_plan(const Memo *m, const FGraph *g, const Part *p, const int *l
     free(id);
 }
 
+/* Stitch vertices the explorer left alone (its patterns grow from one
+ * producer down, so two vectors read by one consumer are not both taken
+ * in): each joins the kernel of its consumers when they share one and
+ * the latency evaluator says the plan gets faster (it has no producers,
+ * so no cycle can form). */
+static void absorb_stitched(const Part *p, const int *loc, const FGraph *g, FPlan *pl)
+{
+    for (int t = 0; t < p->npts; t++) {
+        if (!p->pts[t].stitch) continue;
+        int u = loc[p->pts[t].h], k = -1, alone = 0;
+        bool one = u >= 0;
+        for (int w = 0; w < g->n && one; w++) {
+            for (int j = 0; j < g->v[w].nin && one; j++)
+                if (g->v[w].in[j] == u) {
+                    one = k < 0 || pl->kernel[w] == k;
+                    k = pl->kernel[w];
+                }
+            alone += pl->kernel[w] == (u >= 0 ? pl->kernel[u] : -1);
+        }
+        if (!one || k < 0 || k == pl->kernel[u] || alone != 1) continue;
+        double before = fx_latency(g, pl);
+        int old = pl->kernel[u];
+        pl->kernel[u] = k;
+        pl->nkernels--;
+        if (fx_latency(g, pl) < before) {
+            /* ids stay 0..nkernels-1: the last id takes the freed one */
+            for (int w = 0; w < g->n; w++) if (pl->kernel[w] == pl->nkernels) pl->kernel[w] = old;
+        } else {
+            pl->kernel[u] = old;
+            pl->nkernels++;
+        }
+    }
+}
+
 /* The explorer's assignment of partition p into cut (npts entries): 0,
  * or -1 without memory. */
 static int fx_assign(const Memo *m, const Part *p, bool *cut, FGraph *g, int *loc, FPlan *pl)
 {
     if (build_graph(m, p, g, loc)) return -1;
     if (fx_explore(g, 3, 3, pl)) return -1;
+    absorb_stitched(p, loc, g, pl);
     plan_cut(p, loc, pl, cut);
     return 0;
 }

@@ -77,6 +77,7 @@ void memo_free(Memo *m)
     }
     free(m->g); free(m->hop); free(m->nuse); free(m->out); free(m->par); free(m->npar);
     free(m->order); free(m->visited);
+    free(m->spt); free(m->sdo);
     free(m);
 }
 

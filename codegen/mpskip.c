@@ -504,7 +504,25 @@ static bool part_sig(const Memo *m, const Part *p, Sig *s)
         sig_add(s, v != NULL);
         if (v) sig_hop_sizes(s, v);
     }
-    for (int t = 0; t < p->npts; t++) { sig_add(s, loc[p->pts[t].c]); sig_add(s, loc[p->pts[t].h]); }
+    for (int t = 0; t < p->npts; t++) {
+        sig_add(s, loc[p->pts[t].c]);
+        sig_add(s, loc[p->pts[t].h]);
+        sig_add(s, p->pts[t].stitch);
+        if (!p->pts[t].stitch) continue;
+        /* a stitch point's expression: its operations, X, and its hops'
+         * readers (what getPlanCost prices) */
+        Hop *X = NULL, *hs[SPOOF_PREMAX];
+        SpPre e = {0};
+        int nh = 0;
+        cg_pre_build(m->hop[p->pts[t].h], &X, &e, hs, &nh);
+        sig_add(s, X ? loc[X->id] : -1);
+        for (int q = 0; q < nh; q++) {
+            sig_add(s, hs[q]->kind);
+            sig_add(s, hs[q]->op);
+            sig_add(s, m->nuse[hs[q]->id]);
+            sig_add(s, m->out[hs[q]->id]);
+        }
+    }
     free(loc);
     return !s->fail;
 }
@@ -601,6 +619,18 @@ void cg_apply_cut(Memo *m, const Part *p, const bool *best, const uint8_t *ban)
 {
     CutArg a = {p, best, ban};
     for (int k = 0; k < p->nh; k++) memo_filter(m, m->hop[p->hops[k]], drop_cut, &a);
+    /* the stitch points' choices, for select.c cg_stitch */
+    for (int t = 0; t < p->npts; t++) {
+        if (!p->pts[t].stitch) continue;
+        Point *sp = br_realloc(m->spt, (size_t)(m->nspt + 1) * sizeof *sp);
+        bool *sd = sp ? br_realloc(m->sdo, (size_t)(m->nspt + 1) * sizeof *sd) : NULL;
+        if (sp) m->spt = sp;
+        if (!sd) break;
+        m->sdo = sd;
+        m->spt[m->nspt] = p->pts[t];
+        m->sdo[m->nspt++] = !best[t];
+
+    }
     char *done = br_calloc((size_t)m->nid, 1);
     if (!done) return;
     for (int k = 0; k < p->nh; k++) drop_dead_outer(m, p, m->hop[p->hops[k]], done);

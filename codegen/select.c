@@ -524,6 +524,21 @@ static int absorbable(const Memo *m, const Selection *s, CPlan **plans, int i, c
     return -1;
 }
 
+/* The cost-based choice for stitching vector h into the plan whose
+ * cover is mark: 1 when its consumers there have stitch points that all
+ * chose stitching, 0 when one chose not to, -1 when none has one (the
+ * structural rule decides). */
+static int stitch_choice(const Memo *m, const Hop *h, const char *mark)
+{
+    int r = -1;
+    for (int t = 0; t < m->nspt; t++) {
+        if (m->spt[t].h != h->id || !mark[m->spt[t].c]) continue;
+        if (!m->sdo[t]) return 0;
+        r = 1;
+    }
+    return r;
+}
+
 int cg_stitch(const Memo *m, Selection *s, CPlan **plans)
 {
     const char *env = getenv("BRAID_CG_STITCH");
@@ -548,12 +563,17 @@ int cg_stitch(const Memo *m, Selection *s, CPlan **plans)
             int nh = 0;
             if (!h || p->in[k].scalar || p->in[k].mode != IM_ROW || p->in[k].pre.n) continue;
             if (cg_pre_build(h, &x, &e, hs, &nh) < 0 || !x || !pre_source(p, x)) continue;
-            /* every hop of the expression read only here (else it would
-             * be computed twice) */
+            /* the cost-based selection's choice at the stitch points of
+             * this input's consumers in the plan; without one, every hop
+             * of the expression read only here (else it would be
+             * computed twice) */
+            int chosen = stitch_choice(m, h, mark);
+            if (chosen == 0) continue;
             int ab = absorbable(m, s, plans, i, h, hs, nh, gone, mark2);
             bool inside = ab != -2;
             for (int t = 0; t < nh && inside; t++) inside = only_inside(m, s, plans, i, ab, hs[t], mark, hs, nh);
-            if (!inside) continue;
+            if (!inside && chosen < 0) continue;
+            if (!inside) ab = -1;   /* chosen with redundancy: its operators stay */
             if (ab >= 0) { gone[ab] = 1; cplan_free(plans[ab]); plans[ab] = NULL; }
             p->in[k].pre = e;
             p->in[k].hop = x;

@@ -257,6 +257,22 @@ static const char cl_kernels[] =
     "    if (k >= m * n) return;\n"
     "    long i = k / n, j = k - i * n;\n"
     "    out[(rl + i) * cols + cl + j] = scalar ? s : y[k];\n"
+    "}\n"
+    /* CLA decompression (docs/gpu.md, "Compressed inputs"): one group's
+     * columns gc of the dense rows x cols out: mode 0 CONST (tuple 0),
+     * 1 DDC1 (codes c1), 2 DDC2 (codes c2), 3 UNC (its dense rows x
+     * ncols block u); unused buffers are passed as out */
+    "__kernel void cla_group(long rows, long cols, int ncols, __global const int *gc,\n"
+    "                        __global const double *dict, __global const uchar *c1,\n"
+    "                        __global const ushort *c2, __global const double *u, int mode,\n"
+    "                        __global double *out)\n"
+    "{\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k >= rows * ncols) return;\n"
+    "    long i = k / ncols;\n"
+    "    int j = (int)(k - i * ncols);\n"
+    "    long t = mode == 1 ? (long)c1[i] : mode == 2 ? (long)c2[i] : 0;\n"
+    "    out[i * cols + gc[j]] = mode == 3 ? u[k] : dict[t * ncols + j];\n"
     "}\n";
 
 /* Appends "case OP_x: return <cgen>;" for every row of one shape. */

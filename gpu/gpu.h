@@ -108,6 +108,17 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
  * it). The target is copied on the device, never updated in place. */
 MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const MB *y, double s, BrErr *e);
 
+/* The ordinary block of the compressed block c decompressed on the
+ * device (docs/gpu.md, "Compressed inputs"): each group's compact form
+ * uploaded (dictionary, codes, an UNC group's block), one launch per
+ * group scattering its columns into a zeroed dense buffer; the result
+ * is device-only, its cells equal to cmb_decompress's bit for bit.
+ * gpu_cla_ok: are all of c's groups of the encodings the kernel takes
+ * (EMPTY, CONST, DDC1, DDC2, UNC)? NULL (e clear) when one is not
+ * (OLE, RLE: the host decompresses) or the buffer exceeds the largest. */
+bool gpu_cla_ok(const MB *c);
+MB *gpu_cla_decompress(const MB *c, BrErr *e);
+
 /* Codegen's Row operators on the device (gpu/spoof_cl.c): src is the
  * kernel text codegen/cgen_cl.c generated for the plan (kernel cg_row),
  * op the skeleton's description as for k_spoof_row (fd, fs, ft unused),

@@ -16,7 +16,7 @@
 typedef enum {
     K_EW_UNARY, K_EW_BINARY, K_CSR_BINARY, K_CSR_UNARY, K_CSR_TO_DENSE, K_CSR_MM,
     K_TRANSPOSE, K_SYM_LOWER, K_AGG_ROW, K_AGG_COL, K_AGG_PART, K_AGG_SEG, K_CUM_COL, K_IFELSE,
-    K_SLICE, K_LIX, K_COUNT
+    K_SLICE, K_LIX, K_CLA_GROUP, K_COUNT
 } GpuKernel;
 
 typedef struct GpuCtx {
@@ -63,6 +63,9 @@ cl_mem gpu_alloc(size_t bytes, BrErr *e);
  * unless local > 0, rounded up), counted in the stats. */
 int gpu_launch1(cl_kernel k, size_t n, size_t local, BrErr *e);
 int gpu_launch2(cl_kernel k, size_t n0, size_t n1, size_t l0, size_t l1, BrErr *e);
+/* A new device buffer holding bytes of host memory p (counted as a
+ * transfer); NULL with e set. */
+cl_mem gpu_upload(const void *p, size_t bytes, BrErr *e);
 /* Sets kernel arguments: a list of (size, pointer) pairs ending in 0. */
 int gpu_args(cl_kernel k, BrErr *e, ...);
 

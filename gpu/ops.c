@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gpu_int.h"
+#include "../matrix/cmb.h"
 #include <clblast_c.h>
 
 /* Aggregate codes of clsrc.c's kernels. */
@@ -613,5 +614,70 @@ MB *gpu_lix(const MB *x, int64_t rl, int64_t ru, int64_t cl, int64_t cu, const M
     if (o) clReleaseMemObject(o);
     if (tx) clReleaseMemObject(tx);
     if (ty) clReleaseMemObject(ty);
+    return end(r);
+}
+
+/* ---- CLA decompression on the device ---- */
+
+bool gpu_cla_ok(const MB *c)
+{
+    if (!c || !c->cmb) return false;
+    for (int k = 0; k < c->cmb->ngroups; k++) {
+        const ClaGroup *g = c->cmb->groups[k];
+        if (g->enc == CLA_OLE || g->enc == CLA_RLE) return false;
+        if ((g->enc == CLA_DDC1 || g->enc == CLA_DDC2 || g->enc == CLA_CONST) && (g->ndict < 1 || !g->dict)) return false;
+        if ((g->enc == CLA_DDC1 && (!g->ix || !g->ix->c1)) || (g->enc == CLA_DDC2 && (!g->ix || !g->ix->c2))) return false;
+        if (g->enc == CLA_UNC && (!g->unc || g->unc->cmb || g->unc->rows != c->rows || g->unc->cols != g->ncols))
+            return false;
+    }
+    return true;
+}
+
+/* Group g's columns into out (rows x cols): its compact form uploaded,
+ * one launch. 0, or -1 with e set. */
+static int cla_group_run(const ClaGroup *g, int64_t rows, int64_t cols, cl_mem out, BrErr *e)
+{
+    if (g->enc == CLA_EMPTY || g->ncols == 0 || rows == 0) return 0;
+    cl_int mode = g->enc == CLA_DDC1 ? 1 : g->enc == CLA_DDC2 ? 2 : g->enc == CLA_UNC ? 3 : 0;
+    cl_mem gc = gpu_upload(g->cols, (size_t)g->ncols * sizeof(int32_t), e), dict = NULL, codes = NULL, u = NULL,
+           tmp = NULL;
+    GpuBuf ub = {0};
+    int rc = -1;
+    if (!gc) return -1;
+    if (mode != 3 && !(dict = gpu_upload(g->dict, (size_t)g->ndict * (size_t)g->ncols * sizeof(double), e))) goto done;
+    if (mode == 1 && !(codes = gpu_upload(g->ix->c1, (size_t)rows, e))) goto done;
+    if (mode == 2 && !(codes = gpu_upload(g->ix->c2, (size_t)rows * sizeof(uint16_t), e))) goto done;
+    if (mode == 3 && (gpu_get(g->unc, &ub, e) || !(u = gpu_dense_view(g->unc, &ub, &tmp, e)))) goto done;
+    cl_long r = rows, c = cols;
+    cl_int nc = g->ncols;
+    cl_mem dd = dict ? dict : out, c1 = mode == 1 ? codes : out, c2 = mode == 2 ? codes : out, uu = u ? u : out;
+    if (!gpu_args(K(K_CLA_GROUP), e, sizeof r, &r, sizeof c, &c, sizeof nc, &nc, sizeof(cl_mem), &gc, sizeof(cl_mem),
+                  &dd, sizeof(cl_mem), &c1, sizeof(cl_mem), &c2, sizeof(cl_mem), &uu, sizeof mode, &mode,
+                  sizeof(cl_mem), &out, (size_t)0) &&
+        !gpu_launch1(K(K_CLA_GROUP), (size_t)(rows * g->ncols), 0, e))
+        rc = 0;
+done:
+    clReleaseMemObject(gc);
+    if (dict) clReleaseMemObject(dict);
+    if (codes) clReleaseMemObject(codes);
+    if (tmp) clReleaseMemObject(tmp);
+    return rc;
+}
+
+MB *gpu_cla_decompress(const MB *c, BrErr *e)
+{
+    if (!gpu_cla_ok(c) || c->rows * c->cols == 0) return NULL;
+    if (!begin(e)) return NULL;
+    MB *r = NULL;
+    cl_mem o = out_buf(c->rows * c->cols, e);
+    const cl_double zero = 0;
+    cl_int rc = o ? clEnqueueFillBuffer(gpu_ctx.q, o, &zero, sizeof zero, 0,
+                                        (size_t)(c->rows * c->cols) * sizeof(double), 0, NULL, NULL)
+                  : CL_SUCCESS;
+    if (rc != CL_SUCCESS) gpu_clerr(e, rc, "clEnqueueFillBuffer");
+    bool ok = o && rc == CL_SUCCESS;
+    for (int k = 0; ok && k < c->cmb->ngroups; k++) ok = !cla_group_run(c->cmb->groups[k], c->rows, c->cols, o, e);
+    if (ok) r = gpu_dense_result(c->rows, c->cols, o, e), o = NULL;
+    if (o) clReleaseMemObject(o);
     return end(r);
 }

@@ -182,7 +182,7 @@ void gpu_xfer_add(GpuXfer *x, const MB *m)
     pthread_mutex_unlock(&gpu_lock);
 }
 
-static cl_mem upload(const void *p, size_t bytes, BrErr *e)
+cl_mem gpu_upload(const void *p, size_t bytes, BrErr *e)
 {
     cl_mem m = gpu_alloc(bytes, e);
     if (!m || bytes == 0) return m;
@@ -215,10 +215,10 @@ int gpu_get(const MB *m, GpuBuf *out, BrErr *e)
     b.sparse = m->sparse;
     b.nnz = m->sparse ? m->nnz : 0;
     if (m->sparse) {
-        if (!(b.rp = upload(m->rp, (size_t)(m->rows + 1) * sizeof(int64_t), e))) goto fail;
-        if (!(b.ci = upload(m->ci, (size_t)m->nnz * sizeof(int32_t), e))) goto fail;
-        if (!(b.v = upload(m->v, (size_t)m->nnz * sizeof(double), e))) goto fail;
-    } else if (!(b.d = upload(m->d, (size_t)(m->rows * m->cols) * sizeof(double), e))) {
+        if (!(b.rp = gpu_upload(m->rp, (size_t)(m->rows + 1) * sizeof(int64_t), e))) goto fail;
+        if (!(b.ci = gpu_upload(m->ci, (size_t)m->nnz * sizeof(int32_t), e))) goto fail;
+        if (!(b.v = gpu_upload(m->v, (size_t)m->nnz * sizeof(double), e))) goto fail;
+    } else if (!(b.d = gpu_upload(m->d, (size_t)(m->rows * m->cols) * sizeof(double), e))) {
         goto fail;
     }
     /* the pool's reference: the block is the caller's input and outlives

@@ -1522,6 +1522,9 @@ void cla_print_stats(ClaStats *s, FILE *f)
 MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
 {
     if (x->cmb || x->rows == 0 || x->cols == 0) return mb_retain((MB *)x);
+    /* a device-only block (a GPU result a loop reads) lands first: the
+     * planner samples its host cells */
+    if (mb_host(x, e)) return NULL;
     int64_t t0 = br_now_ns();
     ClaPlan p;
     if (cla_plan(x, o, &p, e)) return NULL;

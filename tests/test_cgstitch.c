@@ -147,6 +147,67 @@ static void test_shared(void)
     mb_release(in[1]);
 }
 
+/* Stitch points (codegen/cost.c add_stitch_points): MPSkipEnum
+ * enumerates them and getPlanCost prices them; the explorer
+ * (fxselect.c) takes the vector into its consumer's kernel or not by
+ * its latency evaluator. An aggregate read by one operator is stitched
+ * under both (one vector write and read fewer, and for the explorer a
+ * launch); two vectors read by one operator (column standardization)
+ * are both stitched (the explorer's patterns grow from one producer:
+ * absorb_stitched takes the second in); an aggregate read by two
+ * operators of a partition is not stitched by MPSkipEnum (stitching it
+ * into both computes it twice, which costs more than the vector's
+ * write and read). All agree with the unstitched plan to the bit and
+ * with codegen off within rounding. want[selector] = {stitched,
+ * materialized} points, -1: not checked. */
+static void test_choice(void)
+{
+    static const struct { const char *name, *src; int want[2][2]; } cs[] = {
+        {"single", "Y = (X - colMeans(X)) %*% B\ns = sum(Y)\n", {{1, 0}, {1, 0}}},
+        {"colstd", "s = sum((X - colMeans(X)) / colSds(X))\n", {{2, 0}, {2, 0}}},
+        {"shared", "A = X - colMeans(X)\nY = A %*% B\nz = rowSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n",
+         {{0, 2}, {-1, -1}}},
+    };
+    static const CgPolicy sel[2] = {CG_COST_BASED, CG_STITCH_EXPLORER};
+    t_seed(7);
+    MB *in[2] = {t_gen(3000, 40, 1, 0, 1, false), t_gen(40, 3, 1, 0, 1, false)};
+    const char *names[2] = {"X", "B"}, *outs[1] = {"s"};
+    CgOptions off = {0};
+    for (int k = 0; k < 3; k++) {
+        Case c = {cs[k].name, cs[k].src, "s"};
+        TRun ref;
+        t_run_dml(c.src, &off, 2, names, in, 1, outs, &ref);
+        for (int q = 0; q < 2; q++) {
+            CgOptions on = {.enabled = true, .plancache = true, .policy = sel[q], .keep_fused = true};
+            TRun st, un;
+            t_run_dml(c.src, &on, 2, names, in, 1, outs, &st);
+            setenv("BRAID_CG_STITCH", "0", 1);
+            t_run_dml(c.src, &on, 2, names, in, 1, outs, &un);
+            unsetenv("BRAID_CG_STITCH");
+            T_CHECK(st.rc == 0 && un.rc == 0 && ref.rc == 0, "choice %s/%d: runs", c.name, q);
+            if (!st.rc && !un.rc && !ref.rc) {
+                check_out(&c, &st.out[0], &un.out[0], 0, q ? "choice, explorer" : "choice, MPSkipEnum");
+                check_out(&c, &st.out[0], &ref.out[0], 1e-9, q ? "choice, explorer" : "choice, MPSkipEnum");
+                const int *w = cs[k].want[q];
+                T_CHECK(w[0] < 0 || (st.st.stitch_pts[1] == w[0] && st.st.stitch_pts[0] == w[1]),
+                        "choice %s/%d: stitch points stitched %lld, materialized %lld (want %d, %d)", c.name, q,
+                        (long long)st.st.stitch_pts[1], (long long)st.st.stitch_pts[0], w[0], w[1]);
+                T_CHECK(w[0] < 0 || (st.st.stitched > 0) == (w[0] > 0), "choice %s/%d: %lld stitched", c.name, q,
+                        (long long)st.st.stitched);
+                T_CHECK(un.st.stitch_pts[0] + un.st.stitch_pts[1] == 0, "choice %s/%d: points with stitching off",
+                        c.name, q);
+                printf("choice %s/%s: stitch points %lld stitched, %lld materialized\n", c.name,
+                       q ? "explorer" : "MPSkipEnum", (long long)st.st.stitch_pts[1], (long long)st.st.stitch_pts[0]);
+            }
+            t_run_free(&st);
+            t_run_free(&un);
+        }
+        t_run_free(&ref);
+    }
+    mb_release(in[0]);
+    mb_release(in[1]);
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -158,6 +219,7 @@ int main(void)
     for (int sp = 0; sp < 2; sp++)
         for (int c = 0; c < NCASE; c++) run_case(&cases[c], 130, 37, sp, true, 0);
     test_shared();
+    test_choice();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
     printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
     return t_done("test_cgstitch");

@@ -13,6 +13,8 @@
 #include "kernels/ew.h"
 #include "kernels/mm.h"
 #include "kernels/reorg.h"
+#include "matrix/cmb.h"
+#include "kernels/cla.h"
 
 static unsigned t_seed = 7;
 static double urand(void)
@@ -493,6 +495,94 @@ static void test_no_device(void)
     T_CHECK(st != -1 && WEXITSTATUS(st) == 1 && strstr(out, "no OpenCL platform"), "-gpu without a device: %s", out);
 }
 
+/* CLA decompression on the device (gpu_cla_decompress; docs/gpu.md,
+ * "Compressed inputs"): blocks built group by group over every encoding
+ * the kernel takes (EMPTY, CONST, DDC1, DDC2, UNC dense and CSR), with
+ * interleaved columns, NaN/Inf/-0 in the dictionaries and row counts
+ * that are no multiple of a work-group, against cmb_decompress bit for
+ * bit; a DDC block uploads fewer bytes than its dense cells (it is
+ * decompressed on the device); a block with an OLE group is refused
+ * (the host decompresses it). */
+static ClaGroup *cla_grp(ClaEnc enc, int64_t n, const int32_t *cols, int nc, int nd)
+{
+    ClaGroup *g = cla_group_new(enc, nc, enc == CLA_UNC || enc == CLA_EMPTY ? 0 : nd);
+    memcpy(g->cols, cols, (size_t)nc * sizeof *cols);
+    static const double sp[] = {NAN, INFINITY, -INFINITY, -0.0};
+    for (int k = 0; k < g->ndict * nc; k++) g->dict[k] = k % 11 == 5 ? sp[(k / 11) % 4] : urand() * 4 - 2;
+    if (enc == CLA_DDC1 || enc == CLA_DDC2) {
+        g->ix = cla_index_new();
+        if (enc == CLA_DDC1) g->ix->c1 = malloc((size_t)n);
+        else g->ix->c2 = malloc((size_t)n * sizeof(uint16_t));
+        for (int64_t i = 0; i < n; i++) {
+            int c = (int)(urand() * nd);
+            if (enc == CLA_DDC1) g->ix->c1[i] = (uint8_t)c;
+            else g->ix->c2[i] = (uint16_t)c;
+            g->counts[c]++;
+        }
+    } else if (enc == CLA_CONST) {
+        g->counts[0] = n;
+    } else if (enc == CLA_UNC) {
+        g->unc = rnd(n, nc, 0.3, nd == 1, true);
+    }
+    return g;
+}
+
+static void test_cla_decompress(void)
+{
+    static const int64_t rows[] = {1, 7, 257, 1000};
+    /* columns 0..8: DDC1 {0, 4, 7}, DDC2 {1, 5}, CONST {2}, UNC {3, 8}
+     * (dense, then CSR), EMPTY {6} */
+    static const int32_t c1[] = {0, 4, 7}, c2[] = {1, 5}, cc[] = {2}, cu[] = {3, 8}, ce[] = {6};
+    for (int r = 0; r < 4; r++)
+        for (int v = 0; v < 3; v++) {
+            int64_t n = rows[r];
+            BrErr e = {0}, ge = {0};
+            ClaGroup **gs = calloc(5, sizeof *gs);
+            int ng = 0;
+            gs[ng++] = cla_grp(CLA_DDC1, n, c1, 3, 200);
+            gs[ng++] = cla_grp(CLA_DDC2, n, c2, 2, v == 0 ? 3 : 300);
+            gs[ng++] = cla_grp(CLA_CONST, n, cc, 1, 1);
+            gs[ng++] = cla_grp(CLA_UNC, n, cu, 2, v == 2);   /* v 2: CSR */
+            gs[ng++] = cla_grp(CLA_EMPTY, n, ce, 1, 0);
+            MB *x = cmb_new(n, 9, gs, ng, &e);
+            T_CHECK(x && x->cmb && gpu_cla_ok(x), "cla %lld/%d: block built", (long long)n, v);
+            if (!x) continue;
+            int64_t up = gpu_stats().h2d_bytes;
+            MB *got = gpu_cla_decompress(x, &ge);
+            T_CHECK(got && got->dev, "cla %lld/%d: decompressed on the device (%s)", (long long)n, v, ge.msg);
+            int64_t sent = gpu_stats().h2d_bytes - up;
+            /* dense UNC columns go whole: the DDC/CONST ones as codes */
+            T_CHECK(v == 2 || n < 257 || sent < 8 * n * 9, "cla %lld/%d: %lld bytes uploaded for %lld dense",
+                    (long long)n, v, (long long)sent, (long long)(8 * n * 9));
+            same(got, cmb_decompress(x, &e), &ge, 0, "cla decompress", n, 9, v);
+            mb_release(x);
+        }
+    /* an OLE group: refused, the host decompresses */
+    BrErr e = {0}, ge = {0};
+    ClaGroup **gs = calloc(1, sizeof *gs);
+    gs[0] = cla_group_new(CLA_OLE, 1, 1);
+    gs[0]->cols[0] = 0;
+    gs[0]->ix = cla_index_new();
+    gs[0]->ix->ptr = calloc(2, sizeof(int64_t));
+    MB *x = cmb_new(5, 1, gs, 1, &e);
+    T_CHECK(x && !gpu_cla_ok(x) && !gpu_cla_decompress(x, &ge) && !ge.code, "cla: an OLE group is refused");
+    mb_release(x);
+    /* compressing a device-only result (a GPU result a loop reads) lands
+     * it first (it was sampled through its NULL host array) */
+    MB *a = mb_dense(300, 4, &e);
+    for (int64_t k = 0; k < 1200; k++) a->d[k] = (double)(k % 5);
+    mb_recount_nnz(a);
+    MB *d = gpu_unary(OP_ABS, a, &ge);
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    MB *c = d && d->dev ? cla_compress(d, &o, &e) : NULL;
+    T_CHECK(c && c->cmb, "cla: a device-only block compressed (%s)", e.msg);
+    if (c) same(cmb_decompress(c, &e), k_unary(OP_ABS, a, &e), &ge, 0, "cla of a device result", 300, 4, 1);
+    mb_release(c);
+    mb_release(d);
+    mb_release(a);
+}
+
 int main(void)
 {
     gpu_configure(GPU_FORCE, -1, 0);
@@ -510,6 +600,7 @@ int main(void)
     test_pool();
     test_cost_rule();
     test_csr_lazy();
+    test_cla_decompress();
     test_no_device();
     return t_done("test_gpu");
 }
