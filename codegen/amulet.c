@@ -340,6 +340,17 @@ static int shape_err(AmShape a, AmShape b, BrErr *e)
                   (long long)a.c, (long long)b.r, (long long)b.c);
 }
 
+/* The value of the loop's leaf `name` among its inputs args, or NULL
+ * (the last leaf of that name, as the loop binds them). */
+static const Value *leaf_value(const AmPlan *p, const Value *args, const char *name)
+{
+    const char *names[WHERE_MAXLEAVES];
+    int nl = where_leaves(p->w, names, WHERE_MAXLEAVES), in = -1;
+    for (int k = 0; k < nl && k < WHERE_MAXLEAVES; k++)
+        if (!strcmp(names[k], name)) in = 1 + 2 * p->nvars + k;
+    return in >= 0 ? &args[in] : NULL;
+}
+
 /* The shape x has in the loop the where-loop was lifted from: a
  * column slice A[,k] is M x 1, a row slice 1 x N, other reads the shape
  * of their value; operators broadcast as DML's do, so a loop whose
@@ -349,15 +360,18 @@ static int loop_shape(const AmPlan *p, const Expr *x, const Value *args, const i
     AmShape v[3] = {{1, 1, true}, {1, 1, true}, {1, 1, true}};
     switch (x->kind) {
     case EX_INT: case EX_DOUBLE: case EX_BOOL: *o = (AmShape){1, 1, true}; return 0;
+    case EX_IDENT: {
+        /* a leaf read whole: a scalar (the template's scalar leaves,
+         * amulet_tpl.c), or a matrix of its value's shape */
+        const Value *a = leaf_value(p, args, x->ident);
+        *o = a && a->kind == V_MATRIX && a->m ? (AmShape){a->m->rows, a->m->cols, false} : (AmShape){1, 1, true};
+        return 0;
+    }
     case EX_INDEX: {
         int ri = where_var(p->w, x->index.row.lo), ci = where_var(p->w, x->index.col.lo);
         bool tr = ri == p->tc && ci == p->tr;   /* t(X) */
         if ((ri == p->tr && ci == p->tc) || tr) {
-            const char *names[WHERE_MAXLEAVES];
-            int nl = where_leaves(p->w, names, WHERE_MAXLEAVES), in = -1;
-            for (int k = 0; k < nl && k < WHERE_MAXLEAVES; k++)
-                if (!strcmp(names[k], x->index.name)) in = 1 + 2 * p->nvars + k;
-            const Value *a = in >= 0 ? &args[in] : NULL;
+            const Value *a = leaf_value(p, args, x->index.name);
             if (a && a->kind == V_MATRIX && a->m)
                 *o = tr ? (AmShape){a->m->cols, a->m->rows, false} : (AmShape){a->m->rows, a->m->cols, false};
             else *o = (AmShape){1, 1, true};

@@ -342,6 +342,29 @@ static const WhereLoop *intern(CgContext *c, const char *sig, Span sp)
     return w;
 }
 
+const char *cg_amulet_loop_sig(CgContext *c, const WhereLoop *w)
+{
+    const char *sig = NULL;
+    if (!c || !w) return NULL;
+    pthread_mutex_lock(&c->lock);
+    for (int i = 0; i < c->am_nloops && !sig; i++)
+        if (c->am_loops[i].w == w) sig = c->am_loops[i].sig;   /* lives as long as c */
+    pthread_mutex_unlock(&c->lock);
+    return sig;
+}
+
+const WhereLoop *cg_amulet_loop(CgContext *c, const char *sig, Span sp)
+{
+    if (!c || !sig) return NULL;
+    pthread_mutex_lock(&c->lock);
+    /* the span's file name is the caller's (a message's bytes): the
+     * loop keeps its own copy */
+    if (sp.file && (c->am_arena || (c->am_arena = arena_new()))) sp.file = arena_strdup(c->am_arena, sp.file);
+    const WhereLoop *w = intern(c, sig, sp);
+    pthread_mutex_unlock(&c->lock);
+    return w;
+}
+
 /* ---- the template's conditions ---- */
 
 const char *am_tpl_mode(void)

@@ -145,31 +145,39 @@ double cg_dist_plan_price(uint64_t key, int ops, int nin)
     return b;
 }
 
-void cg_dist_note_plan(const Memo *m, const FusedOp *f, const CgOp *op)
+int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const CgOp *op, double price[2])
 {
+    static int64_t places;
     const CPlan *p = op ? op->plan : NULL;
     int nr = f->nroots > 1 ? f->nroots : 1;
     const Hop *const *roots = f->nroots > 1 ? (const Hop *const *)f->roots : (const Hop *const *)&f->root;
-    if (!p || !roots[0] || roots[0]->exec != EX_DIST || !br_dist_available() || dist_size() < 2 ||
-        dist_rank() != 0 || !cg_op_shippable(op))
-        return;
-    if (nr > CG_MAXOUT) return;
+    price[0] = price[1] = 0;
+    /* every operator, also one placed locally: the runtime runs it on the
+     * ranks when its operands are distributed there (a block recompiled
+     * with a local root over distributed inputs); its price then counts
+     * at that first job */
+    if (!p || !roots[0] || !br_dist_available() || dist_size() < 2 || dist_rank() != 0 || !cg_op_shippable(op))
+        return 0;
+    if (nr > CG_MAXOUT) return 0;
     uint64_t keys[CG_MAXOUT], all = 0;
     SelArg sa = {m, f->type};
     for (int r = 0; r < nr; r++) all += keys[r] = cg_region_key(roots[r], sel_fused, &sa);
     size_t n = 0;
     char *plan = cg_plan_pack(op, &n);
-    if (!plan) return;
+    if (!plan) return 0;
     pthread_mutex_lock(&g_price_lock);
-    /* -stats: what the cost model priced for this operator's plan (the
-     * cache's state now, as at its costing moments ago), beside its
-     * estimated size (what pricing every plan in full gave) */
-    double est = cg_plan_bytes_est(cplan_nops(p), p->nin);
-    dist_note_plan_priced(price_of(all, est), est);
+    /* -stats, when this placement's first job runs: what the cost model
+     * priced for this operator's plan (the cache's state now, as at its
+     * costing moments ago), beside its estimated size (what pricing
+     * every plan in full gave) */
+    price[1] = cg_plan_bytes_est(cplan_nops(p), p->nin);
+    price[0] = price_of(all, price[1]);
     price_note(all, plan, n, (double)n);
     for (int r = 0; r < nr && nr > 1; r++) price_note(keys[r], plan, n, (double)n / nr);
+    int64_t id = __atomic_add_fetch(&places, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_price_lock);
     free(plan);
+    return id;
 }
 
 char *cg_plan_pack(const void *handle, size_t *n)

@@ -366,11 +366,14 @@ typedef struct CPlan {
  * that plan's packed size when they do not, else the estimate for its
  * size (cg_plan_bytes_est). cg_dist_note_plan: op (built from f over m)
  * is now placed on the ranks (rank 0 keeps its plan under its region's
- * key, and -stats counts what the cost model priced for it). */
+ * key); returns the placement's id (0: not placed on the ranks) with
+ * price[0] the bytes the cost model priced for its plan, price[1] the
+ * plan's estimated size (H_SPOOF's plan_place and plan_price: -stats
+ * counts them when the placement's first job runs). */
 uint64_t cg_region_key(const Hop *root, AmFusedFn fused, const void *arg);
 double cg_dist_plan_price(uint64_t key, int ops, int nin);
 struct CgOp;
-void cg_dist_note_plan(const Memo *m, const FusedOp *f, const struct CgOp *op);
+int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const struct CgOp *op, double price[2]);
 
 /* Builds the CPlan of fused operator f (NULL if it cannot be built). */
 CPlan *cplan_build(const Memo *m, const FusedOp *f);

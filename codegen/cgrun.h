@@ -112,6 +112,14 @@ double cg_flops(const void *op, int nin, const Value *args);
  * the loop then runs through the vectorized evaluator. */
 struct WhereLoop;
 int cg_where_exec(CgContext *c, const struct WhereLoop *w, Value *args, int nargs, bool take, Value *out, BrErr *e);
+/* The where-loops the AMULET template made (codegen/amulet_tpl.c) travel
+ * by their body text, the key they are interned by (a remote parfor's
+ * plan, runtime/planship.c): cg_amulet_loop_sig gives w's text, NULL when
+ * c did not make w (a loop of the script); cg_amulet_loop the loop of
+ * text sig in c, made now if c has not met it (NULL when sig is not a
+ * body the template makes, or out of memory). */
+const char *cg_amulet_loop_sig(CgContext *c, const struct WhereLoop *w);
+const struct WhereLoop *cg_amulet_loop(CgContext *c, const char *sig, Span sp);
 /* -stats: the codegen lines. */
 void cg_print_stats(const CgContext *c, FILE *out);
 

@@ -74,7 +74,7 @@ static int tpl_index(TplType t)
 }
 
 /* Replaces the covered root(s) of f by the fused operator op reading ins. */
-static void replace(HopDag *d, const FusedOp *f, CgOp *op, Hop **ins, int nin)
+static void replace(HopDag *d, const FusedOp *f, CgOp *op, Hop **ins, int nin, int64_t place, const double price[2])
 {
     Hop **in = arena_alloc(d->arena, (size_t)BR_MAX(nin, 1) * sizeof(Hop *));
     if (!in) return;
@@ -85,6 +85,8 @@ static void replace(HopDag *d, const FusedOp *f, CgOp *op, Hop **ins, int nin)
         s->in = in;
         s->nin = nin;
         s->spoof = op;
+        s->plan_place = place;
+        s->plan_price[0] = price[0], s->plan_price[1] = price[1];
         s->name = op->name;
         s->dt = DT_LIST;
         s->nouts = f->nroots;
@@ -107,6 +109,8 @@ static void replace(HopDag *d, const FusedOp *f, CgOp *op, Hop **ins, int nin)
     h->in = in;
     h->nin = nin;
     h->spoof = op;
+    h->plan_place = place;
+    h->plan_price[0] = price[0], h->plan_price[1] = price[1];
     h->name = op->name;
     hop_infer(h);
 }
@@ -193,7 +197,9 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     CgOp **ops = br_calloc((size_t)n, sizeof *ops);
     Hop ***ins = br_calloc((size_t)n, sizeof *ins);
     int *nins = br_calloc((size_t)n, sizeof *nins);
-    if (!ops || !ins || !nins) goto done;
+    int64_t *place = br_calloc((size_t)n, sizeof *place);        /* cg_dist_note_plan */
+    double (*price)[2] = br_calloc((size_t)n, sizeof *price);
+    if (!ops || !ins || !nins || !place || !price) goto done;
     /* all CPlans first: they read the DAG before any replacement */
     CPlan **pl = br_calloc((size_t)n, sizeof *pl);
     if (!pl) goto done;
@@ -211,7 +217,7 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
         for (int k = 0; k < p->nin; k++) ins[i][k] = p->in[k].hop;
         nins[i] = p->nin;
         ops[i] = cg_op_get(c, p);
-        cg_dist_note_plan(m, &s->ops[i], ops[i]);
+        place[i] = cg_dist_note_plan(m, &s->ops[i], ops[i], price[i]);
     }
     free(pl);
     /* AMULET loops: the product hop becomes an H_WHERE hop in place (the
@@ -273,7 +279,7 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
             __atomic_add_fetch(&c->st.failed, 1, __ATOMIC_RELAXED);
             continue;
         }
-        replace(d, &s->ops[i], ops[i], ins[i], nins[i]);
+        replace(d, &s->ops[i], ops[i], ins[i], nins[i], place[i], price[i]);
         __atomic_add_fetch(&c->st.fused[tpl_index(s->ops[i].type)], 1, __ATOMIC_RELAXED);
     }
     if (c->opt.explain) {
@@ -285,6 +291,8 @@ done:
     for (int i = 0; ins && i < n; i++) free(ins[i]);
     free(ins);
     free(nins);
+    free(place);
+    free(price);
     free(ops);
     sel_free(s);
     memo_free(m);

@@ -65,11 +65,6 @@ double dist_ctrl_bytes(int jobs, int nval, int members, int nin, double plan);
  * bytes (sent with an earlier job and kept), so that a job running it
  * sends no plan? The cost model prices a plan by it. */
 bool dist_fused_plan_held(const char *plan, size_t len);
-/* Rank 0, -stats: the plan bytes the fusion cost model priced for a
- * fused operator it placed on the ranks (codegen), and what pricing the
- * whole plan at every compile would have (its estimated size), beside
- * the plan bytes jobs sent. */
-void dist_note_plan_priced(double bytes, double full);
 /* The bytes of a rows x cols matrix of nnz non-zeros (< 0: unknown) as
  * it travels: a header and its cells in the format its sparsity gives. */
 double dist_wire_bytes(int64_t rows, int64_t cols, int64_t nnz);
@@ -178,6 +173,12 @@ typedef struct DistFused {
     /* rank 0 runs the operator it holds: local(ctx, nin, args, out, e) */
     int (*local)(void *ctx, int nin, Value *args, Value *out, BrErr *e);
     void *ctx;
+    int64_t place;           /* the operator's placement (0: none): the
+                                first job of each adds price[0], the plan
+                                bytes the cost model priced at its compile,
+                                and price[1], the plan's estimated size,
+                                to -stats */
+    double price[2];
 } DistFused;
 /* Workers run a shipped plan with this function (registered by the
  * layer that owns codegen before dist_serve). */

@@ -74,11 +74,42 @@ bool dist_fused_plan_held(const char *plan, size_t len)
     return held;
 }
 
-void dist_note_plan_priced(double bytes, double full)
+/* Rank 0: the placements whose jobs ran (an open-addressing set of
+ * their ids, under g_pc_lock). A fused operator placed on the ranks is
+ * priced once, at its compile; a recompiled block's operator is a new
+ * placement. Operators placed but whose jobs never ran (run locally at
+ * run time, or inside a remote parfor body) count nothing. */
+static int64_t *g_places;
+static size_t g_nplaces, g_capplaces;
+
+static bool place_add(int64_t id)
 {
+    if (2 * (g_nplaces + 1) > g_capplaces) {
+        size_t cap = g_capplaces ? 2 * g_capplaces : 64;
+        int64_t *v = calloc(cap, sizeof *v);
+        if (!v) return false;
+        for (size_t i = 0; i < g_capplaces; i++)
+            if (g_places[i])
+                for (size_t j = (size_t)g_places[i] % cap;; j = (j + 1) % cap)
+                    if (!v[j]) { v[j] = g_places[i]; break; }
+        free(g_places);
+        g_places = v, g_capplaces = cap;
+    }
+    for (size_t j = (size_t)id % g_capplaces;; j = (j + 1) % g_capplaces) {
+        if (g_places[j] == id) return false;
+        if (!g_places[j]) { g_places[j] = id; g_nplaces++; return true; }
+    }
+}
+
+/* -stats: placement f's price, at its first job. */
+static void place_note(const DistFused *f)
+{
+    if (f->place <= 0) return;
     pthread_mutex_lock(&g_pc_lock);
-    g_plan_priced += bytes;
-    g_plan_full += full;
+    if (place_add(f->place)) {
+        g_plan_priced += f->price[0];
+        g_plan_full += f->price[1];
+    }
     pthread_mutex_unlock(&g_pc_lock);
 }
 
@@ -275,6 +306,7 @@ void fpart_run(FusedPart *p, int n, int64_t rows, bool *failed, BrErr *e)
         for (int m = 0; m < n; m++) {
             const DistFused *f = g_fs[m];
             bool sent = true;
+            place_note(f);
             int slot = pc_slot(f->plan, f->plen, &sent);
             p->h[m] = (FHead){.plen = (int64_t)f->plen, .kind = f->kind, .nout = f->nout, .nin = f->nin,
                               .slot = slot, .sent = sent};

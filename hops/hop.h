@@ -65,6 +65,11 @@ struct Hop {
                            estimate, or an empty matrix's when the
                            non-zeros are unknown and may be few */
     void *spoof;        /* H_SPOOF: codegen's operator handle; H_STITCH: the region */
+    int64_t plan_place; /* H_SPOOF placed on the ranks (codegen/cgdist.c): this
+                           placement's id (0: none), the bytes the cost model
+                           priced for its plan and the plan's estimated size;
+                           -stats counts them when its job runs */
+    double plan_price[2];
     void *spec;         /* H_FCALL: the callee specialized for this call's
                            sizes and constants (plan/: an FProg), or NULL */
     const WhereLoop *where; /* H_WHERE: the loop (in the program's AST) */

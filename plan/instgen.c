@@ -136,6 +136,8 @@ static void lower(const Hop *h, Instr *in)
     in->nvar = h->nvar;
     in->anames = h->anames;
     in->fused = h->spoof;
+    in->plan_place = h->plan_place;
+    in->plan_price[0] = h->plan_price[0], in->plan_price[1] = h->plan_price[1];
     in->spec = h->spec;
     in->where = h->where;
     in->opmem = h->opmem;

@@ -182,6 +182,8 @@ static int fused_prep(Rt *rt, const Instr *in, Value *regs, FusedPrep *fp, BrErr
     cg_op_compiled(cg, in->fused);
     fp->ctx = (FusedCtx){cg, in->fused};
     fp->d.local = fused_local, fp->d.ctx = &fp->ctx;
+    fp->d.place = in->plan_place;
+    fp->d.price[0] = in->plan_price[0], fp->d.price[1] = in->plan_price[1];
     if (!(fp->d.plan = cg_plan_pack(in->fused, &fp->d.plen))) return br_err(e, BR_ENOMEM, "out of memory");
     return 0;
 }

@@ -18,6 +18,7 @@
  * except the DAGs of blocks recompiled before each execution, which
  * travel so that workers recompile them with their sizes as rank 0 does.
  * AMULET where-loops travel by their place in the script (where_index),
+ * or, those the AMULET template made, by their body text (put_where);
  * functions by name (resolve_func). Stitched GPU regions, fused
  * operators without a CPlan and calls of functions not found by name
  * are not shipped: ps_pack names them and the task falls back to the
@@ -32,7 +33,7 @@
 #include "../lang/load.h"
 
 #define PS_MAGIC 0x42504c31u   /* "BPL1" */
-#define PS_VERSION 3u
+#define PS_VERSION 4u
 
 typedef struct PsHead {
     uint32_t magic, version, instr_size, block_size;
@@ -252,7 +253,8 @@ static const char *check_instr(Pk *k, const Code *c, int i)
     const Instr *in = &c->ins[i];
     switch (in->kind) {
     case I_WHERE:
-        if (where_index(k->p->ast, in->where) < 0) return "an AMULET where-loop outside the script's functions";
+        if (where_index(k->p->ast, in->where) < 0 && !cg_amulet_loop_sig(k->p->cg, in->where))
+            return "an AMULET where-loop outside the script's functions";
         break;
     case I_STITCH: return "a stitched GPU region";
     case I_FUSED:
@@ -310,6 +312,21 @@ static void put_ints(StrBuf *o, const int *v, int n)
     if (n > 0) w_put(o, v, (size_t)n * sizeof *v);
 }
 
+/* Where-loop instruction in's loop: its ordinal in the script
+ * (where_index), or AMULET_LOOP and its body text for a loop the AMULET
+ * template made (check_instr made sure it is one of the two); -1 for
+ * other instructions. */
+#define AMULET_LOOP (-2)
+static void put_where(Pk *k, StrBuf *o, const Instr *in)
+{
+    int32_t i = in->kind == I_WHERE ? where_index(k->p->ast, in->where) : -1;
+    const char *sig = in->kind == I_WHERE && i < 0 ? cg_amulet_loop_sig(k->p->cg, in->where) : NULL;
+    w_put_i32(o, sig ? AMULET_LOOP : i);
+    if (!sig) return;
+    w_put_name(o, sig);
+    w_put_span(o, in->where->span);
+}
+
 static void put_instr(Pk *k, StrBuf *o, const Instr *in)
 {
     int32_t f[10] = {in->kind, in->op, in->dir, in->bi, in->exec, in->out_index, in->nvar, in->out,
@@ -323,7 +340,7 @@ static void put_instr(Pk *k, StrBuf *o, const Instr *in)
     w_put_name(o, in->func ? in->func->ns : NULL);
     w_put_name(o, in->func ? in->func->name : NULL);
     w_put_i32(o, in->spec ? fn_index(k, in->spec) : -1);
-    w_put_i32(o, in->kind == I_WHERE ? where_index(k->p->ast, in->where) : -1);
+    put_where(k, o, in);
     uint8_t has = in->anames != NULL;
     w_put(o, &has, 1);
     for (int i = 0; has && i < in->nvar; i++) w_put_name(o, in->anames[i]);
@@ -511,7 +528,15 @@ static void get_instr(Uk *u, Instr *in)
     if (spec >= u->nf) bad(u, "a function index");
     in->spec = spec >= 0 && spec < u->nf ? u->fs[spec] : NULL;
     int32_t where = w_get_i32(r);
-    in->where = in->kind == I_WHERE ? get_where(u, where) : NULL;
+    in->where = NULL;
+    if (where == AMULET_LOOP) {
+        const char *sig = w_get_name(r);
+        Span sp = w_get_span(r);
+        in->where = in->kind == I_WHERE && !r->bad ? cg_amulet_loop(u->p->cg, sig, sp) : NULL;
+        if (!in->where) bad(u, "an AMULET where-loop this rank does not make");
+    } else if (in->kind == I_WHERE) {
+        in->where = get_where(u, where);
+    }
     in->anames = NULL;
     if (w_get_u8(r)) {
         const char **a = in->nvar > 0 ? calloc((size_t)in->nvar, sizeof *a) : NULL;

@@ -57,6 +57,8 @@ typedef struct Instr {
     int nvar;              /* I_BUILTIN with "...": variadic inputs */
     const char **anames;   /* I_BUILTIN list(...): argument names or NULL */
     void *fused;           /* I_FUSED: codegen's operator */
+    int64_t plan_place;    /* I_FUSED: its hop's placement on the ranks */
+    double plan_price[2];  /*   (Hop.plan_place, .plan_price) */
     struct FProg *spec;    /* I_CALL: the function specialized for this
                               call's sizes (NULL: the generic one) */
     const WhereLoop *where;/* I_WHERE: the loop */

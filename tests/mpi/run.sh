@@ -230,15 +230,24 @@ else
 fi
 # eval with a literal function name: the function and the functions
 # computing its default parameters ship with the plan (compiled on rank
-# 0), so the workers compile nothing
+# 0), so the workers compile nothing; and a product the AMULET template
+# makes a where-loop (forced): the loop travels by its body text
+# (runtime/planship.c put_where), and the workers run it from the plan
 pfe='g = function(Matrix[Double] A, Double s = 3, Double t = ncol(A)) return (Double r) { r = sum(A) * s + t }
 X = rand(rows=10, cols=3, seed=1)
-R = matrix(0, rows=4, cols=1)
-parfor (i in 1:4, mode=REMOTE_SPARK) { R[i, 1] = eval("g", list(X)) + i }
+A = rand(rows=64, cols=64, min=0, max=1, seed=71)
+B = rand(rows=64, cols=64, min=0, max=1, seed=72)
+R = matrix(0, rows=4, cols=2)
+parfor (i in 1:4, mode=REMOTE_SPARK) {
+  R[i, 1] = eval("g", list(X)) + i
+  R[i, 2] = sum((A * i) %*% (B + i))
+}
 print(toString(R))'
-if want=$("$braid" -s "$pfe" 2>&1) && mpi 3 -stats -s "$pfe" > "$tmp/pfe.out" 2>&1; then
+if want=$(BRAID_AMULET_FUSE=force "$braid" -s "$pfe" 2>&1) && BRAID_AMULET_FUSE=force mpi 3 -stats -s "$pfe" > "$tmp/pfe.out" 2>&1; then
   if [ "$(head -n 4 "$tmp/pfe.out")" = "$want" ]; then ok; else bad "parfor with eval: $(head -n 4 "$tmp/pfe.out") (local: $want)"; fi
-  shipped 1 "parfor with eval" "$tmp/pfe.out"
+  shipped 1 "parfor with eval and an AMULET loop" "$tmp/pfe.out"
+  if grep -qE "^Codegen AMULET loops \(planner\):[[:space:]]+[1-9][0-9]*\.$" "$tmp/pfe.out"; then ok
+  else bad "parfor with an AMULET loop: the template made no loop: $(grep AMULET "$tmp/pfe.out")"; fi
 else bad "parfor with eval: a run failed: $(tail -n 3 "$tmp/pfe.out")"; fi
 # the fusion plan follows the network's rate (pinned by the
 # configuration, so the plans are the same on every run): at 100 B/s Z is
