@@ -884,8 +884,8 @@ static void crowded_mm(void)
                  gen(256, 100, 1.0, false, 24), gen(100, 100, 1.0, false, 25), gen(2000, 100, 0.1, true, 26),
                  gen(100, 4, 1.0, false, 27), gen(2000, 4, 1.0, false, 28), gen(8192, 16, 1.0, false, 29)};
     t_crowded("mm", 6, 6, crowded_mm_run, &c);
-    MB **m = &c.x;
-    for (size_t q = 0; q < sizeof c / sizeof *m; q++) mb_release(m[q]);
+    MB *all[] = {c.x, c.v, c.y, c.a, c.b, c.s, c.w, c.w2, c.t};
+    for (size_t q = 0; q < sizeof all / sizeof *all; q++) mb_release(all[q]);
 }
 
 int main(void)
