@@ -78,7 +78,8 @@ static bool csr_ok(const MB *m)
 {
     if (m->rp[0] != 0 || m->rp[m->rows] != m->nnz) return false;
     int bad = 0;
-    #pragma omp parallel for schedule(static) num_threads(br_threads()) if (m->nnz >= BR_PAR_MIN) reduction(|:bad)
+    const bool par = br_par((double)m->nnz);
+    #pragma omp parallel for schedule(static) num_threads(br_threads()) if (par) reduction(|:bad)
     for (int64_t r = 0; r < m->rows; r++) {
         int64_t a = m->rp[r], b = m->rp[r + 1];
         if (a < 0 || b < a || b > m->nnz) { bad = 1; continue; }   /* rows are checked independently */
@@ -93,7 +94,8 @@ static bool csr_ok(const MB *m)
 static int64_t count_nnz(const double *d, int64_t n)
 {
     int64_t c = 0;
-    #pragma omp parallel for schedule(static) num_threads(br_threads()) if (n >= BR_PAR_MIN) reduction(+:c)
+    const bool par = br_par((double)n);
+    #pragma omp parallel for schedule(static) num_threads(br_threads()) if (par) reduction(+:c)
     for (int64_t i = 0; i < n; i++) c += d[i] != 0;
     return c;
 }

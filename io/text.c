@@ -254,7 +254,8 @@ static MB *assemble(const char *t_path, const TRange *t, int k, int64_t rows, in
         }
     /* fill[r] becomes the kept count of row r */
     int oom = 0;
-    #pragma omp parallel for schedule(dynamic, 256) num_threads(br_threads()) if (total >= BR_PAR_MIN) reduction(|:oom)
+    const bool par = br_par((double)total);
+    #pragma omp parallel for schedule(dynamic, 256) num_threads(br_threads()) if (par) reduction(|:oom)
     for (int64_t r = 0; r < rows; r++) {
         int64_t kept = settle_row(tc + start[r], tv + start[r], start[r + 1] - start[r]);
         if (kept < 0) { oom = 1; kept = 0; }
@@ -266,7 +267,8 @@ static MB *assemble(const char *t_path, const TRange *t, int k, int64_t rows, in
     m = mb_sp_alloc(rows, cols, nnz, e);
     if (!m) goto out;
     for (int64_t r = 0; r < rows; r++) m->rp[r + 1] = m->rp[r] + fill[r];
-    #pragma omp parallel for schedule(dynamic, 256) num_threads(br_threads()) if (nnz >= BR_PAR_MIN)
+    const bool par2 = br_par((double)nnz);
+    #pragma omp parallel for schedule(dynamic, 256) num_threads(br_threads()) if (par2)
     for (int64_t r = 0; r < rows; r++) {
         memcpy(m->ci + m->rp[r], tc + start[r], (size_t)fill[r] * sizeof *tc);
         memcpy(m->v + m->rp[r], tv + start[r], (size_t)fill[r] * sizeof *tv);

@@ -696,7 +696,8 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     }
     c.follows = follows;
     /* per-column sample statistics, in parallel over columns */
-#pragma omp parallel num_threads(br_threads()) if (ok && c.ns * m >= BR_PAR_MIN)
+    const bool par = ok && br_par((double)(c.ns * m));
+#pragma omp parallel num_threads(br_threads()) if (par)
     {
         /* the sampled values, then the values of the rows before them */
         double *v = br_malloc(2 * (size_t)c.ns * sizeof(double) + 8);
@@ -1051,7 +1052,7 @@ static bool extract_sparse(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
 {
     int64_t n = x->rows, m = x->cols;
     int ng = p->ngroups;
-    int nt = x->nnz + n >= BR_PAR_MIN ? br_threads() : 1;
+    int nt = ng > 1 && br_par((double)(x->nnz + n)) ? br_threads() : 1;
     if (nt > ng) nt = ng > 0 ? ng : 1;
     int *owner = br_malloc(((size_t)ng + 1) * sizeof(int));
     int64_t *load = br_calloc((size_t)nt + 1, sizeof(int64_t));
@@ -1156,7 +1157,7 @@ static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
 {
     int64_t n = x->rows, m = x->cols;
     int ng = p->ngroups;
-    int nt = n * m >= BR_PAR_MIN ? br_threads() : 1;
+    int nt = ng > 1 && br_par((double)(n * m)) ? br_threads() : 1;
     if (nt > ng) nt = ng > 0 ? ng : 1;
     int *owner = br_malloc(((size_t)ng + 1) * sizeof(int));
     int64_t *load = br_calloc((size_t)nt + 1, sizeof(int64_t));
@@ -1545,7 +1546,8 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
     bool *exok = br_calloc((size_t)p.ngroups + 1, sizeof(bool));
     int64_t coded = 0, hashed = 0;   /* group rows coded, and those hashed */
     ok = ok && ex && exok && (x->sparse ? extract_sparse(x, &p, ex, exok) : extract_dense(x, &p, ex, exok));
-#pragma omp parallel num_threads(br_threads()) if (ok && n * x->cols >= BR_PAR_MIN)
+    const bool par = ok && br_par((double)(n * x->cols));
+#pragma omp parallel num_threads(br_threads()) if (par)
     {
 #pragma omp for schedule(dynamic, 1)
         for (int k = 0; k < p.ngroups; k++) {

@@ -564,7 +564,8 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
     int64_t nb = (n + CLA_BLK - 1) / CLA_BLK, np = BR_MAX(1, BR_MIN(TL_PARTS, nb));
     double *A = tot * np <= TL_MAX_CELLS ? br_calloc((size_t)(tot * np) + 1, sizeof(double)) : NULL;
     bool ok = A != NULL;
-#pragma omp parallel for num_threads(br_threads()) if (ok && n * c->ngroups >= BR_PAR_MIN) schedule(dynamic, 1)
+    const bool par = ok && br_par((double)(n * c->ngroups));
+#pragma omp parallel for num_threads(br_threads()) if (par) schedule(dynamic, 1)
     for (int64_t pi = 0; pi < np; pi++) {
         if (!ok) continue;
         int64_t a = nb * pi / np * CLA_BLK, z = BR_MIN(n, nb * (pi + 1) / np * CLA_BLK);
@@ -656,7 +657,8 @@ MB *cla_matmul_tl(const MB *x, const MB *b0, BrErr *e)
     /* several compressed groups: blocked over rows (UNC groups below) */
     bool blocked = ok && c->ngroups > 1 && tl_blocked(x, b, r->d);
     /* else groups write disjoint rows of r: parallel over groups */
-#pragma omp parallel for num_threads(br_threads()) if (ok && x->rows * c->ngroups >= BR_PAR_MIN) schedule(dynamic, 1)
+    const bool par = ok && br_par((double)(x->rows * c->ngroups));
+#pragma omp parallel for num_threads(br_threads()) if (par) schedule(dynamic, 1)
     for (int q = 0; q < c->ngroups; q++) {
         BrErr le = {0};
         if (blocked && c->groups[q]->enc != CLA_UNC) continue;
@@ -861,7 +863,7 @@ static bool rowwise(const MB *x, double **pre0, int64_t k, double *out)
     RowBundles rb;
     bool ok = row_bundles(c, pre0, k, &rb);
     double **pre = rb.pre;
-    int nt = n * k * c->ngroups >= BR_PAR_MIN ? br_threads() : 1;
+    int nt = ok && br_par((double)(n * k * c->ngroups)) ? br_threads() : 1;
     int64_t nb = (n + CLA_BLK - 1) / CLA_BLK;
 #pragma omp parallel num_threads(nt) if (ok && nt > 1)
     {
@@ -1033,7 +1035,8 @@ static int chain_fused(const MB *x, const MB *v, const MB *w, double *out)
         if (!A || !U) rc = -1;
     }
     if (rc > 0) {
-#pragma omp parallel for num_threads(br_threads()) if (n * c->ngroups >= BR_PAR_MIN) schedule(dynamic, 1)
+        const bool par = br_par((double)(n * c->ngroups));
+#pragma omp parallel for num_threads(br_threads()) if (par) schedule(dynamic, 1)
         for (int64_t pi = 0; pi < np; pi++) {
             int64_t a = nb * pi / np * CLA_BLK, z = BR_MIN(n, nb * (pi + 1) / np * CLA_BLK);
             int r = chain_range(&ch, a, z, A + pi * ch.tot, U + pi * m * k);
@@ -1217,7 +1220,8 @@ MB *cla_tsmm(const MB *x, BrErr *e)
     bool ok = true;
     /* tasks: (g, h) with g <= h; each writes its own blocks of r */
     int64_t ntask = ng * (ng + 1) / 2;
-#pragma omp parallel for num_threads(br_threads()) if (x->rows * ntask >= BR_PAR_MIN) schedule(dynamic, 1)
+    const bool par = br_par((double)(x->rows * ntask));
+#pragma omp parallel for num_threads(br_threads()) if (par) schedule(dynamic, 1)
     for (int64_t task = 0; task < ntask; task++) {
         int64_t g = 0, rem = task;
         while (rem >= ng - g) rem -= ng - g, g++;

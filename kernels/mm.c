@@ -100,14 +100,28 @@ static int gemm_blocks(double work, int64_t rows)
     return b > 1 ? (int)b : 1;
 }
 
+/* Threads for nb fixed blocks of single-threaded dgemm calls (their
+ * split does not depend on the team, so neither do the bits) over `work`
+ * multiply-adds: up to nb, but one inside a parallel region, and one
+ * while the machine is crowded (br_par) under 8 * BR_PAR_CROWDED_MIN
+ * multiply-adds, about a millisecond of one core's dgemm: less than the
+ * time slice a team waits for its members (a dense multiply-add counts
+ * as 1/8 of a cell of a pass; the uncrowded threshold is unchanged). */
+static int gemm_team(double work, int nb)
+{
+    if (omp_in_parallel() || !br_par(BR_MAX((double)BR_PAR_MIN, work / 8))) return 1;
+    return BR_MIN(br_threads(), nb);
+}
+
 /* C (m x n) = A %*% B (ta: t(A) %*% B, A k x m) in nb row blocks of C
  * (gemm_blocks), row-major; rows r0..r1 of C take rows (ta: columns)
  * r0..r1 of A. */
 static void gemm_in_blocks(bool ta, const double *A, const double *B, double *C, int64_t m, int64_t k,
                            int64_t n, int nb)
 {
+    const int T = gemm_team((double)m * (double)k * (double)n, nb);
     blas_serial();
-    #pragma omp parallel for num_threads(omp_in_parallel() ? 1 : BR_MIN(br_threads(), nb)) schedule(static)
+    #pragma omp parallel for num_threads(T) schedule(static) if (T > 1)
     for (int q = 0; q < nb; q++) {
         int64_t r0 = m * q / nb, r1 = m * (q + 1) / nb;
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)(r1 - r0), (int)n, (int)k,
@@ -124,7 +138,7 @@ MB *mm_finish(MB *r, BrErr *e)
         int64_t cells = r->rows * r->cols, nz = 0;
         const double *d = r->d;
         const KEwLeaf *L = k_leaves(k_isa())->ew;
-        int T = cells >= 16 * BR_PAR_MIN ? br_threads() : 1;
+        int T = br_par((double)cells / 16) ? br_threads() : 1;   /* 16 * BR_PAR_MIN cells or more */
         #pragma omp parallel for num_threads(T) reduction(+ : nz) if (T > 1)
         for (int t = 0; t < T; t++) nz += L->nz_count(d + cells * t / T, cells * (t + 1) / T - cells * t / T);
         r->nnz = nz;
@@ -139,9 +153,14 @@ static MB *oom(BrErr *e)
     return NULL;
 }
 
+/* Threads of a product's own parallel region over `work` multiply-adds:
+ * BR_PAR_MIN or more, fewer than BR_PAR_CROWDED_MIN ones on one thread
+ * while the machine is crowded (br_par). Every region that asks splits
+ * its work independently of the team (fixed row or column ranges, whole
+ * output cells per iteration), so the bits do not depend on it. */
 static int nthreads_for(double work)
 {
-    return work >= BR_PAR_MIN ? br_threads() : 1;
+    return br_par(work) ? br_threads() : 1;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1078,7 +1097,7 @@ static MB *tsmm_dense(const MB *x, bool left, BrErr *e)
         blas_threads_for((double)o * (double)o * (double)k / 2);
         syrk_part(x, left, 0, k, 0.0, r->d);
     } else {
-        int T = (int)BR_MIN(br_threads(), TSMM_GROUPS);
+        int T = gemm_team((double)o * (double)o * (double)k / 2, TSMM_GROUPS);
         blas_serial();
         #pragma omp parallel for num_threads(T) schedule(dynamic, 1) if (T > 1)
         for (int g = 0; g < TSMM_GROUPS; g++)

@@ -1779,8 +1779,47 @@ static void check_ieee(void)
     mb_release(xi);
 }
 
+/* The compression passes and the compressed products ask br_par:
+ * teams when the machine is not crowded, one thread when it is, the same
+ * bits (t_crowded). A dense and a sparse X, each compressed in the run. */
+typedef struct CrowdCla { MB *x[2], *b, *y, *v, *w; } CrowdCla;
+
+static void crowded_cla_run(void *arg, MB **r)
+{
+    const CrowdCla *c = arg;
+    for (int q = 0; q < 2; q++) {
+        BrErr e = {0};
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        MB *cx = cla_compress(c->x[q], &o, &e);
+        if (!cx || !mb_is_cmb(cx)) { mb_release(cx); continue; }
+        r[4 * q] = cla_matmul_right(cx, c->b, &e);
+        r[4 * q + 1] = cla_matmul_tl(cx, c->y, &e);
+        r[4 * q + 2] = cla_tsmm(cx, &e);
+        r[4 * q + 3] = cla_mmchain(cx, c->v, c->w, &e);
+        mb_release(cx);
+    }
+}
+
+static void crowded_cla(void)
+{
+    Spec s = {"crowded", 20000, 8, 6, 0.3, 1, false, 0, false};
+    CrowdCla c = {{gen(&s), NULL}, rnd(8, 4), rnd(20000, 3), rnd(8, 1), rnd(20000, 1)};
+    s.zero = 0.9;
+    BrErr e = {0};
+    MB *d = gen(&s);
+    c.x[1] = mb_to_sparse(d, &e);
+    mb_release(d);
+    t_crowded("cla", 8, 8, crowded_cla_run, &c);
+    mb_release(c.x[0]); mb_release(c.x[1]); mb_release(c.b); mb_release(c.y); mb_release(c.v); mb_release(c.w);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "crowded")) {
+        crowded_cla();
+        return t_done("test_cla");
+    }
     if (argc > 1 && !strcmp(argv[1], "sparse-rows")) {   /* the row-wise sparse coder alone */
         check_sparse_rows();
         return t_done("test_cla");
@@ -1812,5 +1851,6 @@ int main(int argc, char **argv)
     check_compile_compress();
     check_cla_machine();
     check_choice();
+    crowded_cla();
     return t_done("test_cla");
 }

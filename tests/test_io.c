@@ -920,11 +920,52 @@ static void test_libsvm(void)
     expect_err(P("oob.svm"), &o, "libsvm rows", "expected 5 rows", "dimension", NULL);
 }
 
+/* Reading binary (dense and sparse) and text (ijv) matrices asks br_par
+ * (the non-zero count, the CSR check, the rows' sort and copy): teams
+ * when the machine is not crowded, one thread when it is, the same bits
+ * (t_crowded). */
+static void crowded_io_run(void *arg, MB **r)
+{
+    MB *const *m = arg;
+    static const char *fmts[] = {"binary", "binary", "text"};
+    for (int q = 0; q < 3; q++) {
+        BrErr e = {0};
+        char name[64];
+        snprintf(name, sizeof name, "crowded_%d", q);
+        const char *path = P(name);
+        IoWriteOpts wo;
+        io_write_opts_init(&wo);
+        wo.format = fmts[q];
+        if (io_write_matrix(path, m[q], &wo, &e)) continue;
+        IoReadOpts ro;
+        io_read_opts_init(&ro);
+        r[q] = io_read_matrix(path, &ro, &e);
+    }
+}
+
+static void crowded_io(void)
+{
+    BrErr e = {0};
+    MB *m[3] = {mb_dense(1000, 100, &e), NULL, NULL};
+    MB *s = mb_dense(2000, 400, &e);
+    for (int64_t i = 0; i < 1000 * 100; i++) m[0]->d[i] = (double)(i % 97) * 0.25 - 3;
+    for (int64_t i = 0; i < 2000 * 400; i++) s->d[i] = i % 10 == 3 ? (double)(i % 89) + 0.5 : 0;
+    mb_recount_nnz(m[0]);
+    mb_recount_nnz(s);
+    m[1] = mb_to_sparse(s, &e);
+    m[2] = m[1];
+    t_crowded("io", 3, 3, crowded_io_run, m);
+    mb_release(m[0]);
+    mb_release(m[1]);
+    mb_release(s);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid_io_XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
     test_numbers();
+    crowded_io();
     test_round_trips();
     test_conformance_data();
     test_bad_files();

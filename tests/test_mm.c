@@ -860,9 +860,38 @@ static void test_blas_crowded(void)
     br_set_threads(nt0);
 }
 
+/* Products whose own parallel regions ask br_par (nthreads_for,
+ * gemm_team), each between BR_PAR_MIN and the crowded threshold: teams
+ * when the machine is not crowded, one thread when it is, the same bits
+ * (t_crowded). */
+typedef struct CrowdMm { MB *x, *v, *y, *a, *b, *s, *w, *w2, *t; } CrowdMm;
+
+static void crowded_mm_run(void *arg, MB **r)
+{
+    const CrowdMm *c = arg;
+    BrErr e = {0};
+    r[0] = k_matmul(c->x, c->v, &e);      /* dgemv by row ranges */
+    r[1] = k_matmul_tl(c->x, c->y, &e);   /* t(X) %*% y by row groups */
+    r[2] = k_matmul(c->a, c->b, &e);      /* gemm_in_blocks */
+    r[3] = k_matmul(c->s, c->w, &e);      /* sparse %*% dense */
+    r[4] = k_matmul_tl(c->s, c->w2, &e);  /* t(sparse) %*% dense */
+    r[5] = k_tsmm(c->t, true, &e);        /* syrk in fixed groups */
+}
+
+static void crowded_mm(void)
+{
+    CrowdMm c = {gen(2000, 100, 1.0, false, 21), gen(100, 1, 1.0, false, 22), gen(2000, 1, 1.0, false, 23),
+                 gen(256, 100, 1.0, false, 24), gen(100, 100, 1.0, false, 25), gen(2000, 100, 0.1, true, 26),
+                 gen(100, 4, 1.0, false, 27), gen(2000, 4, 1.0, false, 28), gen(8192, 16, 1.0, false, 29)};
+    t_crowded("mm", 6, 6, crowded_mm_run, &c);
+    MB *all[] = {c.x, c.v, c.y, c.a, c.b, c.s, c.w, c.w2, c.t};
+    for (size_t q = 0; q < sizeof all / sizeof *all; q++) mb_release(all[q]);
+}
+
 int main(void)
 {
     test_blas_crowded();
+    crowded_mm();
     test_matmul();
     test_matmul_big_sparse();
     test_gemm_blocks();
