@@ -779,6 +779,8 @@ typedef struct Ext {
     int nc;
     const int32_t *cols;
     int32_t *code;     /* rows */
+    void *code_blk;    /* code's own block (br_free_aligned), or NULL:
+                          code lies in the compression's shared block */
     TupleSet ts;
     int64_t *cnt;      /* rows per tuple */
     int32_t zero_id;   /* the all-zero tuple or -1 */
@@ -848,17 +850,18 @@ static bool ext_stats(Ext *x, int64_t n)
     return true;
 }
 
-/* Starts the extraction of group cols (n rows) of plan p; false without
- * memory. A group whose columns all have sampled integer ranges whose
- * product is small enough (LUT_MAX) gets a direct table. */
-static bool ext_begin(Ext *x, const ClaPlan *p, const int32_t *cols, int nc, int64_t n)
+/* Starts the extraction of group cols (n rows) of plan p into code (n
+ * rows, the compression's shared block); false without memory. A group
+ * whose columns all have sampled integer ranges whose product is small
+ * enough (LUT_MAX) gets a direct table. */
+static bool ext_begin(Ext *x, const ClaPlan *p, const int32_t *cols, int nc, int64_t n, int32_t *code)
 {
     memset(x, 0, sizeof *x);
     x->nc = nc;
     x->cols = cols;
     x->zero_id = -1;
     x->zid = -1;
-    x->code = br_malloc((size_t)n * sizeof(int32_t) + 4);
+    x->code = code;
     int64_t cells = 1;
     for (int j = 0; j < nc && j < CO_MAXCOLS && cells <= LUT_MAX; j++) {
         x->lo[j] = p->glo[cols[j]];
@@ -974,10 +977,18 @@ static bool ext_rows(Ext *x, const double *cb, int64_t ldc, int64_t lo, int64_t 
     return true;
 }
 
+/* Group k's codes in the compression's shared block of codes (one block
+ * for all groups, not one per group: a fresh block costs a page fault per
+ * 4 KB, on a virtual machine 16 us, 50x a read of the page; one large
+ * block takes huge pages and is reused by the next compression,
+ * br_alloc_aligned): its offset, rows rounded up to 64 bytes. */
+static int64_t code_stride(int64_t n) { return (n + 16) & ~(int64_t)15; }
+
 /* Groups k (but the UNC one) to threads, balanced by columns: owner[k]
  * (-1: the UNC group), load[t] the columns of thread t; each group's
- * extraction started (ok[k]; false: without memory). */
-static bool assign_groups(const ClaPlan *p, int64_t n, int nt, int *owner, int64_t *load, Ext *ex, bool *ok)
+ * extraction started into codes (ok[k]; false: without memory). */
+static bool assign_groups(const ClaPlan *p, int64_t n, int nt, int *owner, int64_t *load, Ext *ex, bool *ok,
+                          int32_t *codes)
 {
     bool mem = true;
     for (int k = 0; k < p->ngroups && mem; k++) {
@@ -989,7 +1000,7 @@ static bool assign_groups(const ClaPlan *p, int64_t n, int nt, int *owner, int64
             if (load[u] < load[t]) t = u;
         owner[k] = t;
         load[t] += nc;
-        mem = ok[k] = ext_begin(&ex[k], p, p->cols + p->start[k], nc, n);
+        mem = ok[k] = ext_begin(&ex[k], p, p->cols + p->start[k], nc, n, codes + (int64_t)k * code_stride(n));
     }
     return mem;
 }
@@ -1048,7 +1059,7 @@ static int64_t sk_key(const Ext *x, int c, const int32_t *jp, const double *jv)
  * so comparing that value suffices); more, the row's tuple is built and
  * coded as a dense row's (code_tuple). ok[k] as extract_dense's. false
  * without memory. */
-static bool extract_sparse(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
+static bool extract_sparse(const MB *x, const ClaPlan *p, Ext *ex, bool *ok, int32_t *codes)
 {
     int64_t n = x->rows, m = x->cols;
     int ng = p->ngroups;
@@ -1056,7 +1067,7 @@ static bool extract_sparse(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
     if (nt > ng) nt = ng > 0 ? ng : 1;
     int *owner = br_malloc(((size_t)ng + 1) * sizeof(int));
     int64_t *load = br_calloc((size_t)nt + 1, sizeof(int64_t));
-    bool mem = owner && load && assign_groups(p, n, nt, owner, load, ex, ok);
+    bool mem = owner && load && assign_groups(p, n, nt, owner, load, ex, ok, codes);
     for (int k = 0; k < ng && mem; k++)
         if (ok[k]) sk_begin(&ex[k], p, n);
 #pragma omp parallel num_threads(nt) if (mem && nt > 1)
@@ -1144,6 +1155,11 @@ static bool extract_sparse(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
 
 /* Rows per block of the blocked extraction of a dense block. */
 #define EXT_BLK 4096
+/* The buffer's column stride: EXT_BLK doubles (32 KB) and a cache line,
+ * so that a row's values, stored one per column, fall in different sets
+ * of the L1 cache (at a stride of 32 KB they all fell in one: the copy
+ * was a quarter of a compression's time) */
+#define EXT_LD (EXT_BLK + 8)
 
 /* The planned groups (but the UNC one) of a dense x extracted in one pass
  * over x per thread (a column-wise read of a row-major block would stream
@@ -1153,7 +1169,7 @@ static bool extract_sparse(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
  * group; no thread waits for another. ok[k]: group k extracted (false:
  * more than MAX_DICT tuples, it stays uncompressed). false without
  * memory. */
-static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
+static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok, int32_t *codes)
 {
     int64_t n = x->rows, m = x->cols;
     int ng = p->ngroups;
@@ -1161,7 +1177,7 @@ static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
     if (nt > ng) nt = ng > 0 ? ng : 1;
     int *owner = br_malloc(((size_t)ng + 1) * sizeof(int));
     int64_t *load = br_calloc((size_t)nt + 1, sizeof(int64_t));
-    bool mem = owner && load && assign_groups(p, n, nt, owner, load, ex, ok);
+    bool mem = owner && load && assign_groups(p, n, nt, owner, load, ex, ok, codes);
 #pragma omp parallel num_threads(nt) if (mem && nt > 1)
     {
         int tid = 0;
@@ -1169,7 +1185,8 @@ static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
         tid = omp_get_thread_num();
 #endif
         int64_t nc = mem ? load[tid] : 0;
-        double *cb = br_malloc((size_t)(EXT_BLK * (nc > 0 ? nc : 1)) * sizeof(double));
+        /* (reused across compressions where 1 MB or more: br_alloc_aligned) */
+        double *cb = br_alloc_aligned((size_t)(EXT_LD * (nc > 0 ? nc : 1)) * sizeof(double));
         int32_t *src = br_malloc(((size_t)nc + 1) * sizeof(int32_t));   /* buffer column -> x's */
         if (!cb || !src) {
 #pragma omp atomic write
@@ -1182,16 +1199,16 @@ static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
             int64_t len = n - lo < EXT_BLK ? n - lo : EXT_BLK;
             for (int64_t r = 0; r < len; r++) {
                 const double *row = x->d + (lo + r) * m;
-                for (int64_t c = 0; c < nc; c++) cb[c * EXT_BLK + r] = row[src[c]];
+                for (int64_t c = 0; c < nc; c++) cb[c * EXT_LD + r] = row[src[c]];
             }
             int64_t at = 0;
             for (int k = 0; k < ng; k++) {
                 if (owner[k] != tid) continue;
-                if (ok[k] && !ext_rows(&ex[k], cb + at * EXT_BLK, EXT_BLK, lo, len)) ok[k] = false;
+                if (ok[k] && !ext_rows(&ex[k], cb + at * EXT_LD, EXT_LD, lo, len)) ok[k] = false;
                 at += p->start[k + 1] - p->start[k];
             }
         }
-        free(cb);
+        br_free_aligned(cb);
         free(src);
     }
     free(owner);
@@ -1201,7 +1218,8 @@ static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok)
 
 static void ext_free(Ext *x)
 {
-    free(x->code);
+    br_free_aligned(x->code_blk);
+    x->code_blk = NULL;
     ts_free(&x->ts);
     free(x->cnt);
     free(x->lut);
@@ -1372,7 +1390,7 @@ ClaGroup *cla_group_rows(const ClaGroup *g, int64_t rl, int64_t ru, BrErr *e)
     bool it_ok = false;
     int32_t *map = br_malloc(((size_t)g->ndict + 1) * sizeof(int32_t));   /* old tuple (ndict: zero) -> new */
     double *zero = br_calloc((size_t)g->ncols + 1, sizeof(double));
-    x.code = br_malloc((size_t)n * sizeof(int32_t) + 4);
+    x.code = x.code_blk = br_alloc_aligned((size_t)n * sizeof(int32_t) + 4);
     bool ok = map && zero && x.code && ts_init(&x.ts, g->ncols, 64) && (it_ok = cla_iter_init(&it, g, rl));
     if (ok) {
         for (int32_t t = 0; t <= g->ndict; t++) map[t] = -1;
@@ -1545,7 +1563,9 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
     Ext *ex = br_calloc((size_t)p.ngroups + 1, sizeof(Ext));
     bool *exok = br_calloc((size_t)p.ngroups + 1, sizeof(bool));
     int64_t coded = 0, hashed = 0;   /* group rows coded, and those hashed */
-    ok = ok && ex && exok && (x->sparse ? extract_sparse(x, &p, ex, exok) : extract_dense(x, &p, ex, exok));
+    int32_t *codes = br_alloc_aligned((size_t)p.ngroups * (size_t)code_stride(n) * sizeof(int32_t));
+    ok = ok && ex && exok && codes &&
+         (x->sparse ? extract_sparse(x, &p, ex, exok, codes) : extract_dense(x, &p, ex, exok, codes));
     const bool par = ok && br_par((double)(n * x->cols));
 #pragma omp parallel num_threads(br_threads()) if (par)
     {
@@ -1571,6 +1591,7 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
         }
     }
     for (int k = 0; ex && k < p.ngroups; k++) ext_free(&ex[k]);   /* those not reached */
+    br_free_aligned(codes);
     free(ex);
     free(exok);
     int ng = 0;
