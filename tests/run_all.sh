@@ -104,6 +104,11 @@ unit program layers python3 tools/layers.py .
 [ -x tests/parity/run.py ] &&
   unit suite "parity tests" env BRAID_CODEGEN_ASYNC=0 BRAID_CG_MACHINE="${BRAID_CG_MACHINE:-$pinned}" \
     tests/parity/run.py "$build/braid"
+# SystemDS's builtin tests that have an R twin: the library against R's
+# committed results, within the Java tests' tolerances (tests/parity/rtwins.py)
+[ -x tests/parity/rtwins.py ] &&
+  unit suite "R twin tests" env BRAID_CODEGEN_ASYNC=0 BRAID_CG_MACHINE="${BRAID_CG_MACHINE:-$pinned}" \
+    tests/parity/rtwins.py run "$build/braid"
 # FusionStitching's explorer choosing the plans of every algorithm
 # script (tests/dml alg_* cases), each plan checked for validity
 # (BRAID_EXPLORER=0 leaves it out: .ci/run's sanitizer pass, where it
