@@ -109,6 +109,10 @@ unit program layers python3 tools/layers.py .
 [ -x tests/parity/rtwins.py ] &&
   unit suite "R twin tests" env BRAID_CODEGEN_ASYNC=0 BRAID_CG_MACHINE="${BRAID_CG_MACHINE:-$pinned}" \
     tests/parity/rtwins.py run "$build/braid"
+# SystemDS's binary-block files: hand-built files read, braid's writes
+# decoded byte for byte, malformed files refused (tests/parity/sysbin.py)
+[ -x tests/parity/sysbin.py ] &&
+  unit suite "SystemDS binary-block files" tests/parity/sysbin.py "$build/braid"
 # FusionStitching's explorer choosing the plans of every algorithm
 # script (tests/dml alg_* cases), each plan checked for validity
 # (BRAID_EXPLORER=0 leaves it out: .ci/run's sanitizer pass, where it

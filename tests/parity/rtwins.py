@@ -22,7 +22,8 @@ committed. run generates the same inputs, runs braid's script and compares
 with the references within the case's tolerance (absolute, as SystemDS's
 TestUtils.compareMatrices; "sorted" compares the sorted non-zero values, as
 the set-operation tests do; "relative" divides each difference by the
-larger magnitude). The inputs come from Python's Mersenne Twister
+larger magnitude; "partition" compares cluster ids up to renaming, noise
+0 kept). The inputs come from Python's Mersenne Twister
 with fixed seeds (stable across Python versions), written with 17
 significant digits, so R and braid read the same numbers.
 
@@ -155,6 +156,17 @@ def gen(mirror, filt):
 def max_diff(want, got, mode):
     """The largest absolute difference, or a reason string when the shapes
     differ."""
+    if mode == "partition":  # cluster ids up to renaming, 0 (noise) kept
+        a = [v for r in want for v in r]
+        b = [v for r in got for v in r]
+        if len(a) != len(b):
+            return "%d labels, R has %d" % (len(b), len(a))
+        fwd, back = {0.0: 0.0}, {0.0: 0.0}
+        for x, y in zip(a, b):
+            if fwd.setdefault(x, y) != y or back.setdefault(y, x) != x:
+                return "another partition (R's cluster %g is not braid's %g)" \
+                    % (x, y)
+        return 0.0
     if mode == "sorted":
         a = sorted(v for r in want for v in r if v != 0)
         b = sorted(v for r in got for v in r if v != 0)

@@ -346,3 +346,134 @@ for p, d, q in ((1, 0, 0), (0, 0, 1), (2, 0, 1)):
          "P=0, D=0, Q=0, s=24, include_mean=1, solver=\"jacobi\")\n"
          "write(m, $model, format=\"csv\")\n" % (p, d, q),
          {"model": {}}, tol=1e-8)
+
+# BuiltinImageBrightnessTest: img_brightness(X, 123, 255), 256 x 256 in
+# [0, 255] (here 40 x 40), dense (0.9) and sparse (0.1); eps 1e-10.
+for sp in (0.9, 0.1):
+    case("img_brightness_%g" % sp, "image_brightness", ["{IN}", "{EXP}"],
+         {"A": lambda sp=sp: rand(40, 40, 0, 255, sp, 7)},
+         "write(img_brightness(read($A), 123, 255), $B, format=\"csv\")\n",
+         {"B": {}})
+
+# BuiltinImageCropTest: img_crop of a 512 x 512 image (here 40 x 40) to
+# floor(0.8 size), offsets 12 and 24 (here 3 and 5); eps 1e-10.
+for sp in (0.9, 0.1):
+    case("img_crop_%g" % sp, "image_crop",
+         ["{IN}", "{EXP}", "0.8", "40", "40", "3", "5"],
+         {"A": lambda sp=sp: rand(40, 40, 0, 255, sp, 7)},
+         "X = matrix(read($A), rows=40, cols=40)\n"
+         "w = floor(40 * 0.8)\n"
+         "write(img_crop(X, w, w, 3, 5), $B, format=\"csv\")\n",
+         {"B": {}})
+
+# image_mirror.R (no Java test calls it by that name; the linearized test
+# uses another script): img_mirror horizontal and vertical, 30 x 30.
+case("img_mirror", "image_mirror", ["{IN}", "{EXP}"],
+     {"A": lambda: rand(30, 30, 0, 255, 0.9, 7)},
+     "X = read($A)\n"
+     "write(img_mirror(X, TRUE), $Bx, format=\"csv\")\n"
+     "write(img_mirror(X, FALSE), $By, format=\"csv\")\n",
+     {"Bx": {}, "By": {}})
+
+# image_translate.R (no Java test calls it): img_translate of a 30 x 30
+# image by equal and by different offsets.
+for ox, oy in ((3, 3), (2, 5)):
+    case("img_translate_%d_%d" % (ox, oy), "image_translate",
+         ["{IN}", "{EXP}", "30", "30", str(ox), str(oy)],
+         {"A": lambda: rand(30, 30, 0, 255, 0.9, 7)},
+         "X = matrix(read($A), rows=30, cols=30)\n"
+         "write(img_translate(X, %d, %d, 30, 30, 0), $B, format=\"csv\")\n"
+         % (ox, oy),
+         {"B": {}})
+
+# image_transform.R (no Java test calls it): img_transform of a 20 x 20
+# image, a rotation-like affine map and a scaling into 24 x 18.
+for w, h, coef in ((20, 20, (0.9, -0.2, 3, 0.2, 0.9, -2)),
+                   (24, 18, (1.2, 0, 0, 0, 0.8, 1))):
+    case("img_transform_%d_%d" % (w, h), "image_transform",
+         ["{IN}", "{EXP}", "20", "20", str(w), str(h)] +
+         [str(float(c)) for c in coef],
+         {"A": lambda: rand(20, 20, 0, 255, 0.9, 8)},
+         "X = matrix(read($A), rows=20, cols=20)\n"
+         "write(img_transform(X, %d, %d, %s, 0), $B, format=\"csv\")\n"
+         % (w, h, ", ".join(str(float(c)) for c in coef)),
+         {"B": {}})
+
+# BuiltinAutoencoder2LayerTest: autoencoder_2layer with the initial
+# weights and the permutation given (W*_rand, order_rand), 1058 x 784 (here
+# 60 x 30), hidden sizes (10, 4) and (8, 3), 2 epochs, batch 256 (here 16),
+# step 1e-5, decay 0.95, momentum 0.9; tolerance 2e-3.
+for h1, h2, sp in ((10, 4, 0.1), (8, 3, 0.7)):
+    case("autoencoder_%d_%d_%g" % (h1, h2, sp), "autoencoder_2layer",
+         ["{IN}", str(h1), str(h2), "2", "16", "0.9", "1e-05", "0.95",
+          "FALSE", "{EXP}"],
+         {"X": lambda sp=sp: rand(60, 30, 0, 1, sp, 27),
+          "W1_rand": lambda h1=h1, sp=sp: rand(h1, 30, 0, 1, sp, 800),
+          "W2_rand": lambda h1=h1, h2=h2, sp=sp: rand(h2, h1, 0, 1, sp, 900),
+          "W3_rand": lambda h1=h1, h2=h2, sp=sp: rand(h1, h2, 0, 1, sp, 589),
+          "W4_rand": lambda h1=h1, sp=sp: rand(30, h1, 0, 1, sp, 150),
+          "order_rand": lambda sp=sp: rand(60, 1, 0, 1, sp, 143)},
+         "[W1, b1, W2, b2, W3, b3, W4, b4, hidden] = autoencoder_2layer("
+         "X=read($X), W1_rand=read($W1_rand), W2_rand=read($W2_rand), "
+         "W3_rand=read($W3_rand), W4_rand=read($W4_rand), "
+         "order_rand=read($order_rand), num_hidden1=%d, num_hidden2=%d, "
+         "max_epochs=2, full_obj=FALSE, batch_size=16, step=1e-5, "
+         "decay=0.95, mu=0.9)\n" % (h1, h2) +
+         "".join("write(%s, $%s_out, format=\"csv\")\n" % (v, v)
+                 for v in ("W1", "b1", "W2", "b2", "W3", "b3", "W4", "b4")),
+         {v + "_out": {} for v in ("W1", "b1", "W2", "b2", "W3", "b3", "W4",
+                                   "b4")}, tol=2e-3)
+
+
+def nonzero(rows, cols, lo, hi, seed):
+    """Like getNonZeroRandomMatrix: uniform in [lo, hi), no zeros."""
+    g = random.Random(seed)
+    return [[lo + (hi - lo) * g.random() or 1e-3 for _ in range(cols)]
+            for _ in range(rows)]
+
+
+# BuiltinDBSCANTest: dbscan(eps=1, minPts=5) against the R package dbscan,
+# 1700 x 3 in [-10, 10] (here 150 x 3 in [-3, 3], so that there are
+# several clusters and noise); the Java test compares the ids (eps 1e-3),
+# which its data pass only because all points are noise: SystemDS numbers
+# a cluster by its largest point index, R from 1; here the partition
+# (ids up to renaming, noise 0 kept).
+case("dbscan", "dbscan", ["{IN}", "1.0", "5", "{EXP}"],
+     {"A": lambda: nonzero(150, 3, -3, 3, 7)},
+     "[Y, model] = dbscan(X=read($A), eps=1.0, minPts=5)\n"
+     "write(Y, $B, format=\"csv\")\n",
+     {"B": {"mode": "partition"}}, tol=0)
+
+# BuiltinDbscanApplyTest: dbscan on A, then dbscanApply of B with the
+# model (R: predict of the dbscan model of the clustered points), seeds
+# (6, 18), (5, 15), 1700 x 3 (here 150 x 3 in [-3, 3]), eps 1, minPts 5;
+# eps 1e-9.
+for sa, sb in ((6, 18), (5, 15)):
+    case("dbscanApply_%d_%d" % (sa, sb), "dbscanApply",
+         ["{IN}", "{IN}", "1.0", "5", "{EXP}"],
+         {"A": lambda sa=sa: nonzero(150, 3, -3, 3, sa),
+          "B": lambda sb=sb: nonzero(150, 3, -3, 3, sb)},
+         "[indices, model] = dbscan(X=read($A), eps=1.0, minPts=5)\n"
+         "[C, Z] = dbscanApply(X=read($B), clusterModel=model, eps=1.0)\n"
+         "write(Z, $C, format=\"csv\")\n",
+         {"C": {}}, tol=1e-9)
+
+# BuiltinMultiLogRegPredictTest: multiLogReg(icpt=2, tol=1e-8, reg=1,
+# maxi=100, maxii=0) and multiLogRegPredict's accuracy against nnet's
+# multinom; X = round(U[1, 100]) 1000 x 150 (here 200 x 10), dense (0.7)
+# and sparse (0.3), labels round(U[1, 5]); the test rows are the training
+# rows (the Java test draws both with the same seeds); tolerance 2 (per
+# cent).
+for sp in (0.7, 0.3):
+    case("multiLogRegPredict_%g" % sp, "multiLogRegPredict",
+         ["{IN}", "{EXP}"],
+         {"A": lambda sp=sp: transform(rand(200, 10, 1, 100, sp, 7), round),
+          "B": lambda: transform(rand(200, 1, 1, 5, 1.0, 3), round),
+          "C": lambda sp=sp: transform(rand(200, 10, 1, 100, sp, 7), round),
+          "D": lambda: transform(rand(200, 1, 1, 5, 1.0, 3), round)},
+         "w = multiLogReg(X=read($A), Y=read($B), icpt=2, tol=1e-8, reg=1.0, "
+         "maxi=100, maxii=0, verbose=FALSE)\n"
+         "[prob, y, acc] = multiLogRegPredict(X=read($C), B=w, Y=read($D), "
+         "verbose=FALSE)\n"
+         "write(matrix(acc, 1, 1), $O, format=\"csv\")\n",
+         {"O": {}}, tol=2)
