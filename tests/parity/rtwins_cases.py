@@ -477,3 +477,17 @@ for sp in (0.7, 0.3):
          "verbose=FALSE)\n"
          "write(matrix(acc, 1, 1), $O, format=\"csv\")\n",
          {"O": {}}, tol=2)
+
+# image_transform_linearized.R (no Java test calls it by that name):
+# img_transform_linearized of 3 images of 8 x 8, one per row, into 8 x 8
+# and 10 x 6 outputs by a scaling with a shift.
+for w, h, coef in ((8, 8, (1.1, 0, 0.5, 0, 0.9, -0.3)),
+                   (10, 6, (0.8, 0.1, 0.25, 0, 1.2, 0.4))):
+    case("img_transform_lin_%d_%d" % (w, h), "image_transform_linearized",
+         ["{IN}", "{EXP}", "64", "3", str(w), str(h)] +
+         [str(float(c)) for c in coef] + ["0", "8", "8"],
+         {"A": lambda: rand(3, 64, 0, 255, 0.9, 9)},
+         "X = matrix(read($A), rows=3, cols=64)\n"
+         "write(img_transform_linearized(X, %d, %d, %s, 0, 8, 8), $B, "
+         "format=\"csv\")\n" % (w, h, ", ".join(str(float(c)) for c in coef)),
+         {"B": {}})
