@@ -491,3 +491,32 @@ for w, h, coef in ((8, 8, (1.1, 0, 0.5, 0, 0.9, -0.3)),
          "write(img_transform_linearized(X, %d, %d, %s, 0, 8, 8), $B, "
          "format=\"csv\")\n" % (w, h, ", ".join(str(float(c)) for c in coef)),
          {"B": {}})
+
+
+def planted(n, k, repair, seed):
+    """A series in [1, 3] with k outliers in [10, 50] at random places
+    (the Java test's construction); repair 0 gives the series, 1 the
+    series with the outliers set to 0 (what repairMethod=1 must give)."""
+    g = random.Random(seed)
+    x = [1 + 2 * g.random() for _ in range(n)]
+    y = list(x)
+    for _ in range(k):
+        r = g.randrange(n)
+        x[r] = g.random() * 40 + 10
+        y[r] = 0.0
+    return col(y if repair else x)
+
+
+# BuiltinOutlierByArima: outlierByArima(p=2, repairMethod 1 and 2) on a
+# series in [1, 3] of 3000 (here 300) values with 10 (here 5) planted
+# outliers; the R twin only writes the series with the outliers set to 0
+# (NaN, repairMethod 2, made 0 as R's twin does); tol 1e-12.
+for repair in (1, 2):
+    case("outlierByArima_%d" % repair, "outlierByArima",
+         ["{IN}bad.mtx", "{EXP}result"],
+         {"col": lambda: planted(300, 5, 0, 132),
+          "bad": lambda: planted(300, 5, 1, 132)},
+         "Y = outlierByArima(X=read($col), p=2, repairMethod=%d)\n"
+         "Y = replace(target=Y, pattern=NaN, replacement=0)\n"
+         "write(Y, $result, format=\"csv\")\n" % repair,
+         {"result": {}}, tol=1e-12)
