@@ -316,8 +316,7 @@ def main(argv):
         if folder:  # two part files, the block rows split between them
             os.makedirs(path)
             half = records(m[:blen], blen, kinds)
-            rest = records(m[blen:], blen, kinds)
-            # the second part's block rows start at 2
+            # the second part: block rows 2.. (their own indexes), sparse
             rest = b""
             for bi in range(blen, len(m), blen):
                 for bj in range(0, len(m[0]), blen):
