@@ -20,7 +20,7 @@ void io_write_opts_init(IoWriteOpts *o) { memset(o, 0, sizeof *o); }
 static bool known_format(const char *f)
 {
     return !strcmp(f, "text") || !strcmp(f, "mm") || !strcmp(f, "csv") || !strcmp(f, "binary") ||
-           !strcmp(f, "libsvm");
+           !strcmp(f, "libsvm") || !strcmp(f, "sysds-binary");
 }
 
 /* true when the file starts with the Matrix Market banner. */
@@ -113,7 +113,8 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     MB *r;
     if (!strcmp(fmt, "text")) r = io_read_text(path, p.rows, p.cols, chunk, e);
     else if (!strcmp(fmt, "mm")) r = io_read_mm(path, p.rows, p.cols, chunk, e);
-    else if (!strcmp(fmt, "binary")) r = io_read_binary(path, p.rows, p.cols, e);
+    else if (!strcmp(fmt, "binary") || !strcmp(fmt, "sysds-binary"))   /* SystemDS's sequence files or braid's own layout */
+        r = io_sysbin_detect(path) ? io_read_sysbin(path, p.rows, p.cols, e) : io_read_binary(path, p.rows, p.cols, e);
     else if (!strcmp(fmt, "libsvm"))
         r = io_read_libsvm(path, p.rows, p.cols, p.lsep, p.lind, chunk, e);
     else r = io_read_csv(path, p.rows, p.cols, &p.csv, e);
@@ -128,7 +129,7 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     /* text formats: the parse cost every value far more than this pass,
      * which saves the answer in the block's finiteness flag (mb.h) for
      * the products that need it; binary data is scanned when first asked */
-    if (r && strcmp(fmt, "binary")) (void)mb_has_nonfinite(r);
+    if (r && strcmp(fmt, "binary") && strcmp(fmt, "sysds-binary")) (void)mb_has_nonfinite(r);
     return r;
 }
 
@@ -164,8 +165,8 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     if (!o) { io_write_opts_init(&none); o = &none; }
     const char *fmt = o->format ? o->format : "text";
     if (!known_format(fmt))
-        return br_err(e, BR_EARG, "write %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm)",
-                      path, fmt);
+        return br_err(e, BR_EARG, "write %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm, "
+                      "sysds-binary)", path, fmt);
     if (mb->cmb && strcmp(fmt, "binary")) {
         /* compressed blocks are written compressed only in braid's binary format */
         MB *d = cmb_decompress(mb, e);
@@ -179,7 +180,8 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     if (csv && (!sep[0] || strlen(sep) >= sizeof ((IoMeta *)0)->sep))
         return br_err(e, BR_EARG, "write %s: bad csv separator \"%s\"", path, sep);
     IoMeta m;
-    io_matrix_meta(&m, fmt, mb->rows, mb->cols, mb->nnz, o);
+    bool sysbin = !strcmp(fmt, "sysds-binary");   /* SystemDS's layout; its .mtd says "binary" */
+    io_matrix_meta(&m, sysbin ? "binary" : fmt, mb->rows, mb->cols, mb->nnz, o);
     if (mb->cmb) m.cbytes = (int64_t)mb_bytes(mb);   /* compile-time costs of a later read */
     IoOut d;
     int rc = io_out_open(&d, path, e);
@@ -188,6 +190,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     else if (!strcmp(fmt, "mm")) rc = io_write_text(&d, mb, true, o->chunk_bytes, e);
     else if (csv) rc = io_write_csv(&d, mb, o->header, sep, o->chunk_bytes, e);
     else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, mb, o->sep, o->ind_sep, o->chunk_bytes, e);
+    else if (sysbin) rc = io_write_sysbin(&d, mb, 1000, e);
     else rc = io_write_binary(&d, mb, e);
     if (rc) { io_out_abort(&d); return rc; }
     return io_commit_with_mtd(&d, &m, e);

@@ -157,6 +157,12 @@ MB *io_read_mm(const char *path, int64_t rows, int64_t cols,
 MB *io_read_csv(const char *path, int64_t rows, int64_t cols,
                 const IoCsvOpts *o, BrErr *e);
 MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e);
+/* SystemDS's binary-block files (Hadoop sequence files; sysbin.c): does
+ * path (or a folder's first part file) start with "SEQ"? and the reader */
+bool io_sysbin_detect(const char *path);
+MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e);
+/* writes m in SystemDS's layout with blen x blen blocks (1000 when < 1) */
+int io_write_sysbin(IoOut *o, const MB *m, int64_t blen, BrErr *e);
 /* sep: the separator of a line's entries (NULL: " ", blanks always
  * separate too), ind_sep: of an entry's index and value (NULL: ":"), as
  * SystemDS's read/write options sep and indSep; single characters. */

@@ -104,6 +104,15 @@ unit program layers python3 tools/layers.py .
 [ -x tests/parity/run.py ] &&
   unit suite "parity tests" env BRAID_CODEGEN_ASYNC=0 BRAID_CG_MACHINE="${BRAID_CG_MACHINE:-$pinned}" \
     tests/parity/run.py "$build/braid"
+# SystemDS's builtin tests that have an R twin: the library against R's
+# committed results, within the Java tests' tolerances (tests/parity/rtwins.py)
+[ -x tests/parity/rtwins.py ] &&
+  unit suite "R twin tests" env BRAID_CODEGEN_ASYNC=0 BRAID_CG_MACHINE="${BRAID_CG_MACHINE:-$pinned}" \
+    tests/parity/rtwins.py run "$build/braid"
+# SystemDS's binary-block files: hand-built files read, braid's writes
+# decoded byte for byte, malformed files refused (tests/parity/sysbin.py)
+[ -x tests/parity/sysbin.py ] &&
+  unit suite "SystemDS binary-block files" tests/parity/sysbin.py "$build/braid"
 # FusionStitching's explorer choosing the plans of every algorithm
 # script (tests/dml alg_* cases), each plan checked for validity
 # (BRAID_EXPLORER=0 leaves it out: .ci/run's sanitizer pass, where it
