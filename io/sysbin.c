@@ -448,6 +448,10 @@ MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e)
         br_err(e, BR_EDIM, "%s: %lld columns (at most %d)", path, (long long)cols, INT32_MAX);
         goto done;
     }
+    /* the extent comes from the blocks' indices and sizes, which a short
+     * file can set to anything: the matrix must fit the memory budget
+     * before anything of its size is allocated or walked */
+    if (io_check_mem(path, rows, cols, nnz, e)) goto done;
     /* a block not on the grid: smaller than blen though not the last */
     for (size_t i = 0; i < nb; i++) {
         SbBlock *b = &blocks[i];

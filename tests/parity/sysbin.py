@@ -394,6 +394,15 @@ def main(argv):
          record(1, 1, struct.pack(">ii", 1, 1) + bytes([7])), "block type"),
         ("key_length", header() + struct.pack(">ii", 20, 8) + bytes(20),
          "key length"),
+        # a short file whose block index or empty block size claims a
+        # matrix larger than memory (libFuzzer found a 171-byte file that
+        # made the reader allocate and walk about 10 GB)
+        ("huge_index", header() +
+         record(2 ** 40, 1, block_value({}, 1, 1, "empty")),
+         "memory budget"),
+        ("huge_block", header() +
+         record(1, 1, block_value({}, 2 ** 31 - 1, 2 ** 31 - 1, "empty")),
+         "memory budget"),
     ]
     for name, data, why in bad:
         path = os.path.join(d, "bad_" + name)
