@@ -421,7 +421,7 @@ MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e)
     /* the block size, the extent, duplicates */
     int64_t blen = 1, er = 0, ec = 0, nnz = 0;
     for (size_t i = 0; i < nb; i++) blen = BR_MAX(blen, BR_MAX(blocks[i].rlen, blocks[i].clen));
-    qsort(blocks, nb, sizeof *blocks, cmp_block);
+    if (nb) qsort(blocks, nb, sizeof *blocks, cmp_block);   /* none: a 0x0 matrix */
     for (size_t i = 0; i < nb; i++) {
         SbBlock *b = &blocks[i];
         r = (SbRead){.path = list[b->file], .pos = b->off, .e = e};
