@@ -298,6 +298,17 @@ static uint32_t type_mask(const Memo *m, int id, bool valid_only)
     return t;
 }
 
+/* Adds the interesting point (consumer cid, input hid) to p once. */
+static void add_point(Part *p, int cid, int hid, bool stitch)
+{
+    for (int t = 0; t < p->npts; t++)
+        if (p->pts[t].c == cid && p->pts[t].h == hid) return;
+    Point *np2 = br_realloc(p->pts, (size_t)(p->npts + 1) * sizeof *np2);
+    if (!np2) return;
+    p->pts = np2;
+    p->pts[p->npts++] = (Point){cid, hid, stitch};
+}
+
 /* Stitch points of p (Point; docs/codegen.md, "CPU stitching"): a
  * member c whose group holds Row, Cell or MAgg entries reads, unfused,
  * a row vector h outside the partition that is a stitchable expression
@@ -320,13 +331,7 @@ static void add_stitch_points(const Memo *m, Part *p)
             int nh = 0;
             if (!h || p->in[h->id] || h->dt != DT_MATRIX || h->rows != 1) continue;
             if (cg_pre_build(h, &X, &e, hs, &nh) < 0 || !X || !has_int(p->inputs, p->ninputs, X->id)) continue;
-            bool dup = false;
-            for (int t = 0; t < p->npts; t++) dup |= p->pts[t].c == cid && p->pts[t].h == h->id;
-            if (dup) continue;
-            Point *np2 = br_realloc(p->pts, (size_t)(p->npts + 1) * sizeof *np2);
-            if (!np2) continue;
-            p->pts = np2;
-            p->pts[p->npts++] = (Point){cid, h->id, true};
+            add_point(p, cid, h->id, true);
         }
     }
 }
@@ -407,13 +412,7 @@ Part *cg_partitions(const Memo *m, int *nparts)
                 bool mp = m->nuse[h->id] > 1;
                 bool sw = (type_mask(m, h->id, false) & ~type_mask(m, cid, true)) != 0;
                 if (!mp && !sw) continue;
-                bool dup = false;
-                for (int t = 0; t < p->npts; t++) dup |= p->pts[t].c == cid && p->pts[t].h == h->id;
-                if (dup) continue;
-                Point *np2 = br_realloc(p->pts, (size_t)(p->npts + 1) * sizeof *np2);
-                if (!np2) continue;
-                p->pts = np2;
-                p->pts[p->npts++] = (Point){cid, h->id, false};
+                add_point(p, cid, h->id, false);
             }
         }
         add_stitch_points(m, p);
