@@ -13,7 +13,10 @@
  * mmchain t(X) %*% (y * (X %*% v)) (the fused compressed chain against
  * the dense one; "mmchain 2p": the ULA column is the compressed chain as
  * two products and a multiply, so the ratio is the fusion's gain);
- * and compression with direct code tables against hashing.
+ * and compression with direct code tables against hashing. The
+ * compressed side runs twice, alternated with the rest: with the leaf
+ * kernels of the highest SIMD level (CLA) and of the generic copy
+ * (CLA generic, kernels/cla_leaf.c; BRAID_ISA caps the former).
  * Run: OPENBLAS_NUM_THREADS=1 build/bench/bench_cla_cpu [R [op]]
  * (op 0-7: only that operation, then compression). */
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include "kernels/cla.h"
 #include "kernels/ew.h"
 #include "kernels/mm.h"
+#include "kernels/leaf.h"
 static uint64_t s = 88172645463325252ULL;
 static double ur(void) { s ^= s << 13; s ^= s >> 7; s ^= s << 17; return (double)(s >> 11) / 9007199254740992.0; }
 static double cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec / 1e9; }
@@ -61,10 +65,12 @@ int main(int argc, char **argv)
     double *buf = malloc(2048 * m * sizeof(double));
     int op0 = argc > 2 ? atoi(argv[2]) : 0, op1 = argc > 2 ? op0 + 1 : 8;
     for (int op = op0; op < op1; op++) {
-        double bu = 1e9, bc = 1e9;
+        double bu = 1e9, bc = 1e9, bg = 1e9;
+        KIsa top = k_isa();
         for (int r = 0; r < R; r++)
-            for (int side = 0; side < 2; side++) {
-                int comp = (side + r) % 2;
+            for (int side = 0; side < 3; side++) {
+                int sd = (side + r) % 3, comp = sd > 0;   /* 0 ULA, 1 CLA, 2 CLA generic */
+                k_isa_set(sd == 2 ? K_ISA_GENERIC : top);
                 MB *in = comp ? c : x, *res = NULL;
                 double t = cpu();
                 if (op == 0) res = comp ? cla_matmul_right(in, v, &e) : k_matmul(in, v, &e);
@@ -89,9 +95,13 @@ int main(int argc, char **argv)
                 }
                 t = cpu() - t;
                 mb_release(res);
-                if (comp) bc = t < bc ? t : bc; else bu = t < bu ? t : bu;
+                if (sd == 2) bg = t < bg ? t : bg;
+                else if (comp) bc = t < bc ? t : bc;
+                else bu = t < bu ? t : bu;
             }
-        printf("%-12s ULA %.5f s  CLA %.5f s  ULA/CLA %.2f\n", names[op], bu, bc, bu / bc);
+        k_isa_set(top);
+        printf("%-12s ULA %.5f s  CLA %.5f s  ULA/CLA %.2f  (%s; generic: CLA %.5f s, ULA/CLA %.2f)\n", names[op], bu,
+               bc, bu / bc, k_isa_name(top), bg, bu / bg);
     }
     /* compression with the direct code tables against hashing every
      * row that differs from the one before (ClaPlanOpts.lut), alternated */

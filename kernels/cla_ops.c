@@ -11,6 +11,7 @@
 #include "ew.h"
 #include "mm.h"
 #include "reorg.h"
+#include "leaf.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #endif
 
 static inline const struct CMB *C(const MB *x) { return x->cmb; }
+/* the per-row loops of the level in use (cla_leaf.c) */
+static const KClaLeaf *leaf(void) { return k_leaves(k_isa())->cla; }
 
 /* A dense row-major copy of an ordinary block (borrowed when dense). */
 static const MB *dense_of(const MB *b, MB **tmp, BrErr *e)
@@ -88,10 +91,8 @@ static MB *rows_of(const ClaGroup *g, const MB *b, BrErr *e)
  * index (no copy). o[i] += p[code of row lo + i]. */
 static void ddc_gather(const ClaGroup *g, int64_t lo, int64_t n, const double *p, double *o)
 {
-    if (g->enc == CLA_DDC1)
-        for (int64_t i = 0; i < n; i++) o[i] += p[g->ix->c1[lo + i]];
-    else
-        for (int64_t i = 0; i < n; i++) o[i] += p[g->ix->c2[lo + i]];
+    if (g->enc == CLA_DDC1) leaf()->gather(g->ix->c1 + lo, NULL, n, p, 1, o);
+    else leaf()->gather(NULL, g->ix->c2 + lo, n, p, 1, o);
 }
 
 /* A[c[i]] += v[i] for i < n, with nd (<= 256) table entries: four
@@ -130,20 +131,12 @@ static void ddc_scatter(const ClaGroup *g, int64_t lo, int64_t n, const double *
 }
 
 /* DDC with k columns of results: o[i * k + c] += p[code of row lo + i][c],
- * the codes read straight from the index; widths up to 8 with constant
- * loop bounds (the inner loop unrolls: X %*% t(C) of kmeans, k = 5). */
-#define DDC_ADD_K(K)                                                                        \
-    for (int64_t i = 0; i < n; i++) {                                                      \
-        const double *pr = p + (int64_t)(c1 ? c1[lo + i] : c2[lo + i]) * (K);              \
-        double *oi = o + i * (K);                                                          \
-        for (int cc = 0; cc < (K); cc++) oi[cc] += pr[cc];                                 \
-    }
-
+ * the codes read straight from the index (the leaf unrolls widths up to
+ * 8: X %*% t(C) of kmeans, k = 5). */
 static void ddc_add(const ClaGroup *g, int64_t lo, int64_t n, const double *p, int64_t k, double *o)
 {
-    const uint8_t *c1 = g->enc == CLA_DDC1 ? g->ix->c1 : NULL;
-    const uint16_t *c2 = g->ix->c2;
-    CLA_WIDTHS(k, DDC_ADD_K)
+    if (g->enc == CLA_DDC1) leaf()->gather(g->ix->c1 + lo, NULL, n, p, k, o);
+    else leaf()->gather(NULL, g->ix->c2 + lo, n, p, k, o);
 }
 
 /* Consecutive DDC1 groups q.. (at most 4) with one column of results:
@@ -183,17 +176,6 @@ static int ddc1_gather_run(const struct CMB *c, double **pre, int q, int64_t lo,
  * per group: X %*% B ran at 0.4 of the dense kernel's speed). Groups in
  * chunks of DDC_FUSE. Returns whether it ran (at least 2 such groups). */
 #define DDC_FUSE 16
-#define DDC_FUSED_K(K)                                                                      \
-    for (int64_t i = 0; i < n; i++) {                                                      \
-        double acc[K], *oi = o + i * (K);                                                  \
-        for (int cc = 0; cc < (K); cc++) acc[cc] = oi[cc];                                 \
-        for (int r = 0; r < m; r++) {                                                      \
-            const double *pr = P[r] + (int64_t)cd[r][i] * (K);                             \
-            for (int cc = 0; cc < (K); cc++) acc[cc] += pr[cc];                            \
-        }                                                                                  \
-        for (int cc = 0; cc < (K); cc++) oi[cc] = acc[cc];                                 \
-    }
-
 static bool fusable_ddc1(const ClaGroup *g, const double *p) { return p && g->enc == CLA_DDC1; }
 
 static bool ddc1_fused(const struct CMB *c, double **pre, int64_t lo, int64_t n, int64_t k, double *o)
@@ -210,7 +192,7 @@ static bool ddc1_fused(const struct CMB *c, double **pre, int64_t lo, int64_t n,
             P[m++] = pre[q];
         }
         if (m == 0 || (m < DDC_FUSE && q < c->ngroups)) continue;
-        CLA_WIDTHS(k, DDC_FUSED_K)
+        leaf()->gather_fused(cd, P, m, n, k, o);
         m = 0;
     }
     return true;
@@ -241,11 +223,7 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
             /* the listed rows only (codes used as a row buffer) */
             for (int32_t t = 0; t < g->ndict; t++) {
                 int64_t nr = cla_iter_rows(&its[q], t, n, codes);
-                const double *pr = p + (int64_t)t * k;
-                for (int64_t j = 0; j < nr; j++) {
-                    double *o = ob + (int64_t)codes[j] * k;
-                    for (int64_t cc = 0; cc < k; cc++) o[cc] += pr[cc];
-                }
+                leaf()->list_add(codes, nr, p + (int64_t)t * k, k, ob);
             }
             cla_iter_skip(&its[q], n);
             continue;
@@ -354,24 +332,6 @@ static double list_sum(const double *v, const int32_t *rows, int64_t nr)
     return (s0 + s1) + (s2 + s3);
 }
 
-/* A[c[i]] (k values) += row i of b (n x k, row-major): the code's row of
- * A gets the whole row of b; widths up to 8 with constant loop bounds
- * (one or two vector adds per row instead of a counted loop). C: the
- * code type. */
-#define ROWS_SCATTER_K(K)                                                                    \
-    for (int64_t i = 0; i < n; i++) {                                                       \
-        double *a = A + (int64_t)c[i] * (K);                                                \
-        const double *br = b + i * (K);                                                     \
-        for (int cc = 0; cc < (K); cc++) a[cc] += br[cc];                                   \
-    }
-#define ROWS_SCATTER(C, NAME)                                                                \
-    static void NAME(const C *c, int64_t n, const double *b, int64_t k, double *A)         \
-    {                                                                                        \
-        CLA_WIDTHS(k, ROWS_SCATTER_K)                                                        \
-    }
-ROWS_SCATTER(uint8_t, rows_scatter_u8)
-ROWS_SCATTER(uint16_t, rows_scatter_u16)
-
 /* A[t] += the rows of tuple t among rows [lo, lo+len), whose k values
  * are bb[(i - lo) * k ..] (bb: the block of b's rows), group g's
  * iterator positioned at lo (codes: CLA_BLK scratch). */
@@ -386,10 +346,7 @@ static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, co
                 a[0] += list_sum(bb, codes, nr);
                 continue;
             }
-            for (int64_t j = 0; j < nr; j++) {
-                const double *br = bb + (int64_t)codes[j] * k;
-                for (int64_t cc = 0; cc < k; cc++) a[cc] += br[cc];
-            }
+            leaf()->list_sum(codes, nr, bb, k, a);
         }
         cla_iter_skip(it, len);
         return;
@@ -402,8 +359,7 @@ static void tl_block(const ClaGroup *g, ClaIter *it, int64_t lo, int64_t len, co
     if (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) {
         const uint8_t *c1 = g->enc == CLA_DDC1 ? g->ix->c1 + lo : NULL;
         const uint16_t *c2 = g->enc == CLA_DDC2 ? g->ix->c2 + lo : NULL;
-        if (c1) rows_scatter_u8(c1, len, bb, k, A);
-        else rows_scatter_u16(c2, len, bb, k, A);
+        leaf()->scatter(c1, c2, len, bb, k, A);
         cla_iter_skip(it, len);
         return;
     }
@@ -512,7 +468,7 @@ static void joint_scatter(const uint16_t *idx, int64_t n, const double *b, int64
     } else if (k == 1) {
         for (int64_t i = 0; i < n; i++) J[idx[i]] += b[i];
     } else {
-        rows_scatter_u16(idx, n, b, k, J);
+        leaf()->scatter(NULL, idx, n, b, k, J);
     }
 }
 
@@ -828,13 +784,6 @@ static bool row_bundles(const struct CMB *c, double **pre, int64_t k, RowBundles
     return true;
 }
 
-#define BUNDLE_ADD_K(K)                                                                     \
-    for (int64_t i = 0; i < n; i++) {                                                      \
-        const double *pr = P + (int64_t)jj[i] * (K);                                       \
-        double *oi = ob + i * (K);                                                         \
-        for (int cc = 0; cc < (K); cc++) oi[cc] += pr[cc];                                 \
-    }
-
 /* ob (rows [lo, lo+n), k columns) += each bundle's pre-table at the
  * rows' joint codes, kept in jc (nbd x CLA_BLK) for a later step. */
 static void bundle_gather(const struct CMB *c, const RowBundles *rb, int64_t lo, int64_t n, int64_t k, uint16_t *jc,
@@ -844,11 +793,7 @@ static void bundle_gather(const struct CMB *c, const RowBundles *rb, int64_t lo,
         uint16_t *jj = jc + (int64_t)j * CLA_BLK;
         const double *P = rb->pb[j];
         joint_codes(c, &rb->bs[j], lo, n, jj);
-        if (k == 1) {
-            for (int64_t i = 0; i < n; i++) ob[i] += P[jj[i]];
-            continue;
-        }
-        CLA_WIDTHS(k, BUNDLE_ADD_K)
+        leaf()->gather(NULL, jj, n, P, k, ob);
     }
 }
 

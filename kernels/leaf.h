@@ -170,6 +170,27 @@ typedef struct KProbeLeaf {
 } KProbeLeaf;
 extern const KProbeLeaf k_probe_leaf_generic, k_probe_leaf_avx2, k_probe_leaf_avx512;
 
+/* ---- cla_leaf.c: per-row loops of the compressed products ---- */
+typedef struct KClaLeaf {
+    /* o[i*k + c] += p[code_i*k + c] for i < n, c < k, code_i = c1[i] when
+     * c1 is not NULL, else c2[i] (a DDC group's or a bundle's codes; p:
+     * ndict x k per-tuple rows) */
+    void (*gather)(const uint8_t *c1, const uint16_t *c2, int64_t n, const double *p, int64_t k, double *o);
+    /* A[code_i*k + c] += b[i*k + c] (codes as in gather; A: per-tuple
+     * sums, ndict x k) */
+    void (*scatter)(const uint8_t *c1, const uint16_t *c2, int64_t n, const double *b, int64_t k, double *A);
+    /* o[i*k + c] += P[0][cd[0][i]*k + c] + ... + P[m-1][cd[m-1][i]*k + c],
+     * added in that order (m DDC1 groups at once: o read and written once) */
+    void (*gather_fused)(const uint8_t *const *cd, const double *const *P, int m, int64_t n, int64_t k, double *o);
+    /* a[c] += b[rows[j]*k + c], j < nr in order (one tuple's listed rows
+     * of an OLE/RLE group into its per-tuple sums) */
+    void (*list_sum)(const int32_t *rows, int64_t nr, const double *b, int64_t k, double *a);
+    /* o[rows[j]*k + c] += pr[c], j < nr (a tuple's row into its listed
+     * rows of the result) */
+    void (*list_add)(const int32_t *rows, int64_t nr, const double *pr, int64_t k, double *o);
+} KClaLeaf;
+extern const KClaLeaf k_cla_leaf_generic, k_cla_leaf_avx2, k_cla_leaf_avx512;
+
 /* ---- the tables of one level ---- */
 typedef struct KLeaves {
     const KEwLeaf *ew;
@@ -179,6 +200,7 @@ typedef struct KLeaves {
     const KReorgLeaf *reorg;
     const KSpoofLeaf *spoof;
     const KProbeLeaf *probe;
+    const KClaLeaf *cla;
 } KLeaves;
 /* The tables of level isa (off x86-64 every level has the generic
  * copies), e.g. k_leaves(k_isa())->ew. */

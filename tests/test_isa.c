@@ -7,6 +7,8 @@
  *    offsets, special values (signed zeros, NaN, infinities, subnormals,
  *    overflow) and modes: the same bits, except mmchain's dot products
  *    and the probe loops (reductions in vector lanes: within rounding);
+ *    the compressed products' gathers and scatters also against their
+ *    plain loops;
  *    AVX-512's low-rank product against fma in order (the same bits);
  *  - the kernels behind the tables (k_unary, k_binary, k_ifelse, k_agg,
  *    k_cum, t(), %*%, mmchain) with the level forced to generic and to the
@@ -341,6 +343,98 @@ static void test_mmchain_leaf(const KMmchainLeaf *G, const KMmchainLeaf *L, cons
                 }
 }
 
+/* ---- cla_leaf.c: gathers and scatters by code ---- */
+
+/* Every entry against the plain loop of its definition (leaf.h) and
+ * against the generic copy: the same bits, over swept lengths, widths
+ * 1-9, both code widths, tables of 1 to 300 tuples and special values
+ * (the adds are one per cell, in row order). */
+static void test_cla_leaf(const KClaLeaf *G, const KClaLeaf *L, const char *lv)
+{
+    enum { NMAX = 257, KMAX = 9, DMAX = 300, MF = 5 };
+    static double p[MF][DMAX * KMAX], b[NMAX * KMAX], og[NMAX * KMAX], ol[NMAX * KMAX], ref[NMAX * KMAX];
+    static double Ag[DMAX * KMAX], Al[DMAX * KMAX], Ar[DMAX * KMAX];
+    static uint8_t c1[MF][NMAX];
+    static uint16_t c2[NMAX];
+    static const int64_t ns[] = {0, 1, 3, 4, 7, 8, 9, 17, 100, 257};
+    static const int64_t nds[] = {1, 7, 256, 300};
+    for (int ni = 0; ni < 10; ni++)
+        for (int64_t k = 1; k <= KMAX; k++)
+            for (int di = 0; di < 4; di++) {
+                int64_t n = ns[ni], nd = nds[di], bad = 0;
+                int wide = nd > 256;
+                for (int r = 0; r < MF; r++) {
+                    values(p[r], nd * k);
+                    for (int64_t i = 0; i < n; i++) c1[r][i] = (uint8_t)(t_urand() * (double)(nd > 256 ? 256 : nd));
+                }
+                for (int64_t i = 0; i < n; i++) c2[i] = (uint16_t)(t_urand() * (double)nd);
+                const uint8_t *u8 = wide ? NULL : c1[0];
+                const uint16_t *u16 = wide ? c2 : NULL;
+                /* gather */
+                values(og, n * k);
+                memcpy(ol, og, (size_t)(n * k) * sizeof(double));
+                memcpy(ref, og, (size_t)(n * k) * sizeof(double));
+                for (int64_t i = 0; i < n; i++)
+                    for (int64_t cc = 0; cc < k; cc++) ref[i * k + cc] += p[0][(wide ? c2[i] : c1[0][i]) * k + cc];
+                G->gather(u8, u16, n, p[0], k, og);
+                L->gather(u8, u16, n, p[0], k, ol);
+                bad += first_diff(ref, og, n * k, 0) >= 0;
+                bad += first_diff(og, ol, n * k, 0) >= 0;
+                /* scatter */
+                values(b, n * k);
+                values(Ag, nd * k);
+                memcpy(Al, Ag, (size_t)(nd * k) * sizeof(double));
+                memcpy(Ar, Ag, (size_t)(nd * k) * sizeof(double));
+                for (int64_t i = 0; i < n; i++)
+                    for (int64_t cc = 0; cc < k; cc++) Ar[(wide ? c2[i] : c1[0][i]) * k + cc] += b[i * k + cc];
+                G->scatter(u8, u16, n, b, k, Ag);
+                L->scatter(u8, u16, n, b, k, Al);
+                bad += first_diff(Ar, Ag, nd * k, 0) >= 0;
+                bad += first_diff(Ag, Al, nd * k, 0) >= 0;
+                /* gather_fused, m DDC1 groups (8-bit codes, widths 2-8) */
+                if (!wide && k >= 2 && k <= 8) {
+                    const uint8_t *cd[MF] = {c1[0], c1[1], c1[2], c1[3], c1[4]};
+                    const double *P[MF] = {p[0], p[1], p[2], p[3], p[4]};
+                    int m = 1 + (int)(t_urand() * MF);
+                    values(og, n * k);
+                    memcpy(ol, og, (size_t)(n * k) * sizeof(double));
+                    memcpy(ref, og, (size_t)(n * k) * sizeof(double));
+                    for (int64_t i = 0; i < n; i++)
+                        for (int64_t cc = 0; cc < k; cc++)
+                            for (int r = 0; r < m; r++) ref[i * k + cc] += P[r][cd[r][i] * k + cc];
+                    G->gather_fused(cd, P, m, n, k, og);
+                    L->gather_fused(cd, P, m, n, k, ol);
+                    bad += first_diff(ref, og, n * k, 0) >= 0;
+                    bad += first_diff(og, ol, n * k, 0) >= 0;
+                }
+                /* list_sum and list_add over listed rows (in any order, repeats) */
+                static int32_t rows[NMAX];
+                for (int64_t j = 0; j < n; j++) rows[j] = (int32_t)(t_urand() * (double)n);
+                values(og, n * k);
+                values(b, k);
+                memcpy(ol, og, (size_t)(n * k) * sizeof(double));
+                memcpy(ref, og, (size_t)(n * k) * sizeof(double));
+                for (int64_t j = 0; j < n; j++)
+                    for (int64_t cc = 0; cc < k; cc++) ref[rows[j] * k + cc] += b[cc];
+                G->list_add(rows, n, b, k, og);
+                L->list_add(rows, n, b, k, ol);
+                bad += first_diff(ref, og, n * k, 0) >= 0;
+                bad += first_diff(og, ol, n * k, 0) >= 0;
+                double sg[KMAX], sl[KMAX], sr[KMAX];
+                values(sg, k);
+                memcpy(sl, sg, sizeof sg);
+                memcpy(sr, sg, sizeof sg);
+                for (int64_t j = 0; j < n; j++)
+                    for (int64_t cc = 0; cc < k; cc++) sr[cc] += og[rows[j] * k + cc];
+                G->list_sum(rows, n, og, k, sg);
+                L->list_sum(rows, n, og, k, sl);
+                bad += first_diff(sr, sg, k, 0) >= 0;
+                bad += first_diff(sg, sl, k, 0) >= 0;
+                T_CHECK(bad == 0, "%s cla leaf n=%lld k=%lld nd=%lld: %lld differences", lv, (long long)n,
+                        (long long)k, (long long)nd, (long long)bad);
+            }
+}
+
 /* ---- reorg, spoof and probe leaves ---- */
 
 static void test_small_leaves(KIsa lvl)
@@ -545,6 +639,7 @@ int main(void)
         test_agg_blocks(k_leaves(K_ISA_GENERIC)->agg, k_leaves(lvl)->agg, lv);
         test_mm_leaf(k_leaves(K_ISA_GENERIC)->mm, k_leaves(lvl)->mm, lv);
         test_mmchain_leaf(k_leaves(K_ISA_GENERIC)->mmchain, k_leaves(lvl)->mmchain, lv);
+        test_cla_leaf(k_leaves(K_ISA_GENERIC)->cla, k_leaves(lvl)->cla, lv);
         test_small_leaves(lvl);
         if (lvl != K_ISA_GENERIC) test_kernels(lvl);
     }
