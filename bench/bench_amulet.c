@@ -44,6 +44,15 @@
  *
  *   [BENCH_REPS=r] build/bench/bench_amulet [n ...]      (default 1024; r 3)
  *
+ * The issue's sizes, one size per run on an idle machine (wall time at
+ * r = 3: about 1 minute at 1024, 7 at 2048; at 4096 about 10, estimated
+ * from the 2048 run's rates, since the C loops then run on a sub-block:
+ * peer_rows, and NumPy on fewer k: numpy_k; the run says so):
+ *
+ *   BENCH_REPS=3 build/bench/bench_amulet 1024
+ *   BENCH_REPS=3 build/bench/bench_amulet 2048
+ *   BENCH_REPS=3 build/bench/bench_amulet 4096
+ *
  * kc/nc/pack: the parameters the cold run's search chose (the timed runs
  * reuse them from the plan cache).
  * cold_s: the first run of a query (kernel compiled into a fresh plan
@@ -87,12 +96,13 @@ static const char *qbody[NQ] = {
 };
 
 /* The seed's baseline: the loop in its best order (i, k, j: unit stride
- * over j), parallel over i when nt > 1. One text, compiled for this CPU
+ * over j), parallel over i when nt > 1, over the first m rows of i (the
+ * rest of the n x n task scaled from them: peer_rows). One text, compiled for this CPU
  * (peer) and for generic x86-64 (peer_generic): a macro, since a shared
  * function could not be inlined across the two targets. */
 #define PEER_LOOP                                                                                              \
     _Pragma("omp parallel for num_threads(nt) schedule(static)")                                             \
-    for (int64_t i = 0; i < n; i++)                                                                            \
+    for (int64_t i = 0; i < m; i++)                                                                            \
         for (int64_t k = 0; k < n; k++) {                                                                      \
             double a = A[i * n + k];                                                                           \
             const double *b = B + k * n;                                                                       \
@@ -109,7 +119,7 @@ static const char *qbody[NQ] = {
             }                                                                                                  \
         }
 
-__attribute__((optimize("O3"))) static void peer(int q, int64_t n, const double *A, const double *B,
+__attribute__((optimize("O3"))) static void peer(int q, int64_t m, int64_t n, const double *A, const double *B,
                                                  const double *thi, const double *thj, const double *dis, double *R,
                                                  int nt)
 {
@@ -118,13 +128,32 @@ __attribute__((optimize("O3"))) static void peer(int q, int64_t n, const double 
 
 /* The same loop for generic x86-64 (no AVX): gcc -O3 as the seed ran it. */
 __attribute__((optimize("O3"), target("arch=x86-64"))) static void peer_generic(
-    int q, int64_t n, const double *A, const double *B, const double *thi, const double *thj, const double *dis,
-    double *R, int nt)
+    int q, int64_t m, int64_t n, const double *A, const double *B, const double *thi, const double *thj,
+    const double *dis, double *R, int nt)
 {
     PEER_LOOP
 }
 
 static double now(void) { return omp_get_wtime(); }
+
+/* Rows of i the C loops run at size n: all of them up to n = 2048; above,
+ * the first 2^31 / n^2 (128 at n = 4096; at least 16), the rate per
+ * iteration scaled to the whole task: the (i, k, j) loop streams all of B
+ * and the same row of R for every i, so each row's iterations cost the
+ * same (the generic Q1 loop, 0.18 SPR at n = 2048, would take over six
+ * minutes per repetition at 4096). BENCH_PEER_ROWS=m sets it (a check of
+ * the scaling at a small n against the full loop). */
+static int64_t peer_rows(int64_t n)
+{
+    const char *env = getenv("BENCH_PEER_ROWS");
+    int64_t m = env ? atoll(env) : n <= 2048 ? n : BR_MAX((int64_t)16, ((int64_t)1 << 31) / (n * n));
+    return BR_MAX((int64_t)1, BR_MIN(m, n));
+}
+
+/* Values of k NumPy's Q1-Q3 loops are timed over (their rate per
+ * iteration does not depend on K): 64 up to n = 2048, 16 above (at 0.07
+ * SPR, 64 of them at n = 4096 take 15 s per formulation). */
+static int64_t numpy_k(int64_t n) { return n <= 2048 ? 64 : 16; }
 
 /* The process's CPU time, all threads (the 2-thread split's cost in work:
  * a team that waits spins in CPU time too, so 2-thread CPU over 1-thread
@@ -255,8 +284,9 @@ static double numpy_spr(int q, int64_t n, int nt)
     static const char *qn[NQ] = {"matmul", "Q1", "Q2", "Q3"};
     char cmd[600];
     snprintf(cmd, sizeof cmd,
-             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 %s/bench/amulet_numpy.py %s %lld 64 2>/dev/null",
-             nt, nt, BRAID_SOURCE_DIR, qn[q], (long long)n);
+             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 %s/bench/amulet_numpy.py %s %lld %lld "
+             "2>/dev/null",
+             nt, nt, BRAID_SOURCE_DIR, qn[q], (long long)n, (long long)numpy_k(n));
     FILE *f = popen(cmd, "r");
     double v = NAN;
     if (f && fscanf(f, "%lf", &v) != 1) v = NAN;
@@ -357,6 +387,11 @@ int main(int argc, char **argv)
         MB *thi = t_gen(n, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, n, 1, -0.5, 0.5, false);
         MB *dis = t_gen(n, 1, 1, 0, 1, false);
         double *R = malloc((size_t)(n * n) * sizeof *R);
+        int64_t pm = peer_rows(n);
+        if (pm < n)
+            printf("n = %lld: gcc and gcc-gen timed over the first %lld of %lld rows of i, scaled to n^3 (the same "
+                   "work per row); numpy over the first %lld values of k\n",
+                   (long long)n, (long long)pm, (long long)n, (long long)numpy_k(n));
         const char *names[] = {"A", "B", "thi", "thj", "dis"}, *on[] = {"R"};
         MB *ins[] = {A, B, thi, thj, dis};
         /* 1-thread times of braid and dgemm (wall, process CPU) */
@@ -408,12 +443,12 @@ int main(int argc, char **argv)
                     t_run_free(&r);
                     memset(R, 0, (size_t)(n * n) * sizeof *R);
                     t0 = now();
-                    peer(q, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
-                    tp = fmin(tp, now() - t0);
+                    peer(q, pm, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
+                    tp = fmin(tp, (now() - t0) * n / pm);
                     memset(R, 0, (size_t)(n * n) * sizeof *R);
                     t0 = now();
-                    peer_generic(q, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
-                    tq = fmin(tq, now() - t0);
+                    peer_generic(q, pm, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
+                    tq = fmin(tq, (now() - t0) * n / pm);
                     double cg1;
                     tg = fmin(tg, time_dgemm(n, A->d, B->d, R, &cg1));
                     cgm = fmin(cgm, cg1);
