@@ -36,7 +36,12 @@
  * braid's process CPU time on 2 threads over 1 (best of the repetitions:
  * 1.00 when the split adds no work, spinning at barriers and idling in
  * imbalance included; on a shared machine it also holds contention);
- * bcpu21, dgemm's. A last row per thread count
+ * bcpu21, dgemm's; wcpu21, the team's work CPU per iteration (packing
+ * and tiles, without the waits at barriers: the trace of one more, warm,
+ * run per row) on 2 threads over 1: where cpu21 is over 1 and wcpu21 is
+ * not, the threads wait (imbalance, barriers); where wcpu21 is too, the
+ * tiles themselves run slower on 2 threads (shared caches, memory, the
+ * clock). A last row per thread count
  * times three results in one where-loop (R += A*B, C += (A*B > 0.25),
  * S min= A + B: one nest, one kernel) against the same three as three
  * where-loops (sep/b), dgemm and the shared kernel's bound. Not part of
@@ -188,7 +193,7 @@ static double time_dgemm(int64_t n, const double *A, const double *B, double *R,
 }
 
 static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3],
-                         char *par);
+                         char *par, double *wcpu);
 
 /* The kernel's instruction bound in SPR from the mix's measured rate
  * (vectors per ns, all threads; the kernel's other operations per
@@ -258,7 +263,7 @@ static void multi_row(CgOptions *cg, int64_t n, int nt, const char **names, MB *
         if (rep > 0) mrate = fmax(mrate, mix_rate(mix, nt));
         double t0 = now();
         char par[24];
-        if (rep == 0) per = traced_run(s1, cg, names, ins, &r, mix, par);
+        if (rep == 0) per = traced_run(s1, cg, names, ins, &r, mix, par, NULL);
         else t_run_dml(s1, cg, 5, names, ins, 3, on, &r);
         if (rep > 0) tb = fmin(tb, now() - t0);
         if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
@@ -297,13 +302,14 @@ static double numpy_spr(int q, int64_t n, int nt)
 /* Runs src once with the kernel trace on; returns the kernel's vector
  * operations per iteration (NAN when no kernel ran). */
 static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3],
-                         char *par)
+                         char *par, double *wcpu)
 {
     FILE *f = amulet_traced(src, cg, names, ins, 5, r);
     double per = NAN;
     char line[400];
     mix[0] = mix[1] = mix[2] = 0;
     snprintf(par, 24, "-");
+    if (wcpu) *wcpu = NAN;
     while (f && fgets(line, sizeof line, f)) {
         /* the searched parameters (the first kernel's), kc/nc/pack */
         long long kc, nc;
@@ -311,6 +317,9 @@ static double traced_run(const char *src, CgOptions *cg, const char **names, MB 
         const char *q = strstr(line, "kernel, kc ");
         if (q && par[0] == '-' && sscanf(q, "kernel, kc %lld nc %lld pack %d", &kc, &nc, &pk) == 3)
             snprintf(par, 24, "%lld/%lld/%d", kc, nc, pk);
+        /* a run with remembered parameters: its team's work CPU */
+        q = strstr(line, "work CPU ");
+        if (q && wcpu) *wcpu = atof(q + strlen("work CPU "));
         const char *p = strstr(line, "temporaries, ");
         if (p) per = atof(p + strlen("temporaries, "));
         p = strstr(line, "per vector: ");
@@ -324,7 +333,8 @@ static double traced_run(const char *src, CgOptions *cg, const char **names, MB 
 /* The issue's aims at size n from this run's rows (bl1/2: dgemm's own
  * scaling, this machine's ceiling for the 2-thread aim). */
 static void aims(int64_t n, double ablas[2][NQ], double abnd[2][NQ], double abnd2p[2][NQ], double acc[2][NQ],
-                 const double *t12, const double *bl12, const double *mix12)
+                 const double *t12, const double *bl12, const double *mix12, const double *cpu21,
+                 const double *wcpu21)
 {
     printf("aims at n = %lld (this run):\n", (long long)n);
     printf("  matmul >= 0.90 of dgemm: b/blas %.2f (1 thread), %.2f (2)\n", ablas[0][QMM], ablas[1][QMM]);
@@ -343,6 +353,9 @@ static void aims(int64_t n, double ablas[2][NQ], double abnd[2][NQ], double abnd
     for (int q = 0; q < NQ; q++) printf(" %.2f", bl12[q]);
     printf("; each kernel's op mix replayed (mix1/2)");
     for (int q = 0; q < NQ; q++) printf(" %.2f", mix12[q]);
+    printf("\n    2-thread CPU over 1-thread, process (cpu21: barrier waits included) and the team's work (wcpu21: "
+           "packing and tiles only):");
+    for (int q = 0; q < NQ; q++) printf(" %.2f/%.2f", cpu21[q], wcpu21[q]);
     printf("\n");
     double cold = 0, warm = 0;
     for (int q = 0; q < NQ; q++) cold = fmax(cold, acc[0][q]), warm = fmax(warm, acc[1][q]);
@@ -376,10 +389,10 @@ int main(int argc, char **argv)
            "iteration x threads\n",
            ghz, k_isa_name(k_isa()));
     printf("%-11s %5s %1s %7s %7s %7s %7s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s %6s %5s %6s %5s | %5s %5s %5s "
-           "%6s | %5s %6s  %s  %s\n",
+           "%6s | %5s %6s  %s  %-12s %6s\n",
            "query", "n", "t", "braid", "lifted", "gcc", "gcc-gen", "dgemm", "numpy", "outer", "bound", "b/gcc", "b/gen",
            "b/blas", "b/np", "b/outr", "b/bnd", "lift/b", "t1/t2", "cold_s", "cc_ms", "bl1/2", "sc/bl", "cpu21",
-           "bcpu21", "b/bnd2p", "mix1/2", "mix", "kc/nc/pack");
+           "bcpu21", "b/bnd2p", "mix1/2", "mix", "kc/nc/pack", "wcpu21");
     for (int si = 0; si < ns; si++) {
         int64_t n = sizes[si];
         t_seed(7);
@@ -403,6 +416,9 @@ int main(int argc, char **argv)
         /* the 2-port model's b/bnd, each bound at 1 thread, the mix's own
          * 2-thread scaling (its bound at 2 threads over 1) */
         double abnd2p[2][NQ], bnd1[NQ] = {0}, amix12[NQ] = {0};
+        /* the team's work CPU per iteration at 1 thread, and per query
+         * at 2 threads over 1: work CPU (wcpu21) and process CPU (cpu21) */
+        double wc1[NQ] = {0}, awc21[NQ] = {0}, acpu21[NQ] = {0};
         for (int nt = 1; nt <= 2; nt++) {
             br_set_threads(nt);
             openblas_set_num_threads(nt);
@@ -425,7 +441,7 @@ int main(int argc, char **argv)
                     if (rep > 0) mrate = fmax(mrate, mix_rate(mix, nt));
                     TRun r;
                     double c0 = cpu_now(), t0 = now();
-                    if (rep == 0) per = traced_run(src, &cg, names, ins, &r, mix, par);
+                    if (rep == 0) per = traced_run(src, &cg, names, ins, &r, mix, par, NULL);
                     else t_run_dml(src, &cg, 5, names, ins, 1, on, &r);
                     double t = now() - t0;
                     if (rep > 0) cb = fmin(cb, cpu_now() - c0);
@@ -455,6 +471,18 @@ int main(int argc, char **argv)
                 }
                 double w = (double)n * n * n / 1e9, so = NAN;
                 double snp = numpy_spr(q, n, nt);
+                /* one more run, traced, warm: the team's work CPU per
+                 * iteration (packing and tiles, without the waits at
+                 * barriers), for wcpu21 */
+                double wcpu = NAN;
+                {
+                    TRun r;
+                    int mx[3];
+                    char pw[24];
+                    traced_run(src, &cg, names, ins, &r, mx, pw, &wcpu);
+                    if (r.rc) { fprintf(stderr, "%s\n", r.err); return 1; }
+                    t_run_free(&r);
+                }
                 if (nt == 1) {   /* the loop kept: the first 64 k, 1 thread */
                     int64_t ks = BR_MIN(64, n);
                     snprintf(full, sizeof full, "KS = %lld\n%s", (long long)ks, lsrc);
@@ -468,7 +496,8 @@ int main(int argc, char **argv)
                     t_run_free(&r);
                 }
                 double sb = w / tb, bound = bound_spr(mrate, mix, per, rghz, nt), b2p = 2.0 * rghz / per * nt;
-                if (nt == 1) t1[q] = tb, g1[q] = tg, c1[q] = cb, gc1[q] = cgm, bnd1[q] = bound;
+                if (nt == 1) t1[q] = tb, g1[q] = tg, c1[q] = cb, gc1[q] = cgm, bnd1[q] = bound, wc1[q] = wcpu;
+                if (nt == 2) awc21[q] = wcpu / wc1[q], acpu21[q] = cb / c1[q];
                 abnd2p[nt - 1][q] = sb / b2p;
                 if (nt == 2) amix12[q] = bound / bnd1[q];
                 ablas[nt - 1][q] = tg / tb;
@@ -477,17 +506,17 @@ int main(int argc, char **argv)
                 if (nt == 2) at12[q] = t1[q] / tb, abl12[q] = g1[q] / tg;
                 bool two = nt == 2;
                 printf("%-11s %5lld %1d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.3f %7.2f | %6.2f %6.2f %6.2f %6.2f %6.0f "
-                       "%6.2f %6.2f %5.2f %6.2f %5.0f | %5.2f %5.2f %5.2f %6.2f | %5.2f %6.2f  %d/%d/%d  %s\n",
+                       "%6.2f %6.2f %5.2f %6.2f %5.0f | %5.2f %5.2f %5.2f %6.2f | %5.2f %6.2f  %d/%d/%d  %-12s %6.2f\n",
                        qname[q], (long long)n, nt, sb, w / tl, w / tp, w / tq, w / tg, snp, so, bound,
                        tp / tb, tq / tb, tg / tb, sb / snp, sb / so, sb / bound, tb / tl,
                        two ? t1[q] / tb : NAN, cold, ccms, two ? g1[q] / tg : NAN,
                        two ? (t1[q] / tb) / (g1[q] / tg) : NAN, two ? cb / c1[q] : NAN, two ? cgm / gc1[q] : NAN,
-                       sb / b2p, two ? bound / bnd1[q] : NAN, mix[0], mix[1], mix[2], par);
+                       sb / b2p, two ? bound / bnd1[q] : NAN, mix[0], mix[1], mix[2], par, two ? wcpu / wc1[q] : NAN);
                 fflush(stdout);
             }
             multi_row(&cg, n, nt, names, ins, R);
         }
-        aims(n, ablas, abnd, abnd2p, acc, at12, abl12, amix12);
+        aims(n, ablas, abnd, abnd2p, acc, at12, abl12, amix12, acpu21, awc21);
         free(R);
         mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(dis);
     }
