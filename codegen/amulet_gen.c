@@ -1678,14 +1678,23 @@ __attribute__((target("avx512f"))) static double port_rate512(int kind)
     const __m512d m = _mm512_set1_pd(0.9999999), a = _mm512_set1_pd(1e-9);
     for (int c = 0; c < PORT_CHAINS; c++) x[c] = y[c] = _mm512_set1_pd(1.0 + c * 1e-3);
     double t0 = omp_get_wtime();
-    for (int r = 0; r < PORT_ITERS; r++) {
+    /* one loop per kind, the chains in registers (checked in the object:
+     * no operand in memory) */
+    if (kind == 0)
+        for (int r = 0; r < PORT_ITERS; r++)
 #pragma GCC unroll 12
-        for (int c = 0; c < PORT_CHAINS; c++) {
-            if (kind != 1) x[c] = _mm512_mul_pd(x[c], m);
-            if (kind != 0) y[c] = _mm512_add_pd(y[c], a);
-        }
-        __asm__ volatile("" ::: "memory");
-    }
+            for (int c = 0; c < PORT_CHAINS; c++) x[c] = _mm512_mul_pd(x[c], m);
+    else if (kind == 1)
+        for (int r = 0; r < PORT_ITERS; r++)
+#pragma GCC unroll 12
+            for (int c = 0; c < PORT_CHAINS; c++) y[c] = _mm512_add_pd(y[c], a);
+    else
+        for (int r = 0; r < PORT_ITERS; r++)
+#pragma GCC unroll 12
+            for (int c = 0; c < PORT_CHAINS; c++) {
+                x[c] = _mm512_mul_pd(x[c], m);
+                y[c] = _mm512_add_pd(y[c], a);
+            }
     double dt = omp_get_wtime() - t0, sink = 0;
     for (int c = 0; c < PORT_CHAINS; c++) sink += _mm512_reduce_add_pd(_mm512_add_pd(x[c], y[c]));
     __asm__ volatile("" : : "x"(sink));
@@ -1698,14 +1707,23 @@ __attribute__((target("avx2"))) static double port_rate256(int kind)
     const __m256d m = _mm256_set1_pd(0.9999999), a = _mm256_set1_pd(1e-9);
     for (int c = 0; c < PORT_CHAINS; c++) x[c] = y[c] = _mm256_set1_pd(1.0 + c * 1e-3);
     double t0 = omp_get_wtime();
-    for (int r = 0; r < PORT_ITERS; r++) {
+    /* one loop per kind, the chains in registers (checked in the object:
+     * no operand in memory) */
+    if (kind == 0)
+        for (int r = 0; r < PORT_ITERS; r++)
 #pragma GCC unroll 12
-        for (int c = 0; c < PORT_CHAINS; c++) {
-            if (kind != 1) x[c] = _mm256_mul_pd(x[c], m);
-            if (kind != 0) y[c] = _mm256_add_pd(y[c], a);
-        }
-        __asm__ volatile("" ::: "memory");
-    }
+            for (int c = 0; c < PORT_CHAINS; c++) x[c] = _mm256_mul_pd(x[c], m);
+    else if (kind == 1)
+        for (int r = 0; r < PORT_ITERS; r++)
+#pragma GCC unroll 12
+            for (int c = 0; c < PORT_CHAINS; c++) y[c] = _mm256_add_pd(y[c], a);
+    else
+        for (int r = 0; r < PORT_ITERS; r++)
+#pragma GCC unroll 12
+            for (int c = 0; c < PORT_CHAINS; c++) {
+                x[c] = _mm256_mul_pd(x[c], m);
+                y[c] = _mm256_add_pd(y[c], a);
+            }
     double dt = omp_get_wtime() - t0, sink = 0;
     double v[4];
     for (int c = 0; c < PORT_CHAINS; c++) {
