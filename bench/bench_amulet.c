@@ -36,13 +36,27 @@
  * braid's process CPU time on 2 threads over 1 (best of the repetitions:
  * 1.00 when the split adds no work, spinning at barriers and idling in
  * imbalance included; on a shared machine it also holds contention);
- * bcpu21, dgemm's. A last row per thread count
+ * bcpu21, dgemm's; wcpu21, the team's work CPU per iteration (packing
+ * and tiles, without the waits at barriers: the trace of one more, warm,
+ * run per row) on 2 threads over 1: where cpu21 is over 1 and wcpu21 is
+ * not, the threads wait (imbalance, barriers); where wcpu21 is too, the
+ * tiles themselves run slower on 2 threads (shared caches, memory, the
+ * clock). A last row per thread count
  * times three results in one where-loop (R += A*B, C += (A*B > 0.25),
  * S min= A + B: one nest, one kernel) against the same three as three
  * where-loops (sep/b), dgemm and the shared kernel's bound. Not part of
  * the tests.
  *
  *   [BENCH_REPS=r] build/bench/bench_amulet [n ...]      (default 1024; r 3)
+ *
+ * The issue's sizes, one size per run on an idle machine (wall time at
+ * r = 3: about 1 minute at 1024, 7 at 2048; at 4096 about 10, estimated
+ * from the 2048 run's rates, since the C loops then run on a sub-block:
+ * peer_rows, and NumPy on fewer k: numpy_k; the run says so):
+ *
+ *   BENCH_REPS=3 build/bench/bench_amulet 1024
+ *   BENCH_REPS=3 build/bench/bench_amulet 2048
+ *   BENCH_REPS=3 build/bench/bench_amulet 4096
  *
  * kc/nc/pack: the parameters the cold run's search chose (the timed runs
  * reuse them from the plan cache).
@@ -87,12 +101,13 @@ static const char *qbody[NQ] = {
 };
 
 /* The seed's baseline: the loop in its best order (i, k, j: unit stride
- * over j), parallel over i when nt > 1. One text, compiled for this CPU
+ * over j), parallel over i when nt > 1, over the first m rows of i (the
+ * rest of the n x n task scaled from them: peer_rows). One text, compiled for this CPU
  * (peer) and for generic x86-64 (peer_generic): a macro, since a shared
  * function could not be inlined across the two targets. */
 #define PEER_LOOP                                                                                              \
     _Pragma("omp parallel for num_threads(nt) schedule(static)")                                             \
-    for (int64_t i = 0; i < n; i++)                                                                            \
+    for (int64_t i = 0; i < m; i++)                                                                            \
         for (int64_t k = 0; k < n; k++) {                                                                      \
             double a = A[i * n + k];                                                                           \
             const double *b = B + k * n;                                                                       \
@@ -109,7 +124,7 @@ static const char *qbody[NQ] = {
             }                                                                                                  \
         }
 
-__attribute__((optimize("O3"))) static void peer(int q, int64_t n, const double *A, const double *B,
+__attribute__((optimize("O3"))) static void peer(int q, int64_t m, int64_t n, const double *A, const double *B,
                                                  const double *thi, const double *thj, const double *dis, double *R,
                                                  int nt)
 {
@@ -118,13 +133,32 @@ __attribute__((optimize("O3"))) static void peer(int q, int64_t n, const double 
 
 /* The same loop for generic x86-64 (no AVX): gcc -O3 as the seed ran it. */
 __attribute__((optimize("O3"), target("arch=x86-64"))) static void peer_generic(
-    int q, int64_t n, const double *A, const double *B, const double *thi, const double *thj, const double *dis,
-    double *R, int nt)
+    int q, int64_t m, int64_t n, const double *A, const double *B, const double *thi, const double *thj,
+    const double *dis, double *R, int nt)
 {
     PEER_LOOP
 }
 
 static double now(void) { return omp_get_wtime(); }
+
+/* Rows of i the C loops run at size n: all of them up to n = 2048; above,
+ * the first 2^31 / n^2 (128 at n = 4096; at least 16), the rate per
+ * iteration scaled to the whole task: the (i, k, j) loop streams all of B
+ * and the same row of R for every i, so each row's iterations cost the
+ * same (the generic Q1 loop, 0.18 SPR at n = 2048, would take over six
+ * minutes per repetition at 4096). BENCH_PEER_ROWS=m sets it (a check of
+ * the scaling at a small n against the full loop). */
+static int64_t peer_rows(int64_t n)
+{
+    const char *env = getenv("BENCH_PEER_ROWS");
+    int64_t m = env ? atoll(env) : n <= 2048 ? n : BR_MAX((int64_t)16, ((int64_t)1 << 31) / (n * n));
+    return BR_MAX((int64_t)1, BR_MIN(m, n));
+}
+
+/* Values of k NumPy's Q1-Q3 loops are timed over (their rate per
+ * iteration does not depend on K): 64 up to n = 2048, 16 above (at 0.07
+ * SPR, 64 of them at n = 4096 take 15 s per formulation). */
+static int64_t numpy_k(int64_t n) { return n <= 2048 ? 64 : 16; }
 
 /* The process's CPU time, all threads (the 2-thread split's cost in work:
  * a team that waits spins in CPU time too, so 2-thread CPU over 1-thread
@@ -159,7 +193,7 @@ static double time_dgemm(int64_t n, const double *A, const double *B, double *R,
 }
 
 static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3],
-                         char *par);
+                         char *par, double *wcpu);
 
 /* The kernel's instruction bound in SPR from the mix's measured rate
  * (vectors per ns, all threads; the kernel's other operations per
@@ -229,7 +263,7 @@ static void multi_row(CgOptions *cg, int64_t n, int nt, const char **names, MB *
         if (rep > 0) mrate = fmax(mrate, mix_rate(mix, nt));
         double t0 = now();
         char par[24];
-        if (rep == 0) per = traced_run(s1, cg, names, ins, &r, mix, par);
+        if (rep == 0) per = traced_run(s1, cg, names, ins, &r, mix, par, NULL);
         else t_run_dml(s1, cg, 5, names, ins, 3, on, &r);
         if (rep > 0) tb = fmin(tb, now() - t0);
         if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
@@ -255,8 +289,9 @@ static double numpy_spr(int q, int64_t n, int nt)
     static const char *qn[NQ] = {"matmul", "Q1", "Q2", "Q3"};
     char cmd[600];
     snprintf(cmd, sizeof cmd,
-             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 %s/bench/amulet_numpy.py %s %lld 64 2>/dev/null",
-             nt, nt, BRAID_SOURCE_DIR, qn[q], (long long)n);
+             "OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 %s/bench/amulet_numpy.py %s %lld %lld "
+             "2>/dev/null",
+             nt, nt, BRAID_SOURCE_DIR, qn[q], (long long)n, (long long)numpy_k(n));
     FILE *f = popen(cmd, "r");
     double v = NAN;
     if (f && fscanf(f, "%lf", &v) != 1) v = NAN;
@@ -267,13 +302,14 @@ static double numpy_spr(int q, int64_t n, int nt)
 /* Runs src once with the kernel trace on; returns the kernel's vector
  * operations per iteration (NAN when no kernel ran). */
 static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3],
-                         char *par)
+                         char *par, double *wcpu)
 {
     FILE *f = amulet_traced(src, cg, names, ins, 5, r);
     double per = NAN;
     char line[400];
     mix[0] = mix[1] = mix[2] = 0;
     snprintf(par, 24, "-");
+    if (wcpu) *wcpu = NAN;
     while (f && fgets(line, sizeof line, f)) {
         /* the searched parameters (the first kernel's), kc/nc/pack */
         long long kc, nc;
@@ -281,6 +317,9 @@ static double traced_run(const char *src, CgOptions *cg, const char **names, MB 
         const char *q = strstr(line, "kernel, kc ");
         if (q && par[0] == '-' && sscanf(q, "kernel, kc %lld nc %lld pack %d", &kc, &nc, &pk) == 3)
             snprintf(par, 24, "%lld/%lld/%d", kc, nc, pk);
+        /* a run with remembered parameters: its team's work CPU */
+        q = strstr(line, "work CPU ");
+        if (q && wcpu) *wcpu = atof(q + strlen("work CPU "));
         const char *p = strstr(line, "temporaries, ");
         if (p) per = atof(p + strlen("temporaries, "));
         p = strstr(line, "per vector: ");
@@ -294,7 +333,8 @@ static double traced_run(const char *src, CgOptions *cg, const char **names, MB 
 /* The issue's aims at size n from this run's rows (bl1/2: dgemm's own
  * scaling, this machine's ceiling for the 2-thread aim). */
 static void aims(int64_t n, double ablas[2][NQ], double abnd[2][NQ], double abnd2p[2][NQ], double acc[2][NQ],
-                 const double *t12, const double *bl12, const double *mix12)
+                 const double *t12, const double *bl12, const double *mix12, const double *cpu21,
+                 const double *wcpu21)
 {
     printf("aims at n = %lld (this run):\n", (long long)n);
     printf("  matmul >= 0.90 of dgemm: b/blas %.2f (1 thread), %.2f (2)\n", ablas[0][QMM], ablas[1][QMM]);
@@ -313,6 +353,9 @@ static void aims(int64_t n, double ablas[2][NQ], double abnd[2][NQ], double abnd
     for (int q = 0; q < NQ; q++) printf(" %.2f", bl12[q]);
     printf("; each kernel's op mix replayed (mix1/2)");
     for (int q = 0; q < NQ; q++) printf(" %.2f", mix12[q]);
+    printf("\n    2-thread CPU over 1-thread, process (cpu21: barrier waits included) and the team's work (wcpu21: "
+           "packing and tiles only):");
+    for (int q = 0; q < NQ; q++) printf(" %.2f/%.2f", cpu21[q], wcpu21[q]);
     printf("\n");
     double cold = 0, warm = 0;
     for (int q = 0; q < NQ; q++) cold = fmax(cold, acc[0][q]), warm = fmax(warm, acc[1][q]);
@@ -346,10 +389,10 @@ int main(int argc, char **argv)
            "iteration x threads\n",
            ghz, k_isa_name(k_isa()));
     printf("%-11s %5s %1s %7s %7s %7s %7s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s %6s %5s %6s %5s | %5s %5s %5s "
-           "%6s | %5s %6s  %s  %s\n",
+           "%6s | %5s %6s  %s  %-12s %6s\n",
            "query", "n", "t", "braid", "lifted", "gcc", "gcc-gen", "dgemm", "numpy", "outer", "bound", "b/gcc", "b/gen",
            "b/blas", "b/np", "b/outr", "b/bnd", "lift/b", "t1/t2", "cold_s", "cc_ms", "bl1/2", "sc/bl", "cpu21",
-           "bcpu21", "b/bnd2p", "mix1/2", "mix", "kc/nc/pack");
+           "bcpu21", "b/bnd2p", "mix1/2", "mix", "kc/nc/pack", "wcpu21");
     for (int si = 0; si < ns; si++) {
         int64_t n = sizes[si];
         t_seed(7);
@@ -357,6 +400,11 @@ int main(int argc, char **argv)
         MB *thi = t_gen(n, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, n, 1, -0.5, 0.5, false);
         MB *dis = t_gen(n, 1, 1, 0, 1, false);
         double *R = malloc((size_t)(n * n) * sizeof *R);
+        int64_t pm = peer_rows(n);
+        if (pm < n)
+            printf("n = %lld: gcc and gcc-gen timed over the first %lld of %lld rows of i, scaled to n^3 (the same "
+                   "work per row); numpy over the first %lld values of k\n",
+                   (long long)n, (long long)pm, (long long)n, (long long)numpy_k(n));
         const char *names[] = {"A", "B", "thi", "thj", "dis"}, *on[] = {"R"};
         MB *ins[] = {A, B, thi, thj, dis};
         /* 1-thread times of braid and dgemm (wall, process CPU) */
@@ -368,6 +416,9 @@ int main(int argc, char **argv)
         /* the 2-port model's b/bnd, each bound at 1 thread, the mix's own
          * 2-thread scaling (its bound at 2 threads over 1) */
         double abnd2p[2][NQ], bnd1[NQ] = {0}, amix12[NQ] = {0};
+        /* the team's work CPU per iteration at 1 thread, and per query
+         * at 2 threads over 1: work CPU (wcpu21) and process CPU (cpu21) */
+        double wc1[NQ] = {0}, awc21[NQ] = {0}, acpu21[NQ] = {0};
         for (int nt = 1; nt <= 2; nt++) {
             br_set_threads(nt);
             openblas_set_num_threads(nt);
@@ -390,7 +441,7 @@ int main(int argc, char **argv)
                     if (rep > 0) mrate = fmax(mrate, mix_rate(mix, nt));
                     TRun r;
                     double c0 = cpu_now(), t0 = now();
-                    if (rep == 0) per = traced_run(src, &cg, names, ins, &r, mix, par);
+                    if (rep == 0) per = traced_run(src, &cg, names, ins, &r, mix, par, NULL);
                     else t_run_dml(src, &cg, 5, names, ins, 1, on, &r);
                     double t = now() - t0;
                     if (rep > 0) cb = fmin(cb, cpu_now() - c0);
@@ -408,18 +459,30 @@ int main(int argc, char **argv)
                     t_run_free(&r);
                     memset(R, 0, (size_t)(n * n) * sizeof *R);
                     t0 = now();
-                    peer(q, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
-                    tp = fmin(tp, now() - t0);
+                    peer(q, pm, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
+                    tp = fmin(tp, (now() - t0) * n / pm);
                     memset(R, 0, (size_t)(n * n) * sizeof *R);
                     t0 = now();
-                    peer_generic(q, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
-                    tq = fmin(tq, now() - t0);
+                    peer_generic(q, pm, n, A->d, B->d, thi->d, thj->d, dis->d, R, nt);
+                    tq = fmin(tq, (now() - t0) * n / pm);
                     double cg1;
                     tg = fmin(tg, time_dgemm(n, A->d, B->d, R, &cg1));
                     cgm = fmin(cgm, cg1);
                 }
                 double w = (double)n * n * n / 1e9, so = NAN;
                 double snp = numpy_spr(q, n, nt);
+                /* one more run, traced, warm: the team's work CPU per
+                 * iteration (packing and tiles, without the waits at
+                 * barriers), for wcpu21 */
+                double wcpu = NAN;
+                {
+                    TRun r;
+                    int mx[3];
+                    char pw[24];
+                    traced_run(src, &cg, names, ins, &r, mx, pw, &wcpu);
+                    if (r.rc) { fprintf(stderr, "%s\n", r.err); return 1; }
+                    t_run_free(&r);
+                }
                 if (nt == 1) {   /* the loop kept: the first 64 k, 1 thread */
                     int64_t ks = BR_MIN(64, n);
                     snprintf(full, sizeof full, "KS = %lld\n%s", (long long)ks, lsrc);
@@ -433,7 +496,8 @@ int main(int argc, char **argv)
                     t_run_free(&r);
                 }
                 double sb = w / tb, bound = bound_spr(mrate, mix, per, rghz, nt), b2p = 2.0 * rghz / per * nt;
-                if (nt == 1) t1[q] = tb, g1[q] = tg, c1[q] = cb, gc1[q] = cgm, bnd1[q] = bound;
+                if (nt == 1) t1[q] = tb, g1[q] = tg, c1[q] = cb, gc1[q] = cgm, bnd1[q] = bound, wc1[q] = wcpu;
+                if (nt == 2) awc21[q] = wcpu / wc1[q], acpu21[q] = cb / c1[q];
                 abnd2p[nt - 1][q] = sb / b2p;
                 if (nt == 2) amix12[q] = bound / bnd1[q];
                 ablas[nt - 1][q] = tg / tb;
@@ -442,17 +506,17 @@ int main(int argc, char **argv)
                 if (nt == 2) at12[q] = t1[q] / tb, abl12[q] = g1[q] / tg;
                 bool two = nt == 2;
                 printf("%-11s %5lld %1d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.3f %7.2f | %6.2f %6.2f %6.2f %6.2f %6.0f "
-                       "%6.2f %6.2f %5.2f %6.2f %5.0f | %5.2f %5.2f %5.2f %6.2f | %5.2f %6.2f  %d/%d/%d  %s\n",
+                       "%6.2f %6.2f %5.2f %6.2f %5.0f | %5.2f %5.2f %5.2f %6.2f | %5.2f %6.2f  %d/%d/%d  %-12s %6.2f\n",
                        qname[q], (long long)n, nt, sb, w / tl, w / tp, w / tq, w / tg, snp, so, bound,
                        tp / tb, tq / tb, tg / tb, sb / snp, sb / so, sb / bound, tb / tl,
                        two ? t1[q] / tb : NAN, cold, ccms, two ? g1[q] / tg : NAN,
                        two ? (t1[q] / tb) / (g1[q] / tg) : NAN, two ? cb / c1[q] : NAN, two ? cgm / gc1[q] : NAN,
-                       sb / b2p, two ? bound / bnd1[q] : NAN, mix[0], mix[1], mix[2], par);
+                       sb / b2p, two ? bound / bnd1[q] : NAN, mix[0], mix[1], mix[2], par, two ? wcpu / wc1[q] : NAN);
                 fflush(stdout);
             }
             multi_row(&cg, n, nt, names, ins, R);
         }
-        aims(n, ablas, abnd, abnd2p, acc, at12, abl12, amix12);
+        aims(n, ablas, abnd, abnd2p, acc, at12, abl12, amix12, acpu21, awc21);
         free(R);
         mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(dis);
     }

@@ -193,8 +193,19 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
  * sparse kernel instead (per non-zero of p->zleaf and column; no pack
  * function: *pack_ops 0; -1 when p has no sparse kernel). tile (may be
  * NULL): the register tile's rows and columns (mr, nr), which the kernel
- * computes whole at the edges of R. The fusion planner's AMULET template
+ * computes whole at the edges of R. ports (NULL: every operation one
+ * slot): the machine's (am_ports), the operations priced as slots of a
+ * core with multiply, add and shared pipes (amulet_gen.c mix_slots), in
+ * units of one vector FMA of dgemm. The fusion planner's AMULET template
  * (amulet_tpl.c) costs a candidate by them. */
-double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops, int tile[2]);
+double am_kernel_vops(const AmPlan *p, bool sparse, const double *ports, int *lanes, int *pack_ops, int tile[2]);
+/* The machine's vector ports for am_kernel_vops' price, measured by
+ * register-only loops at the run-time SIMD level (about 2 ms):
+ * ports[0] the rate of vector adds over vector multiplies, ports[1] the
+ * rate of a 1:1 mix of them over multiplies alone (a core with
+ * separate multiply and add pipes, AMD Zen 4/5: about 1 and 2; one pair
+ * of ports for all, as 512-bit operations on Intel cores: 1 and 1);
+ * both 1 without SIMD. */
+void am_ports(double ports[2]);
 
 #endif

@@ -311,6 +311,30 @@ static bool fused_acc(const Gen *g, int r)
             (g->s.level == K_ISA_AVX512 && rt->k == KN_M2N));
 }
 
+/* The inner loop's fused accumulations and the nodes it then does not
+ * compute (gen_fn emits, vops_per_iter and vops_mix count, from this one
+ * decision): += of a product is one fused multiply-add, += of a mask a
+ * masked add of 1 (AVX-512); the product itself is then skipped, unless
+ * another node or a result that is not fused reads it (the three-results
+ * loop `R += A*B; C += (A*B > 0.25)`: the product and the fmadd). */
+static void fused_skip(const Gen *g, bool fused[WHERE_MAXRES], bool skip[KMAX])
+{
+    const KPlan *k = g->k;
+    memset(skip, 0, KMAX * sizeof *skip);
+    for (int r = 0; r < k->nroot; r++) {
+        fused[r] = fused_acc(g, r);
+        if (fused[r]) skip[k->root[r]] = 1;
+    }
+    for (int r = 0; r < k->nroot; r++)
+        if (!fused[r]) skip[k->root[r]] = 0;
+    for (int t = 0; t < g->norder; t++) {
+        const KNode *x = &k->n[g->order[t]];
+        if (x->a >= 0) skip[x->a] = 0;
+        if (x->b >= 0) skip[x->b] = 0;
+        if (x->c >= 0) skip[x->c] = 0;
+    }
+}
+
 /* Sethi-Ullman labels over the DAG (leaves and nodes computed outside
  * the (i,j,k) level are in registers already: label 0). */
 static int label(const Gen *g, int n, int *lab)
@@ -549,22 +573,8 @@ static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
         for (int ii = 0; ii < mr; ii++)
             for (int v = 0; v < nv; v++) sb_printf(o, "    %s c%d_%d_%d = %s(%s);\n", s->vt, r, ii, v, bc, init);
     }
-    /* += of a product: one fused multiply-add; += of a mask: a masked add
-     * of 1 (AVX-512); the product itself is then not computed unless
-     * another node or result reads it */
-    bool fused[WHERE_MAXRES], skip[KMAX] = {0};
-    for (int r = 0; r < k->nroot; r++) {
-        fused[r] = fused_acc(g, r);
-        if (fused[r]) skip[k->root[r]] = 1;
-    }
-    for (int r = 0; r < k->nroot; r++)
-        if (!fused[r]) skip[k->root[r]] = 0;
-    for (int t = 0; t < g->norder; t++) {
-        const KNode *x = &k->n[g->order[t]];
-        if (x->a >= 0) skip[x->a] = 0;
-        if (x->b >= 0) skip[x->b] = 0;
-        if (x->c >= 0) skip[x->c] = 0;
-    }
+    bool fused[WHERE_MAXRES], skip[KMAX];
+    fused_skip(g, fused, skip);
     /* hoisted: nodes free of k, by (i, j) level */
     sb_puts(o, "    {\n");
     emit_level(o, g, false, 0, 0, 0, mr, nr);
@@ -1381,14 +1391,22 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     } else {
         int64_t tiles = (M + d->mr - 1) / d->mr * ((N + d->nr - 1) / d->nr);
         chunks = am_split(tiles, K, d->mr, d->nr, br_threads());
+        /* traced: the team's CPU in its work (packing and tiles, not the
+         * waits at barriers), against the wall time of the threads */
+        d->meter = getenv("BRAID_AMULET_TRACE") != NULL;
+        d->cpu = 0;
         if (chunks > 1) rc = run_split(d, M, N, K, best.kc, best.pack, chunks);
         else rc = run_block(d, 0, M, 0, N, 0, K, best.kc, best.nc, best.pack);
+        d->meter = false;
     }
-    if (getenv("BRAID_AMULET_TRACE"))
-        fprintf(stderr, "amulet: %d x %d kernel, kc %lld nc %lld pack %d (%s), K in %d chunks: %.3g ns per iteration\n",
+    if (getenv("BRAID_AMULET_TRACE")) {
+        double it = (double)M * N * K;
+        fprintf(stderr, "amulet: %d x %d kernel, kc %lld nc %lld pack %d (%s), K in %d chunks: %.3g ns per iteration",
                 d->mr, d->nr, (long long)best.kc, (long long)best.nc, best.pack,
-                tuned ? "remembered" : searchable ? "searched" : "defaults", chunks,
-                (omp_get_wtime() - t0) / ((double)M * N * K) * 1e9);
+                tuned ? "remembered" : searchable ? "searched" : "defaults", chunks, (omp_get_wtime() - t0) / it * 1e9);
+        if (d->cpu > 0) fprintf(stderr, ", work CPU %.3g ns per iteration", d->cpu / it * 1e9);
+        fprintf(stderr, "\n");
+    }
     return rc;
 }
 
@@ -1545,6 +1563,14 @@ static bool kernel_shape(const AmPlan *p, bool finite, KPlan *k, Gen *g, int *bm
     return true;
 }
 
+/* The class of node x's operation in vops_mix (0 multiply, 1 compare,
+ * 2 other). */
+static int op_class(const KNode *x)
+{
+    if (x->k == KN_BIN && (x->op == OP_MULT || x->op == OP_DIV)) return 0;
+    return x->k == KN_CMP || x->k == KN_N2M ? 1 : 2;
+}
+
 /* The inner loop's vector operations per vector of the kernel, by the
  * execution units they need (the benchmark replays this mix in a
  * register-only loop to measure the kernel's instruction bound on the
@@ -1555,47 +1581,62 @@ static bool kernel_shape(const AmPlan *p, bool finite, KPlan *k, Gen *g, int *bm
 static void vops_mix(const Gen *g, int mix[3])
 {
     const KPlan *k = g->k;
+    bool fused[WHERE_MAXRES], skip[KMAX];
+    fused_skip(g, fused, skip);
     mix[0] = mix[1] = mix[2] = 0;
-    for (int t = 0; t < g->norder; t++) {
-        const KNode *x = &k->n[g->order[t]];
-        if (x->k == KN_BIN && (x->op == OP_MULT || x->op == OP_DIV)) mix[0]++;
-        else if (x->k == KN_CMP || x->k == KN_N2M) mix[1]++;
-        else mix[2]++;
-    }
-    /* each result's accumulation: a fused product or mask is its own
-     * node's operation (counted above) */
-    for (int r = 0; r < k->nroot; r++) mix[2] += !fused_acc(g, r);
+    for (int t = 0; t < g->norder; t++)
+        if (!skip[g->order[t]]) mix[op_class(&k->n[g->order[t]])]++;
+    /* each result's accumulation: an fmadd (a multiply) for a fused
+     * product, else an add, min, max or masked add */
+    for (int r = 0; r < k->nroot; r++) mix[fused[r] && k->n[k->root[r]].k == KN_BIN ? 0 : 2]++;
+}
+
+/* The port model's slots of a mix (multiplies, compares, others; any
+ * weights): on a core whose multiply (FMA) pipes run one slot each per
+ * slot of dgemm, others at ports[0] slots' rate per slot (the add pipes'
+ * rate over the FMA pipes') and all vector operations together at
+ * ports[1] (the rate of a 1:1 multiply/add mix over multiplies alone):
+ * max(m, (c + o) / ports[0], (m + c + o) / ports[1]). NULL: every
+ * operation one slot (2 ports shared by all operations, the count used
+ * before 2026-11-30). */
+static double mix_slots(const double mix[3], const double *ports)
+{
+    double all = mix[0] + mix[1] + mix[2];
+    if (!ports) return all;
+    return fmax(mix[0], fmax((mix[1] + mix[2]) / ports[0], all / ports[1]));
 }
 
 /* Vector arithmetic operations per (i,j,k) iteration of the sized kernel
- * (loads and broadcasts not counted): the instruction bound's numerator
- * and the cost of the fusion planner's AMULET template. */
-static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops)
+ * (loads and broadcasts not counted), weighted by how often they run, as
+ * slots of the port model (mix_slots; ports NULL: the count): the
+ * instruction bound's numerator and the cost of the fusion planner's
+ * AMULET template. */
+static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops, const double *ports)
 {
     const KPlan *k = g->k;
-    /* the accumulation of each result (a product or mask fused into it
-     * saves the product's own operation) */
-    int inner_ops = g->norder + k->nroot, kk_ops = 0, ii_ops = 0, pk_ops = 0;
-    for (int r = 0; r < k->nroot; r++) inner_ops -= fused_acc(g, r);
+    /* the inner loop: vops_mix's operations (a product or mask fused
+     * into its accumulation saves its own operation unless another node
+     * reads it) */
+    int mix[3], pk_ops = 0;
+    vops_mix(g, mix);
+    double w = g->s.w, m[3] = {mix[0] / w, mix[1] / w, mix[2] / w};
     for (int i = 0; i < k->nn; i++) {
         unsigned d = k->n[i].dep;
         if (k->n[i].k == KN_LEAF || k->n[i].k == KN_CONST || !(d & g->bk) || inner(g, i)) continue;
-        if (!(d & g->bi)) kk_ops++;
-        else if (!g->nslot || g->keep[i]) ii_ops++;   /* per tile and column panel */
-        else pk_ops++;                               /* per tile: the pack function */
+        int cl = op_class(&k->n[i]);
+        if (!(d & g->bi)) m[cl] += 1.0 / (bm * w);                           /* per kk and vector */
+        else if (!g->nslot || g->keep[i]) m[cl] += 1.0 / (bv * w);           /* per tile and column panel */
+        else if (pack_ops) pk_ops++;                                        /* per tile: the pack function */
+        /* the pack function: scalar, once per (i,k) and column block
+         * (the bound counts a block of at least 8 panels, the search's
+         * smallest nc; the planner counts the block its N gives) */
+        else m[cl] += 1.0 / (8.0 * bv * w);
     }
-    /* the pack function: scalar, once per (i,k) and column block (the
-     * bound counts a block of at least 8 panels, the search's smallest
-     * nc; the planner counts the block its N gives) */
-    if (pack_ops) {
-        *pack_ops = pk_ops;
-        pk_ops = 0;
-    }
-    return (double)inner_ops / g->s.w + (double)ii_ops / (bv * g->s.w) + (double)kk_ops / (bm * g->s.w) +
-           (double)pk_ops / (8.0 * bv * g->s.w);
+    if (pack_ops) *pack_ops = pk_ops;
+    return mix_slots(m, ports);
 }
 
-double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops, int tile[2])
+double am_kernel_vops(const AmPlan *p, bool sparse, const double *ports, int *lanes, int *pack_ops, int tile[2])
 {
     if (!p->ok || p->kvar < 0 || (sparse && p->zleaf < 0)) return -1;
     KPlan *k = calloc(1, sizeof *k);
@@ -1611,7 +1652,7 @@ double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops, i
             bv = sparse_nv(g);
             if (pack_ops) *pack_ops = 0;
         }
-        r = vops_per_iter(g, bm, bv, sparse ? NULL : pack_ops);
+        r = vops_per_iter(g, bm, bv, sparse ? NULL : pack_ops, ports);
         *lanes = g->s.w;
         if (tile) {
             tile[0] = bm;
@@ -1621,6 +1662,66 @@ double am_kernel_vops(const AmPlan *p, bool sparse, int *lanes, int *pack_ops, i
     free(k);
     free(g);
     return r;
+}
+
+/* ---- the machine's vector ports (am_ports) ---- */
+
+enum { PORT_ITERS = 20000 };
+typedef double PortV8 __attribute__((vector_size(64)));
+typedef double PortV4 __attribute__((vector_size(32)));
+
+/* Vector operations per second of a register-only loop of 2 CH
+ * independent chains: kind 0 all multiplies, 1 all adds, 2 CH of each;
+ * VT a vector of LANES doubles (the function's target makes its width:
+ * zmm, ymm). CH: the chains and the two constants fit the registers (32
+ * zmm: 12, 16 ymm: 6), and 2 CH chains cover a multiply's latency on 2
+ * pipes. One loop per kind, the chains in registers (checked in the
+ * object: no operand in memory). */
+#define PORT_RATE(VT, LANES, CH)                                                   \
+    VT x[CH], y[CH];                                                               \
+    const VT m = (VT){0} + 0.9999999, a = (VT){0} + 1e-9;                          \
+    for (int c = 0; c < (CH); c++) x[c] = y[c] = (VT){0} + (1.0 + c * 1e-3);       \
+    double t0 = omp_get_wtime();                                                   \
+    if (kind == 0)                                                                 \
+        for (int r = 0; r < PORT_ITERS; r++)                                       \
+            _Pragma("GCC unroll 12") for (int c = 0; c < (CH); c++) {              \
+                x[c] = x[c] * m;                                                   \
+                y[c] = y[c] * m;                                                   \
+            }                                                                      \
+    else if (kind == 1)                                                            \
+        for (int r = 0; r < PORT_ITERS; r++)                                       \
+            _Pragma("GCC unroll 12") for (int c = 0; c < (CH); c++) {              \
+                x[c] = x[c] + a;                                                   \
+                y[c] = y[c] + a;                                                   \
+            }                                                                      \
+    else                                                                           \
+        for (int r = 0; r < PORT_ITERS; r++)                                       \
+            _Pragma("GCC unroll 12") for (int c = 0; c < (CH); c++) {              \
+                x[c] = x[c] * m;                                                   \
+                y[c] = y[c] + a;                                                   \
+            }                                                                      \
+    double dt = omp_get_wtime() - t0, sink = 0;                                    \
+    for (int c = 0; c < (CH); c++)                                                 \
+        for (int l = 0; l < (LANES); l++) sink += x[c][l] + y[c][l];               \
+    __asm__ volatile("" : : "x"(sink));                                            \
+    return 2.0 * (CH) * PORT_ITERS / dt;
+
+__attribute__((target("avx512f"))) static double port_rate512(int kind) { PORT_RATE(PortV8, 8, 12) }
+__attribute__((target("avx2"))) static double port_rate256(int kind) { PORT_RATE(PortV4, 4, 6) }
+
+void am_ports(double ports[2])
+{
+    ports[0] = ports[1] = 1;
+    KIsa l = k_isa();
+    if (l != K_ISA_AVX512 && l != K_ISA_AVX2) return;
+    /* the three loops alternated, best of 7 each (about 2 ms in all) */
+    double best[3] = {0, 0, 0};
+    for (int rep = 0; rep < 7; rep++)
+        for (int kind = 0; kind < 3; kind++)
+            best[kind] = fmax(best[kind], l == K_ISA_AVX512 ? port_rate512(kind) : port_rate256(kind));
+    if (!(best[0] > 0)) return;
+    ports[0] = fmin(fmax(best[1] / best[0], 0.25), 4);
+    ports[1] = fmin(fmax(best[2] / best[0], 1), 2);
 }
 
 int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
@@ -1647,7 +1748,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
             op = sig ? cg_amulet_op(c, sig, hash) : NULL;
         }
         if (getenv("BRAID_AMULET_TRACE")) {
-            double per = vops_per_iter(g, bm, bv, NULL);
+            double per = vops_per_iter(g, bm, bv, NULL, NULL);
             int mix[3];
             vops_mix(g, mix);
             fprintf(stderr,

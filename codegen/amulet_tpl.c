@@ -23,8 +23,12 @@
  * costs less. The cost (cost.c, open_op) is cost.c's model (max(read,
  * compute) + write) with compute from am_tpl_compute: the kernel's
  * vector operations per iteration (am_kernel_vops, the accounting of
- * seed 4.3.2 over the kernel the run time will generate) at the kernel's
- * share of dgemm's vector rate, measured per machine (cg_amulet_share).
+ * seed 4.3.2 over the kernel the run time will generate), priced by the
+ * machine's vector ports (multiplies on the FMA pipes, the others on the
+ * add pipes, all within the issue rate: am_ports, measured once per
+ * machine; a mixed body costs up to half its operation count where
+ * multiply and add pipes are separate) at the kernel's share of dgemm's
+ * vector rate, measured per machine (cg_amulet_share).
  * After selection the chosen product becomes an H_WHERE hop over the
  * region's leaves (cg_amulet_realize; the operand hops it covered drop
  * out of the DAG unless other operators read them).
@@ -483,7 +487,8 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
         am_plan(probe, AM_ALL, p);
         int lanes = 1, pack_ops = 0, tile[2] = {1, 1};
         bool sp = k.sp != NULL;
-        double vops = sp && !sparse_leaf_ok(p, probe, &k) ? -1 : am_kernel_vops(p, sp, &lanes, &pack_ops, tile);
+        const double *ports = mc->am_ports[0] > 0 ? mc->am_ports : NULL;
+        double vops = sp && !sparse_leaf_ok(p, probe, &k) ? -1 : am_kernel_vops(p, sp, ports, &lanes, &pack_ops, tile);
         int64_t M, N, K;
         mm_dims(h, &M, &N, &K);
         double share = mc->am_share > 0 ? mc->am_share : AM_SHARE_DEFAULT;
@@ -623,8 +628,56 @@ static double measure_share(CgContext *c)
     return share;
 }
 
+/* The machine's vector ports (am_ports) into mc->am_ports: pinned by
+ * BRAID_AMULET_PORTS ("adds mixed": tests), else 1 1 (every operation
+ * one slot) under pinned machine constants (BRAID_CG_MACHINE), else the
+ * plan cache directory's reading, else measured once and stored there. */
+static void amulet_ports(CgContext *c, CgMachine *mc)
+{
+    double v[2] = {0, 0};
+    const char *pin = getenv("BRAID_AMULET_PORTS");
+    if (pin && sscanf(pin, "%lf %lf", &v[0], &v[1]) != 2) v[0] = v[1] = 0;
+    if (!(v[0] > 0 && v[1] > 0) && getenv("BRAID_CG_MACHINE")) v[0] = v[1] = 1;
+    char path[1200] = "";
+    if (!(v[0] > 0 && v[1] > 0) && c->disk_ok) {
+        snprintf(path, sizeof path, "%s/amulet-ports.txt", c->cachedir);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%lf %lf", &v[0], &v[1]) != 2) v[0] = v[1] = 0;
+            fclose(f);
+        }
+        if (!(v[0] > 0 && v[1] > 0)) {
+            am_ports(v);
+            char tmp[1300];
+            snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+            f = fopen(tmp, "w");
+            if (f) {
+                fprintf(f, "%.4g %.4g\n", v[0], v[1]);
+                fclose(f);
+                if (rename(tmp, path)) remove(tmp);
+            }
+        }
+    }
+    if (!(v[0] > 0 && v[1] > 0)) am_ports(v);
+    mc->am_ports[0] = v[0];
+    mc->am_ports[1] = v[1];
+}
+
 void cg_amulet_share(CgContext *c, CgMachine *mc)
 {
+    if (!(mc->am_ports[0] > 0)) {
+        pthread_mutex_lock(&c->lock);
+        mc->am_ports[0] = c->mc.am_ports[0];
+        mc->am_ports[1] = c->mc.am_ports[1];
+        pthread_mutex_unlock(&c->lock);
+        if (!(mc->am_ports[0] > 0)) {
+            amulet_ports(c, mc);
+            pthread_mutex_lock(&c->lock);
+            c->mc.am_ports[0] = mc->am_ports[0];
+            c->mc.am_ports[1] = mc->am_ports[1];
+            pthread_mutex_unlock(&c->lock);
+        }
+    }
     if (mc->am_share > 0) return;
     pthread_mutex_lock(&c->lock);
     double have = c->mc.am_share;

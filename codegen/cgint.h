@@ -130,6 +130,9 @@ typedef struct CgMachine {
     double read_bw, write_bw, flops, gemm, vecmat;
     double am_share;       /* the AMULET kernel's plain matmul rate over
                               gemm (cg_amulet_share; 0: not known yet) */
+    double am_ports[2];    /* the vector ports the kernel's operations are
+                              priced by (am_ports; cg_amulet_share fills
+                              them with am_share; 0: not known yet) */
 } CgMachine;
 
 /* Statistics of the enumeration of one DAG. */

@@ -751,6 +751,117 @@ static void planner(void)
     mb_release(A); mb_release(B); mb_release(u);
 }
 
+/* am_kernel_vops of the where-loop in the main script of src (inputs
+ * A, B, thj, dis predefined) at the current SIMD level, priced by ports
+ * (NULL: the operation count); -2 when src has no where-loop. */
+static double loop_vops(const char *src, const double *ports)
+{
+    const char *names[] = {"A", "B", "thj", "dis"};
+    Diag *d = diag_new();
+    LangOptions lo = {.predefined = names, .npredefined = 4};
+    Program *p = lang_load_string(src, "<t>", &lo, d);
+    const Block *b = p ? lang_main(p) : NULL;
+    double v = -2;
+    for (int i = 0; b && i < b->n && v == -2; i++) {
+        const Stmt *s = b->stmts[i];
+        const Expr *w = s->kind == ST_ASSIGN ? s->assign.value : s->kind == ST_MASSIGN ? s->massign.call : NULL;
+        if (!w || w->kind != EX_WHERE) continue;
+        AmPlan *pl = malloc(sizeof *pl);
+        int lanes = 0, pack = 0;
+        if (pl) {
+            am_plan(w->where, AM_ALL, pl);
+            v = am_kernel_vops(pl, false, ports, &lanes, &pack, NULL);
+        }
+        free(pl);
+    }
+    lang_program_free(p);
+    diag_free(d);
+    return v;
+}
+
+/* The kernel's price (am_kernel_vops): the operations gen_fn emits per
+ * iteration, a fused += of a product another node reads counted with
+ * both its product and its fmadd (three results: mul, fmadd, compare,
+ * masked add on AVX-512, 4 per vector; the count said 3), and the port
+ * model (ports {adds, mixed}): {1, 1} is the count, Q1's inner mix 2/1/2
+ * on separate pipes ({1, 2}) costs max(2, 3, 5 / 2) = 3 slots per vector
+ * against 5. Then the planner's choice follows the price: under pinned
+ * machine constants that fuse both operands into the loop (5
+ * operators), adds priced 10^5 times slower than multiplies
+ * (BRAID_AMULET_PORTS) leave B * (B > 0), which the kernel computes per
+ * (k, j) vector, to a Cell operator (3 operators fused), with the same
+ * result. */
+static void kernel_price(void)
+{
+    const char *three = "R = matrix(0, rows=nrow(A), cols=ncol(B)); C = R\n"
+                        "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) {\n"
+                        "  R[i,j] += A[i,k]*B[k,j]; C[i,j] += (A[i,k]*B[k,j] > 0.25) }\n";
+    const char *q1 = "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                     "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) {\n"
+                     "  R[i,j] += A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*dis[j] }\n";
+    const double one[2] = {1, 1}, sep[2] = {1, 2}, slow[2] = {0.5, 1};
+    KIsa isa0 = k_isa();
+    for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++) {
+        k_isa_set((KIsa)isa);
+        const char *in = k_isa_name((KIsa)isa);
+        double w = isa == K_ISA_AVX512 ? 8 : isa == K_ISA_AVX2 ? 4 : 1;
+        double t0 = loop_vops(three, NULL), t1 = loop_vops(three, one), q0 = loop_vops(q1, NULL);
+        double qs = loop_vops(q1, sep), qw = loop_vops(q1, slow);
+        /* AVX-512: mul, fmadd, cmp, masked add; AVX2: mul, fmadd, cmp,
+         * and (mask to number), add; generic: mul, cmp, mask to number,
+         * add, add (no fused accumulation) */
+        double want3 = isa == K_ISA_AVX512 ? 4 / w : 5 / w;
+        T_CHECK(fabs(t0 - want3) < 1e-12, "kernel price (%s): three results %.4f ops per iteration, want %.4f", in,
+                t0, want3);
+        T_CHECK(t1 == t0 && loop_vops(q1, one) == q0, "kernel price (%s): ports {1, 1} %.4f %.4f, the count %.4f %.4f",
+                in, t1, loop_vops(q1, one), t0, q0);
+        T_CHECK(qs < q0 && qw > q0, "kernel price (%s): Q1 %.4f slots on separate pipes, %.4f with slow adds, count %.4f",
+                in, qs, qw, q0);
+        if (isa == K_ISA_AVX512)
+            T_CHECK(fabs(q0 - 5 / w) < 1e-12 && fabs(qs - 3 / w) < 1e-12,
+                    "kernel price (avx512): Q1 %.4f (want 5/8), %.4f on separate pipes (want 3/8)", q0, qs);
+    }
+    k_isa_set(isa0);
+    /* the planner's choice */
+    t_seed(5);
+    MB *A = t_gen(70, 80, 1, -1, 1, false), *B = t_gen(80, 66, 1, -1, 1, false), *u = t_gen(1, 80, 1, -1, 1, false);
+    MB *ins[] = {A, B, u};
+    const char *n2[] = {"A", "B", "u"}, *on[] = {"R"};
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("BRAID_CG_MACHINE", "1e8 1e8 1e10 1.15e11 4.6e10 1", 1);
+    static const struct { const char *ports; int want; } pc[] = {{"1 1", 5}, {"1 2", 5}, {"1e-5 1", 3}};
+    MB *first = NULL;
+    for (size_t i = 0; i < sizeof pc / sizeof *pc; i++) {
+        setenv("BRAID_AMULET_PORTS", pc[i].ports, 1);
+        TRun r;
+        CgOptions o = t_pols[2].o;
+        o.explain = tmpfile();
+        t_run_dml("R = ((A > 0.5) * A * u) %*% (B * (B > 0))\n", &o, 3, n2, ins, 1, on, &r);
+        /* the operators the chosen loop covers (the explain line) */
+        int nops = -1;
+        char line[600];
+        if (o.explain) rewind(o.explain);
+        while (o.explain && fgets(line, sizeof line, o.explain)) {
+            const char *q = strstr(line, "AMULET where-loop at hop");
+            if (q && sscanf(q, "AMULET where-loop at hop %*d (%*d x %*d x %*d, %d operators", &nops) != 1) nops = -1;
+        }
+        if (o.explain) fclose(o.explain);
+        T_CHECK(r.rc == 0 && r.st.amulet == 1 && nops == pc[i].want,
+                "kernel price: ports %s: %s, %lld AMULET loops of %d operators, want one of %d", pc[i].ports, r.err,
+                (long long)r.st.amulet, nops, pc[i].want);
+        if (r.rc == 0 && !first) first = mb_retain(r.out[0].m);
+        else if (r.rc == 0) T_MB_EQ(r.out[0].m, first, 1e-12, "kernel price: ports %s, the result", pc[i].ports);
+        t_run_free(&r);
+    }
+    mb_release(first);
+    unsetenv("BRAID_AMULET_PORTS");
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    mb_release(A); mb_release(B); mb_release(u);
+}
+
 /* k-means' iteration (scripts/builtin/kmeans.dml) under the cost-based
  * planner: t(P) %*% X has an AMULET candidate, ranked first, and with it
  * in place the cheapest assignment materializes D and P (two NO_AGG Row
@@ -1477,6 +1588,7 @@ int main(void)
     sparse_a();
     sparse_kernel();
     planner();
+    kernel_price();
     kmeans_plan();
     sparse_planner();
     multi();
