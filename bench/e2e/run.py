@@ -20,7 +20,8 @@ with 2 threads (braid -threads 2; OMP/OpenBLAS threads 2 for the peers):
                there is one (R_PEERS); bench/e2e/agree.sh checks that the
                vectorized ones compute what braid computes
 braid also runs first with an empty kernel cache (XDG_CACHE_HOME a new
-temporary folder): "cold+" is its wall time minus the warm run's.
+temporary folder): "cold+" is its wall time minus the warm run's (one
+pair, unrepeated: bench/e2e_cold.sh measures it over alternated pairs).
 Bounds: before each row, bench/rates (built next to BRAID, in
 BRAID's build folder: build/bench/rates) measures the in-run STREAM read
 and dgemm rates; braid runs with BRAID_BOUND set to them and prints the
