@@ -41,7 +41,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import ROWS, THREADS, run_one  # noqa: E402
+from run import ROWS, THREADS, parse_opts, run_one  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -64,20 +64,11 @@ def main(argv):
         sys.stderr.write(__doc__)
         return 2
     braid, outdir = os.path.abspath(argv[1]), argv[2]
-    scale, only, reps, noset = 0.5, None, 5, False
-    rest = argv[3:]
-    while rest:
-        if rest[0] == "--scale":
-            scale, rest = float(rest[1]), rest[2:]
-        elif rest[0] == "--only":
-            only, rest = re.compile(rest[1]), rest[2:]
-        elif rest[0] == "--reps":
-            reps, rest = int(rest[1]), rest[2:]
-        elif rest[0] == "--noset":
-            noset, rest = True, rest[1:]
-        else:
-            sys.stderr.write("unknown option %s\n" % rest[0])
-            return 2
+    o = parse_opts(argv[3:], {"--scale": float, "--only": re.compile, "--reps": int, "--noset": None},
+                   {"--scale": 0.5, "--reps": 5, "--noset": False})
+    if o is None:
+        return 2
+    scale, only, reps, noset = o["--scale"], o.get("--only"), o["--reps"], o["--noset"]
     env = dict(os.environ)
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = str(THREADS)

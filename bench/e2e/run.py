@@ -103,24 +103,30 @@ def fmt(v, spec="%.2f"):
     return "-" if v is None else spec % v
 
 
+def parse_opts(rest, kinds, defaults):
+    """Options --NAME VALUE (kinds: NAME -> converter of VALUE; None: a
+    flag without value, True when given) over defaults; None (after a
+    message) on an unknown option."""
+    o = dict(defaults)
+    while rest:
+        if rest[0] not in kinds:
+            sys.stderr.write("unknown option %s\n" % rest[0])
+            return None
+        conv = kinds[rest[0]]
+        o[rest[0]] = True if conv is None else conv(rest[1])
+        rest = rest[1 if conv is None else 2:]
+    return o
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
         return 2
     braid, outdir = os.path.abspath(argv[1]), argv[2]
-    scale = 1.0
-    only = None
-    rest = argv[3:]
-    while rest:
-        if rest[0] == "--scale":
-            scale = float(rest[1])
-            rest = rest[2:]
-        elif rest[0] == "--only":
-            only = re.compile(rest[1])
-            rest = rest[2:]
-        else:
-            sys.stderr.write("unknown option %s\n" % rest[0])
-            return 2
+    o = parse_opts(argv[3:], {"--scale": float, "--only": re.compile}, {"--scale": 1.0})
+    if o is None:
+        return 2
+    scale, only = o["--scale"], o.get("--only")
     env = dict(os.environ)
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = str(THREADS)
