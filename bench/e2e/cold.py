@@ -24,7 +24,10 @@ that a drift of the machine's load cancels):
          operator compiled, so a warm run loads all of them from there
 The table gives per row the median wall time of each way, the median of
 the per-pair differences cold - warm ("cold+", the e2e table's column,
-there taken from one unrepeated pair), its spread (min..max), and from
+there taken from one unrepeated pair), its spread (min..max), the same
+median of user + system CPU seconds ("cpu+", wait4's, the compiler
+processes braid waited for included: less sensitive to other jobs than
+wall time; compiles braid leaves running at its exit are not in it), and from
 -stats of the cold runs: compiler processes started ("cc"), seconds
 the kernel compiles took ("JC"), operators loaded from the prebuilt set
 ("pre") and from the disk cache ("disk"). With --noset the same for
@@ -111,17 +114,18 @@ def main(argv):
                         e["XDG_CACHE_HOME"] = tmp
                         if w == "noset":
                             e["BRAID_KERNELS"] = "none"
-                    alg_s, wall, _, out = run_one(cmd, e)
+                    cpu = []
+                    alg_s, wall, _, out = run_one(cmd, e, cpu)
                     if tmp:
                         shutil.rmtree(tmp, ignore_errors=True)
                     if alg_s is None:
                         sys.stderr.write("%s %s failed:\n%s\n" % (name, w, out[-2000:]))
                         return 1
                     s = stats_of(out)
-                    s["wall"], s["alg"] = wall, alg_s
+                    s["wall"], s["alg"], s["cpu"] = wall, alg_s, cpu[0]
                     res[w].append(s)
-                    sys.stderr.write("%-20s %-5s wall %6.3f alg %6.3f cc %d jc %.3f pre %d disk %d\n"
-                                     % (name, w, wall, alg_s, s["cc"], s["jc"], s["pre"], s["disk"]))
+                    sys.stderr.write("%-20s %-5s wall %6.3f cpu %6.3f alg %6.3f cc %d jc %.3f pre %d disk %d\n"
+                                     % (name, w, wall, cpu[0], alg_s, s["cc"], s["jc"], s["pre"], s["disk"]))
             rows.append((name, n, m, sp, res))
     finally:
         shutil.rmtree(top, ignore_errors=True)
@@ -133,10 +137,11 @@ def main(argv):
     lines = ["braid cold vs warm kernel cache, %s, %d threads, scale %g, %d pairs per row, load %.1f"
              % (stamp, THREADS, scale, reps, os.getloadavg()[0]),
              "wall: process wall time, median of the runs (s); cold+: median of cold - warm per pair (s),"
-             " [min..max]; cc/JC/pre/disk: medians over the cold runs of compiler processes, kernel"
+             " [min..max]; cpu+: the same of user + system CPU seconds (compiler processes included; less"
+             " sensitive to other jobs' load than wall time); cc/JC/pre/disk: medians over the cold runs of compiler processes, kernel"
              " compile seconds, prebuilt-set loads, disk-cache loads (-stats)"]
-    hdr = "%-20s %-22s %7s %7s %7s %15s %4s %6s %4s %4s" % (
-        "algorithm", "data", "warm", "cold", "cold+", "[min..max]", "cc", "JC", "pre", "disk")
+    hdr = "%-20s %-22s %7s %7s %7s %15s %7s %4s %6s %4s %4s" % (
+        "algorithm", "data", "warm", "cold", "cold+", "[min..max]", "cpu+", "cc", "JC", "pre", "disk")
     if noset:
         hdr += " %7s %7s %4s %6s" % ("noset", "nset+", "cc", "JC")
     lines += [hdr, "-" * len(hdr)]
@@ -144,9 +149,10 @@ def main(argv):
         c, w = res["cold"], res["warm"]
         d = [a["wall"] - b["wall"] for a, b in zip(c, w)]
         data = "%dx%d%s" % (n, m, "" if sp >= 1 else " sp=%g" % sp)
-        line = "%-20s %-22s %7.3f %7.3f %7.3f %15s %4d %6.3f %4d %4d" % (
+        line = "%-20s %-22s %7.3f %7.3f %7.3f %15s %7.3f %4d %6.3f %4d %4d" % (
             name, data, med([x["wall"] for x in w]), med([x["wall"] for x in c]), med(d),
-            "[%.2f..%.2f]" % (min(d), max(d)), med([x["cc"] for x in c]), med([x["jc"] for x in c]),
+            "[%.2f..%.2f]" % (min(d), max(d)), med([a["cpu"] - b["cpu"] for a, b in zip(c, w)]),
+            med([x["cc"] for x in c]), med([x["jc"] for x in c]),
             med([x["pre"] for x in c]), med([x["disk"] for x in c]))
         if noset:
             ns = res["noset"]

@@ -77,13 +77,17 @@ R_PEERS = {"lm": False, "l2svm": False, "mlogreg": False, "glm": True, "kmeans":
 NOCG_CONFIG = os.path.join(HERE, "nocodegen.xml")
 
 
-def run_one(cmd, env):
-    """Runs cmd; returns (alg_seconds or None, wall seconds, peak RSS MB, output)."""
+def run_one(cmd, env, cpu=None):
+    """Runs cmd; returns (alg_seconds or None, wall seconds, peak RSS MB,
+    output); a list `cpu` gets the process's user + system CPU seconds
+    (its compiler children's included) appended."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     out = proc.stdout.read().decode("utf-8", errors="replace")
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    if cpu is not None:
+        cpu.append(ru.ru_utime + ru.ru_stime)
     m = re.search(r"RESULT alg_seconds=([0-9.eE+-]+)", out)
     alg = float(m.group(1)) if m and status == 0 else None
     return alg, wall, ru.ru_maxrss / 1024.0, out
