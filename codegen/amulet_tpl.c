@@ -663,6 +663,17 @@ static void amulet_ports(CgContext *c, CgMachine *mc)
     mc->am_ports[1] = v[1];
 }
 
+/* The share stored in `path` (0: none or unreadable), at most AM_SHARE_MAX. */
+static double read_share(const char *path)
+{
+    double share = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    if (fscanf(f, "%lf", &share) != 1 || !(share > 0)) share = 0;
+    fclose(f);
+    return fmin(share, AM_SHARE_MAX);
+}
+
 void cg_amulet_share(CgContext *c, CgMachine *mc)
 {
     if (!(mc->am_ports[0] > 0)) {
@@ -692,11 +703,16 @@ void cg_amulet_share(CgContext *c, CgMachine *mc)
     char path[1200] = "";
     if (!share && c->disk_ok) {
         snprintf(path, sizeof path, "%s/amulet-share-%d.txt", c->cachedir, br_threads());
-        FILE *f = fopen(path, "r");
-        if (f) {
-            if (fscanf(f, "%lf", &share) != 1 || !(share > 0)) share = 0;
-            share = fmin(share, AM_SHARE_MAX);
-            fclose(f);
+        share = read_share(path);
+        /* a cold cache measures nothing on the critical path (about 0.5 s
+         * with the kernel's load): the prebuilt set's share, measured on
+         * this machine when the set was built (its keys name the CPU),
+         * stands in while the user's cache has none, as its machine
+         * constants do (cost.c cg_machine); nothing is written */
+        if (!share && c->have_prebuilt && access(path, F_OK) != 0) {
+            char pre[1200];
+            snprintf(pre, sizeof pre, "%s/amulet-share-%d.txt", c->prebuilt, br_threads());
+            share = read_share(pre);
         }
     }
     /* BRAID_AMULET=ref or eval (tests) would time another path */

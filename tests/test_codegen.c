@@ -1374,15 +1374,34 @@ static void test_prebuilt(void)
              br_threads());
     T_CHECK(system(cmd) == 0, "prebuilt: machine file");
     setenv("BRAID_KERNELS", pre, 1);
+    /* (the tests' pinned constants would stand in for both files) */
+    const char *pin0 = getenv("BRAID_CG_MACHINE");
+    char *pin = pin0 ? strdup(pin0) : NULL;
+    unsetenv("BRAID_CG_MACHINE");
     CgOptions oc = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .cachedir = user};
-    TRun e;
+    TRun e, f;
     t_run_dml(src, &oc, 1, nm, ins, 1, on, &e);
     snprintf(cmd, sizeof cmd, "test ! -e %s/machine-%d.txt", user, br_threads());
     T_CHECK(e.rc == 0 && system(cmd) == 0,
             "prebuilt: machine constants taken from the set");
+    /* so does the AMULET loop's share of dgemm (amulet_tpl.c
+     * cg_amulet_share), asked for by a product the loop may compute:
+     * measuring it (a kernel to load or compile, about 0.5 s of a cold
+     * run) would write the user's file */
+    snprintf(cmd, sizeof cmd, "echo 0.5 > %s/amulet-share-%d.txt", pre, br_threads());
+    T_CHECK(system(cmd) == 0, "prebuilt: share file");
+    const char *mnm[] = {"A", "B"}, *mon[] = {"R"};
+    MB *mins[] = {t_gen(64, 64, 1, -1, 1, false), t_gen(64, 64, 1, -1, 1, false)};
+    t_run_dml("R = ((A > 0.5) * A) %*% B", &oc, 2, mnm, mins, 1, mon, &f);
+    snprintf(cmd, sizeof cmd, "test ! -e %s/amulet-share-%d.txt", user, br_threads());
+    T_CHECK(f.rc == 0 && system(cmd) == 0, "prebuilt: the AMULET share taken from the set (%s)", f.err);
+    if (pin) setenv("BRAID_CG_MACHINE", pin, 1);
+    free(pin);
+    mb_release(mins[0]);
+    mb_release(mins[1]);
     unsetenv("BRAID_KERNELS");
-    TRun *all[] = {&a, &b, &c, &d, &e};
-    for (int k = 0; k < 5; k++) t_run_free(all[k]);
+    TRun *all[] = {&a, &b, &c, &d, &e, &f};
+    for (int k = 0; k < 6; k++) t_run_free(all[k]);
     snprintf(cmd, sizeof cmd, "rm -rf %s %s", pre, user);
     T_CHECK(system(cmd) == 0, "prebuilt: cleanup");
     mb_release(X);

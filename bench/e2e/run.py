@@ -20,7 +20,8 @@ with 2 threads (braid -threads 2; OMP/OpenBLAS threads 2 for the peers):
                there is one (R_PEERS); bench/e2e/agree.sh checks that the
                vectorized ones compute what braid computes
 braid also runs first with an empty kernel cache (XDG_CACHE_HOME a new
-temporary folder): "cold+" is its wall time minus the warm run's.
+temporary folder): "cold+" is its wall time minus the warm run's (one
+pair, unrepeated: bench/e2e_cold.sh measures it over alternated pairs).
 Bounds: before each row, bench/rates (built next to BRAID, in
 BRAID's build folder: build/bench/rates) measures the in-run STREAM read
 and dgemm rates; braid runs with BRAID_BOUND set to them and prints the
@@ -76,13 +77,17 @@ R_PEERS = {"lm": False, "l2svm": False, "mlogreg": False, "glm": True, "kmeans":
 NOCG_CONFIG = os.path.join(HERE, "nocodegen.xml")
 
 
-def run_one(cmd, env):
-    """Runs cmd; returns (alg_seconds or None, wall seconds, peak RSS MB, output)."""
+def run_one(cmd, env, cpu=None):
+    """Runs cmd; returns (alg_seconds or None, wall seconds, peak RSS MB,
+    output); a list `cpu` gets the process's user + system CPU seconds
+    (its compiler children's included) appended."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     out = proc.stdout.read().decode("utf-8", errors="replace")
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
+    if cpu is not None:
+        cpu.append(ru.ru_utime + ru.ru_stime)
     m = re.search(r"RESULT alg_seconds=([0-9.eE+-]+)", out)
     alg = float(m.group(1)) if m and status == 0 else None
     return alg, wall, ru.ru_maxrss / 1024.0, out
@@ -102,24 +107,30 @@ def fmt(v, spec="%.2f"):
     return "-" if v is None else spec % v
 
 
+def parse_opts(rest, kinds, defaults):
+    """Options --NAME VALUE (kinds: NAME -> converter of VALUE; None: a
+    flag without value, True when given) over defaults; None (after a
+    message) on an unknown option."""
+    o = dict(defaults)
+    while rest:
+        if rest[0] not in kinds:
+            sys.stderr.write("unknown option %s\n" % rest[0])
+            return None
+        conv = kinds[rest[0]]
+        o[rest[0]] = True if conv is None else conv(rest[1])
+        rest = rest[1 if conv is None else 2:]
+    return o
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write(__doc__)
         return 2
     braid, outdir = os.path.abspath(argv[1]), argv[2]
-    scale = 1.0
-    only = None
-    rest = argv[3:]
-    while rest:
-        if rest[0] == "--scale":
-            scale = float(rest[1])
-            rest = rest[2:]
-        elif rest[0] == "--only":
-            only = re.compile(rest[1])
-            rest = rest[2:]
-        else:
-            sys.stderr.write("unknown option %s\n" % rest[0])
-            return 2
+    o = parse_opts(argv[3:], {"--scale": float, "--only": re.compile}, {"--scale": 1.0})
+    if o is None:
+        return 2
+    scale, only = o["--scale"], o.get("--only")
     env = dict(os.environ)
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = str(THREADS)
