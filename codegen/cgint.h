@@ -424,6 +424,9 @@ int cg_stitch(const Memo *m, Selection *s, CPlan **plans);
  * into hs[*nh] (at most SPOOF_PREMAX). Returns h's node, -1 when h is no
  * such expression (select.c; cost.c prices what it accepts). */
 int cg_pre_build(Hop *h, Hop **x, SpPre *e, Hop **hs, int *nh);
+/* The passes over X of a stitchable expression's aggregates hs[0..nh)
+ * (one, two with a variance: kernels/spoof_pre.c's phases; cost.c). */
+int cg_pre_passes(Hop *const *hs, int nh);
 /* Does p have stitched (pre) inputs? */
 bool cplan_stitched(const CPlan *p);
 /* Recomputes p's signature and hash (after its inputs changed). */

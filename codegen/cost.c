@@ -894,7 +894,7 @@ static double llc_bytes(void)
 
 /* The passes over X of a stitchable expression's aggregates hs[0..nh)
  * (one, two with a variance: kernels/spoof_pre.c's phases). */
-static int pre_passes(Hop *const *hs, int nh)
+int cg_pre_passes(Hop *const *hs, int nh)
 {
     for (int t = 0; t < nh; t++)
         if (hs[t]->kind == H_AGG && (hs[t]->op == OP_VAR || hs[t]->op == OP_SD)) return 2;
@@ -927,7 +927,7 @@ static double alone_cost(CostCtx *x, const Hop *in)
     for (int t = 0; t < nh; t++) {
         fl += hop_flops(hs[t]);
         vec += bytes(hs[t]);
-        if (hs[t]->kind == H_AGG && big) rd += pre_passes(&hs[t], 1) * bytes(X);
+        if (hs[t]->kind == H_AGG && big) rd += cg_pre_passes(&hs[t], 1) * bytes(X);
     }
     double t = fmax(rd / mc->read_bw, fl / mc->flops) + vec / mc->write_bw + vec / mc->read_bw;
     x->spent += t;
@@ -993,7 +993,7 @@ static double stitch_cost(CostCtx *x, const CVec *v, const Hop *in)
         fl += hop_flops(h);
         vec += bytes(h);
     }
-    double rd = bytes(X) <= llc_bytes() / 2 ? 0 : pre_passes(hs, nh) * bytes(X);
+    double rd = bytes(X) <= llc_bytes() / 2 ? 0 : cg_pre_passes(hs, nh) * bytes(X);
     double t = fmax(rd / mc->read_bw, fl / mc->flops) + (point ? 0 : vec / mc->write_bw + vec / mc->read_bw);
     x->spent += t;
     if (point && needed_elsewhere(x, in, hs, nh)) t += alone_cost(x, in);

@@ -56,9 +56,42 @@ typedef struct Bind {
     int64_t *L;
     int64_t *coff, *width;   /* Cell slices (cell_slice_offsets): one block */
     SpPre *pre;              /* each input's stitched expression (n 0: none) */
+    MB *pv[CG_MAXPRE];       /* stitched vectors over a compressed matrix */
 } Bind;
 
-static void bind_free(Bind *b) { free(b->m); free(b->mode); free(b->sc); free(b->L); free(b->coff); free(b->pre); }
+static void bind_free(Bind *b)
+{
+    free(b->m); free(b->mode); free(b->sc); free(b->L); free(b->coff); free(b->pre);
+    for (int k = 0; k < CG_MAXPRE; k++) mb_release(b->pv[k]);
+}
+
+static int interp_agg(void *arg, int op, Value *out, BrErr *e);
+
+/* A stitched input bound to a compressed matrix (args[k]): its vector
+ * computed here, the column aggregates by the unfused kernels over the
+ * compressed block (from its dictionaries, as the unstitched plan's
+ * aggregate instructions compute them: the same values to the bit) and
+ * the expression by the unfused kernels, and bound as an ordinary row
+ * vector, so the skeletons run over the compressed block (Row: by
+ * blocks of rows; Cell: over the dictionaries) instead of the whole
+ * operator falling back to the unfused plan. False when it fails (then
+ * the unfused plan runs and reports it). */
+static bool bind_cmb_pre(const CPlan *p, Value *args, int k, Bind *b)
+{
+    int np = 0;
+    while (np < CG_MAXPRE && b->pv[np]) np++;
+    BrErr e = {0};
+    Value v;
+    if (np == CG_MAXPRE || k_pre_apply(&p->in[k].pre, interp_agg, &args[k], &v, &e)) return false;
+    bool ok = v.kind == V_MATRIX && v.m->rows == 1 && v.m->cols == args[k].m->cols && !v.m->cmb && !v.m->dev;
+    if (ok) {
+        b->pv[np] = mb_retain(v.m);
+        b->m[k] = v.m;
+        b->pre[k] = (SpPre){0};
+    }
+    val_release(&v);
+    return ok;
+}
 
 /* Fills b from args; false if an argument's kind differs from the plan. */
 static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
@@ -84,6 +117,7 @@ static bool bind(const CPlan *p, Value *args, int nargs, Bind *b)
             b->m[k] = args[k].m;
             b->L[k] = args[k].m->cols;
             b->pre[k] = p->in[k].pre;
+            if (b->pre[k].n && args[k].m->cmb && !bind_cmb_pre(p, args, k, b)) return false;
         }
     }
     return true;
@@ -168,7 +202,7 @@ static void cell_prepare(CgOp *op, Value *args, int nargs, Bind *bp, SpoofCell *
         case IM_FULL: *fb = m->rows != M || (coff[k] >= 0 ? width[k] : m->cols) != N; break;
         /* a stitched input: the column aggregates of a plain matrix of
          * the iteration's shape */
-        case IM_ROW: *fb = p->in[k].pre.n ? m->rows != M || m->cols != N || m->cmb : m->rows != 1 || m->cols != N; break;
+        case IM_ROW: *fb = b.pre[k].n ? m->rows != M || m->cols != N || m->cmb : m->rows != 1 || m->cols != N; break;
         case IM_COL: *fb = m->rows != M || m->cols != 1; break;
         default: break;
         }
@@ -428,14 +462,15 @@ static void row_prepare(CgOp *op, const int64_t *est, Value *args, int nargs, Bi
         (side_nonfinite(p, &b) || (msp && mb_has_nonfinite(b.m[p->main])))) { *fb = true; goto done; }
     int64_t M = b.m[p->main]->rows;
     /* stitched inputs: column aggregates of the main matrix, which the
-     * skeleton reads whole (a compressed one runs the unfused plan) */
-    bool pre = cplan_stitched(p);
+     * skeleton reads whole (over a compressed one, bind computed them) */
+    bool pre = false;
+    for (int k = 0; k < p->nin; k++) pre |= b.pre[k].n > 0;
     if (pre && b.m[p->main]->cmb) *fb = true;
     for (int k = 0; k < p->nin && !*fb; k++) {
         const MB *m = b.m[k];
         switch (p->in[k].mode) {
         case IM_FULL: *fb = m->rows != M; break;
-        case IM_ROW: *fb = p->in[k].pre.n ? m != b.m[p->main] : m->rows != 1; break;
+        case IM_ROW: *fb = b.pre[k].n ? m != b.m[p->main] : m->rows != 1; break;
         case IM_COL: *fb = m->rows != M || m->cols != 1; break;
         default: break;
         }

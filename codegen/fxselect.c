@@ -72,8 +72,9 @@ static bool stitch_target(const Part *p, int id)
  * a reduction (its column aggregates) without producers in the graph,
  * so the explorer stitches it into its consumer's kernel or not, and
  * the latency evaluator prices that (a launch and the vector's write
- * and read saved; X's passes are not modeled: every graph input's read
- * is free but for vertices without producers). */
+ * and read saved, against X's passes, FNode.src: once more for each
+ * consumer that takes it in, so a vector read by two operators is
+ * computed twice when stitched into both). */
 static int build_graph(const Memo *m, const Part *p, FGraph *g, int *loc)
 {
     g->n = 0;
@@ -92,6 +93,13 @@ static int build_graph(const Memo *m, const Part *p, FGraph *g, int *loc)
             if (h->in[i] && loc[h->in[i]->id] >= 0 && v->nin < FX_MAX_IN) v->in[v->nin++] = loc[h->in[i]->id];
         /* read outside: a root of the partition or of the DAG */
         v->output = m->out[h->id] != 0;
+        if (st) {
+            /* its column aggregates' passes over X */
+            Hop *X = NULL, *hs[SPOOF_PREMAX];
+            SpPre e = {0};
+            int nh = 0;
+            if (cg_pre_build((Hop *)h, &X, &e, hs, &nh) >= 0 && X) v->src = cg_pre_passes(hs, nh) * out_bytes(X);
+        }
     }
     for (int r = 0; r < p->nroots; r++)
         if (loc[p->roots[r]] >= 0) g->v[loc[p->roots[r]]].output = true;
@@ -192,6 +200,28 @@ static void absorb_stitched(const Part *p, const int *loc, const FGraph *g, FPla
     }
 }
 
+/* Stitch vertices the explorer took into a kernel whose passes over X
+ * (FNode.src) cost more there than alone: each moves to a kernel of its
+ * own when the latency evaluator says the plan gets faster and the plan
+ * stays valid (a vertex without producers closes no cycle; its old
+ * kernel must stay connected). */
+static void detach_stitched(const Part *p, const int *loc, const FGraph *g, FPlan *pl)
+{
+    for (int t = 0; t < p->npts; t++) {
+        int u = loc[p->pts[t].h];
+        if (!p->pts[t].stitch || u < 0 || g->v[u].src <= 0) continue;
+        int old = pl->kernel[u], n = 0;
+        for (int w = 0; w < g->n; w++) n += pl->kernel[w] == old;
+        if (n < 2) continue;
+        double before = fx_latency(g, pl);
+        pl->kernel[u] = pl->nkernels++;
+        if (!(fx_latency(g, pl) < before) || !fx_valid(g, pl)) {
+            pl->kernel[u] = old;
+            pl->nkernels--;
+        }
+    }
+}
+
 /* The explorer's assignment of partition p into cut (npts entries): 0,
  * or -1 without memory. */
 static int fx_assign(const Memo *m, const Part *p, bool *cut, FGraph *g, int *loc, FPlan *pl)
@@ -199,6 +229,7 @@ static int fx_assign(const Memo *m, const Part *p, bool *cut, FGraph *g, int *lo
     if (build_graph(m, p, g, loc)) return -1;
     if (fx_explore(g, 3, 3, pl)) return -1;
     absorb_stitched(p, loc, g, pl);
+    detach_stitched(p, loc, g, pl);
     plan_cut(p, loc, pl, cut);
     return 0;
 }

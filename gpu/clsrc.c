@@ -273,6 +273,39 @@ static const char cl_kernels[] =
     "    int j = (int)(k - i * ncols);\n"
     "    long t = mode == 1 ? (long)c1[i] : mode == 2 ? (long)c2[i] : 0;\n"
     "    out[i * cols + gc[j]] = mode == 3 ? u[k] : dict[t * ncols + j];\n"
+    "}\n"
+    /* OLE and RLE groups (matrix/cmb.h): tuple t's rows written with its
+     * dictionary entry into the zeroed out. OLE (rle 0): one work-item
+     * per (tuple, segment of 65535 rows), start[t * nseg + s] the
+     * segment's count in data (-1: none), then its 16-bit offsets. RLE:
+     * one per tuple (nseg 1), its (gap, length) pairs data[start[t] ..
+     * start[t + 1]), each run starting gap rows after the previous
+     * run's end. */
+    "__kernel void cla_lists(long rows, long cols, int ncols, __global const int *gc,\n"
+    "                        __global const double *dict, __global const ushort *data,\n"
+    "                        __global const long *start, int ntup, long nseg, int rle,\n"
+    "                        __global double *out)\n"
+    "{\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k >= (long)ntup * nseg) return;\n"
+    "    long t = k / nseg, s = k - t * nseg, p = start[k];\n"
+    "    __global const double *tp = dict + t * ncols;\n"
+    "    if (!rle) {\n"
+    "        if (p < 0) return;\n"
+    "        long n = data[p++];\n"
+    "        for (long q = 0; q < n; q++) {\n"
+    "            long r = s * 65535 + data[p + q];\n"
+    "            if (r < rows) for (int j = 0; j < ncols; j++) out[r * cols + gc[j]] = tp[j];\n"
+    "        }\n"
+    "        return;\n"
+    "    }\n"
+    "    long re = 0, end = start[k + 1];\n"
+    "    for (; p + 1 < end; p += 2) {\n"
+    "        long rs = re + data[p];\n"
+    "        re = rs + data[p + 1];\n"
+    "        for (long r = rs; r < re && r < rows; r++)\n"
+    "            for (int j = 0; j < ncols; j++) out[r * cols + gc[j]] = tp[j];\n"
+    "    }\n"
     "}\n";
 
 /* Appends "case OP_x: return <cgen>;" for every row of one shape. */

@@ -343,6 +343,18 @@ double fx_latency(const FGraph *g, const FPlan *p)
                 }
         if (write) t += v->bytes / FX_BW;
         if (v->nin == 0) t += v->bytes / FX_BW;   /* a graph input: loaded */
+        if (v->src > 0) {
+            /* computed from X by its own kernel when written (read
+             * elsewhere), and again by each consumer that takes it in
+             * (codegen builds them as operators of their own) */
+            int n = write;
+            for (int w = 0; w < g->n; w++) {
+                bool reads = false;
+                for (int j = 0; j < g->v[w].nin; j++) reads = reads || g->v[w].in[j] == u;
+                n += reads && p->kernel[w] == p->kernel[u];
+            }
+            t += n * v->src / FX_BW;
+        }
         for (int j = 0; j < v->nin; j++) {
             int q = v->in[j];
             bool dup = false;

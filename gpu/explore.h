@@ -24,6 +24,12 @@ typedef struct FNode {
     int nin;
     int in[FX_MAX_IN]; /* producers, earlier vertices */
     bool output;       /* read outside the graph */
+    double src;        /* a vertex without producers computed from a
+                          matrix outside the graph (CPU stitching's
+                          column aggregates of X): the bytes it reads
+                          each time it is computed (X's passes), once
+                          in its own kernel and once in each consumer
+                          that takes it into its kernel (fx_latency) */
 } FNode;
 
 typedef struct FGraph {

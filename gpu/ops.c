@@ -624,7 +624,9 @@ bool gpu_cla_ok(const MB *c)
     if (!c || !c->cmb) return false;
     for (int k = 0; k < c->cmb->ngroups; k++) {
         const ClaGroup *g = c->cmb->groups[k];
-        if (g->enc == CLA_OLE || g->enc == CLA_RLE) return false;
+        if ((g->enc == CLA_OLE || g->enc == CLA_RLE) &&
+            (g->ndict < 0 || !g->ix || !g->ix->ptr || (g->ndict > 0 && (!g->dict || !g->ix->data))))
+            return false;
         if ((g->enc == CLA_DDC1 || g->enc == CLA_DDC2 || g->enc == CLA_CONST) && (g->ndict < 1 || !g->dict)) return false;
         if ((g->enc == CLA_DDC1 && (!g->ix || !g->ix->c1)) || (g->enc == CLA_DDC2 && (!g->ix || !g->ix->c2))) return false;
         if (g->enc == CLA_UNC && (!g->unc || g->unc->cmb || g->unc->rows != c->rows || g->unc->cols != g->ncols))
@@ -633,11 +635,55 @@ bool gpu_cla_ok(const MB *c)
     return true;
 }
 
+/* An OLE or RLE group's tuples into out (rows x cols, zeroed): its
+ * lists uploaded as they are, with (OLE) each tuple's segment starts
+ * found on the host (a walk over the segment headers), one launch. 0, or
+ * -1 with e set. */
+static int cla_lists_run(const ClaGroup *g, int64_t rows, int64_t cols, cl_mem out, BrErr *e)
+{
+    const int64_t *ptr = g->ix->ptr;
+    int64_t nd = ptr[g->ndict];
+    if (g->ndict == 0 || nd == 0) return 0;
+    cl_int rle = g->enc == CLA_RLE;
+    cl_long nseg = rle ? 1 : (rows + CLA_SEG - 1) / CLA_SEG;
+    size_t ns = (size_t)g->ndict * (size_t)nseg + 1;
+    int64_t *st = br_malloc(ns * sizeof *st);
+    if (!st) { br_err(e, BR_ENOMEM, "out of memory"); return -1; }
+    if (rle) memcpy(st, ptr, ns * sizeof *st);
+    for (int32_t t = 0; !rle && t < g->ndict; t++)
+        for (int64_t s = 0, p = ptr[t]; s < nseg; s++) {
+            st[t * nseg + s] = p < ptr[t + 1] ? p : -1;
+            if (p < ptr[t + 1]) p += 1 + g->ix->data[p];
+        }
+    if (!rle) st[ns - 1] = nd;
+    cl_mem gc = gpu_upload(g->cols, (size_t)g->ncols * sizeof(int32_t), e), dict = NULL, data = NULL, sb = NULL;
+    int rc = -1;
+    if (!gc) goto done;
+    if (!(dict = gpu_upload(g->dict, (size_t)g->ndict * (size_t)g->ncols * sizeof(double), e)) ||
+        !(data = gpu_upload(g->ix->data, (size_t)nd * sizeof(uint16_t), e)) || !(sb = gpu_upload(st, ns * sizeof *st, e)))
+        goto done;
+    cl_long r = rows, c = cols;
+    cl_int nc = g->ncols, nt = g->ndict;
+    if (!gpu_args(K(K_CLA_LISTS), e, sizeof r, &r, sizeof c, &c, sizeof nc, &nc, sizeof(cl_mem), &gc, sizeof(cl_mem),
+                  &dict, sizeof(cl_mem), &data, sizeof(cl_mem), &sb, sizeof nt, &nt, sizeof nseg, &nseg, sizeof rle,
+                  &rle, sizeof(cl_mem), &out, (size_t)0) &&
+        !gpu_launch1(K(K_CLA_LISTS), (size_t)g->ndict * (size_t)nseg, 0, e))
+        rc = 0;
+done:
+    free(st);
+    if (gc) clReleaseMemObject(gc);
+    if (dict) clReleaseMemObject(dict);
+    if (data) clReleaseMemObject(data);
+    if (sb) clReleaseMemObject(sb);
+    return rc;
+}
+
 /* Group g's columns into out (rows x cols): its compact form uploaded,
  * one launch. 0, or -1 with e set. */
 static int cla_group_run(const ClaGroup *g, int64_t rows, int64_t cols, cl_mem out, BrErr *e)
 {
     if (g->enc == CLA_EMPTY || g->ncols == 0 || rows == 0) return 0;
+    if (g->enc == CLA_OLE || g->enc == CLA_RLE) return cla_lists_run(g, rows, cols, out, e);
     cl_int mode = g->enc == CLA_DDC1 ? 1 : g->enc == CLA_DDC2 ? 2 : g->enc == CLA_UNC ? 3 : 0;
     cl_mem gc = gpu_upload(g->cols, (size_t)g->ncols * sizeof(int32_t), e), dict = NULL, codes = NULL, u = NULL,
            tmp = NULL;

@@ -317,57 +317,31 @@ static int threads_for(double work, int64_t tasks)
 /* ---- CPU stitching (docs/codegen.md, "CPU stitching") ----
  * The stitched inputs are vector expressions of the main matrix's column
  * aggregates (spoof_pre.c: k_agg's values to the bit, the unfused
- * kernels' expressions). */
-
-/* The stitched run: in one parallel region, each phase of the stitched
- * inputs' column aggregate tasks (row blocks of the main matrix), a
- * barrier and their merge (in block order: the result does not depend
- * on the thread count), then the expressions, a barrier, and the
- * generated rows over nb blocks of rows (a static schedule in every
- * phase: each thread takes about the same rows again, so its share of X
- * is still in its cache when it fits), into output rows at out (rowout,
- * stride oc) or into block b's partial at out + b * psize. */
-static bool run_stitched(RCtx *x, int64_t nb, double *out, int64_t oc, bool rowout, double work)
+ * kernels' expressions), computed into their row vectors before the rows
+ * run, as the unfused aggregate instruction computes them: its parallel
+ * regions and static schedule over row blocks (X's pass is the one the
+ * unfused colMeans makes), then the rows in the skeleton's own dynamic
+ * schedule. An earlier version ran both phases in one parallel region
+ * (static schedules, barriers, merges in omp single): on a loaded
+ * machine a preempted thread held up every barrier and it was slower
+ * than the two instructions (bench_cgstitch 0.75-0.84); what stitching
+ * saves on the CPU is the instruction between (dispatch, the vector's
+ * block and its lineage), and X's second pass is cheap only where X
+ * stays in the cache, which the cost model prices (codegen/cost.c). */
+static int fill_stitched(RCtx *x, BrErr *e)
 {
     const SpoofRow *op = x->op;
     int n = op->in.n;
-    int64_t M = op->rows;
-    BrErr e = {0};
-    SpPreRun *r = k_pre_begin(op->pre, n, op->in.m[op->main], &e);
-    bool fail = !r;
-    int more = 1;
-#pragma omp parallel num_threads(fail ? 1 : threads_for(work, BR_MAX(nb, k_pre_ntasks(r))))
-    {
-        while (more == 1) {
-            int64_t ntask = fail ? 0 : k_pre_ntasks(r);
-#pragma omp for schedule(static)
-            for (int64_t u = 0; u < ntask; u++) {
-                if (!k_pre_task(r, u)) {
-#pragma omp atomic write
-                    fail = true;
-                }
-            }
-#pragma omp single
-            more = fail ? -1 : k_pre_next(r);
-        }
-#pragma omp single
-        for (int k = 0; k < n && more == 0; k++)
-            if (op->pre[k].n && k_pre_eval(r, k, x->own[k], &e)) more = -1;
-#pragma omp for schedule(static)
-        for (int64_t b = 0; b < nb; b++) {
-            int64_t ra = b * M / nb, rb = (b + 1) * M / nb;
-            double *o = rowout ? out + ra * oc : out + b * x->psize;
-            bool bad;
-#pragma omp atomic read
-            bad = fail;
-            if (!bad && more == 0 && ra < rb && !run_rows(x, ra, rb, o, rowout ? oc : 0, rowout)) {
-#pragma omp atomic write
-                fail = true;
-            }
-        }
+    double **vec = br_calloc((size_t)n + 1, sizeof *vec);
+    if (!vec) return br_err(e, BR_ENOMEM, "out of memory in fused operator");
+    int rc = k_pre_run(op->pre, n, op->in.m[op->main], vec, e);
+    for (int k = 0; k < n; k++) {
+        if (!vec[k]) continue;
+        if (!rc) memcpy(x->own[k], vec[k], (size_t)op->in.m[op->main]->cols * sizeof(double));
+        free(vec[k]);
     }
-    k_pre_free(r);
-    return !fail && more == 0;
+    free(vec);
+    return rc;
 }
 
 /* Runs a Row operator; see spoof.h. */
@@ -381,21 +355,17 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     double cells = mm->sparse ? (double)mm->nnz + (double)M : (double)M * (double)W;
     bool fail = false;
     int rc = 0;
+    if (x.npre && fill_stitched(&x, e)) { rctx_free(&x); return e->code; }
     if (op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG) {
         int64_t oc = op->var == SPR_NO_AGG ? op->ocols : 1;
         MB *o = mb_dense(M, oc, e);
         if (!o) { rctx_free(&x); return e->code; }
         int64_t R = BR_MAX(1, TASK_CELLS / W);
         int64_t ntask = M ? (M + R - 1) / R : 0;
-        if (x.npre) {
-            int64_t nb = BR_MAX(1, BR_MIN(ntask, SB_MAX));
-            fail = !run_stitched(&x, nb, o->d, oc, true, cells);
-        } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, ntask))
-            for (int64_t t = 0; t < ntask; t++) {
-                int64_t ra = t * R, rb = BR_MIN(M, ra + R);
-                if (!run_rows(&x, ra, rb, o->d + ra * oc, oc, true)) fail = true;
-            }
+        for (int64_t t = 0; t < ntask; t++) {
+            int64_t ra = t * R, rb = BR_MIN(M, ra + R);
+            if (!run_rows(&x, ra, rb, o->d + ra * oc, oc, true)) fail = true;
         }
         if (fail) { mb_release(o); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
         mb_recount_nnz(o);
@@ -412,14 +382,10 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     if (!parts) { rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     for (int64_t b = 0; b < nsb; b++)
         for (int t = 0; t < x.nout; t++) init_partial(&x.out[t], parts + b * x.psize + x.off[t]);
-    if (x.npre) {
-        fail = !run_stitched(&x, nsb, parts, 0, false, cells);
-    } else {
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for(cells, nsb))
-        for (int64_t b = 0; b < nsb; b++) {
-            int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
-            if (ra < rb && !run_rows(&x, ra, rb, parts + b * x.psize, 0, false)) fail = true;
-        }
+    for (int64_t b = 0; b < nsb; b++) {
+        int64_t ra = b * M / nsb, rb = (b + 1) * M / nsb;
+        if (ra < rb && !run_rows(&x, ra, rb, parts + b * x.psize, 0, false)) fail = true;
     }
     if (fail) { free(parts); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     double *tot = parts;    /* merged into the first partial, in order */

@@ -28,6 +28,7 @@
 
 #include "t.h"
 #include "t_dml.h"
+#include "kernels/cla.h"
 
 typedef struct Case {
     const char *name;
@@ -208,6 +209,54 @@ static void test_choice(void)
     mb_release(in[1]);
 }
 
+/* A compressed X (forced CLA: DDC groups of few distinct values): the
+ * stitched inputs' vectors are computed by the unfused kernels over the
+ * compressed block when the operator is bound (exec.c bind_cmb_pre) and
+ * the skeleton runs over the block, where the whole operator used to
+ * fall back to the unfused plan: equal to the unstitched plan to the
+ * bit, fewer fallbacks than before (none where the unstitched plan has
+ * none). */
+static void test_compressed(void)
+{
+    BrErr e = {0};
+    MB *d = mb_dense(3000, 12, &e);
+    for (int64_t i = 0; i < 3000; i++)
+        for (int j = 0; j < 12; j++) d->d[i * 12 + j] = 0.25 * (double)((i * (j + 3) + j) % (4 + j));
+    mb_recount_nnz(d);
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    MB *x = cla_compress(d, &o, &e);
+    T_CHECK(x && x->cmb, "compressed X: %s", e.msg);
+    MB *in[2] = {x, t_gen(12, 3, 1, 0, 1, false)};
+    const char *names[2] = {"X", "B"};
+    CgOptions on = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true}, off = {0};
+    for (int c = 0; x && c < NCASE; c++) {
+        TRun st, un, ref;
+        const char *outs[1] = {cases[c].out};
+        t_run_dml(cases[c].src, &on, 2, names, in, 1, outs, &st);
+        setenv("BRAID_CG_STITCH", "0", 1);
+        t_run_dml(cases[c].src, &on, 2, names, in, 1, outs, &un);
+        unsetenv("BRAID_CG_STITCH");
+        t_run_dml(cases[c].src, &off, 2, names, in, 1, outs, &ref);
+        T_CHECK(st.rc == 0 && un.rc == 0 && ref.rc == 0, "%s compressed: runs", cases[c].name);
+        if (!st.rc && !un.rc && !ref.rc) {
+            check_out(&cases[c], &st.out[0], &un.out[0], 0, "compressed");
+            check_out(&cases[c], &st.out[0], &ref.out[0], 1e-9, "compressed");
+            T_CHECK(st.st.stitched >= 1 && st.st.fallback <= un.st.fallback,
+                    "%s compressed: %lld stitched, fallbacks %lld (unstitched %lld)", cases[c].name,
+                    (long long)st.st.stitched, (long long)st.st.fallback, (long long)un.st.fallback);
+            printf("compressed %s: fallbacks stitched %lld, unstitched %lld\n", cases[c].name,
+                   (long long)st.st.fallback, (long long)un.st.fallback);
+        }
+        t_run_free(&st);
+        t_run_free(&un);
+        t_run_free(&ref);
+    }
+    mb_release(in[0]);
+    mb_release(in[1]);
+    mb_release(d);
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -220,6 +269,7 @@ int main(void)
         for (int c = 0; c < NCASE; c++) run_case(&cases[c], 130, 37, sp, true, 0);
     test_shared();
     test_choice();
+    test_compressed();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
     printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
     return t_done("test_cgstitch");

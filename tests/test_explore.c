@@ -37,14 +37,14 @@ static void layernorm_graph(FGraph *g)
 {
     static FNode v[8];
     memset(v, 0, sizeof v);
-    v[0] = (FNode){FK_LIGHT, 8e6, 0, {0}, false};
-    v[1] = (FNode){FK_REDUCE, 8e3, 1, {0}, false};
-    v[2] = (FNode){FK_LIGHT, 8e6, 2, {0, 1}, false};
-    v[3] = (FNode){FK_LIGHT, 8e6, 2, {2, 2}, false};
-    v[4] = (FNode){FK_REDUCE, 8e3, 1, {3}, false};
-    v[5] = (FNode){FK_LIGHT, 8e3, 1, {4}, false};
-    v[6] = (FNode){FK_EXPENSIVE, 8e3, 1, {5}, false};
-    v[7] = (FNode){FK_LIGHT, 8e6, 2, {2, 6}, true};
+    v[0] = (FNode){FK_LIGHT, 8e6, 0, {0}, false, 0};
+    v[1] = (FNode){FK_REDUCE, 8e3, 1, {0}, false, 0};
+    v[2] = (FNode){FK_LIGHT, 8e6, 2, {0, 1}, false, 0};
+    v[3] = (FNode){FK_LIGHT, 8e6, 2, {2, 2}, false, 0};
+    v[4] = (FNode){FK_REDUCE, 8e3, 1, {3}, false, 0};
+    v[5] = (FNode){FK_LIGHT, 8e3, 1, {4}, false, 0};
+    v[6] = (FNode){FK_EXPENSIVE, 8e3, 1, {5}, false, 0};
+    v[7] = (FNode){FK_LIGHT, 8e6, 2, {2, 6}, true, 0};
     g->n = 8;
     g->v = v;
 }
@@ -76,6 +76,21 @@ int main(void)
     printf("layernorm graph: %d kernels explored (estimate %.1f us) against %d unfused (%.1f us)\n", p.nkernels,
            p.latency * 1e6, u.nkernels, u.latency * 1e6);
     fplan_free(&p), fplan_free(&u);
+    /* a vector computed from X outside the graph (CPU stitching's column
+     * aggregates, FNode.src) read by two consumers: stitched into both
+     * while X's pass costs less than a launch, alone (computed once)
+     * when X is large */
+    for (int big = 0; big < 2; big++) {
+        FNode sv[3] = {{FK_REDUCE, 800, 0, {0}, false, big ? 8e7 : 8e3},
+                       {FK_LIGHT, 8e6, 1, {0}, true, 0}, {FK_LIGHT, 8e6, 1, {0}, true, 0}};
+        FGraph sg = {3, sv};
+        FPlan sp;
+        T_CHECK(fx_explore(&sg, 3, 3, &sp) == 0 && fx_valid(&sg, &sp), "shared vector: a valid plan");
+        bool alone = sp.kernel[0] != sp.kernel[1] && sp.kernel[0] != sp.kernel[2];
+        T_CHECK(alone == (big == 1), "shared vector, X %s: %s", big ? "8e7 B" : "8e3 B",
+                alone ? "computed alone" : "stitched");
+        fplan_free(&sp);
+    }
     /* an invalid plan is recognized: fusing 0 and 2 around 1 is a cycle */
     FPlan bad = {(int[]){0, 1, 0, 2, 3, 4, 5, 6}, 7, 0, 0};
     T_CHECK(!fx_valid(&ln, &bad), "a fused pair around an outside vertex is a cycle");

@@ -89,6 +89,43 @@ static void compare(const Ex *ex)
     diag_free(d);
 }
 
+/* The explorer's choice for a column mean read by two operators
+ * (explore.h FNode.src): stitched into both it is computed twice, one
+ * pass over X each; materialized once, for a launch and the vector's
+ * write and reads. X of rows x 100 (compiled, not run): cut[0] the
+ * points the explorer cuts, cut[1] MPSkipEnum's. */
+static void shared_row(void *arg, const CgFxResult *r)
+{
+    int *cut = arg;
+    cut[0] += r->fx_cut;
+    cut[1] += r->mpskip_cut;
+}
+
+static void shared_choice(int64_t rows, int *cut)
+{
+    Diag *d = diag_new();
+    LangOptions lo = {0};
+    char src[512];
+    snprintf(src, sizeof src,
+             "X = rand(rows=%lld, cols=100, seed=1)\nB = rand(rows=100, cols=4, seed=2)\n"
+             "A = X - colMeans(X)\nY = A %%*%% B\nz = rowSums(A * colMeans(X))\nR = sum(Y) + sum(z)\n",
+             (long long)rows);
+    Program *ast = lang_load_string(src, "<fx>", &lo, d);
+    const char *outs[1] = {"R"};
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, NULL, outs, 1) : NULL;
+    T_CHECK(p != NULL, "shared: compile");
+    cut[0] = cut[1] = 0;
+    for (int i = 0; p && i < p->main.n; i++) {
+        HopDag *dag = plan_dag(p->main.v[i]);
+        if (dag && cg_fx_compare(dag, shared_row, cut) < 0) T_CHECK(false, "shared: out of memory");
+    }
+    printf("shared colMeans, X %lld x 100: points cut by the explorer %d, by MPSkipEnum %d\n", (long long)rows, cut[0],
+           cut[1]);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+}
+
 static void end_to_end(const Ex *ex, MB **in)
 {
     const char *outs[1] = {ex->out};
@@ -110,6 +147,13 @@ int main(void)
     printf("| example | hops | points | kernels MPSkip / FX (FX's own) | cut MPSkip / FX | getPlanCost us MPSkip / FX "
            "| FX latency us MPSkip / FX (FX's own) | optimize us MPSkip / FX |\n");
     for (int k = 0; k < NEX; k++) compare(&exs[k]);
+    /* small X: a launch costs more than a second pass, both stitched;
+     * 160 MB: the passes cost more, the vector is materialized */
+    int small[2], big[2];
+    shared_choice(200, small);
+    shared_choice(200000, big);
+    T_CHECK(small[0] == 0, "shared, small X: the explorer cuts %d points", small[0]);
+    T_CHECK(big[0] >= 2, "shared, big X: the explorer cuts %d points (stitched redundantly)", big[0]);
     t_seed(17);
     MB *in[5] = {t_gen(200, 30, 1, -1, 1, false), t_gen(30, 4, 1, -1, 1, false), t_gen(30, 1, 1, -1, 1, false),
                  t_gen(200, 8, 1, 0, 1, false), t_gen(30, 8, 1, 0, 1, false)};
