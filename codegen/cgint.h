@@ -487,6 +487,11 @@ typedef struct CgOp {
     int am_pack;
     int64_t am_sp_nc;      /* AMULET: the sparse kernel's column block */
     int am_sp_threads;     /*   found (c->lock) for this many threads */
+    int64_t *am_key;       /* AMULET: the plan key it was generated for
+                              (amulet_gen.c plan_key; c->lock), so a loop
+                              run again finds it without generating its
+                              source again; NULL none */
+    size_t am_keylen;
     char *clsrc;           /* Row: the OpenCL kernel (cgen_cl.c), made on
                               first use under -gpu (c->lock) */
     int clstate;           /* 0 not yet, 1 clsrc made, -1 not taken */

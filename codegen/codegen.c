@@ -48,6 +48,7 @@ void cg_context_free(CgContext *c)
         cplan_free(op->plan);
         free(op->src);
         free(op->clsrc);
+        free(op->am_key);
         free(op);
     }
     free(c->ops);

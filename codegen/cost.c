@@ -556,6 +556,14 @@ static double hop_flops(const Hop *h)
     const Hop *a = h->nin > 0 ? h->in[0] : NULL, *b = h->nin > 1 ? h->in[1] : NULL;
     switch (h->kind) {
     case H_UNARY: case H_BINARY: case H_TERNARY:
+        /* X ^ 2 is X * X in every kernel (kernels/ew_leaf.c, cplan.c,
+         * the AMULET kernel's lowering): priced as pow (20), the unfused
+         * and Cell plans of `(1 - A ^ 2)` looked 20x their cost beside a
+         * where-loop priced with the multiply, and the autoencoder's
+         * small products became slower loops */
+        if (h->kind == H_BINARY && h->op == OP_POW && b && b->kind == H_LIT && val_is_numeric(&b->lit) &&
+            val_as_double(&b->lit) == 2)
+            return op_info[OP_MULT].cost * cells(h);
         return op_info[h->op].cost * cells(h);   /* ops.def's cost column */
     case H_AGG: return cells(a);
     case H_MATMUL:

@@ -1203,6 +1203,63 @@ static void multi(void)
     multi_other();
 }
 
+/* X ^ 2 is priced as the multiply every kernel computes (cost.c
+ * hop_flops): the autoencoder's weight gradient t((d2 %*% W2) * (1 - A1 ^
+ * 2)) %*% Xb (256 x 100 operands) got a where-loop, its lowering pricing
+ * A1 ^ 2 as one multiply while the plans without it paid pow's 20 flops a
+ * cell for the same term; the loop ran slower than Cell + dgemm (2.2x
+ * codegen off end to end on the quiet machine). Under every machine's
+ * constants, with the kernel at the clamp of its share (1.0) and with slow
+ * memory (where the loop may win), the plan of A1 ^ 2 is the plan of
+ * A1 * A1, and neither places a loop on the measured machines (both
+ * failed without the change). */
+static void pow2_price(void)
+{
+    static const struct { const char *mc; int loops; } mcs[] = {
+        {"2.76e10 1.91e10 2.67e9 8.07e10 5.29e10 1.0", 0},   /* 2-core AVX-512 VM, quiet */
+        {"5.85e10 4.45e10 1.16e10 1.24e11 6.57e10 1.0", 0},  /* a workstation */
+        {"1e8 1e8 1e10 1.15e11 4.6e10 1.0", -1},             /* slow memory: either */
+    };
+    static const char *srcs[] = {
+        "d1 = (d2 %*% W2) * (1 - A1 ^ 2)\nG = t(d1) %*% Xb\n",
+        "d1 = (d2 %*% W2) * (1 - A1 * A1)\nG = t(d1) %*% Xb\n",
+    };
+    const char *names[] = {"d2", "W2", "A1", "Xb"}, *on[] = {"G"};
+    t_seed(17);
+    MB *ins[] = {t_gen(256, 10, 1, -1, 1, false), t_gen(10, 100, 1, -1, 1, false), t_gen(256, 100, 1, -1, 1, false),
+                 t_gen(256, 100, 1, -1, 1, false)};
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    CgOptions off = {.enabled = false};
+    TRun r0;
+    t_run_dml(srcs[0], &off, 4, names, ins, 1, on, &r0);
+    for (size_t m = 0; m < sizeof mcs / sizeof *mcs; m++) {
+        setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
+        TRun r[2];
+        for (int f = 0; f < 2; f++) {
+            CgOptions o = t_pols[2].o;
+            o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
+            t_run_dml(srcs[f], &o, 4, names, ins, 1, on, &r[f]);
+        }
+        T_CHECK(r0.rc == 0 && r[0].rc == 0 && r[1].rc == 0 && r[0].st.amulet == r[1].st.amulet &&
+                    r[0].st.fused[0] == r[1].st.fused[0] && r[0].st.fused[1] == r[1].st.fused[1] &&
+                    (mcs[m].loops < 0 || r[0].st.amulet == mcs[m].loops),
+                "pow2 price, machine %zu: %s %s; A1 ^ 2: %lld AMULET loops, %lld Cell, %lld Row; A1 * A1: %lld, "
+                "%lld, %lld", m, r[0].err, r[1].err, (long long)r[0].st.amulet, (long long)r[0].st.fused[0],
+                (long long)r[0].st.fused[1], (long long)r[1].st.amulet, (long long)r[1].st.fused[0],
+                (long long)r[1].st.fused[1]);
+        for (int f = 0; f < 2; f++) {
+            if (r[f].rc == 0 && r0.rc == 0) T_MB_EQ(r[f].out[0].m, r0.out[0].m, 1e-9, "pow2 price, machine %zu, %d", m, f);
+            t_run_free(&r[f]);
+        }
+    }
+    t_run_free(&r0);
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+    for (int i = 0; i < 4; i++) mb_release(ins[i]);
+}
+
 /* The end of narrow_result and split_price: BRAID_CG_MACHINE back to
  * keep (the caller's copy, freed; NULL: unset), the two inputs released,
  * nt0 threads. */
@@ -1590,6 +1647,7 @@ int main(void)
     planner();
     kernel_price();
     kmeans_plan();
+    pow2_price();
     sparse_planner();
     multi();
     narrow_result();
