@@ -571,7 +571,7 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   cp "$tmp/data/X.bin.mtd" "$tmp/data/T.bin.mtd"
   if mpi 3 -exec distributed -s "X = read(\"$tmp/data/T.bin\"); print(sum(X))" > "$tmp/trunc.out" 2>&1; then
     bad "truncated binary file read"
-  elif grep -q "T.bin: truncated binary file" "$tmp/trunc.out"; then ok
+  elif grep -q "T.bin: not a valid SystemDS binary-block file: truncated record" "$tmp/trunc.out"; then ok
   else bad "truncated binary file: $(tail -n 5 "$tmp/trunc.out")"; fi
 else
   bad "write.dml failed: $(tail -n 3 "$tmp/write.out")"
