@@ -238,7 +238,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     else if (!strcmp(fmt, "mm")) rc = io_write_text(&d, mb, true, o->chunk_bytes, e);
     else if (csv) rc = io_write_csv(&d, mb, o->header, sep, o->chunk_bytes, e);
     else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, mb, o->sep, o->ind_sep, o->chunk_bytes, e);
-    else if (sysbin) rc = io_write_sysbin(&d, mb, 0, mb->rows, 0, blen, e);
+    else if (sysbin) rc = io_write_sysbin(&d, mb, 0, mb->rows, 0, blen, true, e);
     else rc = io_write_binary(&d, mb, e);
     if (rc) { io_out_abort(&d); return rc; }
     return io_commit_with_mtd(&d, &m, e);

@@ -289,7 +289,7 @@ char *io_parts_begin(const char *path, BrErr *e)
 /* SystemDS's binary-block part file idx of folder dir: m's rows [lo, hi)
  * as rows row0+lo.. of the whole matrix */
 static int sysbin_part(const char *dir, int idx, const MB *m, int64_t lo, int64_t hi, int64_t row0, int64_t blen,
-                       BrErr *e)
+                       bool whole, BrErr *e)
 {
     char name[64];
     snprintf(name, sizeof name, "/0-m-%05d", idx);   /* SystemDS's part names */
@@ -301,22 +301,25 @@ static int sysbin_part(const char *dir, int idx, const MB *m, int64_t lo, int64_
     int rc = io_out_open(&d, path, e);
     free(path);
     if (rc) return rc;
-    rc = io_write_sysbin(&d, m, lo, hi, row0, blen, e);
+    rc = io_write_sysbin(&d, m, lo, hi, row0, blen, whole, e);
     if (rc) { io_out_abort(&d); return rc; }
     return io_out_commit(&d, e);
 }
 
 int io_parts_write_rows(const char *dir, int idx, const MB *m, int64_t lo, int64_t hi, const IoWriteOpts *o, BrErr *e)
 {
-    return sysbin_part(dir, idx, m, lo, hi, 0, o->blocksize, e);
+    return sysbin_part(dir, idx, m, lo, hi, 0, o->blocksize, false, e);
 }
 
 int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const int64_t whole[3], const IoWriteOpts *o,
                    BrErr *e)
 {
     const char *fmt = o->format ? o->format : "text";
-    /* a rank's part: its rows start on the block grid (dist.h) */
-    if (io_fmt_sysbin(fmt)) return sysbin_part(dir, idx, m, 0, m->rows, row0, o->blocksize, e);
+    /* a rank's part: its rows start on the block grid (dist.h); a rank
+     * without rows writes no blocks, but part 0 of a matrix without rows
+     * holds its one empty block */
+    if (io_fmt_sysbin(fmt))
+        return sysbin_part(dir, idx, m, 0, m->rows, row0, o->blocksize, idx == 0 && whole[0] == 0, e);
     char name[64];
     snprintf(name, sizeof name, "/part-%05d", idx);
     size_t n = strlen(dir) + sizeof name;

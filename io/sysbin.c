@@ -483,7 +483,16 @@ static MB *sysbin_read(const char *path, int64_t rows, int64_t cols, int64_t r0,
     /* the extent comes from the blocks' indices and sizes, which a short
      * file can set to anything: the matrix must fit the memory budget
      * before anything of its size is allocated or walked */
-    if (io_check_mem(path, nr, cols, nnz, e)) goto done;
+    if (r0 > 0 || r1 < INT64_MAX) {
+        /* a rank's rows (a distributed read): the partition must fit the
+         * machine; the budget decided that the matrix is distributed */
+        double need = BR_MIN((double)nr * (double)cols * 8, 24 * ((double)nr + 1) + 12 * (double)nnz);
+        if (need > br_mem_physical()) {
+            br_err(e, BR_ENOMEM, "read %s: rows %lld to %lld need %.1f GB, more than this machine's %.1f GB", path,
+                   (long long)R0 + 1, (long long)R1, need / 1e9, br_mem_physical() / 1e9);
+            goto done;
+        }
+    } else if (io_check_mem(path, nr, cols, nnz, e)) goto done;
     bool sparse = mb_should_be_sparse(nr, cols, nnz);
     if (!sparse) {
         if (!(m = mb_dense(nr, cols, e))) goto done;
@@ -697,7 +706,8 @@ static void put_jv(SbOut *w, int64_t i, int64_t j, double v, void *ctx)
     out_dbl(w, v);
 }
 
-int io_write_sysbin(IoOut *o, const MB *m, int64_t lo, int64_t hi, int64_t row0, int64_t blen, BrErr *e)
+int io_write_sysbin(IoOut *o, const MB *m, int64_t lo, int64_t hi, int64_t row0, int64_t blen, bool whole,
+                    BrErr *e)
 {
     row0 += lo;
     if (blen < 1) blen = 1000;
@@ -733,9 +743,9 @@ int io_write_sysbin(IoOut *o, const MB *m, int64_t lo, int64_t hi, int64_t row0,
     out_u32(w, 0);             /* no metadata */
     out_bytes(w, sync, 16);
     uint64_t last_sync = 0;
-    /* a later part without rows holds no blocks; a whole matrix without
-     * rows or columns is one empty block */
-    int64_t nbr = row0 && !nrows ? 0 : BR_MAX(1, (nrows + blen - 1) / blen), nbc = BR_MAX(1, (m->cols + blen - 1) / blen);
+    /* a part without rows holds no blocks; a whole matrix without rows
+     * or columns is one empty block */
+    int64_t nbr = !whole && !nrows ? 0 : BR_MAX(1, (nrows + blen - 1) / blen), nbc = BR_MAX(1, (m->cols + blen - 1) / blen);
     for (int64_t bi = 0; bi < nbr && !w->rc; bi++)
         for (int64_t bj = 0; bj < nbc && !w->rc; bj++) {
             int64_t r0 = lo + bi * blen, c0 = bj * blen;
