@@ -285,6 +285,7 @@ int braid_run(const BraidRunOptions *o)
     br_set_dist_available(dist_active());
     br_set_mem_budget(cfg.mem_budget);
     dist_set_blocksize(cfg.blocksize);
+    br_set_blocksize(cfg.blocksize);
     dist_set_piggyback(cfg.piggyback);
     if (o->threads > 0) cfg.threads = o->threads;
     /* ranks on one machine share its cores */

@@ -285,6 +285,9 @@ static BrExecMode g_exec = BR_EXEC_HYBRID;
 
 double br_mem_budget(void) { return g_budget > 0 ? g_budget : br_mem_physical(); }
 void br_set_mem_budget(double bytes) { g_budget = bytes > 0 ? bytes : 0; }
+static int64_t g_blocksize = 1000;
+int64_t br_blocksize(void) { return g_blocksize; }
+void br_set_blocksize(int64_t rows) { g_blocksize = rows > 0 ? rows : 1000; }
 static bool g_dist;
 bool br_dist_available(void) { return g_dist; }
 void br_set_dist_available(bool on) { g_dist = on; }

@@ -90,6 +90,11 @@ double br_mem_physical(void);
  * key sysds.local.memory.budget sets it, so tests can force small budgets
  * and with them distributed operators. */
 void br_set_mem_budget(double bytes);
+/* The block size (sysds.defaultblocksize, > 0; 1000 unless set): rows of
+ * a distributed matrix's blocks, and the block side of SystemDS's
+ * binary-block files that write() makes. */
+int64_t br_blocksize(void);
+void br_set_blocksize(int64_t rows);
 /* Execution types (seed 002, section 3.3): where an operation runs. */
 enum { EX_CP = 0, EX_DIST = 1 };
 /* Execution modes (SystemDS's -exec): hybrid picks per operation by the

@@ -176,7 +176,7 @@ static double packed(const MB *x, const char *tool)
     BrErr e = {0};
     IoWriteOpts wo;
     io_write_opts_init(&wo);
-    wo.format = "binary";
+    wo.format = "braid-binary";
     if (io_write_matrix(path, x, &wo, &e)) return 0;
     snprintf(cmd, sizeof cmd, "command -v %s >/dev/null && %s -c %s | wc -c", tool, tool, path);
     FILE *p = popen(cmd, "r");

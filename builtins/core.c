@@ -542,7 +542,7 @@ static int write_value(const char *file, const Value *x, const IoWriteOpts *o, B
         /* braid has no binary frame files: a frame item of a binary list
          * is written as csv (its .mtd says so, read restores it) */
         IoWriteOpts fo = *o;
-        if (fo.format && !strcmp(fo.format, "binary")) fo.format = "csv";
+        if (io_fmt_anybin(fo.format)) fo.format = "csv";
         return io_write_frame(file, x->f, &fo, e);
     }
     if (x->kind != V_LIST) return br_err(e, BR_EARG, "write: cannot write a %s to %s", val_kind_name(x->kind), file);
@@ -612,6 +612,16 @@ static int b_write(Value *a, BrErr *e)
     if (bi_given(&a[3]) && bi_bool(&a[3], "header", &o.header, e)) return e->code;
     if (bi_given(&a[4]) && !(o.sep = bi_str(&a[4], "sep", e))) return e->code;
     if (bi_given(&a[10]) && !(o.ind_sep = bi_str(&a[10], "indSep", e))) return e->code;
+    /* SystemDS's binary blocks: rows_in_block= (a[7]) as SystemDS's
+     * write takes it, else sysds.defaultblocksize */
+    o.blocksize = br_blocksize();
+    if (bi_given(&a[7])) {
+        double d;
+        if (bi_num(&a[7], "rows_in_block", &d, e)) return e->code;
+        if (!(d >= 1 && d <= INT32_MAX)) return br_err(e, BR_EARG, "write: rows_in_block=%g is not a block size", d);
+        o.blocksize = (int64_t)d;
+    }
+    o.parts = br_threads();   /* its parallel writer's part files */
     /* data_type= (a[9]), as SystemDS accepts it: the value's own type
      * is written; a different one is an error rather than ignored */
     if (bi_given(&a[9])) {

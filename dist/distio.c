@@ -23,7 +23,8 @@ typedef struct ReadSpec {
 
 /* What every rank needs of a write(). */
 typedef struct WriteSpec {
-    char format[8];
+    char format[16];
+    int64_t blocksize;         /* binary: SystemDS's block side */
     char sep[8], ind_sep[8];   /* ind_sep: libsvm's */
     int32_t header, pad;
 } WriteSpec;
@@ -323,7 +324,8 @@ int run_write(const Job *j, Value *bv, BrErr *e)
     MB *m = part_get(j->id[0]);
     int64_t lo, hi;
     part_range(j->rows, g_rank, &lo, &hi);
-    IoWriteOpts o = {.format = ws.format, .header = ws.header != 0, .sep = ws.sep, .ind_sep = ws.ind_sep};
+    IoWriteOpts o = {.format = ws.format, .header = ws.header != 0, .sep = ws.sep, .ind_sep = ws.ind_sep,
+                     .blocksize = ws.blocksize};
     /* part 0 always exists: it carries a csv or mm header */
     MB *none = !failed && !m && g_rank == 0 ? mb_empty(0, j->cols, e) : NULL;
     const MB *w = m ? m : none;
@@ -345,7 +347,9 @@ int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e)
     if (x->kind != V_DIST || !io_parts_format(fmt) || !sep[0] || strlen(sep) >= sizeof ((WriteSpec *)0)->sep ||
         strlen(isep) >= sizeof ((WriteSpec *)0)->ind_sep)
         return DIST_LOCAL;
-    WriteSpec ws = {.header = o->header};
+    /* SystemDS's binary blocks: each rank's rows start on their grid */
+    int64_t bs = o->blocksize > 0 ? o->blocksize : br_blocksize();
+    WriteSpec ws = {.header = o->header, .blocksize = bs};
     snprintf(ws.format, sizeof ws.format, "%s", fmt);
     snprintf(ws.sep, sizeof ws.sep, "%s", sep);
     snprintf(ws.ind_sep, sizeof ws.ind_sep, "%s", isep);
@@ -359,7 +363,7 @@ int dist_write(Value *x, const char *path, const IoWriteOpts *o, BrErr *e)
     pthread_mutex_unlock(&g_lock);
     val_release(&bv[0]);
     val_release(&bv[1]);
-    IoWriteOpts wo = {.format = fmt, .header = o->header, .sep = sep, .ind_sep = isep};
+    IoWriteOpts wo = {.format = fmt, .header = o->header, .sep = sep, .ind_sep = isep, .blocksize = bs};
     if (!rc) rc = io_parts_commit(dir, path, d->rows, d->cols, d->nnz, &wo, e) ? -1 : 0;
     else io_parts_abort(dir);
     free(dir);

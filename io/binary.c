@@ -518,6 +518,7 @@ static bool is_dir(const char *path)
 
 MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e)
 {
+    if (io_sysbin_detect(path)) return io_read_sysbin_rows(path, r0, r1, rows, cols, e);
     if (is_dir(path)) return io_binary_parts_rows(path, r0, r1, rows, cols, e);   /* a parallel write's parts */
     BinHead h;
     int fd = bin_open(path, -1, -1, &h, e);

@@ -4,6 +4,7 @@
 #include "ioint.h"
 #include "../matrix/cmb.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <strings.h>
 
@@ -17,10 +18,12 @@ void io_read_opts_init(IoReadOpts *o)
 
 void io_write_opts_init(IoWriteOpts *o) { memset(o, 0, sizeof *o); }
 
+bool io_fmt_sysbin(const char *f) { return f && (!strcmp(f, "binary") || !strcmp(f, "sysds-binary")); }
+bool io_fmt_anybin(const char *f) { return io_fmt_sysbin(f) || (f && !strcmp(f, "braid-binary")); }
+
 static bool known_format(const char *f)
 {
-    return !strcmp(f, "text") || !strcmp(f, "mm") || !strcmp(f, "csv") || !strcmp(f, "binary") ||
-           !strcmp(f, "libsvm") || !strcmp(f, "sysds-binary");
+    return !strcmp(f, "text") || !strcmp(f, "mm") || !strcmp(f, "csv") || !strcmp(f, "libsvm") || io_fmt_anybin(f);
 }
 
 /* true when the file starts with the Matrix Market banner. */
@@ -49,6 +52,7 @@ static int disagree_s(const char *path, const char *what, const char *given, con
 {
     bool is_fmt = !strcmp(what, "format");
     if (!given || !mtd || !mtd[0] || !(is_fmt ? strcasecmp : strcmp)(given, mtd)) return 0;
+    if (is_fmt && io_fmt_anybin(given) && io_fmt_anybin(mtd)) return 0;   /* either binary layout */
     return br_err(e, BR_EARG, "read %s: %s=\"%s\" disagrees with %s.mtd, which says %s \"%s\"",
                   path, what, given, path, what, mtd);
 }
@@ -113,7 +117,7 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     MB *r;
     if (!strcmp(fmt, "text")) r = io_read_text(path, p.rows, p.cols, chunk, e);
     else if (!strcmp(fmt, "mm")) r = io_read_mm(path, p.rows, p.cols, chunk, e);
-    else if (!strcmp(fmt, "binary") || !strcmp(fmt, "sysds-binary"))   /* SystemDS's sequence files or braid's own layout */
+    else if (io_fmt_anybin(fmt))   /* SystemDS's sequence files or braid's own layout */
         r = io_sysbin_detect(path) ? io_read_sysbin(path, p.rows, p.cols, e) : io_read_binary(path, p.rows, p.cols, e);
     else if (!strcmp(fmt, "libsvm"))
         r = io_read_libsvm(path, p.rows, p.cols, p.lsep, p.lind, chunk, e);
@@ -129,7 +133,7 @@ MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e)
     /* text formats: the parse cost every value far more than this pass,
      * which saves the answer in the block's finiteness flag (mb.h) for
      * the products that need it; binary data is scanned when first asked */
-    if (r && strcmp(fmt, "binary") && strcmp(fmt, "sysds-binary")) (void)mb_has_nonfinite(r);
+    if (r && !io_fmt_anybin(fmt)) (void)mb_has_nonfinite(r);
     return r;
 }
 
@@ -142,6 +146,10 @@ void io_matrix_meta(IoMeta *m, const char *fmt, int64_t rows, int64_t cols, int6
     m->rows = rows;
     m->cols = cols;
     m->nnz = nnz;
+    if (io_fmt_sysbin(fmt)) {
+        snprintf(m->format, sizeof m->format, "binary");
+        m->blocksize = o->blocksize > 0 ? o->blocksize : 1000;
+    }
     if (!strcmp(fmt, "csv")) {
         m->header = o->header;
         snprintf(m->sep, sizeof m->sep, "%s", o->sep ? o->sep : ",");
@@ -159,6 +167,41 @@ void io_matrix_meta(IoMeta *m, const char *fmt, int64_t rows, int64_t cols, int6
     }
 }
 
+/* SystemDS's parallel binary writer (WriterBinaryBlockParallel): part
+ * files = the partitioned size / the local file system's block size (16
+ * KiB), at least 1, at most the number of blocks; threads = min(its
+ * parallelism, part files); one file when that is 1. braid sizes the
+ * blocks as written (8 bytes a dense cell; 12 a sparse non-zero and 4 a
+ * row of each column block below sparsity 0.4) where SystemDS uses its
+ * in-memory estimate, and takes maxparts (the writer's threads) as the
+ * parallelism. */
+static int64_t sysbin_parts(const MB *mb, int64_t blen, int maxparts)
+{
+    if (maxparts <= 1 || mb->rows <= blen) return 1;
+    double cells = (double)mb->rows * (double)mb->cols, nnz = (double)mb->nnz;
+    int64_t nbr = (mb->rows + blen - 1) / blen, nbc = BR_MAX(1, (mb->cols + blen - 1) / blen);
+    double size = cells > 0 && nnz / cells < 0.4 ? nnz * 12 + (double)mb->rows * 4 * (double)nbc : cells * 8;
+    double files = BR_MIN(BR_MAX(1, floor(size / 16384)), (double)nbr * (double)nbc);
+    return (int64_t)BR_MIN(files, (double)maxparts);
+}
+
+/* A folder of n part files, each the block rows [i*len, (i+1)*len) with
+ * len = ceil(rows / blen / n) * blen, as SystemDS's parallel writer
+ * splits them (fewer files when the last would be empty). */
+static int write_sysbin_parts(const char *path, const MB *mb, int64_t blen, int64_t n, const IoWriteOpts *o, BrErr *e)
+{
+    char *dir = io_parts_begin(path, e);
+    if (!dir) return e->code;
+    int64_t len = (int64_t)ceil((double)mb->rows / (double)blen / (double)n) * blen;
+    int rc = 0;
+    for (int64_t i = 0; i < n && i * len < mb->rows && !rc; i++)
+        rc = io_parts_write_rows(dir, (int)i, mb, i * len, BR_MIN(mb->rows, (i + 1) * len), o, e);
+    if (!rc) rc = io_parts_commit(dir, path, mb->rows, mb->cols, mb->nnz, o, e);
+    else io_parts_abort(dir);
+    free(dir);
+    return rc;
+}
+
 int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr *e)
 {
     IoWriteOpts none;
@@ -167,7 +210,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     if (!known_format(fmt))
         return br_err(e, BR_EARG, "write %s: unsupported format \"%s\" (text, mm, csv, binary, libsvm, "
                       "sysds-binary)", path, fmt);
-    if (mb->cmb && strcmp(fmt, "binary")) {
+    if (mb->cmb && strcmp(fmt, "braid-binary")) {
         /* compressed blocks are written compressed only in braid's binary format */
         MB *d = cmb_decompress(mb, e);
         if (!d) return e->code;
@@ -180,7 +223,12 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     if (csv && (!sep[0] || strlen(sep) >= sizeof ((IoMeta *)0)->sep))
         return br_err(e, BR_EARG, "write %s: bad csv separator \"%s\"", path, sep);
     IoMeta m;
-    bool sysbin = !strcmp(fmt, "sysds-binary");   /* SystemDS's layout; its .mtd says "binary" */
+    bool sysbin = io_fmt_sysbin(fmt);   /* SystemDS's layout; its .mtd says "binary" */
+    int64_t blen = o->blocksize > 0 ? o->blocksize : 1000;
+    if (sysbin) {
+        int64_t n = sysbin_parts(mb, blen, o->parts);
+        if (n > 1) return write_sysbin_parts(path, mb, blen, n, o, e);
+    }
     io_matrix_meta(&m, sysbin ? "binary" : fmt, mb->rows, mb->cols, mb->nnz, o);
     if (mb->cmb) m.cbytes = (int64_t)mb_bytes(mb);   /* compile-time costs of a later read */
     IoOut d;
@@ -190,7 +238,7 @@ int io_write_matrix(const char *path, const MB *mb, const IoWriteOpts *o, BrErr 
     else if (!strcmp(fmt, "mm")) rc = io_write_text(&d, mb, true, o->chunk_bytes, e);
     else if (csv) rc = io_write_csv(&d, mb, o->header, sep, o->chunk_bytes, e);
     else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, mb, o->sep, o->ind_sep, o->chunk_bytes, e);
-    else if (sysbin) rc = io_write_sysbin(&d, mb, 1000, e);
+    else if (sysbin) rc = io_write_sysbin(&d, mb, 0, mb->rows, 0, blen, true, e);
     else rc = io_write_binary(&d, mb, e);
     if (rc) { io_out_abort(&d); return rc; }
     return io_commit_with_mtd(&d, &m, e);

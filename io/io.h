@@ -8,8 +8,11 @@
  *           symmetric, skew-symmetric) and array (general, symmetric)
  *   csv     dense rows; header line, separator, fill of empty fields,
  *           naStrings read as NaN
- *   binary  braid's own: a small header, then raw dense row-major doubles
- *           or the CSR arrays
+ *   binary  SystemDS's binary-block layout (Hadoop sequence files of
+ *           MatrixIndexes / MatrixBlock; sysbin.c), a file or a folder
+ *           of part files
+ *   braid-binary  braid's own: a small header, then raw dense row-major
+ *           doubles or the CSR arrays, or a compressed block
  * Reads of text, mm and csv parse byte ranges of the file in parallel.
  * Writes are atomic: a temporary file next to the target, renamed over it;
  * the .mtd is written the same way right after the data.
@@ -29,14 +32,17 @@ typedef struct IoMeta {
     char data_type[16];   /* "matrix", "scalar", "frame" */
     char value_type[16];  /* "double", "int", "boolean", "string" */
     int64_t rows, cols, nnz;
-    char format[16];      /* "text", "mm", "csv", "binary", "libsvm" */
+    char format[16];      /* "text", "mm", "csv", "binary", "libsvm",
+                             "braid-binary" */
     int header;           /* csv: -1 unset, 0 or 1 */
     char sep[8];          /* csv / libsvm separator, valid when has_sep */
     bool has_sep;
     char ind_sep[8];      /* libsvm index:value separator ("indSep") */
     bool has_ind_sep;
-    int64_t cbytes;       /* binary: a compressed block's bytes in memory
-                             ("compressed_bytes"; braid's), -1 unknown */
+    int64_t cbytes;       /* braid-binary: a compressed block's bytes in
+                             memory ("compressed_bytes"; braid's), -1 unknown */
+    int64_t blocksize;    /* binary (SystemDS's): rows and columns of its
+                             blocks ("blocksize"), -1 unknown */
 } IoMeta;
 
 /* Sets every field of m to "unknown". */
@@ -89,11 +95,19 @@ void io_read_opts_init(IoReadOpts *o);
  * NULL with e set. */
 MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e);
 
-/* Rows [r0, r1) (clipped to the matrix) of a binary matrix file, read
- * with positioned reads of just their bytes (a distributed read: each
- * rank its rows); *rows, *cols receive the whole matrix's size. The
+/* Rows [r0, r1) (clipped to the matrix) of a binary matrix file (a
+ * distributed read: each rank its rows); *rows, *cols receive the whole
+ * matrix's size. braid's own layout: positioned reads of just the rows'
+ * bytes; SystemDS's (a file or folder starting "SEQ"): every record's
+ * header is checked, only the blocks holding the rows are decoded. The
  * header is checked as by io_read_matrix. NULL with e set on an error. */
 MB *io_read_binary_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e);
+
+/* Format names: "binary" and "sysds-binary" are SystemDS's binary-block
+ * layout, "braid-binary" braid's own; a read of any of the three takes
+ * either layout (SystemDS's starts with "SEQ"). */
+bool io_fmt_sysbin(const char *fmt);
+bool io_fmt_anybin(const char *fmt);
 
 /* The arguments a script gave to write(). */
 typedef struct IoWriteOpts {
@@ -102,11 +116,23 @@ typedef struct IoWriteOpts {
     const char *sep;          /* csv: NULL means ","; libsvm: NULL means " " */
     const char *ind_sep;      /* libsvm index:value separator, NULL: ":" */
     int64_t chunk_bytes;      /* parallel format piece size; 0: default */
+    int64_t blocksize;        /* binary: SystemDS's block side
+                                 (sysds.defaultblocksize); 0: 1000 */
+    int parts;                /* binary: at most this many part files (the
+                                 writer's threads, as SystemDS's parallel
+                                 writer); 0 or 1: one file */
 } IoWriteOpts;
 
 void io_write_opts_init(IoWriteOpts *o);
 
 /* Writes m to path in the given format, then path.mtd, both atomically.
+ * "binary" (and its alias "sysds-binary") is SystemDS's binary-block
+ * layout with o->blocksize blocks and the block size in the .mtd; a
+ * matrix of several block rows whose blocks exceed 16 KiB per part is
+ * written as a folder of at most o->parts part files ("0-m-00000", ...),
+ * split by block rows as SystemDS's parallel writer splits them.
+ * "braid-binary" is braid's own layout (the only one that keeps a
+ * compressed block compressed). Both read back with format "binary". 
  * The parent directory must exist. A directory at path (SystemDS's part
  * files) is replaced if it holds only files. Returns 0 or an error code. */
 int io_write_matrix(const char *path, const MB *m, const IoWriteOpts *o,
@@ -255,12 +281,16 @@ MB *io_triples_block(const char *path, const IoTriples *t, int64_t rows, int64_t
  * part 0, so the parts read as one file), and
  * rank 0 commits folder and .mtd as one unit over path
  * (io_parts_commit), or removes the folder (io_parts_abort). Formats:
- * csv, text, binary, mm, libsvm (io_parts_format). The folder reads back with
+ * csv, text, binary (SystemDS's layout, part files "0-m-NNNNN"), braid-binary, mm,
+ * libsvm (io_parts_format). The folder reads back with
  * io_read_matrix. */
 bool io_parts_format(const char *fmt);
 char *io_parts_begin(const char *path, BrErr *e);
 int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const int64_t whole[3], const IoWriteOpts *o,
                    BrErr *e);
+/* SystemDS's binary-block part file idx ("0-m-%05d") of m's rows [lo, hi)
+ * (lo on the o->blocksize grid) */
+int io_parts_write_rows(const char *dir, int idx, const MB *m, int64_t lo, int64_t hi, const IoWriteOpts *o, BrErr *e);
 int io_parts_commit(const char *dir, const char *path, int64_t rows, int64_t cols, int64_t nnz,
                     const IoWriteOpts *o, BrErr *e);
 void io_parts_abort(const char *dir);

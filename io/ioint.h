@@ -161,8 +161,15 @@ MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e);
  * path (or a folder's first part file) start with "SEQ"? and the reader */
 bool io_sysbin_detect(const char *path);
 MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e);
-/* writes m in SystemDS's layout with blen x blen blocks (1000 when < 1) */
-int io_write_sysbin(IoOut *o, const MB *m, int64_t blen, BrErr *e);
+/* rows [r0, r1) of such a file or folder (io_read_binary_rows) */
+MB *io_read_sysbin_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e);
+/* writes m's rows [lo, hi) in SystemDS's layout with blen x blen blocks
+ * (1000 when < 1), as rows row0+lo.. of a larger matrix (a part file;
+ * row0+lo a multiple of blen); whole: the file is the whole matrix (one
+ * without rows is one empty block; a part without rows has no blocks) */
+int io_write_sysbin(IoOut *o, const MB *m, int64_t lo, int64_t hi, int64_t row0, int64_t blen, bool whole,
+                    BrErr *e);
+
 /* sep: the separator of a line's entries (NULL: " ", blanks always
  * separate too), ind_sep: of an entry's index and value (NULL: ":"), as
  * SystemDS's read/write options sep and indSep; single characters. */

@@ -14,7 +14,7 @@
 void io_meta_init(IoMeta *m)
 {
     memset(m, 0, sizeof *m);
-    m->rows = m->cols = m->nnz = m->cbytes = -1;
+    m->rows = m->cols = m->nnz = m->cbytes = m->blocksize = -1;
     m->header = -1;
 }
 
@@ -103,7 +103,8 @@ int io_read_mtd(const char *path, IoMeta *m, bool *found, BrErr *e)
         get_str(root, "value_type", m->value_type, sizeof m->value_type, true, mp, e) > 0 ||
         get_str(root, "format", m->format, sizeof m->format, true, mp, e) > 0 ||
         get_int(root, "rows", &m->rows, mp, e) || get_int(root, "cols", &m->cols, mp, e) ||
-        get_int(root, "nnz", &m->nnz, mp, e) || get_int(root, "compressed_bytes", &m->cbytes, mp, e))
+        get_int(root, "nnz", &m->nnz, mp, e) || get_int(root, "compressed_bytes", &m->cbytes, mp, e) ||
+        get_int(root, "blocksize", &m->blocksize, mp, e))
         goto out;
     int r = get_str(root, "sep", m->sep, sizeof m->sep, false, mp, e);
     if (r > 0) goto out;
@@ -150,6 +151,7 @@ bool io_mtd_text(const IoMeta *m, IoStr *o)
     ok = ok && put_json_str(o, m->value_type[0] ? m->value_type : "double");
     if (m->rows >= 0) ok = ok && io_str_printf(o, ", \"rows\": %lld", (long long)m->rows);
     if (m->cols >= 0) ok = ok && io_str_printf(o, ", \"cols\": %lld", (long long)m->cols);
+    if (m->blocksize > 0) ok = ok && io_str_printf(o, ", \"blocksize\": %lld", (long long)m->blocksize);
     if (m->nnz >= 0) ok = ok && io_str_printf(o, ", \"nnz\": %lld", (long long)m->nnz);
     if (m->cbytes > 0) ok = ok && io_str_printf(o, ", \"compressed_bytes\": %lld", (long long)m->cbytes);
     ok = ok && io_str_printf(o, ", \"format\": ");

@@ -262,7 +262,7 @@ out:
 
 bool io_parts_format(const char *fmt)
 {
-    return fmt && (!strcmp(fmt, "csv") || !strcmp(fmt, "text") || !strcmp(fmt, "binary") || !strcmp(fmt, "mm") ||
+    return fmt && (!strcmp(fmt, "csv") || !strcmp(fmt, "text") || io_fmt_anybin(fmt) || !strcmp(fmt, "mm") ||
                    !strcmp(fmt, "libsvm"));
 }
 
@@ -286,9 +286,40 @@ char *io_parts_begin(const char *path, BrErr *e)
     return dir;
 }
 
+/* SystemDS's binary-block part file idx of folder dir: m's rows [lo, hi)
+ * as rows row0+lo.. of the whole matrix */
+static int sysbin_part(const char *dir, int idx, const MB *m, int64_t lo, int64_t hi, int64_t row0, int64_t blen,
+                       bool whole, BrErr *e)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/0-m-%05d", idx);   /* SystemDS's part names */
+    size_t n = strlen(dir) + sizeof name;
+    char *path = br_malloc(n);
+    if (!path) return br_err(e, BR_ENOMEM, "out of memory");
+    snprintf(path, n, "%s%s", dir, name);
+    IoOut d;
+    int rc = io_out_open(&d, path, e);
+    free(path);
+    if (rc) return rc;
+    rc = io_write_sysbin(&d, m, lo, hi, row0, blen, whole, e);
+    if (rc) { io_out_abort(&d); return rc; }
+    return io_out_commit(&d, e);
+}
+
+int io_parts_write_rows(const char *dir, int idx, const MB *m, int64_t lo, int64_t hi, const IoWriteOpts *o, BrErr *e)
+{
+    return sysbin_part(dir, idx, m, lo, hi, 0, o->blocksize, false, e);
+}
+
 int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const int64_t whole[3], const IoWriteOpts *o,
                    BrErr *e)
 {
+    const char *fmt = o->format ? o->format : "text";
+    /* a rank's part: its rows start on the block grid (dist.h); a rank
+     * without rows writes no blocks, but part 0 of a matrix without rows
+     * holds its one empty block */
+    if (io_fmt_sysbin(fmt))
+        return sysbin_part(dir, idx, m, 0, m->rows, row0, o->blocksize, idx == 0 && whole[0] == 0, e);
     char name[64];
     snprintf(name, sizeof name, "/part-%05d", idx);
     size_t n = strlen(dir) + sizeof name;
@@ -299,7 +330,6 @@ int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const in
     int rc = io_out_open(&d, path, e);
     free(path);
     if (rc) return rc;
-    const char *fmt = o->format ? o->format : "text";
     if (!strcmp(fmt, "csv")) rc = io_write_csv(&d, m, o->header && idx == 0, o->sep ? o->sep : ",", 0, e);
     else if (!strcmp(fmt, "text")) rc = io_write_text_at(&d, m, row0, e);
     else if (!strcmp(fmt, "mm")) {
@@ -308,7 +338,7 @@ int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const in
         rc = idx == 0 ? io_write_mm_head(&d, whole[0], whole[1], whole[2], e) : 0;
         if (!rc) rc = io_write_text_at(&d, m, row0, e);
     } else if (!strcmp(fmt, "libsvm")) rc = io_write_libsvm(&d, m, o->sep, o->ind_sep, 0, e);
-    else rc = io_write_binary(&d, m, e);
+    else rc = io_write_binary(&d, m, e);   /* braid-binary */
     if (rc) { io_out_abort(&d); return rc; }
     return io_out_commit(&d, e);
 }

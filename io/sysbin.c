@@ -1,5 +1,5 @@
-/* sysbin.c: SystemDS's binary-block matrix files (format "binary" written
- * by SystemDS), read; layout from SystemDS's Java (MatrixBlock.write /
+/* sysbin.c: SystemDS's binary-block matrix files (format "binary"), read
+ * and written; layout from SystemDS's Java (MatrixBlock.write /
  * readFields, MatrixIndexes.write) and Hadoop's SequenceFile:
  *
  *   header  "SEQ", version byte 6; key and value class names as Hadoop
@@ -267,13 +267,17 @@ static int sb_cells(SbRead *r, const SbBlock *b, SbPut put, void *ctx)
 
 typedef struct SbFill {
     MB *m;
-    int64_t r0, c0;
+    int64_t r0, c0;  /* the block's first cell in m (r0 below 0 or rows
+                        past m's end: rows outside a row-range read) */
     int64_t *fill;   /* sparse: next free slot per row */
 } SbFill;
+
+static bool outside(const SbFill *f, int64_t r) { return f->r0 + r < 0 || f->r0 + r >= f->m->rows; }
 
 static int put_dense(void *ctx, int64_t r, int64_t c, double v)
 {
     SbFill *f = ctx;
+    if (outside(f, r)) return 0;
     f->m->d[(f->r0 + r) * f->m->cols + f->c0 + c] = v;
     return 0;
 }
@@ -282,14 +286,14 @@ static int put_count(void *ctx, int64_t r, int64_t c, double v)
 {
     SbFill *f = ctx;
     (void)c;
-    if (v != 0) f->m->rp[f->r0 + r + 1]++;
+    if (v != 0 && !outside(f, r)) f->m->rp[f->r0 + r + 1]++;
     return 0;
 }
 
 static int put_sparse(void *ctx, int64_t r, int64_t c, double v)
 {
     SbFill *f = ctx;
-    if (v == 0) return 0;
+    if (v == 0 || outside(f, r)) return 0;
     int64_t k = f->fill[f->r0 + r]++;
     f->m->ci[k] = (int32_t)(f->c0 + c);
     f->m->v[k] = v;
@@ -394,7 +398,11 @@ bool io_sysbin_detect(const char *path)
     return yes;
 }
 
-MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e)
+/* The matrix's rows [r0, r1) (clipped); *orows, *ocols (may be NULL)
+ * receive the whole matrix's size. Every block's record is checked, but
+ * only the blocks that hold rows of the range are decoded. */
+static MB *sysbin_read(const char *path, int64_t rows, int64_t cols, int64_t r0, int64_t r1, int64_t *orows,
+                       int64_t *ocols, BrErr *e)
 {
     char **files = NULL, *single[2] = {(char *)path, NULL};
     bool dir = is_folder(path);
@@ -448,10 +456,6 @@ MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e)
         br_err(e, BR_EDIM, "%s: %lld columns (at most %d)", path, (long long)cols, INT32_MAX);
         goto done;
     }
-    /* the extent comes from the blocks' indices and sizes, which a short
-     * file can set to anything: the matrix must fit the memory budget
-     * before anything of its size is allocated or walked */
-    if (io_check_mem(path, rows, cols, nnz, e)) goto done;
     /* a block not on the grid: smaller than blen though not the last */
     for (size_t i = 0; i < nb; i++) {
         SbBlock *b = &blocks[i];
@@ -462,62 +466,89 @@ MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e)
             goto done;
         }
     }
-    bool sparse = mb_should_be_sparse(rows, cols, nnz);
+    /* the row range: only its blocks are decoded */
+    int64_t R0 = BR_MAX(0, BR_MIN(r0, rows)), R1 = BR_MAX(R0, BR_MIN(r1, rows)), nr = R1 - R0;
+    if (orows) *orows = rows;
+    if (ocols) *ocols = cols;
+    size_t keep = 0;
+    nnz = 0;
+    for (size_t i = 0; i < nb; i++) {
+        SbBlock *b = &blocks[i];
+        int64_t top = (b->rb - 1) * blen;
+        if (top >= R1 || top + b->rlen <= R0) continue;
+        nnz += b->type == 3 ? (int64_t)b->rlen * b->clen : b->nnz;
+        blocks[keep++] = *b;
+    }
+    nb = keep;
+    /* the extent comes from the blocks' indices and sizes, which a short
+     * file can set to anything: the matrix must fit the memory budget
+     * before anything of its size is allocated or walked */
+    if (r0 > 0 || r1 < INT64_MAX) {
+        /* a rank's rows (a distributed read): the partition must fit the
+         * machine; the budget decided that the matrix is distributed */
+        double need = BR_MIN((double)nr * (double)cols * 8, 24 * ((double)nr + 1) + 12 * (double)nnz);
+        if (need > br_mem_physical()) {
+            br_err(e, BR_ENOMEM, "read %s: rows %lld to %lld need %.1f GB, more than this machine's %.1f GB", path,
+                   (long long)R0 + 1, (long long)R1, need / 1e9, br_mem_physical() / 1e9);
+            goto done;
+        }
+    } else if (io_check_mem(path, nr, cols, nnz, e)) goto done;
+    bool sparse = mb_should_be_sparse(nr, cols, nnz);
     if (!sparse) {
-        if (!(m = mb_dense(rows, cols, e))) goto done;
+        if (!(m = mb_dense(nr, cols, e))) goto done;
         for (size_t i = 0; i < nb; i++) {
-            SbFill f = {m, (blocks[i].rb - 1) * blen, (blocks[i].cb - 1) * blen, NULL};
+            SbFill f = {m, (blocks[i].rb - 1) * blen - R0, (blocks[i].cb - 1) * blen, NULL};
             r = (SbRead){.path = list[blocks[i].file], .pos = blocks[i].off, .e = e};
             if (sb_cells(&r, &blocks[i], put_dense, &f)) goto done;
         }
         m->nnz = 0;
-        for (int64_t k = 0; k < rows * cols; k++) m->nnz += m->d[k] != 0;
+        for (int64_t k = 0; k < nr * cols; k++) m->nnz += m->d[k] != 0;
     } else {
         /* count per row, place, then order each row's columns (blocks of
          * one block row arrive in column-block order, so rows are sorted
          * already; the sort is for hand-made files) */
-        MB cnt = {.rows = rows, .cols = cols};
-        cnt.rp = calloc((size_t)rows + 1, sizeof *cnt.rp);
+        MB cnt = {.rows = nr, .cols = cols};
+        cnt.rp = calloc((size_t)nr + 1, sizeof *cnt.rp);
         if (!cnt.rp) {
             br_err(e, BR_ENOMEM, "%s: out of memory", path);
             goto done;
         }
         for (size_t i = 0; i < nb; i++) {
-            SbFill f = {&cnt, (blocks[i].rb - 1) * blen, (blocks[i].cb - 1) * blen, NULL};
+            SbFill f = {&cnt, (blocks[i].rb - 1) * blen - R0, (blocks[i].cb - 1) * blen, NULL};
             r = (SbRead){.path = list[blocks[i].file], .pos = blocks[i].off, .e = e};
             if (sb_cells(&r, &blocks[i], put_count, &f)) {
                 free(cnt.rp);
                 goto done;
             }
         }
-        for (int64_t i = 0; i < rows; i++) cnt.rp[i + 1] += cnt.rp[i];
-        m = mb_sp_alloc(rows, cols, cnt.rp[rows], e);
-        fill = malloc(((size_t)rows + 1) * sizeof *fill);
+        for (int64_t i = 0; i < nr; i++) cnt.rp[i + 1] += cnt.rp[i];
+        m = mb_sp_alloc(nr, cols, cnt.rp[nr], e);
+        fill = malloc(((size_t)nr + 1) * sizeof *fill);
         if (!m || !fill) {
             free(cnt.rp);
             if (m && !fill) br_err(e, BR_ENOMEM, "%s: out of memory", path);
             goto done;
         }
-        memcpy(m->rp, cnt.rp, ((size_t)rows + 1) * sizeof *fill);
-        memcpy(fill, cnt.rp, ((size_t)rows + 1) * sizeof *fill);
+        memcpy(m->rp, cnt.rp, ((size_t)nr + 1) * sizeof *fill);
+        memcpy(fill, cnt.rp, ((size_t)nr + 1) * sizeof *fill);
         free(cnt.rp);
         for (size_t i = 0; i < nb; i++) {
-            SbFill f = {m, (blocks[i].rb - 1) * blen, (blocks[i].cb - 1) * blen, fill};
+            SbFill f = {m, (blocks[i].rb - 1) * blen - R0, (blocks[i].cb - 1) * blen, fill};
             r = (SbRead){.path = list[blocks[i].file], .pos = blocks[i].off, .e = e};
             if (sb_cells(&r, &blocks[i], put_sparse, &f)) goto done;
         }
-        m->nnz = m->rp[rows];
-        m->build_row = rows;
+        m->nnz = m->rp[nr];
+        m->build_row = nr;
         int32_t *tc = NULL;
         double *tw = NULL;
         int64_t wmax = 0;
-        for (int64_t i = 0; i < rows; i++) wmax = BR_MAX(wmax, m->rp[i + 1] - m->rp[i]);
+        for (int64_t i = 0; i < nr; i++) wmax = BR_MAX(wmax, m->rp[i + 1] - m->rp[i]);
         if (wmax > 1 && (!(tc = malloc((size_t)wmax * sizeof *tc)) || !(tw = malloc((size_t)wmax * sizeof *tw)))) {
             free(tc);
             br_err(e, BR_ENOMEM, "%s: out of memory", path);
             goto done;
         }
-        for (int64_t i = 0; i < rows; i++) {
+        for (int64_t i = 0; i < nr; i++) {
             int64_t a = m->rp[i], n = m->rp[i + 1] - a;
             if (n > 1) mb_sort_entries(m->ci + a, m->v + a, n, tc, tw);
             for (int64_t k = a + 1; k < a + n; k++)
@@ -525,7 +556,7 @@ MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e)
                     free(tc);
                     free(tw);
                     br_err(e, BR_EIO, "%s: not a valid SystemDS binary-block file: cell (%lld, %d) given twice",
-                           path, (long long)i + 1, m->ci[k] + 1);
+                           path, (long long)(R0 + i) + 1, m->ci[k] + 1);
                     goto done;
                 }
         }
@@ -557,9 +588,24 @@ done:
     return NULL;
 }
 
-/* ---- writing: SystemDS's layout, one sequence file ----
+MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e)
+{
+    return sysbin_read(path, rows, cols, 0, INT64_MAX, NULL, NULL, e);
+}
+
+MB *io_read_sysbin_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e)
+{
+    IoMeta m;
+    bool found = false;
+    if (io_read_mtd(path, &m, &found, e)) return NULL;
+    return sysbin_read(path, found ? m.rows : -1, found ? m.cols : -1, r0, r1, rows, cols, e);
+}
+
+/* ---- writing: SystemDS's layout, one sequence file (a whole matrix or
+ * one part file of a folder: io.c, parts.c) ----
  * Blocks of blen x blen (the last of a row or column smaller), row-block
- * major, every block written (empty ones too), each encoded as SystemDS's
+ * major, every block written (empty ones too; a later part without rows
+ * holds none), block indexes counted from the part's first row, each encoded as SystemDS's
  * MatrixBlock.write chooses from (rlen, clen, nnz) alone: empty when nnz
  * is 0; else sparse on disk when the sparsity is below 0.4 and the sparse
  * or ultra-sparse size is below the dense size (evalSparseFormatOnDisk),
@@ -660,14 +706,23 @@ static void put_jv(SbOut *w, int64_t i, int64_t j, double v, void *ctx)
     out_dbl(w, v);
 }
 
-int io_write_sysbin(IoOut *o, const MB *m, int64_t blen, BrErr *e)
+int io_write_sysbin(IoOut *o, const MB *m, int64_t lo, int64_t hi, int64_t row0, int64_t blen, bool whole,
+                    BrErr *e)
 {
+    row0 += lo;
     if (blen < 1) blen = 1000;
-    if (m->rows > INT32_MAX || m->cols > INT32_MAX)
+    if (blen > INT32_MAX)
+        return br_err(e, BR_EARG, "write: block size %lld is too large for SystemDS's binary-block format",
+                      (long long)blen);
+    if (row0 % blen)
+        return br_err(e, BR_EARG, "write: a part of SystemDS's binary-block format starting at row %lld is not on "
+                      "the %lld-row block grid", (long long)row0 + 1, (long long)blen);
+    if (m->cols > INT32_MAX)
         return br_err(e, BR_EDIM, "write: %lldx%lld is too large for SystemDS's binary-block format",
                       (long long)m->rows, (long long)m->cols);
+    int64_t nrows = hi - lo;
     SbOut *w = calloc(1, sizeof *w);
-    int64_t *rowc = calloc((size_t)BR_MIN(blen, BR_MAX(m->rows, 1)) + 1, sizeof *rowc);
+    int64_t *rowc = calloc((size_t)BR_MIN(blen, BR_MAX(nrows, 1)) + 1, sizeof *rowc);
     if (!w || !rowc) {
         free(w);
         free(rowc);
@@ -676,7 +731,7 @@ int io_write_sysbin(IoOut *o, const MB *m, int64_t blen, BrErr *e)
     w->o = o;
     w->e = e;
     uint8_t sync[16];
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)m->rows * 31 ^ (uint64_t)m->cols * 131 ^ (uint64_t)blen;
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)(row0 + nrows) * 31 ^ (uint64_t)m->cols * 131 ^ (uint64_t)blen;
     for (int i = 0; i < 16; i++) {
         h = (h ^ (uint64_t)i) * 1099511628211ull;
         sync[i] = (uint8_t)(h >> 29);
@@ -688,11 +743,13 @@ int io_write_sysbin(IoOut *o, const MB *m, int64_t blen, BrErr *e)
     out_u32(w, 0);             /* no metadata */
     out_bytes(w, sync, 16);
     uint64_t last_sync = 0;
-    int64_t nbr = BR_MAX(1, (m->rows + blen - 1) / blen), nbc = BR_MAX(1, (m->cols + blen - 1) / blen);
+    /* a part without rows holds no blocks; a whole matrix without rows
+     * or columns is one empty block */
+    int64_t nbr = !whole && !nrows ? 0 : BR_MAX(1, (nrows + blen - 1) / blen), nbc = BR_MAX(1, (m->cols + blen - 1) / blen);
     for (int64_t bi = 0; bi < nbr && !w->rc; bi++)
         for (int64_t bj = 0; bj < nbc && !w->rc; bj++) {
-            int64_t r0 = bi * blen, c0 = bj * blen;
-            int64_t rl = BR_MIN(blen, m->rows - r0), cl = BR_MIN(blen, m->cols - c0);
+            int64_t r0 = lo + bi * blen, c0 = bj * blen;
+            int64_t rl = BR_MIN(blen, hi - r0), cl = BR_MIN(blen, m->cols - c0);
             memset(rowc, 0, ((size_t)rl + 1) * sizeof *rowc);
             each_nz(m, r0, rl, c0, cl, w, cnt_nz, rowc);
             int64_t nnz = rowc[0];
@@ -717,7 +774,7 @@ int io_write_sysbin(IoOut *o, const MB *m, int64_t blen, BrErr *e)
             }
             out_u32(w, (uint32_t)(vlen + 16));
             out_u32(w, 16);
-            out_u64(w, (uint64_t)bi + 1);
+            out_u64(w, (uint64_t)(row0 / blen + bi) + 1);
             out_u64(w, (uint64_t)bj + 1);
             out_u32(w, (uint32_t)rl);
             out_u32(w, (uint32_t)cl);

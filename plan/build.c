@@ -609,7 +609,7 @@ static void mtd_sizes(BCtx *c, Hop *h)
     h->cols = m.cols;
     h->nnz = m.nnz >= 0 && (double)m.nnz <= (double)m.rows * (double)m.cols ? m.nnz : -1;
     hop_infer(h);   /* memory estimates from the sizes */
-    if (m.cbytes > 0 && !strcmp(m.format, "binary")) h->cbytes = (double)m.cbytes;
+    if (m.cbytes > 0 && !strcmp(m.format, "braid-binary")) h->cbytes = (double)m.cbytes;
 }
 
 /* Under sysds.compressed.linalg=true the run time compresses what read()

@@ -113,7 +113,7 @@ static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
     /* libsvm shares are parsed with the default separators */
     if (!strcmp(p.format, "libsvm") && (p.lsep || p.lind)) goto done;
     if (!force && br_exec_mode() != BR_EXEC_DIST && (double)io_data_bytes(path) <= br_mem_budget()) goto done;
-    if (!strcmp(p.format, "binary")) rc = dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
+    if (io_fmt_anybin(p.format)) rc = dist_read_binary(&regs[in->in[0]], &regs[in->out], e);
     else rc = dist_read_text(&regs[in->in[0]], &p, &regs[in->out], e);
 done:
     free(nabuf);

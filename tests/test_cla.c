@@ -105,7 +105,7 @@ static void check_row_slice(const char *what, const MB *x, const MB *cx)
         snprintf(path, sizeof path, "/tmp/braid_test_cla_rows_%d.bin", (int)getpid());
         IoWriteOpts wo;
         io_write_opts_init(&wo);
-        wo.format = "binary";
+        wo.format = "braid-binary";
         IoReadOpts ro;
         io_read_opts_init(&ro);
         MB *r = io_write_matrix(path, s, &wo, &e) == 0 ? io_read_matrix(path, &ro, &e) : NULL;
@@ -728,7 +728,7 @@ static void check_binary(const char *what, const MB *x, const MB *cx)
     BrErr e = {0};
     IoWriteOpts wo;
     io_write_opts_init(&wo);
-    wo.format = "binary";
+    wo.format = "braid-binary";
     T_CHECK(io_write_matrix(path, cx, &wo, &e) == 0, "%s: write binary: %s", what, e.msg);
     IoReadOpts ro;
     io_read_opts_init(&ro);
@@ -1173,7 +1173,7 @@ static void check_compile_cbytes(void)
     snprintf(path, sizeof path, "/tmp/braid_test_cla_cb_%d.bin", (int)getpid());
     IoWriteOpts wo;
     io_write_opts_init(&wo);
-    wo.format = "binary";
+    wo.format = "braid-binary";
     for (int comp = 1; comp >= 0 && cx; comp--) {
         T_CHECK(io_write_matrix(path, comp ? cx : x, &wo, &e) == 0, "cbytes: written (%s)", e.msg);
         IoMeta m;

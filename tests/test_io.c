@@ -162,13 +162,17 @@ static void test_numbers(void)
 typedef struct Fmt {
     const char *name, *format, *sep;
     bool header;
+    int64_t bs;   /* binary: SystemDS's block size (0: 1000) */
+    int parts;    /* binary: part files at most */
 } Fmt;
 
 static const Fmt fmts[] = {
-    {"text", "text", NULL, false}, {"mm", "mm", NULL, false}, {"csv", "csv", NULL, false},
-    {"csvh", "csv", NULL, true}, {"csvsemi", "csv", ";", true}, {"csvtab", "csv", "\t", false},
-    {"csvmulti", "csv", "::", false}, {"binary", "binary", NULL, false},
-    {"libsvm", "libsvm", NULL, false}};
+    {"text", "text", NULL, false, 0, 0}, {"mm", "mm", NULL, false, 0, 0}, {"csv", "csv", NULL, false, 0, 0},
+    {"csvh", "csv", NULL, true, 0, 0}, {"csvsemi", "csv", ";", true, 0, 0}, {"csvtab", "csv", "\t", false, 0, 0},
+    {"csvmulti", "csv", "::", false, 0, 0}, {"binary", "binary", NULL, false, 0, 0}, {"braidbin", "braid-binary", NULL, false, 0, 0},
+    /* SystemDS's blocks not dividing the shapes, and part files */
+    {"binbs7", "binary", NULL, false, 7, 3}, {"binbs2", "sysds-binary", NULL, false, 2, 1},
+    {"libsvm", "libsvm", NULL, false, 0, 0}};
 #define NFMT (int)(sizeof fmts / sizeof *fmts)
 
 /* Writes m in format f, reads it back (with .mtd only, and for some also
@@ -185,6 +189,8 @@ static void round_trip(const MB *m, const Fmt *f, int64_t chunk, const char *wha
     wo.sep = f->sep;
     wo.header = f->header;
     wo.chunk_bytes = chunk;
+    wo.blocksize = f->bs;
+    wo.parts = f->parts;
     int rc = io_write_matrix(path, m, &wo, &e);
     if (!strcmp(f->format, "libsvm") && m->cols == 0) {
         /* no column for the label */
@@ -218,7 +224,9 @@ static void round_trip(const MB *m, const Fmt *f, int64_t chunk, const char *wha
     IoMeta meta;
     bool found;
     T_CHECK(io_read_mtd(path, &meta, &found, &e) == 0 && found && meta.rows == m->rows &&
-            meta.cols == m->cols && meta.nnz == m->nnz && !strcmp(meta.format, f->format) &&
+            meta.cols == m->cols && meta.nnz == m->nnz &&
+            !strcmp(meta.format, io_fmt_sysbin(f->format) ? "binary" : f->format) &&
+            meta.blocksize == (io_fmt_sysbin(f->format) ? (f->bs ? f->bs : 1000) : -1) &&
             !strcmp(meta.data_type, "matrix"), "%s %s: mtd", what, f->name);
 }
 
@@ -247,6 +255,13 @@ static void test_round_trips(void)
             for (int f = 0; f < NFMT; f++) {
                 snprintf(what, sizeof what, "t%d big%d", th, b);
                 round_trip(big[b], &fmts[f], 1000, what);
+                if (fmts[f].parts > 1) {   /* over 16 KiB a part: SystemDS's folder of part files */
+                    struct stat st;
+                    char name[64];
+                    snprintf(name, sizeof name, "rt_%s/0-m-00002", fmts[f].name);
+                    T_CHECK(stat(P(name), &st) == 0 && S_ISREG(st.st_mode), "%s %s: three part files", what,
+                            fmts[f].name);
+                }
             }
             mb_release(big[b]);
         }
@@ -401,12 +416,12 @@ static void test_bad_files(void)
     o.format = "mm";
     expect_err(P("nomm.mtx"), &o, "mm without banner", "line 1", "Matrix Market", NULL);
     o.format = NULL;
-    /* binary */
+    /* braid's own binary layout */
     BrErr e = {0};
     MB *m = rnd(10, 10, 1, false);
     IoWriteOpts wo;
     io_write_opts_init(&wo);
-    wo.format = "binary";
+    wo.format = "braid-binary";
     T_CHECK(io_write_matrix(P("t.bin"), m, &wo, &e) == 0, "write binary");
     T_CHECK(truncate(P("t.bin"), 40 + 8 * 99) == 0, "truncate");
     expect_err(P("t.bin"), &o, "truncated binary", "truncated", NULL, NULL);
@@ -498,7 +513,7 @@ static void test_reliability(void)
     /* corrupt sparse binary: a negative row start must not be followed */
     IoWriteOpts wo;
     io_write_opts_init(&wo);
-    wo.format = "binary";
+    wo.format = "braid-binary";
     m = rnd(30, 30, 0.05, true);
     for (int r = 1; r <= 3; r++) {
         T_CHECK(io_write_matrix(P("c.bin"), m, &wo, &e) == 0, "write sparse binary");
@@ -927,7 +942,7 @@ static void test_libsvm(void)
 static void crowded_io_run(void *arg, MB **r)
 {
     MB *const *m = arg;
-    static const char *fmts[] = {"binary", "binary", "text"};
+    static const char *fmts[] = {"braid-binary", "braid-binary", "text"};
     for (int q = 0; q < 3; q++) {
         BrErr e = {0};
         char name[64];

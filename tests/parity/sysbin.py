@@ -10,10 +10,13 @@ reader (io/sysbin.c), and checks that braid's read(..., format="binary")
 returns the matrix they encode, cell for cell, with and without a .mtd,
 from one file and from a folder of part files; and that malformed files
 are refused with "error:" naming what is wrong. Then the other way:
-matrices braid writes with format="sysds-binary" are decoded here byte
-for byte and must hold SystemDS's header, block grid (1000 x 1000), the
-encoding MatrixBlock.write picks for each block, the values, sync marks
-after 100 KiB, and a .mtd with format "binary"; braid reads them back.
+matrices braid writes with format="binary" (and its alias "sysds-binary")
+are decoded here byte for byte and must hold SystemDS's header, block grid
+(1000 x 1000, or rows_in_block=, or sysds.defaultblocksize), the encoding
+MatrixBlock.write picks for each block, the values, sync marks after 100
+KiB, and a .mtd with format "binary" and the block size; with several
+threads a large matrix becomes a folder of part files split by block rows
+as SystemDS's parallel writer splits them; braid reads them back.
 Prints "N passed, M failed".
 """
 
@@ -217,80 +220,164 @@ def systemds_type(rlen, clen, nnz):
 
 
 WRITES = [
-    # name, DML expression, expected sync marks
-    ("dense_3blocks", "rand(rows=3000, cols=10, min=-1, max=1, seed=3)", 1),
-    ("sparse_grid", "rand(rows=1500, cols=1200, sparsity=0.002, seed=4)", 0),
-    ("ultra_column", "rand(rows=2500, cols=1, sparsity=0.0003, seed=5)", 0),
+    # name, DML expression, expected sync marks, write() arguments after
+    # the format, block size; written by one thread (one file each)
+    ("dense_3blocks", "rand(rows=3000, cols=10, min=-1, max=1, seed=3)", 1,
+     "", 1000),
+    ("sparse_grid", "rand(rows=1500, cols=1200, sparsity=0.002, seed=4)", 0,
+     "", 1000),
+    ("ultra_column", "rand(rows=2500, cols=1, sparsity=0.0003, seed=5)", 0,
+     "", 1000),
     # sparse (1,1) and (2,1), empty (1,2), ultra-sparse (2,2)
     ("mixed", "cbind(rand(rows=1100, cols=30, sparsity=0.9, seed=6), "
      "rbind(matrix(0, rows=1099, cols=1000), "
-     "cbind(matrix(0, rows=1, cols=999), matrix(5, rows=1, cols=1))))", 1),
-    ("small", "matrix(\"1 0 2 0 0 3\", rows=2, cols=3)", 0),
-    ("zeros", "matrix(0, rows=4, cols=5)", 0),
+     "cbind(matrix(0, rows=1, cols=999), matrix(5, rows=1, cols=1))))", 1,
+     "", 1000),
+    ("small", "matrix(\"1 0 2 0 0 3\", rows=2, cols=3)", 0, "", 1000),
+    ("zeros", "matrix(0, rows=4, cols=5)", 0, "", 1000),
+    # rows_in_block= sets the block size as SystemDS's write takes it;
+    # 7 divides neither side; all four encodings among the blocks
+    ("bs7", "rbind(rand(rows=20, cols=23, sparsity=0.3, seed=7), "
+     "rand(rows=9, cols=23, seed=8))", 0, ", rows_in_block=7", 7),
+    ("bs7_ultra", "rand(rows=30, cols=16, sparsity=0.01, seed=9)", 0,
+     ", rows_in_block=7", 7),
+    ("alias", "rand(rows=12, cols=5, seed=10)", 0, "", 1000),
 ]
+
+# written with sysds.defaultblocksize 300 and 3 threads: folders of part
+# files as SystemDS's parallel writer makes them (name, expression, the
+# part files' first rows)
+PARTS = [
+    ("parts_dense", "rand(rows=3000, cols=10, min=-1, max=1, seed=11)",
+     [0, 1200, 2400]),
+    ("parts_sparse", "rand(rows=2000, cols=50, sparsity=0.05, seed=12)",
+     [0, 900, 1800]),
+]
+
+
+def check_blocks(blocks, m, blen, r_lo, r_hi):
+    """Why blocks (decoded) are not rows [r_lo, r_hi) of m as SystemDS
+    writes them with blen x blen blocks, or ''."""
+    cols = len(m[0])
+    grid = [(bi // blen + 1, bj // blen + 1, min(blen, r_hi - bi),
+             min(blen, cols - bj))
+            for bi in range(r_lo, r_hi, blen) for bj in range(0, cols, blen)]
+    if [b[:4] for b in blocks] != grid:
+        return "block grid %s, want %s" % ([b[:4] for b in blocks][:6],
+                                           grid[:6])
+    for rb, cb, rl, cl, t, cells in blocks:
+        r0, c0 = (rb - 1) * blen, (cb - 1) * blen
+        want = {(i, j): m[r0 + i][c0 + j] for i in range(rl)
+                for j in range(cl) if m[r0 + i][c0 + j] != 0}
+        if cells != want:
+            return "block (%d, %d) values differ" % (rb, cb)
+        if t != systemds_type(rl, cl, len(want)):
+            return "block (%d, %d) type %d, SystemDS writes %d" % (
+                rb, cb, t, systemds_type(rl, cl, len(want)))
+    return ""
 
 
 def check_writes(braid, d, report):
     script = ""
-    for name, expr, _ in WRITES:
+    for name, expr, _, args, _ in WRITES:
         p = os.path.join(d, "w_" + name)
+        fmt = "sysds-binary" if name == "alias" else "binary"
         script += "X = %s\n" % expr
-        script += 'write(X, "%s", format="sysds-binary")\n' % p
+        script += 'write(X, "%s", format="%s"%s)\n' % (p, fmt, args)
         script += 'write(X, "%s.csv", format="csv")\n' % p
         script += 'Y = read("%s", format="binary")\n' % p
         script += 'print("%s " + as.integer(sum(abs(X - Y)) == 0))\n' % name
-    r = run_braid(braid, script)
-    report(r.returncode == 0, "write the sysds-binary files",
+    r = run_braid(braid, script, ["-threads", "1"])
+    report(r.returncode == 0, "write the binary files",
            r.stderr.strip()[-300:])
     if r.returncode != 0:
         return
     back = dict(line.split() for line in r.stdout.splitlines()
                 if len(line.split()) == 2)
-    for name, expr, want_syncs in WRITES:
+    kinds = set()
+    for name, expr, want_syncs, _, blen in WRITES:
         p = os.path.join(d, "w_" + name)
-        with open(p + ".csv") as f:
-            m = [[float(x) for x in line.split(",")] for line in f
-                 if line.strip()]
-        rows, cols = len(m), len(m[0])
+        m = read_csv(p + ".csv")
         try:
             with open(p, "rb") as f:
                 blocks, syncs = decode(f.read())
-        except AssertionError as ex:
+        except (AssertionError, IsADirectoryError) as ex:
             report(False, "write " + name, "layout: %s" % ex)
             continue
-        why = ""
-        grid = [(bi // 1000 + 1, bj // 1000 + 1, min(1000, rows - bi),
-                 min(1000, cols - bj))
-                for bi in range(0, rows, 1000)
-                for bj in range(0, cols, 1000)]
-        if [b[:4] for b in blocks] != grid:
-            why = "block grid %s, want %s" % ([b[:4] for b in blocks], grid)
-        for rb, cb, rl, cl, t, cells in blocks:
-            r0, c0 = (rb - 1) * 1000, (cb - 1) * 1000
-            want = {(i, j): m[r0 + i][c0 + j] for i in range(rl)
-                    for j in range(cl) if m[r0 + i][c0 + j] != 0}
-            if cells != want:
-                why = why or "block (%d, %d) values differ" % (rb, cb)
-            if t != systemds_type(rl, cl, len(want)):
-                why = why or "block (%d, %d) type %d, SystemDS writes %d" % (
-                    rb, cb, t, systemds_type(rl, cl, len(want)))
+        kinds |= {b[4] for b in blocks}
+        why = check_blocks(blocks, m, blen, 0, len(m))
         if syncs != want_syncs:
             why = why or "%d sync marks, want %d" % (syncs, want_syncs)
         with open(p + ".mtd") as f:
             meta = f.read()
-        if '"binary"' not in meta:
-            why = why or ".mtd format is not binary: " + meta
+        if '"format": "binary"' not in meta or \
+                '"blocksize": %d' % blen not in meta:
+            why = why or ".mtd lacks format binary, blocksize %d: %s" % (
+                blen, meta)
+        if back.get(name) != "1":
+            why = why or "read back differs"
+        report(not why, "write " + name, why)
+    report(kinds == {0, 1, 2, 3}, "writes use all four block encodings",
+           str(sorted(kinds)))
+
+    # part files: sysds.defaultblocksize 300, three threads
+    cfg = os.path.join(d, "bs300.xml")
+    with open(cfg, "w") as f:
+        f.write("<root><sysds.defaultblocksize>300</sysds.defaultblocksize>"
+                "</root>\n")
+    script = ""
+    for name, expr, _ in PARTS:
+        p = os.path.join(d, "w_" + name)
+        script += "X = %s\n" % expr
+        script += 'write(X, "%s", format="binary")\n' % p
+        script += 'write(X, "%s.csv", format="csv")\n' % p
+        script += 'Y = read("%s")\n' % p
+        script += 'print("%s " + as.integer(sum(abs(X - Y)) == 0))\n' % name
+    r = run_braid(braid, script, ["-threads", "3", "-config", cfg])
+    report(r.returncode == 0, "write the part-file folders",
+           r.stderr.strip()[-300:])
+    if r.returncode != 0:
+        return
+    back = dict(line.split() for line in r.stdout.splitlines()
+                if len(line.split()) == 2)
+    for name, expr, starts in PARTS:
+        p = os.path.join(d, "w_" + name)
+        m = read_csv(p + ".csv")
+        why = ""
+        if not os.path.isdir(p):
+            report(False, "write " + name, "not a folder")
+            continue
+        names = sorted(os.listdir(p))
+        want = ["0-m-%05d" % i for i in range(len(starts))]
+        if names != want:
+            why = "part files %s, want %s" % (names, want)
+        for i, lo in enumerate(starts if not why else []):
+            hi = starts[i + 1] if i + 1 < len(starts) else len(m)
+            with open(os.path.join(p, names[i]), "rb") as f:
+                blocks, _ = decode(f.read())
+            why = why or check_blocks(blocks, m, 300, lo, hi)
+        with open(p + ".mtd") as f:
+            meta = f.read()
+        if '"blocksize": 300' not in meta:
+            why = why or ".mtd lacks blocksize 300: " + meta
         if back.get(name) != "1":
             why = why or "read back differs"
         report(not why, "write " + name, why)
 
 
-def run_braid(braid, script):
+def read_csv(path):
+    with open(path) as f:
+        return [[float(x) for x in line.split(",")] for line in f
+                if line.strip()]
+
+
+def run_braid(braid, script, opts=()):
     d = tempfile.mkdtemp(prefix="sysbin-")
     p = os.path.join(d, "s.dml")
     with open(p, "w") as f:
         f.write(script)
-    r = subprocess.run([braid, "-f", p], capture_output=True, text=True)
+    r = subprocess.run([braid] + list(opts) + ["-f", p], capture_output=True,
+                       text=True)
     subprocess.run(["rm", "-rf", d])
     return r
 
