@@ -75,41 +75,61 @@ compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
 
 # ops CASE NP CONFIG EXEC ROWS COLS SPARSITY SEED [JOB TYPES THAT MUST RUN]:
 # without fusion, so that every basic distributed operator runs (fused.dml
-# below runs them fused)
+# below runs them fused). OPS_LOCAL=CASE: CASE's local run (the same
+# arguments) is the reference. IEEE="JOB TYPES": ieee.dml runs after
+# ops.dml in the same launch (its results under the prefix ieee_), and
+# must run each of these job types itself: under BRAID_DIST_TRACE=1 the
+# jobs after the line the script prints between the parts (in a block of
+# its own) are ieee.dml's
 ops() {
   local c=$1 np=$2 cfg=$3 ex=$4 rows=$5 cols=$6 sp=$7 seed=$8; shift 8
   mkdir -p "$tmp/$c/l" "$tmp/$c/d"
-  local script=${OPS_SCRIPT:-ops.dml}
-  "$braid" -f "$here/$script" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
-    || { bad "ops $c: local run failed: $(tail -n 3 "$tmp/$c/l.out")"; return; }
-  mpi "$np" -f "$here/$script" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
+  local script=$here/ops.dml ref=$tmp/${OPS_LOCAL:-$c}/l t
+  if [ -n "${IEEE:-}" ]; then
+    script=$tmp/ops_ieee.dml
+    { cat "$here/ops.dml"; printf '\nwhile (FALSE) {}\nprint("run.sh: ieee.dml")\nwhile (FALSE) {}\n'
+      sed 's/^p = \$1$/p = $1 + "ieee_"/' "$here/ieee.dml"; } > "$script"
+    grep -q '^p = \$1 + "ieee_"$' "$script" || { bad "ops $c: ieee.dml's prefix line not found"; return; }
+  fi
+  if [ -z "${OPS_LOCAL:-}" ]; then
+    "$braid" -f "$script" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
+      || { bad "ops $c: local run failed: $(tail -n 3 "$tmp/$c/l.out")"; return; }
+  fi
+  BRAID_DIST_TRACE=${IEEE:+1} mpi "$np" -f "$script" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
     > "$tmp/$c/d.out" 2>&1 || { bad "ops $c: mpirun failed: $(tail -n 5 "$tmp/$c/d.out")"; return; }
-  compare "ops $c (np $np, $cfg, $ex, ${rows}x$cols sparsity $sp)" "$tmp/$c/l" "$tmp/$c/d"
+  # (a reference run with ieee.dml also wrote ieee_*, which ops.dml alone does not)
+  compare "ops $c (np $np, $cfg, $ex, ${rows}x$cols sparsity $sp)" "$ref" "$tmp/$c/d"     "$(cd "$ref" && ls | grep -v '\.mtd$' | if [ -n "${IEEE:-}" ]; then cat; else grep -v '^ieee_'; fi)"
   # the configuration's network rate, not a measured one
   if grep -q "^  network rate 1 GB/s (sysds.dist.netrate)" "$tmp/$c/d.out"; then ok; else bad "ops $c: the configured network rate is not used"; fi
   for t in "$@"; do
     if grep -qE "^  $t +[1-9][0-9]* jobs" "$tmp/$c/d.out"; then ok; else bad "ops $c: no distributed '$t' job ran"; fi
   done
+  if [ -n "${IEEE:-}" ]; then
+    local seen
+    seen=$(awk '/^run\.sh: ieee\.dml$/ { on = 1 } on && /^dist job / { print $3 }' "$tmp/$c/d.out" | sort -u | tr '\n' ' ')
+    for t in $IEEE; do
+      case " $seen" in *" $t "*) ok ;; *) bad "ops $c: no distributed '$t' job ran in ieee.dml (its jobs: $seen)" ;; esac
+    done
+  fi
 }
 all_ops="scatter collect unary binary ternary rowagg agg colagg mapmm mapmm-left tsmm tmm mmchain colslice rowslice cbind"
 # piggybacking groups the reduce operators (agg, colagg, tsmm, tmm) over
 # the same partitions; the tiny case runs each as its own job
 reduce_ops="agg colagg tsmm tmm"
 map_ops=$(echo " $all_ops " | sed "s/ agg / /; s/ colagg / /; s/ tsmm / /; s/ tmm / /")
-ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev leftindex diag
+# (with ieee.dml: IEEE products over zeros on every rank, NaN and
+# infinities meeting zeros of sparse and dense operands; cmp.py wants the
+# same non-finite cells)
+IEEE="mapmm mapmm-left tsmm tmm mmchain cpmm rmm" ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev leftindex diag
 ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev leftindex diag
-ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
+IEEE="mapmm mapmm-left" ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
 ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
 ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
 ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
-# IEEE products over zeros on every rank (ieee.dml: NaN and infinities
-# meeting zeros of sparse and dense operands; cmp.py wants the same
-# non-finite cells)
-OPS_SCRIPT=ieee.dml ops ieee_sparse 3 bs7 hybrid 1003 17 0.05 9 mapmm mapmm-left
-OPS_SCRIPT=ieee.dml ops ieee_dense 2 bs7 hybrid 203 17 1.0 7 mapmm mapmm-left tsmm tmm mmchain cpmm rmm
 # the network path: messages over TCP (not shared memory) between ranks
 # placed on two host entries of the loopback
-MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
+# (the dense case's arguments: its local run is the reference)
+OPS_LOCAL=dense MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
 
 # fused operators (Cell, Row, MAgg, Outer) over partitions: the plan is
 # shipped to the ranks, every rank runs the generated operator over its
@@ -333,12 +353,13 @@ else bad "predicted volumes: mpirun failed: $(tail -n 3 "$tmp/vol.out")"; fi
 mkdir -p "$tmp/sw/main" "$tmp/sw/elsewhere"
 for s in pfwhere pfvalues fused; do
   cp "$here/$s.dml" "$tmp/sw/main/s.dml"
-  mkdir -p "$tmp/sw/l$s" "$tmp/sw/d$s"
+  mkdir -p "$tmp/sw/d$s"
+  # the local runs above with the same arguments are the references
   more=""; [ $s = fused ] && more="203 17 1.0 7"
-  if ! "$braid" -f "$here/$s.dml" -args "$tmp/sw/l$s/" $more > "$tmp/sw/l.out" 2>&1; then bad "script not on workers $s: local run failed: $(tail -n 3 "$tmp/sw/l.out")"; continue; fi
+  case $s in pfwhere) ref=$tmp/pfw/l ;; pfvalues) ref=$tmp/pfv/l ;; fused) ref=$tmp/fdense/l ;; esac
   if (cd "$tmp/sw/main" && timeout 300 mpirun --oversubscribe -np 1 "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d$s/" $more \
         : -np 2 -wdir "$tmp/sw/elsewhere" "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d$s/" $more) > "$tmp/sw/d.out" 2>&1; then
-    compare "script not on workers $s" "$tmp/sw/l$s" "$tmp/sw/d$s"
+    compare "script not on workers $s" "$ref" "$tmp/sw/d$s"
     if grep -qE "^  (parfor|fused) +[1-9][0-9]* jobs" "$tmp/sw/d.out"; then ok; else bad "script not on workers $s: no parfor or fused job ran on the workers"; fi
   else bad "script not on workers $s: mpirun failed: $(grep -m 3 error "$tmp/sw/d.out")"; fi
 done
