@@ -74,6 +74,23 @@ static const char *job_names[J_NTYPES] = {
 /* pred: the bytes the plan's volume model gives the jobs (job_volume;
  * modeled: it gives them any) */
 static struct { int64_t count, ns, bytes, saved; double pred; bool modeled; } g_stat[J_NTYPES];
+
+/* Rank 0: counts a job of type t; with BRAID_DIST_TRACE=1 (tests) also
+ * prints "dist job TYPE" on stdout, in order with the script's prints,
+ * so that a run of several parts tells which part ran which jobs. */
+static void count_job(int t)
+{
+    static int trace = -1;
+    if (trace < 0) {
+        const char *v = getenv("BRAID_DIST_TRACE");
+        trace = v && !strcmp(v, "1");
+    }
+    g_stat[t].count++;
+    if (trace) {
+        printf("dist job %s\n", job_names[t]);
+        fflush(stdout);
+    }
+}
 int64_t g_bytes; /* bytes moved by the job now running */
 static double job_volume(const Job *j, const MB *src, const Value *bv, const Value *res);
 static int64_t g_piggy_ops; /* reduce operators run in piggyback jobs */
@@ -717,7 +734,7 @@ int dist_group_end(BrErr *e)
         (void)fused_plan_bytes();
         job_header(&head);
         rc = run_multi(&head, subs, e);
-        g_stat[J_MULTI].count++;
+        count_job(J_MULTI);
         g_stat[J_MULTI].ns += br_now_ns() - t0;
         g_stat[J_MULTI].bytes += g_bytes;
         /* the group's header, then its members' */
@@ -1116,7 +1133,7 @@ int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
     g_bytes = 0;
     job_header(j);
     int rc = run_job(j, src, bv, res, e);
-    g_stat[j->type].count++;
+    count_job(j->type);
     g_stat[j->type].ns += br_now_ns() - t0;
     g_stat[j->type].bytes += g_bytes;
     double v = rc ? -1 : job_volume(j, src, bv, res);
