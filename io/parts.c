@@ -286,20 +286,27 @@ char *io_parts_begin(const char *path, BrErr *e)
     return dir;
 }
 
+/* Opens part file dir/<prefix><idx, 5 digits> for writing. */
+static int part_open(IoOut *d, const char *dir, const char *prefix, int idx, BrErr *e)
+{
+    char name[64];
+    snprintf(name, sizeof name, "/%s%05d", prefix, idx);
+    size_t n = strlen(dir) + sizeof name;
+    char *path = br_malloc(n);
+    if (!path) return br_err(e, BR_ENOMEM, "out of memory");
+    snprintf(path, n, "%s%s", dir, name);
+    int rc = io_out_open(d, path, e);
+    free(path);
+    return rc;
+}
+
 /* SystemDS's binary-block part file idx of folder dir: m's rows [lo, hi)
  * as rows row0+lo.. of the whole matrix */
 static int sysbin_part(const char *dir, int idx, const MB *m, int64_t lo, int64_t hi, int64_t row0, int64_t blen,
                        bool whole, BrErr *e)
 {
-    char name[64];
-    snprintf(name, sizeof name, "/0-m-%05d", idx);   /* SystemDS's part names */
-    size_t n = strlen(dir) + sizeof name;
-    char *path = br_malloc(n);
-    if (!path) return br_err(e, BR_ENOMEM, "out of memory");
-    snprintf(path, n, "%s%s", dir, name);
     IoOut d;
-    int rc = io_out_open(&d, path, e);
-    free(path);
+    int rc = part_open(&d, dir, "0-m-", idx, e);   /* SystemDS's part names */
     if (rc) return rc;
     rc = io_write_sysbin(&d, m, lo, hi, row0, blen, whole, e);
     if (rc) { io_out_abort(&d); return rc; }
@@ -320,15 +327,8 @@ int io_parts_write(const char *dir, int idx, const MB *m, int64_t row0, const in
      * holds its one empty block */
     if (io_fmt_sysbin(fmt))
         return sysbin_part(dir, idx, m, 0, m->rows, row0, o->blocksize, idx == 0 && whole[0] == 0, e);
-    char name[64];
-    snprintf(name, sizeof name, "/part-%05d", idx);
-    size_t n = strlen(dir) + sizeof name;
-    char *path = br_malloc(n);
-    if (!path) return br_err(e, BR_ENOMEM, "out of memory");
-    snprintf(path, n, "%s%s", dir, name);
     IoOut d;
-    int rc = io_out_open(&d, path, e);
-    free(path);
+    int rc = part_open(&d, dir, "part-", idx, e);
     if (rc) return rc;
     if (!strcmp(fmt, "csv")) rc = io_write_csv(&d, m, o->header && idx == 0, o->sep ? o->sep : ",", 0, e);
     else if (!strcmp(fmt, "text")) rc = io_write_text_at(&d, m, row0, e);
