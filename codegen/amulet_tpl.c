@@ -633,6 +633,21 @@ static double measure_share(CgContext *c)
     return share;
 }
 
+/* Writes the n values to path (a plan cache file) through a temporary
+ * file renamed over it, so concurrent processes never read a partial one;
+ * a failure leaves the file as it was. */
+static void store_values(const char *path, const double *v, int n)
+{
+    char tmp[1300];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return;
+    for (int i = 0; i < n; i++) fprintf(f, i ? " %.4g" : "%.4g", v[i]);
+    fputc('\n', f);
+    fclose(f);
+    if (rename(tmp, path)) remove(tmp);
+}
+
 /* The machine's vector ports (am_ports) into mc->am_ports: pinned by
  * BRAID_AMULET_PORTS ("adds mixed": tests), else 1 1 (every operation
  * one slot) under pinned machine constants (BRAID_CG_MACHINE), else the
@@ -653,14 +668,7 @@ static void amulet_ports(CgContext *c, CgMachine *mc)
         }
         if (!(v[0] > 0 && v[1] > 0)) {
             am_ports(v);
-            char tmp[1300];
-            snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-            f = fopen(tmp, "w");
-            if (f) {
-                fprintf(f, "%.4g %.4g\n", v[0], v[1]);
-                fclose(f);
-                if (rename(tmp, path)) remove(tmp);
-            }
+            store_values(path, v, 2);
         }
     }
     if (!(v[0] > 0 && v[1] > 0)) am_ports(v);
@@ -725,16 +733,7 @@ void cg_amulet_share(CgContext *c, CgMachine *mc)
     bool kernel_path = !path_mode || !*path_mode || !strcmp(path_mode, "auto") || !strcmp(path_mode, "kernel");
     if (!share && kernel_path && strcmp(am_tpl_mode(), "0")) {
         share = measure_share(c);
-        if (share > 0 && path[0]) {
-            char tmp[1300];
-            snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-            FILE *f = fopen(tmp, "w");
-            if (f) {
-                fprintf(f, "%.4g\n", share);
-                fclose(f);
-                if (rename(tmp, path)) remove(tmp);
-            }
-        }
+        if (share > 0 && path[0]) store_values(path, &share, 1);
     }
     if (!(share > 0)) share = AM_SHARE_DEFAULT;
     pthread_mutex_lock(&c->lock);
