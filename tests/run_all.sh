@@ -22,6 +22,13 @@ export LSAN_OPTIONS="suppressions=$(pwd)/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_O
 # wake-ups make scripts of many tiny operators slow on a loaded machine
 # (a real GPU's driver ignores this)
 export POCL_DEVICES="${POCL_DEVICES:-basic}"
+# the OpenMP spin setting braid's main makes for itself (cli/main.c), made
+# here, so that each of the suites' thousands of braid runs starts once:
+# braid sets it and executes itself again when it finds it unset (libgomp
+# reads it when it loads), which loads every shared library twice (about
+# 0.1 s of a plain run's start, 0.5-1 s under the sanitizers); the test
+# programs, which link libgomp themselves, run with it too
+[ -n "${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}" ] || export GOMP_SPINCOUNT=20000
 export BRAID="$(pwd)/$build/braid"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
