@@ -39,13 +39,22 @@ lm 4000 100 1.0 1
 lm 4000 1000 0.01 1
 lm 20000 10 1.0 1
 "
-echo "$runs" | while read -r alg n m sp it; do
-  [ -n "$alg" ] || continue
-  # its own cache only (BRAID_KERNELS=none: an older set must not stand
-  # in for compiles), every compile finished before braid exits
-  XDG_CACHE_HOME="$tmp" BRAID_KERNELS=none BRAID_CODEGEN_ASYNC=0 \
-    "$braid" -f "$root/bench/e2e/$alg.dml" -threads 2 \
-    -nvargs n="$n" m="$m" sp="$sp" it="$it" seed=1 >/dev/null
+# at braid's default thread count (the online processors, as braid
+# counts them) and at the benchmark's 2: plans, and so operators, may
+# differ with the threads, and each count has its own measured machine
+# constants and AMULET share (machine-T.txt, amulet-share-T.txt), which a
+# cold run at that count takes from the set instead of measuring
+threads=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+[ "$threads" = 2 ] || threads="$threads 2"
+for t in $threads; do
+  echo "$runs" | while read -r alg n m sp it; do
+    [ -n "$alg" ] || continue
+    # its own cache only (BRAID_KERNELS=none: an older set must not stand
+    # in for compiles), every compile finished before braid exits
+    XDG_CACHE_HOME="$tmp" BRAID_KERNELS=none BRAID_CODEGEN_ASYNC=0 \
+      "$braid" -f "$root/bench/e2e/$alg.dml" -threads "$t" \
+      -nvargs n="$n" m="$m" sp="$sp" it="$it" seed=1 >/dev/null
+  done
 done
 # only the finished entries travel: no temporaries, collector stamp or
 # precompiled prelude (tens of MB, rebuilt per cache by the compiler)
