@@ -627,11 +627,15 @@ static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
 }
 
 /* Vectors of the sparse kernel's one-row tile: as many as the register
- * budget takes (up to 4), 0 when the loop has no sparse operand. */
-static int sparse_nv(const Gen *g)
+ * budget takes (up to 4) and R's N columns fill (N <= 0: up to 4), 0
+ * when the loop has no sparse operand. A narrow result gets a narrow
+ * tile: 4 columns ran a 32-wide tile (8x the work) over a copy of B 32
+ * wide made on every call. */
+static int sparse_nv(const Gen *g, int64_t N)
 {
     if (g->p->zleaf < 0) return 0;
     int nv = 4;
+    if (N > 0 && N < 4 * (int64_t)g->s.w) nv = (int)((N + g->s.w - 1) / g->s.w);
     while (nv > 1 && regs_needed(g, 1, nv) > g->s.regs) nv--;
     return nv;
 }
@@ -1679,7 +1683,8 @@ static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops, const d
     return mix_slots(m, ports);
 }
 
-double am_kernel_vops(const AmPlan *p, bool sparse, const double *ports, int *lanes, int *pack_ops, int tile[2])
+double am_kernel_vops(const AmPlan *p, bool sparse, int64_t ncols, const double *ports, int *lanes, int *pack_ops,
+                      int tile[2])
 {
     if (!p->ok || p->kvar < 0 || (sparse && p->zleaf < 0)) return -1;
     KPlan *k = calloc(1, sizeof *k);
@@ -1692,7 +1697,7 @@ double am_kernel_vops(const AmPlan *p, bool sparse, const double *ports, int *la
              * non-zero and column panel (gen_source: no pack function) */
             g->nslot = 0;
             bm = 1;
-            bv = sparse_nv(g);
+            bv = sparse_nv(g, ncols);
             if (pack_ops) *pack_ops = 0;
         }
         r = vops_per_iter(g, bm, bv, sparse ? NULL : pack_ops, ports);
@@ -1769,16 +1774,17 @@ void am_ports(double ports[2])
 
 /* Everything the kernel's source depends on (kernel_shape, gen_source):
  * the body DAG, the leaves' index patterns, the loop variables' roles,
- * the accumulations, finiteness, the sparse variant and the SIMD level;
- * not the sizes, addresses or argument positions. Serialized field by
+ * the accumulations, finiteness, the sparse variant (snv: its tile's
+ * vectors, 0 for the dense kernel) and the SIMD level; not the sizes
+ * (but for the sparse tile's width), addresses or argument positions. Serialized field by
  * field (no padding bytes). NULL when out of memory. */
-static int64_t *plan_key(const AmPlan *p, bool finite, bool sp, int level, size_t *len)
+static int64_t *plan_key(const AmPlan *p, bool finite, int snv, int level, size_t *len)
 {
     size_t n = 9 + (size_t)p->nn * 8 + (size_t)p->nleaf * 4 + (size_t)p->nres * 2;
     int64_t *k = malloc(n * sizeof *k), *o = k;
     if (!k) return NULL;
     *o++ = p->nvars; *o++ = p->tr; *o++ = p->tc; *o++ = p->kvar; *o++ = p->zleaf;
-    *o++ = finite; *o++ = sp; *o++ = level;
+    *o++ = finite; *o++ = snv; *o++ = level;
     *o++ = ((int64_t)p->nn << 32) | ((int64_t)p->nleaf << 16) | p->nres;
     for (int i = 0; i < p->nn; i++) {
         const ANode *x = &p->n[i];
@@ -1820,7 +1826,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
         /* the variant this run needs: the sparse kernel where the
          * sparse operand is kept as CSR (b->sp, only for p->zleaf, so
          * snv > 0), else the dense one */
-        int snv = sparse_nv(g);
+        int snv = sparse_nv(g, b->n[p->tc]);
         bool sp = b->sp && snv > 0;
         char *sig = NULL;
         uint64_t hash = 0;
@@ -1831,7 +1837,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
              * to hash it cost more than the kernel on small products
              * (the autoencoder's 100 x 100 x 256: ~0.3 ms of ~1.2) */
             size_t klen = 0;
-            int64_t *key = plan_key(p, b->finite, sp, g->s.level, &klen);
+            int64_t *key = plan_key(p, b->finite, sp ? snv : 0, g->s.level, &klen);
             op = key ? op_by_key(c, key, klen) : NULL;
             if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1) op = NULL;
             if (!op) {
