@@ -41,7 +41,14 @@
  * run per row) on 2 threads over 1: where cpu21 is over 1 and wcpu21 is
  * not, the threads wait (imbalance, barriers); where wcpu21 is too, the
  * tiles themselves run slower on 2 threads (shared caches, memory, the
- * clock). A last row per thread count
+ * clock); under each 2-thread row, that run's phases: per team thread
+ * its wall milliseconds from the fork to its start, in packing, waiting
+ * at the barrier after packing, in tiles, and waiting from its last tile
+ * to the join, and the milliseconds outside the teams (the serial part
+ * of the kernel's run), against the whole script's run (parse, bind,
+ * R's allocation: serial too). The aims' alt1/2 is the same 1-thread over
+ * 2-thread time from pairs of runs alternated at the end (alternate).
+ * A last row per thread count
  * times three results in one where-loop (R += A*B, C += (A*B > 0.25),
  * S min= A + B: one nest, one kernel) against the same three as three
  * where-loops (sep/b), dgemm and the shared kernel's bound. Not part of
@@ -80,6 +87,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The bytes of a traced run's phases line kept (traced_run). */
+#define PHASES 600
 
 void openblas_set_num_threads(int n);
 
@@ -193,7 +203,7 @@ static double time_dgemm(int64_t n, const double *A, const double *B, double *R,
 }
 
 static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3],
-                         char *par, double *wcpu);
+                         char *par, double *wcpu, char *phases);
 
 /* The kernel's instruction bound in SPR from the mix's measured rate
  * (vectors per ns, all threads; the kernel's other operations per
@@ -263,7 +273,7 @@ static void multi_row(CgOptions *cg, int64_t n, int nt, const char **names, MB *
         if (rep > 0) mrate = fmax(mrate, mix_rate(mix, nt));
         double t0 = now();
         char par[24];
-        if (rep == 0) per = traced_run(s1, cg, names, ins, &r, mix, par, NULL);
+        if (rep == 0) per = traced_run(s1, cg, names, ins, &r, mix, par, NULL, NULL);
         else t_run_dml(s1, cg, 5, names, ins, 3, on, &r);
         if (rep > 0) tb = fmin(tb, now() - t0);
         if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
@@ -302,11 +312,11 @@ static double numpy_spr(int q, int64_t n, int nt)
 /* Runs src once with the kernel trace on; returns the kernel's vector
  * operations per iteration (NAN when no kernel ran). */
 static double traced_run(const char *src, CgOptions *cg, const char **names, MB **ins, TRun *r, int mix[3],
-                         char *par, double *wcpu)
+                         char *par, double *wcpu, char *phases)
 {
     FILE *f = amulet_traced(src, cg, names, ins, 5, r);
     double per = NAN;
-    char line[400];
+    char line[1000];
     mix[0] = mix[1] = mix[2] = 0;
     snprintf(par, 24, "-");
     if (wcpu) *wcpu = NAN;
@@ -320,6 +330,12 @@ static double traced_run(const char *src, CgOptions *cg, const char **names, MB 
         /* a run with remembered parameters: its team's work CPU */
         q = strstr(line, "work CPU ");
         if (q && wcpu) *wcpu = atof(q + strlen("work CPU "));
+        /* and where its threads' wall time went (PHASES bytes) */
+        q = strstr(line, "amulet: phases of ");
+        if (q && phases) {
+            snprintf(phases, PHASES, "%s", q + strlen("amulet: "));
+            phases[strcspn(phases, "\n")] = 0;
+        }
         const char *p = strstr(line, "temporaries, ");
         if (p) per = atof(p + strlen("temporaries, "));
         p = strstr(line, "per vector: ");
@@ -330,11 +346,43 @@ static double traced_run(const char *src, CgOptions *cg, const char **names, MB 
     return per;
 }
 
+/* Each query's where-loop timed on 1 and 2 threads alternated, `reps`
+ * pairs, each run with its parameters remembered by the rows before (the
+ * plan cache keeps them per thread count); t12[q]: the best 1-thread
+ * time over the best 2-thread one. The rows' t1/t2 compares runs minutes
+ * apart (a drift of the machine between the 1- and 2-thread halves
+ * counts in it); these pairs are a second apart. No dgemm runs between
+ * them: OpenBLAS's workers, which spin after a call, first get a
+ * moment to sleep. */
+static void alternate(CgOptions *cg, int64_t n, int reps, const char **names, MB **ins, double *t12)
+{
+    const char *on[] = {"R"};
+    usleep(200000);
+    for (int q = 0; q < NQ; q++) {
+        char src[600];
+        snprintf(src, sizeof src,
+                 "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                 "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", qbody[q]);
+        double t[2] = {INFINITY, INFINITY};
+        for (int rep = 0; rep < reps; rep++)
+            for (int nt = 1; nt <= 2; nt++) {
+                br_set_threads(nt);
+                TRun r;
+                double t0 = now();
+                t_run_dml(src, cg, 5, names, ins, 1, on, &r);
+                t[nt - 1] = fmin(t[nt - 1], now() - t0);
+                if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
+                t_run_free(&r);
+            }
+        t12[q] = t[0] / t[1];
+    }
+}
+
 /* The issue's aims at size n from this run's rows (bl1/2: dgemm's own
  * scaling, this machine's ceiling for the 2-thread aim). */
 static void aims(int64_t n, double ablas[2][NQ], double abnd[2][NQ], double abnd2p[2][NQ], double acc[2][NQ],
                  const double *t12, const double *bl12, const double *mix12, const double *cpu21,
-                 const double *wcpu21)
+                 const double *wcpu21, const double *alt12)
 {
     printf("aims at n = %lld (this run):\n", (long long)n);
     printf("  matmul >= 0.90 of dgemm: b/blas %.2f (1 thread), %.2f (2)\n", ablas[0][QMM], ablas[1][QMM]);
@@ -349,6 +397,8 @@ static void aims(int64_t n, double ablas[2][NQ], double abnd[2][NQ], double abnd
     printf("\n");
     printf("  2 threads >= 1.8x one: t1/t2");
     for (int q = 0; q < NQ; q++) printf(" %s %.2f", q == QMM ? "matmul" : q == Q1 ? "Q1" : q == Q2 ? "Q2" : "Q3", t12[q]);
+    printf("; alternated (alt1/2)");
+    for (int q = 0; q < NQ; q++) printf(" %.2f", alt12[q]);
     printf("; dgemm's own (bl1/2, the same rows)");
     for (int q = 0; q < NQ; q++) printf(" %.2f", bl12[q]);
     printf("; each kernel's op mix replayed (mix1/2)");
@@ -441,7 +491,7 @@ int main(int argc, char **argv)
                     if (rep > 0) mrate = fmax(mrate, mix_rate(mix, nt));
                     TRun r;
                     double c0 = cpu_now(), t0 = now();
-                    if (rep == 0) per = traced_run(src, &cg, names, ins, &r, mix, par, NULL);
+                    if (rep == 0) per = traced_run(src, &cg, names, ins, &r, mix, par, NULL, NULL);
                     else t_run_dml(src, &cg, 5, names, ins, 1, on, &r);
                     double t = now() - t0;
                     if (rep > 0) cb = fmin(cb, cpu_now() - c0);
@@ -475,11 +525,15 @@ int main(int argc, char **argv)
                  * iteration (packing and tiles, without the waits at
                  * barriers), for wcpu21 */
                 double wcpu = NAN;
+                char phases[PHASES] = "";
+                double trun = NAN;   /* that run's wall time, the script's all */
                 {
                     TRun r;
                     int mx[3];
                     char pw[24];
-                    traced_run(src, &cg, names, ins, &r, mx, pw, &wcpu);
+                    double t0 = now();
+                    traced_run(src, &cg, names, ins, &r, mx, pw, &wcpu, phases);
+                    trun = now() - t0;
                     if (r.rc) { fprintf(stderr, "%s\n", r.err); return 1; }
                     t_run_free(&r);
                 }
@@ -512,11 +566,14 @@ int main(int argc, char **argv)
                        two ? t1[q] / tb : NAN, cold, ccms, two ? g1[q] / tg : NAN,
                        two ? (t1[q] / tb) / (g1[q] / tg) : NAN, two ? cb / c1[q] : NAN, two ? cgm / gc1[q] : NAN,
                        sb / b2p, two ? bound / bnd1[q] : NAN, mix[0], mix[1], mix[2], par, two ? wcpu / wc1[q] : NAN);
+                if (two && phases[0]) printf("    the run of %.3g ms: %s\n", trun * 1e3, phases);
                 fflush(stdout);
             }
             multi_row(&cg, n, nt, names, ins, R);
         }
-        aims(n, ablas, abnd, abnd2p, acc, at12, abl12, amix12, acpu21, awc21);
+        double alt12[NQ];
+        alternate(&cg, n, reps, names, ins, alt12);
+        aims(n, ablas, abnd, abnd2p, acc, at12, abl12, amix12, acpu21, awc21, alt12);
         free(R);
         mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(dis);
     }

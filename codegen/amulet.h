@@ -191,14 +191,16 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
  * finite, and *pack_ops the scalar operations of its pack function per
  * (i,k) value and column block; -1 when p has no kernel. sparse: of the
  * sparse kernel instead (per non-zero of p->zleaf and column; no pack
- * function: *pack_ops 0; -1 when p has no sparse kernel). tile (may be
+ * function: *pack_ops 0; -1 when p has no sparse kernel), whose tile is
+ * as wide as R's ncols columns fill (ncols <= 0: the widest). tile (may be
  * NULL): the register tile's rows and columns (mr, nr), which the kernel
  * computes whole at the edges of R. ports (NULL: every operation one
  * slot): the machine's (am_ports), the operations priced as slots of a
  * core with multiply, add and shared pipes (amulet_gen.c mix_slots), in
  * units of one vector FMA of dgemm. The fusion planner's AMULET template
  * (amulet_tpl.c) costs a candidate by them. */
-double am_kernel_vops(const AmPlan *p, bool sparse, const double *ports, int *lanes, int *pack_ops, int tile[2]);
+double am_kernel_vops(const AmPlan *p, bool sparse, int64_t ncols, const double *ports, int *lanes, int *pack_ops,
+                      int tile[2]);
 /* The machine's vector ports for am_kernel_vops' price, measured by
  * register-only loops at the run-time SIMD level (about 2 ms):
  * ports[0] the rate of vector adds over vector multiplies, ports[1] the

@@ -627,11 +627,15 @@ static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
 }
 
 /* Vectors of the sparse kernel's one-row tile: as many as the register
- * budget takes (up to 4), 0 when the loop has no sparse operand. */
-static int sparse_nv(const Gen *g)
+ * budget takes (up to 4) and R's N columns fill (N <= 0: up to 4), 0
+ * when the loop has no sparse operand. A narrow result gets a narrow
+ * tile: 4 columns ran a 32-wide tile (8x the work) over a copy of B 32
+ * wide made on every call. */
+static int sparse_nv(const Gen *g, int64_t N)
 {
     if (g->p->zleaf < 0) return 0;
     int nv = 4;
+    if (N > 0 && N < 4 * (int64_t)g->s.w) nv = (int)((N + g->s.w - 1) / g->s.w);
     while (nv > 1 && regs_needed(g, 1, nv) > g->s.regs) nv--;
     return nv;
 }
@@ -666,6 +670,11 @@ static char *gen_source(Gen *g, int mr, int nv, bool sparse, uint64_t hash)
 /* ---- the driver ---- */
 
 typedef void (*AmKernel)(const void *args);
+
+/* The phases of a team thread that a traced run times (Drv.ph): fork,
+ * pack, barrier, tiles, tail; for the first AM_PHT threads. */
+#define AM_PHASES 5
+#define AM_PHT 8
 typedef struct AmArgs {
     int64_t kc;
     const double *p[AM_MAXLEAVES];
@@ -700,6 +709,13 @@ typedef struct Drv {
      * score, subtask) */
     bool meter;
     double cpu;
+    /* phases (traced runs only, else NULL): per team thread (up to
+     * AM_PHT) its wall seconds from the fork to its start, packing, the
+     * wait at the barrier after packing, tiles, and the wait from its
+     * last tile to the join; span: the teams' wall from fork to join */
+    double (*ph)[AM_PHASES];
+    double span;
+    int regions;
 } Drv;
 
 /* Packs (k,j) leaf l's panel of columns [js, js + nr) (zero from j1 on)
@@ -733,7 +749,7 @@ static bool pack_full(const Drv *d, int64_t kc, int64_t kx, double **bfp)
     for (int l = 0; l < d->p->nleaf; l++) {
         bfp[l] = NULL;
         if (d->cls[l] != LC_B) continue;
-        bfp[l] = malloc(((size_t)kx * (size_t)npad + 1) * sizeof(double));
+        bfp[l] = br_alloc_aligned(((size_t)kx * (size_t)npad + 1) * sizeof(double));
         if (!bfp[l]) { ok = false; continue; }
 #pragma omp parallel for num_threads(d->threads) if (d->threads > 1) schedule(static)
         for (int64_t s = 0; s < npad / nr; s++)
@@ -903,23 +919,31 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
             int parts = am_parts(nsl, nt, bytes > l2_bytes());
             int64_t next[AM_MAXPARTS];
             for (int q = 0; q < parts; q++) next[q] = 0;
+            double tfork = d->ph ? omp_get_wtime() : 0, tend[AM_PHT];
 #pragma omp parallel num_threads(nt) if (nt > 1)
             {
                 int me = omp_get_thread_num();
+                double *ph = d->ph && me < AM_PHT ? d->ph[me] : NULL, w0 = ph ? omp_get_wtime() : 0, w1 = 0;
+                if (ph) ph[0] += w0 - tfork;
                 double c0 = d->meter ? thread_cpu() : 0, work = 0;
                 /* pack the (k,j) operands: panel s holds kcb rows of nr
                  * (unless packed for all blocks before: bfp); each part's
-                 * panels by its owner */
-                for (int q = me; q < parts && !pre; q += nt)
-                    for (int64_t s = nsl * q / parts; s < nsl * (q + 1) / parts; s++)
+                 * panels by its owner, one part's evenly over the team
+                 * (packed by thread 0 alone, its partner waited at the
+                 * barrier) */
+                int cut = parts > 1 ? parts : nt;
+                for (int q = me; q < cut && !pre; q += nt)
+                    for (int64_t s = nsl * q / cut; s < nsl * (q + 1) / cut; s++)
                         for (int l = 0; l < p->nleaf; l++)
                             if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + s * nr, j1, d->bpk[l] + s * kcb * nr);
                 if (d->meter) work = thread_cpu() - c0;
+                if (ph) ph[1] += (w1 = omp_get_wtime()) - w0;
 #pragma omp barrier
+                if (ph) ph[2] += (w0 = omp_get_wtime()) - w1;
                 if (d->meter) c0 = thread_cpu();
                 size_t nl = (size_t)p->nleaf;
                 size_t nres = (size_t)p->nres;
-                double *apk = malloc(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl +
+                double *apk = br_alloc_aligned(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl +
                                       (size_t)kcb * mr * (size_t)d->nslot) * sizeof(double));
                 if (!apk) {
 #pragma omp atomic write
@@ -940,7 +964,14 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
 #pragma omp atomic update
                     d->cpu += work;
                 }
-                free(apk);
+                if (ph) ph[3] += (tend[me] = omp_get_wtime()) - w0;
+                br_free_aligned(apk);
+            }
+            if (d->ph) {
+                double tjoin = omp_get_wtime();
+                for (int x = 0; x < nt && x < AM_PHT; x++) d->ph[x][4] += tjoin - tend[x];
+                d->span += tjoin - tfork;
+                d->regions++;
             }
             if (failed) return -1;
         }
@@ -970,6 +1001,7 @@ static int run_split(Drv *d, int64_t M, int64_t N, int64_t K, int64_t kc, bool p
         AmBind bc = *b;
         dc.b = &bc;
         dc.threads = 1;
+        dc.ph = NULL;   /* each chunk's team of one: no phases */
         for (int q = 0; q < nres; q++) {
             WhereAcc acc = p->res[q]->acc;
             double *pq = part + ((size_t)c * nres + q) * cells, id = acc == WA_ADD ? 0 : acc == WA_MIN ? INFINITY : -INFINITY;
@@ -983,14 +1015,14 @@ static int run_split(Drv *d, int64_t M, int64_t N, int64_t K, int64_t kc, bool p
         for (int l = 0; l < p->nleaf; l++) {
             dc.bpk[l] = NULL;
             if (d->cls[l] != LC_B) continue;
-            dc.bpk[l] = malloc(((size_t)BR_MIN(kc, K) * (size_t)npad + 1) * sizeof(double));
+            dc.bpk[l] = br_alloc_aligned(((size_t)BR_MIN(kc, K) * (size_t)npad + 1) * sizeof(double));
             ok = ok && dc.bpk[l];
         }
         if (!ok || run_block(&dc, 0, M, 0, N, K * c / chunks, K * (c + 1) / chunks, kc, npad, pack)) {
 #pragma omp atomic write
             failed = 1;
         }
-        for (int l = 0; l < p->nleaf; l++) free(dc.bpk[l]);
+        for (int l = 0; l < p->nleaf; l++) br_free_aligned(dc.bpk[l]);
     }
     for (int q = 0; q < nres && !failed; q++) {
         WhereAcc acc = p->res[q]->acc;
@@ -1024,7 +1056,7 @@ static bool sparse_copies(Drv *d, int64_t N, int64_t K, double **bfull, double *
         bool full = st[d->tj] != 1;
         int64_t w = full ? npad : nr, j0 = full ? 0 : js;
         if (!full && js == N) continue;   /* whole panels only: read in place */
-        double *q = calloc((size_t)K * (size_t)w + 1, sizeof(double));
+        double *q = br_calloc_aligned(((size_t)K * (size_t)w + 1) * sizeof(double));
         if (!q) return false;
         for (int64_t kk = 0; kk < K; kk++)
             for (int64_t j = j0; j < N; j++) q[kk * w + (j - j0)] = b->base[l][kk * st[d->tk] + j * st[d->tj]];
@@ -1266,7 +1298,7 @@ static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmP
         }
     if (differ) {
         for (int q = 0; q < n; q++)
-            for (int l = 0; l < AM_MAXLEAVES; l++) free(own[q][l]);
+            for (int l = 0; l < AM_MAXLEAVES; l++) br_free_aligned(own[q][l]);
         memset(d->bfp, 0, sizeof d->bfp);
         d->bfp_kc = 0;
     }
@@ -1348,7 +1380,7 @@ static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
     int64_t r = mh;
     if (!rc) *best = a[f + race(d, r, M, N, K, a + f, n - f, &r, &rc)];
     if (!rc && r < M) rc = run_block(d, r, M, 0, N, 0, K, best->kc, best->nc, best->pack);
-    for (int l = 0; l < AM_MAXLEAVES; l++) free(d->bfp[l]);
+    for (int l = 0; l < AM_MAXLEAVES; l++) br_free_aligned(d->bfp[l]);
     memset(d->bfp, 0, sizeof d->bfp);
     d->bfp_kc = 0;
     return rc;
@@ -1374,8 +1406,10 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     if (pin && sscanf(pin, "%lld %lld %d", &pkc, &pnc, &ppk) == 3 && pkc > 0 && pkc <= 512 && pnc > 0)
         return run_block(d, 0, M, 0, N, 0, K, pkc, pnc, ppk != 0);
     bool searchable = M >= 4 * d->mr * br_threads() && K >= 96 && N >= 32 * d->nr;
-    double t0 = omp_get_wtime();
+    double t0 = omp_get_wtime(), ph[AM_PHT][AM_PHASES] = {{0}};
     int rc, chunks = 1;
+    d->span = 0;
+    d->regions = 0;
     if (!tuned && searchable) {
         rc = search(d, M, N, K, &best);
         if (!rc) {
@@ -1395,9 +1429,11 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
          * waits at barriers), against the wall time of the threads */
         d->meter = getenv("BRAID_AMULET_TRACE") != NULL;
         d->cpu = 0;
+        d->ph = d->meter ? ph : NULL;
         if (chunks > 1) rc = run_split(d, M, N, K, best.kc, best.pack, chunks);
         else rc = run_block(d, 0, M, 0, N, 0, K, best.kc, best.nc, best.pack);
         d->meter = false;
+        d->ph = NULL;
     }
     if (getenv("BRAID_AMULET_TRACE")) {
         double it = (double)M * N * K;
@@ -1406,6 +1442,17 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
                 tuned ? "remembered" : searchable ? "searched" : "defaults", chunks, (omp_get_wtime() - t0) / it * 1e9);
         if (d->cpu > 0) fprintf(stderr, ", work CPU %.3g ns per iteration", d->cpu / it * 1e9);
         fprintf(stderr, "\n");
+        /* where the team's threads spend the wall time of the task:
+         * waits (fork, barrier, tail) against packing and tiles */
+        if (d->regions > 0) {
+            int nt = BR_MIN(d->threads, AM_PHT);
+            fprintf(stderr, "amulet: phases of %d teams, %.3g ms from fork to join, %.3g ms outside them; ms per thread "
+                    "(fork/pack/barrier/tiles/tail):", d->regions, d->span * 1e3, (omp_get_wtime() - t0 - d->span) * 1e3);
+            for (int x = 0; x < nt; x++)
+                fprintf(stderr, " t%d %.3g/%.3g/%.3g/%.3g/%.3g", x, ph[x][0] * 1e3, ph[x][1] * 1e3, ph[x][2] * 1e3,
+                        ph[x][3] * 1e3, ph[x][4] * 1e3);
+            fprintf(stderr, "\n");
+        }
     }
     return rc;
 }
@@ -1512,7 +1559,7 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
     if (getenv("BRAID_AMULET_TRACE"))
         fprintf(stderr, "amulet: sparse kernel, column block %lld (%s)\n", (long long)nc,
                 pinned ? "pinned" : tuned ? "remembered" : searchable ? "searched" : "all columns");
-    for (int l = 0; l < AM_MAXLEAVES; l++) { free(bfull[l]); free(btail[l]); }
+    for (int l = 0; l < AM_MAXLEAVES; l++) { br_free_aligned(bfull[l]); br_free_aligned(btail[l]); }
     return rc;
 }
 
@@ -1636,7 +1683,8 @@ static double vops_per_iter(const Gen *g, int bm, int bv, int *pack_ops, const d
     return mix_slots(m, ports);
 }
 
-double am_kernel_vops(const AmPlan *p, bool sparse, const double *ports, int *lanes, int *pack_ops, int tile[2])
+double am_kernel_vops(const AmPlan *p, bool sparse, int64_t ncols, const double *ports, int *lanes, int *pack_ops,
+                      int tile[2])
 {
     if (!p->ok || p->kvar < 0 || (sparse && p->zleaf < 0)) return -1;
     KPlan *k = calloc(1, sizeof *k);
@@ -1649,7 +1697,7 @@ double am_kernel_vops(const AmPlan *p, bool sparse, const double *ports, int *la
              * non-zero and column panel (gen_source: no pack function) */
             g->nslot = 0;
             bm = 1;
-            bv = sparse_nv(g);
+            bv = sparse_nv(g, ncols);
             if (pack_ops) *pack_ops = 0;
         }
         r = vops_per_iter(g, bm, bv, sparse ? NULL : pack_ops, ports);
@@ -1726,16 +1774,17 @@ void am_ports(double ports[2])
 
 /* Everything the kernel's source depends on (kernel_shape, gen_source):
  * the body DAG, the leaves' index patterns, the loop variables' roles,
- * the accumulations, finiteness, the sparse variant and the SIMD level;
- * not the sizes, addresses or argument positions. Serialized field by
+ * the accumulations, finiteness, the sparse variant (snv: its tile's
+ * vectors, 0 for the dense kernel) and the SIMD level; not the sizes
+ * (but for the sparse tile's width), addresses or argument positions. Serialized field by
  * field (no padding bytes). NULL when out of memory. */
-static int64_t *plan_key(const AmPlan *p, bool finite, bool sp, int level, size_t *len)
+static int64_t *plan_key(const AmPlan *p, bool finite, int snv, int level, size_t *len)
 {
     size_t n = 9 + (size_t)p->nn * 8 + (size_t)p->nleaf * 4 + (size_t)p->nres * 2;
     int64_t *k = malloc(n * sizeof *k), *o = k;
     if (!k) return NULL;
     *o++ = p->nvars; *o++ = p->tr; *o++ = p->tc; *o++ = p->kvar; *o++ = p->zleaf;
-    *o++ = finite; *o++ = sp; *o++ = level;
+    *o++ = finite; *o++ = snv; *o++ = level;
     *o++ = ((int64_t)p->nn << 32) | ((int64_t)p->nleaf << 16) | p->nres;
     for (int i = 0; i < p->nn; i++) {
         const ANode *x = &p->n[i];
@@ -1777,7 +1826,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
         /* the variant this run needs: the sparse kernel where the
          * sparse operand is kept as CSR (b->sp, only for p->zleaf, so
          * snv > 0), else the dense one */
-        int snv = sparse_nv(g);
+        int snv = sparse_nv(g, b->n[p->tc]);
         bool sp = b->sp && snv > 0;
         char *sig = NULL;
         uint64_t hash = 0;
@@ -1788,7 +1837,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
              * to hash it cost more than the kernel on small products
              * (the autoencoder's 100 x 100 x 256: ~0.3 ms of ~1.2) */
             size_t klen = 0;
-            int64_t *key = plan_key(p, b->finite, sp, g->s.level, &klen);
+            int64_t *key = plan_key(p, b->finite, sp ? snv : 0, g->s.level, &klen);
             op = key ? op_by_key(c, key, klen) : NULL;
             if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) != 1) op = NULL;
             if (!op) {
@@ -1857,7 +1906,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
                     for (int64_t j = 0; j < N; j++) d.jpad[l][j] = b->base[l][j * b->st[l][p->tc]];
                 }
                 if (d.cls[l] == LC_B) {
-                    d.bpk[l] = malloc(((size_t)BR_MIN(K, 512) * (size_t)npad + 1) * sizeof(double));
+                    d.bpk[l] = br_alloc_aligned(((size_t)BR_MIN(K, 512) * (size_t)npad + 1) * sizeof(double));
                     if (!d.bpk[l]) ok = false;
                 }
             }
@@ -1865,7 +1914,7 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
             else if (M > 0 && N > 0 && K > 0 && run_adaptive(&d, op, c, M, N, K, search_again))
                 ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
             else ran = 1;
-            for (int l = 0; l < p->nleaf; l++) { free(d.jpad[l]); free(d.bpk[l]); }
+            for (int l = 0; l < p->nleaf; l++) { free(d.jpad[l]); br_free_aligned(d.bpk[l]); }
         }
         free(sig);
     }

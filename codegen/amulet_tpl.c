@@ -493,12 +493,17 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
          * model: weighing it made MLogreg's t(X) %*% (P * W) over a 1%
          * sparse X a where-loop 6x slower than the unfused plan */
         const double *ports = !sp && mc->am_ports[0] > 0 ? mc->am_ports : NULL;
-        double vops = sp && !sparse_leaf_ok(p, probe, &k) ? -1 : am_kernel_vops(p, sp, ports, &lanes, &pack_ops, tile);
         int64_t M, N, K;
         mm_dims(h, &M, &N, &K);
+        double vops =
+            sp && !sparse_leaf_ok(p, probe, &k) ? -1 : am_kernel_vops(p, sp, N, ports, &lanes, &pack_ops, tile);
         double share = mc->am_share > 0 ? mc->am_share : AM_SHARE_DEFAULT;
         if (vops > 0 && sp)
-            t = !strcmp(am_tpl_mode(), "force") ? 0 : sparse_nnz(k.sp) * N * vops * 2 * lanes / mc->flops;
+            /* the columns the tile computes: R's, padded to its width */
+            t = !strcmp(am_tpl_mode(), "force")
+                    ? 0
+                    : sparse_nnz(k.sp) * (double)((N + tile[1] - 1) / tile[1] * tile[1]) * vops * 2 * lanes /
+                          mc->flops;
         else if (vops > 0)
             t = !strcmp(am_tpl_mode(), "force")
                     ? 0

@@ -657,6 +657,52 @@ static void sparse_kernel(void)
     unsetenv("BRAID_AMULET");
 }
 
+/* A narrow result over a sparse A: the sparse kernel's one-row tile as
+ * wide as R's columns fill (1 to 4 vectors: N = 4 ran a 32-wide tile and
+ * copied B 32 wide per call), at each SIMD level of the CPU; then, at
+ * the run-time level, widths 1, 3, one vector, one vector + 1 and three
+ * vectors - 1 (each its own kernel) over both B layouts (row-major: the
+ * last partial panel copied; B[j,k]: all of it), full and sub-ranges, 1
+ * and 2 threads, against the scalar reference. */
+static double loop_vops_of(const char *src, const double *ports, bool sparse, int64_t ncols, int tile[2]);
+static void sparse_narrow(void)
+{
+    const char *mm = "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                     "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { R[i,j] += A[i,k] * B[k,j] }\n";
+    KIsa isa0 = k_isa();
+    for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++) {
+        k_isa_set((KIsa)isa);
+        int w = isa == K_ISA_AVX512 ? 8 : isa == K_ISA_AVX2 ? 4 : 1, tile[2] = {0, 0};
+        static const int64_t cols[] = {1, 3, 8, 9, 23, 100, 0};
+        for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) {
+            int64_t n = cols[c], want = n > 0 && n < 4 * w ? (n + w - 1) / w * w : 4 * w;
+            double v = loop_vops_of(mm, NULL, true, n, tile);
+            T_CHECK(v > 0 && tile[0] == 1 && tile[1] == want, "sparse tile (%s) for %lld columns: %d x %d, want 1 x %lld",
+                    k_isa_name((KIsa)isa), (long long)n, tile[0], tile[1], (long long)want);
+        }
+    }
+    k_isa_set(isa0);
+    int w = isa0 == K_ISA_AVX512 ? 8 : isa0 == K_ISA_AVX2 ? 4 : 1;
+    int64_t widths[] = {1, 3, w, w + 1, 3 * w - 1};
+    char what[60];
+    for (size_t c = 0; c < sizeof widths / sizeof *widths; c++) {
+        int64_t M = 41, N = widths[c], K = 57;
+        t_seed((uint64_t)(N * 13 + 5));
+        MB *ins[8];
+        sparse_inputs(M, N, K, 0.05, ins);
+        for (int f = 1; f <= 3; f += 2)   /* thj[j] and B row-major; Bt[j,k] */
+            for (int sub = 0; sub < 2; sub++)
+                for (int nt = 1; nt <= 2; nt++) {
+                    br_set_threads(nt);
+                    snprintf(what, sizeof what, "narrow, %d threads", nt);
+                    sparse_check(ins, M, N, K, sp_bodies[f], sub, what);
+                }
+        for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    }
+    br_set_threads(0);
+    unsetenv("BRAID_AMULET");
+}
+
 /* The AMULET template of the cost-based fusion planner (amulet_tpl.c):
  * products of elementwise operands (masks, vectors, scalars, ifelse,
  * min/max, transposed reads, t(.) %*% .) forced into where-loops give
@@ -756,6 +802,13 @@ static void planner(void)
  * (NULL: the operation count); -2 when src has no where-loop. */
 static double loop_vops(const char *src, const double *ports)
 {
+    return loop_vops_of(src, ports, false, 0, NULL);
+}
+
+/* The same, of the sparse kernel when `sparse`, its tile for R's ncols
+ * columns in tile (may be NULL). */
+static double loop_vops_of(const char *src, const double *ports, bool sparse, int64_t ncols, int tile[2])
+{
     const char *names[] = {"A", "B", "thj", "dis"};
     Diag *d = diag_new();
     LangOptions lo = {.predefined = names, .npredefined = 4};
@@ -770,7 +823,7 @@ static double loop_vops(const char *src, const double *ports)
         int lanes = 0, pack = 0;
         if (pl) {
             am_plan(w->where, AM_ALL, pl);
-            v = am_kernel_vops(pl, false, ports, &lanes, &pack, NULL);
+            v = am_kernel_vops(pl, sparse, ncols, ports, &lanes, &pack, tile);
         }
         free(pl);
     }
@@ -1684,6 +1737,7 @@ int main(void)
     nonfinite();
     sparse_a();
     sparse_kernel();
+    sparse_narrow();
     planner();
     kernel_price();
     kmeans_plan();
