@@ -148,6 +148,22 @@ int main(void)
         T_CHECK(lz[k].want ? fabs(r1 - r2) <= 1e-9 * fabs(r2) : r1 == r2, "%s: result %.17g, want %.17g", lz[k].what,
                 r1, r2);
     }
+    /* a deferred compress(X) written in braid's binary format is
+     * compressed for the file (read back equal) */
+    {
+        char src[2048];
+        snprintf(src, sizeof src,
+                 "%swrite(compress(X), \"/tmp/braid_clauto_w%d.bin\", format=\"braid-binary\")\n"
+                 "Y = read(\"/tmp/braid_clauto_w%d.bin\")\nprint(\"RESULT \" + sum(abs(Y - X)))\n",
+                 DATA, (int)getpid(), (int)getpid());
+        long n = run_mode(src, "false", big, &r1);
+        T_CHECK(n == 1 && r1 == 0, "compress(X) written: %ld compressions (want 1), difference %g", n, r1);
+        char f[64];
+        snprintf(f, sizeof f, "/tmp/braid_clauto_w%d.bin", (int)getpid());
+        unlink(f);
+        strcat(f, ".mtd");
+        unlink(f);
+    }
     /* the Row choice (synchronous code generation: a plan whose kernel is
      * not compiled yet would run unfused): t(X) %*% (X %*% v - y) (narrow
      * products) runs its unfused plan over the compressed products;
