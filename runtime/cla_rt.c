@@ -425,14 +425,25 @@ static int lazy_entry(Rt *rt, Frame *f, const PBlock *b, const NameSet *wr, cons
     return 0;
 }
 
+/* Does a variable of f hold a deferred compress(X)? (Loop entries that
+ * compress nothing else look at the loop's names only then: most frames
+ * have none.) */
+static bool has_lazy(const Frame *f)
+{
+    for (int i = st_next(&f->vars, 0); i >= 0; i = st_next(&f->vars, i + 1))
+        if (f->vars.vals[i].kind == V_MATRIX && f->vars.vals[i].cla_lazy) return true;
+    return false;
+}
+
 int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
 {
     int mode = rt->opt.cla;
+    bool loops = mode == RT_CLA_ON || (mode == RT_CLA_AUTO && (n < 0 || n >= AUTO_MIN_ITERS));
+    if (!loops && !has_lazy(f)) return 0;
     NameSet rd = {0}, wr = {0};
     block_names(b, &rd, &wr);
     ClaMachine cm = cg_cla_machine_defaults();
     if (mode == RT_CLA_AUTO) cg_cla_machine_ctx(rt->prog->cg, &cm);
-    bool loops = mode == RT_CLA_ON || (mode == RT_CLA_AUTO && (n < 0 || n >= AUTO_MIN_ITERS));
     int rc = 0;
     for (int i = 0; i < rd.n && !rc; i++) {
         if (ns_has(&wr, rd.v[i])) continue;
