@@ -219,16 +219,22 @@ static int b_sample(Rt *rt, Value *a, Value *out, BrErr *e)
 
 /* ---- casts and metadata ---- */
 
-/* compress(X): X compressed when that pays (docs/cla.md); decompress(X):
- * the ordinary block. Other values pass through. */
+/* compress(X): X marked for compression (Value.cla_lazy); the run time
+ * compresses it at the first loop whose uses repay it (docs/cla.md "When
+ * braid compresses"); decompress(X): the ordinary block. Other values
+ * pass through. */
 static int b_compress(bool compress, Value *a, Value *out, BrErr *e)
 {
     if (a[0].kind != V_MATRIX || (!compress && !a[0].m->cmb)) {
         *out = val_retain(a[0]);
         return 0;
     }
-    ClaPlanOpts o = cla_plan_defaults();
-    MB *r = compress ? cla_compress(a[0].m, &o, e) : cmb_decompress(a[0].m, e);
+    if (compress) {   /* deferred: runtime/cla_rt.c decides at a loop */
+        *out = val_retain(a[0]);
+        out->cla_lazy = !a[0].m->cmb;
+        return 0;
+    }
+    MB *r = cmb_decompress(a[0].m, e);
     if (!r) return e->code;
     *out = val_matrix(r);
     return 0;
@@ -631,6 +637,15 @@ static int b_write(Value *a, BrErr *e)
                        : x->kind == V_LIST ? "list" : "scalar";
         if (strcasecmp(dt, is) != 0)
             return br_err(e, BR_EARG, "write: data_type=\"%s\" but the value is a %s", dt, is);
+    }
+    if (x->kind == V_MATRIX && x->cla_lazy && o.format && !strcmp(o.format, "braid-binary")) {
+        ClaPlanOpts co = cla_plan_defaults();   /* compress(X) written: in compressed form */
+        MB *c = cla_compress(x->m, &co, e);
+        if (!c) return e->code;
+        Value cv = val_matrix(c);
+        int rc = write_value(file, &cv, &o, e);
+        val_release(&cv);
+        return rc;
     }
     return write_value(file, x, &o, e);
 }

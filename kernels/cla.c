@@ -941,21 +941,26 @@ static bool ext_rows(Ext *x, const double *cb, int64_t ldc, int64_t lo, int64_t 
              * then each code checked against the row's values column by
              * column (a cell's tuple is finite: == is the hash's
              * equality there); -1 where the table cannot vouch */
-            for (int64_t r = 0; r < cl; r++) key[r] = 0;
             for (int j = 0; j < nc; j++) {
                 const double *v = cc + j * ldc;
                 double a = x->lo[j], inv = x->inv[j], sp = x->span[j];
+                int64_t m = x->span[j];
                 for (int64_t r = 0; r < cl; r++) {
                     /* rounded half up, not as lut_key: a different cell
                      * only fails the check below */
                     double u = (v[r] - a) * inv + 0.5;
                     bool in = u >= 0 && u < sp;
-                    int64_t k = (int64_t)(in ? u : 0);
-                    key[r] = key[r] < 0 || !in ? -1 : key[r] * x->span[j] + k;
+                    int64_t k = (int64_t)(in ? u : 0), p = j ? key[r] : 0;
+                    key[r] = p < 0 || !in ? -1 : p * m + k;
                 }
             }
-            for (int64_t r = 0; r < cl; r++) code[r0 + r] = key[r] >= 0 ? x->lut[key[r]] : -1;
-            for (int j = 0; j < nc; j++) {
+            /* the cells' codes, checked against the first column at once */
+            const double *t0 = x->ts.tup, *v0 = cc;
+            for (int64_t r = 0; r < cl; r++) {
+                int32_t id = key[r] >= 0 ? x->lut[key[r]] : -1;
+                code[r0 + r] = id >= 0 && t0[(int64_t)id * nc] == v0[r] ? id : -1;
+            }
+            for (int j = 1; j < nc; j++) {
                 const double *v = cc + j * ldc;
                 for (int64_t r = 0; r < cl; r++) {
                     int32_t id = code[r0 + r];
@@ -1506,6 +1511,15 @@ void cla_stats_decompress(int64_t ns)
     pthread_mutex_unlock(&s->lock);
 }
 
+void cla_stats_lazy(bool compressed)
+{
+    ClaStats *s = cur();
+    pthread_mutex_lock(&s->lock);
+    if (compressed) s->lazy_yes++;
+    else s->lazy_no++;
+    pthread_mutex_unlock(&s->lock);
+}
+
 static void stats_compress(int64_t ns, size_t in, size_t out, int64_t coded, int64_t hashed)
 {
     ClaStats *s = cur();
@@ -1533,6 +1547,9 @@ void cla_print_stats(ClaStats *s, FILE *f)
             fprintf(f, "%s%s=%lld", i ? ", " : "", s->opname[i], (long long)s->opcount[i]);
         fprintf(f, "\n");
     }
+    if (s->lazy_yes || s->lazy_no)
+        fprintf(f, "CLA deferred compress():\t%lld compressed, %lld declined (loop entries).\n",
+                (long long)s->lazy_yes, (long long)s->lazy_no);
     pthread_mutex_unlock(&s->lock);
 }
 

@@ -29,6 +29,10 @@ typedef struct List List;
 
 typedef struct Value {
     VKind kind;
+    /* V_MATRIX: compress(X)'s result, its compression deferred to the
+     * first loop whose uses repay it (runtime/cla_rt.c, docs/cla.md
+     * "When braid compresses"); copies of the value carry it */
+    bool cla_lazy;
     union {
         MB *m;
         double d;

@@ -175,9 +175,14 @@ static ClaPlanOpts mode_opts(int mode)
 
 int cla_rt_after(Rt *rt, const Instr *in, Value *out, BrErr *e)
 {
-    if (rt->opt.cla != RT_CLA_ON || in->kind != I_BUILTIN || in->bi != BI_READ) return 0;
-    if (out->kind != V_MATRIX || out->m->cmb || out->m->rows < 2) return 0;
-    ClaPlanOpts o = mode_opts(RT_CLA_ON);
+    if (rt->opt.cla != RT_CLA_ON || in->kind != I_BUILTIN) return 0;
+    if (out->kind != V_MATRIX || out->m->cmb) return 0;
+    /* the testing mode: compress() compresses at once (as before it was
+     * deferred), so every operation meets its compressed result */
+    bool eager = out->cla_lazy && (in->bi == BI_COMPRESS || in->bi == BI_QCOMPRESS);
+    if (!eager && (in->bi != BI_READ || out->m->rows < 2)) return 0;
+    ClaPlanOpts o = eager ? cla_plan_defaults() : mode_opts(RT_CLA_ON);
+    out->cla_lazy = false;
     MB *c = cla_compress(out->m, &o, e);
     if (!c) return e->code;
     mb_release(out->m);
@@ -377,27 +382,64 @@ static void list_uses(const PBList *l, const char *name, double w, int depth, Us
 #define AUTO_PRESSURE 4
 #define AUTO_MIN_RATIO 1.5
 
-/* The ratio auto asks of matrix v for loop b, or 0: do not compress. */
+/* The ratio auto asks of matrix v for loop b, or 0: do not compress;
+ * floor: the least ratio asked (AUTO_MIN_RATIO; compress()'s own for a
+ * deferred compress(X), which the user asked for). */
 static double auto_ratio(const PBlock *b, const Frame *f, const NameSet *wr, const char *name, const MB *v,
-                         int64_t n, double passes)
+                         int64_t n, double passes, double floor)
 {
     Uses u = {true, 0, 0, b->kind == PB_FOR ? b->var : NULL, f, wr};
     double iters = n >= 0 ? (double)n : AUTO_ITERS_UNKNOWN;
     code_uses(b->code, name, iters, 0, &u);   /* the header, once per iteration */
     list_uses(&b->body, name, iters, 0, &u);
     if (!u.ok) return 0;
-    if ((double)mb_bytes(v) * AUTO_PRESSURE >= br_mem_budget()) return AUTO_MIN_RATIO;
+    if ((double)mb_bytes(v) * AUTO_PRESSURE >= br_mem_budget()) return floor;
     double reads = u.gain, cost = passes + u.loss;
     if (reads <= cost) return 0;
     double r = 1.0 / (1.0 - cost / reads);
-    return r > AUTO_MIN_RATIO ? r : AUTO_MIN_RATIO;
+    return r > floor ? r : floor;
+}
+
+/* A deferred compress(X) (Value.cla_lazy) held by variable v that loop b
+ * reads and never assigns: compressed when the loop's uses repay it, at
+ * the ratio they need (auto's price: auto_ratio), else left as it is
+ * (marked: a later loop may repay it). Decided once it is compressed or
+ * found not to compress (cla_compress kept the block). */
+static int lazy_entry(Rt *rt, Frame *f, const PBlock *b, const NameSet *wr, const char *name, Value *v, int64_t n)
+{
+    ClaMachine cm = cg_cla_machine_defaults();
+    cg_cla_machine_ctx(rt->prog->cg, &cm);
+    ClaPlanOpts o = cla_plan_defaults();
+    if (!(o.min_ratio = auto_ratio(b, f, wr, name, v->m, n, cm.passes, o.min_ratio))) {
+        cla_stats_lazy(false);
+        return 0;
+    }
+    BrErr e = {0};
+    MB *c = cla_compress(v->m, &o, &e);
+    if (!c) return rt_fail(rt, b->span, e.code, "%s", e.msg);
+    cla_stats_lazy(true);
+    v->cla_lazy = false;
+    if (c == v->m) { mb_release(c); return 0; }
+    mb_release(v->m);
+    v->m = c;
+    return 0;
+}
+
+/* Does a variable of f hold a deferred compress(X)? (Loop entries that
+ * compress nothing else look at the loop's names only then: most frames
+ * have none.) */
+static bool has_lazy(const Frame *f)
+{
+    for (int i = st_next(&f->vars, 0); i >= 0; i = st_next(&f->vars, i + 1))
+        if (f->vars.vals[i].kind == V_MATRIX && f->vars.vals[i].cla_lazy) return true;
+    return false;
 }
 
 int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
 {
     int mode = rt->opt.cla;
-    if (mode == RT_CLA_OFF) return 0;
-    if (mode == RT_CLA_AUTO && n >= 0 && n < AUTO_MIN_ITERS) return 0;
+    bool loops = mode == RT_CLA_ON || (mode == RT_CLA_AUTO && (n < 0 || n >= AUTO_MIN_ITERS));
+    if (!loops && !has_lazy(f)) return 0;
     NameSet rd = {0}, wr = {0};
     block_names(b, &rd, &wr);
     ClaMachine cm = cg_cla_machine_defaults();
@@ -406,9 +448,16 @@ int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
     for (int i = 0; i < rd.n && !rc; i++) {
         if (ns_has(&wr, rd.v[i])) continue;
         Value *v = st_get(&f->vars, rd.v[i]);
-        if (!v || v->kind != V_MATRIX || v->m->cmb || v->m->rows < 2) continue;
+        if (!v || v->kind != V_MATRIX || v->m->cmb) continue;
+        if (v->cla_lazy) {
+            rc = lazy_entry(rt, f, b, &wr, rd.v[i], v, n);
+            continue;
+        }
+        if (!loops || v->m->rows < 2) continue;
         ClaPlanOpts o = mode_opts(mode);
-        if (mode == RT_CLA_AUTO && !(o.min_ratio = auto_ratio(b, f, &wr, rd.v[i], v->m, n, cm.passes))) continue;
+        if (mode == RT_CLA_AUTO &&
+            !(o.min_ratio = auto_ratio(b, f, &wr, rd.v[i], v->m, n, cm.passes, AUTO_MIN_RATIO)))
+            continue;
         BrErr e = {0};
         MB *c = cla_compress(v->m, &o, &e);
         if (!c) { rc = rt_fail(rt, b->span, e.code, "%s", e.msg); break; }
