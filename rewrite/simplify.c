@@ -175,9 +175,52 @@ static Hop *simplify_agg(RwPass *p, Hop *h)
     return h;
 }
 
+/* Is the product h no larger than its operand x (sizes known)? */
+static bool not_larger(const Hop *h, const Hop *x)
+{
+    return h->rows >= 0 && h->cols >= 0 && x->rows >= 0 && x->cols >= 0 &&
+           (double)h->rows * (double)h->cols <= (double)x->rows * (double)x->cols;
+}
+
+/* The operand under a negation that only the product h reads: A for -A,
+ * and for t(-A) (what -t(A) becomes once the lone transpose is pulled
+ * above the negation) the transpose of A; NULL for any other x. */
+static Hop *negated(RwPass *p, const Hop *h, Hop *x)
+{
+    if (!not_larger(h, x)) return NULL;
+    if (is(x, H_UNARY, OP_NEG) && ismat(x->in[0]) && rw_uses(p->d, x) == 1) return x->in[0];
+    if (h->op == OP_MATMUL && lone_transpose(p, x) && is(x->in[0], H_UNARY, OP_NEG) && ismat(x->in[0]->in[0]) &&
+        rw_uses(p->d, x->in[0]) == 1)
+        return hop_reorg(p->d, OP_TRANS, x->in[0]->in[0], x->span);
+    return NULL;
+}
+
+/* (-A) %*% B -> -(A %*% B) and A %*% (-B) -> -(A %*% B), also for the
+ * transpose-free tmm(-A, B) = t(-A) %*% B, where the product is no
+ * larger than the negated operand: the negation runs over the result,
+ * not over a whole matrix on every call (GLM's gradient -t(X) %*% gy
+ * negated all of a sparse X each iteration; gy's width is known only
+ * when the block is recompiled, where the product is already a tmm).
+ * IEEE negation is exact and commutes with products and sums, but the
+ * plain product may get another kernel (another summation order) than
+ * the negated one had: results equal up to that rounding. */
+static Hop *pull_negation(RwPass *p, Hop *h)
+{
+    if (h->op != OP_MATMUL && h->op != OP_MATMULTL) return h;
+    Hop *a = h->in[0], *b = h->in[1], *x;
+    if ((x = negated(p, h, a))) a = x;
+    else if ((x = negated(p, h, b))) b = x;
+    else return h;
+    Hop *m = hop_matmul(p->d, h->op, a, b, h->span);
+    if (!m) return h;
+    hop_infer(m);
+    return hit(p, hop_unary(p->d, OP_NEG, m, h->span));
+}
+
 Hop *rw_simplify(RwPass *p, Hop *h)
 {
     Span sp = h->span;
+    Hop *r;
     switch (h->kind) {
     case H_REORG:
         /* t(t(X)) -> X, rev(rev(X)) -> X */
@@ -204,6 +247,7 @@ Hop *rw_simplify(RwPass *p, Hop *h)
     }
     case H_AGG: return simplify_agg(p, h);
     case H_MATMUL:
+        if ((r = pull_negation(p, h)) != h) return r;
         if (h->op != OP_MATMUL) break;
         /* (-t(X)) %*% y -> -(t(X) %*% y) */
         if (is(h->in[0], H_UNARY, OP_NEG) && is(h->in[0]->in[0], H_REORG, OP_TRANS)) {

@@ -78,6 +78,10 @@ typedef struct Case {
              "y = rand(rows=50, cols=1, seed=3)\nw = rand(rows=50, cols=1, seed=4)\n" \
              "v = rand(rows=7, cols=1, seed=5)\nS = rand(rows=7, cols=7, seed=6)\n"
 
+/* nonnegative data: no subtraction in the plan but the negations tested */
+#define NDATA "A = rand(rows=50, cols=7, seed=1)\ny = rand(rows=50, cols=1, seed=3)\n" \
+              "u = rand(rows=50, cols=1, seed=4)\nv = rand(rows=7, cols=1, seed=5)\nS = rand(rows=7, cols=7, seed=6)\n"
+
 static const Case cases[] = {
     {"cse", DATA "out = sum(X * Y) + sum(X * Y)\n", NULL, NULL},
     {"constant folding", DATA "a = 2 * 3 + 1\nout = sum(X) * a\n", "LIT 7", NULL},
@@ -142,6 +146,25 @@ static const Case cases[] = {
                             "out = v\n", "v [move]", NULL},
 };
 
+/* a negated operand of a product moves to the product where that is no
+ * larger: every negation in the plan has the dims neg (NULL: results only) */
+typedef struct NegCase {
+    const char *name, *script, *neg;
+} NegCase;
+
+static const NegCase neg_cases[] = {
+    {"-t(A)%*%y", NDATA "out = -t(A) %*% y\n", "[7,1,"},
+    {"(-A)%*%v", NDATA "out = (-A) %*% v\n", "[50,1,"},
+    {"t(A)%*%(-y)", NDATA "out = t(A) %*% (-y) + 1\n", "[7,1,"},
+    {"A%*%(-S) stays", NDATA "out = A %*% (-S)\n", "[7,7,"},
+    {"(-u)%*%t(v) stays", NDATA "out = (-u) %*% t(v)\n", "[50,1,"},
+    {"-A used twice stays", NDATA "N = -A\nout = N %*% v + sum(N)\n", "[50,7,"},
+    /* sizes known only when the block is recompiled (then a tmm) */
+    {"-t(Z)%*%g at recompile", NDATA "n = as.integer(sum(y > -1))\nZ = rand(rows=n, cols=7, seed=9)\n"
+                                     "g = rand(rows=n, cols=1, seed=10)\n"
+                                     "if (n > 0) { out = -t(Z) %*% g } else { out = v }\n", NULL},
+};
+
 static bool has(const char *text, const char *list)
 {
     char buf[256];
@@ -172,6 +195,26 @@ static bool hasany(const char *text, const char *list)
     return false;
 }
 
+/* Does every negation (a "-" of one input) in the plan have the dims? */
+static bool negations_are(const char *text, const char *dims)
+{
+    int n = 0;
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char line[512];
+        if (len >= sizeof line) continue;
+        memcpy(line, l, len);
+        line[len] = 0;
+        const char *m = strstr(line, ") -  (");
+        const char *comma = m ? strchr(m + 6, ',') : NULL, *close = m ? strchr(m + 6, ')') : NULL;
+        if (!close || (comma && comma < close)) continue;   /* not a minus, or a binary one */
+        if (!strstr(line, dims)) return false;
+        n++;
+    }
+    return n > 0;
+}
+
 int main(void)
 {
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -183,6 +226,16 @@ int main(void)
                 c->name, on, off);
         if (c->must) T_CHECK(ex && has(ex, c->must), "%s: plan lacks %s:\n%s", c->name, c->must, ex ? ex : "");
         if (c->mustnot) T_CHECK(ex && !hasany(ex, c->mustnot), "%s: plan has %s:\n%s", c->name, c->mustnot, ex ? ex : "");
+        free(ex);
+    }
+    for (size_t i = 0; i < sizeof neg_cases / sizeof *neg_cases; i++) {
+        const NegCase *c = &neg_cases[i];
+        char *ex = NULL;
+        double on = run(c->script, 2, &ex);
+        double off = run(c->script, 0, NULL);
+        T_CHECK(!isnan(on) && on == off, "%s: rewrites on %.17g vs off %.17g", c->name, on, off);
+        if (c->neg) T_CHECK(ex && negations_are(ex, c->neg), "%s: a negation is not of %s:\n%s", c->name, c->neg,
+                            ex ? ex : "");
         free(ex);
     }
     return t_done("test_rewrite");
