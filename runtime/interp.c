@@ -398,7 +398,8 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
             else if (!xrc && in->kind == I_OUT) {
                 /* a call's output, or one output of a builtin (its item) */
                 LinItem *li = in->in[0] >= 0 ? lr[in->in[0]] : NULL;
-                lr[in->out] = li && strcmp(li->opcode, LIN_FCALL) == 0 && in->out_index < li->nin ? li->in[in->out_index] : li;
+                bool call = li && strcmp(li->opcode, LIN_FCALL) == 0 && in->out_index < li->nin;
+                lr[in->out] = call ? li->in[in->out_index] : li;
             } else if (!xrc) lr[in->out] = lin_after(rt->lin, in, regs, lr);
         }
         if (xrc) {

@@ -122,8 +122,8 @@ static LinItem *creation(LinTrace *t, const Instr *in, const Value *a, const Val
     switch (in->bi) {
     case BI_RAND: {
         /* CP°rand°rows°cols°blen°min°max°sparsity°seed°pdf°lambda°k°out */
-        Value r = out->kind == V_MATRIX ? val_int(out->m->rows) : *A(0);
-        Value c = out->kind == V_MATRIX ? val_int(out->m->cols) : *A(1);
+        Value r = out->kind == V_MATRIX && out->m ? val_int(out->m->rows) : *A(0);
+        Value c = out->kind == V_MATRIX && out->m ? val_int(out->m->cols) : *A(1);
         operand(&r, p[0], sizeof p[0]);
         operand(&c, p[1], sizeof p[1]);
         label(A(2), "0.0", p[2], sizeof p[2]);
@@ -140,7 +140,7 @@ static LinItem *creation(LinTrace *t, const Instr *in, const Value *a, const Val
     case BI_MATRIX: {
         /* matrix(v, rows, cols) of a scalar v is SystemDS's rand with
          * min = max = v, whose seed stays unspecified (-1) */
-        if (A(0)->kind == V_MATRIX || A(0)->kind == V_NONE || out->kind != V_MATRIX) return NULL;
+        if (A(0)->kind == V_MATRIX || A(0)->kind == V_NONE || out->kind != V_MATRIX || !out->m) return NULL;
         Value r = val_int(out->m->rows), c = val_int(out->m->cols);
         operand(&r, p[0], sizeof p[0]);
         operand(&c, p[1], sizeof p[1]);
@@ -157,7 +157,8 @@ static LinItem *creation(LinTrace *t, const Instr *in, const Value *a, const Val
                   : val_int(val_as_double(A(0)) <= val_as_double(A(1)) ? 1 : -1);
         operand(&inc, p[2], sizeof p[2]);
         snprintf(buf, sizeof buf, "CP" SEP "seq" SEP "%lld" SEP "1" SEP "%d" SEP "%s" SEP "%s" SEP "%s" SEP OUTOP,
-                 (long long)(out->kind == V_MATRIX ? out->m->rows : -1), (int)br_blocksize(), p[0], p[1], p[2]);
+                 (long long)(out->kind == V_MATRIX && out->m ? out->m->rows : -1), (int)br_blocksize(), p[0], p[1],
+                 p[2]);
         return lin_item(t, "seq", buf, NULL, 0);
     }
     case BI_READ: {
@@ -166,7 +167,8 @@ static LinItem *creation(LinTrace *t, const Instr *in, const Value *a, const Val
         char fmt[64];
         label(A(1), "text", fmt, sizeof fmt);
         label(A(0), "", p[0], sizeof p[0]);
-        long long rows = out->kind == V_MATRIX ? out->m->rows : -1, cols = out->kind == V_MATRIX ? out->m->cols : -1;
+        bool known = out->kind == V_MATRIX && out->m;
+        long long rows = known ? out->m->rows : -1, cols = known ? out->m->cols : -1;
         snprintf(buf, sizeof buf, "CP" SEP "createvar" SEP "pREADxxx" SEP "%s" SEP "false" SEP "%s" SEP "%s" SEP
                  "%lld" SEP "%lld" SEP "-1" SEP "-1" SEP "copy", p[0], lin_dtype(out), fmt, rows, cols);
         LinItem *cv = lin_item(t, "createvar", buf, NULL, 0);
@@ -208,7 +210,7 @@ static LinItem *indexing(LinTrace *t, const Instr *in, const Value *regs, LinIte
     int b = lix ? 2 : 1;
     const Value *x = in->in[0] >= 0 && regs[in->in[0]].kind == V_MATRIX ? &regs[in->in[0]]
                    : lix && regs[in->out].kind == V_MATRIX ? &regs[in->out] : NULL;
-    if (!x || in->nin < b + 4 || in->in[0] < 0 || (lix && in->in[1] < 0)) return NULL;
+    if (!x || !x->m || in->nin < b + 4 || in->in[0] < 0 || (lix && in->in[1] < 0)) return NULL;
     LinItem *ins[6];
     int n = 0;
     ins[n++] = lr[in->in[0]] ? lr[in->in[0]] : lin_literal(t, x, NULL);
