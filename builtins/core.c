@@ -1118,9 +1118,10 @@ int bi_core(Rt *rt, Frame *f, const Instr *h, Value *a, Value *out, BrErr *e)
     case BI_TYPEOF:
         *out = val_string(a[0].kind == V_MATRIX ? "Matrix" : a[0].kind == V_LIST ? "List" : "Scalar");
         return 0;
-    case BI_LINEAGE:   /* SystemDS without -lineage fails the same way, at run time */
-        return br_err(e, BR_EFAIL, "lineage: lineage trace unavailable: braid keeps no lineage traces "
-                      "(SystemDS's lineage() needs its -lineage tracing)");
+    case BI_LINEAGE:   /* reached only untraced (the interpreter answers it while tracing:
+                          runtime/lintrace.c), as SystemDS without -lineage fails */
+        return br_err(e, BR_EFAIL, "lineage: lineage trace unavailable: tracing is on for scripts "
+                      "whose loaded files call lineage() (docs/DESIGN.md, Lineage)");
     case BI_ASSCALAR: return b_as_scalar(a, out, e);
     case BI_COMPRESS: case BI_DECOMPRESS: return b_compress(h->bi == BI_COMPRESS, a, out, e);
     case BI_QCOMPRESS: return b_quantize_compress(a, out, e);

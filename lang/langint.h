@@ -44,6 +44,7 @@ struct Program {
     Func **funcs;           /* malloc'ed; all functions in load order */
     int nfuncs, capfuncs;
     pthread_mutex_t lock;   /* lang_find_func */
+    bool uses_lineage;      /* some loaded file calls lineage() */
 };
 
 /* Resolves the call e (EX_CALL) written in file f: sets e->call.func

@@ -480,6 +480,7 @@ bool load_resolve_call(Program *p, LFile *f, Expr *e, Diag *d)
     if (!read_alias(p, e, d)) return false;
     name = e->call.name;
     if ((e->call.builtin = ops_builtin(name))) {
+        if (e->call.builtin->id == BI_LINEAGE) p->uses_lineage = true;
         positional_args(e, d);
         return true;
     }
@@ -654,6 +655,8 @@ Program *lang_load_string(const char *text, const char *name, const LangOptions 
     if (!text) text = "";
     return load_main(text, strlen(text), name ? name : "<string>", NULL, o, d);
 }
+
+bool lang_uses_lineage(const Program *p) { return p && p->uses_lineage; }
 
 const Block *lang_main(const Program *p)
 {

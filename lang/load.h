@@ -57,6 +57,11 @@ void lang_program_free(Program *p);
 int lang_nsources(const Program *p);
 LangSource lang_source(const Program *p, int i);
 
+/* Does a loaded file call lineage()? (Then the runtime traces lineage:
+ * runtime/lineage.h.) Library scripts loaded later, on demand, count
+ * from then on. */
+bool lang_uses_lineage(const Program *p);
+
 /* The top-level statements of the main script. */
 const Block *lang_main(const Program *p);
 /* The main statements after one `X = t(X)` per name: the embedding

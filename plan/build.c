@@ -681,6 +681,7 @@ static Hop *convert_arg(BCtx *c, Hop *v, const Param *p)
     }
     Hop *h = hop_new(c->dag, H_BUILTIN, v->span, 1);
     h->bi = b;
+    h->name = INSTR_PARAM_CAST;
     h->in[0] = v;
     h->dt = DT_SCALAR;
     h->vt = p->vt;

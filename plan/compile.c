@@ -5,6 +5,7 @@
 #include "build.h"
 #include "recompile.h"
 #include "dagship.h"
+#include "../lang/load.h"
 #include "../gpu/gpu.h"
 
 #include <stdlib.h>
@@ -14,7 +15,11 @@ Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
     if (!d || d->oom) return NULL;   /* out of memory building d */
     RwStats scratch = {0};
     if (!st) st = &scratch;
-    if ((flags & PC_INLINE) && p->optlevel > 0 && p->diag) st->inlined += plan_inline_calls(p, d, p->diag);
+    /* a script that calls lineage() keeps its calls (inlining would add
+     * the parameters' casts to the trace; SystemDS's calls and inlined
+     * functions alike pass the arguments' lineage through) */
+    if ((flags & PC_INLINE) && p->optlevel > 0 && p->diag && !lang_uses_lineage(p->ast))
+        st->inlined += plan_inline_calls(p, d, p->diag);
     if (d->oom) return NULL;   /* inlining ran out of memory */
     if ((flags & PC_REWRITE) && p->optlevel > 0) {
         rw_static(d, st);
@@ -27,8 +32,12 @@ Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
     if (!(flags & PC_LOWER)) return NULL;
     /* stitched regions first (-gpu): they take the row/column aggregates
      * in the middle of elementwise work, codegen fuses the rest */
-    if ((flags & PC_FUSE) && gpu_stitch_on()) cg_stitch_dag(d);
-    if ((flags & PC_FUSE) && p->cg) cg_optimize_dag(p->cg, d);
+    /* a script that calls lineage() runs unfused: its trace names the
+     * operators, as SystemDS's traces of fused operators do
+     * (LineageCodegenItem; runtime/lineage.h) */
+    bool fuse = (flags & PC_FUSE) && !lang_uses_lineage(p->ast);
+    if (fuse && gpu_stitch_on()) cg_stitch_dag(d);
+    if (fuse && p->cg) cg_optimize_dag(p->cg, d);
     return plan_codegen_dag(d, mode);
 }
 

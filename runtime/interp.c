@@ -8,6 +8,7 @@
 #include "distexec.h"
 #include "gpuexec.h"
 #include "bound.h"
+#include "lintrace.h"
 #include "../base/perturb.h"
 #include "../gpu/gpu.h"
 #include "../base/vec.h"
@@ -35,6 +36,9 @@ void rt_init(Rt *rt, RtProgram *p, Diag *d, const RtOptions *o)
     if (!rt->opt.out) rt->opt.out = stdout;
     pthread_mutex_init(&rt->lock, NULL);
     cla_stats_init(&rt->cla);
+    /* the loader's static check: only scripts that ask for a trace pay
+     * for one (without memory, lineage() fails as untraced) */
+    if (p && lang_uses_lineage(p->ast)) rt->lin = lin_new();
 }
 
 void rt_destroy(Rt *rt)
@@ -42,6 +46,7 @@ void rt_destroy(Rt *rt)
     free(rt->stats);
     free(rt->rc_samples);
     free(rt->loops);
+    lin_free(rt->lin);
     pthread_mutex_destroy(&rt->lock);
     cla_stats_destroy(&rt->cla);
 }
@@ -144,6 +149,12 @@ void rt_print_stats(Rt *rt, FILE *f, int top)
 
 
 static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value *out);
+
+/* Lineage through calls (runtime/lineage.h): exec_code hands the I_CALL's
+ * argument items to call() here, and call() hands back the item of its
+ * outputs (LIN_FCALL), both on the calling thread. */
+static __thread LinItem **tl_call_args;
+static __thread LinItem *tl_call_out;
 
 /* A read compiled with the sizes of its .mtd must read a matrix of those
  * sizes: the plan (folded nrow/ncol, chosen operators) depends on them,
@@ -313,6 +324,12 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     BrErr e;
     int64_t seen = 0;
     bool dist = dist_active() && !rt->no_dist, gpu = gpu_mode() != GPU_OFF;
+    /* lineage tracing: an item per register */
+    LinItem **lr = NULL;
+    if (rt->lin && !(lr = calloc((size_t)c->nregs + 1, sizeof *lr))) {
+        if (!onstack) free(regs);
+        return rt_fail(rt, (Span){0}, BR_ENOMEM, "out of memory");
+    }
     /* one readiness for all fused operators of this execution (cgrun.h:
      * a DAG's operators may share a subexpression; run partly fused, they
      * would compute it with different rounding) */
@@ -346,6 +363,19 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
             continue;
         }
         int step = in->lazy ? lazy_ifelse(in, regs, &e) : 0;
+        LinItem *lin_pre = NULL, *lin_args[16];
+        if (lr) {
+            if (in->kind == I_READ) {   /* before a move takes the variable */
+                Value *v = st_get(&f->vars, in->name);
+                lin_pre = st_get_lin(&f->vars, in->name);
+                if (!lin_pre && v) lin_pre = lin_literal(rt->lin, v, in->name);
+            } else if (in->kind == I_CALL) {
+                LinItem **la = in->nin <= 16 ? lin_args : malloc((size_t)in->nin * sizeof *la);
+                for (int k = 0; la && k < in->nin; k++) la[k] = in->in[k] >= 0 ? lr[in->in[k]] : NULL;
+                tl_call_args = la;
+            } else if (in->kind == I_BUILTIN && in->bi == BI_LINEAGE && step == 0)
+                step = lin_builtin(rt->lin, in, lr, &regs[in->out], &e);
+        }
         /* distributed jobs read their inputs' cells (lazy GPU results) */
         if (step == 0 && dist && gpu && in->exec == EX_DIST) step = rt_gpu_host_inputs(in, regs, &e);
         if (dist && step == 0) step = rt_dist_step(rt, c, f, in, regs, &e);
@@ -358,6 +388,20 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
                 : cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)
                                              : exec_instr(rt, f, in, regs, &e);
         if (!xrc && step == 0 && rt->opt.cla) xrc = cla_rt_after(rt, in, &regs[in->out], &e);
+        if (lr) {
+            if (in->kind == I_CALL) {
+                if (tl_call_args && tl_call_args != lin_args) free(tl_call_args);
+                tl_call_args = NULL;
+                lr[in->out] = xrc ? NULL : tl_call_out;
+                tl_call_out = NULL;
+            } else if (!xrc && in->kind == I_READ) lr[in->out] = lin_pre;
+            else if (!xrc && in->kind == I_OUT) {
+                /* a call's output, or one output of a builtin (its item) */
+                LinItem *li = in->in[0] >= 0 ? lr[in->in[0]] : NULL;
+                bool call = li && strcmp(li->opcode, LIN_FCALL) == 0 && in->out_index < li->nin;
+                lr[in->out] = call ? li->in[in->out_index] : li;
+            } else if (!xrc) lr[in->out] = lin_after(rt->lin, in, regs, lr);
+        }
         if (xrc) {
             if (!rt->err.code) {
                 if (e.code) rt_fail(rt, in->span, e.code, "%s", e.msg);
@@ -378,8 +422,10 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
     if (__atomic_load_n(&c->seen_cells, __ATOMIC_RELAXED) < seen)
         __atomic_store_n(&((Code *)c)->seen_cells, seen, __ATOMIC_RELAXED);
     for (int i = 0; i < c->nw && !rc; i++)
-        if (st_put(&f->vars, c->wnames[i], val_retain(regs[c->wregs[i]])))
+        if (st_put(&f->vars, c->wnames[i], val_retain(regs[c->wregs[i]])) ||
+            (lr && st_set_lin(&f->vars, c->wnames[i], lr[c->wregs[i]])))
             rc = rt_fail(rt, (Span){0}, BR_ENOMEM, "out of memory");
+    free(lr);
     if (keep && !rc) { *keep = regs; return 0; }
     for (int i = 0; i < c->nregs; i++) val_release(&regs[i]);
     if (!onstack) free(regs);
@@ -637,10 +683,19 @@ static int64_t *perturbed_order(int64_t n, uint64_t key)
 
 /* A for loop: the iterations in order (seeds continue the caller's
  * stream, unlike a parfor's). */
+/* The loop variable's item: a literal of its value (ForProgramBlock). */
+static int lin_loopvar(Rt *rt, Frame *f, const PBlock *b)
+{
+    if (!rt->lin) return 0;
+    LinItem *li = lin_literal(rt->lin, st_get(&f->vars, b->var), b->var);
+    return li ? st_set_lin(&f->vars, b->var, li) : BR_ENOMEM;
+}
+
 static int exec_for(Rt *rt, Frame *f, PBlock *b, const Iter *it)
 {
     for (int64_t k = 0; k < it->n; k++) {
-        if (st_put(&f->vars, b->var, iter_value(it, k))) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
+        if (st_put(&f->vars, b->var, iter_value(it, k)) || lin_loopvar(rt, f, b))
+            return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
         if (rt_exec_list(rt, f, &b->body)) return -1;
     }
     return 0;
@@ -654,7 +709,8 @@ static int exec_for_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_t f
     int rc = 0;
     for (int64_t k = first; k < it->n && !rc; k += step) {
         rt_seed_iter(rt, sbase, k);
-        if (st_put(&f->vars, b->var, iter_value(it, k))) rc = rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
+        if (st_put(&f->vars, b->var, iter_value(it, k)) || lin_loopvar(rt, f, b))
+            rc = rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
         else if (rt_exec_list(rt, f, &b->body)) rc = -1;
     }
     rt_seed_restore(saved);
@@ -887,12 +943,19 @@ static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value
                        caller->depth + 1, fn->name);
     FProg *fp = spec && fprog_accepts(spec, args) ? spec : rt->prog->hooks->function(rt->prog, fn, rt->diag);
     if (!fp) return rt_fail(rt, sp, BR_EFAIL, "function '%s' failed to compile", fn->name);
+    LinItem **largs = tl_call_args;   /* the caller's argument items */
+    tl_call_args = NULL;
     Frame nf;
     st_init(&nf.vars);
     nf.depth = caller->depth + 1;
     int rc = 0;
+    /* lineage passes through a call: parameters carry the arguments'
+     * items (FunctionCallCPInstruction), outputs return theirs */
     for (int i = 0; i < fn->nin && !rc; i++)
-        if (args[i].kind != V_NONE && st_put(&nf.vars, fn->in[i].name, convert_arg(&fn->in[i], args[i])))
+        if (args[i].kind != V_NONE &&
+            (st_put(&nf.vars, fn->in[i].name, convert_arg(&fn->in[i], args[i])) ||
+             (rt->lin && st_set_lin(&nf.vars, fn->in[i].name,
+                                    largs && largs[i] ? largs[i] : lin_literal(rt->lin, &args[i], fn->in[i].name)))))
             rc = rt_fail(rt, sp, BR_ENOMEM, "out of memory");
     if (!rc) rc = rt_exec_list(rt, &nf, &fp->body);
     if (!rc) {
@@ -910,6 +973,17 @@ static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value
         }
         if (rc) val_release(&l);
         else *out = l;
+        if (!rc && rt->lin) {
+            LinItem *lo[16], **o = fn->nout <= 16 ? lo : malloc((size_t)fn->nout * sizeof *o);
+            int no = 0;
+            for (int i = 0; o && i < fn->nout; i++) {
+                LinItem *x = st_get_lin(&nf.vars, fn->out[i].name);
+                if (!x) x = lin_literal(rt->lin, st_get(&nf.vars, fn->out[i].name), fn->out[i].name);
+                if (x) o[no++] = x;
+            }
+            tl_call_out = o && no == fn->nout ? lin_item(rt->lin, LIN_FCALL, "", o, no) : NULL;
+            if (o != lo) free(o);
+        }
     }
     st_free(&nf.vars);
     return rc;

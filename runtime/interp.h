@@ -62,6 +62,8 @@ typedef struct Rt {
     RtLoop *loops;            /* opt.loop_stats: per loop, first run first */
     int nloops, lcap;
     ClaStats cla;             /* -stats of compressed linear algebra (this run's) */
+    struct LinTrace *lin;     /* lineage tracing (runtime/lineage.h): on for
+                                 scripts that call lineage(), else NULL */
 } Rt;
 
 typedef struct Frame {

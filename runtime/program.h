@@ -41,6 +41,11 @@ typedef enum {
 
 /* One instruction: reads registers in[], writes register out; registers
  * whose last use this is are freed after it. */
+/* Instr.name of the cast that gives a function's scalar parameter its
+ * declared value type (plan/build.c): lineage passes through it, as
+ * through SystemDS's calls. */
+#define INSTR_PARAM_CAST "(param)"
+
 typedef struct Instr {
     InstrKind kind;
     OpCode op;
@@ -51,7 +56,7 @@ typedef struct Instr {
     bool move, optional;   /* I_READ */
     IxSpec ix;             /* I_RIX / I_LIX */
     Value lit;             /* I_LIT (borrowed from the compiled DAG) */
-    const char *name;      /* I_READ: the variable */
+    const char *name;      /* I_READ: the variable; I_BUILTIN: INSTR_PARAM_CAST */
     Func *func;            /* I_CALL */
     int out_index;         /* I_OUT */
     int nvar;              /* I_BUILTIN with "...": variadic inputs */

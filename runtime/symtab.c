@@ -22,6 +22,7 @@ void st_free(SymTab *t)
         if (t->keys[i] && t->keys[i] != TOMB) val_release(&t->vals[i]);
     free(t->keys);
     free(t->vals);
+    free(t->lin);
     memset(t, 0, sizeof *t);
 }
 
@@ -44,13 +45,16 @@ static bool rehash(SymTab *t, int ncap)
     SymTab o = *t;
     const char **keys = calloc((size_t)ncap, sizeof(char *));
     Value *vals = calloc((size_t)ncap, sizeof(Value));
-    if (!keys || !vals) {
+    void **lin = o.lin ? calloc((size_t)ncap, sizeof(void *)) : NULL;
+    if (!keys || !vals || (o.lin && !lin)) {
         free(keys);
         free(vals);
+        free(lin);
         return false;
     }
     t->keys = keys;
     t->vals = vals;
+    t->lin = lin;
     t->cap = ncap;
     t->n = 0;
     for (int i = 0; i < o.cap; i++)
@@ -60,10 +64,12 @@ static bool rehash(SymTab *t, int ncap)
             while (t->keys[j]) j = (j + 1) & mask;
             t->keys[j] = o.keys[i];
             t->vals[j] = o.vals[i];
+            if (lin) lin[j] = o.lin[i];
             t->n++;
         }
     free(o.keys);
     free(o.vals);
+    free(o.lin);
     return true;
 }
 
@@ -76,7 +82,12 @@ Value *st_get(SymTab *t, const char *name)
 int st_put(SymTab *t, const char *name, Value v)
 {
     int i = find(t, name);
-    if (i >= 0) { val_release(&t->vals[i]); t->vals[i] = v; return 0; }
+    if (i >= 0) {
+        val_release(&t->vals[i]);
+        t->vals[i] = v;
+        if (t->lin) t->lin[i] = NULL;
+        return 0;
+    }
     if ((t->n + 1) * 2 > t->cap && !rehash(t, t->cap ? t->cap * 2 : 16)) {
         val_release(&v);
         return BR_ENOMEM;
@@ -86,6 +97,7 @@ int st_put(SymTab *t, const char *name, Value v)
     while (t->keys[j] && t->keys[j] != TOMB) j = (j + 1) & mask;
     t->keys[j] = name;
     t->vals[j] = v;
+    if (t->lin) t->lin[j] = NULL;
     t->n++;
     return 0;
 }
@@ -97,6 +109,7 @@ Value st_take(SymTab *t, const char *name)
     Value v = t->vals[i];
     t->keys[i] = TOMB;
     t->vals[i] = val_none();
+    if (t->lin) t->lin[i] = NULL;
     t->n--;
     return v;
 }
@@ -111,8 +124,26 @@ int st_copy(SymTab *dst, const SymTab *src)
 {
     st_init(dst);
     for (int i = 0; i < src->cap; i++)
-        if (src->keys[i] && src->keys[i] != TOMB && st_put(dst, src->keys[i], val_retain(src->vals[i])))
+        if (src->keys[i] && src->keys[i] != TOMB &&
+            (st_put(dst, src->keys[i], val_retain(src->vals[i])) ||
+             (src->lin && src->lin[i] && st_set_lin(dst, src->keys[i], src->lin[i]))))
             return BR_ENOMEM;
+    return 0;
+}
+
+void *st_get_lin(const SymTab *t, const char *name)
+{
+    if (!t->lin) return NULL;
+    int i = find(t, name);
+    return i < 0 ? NULL : t->lin[i];
+}
+
+int st_set_lin(SymTab *t, const char *name, void *item)
+{
+    int i = find(t, name);
+    if (i < 0) return 0;
+    if (!t->lin && !(t->lin = calloc((size_t)t->cap, sizeof(void *)))) return BR_ENOMEM;
+    t->lin[i] = item;
     return 0;
 }
 

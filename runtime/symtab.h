@@ -9,6 +9,8 @@
 typedef struct SymTab {
     const char **keys;
     Value *vals;
+    void **lin;        /* lineage item per slot (runtime/lineage.h), NULL
+                          until st_set_lin: tables of untraced runs have none */
     int cap, n;
 } SymTab;
 
@@ -24,6 +26,11 @@ void st_remove(SymTab *t, const char *name);         /* and releases */
 /* Copy sharing values (retained): parfor workers. Returns 0, or
  * BR_ENOMEM (dst then holds part of src; free it with st_free). */
 int st_copy(SymTab *dst, const SymTab *src);
+/* The lineage item bound with name (NULL: none or unbound). Binding a
+ * value (st_put) clears it; st_copy copies it. */
+void *st_get_lin(const SymTab *t, const char *name);
+/* Sets name's lineage item (name must be bound); BR_ENOMEM or 0. */
+int st_set_lin(SymTab *t, const char *name, void *item);
 /* Iteration: index of the next used slot >= i, or -1. */
 int st_next(const SymTab *t, int i);
 

@@ -120,6 +120,10 @@ unit program layers python3 tools/layers.py .
 # decoded byte for byte, malformed files refused (tests/parity/sysbin.py)
 [ -x tests/parity/sysbin.py ] &&
   unit suite "SystemDS binary-block files" tests/parity/sysbin.py "$build/braid"
+# lineage(X): traces of small scripts against SystemDS's, worked out from
+# its instructions' lineage code (tests/parity/lineage.py)
+[ -x tests/parity/lineage.py ] &&
+  unit suite "lineage traces" tests/parity/lineage.py "$build/braid"
 # FusionStitching's explorer choosing the plans of every algorithm
 # script (tests/dml alg_* cases), each plan checked for validity
 # (BRAID_EXPLORER=0 leaves it out: .ci/run's sanitizer pass, where it

@@ -6,6 +6,7 @@ D <- as.matrix(dist(X[1:100, ]))
 dimnames(D) <- NULL
 wref("dist", D)
 wscalar("dist_ok.scalar", TRUE)
+wscalar("dist_sysds_ok.scalar", TRUE)
 wscalar("dist_shape.scalar", "100x100")
 knn <- function(R, Q, k) matrix(apply(Q, 1, function(q) {
   d <- sqrt(colSums((t(R) - q)^2))
