@@ -73,6 +73,35 @@ compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
   queue "$name" "$ref/" "$out/" $files
 }
 
+# Several scripts as the parts of one run (one mpirun, not one per
+# script): part NAME FILE [SED] prints FILE after a line "run.sh: part
+# NAME" that the script prints in a block of its own, with SED (the
+# parts' other arguments renumbered) and then every $1 (the output
+# prefix) made $1 + "NAME_", so that the parts write apart. Under
+# BRAID_DIST_TRACE=1, part_jobs OUT NAME PATTERN counts the jobs of part
+# NAME whose trace line ("dist job TYPE [MEMBERS [FUSED]]") matches the
+# extended regex PATTERN; check_jobs CASE OUT NAME PATTERN WANT WHAT
+# wants WANT of them (a number, or "+": at least one).
+part() {
+  printf '\nwhile (FALSE) {}\nprint("run.sh: part %s")\nwhile (FALSE) {}\n' "$1"
+  sed -e "${3:-s/^//}" -e 's/\$1\b/$1 + "'"$1"'_"/g' "$2"
+}
+part_jobs() {
+  awk -v p="run.sh: part $2" -v re="$3" '$0 == p { on = 1; next } /^run\.sh: part / { on = 0 }
+    on && /^dist job / && $0 ~ re { n++ } END { print n + 0 }' "$1"
+}
+check_jobs() {
+  local n
+  n=$(part_jobs "$2" "$3" "$4")
+  if [ "$5" = + ] && [ "$n" -gt 0 ] || [ "$n" = "$5" ]; then ok
+  else bad "$1: part $3: $n jobs of '$4', not $5 ($6)"; fi
+}
+compare_part() {   # compare_part CASE REF OUT NAME: part NAME's files
+  local files
+  files=$(cd "$2" 2>/dev/null && ls | grep "^$4_" | grep -v '\.mtd$')
+  if [ -n "$files" ]; then compare "$1" "$2" "$3" "$files"; else bad "$1: the local run wrote no $4_ files"; fi
+}
+
 # ops CASE NP CONFIG EXEC ROWS COLS SPARSITY SEED [JOB TYPES THAT MUST RUN]:
 # without fusion, so that every basic distributed operator runs (fused.dml
 # below runs them fused). OPS_LOCAL=CASE: CASE's local run (the same
@@ -146,7 +175,6 @@ fused() {   # fused CASE NP CONFIG ROWS COLS SPARSITY SEED
   compare "fused $c (np $np, $cfg, ${rows}x$cols sparsity $sp)" "$tmp/f$c/l" "$tmp/f$c/d"
   if grep -qE "^  fused +[1-9][0-9]* jobs" "$tmp/f$c/d.out"; then ok; else bad "fused $c: no distributed fused operator ran"; fi
 }
-fused dense 3 bs7 203 17 1.0 7
 fused sparse 2 bs1000 203 17 0.05 9
 fused all 4 fuseall 41 6 0.5 11
 fused tiny 4 fuseall 5 3 1.0 13
@@ -237,39 +265,37 @@ if want=$("$braid" -s "$pfd" 2>&1) && mpi 3 -stats -s "$pfd" > "$tmp/pfd.out" 2>
   if [ "$(head -n 6 "$tmp/pfd.out")" = "$want" ] && grep -qxF "$line" "$tmp/pfd.out"; then ok
   else bad "one copy of shipped functions: $(grep 'parfor plans' "$tmp/pfd.out")"; fi
 else bad "one copy of shipped functions: a run failed: $(tail -n 3 "$tmp/pfd.out")"; fi
-# a body with an AMULET where-loop: the loop travels by its place in
-# the script, so the plan ships and the workers compile nothing
-mkdir -p "$tmp/pfw/l" "$tmp/pfw/d"
-if "$braid" -f "$here/pfwhere.dml" -args "$tmp/pfw/l/" > "$tmp/pfw/l.out" 2>&1 \
-   && mpi 3 -f "$here/pfwhere.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfw/d/" > "$tmp/pfw/d.out" 2>&1; then
-  compare "parfor with a where-loop (np 3)" "$tmp/pfw/l" "$tmp/pfw/d"
-  shipped 1 "parfor with a where-loop" "$tmp/pfw/d.out"
+# Group A, one run of 3 ranks with bs7.xml (and its local run): the
+# dense fused case (fused.dml, as above), then remote parfor bodies: one
+# with an AMULET where-loop (the loop travels by its place in the
+# script, so the plan ships and the workers compile nothing); one
+# reading lists and frames, and one reading typed frames with missing
+# cells and transformencode's metadata (the values travel with the task;
+# before, such loops ran on rank 0 alone); then the mixed piggyback case
+# (mixed.dml, below) at 3 ranks
+mkdir -p "$tmp/ga/l" "$tmp/ga/d"
+printf 'name,n,ok,x\na,1,true,2.5\n,4,false,3.5\nNA,7,true,NaN\nd,9,false,1\nb,-3,true,NaN\n' > "$tmp/ga/G.csv"
+{ part fused "$here/fused.dml"; part pfwhere "$here/pfwhere.dml"; part pfvalues "$here/pfvalues.dml"
+  part pfframes "$here/pfframes.dml" 's/\$2/$6/g'; part mixed "$here/mixed.dml"; } > "$tmp/ga.dml"
+ga_args="203 17 1.0 7 $tmp/ga/G.csv"
+# check_ga CASE OUT D: group A's checks of a run whose trace is OUT and
+# results are in D
+check_ga() {
+  local n
+  for n in fused pfwhere pfvalues pfframes mixed; do compare_part "$1 $n" "$tmp/ga/l" "$3" $n; done
+  check_jobs "$1" "$2" fused '^dist job fused ' + "no distributed fused operator ran"
+  for n in pfwhere pfvalues pfframes; do check_jobs "$1" "$2" $n '^dist job parfor$' 1 "the loop did not run on the ranks"; done
+  shipped 3 "$1: remote parfor" "$2"
+  # the mixed piggyback case: 6 reduce operators in one job, 2 of them fused
+  check_jobs "$1" "$2" mixed '^dist job piggyback 6 2$' 1 "one job of 6 reduce operators, 2 fused"
+  check_jobs "$1" "$2" mixed '^dist job (piggyback|fused) ' 1 "no other reduce job"
+}
+if ! "$braid" -f "$tmp/ga.dml" -args "$tmp/ga/l/" $ga_args > "$tmp/ga/l.out" 2>&1; then
+  bad "group A: the local run failed: $(tail -n 3 "$tmp/ga/l.out")"
+elif ! BRAID_DIST_TRACE=1 mpi 3 -f "$tmp/ga.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/ga/d/" $ga_args > "$tmp/ga/d.out" 2>&1; then
+  bad "group A: mpirun failed: $(tail -n 5 "$tmp/ga/d.out")"
 else
-  bad "parfor with a where-loop: a run failed: $(tail -n 3 "$tmp/pfw/d.out" "$tmp/pfw/l.out")"
-fi
-# lists and frames the body reads travel with the task (before, the
-# loop ran on rank 0 alone)
-mkdir -p "$tmp/pfv/l" "$tmp/pfv/d"
-if "$braid" -f "$here/pfvalues.dml" -args "$tmp/pfv/l/" > "$tmp/pfv/l.out" 2>&1 \
-   && mpi 3 -f "$here/pfvalues.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfv/d/" > "$tmp/pfv/d.out" 2>&1; then
-  compare "parfor over lists and frames (np 3)" "$tmp/pfv/l" "$tmp/pfv/d"
-  if grep -qE "^  parfor +1 jobs" "$tmp/pfv/d.out"; then ok; else bad "parfor over lists and frames: the loop did not run on the ranks"; fi
-  shipped 1 "parfor over lists and frames" "$tmp/pfv/d.out"
-else
-  bad "parfor over lists and frames: a run failed: $(tail -n 3 "$tmp/pfv/d.out" "$tmp/pfv/l.out")"
-fi
-# frames over the wire: missing string cells (an empty field, "NA"),
-# INT64 and BOOLEAN columns, column names, and transformencode's
-# metadata with its imputed value (pfframes.dml)
-mkdir -p "$tmp/pfty/l" "$tmp/pfty/d"
-printf 'name,n,ok,x\na,1,true,2.5\n,4,false,3.5\nNA,7,true,NaN\nd,9,false,1\nb,-3,true,NaN\n' > "$tmp/pfty/G.csv"
-if "$braid" -f "$here/pfframes.dml" -args "$tmp/pfty/l/" "$tmp/pfty/G.csv" > "$tmp/pfty/l.out" 2>&1 \
-   && mpi 3 -f "$here/pfframes.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfty/d/" "$tmp/pfty/G.csv" > "$tmp/pfty/d.out" 2>&1; then
-  compare "parfor over typed frames with metadata (np 3)" "$tmp/pfty/l" "$tmp/pfty/d"
-  if grep -qE "^  parfor +1 jobs" "$tmp/pfty/d.out"; then ok; else bad "parfor over typed frames: the loop did not run on the ranks"; fi
-  shipped 1 "parfor over typed frames" "$tmp/pfty/d.out"
-else
-  bad "parfor over typed frames: a run failed: $(tail -n 3 "$tmp/pfty/d.out" "$tmp/pfty/l.out")"
+  check_ga "group A (np 3, bs7)" "$tmp/ga/d.out" "$tmp/ga/d"
 fi
 # eval with a literal function name: the function and the functions
 # computing its default parameters ship with the plan (compiled on rank
@@ -349,20 +375,14 @@ else bad "predicted volumes: mpirun failed: $(tail -n 3 "$tmp/vol.out")"; fi
 # a run whose workers cannot reach the script file (here: its relative
 # path names nothing in their working directory, as on a machine without
 # the file) runs its remote parfor (shipped plans, a where-loop; values)
-# and fused jobs on the workers as before
-mkdir -p "$tmp/sw/main" "$tmp/sw/elsewhere"
-for s in pfwhere pfvalues fused; do
-  cp "$here/$s.dml" "$tmp/sw/main/s.dml"
-  mkdir -p "$tmp/sw/d$s"
-  # the local runs above with the same arguments are the references
-  more=""; [ $s = fused ] && more="203 17 1.0 7"
-  case $s in pfwhere) ref=$tmp/pfw/l ;; pfvalues) ref=$tmp/pfv/l ;; fused) ref=$tmp/fdense/l ;; esac
-  if (cd "$tmp/sw/main" && timeout 300 mpirun --oversubscribe -np 1 "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d$s/" $more \
-        : -np 2 -wdir "$tmp/sw/elsewhere" "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d$s/" $more) > "$tmp/sw/d.out" 2>&1; then
-    compare "script not on workers $s" "$ref" "$tmp/sw/d$s"
-    if grep -qE "^  (parfor|fused) +[1-9][0-9]* jobs" "$tmp/sw/d.out"; then ok; else bad "script not on workers $s: no parfor or fused job ran on the workers"; fi
-  else bad "script not on workers $s: mpirun failed: $(grep -m 3 error "$tmp/sw/d.out")"; fi
-done
+# and fused jobs on the workers as before: group A's script, its local
+# run the reference
+mkdir -p "$tmp/sw/main" "$tmp/sw/elsewhere" "$tmp/sw/d"
+cp "$tmp/ga.dml" "$tmp/sw/main/s.dml"
+if (cd "$tmp/sw/main" && BRAID_DIST_TRACE=1 timeout 300 mpirun --oversubscribe -np 1 "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args \
+      : -np 2 -wdir "$tmp/sw/elsewhere" "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args) > "$tmp/sw/d.out" 2>&1; then
+  check_ga "script not on workers" "$tmp/sw/d.out" "$tmp/sw/d"
+else bad "script not on workers: mpirun failed: $(grep -m 3 error "$tmp/sw/d.out")"; fi
 
 # workers do not read source()d files either: rank 0 sends the texts of
 # the files the script sources with the script's (api/run.c,
@@ -713,63 +733,48 @@ a = sum(X^2 * 3 + X)
 b = colSums(exp(X) * 2 - X)
 c = colMins(X * 3 + 1)
 write(as.matrix(a), "$P/a", format="csv"); write(b, "$P/b", format="csv"); write(c, "$P/c", format="csv")'
-mkdir -p "$tmp/fg/l"
-if "$braid" -s "${fg//\$P/$tmp/fg/l}" > "$tmp/fg/l.out" 2>&1; then
-  for c in "2 bs7" "3 bs3" "4 bs1000"; do
+# Group B: this script, the weighted table and the mixed piggyback case
+# as the parts of one run each with 2 ranks and bs7.xml, 4 and bs3.xml,
+# and 3 and bs1000.xml (one rank holds all rows), against one local run.
+# The weighted table over distributed vectors (wtable.dml): weights by
+# vector and by number, dimensions found and given (pairs beyond them
+# dropped), the one-hot rows kept distributed, and outputEmptyBlocks;
+# every one a distributed table job. Basic and fused reduce operators
+# over the same partitions in one job (mixed.dml: one agreement, one
+# reduction per operator for both kinds): 2 fused and 4 basic
+mkdir -p "$tmp/gb/l"
+{ part fg <(printf '%s\n' "${fg//\"\$P\//\$1 + \"}"); part wtable "$here/wtable.dml" 's/\$2/$4/g'; part mixed "$here/mixed.dml"; } > "$tmp/gb.dml"
+if "$braid" -f "$tmp/gb.dml" -args "$tmp/gb/l/" 203 17 3000 > "$tmp/gb/l.out" 2>&1; then
+  for c in "2 bs7" "4 bs3" "3 bs1000"; do
     set -- $c
-    d="$tmp/fg/d$1"; mkdir -p "$d"
-    if mpi "$1" -exec distributed -stats -config "$tmp/$2.xml" -s "${fg//\$P/$d}" > "$d.out" 2>&1; then
-      compare "fused piggyback (np $1, $2)" "$tmp/fg/l" "$d"
-      if grep -qE "^  piggyback +1 jobs" "$d.out" && ! grep -qE "^  fused +[0-9]+ jobs" "$d.out" &&
-         grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$d.out"; then ok
-      else bad "fused piggyback (np $1): $(grep -E 'spoof|fused' "$d.out")"; fi
-    else bad "fused piggyback (np $1): mpirun failed: $(tail -n 5 "$d.out")"; fi
+    d="$tmp/gb/d$1$2"; mkdir -p "$d"
+    BRAID_DIST_TRACE=1 mpi "$1" -f "$tmp/gb.dml" -config "$tmp/$2.xml" -stats -args "$d/" 203 17 3000 > "$d.out" 2>&1 \
+      || { bad "group B $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    for n in fg wtable mixed; do compare_part "group B (np $1, $2) $n" "$tmp/gb/l" "$d" $n; done
+    # fused piggyback: one job, 3 of its reduce operators fused
+    check_jobs "fused piggyback $c" "$d.out" fg '^dist job piggyback [0-9]+ 3$' 1 "one job with 3 fused reduce operators"
+    check_jobs "fused piggyback $c" "$d.out" fg '^dist job (piggyback|fused) ' 1 "no other reduce job"
+    check_jobs "weighted table $c" "$d.out" wtable '^dist job table$' 5 "a table job each"
+    # mixed: 6 reduce operators in one job, 2 of them fused; at 4 ranks
+    # the pinned constants fuse X = X * 3 - 1 into the column aggregates
+    # too: the 4 fused reduces then read the rand output, not X, and make
+    # one group of their own beside a job of the other 2
+    if [ "$1" = 4 ] && [ "$(part_jobs "$d.out" mixed '^dist job fused 4$')" = 1 ]; then
+      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job piggyback 2 0$' 1 "with 4 fused: one job of the other 2"
+      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job (piggyback|fused) ' 2 "no other reduce job"
+    else
+      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job piggyback 6 2$' 1 "one job of 6 reduce operators, 2 fused"
+      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job (piggyback|fused) ' 1 "no other reduce job"
+    fi
   done
-else bad "fused piggyback: the local run failed: $(tail -n 3 "$tmp/fg/l.out")"; fi
-# weighted table over distributed vectors: weights by vector and by
-# number, dimensions found and given (pairs beyond them dropped), the
-# one-hot rows kept distributed, and outputEmptyBlocks; every one a
-# distributed table job
-mkdir -p "$tmp/wt/l"
-if "$braid" -f "$here/wtable.dml" -args "$tmp/wt/l/" 3000 > "$tmp/wt/l.out" 2>&1; then
-  for c in "2 bs7" "3 bs3" "4 bs1000"; do
-    set -- $c
-    d="$tmp/wt/d$1$2"; mkdir -p "$d"
-    mpi "$1" -f "$here/wtable.dml" -config "$tmp/$2.xml" -stats -args "$d/" 3000 > "$d.out" 2>&1 \
-      || { bad "weighted table $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "weighted table (np $1, $2)" "$tmp/wt/l" "$d"
-    if grep -qE "^  table +5 jobs" "$d.out"; then ok; else bad "weighted table $c: $(grep -E 'table' "$d.out")"; fi
-  done
-else bad "weighted table: the local run failed: $(tail -n 3 "$tmp/wt/l.out")"; fi
-# basic and fused reduce operators over the same partitions in one job
-# (one agreement, one reduction per operator for both kinds): 2 fused and
-# 4 basic; with one block on one rank, and more ranks than blocks
-mkdir -p "$tmp/mx/l"
-if "$braid" -f "$here/mixed.dml" -args "$tmp/mx/l/" 203 17 > "$tmp/mx/l.out" 2>&1; then
-  for c in "2 bs7" "3 bs7" "4 bs3" "3 bs1000"; do
-    set -- $c
-    d="$tmp/mx/d$1$2"; mkdir -p "$d"
-    mpi "$1" -f "$here/mixed.dml" -config "$tmp/$2.xml" -stats -args "$d/" 203 17 > "$d.out" 2>&1 \
-      || { bad "mixed piggyback $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "mixed piggyback (np $1, $2)" "$tmp/mx/l" "$d"
-    if grep -qE "^  piggyback +1 jobs" "$d.out" && grep -q "(piggyback jobs ran 6 reduce operators over shared partitions)" "$d.out" &&
-       grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$d.out" && ! grep -qE "^  fused +[0-9]+ jobs" "$d.out"; then ok
-    # at 4 ranks the pinned constants fuse X = X * 3 - 1 into the column
-    # aggregates too: the 4 fused reduces then read the rand output, not
-    # X, and make one group of their own
-    elif [ "$1" = 4 ] && grep -qE "^  piggyback +1 jobs" "$d.out" && grep -qE "^  fused +1 jobs" "$d.out" &&
-       grep -q "(piggyback jobs ran 2 reduce operators over shared partitions)" "$d.out" &&
-       grep -q "(fused jobs ran 4 piggybacked fused reduce operators)" "$d.out"; then ok
-    else bad "mixed piggyback $c: $(grep -E 'piggyback|fused' "$d.out")"; fi
-  done
-else bad "mixed piggyback: the local run failed: $(tail -n 3 "$tmp/mx/l.out")"; fi
+else bad "group B: the local run failed: $(tail -n 3 "$tmp/gb/l.out")"; fi
 # (-explain runtime shows the fused operators of a block that prints its
 # results; with the writes it shows the plan before fusion)
 fg=${fg%%write*}'print(a + sum(b) + sum(c))'
-if mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7.xml" -s "$fg" > "$tmp/fg/e.out" 2>&1 &&
-   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/fg/e.out")" = 3 ] &&
-   grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$tmp/fg/e.out"; then ok
-else bad "explain fused piggyback: $(grep -E 'spoof|fused|rror' "$tmp/fg/e.out")"; fi
+if mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7.xml" -s "$fg" > "$tmp/gb/e.out" 2>&1 &&
+   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/gb/e.out")" = 3 ] &&
+   grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$tmp/gb/e.out"; then ok
+else bad "explain fused piggyback: $(grep -E 'spoof|fused|rror' "$tmp/gb/e.out")"; fi
 
 # an unknown -exec mode
 if "$braid" -exec cluster -s 'print(1)' > "$tmp/exec.out" 2>&1; then bad "-exec cluster accepted"
@@ -840,8 +845,8 @@ killed "kill" "$tmp/kill.out" 2 "$sig9" 1
 # while mpirun has not collected it (else the line says mpirun has it).
 # mpirun's status is OpenMPI's choice: the first failed rank it records,
 # 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
-# (the watch line of a 3-rank run with bs7.xml and -stats: the where-loop's above)
-watch=$(grep '^  rank watch:' "$tmp/pfw/d.out")
+# (the watch line of a 3-rank run with bs7.xml and -stats: group A's above)
+watch=$(grep '^  rank watch:' "$tmp/ga/d.out")
 case "$watch" in
   "  rank watch: 2 ranks on this machine traced, 0 by pidfd; 0 other machines reporting") how="$sig9"; ok ;;
   "  rank watch: 0 ranks on this machine traced, 2 by pidfd; 0 other machines reporting")
