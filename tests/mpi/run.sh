@@ -165,19 +165,30 @@ OPS_LOCAL=dense MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2"
 # rows (cost-based and fuse_all selection; a sparse case; one block held
 # by one rank; more ranks than blocks, rank 0 holding none)
 printf '<root><sysds.local.memory.budget>100</sysds.local.memory.budget><sysds.defaultblocksize>3</sysds.defaultblocksize><sysds.codegen.optimizer>fuse_all</sysds.codegen.optimizer><sysds.dist.netrate>1e9</sysds.dist.netrate></root>\n' > "$tmp/fuseall.xml"
-fused() {   # fused CASE NP CONFIG ROWS COLS SPARSITY SEED
-  local c=$1 np=$2 cfg=$3 rows=$4 cols=$5 sp=$6 seed=$7
+# fused CASE NP CONFIG "ROWS COLS SPARSITY SEED"...: each set of
+# arguments a part of one run (part sK reads its set as the arguments
+# 2+4K..5+4K)
+fused() {
+  local c=$1 np=$2 cfg=$3 k=0 a args="" sc="$tmp/f$1.dml"; shift 3
+  : > "$sc"
+  for a in "$@"; do
+    part "s$k" "$here/fused.dml" "s/\$5/\$$((5 + 4 * k))/g; s/\$4/\$$((4 + 4 * k))/g; s/\$3/\$$((3 + 4 * k))/g; s/\$2/\$$((2 + 4 * k))/g" >> "$sc"
+    args+=" $a"; k=$((k + 1))
+  done
   mkdir -p "$tmp/f$c/l" "$tmp/f$c/d"
-  "$braid" -f "$here/fused.dml" -args "$tmp/f$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/f$c/l.out" 2>&1 \
+  "$braid" -f "$sc" -args "$tmp/f$c/l/" $args > "$tmp/f$c/l.out" 2>&1 \
     || { bad "fused $c: local run failed: $(tail -n 3 "$tmp/f$c/l.out")"; return; }
-  mpi "$np" -f "$here/fused.dml" -config "$tmp/$cfg.xml" -stats -args "$tmp/f$c/d/" "$rows" "$cols" "$sp" "$seed" \
+  BRAID_DIST_TRACE=1 mpi "$np" -f "$sc" -config "$tmp/$cfg.xml" -stats -args "$tmp/f$c/d/" $args \
     > "$tmp/f$c/d.out" 2>&1 || { bad "fused $c: mpirun failed: $(tail -n 5 "$tmp/f$c/d.out")"; return; }
-  compare "fused $c (np $np, $cfg, ${rows}x$cols sparsity $sp)" "$tmp/f$c/l" "$tmp/f$c/d"
-  if grep -qE "^  fused +[1-9][0-9]* jobs" "$tmp/f$c/d.out"; then ok; else bad "fused $c: no distributed fused operator ran"; fi
+  k=0
+  for a in "$@"; do
+    compare_part "fused $c (np $np, $cfg, arguments $a)" "$tmp/f$c/l" "$tmp/f$c/d" "s$k"
+    check_jobs "fused $c" "$tmp/f$c/d.out" "s$k" '^dist job fused ' + "no distributed fused operator ran"
+    k=$((k + 1))
+  done
 }
-fused sparse 2 bs1000 203 17 0.05 9
-fused all 4 fuseall 41 6 0.5 11
-fused tiny 4 fuseall 5 3 1.0 13
+fused sparse 2 bs1000 "203 17 0.05 9"
+fused all 4 fuseall "41 6 0.5 11" "5 3 1.0 13"
 
 # remote parfor (mode=REMOTE_SPARK): iterations on the ranks, results
 # merged (row, cell and accumulator results; a parfor nested in a loop;
@@ -188,53 +199,32 @@ shipped() {
   if grep -qE "^  \(remote parfor plans: $1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions(; [0-9]+ shipped functions were copies the workers held)?\)" "$3"
   then ok; else bad "$2: the plans were not shipped: $(grep 'parfor plans' "$3")"; fi
 }
+# remote parfor loops inside functions (pffunc.dml: a specialization
+# the workers compile as rank 0 did, a loop two calls down), every rank's
+# share on 2 threads (-threads 2 fixes the count whatever the machine's
+# cores); shipped plans (pfship.dml, runtime/planship.c): a body with
+# calls (specialized, generic, nested, recursive), fused operators
+# (fuse_all fuses the most) and nested control flow runs on the workers
+# as rank 0 compiled it. parfor.dml, pffunc.dml and pfship.dml run as the
+# parts of one script, once locally and under 2, 3 and 4 ranks
+{ part parfor "$here/parfor.dml"; part pffunc "$here/pffunc.dml"; part pfship "$here/pfship.dml"; } > "$tmp/pf.dml"
 mkdir -p "$tmp/pf/l"
-if "$braid" -seed 9 -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then
+if "$braid" -seed 9 -f "$tmp/pf.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then
   for c in "3 fuseall" "2 bs7" "4 bs3"; do
     set -- $c
     d="$tmp/pf/d$1$2"; mkdir -p "$d"
-    mpi "$1" -seed 9 -f "$here/parfor.dml" -config "$tmp/$2.xml" -stats -args "$d/" 300 13 > "$d.out" 2>&1 \
+    BRAID_DIST_TRACE=1 mpi "$1" -seed 9 -f "$tmp/pf.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 13 > "$d.out" 2>&1 \
       || { bad "parfor $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "parfor (np $1, $2)" "$tmp/pf/l" "$d"
-    if grep -qE "^  parfor +3 jobs" "$d.out"; then ok; else bad "parfor $c: the loops did not run on the ranks"; fi
-    shipped 3 "parfor $c" "$d.out"
+    for n in parfor pffunc pfship; do compare_part "parfor $n (np $1, $2)" "$tmp/pf/l" "$d" $n; done
+    check_jobs "parfor $c" "$d.out" parfor '^dist job parfor$' 3 "the loops did not run on the ranks"
+    check_jobs "parfor in functions $c" "$d.out" pffunc '^dist job parfor$' 3 "the loops did not run on the ranks"
+    check_jobs "shipped plans $c" "$d.out" pfship '^dist job parfor$' 1 "the loop did not run on the ranks"
+    if grep -q "^  (remote parfor: 3 of the loops inside functions; up to 2 threads per rank)" "$d.out"; then ok
+    else bad "parfor in functions $c: $(grep -E 'parfor' "$d.out" | head -n 2)"; fi
+    shipped 7 "parfor $c" "$d.out"
   done
 else
   bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"
-fi
-# remote parfor loops inside functions (a specialization the workers
-# compile as rank 0 did, a loop two calls down), every rank's share on 2
-# threads (-threads 2 fixes the count whatever the machine's cores)
-mkdir -p "$tmp/pff/l"
-if "$braid" -f "$here/pffunc.dml" -args "$tmp/pff/l/" 300 > "$tmp/pff/l.out" 2>&1; then
-  for c in "2 bs7" "3 bs3"; do
-    set -- $c
-    d="$tmp/pff/d$1$2"; mkdir -p "$d"
-    mpi "$1" -f "$here/pffunc.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 > "$d.out" 2>&1 \
-      || { bad "parfor in functions $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "parfor in functions (np $1, $2)" "$tmp/pff/l" "$d"
-    if grep -q "^  (remote parfor: 3 of the loops inside functions; up to 2 threads per rank)" "$d.out"; then ok
-    else bad "parfor in functions $c: $(grep -E 'parfor' "$d.out" | head -n 2)"; fi
-    shipped 3 "parfor in functions $c" "$d.out"
-  done
-else
-  bad "parfor in functions: local run failed: $(tail -n 3 "$tmp/pff/l.out")"
-fi
-# shipped plans (runtime/planship.c): a body with calls (specialized,
-# generic, nested, recursive), fused operators (fuse_all fuses the most)
-# and nested control flow runs on the workers as rank 0 compiled it
-mkdir -p "$tmp/pfs/l"
-if "$braid" -f "$here/pfship.dml" -args "$tmp/pfs/l/" 300 > "$tmp/pfs/l.out" 2>&1; then
-  for c in "2 bs7" "3 fuseall"; do
-    set -- $c
-    d="$tmp/pfs/d$1$2"; mkdir -p "$d"
-    mpi "$1" -f "$here/pfship.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 > "$d.out" 2>&1 \
-      || { bad "shipped plans $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "shipped plans (np $1, $2)" "$tmp/pfs/l" "$d"
-    shipped 1 "shipped plans $c" "$d.out"
-  done
-else
-  bad "shipped plans: local run failed: $(tail -n 3 "$tmp/pfs/l.out")"
 fi
 # a shipped body whose sizes are known only at run time (Y's rows depend
 # on the data): the DAGs travel with the plan and the workers recompile
@@ -495,38 +485,30 @@ shares_run() {
 # binary files read in parallel (each rank its rows), dense and sparse
 mkdir -p "$tmp/data"
 if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; then
-  mkdir -p "$tmp/read-l"
-  "$braid" -f "$here/read.dml" -args "$tmp/read-l/" "$tmp/data" > "$tmp/read-l.out" 2>&1 || bad "read: local run failed"
-  for c in "3 bs7 hybrid" "4 bs3 distributed" "2 bs1000 distributed"; do
-    set -- $c
-    d="$tmp/read-$1-$2"; mkdir -p "$d/d"
-    mpi "$1" -f "$here/read.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" > "$d/d.out" 2>&1 \
-      || { bad "read $c: mpirun failed: $(tail -n 5 "$d/d.out")"; continue; }
-    compare "read (np $1, $2, $3)" "$tmp/read-l" "$d/d"
-    if grep -qE "^  read +[1-9]" "$d/d.out"; then ok; else bad "read $c: no distributed read"; fi
-  done
-  # csv and text read by byte shares, written as part files; read back
-  # by the single-node reader and in parallel
-  mkdir -p "$tmp/io/l" "$tmp/io/lb"
-  "$braid" -f "$here/io.dml" -args "$tmp/io/l/" "$tmp/data" > "$tmp/io/l.out" 2>&1 || bad "io: local run failed"
-  "$braid" -f "$here/back.dml" -args "$tmp/io/lb/" "$tmp/io/l/" > "$tmp/io/lb.out" 2>&1 || bad "io back: local run failed"
-  for c in "2 bs7 hybrid" "3 bs1000 distributed" "4 bs3 hybrid"; do
-    set -- $c
-    d="$tmp/io-$1-$2"; mkdir -p "$d/d" "$d/b1" "$d/bn"
-    mpi "$1" -f "$here/io.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" > "$d/d.out" 2>&1 \
-      || { bad "io $c: mpirun failed: $(tail -n 5 "$d/d.out")"; continue; }
-    compare "io (np $1, $2, $3)" "$tmp/io/l" "$d/d" "xt cols x_csv"
-    for t in read-text write; do
-      if grep -qE "^  $t +[1-9]" "$d/d.out"; then ok; else bad "io $c: no distributed '$t' job"; fi
+  # read.dml (binary files), io.dml (csv and text read by byte shares,
+  # written as part files) and back.dml (io.dml's outputs read back, in
+  # parallel) as the parts of one script, once locally and under 2, 3
+  # and 4 ranks; the part files read back by the single-node reader too
+  { part read "$here/read.dml"; part io "$here/io.dml"; part back "$here/back.dml" 's/\$2/$3/g'; } > "$tmp/io.dml"
+  mkdir -p "$tmp/io/l"
+  if "$braid" -f "$tmp/io.dml" -args "$tmp/io/l/" "$tmp/data" "$tmp/io/l/io_" > "$tmp/io/l.out" 2>&1; then
+    for c in "2 bs7 hybrid" "3 bs1000 distributed" "4 bs3 hybrid"; do
+      set -- $c
+      d="$tmp/io-$1-$2"; mkdir -p "$d/d" "$d/b1"
+      BRAID_DIST_TRACE=1 mpi "$1" -f "$tmp/io.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" "$d/d/io_" > "$d/d.out" 2>&1 \
+        || { bad "io $c: mpirun failed: $(tail -n 5 "$d/d.out")"; continue; }
+      compare_part "read (np $1, $2, $3)" "$tmp/io/l" "$d/d" read
+      check_jobs "read $c" "$d/d.out" read '^dist job read$' + "no distributed read"
+      compare "io (np $1, $2, $3)" "$tmp/io/l" "$d/d" "io_xt io_cols io_x_csv"
+      check_jobs "io $c" "$d/d.out" io '^dist job read-text$' + "no distributed read-text job"
+      check_jobs "io $c" "$d/d.out" io '^dist job write$' + "no distributed write job"
+      if [ -d "$d/d/io_x_csv" ] && [ -f "$d/d/io_x_csv.mtd" ]; then ok; else bad "io $c: x_csv is not a folder of part files"; fi
+      compare_part "io back, parallel (np $1)" "$tmp/io/l" "$d/d" back
+      "$braid" -f "$here/back.dml" -args "$d/b1/back_" "$d/d/io_" > "$d/b1.out" 2>&1 \
+        || { bad "io $c: the single-node reader failed on the part files: $(tail -n 3 "$d/b1.out")"; continue; }
+      compare_part "io back, single node (np $1)" "$tmp/io/l" "$d/b1" back
     done
-    if [ -d "$d/d/x_csv" ] && [ -f "$d/d/x_csv.mtd" ]; then ok; else bad "io $c: x_csv is not a folder of part files"; fi
-    "$braid" -f "$here/back.dml" -args "$d/b1/" "$d/d/" > "$d/b1.out" 2>&1 \
-      || { bad "io $c: the single-node reader failed on the part files: $(tail -n 3 "$d/b1.out")"; continue; }
-    compare "io back, single node (np $1)" "$tmp/io/lb" "$d/b1"
-    mpi "$1" -f "$here/back.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/bn/" "$d/d/" > "$d/bn.out" 2>&1 \
-      || { bad "io back $c: mpirun failed: $(tail -n 5 "$d/bn.out")"; continue; }
-    compare "io back, parallel (np $1)" "$tmp/io/lb" "$d/bn"
-  done
+  else bad "read and io: the local run failed: $(tail -n 3 "$tmp/io/l.out")"; fi
   # a bad field: the error names the file and its line, from any rank
   cp "$tmp/data/X.csv" "$tmp/data/B.csv"; cp "$tmp/data/X.csv.mtd" "$tmp/data/B.csv.mtd"
   sed -i '400s/^[^,]*,/1.5,abc,/' "$tmp/data/B.csv"
