@@ -243,18 +243,28 @@ else
   bad "recompiled on the workers: a run failed: $(tail -n 3 "$tmp/pfr/d.out" "$tmp/pfr/l.out")"
 fi
 # two loops calling the same specialization: each plan ships it, and
-# each of the 2 workers keeps the first copy and drops the second
+# each of the 2 workers keeps the first copy and drops the second; then
+# (in the same run) the task carries the variables the body reads and
+# the results, not the rest of the frame: Big (800 KB, never read in the
+# loop) is not sent
 pfd='f = function(Matrix[Double] A, Double s) return (Double r) { r = sum(A * s) + nrow(A) }
 X = rand(rows=40, cols=5, seed=3)
 R = matrix(0, rows=6, cols=2)
 parfor (i in 1:6, mode=REMOTE_SPARK) { R[i, 1] = f(X, 2) + i }
 parfor (i in 1:6, mode=REMOTE_SPARK) { R[i, 2] = f(X, 2) * i }
-print(toString(R))'
+print(toString(R))
+Big = rand(rows=1000, cols=100, seed=3); v = rand(rows=10, cols=1, seed=4); R = matrix(0, rows=10, cols=1)
+parfor (i in 1:10, mode=REMOTE_SPARK) { R[i, 1] = v[i, 1] * 2 + i }
+print(sum(R) + sum(Big))'
 if want=$("$braid" -s "$pfd" 2>&1) && mpi 3 -stats -s "$pfd" > "$tmp/pfd.out" 2>&1; then
-  line="  (remote parfor plans: 2 shipped, 0 not; workers decoded 4 and compiled 0 programs or functions; 2 shipped functions were copies the workers held)"
-  if [ "$(head -n 6 "$tmp/pfd.out")" = "$want" ] && grep -qxF "$line" "$tmp/pfd.out"; then ok
+  line="  (remote parfor plans: 3 shipped, 0 not; workers decoded 6 and compiled 0 programs or functions; 2 shipped functions were copies the workers held)"
+  if [ "$(head -n 8 "$tmp/pfd.out")" = "$want" ] && grep -qxF "$line" "$tmp/pfd.out"; then ok
   else bad "one copy of shipped functions: $(grep 'parfor plans' "$tmp/pfd.out")"; fi
-else bad "one copy of shipped functions: a run failed: $(tail -n 3 "$tmp/pfd.out")"; fi
+  # (the 3 loops' tasks: X twice, v)
+  sent=$(awk '$1 == "parfor" && $3 == "jobs" { print $6 }' "$tmp/pfd.out")
+  if [ -n "$sent" ] && [ "$sent" -lt 100000 ]; then ok
+  else bad "parfor frame: sent ${sent:-?} bytes"; fi
+else bad "one copy of shipped functions, parfor frame: a run failed: $(tail -n 3 "$tmp/pfd.out")"; fi
 # Group A, one run of 3 ranks with bs7.xml (and its local run): the
 # dense fused case (fused.dml, as above), then remote parfor bodies: one
 # with an AMULET where-loop (the loop travels by its place in the
@@ -338,17 +348,6 @@ parfor (i in 1:6, mode=REMOTE_SPARK) {
 print(sum(R))' > "$tmp/pferr.out" 2>&1; then bad "parfor: an error in a remote iteration was not reported"
 elif grep -q "error: rank 2: line 3: boom at 3" "$tmp/pferr.out"; then ok
 else bad "parfor error: $(head -n 3 "$tmp/pferr.out")"; fi
-# the task carries the variables the body reads and the results, not the
-# rest of the frame: Big (800 KB, never read in the loop) is not sent
-pfs='Big = rand(rows=1000, cols=100, seed=3); v = rand(rows=10, cols=1, seed=4); R = matrix(0, rows=10, cols=1)
-parfor (i in 1:10, mode=REMOTE_SPARK) { R[i, 1] = v[i, 1] * 2 + i }
-print(sum(R) + sum(Big))'
-if want=$("$braid" -s "$pfs" 2>&1) && mpi 3 -stats -s "$pfs" > "$tmp/pfs.out" 2>&1; then
-  sent=$(awk '$1 == "parfor" && $3 == "jobs" { print $6 }' "$tmp/pfs.out")
-  if [ "$(head -n 1 "$tmp/pfs.out")" = "$want" ] && [ -n "$sent" ] && [ "$sent" -lt 100000 ]; then ok
-  else bad "parfor frame: sent ${sent:-?} bytes, printed $(head -n 1 "$tmp/pfs.out") (local: $want)"; fi
-else bad "parfor frame: a run failed: $(tail -n 3 "$tmp/pfs.out")"; fi
-
 # -stats sets the bytes each job type sent beside the volume the plan's
 # model predicts (dist_volume: broadcasts to N-1 ranks, N-1 partials of
 # a reduced result; a scatter moves (N-1)/N of X): the scatter of X and
@@ -677,21 +676,30 @@ fi
 # dynamic recompilation: unknown sizes compile to distributed operators,
 # the recompiled block runs locally when the real sizes are small and
 # distributed when they exceed the budget
-for n in 5 900; do
-  echo $n > "$tmp/n$n"
-  want=$("$braid" -f "$here/recompile.dml" -args "$tmp/n$n" 2>&1 | head -n 1)
-  mpi 2 -f "$here/recompile.dml" -config "$tmp/bs7.xml" -stats -explain recompile_hops -args "$tmp/n$n" > "$tmp/rc$n.out" 2>&1 \
-    || { bad "recompile n=$n: mpirun failed: $(tail -n 5 "$tmp/rc$n.out")"; continue; }
-  jobs=$(grep -E "^Distributed jobs" "$tmp/rc$n.out" | sed -E 's/.*:\t([0-9]+) .*/\1/')
-  if ! grep -qE "ua\(sumsq\) +\(1\) \[scalar\] 8B/- DIST" "$tmp/rc$n.out"; then bad "recompile n=$n: the unknown-size plan is not distributed"
-  elif ! got=$(grep -E '^-?[0-9]' "$tmp/rc$n.out" | head -n 1) ||
-       ! "$py" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-10 * max(1, abs(a)))" "$want" "$got"; then
-    bad "recompile n=$n: result $got differs from the local run's $want"
-  elif [ $n = 5 ] && [ "$jobs" != 0 ]; then bad "recompile n=5: $jobs jobs ran (small data: local)"
-  elif [ $n = 900 ] && [ "${jobs:-0}" = 0 ]; then bad "recompile n=900: nothing ran distributed"
-  else ok; fi
-done
-
+# (n=5 and n=900 as the parts of one run: recompile.dml reads n from $2
+# and $3 there)
+echo 5 > "$tmp/n5"; echo 900 > "$tmp/n900"
+{ part n5 "$here/recompile.dml" 's/\$1/$2/g'; part n900 "$here/recompile.dml" 's/\$1/$3/g'; } > "$tmp/rc.dml"
+if ! want=$("$braid" -f "$tmp/rc.dml" -args "$tmp/" "$tmp/n5" "$tmp/n900" 2>&1); then bad "recompile: the local run failed: $want"
+elif ! BRAID_DIST_TRACE=1 mpi 2 -f "$tmp/rc.dml" -config "$tmp/bs7.xml" -stats -explain recompile_hops -args "$tmp/" "$tmp/n5" "$tmp/n900" > "$tmp/rc.out" 2>&1; then
+  bad "recompile: mpirun failed: $(tail -n 5 "$tmp/rc.out")"
+else
+  for n in 5 900; do
+    # part n's lines: its blocks in the compiled plan (from the marker's
+    # literal on), then its run: the recompiled block, its result
+    awk -v p="run.sh: part n$n" '$0 == p || index($0, "LIT \"" p "\"") { on = 1; next }
+      /^run\.sh: part / || /LIT "run\.sh: part / { on = 0 } on' "$tmp/rc.out" > "$tmp/rc$n.out"
+    w=$(printf '%s\n' "$want" | awk -v p="run.sh: part n$n" '$0 == p { on = 1; next } /^run\.sh: part / { on = 0 } on && /^-?[0-9]/' | head -n 1)
+    jobs=$(grep -c '^dist job ' "$tmp/rc$n.out")
+    if ! grep -qE "ua\(sumsq\) +\(1\) \[scalar\] 8B/- DIST" "$tmp/rc$n.out"; then bad "recompile n=$n: the unknown-size plan is not distributed"
+    elif ! got=$(grep -E '^-?[0-9]' "$tmp/rc$n.out" | head -n 1) || [ -z "$w" ] ||
+         ! "$py" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-10 * max(1, abs(a)))" "$w" "$got"; then
+      bad "recompile n=$n: result $got differs from the local run's $w"
+    elif [ $n = 5 ] && [ "$jobs" != 0 ]; then bad "recompile n=5: $jobs jobs ran (small data: local)"
+    elif [ $n = 900 ] && [ "$jobs" = 0 ]; then bad "recompile n=900: nothing ran distributed"
+    else ok; fi
+  done
+fi
 # -explain runtime: the reduce operators over X expected to share one
 # piggybacked job, led by the first (r1); the job then runs
 mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7-nocg.xml" -s 'X = rand(rows=400, cols=12, seed=1)
