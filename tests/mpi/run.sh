@@ -318,6 +318,27 @@ if want=$(BRAID_AMULET_FUSE=force "$braid" -s "$pfe" 2>&1) && BRAID_AMULET_FUSE=
   if grep -qE "^Codegen AMULET loops \(planner\):[[:space:]]+[1-9][0-9]*\.$" "$tmp/pfe.out"; then ok
   else bad "parfor with an AMULET loop: the template made no loop: $(grep AMULET "$tmp/pfe.out")"; fi
 else bad "parfor with eval: a run failed: $(tail -n 3 "$tmp/pfe.out")"; fi
+# -gpu under mpirun: every rank opens its own OpenCL device. A remote
+# parfor body holding a stitched GPU region does not travel as a plan (a
+# region is not serialized, runtime/planship.c): -stats names that
+# reason, the workers compile the loop from the script and run its
+# regions on their devices, and the result is the local run's (skipped
+# without an OpenCL device)
+pfg='X = rand(rows=300, cols=20, seed=1)
+R = matrix(0, rows=4, cols=1)
+parfor (i in 1:4, mode=REMOTE_SPARK) { R[i, 1] = sum(exp(X * i) + X * 2 - abs(X)) }
+print(toString(R))'
+if ! want=$("$braid" -gpu force -s "$pfg" 2>&1); then
+  case $want in
+    *"no OpenCL platform"*|*"no OpenCL device"*) echo "mpi tests: the -gpu case skipped: $want" ;;
+    *) bad "parfor under -gpu: the local run failed: $want" ;;
+  esac
+elif mpi 2 -gpu force -stats -s "$pfg" > "$tmp/pfg.out" 2>&1; then
+  if [ "$(head -n 4 "$tmp/pfg.out")" = "$want" ]; then ok; else bad "parfor under -gpu: $(head -n 4 "$tmp/pfg.out") (local: $want)"; fi
+  if grep -qxF "  (remote parfor plans: 0 shipped, 1 not: a stitched GPU region; workers decoded 0 and compiled 1 programs or functions)" "$tmp/pfg.out" &&
+     grep -qE "^GPU stitched regions:[[:space:]]+[1-9][0-9]* runs" "$tmp/pfg.out"; then ok
+  else bad "parfor under -gpu: $(grep -E 'parfor plans|GPU' "$tmp/pfg.out")"; fi
+else bad "parfor under -gpu: mpirun failed: $(tail -n 3 "$tmp/pfg.out")"; fi
 # the fusion plan follows the network's rate (pinned by the
 # configuration, so the plans are the same on every run): at 100 B/s Z is
 # materialized once (a row sum runs over it), at 1e15 B/s it is fused
