@@ -299,17 +299,25 @@ else
 fi
 # eval with a literal function name: the function and the functions
 # computing its default parameters ship with the plan (compiled on rank
-# 0), so the workers compile nothing; and a product the AMULET template
+# 0), so the workers compile nothing; so do the functions an eval whose
+# name is a variable can call (the names the task's strings give: a
+# variable of the frame, literals of the loop); and a product the AMULET template
 # makes a where-loop (forced): the loop travels by its body text
 # (runtime/planship.c put_where), and the workers run it from the plan
 pfe='g = function(Matrix[Double] A, Double s = 3, Double t = ncol(A)) return (Double r) { r = sum(A) * s + t }
+h = function(Matrix[Double] A) return (Double r) { r = max(A) + 1 }
+k = function(Matrix[Double] A) return (Double r) { r = min(A) - 1 }
 X = rand(rows=10, cols=3, seed=1)
 A = rand(rows=64, cols=64, min=0, max=1, seed=71)
 B = rand(rows=64, cols=64, min=0, max=1, seed=72)
-R = matrix(0, rows=4, cols=2)
+fn = "h"
+R = matrix(0, rows=4, cols=4)
 parfor (i in 1:4, mode=REMOTE_SPARK) {
   R[i, 1] = eval("g", list(X)) + i
   R[i, 2] = sum((A * i) %*% (B + i))
+  f2 = ifelse(i %% 2 == 0, "k", "g")
+  R[i, 3] = eval(fn, list(X)) + eval(f2, list(X)) * i
+  R[i, 4] = as.scalar(eval(f2, list(X * i)))
 }
 print(toString(R))'
 if want=$(BRAID_AMULET_FUSE=force "$braid" -s "$pfe" 2>&1) && BRAID_AMULET_FUSE=force mpi 3 -stats -s "$pfe" > "$tmp/pfe.out" 2>&1; then
