@@ -77,8 +77,11 @@ static struct { int64_t count, ns, bytes, saved; double pred; bool modeled; } g_
 
 /* Rank 0: counts a job of type t; with BRAID_DIST_TRACE=1 (tests) also
  * prints "dist job TYPE" on stdout, in order with the script's prints,
- * so that a run of several parts tells which part ran which jobs. */
-static void count_job(int t)
+ * so that a run of several parts tells which part ran which jobs. A
+ * piggyback job's line adds its reduce operators and how many of them
+ * are fused ("dist job piggyback 6 2"), a fused job's its fused
+ * operators (members: -1 prints nothing more). */
+static void count_job(int t, int members, int fused)
 {
     static int trace = -1;
     if (trace < 0) {
@@ -87,7 +90,9 @@ static void count_job(int t)
     }
     g_stat[t].count++;
     if (trace) {
-        printf("dist job %s\n", job_names[t]);
+        if (members < 0) printf("dist job %s\n", job_names[t]);
+        else if (t == J_MULTI) printf("dist job %s %d %d\n", job_names[t], members, fused);
+        else printf("dist job %s %d\n", job_names[t], members);
         fflush(stdout);
     }
 }
@@ -734,7 +739,7 @@ int dist_group_end(BrErr *e)
         (void)fused_plan_bytes();
         job_header(&head);
         rc = run_multi(&head, subs, e);
-        count_job(J_MULTI);
+        count_job(J_MULTI, n + nf, nf);
         g_stat[J_MULTI].ns += br_now_ns() - t0;
         g_stat[J_MULTI].bytes += g_bytes;
         /* the group's header, then its members' */
@@ -1133,7 +1138,7 @@ int start_job(Job *j, const MB *src, Value *bv, Value *res, BrErr *e)
     g_bytes = 0;
     job_header(j);
     int rc = run_job(j, src, bv, res, e);
-    count_job(j->type);
+    count_job(j->type, j->type == J_FUSED ? j->op : -1, 0);
     g_stat[j->type].ns += br_now_ns() - t0;
     g_stat[j->type].bytes += g_bytes;
     double v = rc ? -1 : job_volume(j, src, bv, res);

@@ -24,6 +24,7 @@
  * are not shipped: ps_pack names them and the task falls back to the
  * workers compiling the script. */
 #include "planship.h"
+#include "symtab.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,9 @@ typedef struct Pk {
     int nf, cap;
     const char *why;           /* the first thing that cannot be shipped */
     bool oom;
+    const SymTab *vars;        /* the task's frame (NULL: none) */
+    const char *eval_file;     /* an eval with a name not literal: its file */
+    bool eval_var;             /* such an eval was met */
     PsRefs refs;               /* for the compiler's DAG packer */
 } Pk;
 
@@ -219,11 +223,38 @@ static bool plain_lit(const Value *v)
     }
 }
 
-/* eval(name, ...) with a literal name (ins[i] in code c): the function
- * eval will find (as builtins/core.c: the calling file's, then the main
- * script's or the library's) and the functions computing its default
- * parameters join k's table, compiled on rank 0 first, so the worker
- * runs them as shipped instead of compiling them. */
+/* The function eval finds for name called from file (as builtins/
+ * core.c: the calling file's, then the main script's or the library's)
+ * and the functions computing its default parameters join k's table,
+ * compiled on rank 0 first, so the worker runs them as shipped instead
+ * of compiling them. A candidate (the name of a variable's eval, maybe
+ * never called) that does not compile is left out, not a reason. */
+static void add_eval_func(Pk *k, const char *file, const char *name, bool candidate)
+{
+    const Program *ast = k->p->ast;
+    const char *ns = "";
+    for (int f = 0; file && f < lang_nfuncs(ast); f++) {
+        const Func *x = lang_func(ast, f);
+        if (x->file && (x->file == file || !strcmp(x->file, file))) { ns = x->ns; break; }
+    }
+    Func *fn = lang_find_func(ast, ns, name);
+    if (!fn) fn = lang_find_func(ast, "", name);
+    if (!fn) return;
+    const char *why = k->why;
+    FProg *fp = generic(k, fn, true);
+    if (!fp && candidate) { k->why = why; return; }
+    add_func(k, fp);
+    for (int j = 0; j < fn->nin && !k->why; j++)
+        if (fn->in[j].deflt) {
+            fp = generic(k, lang_default_func(ast, fn, j), true);
+            if (!fp && candidate) { k->why = why; return; }
+            add_func(k, fp);
+        }
+}
+
+/* eval(name, ...) (ins[i] in code c): with a literal name, its
+ * function (add_eval_func); with another name, noted: the names the
+ * task can produce are added after the walk (add_eval_candidates). */
 static void add_eval_target(Pk *k, const Code *c, int i)
 {
     const Instr *in = &c->ins[i];
@@ -231,19 +262,36 @@ static void add_eval_target(Pk *k, const Code *c, int i)
     for (int j = 0; j < i && in->nin > 0; j++)
         if (c->ins[j].out == in->in[0] && c->ins[j].kind == I_LIT && c->ins[j].lit.kind == V_STRING)
             name = c->ins[j].lit.s->s;
-    if (!name) return;
-    const Program *ast = k->p->ast;
-    const char *ns = "";
-    for (int f = 0; in->span.file && f < lang_nfuncs(ast); f++) {
-        const Func *x = lang_func(ast, f);
-        if (x->file && (x->file == in->span.file || !strcmp(x->file, in->span.file))) { ns = x->ns; break; }
+    if (name) { add_eval_func(k, in->span.file, name, false); return; }
+    if (!k->eval_var) k->eval_file = in->span.file;
+    k->eval_var = true;
+}
+
+static void eval_lits(Pk *k, const PBList *l)
+{
+    for (int i = 0; i < l->n && !k->why && !k->oom; i++) {
+        const PBlock *b = l->v[i];
+        for (int j = 0; b->code && j < b->code->n; j++)
+            if (b->code->ins[j].kind == I_LIT && b->code->ins[j].lit.kind == V_STRING)
+                add_eval_func(k, k->eval_file, b->code->ins[j].lit.s->s, true);
+        eval_lits(k, &b->body);
+        eval_lits(k, &b->els);
     }
-    Func *fn = lang_find_func(ast, ns, name);
-    if (!fn) fn = lang_find_func(ast, "", name);
-    if (!fn) return;
-    add_func(k, generic(k, fn, true));
-    for (int j = 0; j < fn->nin && !k->why; j++)
-        if (fn->in[j].deflt) add_func(k, generic(k, lang_default_func(ast, fn, j), true));
+}
+
+/* An eval whose name is not a literal: every function named by a
+ * string the task holds (a string variable of its frame, a string
+ * literal of the loop or of a shipped function) ships as a candidate,
+ * so the worker compiles none of them. A name computed otherwise (a
+ * concatenation, a string read in the loop) the worker still compiles
+ * (-stats counts it). */
+static void add_eval_candidates(Pk *k, const PBList *loop)
+{
+    for (int i = k->vars ? st_next(k->vars, 0) : -1; i >= 0 && !k->why; i = st_next(k->vars, i + 1))
+        if (k->vars->vals[i].kind == V_STRING) add_eval_func(k, k->eval_file, k->vars->vals[i].s->s, true);
+    eval_lits(k, loop);
+    /* (the table grows as candidates join it: their literals too) */
+    for (int f = 0; f < k->nf && !k->why && !k->oom; f++) eval_lits(k, &k->fs[f]->body);
 }
 
 /* Why instruction i of code c cannot be shipped (NULL: it can); its
@@ -402,12 +450,13 @@ static void put_list(Pk *k, StrBuf *o, const PBList *l)
     for (int i = 0; i < l->n; i++) put_block(k, o, l->v[i]);
 }
 
-int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why)
+int ps_pack(RtProgram *p, const PBlock *b, const SymTab *vars, Diag *d, StrBuf *out, const char **why)
 {
-    Pk k = {.p = p, .diag = d};
+    Pk k = {.p = p, .diag = d, .vars = vars};
     k.refs = (PsRefs){.ctx = &k, .by_name = pk_by_name, .spec_index = pk_spec_index, .where_index = pk_where_index};
     PBList one = {(PBlock **)&b, 1, 1};
     collect_list(&k, &one);
+    if (k.eval_var && !k.why && !k.oom) add_eval_candidates(&k, &one);
     if (k.oom) { free(k.fs); return -1; }
     if (k.why) { *why = k.why; free(k.fs); return 1; }
     StrBuf o = {0};

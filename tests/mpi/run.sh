@@ -73,6 +73,35 @@ compare() {   # compare NAME REF OUT [FILES]: FILES or every file REF holds
   queue "$name" "$ref/" "$out/" $files
 }
 
+# Several scripts as the parts of one run (one mpirun, not one per
+# script): part NAME FILE [SED] prints FILE after a line "run.sh: part
+# NAME" that the script prints in a block of its own, with SED (the
+# parts' other arguments renumbered) and then every $1 (the output
+# prefix) made $1 + "NAME_", so that the parts write apart. Under
+# BRAID_DIST_TRACE=1, part_jobs OUT NAME PATTERN counts the jobs of part
+# NAME whose trace line ("dist job TYPE [MEMBERS [FUSED]]") matches the
+# extended regex PATTERN; check_jobs CASE OUT NAME PATTERN WANT WHAT
+# wants WANT of them (a number, or "+": at least one).
+part() {
+  printf '\nwhile (FALSE) {}\nprint("run.sh: part %s")\nwhile (FALSE) {}\n' "$1"
+  sed -e "${3:-s/^//}" -e 's/\$1\b/$1 + "'"$1"'_"/g' "$2"
+}
+part_jobs() {
+  awk -v p="run.sh: part $2" -v re="$3" '$0 == p { on = 1; next } /^run\.sh: part / { on = 0 }
+    on && /^dist job / && $0 ~ re { n++ } END { print n + 0 }' "$1"
+}
+check_jobs() {
+  local n
+  n=$(part_jobs "$2" "$3" "$4")
+  if [ "$5" = + ] && [ "$n" -gt 0 ] || [ "$n" = "$5" ]; then ok
+  else bad "$1: part $3: $n jobs of '$4', not $5 ($6)"; fi
+}
+compare_part() {   # compare_part CASE REF OUT NAME: part NAME's files
+  local files
+  files=$(cd "$2" 2>/dev/null && ls | grep "^$4_" | grep -v '\.mtd$')
+  if [ -n "$files" ]; then compare "$1" "$2" "$3" "$files"; else bad "$1: the local run wrote no $4_ files"; fi
+}
+
 # ops CASE NP CONFIG EXEC ROWS COLS SPARSITY SEED [JOB TYPES THAT MUST RUN]:
 # without fusion, so that every basic distributed operator runs (fused.dml
 # below runs them fused). OPS_LOCAL=CASE: CASE's local run (the same
@@ -136,20 +165,30 @@ OPS_LOCAL=dense MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2"
 # rows (cost-based and fuse_all selection; a sparse case; one block held
 # by one rank; more ranks than blocks, rank 0 holding none)
 printf '<root><sysds.local.memory.budget>100</sysds.local.memory.budget><sysds.defaultblocksize>3</sysds.defaultblocksize><sysds.codegen.optimizer>fuse_all</sysds.codegen.optimizer><sysds.dist.netrate>1e9</sysds.dist.netrate></root>\n' > "$tmp/fuseall.xml"
-fused() {   # fused CASE NP CONFIG ROWS COLS SPARSITY SEED
-  local c=$1 np=$2 cfg=$3 rows=$4 cols=$5 sp=$6 seed=$7
+# fused CASE NP CONFIG "ROWS COLS SPARSITY SEED"...: each set of
+# arguments a part of one run (part sK reads its set as the arguments
+# 2+4K..5+4K)
+fused() {
+  local c=$1 np=$2 cfg=$3 k=0 a args="" sc="$tmp/f$1.dml"; shift 3
+  : > "$sc"
+  for a in "$@"; do
+    part "s$k" "$here/fused.dml" "s/\$5/\$$((5 + 4 * k))/g; s/\$4/\$$((4 + 4 * k))/g; s/\$3/\$$((3 + 4 * k))/g; s/\$2/\$$((2 + 4 * k))/g" >> "$sc"
+    args+=" $a"; k=$((k + 1))
+  done
   mkdir -p "$tmp/f$c/l" "$tmp/f$c/d"
-  "$braid" -f "$here/fused.dml" -args "$tmp/f$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/f$c/l.out" 2>&1 \
+  "$braid" -f "$sc" -args "$tmp/f$c/l/" $args > "$tmp/f$c/l.out" 2>&1 \
     || { bad "fused $c: local run failed: $(tail -n 3 "$tmp/f$c/l.out")"; return; }
-  mpi "$np" -f "$here/fused.dml" -config "$tmp/$cfg.xml" -stats -args "$tmp/f$c/d/" "$rows" "$cols" "$sp" "$seed" \
+  BRAID_DIST_TRACE=1 mpi "$np" -f "$sc" -config "$tmp/$cfg.xml" -stats -args "$tmp/f$c/d/" $args \
     > "$tmp/f$c/d.out" 2>&1 || { bad "fused $c: mpirun failed: $(tail -n 5 "$tmp/f$c/d.out")"; return; }
-  compare "fused $c (np $np, $cfg, ${rows}x$cols sparsity $sp)" "$tmp/f$c/l" "$tmp/f$c/d"
-  if grep -qE "^  fused +[1-9][0-9]* jobs" "$tmp/f$c/d.out"; then ok; else bad "fused $c: no distributed fused operator ran"; fi
+  k=0
+  for a in "$@"; do
+    compare_part "fused $c (np $np, $cfg, arguments $a)" "$tmp/f$c/l" "$tmp/f$c/d" "s$k"
+    check_jobs "fused $c" "$tmp/f$c/d.out" "s$k" '^dist job fused ' + "no distributed fused operator ran"
+    k=$((k + 1))
+  done
 }
-fused dense 3 bs7 203 17 1.0 7
-fused sparse 2 bs1000 203 17 0.05 9
-fused all 4 fuseall 41 6 0.5 11
-fused tiny 4 fuseall 5 3 1.0 13
+fused sparse 2 bs1000 "203 17 0.05 9"
+fused all 4 fuseall "41 6 0.5 11" "5 3 1.0 13"
 
 # remote parfor (mode=REMOTE_SPARK): iterations on the ranks, results
 # merged (row, cell and accumulator results; a parfor nested in a loop;
@@ -160,53 +199,32 @@ shipped() {
   if grep -qE "^  \(remote parfor plans: $1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions(; [0-9]+ shipped functions were copies the workers held)?\)" "$3"
   then ok; else bad "$2: the plans were not shipped: $(grep 'parfor plans' "$3")"; fi
 }
+# remote parfor loops inside functions (pffunc.dml: a specialization
+# the workers compile as rank 0 did, a loop two calls down), every rank's
+# share on 2 threads (-threads 2 fixes the count whatever the machine's
+# cores); shipped plans (pfship.dml, runtime/planship.c): a body with
+# calls (specialized, generic, nested, recursive), fused operators
+# (fuse_all fuses the most) and nested control flow runs on the workers
+# as rank 0 compiled it. parfor.dml, pffunc.dml and pfship.dml run as the
+# parts of one script, once locally and under 2, 3 and 4 ranks
+{ part parfor "$here/parfor.dml"; part pffunc "$here/pffunc.dml"; part pfship "$here/pfship.dml"; } > "$tmp/pf.dml"
 mkdir -p "$tmp/pf/l"
-if "$braid" -seed 9 -f "$here/parfor.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then
+if "$braid" -seed 9 -f "$tmp/pf.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then
   for c in "3 fuseall" "2 bs7" "4 bs3"; do
     set -- $c
     d="$tmp/pf/d$1$2"; mkdir -p "$d"
-    mpi "$1" -seed 9 -f "$here/parfor.dml" -config "$tmp/$2.xml" -stats -args "$d/" 300 13 > "$d.out" 2>&1 \
+    BRAID_DIST_TRACE=1 mpi "$1" -seed 9 -f "$tmp/pf.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 13 > "$d.out" 2>&1 \
       || { bad "parfor $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "parfor (np $1, $2)" "$tmp/pf/l" "$d"
-    if grep -qE "^  parfor +3 jobs" "$d.out"; then ok; else bad "parfor $c: the loops did not run on the ranks"; fi
-    shipped 3 "parfor $c" "$d.out"
+    for n in parfor pffunc pfship; do compare_part "parfor $n (np $1, $2)" "$tmp/pf/l" "$d" $n; done
+    check_jobs "parfor $c" "$d.out" parfor '^dist job parfor$' 3 "the loops did not run on the ranks"
+    check_jobs "parfor in functions $c" "$d.out" pffunc '^dist job parfor$' 3 "the loops did not run on the ranks"
+    check_jobs "shipped plans $c" "$d.out" pfship '^dist job parfor$' 1 "the loop did not run on the ranks"
+    if grep -q "^  (remote parfor: 3 of the loops inside functions; up to 2 threads per rank)" "$d.out"; then ok
+    else bad "parfor in functions $c: $(grep -E 'parfor' "$d.out" | head -n 2)"; fi
+    shipped 7 "parfor $c" "$d.out"
   done
 else
   bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"
-fi
-# remote parfor loops inside functions (a specialization the workers
-# compile as rank 0 did, a loop two calls down), every rank's share on 2
-# threads (-threads 2 fixes the count whatever the machine's cores)
-mkdir -p "$tmp/pff/l"
-if "$braid" -f "$here/pffunc.dml" -args "$tmp/pff/l/" 300 > "$tmp/pff/l.out" 2>&1; then
-  for c in "2 bs7" "3 bs3"; do
-    set -- $c
-    d="$tmp/pff/d$1$2"; mkdir -p "$d"
-    mpi "$1" -f "$here/pffunc.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 > "$d.out" 2>&1 \
-      || { bad "parfor in functions $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "parfor in functions (np $1, $2)" "$tmp/pff/l" "$d"
-    if grep -q "^  (remote parfor: 3 of the loops inside functions; up to 2 threads per rank)" "$d.out"; then ok
-    else bad "parfor in functions $c: $(grep -E 'parfor' "$d.out" | head -n 2)"; fi
-    shipped 3 "parfor in functions $c" "$d.out"
-  done
-else
-  bad "parfor in functions: local run failed: $(tail -n 3 "$tmp/pff/l.out")"
-fi
-# shipped plans (runtime/planship.c): a body with calls (specialized,
-# generic, nested, recursive), fused operators (fuse_all fuses the most)
-# and nested control flow runs on the workers as rank 0 compiled it
-mkdir -p "$tmp/pfs/l"
-if "$braid" -f "$here/pfship.dml" -args "$tmp/pfs/l/" 300 > "$tmp/pfs/l.out" 2>&1; then
-  for c in "2 bs7" "3 fuseall"; do
-    set -- $c
-    d="$tmp/pfs/d$1$2"; mkdir -p "$d"
-    mpi "$1" -f "$here/pfship.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 > "$d.out" 2>&1 \
-      || { bad "shipped plans $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "shipped plans (np $1, $2)" "$tmp/pfs/l" "$d"
-    shipped 1 "shipped plans $c" "$d.out"
-  done
-else
-  bad "shipped plans: local run failed: $(tail -n 3 "$tmp/pfs/l.out")"
 fi
 # a shipped body whose sizes are known only at run time (Y's rows depend
 # on the data): the DAGs travel with the plan and the workers recompile
@@ -225,65 +243,81 @@ else
   bad "recompiled on the workers: a run failed: $(tail -n 3 "$tmp/pfr/d.out" "$tmp/pfr/l.out")"
 fi
 # two loops calling the same specialization: each plan ships it, and
-# each of the 2 workers keeps the first copy and drops the second
+# each of the 2 workers keeps the first copy and drops the second; then
+# (in the same run) the task carries the variables the body reads and
+# the results, not the rest of the frame: Big (800 KB, never read in the
+# loop) is not sent
 pfd='f = function(Matrix[Double] A, Double s) return (Double r) { r = sum(A * s) + nrow(A) }
 X = rand(rows=40, cols=5, seed=3)
 R = matrix(0, rows=6, cols=2)
 parfor (i in 1:6, mode=REMOTE_SPARK) { R[i, 1] = f(X, 2) + i }
 parfor (i in 1:6, mode=REMOTE_SPARK) { R[i, 2] = f(X, 2) * i }
-print(toString(R))'
+print(toString(R))
+Big = rand(rows=1000, cols=100, seed=3); v = rand(rows=10, cols=1, seed=4); R = matrix(0, rows=10, cols=1)
+parfor (i in 1:10, mode=REMOTE_SPARK) { R[i, 1] = v[i, 1] * 2 + i }
+print(sum(R) + sum(Big))'
 if want=$("$braid" -s "$pfd" 2>&1) && mpi 3 -stats -s "$pfd" > "$tmp/pfd.out" 2>&1; then
-  line="  (remote parfor plans: 2 shipped, 0 not; workers decoded 4 and compiled 0 programs or functions; 2 shipped functions were copies the workers held)"
-  if [ "$(head -n 6 "$tmp/pfd.out")" = "$want" ] && grep -qxF "$line" "$tmp/pfd.out"; then ok
+  line="  (remote parfor plans: 3 shipped, 0 not; workers decoded 6 and compiled 0 programs or functions; 2 shipped functions were copies the workers held)"
+  if [ "$(head -n 8 "$tmp/pfd.out")" = "$want" ] && grep -qxF "$line" "$tmp/pfd.out"; then ok
   else bad "one copy of shipped functions: $(grep 'parfor plans' "$tmp/pfd.out")"; fi
-else bad "one copy of shipped functions: a run failed: $(tail -n 3 "$tmp/pfd.out")"; fi
-# a body with an AMULET where-loop: the loop travels by its place in
-# the script, so the plan ships and the workers compile nothing
-mkdir -p "$tmp/pfw/l" "$tmp/pfw/d"
-if "$braid" -f "$here/pfwhere.dml" -args "$tmp/pfw/l/" > "$tmp/pfw/l.out" 2>&1 \
-   && mpi 3 -f "$here/pfwhere.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfw/d/" > "$tmp/pfw/d.out" 2>&1; then
-  compare "parfor with a where-loop (np 3)" "$tmp/pfw/l" "$tmp/pfw/d"
-  shipped 1 "parfor with a where-loop" "$tmp/pfw/d.out"
+  # (the 3 loops' tasks: X twice, v)
+  sent=$(awk '$1 == "parfor" && $3 == "jobs" { print $6 }' "$tmp/pfd.out")
+  if [ -n "$sent" ] && [ "$sent" -lt 100000 ]; then ok
+  else bad "parfor frame: sent ${sent:-?} bytes"; fi
+else bad "one copy of shipped functions, parfor frame: a run failed: $(tail -n 3 "$tmp/pfd.out")"; fi
+# Group A, one run of 3 ranks with bs7.xml (and its local run): the
+# dense fused case (fused.dml, as above), then remote parfor bodies: one
+# with an AMULET where-loop (the loop travels by its place in the
+# script, so the plan ships and the workers compile nothing); one
+# reading lists and frames, and one reading typed frames with missing
+# cells and transformencode's metadata (the values travel with the task;
+# before, such loops ran on rank 0 alone); then the mixed piggyback case
+# (mixed.dml, below) at 3 ranks
+mkdir -p "$tmp/ga/l" "$tmp/ga/d"
+printf 'name,n,ok,x\na,1,true,2.5\n,4,false,3.5\nNA,7,true,NaN\nd,9,false,1\nb,-3,true,NaN\n' > "$tmp/ga/G.csv"
+{ part fused "$here/fused.dml"; part pfwhere "$here/pfwhere.dml"; part pfvalues "$here/pfvalues.dml"
+  part pfframes "$here/pfframes.dml" 's/\$2/$6/g'; part mixed "$here/mixed.dml"; } > "$tmp/ga.dml"
+ga_args="203 17 1.0 7 $tmp/ga/G.csv"
+# check_ga CASE OUT D: group A's checks of a run whose trace is OUT and
+# results are in D
+check_ga() {
+  local n
+  for n in fused pfwhere pfvalues pfframes mixed; do compare_part "$1 $n" "$tmp/ga/l" "$3" $n; done
+  check_jobs "$1" "$2" fused '^dist job fused ' + "no distributed fused operator ran"
+  for n in pfwhere pfvalues pfframes; do check_jobs "$1" "$2" $n '^dist job parfor$' 1 "the loop did not run on the ranks"; done
+  shipped 3 "$1: remote parfor" "$2"
+  # the mixed piggyback case: 6 reduce operators in one job, 2 of them fused
+  check_jobs "$1" "$2" mixed '^dist job piggyback 6 2$' 1 "one job of 6 reduce operators, 2 fused"
+  check_jobs "$1" "$2" mixed '^dist job (piggyback|fused) ' 1 "no other reduce job"
+}
+if ! "$braid" -f "$tmp/ga.dml" -args "$tmp/ga/l/" $ga_args > "$tmp/ga/l.out" 2>&1; then
+  bad "group A: the local run failed: $(tail -n 3 "$tmp/ga/l.out")"
+elif ! BRAID_DIST_TRACE=1 mpi 3 -f "$tmp/ga.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/ga/d/" $ga_args > "$tmp/ga/d.out" 2>&1; then
+  bad "group A: mpirun failed: $(tail -n 5 "$tmp/ga/d.out")"
 else
-  bad "parfor with a where-loop: a run failed: $(tail -n 3 "$tmp/pfw/d.out" "$tmp/pfw/l.out")"
-fi
-# lists and frames the body reads travel with the task (before, the
-# loop ran on rank 0 alone)
-mkdir -p "$tmp/pfv/l" "$tmp/pfv/d"
-if "$braid" -f "$here/pfvalues.dml" -args "$tmp/pfv/l/" > "$tmp/pfv/l.out" 2>&1 \
-   && mpi 3 -f "$here/pfvalues.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfv/d/" > "$tmp/pfv/d.out" 2>&1; then
-  compare "parfor over lists and frames (np 3)" "$tmp/pfv/l" "$tmp/pfv/d"
-  if grep -qE "^  parfor +1 jobs" "$tmp/pfv/d.out"; then ok; else bad "parfor over lists and frames: the loop did not run on the ranks"; fi
-  shipped 1 "parfor over lists and frames" "$tmp/pfv/d.out"
-else
-  bad "parfor over lists and frames: a run failed: $(tail -n 3 "$tmp/pfv/d.out" "$tmp/pfv/l.out")"
-fi
-# frames over the wire: missing string cells (an empty field, "NA"),
-# INT64 and BOOLEAN columns, column names, and transformencode's
-# metadata with its imputed value (pfframes.dml)
-mkdir -p "$tmp/pfty/l" "$tmp/pfty/d"
-printf 'name,n,ok,x\na,1,true,2.5\n,4,false,3.5\nNA,7,true,NaN\nd,9,false,1\nb,-3,true,NaN\n' > "$tmp/pfty/G.csv"
-if "$braid" -f "$here/pfframes.dml" -args "$tmp/pfty/l/" "$tmp/pfty/G.csv" > "$tmp/pfty/l.out" 2>&1 \
-   && mpi 3 -f "$here/pfframes.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/pfty/d/" "$tmp/pfty/G.csv" > "$tmp/pfty/d.out" 2>&1; then
-  compare "parfor over typed frames with metadata (np 3)" "$tmp/pfty/l" "$tmp/pfty/d"
-  if grep -qE "^  parfor +1 jobs" "$tmp/pfty/d.out"; then ok; else bad "parfor over typed frames: the loop did not run on the ranks"; fi
-  shipped 1 "parfor over typed frames" "$tmp/pfty/d.out"
-else
-  bad "parfor over typed frames: a run failed: $(tail -n 3 "$tmp/pfty/d.out" "$tmp/pfty/l.out")"
+  check_ga "group A (np 3, bs7)" "$tmp/ga/d.out" "$tmp/ga/d"
 fi
 # eval with a literal function name: the function and the functions
 # computing its default parameters ship with the plan (compiled on rank
-# 0), so the workers compile nothing; and a product the AMULET template
+# 0), so the workers compile nothing; so do the functions an eval whose
+# name is a variable can call (the names the task's strings give: a
+# variable of the frame, literals of the loop); and a product the AMULET template
 # makes a where-loop (forced): the loop travels by its body text
 # (runtime/planship.c put_where), and the workers run it from the plan
 pfe='g = function(Matrix[Double] A, Double s = 3, Double t = ncol(A)) return (Double r) { r = sum(A) * s + t }
+h = function(Matrix[Double] A) return (Double r) { r = max(A) + 1 }
+k = function(Matrix[Double] A) return (Double r) { r = min(A) - 1 }
 X = rand(rows=10, cols=3, seed=1)
 A = rand(rows=64, cols=64, min=0, max=1, seed=71)
 B = rand(rows=64, cols=64, min=0, max=1, seed=72)
-R = matrix(0, rows=4, cols=2)
+fn = "h"
+R = matrix(0, rows=4, cols=4)
 parfor (i in 1:4, mode=REMOTE_SPARK) {
   R[i, 1] = eval("g", list(X)) + i
   R[i, 2] = sum((A * i) %*% (B + i))
+  f2 = ifelse(i %% 2 == 0, "k", "g")
+  R[i, 3] = eval(fn, list(X)) + eval(f2, list(X)) * i
+  R[i, 4] = as.scalar(eval(f2, list(X * i)))
 }
 print(toString(R))'
 if want=$(BRAID_AMULET_FUSE=force "$braid" -s "$pfe" 2>&1) && BRAID_AMULET_FUSE=force mpi 3 -stats -s "$pfe" > "$tmp/pfe.out" 2>&1; then
@@ -292,6 +326,27 @@ if want=$(BRAID_AMULET_FUSE=force "$braid" -s "$pfe" 2>&1) && BRAID_AMULET_FUSE=
   if grep -qE "^Codegen AMULET loops \(planner\):[[:space:]]+[1-9][0-9]*\.$" "$tmp/pfe.out"; then ok
   else bad "parfor with an AMULET loop: the template made no loop: $(grep AMULET "$tmp/pfe.out")"; fi
 else bad "parfor with eval: a run failed: $(tail -n 3 "$tmp/pfe.out")"; fi
+# -gpu under mpirun: every rank opens its own OpenCL device. A remote
+# parfor body holding a stitched GPU region does not travel as a plan (a
+# region is not serialized, runtime/planship.c): -stats names that
+# reason, the workers compile the loop from the script and run its
+# regions on their devices, and the result is the local run's (skipped
+# without an OpenCL device)
+pfg='X = rand(rows=300, cols=20, seed=1)
+R = matrix(0, rows=4, cols=1)
+parfor (i in 1:4, mode=REMOTE_SPARK) { R[i, 1] = sum(exp(X * i) + X * 2 - abs(X)) }
+print(toString(R))'
+if ! want=$("$braid" -gpu force -s "$pfg" 2>&1); then
+  case $want in
+    *"no OpenCL platform"*|*"no OpenCL device"*) echo "mpi tests: the -gpu case skipped: $want" ;;
+    *) bad "parfor under -gpu: the local run failed: $want" ;;
+  esac
+elif mpi 2 -gpu force -stats -s "$pfg" > "$tmp/pfg.out" 2>&1; then
+  if [ "$(head -n 4 "$tmp/pfg.out")" = "$want" ]; then ok; else bad "parfor under -gpu: $(head -n 4 "$tmp/pfg.out") (local: $want)"; fi
+  if grep -qxF "  (remote parfor plans: 0 shipped, 1 not: a stitched GPU region; workers decoded 0 and compiled 1 programs or functions)" "$tmp/pfg.out" &&
+     grep -qE "^GPU stitched regions:[[:space:]]+[1-9][0-9]* runs" "$tmp/pfg.out"; then ok
+  else bad "parfor under -gpu: $(grep -E 'parfor plans|GPU' "$tmp/pfg.out")"; fi
+else bad "parfor under -gpu: mpirun failed: $(tail -n 3 "$tmp/pfg.out")"; fi
 # the fusion plan follows the network's rate (pinned by the
 # configuration, so the plans are the same on every run): at 100 B/s Z is
 # materialized once (a row sum runs over it), at 1e15 B/s it is fused
@@ -322,17 +377,6 @@ parfor (i in 1:6, mode=REMOTE_SPARK) {
 print(sum(R))' > "$tmp/pferr.out" 2>&1; then bad "parfor: an error in a remote iteration was not reported"
 elif grep -q "error: rank 2: line 3: boom at 3" "$tmp/pferr.out"; then ok
 else bad "parfor error: $(head -n 3 "$tmp/pferr.out")"; fi
-# the task carries the variables the body reads and the results, not the
-# rest of the frame: Big (800 KB, never read in the loop) is not sent
-pfs='Big = rand(rows=1000, cols=100, seed=3); v = rand(rows=10, cols=1, seed=4); R = matrix(0, rows=10, cols=1)
-parfor (i in 1:10, mode=REMOTE_SPARK) { R[i, 1] = v[i, 1] * 2 + i }
-print(sum(R) + sum(Big))'
-if want=$("$braid" -s "$pfs" 2>&1) && mpi 3 -stats -s "$pfs" > "$tmp/pfs.out" 2>&1; then
-  sent=$(awk '$1 == "parfor" && $3 == "jobs" { print $6 }' "$tmp/pfs.out")
-  if [ "$(head -n 1 "$tmp/pfs.out")" = "$want" ] && [ -n "$sent" ] && [ "$sent" -lt 100000 ]; then ok
-  else bad "parfor frame: sent ${sent:-?} bytes, printed $(head -n 1 "$tmp/pfs.out") (local: $want)"; fi
-else bad "parfor frame: a run failed: $(tail -n 3 "$tmp/pfs.out")"; fi
-
 # -stats sets the bytes each job type sent beside the volume the plan's
 # model predicts (dist_volume: broadcasts to N-1 ranks, N-1 partials of
 # a reduced result; a scatter moves (N-1)/N of X): the scatter of X and
@@ -349,20 +393,14 @@ else bad "predicted volumes: mpirun failed: $(tail -n 3 "$tmp/vol.out")"; fi
 # a run whose workers cannot reach the script file (here: its relative
 # path names nothing in their working directory, as on a machine without
 # the file) runs its remote parfor (shipped plans, a where-loop; values)
-# and fused jobs on the workers as before
-mkdir -p "$tmp/sw/main" "$tmp/sw/elsewhere"
-for s in pfwhere pfvalues fused; do
-  cp "$here/$s.dml" "$tmp/sw/main/s.dml"
-  mkdir -p "$tmp/sw/d$s"
-  # the local runs above with the same arguments are the references
-  more=""; [ $s = fused ] && more="203 17 1.0 7"
-  case $s in pfwhere) ref=$tmp/pfw/l ;; pfvalues) ref=$tmp/pfv/l ;; fused) ref=$tmp/fdense/l ;; esac
-  if (cd "$tmp/sw/main" && timeout 300 mpirun --oversubscribe -np 1 "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d$s/" $more \
-        : -np 2 -wdir "$tmp/sw/elsewhere" "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d$s/" $more) > "$tmp/sw/d.out" 2>&1; then
-    compare "script not on workers $s" "$ref" "$tmp/sw/d$s"
-    if grep -qE "^  (parfor|fused) +[1-9][0-9]* jobs" "$tmp/sw/d.out"; then ok; else bad "script not on workers $s: no parfor or fused job ran on the workers"; fi
-  else bad "script not on workers $s: mpirun failed: $(grep -m 3 error "$tmp/sw/d.out")"; fi
-done
+# and fused jobs on the workers as before: group A's script, its local
+# run the reference
+mkdir -p "$tmp/sw/main" "$tmp/sw/elsewhere" "$tmp/sw/d"
+cp "$tmp/ga.dml" "$tmp/sw/main/s.dml"
+if (cd "$tmp/sw/main" && BRAID_DIST_TRACE=1 timeout 300 mpirun --oversubscribe -np 1 "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args \
+      : -np 2 -wdir "$tmp/sw/elsewhere" "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args) > "$tmp/sw/d.out" 2>&1; then
+  check_ga "script not on workers" "$tmp/sw/d.out" "$tmp/sw/d"
+else bad "script not on workers: mpirun failed: $(grep -m 3 error "$tmp/sw/d.out")"; fi
 
 # workers do not read source()d files either: rank 0 sends the texts of
 # the files the script sources with the script's (api/run.c,
@@ -475,38 +513,30 @@ shares_run() {
 # binary files read in parallel (each rank its rows), dense and sparse
 mkdir -p "$tmp/data"
 if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; then
-  mkdir -p "$tmp/read-l"
-  "$braid" -f "$here/read.dml" -args "$tmp/read-l/" "$tmp/data" > "$tmp/read-l.out" 2>&1 || bad "read: local run failed"
-  for c in "3 bs7 hybrid" "4 bs3 distributed" "2 bs1000 distributed"; do
-    set -- $c
-    d="$tmp/read-$1-$2"; mkdir -p "$d/d"
-    mpi "$1" -f "$here/read.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" > "$d/d.out" 2>&1 \
-      || { bad "read $c: mpirun failed: $(tail -n 5 "$d/d.out")"; continue; }
-    compare "read (np $1, $2, $3)" "$tmp/read-l" "$d/d"
-    if grep -qE "^  read +[1-9]" "$d/d.out"; then ok; else bad "read $c: no distributed read"; fi
-  done
-  # csv and text read by byte shares, written as part files; read back
-  # by the single-node reader and in parallel
-  mkdir -p "$tmp/io/l" "$tmp/io/lb"
-  "$braid" -f "$here/io.dml" -args "$tmp/io/l/" "$tmp/data" > "$tmp/io/l.out" 2>&1 || bad "io: local run failed"
-  "$braid" -f "$here/back.dml" -args "$tmp/io/lb/" "$tmp/io/l/" > "$tmp/io/lb.out" 2>&1 || bad "io back: local run failed"
-  for c in "2 bs7 hybrid" "3 bs1000 distributed" "4 bs3 hybrid"; do
-    set -- $c
-    d="$tmp/io-$1-$2"; mkdir -p "$d/d" "$d/b1" "$d/bn"
-    mpi "$1" -f "$here/io.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" > "$d/d.out" 2>&1 \
-      || { bad "io $c: mpirun failed: $(tail -n 5 "$d/d.out")"; continue; }
-    compare "io (np $1, $2, $3)" "$tmp/io/l" "$d/d" "xt cols x_csv"
-    for t in read-text write; do
-      if grep -qE "^  $t +[1-9]" "$d/d.out"; then ok; else bad "io $c: no distributed '$t' job"; fi
+  # read.dml (binary files), io.dml (csv and text read by byte shares,
+  # written as part files) and back.dml (io.dml's outputs read back, in
+  # parallel) as the parts of one script, once locally and under 2, 3
+  # and 4 ranks; the part files read back by the single-node reader too
+  { part read "$here/read.dml"; part io "$here/io.dml"; part back "$here/back.dml" 's/\$2/$3/g'; } > "$tmp/io.dml"
+  mkdir -p "$tmp/io/l"
+  if "$braid" -f "$tmp/io.dml" -args "$tmp/io/l/" "$tmp/data" "$tmp/io/l/io_" > "$tmp/io/l.out" 2>&1; then
+    for c in "2 bs7 hybrid" "3 bs1000 distributed" "4 bs3 hybrid"; do
+      set -- $c
+      d="$tmp/io-$1-$2"; mkdir -p "$d/d" "$d/b1"
+      BRAID_DIST_TRACE=1 mpi "$1" -f "$tmp/io.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" "$d/d/io_" > "$d/d.out" 2>&1 \
+        || { bad "io $c: mpirun failed: $(tail -n 5 "$d/d.out")"; continue; }
+      compare_part "read (np $1, $2, $3)" "$tmp/io/l" "$d/d" read
+      check_jobs "read $c" "$d/d.out" read '^dist job read$' + "no distributed read"
+      compare "io (np $1, $2, $3)" "$tmp/io/l" "$d/d" "io_xt io_cols io_x_csv"
+      check_jobs "io $c" "$d/d.out" io '^dist job read-text$' + "no distributed read-text job"
+      check_jobs "io $c" "$d/d.out" io '^dist job write$' + "no distributed write job"
+      if [ -d "$d/d/io_x_csv" ] && [ -f "$d/d/io_x_csv.mtd" ]; then ok; else bad "io $c: x_csv is not a folder of part files"; fi
+      compare_part "io back, parallel (np $1)" "$tmp/io/l" "$d/d" back
+      "$braid" -f "$here/back.dml" -args "$d/b1/back_" "$d/d/io_" > "$d/b1.out" 2>&1 \
+        || { bad "io $c: the single-node reader failed on the part files: $(tail -n 3 "$d/b1.out")"; continue; }
+      compare_part "io back, single node (np $1)" "$tmp/io/l" "$d/b1" back
     done
-    if [ -d "$d/d/x_csv" ] && [ -f "$d/d/x_csv.mtd" ]; then ok; else bad "io $c: x_csv is not a folder of part files"; fi
-    "$braid" -f "$here/back.dml" -args "$d/b1/" "$d/d/" > "$d/b1.out" 2>&1 \
-      || { bad "io $c: the single-node reader failed on the part files: $(tail -n 3 "$d/b1.out")"; continue; }
-    compare "io back, single node (np $1)" "$tmp/io/lb" "$d/b1"
-    mpi "$1" -f "$here/back.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/bn/" "$d/d/" > "$d/bn.out" 2>&1 \
-      || { bad "io back $c: mpirun failed: $(tail -n 5 "$d/bn.out")"; continue; }
-    compare "io back, parallel (np $1)" "$tmp/io/lb" "$d/bn"
-  done
+  else bad "read and io: the local run failed: $(tail -n 3 "$tmp/io/l.out")"; fi
   # a bad field: the error names the file and its line, from any rank
   cp "$tmp/data/X.csv" "$tmp/data/B.csv"; cp "$tmp/data/X.csv.mtd" "$tmp/data/B.csv.mtd"
   sed -i '400s/^[^,]*,/1.5,abc,/' "$tmp/data/B.csv"
@@ -675,21 +705,30 @@ fi
 # dynamic recompilation: unknown sizes compile to distributed operators,
 # the recompiled block runs locally when the real sizes are small and
 # distributed when they exceed the budget
-for n in 5 900; do
-  echo $n > "$tmp/n$n"
-  want=$("$braid" -f "$here/recompile.dml" -args "$tmp/n$n" 2>&1 | head -n 1)
-  mpi 2 -f "$here/recompile.dml" -config "$tmp/bs7.xml" -stats -explain recompile_hops -args "$tmp/n$n" > "$tmp/rc$n.out" 2>&1 \
-    || { bad "recompile n=$n: mpirun failed: $(tail -n 5 "$tmp/rc$n.out")"; continue; }
-  jobs=$(grep -E "^Distributed jobs" "$tmp/rc$n.out" | sed -E 's/.*:\t([0-9]+) .*/\1/')
-  if ! grep -qE "ua\(sumsq\) +\(1\) \[scalar\] 8B/- DIST" "$tmp/rc$n.out"; then bad "recompile n=$n: the unknown-size plan is not distributed"
-  elif ! got=$(grep -E '^-?[0-9]' "$tmp/rc$n.out" | head -n 1) ||
-       ! "$py" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-10 * max(1, abs(a)))" "$want" "$got"; then
-    bad "recompile n=$n: result $got differs from the local run's $want"
-  elif [ $n = 5 ] && [ "$jobs" != 0 ]; then bad "recompile n=5: $jobs jobs ran (small data: local)"
-  elif [ $n = 900 ] && [ "${jobs:-0}" = 0 ]; then bad "recompile n=900: nothing ran distributed"
-  else ok; fi
-done
-
+# (n=5 and n=900 as the parts of one run: recompile.dml reads n from $2
+# and $3 there)
+echo 5 > "$tmp/n5"; echo 900 > "$tmp/n900"
+{ part n5 "$here/recompile.dml" 's/\$1/$2/g'; part n900 "$here/recompile.dml" 's/\$1/$3/g'; } > "$tmp/rc.dml"
+if ! want=$("$braid" -f "$tmp/rc.dml" -args "$tmp/" "$tmp/n5" "$tmp/n900" 2>&1); then bad "recompile: the local run failed: $want"
+elif ! BRAID_DIST_TRACE=1 mpi 2 -f "$tmp/rc.dml" -config "$tmp/bs7.xml" -stats -explain recompile_hops -args "$tmp/" "$tmp/n5" "$tmp/n900" > "$tmp/rc.out" 2>&1; then
+  bad "recompile: mpirun failed: $(tail -n 5 "$tmp/rc.out")"
+else
+  for n in 5 900; do
+    # part n's lines: its blocks in the compiled plan (from the marker's
+    # literal on), then its run: the recompiled block, its result
+    awk -v p="run.sh: part n$n" '$0 == p || index($0, "LIT \"" p "\"") { on = 1; next }
+      /^run\.sh: part / || /LIT "run\.sh: part / { on = 0 } on' "$tmp/rc.out" > "$tmp/rc$n.out"
+    w=$(printf '%s\n' "$want" | awk -v p="run.sh: part n$n" '$0 == p { on = 1; next } /^run\.sh: part / { on = 0 } on && /^-?[0-9]/' | head -n 1)
+    jobs=$(grep -c '^dist job ' "$tmp/rc$n.out")
+    if ! grep -qE "ua\(sumsq\) +\(1\) \[scalar\] 8B/- DIST" "$tmp/rc$n.out"; then bad "recompile n=$n: the unknown-size plan is not distributed"
+    elif ! got=$(grep -E '^-?[0-9]' "$tmp/rc$n.out" | head -n 1) || [ -z "$w" ] ||
+         ! "$py" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); sys.exit(abs(a - b) > 1e-10 * max(1, abs(a)))" "$w" "$got"; then
+      bad "recompile n=$n: result $got differs from the local run's $w"
+    elif [ $n = 5 ] && [ "$jobs" != 0 ]; then bad "recompile n=5: $jobs jobs ran (small data: local)"
+    elif [ $n = 900 ] && [ "$jobs" = 0 ]; then bad "recompile n=900: nothing ran distributed"
+    else ok; fi
+  done
+fi
 # -explain runtime: the reduce operators over X expected to share one
 # piggybacked job, led by the first (r1); the job then runs
 mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7-nocg.xml" -s 'X = rand(rows=400, cols=12, seed=1)
@@ -713,63 +752,48 @@ a = sum(X^2 * 3 + X)
 b = colSums(exp(X) * 2 - X)
 c = colMins(X * 3 + 1)
 write(as.matrix(a), "$P/a", format="csv"); write(b, "$P/b", format="csv"); write(c, "$P/c", format="csv")'
-mkdir -p "$tmp/fg/l"
-if "$braid" -s "${fg//\$P/$tmp/fg/l}" > "$tmp/fg/l.out" 2>&1; then
-  for c in "2 bs7" "3 bs3" "4 bs1000"; do
+# Group B: this script, the weighted table and the mixed piggyback case
+# as the parts of one run each with 2 ranks and bs7.xml, 4 and bs3.xml,
+# and 3 and bs1000.xml (one rank holds all rows), against one local run.
+# The weighted table over distributed vectors (wtable.dml): weights by
+# vector and by number, dimensions found and given (pairs beyond them
+# dropped), the one-hot rows kept distributed, and outputEmptyBlocks;
+# every one a distributed table job. Basic and fused reduce operators
+# over the same partitions in one job (mixed.dml: one agreement, one
+# reduction per operator for both kinds): 2 fused and 4 basic
+mkdir -p "$tmp/gb/l"
+{ part fg <(printf '%s\n' "${fg//\"\$P\//\$1 + \"}"); part wtable "$here/wtable.dml" 's/\$2/$4/g'; part mixed "$here/mixed.dml"; } > "$tmp/gb.dml"
+if "$braid" -f "$tmp/gb.dml" -args "$tmp/gb/l/" 203 17 3000 > "$tmp/gb/l.out" 2>&1; then
+  for c in "2 bs7" "4 bs3" "3 bs1000"; do
     set -- $c
-    d="$tmp/fg/d$1"; mkdir -p "$d"
-    if mpi "$1" -exec distributed -stats -config "$tmp/$2.xml" -s "${fg//\$P/$d}" > "$d.out" 2>&1; then
-      compare "fused piggyback (np $1, $2)" "$tmp/fg/l" "$d"
-      if grep -qE "^  piggyback +1 jobs" "$d.out" && ! grep -qE "^  fused +[0-9]+ jobs" "$d.out" &&
-         grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$d.out"; then ok
-      else bad "fused piggyback (np $1): $(grep -E 'spoof|fused' "$d.out")"; fi
-    else bad "fused piggyback (np $1): mpirun failed: $(tail -n 5 "$d.out")"; fi
+    d="$tmp/gb/d$1$2"; mkdir -p "$d"
+    BRAID_DIST_TRACE=1 mpi "$1" -f "$tmp/gb.dml" -config "$tmp/$2.xml" -stats -args "$d/" 203 17 3000 > "$d.out" 2>&1 \
+      || { bad "group B $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    for n in fg wtable mixed; do compare_part "group B (np $1, $2) $n" "$tmp/gb/l" "$d" $n; done
+    # fused piggyback: one job, 3 of its reduce operators fused
+    check_jobs "fused piggyback $c" "$d.out" fg '^dist job piggyback [0-9]+ 3$' 1 "one job with 3 fused reduce operators"
+    check_jobs "fused piggyback $c" "$d.out" fg '^dist job (piggyback|fused) ' 1 "no other reduce job"
+    check_jobs "weighted table $c" "$d.out" wtable '^dist job table$' 5 "a table job each"
+    # mixed: 6 reduce operators in one job, 2 of them fused; at 4 ranks
+    # the pinned constants fuse X = X * 3 - 1 into the column aggregates
+    # too: the 4 fused reduces then read the rand output, not X, and make
+    # one group of their own beside a job of the other 2
+    if [ "$1" = 4 ] && [ "$(part_jobs "$d.out" mixed '^dist job fused 4$')" = 1 ]; then
+      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job piggyback 2 0$' 1 "with 4 fused: one job of the other 2"
+      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job (piggyback|fused) ' 2 "no other reduce job"
+    else
+      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job piggyback 6 2$' 1 "one job of 6 reduce operators, 2 fused"
+      check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job (piggyback|fused) ' 1 "no other reduce job"
+    fi
   done
-else bad "fused piggyback: the local run failed: $(tail -n 3 "$tmp/fg/l.out")"; fi
-# weighted table over distributed vectors: weights by vector and by
-# number, dimensions found and given (pairs beyond them dropped), the
-# one-hot rows kept distributed, and outputEmptyBlocks; every one a
-# distributed table job
-mkdir -p "$tmp/wt/l"
-if "$braid" -f "$here/wtable.dml" -args "$tmp/wt/l/" 3000 > "$tmp/wt/l.out" 2>&1; then
-  for c in "2 bs7" "3 bs3" "4 bs1000"; do
-    set -- $c
-    d="$tmp/wt/d$1$2"; mkdir -p "$d"
-    mpi "$1" -f "$here/wtable.dml" -config "$tmp/$2.xml" -stats -args "$d/" 3000 > "$d.out" 2>&1 \
-      || { bad "weighted table $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "weighted table (np $1, $2)" "$tmp/wt/l" "$d"
-    if grep -qE "^  table +5 jobs" "$d.out"; then ok; else bad "weighted table $c: $(grep -E 'table' "$d.out")"; fi
-  done
-else bad "weighted table: the local run failed: $(tail -n 3 "$tmp/wt/l.out")"; fi
-# basic and fused reduce operators over the same partitions in one job
-# (one agreement, one reduction per operator for both kinds): 2 fused and
-# 4 basic; with one block on one rank, and more ranks than blocks
-mkdir -p "$tmp/mx/l"
-if "$braid" -f "$here/mixed.dml" -args "$tmp/mx/l/" 203 17 > "$tmp/mx/l.out" 2>&1; then
-  for c in "2 bs7" "3 bs7" "4 bs3" "3 bs1000"; do
-    set -- $c
-    d="$tmp/mx/d$1$2"; mkdir -p "$d"
-    mpi "$1" -f "$here/mixed.dml" -config "$tmp/$2.xml" -stats -args "$d/" 203 17 > "$d.out" 2>&1 \
-      || { bad "mixed piggyback $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
-    compare "mixed piggyback (np $1, $2)" "$tmp/mx/l" "$d"
-    if grep -qE "^  piggyback +1 jobs" "$d.out" && grep -q "(piggyback jobs ran 6 reduce operators over shared partitions)" "$d.out" &&
-       grep -q "(fused jobs ran 2 piggybacked fused reduce operators)" "$d.out" && ! grep -qE "^  fused +[0-9]+ jobs" "$d.out"; then ok
-    # at 4 ranks the pinned constants fuse X = X * 3 - 1 into the column
-    # aggregates too: the 4 fused reduces then read the rand output, not
-    # X, and make one group of their own
-    elif [ "$1" = 4 ] && grep -qE "^  piggyback +1 jobs" "$d.out" && grep -qE "^  fused +1 jobs" "$d.out" &&
-       grep -q "(piggyback jobs ran 2 reduce operators over shared partitions)" "$d.out" &&
-       grep -q "(fused jobs ran 4 piggybacked fused reduce operators)" "$d.out"; then ok
-    else bad "mixed piggyback $c: $(grep -E 'piggyback|fused' "$d.out")"; fi
-  done
-else bad "mixed piggyback: the local run failed: $(tail -n 3 "$tmp/mx/l.out")"; fi
+else bad "group B: the local run failed: $(tail -n 3 "$tmp/gb/l.out")"; fi
 # (-explain runtime shows the fused operators of a block that prints its
 # results; with the writes it shows the plan before fusion)
 fg=${fg%%write*}'print(a + sum(b) + sum(c))'
-if mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7.xml" -s "$fg" > "$tmp/fg/e.out" 2>&1 &&
-   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/fg/e.out")" = 3 ] &&
-   grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$tmp/fg/e.out"; then ok
-else bad "explain fused piggyback: $(grep -E 'spoof|fused|rror' "$tmp/fg/e.out")"; fi
+if mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7.xml" -s "$fg" > "$tmp/gb/e.out" 2>&1 &&
+   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/gb/e.out")" = 3 ] &&
+   grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$tmp/gb/e.out"; then ok
+else bad "explain fused piggyback: $(grep -E 'spoof|fused|rror' "$tmp/gb/e.out")"; fi
 
 # an unknown -exec mode
 if "$braid" -exec cluster -s 'print(1)' > "$tmp/exec.out" 2>&1; then bad "-exec cluster accepted"
@@ -840,8 +864,8 @@ killed "kill" "$tmp/kill.out" 2 "$sig9" 1
 # while mpirun has not collected it (else the line says mpirun has it).
 # mpirun's status is OpenMPI's choice: the first failed rank it records,
 # 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
-# (the watch line of a 3-rank run with bs7.xml and -stats: the where-loop's above)
-watch=$(grep '^  rank watch:' "$tmp/pfw/d.out")
+# (the watch line of a 3-rank run with bs7.xml and -stats: group A's above)
+watch=$(grep '^  rank watch:' "$tmp/ga/d.out")
 case "$watch" in
   "  rank watch: 2 ranks on this machine traced, 0 by pidfd; 0 other machines reporting") how="$sig9"; ok ;;
   "  rank watch: 0 ranks on this machine traced, 2 by pidfd; 0 other machines reporting")
