@@ -17,6 +17,7 @@
  * t(.) %*% (.) that is not the root, an index aggregate) give no
  * source: the operator runs on the CPU. */
 #include "cgint.h"
+#include "../gpu/gpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,18 @@ static bool row_ok(const CPlan *p)
     return true;
 }
 
+/* Does Row plan p take one product against a side matrix (the tiled
+ * kernel: its B in work-group tiles of local memory)? Plans of several
+ * products stay per-work-item loops: a CPU OpenCL compiler (PoCL) turns
+ * each barrier inside loops into work-item loop regions, and kernels of
+ * several inlined tiled products took minutes to build there. */
+static bool row_tiled(const CPlan *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->nn; i++) n += p->n[i].kind == CN_MM;
+    return n == 1;
+}
+
 static void emit_node(const ClGen *g, int i, const char *ind)
 {
     const CPlan *p = g->p;
@@ -122,8 +135,15 @@ static void emit_node(const ClGen *g, int i, const char *ind)
         /* side matrices stay row-major on the device (len x L[bi]) */
         int bi = p->n[x->a[1]].in;
         vref(p, x->a[0], ptr, sizeof ptr, len, sizeof len);
-        if (x->vc == VC_CELL) sb_printf(b, "%sconst double t%d = cg_dotg(%s, P%d, %s);\n", ind, i, ptr, bi, len);
-        else sb_printf(b, "%scg_vecmatg(%s, %s, P%d, L[%d], v%d);\n", ind, ptr, len, bi, bi, i);
+        /* tiled (a Row kernel of one product): B's tiles shared by the
+         * work-group's rows; a dot product is the one-column case */
+        if (!row_tiled(p)) {
+            if (x->vc == VC_CELL) sb_printf(b, "%sconst double t%d = cg_dotg(%s, P%d, %s);\n", ind, i, ptr, bi, len);
+            else sb_printf(b, "%scg_vecmatg(%s, %s, P%d, L[%d], v%d);\n", ind, ptr, len, bi, bi, i);
+        } else if (x->vc == VC_CELL)
+            sb_printf(b, "%scg_vecmatl(%s, %s, P%d, 1, qv, lt, tk, tj);\n%sconst double t%d = qv[0];\n", ind, ptr, len, bi,
+                      ind, i);
+        else sb_printf(b, "%scg_vecmatl(%s, %s, P%d, L[%d], v%d, lt, tk, tj);\n", ind, ptr, len, bi, bi, i);
         break;
     }
     default: break;
@@ -203,10 +223,11 @@ static void len_of(const CPlan *p, int n, char *len, size_t ll)
 
 /* The aggregated outputs' partials o<t> in the work-item's slice (the
  * layout of kernels/spoof.h), initialized to the aggregates' identities. */
-static void emit_partials(const ClGen *g)
+static void emit_partials(const ClGen *g, bool tiled)
 {
     const CPlan *p = g->p;
     StrBuf *b = g->b;
+    const char *own = tiled ? "if (g < ng) " : "";   /* a tiled group's work-items past ng have no partial */
     sb_puts(b, "    long oo = 0;\n");
     for (int t = 0; t < p->nout; t++) {
         Variant v = cplan_row_ovar(p, t);
@@ -219,11 +240,11 @@ static void emit_partials(const ClGen *g)
         sb_printf(b, "    __global double *o%d = part + oo;\n", t);
         if (v == V_COL_T_AGG) {
             len_of(p, x->a[1], lb, sizeof lb);
-            sb_printf(b, "    { const long m = %s * %s; for (long k = 0; k < m; k++) o%d[k] = 0; oo += m; }\n", la, lb, t);
+            sb_printf(b, "    { const long m = %s * %s; %sfor (long k = 0; k < m; k++) o%d[k] = 0; oo += m; }\n", la, lb, own, t);
         } else {
             const char *n = v == V_COL_AGG ? la : "1";
-            sb_printf(b, "    { const long m = %s; for (long k = 0; k < m; k++) { o%d[k] = %s; o%d[m + k] = 0; } oo += 2 * m; }\n", n,
-                      t, id, t);
+            sb_printf(b, "    { const long m = %s; %sfor (long k = 0; k < m; k++) { o%d[k] = %s; o%d[m + k] = 0; } oo += 2 * m; }\n",
+                      n, own, t, id, t);
         }
     }
 }
@@ -233,24 +254,29 @@ static void emit_partials(const ClGen *g)
  * work-items, scratch and partial doubles per work-item, the template's
  * extent `ext`, the main input's mode msp, scratch, output; gpu/spoof_cl.c
  * set_main_args), and the work-item's block of rows [r0, r1). */
-static void kernel_head(const CPlan *p, StrBuf *b, const char *ext)
+static void kernel_head(const CPlan *p, StrBuf *b, const char *ext, bool tiled)
 {
     sb_puts(b, "\n__kernel void cg_main(");
     for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
     sb_printf(b, "__global const long *RP, __global const int *CI,\n"
                  "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
-                 "    long %s, int msp, __global double *tmp, __global double *out)\n{\n"
-                 "    const long g = get_global_id(0);\n"
-                 "    if (g >= ng) return;\n"
-                 "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n", ext);
+                 "    long %s, int msp, __global double *tmp, __global double *out%s%s)\n{\n"
+                 "    const long g = get_global_id(0);\n", ext, tiled ? ", " : "", tiled ? GPU_TILE_ARGS : "");
+    /* tiled: every work-item of a group reaches every barrier, those
+     * past ng (the launch is rounded up to whole groups) without rows */
+    if (tiled) sb_puts(b, "    const long lid = get_local_id(0), wg = get_local_size(0);\n    (void)wg;\n");
+    else sb_puts(b, "    if (g >= ng) return;\n");
+    sb_puts(b, "    const long r0 = g * rb, r1 = min(rows, r0 + rb);\n    (void)r1;\n");
 }
+
 
 char *cgen_cl_row(const CPlan *p)
 {
     if (!row_ok(p)) return NULL;
     StrBuf sb = {0}, *b = &sb;
     ClGen g = {.p = p, .b = b};
-    kernel_head(p, b, "oc");
+    bool tiled = row_tiled(p);
+    kernel_head(p, b, "oc", tiled);
     sb_puts(b, "    __global double *tw = tmp + g * tlen;\n"
                "    __global double *part = out + g * psz;\n"
                "    (void)part;\n"
@@ -264,8 +290,15 @@ char *cgen_cl_row(const CPlan *p)
     }
     sb_printf(b, "    __global double *qv = tw + off; off += 1;\n"
                  "    __global double *ad = tw + off; off += L[%d];\n", p->main);
-    emit_partials(&g);
-    sb_puts(b, "    for (long i = r0; i < r1; i++) {\n");
+    emit_partials(&g, tiled);
+    /* tiled: rb steps in every work-item; one past its rows computes on
+     * the last row (its own scratch, the launch's rounded-up size) and
+     * writes nothing */
+    if (tiled)
+        sb_puts(b, "    for (long it = 0; it < rb; it++) {\n"
+                   "        const int ra = r0 + it < rows;\n"
+                   "        const long i = ra ? r0 + it : rows - 1;\n");
+    else sb_puts(b, "    for (long i = r0; i < r1; i++) {\n");
     /* the main row: in place, or a CSR row expanded by its row pointers */
     sb_printf(b, "        gcd a = P%d + i * L[%d];\n"
                  "        if (msp) {\n"
@@ -284,7 +317,9 @@ char *cgen_cl_row(const CPlan *p)
     }
     for (int i = 0; i < p->nn; i++)
         if (p->n[i].kind != CN_IN && !cg_row_agg_root(p, i)) emit_node(&g, i, "        ");
-    for (int t = 0; t < p->nout; t++) emit_out(&g, t, "        ");
+    if (tiled) sb_puts(b, "        if (ra) {\n");
+    for (int t = 0; t < p->nout; t++) emit_out(&g, t, tiled ? "            " : "        ");
+    if (tiled) sb_puts(b, "        }\n");
     sb_puts(b, "    }\n}\n");
     if (sb.oom) { free(sb.s); return NULL; }
     return sb.s;
@@ -374,37 +409,76 @@ char *cgen_cl_outer(const CPlan *p)
     if (!outer_ok(p, u, v, uv)) return NULL;
     bool bt = p->in[v].mode == IM_BT;
     StrBuf sb = {0}, *b = &sb;
-    kernel_head(p, b, "n");
+    kernel_head(p, b, "n", true);
     sb_puts(b, "    __global double *part = out + g * psz;\n"
-               "    for (long k = 0; k < psz; k++) part[k] = 0;\n");
+               "    if (g < ng) for (long k = 0; k < psz; k++) part[k] = 0;\n");
     for (int k = 0; k < p->nin; k++)
         if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);
-    sb_printf(b, "    const long r = L[%d];\n", u);
-    sb_puts(b, "    for (long i = r0; i < r1; i++) {\n");
-    if (p->var == V_LEFT_MM) sb_printf(b, "        for (long c = 0; c < L[%d]; c++) out[i * L[%d] + c] = 0;\n", side, side);
-    /* W's non-zeros: its CSR entries, or the dense row's non-zero cells */
-    sb_printf(b, "        const long qa = msp ? RP[i] : i * n, qe = msp ? RP[i + 1] : (i + 1) * n;\n"
-                 "        for (long q = qa; q < qe; q++) {\n"
-                 "            const long j = msp ? CI[q] : q - i * n;\n"
-                 "            const double wv = P%d[q];\n"
-                 "            if (wv == 0) { %scontinue; }\n", p->main, p->var == V_NO_AGG ? "out[q] = 0; " : "");
-    if (bt) sb_printf(b, "            double d = 0; for (long c = 0; c < r; c++) d += P%d[i * r + c] * P%d[c * n + j];\n", u, v);
-    else sb_printf(b, "            double d = 0; for (long c = 0; c < r; c++) d += P%d[i * r + c] * P%d[j * r + c];\n", u, v);
-    sb_printf(b, "            const double t%d = d;\n", uv);
+    /* lt: U's tile (a row's tk values per work-item), then V's (tj rows'
+     * tk values); `any`: does a row of the group have an entry in the
+     * column tile (a sparse W's empty tiles are not loaded) */
+    sb_printf(b, "    const long r = L[%d];\n"
+                 "    __local double *ut = lt + lid * tk, *vt = lt + wg * tk;\n"
+                 "    __local int any;\n", u);
+    sb_puts(b, "    for (long it = 0; it < rb; it++) {\n"
+               "        const long i = r0 + it;\n"
+               "        const int ra = i < r1;\n");
+    if (p->var == V_LEFT_MM) sb_printf(b, "        if (ra) for (long c = 0; c < L[%d]; c++) out[i * L[%d] + c] = 0;\n", side, side);
+    /* W's non-zeros: its CSR entries, or the dense row's non-zero cells,
+     * taken by column tiles [j0, j0 + jn): entries [q, qt) */
+    sb_printf(b, "        const long qa = !ra ? 0 : msp ? RP[i] : i * n, qe = !ra ? 0 : msp ? RP[i + 1] : (i + 1) * n;\n"
+                 "        long q = qa;\n"
+                 "        for (long j0 = 0; j0 < n; j0 += tj) {\n"
+                 "            const long jn = min(tj, n - j0);\n"
+                 "            long qt = q;\n"
+                 "            while (qt < qe && (msp ? CI[qt] : qt - i * n) < j0 + jn) qt++;\n"
+                 "            barrier(CLK_LOCAL_MEM_FENCE);\n"
+                 "            if (lid == 0) any = 0;\n"
+                 "            barrier(CLK_LOCAL_MEM_FENCE);\n"
+                 "            if (qt > q) any = 1;\n"
+                 "            barrier(CLK_LOCAL_MEM_FENCE);\n"
+                 "            if (!any) continue;\n"
+                 "            double acc[CG_TJ];\n"
+                 "            for (long c0 = 0; c0 < r; c0 += tk) {\n"
+                 "                const long cn = min(tk, r - c0);\n"
+                 "                barrier(CLK_LOCAL_MEM_FENCE);\n");
+    /* V's tile (jn x cn, row-major) read along V's rows: coalesced */
+    if (bt) sb_printf(b, "                for (long t = lid; t < jn * cn; t += wg) vt[t %% jn * cn + t / jn] = P%d[(c0 + t / jn) * n + j0 + t %% jn];\n", v);
+    else sb_printf(b, "                for (long t = lid; t < jn * cn; t += wg) vt[t] = P%d[(j0 + t / cn) * r + c0 + t %% cn];\n", v);
+    sb_printf(b, "                if (ra) for (long c = 0; c < cn; c++) ut[c] = P%d[i * r + c0 + c];\n"
+                 "                barrier(CLK_LOCAL_MEM_FENCE);\n"
+                 /* the dot products of the row's entries, in c's order
+                  * across the tiles (the untiled sum's order) */
+                 "                if (ra) for (long x = q; x < qt; x++) {\n"
+                 "                    if (P%d[x] == 0) continue;\n"
+                 "                    const long jj = (msp ? CI[x] : x - i * n) - j0;\n"
+                 "                    double d = c0 ? acc[jj] : 0;\n"
+                 "                    for (long c = 0; c < cn; c++) d += ut[c] * vt[jj * cn + c];\n"
+                 "                    acc[jj] = d;\n"
+                 "                }\n"
+                 "            }\n"
+                 "            if (ra) for (; q < qt; q++) {\n"
+                 "                const long j = msp ? CI[q] : q - i * n;\n"
+                 "                const double wv = P%d[q];\n"
+                 "                if (wv == 0) { %scontinue; }\n"
+                 "                const double t%d = r ? acc[j - j0] : 0;\n",
+              u, p->main, p->main, p->var == V_NO_AGG ? "out[q] = 0; " : "", uv);
     for (int i = 0; i < p->nn; i++) {
         const CNode *x = &p->n[i];
         if (x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_TER) continue;
         char a[3][48], e[512];
         for (int k = 0; k < x->na; k++) outer_operand(p, x->a[k], a[k], sizeof a[k]);
         cg_op_expr(e, sizeof e, x, a);
-        sb_printf(b, "            const double t%d = %s;\n", i, e);
+        sb_printf(b, "                const double t%d = %s;\n", i, e);
     }
     const CNode *r = &p->n[p->out[0]];
     int cell = p->var == V_NO_AGG ? p->out[0] : p->var == V_RIGHT_T_MM ? r->a[1] : r->a[0];
     char e[48];
     outer_operand(p, cell, e, sizeof e);
-    outer_step(p, b, e, side, "            ");
-    sb_puts(b, "        }\n    }\n}\n");
+    outer_step(p, b, e, side, "                ");
+    sb_puts(b, "            }\n"
+               "            q = qt;\n"
+               "        }\n    }\n}\n");
     if (sb.oom) { free(sb.s); return NULL; }
     return sb.s;
 }
@@ -528,7 +602,7 @@ char *cgen_cl_cell(const CPlan *p)
     if (!cell_ok(p)) return NULL;
     bool spath = p->sparse_safe && p->main >= 0 && p->in[p->main].mode == IM_FULL;
     StrBuf sb = {0}, *b = &sb;
-    kernel_head(p, b, "n");
+    kernel_head(p, b, "n", false);
     sb_puts(b, "    __global double *ad = tmp + g * tlen;\n"
                "    __global double *part = out + g * psz;\n"
                "    (void)ad; (void)part;\n");

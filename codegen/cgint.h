@@ -417,6 +417,14 @@ void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans);
  * expression and runs the plan (Row: over the same row blocks in the
  * same parallel region). Returns the inputs stitched. */
 int cg_stitch(const Memo *m, Selection *s, CPlan **plans);
+/* May an operator rooted at (or consuming at) hop h stitch? Not with
+ * BRAID_CG_STITCH=0, not under `-gpu force` (a stitched plan has no
+ * device skeleton: it would run on the CPU while its unstitched
+ * operators run on the device), not where h runs distributed on two or
+ * more ranks (a stitched plan is never distributed: cgdist.c). Both the
+ * stitch points MPSkipEnum and the explorer price (cost.c) and the
+ * structural rule (cg_stitch) ask it. */
+bool cg_stitch_allowed(const Hop *h);
 /* The stitchable expression at h (the vector of a Row or Cell input) into
  * e: column aggregates (spoof_pre.c k_pre_agg_ok) of one matrix *x (set
  * by the first), numeric literals, and elementwise unary and binary

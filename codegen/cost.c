@@ -318,13 +318,12 @@ static void add_point(Part *p, int cid, int hid, bool stitch)
  * then a choice MPSkipEnum enumerates and getPlanCost prices. */
 static void add_stitch_points(const Memo *m, Part *p)
 {
-    const char *env = getenv("BRAID_CG_STITCH");
-    if (env && !strcmp(env, "0")) return;
+    if (!cg_stitch_allowed(NULL)) return;
     unsigned tpl = (1u << T_ROW) | (1u << T_CELL) | (1u << T_MAGG);
     for (int k = 0; k < p->nh; k++) {
         int cid = p->hops[k];
         const Hop *c = m->hop[cid];
-        if (!(type_mask(m, cid, false) & tpl)) continue;
+        if (!(type_mask(m, cid, false) & tpl) || !cg_stitch_allowed(c)) continue;
         for (int i = 0; i < c->nin; i++) {
             Hop *h = c->in[i], *X = NULL, *hs[SPOOF_PREMAX];
             SpPre e = {0};

@@ -741,9 +741,10 @@ static bool gpu_row_worth(CgOp *op, const char *src, const Bind *b, const SpoofR
 }
 
 /* Outer on the device: bound and checked as on the CPU, worth it by its
- * transfers against 2 r flops per non-zero of W. */
+ * transfers against 2 r flops per non-zero of W (decided: the cost rule
+ * has already chosen the device, for compressed inputs). */
 static int outer_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est, int nin, Value *args, Value *out,
-                     BrErr *e)
+                     BrErr *e, bool decided)
 {
     SizeChecks sz = c->opt.keep_fused ? SZ_KEEP : c->opt.policy == CG_COST_BASED ? SZ_SURPRISE : SZ_RULES;
     Bind b = {0};
@@ -759,10 +760,9 @@ static int outer_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est
         double nz = w->sparse ? (double)w->nnz : (double)w->rows * (double)w->cols;
         x.flops = nz * (2.0 * (double)b.L[sp.v] + cplan_nops(op->plan));
         x.out = sp.var == SPO_NO_AGG ? nz * 8 : 8;
-        x.build = build_share(op, src);
         MB *res[1] = {NULL};
         double v = 0;
-        if (gpu_worth(&x) && (rc = gpu_spoof_outer(src, &sp, op->plan->nin, res, &v, e)) == 1)
+        if ((decided || (x.build = build_share(op, src), gpu_worth(&x))) && (rc = gpu_spoof_outer(src, &sp, op->plan->nin, res, &v, e)) == 1)
             *out = sp.var == SPO_FULL_AGG ? val_double(v) : val_matrix(res[0]);
     }
     bind_free(&b);
@@ -826,7 +826,9 @@ static bool cmb_gpu_worth(CgOp *op, const char *src, const Value *args, int nin)
         comp += (double)cmb_bytes(m);
         cells = fmax(cells, (double)m->rows * (double)m->cols);
     }
-    bool row = p->tpl == T_ROW;
+    /* Row and Outer: the host skeletons decompress blocks of rows
+     * themselves, and pay the products' flops as the device does */
+    bool row = p->tpl == T_ROW || p->tpl == T_OUTER;
     x.flops = cells * BR_MAX(cplan_nops(p), 1) + (row ? cg_flops(op, nin, args) : 0);
     x.pre = row ? 0 : hdense / 10e9;
     x.hscale = row || dense <= 0 ? 1 : fmin(1, comp / dense);
@@ -871,9 +873,9 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
     bool cmb = false;
     for (int k = 0; k < nin; k++) cmb |= args[k].kind == V_MATRIX && args[k].m->cmb;
     if (!cmb) return exec_gpu(c, op, src, est, nin, args, out, e, false);
-    /* compressed inputs: Row, Cell and MAgg decompressed for the device
-     * when the cost rule says so; Outer stays on the CPU */
-    if (op->plan->tpl == T_OUTER || !cmb_gpu_worth(op, src, args, nin)) { gpu_count_fused_cpu(); return 0; }
+    /* compressed inputs: decompressed for the device when the cost rule
+     * says so */
+    if (!cmb_gpu_worth(op, src, args, nin)) { gpu_count_fused_cpu(); return 0; }
     BrErr de = {0};
     Value *plain = cmb_plain_args(args, nin, &de);
     if (!plain) { gpu_count_fused_cpu(); return 0; }
@@ -889,7 +891,7 @@ static int exec_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est,
                     BrErr *e, bool decided)
 {
     if (op->plan->tpl == T_OUTER || op->plan->tpl == T_CELL || op->plan->tpl == T_MAGG) {
-        int orc = op->plan->tpl == T_OUTER ? outer_gpu(c, op, src, est, nin, args, out, e)
+        int orc = op->plan->tpl == T_OUTER ? outer_gpu(c, op, src, est, nin, args, out, e, decided)
                                            : cell_gpu(op, src, nin, args, out, e, decided);
         if (orc == 1) __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
         return orc;

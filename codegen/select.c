@@ -7,6 +7,8 @@
  * aggregates over shared inputs merged into multi-aggregates (MAgg). */
 #include "cgint.h"
 #include "../base/vec.h"
+#include "../dist/dist.h"
+#include "../gpu/gpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -539,19 +541,27 @@ static int stitch_choice(const Memo *m, const Hop *h, const char *mark)
     return r;
 }
 
-int cg_stitch(const Memo *m, Selection *s, CPlan **plans)
+bool cg_stitch_allowed(const Hop *h)
 {
     const char *env = getenv("BRAID_CG_STITCH");
-    if (env && !strcmp(env, "0")) return 0;
+    if (env && !strcmp(env, "0")) return false;
+    if (gpu_mode() == GPU_FORCE) return false;
+    return !(h && h->exec == EX_DIST && br_dist_available() && dist_size() >= 2);
+}
+
+int cg_stitch(const Memo *m, Selection *s, CPlan **plans)
+{
+    if (!cg_stitch_allowed(NULL)) return 0;
     char *mark = br_calloc((size_t)m->nid + 1, 1), *mark2 = br_calloc((size_t)m->nid + 1, 1);
     char *gone = br_calloc((size_t)s->nops + 1, 1);
     if (!mark || !mark2 || !gone) { free(mark); free(mark2); free(gone); return 0; }
     int done = 0;
     for (int i = 0; i < s->nops; i++) {
         CPlan *p = plans[i];
-        if (gone[i] || !p || (p->tpl != T_ROW && p->tpl != T_CELL && p->tpl != T_MAGG)) continue;
-        memset(mark, 0, (size_t)m->nid);
         const FusedOp *f = &s->ops[i];
+        if (gone[i] || !p || (p->tpl != T_ROW && p->tpl != T_CELL && p->tpl != T_MAGG)) continue;
+        if (!cg_stitch_allowed(f->root)) continue;
+        memset(mark, 0, (size_t)m->nid);
         if (f->roots) for (int r = 0; r < f->nroots; r++) cover(p, f->roots[r], mark);
         else cover(p, f->root, mark);
         /* twice: an input whose aggregate an expression stitched in the

@@ -76,6 +76,7 @@ typedef struct GpuStats {
                                   compiling; they ran on the CPU) */
     int64_t fused_async;       /* of those, runs while the kernel built in
                                   the background (sysds.gpu.async) */
+    int64_t tiled;             /* launches of tiled generated kernels */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
@@ -127,6 +128,15 @@ MB *gpu_cla_decompress(const MB *c, BrErr *e);
  * aggregates). 1 when it ran, 0 when the device does not take it (a
  * buffer beyond the largest: the caller runs the CPU operator), -1 with
  * e set. gpu_count_fused_cpu: counts a fused operator left to the CPU. */
+/* Row kernels with a product (cg_vecmatl) and every Outer kernel are
+ * tiled: cg_main takes these last arguments, a work-group's tiles in
+ * local memory (lt) of tk values along the product's inner dimension
+ * and tj columns (at most GPU_CG_TJ: a work-item's accumulators), sizes
+ * chosen per kernel from the device's local memory and work-group limits
+ * (gpu_spoof_tiles: a test's override). */
+#define GPU_TILE_ARGS "__local double *lt, long tk, long tj"
+#define GPU_CG_TJ 16
+void gpu_spoof_tiles(int wg, int tk, int tj);
 struct SpoofRow;
 int gpu_spoof_row(const char *src, const struct SpoofRow *op, int nL, int64_t tmplen, MB **res, double *v, BrErr *e);
 /* Outer operators likewise (src from cgen_cl_outer, op as for

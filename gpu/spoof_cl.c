@@ -26,8 +26,11 @@
  * side inputs and the scratch all live there), with the CPU prelude's
  * semantics (codegen/prims.c): Kahan sums, NaN-sticky min/max, the last
  * extreme index. Then the fixed combine kernel. */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 static const char row_helpers[] =
     "typedef __global const double *gcd;\n"
+    "#define CG_TJ " STR(GPU_CG_TJ) "\n"
     "CG_INL void cg_kaddg(__global double *s, __global double *c, double x)\n"
     "{\n"
     "    double y = x + *c, t = *s + y;\n"
@@ -47,6 +50,27 @@ static const char row_helpers[] =
     "CG_INL void cg_vecmatg(gcd a, long n, gcd B, long nc, __global double *out)\n"
     "{\n"
     "    for (long c = 0; c < nc; c++) { double s = 0; for (long j = 0; j < n; j++) s += a[j] * B[j * nc + c]; out[c] = s; }\n"
+    "}\n"
+    /* out = a B over a row-major n x nc B by B's tiles of tk rows and tj
+     * columns in local memory bt, loaded by the whole work-group (every
+     * work-item calls it: uniform n, nc); each work-item's tj sums in
+     * registers, in k's order (cg_vecmatg's sums, bit for bit) */
+    "CG_INL void cg_vecmatl(gcd a, long n, gcd B, long nc, __global double *out, __local double *bt, long tk, long tj)\n"
+    "{\n"
+    "    const long lid = get_local_id(0), wg = get_local_size(0);\n"
+    "    for (long c0 = 0; c0 < nc; c0 += tj) {\n"
+    "        const long cn = min(tj, nc - c0);\n"
+    "        double acc[CG_TJ];\n"
+    "        for (long c = 0; c < cn; c++) acc[c] = 0;\n"
+    "        for (long k0 = 0; k0 < n; k0 += tk) {\n"
+    "            const long kn = min(tk, n - k0);\n"
+    "            barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "            for (long t = lid; t < kn * cn; t += wg) bt[t] = B[(k0 + t / cn) * nc + c0 + t % cn];\n"
+    "            barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "            for (long k = 0; k < kn; k++) { const double av = a[k0 + k]; for (long c = 0; c < cn; c++) acc[c] += av * bt[k * cn + c]; }\n"
+    "        }\n"
+    "        for (long c = 0; c < cn; c++) out[c0 + c] = acc[c];\n"
+    "    }\n"
     "}\n"
     /* the partials of ng blocks (psz doubles each) of one output at off:
      * kind 0 a Kahan pair layout (n sums, then n corrections), 1 plain
@@ -73,9 +97,50 @@ static const char row_helpers[] =
 
 /* A generated operator's program: state 1 built, 0 building in the
  * background (sysds.gpu.async), -1 failed. */
-typedef struct RowProg { char *src; cl_program p; cl_kernel row, comb; int state; } RowProg;   /* row: cg_main */
+/* tiled: cg_main takes GPU_TILE_ARGS; wg, tk, tj its tiles (tile_sizes) */
+typedef struct RowProg { char *src; cl_program p; cl_kernel row, comb; int state; bool tiled, outer; size_t wg; long tk, tj; } RowProg;   /* row: cg_main */
 static RowProg *progs;
 static int nprogs, cprogs;
+
+/* A test's tile sizes (gpu_spoof_tiles; 0: the device's). */
+static int tile_wg, tile_tk, tile_tj;
+
+void gpu_spoof_tiles(int wg, int tk, int tj)
+{
+    pthread_mutex_lock(&gpu_lock);
+    tile_wg = wg, tile_tk = tk, tile_tj = tj;
+    pthread_mutex_unlock(&gpu_lock);
+}
+
+/* The tiles of a tiled program (built): a work-group of wg work-items
+ * (at most 64, the device's and the kernel's limits, a power of two),
+ * tj = GPU_CG_TJ columns (V's rows for Outer), and tk, a power of two up
+ * to 64, as large as lets the group's tiles (Row: B's tk x tj; Outer:
+ * U's wg x tk and V's tj x tk) take at most half the local memory the
+ * kernel leaves (two groups per compute unit). */
+static void tile_sizes(RowProg *r)
+{
+    size_t kwg = 0;
+    cl_ulong kloc = 0;
+    if (clGetKernelWorkGroupInfo(r->row, gpu_ctx.dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) != CL_SUCCESS)
+        kwg = 1;
+    if (clGetKernelWorkGroupInfo(r->row, gpu_ctx.dev, CL_KERNEL_LOCAL_MEM_SIZE, sizeof kloc, &kloc, NULL) != CL_SUCCESS)
+        kloc = 0;
+    size_t wg = BR_MIN(BR_MIN((size_t)64, gpu_ctx.info.max_wg), BR_MAX(kwg, (size_t)1)), w = 1;
+    while (w * 2 <= wg) w *= 2;
+    bool outer = r->outer;
+    double avail = gpu_ctx.info.local_mem > kloc ? (double)(gpu_ctx.info.local_mem - kloc) / 2 : 0;
+    long tj = GPU_CG_TJ, tk = 64;
+    for (;;) {
+        double need = 8.0 * (double)tk * (double)(outer ? (long)w + tj : tj);
+        if (need <= avail) break;
+        if (tk > 1) tk /= 2;
+        else if (w > 1) w /= 2;
+        else if (tj > 1) tj /= 2;
+        else break;
+    }
+    r->wg = w, r->tk = tk, r->tj = tj;
+}
 
 /* Builds the full text (prelude, helpers, src) into progs[i]'s kernels;
  * the build itself runs without gpu_lock when `unlocked`. */
@@ -91,6 +156,7 @@ static void prog_build(int i, char *full, bool unlocked)
     RowProg *r = &progs[i];
     r->p = p, r->row = row, r->comb = comb;
     r->state = comb ? 1 : -1;
+    if (comb && r->tiled) tile_sizes(r);
     free(full);
 }
 
@@ -133,6 +199,8 @@ static RowProg *prog_for(const char *src, bool *pending, BrErr *e)
     sb_puts(&b, src);
     free(pre);
     if (!(r->src = strdup(src)) || b.oom) { free(b.s); free(r->src); return br_err(e, BR_ENOMEM, "out of memory"), NULL; }
+    r->tiled = strstr(src, GPU_TILE_ARGS) != NULL;
+    r->outer = strstr(src, "__local int any") != NULL;   /* cgen_cl_outer's U and V tiles */
     int i = nprogs++;
     ProgJob *j = stitch_async() ? malloc(sizeof *j) : NULL;
     if (j) {
@@ -281,14 +349,39 @@ static int call_buf(cl_mem *m, int64_t cells, BrErr *e)
     return *m ? 0 : e->code ? -1 : -2;
 }
 
-/* Launches cg_main over ng work-items (see set_main_args). */
+/* The call's tiles (a tiled program's, or the test's override) and the
+ * work-items a launch of ng runs (rounded up to whole groups). */
+static int64_t call_tiles(const Call *x, int64_t ng, size_t *wg, cl_long *tk, cl_long *tj)
+{
+    const RowProg *r = x->pr;
+    *wg = tile_wg > 0 ? (size_t)tile_wg : r->wg;
+    *tk = tile_tk > 0 ? tile_tk : r->tk;
+    *tj = tile_tj > 0 ? BR_MIN(tile_tj, GPU_CG_TJ) : r->tj;
+    return r->tiled ? (ng + (int64_t)*wg - 1) / (int64_t)*wg * (int64_t)*wg : ng;
+}
+
+/* Launches cg_main over ng work-items (see set_main_args); a tiled
+ * kernel in groups of wg with its local tiles. */
 static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen, int64_t psz, int64_t ext, BrErr *e)
 {
     cl_int msp = x->rp != NULL;
-    if (set_main_args(x->pr->row, x->n, x->arg, x->rp, x->ci, x->L, x->sc, rows, rb, ng, tlen, psz, ext, msp, x->scratch,
-                      x->out, e))
+    cl_kernel k = x->pr->row;
+    if (set_main_args(k, x->n, x->arg, x->rp, x->ci, x->L, x->sc, rows, rb, ng, tlen, psz, ext, msp, x->scratch, x->out, e))
         return -1;
-    return ng > 0 && gpu_launch1(x->pr->row, (size_t)ng, 0, e) ? -1 : 0;
+    if (!x->pr->tiled) return ng > 0 && gpu_launch1(k, (size_t)ng, 0, e) ? -1 : 0;
+    size_t wg;
+    cl_long tk, tj;
+    call_tiles(x, ng, &wg, &tk, &tj);
+    bool outer = x->pr->outer;
+    size_t lbytes = 8 * (size_t)tk * (size_t)(outer ? (cl_long)wg + tj : tj);
+    cl_uint a = (cl_uint)x->n + 13;
+    cl_int cr = clSetKernelArg(k, a, lbytes, NULL);
+    if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a + 1, sizeof tk, &tk);
+    if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a + 2, sizeof tj, &tj);
+    if (cr != CL_SUCCESS) return gpu_clerr(e, cr, "clSetKernelArg");
+    if (ng > 0 && gpu_launch1(k, (size_t)ng, wg, e)) return -1;
+    if (ng > 0) gpu_st.tiled++;
+    return 0;
 }
 
 /* Ends the call: rc 1 ran, -2 (the CPU runs it) becomes 0. */
@@ -326,7 +419,11 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, M
     int64_t ng = row_blocks(M, psz + tmplen), rb;
     blocks_of(M, &ng, &rb);
     bool rowout = op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG;
-    if (!rc) rc = call_buf(&x.scratch, ng * tmplen, e);
+    size_t wg;
+    cl_long tk, tj;
+    /* a tiled kernel's work-items past ng compute too (scratch for all) */
+    int64_t nall = rc ? ng : call_tiles(&x, ng, &wg, &tk, &tj);
+    if (!rc) rc = call_buf(&x.scratch, nall * tmplen, e);
     if (!rc) rc = call_buf(&x.out, rowout ? M * op->ocols : ng * psz, e);
     if (!rc) rc = call_main(&x, M, rb, ng, tmplen, psz, rowout ? op->ocols : 0, e);
     if (!rc && rowout) {

@@ -28,6 +28,7 @@
 
 #include "t.h"
 #include "t_dml.h"
+#include "gpu/gpu.h"
 #include "kernels/cla.h"
 
 typedef struct Case {
@@ -146,6 +147,54 @@ static void test_shared(void)
     t_run_free(&r);
     mb_release(in[0]);
     mb_release(in[1]);
+}
+
+/* Under `-gpu force` nothing stitches (select.c cg_stitch_allowed: a
+ * stitched plan has no device skeleton and would run on the CPU): a Row,
+ * a Cell and a COL_AGG script compile to the unstitched plan (no stitch
+ * point, nothing stitched), whose fused operators all run on the device,
+ * and agree with the CPU's unstitched plan within rounding (the device
+ * sums in another order). Plans compiled afresh (no plan cache). */
+static void test_device(void)
+{
+    BrErr e = {0};
+    gpu_configure(GPU_FORCE, -1, 0);
+    int rc = gpu_init(&e);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    static const int which[] = {0, 4, 10};
+    for (size_t q = 0; q < sizeof which / sizeof *which && !rc; q++) {
+        const Case *c = &cases[which[q]];
+        t_seed(31 + q);
+        MB *in[2] = {t_gen(130, 37, 1, 0, 1, false), t_gen(37, 3, 1, 0, 1, false)};
+        const char *names[2] = {"X", "B"}, *outs[1] = {c->out};
+        CgOptions on = {.enabled = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+        TRun un, dev;
+        gpu_configure(GPU_OFF, -1, 0);
+        setenv("BRAID_CG_STITCH", "0", 1);
+        t_run_dml(c->src, &on, 2, names, in, 1, outs, &un);
+        unsetenv("BRAID_CG_STITCH");
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_set_stitch(false);
+        gpu_stats_reset();
+        t_run_dml(c->src, &on, 2, names, in, 1, outs, &dev);
+        GpuStats g = gpu_stats();
+        gpu_set_stitch(true);
+        gpu_configure(GPU_OFF, -1, 0);
+        T_CHECK(un.rc == 0 && dev.rc == 0, "%s under -gpu: %s / %s", c->name, un.err, dev.err);
+        if (!un.rc && !dev.rc) {
+            check_out(c, &dev.out[0], &un.out[0], 1e-9, "-gpu force");
+            T_CHECK(dev.st.stitched == 0 && dev.st.stitch_pts[0] + dev.st.stitch_pts[1] == 0,
+                    "%s under -gpu: %lld stitched, %lld points", c->name, (long long)dev.st.stitched,
+                    (long long)(dev.st.stitch_pts[0] + dev.st.stitch_pts[1]));
+            T_CHECK(g.fused_ops >= 1 && g.fused_cpu == 0, "%s under -gpu: %lld fused operators on the device, %lld on the CPU",
+                    c->name, (long long)g.fused_ops, (long long)g.fused_cpu);
+        }
+        t_run_free(&un);
+        t_run_free(&dev);
+        mb_release(in[0]);
+        mb_release(in[1]);
+    }
+    gpu_configure(GPU_OFF, -1, 0);
 }
 
 /* Stitch points (codegen/cost.c add_stitch_points): MPSkipEnum
@@ -270,6 +319,7 @@ int main(void)
     test_shared();
     test_choice();
     test_compressed();
+    test_device();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
     printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
     return t_done("test_cgstitch");

@@ -128,12 +128,14 @@ static MB *gen_main(int64_t rows, int64_t cols, double sp, bool sparse, bool nf)
 /* nf: non-finite values in X (and one in W) */
 /* X on a grid of quarters, compressed (forced): codegen's compressed
  * main input */
+static int cmb_enc = -1;   /* the groups' encoding (ClaPlanOpts.enc) */
+
 static MB *compressed(MB *x)
 {
     for (int64_t i = 0; i < x->rows; i++)
         for (int64_t j = 0; j < x->cols; j++) mb_dset(x, i, j, floor(mb_get(x, i, j) * 4) / 4);
     mb_recount_nnz(x);
-    ClaPlanOpts o = {.force = true, .cocode = true, .enc = -1, .lut = true};
+    ClaPlanOpts o = {.force = true, .cocode = true, .enc = cmb_enc, .lut = true};
     BrErr e = {0};
     MB *c = cla_compress(x, &o, &e);
     T_CHECK(c && c->cmb, "X compressed: %s", e.msg);
@@ -141,28 +143,36 @@ static MB *compressed(MB *x)
     return c;
 }
 
+/* The inputs X, W, V, v, w, Y, U, Vc of the cases (Outer's factors of
+ * rank 3, or 1 when 3 divides the columns). */
+static const char *names[8] = {"X", "W", "V", "v", "w", "Y", "U", "Vc"};
+
+static void gen_inputs(MB **in, const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse, bool nf)
+{
+    t_seed(500 + (uint64_t)rows * 31 + (uint64_t)cols + sparse);
+    int64_t r = cols % 3 ? 3 : 1;
+    /* Outer drivers have zeros in the dense case too */
+    bool outer = strstr(c->name, "outer") != NULL;
+    in[0] = gen_main(rows, cols, sparse ? 0.2 : outer ? 0.3 : 1, sparse, nf);
+    in[1] = t_gen(rows, cols + k, 1, 0, 1, false);
+    in[2] = t_gen(cols, k, 1, 0, 1, false);
+    in[3] = t_gen(cols, 1, 1, 0, 1, false);
+    in[4] = t_gen(rows, 1, 1, 0, 1, false);
+    in[5] = t_gen(rows, k, 1, -1, 1, false);
+    in[6] = t_gen(rows, r, 1, 0, 1, false);
+    in[7] = t_gen(cols, r, 1, 0, 1, false);
+}
+
 static void run_case_x(const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse, bool nf, bool cmb)
 {
     char what[96];
     snprintf(what, sizeof what, "%lldx%lld k=%lld%s%s%s", (long long)rows, (long long)cols, (long long)k,
              sparse ? " CSR" : "", nf ? " NaN/Inf" : "", cmb ? " compressed" : "");
-    t_seed(500 + (uint64_t)rows * 31 + (uint64_t)cols + sparse);
-    int64_t r = cols % 3 ? 3 : 1;
-    /* Outer drivers have zeros in the dense case too */
     bool outer = strstr(c->name, "outer") != NULL, cell = !strncmp(c->name, "cell", 4) || !strcmp(c->name, "magg");
-    MB *in[8] = {
-        gen_main(rows, cols, sparse ? 0.2 : outer ? 0.3 : 1, sparse, nf),
-        t_gen(rows, cols + k, 1, 0, 1, false),
-        t_gen(cols, k, 1, 0, 1, false),
-        t_gen(cols, 1, 1, 0, 1, false),
-        t_gen(rows, 1, 1, 0, 1, false),
-        t_gen(rows, k, 1, -1, 1, false),
-        t_gen(rows, r, 1, 0, 1, false),
-        t_gen(cols, r, 1, 0, 1, false),
-    };
+    MB *in[8];
+    gen_inputs(in, c, rows, cols, k, sparse, nf);
     if (nf && in[1]->rows * in[1]->cols > 2) mb_dset(in[1], 0, 1, INFINITY);
     if (cmb) in[0] = compressed(in[0]);
-    const char *names[8] = {"X", "W", "V", "v", "w", "Y", "U", "Vc"};
     CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
     TRun want, got;
     gpu_configure(GPU_OFF, -1, 0);
@@ -190,6 +200,9 @@ static void run_case_x(const Case *c, int64_t rows, int64_t cols, int64_t k, boo
          * Cell/MAgg plans */
         if (rows > 1 && cols > 1 && !cell)
             T_CHECK(got.st.fused[outer ? 3 : 1] >= 1, "%s %s: a%s operator placed", c->name, what, outer ? "n Outer" : " Row");
+        /* products run tiled (docs/gpu.md, "Tiled products") */
+        if (rows > 1 && cols > 1 && !nf && strstr(c->src, "%*%"))
+            T_CHECK(st.tiled >= 1, "%s %s: %lld tiled launches", c->name, what, (long long)st.tiled);
         if (rows > 1 && cols > 1 && cell)
             T_CHECK(got.st.fused[0] + got.st.fused[2] >= 1, "%s %s: a Cell or MAgg operator placed", c->name, what);
     }
@@ -209,18 +222,86 @@ static void run_case(const Case *c, int64_t rows, int64_t cols, int64_t k, bool 
     run_case_nf(c, rows, cols, k, sparse, false);
 }
 
-/* A compressed X (docs/gpu.md, "Compressed inputs"): Row, Cell and MAgg
- * plans decompress it for the device under force and agree with the
- * CPU's operators over the compressed block (Cell/MAgg over its
- * dictionaries); every operator placed ran on the device. The shape and
+/* Tiled products (docs/gpu.md, "Tiled products"). The sweep in main
+ * runs its device runs under tiles that divide none of its dimensions
+ * (tk = 1, 2, 5; tj = 1, 3, 16; work-groups of 1, 3 and 4 left partly
+ * empty; 1001 x 9: blocks of rows, the last short) against the CPU.
+ * Here: every case with a product (Row's X %*% V, Outer's U %*% t(Vc))
+ * over a dense and a CSR X of 130 x 37 under tiles of 4, 2, 3 is bit for
+ * bit the device's own tiles' result (the sums run in the same order
+ * whatever the tiles) and the CPU's within rtol, and launched a tiled
+ * kernel; over an empty X (0 x 37) it agrees with the CPU. The kernels are the sweep's (tiles
+ * are launch arguments: no builds). */
+static const int sweep_tiles[][3] = {{0, 0, 0}, {1, 5, 1}, {4, 2, 3}, {3, 1, 16}};
+
+static void test_tiles(void)
+{
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    for (int c = 0; c < NCASES; c++) {
+        const Case *cs = &cases[c];
+        if (!strstr(cs->src, "%*%")) continue;
+        for (int sp = 0; sp < 2; sp++) {
+            gpu_set_stitch(false);
+            MB *in[8];
+            gen_inputs(in, cs, 130, 37, 11, sp, false);
+            TRun want, dflt, got;
+            /* the plans compiled with the device off, as in the sweep (the
+             * plan cache keeps them) */
+            gpu_configure(GPU_OFF, -1, 0);
+            t_run_dml(cs->src, &o, 8, names, in, cs->nout, (const char **)cs->out, &want);
+            gpu_configure(GPU_FORCE, -1, 0);
+            t_run_dml(cs->src, &o, 8, names, in, cs->nout, (const char **)cs->out, &dflt);
+            gpu_spoof_tiles(4, 2, 3);
+            gpu_stats_reset();
+            t_run_dml(cs->src, &o, 8, names, in, cs->nout, (const char **)cs->out, &got);
+            GpuStats st = gpu_stats();
+            gpu_spoof_tiles(0, 0, 0);
+            const char *what = sp ? "CSR" : "dense";
+            T_CHECK(want.rc == 0 && dflt.rc == 0 && got.rc == 0, "%s %s tiles: %s %s %s", cs->name, what, want.err, dflt.err,
+                    got.err);
+            T_CHECK(st.tiled >= 1 && st.fused_cpu == 0, "%s %s: %lld tiled launches, %lld on the CPU", cs->name, what,
+                    (long long)st.tiled, (long long)st.fused_cpu);
+            for (int t = 0; t < cs->nout && !want.rc && !dflt.rc && !got.rc; t++) {
+                check_out(cs, t, &got.out[t], &want.out[t], what);
+                const Value *x = &got.out[t], *y = &dflt.out[t];
+                if (x->kind == V_MATRIX && y->kind == V_MATRIX)
+                    T_MB_EQ(x->m, y->m, 0, "%s: %s bit for bit under other tiles (%s)", cs->name, cs->out[t], what);
+                else
+                    T_CHECK(val_as_double(x) == val_as_double(y), "%s: %s %.17g vs %.17g under other tiles (%s)",
+                            cs->name, cs->out[t], val_as_double(x), val_as_double(y), what);
+            }
+            t_run_free(&want);
+            t_run_free(&dflt);
+            t_run_free(&got);
+            for (int q = 0; q < 8; q++) mb_release(in[q]);
+        }
+        /* an empty X (no launch) */
+        run_case(cs, 0, 37, 11, false);
+    }
+    gpu_set_stitch(true);
+}
+
+/* A compressed X (docs/gpu.md, "Compressed inputs"): Row, Outer, Cell
+ * and MAgg plans decompress it for the device under force and agree with
+ * the CPU's operators over the compressed block (Cell/MAgg over its
+ * dictionaries); every operator placed ran on the device. Outer's W
+ * with its groups by size and with OLE and RLE forced. The shape and
  * plans of the dense runs above (their kernels are built already). */
 static void test_compressed(void)
 {
-    static const char *names[] = {"row_agg", "col_agg", "full_agg", "cell no_agg", "cell row_agg", "cell col mean",
+    static const char *which[] = {"row_agg", "col_agg", "full_agg", "cell no_agg", "cell row_agg", "cell col mean",
                                   "cell full min max", "magg"};
-    for (size_t q = 0; q < sizeof names / sizeof *names; q++)
+    for (size_t q = 0; q < sizeof which / sizeof *which; q++)
         for (int c = 0; c < NCASES; c++)
-            if (!strcmp(cases[c].name, names[q])) run_case_x(&cases[c], 130, 37, 11, false, false, true);
+            if (!strcmp(cases[c].name, which[q])) run_case_x(&cases[c], 130, 37, 11, false, false, true);
+    /* Outer over a compressed W: groups by size, OLE and RLE forced */
+    static const int encs[] = {-1, CLA_OLE, CLA_RLE};
+    for (size_t q = 0; q < sizeof encs / sizeof *encs; q++) {
+        cmb_enc = encs[q];
+        for (int c = 0; c < NCASES; c++)
+            if (!strncmp(cases[c].name, "outer", 5)) run_case_x(&cases[c], 130, 37, 11, false, false, true);
+    }
+    cmb_enc = -1;
 }
 
 /* A non-finite side input of a multi-output plan: the CPU runs the
@@ -363,14 +444,19 @@ int main(void)
     T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
     if (rc) return t_done("test_gpugen");
     for (int c = 0; c < NCASES; c++) {
-        for (int s = 0; s < 4; s++) run_case(&cases[c], shapes[s][0], shapes[s][1], shapes[s][2], false);
+        for (int s = 0; s < 4; s++) {
+            gpu_spoof_tiles(sweep_tiles[s][0], sweep_tiles[s][1], sweep_tiles[s][2]);
+            run_case(&cases[c], shapes[s][0], shapes[s][1], shapes[s][2], false);
+        }
         run_case(&cases[c], 130, 37, 5, true);
+        gpu_spoof_tiles(0, 0, 0);
     }
     /* NaN, Inf and -Inf in X and W: Cell/MAgg dense and CSR */
     for (int c = 0; c < NCASES; c++) {
         run_case_nf(&cases[c], 130, 37, 5, false, true);
         run_case_nf(&cases[c], 130, 37, 5, true, true);
     }
+    test_tiles();
     test_compressed();
     test_nonfinite();
     test_launches();
