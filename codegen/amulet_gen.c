@@ -920,9 +920,15 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
             int64_t next[AM_MAXPARTS];
             for (int q = 0; q < parts; q++) next[q] = 0;
             double tfork = d->ph ? omp_get_wtime() : 0, tend[AM_PHT];
+            /* the team may have fewer threads than nt (a where-loop
+             * inside a parfor worker, where OpenMP runs nested regions
+             * with one thread): every division of work below is over
+             * the team's real size */
+            int team = 1;
 #pragma omp parallel num_threads(nt) if (nt > 1)
             {
-                int me = omp_get_thread_num();
+                int me = omp_get_thread_num(), tn = omp_get_num_threads();
+                if (me == 0) team = tn;
                 double *ph = d->ph && me < AM_PHT ? d->ph[me] : NULL, w0 = ph ? omp_get_wtime() : 0, w1 = 0;
                 if (ph) ph[0] += w0 - tfork;
                 double c0 = d->meter ? thread_cpu() : 0, work = 0;
@@ -931,8 +937,8 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                  * panels by its owner, one part's evenly over the team
                  * (packed by thread 0 alone, its partner waited at the
                  * barrier) */
-                int cut = parts > 1 ? parts : nt;
-                for (int q = me; q < cut && !pre; q += nt)
+                int cut = parts > 1 ? parts : tn;
+                for (int q = me; q < cut && !pre; q += tn)
                     for (int64_t s = nsl * q / cut; s < nsl * (q + 1) / cut; s++)
                         for (int l = 0; l < p->nleaf; l++)
                             if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + s * nr, j1, d->bpk[l] + s * kcb * nr);
@@ -969,7 +975,7 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
             }
             if (d->ph) {
                 double tjoin = omp_get_wtime();
-                for (int x = 0; x < nt && x < AM_PHT; x++) d->ph[x][4] += tjoin - tend[x];
+                for (int x = 0; x < team && x < AM_PHT; x++) d->ph[x][4] += tjoin - tend[x];
                 d->span += tjoin - tfork;
                 d->regions++;
             }

@@ -665,6 +665,52 @@ static void sparse_kernel(void)
  * last partial panel copied; B[j,k]: all of it), full and sub-ranges, 1
  * and 2 threads, against the scalar reference. */
 static double loop_vops_of(const char *src, const double *ports, bool sparse, int64_t ncols, int tile[2]);
+/* An AMULET loop inside a parfor worker: OpenMP runs the loop's nested
+ * region with one thread, not the nt its team was planned for. The
+ * packing split the panels over nt and the one thread packed only its
+ * share (the rest of the panel buffer was whatever memory held: wrong
+ * sums, NaN). The template's loop (forced) for each worker's product,
+ * in a parfor against the same in a for loop (no nested region), on 2
+ * threads; a dense 64-cube block is one part, the larger one two. */
+static void in_parfor(void)
+{
+    const char *src = "R = matrix(0, rows=4, cols=1)\n"
+                      "parfor (p in 1:4) {\n"
+                      "  R[p, 1] = sum((A * p) %*% (B + p))\n"
+                      "}\n"
+                      "Q = matrix(0, rows=4, cols=1)\n"
+                      "for (p in 1:4) {\n"
+                      "  Q[p, 1] = sum((A * p) %*% (B + p))\n"
+                      "}\n";
+    static const int64_t sizes[][3] = {{64, 64, 64}, {96, 300, 700}};
+    br_set_threads(2);
+    setenv("BRAID_AMULET_FUSE", "force", 1);
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+        int64_t M = sizes[z][0], N = sizes[z][1], K = sizes[z][2];
+        t_seed((uint64_t)(M + N + K));
+        MB *A = t_gen(M, K, 1, 0, 1, false), *B = t_gen(K, N, 1, 0, 1, false);
+        const char *names[] = {"A", "B"}, *onames[] = {"R", "Q"};
+        MB *ins[] = {A, B};
+        TRun r;
+        t_run_dml(src, &t_pols[2].o, 2, names, ins, 2, onames, &r);
+        T_CHECK(r.rc == 0, "AMULET loop in parfor (%lldx%lldx%lld): %s", (long long)M, (long long)N, (long long)K, r.err);
+        if (r.rc == 0 && r.out[0].kind == V_MATRIX && r.out[1].kind == V_MATRIX) {
+            MB *R = mb_to_dense(r.out[0].m, &(BrErr){0}), *Q = mb_to_dense(r.out[1].m, &(BrErr){0});
+            for (int p = 0; p < 4; p++)
+                T_CHECK(fabs(R->d[p] - Q->d[p]) <= 1e-12 * fabs(Q->d[p]),
+                        "AMULET loop in parfor worker %d (%lldx%lldx%lld): %.17g, in a for loop %.17g", p + 1,
+                        (long long)M, (long long)N, (long long)K, R->d[p], Q->d[p]);
+            mb_release(R);
+            mb_release(Q);
+        }
+        t_run_free(&r);
+        mb_release(A);
+        mb_release(B);
+    }
+    unsetenv("BRAID_AMULET_FUSE");
+    br_set_threads(0);
+}
+
 static void sparse_narrow(void)
 {
     const char *mm = "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
@@ -1738,6 +1784,7 @@ int main(void)
     sparse_a();
     sparse_kernel();
     sparse_narrow();
+    in_parfor();
     planner();
     kernel_price();
     kmeans_plan();
