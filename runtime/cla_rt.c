@@ -400,29 +400,35 @@ static double auto_ratio(const PBlock *b, const Frame *f, const NameSet *wr, con
     return r > floor ? r : floor;
 }
 
+/* Compresses matrix variable v under o in place (a kept block, when
+ * compression does not pay, leaves it as it is). */
+static int compress_var(Rt *rt, const PBlock *b, Value *v, const ClaPlanOpts *o)
+{
+    BrErr e = {0};
+    MB *c = cla_compress(v->m, o, &e);
+    if (!c) return rt_fail(rt, b->span, e.code, "%s", e.msg);
+    if (c == v->m) { mb_release(c); return 0; }
+    mb_release(v->m);   /* the variable's reference; others keep theirs */
+    v->m = c;
+    return 0;
+}
+
 /* A deferred compress(X) (Value.cla_lazy) held by variable v that loop b
  * reads and never assigns: compressed when the loop's uses repay it, at
  * the ratio they need (auto's price: auto_ratio), else left as it is
  * (marked: a later loop may repay it). Decided once it is compressed or
  * found not to compress (cla_compress kept the block). */
-static int lazy_entry(Rt *rt, Frame *f, const PBlock *b, const NameSet *wr, const char *name, Value *v, int64_t n)
+static int lazy_entry(Rt *rt, Frame *f, const PBlock *b, const NameSet *wr, const char *name, Value *v, int64_t n,
+                      double passes)
 {
-    ClaMachine cm = cg_cla_machine_defaults();
-    cg_cla_machine_ctx(rt->prog->cg, &cm);
     ClaPlanOpts o = cla_plan_defaults();
-    if (!(o.min_ratio = auto_ratio(b, f, wr, name, v->m, n, cm.passes, o.min_ratio))) {
+    if (!(o.min_ratio = auto_ratio(b, f, wr, name, v->m, n, passes, o.min_ratio))) {
         cla_stats_lazy(false);
         return 0;
     }
-    BrErr e = {0};
-    MB *c = cla_compress(v->m, &o, &e);
-    if (!c) return rt_fail(rt, b->span, e.code, "%s", e.msg);
     cla_stats_lazy(true);
     v->cla_lazy = false;
-    if (c == v->m) { mb_release(c); return 0; }
-    mb_release(v->m);
-    v->m = c;
-    return 0;
+    return compress_var(rt, b, v, &o);
 }
 
 /* Does a variable of f hold a deferred compress(X)? (Loop entries that
@@ -443,14 +449,16 @@ int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
     NameSet rd = {0}, wr = {0};
     block_names(b, &rd, &wr);
     ClaMachine cm = cg_cla_machine_defaults();
-    if (mode == RT_CLA_AUTO) cg_cla_machine_ctx(rt->prog->cg, &cm);
+    /* (auto's prices and a deferred compress(X)'s: off comes here only
+     * for the latter) */
+    if (mode != RT_CLA_ON) cg_cla_machine_ctx(rt->prog->cg, &cm);
     int rc = 0;
     for (int i = 0; i < rd.n && !rc; i++) {
         if (ns_has(&wr, rd.v[i])) continue;
         Value *v = st_get(&f->vars, rd.v[i]);
         if (!v || v->kind != V_MATRIX || v->m->cmb) continue;
         if (v->cla_lazy) {
-            rc = lazy_entry(rt, f, b, &wr, rd.v[i], v, n);
+            rc = lazy_entry(rt, f, b, &wr, rd.v[i], v, n, cm.passes);
             continue;
         }
         if (!loops || v->m->rows < 2) continue;
@@ -458,12 +466,7 @@ int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
         if (mode == RT_CLA_AUTO &&
             !(o.min_ratio = auto_ratio(b, f, &wr, rd.v[i], v->m, n, cm.passes, AUTO_MIN_RATIO)))
             continue;
-        BrErr e = {0};
-        MB *c = cla_compress(v->m, &o, &e);
-        if (!c) { rc = rt_fail(rt, b->span, e.code, "%s", e.msg); break; }
-        if (c == v->m) { mb_release(c); continue; }
-        mb_release(v->m);   /* the variable's reference; others keep theirs */
-        v->m = c;
+        rc = compress_var(rt, b, v, &o);
     }
     ns_free(&rd);
     ns_free(&wr);
