@@ -681,8 +681,6 @@ static int64_t *perturbed_order(int64_t n, uint64_t key)
     return p;
 }
 
-/* A for loop: the iterations in order (seeds continue the caller's
- * stream, unlike a parfor's). */
 /* The loop variable's item: a literal of its value (ForProgramBlock). */
 static int lin_loopvar(Rt *rt, Frame *f, const PBlock *b)
 {
@@ -691,6 +689,8 @@ static int lin_loopvar(Rt *rt, Frame *f, const PBlock *b)
     return li ? st_set_lin(&f->vars, b->var, li) : BR_ENOMEM;
 }
 
+/* A for loop: the iterations in order (seeds continue the caller's
+ * stream, unlike a parfor's). */
 static int exec_for(Rt *rt, Frame *f, PBlock *b, const Iter *it)
 {
     for (int64_t k = 0; k < it->n; k++) {
