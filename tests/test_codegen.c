@@ -1301,17 +1301,19 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
         char text[1200];
         snprintf(text, sizeof text,
                  "#!/bin/sh\nprintf %%s \"$TMPDIR\" > '%s'\ntouch \"$TMPDIR/ccfake.s\"\n"
-                 "(sleep 4; touch '%s') &\nsleep 4\ntouch '%s'\nexit 1\n", tdfile, mark, mark);
+                 "(sleep 7; touch '%s') &\nsleep 7\ntouch '%s'\nexit 1\n", tdfile, mark, mark);
         t_put(script, text);
         chmod(script, 0755);
         setenv("BRAID_CC", script, 1);
-        setenv("BRAID_CC_TIMEOUT", "1", 1);
+        /* 3 s: on a loaded machine the shell may not reach its first
+         * line within one (CI saw an empty TMPDIR record) */
+        setenv("BRAID_CC_TIMEOUT", "3", 1);
         CgOptions oc = {.enabled = true, .plancache = false, .policy = CG_FUSE_ALL, .cachedir = dir};
         TRun t;
         t_run_dml("s = sum(exp(X) * tanh(Y) + abs(X * Y))", &oc, 2, nm, ins, 1, on, &t);
         unsetenv("BRAID_CC");
         unsetenv("BRAID_CC_TIMEOUT");
-        struct timespec ts = {5, 0};
+        struct timespec ts = {8, 0};
         nanosleep(&ts, NULL);
         struct stat st;
         T_CHECK(t.rc == 0 && t.st.failed >= 1 && stat(mark, &st) != 0,
