@@ -91,7 +91,7 @@ static void bound_meter(void)
     if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
     for (int env = 0; env < 2; env++) {
         char cmd[1024];
-        snprintf(cmd, sizeof cmd, "cd /tmp && %s timeout -s KILL 20 %s%s%s -f %s 2>&1 >/dev/null",
+        snprintf(cmd, sizeof cmd, "cd /tmp && %s timeout -s KILL 60 %s%s%s -f %s 2>&1 >/dev/null",
                  env ? "BRAID_BOUND='1 2'" : "env -u BRAID_BOUND", cwd, cwd[0] ? "/" : "", braid_bin(), path);
         FILE *f = popen(cmd, "r");
         char line[512] = "";
@@ -339,7 +339,7 @@ int main(void)
             /* an absolute $BRAID replaces the working-directory prefix */
             snprintf(cmd, sizeof cmd, cases[k], braid_bin()[0] == '/' ? "" : cwd, braid_bin());
             char full[1200];
-            snprintf(full, sizeof full, "timeout -s KILL 10 %s >/dev/null 2>&1", cmd);
+            snprintf(full, sizeof full, "timeout -s KILL 60 %s >/dev/null 2>&1", cmd);
             int st = system(full);
             T_CHECK(!WIFSIGNALED(st) && WEXITSTATUS(st) == 1, "%s: status %d", cmd, WEXITSTATUS(st));
         }
