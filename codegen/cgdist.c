@@ -50,7 +50,7 @@ double cg_plan_bytes_est(int ops, int nin)
  * key, as does the same expression placed elsewhere or recompiled (its
  * plan is the same). 0: none (too large to walk). */
 typedef struct KeyWalk {
-    AmFusedFn fused;
+    KeyFusedFn fused;
     const void *arg;
     const Hop *seen[64];   /* operands read from outside, in order */
     int nseen, steps;
@@ -63,7 +63,8 @@ static uint64_t kmix(uint64_t k, uint64_t v)
     return k;
 }
 
-static uint64_t key_walk(KeyWalk *w, const Hop *h, bool root)
+/* h's hash, h built under an entry for consumer (T__N: the root) */
+static uint64_t key_walk(KeyWalk *w, const Hop *h, int consumer)
 {
     if (++w->steps > 4096) return 0;
     uint64_t k = 1469598103934665603ull;
@@ -73,7 +74,8 @@ static uint64_t key_walk(KeyWalk *w, const Hop *h, bool root)
     for (int i = 0; i < h->nin; i++) {
         const Hop *in = h->in[i];
         if (!in) { k = kmix(k, 0x9e3779b97f4a7c15ull); continue; }
-        if (w->fused(w->arg, h, root, i)) { k = kmix(k, key_walk(w, in, false)); continue; }
+        int t = w->fused(w->arg, h, consumer, i);
+        if (t >= 0) { k = kmix(k, key_walk(w, in, t)); continue; }
         if (in->kind == H_LIT && val_is_numeric(&in->lit)) {
             double d = val_as_double(&in->lit);
             uint64_t bits;
@@ -90,21 +92,23 @@ static uint64_t key_walk(KeyWalk *w, const Hop *h, bool root)
     return k;
 }
 
-uint64_t cg_region_key(const Hop *root, AmFusedFn fused, const void *arg)
+uint64_t cg_region_key(const Hop *root, KeyFusedFn fused, const void *arg)
 {
     KeyWalk w = {.fused = fused, .arg = arg};
-    uint64_t k = key_walk(&w, root, true);
+    uint64_t k = key_walk(&w, root, T__N);
     return w.steps > 4096 ? 0 : k;
 }
 
-/* The selection's region (cplan_build's walk): is input i of h fused. */
-typedef struct SelArg { const Memo *m; TplType t; } SelArg;
-
-static bool sel_fused(const void *arg, const Hop *h, bool root, int i)
+/* The selection's region, as cplan_build walks it: h's entry for
+ * consumer, and input i fused under the entry's type (a MAgg or merged
+ * Row operator's roots are Cell or Row entries, their inputs fused under
+ * those types, not the operator's). */
+static int sel_fused(const void *arg, const Hop *h, int consumer, int i)
 {
-    const SelArg *a = arg;
-    MEntry *e = sel_best(a->m, h, root ? T__N : (int)a->t);
-    return e && i < e->nin && e->ref[i] >= 0 && h->in[i] && sel_best(a->m, h->in[i], e->type);
+    const Memo *m = arg;
+    MEntry *e = sel_best(m, h, consumer);
+    bool in = e && i < e->nin && e->ref[i] >= 0 && h->in[i] && sel_best(m, h->in[i], e->type);
+    return in ? (int)e->type : -1;
 }
 
 /* Rank 0: the plans of the fused operators placed on the ranks, by the
@@ -160,8 +164,7 @@ int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const CgOp *op, doubl
         return 0;
     if (nr > CG_MAXOUT) return 0;
     uint64_t keys[CG_MAXOUT], all = 0;
-    SelArg sa = {m, f->type};
-    for (int r = 0; r < nr; r++) all += keys[r] = cg_region_key(roots[r], sel_fused, &sa);
+    for (int r = 0; r < nr; r++) all += keys[r] = cg_region_key(roots[r], sel_fused, m);
     size_t n = 0;
     char *plan = cg_plan_pack(op, &n);
     if (!plan) return 0;

@@ -360,9 +360,11 @@ typedef struct CPlan {
 
 /* Pricing the plan bytes a job of a distributed fused operator sends
  * (cgdist.c; docs/dist.md): cg_region_key is the key of the region of a
- * fused operator rooted at root (input i of a hop h is fused when
- * fused(arg, h, h == root, i)): a hash of its structure, the same for
- * the same plan. cg_dist_plan_price: the bytes of the plan of the
+ * fused operator rooted at root (input i of a hop h, built under an
+ * entry for consumer, T__N at the root, is fused when fused(arg, h,
+ * consumer, i) returns the consumer type its input is built for, >= 0,
+ * as cplan_build follows the entries): a hash of its structure, the same
+ * for the same plan. cg_dist_plan_price: the bytes of the plan of the
  * candidate of region key (ops operations over nin inputs): none when an
  * operator of that region was placed before and the workers hold its
  * plan (a loop's recompiled operator, the same expression elsewhere),
@@ -373,7 +375,8 @@ typedef struct CPlan {
  * price[0] the bytes the cost model priced for its plan, price[1] the
  * plan's estimated size (H_SPOOF's plan_place and plan_price: -stats
  * counts them when the placement's first job runs). */
-uint64_t cg_region_key(const Hop *root, AmFusedFn fused, const void *arg);
+typedef int (*KeyFusedFn)(const void *arg, const Hop *h, int consumer, int i);
+uint64_t cg_region_key(const Hop *root, KeyFusedFn fused, const void *arg);
 double cg_dist_plan_price(uint64_t key, int ops, int nin);
 struct CgOp;
 int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const struct CgOp *op, double price[2]);

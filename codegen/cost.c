@@ -883,6 +883,17 @@ static bool cost_fused(const void *arg, const Hop *h, bool root, int i)
     return e && i < e->nin && e->ref[i] >= 0 && h->in[i] && best_ok(a->x, h->in[i], e->type);
 }
 
+/* A candidate's region as its cut has it, walked as cplan_build follows
+ * the entries (cg_region_key): input i of h's entry for consumer is
+ * fused under that entry's type. */
+static int cost_key_fused(const void *arg, const Hop *h, int consumer, int i)
+{
+    const CostCtx *x = arg;
+    MEntry *e = best_ok(x, h, consumer);
+    bool in = e && i < e->nin && e->ref[i] >= 0 && h->in[i] && best_ok(x, h->in[i], e->type);
+    return in ? (int)e->type : -1;
+}
+
 /* Cost of computing h materialized (a fused operator or basic op rooted
  * at h). */
 static double open_op(CostCtx *x, const Hop *h);
@@ -1019,7 +1030,7 @@ static double open_op(CostCtx *x, const Hop *h)
     /* on the ranks, a job sends the plan the workers do not hold yet
      * (dist_cost): its region's key finds it */
     if (v.type != T__N && h->exec == EX_DIST && br_dist_available() && dist_size() >= 2)
-        v.rkey = cg_region_key(h, cost_fused, &(CostRegion){x, v.type});
+        v.rkey = cg_region_key(h, cost_key_fused, x);
     for (int i = 0; i < v.npre && sub < INFINITY; i++) sub += stitch_cost(x, &v, v.pre[i]);
     if (v.type == T_OUTER) {
         /* sparsity exploitation: driven by the sparsest full input; a

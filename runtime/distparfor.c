@@ -367,7 +367,7 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
      * something in it cannot: then the workers compile the script */
     StrBuf plan = {0};
     const char *why = NULL;
-    int prc = ps_pack(rt->prog, b, &f->vars, rt->diag, &plan, &why);
+    int prc = ps_pack(rt->prog, b, rt->diag, &plan, &why);
     if (prc) plan.n = 0;
     int rc = prc < 0 ? br_err(&e, BR_ENOMEM, "out of memory") : payload(f, b, &h, fp, &plan, &pl, &e);
     free(plan.s);

@@ -19,10 +19,11 @@
  * travel so that workers recompile them with their sizes as rank 0 does.
  * AMULET where-loops travel by their place in the script (where_index),
  * or, those the AMULET template made, by their body text (put_where);
- * functions by name (resolve_func). Stitched GPU regions, fused
- * operators without a CPlan and calls of functions not found by name
- * are not shipped: ps_pack names them and the task falls back to the
- * workers compiling the script. */
+ * functions by name (resolve_func), a stitched GPU region as its node
+ * array (a StitchRegion holds no pointers; the worker checks its
+ * indices). Fused operators without a CPlan and calls of functions not
+ * found by name are not shipped: ps_pack names them and the task falls
+ * back to the workers compiling the script. */
 #include "planship.h"
 #include "symtab.h"
 
@@ -30,6 +31,7 @@
 #include <string.h>
 
 #include "../base/vec.h"
+#include "../gpu/stitch.h"
 #include "../dist/dist.h"
 #include "../lang/load.h"
 
@@ -117,8 +119,6 @@ typedef struct Pk {
     int nf, cap;
     const char *why;           /* the first thing that cannot be shipped */
     bool oom;
-    const SymTab *vars;        /* the task's frame (NULL: none) */
-    const char *eval_file;     /* an eval with a name not literal: its file */
     bool eval_var;             /* such an eval was met */
     PsRefs refs;               /* for the compiler's DAG packer */
 } Pk;
@@ -223,23 +223,14 @@ static bool plain_lit(const Value *v)
     }
 }
 
-/* The function eval finds for name called from file (as builtins/
- * core.c: the calling file's, then the main script's or the library's)
- * and the functions computing its default parameters join k's table,
- * compiled on rank 0 first, so the worker runs them as shipped instead
- * of compiling them. A candidate (the name of a variable's eval, maybe
- * never called) that does not compile is left out, not a reason. */
-static void add_eval_func(Pk *k, const char *file, const char *name, bool candidate)
+/* Function fn, called by eval, and the functions computing its default
+ * parameters join k's table, compiled on rank 0 first, so the worker
+ * runs them as shipped instead of compiling them. A candidate (a
+ * function an eval of a name built at run time may call, maybe never)
+ * that does not compile is left out, not a reason. */
+static void add_eval_fn(Pk *k, Func *fn, bool candidate)
 {
     const Program *ast = k->p->ast;
-    const char *ns = "";
-    for (int f = 0; file && f < lang_nfuncs(ast); f++) {
-        const Func *x = lang_func(ast, f);
-        if (x->file && (x->file == file || !strcmp(x->file, file))) { ns = x->ns; break; }
-    }
-    Func *fn = lang_find_func(ast, ns, name);
-    if (!fn) fn = lang_find_func(ast, "", name);
-    if (!fn) return;
     const char *why = k->why;
     FProg *fp = generic(k, fn, true);
     if (!fp && candidate) { k->why = why; return; }
@@ -252,9 +243,25 @@ static void add_eval_func(Pk *k, const char *file, const char *name, bool candid
         }
 }
 
+/* The function eval finds for name called from file (as builtins/
+ * core.c: the calling file's, then the main script's or the library's),
+ * with its defaults' functions (add_eval_fn). */
+static void add_eval_func(Pk *k, const char *file, const char *name, bool candidate)
+{
+    const Program *ast = k->p->ast;
+    const char *ns = "";
+    for (int f = 0; file && f < lang_nfuncs(ast); f++) {
+        const Func *x = lang_func(ast, f);
+        if (x->file && (x->file == file || !strcmp(x->file, file))) { ns = x->ns; break; }
+    }
+    Func *fn = lang_find_func(ast, ns, name);
+    if (!fn) fn = lang_find_func(ast, "", name);
+    if (fn) add_eval_fn(k, fn, candidate);
+}
+
 /* eval(name, ...) (ins[i] in code c): with a literal name, its
- * function (add_eval_func); with another name, noted: the names the
- * task can produce are added after the walk (add_eval_candidates). */
+ * function (add_eval_func); with another name, noted: the functions it
+ * can reach are added after the walk (add_eval_candidates). */
 static void add_eval_target(Pk *k, const Code *c, int i)
 {
     const Instr *in = &c->ins[i];
@@ -263,35 +270,22 @@ static void add_eval_target(Pk *k, const Code *c, int i)
         if (c->ins[j].out == in->in[0] && c->ins[j].kind == I_LIT && c->ins[j].lit.kind == V_STRING)
             name = c->ins[j].lit.s->s;
     if (name) { add_eval_func(k, in->span.file, name, false); return; }
-    if (!k->eval_var) k->eval_file = in->span.file;
     k->eval_var = true;
 }
 
-static void eval_lits(Pk *k, const PBList *l)
+/* An eval whose name is not a literal: its name is known only at run
+ * time (a variable, a concatenation, a string read from data), and it
+ * can reach any function of the script. Every function of the script and
+ * the files it sources ships as a candidate, so the worker compiles none
+ * of them; a function of the builtin library the name may give (loaded
+ * on first use) the worker still compiles (-stats counts it). */
+static void add_eval_candidates(Pk *k)
 {
-    for (int i = 0; i < l->n && !k->why && !k->oom; i++) {
-        const PBlock *b = l->v[i];
-        for (int j = 0; b->code && j < b->code->n; j++)
-            if (b->code->ins[j].kind == I_LIT && b->code->ins[j].lit.kind == V_STRING)
-                add_eval_func(k, k->eval_file, b->code->ins[j].lit.s->s, true);
-        eval_lits(k, &b->body);
-        eval_lits(k, &b->els);
+    const Program *ast = k->p->ast;
+    for (int f = 0; f < lang_nfuncs(ast) && !k->why && !k->oom; f++) {
+        Func *fn = lang_func(ast, f);
+        if (!fn->builtin_lib && !fn->external) add_eval_fn(k, fn, true);
     }
-}
-
-/* An eval whose name is not a literal: every function named by a
- * string the task holds (a string variable of its frame, a string
- * literal of the loop or of a shipped function) ships as a candidate,
- * so the worker compiles none of them. A name computed otherwise (a
- * concatenation, a string read in the loop) the worker still compiles
- * (-stats counts it). */
-static void add_eval_candidates(Pk *k, const PBList *loop)
-{
-    for (int i = k->vars ? st_next(k->vars, 0) : -1; i >= 0 && !k->why; i = st_next(k->vars, i + 1))
-        if (k->vars->vals[i].kind == V_STRING) add_eval_func(k, k->eval_file, k->vars->vals[i].s->s, true);
-    eval_lits(k, loop);
-    /* (the table grows as candidates join it: their literals too) */
-    for (int f = 0; f < k->nf && !k->why && !k->oom; f++) eval_lits(k, &k->fs[f]->body);
 }
 
 /* Why instruction i of code c cannot be shipped (NULL: it can); its
@@ -304,7 +298,9 @@ static const char *check_instr(Pk *k, const Code *c, int i)
         if (where_index(k->p->ast, in->where) < 0 && !cg_amulet_loop_sig(k->p->cg, in->where))
             return "an AMULET where-loop outside the script's functions";
         break;
-    case I_STITCH: return "a stitched GPU region";
+    case I_STITCH:
+        if (!in->fused) return "a stitched GPU region without its region";
+        break;
     case I_FUSED:
         if (!in->fused || !k->p->cg || !cg_op_shippable(in->fused)) return "a fused operator without a CPlan";
         break;
@@ -395,9 +391,11 @@ static void put_instr(Pk *k, StrBuf *o, const Instr *in)
     size_t plen = 0;
     char *plan = in->kind == I_FUSED ? cg_plan_pack(in->fused, &plen) : NULL;
     if (in->kind == I_FUSED && !plan) o->oom = true;
+    if (in->kind == I_STITCH) plen = sizeof(StitchRegion);
     uint64_t pl = plen;
     w_put(o, &pl, sizeof pl);
     if (plan) w_put(o, plan, plen);
+    if (in->kind == I_STITCH) w_put(o, in->fused, plen);
     free(plan);
     int32_t nest = !in->est ? 0 : in->kind == I_FUSED ? 3 * in->nin : 2;
     w_put_i32(o, nest);
@@ -450,13 +448,13 @@ static void put_list(Pk *k, StrBuf *o, const PBList *l)
     for (int i = 0; i < l->n; i++) put_block(k, o, l->v[i]);
 }
 
-int ps_pack(RtProgram *p, const PBlock *b, const SymTab *vars, Diag *d, StrBuf *out, const char **why)
+int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why)
 {
-    Pk k = {.p = p, .diag = d, .vars = vars};
+    Pk k = {.p = p, .diag = d};
     k.refs = (PsRefs){.ctx = &k, .by_name = pk_by_name, .spec_index = pk_spec_index, .where_index = pk_where_index};
     PBList one = {(PBlock **)&b, 1, 1};
     collect_list(&k, &one);
-    if (k.eval_var && !k.why && !k.oom) add_eval_candidates(&k, &one);
+    if (k.eval_var && !k.why && !k.oom) add_eval_candidates(&k);
     if (k.oom) { free(k.fs); return -1; }
     if (k.why) { *why = k.why; free(k.fs); return 1; }
     StrBuf o = {0};
@@ -493,6 +491,8 @@ struct PsCache {
     int nlits, litcap;
     const char ***anames;      /* argument name arrays */
     int nan, ancap;
+    StitchRegion **regions;    /* stitched regions the instructions point to */
+    int nreg, regcap;
     int nfuncs;                /* functions added to the program */
     int ndups;                 /* shipped copies of functions it held */
     const RtProgram *prog;     /* the program the loop's DAGs are freed by */
@@ -554,6 +554,43 @@ static Func *get_func(Uk *u)
     return fn;
 }
 
+/* A stitched region's node array as rank 0 sent it (put_instr), kept
+ * by the cache; NULL (u bad) when its size or an index is off. */
+static bool region_ok(const StitchRegion *g)
+{
+    bool ok = g->n >= 1 && g->n <= ST_MAX_NODES && g->root >= 0 && g->root < g->n && g->nin >= 0 &&
+              g->nin <= ST_MAX_IN && g->nsc >= 0 && g->nsc <= ST_MAX_SC && g->nxout >= 0 &&
+              g->nxout < ST_MAX_OUT && (g->dir == DIR_ROW || g->dir == DIR_COL);
+    for (int i = 0; ok && i < g->nxout; i++) ok = g->xout[i] >= 0 && g->xout[i] < g->n;
+    for (int i = 0; ok && i < (g->nin > 0 ? g->nin : 1); i++) ok = (unsigned)g->mode[i] <= SI_POST;
+    for (int i = 0; ok && i < g->n; i++) {
+        const SNode *x = &g->nodes[i];
+        bool un = x->k == SN_UN || x->k == SN_RED || x->k == SN_VARDIV, bin = x->k == SN_BIN;
+        ok = (unsigned)x->k <= SN_VARDIV && (unsigned)x->op < OP__COUNT;
+        if (ok && (un || bin)) ok = x->a >= 0 && x->a < i;
+        if (ok && bin) ok = x->b >= 0 && x->b < i;
+        if (ok && x->k == SN_IN) ok = x->a >= 1 && x->a < g->nin;
+        if (ok && x->k == SN_SC) ok = x->a >= 0 && x->a < g->nsc;
+    }
+    return ok;
+}
+
+static StitchRegion *get_region(Uk *u, const char *b, uint64_t n)
+{
+    if (!b || n != sizeof(StitchRegion)) { bad(u, "a stitched region"); return NULL; }
+    StitchRegion *g = malloc(sizeof *g);
+    PsCache *c = u->c;
+    if (!g || !br_grow((void **)&c->regions, &c->regcap, c->nreg + 1, sizeof *c->regions)) {
+        free(g);
+        bad(u, "out of memory");
+        return NULL;
+    }
+    memcpy(g, b, sizeof *g);
+    c->regions[c->nreg++] = g;
+    if (!region_ok(g)) { bad(u, "a stitched region"); return NULL; }
+    return g;
+}
+
 static void get_instr(Uk *u, Instr *in)
 {
     WRd *r = &u->r;
@@ -605,6 +642,7 @@ static void get_instr(Uk *u, Instr *in)
         in->fused = u->p->cg ? cg_op_unpack(u->p->cg, plan, pl) : NULL;
         if (!in->fused) bad(u, u->p->cg ? "a fused operator's plan" : "a fused operator, and fusion is off here");
     }
+    if (in->kind == I_STITCH && !r->bad) in->fused = get_region(u, plan, pl);
     int32_t nest = w_get_i32(r);
     in->est = NULL;
     if (nest > 0) {
@@ -618,7 +656,7 @@ static void get_instr(Uk *u, Instr *in)
     in->span = w_get_span(&u->r);
     in->in = get_ints(u, &in->nin);
     in->frees = get_ints(u, &in->nfree);
-    if ((unsigned)in->kind > I_STITCH || in->kind == I_STITCH || (unsigned)in->op >= OP__COUNT ||
+    if ((unsigned)in->kind > I_STITCH || (in->kind == I_STITCH && !in->fused) || (unsigned)in->op >= OP__COUNT ||
         (unsigned)in->bi >= BI__COUNT)
         bad(u, "an instruction");
     for (int i = 0; i < in->nin; i++) if (in->in[i] < -1) bad(u, "a register");
@@ -798,6 +836,8 @@ static void cache_free(PsCache *c)
     free(c->lits);
     for (int i = 0; i < c->nan; i++) free(c->anames[i]);
     free(c->anames);
+    for (int i = 0; i < c->nreg; i++) free(c->regions[i]);
+    free(c->regions);
     free(c->buf);
     free(c);
 }

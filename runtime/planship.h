@@ -41,12 +41,11 @@ struct RtDagShip {
 
 /* Packs loop b of program p (functions the body calls that rank 0 has
  * not compiled yet are compiled now, their errors into d) and appends
- * the bytes to out. vars (NULL: none) is the task's frame: with an eval
- * whose name is not a literal, the functions its strings name ship too.
- * Returns 0, or 1 with *why naming the first thing that cannot be
+ * the bytes to out. With an eval whose name is not a literal, every
+ * function of the script ships too. Returns 0, or 1 with *why naming the first thing that cannot be
  * shipped (the caller falls back to the workers compiling the script);
  * -1 out of memory. */
-int ps_pack(RtProgram *p, const PBlock *b, const struct SymTab *vars, Diag *d, StrBuf *out, const char **why);
+int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why);
 
 /* Plans unpacked on a worker, kept for later tasks (by the bytes' hash). */
 typedef struct PsCache PsCache;
