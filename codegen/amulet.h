@@ -78,6 +78,11 @@ typedef struct AmBind {
                                   densified) for the evaluator's skipping
                                   of zero cells, else NULL */
     int spleaf;                /* its leaf, -1 none */
+    const MB *spsrc;           /* the argument it comes from (sp is the
+                                  CSR of t(spsrc) for a transposed read) */
+    double spmax;              /* the largest magnitude of its values,
+                                  NAN until scanned (or kept from an
+                                  earlier call on the same block) */
     bool finite;               /* every value the body computes is finite
                                   (finite inputs, no operator that can
                                   make NaN or overflow): the masked forms

@@ -471,8 +471,13 @@ static double dense_compute(int64_t M, int64_t N, int64_t K, const int tile[2], 
  * operand per non-zero): the loop then competes with Cell + the sparse
  * product by what it saves (writing and reading the operand, its
  * elementwise pass) against what it repeats (the operand's values per
- * column panel). A sparse leaf whose zeros do not make the body zero is
- * densified by the loop: infinite, left to the unfused kernels.
+ * column panel). Read transposed (X[k,i]), the sparse leaf adds the
+ * CSR of t(X) the loop makes, priced as cost.c prices a transpose (its
+ * non-zeros at the elementwise rate): what a call on a new X runs; a
+ * script's loop over the same X makes it once (amulet.c sp_kept), which
+ * this price of one call does not see. A sparse leaf whose zeros do not
+ * make the body zero is densified by the loop: infinite, left to the
+ * unfused kernels.
  * Reading the leaves and writing R are cost.c's (the operator's inputs
  * and output). */
 double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMachine *mc)
@@ -502,7 +507,8 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
             /* the columns the tile computes: R's, padded to its width */
             t = !strcmp(am_tpl_mode(), "force")
                     ? 0
-                    : sparse_nnz(k.sp) * (double)((N + tile[1] - 1) / tile[1] * tile[1]) * vops * 2 * lanes /
+                    : (sparse_nnz(k.sp) * (double)((N + tile[1] - 1) / tile[1] * tile[1]) * vops * 2 * lanes +
+                       (p->leaf[p->zleaf].idx[0] == p->kvar ? sparse_nnz(k.sp) : 0)) /
                           mc->flops;
         else if (vops > 0)
             t = !strcmp(am_tpl_mode(), "force")

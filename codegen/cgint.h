@@ -540,6 +540,15 @@ struct CgContext {
     Arena *am_arena;       /* AMULET template: its where-loops (c->lock), */
     AmLoop *am_loops;      /*   which instructions point to, live as long */
     int am_nloops, am_cap; /*   as the context */
+    /* AMULET: the sparse operand of the last where-loop that read one
+     * (amulet.c sp_kept, c->lock), kept for the next call on the same
+     * block (a loop-invariant X read as X[k,i] in a script's loop): the
+     * CSR of t(X) (NULL for an X[i,k] read) and the largest magnitude of
+     * X's values (NAN: not yet scanned). am_spsrc holds a reference to
+     * X, so its address is not reused and its values do not change (an
+     * in-place update needs the only reference, kernels/apply.c). */
+    struct MB *am_spsrc, *am_sptr;
+    double am_spmax;
 };
 
 /* Looks up or compiles the operator of plan p (takes p). Returns NULL

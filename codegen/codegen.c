@@ -54,6 +54,8 @@ void cg_context_free(CgContext *c)
     free(c->ops);
     free(c->am_loops);
     arena_free(c->am_arena);
+    mb_release(c->am_spsrc);
+    mb_release(c->am_sptr);
     selcache_free(c->selc);
     cache_dir_cleanup(c);
     pthread_mutex_destroy(&c->lock);

@@ -1195,14 +1195,28 @@ static bool mentions(const Expr *e, const char *name)
     }
 }
 
+/* The where-loop a statement runs (R = where(...), or an ST_MASSIGN of
+ * its several results), or NULL. Its results are written cell by cell
+ * over the loop's ranges, as left-indexing writes them. */
+static const WhereLoop *where_stmt(const Stmt *st)
+{
+    const Expr *e = st->kind == ST_ASSIGN ? st->assign.value : st->kind == ST_MASSIGN ? st->massign.call : NULL;
+    return e && e->kind == EX_WHERE ? e->where : NULL;
+}
+
 /* The result variables of a parfor body: matrices defined before the
- * loop that it left-indexes (their accesses are checked by pfdep.c), and
+ * loop that it left-indexes or a where-loop writes (their accesses are
+ * checked by pfdep.c; the workers' changed cells are merged), and
  * its accumulators (R += X on a variable defined before the loop,
  * SystemDS's parfor accumulators). */
 static void parfor_results(BCtx *c, Block *b, NameSet *results, NameSet *accums)
 {
     for (int i = 0; i < b->n; i++) {
         Stmt *st = b->stmts[i];
+        const WhereLoop *w = where_stmt(st);
+        for (const WhereLoop *x = w; x; x = x->more)
+            if (vm_get(&c->vars, x->target.name)) ns_add(results, x->target.name);
+        if (w) continue;
         switch (st->kind) {
         case ST_ASSIGN: {
             LValue *lv = &st->assign.target;
@@ -1317,7 +1331,8 @@ static bool parfor_carried(BCtx *c, const Block *body, const Block *b, bool chec
         if (st->kind == ST_MASSIGN) t = st->massign.targets;
         for (int k = 0; k < nt; k++) {
             bool written = false;
-            if (t[k].indexed || (st->kind == ST_ASSIGN && st->assign.accum) || !vm_get(&c->vars, t[k].name) ||
+            if (t[k].indexed || (st->kind == ST_ASSIGN && st->assign.accum) || where_stmt(st) ||
+                !vm_get(&c->vars, t[k].name) ||
                 ns_has(seen, t[k].name) || !upward_read(body, t[k].name, &written))
                 continue;
             ns_add(seen, t[k].name);

@@ -25,6 +25,7 @@
  * Whatever is not proved counts as a dependency (the loop then runs
  * serially, or is refused when the caller says so). */
 #include "pfdep.h"
+#include "../lang/where.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -356,8 +357,52 @@ static void reads_of(Ctx *c, const Expr *e)
 
 static void walk(Ctx *c, const Block *b, bool nested);
 
+/* The cells of a where-loop variable's range from:to (its values, or
+ * with a step a subset of them): an interval when both ends are affine
+ * with the same coefficient and offset, so that its width is a known
+ * constant (the order being free, to < from covers to:from); else all. */
+static Dim where_range(Ctx *c, const WhereVar *v)
+{
+    Dim r = {.all = true};
+    Aff lo = aff_of(c, v->from), hi = aff_of(c, v->to);
+    if (!lo.ok || !hi.ok || lo.a != hi.a || !expr_same(lo.sym, hi.sym)) return r;
+    if (hi.b < lo.b) { Aff t = lo; lo = hi; hi = t; }
+    return (Dim){.lo = lo, .hi = hi};
+}
+
+/* The accesses of a where-loop statement (R = where(...), or several
+ * results): each result R[i,j] written over the ranges of i and j (and
+ * read there when accumulated: +=, min=, max=); a body that reads R reads
+ * all of it; the ranges' expressions are read. */
+static void walk_where(Ctx *c, const WhereLoop *w)
+{
+    for (int v = 0; v < w->nvars; v++) {
+        reads_of(c, w->vars[v].from);
+        reads_of(c, w->vars[v].to);
+        reads_of(c, w->vars[v].step);
+    }
+    const char *names[WHERE_MAXLEAVES];
+    int nl = where_leaves(w, names, WHERE_MAXLEAVES);
+    bool body_reads = nl > WHERE_MAXLEAVES;
+    for (int k = 0; k < nl && k < WHERE_MAXLEAVES; k++) body_reads |= strcmp(names[k], c->res) == 0;
+    if (body_reads) whole(c, false);
+    for (const WhereLoop *x = w; x; x = x->more) {
+        const LValue *t = &x->target;
+        env_set(&c->env, t->name, NOT_AFF);
+        if (strcmp(t->name, c->res) != 0) continue;
+        int vr = t->indexed ? where_var(w, t->row.lo) : -1, vc = t->has_col ? where_var(w, t->col.lo) : -1;
+        Dim all = {.all = true};
+        Dim r = vr >= 0 ? where_range(c, &w->vars[vr]) : all;
+        Dim col = vc >= 0 ? where_range(c, &w->vars[vc]) : all;
+        if (!t->indexed || (t->has_col && vc < 0)) r = col = all;
+        if (x->acc != WA_SET) add_acc(c, false, r, col);
+        add_acc(c, true, r, col);
+    }
+}
+
 static void walk_assign(Ctx *c, const Stmt *st, bool nested)
 {
+    if (st->assign.value && st->assign.value->kind == EX_WHERE) { walk_where(c, st->assign.value->where); return; }
     const LValue *lv = &st->assign.target;
     reads_of(c, st->assign.value);
     if (lv->indexed) {
@@ -383,6 +428,10 @@ static void walk(Ctx *c, const Block *b, bool nested)
         switch (st->kind) {
         case ST_ASSIGN: walk_assign(c, st, nested); break;
         case ST_MASSIGN:
+            if (st->massign.call && st->massign.call->kind == EX_WHERE) {
+                walk_where(c, st->massign.call->where);
+                break;
+            }
             reads_of(c, st->massign.call);
             for (int k = 0; k < st->massign.n; k++) {
                 if (strcmp(st->massign.targets[k].name, c->res) == 0) whole(c, true);

@@ -104,6 +104,9 @@ for t in "$build"/tests/test_*; do
 done
 # the layering of the folders (docs/DESIGN.md, "Layers")
 unit program layers python3 tools/layers.py .
+# the Makefile reads every object's dependencies (a header change rebuilds
+# the benchmarks' and cli/main.o too)
+unit program makedeps python3 tools/makedeps.py "$build"
 # SystemDS parity: the library against SystemDS's algorithms' committed
 # outputs, and the builtins' signatures against SystemDS's (tests/parity);
 # synchronous codegen, as the DML tests below: a near tie decided by

@@ -749,6 +749,112 @@ static void sparse_narrow(void)
     unsetenv("BRAID_AMULET");
 }
 
+/* The sparse operand kept across calls (amulet.c sp_kept): a script's
+ * loop of where-loops over the same sparse operand (At read At[k,i]: the
+ * CSR of t(At); A read A[i,k]) takes it, and the scan of its values,
+ * from the call before; changed in the loop (a new block, At = At * 2;
+ * a cell set, At[2,3] = 0.7, which copies the block the loop keeps), it
+ * is made again. Widths 1, 3 and one vector + 1 (kernels sparse_narrow
+ * compiled), densities 0.01 and 0.04, 1 and 2 threads, against the
+ * scalar reference; the trace counts the calls that found it kept (2 of
+ * 5: the iterations after each change make it again). */
+static void sparse_kept(void)
+{
+    int w = k_isa() == K_ISA_AVX512 ? 8 : k_isa() == K_ISA_AVX2 ? 4 : 1;
+    int64_t widths[] = {1, 3, w + 1};
+    static const double dens[] = {0.01, 0.04};
+    const char *on[] = {"R"};
+    char src[900], what[80];
+    for (int bi = 0; bi < 2; bi++)
+        for (size_t c = 0; c < sizeof widths / sizeof *widths; c++)
+            for (int di = 0; di < 2; di++) {
+                int64_t M = 41, N = widths[c], K = 57;
+                t_seed((uint64_t)(N * 13 + 5 + di));
+                MB *ins[8];
+                sparse_inputs(M, N, K, dens[di], ins);
+                snprintf(src, sizeof src,
+                         "R = matrix(0, %lld, %lld)\n"
+                         "for (it in 1:5) {\n"
+                         "  Q = matrix(0, %lld, %lld)\n"
+                         "  where (i in 1:%lld, j in 1:%lld, k in 1:%lld) { Q[i,j] += %s }\n"
+                         "  R = R + Q * it\n"
+                         "  if (it == 2) { At = At * 2; A = A * 2 }\n"
+                         "  if (it == 3) { At[2,3] = 0.7; A[3,2] = 0.7 }\n"
+                         "}\n",
+                         (long long)M, (long long)N, (long long)M, (long long)N, (long long)M, (long long)N,
+                         (long long)K, sp_bodies[bi ? 3 : 1]);
+                double tol = 2 * 15 * (double)K * (double)K * 64 * 2.3e-16;
+                for (int nt = 1; nt <= 2; nt++) {
+                    br_set_threads(nt);
+                    snprintf(what, sizeof what, "kept operand, %s, N %lld, density %g, %d threads",
+                             bi ? "At[k,i]" : "A[i,k]", (long long)N, dens[di], nt);
+                    TRun r0, r1, r2;
+                    if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, sp_names, ins, 1, on, &r0, &r1))
+                        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "%s", what);
+                    FILE *f = amulet_traced(src, (CgOptions *)&t_pols[2].o, sp_names, ins, 8, &r2);
+                    unsetenv("BRAID_AMULET");
+                    int kept = 0;
+                    char line[400];
+                    while (f && fgets(line, sizeof line, f)) kept += strstr(line, "sparse operand kept") != NULL;
+                    if (f) fclose(f);
+                    T_CHECK(r2.rc == 0 && kept == 2, "%s: %d calls found the operand kept, want 2 (%s)", what, kept,
+                            r2.err);
+                    t_run_free(&r0);
+                    t_run_free(&r1);
+                    t_run_free(&r2);
+                }
+                for (int i = 0; i < 8; i++) mb_release(ins[i]);
+            }
+    br_set_threads(0);
+    unsetenv("BRAID_AMULET");
+}
+
+/* The template's price of a sparse X read transposed (t(X) %*% G: the
+ * loop makes the CSR of t(X), amulet.c sp_kept) is the price of the
+ * same product over an X of t(X)'s shape read in place plus the
+ * transpose as cost.c prices one (X's non-zeros at the elementwise
+ * rate); densities 0.001-0.04, widths 1-23, under pinned constants. */
+static bool tpl_fused(const void *arg, const Hop *h, bool root, int i)
+{
+    return h->in[i] && h->in[i]->kind == H_BINARY;
+}
+static Hop *tpl_read(HopDag *d, const char *name, int64_t rows, int64_t cols, int64_t nnz)
+{
+    Hop *h = hop_new(d, H_TREAD, (Span){0}, 0);
+    if (!h) return NULL;
+    h->name = name;
+    h->dt = DT_MATRIX;
+    h->vt = VT_DOUBLE;
+    h->rows = rows;
+    h->cols = cols;
+    h->nnz = nnz;
+    return h;
+}
+static void sparse_tr_price(void)
+{
+    CgMachine mc = {.read_bw = 1e10, .write_bw = 1e10, .flops = 2e9, .gemm = 5e10, .vecmat = 1e10, .am_share = 0.8};
+    static const double dens[] = {0.001, 0.01, 0.04};
+    static const int64_t widths[] = {1, 4, 23};
+    for (size_t di = 0; di < sizeof dens / sizeof *dens; di++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++) {
+            int64_t K = 20000, M = 400, N = widths[wi], nnz = (int64_t)(dens[di] * (double)(K * M));
+            HopDag *d = hop_dag_new();
+            Hop *x = tpl_read(d, "X", K, M, nnz), *xt = tpl_read(d, "Xt", M, K, nnz), *g = tpl_read(d, "G", K, N, -1);
+            Hop *s = g ? hop_binary(d, OP_MULT, g, hop_lit(d, val_double(0.5), (Span){0}), (Span){0}) : NULL;
+            Hop *t = x ? hop_reorg(d, OP_TRANS, x, (Span){0}) : NULL;
+            Hop *a = t && s ? hop_matmul(d, OP_MATMUL, t, s, (Span){0}) : NULL;
+            Hop *b = xt && s ? hop_matmul(d, OP_MATMUL, xt, s, (Span){0}) : NULL;
+            if (t) t->nnz = nnz;
+            double pa = a ? am_tpl_compute(a, tpl_fused, NULL, &mc) : -1;
+            double pb = b ? am_tpl_compute(b, tpl_fused, NULL, &mc) : -1;
+            double want = (double)nnz / mc.flops;
+            T_CHECK(pa > 0 && pb > 0 && isfinite(pa) && fabs(pa - pb - want) <= 1e-9 * pa,
+                    "price of t(X) %%*%% G, density %g, %lld columns: %g s, X read in place %g s, want %g s more",
+                    dens[di], (long long)N, pa, pb, want);
+            hop_dag_free(d);
+        }
+}
+
 /* The AMULET template of the cost-based fusion planner (amulet_tpl.c):
  * products of elementwise operands (masks, vectors, scalars, ifelse,
  * min/max, transposed reads, t(.) %*% .) forced into where-loops give
@@ -1784,6 +1890,8 @@ int main(void)
     sparse_a();
     sparse_kernel();
     sparse_narrow();
+    sparse_kept();
+    sparse_tr_price();
     in_parfor();
     planner();
     kernel_price();
