@@ -691,16 +691,62 @@ int cg_op_exec_as(CgContext *c, CgOp *op, const int64_t *est, Value *args, int n
 
 /* ---- on the device (docs/gpu.md: codegen's Row, Outer, Cell and MAgg operators in OpenCL) ---- */
 
+/* Does the CPU's generated operator give p's results to the bit of its
+ * device kernel? Only elementwise plans (Cell and Row NO_AGG) without
+ * sums (aggregates, products: the device adds in another order) and
+ * without stitched inputs (their vectors come from the device's
+ * aggregates there), whose operations are all correctly rounded or
+ * exact in both C and OpenCL C (not exp, log, pow, the trigonometric
+ * functions: libm's and the OpenCL driver's differ in the last bits).
+ * FP_CONTRACT is off on both sides. */
+static bool cl_exact(const CPlan *p)
+{
+    if ((p->tpl != T_CELL && p->tpl != T_ROW) || p->var != V_NO_AGG || cplan_stitched(p)) return false;
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        switch (x->kind) {
+        case CN_IN: case CN_SLICE: case CN_TRANS: break;
+        case CN_UN:
+            switch (x->op) {
+            case OP_NEG: case OP_NOT: case OP_ABS: case OP_SQRT: case OP_FLOOR: case OP_CEIL: case OP_SIGN:
+            case OP_ISNA: case OP_ISNAN: case OP_ISINF: break;
+            default: return false;
+            }
+            break;
+        case CN_BIN:
+            switch (x->op) {
+            case OP_PLUS: case OP_MINUS: case OP_MULT: case OP_DIV: case OP_LT: case OP_LE: case OP_GT: case OP_GE:
+            case OP_EQ: case OP_NE: case OP_AND: case OP_OR: case OP_XOR: case OP_MIN: case OP_MAX: break;
+            default: return false;
+            }
+            break;
+        case CN_TER:
+            if (x->op != OP_IFELSE) return false;
+            break;
+        default: return false;   /* CN_AGG, CN_MM, CN_MMTL: sums */
+        }
+    }
+    return true;
+}
+
 /* op's OpenCL source, generated once (NULL: the generator does not take
- * the plan). */
+ * the plan); GPU_CG_EXACT first when cl_exact. */
 static const char *cl_source(CgContext *c, CgOp *op)
 {
     pthread_mutex_lock(&c->lock);
     if (!op->clstate) {
-        op->clsrc = op->amulet || !op->plan ? NULL
+        char *src = op->amulet || !op->plan ? NULL
                   : op->plan->tpl == T_ROW ? cgen_cl_row(op->plan)
                   : op->plan->tpl == T_OUTER ? cgen_cl_outer(op->plan)
                   : cgen_cl_cell(op->plan);
+        if (src && cl_exact(op->plan)) {
+            size_t n = strlen(GPU_CG_EXACT), m = strlen(src);
+            char *x = malloc(n + m + 1);
+            if (x) memcpy(x, GPU_CG_EXACT, n), memcpy(x + n, src, m + 1);
+            free(src);
+            src = x;
+        }
+        op->clsrc = src;
         op->clstate = op->clsrc ? 1 : -1;
     }
     pthread_mutex_unlock(&c->lock);
@@ -725,6 +771,94 @@ static double build_share(CgOp *op, const char *src)
     return gpu_spoof_built(src) ? 0 : gpu_build_seconds() / (double)n;
 }
 
+/* ---- stitched plans on the device (docs/codegen.md, "CPU stitching") ----
+ * A stitched input's vector is computed by the device's column
+ * aggregates (gpu_agg over the bound matrix, already in the pool for the
+ * operator itself: what the unstitched plan's aggregate instructions run
+ * under -gpu) and bound as an ordinary row vector, so the generated
+ * device kernel runs as for the unstitched plan (its source is the
+ * same). An aggregate shared by several stitched inputs of one call is
+ * computed once. A vector stays on the device unless the host needs it:
+ * an expression over it (the unfused kernels, on the 1 x n vector) or a
+ * check of its values (land). */
+#define DEV_AGGS 8
+typedef struct DevAgg {
+    const Value *x;          /* the matrix bound to the stitched input */
+    bool land;               /* land every aggregate on the host */
+    int n;
+    int op[DEV_AGGS];
+    Value v[DEV_AGGS];
+} DevAgg;
+
+static int dev_agg(void *arg, int op, Value *out, BrErr *e)
+{
+    DevAgg *d = arg;
+    for (int i = 0; i < d->n; i++)
+        if (d->op[i] == op && d->v[i].m->rows == 1 && d->v[i].m->cols == d->x->m->cols) {
+            *out = val_retain(d->v[i]);
+            return 0;
+        }
+    MB *r = gpu_agg((OpCode)op, DIR_COL, d->x->m, e);
+    if (!r && e->code) return e->code;
+    if (!r) return interp_agg((void *)d->x, op, out, e);
+    if (d->land && mb_host(r, e)) { mb_release(r); return e->code; }
+    *out = val_matrix(r);
+    if (d->n < DEV_AGGS) d->op[d->n] = op, d->v[d->n++] = val_retain(*out);
+    return 0;
+}
+
+/* Binds each stitched input of b (a call prepared with its matrix bound
+ * there) to its vector, computed on the device (land: every vector on
+ * the host). 0, or the error. */
+static int dev_pre(const CPlan *p, Bind *b, Value *args, bool land, BrErr *e)
+{
+    int rc = 0, np = 0;
+    DevAgg d[CG_MAXPRE];
+    int nd = 0;
+    for (int k = 0; k < p->nin && !rc; k++) {
+        if (!b->pre[k].n) continue;
+        while (np < CG_MAXPRE && b->pv[np]) np++;
+        if (np == CG_MAXPRE) { rc = br_err(e, BR_EFAIL, "fused operator: too many stitched inputs"); break; }
+        DevAgg *da = NULL;
+        for (int i = 0; i < nd && !da; i++) if (d[i].x->m == args[k].m) da = &d[i];
+        if (!da && nd < CG_MAXPRE) da = &d[nd++], *da = (DevAgg){.x = &args[k]};
+        if (!da) { rc = br_err(e, BR_EFAIL, "fused operator: too many stitched inputs"); break; }
+        da->land = land || b->pre[k].n > 1;
+        Value v;
+        if ((rc = k_pre_apply(&b->pre[k], dev_agg, da, &v, e))) break;
+        if (v.kind != V_MATRIX || v.m->rows != 1 || v.m->cols != args[k].m->cols) {
+            val_release(&v);
+            rc = br_err(e, BR_EFAIL, "fused operator: a stitched vector of the wrong shape");
+            break;
+        }
+        b->pv[np] = mb_retain(v.m);
+        b->m[k] = v.m;
+        b->pre[k] = (SpPre){0};
+        val_release(&v);
+    }
+    for (int i = 0; i < nd; i++)
+        for (int j = 0; j < d[i].n; j++) val_release(&d[i].v[j]);
+    return rc;
+}
+
+/* Passes over the bound matrices that a call's stitched vectors take on
+ * the device: one per distinct aggregate (gpu_agg runs each alone), two
+ * for a variance or standard deviation; 0 for an unstitched call. */
+static int dev_pre_passes(const CPlan *p, const Bind *b)
+{
+    int n = 0, seen[DEV_AGGS], ns = 0;
+    for (int k = 0; k < p->nin; k++)
+        for (int i = 0; i < b->pre[k].n; i++) {
+            const SpPreNode *x = &b->pre[k].x[i];
+            bool dup = x->kind != SPP_AGG;
+            for (int j = 0; j < ns && !dup; j++) dup = seen[j] == x->op;
+            if (dup) continue;
+            if (ns < DEV_AGGS) seen[ns++] = x->op;
+            n += x->op == OP_VAR || x->op == OP_SD ? 2 : 1;
+        }
+    return n;
+}
+
 /* Is the device worth it for this call (transfers of the matrix inputs
  * against the work: the products' flops and the plan's operations per
  * main cell, and the build's share)? */
@@ -735,7 +869,7 @@ static bool gpu_row_worth(CgOp *op, const char *src, const Bind *b, const SpoofR
     x.build = build_share(op, src);
     const MB *mm = b->m[p->main];
     double cells = (double)mm->rows * (double)mm->cols;
-    x.flops = cg_flops(op, p->nin, args) + cells * cplan_nops(p);
+    x.flops = cg_flops(op, p->nin, args) + cells * (cplan_nops(p) + dev_pre_passes(p, b));
     x.out = (sp->var == SPR_NO_AGG || sp->var == SPR_ROW_AGG) ? (double)sp->orows * (double)sp->ocols * 8 : 8;
     return gpu_worth(&x);
 }
@@ -785,13 +919,19 @@ static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out,
         const MB *mm = op->plan->main >= 0 ? b.m[op->plan->main] : NULL;
         double cells = (double)sp.rows * (double)sp.cols;
         double visited = sp.sparse_safe && mm && mm->sparse ? (double)mm->nnz : cells;
-        x.flops = visited * BR_MAX(cplan_nops(op->plan), 1);
+        x.flops = visited * BR_MAX(cplan_nops(op->plan), 1) + cells * dev_pre_passes(op->plan, &b);
         x.out = sp.dir == SPD_NONE ? visited * 8 : sp.dir == SPD_ROW ? (double)sp.rows * 8
               : sp.dir == SPD_COL ? (double)sp.cols * 8 : 8;
         MB *res[1] = {NULL};
         double v[SPOOF_MAXOUT] = {0};
-        if ((decided || (x.build = build_share(op, src), gpu_worth(&x))) &&
-            (rc = gpu_spoof_cell(src, &sp, res, v, e)) == 1 && cell_value(op->plan, &sp, res[0], v, out, e))
+        bool run = decided || (x.build = build_share(op, src), gpu_worth(&x));
+        /* stitched inputs: their vectors (on the host, for the
+         * sparse-safe test) in place of the matrix */
+        if (run && cplan_stitched(op->plan)) {
+            if ((rc = dev_pre(op->plan, &b, args, true, e))) run = false, rc = -1;
+            else sp.sparse_safe = cell_sparse_safe(op->plan, &sp, &b, args, true);
+        }
+        if (run && (rc = gpu_spoof_cell(src, &sp, res, v, e)) == 1 && cell_value(op->plan, &sp, res[0], v, out, e))
             rc = -1;
     }
     bind_free(&b);
@@ -866,8 +1006,8 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
 {
     CgOp *op = handle;
     if (!c || !op || op->amulet || !op->plan || c->opt.interpret || nin != op->plan->nin) return 0;
-    /* stitched plans run on the CPU (no OpenCL skeleton for them) */
-    if (cplan_stitched(op->plan)) { gpu_count_fused_cpu(); return 0; }
+    /* stitched plans: their vectors by the device's aggregates, then the
+     * plan's kernel (dev_pre) */
     const char *src = cl_source(c, op);
     if (!src) { gpu_count_fused_cpu(); return 0; }
     bool cmb = false;
@@ -905,6 +1045,20 @@ static int exec_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est,
     if (fb || any_cmb(op->plan, &b)) {
         gpu_count_fused_cpu();
     } else if (decided || gpu_row_worth(op, src, &b, &sp, args)) {
+        /* stitched inputs: their vectors bound (sp.in.m is b.m); one
+         * with NaN/Inf where row_prepare sends the call to the CPU (its
+         * rule for side inputs) */
+        bool check = op->plan->var == V_MULTI || b.m[op->plan->main]->sparse;
+        if (sp.pre && dev_pre(op->plan, &b, args, check, e)) {
+            bind_free(&b);
+            return -1;
+        }
+        if (sp.pre && check && side_nonfinite(op->plan, &b)) {
+            gpu_count_fused_cpu();
+            bind_free(&b);
+            return 0;
+        }
+        sp.pre = NULL;
         int nslice = 0;
         for (int i = 0; i < op->plan->nn; i++) nslice += op->plan->n[i].kind == CN_SLICE;
         MB *res[CG_MAXOUT] = {NULL};

@@ -8,7 +8,6 @@
 #include "cgint.h"
 #include "../base/vec.h"
 #include "../dist/dist.h"
-#include "../gpu/gpu.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -545,7 +544,6 @@ bool cg_stitch_allowed(const Hop *h)
 {
     const char *env = getenv("BRAID_CG_STITCH");
     if (env && !strcmp(env, "0")) return false;
-    if (gpu_mode() == GPU_FORCE) return false;
     return !(h && h->exec == EX_DIST && br_dist_available() && dist_size() >= 2);
 }
 

@@ -135,6 +135,12 @@ MB *gpu_cla_decompress(const MB *c, BrErr *e);
  * chosen per kernel from the device's local memory and work-group limits
  * (gpu_spoof_tiles: a test's override). */
 #define GPU_TILE_ARGS "__local double *lt, long tk, long tj"
+/* A generated source that begins with GPU_CG_EXACT says that the CPU's
+ * generated operator gives its results to the bit (no sums, only
+ * correctly rounded operations): only such an operator runs on the CPU
+ * while its kernel builds under sysds.gpu.async; any other's first call
+ * waits for its build (docs/gpu.md, "Asynchronous compilation"). */
+#define GPU_CG_EXACT "/* exact */\n"
 #define GPU_CG_TJ 16
 void gpu_spoof_tiles(int wg, int tk, int tj);
 struct SpoofRow;

@@ -101,6 +101,7 @@ static const char row_helpers[] =
 typedef struct RowProg { char *src; cl_program p; cl_kernel row, comb; int state; bool tiled, outer; size_t wg; long tk, tj; } RowProg;   /* row: cg_main */
 static RowProg *progs;
 static int nprogs, cprogs;
+static pthread_cond_t prog_built = PTHREAD_COND_INITIALIZER;   /* a program's state left 0 (with gpu_lock) */
 
 /* A test's tile sizes (gpu_spoof_tiles; 0: the device's). */
 static int tile_wg, tile_tk, tile_tj;
@@ -158,6 +159,7 @@ static void prog_build(int i, char *full, bool unlocked)
     r->state = comb ? 1 : -1;
     if (comb && r->tiled) tile_sizes(r);
     free(full);
+    pthread_cond_broadcast(&prog_built);
 }
 
 typedef struct ProgJob { int i; char *full; } ProgJob;
@@ -183,8 +185,12 @@ static void *prog_job(void *arg)
 static RowProg *prog_for(const char *src, bool *pending, BrErr *e)
 {
     *pending = false;
+    bool exact = !strncmp(src, GPU_CG_EXACT, strlen(GPU_CG_EXACT));
     for (int i = 0; i < nprogs; i++)
         if (!strcmp(progs[i].src, src)) {
+            /* another thread builds it: an exact operator runs on the CPU
+             * meanwhile, any other waits */
+            while (!exact && progs[i].state == 0) pthread_cond_wait(&prog_built, &gpu_lock);
             if (progs[i].state < 0) { br_err(e, BR_EFAIL, "GPU: the fused operator's kernel did not build"); return NULL; }
             if (progs[i].state == 0) { *pending = true; return NULL; }
             return &progs[i];
@@ -202,13 +208,16 @@ static RowProg *prog_for(const char *src, bool *pending, BrErr *e)
     r->tiled = strstr(src, GPU_TILE_ARGS) != NULL;
     r->outer = strstr(src, "__local int any") != NULL;   /* cgen_cl_outer's U and V tiles */
     int i = nprogs++;
-    ProgJob *j = stitch_async() ? malloc(sizeof *j) : NULL;
+    ProgJob *j = stitch_async() && exact ? malloc(sizeof *j) : NULL;
     if (j) {
         *j = (ProgJob){i, b.s};
         if (gpu_async_start(prog_job, j)) { *pending = true; return NULL; }
         free(j);
     }
-    prog_build(i, b.s, false);
+    /* under async an operator that is not exact builds here, without
+     * the lock (the other operators keep launching; its other callers
+     * wait above) */
+    prog_build(i, b.s, stitch_async());
     if (progs[i].state < 0) return br_err(e, BR_EFAIL, "GPU: the fused operator's kernel did not build"), NULL;
     return &progs[i];
 }

@@ -149,48 +149,72 @@ static void test_shared(void)
     mb_release(in[1]);
 }
 
-/* Under `-gpu force` nothing stitches (select.c cg_stitch_allowed: a
- * stitched plan has no device skeleton and would run on the CPU): a Row,
- * a Cell and a COL_AGG script compile to the unstitched plan (no stitch
- * point, nothing stitched), whose fused operators all run on the device,
- * and agree with the CPU's unstitched plan within rounding (the device
- * sums in another order). Plans compiled afresh (no plan cache). */
+/* Under `-gpu force` stitched plans run on the device (exec.c dev_pre:
+ * the stitched vectors by the device's column aggregates, then the
+ * plan's kernel, whose source is the unstitched plan's): Row (NO_AGG,
+ * COL_AGG, a vector expression) and Cell (NO_AGG) scripts stitch, every
+ * fused operator runs on the device, with the unstitched device plan's
+ * results to the bit (the same aggregate kernels, the same operator
+ * kernel; the expression's + and sqrt are correctly rounded on both) and
+ * in no more launches, and with the CPU's unstitched plan within
+ * rounding (the device sums in another order). A CSR X takes the path
+ * that lands the vectors to check them for NaN/Inf; under cost_based
+ * MPSkipEnum chooses stitching at the stitch points. Plans compiled
+ * afresh (no plan cache). */
 static void test_device(void)
 {
     BrErr e = {0};
     gpu_configure(GPU_FORCE, -1, 0);
     int rc = gpu_init(&e);
     T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
-    static const int which[] = {0, 4, 10};
+    static const struct { int c; bool sparse, cost; } which[] = {
+        {0, false, false}, {4, false, false}, {9, false, false}, {10, false, false}, {0, true, false},
+        {0, false, true}, {10, false, true}};
     for (size_t q = 0; q < sizeof which / sizeof *which && !rc; q++) {
-        const Case *c = &cases[which[q]];
+        const Case *c = &cases[which[q].c];
+        const char *sp = which[q].sparse ? " CSR" : which[q].cost ? " cost_based" : "";
         t_seed(31 + q);
-        MB *in[2] = {t_gen(130, 37, 1, 0, 1, false), t_gen(37, 3, 1, 0, 1, false)};
+        MB *in[2] = {t_gen(130, 37, which[q].sparse ? 0.2 : 1, 0, 1, which[q].sparse), t_gen(37, 3, 1, 0, 1, false)};
         const char *names[2] = {"X", "B"}, *outs[1] = {c->out};
-        CgOptions on = {.enabled = true, .policy = CG_FUSE_ALL, .keep_fused = true};
-        TRun un, dev;
+        CgOptions on = {.enabled = true, .policy = which[q].cost ? CG_COST_BASED : CG_FUSE_ALL, .keep_fused = true};
+        TRun un, du, ds;
         gpu_configure(GPU_OFF, -1, 0);
         setenv("BRAID_CG_STITCH", "0", 1);
         t_run_dml(c->src, &on, 2, names, in, 1, outs, &un);
-        unsetenv("BRAID_CG_STITCH");
         gpu_configure(GPU_FORCE, -1, 0);
         gpu_set_stitch(false);
         gpu_stats_reset();
-        t_run_dml(c->src, &on, 2, names, in, 1, outs, &dev);
+        t_run_dml(c->src, &on, 2, names, in, 1, outs, &du);
+        GpuStats gu = gpu_stats();
+        unsetenv("BRAID_CG_STITCH");
+        gpu_stats_reset();
+        t_run_dml(c->src, &on, 2, names, in, 1, outs, &ds);
         GpuStats g = gpu_stats();
         gpu_set_stitch(true);
         gpu_configure(GPU_OFF, -1, 0);
-        T_CHECK(un.rc == 0 && dev.rc == 0, "%s under -gpu: %s / %s", c->name, un.err, dev.err);
-        if (!un.rc && !dev.rc) {
-            check_out(c, &dev.out[0], &un.out[0], 1e-9, "-gpu force");
-            T_CHECK(dev.st.stitched == 0 && dev.st.stitch_pts[0] + dev.st.stitch_pts[1] == 0,
-                    "%s under -gpu: %lld stitched, %lld points", c->name, (long long)dev.st.stitched,
-                    (long long)(dev.st.stitch_pts[0] + dev.st.stitch_pts[1]));
-            T_CHECK(g.fused_ops >= 1 && g.fused_cpu == 0, "%s under -gpu: %lld fused operators on the device, %lld on the CPU",
-                    c->name, (long long)g.fused_ops, (long long)g.fused_cpu);
+        T_CHECK(un.rc == 0 && du.rc == 0 && ds.rc == 0, "%s%s under -gpu: %s / %s / %s", c->name, sp, un.err, du.err,
+                ds.err);
+        if (!un.rc && !du.rc && !ds.rc) {
+            check_out(c, &ds.out[0], &du.out[0], 0, "-gpu force, stitched vs unstitched");
+            check_out(c, &ds.out[0], &un.out[0], 1e-9, "-gpu force vs the CPU");
+            T_CHECK(ds.st.stitched >= 1 && du.st.stitched == 0, "%s%s under -gpu: %lld stitched (%lld unstitched)",
+                    c->name, sp, (long long)ds.st.stitched, (long long)du.st.stitched);
+            T_CHECK(g.fused_ops >= 1 && g.fused_cpu == 0 && gu.fused_cpu == 0,
+                    "%s%s under -gpu: %lld fused operators on the device, %lld on the CPU (unstitched %lld)", c->name,
+                    sp, (long long)g.fused_ops, (long long)g.fused_cpu, (long long)gu.fused_cpu);
+            /* cost-based: MPSkipEnum enumerates the stitch points
+             * under -gpu too and stitches each vector read once */
+            if (which[q].cost)
+                T_CHECK(ds.st.stitch_pts[1] >= 1 && ds.st.stitch_pts[0] == 0, "%s%s under -gpu: points %lld stitched, %lld not",
+                        c->name, sp, (long long)ds.st.stitch_pts[1], (long long)ds.st.stitch_pts[0]);
+            T_CHECK(g.launches <= gu.launches, "%s%s under -gpu: %lld launches stitched, %lld unstitched", c->name, sp,
+                    (long long)g.launches, (long long)gu.launches);
+            printf("-gpu force %s%s: launches stitched %lld, unstitched %lld\n", c->name, sp, (long long)g.launches,
+                   (long long)gu.launches);
         }
         t_run_free(&un);
-        t_run_free(&dev);
+        t_run_free(&du);
+        t_run_free(&ds);
         mb_release(in[0]);
         mb_release(in[1]);
     }
