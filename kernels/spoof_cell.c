@@ -22,6 +22,7 @@
 #include "leaf.h"
 #include "cla.h"
 
+#include <assert.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
@@ -110,7 +111,8 @@ typedef struct Work {
     const double **P;
     int64_t *S;
     double *buf[SPOOF_MAXOUT];
-    double *row;           /* nexp expanded rows of cols values */
+    double *row;           /* nexp expanded rows of cols values (or
+                              blocks of CH: expand_block) */
     ClaWin *win;           /* per compressed input (Ctx.cz) */
     double *zrow;          /* a zero row, read when a window failed */
     int64_t lim;           /* the task's last row + 1 (window blocks) */
@@ -204,7 +206,7 @@ static bool work_init(const Ctx *x, Work *w, int64_t lim)
     for (int t = 0; t < x->op->nout; t++)
         if (!(w->buf[t] = br_malloc(CH * sizeof(double)))) return false;
     if (x->nexp) {
-        w->row = br_calloc((size_t)x->nexp * (size_t)BR_MAX(x->cols, 1), sizeof(double));
+        w->row = br_calloc((size_t)x->nexp * (size_t)BR_MAX(x->cols, CH), sizeof(double));
         if (!w->row) return false;
         w->win = br_calloc((size_t)n + 1, sizeof *w->win);
         w->zrow = br_calloc((size_t)BR_MAX(x->cols, 1), sizeof(double));
@@ -232,6 +234,17 @@ static bool work_free(Work *w)
     return ok;
 }
 
+/* Row i of CSR m into r (zeros not written): all of it (off < 0) or
+ * its columns off..off + n (a slice read in place). */
+static void scatter_cells(const MB *m, int64_t i, int64_t off, int64_t n, double *r)
+{
+    if (off < 0)
+        for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
+    else
+        for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++)
+            if ((uint64_t)(m->ci[p] - off) < (uint64_t)n) r[m->ci[p] - off] = m->v[p];
+}
+
 /* Expands row i of the sparse full inputs into the task's scratch
  * (clear: zero exactly the positions written before, or the whole row);
  * compressed inputs point at row i of their window. */
@@ -251,13 +264,31 @@ static void expand_row(const Ctx *x, Work *w, int64_t i, bool scatter_only)
         const MB *m = x->op->in.m[k];
         double *r = w->row + (size_t)q * (size_t)x->cols;
         if (!scatter_only) memset(r, 0, (size_t)x->cols * sizeof(double));
-        int64_t off = in_off(x->op, k);
-        if (off < 0)
-            for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = m->v[p];
-        else   /* the slice's columns only */
-            for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++)
-                if ((uint64_t)(m->ci[p] - off) < (uint64_t)x->cols) r[m->ci[p] - off] = m->v[p];
+        scatter_cells(m, i, in_off(x->op, k), x->cols, r);
         q++;
+    }
+}
+
+/* Rows r0..r1 ((r1 - r0) cols cells, at most CH) of the sparse full
+ * inputs, none compressed, into the task's scratch (CH cells per input),
+ * their pointers placed so that the generated code's P[k] + i * S[k]
+ * with S[k] = cols lands in the block for i in r0..r1 (integer
+ * arithmetic: the pointer itself points before the buffer). One call of
+ * the generated code per block instead of one per row: a narrow sparse
+ * input (an n x 1 vector of zeros) paid a call per cell. */
+static void expand_block(const Ctx *x, Work *w, int64_t r0, int64_t r1)
+{
+    int64_t N = x->cols;
+    int q = 0;
+    for (int k = 0; k < x->op->in.n; k++) {
+        if (!x->exp[k]) continue;
+        assert(!x->cz[k]);
+        const MB *m = x->op->in.m[k];
+        double *b = w->row + (size_t)q++ * CH;
+        memset(b, 0, (size_t)((r1 - r0) * N) * sizeof(double));
+        for (int64_t i = r0; i < r1; i++) scatter_cells(m, i, in_off(x->op, k), N, b + (i - r0) * N);
+        w->P[k] = (const double *)((uintptr_t)b - (uintptr_t)(r0 * N) * sizeof(double));
+        w->S[k] = N;
     }
 }
 
@@ -379,7 +410,8 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
     MB *out = mb_dense_uninit(M, N, e);
     if (!out || M * N == 0) return out;
     int64_t nnz = 0;
-    bool fail = false;
+    bool fail = false, anycz = false;
+    for (int k = 0; k < op->in.n; k++) anycz |= x->cz[k];
     if (x->flat) {
         int64_t cells = M * N, nch = (cells + CH - 1) / CH, per = 8, ntask = (nch + per - 1) / per;
 #pragma omp parallel for schedule(static) num_threads(threads_for((double)cells, ntask)) reduction(+:nnz)
@@ -401,6 +433,14 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
             if (!work_init(x, &w, rb)) { fail = true; work_free(&w); continue; }
             if (x->blk) {
                 none_block(x, &w, ra, rb, out->d);
+            } else if (x->nexp && N <= CH && !anycz) {
+                int64_t RC = BR_MAX(1, CH / BR_MAX(N, 1));
+                for (int64_t r0 = ra; r0 < rb; r0 += RC) {
+                    int64_t r1 = BR_MIN(rb, r0 + RC);
+                    expand_block(x, &w, r0, r1);
+                    double *o[1] = {out->d + r0 * N};
+                    op->fd(w.P, w.S, op->in.sc, r0, r1, 0, N, o, N);
+                }
             } else if (x->nexp || N > CH) {
                 for (int64_t i = ra; i < rb; i++) {
                     if (x->nexp) expand_row(x, &w, i, false);

@@ -51,6 +51,10 @@ typedef struct OCtx {
     MB **dec;              /* decompressed inputs (released at the end) */
     bool *scat;            /* sparse full side inputs scattered per row */
     int nscat;
+    const MB **src;        /* scat[k]: the CSR scattered (the input, or by
+                              columns its transpose, whose row j is the
+                              input's column j) */
+    bool bycol;            /* driven by columns of W (right, right_t) */
     bool *cz;              /* compressed full side inputs read by windows */
     int ncz;
     const MB *w;           /* the driver as CSR (W, or t(W) for right), or
@@ -64,7 +68,7 @@ static void octx_free(OCtx *x)
 {
     if (x->own) for (int k = 0; k <= x->op->in.n; k++) mb_release(x->own[k]);
     if (x->dec) for (int k = 0; k <= x->op->in.n; k++) mb_release(x->dec[k]);
-    free(x->own); free(x->dec); free(x->P); free(x->S); free(x->scat); free(x->cz);
+    free(x->own); free(x->dec); free(x->P); free(x->S); free(x->scat); free(x->src); free(x->cz);
 }
 
 /* A decompressed input (counted in -stats like the interpreter's). */
@@ -81,14 +85,15 @@ static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
     memset(x, 0, sizeof *x);
     x->op = op;
     int n = op->in.n;
-    bool bycol = op->var == SPO_RIGHT || op->var == SPO_RIGHT_T;
+    bool bycol = x->bycol = op->var == SPO_RIGHT || op->var == SPO_RIGHT_T;
     x->P = br_calloc((size_t)n + 1, sizeof *x->P);
     x->S = br_calloc((size_t)n + 1, sizeof *x->S);
     x->own = br_calloc((size_t)n + 2, sizeof *x->own);
     x->scat = br_calloc((size_t)n + 1, sizeof *x->scat);
+    x->src = br_calloc((size_t)n + 1, sizeof *x->src);
     x->dec = br_calloc((size_t)n + 2, sizeof *x->dec);
     x->cz = br_calloc((size_t)n + 1, sizeof *x->cz);
-    if (!x->P || !x->S || !x->own || !x->scat || !x->dec || !x->cz) {
+    if (!x->P || !x->S || !x->own || !x->scat || !x->src || !x->dec || !x->cz) {
         octx_free(x);
         return br_err(e, BR_ENOMEM, "out of memory");
     }
@@ -118,12 +123,30 @@ static int octx_init(OCtx *x, const SpoofOuter *op, BrErr *e)
                 x->own[k] = dd;
                 d = dd;
             }
-        } else if (m->sparse && (op->in.mode[k] != SPM_FULL || bycol)) {
+        } else if (m->sparse && (op->in.mode[k] != SPM_FULL || (bycol && op->in.m[op->main]->cmb))) {
+            /* (vectors; and by columns beside a compressed W, whose
+             * run_cols_cz reads side inputs in place) */
             MB *dd = mb_to_dense(m, e);
             if (!dd) { octx_free(x); return e->code; }
             x->own[k] = dd;
             d = dd;
         } else if (m->sparse) {
+            /* scattered per driver row: by rows W's row i is the input's
+             * row i; by columns W's column j is row j of its transpose,
+             * kept sparse (densifying m x n cells per call cost ALS-CG
+             * a quarter of its time in fresh-page zeroing) */
+            if (bycol) {
+                MB *t = k_transpose(m, e);
+                if (t && !t->sparse) {
+                    MB *s = mb_to_sparse(t, e);
+                    mb_release(t);
+                    t = s;
+                }
+                if (!t) { octx_free(x); return e->code; }
+                x->own[k] = t;
+                m = t;
+            }
+            x->src[k] = m;
             x->scat[k] = true;
             x->nscat++;
             continue;
@@ -180,15 +203,24 @@ static int64_t block_cols(const OCtx *x, int64_t ra, int64_t rb)
     return w->cols > nb && w->rp[rb] - w->rp[ra] >= BLK_REUSE * w->cols ? nb : 0;
 }
 
-/* Row i of the sparse full side inputs into their scratch rows P[k]
- * (put) or back to zeros. */
-static void scatter_row(const OCtx *x, const double **P, int64_t i, bool put)
+/* Cells of a scatter row: W's columns by rows, its rows by columns. */
+static int64_t scat_len(const OCtx *x) { return BR_MAX(x->bycol ? x->op->m : x->op->n, 1); }
+
+/* Row i of the driver's sparse full side inputs into their scratch rows
+ * (rows, scat_len cells each, in the order of k) (put) or back to zeros.
+ * By rows the generated code reads P[k] + i * S[k] with S[k] = 0, the
+ * scratch row itself; by columns it reads P[k][i' * S[k] + i] at W's row
+ * i', so with S[k] = 1 P[k] is placed i cells before the scratch row
+ * (integer arithmetic: the pointer itself points before the buffer). */
+static void scatter_row(const OCtx *x, const double **P, double *rows, int64_t i, bool put)
 {
-    for (int k = 0; k < x->op->in.n; k++) {
+    int64_t len = scat_len(x);
+    for (int k = 0, q = 0; k < x->op->in.n; k++) {
         if (!x->scat[k]) continue;
-        const MB *m = x->op->in.m[k];
-        double *r = (double *)P[k];
+        const MB *m = x->src[k];
+        double *r = rows + (size_t)q++ * (size_t)len;
         for (int64_t p = m->rp[i]; p < m->rp[i + 1]; p++) r[m->ci[p]] = put ? m->v[p] : 0;
+        if (x->bycol) P[k] = (const double *)((uintptr_t)r - (uintptr_t)i * sizeof(double));
     }
 }
 
@@ -242,11 +274,11 @@ static bool run_range_cz(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, dou
         for (int k = 0; k < n && ok; k++)
             if (x->cz[k]) ok = (P[k] = cla_win_row(&win[k], i, rb)) != NULL;
         if (!ok) break;
-        scatter_row(x, P, i, true);
+        scatter_row(x, P, rows, i, true);
         if (mode == 0 && x->oci) memcpy(x->oci + lo, ci, (size_t)nz * sizeof(int32_t));
         double *o = mode == 0 ? base + lo : mode == 1 ? base : base + i * ldo;
         f(P, S, op->L, op->in.sc, i, ci, v, nz, o);
-        scatter_row(x, P, i, false);
+        scatter_row(x, P, rows, i, false);
     }
     if (win)
         for (int k = 0; k <= n; k++) cla_win_free(&win[k]);
@@ -286,13 +318,14 @@ static bool run_range(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double
     if (x->wz || x->ncz) return run_range_cz(x, f, ra, rb, base, ldo, mode);
     const double **P = malloc(((size_t)n + 1) * sizeof *P);
     int64_t *S = malloc(((size_t)n + 1) * sizeof *S);
-    double *rows = x->nscat ? br_calloc((size_t)x->nscat * (size_t)BR_MAX(op->n, 1), sizeof(double)) : NULL;
+    int64_t len = scat_len(x);
+    double *rows = x->nscat ? br_calloc((size_t)x->nscat * (size_t)len, sizeof(double)) : NULL;
     bool ok = P && S && (!x->nscat || rows);
     if (ok) {
         memcpy(P, x->P, (size_t)n * sizeof *P);
         memcpy(S, x->S, (size_t)n * sizeof *S);
         for (int k = 0, q = 0; k < n; k++)
-            if (x->scat[k]) { P[k] = rows + (size_t)q * (size_t)op->n; S[k] = 0; q++; }
+            if (x->scat[k]) { P[k] = rows + (size_t)q * (size_t)len; S[k] = x->bycol; q++; }
         const MB *w = x->w;
         int64_t nb = block_cols(x, ra, rb);
         int64_t *cur = nb ? malloc((size_t)(rb - ra) * sizeof *cur) : NULL;
@@ -309,10 +342,10 @@ static bool run_range(const OCtx *x, SpOuterFn f, int64_t ra, int64_t rb, double
                     cur[i - ra] = hi;
                 }
                 if (lo == hi) continue;
-                scatter_row(x, P, i, true);
+                scatter_row(x, P, rows, i, true);
                 double *o = mode == 0 ? base + lo : mode == 1 ? base : base + i * ldo;
                 f(P, S, op->L, op->in.sc, i, w->ci + lo, w->v + lo, hi - lo, o);
-                scatter_row(x, P, i, false);
+                scatter_row(x, P, rows, i, false);
             }
         free(cur);
     }

@@ -783,6 +783,38 @@ static void test_cell_rix(bool quick)
             }
 }
 
+/* A no_agg Cell plan over a dense driver with a sparse full input of
+ * narrow rows (the sparse input is expanded a block of rows at a time,
+ * spoof_cell.c expand_block): every policy against the unfused plan, to
+ * the bit, over widths 1, 2, 3 and 9 (blocks of 2048, 1024, 682 and 227
+ * rows), row counts that end inside a block, an empty sparse input (the
+ * n x 1 zeros GLM's start reads), NaN and Inf among its values and a
+ * slice of it read in place. */
+static void test_cell_narrow(bool quick)
+{
+    const char *nm[] = {"A", "S"};
+    const char *on[] = {"o1", "o2"};
+    static const int64_t widths[] = {1, 2, 3, 9}, rows[] = {5000, 2049, 700};
+    const char *src = "o1 = exp(A * 0.5) + S * 2 - abs(S)\n"
+                      "o2 = exp(A[, 1:(ncol(A) - 1)]) + S[, 2:ncol(S)] * 3\n";
+    for (int wi = 0; wi < 4; wi++)
+        for (int ri = quick ? 2 : 0; ri < 3; ri++)
+            for (int s = 0; s < 3; s++) {
+                int64_t n = widths[wi] + 1, m = rows[ri];
+                MB *S = t_gen(m, n, s == 0 ? 0 : 0.05, -1, 1, true);
+                if (s == 2 && S->nnz >= 3) { S->v[0] = NAN; S->v[S->nnz / 2] = INFINITY; S->v[S->nnz - 1] = -INFINITY; }
+                T_CHECK(S->sparse, "cell narrow: S stays sparse");
+                MB *ins[] = {t_gen(m, n, 1, -1, 1, false), S};
+                char what[96];
+                snprintf(what, sizeof what, "cell narrow %lldx%lld %s", (long long)m, (long long)n,
+                         s == 0 ? "empty" : s == 1 ? "sparse" : "nan/inf");
+                CgStats st = {0};
+                check_all(what, src, 2, nm, ins, 2, on, 0, 0, &st);
+                T_CHECK(st.fused[0] >= 1, "%s: %lld Cell operators", what, (long long)st.fused[0]);
+                for (int v = 0; v < 2; v++) mb_release(ins[v]);
+            }
+}
+
 /* ---- shapes ---- */
 
 static void test_shapes(void)
@@ -1783,6 +1815,7 @@ int main(void)
         if (want("test_row_lag")) test_row_lag(th == 2);
         if (want("test_row_rix")) test_row_rix(th == 2);
         if (want("test_cell_rix")) test_cell_rix(th == 2);
+        if (want("test_cell_narrow")) test_cell_narrow(th == 2);
     }
     return t_done("test_codegen");
 }
