@@ -512,7 +512,7 @@ fail:
     fb_release(f);
     f = NULL;
 out:
-    for (size_t k = 0; k < loaded && k < nf; k++) io_buf_free(&bufs[k]);
+    for (size_t k = 0; bufs && k < nf; k++) io_buf_free(&bufs[k]);   /* zeroed: unloaded ones too */
     free(bufs);
     free(recs);
     free(types);
