@@ -433,7 +433,7 @@ static int rd_file(Rd *r, int file, FrRec **recs, size_t *nr, size_t *cap)
         rd_u32(r, &rows);
         rd_u32(r, &cols);
         rd_u8(r, &dflt);
-        if ((int64_t)key < 1) return rd_fail(r, "block row below 1");
+        if ((int64_t)key < 1 || key > (uint64_t)INT32_MAX + 1) return rd_fail(r, "block row out of range");
         if ((int32_t)rows < 0 || (int32_t)cols < 0) return rd_fail(r, "negative block size");
         if (*nr == *cap) {
             size_t nc = *cap ? *cap * 2 : 8;
@@ -488,6 +488,9 @@ FB *io_read_sysframe(const char *path, int64_t rows, int64_t cols, BrErr *e)
                (long long)nrow, (long long)(cols >= 0 ? cols : nc), (long long)extent, (long long)nc);
         goto out;
     }
+    /* a frame larger than the memory budget (a .mtd's or a block's rows)
+     * is refused before anything is allocated, as the matrix readers do */
+    if (io_check_mem(path, nrow, BR_MAX(nc, 1), -1, e)) goto out;
     types = calloc((size_t)nc + 1, 1);
     FbType *ft = calloc((size_t)nc + 1, sizeof *ft);
     if (!types || !ft) { free(ft); br_err(e, BR_ENOMEM, "%s: out of memory", path); goto out; }

@@ -256,10 +256,16 @@ def main(argv):
             "bad sync mark": header() + struct.pack(">i", -1) + bytes(16) + record(1, good),
             "rows beyond the .mtd": header() + record(2, good),
         }
+        # without a .mtd the blocks give the size: a first row of 2^40
+        # must be refused, not allocated
+        bad["a block at row 2^40 (no .mtd)"] = header() + record(1 << 40, good)
         for label, data in bad.items():
             path = os.path.join(d, "bad.bin")
             write(path, data)
-            mtd(path, 2, 1)
+            if os.path.exists(path + ".mtd"):
+                os.remove(path + ".mtd")
+            if "no .mtd" not in label:
+                mtd(path, 2, 1)
             got = read_frame(braid, path, d)
             ok = not isinstance(got, tuple) and got.returncode == 1 and b"error:" in got.stderr
             report(ok, "refuse " + label, "" if ok else "read it")
