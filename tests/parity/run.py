@@ -84,8 +84,9 @@ def compare_outputs(exp_dir, out_dir, tol):
     return diffs
 
 
-def run_case(binary, name, env=None):
-    """Runs cases/<name>.dml; returns the output folder (caller removes)."""
+def execute_case(binary, name, env=None):
+    """Runs cases/<name>.dml with env added to the environment; returns
+    (exit status, stderr, output folder)."""
     out_dir = tempfile.mkdtemp(prefix="braid-parity-%s-" % name)
     runner.ROOT = HERE
     old = dict(os.environ)
@@ -98,6 +99,12 @@ def run_case(binary, name, env=None):
     finally:
         os.environ.clear()
         os.environ.update(old)
+    return status, stderr, out_dir
+
+
+def run_case(binary, name, env=None):
+    """Runs cases/<name>.dml; returns the output folder (caller removes)."""
+    status, stderr, out_dir = execute_case(binary, name, env)
     if status != 0:
         shutil.rmtree(out_dir, ignore_errors=True)
         raise runner.CaseFailed("exit status %d; stderr: %s" % (status, runner.one_line(stderr)))
@@ -119,19 +126,8 @@ def failing_run(binary, name, env=None):
     """Runs cases/<name>.dml, which must fail (a "# parity-fails" case);
     returns its error message; raises runner.CaseFailed when it runs
     through or fails without a file:line:col: error: line."""
-    out_dir = tempfile.mkdtemp(prefix="braid-parity-%s-" % name)
-    runner.ROOT = HERE
-    old = dict(os.environ)
-    try:
-        if env:
-            os.environ.update(env)
-        case = os.path.join("cases", name + ".dml")
-        status, _, stderr = runner.execute(
-            [binary] + case_args(os.path.join(HERE, case)) + ["-f", case, "-nvargs", "out=" + out_dir])
-    finally:
-        os.environ.clear()
-        os.environ.update(old)
-        shutil.rmtree(out_dir, ignore_errors=True)
+    status, stderr, out_dir = execute_case(binary, name, env)
+    shutil.rmtree(out_dir, ignore_errors=True)
     msg = error_message(stderr)
     if status != 1 or msg is None:
         raise runner.CaseFailed("exit status %d, expected SystemDS's failure (exit 1 with an "
