@@ -11,7 +11,11 @@
  * break, or are empty; missing values are empty fields.
  * text: lines "i j value" (1-based; the value is the rest of the line);
  * missing cells are not written.
- * binary: braid's own layout (host byte order): "BRAIDFB1", uint32 byte
+ * binary (and "sysds-binary"): SystemDS's layout, a Hadoop sequence file
+ * of FrameBlock records (sysframe.c); the .mtd says "binary" and the
+ * block size. braid-binary: braid's own layout, read under any of the
+ * three names (SystemDS's starts with "SEQ"; a folder is SystemDS's part
+ * files): (host byte order): "BRAIDFB1", uint32 byte
  * order mark, uint32 0, int64 rows, cols; per column a type byte (FbType)
  * and its name (int64 length, bytes); then the columns: FP64 and INT64 as
  * rows 8-byte values, BOOL as rows bytes, STRING as an int64 length per
@@ -484,12 +488,16 @@ FB *io_read_frame(const char *path, const IoFrameReadOpts *o, BrErr *e)
     }
     const char *schema = o->schema ? o->schema : mschema;
     IoBuf b;
-    if (strcmp(fmt, "csv") && strcmp(fmt, "text") && strcmp(fmt, "binary")) {
+    if (strcmp(fmt, "csv") && strcmp(fmt, "text") && !io_fmt_anybin(fmt)) {
         br_err(e, BR_EARG, "read %s: frames are read from csv, text or binary, not \"%s\"", path, fmt);
         goto out;
     }
+    if (io_fmt_anybin(fmt) && io_sysbin_detect(path)) {   /* SystemDS's layout (a file or a folder) */
+        f = io_read_sysframe(path, rows, cols, e);
+        goto out;
+    }
     if (io_load(path, &b, e)) goto out;
-    if (!strcmp(fmt, "binary")) {
+    if (io_fmt_anybin(fmt)) {
         f = read_binary(path, &b, rows, cols, e);
     } else if (!strcmp(fmt, "csv")) {
         bool header = o->header >= 0 ? o->header : m.header > 0;
@@ -621,12 +629,20 @@ int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e
     if (!o) { io_write_opts_init(&none); o = &none; }
     const char *fmt = o->format ? o->format : "text";
     const char *sep = o->sep ? o->sep : ",";
-    if (strcmp(fmt, "csv") && strcmp(fmt, "text") && strcmp(fmt, "binary"))
+    if (strcmp(fmt, "csv") && strcmp(fmt, "text") && !io_fmt_anybin(fmt))
         return br_err(e, BR_EARG, "write %s: frames are written as csv, text or binary, not \"%s\"", path, fmt);
     if (!*sep) return br_err(e, BR_EARG, "write %s: empty separator", path);
     IoStr data = {0}, js = {0};
+    if (io_fmt_sysbin(fmt)) {
+        if (io_format_sysframe(f, o->blocksize, &data, path, e)) {
+            io_str_free(&data);
+            return e->code;
+        }
+        fmt = "binary";
+    }
     bool ok = !strcmp(fmt, "csv") ? format_csv(f, o->header, sep, &data)
-              : !strcmp(fmt, "binary") ? format_binary(f, &data) : format_text(f, &data);
+              : !strcmp(fmt, "binary") ? true
+              : !strcmp(fmt, "braid-binary") ? format_binary(f, &data) : format_text(f, &data);
     if (!ok) {
         io_str_free(&data);
         if (!strcmp(fmt, "text"))
@@ -641,6 +657,7 @@ int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e
     m.rows = f->rows;
     m.cols = f->cols;
     snprintf(m.format, sizeof m.format, "%s", fmt);
+    if (!strcmp(fmt, "binary")) m.blocksize = o->blocksize > 0 ? o->blocksize : 1000;
     if (!strcmp(fmt, "csv")) {
         m.header = o->header;
         snprintf(m.sep, sizeof m.sep, "%s", sep);

@@ -179,8 +179,10 @@ void io_frame_read_opts_init(IoFrameReadOpts *o);
  * a new frame (caller releases) or NULL with e set; messages name the file
  * and, for bad content, the line. */
 FB *io_read_frame(const char *path, const IoFrameReadOpts *o, BrErr *e);
-/* Writes f as o->format ("csv" or "text"; NULL: "text") and path.mtd, both
- * atomically. Returns 0 or an error code. */
+/* Writes f as o->format ("csv", "text", "binary"/"sysds-binary": SystemDS's
+ * FrameBlock sequence file with o->blocksize-row records, "braid-binary":
+ * braid's own; NULL: "text") and path.mtd, both atomically. Returns 0 or
+ * an error code. */
 int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e);
 
 /* ---- distributed reads and writes (dist/: every rank its share) ---- */

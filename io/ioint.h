@@ -160,6 +160,14 @@ MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e);
 /* SystemDS's binary-block files (Hadoop sequence files; sysbin.c): does
  * path (or a folder's first part file) start with "SEQ"? and the reader */
 bool io_sysbin_detect(const char *path);
+/* the files of such a path: itself, or a folder's part files in name
+ * order (names not starting with "." or "_"); NULL-terminated, malloc'd */
+char **io_sysbin_files(const char *path, BrErr *e);
+/* SystemDS's binary frame files (sysframe.c): the reader (rows/cols from
+ * the .mtd, -1 when unknown) and the writer of f's bytes into o, with
+ * blen-row blocks (1000 when < 1) */
+FB *io_read_sysframe(const char *path, int64_t rows, int64_t cols, BrErr *e);
+int io_format_sysframe(const FB *f, int64_t blen, IoStr *o, const char *path, BrErr *e);
 MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e);
 /* rows [r0, r1) of such a file or folder (io_read_binary_rows) */
 MB *io_read_sysbin_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e);

@@ -375,6 +375,18 @@ static bool is_folder(const char *path)
     return !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
+char **io_sysbin_files(const char *path, BrErr *e)
+{
+    if (is_folder(path)) return part_files(path, e);
+    char **v = calloc(2, sizeof *v);
+    if (v && !(v[0] = strdup(path))) {
+        free(v);
+        v = NULL;
+    }
+    if (!v) br_err(e, BR_ENOMEM, "%s: out of memory", path);
+    return v;
+}
+
 bool io_sysbin_detect(const char *path)
 {
     char first[4096];

@@ -120,11 +120,13 @@ static Hop *simplify_binary(RwPass *p, Hop *h)
         return hit(p, hop_binary(p->d, h->op, a, b->in[0], sp));
     /* rand(min=a, max=b) * c -> rand(min=a*c, max=b*c) */
     if (h->op == OP_MULT && ((r = scale_rand(p, a, b)) || (r = scale_rand(p, b, a)))) return hit(p, r);
-    /* X*X -> X^2, X+X -> 2*X */
+    /* X*X -> X^2, X+X -> X*2, with SystemDS's integer literal on the right
+     * (simplifyBinaryToUnaryOperation), so a lineage trace shows its
+     * "^2" / "*2" over (X, 2) */
     if (h->op == OP_MULT && a == b && ismat(a))
-        return hit(p, hop_binary(p->d, OP_POW, a, hop_lit(p->d, val_double(2), sp), sp));
+        return hit(p, hop_binary(p->d, OP_POW, a, hop_lit(p->d, val_int(2), sp), sp));
     if (h->op == OP_PLUS && a == b && ismat(a))
-        return hit(p, hop_binary(p->d, OP_MULT, hop_lit(p->d, val_double(2), sp), a, sp));
+        return hit(p, hop_binary(p->d, OP_MULT, a, hop_lit(p->d, val_int(2), sp), sp));
     /* X - X*Y -> X*(1-Y) for a matrix Y, as SystemDS (simplifyDistributive
      * BinaryOperation). Not for a scalar Y, which SystemDS leaves alone:
      * where X is +-Inf, X - X*2 is NaN but X*(1-2) is -Inf (issue 23) */

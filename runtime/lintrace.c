@@ -223,6 +223,29 @@ static LinItem *indexing(LinTrace *t, const Instr *in, const Value *regs, LinIte
     return lin_item(t, lix ? "leftIndex" : "rightIndex", "", ins, n + 4);
 }
 
+/* SystemDS's opcodes "^2" and "*2": a matrix-scalar X ^ 2 or X * 2 with
+ * the literal 2 on the right (BinaryOp's POW2 / MULT2 lops), also where
+ * its static rewrite (simplifyBinaryToUnaryOperation) made X * X into
+ * X ^ 2 and X + X into X * 2 with a new literal 2, which then replaces
+ * the second input in ins. NULL: the general opcode. */
+static const char *pow2_mult2(LinTrace *t, const Instr *in, const Value *regs, LinItem *const *lr, LinItem **ins)
+{
+    if (in->kind != I_BINARY || in->nin != 2 || (in->op != OP_POW && in->op != OP_MULT && in->op != OP_PLUS))
+        return NULL;
+    int a = in->in[0], b = in->in[1];
+    if (a < 0 || b < 0 || regs[in->out].kind != V_MATRIX || regs[a].kind != V_MATRIX) return NULL;
+    if (in->op != OP_PLUS && !lr[b] && val_is_scalar(&regs[b]) && val_as_double(&regs[b]) == 2)
+        return in->op == OP_POW ? "^2" : "*2";   /* a literal: it has no item of its own */
+    if (in->op != OP_POW && regs[b].kind == V_MATRIX && (a == b || (lr[a] && lr[a] == lr[b]))) {
+        Value two = val_int(2);
+        LinItem *l = lin_literal(t, &two, NULL);
+        if (!l) return NULL;
+        ins[1] = l;
+        return in->op == OP_MULT ? "^2" : "*2";
+    }
+    return NULL;
+}
+
 LinItem *lin_after(LinTrace *t, const Instr *in, const Value *regs, LinItem *const *lr)
 {
     if (in->kind == I_LIT) return NULL;   /* made where consumed, as SystemDS's getOrCreate */
@@ -279,7 +302,10 @@ LinItem *lin_after(LinTrace *t, const Instr *in, const Value *regs, LinItem *con
         break;
     }
     case I_FUSED: case I_STITCH: case I_WHERE: opc = in->statname ? in->statname : "spoof"; break;
-    default: opc = op_opcode(in, buf, sizeof buf); break;
+    default:
+        opc = n == 2 ? pow2_mult2(t, in, regs, lr, ins) : NULL;
+        if (!opc) opc = op_opcode(in, buf, sizeof buf);
+        break;
     }
     if (!res && opc) res = n ? lin_item(t, opc, "", ins, n) : lin_item(t, opc, opc, NULL, 0);
     if (ins != local) free(ins);

@@ -123,6 +123,10 @@ unit program makedeps python3 tools/makedeps.py "$build"
 # decoded byte for byte, malformed files refused (tests/parity/sysbin.py)
 [ -x tests/parity/sysbin.py ] &&
   unit suite "SystemDS binary-block files" tests/parity/sysbin.py "$build/braid"
+# SystemDS's binary frame files: read from files built byte for byte,
+# written byte for byte, malformed ones refused (tests/parity/sysframe.py)
+[ -x tests/parity/sysframe.py ] &&
+  unit suite "SystemDS binary frame files" tests/parity/sysframe.py "$build/braid"
 # lineage(X): traces of small scripts against SystemDS's, worked out from
 # its instructions' lineage code (tests/parity/lineage.py)
 [ -x tests/parity/lineage.py ] &&

@@ -12,7 +12,8 @@ WORKDIR/home/scripts (SystemDS's files never enter this repository), then
     BRAID_HOME=WORKDIR/home, so that braid's interpreter runs SystemDS's own
     builtin scripts in place of braid's library, and stores the outputs in
     expected/<name>/ (numbers printed with 17 significant digits by the
-    case's write(), so nothing is lost);
+    case's write(), so nothing is lost); for a "# parity-fails" case, whose
+    input SystemDS's script stops on, the error message (error.txt);
   * runs the same case with braid's library and prints whether it matches
     (the status table in STATUS.md is written from that);
   * writes signatures.tsv: for each of SystemDS's builtin scripts, the
@@ -139,13 +140,25 @@ def main(argv):
         if not f.endswith(".dml") or (filt and filt not in name):
             continue
         exp_dir = os.path.join(HERE, "expected", name)
-        try:
-            ref = prun.run_case(binary, name, REF_ENV(home))
-        except runner.CaseFailed as e:
-            print("REF-FAILED %s: %s" % (name, e))
-            status.append((name, "SystemDS's script fails under braid: %s" % e))
-            continue
-        take_reference(ref, exp_dir)
+        if prun.fails_case(name):
+            try:
+                msg = prun.failing_run(binary, name, REF_ENV(home))
+            except runner.CaseFailed as e:
+                print("REF-FAILED %s: %s" % (name, e))
+                status.append((name, "SystemDS's script does not fail: %s" % e))
+                continue
+            shutil.rmtree(exp_dir, ignore_errors=True)
+            os.makedirs(exp_dir)
+            with open(os.path.join(exp_dir, "error.txt"), "w", encoding="utf-8") as f:
+                f.write(msg + "\n")
+        else:
+            try:
+                ref = prun.run_case(binary, name, REF_ENV(home))
+            except runner.CaseFailed as e:
+                print("REF-FAILED %s: %s" % (name, e))
+                status.append((name, "SystemDS's script fails under braid: %s" % e))
+                continue
+            take_reference(ref, exp_dir)
         try:
             diffs = prun.check_case(binary, name)
         except runner.CaseFailed as e:

@@ -95,6 +95,34 @@ print(lineage(s))
     ]),
     # indexing with all four bounds (1 and ncol filled in, a single index
     # twice), left indexing, rbind, an ifelse whose condition is known
+    # SystemDS's "^2" and "*2" (BinaryOp's POW2 / MULT2 for a matrix with
+    # the literal 2 on the right), also where its static rewrite
+    # simplifyBinaryToUnaryOperation made X*X into X^2 and X+X into X*2
+    # with a new integer literal 2
+    ("pow2_mult2", """
+X = seq(1, 4, 1)
+Y = X^2 + X*2
+print(lineage(Y))
+""", [
+        "(0) (C) " + D.join(["CP", "seq", "4", "1", "1000", lit(1), lit(4), lit(1),
+                             "xxx" + P + "MATRIX" + P + "FP64"]),
+        "(1) (L) " + lit(2),
+        "(2) (I) ^2 (0) (1)",
+        "(3) (I) *2 (0) (1)",
+        "(4) (I) + (2) (3)",
+    ]),
+    ("binary_to_unary", """
+X = seq(1, 4, 1)
+Z = X*X - (X+X)
+print(lineage(Z))
+""", [
+        "(0) (C) " + D.join(["CP", "seq", "4", "1", "1000", lit(1), lit(4), lit(1),
+                             "xxx" + P + "MATRIX" + P + "FP64"]),
+        "(1) (L) " + lit(2),
+        "(2) (I) ^2 (0) (1)",
+        "(3) (I) *2 (0) (1)",
+        "(4) (I) - (2) (3)",
+    ]),
     ("indexing", """
 X = rand(rows=4, cols=3, seed=1)
 B = X[1:2, ]

@@ -7,7 +7,9 @@
    same case with SystemDS's builtin scripts in place of braid's. Numbers
    match within 1e-8 relative (a case may say "# parity-tol: 1e-5" where
    SystemDS's algorithm is order sensitive); the other rules are those of
-   tests/dml/runner.py, whose comparisons this file uses.
+   tests/dml/runner.py, whose comparisons this file uses. A case that says
+   "# parity-fails" must stop (exit 1) with the error message SystemDS's
+   script stopped with under braid (expected/<name>/error.txt).
 2. Every builtin in signatures.tsv (SystemDS's signatures, written by
    gen.py) must have the same signature in braid's scripts/builtin: the
    parameters' names, order, types and defaults (so positional and named
@@ -82,8 +84,9 @@ def compare_outputs(exp_dir, out_dir, tol):
     return diffs
 
 
-def run_case(binary, name, env=None):
-    """Runs cases/<name>.dml; returns the output folder (caller removes)."""
+def execute_case(binary, name, env=None):
+    """Runs cases/<name>.dml with env added to the environment; returns
+    (exit status, stderr, output folder)."""
     out_dir = tempfile.mkdtemp(prefix="braid-parity-%s-" % name)
     runner.ROOT = HERE
     old = dict(os.environ)
@@ -96,10 +99,48 @@ def run_case(binary, name, env=None):
     finally:
         os.environ.clear()
         os.environ.update(old)
+    return status, stderr, out_dir
+
+
+def run_case(binary, name, env=None):
+    """Runs cases/<name>.dml; returns the output folder (caller removes)."""
+    status, stderr, out_dir = execute_case(binary, name, env)
     if status != 0:
         shutil.rmtree(out_dir, ignore_errors=True)
         raise runner.CaseFailed("exit status %d; stderr: %s" % (status, runner.one_line(stderr)))
     return out_dir
+
+
+def error_message(stderr):
+    """The message of a run's first "file:line:col: error: message" line
+    (without the place, which differs between SystemDS's scripts and
+    braid's), or None."""
+    for line in stderr.splitlines():
+        m = re.search(r": error: (.*)$", line)
+        if m:
+            return m.group(1).strip()
+    return None
+
+
+def failing_run(binary, name, env=None):
+    """Runs cases/<name>.dml, which must fail (a "# parity-fails" case);
+    returns its error message; raises runner.CaseFailed when it runs
+    through or fails without a file:line:col: error: line."""
+    status, stderr, out_dir = execute_case(binary, name, env)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    msg = error_message(stderr)
+    if status != 1 or msg is None:
+        raise runner.CaseFailed("exit status %d, expected SystemDS's failure (exit 1 with an "
+                                "error line); stderr: %s" % (status, runner.one_line(stderr)))
+    return msg
+
+
+def fails_case(name):
+    """Whether cases/<name>.dml declares "# parity-fails": SystemDS's script
+    stops on its input, and braid's builtin must stop with the same error
+    message (gen.py stores it in expected/<name>/error.txt)."""
+    with open(os.path.join(HERE, "cases", name + ".dml"), encoding="utf-8") as f:
+        return re.search(r"#\s*parity-fails\b", f.read()) is not None
 
 
 def check_case(binary, name):
@@ -108,6 +149,11 @@ def check_case(binary, name):
     exp_dir = os.path.join(HERE, "expected", name)
     if not os.path.isdir(exp_dir) or not os.listdir(exp_dir):
         raise runner.CaseFailed("no expected/%s (run gen.py)" % name)
+    if fails_case(name):
+        with open(os.path.join(exp_dir, "error.txt"), encoding="utf-8") as f:
+            want = f.read().strip()
+        got = failing_run(binary, name)
+        return {} if got == want else {"error.txt": "error %r, SystemDS's: %r" % (got, want)}
     out_dir = run_case(binary, name)
     try:
         return compare_outputs(exp_dir, out_dir, case_tol(os.path.join(HERE, "cases", name + ".dml")))

@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""SystemDS binary frame files in braid: tests/parity/sysframe.py BRAID
+
+Builds SystemDS's binary frame files byte for byte from the layout its Java
+code writes (Hadoop SequenceFile header with LongWritable keys and
+FrameBlock values; FrameBlock.write: int32 rows, int32 cols, the
+default-meta flag, per column the value-type byte, name and
+ColumnMetadata when the meta is not default, and the column Array's
+write: STRING, BOOLEAN, BITSET, INT32, INT64, FP32, FP64, CHARACTER,
+OPTIONAL), independently of braid's reader (io/sysframe.c), and checks
+that braid's read(..., data_type="frame", format="binary") returns the
+cells, names and types they encode, from one file (one or several
+records, sync marks, blocks out of order, empty blocks) and from a folder
+of part files; malformed files are refused with "error:". Then the other
+way: frames braid writes with format="binary" must equal, byte for byte
+(the sync bytes aside), what this encoder makes of the same frame, with
+the configured block size, and read back unchanged.
+Prints "N passed, M failed".
+"""
+
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+SYNC = bytes(range(16))
+KEY = "org.apache.hadoop.io.LongWritable"
+VALUE = "org.apache.sysds.runtime.frame.data.FrameBlock"
+# ValueType ordinal + 1 (Types.ValueType) and FrameArrayType ordinals
+VT = {"UINT4": 1, "UINT8": 2, "FP32": 3, "FP64": 4, "INT32": 5, "INT64": 6,
+      "BOOLEAN": 7, "STRING": 8, "UNKNOWN": 9, "HASH64": 10, "HASH32": 11,
+      "CHARACTER": 12}
+AT = {"STRING": 0, "BOOLEAN": 1, "BITSET": 2, "INT32": 3, "INT64": 4,
+      "FP32": 5, "FP64": 6, "CHARACTER": 7, "RAGGED": 8, "OPTIONAL": 9,
+      "DDC": 10, "HASH64": 11, "HASH32": 12}
+
+
+def text(s):
+    b = s.encode()
+    return bytes([len(b)]) + b
+
+
+def header(key=KEY, value=VALUE, comp=0):
+    return b"SEQ\x06" + text(key) + text(value) + bytes([comp, 0]) + \
+        struct.pack(">i", 0) + SYNC
+
+
+def java_utf(s):
+    """DataOutput.writeUTF: modified UTF-8 of the UTF-16 units."""
+    units = s.encode("utf-16-be")
+    out = bytearray()
+    for k in range(0, len(units), 2):
+        c = units[k] << 8 | units[k + 1]
+        if 0 < c < 0x80:
+            out.append(c)
+        elif c < 0x800:
+            out += bytes([0xc0 | c >> 6, 0x80 | c & 0x3f])
+        else:
+            out += bytes([0xe0 | c >> 12, 0x80 | c >> 6 & 0x3f, 0x80 | c & 0x3f])
+    return struct.pack(">H", len(out)) + bytes(out)
+
+
+def string_cost(s):
+    """MemoryEstimates.stringCost: 24 for null, 60 + 2 per UTF-16 unit"""
+    return 24 if s is None else 60 + 2 * (len(s.encode("utf-16-be")) // 2)
+
+
+def array(kind, cells):
+    """An Array's write(): its kind byte and data."""
+    b = bytes([AT[kind]])
+    if kind == "STRING":
+        size = 16 + 4 + 4 + 8 + 8 + sum(string_cost(c) for c in cells)
+        return b + struct.pack(">q", size) + b"".join(java_utf(c or "") for c in cells)
+    if kind == "BOOLEAN":
+        return b + bytes(1 if c else 0 for c in cells)
+    if kind == "BITSET":
+        words = [0] * ((len(cells) >> 6) + 1)
+        for i, c in enumerate(cells):
+            if c:
+                words[i >> 6] |= 1 << (i & 63)
+        return b + struct.pack(">ii", len(cells), len(words)) + \
+            b"".join(struct.pack(">Q", w) for w in words)
+    fmt = {"INT32": ">i", "INT64": ">q", "FP32": ">f", "FP64": ">d", "CHARACTER": ">H"}[kind]
+    return b + b"".join(struct.pack(fmt, ord(c) if kind == "CHARACTER" else c) for c in cells)
+
+
+def block(cols, rows, names=None, meta=None, first=True):
+    """FrameBlock.write of a block: cols is a list of (value type, array
+    bytes or None for an unallocated column); names / meta (missing-value
+    replacements) make the meta non-default."""
+    dflt = names is None and meta is None
+    b = struct.pack(">ii", rows, len(cols)) + bytes([1 if dflt else 0])
+    for j, (vt, data) in enumerate(cols):
+        t = VT[vt] if data is not None and rows > 0 else -VT[vt]
+        b += struct.pack(">b", t)
+        if not dflt:
+            b += java_utf(names[j] if names else "C%d" % (j + 1))
+            mv = meta[j] if meta and first else None
+            b += struct.pack(">q", -1) + java_utf(mv or "")
+        if t > 0:
+            b += data
+    return b
+
+
+def record(row, value):
+    return struct.pack(">ii", 8 + len(value), 8) + struct.pack(">q", row) + value
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def mtd(path, rows, cols, schema=None):
+    s = '{"data_type": "frame", "format": "binary", "rows": %d, "cols": %d' % (rows, cols)
+    if schema:
+        s += ', "schema": "%s"' % schema
+    write(path + ".mtd", (s + "}").encode())
+
+
+def run_braid(braid, script, opts=()):
+    with tempfile.NamedTemporaryFile("w", suffix=".dml", delete=False) as f:
+        f.write(script)
+    try:
+        return subprocess.run([braid] + list(opts) + ["-f", f.name], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=600)
+    finally:
+        os.unlink(f.name)
+
+
+def read_frame(braid, path, d, opts=()):
+    """braid reads path (binary) and writes it as csv with a header; returns
+    (header, rows of cells, schema) or the failed process."""
+    out = os.path.join(d, "out.csv")
+    p = run_braid(braid, 'F = read("%s", data_type="frame", format="binary")\n'
+                  'write(F, "%s", format="csv", header=TRUE)\n' % (path, out), opts)
+    if p.returncode:
+        return p
+    import csv
+    with open(out, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def same_cells(a, b):
+    """Rows of csv cells equal, numbers by value (braid prints 1.0E300 or
+    3.0 where Python prints 1e+300 or 3)."""
+    def eq(x, y):
+        if x == y:
+            return True
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            return False
+        return fx == fy or (fx != fx and fy != fy)
+    return len(a) == len(b) and all(len(r) == len(q) and all(eq(x, y) for x, y in zip(r, q))
+                                    for r, q in zip(a, b))
+
+
+def num(v):
+    if v != v:
+        return "NaN"
+    r = repr(float(v))
+    return r[:-2] if r.endswith(".0") else r
+
+
+def main(argv):
+    braid = os.path.abspath(argv[1])
+    passed = failed = 0
+
+    def report(ok, label, msg=""):
+        nonlocal passed, failed
+        print("%s %s%s" % ("PASS" if ok else "FAIL", label, (": " + msg) if msg and not ok else ""), flush=True)
+        passed, failed = (passed + 1, failed) if ok else (passed, failed + 1)
+
+    with tempfile.TemporaryDirectory(prefix="braid-sysframe-") as d:
+        # 1. every column kind SystemDS writes, default meta, one record
+        strs = ["ab", None, "\u00c4\u00e9\U0001f600", "x y,z", "\u4e2d"]
+        dbl = [1.5, float("nan"), -0.0, 1e300, -2.25]
+        lng = [3, -7, 9000000000, 0, -1]
+        bools = [True, False, True, True, False]
+        i32 = [1, -2, 2147483647, 0, 5]
+        f32 = [0.1, -1.5, 3.0, 0.0, 1e10]
+        chars = ["a", "\u00e9", "Z", "1", " "]
+        opt_vals, opt_flags = [1.25, 0.0, 7.0, 0.0, -3.0], [True, False, True, False, True]
+        cols = [("STRING", array("STRING", strs)), ("FP64", array("FP64", dbl)),
+                ("INT64", array("INT64", lng)), ("BOOLEAN", array("BOOLEAN", bools)),
+                ("INT32", array("INT32", i32)), ("FP32", array("FP32", f32)),
+                ("CHARACTER", array("CHARACTER", chars)),
+                ("FP64", bytes([AT["OPTIONAL"]]) + array("FP64", opt_vals) + array("BOOLEAN", opt_flags)),
+                ("STRING", None)]
+        path = os.path.join(d, "kinds.bin")
+        write(path, header() + record(1, block(cols, 5)))
+        want = [[strs[i] or "", num(dbl[i]), str(lng[i]), "true" if bools[i] else "false", str(i32[i]),
+                 num(struct.unpack(">f", struct.pack(">f", f32[i]))[0]), chars[i],
+                 num(opt_vals[i]) if opt_flags[i] else "NaN", ""] for i in range(5)]
+        for with_mtd in (False, True):
+            if with_mtd:
+                mtd(path, 5, 9)
+            got = read_frame(braid, path, d)
+            ok = isinstance(got, tuple) and same_cells(got[1], want) and got[0] == ["C%d" % j for j in range(1, 10)]
+            report(ok, "read every column kind%s" % (" with .mtd" if with_mtd else ""),
+                   got.stderr.decode()[-300:] if not isinstance(got, tuple) else "got %r" % (got,))
+
+        # 2. names and replacements, several records (3 rows each), a sync
+        # mark, records out of order, an empty block, a BITSET of 70 rows
+        n = 70
+        names = ["id", "s\u00e9", "flag"]
+        ids = list(range(n))
+        ss = ["v%d" % (i % 7) if i % 5 else None for i in range(n)]
+        fl = [i % 3 == 0 for i in range(n)]
+        recs = []
+        for r0 in range(0, n, 30):
+            r1 = min(n, r0 + 30)
+            kind = "BITSET" if r1 - r0 > 64 else "BOOLEAN"
+            cols = [("INT64", array("INT64", ids[r0:r1])), ("STRING", array("STRING", ss[r0:r1])),
+                    ("BOOLEAN", array(kind, fl[r0:r1]))]
+            recs.append(record(r0 + 1, block(cols, r1 - r0, names, ["0", "none", None], r0 == 0)))
+        big = [("INT64", array("INT64", ids)), ("STRING", array("STRING", ss)), ("BOOLEAN", array("BITSET", fl))]
+        empty = record(31, block([("INT64", None), ("STRING", None), ("BOOLEAN", None)], 0))
+        want = [[str(ids[i]), ss[i] or "", "true" if fl[i] else "false"] for i in range(n)]
+        layouts = {
+            "records out of order, sync mark, empty block":
+                header() + recs[2] + struct.pack(">i", -1) + SYNC + recs[0] + empty + recs[1],
+            "one record with a bit set": header() + record(1, block(big, n, names, ["0", "none", None])),
+        }
+        for label, data in layouts.items():
+            path = os.path.join(d, "multi.bin")
+            write(path, data)
+            mtd(path, n, 3)
+            got = read_frame(braid, path, d)
+            ok = isinstance(got, tuple) and got[0] == names and same_cells(got[1], want)
+            report(ok, "read " + label, got.stderr.decode()[-300:] if not isinstance(got, tuple)
+                   else "got %r" % (got[0],))
+        # a folder of part files (SystemDS's parallel writer)
+        folder = os.path.join(d, "parts.bin")
+        os.mkdir(folder)
+        for k, rec in enumerate(recs):
+            write(os.path.join(folder, "0-m-%05d" % k), header() + rec)
+        write(os.path.join(folder, "_SUCCESS"), b"")
+        mtd(folder, n, 3)
+        got = read_frame(braid, folder, d)
+        report(isinstance(got, tuple) and got[0] == names and same_cells(got[1], want), "read a folder of part files",
+               got.stderr.decode()[-300:] if not isinstance(got, tuple) else "")
+
+        # 3. malformed files are refused
+        good = block([("FP64", array("FP64", [1.0, 2.0]))], 2)
+        bad = {
+            "value class": header(value="org.apache.sysds.runtime.matrix.data.MatrixBlock") + record(1, good),
+            "compressed": header(comp=1) + record(1, good),
+            "truncated record": (header() + record(1, good))[:-3],
+            "record longer than its block": header() + record(1, good + b"\0"),
+            "dictionary column": header() + record(1, block([("FP64", bytes([AT["DDC"]]) + b"\0" * 16)], 2)),
+            "hash column": header() + record(1, block([("HASH64", array("INT64", [1, 2]))], 2)),
+            "bad sync mark": header() + struct.pack(">i", -1) + bytes(16) + record(1, good),
+            "rows beyond the .mtd": header() + record(2, good),
+        }
+        # without a .mtd the blocks give the size: a first row of 2^40
+        # must be refused, not allocated
+        bad["a block at row 2^40 (no .mtd)"] = header() + record(1 << 40, good)
+        for label, data in bad.items():
+            path = os.path.join(d, "bad.bin")
+            write(path, data)
+            if os.path.exists(path + ".mtd"):
+                os.remove(path + ".mtd")
+            if "no .mtd" not in label:
+                mtd(path, 2, 1)
+            got = read_frame(braid, path, d)
+            ok = not isinstance(got, tuple) and got.returncode == 1 and b"error:" in got.stderr
+            report(ok, "refuse " + label, "" if ok else "read it")
+
+        # 4. braid writes SystemDS's bytes: one record, then blocks of 4 rows
+        # (sysds.defaultblocksize), names and a replacement
+        src = os.path.join(d, "src.csv")
+        rows = [["r%d" % i if i % 4 else "", num(i * 0.5 - 1), str(i * 1000003), "TRUE" if i % 3 else "FALSE"]
+                for i in range(10)]
+        with open(src, "w", encoding="utf-8") as f:
+            f.write("\n".join(",".join(r) for r in rows) + "\n")
+        conf = os.path.join(d, "bs4.xml")
+        write(conf, b"<root><sysds.defaultblocksize>4</sysds.defaultblocksize></root>")
+        names4 = ["name", "x\u00e9", "k", "b"]
+        with open(src + "h", "w", encoding="utf-8") as f:
+            f.write(",".join(names4) + "\n" + "\n".join(",".join(r) for r in rows) + "\n")
+        for blen, named, opts in ((1000, False, ()), (4, True, ("-config", conf))):
+            out = os.path.join(d, "w%d.bin" % blen)
+            p = run_braid(braid, 'F = read("%s", data_type="frame", format="csv", header=%s, '
+                          'schema="STRING,FP64,INT64,BOOLEAN")\nwrite(F, "%s", format="binary")\n'
+                          % (src + "h" if named else src, "TRUE" if named else "FALSE", out), opts)
+            if p.returncode:
+                report(False, "write blocks of %d" % blen, p.stderr.decode()[-300:])
+                continue
+            cells = [[r[0] or None for r in rows], [float(r[1]) for r in rows], [int(r[2]) for r in rows],
+                     [r[3] == "TRUE" for r in rows]]
+            data = header()
+            for r0 in range(0, 10, blen):
+                r1 = min(10, r0 + blen)
+                cols = [("STRING", array("STRING", cells[0][r0:r1])), ("FP64", array("FP64", cells[1][r0:r1])),
+                        ("INT64", array("INT64", cells[2][r0:r1])),
+                        ("BOOLEAN", array("BOOLEAN", cells[3][r0:r1]))]
+                data += record(r0 + 1, block(cols, r1 - r0, names4 if named else None))
+            with open(out, "rb") as f:
+                got = f.read()
+            sync_at = len(header()) - 16
+            same = len(got) == len(data) and got[:sync_at] == data[:sync_at] and \
+                got[sync_at + 16:] == data[sync_at + 16:]
+            with open(out + ".mtd", encoding="utf-8") as f:
+                meta = f.read()
+            ok = same and '"format": "binary"' in meta and '"blocksize": %d' % blen in meta and \
+                '"schema": "STRING,FP64,INT64,BOOLEAN"' in meta
+            report(ok, "write SystemDS's bytes, blocks of %d" % blen,
+                   "bytes differ" if not same else "mtd %s" % meta)
+            back = read_frame(braid, out, d)
+            wantc = [[r[0], num(float(r[1])), r[2], "true" if r[3] == "TRUE" else "false"] for r in rows]
+            report(isinstance(back, tuple) and same_cells(back[1], wantc) and back[0] == (names4 if named else ['C1', 'C2', 'C3', 'C4']), "round trip, blocks of %d" % blen,
+                   back.stderr.decode()[-300:] if not isinstance(back, tuple) else "got %r" % (back[1],))
+        # names and a boolean column over 64 rows (BITSET) round trip
+        out = os.path.join(d, "named.bin")
+        with open(src + "70", "w", encoding="utf-8") as f:
+            f.write("a,b\u00e9,c\n" + "".join("%d,%d,%s\n" % (i, 70 + i, "TRUE" if i % 3 == 0 else "FALSE")
+                                              for i in range(1, 71)))
+        p = run_braid(braid, 'F = read("%s", data_type="frame", format="csv", header=TRUE, '
+                      'schema="FP64,INT64,BOOLEAN")\nwrite(F, "%s", format="binary")\n' % (src + "70", out))
+        back = read_frame(braid, out, d) if not p.returncode else p
+        ok = isinstance(back, tuple) and back[0] == ["a", "b\u00e9", "c"] and len(back[1]) == 70 and \
+            same_cells(back[1][2:4], [["3", "73", "true"], ["4", "74", "false"]])
+        report(ok, "round trip of names and a bit set",
+               back.stderr.decode()[-300:] if not isinstance(back, tuple) else "got %r" % (back[0],))
+    print("%d passed, %d failed" % (passed, failed), flush=True)
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
