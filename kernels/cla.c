@@ -1077,81 +1077,86 @@ static bool extract_sparse(const MB *x, const ClaPlan *p, Ext *ex, bool *ok, int
         if (ok[k]) sk_begin(&ex[k], p, n);
 #pragma omp parallel num_threads(nt) if (mem && nt > 1)
     {
-        int tid = 0;
+        int t0 = 0, nth = 1;
 #ifdef _OPENMP
-        tid = omp_get_thread_num();
+        t0 = omp_get_thread_num();
+        nth = omp_get_num_threads();
 #endif
-        int64_t nc = mem ? load[tid] : 0;
-        int32_t *gof = br_malloc(((size_t)m + 1) * sizeof(int32_t));   /* x's column -> owned group, -1 */
-        int32_t *gpos = br_malloc(((size_t)m + 1) * sizeof(int32_t));  /* its position in the group */
-        int32_t *own = br_malloc(((size_t)ng + 1) * sizeof(int32_t));
-        int64_t *off = br_malloc(((size_t)ng + 1) * sizeof(int64_t));  /* scratch offset per owned group */
-        int32_t *cnt = br_calloc((size_t)ng + 1, sizeof(int32_t));
-        int32_t *sp = br_malloc(((size_t)nc + 1) * sizeof(int32_t));
-        double *sv = br_malloc(((size_t)nc + 1) * sizeof(double));
-        bool have = gof && gpos && own && off && cnt && sp && sv;
-        if (!have) {
+        /* the nt parts planned over the team OpenMP gives: one thread
+         * inside a parfor worker (compress(X) in a function it calls) */
+        for (int tid = t0; tid < nt; tid += nth) {
+            int64_t nc = mem ? load[tid] : 0;
+            int32_t *gof = br_malloc(((size_t)m + 1) * sizeof(int32_t));   /* x's column -> owned group, -1 */
+            int32_t *gpos = br_malloc(((size_t)m + 1) * sizeof(int32_t));  /* its position in the group */
+            int32_t *own = br_malloc(((size_t)ng + 1) * sizeof(int32_t));
+            int64_t *off = br_malloc(((size_t)ng + 1) * sizeof(int64_t));  /* scratch offset per owned group */
+            int32_t *cnt = br_calloc((size_t)ng + 1, sizeof(int32_t));
+            int32_t *sp = br_malloc(((size_t)nc + 1) * sizeof(int32_t));
+            double *sv = br_malloc(((size_t)nc + 1) * sizeof(double));
+            bool have = gof && gpos && own && off && cnt && sp && sv;
+            if (!have) {
 #pragma omp atomic write
-            mem = false;
-        }
-        int no = 0;
-        if (have) {
-            memset(gof, 0xff, ((size_t)m + 1) * sizeof(int32_t));
-            int64_t at = 0;
-            for (int k = 0; k < ng; k++) {
-                if (owner[k] != tid) continue;
-                for (int c = p->start[k]; c < p->start[k + 1]; c++) {
-                    gof[p->cols[c]] = no;
-                    gpos[p->cols[c]] = c - p->start[k];
-                }
-                off[no] = at;
-                at += p->start[k + 1] - p->start[k];
-                own[no++] = k;
+                mem = false;
             }
-        }
-        double t[CO_MAXCOLS];
-        for (int64_t i = 0; have && nc > 0 && i < n; i++) {
-            for (int64_t q = x->rp[i]; q < x->rp[i + 1]; q++) {
-                int32_t l = gof[x->ci[q]];
-                double v = x->v[q];
-                if (l < 0 || v == 0) continue;
-                sp[off[l] + cnt[l]] = gpos[x->ci[q]];
-                sv[off[l] + cnt[l]++] = v;
-            }
-            for (int l = 0; l < no; l++) {
-                Ext *e = &ex[own[l]];
-                int c = cnt[l];
-                cnt[l] = 0;
-                if (!ok[own[l]]) continue;
-                int32_t last = i > 0 ? e->code[i - 1] : -1, id;
-                const int32_t *jp = sp + off[l];
-                const double *jv = sv + off[l];
-                if (c == 0 && e->zid >= 0) id = e->zid;
-                else {
-                    int64_t key = sk_key(e, c, jp, jv);
-                    id = key >= 0 ? e->sk[key] : -1;
-                    /* the cell's tuple has its non-zeros exactly at jp */
-                    for (int z = 0; id >= 0 && z < c; z++)
-                        if (vbits(e->ts.tup[(int64_t)id * e->nc + jp[z]]) != vbits(jv[z])) id = -1;
-                    if (id < 0) {
-                        memset(t, 0, (size_t)e->nc * sizeof(double));
-                        for (int z = 0; z < c; z++) t[jp[z]] = jv[z];
-                        id = code_tuple(e, t, last);
-                        if (id >= 0 && key >= 0) e->sk[key] = id;
-                        if (id >= 0 && c == 0) e->zid = id;
+            int no = 0;
+            if (have) {
+                memset(gof, 0xff, ((size_t)m + 1) * sizeof(int32_t));
+                int64_t at = 0;
+                for (int k = 0; k < ng; k++) {
+                    if (owner[k] != tid) continue;
+                    for (int c = p->start[k]; c < p->start[k + 1]; c++) {
+                        gof[p->cols[c]] = no;
+                        gpos[p->cols[c]] = c - p->start[k];
                     }
+                    off[no] = at;
+                    at += p->start[k + 1] - p->start[k];
+                    own[no++] = k;
                 }
-                if (id < 0) ok[own[l]] = false;
-                else e->code[i] = id;
             }
+            double t[CO_MAXCOLS];
+            for (int64_t i = 0; have && nc > 0 && i < n; i++) {
+                for (int64_t q = x->rp[i]; q < x->rp[i + 1]; q++) {
+                    int32_t l = gof[x->ci[q]];
+                    double v = x->v[q];
+                    if (l < 0 || v == 0) continue;
+                    sp[off[l] + cnt[l]] = gpos[x->ci[q]];
+                    sv[off[l] + cnt[l]++] = v;
+                }
+                for (int l = 0; l < no; l++) {
+                    Ext *e = &ex[own[l]];
+                    int c = cnt[l];
+                    cnt[l] = 0;
+                    if (!ok[own[l]]) continue;
+                    int32_t last = i > 0 ? e->code[i - 1] : -1, id;
+                    const int32_t *jp = sp + off[l];
+                    const double *jv = sv + off[l];
+                    if (c == 0 && e->zid >= 0) id = e->zid;
+                    else {
+                        int64_t key = sk_key(e, c, jp, jv);
+                        id = key >= 0 ? e->sk[key] : -1;
+                        /* the cell's tuple has its non-zeros exactly at jp */
+                        for (int z = 0; id >= 0 && z < c; z++)
+                            if (vbits(e->ts.tup[(int64_t)id * e->nc + jp[z]]) != vbits(jv[z])) id = -1;
+                        if (id < 0) {
+                            memset(t, 0, (size_t)e->nc * sizeof(double));
+                            for (int z = 0; z < c; z++) t[jp[z]] = jv[z];
+                            id = code_tuple(e, t, last);
+                            if (id >= 0 && key >= 0) e->sk[key] = id;
+                            if (id >= 0 && c == 0) e->zid = id;
+                        }
+                    }
+                    if (id < 0) ok[own[l]] = false;
+                    else e->code[i] = id;
+                }
+            }
+            free(gof);
+            free(gpos);
+            free(own);
+            free(off);
+            free(cnt);
+            free(sp);
+            free(sv);
         }
-        free(gof);
-        free(gpos);
-        free(own);
-        free(off);
-        free(cnt);
-        free(sp);
-        free(sv);
     }
     free(owner);
     free(load);
@@ -1185,36 +1190,41 @@ static bool extract_dense(const MB *x, const ClaPlan *p, Ext *ex, bool *ok, int3
     bool mem = owner && load && assign_groups(p, n, nt, owner, load, ex, ok, codes);
 #pragma omp parallel num_threads(nt) if (mem && nt > 1)
     {
-        int tid = 0;
+        int t0 = 0, nth = 1;
 #ifdef _OPENMP
-        tid = omp_get_thread_num();
+        t0 = omp_get_thread_num();
+        nth = omp_get_num_threads();
 #endif
-        int64_t nc = mem ? load[tid] : 0;
-        /* (reused across compressions where 1 MB or more: br_alloc_aligned) */
-        double *cb = br_alloc_aligned((size_t)(EXT_LD * (nc > 0 ? nc : 1)) * sizeof(double));
-        int32_t *src = br_malloc(((size_t)nc + 1) * sizeof(int32_t));   /* buffer column -> x's */
-        if (!cb || !src) {
+        /* the nt parts planned over the team OpenMP gives: one thread
+         * inside a parfor worker (compress(X) in a function it calls) */
+        for (int tid = t0; tid < nt; tid += nth) {
+            int64_t nc = mem ? load[tid] : 0;
+            /* (reused across compressions where 1 MB or more: br_alloc_aligned) */
+            double *cb = br_alloc_aligned((size_t)(EXT_LD * (nc > 0 ? nc : 1)) * sizeof(double));
+            int32_t *src = br_malloc(((size_t)nc + 1) * sizeof(int32_t));   /* buffer column -> x's */
+            if (!cb || !src) {
 #pragma omp atomic write
-            mem = false;
-        }
-        int64_t q = 0;
-        for (int k = 0; cb && src && k < ng; k++)
-            for (int c = p->start[k]; owner[k] == tid && c < p->start[k + 1]; c++) src[q++] = p->cols[c];
-        for (int64_t lo = 0; cb && src && nc > 0 && lo < n; lo += EXT_BLK) {
-            int64_t len = n - lo < EXT_BLK ? n - lo : EXT_BLK;
-            for (int64_t r = 0; r < len; r++) {
-                const double *row = x->d + (lo + r) * m;
-                for (int64_t c = 0; c < nc; c++) cb[c * EXT_LD + r] = row[src[c]];
+                mem = false;
             }
-            int64_t at = 0;
-            for (int k = 0; k < ng; k++) {
-                if (owner[k] != tid) continue;
-                if (ok[k] && !ext_rows(&ex[k], cb + at * EXT_LD, EXT_LD, lo, len)) ok[k] = false;
-                at += p->start[k + 1] - p->start[k];
+            int64_t q = 0;
+            for (int k = 0; cb && src && k < ng; k++)
+                for (int c = p->start[k]; owner[k] == tid && c < p->start[k + 1]; c++) src[q++] = p->cols[c];
+            for (int64_t lo = 0; cb && src && nc > 0 && lo < n; lo += EXT_BLK) {
+                int64_t len = n - lo < EXT_BLK ? n - lo : EXT_BLK;
+                for (int64_t r = 0; r < len; r++) {
+                    const double *row = x->d + (lo + r) * m;
+                    for (int64_t c = 0; c < nc; c++) cb[c * EXT_LD + r] = row[src[c]];
+                }
+                int64_t at = 0;
+                for (int k = 0; k < ng; k++) {
+                    if (owner[k] != tid) continue;
+                    if (ok[k] && !ext_rows(&ex[k], cb + at * EXT_LD, EXT_LD, lo, len)) ok[k] = false;
+                    at += p->start[k + 1] - p->start[k];
+                }
             }
+            br_free_aligned(cb);
+            free(src);
         }
-        br_free_aligned(cb);
-        free(src);
     }
     free(owner);
     free(load);
@@ -1511,12 +1521,11 @@ void cla_stats_decompress(int64_t ns)
     pthread_mutex_unlock(&s->lock);
 }
 
-void cla_stats_lazy(bool compressed)
+void cla_stats_lazy(ClaLazy what)
 {
     ClaStats *s = cur();
     pthread_mutex_lock(&s->lock);
-    if (compressed) s->lazy_yes++;
-    else s->lazy_no++;
+    s->lazy[what]++;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -1547,9 +1556,10 @@ void cla_print_stats(ClaStats *s, FILE *f)
             fprintf(f, "%s%s=%lld", i ? ", " : "", s->opname[i], (long long)s->opcount[i]);
         fprintf(f, "\n");
     }
-    if (s->lazy_yes || s->lazy_no)
-        fprintf(f, "CLA deferred compress():\t%lld compressed, %lld declined (loop entries).\n",
-                (long long)s->lazy_yes, (long long)s->lazy_no);
+    if (s->lazy[0] || s->lazy[1] || s->lazy[2])
+        fprintf(f, "CLA deferred compress():\t%lld compressed, %lld declined, %lld shared.\n",
+                (long long)s->lazy[CLA_LAZY_COMPRESSED], (long long)s->lazy[CLA_LAZY_DECLINED],
+                (long long)s->lazy[CLA_LAZY_SHARED]);
     pthread_mutex_unlock(&s->lock);
 }
 

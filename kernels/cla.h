@@ -88,8 +88,8 @@ typedef struct ClaStats {
                                              the hash coded (not the run
                                              or table shortcuts) */
     int64_t dec_n, dec_ns;                /* decompressions */
-    int64_t lazy_yes, lazy_no;            /* deferred compress(X) at loop
-                                             entries: compressed, declined */
+    int64_t lazy[3];                      /* deferred compress(X)'s
+                                             decisions: ClaLazy */
     const char *opname[32];
     int64_t opcount[32];
 } ClaStats;
@@ -102,8 +102,11 @@ ClaStats *cla_stats_bind(ClaStats *s);
 /* Counts an operation run over a compressed input (name: a literal). */
 void cla_stats_op(const char *name);
 void cla_stats_decompress(int64_t ns);
-/* A loop entry's decision on a deferred compress(X) (runtime/cla_rt.c). */
-void cla_stats_lazy(bool compressed);
+/* A decision on a deferred compress(X) (runtime/cla_rt.c): compressed,
+ * declined, or the compressed copy another holder of the block made
+ * taken. */
+typedef enum { CLA_LAZY_COMPRESSED, CLA_LAZY_DECLINED, CLA_LAZY_SHARED } ClaLazy;
+void cla_stats_lazy(ClaLazy what);
 /* The -stats lines of s (nothing when it made no compression). */
 void cla_print_stats(ClaStats *s, FILE *f);
 

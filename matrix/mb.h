@@ -62,6 +62,11 @@ typedef struct MB {
     int64_t build_row;  /* while building with mb_sp_append: current row */
     int refs;           /* reference count, starts at 1 */
     struct CMB *cmb;    /* compressed block (matrix/cmb.h), else NULL */
+    /* a deferred compress()'s compressed copy of these values, shared by
+     * every holder of the block (runtime/cla_rt.c): owned; the block
+     * itself when compression kept it; set once (atomically), dropped by
+     * mb_values_changed */
+    struct MB *cla_copy;
     unsigned ext;       /* MB_EXT_* bits: arrays borrowed, not owned */
     void (*ext_free)(void *ctx); /* called once when the block is freed */
     void *ext_ctx;

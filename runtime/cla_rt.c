@@ -3,6 +3,7 @@
 #include "cla_rt.h"
 #include "../kernels/cla.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -173,20 +174,27 @@ static ClaPlanOpts mode_opts(int mode)
     return o;
 }
 
-int cla_rt_after(Rt *rt, const Instr *in, Value *out, BrErr *e)
+static int lazy_now(Rt *rt, Frame *f, const Code *c, int k, Value *out, BrErr *e);
+
+int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e)
 {
-    if (rt->opt.cla != RT_CLA_ON || in->kind != I_BUILTIN) return 0;
-    if (out->kind != V_MATRIX || out->m->cmb) return 0;
+    const Instr *in = &c->ins[k];
+    Value *out = &regs[in->out];
+    if (in->kind != I_BUILTIN || out->kind != V_MATRIX || out->m->cmb) return 0;
+    bool lazy = out->cla_lazy && (in->bi == BI_COMPRESS || in->bi == BI_QCOMPRESS);
+    /* false, auto: a deferred compress(X) compresses here when what the
+     * frame runs after it repays it (lazy_now) */
+    if (rt->opt.cla != RT_CLA_ON) return lazy ? lazy_now(rt, f, c, k, out, e) : 0;
     /* the testing mode: compress() compresses at once (as before it was
      * deferred), so every operation meets its compressed result */
-    bool eager = out->cla_lazy && (in->bi == BI_COMPRESS || in->bi == BI_QCOMPRESS);
+    bool eager = lazy;
     if (!eager && (in->bi != BI_READ || out->m->rows < 2)) return 0;
     ClaPlanOpts o = eager ? cla_plan_defaults() : mode_opts(RT_CLA_ON);
     out->cla_lazy = false;
-    MB *c = cla_compress(out->m, &o, e);
-    if (!c) return e->code;
+    MB *cm = cla_compress(out->m, &o, e);
+    if (!cm) return e->code;
     mb_release(out->m);
-    out->m = c;
+    out->m = cm;
     return 0;
 }
 
@@ -237,7 +245,27 @@ typedef struct Uses {
     const char *ivar;
     const Frame *f;
     const NameSet *wr;
+    /* what runs after the deciding point (rest_uses): a use that does not
+     * take the value compressed costs a decompression (soft) instead of
+     * ruling compression out, and a read gains at most gcap times (a
+     * later loop prices its own iterations at its entry) */
+    bool soft;
+    double gcap;
 } Uses;
+
+/* A decompression, in passes over the matrix (docs/cla.md: decompression
+ * runs at about 0.45 of a copy, a copy about a pass's reads and writes). */
+#define AUTO_DECOMPRESS_LOSS 2.0
+
+/* A use of weight w that does not take the value compressed. */
+static void not_compressed(Uses *u, double w)
+{
+    if (u->soft) u->loss += w * AUTO_DECOMPRESS_LOSS;
+    else u->ok = false;
+}
+
+/* A use of weight w that runs over the dictionaries. */
+static void gains(Uses *u, double w) { u->gain += w < u->gcap ? w : u->gcap; }
 
 /* Does I_READ in read a variable that is a scalar throughout the loop
  * (only for the loop's own code, depth 0)? */
@@ -284,10 +312,10 @@ static double product_loss(const Instr *in, int j)
  * compiled on its first call, so its body is unknown: not ok). */
 static void call_uses(const Instr *in, int r, double w, int depth, Uses *u)
 {
-    if (!in->spec || !in->spec->compiled || !in->func || depth >= AUTO_CALL_DEPTH) { u->ok = false; return; }
+    if (!in->spec || !in->spec->compiled || !in->func || depth >= AUTO_CALL_DEPTH) { not_compressed(u, w); return; }
     for (int j = 0; j < in->nin && u->ok; j++) {
         if (in->in[j] != r) continue;
-        if (j >= in->func->nin) { u->ok = false; return; }
+        if (j >= in->func->nin) { not_compressed(u, w); return; }
         list_uses(&in->spec->body, in->func->in[j].name, w, depth + 1, u);
     }
 }
@@ -300,25 +328,25 @@ static void instr_uses(const Code *c, int k, int r, double w, int depth, Uses *u
     const Instr *in = &c->ins[k];
     switch (in->kind) {
     case I_AGG:
-        if (!cla_handles(CLA_F_AGG, in->op, in->dir, 0, 0, 1, NULL)) u->ok = false;
-        else u->gain += w;
+        if (!cla_handles(CLA_F_AGG, in->op, in->dir, 0, 0, 1, NULL)) not_compressed(u, w);
+        else gains(u, w);
         return;
-    case I_UNARY: u->gain += w; return;
+    case I_UNARY: gains(u, w); return;
     case I_RIX: return;
     case I_CALL: call_uses(in, r, w, depth, u); return;
     case I_MATMUL:
-        if (in->op == OP_TSMM && !in->left) u->ok = false;
+        if (in->op == OP_TSMM && !in->left) not_compressed(u, w);
         for (int j = 0; j < in->nin && j < 2; j++)
             if (in->in[j] == r) u->loss += w * product_loss(in, j);
         return;
     case I_FUSED: {
         bool cin[16] = {false};
         for (int j = 0; j < in->nin && j < 16; j++) cin[j] = in->in[j] == r;
-        if (!fused_ok(in, NULL, r)) u->ok = false;
-        else if (in->nin <= 16 && cg_cla_gen(in->fused, cin) && !cg_cla_rows(in->fused, cin)) u->gain += w;
+        if (!fused_ok(in, NULL, r)) not_compressed(u, w);
+        else if (in->nin <= 16 && cg_cla_gen(in->fused, cin) && !cg_cla_rows(in->fused, cin)) gains(u, w);
         return;
     }
-    case I_BUILTIN: if (!builtin_keeps(in->bi)) u->ok = false; return;
+    case I_BUILTIN: if (!builtin_keeps(in->bi)) not_compressed(u, w); return;
     case I_BINARY:
         for (int j = 0; j < in->nin; j++) {
             int o = in->in[j];
@@ -328,35 +356,42 @@ static void instr_uses(const Code *c, int k, int r, double w, int depth, Uses *u
                 if (c->ins[q].out == o)   /* the last writer of o before k */
                     scalar = c->ins[q].kind == I_LIT || (c->ins[q].kind == I_AGG && c->ins[q].dir == DIR_FULL) ||
                              scalar_var(&c->ins[q], depth, u);
-            if (!scalar) { u->ok = false; return; }
+            if (!scalar) { not_compressed(u, w); return; }
         }
-        u->gain += w;
+        gains(u, w);
         return;
-    default: u->ok = false; return;
+    default: not_compressed(u, w); return;
+    }
+}
+
+/* The uses of register r by c's instructions after k. */
+static void reg_uses(const Code *c, int k, int r, double w, int depth, Uses *u)
+{
+    for (int q = k + 1; q < c->n && u->ok; q++) {
+        const Instr *in = &c->ins[q];
+        bool reads = false;
+        for (int j = 0; j < in->nin; j++) reads |= in->in[j] == r;
+        if (reads) instr_uses(c, q, r, w, depth, u);
+        if (in->out == r) break;   /* the register is reused */
     }
 }
 
 static void code_uses(const Code *c, const char *name, double w, int depth, Uses *u)
 {
     if (!c) return;
-    for (int k = 0; k < c->n && u->ok; k++) {
-        if (c->ins[k].kind != I_READ || strcmp(c->ins[k].name, name)) continue;
-        int r = c->ins[k].out;
-        for (int q = k + 1; q < c->n && u->ok; q++) {
-            const Instr *in = &c->ins[q];
-            bool reads = false;
-            for (int j = 0; j < in->nin; j++) reads |= in->in[j] == r;
-            if (reads) instr_uses(c, q, r, w, depth, u);
-            if (in->out == r) break;   /* the register is reused */
-        }
-    }
+    for (int k = 0; k < c->n && u->ok; k++)
+        if (c->ins[k].kind == I_READ && !strcmp(c->ins[k].name, name)) reg_uses(c, k, c->ins[k].out, w, depth, u);
 }
 
 static void block_uses(const PBlock *b, const char *name, double w, int depth, Uses *u)
 {
     bool loop = b->kind == PB_FOR || b->kind == PB_WHILE;
     code_uses(b->code, name, w, depth, u);
+    /* a later for loop's variable is a scalar in its body (rest_uses) */
+    const char *ivar = u->ivar;
+    if (u->soft && b->kind == PB_FOR && b->var) u->ivar = b->var;
     list_uses(&b->body, name, loop ? w * AUTO_ITERS_UNKNOWN : w, depth, u);
+    u->ivar = ivar;
     list_uses(&b->els, name, w, depth, u);
 }
 
@@ -385,50 +420,149 @@ static void list_uses(const PBList *l, const char *name, double w, int depth, Us
 /* The ratio auto asks of matrix v for loop b, or 0: do not compress;
  * floor: the least ratio asked (AUTO_MIN_RATIO; compress()'s own for a
  * deferred compress(X), which the user asked for). */
-static double auto_ratio(const PBlock *b, const Frame *f, const NameSet *wr, const char *name, const MB *v,
-                         int64_t n, double passes, double floor)
+static double price(const Uses *u, const MB *v, double passes, double floor)
 {
-    Uses u = {true, 0, 0, b->kind == PB_FOR ? b->var : NULL, f, wr};
-    double iters = n >= 0 ? (double)n : AUTO_ITERS_UNKNOWN;
-    code_uses(b->code, name, iters, 0, &u);   /* the header, once per iteration */
-    list_uses(&b->body, name, iters, 0, &u);
-    if (!u.ok) return 0;
+    if (!u->ok) return 0;
     if ((double)mb_bytes(v) * AUTO_PRESSURE >= br_mem_budget()) return floor;
-    double reads = u.gain, cost = passes + u.loss;
+    double reads = u->gain, cost = passes + u->loss;
     if (reads <= cost) return 0;
     double r = 1.0 / (1.0 - cost / reads);
     return r > floor ? r : floor;
 }
 
+/* Loop b's uses of name (into u). */
+static void loop_uses(const PBlock *b, const Frame *f, const NameSet *wr, const char *name, int64_t n, Uses *u)
+{
+    *u = (Uses){true, 0, 0, b->kind == PB_FOR ? b->var : NULL, f, wr, false, HUGE_VAL};
+    double iters = n >= 0 ? (double)n : AUTO_ITERS_UNKNOWN;
+    code_uses(b->code, name, iters, 0, u);   /* the header, once per iteration */
+    list_uses(&b->body, name, iters, 0, u);
+}
+
+static double auto_ratio(const PBlock *b, const Frame *f, const NameSet *wr, const char *name, const MB *v,
+                         int64_t n, double passes, double floor)
+{
+    Uses u;
+    loop_uses(b, f, wr, name, n, &u);
+    return price(&u, v, passes, floor);
+}
+
+/* The uses of variable name in what frame f runs after its current block
+ * (c: this thread's block lists, rt_cont), up to the first block that
+ * assigns name, added to u softly (Uses.soft): straight-line uses once;
+ * reads in later loops gain once (such a loop prices its own iterations
+ * at its entry), their decompressions count AUTO_ITERS_UNKNOWN times. */
+static void rest_uses(const RtCont *c, const Frame *f, const char *name, Uses *u)
+{
+    NameSet rd = {0}, wr = {0};
+    const RtCont *end = c;   /* where the rest stops: the block assigning name */
+    int endi = -1;
+    for (const RtCont *p = c; p && p->f == f && endi < 0; p = p->up)
+        for (int i = p->i + 1; i < p->l->n && endi < 0; i++) {
+            block_names(p->l->v[i], &rd, &wr);
+            if (ns_has(&wr, name)) end = p, endi = i;
+        }
+    const char *ivar = u->ivar;
+    const NameSet *owr = u->wr;
+    bool soft = u->soft;
+    double gcap = u->gcap;
+    u->ivar = NULL, u->f = f, u->wr = &wr, u->soft = true, u->gcap = 1;
+    for (const RtCont *p = c; p && p->f == f && u->ok; p = p->up)
+        for (int i = p->i + 1; i < p->l->n && u->ok; i++) {
+            if (p == end && i == endi) goto done;
+            block_uses(p->l->v[i], name, 1, 0, u);
+        }
+done:
+    u->ivar = ivar, u->wr = owr, u->soft = soft, u->gcap = gcap;
+    ns_free(&rd);
+    ns_free(&wr);
+}
+
 /* Compresses matrix variable v under o in place (a kept block, when
- * compression does not pay, leaves it as it is). */
-static int compress_var(Rt *rt, const PBlock *b, Value *v, const ClaPlanOpts *o)
+ * compression does not pay, leaves it as it is). A deferred compress(X)
+ * leaves its compressed copy (or, kept, the block itself) on the
+ * uncompressed block (MB.cla_copy) for the block's other holders: the
+ * caller's variable after a callee's loop compressed the callee's copy,
+ * other parfor workers. The first holder's copy wins; the others take it. */
+static int compress_var(Rt *rt, Span sp, Value *v, const ClaPlanOpts *o)
 {
     BrErr e = {0};
     MB *c = cla_compress(v->m, o, &e);
-    if (!c) return rt_fail(rt, b->span, e.code, "%s", e.msg);
+    if (!c) return rt_fail(rt, sp, e.code, "%s", e.msg);
+    if (v->cla_lazy) {
+        v->cla_lazy = false;
+        MB *was = NULL, *put = c == v->m ? c : mb_retain(c);
+        if (!__atomic_compare_exchange_n(&v->m->cla_copy, &was, put, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            if (put != v->m) mb_release(put);
+            mb_release(c);
+            c = mb_retain(was);
+        }
+    }
     if (c == v->m) { mb_release(c); return 0; }
     mb_release(v->m);   /* the variable's reference; others keep theirs */
     v->m = c;
     return 0;
 }
 
-/* A deferred compress(X) (Value.cla_lazy) held by variable v that loop b
- * reads and never assigns: compressed when the loop's uses repay it, at
- * the ratio they need (auto's price: auto_ratio), else left as it is
- * (marked: a later loop may repay it). Decided once it is compressed or
- * found not to compress (cla_compress kept the block). */
+/* Prices deferred compress(X) v against uses u (which end with what the
+ * frame runs after the deciding point: rest_uses): compressed at the
+ * ratio the uses need (auto's price), else left as it is (marked: a later
+ * loop may repay it). A compressed copy that another holder of the block
+ * made (MB.cla_copy) costs no passes: v takes it when its ratio is
+ * enough; a block found not to compress is decided. */
+static int lazy_decide(Rt *rt, Span sp, Value *v, Uses *u, double passes)
+{
+    MB *cp = __atomic_load_n(&v->m->cla_copy, __ATOMIC_ACQUIRE);
+    if (cp == v->m) {
+        v->cla_lazy = false;
+        return 0;
+    }
+    ClaPlanOpts o = cla_plan_defaults();
+    o.min_ratio = price(u, v->m, cp ? 0 : passes, o.min_ratio);
+    if (!o.min_ratio || (cp && (double)mb_bytes(v->m) < o.min_ratio * (double)mb_bytes(cp))) {
+        cla_stats_lazy(CLA_LAZY_DECLINED);
+        return 0;
+    }
+    if (cp) {
+        cla_stats_lazy(CLA_LAZY_SHARED);
+        mb_retain(cp);
+        mb_release(v->m);
+        v->m = cp;
+        v->cla_lazy = false;
+        return 0;
+    }
+    cla_stats_lazy(CLA_LAZY_COMPRESSED);
+    return compress_var(rt, sp, v, &o);
+}
+
+/* A deferred compress(X) held by variable v that loop b reads and never
+ * assigns: priced from the loop's uses and what the frame runs after the
+ * loop. */
 static int lazy_entry(Rt *rt, Frame *f, const PBlock *b, const NameSet *wr, const char *name, Value *v, int64_t n,
                       double passes)
 {
-    ClaPlanOpts o = cla_plan_defaults();
-    if (!(o.min_ratio = auto_ratio(b, f, wr, name, v->m, n, passes, o.min_ratio))) {
-        cla_stats_lazy(false);
-        return 0;
-    }
-    cla_stats_lazy(true);
-    v->cla_lazy = false;
-    return compress_var(rt, b, v, &o);
+    Uses u;
+    loop_uses(b, f, wr, name, n, &u);
+    rest_uses(rt_cont(), f, name, &u);
+    return lazy_decide(rt, b->span, v, &u, passes);
+}
+
+/* compress(X) (instruction k of c, its result in out), under false and
+ * auto: compressed at once when what the frame runs after it repays it
+ * (the rest of c reading the register, the rest of the frame reading the
+ * variables c writes it to: rest_uses); else left marked for the loops. */
+static int lazy_now(Rt *rt, Frame *f, const Code *c, int k, Value *out, BrErr *e)
+{
+    (void)e;
+    NameSet none = {0};
+    Uses u = {true, 0, 0, NULL, f, &none, true, 1};
+    int r = c->ins[k].out;
+    reg_uses(c, k, r, 1, 0, &u);
+    for (int j = 0; j < c->nw && u.ok; j++)
+        if (c->wregs[j] == r) rest_uses(rt_cont(), f, c->wnames[j], &u);
+    ClaMachine cm = cg_cla_machine_defaults();
+    cg_cla_machine_ctx(rt->prog->cg, &cm);
+    return lazy_decide(rt, c->ins[k].span, out, &u, cm.passes);
 }
 
 /* Does a variable of f hold a deferred compress(X)? (Loop entries that
@@ -466,7 +600,7 @@ int cla_rt_loop_entry(Rt *rt, Frame *f, const PBlock *b, int64_t n)
         if (mode == RT_CLA_AUTO &&
             !(o.min_ratio = auto_ratio(b, f, &wr, rd.v[i], v->m, n, cm.passes, AUTO_MIN_RATIO)))
             continue;
-        rc = compress_var(rt, b, v, &o);
+        rc = compress_var(rt, b->span, v, &o);
     }
     ns_free(&rd);
     ns_free(&wr);

@@ -13,9 +13,12 @@ bool cla_rt_has_input(const Instr *in, const Value *regs);
  * (nregs registers) are updated as run would update them. */
 typedef int (*ClaRunFn)(Rt *rt, Frame *f, const Instr *in, Value *regs, BrErr *e);
 int cla_rt_exec(Rt *rt, Frame *f, const Instr *in, Value *regs, int nregs, ClaRunFn run, BrErr *e);
-/* After an instruction: under sysds.compressed.linalg=true, a matrix that
- * read() returned is compressed in place in its register. */
-int cla_rt_after(Rt *rt, const Instr *in, Value *out, BrErr *e);
+/* After instruction k of c (frame f, registers regs): under
+ * sysds.compressed.linalg=true, a matrix that read() or compress()
+ * returned is compressed in place in its register; under false and auto,
+ * compress()'s deferred result is when what the frame runs after it
+ * repays it (docs/cla.md "When braid compresses"). */
+int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e);
 /* Before a loop (while, for, parfor) b with iterations n (-1: unknown):
  * under true/auto, compresses the matrix variables the loop reads and
  * never writes (auto: when the estimated ratio pays, docs/cla.md). */

@@ -387,7 +387,8 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         int xrc = step < 0 ? -1 : step > 0 ? 0
                 : cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)
                                              : exec_instr(rt, f, in, regs, &e);
-        if (!xrc && step == 0 && rt->opt.cla) xrc = cla_rt_after(rt, in, &regs[in->out], &e);
+        if (!xrc && step == 0 && (rt->opt.cla || (regs[in->out].kind == V_MATRIX && regs[in->out].cla_lazy)))
+            xrc = cla_rt_after(rt, f, c, i, regs, &e);
         if (lr) {
             if (in->kind == I_CALL) {
                 if (tl_call_args && tl_call_args != lin_args) free(tl_call_args);
@@ -447,13 +448,22 @@ static void drop_dead(Frame *f, const PBlock *b)
 
 static int exec_block(Rt *rt, Frame *f, PBlock *b);
 
+static __thread const RtCont *tl_cont;
+
+const RtCont *rt_cont(void) { return tl_cont; }
+
 int rt_exec_list(Rt *rt, Frame *f, PBList *l)
 {
-    for (int i = 0; i < l->n; i++) {
-        if (exec_block(rt, f, l->v[i])) return -1;
-        drop_dead(f, l->v[i]);
+    RtCont node = {l, 0, f, tl_cont};
+    tl_cont = &node;
+    int rc = 0;
+    for (int i = 0; i < l->n && !rc; i++) {
+        node.i = i;
+        if (exec_block(rt, f, l->v[i])) rc = -1;
+        else drop_dead(f, l->v[i]);
     }
-    return 0;
+    tl_cont = node.up;
+    return rc;
 }
 
 /* Recompiles b's DAG with the frame's sizes (dynamic recompilation, seed

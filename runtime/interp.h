@@ -79,6 +79,17 @@ int rt_run_main(Rt *rt, Frame *f);
  * without memory the count is dropped (statistics, not results). */
 void rt_loop_done(Rt *rt, const struct PBlock *b, int64_t n);
 int rt_exec_list(Rt *rt, Frame *f, PBList *l);
+/* The block lists this thread is running (rt_exec_list), innermost
+ * first: list l's block i runs in frame f. What a frame runs after its
+ * current block is the rest of its lists (runtime/cla_rt.c prices a
+ * deferred compress(X)'s later uses from it). */
+typedef struct RtCont {
+    const PBList *l;
+    int i;
+    const Frame *f;
+    const struct RtCont *up;
+} RtCont;
+const RtCont *rt_cont(void);
 /* parfor's result merge (SystemDS's compare-with-original): every cell
  * of a result variable that worker frame w[t] changed is taken from it;
  * accumulators (R += ...) get the sum of every worker's change. f's

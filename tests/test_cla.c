@@ -3,6 +3,9 @@
  * with controlled cardinality, runs, co-correlated columns, sparsity and
  * NaN, for each encoding (forced) and the size-chosen mix, with 1 and 2
  * threads. */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include "t.h"
 #include "t_dml.h"
 #include "io/io.h"
@@ -1814,6 +1817,54 @@ static void crowded_cla(void)
     mb_release(c.x[0]); mb_release(c.x[1]); mb_release(c.b); mb_release(c.y); mb_release(c.v); mb_release(c.w);
 }
 
+/* Compression inside a parallel region (a parfor worker calling a
+ * function whose loop compresses its copy of X): nested regions run with
+ * one thread, so the groups the coder planned for a second thread must
+ * be coded by the first (before: left uncoded, garbage codes). */
+static void check_nested(void)
+{
+    Spec sd = {"nested", 20000, 8, 6, 0.3, 1, false, 0, false};
+    BrErr e = {0};
+    MB *x[2] = {gen(&sd), NULL};
+    sd.zero = 0.9;
+    MB *d = gen(&sd);
+    x[1] = mb_to_sparse(d, &e);
+    mb_release(d);
+    br_set_threads(2);
+    br_par_pin(0);
+    int bad[2][2] = {{0, 0}, {0, 0}};
+#ifdef _OPENMP
+    omp_set_max_active_levels(1);
+#endif
+#pragma omp parallel num_threads(2)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num() & 1;
+#endif
+        for (int q = 0; q < 2; q++) {
+            BrErr te = {0};
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            MB *cx = cla_compress(x[q], &o, &te);
+            MB *dx = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &te) : NULL;
+            if (!dx) bad[t][q] = -1;
+            for (int64_t i = 0; dx && i < x[q]->rows; i++)
+                for (int64_t j = 0; j < x[q]->cols; j++) bad[t][q] += !same_val(mb_get(dx, i, j), mb_get(x[q], i, j));
+            mb_release(dx);
+            mb_release(cx);
+        }
+    }
+    for (int t = 0; t < 2; t++)
+        for (int q = 0; q < 2; q++)
+            T_CHECK(bad[t][q] == 0, "compression in a parallel region (thread %d, %s): %d cells differ", t,
+                    q ? "sparse" : "dense", bad[t][q]);
+    br_par_pin(-1);
+    br_set_threads(0);
+    mb_release(x[0]);
+    mb_release(x[1]);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "crowded")) {
@@ -1851,6 +1902,7 @@ int main(int argc, char **argv)
     check_compile_compress();
     check_cla_machine();
     check_choice();
+    check_nested();
     crowded_cla();
     return t_done("test_cla");
 }

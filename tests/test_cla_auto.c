@@ -36,6 +36,7 @@ static bool write_file(char *path, const char *text)
 }
 
 static bool g_rowcla;   /* the last run ran a Row operator over decompressed rows */
+static long g_lazy[3];  /* the last run's deferred compress(): compressed, declined, shared */
 
 /* Compressions the script made under mode (auto, false) with the given
  * budget (bytes), -1 when it did not run; *printed gets the value it
@@ -56,7 +57,10 @@ static long run_mode(const char *script, const char *mode, double budget, double
     long n = 0;   /* -stats prints no CLA lines without compressions */
     *printed = NAN;
     g_rowcla = false;
+    g_lazy[0] = g_lazy[1] = g_lazy[2] = 0;
     while (f && fgets(line, sizeof line, f)) {
+        sscanf(line, "CLA deferred compress(): %ld compressed, %ld declined, %ld shared", &g_lazy[0], &g_lazy[1],
+               &g_lazy[2]);
         long k;
         double v;
         if (sscanf(line, "CLA compressions: %ld", &k) == 1) n = k;
@@ -147,6 +151,54 @@ int main(void)
         run_mode(ref, "false", lz[k].budget, &r2);
         T_CHECK(lz[k].want ? fabs(r1 - r2) <= 1e-9 * fabs(r2) : r1 == r2, "%s: result %.17g, want %.17g", lz[k].what,
                 r1, r2);
+    }
+    /* what the frame runs after the deciding point counts too: at
+     * compress() itself, straight-line reads (20 blocks of two
+     * dictionary-wise reads repay it, 4 do not); at a loop's entry the
+     * reads after the loop (6 iterations alone do not repay it, with 6
+     * blocks after it they do). A function whose loop compresses its
+     * copy of X leaves the compressed copy on X's block: later calls
+     * take it ("shared"), parfor workers too (their compressions and
+     * takings: one per iteration; a copy that lost the race is dropped) */
+    {
+#define SL "if (s > -1) { s = s + sum(X^2) + max(X * 3) }\n"
+#define SL4 SL SL SL SL
+#define LP6 "for (i in 1:6) { s = s + sum(X^2) + max(X * i) }\n"
+#define FN1 "f = function(Matrix[Double] A) return (Double s) {\ns = 0\nfor (i in 1:30) {\n" \
+            "s = s + sum(A^2) + max(A * i)\n}\n}\n"
+        struct { const char *what, *pre, *body; long want, shared; } st[] = {
+            {"compress(X), 40 straight-line reads", "", "s = 0\n" SL4 SL4 SL4 SL4 SL4, 1, 0},
+            {"compress(X), 8 straight-line reads", "", "s = 0\n" SL4, 0, 0},
+            {"compress(X), a loop of 6 and 12 reads after it", "", "s = 0\n" LP6 SL4 SL SL, 1, 0},
+            {"compress(X), a loop of 6", "", "s = 0\n" LP6, 0, 0},
+            {"compress(X), a function called 3 times", FN1,
+             "s = f(X)\nif (s > 0) { s = s + f(X) }\nif (s > 0) { s = s + f(X) }\n", 1, 2},
+            {"compress(X), a function in parfor", FN1,
+             "R = matrix(0, rows=8, cols=1)\nparfor (j in 1:8) {\nT = t(X)\nR[j, 1] = f(X) + sum(T[1:5, ] * j)\n}\n"
+             "s = sum(R)\n", -1, 8},
+        };
+        for (size_t k = 0; k < sizeof st / sizeof *st; k++) {
+            char src[4096], ref[4096];
+            snprintf(src, sizeof src, "%s%sX = compress(X)\n%sprint(\"RESULT \" + s)\n", DATA, st[k].pre, st[k].body);
+            snprintf(ref, sizeof ref, "%s%s%sprint(\"RESULT \" + s)\n", DATA, st[k].pre, st[k].body);
+            long n = run_mode(src, "false", big, &r1);
+            long got[3] = {g_lazy[0], g_lazy[1], g_lazy[2]};
+            if (st[k].want >= 0) {
+                T_CHECK(n == st[k].want && got[2] == st[k].shared, "%s: %ld compressions, %ld shared, want %ld, %ld",
+                        st[k].what, n, got[2], st[k].want, st[k].shared);
+            } else {   /* parfor: every iteration's call compresses or takes the copy */
+                T_CHECK(n >= 1 && n == got[0] && got[0] + got[2] == st[k].shared,
+                        "%s: %ld compressions, %ld compressed + %ld shared, want %ld in all", st[k].what, n, got[0],
+                        got[2], st[k].shared);
+            }
+            run_mode(ref, "false", big, &r2);
+            T_CHECK(n ? fabs(r1 - r2) <= 1e-9 * fabs(r2) : r1 == r2, "%s: result %.17g, want %.17g", st[k].what, r1,
+                    r2);
+        }
+#undef SL
+#undef SL4
+#undef LP6
+#undef FN1
     }
     /* a deferred compress(X) written in braid's binary format is
      * compressed for the file (read back equal) */
