@@ -160,6 +160,16 @@ MB *io_read_binary(const char *path, int64_t rows, int64_t cols, BrErr *e);
 /* SystemDS's binary-block files (Hadoop sequence files; sysbin.c): does
  * path (or a folder's first part file) start with "SEQ"? and the reader */
 bool io_sysbin_detect(const char *path);
+/* Hadoop sequence-file primitives (sysbin.c; sysframe.c reads with them
+ * too): big-endian integers at p, and WritableUtils.readVLong at
+ * p[*pos..n) (-1 when truncated: *pos is then past the first byte, if
+ * there was one) */
+static inline uint32_t io_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t io_be64(const uint8_t *p) { return (uint64_t)io_be32(p) << 32 | io_be32(p + 4); }
+int io_hadoop_vlong(const uint8_t *p, size_t n, size_t *pos, int64_t *out);
 /* the files of such a path: itself, or a folder's part files in name
  * order (names not starting with "." or "_"); NULL-terminated, malloc'd */
 char **io_sysbin_files(const char *path, BrErr *e);

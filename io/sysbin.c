@@ -61,19 +61,9 @@ typedef struct SbRead {
     BrErr *e;
 } SbRead;
 
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t be64(const uint8_t *p)
-{
-    return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
-
 static double bedbl(const uint8_t *p)
 {
-    uint64_t u = be64(p);
+    uint64_t u = io_be64(p);
     double d;
     memcpy(&d, &u, 8);
     return d;
@@ -91,22 +81,26 @@ static int sb_need(SbRead *r, size_t k, const char *what)
     return 0;
 }
 
-/* Hadoop's WritableUtils.readVLong */
-static int sb_vint(SbRead *r, int64_t *out)
+int io_hadoop_vlong(const uint8_t *p, size_t n, size_t *pos, int64_t *out)
 {
-    if (sb_need(r, 1, "truncated header")) return -1;
-    int8_t first = (int8_t)r->p[r->pos++];
+    if (*pos >= n) return -1;
+    int8_t first = (int8_t)p[(*pos)++];
     if (first >= -112) {
         *out = first;
         return 0;
     }
     bool neg = first < -120;
     int len = neg ? -119 - first : -111 - first;
-    if (sb_need(r, (size_t)len - 1, "truncated header")) return -1;
+    if (n - *pos < (size_t)len - 1) return -1;
     uint64_t v = 0;
-    for (int i = 0; i < len - 1; i++) v = v << 8 | r->p[r->pos++];
+    for (int i = 0; i < len - 1; i++) v = v << 8 | p[(*pos)++];
     *out = neg ? (int64_t)~v : (int64_t)v;
     return 0;
+}
+
+static int sb_vint(SbRead *r, int64_t *out)
+{
+    return io_hadoop_vlong(r->p, r->n, &r->pos, out) ? sb_fail(r, "truncated header") : 0;
 }
 
 /* a Text; returns its start and length in *s, *len */
@@ -146,7 +140,7 @@ static int sb_parse(SbRead *r, int file, SbBlock **blocks, size_t *nb, size_t *c
     if (r->p[r->pos] || r->p[r->pos + 1]) return sb_fail(r, "compressed sequence file (SystemDS writes none)");
     r->pos += 2;
     if (sb_need(r, 4, "truncated header")) return -1;
-    int32_t meta = (int32_t)be32(r->p + r->pos);
+    int32_t meta = (int32_t)io_be32(r->p + r->pos);
     r->pos += 4;
     if (meta < 0) return sb_fail(r, "negative metadata count");
     for (int64_t i = 0; i < 2 * (int64_t)meta; i++)
@@ -157,7 +151,7 @@ static int sb_parse(SbRead *r, int file, SbBlock **blocks, size_t *nb, size_t *c
     while (r->pos < r->n) {
         size_t rec = r->pos;
         if (sb_need(r, 4, "truncated record")) return -1;
-        int32_t rl = (int32_t)be32(r->p + r->pos);
+        int32_t rl = (int32_t)io_be32(r->p + r->pos);
         r->pos += 4;
         if (rl == -1) {   /* sync mark */
             if (sb_need(r, 16, "truncated sync mark")) return -1;
@@ -166,16 +160,16 @@ static int sb_parse(SbRead *r, int file, SbBlock **blocks, size_t *nb, size_t *c
             continue;
         }
         if (sb_need(r, 4, "truncated record")) return -1;
-        int32_t kl = (int32_t)be32(r->p + r->pos);
+        int32_t kl = (int32_t)io_be32(r->p + r->pos);
         r->pos += 4;
         if (kl != 16) return sb_fail(r, "key length other than 16 (MatrixIndexes)");
         if (rl < kl + 9) return sb_fail(r, "record too short for a MatrixBlock");
         if (sb_need(r, (size_t)rl, "truncated record")) return -1;
         SbBlock b;
-        b.rb = (int64_t)be64(r->p + r->pos);
-        b.cb = (int64_t)be64(r->p + r->pos + 8);
-        b.rlen = (int32_t)be32(r->p + r->pos + 16);
-        b.clen = (int32_t)be32(r->p + r->pos + 20);
+        b.rb = (int64_t)io_be64(r->p + r->pos);
+        b.cb = (int64_t)io_be64(r->p + r->pos + 8);
+        b.rlen = (int32_t)io_be32(r->p + r->pos + 16);
+        b.clen = (int32_t)io_be32(r->p + r->pos + 20);
         b.type = r->p[r->pos + 24];
         b.body = r->p + r->pos + 25;
         b.len = (size_t)rl - 25;
@@ -194,7 +188,7 @@ static int sb_parse(SbRead *r, int file, SbBlock **blocks, size_t *nb, size_t *c
         if (b.type == 1 || b.type == 2) {
             bool wide = b.type == 2 && cells > INT32_MAX;
             if (b.len < (wide ? 8u : 4u)) return sb_fail(r, "truncated block");
-            b.nnz = wide ? (int64_t)be64(b.body) : (int32_t)be32(b.body);
+            b.nnz = wide ? (int64_t)io_be64(b.body) : (int32_t)io_be32(b.body);
             if (b.nnz < 0 || (uint64_t)b.nnz > cells || (uint64_t)b.nnz > b.len / 12)
                 return sb_fail(r, "bad non-zero count");
             b.body += wide ? 8 : 4;
@@ -232,10 +226,10 @@ static int sb_cells(SbRead *r, const SbBlock *b, SbPut put, void *ctx)
     }
     if (b->type == 1) {
         for (int64_t k = 0; k < b->nnz; k++) {
-            int32_t i = (int32_t)be32(p), j = 0;
+            int32_t i = (int32_t)io_be32(p), j = 0;
             p += 4;
             if (b->clen > 1) {
-                j = (int32_t)be32(p);
+                j = (int32_t)io_be32(p);
                 p += 4;
             }
             if (i < 0 || i >= b->rlen || j < 0 || j >= b->clen) return sb_fail(r, "ultra-sparse cell outside its block");
@@ -249,11 +243,11 @@ static int sb_cells(SbRead *r, const SbBlock *b, SbPut put, void *ctx)
         int64_t seen = 0;
         for (int64_t i = 0; i < b->rlen; i++) {
             if (end - p < 4) return sb_fail(r, "truncated sparse block");
-            int32_t n = (int32_t)be32(p);
+            int32_t n = (int32_t)io_be32(p);
             p += 4;
             if (n < 0 || n > b->clen || (end - p) / 12 < n) return sb_fail(r, "bad sparse row length");
             for (int32_t k = 0; k < n; k++, p += 12) {
-                int32_t j = (int32_t)be32(p);
+                int32_t j = (int32_t)io_be32(p);
                 if (j < 0 || j >= b->clen) return sb_fail(r, "sparse cell outside its block");
                 if (put(ctx, i, j, bedbl(p + 4))) return -1;
             }

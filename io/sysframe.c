@@ -92,8 +92,7 @@ static int rd_u8(Rd *r, uint8_t *v)
 static int rd_u32(Rd *r, uint32_t *v)
 {
     if (!rd_has(r, 4)) return rd_fail(r, "truncated");
-    const uint8_t *q = r->p + r->pos;
-    *v = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+    *v = io_be32(r->p + r->pos);
     r->pos += 4;
     return 0;
 }
@@ -109,22 +108,7 @@ static int rd_u64(Rd *r, uint64_t *v)
 /* Hadoop's vint (the header's Text lengths) */
 static int rd_vint(Rd *r, int64_t *out)
 {
-    uint8_t b = 0;
-    if (rd_u8(r, &b)) return -1;
-    int8_t first = (int8_t)b;
-    if (first >= -112) {
-        *out = first;
-        return 0;
-    }
-    bool neg = first < -120;
-    int len = neg ? -119 - first : -111 - first;
-    uint64_t v = 0;
-    for (int i = 0; i < len - 1; i++) {
-        if (rd_u8(r, &b)) return -1;
-        v = v << 8 | b;
-    }
-    *out = neg ? (int64_t)~v : (int64_t)v;
-    return 0;
+    return io_hadoop_vlong(r->p, r->n, &r->pos, out) ? rd_fail(r, "truncated") : 0;
 }
 
 static int rd_text_is(Rd *r, const char *const *accept, const char *what)
