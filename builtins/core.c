@@ -544,13 +544,9 @@ static int write_value(const char *file, const Value *x, const IoWriteOpts *o, B
         return rc;
     }
     if (x->kind == V_MATRIX) return io_write_matrix(file, x->m, o, e);
-    if (x->kind == V_FRAME) {
-        /* braid has no binary frame files: a frame item of a binary list
-         * is written as csv (its .mtd says so, read restores it) */
-        IoWriteOpts fo = *o;
-        if (io_fmt_anybin(fo.format)) fo.format = "csv";
-        return io_write_frame(file, x->f, &fo, e);
-    }
+    /* a frame item in the list's format, binary too, as SystemDS's
+     * ListWriter exports it */
+    if (x->kind == V_FRAME) return io_write_frame(file, x->f, o, e);
     if (x->kind != V_LIST) return br_err(e, BR_EARG, "write: cannot write a %s to %s", val_kind_name(x->kind), file);
     const List *L = x->l;
     if (io_write_list_mtd(file, L->n, L->names, e)) return e->code;

@@ -162,6 +162,7 @@ static int b_write(Value *a, BrErr *e)
     if (bi_given(&a[3]) && bi_bool(&a[3], "header", &o.header, e)) return e->code;
     if (bi_given(&a[4]) && !(o.sep = bi_str(&a[4], "sep", e))) return e->code;
     o.blocksize = br_blocksize();   /* binary: SystemDS's FrameBlock records of this many rows */
+    o.parts = br_threads();         /* its parallel writer's part files */
     return io_write_frame(file, a[0].f, &o, e);
 }
 

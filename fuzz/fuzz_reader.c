@@ -1,6 +1,8 @@
 /* fuzz_reader.c: libFuzzer targets for braid's readers, one binary per
  * reader (compiled with -DREADER=R_TEXT, R_MM, R_CSV, R_LIBSVM, R_BINARY,
- * R_FRAME, R_MTD or R_CONFIG by fuzz/run.sh). The input becomes a file
+ * R_FRAME (csv), R_MTD, R_CONFIG or R_FRAMEBIN (binary frames: SystemDS's
+ * FrameBlock sequence files, io/sysframe.c, and braid's own) by
+ * fuzz/run.sh). The input becomes a file
  * (R_MTD: the .mtd of a small valid data file) that the reader must read
  * into a valid block or reject with an error naming the file; nothing may
  * crash, leak, trip a sanitizer or allocate beyond BRAID_MEM_BUDGET,
@@ -25,11 +27,12 @@
 #define R_FRAME 6
 #define R_MTD 7
 #define R_CONFIG 8
+#define R_FRAMEBIN 9
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char path[256], mtd[300];
+static char path[256], mtd[300], dict[300];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -38,6 +41,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     setenv("BRAID_MEM_BUDGET", "33554432", 1);
     snprintf(path, sizeof path, "/tmp/braid-fuzz-%d-%d", READER, (int)getpid());
     snprintf(mtd, sizeof mtd, "%s.mtd", path);
+    snprintf(dict, sizeof dict, "%s.dict", path);
     br_set_threads(1);
     return 0;
 }
@@ -84,11 +88,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     config_defaults(&c);
     BrErr e = {0};
     if (config_read(path, &c, &e)) check_err(&e, path);
-#elif READER == R_FRAME
+#elif READER == R_FRAME || READER == R_FRAMEBIN
+    /* R_FRAMEBIN: an input "D", a big-endian uint32 k, k bytes, the rest
+     * is a frame file and its .dict (the dictionaries of DDC columns) */
+    if (READER == R_FRAMEBIN && size >= 5 && data[0] == 'D') {
+        size_t k = (size_t)data[1] << 24 | (size_t)data[2] << 16 | (size_t)data[3] << 8 | data[4];
+        if (k > size - 5) k = size - 5;
+        put(dict, data + 5, k);
+        data += 5 + k;
+        size -= 5 + k;
+    }
     put(path, data, size);
     IoFrameReadOpts o;
     io_frame_read_opts_init(&o);
-    o.format = "csv";
+    o.format = READER == R_FRAME ? "csv" : "binary";
     BrErr e = {0};
     FB *f = io_read_frame(path, &o, &e);
     if (f) fb_release(f);
@@ -101,5 +114,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #endif
     unlink(path);
     unlink(mtd);
+    unlink(dict);
     return 0;
 }

@@ -4,7 +4,7 @@
 # sources compiled directly) and runs them for SECONDS in all (default 60):
 # the DML front end (fuzz_parser.c) a third of the time, then every reader
 # (fuzz_reader.c: text, mm, csv, libsvm, binary, frame csv, .mtd, config
-# XML) an equal share of the rest. Seeds: every .dml file of the
+# XML, binary frame) an equal share of the rest. Seeds: every .dml file of the
 # repository and of the conformance suite; fuzz/seeds/<reader>/. New
 # inputs go to build/fuzz/corpus[-<reader>], crashes to build/fuzz/crash-*.
 # Prints the inputs each target ran and the total.
@@ -40,7 +40,7 @@ link() { # name, source, defines...
   "$cc" $flags -fsanitize=fuzzer "$@" "$s" $objs -o "$out/$n" -lcjson -lm -lpthread
 }
 link fuzz_parser fuzz/fuzz_parser.c
-readers="text mm csv libsvm binary frame mtd config"
+readers="text mm csv libsvm binary frame mtd config framebin"
 i=1
 for r in $readers; do
   link "fuzz_$r" fuzz/fuzz_reader.c -DREADER=$i
@@ -56,8 +56,8 @@ opts="-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$out/
 runs() { grep -E '^stat::number_of_executed_units' "$1" | awk '{print $2}'; }
 total=0
 ps=$((secs / 3)); [ "$ps" -ge 1 ] || ps=1
-rs=$(( (secs - ps) / 8 )); [ "$rs" -ge 1 ] || rs=1
-echo "fuzz: parser ($n seed files) for $ps s, each of 8 readers for $rs s"
+rs=$(( (secs - ps) / 9 )); [ "$rs" -ge 1 ] || rs=1
+echo "fuzz: parser ($n seed files) for $ps s, each of 9 readers for $rs s"
 # shellcheck disable=SC2086
 "$out/fuzz_parser" -max_total_time="$ps" -max_len=16384 $opts "$out/corpus" "$out/seeds" > "$out/log-parser" 2>&1 ||
   { tail -n 40 "$out/log-parser"; exit 1; }

@@ -29,8 +29,11 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <unistd.h>
 
 void io_frame_read_opts_init(IoFrameReadOpts *o)
 {
@@ -50,7 +53,7 @@ static int mtd_extras(const char *path, char **schema, char ***na, int *nna, BrE
     *na = NULL;
     *nna = 0;
     size_t n = strlen(path);
-    char *mp = br_malloc(n + 5);
+    char *mp = br_malloc(n + 6);   /* the .mtd's name, then the .dict's */
     if (!mp) return br_err(e, BR_ENOMEM, "out of memory");
     memcpy(mp, path, n);
     memcpy(mp + n, ".mtd", 5);
@@ -411,6 +414,17 @@ static FB *read_binary(const char *path, const IoBuf *b, int64_t rows, int64_t c
         types[j] = (FbType)t;
         p += len;
     }
+    /* every column holds a byte a row at least (a length, a number, a
+     * boolean), and the frame must fit the budget: a mutated row count
+     * is refused before anything that size is allocated */
+    if (c > 0 && (uint64_t)r > (uint64_t)(end - p)) {
+        free(types);
+        goto corrupt;
+    }
+    if (io_check_mem(path, r, BR_MAX(c, 1), -1, e)) {
+        free(types);
+        return NULL;
+    }
     FB *f = fb_new(r, c, types, e);
     free(types);
     if (!f) return NULL;
@@ -623,6 +637,35 @@ static bool format_binary(const FB *f, IoStr *o)
     return ok;
 }
 
+/* SystemDS's parallel frame writer (FrameWriterBinaryBlockParallel):
+ * np part files, each the rows [i*len, (i+1)*len) with len = ceil(rows /
+ * blen / np) * blen, as many as hold rows; each is written as the
+ * single-file writer writes those rows. Returns the temporary folder
+ * (malloc'd) or NULL. */
+static char *write_sysframe_parts(const char *path, const FB *f, int64_t blen, int64_t np, BrErr *e)
+{
+    char *dir = io_parts_begin(path, e);
+    if (!dir) return NULL;
+    int64_t len = (int64_t)ceil((double)f->rows / (double)blen / (double)np) * blen;
+    int rc = 0;
+    for (int64_t i = 0; i < np && i * len < f->rows && !rc; i++) {
+        IoStr data = {0};
+        IoOut d;
+        rc = io_format_sysframe(f, blen, i * len, BR_MIN(f->rows, (i + 1) * len), &data, path, e);
+        if (!rc && !(rc = io_parts_open(&d, dir, (int)i, e))) {
+            if ((rc = io_out_write(&d, data.p, data.n, e))) io_out_abort(&d);
+            else rc = io_out_commit(&d, e);
+        }
+        io_str_free(&data);
+    }
+    if (rc) {
+        io_parts_abort(dir);
+        free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
 int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e)
 {
     IoWriteOpts none;
@@ -633,8 +676,12 @@ int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e
         return br_err(e, BR_EARG, "write %s: frames are written as csv, text or binary, not \"%s\"", path, fmt);
     if (!*sep) return br_err(e, BR_EARG, "write %s: empty separator", path);
     IoStr data = {0}, js = {0};
+    char *dir = NULL;   /* SystemDS's parallel writer's folder */
     if (io_fmt_sysbin(fmt)) {
-        if (io_format_sysframe(f, o->blocksize, &data, path, e)) {
+        int64_t blen = o->blocksize > 0 ? o->blocksize : 1000;
+        int64_t np = io_seq_parts((double)f->rows * (double)f->cols * 8, o->parts);
+        if (np > 1 ? !(dir = write_sysframe_parts(path, f, blen, np, e))
+                   : io_format_sysframe(f, blen, 0, f->rows, &data, path, e) != 0) {
             io_str_free(&data);
             return e->code;
         }
@@ -674,22 +721,38 @@ int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e
     if (!ok) {
         io_str_free(&data);
         io_str_free(&js);
+        if (dir) io_parts_abort(dir);
+        free(dir);
         return br_err(e, BR_ENOMEM, "out of memory writing %s", path);
     }
     /* data and .mtd each to a temporary, then both renamed into place */
     size_t n = strlen(path);
-    char *mp = br_malloc(n + 5);
+    char *mp = br_malloc(n + 6);   /* the .mtd's name, then the .dict's */
     IoOut d, md;
     if (!mp) br_err(e, BR_ENOMEM, "out of memory");
     else {
         memcpy(mp, path, n);
         memcpy(mp + n, ".mtd", 5);
     }
-    if (!e->code && !io_out_open(&d, path, e)) {
+    if (dir) {   /* the folder of parts in place of the file */
+        d = (IoOut){.fd = -1, .tmp = dir, .path = br_strdup(path)};
+        dir = NULL;
+        if (e->code || !d.path) {
+            if (!e->code) br_err(e, BR_ENOMEM, "out of memory");
+            io_out_abort(&d);
+        } else if (io_out_open(&md, mp, e)) io_out_abort(&d);
+        else if (io_out_write(&md, js.p, js.n, e)) { io_out_abort(&md); io_out_abort(&d); }
+        else io_commit_pair(&d, &md, e);
+    } else if (!e->code && !io_out_open(&d, path, e)) {
         if (io_out_write(&d, data.p, data.n, e)) io_out_abort(&d);
         else if (io_out_open(&md, mp, e)) io_out_abort(&d);
         else if (io_out_write(&md, js.p, js.n, e)) { io_out_abort(&md); io_out_abort(&d); }
         else io_commit_pair(&d, &md, e);
+    }
+    /* as SystemDS's binary writer, a former frame's dictionaries go */
+    if (!e->code && !strcmp(fmt, "binary") && mp) {
+        memcpy(mp + n, ".dict", 6);
+        if (unlink(mp) != 0 && errno != ENOENT) br_err(e, BR_EIO, "cannot remove %s: %s", mp, strerror(errno));
     }
     free(mp);
     io_str_free(&data);

@@ -181,8 +181,13 @@ static int64_t sysbin_parts(const MB *mb, int64_t blen, int maxparts)
     double cells = (double)mb->rows * (double)mb->cols, nnz = (double)mb->nnz;
     int64_t nbr = (mb->rows + blen - 1) / blen, nbc = BR_MAX(1, (mb->cols + blen - 1) / blen);
     double size = cells > 0 && nnz / cells < 0.4 ? nnz * 12 + (double)mb->rows * 4 * (double)nbc : cells * 8;
-    double files = BR_MIN(BR_MAX(1, floor(size / 16384)), (double)nbr * (double)nbc);
-    return (int64_t)BR_MIN(files, (double)maxparts);
+    int64_t n = io_seq_parts(size, maxparts);
+    return (double)nbr * (double)nbc < (double)n ? nbr * nbc : n;
+}
+
+int64_t io_seq_parts(double bytes, int maxparts)
+{
+    return (int64_t)BR_MIN(BR_MAX(1, floor(bytes / 16384)), (double)BR_MAX(maxparts, 1));
 }
 
 /* A folder of n part files, each the block rows [i*len, (i+1)*len) with

@@ -174,10 +174,16 @@ int io_hadoop_vlong(const uint8_t *p, size_t n, size_t *pos, int64_t *out);
  * order (names not starting with "." or "_"); NULL-terminated, malloc'd */
 char **io_sysbin_files(const char *path, BrErr *e);
 /* SystemDS's binary frame files (sysframe.c): the reader (rows/cols from
- * the .mtd, -1 when unknown) and the writer of f's bytes into o, with
- * blen-row blocks (1000 when < 1) */
+ * the .mtd, -1 when unknown) and the writer of f's rows [rl, ru) (on
+ * the block grid) into o, with blen-row blocks (1000 when < 1) */
 FB *io_read_sysframe(const char *path, int64_t rows, int64_t cols, BrErr *e);
-int io_format_sysframe(const FB *f, int64_t blen, IoStr *o, const char *path, BrErr *e);
+int io_format_sysframe(const FB *f, int64_t blen, int64_t rl, int64_t ru, IoStr *o, const char *path, BrErr *e);
+/* The part files of SystemDS's parallel binary writers: bytes (their
+ * size estimate) / the local file system's block size (16 KiB), at
+ * least 1, at most maxparts (the writer's threads). */
+int64_t io_seq_parts(double bytes, int maxparts);
+/* Opens part file idx ("0-m-00000", ...) of a folder io_parts_begin made. */
+int io_parts_open(IoOut *d, const char *dir, int idx, BrErr *e);
 MB *io_read_sysbin(const char *path, int64_t rows, int64_t cols, BrErr *e);
 /* rows [r0, r1) of such a file or folder (io_read_binary_rows) */
 MB *io_read_sysbin_rows(const char *path, int64_t r0, int64_t r1, int64_t *rows, int64_t *cols, BrErr *e);

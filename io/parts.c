@@ -300,13 +300,18 @@ static int part_open(IoOut *d, const char *dir, const char *prefix, int idx, BrE
     return rc;
 }
 
+int io_parts_open(IoOut *d, const char *dir, int idx, BrErr *e)
+{
+    return part_open(d, dir, "0-m-", idx, e);   /* SystemDS's part names */
+}
+
 /* SystemDS's binary-block part file idx of folder dir: m's rows [lo, hi)
  * as rows row0+lo.. of the whole matrix */
 static int sysbin_part(const char *dir, int idx, const MB *m, int64_t lo, int64_t hi, int64_t row0, int64_t blen,
                        bool whole, BrErr *e)
 {
     IoOut d;
-    int rc = part_open(&d, dir, "0-m-", idx, e);   /* SystemDS's part names */
+    int rc = io_parts_open(&d, dir, idx, e);
     if (rc) return rc;
     rc = io_write_sysbin(&d, m, lo, hi, row0, blen, whole, e);
     if (rc) { io_out_abort(&d); return rc; }

@@ -27,10 +27,21 @@
  *             7 CHARACTER rows uint16 (UTF-16)
  *             9 OPTIONAL an array, then a BOOLEAN/BITSET array (TRUE:
  *                        present; absent cells are missing)
- *             8 RAGGED, 10 DDC, 11 HASH64, 12 HASH32: not read (an error)
+ *             8 RAGGED   int32 size (the rows), int32 n, an array of n
+ *                        cells; the cells after them are missing
+ *            10 DDC      a mapping of the rows to dictionary entries
+ *                        (rd_ddc), a boolean, the dictionary array when
+ *                        true, else it is in the .dict file beside
+ *            11 HASH64   rows int64   12 HASH32  rows int32 (the cells:
+ *                        their unsigned hex, Long/Integer.toHexString)
  *   All numbers big-endian (Java DataOutput); writeUTF is a uint16 byte
  *   count and Java's modified UTF-8 (NUL as C0 80, a character above
  *   U+FFFF as two 3-byte surrogates).
+ *
+ * .dict (FrameWriterBinaryBlock puts the dictionaries of DDC columns
+ * there when the frame has at least sysds.defaultblocksize rows): a
+ * sequence file of LongWritable keys (the column, from 0) and ArrayWrapper
+ * values (int32 size, an array).
  *
  * Writing (as FrameWriterBinaryBlock's single file): a frame of at most
  * blen rows is one record with key 1, a longer one a record per blen rows
@@ -40,20 +51,25 @@
  * FP64, INT64 as INT64, BOOLEAN as BOOLEAN up to 64 rows and BITSET above
  * (SystemDS's switch point), STRING as STRING with SystemDS's size
  * estimate (32 + 8 + per cell 24 for null, else 60 + 2 per UTF-16 unit).
- * Empty strings are written as SystemDS writes null ("" reads back as
- * missing). The sync bytes are a hash of the size (readers only compare
- * them with the header's).
+ * Empty strings are written as SystemDS writes null and "" alike (its
+ * StringArray writes writeUTF(""), reads "" as null, and cannot hold a
+ * string array in an OPTIONAL), so "" reads back missing, as in
+ * SystemDS. The sync bytes are a hash of the size (readers only compare
+ * them with the header's). rl, ru: a part file's rows (io/frame.c writes
+ * SystemDS's parallel writer's folder).
  *
  * Reading: value types map to braid's (UINT4/UINT8/INT32/INT64 -> INT64,
  * FP32/FP64 -> FP64, BOOLEAN, STRING/CHARACTER/UNKNOWN -> STRING); the
  * names and replacements come from the block of row 1; blocks without
  * rows or columns are skipped (SystemDS); the frame has the .mtd's rows
  * when given, else the blocks' extent. A folder is read as its part files
- * (SystemDS's parallel writer). Every malformed input is an error naming
+ * (SystemDS's parallel writer); path.dict, when there, gives the
+ * dictionaries of DDC columns that do not hold their own. Every malformed input is an error naming
  * the file and the record's byte offset. */
 #include "ioint.h"
 
 #include <math.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,7 +89,23 @@ typedef struct Rd {
     size_t n, pos;
     size_t rec;            /* offset of the record being read, for errors */
     BrErr *e;
+    const struct FrDicts *dicts;   /* the .dict file's dictionaries (NULL: none) */
 } Rd;
+
+/* One dictionary of a .dict file: column col's Array of size cells at
+ * p[0..n) (its kind byte first), from file path at record offset off. */
+typedef struct FrDict {
+    int64_t col;
+    int32_t size;
+    const uint8_t *p;
+    size_t n, off;
+} FrDict;
+
+typedef struct FrDicts {
+    const char *path;
+    FrDict *d;
+    size_t n, cap;
+} FrDicts;
 
 static int rd_fail(Rd *r, const char *what)
 {
@@ -216,9 +248,22 @@ static void put_num(FbCol *c, int64_t i, double v, int64_t iv, bool isint)
     }
 }
 
+/* Makes cell i of column c missing (SystemDS's null). */
+static void set_missing(FbCol *c, int64_t i)
+{
+    if (c->type == FB_STRING) { free(c->s[i]); c->s[i] = NULL; }
+    else if (c->type == FB_FP64) c->d[i] = NAN;
+    else put_num(c, i, 0, 0, true);
+}
+
+enum { IN_OPTIONAL = 1, IN_RAGGED = 2, IN_DDC = 4 };   /* rd_array's depth: the arrays around it */
+
+static int rd_ddc(Rd *r, FB *f, int64_t j, int64_t r0, int32_t rows, int depth);
+
 /* Reads one column array of rows cells into column j of f at row r0 (f
  * NULL: only checks and skips it). present: when not NULL, receives the
- * cells' presence (an OPTIONAL's flags). */
+ * cells' presence (an OPTIONAL's flags). depth: IN_* of the arrays that
+ * hold this one (each kind nests at most once). */
 static int rd_array(Rd *r, FB *f, int64_t j, int64_t r0, int32_t rows, uint8_t *present, int depth)
 {
     uint8_t at = 0xff;
@@ -237,8 +282,9 @@ static int rd_array(Rd *r, FB *f, int64_t j, int64_t r0, int32_t rows, uint8_t *
         }
         return 0;
     }
-    case AT_BOOLEAN: case AT_INT32: case AT_INT64: case AT_FP32: case AT_FP64: case AT_CHARACTER: {
-        size_t w = at == AT_BOOLEAN ? 1 : at == AT_CHARACTER ? 2 : at == AT_INT64 || at == AT_FP64 ? 8 : 4;
+    case AT_BOOLEAN: case AT_INT32: case AT_INT64: case AT_FP32: case AT_FP64: case AT_CHARACTER: case AT_HASH64:
+    case AT_HASH32: {
+        size_t w = at == AT_BOOLEAN ? 1 : at == AT_CHARACTER ? 2 : at == AT_INT64 || at == AT_FP64 || at == AT_HASH64 ? 8 : 4;
         if (!rd_has(r, (size_t)rows * w)) return rd_fail(r, "truncated column");
         for (int32_t i = 0; i < rows; i++) {
             uint32_t u32 = 0;
@@ -258,7 +304,8 @@ static int rd_array(Rd *r, FB *f, int64_t j, int64_t r0, int32_t rows, uint8_t *
             bool isint = true;
             if (at == AT_BOOLEAN) iv = u8 != 0;
             else if (at == AT_INT32) iv = (int32_t)u32;
-            else if (at == AT_INT64) iv = (int64_t)u64;
+            else if (at == AT_INT64 || at == AT_HASH64) iv = (int64_t)u64;
+            else if (at == AT_HASH32) iv = u32;   /* unsigned: Integer.toHexString */
             else if (at == AT_FP32) { float x; memcpy(&x, &u32, 4); d = x; isint = false; }
             else if (at == AT_FP64) { memcpy(&d, &u64, 8); isint = false; }
             if (col->type != FB_STRING) { put_num(col, r0 + i, d, iv, isint); continue; }
@@ -270,7 +317,8 @@ static int rd_array(Rd *r, FB *f, int64_t j, int64_t r0, int32_t rows, uint8_t *
                 if (rc) return -1;
                 continue;
             }
-            if (at == AT_BOOLEAN) snprintf(buf, sizeof buf, "%s", iv ? "true" : "false");
+            if (at == AT_HASH64 || at == AT_HASH32) snprintf(buf, sizeof buf, "%llx", (unsigned long long)iv);
+            else if (at == AT_BOOLEAN) snprintf(buf, sizeof buf, "%s", iv ? "true" : "false");
             else if (isint) snprintf(buf, sizeof buf, "%lld", (long long)iv);
             else io_fmt_double(d, buf);
             if (fb_set_text(f, r0 + i, j, buf, strlen(buf), r->e)) return -1;
@@ -295,35 +343,136 @@ static int rd_array(Rd *r, FB *f, int64_t j, int64_t r0, int32_t rows, uint8_t *
         return 0;
     }
     case AT_OPTIONAL: {
-        if (depth || present) return rd_fail(r, "nested optional column");
+        if (depth & IN_OPTIONAL || present) return rd_fail(r, "nested optional column");
+        depth |= IN_OPTIONAL;
         size_t start = r->pos;
-        if (rd_array(r, NULL, j, r0, rows, NULL, 1)) return -1;   /* skip the values to reach the flags */
+        if (rd_array(r, NULL, j, r0, rows, NULL, depth)) return -1;   /* skip the values to reach the flags */
         uint8_t *flags = f ? malloc((size_t)rows + 1) : NULL;
         if (f && !flags) return br_err(r->e, BR_ENOMEM, "%s: out of memory", r->path);
         uint8_t kind = r->pos < r->n ? r->p[r->pos] : 0xff;
-        int rc = kind == AT_BOOLEAN || kind == AT_BITSET ? rd_array(r, f, j, r0, rows, flags, 1)
+        int rc = kind == AT_BOOLEAN || kind == AT_BITSET ? rd_array(r, f, j, r0, rows, flags, depth)
                                                          : rd_fail(r, "optional column without boolean flags");
         size_t end = r->pos;
         if (!rc && f) {
             r->pos = start;
-            rc = rd_array(r, f, j, r0, rows, NULL, 1);
+            rc = rd_array(r, f, j, r0, rows, NULL, depth);
             r->pos = end;
-            for (int32_t i = 0; !rc && i < rows; i++) {
-                if (flags[i]) continue;
-                int64_t c = r0 + i;
-                if (col->type == FB_STRING) { free(col->s[c]); col->s[c] = NULL; }
-                else if (col->type == FB_FP64) col->d[c] = NAN;
-                else put_num(col, c, 0, 0, true);
-            }
+            for (int32_t i = 0; !rc && i < rows; i++)
+                if (!flags[i]) set_missing(col, r0 + i);
         }
         free(flags);
         return rc;
     }
-    default:
-        return rd_fail(r, at == AT_RAGGED ? "ragged column (not supported)" : at == AT_DDC ? "dictionary (DDC) column "
-                       "(not supported)" : at == AT_HASH64 || at == AT_HASH32 ? "hash column (not supported)"
-                       : "unknown column kind");
+    case AT_RAGGED: {
+        /* RaggedArray: int32 size (the block's rows), int32 n, an array
+         * of n cells; the cells from n on are null */
+        uint32_t m, n;
+        if (depth & IN_RAGGED || present) return rd_fail(r, "nested ragged column");
+        if (rd_u32(r, &m) || rd_u32(r, &n)) return -1;
+        if ((int32_t)m != rows) return rd_fail(r, "ragged column of another size than its block");
+        if ((int32_t)n < 0 || (int32_t)n > rows) return rd_fail(r, "ragged column longer than its block");
+        if (rd_array(r, f, j, r0, (int32_t)n, NULL, depth | IN_RAGGED)) return -1;
+        for (int32_t i = (int32_t)n; f && i < rows; i++) set_missing(col, r0 + i);
+        return 0;
     }
+    case AT_DDC:
+        if (depth & IN_DDC || present) return rd_fail(r, "nested dictionary column");
+        return rd_ddc(r, f, j, r0, rows, depth | IN_DDC);
+    default:
+        return rd_fail(r, "unknown column kind");
+    }
+}
+
+/* DDCArray's mapping kinds (MapToFactory.MAP_TYPE) */
+enum { MAP_ZERO, MAP_BIT, MAP_UBYTE, MAP_BYTE, MAP_CHAR, MAP_CHAR_BYTE, MAP_INT };
+
+/* Cell i's dictionary index in mapping m of kind k and len cells. */
+static int64_t map_index(int k, const uint8_t *m, int32_t len, int32_t i)
+{
+    switch (k) {
+    case MAP_ZERO: return 0;
+    case MAP_BIT: return (int64_t)(io_be64(m + (size_t)(i >> 6) * 8) >> (i & 63) & 1);
+    case MAP_UBYTE: return (int8_t)m[i];
+    case MAP_BYTE: return m[i];
+    case MAP_CHAR: return (int64_t)m[2 * (size_t)i] << 8 | m[2 * (size_t)i + 1];
+    case MAP_CHAR_BYTE:
+        return ((int64_t)m[2 * (size_t)i] << 8 | m[2 * (size_t)i + 1]) + (int64_t)(int8_t)m[2 * (size_t)len + i] * 65536;
+    default: return (int32_t)io_be32(m + 4 * (size_t)i);
+    }
+}
+
+/* A DDCArray: the mapping (a kind byte; ZERO: int32 size; BIT: int32
+ * size, int32 n, n int64 words, bit i&63 of word i>>6; UBYTE (signed),
+ * BYTE, CHAR (uint16), CHAR_BYTE (uint16 + byte << 16, the bytes after
+ * all the chars), INT: int32 unique, int32 size, the cells), a boolean,
+ * and when it is true the dictionary: an array of unique cells (ZERO
+ * has 1, BIT 2). When false the dictionary is the .dict file's for
+ * column j (SystemDS's writer moves them there). Each cell is its
+ * dictionary entry. */
+static int rd_ddc(Rd *r, FB *f, int64_t j, int64_t r0, int32_t rows, int depth)
+{
+    uint8_t kind = 0, has = 0;
+    uint32_t unique = 1, len = 0, nw = 0;
+    if (rd_u8(r, &kind)) return -1;
+    if (kind > MAP_INT) return rd_fail(r, "unknown dictionary mapping kind");
+    if (kind == MAP_ZERO) {
+        if (rd_u32(r, &len)) return -1;
+    } else if (kind == MAP_BIT) {
+        if (rd_u32(r, &len) || rd_u32(r, &nw)) return -1;
+        unique = 2;
+    } else if (rd_u32(r, &unique) || rd_u32(r, &len)) {
+        return -1;
+    }
+    if ((int32_t)len != rows) return rd_fail(r, "dictionary mapping of another size than its block");
+    if (kind == MAP_BIT && (uint64_t)nw * 64 < len) return rd_fail(r, "bit mapping shorter than its size");
+    size_t bytes = kind == MAP_BIT ? (size_t)nw * 8 : kind == MAP_ZERO ? 0
+                 : (size_t)len * (kind == MAP_CHAR ? 2 : kind == MAP_CHAR_BYTE ? 3 : kind == MAP_INT ? 4 : 1);
+    if (!rd_has(r, bytes)) return rd_fail(r, "truncated dictionary mapping");
+    const uint8_t *m = r->p + r->pos;
+    r->pos += bytes;
+    if (rd_u8(r, &has)) return -1;
+    Rd dr = {0}, *d = r;
+    int32_t dsize = (int32_t)unique;
+    if (!has) {   /* the .dict file's, the last one for column j */
+        const FrDict *x = NULL;
+        for (size_t k = r->dicts ? r->dicts->n : 0; k-- > 0 && !x;)
+            if (r->dicts->d[k].col == j) x = &r->dicts->d[k];
+        if (!x) return rd_fail(r, "dictionary column without its dictionary (no entry in the .dict file)");
+        dr = (Rd){r->dicts->path, x->p, x->n, 0, x->off, r->e, NULL};
+        d = &dr;
+        dsize = x->size;
+    } else if (dsize < 0) {
+        return rd_fail(r, "negative dictionary size");
+    }
+    for (int32_t i = 0; i < rows; i++) {
+        int64_t k = map_index(kind, m, rows, i);
+        if (k < 0 || k >= dsize) return rd_fail(r, "dictionary index outside its dictionary");
+    }
+    if (!f) return has ? rd_array(d, NULL, 0, 0, dsize, NULL, depth) : 0;   /* a .dict entry is checked on loading */
+    FbCol *col = f->c[j];
+    FbType t = col->type;
+    if (io_check_mem(d->path, dsize, 1, -1, r->e)) return -1;
+    FB *dict = fb_new(dsize, 1, &t, r->e);
+    if (!dict || !fb_col_mut(dict, 0, r->e) || rd_array(d, dict, 0, 0, dsize, NULL, depth)) {
+        fb_release(dict);
+        return -1;
+    }
+    const FbCol *dc = dict->c[0];
+    int rc = 0;
+    for (int32_t i = 0; !rc && i < rows; i++) {
+        int64_t k = map_index(kind, m, rows, i), c = r0 + i;
+        switch (t) {
+        case FB_STRING:
+            if (dc->s[k]) rc = fb_set_text(f, c, j, dc->s[k], strlen(dc->s[k]), r->e);
+            else set_missing(col, c);
+            break;
+        case FB_FP64: col->d[c] = dc->d[k]; break;
+        case FB_INT64: col->i[c] = dc->i[k]; break;
+        case FB_BOOL: col->b[c] = dc->b[k]; break;
+        }
+    }
+    fb_release(dict);
+    return rc ? -1 : 0;
 }
 
 typedef struct FrRec {
@@ -346,7 +495,6 @@ static int rd_value(Rd *r, const FrRec *b, FB *f, bool names, int8_t *types)
         int8_t ty = (int8_t)t;
         int vt = ty < 0 ? -ty : ty;
         if (vt < VT_UINT4 || vt > VT_CHARACTER) return rd_fail(r, "unknown value type");
-        if (vt == VT_HASH64 || vt == VT_HASH32) return rd_fail(r, "hash column (not supported)");
         if (types) {
             if (types[j] && braid_type(types[j]) != braid_type(vt)) return rd_fail(r, "blocks disagree on a column's type");
             types[j] = (int8_t)vt;
@@ -373,19 +521,16 @@ static int rd_value(Rd *r, const FrRec *b, FB *f, bool names, int8_t *types)
     return 0;
 }
 
-/* Parses one sequence file's records into *recs (grown as needed). */
-static int rd_file(Rd *r, int file, FrRec **recs, size_t *nr, size_t *cap)
+/* A sequence file's header, its value class one of values; *sync: its
+ * sync bytes. */
+static int rd_header(Rd *r, const char *const *values, const char *what, const uint8_t **sync)
 {
     static const char *const keys[] = {KEY_CLASS, NULL};
-    static const char *const values[] = {VALUE_CLASS, "org.apache.sysds.runtime.matrix.data.FrameBlock",
-                                         "org.apache.sysml.runtime.matrix.data.FrameBlock", NULL};
     r->rec = 0;
     if (!rd_has(r, 4) || memcmp(r->p, "SEQ", 3)) return rd_fail(r, "no SEQ magic");
     if (r->p[3] != 6) return rd_fail(r, "sequence file version other than 6");
     r->pos = 4;
-    if (rd_text_is(r, keys, "the key class is not LongWritable") ||
-        rd_text_is(r, values, "the value class is not FrameBlock"))
-        return -1;
+    if (rd_text_is(r, keys, "the key class is not LongWritable") || rd_text_is(r, values, what)) return -1;
     if (!rd_has(r, 2)) return rd_fail(r, "truncated header");
     if (r->p[r->pos] || r->p[r->pos + 1]) return rd_fail(r, "compressed sequence file (SystemDS writes none)");
     r->pos += 2;
@@ -395,8 +540,15 @@ static int rd_file(Rd *r, int file, FrRec **recs, size_t *nr, size_t *cap)
     for (int64_t i = 0; i < 2 * (int64_t)meta; i++)
         if (rd_text_is(r, NULL, NULL)) return -1;
     if (!rd_has(r, 16)) return rd_fail(r, "truncated header");
-    const uint8_t *sync = r->p + r->pos;
+    *sync = r->p + r->pos;
     r->pos += 16;
+    return 0;
+}
+
+/* The next record (sync marks skipped): *key read, r->pos at the value
+ * and *end after it (at least minval bytes); *end 0 at the file's end. */
+static int rd_next(Rd *r, const uint8_t *sync, size_t minval, uint64_t *key, size_t *end)
+{
     while (r->pos < r->n) {
         r->rec = r->pos;
         uint32_t rl, kl;
@@ -408,12 +560,28 @@ static int rd_file(Rd *r, int file, FrRec **recs, size_t *nr, size_t *cap)
         }
         if (rd_u32(r, &kl)) return -1;
         if (kl != 8) return rd_fail(r, "key length other than 8 (LongWritable)");
-        if ((int32_t)rl < 17 || !rd_has(r, rl)) return rd_fail(r, "truncated record");
-        size_t end = r->pos + rl;
-        uint64_t key = 0;
+        if ((int32_t)rl < (int32_t)(8 + minval) || !rd_has(r, rl)) return rd_fail(r, "truncated record");
+        *end = r->pos + rl;
+        rd_u64(r, key);
+        return 0;
+    }
+    *end = 0;
+    return 0;
+}
+
+/* Parses one sequence file's records into *recs (grown as needed). */
+static int rd_file(Rd *r, int file, FrRec **recs, size_t *nr, size_t *cap)
+{
+    static const char *const values[] = {VALUE_CLASS, "org.apache.sysds.runtime.matrix.data.FrameBlock",
+                                         "org.apache.sysml.runtime.matrix.data.FrameBlock", NULL};
+    const uint8_t *sync;
+    if (rd_header(r, values, "the value class is not FrameBlock", &sync)) return -1;
+    uint64_t key;
+    size_t end;
+    int rc;
+    while (!(rc = rd_next(r, sync, 9, &key, &end)) && end) {
         uint32_t rows = 0, cols = 0;
         uint8_t dflt = 0;
-        rd_u64(r, &key);
         rd_u32(r, &rows);
         rd_u32(r, &cols);
         rd_u8(r, &dflt);
@@ -427,12 +595,45 @@ static int rd_file(Rd *r, int file, FrRec **recs, size_t *nr, size_t *cap)
             *cap = nc;
         }
         FrRec b = {(int64_t)key, (int32_t)rows, (int32_t)cols, dflt != 0, r->p + r->pos, end - r->pos, file, r->rec};
-        Rd v = {r->path, b.p, b.n, 0, b.off, r->e};
+        Rd v = {r->path, b.p, b.n, 0, b.off, r->e, r->dicts};
         if (rd_value(&v, &b, NULL, false, NULL)) return -1;   /* the whole record checked */
         (*recs)[(*nr)++] = b;
         r->pos = end;
     }
-    return 0;
+    return rc ? -1 : 0;
+}
+
+/* The .dict file SystemDS writes next to a frame with dictionary (DDC)
+ * columns (FrameWriterBinaryBlock): a sequence file of LongWritable keys
+ * (the column, from 0) and ArrayWrapper values (int32 size, an array of
+ * that many cells); each entry checked and kept in *ds. */
+static int rd_dicts(Rd *r, FrDicts *ds)
+{
+    static const char *const values[] = {"org.apache.sysds.runtime.frame.data.columns.ArrayWrapper", NULL};
+    const uint8_t *sync;
+    if (rd_header(r, values, "the value class is not ArrayWrapper", &sync)) return -1;
+    uint64_t key;
+    size_t end;
+    int rc;
+    while (!(rc = rd_next(r, sync, 5, &key, &end)) && end) {
+        uint32_t size;
+        rd_u32(r, &size);
+        if (key > INT32_MAX) return rd_fail(r, "dictionary of a column out of range");
+        if ((int32_t)size < 0) return rd_fail(r, "negative dictionary size");
+        Rd v = {r->path, r->p + r->pos, end - r->pos, 0, r->rec, r->e, NULL};
+        if (rd_array(&v, NULL, 0, 0, (int32_t)size, NULL, IN_DDC)) return -1;
+        if (v.pos != v.n) return rd_fail(r, "record longer than its dictionary");
+        if (ds->n == ds->cap) {
+            size_t nc = ds->cap ? ds->cap * 2 : 4;
+            FrDict *g = realloc(ds->d, nc * sizeof *g);
+            if (!g) return br_err(r->e, BR_ENOMEM, "%s: out of memory", r->path);
+            ds->d = g;
+            ds->cap = nc;
+        }
+        ds->d[ds->n++] = (FrDict){(int64_t)key, (int32_t)size, v.p, v.n, r->rec};
+        r->pos = end;
+    }
+    return rc ? -1 : 0;
 }
 
 FB *io_read_sysframe(const char *path, int64_t rows, int64_t cols, BrErr *e)
@@ -446,10 +647,24 @@ FB *io_read_sysframe(const char *path, int64_t rows, int64_t cols, BrErr *e)
     size_t nr = 0, cap = 0, loaded = 0;
     int8_t *types = NULL;
     FB *f = NULL;
-    if (!bufs) { br_err(e, BR_ENOMEM, "%s: out of memory", path); goto out; }
+    IoBuf dbuf = {0};
+    FrDicts ds = {0}, *dp = NULL;
+    size_t plen = strlen(path);
+    char *dpath = malloc(plen + 6);
+    if (!bufs || !dpath) { br_err(e, BR_ENOMEM, "%s: out of memory", path); goto out; }
+    memcpy(dpath, path, plen);
+    memcpy(dpath + plen, ".dict", 6);
+    struct stat st;
+    if (stat(dpath, &st) == 0 && S_ISREG(st.st_mode)) {   /* dictionaries of DDC columns */
+        if (io_load(dpath, &dbuf, e)) goto out;
+        Rd r = {dpath, (const uint8_t *)dbuf.p, dbuf.raw, 0, 0, e, NULL};
+        if (rd_dicts(&r, &ds)) goto out;
+        ds.path = dpath;
+        dp = &ds;
+    }
     for (; loaded < nf; loaded++) {
         if (io_load(files[loaded], &bufs[loaded], e)) goto out;
-        Rd r = {files[loaded], (const uint8_t *)bufs[loaded].p, bufs[loaded].raw, 0, 0, e};
+        Rd r = {files[loaded], (const uint8_t *)bufs[loaded].p, bufs[loaded].raw, 0, 0, e, dp};
         if (rd_file(&r, (int)loaded, &recs, &nr, &cap)) goto out;
     }
     /* the shape: columns of the blocks that have any, rows of the .mtd or
@@ -480,7 +695,7 @@ FB *io_read_sysframe(const char *path, int64_t rows, int64_t cols, BrErr *e)
     if (!types || !ft) { free(ft); br_err(e, BR_ENOMEM, "%s: out of memory", path); goto out; }
     for (size_t k = 0; k < nr; k++) {
         if (!recs[k].cols) continue;
-        Rd v = {files[recs[k].file], recs[k].p, recs[k].n, 0, recs[k].off, e};
+        Rd v = {files[recs[k].file], recs[k].p, recs[k].n, 0, recs[k].off, e, dp};
         if (rd_value(&v, &recs[k], NULL, false, types)) { free(ft); goto out; }
     }
     for (int64_t j = 0; j < nc; j++) ft[j] = braid_type(types[j] ? types[j] : VT_STRING);
@@ -491,7 +706,7 @@ FB *io_read_sysframe(const char *path, int64_t rows, int64_t cols, BrErr *e)
         if (!fb_col_mut(f, j, e)) goto fail;
     for (size_t k = 0; k < nr; k++) {
         if (!recs[k].rows || !recs[k].cols) continue;   /* SystemDS skips empty blocks */
-        Rd v = {files[recs[k].file], recs[k].p, recs[k].n, 0, recs[k].off, e};
+        Rd v = {files[recs[k].file], recs[k].p, recs[k].n, 0, recs[k].off, e, dp};
         if (rd_value(&v, &recs[k], f, recs[k].row == 1, NULL)) goto fail;
     }
     goto out;
@@ -503,6 +718,9 @@ out:
     free(bufs);
     free(recs);
     free(types);
+    io_buf_free(&dbuf);
+    free(ds.d);
+    free(dpath);
     for (char **p = files; *p; p++) free(*p);
     free(files);
     return f;
@@ -651,7 +869,7 @@ static int put_block(IoStr *o, const FB *f, int64_t r0, int64_t n, bool dflt, bo
     return 0;
 }
 
-int io_format_sysframe(const FB *f, int64_t blen, IoStr *o, const char *path, BrErr *e)
+int io_format_sysframe(const FB *f, int64_t blen, int64_t rl, int64_t ru, IoStr *o, const char *path, BrErr *e)
 {
     if (blen < 1) blen = 1000;
     if (f->rows > INT32_MAX || f->cols > INT32_MAX || blen > INT32_MAX)
@@ -676,7 +894,7 @@ int io_format_sysframe(const FB *f, int64_t blen, IoStr *o, const char *path, Br
     bool dflt = default_meta(f);
     size_t last_sync = o->n;
     int64_t step = f->rows <= blen ? BR_MAX(f->rows, 1) : blen;
-    for (int64_t r0 = 0; ok && (r0 < f->rows || (r0 == 0 && f->rows == 0)); r0 += step) {
+    for (int64_t r0 = rl; ok && (r0 < ru || (r0 == 0 && f->rows == 0)); r0 += step) {
         int64_t n = BR_MIN(step, f->rows - r0);
         if (o->n >= last_sync + 100 * 1024) {
             ok = put_u32(o, UINT32_MAX) && io_str_reserve(o, 16);

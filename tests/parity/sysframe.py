@@ -18,6 +18,7 @@ the configured block size, and read back unchanged.
 Prints "N passed, M failed".
 """
 
+import math
 import os
 import struct
 import subprocess
@@ -81,8 +82,53 @@ def array(kind, cells):
                 words[i >> 6] |= 1 << (i & 63)
         return b + struct.pack(">ii", len(cells), len(words)) + \
             b"".join(struct.pack(">Q", w) for w in words)
-    fmt = {"INT32": ">i", "INT64": ">q", "FP32": ">f", "FP64": ">d", "CHARACTER": ">H"}[kind]
+    fmt = {"INT32": ">i", "INT64": ">q", "FP32": ">f", "FP64": ">d", "CHARACTER": ">H",
+           "HASH64": ">q", "HASH32": ">i"}[kind]
     return b + b"".join(struct.pack(fmt, ord(c) if kind == "CHARACTER" else c) for c in cells)
+
+
+def ragged(rows, inner, n):
+    """RaggedArray.write: int32 size, int32 n, the inner array of n cells"""
+    return bytes([AT["RAGGED"]]) + struct.pack(">ii", rows, n) + inner
+
+
+MAP = {"ZERO": 0, "BIT": 1, "UBYTE": 2, "BYTE": 3, "CHAR": 4, "CHAR_BYTE": 5, "INT": 6}
+
+
+def mapping(kind, idx, unique):
+    """AMapToData.write of the indexes idx (MapToFactory.MAP_TYPE)"""
+    b = bytes([MAP[kind]])
+    if kind == "ZERO":
+        return b + struct.pack(">i", len(idx))
+    if kind == "BIT":
+        words = [0] * ((len(idx) + 63) // 64)
+        for i, v in enumerate(idx):
+            if v:
+                words[i >> 6] |= 1 << (i & 63)
+        return b + struct.pack(">ii", len(idx), len(words)) + b"".join(struct.pack(">Q", w) for w in words)
+    b += struct.pack(">ii", unique, len(idx))
+    if kind in ("UBYTE", "BYTE"):
+        return b + bytes(idx)
+    if kind == "CHAR":
+        return b + b"".join(struct.pack(">H", v) for v in idx)
+    if kind == "CHAR_BYTE":
+        return b + b"".join(struct.pack(">H", v & 0xffff) for v in idx) + bytes(v >> 16 for v in idx)
+    return b + b"".join(struct.pack(">i", v) for v in idx)
+
+
+def ddc(mapbytes, dictbytes):
+    """DDCArray.write: the mapping, then a flag and the dictionary (None:
+    in the .dict file)"""
+    return bytes([AT["DDC"]]) + mapbytes + (b"\0" if dictbytes is None else b"\1" + dictbytes)
+
+
+def dict_file(entries):
+    """The .dict file: LongWritable column keys, ArrayWrapper values"""
+    data = header(value="org.apache.sysds.runtime.frame.data.columns.ArrayWrapper")
+    for col, size, arr in entries:
+        v = struct.pack(">i", size) + arr
+        data += struct.pack(">ii", 8 + len(v), 8) + struct.pack(">q", col) + v
+    return data
 
 
 def block(cols, rows, names=None, meta=None, first=True):
@@ -244,6 +290,98 @@ def main(argv):
         report(isinstance(got, tuple) and got[0] == names and same_cells(got[1], want), "read a folder of part files",
                got.stderr.decode()[-300:] if not isinstance(got, tuple) else "")
 
+        # 2b. hash, ragged and dictionary (DDC) columns: every mapping kind,
+        # dictionaries inline (of strings, numbers, a bit set, an optional
+        # array) and in the .dict file, over two records
+        n = 6
+        h64 = [0x1f, -1, 0, 0x123456789abcdef0, 5, -0x7fffffffffffffff - 1]
+        h32 = [-1, 255, 0, 0x7fffffff, -0x80000000, 16]
+        rs = ["p", None, "q\u00e9", "r"]
+        rd = [2.5, -1.0, 4.0]
+        big = 70000
+        bitdict = [i % 7 == 3 for i in range(big + 1)]
+        specs = [   # (value type, mapping kind, indexes, dictionary kind, dictionary cells, expected cells)
+            ("STRING", "UBYTE", [2, 0, 1, 1, 0, 2], "STRING", ["a", "b\u00e9", None], None),
+            ("FP64", "BIT", [1, 0, 0, 1, 1, 0], "FP64", [0.5, -3.0], None),
+            ("INT64", "ZERO", [0] * n, "INT64", [42], None),
+            ("STRING", "BYTE", [200, 3, 0, 200, 199, 1], "STRING", ["s%d" % i for i in range(201)], None),
+            ("FP64", "CHAR", [65535, 0, 2, 1, 65535, 0], "FP64", [1.0, 2.0, 3.0] + [0.0] * 65532 + [9.5], None),
+            ("BOOLEAN", "CHAR_BYTE", [big, 3, 10, 70000 - 65536, 0, 17], "BITSET", bitdict, None),
+            ("INT64", "INT", [2, 1, 0, 0, 2, 1], "OPTIONAL", [4, 0, 9], [True, False, True]),
+        ]
+        cols, want_cols = [("HASH64", array("HASH64", h64)), ("HASH32", array("HASH32", h32)),
+                           ("STRING", ragged(n, array("STRING", rs), 4)),
+                           ("FP64", ragged(n, array("FP64", rd), 3))], []
+        want_cols += [["%x" % (v & (1 << 64) - 1) for v in h64], ["%x" % (v & (1 << 32) - 1) for v in h32],
+                      [c or "" for c in rs] + ["", ""], [num(v) for v in rd] + ["NaN"] * 3]
+        for vt, mk, idx, dk, cells, flags in specs:
+            unique = len(cells)
+            if dk == "OPTIONAL":
+                arr = bytes([AT["OPTIONAL"]]) + array("INT64", cells) + array("BOOLEAN", flags)
+                shown = [str(c) if f else "0" for c, f in zip(cells, flags)]
+            else:
+                arr = array(dk, cells)
+                shown = [("true" if c else "false") if vt == "BOOLEAN" else (c or "") if vt == "STRING"
+                         else num(c) for c in cells]
+            cols.append((vt, ddc(mapping(mk, idx, unique), arr)))
+            want_cols.append([shown[k] for k in idx])
+        dstr = ["x", "yy", None, "\u4e2d"]
+        didx = [3, 0, 0, 1, 2, 3]
+        cols.append(("STRING", ddc(mapping("UBYTE", didx, 4), None)))
+        want_cols.append([dstr[k] or "" for k in didx])
+        want = [[c[i] for c in want_cols] for i in range(n)]
+        ncol = len(cols)
+        dictf = dict_file([(ncol - 1, 2, array("STRING", ["old", "older"])), (ncol - 1, 4, array("STRING", dstr))])
+        path = os.path.join(d, "ddc.bin")
+        write(path, header() + record(1, block(cols, n)))
+        write(path + ".dict", dictf)
+        mtd(path, n, ncol)
+        got = read_frame(braid, path, d)
+        report(isinstance(got, tuple) and same_cells(got[1], want), "read hash, ragged and dictionary columns",
+               got.stderr.decode()[-300:] if not isinstance(got, tuple) else "got %r want %r" % (got[1], want))
+        # the same as a folder of two parts of 3 rows, the .dict beside it
+        def part(r0, r1):
+            pc = [("HASH64", array("HASH64", h64[r0:r1])), ("INT64", ddc(mapping("INT", [2, 1, 0, 0, 2, 1][r0:r1], 3),
+                                                                          array("INT64", [7, 8, 9]))),
+                  ("STRING", ddc(mapping("UBYTE", didx[r0:r1], 4), None))]
+            return header() + record(r0 + 1, block(pc, r1 - r0))
+        folder = os.path.join(d, "ddcparts.bin")
+        os.mkdir(folder)
+        write(os.path.join(folder, "0-m-00000"), part(0, 3))
+        write(os.path.join(folder, "0-m-00001"), part(3, 6))
+        write(folder + ".dict", dict_file([(2, 4, array("STRING", dstr))]))
+        mtd(folder, n, 3)
+        got = read_frame(braid, folder, d)
+        want = [[want_cols[0][i], str([7, 8, 9][[2, 1, 0, 0, 2, 1][i]]), want_cols[-1][i]] for i in range(n)]
+        report(isinstance(got, tuple) and same_cells(got[1], want), "read dictionary columns from parts and .dict",
+               got.stderr.decode()[-300:] if not isinstance(got, tuple) else "got %r" % (got[1],))
+        # a dictionary column whose dictionary is missing or too short,
+        # a ragged column longer than its block, a bad .dict
+        ddc_bad = {
+            "a dictionary column without its .dict entry": (ddc(mapping("UBYTE", [0, 1], 2), None), None),
+            "a dictionary index outside its dictionary": (ddc(mapping("INT", [0, 2], 2), array("FP64", [1, 2])),
+                                                          None),
+            "a .dict entry too short": (ddc(mapping("BYTE", [0, 3], 4), None),
+                                        dict_file([(0, 3, array("FP64", [1, 2, 3]))])),
+            "a .dict of another value class": (ddc(mapping("BYTE", [0, 1], 2), None),
+                                               dict_file([(0, 2, array("FP64", [1, 2]))]).replace(b"ArrayWrapper",
+                                                                                                  b"ArrayWrappex")),
+            "a ragged column longer than its block": (ragged(2, array("FP64", [1, 2, 3]), 3), None),
+            "a ragged column of another size": (ragged(3, array("FP64", [1]), 1), None),
+            "a truncated mapping": (bytes([AT["DDC"], MAP["INT"]]) + struct.pack(">ii", 2, 2) + b"\0\0\0", None),
+        }
+        for label, (arr, dictbytes) in ddc_bad.items():
+            path = os.path.join(d, "badddc.bin")
+            write(path, header() + record(1, block([("FP64", arr)], 2)))
+            if os.path.exists(path + ".dict"):
+                os.remove(path + ".dict")
+            if dictbytes is not None:
+                write(path + ".dict", dictbytes)
+            mtd(path, 2, 1)
+            got = read_frame(braid, path, d)
+            ok = not isinstance(got, tuple) and got.returncode == 1 and b"error:" in got.stderr
+            report(ok, "refuse " + label, "" if ok else "read it: %r" % (got,))
+
         # 3. malformed files are refused
         good = block([("FP64", array("FP64", [1.0, 2.0]))], 2)
         bad = {
@@ -251,14 +389,20 @@ def main(argv):
             "compressed": header(comp=1) + record(1, good),
             "truncated record": (header() + record(1, good))[:-3],
             "record longer than its block": header() + record(1, good + b"\0"),
-            "dictionary column": header() + record(1, block([("FP64", bytes([AT["DDC"]]) + b"\0" * 16)], 2)),
-            "hash column": header() + record(1, block([("HASH64", array("INT64", [1, 2]))], 2)),
+            "dictionary mapping of another size": header() + record(1, block([("FP64", bytes([AT["DDC"]]) +
+                                                                                   b"\0" * 16)], 2)),
+            "unknown column kind": header() + record(1, block([("FP64", bytes([13]) + b"\0" * 16)], 2)),
             "bad sync mark": header() + struct.pack(">i", -1) + bytes(16) + record(1, good),
             "rows beyond the .mtd": header() + record(2, good),
         }
         # without a .mtd the blocks give the size: a first row of 2^40
         # must be refused, not allocated
         bad["a block at row 2^40 (no .mtd)"] = header() + record(1 << 40, good)
+        # braid's own layout (the fuzzer's find): a row count of 2^45
+        # with a few bytes of data, refused before it is allocated
+        bad["braid's layout, 2^45 rows (no .mtd)"] = b"BRAIDFB1" + struct.pack("<IIqq", 0x01020304, 0, 0x3b << 40, 2) + \
+            b"\x01" + struct.pack("<q", 2) + b"C1" + b"\x01" + struct.pack("<q", 2) + b"C2" + \
+            struct.pack("<4d", 1, 3, 2, 4)
         for label, data in bad.items():
             path = os.path.join(d, "bad.bin")
             write(path, data)
@@ -326,6 +470,82 @@ def main(argv):
             same_cells(back[1][2:4], [["3", "73", "true"], ["4", "74", "false"]])
         report(ok, "round trip of names and a bit set",
                back.stderr.decode()[-300:] if not isinstance(back, tuple) else "got %r" % (back[0],))
+        # 5. SystemDS's parallel writer (FrameWriterBinaryBlockParallel):
+        # part files = 8 bytes a cell / 16 KiB, at most the threads; a
+        # folder of parts of ceil(rows / blen / threads) * blen rows, each
+        # written as the single-file writer writes its rows; a former
+        # frame's .dict goes
+        conf300 = os.path.join(d, "bs300.xml")
+        write(conf300, b"<root><sysds.defaultblocksize>300</sysds.defaultblocksize></root>")
+        for nrow, ncol, threads, blen, opts in ((2500, 4, 3, 1000, ()), (2500, 4, 3, 300, ("-config", conf300)),
+                                                 (1000, 5, 3, 1000, ()), (1000, 4, 3, 1000, ()), (2500, 4, 1, 1000, ()),
+                                                 (1000, 2, 3, 1000, ())):
+            srcp = os.path.join(d, "par.csv")
+            cells = [["k%d" % (i % 13) if i % 9 else None for i in range(nrow)],
+                     [i * 0.25 - 3 for i in range(nrow)], [i * 7 - 100 for i in range(nrow)],
+                     [i % 4 == 1 for i in range(nrow)], [i * -1.5 for i in range(nrow)]][:ncol]
+            with open(srcp, "w", encoding="utf-8") as f:
+                for i in range(nrow):
+                    fmt = [lambda v: v or "", num, str, lambda v: "TRUE" if v else "FALSE", num]
+                    f.write(",".join(fmt[j](cells[j][i]) for j in range(ncol)) + "\n")
+            out = os.path.join(d, "par.bin")
+            write(out + ".dict", b"stale")
+            kinds = ["STRING", "FP64", "INT64", "BOOLEAN", "FP64"][:ncol]
+            p = run_braid(braid, 'F = read("%s", data_type="frame", format="csv", header=FALSE, schema="%s")\n'
+                          'write(F, "%s", format="binary")\n' % (srcp, ",".join(kinds), out),
+                          ("-threads", str(threads)) + opts)
+            label = "parallel write of %dx%d, %d threads, blocks of %d" % (nrow, ncol, threads, blen)
+            if p.returncode:
+                report(False, label, p.stderr.decode()[-300:])
+                continue
+            nparts = min(threads, max(1, nrow * ncol * 8 // 16384))
+            plen = math.ceil(nrow / blen / nparts) * blen
+            want_files = {}
+            for k in range(nparts):
+                r0, r1 = k * plen, min(nrow, (k + 1) * plen)
+                if r0 >= nrow:
+                    break
+                data = header()
+                step = nrow if nrow <= blen else blen
+                for b0 in range(r0, r1, step):
+                    b1 = min(nrow, b0 + step)
+                    data += record(b0 + 1, block([(kinds[j], array("BOOLEAN" if kinds[j] == "BOOLEAN" and b1 - b0 <= 64
+                                                                   else "BITSET" if kinds[j] == "BOOLEAN"
+                                                                   else kinds[j], cells[j][b0:b1]))
+                                                  for j in range(ncol)], b1 - b0))
+                want_files["0-m-%05d" % k] = data
+            if nparts == 1:
+                got_files = {"": open(out, "rb").read()} if os.path.isfile(out) else {}
+                want_files = {"": want_files["0-m-00000"]}
+            else:
+                got_files = {q: open(os.path.join(out, q), "rb").read() for q in sorted(os.listdir(out))} \
+                    if os.path.isdir(out) else {}
+            sync_at = len(header()) - 16
+            same = sorted(got_files) == sorted(want_files) and all(
+                len(got_files[q]) == len(w) and got_files[q][:sync_at] == w[:sync_at] and
+                got_files[q][sync_at + 16:] == w[sync_at + 16:] for q, w in want_files.items())
+            report(same and not os.path.exists(out + ".dict"), label,
+                   "files %s, want %s%s" % (sorted(got_files), sorted(want_files),
+                                           ", .dict kept" if os.path.exists(out + ".dict") else ""))
+            back = read_frame(braid, out, d)
+            shown = [lambda v: v or "", num, str, lambda v: "true" if v else "false", num]
+            wantc = [[shown[j](cells[j][i]) for j in range(ncol)] for i in range(nrow)]
+            report(isinstance(back, tuple) and same_cells(back[1], wantc), label + ": read back",
+                   back.stderr.decode()[-300:] if not isinstance(back, tuple) else "")
+        # 6. a frame in a list is written in the list's format, binary too
+        # (SystemDS's ListWriter exports every item with it)
+        lst = os.path.join(d, "list.bin")
+        p = run_braid(braid, 'F = read("%s", data_type="frame", format="csv", header=TRUE, '
+                      'schema="STRING,FP64,INT64,BOOLEAN")\nL = list(F, 7)\nwrite(L, "%s", format="binary")\n'
+                      'M = read("%s", data_type="list")\nG = as.frame(M[1])\nprint(toString(G))\n'
+                      'print(nrow(G) + ncol(G))\n' % (src + "h", lst, lst))
+        item = os.path.join(lst, "1")
+        head = open(item, "rb").read(4) if os.path.isfile(item) else b""
+        meta = open(item + ".mtd", encoding="utf-8").read() if os.path.isfile(item + ".mtd") else ""
+        ok = p.returncode == 0 and head == b"SEQ\x06" and '"format": "binary"' in meta and \
+            "14" in p.stdout.decode() and "r1" in p.stdout.decode()
+        report(ok, "a frame in a list written as a binary frame",
+               p.stderr.decode()[-300:] + " head %r mtd %s" % (head, meta))
     print("%d passed, %d failed" % (passed, failed), flush=True)
     return 0 if failed == 0 else 1
 
