@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "../dist/dist.h"
+#include "../gpu/gpu.h"
 #include "../kernels/leaf.h"
 #include "../kernels/mm.h"
 
@@ -927,6 +928,44 @@ static int stitch_point(const CostCtx *x, int c, int h)
     return -1;
 }
 
+/* The device side of a stitched vector under -gpu (docs/codegen.md,
+ * "CPU stitching", "On the device"), priced by the device profile
+ * (gpu_profile: launch seconds, device and transfer bandwidth): the
+ * vector of hs[0..nh) (aggregates of X and their expression) computed
+ * stitched into an operator of template tpl, or (!stitched) by its own
+ * operators. A stitched Cell operator over a dense X is one launch with
+ * its consumer (cgregion.c): only its passes over X, at the device's
+ * bandwidth. Otherwise each aggregate and expression operator is a
+ * launch of its own, X is read per pass and each vector is written and
+ * read; a stitched expression's vectors also land on the host and go
+ * back (exec.c dev_pre). Negative when the device is off (no device
+ * side). */
+static double dev_vec_time(Hop *const *hs, int nh, const Hop *X, bool stitched, TplType tpl)
+{
+    if (gpu_mode() == GPU_OFF) return -1;
+    GpuProfile g = gpu_profile();
+    int nagg = 0, nexpr = 0;
+    double vec = 0;
+    for (int t = 0; t < nh; t++) {
+        if (hs[t]->kind == H_AGG) nagg++;
+        else nexpr++;
+        vec += bytes(hs[t]);
+    }
+    double rd = cg_pre_passes(hs, nh) * bytes(X) / g.bw;
+    if (stitched && tpl == T_CELL && dense_est(X)) return rd;
+    double t = (nagg + nexpr) * g.launch_s + rd + 2 * vec / g.bw;
+    if (stitched && nexpr > 0) t += 2 * vec / g.xfer_bw;
+    return t;
+}
+
+/* The host's time t or the device's d (negative: none), as the run
+ * chooses: the device under force, the cheaper one otherwise. */
+static double host_or_dev(double t, double d)
+{
+    if (d < 0) return t;
+    return gpu_mode() == GPU_FORCE ? d : fmin(t, d);
+}
+
 /* The vector `in` of a stitch point computed by its own operators (its
  * aggregates each read X, from memory when X is larger than half the
  * last-level cache, as stitched; each vector is written and read),
@@ -948,6 +987,7 @@ static double alone_cost(CostCtx *x, const Hop *in)
         if (hs[t]->kind == H_AGG && big) rd += cg_pre_passes(&hs[t], 1) * bytes(X);
     }
     double t = fmax(rd / mc->read_bw, fl / mc->flops) + vec / mc->write_bw + vec / mc->read_bw;
+    t = host_or_dev(t, dev_vec_time(hs, nh, X, false, T__N));
     x->spent += t;
     return t;
 }
@@ -1013,6 +1053,7 @@ static double stitch_cost(CostCtx *x, const CVec *v, const Hop *in)
     }
     double rd = bytes(X) <= llc_bytes() / 2 ? 0 : cg_pre_passes(hs, nh) * bytes(X);
     double t = fmax(rd / mc->read_bw, fl / mc->flops) + (point ? 0 : vec / mc->write_bw + vec / mc->read_bw);
+    t = host_or_dev(t, dev_vec_time(hs, nh, X, true, v->type));
     x->spent += t;
     if (point && needed_elsewhere(x, in, hs, nh)) t += alone_cost(x, in);
     return t;

@@ -22,6 +22,7 @@
 #include "../kernels/apply.h"
 #include "../kernels/cla.h"
 #include "../gpu/gpu.h"
+#include "cgregion.h"
 
 /* The skeletons' aggregation code (kernels/spoof.h) of an aggregate's
  * streaming form (ops.def's acc column). */
@@ -903,6 +904,28 @@ static int outer_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est
     return rc;
 }
 
+/* A stitched Cell plan as one launch (cgregion.c; docs/gpu.md,
+ * "Stitched codegen plans in one launch"): the column aggregates, their
+ * expressions and the cell body (or its column aggregate) in one
+ * DIR_COL region under the unfused order (a column by one lane, as
+ * gpu_agg's column kernels: the stitched vectors are the unstitched
+ * device plan's to the bit). 1 when it ran (*out set), 0 when the plan
+ * or call does not fit or the backend declines the operands (the
+ * caller runs the plan's own path), -1 with e set. */
+static int cell_region_gpu(const CPlan *p, const Bind *b, Value *out, BrErr *e)
+{
+    CgRegion g;
+    if (!cg_cell_region(p, &(CgRegionCall){b->m, b->sc, b->pre}, &g)) return 0;
+    StitchSched s = stitch_unfused_order(&g.r, g.in[0]->rows, g.in[0]->cols);
+    MB *res[ST_MAX_OUT] = {NULL};
+    if (stitch_exec_all(&g.r, g.in, g.sc, &s, res, e)) return -1;
+    if (!res[0]) return 0;
+    for (int k = 1; k < st_nout(&g.r); k++) mb_release(res[k]);
+    *out = val_matrix(res[0]);
+    gpu_count_fused_region();
+    return 1;
+}
+
 /* Cell and MAgg on the device: bound and checked as on the CPU, worth it
  * by their transfers against the plan's operations per cell visited. */
 static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out, BrErr *e, bool decided)
@@ -925,7 +948,9 @@ static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out,
         MB *res[1] = {NULL};
         double v[SPOOF_MAXOUT] = {0};
         bool run = decided || (x.build = build_share(op, src), gpu_worth(&x));
-        /* stitched inputs: their vectors (on the host, for the
+        /* a stitched plan that fits one region: one launch */
+        if (run && cplan_stitched(op->plan) && (rc = cell_region_gpu(op->plan, &b, out, e))) run = false;
+        /* else the stitched inputs' vectors (on the host, for the
          * sparse-safe test) in place of the matrix */
         if (run && cplan_stitched(op->plan)) {
             if ((rc = dev_pre(op->plan, &b, args, true, e))) run = false, rc = -1;

@@ -39,6 +39,19 @@ bool gpu_stitch_on(void);
  * device ("no OpenCL platform/device: ..."). */
 int gpu_init(BrErr *e);
 
+/* The device profile the plan choice prices the device side with
+ * (codegen/cost.c, stitched vectors under -gpu; docs/codegen.md, "CPU
+ * stitching"): seconds per kernel launch, the device's memory
+ * bandwidth and the host-device transfer bandwidth (bytes/s). Declared
+ * by BRAID_GPU_PROFILE="launch_s bw xfer_bw" (read once; a malformed
+ * or non-positive value is ignored with a warning), else nominal: 10
+ * us, 500 GB/s, 12 GB/s (the cost rule's launch and PCIe terms, the
+ * explorer's bandwidth). Not calibrated on a device. gpu_set_profile:
+ * a test's profile (NULL: back to the declared or nominal one). */
+typedef struct GpuProfile { double launch_s, bw, xfer_bw; } GpuProfile;
+GpuProfile gpu_profile(void);
+void gpu_set_profile(const GpuProfile *p);
+
 /* What gpu_init found: name, type and the properties the cost models use. */
 typedef struct GpuInfo {
     char name[128];
@@ -77,6 +90,9 @@ typedef struct GpuStats {
     int64_t fused_async;       /* of those, runs while the kernel built in
                                   the background (sysds.gpu.async) */
     int64_t tiled;             /* launches of tiled generated kernels */
+    int64_t fused_region;      /* of fused_ops, stitched Cell plans run as
+                                  one stitched region's launch
+                                  (codegen/cgregion.c) */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
@@ -155,6 +171,8 @@ int gpu_spoof_outer(const char *src, const struct SpoofOuter *op, int nL, MB **r
 struct SpoofCell;
 int gpu_spoof_cell(const char *src, const struct SpoofCell *op, MB **res, double *v, BrErr *e);
 void gpu_count_fused_cpu(void);
+/* Counts a fused operator run as one stitched region (gpu/stitch.c). */
+void gpu_count_fused_region(void);
 
 /* The cost rule of the instruction layer: should an operator run on the
  * device? x: bytes of its inputs not yet on the device (up), bytes of

@@ -3,6 +3,7 @@
  * process, on first use), launches and the device properties the cost
  * models read. Portable OpenCL 1.2 host code: it runs on any ICD (NVIDIA,
  * AMD, Intel, PoCL). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,6 +143,43 @@ static int build_all(BrErr *e)
     return 0;
 }
 
+/* the device profile (gpu_profile): a test's, else the declared one */
+static GpuProfile g_prof_test, g_prof_decl = {10e-6, 500e9, 12e9};
+static bool g_prof_has;
+static pthread_once_t g_prof_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_prof_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void prof_read(void)
+{
+    const char *v = getenv("BRAID_GPU_PROFILE");
+    if (!v || !*v) return;
+    GpuProfile p;
+    char tail;
+    if (sscanf(v, "%lf %lf %lf %c", &p.launch_s, &p.bw, &p.xfer_bw, &tail) == 3 && p.launch_s > 0 && p.bw > 0 &&
+        p.xfer_bw > 0 && isfinite(p.launch_s) && isfinite(p.bw) && isfinite(p.xfer_bw))
+        g_prof_decl = p;
+    else
+        fprintf(stderr, "braid: warning: BRAID_GPU_PROFILE=\"%s\" ignored: three positive numbers "
+                        "(launch seconds, device and transfer bytes per second) expected\n", v);
+}
+
+GpuProfile gpu_profile(void)
+{
+    pthread_once(&g_prof_once, prof_read);
+    pthread_mutex_lock(&g_prof_lock);
+    GpuProfile p = g_prof_has ? g_prof_test : g_prof_decl;
+    pthread_mutex_unlock(&g_prof_lock);
+    return p;
+}
+
+void gpu_set_profile(const GpuProfile *p)
+{
+    pthread_mutex_lock(&g_prof_lock);
+    g_prof_has = p != NULL;
+    if (p) g_prof_test = *p;
+    pthread_mutex_unlock(&g_prof_lock);
+}
+
 /* Builds of generated programs (after the fixed kernels'): their count
  * and total time, for the cost rule's build term (gpu_build_seconds). */
 static int64_t g_builds, g_build_ns;
@@ -264,8 +302,9 @@ void gpu_print_stats(FILE *f)
             (double)s.d2h_bytes / 1e6, (long long)s.landed, (long long)s.hits, (long long)s.misses,
             (long long)s.evictions);
     if (s.fused_ops || s.fused_cpu)
-        fprintf(f, "GPU codegen operators:\t%lld on the device, %lld on the CPU (%lld while compiling).\n",
-                (long long)s.fused_ops, (long long)s.fused_cpu, (long long)s.fused_async);
+        fprintf(f, "GPU codegen operators:\t%lld on the device (%lld as one stitched launch), %lld on the CPU (%lld while "
+                "compiling).\n", (long long)s.fused_ops, (long long)s.fused_region, (long long)s.fused_cpu,
+                (long long)s.fused_async);
     if (s.stitched || s.stitch_fallbacks)
         fprintf(f, "GPU stitched regions:\t%lld runs, %lld launches, %lld runs unfused while compiling.\n",
                 (long long)s.stitched, (long long)s.stitch_launches, (long long)s.stitch_fallbacks);

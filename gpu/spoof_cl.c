@@ -542,3 +542,11 @@ void gpu_count_fused_cpu(void)
     gpu_st.fused_cpu++;
     pthread_mutex_unlock(&gpu_lock);
 }
+
+void gpu_count_fused_region(void)
+{
+    pthread_mutex_lock(&gpu_lock);
+    gpu_st.fused_ops++;
+    gpu_st.fused_region++;
+    pthread_mutex_unlock(&gpu_lock);
+}

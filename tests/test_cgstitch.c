@@ -221,6 +221,140 @@ static void test_device(void)
     gpu_configure(GPU_OFF, -1, 0);
 }
 
+/* Stitched Cell plans in one launch (codegen/cgregion.c): under `-gpu
+ * force` a Cell NO_AGG or COL_AGG plan whose stitched vectors aggregate
+ * one dense X runs as one DIR_COL region, so the script (whose only
+ * operator is that plan) takes exactly 1 launch (the unstitched device
+ * plan: the aggregates', the expression's and the plan's kernels, and
+ * a COL_AGG's combine). Its results equal the unstitched device plan's
+ * to the bit where the sums run in the same order (the stitched
+ * vectors: a column by one lane with Kahan sums, as gpu_agg; the cell
+ * body: the same operators), and within 1e-9 for a COL_AGG sum (the
+ * plan sums blocks of rows, the region a column in one lane). Inputs
+ * beyond X: a matrix W of X's shape, a column vector v, a row vector u
+ * not stitched, scalars. Shapes that are not multiples of a
+ * work-group; a CSR X and a Row plan keep today's path (no region). */
+static void test_device_region(void)
+{
+    static const struct { const char *name, *src, *out; double tol; bool region; } cs[] = {
+        {"centre", "Y = (X - colMeans(X)) * 2\n", "Y", 0, true},
+        {"minmax", "Y = (X - colMins(X)) / (colMaxs(X) - colMins(X))\n", "Y", 0, true},
+        {"standardize", "Y = (X - colMeans(X)) / colSds(X)\n", "Y", 0, true},
+        {"var expr", "Y = (X - colMeans(X)) / sqrt(colVars(X) + 1e-8)\n", "Y", 0, true},
+        {"inputs", "Y = ((X * W - colSums(X) / 3) * v + u) * 1.75 - exp(-colMeans(X))\n", "Y", 0, true},
+        {"col_agg max", "c = colMaxs(abs(X - colMeans(X)) * W)\n", "c", 0, true},
+        {"col_agg sum", "c = colSums(((X - colMeans(X)) / colSds(X)) ^ 2)\n", "c", 1e-9, true},
+        {"col_agg mean", "c = colMeans((X - colMins(X)) * v)\n", "c", 1e-9, true},
+        {"row plan", "Y = (X - colMeans(X)) %*% B\n", "Y", 0, false},
+    };
+    static const int64_t shapes[][2] = {{130, 37}, {1001, 9}, {7, 3}};
+    BrErr e = {0};
+    gpu_configure(GPU_FORCE, -1, 0);
+    int rc = gpu_init(&e);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    for (int si = 0; si < 3 && !rc; si++)
+        for (int sparse = 0; sparse < 2; sparse++)
+            for (size_t q = 0; q < sizeof cs / sizeof *cs; q++) {
+                if (sparse && (si > 0 || !cs[q].region)) continue;
+                int64_t M = shapes[si][0], N = shapes[si][1];
+                Case c = {cs[q].name, cs[q].src, cs[q].out};
+                t_seed(77 + q + 10 * (uint64_t)si);
+                MB *in[5] = {t_gen(M, N, sparse ? 0.2 : 1, 0, 1, sparse), t_gen(M, N, 1, 0.5, 2, false),
+                             t_gen(M, 1, 1, -1, 1, false), t_gen(1, N, 1, -1, 1, false), t_gen(N, 3, 1, 0, 1, false)};
+                const char *names[5] = {"X", "W", "v", "u", "B"}, *outs[1] = {cs[q].out};
+                CgOptions on = {.enabled = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+                TRun du, ds;
+                gpu_set_stitch(false);
+                setenv("BRAID_CG_STITCH", "0", 1);
+                gpu_stats_reset();
+                t_run_dml(cs[q].src, &on, 5, names, in, 1, outs, &du);
+                GpuStats gu = gpu_stats();
+                unsetenv("BRAID_CG_STITCH");
+                gpu_stats_reset();
+                t_run_dml(cs[q].src, &on, 5, names, in, 1, outs, &ds);
+                GpuStats g = gpu_stats();
+                gpu_set_stitch(true);
+                char what[64];
+                snprintf(what, sizeof what, "%lldx%lld%s", (long long)M, (long long)N, sparse ? " CSR" : "");
+                T_CHECK(du.rc == 0 && ds.rc == 0, "%s %s: %s / %s", c.name, what, du.err, ds.err);
+                if (!du.rc && !ds.rc) {
+                    check_out(&c, &ds.out[0], &du.out[0], cs[q].tol, what);
+                    bool one = cs[q].region && !sparse;
+                    T_CHECK(ds.st.stitched >= 1 && g.fused_cpu == 0 && gu.fused_cpu == 0,
+                            "%s %s: %lld stitched, %lld/%lld on the CPU", c.name, what, (long long)ds.st.stitched,
+                            (long long)g.fused_cpu, (long long)gu.fused_cpu);
+                    T_CHECK(one ? g.fused_region == 1 && g.launches == 1 : g.fused_region == 0,
+                            "%s %s: %lld region runs, %lld launches (unstitched %lld)", c.name, what,
+                            (long long)g.fused_region, (long long)g.launches, (long long)gu.launches);
+                    T_CHECK(gu.launches > 1 && gu.fused_region == 0, "%s %s: unstitched %lld launches", c.name, what,
+                            (long long)gu.launches);
+                    if (si == 0)
+                        printf("-gpu force one launch %s%s: launches stitched %lld, unstitched %lld\n", c.name,
+                               sparse ? " CSR" : "", (long long)g.launches, (long long)gu.launches);
+                }
+                t_run_free(&du);
+                t_run_free(&ds);
+                for (int k = 0; k < 5; k++) mb_release(in[k]);
+            }
+    gpu_configure(GPU_OFF, -1, 0);
+}
+
+/* The device side of stitch points in getPlanCost (cost.c dev_vec_time,
+ * by the device profile): under `-gpu force`, colMeans(X) read by two
+ * Cell operators is stitched into both (each a one-launch region,
+ * saving the aggregate's launch) under a profile of slow launches
+ * (1 ms) and fast memory, and materialized (computed once) under one of
+ * slow memory (1 MB/s: each stitched copy re-reads X); the device off,
+ * the profile changes nothing (the CPU model). The choice is checked,
+ * not a time; results equal the CPU's within 1e-9 either way. */
+static void test_profile(void)
+{
+    const char *src = "A = X - colMeans(X)\nY = exp(A) * 2\nz = colSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n";
+    static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6}};
+    BrErr e = {0};
+    gpu_configure(GPU_FORCE, -1, 0);
+    int rc = gpu_init(&e);
+    gpu_configure(GPU_OFF, -1, 0);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    if (rc) return;
+    t_seed(11);
+    MB *in[1] = {t_gen(300, 20, 1, 0, 1, false)};
+    const char *names[1] = {"X"}, *outs[1] = {"s"};
+    Case c = {"profile", src, "s"};
+    CgOptions off = {0}, on = {.enabled = true, .policy = CG_COST_BASED, .keep_fused = true};
+    TRun ref;
+    t_run_dml(src, &off, 1, names, in, 1, outs, &ref);
+    int64_t pts[2][2][2];   /* [device on][profile][stitched, materialized] */
+    for (int dev = 0; dev < 2; dev++)
+        for (int q = 0; q < 2; q++) {
+            gpu_configure(dev ? GPU_FORCE : GPU_OFF, -1, 0);
+            gpu_set_stitch(false);
+            gpu_set_profile(&prof[q]);
+            TRun st;
+            t_run_dml(src, &on, 1, names, in, 1, outs, &st);
+            gpu_set_profile(NULL);
+            gpu_set_stitch(true);
+            gpu_configure(GPU_OFF, -1, 0);
+            T_CHECK(st.rc == 0 && ref.rc == 0, "profile %d/%d: %s", dev, q, st.err);
+            if (!st.rc && !ref.rc) check_out(&c, &st.out[0], &ref.out[0], 1e-9, dev ? "-gpu force" : "device off");
+            pts[dev][q][0] = st.st.stitch_pts[1];
+            pts[dev][q][1] = st.st.stitch_pts[0];
+            printf("profile %s, launch %g s, bandwidth %g B/s: stitch points %lld stitched, %lld materialized\n",
+                   dev ? "-gpu force" : "device off", prof[q].launch_s, prof[q].bw, (long long)pts[dev][q][0],
+                   (long long)pts[dev][q][1]);
+            t_run_free(&st);
+        }
+    T_CHECK(pts[1][0][0] == 2 && pts[1][0][1] == 0, "slow launches: %lld stitched, %lld materialized (want 2, 0)",
+            (long long)pts[1][0][0], (long long)pts[1][0][1]);
+    T_CHECK(pts[1][1][0] == 0 && pts[1][1][1] == 2, "slow memory: %lld stitched, %lld materialized (want 0, 2)",
+            (long long)pts[1][1][0], (long long)pts[1][1][1]);
+    T_CHECK(pts[0][0][0] == pts[0][1][0] && pts[0][0][1] == pts[0][1][1] && pts[0][0][0] + pts[0][0][1] == 2,
+            "device off: the profile changed the choice (%lld/%lld vs %lld/%lld)", (long long)pts[0][0][0],
+            (long long)pts[0][0][1], (long long)pts[0][1][0], (long long)pts[0][1][1]);
+    t_run_free(&ref);
+    mb_release(in[0]);
+}
+
 /* Stitch points (codegen/cost.c add_stitch_points): MPSkipEnum
  * enumerates them and getPlanCost prices them; the explorer
  * (fxselect.c) takes the vector into its consumer's kernel or not by
@@ -344,6 +478,8 @@ int main(void)
     test_choice();
     test_compressed();
     test_device();
+    test_device_region();
+    test_profile();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
     printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
     return t_done("test_cgstitch");
