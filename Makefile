@@ -65,8 +65,12 @@ LDFLAGS += -fsanitize=address,undefined,float-cast-overflow
 endif
 
 
-# keep intermediate objects (and make's output ends with the test summary)
-.SECONDARY:
+# keep the objects of tests, benchmarks and examples, which make reaches
+# through a chain of pattern rules (and make's output ends with the test
+# summary); never `.SECONDARY:` without targets: it made every object
+# intermediate, so a new source file's missing object was not built into
+# libbraid.a (tools/makedeps.py checks)
+.SECONDARY: $(TESTSRC:%.c=$(BUILD)/obj/%.o) $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard bench/*.c examples/*.c))
 
 .PHONY: all kernels deps python python-dir sdist-dirs test san bench-stitch bench-kernels bench-python bench-cla bench-compile bench-codegen bench-codegen-cold bench-e2e clean example fuzz fuzz-long
 

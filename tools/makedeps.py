@@ -7,10 +7,16 @@ first), and per header runs one `make -n -W HEADER` of its objects: each
 must be compiled again. An object whose dependency file the Makefile did
 not read kept an old layout of a struct after its header grew it
 (bench/bench_amulet_sweep.o's Rt: its run wrote past its frame).
+Then, in an empty scratch build folder of zero-byte objects, one library
+object missing (a new source file, or a deleted object) must be compiled
+and the archive made again: with `.SECONDARY:` make treated every object
+as intermediate and kept the old archive, so an incremental build linked
+without the new file.
 Prints "N passed, M failed"; exit status 1 on a failure."""
 import os
 import subprocess
 import sys
+import tempfile
 
 build = sys.argv[1] if len(sys.argv) > 1 else "build"
 heads = {}
@@ -44,5 +50,35 @@ while left:
         else:
             print("FAIL: %s is not rebuilt when %s changes" % (o, h))
             nfail += 1
+
+# a missing library object is rebuilt and archived
+with tempfile.TemporaryDirectory() as tmp:
+    out = subprocess.run(["make", "-s", "-n", "BUILD=" + tmp,
+                          "--eval=print-obj: ; @echo $(OBJ)", "print-obj"],
+                         capture_output=True, text=True)
+    objs = [o for o in out.stdout.split() if o.startswith(tmp)]
+    for o in objs:
+        os.makedirs(os.path.dirname(o), exist_ok=True)
+        open(o, "w").close()
+    open(os.path.join(tmp, ".deps"), "w").close()
+    lib = os.path.join(tmp, "libbraid.a")
+    open(lib, "w").close()
+    t0 = os.stat(lib).st_mtime
+    for o in objs:
+        os.utime(o, (t0 - 10, t0 - 10))
+    for o in objs[:1] + objs[-1:]:
+        os.rename(o, o + ".gone")
+        out = subprocess.run(["make", "-n", "BUILD=" + tmp, lib],
+                             capture_output=True, text=True)
+        os.rename(o + ".gone", o)
+        text = out.stdout + out.stderr
+        if objs and "-o " + o in text and "ar rcs " + lib in text:
+            npass += 1
+        else:
+            print("FAIL: a missing %s is not built into the library" % o)
+            nfail += 1
+    if not objs:
+        print("FAIL: no library objects found (make print-obj)")
+        nfail += 1
 print("makedeps: %d passed, %d failed" % (npass, nfail))
 sys.exit(1 if nfail else 0)
