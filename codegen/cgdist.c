@@ -114,39 +114,73 @@ static int sel_fused(const void *arg, const Hop *h, int consumer, int i)
 /* Rank 0: the plans of the fused operators placed on the ranks, by the
  * key of their region (a slot per key, the last one wins), with the bytes
  * a candidate of that region is priced when the workers do not hold the
- * plan: the whole plan, or, under the key of one root of a multi-root
- * operator (MAgg, merged Row: the cost model prices each root alone, or
- * a Row group's first root alone and then the group), its share. */
+ * plan. Two tables: the whole plans under their operators' keys (a
+ * multi-root operator's: its roots' keys summed), and the shares of
+ * multi-root operators (MAgg, merged Row: the cost model prices each root
+ * alone, or a Row group's first root alone and then the group) under each
+ * root's key, with the other roots, so that a root is priced by its share
+ * only where those roots are there again (the operator is formed again):
+ * a root standing alone has a plan of its own (the workers holding the
+ * MAgg's says nothing of it). */
 #define PRICES 512
-static struct { uint64_t key; char *plan; size_t len; double bytes; } g_price[PRICES];
+typedef struct Price {
+    uint64_t key;
+    char *plan;
+    size_t len;
+    double bytes;
+    CgSibling sib[CG_MAXOUT];   /* shares: the other roots */
+    int nsib;
+} Price;
+static Price g_whole[PRICES], g_share[PRICES];
 static pthread_mutex_t g_price_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Under g_price_lock: the price of key's plan; est when unknown. */
-static double price_of(uint64_t key, double est)
+/* Under g_price_lock: key's record in table t, or NULL. */
+static const Price *price_find(const Price *t, uint64_t key)
 {
-    int s = (int)(key % PRICES);
-    if (!key || !g_price[s].plan || g_price[s].key != key) return est;
-    return dist_fused_plan_held(g_price[s].plan, g_price[s].len) ? 0 : g_price[s].bytes;
+    const Price *r = &t[key % PRICES];
+    return key && r->plan && r->key == key ? r : NULL;
 }
 
-static void price_note(uint64_t key, const char *plan, size_t len, double bytes)
+/* Under g_price_lock: the price of key's plan in table t; est when
+ * unknown. */
+static double price_of(const Price *t, uint64_t key, double est)
 {
-    int s = (int)(key % PRICES);
+    const Price *r = price_find(t, key);
+    if (!r) return est;
+    return dist_fused_plan_held(r->plan, r->len) ? 0 : r->bytes;
+}
+
+static void price_note(Price *t, uint64_t key, const char *plan, size_t len, double bytes, const CgSibling *sib,
+                       int nsib)
+{
+    Price *r = &t[key % PRICES];
     char *copy = key ? malloc(len ? len : 1) : NULL;
     if (!copy) return;
     memcpy(copy, plan, len);
-    free(g_price[s].plan);
-    g_price[s].key = key, g_price[s].plan = copy, g_price[s].len = len, g_price[s].bytes = bytes;
+    free(r->plan);
+    r->key = key, r->plan = copy, r->len = len, r->bytes = bytes, r->nsib = nsib;
+    if (nsib > 0) memcpy(r->sib, sib, (size_t)nsib * sizeof *sib);
 }
 
-double cg_dist_plan_price(uint64_t key, int ops, int nin)
+double cg_dist_plan_price(uint64_t key, bool share, int ops, int nin)
 {
     double est = cg_plan_bytes_est(ops, nin);
     if (!key || !br_dist_available() || dist_rank() != 0) return est;
     pthread_mutex_lock(&g_price_lock);
-    double b = price_of(key, est);
+    double b = price_of(share ? g_share : g_whole, key, est);
     pthread_mutex_unlock(&g_price_lock);
     return b;
+}
+
+int cg_dist_plan_siblings(uint64_t key, CgSibling *sib, int max)
+{
+    if (!key || !br_dist_available() || dist_rank() != 0) return 0;
+    pthread_mutex_lock(&g_price_lock);
+    const Price *r = price_find(g_share, key);
+    int n = r ? BR_MIN(r->nsib, max) : 0;
+    if (n > 0) memcpy(sib, r->sib, (size_t)n * sizeof *sib);
+    pthread_mutex_unlock(&g_price_lock);
+    return n;
 }
 
 int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const CgOp *op, double price[2])
@@ -174,9 +208,17 @@ int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const CgOp *op, doubl
      * costing moments ago), beside its estimated size (what pricing
      * every plan in full gave) */
     price[1] = cg_plan_bytes_est(cplan_nops(p), p->nin);
-    price[0] = price_of(all, price[1]);
-    price_note(all, plan, n, (double)n);
-    for (int r = 0; r < nr && nr > 1; r++) price_note(keys[r], plan, n, (double)n / nr);
+    price[0] = price_of(g_whole, all, price[1]);
+    price_note(g_whole, all, plan, n, (double)n, NULL, 0);
+    for (int r = 0; r < nr && nr > 1; r++) {
+        CgSibling sib[CG_MAXOUT];
+        int ns = 0;
+        for (int q = 0; q < nr; q++)
+            if (q != r)
+                sib[ns++] = (CgSibling){keys[q], roots[q]->kind, roots[q]->op, roots[q]->dir, roots[q]->rows,
+                                        roots[q]->cols};
+        price_note(g_share, keys[r], plan, n, (double)n / nr, sib, ns);
+    }
     int64_t id = __atomic_add_fetch(&places, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&g_price_lock);
     free(plan);

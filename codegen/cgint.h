@@ -369,15 +369,28 @@ typedef struct CPlan {
  * operator of that region was placed before and the workers hold its
  * plan (a loop's recompiled operator, the same expression elsewhere),
  * that plan's packed size when they do not, else the estimate for its
- * size (cg_plan_bytes_est). cg_dist_note_plan: op (built from f over m)
- * is now placed on the ranks (rank 0 keeps its plan under its region's
- * key); returns the placement's id (0: not placed on the ranks) with
- * price[0] the bytes the cost model priced for its plan, price[1] the
- * plan's estimated size (H_SPOOF's plan_place and plan_price: -stats
- * counts them when the placement's first job runs). */
+ * size (cg_plan_bytes_est); share: key is one root of a multi-root
+ * operator placed before (MAgg, merged Row) that is formed again, and
+ * that operator's share is priced. cg_dist_plan_siblings: the other roots
+ * of the multi-root operator placed before with a root of region key
+ * (at most max; 0 when none). cg_dist_note_plan: op (built from f over
+ * m) is now placed on the ranks (rank 0 keeps its plan under its
+ * region's key, a multi-root operator's also under each root's); returns
+ * the placement's id (0: not placed on the ranks) with price[0] the
+ * bytes the cost model priced for its plan, price[1] the plan's
+ * estimated size (H_SPOOF's plan_place and plan_price: -stats counts
+ * them when the placement's first job runs). */
 typedef int (*KeyFusedFn)(const void *arg, const Hop *h, int consumer, int i);
+typedef struct CgSibling {
+    uint64_t key;         /* its region's key */
+    HopKind kind;         /* its root hop */
+    OpCode op;
+    AggDir dir;
+    int64_t rows, cols;
+} CgSibling;
 uint64_t cg_region_key(const Hop *root, KeyFusedFn fused, const void *arg);
-double cg_dist_plan_price(uint64_t key, int ops, int nin);
+double cg_dist_plan_price(uint64_t key, bool share, int ops, int nin);
+int cg_dist_plan_siblings(uint64_t key, CgSibling *sib, int max);
 struct CgOp;
 int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const struct CgOp *op, double price[2]);
 

@@ -596,8 +596,10 @@ typedef struct CVec {
     const Hop *mm[MAXMM];  /* Row: products, costed once main is known */
     int nmm;
     int nops;              /* operations fused (the plan's size) */
-    uint64_t rkey;         /* distributed: the region's key (cg_region_key;
+    uint64_t rkey;         /* on the ranks: the region's key (cg_region_key;
                               a Row group's: its roots' summed) */
+    bool rshare;           /*   one root of a multi-root operator formed
+                              again: priced by its share (shares_again) */
     const Hop *pre[CG_MAXPRE];   /* Row/Cell/MAgg: vector inputs the
                               operator may stitch (stitch_cost) */
     int npre;
@@ -681,6 +683,30 @@ static void row_products(const CVec *v, double *flops, double *gflops, double *v
 
 typedef struct DistCost { double net, bcast; } DistCost;
 
+/* Is h's value a distributed matrix at run time, as far as the compile
+ * knows: a variable that holds one at dynamic recompilation, or the
+ * output of a distributed elementwise operator (it keeps its operands'
+ * rows on the ranks)? */
+static bool dist_value(const Hop *h)
+{
+    if (!h || h->dt != DT_MATRIX) return false;
+    if (h->kind == H_TREAD) return h->distval;
+    return h->exec == EX_DIST && (h->kind == H_UNARY || h->kind == H_BINARY || h->kind == H_TERNARY);
+}
+
+/* Does operator v rooted at h run on the ranks: placed there (EX_DIST),
+ * or placed locally over an operand distributed at run time (the runtime
+ * runs it on the ranks rather than collect the operand,
+ * runtime/distexec.c reads_dist)? */
+static bool on_ranks(const CostCtx *x, const CVec *v, const Hop *h)
+{
+    if (!h || !br_dist_available() || dist_size() < 2) return false;
+    if (h->exec == EX_DIST) return true;
+    for (int i = 0; i < v->nin; i++)
+        if (dist_value(x->m->hop[v->in[i]])) return true;
+    return false;
+}
+
 /* The network seconds and broadcast bytes of a distributed operator with
  * inputs v and output h (out bytes); false when it runs locally. */
 static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out, DistCost *dc)
@@ -708,7 +734,7 @@ static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out,
      * fused operator's header, operand descriptors and plan (none when the
      * workers hold the plan of this region's operator: the first job of a
      * plan sends it, later ones, also after a recompilation, find it) */
-    double ctrl = dist_ctrl_bytes(1, nval, fused, fused ? nin : 0, fused ? cg_dist_plan_price(v->rkey, v->nops, nin) : 0);
+    double ctrl = dist_ctrl_bytes(1, nval, fused, fused ? nin : 0, fused ? cg_dist_plan_price(v->rkey, v->rshare, v->nops, nin) : 0);
     /* a reduced result's partials are its cells as doubles */
     bool reduce = h->rows != rows || rows <= 1;
     double part = h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0 ? 8 * cells(h) : out;
@@ -743,6 +769,15 @@ static double op_time(const CostCtx *x, const CVec *v, double out, const Hop *ro
         return fmax(rd / n / mc->read_bw, comp / n) + out / n / mc->write_bw + dc.net;
     }
     double t = fmax(rd / mc->read_bw, comp) + out / mc->write_bw;
+    /* placed locally over operands distributed at run time (on_ranks):
+     * the runtime runs it on the ranks, and its job sends the plan the
+     * workers do not hold (-stats prices it at that job); the rest of
+     * its costs stay the local ones, as the placement has it */
+    if (v->type != T__N && v->rkey) {
+        int nin = 0;
+        for (int i = 0; i < v->nin; i++) nin += x->m->hop[v->in[i]] && x->m->hop[v->in[i]]->kind != H_LIT;
+        t += cg_dist_plan_price(v->rkey, v->rshare, v->nops, nin) / dist_net_rate();
+    }
     /* constraint: inputs and output of one operator within the budget */
     if (rd + out > br_mem_budget()) return INFINITY;
     return t;
@@ -841,6 +876,7 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
             continue;
         CVec m = g->v;
         m.rkey += v->rkey;   /* the merged operator's (cg_dist_note_plan) */
+        m.rshare = false;
         for (int k = 0; k < v->nin; k++) add_input(&m, v->in[k]);
         for (int k = 0; k < v->nmm && m.nmm < MAXMM; k++) {
             bool dup = false;
@@ -893,6 +929,33 @@ static int cost_key_fused(const void *arg, const Hop *h, int consumer, int i)
     MEntry *e = best_ok(x, h, consumer);
     bool in = e && i < e->nin && e->ref[i] >= 0 && h->in[i] && best_ok(x, h->in[i], e->type);
     return in ? (int)e->type : -1;
+}
+
+/* Is key, the region of a fused operator rooted at h, one root of a
+ * multi-root operator placed before (a MAgg, a merged Row group) whose
+ * other roots are in this DAG again, with the same regions under the
+ * current cut? Then select.c forms that operator again, and the workers'
+ * copy of its plan serves this root: its share is priced. Otherwise the
+ * operator rooted here has a plan of its own (a Cell operator alone
+ * whose region was a MAgg's root before: the workers do not hold it). */
+static bool shares_again(const CostCtx *x, const Hop *h, uint64_t key)
+{
+    CgSibling sib[CG_MAXOUT];
+    int n = cg_dist_plan_siblings(key, sib, CG_MAXOUT);
+    if (n <= 0) return false;
+    for (int s = 0; s < n; s++) {
+        bool found = false;
+        for (int j = 0; j < x->m->nid && !found; j++) {
+            const Hop *o = x->m->hop[j];
+            if (!o || o == h || o->kind != sib[s].kind || o->op != sib[s].op || o->dir != sib[s].dir ||
+                o->rows != sib[s].rows || o->cols != sib[s].cols)
+                continue;
+            MEntry *e = best_ok(x, o, T__N);
+            found = e && memo_nrefs(e) > 0 && cg_region_key(o, cost_key_fused, x) == sib[s].key;
+        }
+        if (!found) return false;
+    }
+    return true;
 }
 
 /* Cost of computing h materialized (a fused operator or basic op rooted
@@ -1068,10 +1131,13 @@ static double open_op(CostCtx *x, const Hop *h)
     /* an entry without fused inputs runs as a basic operator (select.c) */
     v.type = e && memo_nrefs(e) > 0 ? e->type : T__N;
     double sub = rcost(x, h, &v);
-    /* on the ranks, a job sends the plan the workers do not hold yet
+    /* on the ranks (placed there, or locally over operands distributed
+     * at run time), a job sends the plan the workers do not hold yet
      * (dist_cost): its region's key finds it */
-    if (v.type != T__N && h->exec == EX_DIST && br_dist_available() && dist_size() >= 2)
+    if (v.type != T__N && on_ranks(x, &v, h)) {
         v.rkey = cg_region_key(h, cost_key_fused, x);
+        v.rshare = shares_again(x, h, v.rkey);
+    }
     for (int i = 0; i < v.npre && sub < INFINITY; i++) sub += stitch_cost(x, &v, v.pre[i]);
     if (v.type == T_OUTER) {
         /* sparsity exploitation: driven by the sparsest full input; a

@@ -54,6 +54,11 @@ struct Hop {
     const char *name;   /* H_TREAD: variable */
     bool move;          /* H_TREAD: take the value out of the variable
                            (update in place of X[...] = ... in loops) */
+    bool distval;       /* H_TREAD during dynamic recompilation: the variable
+                           holds a distributed matrix (V_DIST), so the
+                           operators reading it run on the ranks
+                           (runtime/distexec.c; codegen's cost model
+                           prices their jobs, docs/dist.md) */
     bool known;         /* H_TREAD of a scalar during dynamic recompilation:
                            lit holds the variable's current value (used for
                            the sizes of index ranges only) */

@@ -62,6 +62,7 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
         if (h->kind != H_TREAD) continue;
         Value *v = st_get(vars, h->name);
         if (!v) continue;
+        h->distval = v->kind == V_DIST;
         if (param && param[i] && (v->kind == V_INT || v->kind == V_DOUBLE || v->kind == V_BOOL)) {
             h->lit = *v;
             h->known = true;
