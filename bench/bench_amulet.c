@@ -77,6 +77,7 @@
 #include "tests/t_dml.h"
 #include "kernels/leaf.h"
 #include "amulet_trace.h"
+#include "amulet_queries.h"
 
 #include <cblas.h>
 #include <immintrin.h>

@@ -28,6 +28,7 @@
 #include "tests/t.h"
 #include "tests/t_dml.h"
 #include "amulet_trace.h"
+#include "amulet_queries.h"
 
 #include <cblas.h>
 
