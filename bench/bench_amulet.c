@@ -77,6 +77,7 @@
 #include "tests/t_dml.h"
 #include "kernels/leaf.h"
 #include "amulet_trace.h"
+#include "amulet_queries.h"
 
 #include <cblas.h>
 #include <immintrin.h>
@@ -93,8 +94,6 @@
 
 void openblas_set_num_threads(int n);
 
-enum { QMM, Q1, Q2, Q3, NQ };
-static const char *qname[NQ] = {"matmul", "Q1 thres[j]", "Q2 thres[i]", "Q3 const"};
 /* braid's DML alternative: a loop over k of rank-one outer products with
  * elementwise operators (K passes over an M x N matrix) */
 static const char *qouter[NQ] = {
@@ -102,12 +101,6 @@ static const char *qouter[NQ] = {
     "R = R + P - (P > thj) * P * t(dis)",
     "R = R + P + (P > thi) * (P - thi)",
     "R = R + (P > 0.25)",
-};
-static const char *qbody[NQ] = {
-    "R[i,j] += A[i,k]*B[k,j]",
-    "R[i,j] += A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*dis[j]",
-    "R[i,j] += A[i,k]*B[k,j] + (A[i,k]*B[k,j] > thi[i]) * (A[i,k]*B[k,j] - thi[i])",
-    "R[i,j] += (A[i,k]*B[k,j] > 0.25)",
 };
 
 /* The seed's baseline: the loop in its best order (i, k, j: unit stride

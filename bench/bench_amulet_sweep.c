@@ -2,7 +2,8 @@
  * same run (docs/amulet.md, "Benchmark"):
  *
  * 1. Adaptive parameters against an exhaustive sweep (seed 4.4-4.6: the
- *    seed's search came within 7%). Per query, the parameters the run-time
+ *    seed's search came within 7%). Per query (plain matmul, the seed's
+ *    Q1 with thres[j] and Q3 with a constant threshold), the parameters the run-time
  *    search picks in a fresh plan cache, then every (kc, nc, pack) of a
  *    grid pinned with BRAID_AMULET_PARAMS, all timed round-robin (best of
  *    5; with one thread in process CPU time, so that a run descheduled
@@ -27,6 +28,7 @@
 #include "tests/t.h"
 #include "tests/t_dml.h"
 #include "amulet_trace.h"
+#include "amulet_queries.h"
 
 #include <cblas.h>
 
@@ -153,20 +155,19 @@ static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
     /* BENCH_REPS: the grid's repetitions (best of; default 5) */
     int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 5;
     if (reps < 1) reps = 1;
-    static const char *qn[] = {"matmul", "Q1 thres[j]"};
-    static const char *qb[] = {
-        "R[i,j] += A[i,k]*B[k,j]",
-        "R[i,j] += A[i,k]*B[k,j] - (A[i,k]*B[k,j] > thj[j]) * A[i,k]*B[k,j]*dis[j]",
-    };
+    /* plain matmul, Q1 (a threshold per j) and Q3 (a constant one: a
+     * compare and a masked add per term, no multiply-add) */
+    static const int qs[] = {QMM, Q1, Q3};
     printf("\nadaptive parameters vs an exhaustive sweep (n = %lld, %d thread%s)\n", (long long)n, br_threads(),
            br_threads() == 1 ? "" : "s");
     printf("%-12s %-22s %9s %-22s %9s %8s %6s\n", "query", "adaptive (kc nc pack)", "s", "best of grid", "s",
            "configs", "ad/bst");
-    for (int q = 0; q < 2; q++) {
+    for (int qi = 0; qi < (int)(sizeof qs / sizeof *qs); qi++) {
+        int q = qs[qi];
         char src[400];
         snprintf(src, sizeof src,
                  "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
-                 "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", qb[q]);
+                 "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", qbody[q]);
         /* the search three times (each in search mode, fresh), then the
          * grid: kc 32..512, nc 8 nr .. 64 nr and all of N, both packings */
         enum { NS = 3 };
@@ -178,7 +179,7 @@ static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
             if (!searched(src, cg, names, ins, 5, &akc, &anc, &apk, &nr)) break;
             cfg[nc][0] = akc, cfg[nc][1] = anc, cfg[nc][2] = apk, nc++;
         }
-        if (nc < NS) { printf("%s: no search trace\n", qn[q]); continue; }
+        if (nc < NS) { printf("%s: no search trace\n", qname[q]); continue; }
         for (long long kc = 32; kc <= 512 && kc <= n; kc *= 2)
             for (long long m = 8; m <= 128; m *= 2) {
                 long long w = m == 128 ? n : m * nr;
@@ -204,17 +205,17 @@ static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
         /* BENCH_GRID=1: every point of the grid (stderr) */
         if (getenv("BENCH_GRID"))
             for (int c = 0; c < nc; c++)
-                fprintf(stderr, "%s grid %lld %lld %lld %.4f %.3f\n", qn[q], cfg[c][0], cfg[c][1], cfg[c][2], best[c],
+                fprintf(stderr, "%s grid %lld %lld %lld %.4f %.3f\n", qname[q], cfg[c][0], cfg[c][1], cfg[c][2], best[c],
                         best[c] / best[b]);
         char bs[40];
         snprintf(bs, sizeof bs, "%lld %lld %lld", cfg[b][0], cfg[b][1], cfg[b][2]);
         for (int si = 0; si < NS; si++) {
             char ad[40];
             snprintf(ad, sizeof ad, "%lld %lld %lld", cfg[si][0], cfg[si][1], cfg[si][2]);
-            printf("%-12s %-22s %9.4f %-22s %9.4f %8d %6.3f\n", qn[q], ad, best[si], bs, best[b], nc - NS,
+            printf("%-12s %-22s %9.4f %-22s %9.4f %8d %6.3f\n", qname[q], ad, best[si], bs, best[b], nc - NS,
                    best[si] / best[b]);
         }
-        if (br_threads() > 1) scaling(src, cg, names, ins, n, cfg[b], cfg[0], qn[q], reps);
+        if (br_threads() > 1) scaling(src, cg, names, ins, n, cfg[b], cfg[0], qname[q], reps);
         fflush(stdout);
     }
 }

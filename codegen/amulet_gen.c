@@ -1206,6 +1206,20 @@ static bool params_load(const CgContext *c, const CgOp *op, bool sparse, AmParam
     return ok;
 }
 
+/* params_load once per op, variant and thread count: a loop too small
+ * to search (which saves no file) looked for the file on every call
+ * (the path's hash, its printing and a failed open: a fixed cost of each
+ * call, test_amulet params_once); the caller keeps what it finds in op. */
+static bool params_probe(CgContext *c, CgOp *op, bool sparse, AmParams *a)
+{
+    int nt = br_threads();
+    pthread_mutex_lock(&c->lock);
+    bool look = op->am_probed[sparse] != nt;
+    op->am_probed[sparse] = nt;
+    pthread_mutex_unlock(&c->lock);
+    return look && params_load(c, op, sparse, a);
+}
+
 static void params_save(const CgContext *c, const CgOp *op, bool sparse, const AmParams *a)
 {
     if (!c->disk_ok) return;
@@ -1396,6 +1410,18 @@ static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
  * the plan cache, memory or disk) at once, else (or when `again`) through
  * the search (which computes all of R), remembering its result. Too
  * small a task for a search runs with the defaults. */
+/* The dense kernel's parameters a kept in op for this thread count. */
+static void keep_params(CgContext *c, CgOp *op, const AmParams *a)
+{
+    pthread_mutex_lock(&c->lock);
+    op->am_tuned = true;
+    op->am_threads = br_threads();
+    op->am_kc = a->kc;
+    op->am_nc = a->nc;
+    op->am_pack = a->pack;
+    pthread_mutex_unlock(&c->lock);
+}
+
 static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, int64_t K, bool again)
 {
     AmParams best = {BR_MIN(K, 256), BR_MAX(d->nr, BR_MIN(N, 1024)), 1};
@@ -1403,7 +1429,12 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     bool tuned = op->am_tuned && op->am_threads == br_threads() && !again;
     if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
     pthread_mutex_unlock(&c->lock);
-    if (!tuned && !again && params_load(c, op, false, &best)) tuned = true;
+    const char *from = "remembered";
+    if (!tuned && !again && params_probe(c, op, false, &best)) {
+        tuned = true;
+        from = "remembered on disk";
+        keep_params(c, op, &best);
+    }
     /* BRAID_AMULET_PARAMS="kc nc pack" pins the parameters (the
      * exhaustive sweep of bench/bench_amulet_sweep.c); nothing is kept */
     const char *pin = getenv("BRAID_AMULET_PARAMS");
@@ -1419,13 +1450,7 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     if (!tuned && searchable) {
         rc = search(d, M, N, K, &best);
         if (!rc) {
-            pthread_mutex_lock(&c->lock);
-            op->am_tuned = true;
-            op->am_threads = br_threads();
-            op->am_kc = best.kc;
-            op->am_nc = best.nc;
-            op->am_pack = best.pack;
-            pthread_mutex_unlock(&c->lock);
+            keep_params(c, op, &best);
             params_save(c, op, false, &best);
         }
     } else {
@@ -1445,7 +1470,7 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
         double it = (double)M * N * K;
         fprintf(stderr, "amulet: %d x %d kernel, kc %lld nc %lld pack %d (%s), K in %d chunks: %.3g ns per iteration",
                 d->mr, d->nr, (long long)best.kc, (long long)best.nc, best.pack,
-                tuned ? "remembered" : searchable ? "searched" : "defaults", chunks, (omp_get_wtime() - t0) / it * 1e9);
+                tuned ? from : searchable ? "searched" : "defaults", chunks, (omp_get_wtime() - t0) / it * 1e9);
         if (d->cpu > 0) fprintf(stderr, ", work CPU %.3g ns per iteration", d->cpu / it * 1e9);
         fprintf(stderr, "\n");
         /* where the team's threads spend the wall time of the task:
@@ -1535,7 +1560,16 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
     if (tuned) nc = op->am_sp_nc;
     pthread_mutex_unlock(&c->lock);
     AmParams a;
-    if (!tuned && !again && params_load(c, op, true, &a)) { tuned = true; nc = a.nc; }
+    const char *from = "remembered";
+    if (!tuned && !again && params_probe(c, op, true, &a)) {
+        tuned = true;
+        nc = a.nc;
+        from = "remembered on disk";
+        pthread_mutex_lock(&c->lock);
+        op->am_sp_nc = nc;
+        op->am_sp_threads = br_threads();
+        pthread_mutex_unlock(&c->lock);
+    }
     nc = BR_MAX(d->nr, nc / d->nr * d->nr);
     const char *pin = getenv("BRAID_AMULET_PARAMS");
     long long pkc, pnc;
@@ -1564,7 +1598,7 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
     }
     if (getenv("BRAID_AMULET_TRACE"))
         fprintf(stderr, "amulet: sparse kernel, column block %lld (%s)\n", (long long)nc,
-                pinned ? "pinned" : tuned ? "remembered" : searchable ? "searched" : "all columns");
+                pinned ? "pinned" : tuned ? from : searchable ? "searched" : "all columns");
     for (int l = 0; l < AM_MAXLEAVES; l++) { br_free_aligned(bfull[l]); br_free_aligned(btail[l]); }
     return rc;
 }

@@ -511,6 +511,9 @@ typedef struct CgOp {
     int am_pack;
     int64_t am_sp_nc;      /* AMULET: the sparse kernel's column block */
     int am_sp_threads;     /*   found (c->lock) for this many threads */
+    int am_probed[2];      /* AMULET: the thread count whose parameters
+                              file (dense, sparse) was looked for
+                              (amulet_gen.c params_probe; c->lock); 0 none */
     int64_t *am_key;       /* AMULET: the plan key it was generated for
                               (amulet_gen.c plan_key; c->lock), so a loop
                               run again finds it without generating its

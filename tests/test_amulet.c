@@ -809,6 +809,75 @@ static void sparse_kept(void)
     unsetenv("BRAID_AMULET");
 }
 
+/* The kernel's parameters remembered on disk are read once per kernel
+ * (and thread count), not per call (amulet_gen.c params_probe): a run
+ * searches and saves them in a fresh cache directory (search mode: the
+ * dense kernel's and the sparse kernel's), then a script calling the
+ * same loop three times in a new context finds them on disk once and
+ * in the kernel twice (before, each call opened the file: 3 of 3 "on
+ * disk"); the results equal the reference's. */
+static int trace_count(const char *src, CgOptions *cg, const char **names, MB **ins, int nin, const char *what,
+                       TRun *r)
+{
+    FILE *f = amulet_traced(src, cg, names, ins, nin, r);
+    int n = 0;
+    char line[400];
+    while (f && fgets(line, sizeof line, f)) n += strstr(line, what) != NULL;
+    if (f) fclose(f);
+    return n;
+}
+static void params_once(void)
+{
+    char dir[] = "/tmp/braid-test-amulet-XXXXXX";
+    if (!mkdtemp(dir)) { T_CHECK(false, "mkdtemp"); return; }
+    CgOptions cg = t_pols[2].o;
+    cg.cachedir = dir;
+    br_set_threads(1);
+    const char *on[] = {"R"};
+    for (int sp = 0; sp < 2; sp++) {
+        /* dense: wide enough to search (N >= 32 nr, K >= 96); sparse:
+         * A at 3% (the sparse kernel), searched in search mode */
+        int64_t M = sp ? 200 : 120, N = sp ? 200 : 1100, K = sp ? 300 : 100;
+        t_seed(131 + (uint64_t)sp);
+        MB *ins[8];
+        sparse_inputs(M, N, K, sp ? 0.03 : 1, ins);
+        char one[400], three[500];
+        snprintf(one, sizeof one, "R = matrix(0, %lld, %lld)\nwhere (i in 1:%lld, j in 1:%lld, k in 1:%lld) { R[i,j] += %s }\n",
+                 (long long)M, (long long)N, (long long)M, (long long)N, (long long)K, sp_bodies[1]);
+        snprintf(three, sizeof three,
+                 "R = matrix(0, %lld, %lld)\nfor (it in 1:3) {\n  Q = matrix(0, %lld, %lld)\n"
+                 "  where (i in 1:%lld, j in 1:%lld, k in 1:%lld) { Q[i,j] += %s }\n  R = R + Q * it\n}\n",
+                 (long long)M, (long long)N, (long long)M, (long long)N, (long long)M, (long long)N, (long long)K,
+                 sp_bodies[1]);
+        const char *kind = sp ? "sparse kernel" : "dense kernel";
+        TRun r0, r1;
+        setenv("BRAID_AMULET", "search", 1);
+        int searched = trace_count(one, &cg, sp_names, ins, 8, "(searched)", &r0);
+        unsetenv("BRAID_AMULET");
+        T_CHECK(r0.rc == 0 && searched == 1, "params once, %s: %d searches, want 1 (%s)", kind, searched, r0.err);
+        int disk = trace_count(three, &cg, sp_names, ins, 8, "remembered on disk", &r1);
+        T_CHECK(r1.rc == 0 && disk == 1, "params once, %s: %d of 3 calls read the parameters from disk, want 1 (%s)",
+                kind, disk, r1.err);
+        if (r1.rc == 0) {
+            TRun rr;
+            setenv("BRAID_AMULET", "ref", 1);
+            t_run_dml(three, &cg, 8, sp_names, ins, 1, on, &rr);
+            unsetenv("BRAID_AMULET");
+            double tol = 6 * 2 * (double)K * (double)K * 16 * 2.3e-16;
+            if (rr.rc == 0) T_MB_EQ(r1.out[0].m, rr.out[0].m, tol, "params once, %s: the result", kind);
+            else T_CHECK(false, "params once, %s: reference: %s", kind, rr.err);
+            t_run_free(&rr);
+        }
+        t_run_free(&r0);
+        t_run_free(&r1);
+        for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    }
+    br_set_threads(0);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    T_CHECK(system(cmd) == 0, "rm %s", dir);
+}
+
 /* The template's price of a sparse X read transposed (t(X) %*% G: the
  * loop makes the CSR of t(X), amulet.c sp_kept) is the price of the
  * same product over an X of t(X)'s shape read in place plus the
@@ -1892,6 +1961,7 @@ int main(void)
     sparse_narrow();
     sparse_kept();
     sparse_tr_price();
+    params_once();
     in_parfor();
     planner();
     kernel_price();
