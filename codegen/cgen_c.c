@@ -28,6 +28,10 @@ typedef struct Gen {
                               product (0: run-time length) */
     bool soa;              /* blocked loop, emit_row_soa: the body over the
                               block's rows by columns (w<i>[k][r]) */
+    int nprod;             /* Row, dense: the main row's products the
+                              skeleton may pass in P[nin] (pq, rows of
+                              pqw values; cplan_row_main_prods) */
+    int prod[SPOOF_MAXPROD];
 } Gen;
 
 /* C expression of operator node x over operand expressions a[] (ops.def's
@@ -502,6 +506,19 @@ static void emit_row_tagg_sp(const Gen *g, int r, const char *out, const char *i
     }
 }
 
+/* Node i's index among the products the skeleton may pass (Gen.prod),
+ * -1 if none; off: its offset in a row of pq (an expression). */
+static int pq_index(const Gen *g, int i, char *off, size_t len)
+{
+    int j = 0;
+    while (j < g->nprod && g->prod[j] != i) j++;
+    if (j == g->nprod) return -1;
+    int n = snprintf(off, len, "0");
+    for (int q = 0; q < j && n > 0 && (size_t)n < len; q++)
+        n += snprintf(off + n, len - (size_t)n, " + L[%d]", g->p->n[g->p->n[g->prod[q]].a[1]].in);
+    return j;
+}
+
 /* One Row node (not the root of an aggregating variant). */
 static void emit_row_node(const Gen *g, int i, const char *ind)
 {
@@ -564,6 +581,17 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
             break;
         }
         vec_ref(g, x->a[0], ptr, sizeof ptr, len, sizeof len);
+        char off[160];
+        if (!sp && pq_index(g, i, off, sizeof off) >= 0) {
+            /* the skeleton's product of the row (P[nin]), if given */
+            if (x->vc == VC_CELL)
+                sb_printf(b, "%sconst double t%d = pq ? pq[(i - r0) * pqw + %s] : cg_dot(%s, P[%d], %s);\n", ind, i,
+                          off, ptr, bi, len);
+            else
+                sb_printf(b, "%sif (pq) { for (int64_t k = 0; k < L[%d]; k++) v%d[k] = pq[(i - r0) * pqw + %s + k]; }\n"
+                             "%selse cg_vecmat_t(%s, %s, P[%d], L[%d], v%d);\n", ind, bi, i, off, ind, ptr, len, bi, bi, i);
+            break;
+        }
         /* side matrices arrive transposed (c x n): dot products */
         if (x->vc == VC_CELL) {
             if (sp) sb_printf(b, "%sconst double t%d = cg_dot_sp(av, ai, anz, P[%d]);\n", ind, i, bi);
@@ -1046,7 +1074,12 @@ static void emit_row_blocked(Gen *g)
                  "            const double *restrict ab = P[%d] + i0 * S[%d];\n", m, m);
     for (int i = 0; i < p->nn; i++) {
         int k = cplan_row_kwidth(p, i);
-        if (k && !blk_root(p, i)) sb_printf(b, "            cg_bvm(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", m, m, i, k, i);
+        if (!k || blk_root(p, i)) continue;
+        char off[160];
+        if (pq_index(g, i, off, sizeof off) >= 0)
+            sb_printf(b, "            if (pq) cg_bqload(pq + (i0 - r0) * pqw + %s, pqw, %d, bq%d);\n"
+                         "            else cg_bvm(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", off, k, i, m, m, i, k, i);
+        else sb_printf(b, "            cg_bvm(ab, S[%d], L[%d], bv%d, %d, bq%d);\n", m, m, i, k, i);
     }
     /* row vectors computed from a specialized product have its width
      * (elementwise operands have equal lengths): literal loop bounds, so
@@ -1245,6 +1278,13 @@ static void gen_row(const CPlan *p, StrBuf *b)
     emit_row_temps(&g, false);
     emit_multi_outs(&g);
     sb_puts(b, "    int64_t i0 = r0;\n");
+    bool only;
+    g.nprod = cplan_row_main_prods(p, g.prod, &only);
+    if (g.nprod) {
+        sb_printf(b, "    const double *restrict pq = P[%d];\n    const int64_t pqw = 0", p->nin);
+        for (int j = 0; j < g.nprod; j++) sb_printf(b, " + L[%d]", p->n[p->n[g.prod[j]].a[1]].in);
+        sb_puts(b, ";\n    (void)pq; (void)pqw;\n");
+    }
     if (blocked) emit_row_blocked(&g);
     emit_row_prefetch(&g, true, "    ");
     if (row_lagged(p)) emit_row_lagged(&g);
@@ -1256,6 +1296,7 @@ static void gen_row(const CPlan *p, StrBuf *b)
     sb_puts(b, "    }\n}\n");
     /* sparse main rows */
     if (p->main_sparse_ok) {
+        g.nprod = 0;
         g.sp = true;
         emit_row_sparse(&g, rowout);
     }

@@ -411,6 +411,13 @@ int cplan_row_kwidth(const CPlan *p, int n);
 /* Row: the vector operand of t(.) %*% (.) node n whose other operand is
  * the main row (t(main) %*% q or t(q) %*% main), -1 if none. */
 int cplan_row_tvec(const CPlan *p, int n);
+/* Row: the products of the main row with side matrices (CN_MM nodes whose
+ * left operand is the main input and right one an IM_MAT input) in node
+ * order into nodes, their count; 0 when there are more than
+ * SPOOF_MAXPROD. *only: nothing else reads the main row. The generated
+ * dense function reads these products from P[nin] when the skeleton
+ * passes them there (kernels/spoof.h, SpoofRow.nprod). */
+int cplan_row_main_prods(const CPlan *p, int *nodes, bool *only);
 const char *variant_name(Variant v);
 /* Row: the variant of output t (a multi-output plan, V_MULTI: that of
  * its root, each COL_AGG, FULL_AGG or COL_T_AGG; otherwise p->var). */

@@ -408,7 +408,9 @@ bool cg_cla_ok(const void *handle, const bool *cin)
  * at run time (the shapes and the compressed block in hand):
  * - the generated code over blocks of decompressed rows: decompressing
  *   every cell (dec_w each: a group's code, a tuple's values written)
- *   plus the plan's work per row, nothing materialized;
+ *   plus the plan's work per row, nothing materialized; the main row's
+ *   products with side matrices looked up per group (n G k, as unfused),
+ *   and no decompression when nothing else reads the main row;
  * - the unfused plan (cg_exec_unfused): a product of the compressed input
  *   costs a lookup per row and group per output column (n G k instead of
  *   n m k), a cellwise step over it only its dictionaries; every other
@@ -438,7 +440,14 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs, const 
     double n = (double)x->rows, m = (double)x->cols, G = (double)x->cmb->ngroups;
     bool *cm = br_calloc((size_t)p->nn + 1, sizeof(bool));   /* node value compressed */
     if (!cm) return false;
-    double rows = n * m * mw->dec_w, unf = 0;
+    /* the main row's products with side matrices are looked up per group
+     * over decompressed rows too (kernels/spoof_row.c); rows that only
+     * they read are not decompressed */
+    int pn[SPOOF_MAXPROD];
+    bool only;
+    int np = cplan_row_main_prods(p, pn, &only);
+    if (2 * G > m) np = 0;   /* not looked up (kernels/spoof_row.c prod_init) */
+    double rows = np && only ? 0 : n * m * mw->dec_w, unf = 0;
     for (int i = 0; i < p->nn; i++) {
         const CNode *c = &p->n[i];
         bool c0 = c->na > 0 && cm[c->a[0]];
@@ -449,7 +458,9 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs, const 
         case CN_MM: case CN_MMTL: {
             double wl = arg_width(args, nargs, &p->n[c->a[0]]);
             double k = c->kind == CN_MM ? w : arg_width(args, nargs, &p->n[c->a[1]]);
-            rows += n * wl * k;
+            bool looked = false;
+            for (int j = 0; j < np; j++) looked |= pn[j] == i;
+            rows += looked ? n * G * k : n * wl * k;
             unf += c0 ? n * G * k : n * wl * k + mw->mat_w * n * k;
             break;
         }

@@ -551,6 +551,34 @@ int cplan_row_kwidth(const CPlan *p, int n)
     return w >= 2 && w <= 16 ? (int)w : 0;
 }
 
+int cplan_row_main_prods(const CPlan *p, int *nodes, bool *only)
+{
+    int np = 0;
+    *only = p->tpl == T_ROW && p->main >= 0;
+    if (!*only) return 0;
+    for (int t = 0; t < p->nout; t++) {
+        const CNode *o = &p->n[p->out[t]];
+        if (o->kind == CN_IN && o->in == p->main) *only = false;
+    }
+    for (int i = 0; i < p->nn; i++) {
+        const CNode *x = &p->n[i];
+        if (x->kind == CN_IN) continue;
+        for (int k = 0; k < x->na; k++) {
+            const CNode *a = &p->n[x->a[k]];
+            if (a->kind != CN_IN || a->in != p->main) continue;
+            const CNode *b = x->na > 1 ? &p->n[x->a[1]] : NULL;
+            if (x->kind == CN_MM && k == 0 && b && b->kind == CN_IN && p->in[b->in].mode == IM_MAT) {
+                if (np < SPOOF_MAXPROD) nodes[np] = i;
+                np++;
+            } else {
+                *only = false;
+            }
+        }
+    }
+    if (np > SPOOF_MAXPROD) { *only = false; return 0; }
+    return np;
+}
+
 int cplan_row_tvec(const CPlan *p, int n)
 {
     if (p->tpl != T_ROW || p->main < 0 || n < 0 || n >= p->nn || p->n[n].kind != CN_MMTL) return -1;

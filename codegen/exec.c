@@ -495,6 +495,11 @@ static void row_prepare(CgOp *op, const int64_t *est, Value *args, int nargs, Bi
     sp = (SpoofRow){.in = {p->nin, b.m, b.mode, b.sc}, .L = b.L, .rows = M, .main = p->main,
                     .fd = (SpRowDenseFn)op->fn[0], .fs = (SpRowSparseFn)op->fn[1], .ft = (SpRowTmpFn)op->fn[3],
                     .pre = pre ? b.pre : NULL};
+    /* the main row's products the generated code takes from the
+     * skeleton (a compressed main input looks them up per group) */
+    int pn[SPOOF_MAXPROD];
+    sp.nprod = cplan_row_main_prods(p, pn, &sp.prod_only);
+    for (int j = 0; j < sp.nprod; j++) sp.prod_in[j] = p->n[p->n[pn[j]].a[1]].in;
     const CNode *r = &p->n[p->out[0]];
     switch (p->var) {
     case V_NO_AGG: sp.var = SPR_NO_AGG; sp.orows = M; sp.ocols = row_len(p, b.L, p->out[0]); break;

@@ -132,6 +132,24 @@ MB *cla_matmul_tl_left(const MB *a, const MB *x, BrErr *e);
 MB *cla_tsmm(const MB *x, BrErr *e);
 /* t(x) %*% (w * (x %*% v)) (w NULL: without weights). */
 MB *cla_mmchain(const MB *x, const MB *v, const MB *w, BrErr *e);
+/* Rows of x %*% b (b dense, m x k, finite: the zeros of x are skipped)
+ * for any range of rows, as cla_matmul_right computes them: per group
+ * the dictionary times b's rows at its columns once (cla_rowmm_new,
+ * shared, read only), then per row the sum of the looked-up entries
+ * (DDC groups bundled by joint codes). A cursor per thread reads the
+ * next n <= CLA_BLK rows' products into out (n x k, overwritten). The
+ * Row skeleton over a compressed main input takes its products so
+ * (kernels/spoof_row.c). */
+typedef struct ClaRowMM ClaRowMM;
+typedef struct ClaRowMMCur ClaRowMMCur;
+ClaRowMM *cla_rowmm_new(const MB *x, const MB *b, BrErr *e);
+/* Lookups per row (a gather of k values each): bundles, other groups
+ * with tables, and the columns of UNC groups (multiplied). */
+int64_t cla_rowmm_passes(const ClaRowMM *p);
+void cla_rowmm_free(ClaRowMM *p);
+ClaRowMMCur *cla_rowmm_open(const ClaRowMM *p, int64_t row);
+void cla_rowmm_read(ClaRowMMCur *c, int64_t n, double *out);
+void cla_rowmm_close(ClaRowMMCur *c);
 /* IEEE products over zeros (cla_ieee.c): mark NaN in the dense result
  * r of x %*% b (_right) or t(x) %*% b (_tl; b NULL: t(x) %*% x) where a
  * term is 0 * Inf or 0 * NaN, as k_mm_ieee_zeros does for the ordinary

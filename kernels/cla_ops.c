@@ -887,6 +887,100 @@ static void unc_tl(const ClaGroup *g, int64_t lo, int64_t n, const double *qb, i
     }
 }
 
+/* ---- rows of x %*% b for any range (cla.h, cla_rowmm_*) ---- */
+
+struct ClaRowMM {
+    const MB *x, *b;
+    int64_t k;
+    double **pre;            /* per group: ndict x k (NULL: UNC, EMPTY) */
+    RowBundles rb;
+};
+
+struct ClaRowMMCur {
+    const ClaRowMM *p;
+    int64_t row;
+    ClaIter *its;
+    int32_t *codes;
+    uint16_t *jc;
+};
+
+void cla_rowmm_free(ClaRowMM *p)
+{
+    if (!p) return;
+    free_pre(p->pre, C(p->x)->ngroups);
+    row_bundles_free(&p->rb);
+    free(p);
+}
+
+ClaRowMM *cla_rowmm_new(const MB *x, const MB *b, BrErr *e)
+{
+    const struct CMB *c = C(x);
+    ClaRowMM *p = br_calloc(1, sizeof *p);
+    if (!p) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    p->x = x;
+    p->b = b;
+    p->k = b->cols;
+    bool ok = (p->pre = br_calloc((size_t)c->ngroups + 1, sizeof(double *))) != NULL;
+    for (int q = 0; ok && q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) ok = (p->pre[q] = pre_mult(g, b)) != NULL;
+    }
+    if (ok) ok = row_bundles(c, p->pre, p->k, &p->rb);
+    if (!ok) {
+        cla_rowmm_free(p);
+        br_err(e, BR_ENOMEM, "out of memory");
+        return NULL;
+    }
+    return p;
+}
+
+int64_t cla_rowmm_passes(const ClaRowMM *p)
+{
+    const struct CMB *c = C(p->x);
+    int64_t n = p->rb.nbd;
+    for (int q = 0; q < c->ngroups; q++) {
+        if (p->rb.pre[q]) n++;
+        else if (c->groups[q]->enc == CLA_UNC) n += c->groups[q]->ncols;
+    }
+    return n;
+}
+
+void cla_rowmm_close(ClaRowMMCur *c)
+{
+    if (!c) return;
+    for (int q = 0; c->its && q < C(c->p->x)->ngroups; q++) cla_iter_free(&c->its[q]);
+    free(c->its), free(c->codes), free(c->jc), free(c);
+}
+
+ClaRowMMCur *cla_rowmm_open(const ClaRowMM *p, int64_t row)
+{
+    const struct CMB *c = C(p->x);
+    ClaRowMMCur *r = br_calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->p = p;
+    r->row = row;
+    r->its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
+    r->codes = br_malloc(CLA_BLK * sizeof(int32_t));
+    r->jc = br_malloc(((size_t)p->rb.nbd * CLA_BLK + 1) * sizeof(uint16_t));
+    bool ok = r->its && r->codes && r->jc;
+    for (int q = 0; ok && q < c->ngroups; q++)
+        if (p->rb.pre[q] && !cla_iter_init(&r->its[q], c->groups[q], row)) ok = false;
+    if (!ok) { cla_rowmm_close(r); return NULL; }
+    return r;
+}
+
+void cla_rowmm_read(ClaRowMMCur *r, int64_t n, double *out)
+{
+    const ClaRowMM *p = r->p;
+    const struct CMB *c = C(p->x);
+    memset(out, 0, (size_t)(n * p->k) * sizeof(double));
+    bundle_gather(c, &p->rb, r->row, n, p->k, r->jc, out);
+    add_rows(c, r->its, p->rb.pre, r->row, n, p->k, r->codes, out);
+    for (int q = 0; q < c->ngroups; q++)
+        if (c->groups[q]->enc == CLA_UNC) unc_right(c->groups[q], p->b, r->row, n, out);
+    r->row += n;
+}
+
 /* The shared state of a fused chain. */
 typedef struct Chain {
     const MB *x, *v, *w;

@@ -76,7 +76,13 @@ typedef void (*SpCellSparseFn)(const double *const *P, const int64_t *S, const d
  * output at row r0 (row stride ldo); otherwise the partial accumulator
  * (COL_T_AGG: transposed, ocols x orows). Side matrices (SPM_MAT) are
  * passed transposed, as ncol x nrow dense arrays.
- * tmp: scratch of SpRowTmpFn(L) doubles. */
+ * tmp: scratch of SpRowTmpFn(L) doubles.
+ * P[n] (n the inputs): NULL, or the products of the call's rows with the
+ * side matrices SpoofRow.prod_in lists, row i's at P[n] + (i - r0) * W,
+ * W the sum of their widths L[prod_in[j]], product j at offset
+ * L[prod_in[0]] + .. + L[prod_in[j - 1]] of the row: the generated code
+ * reads them instead of computing them from the main row (a compressed
+ * main input, seed 000 section 5.2: products looked up per group). */
 typedef void (*SpRowDenseFn)(const double *const *P, const int64_t *S, const int64_t *L, const double *sc,
                              int64_t r0, int64_t r1, double *out, int64_t ldo, double *tmp);
 /* Row, sparse main input: rows r0 <= i < r1 of the main's CSR arrays
@@ -98,6 +104,7 @@ typedef void (*SpOuterFn)(const double *const *P, const int64_t *S, const int64_
 /* ---- operator descriptions ---- */
 
 #define SPOOF_MAXOUT 8
+#define SPOOF_MAXPROD 8
 
 typedef struct SpoofIn {
     int n;                 /* inputs */
@@ -167,6 +174,13 @@ typedef struct SpoofRow {
     SpRowDenseFn fd;
     SpRowSparseFn fs;      /* NULL: sparse main rows are expanded */
     SpRowTmpFn ft;
+    int nprod;             /* the main row's products with side matrices
+                              (SPM_MAT inputs prod_in[0..nprod), in the
+                              generated code's order) the generated code
+                              reads from P[n] when given (SpRowDenseFn);
+                              0: none, or the code does not read them */
+    int prod_in[SPOOF_MAXPROD];
+    bool prod_only;        /* nothing else reads the main row */
     const SpPre *pre;      /* CPU stitching (NULL: none): pre[k].n > 0 for
                               an SPM_ROW input k bound to the main matrix
                               X (dense or CSR, not compressed) whose row

@@ -348,6 +348,89 @@ static void r_body(const double *const *P, const int64_t *S, const int64_t *L, c
     }
 }
 
+/* A Row body over the main row's products with B (input 1, m x K) and
+ * v (input 2, m x 1), as the generated code reads them: from P[4] when
+ * the skeleton gives them (spoof.h, SpoofRow.nprod), else from the main
+ * row (the sides arrive transposed). Output row: a %*% B + r (input 3),
+ * then a %*% v. */
+static void rp_body(const double *const *P, const int64_t *S, const int64_t *L, const double *sc, int64_t r0,
+                    int64_t r1, double *out, int64_t ldo, double *tmp)
+{
+    const double *pq = P[4];
+    int64_t m = L[0], K = L[1], W = L[1] + L[2];
+    for (int64_t i = r0; i < r1; i++) {
+        const double *a = P[0] + i * S[0];
+        double *o = out + (i - r0) * ldo;
+        for (int64_t c = 0; c <= K; c++) {
+            double q = 0;
+            if (pq) q = pq[(i - r0) * W + c];
+            else for (int64_t j = 0; j < m; j++) q += a[j] * (c < K ? P[1][c * m + j] : P[2][j]);
+            o[c] = c < K ? q + P[3][c] : q;
+        }
+    }
+}
+
+/* The main row's products looked up per group (cla_rowmm_*) against the
+ * compressed product, over ranges of rows read in uneven blocks; and a
+ * Row operator taking them (with and without decompressed rows: the
+ * body reads only the products), with a finite side and with an Inf in
+ * it (products not looked up), against the ordinary skeleton over the
+ * decompressed block. */
+static void check_row_prod(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    const int64_t K = 3, m = x->cols, n = x->rows;
+    MB *d = cmb_decompress(cx, &e), *B = rnd(m, K), *v = rnd(m, 1), *r = rnd(1, K);
+    MB *q0 = cla_matmul_right(cx, B, &e), *q = q0 && q0->sparse ? mb_to_dense(q0, &e) : q0;
+    if (q != q0) mb_release(q0);
+    ClaRowMM *mm = cla_rowmm_new(cx, B, &e);
+    T_CHECK(q && mm, "%s: rowmm built (%s)", what, e.msg);
+    int64_t starts[] = {0, n / 3, n - 1 > 0 ? n - 1 : 0};
+    for (size_t s = 0; mm && q && s < sizeof starts / sizeof *starts; s++) {
+        ClaRowMMCur *c = cla_rowmm_open(mm, starts[s]);
+        double *o = malloc((size_t)(CLA_BLK * K) * sizeof(double));
+        int bad = 0;
+        for (int64_t lo = starts[s], len = 7; c && lo < n; lo += len, len = len * 3 % CLA_BLK + 1) {
+            if (len > n - lo) len = n - lo;
+            cla_rowmm_read(c, len, o);
+            for (int64_t i = 0; i < len * K; i++) {
+                double a = o[i], b = q->d[lo * K + i];
+                bad += !(a == b || (isnan(a) && isnan(b)) || fabs(a - b) <= RT * fmax(1, fabs(b)));
+            }
+        }
+        T_CHECK(c && bad == 0, "%s: rowmm from row %lld: %d cells differ", what, (long long)starts[s], bad);
+        cla_rowmm_close(c);
+        free(o);
+    }
+    cla_rowmm_free(mm);
+    for (int inf = 0; inf < 2; inf++)
+        for (int only = 0; only < 2; only++) {
+            if (inf) { B->d[K + 1] = INFINITY; mb_fin_set(B, true); }
+            const MB *ms[4] = {cx, B, v, r}, *md[4] = {d, B, v, r};
+            int mode[4] = {SPM_FULL, SPM_MAT, SPM_MAT, SPM_ROW};
+            double sc[4] = {0};
+            int64_t L[4] = {m, K, 1, K};
+            SpoofRow op = {.in = {4, ms, mode, sc}, .L = L, .rows = n, .main = 0, .var = SPR_NO_AGG,
+                           .orows = n, .ocols = K + 1, .fd = rp_body, .nprod = 2, .prod_in = {1, 2},
+                           .prod_only = only};
+            SpoofRow ref = op;
+            ref.in.m = md;
+            MB *o1 = NULL, *o2 = NULL;
+            double v1 = 0, v2 = 0;
+            int rc1 = k_spoof_row(&op, &o1, &v1, &e), rc2 = k_spoof_row(&ref, &o2, &v2, &e);
+            T_CHECK(rc1 == 0 && rc2 == 0, "%s: Row with products ran (%s)", what, e.msg);
+            T_MB_EQ(o1, o2, RT, "%s: Row with looked-up products (side %s, rows %s)", what, inf ? "with Inf" : "finite",
+                    only ? "not decompressed" : "decompressed");
+            mb_release(o1);
+            mb_release(o2);
+        }
+    mb_release(q);
+    mb_release(d);
+    mb_release(B);
+    mb_release(v);
+    mb_release(r);
+}
+
 static void check_row(const char *what, const MB *x, const MB *cx)
 {
     BrErr e = {0};
@@ -814,6 +897,7 @@ static void run_spec(const Spec *s)
             check_cell_rows(what, x, cx);
             check_outer(what, x, cx);
             check_row(what, x, cx);
+            check_row_prod(what, x, cx);
             if (s->n <= 5000 && th == 1) check_binary(what, x, cx);
             mb_release(cx);
         }
