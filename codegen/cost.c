@@ -644,6 +644,12 @@ static const Hop *mm_left(const Hop *h)
     return is_trans(h->in[0]) ? h->in[0]->in[0] : h->in[0];
 }
 
+/* Is h a product t(A) %*% B (a transpose hop or OP_MATMULTL)? */
+static bool mm_transposed(const Hop *h)
+{
+    return h->op == OP_MATMULTL || is_trans(h->in[0]);
+}
+
 /* Row operator: the work of its products. The main input is, as in
  * cplan.c, the left operand of a product when that is an input (the
  * deepest such product), else none matters. Products of rows computed in
@@ -651,8 +657,13 @@ static const Hop *mm_left(const Hop *h)
  * columns: dgemm's rate) or the row-wise loop (wider side matrices);
  * products of a sparse main exploit its sparsity; a sparse input that is
  * not the main is expanded to a dense row per row (seed 000's Row
- * template reads side inputs densely), then multiplied densely. */
-static void row_products(const CVec *v, double *flops, double *gflops, double *vflops)
+ * template reads side inputs densely), then multiplied densely. In a
+ * multi-output operator (multi: a Row group's merged operator) a product
+ * t(P) %*% X of a row vector P computed in the operator, at most 16
+ * wide, and the dense main X is a blocked rank update per block of rows
+ * (cg_bouter, cplan.c cplan_row_kwidth: k-means' centroid sums), at
+ * dgemm's rate whatever X's width; alone it is the row-wise loop. */
+static void row_products(const CVec *v, bool multi, double *flops, double *gflops, double *vflops)
 {
     int main_id = -1;
     for (int k = 0; k < v->nmm; k++) {
@@ -660,7 +671,7 @@ static void row_products(const CVec *v, double *flops, double *gflops, double *v
         if (a && a->dt == DT_MATRIX && a->cols > 1 && has_input(v, a->id)) main_id = a->id;
     }
     for (int k = 0; k < v->nmm; k++) {
-        const Hop *h = v->mm[k], *a = mm_left(h);
+        const Hop *h = v->mm[k], *a = mm_left(h), *b = h->in[1];
         double kc = (double)BR_MAX(h->cols, 1), c = cells(a);
         bool input = a && has_input(v, a->id);
         if (input && a->id == main_id && !dense_est(a)) {
@@ -668,7 +679,9 @@ static void row_products(const CVec *v, double *flops, double *gflops, double *v
             continue;
         }
         if (input && a->id != main_id && !dense_est(a)) *flops += c;   /* expansion */
-        if (h->cols <= 16 && (!input || a->id == main_id)) *gflops += 2 * c * kc;
+        bool rank = multi && !input && mm_transposed(h) && b && b->id == main_id && dense_est(b) &&
+                    h->rows >= 2 && h->rows <= 16;
+        if (rank || (h->cols <= 16 && (!input || a->id == main_id))) *gflops += 2 * c * kc;
         else *vflops += 2 * c * kc;
     }
 }
@@ -886,7 +899,7 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
         m.flops = fmax(m.flops, ew);
         m.xtime = fmax(m.xtime, v->xtime);
         g->v = m;
-        row_products(&m, &m.flops, &m.gflops, &m.vflops);
+        row_products(&m, true, &m.flops, &m.gflops, &m.vflops);
         double tm = op_time(x, &m, g->out + out, h);
         double add = fmax(0, tm - g->t);
         g->out += out;
@@ -1165,7 +1178,7 @@ static double open_op(CostCtx *x, const Hop *h)
         }
     }
     double ew = v.flops;    /* elementwise work, before the products */
-    if (v.type == T_ROW) row_products(&v, &v.flops, &v.gflops, &v.vflops);
+    if (v.type == T_ROW) row_products(&v, false, &v.flops, &v.gflops, &v.vflops);
     if (v.type == T_AMULET) {
         /* the loop nest computes the operands' work per (i,k) tile: its
          * compute replaces the elementwise work rcost summed */

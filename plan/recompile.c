@@ -146,8 +146,10 @@ Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **c
  * being replaced by literals: those whose every use, through scalar
  * arithmetic, is an elementwise matrix operation, the seed of rand or
  * sample, the bounds of an index range (whose sizes hop_infer evaluates
- * from their current values), a left-indexing bound or a write of the
- * block. The compiled code then depends only on the sizes (rows, cols,
+ * from their current values), a left-indexing bound, an argument of
+ * print (the autoencoder's per-batch progress line: its bounds had made
+ * every iteration's key new, 40 recompilations a run, none reused) or a
+ * write of the block. The compiled code then depends only on the sizes (rows, cols,
  * nnz, memory) of every HOP after size propagation and the values of the
  * literals, which form the key; each block keeps the code of its last
  * RC_KEEP keys. */
@@ -280,6 +282,8 @@ static bool value_only(const HopDag *d, const Hop *h, int **users, const int *nu
             else if (c->kind == H_LIX && k >= 2) continue;
             /* the seed of rand / sample shapes the data, not the plan */
             else if (k == hop_seed_arg(c)) continue;
+            /* printed (a mini-batch loop's bounds in its progress line) */
+            else if (c->kind == H_BUILTIN && c->bi == BI_PRINT) continue;
             else ok = false;
         }
     }

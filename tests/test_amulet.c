@@ -1143,7 +1143,12 @@ static void kernel_price(void)
  * greedy pass to ban. The enumeration with AMULET banned (mpskip.c
  * without_amulet) finds the one-pass multi-output Row operator, cheaper
  * under every machine's constants here: one Row operator, no AMULET
- * loop, the results of the unfused plan. */
+ * loop, the results of the unfused plan. Over X of 10, 100 and 300
+ * columns: the merged operator's t(P) %*% X is a blocked rank update
+ * (cg_bouter) priced at dgemm's rate whatever X's width (cost.c
+ * row_products); priced as the row-wise loop beyond 16 columns, the
+ * split plan won under machines whose dgemm rate is well above the
+ * row-wise one (the last two here: e2e KMeans dense 2.7x slower). */
 static void kmeans_plan(void)
 {
     const char *src = T_KMEANS_STEP;
@@ -1151,38 +1156,47 @@ static void kmeans_plan(void)
         "2.76e10 1.91e10 2.67e9 8.07e10 5.29e10",   /* 2-core AVX-512 VM, quiet */
         "2.3e10 1.25e10 1.0e10 1.15e11 4.6e10",     /* t_pin_machine's */
         "5.85e10 4.45e10 1.16e10 1.24e11 6.57e10",  /* a workstation */
+        "4.07684e10 3.07256e10 5.60535e9 6.16694e10 3.40088e10",   /* the helpers' pinned set */
+        "6.14429e10 5.19068e10 8.61712e9 8.23838e10 5.34061e10",   /* 2-core VM's prebuilt set, quiet */
     };
+    static const int64_t widths[] = {10, 100, 300};
     const char *names[] = {"X", "C"}, *on[] = {"w", "cnt", "S"};
-    t_seed(11);
-    MB *X = t_gen(6000, 10, 1, -1, 1, false), *C = t_gen(5, 10, 1, -1, 1, false);
-    MB *ins[] = {X, C};
     const char *old = getenv("BRAID_CG_MACHINE");
     char *keep = old ? strdup(old) : NULL;
-    CgOptions off = {.enabled = false};
-    TRun r0;
-    t_run_dml(src, &off, 2, names, ins, 3, on, &r0);
-    for (size_t m = 0; m < sizeof mcs / sizeof *mcs; m++) {
-        setenv("BRAID_CG_MACHINE", mcs[m], 1);
-        TRun r;
-        CgOptions o = t_pols[2].o;
-        o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
-        t_run_dml(src, &o, 2, names, ins, 3, on, &r);
-        T_CHECK(r.rc == 0 && r0.rc == 0 && r.st.fused[1] == 1 && r.st.amulet == 0,
-                "kmeans plan, machine %zu: %s %s, %lld Row operators, %lld AMULET loops (want one multi-output "
-                "Row)", m, r.err, r0.err, (long long)r.st.fused[1], (long long)r.st.amulet);
-        if (r.rc == 0 && r0.rc == 0) {
-            double w = val_as_double(&r.out[0]), w0 = val_as_double(&r0.out[0]);
-            T_CHECK(fabs(w - w0) <= 1e-9 * fabs(w0), "kmeans plan, machine %zu: wcss %.17g vs %.17g", m, w, w0);
-            for (int k = 1; k < 3; k++)
-                T_MB_EQ(r.out[k].m, r0.out[k].m, 1e-10, "kmeans plan, machine %zu, output %d", m, k);
+    for (size_t q = 0; q < sizeof widths / sizeof *widths; q++) {
+        int64_t nc = widths[q];
+        t_seed(11);
+        MB *X = t_gen(6000, nc, 1, -1, 1, false), *C = t_gen(5, nc, 1, -1, 1, false);
+        MB *ins[] = {X, C};
+        CgOptions off = {.enabled = false};
+        TRun r0;
+        t_run_dml(src, &off, 2, names, ins, 3, on, &r0);
+        for (size_t m = 0; m < sizeof mcs / sizeof *mcs; m++) {
+            setenv("BRAID_CG_MACHINE", mcs[m], 1);
+            TRun r;
+            CgOptions o = t_pols[2].o;
+            o.explain = getenv("T_EXPLAIN") ? stderr : NULL;
+            t_run_dml(src, &o, 2, names, ins, 3, on, &r);
+            T_CHECK(r.rc == 0 && r0.rc == 0 && r.st.fused[1] == 1 && r.st.amulet == 0,
+                    "kmeans plan, %lld columns, machine %zu: %s %s, %lld Row operators, %lld AMULET loops (want one "
+                    "multi-output Row)", (long long)nc, m, r.err, r0.err, (long long)r.st.fused[1],
+                    (long long)r.st.amulet);
+            if (r.rc == 0 && r0.rc == 0) {
+                double w = val_as_double(&r.out[0]), w0 = val_as_double(&r0.out[0]);
+                T_CHECK(fabs(w - w0) <= 1e-9 * fabs(w0), "kmeans plan, %lld columns, machine %zu: wcss %.17g vs %.17g",
+                        (long long)nc, m, w, w0);
+                for (int k = 1; k < 3; k++)
+                    T_MB_EQ(r.out[k].m, r0.out[k].m, 1e-10, "kmeans plan, %lld columns, machine %zu, output %d",
+                            (long long)nc, m, k);
+            }
+            t_run_free(&r);
         }
-        t_run_free(&r);
+        t_run_free(&r0);
+        mb_release(X); mb_release(C);
     }
-    t_run_free(&r0);
     if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
     else unsetenv("BRAID_CG_MACHINE");
     free(keep);
-    mb_release(X); mb_release(C);
 }
 
 /* Products with a sparse left operand (seed 4.2's sparse A): the

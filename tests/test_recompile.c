@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "plan/recompile.h"
 #include "tests/t.h"
@@ -55,6 +56,7 @@ typedef struct Case {
     int min_hits;      /* reused recompilations at least (cache on) */
     int max_hits;      /* and at most (-1: no bound) */
     bool error;        /* fails with a message containing "index" */
+    bool prints;       /* prints: the text compared with the cache on and off */
 } Case;
 
 static const Case cases[] = {
@@ -71,7 +73,7 @@ static const Case cases[] = {
      "  R[i, 2:3] = matrix(k, 1, 2)\n"
      "}\n"
      "t = sum(R)\n",
-     {"R", "t"}, 2, 20, -1, false},
+     {"R", "t"}, 2, 20, -1, false, false},
     {"minibatch",
      "n = nrow(X)\n"
      "W = matrix(0.01, rows=ncol(X), cols=3)\n"
@@ -91,7 +93,26 @@ static const Case cases[] = {
      "  if (end == n) { beg = 1 } else { beg = end + 1 }\n"
      "  step = step * 0.9\n"
      "}\n",
-     {"W", "s"}, 2, 5, -1, false},
+     {"W", "s"}, 2, 5, -1, false, false},
+    /* the bounds printed per batch (the autoencoder's progress line)
+     * are values, not plan inputs: the code is reused as without the
+     * print, and the lines are those of recompiling every iteration */
+    {"minibatch printing its bounds",
+     "n = nrow(X)\n"
+     "W = matrix(0.01, rows=ncol(X), cols=3)\n"
+     "bs = 8\n"
+     "beg = 1\n"
+     "it = 0\n"
+     "while (it < 14) {\n"
+     "  end = min(beg + bs - 1, n)\n"
+     "  Xb = X[beg:end, ]\n"
+     "  H = tanh(Xb %*% W + it / 10)\n"
+     "  W = W - 0.1 * t(Xb) %*% H\n"
+     "  print(\"it=%5.4f beg=%d end=%d obj=%f\", it / 3, beg, end, sum(H ^ 2))\n"
+     "  it = it + 1\n"
+     "  if (end == n) { beg = 1 } else { beg = end + 1 }\n"
+     "}\n",
+     {"W"}, 1, 5, -1, false, true},
     {"windows",
      "s = 0\n"
      "for (i in 1:9) {\n"
@@ -100,14 +121,14 @@ static const Case cases[] = {
      "  Z = X[i:(i + 4), 2:3]\n"
      "  s = s + sum(Y) + sum(Z * Z) + nrow(Y)\n"
      "}\n",
-     {"s"}, 1, 3, -1, false},
+     {"s"}, 1, 3, -1, false, false},
     {"builtin sizes",
      "s = 0\n"
      "for (i in 1:5) {\n"
      "  M = matrix(i, rows=i, cols=2)\n"
      "  s = s + sum(M %*% t(M)) + sum(X[1:i, ] * i)\n"
      "}\n",
-     {"s"}, 1, 0, 0, false},
+     {"s"}, 1, 0, 0, false, false},
     {"parfor",
      "R = matrix(0, rows=6, cols=1)\n"
      "parfor (i in 1:6) {\n"
@@ -115,7 +136,7 @@ static const Case cases[] = {
      "  Xb = X[b:(b + 3), ]\n"
      "  R[i, 1] = sum(exp(Xb * 0.1) * i) + sum(Xb %*% t(Xb))\n"
      "}\n",
-     {"R"}, 1, 0, -1, false},
+     {"R"}, 1, 0, -1, false, false},
     {"scalar types",
      "a = 1\n"
      "f = TRUE\n"
@@ -127,7 +148,7 @@ static const Case cases[] = {
      "  a = a / 2\n"
      "  f = !f\n"
      "}\n",
-     {"s"}, 1, 1, -1, false},
+     {"s"}, 1, 1, -1, false, false},
     {"rand seeds",
      "s = 0\n"
      "for (i in 1:8) {\n"
@@ -135,16 +156,41 @@ static const Case cases[] = {
      "  M = rand(rows=nrow(X), cols=2, seed=d) + X[, 1:2]\n"
      "  s = s + sum(M * M) + as.scalar(sample(100, 1, FALSE, d))\n"
      "}\n",
-     {"s"}, 1, 6, -1, false},
+     {"s"}, 1, 6, -1, false, false},
     {"bounds error",
      "s = 0\n"
      "for (i in 1:20) {\n"
      "  Xb = X[(i * 5):(i * 5 + 4), ]\n"
      "  s = s + sum(Xb)\n"
      "}\n",
-     {"s"}, 1, 0, -1, true},
+     {"s"}, 1, 0, -1, true, false},
 };
 #define NCASES ((int)(sizeof cases / sizeof *cases))
+
+/* run() of case c; a case that prints has its standard output taken
+ * into *text (malloc'd; NULL if it could not be read). */
+static int run_captured(const Case *c, const CgOptions *cg, MB *X, Res *res, char **text)
+{
+    *text = NULL;
+    if (!c->prints) return run(c->src, cg, X, c->nout, c->outs, res);
+    fflush(stdout);
+    FILE *tmp = tmpfile();
+    int saved = tmp ? dup(STDOUT_FILENO) : -1;
+    if (saved >= 0) dup2(fileno(tmp), STDOUT_FILENO);
+    int rc = run(c->src, cg, X, c->nout, c->outs, res);
+    fflush(stdout);
+    if (saved >= 0) {
+        dup2(saved, STDOUT_FILENO);
+        close(saved);
+        long n = fseek(tmp, 0, SEEK_END) == 0 ? ftell(tmp) : -1;
+        if (n >= 0 && fseek(tmp, 0, SEEK_SET) == 0 && (*text = malloc((size_t)n + 1))) {
+            size_t got = fread(*text, 1, (size_t)n, tmp);
+            (*text)[got] = 0;
+        }
+    }
+    if (tmp) fclose(tmp);
+    return rc;
+}
 
 /* Relative difference of two numeric values. */
 static double rel(const Value *a, const Value *b)
@@ -322,10 +368,18 @@ int main(void)
                              cgname[g], th);
                     br_set_threads(th);
                     Res on, off;
+                    char *txt_off = NULL, *txt_on = NULL;
                     rc_set_cache(false);
-                    int rc_off = run(c->src, &cgs[g], X, c->nout, c->outs, &off);
+                    int rc_off = run_captured(c, &cgs[g], X, &off, &txt_off);
                     rc_set_cache(true);
-                    int rc_on = run(c->src, &cgs[g], X, c->nout, c->outs, &on);
+                    int rc_on = run_captured(c, &cgs[g], X, &on, &txt_on);
+                    if (c->prints) {
+                        T_CHECK(txt_on && txt_off && !strcmp(txt_on, txt_off) && strstr(txt_on, "end=50 "),
+                                "%s: printed text differs\n%s---\n%s", what, txt_on ? txt_on : "(none)",
+                                txt_off ? txt_off : "(none)");
+                    }
+                    free(txt_on);
+                    free(txt_off);
                     T_CHECK(off.nhits == 0, "%s: reuse with the cache off", what);
                     if (c->error) {
                         T_CHECK(rc_on && rc_off, "%s: no error", what);
