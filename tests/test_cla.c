@@ -405,7 +405,8 @@ static void check_row_prod(const char *what, const MB *x, const MB *cx)
     cla_rowmm_free(mm);
     for (int inf = 0; inf < 2; inf++)
         for (int only = 0; only < 2; only++) {
-            if (inf) { B->d[K + 1] = INFINITY; mb_fin_set(B, true); }
+            /* (the last row's second cell: B has a single row when X has one column) */
+            if (inf) { B->d[(m - 1) * K + 1] = INFINITY; mb_fin_set(B, true); }
             const MB *ms[4] = {cx, B, v, r}, *md[4] = {d, B, v, r};
             int mode[4] = {SPM_FULL, SPM_MAT, SPM_MAT, SPM_ROW};
             double sc[4] = {0};
