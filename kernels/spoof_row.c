@@ -9,6 +9,7 @@
 #include "spoof.h"
 #include "agg.h"
 #include "cla.h"
+#include "reorg.h"
 
 #include <float.h>
 #include <math.h>
@@ -237,17 +238,15 @@ static int prod_init(RCtx *x, BrErr *e)
         w += b->cols;
     }
     if (w < 1 || w > 256) return 0;
-    MB *B = mb_dense(mm->cols, w, e);   /* the sides side by side */
-    if (!B) return e->code;
-    for (int j = 0, off = 0; j < op->nprod; off += (int)op->in.m[op->prod_in[j]]->cols, j++) {
-        const MB *b = op->in.m[op->prod_in[j]];
-        for (int64_t u = 0; u < b->rows; u++) {
-            double *d = B->d + u * w + off;
-            if (!b->sparse) memcpy(d, b->d + u * b->cols, (size_t)b->cols * sizeof(double));
-            else for (int64_t q = b->rp[u]; q < b->rp[u + 1]; q++) d[b->ci[q]] = b->v[q];
-        }
+    const MB *sides[SPOOF_MAXPROD];
+    for (int j = 0; j < op->nprod; j++) sides[j] = op->in.m[op->prod_in[j]];
+    MB *B = k_cbind(op->nprod, sides, e);   /* the sides side by side, dense */
+    if (B && B->sparse) {
+        MB *D = mb_to_dense(B, e);
+        mb_release(B);
+        B = D;
     }
-    mb_recount_nnz(B);
+    if (!B) return e->code;
     x->side = B;
     if (!(x->mm = cla_rowmm_new(mm, B, e))) return e->code;
     /* a lookup of w values per row and pass against w multiply-adds per
