@@ -9,8 +9,11 @@
 
 #include <float.h>
 #include <math.h>
+#include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- the plan ---- */
 
@@ -929,6 +932,16 @@ static int densify_leaf(const AmPlan *p, AmBind *b, MB **dense, BrErr *e)
 #define AM_MIN_WORK (64.0 * 64 * 64)
 /* Runs the results of w selected by sel in one loop nest; their new
  * blocks into res[] (in w's order of the selected results). */
+/* The wall clock and the calling thread's CPU seconds (the traced
+ * phases of a call). */
+static void call_clock(double *wall, double *cpu)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    *cpu = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    *wall = omp_get_wtime();
+}
+
 static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args, int nargs, bool take, MB **res,
                     BrErr *e)
 {
@@ -942,7 +955,12 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
     }
     AmBind b;
     MB *dense[AM_MAXLEAVES] = {0}, *r[WHERE_MAXRES] = {0};
+    /* traced: the call's phases, wall and the calling thread's CPU */
+    bool tr = getenv("BRAID_AMULET_TRACE") != NULL;
+    double tw[4] = {0}, tc[4] = {0};
+    if (tr) call_clock(&tw[0], &tc[0]);
     int rc = bind(c, p, args, nargs, take, &b, dense, r, e);
+    if (tr) call_clock(&tw[1], &tc[1]);
     if (!rc) {
         const char *mode = getenv("BRAID_AMULET");
         if (!mode || !*mode) mode = "auto";
@@ -977,6 +995,7 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
         if (ran < 0) rc = -1;
         else if (!ran) rc = am_evaluate(p, &b, skip, e);
     }
+    if (tr) call_clock(&tw[2], &tc[2]);
     for (int l = 0; l < AM_MAXLEAVES; l++) mb_release(dense[l]);
     int n = p->nres;
     free(p);
@@ -987,6 +1006,12 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
         else if (!res[q]) rc = -1;
     }
     if (rc) for (int q = 0; q < n; q++) mb_release(res[q]);
+    if (tr) {
+        call_clock(&tw[3], &tc[3]);
+        fprintf(stderr, "amulet: call phases, ms wall/CPU of the calling thread: bind %.3g/%.3g, scan and loop "
+                "%.3g/%.3g, count and finish %.3g/%.3g\n", (tw[1] - tw[0]) * 1e3, (tc[1] - tc[0]) * 1e3,
+                (tw[2] - tw[1]) * 1e3, (tc[2] - tc[1]) * 1e3, (tw[3] - tw[2]) * 1e3, (tc[3] - tc[2]) * 1e3);
+    }
     return rc ? -1 : 0;
 }
 

@@ -779,13 +779,26 @@ static void merge(const Drv *d, const double *ct, int mr, int64_t i0, int64_t j0
     }
 }
 
+/* Packs (i,k) leaf l's tile of rows [ia, ia + mrb) (zero up to mr)
+ * over k in [kb, kb + kcb) into dst: kcb columns of mr. */
+static void pack_tile(const Drv *d, int l, int64_t ia, int mrb, int64_t kb, int64_t kcb, double *dst)
+{
+    const int64_t *st = d->b->st[l];
+    const double *base = d->b->base[l];
+    int mr = d->mr;
+    for (int64_t kk = 0; kk < kcb; kk++)
+        for (int ii = 0; ii < mr; ii++)
+            dst[kk * mr + ii] = ii < mrb ? base[(ia + ii) * st[d->ti] + (kb + kk) * st[d->tk]] : 0;
+}
+
 /* Tile t of rows (from i0, below i1) and column panel s (from jb,
  * below j1) of run_block's block at kb (kcb deep): its operands set up in
  * g, the kernel run, the tile merged into the results. apk: the thread's
  * buffers (packed (i,k) operands, the kernel's tile, edge copies);
  * *packed: the tile whose (i,k) values apk holds. */
 static void run_tile(const Drv *d, double *apk, AmArgs *gp, int64_t *packed, int64_t t, int64_t s, int64_t i0,
-                     int64_t i1, int64_t jb, int64_t j1, int64_t kb, int64_t kcb, bool pack, bool pre)
+                     int64_t i1, int64_t jb, int64_t j1, int64_t kb, int64_t kcb, bool pack, bool pre,
+                     double *const *ablk)
 {
     const AmPlan *p = d->p;
     const AmBind *b = d->b;
@@ -824,13 +837,13 @@ static void run_tile(const Drv *d, double *apk, AmArgs *gp, int64_t *packed, int
             }
             break;
         case LC_A:
-            if (pack || mrb < mr) {
+            if (ablk && ablk[l]) {   /* the block's tiles packed by the team */
+                g.p[l] = ablk[l] + (size_t)t * kcb * mr;
+                g.rs[l] = 1;
+                g.cs[l] = mr;
+            } else if (pack || mrb < mr) {
                 double *q = apk + (size_t)l * kcb * mr;
-                if (*packed != t) {
-                    for (int64_t kk = 0; kk < kcb; kk++)
-                        for (int ii = 0; ii < mr; ii++)
-                            q[kk * mr + ii] = ii < mrb ? b->base[l][(ia + ii) * st[ti] + (kb + kk) * st[tk]] : 0;
-                }
+                if (*packed != t) pack_tile(d, l, ia, mrb, kb, kcb, q);
                 g.p[l] = q;
                 g.rs[l] = 1;
                 g.cs[l] = mr;
@@ -875,6 +888,31 @@ static double l2_bytes(void)
     return (double)v;
 }
 
+/* The most doubles of (k,j) panels the search packs ahead (64 MiB): its
+ * sub-tasks then share one packing instead of packing per band. */
+#define AM_PREPACK (8.0 * 1024 * 1024)
+
+/* Allocates run_block's packed (i,k) tiles: per (i,k) leaf, ntile tiles
+ * of kc x mr; false (none) over AM_PREPACK or out of memory. */
+static bool alloc_ablk(const Drv *d, int64_t ntile, int64_t kc, double **ablk)
+{
+    int na = 0;
+    for (int l = 0; l < d->p->nleaf; l++) na += d->cls[l] == LC_A;
+    if ((double)na * (double)ntile * (double)kc * d->mr > AM_PREPACK) return false;
+    for (int l = 0; l < d->p->nleaf; l++)
+        if (d->cls[l] == LC_A && !(ablk[l] = br_alloc_aligned((size_t)ntile * (size_t)kc * d->mr * sizeof(double)))) {
+            for (int x = 0; x < l; x++) br_free_aligned(ablk[x]);
+            memset(ablk, 0, AM_MAXLEAVES * sizeof *ablk);
+            return false;
+        }
+    return true;
+}
+
+static void free_ablk(double **ablk)
+{
+    for (int l = 0; l < AM_MAXLEAVES; l++) br_free_aligned(ablk[l]);
+}
+
 /* One block: rows [i0, i1), columns [j0, j1), k in [k0, k1), kc x nc
  * tiles; pack: (i,k) operands packed (else read with strides). */
 static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1, int64_t kc,
@@ -882,6 +920,10 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
 {
     const AmPlan *p = d->p;
     int mr = d->mr, nr = d->nr;
+    /* the blocks' packed (i,k) tiles (ablk[l] per (i,k) leaf),
+     * allocated at the first block that uses them */
+    double *ablk[AM_MAXLEAVES] = {0};
+    bool atried = false, aheld = false;
     for (int64_t kb = k0; kb < k1; kb += kc) {
         int64_t kcb = BR_MIN(kc, k1 - kb);
         for (int64_t jb = j0; jb < j1; jb += nc) {
@@ -919,6 +961,16 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
             int parts = am_parts(nsl, nt, bytes > l2_bytes());
             int64_t next[AM_MAXPARTS];
             for (int q = 0; q < parts; q++) next[q] = 0;
+            /* packed (i,k) operands of a block cut into parts: each tile
+             * packed once, by the team before the barrier (ablk), not
+             * by every thread that runs it (each thread ran every tile
+             * of its part: 2 threads packed all of A twice); without
+             * the memory for them (AM_PREPACK), by each thread */
+            if (pack && parts > 1 && !atried) {
+                atried = true;
+                aheld = alloc_ablk(d, ntile, kc, ablk);
+            }
+            bool ashare = pack && parts > 1 && aheld;
             double tfork = d->ph ? omp_get_wtime() : 0, tend[AM_PHT];
             /* the team may have fewer threads than nt (a where-loop
              * inside a parfor worker, where OpenMP runs nested regions
@@ -942,6 +994,11 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                     for (int64_t s = nsl * q / cut; s < nsl * (q + 1) / cut; s++)
                         for (int l = 0; l < p->nleaf; l++)
                             if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + s * nr, j1, d->bpk[l] + s * kcb * nr);
+                for (int64_t t = ntile * me / tn; ashare && t < ntile * (me + 1) / tn; t++)
+                    for (int l = 0; l < p->nleaf; l++)
+                        if (ablk[l])
+                            pack_tile(d, l, i0 + t * mr, (int)BR_MIN(mr, i1 - i0 - t * mr), kb, kcb,
+                                      ablk[l] + (size_t)t * kcb * mr);
                 if (d->meter) work = thread_cpu() - c0;
                 if (ph) ph[1] += (w1 = omp_get_wtime()) - w0;
 #pragma omp barrier
@@ -963,7 +1020,7 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                     int64_t s0 = nsl * q / parts, s1 = nsl * (q + 1) / parts, t;
                     while ((t = __atomic_fetch_add(&next[q], 1, __ATOMIC_RELAXED)) < ntile)
                         for (int64_t s = s0; s < s1; s++)
-                            run_tile(d, apk, &g, &packed, t, s, i0, i1, jb, j1, kb, kcb, pack, pre);
+                            run_tile(d, apk, &g, &packed, t, s, i0, i1, jb, j1, kb, kcb, pack, pre, ashare ? ablk : NULL);
                 }
                 if (d->meter) {
                     work += thread_cpu() - c0;
@@ -979,9 +1036,13 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                 d->span += tjoin - tfork;
                 d->regions++;
             }
-            if (failed) return -1;
+            if (failed) {
+                free_ablk(ablk);
+                return -1;
+            }
         }
     }
+    free_ablk(ablk);
     return 0;
 }
 
@@ -1258,10 +1319,6 @@ static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t N, int64_t kx, con
     return t;
 }
 
-/* The most doubles of (k,j) panels the search packs ahead (64 MiB): its
- * sub-tasks then share one packing instead of packing per band. */
-#define AM_PREPACK (8.0 * 1024 * 1024)
-
 /* The relative score difference a race takes as a tie (race). */
 #define AM_MARGIN 0.02
 
@@ -1440,8 +1497,11 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     const char *pin = getenv("BRAID_AMULET_PARAMS");
     long long pkc, pnc;
     int ppk;
-    if (pin && sscanf(pin, "%lld %lld %d", &pkc, &pnc, &ppk) == 3 && pkc > 0 && pkc <= 512 && pnc > 0)
-        return run_block(d, 0, M, 0, N, 0, K, pkc, pnc, ppk != 0);
+    if (pin && sscanf(pin, "%lld %lld %d", &pkc, &pnc, &ppk) == 3 && pkc > 0 && pkc <= 512 && pnc > 0) {
+        best = (AmParams){pkc, pnc, ppk != 0};   /* run (and traced) as remembered ones; nothing kept */
+        tuned = true;
+        from = "pinned";
+    }
     bool searchable = M >= 4 * d->mr * br_threads() && K >= 96 && N >= 32 * d->nr;
     double t0 = omp_get_wtime(), ph[AM_PHT][AM_PHASES] = {{0}};
     int rc, chunks = 1;

@@ -2043,6 +2043,19 @@ int main(void)
         check(Q1, 2, false, true, 421, 805, 611, what);
         check(QMIN, 0, true, false, 419, 803, 533, what);
     }
+    /* pinned to a block over L2 with packed (i,k) operands: on 2-3
+     * threads its column parts, each (i,k) tile packed once by the team
+     * (run_block's ablk), read by every part; an edge tile of 5 rows,
+     * A read in place and transposed */
+    setenv("BRAID_AMULET", "kernel", 1);
+    setenv("BRAID_AMULET_PARAMS", "256 805 1", 1);
+    for (int nt = 1; nt <= 3; nt++) {
+        br_set_threads(nt);
+        snprintf(what, sizeof what, "pinned 256 805 packed, %d threads", nt);
+        check(Q1, 2, false, false, 4 * 12 + 5, 805, 300, what);
+        check(QMM, 0, true, false, 4 * 12 + 5, 805, 300, what);
+    }
+    unsetenv("BRAID_AMULET_PARAMS");
     br_set_threads(0);
     return t_done("test_amulet");
 }
