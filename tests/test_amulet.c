@@ -630,16 +630,22 @@ static void sparse_kernel(void)
         MB *ins[8];
         sparse_inputs(M, N, K, dens[di], ins);
         T_CHECK(ins[2] && ins[2]->sparse, "t(A) of a sparse A is sparse");
-        for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++)
+        /* (under the sanitizers every third point: each (body, sub-range,
+         * threads) still on two of the six pairs, t_keep) */
+        size_t nb = sizeof sp_bodies / sizeof *sp_bodies;
+        for (size_t f = 0; f < nb; f++)
             for (int sub = 0; sub < 2; sub++)
                 for (int nt = 1; nt <= 2; nt++) {
+                    if (!t_keep((long)((c * nb + f) * 4 + (size_t)sub * 2 + (size_t)nt - 1), 3)) continue;
                     br_set_threads(nt);
                     snprintf(what, sizeof what, "density %g, %d threads", dens[di], nt);
                     sparse_check(ins, M, N, K, sp_bodies[f], sub, what);
                 }
         /* the column block: searched (sub-tasks of rows, blocks of 2, 4,
-         * ... panels), and pinned to one panel */
-        for (size_t f = 0; f < sizeof sp_bodies / sizeof *sp_bodies; f++) {
+         * ... panels), and pinned to one panel (each body on two pairs
+         * under the sanitizers) */
+        for (size_t f = 0; f < nb; f++) {
+            if (!t_keep((long)(c * nb + f), 3)) continue;
             br_set_threads(2);
             sparse_check_mode(ins, M, N, K, sp_bodies[f], 1, "search", "column block searched");
             br_set_threads(1);
@@ -858,7 +864,11 @@ static void params_once(void)
         int disk = trace_count(three, &cg, sp_names, ins, 8, "remembered on disk", &r1);
         T_CHECK(r1.rc == 0 && disk == 1, "params once, %s: %d of 3 calls read the parameters from disk, want 1 (%s)",
                 kind, disk, r1.err);
-        if (r1.rc == 0) {
+        /* the values against the scalar reference (plain build only: its
+         * 40 million scalar iterations were most of this test's time
+         * under the sanitizers, and the reference path runs in the
+         * sweeps there) */
+        if (r1.rc == 0 && !T_SAN) {
             TRun rr;
             setenv("BRAID_AMULET", "ref", 1);
             t_run_dml(three, &cg, 8, sp_names, ins, 1, on, &rr);
@@ -1235,7 +1245,11 @@ static void sparse_planner(void)
             /* two summation orders of K terms of magnitude <= 2 */
             double tol = 2 * (double)K * (double)K * 2 * 2.3e-16;
             bool kept = (double)ins[0]->nnz < AM_SPARSE * (double)(M * K);
-            for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+            size_t nf = sizeof forms / sizeof *forms;
+            for (size_t f = 0; f < nf; f++) {
+                /* under the sanitizers every third (size, density, form):
+                 * each form at 2-3 of the 8 pairs, kept and not */
+                if (!t_keep((long)((si * (sizeof dens / sizeof *dens) + di) * nf + f), 3)) continue;
                 snprintf(src, sizeof src, "R = %s\n", forms[f].expr);
                 TRun r0, r1, r2;
                 if (run_two(src, "BRAID_AMULET_FUSE", "force", "0", 6, names, ins, 1, on, &r0, &r1)) {
@@ -1741,6 +1755,10 @@ static void tile_major(void)
             br_set_threads(nt);
             for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
                 for (size_t qi = 0; qi < sizeof qs / sizeof *qs; qi++) {
+                    /* under the sanitizers every third point: each (shape,
+                     * query) on three (level, threads) pairs, every level
+                     * and every thread count among them */
+                    if (!t_keep((long)(isa + nt - 1 + (int)(si * 4 + qi)), 3)) continue;
                     int64_t M = shapes[si][0], N = shapes[si][1], K = shapes[si][2];
                     int q = qs[qi][0];
                     char what[96], w[300], src[1000];
@@ -2004,6 +2022,7 @@ int main(void)
     setenv("BRAID_AMULET", "kernel", 1);
     for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++)
         for (int nt = 1; nt <= 3; nt++) {
+            if (!t_keep(nt - 1, 2)) continue;   /* 1 and 3 threads under the sanitizers */
             k_isa_set((KIsa)isa);
             br_set_threads(nt);
             snprintf(what, sizeof what, "kernel %s, %d threads", k_isa_name((KIsa)isa), nt);
@@ -2031,17 +2050,20 @@ int main(void)
      * 3 threads: parts of unequal width) */
     setenv("BRAID_AMULET", "search", 1);
     k_isa_set(k_isa_cpu());
+    /* (under the sanitizers every third of the 12 checks: each of the
+     * four on one thread count, each thread count at least once) */
     for (int nt = 1; nt <= 3; nt++) {
         br_set_threads(nt);
         snprintf(what, sizeof what, "search, %d threads", nt);
-        check(Q1, 2, false, false, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
-        check(Q2, 3, true, true, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
+        int x = (nt - 1) * 4;
+        if (t_keep(x, 3)) check(Q1, 2, false, false, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
+        if (t_keep(x + 1, 3)) check(Q2, 3, true, true, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
         /* rows for every race in two rounds: kc 32..512 over k in
          * [0, 512) (each candidate's panels packed ahead), then nc
          * 8 nr..all, each packed and in place (8 candidates: 16 tiles
          * of the bottom half), and the rest of k and of the rows */
-        check(Q1, 2, false, true, 421, 805, 611, what);
-        check(QMIN, 0, true, false, 419, 803, 533, what);
+        if (t_keep(x + 2, 3)) check(Q1, 2, false, true, 421, 805, 611, what);
+        if (t_keep(x + 3, 3)) check(QMIN, 0, true, false, 419, 803, 533, what);
     }
     /* pinned to a block over L2 with packed (i,k) operands: on 2-3
      * threads its column parts, each (i,k) tile packed once by the team
@@ -2050,6 +2072,7 @@ int main(void)
     setenv("BRAID_AMULET", "kernel", 1);
     setenv("BRAID_AMULET_PARAMS", "256 805 1", 1);
     for (int nt = 1; nt <= 3; nt++) {
+        if (!t_keep(nt - 1, 2)) continue;   /* 1 and 3 threads under the sanitizers */
         br_set_threads(nt);
         snprintf(what, sizeof what, "pinned 256 805 packed, %d threads", nt);
         check(Q1, 2, false, false, 4 * 12 + 5, 805, 300, what);
