@@ -3,9 +3,12 @@
  * explain output, execution, error reporting and -stats. */
 #include "../include/braid.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../base/diag.h"
 #include "../base/perturb.h"
@@ -259,8 +262,9 @@ static Program *load_script(const BraidRunOptions *o, const LangOptions *lo, Dia
 }
 
 /* Every rank reads the configuration; under mpirun rank 0 runs the
- * script and the others serve its distributed jobs (dist/dist.h). */
-int braid_run(const BraidRunOptions *o)
+ * script and the others serve its distributed jobs (dist/dist.h). last:
+ * no run follows in this process (else the ranks stay up for it). */
+static int run_one(const BraidRunOptions *o, bool last)
 {
     int64_t t_start = br_now_ns();
     BraidConfig cfg;
@@ -304,10 +308,66 @@ int braid_run(const BraidRunOptions *o)
     if (cfg.gpu != GPU_OFF && gpu_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
     share_script(o);
     int rc = dist_active() && dist_rank() > 0 ? serve_worker(o, &cfg) : run_control(o, &cfg, t_start);
-    if (!dist_active() || dist_rank() == 0) dist_finish();
+    if (last) {
+        if (!dist_active() || dist_rank() == 0) dist_finish();
+    } else if (dist_active()) {
+        /* the workers' serve loop ends; every rank resets (collective) */
+        dist_end_run();
+        rt_dist_reset();
+    }
     unshare_script();
     return rc;
 }
+
+/* -out FILE: rank 0's (a plain run's) stdout and stderr to FILE for one
+ * run; *saved the streams to restore (-1: none). */
+static int out_open(const char *path, int saved[2])
+{
+    saved[0] = saved[1] = -1;
+    if (!path || dist_launched_rank() > 0) return 0;
+    fflush(stdout);
+    fflush(stderr);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        fprintf(stderr, "braid: -out %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    saved[0] = dup(1), saved[1] = dup(2);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    close(fd);
+    return 0;
+}
+
+static void out_close(int saved[2])
+{
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < 2; i++)
+        if (saved[i] >= 0) {
+            dup2(saved[i], i + 1);
+            close(saved[i]);
+        }
+}
+
+int braid_run_all(const BraidRunOptions *runs, int n)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        int saved[2];
+        if (out_open(runs[i].out, saved)) {
+            /* every rank runs every run (the ranks take part in its jobs):
+             * the output goes where it would have gone */
+            saved[0] = saved[1] = -1;
+            rc = 1;
+        }
+        if (run_one(&runs[i], i == n - 1)) rc = 1;
+        out_close(saved);
+    }
+    return rc;
+}
+
+int braid_run(const BraidRunOptions *o) { return braid_run_all(o, 1); }
 
 /* A worker's script and configuration, for the programs of its remote
  * parfor tasks (parsed once). */

@@ -3,6 +3,7 @@
  *         [-explain [hops|runtime|recompile_hops|dot|dot_all|recompile_dot]] [-config file]
  *         [-seed N] [-threads N]
  *   braid -s "script text" ...
+ *   braid RUN-OPTIONS -then RUN-OPTIONS ...   (runs in order, one process)
  *   braid -help
  * Exit status 0 on success, 1 on any error in the script or its input. */
 #include <errno.h>
@@ -39,6 +40,10 @@ static void usage(FILE *f)
         "                       options); a rank that dies is an error naming it\n"
         "  -gpu [force]         run operators on the OpenCL device where it pays (force:\n"
         "                       every operator the GPU backend has; docs/gpu.md)\n"
+        "  -out FILE            this run's output (stdout and stderr; rank 0's) to FILE\n"
+        "  -then OPTIONS...     then another run in the same process (under mpirun: the\n"
+        "                       ranks stay up, their state and statistics reset between\n"
+        "                       runs); the exit status is 1 when any run failed\n"
         "  -help                this text\n");
 }
 
@@ -96,6 +101,97 @@ void *__wrap_malloc(size_t n) { return raw_fail() ? NULL : __real_malloc(n); }
 void *__wrap_calloc(size_t n, size_t s) { return raw_fail() ? NULL : __real_calloc(n, s); }
 void *__wrap_realloc(void *p, size_t n) { return raw_fail() ? NULL : __real_realloc(p, n); }
 
+/* One run's options from argv[*pi] up to "-then" or the end (*pi is
+ * left there); names and vals: room for the run's arguments, owned (and
+ * *nowned) the names allocated. 0, -1 (error printed), 2 (-help). */
+static int parse_run(int argc, char **argv, int *pi, BraidRunOptions *o, const char **names, const char **vals,
+                     char **owned, int *nowned)
+{
+    o->seed = -1, o->stats_top = 10, o->arg_names = names, o->arg_values = vals;
+    int i = *pi;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-then")) break;
+        else if (!strcmp(a, "-help") || !strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 2; }
+        else if (!strcmp(a, "-f")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -f needs a file\n"); return -1; }
+            o->file = argv[++i];
+        } else if (!strcmp(a, "-s")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -s needs a script\n"); return -1; }
+            o->text = argv[++i];
+        } else if (!strcmp(a, "-stats")) {
+            o->stats = true;
+            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') o->stats_top = atoi(argv[++i]);
+        } else if (!strcmp(a, "-explain")) {
+            o->explain = "runtime";
+            if (i + 1 < argc && !is_opt(argv[i + 1]) &&
+                (!strcmp(argv[i + 1], "hops") || !strcmp(argv[i + 1], "runtime") ||
+                 !strcmp(argv[i + 1], "recompile_hops") || !strcmp(argv[i + 1], "recompile_runtime") ||
+                 !strcmp(argv[i + 1], "dot") || !strcmp(argv[i + 1], "dot_all") || !strcmp(argv[i + 1], "codegen") ||
+                 !strcmp(argv[i + 1], "recompile_dot")))
+                o->explain = argv[++i];
+        } else if (!strcmp(a, "-config")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -config needs a file\n"); return -1; }
+            o->config = argv[++i];
+        } else if (!strcmp(a, "-seed")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -seed needs a number\n"); return -1; }
+            o->seed = atoll(argv[++i]);
+        } else if (!strcmp(a, "-threads")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -threads needs a number\n"); return -1; }
+            char *end;
+            long t = strtol(argv[++i], &end, 10);
+            /* the upper bound (BR_MAX_THREADS) is checked by braid_run */
+            if (end == argv[i] || *end || t < 1 || t > 1 << 30) {
+                fprintf(stderr, "braid: -threads needs a positive number, not '%s'\n", argv[i]);
+                return -1;
+            }
+            o->threads = (int)t;
+        } else if (!strcmp(a, "-gpu")) {
+            /* SystemDS's -gpu [force] */
+            o->gpu = "on";
+            if (i + 1 < argc && !strcmp(argv[i + 1], "force")) o->gpu = argv[++i];
+        } else if (!strcmp(a, "-exec")) {
+            /* SystemDS's execution mode: singlenode, hybrid, spark (here:
+             * distributed over MPI ranks) */
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -exec needs a mode\n"); return -1; }
+            o->exec = argv[++i];
+        } else if (!strcmp(a, "-out")) {
+            if (i + 1 >= argc) { fprintf(stderr, "braid: -out needs a file\n"); return -1; }
+            o->out = argv[++i];
+        } else if (!strcmp(a, "-args")) {
+            int k = 1;
+            while (i + 1 < argc && !is_opt(argv[i + 1])) {
+                char *nm = malloc(16);
+                snprintf(nm, 16, "%d", k++);
+                owned[(*nowned)++] = nm;
+                names[o->nargs] = nm;
+                vals[o->nargs++] = argv[++i];
+            }
+        } else if (!strcmp(a, "-nvargs")) {
+            while (i + 1 < argc && !is_opt(argv[i + 1])) {
+                const char *kv = argv[++i];
+                const char *eq = strchr(kv, '=');
+                if (!eq || eq == kv) {
+                    fprintf(stderr, "braid: -nvargs expects name=value, got '%s'\n", kv);
+                    return -1;
+                }
+                char *nm = strndup(kv, (size_t)(eq - kv));
+                owned[(*nowned)++] = nm;
+                names[o->nargs] = nm;
+                vals[o->nargs++] = eq + 1;
+            }
+        } else if (a[0] != '-' && !o->file && !o->text) {
+            o->file = a;
+        } else {
+            fprintf(stderr, "braid: unknown option '%s' (see braid -help)\n", a);
+            return -1;
+        }
+    }
+    *pi = i;
+    if (!o->file && !o->text) { usage(stderr); return -1; }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* OpenMP threads spin after each parallel region (libgomp's default:
@@ -131,100 +227,30 @@ int main(int argc, char **argv)
         memmove(argv + i, argv + i + 2, sizeof(char *) * (size_t)(argc - i - 1));
         return braid_launch((int)np, argc - 2, argv);
     }
-    const char *file = NULL, *text = NULL, *config = NULL, *explain = NULL, *exec = NULL, *gpu = NULL;
-    bool stats = false;
-    int stats_n = 10;
-    int64_t seed = -1;
-    int threads = 0;
+    /* runs separated by -then: one process (under mpirun: MPI up once)
+     * runs them in order (braid_run_all) */
+    int nruns = 1;
+    for (int i = 1; i < argc; i++) nruns += !strcmp(argv[i], "-then");
+    BraidRunOptions *runs = calloc((size_t)nruns, sizeof *runs);
     const char **names = calloc((size_t)argc + 1, sizeof(char *));
     const char **vals = calloc((size_t)argc + 1, sizeof(char *));
     char **owned = calloc((size_t)argc + 1, sizeof(char *));
-    int nargs = 0, nowned = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-help") || !strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
-        else if (!strcmp(a, "-f")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -f needs a file\n"); return 1; }
-            file = argv[++i];
-        } else if (!strcmp(a, "-s")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -s needs a script\n"); return 1; }
-            text = argv[++i];
-        } else if (!strcmp(a, "-stats")) {
-            stats = true;
-            if (i + 1 < argc && argv[i + 1][0] >= '0' && argv[i + 1][0] <= '9') stats_n = atoi(argv[++i]);
-        } else if (!strcmp(a, "-explain")) {
-            explain = "runtime";
-            if (i + 1 < argc && !is_opt(argv[i + 1]) &&
-                (!strcmp(argv[i + 1], "hops") || !strcmp(argv[i + 1], "runtime") ||
-                 !strcmp(argv[i + 1], "recompile_hops") || !strcmp(argv[i + 1], "recompile_runtime") ||
-                 !strcmp(argv[i + 1], "dot") || !strcmp(argv[i + 1], "dot_all") || !strcmp(argv[i + 1], "codegen") ||
-                 !strcmp(argv[i + 1], "recompile_dot")))
-                explain = argv[++i];
-        } else if (!strcmp(a, "-config")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -config needs a file\n"); return 1; }
-            config = argv[++i];
-        } else if (!strcmp(a, "-seed")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -seed needs a number\n"); return 1; }
-            seed = atoll(argv[++i]);
-        } else if (!strcmp(a, "-threads")) {
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -threads needs a number\n"); return 1; }
-            char *end;
-            long t = strtol(argv[++i], &end, 10);
-            /* the upper bound (BR_MAX_THREADS) is checked by braid_run */
-            if (end == argv[i] || *end || t < 1 || t > 1 << 30) {
-                fprintf(stderr, "braid: -threads needs a positive number, not '%s'\n", argv[i]);
-                return 1;
-            }
-            threads = (int)t;
-        } else if (!strcmp(a, "-gpu")) {
-            /* SystemDS's -gpu [force] */
-            gpu = "on";
-            if (i + 1 < argc && !strcmp(argv[i + 1], "force")) gpu = argv[++i];
-        } else if (!strcmp(a, "-exec")) {
-            /* SystemDS's execution mode: singlenode, hybrid, spark (here:
-             * distributed over MPI ranks) */
-            if (i + 1 >= argc) { fprintf(stderr, "braid: -exec needs a mode\n"); return 1; }
-            exec = argv[++i];
-        } else if (!strcmp(a, "-args")) {
-            int k = 1;
-            while (i + 1 < argc && !is_opt(argv[i + 1])) {
-                char *nm = malloc(16);
-                snprintf(nm, 16, "%d", k++);
-                owned[nowned++] = nm;
-                names[nargs] = nm;
-                vals[nargs++] = argv[++i];
-            }
-        } else if (!strcmp(a, "-nvargs")) {
-            while (i + 1 < argc && !is_opt(argv[i + 1])) {
-                const char *kv = argv[++i];
-                const char *eq = strchr(kv, '=');
-                if (!eq || eq == kv) {
-                    fprintf(stderr, "braid: -nvargs expects name=value, got '%s'\n", kv);
-                    return 1;
-                }
-                char *nm = strndup(kv, (size_t)(eq - kv));
-                owned[nowned++] = nm;
-                names[nargs] = nm;
-                vals[nargs++] = eq + 1;
-            }
-        } else if (a[0] != '-' && !file && !text) {
-            file = a;
-        } else {
-            fprintf(stderr, "braid: unknown option '%s' (see braid -help)\n", a);
-            return 1;
-        }
-    }
-    if (!file && !text) { usage(stderr); return 1; }
+    if (!runs || !names || !vals || !owned) { fprintf(stderr, "braid: out of memory\n"); return 1; }
+    int nowned = 0, used = 0, rc = 0;
     char *bdir = builtin_dir(argv[0]);
-    BraidRunOptions o = {.file = file, .text = text, .arg_names = names, .arg_values = vals, .nargs = nargs,
-                         .config = config, .explain = explain, .stats = stats, .stats_top = stats_n,
-                         .seed = seed, .threads = threads, .builtin_dir = bdir, .exec = exec,
-                         .gpu = gpu};
-    int rc = braid_run(&o);
+    for (int k = 0, i = 1; k < nruns && !rc; k++, i++) {
+        /* a run's arguments follow the last run's in names and vals */
+        rc = parse_run(argc, argv, &i, &runs[k], names + used, vals + used, owned, &nowned);
+        used += runs[k].nargs;
+        runs[k].builtin_dir = bdir;
+    }
+    if (!rc) rc = braid_run_all(runs, nruns);
+    else rc = rc == 2 ? 0 : 1;
     free(bdir);
     for (int i = 0; i < nowned; i++) free(owned[i]);
     free(owned);
     free(names);
     free(vals);
+    free(runs);
     return rc;
 }

@@ -162,6 +162,19 @@ static void price_note(Price *t, uint64_t key, const char *plan, size_t len, dou
     if (nsib > 0) memcpy(r->sib, sib, (size_t)nsib * sizeof *sib);
 }
 
+void cg_dist_reset(void)
+{
+    pthread_mutex_lock(&g_price_lock);
+    for (int t = 0; t < 2; t++) {
+        Price *tab = t ? g_share : g_whole;
+        for (int i = 0; i < PRICES; i++) {
+            free(tab[i].plan);
+            tab[i] = (Price){0};
+        }
+    }
+    pthread_mutex_unlock(&g_price_lock);
+}
+
 double cg_dist_plan_price(uint64_t key, bool share, int ops, int nin)
 {
     double est = cg_plan_bytes_est(ops, nin);

@@ -176,6 +176,10 @@ bool cg_dist_describe(const void *op, int nin, const Value *args, bool *part, st
  * whose outputs combine by one operator each (so it may be piggybacked
  * with others over the same rows), else -1. */
 int cg_dist_reduce_main(const void *op);
+/* Between runs of one process (dist_reset): rank 0 forgets the plans it
+ * priced (the workers hold none now), so the next run prices its first
+ * plans by their estimate, as a new process does. */
+void cg_dist_reset(void);
 char *cg_plan_pack(const void *op, size_t *n);
 /* The estimated bytes of a packed plan of ops operations over nin inputs
  * (codegen/cost.c prices sending it to the ranks). */

@@ -32,6 +32,9 @@
 
 /* Launched by mpirun (its environment variables are set). */
 bool dist_launched(void);
+/* This process's rank, also before dist_init (mpirun's environment);
+ * 0 when not launched. */
+int dist_launched_rank(void);
 /* Initializes MPI when launched; 0 also when not launched. */
 int dist_init(BrErr *e);
 /* MPI is initialized (any number of ranks, 1 included). */
@@ -76,6 +79,16 @@ char *dist_share(const char *p, int64_t n, int64_t *len);
 int dist_serve(void);
 /* Rank 0: stops the workers; every rank: finalizes MPI. */
 void dist_finish(void);
+/* Several runs in one process (`braid ... -then ...`, docs/dist.md):
+ * rank 0 ends a run with dist_end_run (frees what it scattered; the
+ * workers' dist_serve returns, MPI stays up), then every rank calls
+ * dist_reset, collectively: every partition dropped, the fused plan
+ * caches emptied, the statistics zeroed, the network rate unknown again.
+ * The next run's dist_init gives or measures the rate; the run then
+ * starts as in a new process (a long-lived process stays safe: nothing
+ * of the last run is held or counted). */
+void dist_end_run(void);
+void dist_reset(void);
 /* The instruction now running (named in fault messages). */
 void dist_set_context(const char *what, int line);
 /* -stats: jobs per operator, time and bytes moved. */

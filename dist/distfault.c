@@ -535,6 +535,8 @@ static void on_term(int sig)
 
 void fault_stopping(void) { g_stopping = 1; }
 
+void fault_reset(void) { snprintf(g_ctx, CTX_LEN, "no instruction"); }
+
 void fault_print_stats(FILE *f)
 {
     if (!g_pidfd && !g_nsock) return;

@@ -167,6 +167,21 @@ void fused_print_stats(FILE *f)
                 g_plan_total, g_plan_priced, g_plan_full);
 }
 
+void fused_reset(void)
+{
+    pthread_mutex_lock(&g_pc_lock);
+    for (int s = 0; s < PC_SLOTS; s++) {
+        free(g_pc[s].plan);
+        g_pc[s].plan = NULL, g_pc[s].len = 0, g_pc[s].hash = 0;
+    }
+    g_pc_next = 0;
+    g_pc_sent = g_pc_held = 0;
+    g_plan_sent = g_plan_total = g_plan_priced = g_plan_full = 0;
+    free(g_places);
+    g_places = NULL, g_nplaces = g_capplaces = 0;
+    pthread_mutex_unlock(&g_pc_lock);
+}
+
 /* Out of memory in the middle of a collective: a clear end beats a hang. */
 static void *must_alloc(size_t n)
 {

@@ -84,6 +84,14 @@ double fused_volume(const DistFused *const *fs, Value **const *args, Value **out
 double fused_plan_bytes(void);
 /* -stats: operator plans sent and found in the workers' plan cache. */
 void fused_print_stats(FILE *f);
+/* dist_reset's parts, every rank: the plan cache emptied (rank 0's
+ * mirror and the workers' alike) and the fused statistics; the remote
+ * parfor statistics; the network rate back to unknown (dist_init gives
+ * or measures it again); the instruction named in fault messages. */
+void fused_reset(void);
+void task_reset(void);
+void net_reset(void);
+void fault_reset(void);
 bool is_mat(const Value *v);
 int64_t vrows(const Value *v);
 int64_t vcols(const Value *v);

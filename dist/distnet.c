@@ -30,6 +30,12 @@ void dist_set_net_rate(double bytes_per_s)
 
 double dist_net_rate(void) { return g_rate; }
 
+void net_reset(void)
+{
+    g_rate = NET_DEFAULT;
+    g_given = g_measured = false;
+}
+
 static double now(void)
 {
     struct timespec t;

@@ -29,6 +29,14 @@ void dist_note_parfor(int threads, bool in_func)
 int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled, g_pf_dups;
 const char *g_pf_why;   /* the first reason a plan was not shipped */
 
+void task_reset(void)
+{
+    g_pf_threads = 0;
+    g_pf_funcs = 0;
+    g_pf_shipped = g_pf_unshipped = g_pf_decoded = g_pf_compiled = g_pf_dups = 0;
+    g_pf_why = NULL;
+}
+
 void dist_note_plan(bool shipped, int decoded, int compiled, int dups, const char *why)
 {
     if (shipped) g_pf_shipped++;

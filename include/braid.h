@@ -254,9 +254,18 @@ typedef struct BraidRunOptions {
     const char *gpu;                  /* -gpu: NULL (the configuration's
                                          sysds.gpu), "on" (per operator by
                                          cost) or "force" (docs/gpu.md) */
+    const char *out;                  /* -out: NULL, or a file that takes
+                                         this run's stdout and stderr (rank
+                                         0's under mpirun) */
 } BraidRunOptions;
 /* Returns the exit status: 0 on success, 1 on any error. */
 int braid_run(const BraidRunOptions *o);
+/* n runs in order in this process (`braid ... -then ...`): under mpirun
+ * every rank runs them all, MPI initialized once; between two runs the
+ * distributed state and statistics are reset (dist_reset), so each run
+ * starts as in a new process. Every run runs, also after one failed; 1
+ * when any failed. */
+int braid_run_all(const BraidRunOptions *runs, int n);
 /* `braid -np N args...`: runs `mpirun -np N braid args...` (BRAID_MPIRUN:
  * the command, default mpirun; BRAID_MPIRUN_OPTS: more options, split at
  * blanks) and returns its status, except that a rank that died makes it

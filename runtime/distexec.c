@@ -218,6 +218,14 @@ static int fused_worker(const char *plan, size_t n, int nin, Value *args, Value 
     return cg_exec_packed(g_wcg, plan, n, nin, args, out, e);
 }
 
+void rt_dist_reset(void)
+{
+    dist_reset();
+    cg_dist_reset();
+    cg_context_free(g_wcg);
+    g_wcg = NULL;
+}
+
 void rt_dist_fused_worker(const CgOptions *o)
 {
     /* compiled before use (a job cannot wait for a background compile),

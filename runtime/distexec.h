@@ -12,6 +12,11 @@ int rt_dist_step(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *regs, 
 /* Workers: run the fused operators rank 0 ships with the options o (a
  * context of their own, made on the first job; api/run.c registers it). */
 void rt_dist_fused_worker(const CgOptions *o);
+/* Between runs of one process (`braid ... -then ...`), every rank after
+ * rank 0's dist_end_run: dist_reset, and what the runtime and codegen
+ * keep of the ranks (rank 0's priced plans, a worker's codegen context
+ * of the last run's options). */
+void rt_dist_reset(void);
 
 /* -explain: the instruction index that leads the piggybacked job
  * instruction i of c is expected to join (itself when it leads one), -1

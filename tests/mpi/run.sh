@@ -29,6 +29,32 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Batches: several runs in one mpirun launch (braid's -then: MPI starts
+# once, and between runs every rank resets its distributed state and
+# statistics, dist_reset, so each run starts as in a new process; a
+# launch costs seconds of CPU under the load CI runs at). q BATCH OUT
+# ARGS...: queues a run whose output (rank 0's stdout and stderr) goes to
+# OUT ("-": the launch's own output); go BATCH NP [VAR=VALUE...]: runs
+# the batch's runs in order in one launch (with those variables), its
+# status mpirun's (1 when any run failed); gone BATCH WHAT: go, and a
+# failed launch reported (its runs' checks then report what is missing)
+mkdir -p "$tmp/q"
+later=()   # checks of runs in the batches launched at the end (i2, i4)
+q() {
+  local b=$1 o=$2; shift 2
+  { if [ -s "$tmp/q/$b" ]; then printf '%s\0' -then; fi
+    printf '%s\0' "$@"; if [ "$o" != - ]; then printf '%s\0' -out "$o"; fi; } >> "$tmp/q/$b"
+}
+go() {
+  local b=$1 np=$2 a; shift 2
+  [ -s "$tmp/q/$b" ] || return 0
+  mapfile -d '' a < "$tmp/q/$b"; rm -f "$tmp/q/$b"
+  env "$@" timeout 1500 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "${a[@]}"
+}
+gone() {
+  local b=$1 np=$2 what=$3; shift 3
+  go "$b" "$np" "$@" > "$tmp/q/$b.out" 2>&1 || bad "$what (batch $b, $np ranks): mpirun failed: $(tail -n 5 "$tmp/q/$b.out")"
+}
 config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]: NAME.xml, and NAME-nocg.xml without fusion
   local f='<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback><sysds.dist.netrate>1e9</sysds.dist.netrate>%s</root>\n'
   printf "$f" "$2" "$3" "${4:-true}" "" > "$tmp/$1.xml"
@@ -112,22 +138,31 @@ compare_part() {   # compare_part CASE REF OUT NAME: part NAME's files
 # its own) are ieee.dml's
 ops() {
   local c=$1 np=$2 cfg=$3 ex=$4 rows=$5 cols=$6 sp=$7 seed=$8; shift 8
-  mkdir -p "$tmp/$c/l" "$tmp/$c/d"
   local script=$here/ops.dml ref=$tmp/${OPS_LOCAL:-$c}/l t
-  if [ -n "${IEEE:-}" ]; then
-    script=$tmp/ops_ieee.dml
-    { cat "$here/ops.dml"; printf '\nwhile (FALSE) {}\nprint("run.sh: ieee.dml")\nwhile (FALSE) {}\n'
-      sed 's/^p = \$1$/p = $1 + "ieee_"/' "$here/ieee.dml"; } > "$script"
-    grep -q '^p = \$1 + "ieee_"$' "$script" || { bad "ops $c: ieee.dml's prefix line not found"; return; }
+  [ -z "${IEEE:-}" ] || script=$tmp/ops_ieee.dml
+  if [ -z "${CHECK:-}" ]; then   # the runs (checked later, CHECK=1)
+    mkdir -p "$tmp/$c/l" "$tmp/$c/d"
+    if [ -n "${IEEE:-}" ]; then
+      { cat "$here/ops.dml"; printf '\nwhile (FALSE) {}\nprint("run.sh: ieee.dml")\nwhile (FALSE) {}\n'
+        sed 's/^p = \$1$/p = $1 + "ieee_"/' "$here/ieee.dml"; } > "$script"
+      grep -q '^p = \$1 + "ieee_"$' "$script" || { bad "ops $c: ieee.dml's prefix line not found"; touch "$tmp/$c/skip"; return; }
+    fi
+    if [ -z "${OPS_LOCAL:-}" ]; then
+      "$braid" -f "$script" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
+        || { bad "ops $c: local run failed: $(tail -n 3 "$tmp/$c/l.out")"; touch "$tmp/$c/skip"; return; }
+    fi
+    local run=(-f "$script" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed")
+    # (other mpirun options: a launch of its own)
+    if [ -n "${MPIRUN_EXTRA:-}" ]; then
+      BRAID_DIST_TRACE=${IEEE:+1} mpi "$np" "${run[@]}" > "$tmp/$c/d.out" 2>&1 \
+        || { bad "ops $c: mpirun failed: $(tail -n 5 "$tmp/$c/d.out")"; touch "$tmp/$c/skip"; }
+    else q "b$np" "$tmp/$c/d.out" "${run[@]}"; fi
+    return
   fi
-  if [ -z "${OPS_LOCAL:-}" ]; then
-    "$braid" -f "$script" -args "$tmp/$c/l/" "$rows" "$cols" "$sp" "$seed" > "$tmp/$c/l.out" 2>&1 \
-      || { bad "ops $c: local run failed: $(tail -n 3 "$tmp/$c/l.out")"; return; }
-  fi
-  BRAID_DIST_TRACE=${IEEE:+1} mpi "$np" -f "$script" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed" \
-    > "$tmp/$c/d.out" 2>&1 || { bad "ops $c: mpirun failed: $(tail -n 5 "$tmp/$c/d.out")"; return; }
+  [ ! -f "$tmp/$c/skip" ] || return
   # (a reference run with ieee.dml also wrote ieee_*, which ops.dml alone does not)
-  compare "ops $c (np $np, $cfg, $ex, ${rows}x$cols sparsity $sp)" "$ref" "$tmp/$c/d"     "$(cd "$ref" && ls | grep -v '\.mtd$' | if [ -n "${IEEE:-}" ]; then cat; else grep -v '^ieee_'; fi)"
+  compare "ops $c (np $np, $cfg, $ex, ${rows}x$cols sparsity $sp)" "$ref" "$tmp/$c/d" \
+    "$(cd "$ref" && ls | grep -v '\.mtd$' | if [ -n "${IEEE:-}" ]; then cat; else grep -v '^ieee_'; fi)"
   # the configuration's network rate, not a measured one
   if grep -q "^  network rate 1 GB/s (sysds.dist.netrate)" "$tmp/$c/d.out"; then ok; else bad "ops $c: the configured network rate is not used"; fi
   for t in "$@"; do
@@ -149,16 +184,19 @@ map_ops=$(echo " $all_ops " | sed "s/ agg / /; s/ colagg / /; s/ tsmm / /; s/ tm
 # (with ieee.dml: IEEE products over zeros on every rank, NaN and
 # infinities meeting zeros of sparse and dense operands; cmp.py wants the
 # same non-finite cells)
+ops_all() {
 IEEE="mapmm mapmm-left tsmm tmm mmchain cpmm rmm" ops dense 2 bs7 hybrid 203 17 1.0 7 $map_ops piggyback cpmm rmm transpose rbind write var rev leftindex diag
-ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev leftindex diag
-IEEE="mapmm mapmm-left" ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
-ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
-ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
-ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
-# the network path: messages over TCP (not shared memory) between ranks
-# placed on two host entries of the loopback
-# (the dense case's arguments: its local run is the reference)
-OPS_LOCAL=dense MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
+  ops dense3 3 bs7 distributed 203 17 1.0 8 cpmm rmm transpose rbind var rev leftindex diag
+  IEEE="mapmm mapmm-left" ops sparse 3 bs7 hybrid 1003 17 0.05 9 binary rowagg mapmm tmm
+  ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
+  ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
+  ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
+  # the network path: messages over TCP (not shared memory) between ranks
+  # placed on two host entries of the loopback
+  # (the dense case's arguments: its local run is the reference)
+  OPS_LOCAL=dense MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
+}
+ops_all
 
 # fused operators (Cell, Row, MAgg, Outer) over partitions: the plan is
 # shipped to the ranks, every rank runs the generated operator over its
@@ -170,25 +208,30 @@ printf '<root><sysds.local.memory.budget>100</sysds.local.memory.budget><sysds.d
 # 2+4K..5+4K)
 fused() {
   local c=$1 np=$2 cfg=$3 k=0 a args="" sc="$tmp/f$1.dml"; shift 3
-  : > "$sc"
-  for a in "$@"; do
-    part "s$k" "$here/fused.dml" "s/\$5/\$$((5 + 4 * k))/g; s/\$4/\$$((4 + 4 * k))/g; s/\$3/\$$((3 + 4 * k))/g; s/\$2/\$$((2 + 4 * k))/g" >> "$sc"
-    args+=" $a"; k=$((k + 1))
-  done
-  mkdir -p "$tmp/f$c/l" "$tmp/f$c/d"
-  "$braid" -f "$sc" -args "$tmp/f$c/l/" $args > "$tmp/f$c/l.out" 2>&1 \
-    || { bad "fused $c: local run failed: $(tail -n 3 "$tmp/f$c/l.out")"; return; }
-  BRAID_DIST_TRACE=1 mpi "$np" -f "$sc" -config "$tmp/$cfg.xml" -stats -args "$tmp/f$c/d/" $args \
-    > "$tmp/f$c/d.out" 2>&1 || { bad "fused $c: mpirun failed: $(tail -n 5 "$tmp/f$c/d.out")"; return; }
-  k=0
+  if [ -z "${CHECK:-}" ]; then
+    : > "$sc"
+    for a in "$@"; do
+      part "s$k" "$here/fused.dml" "s/\$5/\$$((5 + 4 * k))/g; s/\$4/\$$((4 + 4 * k))/g; s/\$3/\$$((3 + 4 * k))/g; s/\$2/\$$((2 + 4 * k))/g" >> "$sc"
+      args+=" $a"; k=$((k + 1))
+    done
+    mkdir -p "$tmp/f$c/l" "$tmp/f$c/d"
+    "$braid" -f "$sc" -args "$tmp/f$c/l/" $args > "$tmp/f$c/l.out" 2>&1 \
+      || { bad "fused $c: local run failed: $(tail -n 3 "$tmp/f$c/l.out")"; touch "$tmp/f$c/skip"; return; }
+    q "b$np" "$tmp/f$c/d.out" -f "$sc" -config "$tmp/$cfg.xml" -stats -args "$tmp/f$c/d/" $args
+    return
+  fi
+  [ ! -f "$tmp/f$c/skip" ] || return
   for a in "$@"; do
     compare_part "fused $c (np $np, $cfg, arguments $a)" "$tmp/f$c/l" "$tmp/f$c/d" "s$k"
     check_jobs "fused $c" "$tmp/f$c/d.out" "s$k" '^dist job fused ' + "no distributed fused operator ran"
     k=$((k + 1))
   done
 }
-fused sparse 2 bs1000 "203 17 0.05 9"
-fused all 4 fuseall "41 6 0.5 11" "5 3 1.0 13"
+fused_all() {
+  fused sparse 2 bs1000 "203 17 0.05 9"
+  fused all 4 fuseall "41 6 0.5 11" "5 3 1.0 13"
+}
+fused_all
 
 # remote parfor (mode=REMOTE_SPARK): iterations on the ranks, results
 # merged (row, cell and accumulator results; a parfor nested in a loop;
@@ -209,12 +252,19 @@ shipped() {
 # parts of one script, once locally and under 2, 3 and 4 ranks
 { part parfor "$here/parfor.dml"; part pffunc "$here/pffunc.dml"; part pfship "$here/pfship.dml"; } > "$tmp/pf.dml"
 mkdir -p "$tmp/pf/l"
-if "$braid" -seed 9 -f "$tmp/pf.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then
+if "$braid" -seed 9 -f "$tmp/pf.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out" 2>&1; then pf_ok=1
+else pf_ok=""; bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"; fi
+pf_all() {
+  local c d n
+  [ -n "$pf_ok" ] || return 0
   for c in "3 fuseall" "2 bs7" "4 bs3"; do
     set -- $c
-    d="$tmp/pf/d$1$2"; mkdir -p "$d"
-    BRAID_DIST_TRACE=1 mpi "$1" -seed 9 -f "$tmp/pf.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 13 > "$d.out" 2>&1 \
-      || { bad "parfor $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    d="$tmp/pf/d$1$2"
+    if [ -z "${CHECK:-}" ]; then
+      mkdir -p "$d"
+      q "b$1" "$d.out" -seed 9 -f "$tmp/pf.dml" -config "$tmp/$2.xml" -threads 2 -stats -args "$d/" 300 13
+      continue
+    fi
     for n in parfor pffunc pfship; do compare_part "parfor $n (np $1, $2)" "$tmp/pf/l" "$d" $n; done
     check_jobs "parfor $c" "$d.out" parfor '^dist job parfor$' 3 "the loops did not run on the ranks"
     check_jobs "parfor in functions $c" "$d.out" pffunc '^dist job parfor$' 3 "the loops did not run on the ranks"
@@ -223,9 +273,11 @@ if "$braid" -seed 9 -f "$tmp/pf.dml" -args "$tmp/pf/l/" 300 13 > "$tmp/pf/l.out"
     else bad "parfor in functions $c: $(grep -E 'parfor' "$d.out" | head -n 2)"; fi
     shipped 7 "parfor $c" "$d.out"
   done
-else
-  bad "parfor: local run failed: $(tail -n 3 "$tmp/pf/l.out")"
-fi
+}
+pf_all
+# the runs above: one launch per rank count, traced (BRAID_DIST_TRACE=1)
+for np in 2 3 4; do gone "b$np" $np "ops, fused operators, parfor" BRAID_DIST_TRACE=1; done
+CHECK=1 ops_all; CHECK=1 fused_all; CHECK=1 pf_all
 # a shipped body whose sizes are known only at run time (Y's rows depend
 # on the data): the DAGs travel with the plan and the workers recompile
 # them as rank 0 does, to the same plans (sizes, operators, fused
@@ -371,37 +423,43 @@ if "$braid" -f "$here/netrate.dml" -args "$tmp/nr/l/" 3000 > "$tmp/nr/l.out" 2>&
   for r in 1e2 1e15; do
     printf '<root><sysds.local.memory.budget>100000</sysds.local.memory.budget><sysds.defaultblocksize>100</sysds.defaultblocksize><sysds.dist.netrate>%s</sysds.dist.netrate></root>\n' "$r" > "$tmp/nr$r.xml"
     mkdir -p "$tmp/nr/d$r"
-    mpi 2 -f "$here/netrate.dml" -config "$tmp/nr$r.xml" -explain runtime -args "$tmp/nr/d$r/" 3000 > "$tmp/nr/d$r.out" 2>&1 \
-      || { bad "netrate $r: mpirun failed: $(tail -n 5 "$tmp/nr/d$r.out")"; continue; }
-    compare "netrate $r" "$tmp/nr/l" "$tmp/nr/d$r"
+    q i2 "$tmp/nr/d$r.out" -f "$here/netrate.dml" -config "$tmp/nr$r.xml" -explain runtime -args "$tmp/nr/d$r/" 3000
   done
+  later+=(check_netrate)
+else
+  bad "netrate: local run failed: $(tail -n 3 "$tmp/nr/l.out")"
+fi
+# (checked after batch i2 ran, with the cases below)
+check_netrate() {
+  local r low high
+  for r in 1e2 1e15; do compare "netrate $r" "$tmp/nr/l" "$tmp/nr/d$r"; done
   low="$(grep -c 'spoofCell' "$tmp/nr/d1e2.out") $(grep -c 'uarsum' "$tmp/nr/d1e2.out")"
   high="$(grep -c 'spoofCell' "$tmp/nr/d1e15.out") $(grep -c 'uarsum' "$tmp/nr/d1e15.out")"
   if [ "$low" = "2 1" ] && [ "$high" = "2 0" ]; then ok
   else bad "netrate: spoofCell and uarsum counts: $low at 100 B/s (want 2 1), $high at 1e15 B/s (want 2 0)"; fi
-else
-  bad "netrate: local run failed: $(tail -n 3 "$tmp/nr/l.out")"
-fi
+}
 # an error in an iteration a worker runs: its rank, line and message
-if mpi 3 -s 'R = matrix(0, rows=6, cols=1)
+# (run with the read errors below)
+pferr='R = matrix(0, rows=6, cols=1)
 parfor (i in 1:6, mode=REMOTE_SPARK) {
   if (i == 3) { stop("boom at 3") }
   R[i, 1] = i
 }
-print(sum(R))' > "$tmp/pferr.out" 2>&1; then bad "parfor: an error in a remote iteration was not reported"
-elif grep -q "error: rank 2: line 3: boom at 3" "$tmp/pferr.out"; then ok
-else bad "parfor error: $(head -n 3 "$tmp/pferr.out")"; fi
+print(sum(R))'
 # -stats sets the bytes each job type sent beside the volume the plan's
 # model predicts (dist_volume: broadcasts to N-1 ranks, N-1 partials of
 # a reduced result; a scatter moves (N-1)/N of X): the scatter of X and
 # the piggybacked tsmm + colSums agree with it up to the job headers
 vs='X = rand(rows=400, cols=12, seed=5); print(sum(t(X) %*% X) + sum(colSums(X)))'
-if mpi 3 -config "$tmp/bs7-nocg.xml" -stats -s "$vs" > "$tmp/vol.out" 2>&1; then
+q a3 "$tmp/vol.out" -config "$tmp/bs7-nocg.xml" -stats -s "$vs"
+check_vol() {
+  local r
   r=$(awk '$3 == "jobs" && $9 == "predicted" && ($1 == "scatter" || $1 == "piggyback") {
              if ($8 == "-" || $8 <= 0) print $1 ": none"; else { q = $6 / $8; if (q < 0.9 || q > 1.3) print $1 ": " q } n++ }
            END { if (n != 2) print "missing" }' "$tmp/vol.out")
   if [ -z "$r" ]; then ok; else bad "predicted volumes: $r: $(grep predicted "$tmp/vol.out")"; fi
-else bad "predicted volumes: mpirun failed: $(tail -n 3 "$tmp/vol.out")"; fi
+}
+later+=(check_vol)
 
 # workers do not read the script: rank 0 sends its text (api/run.c), so
 # a run whose workers cannot reach the script file (here: its relative
@@ -457,8 +515,16 @@ if ! "$braid" -f "$here/volume.dml" -args "$tmp/vl/" 3000 8 > "$tmp/vl.out" 2>&1
 else
   for np in 2 4; do
     mkdir -p "$tmp/vd$np"
-    if ! mpi $np -config "$tmp/volcg.xml" -stats -f "$here/volume.dml" -args "$tmp/vd$np/" 3000 8 > "$tmp/vol$np.out" 2>&1; then
-      bad "volume np $np: mpirun failed: $(tail -n 3 "$tmp/vol$np.out")"; continue; fi
+    q "i$np" "$tmp/vol$np.out" -config "$tmp/volcg.xml" -stats -f "$here/volume.dml" -args "$tmp/vd$np/" 3000 8
+  done
+  # one plan slot: a launch of its own (the variable holds for the process)
+  BRAID_DIST_PLAN_SLOTS=1 mpi 3 -config "$tmp/volcg.xml" -stats -f "$here/volume.dml" -args "$tmp/vs/" 3000 8 > "$tmp/vols.out" 2>&1 \
+    && touch "$tmp/vols.ok"
+  later+=(check_volume)
+fi
+check_volume() {
+  local np r sent fj s1 s4
+  for np in 2 4; do
     compare "volume np $np" "$tmp/vl" "$tmp/vd$np"
     r=$(awk '$3 == "jobs" && $9 == "predicted" && $8 != "-" { if ($8 <= 0) print $1 ": 0 predicted"; else { q = $6 / $8; if (q < 0.9 || q > 1.3) print $1 ": " q } }
              $1 == "fused" && $3 == "jobs" { f = $2 } END { if (f < 10) print "fused jobs: " f }' "$tmp/vol$np.out")
@@ -468,13 +534,13 @@ else
     if [ -n "$sent" ] && [ "${sent% *}" -ge 1 ] && [ "${sent#* }" -ge 1 ] && [ "${sent% *}" -lt "${fj:-0}" ]; then ok
     else bad "volume np $np: plans sent/held '${sent:-none}' for ${fj:-no} fused jobs"; fi
   done
-  if BRAID_DIST_PLAN_SLOTS=1 mpi 3 -config "$tmp/volcg.xml" -stats -f "$here/volume.dml" -args "$tmp/vs/" 3000 8 > "$tmp/vols.out" 2>&1; then
+  if [ -f "$tmp/vols.ok" ]; then
     compare "volume one plan slot" "$tmp/vl" "$tmp/vs"
     s1=$(sed -n 's/^  (fused operator plans: \([0-9]*\) sent, .*/\1/p' "$tmp/vols.out")
     s4=$(sed -n 's/^  (fused operator plans: \([0-9]*\) sent, .*/\1/p' "$tmp/vol4.out")
     if [ -n "$s1" ] && [ -n "$s4" ] && [ "$s1" -gt "$s4" ]; then ok; else bad "volume one plan slot: plans sent ${s1:-?} (256 slots: ${s4:-?})"; fi
   else bad "volume one plan slot: mpirun failed: $(tail -n 3 "$tmp/vols.out")"; fi
-fi
+}
 
 # the cost model prices a fused operator's plan as its jobs send it: in
 # full while the workers do not hold it, then nothing (codegen/cgdist.c,
@@ -483,13 +549,17 @@ fi
 # sent once and priced about once (before, in full at every compile: 6
 # times what was sent)
 mkdir -p "$tmp/rp/l" "$tmp/rp/d"
-if "$braid" -f "$here/replan.dml" -args "$tmp/rp/l/" 3000 8 > "$tmp/rp/l.out" 2>&1 &&
-   mpi 3 -config "$tmp/volcg.xml" -stats -f "$here/replan.dml" -args "$tmp/rp/d/" 3000 8 > "$tmp/rp/d.out" 2>&1; then
+if "$braid" -f "$here/replan.dml" -args "$tmp/rp/l/" 3000 8 > "$tmp/rp/l.out" 2>&1; then
+  q a3 "$tmp/rp/d.out" -config "$tmp/volcg.xml" -stats -f "$here/replan.dml" -args "$tmp/rp/d/" 3000 8
+  later+=(check_rp)
+else bad "plan bytes priced: the local run failed: $(tail -n 3 "$tmp/rp/l.out")"; fi
+check_rp() {
+  local r
   compare "plan bytes priced" "$tmp/rp/l" "$tmp/rp/d"
   r=$(sed -n 's/^  (fused operator plan bytes: \([0-9]*\) sent, \([0-9]*\) priced by the fusion cost model, \([0-9]*\) in full)$/\1 \2 \3/p' "$tmp/rp/d.out")
   if [ -n "$r" ] && "$py" -c "import sys; s, p, f = map(float, sys.argv[1:]); sys.exit(not (p > 0 and 0.8 <= s / p <= 1.25 and f >= 3 * s))" $r; then ok
   else bad "plan bytes priced: sent, priced, in full: '${r:-none}'"; fi
-else bad "plan bytes priced: a run failed: $(tail -n 3 "$tmp/rp/l.out" "$tmp/rp/d.out")"; fi
+}
 
 # plan bytes priced in L2SVM (l2price.dml, 8000 x 20, the budget a tenth
 # of X, 2 ranks): its line search's multi-aggregate builds its roots'
@@ -498,25 +568,32 @@ else bad "plan bytes priced: a run failed: $(tail -n 3 "$tmp/rp/l.out" "$tmp/rp/
 # of one key were priced 0 while sent: 23638 sent, 20889 priced)
 mkdir -p "$tmp/lp/l" "$tmp/lp/d"
 printf '<root><sysds.local.memory.budget>128000</sysds.local.memory.budget><sysds.dist.netrate>1e9</sysds.dist.netrate></root>\n' > "$tmp/lp.xml"
-if "$braid" -f "$here/l2price.dml" -args "$tmp/lp/l/" 8000 20 > "$tmp/lp/l.out" 2>&1 &&
-   mpi 2 -config "$tmp/lp.xml" -threads 1 -stats -f "$here/l2price.dml" -args "$tmp/lp/d/" 8000 20 > "$tmp/lp/d.out" 2>&1; then
+if "$braid" -f "$here/l2price.dml" -args "$tmp/lp/l/" 8000 20 > "$tmp/lp/l.out" 2>&1; then
+  q i2 "$tmp/lp/d.out" -config "$tmp/lp.xml" -threads 1 -stats -f "$here/l2price.dml" -args "$tmp/lp/d/" 8000 20
+  later+=(check_lp)
+else bad "plan bytes priced l2svm: the local run failed: $(tail -n 3 "$tmp/lp/l.out")"; fi
+check_lp() {
+  local r
   compare "plan bytes priced l2svm" "$tmp/lp/l" "$tmp/lp/d"
   r=$(sed -n 's/^  (fused operator plan bytes: \([0-9]*\) sent, \([0-9]*\) priced by the fusion cost model, \([0-9]*\) in full)$/\1 \2 \3/p' "$tmp/lp/d.out")
   if [ -n "$r" ] && "$py" -c "import sys; s, p, f = map(float, sys.argv[1:]); sys.exit(not (p > 0 and 0.95 <= s / p <= 1.05))" $r; then ok
   else bad "plan bytes priced l2svm: sent, priced, in full: '${r:-none}'"; fi
-else bad "plan bytes priced l2svm: a run failed: $(tail -n 3 "$tmp/lp/l.out" "$tmp/lp/d.out")"; fi
+}
 
 # a local matrix passed down calls is scattered once (kept while the
 # caller's variable holds it)
 mkdir -p "$tmp/calls/l" "$tmp/calls/d"
-if "$braid" -f "$here/calls.dml" -args "$tmp/calls/l/" > "$tmp/calls/l.out" 2>&1 &&
-   mpi 2 -f "$here/calls.dml" -exec distributed -config "$tmp/bs7.xml" -stats -args "$tmp/calls/d/" > "$tmp/calls/d.out" 2>&1; then
+if "$braid" -f "$here/calls.dml" -args "$tmp/calls/l/" > "$tmp/calls/l.out" 2>&1; then
+  q i2 "$tmp/calls/d.out" -f "$here/calls.dml" -exec distributed -config "$tmp/bs7.xml" -stats -args "$tmp/calls/d/"
+  later+=(check_calls)
+else
+  bad "calls: the local run failed: $(tail -n 3 "$tmp/calls/l.out")"
+fi
+check_calls() {
   compare "calls" "$tmp/calls/l" "$tmp/calls/d"
   if grep -qE "^  scatter +1 jobs" "$tmp/calls/d.out" && grep -q "(3 scatters of a matrix already partitioned were saved)" "$tmp/calls/d.out"; then ok
   else bad "calls: X was scattered again: $(grep -E '^  (scatter|\()' "$tmp/calls/d.out")"; fi
-else
-  bad "calls: a run failed: $(tail -n 3 "$tmp/calls/d.out")"
-fi
+}
 
 # shares NAME SCRIPT: queues a read by byte shares (SCRIPT writes $N: l
 # for the local run, d for 3 ranks); shares_run GROUP runs the queued
@@ -525,18 +602,53 @@ fi
 # parallel read (as many read-text jobs as reads)
 share_names=(); share_script=""
 shares() { share_names+=("$1"); share_script+="$2"$'\n'; }
-shares_run() {
-  local g=$1 n=${#share_names[@]} s
+shares_run() {   # (queues the run in batch i3; shares_check GROUP NAMES... after it ran)
+  local g=$1
   mkdir -p "$tmp/$g"
-  if "$braid" -s "${share_script//\$N/l}" > "$tmp/$g/l.out" 2>&1 &&
-     mpi 3 -exec distributed -stats -s "${share_script//\$N/d}" > "$tmp/$g/d.out" 2>&1; then
-    for s in "${share_names[@]}"; do queue "read $s" "$tmp/${s}_l" "$tmp/${s}_d" ""; done
-    if grep -qE "^  read-text +$n jobs" "$tmp/$g/d.out"; then ok
-    else bad "read $g (${share_names[*]}): not $n parallel reads: $(grep -E '^  read' "$tmp/$g/d.out")"; fi
+  # LATER=1: reads of files an earlier run of the batch writes; the local
+  # run too after the batch ran (in shares_check)
+  if [ -n "${LATER:-}" ]; then
+    printf '%s' "${share_script//\$N/l}" > "$tmp/$g/l.dml"
+    q i3 "$tmp/$g/d.out" -exec distributed -stats -s "${share_script//\$N/d}"
+    shares_later+=("$g ${share_names[*]}")
+  elif "$braid" -s "${share_script//\$N/l}" > "$tmp/$g/l.out" 2>&1; then
+    q i3 "$tmp/$g/d.out" -exec distributed -stats -s "${share_script//\$N/d}"
+    shares_later+=("$g ${share_names[*]}")
   else
-    bad "read $g (${share_names[*]}): a run failed: $(tail -n 3 "$tmp/$g/l.out" "$tmp/$g/d.out")"
+    bad "read $g (${share_names[*]}): the local run failed: $(tail -n 3 "$tmp/$g/l.out")"
   fi
   share_names=(); share_script=""
+}
+shares_later=()
+shares_check() {
+  local g=$1 s; shift
+  if [ -f "$tmp/$g/l.dml" ] && ! "$braid" -f "$tmp/$g/l.dml" > "$tmp/$g/l.out" 2>&1; then
+    bad "read $g ($*): the local run failed: $(tail -n 3 "$tmp/$g/l.out")"
+  elif [ -s "$tmp/$g/d.out" ] && ! grep -q "error" "$tmp/$g/d.out"; then
+    for s in "$@"; do queue "read $s" "$tmp/${s}_l" "$tmp/${s}_d" ""; done
+    if grep -qE "^  read-text +$# jobs" "$tmp/$g/d.out"; then ok
+    else bad "read $g ($*): not $# parallel reads: $(grep -E '^  read' "$tmp/$g/d.out")"; fi
+  else
+    bad "read $g ($*): the run failed: $(tail -n 3 "$tmp/$g/d.out")"
+  fi
+}
+# errq NAME SCRIPT MESSAGE [ARGS]: the run of SCRIPT (3 ranks; ARGS, by
+# default -exec distributed) in batch i3 fails with MESSAGE (a grep
+# pattern) in its output
+errs=()
+errq() {
+  local n=${#errs[@]} name=$1 script=$2 msg=$3; shift 3
+  [ $# -gt 0 ] || set -- -exec distributed
+  q i3 "$tmp/err$n.out" "$@" -s "$script"
+  errs+=("$name"$'\t'"$msg")
+}
+err_check() {
+  local i name msg
+  for i in "${!errs[@]}"; do
+    name=${errs[$i]%%$'\t'*} msg=${errs[$i]#*$'\t'}
+    if grep -q "$msg" "$tmp/err$i.out"; then ok
+    else bad "$name: $(tail -n 5 "$tmp/err$i.out")"; fi
+  done
 }
 
 # binary files read in parallel (each rank its rows), dense and sparse
@@ -549,11 +661,20 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   { part read "$here/read.dml"; part io "$here/io.dml"; part back "$here/back.dml" 's/\$2/$3/g'; } > "$tmp/io.dml"
   mkdir -p "$tmp/io/l"
   if "$braid" -f "$tmp/io.dml" -args "$tmp/io/l/" "$tmp/data" "$tmp/io/l/io_" > "$tmp/io/l.out" 2>&1; then
+    io_ok=1
+  else io_ok=""; bad "read and io: the local run failed: $(tail -n 3 "$tmp/io/l.out")"; fi
+  # (queued in batches i2, i3 and i4; io_all's checks after they ran)
+  io_all() {
+    local c d
+    [ -n "$io_ok" ] || return 0
     for c in "2 bs7 hybrid" "3 bs1000 distributed" "4 bs3 hybrid"; do
       set -- $c
-      d="$tmp/io-$1-$2"; mkdir -p "$d/d" "$d/b1"
-      BRAID_DIST_TRACE=1 mpi "$1" -f "$tmp/io.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" "$d/d/io_" > "$d/d.out" 2>&1 \
-        || { bad "io $c: mpirun failed: $(tail -n 5 "$d/d.out")"; continue; }
+      d="$tmp/io-$1-$2"
+      if [ -z "${CHECK:-}" ]; then
+        mkdir -p "$d/d" "$d/b1"
+        q "i$1" "$d/d.out" -f "$tmp/io.dml" -config "$tmp/$2.xml" -exec "$3" -stats -args "$d/d/" "$tmp/data" "$d/d/io_"
+        continue
+      fi
       compare_part "read (np $1, $2, $3)" "$tmp/io/l" "$d/d" read
       check_jobs "read $c" "$d/d.out" read '^dist job read$' + "no distributed read"
       compare "io (np $1, $2, $3)" "$tmp/io/l" "$d/d" "io_xt io_cols io_x_csv"
@@ -565,19 +686,16 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
         || { bad "io $c: the single-node reader failed on the part files: $(tail -n 3 "$d/b1.out")"; continue; }
       compare_part "io back, single node (np $1)" "$tmp/io/l" "$d/b1" back
     done
-  else bad "read and io: the local run failed: $(tail -n 3 "$tmp/io/l.out")"; fi
+  }
+  io_all
+  check_io() { CHECK=1 io_all; }
   # a bad field: the error names the file and its line, from any rank
   cp "$tmp/data/X.csv" "$tmp/data/B.csv"; cp "$tmp/data/X.csv.mtd" "$tmp/data/B.csv.mtd"
   sed -i '400s/^[^,]*,/1.5,abc,/' "$tmp/data/B.csv"
-  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/B.csv\"); print(sum(X))" > "$tmp/badcsv.out" 2>&1; then
-    bad "bad csv read"
-  elif grep -q "B.csv: line 400: bad number \"abc\" in column 2" "$tmp/badcsv.out"; then ok
-  else bad "bad csv: $(tail -n 5 "$tmp/badcsv.out")"; fi
+  errq "parfor error" "$pferr" "error: rank 2: line 3: boom at 3" -exec hybrid
+  errq "bad csv" "X = read(\"$tmp/data/B.csv\"); print(sum(X))" "B.csv: line 400: bad number \"abc\" in column 2"
   printf '1 1 2.0\n3 x 1.0\n' > "$tmp/data/B.txt"
-  if mpi 2 -exec distributed -s "X = read(\"$tmp/data/B.txt\", rows=3, cols=3); print(sum(X))" > "$tmp/badtxt.out" 2>&1; then
-    bad "bad text read"
-  elif grep -q "B.txt: line 2: bad column index \"x\"" "$tmp/badtxt.out"; then ok
-  else bad "bad text: $(tail -n 5 "$tmp/badtxt.out")"; fi
+  errq "bad text" "X = read(\"$tmp/data/B.txt\", rows=3, cols=3); print(sum(X))" "B.txt: line 2: bad column index \"x\""
   # naStrings in a parallel csv read: the same NaN cells as the local read
   awk 'BEGIN { for (i = 0; i < 600; i++) { l = ""; for (j = 0; j < 5; j++) { k = i * 5 + j
            v = k % 7 == 0 ? "NA" : k % 11 == 0 ? "null" : i * 10 + j; l = l (j ? "," : "") v }; print l } }' \
@@ -589,20 +707,14 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
            print l } }' > "$tmp/data/S.libsvm"
   shares sv 'X = read("'"$tmp/data/S.libsvm"'", format="libsvm"); write(X * 2, "'"$tmp"'/sv_$N", format="csv")'
   sed '301s/ [0-9]*:/ x:/' "$tmp/data/S.libsvm" > "$tmp/data/B.libsvm"
-  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/B.libsvm\", format=\"libsvm\"); print(sum(X))" > "$tmp/badsv.out" 2>&1; then
-    bad "bad libsvm read"
-  elif grep -q "B.libsvm: line 301: bad index in \"x:" "$tmp/badsv.out"; then ok
-  else bad "bad libsvm: $(tail -n 5 "$tmp/badsv.out")"; fi
+  errq "bad libsvm" "X = read(\"$tmp/data/B.libsvm\", format=\"libsvm\"); print(sum(X))" "B.libsvm: line 301: bad index in \"x:"
   # Matrix Market coordinate files read by byte shares after the header
   # (rank 0 reads it): general with a duplicate (the later entry wins),
   # symmetric and skew-symmetric (entries mirrored to the ranks holding
   # the mirrored rows), pattern; a short file and a bad entry named by
   # their lines
   mm_error() {   # mm_error WHAT NAME MESSAGE: reading data/NAME.mtx fails with MESSAGE
-    if mpi 3 -exec distributed -s "X = read(\"$tmp/data/$2.mtx\", format=\"mm\"); print(sum(X))" > "$tmp/bad$2.out" 2>&1; then
-      bad "$1 read"
-    elif grep -q "$3" "$tmp/bad$2.out"; then ok
-    else bad "$1: $(tail -n 5 "$tmp/bad$2.out")"; fi
+    errq "$1" "X = read(\"$tmp/data/$2.mtx\", format=\"mm\"); print(sum(X))" "$3"
   }
   mmfile() {   # mmfile NAME FIELD SYMMETRY ROWS COLS AWK-CONDITION
     awk -v f="$2" -v s="$3" -v R="$4" -v C="$5" 'BEGIN { n = 0
@@ -645,11 +757,6 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   # the network rate: measured at startup (a ping-pong of ranks 0 and 1)
   # without sysds.dist.netrate, which the configurations give
   shares_run shares
-  rate=$(grep '^  network rate' "$tmp/shares/d.out")
-  case $rate in
-    *"GB/s (measured at startup)") ok ;;
-    *) bad "network rate not measured: $rate" ;;
-  esac
   head -n 200 "$tmp/data/G.mtx" > "$tmp/data/T.mtx"
   mm_error "short mm" T "T.mtx: expected [0-9]* entries (from the size line), found 197 (truncated file?)"
   sed '250s/^[0-9]* /x /' "$tmp/data/G.mtx" > "$tmp/data/B.mtx"
@@ -659,41 +766,55 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   # the local write
   W='X = rand(rows=1003, cols=11, sparsity=0.3, seed=5) * 4 - 1; X[, 11] = round(rand(rows=1003, cols=1, seed=6))
      write(X, "'"$tmp"'/pw_$N_mm", format="mm"); write(X, "'"$tmp"'/pw_$N_sv", format="libsvm")'
-  if "$braid" -s "${W//\$N/l}" > "$tmp/pwl.out" 2>&1 && mpi 3 -config "$tmp/bs7.xml" -stats -s "${W//\$N/d}" > "$tmp/pw.out" 2>&1; then
-    if grep -qE "^  write +2 jobs" "$tmp/pw.out" && [ -f "$tmp/pw_d_mm/part-00002" ] && [ -f "$tmp/pw_d_sv/part-00002" ]; then ok
-    else bad "mm/libsvm writes: not written by parts: $(ls "$tmp/pw_d_mm"; tail -n 5 "$tmp/pw.out")"; fi
+  if "$braid" -s "${W//\$N/l}" > "$tmp/pwl.out" 2>&1; then
+    q i3 "$tmp/pw.out" -config "$tmp/bs7.xml" -stats -s "${W//\$N/d}"
     ref=""
     for f in mm:mm sv:libsvm; do
       n=${f%%:*} fmt=${f#*:}
       shares "pw$n" 'X = read("'"$tmp/pw_d_$n"'", format="'"$fmt"'"); write(X, "'"$tmp"'/pw'"$n"'_$N", format="csv")'
       ref+='X = read("'"$tmp/pw_l_$n"'", format="'"$fmt"'"); write(X, "'"$tmp/pwref_$n"'", format="csv")'$'\n'
     done
-    shares_run pwshares
-    if "$braid" -s "$ref" > "$tmp/pwr.out" 2>&1; then
-      for f in mm:mm sv:libsvm; do
-        queue "${f#*:} written by parts differs from the local write" "$tmp/pwref_${f%%:*}" "$tmp/pw${f%%:*}_l" ""
-      done
-    else bad "written by parts: the local read failed: $(tail -n 3 "$tmp/pwr.out")"; fi
+    LATER=1 shares_run pwshares
+    pw_ok=1
   else
-    bad "mm/libsvm writes: a run failed: $(tail -n 3 "$tmp/pwl.out" "$tmp/pw.out")"
+    pw_ok=""; bad "mm/libsvm writes: the local run failed: $(tail -n 3 "$tmp/pwl.out")"
   fi
   # a write over a folder that is not part files: refused, nothing left
   mkdir -p "$tmp/keep"; echo precious > "$tmp/keep/notes"
-  if mpi 2 -exec distributed -s "X = rand(rows=50, cols=3); write(X, \"$tmp/keep\", format=\"csv\")" > "$tmp/kp.out" 2>&1; then
-    bad "write over a foreign folder"
-  elif grep -q "cannot write $tmp/keep" "$tmp/kp.out" && [ "$(cat "$tmp/keep/notes")" = precious ] &&
-       [ -z "$(ls "$tmp" | grep 'keep\.')" ]; then ok
-  else bad "write over a foreign folder: $(tail -n 3 "$tmp/kp.out"; ls "$tmp")"; fi
+  q i3 "$tmp/kp.out" -exec distributed -s "X = rand(rows=50, cols=3); write(X, \"$tmp/keep\", format=\"csv\")"
   # a truncated file: the error names it, every rank ends
   # (X.bin is a folder of part files when written by several threads)
   if [ -d "$tmp/data/X.bin" ]; then
     mkdir -p "$tmp/data/T.bin"; head -c 1000 "$tmp/data/X.bin/0-m-00000" > "$tmp/data/T.bin/0-m-00000"
   else head -c 1000 "$tmp/data/X.bin" > "$tmp/data/T.bin"; fi
   cp "$tmp/data/X.bin.mtd" "$tmp/data/T.bin.mtd"
-  if mpi 3 -exec distributed -s "X = read(\"$tmp/data/T.bin\"); print(sum(X))" > "$tmp/trunc.out" 2>&1; then
-    bad "truncated binary file read"
-  elif grep -q "T.bin[^:]*: not a valid SystemDS binary-block file: truncated record" "$tmp/trunc.out"; then ok
-  else bad "truncated binary file: $(tail -n 5 "$tmp/trunc.out")"; fi
+  errq "truncated binary file" "X = read(\"$tmp/data/T.bin\"); print(sum(X))" "T.bin[^:]*: not a valid SystemDS binary-block file: truncated record"
+  # the runs above: batch i3 (3 ranks) in one launch, some failing on
+  # purpose (its status then 1); i2 and i4 with the later cases
+  go i3 3 BRAID_DIST_TRACE=1 > "$tmp/q/i3.out" 2>&1
+  later+=(check_io)
+  err_check
+  for g in "${shares_later[@]}"; do shares_check $g; done
+  # the network rate: measured at startup (a ping-pong of ranks 0 and 1)
+  # without sysds.dist.netrate, which the configurations give (measured
+  # again after the batch's reset)
+  rate=$(grep '^  network rate' "$tmp/shares/d.out")
+  case $rate in
+    *"GB/s (measured at startup)") ok ;;
+    *) bad "network rate not measured: $rate" ;;
+  esac
+  if [ -n "$pw_ok" ]; then
+    if grep -qE "^  write +2 jobs" "$tmp/pw.out" && [ -f "$tmp/pw_d_mm/part-00002" ] && [ -f "$tmp/pw_d_sv/part-00002" ]; then ok
+    else bad "mm/libsvm writes: not written by parts: $(ls "$tmp/pw_d_mm"; tail -n 5 "$tmp/pw.out")"; fi
+    if "$braid" -s "$ref" > "$tmp/pwr.out" 2>&1; then
+      for f in mm:mm sv:libsvm; do
+        queue "${f#*:} written by parts differs from the local write" "$tmp/pwref_${f%%:*}" "$tmp/pw${f%%:*}_l" ""
+      done
+    else bad "written by parts: the local read failed: $(tail -n 3 "$tmp/pwr.out")"; fi
+  fi
+  if grep -q "cannot write $tmp/keep" "$tmp/kp.out" && [ "$(cat "$tmp/keep/notes")" = precious ] &&
+     [ -z "$(ls "$tmp" | grep 'keep\.')" ]; then ok
+  else bad "write over a foreign folder: $(tail -n 3 "$tmp/kp.out"; ls "$tmp")"; fi
 else
   bad "write.dml failed: $(tail -n 3 "$tmp/write.out")"
 fi
@@ -709,9 +830,12 @@ algos="l2svm lm kmeans mlogreg glm pca alscg autoencoder"
 mkdir -p "$tmp/algos/l" "$tmp/algos/d"
 if ! "$braid" -f "$here/algos.dml" -args "$tmp/algos/l/" all > "$tmp/algos/l.out" 2>&1; then
   bad "algorithms: the local run failed: $(tail -n 3 "$tmp/algos/l.out")"
-elif ! BRAID_DIST_TRACE=1 BRAID_NO_PTRACE=1 mpi 3 -f "$here/algos.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/algos/d/" all > "$tmp/algos/d.out" 2>&1; then
-  bad "algorithms: mpirun failed: $(tail -n 5 "$tmp/algos/d.out")"
 else
+  q a3 "$tmp/algos/d.out" -f "$here/algos.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/algos/d/" all
+  later+=(check_algos)
+fi
+check_algos() {
+  local a f got
   for a in $algos; do
     case $a in   # the files algos.dml writes for $a
       lm) f="lm lmcg" ;; kmeans) f="kmeans_c kmeans_y" ;; autoencoder) f="ae_w1 ae_h" ;; *) f=$a ;;
@@ -729,7 +853,7 @@ else
       *) bad "$a: no part in the trace: '$got'" ;;
     esac
   done
-fi
+}
 
 # plan bytes priced in multiLogReg (algos.dml's part, 2 ranks, bs7.xml):
 # a Cell operator alone whose region was a MAgg's root before has a plan
@@ -737,13 +861,17 @@ fi
 # MAgg's share only where the MAgg's other roots are there again; before,
 # by the share the workers held: 25631 sent, 24600 priced, 1.042)
 mkdir -p "$tmp/mlp"
-if [ -f "$tmp/algos/l/mlogreg" ] &&
-   mpi 2 -f "$here/algos.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/mlp/" mlogreg > "$tmp/mlp.out" 2>&1; then
+if [ -f "$tmp/algos/l/mlogreg" ]; then
+  q i2 "$tmp/mlp.out" -f "$here/algos.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/mlp/" mlogreg
+  later+=(check_mlp)
+else bad "plan bytes priced mlogreg: no local result"; fi
+check_mlp() {
+  local r
   compare "plan bytes priced mlogreg" "$tmp/algos/l" "$tmp/mlp" mlogreg
   r=$(sed -n 's/^  (fused operator plan bytes: \([0-9]*\) sent, \([0-9]*\) priced by the fusion cost model, \([0-9]*\) in full)$/\1 \2 \3/p' "$tmp/mlp.out")
   if [ -n "$r" ] && "$py" -c "import sys; s, p, f = map(float, sys.argv[1:]); sys.exit(not (p > 0 and 0.95 <= s / p <= 1.05))" $r; then ok
   else bad "plan bytes priced mlogreg: sent, priced, in full: '${r:-none}'"; fi
-else bad "plan bytes priced mlogreg: a run failed: $(tail -n 3 "$tmp/mlp.out" 2>/dev/null)"; fi
+}
 
 # dynamic recompilation: unknown sizes compile to distributed operators,
 # the recompiled block runs locally when the real sizes are small and
@@ -753,9 +881,12 @@ else bad "plan bytes priced mlogreg: a run failed: $(tail -n 3 "$tmp/mlp.out" 2>
 echo 5 > "$tmp/n5"; echo 900 > "$tmp/n900"
 { part n5 "$here/recompile.dml" 's/\$1/$2/g'; part n900 "$here/recompile.dml" 's/\$1/$3/g'; } > "$tmp/rc.dml"
 if ! want=$("$braid" -f "$tmp/rc.dml" -args "$tmp/" "$tmp/n5" "$tmp/n900" 2>&1); then bad "recompile: the local run failed: $want"
-elif ! BRAID_DIST_TRACE=1 mpi 2 -f "$tmp/rc.dml" -config "$tmp/bs7.xml" -stats -explain recompile_hops -args "$tmp/" "$tmp/n5" "$tmp/n900" > "$tmp/rc.out" 2>&1; then
-  bad "recompile: mpirun failed: $(tail -n 5 "$tmp/rc.out")"
 else
+  q i2 "$tmp/rc.out" -f "$tmp/rc.dml" -config "$tmp/bs7.xml" -stats -explain recompile_hops -args "$tmp/" "$tmp/n5" "$tmp/n900"
+  later+=(check_rc)
+fi
+check_rc() {
+  local n w jobs got
   for n in 5 900; do
     # part n's lines: its blocks in the compiled plan (from the marker's
     # literal on), then its run: the recompiled block, its result
@@ -771,19 +902,38 @@ else
     elif [ $n = 900 ] && [ "$jobs" = 0 ]; then bad "recompile n=900: nothing ran distributed"
     else ok; fi
   done
-fi
+}
 # -explain runtime: the reduce operators over X expected to share one
 # piggybacked job, led by the first (r1); the job then runs
-mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7-nocg.xml" -s 'X = rand(rows=400, cols=12, seed=1)
+q i2 "$tmp/explain.out" -exec distributed -explain runtime -stats -config "$tmp/bs7-nocg.xml" -s 'X = rand(rows=400, cols=12, seed=1)
 X = X + 1
 while (FALSE) {}
 a = sum(X)
 b = colSums(X)
 c = t(X) %*% X
-print(a + sum(b) + sum(c))' > "$tmp/explain.out" 2>&1
-if [ "$(grep -cE '(uasum|uacsum|tsmm)\(r0\)  DIST \[piggyback job r1\]' "$tmp/explain.out")" = 3 ] &&
+print(a + sum(b) + sum(c))'
+check_explain() {
+  if [ "$(grep -cE '(uasum|uacsum|tsmm)\(r0\)  DIST \[piggyback job r1\]' "$tmp/explain.out")" = 3 ] &&
    grep -qE "^  piggyback +1 jobs" "$tmp/explain.out"; then ok
-else bad "explain piggyback: $(grep -E 'DIST|piggyback' "$tmp/explain.out")"; fi
+  else bad "explain piggyback: $(grep -E 'DIST|piggyback' "$tmp/explain.out")"; fi
+}
+later+=(check_explain)
+# the reset between the runs of one process (-then: dist_reset,
+# cg_dist_reset): the same script twice in a row in batch i2 (each after
+# other runs) gives the same -stats of its jobs (counts, bytes sent and
+# predicted), its fused plans sent again (the workers' plan caches were
+# emptied) and priced alike, not counts that go on from the runs before
+rs='X = rand(rows=400, cols=12, seed=5); print(sum(t(X) %*% X) + sum(colSums(exp(X) * 2)))'
+q i2 "$tmp/rs1.out" -config "$tmp/bs7.xml" -stats -s "$rs"
+q i2 "$tmp/rs2.out" -config "$tmp/bs7.xml" -stats -s "$rs"
+check_reset() {
+  local a b
+  a=$(awk '/^Distributed jobs/ { on = 1 } on' "$tmp/rs1.out" | sed 's/[0-9.]* sec//g')
+  b=$(awk '/^Distributed jobs/ { on = 1 } on' "$tmp/rs2.out" | sed 's/[0-9.]* sec//g')
+  if [ -n "$a" ] && [ "$a" = "$b" ] && grep -q "^  (fused operator plans: [1-9][0-9]* sent, " "$tmp/rs2.out"; then ok
+  else bad "reset between runs: $(diff <(printf '%s\n' "$a") <(printf '%s\n' "$b") | head -n 8)"; fi
+}
+later+=(check_reset)
 # fused reduce operators over the same partitions piggybacked: all three
 # share one job with sum(X) (the rewrites split it off a's sum) (one
 # agreement, one reduction per combine operator: sum and min here; the
@@ -807,11 +957,18 @@ write(as.matrix(a), "$P/a", format="csv"); write(b, "$P/b", format="csv"); write
 mkdir -p "$tmp/gb/l"
 { part fg <(printf '%s\n' "${fg//\"\$P\//\$1 + \"}"); part wtable "$here/wtable.dml" 's/\$2/$4/g'; part mixed "$here/mixed.dml"; } > "$tmp/gb.dml"
 if "$braid" -f "$tmp/gb.dml" -args "$tmp/gb/l/" 203 17 3000 > "$tmp/gb/l.out" 2>&1; then
-  for c in "2 bs7" "4 bs3" "3 bs1000"; do
+  for c in "2 bs7 i2" "4 bs3 i4" "3 bs1000 a3"; do
     set -- $c
     d="$tmp/gb/d$1$2"; mkdir -p "$d"
-    BRAID_DIST_TRACE=1 mpi "$1" -f "$tmp/gb.dml" -config "$tmp/$2.xml" -stats -args "$d/" 203 17 3000 > "$d.out" 2>&1 \
-      || { bad "group B $c: mpirun failed: $(tail -n 5 "$d.out")"; continue; }
+    q "$3" "$d.out" -f "$tmp/gb.dml" -config "$tmp/$2.xml" -stats -args "$d/" 203 17 3000
+  done
+  later+=(check_gb)
+else bad "group B: the local run failed: $(tail -n 3 "$tmp/gb/l.out")"; fi
+check_gb() {
+  local c d n
+  for c in "2 bs7" "4 bs3" "3 bs1000"; do
+    set -- $c
+    d="$tmp/gb/d$1$2"
     for n in fg wtable mixed; do compare_part "group B (np $1, $2) $n" "$tmp/gb/l" "$d" $n; done
     # fused piggyback: one job, 3 of its reduce operators fused
     check_jobs "fused piggyback $c" "$d.out" fg '^dist job piggyback [0-9]+ 3$' 1 "one job with 3 fused reduce operators"
@@ -829,14 +986,25 @@ if "$braid" -f "$tmp/gb.dml" -args "$tmp/gb/l/" 203 17 3000 > "$tmp/gb/l.out" 2>
       check_jobs "mixed piggyback $c" "$d.out" mixed '^dist job (piggyback|fused) ' 1 "no other reduce job"
     fi
   done
-else bad "group B: the local run failed: $(tail -n 3 "$tmp/gb/l.out")"; fi
+}
 # (-explain runtime shows the fused operators of a block that prints its
 # results; with the writes it shows the plan before fusion)
 fg=${fg%%write*}'print(a + sum(b) + sum(c))'
-if mpi 2 -exec distributed -explain runtime -stats -config "$tmp/bs7.xml" -s "$fg" > "$tmp/gb/e.out" 2>&1 &&
-   [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/gb/e.out")" = 3 ] &&
+q i2 "$tmp/gb/e.out" -exec distributed -explain runtime -stats -config "$tmp/bs7.xml" -s "$fg"
+check_gbe() {
+  if [ "$(grep -cE 'spoofCell\([^)]*\)  DIST \[piggyback job r[0-9]+\]' "$tmp/gb/e.out")" = 3 ] &&
    grep -q "(fused jobs ran 3 piggybacked fused reduce operators)" "$tmp/gb/e.out"; then ok
-else bad "explain fused piggyback: $(grep -E 'spoof|fused|rror' "$tmp/gb/e.out")"; fi
+  else bad "explain fused piggyback: $(grep -E 'spoof|fused|rror' "$tmp/gb/e.out")"; fi
+}
+later+=(check_gbe)
+
+# the batches of the cases above: i2, i4, and a3 (without ptrace: the
+# algorithms' run gives the rank watch line of that path, below); then
+# their checks
+gone i2 2 "2-rank cases" BRAID_DIST_TRACE=1
+gone i4 4 "4-rank cases" BRAID_DIST_TRACE=1
+gone a3 3 "3-rank cases" BRAID_DIST_TRACE=1 BRAID_NO_PTRACE=1
+for f in "${later[@]}"; do "$f"; done
 
 # an unknown -exec mode
 if "$braid" -exec cluster -s 'print(1)' > "$tmp/exec.out" 2>&1; then bad "-exec cluster accepted"
