@@ -222,9 +222,11 @@ static bool measure(void *arg, CgMachine *mc)
  * maximum (rates measured on a loaded machine are low, never high),
  * until one measurement was quiet or MEASURE_ROUNDS were merged. The
  * file then ends in "MEASURE_ROUNDS q": q = 1, a quiet measurement is in
- * it (final); q = 0, every one was busy: a later process that finds the
+ * it (final); q <= 0, every one was busy: a later process that finds the
  * run queue quiet (queue_crowded, a cheap check) measures once more and
- * merges. A file of 5 values (written before the seventh value existed)
+ * merges, -q such measurements so far, at most MEASURE_ROUNDS (a machine
+ * whose quiet measurements read busy, say with steal time, stops
+ * measuring then). A file of 5 values (written before the seventh value existed)
  * is trusted if it is plausible, also against the prebuilt set's
  * constants (measured on this machine when braid was built: a constant
  * below half of the set's is suspect), and otherwise treated as busy.
@@ -311,7 +313,7 @@ static bool prebuilt_machine(const char *prebuilt, CgMachine *mc)
 
 /* Writes the constants with their state (see cg_machine) through a
  * temporary file, so readers see the old file or the new one. */
-static void machine_write(const char *path, const CgMachine *mc, int rounds, bool quiet)
+static void machine_write(const char *path, const CgMachine *mc, int rounds, int q)
 {
     char tmp[1300];
     snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
@@ -319,7 +321,7 @@ static void machine_write(const char *path, const CgMachine *mc, int rounds, boo
     if (!f) return;
     fprintf(f, "%.6g %.6g %.6g %.6g %.6g", mc->read_bw, mc->write_bw, mc->flops, mc->gemm, mc->vecmat);
     if (rounds < MEASURE_ROUNDS) fprintf(f, " %d", rounds);
-    else fprintf(f, " %d %d", MEASURE_ROUNDS, quiet ? 1 : 0);
+    else fprintf(f, " %d %d", MEASURE_ROUNDS, q);
     fprintf(f, "\n");
     fclose(f);
     chmod(tmp, 0600);
@@ -353,12 +355,15 @@ void cg_machine_with(const char *cachedir, const char *prebuilt, const CgProbe *
         if (cg_machine_plausible(&old, have_pre ? &pre : NULL)) { *mc = old; return; }
         rounds = MEASURE_ROUNDS;
     }
-    if (k == 5 || (k >= 6 && rounds >= MEASURE_ROUNDS)) {
-        /* settled: final if a quiet measurement is in it; else measured
-         * again only on a quiet run queue */
+    bool settled = k == 5 || (k >= 6 && rounds >= MEASURE_ROUNDS);
+    if (k < 7) quiet = 0;
+    if (settled) {
+        /* final if a quiet measurement is in it or MEASURE_ROUNDS busy
+         * ones on a quiet queue were; else measured again only on a
+         * quiet run queue */
         *mc = old;
         cg_machine_bound(mc);
-        if ((k == 7 && quiet) || probe->crowded(probe->arg, br_threads())) return;
+        if (quiet == 1 || quiet <= -MEASURE_ROUNDS || probe->crowded(probe->arg, br_threads())) return;
     }
     /* a cold cache measures nothing on the critical path */
     if (!k && !(path[0] && access(path, F_OK) == 0) && have_pre) { *mc = pre; return; }
@@ -374,7 +379,7 @@ void cg_machine_with(const char *cachedir, const char *prebuilt, const CgProbe *
         mc->vecmat = fmax(mc->vecmat, old.vecmat);
     }
     rounds = busy ? (rounds < MEASURE_ROUNDS ? rounds + 1 : MEASURE_ROUNDS) : MEASURE_ROUNDS;
-    if (path[0]) machine_write(path, mc, rounds, !busy);
+    if (path[0]) machine_write(path, mc, rounds, !busy ? 1 : settled ? quiet - 1 : 0);
     cg_machine_bound(mc);
 }
 

@@ -2,7 +2,8 @@
  * cg_machine_with) under a faked measurement, without timing: a busy
  * measurement is repeated by later processes keeping each constant's
  * maximum; a file all of whose measurements were busy is measured again
- * once the run queue is quiet and then stays; a quiet measurement whose
+ * once the run queue is quiet and then stays (after 4 busy ones there,
+ * too); a quiet measurement whose
  * ratios no machine has (a streaming read of 0.85 GB/s beside 9 GFLOP/s)
  * counts as busy; a planted low file (5 values, as older builds wrote)
  * is bounded at once and measured again when the queue is quiet, also
@@ -117,7 +118,7 @@ static void busy_rounds(void)
     f.crowded = false;
     f.busy = true;
     get(&f, false);
-    T_CHECK(f.nmeasure == 5 && !strcmp(state(b, sizeof b), "4 0"), "settled busy, quiet queue, busy again: '%s'", b);
+    T_CHECK(f.nmeasure == 5 && !strcmp(state(b, sizeof b), "4 -1"), "settled busy, quiet queue, busy again: '%s'", b);
     f.busy = false;
     f.val = Q;
     m = get(&f, false);
@@ -125,6 +126,18 @@ static void busy_rounds(void)
     f.val = mk(8e10, 6e10, 2e10, 2e11, 1e11);
     m = get(&f, false);
     T_CHECK(f.nmeasure == 6 && same5(&m, &Q), "final file: not measured again");
+}
+
+/* A machine whose measurements always read busy, even on a quiet run
+ * queue, stops measuring after 4 such ones. */
+static void busy_cap(void)
+{
+    char b[64];
+    t_put(file, "1e+10 1e+10 3e+09 3e+10 1e+10 4 0\n");
+    Fake f = {.val = mk(1e10, 1e10, 3e9, 3e10, 1e10), .busy = true};
+    for (int i = 0; i < 6; i++) get(&f, false);
+    T_CHECK(f.nmeasure == 4 && !strcmp(state(b, sizeof b), "4 -4"), "busy on a quiet queue: %d measurements, '%s'",
+            f.nmeasure, b);
 }
 
 /* A quiet measurement with implausible ratios counts as busy; what is
@@ -280,6 +293,7 @@ int main(void)
     snprintf(q, sizeof q, "%.6g %.6g %.6g %.6g %.6g\n", Q.read_bw, Q.write_bw, Q.flops, Q.gemm, Q.vecmat);
     t_put(prefile, q);
     busy_rounds();
+    busy_cap();
     implausible();
     planted();
     cold_and_pinned();
