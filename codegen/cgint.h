@@ -172,8 +172,26 @@ void cg_select_fx(Memo *m, EnumStats *es);
 /* The selection cache (mpskip.c); freed with the context. */
 typedef struct SelCache SelCache;
 void selcache_free(SelCache *s);
-/* Machine constants: measured once, cached in the cache directory. */
+/* Machine constants: measured once, cached in the cache directory
+ * (cost.c describes the file and when it is measured again). */
 void cg_machine(const char *cachedir, const char *prebuilt, CgMachine *mc);
+/* How cg_machine_with measures: measure fills mc and returns whether the
+ * machine was busy; crowded tells, cheaply, whether the run queue leaves
+ * too little room for nt threads to measure now. cg_machine uses the
+ * real ones; tests fake them. */
+typedef struct CgProbe {
+    bool (*measure)(void *arg, CgMachine *mc);
+    bool (*crowded)(void *arg, int nt);
+    void *arg;
+} CgProbe;
+void cg_machine_with(const char *cachedir, const char *prebuilt, const CgProbe *probe, CgMachine *mc);
+/* The real probe: cost.c's measurement and /proc/stat's run queue. */
+CgProbe cg_machine_probe(void);
+/* Do mc's constants keep the ratios every machine has (and none is below
+ * half of prebuilt's, when not NULL)? */
+bool cg_machine_plausible(const CgMachine *mc, const CgMachine *prebuilt);
+/* Raises the constants of mc that break those ratios to their bounds. */
+void cg_machine_bound(CgMachine *mc);
 
 /* An interesting point: the data dependency consumer c -> input h. A
  * stitch point (docs/codegen.md, "CPU stitching"): h is a row vector,

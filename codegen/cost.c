@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <float.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,12 +109,46 @@ static double stream_pass(double *a, size_t n, int nt, double fill, double *best
     return s;
 }
 
+/* The process's CPU seconds (all its threads). */
+static double cpu_s(void)
+{
+    struct timespec c;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c);
+    return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
+}
+
+/* Is the run queue too full for nt threads of ours: more tasks running
+ * now (/proc/stat procs_running, ourselves included) than the online
+ * processors leave for our other nt - 1 threads? False where the count
+ * cannot be read. Cheap (one small read), so a process can ask before
+ * deciding to measure. */
+static bool queue_crowded(void *arg, int nt)
+{
+    (void)arg;
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return false;
+    char line[256];
+    long running = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "procs_running %ld", &running) == 1) break;
+    fclose(f);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return running > 0 && ncpu > 0 && running - 1 > ncpu - nt;
+}
+
 /* Measures read/write bandwidth and FLOP rates with br_threads() threads:
  * streaming passes (stream_pass), a register-bound multiply-add loop, the row-wise vector-matrix
- * loop and dgemm. About 0.1 s. Returns whether the machine was busy
- * (the process got less than 85% of its threads' time in the loops). */
-static bool measure(CgMachine *mc)
+ * loop and dgemm. About 0.1 s. Returns whether the machine was busy:
+ * the run queue held more tasks than the cores left for our threads
+ * (queue_crowded, before and after), or the process got less than 85% of
+ * its threads' time in the streaming, multiply-add or vector-matrix
+ * loops (which keep all nt threads running: a smaller share of the
+ * cores means another task took some, and the constants read low). */
+static bool measure(void *arg, CgMachine *mc)
 {
+    (void)arg;
+    int nt = br_threads();
+    bool busy = queue_crowded(NULL, nt);
     mc->vecmat = 4e9 * (double)br_threads();
     mc->gemm = 8e9 * (double)br_threads();
     size_t n = (size_t)1 << 23;   /* 64 MB per array */
@@ -122,13 +157,10 @@ static bool measure(CgMachine *mc)
     mc->write_bw = 4e9;
     mc->flops = 2e9 * (double)br_threads();
     if (!a) return true;
-    int nt = br_threads();
 #pragma omp parallel for num_threads(nt) schedule(static)
     for (size_t i = 0; i < n; i++) a[i] = (double)(i & 7);
     double best_r = 1e30, best_w = 1e30, best_f = 1e30, sink = 0;
-    struct timespec c0, c1;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
-    double w0 = now_s();
+    double c0 = cpu_s(), w0 = now_s();
     for (int rep = 0; rep < 3; rep++) {
         double s = stream_pass(a, n, nt, (double)rep, &best_r, &best_w);
         double t2 = now_s();
@@ -145,22 +177,19 @@ static bool measure(CgMachine *mc)
         sink += s + f;
         best_f = fmin(best_f, t3 - t2);
     }
-    /* the loops keep all nt threads running: a smaller share of the
-     * cores means another task took some (the constants read low) */
-    double w1 = now_s();
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
-    double cpu = (double)(c1.tv_sec - c0.tv_sec) + 1e-9 * (double)(c1.tv_nsec - c0.tv_nsec);
-    bool busy = cpu < 0.85 * (double)nt * (w1 - w0);
     /* the product loops after the streaming ones (the threads are warm
      * then), dgemm last: OpenBLAS's threads spin for a while after a
      * product and would slow what is measured after it */
     double v = measure_vecmat();
+    double w1 = now_s(), c1 = cpu_s();
+    busy = busy || c1 - c0 < 0.85 * (double)nt * (w1 - w0);
     /* two more streaming passes later on: a slow phase of the memory
      * system (seen on VMs: half the bandwidth for tens of ms, with the
      * cores idle) should not set the constant alone */
     for (int rep = 0; rep < 2; rep++) sink += stream_pass(a, n, nt, (double)rep, &best_r, &best_w);
     br_free_aligned(a);
     double g = measure_gemm();
+    busy = busy || queue_crowded(NULL, nt);
     if (v > 0) mc->vecmat = v;
     if (g > 0) mc->gemm = g;
     if (best_r > 0) mc->read_bw = (double)(n * sizeof(double)) / best_r;
@@ -174,26 +203,93 @@ static bool measure(CgMachine *mc)
  * constants go to a file of their own. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define MACHINE_FILE "machine-%d-san.txt"
+#define MACHINE_SAN 1
 #else
 #define MACHINE_FILE "machine-%d.txt"
+#define MACHINE_SAN 0
 #endif
 
 /* Machine constants: BRAID_CG_MACHINE="read write flops gemm vecmat"
- * (bytes/s and flop/s; tests pin their plans with it), else
- * <cachedir>/machine-<threads>.txt, measured and written there on first
- * use; when that file does not exist yet, the prebuilt set's (cache.c)
- * if it is complete. A measurement taken while the machine was busy (another task took
- * a share of the cores, see measure) reads low, up to several-fold: the
- * file then counts
- * its measurements (a sixth value), and the next processes measure again
- * and keep each constant's maximum (rates measured on a loaded machine
- * are low, never high), until one measurement was quiet or MEASURE_ROUNDS
- * were merged. */
+ * (bytes/s and flop/s; tests pin their plans with it; used as given),
+ * else <cachedir>/machine-<threads>.txt, measured and written there on
+ * first use; when that file does not exist yet, the prebuilt set's
+ * (cache.c) if it is complete. A measurement taken while the machine was
+ * busy (see measure), or whose constants break the ratios any machine
+ * has (cg_machine_plausible: the streaming read of a machine whose
+ * memory other tasks saturate reads low with the cores to itself), reads
+ * low, up to 50-fold: the file then counts its measurements (a sixth
+ * value), and the next processes measure again and keep each constant's
+ * maximum (rates measured on a loaded machine are low, never high),
+ * until one measurement was quiet or MEASURE_ROUNDS were merged. The
+ * file then ends in "MEASURE_ROUNDS q": q = 1, a quiet measurement is in
+ * it (final); q <= 0, every one was busy: a later process that finds the
+ * run queue quiet (queue_crowded, a cheap check) measures once more and
+ * merges, -q such measurements so far, at most MEASURE_ROUNDS (a machine
+ * whose quiet measurements read busy, say with steal time, stops
+ * measuring then). A file of 5 values (written before the seventh value existed)
+ * is trusted if it is plausible, also against the prebuilt set's
+ * constants (measured on this machine when braid was built: a constant
+ * below half of the set's is suspect), and otherwise treated as busy.
+ * Whatever is used is bounded by cg_machine_bound. */
 #define MEASURE_ROUNDS 4
 
 static bool mc_valid(const CgMachine *mc)
 {
     return mc->read_bw > 0 && mc->write_bw > 0 && mc->flops > 0 && mc->gemm > 0 && mc->vecmat > 0;
+}
+
+/* The plausible ratios of the constants: each is at least fac times
+ * another (low: rates of a busy machine read low, never high). Wide
+ * enough for every machine braid runs on: dgemm is never slower than
+ * the scalar multiply-add chain (1 flop a cycle a thread) and at most
+ * 48 times faster (AVX-512, two FMA ports); a DRAM stream reads at least
+ * 1/4 byte per scalar flop (a 128-core server reads ~1 byte a flop) and
+ * at most 64 (one core of a laptop with wide memory); writes at least
+ * 1/8 of reads; the row-wise product loop (SIMD) at least 1/4 of the
+ * scalar chain and, outside sanitizer builds (which instrument it but
+ * not OpenBLAS), 1/16 of dgemm. */
+typedef struct McRatio {
+    size_t lo, by;   /* offsetof the bounded constant, of the other */
+    double fac;
+} McRatio;
+
+static const McRatio mc_ratios[] = {
+    {offsetof(CgMachine, gemm), offsetof(CgMachine, flops), 1.0},
+    {offsetof(CgMachine, flops), offsetof(CgMachine, gemm), 1.0 / 48},
+    {offsetof(CgMachine, read_bw), offsetof(CgMachine, flops), 0.25},
+    {offsetof(CgMachine, flops), offsetof(CgMachine, read_bw), 1.0 / 64},
+    {offsetof(CgMachine, write_bw), offsetof(CgMachine, read_bw), 0.125},
+    {offsetof(CgMachine, vecmat), offsetof(CgMachine, flops), 0.25},
+#if !MACHINE_SAN
+    {offsetof(CgMachine, vecmat), offsetof(CgMachine, gemm), 1.0 / 16},
+#endif
+};
+
+static double *mc_at(CgMachine *mc, size_t off) { return (double *)((char *)mc + off); }
+
+/* Do mc's constants keep the plausible ratios, and (prebuilt not NULL)
+ * is none below half of prebuilt's? */
+bool cg_machine_plausible(const CgMachine *mc, const CgMachine *prebuilt)
+{
+    CgMachine m = *mc;
+    for (size_t i = 0; i < sizeof mc_ratios / sizeof mc_ratios[0]; i++)
+        if (*mc_at(&m, mc_ratios[i].lo) < mc_ratios[i].fac * *mc_at(&m, mc_ratios[i].by)) return false;
+    if (prebuilt)
+        for (size_t off = offsetof(CgMachine, read_bw); off <= offsetof(CgMachine, vecmat); off += sizeof(double))
+            if (*mc_at(&m, off) < 0.5 * *mc_at((CgMachine *)prebuilt, off)) return false;
+    return true;
+}
+
+/* Raises each constant of mc that is below a plausible ratio to another
+ * to that bound (the low one is the suspect: load only lowers rates);
+ * the bounds form no cycle above 1, so a few passes settle them. */
+void cg_machine_bound(CgMachine *mc)
+{
+    for (int pass = 0; pass < 4; pass++)
+        for (size_t i = 0; i < sizeof mc_ratios / sizeof mc_ratios[0]; i++) {
+            double *lo = mc_at(mc, mc_ratios[i].lo), b = mc_ratios[i].fac * *mc_at(mc, mc_ratios[i].by);
+            if (*lo < b) *lo = b;
+        }
 }
 
 /* The complete constants of the prebuilt set's folder (measured when it
@@ -210,57 +306,92 @@ static bool prebuilt_machine(const char *prebuilt, CgMachine *mc)
     int k = fscanf(f, "%lf %lf %lf %lf %lf %d", &m.read_bw, &m.write_bw, &m.flops, &m.gemm, &m.vecmat, &rounds);
     fclose(f);
     if (k < 5 || !mc_valid(&m) || rounds < MEASURE_ROUNDS) return false;
+    cg_machine_bound(&m);
     *mc = m;
     return true;
 }
 
-void cg_machine(const char *cachedir, const char *prebuilt, CgMachine *mc)
+/* Writes the constants with their state (see cg_machine) through a
+ * temporary file, so readers see the old file or the new one. */
+static void machine_write(const char *path, const CgMachine *mc, int rounds, int q)
+{
+    char tmp[1300];
+    snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (!f) return;
+    fprintf(f, "%.6g %.6g %.6g %.6g %.6g", mc->read_bw, mc->write_bw, mc->flops, mc->gemm, mc->vecmat);
+    if (rounds < MEASURE_ROUNDS) fprintf(f, " %d", rounds);
+    else fprintf(f, " %d %d", MEASURE_ROUNDS, q);
+    fprintf(f, "\n");
+    fclose(f);
+    chmod(tmp, 0600);
+    if (rename(tmp, path)) remove(tmp);
+}
+
+void cg_machine_with(const char *cachedir, const char *prebuilt, const CgProbe *probe, CgMachine *mc)
 {
     const char *pin = getenv("BRAID_CG_MACHINE");
     if (pin && sscanf(pin, "%lf %lf %lf %lf %lf", &mc->read_bw, &mc->write_bw, &mc->flops, &mc->gemm,
                       &mc->vecmat) == 5 && mc_valid(mc))
         return;
     char path[1200] = "";
-    CgMachine old = {0};
-    int rounds = 0;
+    CgMachine old = {0}, pre;
+    bool have_pre = prebuilt_machine(prebuilt, &pre);
+    int rounds = 0, quiet = 0, k = 0;
     if (cachedir) {
         snprintf(path, sizeof path, "%s/" MACHINE_FILE, cachedir, br_threads());
         FILE *f = fopen(path, "r");
         if (f) {
             /* (files of 3 values, without the product rates, are
-             * measured again and rewritten; 5 values: complete) */
-            int k = fscanf(f, "%lf %lf %lf %lf %lf %d", &old.read_bw, &old.write_bw, &old.flops, &old.gemm,
-                           &old.vecmat, &rounds);
+             * measured again and rewritten) */
+            k = fscanf(f, "%lf %lf %lf %lf %lf %d %d", &old.read_bw, &old.write_bw, &old.flops, &old.gemm,
+                       &old.vecmat, &rounds, &quiet);
             fclose(f);
-            if (k == 5) rounds = MEASURE_ROUNDS;
-            if (k >= 5 && mc_valid(&old) && rounds >= MEASURE_ROUNDS) { *mc = old; return; }
-            if (k < 5 || !mc_valid(&old)) rounds = 0;
+            if (k < 5 || !mc_valid(&old)) k = rounds = 0;
         }
     }
+    if (k == 5) {
+        /* a file of 5 values: trusted if plausible, else settled busy */
+        if (cg_machine_plausible(&old, have_pre ? &pre : NULL)) { *mc = old; return; }
+        rounds = MEASURE_ROUNDS;
+    }
+    bool settled = k == 5 || (k >= 6 && rounds >= MEASURE_ROUNDS);
+    if (k < 7) quiet = 0;
+    if (settled) {
+        /* final if a quiet measurement is in it or MEASURE_ROUNDS busy
+         * ones on a quiet queue were; else measured again only on a
+         * quiet run queue */
+        *mc = old;
+        cg_machine_bound(mc);
+        if (quiet == 1 || quiet <= -MEASURE_ROUNDS || probe->crowded(probe->arg, br_threads())) return;
+    }
     /* a cold cache measures nothing on the critical path */
-    if (!rounds && !(path[0] && access(path, F_OK) == 0) && prebuilt_machine(prebuilt, mc)) return;
-    bool busy = measure(mc);
-    if (rounds > 0) {
+    if (!k && !(path[0] && access(path, F_OK) == 0) && have_pre) { *mc = pre; return; }
+    bool busy = probe->measure(probe->arg, mc);
+    /* a quiet measurement with implausible ratios is busy all the same:
+     * the cores were ours, the memory system (say) was not */
+    busy = busy || !cg_machine_plausible(mc, NULL);
+    if (k >= 5) {
         mc->read_bw = fmax(mc->read_bw, old.read_bw);
         mc->write_bw = fmax(mc->write_bw, old.write_bw);
         mc->flops = fmax(mc->flops, old.flops);
         mc->gemm = fmax(mc->gemm, old.gemm);
         mc->vecmat = fmax(mc->vecmat, old.vecmat);
     }
-    rounds = busy ? rounds + 1 : MEASURE_ROUNDS;
-    if (path[0]) {
-        char tmp[1300];
-        snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-        FILE *f = fopen(tmp, "w");
-        if (f) {
-            fprintf(f, "%.6g %.6g %.6g %.6g %.6g", mc->read_bw, mc->write_bw, mc->flops, mc->gemm, mc->vecmat);
-            if (rounds < MEASURE_ROUNDS) fprintf(f, " %d", rounds);
-            fprintf(f, "\n");
-            fclose(f);
-            chmod(tmp, 0600);
-            if (rename(tmp, path)) remove(tmp);
-        }
-    }
+    rounds = busy ? (rounds < MEASURE_ROUNDS ? rounds + 1 : MEASURE_ROUNDS) : MEASURE_ROUNDS;
+    if (path[0]) machine_write(path, mc, rounds, !busy ? 1 : settled ? quiet - 1 : 0);
+    cg_machine_bound(mc);
+}
+
+CgProbe cg_machine_probe(void)
+{
+    return (CgProbe){measure, queue_crowded, NULL};
+}
+
+void cg_machine(const char *cachedir, const char *prebuilt, CgMachine *mc)
+{
+    const CgProbe probe = cg_machine_probe();
+    cg_machine_with(cachedir, prebuilt, &probe, mc);
 }
 
 /* ---- partitions ---- */

@@ -148,8 +148,9 @@ Code *rc_recompile(RtProgram *p, HopDag *src, SymTab *vars, int mode, HopDag **c
  * sample, the bounds of an index range (whose sizes hop_infer evaluates
  * from their current values), a left-indexing bound, an argument of
  * print (the autoencoder's per-batch progress line: its bounds had made
- * every iteration's key new, 40 recompilations a run, none reused) or a
- * write of the block. The compiled code then depends only on the sizes (rows, cols,
+ * every iteration's key new, 40 recompilations a run, none reused), also
+ * through string concatenation (print("Iter " + i)), a stop's message,
+ * an assert's condition, or a write of the block. The compiled code then depends only on the sizes (rows, cols,
  * nnz, memory) of every HOP after size propagation and the values of the
  * literals, which form the key; each block keeps the code of its last
  * RC_KEEP keys. */
@@ -275,15 +276,20 @@ static bool value_only(const HopDag *d, const Hop *h, int **users, const int *nu
         for (int k = 0; k < c->nin && ok; k++) {
             if (c->in[k] != h) continue;
             if (elementwise(c) && c->dt == DT_MATRIX) continue;
-            /* a scalar result (or one of unknown type) must be a value only too */
-            if (elementwise(c) && (c->dt == DT_ANY || (c->dt == DT_SCALAR && c->vt != VT_STRING)))
+            /* a scalar result (or one of unknown type) must be a value
+             * only too; so must a string one ("Iter " + i), whose uses
+             * are checked the same way: printed, concatenated again, or
+             * anything else (a file name, a comparison feeding a size)
+             * makes i a plan input */
+            if (elementwise(c) && (c->dt == DT_ANY || c->dt == DT_SCALAR))
                 ok = value_only(d, c, users, nusers, st);
             else if (c->kind == H_RIX && k >= 1) continue;
             else if (c->kind == H_LIX && k >= 2) continue;
             /* the seed of rand / sample shapes the data, not the plan */
             else if (k == hop_seed_arg(c)) continue;
-            /* printed (a mini-batch loop's bounds in its progress line) */
-            else if (c->kind == H_BUILTIN && c->bi == BI_PRINT) continue;
+            /* printed (a mini-batch loop's bounds in its progress
+             * line), a stop's message, an assert's condition */
+            else if (c->kind == H_BUILTIN && (c->bi == BI_PRINT || c->bi == BI_STOP || c->bi == BI_ASSERT)) continue;
             else ok = false;
         }
     }

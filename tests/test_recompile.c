@@ -94,9 +94,11 @@ static const Case cases[] = {
      "  step = step * 0.9\n"
      "}\n",
      {"W", "s"}, 2, 5, -1, false, false},
-    /* the bounds printed per batch (the autoencoder's progress line)
-     * are values, not plan inputs: the code is reused as without the
-     * print, and the lines are those of recompiling every iteration */
+    /* the bounds printed per batch (the autoencoder's progress line),
+     * also through string concatenation (print("Iter " + i)), and
+     * asserted, are values, not plan inputs: the code is reused as
+     * without the print, and the lines are those of recompiling every
+     * iteration */
     {"minibatch printing its bounds",
      "n = nrow(X)\n"
      "W = matrix(0.01, rows=ncol(X), cols=3)\n"
@@ -109,6 +111,8 @@ static const Case cases[] = {
      "  H = tanh(Xb %*% W + it / 10)\n"
      "  W = W - 0.1 * t(Xb) %*% H\n"
      "  print(\"it=%5.4f beg=%d end=%d obj=%f\", it / 3, beg, end, sum(H ^ 2))\n"
+     "  print(\"Iter \" + it + \": beg=\" + beg + \" end=\" + end + \" of \" + n + \", obj \" + sum(H ^ 2))\n"
+     "  assert(end <= n)\n"
      "  it = it + 1\n"
      "  if (end == n) { beg = 1 } else { beg = end + 1 }\n"
      "}\n",

@@ -172,6 +172,14 @@ def main(argv):
                            r"flops=([0-9.eE+-]+)", out)
             if sysname == "braid-cold":
                 shutil.rmtree(cold, ignore_errors=True)
+            # kmeans runs until it converges (kmeans.dml): the peers run
+            # the iterations braid's run took
+            mi = re.search(r"stopped after ([0-9]+) iterations with code 1", out)
+            if alg == "kmeans" and sysname == "braid-cold" and mi:
+                row["iterations"] = int(mi.group(1))
+                for sn, sc in systems:
+                    if sn in ("numpy", "sklearn", "r"):
+                        sc[len(sc) - 2] = mi.group(1)   # the peers' args end in "it seed"
             if mb and sysname == "braid":
                 row["bound"] = {"seconds": float(mb.group(1)), "read_bytes": float(mb.group(2)),
                                 "write_bytes": float(mb.group(3)), "flops": float(mb.group(4))}
