@@ -130,28 +130,68 @@ static int plan_node(RB *b, int i)
     return b->node[i] = v;
 }
 
+/* X: the one matrix every stitched input aggregates (NULL when none
+ * or two); all matrices dense and plain (sparse ones keep the plan's
+ * sparse paths); no slice among the inputs (slices: also the stitched
+ * ones) */
+static const MB *stitched_x(const CPlan *p, const CgRegionCall *c, bool slices)
+{
+    const MB *x = NULL;
+    for (int k = 0; k < p->nin; k++) {
+        if (p->in[k].slice >= 0 && (slices || c->pre[k].n)) return NULL;
+        if (p->in[k].mode == IM_SCALAR) continue;
+        const MB *m = c->m[k];
+        if (!m || m->sparse || m->cmb) return NULL;
+        if (!c->pre[k].n) continue;
+        if (x && x != m) return NULL;
+        x = m;
+    }
+    return x && x->rows >= 1 && x->cols >= 1 ? x : NULL;
+}
+
+static void rb_init(RB *b, const CPlan *p, const CgRegionCall *c, CgRegion *g, const MB *x)
+{
+    *b = (RB){.p = p, .call = c, .g = g, .nm = 1};
+    for (int i = 0; i < 64; i++) b->node[i] = b->in_node[i] = -2;
+    g->r.dir = DIR_COL;
+    g->in[0] = x;
+}
+
+int cg_pre_region(const CPlan *p, const CgRegionCall *c, CgRegion *g, int *slot)
+{
+    memset(g, 0, sizeof *g);
+    if (p->nin > 64) return 0;
+    const MB *x = stitched_x(p, c, false);
+    if (!x) return 0;
+    RB b;
+    rb_init(&b, p, c, g, x);
+    int out[ST_MAX_OUT], n = 0;
+    for (int k = 0; k < p->nin; k++) {
+        slot[k] = -1;
+        if (!c->pre[k].n) continue;
+        int v = pre_node(&b, &c->pre[k]);
+        if (v < 0 || !st_is_seg(&g->r, v)) return 0;
+        int q = 0;
+        while (q < n && out[q] != v) q++;
+        if (q == n) {
+            if (n == ST_MAX_OUT || (n > 0 && st_output(&g->r, v) != n)) return 0;
+            out[n++] = v;
+        }
+        slot[k] = q;
+    }
+    if (n) g->r.root = out[0];   /* (each node added became the root) */
+    return n;
+}
+
 bool cg_cell_region(const CPlan *p, const CgRegionCall *c, CgRegion *g)
 {
     memset(g, 0, sizeof *g);
     if (p->tpl != T_CELL || (p->var != V_NO_AGG && p->var != V_COL_AGG) || p->nout != 1 || p->nn > 64 || p->nin > 64)
         return false;
-    /* X: the one matrix every stitched input aggregates; all matrices
-     * dense and plain (sparse ones keep the plan's sparse paths) */
-    const MB *x = NULL;
-    for (int k = 0; k < p->nin; k++) {
-        if (p->in[k].slice >= 0) return false;
-        if (p->in[k].mode == IM_SCALAR) continue;
-        const MB *m = c->m[k];
-        if (!m || m->sparse || m->cmb) return false;
-        if (!c->pre[k].n) continue;
-        if (x && x != m) return false;
-        x = m;
-    }
-    if (!x || x->rows < 1 || x->cols < 1) return false;
-    RB b = {.p = p, .call = c, .g = g, .nm = 1};
-    for (int i = 0; i < 64; i++) b.node[i] = b.in_node[i] = -2;
-    g->r.dir = DIR_COL;
-    g->in[0] = x;
+    const MB *x = stitched_x(p, c, true);
+    if (!x) return false;
+    RB b;
+    rb_init(&b, p, c, g, x);
     int out = p->out[0];
     const CNode *o = &p->n[out];
     int root;

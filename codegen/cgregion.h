@@ -24,5 +24,14 @@ typedef struct CgRegion {
     double sc[ST_MAX_SC];
 } CgRegion;
 bool cg_cell_region(const CPlan *p, const CgRegionCall *c, CgRegion *g);
+/* The stitched inputs' vectors of any plan (Row, Cell, MAgg) as one
+ * DIR_COL region over their matrix X, for the operator's own launch
+ * (gpu_spoof_row/cell's GpuStitchIn): the region's outputs are the
+ * distinct vectors, slot[k] (by plan input, p->nin <= 64) the output
+ * bound in place of input k (-1 for the others). The outputs' count, or
+ * 0 when the call does not fit: stitched inputs over two matrices, a
+ * sparse or compressed matrix input, a stitched slice, more than
+ * ST_MAX_OUT distinct vectors, an expression the region cannot hold. */
+int cg_pre_region(const CPlan *p, const CgRegionCall *c, CgRegion *g, int *slot);
 
 #endif

@@ -931,6 +931,17 @@ static int cell_region_gpu(const CPlan *p, const Bind *b, Value *out, BrErr *e)
     return 1;
 }
 
+/* The stitched vectors of a call computed inside the operator's own
+ * launch (cgregion.c cg_pre_region; gpu/spoof_cl.c stitched_source):
+ * true with *st set (over g and slot) when the call fits, else the
+ * caller binds the vectors first (dev_pre). */
+static bool pre_in_launch(const CPlan *p, const Bind *b, CgRegion *g, int *slot, GpuStitchIn *st)
+{
+    if (!cg_pre_region(p, &(CgRegionCall){b->m, b->sc, b->pre}, g, slot)) return false;
+    *st = (GpuStitchIn){&g->r, g->in[0], g->sc, slot};
+    return true;
+}
+
 /* Cell and MAgg on the device: bound and checked as on the CPU, worth it
  * by their transfers against the plan's operations per cell visited. */
 static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out, BrErr *e, bool decided)
@@ -955,13 +966,21 @@ static int cell_gpu(CgOp *op, const char *src, int nin, Value *args, Value *out,
         bool run = decided || (x.build = build_share(op, src), gpu_worth(&x));
         /* a stitched plan that fits one region: one launch */
         if (run && cplan_stitched(op->plan) && (rc = cell_region_gpu(op->plan, &b, out, e))) run = false;
-        /* else the stitched inputs' vectors (on the host, for the
-         * sparse-safe test) in place of the matrix */
-        if (run && cplan_stitched(op->plan)) {
+        /* else the vectors in the operator's launch (every matrix
+         * dense: the sparse-safe test has no use), or the stitched
+         * inputs' vectors (on the host, for the sparse-safe test) in
+         * place of the matrix */
+        CgRegion g;
+        int slot[64];
+        GpuStitchIn st, *stp = NULL;
+        if (run && cplan_stitched(op->plan) && pre_in_launch(op->plan, &b, &g, slot, &st)) {
+            stp = &st;
+            sp.sparse_safe = false;
+        } else if (run && cplan_stitched(op->plan)) {
             if ((rc = dev_pre(op->plan, &b, args, true, e))) run = false, rc = -1;
             else sp.sparse_safe = cell_sparse_safe(op->plan, &sp, &b, args, true);
         }
-        if (run && (rc = gpu_spoof_cell(src, &sp, res, v, e)) == 1 && cell_value(op->plan, &sp, res[0], v, out, e))
+        if (run && (rc = gpu_spoof_cell(src, &sp, stp, res, v, e)) == 1 && cell_value(op->plan, &sp, res[0], v, out, e))
             rc = -1;
     }
     bind_free(&b);
@@ -1036,8 +1055,8 @@ int cg_exec_gpu(CgContext *c, void *handle, const int64_t *est, int nin, Value *
 {
     CgOp *op = handle;
     if (!c || !op || op->amulet || !op->plan || c->opt.interpret || nin != op->plan->nin) return 0;
-    /* stitched plans: their vectors by the device's aggregates, then the
-     * plan's kernel (dev_pre) */
+    /* stitched plans: their vectors in the operator's own launch, or by
+     * the device's aggregates before the plan's kernel (dev_pre) */
     const char *src = cl_source(c, op);
     if (!src) { gpu_count_fused_cpu(); return 0; }
     bool cmb = false;
@@ -1079,7 +1098,12 @@ static int exec_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est,
          * with NaN/Inf where row_prepare sends the call to the CPU (its
          * rule for side inputs) */
         bool check = op->plan->var == V_MULTI || b.m[op->plan->main]->sparse;
-        if (sp.pre && dev_pre(op->plan, &b, args, check, e)) {
+        /* or, without that check, computed in the operator's launch */
+        CgRegion g;
+        int slot[64];
+        GpuStitchIn st, *stp = NULL;
+        if (sp.pre && !check && pre_in_launch(op->plan, &b, &g, slot, &st)) stp = &st;
+        else if (sp.pre && dev_pre(op->plan, &b, args, check, e)) {
             bind_free(&b);
             return -1;
         }
@@ -1093,7 +1117,7 @@ static int exec_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est,
         for (int i = 0; i < op->plan->nn; i++) nslice += op->plan->n[i].kind == CN_SLICE;
         MB *res[CG_MAXOUT] = {NULL};
         double v[CG_MAXOUT] = {0};
-        rc = gpu_spoof_row(src, &sp, op->plan->nin + 2 * nslice, cgen_cl_row_tmp(op->plan, b.L), res, v, e);
+        rc = gpu_spoof_row(src, &sp, op->plan->nin + 2 * nslice, cgen_cl_row_tmp(op->plan, b.L), stp, res, v, e);
         if (rc == 1) {
             __atomic_add_fetch(&op->uses, 1, __ATOMIC_RELAXED);
             row_value(op->plan, &sp, res, v, out, e);

@@ -90,9 +90,11 @@ typedef struct GpuStats {
     int64_t fused_async;       /* of those, runs while the kernel built in
                                   the background (sysds.gpu.async) */
     int64_t tiled;             /* launches of tiled generated kernels */
-    int64_t fused_region;      /* of fused_ops, stitched Cell plans run as
-                                  one stitched region's launch
-                                  (codegen/cgregion.c) */
+    int64_t fused_region;      /* of fused_ops, stitched plans whose
+                                  vectors ran in the operator's own
+                                  launch (codegen/cgregion.c: a Cell
+                                  plan as one region, or a region inside
+                                  the operator's kernel) */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
@@ -159,8 +161,26 @@ MB *gpu_cla_decompress(const MB *c, BrErr *e);
 #define GPU_CG_EXACT "/* exact */\n"
 #define GPU_CG_TJ 16
 void gpu_spoof_tiles(int wg, int tk, int tj);
+/* A stitched operator in one launch (docs/gpu.md, "Stitched codegen
+ * plans in one launch"): a DIR_COL region r over the dense X
+ * (gpu/stitch.h) whose outputs are the stitched inputs' vectors, its
+ * scalar arguments sc, and by plan input k the region output bound in
+ * its place (slot[k], -1 none). The launch's first work-groups run the
+ * region (a column by one lane, as gpu_agg's column kernels), the
+ * others wait for them (a ticket per group, taken as it starts, and a
+ * count of finished region groups) and then run the operator. */
+struct StitchRegion;
+typedef struct GpuStitchIn {
+    const struct StitchRegion *r;
+    const MB *x;
+    const double *sc;
+    const int *slot;
+} GpuStitchIn;
 struct SpoofRow;
-int gpu_spoof_row(const char *src, const struct SpoofRow *op, int nL, int64_t tmplen, MB **res, double *v, BrErr *e);
+/* st: NULL, or the stitched vectors computed in the same launch (the
+ * inputs they replace bound to X) */
+int gpu_spoof_row(const char *src, const struct SpoofRow *op, int nL, int64_t tmplen, const GpuStitchIn *st, MB **res,
+                  double *v, BrErr *e);
 /* Outer operators likewise (src from cgen_cl_outer, op as for
  * k_spoof_outer; frow, fcol unused): res[0] or v[0]. */
 struct SpoofOuter;
@@ -169,7 +189,7 @@ int gpu_spoof_outer(const char *src, const struct SpoofOuter *op, int nL, MB **r
  * k_spoof_cell with sparse_safe the run's decision; the generated
  * functions unused): res[0], or v[t] for full aggregates. */
 struct SpoofCell;
-int gpu_spoof_cell(const char *src, const struct SpoofCell *op, MB **res, double *v, BrErr *e);
+int gpu_spoof_cell(const char *src, const struct SpoofCell *op, const GpuStitchIn *st, MB **res, double *v, BrErr *e);
 void gpu_count_fused_cpu(void);
 /* Counts a fused operator run as one stitched region (gpu/stitch.c). */
 void gpu_count_fused_region(void);

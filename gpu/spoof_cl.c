@@ -319,24 +319,189 @@ static int set_main_args(cl_kernel k, int n, const cl_mem *arg, cl_mem rp, cl_me
  * output buffers. call_open takes the backend's lock; call_close
  * releases what the call holds and the lock, counting an operator that
  * ran (rc 1). */
+static int call_buf(cl_mem *m, int64_t cells, BrErr *e);
+static cl_mem small_buf(const void *p, size_t bytes, BrErr *e);
+
 typedef struct Call {
     bool locked, pending;   /* pending: the kernel builds in the background */
     int n;
     RowProg *pr;
     cl_mem *arg, *tmp;
     cl_mem rp, ci, L, sc, scratch, out;
+    /* a stitched call (st): X's buffer (the pool's), the region's
+     * outputs, its scalars, the tickets and the finished count */
+    const GpuStitchIn *st;
+    cl_mem sx, so[ST_MAX_OUT], rsc, cnt, segv;
 } Call;
 
+/* ---- a stitched operator in one launch (GpuStitchIn) ----
+ * The generated cg_main becomes a function cg_row(g, ...) of its
+ * work-item index; a new cg_main takes its parameters and the region's
+ * and runs, per work-group, by a ticket taken as the group starts:
+ * tickets below ga run the region's body (gpu/stitch.c body0: columns
+ * t * wg, (t + ga) * wg, ... one per lane) and count themselves
+ * finished; the others wait for that count to reach ga and run cg_row
+ * for work-items (t - ga) * wg + lid with the region's outputs in place
+ * of the stitched inputs. A group waits only for groups that took a
+ * lower ticket, so have started: no deadlock on a device that keeps a
+ * started group running (every GPU, and PoCL's threads), however many
+ * groups are resident. */
+static const char k_head[] = "\n__kernel void cg_main(", k_gline[] = "    const long g = get_global_id(0);\n";
+
+/* the identifier that ends each comma-separated parameter of ps..pe
+ * (names[k], at most max; -1 when one is too long) */
+static int param_names(const char *ps, const char *pe, char (*names)[24], int max)
+{
+    int n = 0;
+    while (ps < pe && n < max) {
+        const char *c = ps;
+        while (c < pe && *c != ',') c++;
+        const char *q = c;
+        while (q > ps && !(q[-1] == '_' || (q[-1] >= '0' && q[-1] <= '9') || (q[-1] >= 'a' && q[-1] <= 'z') ||
+                           (q[-1] >= 'A' && q[-1] <= 'Z')))
+            q--;
+        const char *a = q;
+        while (a > ps && (a[-1] == '_' || (a[-1] >= '0' && a[-1] <= '9') || (a[-1] >= 'a' && a[-1] <= 'z') ||
+                          (a[-1] >= 'A' && a[-1] <= 'Z')))
+            a--;
+        if (q - a < 1 || q - a >= 24) return -1;
+        memcpy(names[n], a, (size_t)(q - a));
+        names[n++][q - a] = 0;
+        ps = c + 1;
+    }
+    return ps < pe ? -1 : n;
+}
+
+/* The program text of a stitched call of generated src (malloc'd;
+ * NULL when src is not of kernel_head's form or declares local memory
+ * in its body, which a function cannot). */
+static char *stitched_source(const char *src, const GpuStitchIn *st, int nin)
+{
+    const char *h = strstr(src, k_head);
+    const char *ps = h ? h + strlen(k_head) : NULL, *pe = ps ? strstr(ps, ")\n{\n") : NULL;
+    const char *gl = pe ? strstr(pe, k_gline) : NULL;
+    if (!gl || strstr(pe, "__local ")) return NULL;
+    char names[64 + 24][24];
+    int nn = param_names(ps, pe, names, 64 + 24);
+    if (nn < nin) return NULL;
+    char *body = stitch_body_source(st->r);
+    if (!body) return NULL;
+    size_t xl = strlen(GPU_CG_EXACT);
+    bool exact = !strncmp(src, GPU_CG_EXACT, xl);
+    const char *s0 = exact ? src + xl : src;
+    int nout = st_nout(st->r);
+    StrBuf b = {0};
+    if (exact) sb_puts(&b, GPU_CG_EXACT);
+    sb_puts(&b, body);
+    free(body);
+    sb_put(&b, s0, (size_t)(h - s0));
+    sb_puts(&b, "\nCG_INL void cg_row(long g, ");
+    sb_put(&b, ps, (size_t)(pe - ps));
+    sb_puts(&b, ")\n{\n");
+    sb_put(&b, pe + 4, (size_t)(gl - (pe + 4)));
+    sb_puts(&b, gl + strlen(k_gline));
+    sb_puts(&b, k_head);
+    sb_put(&b, ps, (size_t)(pe - ps));
+    sb_puts(&b, ",\n    __global const double *SX, long sxr, long sxc, __global double *SG, volatile __global int *cnt, "
+                "long ga, __local double *sh");
+    if (st->r->nsc > 0) sb_puts(&b, ", __global const double *rsc");
+    for (int q = 0; q < nout; q++) sb_printf(&b, ", __global double *SO%d", q);
+    sb_puts(&b, ")\n{\n"
+                "    __local int cg_t;\n"
+                "    const long lid = get_local_id(0);\n"
+                "    if (lid == 0) cg_t = atomic_inc(&cnt[0]);\n"
+                "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                "    const long t = cg_t;\n"
+                "    if (t < ga) {\n"
+                "        body0(sxc, sxr, sxc, SX, SO0, SG, sh, t, ga, 1, 0");
+    if (st->r->nsc > 0) sb_puts(&b, ", rsc");
+    for (int q = 1; q < nout; q++) sb_printf(&b, ", SO%d", q);
+    sb_puts(&b, ");\n"
+                "        barrier(CLK_GLOBAL_MEM_FENCE);\n"
+                "        if (lid == 0) { mem_fence(CLK_GLOBAL_MEM_FENCE); atomic_inc(&cnt[1]); }\n"
+                "        return;\n"
+                "    }\n"
+                "    if (lid == 0) while (atomic_add(&cnt[1], 0) < ga) {}\n"
+                "    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);\n"
+                "    cg_row((t - ga) * (long)get_local_size(0) + lid");
+    for (int k = 0; k < nn; k++) {
+        if (k < nin && st->slot[k] >= 0) sb_printf(&b, ", SO%d", st->slot[k]);
+        else sb_printf(&b, ", %s", names[k]);
+    }
+    sb_puts(&b, ");\n}\n");
+    if (b.oom) { free(b.s); return NULL; }
+    return b.s;
+}
+
+/* The stitched call's buffers (under gpu_lock): 0, -1 with e set, -2
+ * when the device does not take them. */
+static int stitch_bufs(Call *x, BrErr *e)
+{
+    const GpuStitchIn *st = x->st;
+    GpuBuf xb;
+    if (gpu_get(st->x, &xb, e)) return -1;
+    if (xb.sparse) return -2;
+    x->sx = xb.d;
+    for (int q = 0; q < st_nout(st->r); q++) {
+        int rq = call_buf(&x->so[q], st->x->cols, e);
+        if (rq) return rq;
+    }
+    cl_int zero[2] = {0, 0}, cr;
+    x->cnt = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &cr);
+    if (cr != CL_SUCCESS) return x->cnt = NULL, gpu_clerr(e, cr, "clCreateBuffer");
+    int rc = call_buf(&x->segv, 1, e);
+    if (rc) return rc;
+    if (st->r->nsc > 0 && !(x->rsc = small_buf(st->sc, (size_t)st->r->nsc * sizeof(double), e))) return -1;
+    return 0;
+}
+
+/* A non-tiled kernel's work-group for a stitched launch: a power of two
+ * up to 64 within the kernel's and the device's limits. */
+static size_t stitch_wg(cl_kernel k)
+{
+    size_t kwg = 0, w = 1;
+    if (clGetKernelWorkGroupInfo(k, gpu_ctx.dev, CL_KERNEL_WORK_GROUP_SIZE, sizeof kwg, &kwg, NULL) != CL_SUCCESS)
+        kwg = 1;
+    size_t wg = BR_MIN(BR_MIN((size_t)64, gpu_ctx.info.max_wg), BR_MAX(kwg, (size_t)1));
+    while (w * 2 <= wg) w *= 2;
+    return w;
+}
+
+/* The stitched arguments from a0 on, and the launch: ga region groups
+ * of wg work-items, then nall work-items (whole groups) of the
+ * operator. */
+static int stitch_launch(Call *x, cl_uint a0, int64_t nall, size_t wg, BrErr *e)
+{
+    const GpuStitchIn *st = x->st;
+    cl_kernel k = x->pr->row;
+    cl_long sxr = st->x->rows, sxc = st->x->cols, ga = (sxc + (cl_long)wg - 1) / (cl_long)wg;
+    const void *vals[] = {&x->sx, &sxr, &sxc, &x->segv, &x->cnt, &ga};
+    const size_t szs[] = {sizeof(cl_mem), 8, 8, sizeof(cl_mem), sizeof(cl_mem), 8};
+    cl_int cr = CL_SUCCESS;
+    for (size_t q = 0; q < sizeof szs / sizeof *szs && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a0++, szs[q], vals[q]);
+    if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a0++, wg * sizeof(double), NULL);
+    if (cr == CL_SUCCESS && st->r->nsc > 0) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->rsc);
+    for (int q = 0; q < st_nout(st->r) && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->so[q]);
+    if (cr != CL_SUCCESS) return gpu_clerr(e, cr, "clSetKernelArg");
+    int64_t groups = ga + (nall + (int64_t)wg - 1) / (int64_t)wg;
+    return gpu_launch1(k, (size_t)groups * wg, wg, e);
+}
+
 /* 0, or -1 with e set, or -2 when the device does not take the inputs. */
-static int call_open(Call *x, const char *src, const SpoofIn *in, int main, const int64_t *L, int nL, BrErr *e)
+static int call_open(Call *x, const char *src, const SpoofIn *in, int main, const int64_t *L, int nL,
+                     const GpuStitchIn *st, BrErr *e)
 {
     memset(x, 0, sizeof *x);
     if (gpu_init(e)) return -1;
+    char *ssrc = NULL;
+    if (st && !(ssrc = stitched_source(src, st, in->n))) return -2;   /* the caller's other path */
     pthread_mutex_lock(&gpu_lock);
     x->locked = true;
+    x->st = st;
     gpu_pool_trim();
     x->n = in->n;
-    x->pr = prog_for(src, &x->pending, e);
+    x->pr = prog_for(ssrc ? ssrc : src, &x->pending, e);
+    free(ssrc);
     if (x->pending) return -2;
     x->arg = br_calloc((size_t)x->n + 1, sizeof *x->arg);
     x->tmp = br_calloc((size_t)x->n + 1, sizeof *x->tmp);
@@ -347,7 +512,7 @@ static int call_open(Call *x, const char *src, const SpoofIn *in, int main, cons
     if (!(x->L = small_buf(L, (size_t)nL * sizeof(int64_t), e)) ||
         !(x->sc = small_buf(in->sc, (size_t)x->n * sizeof(double), e)))
         return -1;
-    return 0;
+    return st ? stitch_bufs(x, e) : 0;
 }
 
 /* A buffer of doubles for the call (0, -1 with e set, -2 beyond the
@@ -377,6 +542,7 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
     cl_kernel k = x->pr->row;
     if (set_main_args(k, x->n, x->arg, x->rp, x->ci, x->L, x->sc, rows, rb, ng, tlen, psz, ext, msp, x->scratch, x->out, e))
         return -1;
+    if (!x->pr->tiled && x->st) return stitch_launch(x, (cl_uint)x->n + 13, ng, stitch_wg(k), e);
     if (!x->pr->tiled) return ng > 0 && gpu_launch1(k, (size_t)ng, 0, e) ? -1 : 0;
     size_t wg;
     cl_long tk, tj;
@@ -388,7 +554,11 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a + 1, sizeof tk, &tk);
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a + 2, sizeof tj, &tj);
     if (cr != CL_SUCCESS) return gpu_clerr(e, cr, "clSetKernelArg");
-    if (ng > 0 && gpu_launch1(k, (size_t)ng, wg, e)) return -1;
+    if (x->st) {
+        if (stitch_launch(x, a + 3, ng, wg, e)) return -1;
+    } else if (ng > 0 && gpu_launch1(k, (size_t)ng, wg, e)) {
+        return -1;
+    }
     if (ng > 0) gpu_st.tiled++;
     return 0;
 }
@@ -397,13 +567,13 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
 static int call_close(Call *x, int rc)
 {
     for (int k = 0; k < x->n && x->tmp; k++) if (x->tmp[k]) clReleaseMemObject(x->tmp[k]);
-    cl_mem held[] = {x->L, x->sc, x->scratch, x->out};
+    cl_mem held[] = {x->L, x->sc, x->scratch, x->out, x->rsc, x->cnt, x->segv, x->so[0], x->so[1], x->so[2], x->so[3]};
     for (size_t k = 0; k < sizeof held / sizeof *held; k++) if (held[k]) clReleaseMemObject(held[k]);
     free(x->arg);
     free(x->tmp);
     if (x->locked) {
         gpu_unpin_all();
-        if (rc == 1) gpu_st.ops++, gpu_st.fused_ops++;
+        if (rc == 1) gpu_st.ops++, gpu_st.fused_ops++, gpu_st.fused_region += x->st != NULL;
         if (x->pending) gpu_st.fused_cpu++, gpu_st.fused_async++;
         pthread_mutex_unlock(&gpu_lock);
     }
@@ -417,10 +587,11 @@ static void blocks_of(int64_t M, int64_t *ng, int64_t *rb)
     *ng = M > 0 ? (M + *rb - 1) / BR_MAX(*rb, 1) : 0;
 }
 
-int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, MB **res, double *v, BrErr *e)
+int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, const GpuStitchIn *st, MB **res,
+                  double *v, BrErr *e)
 {
     Call x;
-    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, e);
+    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, st, e);
     SpRowOut o[SPOOF_MAXOUT];
     int nout = k_spoof_row_outs(op, o);
     int64_t psz = 0, offs[SPOOF_MAXOUT], M = op->rows;
@@ -453,7 +624,7 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, M
 int gpu_spoof_outer(const char *src, const SpoofOuter *op, int nL, MB **res, double *v, BrErr *e)
 {
     Call x;
-    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, e);
+    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, NULL, e);
     GpuBuf wb = {0};
     int64_t M = op->m, N = op->n, k = op->ocols;
     /* the aggregated result as a Row output: FULL_AGG, or the product's
@@ -487,7 +658,7 @@ int gpu_spoof_outer(const char *src, const SpoofOuter *op, int nL, MB **res, dou
  * sparse path min and max count the stored values, and the combine adds
  * the implicit zeros as the CPU's skeleton does). L: per input its row
  * stride, then its column offset (a fused X[, lo:hi]). */
-int gpu_spoof_cell(const char *src, const SpoofCell *op, MB **res, double *v, BrErr *e)
+int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, MB **res, double *v, BrErr *e)
 {
     int n = op->in.n;
     int64_t *L = br_calloc(2 * (size_t)n + 1, sizeof *L);
@@ -498,7 +669,7 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, MB **res, double *v, Br
         L[n + k] = op->in.coff && op->in.coff[k] > 0 ? op->in.coff[k] : 0;
     }
     Call x;
-    int rc = call_open(&x, src, &op->in, main, L, 2 * n, e);
+    int rc = call_open(&x, src, &op->in, main, L, 2 * n, st, e);
     free(L);
     GpuBuf wb = {0};
     int64_t M = op->rows, N = op->cols;
@@ -516,7 +687,8 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, MB **res, double *v, Br
         cl_int msp = sp ? 2 : x.rp != NULL;
         if (set_main_args(x.pr->row, n, x.arg, x.rp, x.ci, x.L, x.sc, M, rb, ng, tlen, psz, N, msp, x.scratch, x.out,
                           e) ||
-            (ng > 0 && gpu_launch1(x.pr->row, (size_t)ng, 0, e)))
+            (st ? stitch_launch(&x, (cl_uint)n + 13, ng, stitch_wg(x.pr->row), e)
+                : ng > 0 && gpu_launch1(x.pr->row, (size_t)ng, 0, e)))
             rc = -1;
     }
     if (!rc && (op->dir == SPD_NONE || op->dir == SPD_ROW)) {

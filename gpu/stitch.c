@@ -371,6 +371,15 @@ static char *gen_kernel(const StitchRegion *r, int only_pass)
     return b.s;
 }
 
+char *stitch_body_source(const StitchRegion *r)
+{
+    StrBuf b = {0};
+    sb_puts(&b, st_helpers);
+    gen_body(&b, r, 0, -1);
+    if (b.oom) { free(b.s); return NULL; }
+    return b.s;
+}
+
 char *stitch_source(const StitchRegion *r, const StitchSched *s)
 {
     return gen_kernel(r, s->scheme == ST_XLA ? 0 : -1);

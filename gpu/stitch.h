@@ -116,6 +116,13 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
 int stitch_enumerate(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched *out, int max);
 /* The OpenCL C of the region under s (malloc'd), for tests and -explain. */
 char *stitch_source(const StitchRegion *r, const StitchSched *s);
+/* The region's helpers and its body function `body0` (malloc'd), as
+ * the region's kernel calls it: (nseg, len, cols, x, out, segv, sh,
+ * grp, ngrp, LS, cache[, i1..][, sc][, o1..]): work-group grp of ngrp
+ * takes segments grp * SPG, (grp + ngrp) * SPG, ... (SPG = the group's
+ * size / LS); for another kernel that runs a region inside its own
+ * launch (gpu/spoof_cl.c, the stitched codegen operators). */
+char *stitch_body_source(const StitchRegion *r);
 /* Runs the region over X under s (NULL: the evaluator's best stitched
  * schedule, never ST_XLA); a new
  * rows x cols block, or NULL with e set. */

@@ -245,7 +245,7 @@ static void test_device_region(void)
         {"col_agg max", "c = colMaxs(abs(X - colMeans(X)) * W)\n", "c", 0, true},
         {"col_agg sum", "c = colSums(((X - colMeans(X)) / colSds(X)) ^ 2)\n", "c", 1e-9, true},
         {"col_agg mean", "c = colMeans((X - colMins(X)) * v)\n", "c", 1e-9, true},
-        {"row plan", "Y = (X - colMeans(X)) %*% B\n", "Y", 0, false},
+        {"row plan", "Y = (X - colMeans(X)) %*% B\n", "Y", 0, true},
     };
     static const int64_t shapes[][2] = {{130, 37}, {1001, 9}, {7, 3}};
     BrErr e = {0};
@@ -296,6 +296,104 @@ static void test_device_region(void)
                 t_run_free(&ds);
                 for (int k = 0; k < 5; k++) mb_release(in[k]);
             }
+    gpu_configure(GPU_OFF, -1, 0);
+}
+
+/* Stitched Row, Cell and MAgg plans whose vectors run in the
+ * operator's own launch (cgregion.c cg_pre_region, gpu/spoof_cl.c
+ * stitched_source): under `-gpu force`, fuse_all, each plan's stitched
+ * vectors and the plan itself take exactly `launches` launches (one,
+ * plus the combine of each aggregate output), where the unstitched
+ * device plan takes more; the result equals the unstitched device
+ * plan's to the bit (the region's columns in gpu_agg's order, the
+ * operator's partials and combine unchanged) and the CPU's within
+ * 1e-9. Shapes: ragged work-group tails (1001 rows, 150 columns: three
+ * region groups of 64), one row, one column; the degenerate ones need
+ * not be stitched (rewrites), but must agree. */
+static void test_device_row(void)
+{
+    static const struct { const char *name, *src, *out; int launches; } cs[] = {
+        {"row mm", "Y = (X - colMeans(X)) %*% B\n", "Y", 1},
+        {"row sd mm", "Y = ((X - colMeans(X)) / colSds(X)) %*% B\n", "Y", 1},
+        {"row rowsums", "y = rowSums(((X - colMins(X)) %*% B) ^ 2)\n", "y", 1},
+        {"row full", "s = sum((X - colMeans(X)) %*% B)\n", "s", 2},
+        {"cell rowsums", "y = rowSums((X - colMeans(X)) ^ 2 * v)\n", "y", 1},
+        {"cell full", "s = sum((X - colMins(X)) ^ 2)\n", "s", 2},
+        {"magg", "s = sum((X - colMins(X)) ^ 2) + 3 * sum(abs(X - colMaxs(X)) / colSds(X))\n", "s", 3},
+    };
+    enum { NC = sizeof cs / sizeof *cs, NS = 5 };
+    static const int64_t shapes[NS][2] = {{130, 37}, {1001, 9}, {20, 150}, {1, 37}, {57, 1}};
+    /* the CPU's results first (the device off), then the device's (the
+     * backend set up once: its programs stay built) */
+    static TRun ref[NS][NC];
+    MB *in[NS][NC][3] = {{{0}}};
+    const char *names[3] = {"X", "v", "B"};
+    CgOptions off = {0}, on = {.enabled = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    int kept = 0;
+    for (int si = 0; si < NS; si++)
+        for (int q = 0; q < NC; q++) {
+            /* every case at 130 x 37, every other one at the other
+             * shapes (alternating); under the sanitizers every other
+             * of those */
+            if ((si > 0 && (q + si) % 2) || !t_keep(kept++, 2)) continue;
+            int64_t M = shapes[si][0], N = shapes[si][1];
+            t_seed(301 + (uint64_t)q + 10 * (uint64_t)si);
+            in[si][q][0] = t_gen(M, N, 1, -1, 2, false);
+            in[si][q][1] = t_gen(M, 1, 1, 0, 1, false);
+            in[si][q][2] = t_gen(N, 3, 1, -1, 1, false);
+            const char *outs[1] = {cs[q].out};
+            t_run_dml(cs[q].src, &off, 3, names, in[si][q], 1, outs, &ref[si][q]);
+        }
+    BrErr e = {0};
+    gpu_configure(GPU_FORCE, -1, 0);
+    int rc = gpu_init(&e);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    for (int si = 0; si < NS; si++)
+        for (int q = 0; q < NC; q++) {
+            if (!in[si][q][0]) continue;
+            int64_t M = shapes[si][0], N = shapes[si][1];
+            Case c = {cs[q].name, cs[q].src, cs[q].out};
+            const char *outs[1] = {cs[q].out};
+            TRun du = {0}, ds = {0};
+            GpuStats gu = {0}, g = {0};
+            if (!rc) {
+                gpu_set_stitch(false);
+                setenv("BRAID_CG_STITCH", "0", 1);
+                gpu_stats_reset();
+                t_run_dml(cs[q].src, &on, 3, names, in[si][q], 1, outs, &du);
+                gu = gpu_stats();
+                unsetenv("BRAID_CG_STITCH");
+                gpu_stats_reset();
+                t_run_dml(cs[q].src, &on, 3, names, in[si][q], 1, outs, &ds);
+                g = gpu_stats();
+                gpu_set_stitch(true);
+            }
+            char what[64];
+            snprintf(what, sizeof what, "%lldx%lld", (long long)M, (long long)N);
+            TRun *r = &ref[si][q];
+            if (!rc) T_CHECK(r->rc == 0 && du.rc == 0 && ds.rc == 0, "%s %s: %s / %s / %s", c.name, what, r->err, du.err, ds.err);
+            if (!rc && !r->rc && !du.rc && !ds.rc) {
+                check_out(&c, &ds.out[0], &du.out[0], 0, what);
+                check_out(&c, &ds.out[0], &r->out[0], 1e-9, what);
+                T_CHECK(g.fused_cpu == 0 && gu.fused_cpu == 0, "%s %s: %lld/%lld on the CPU", c.name, what,
+                        (long long)g.fused_cpu, (long long)gu.fused_cpu);
+                if (M > 1 && N > 1) {
+                    T_CHECK(ds.st.stitched >= 1 && g.fused_region == 1 && g.launches == cs[q].launches,
+                            "%s %s: %lld stitched, %lld in-launch runs, %lld launches (want %d)", c.name, what,
+                            (long long)ds.st.stitched, (long long)g.fused_region, (long long)g.launches,
+                            cs[q].launches);
+                    T_CHECK(gu.fused_region == 0 && gu.launches > g.launches, "%s %s: unstitched %lld launches",
+                            c.name, what, (long long)gu.launches);
+                }
+                if (si == 0)
+                    printf("-gpu force in-launch %s: launches stitched %lld, unstitched %lld\n", c.name,
+                           (long long)g.launches, (long long)gu.launches);
+            }
+            t_run_free(r);
+            t_run_free(&du);
+            t_run_free(&ds);
+            for (int k = 0; k < 3; k++) mb_release(in[si][q][k]);
+        }
     gpu_configure(GPU_OFF, -1, 0);
 }
 
@@ -479,6 +577,7 @@ int main(void)
     test_compressed();
     test_device();
     test_device_region();
+    test_device_row();
     test_profile();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
     printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
