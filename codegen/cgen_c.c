@@ -32,6 +32,12 @@ typedef struct Gen {
                               skeleton may pass in P[nin] (pq, rows of
                               pqw values; cplan_row_main_prods) */
     int prod[SPOOF_MAXPROD];
+    int ntq;               /* Row, dense: the outputs t(main) %*% q whose
+                              q rows the skeleton may take in P[nin + 1]
+                              (tq, rows of tqw values;
+                              cplan_row_main_taggs), by output index */
+    int tq[SPOOF_MAXOUT];
+    bool tq_left[SPOOF_MAXOUT];
 } Gen;
 
 /* C expression of operator node x over operand expressions a[] (ops.def's
@@ -519,6 +525,26 @@ static int pq_index(const Gen *g, int i, char *off, size_t len)
     return j;
 }
 
+/* The q operand of output root r (cplan_row_main_taggs: the operand
+ * that is not the main row), its index among them and its offset in a
+ * row of tq (an expression); -1 if r is none of them. */
+static int tq_index(const Gen *g, int r, int *qn, char *off, size_t len)
+{
+    const CPlan *p = g->p;
+    int j = 0;
+    while (j < g->ntq && p->out[g->tq[j]] != r) j++;
+    if (j == g->ntq || g->sp) return -1;
+    int n = snprintf(off, len, "0");
+    for (int q = 0; q <= j && n > 0 && (size_t)n < len; q++) {
+        const CNode *x = &p->n[p->out[g->tq[q]]];
+        const CNode *v = &p->n[g->tq_left[q] ? x->a[1] : x->a[0]];
+        if (q == j) *qn = g->tq_left[q] ? x->a[1] : x->a[0];
+        else if (v->vc == VC_VEC) n += snprintf(off + n, len - (size_t)n, " + L[%d]", v->vlen);
+        else n += snprintf(off + n, len - (size_t)n, " + 1");
+    }
+    return j;
+}
+
 /* One Row node (not the root of an aggregating variant). */
 static void emit_row_node(const Gen *g, int i, const char *ind)
 {
@@ -647,6 +673,21 @@ static void emit_row_out(const Gen *g, int t, const char *out, const char *ind, 
     case V_COL_T_AGG: {
         if (g->sp) { emit_row_tagg_sp(g, r, out, ind); break; }
         const CNode *A = &p->n[x->a[0]];
+        char toff[256];
+        int qn = -1;
+        bool tqr = tq_index(g, r, &qn, toff, sizeof toff) >= 0;
+        if (tqr) {
+            /* q's row to the skeleton (P[nin + 1]), if it takes it */
+            if (p->n[qn].vc == VC_VEC) {
+                vec_ref(g, qn, ptr, sizeof ptr, len, sizeof len);
+                sb_printf(b, "%sif (tq) { double *restrict d = tq + (i - r0) * tqw + %s; for (int64_t k = 0; k < %s; k++) d[k] = %s[k]; }\n",
+                          ind, toff, len, ptr);
+            } else {
+                row_elem(g, qn, e, sizeof e);
+                sb_printf(b, "%sif (tq) tq[(i - r0) * tqw + %s] = %s;\n", ind, toff, e);
+            }
+            sb_printf(b, "%selse {\n", ind);
+        }
         char bp[48], bl[32];
         vec_or_scalar_ref(g, x->a[1], ind, bp, sizeof bp, bl, sizeof bl);
         /* the partial is accumulated transposed (ncol(B) x ncol(A)) */
@@ -660,6 +701,7 @@ static void emit_row_out(const Gen *g, int t, const char *out, const char *ind, 
             row_elem(g, x->a[0], e, sizeof e);
             sb_printf(b, "%scg_axpy(%s, %s, %s, %s);\n", ind, e, bp, bl, out);
         }
+        if (tqr) sb_printf(b, "%s}\n", ind);
         break;
     }
     default:
@@ -1126,8 +1168,16 @@ static void emit_row_blocked(Gen *g)
     for (int i = 0; i < p->nn; i++) {
         int kb = blk_root(p, i) ? cplan_row_kwidth(p, i) : 0, q = kb ? cplan_row_tvec(p, i) : -1;
         if (!kb) continue;
-        if (cplan_row_kwidth(p, q) == kb) sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bq%d, %d, bacc%d);\n", m, m, q, kb, i);
-        else sb_printf(b, "            cg_bouter(ab, S[%d], L[%d], bqo%d, %d, bacc%d);\n", m, m, i, kb, i);
+        char src[32], toff[256];
+        int qn = -1;
+        if (cplan_row_kwidth(p, q) == kb) snprintf(src, sizeof src, "bq%d", q);
+        else snprintf(src, sizeof src, "bqo%d", i);
+        /* the block's q rows to the skeleton (P[nin + 1]), if it takes them */
+        if (tq_index(g, i, &qn, toff, sizeof toff) >= 0)
+            sb_printf(b, "            if (tq) cg_bqstore(%s, %d, tq + (i0 - r0) * tqw + %s, tqw);\n            else ", src, kb,
+                      toff);
+        else sb_puts(b, "            ");
+        sb_printf(b, "cg_bouter(ab, S[%d], L[%d], %s, %d, bacc%d);\n", m, m, src, kb, i);
     }
     sb_puts(b, "        }\n");
     /* the accumulators into the partials: transposed (k x n) for
@@ -1140,7 +1190,8 @@ static void emit_row_blocked(Gen *g)
         char o[16];
         snprintf(o, sizeof o, p->var == V_MULTI ? "o%d" : "out", t);
         bool left = p->n[p->n[i].a[0]].kind == CN_IN && p->n[p->n[i].a[0]].in == m;
-        sb_printf(b, "        cg_bflush%s(bacc%d, L[%d], %d, CG_KP(%d), %s);\n", left ? "" : "n", i, m, kb, kb, o);
+        sb_printf(b, "        %scg_bflush%s(bacc%d, L[%d], %d, CG_KP(%d), %s);\n", g->ntq ? "if (!tq) " : "", left ? "" : "n", i,
+                  m, kb, kb, o);
     }
     sb_puts(b, "    }\n");
 }
@@ -1208,11 +1259,14 @@ static void emit_row_lagged(Gen *g)
         emit_row_node(g, i, ind);
         sb_printf(b, "%slq%d[r] = t%d;\n", ind, i, i);
     }
-    sb_printf(b, "%sif (ip >= 0) cg_outer_add_t(P[%d] + (ip + r) * S[%d], L[%d], &lo[r], 1, out);\n"
+    /* (a lagged plan's one output, t(main) %*% q with a scalar q, is the
+     * first q row the skeleton may take: tq + (i - r0) * tqw) */
+    const char *tql = g->ntq ? "if (tq) tq[ip + r - r0] = lo[r];\n            else " : "";
+    sb_printf(b, "%sif (ip >= 0) {\n            %scg_outer_add_t(P[%d] + (ip + r) * S[%d], L[%d], &lo[r], 1, out);\n%s}\n"
                  "%s(void)a;\n          }\n"
                  "#pragma omp simd\n"
                  "          for (int64_t r = 0; r < %d; r++) {\n"
-                 "            const int64_t i = i0 + r;\n", ind, m, m, m, ind, CG_LAG);
+                 "            const int64_t i = i0 + r;\n", ind, tql, m, m, m, ind, ind, CG_LAG);
     emit_row_inputs(g, ind, MAIN_SKIP);
     for (int i = 0; i < p->nn; i++) {
         if (p->n[i].kind == CN_IN || i == r || !lag_phase(p, i)) continue;
@@ -1223,8 +1277,8 @@ static void emit_row_lagged(Gen *g)
     row_elem(g, p->n[r].a[1], e, sizeof e);
     sb_printf(b, "%slo[r] = %s;\n          }\n          ip = i0;\n        }\n"
                  "        if (ip >= 0)\n"
-                 "            for (int64_t r = 0; r < %d; r++) cg_outer_add_t(P[%d] + (ip + r) * S[%d], L[%d], &lo[r], 1, out);\n"
-                 "    }\n", ind, e, CG_LAG, m, m, m);
+                 "            for (int64_t r = 0; r < %d; r++) {\n            %scg_outer_add_t(P[%d] + (ip + r) * S[%d], L[%d], &lo[r], 1, out);\n            }\n"
+                 "    }\n", ind, e, CG_LAG, tql, m, m, m);
 }
 
 /* The sparse Row function: rows r0 <= i < r1 of the main input's CSR
@@ -1285,6 +1339,17 @@ static void gen_row(const CPlan *p, StrBuf *b)
         for (int j = 0; j < g.nprod; j++) sb_printf(b, " + L[%d]", p->n[p->n[g.prod[j]].a[1]].in);
         sb_puts(b, ";\n    (void)pq; (void)pqw;\n");
     }
+    g.ntq = cplan_row_main_taggs(p, g.tq, g.tq_left);
+    if (g.ntq) {
+        sb_printf(b, "    double *restrict tq = (double *)P[%d];\n    const int64_t tqw = 0", p->nin + 1);
+        for (int j = 0; j < g.ntq; j++) {
+            const CNode *x = &p->n[p->out[g.tq[j]]];
+            const CNode *v = &p->n[g.tq_left[j] ? x->a[1] : x->a[0]];
+            if (v->vc == VC_VEC) sb_printf(b, " + L[%d]", v->vlen);
+            else sb_puts(b, " + 1");
+        }
+        sb_puts(b, ";\n    (void)tq; (void)tqw;\n");
+    }
     if (blocked) emit_row_blocked(&g);
     emit_row_prefetch(&g, true, "    ");
     if (row_lagged(p)) emit_row_lagged(&g);
@@ -1297,6 +1362,7 @@ static void gen_row(const CPlan *p, StrBuf *b)
     /* sparse main rows */
     if (p->main_sparse_ok) {
         g.nprod = 0;
+        g.ntq = 0;
         g.sp = true;
         emit_row_sparse(&g, rowout);
     }

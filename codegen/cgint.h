@@ -432,10 +432,18 @@ int cplan_row_tvec(const CPlan *p, int n);
 /* Row: the products of the main row with side matrices (CN_MM nodes whose
  * left operand is the main input and right one an IM_MAT input) in node
  * order into nodes, their count; 0 when there are more than
- * SPOOF_MAXPROD. *only: nothing else reads the main row. The generated
- * dense function reads these products from P[nin] when the skeleton
- * passes them there (kernels/spoof.h, SpoofRow.nprod). */
+ * SPOOF_MAXPROD. *only: nothing else reads the main row (but these and
+ * the roots of cplan_row_main_taggs). The generated dense function
+ * reads these products from P[nin] when the skeleton passes them there
+ * (kernels/spoof.h, SpoofRow.nprod). */
 int cplan_row_main_prods(const CPlan *p, int *nodes, bool *only);
+/* Row: the outputs t(main) %*% q and t(q) %*% main (COL_T_AGG, the main
+ * input itself one operand), by output index into outs (at most
+ * SPOOF_MAXOUT), whether the main input is the left operand into left
+ * (NULL: not wanted); their count. The generated dense function writes
+ * their q rows to P[nin + 1] instead of accumulating them when the
+ * skeleton passes a buffer there (kernels/spoof.h, SpoofRow.tq_out). */
+int cplan_row_main_taggs(const CPlan *p, int *outs, bool *left);
 const char *variant_name(Variant v);
 /* Row: the variant of output t (a multi-output plan, V_MULTI: that of
  * its root, each COL_AGG, FULL_AGG or COL_T_AGG; otherwise p->var). */

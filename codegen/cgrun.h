@@ -143,7 +143,10 @@ bool cg_cla_ok(const void *op, const bool *cin);
  * input of a Row plan say, send it to the unfused plan). */
 bool cg_cla_gen(const void *op, const bool *cin);
 /* Does op's skeleton read its compressed inputs cin as decompressed rows
- * every time it runs (Row, Outer, Cell/MAgg not per distinct tuple)? */
+ * every time it runs (Row, Outer, Cell/MAgg not per distinct tuple)? Not
+ * a Row plan whose main row only looked-up products and t(main) %*% q
+ * roots read, one at least 2 columns wide (per group and tuple,
+ * kernels/spoof_row.c). */
 bool cg_cla_rows(const void *op, const bool *cin);
 /* This machine's constants of compressed linear algebra (cla_machine.c,
  * docs/cla.md): a decompressed cell and a materialized cell in cell

@@ -410,7 +410,8 @@ bool cg_cla_ok(const void *handle, const bool *cin)
  *   every cell (dec_w each: a group's code, a tuple's values written)
  *   plus the plan's work per row, nothing materialized; the main row's
  *   products with side matrices looked up per group (n G k, as unfused),
- *   and no decompression when nothing else reads the main row;
+ *   and the q rows of t(main) %*% q roots added per tuple (n G k), and
+ *   no decompression when nothing else reads the main row;
  * - the unfused plan (cg_exec_unfused): a product of the compressed input
  *   costs a lookup per row and group per output column (n G k instead of
  *   n m k), a cellwise step over it only its dictionaries; every other
@@ -443,11 +444,16 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs, const 
     /* the main row's products with side matrices are looked up per group
      * over decompressed rows too (kernels/spoof_row.c); rows that only
      * they read are not decompressed */
-    int pn[SPOOF_MAXPROD];
+    int pn[SPOOF_MAXPROD], tq[SPOOF_MAXOUT];
     bool only;
-    int np = cplan_row_main_prods(p, pn, &only);
-    if (2 * G > m) np = 0;   /* not looked up (kernels/spoof_row.c prod_init) */
-    double rows = np && only ? 0 : n * m * mw->dec_w, unf = 0;
+    int np = cplan_row_main_prods(p, pn, &only), nt = cplan_row_main_taggs(p, tq, NULL);
+    /* and the q rows of t(main) %*% q roots are added per tuple (over a
+     * finite X: its zeros are skipped), G k per row instead of m k */
+    int np0 = np, nt0 = nt;
+    if (2 * G > m) np = nt = 0;   /* not looked up (kernels/spoof_row.c prod_init, tq_init) */
+    if (nt && mb_has_nonfinite(x)) nt = 0;
+    bool served = only && np == np0 && nt == nt0 && np + nt > 0;
+    double rows = served ? 0 : n * m * mw->dec_w, unf = 0;
     for (int i = 0; i < p->nn; i++) {
         const CNode *c = &p->n[i];
         bool c0 = c->na > 0 && cm[c->a[0]];
@@ -460,6 +466,7 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs, const 
             double k = c->kind == CN_MM ? w : arg_width(args, nargs, &p->n[c->a[1]]);
             bool looked = false;
             for (int j = 0; j < np; j++) looked |= pn[j] == i;
+            for (int j = 0; j < nt; j++) looked |= p->out[tq[j]] == i;
             rows += looked ? n * G * k : n * wl * k;
             unf += c0 ? n * G * k : n * wl * k + mw->mat_w * n * k;
             break;
@@ -490,12 +497,35 @@ static bool cell_per_value(const CPlan *p, const bool *cin)
     return nc == 1;
 }
 
+/* A Row plan over the compressed main input whose main row only its
+ * products with side matrices (looked up per group) and t(main) %*% q
+ * roots (q's rows added per tuple) read, one of them at least 2 columns
+ * wide: its rows are not decompressed (kernels/spoof_row.c), where
+ * co-coding leaves few groups (which the data decide at run time:
+ * cg_cla_row_unfused), and its work per row shrinks from m k to G k
+ * (kmeans' step: 0.59 of the uncompressed CPU, docs/cla.md). Narrow
+ * ones (products with a vector, measured on par with the dense kernel)
+ * are left to the rule for rows. */
+static bool row_by_tuples(const CPlan *p, const bool *cin)
+{
+    if (p->main < 0 || !cin[p->main] || p->in[p->main].mode != IM_FULL) return false;
+    for (int k = 0; k < p->nin; k++)
+        if (k != p->main && cin[k]) return false;
+    int pn[SPOOF_MAXPROD], tq[SPOOF_MAXOUT];
+    bool only, wide = false;
+    int np = cplan_row_main_prods(p, pn, &only), nt = cplan_row_main_taggs(p, tq, NULL);
+    for (int j = 0; j < np; j++) wide |= cplan_row_kwidth(p, pn[j]) >= 2;
+    for (int j = 0; j < nt; j++) wide |= cplan_row_kwidth(p, p->out[tq[j]]) >= 2;
+    return only && np + nt > 0 && wide;
+}
+
 bool cg_cla_rows(const void *handle, const bool *cin)
 {
     const CgOp *op = handle;
     const CPlan *p = op->plan;
     if (op->amulet) return false;
-    return p->tpl == T_ROW || p->tpl == T_OUTER || ((p->tpl == T_CELL || p->tpl == T_MAGG) && !cell_per_value(p, cin));
+    if (p->tpl == T_ROW) return !row_by_tuples(p, cin);
+    return p->tpl == T_OUTER || ((p->tpl == T_CELL || p->tpl == T_MAGG) && !cell_per_value(p, cin));
 }
 
 bool cg_cla_gen(const void *handle, const bool *cin)

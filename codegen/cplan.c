@@ -551,11 +551,29 @@ int cplan_row_kwidth(const CPlan *p, int n)
     return w >= 2 && w <= 16 ? (int)w : 0;
 }
 
+int cplan_row_main_taggs(const CPlan *p, int *outs, bool *left)
+{
+    int nt = 0;
+    if (p->tpl != T_ROW || p->main < 0) return 0;
+    for (int t = 0; t < p->nout && nt < SPOOF_MAXOUT; t++) {
+        const CNode *x = &p->n[p->out[t]];
+        if (cplan_row_ovar(p, t) != V_COL_T_AGG || x->kind != CN_MMTL) continue;
+        bool m0 = p->n[x->a[0]].kind == CN_IN && p->n[x->a[0]].in == p->main;
+        bool m1 = p->n[x->a[1]].kind == CN_IN && p->n[x->a[1]].in == p->main;
+        if (m0 == m1) continue;
+        if (left) left[nt] = m0;
+        outs[nt++] = t;
+    }
+    return nt;
+}
+
 int cplan_row_main_prods(const CPlan *p, int *nodes, bool *only)
 {
     int np = 0;
     *only = p->tpl == T_ROW && p->main >= 0;
     if (!*only) return 0;
+    /* the roots whose q the skeleton may take (cplan_row_main_taggs) */
+    int tq[SPOOF_MAXOUT], ntq = cplan_row_main_taggs(p, tq, NULL);
     for (int t = 0; t < p->nout; t++) {
         const CNode *o = &p->n[p->out[t]];
         if (o->kind == CN_IN && o->in == p->main) *only = false;
@@ -563,6 +581,9 @@ int cplan_row_main_prods(const CPlan *p, int *nodes, bool *only)
     for (int i = 0; i < p->nn; i++) {
         const CNode *x = &p->n[i];
         if (x->kind == CN_IN) continue;
+        bool taken = false;
+        for (int j = 0; j < ntq; j++) taken |= p->out[tq[j]] == i;
+        if (taken) continue;
         for (int k = 0; k < x->na; k++) {
             const CNode *a = &p->n[x->a[k]];
             if (a->kind != CN_IN || a->in != p->main) continue;

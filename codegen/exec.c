@@ -500,6 +500,8 @@ static void row_prepare(CgOp *op, const int64_t *est, Value *args, int nargs, Bi
     int pn[SPOOF_MAXPROD];
     sp.nprod = cplan_row_main_prods(p, pn, &sp.prod_only);
     for (int j = 0; j < sp.nprod; j++) sp.prod_in[j] = p->n[p->n[pn[j]].a[1]].in;
+    /* and the outputs t(main) %*% q whose q it may take (per tuple) */
+    sp.ntq = cplan_row_main_taggs(p, sp.tq_out, sp.tq_left);
     const CNode *r = &p->n[p->out[0]];
     switch (p->var) {
     case V_NO_AGG: sp.var = SPR_NO_AGG; sp.orows = M; sp.ocols = row_len(p, b.L, p->out[0]); break;

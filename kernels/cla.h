@@ -150,6 +150,27 @@ void cla_rowmm_free(ClaRowMM *p);
 ClaRowMMCur *cla_rowmm_open(const ClaRowMM *p, int64_t row);
 void cla_rowmm_read(ClaRowMMCur *c, int64_t n, double *out);
 void cla_rowmm_close(ClaRowMMCur *c);
+/* t(x) %*% q accumulated block by block for rows from row on, q's rows
+ * given by the caller a block at a time (the Row skeleton's t(X) %*% q
+ * roots over a compressed main input: q computed per row, x's rows never
+ * read): each block's q rows are added into per-group tuple sums (as
+ * t(x) %*% b: DDC groups bundled by joint codes, OLE/RLE lists, UNC
+ * groups multiplied), and cla_rowtl_finish adds dict^T sums into out
+ * (ncol(x) x k). The tuple sums skip x's zeros, so q and x must be
+ * finite for results equal to the ordinary kernel's (an Inf met by a
+ * zero is NaN there); a non-finite out after finishing means a sum
+ * overflowed. One per thread. NULL: out of memory. */
+typedef struct ClaRowTL ClaRowTL;
+ClaRowTL *cla_rowtl_new(const MB *x, int64_t k, int64_t row);
+/* The next n <= CLA_BLK rows' q (n x k). */
+void cla_rowtl_add(ClaRowTL *t, int64_t n, const double *q);
+void cla_rowtl_finish(ClaRowTL *t, double *out);
+void cla_rowtl_free(ClaRowTL *t);
+/* Scatter passes per row (bundles, other compressed groups, UNC
+ * columns), and the doubles of one accumulator (tuple sums and UNC
+ * sums), for k columns of q. */
+int64_t cla_rowtl_passes(const MB *x, int64_t k);
+int64_t cla_rowtl_cells(const MB *x, int64_t k);
 /* IEEE products over zeros (cla_ieee.c): mark NaN in the dense result
  * r of x %*% b (_right) or t(x) %*% b (_tl; b NULL: t(x) %*% x) where a
  * term is 0 * Inf or 0 * NaN, as k_mm_ieee_zeros does for the ordinary

@@ -487,6 +487,59 @@ static void joint_split(const TlBundle *bd, const double *J, int64_t k, double *
     }
 }
 
+/* Per-tuple sums of t(x) %*% q (k columns): group q's at off[q] (every
+ * compressed group, bundle members included), then each bundle's joint
+ * table at bs[j].off; tot in all. */
+typedef struct TlSums {
+    int nbd;
+    TlBundle *bs;
+    bool *bundled;
+    int64_t *off, tot;
+} TlSums;
+
+static void tl_sums_free(TlSums *s) { free(s->bs), free(s->bundled), free(s->off); }
+
+static bool tl_sums(const struct CMB *c, int64_t k, TlSums *s)
+{
+    memset(s, 0, sizeof *s);
+    s->bs = br_malloc(((size_t)c->ngroups + 1) * sizeof(TlBundle));
+    s->bundled = br_calloc((size_t)c->ngroups + 1, sizeof(bool));
+    s->off = br_calloc((size_t)c->ngroups + 1, sizeof(int64_t));
+    if (!s->bs || !s->bundled || !s->off) return false;
+    s->nbd = tl_bundles(c, k, s->bs, s->bundled);
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        s->off[q] = s->tot;
+        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) s->tot += (int64_t)g->ndict * k;
+    }
+    for (int j = 0; j < s->nbd; j++) {
+        s->bs[j].off = s->tot;
+        s->tot += s->bs[j].jd * k;
+    }
+    return true;
+}
+
+/* out (ncol(x) x k) += the result of the summed per-tuple sums A (the
+ * bundles' joint tables split into their members' sums first) and of the
+ * UNC groups' sums U (ncol(x) x k, only their columns read; NULL: the
+ * caller's). */
+static void tl_sums_finish(const struct CMB *c, const TlBundle *bs, int nbd, const int64_t *off, double *A,
+                           const double *U, int64_t k, double *out)
+{
+    for (int j = 0; j < nbd; j++) {
+        double *Am[TL_JMAX];
+        for (int m = 0; m < bs[j].ng; m++) Am[m] = A + off[bs[j].q[m]];
+        joint_split(&bs[j], A + bs[j].off, k, Am);
+    }
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_UNC && U)
+            for (int j = 0; j < g->ncols; j++)
+                for (int64_t cc = 0; cc < k; cc++) out[(int64_t)g->cols[j] * k + cc] += U[(int64_t)g->cols[j] * k + cc];
+        else if (g->enc != CLA_EMPTY) tl_finish(g, A + off[q], k, out);
+    }
+}
+
 /* Cache-conscious t(x) %*% b over the compressed groups (Elgohary et
  * al.'s blocking): TL_PARTS fixed row ranges (results independent of the
  * thread count), each reading its block of b's rows once for all groups
@@ -499,24 +552,16 @@ static void joint_split(const TlBundle *bd, const double *J, int64_t k, double *
 static bool tl_blocked(const MB *x, const MB *b, double *out)
 {
     const struct CMB *c = C(x);
-    int64_t n = x->rows, k = b->cols, tot = 0;
-    int64_t *off = br_calloc((size_t)c->ngroups + 1, sizeof(int64_t));   /* A of group q at off[q] */
-    bool *bundled = br_calloc((size_t)c->ngroups + 1, sizeof(bool));
-    TlBundle *bs = br_malloc(((size_t)c->ngroups + 1) * sizeof(TlBundle));
-    if (!off || !bundled || !bs) {
-        free(off), free(bundled), free(bs);
+    int64_t n = x->rows, k = b->cols;
+    TlSums s;
+    if (!tl_sums(c, k, &s)) {
+        tl_sums_free(&s);
         return false;
     }
-    int nbd = tl_bundles(c, k, bs, bundled);
-    for (int q = 0; q < c->ngroups; q++) {
-        const ClaGroup *g = c->groups[q];
-        off[q] = tot;
-        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) tot += (int64_t)g->ndict * k;
-    }
-    for (int j = 0; j < nbd; j++) {
-        bs[j].off = tot;
-        tot += bs[j].jd * k;
-    }
+    const int64_t tot = s.tot, *off = s.off;
+    const bool *bundled = s.bundled;
+    const TlBundle *bs = s.bs;
+    const int nbd = s.nbd;
     int64_t nb = (n + CLA_BLK - 1) / CLA_BLK, np = BR_MAX(1, BR_MIN(TL_PARTS, nb));
     double *A = tot * np <= TL_MAX_CELLS ? br_calloc((size_t)(tot * np) + 1, sizeof(double)) : NULL;
     bool ok = A != NULL;
@@ -557,19 +602,9 @@ static bool tl_blocked(const MB *x, const MB *b, double *out)
     }
     for (int64_t pi = 1; ok && pi < np; pi++)
         for (int64_t i = 0; i < tot; i++) A[i] += A[pi * tot + i];
-    for (int j = 0; ok && j < nbd; j++) {
-        double *Am[TL_JMAX];
-        for (int m = 0; m < bs[j].ng; m++) Am[m] = A + off[bs[j].q[m]];
-        joint_split(&bs[j], A + bs[j].off, k, Am);
-    }
-    for (int q = 0; ok && q < c->ngroups; q++) {
-        const ClaGroup *g = c->groups[q];
-        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) tl_finish(g, A + off[q], k, out);
-    }
+    if (ok) tl_sums_finish(c, bs, nbd, off, A, NULL, k, out);   /* (UNC groups: the caller) */
     free(A);
-    free(off);
-    free(bundled);
-    free(bs);
+    tl_sums_free(&s);
     return ok;
 }
 
@@ -981,6 +1016,99 @@ void cla_rowmm_read(ClaRowMMCur *r, int64_t n, double *out)
     r->row += n;
 }
 
+/* ---- t(x) %*% q accumulated block by block (cla.h, cla_rowtl_*) ---- */
+
+struct ClaRowTL {
+    const MB *x;
+    int64_t k, row;
+    TlSums s;
+    ClaIter *its;
+    int32_t *codes;
+    uint16_t *jc;
+    double *A, *U;           /* per-tuple sums (s.tot), UNC sums (ncol x k) */
+};
+
+int64_t cla_rowtl_passes(const MB *x, int64_t k)
+{
+    const struct CMB *c = C(x);
+    TlSums s;
+    int64_t n = -1;
+    if (tl_sums(c, k, &s)) {
+        n = s.nbd;
+        for (int q = 0; q < c->ngroups; q++) {
+            const ClaGroup *g = c->groups[q];
+            if (g->enc == CLA_UNC) n += g->ncols;
+            else if (g->enc != CLA_EMPTY && !s.bundled[q]) n++;
+        }
+    }
+    tl_sums_free(&s);
+    return n < 0 ? INT64_MAX : n;
+}
+
+int64_t cla_rowtl_cells(const MB *x, int64_t k)
+{
+    const struct CMB *c = C(x);
+    TlSums s;
+    int64_t n = tl_sums(c, k, &s) ? s.tot + x->cols * k : INT64_MAX;
+    tl_sums_free(&s);
+    return n;
+}
+
+void cla_rowtl_free(ClaRowTL *t)
+{
+    if (!t) return;
+    for (int q = 0; t->its && q < C(t->x)->ngroups; q++) cla_iter_free(&t->its[q]);
+    tl_sums_free(&t->s);
+    free(t->its), free(t->codes), free(t->jc), free(t->A), free(t->U), free(t);
+}
+
+ClaRowTL *cla_rowtl_new(const MB *x, int64_t k, int64_t row)
+{
+    const struct CMB *c = C(x);
+    ClaRowTL *t = br_calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->x = x;
+    t->k = k;
+    t->row = row;
+    bool ok = tl_sums(c, k, &t->s);
+    if (ok) {
+        t->its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
+        t->codes = br_malloc(CLA_BLK * sizeof(int32_t));
+        t->jc = br_malloc(CLA_BLK * sizeof(uint16_t));
+        t->A = br_calloc((size_t)t->s.tot + 1, sizeof(double));
+        t->U = br_calloc((size_t)(x->cols * k) + 1, sizeof(double));
+        ok = t->its && t->codes && t->jc && t->A && t->U;
+    }
+    for (int q = 0; ok && q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY && !t->s.bundled[q] && !cla_iter_init(&t->its[q], g, row))
+            ok = false;
+    }
+    if (!ok) { cla_rowtl_free(t); return NULL; }
+    return t;
+}
+
+void cla_rowtl_add(ClaRowTL *t, int64_t n, const double *qb)
+{
+    const struct CMB *c = C(t->x);
+    const TlSums *s = &t->s;
+    for (int j = 0; j < s->nbd; j++) {
+        joint_codes(c, &s->bs[j], t->row, n, t->jc);
+        joint_scatter(t->jc, n, qb, t->k, s->bs[j].jd, t->A + s->bs[j].off);
+    }
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_UNC) unc_tl(g, t->row, n, qb, t->k, t->U);
+        else if (g->enc != CLA_EMPTY && !s->bundled[q]) tl_block(g, &t->its[q], t->row, n, qb, t->k, t->A + s->off[q], t->codes);
+    }
+    t->row += n;
+}
+
+void cla_rowtl_finish(ClaRowTL *t, double *out)
+{
+    tl_sums_finish(C(t->x), t->s.bs, t->s.nbd, t->s.off, t->A, t->U, t->k, out);
+}
+
 /* The shared state of a fused chain. */
 typedef struct Chain {
     const MB *x, *v, *w;
@@ -1089,18 +1217,7 @@ static int chain_fused(const MB *x, const MB *v, const MB *w, double *out)
         for (int64_t i = 0; i < ch.tot; i++) A[i] += A[pi * ch.tot + i];
         for (int64_t i = 0; i < m * k; i++) U[i] += U[pi * m * k + i];
     }
-    for (int j = 0; rc > 0 && j < ch.rb.nbd; j++) {
-        double *Am[TL_JMAX];
-        for (int mm = 0; mm < ch.rb.bs[j].ng; mm++) Am[mm] = A + ch.off[ch.rb.bs[j].q[mm]];
-        joint_split(&ch.rb.bs[j], A + ch.rb.bs[j].off, k, Am);
-    }
-    for (int q = 0; rc > 0 && q < c->ngroups; q++) {
-        const ClaGroup *g = c->groups[q];
-        if (g->enc == CLA_UNC)
-            for (int j = 0; j < g->ncols; j++)
-                for (int64_t cc = 0; cc < k; cc++) out[(int64_t)g->cols[j] * k + cc] = U[(int64_t)g->cols[j] * k + cc];
-        else if (g->enc != CLA_EMPTY) tl_finish(g, A + ch.off[q], k, out);
-    }
+    if (rc > 0) tl_sums_finish(c, ch.rb.bs, ch.rb.nbd, ch.off, A, U, k, out);
     free_pre(pre, c->ngroups);
     row_bundles_free(&ch.rb);
     free(ch.off), free(A), free(U);

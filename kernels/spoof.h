@@ -82,7 +82,14 @@ typedef void (*SpCellSparseFn)(const double *const *P, const int64_t *S, const d
  * W the sum of their widths L[prod_in[j]], product j at offset
  * L[prod_in[0]] + .. + L[prod_in[j - 1]] of the row: the generated code
  * reads them instead of computing them from the main row (a compressed
- * main input, seed 000 section 5.2: products looked up per group). */
+ * main input, seed 000 section 5.2: products looked up per group).
+ * P[n + 1]: NULL, or where the generated code writes the rows of q of
+ * the t(main) %*% q and t(q) %*% main outputs SpoofRow.tq_out lists
+ * instead of accumulating them into their partials: row i's at
+ * P[n + 1] + (i - r0) * W, W the sum of their q widths (1 for a q that
+ * is a scalar per row), output j's at the sum of the earlier widths; the
+ * skeleton accumulates them per tuple of the compressed main input
+ * (cla_rowtl_*), whose rows are then not read for them. */
 typedef void (*SpRowDenseFn)(const double *const *P, const int64_t *S, const int64_t *L, const double *sc,
                              int64_t r0, int64_t r1, double *out, int64_t ldo, double *tmp);
 /* Row, sparse main input: rows r0 <= i < r1 of the main's CSR arrays
@@ -180,7 +187,22 @@ typedef struct SpoofRow {
                               reads from P[n] when given (SpRowDenseFn);
                               0: none, or the code does not read them */
     int prod_in[SPOOF_MAXPROD];
-    bool prod_only;        /* nothing else reads the main row */
+    bool prod_only;        /* nothing else reads the main row (but
+                              those products and the tq_out outputs) */
+    int ntq;               /* aggregated outputs t(main) %*% q or
+                              t(q) %*% main whose q rows the generated
+                              code writes to P[n + 1] when given
+                              (SpRowDenseFn): their indexes among the
+                              aggregated outputs (k_spoof_row_outs: 0 for
+                              a single COL_T_AGG), in the generated code's
+                              order; 0: none */
+    int tq_out[SPOOF_MAXOUT];
+    bool tq_left[SPOOF_MAXOUT];  /* the main row is the left operand:
+                              t(main) %*% q (else t(q) %*% main) */
+    int cla_look;          /* a compressed main input's products and q
+                              rows taken per tuple (prod_in, tq_out):
+                              where the passes per row pay (0), always
+                              (1, tests), never (-1) */
     const SpPre *pre;      /* CPU stitching (NULL: none): pre[k].n > 0 for
                               an SPM_ROW input k bound to the main matrix
                               X (dense or CSR, not compressed) whose row

@@ -51,6 +51,11 @@ typedef struct RCtx {
                               matrices op->prod_in (P[n]), or NULL */
     MB *side;              /* the sides side by side (x->mm reads it) */
     int64_t qw;            /* doubles of a row of those products */
+    bool tl;               /* compressed main: the q rows of op->tq_out
+                              taken (P[n + 1]) and accumulated per tuple */
+    int64_t tw;            /* doubles of a row of those q */
+    int64_t tqoff[SPOOF_MAXOUT], tqk[SPOOF_MAXOUT];  /* each one's place
+                              in the row and width */
 } RCtx;
 
 /* The aggregated outputs of op (SPR_MULTI: its list; a single aggregate:
@@ -89,8 +94,8 @@ static int rctx_init(RCtx *x, const SpoofRow *op, BrErr *e)
     memset(x, 0, sizeof *x);
     x->op = op;
     int n = op->in.n;
-    x->P = br_calloc((size_t)n + 1, sizeof *x->P);
-    x->S = br_calloc((size_t)n + 1, sizeof *x->S);
+    x->P = br_calloc((size_t)n + 2, sizeof *x->P);
+    x->S = br_calloc((size_t)n + 2, sizeof *x->S);
     x->exp = br_calloc((size_t)n + 1, sizeof *x->exp);
     x->own = br_calloc((size_t)n + 1, sizeof *x->own);
     if (!x->P || !x->S || !x->exp || !x->own) { rctx_free(x); return br_err(e, BR_ENOMEM, "out of memory"); }
@@ -228,7 +233,7 @@ static int prod_init(RCtx *x, BrErr *e)
 {
     const SpoofRow *op = x->op;
     const MB *mm = op->in.m[op->main];
-    if (op->nprod < 1 || op->nprod > SPOOF_MAXPROD) return 0;
+    if (op->nprod < 1 || op->nprod > SPOOF_MAXPROD || op->cla_look < 0) return 0;
     int64_t w = 0;
     for (int j = 0; j < op->nprod; j++) {
         const MB *b = op->in.m[op->prod_in[j]];
@@ -255,7 +260,7 @@ static int prod_init(RCtx *x, BrErr *e)
      * as many passes as columns (kmeans' step over 40 columns, 600000
      * rows: 0.7x the CPU time of decompressed rows with about 10 passes,
      * 1.4x with 40; docs/cla.md) */
-    if (2 * cla_rowmm_passes(x->mm) > mm->cols) {
+    if (op->cla_look == 0 && 2 * cla_rowmm_passes(x->mm) > mm->cols) {
         cla_rowmm_free(x->mm);
         x->mm = NULL;
         return 0;
@@ -265,6 +270,56 @@ static int prod_init(RCtx *x, BrErr *e)
     return 0;
 }
 
+/* The q rows of the t(main) %*% q (and t(q) %*% main) outputs over a
+ * compressed main input, taken from the generated code (P[n + 1]) and
+ * accumulated per tuple of each group (cla_rowtl_*) instead of an outer
+ * product with every decompressed row: where the main input is finite
+ * (its zeros are skipped: 0 * Inf), the scatter passes per row are at
+ * most half the columns (as the lookups) and the accumulators of the nsb
+ * row ranges (one each, finished into its partial) are small against
+ * the cells. A q block that is not finite, or sums that overflow, make
+ * the range run again over decompressed rows (cmb_rows). */
+static void tq_init(RCtx *x, int64_t nsb)
+{
+    const SpoofRow *op = x->op;
+    const MB *mm = op->in.m[op->main];
+    if (op->ntq < 1 || op->ntq > x->nout || op->cla_look < 0 || mb_has_nonfinite(mm)) return;
+    int64_t w = 0;
+    for (int j = 0; j < op->ntq; j++) {
+        int t = op->tq_out[j];
+        if (t < 0 || t >= x->nout || x->out[t].var != SPR_COL_T_AGG) return;
+        x->tqoff[j] = w;
+        x->tqk[j] = op->tq_left[j] ? x->out[t].ocols : x->out[t].orows;
+        w += x->tqk[j];
+    }
+    if (w < 1 || w > 256) return;
+    if (op->cla_look == 0 && (2 * cla_rowtl_passes(mm, w) > mm->cols ||
+                              (double)cla_rowtl_cells(mm, w) * (double)nsb > 0.5 * (double)mm->rows * (double)mm->cols))
+        return;
+    x->tl = true;
+    x->tw = w;
+    cla_stats_op("spoofRowCLAtl");
+}
+
+/* Adds t(X) %*% Q of a range (C: ncol(X) x tw, the q rows of every
+ * output side by side) into the outputs' partials at out: t(main) %*% q
+ * transposed (q's width x ncol), t(q) %*% main as ncol x q's width
+ * (emit_row_out's layouts, kernels/spoof.h). */
+static void tq_flush(const RCtx *x, const double *Cm, int64_t m, double *out)
+{
+    const SpoofRow *op = x->op;
+    for (int j = 0; j < op->ntq; j++) {
+        double *p = out + x->off[op->tq_out[j]];
+        int64_t k = x->tqk[j], o = x->tqoff[j];
+        for (int64_t r = 0; r < m; r++)
+            for (int64_t c = 0; c < k; c++) {
+                double v = Cm[r * x->tw + o + c];
+                if (op->tq_left[j]) p[c * m + r] += v;
+                else p[r * k + c] += v;
+            }
+    }
+}
+
 /* A compressed main input (seed 000 section 5.2: the Row template
  * iterates compressed rows): blocks of rows are decompressed into a small
  * dense buffer (cache resident) and the generated code runs over them as
@@ -272,21 +327,27 @@ static int prod_init(RCtx *x, BrErr *e)
  * inputs) are moved to the block's first row. The main row's products
  * with side matrices come looked up per group (x->mm, P[n]); when
  * nothing else reads the main row, the rows are not decompressed. */
-static bool cmb_rows(const RCtx *x, const double **P, int64_t *S, int64_t ra, int64_t rb, double *out, int64_t ldo,
-                     bool rowout, double *tmp)
+static int cmb_rows(const RCtx *x, const double **P, int64_t *S, int64_t ra, int64_t rb, double *out, int64_t ldo,
+                    bool rowout, double *tmp, bool tl)
 {
     const SpoofRow *op = x->op;
     const MB *mm = op->in.m[op->main];
     int64_t W = BR_MAX(mm->cols, 1), chunk = BR_MAX(1, BR_MIN(CLA_BLK, 32768 / W));
-    bool rows = !x->mm || !op->prod_only;
-    if (x->mm) chunk = BR_MAX(1, BR_MIN(CLA_BLK, 32768 / BR_MAX(x->qw, rows ? W : 1)));
+    /* the main row is read by products not looked up, outputs' q not
+     * taken, or anything else */
+    bool rows = !op->prod_only || (op->nprod && !x->mm) || (op->ntq && !tl);
+    int64_t wq = BR_MAX(x->mm ? x->qw : 0, tl ? x->tw : 0);
+    if (wq) chunk = BR_MAX(1, BR_MIN(CLA_BLK, 32768 / BR_MAX(wq, rows ? W : 1)));
     double *buf = br_malloc((size_t)(chunk * (rows ? W : 1)) * sizeof(double));
     double *qb = x->mm ? br_malloc((size_t)(chunk * x->qw) * sizeof(double)) : NULL;
+    double *tb = tl ? br_malloc((size_t)(chunk * x->tw) * sizeof(double)) : NULL;
     ClaRows *rd = buf && rows ? cla_rows_open(mm, ra) : NULL;
     ClaRowMMCur *qc = qb ? cla_rowmm_open(x->mm, ra) : NULL;
-    bool ok = buf && (rd || !rows) && (qc || !x->mm);
+    ClaRowTL *tc = tb ? cla_rowtl_new(mm, x->tw, ra) : NULL;
+    bool ok = buf && (rd || !rows) && (qc || !x->mm) && (tc || !tl), redo = false;
     P[op->in.n] = qb;
-    for (int64_t lo = ra; ok && lo < rb; lo += chunk) {
+    P[op->in.n + 1] = tb;
+    for (int64_t lo = ra; ok && !redo && lo < rb; lo += chunk) {
         int64_t len = BR_MIN(chunk, rb - lo);
         if (rows) cla_rows_read(rd, len, buf);
         if (qc) cla_rowmm_read(qc, len, qb);
@@ -297,13 +358,36 @@ static bool cmb_rows(const RCtx *x, const double **P, int64_t *S, int64_t ra, in
             else if (md == SPM_COL) P[k] = x->P[k] + lo;
         }
         op->fd(P, S, op->L, op->in.sc, 0, len, rowout ? out + (lo - ra) * ldo : out, ldo, tmp);
+        if (tc) {
+            /* a NaN/Inf of q would meet the skipped zeros of X */
+            double nf = 0;
+#pragma omp simd reduction(+ : nf)
+            for (int64_t i = 0; i < len * x->tw; i++) nf += tb[i] * 0.0;
+            if (nf != nf) redo = true;
+            else cla_rowtl_add(tc, len, tb);
+        }
+    }
+    if (tc && ok && !redo) {
+        double *Cm = br_calloc((size_t)(mm->cols * x->tw), sizeof(double));
+        if (!Cm) ok = false;
+        else {
+            cla_rowtl_finish(tc, Cm);
+            double nf = 0;
+            for (int64_t i = 0; i < mm->cols * x->tw; i++) nf += Cm[i] * 0.0;
+            if (nf != nf) redo = true;   /* a tuple's sum overflowed */
+            else tq_flush(x, Cm, mm->cols, out);
+            free(Cm);
+        }
     }
     P[op->in.n] = NULL;
+    P[op->in.n + 1] = NULL;
     cla_rows_close(rd);
     cla_rowmm_close(qc);
+    cla_rowtl_free(tc);
     free(buf);
     free(qb);
-    return ok;
+    free(tb);
+    return !ok ? 0 : redo ? -1 : 1;
 }
 
 bool k_spoof_row_cla_ok(const SpoofRow *op)
@@ -323,16 +407,24 @@ static bool run_rows(const RCtx *x, int64_t ra, int64_t rb, double *out, int64_t
     const SpoofRow *op = x->op;
     int n = op->in.n;
     double *tmp = br_malloc((size_t)BR_MAX(x->tmpn, 1) * sizeof(double));
-    const double **P = malloc(((size_t)n + 1) * sizeof *P);
-    int64_t *S = malloc(((size_t)n + 1) * sizeof *S);
+    const double **P = malloc(((size_t)n + 2) * sizeof *P);
+    int64_t *S = malloc(((size_t)n + 2) * sizeof *S);
     double *rows = NULL;
     bool ok = tmp && P && S;
     if (!ok) goto done;
     memcpy(P, x->P, (size_t)n * sizeof *P);
     memcpy(S, x->S, (size_t)n * sizeof *S);
-    P[n] = NULL;   /* no products given (spoof.h) */
+    P[n] = P[n + 1] = NULL;   /* no products given, q accumulated by the code (spoof.h) */
     if (x->cmb_main) {
-        ok = cmb_rows(x, P, S, ra, rb, out, ldo, rowout, tmp);
+        int r = cmb_rows(x, P, S, ra, rb, out, ldo, rowout, tmp, x->tl);
+        if (r < 0) {
+            /* q or its sums not finite: the range again over decompressed
+             * rows, from fresh partials (rowout plans take no q) */
+            for (int t = 0; t < x->nout; t++) init_partial(&x->out[t], out + x->off[t]);
+            memcpy(P, x->P, (size_t)n * sizeof *P);
+            r = cmb_rows(x, P, S, ra, rb, out, ldo, rowout, tmp, false);
+        }
+        ok = r > 0;
         goto done;
     }
     if (!x->per_row) {
@@ -444,6 +536,7 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     int64_t cap = BR_MAX(1, PART_BUDGET / (8 * BR_MAX(x.psize, 1)));
     int64_t nsb = (int64_t)ceil(cells / SB_CELLS);
     nsb = BR_MAX(1, BR_MIN(BR_MIN(nsb, SB_MAX), BR_MIN(cap, BR_MAX(M, 1))));
+    if (x.cmb_main) tq_init(&x, nsb);
     double *parts = br_malloc((size_t)nsb * (size_t)BR_MAX(x.psize, 1) * sizeof(double));
     if (!parts) { rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     for (int64_t b = 0; b < nsb; b++)

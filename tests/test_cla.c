@@ -432,6 +432,177 @@ static void check_row_prod(const char *what, const MB *x, const MB *cx)
     mb_release(r);
 }
 
+/* A Row body of the logistic gradient's shape over the main row a
+ * (input 0), B (input 1, m x K, its products with a from P[3] when the
+ * skeleton gives them) and y (input 2, a column vector): per row
+ * q = 1 / (1 + exp(-(a %*% B))) - y (K values) and s = sum(q). Outputs:
+ * t(X) %*% Q (COL_T_AGG, the partial transposed: K x m), with `multi`
+ * also sum(Q) (FULL_AGG) and t(s) %*% X (COL_T_AGG with the main row on
+ * the right: m x 1). Where the skeleton takes the q rows (P[4], spoof.h
+ * SpoofRow.tq_out) they go there (Q's K values, then s) instead of into
+ * the partials, as the generated code does. */
+static void tq_rows(const double *const *P, const int64_t *S, const int64_t *L, int64_t r0, int64_t r1, double *out,
+                    bool multi)
+{
+    const double *pq = P[3];
+    double *tq = (double *)P[4];
+    int64_t m = L[0], K = L[1], tw = multi ? K + 1 : K;
+    double *o0 = out, *o1 = out + K * m, *o2 = o1 + 2;
+    for (int64_t i = r0; i < r1; i++) {
+        const double *a = P[0] + i * S[0];
+        double q[8], s = 0;
+        for (int64_t c = 0; c < K; c++) {
+            double p = 0;
+            if (pq) p = pq[(i - r0) * K + c];
+            else for (int64_t j = 0; j < m; j++) p += a[j] * P[1][c * m + j];
+            q[c] = 1 / (1 + exp(-p)) - P[2][i];
+            s += q[c];
+        }
+        if (multi) o1[0] += s;
+        if (tq) {
+            for (int64_t c = 0; c < K; c++) tq[(i - r0) * tw + c] = q[c];
+            if (multi) tq[(i - r0) * tw + K] = s;
+            continue;
+        }
+        for (int64_t c = 0; c < K; c++)
+            for (int64_t j = 0; j < m; j++) o0[c * m + j] += a[j] * q[c];
+        for (int64_t j = 0; multi && j < m; j++) o2[j] += s * a[j];
+    }
+}
+
+static void tq_single(const double *const *P, const int64_t *S, const int64_t *L, const double *sc, int64_t r0,
+                      int64_t r1, double *out, int64_t ldo, double *tmp)
+{
+    tq_rows(P, S, L, r0, r1, out, false);
+}
+
+static void tq_multi(const double *const *P, const int64_t *S, const int64_t *L, const double *sc, int64_t r0,
+                     int64_t r1, double *out, int64_t ldo, double *tmp)
+{
+    tq_rows(P, S, L, r0, r1, out, true);
+}
+
+/* t(X) %*% q roots over a compressed X (SpoofRow.tq_out, cla_rowtl_*):
+ * the q rows accumulated per tuple, X's rows not read (prod_only) or
+ * read, the per-tuple path forced and by its rule, a single output and
+ * three outputs (with the main row on either side of t(.) %*% (.) and a
+ * full aggregate between), against the ordinary skeleton over the
+ * decompressed block; y with an Inf (q not finite: the range runs again
+ * over decompressed rows, where X's zeros meet it; overflowing sums:
+ * check_row_tq_overflow). It must have taken the q rows (spoofRowCLAtl)
+ * exactly where forced over a finite X. */
+static bool same_val(double a, double b);
+static void check_row_tq(const char *what, const MB *x, const MB *cx)
+{
+    BrErr e = {0};
+    const int64_t K = 2, m = x->cols, n = x->rows;
+    MB *d = cmb_decompress(cx, &e), *B = rnd(m, K), *y = rnd(n, 1);
+    bool fin = !mb_has_nonfinite(cx);
+    struct { int multi, look, only, ybad; } cases[] = {
+        {1, 1, 1, 0}, {1, 1, 0, 0}, {0, 1, 1, 0}, {1, 0, 1, 0}, {1, 1, 1, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        MB *yy = mb_copy(y, &e);
+        if (cases[k].ybad == 1) { yy->d[n / 2] = INFINITY; mb_fin_set(yy, true); }
+        const MB *ms[3] = {cx, B, yy}, *md[3] = {d, B, yy};
+        int mode[3] = {SPM_FULL, SPM_MAT, SPM_COL};
+        double sc[3] = {0};
+        int64_t L[3] = {m, K, 1};
+        bool multi = cases[k].multi;
+        SpoofRow op = {.in = {3, ms, mode, sc}, .L = L, .rows = n, .main = 0, .fd = multi ? tq_multi : tq_single,
+                       .nprod = 1, .prod_in = {1}, .prod_only = cases[k].only, .ntq = multi ? 2 : 1,
+                       .tq_out = {0, 2}, .tq_left = {true, false}, .cla_look = cases[k].look};
+        if (multi) {
+            op.var = SPR_MULTI;
+            op.nout = 3;
+            op.mo[0] = (SpRowOut){SPR_COL_T_AGG, SPA_NONE, m, K};
+            op.mo[1] = (SpRowOut){SPR_FULL_AGG, SPA_SUM, 1, K};
+            op.mo[2] = (SpRowOut){SPR_COL_T_AGG, SPA_NONE, 1, m};
+        } else {
+            op.var = SPR_COL_T_AGG;
+            op.orows = m;
+            op.ocols = K;
+        }
+        SpoofRow ref = op;
+        ref.in.m = md;
+        MB *o1[3] = {NULL}, *o2[3] = {NULL};
+        double v1[3] = {0}, v2[3] = {0};
+        ClaStats st;
+        cla_stats_init(&st);
+        ClaStats *prev = cla_stats_bind(&st);
+        int rc1 = k_spoof_row(&op, o1, v1, &e);
+        cla_stats_bind(prev);
+        int rc2 = k_spoof_row(&ref, o2, v2, &e);
+        T_CHECK(rc1 == 0 && rc2 == 0, "%s: Row with q rows (case %zu) ran (%s)", what, k, e.msg);
+        if (cases[k].look == 1)
+            T_CHECK(op_count(&st, "spoofRowCLAtl") == (fin ? 1 : 0), "%s: q rows taken per tuple (case %zu): %lld",
+                    what, k, (long long)op_count(&st, "spoofRowCLAtl"));
+        cla_stats_destroy(&st);
+        for (int t = 0; t < (multi ? 3 : 1); t++) {
+            if (multi && t == 1) {
+                T_CHECK(same_val(v1[1], v2[1]), "%s: sum(q) (case %zu): %.17g want %.17g", what, k, v1[1], v2[1]);
+                continue;
+            }
+            T_MB_EQ(o1[t], o2[t], RT, "%s: t(X) %%*%% q output %d (case %zu)", what, t, k);
+            mb_release(o1[t]);
+            mb_release(o2[t]);
+        }
+        mb_release(yy);
+    }
+    mb_release(d);
+    mb_release(B);
+    mb_release(y);
+}
+
+/* t(X) %*% q roots whose tuple sums overflow (q about 1e306 on 3000
+ * rows): a tuple holding a zero would give 0 * Inf = NaN where the
+ * ordinary skeleton adds zeros, so the range runs again over
+ * decompressed rows (DDC groups keep the zero tuple; OLE/RLE skip it). */
+static void check_row_tq_overflow(void)
+{
+    BrErr e = {0};
+    const int64_t n = 3000, K = 2;
+    MB *x = mb_dense(n, 2, &e), *B = rnd(2, K), *y = mb_dense(n, 1, &e);
+    for (int64_t i = 0; i < n; i++) {
+        x->d[2 * i] = 1;
+        x->d[2 * i + 1] = i == 7 ? 0.5 : 0;
+        y->d[i] = -1e306;
+    }
+    mb_recount_nnz(x);
+    mb_recount_nnz(y);
+    int encs[] = {CLA_DDC1, CLA_OLE, -1};
+    for (size_t k = 0; k < sizeof encs / sizeof *encs; k++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        o.enc = encs[k];
+        MB *cx = cla_compress(x, &o, &e);
+        T_CHECK(cx && mb_is_cmb(cx), "tq overflow: compressed (%s)", e.msg);
+        if (!cx || !mb_is_cmb(cx)) { mb_release(cx); continue; }
+        const MB *ms[3] = {cx, B, y}, *md[3] = {x, B, y};
+        int mode[3] = {SPM_FULL, SPM_MAT, SPM_COL};
+        double sc[3] = {0};
+        int64_t L[3] = {2, K, 1};
+        SpoofRow op = {.in = {3, ms, mode, sc}, .L = L, .rows = n, .main = 0, .fd = tq_single, .nprod = 1,
+                       .prod_in = {1}, .prod_only = true, .ntq = 1, .tq_out = {0}, .tq_left = {true}, .cla_look = 1,
+                       .var = SPR_COL_T_AGG, .orows = 2, .ocols = K};
+        SpoofRow ref = op;
+        ref.in.m = md;
+        MB *o1 = NULL, *o2 = NULL;
+        double v = 0;
+        int rc1 = k_spoof_row(&op, &o1, &v, &e), rc2 = k_spoof_row(&ref, &o2, &v, &e);
+        T_CHECK(rc1 == 0 && rc2 == 0, "tq overflow enc %d: ran (%s)", encs[k], e.msg);
+        T_MB_EQ(o1, o2, RT, "tq overflow enc %d: t(X) %%*%% q", encs[k]);
+        T_CHECK(o1 && isinf(mb_get(o1, 0, 0)) && isfinite(mb_get(o1, 1, 0)), "tq overflow enc %d: Inf and finite",
+                encs[k]);
+        mb_release(o1);
+        mb_release(o2);
+        mb_release(cx);
+    }
+    mb_release(x);
+    mb_release(B);
+    mb_release(y);
+}
+
 static void check_row(const char *what, const MB *x, const MB *cx)
 {
     BrErr e = {0};
@@ -899,6 +1070,7 @@ static void run_spec(const Spec *s)
             check_outer(what, x, cx);
             check_row(what, x, cx);
             check_row_prod(what, x, cx);
+            check_row_tq(what, x, cx);
             if (s->n <= 5000 && th == 1) check_binary(what, x, cx);
             mb_release(cx);
         }
@@ -1975,6 +2147,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k]);
     check_cell_wide();
     check_tl_joint();
+    check_row_tq_overflow();
     check_ieee();
     check_wide_products();
     check_dec_sparse();

@@ -37,6 +37,7 @@ static bool write_file(char *path, const char *text)
 
 static bool g_rowcla;   /* the last run ran a Row operator over decompressed rows */
 static bool g_rowprod;  /* ... whose products of the main row were looked up per group */
+static bool g_rowtl;    /* ... whose t(X) %*% q root took q's rows per tuple */
 static long g_lazy[3];  /* the last run's deferred compress(): compressed, declined, shared */
 
 /* Compressions the script made under mode (auto, false) with the given
@@ -57,7 +58,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
     char line[1024];
     long n = 0;   /* -stats prints no CLA lines without compressions */
     *printed = NAN;
-    g_rowcla = g_rowprod = false;
+    g_rowcla = g_rowprod = g_rowtl = false;
     g_lazy[0] = g_lazy[1] = g_lazy[2] = 0;
     while (f && fgets(line, sizeof line, f)) {
         sscanf(line, "CLA deferred compress(): %ld compressed, %ld declined, %ld shared", &g_lazy[0], &g_lazy[1],
@@ -68,6 +69,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
         else if (sscanf(line, "RESULT %lf", &v) == 1) *printed = v;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLA")) g_rowcla = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAprod")) g_rowprod = true;
+        if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAtl")) g_rowtl = true;
     }
     if (f && pclose(f) != 0) n = -1;
     unlink(sp);
@@ -113,6 +115,16 @@ int main(void)
         {"function with aggregates",
          "f = function(Matrix[Double] A, Double i) return (Double s) { s = sum(A^2) + max(A * i) }\n"
          "s = 0\nfor (i in 1:30) { s = s + f(X, i) }\n", big, 1},
+        /* fused Row operators whose main row only looked-up products and
+         * t(X) %*% q roots read, 8 columns wide (no rows decompressed: per
+         * group and tuple), gain like the dictionary-wise reads: kmeans'
+         * distances and a multinomial gradient compress (with vectors,
+         * as sum(X %*% v) above, they do not) */
+        {"kmeans distances (rows not decompressed)",
+         "s = 0\nfor (i in 1:30) { D = -2 * (X %*% B) + i\ns = s + sum(rowIndexMin(D)) }\n", big, 1},
+        {"multinomial gradient (rows not decompressed)",
+         "s = 0\nfor (i in 1:30) { E = exp(X %*% B / 10)\nG = t(X) %*% (E / rowSums(E) - i / 60)\ns = s + sum(G) }\n",
+         big, 1},
         {"function with a transpose",
          "f = function(Matrix[Double] A, Double i) return (Double s) { T = t(A)\ns = sum(T[1:5, ] * i) }\n"
          "s = 0\nfor (i in 1:30) { s = s + f(X, i) }\n", small, 0},
@@ -220,7 +232,12 @@ int main(void)
     }
     /* the Row choice (synchronous code generation: a plan whose kernel is
      * not compiled yet would run unfused): t(X) %*% (X %*% v - y) (narrow
-     * products) runs its unfused plan over the compressed products;
+     * products) and the logistic gradient over co-coded groups run the
+     * generated code with X %*% v looked up and the q rows of the
+     * t(X) %*% q root added per tuple (the rows never decompressed); with
+     * one group per column, or with a NaN in X (q's rows not taken per
+     * tuple: X's zeros would skip 0 * NaN, so the rows would be
+     * decompressed), their unfused plan over the compressed products;
      * kmeans' distances (a product with k = 5 columns feeding several
      * steps) the generated code: co-coded, its product looked up per row
      * and group (as the unfused plan would) and the rows never
@@ -234,13 +251,23 @@ int main(void)
 #define KM "D = -2 * (Xc %*% t(C)) + t(rowSums(C^2))\ns = sum(rowIndexMin(D) * (rowMins(D) + 1))\n"
 #define KMN "D = -2 * (Xc %*% t(C)) + t(rowSums(C^2))\n" \
             "s = sum(replace(target=rowIndexMin(D) * (rowMins(D) + 1), pattern=0/0, replacement=3))\n"
-    struct { const char *what, *data, *expr; bool rows, prod; } rc[] = {
-        {"narrow products", DATA, "G = t(Xc) %*% (Xc %*% v - y)\ns = sum(G)\n", false, false},
-        {"narrow products, one group per column", WIDE, "G = t(Xc) %*% (Xc %*% v - y)\ns = sum(G)\n", false, false},
-        {"kmeans distances, co-coded", DATA, KM, true, true},
-        {"kmeans distances, one group per column", WIDE, KM, true, false},
-        {"kmeans distances, a NaN in X", DATA "X[7, 3] = 0/0\nX[19, 1] = 0/0\n", KMN, true, true},
-        {"kmeans distances, an Inf in C", DATA, "C[2, 3] = 1/0\n" KMN, true, false},
+#define LG "G = t(Xc) %*% (1 / (1 + exp(-(Xc %*% v))) - y)\n"
+    struct { const char *what, *data, *expr; bool rows, prod, tl; } rc[] = {
+        {"narrow products", DATA, "G = t(Xc) %*% (Xc %*% v - y)\ns = sum(G)\n", true, true, true},
+        {"narrow products, one group per column", WIDE, "G = t(Xc) %*% (Xc %*% v - y)\ns = sum(G)\n", false, false,
+         false},
+        {"logistic gradient", DATA, LG "s = sum(G * seq(1, 10))\n", true, true, true},
+        {"multinomial gradient (3 columns: the blocked loop)", DATA "B = rand(rows=10, cols=3, seed=7) * 0.1\nY = Y[, 1:3]\n",
+         "E = exp(Xc %*% B)\nG = t(Xc) %*% (E / rowSums(E) - Y)\ns = sum(G * seq(1, 10))\n", true, true, true},
+        {"kmeans step with t(P) %*% X (multi-output)", DATA,
+         "D = -2 * (Xc %*% t(C)) + t(rowSums(C^2))\nP = (D <= rowMins(D))\nP = P / rowSums(P)\n"
+         "C2 = (t(P) %*% Xc) / t(colSums(P) + 1)\ns = sum(C2 %*% seq(1, 10))\n", true, true, true},
+        {"logistic gradient, a NaN in X", DATA "X[7, 3] = 0/0\n", LG "s = sum(replace(target=G, pattern=0/0, replacement=3))\n",
+         false, false, false},
+        {"kmeans distances, co-coded", DATA, KM, true, true, false},
+        {"kmeans distances, one group per column", WIDE, KM, true, false, false},
+        {"kmeans distances, a NaN in X", DATA "X[7, 3] = 0/0\nX[19, 1] = 0/0\n", KMN, true, true, false},
+        {"kmeans distances, an Inf in C", DATA, "C[2, 3] = 1/0\n" KMN, true, false, false},
     };
     for (size_t k = 0; k < sizeof rc / sizeof *rc; k++) {
         char src[2048];
@@ -252,6 +279,7 @@ int main(void)
         T_CHECK(g_rowcla == rc[k].rows, "%s: %s", rc[k].what,
                 rc[k].rows ? "generated code over compressed rows" : "the unfused plan over compressed products");
         T_CHECK(g_rowprod == rc[k].prod, "%s: products %slooked up per group", rc[k].what, rc[k].prod ? "" : "not ");
+        T_CHECK(g_rowtl == rc[k].tl, "%s: q rows %sadded per tuple", rc[k].what, rc[k].tl ? "" : "not ");
         /* the same value from X itself (products: summation order) */
         char ref[2048];
         snprintf(ref, sizeof ref, "%s", src);
@@ -276,5 +304,6 @@ int main(void)
     n = run_mode(src, "true", big, &r1);
     T_CHECK(n == 1 && g_rowcla, "narrow products, decompression nearly free: generated code over decompressed rows");
     unsetenv("BRAID_CLA_MACHINE");
+#undef LG
     return t_done("test_cla_auto");
 }
