@@ -18,6 +18,7 @@ the configured block size, and read back unchanged.
 Prints "N passed, M failed".
 """
 
+import json
 import math
 import os
 import struct
@@ -209,6 +210,155 @@ def num(v):
         return "NaN"
     r = repr(float(v))
     return r[:-2] if r.endswith(".0") else r
+
+
+def seq_body(b):
+    """A sequence file's bytes without its header's 16 random sync bytes."""
+    k = 4 + 1 + b[4] + 1 + b[5 + b[4]]   # magic+version, key and value class names
+    k += 2 + 4                            # compression flags, no metadata
+    return b[:k] + b[k + 16:]
+
+
+def jdump(path, fields):
+    """A .mtd as SystemDS writes it (OrderedJSONObject.toString(4))."""
+    body = ",\n".join("    %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in fields)
+    write(path + ".mtd", ("{\n" + body + "\n}").encode())
+
+
+def sysds_list(path, n, items):
+    """A list folder as SystemDS's ListWriter makes it: path.mtd and
+    path/<i>_<name|null> per item; items are (file name, writer) with
+    writer(item path) making the item and its .mtd. Made in reverse order so
+    that the folder's order is not the items' order."""
+    jdump(path, [("data_type", "list"), ("value_type", "unknown"), ("rows", n), ("cols", 1),
+                 ("format", "binary"), ("author", "systemds"), ("created", "2026-11-30 12:00:00 UTC")])
+    os.makedirs(path, exist_ok=True)
+    for nm, make in reversed(items):
+        make(os.path.join(path, nm))
+
+
+def scalar(vt, txt):
+    def make(p):
+        write(p, txt.encode())
+        jdump(p, [("data_type", "scalar"), ("value_type", vt), ("format", "text"),
+                  ("author", "systemds"), ("created", "2026-11-30 12:00:00 UTC")])
+    return make
+
+
+def lists(braid, d, report):
+    """Lists in SystemDS's layout (ListWriter / ListReader): item i (from 0)
+    in folder/<i>_<name|null>, each with its own .mtd; braid's earlier layout
+    (items 1..n, names in the .mtd) still reads; malformed folders refused."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sysbin
+    frame_bytes = header() + record(1, block([("STRING", array("STRING", ["a", "b"])),
+                                              ("FP64", array("FP64", [1.5, -2.0]))], 2))
+    m = [[1.0, 0.0, 2.5], [-4.0, 5.0, 0.0]]
+
+    def frame_item(p):
+        write(p, frame_bytes)
+        mtd(p, 2, 2, "STRING,FP64")
+
+    def matrix_item(p):
+        sysbin.write(p, sysbin.header() + sysbin.records(m, 4, ["dense"]))
+        sysbin.mtd(p, 2, 3)
+
+    sl, sn, old = (os.path.join(d, x) for x in ("sl", "sn", "old"))
+    nested = os.path.join(sl, "2_null")
+    sysds_list(sl, 4, [("0_null", frame_item), ("1_null", scalar("double", "2.5")),
+                       ("2_null", lambda p: sysds_list(p, 2, [("0_null", scalar("string", "hi there")),
+                                                             ("1_null", scalar("int", "7"))])),
+                       ("3_null", matrix_item)])
+    sysds_list(sn, 2, [("0_alpha", scalar("double", "1.0E-5")), ("1_b_c", scalar("boolean", "true"))])
+    write(old + ".mtd", b'{"data_type": "list", "rows": 2, "cols": 1, "names": ["x", null], "author": "braid"}')
+    os.makedirs(old)
+    scalar("int", "4")(os.path.join(old, "1"))
+    scalar("string", "z")(os.path.join(old, "2"))
+    o1, o2, ow, f1, m1 = (os.path.join(d, x) for x in ("o1", "o2", "ow", "f1", "m1"))
+    show = ('print(P + "n=" + length(L) + " f=" + as.scalar(F[2,1]) + "," + as.scalar(F[1,2]) + " s=" '
+            '+ as.scalar(L[2]) + " m=" + sum(M) + "," + nrow(M) + "," + ncol(M))\nprint(toString(L[3]))\n')
+    p = run_braid(braid, (
+        'L = read("%s", data_type="list")\nF = as.frame(L[1])\nM = as.matrix(L[4])\nP = "sysds "\n' + show +
+        'T = read("%s", data_type="list")\nprint("named a=" + as.scalar(T["alpha"]) + " b=" + as.scalar(T["b_c"]))\n'
+        'O = read("%s", data_type="list")\nprint("old=" + as.scalar(O["x"]) + as.scalar(O[2]) + length(O))\n'
+        'write(list(F, 2.5, list("hi there", 7), M), "%s", format="binary")\n'
+        'write(F, "%s", format="binary")\nwrite(M, "%s", format="binary")\n'
+        'write(list(alpha=1e-5, b_c=TRUE), "%s", format="binary")\n'
+        'write(list(1, 2, 3), "%s", format="binary")\nwrite(list(5), "%s", format="binary")\n'
+        'W = read("%s", data_type="list")\nprint("ow=" + length(W) + "," + as.scalar(W[1]))\n'
+        'L = read("%s", data_type="list")\nF = as.frame(L[1])\nM = as.matrix(L[4])\nP = "back "\n' + show +
+        'T = read("%s", data_type="list")\nprint("named back a=" + as.scalar(T["alpha"]) + " b=" + as.scalar(T["b_c"]))\n')
+        % (sl, sn, old, o1, f1, m1, o2, ow, ow, ow, o1, o2))
+    out = p.stdout.decode()
+    want = "n=4 f=b,1.5 s=2.5 m=4.5,2,3"
+    for tag in ("sysds", "back"):
+        lines = [ln for ln in out.splitlines() if ln.startswith(tag + " ")]
+        report(p.returncode == 0 and lines == [tag + " " + want] and out.count("hi there") == 2 and "7" in out,
+               "list: SystemDS's list folder %s" % ("read" if tag == "sysds" else "written by braid, read back"),
+               p.stderr.decode()[-400:] + " out " + out[-400:])
+    report("named a=1.0E-5 b=TRUE" in out and "named back a=1.0E-5 b=TRUE" in out,
+           "list: named items <i>_<name> (a name with '_' kept whole)", out[-300:])
+    report("old=4z2" in out, "list: braid's earlier layout (items 1..n, names in the .mtd) still reads", out[-300:])
+    report("ow=1,5" in out, "list: a shorter list over a longer one leaves no stale items", out[-300:])
+
+    def ls(x):
+        return sorted(os.listdir(x)) if os.path.isdir(x) else []
+
+    def meta(x):
+        try:
+            j = json.load(open(x + ".mtd", encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return {k: v for k, v in j.items() if k not in ("author", "created")}
+
+    def raw(x):
+        return open(x, "rb").read() if os.path.isfile(x) else b""
+
+    names = ["0_null", "1_null", "2_null", "3_null"]
+    sub = os.path.join(o1, "2_null")
+    lay = ls(o1) == sorted(names + [x + ".mtd" for x in names]) and \
+        ls(sub) == ["0_null", "0_null.mtd", "1_null", "1_null.mtd"] and \
+        ls(o2) == ["0_alpha", "0_alpha.mtd", "1_b_c", "1_b_c.mtd"]
+    report(lay, "list: braid writes SystemDS's item names", "%s %s %s" % (ls(o1), ls(sub), ls(o2)))
+    lm = {"data_type": "list", "value_type": "unknown", "cols": 1, "format": "binary"}
+    sm = {"data_type": "scalar", "format": "text"}
+    ok = meta(o1) == dict(lm, rows=4) and meta(sub) == dict(lm, rows=2) and meta(o2) == dict(lm, rows=2) and \
+        meta(os.path.join(o1, "1_null")) == dict(sm, value_type="double") and \
+        meta(os.path.join(sub, "0_null")) == dict(sm, value_type="string") and \
+        meta(os.path.join(sub, "1_null")) == dict(sm, value_type="int") and \
+        meta(os.path.join(o2, "1_b_c")) == dict(sm, value_type="boolean") and \
+        meta(os.path.join(o1, "0_null")) == meta(f1) and meta(os.path.join(o1, "3_null")) == meta(m1)
+    report(ok, "list: the .mtd files hold SystemDS's fields",
+           "%s %s %s" % (meta(o1), meta(os.path.join(o1, "1_null")), meta(sub)))
+    ok = raw(os.path.join(o1, "1_null")) == b"2.5" and raw(os.path.join(sub, "0_null")) == b"hi there" and \
+        raw(os.path.join(sub, "1_null")) == b"7" and raw(os.path.join(o2, "0_alpha")) == b"1.0E-5" and \
+        raw(os.path.join(o2, "1_b_c")) == b"true" and raw(f1)[:4] == b"SEQ\x06" and \
+        seq_body(raw(os.path.join(o1, "0_null"))) == seq_body(raw(f1)) and raw(m1)[:4] == b"SEQ\x06" and \
+        seq_body(raw(os.path.join(o1, "3_null"))) == seq_body(raw(m1))
+    report(ok, "list: items byte for byte (scalars as Java's toString, frame and matrix as written alone)",
+           "%r %r" % (raw(os.path.join(o1, "1_null")), raw(os.path.join(o2, "0_alpha"))))
+
+    # malformed folders: refused with the file and the reason
+    bad = [("bad_name", 2, [("0_null", scalar("int", "1")), ("zz", scalar("int", "2"))], "zz.mtd", "not a list item"),
+           ("bad_index", 2, [("0_null", scalar("int", "1")), ("2_null", scalar("int", "2"))], "2_null.mtd", "outside"),
+           ("bad_dup", 2, [("0_a", scalar("int", "1")), ("0_b", scalar("int", "2"))], "bad_dup/0_", "a second item"),
+           ("bad_count", 3, [("0_null", scalar("int", "1")), ("1_null", scalar("int", "2"))], "bad_count",
+            "holds 2 item .mtd files"),
+           ("bad_type", 1, [("0_null", lambda q: (write(q, b"1"), jdump(q, [("data_type", "tensor")])))],
+            "0_null.mtd", "not supported")]
+    for nm, n, items, where, why in bad:
+        q = os.path.join(d, nm)
+        sysds_list(q, n, items)
+        r = run_braid(braid, 'L = read("%s", data_type="list")\nprint(length(L))\n' % q)
+        err = r.stderr.decode()
+        report(r.returncode == 1 and "error:" in err and where in err and why in err,
+               "list: malformed folder refused (%s)" % nm, "rc %d %s" % (r.returncode, err[-300:]))
+    q = os.path.join(d, "bad_rows")
+    write(q + ".mtd", b'{"data_type": "list", "cols": 1}')
+    os.makedirs(q)
+    r = run_braid(braid, 'L = read("%s", data_type="list")\nprint(length(L))\n' % q)
+    report(r.returncode == 1 and "bad_rows.mtd" in r.stderr.decode() and "rows" in r.stderr.decode(),
+           "list: malformed folder refused (no rows)", r.stderr.decode()[-300:])
 
 
 def main(argv):
@@ -539,13 +689,14 @@ def main(argv):
                       'schema="STRING,FP64,INT64,BOOLEAN")\nL = list(F, 7)\nwrite(L, "%s", format="binary")\n'
                       'M = read("%s", data_type="list")\nG = as.frame(M[1])\nprint(toString(G))\n'
                       'print(nrow(G) + ncol(G))\n' % (src + "h", lst, lst))
-        item = os.path.join(lst, "1")
+        item = os.path.join(lst, "0_null")
         head = open(item, "rb").read(4) if os.path.isfile(item) else b""
         meta = open(item + ".mtd", encoding="utf-8").read() if os.path.isfile(item + ".mtd") else ""
         ok = p.returncode == 0 and head == b"SEQ\x06" and '"format": "binary"' in meta and \
             "14" in p.stdout.decode() and "r1" in p.stdout.decode()
         report(ok, "a frame in a list written as a binary frame",
                p.stderr.decode()[-300:] + " head %r mtd %s" % (head, meta))
+        lists(braid, d, report)
     print("%d passed, %d failed" % (passed, failed), flush=True)
     return 0 if failed == 0 else 1
 
