@@ -132,11 +132,12 @@ def dict_file(entries):
     return data
 
 
-def block(cols, rows, names=None, meta=None, first=True):
+def block(cols, rows, names=None, meta=None, first=True, nd=None):
     """FrameBlock.write of a block: cols is a list of (value type, array
     bytes or None for an unallocated column); names / meta (missing-value
-    replacements) make the meta non-default."""
-    dflt = names is None and meta is None
+    replacements) / nd (ColumnMetadata distinct counts, -1 unknown) make
+    the meta non-default."""
+    dflt = names is None and meta is None and nd is None
     b = struct.pack(">ii", rows, len(cols)) + bytes([1 if dflt else 0])
     for j, (vt, data) in enumerate(cols):
         t = VT[vt] if data is not None and rows > 0 else -VT[vt]
@@ -144,7 +145,7 @@ def block(cols, rows, names=None, meta=None, first=True):
         if not dflt:
             b += java_utf(names[j] if names else "C%d" % (j + 1))
             mv = meta[j] if meta and first else None
-            b += struct.pack(">q", -1) + java_utf(mv or "")
+            b += struct.pack(">q", nd[j] if nd and first else -1) + java_utf(mv or "")
         if t > 0:
             b += data
     return b
@@ -185,8 +186,8 @@ def read_frame(braid, path, d, opts=()):
     if p.returncode:
         return p
     import csv
-    with open(out, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
+    with open(out, newline="", encoding="utf-8") as f:   # less SystemDS's #Meta lines
+        rows = [r for r in csv.reader(f) if not (r and r[0].startswith("#Meta"))]
     return rows[0], rows[1:]
 
 
@@ -214,6 +215,8 @@ def num(v):
 
 def seq_body(b):
     """A sequence file's bytes without its header's 16 random sync bytes."""
+    if len(b) < 6 or len(b) < 6 + b[4] + 1 + b[5 + b[4]]:
+        return b
     k = 4 + 1 + b[4] + 1 + b[5 + b[4]]   # magic+version, key and value class names
     k += 2 + 4                            # compression flags, no metadata
     return b[:k] + b[k + 16:]
@@ -359,6 +362,99 @@ def lists(braid, d, report):
     r = run_braid(braid, 'L = read("%s", data_type="list")\nprint(length(L))\n' % q)
     report(r.returncode == 1 and "bad_rows.mtd" in r.stderr.decode() and "rows" in r.stderr.decode(),
            "list: malformed folder refused (no rows)", r.stderr.decode()[-300:])
+
+
+def block_meta(data):
+    """(name, distinct count, replacement) per column of the first record
+    of a binary frame file whose columns are all STRING (a transform meta
+    frame); None for default meta."""
+    k = 4 + 1 + data[4] + 1 + data[5 + data[4]] + 6 + 16 + 16   # header, record lengths and key
+    rows, cols, dflt = struct.unpack(">iib", data[k:k + 9])
+    k += 9
+    if dflt:
+        return None
+
+    def utf(k):
+        n = struct.unpack(">H", data[k:k + 2])[0]
+        return data[k + 2:k + 2 + n].decode("utf-8", "replace"), k + 2 + n
+    out = []
+    for _ in range(cols):
+        t = struct.unpack(">b", data[k:k + 1])[0]
+        name, k = utf(k + 1)
+        nd = struct.unpack(">q", data[k:k + 8])[0]
+        mv, k = utf(k + 8)
+        out.append((name, nd, mv or None))
+        if t > 0 and rows > 0:
+            assert data[k] == AT["STRING"]
+            k += 9
+            for _ in range(rows):
+                _, k = utf(k)
+    return out
+
+
+def distinct_counts(braid, d, conf, report):
+    """ColumnMetadata's distinct counts: carried through binary frames (in
+    every block, as FrameBlock.slice shares the metadata), csv "#Meta·MV" /
+    "#Meta·ND" lines and text "-1 j nd" / "-2 j mv" cells, and set by
+    transformencode (recode: distinct values, bin: bins)."""
+    strs, nums = ["a", "b", None, "d", "e"], [1.5, -2.0, 3.0, 0.0, 7.25]
+
+    def frame_bytes(r_blocks, nd, mv):
+        data = header()
+        for r0, r1 in r_blocks:
+            cols = [("STRING", array("STRING", strs[r0:r1])), ("FP64", array("FP64", nums[r0:r1]))]
+            data += record(r0 + 1, block(cols, r1 - r0, ["C1", "C2"], mv, True, nd))
+        return data
+    src, ob, oc, ot = (os.path.join(d, x) for x in ("nd_src.bin", "nd_out.bin", "nd_out.csv", "nd_out.txt"))
+    write(src, frame_bytes([(0, 4), (4, 5)], [7, -1], [None, "q"]))
+    mtd(src, 5, 2, "STRING,FP64")
+    mid = "\u00b7"
+    csv_src, txt_src, ob2, ob3, meta_out = (os.path.join(d, x) for x in
+                                            ("nd_src.csv", "nd_src.txt", "nd2.bin", "nd3.bin", "nd_meta.bin"))
+    with open(csv_src, "w", encoding="utf-8") as f:
+        f.write("x,y\n#Meta%sMV,null,q\n#Meta%sND,7,-1\na,1.5\nb,-2.0\n,3.0\nd,0.0\ne,7.25\n" % (mid, mid))
+    with open(txt_src, "w", encoding="utf-8") as f:
+        f.write("-1 1 7\n-2 1 null\n-1 2 -1\n-2 2 q\n1 1 a\n2 1 b\n4 1 d\n5 1 e\n1 2 1.5\n2 2 -2.0\n"
+                "3 2 3.0\n4 2 0.0\n5 2 7.25\n")
+    p = run_braid(braid, (
+        'F = read("%s", data_type="frame", format="binary")\nwrite(F, "%s", format="binary")\n'
+        'write(F, "%s", format="csv", header=TRUE)\nwrite(F, "%s", format="text")\n'
+        'G = read("%s", data_type="frame", format="csv", header=TRUE, schema="STRING,FP64")\n'
+        'write(G, "%s", format="binary")\n'
+        'H = read("%s", data_type="frame", format="text", rows=5, cols=2, schema="STRING,FP64")\n'
+        'write(H, "%s", format="binary")\n'
+        'T = frame(data=["a","1","x","9", "b","2","y","9", "a","3","x","9", "c","4","z","9", "d","5","x","9"], '
+        'rows=5, cols=4, schema=["STRING","FP64","STRING","FP64"])\n'
+        '[X, M] = transformencode(target=T, spec="{ids: true, recode: [1, 3], dummycode: [3], '
+        'bin: [{id: 2, method: equi-width, numbins: 2}]}")\nwrite(M, "%s", format="binary")\n')
+        % (src, ob, oc, ot, csv_src, ob2, txt_src, ob3, meta_out), ("-config", conf))
+    err = p.stderr.decode()[-300:]
+
+    def raw(x):
+        return open(x, "rb").read() if os.path.isfile(x) else b""
+    report(p.returncode == 0 and seq_body(raw(ob)) == seq_body(raw(src)),
+           "distinct counts: a binary frame's ColumnMetadata in every block, read and written back byte for byte", err)
+    csv_text = raw(oc).decode("utf-8", "replace")
+    report(csv_text.startswith("C1,C2\n#Meta%sMV,null,q\n#Meta%sND,7,-1\na,1.5\n" % (mid, mid)),
+           "distinct counts: csv #Meta lines written", csv_text[:120])
+    report(raw(ot).decode("utf-8", "replace").startswith("-1 1 7\n-2 1 null\n-1 2 -1\n-2 2 q\n1 1 a\n"),
+           "distinct counts: text -1 / -2 cells written", repr(raw(ot)[:80]))
+    want = seq_body(frame_bytes([(0, 4), (4, 5)], [7, -1], [None, "q"]))
+    named = seq_body(header() + b"".join(
+        record(r0 + 1, block([("STRING", array("STRING", strs[r0:r1])), ("FP64", array("FP64", nums[r0:r1]))],
+                             r1 - r0, ["x", "y"], [None, "q"], True, [7, -1])) for r0, r1 in ((0, 4), (4, 5))))
+    report(seq_body(raw(ob2)) == named, "distinct counts: csv #Meta lines read", err)
+    report(seq_body(raw(ob3)) == want, "distinct counts: text -1 / -2 cells read", err)
+    meta = block_meta(raw(meta_out)) if raw(meta_out) else None
+    report(meta is not None and [m[1] for m in meta] == [4, 2, 3, -1],
+           "distinct counts: transformencode's meta frame (recode 4 and 3 values, 2 bins, none)", "%r %s" % (meta, err))
+    bad = os.path.join(d, "nd_bad.csv")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write("#Meta%sND,7,x\na,1\n" % mid)
+    r = run_braid(braid, 'F = read("%s", data_type="frame", format="csv")\nprint(nrow(F))\n' % bad)
+    e2 = r.stderr.decode()
+    report(r.returncode == 1 and "nd_bad.csv" in e2 and "line 1" in e2 and "distinct count" in e2,
+           "distinct counts: a csv #Meta ND line that is not integers refused", e2[-300:])
 
 
 def main(argv):
@@ -697,6 +793,7 @@ def main(argv):
         report(ok, "a frame in a list written as a binary frame",
                p.stderr.decode()[-300:] + " head %r mtd %s" % (head, meta))
         lists(braid, d, report)
+        distinct_counts(braid, d, conf, report)
     print("%d passed, %d failed" % (passed, failed), flush=True)
     return 0 if failed == 0 else 1
 
