@@ -490,18 +490,21 @@ static int read_scalar_value(const char *file, IoMeta *meta, const char *vt, Val
     return 0;
 }
 
-/* A list written by write(L, file) (io.h's layout): its items file/1 ..
- * file/n, each read by its own .mtd (lists nest). */
+/* A list written by write(L, file) (io.h's layout: SystemDS's, or braid's
+ * earlier one): each item read by its own .mtd (lists nest). */
 static int read_list(const char *file, const IoMeta *meta, Value *out, BrErr *e)
 {
-    int64_t n = meta->rows > 0 ? meta->rows : 0;
-    char **names = br_calloc((size_t)n + 1, sizeof(char *));
-    char *sub = br_malloc(strlen(file) + 32);
-    if (!names || !sub) { free(names); free(sub); return br_err(e, BR_ENOMEM, "out of memory"); }
+    int64_t n;
+    char **paths, **names;
+    if (io_list_items(file, meta, &n, &paths, &names, e)) return e->code;
+    if (n > INT32_MAX) {
+        io_list_items_free(n, paths, names);
+        return br_err(e, BR_EIO, "read %s: a list of %lld items is too long", file, (long long)n);
+    }
     Value l = val_list_new((int)n);
-    int rc = io_read_list_names(file, n, names, e);
+    int rc = 0;
     for (int64_t i = 0; i < n && !rc; i++) {
-        sprintf(sub, "%s/%lld", file, (long long)(i + 1));
+        const char *sub = paths[i];
         IoMeta m;
         bool found = false;
         Value v = val_none();
@@ -515,18 +518,19 @@ static int read_list(const char *file, const IoMeta *meta, Value *out, BrErr *e)
             FB *f = io_read_frame(sub, &fo, e);
             if (f) v = val_frame(f);
             else rc = e->code;
-        } else {
+        } else if (!strcmp(m.data_type, "matrix") || !m.data_type[0]) {
             IoReadOpts o;
             io_read_opts_init(&o);
             MB *mb = io_read_matrix(sub, &o, e);
             if (mb) v = val_matrix(mb);
             else rc = e->code;
+        } else {
+            rc = br_err(e, BR_EIO, "read: list item %s.mtd: data type \"%s\" is not supported", sub,
+                        m.data_type);
         }
         if (!rc) rc = list_append(l.l, v, names[i], e);
     }
-    for (int64_t i = 0; i < n; i++) free(names[i]);
-    free(names);
-    free(sub);
+    io_list_items_free(n, paths, names);
     if (rc) { val_release(&l); return rc; }
     *out = l;
     return 0;
@@ -549,15 +553,13 @@ static int write_value(const char *file, const Value *x, const IoWriteOpts *o, B
     if (x->kind == V_FRAME) return io_write_frame(file, x->f, o, e);
     if (x->kind != V_LIST) return br_err(e, BR_EARG, "write: cannot write a %s to %s", val_kind_name(x->kind), file);
     const List *L = x->l;
-    if (io_write_list_mtd(file, L->n, L->names, e)) return e->code;
-    char *sub = br_malloc(strlen(file) + 32);
-    if (!sub) return br_err(e, BR_ENOMEM, "out of memory");
+    if (io_write_list_mtd(file, L->n, o->format, e)) return e->code;
     int rc = 0;
-    for (int i = 0; i < L->n && !rc; i++) {
-        sprintf(sub, "%s/%d", file, i + 1);
-        rc = write_value(sub, &L->items[i], o, e);
+    for (int i = 0; i < L->n && !rc; i++) {   /* file/<i>_<name|null>, from 0 */
+        char *sub = io_list_item_path(file, i, L->names ? L->names[i] : NULL, e);
+        rc = sub ? write_value(sub, &L->items[i], o, e) : e->code;
+        free(sub);
     }
-    free(sub);
     return rc;
 }
 

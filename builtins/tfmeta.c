@@ -282,7 +282,7 @@ static int fill_recode(const Meta *m, FB *f, int64_t j, BrErr *e)
         if (!nl) break;
         s = nl + 1;
     }
-    return 0;
+    return fb_set_nd(f, j, r, e);   /* TfMetaUtils: the lines read */
 }
 
 /* Column j's bins from "id,min,max,binwidth,nbins". */
@@ -307,7 +307,7 @@ static int fill_bins(const Meta *m, FB *f, int64_t j, BrErr *e)
         int n = snprintf(cell, sizeof cell, "%s" TF_SEP "%s", a, b);
         if (fb_set_text(f, i, j, cell, (size_t)n, e)) return e->code;
     }
-    return 0;
+    return fb_set_nd(f, j, (int64_t)nb, e);   /* TfMetaUtils: nbins */
 }
 
 static FB *build(const Meta *m, BrErr *e)

@@ -716,6 +716,9 @@ int tf_encode(const FB *f, const char *spec, MB **xo, FB **mo, BrErr *e)
         TfCol *c = &t.c[j];
         if (f->named && fb_set_name(m, j, f->names[j], e)) goto out;
         if (c->impute && c->ivalue && fb_set_mv(m, j, c->ivalue, e)) goto out;
+        /* ColumnMetadata's distinct count, as SystemDS's encoders set it:
+           recode its number of distinct values, bin its number of bins */
+        if (fb_set_nd(m, j, c->recode ? c->map.n : c->bin ? c->nb : -1, e)) goto out;
         char buf[96], a[40], b[40];
         for (int64_t k = 0; c->recode && k < c->map.n; k++) {
             char code[32];

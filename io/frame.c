@@ -225,6 +225,37 @@ static bool is_na(const IoFrameReadOpts *o, char *const *na2, int nna2, const ch
 }
 
 /* Reads the csv frame in b. cols0 / rows0: known sizes or -1. */
+/* A "#Meta·MV" (nd false) or "#Meta·ND" line: its prefix, then one field
+ * per column. As SystemDS's parseMeta, a line with another number of
+ * fields is ignored; "null" (what FrameWriterTextCSV writes for no
+ * replacement) and "" are no replacement; a distinct count must be an
+ * integer. */
+static int read_meta_line(const CsvIn *in, const char *q, FB *f, bool nd, const char *path, int64_t line,
+                          IoStr *buf, BrErr *e)
+{
+    const char *re = record_end(in, q);
+    if (record_fields(in, q, re, buf) != f->cols + 1) return 0;
+    bool quoted, last = false;
+    q = next_field(in, q, re, buf, &quoted, &last);
+    for (int64_t j = 0; j < f->cols && !last; j++) {
+        q = next_field(in, q, re, buf, &quoted, &last);
+        if (!io_str_reserve(buf, 1)) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+        buf->p[buf->n] = 0;
+        if (nd) {
+            char *end;
+            errno = 0;
+            long long v = strtoll(buf->p, &end, 10);
+            if (buf->n == 0 || *end || errno)
+                return br_err(e, BR_EIO, "read %s: line %lld: distinct count \"%.40s\" of column %lld is not an "
+                              "integer", path, (long long)line, buf->p, (long long)j + 1);
+            if (fb_set_nd(f, j, v, e)) return e->code;
+        } else if (buf->n && strcmp(buf->p, "null") && fb_set_mv(f, j, buf->p, e)) {
+            return e->code;
+        }
+    }
+    return 0;
+}
+
 static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, bool header, const char *sep,
                     int64_t rows0, int64_t cols0, const char *schema, char *const *na2, int nna2, BrErr *e)
 {
@@ -251,10 +282,24 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
         }
         cols = hc;
     }
-    /* the record starts */
+    /* the record starts; "#Meta" records are SystemDS's ColumnMetadata
+       lines (FrameWriterTextCSV), kept apart */
     int64_t first_line = line;
+    const char *meta_mv = NULL, *meta_nd = NULL;
+    int64_t meta_nd_line = 0;
     for (const char *q = p; q < in.end;) {
         const char *re = record_end(&in, q);
+        if (re - q >= 5 && !memcmp(q, "#Meta", 5)) {
+            size_t pl = strlen(FB_META_MV);
+            if (re - q >= (ptrdiff_t)pl && !memcmp(q, FB_META_MV, pl)) meta_mv = q;
+            if (re - q >= (ptrdiff_t)pl && !memcmp(q, FB_META_ND, pl)) {
+                meta_nd = q;
+                meta_nd_line = first_line;
+                for (const char *x = p; x < q; x++) meta_nd_line += *x == '\n';
+            }
+            q = re < in.end ? re + 1 : in.end;
+            continue;
+        }
         bool blank = is_blank(q, re);
         if (cols < 0 && !blank) cols = record_fields(&in, q, re, &buf);
         if (!blank || cols == 1) {
@@ -287,6 +332,9 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
             if (fb_set_name(f, j, buf.p, e)) goto fail;
         }
     }
+    if ((meta_mv && read_meta_line(&in, meta_mv, f, false, path, 0, &buf, e)) ||
+        (meta_nd && read_meta_line(&in, meta_nd, f, true, path, meta_nd_line, &buf, e)))
+        goto fail;
     line = first_line;
     const char *lp = p;
     for (int64_t i = 0; i < nrec; i++) {
@@ -325,6 +373,42 @@ fail:
     return NULL;
 }
 
+/* A text frame's ColumnMetadata cell of column j: "-1 j nd" (the distinct
+ * count) or "-2 j mv" (the replacement: its first token, SystemDS's
+ * "·‡·" standing for a space; "null" is none). */
+static int text_meta_cell(FB *f, int64_t i, int64_t j, const char *q, const char *le, const char *path,
+                          int64_t line, BrErr *e)
+{
+    const char *te = q;
+    while (te < le && *te != ' ') te++;
+    size_t n = (size_t)(te - q);
+    char *t = br_malloc(n + 1);
+    if (!t) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+    memcpy(t, q, n);
+    t[n] = 0;
+    int rc = 0;
+    if (i == -1) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(t, &end, 10);
+        if (n == 0 || *end || errno)
+            rc = br_err(e, BR_EIO, "read %s: line %lld: distinct count \"%.40s\" of column %lld is not an integer",
+                        path, (long long)line, t, (long long)j + 1);
+        else rc = fb_set_nd(f, j, v, e);
+    } else if (n && strcmp(t, "null")) {
+        static const char ext[] = "\xc2\xb7\xe2\x80\xa1\xc2\xb7";   /* TfUtils.EXT_SPACE */
+        char *w = t;
+        for (const char *r = t; *r;) {
+            if (!strncmp(r, ext, sizeof ext - 1)) { *w++ = ' '; r += sizeof ext - 1; }
+            else *w++ = *r++;
+        }
+        *w = 0;
+        rc = fb_set_mv(f, j, t, e);
+    }
+    free(t);
+    return rc;
+}
+
 /* Reads the text (i j value) frame in b; rows and cols must be known. */
 static FB *read_text(const char *path, const IoBuf *b, int64_t rows, int64_t cols, const char *schema, BrErr *e)
 {
@@ -348,6 +432,14 @@ static FB *read_text(const char *path, const IoBuf *b, int64_t rows, int64_t col
             char *q;
             long long i = strtoll(p, &q, 10), j = strtoll(q, &q, 10);
             if (q < le && *q == ' ') q++;
+            if ((i == -1 || i == -2) && j >= 1 && j <= cols) {   /* ColumnMetadata (FrameWriterTextCell) */
+                if (text_meta_cell(f, (int64_t)i, (int64_t)j - 1, q, le, path, line, e)) {
+                    fb_release(f);
+                    return NULL;
+                }
+                p = nl + 1;
+                continue;
+            }
             if (i < 1 || i > rows || j < 1 || j > cols) {
                 br_err(e, BR_EINDEX, "read %s: line %lld: cell index (%lld, %lld) out of bounds of %lldx%lld",
                        path, (long long)line, i, j, (long long)rows, (long long)cols);
@@ -571,6 +663,14 @@ static bool format_csv(const FB *f, bool header, const char *sep, IoStr *o)
         if (!io_str_reserve(o, 1)) return false;
         io_str_putc(o, '\n');
     }
+    if (!fb_meta_default(f)) {   /* FrameWriterTextCSV's ColumnMetadata lines */
+        bool ok = io_str_printf(o, "%s", FB_META_MV);
+        for (int64_t j = 0; ok && j < f->cols; j++)
+            ok = io_str_printf(o, "%s%s", sep, f->mv && f->mv[j] ? f->mv[j] : "null");
+        ok = ok && io_str_printf(o, "\n%s", FB_META_ND);
+        for (int64_t j = 0; ok && j < f->cols; j++) ok = io_str_printf(o, "%s%lld", sep, (long long)fb_nd(f, j));
+        if (!ok || !io_str_printf(o, "\n")) return false;
+    }
     char buf[40];
     for (int64_t i = 0; i < f->rows; i++) {
         for (int64_t j = 0; j < f->cols; j++) {
@@ -593,6 +693,11 @@ static bool format_csv(const FB *f, bool header, const char *sep, IoStr *o)
 static bool format_text(const FB *f, IoStr *o)
 {
     char buf[40];
+    for (int64_t j = 0; j < f->cols; j++)   /* FrameWriterTextCell's ColumnMetadata cells */
+        if (fb_nd(f, j) > 0 || (f->mv && f->mv[j]))
+            if (!io_str_printf(o, "-1 %lld %lld\n-2 %lld %s\n", (long long)j + 1, (long long)fb_nd(f, j),
+                               (long long)j + 1, f->mv && f->mv[j] ? f->mv[j] : "null"))
+                return false;
     for (int64_t i = 0; i < f->rows; i++)
         for (int64_t j = 0; j < f->cols; j++) {
             if (f->c[j]->type == FB_STRING && !f->c[j]->s[i]) continue;

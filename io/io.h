@@ -59,14 +59,27 @@ int io_read_mtd(const char *path, IoMeta *m, bool *found, BrErr *e);
  * with other than the default separators), author and creation time. */
 int io_write_mtd(const char *path, const IoMeta *m, BrErr *e);
 
-/* Lists on disk (braid's layout): write(L, "p") makes directory p with one
- * data file per item, named "1", "2", ... (each with its own .mtd), and
- * "p.mtd" = {"data_type": "list", "rows": n, "cols": 1, "names": [...]}
- * (null for unnamed items). io_write_list_mtd creates the directory and
- * writes p.mtd; io_read_list_names fills names[0..n) with malloc'd names
- * (NULL: unnamed) from p.mtd. Both return 0 or an error code. */
-int io_write_list_mtd(const char *path, int64_t n, char *const *names, BrErr *e);
-int io_read_list_names(const char *path, int64_t n, char **names, BrErr *e);
+/* Lists on disk, in SystemDS's layout (ListWriter / ListReader):
+ * write(L, "p") writes "p.mtd" = {"data_type": "list", "value_type":
+ * "unknown", "rows": n, "cols": 1, "format": fmt, ...} and makes folder p
+ * with item i (from 0) as "p/<i>_<name>" ("null" for an unnamed item),
+ * each with its own .mtd (lists nest).
+ * - io_write_list_mtd writes p.mtd, creates p and removes the .mtd files
+ *   an earlier write left in p (the reader counts them).
+ * - io_list_item_path returns the malloc'd "p/<i>_<name|null>", or NULL
+ *   with an error for a name that cannot be a file name ('/', NUL).
+ * - io_list_items reads the folder for the n items meta->rows announces:
+ *   paths[i] and names[i] (malloc'd; names[i] NULL for "null"). It also
+ *   reads braid's earlier layout (items "p/1" .. "p/n", the names in
+ *   p.mtd's "names" array). A folder that does not match (an item .mtd
+ *   not named <index>_<name>, an index out of range or repeated, a missing
+ *   item) is an error naming the file and the reason.
+ * All return 0 or an error code; io_list_items_free frees the arrays. */
+int io_write_list_mtd(const char *path, int64_t n, const char *format, BrErr *e);
+char *io_list_item_path(const char *path, int64_t i, const char *name, BrErr *e);
+int io_list_items(const char *path, const IoMeta *meta, int64_t *n, char ***paths, char ***names,
+                  BrErr *e);
+void io_list_items_free(int64_t n, char **paths, char **names);
 
 /* The arguments a script gave to read(). Initialise with io_read_opts_init;
  * fields left at their initial value count as "not given". */

@@ -4,12 +4,14 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 void io_meta_init(IoMeta *m)
 {
@@ -219,49 +221,172 @@ fail:
 }
 
 /* Lists (see io.h). */
-int io_write_list_mtd(const char *path, int64_t n, char *const *names, BrErr *e)
+int io_write_list_mtd(const char *path, int64_t n, const char *format, BrErr *e)
 {
-    IoStr s = {0};
-    bool ok = io_str_printf(&s, "{\"data_type\": \"list\", \"rows\": %lld, \"cols\": 1, \"names\": [",
-                            (long long)n);
-    for (int64_t i = 0; ok && i < n; i++) {
-        if (i > 0) ok = io_str_printf(&s, ", ");
-        ok = ok && (names && names[i] ? put_json_str(&s, names[i]) : io_str_printf(&s, "null"));
+    IoMeta m;
+    io_meta_init(&m);
+    snprintf(m.data_type, sizeof m.data_type, "list");
+    snprintf(m.value_type, sizeof m.value_type, "unknown");
+    snprintf(m.format, sizeof m.format, "%s", format && format[0] ? format : "text");
+    for (char *q = m.format; *q; q++) *q = (char)tolower((unsigned char)*q);
+    m.rows = n;
+    m.cols = 1;
+    if (io_write_mtd(path, &m, e)) return e->code;   /* creates p's missing parents */
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return br_err(e, BR_EIO, "cannot create directory %s: %s", path, strerror(errno));
+    DIR *d = opendir(path);
+    if (!d) return br_err(e, BR_EIO, "cannot open directory %s: %s", path, strerror(errno));
+    size_t pl = strlen(path);
+    struct dirent *de;
+    while (!e->code && (de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l <= 4 || strcmp(de->d_name + l - 4, ".mtd") != 0) continue;
+        char *f = br_malloc(pl + l + 2);
+        if (!f) { br_err(e, BR_ENOMEM, "out of memory"); break; }
+        sprintf(f, "%s/%s", path, de->d_name);
+        if (unlink(f) != 0 && errno != ENOENT)
+            br_err(e, BR_EIO, "cannot remove %s (left by an earlier list): %s", f, strerror(errno));
+        free(f);
     }
-    ok = ok && io_str_printf(&s, "], \"author\": \"braid\"}\n");
-    char *mp = mtd_path(path);
-    if (!ok || !mp) {
-        free(mp);
-        io_str_free(&s);
-        return br_err(e, BR_ENOMEM, "out of memory writing %s.mtd", path);
-    }
-    IoOut o;   /* opening p.mtd creates p's missing parent folders */
-    if (!io_out_open(&o, mp, e)) {
-        if (io_out_write(&o, s.p, s.n, e)) io_out_abort(&o);
-        else io_out_commit(&o, e);
-    }
-    free(mp);
-    io_str_free(&s);
-    if (!e->code && mkdir(path, 0777) != 0 && errno != EEXIST)
-        br_err(e, BR_EIO, "cannot create directory %s: %s", path, strerror(errno));
+    closedir(d);
     return e->code;
 }
 
-int io_read_list_names(const char *path, int64_t n, char **names, BrErr *e)
+char *io_list_item_path(const char *path, int64_t i, const char *name, BrErr *e)
 {
-    for (int64_t i = 0; i < n; i++) names[i] = NULL;
+    if (!name) name = "null";
+    if (strchr(name, '/')) {
+        br_err(e, BR_EARG, "write %s: list item %lld's name \"%s\" cannot be a file name "
+               "(items are written as %s/<index>_<name>)", path, (long long)i + 1, name, path);
+        return NULL;
+    }
+    char *p = br_malloc(strlen(path) + strlen(name) + 32);
+    if (!p) { br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
+    sprintf(p, "%s/%lld_%s", path, (long long)i, name);
+    return p;
+}
+
+void io_list_items_free(int64_t n, char **paths, char **names)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (paths) free(paths[i]);
+        if (names) free(names[i]);
+    }
+    free(paths);
+    free(names);
+}
+
+/* braid's earlier layout: items p/1 .. p/n, names in p.mtd's "names". */
+static int list_items_braid(const char *path, const cJSON *arr, int64_t n, char **paths, char **names,
+                            const char *mp, BrErr *e)
+{
+    for (int64_t i = 0; i < n && !e->code; i++) {
+        const cJSON *it = cJSON_GetArrayItem(arr, (int)i);
+        if (it && !cJSON_IsString(it) && !cJSON_IsNull(it))
+            return br_err(e, BR_EIO, "%s: list item name %lld is not a string", mp, (long long)i + 1);
+        paths[i] = br_malloc(strlen(path) + 24);
+        if (paths[i]) sprintf(paths[i], "%s/%lld", path, (long long)i + 1);
+        if (!paths[i] || (it && cJSON_IsString(it) && !(names[i] = br_strdup(it->valuestring))))
+            return br_err(e, BR_ENOMEM, "out of memory");
+    }
+    return e->code;
+}
+
+/* SystemDS's layout: one "<index>_<name>.mtd" for each item in folder p. */
+static int list_items_sysds(const char *path, int64_t n, char **paths, char **names, BrErr *e)
+{
+    DIR *d = opendir(path);
+    if (!d) return br_err(e, BR_EIO, "read %s: cannot open the list's folder: %s", path, strerror(errno));
+    size_t pl = strlen(path);
+    int64_t count = 0;
+    struct dirent *de;
+    while (!e->code && (de = readdir(d))) {
+        const char *nm = de->d_name;
+        size_t l = strlen(nm);
+        if (nm[0] == '.' || l <= 4 || strcmp(nm + l - 4, ".mtd") != 0) continue;
+        count++;
+        size_t k = 0;
+        while (k < l - 4 && isdigit((unsigned char)nm[k])) k++;
+        if (k == 0 || k > 18 || nm[k] != '_') {
+            br_err(e, BR_EIO, "%s/%s: not a list item's metadata (SystemDS names them "
+                   "<index>_<name>.mtd)", path, nm);
+            break;
+        }
+        int64_t idx = strtoll(nm, NULL, 10);
+        if (idx >= n) {
+            br_err(e, BR_EIO, "%s/%s: item index outside the list's %lld items (%s.mtd)", path, nm,
+                   (long long)n, path);
+            break;
+        }
+        if (paths[idx]) {
+            br_err(e, BR_EIO, "%s/%s: a second item with index %lld (also %s.mtd)", path, nm,
+                   (long long)idx, paths[idx]);
+            break;
+        }
+        const char *nmpart = strchr(nm, '_') + 1;
+        size_t nl = (size_t)(nm + l - 4 - nmpart);
+        paths[idx] = br_malloc(pl + l + 2);
+        if (paths[idx]) sprintf(paths[idx], "%s/%.*s", path, (int)(l - 4), nm);
+        bool unnamed = nl == 4 && !memcmp(nmpart, "null", 4);
+        if (paths[idx] && !unnamed && (names[idx] = br_malloc(nl + 1))) {
+            memcpy(names[idx], nmpart, nl);
+            names[idx][nl] = 0;
+        }
+        if (!paths[idx] || (!unnamed && !names[idx])) br_err(e, BR_ENOMEM, "out of memory");
+    }
+    closedir(d);
+    for (int64_t i = 0; i < n && !e->code; i++)
+        if (!paths[i])
+            br_err(e, BR_EIO, "read %s: list item %lld of %lld is missing (no %s/%lld_<name>.mtd; "
+                   "the folder holds %lld item .mtd files)", path, (long long)i, (long long)n, path,
+                   (long long)i, (long long)count);
+    return e->code;
+}
+
+int io_list_items(const char *path, const IoMeta *meta, int64_t *n, char ***paths, char ***names,
+                  BrErr *e)
+{
+    *n = 0;
+    *paths = *names = NULL;
     char *mp = mtd_path(path);
     if (!mp) return br_err(e, BR_ENOMEM, "out of memory");
-    IoBuf b;
-    if (io_load(mp, &b, e)) { free(mp); return e->code; }
-    cJSON *root = cJSON_ParseWithLength(b.p, b.n);
-    const cJSON *arr = root ? cJSON_GetObjectItemCaseSensitive(root, "names") : NULL;
-    if (!root) br_err(e, BR_EIO, "%s: malformed JSON metadata", mp);
-    for (int64_t i = 0; arr && cJSON_IsArray(arr) && i < n && !e->code; i++) {
-        const cJSON *it = cJSON_GetArrayItem(arr, (int)i);
-        if (it && cJSON_IsString(it) && !(names[i] = br_strdup(it->valuestring)))
-            br_err(e, BR_ENOMEM, "out of memory");
+    IoBuf b = {0};
+    cJSON *root = NULL;
+    int64_t k = meta->rows;
+    if (k < 0) { br_err(e, BR_EIO, "%s: a list's metadata needs \"rows\" (its number of items)", mp); goto out; }
+    if (io_load(mp, &b, e)) goto out;
+    root = cJSON_ParseWithLength(b.p, b.n);
+    if (!root) { br_err(e, BR_EIO, "%s: malformed JSON metadata", mp); goto out; }
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "names");
+    if (arr && !cJSON_IsArray(arr)) { br_err(e, BR_EIO, "%s: field \"names\" must be an array", mp); goto out; }
+    if (arr && cJSON_GetArraySize(arr) != k) {
+        br_err(e, BR_EIO, "%s: %d names for %lld items", mp, cJSON_GetArraySize(arr), (long long)k);
+        goto out;
     }
+    if (!arr) {   /* no more items than .mtd files in the folder: bounds the allocation */
+        DIR *d = opendir(path);
+        if (!d) { br_err(e, BR_EIO, "read %s: cannot open the list's folder: %s", path, strerror(errno)); goto out; }
+        int64_t c = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            size_t l = strlen(de->d_name);
+            c += de->d_name[0] != '.' && l > 4 && !strcmp(de->d_name + l - 4, ".mtd");
+        }
+        closedir(d);
+        if (c != k) {
+            br_err(e, BR_EIO, "read %s: the folder holds %lld item .mtd files, but %s says %lld items",
+                   path, (long long)c, mp, (long long)k);
+            goto out;
+        }
+    }
+    *paths = br_calloc((size_t)k + 1, sizeof(char *));
+    *names = br_calloc((size_t)k + 1, sizeof(char *));
+    if (!*paths || !*names) { br_err(e, BR_ENOMEM, "out of memory"); goto out; }
+    *n = k;
+    if (arr) list_items_braid(path, arr, k, *paths, *names, mp, e);
+    else list_items_sysds(path, k, *paths, *names, e);
+out:
+    if (e->code) { io_list_items_free(*n, *paths, *names); *paths = *names = NULL; *n = 0; }
     cJSON_Delete(root);
     io_buf_free(&b);
     free(mp);

@@ -46,8 +46,9 @@
  * Writing (as FrameWriterBinaryBlock's single file): a frame of at most
  * blen rows is one record with key 1, a longer one a record per blen rows
  * (keys 1, blen+1, ...); meta is default when every name is "Cj" and no
- * column has a missing-value replacement, else each record names the
- * columns and the first one carries the replacements; FP64 columns as
+ * column has a missing-value replacement or distinct count, else each
+ * record names the columns and carries their ColumnMetadata (distinct
+ * count, replacement: FrameBlock.slice shares it with every block); FP64 columns as
  * FP64, INT64 as INT64, BOOLEAN as BOOLEAN up to 64 rows and BITSET above
  * (SystemDS's switch point), STRING as STRING with SystemDS's size
  * estimate (32 + 8 + per cell 24 for null, else 60 + 2 per UTF-16 unit).
@@ -510,6 +511,7 @@ static int rd_value(Rd *r, const FrRec *b, FB *f, bool names, int8_t *types)
                 snprintf(dflt, sizeof dflt, "C%lld", (long long)j + 1);
                 if (nm && strcmp(nm, dflt)) rc = fb_set_name(f, j, nm, r->e);
                 if (!rc && mv) rc = fb_set_mv(f, j, mv, r->e);
+                if (!rc && (int64_t)distinct > 0) rc = fb_set_nd(f, j, (int64_t)distinct, r->e);
             }
             free(nm);
             free(mv);
@@ -807,15 +809,14 @@ static bool default_meta(const FB *f)
     char dflt[32];
     for (int64_t j = 0; j < f->cols; j++) {
         snprintf(dflt, sizeof dflt, "C%lld", (long long)j + 1);
-        if (strcmp(f->names[j], dflt) || (f->mv && f->mv[j])) return false;
+        if (strcmp(f->names[j], dflt)) return false;
     }
-    return true;
+    return fb_meta_default(f);
 }
 
-/* One FrameBlock value of rows [r0, r0+n) of f; first: the block that
- * carries the replacements. Returns 0, -1 (out of memory) or 1 (a string
+/* One FrameBlock value of rows [r0, r0+n) of f. Returns 0, -1 (out of memory) or 1 (a string
  * too long for writeUTF; *bad its column). */
-static int put_block(IoStr *o, const FB *f, int64_t r0, int64_t n, bool dflt, bool first, int64_t *bad)
+static int put_block(IoStr *o, const FB *f, int64_t r0, int64_t n, bool dflt, int64_t *bad)
 {
     static const uint8_t vt[] = {[FB_STRING] = VT_STRING, [FB_FP64] = VT_FP64, [FB_INT64] = VT_INT64,
                                  [FB_BOOL] = VT_BOOLEAN};
@@ -826,8 +827,10 @@ static int put_block(IoStr *o, const FB *f, int64_t r0, int64_t n, bool dflt, bo
         if (!put_u8(o, n > 0 ? t : (uint8_t)-(int8_t)t)) return -1;
         if (!dflt) {
             int rc = put_utf(o, f->names[j]);
-            if (!rc && !put_u64(o, UINT64_MAX)) rc = -1;   /* distinct count: -1 */
-            if (!rc) rc = put_utf(o, first && f->mv ? f->mv[j] : NULL);
+            /* ColumnMetadata (distinct count, replacement) in every block:
+               FrameBlock.slice shares the frame's column metadata */
+            if (!rc && !put_u64(o, (uint64_t)fb_nd(f, j))) rc = -1;
+            if (!rc) rc = put_utf(o, f->mv ? f->mv[j] : NULL);
             if (rc) { *bad = j; return rc; }
         }
         if (n <= 0) continue;
@@ -904,7 +907,7 @@ int io_format_sysframe(const FB *f, int64_t blen, int64_t rl, int64_t ru, IoStr 
         size_t at = o->n;
         int64_t bad = -1;
         ok = ok && put_u32(o, 0) && put_u32(o, 8) && put_u64(o, (uint64_t)r0 + 1);
-        int rc = ok ? put_block(o, f, r0, n, dflt, r0 == 0, &bad) : -1;
+        int rc = ok ? put_block(o, f, r0, n, dflt, &bad) : -1;
         if (rc > 0)
             return br_err(e, BR_EARG, "write %s: a name or string of column %lld is longer than SystemDS's "
                           "binary frame format holds (65535 bytes)", path, (long long)bad + 1);

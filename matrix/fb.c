@@ -151,6 +151,7 @@ void fb_release(FB *f)
     free(f->c);
     free(f->names);
     free(f->mv);
+    free(f->nd);
     free(f);
 }
 
@@ -190,6 +191,31 @@ int fb_set_mv(FB *f, int64_t j, const char *mv, BrErr *e)
     return 0;
 }
 
+int fb_set_nd(FB *f, int64_t j, int64_t nd, BrErr *e)
+{
+    if (nd <= 0) nd = -1;
+    if (!f->nd) {
+        if (nd < 0) return 0;
+        if (!(f->nd = br_malloc((size_t)(f->cols > 0 ? f->cols : 1) * sizeof(int64_t))))
+            return br_err(e, BR_ENOMEM, "out of memory");
+        for (int64_t k = 0; k < f->cols; k++) f->nd[k] = -1;
+    }
+    f->nd[j] = nd;
+    return 0;
+}
+
+int64_t fb_nd(const FB *f, int64_t j)
+{
+    return f->nd ? f->nd[j] : -1;
+}
+
+bool fb_meta_default(const FB *f)
+{
+    for (int64_t j = 0; j < f->cols; j++)
+        if ((f->mv && f->mv[j]) || fb_nd(f, j) > 0) return false;
+    return true;
+}
+
 int64_t fb_find(const FB *f, const char *name)
 {
     for (int64_t j = 0; j < f->cols; j++)
@@ -197,13 +223,14 @@ int64_t fb_find(const FB *f, const char *name)
     return -1;
 }
 
-/* Copies names (those given, or all when `all`) and mv of columns
+/* Copies names (those given, or all when `all`), mv and nd of columns
  * [cl, cu) of src to columns from dst0 of dst. */
 static int copy_meta(FB *dst, int64_t dst0, const FB *src, int64_t cl, int64_t cu, bool all, BrErr *e)
 {
     for (int64_t j = cl; j < cu; j++) {
         if ((src->named || all) && fb_set_name(dst, dst0 + j - cl, src->names[j], e)) return e->code;
         if (src->mv && src->mv[j] && fb_set_mv(dst, dst0 + j - cl, src->mv[j], e)) return e->code;
+        if (fb_nd(src, j) > 0 && fb_set_nd(dst, dst0 + j - cl, src->nd[j], e)) return e->code;
     }
     return 0;
 }

@@ -16,7 +16,11 @@
  *
  * `mv` holds optional per-column metadata of transform outputs: the value
  * that replaces missing values (transformencode's "impute"), as SystemDS
- * keeps it in a frame's column metadata rather than in its cells.
+ * keeps it in a frame's column metadata rather than in its cells. `nd`
+ * is the other field of SystemDS's ColumnMetadata, the distinct count:
+ * transformencode's meta frame sets it (recode: the number of distinct
+ * values; bin: the number of bins), binary frames carry it and csv / text
+ * frames carry it in their "#Meta·ND" lines / row -1 cells.
  */
 #ifndef BRAID_FB_H
 #define BRAID_FB_H
@@ -46,6 +50,7 @@ typedef struct FB {
     bool named;            /* names given (else the defaults "C1".."Cn",
                               which slices and binds renumber, as SystemDS) */
     char **mv;             /* NULL, or cols entries (NULL: none), owned */
+    int64_t *nd;           /* NULL, or cols distinct counts (-1: unknown) */
 } FB;
 
 /* SystemDS's names of the value types: "STRING", "FP64", "INT64",
@@ -68,6 +73,16 @@ FbCol *fb_col_mut(FB *f, int64_t j, BrErr *e);
 int fb_set_name(FB *f, int64_t j, const char *name, BrErr *e);
 /* Sets the missing-value replacement of column j (copied; NULL clears). */
 int fb_set_mv(FB *f, int64_t j, const char *mv, BrErr *e);
+/* Sets the distinct count of column j; nd <= 0 means unknown (-1), as
+ * SystemDS's ColumnMetadata.setNumDistinct. fb_nd reads it (-1 unknown).
+ * fb_meta_default: no column has a replacement or a distinct count. */
+int fb_set_nd(FB *f, int64_t j, int64_t nd, BrErr *e);
+/* The prefixes of SystemDS's ColumnMetadata lines in csv frames
+ * (TfUtils.TXMTD_MVPREFIX / TXMTD_NDPREFIX: "#Meta", U+00B7, MV / ND). */
+#define FB_META_MV "#Meta\xc2\xb7MV"
+#define FB_META_ND "#Meta\xc2\xb7ND"
+int64_t fb_nd(const FB *f, int64_t j);
+bool fb_meta_default(const FB *f);
 /* Index of the column named name, or -1. */
 int64_t fb_find(const FB *f, const char *name);
 

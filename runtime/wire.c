@@ -27,7 +27,8 @@ void w_put_name(StrBuf *b, const char *s)
     if (s) w_put(b, s, (size_t)n + 1);
 }
 
-/* A frame: its shape, then per column its type, name and metadata and
+/* A frame: its shape, then per column its type, name and metadata
+ * (replacement, distinct count) and
  * its cells (numbers as stored, strings as names: NULL is missing). */
 static void put_frame(StrBuf *b, const FB *f)
 {
@@ -40,6 +41,8 @@ static void put_frame(StrBuf *b, const FB *f)
         w_put_i32(b, c->type);
         w_put_name(b, f->names[j]);
         w_put_name(b, f->mv ? f->mv[j] : NULL);
+        int64_t nd = fb_nd(f, j);
+        w_put(b, &nd, sizeof nd);
         switch (c->type) {
         case FB_FP64: w_put(b, c->d, (size_t)f->rows * sizeof *c->d); break;
         case FB_INT64: w_put(b, c->i, (size_t)f->rows * sizeof *c->i); break;
@@ -125,11 +128,17 @@ static Value get_frame(WRd *r, BrErr *e)
     for (int64_t j = 0; j < sh[1] && !r->bad; j++) {
         FbType t = (FbType)w_get_i32(r);
         const char *name = w_get_name(r), *mv = w_get_name(r);
+        int64_t nd;
+        w_get(r, &nd, sizeof nd);
         if (r->bad || (unsigned)t > FB_BOOL) { r->bad = true; break; }
         FbType ts[1] = {t};
         FB *one = fb_new(sh[0], 1, ts, e);   /* a column of that type */
         FbCol *c = one ? one->c[0] : NULL;
-        if (!c || fb_set_name(f, j, name, e) || fb_set_mv(f, j, mv, e)) { fb_release(one); r->bad = true; break; }
+        if (!c || fb_set_name(f, j, name, e) || fb_set_mv(f, j, mv, e) || fb_set_nd(f, j, nd, e)) {
+            fb_release(one);
+            r->bad = true;
+            break;
+        }
         switch (t) {
         case FB_FP64: w_get(r, c->d, (size_t)sh[0] * sizeof *c->d); break;
         case FB_INT64: w_get(r, c->i, (size_t)sh[0] * sizeof *c->i); break;

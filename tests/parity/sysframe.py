@@ -18,6 +18,7 @@ the configured block size, and read back unchanged.
 Prints "N passed, M failed".
 """
 
+import json
 import math
 import os
 import struct
@@ -131,11 +132,12 @@ def dict_file(entries):
     return data
 
 
-def block(cols, rows, names=None, meta=None, first=True):
+def block(cols, rows, names=None, meta=None, first=True, nd=None):
     """FrameBlock.write of a block: cols is a list of (value type, array
     bytes or None for an unallocated column); names / meta (missing-value
-    replacements) make the meta non-default."""
-    dflt = names is None and meta is None
+    replacements) / nd (ColumnMetadata distinct counts, -1 unknown) make
+    the meta non-default."""
+    dflt = names is None and meta is None and nd is None
     b = struct.pack(">ii", rows, len(cols)) + bytes([1 if dflt else 0])
     for j, (vt, data) in enumerate(cols):
         t = VT[vt] if data is not None and rows > 0 else -VT[vt]
@@ -143,7 +145,7 @@ def block(cols, rows, names=None, meta=None, first=True):
         if not dflt:
             b += java_utf(names[j] if names else "C%d" % (j + 1))
             mv = meta[j] if meta and first else None
-            b += struct.pack(">q", -1) + java_utf(mv or "")
+            b += struct.pack(">q", nd[j] if nd and first else -1) + java_utf(mv or "")
         if t > 0:
             b += data
     return b
@@ -184,8 +186,8 @@ def read_frame(braid, path, d, opts=()):
     if p.returncode:
         return p
     import csv
-    with open(out, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
+    with open(out, newline="", encoding="utf-8") as f:   # less SystemDS's #Meta lines
+        rows = [r for r in csv.reader(f) if not (r and r[0].startswith("#Meta"))]
     return rows[0], rows[1:]
 
 
@@ -209,6 +211,250 @@ def num(v):
         return "NaN"
     r = repr(float(v))
     return r[:-2] if r.endswith(".0") else r
+
+
+def seq_body(b):
+    """A sequence file's bytes without its header's 16 random sync bytes."""
+    if len(b) < 6 or len(b) < 6 + b[4] + 1 + b[5 + b[4]]:
+        return b
+    k = 4 + 1 + b[4] + 1 + b[5 + b[4]]   # magic+version, key and value class names
+    k += 2 + 4                            # compression flags, no metadata
+    return b[:k] + b[k + 16:]
+
+
+def jdump(path, fields):
+    """A .mtd as SystemDS writes it (OrderedJSONObject.toString(4))."""
+    body = ",\n".join("    %s: %s" % (json.dumps(k), json.dumps(v)) for k, v in fields)
+    write(path + ".mtd", ("{\n" + body + "\n}").encode())
+
+
+def sysds_list(path, n, items):
+    """A list folder as SystemDS's ListWriter makes it: path.mtd and
+    path/<i>_<name|null> per item; items are (file name, writer) with
+    writer(item path) making the item and its .mtd. Made in reverse order so
+    that the folder's order is not the items' order."""
+    jdump(path, [("data_type", "list"), ("value_type", "unknown"), ("rows", n), ("cols", 1),
+                 ("format", "binary"), ("author", "systemds"), ("created", "2026-11-30 12:00:00 UTC")])
+    os.makedirs(path, exist_ok=True)
+    for nm, make in reversed(items):
+        make(os.path.join(path, nm))
+
+
+def scalar(vt, txt):
+    def make(p):
+        write(p, txt.encode())
+        jdump(p, [("data_type", "scalar"), ("value_type", vt), ("format", "text"),
+                  ("author", "systemds"), ("created", "2026-11-30 12:00:00 UTC")])
+    return make
+
+
+def lists(braid, d, report):
+    """Lists in SystemDS's layout (ListWriter / ListReader): item i (from 0)
+    in folder/<i>_<name|null>, each with its own .mtd; braid's earlier layout
+    (items 1..n, names in the .mtd) still reads; malformed folders refused."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import sysbin
+    frame_bytes = header() + record(1, block([("STRING", array("STRING", ["a", "b"])),
+                                              ("FP64", array("FP64", [1.5, -2.0]))], 2))
+    m = [[1.0, 0.0, 2.5], [-4.0, 5.0, 0.0]]
+
+    def frame_item(p):
+        write(p, frame_bytes)
+        mtd(p, 2, 2, "STRING,FP64")
+
+    def matrix_item(p):
+        sysbin.write(p, sysbin.header() + sysbin.records(m, 4, ["dense"]))
+        sysbin.mtd(p, 2, 3)
+
+    sl, sn, old = (os.path.join(d, x) for x in ("sl", "sn", "old"))
+    nested = os.path.join(sl, "2_null")
+    sysds_list(sl, 4, [("0_null", frame_item), ("1_null", scalar("double", "2.5")),
+                       ("2_null", lambda p: sysds_list(p, 2, [("0_null", scalar("string", "hi there")),
+                                                             ("1_null", scalar("int", "7"))])),
+                       ("3_null", matrix_item)])
+    sysds_list(sn, 2, [("0_alpha", scalar("double", "1.0E-5")), ("1_b_c", scalar("boolean", "true"))])
+    write(old + ".mtd", b'{"data_type": "list", "rows": 2, "cols": 1, "names": ["x", null], "author": "braid"}')
+    os.makedirs(old)
+    scalar("int", "4")(os.path.join(old, "1"))
+    scalar("string", "z")(os.path.join(old, "2"))
+    o1, o2, ow, f1, m1 = (os.path.join(d, x) for x in ("o1", "o2", "ow", "f1", "m1"))
+    show = ('print(P + "n=" + length(L) + " f=" + as.scalar(F[2,1]) + "," + as.scalar(F[1,2]) + " s=" '
+            '+ as.scalar(L[2]) + " m=" + sum(M) + "," + nrow(M) + "," + ncol(M))\nprint(toString(L[3]))\n')
+    p = run_braid(braid, (
+        'L = read("%s", data_type="list")\nF = as.frame(L[1])\nM = as.matrix(L[4])\nP = "sysds "\n' + show +
+        'T = read("%s", data_type="list")\nprint("named a=" + as.scalar(T["alpha"]) + " b=" + as.scalar(T["b_c"]))\n'
+        'O = read("%s", data_type="list")\nprint("old=" + as.scalar(O["x"]) + as.scalar(O[2]) + length(O))\n'
+        'write(list(F, 2.5, list("hi there", 7), M), "%s", format="binary")\n'
+        'write(F, "%s", format="binary")\nwrite(M, "%s", format="binary")\n'
+        'write(list(alpha=1e-5, b_c=TRUE), "%s", format="binary")\n'
+        'write(list(1, 2, 3), "%s", format="binary")\nwrite(list(5), "%s", format="binary")\n'
+        'W = read("%s", data_type="list")\nprint("ow=" + length(W) + "," + as.scalar(W[1]))\n'
+        'L = read("%s", data_type="list")\nF = as.frame(L[1])\nM = as.matrix(L[4])\nP = "back "\n' + show +
+        'T = read("%s", data_type="list")\nprint("named back a=" + as.scalar(T["alpha"]) + " b=" + as.scalar(T["b_c"]))\n')
+        % (sl, sn, old, o1, f1, m1, o2, ow, ow, ow, o1, o2))
+    out = p.stdout.decode()
+    want = "n=4 f=b,1.5 s=2.5 m=4.5,2,3"
+    for tag in ("sysds", "back"):
+        lines = [ln for ln in out.splitlines() if ln.startswith(tag + " ")]
+        report(p.returncode == 0 and lines == [tag + " " + want] and out.count("hi there") == 2 and "7" in out,
+               "list: SystemDS's list folder %s" % ("read" if tag == "sysds" else "written by braid, read back"),
+               p.stderr.decode()[-400:] + " out " + out[-400:])
+    report("named a=1.0E-5 b=TRUE" in out and "named back a=1.0E-5 b=TRUE" in out,
+           "list: named items <i>_<name> (a name with '_' kept whole)", out[-300:])
+    report("old=4z2" in out, "list: braid's earlier layout (items 1..n, names in the .mtd) still reads", out[-300:])
+    report("ow=1,5" in out, "list: a shorter list over a longer one leaves no stale items", out[-300:])
+
+    def ls(x):
+        return sorted(os.listdir(x)) if os.path.isdir(x) else []
+
+    def meta(x):
+        try:
+            j = json.load(open(x + ".mtd", encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return {k: v for k, v in j.items() if k not in ("author", "created")}
+
+    def raw(x):
+        return open(x, "rb").read() if os.path.isfile(x) else b""
+
+    names = ["0_null", "1_null", "2_null", "3_null"]
+    sub = os.path.join(o1, "2_null")
+    lay = ls(o1) == sorted(names + [x + ".mtd" for x in names]) and \
+        ls(sub) == ["0_null", "0_null.mtd", "1_null", "1_null.mtd"] and \
+        ls(o2) == ["0_alpha", "0_alpha.mtd", "1_b_c", "1_b_c.mtd"]
+    report(lay, "list: braid writes SystemDS's item names", "%s %s %s" % (ls(o1), ls(sub), ls(o2)))
+    lm = {"data_type": "list", "value_type": "unknown", "cols": 1, "format": "binary"}
+    sm = {"data_type": "scalar", "format": "text"}
+    ok = meta(o1) == dict(lm, rows=4) and meta(sub) == dict(lm, rows=2) and meta(o2) == dict(lm, rows=2) and \
+        meta(os.path.join(o1, "1_null")) == dict(sm, value_type="double") and \
+        meta(os.path.join(sub, "0_null")) == dict(sm, value_type="string") and \
+        meta(os.path.join(sub, "1_null")) == dict(sm, value_type="int") and \
+        meta(os.path.join(o2, "1_b_c")) == dict(sm, value_type="boolean") and \
+        meta(os.path.join(o1, "0_null")) == meta(f1) and meta(os.path.join(o1, "3_null")) == meta(m1)
+    report(ok, "list: the .mtd files hold SystemDS's fields",
+           "%s %s %s" % (meta(o1), meta(os.path.join(o1, "1_null")), meta(sub)))
+    ok = raw(os.path.join(o1, "1_null")) == b"2.5" and raw(os.path.join(sub, "0_null")) == b"hi there" and \
+        raw(os.path.join(sub, "1_null")) == b"7" and raw(os.path.join(o2, "0_alpha")) == b"1.0E-5" and \
+        raw(os.path.join(o2, "1_b_c")) == b"true" and raw(f1)[:4] == b"SEQ\x06" and \
+        seq_body(raw(os.path.join(o1, "0_null"))) == seq_body(raw(f1)) and raw(m1)[:4] == b"SEQ\x06" and \
+        seq_body(raw(os.path.join(o1, "3_null"))) == seq_body(raw(m1))
+    report(ok, "list: items byte for byte (scalars as Java's toString, frame and matrix as written alone)",
+           "%r %r" % (raw(os.path.join(o1, "1_null")), raw(os.path.join(o2, "0_alpha"))))
+
+    # malformed folders: refused with the file and the reason
+    bad = [("bad_name", 2, [("0_null", scalar("int", "1")), ("zz", scalar("int", "2"))], "zz.mtd", "not a list item"),
+           ("bad_index", 2, [("0_null", scalar("int", "1")), ("2_null", scalar("int", "2"))], "2_null.mtd", "outside"),
+           ("bad_dup", 2, [("0_a", scalar("int", "1")), ("0_b", scalar("int", "2"))], "bad_dup/0_", "a second item"),
+           ("bad_count", 3, [("0_null", scalar("int", "1")), ("1_null", scalar("int", "2"))], "bad_count",
+            "holds 2 item .mtd files"),
+           ("bad_type", 1, [("0_null", lambda q: (write(q, b"1"), jdump(q, [("data_type", "tensor")])))],
+            "0_null.mtd", "not supported")]
+    for nm, n, items, where, why in bad:
+        q = os.path.join(d, nm)
+        sysds_list(q, n, items)
+        r = run_braid(braid, 'L = read("%s", data_type="list")\nprint(length(L))\n' % q)
+        err = r.stderr.decode()
+        report(r.returncode == 1 and "error:" in err and where in err and why in err,
+               "list: malformed folder refused (%s)" % nm, "rc %d %s" % (r.returncode, err[-300:]))
+    q = os.path.join(d, "bad_rows")
+    write(q + ".mtd", b'{"data_type": "list", "cols": 1}')
+    os.makedirs(q)
+    r = run_braid(braid, 'L = read("%s", data_type="list")\nprint(length(L))\n' % q)
+    report(r.returncode == 1 and "bad_rows.mtd" in r.stderr.decode() and "rows" in r.stderr.decode(),
+           "list: malformed folder refused (no rows)", r.stderr.decode()[-300:])
+
+
+def block_meta(data):
+    """(name, distinct count, replacement) per column of the first record
+    of a binary frame file whose columns are all STRING (a transform meta
+    frame); None for default meta."""
+    k = 4 + 1 + data[4] + 1 + data[5 + data[4]] + 6 + 16 + 16   # header, record lengths and key
+    rows, cols, dflt = struct.unpack(">iib", data[k:k + 9])
+    k += 9
+    if dflt:
+        return None
+
+    def utf(k):
+        n = struct.unpack(">H", data[k:k + 2])[0]
+        return data[k + 2:k + 2 + n].decode("utf-8", "replace"), k + 2 + n
+    out = []
+    for _ in range(cols):
+        t = struct.unpack(">b", data[k:k + 1])[0]
+        name, k = utf(k + 1)
+        nd = struct.unpack(">q", data[k:k + 8])[0]
+        mv, k = utf(k + 8)
+        out.append((name, nd, mv or None))
+        if t > 0 and rows > 0:
+            assert data[k] == AT["STRING"]
+            k += 9
+            for _ in range(rows):
+                _, k = utf(k)
+    return out
+
+
+def distinct_counts(braid, d, conf, report):
+    """ColumnMetadata's distinct counts: carried through binary frames (in
+    every block, as FrameBlock.slice shares the metadata), csv "#Meta·MV" /
+    "#Meta·ND" lines and text "-1 j nd" / "-2 j mv" cells, and set by
+    transformencode (recode: distinct values, bin: bins)."""
+    strs, nums = ["a", "b", None, "d", "e"], [1.5, -2.0, 3.0, 0.0, 7.25]
+
+    def frame_bytes(r_blocks, nd, mv):
+        data = header()
+        for r0, r1 in r_blocks:
+            cols = [("STRING", array("STRING", strs[r0:r1])), ("FP64", array("FP64", nums[r0:r1]))]
+            data += record(r0 + 1, block(cols, r1 - r0, ["C1", "C2"], mv, True, nd))
+        return data
+    src, ob, oc, ot = (os.path.join(d, x) for x in ("nd_src.bin", "nd_out.bin", "nd_out.csv", "nd_out.txt"))
+    write(src, frame_bytes([(0, 4), (4, 5)], [7, -1], [None, "q"]))
+    mtd(src, 5, 2, "STRING,FP64")
+    mid = "\u00b7"
+    csv_src, txt_src, ob2, ob3, meta_out = (os.path.join(d, x) for x in
+                                            ("nd_src.csv", "nd_src.txt", "nd2.bin", "nd3.bin", "nd_meta.bin"))
+    with open(csv_src, "w", encoding="utf-8") as f:
+        f.write("x,y\n#Meta%sMV,null,q\n#Meta%sND,7,-1\na,1.5\nb,-2.0\n,3.0\nd,0.0\ne,7.25\n" % (mid, mid))
+    with open(txt_src, "w", encoding="utf-8") as f:
+        f.write("-1 1 7\n-2 1 null\n-1 2 -1\n-2 2 q\n1 1 a\n2 1 b\n4 1 d\n5 1 e\n1 2 1.5\n2 2 -2.0\n"
+                "3 2 3.0\n4 2 0.0\n5 2 7.25\n")
+    p = run_braid(braid, (
+        'F = read("%s", data_type="frame", format="binary")\nwrite(F, "%s", format="binary")\n'
+        'write(F, "%s", format="csv", header=TRUE)\nwrite(F, "%s", format="text")\n'
+        'G = read("%s", data_type="frame", format="csv", header=TRUE, schema="STRING,FP64")\n'
+        'write(G, "%s", format="binary")\n'
+        'H = read("%s", data_type="frame", format="text", rows=5, cols=2, schema="STRING,FP64")\n'
+        'write(H, "%s", format="binary")\n'
+        'T = frame(data=["a","1","x","9", "b","2","y","9", "a","3","x","9", "c","4","z","9", "d","5","x","9"], '
+        'rows=5, cols=4, schema=["STRING","FP64","STRING","FP64"])\n'
+        '[X, M] = transformencode(target=T, spec="{ids: true, recode: [1, 3], dummycode: [3], '
+        'bin: [{id: 2, method: equi-width, numbins: 2}]}")\nwrite(M, "%s", format="binary")\n')
+        % (src, ob, oc, ot, csv_src, ob2, txt_src, ob3, meta_out), ("-config", conf))
+    err = p.stderr.decode()[-300:]
+
+    def raw(x):
+        return open(x, "rb").read() if os.path.isfile(x) else b""
+    report(p.returncode == 0 and seq_body(raw(ob)) == seq_body(raw(src)),
+           "distinct counts: a binary frame's ColumnMetadata in every block, read and written back byte for byte", err)
+    csv_text = raw(oc).decode("utf-8", "replace")
+    report(csv_text.startswith("C1,C2\n#Meta%sMV,null,q\n#Meta%sND,7,-1\na,1.5\n" % (mid, mid)),
+           "distinct counts: csv #Meta lines written", csv_text[:120])
+    report(raw(ot).decode("utf-8", "replace").startswith("-1 1 7\n-2 1 null\n-1 2 -1\n-2 2 q\n1 1 a\n"),
+           "distinct counts: text -1 / -2 cells written", repr(raw(ot)[:80]))
+    want = seq_body(frame_bytes([(0, 4), (4, 5)], [7, -1], [None, "q"]))
+    named = seq_body(header() + b"".join(
+        record(r0 + 1, block([("STRING", array("STRING", strs[r0:r1])), ("FP64", array("FP64", nums[r0:r1]))],
+                             r1 - r0, ["x", "y"], [None, "q"], True, [7, -1])) for r0, r1 in ((0, 4), (4, 5))))
+    report(seq_body(raw(ob2)) == named, "distinct counts: csv #Meta lines read", err)
+    report(seq_body(raw(ob3)) == want, "distinct counts: text -1 / -2 cells read", err)
+    meta = block_meta(raw(meta_out)) if raw(meta_out) else None
+    report(meta is not None and [m[1] for m in meta] == [4, 2, 3, -1],
+           "distinct counts: transformencode's meta frame (recode 4 and 3 values, 2 bins, none)", "%r %s" % (meta, err))
+    bad = os.path.join(d, "nd_bad.csv")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write("#Meta%sND,7,x\na,1\n" % mid)
+    r = run_braid(braid, 'F = read("%s", data_type="frame", format="csv")\nprint(nrow(F))\n' % bad)
+    e2 = r.stderr.decode()
+    report(r.returncode == 1 and "nd_bad.csv" in e2 and "line 1" in e2 and "distinct count" in e2,
+           "distinct counts: a csv #Meta ND line that is not integers refused", e2[-300:])
 
 
 def main(argv):
@@ -539,13 +785,15 @@ def main(argv):
                       'schema="STRING,FP64,INT64,BOOLEAN")\nL = list(F, 7)\nwrite(L, "%s", format="binary")\n'
                       'M = read("%s", data_type="list")\nG = as.frame(M[1])\nprint(toString(G))\n'
                       'print(nrow(G) + ncol(G))\n' % (src + "h", lst, lst))
-        item = os.path.join(lst, "1")
+        item = os.path.join(lst, "0_null")
         head = open(item, "rb").read(4) if os.path.isfile(item) else b""
         meta = open(item + ".mtd", encoding="utf-8").read() if os.path.isfile(item + ".mtd") else ""
         ok = p.returncode == 0 and head == b"SEQ\x06" and '"format": "binary"' in meta and \
             "14" in p.stdout.decode() and "r1" in p.stdout.decode()
         report(ok, "a frame in a list written as a binary frame",
                p.stderr.decode()[-300:] + " head %r mtd %s" % (head, meta))
+        lists(braid, d, report)
+        distinct_counts(braid, d, conf, report)
     print("%d passed, %d failed" % (passed, failed), flush=True)
     return 0 if failed == 0 else 1
 
