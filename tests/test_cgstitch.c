@@ -545,7 +545,13 @@ static void test_compressed(void)
         t_run_dml(cases[c].src, &off, 2, names, in, 1, outs, &ref);
         T_CHECK(st.rc == 0 && un.rc == 0 && ref.rc == 0, "%s compressed: runs", cases[c].name);
         if (!st.rc && !un.rc && !ref.rc) {
-            check_out(&cases[c], &st.out[0], &un.out[0], 0, "compressed");
+            /* to the bit, except where the CLA Row skeleton may take a
+             * t(X) %*% q root per tuple (cla_rowtl_*, kernels/spoof_row.c
+             * tq_init): its choice weighs the plan's row ranges, which the
+             * stitched and unstitched plans may cut differently, and a
+             * per-tuple sum adds in another order (col_t_agg) */
+            check_out(&cases[c], &st.out[0], &un.out[0], strstr(cases[c].name, "col_t_agg") ? 1e-12 : 0,
+                      "compressed");
             check_out(&cases[c], &st.out[0], &ref.out[0], 1e-9, "compressed");
             T_CHECK(st.st.stitched >= 1 && st.st.fallback <= un.st.fallback,
                     "%s compressed: %lld stitched, fallbacks %lld (unstitched %lld)", cases[c].name,
