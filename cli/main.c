@@ -235,7 +235,14 @@ int main(int argc, char **argv)
     const char **names = calloc((size_t)argc + 1, sizeof(char *));
     const char **vals = calloc((size_t)argc + 1, sizeof(char *));
     char **owned = calloc((size_t)argc + 1, sizeof(char *));
-    if (!runs || !names || !vals || !owned) { fprintf(stderr, "braid: out of memory\n"); return 1; }
+    if (!runs || !names || !vals || !owned) {
+        free(runs);
+        free(names);
+        free(vals);
+        free(owned);
+        fprintf(stderr, "braid: out of memory\n");
+        return 1;
+    }
     int nowned = 0, used = 0, rc = 0;
     char *bdir = builtin_dir(argv[0]);
     for (int k = 0, i = 1; k < nruns && !rc; k++, i++) {
