@@ -1333,19 +1333,21 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
         char text[1200];
         snprintf(text, sizeof text,
                  "#!/bin/sh\nprintf %%s \"$TMPDIR\" > '%s'\ntouch \"$TMPDIR/ccfake.s\"\n"
-                 "(sleep 7; touch '%s') &\nsleep 7\ntouch '%s'\nexit 1\n", tdfile, mark, mark);
+                 "(sleep 20; touch '%s') &\nsleep 20\ntouch '%s'\nexit 1\n", tdfile, mark, mark);
         t_put(script, text);
         chmod(script, 0755);
         setenv("BRAID_CC", script, 1);
-        /* 3 s: on a loaded machine the shell may not reach its first
-         * line within one (CI saw an empty TMPDIR record) */
-        setenv("BRAID_CC_TIMEOUT", "3", 1);
+        /* 10 s: on a loaded machine the shell may not reach its first
+         * line within one (CI saw an empty TMPDIR record), nor within 3
+         * (a local CI run's plain pass, 2 suites at once) */
+        setenv("BRAID_CC_TIMEOUT", "10", 1);
         CgOptions oc = {.enabled = true, .plancache = false, .policy = CG_FUSE_ALL, .cachedir = dir};
         TRun t;
         t_run_dml("s = sum(exp(X) * tanh(Y) + abs(X * Y))", &oc, 2, nm, ins, 1, on, &t);
         unsetenv("BRAID_CC");
         unsetenv("BRAID_CC_TIMEOUT");
-        struct timespec ts = {8, 0};
+        /* past the fake's 20 s sleeps: the run took at least the 10 s */
+        struct timespec ts = {12, 0};
         nanosleep(&ts, NULL);
         struct stat st;
         T_CHECK(t.rc == 0 && t.st.failed >= 1 && stat(mark, &st) != 0,
