@@ -235,16 +235,13 @@ int main(int argc, char **argv)
     const char **names = calloc((size_t)argc + 1, sizeof(char *));
     const char **vals = calloc((size_t)argc + 1, sizeof(char *));
     char **owned = calloc((size_t)argc + 1, sizeof(char *));
-    if (!runs || !names || !vals || !owned) {
-        free(runs);
-        free(names);
-        free(vals);
-        free(owned);
-        fprintf(stderr, "braid: out of memory\n");
-        return 1;
-    }
     int nowned = 0, used = 0, rc = 0;
-    char *bdir = builtin_dir(argv[0]);
+    char *bdir = NULL;
+    if (!runs || !names || !vals || !owned) {
+        fprintf(stderr, "braid: out of memory\n");
+        rc = 1;   /* nothing runs; the tables go below */
+    } else
+        bdir = builtin_dir(argv[0]);
     for (int k = 0, i = 1; k < nruns && !rc; k++, i++) {
         /* a run's arguments follow the last run's in names and vals */
         rc = parse_run(argc, argv, &i, &runs[k], names + used, vals + used, owned, &nowned);

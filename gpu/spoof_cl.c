@@ -372,6 +372,15 @@ static int param_names(const char *ps, const char *pe, char (*names)[24], int ma
     return ps < pe ? -1 : n;
 }
 
+/* The region's arguments after the main ones: its scalars (rsc) when it
+ * has any, then its outputs SO<from>..SO<nout-1>, declared (decl) or
+ * passed by name. */
+static void region_args(StrBuf *b, const GpuStitchIn *st, int nout, int from, bool decl)
+{
+    if (st->r->nsc > 0) sb_puts(b, decl ? ", __global const double *rsc" : ", rsc");
+    for (int q = from; q < nout; q++) sb_printf(b, decl ? ", __global double *SO%d" : ", SO%d", q);
+}
+
 /* The program text of a stitched call of generated src (malloc'd;
  * NULL when src is not of kernel_head's form or declares local memory
  * in its body, which a function cannot). */
@@ -404,8 +413,7 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin)
     sb_put(&b, ps, (size_t)(pe - ps));
     sb_puts(&b, ",\n    __global const double *SX, long sxr, long sxc, __global double *SG, volatile __global int *cnt, "
                 "long ga, __local double *sh");
-    if (st->r->nsc > 0) sb_puts(&b, ", __global const double *rsc");
-    for (int q = 0; q < nout; q++) sb_printf(&b, ", __global double *SO%d", q);
+    region_args(&b, st, nout, 0, true);
     sb_puts(&b, ")\n{\n"
                 "    __local int cg_t;\n"
                 "    const long lid = get_local_id(0);\n"
@@ -414,8 +422,7 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin)
                 "    const long t = cg_t;\n"
                 "    if (t < ga) {\n"
                 "        body0(sxc, sxr, sxc, SX, SO0, SG, sh, t, ga, 1, 0");
-    if (st->r->nsc > 0) sb_puts(&b, ", rsc");
-    for (int q = 1; q < nout; q++) sb_printf(&b, ", SO%d", q);
+    region_args(&b, st, nout, 1, false);
     sb_puts(&b, ");\n"
                 "        barrier(CLK_GLOBAL_MEM_FENCE);\n"
                 "        if (lid == 0) { mem_fence(CLK_GLOBAL_MEM_FENCE); atomic_inc(&cnt[1]); }\n"
