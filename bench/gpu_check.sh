@@ -1,0 +1,40 @@
+#!/bin/bash
+# bench/gpu_check.sh [LOGDIR]: braid's GPU checks on a machine with a real
+# OpenCL GPU (the device machine of bench/results/gpu-*.txt): the device's
+# facts and rates (bench/clprobe), bench_stitch and bench_cgstitch alone,
+# then the GPU unit tests and the shared conformance suite under -gpu
+# (codegen off as tests/dml/configs/gpu.xml, and codegen on) side by
+# side on cores 0-9. Needs `make all build/bench/clprobe
+# build/bench/bench_stitch build/bench/bench_cgstitch` and, for the
+# conformance suite, ../shared/conformance. Logs go to LOGDIR (default
+# /tmp/braid-gpu-check); the last lines printed are the summary.
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+R=$PWD L=${1:-/tmp/braid-gpu-check} S=${1:-/tmp/braid-gpu-check}/summary.txt
+mkdir -p "$L"; : > "$S"
+export OMP_NUM_THREADS=2 GOMP_SPINCOUNT=20000
+say() { echo "$*" >> "$S"; }
+timeout 60 build/bench/clprobe > "$L/probe.txt" 2>&1; say "clprobe rc=$?"
+grep -v extensions "$L/probe.txt" >> "$S"
+for b in bench_stitch bench_cgstitch; do
+  s=$(date +%s); timeout -k 5 60 build/bench/$b > "$L/$b.txt" 2>&1
+  say "$b rc=$? $(( $(date +%s) - s )) s"; cat "$L/$b.txt" >> "$S"
+done
+run() { n=$1; shift; s=$(date +%s)
+  ( timeout -k 5 200 taskset -c 0-9 "$@" > "$L/$n.txt" 2>&1; echo "rc=$? $(( $(date +%s) - s )) s" >> "$L/$n.txt" ) & }
+for t in test_gpu test_stitch test_gpustitch test_gpugen test_cgstitch; do run $t build/tests/$t; done
+conf=$R/../shared/conformance
+if [ -x "$conf/run.sh" ]; then
+  printf '#!/bin/sh\nexec %s -config %s "$@"\n' "$R/build/braid" "$R/tests/dml/configs/gpu.xml" > "$L/braid-gpu"
+  printf '<root><sysds.gpu>force</sysds.gpu></root>\n' > "$L/gpucg.xml"
+  printf '#!/bin/sh\nexec %s -config %s "$@"\n' "$R/build/braid" "$L/gpucg.xml" > "$L/braid-gpucg"
+  chmod +x "$L"/braid-gpu*
+  run conf_gpu sh -c "cd '$conf' && ./run.sh '$L/braid-gpu'"
+  run conf_gpucg sh -c "cd '$conf' && ./run.sh '$L/braid-gpucg'"
+fi
+wait
+for f in "$L"/test_*.txt "$L"/conf_*.txt; do
+  say "== $(basename "$f" .txt): $(grep -E 'passed' "$f" | tail -1) $(tail -1 "$f")"
+  grep -E 'FAIL' "$f" | head -20 >> "$S"
+done
+cat "$S"
