@@ -580,6 +580,29 @@ check_lp() {
   else bad "plan bytes priced l2svm: sent, priced, in full: '${r:-none}'"; fi
 }
 
+# plan bytes priced for multi-aggregates (magg.dml, 8000 x 20, the
+# budget a tenth of X, 2 ranks): -stats prices each placement's plan as
+# the cost model prices its roots (cgdist.c cg_dist_root_price), a MAgg's
+# root by its share of the MAgg select.c forms (cg_magg_partners). A
+# MAgg of two roots, then one of three with those two among them (a new
+# plan), then the two regions alone over other matrices (two new Cell
+# plans): with the roots priced by the shares of a MAgg placed before
+# whenever its other roots' regions were in the DAG, 7608 sent, 8750
+# priced (block 2's two roots and block 3's operators priced nothing)
+mkdir -p "$tmp/mg/l" "$tmp/mg/d"
+if "$braid" -f "$here/magg.dml" -args "$tmp/mg/l/" 8000 20 > "$tmp/mg/l.out" 2>&1; then
+  q i2 "$tmp/mg/d.out" -config "$tmp/lp.xml" -threads 1 -stats -f "$here/magg.dml" -args "$tmp/mg/d/" 8000 20
+  later+=(check_mg)
+else bad "plan bytes priced magg: the local run failed: $(tail -n 3 "$tmp/mg/l.out")"; fi
+check_mg() {
+  local r ma
+  compare "plan bytes priced magg" "$tmp/mg/l" "$tmp/mg/d"
+  r=$(sed -n 's/^  (fused operator plan bytes: \([0-9]*\) sent, \([0-9]*\) priced by the fusion cost model, \([0-9]*\) in full)$/\1 \2 \3/p' "$tmp/mg/d.out")
+  ma=$(sed -n 's/^Codegen fused ops (C, R, MA, OP):\t[0-9]*\/[0-9]*\/\([0-9]*\)\/.*/\1/p' "$tmp/mg/d.out")
+  if [ "${ma:-0}" = 2 ] && [ -n "$r" ] && "$py" -c "import sys; s, p, f = map(float, sys.argv[1:]); sys.exit(not (p > 0 and 0.95 <= s / p <= 1.05))" $r; then ok
+  else bad "plan bytes priced magg: sent, priced, in full: '${r:-none}', MAgg operators ${ma:-none} (not 2)"; fi
+}
+
 # a local matrix passed down calls is scattered once (kept while the
 # caller's variable holds it)
 mkdir -p "$tmp/calls/l" "$tmp/calls/d"
