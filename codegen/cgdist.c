@@ -99,16 +99,49 @@ uint64_t cg_region_key(const Hop *root, KeyFusedFn fused, const void *arg)
     return w.steps > 4096 ? 0 : k;
 }
 
-/* The selection's region, as cplan_build walks it: h's entry for
+/* A region as cplan_build walks it under the entries of best (the
+ * selection's, or a candidate's as the cost model has it): h's entry for
  * consumer, and input i fused under the entry's type (a MAgg or merged
  * Row operator's roots are Cell or Row entries, their inputs fused under
  * those types, not the operator's). */
-static int sel_fused(const void *arg, const Hop *h, int consumer, int i)
+typedef struct BestArg { CgBestFn best; const void *arg; } BestArg;
+
+static int best_fused(const void *arg, const Hop *h, int consumer, int i)
 {
-    const Memo *m = arg;
-    MEntry *e = sel_best(m, h, consumer);
-    bool in = e && i < e->nin && e->ref[i] >= 0 && h->in[i] && sel_best(m, h->in[i], e->type);
+    const BestArg *b = arg;
+    MEntry *e = b->best(b->arg, h, consumer);
+    bool in = e && i < e->nin && e->ref[i] >= 0 && h->in[i] && b->best(b->arg, h->in[i], e->type);
     return in ? (int)e->type : -1;
+}
+
+static MEntry *sel_best_of(const void *m, const Hop *h, int consumer) { return sel_best(m, h, consumer); }
+
+/* The operations and inputs other than literals of the union of the
+ * regions of roots[0..nr) (a MAgg operator's plan: its roots share
+ * what their regions share), for the estimate of its plan's size. */
+typedef struct SizeWalk {
+    const BestArg *b;
+    const Hop *op[512], *in[512];
+    int nop, nin;
+} SizeWalk;
+
+static bool seen_add(const Hop **v, int *n, const Hop *h)
+{
+    for (int k = 0; k < *n; k++) if (v[k] == h) return false;
+    if (*n < 512) v[(*n)++] = h;
+    return true;
+}
+
+static void size_walk(SizeWalk *w, const Hop *h, int consumer)
+{
+    if (!seen_add(w->op, &w->nop, h)) return;
+    for (int i = 0; i < h->nin; i++) {
+        const Hop *in = h->in[i];
+        if (!in) continue;
+        int t = best_fused(w->b, h, consumer, i);
+        if (t >= 0) size_walk(w, in, t);
+        else if (in->kind != H_LIT) seen_add(w->in, &w->nin, in);
+    }
 }
 
 /* Rank 0: the plans of the fused operators placed on the ranks, by the
@@ -116,12 +149,20 @@ static int sel_fused(const void *arg, const Hop *h, int consumer, int i)
  * a candidate of that region is priced when the workers do not hold the
  * plan. Two tables: the whole plans under their operators' keys (a
  * multi-root operator's: its roots' keys summed), and the shares of
- * multi-root operators (MAgg, merged Row: the cost model prices each root
- * alone, or a Row group's first root alone and then the group) under each
- * root's key, with the other roots, so that a root is priced by its share
- * only where those roots are there again (the operator is formed again):
- * a root standing alone has a plan of its own (the workers holding the
- * MAgg's says nothing of it). */
+ * merged Row groups (the cost model prices a group's first root alone,
+ * then the group) under each root's key, with the other roots, so that a
+ * root is priced by its share only where those roots are there again
+ * (the group is formed again): a root standing alone has a plan of its
+ * own. A MAgg root needs no share: the cost model forms the MAgg as
+ * select.c does (cg_magg_partners) and prices it whole. */
+typedef struct CgSibling {
+    uint64_t key;         /* its region's key */
+    HopKind kind;         /* its root hop */
+    OpCode op;
+    AggDir dir;
+    int64_t rows, cols;
+} CgSibling;
+
 #define PRICES 512
 typedef struct Price {
     uint64_t key;
@@ -175,17 +216,20 @@ void cg_dist_reset(void)
     pthread_mutex_unlock(&g_price_lock);
 }
 
-double cg_dist_plan_price(uint64_t key, bool share, int ops, int nin)
+static double plan_price(const Price *t, uint64_t key, double est)
 {
-    double est = cg_plan_bytes_est(ops, nin);
     if (!key || !br_dist_available() || dist_rank() != 0) return est;
     pthread_mutex_lock(&g_price_lock);
-    double b = price_of(share ? g_share : g_whole, key, est);
+    double b = price_of(t, key, est);
     pthread_mutex_unlock(&g_price_lock);
     return b;
 }
 
-int cg_dist_plan_siblings(uint64_t key, CgSibling *sib, int max)
+double cg_dist_plan_price(uint64_t key, int ops, int nin) { return plan_price(g_whole, key, cg_plan_bytes_est(ops, nin)); }
+
+/* The other roots of the merged Row group placed before with a root of
+ * region key (at most max; 0 when none). */
+static int plan_siblings(uint64_t key, CgSibling *sib, int max)
 {
     if (!key || !br_dist_available() || dist_rank() != 0) return 0;
     pthread_mutex_lock(&g_price_lock);
@@ -194,6 +238,55 @@ int cg_dist_plan_siblings(uint64_t key, CgSibling *sib, int max)
     if (n > 0) memcpy(sib, r->sib, (size_t)n * sizeof *sib);
     pthread_mutex_unlock(&g_price_lock);
     return n;
+}
+
+/* Is key, the region of a Row operator rooted at h, one root of a merged
+ * Row group placed before whose other roots are in this DAG again, with
+ * the same regions under the entries of b? Then the workers' copy of the
+ * group's plan serves this root: its share is priced. Otherwise the
+ * operator rooted here has a plan of its own. */
+static bool shares_again(const Memo *m, const BestArg *b, const Hop *h, uint64_t key)
+{
+    CgSibling sib[CG_MAXOUT];
+    int n = plan_siblings(key, sib, CG_MAXOUT);
+    if (n <= 0) return false;
+    for (int s = 0; s < n; s++) {
+        bool found = false;
+        for (int j = 0; j < m->nid && !found; j++) {
+            const Hop *o = m->hop[j];
+            if (!o || o == h || o->kind != sib[s].kind || o->op != sib[s].op || o->dir != sib[s].dir ||
+                o->rows != sib[s].rows || o->cols != sib[s].cols)
+                continue;
+            MEntry *e = b->best(b->arg, o, T__N);
+            found = e && memo_nrefs(e) > 0 && cg_region_key(o, best_fused, b) == sib[s].key;
+        }
+        if (!found) return false;
+    }
+    return true;
+}
+
+double cg_dist_root_price(const Memo *m, CgBestFn best, const void *barg, const Hop *h, int ops, int nin,
+                          uint64_t *key)
+{
+    BestArg b = {best, barg};
+    *key = cg_region_key(h, best_fused, &b);
+    if (!br_dist_available() || dist_rank() != 0) return cg_plan_bytes_est(ops, nin);
+    /* a MAgg root: the whole operator's plan, split among its roots */
+    const Hop *roots[CG_MAXOUT];
+    int nr = cg_magg_partners(m, best, barg, h, roots, CG_MAXOUT);
+    if (nr > 1) {
+        uint64_t all = 0;
+        SizeWalk w = {.b = &b};
+        for (int r = 0; r < nr; r++) {
+            uint64_t k = cg_region_key(roots[r], best_fused, &b);
+            if (!k) return cg_plan_bytes_est(ops, nin) * nr;
+            all += k;
+            size_walk(&w, roots[r], T__N);
+        }
+        return plan_price(g_whole, all, cg_plan_bytes_est(w.nop, w.nin)) / nr;
+    }
+    double est = cg_plan_bytes_est(ops, nin);
+    return plan_price(shares_again(m, &b, h, *key) ? g_share : g_whole, *key, est);
 }
 
 int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const CgOp *op, double price[2])
@@ -210,20 +303,27 @@ int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const CgOp *op, doubl
     if (!p || !roots[0] || !br_dist_available() || dist_size() < 2 || dist_rank() != 0 || !cg_op_shippable(op))
         return 0;
     if (nr > CG_MAXOUT) return 0;
+    BestArg b = {sel_best_of, m};
     uint64_t keys[CG_MAXOUT], all = 0;
-    for (int r = 0; r < nr; r++) all += keys[r] = cg_region_key(roots[r], sel_fused, m);
+    for (int r = 0; r < nr; r++) all += keys[r] = cg_region_key(roots[r], best_fused, &b);
     size_t n = 0;
     char *plan = cg_plan_pack(op, &n);
     if (!plan) return 0;
-    pthread_mutex_lock(&g_price_lock);
     /* -stats, when this placement's first job runs: what the cost model
      * priced for this operator's plan (the cache's state now, as at its
-     * costing moments ago), beside its estimated size (what pricing
-     * every plan in full gave) */
+     * costing moments ago: each root by the cost model's own pricing,
+     * cg_dist_root_price, a MAgg's as its share of the whole; a merged
+     * Row group by its whole plan, as row_group prices it), beside its
+     * estimated size (what pricing every plan in full gave) */
     price[1] = cg_plan_bytes_est(cplan_nops(p), p->nin);
-    price[0] = price_of(g_whole, all, price[1]);
+    if (f->type == T_ROW && nr > 1) price[0] = plan_price(g_whole, all, price[1]);
+    else {
+        uint64_t k;
+        for (int r = 0; r < nr; r++) price[0] += cg_dist_root_price(m, sel_best_of, m, roots[r], cplan_nops(p), p->nin, &k);
+    }
+    pthread_mutex_lock(&g_price_lock);
     price_note(g_whole, all, plan, n, (double)n, NULL, 0);
-    for (int r = 0; r < nr && nr > 1; r++) {
+    for (int r = 0; r < nr && nr > 1 && f->type == T_ROW; r++) {
         CgSibling sib[CG_MAXOUT];
         int ns = 0;
         for (int q = 0; q < nr; q++)

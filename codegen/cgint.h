@@ -147,6 +147,13 @@ void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, Enum
 /* Fused operators to build from a pruned memo table (caller frees with
  * sel_free). */
 Selection *cg_choose_ops(Memo *m);
+/* An entry lookup as sel_best's: the selection's, or a candidate plan's
+ * (the cost model's entries under its current cut). */
+typedef MEntry *(*CgBestFn)(const void *arg, const Hop *h, int consumer);
+/* The roots of the MAgg operator select.c forms with the Cell full
+ * aggregate h among them (cg_choose_ops' walk and merge under the entries
+ * of best), h included, at most max; 0 when h would be no MAgg root. */
+int cg_magg_partners(const Memo *m, CgBestFn best, const void *barg, const Hop *h, const Hop **roots, int max);
 void sel_free(Selection *s);
 /* Best entry of h's group usable by a consumer of template `consumer`
  * (T__N: any, as a root); NULL if none. */
@@ -387,28 +394,29 @@ typedef struct CPlan {
  * operator of that region was placed before and the workers hold its
  * plan (a loop's recompiled operator, the same expression elsewhere),
  * that plan's packed size when they do not, else the estimate for its
- * size (cg_plan_bytes_est); share: key is one root of a multi-root
- * operator placed before (MAgg, merged Row) that is formed again, and
- * that operator's share is priced. cg_dist_plan_siblings: the other roots
- * of the multi-root operator placed before with a root of region key
- * (at most max; 0 when none). cg_dist_note_plan: op (built from f over
+ * size (cg_plan_bytes_est). cg_dist_root_price: what a fused operator
+ * rooted at h (ops operations over nin inputs other than literals) is
+ * priced for its plan where it runs on the ranks, under the entries of
+ * best (the cost model's candidate, or the selection's for -stats, so
+ * both price the same quantity), with its region's key in *key: a Cell
+ * full aggregate select.c merges into a MAgg operator (cg_magg_partners)
+ * its share of that operator's plan (by the roots' summed keys; unknown:
+ * the estimate of the union of their regions); one root of a merged Row
+ * group placed before and formed again (its other roots in the DAG with
+ * the same regions) the group's share; otherwise its own plan, as
+ * cg_dist_plan_price. cg_dist_note_plan: op (built from f over
  * m) is now placed on the ranks (rank 0 keeps its plan under its
- * region's key, a multi-root operator's also under each root's); returns
+ * region's key, a merged Row group's also under each root's); returns
  * the placement's id (0: not placed on the ranks) with price[0] the
- * bytes the cost model priced for its plan, price[1] the plan's
+ * bytes the cost model priced for its plan (its roots' cg_dist_root_price
+ * summed; a merged Row group's whole plan), price[1] the plan's
  * estimated size (H_SPOOF's plan_place and plan_price: -stats counts
  * them when the placement's first job runs). */
 typedef int (*KeyFusedFn)(const void *arg, const Hop *h, int consumer, int i);
-typedef struct CgSibling {
-    uint64_t key;         /* its region's key */
-    HopKind kind;         /* its root hop */
-    OpCode op;
-    AggDir dir;
-    int64_t rows, cols;
-} CgSibling;
 uint64_t cg_region_key(const Hop *root, KeyFusedFn fused, const void *arg);
-double cg_dist_plan_price(uint64_t key, bool share, int ops, int nin);
-int cg_dist_plan_siblings(uint64_t key, CgSibling *sib, int max);
+double cg_dist_plan_price(uint64_t key, int ops, int nin);
+double cg_dist_root_price(const Memo *m, CgBestFn best, const void *barg, const Hop *h, int ops, int nin,
+                          uint64_t *key);
 struct CgOp;
 int64_t cg_dist_note_plan(const Memo *m, const FusedOp *f, const struct CgOp *op, double price[2]);
 

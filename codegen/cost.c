@@ -729,8 +729,8 @@ typedef struct CVec {
     int nops;              /* operations fused (the plan's size) */
     uint64_t rkey;         /* on the ranks: the region's key (cg_region_key;
                               a Row group's: its roots' summed) */
-    bool rshare;           /*   one root of a multi-root operator formed
-                              again: priced by its share (shares_again) */
+    double rprice;         /*   its plan's price (cg_dist_root_price) */
+    bool rpriced;          /*   rprice set (else: rkey's whole plan) */
     const Hop *pre[CG_MAXPRE];   /* Row/Cell/MAgg: vector inputs the
                               operator may stitch (stitch_cost) */
     int npre;
@@ -851,6 +851,13 @@ static bool on_ranks(const CostCtx *x, const CVec *v, const Hop *h)
     return false;
 }
 
+/* The bytes of v's plan a job sends while the workers do not hold it:
+ * its root's price (open_op), or a merged Row group's whole plan. */
+static double plan_price(const CVec *v, int nin)
+{
+    return v->rpriced ? v->rprice : cg_dist_plan_price(v->rkey, v->nops, nin);
+}
+
 /* The network seconds and broadcast bytes of a distributed operator with
  * inputs v and output h (out bytes); false when it runs locally. */
 static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out, DistCost *dc)
@@ -878,7 +885,7 @@ static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out,
      * fused operator's header, operand descriptors and plan (none when the
      * workers hold the plan of this region's operator: the first job of a
      * plan sends it, later ones, also after a recompilation, find it) */
-    double ctrl = dist_ctrl_bytes(1, nval, fused, fused ? nin : 0, fused ? cg_dist_plan_price(v->rkey, v->rshare, v->nops, nin) : 0);
+    double ctrl = dist_ctrl_bytes(1, nval, fused, fused ? nin : 0, fused ? plan_price(v, nin) : 0);
     /* a reduced result's partials are its cells as doubles */
     bool reduce = h->rows != rows || rows <= 1;
     double part = h->dt == DT_MATRIX && h->rows >= 0 && h->cols >= 0 ? 8 * cells(h) : out;
@@ -920,7 +927,7 @@ static double op_time(const CostCtx *x, const CVec *v, double out, const Hop *ro
     if (v->type != T__N && v->rkey) {
         int nin = 0;
         for (int i = 0; i < v->nin; i++) nin += x->m->hop[v->in[i]] && x->m->hop[v->in[i]]->kind != H_LIT;
-        t += cg_dist_plan_price(v->rkey, v->rshare, v->nops, nin) / dist_net_rate();
+        t += plan_price(v, nin) / dist_net_rate();
     }
     /* constraint: inputs and output of one operator within the budget */
     if (rd + out > br_mem_budget()) return INFINITY;
@@ -1020,7 +1027,7 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
             continue;
         CVec m = g->v;
         m.rkey += v->rkey;   /* the merged operator's (cg_dist_note_plan) */
-        m.rshare = false;
+        m.rpriced = false;
         for (int k = 0; k < v->nin; k++) add_input(&m, v->in[k]);
         for (int k = 0; k < v->nmm && m.nmm < MAXMM; k++) {
             bool dup = false;
@@ -1064,43 +1071,9 @@ static bool cost_fused(const void *arg, const Hop *h, bool root, int i)
     return e && i < e->nin && e->ref[i] >= 0 && h->in[i] && best_ok(a->x, h->in[i], e->type);
 }
 
-/* A candidate's region as its cut has it, walked as cplan_build follows
- * the entries (cg_region_key): input i of h's entry for consumer is
- * fused under that entry's type. */
-static int cost_key_fused(const void *arg, const Hop *h, int consumer, int i)
-{
-    const CostCtx *x = arg;
-    MEntry *e = best_ok(x, h, consumer);
-    bool in = e && i < e->nin && e->ref[i] >= 0 && h->in[i] && best_ok(x, h->in[i], e->type);
-    return in ? (int)e->type : -1;
-}
-
-/* Is key, the region of a fused operator rooted at h, one root of a
- * multi-root operator placed before (a MAgg, a merged Row group) whose
- * other roots are in this DAG again, with the same regions under the
- * current cut? Then select.c forms that operator again, and the workers'
- * copy of its plan serves this root: its share is priced. Otherwise the
- * operator rooted here has a plan of its own (a Cell operator alone
- * whose region was a MAgg's root before: the workers do not hold it). */
-static bool shares_again(const CostCtx *x, const Hop *h, uint64_t key)
-{
-    CgSibling sib[CG_MAXOUT];
-    int n = cg_dist_plan_siblings(key, sib, CG_MAXOUT);
-    if (n <= 0) return false;
-    for (int s = 0; s < n; s++) {
-        bool found = false;
-        for (int j = 0; j < x->m->nid && !found; j++) {
-            const Hop *o = x->m->hop[j];
-            if (!o || o == h || o->kind != sib[s].kind || o->op != sib[s].op || o->dir != sib[s].dir ||
-                o->rows != sib[s].rows || o->cols != sib[s].cols)
-                continue;
-            MEntry *e = best_ok(x, o, T__N);
-            found = e && memo_nrefs(e) > 0 && cg_region_key(o, cost_key_fused, x) == sib[s].key;
-        }
-        if (!found) return false;
-    }
-    return true;
-}
+/* The cost model's entries under the current cut (cg_dist_root_price
+ * walks a candidate's regions and forms its MAgg operators by them). */
+static MEntry *cost_best(const void *arg, const Hop *h, int consumer) { return best_ok(arg, h, consumer); }
 
 /* Cost of computing h materialized (a fused operator or basic op rooted
  * at h). */
@@ -1279,8 +1252,10 @@ static double open_op(CostCtx *x, const Hop *h)
      * at run time), a job sends the plan the workers do not hold yet
      * (dist_cost): its region's key finds it */
     if (v.type != T__N && on_ranks(x, &v, h)) {
-        v.rkey = cg_region_key(h, cost_key_fused, x);
-        v.rshare = shares_again(x, h, v.rkey);
+        int nin = 0;
+        for (int i = 0; i < v.nin; i++) nin += x->m->hop[v.in[i]] && x->m->hop[v.in[i]]->kind != H_LIT;
+        v.rprice = cg_dist_root_price(x->m, cost_best, x, h, v.nops, nin, &v.rkey);
+        v.rpriced = true;
     }
     for (int i = 0; i < v.npre && sub < INFINITY; i++) sub += stitch_cost(x, &v, v.pre[i]);
     if (v.type == T_OUTER) {

@@ -155,6 +155,8 @@ void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, Enum
 
 typedef struct Walk {
     const Memo *m;
+    CgBestFn best;         /* the entries: the selection's (sel_best), or */
+    const void *barg;      /*   a candidate's as the cost model has it */
     char *needed;          /* by hop id */
     char *inreg;           /* scratch: hops of the current region */
     Selection *s;
@@ -186,7 +188,7 @@ static void region(Walk *w, Hop *h, const MEntry *e, HList *ins)
     for (int i = 0; i < h->nin; i++) {
         Hop *in = h->in[i];
         if (!in) continue;
-        MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? sel_best(w->m, in, e->type) : NULL;
+        MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? w->best(w->barg, in, e->type) : NULL;
         if (ie) region(w, in, ie, ins);
         else if (e->type == T_OUTER && i == 1 && in->kind == H_REORG && in->op == OP_TRANS &&
                  h->kind == H_MATMUL && h->op == OP_MATMUL)
@@ -202,7 +204,7 @@ static void clear_region(Walk *w, Hop *h, const MEntry *e)
     for (int i = 0; i < h->nin; i++) {
         Hop *in = h->in[i];
         if (!in) continue;
-        MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? sel_best(w->m, in, e->type) : NULL;
+        MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? w->best(w->barg, in, e->type) : NULL;
         if (ie) clear_region(w, in, ie);
     }
 }
@@ -214,7 +216,7 @@ static void need(Walk *w, Hop *h)
 {
     if (!h || w->needed[h->id]) return;
     w->needed[h->id] = 1;
-    MEntry *e = sel_best(w->m, h, T__N);
+    MEntry *e = w->best(w->barg, h, T__N);
     if (e && memo_nrefs(e) > 0) {
         add_op(w->s, e->type, h);
         HList ins = {0};
@@ -240,23 +242,24 @@ static bool depends(const Memo *m, const Hop *from, const Hop *to, char *seen)
 }
 
 /* Materialized inputs of the Cell region under h (into list). */
-static void cell_inputs(const Memo *m, Hop *h, const MEntry *e, Hop **list, int *n, int max, char *seen)
+static void cell_inputs(const Walk *w, Hop *h, const MEntry *e, Hop **list, int *n, int max, char *seen)
 {
     if (seen[h->id]) return;
     seen[h->id] = 1;
     for (int i = 0; i < h->nin; i++) {
         Hop *in = h->in[i];
         if (!in) continue;
-        MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? sel_best(m, in, e->type) : NULL;
-        if (ie) cell_inputs(m, in, ie, list, n, max, seen);
+        MEntry *ie = (i < e->nin && e->ref[i] >= 0) ? w->best(w->barg, in, e->type) : NULL;
+        if (ie) cell_inputs(w, in, ie, list, n, max, seen);
         else if (in->dt == DT_MATRIX && *n < max) list[(*n)++] = in;
     }
 }
 
 /* Merges Cell full aggregates with equal iteration shape, a shared
  * matrix input and no dependency between them into MAgg operators. */
-static void form_magg(const Memo *m, Selection *s)
+static void form_magg(const Walk *wk, Selection *s)
 {
+    const Memo *m = wk->m;
     int n = s->nops;
     int *grp = br_calloc((size_t)n + 1, sizeof(int));
     Hop ***ins = br_calloc((size_t)n + 1, sizeof(Hop **));
@@ -271,8 +274,8 @@ static void form_magg(const Memo *m, Selection *s)
         ins[i] = br_calloc(16, sizeof(Hop *));
         if (!ins[i]) continue;
         memset(seen, 0, (size_t)m->nid);
-        MEntry *e = sel_best(m, r, T__N);
-        if (e) cell_inputs(m, r, e, ins[i], &nins[i], 16, seen);
+        MEntry *e = wk->best(wk->barg, r, T__N);
+        if (e) cell_inputs(wk, r, e, ins[i], &nins[i], 16, seen);
         grp[i] = i;
     }
     for (int i = 0; i < n; i++) {
@@ -317,11 +320,13 @@ done:
     free(ins); free(nins); free(grp); free(seen);
 }
 
-Selection *cg_choose_ops(Memo *m)
+/* The fused operators of the entries best(barg, ...) (cg_choose_ops,
+ * cg_magg_partners). */
+static Selection *choose_ops(const Memo *m, CgBestFn best, const void *barg)
 {
     Selection *s = br_calloc(1, sizeof *s);
     if (!s) return NULL;
-    Walk w = {.m = m, .s = s};
+    Walk w = {.m = m, .best = best, .barg = barg, .s = s};
     w.needed = br_calloc((size_t)m->nid, 1);
     w.inreg = br_calloc((size_t)m->nid, 1);
     if (!w.needed || !w.inreg) { free(w.needed); free(w.inreg); free(s); return NULL; }
@@ -329,8 +334,28 @@ Selection *cg_choose_ops(Memo *m)
     for (int i = 0; i < m->d->nw; i++) need(&w, m->d->whops[i]);
     free(w.needed);
     free(w.inreg);
-    form_magg(m, s);
+    form_magg(&w, s);
     return s;
+}
+
+static MEntry *sel_best_of(const void *m, const Hop *h, int consumer) { return sel_best(m, h, consumer); }
+
+Selection *cg_choose_ops(Memo *m) { return choose_ops(m, sel_best_of, m); }
+
+int cg_magg_partners(const Memo *m, CgBestFn best, const void *barg, const Hop *h, const Hop **roots, int max)
+{
+    MEntry *e = best(barg, h, T__N);
+    if (!e || e->type != T_CELL || h->kind != H_AGG || h->dir != DIR_FULL || memo_nrefs(e) == 0) return 0;
+    Selection *s = choose_ops(m, best, barg);
+    int n = 0;
+    for (int i = 0; s && i < s->nops && !n; i++) {
+        const FusedOp *f = &s->ops[i];
+        bool mine = false;
+        for (int r = 0; r < f->nroots && f->type == T_MAGG; r++) mine |= f->roots[r] == h;
+        for (int r = 0; mine && r < f->nroots && n < max; r++) roots[n++] = f->roots[r];
+    }
+    sel_free(s);
+    return n;
 }
 
 void sel_free(Selection *s)

@@ -12,8 +12,12 @@
 #include "../hops/hop.h"
 
 /* Why DAG d cannot be shipped (NULL: it can); the specializations its
- * calls chose join the plan's functions. A DAG to recompile is not fused
- * yet (codegen runs at recompilation), so it holds no operator handles. */
+ * calls chose join the plan's functions. A DAG to recompile is neither
+ * fused nor stitched (codegen and cg_stitch_dag leave a DAG marked for
+ * recompilation alone and run on each recompiled copy, on every rank),
+ * so it holds no operator handles and no stitched regions: a block whose
+ * recompilation stitches regions under -gpu ships (tests/mpi/run.sh, the
+ * -gpu case's second loop). The H_SPOOF and H_STITCH cases guard that. */
 static const char *dag_check(const void *dag, const PsRefs *r)
 {
     const HopDag *d = dag;

@@ -263,8 +263,13 @@ void rt_dist_parfor_worker(RtProgram *(*compile)(void *arg, bool full, Diag **d)
 void rt_dist_parfor_worker_end(RtProgram **shell, RtProgram **full)
 {
     WProg *w[2] = {&g_w.shell, &g_w.full};
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         if (w[i]->prog) rt_destroy(&w[i]->rt);
+        /* a later run of the process (-then) makes its own on its first
+         * task (before, it found this run's gone and its tasks failed:
+         * "rank 1 could not load the script") */
+        w[i]->tried = false;
+    }
     ps_free_loops(g_w.cache);
     *shell = g_w.shell.prog, *full = g_w.full.prog;
     g_w.shell.prog = g_w.full.prog = NULL;

@@ -45,16 +45,73 @@ q() {
   { if [ -s "$tmp/q/$b" ]; then printf '%s\0' -then; fi
     printf '%s\0' "$@"; if [ "$o" != - ]; then printf '%s\0' -out "$o"; fi; } >> "$tmp/q/$b"
 }
-go() {
+go() {   # (GO_NP=braid: braid's own launcher, braid -np NP, instead of mpirun)
   local b=$1 np=$2 a; shift 2
   [ -s "$tmp/q/$b" ] || return 0
   mapfile -d '' a < "$tmp/q/$b"; rm -f "$tmp/q/$b"
-  env "$@" timeout 1500 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "${a[@]}"
+  if [ "${GO_NP:-}" = braid ]; then env "$@" BRAID_MPIRUN_OPTS=--oversubscribe timeout 1500 "$braid" -np "$np" "${a[@]}"
+  else env "$@" timeout 1500 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "${a[@]}"; fi
 }
 gone() {
   local b=$1 np=$2 what=$3; shift 3
   go "$b" "$np" "$@" > "$tmp/q/$b.out" 2>&1 || bad "$what (batch $b, $np ranks): mpirun failed: $(tail -n 5 "$tmp/q/$b.out")"
 }
+# a rank killed in the middle of a job, under braid's launcher (-np):
+# every rank ends (no hang), the status is 1 and the launcher names the
+# dead rank, its signal and rank 0's instruction. The script prints once
+# a distributed instruction has run (so rank 0 names one) and the rank is
+# killed after that line appears.
+cat > "$tmp/loop.dml" <<'DML'
+X = rand(rows=2000, cols=10, seed=1)
+s = sum(X)
+print("started " + s)
+for (i in 1:1000000) { s = s + sum(X * i) }
+print(s)
+DML
+# kill_rank2 OUT CMD...: runs CMD in the background, SIGKILLs its rank 2
+# (victim_rank=R: rank R; victim_sig=S: signal S) once OUT shows the
+# script started (within KILL_WAIT seconds, default 60); sets victim
+# (empty: not found) and rc. A batch's launch (go) can end with the
+# loop's run (queued last, its output the launch's): the batch's runs
+# run first, each to its own output, and the launch's status is 1 by
+# design (KILL_WAIT then covers the runs before the loop)
+kill_rank2() {
+  local out=$1; shift
+  local tag="braid-mpi-test-$$-$RANDOM"
+  BRAID_TEST_TAG=$tag "$@" > "$out" 2>&1 &
+  local mpid=$!
+  victim=""
+  local end=$((SECONDS + ${KILL_WAIT:-60}))
+  while [ "$SECONDS" -lt "$end" ] && kill -0 "$mpid" 2>/dev/null; do
+    sleep 0.1
+    grep -q '^started' "$out" || continue
+    for p in $(pgrep -f "$tmp/loop.dml"); do
+      if env=$( { tr '\0' '\n' < "/proc/$p/environ"; } 2>/dev/null) && printf '%s\n' "$env" | grep -qx "BRAID_TEST_TAG=$tag" &&
+         printf '%s\n' "$env" | grep -qx "OMPI_COMM_WORLD_RANK=${victim_rank:-2}"; then
+        victim=$p
+      fi
+    done
+    [ -n "$victim" ] && break
+  done
+  # (not found: the launch ends; CMD may be a function of this shell,
+  # run by a subshell whose child is the launch)
+  if [ -n "$victim" ]; then kill -"${victim_sig:-9}" "$victim"; else kill $(pgrep -P "$mpid") "$mpid" 2>/dev/null; fi
+  wait "$mpid"; rc=$?
+  # a stopped victim mpirun left behind
+  if [ -n "$victim" ] && [ "${victim_sig:-9}" = STOP ]; then kill -9 "$victim" 2>/dev/null; fi
+}
+# killed NAME OUT RANK HOW [STATUSES]: the killed rank was found, the
+# run's status is one of STATUSES (default 1 or mpirun's 137) and rank
+# 0's line names RANK and HOW (an extended regex)
+killed() {
+  local name=$1 out=$2 rank=$3 how=$4 codes=${5:-"1 137"}
+  if [ -z "$victim" ]; then bad "$name: rank $rank not found: $(tail -n 5 "$out")"
+  elif [[ " $codes " != *" $rc "* ]]; then bad "$name: status $rc, not $codes (124: hung)"
+  elif ! grep -qE "^braid: error: rank $rank died \(($how)\) during instruction '[^']*' \(line [0-9]*\)$" "$out"; then
+    bad "$name: no clear error naming rank $rank: $(tail -n 8 "$out")"
+  else ok; fi
+}
+sig9="signal 9: [A-Za-z]*"
 config() {   # config NAME BUDGET BLOCKSIZE [PIGGYBACK]: NAME.xml, and NAME-nocg.xml without fusion
   local f='<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.defaultblocksize>%s</sysds.defaultblocksize><sysds.dist.piggyback>%s</sysds.dist.piggyback><sysds.dist.netrate>1e9</sysds.dist.netrate>%s</root>\n'
   printf "$f" "$2" "$3" "${4:-true}" "" > "$tmp/$1.xml"
@@ -275,9 +332,8 @@ pf_all() {
   done
 }
 pf_all
-# the runs above: one launch per rank count, traced (BRAID_DIST_TRACE=1)
-for np in 2 3 4; do gone "b$np" $np "ops, fused operators, parfor" BRAID_DIST_TRACE=1; done
-CHECK=1 ops_all; CHECK=1 fused_all; CHECK=1 pf_all
+# (the runs above: batches b2, b3 and b4, one launch per rank count,
+# traced, BRAID_DIST_TRACE=1; they launch at the end, with the others)
 # a shipped body whose sizes are known only at run time (Y's rows depend
 # on the data): the DAGs travel with the plan and the workers recompile
 # them as rank 0 does, to the same plans (sizes, operators, fused
@@ -308,15 +364,21 @@ print(toString(R))
 Big = rand(rows=1000, cols=100, seed=3); v = rand(rows=10, cols=1, seed=4); R = matrix(0, rows=10, cols=1)
 parfor (i in 1:10, mode=REMOTE_SPARK) { R[i, 1] = v[i, 1] * 2 + i }
 print(sum(R) + sum(Big))'
-if want=$("$braid" -s "$pfd" 2>&1) && mpi 3 -stats -s "$pfd" > "$tmp/pfd.out" 2>&1; then
+# (in batch i3, traced: its output less the trace lines)
+if pfd_want=$("$braid" -s "$pfd" 2>&1); then
+  q i3 "$tmp/pfd.out" -stats -s "$pfd"
+  later+=(check_pfd)
+else bad "one copy of shipped functions, parfor frame: the local run failed: $pfd_want"; fi
+check_pfd() {
+  local line sent
   line="  (remote parfor plans: 3 shipped, 0 not; workers decoded 6 and compiled 0 programs or functions; 2 shipped functions were copies the workers held)"
-  if [ "$(head -n 8 "$tmp/pfd.out")" = "$want" ] && grep -qxF "$line" "$tmp/pfd.out"; then ok
-  else bad "one copy of shipped functions: $(grep 'parfor plans' "$tmp/pfd.out")"; fi
+  if [ "$(grep -v '^dist job ' "$tmp/pfd.out" | head -n 8)" = "$pfd_want" ] && grep -qxF "$line" "$tmp/pfd.out"; then ok
+  else bad "one copy of shipped functions: $(grep 'parfor plans' "$tmp/pfd.out"; tail -n 3 "$tmp/pfd.out")"; fi
   # (the 3 loops' tasks: X twice, v)
   sent=$(awk '$1 == "parfor" && $3 == "jobs" { print $6 }' "$tmp/pfd.out")
   if [ -n "$sent" ] && [ "$sent" -lt 100000 ]; then ok
   else bad "parfor frame: sent ${sent:-?} bytes"; fi
-else bad "one copy of shipped functions, parfor frame: a run failed: $(tail -n 3 "$tmp/pfd.out")"; fi
+}
 # Group A, one run of 3 ranks with bs7.xml (and its local run): the
 # dense fused case (fused.dml, as above), then remote parfor bodies: one
 # with an AMULET where-loop (the loop travels by its place in the
@@ -344,10 +406,10 @@ check_ga() {
 }
 if ! "$braid" -f "$tmp/ga.dml" -args "$tmp/ga/l/" $ga_args > "$tmp/ga/l.out" 2>&1; then
   bad "group A: the local run failed: $(tail -n 3 "$tmp/ga/l.out")"
-elif ! BRAID_DIST_TRACE=1 mpi 3 -f "$tmp/ga.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/ga/d/" $ga_args > "$tmp/ga/d.out" 2>&1; then
-  bad "group A: mpirun failed: $(tail -n 5 "$tmp/ga/d.out")"
 else
-  check_ga "group A (np 3, bs7)" "$tmp/ga/d.out" "$tmp/ga/d"
+  # (in batch i3, traced; checked after its launch)
+  q i3 "$tmp/ga/d.out" -f "$tmp/ga.dml" -config "$tmp/bs7.xml" -stats -args "$tmp/ga/d/" $ga_args
+  ga_queued=1
 fi
 # eval with a literal function name: the function and the functions
 # computing its default parameters ship with the plan (compiled on rank
@@ -385,6 +447,35 @@ if want=$(BRAID_AMULET_FUSE=force "$braid" -s "$pfe" 2>&1) && BRAID_AMULET_FUSE=
   if grep -qE "^Codegen AMULET loops \(planner\):[[:space:]]+[1-9][0-9]*\.$" "$tmp/pfe.out"; then ok
   else bad "parfor with an AMULET loop: the template made no loop: $(grep AMULET "$tmp/pfe.out")"; fi
 else bad "parfor with eval: a run failed: $(tail -n 3 "$tmp/pfe.out")"; fi
+# eval of a builtin library function by a name built at run time: no
+# candidate ships for it (the library has hundreds of functions, loaded
+# on first use), so the worker loads it from its installation and
+# compiles it, as rank 0 does when its own iterations call it: the same
+# binary (the plan's head checks the build) compiling the same file's
+# text for the same call gives the same program, and the result is the
+# local run's to the bit (runtime/planship.c add_eval_candidates;
+# docs/dist.md)
+pfb='X = rand(rows=10, cols=3, seed=1)
+R = matrix(0, rows=4, cols=2)
+parfor (i in 1:4, mode=REMOTE_SPARK) {
+  f = "sig" + ifelse(i > 0, "moid", "x")
+  R[i, 1] = sum(eval(f, list(X * i)))
+  g = "scale" + ifelse(i > 0, "MinMax", "")
+  R[i, 2] = sum(eval(g, list(X + i * X)))
+}
+write(R, $1 + "R", format="csv")'
+mkdir -p "$tmp/pfb/l" "$tmp/pfb/d"
+printf '%s\n' "$pfb" > "$tmp/pfb.dml"
+if "$braid" -f "$tmp/pfb.dml" -args "$tmp/pfb/l/" > "$tmp/pfb/l.out" 2>&1; then
+  q i2 "$tmp/pfb/d.out" -stats -f "$tmp/pfb.dml" -args "$tmp/pfb/d/"
+  later+=(check_pfb)
+else bad "parfor eval of a builtin: the local run failed: $(tail -n 3 "$tmp/pfb/l.out")"; fi
+check_pfb() {
+  if cmp -s "$tmp/pfb/l/R" "$tmp/pfb/d/R"; then ok
+  else bad "parfor eval of a builtin: not the local result to the bit: $(head -n 2 "$tmp/pfb/d/R" 2>&1)"; fi
+  if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled [1-9][0-9]* programs or functions" "$tmp/pfb/d.out"
+  then ok; else bad "parfor eval of a builtin: not shipped, or no worker compile of the builtin: $(grep 'parfor plans' "$tmp/pfb/d.out")"; fi
+}
 # -gpu under mpirun: every rank opens its own OpenCL device. A remote
 # parfor body holding stitched GPU regions (a cell region with the loop
 # variable as a scalar argument, a row region with a per-row input)
@@ -392,7 +483,11 @@ else bad "parfor with eval: a run failed: $(tail -n 3 "$tmp/pfe.out")"; fi
 # so the workers compile nothing and run the regions rank 0 formed (a
 # binary without it names the region as the reason and the workers
 # compile the loop); the result is the local run's (skipped without an
-# OpenCL device)
+# OpenCL device). A second loop's body has sizes known only per
+# iteration: its block is recompiled on every rank and ships its DAG,
+# which holds no stitched region (cg_stitch_dag, like codegen, leaves a
+# DAG to recompile alone; each rank stitches the recompiled copy, as
+# rank 0 does), so it ships too and the workers compile nothing
 pfg='X = rand(rows=300, cols=20, seed=1)
 W = rand(rows=300, cols=20, seed=2)
 R = matrix(0, rows=4, cols=2)
@@ -401,15 +496,24 @@ parfor (i in 1:4, mode=REMOTE_SPARK) {
   S = (X - rowMeans(X)) * W / i
   R[i, 2] = sum(S * S)
 }
-print(toString(R))'
+print(toString(R))
+R2 = matrix(0, rows=4, cols=2)
+parfor (i in 1:4, mode=REMOTE_SPARK) {
+  Y = X[1:(nrow(X) - i * 7), ]
+  V = W[1:nrow(Y), ]
+  R2[i, 1] = sum(exp(Y * i) + Y * 2 - abs(Y))
+  S = (Y - rowMeans(Y)) * V / i
+  R2[i, 2] = sum(S * S)
+}
+print(toString(R2))'
 if ! want=$("$braid" -gpu force -s "$pfg" 2>&1); then
   case $want in
     *"no OpenCL platform"*|*"no OpenCL device"*) echo "mpi tests: the -gpu case skipped: $want" ;;
     *) bad "parfor under -gpu: the local run failed: $want" ;;
   esac
 elif mpi 2 -gpu force -stats -s "$pfg" > "$tmp/pfg.out" 2>&1; then
-  if [ "$(head -n 4 "$tmp/pfg.out")" = "$want" ]; then ok; else bad "parfor under -gpu: $(head -n 4 "$tmp/pfg.out") (local: $want)"; fi
-  shipped 1 "parfor with stitched GPU regions" "$tmp/pfg.out"
+  if [ "$(head -n 9 "$tmp/pfg.out")" = "$want" ]; then ok; else bad "parfor under -gpu: $(head -n 9 "$tmp/pfg.out") (local: $want)"; fi
+  shipped 2 "parfor with stitched GPU regions" "$tmp/pfg.out"
   if grep -qE "^GPU stitched regions:[[:space:]]+[1-9][0-9]* runs" "$tmp/pfg.out"; then ok
   else bad "parfor under -gpu: no stitched region ran: $(grep -E 'GPU' "$tmp/pfg.out")"; fi
 else bad "parfor under -gpu: mpirun failed: $(tail -n 3 "$tmp/pfg.out")"; fi
@@ -517,9 +621,9 @@ else
     mkdir -p "$tmp/vd$np"
     q "i$np" "$tmp/vol$np.out" -config "$tmp/volcg.xml" -stats -f "$here/volume.dml" -args "$tmp/vd$np/" 3000 8
   done
-  # one plan slot: a launch of its own (the variable holds for the process)
-  BRAID_DIST_PLAN_SLOTS=1 mpi 3 -config "$tmp/volcg.xml" -stats -f "$here/volume.dml" -args "$tmp/vs/" 3000 8 > "$tmp/vols.out" 2>&1 \
-    && touch "$tmp/vols.ok"
+  # one plan slot (the variable holds for the process): in batch b3,
+  # whose launch sets it for all its runs (the others check no plan sends)
+  q b3 "$tmp/vols.out" -config "$tmp/volcg.xml" -stats -f "$here/volume.dml" -args "$tmp/vs/" 3000 8
   later+=(check_volume)
 fi
 check_volume() {
@@ -534,12 +638,12 @@ check_volume() {
     if [ -n "$sent" ] && [ "${sent% *}" -ge 1 ] && [ "${sent#* }" -ge 1 ] && [ "${sent% *}" -lt "${fj:-0}" ]; then ok
     else bad "volume np $np: plans sent/held '${sent:-none}' for ${fj:-no} fused jobs"; fi
   done
-  if [ -f "$tmp/vols.ok" ]; then
+  if grep -q '^  (fused operator plans: ' "$tmp/vols.out" 2>/dev/null; then
     compare "volume one plan slot" "$tmp/vl" "$tmp/vs"
     s1=$(sed -n 's/^  (fused operator plans: \([0-9]*\) sent, .*/\1/p' "$tmp/vols.out")
     s4=$(sed -n 's/^  (fused operator plans: \([0-9]*\) sent, .*/\1/p' "$tmp/vol4.out")
     if [ -n "$s1" ] && [ -n "$s4" ] && [ "$s1" -gt "$s4" ]; then ok; else bad "volume one plan slot: plans sent ${s1:-?} (256 slots: ${s4:-?})"; fi
-  else bad "volume one plan slot: mpirun failed: $(tail -n 3 "$tmp/vols.out")"; fi
+  else bad "volume one plan slot: the run failed: $(tail -n 3 "$tmp/vols.out")"; fi
 }
 
 # the cost model prices a fused operator's plan as its jobs send it: in
@@ -578,6 +682,29 @@ check_lp() {
   r=$(sed -n 's/^  (fused operator plan bytes: \([0-9]*\) sent, \([0-9]*\) priced by the fusion cost model, \([0-9]*\) in full)$/\1 \2 \3/p' "$tmp/lp/d.out")
   if [ -n "$r" ] && "$py" -c "import sys; s, p, f = map(float, sys.argv[1:]); sys.exit(not (p > 0 and 0.95 <= s / p <= 1.05))" $r; then ok
   else bad "plan bytes priced l2svm: sent, priced, in full: '${r:-none}'"; fi
+}
+
+# plan bytes priced for multi-aggregates (magg.dml, 8000 x 20, the
+# budget a tenth of X, 2 ranks): -stats prices each placement's plan as
+# the cost model prices its roots (cgdist.c cg_dist_root_price), a MAgg's
+# root by its share of the MAgg select.c forms (cg_magg_partners). A
+# MAgg of two roots, then one of three with those two among them (a new
+# plan), then the two regions alone over other matrices (two new Cell
+# plans): with the roots priced by the shares of a MAgg placed before
+# whenever its other roots' regions were in the DAG, 7608 sent, 8750
+# priced (block 2's two roots and block 3's operators priced nothing)
+mkdir -p "$tmp/mg/l" "$tmp/mg/d"
+if "$braid" -f "$here/magg.dml" -args "$tmp/mg/l/" 8000 20 > "$tmp/mg/l.out" 2>&1; then
+  q i2 "$tmp/mg/d.out" -config "$tmp/lp.xml" -threads 1 -stats -f "$here/magg.dml" -args "$tmp/mg/d/" 8000 20
+  later+=(check_mg)
+else bad "plan bytes priced magg: the local run failed: $(tail -n 3 "$tmp/mg/l.out")"; fi
+check_mg() {
+  local r ma
+  compare "plan bytes priced magg" "$tmp/mg/l" "$tmp/mg/d"
+  r=$(sed -n 's/^  (fused operator plan bytes: \([0-9]*\) sent, \([0-9]*\) priced by the fusion cost model, \([0-9]*\) in full)$/\1 \2 \3/p' "$tmp/mg/d.out")
+  ma=$(sed -n 's/^Codegen fused ops (C, R, MA, OP):\t[0-9]*\/[0-9]*\/\([0-9]*\)\/.*/\1/p' "$tmp/mg/d.out")
+  if [ "${ma:-0}" = 2 ] && [ -n "$r" ] && "$py" -c "import sys; s, p, f = map(float, sys.argv[1:]); sys.exit(not (p > 0 and 0.95 <= s / p <= 1.05))" $r; then ok
+  else bad "plan bytes priced magg: sent, priced, in full: '${r:-none}', MAgg operators ${ma:-none} (not 2)"; fi
 }
 
 # a local matrix passed down calls is scattered once (kept while the
@@ -790,8 +917,30 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   cp "$tmp/data/X.bin.mtd" "$tmp/data/T.bin.mtd"
   errq "truncated binary file" "X = read(\"$tmp/data/T.bin\"); print(sum(X))" "T.bin[^:]*: not a valid SystemDS binary-block file: truncated record"
   # the runs above: batch i3 (3 ranks) in one launch, some failing on
-  # purpose (its status then 1); i2 and i4 with the later cases
-  go i3 3 BRAID_DIST_TRACE=1 > "$tmp/q/i3.out" 2>&1
+  # purpose; i2 and i4 with the later cases. The launch ends with a
+  # rank killed under a plain mpirun (below; its status 1 by design)
+  q i3 - -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
+  KILL_WAIT=1400 kill_rank2 "$tmp/killp.out" go i3 3 BRAID_DIST_TRACE=1
+  kill_victim=$victim kill_rc=$rc
+  if [ -n "${ga_queued:-}" ]; then check_ga "group A (np 3, bs7)" "$tmp/ga/d.out" "$tmp/ga/d"; fi
+  # the same under a plain mpirun: rank 0 traces the ranks on its machine
+  # (ptrace), so it sees rank 2's end, and its signal, before mpirun's
+  # daemon can collect it. Where this machine does not allow tracing
+  # (rank 0's -stats says so), a pidfd tells the end and the signal is read
+  # while mpirun has not collected it (else the line says mpirun has it).
+  # mpirun's status is OpenMPI's choice: the first failed rank it records,
+  # 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
+  # (the watch line of a 3-rank run with bs7.xml and -stats: group A's, in
+  # the same launch)
+  watch=$(grep '^  rank watch:' "$tmp/ga/d.out")
+  case "$watch" in
+    "  rank watch: 2 ranks on this machine traced, 0 by pidfd; 0 other machines reporting") how="$sig9"; ok ;;
+    "  rank watch: 0 ranks on this machine traced, 2 by pidfd; 0 other machines reporting")
+      how="$sig9|mpirun collected its status first, as braid may not trace its ranks here: mpirun names the signal"; ok ;;
+    *) how="$sig9"; bad "rank watch: '$watch'" ;;
+  esac
+  victim=$kill_victim rc=$kill_rc
+  killed "kill (mpirun)" "$tmp/killp.out" 2 "$how"
   later+=(check_io)
   err_check
   for g in "${shares_later[@]}"; do shares_check $g; done
@@ -1001,9 +1150,24 @@ later+=(check_gbe)
 # the batches of the cases above: i2, i4, and a3 (without ptrace: the
 # algorithms' run gives the rank watch line of that path, below); then
 # their checks
+gone b2 2 "ops, fused operators, parfor" BRAID_DIST_TRACE=1
+gone b4 4 "ops, fused operators, parfor" BRAID_DIST_TRACE=1
+# b3's runs, then a rank killed in the middle of a job under braid's
+# launcher (-np): every rank ends (no hang), the status is 1 and the
+# launcher names the dead rank, its signal and rank 0's instruction
+q b3 - -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
+KILL_WAIT=1400 GO_NP=braid kill_rank2 "$tmp/kill.out" go b3 3 BRAID_DIST_TRACE=1 BRAID_DIST_PLAN_SLOTS=1
+killed "kill" "$tmp/kill.out" 2 "$sig9" 1
+CHECK=1 ops_all; CHECK=1 fused_all; CHECK=1 pf_all
 gone i2 2 "2-rank cases" BRAID_DIST_TRACE=1
 gone i4 4 "4-rank cases" BRAID_DIST_TRACE=1
-gone a3 3 "3-rank cases" BRAID_DIST_TRACE=1 BRAID_NO_PTRACE=1
+# a3's runs, then a rank killed where tracing is not allowed
+# (BRAID_NO_PTRACE=1 takes that path): the watch uses pidfds, and a
+# killed rank is still named (its signal read from its zombie, or
+# mpirun's collecting it first said)
+q a3 - -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
+KILL_WAIT=1400 kill_rank2 "$tmp/killnt.out" go a3 3 BRAID_DIST_TRACE=1 BRAID_NO_PTRACE=1
+killed "kill (no ptrace)" "$tmp/killnt.out" 2 "$sig9|mpirun collected its status first, as braid may not trace its ranks here: mpirun names the signal"
 for f in "${later[@]}"; do "$f"; done
 
 # an unknown -exec mode
@@ -1017,86 +1181,22 @@ if "$braid" -exec distributed -s 'X = rand(rows=100, cols=10, seed=1); print(sum
 elif grep -q "runs distributed (-exec distributed), and distributed execution is not available (run under mpirun)" "$tmp/nompi.out"; then ok
 else bad "-exec distributed without mpirun: $(cat "$tmp/nompi.out")"; fi
 
-# a rank killed in the middle of a job, under braid's launcher (-np):
-# every rank ends (no hang), the status is 1 and the launcher names the
-# dead rank, its signal and rank 0's instruction. The script prints once
-# a distributed instruction has run (so rank 0 names one) and the rank is
-# killed after that line appears.
-cat > "$tmp/loop.dml" <<'DML'
-X = rand(rows=2000, cols=10, seed=1)
-s = sum(X)
-print("started " + s)
-for (i in 1:1000000) { s = s + sum(X * i) }
-print(s)
-DML
-# kill_rank2 OUT CMD...: runs CMD in the background, SIGKILLs its rank 2
-# (victim_rank=R: rank R; victim_sig=S: signal S) once OUT shows the
-# script started; sets victim (empty: not found) and rc
-kill_rank2() {
-  local out=$1; shift
-  local tag="braid-mpi-test-$$-$RANDOM"
-  BRAID_TEST_TAG=$tag "$@" > "$out" 2>&1 &
-  local mpid=$!
-  victim=""
-  for _ in $(seq 1 600); do
-    sleep 0.1
-    grep -q '^started' "$out" || continue
-    for p in $(pgrep -f "$tmp/loop.dml"); do
-      if env=$( { tr '\0' '\n' < "/proc/$p/environ"; } 2>/dev/null) && printf '%s\n' "$env" | grep -qx "BRAID_TEST_TAG=$tag" &&
-         printf '%s\n' "$env" | grep -qx "OMPI_COMM_WORLD_RANK=${victim_rank:-2}"; then
-        victim=$p
-      fi
-    done
-    [ -n "$victim" ] && break
-  done
-  if [ -n "$victim" ]; then kill -"${victim_sig:-9}" "$victim"; else kill "$mpid"; fi
-  wait "$mpid"; rc=$?
-  # a stopped victim mpirun left behind
-  if [ -n "$victim" ] && [ "${victim_sig:-9}" = STOP ]; then kill -9 "$victim" 2>/dev/null; fi
-}
-# killed NAME OUT RANK HOW [STATUSES]: the killed rank was found, the
-# run's status is one of STATUSES (default 1 or mpirun's 137) and rank
-# 0's line names RANK and HOW (an extended regex)
-killed() {
-  local name=$1 out=$2 rank=$3 how=$4 codes=${5:-"1 137"}
-  if [ -z "$victim" ]; then bad "$name: rank $rank not found: $(tail -n 5 "$out")"
-  elif [[ " $codes " != *" $rc "* ]]; then bad "$name: status $rc, not $codes (124: hung)"
-  elif ! grep -qE "^braid: error: rank $rank died \(($how)\) during instruction '[^']*' \(line [0-9]*\)$" "$out"; then
-    bad "$name: no clear error naming rank $rank: $(tail -n 8 "$out")"
-  else ok; fi
-}
-sig9="signal 9: [A-Za-z]*"
-kill_rank2 "$tmp/kill.out" env BRAID_MPIRUN_OPTS=--oversubscribe timeout 120 "$braid" -np 3 -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
-killed "kill" "$tmp/kill.out" 2 "$sig9" 1
-# the same under a plain mpirun: rank 0 traces the ranks on its machine
-# (ptrace), so it sees rank 2's end, and its signal, before mpirun's
-# daemon can collect it. Where this machine does not allow tracing
-# (rank 0's -stats says so), a pidfd tells the end and the signal is read
-# while mpirun has not collected it (else the line says mpirun has it).
-# mpirun's status is OpenMPI's choice: the first failed rank it records,
-# 137 (rank 2's SIGKILL) or 1 (rank 0's exit)
-# (the watch line of a 3-rank run with bs7.xml and -stats: group A's above)
-watch=$(grep '^  rank watch:' "$tmp/ga/d.out")
-case "$watch" in
-  "  rank watch: 2 ranks on this machine traced, 0 by pidfd; 0 other machines reporting") how="$sig9"; ok ;;
-  "  rank watch: 0 ranks on this machine traced, 2 by pidfd; 0 other machines reporting")
-    how="$sig9|mpirun collected its status first, as braid may not trace its ranks here: mpirun names the signal"; ok ;;
-  *) how="$sig9"; bad "rank watch: '$watch'" ;;
-esac
-kill_rank2 "$tmp/killp.out" timeout 120 mpirun --oversubscribe -np 3 "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
-killed "kill (mpirun)" "$tmp/killp.out" 2 "$how"
 # ranks on another machine (simulated: BRAID_HOST_ID gives ranks 2 and 3
 # a host of their own): that machine's lowest rank traces the others and
 # tells rank 0 over its TCP line before mpirun can learn of a death; the
 # line's end tells that the watching rank itself died
-two_hosts() { kill_rank2 "$1" timeout 120 mpirun --oversubscribe -np 2 "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml" \
-  : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"; }
-watch=$(mpi 2 -config "$tmp/bs7.xml" -stats -s 'X = rand(rows=50, cols=3, seed=1); print(sum(X %*% t(X)))' \
-  : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" -config "$tmp/bs7.xml" -s 'print(1)' 2>&1 | grep '^  rank watch:')
+how=${how:-$sig9}   # (set by the rank watch of group A, batch i3)
+# two_hosts OUT [RUNS...]: RUNS (each ending in -then) before the loop
+two_hosts() { local out=$1; shift; kill_rank2 "$out" timeout 300 mpirun --oversubscribe -np 2 "$braid" "$@" -f "$tmp/loop.dml" -config "$tmp/bs7.xml" \
+  : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" "$@" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"; }
+# (the watch line of a run on the two machines: before the loop of the
+# first kill's launch)
+KILL_WAIT=240 victim_rank=3 two_hosts "$tmp/kill3.out" -config "$tmp/bs7.xml" -stats \
+  -s 'X = rand(rows=50, cols=3, seed=1); print(sum(X %*% t(X)))' -out "$tmp/watch2h.out" -then
+watch=$(grep '^  rank watch:' "$tmp/watch2h.out")
 if [ "$watch" = "  rank watch: 1 ranks on this machine traced, 0 by pidfd; 1 other machines reporting" ] ||
    [ "$watch" = "  rank watch: 0 ranks on this machine traced, 1 by pidfd; 1 other machines reporting" ]; then ok
 else bad "rank watch (two hosts): '$watch'"; fi
-victim_rank=3 two_hosts "$tmp/kill3.out"
 killed "kill (other machine)" "$tmp/kill3.out" 3 "$how"
 two_hosts "$tmp/kill2h.out"
 killed "kill (other machine's watcher)" "$tmp/kill2h.out" 2 "on another machine, with the rank that watched it"
@@ -1111,15 +1211,11 @@ elif [ "$rc" != 1 ] && [ "$rc" != 137 ]; then bad "frozen machine: status $rc, n
 elif ! grep -qE "^braid: error: rank 2 stopped answering \(no heartbeat from its machine for 10 s: frozen, stopped or cut off\) during instruction '[^']*' \(line [0-9]*\)$" "$tmp/stop2.out"; then
   bad "frozen machine: no clear error naming rank 2: $(tail -n 8 "$tmp/stop2.out")"
 else ok; fi
-# where tracing is not allowed (BRAID_NO_PTRACE=1 takes that path): the
-# watch uses pidfds, and a killed rank is still named (its signal read
-# from its zombie, or mpirun's collecting it first said)
-# (the algorithms' run above, under BRAID_NO_PTRACE=1)
+# where tracing is not allowed (BRAID_NO_PTRACE=1): the watch line of
+# the algorithms' run in batch a3 (its kill above)
 watch=$(grep '^  rank watch:' "$tmp/algos/d.out")
 if [ "$watch" = "  rank watch: 0 ranks on this machine traced, 2 by pidfd; 0 other machines reporting" ]; then ok
 else bad "rank watch without ptrace: '$watch'"; fi
-kill_rank2 "$tmp/killnt.out" env BRAID_NO_PTRACE=1 timeout 120 mpirun --oversubscribe -np 3 "$braid" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
-killed "kill (no ptrace)" "$tmp/killnt.out" 2 "$sig9|mpirun collected its status first, as braid may not trace its ranks here: mpirun names the signal"
 
 flush
 echo "$pass passed, $fail failed"
