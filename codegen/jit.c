@@ -21,7 +21,7 @@
  * stops it after BRAID_CC_TIMEOUT (a watchdog in the session) even when
  * braid is gone; braid stops it at the same time while it runs. A compile
  * into the persistent disk cache that is still running when its context
- * ends is left to finish detached (at most max(2, br_threads()) per
+ * ends is left to finish detached (at most 2 max(2, br_threads()) per
  * process; the others are killed with their compiler, as are compiles
  * into a private temporary folder): so a short run on a loaded machine
  * still warms the cache for the next. Each published object's hash is
@@ -462,11 +462,14 @@ static int det_reap(void)
 }
 
 /* How many compiles of this process may run on after their contexts
- * ended: max(2, br_threads()), as many as run at once while braid waits. */
+ * ended: twice as many as run at once while braid waits, 2 max(2,
+ * br_threads()) (AutoEncoder's cold run at 2 threads leaves 3 batches
+ * unfinished: with room for 2, a third of its kernels waited for the
+ * second run). */
 static int det_max(void)
 {
     int par = br_threads() > 2 ? br_threads() : 2;
-    return BR_MIN(par, (int)(sizeof det_pid / sizeof *det_pid));
+    return BR_MIN(2 * par, (int)(sizeof det_pid / sizeof *det_pid));
 }
 
 /* Lets the compile (shell pid) run on after its context ends, if fewer
