@@ -292,8 +292,20 @@ void cg_machine_bound(CgMachine *mc)
         }
 }
 
+/* Is a machine file's state (k values read, its rounds and quiet
+ * fields; see cg_machine_with) final: a quiet measurement is in it, or
+ * MEASURE_ROUNDS busy ones on a quiet run queue after it had settled? */
+static bool machine_final(int k, int rounds, int quiet)
+{
+    return k >= 7 && rounds >= MEASURE_ROUNDS && (quiet == 1 || quiet <= -MEASURE_ROUNDS);
+}
+
 /* The complete constants of the prebuilt set's folder (measured when it
- * was built, on this machine: its cache keys name the CPU), if any. */
+ * was built, on this machine: its cache keys name the CPU), if any: a
+ * final file, or one of 5 values (older builds), bounded. A file that is
+ * still settling, or settled busy ("4 0": every measurement of the
+ * build's runs was busy, flops 6.6x below the quiet ones in one set made
+ * at load 20), is not complete: a cold cache measures for itself. */
 static bool prebuilt_machine(const char *prebuilt, CgMachine *mc)
 {
     if (!prebuilt) return false;
@@ -302,10 +314,11 @@ static bool prebuilt_machine(const char *prebuilt, CgMachine *mc)
     FILE *f = fopen(path, "r");
     if (!f) return false;
     CgMachine m = {0};
-    int rounds = MEASURE_ROUNDS;
-    int k = fscanf(f, "%lf %lf %lf %lf %lf %d", &m.read_bw, &m.write_bw, &m.flops, &m.gemm, &m.vecmat, &rounds);
+    int rounds = 0, quiet = 0;
+    int k = fscanf(f, "%lf %lf %lf %lf %lf %d %d", &m.read_bw, &m.write_bw, &m.flops, &m.gemm, &m.vecmat, &rounds,
+                   &quiet);
     fclose(f);
-    if (k < 5 || !mc_valid(&m) || rounds < MEASURE_ROUNDS) return false;
+    if (k < 5 || !mc_valid(&m) || (k > 5 && !machine_final(k, rounds, quiet))) return false;
     cg_machine_bound(&m);
     *mc = m;
     return true;
@@ -363,7 +376,7 @@ void cg_machine_with(const char *cachedir, const char *prebuilt, const CgProbe *
          * quiet run queue */
         *mc = old;
         cg_machine_bound(mc);
-        if (quiet == 1 || quiet <= -MEASURE_ROUNDS || probe->crowded(probe->arg, br_threads())) return;
+        if (machine_final(k, rounds, quiet) || probe->crowded(probe->arg, br_threads())) return;
     }
     /* a cold cache measures nothing on the critical path */
     if (!k && !(path[0] && access(path, F_OK) == 0) && have_pre) { *mc = pre; return; }

@@ -17,9 +17,16 @@
  * a hard link to its bundle's object; key = hash of the operator's source,
  * the compiler's identity and flags. The shell running the compiler
  * publishes the links by rename (concurrent processes never see partial
- * files). Each compile runs in its own process group: one that runs over
- * BRAID_CC_TIMEOUT, or is still running when its context ends, is killed
- * with its compiler. Each published object's hash is recorded (<key>.so.sum)
+ * files). Each compile runs in its own process session, and its shell
+ * stops it after BRAID_CC_TIMEOUT (a watchdog in the session) even when
+ * braid is gone; braid stops it at the same time while it runs. A compile
+ * into the persistent disk cache that is still running when its context
+ * ends is left to finish detached (at most 2 max(2, br_threads()) per
+ * process; the others are killed with their compiler, as are compiles
+ * into a private temporary folder): so a short run on a loaded machine
+ * still warms the cache for the next. Each published object's hash is
+ * recorded (<key>.so.sum: the shell writes the POSIX cksum of the object
+ * before publishing it, braid its own hash when it loads a fresh compile)
  * and checked before a later dlopen. A failed compile leaves the operator unusable
  * and the caller keeps the unfused plan. The prelude is precompiled once
  * per cache directory (pch_get).
@@ -155,11 +162,47 @@ static int write_file(const char *path, const char *data, size_t n)
     return close(fd);
 }
 
-/* The 64-bit hash of the regular file open at fd (owned by the user, not
- * writable by others); false when it is not such a file. */
-static bool hash_fd(int fd, uint64_t *h)
+/* The CRC table of POSIX cksum (polynomial 0x04C11DB7, most significant
+ * bit first). */
+static uint32_t crc_tab[256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+
+static void crc_init(void)
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i << 24;
+        for (int k = 0; k < 8; k++) c = c & 0x80000000u ? (c << 1) ^ 0x04C11DB7u : c << 1;
+        crc_tab[i] = c;
+    }
+}
+
+/* The checksum `cksum < file` prints for the n bytes at p: the CRC over
+ * the bytes and then the length's bytes (least significant first, as
+ * many as it has), inverted. What the compile's shell records for an
+ * object it publishes. */
+static uint32_t posix_cksum(const unsigned char *p, size_t n)
+{
+    pthread_once(&crc_once, crc_init);
+    uint32_t crc = 0;
+    for (size_t i = 0; i < n; i++) crc = (crc << 8) ^ crc_tab[(crc >> 24) ^ p[i]];
+    for (size_t len = n; len; len >>= 8) crc = (crc << 8) ^ crc_tab[(crc >> 24) ^ (len & 0xff)];
+    return ~crc;
+}
+
+/* An object file's contents and braid's own 64-bit hash of them. */
+typedef struct ObjSum {
+    uint64_t h;
+    char *buf;
+    size_t size;
+} ObjSum;
+
+/* Reads the regular file open at fd (owned by the user, not writable by
+ * others) into h (its buf freed by the caller); false when it is not
+ * such a file. */
+static bool hash_fd(int fd, ObjSum *h)
 {
     struct stat st;
+    h->buf = NULL;
     if (fstat(fd, &st) || !cache_file_ok(&st) || st.st_size <= 0 || st.st_size > ((off_t)1 << 30))
         return false;
     char *buf = malloc((size_t)st.st_size);
@@ -171,19 +214,22 @@ static bool hash_fd(int fd, uint64_t *h)
         if (k <= 0) break;
         got += (size_t)k;
     }
-    bool ok = got == (size_t)st.st_size;
-    if (ok) *h = cg_hash_bytes(buf, got, 0x243f6a8885a308d3ULL);
-    free(buf);
-    return ok;
+    if (got != (size_t)st.st_size) { free(buf); return false; }
+    h->h = cg_hash_bytes(buf, got, 0x243f6a8885a308d3ULL);
+    h->buf = buf;
+    h->size = got;
+    return true;
 }
 
 /* <so>.sum: the hash of the object as its compile produced it. record
- * writes it (published by rename); otherwise it must match h. */
-static bool so_sum(const char *so, uint64_t h, bool record)
+ * writes braid's own (published by rename); otherwise it must match h:
+ * braid's own hash, or the cksum line the compile's shell wrote (a compile
+ * that finished after its process had ended). */
+static bool so_sum(const char *so, const ObjSum *h, bool record)
 {
     char path[1300], text[32];
     snprintf(path, sizeof path, "%s.sum", so);
-    snprintf(text, sizeof text, "%016llx\n", (unsigned long long)h);
+    snprintf(text, sizeof text, "%016llx\n", (unsigned long long)h->h);
     if (record) {
         char tmp[1400];
         snprintf(tmp, sizeof tmp, "%s.tmp.%d.%u", path, (int)getpid(),
@@ -193,11 +239,16 @@ static bool so_sum(const char *so, uint64_t h, bool record)
     }
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return false;
-    char got[32] = "";
+    char got[48] = "";
     struct stat st;
-    bool ok = !fstat(fd, &st) && cache_file_ok(&st) && read(fd, got, 17) == 17 && !memcmp(got, text, 17);
+    ssize_t n = !fstat(fd, &st) && cache_file_ok(&st) ? read(fd, got, sizeof got - 1) : -1;
     close(fd);
-    return ok;
+    if (n == 17 && !memcmp(got, text, 17)) return true;
+    if (n <= 0) return false;
+    char cks[48];
+    snprintf(cks, sizeof cks, "%lu %zu\n", (unsigned long)posix_cksum((const unsigned char *)h->buf, h->size),
+             h->size);
+    return (size_t)n == strlen(cks) && !memcmp(got, cks, (size_t)n);
 }
 
 /* Loads the object at path and binds the functions of op (cache key
@@ -212,10 +263,11 @@ static bool load(CgOp *op, const char *key, const char *path, int sum)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return false;
-    uint64_t hv;
+    ObjSum hv;
     struct stat a, b;
-    bool ok = hash_fd(fd, &hv) && (sum == 2 || so_sum(path, hv, sum == 1)) && !fstat(fd, &a) &&
+    bool ok = hash_fd(fd, &hv) && (sum == 2 || so_sum(path, &hv, sum == 1)) && !fstat(fd, &a) &&
               !lstat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    free(hv.buf);
     void *dl = ok ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     close(fd);
     if (!dl) return false;
@@ -308,7 +360,7 @@ static void bundle_add(StrBuf *b, const CgOp *op, const char *key, bool shared)
 typedef struct Job {
     int *idx;              /* operators (indices into the batch's list) */
     int n;
-    pid_t pid;             /* the shell, leader of its own process group */
+    pid_t pid;             /* the shell, leader of its own process session */
     bool running, timed_out;
     int64_t t0;            /* start (br_now_ns) */
     char src[1200], tmpobj[1200];
@@ -345,23 +397,92 @@ static bool add_job(Batch *bt, const int *idx, int n)
     return true;
 }
 
-/* Starts /bin/sh with argv (output to /dev/null) as the leader of its own
- * process group: a timeout or the end of braid's context ends the shell
- * and the compiler it runs together (kill_group). */
+static int64_t cc_timeout_ns(void);
+
+/* Starts /bin/sh -c argv[2] (argv[3].. its arguments; no input, output to
+ * /dev/null, no descriptor of braid's beyond those) as the leader of its
+ * own process session: a timeout or the end of braid's context ends the
+ * shell and the compiler it runs together (kill_group), and a compile
+ * left to finish after braid has exited (detach) belongs to no terminal
+ * or job of braid's caller. A watchdog in the session kills it after
+ * BRAID_CC_TIMEOUT and a second (braid, while it waits, stops it first)
+ * and exits within a second of the shell. */
 static int spawn_group(char **argv, pid_t *pid)
 {
+    StrBuf sc = {0};
+    sb_printf(&sc, "W=$$; (i=0; while [ $i -lt %lld ]; do sleep 1; kill -0 $W || exit 0; i=$((i+1)); done; "
+              "kill -9 0) & %s", (long long)((cc_timeout_ns() + 999999999) / 1000000000 + 1), argv[2]);
+    if (!sc.s) return ENOMEM;
+    char *a2 = argv[2];
+    argv[2] = sc.s;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
+#ifdef POSIX_SPAWN_SETSID
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
+#else
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&at, 0);
+#endif
     int rc = posix_spawn(pid, "/bin/sh", &fa, &at, argv, environ);
     posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
+    argv[2] = a2;
+    free(sc.s);
     return rc;
+}
+
+/* Compiles left to finish after their context ended (their shells are
+ * braid's children still: reaped here, so none stays a zombie in a
+ * process that runs on, an embedding one). */
+static pthread_mutex_t det_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t det_pid[64];
+static int det_n;
+
+/* Reaps the detached compiles that have ended; returns how many run. */
+static int det_reap(void)
+{
+    pthread_mutex_lock(&det_mu);
+    int k = 0;
+    for (int i = 0; i < det_n; i++) {
+        int status;
+        pid_t r = waitpid(det_pid[i], &status, WNOHANG);
+        if (r == 0 || (r < 0 && errno == EINTR)) det_pid[k++] = det_pid[i];
+    }
+    det_n = k;
+    pthread_mutex_unlock(&det_mu);
+    return k;
+}
+
+/* How many compiles of this process may run on after their contexts
+ * ended: twice as many as run at once while braid waits, 2 max(2,
+ * br_threads()) (AutoEncoder's cold run at 2 threads leaves 3 batches
+ * unfinished: with room for 2, a third of its kernels waited for the
+ * second run). */
+static int det_max(void)
+{
+    int par = br_threads() > 2 ? br_threads() : 2;
+    return BR_MIN(2 * par, (int)(sizeof det_pid / sizeof *det_pid));
+}
+
+/* Lets the compile (shell pid) run on after its context ends, if fewer
+ * than det_max() of this process's do; false when it must be killed
+ * instead. */
+static bool det_add(pid_t pid)
+{
+    det_reap();
+    pthread_mutex_lock(&det_mu);
+    bool ok = det_n < det_max();
+    if (ok) det_pid[det_n++] = pid;
+    pthread_mutex_unlock(&det_mu);
+    return ok;
 }
 
 /* Kills the process group of pid and reaps pid. */
@@ -392,8 +513,6 @@ typedef struct Pch {
 } Pch;
 static pthread_mutex_t pch_mu = PTHREAD_MUTEX_INITIALIZER;
 static Pch pch;
-
-static int64_t cc_timeout_ns(void);
 
 /* Ends a running prelude build (its context ends, or it ran over the
  * timeout); the next context builds it again. pch_mu held. */
@@ -446,6 +565,16 @@ static bool pch_get(CgContext *c, char name[64])
         if (p->state == 1) { pthread_mutex_unlock(&pch_mu); return false; }   /* another directory's */
         snprintf(p->dir, sizeof p->dir, "%s", c->cachedir);
         p->state = 0;
+    }
+    if (p->state == 2) {
+        /* ready once, maybe in an earlier context (a build left running
+         * at its end): still there? (the folder may have been emptied) */
+        struct stat st;
+        char f[1200];
+        snprintf(f, sizeof f, "%s/%.63s", c->cachedir, p->name);
+        bool ok = stat(f, &st) == 0 && S_ISREG(st.st_mode);
+        snprintf(f, sizeof f, "%s/%.63s.gch", c->cachedir, p->name);
+        if (!ok || stat(f, &st) != 0 || !S_ISREG(st.st_mode)) p->state = 0;
     }
     if (p->state == 0) {
         StrBuf b = {0};
@@ -565,7 +694,19 @@ static bool start(Batch *bt, Job *j)
     sb_puts(&cmd, " -o");
     sq(&cmd, j->tmpobj);
     sq(&cmd, j->src);
-    sb_puts(&cmd, " || { rm -rf \"$D\"; exit 1; }; rm -rf \"$D\"");
+    /* a failed compile leaves no files either (detached, braid does not
+     * remove them) */
+    sb_puts(&cmd, " || { rm -rf \"$D\"; rm -f");
+    sq(&cmd, j->src);
+    sq(&cmd, j->tmpobj);
+    sb_puts(&cmd, "; exit 1; }; rm -rf \"$D\"");
+    /* the object's sum (so_sum) before each link: a compile that ends
+     * after braid has exited leaves a verifiable object too */
+    if (bt->disk) {
+        sb_puts(&cmd, "; S=$(cksum <");
+        sq(&cmd, j->tmpobj);
+        sb_puts(&cmd, ")");
+    }
     for (int i = 0; bt->disk && i < j->n; i++) {
         /* <key>.c first (the source that verifies later loads) */
         const CgOp *op = bt->op[j->idx[i]];
@@ -574,6 +715,13 @@ static bool start(Batch *bt, Job *j)
         snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.c", c->cachedir, (int)getpid(), seq, i, key);
         snprintf(path, sizeof path, "%s/%s.c", c->cachedir, key);
         if (write_file(tmp, op->src, strlen(op->src)) || rename(tmp, path)) { unlink(tmp); continue; }
+        snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.sum", c->cachedir, (int)getpid(), seq, i, key);
+        snprintf(path, sizeof path, "%s/%s.so.sum", c->cachedir, key);
+        sb_puts(&cmd, "; printf '%s\\n' \"$S\" >");
+        sq(&cmd, tmp);
+        sb_puts(&cmd, " && mv -f");
+        sq(&cmd, tmp);
+        sq(&cmd, path);
         snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.so", c->cachedir, (int)getpid(), seq, i, key);
         snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
         sb_puts(&cmd, "; ln -f");
@@ -617,13 +765,15 @@ static void kill_job(Job *j)
     cg_rmdir_flat(j->tmpd);
 }
 
-/* Ends job jk when its context ends (asynchronous mode): no compiler
- * outlives braid; its operators stay unusable. */
+/* Leaves job jk when its context ends (asynchronous mode): a compile
+ * into the persistent disk cache runs on detached (det_add), publishes
+ * its operators for later runs and removes its own files; any other is
+ * killed. Its operators stay unusable in this context. */
 static void abandon(Batch *bt, int jk)
 {
     Job *j = &bt->jobs[jk];
     j->running = false;
-    kill_job(j);
+    if (!(bt->disk && bt->c->disk_ok && det_add(j->pid))) kill_job(j);
     slot_release();
     for (int i = 0; i < j->n; i++) __atomic_store_n(&bt->op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
 }
@@ -647,6 +797,12 @@ static void finish(Batch *bt, int jk, int status)
     bt->jobs[jk].running = false;
     slot_release();
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    /* killed: its watchdog (spawn_group) ran out of time first, and
+     * the compiler's temporaries stayed */
+    if (WIFSIGNALED(status)) {
+        j.timed_out = true;
+        cg_rmdir_flat(j.tmpd);
+    }
     if (!ok && j.n > 1 && !j.timed_out) {
         for (int i = 0; i < j.n; i++)
             if (!add_job(bt, &j.idx[i], 1)) __atomic_store_n(&bt->op[j.idx[i]]->ready, -1, __ATOMIC_RELEASE);
@@ -803,11 +959,16 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
     /* run the jobs (failed bundles append single-operator jobs) */
     int next = 0;
     for (;;) {
-        /* a context being freed (asynchronous mode): what is left does
-         * not start (no compiler outlives braid) */
+        /* a context being freed (asynchronous mode): what is left starts
+         * detached, for later runs, while there is room (abandon), else
+         * not at all */
         if (__atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE))
             for (; next < bt.nj; next++) {
                 Job *j = &bt.jobs[next];
+                if (bt.disk && c->disk_ok && det_reap() < det_max() && start(&bt, j)) {
+                    j->running = false;   /* no slot: not braid's to wait for */
+                    if (!det_add(j->pid)) kill_job(j);
+                }
                 for (int i = 0; i < j->n; i++) __atomic_store_n(&bt.op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
             }
         bool running = false;
@@ -847,11 +1008,13 @@ void jit_stop(CgContext *c)
     __atomic_store_n(&c->stopping, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&slot_cv);
     pthread_mutex_unlock(&slot_mu);
-    /* no compiler outlives braid: the prelude build of this context's
-     * folder ends too */
+    /* the prelude build of this context's folder runs on (its watchdog
+     * bounds it; the next pch_get reaps it), but not into a private
+     * temporary folder, which goes away with the context */
     pthread_mutex_lock(&pch_mu);
-    if (!strcmp(pch.dir, c->cachedir)) pch_kill(&pch, 0);
+    if (!strcmp(pch.dir, c->cachedir) && !c->disk_ok) pch_kill(&pch, 0);
     pthread_mutex_unlock(&pch_mu);
+    det_reap();
 }
 
 /* Asynchronous mode (seed 001): operators waiting for a background

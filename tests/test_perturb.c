@@ -276,8 +276,12 @@ int main(void)
     free(ref);
     test_shared_subexpr(braid);
     test_kmeans_bits(braid);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    /* (the asynchronous runs' compiles may still be finishing into
+     * their cache folders, detached: a file made while rm reads a folder
+     * makes it fail: tried again) */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "for i in 1 2 3 4 5 6 7 8 9 10; do rm -rf '%s' 2>/dev/null && exit 0; sleep 1; done; "
+             "exit 1", dir);
     T_CHECK(system(cmd) == 0, "clean");
     return t_done("test_perturb");
 }

@@ -1,0 +1,236 @@
+/* test_jitdetach.c: a kernel compile still running when braid exits
+ * (asynchronous mode, codegen/jit.c; docs/codegen.md step 5) finishes
+ * detached and publishes its kernel, so the next run of a short script
+ * loads it instead of starting cold again; and a detached compile is still
+ * bounded by BRAID_CC_TIMEOUT.
+ *
+ * The compiler is a wrapper (BRAID_CC) that waits for a file the test
+ * creates only after the first run has exited, then runs the real one: the
+ * compile is in flight at exit whatever the load, and the first run must
+ * exit without waiting for it. The test then waits (up to 120 s, no timing
+ * claim) for the published object and the wrapper's end; a second run,
+ * whose wrapper refuses to compile, must find the kernel in the disk cache,
+ * verified by the checksum the compile's shell recorded. The wrapper never
+ * builds the precompiled prelude (cost: one small compile in all). Needs
+ * $BRAID (run_all.sh). */
+#include "t.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static const char *script =
+    "X = rand(rows=200, cols=10, seed=1)\n"
+    "s = sum(exp(X) * tanh(X) + abs(X * 2))\n"
+    "print(s)\n";
+
+static void nap(void)
+{
+    struct timespec ts = {0, 50000000};   /* 50 ms */
+    nanosleep(&ts, NULL);
+}
+
+/* Runs braid on s.dml with the wrapper as compiler, an asynchronous compile
+ * and the cache folder <dir>/<cache>; returns its output (caller frees),
+ * NULL when it failed. */
+static char *run(const char *braid, const char *cache, const char *env)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && BRAID_CODEGEN_ASYNC=1 BRAID_KERNELS=none BRAID_CC='%s/cc' XDG_CACHE_HOME='%s/%s' %s "
+             "timeout -s KILL 120 '%s' -config '%s/tests/dml/configs/codegen_fuse_all.xml' -stats -f s.dml "
+             ">out 2>&1",
+             dir, dir, dir, cache, env, braid, BRAID_SOURCE_DIR);
+    int st = system(cmd);
+    char p[128];
+    snprintf(p, sizeof p, "%s/out", dir);
+    char *out = t_slurp(p, NULL);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "braid (%s %s) failed: %s\n", cache, env, out ? out : "");
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* The pid the wrapper of tag recorded, waiting up to 120 s for it; 0 if
+ * none. */
+static pid_t wrapper_pid(const char *tag)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/pid.%s", dir, tag);
+    for (int i = 0; i < 2400; i++, nap()) {
+        char *s = t_slurp(p, NULL);
+        long v = s && strchr(s, '\n') ? atol(s) : 0;
+        free(s);
+        if (v > 0) return (pid_t)v;
+    }
+    return 0;
+}
+
+/* A /proc file to its end (stat tells no size there); caller frees. */
+static char *proc_read(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t len = 0, cap = 4096;
+    char *s = malloc(cap + 1);
+    size_t k;
+    while (s && (k = fread(s + len, 1, cap - len, f)) > 0) {
+        len += k;
+        if (len == cap) {
+            char *t = realloc(s, 2 * cap + 1);
+            if (!t) { free(s); s = NULL; break; }
+            s = t;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (s) s[len] = 0;
+    if (n) *n = len;
+    return s;
+}
+
+/* Is pid running (neither gone nor a zombie nobody reaped)? */
+static bool alive(pid_t pid)
+{
+    if (kill(pid, 0) != 0) return errno != ESRCH;
+    char p[64], *s;
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    s = proc_read(p, NULL);
+    const char *e = s ? strrchr(s, ')') : NULL;
+    bool z = e && (e[2] == 'Z' || e[2] == 'X');
+    free(s);
+    return !z;
+}
+
+/* Waits up to 120 s for pid to end. */
+static bool ends(pid_t pid)
+{
+    for (int i = 0; i < 2400; i++, nap())
+        if (!alive(pid)) return true;
+    return false;
+}
+
+/* Processes (not zombies) whose command line names the text of what:
+ * the compile's shell, its watchdog and the wrapper name the cache
+ * folder or the wrapper, both in this test's own folder. */
+static int procs_naming(const char *what)
+{
+    int n = 0;
+    DIR *dp = opendir("/proc");
+    struct dirent *de;
+    while (dp && (de = readdir(dp))) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9') continue;
+        char p[300];
+        size_t len = 0;
+        snprintf(p, sizeof p, "/proc/%s/cmdline", de->d_name);
+        char *s = proc_read(p, &len);
+        if (!s) continue;
+        for (size_t i = 0; i < len; i++) if (!s[i]) s[i] = ' ';
+        if (len && memmem(s, len, what, strlen(what)) && alive((pid_t)atol(de->d_name))) n++;
+        free(s);
+    }
+    if (dp) closedir(dp);
+    return n;
+}
+
+/* Counts the entries of folder d: published objects, their sums, and
+ * temporaries (tmp.*). */
+static void entries(const char *d, int *so, int *sum, int *tmp)
+{
+    *so = *sum = *tmp = 0;
+    DIR *dp = opendir(d);
+    struct dirent *de;
+    while (dp && (de = readdir(dp))) {
+        size_t l = strlen(de->d_name);
+        if (!strncmp(de->d_name, "tmp.", 4)) (*tmp)++;
+        else if (l > 3 && !strcmp(de->d_name + l - 3, ".so")) (*so)++;
+        else if (l > 7 && !strcmp(de->d_name + l - 7, ".so.sum")) (*sum)++;
+    }
+    if (dp) closedir(dp);
+}
+
+int main(void)
+{
+    const char *braid = getenv("BRAID");
+    if (!braid) { fprintf(stderr, "test_jitdetach: BRAID not set\n"); return 2; }
+    snprintf(dir, sizeof dir, "/tmp/braid_jitdetach_XXXXXX");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    char p[256], text[1200];
+    snprintf(p, sizeof p, "%s/s.dml", dir);
+    t_put(p, script);
+    /* the wrapper: records its pid in pid.$TAG, refuses while "deny"
+     * exists, waits for "release", then runs the real compiler */
+    const char *real = getenv("BRAID_CC");
+    snprintf(text, sizeof text,
+             "#!/bin/sh\n"
+             "case \" $* \" in *\" c-header \"*) exit 1;; esac\n"
+             "echo $$ > '%s/pid.'\"$TAG\"\n"
+             "[ -e '%s/deny' ] && exit 1\n"
+             "while [ ! -e '%s/release' ]; do sleep 0.05; done\n"
+             "exec '%s' \"$@\"\n",
+             dir, dir, dir, real && *real ? real : "cc");
+    snprintf(p, sizeof p, "%s/cc", dir);
+    t_put(p, text);
+    chmod(p, 0755);
+    setenv("BRAID_CG_MACHINE", "4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10", 1);
+
+    /* a detached compile that never ends is stopped by its watchdog
+     * after BRAID_CC_TIMEOUT (1 s here; or by braid, if the run took
+     * longer): its shell, watchdog and compiler go, nothing is published */
+    char *out = run(braid, "c1", "TAG=hang BRAID_CC_TIMEOUT=1");
+    T_CHECK(out && strstr(out, "Codegen"), "timeout: the run");
+    free(out);
+    int left = 0;
+    for (int i = 0; i < 2400 && (left = procs_naming(dir)) > 0; i++) nap();
+    T_CHECK(left == 0, "timeout: a detached compile past BRAID_CC_TIMEOUT is stopped (%d processes left)", left);
+    int so, sum, tmp;
+    snprintf(p, sizeof p, "%s/c1/braid", dir);
+    entries(p, &so, &sum, &tmp);
+    T_CHECK(so == 0, "timeout: nothing published (%d objects)", so);
+
+    /* the first run exits with its compile held; the compile then runs on
+     * and publishes */
+    char *ref = run(braid, "c2", "TAG=cold");
+    T_CHECK(ref && strstr(ref, "Codegen"), "cold run");
+    pid_t cold = wrapper_pid("cold");
+    T_CHECK(cold > 0 && alive(cold), "the compile in flight at exit still runs after braid has exited");
+    snprintf(p, sizeof p, "%s/release", dir);
+    t_put(p, "");
+    T_CHECK(cold > 0 && ends(cold), "the released compile ends");
+    snprintf(p, sizeof p, "%s/c2/braid", dir);
+    for (int i = 0; i < 2400; i++, nap()) {
+        entries(p, &so, &sum, &tmp);
+        if (so >= 1 && sum >= so && tmp == 0) break;
+    }
+    T_CHECK(so >= 1 && sum >= so && tmp == 0,
+            "the detached compile published its kernel with its sum and left no temporaries (%d objects, %d sums, "
+            "%d temporaries)", so, sum, tmp);
+
+    /* the next run loads it (its wrapper would refuse to compile) */
+    snprintf(p, sizeof p, "%s/deny", dir);
+    t_put(p, "");
+    char *warm = run(braid, "c2", "TAG=warm");
+    const char *hits = warm ? strstr(warm, "Codegen plan cache (hits, disk):") : NULL;
+    const char *slash = hits ? strchr(hits, '/') : NULL;
+    T_CHECK(slash && atoi(slash + 1) >= 1 && !strstr(warm, "Codegen compiler runs") &&
+                !strstr(warm, "failed compiles"),
+            "the second run loads the kernel the first started:\n%s", warm ? warm : "");
+    /* the printed sum (the first line) is the same */
+    T_CHECK(ref && warm && !strncmp(ref, warm, strcspn(ref, "\n") + 1), "the same result cold and warm");
+    free(ref);
+    free(warm);
+
+    snprintf(text, sizeof text, "rm -rf '%s'", dir);
+    T_CHECK(system(text) == 0, "clean");
+    return t_done("test_jitdetach");
+}
