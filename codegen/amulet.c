@@ -718,6 +718,67 @@ static bool needs_finite(const AmPlan *p)
     return false;
 }
 
+/* Is node i of p exactly 0 wherever leaf l is 0, given that the leaves
+ * in *need are finite? As zero_with, but a product's other factor must
+ * be a constant or a leaf (added to *need): 0 * x is 0 for any finite x,
+ * while a computed factor (G * s) may overflow to Inf where its leaves
+ * are finite, which only body_finite's bounds exclude. */
+static bool zero_if_finite(const AmPlan *p, int i, int l, unsigned *need)
+{
+    const ANode *n = &p->n[i];
+    unsigned save = *need;
+    switch (n->kind) {
+    case AN_LEAF: return n->leaf == l;
+    case AN_CONST: return n->v == 0;
+    case AN_UN:
+        return (n->op == OP_NEG || n->op == OP_ABS || n->op == OP_SQRT || n->op == OP_SIGN || n->op == OP_ROUND ||
+                n->op == OP_FLOOR || n->op == OP_CEIL) && zero_if_finite(p, n->a, l, need);
+    case AN_BIN:
+        if (n->op == OP_MULT) {
+            for (int side = 0; side < 2; side++) {
+                int z = side ? n->b : n->a, o = side ? n->a : n->b;
+                const ANode *x = &p->n[o];
+                bool plain = (x->kind == AN_CONST && isfinite(x->v)) || x->kind == AN_LEAF;
+                *need = save;
+                if (plain && zero_if_finite(p, z, l, need)) {
+                    if (x->kind == AN_LEAF && x->leaf != l) *need |= 1u << x->leaf;
+                    return true;
+                }
+            }
+            *need = save;
+            return false;
+        }
+        if (n->op == OP_PLUS || n->op == OP_MINUS || n->op == OP_MIN || n->op == OP_MAX)
+            return zero_if_finite(p, n->a, l, need) && zero_if_finite(p, n->b, l, need);
+        return false;
+    case AN_IFELSE: return zero_if_finite(p, n->b, l, need) && zero_if_finite(p, n->c, l, need);
+    }
+    return false;
+}
+
+/* May the zero cells of the sparse operand (leaf p->zleaf) be skipped,
+ * that is, is the body exactly 0 there? When every result's body is 0
+ * wherever it is, given only that some leaves are finite (the
+ * products' other factors being leaves or constants: `X[k,i] * G[k,j] *
+ * s`), their blocks answer through their finiteness flag
+ * (mb_has_nonfinite: a block scanned once, by this loop or by any
+ * product, is not scanned again, so a loop-invariant G costs nothing
+ * from the second call on; the unfused t(X) %*% G asks the same flag);
+ * otherwise the bounds of every node (body_finite: a scan of each
+ * operand on every call). */
+static bool zeros_skippable(const AmPlan *p, AmBind *b, const Value *args, MB *const *dense)
+{
+    unsigned need = 0;
+    bool ok = true;
+    for (int r = 0; r < p->nres && ok; r++) ok = zero_if_finite(p, p->root[r], p->zleaf, &need);
+    for (int l = 0; l < p->nleaf && ok; l++) {
+        if (!(need & (1u << l))) continue;
+        const Value *v = &args[p->leaf[l].input];
+        ok = v->kind == V_MATRIX ? v->m && !mb_has_nonfinite(v->m) : isfinite(b->sval[l]);
+    }
+    return ok || body_finite(p, b, dense);
+}
+
 /* ---- the scalar reference ---- */
 
 static double eval_node(const AmPlan *p, const AmBind *b, const int64_t *x, double *val, int i)
@@ -975,7 +1036,7 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
             const Value *z = &args[p->leaf[p->zleaf].input];
             const MB *m = z->kind == V_MATRIX ? z->m : NULL;
             if (m && m->rows * m->cols > 0 && (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols)) {
-                if (!scanned) b.finite = body_finite(p, &b, dense);
+                if (!scanned) b.finite = zeros_skippable(p, &b, args, dense);
                 if (b.finite) skip = p->zleaf;
             }
         }

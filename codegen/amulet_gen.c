@@ -449,7 +449,17 @@ static void emit_node(StrBuf *o, const Gen *g, int n, int ii, int v, int mr, int
             if (l == g->spl) sb_printf(o, "%s(g->av[q]);\n", bc);
             else sb_printf(o, "%s(g->p[%d][%d * rs%d + kk * cs%d]);\n", bc, l, ii, l, l);
             break;
-        default: sb_printf(o, "%s(g->p[%d] + kk * cs%d + %d);\n", ld, l, l, v * s->w); break;
+        default:
+            /* the sparse kernel's panel may be partial: lanes past its
+             * g->nb columns are not loaded (they read as 0; R takes only
+             * the first nb) */
+            if (g->spl < 0) sb_printf(o, "%s(g->p[%d] + kk * cs%d + %d);\n", ld, l, l, v * s->w);
+            else if (s->level == K_ISA_AVX512)
+                sb_printf(o, "_mm512_maskz_loadu_pd(mk%d, g->p[%d] + kk * cs%d + %d);\n", v, l, l, v * s->w);
+            else if (s->level == K_ISA_AVX2)
+                sb_printf(o, "_mm256_maskload_pd(g->p[%d] + kk * cs%d + %d, mk%d);\n", l, l, v * s->w, v);
+            else sb_printf(o, "mk%d ? g->p[%d][kk * cs%d + %d] : 0.0;\n", v, l, l, v);
+            break;
         }
         return;
     }
@@ -582,7 +592,21 @@ static void gen_fn(StrBuf *o, const Gen *g, int mr, int nv, bool sparse)
     for (int ii = 0; ii < mr; ii++) emit_level(o, g, false, g->bi, ii, 0, mr, nr);
     for (int ii = 0; ii < mr; ii++)
         for (int v = 0; v < nv; v++) emit_level(o, g, false, g->bi | g->bj, ii, v, mr, nr);
-    if (sparse) sb_puts(o, "    for (int64_t q = 0; q < kc; q++) {\n    const int64_t kk = g->kx[q];\n");
+    if (sparse) {
+        /* the lanes of each vector inside the panel's nb columns */
+        for (int v = 0; v < nv; v++) {
+            int w = s->w, b = v * w;
+            if (s->level == K_ISA_AVX512)
+                sb_printf(o, "    const __mmask8 mk%d = (__mmask8)(g->nb >= %d ? 0xff : g->nb <= %d ? 0 : "
+                          "(1u << (g->nb - %d)) - 1);\n", v, b + w, b, b);
+            else if (s->level == K_ISA_AVX2)
+                sb_printf(o, "    const __m256i mk%d = _mm256_set_epi64x(-(g->nb > %d), -(g->nb > %d), -(g->nb > %d), "
+                          "-(g->nb > %d));\n", v, b + 3, b + 2, b + 1, b);
+            else sb_printf(o, "    const int mk%d = g->nb > %d;\n", v, b);
+        }
+        /* k of the q-th non-zero: the CSR's column index less k's start */
+        sb_puts(o, "    for (int64_t q = 0; q < kc; q++) {\n    const int64_t kk = (int64_t)g->kx[q] - g->k0;\n");
+    }
     else sb_puts(o, "    for (int64_t kk = 0; kk < kc; kk++) {\n");
     emit_level(o, g, true, 0, 0, 0, mr, nr);
     for (int v = 0; v < nv; v++) emit_level(o, g, true, g->bj, 0, v, mr, nr);
@@ -655,7 +679,7 @@ static char *gen_source(Gen *g, int mr, int nv, bool sparse, uint64_t hash)
     sb_printf(&o, "/* AMULET %skernel: %d x %d, %s */\n", sparse ? "sparse " : "", mr, nv * s->w,
               k_isa_name(s->level));
     sb_printf(&o, "typedef struct cg_amargs { int64_t kc; const double *p[%d]; int64_t rs[%d], cs[%d]; double *ct; "
-              "const int64_t *kx; const double *av; double *pf; } cg_amargs;\n", AM_MAXLEAVES, AM_MAXLEAVES,
+              "const int32_t *kx; const double *av; double *pf; int64_t k0, nb; } cg_amargs;\n", AM_MAXLEAVES, AM_MAXLEAVES,
               AM_MAXLEAVES);
     g->spl = sparse ? g->p->zleaf : -1;
     g->prepack = !sparse && g->nslot > 0;
@@ -680,9 +704,11 @@ typedef struct AmArgs {
     const double *p[AM_MAXLEAVES];
     int64_t rs[AM_MAXLEAVES], cs[AM_MAXLEAVES];
     double *ct;
-    const int64_t *kx;     /* sparse kernel: k of each non-zero of the row */
-    const double *av;      /*   and its value */
+    const int32_t *kx;     /* sparse kernel: the row's non-zeros' columns, */
+    const double *av;      /*   their values, */
     double *pf;            /* the tile's (i,k) values (cg_amulet_pk) */
+    int64_t k0;            /* sparse kernel: kx[q] - k0 is the q-th's k, */
+    int64_t nb;            /*   and the panel's columns (<= nr) */
 } AmArgs;
 
 typedef struct Drv {
@@ -1110,50 +1136,52 @@ static int run_split(Drv *d, int64_t M, int64_t N, int64_t K, int64_t kc, bool p
 
 /* Copies of the (k,j) operands for the sparse kernel, which reads B's
  * row k in place at any non-zero's k: operands not contiguous in j
- * (B[j,k] of a row-major B) get a K x npad copy (bfull), contiguous ones
- * only their last partial panel (K x nr, btail). */
-static bool sparse_copies(Drv *d, int64_t N, int64_t K, double **bfull, double **btail)
+ * (B[j,k] of a row-major B) get a K x npad copy (bfull); contiguous ones
+ * none (a partial last panel is read by masked loads: g->nb). */
+static bool sparse_copies(Drv *d, int64_t N, int64_t K, double **bfull)
 {
     const AmBind *b = d->b;
     int nr = d->nr;
-    int64_t npad = (N + nr - 1) / nr * nr, js = N / nr * nr;
+    int64_t npad = (N + nr - 1) / nr * nr;
     for (int l = 0; l < d->p->nleaf; l++) {
         if (d->cls[l] != LC_B) continue;
         const int64_t *st = b->st[l];
-        bool full = st[d->tj] != 1;
-        int64_t w = full ? npad : nr, j0 = full ? 0 : js;
-        if (!full && js == N) continue;   /* whole panels only: read in place */
-        double *q = br_calloc_aligned(((size_t)K * (size_t)w + 1) * sizeof(double));
+        if (st[d->tj] == 1) continue;
+        double *q = br_calloc_aligned(((size_t)K * (size_t)npad + 1) * sizeof(double));
         if (!q) return false;
         for (int64_t kk = 0; kk < K; kk++)
-            for (int64_t j = j0; j < N; j++) q[kk * w + (j - j0)] = b->base[l][kk * st[d->tk] + j * st[d->tj]];
-        (full ? bfull : btail)[l] = q;
+            for (int64_t j = 0; j < N; j++) q[kk * npad + j] = b->base[l][kk * st[d->tk] + j * st[d->tj]];
+        bfull[l] = q;
     }
     return true;
 }
 
 /* The loop over the non-zeros of the sparse (i,k) operand b->sp (seed
  * 4.2's sparse A: the body is zero where it is) for rows [r0, r1) and
- * columns [c0, c1) of R: per row, the row's non-zeros within k's range
- * (k relative to it, and the values), then the sparse kernel (fn) per
- * panel of nr columns over them, merged into R. Work nnz * columns;
- * parallel over rows (each row of R written by one thread). The (k,j)
- * operands' copies bfull/btail are sparse_copies'. */
+ * columns [c0, c1) of R: per row, the sparse kernel (fn) per panel of nr
+ * columns over the row's non-zeros within k's range, merged into R. The
+ * kernel reads them from the CSR in place (their columns and values; a
+ * row's columns ascend, so those in range are one run of entries, found
+ * by bisection), or, for a stepped k, gathered per row (k relative to its
+ * start). Work nnz * columns; parallel over rows (each row of R written
+ * by one thread). The (k,j) operands' copies bfull are sparse_copies'. */
 static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t K,
-                        double *const *bfull, double *const *btail)
+                        double *const *bfull)
 {
     const AmPlan *p = d->p;
     const AmBind *b = d->b;
     const MB *m = b->sp;
     int nr = d->nr, ti = d->ti, tj = d->tj, tk = d->tk, spl = b->spleaf;
     int64_t N = b->n[tj], npad = (N + nr - 1) / nr * nr, i0 = b->from[ti] - 1, k0 = b->from[tk] - 1;
-    int64_t s0 = c0 / nr, nsl = (c1 + nr - 1) / nr;
+    int64_t s0 = c0 / nr, nsl = (c1 + nr - 1) / nr, step = b->step[tk];
+    /* a sub-range of k: only the row's entries in [k0, k0 + K) */
+    bool cut = k0 > 0 || k0 + K < m->cols;
     int failed = 0;
 #pragma omp parallel num_threads(br_threads()) if (!failed)
     {
         size_t nl = (size_t)p->nleaf, cap = 0;
         double *ct = malloc((size_t)nr * (nl + (size_t)p->nres) * sizeof(double)), *av = NULL;
-        int64_t *kx = NULL;
+        int32_t *kx = NULL;
         AmArgs g;
         memset(&g, 0, sizeof g);
         if (!ct) {
@@ -1165,36 +1193,51 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
         double c0 = d->meter ? thread_cpu() : 0;
 #pragma omp for schedule(dynamic, 16) nowait
         for (int64_t r = r0; r < r1; r++) {
-            int64_t ia = i0 + r, nq = 0, rn = m->rp[ia + 1] - m->rp[ia];
-            if (!ct || rn == 0) continue;
-            if ((size_t)rn > cap) {
-                free(kx);
-                free(av);
-                cap = (size_t)rn;
-                kx = malloc(cap * sizeof *kx);
-                av = malloc(cap * sizeof *av);
-                if (!kx || !av) {
-#pragma omp atomic write
-                    failed = 1;
-                    cap = 0;
-                    continue;
+            int64_t ia = i0 + r, q0 = m->rp[ia], q1 = m->rp[ia + 1];
+            if (!ct || q0 == q1) continue;
+            if (step == 1) {
+                if (cut) {
+                    q0 = mb_csr_lower(m->ci, q0, q1, k0);
+                    q1 = mb_csr_lower(m->ci, q0, q1, k0 + K);
                 }
+                g.kx = m->ci + q0;
+                g.av = m->v + q0;
+                g.k0 = k0;
+            } else {
+                if ((size_t)(q1 - q0) > cap) {
+                    free(kx);
+                    free(av);
+                    cap = (size_t)(q1 - q0);
+                    kx = malloc(cap * sizeof *kx);
+                    av = malloc(cap * sizeof *av);
+                    if (!kx || !av) {
+#pragma omp atomic write
+                        failed = 1;
+                        cap = 0;
+                        continue;
+                    }
+                }
+                int64_t nq = 0;
+                for (int64_t q = q0; q < q1; q++) {
+                    int64_t kk = am_k_of(m->ci[q] - k0, step, K);
+                    if (kk < 0) continue;
+                    kx[nq] = (int32_t)kk;
+                    av[nq++] = m->v[q];
+                }
+                g.kx = kx;
+                g.av = av;
+                g.k0 = 0;
+                q0 = 0;
+                q1 = nq;
             }
-            for (int64_t q = m->rp[ia]; q < m->rp[ia + 1]; q++) {
-                int64_t kk = am_k_of(m->ci[q] - k0, b->step[tk], K);
-                if (kk < 0) continue;
-                kx[nq] = kk;
-                av[nq++] = m->v[q];
-            }
-            if (!nq) continue;
+            if (q0 == q1) continue;
+            g.kc = q1 - q0;
+            g.ct = ct;
             double *ijb = ct + (size_t)nr * p->nres;
             for (int64_t s = s0; s < nsl; s++) {
                 int64_t js = s * nr;
                 int nrb = (int)BR_MIN(nr, N - js);
-                g.kc = nq;
-                g.kx = kx;
-                g.av = av;
-                g.ct = ct;
+                g.nb = nrb;
                 for (int l = 0; l < p->nleaf; l++) {
                     const int64_t *st = b->st[l];
                     const double *base = b->base[l];
@@ -1216,10 +1259,9 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
                         g.p[l] = l == spl ? NULL : base + r * st[ti];
                         g.cs[l] = st[tk];
                         break;
-                    default:
+                    default:   /* B's row k in place, or its copy */
                         if (bfull[l]) { g.p[l] = bfull[l] + js; g.cs[l] = npad; }
-                        else if (nrb == nr) { g.p[l] = base + js; g.cs[l] = st[tk]; }
-                        else { g.p[l] = btail[l]; g.cs[l] = nr; }
+                        else { g.p[l] = base + js; g.cs[l] = st[tk]; }
                         break;
                     }
                 }
@@ -1553,25 +1595,24 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
 /* Rows [r0, r1) of the sparse loop in column blocks of nc (a multiple of
  * nr): each block's (k,j) panels stay in cache while the rows' non-zeros
  * read them. */
-static int sparse_rows(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, int64_t K, double *const *bfull,
-                       double *const *btail)
+static int sparse_rows(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, int64_t K, double *const *bfull)
 {
     int64_t N = d->b->n[d->tj];
     int rc = 0;
-    for (int64_t c0 = 0; c0 < N && !rc; c0 += nc) rc = sparse_block(d, fn, r0, r1, c0, BR_MIN(N, c0 + nc), K, bfull, btail);
+    for (int64_t c0 = 0; c0 < N && !rc; c0 += nc) rc = sparse_block(d, fn, r0, r1, c0, BR_MIN(N, c0 + nc), K, bfull);
     return rc;
 }
 
 /* Time per non-zero and column of rows [r0, r1) in blocks of nc: the
  * threads' CPU seconds in their rows, summed (as subtask scores). */
 static double sparse_subtask(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, int64_t K,
-                             double *const *bfull, double *const *btail, int *rc)
+                             double *const *bfull, int *rc)
 {
     const MB *m = d->b->sp;
     int64_t i0 = d->b->from[d->ti] - 1, N = d->b->n[d->tj];
     d->meter = true;
     d->cpu = 0;
-    *rc |= sparse_rows(d, fn, r0, r1, nc, K, bfull, btail);
+    *rc |= sparse_rows(d, fn, r0, r1, nc, K, bfull);
     d->meter = false;
     double nz = (double)BR_MAX(1, m->rp[i0 + r1] - m->rp[i0 + r0]);
     double t = d->cpu / (nz * (double)N);
@@ -1587,23 +1628,23 @@ static double sparse_subtask(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_
  * to all columns until the score (time per non-zero and column)
  * worsens; the remaining rows with the best. */
 static int sparse_search(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K, double *const *bfull,
-                         double *const *btail, int64_t *best)
+                         int64_t *best)
 {
     int rc = 0;
     int64_t slice = BR_MAX(1, M / 16), r0 = slice, nr = d->nr;
     int64_t all = (N + nr - 1) / nr * nr;
-    rc = sparse_rows(d, fn, 0, slice, all, K, bfull, btail);
+    rc = sparse_rows(d, fn, 0, slice, all, K, bfull);
     double bs = INFINITY;
     *best = all;
     for (int64_t nc = BR_MIN(2 * nr, all); !rc && r0 + slice <= M; nc = BR_MIN(2 * nc, all)) {
-        double sc = sparse_subtask(d, fn, r0, r0 + slice, nc, K, bfull, btail, &rc);
+        double sc = sparse_subtask(d, fn, r0, r0 + slice, nc, K, bfull, &rc);
         r0 += slice;
         if (sc >= bs) break;
         bs = sc;
         *best = nc;
         if (nc == all) break;
     }
-    if (!rc && r0 < M) rc = sparse_rows(d, fn, r0, M, *best, K, bfull, btail);
+    if (!rc && r0 < M) rc = sparse_rows(d, fn, r0, M, *best, K, bfull);
     return rc;
 }
 
@@ -1612,9 +1653,9 @@ static int sparse_search(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K, d
  * the task is large enough, else all columns in one block. */
 static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, int64_t N, int64_t K, bool again)
 {
-    double *bfull[AM_MAXLEAVES] = {0}, *btail[AM_MAXLEAVES] = {0};
+    double *bfull[AM_MAXLEAVES] = {0};
     int64_t all = (N + d->nr - 1) / d->nr * d->nr, nc = all;
-    int rc = sparse_copies(d, N, K, bfull, btail) ? 0 : -1;
+    int rc = sparse_copies(d, N, K, bfull) ? 0 : -1;
     pthread_mutex_lock(&c->lock);
     bool tuned = op->am_sp_nc > 0 && op->am_sp_threads == br_threads() && !again;
     if (tuned) nc = op->am_sp_nc;
@@ -1645,7 +1686,7 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
     bool searchable = !pinned && !tuned && M >= 16 * br_threads() && N > d->nr &&
                       (again || (N >= 8 * d->nr && nz * (double)N >= 1e7));
     if (!rc && searchable) {
-        rc = sparse_search(d, fn, M, N, K, bfull, btail, &nc);
+        rc = sparse_search(d, fn, M, N, K, bfull, &nc);
         if (!rc) {
             pthread_mutex_lock(&c->lock);
             op->am_sp_nc = nc;
@@ -1654,12 +1695,12 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
             params_save(c, op, true, &(AmParams){1, nc, 0});
         }
     } else if (!rc) {
-        rc = sparse_rows(d, fn, 0, M, nc, K, bfull, btail);
+        rc = sparse_rows(d, fn, 0, M, nc, K, bfull);
     }
     if (getenv("BRAID_AMULET_TRACE"))
         fprintf(stderr, "amulet: sparse kernel, column block %lld (%s)\n", (long long)nc,
                 pinned ? "pinned" : tuned ? from : searchable ? "searched" : "all columns");
-    for (int l = 0; l < AM_MAXLEAVES; l++) { br_free_aligned(bfull[l]); br_free_aligned(btail[l]); }
+    for (int l = 0; l < AM_MAXLEAVES; l++) br_free_aligned(bfull[l]);
     return rc;
 }
 

@@ -8,17 +8,6 @@
 #include <math.h>
 #include <string.h>
 
-/* First position in ci[lo, hi) whose column is >= c. */
-static inline int64_t lower_bound(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
-{
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (ci[mid] < c) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* Checks the range [rl,ru) x [cl,cu) against a's shape; "index" error
  * quoting the range 1-based inclusive. */
 static int check_range(const char *what, const MB *a, int64_t rl, int64_t ru,
@@ -100,8 +89,8 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
         num_threads(br_threads()) if (br_par(16 * (double)m))
     for (int64_t i = 0; i < m; i++) {
         int64_t a0 = a->rp[rl + i], a1 = a->rp[rl + i + 1];
-        lo[i] = lower_bound(a->ci, a0, a1, cl);
-        cnt[i] = lower_bound(a->ci, lo[i], a1, cu) - lo[i];
+        lo[i] = mb_csr_lower(a->ci, a0, a1, cl);
+        cnt[i] = mb_csr_lower(a->ci, lo[i], a1, cu) - lo[i];
         total += cnt[i];
     }
     MB *c = mb_sp_alloc(m, n, total, e);
@@ -145,8 +134,8 @@ static int64_t sp_region_nnz(const MB *t, int64_t rl, int64_t ru, int64_t cl,
     if (cl == 0 && cu == t->cols) return t->rp[ru] - t->rp[rl];
     int64_t n = 0;
     for (int64_t r = rl; r < ru; r++) {
-        int64_t lo = lower_bound(t->ci, t->rp[r], t->rp[r + 1], cl);
-        n += lower_bound(t->ci, lo, t->rp[r + 1], cu) - lo;
+        int64_t lo = mb_csr_lower(t->ci, t->rp[r], t->rp[r + 1], cl);
+        n += mb_csr_lower(t->ci, lo, t->rp[r + 1], cu) - lo;
     }
     return n;
 }
@@ -198,8 +187,8 @@ static int sp_splice(MB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     int64_t p = 0;
     for (int64_t i = 0; i < m; i++) {
         int64_t r = rl + i, a0 = t->rp[r], a1 = t->rp[r + 1], q0 = p;
-        int64_t lo = lower_bound(t->ci, a0, a1, cl);
-        int64_t hi = lower_bound(t->ci, lo, a1, cu);
+        int64_t lo = mb_csr_lower(t->ci, a0, a1, cl);
+        int64_t hi = mb_csr_lower(t->ci, lo, a1, cu);
         for (int64_t k = a0; k < lo; k++, p++) { nci[p] = t->ci[k]; nv[p] = t->v[k]; }
         if (src->sparse) {
             for (int64_t k = src->rp[i]; k < src->rp[i + 1]; k++)
@@ -286,7 +275,7 @@ int k_lix_inplace(MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
 static int sp_set_cell(MB *t, int64_t r, int64_t c, double v, BrErr *e)
 {
     int64_t a1 = t->rp[r + 1], nnz = t->rp[t->rows];
-    int64_t pos = lower_bound(t->ci, t->rp[r], a1, c);
+    int64_t pos = mb_csr_lower(t->ci, t->rp[r], a1, c);
     bool found = pos < a1 && t->ci[pos] == c;
     if (found && v != 0) { t->v[pos] = v; return 0; }
     if (!found && v == 0) return 0;

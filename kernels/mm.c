@@ -238,17 +238,6 @@ static void split_weighted(const int64_t *wgt, int64_t len, int nr, int64_t *bou
     while (g <= nr) bounds[g++] = len;
 }
 
-/* First position p in [lo, hi) with ci[p] >= c (ci sorted). */
-static int64_t lower_bound(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
-{
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (ci[mid] < c) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* ---------------------------------------------------------------------- */
 /* BLAS wrappers (dense x dense)                                          */
 
@@ -905,7 +894,7 @@ static MB *tl_sd_dense(const MB *a, const MB *b, BrErr *e)
             int64_t lo = a->rp[l], hi = a->rp[l + 1];
             if (lo == hi || a->ci[hi - 1] < i0 || a->ci[lo] >= i1) continue;
             const double *br = b->d + l * n;
-            for (int64_t p = lower_bound(a->ci, lo, hi, i0); p < hi && a->ci[p] < i1; p++) {
+            for (int64_t p = mb_csr_lower(a->ci, lo, hi, i0); p < hi && a->ci[p] < i1; p++) {
                 double av = a->v[p];
                 double *row = r->d + (int64_t)a->ci[p] * n;
                 for (int64_t j = 0; j < n; j++) row[j] += av * br[j];
@@ -1145,7 +1134,7 @@ static MB *tsmm_sparse_left_dense(const MB *x, BrErr *e)
         for (int64_t i = 0; i < m; i++) {
             int64_t lo = x->rp[i], hi = x->rp[i + 1];
             if (lo == hi || x->ci[hi - 1] < j0 || x->ci[lo] >= j1) continue;
-            for (int64_t p = lower_bound(x->ci, lo, hi, j0); p < hi && x->ci[p] < j1; p++) {
+            for (int64_t p = mb_csr_lower(x->ci, lo, hi, j0); p < hi && x->ci[p] < j1; p++) {
                 double vp = x->v[p];
                 double *row = r->d + (int64_t)x->ci[p] * n;
                 for (int64_t q = p; q < hi; q++) row[x->ci[q]] += vp * x->v[q];
@@ -1177,7 +1166,7 @@ static MB *syrk_rows(const MB *a, const MB *b, BrErr *e)
         for (int64_t p = a->rp[i]; p < a->rp[i + 1]; p++) {
             int64_t l = a->ci[p], hi = b->rp[l + 1];
             double av = a->v[p];
-            for (int64_t q = lower_bound(b->ci, b->rp[l], hi, i); q < hi; q++)
+            for (int64_t q = mb_csr_lower(b->ci, b->rp[l], hi, i); q < hi; q++)
                 row[b->ci[q]] += av * b->v[q];
         }
     }

@@ -173,6 +173,18 @@ double *mb_cells_rowmajor(const MB *m);
 
 /* Cell access (slow paths, tests, printing). */
 double mb_get(const MB *m, int64_t r, int64_t c);
+
+/* The first position p in [lo, hi) of a CSR row's column indexes ci
+ * (ascending) with ci[p] >= c; hi when none. */
+static inline int64_t mb_csr_lower(const int32_t *ci, int64_t lo, int64_t hi, int64_t c)
+{
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ci[mid] < c) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
 /* Set a cell of an exclusively owned dense block (convert first). */
 static inline void mb_dset(MB *m, int64_t r, int64_t c, double v) {
     m->d[r * m->cols + c] = v;
