@@ -324,6 +324,7 @@ static void test_device_row(void)
         {"cell full mean", "s = mean((X - colMeans(X)) ^ 2 * v)\n", "s", 1},
         {"cell full max", "s = max(abs(X - colMeans(X)) / colSds(X))\n", "s", 1},
         {"magg", "s = sum((X - colMins(X)) ^ 2) + 3 * sum(abs(X - colMaxs(X)) / colSds(X))\n", "s", 1},
+        {"cell colsums ternary", "z = colSums(ifelse(X > colMeans(X), X - colMeans(X), 0) * v)\n", "z", 1},
         {"magg min max", "s = min((X - colMeans(X)) * v) + 2 * max((X - colMins(X)) ^ 2)\n", "s", 1},
     };
     enum { NC = sizeof cs / sizeof *cs, NS = 5 };
