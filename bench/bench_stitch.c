@@ -3,14 +3,26 @@
  * OpenCL device the ICD loader gives (make bench-stitch). The three
  * plans run alternately in one process, REPS rounds, and the medians'
  * ratios are printed; also every stitched schedule's time next to the
- * latency evaluator's rank (does its pick come out fast?). Timings
- * include the result's copy to the host (as every braid operator does). */
+ * latency evaluator's rank (does its pick come out fast?). Every plan
+ * is timed from the same state: X resident on the device (uploaded by
+ * the warm-up runs, never dropped: a plan that cleared the pool made
+ * the next plan pay X's upload), BATCH runs enqueued back to back, then
+ * gpu_finish (launches are asynchronous: without it a plan's time was
+ * its enqueueing, and its kernels ran inside the next plan's time);
+ * the time per run is the batch's over BATCH. Results stay on the
+ * device (as in a chain of device operators) and are released. The
+ * bandwidth printed counts X read once and Y written once. */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "gpu/stitch.h"
 
 #define REPS 7
+
+/* runs per timed batch: 1 on a CPU device (PoCL: each run takes
+ * milliseconds), 20 on a GPU (a run takes tens of microseconds, near a
+ * launch's cost) */
+static int batch = 1;
 
 static double median(double *v, int n)
 {
@@ -22,37 +34,49 @@ static double median(double *v, int n)
 static double time_sched(const StitchRegion *r, const MB *x, const StitchSched *s)
 {
     BrErr e = {0};
+    gpu_finish();
     int64_t t0 = br_now_ns();
-    MB *y = stitch_run(r, x, s, &e);
-    int64_t t1 = br_now_ns();
-    if (!y) { fprintf(stderr, "bench_stitch: %s\n", e.msg); exit(1); }
-    mb_release(y);
-    return (double)(t1 - t0) / 1e6;
+    for (int b = 0; b < batch; b++) {
+        MB *y = stitch_run(r, x, s, &e);
+        if (!y) { fprintf(stderr, "bench_stitch: %s\n", e.msg); exit(1); }
+        mb_release(y);
+    }
+    gpu_finish();
+    return (double)(br_now_ns() - t0) / 1e6 / batch;
 }
 
-/* layernorm as braid's per-operator GPU plan runs it */
+/* layernorm or softmax as braid's per-operator GPU plan runs it (one
+ * run; the result device-only) */
+static MB *run_ops(const MB *x, bool softmax, BrErr *e)
+{
+    MB *y;
+    if (softmax) {
+        MB *m = gpu_agg(OP_AMAX, DIR_ROW, x, e), *c = gpu_binary(OP_MINUS, x, m, e), *ex = gpu_unary(OP_EXP, c, e);
+        MB *s = gpu_agg(OP_SUM, DIR_ROW, ex, e);
+        y = gpu_binary(OP_DIV, ex, s, e);
+        mb_release(m), mb_release(c), mb_release(ex), mb_release(s);
+    } else {
+        MB *mu = gpu_agg(OP_MEAN, DIR_ROW, x, e), *c = gpu_binary(OP_MINUS, x, mu, e);
+        MB *sq = gpu_binary(OP_MULT, c, c, e), *var = gpu_agg(OP_MEAN, DIR_ROW, sq, e);
+        MB *ve = gpu_binary_ms(OP_PLUS, var, 1e-5, false, e), *sd = gpu_unary(OP_SQRT, ve, e);
+        y = gpu_binary(OP_DIV, c, sd, e);
+        mb_release(mu), mb_release(c), mb_release(sq), mb_release(var), mb_release(ve), mb_release(sd);
+    }
+    return y;
+}
+
 static double time_ops(const MB *x, bool softmax)
 {
     BrErr e = {0};
+    gpu_finish();
     int64_t t0 = br_now_ns();
-    MB *y;
-    if (softmax) {
-        MB *m = gpu_agg(OP_AMAX, DIR_ROW, x, &e), *c = gpu_binary(OP_MINUS, x, m, &e), *ex = gpu_unary(OP_EXP, c, &e);
-        MB *s = gpu_agg(OP_SUM, DIR_ROW, ex, &e);
-        y = gpu_binary(OP_DIV, ex, s, &e);
-        mb_release(m), mb_release(c), mb_release(ex), mb_release(s);
-    } else {
-        MB *mu = gpu_agg(OP_MEAN, DIR_ROW, x, &e), *c = gpu_binary(OP_MINUS, x, mu, &e);
-        MB *sq = gpu_binary(OP_MULT, c, c, &e), *var = gpu_agg(OP_MEAN, DIR_ROW, sq, &e);
-        MB *ve = gpu_binary_ms(OP_PLUS, var, 1e-5, false, &e), *sd = gpu_unary(OP_SQRT, ve, &e);
-        y = gpu_binary(OP_DIV, c, sd, &e);
-        mb_release(mu), mb_release(c), mb_release(sq), mb_release(var), mb_release(ve), mb_release(sd);
+    for (int b = 0; b < batch; b++) {
+        MB *y = run_ops(x, softmax, &e);
+        if (!y) { fprintf(stderr, "bench_stitch: %s\n", e.msg); exit(1); }
+        mb_release(y);
     }
-    int64_t t1 = br_now_ns();
-    if (!y) { fprintf(stderr, "bench_stitch: %s\n", e.msg); exit(1); }
-    mb_release(y);
-    gpu_pool_clear();
-    return (double)(t1 - t0) / 1e6;
+    gpu_finish();
+    return (double)(br_now_ns() - t0) / 1e6 / batch;
 }
 
 static void bench(const char *name, const StitchRegion *r, int64_t rows, int64_t cols, bool softmax)
@@ -73,15 +97,16 @@ static void bench(const char *name, const StitchRegion *r, int64_t rows, int64_t
         to[i] = time_ops(x, softmax);
     }
     double mb_ = median(tb, REPS), mx = median(tx, REPS), mo = median(to, REPS);
-    printf("%s %lldx%lld: stitched (%s, %d lanes) %.2f ms, XLA-style %.2f ms, per operator %.2f ms; "
-           "XLA/stitched %.2fx, per-operator/stitched %.2fx\n",
+    double gb = 2.0 * (double)rows * (double)cols * 8 / 1e9;   /* X read, Y written, GB */
+    printf("%s %lldx%lld: stitched (%s, %d lanes) %.3f ms, XLA-style %.3f ms, per operator %.3f ms; "
+           "XLA/stitched %.2fx, per-operator/stitched %.2fx; stitched %.3g GB/s (X read + Y written once)\n",
            name, (long long)rows, (long long)cols, stitch_scheme_name(c[0].scheme), c[0].lanes, mb_, mx, mo, mx / mb_,
-           mo / mb_);
+           mo / mb_, gb / (mb_ / 1e3));
     printf("  schedule (evaluator rank: scheme/lanes/wg: estimated cycles, measured ms):");
     for (int k = 0; k < n; k++) {
         double t[3];
         for (int i = 0; i < 3; i++) t[i] = time_sched(r, x, &c[k]);
-        printf(" %d:%s/%d/%d:%.3g,%.2f", k, stitch_scheme_name(c[k].scheme), c[k].lanes, c[k].wg, c[k].cycles,
+        printf(" %d:%s/%d/%d:%.3g,%.3f", k, stitch_scheme_name(c[k].scheme), c[k].lanes, c[k].wg, c[k].cycles,
                median(t, 3));
     }
     printf("\n");
@@ -94,6 +119,8 @@ int main(void)
     BrErr e = {0};
     if (gpu_init(&e)) { fprintf(stderr, "bench_stitch: %s\n", e.msg); return 1; }
     printf("device: %s (%d compute units)\n", gpu_info()->name, gpu_info()->compute_units);
+    if (!gpu_info()->is_cpu) batch = 20;
+    printf("runs per timed batch: %d; times per run, device work to the end (clFinish), X on the device\n", batch);
     StitchRegion ln, sm;
     st_layernorm(&ln, 1e-5);
     st_softmax(&sm);

@@ -25,6 +25,7 @@
  * skip the enumeration. */
 #include "cgint.h"
 #include "../base/vec.h"
+#include "../gpu/gpu.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -462,12 +463,31 @@ static void sig_hop_sizes(Sig *s, const Hop *h)
     sig_add(s, bucket(h->mem));
 }
 
+/* The GPU mode and, with the device on, the device profile (their
+ * bits): cost.c prices the stitch points' device side by them
+ * (dev_vec_time, host_or_dev), so a selection made under one mode or
+ * profile is not the one under another. */
+static void sig_device(Sig *s)
+{
+    GpuMode md = gpu_mode();
+    sig_add(s, md);
+    if (md == GPU_OFF) return;
+    GpuProfile g = gpu_profile();
+    const double v[3] = {g.launch_s, g.bw, g.xfer_bw};
+    for (int k = 0; k < 3; k++) {
+        int64_t b;
+        memcpy(&b, &v[k], sizeof b);
+        sig_add(s, b);
+    }
+}
+
 /* Canonical signature of partition p: its hops in topological order with
  * operators, coarse sizes (log2 classes of rows, cols, nnz, memory),
  * consumer counts, inputs as local indexes, memo entries, roots, inputs
- * and interesting points. Hop ids do not enter, so the copies of a DAG
- * made for recompilation have equal signatures. Returns false on
- * allocation failure; the caller frees s->v. */
+ * and interesting points, and the device the cost model prices
+ * (sig_device). Hop ids do not enter, so the copies of a DAG made for
+ * recompilation have equal signatures. Returns false on allocation
+ * failure; the caller frees s->v. */
 static bool part_sig(const Memo *m, const Part *p, Sig *s)
 {
     int *loc = br_malloc((size_t)m->nid * sizeof(int));
@@ -476,6 +496,7 @@ static bool part_sig(const Memo *m, const Part *p, Sig *s)
     for (int k = 0; k < p->nh; k++) loc[p->hops[k]] = k;
     for (int k = 0; k < p->ninputs; k++) loc[p->inputs[k]] = -2 - k;
     sig_add(s, p->nh); sig_add(s, p->nroots); sig_add(s, p->ninputs); sig_add(s, p->npts);
+    sig_device(s);
     for (int k = 0; k < p->nh; k++) {
         int id = p->hops[k];
         const Hop *h = m->hop[id];

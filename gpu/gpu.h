@@ -98,6 +98,9 @@ typedef struct GpuStats {
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
+/* Waits until the device has run every enqueued command (launches are
+ * asynchronous; benchmarks time the device's work by it). */
+void gpu_finish(void);
 /* One line for -stats (nothing with the backend off). */
 void gpu_print_stats(FILE *f);
 

@@ -285,6 +285,13 @@ GpuStats gpu_stats(void)
     return s;
 }
 
+void gpu_finish(void)
+{
+    pthread_mutex_lock(&gpu_lock);
+    if (gpu_ctx.q) clFinish(gpu_ctx.q);
+    pthread_mutex_unlock(&gpu_lock);
+}
+
 void gpu_stats_reset(void)
 {
     pthread_mutex_lock(&gpu_lock);

@@ -8,8 +8,10 @@
  * contiguous block of rows, each with its own scratch, and for the
  * aggregating variants adds the work-items' partials in a fixed order
  * (cg_comb: one work-item per output cell, blocks 0, 1, ... in turn), so
- * the result does not depend on the schedule (no atomics). NO_AGG and
- * ROW_AGG write their rows directly. Programs are built once per source,
+ * the result does not depend on the schedule (no atomics; a stitched
+ * launch's last row group runs the same combine, counted by an atomic,
+ * in place of cg_comb's launches). NO_AGG and ROW_AGG write their rows
+ * directly. Programs are built once per source,
  * in the background under sysds.gpu.async (the CPU's operator runs
  * until then). */
 #include <math.h>
@@ -75,14 +77,14 @@ static const char row_helpers[] =
     /* the partials of ng blocks (psz doubles each) of one output at off:
      * kind 0 a Kahan pair layout (n sums, then n corrections), 1 plain
      * cells; agg 0 sum, 1 min, 2 max; div: the mean's divisor (1) */
-    "__kernel void cg_comb(long ng, long psz, long off, long n, int kind, int agg, double div, double zm,\n"
-    "                      __global const double *part, __global double *res)\n"
+    /* (volatile: read past the caches, so a stitched launch's last
+     * work-group (stitched_source) sees the other groups' partials) */
+    "CG_INL void cg_comb1(long j, long ng, long psz, long off, long n, int kind, int agg, double div, double zm,\n"
+    "                     __global const volatile double *part, __global double *res)\n"
     "{\n"
-    "    long j = get_global_id(0);\n"
-    "    if (j >= n) return;\n"
     "    double s = agg == 1 ? INFINITY : agg == 2 ? -INFINITY : 0, c = 0, cnt = 0;\n"
     "    for (long g = 0; g < ng; g++) {\n"
-    "        __global const double *p = part + g * psz + off;\n"
+    "        __global const volatile double *p = part + g * psz + off;\n"
     "        if (agg == 1) s = cg_minstep(s, p[j]);\n"
     "        else if (agg == 2) s = cg_maxstep(s, p[j]);\n"
     "        else if (kind == 1) cg_kadd(&s, &c, p[j]);\n"
@@ -93,6 +95,12 @@ static const char row_helpers[] =
      * counts after the values; implicit zeros when fewer than zm */
     "    if (agg && zm > 0 && cnt < zm) s = agg == 1 ? cg_minstep(s, 0.0) : cg_maxstep(s, 0.0);\n"
     "    res[j] = agg ? s : (s + c) / div;\n"
+    "}\n"
+    "__kernel void cg_comb(long ng, long psz, long off, long n, int kind, int agg, double div, double zm,\n"
+    "                      __global const double *part, __global double *res)\n"
+    "{\n"
+    "    long j = get_global_id(0);\n"
+    "    if (j < n) cg_comb1(j, ng, psz, off, n, kind, agg, div, zm, part, res);\n"
     "}\n";
 
 /* A generated operator's program: state 1 built, 0 building in the
@@ -254,15 +262,25 @@ static int64_t row_blocks(int64_t rows, int64_t per_block)
     return BR_MIN(g, BR_MAX(rows, 1));
 }
 
+/* cg_comb's arguments for output o over M rows: its cells n, the
+ * partials' layout (kind), the aggregate, the mean's divisor. */
+static void comb_args(const SpRowOut *o, int64_t M, cl_long *n, cl_int *kind, cl_int *agg, cl_double *div)
+{
+    /* (Outer's products come as COL_T_AGG outputs: plain cells) */
+    *n = o->var == SPR_FULL_AGG ? 1 : o->orows * o->ocols;
+    *kind = o->var == SPR_COL_T_AGG, *agg = o->agg == SPA_MIN ? 1 : o->agg == SPA_MAX ? 2 : 0;
+    *div = o->agg != SPA_MEAN ? 1 : o->var == SPR_FULL_AGG ? (double)M * (double)o->ocols : (double)M;
+}
+
 /* The combined output o (its partials at off) into a new device buffer
  * of its cells: a block (device-only) or, for a full aggregate, *v. */
 static int combine(RowProg *pr, const SpRowOut *o, cl_mem part, int64_t ng, int64_t psz, int64_t off, int64_t M,
                    double zm, MB **res, double *v, BrErr *e)
 {
-    /* (Outer's products come as COL_T_AGG outputs: plain cells) */
-    cl_long n = o->var == SPR_FULL_AGG ? 1 : o->orows * o->ocols, lng = ng, lpsz = psz, loff = off;
-    cl_int kind = o->var == SPR_COL_T_AGG, agg = o->agg == SPA_MIN ? 1 : o->agg == SPA_MAX ? 2 : 0;
-    cl_double div = o->agg != SPA_MEAN ? 1 : o->var == SPR_FULL_AGG ? (double)M * (double)o->ocols : (double)M;
+    cl_long n, lng = ng, lpsz = psz, loff = off;
+    cl_int kind, agg;
+    cl_double div;
+    comb_args(o, M, &n, &kind, &agg, &div);
     cl_mem r = gpu_alloc((size_t)BR_MAX(n, 1) * sizeof(double), e);
     if (!r) return e->code ? -1 : -2;   /* beyond the largest buffer: the CPU */
     if (gpu_args(pr->comb, e, sizeof lng, &lng, sizeof lpsz, &lpsz, sizeof loff, &loff, sizeof n, &n, sizeof kind, &kind,
@@ -332,6 +350,10 @@ typedef struct Call {
      * outputs, its scalars, the tickets and the finished count */
     const GpuStitchIn *st;
     cl_mem sx, so[ST_MAX_OUT], rsc, cnt, segv;
+    /* its aggregated outputs combined in the launch (comb_prepare): ncd
+     * descriptors (cd), their cells (cr) */
+    cl_int ncd;
+    cl_mem cd, cr;
 } Call;
 
 /* ---- a stitched operator in one launch (GpuStitchIn) ----
@@ -345,7 +367,9 @@ typedef struct Call {
  * of the stitched inputs. A group waits only for groups that took a
  * lower ticket, so have started: no deadlock on a device that keeps a
  * started group running (every GPU, and PoCL's threads), however many
- * groups are resident. */
+ * groups are resident. With aggregated outputs (ncd > 0, comb_prepare)
+ * the row group that counts itself finished last (cnt[2]) combines the
+ * blocks' partials by cg_comb's body into CR (last-block-done). */
 static const char k_head[] = "\n__kernel void cg_main(", k_gline[] = "    const long g = get_global_id(0);\n";
 
 /* the identifier that ends each comma-separated parameter of ps..pe
@@ -412,10 +436,10 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin)
     sb_puts(&b, k_head);
     sb_put(&b, ps, (size_t)(pe - ps));
     sb_puts(&b, ",\n    __global const double *SX, long sxr, long sxc, __global double *SG, volatile __global int *cnt, "
-                "long ga, __local double *sh");
+                "long ga, __global const double *CD, int ncd, __global double *CR, __local double *sh");
     region_args(&b, st, nout, 0, true);
     sb_puts(&b, ")\n{\n"
-                "    __local int cg_t;\n"
+                "    __local int cg_t, cg_last;\n"
                 "    const long lid = get_local_id(0);\n"
                 "    if (lid == 0) cg_t = atomic_inc(&cnt[0]);\n"
                 "    barrier(CLK_LOCAL_MEM_FENCE);\n"
@@ -435,7 +459,24 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin)
         if (k < nin && st->slot[k] >= 0) sb_printf(&b, ", SO%d", st->slot[k]);
         else sb_printf(&b, ", %s", names[k]);
     }
-    sb_puts(&b, ");\n}\n");
+    /* the aggregated outputs: the last row group to finish combines the
+     * blocks' partials (cg_comb's order) into CR */
+    sb_puts(&b, ");\n"
+                "    if (ncd == 0) return;\n"
+                "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+                "    barrier(CLK_GLOBAL_MEM_FENCE);\n"
+                "    if (lid == 0) cg_last = atomic_inc(&cnt[2]) == (int)(get_num_groups(0) - ga) - 1;\n"
+                "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+                "    if (!cg_last) return;\n"
+                "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+                "    for (int q = 0; q < ncd; q++) {\n"
+                "        __global const double *d = CD + 7 * q;\n"
+                "        const long cn = (long)d[1];\n"
+                "        for (long j = lid; j < cn; j += (long)get_local_size(0))\n"
+                "            cg_comb1(j, ng, psz, (long)d[0], cn, (int)d[2], (int)d[3], d[4], d[5], out,\n"
+                "                     CR + (long)d[6]);\n"
+                "    }\n"
+                "}\n");
     if (b.oom) { free(b.s); return NULL; }
     return b.s;
 }
@@ -453,7 +494,7 @@ static int stitch_bufs(Call *x, BrErr *e)
         int rq = call_buf(&x->so[q], st->x->cols, e);
         if (rq) return rq;
     }
-    cl_int zero[2] = {0, 0}, cr;
+    cl_int zero[3] = {0, 0, 0}, cr;
     x->cnt = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &cr);
     if (cr != CL_SUCCESS) return x->cnt = NULL, gpu_clerr(e, cr, "clCreateBuffer");
     int rc = call_buf(&x->segv, 1, e);
@@ -482,8 +523,10 @@ static int stitch_launch(Call *x, cl_uint a0, int64_t nall, size_t wg, BrErr *e)
     const GpuStitchIn *st = x->st;
     cl_kernel k = x->pr->row;
     cl_long sxr = st->x->rows, sxc = st->x->cols, ga = (sxc + (cl_long)wg - 1) / (cl_long)wg;
-    const void *vals[] = {&x->sx, &sxr, &sxc, &x->segv, &x->cnt, &ga};
-    const size_t szs[] = {sizeof(cl_mem), 8, 8, sizeof(cl_mem), sizeof(cl_mem), 8};
+    cl_mem cdm = x->ncd ? x->cd : x->segv, crm = x->ncd ? x->cr : x->segv;
+    const void *vals[] = {&x->sx, &sxr, &sxc, &x->segv, &x->cnt, &ga, &cdm, &x->ncd, &crm};
+    const size_t szs[] = {sizeof(cl_mem), 8, 8, sizeof(cl_mem), sizeof(cl_mem), 8, sizeof(cl_mem), sizeof(cl_int),
+                          sizeof(cl_mem)};
     cl_int cr = CL_SUCCESS;
     for (size_t q = 0; q < sizeof szs / sizeof *szs && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a0++, szs[q], vals[q]);
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a0++, wg * sizeof(double), NULL);
@@ -574,7 +617,8 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
 static int call_close(Call *x, int rc)
 {
     for (int k = 0; k < x->n && x->tmp; k++) if (x->tmp[k]) clReleaseMemObject(x->tmp[k]);
-    cl_mem held[] = {x->L, x->sc, x->scratch, x->out, x->rsc, x->cnt, x->segv, x->so[0], x->so[1], x->so[2], x->so[3]};
+    cl_mem held[] = {x->L,     x->sc,    x->scratch, x->out,   x->rsc,   x->cnt, x->segv,
+                     x->so[0], x->so[1], x->so[2],   x->so[3], x->cd, x->cr};
     for (size_t k = 0; k < sizeof held / sizeof *held; k++) if (held[k]) clReleaseMemObject(held[k]);
     free(x->arg);
     free(x->tmp);
@@ -585,6 +629,53 @@ static int call_close(Call *x, int rc)
         pthread_mutex_unlock(&gpu_lock);
     }
     return rc == -2 ? 0 : rc;
+}
+
+/* The aggregated outputs o[0..nout) of a stitched call (partials at
+ * offs, zm as cg_comb's), combined by its launch's last row group
+ * (stitched_source) instead of a cg_comb launch each: for one output,
+ * or several full aggregates (a MAgg), in a launch with rows. Fills
+ * x->cd (per output: its partials' offset, cells, kind, aggregate,
+ * divisor, zm, offset in cr) and x->cr and sets x->ncd; x->ncd stays 0
+ * (the cg_comb launches) where it does not apply. 0, or -1 with e set,
+ * -2 (the CPU) beyond the device's largest buffer. */
+static int comb_prepare(Call *x, const SpRowOut *o, int nout, const int64_t *offs, const double *zm, int64_t M,
+                        int64_t ng, BrErr *e)
+{
+    if (!x->st || ng <= 0 || nout < 1 || nout > SPOOF_MAXOUT) return 0;
+    for (int t = 0; t < nout; t++)
+        if (nout > 1 && o[t].var != SPR_FULL_AGG) return 0;
+    double d[7 * SPOOF_MAXOUT];
+    int64_t cells = 0;
+    for (int t = 0; t < nout; t++) {
+        cl_long n;
+        cl_int kind, agg;
+        cl_double div;
+        comb_args(&o[t], M, &n, &kind, &agg, &div);
+        double *q = d + 7 * t;
+        q[0] = (double)offs[t], q[1] = (double)n, q[2] = kind, q[3] = agg, q[4] = div, q[5] = zm[t];
+        q[6] = (double)cells;
+        cells += n;
+    }
+    if (!(x->cd = small_buf(d, 7 * (size_t)nout * sizeof(double), e))) return -1;
+    int rc = call_buf(&x->cr, cells, e);
+    if (!rc) x->ncd = nout;
+    return rc;
+}
+
+/* The outputs the launch combined (comb_prepare): full aggregates into
+ * v by one read, another output the device-only block of cr. */
+static int comb_take(Call *x, const SpRowOut *o, int nout, MB **res, double *v, BrErr *e)
+{
+    if (o[0].var != SPR_FULL_AGG) {
+        res[0] = gpu_dense_result(o[0].orows, o[0].ocols, x->cr, e);
+        x->cr = NULL;
+        return res[0] ? 0 : -1;
+    }
+    cl_int rc = clEnqueueReadBuffer(gpu_ctx.q, x->cr, CL_TRUE, 0, (size_t)nout * sizeof(double), v, 0, NULL, NULL);
+    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueReadBuffer");
+    gpu_st.d2h_bytes += (int64_t)nout * (int64_t)sizeof(double);
+    return 0;
 }
 
 /* Rows per work-item and work-items for M rows and ng wanted. */
@@ -612,13 +703,17 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, c
     int64_t nall = rc ? ng : call_tiles(&x, ng, &wg, &tk, &tj);
     if (!rc) rc = call_buf(&x.scratch, nall * tmplen, e);
     if (!rc) rc = call_buf(&x.out, rowout ? M * op->ocols : ng * psz, e);
+    const double zm[SPOOF_MAXOUT] = {0};
+    if (!rc && !rowout) rc = comb_prepare(&x, o, nout, offs, zm, M, ng, e);
     if (!rc) rc = call_main(&x, M, rb, ng, tmplen, psz, rowout ? op->ocols : 0, e);
     if (!rc && rowout) {
         res[0] = gpu_dense_result(M, op->ocols, x.out, e);
         x.out = NULL;
         return call_close(&x, res[0] ? 1 : -1);
     }
-    for (int t = 0; t < nout && !rc; t++) rc = combine(x.pr, &o[t], x.out, ng, psz, offs[t], M, 0, &res[t], &v[t], e);
+    if (!rc && x.ncd) rc = comb_take(&x, o, nout, res, v, e);
+    for (int t = 0; t < nout && !rc && !x.ncd; t++)
+        rc = combine(x.pr, &o[t], x.out, ng, psz, offs[t], M, 0, &res[t], &v[t], e);
     if (rc) for (int t = 0; t < nout; t++) mb_release(res[t]), res[t] = NULL;
     return call_close(&x, rc ? rc : 1);
 }
@@ -690,6 +785,18 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
     int64_t cells = op->dir == SPD_NONE ? (sp ? wb.nnz : M * N) : op->dir == SPD_ROW ? M : ng * psz;
     if (!rc) rc = call_buf(&x.scratch, ng * tlen, e);
     if (!rc) rc = call_buf(&x.out, cells, e);
+    /* the aggregated outputs; the counts of min/max on the sparse path:
+     * implicit zeros below M (columns) or M N (full) stored values */
+    SpRowOut o[SPOOF_MAXOUT];
+    int64_t offs[SPOOF_MAXOUT];
+    double zm[SPOOF_MAXOUT];
+    bool agg = op->dir == SPD_COL || op->dir == SPD_FULL;
+    for (int t = 0; agg && t < nout && t < SPOOF_MAXOUT; t++) {
+        o[t] = (SpRowOut){op->dir == SPD_COL ? SPR_COL_AGG : SPR_FULL_AGG, op->agg[t], 1, N};
+        offs[t] = 2 * t;
+        zm[t] = !sp ? 0 : op->dir == SPD_COL ? (double)M : (double)M * (double)N;
+    }
+    if (!rc && agg) rc = comb_prepare(&x, o, nout, offs, zm, M, ng, e);
     if (!rc) {
         cl_int msp = sp ? 2 : x.rp != NULL;
         if (set_main_args(x.pr->row, n, x.arg, x.rp, x.ci, x.L, x.sc, M, rb, ng, tlen, psz, N, msp, x.scratch, x.out,
@@ -704,13 +811,9 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
         x.out = NULL;
         return call_close(&x, res[0] ? 1 : -1);
     }
-    /* the counts of min/max on the sparse path: implicit zeros below M
-     * (columns) or M N (full) stored values */
-    for (int t = 0; t < nout && !rc; t++) {
-        SpRowOut o = {op->dir == SPD_COL ? SPR_COL_AGG : SPR_FULL_AGG, op->agg[t], 1, N};
-        double zm = !sp ? 0 : op->dir == SPD_COL ? (double)M : (double)M * (double)N;
-        rc = combine(x.pr, &o, x.out, ng, psz, 2 * t, M, zm, &res[t], &v[t], e);
-    }
+    if (!rc && x.ncd) rc = comb_take(&x, o, nout, res, v, e);
+    for (int t = 0; t < nout && !rc && !x.ncd; t++)
+        rc = combine(x.pr, &o[t], x.out, ng, psz, offs[t], M, zm[t], &res[t], &v[t], e);
     if (rc) mb_release(res[0]), res[0] = NULL;
     return call_close(&x, rc ? rc : 1);
 }

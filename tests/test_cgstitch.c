@@ -30,6 +30,7 @@
 #include "t_dml.h"
 #include "gpu/gpu.h"
 #include "kernels/cla.h"
+#include "plan/recompile.h"
 
 typedef struct Case {
     const char *name;
@@ -316,10 +317,15 @@ static void test_device_row(void)
         {"row mm", "Y = (X - colMeans(X)) %*% B\n", "Y", 1},
         {"row sd mm", "Y = ((X - colMeans(X)) / colSds(X)) %*% B\n", "Y", 1},
         {"row rowsums", "y = rowSums(((X - colMins(X)) %*% B) ^ 2)\n", "y", 1},
-        {"row full", "s = sum((X - colMeans(X)) %*% B)\n", "s", 2},
+        {"row full", "s = sum((X - colMeans(X)) %*% B)\n", "s", 1},
+        {"row colsums", "z = colSums((X - colMeans(X)) %*% B)\n", "z", 1},
         {"cell rowsums", "y = rowSums((X - colMeans(X)) ^ 2 * v)\n", "y", 1},
-        {"cell full", "s = sum((X - colMins(X)) ^ 2)\n", "s", 2},
-        {"magg", "s = sum((X - colMins(X)) ^ 2) + 3 * sum(abs(X - colMaxs(X)) / colSds(X))\n", "s", 3},
+        {"cell full", "s = sum((X - colMins(X)) ^ 2)\n", "s", 1},
+        {"cell full mean", "s = mean((X - colMeans(X)) ^ 2 * v)\n", "s", 1},
+        {"cell full max", "s = max(abs(X - colMeans(X)) / colSds(X))\n", "s", 1},
+        {"magg", "s = sum((X - colMins(X)) ^ 2) + 3 * sum(abs(X - colMaxs(X)) / colSds(X))\n", "s", 1},
+        {"cell colsums ternary", "z = colSums(ifelse(X > colMeans(X), X - colMeans(X), 0) * v)\n", "z", 1},
+        {"magg min max", "s = min((X - colMeans(X)) * v) + 2 * max((X - colMins(X)) ^ 2)\n", "s", 1},
     };
     enum { NC = sizeof cs / sizeof *cs, NS = 5 };
     static const int64_t shapes[NS][2] = {{130, 37}, {1001, 9}, {20, 150}, {1, 37}, {57, 1}};
@@ -395,6 +401,64 @@ static void test_device_row(void)
             for (int k = 0; k < 3; k++) mb_release(in[si][q][k]);
         }
     gpu_configure(GPU_OFF, -1, 0);
+}
+
+/* The selection cache (codegen/mpskip.c part_sig) keys a partition by a
+ * signature that holds the GPU mode and the device profile, which price
+ * the stitch points' device side: one DAG recompiled (rc_recompile,
+ * one CgContext) under `-gpu force` with slow launches stitches both
+ * points, under slow memory materializes them (not the cached choice),
+ * under slow launches again takes the cache, and with the device off
+ * selects by the CPU model (no entry of the device's). No device is
+ * needed: the cost model reads the mode and the profile only. */
+static void test_profile_cache(void)
+{
+    const char *src = "A = X - colMeans(X)\nY = exp(A) * 2\nz = colSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n";
+    const char *names[1] = {"X"};
+    static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6}};
+    /* steps: mode, profile; the stitch points wanted (stitched,
+     * materialized) and whether the selection comes from the cache */
+    static const struct { GpuMode mode; int prof; int64_t st, mat; bool cached; } step[] = {
+        {GPU_FORCE, 0, 2, 0, false}, {GPU_FORCE, 1, 0, 2, false}, {GPU_FORCE, 0, 2, 0, true}, {GPU_OFF, 1, 0, 2, false}};
+    Diag *d = diag_new();
+    LangOptions lo = {.predefined = names, .npredefined = 1};
+    Program *ast = lang_load_string(src, "<profile-cache>", &lo, d);
+    CgOptions on = {.enabled = true, .policy = CG_COST_BASED, .keep_fused = true};
+    const char *outs[] = {"s"};
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, &on, outs, 1) : NULL;
+    T_CHECK(p && p->cg, "profile cache: compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
+    HopDag *dag = NULL;
+    for (int i = 0; p && p->cg && i < p->main.n && !dag; i++) dag = plan_dag(p->main.v[i]);
+    T_CHECK(dag != NULL, "profile cache: no DAG");
+    SymTab vars;
+    st_init(&vars);
+    t_seed(11);
+    st_put(&vars, "X", val_matrix(t_gen(300, 20, 1, 0, 1, false)));   /* X's sizes for the recompilations */
+    gpu_set_stitch(false);
+    for (size_t k = 0; dag && k < sizeof step / sizeof *step; k++) {
+        CgStats b = *cg_stats(p->cg);
+        gpu_configure(step[k].mode, -1, 0);
+        gpu_set_profile(&prof[step[k].prof]);
+        HopDag *copy = NULL;
+        RwStats rw = {0};
+        Code *c = rc_recompile(p, dag, &vars, EX_CP, &copy, &rw);
+        gpu_set_profile(NULL);
+        gpu_configure(GPU_OFF, -1, 0);
+        const CgStats *a = cg_stats(p->cg);
+        int64_t st = a->stitch_pts[1] - b.stitch_pts[1], mat = a->stitch_pts[0] - b.stitch_pts[0];
+        int64_t hit = a->sel_cached - b.sel_cached;
+        T_CHECK(c != NULL && st == step[k].st && mat == step[k].mat && (hit > 0) == step[k].cached,
+                "profile cache step %zu: %lld stitched, %lld materialized, %lld from the cache (want %lld, %lld, %s)",
+                k, (long long)st, (long long)mat, (long long)hit, (long long)step[k].st, (long long)step[k].mat,
+                step[k].cached ? "some" : "none");
+        plan_code_free(c);
+        hop_dag_free(copy);
+    }
+    gpu_set_stitch(true);
+    st_free(&vars);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
 }
 
 /* The device side of stitch points in getPlanCost (cost.c dev_vec_time,
@@ -585,6 +649,7 @@ int main(void)
     test_device_region();
     test_device_row();
     test_profile();
+    test_profile_cache();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
     printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
     return t_done("test_cgstitch");
