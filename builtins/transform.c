@@ -118,6 +118,8 @@ typedef struct TfCol {
     int64_t maxcode;
     double *bmin, *bmax;   /* bin boundaries, nb of them */
     int64_t nb;
+    int64_t dwidth;        /* dummycode domain from the metadata's distinct
+                              count (transformdecode, transformcolmap), 0: none */
     int64_t out0, width;   /* output columns of the encoded matrix */
 } TfCol;
 
@@ -607,6 +609,19 @@ static int load_col(Tf *t, const FB *m, int64_t j, BrErr *e)
     return 0;
 }
 
+/* SystemDS's transformdecode and transformcolmap take a dummycoded
+ * column's domain from the metadata frame's distinct count (hashed
+ * columns: K), not from its recode map or bins (DecoderDummycode and
+ * MultiColumnEncoder.getColMapping): a metadata frame whose rows were
+ * sliced keeps the count of the whole map. An unknown count (-1) falls
+ * back to the map or bins; SystemDS would give the column 0 (decode) or -1
+ * (colmap) columns and shift the columns after it. */
+static void meta_domain(TfCol *c, const FB *m, int64_t j)
+{
+    int64_t nd = fb_nd(m, j);
+    if (c->dummy && !c->hash && nd > 0) c->dwidth = nd;
+}
+
 /* Output columns per input column; returns the total. */
 static int64_t layout(Tf *t)
 {
@@ -614,7 +629,7 @@ static int64_t layout(Tf *t)
     for (int64_t j = 0; j < t->n; j++) {
         TfCol *c = &t->c[j];
         c->out0 = at;
-        c->width = !c->dummy ? 1 : c->bin ? c->nb : c->maxcode;
+        c->width = !c->dummy ? 1 : c->dwidth > 0 ? c->dwidth : c->bin ? c->nb : c->maxcode;
         at += c->width;
     }
     return at;
@@ -793,8 +808,10 @@ FB *tf_decode(const MB *x, const char *spec, const FB *m, BrErr *e)
     FB *f = NULL;
     FbType *types = NULL;
     if (tf_parse(&t, spec, m, "transformdecode", e)) goto out;
-    for (int64_t j = 0; j < t.n; j++)
+    for (int64_t j = 0; j < t.n; j++) {
         if (load_col(&t, m, j, e)) goto out;
+        meta_domain(&t.c[j], m, j);
+    }
     int64_t ncol = layout(&t);
     if (ncol != x->cols) {
         br_err(e, BR_EDIM, "transformdecode: dimension mismatch: the matrix has %lld columns, the spec and metadata give %lld",
@@ -819,13 +836,10 @@ FB *tf_decode(const MB *x, const char *spec, const FB *m, BrErr *e)
         for (int64_t j = 0; j < t.n; j++) {
             TfCol *c = &t.c[j];
             double v;
-            if (c->dummy) { /* the column of the group's largest positive value */
+            if (c->dummy) { /* the group's first non-zero column, as SystemDS's DecoderDummycode */
                 int64_t best = -1;
-                double bv = 0;
-                for (int64_t k = 0; k < c->width; k++) {
-                    double y = mb_get(x, i, c->out0 + k);
-                    if (y > bv) { bv = y; best = k; }
-                }
+                for (int64_t k = 0; k < c->width && best < 0; k++)
+                    if (mb_get(x, i, c->out0 + k) != 0) best = k;
                 v = best < 0 ? NAN : (double)(best + 1);
             } else {
                 v = mb_get(x, i, c->out0);
@@ -895,8 +909,10 @@ MB *tf_colmap(const FB *m, const char *spec, BrErr *e)
     Tf t;
     MB *x = NULL;
     if (tf_parse(&t, spec, m, "transformcolmap", e)) goto out;
-    for (int64_t j = 0; j < t.n; j++)
+    for (int64_t j = 0; j < t.n; j++) {
         if (load_col(&t, m, j, e)) goto out;
+        meta_domain(&t.c[j], m, j);
+    }
     layout(&t);
     if (!(x = mb_dense(t.n, 3, e))) goto out;
     for (int64_t j = 0; j < t.n; j++) {

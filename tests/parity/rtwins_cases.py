@@ -520,3 +520,12 @@ for repair in (1, 2):
          "Y = replace(target=Y, pattern=NaN, replacement=0)\n"
          "write(Y, $result, format=\"csv\")\n" % repair,
          {"result": {}}, tol=1e-12)
+
+# BuiltinStratstatsTest: stratstats(X=X, Y=X, S=X) (stratum column 1)
+# against R's twin, 6 x 10 and 18 x 4 in [10, 40] dense; tol 1e-3.
+for rows, cols in ((6, 10), (18, 4)):
+    case("stratstats_%dx%d" % (rows, cols), "stratstats", ["{IN}X.mtx", "{EXP}result"],
+         {"X": lambda rows=rows, cols=cols: rand(rows, cols, 10, 40, 1.0, 54321)},
+         "X = read($X)\n"
+         "write(stratstats(X=X, Y=X, S=X), $result, format=\"csv\")\n",
+         {"result": {}}, tol=1e-3)

@@ -1,19 +1,23 @@
 source("ref/_common.R")
 source("ref/_refdata.R")
-# cvlm: contiguous folds of floor(n/k) rows, ridge fits by QR (lm_ref);
-# steplm: forward selection by AIC = n log(RSS/n) + 2 p, strict improvement.
+# cvlm: contiguous folds of floor(n/k) rows, ridge fits by QR (lm_ref), as
+# SystemDS's script: the tail rows (beyond k floor(n/k)) keep y and train
+# every fold but the last;
+# steplm: forward selection by AIC = n log(RSS/n) + 2 p, a column taken
+# only when it lowers the AIC by more than 0.1% (SystemDS's threshold).
 d <- read_data("diabetes")
 X <- d$X; y <- d$y
 n <- nrow(X)
 cvlm_ref <- function(k, icpt, reg) {
   lim <- floor(n / k)
-  pred <- numeric(0); betas <- NULL
+  pred <- y; betas <- NULL
   for (i in 1:k) {
     te <- ((i - 1) * lim + 1):(i * lim)
-    b <- lm_ref(X[-te, ], y[-te], icpt, reg)
+    tr <- if (i == k) seq_len(te[1] - 1) else setdiff(seq_len(n), te)
+    b <- lm_ref(X[tr, ], y[tr], icpt, reg)
     Xt <- X[te, , drop = FALSE]
     p <- if (icpt > 0) Xt %*% b[1:ncol(X)] + b[ncol(X) + 1] else Xt %*% b
-    pred <- c(pred, p)
+    pred[te] <- p
     betas <- rbind(betas, b)
   }
   list(pred = pred, betas = unname(betas))
@@ -33,13 +37,13 @@ steplm_ref <- function(X, y, icpt, reg = 1e-7) {
   repeat {
     best <- 0; bestAic <- aic
     for (j in setdiff(seq_len(m), sel)) {
-      cols <- sort(c(sel, j))
+      cols <- c(sel, j)
       b <- lm_ref(X[, cols, drop = FALSE], y, icpt, reg)
       f <- X[, cols, drop = FALSE] %*% b[seq_along(cols)] + (if (icpt == 1) b[length(b)] else 0)
       a <- n * log(sum((y - f)^2) / n) + 2 * (length(cols) + icpt)
       if (a < bestAic) { best <- j; bestAic <- a; bestB <- b; bestCols <- cols }
     }
-    if (best == 0) break
+    if (best == 0 || aic - bestAic <= abs(0.001 * aic)) break
     sel <- c(sel, best); aic <- bestAic
     B <- rep(0, m); B[bestCols] <- bestB[seq_along(bestCols)]
     if (icpt == 1) B <- c(B, bestB[length(bestB)])

@@ -28,7 +28,10 @@ N4 <- nn(X, T, 4)
 wmat("mean.csv", rowMeans(matrix(v[N4], nrow(N4))))
 wmat("imp_cont.csv", matrix(imp(X, v, 4, FALSE), 1))
 wmat("median.csv", apply(matrix(v[N4], nrow(N4)), 1, median))
-lo <- apply(X, 2, min); hi <- apply(X, 2, max)
-sc <- function(A) sweep(sweep(A, 2, lo), 2, (hi - lo) / 2, FUN = "/") - 1
+# each matrix scaled by its own column range, as SystemDS's prepareKNNData
+sc <- function(A) {
+  lo <- apply(A, 2, min); hi <- apply(A, 2, max)
+  sweep(sweep(A, 2, lo), 2, (hi - lo) / 2, FUN = "/") - 1
+}
 wmat("nnr_scaled.csv", nn(sc(X), sc(T), 3))
 wscalar("noimp.scalar", 0)

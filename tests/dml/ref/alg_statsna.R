@@ -1,12 +1,14 @@
 source("ref/_common.R")
-# statsNA vs run lengths of NA in R (rle), with imputeTS's definitions:
-# ties of the two modes to the smaller gap size.
+# statsNA vs run lengths of NA in R (rle), with imputeTS's definitions,
+# except that ties of the two modes go to the larger gap size, as in
+# SystemDS's script (its rowIndexMax takes the last maximum).
+lastmax <- function(v) max(which(v == max(v)))
 st <- function(x) {
   m <- is.na(x); r <- rle(m); g <- r$lengths[r$values]
   s <- c(length(x), sum(m), sum(m) / length(x), length(g), 0, 0, 0, 0)
   if (length(g) > 0) {
     tb <- table(factor(g, levels = 1:max(g)))
-    s[5:8] <- c(sum(m) / length(g), max(g), which.max(tb), which.max(tb * (1:max(g))))
+    s[5:8] <- c(sum(m) / length(g), max(g), lastmax(tb), lastmax(tb * (1:max(g))))
   }
   s
 }
@@ -14,7 +16,7 @@ x1 <- c(1, NA, NA, 4, NA, 6, NA, NA, NA, 10, NA)
 set.seed(5)
 x2 <- round(rnorm(60), 3)
 x2[c(3, 4, 10, 20, 21, 22, 40, 41, 55, 60)] <- NA
-x3 <- c(NA, 2, NA, NA, 5)           # ties: sizes 1 and 2 account for 1 and 2; once each
+x3 <- c(NA, 2, NA, NA, 5)           # ties: sizes 1 and 2 once each (most frequent: 2)
 x4 <- c(1, 2, 3)
 wmat("s1.csv", st(x1)); wmat("s2.csv", st(x2)); wmat("s3.csv", st(x3)); wmat("s4.csv", st(x4))
 s <- st(x1)
