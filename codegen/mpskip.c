@@ -460,6 +460,7 @@ static void sig_hop_sizes(Sig *s, const Hop *h)
     sig_add(s, bucket((double)h->cols));
     sig_add(s, bucket((double)h->nnz));
     sig_add(s, bucket(h->mem));
+    sig_add(s, bucket(h->cbytes > 0 ? h->cbytes : 0));   /* compressed: cost.c prices it apart */
 }
 
 /* Canonical signature of partition p: its hops in topological order with
