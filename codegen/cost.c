@@ -821,12 +821,14 @@ static int row_mm_main(const CVec *v)
 /* Is product h of Row operator v one the skeleton takes per group entry
  * over the compressed main input X (kernels/spoof_row.c,
  * cplan_row_main_prods, cplan_row_main_taggs): X %*% B with B a side
- * matrix, or t(X) %*% q or t(q) %*% X (in a Row operator an aggregate
- * over the rows, so one of its outputs)? */
+ * matrix (an input, or the transpose of one: kmeans' X %*% t(C)), or
+ * t(X) %*% q or t(q) %*% X (in a Row operator an aggregate over the
+ * rows, so one of its outputs)? */
 static bool row_looked(const CVec *v, const Hop *h, const Hop *X)
 {
     const Hop *a = mm_left(h), *b = h->in[1];
-    if (!mm_transposed(h)) return a == X && b && b->dt == DT_MATRIX && has_input(v, b->id);
+    if (!mm_transposed(h))
+        return a == X && b && b->dt == DT_MATRIX && (has_input(v, b->id) || (is_trans(b) && has_input(v, b->in[0]->id)));
     return a == X || b == X;
 }
 
@@ -1462,12 +1464,17 @@ static void add_work(CostCtx *x, const Hop *h, CVec *v, bool fused_op)
         v->vflops += 2 * cells(h) * (double)BR_MAX(a->cols, 1);
         return;
     }
-    /* over a compressed left operand (X %*% B, t(X) %*% B; a transpose
-     * hop of X is an operator of its own, which decompresses): a lookup
-     * per row, group entry and output column (kernels/cla_ops.c), as the
-     * Row skeleton's looked-up products (row_products) */
+    /* over a compressed operand X (X %*% B, t(X) %*% B; t(A) %*% X of a
+     * few rows of output, kmeans' t(P) %*% X; a transpose hop of X is an
+     * operator of its own, which decompresses): a lookup per row of X,
+     * group entry and column of the other side (kernels/cla_ops.c), as
+     * the Row skeleton's looked-up products and tuple sums (row_products) */
     if (mm && v->type == T__N && !is_trans(a) && cmp_hop(a) && !cmp_hop(b)) {
         v->flops += (double)a->rows * cla_lookups(a) * (double)BR_MAX(h->cols, 1);
+        return;
+    }
+    if (mm && v->type == T__N && cmp_hop(b) && !cmp_hop(mm_left(h)) && mm_transposed(h) && h->rows <= 256) {
+        v->flops += (double)b->rows * cla_lookups(b) * (double)BR_MAX(h->rows, 1);
         return;
     }
     if (mm && v->type == T__N && dense_est(mm_left(h)) && dense_est(b)) {
