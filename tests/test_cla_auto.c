@@ -324,6 +324,30 @@ int main(void)
             run_mode(src, "false", big, &r2);
             T_CHECK(fabs(r1 - r2) <= 1e-10 * fabs(r2), "l2svm, %s X: %.17g, want %.17g", sv[k].what, r1, r2);
         }
+        /* kmeans' step in a loop over a compressed Airline-like X keeps
+         * its multi-output Row plan (t(P) %*% X per tuple): the basic
+         * t(P) %*% X over the compressed X is priced by lookups too, not
+         * at dgemm's rate (which made materializing P look cheaper: so
+         * on a machine whose memory bandwidth is high against its
+         * elementwise rate, pinned here) */
+        char *pin = getenv("BRAID_CG_MACHINE") ? strdup(getenv("BRAID_CG_MACHINE")) : NULL;
+        setenv("BRAID_CG_MACHINE", "4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10", 1);
+        char src[2048];
+        snprintf(src, sizeof src,
+                 "n = 20000\nX = cbind(floor(rand(rows=n, cols=1, min=1, max=12.99, seed=1)),\n"
+                 "  floor(rand(rows=n, cols=1, min=1, max=31.99, seed=2)), floor(rand(rows=n, cols=1, min=1, max=7.99, seed=3)),\n"
+                 "  floor(rand(rows=n, cols=1, min=0, max=19.99, seed=4)), floor(rand(rows=n, cols=1, min=0, max=299.99, seed=5)),\n"
+                 "  floor(rand(rows=n, cols=1, min=0, max=23.99, seed=6)),\n"
+                 "  5 * floor(rand(rows=n, cols=4, min=0, max=5.99, seed=7)) * (rand(rows=n, cols=4, seed=8) > 0.6),\n"
+                 "  rand(rows=n, cols=2, seed=9) > 0.95)\nX = X / colMaxs(X)\nC = X[1:5, ] + 0.01\n"
+                 "for (i in 1:2) {\nD = -2 * (X %%*%% t(C)) + t(rowSums(C ^ 2))\nP = (D <= rowMins(D))\n"
+                 "P = P / rowSums(P)\nC = (t(P) %%*%% X) / t(colSums(P) + 1)\n}\nprint(\"RESULT \" + sum(C))\n");
+        long n = run_mode(src, "true", big, &r1);
+        T_CHECK(n > 0 && g_rowtl && !g_tmm, "kmeans loop over a compressed X: t(P) %%*%% X per tuple in its Row plan");
+        run_mode(src, "false", big, &r2);
+        T_CHECK(fabs(r1 - r2) <= 1e-10 * fabs(r2), "kmeans loop: %.17g, want %.17g", r1, r2);
+        if (pin) setenv("BRAID_CG_MACHINE", pin, 1);
+        free(pin);
     }
     /* the machine's constants (codegen/cla_machine.c) decide: compression
      * costing 1000 passes does not pay for 60 aggregate reads, and with
