@@ -20,14 +20,9 @@ reps=${3:-3}
 other=${4:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-data="n = $rows
-X = cbind(floor(rand(rows=n, cols=1, min=1, max=12.99, seed=1)), floor(rand(rows=n, cols=1, min=1, max=31.99, seed=2)),
-          floor(rand(rows=n, cols=1, min=1, max=7.99, seed=3)), floor(rand(rows=n, cols=1, min=0, max=19.99, seed=4)),
-          floor(rand(rows=n, cols=1, min=0, max=299.99, seed=5)), floor(rand(rows=n, cols=1, min=0, max=23.99, seed=6)),
-          5 * floor(rand(rows=n, cols=4, min=0, max=5.99, seed=7)) * (rand(rows=n, cols=4, seed=8) > 0.6),
-          rand(rows=n, cols=2, seed=9) > 0.95)
-X = X / colMaxs(X)
-Y = (rowSums(X[, 7:10]) > 0.8) * 2 - 1"
+. "$(dirname "$0")/cla_data.sh"
+data="$(cla_airline_dml "$rows")
+Y = y"
 cat > "$dir/l2svm.dml" <<DML
 $data
 w = matrix(0, rows=ncol(X), cols=1)
