@@ -22,16 +22,8 @@ shift $(( $# < 3 ? $# : 3 ))
 datas=${*:-airline onehot lowprec}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cat > "$dir/airline.dml" <<DML
-n = $rows
-X = cbind(floor(rand(rows=n, cols=1, min=1, max=12.99, seed=1)), floor(rand(rows=n, cols=1, min=1, max=31.99, seed=2)),
-          floor(rand(rows=n, cols=1, min=1, max=7.99, seed=3)), floor(rand(rows=n, cols=1, min=0, max=19.99, seed=4)),
-          floor(rand(rows=n, cols=1, min=0, max=299.99, seed=5)), floor(rand(rows=n, cols=1, min=0, max=23.99, seed=6)),
-          5 * floor(rand(rows=n, cols=4, min=0, max=5.99, seed=7)) * (rand(rows=n, cols=4, seed=8) > 0.6),
-          rand(rows=n, cols=2, seed=9) > 0.95)
-X = X / colMaxs(X)
-y = (rowSums(X[, 7:10]) > 0.8) * 2 - 1
-DML
+. "$(dirname "$0")/cla_data.sh"
+cla_airline_dml "$rows" > "$dir/airline.dml"
 cat > "$dir/onehot.dml" <<DML
 n = $rows
 X = matrix(0, rows=n, cols=0)

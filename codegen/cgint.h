@@ -128,6 +128,9 @@ typedef struct Selection {
  * products). */
 typedef struct CgMachine {
     double read_bw, write_bw, flops, gemm, vecmat;
+    double cla_dec;        /* decompressing a compressed block's cell, in
+                              cell operations (cla_machine.c dec_w; 0:
+                              not asked, 2 assumed): cost.c */
     double am_share;       /* the AMULET kernel's plain matmul rate over
                               gemm (cg_amulet_share; 0: not known yet) */
     double am_ports[2];    /* the vector ports the kernel's operations are

@@ -148,6 +148,10 @@ bool cg_cla_gen(const void *op, const bool *cin);
  * roots read, one at least 2 columns wide (per group and tuple,
  * kernels/spoof_row.c). */
 bool cg_cla_rows(const void *op, const bool *cin);
+/* The main input of a Row operator's generated code (-1: not a Row
+ * plan): the only input its skeleton takes compressed; the interpreter
+ * decompresses its other compressed inputs (runtime/cla_rt.c). */
+int cg_cla_row_main(const void *op);
 /* This machine's constants of compressed linear algebra (cla_machine.c,
  * docs/cla.md): a decompressed cell and a materialized cell in cell
  * operations (the Row-plan choice), and a compression in passes over the

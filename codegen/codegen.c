@@ -187,6 +187,13 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     if (!any) { memo_free(m); __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED); return; }
     CgMachine mc = {0};
     if (c->opt.policy == CG_COST_BASED) cg_machine_ctx(c, &mc);
+    /* compressed inputs: the cost of a decompressed cell (cost.c) */
+    for (int i = 0; i < d->n && c->opt.policy == CG_COST_BASED && !mc.cla_dec; i++)
+        if (d->hops[i]->dt == DT_MATRIX && d->hops[i]->cbytes > 0) {
+            ClaMachine cw;
+            cg_cla_machine_ctx(c, &cw);
+            mc.cla_dec = cw.dec_w;
+        }
     for (int k = 0; k < m->norder && m->amulet; k++)
         if (memo_has_type(m, m->order[k], T_AMULET, false)) { cg_amulet_share(c, &mc); break; }
     EnumStats es = {0};
@@ -526,6 +533,12 @@ bool cg_cla_rows(const void *handle, const bool *cin)
     if (op->amulet) return false;
     if (p->tpl == T_ROW) return !row_by_tuples(p, cin);
     return p->tpl == T_OUTER || ((p->tpl == T_CELL || p->tpl == T_MAGG) && !cell_per_value(p, cin));
+}
+
+int cg_cla_row_main(const void *handle)
+{
+    const CgOp *op = handle;
+    return op && !op->amulet && op->plan->tpl == T_ROW ? op->plan->main : -1;
 }
 
 bool cg_cla_gen(const void *handle, const bool *cin)

@@ -694,6 +694,31 @@ static double sparsity(const Hop *h)
     return c > 0 ? (double)h->nnz / c : 1;
 }
 
+/* ---- compressed inputs (docs/cla.md, "Cost model") ---- */
+
+static bool cmp_hop(const Hop *h) { return h && h->dt == DT_MATRIX && h->cbytes > 0; }
+
+/* The column groups of the compressed h, whose entries a row crosses: a
+ * product over the groups or a tuple sum does a lookup per row and group
+ * (kernels/cla_ops.c). Known at dynamic recompilation (Hop.cgroups);
+ * otherwise (a size from a braid-binary .mtd) estimated from its bytes
+ * per row, at least 1 and at most its columns: a DDC group codes a row
+ * in one or two bytes, an OLE/RLE group holds about two bytes per offset
+ * or run, the dictionaries are small beside them. */
+static double cla_lookups(const Hop *h)
+{
+    if (h->cgroups > 0) return h->cgroups;
+    if (h->rows <= 0 || h->cols <= 0) return 1;
+    return fmin(fmax(h->cbytes / (double)h->rows, 1), (double)h->cols);
+}
+
+/* Seconds of decompressing cells of a compressed block: dec_w cell
+ * operations each (codegen/cla_machine.c; 2 when not known). */
+static double dec_time(const CgMachine *mc, double cells)
+{
+    return cells * (mc->cla_dec > 0 ? mc->cla_dec : 2) / mc->flops;
+}
+
 /* Floating-point operations of h as a basic operation. */
 static double hop_flops(const Hop *h)
 {
@@ -794,6 +819,67 @@ static bool mm_transposed(const Hop *h)
     return h->op == OP_MATMULTL || is_trans(h->in[0]);
 }
 
+/* The main input of Row operator v as cplan.c has it: the left operand
+ * of a product that is an input (the deepest such product), else -1. */
+static int row_mm_main(const CVec *v)
+{
+    int main_id = -1;
+    for (int k = 0; k < v->nmm; k++) {
+        const Hop *a = mm_left(v->mm[k]);
+        if (a && a->dt == DT_MATRIX && a->cols > 1 && has_input(v, a->id)) main_id = a->id;
+    }
+    return main_id;
+}
+
+/* Is product h of Row operator v one the skeleton takes per group entry
+ * over the compressed main input X (kernels/spoof_row.c,
+ * cplan_row_main_prods, cplan_row_main_taggs): X %*% B with B a side
+ * matrix (an input, or the transpose of one: kmeans' X %*% t(C)), or
+ * t(X) %*% q or t(q) %*% X (in a Row operator an aggregate over the
+ * rows, so one of its outputs)? */
+static bool row_looked(const CVec *v, const Hop *h, const Hop *X)
+{
+    const Hop *a = mm_left(h), *b = h->in[1];
+    if (!mm_transposed(h))
+        return a == X && b && b->dt == DT_MATRIX && (has_input(v, b->id) || (is_trans(b) && has_input(v, b->in[0]->id)));
+    return a == X || b == X;
+}
+
+/* Row operator v over a compressed main input X, as the skeleton runs it
+ * (docs/cla.md "Fused operators", Row; cg_cla_row_unfused prices the
+ * same at run time with the groups in hand): row_products looks up its
+ * products with side matrices per group entry and adds the q rows of
+ * its t(X) %*% q root per tuple (cla_lookups per row and column each),
+ * where a row crosses at most half the columns' groups; the rows are
+ * decompressed (dec_time per cell) unless those products are all that
+ * reads X's row in v. Compressed side inputs are decompressed whole (the
+ * interpreter: runtime/cla_rt.c). Adds the decompressions to v->xtime. */
+static void row_cla(const CostCtx *x, CVec *v)
+{
+    int main_id = row_mm_main(v);
+    const Hop *X = main_id >= 0 ? x->m->hop[main_id] : NULL;
+    for (int i = 0; i < v->nin; i++) {
+        const Hop *in = x->m->hop[v->in[i]];
+        if (in != X && cmp_hop(in)) v->xtime += dec_time(x->mc, cells(in));
+    }
+    if (!cmp_hop(X)) return;
+    bool rows = 2 * cla_lookups(X) > (double)X->cols;
+    for (int q = 0; q < x->m->npar[X->id] && !rows; q++) {
+        const Hop *c = x->m->par[X->id][q];
+        if (x->cover[c->id] != v->stamp) continue;
+        bool ok = c->kind == H_MATMUL && row_looked(v, c, X);
+        if (!ok && is_trans(c)) {   /* t(X) %*% q through a transpose hop */
+            ok = true;
+            for (int u = 0; u < x->m->npar[c->id] && ok; u++) {
+                const Hop *d = x->m->par[c->id][u];
+                ok = x->cover[d->id] != v->stamp || (d->kind == H_MATMUL && d->in[0] == c && row_looked(v, d, X));
+            }
+        }
+        rows = !ok;
+    }
+    if (rows) v->xtime += dec_time(x->mc, cells(X));
+}
+
 /* Row operator: the work of its products. The main input is, as in
  * cplan.c, the left operand of a product when that is an input (the
  * deepest such product), else none matters. Products of rows computed in
@@ -807,23 +893,28 @@ static bool mm_transposed(const Hop *h)
  * wide, and the dense main X is a blocked rank update per block of rows
  * (cg_bouter, cplan.c cplan_row_kwidth: k-means' centroid sums), at
  * dgemm's rate whatever X's width; alone it is the row-wise loop. */
-static void row_products(const CVec *v, bool multi, double *flops, double *gflops, double *vflops)
+static void row_products(const CostCtx *x, const CVec *v, bool multi, double *flops, double *gflops,
+                         double *vflops)
 {
-    int main_id = -1;
-    for (int k = 0; k < v->nmm; k++) {
-        const Hop *a = mm_left(v->mm[k]);
-        if (a && a->dt == DT_MATRIX && a->cols > 1 && has_input(v, a->id)) main_id = a->id;
-    }
+    int main_id = row_mm_main(v);
+    /* a compressed main input (row_cla): its products looked up per
+     * group entry, or its rows decompressed into dense ones */
+    const Hop *cm = main_id >= 0 && cmp_hop(x->m->hop[main_id]) ? x->m->hop[main_id] : NULL;
+    bool look = cm && 2 * cla_lookups(cm) <= (double)cm->cols;
     for (int k = 0; k < v->nmm; k++) {
         const Hop *h = v->mm[k], *a = mm_left(h), *b = h->in[1];
         double kc = (double)BR_MAX(h->cols, 1), c = cells(a);
         bool input = a && has_input(v, a->id);
-        if (input && a->id == main_id && !dense_est(a)) {
+        if (look && row_looked(v, h, cm)) {
+            *flops += (double)cm->rows * cla_lookups(cm) * (double)BR_MAX(a == cm ? h->cols : h->rows, 1);
+            continue;
+        }
+        if (input && a->id == main_id && !cm && !dense_est(a)) {
             *flops += 2 * c * sparsity(a) * kc;
             continue;
         }
         if (input && a->id != main_id && !dense_est(a)) *flops += c;   /* expansion */
-        bool rank = multi && !input && mm_transposed(h) && b && b->id == main_id && dense_est(b) &&
+        bool rank = multi && !input && mm_transposed(h) && b && b->id == main_id && (cm || dense_est(b)) &&
                     h->rows >= 2 && h->rows <= 16;
         if (rank || (h->cols <= 16 && (!input || a->id == main_id))) *gflops += 2 * c * kc;
         else *vflops += 2 * c * kc;
@@ -907,6 +998,30 @@ static bool dist_cost(const CostCtx *x, const CVec *v, const Hop *h, double out,
     return true;
 }
 
+/* Cell and MAgg operators over compressed inputs (docs/cla.md, "Fused
+ * operators"): with one compressed input and every other one a scalar or
+ * a row vector the body runs once per distinct value, its elementwise
+ * work scaled by the compression ratio (the dictionaries are at most the
+ * compressed bytes); otherwise per cell over windows of decompressed
+ * rows (kernels/spoof_cell.c): all the work, and every compressed
+ * input's cells decompressed (*dec, seconds). */
+static void cell_cla(const CostCtx *x, const CVec *v, double *cscale, double *dec)
+{
+    int nc = 0;
+    bool other = false;
+    double r = 1;
+    for (int i = 0; i < v->nin; i++) {
+        const Hop *h = x->m->hop[v->in[i]];
+        if (!h || h->dt != DT_MATRIX) continue;
+        if (cmp_hop(h)) {
+            nc++;
+            r = fmin(r, h->cbytes / (8 * cells(h)));
+            *dec += dec_time(x->mc, cells(h));
+        } else if (h->rows != 1) other = true;
+    }
+    if (nc == 1 && !other) { *cscale = r; *dec = 0; }
+}
+
 static double op_time(const CostCtx *x, const CVec *v, double out, const Hop *root)
 {
     double rd = 0;
@@ -916,12 +1031,9 @@ static double op_time(const CostCtx *x, const CVec *v, double out, const Hop *ro
      * per distinct value (docs/cla.md): their elementwise work shrinks
      * with the compression ratio (the dictionaries are at most the
      * compressed bytes) */
-    double cscale = 1;
-    for (int i = 0; i < v->nin && (v->type == T_CELL || v->type == T_MAGG); i++) {
-        const Hop *h = x->m->hop[v->in[i]];
-        if (h && h->dt == DT_MATRIX && h->cbytes > 0) cscale = fmin(cscale, h->cbytes / (8 * cells(h)));
-    }
-    double comp = v->flops * cscale * v->scale / mc->flops + v->gflops / (mc->gemm > 0 ? mc->gemm : mc->flops) +
+    double cscale = 1, dec = 0;
+    if (v->type == T_CELL || v->type == T_MAGG) cell_cla(x, v, &cscale, &dec);
+    double comp = v->flops * cscale * v->scale / mc->flops + dec + v->gflops / (mc->gemm > 0 ? mc->gemm : mc->flops) +
                   v->vflops * v->scale / (mc->vecmat > 0 ? mc->vecmat : mc->flops) + v->xtime;
     DistCost dc;
     if (dist_cost(x, v, root, out, &dc)) {
@@ -1050,7 +1162,7 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
         m.flops = fmax(m.flops, ew);
         m.xtime = fmax(m.xtime, v->xtime);
         g->v = m;
-        row_products(&m, true, &m.flops, &m.gflops, &m.vflops);
+        row_products(x, &m, true, &m.flops, &m.gflops, &m.vflops);
         double tm = op_time(x, &m, g->out + out, h);
         double add = fmax(0, tm - g->t);
         g->out += out;
@@ -1297,7 +1409,10 @@ static double open_op(CostCtx *x, const Hop *h)
         }
     }
     double ew = v.flops;    /* elementwise work, before the products */
-    if (v.type == T_ROW) row_products(&v, false, &v.flops, &v.gflops, &v.vflops);
+    if (v.type == T_ROW) {
+        row_cla(x, &v);
+        row_products(x, &v, false, &v.flops, &v.gflops, &v.vflops);
+    }
     if (v.type == T_AMULET) {
         /* the loop nest computes the operands' work per (i,k) tile: its
          * compute replaces the elementwise work rcost summed */
@@ -1337,9 +1452,31 @@ static void add_work(CostCtx *x, const Hop *h, CVec *v, bool fused_op)
         v->vflops += 2 * cells(h) * (double)BR_MAX(a->cols, 1);
         return;
     }
+    /* over a compressed operand X (X %*% B, t(X) %*% B; t(A) %*% X of a
+     * few rows of output, kmeans' t(P) %*% X; a transpose hop of X is an
+     * operator of its own, which decompresses): a lookup per row of X,
+     * group entry and column of the other side (kernels/cla_ops.c), as
+     * the Row skeleton's looked-up products and tuple sums (row_products) */
+    if (mm && v->type == T__N && !is_trans(a) && cmp_hop(a) && !cmp_hop(b)) {
+        v->flops += (double)a->rows * cla_lookups(a) * (double)BR_MAX(h->cols, 1);
+        return;
+    }
+    if (mm && v->type == T__N && cmp_hop(b) && !cmp_hop(mm_left(h)) && mm_transposed(h) && h->rows <= 256) {
+        v->flops += (double)b->rows * cla_lookups(b) * (double)BR_MAX(h->rows, 1);
+        return;
+    }
     if (mm && v->type == T__N && dense_est(mm_left(h)) && dense_est(b)) {
         v->gflops += hop_flops(h);
         return;
+    }
+    /* a basic elementwise operator over a compressed operand and another
+     * matrix decompresses it (kernels/cla_ops.c cla_handles: the block
+     * with scalars or with itself only) */
+    if (v->type == T__N && (h->kind == H_BINARY || h->kind == H_TERNARY) && h->dt == DT_MATRIX) {
+        int nm = 0;
+        for (int i = 0; i < h->nin; i++) nm += h->in[i] && h->in[i]->dt == DT_MATRIX && (i == 0 || h->in[i] != a);
+        for (int i = 0; i < h->nin && nm > 1; i++)
+            if (cmp_hop(h->in[i]) && (i == 0 || h->in[i] != a)) v->xtime += dec_time(x->mc, cells(h->in[i]));
     }
     if (h->kind == H_REORG && h->op == OP_TRANS && a) { v->flops += cells(a) * sparsity(a); return; }
     v->flops += v->type == T__N ? hop_flops(h) * basic_density(h) : hop_flops(h);

@@ -265,7 +265,7 @@ int cg_fx_compare(HopDag *d, CgFxFn f, void *arg)
     Memo *m = memo_new(d);
     if (!m) return -1;
     cg_explore(m);
-    CgMachine mc;
+    CgMachine mc = {0};
     cg_machine(NULL, NULL, &mc);
     int np = 0, done = 0;
     Part *ps = cg_partitions(m, &np);

@@ -98,6 +98,9 @@ struct Hop {
                                   -2: compressed at a loop's entry if
                                   sysds.compressed.linalg=auto finds it
                                   pays (HopDag.cla_maybe); 0 */
+    double cgroups;            /* with cbytes > 0 at dynamic recompilation:
+                                  its column groups (0: not known; cost.c
+                                  estimates them from cbytes) */
     Span span;
     int nuse;           /* consumers within the DAG (+ block outputs) */
     int reg;            /* register assigned by instruction generation */

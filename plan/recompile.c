@@ -9,6 +9,7 @@
 #include "recompile.h"
 #include "build.h"
 #include "../base/perturb.h"
+#include "../matrix/cmb.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -79,6 +80,7 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
             h->mem = (double)mb_bytes(v->m);
             h->memlb = h->mem;   /* real data: its non-zeros are exact */
             h->cbytes = v->m->cmb ? h->mem : 0;   /* codegen's costs (cost.c) */
+            h->cgroups = v->m->cmb ? (double)v->m->cmb->ngroups : 0;
         } else if (v->kind == V_DIST) {
             h->dt = DT_MATRIX;
             h->vt = VT_DOUBLE;

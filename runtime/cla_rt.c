@@ -30,14 +30,15 @@ static bool builtin_keeps(BuiltinId bi)
     }
 }
 
-/* Can fused operator in run over its compressed inputs (those of regs, or
- * when regs is NULL the inputs in register r)? */
+/* Can fused operator in run over its compressed inputs: those of regs
+ * (r < 0), or only the one in register r (auto's static check when regs
+ * is NULL)? */
 static bool fused_ok(const Instr *in, const Value *regs, int r)
 {
     bool local[16] = {false}, *cin = in->nin <= 16 ? local : malloc((size_t)in->nin * sizeof(bool));
     if (!cin || !in->fused) { if (cin != local) free(cin); return false; }
     for (int j = 0; j < in->nin; j++)
-        cin[j] = in->in[j] >= 0 && (regs ? is_cmb(&regs[in->in[j]]) : in->in[j] == r);
+        cin[j] = in->in[j] >= 0 && (r < 0 ? is_cmb(&regs[in->in[j]]) : in->in[j] == r);
     /* auto's static check (regs NULL) leaves out plans over blocks of
      * decompressed rows: they decompress (by blocks) every time they run */
     bool ok = (cg_cla_gen(in->fused, cin) && (regs || !cg_cla_rows(in->fused, cin))) || cg_cla_ok(in->fused, cin);
@@ -62,7 +63,12 @@ static bool accepts(const Instr *in, int k, const Value *regs)
     case I_RIX: return cla_handles(CLA_F_RIX, in->op, in->dir, in->left, k, in->nin, ins);
     case I_CALL: case I_OUT: return true;   /* functions get the compressed value */
     case I_BUILTIN: return builtin_keeps(in->bi);
-    case I_FUSED: return fused_ok(in, regs, -1);
+    case I_FUSED:
+        /* a Row plan's main input is taken compressed with its other
+         * compressed inputs decompressed (side vectors and matrices: a
+         * loop's labels under `true`), where the plan takes it then */
+        return fused_ok(in, regs, -1) ||
+               (in->fused && k == cg_cla_row_main(in->fused) && fused_ok(in, regs, in->in[k]));
     default: return false;
     }
 }

@@ -38,6 +38,7 @@ static bool write_file(char *path, const char *text)
 static bool g_rowcla;   /* the last run ran a Row operator over decompressed rows */
 static bool g_rowprod;  /* ... whose products of the main row were looked up per group */
 static bool g_rowtl;    /* ... whose t(X) %*% q root took q's rows per tuple */
+static bool g_tmm;      /* the last run ran t(X) %*% v as a compressed product (unfused) */
 static long g_lazy[3];  /* the last run's deferred compress(): compressed, declined, shared */
 
 /* Compressions the script made under mode (auto, false) with the given
@@ -58,7 +59,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
     char line[1024];
     long n = 0;   /* -stats prints no CLA lines without compressions */
     *printed = NAN;
-    g_rowcla = g_rowprod = g_rowtl = false;
+    g_rowcla = g_rowprod = g_rowtl = g_tmm = false;
     g_lazy[0] = g_lazy[1] = g_lazy[2] = 0;
     while (f && fgets(line, sizeof line, f)) {
         sscanf(line, "CLA deferred compress(): %ld compressed, %ld declined, %ld shared", &g_lazy[0], &g_lazy[1],
@@ -70,6 +71,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLA")) g_rowcla = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAprod")) g_rowprod = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAtl")) g_rowtl = true;
+        if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "tmm=")) g_tmm = true;
     }
     if (f && pclose(f) != 0) n = -1;
     unlink(sp);
@@ -287,6 +289,65 @@ int main(void)
         if (at) memcpy(at, "Xc = X          ", 16);
         run_mode(ref, "true", big, &r2);
         T_CHECK(fabs(r1 - r2) <= 1e-10 * fmax(1, fabs(r2)), "%s: %.17g, want %.17g", rc[k].what, r1, r2);
+    }
+    /* l2svm over a compressed X (`true`: X and the labels compressed at
+     * the loops' entries) compiles its loop as the uncompressed run does,
+     * t(X) %*% (slack * Y) as a Row plan over X (codegen/cost.c prices
+     * it as the skeleton runs it: q's rows added per tuple, no rows
+     * decompressed, the labels decompressed for it), not as a compressed
+     * t(X) %*% v plus a Cell operator materializing its vector: dense,
+     * sparse and one-hot X. Where each column is a group of its own (a
+     * row would cross more than half the columns' groups: the skeleton
+     * would decompress the rows) the compressed product stays. The
+     * model (10 iterations: converged, so the rounding of the summation
+     * orders does not grow through the line searches) equals the
+     * uncompressed run's within 1e-10 relative. */
+    {
+        struct { const char *what, *x; bool row; } sv[] = {
+            {"dense", "X = round(rand(rows=5000, cols=10, min=0, max=5, seed=1))\n", true},
+            {"sparse", "X = ceil(rand(rows=5000, cols=10, min=0, max=1, sparsity=0.2, seed=1))\n", true},
+            {"one-hot", "X = table(seq(1, 5000), round(rand(rows=5000, cols=1, min=1, max=8, seed=1)))\n", true},
+            {"sparse, a group per column", "X = round(rand(rows=5000, cols=10, min=0, max=5, sparsity=0.15, seed=1))\n",
+             false},
+        };
+        for (size_t k = 0; k < sizeof sv / sizeof *sv; k++) {
+            char src[2048];
+            snprintf(src, sizeof src,
+                     "%sY = (rand(rows=5000, cols=1, seed=3) > 0.5) * 2 - 1\n"
+                     "w = l2svm(X=X, Y=Y, maxIterations=10, epsilon=0)\nprint(\"RESULT \" + sum(w * seq(1, ncol(X))))\n",
+                     sv[k].x);
+            long n = run_mode(src, "true", big, &r1);
+            T_CHECK(n > 0, "l2svm, %s X: compressed (%ld)", sv[k].what, n);
+            T_CHECK(g_rowtl == sv[k].row && g_tmm == !sv[k].row, "l2svm, %s X: %s", sv[k].what,
+                    sv[k].row ? "the Row plan with q per tuple, no compressed t(X) %*% v"
+                              : "the compressed t(X) %*% v, no Row plan per tuple");
+            run_mode(src, "false", big, &r2);
+            T_CHECK(fabs(r1 - r2) <= 1e-10 * fabs(r2), "l2svm, %s X: %.17g, want %.17g", sv[k].what, r1, r2);
+        }
+        /* kmeans' step in a loop over a compressed Airline-like X keeps
+         * its multi-output Row plan (t(P) %*% X per tuple): the basic
+         * t(P) %*% X over the compressed X is priced by lookups too, not
+         * at dgemm's rate (which made materializing P look cheaper: so
+         * on a machine whose memory bandwidth is high against its
+         * elementwise rate, pinned here) */
+        char *pin = getenv("BRAID_CG_MACHINE") ? strdup(getenv("BRAID_CG_MACHINE")) : NULL;
+        setenv("BRAID_CG_MACHINE", "4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10", 1);
+        char src[2048];
+        snprintf(src, sizeof src,
+                 "n = 20000\nX = cbind(floor(rand(rows=n, cols=1, min=1, max=12.99, seed=1)),\n"
+                 "  floor(rand(rows=n, cols=1, min=1, max=31.99, seed=2)), floor(rand(rows=n, cols=1, min=1, max=7.99, seed=3)),\n"
+                 "  floor(rand(rows=n, cols=1, min=0, max=19.99, seed=4)), floor(rand(rows=n, cols=1, min=0, max=299.99, seed=5)),\n"
+                 "  floor(rand(rows=n, cols=1, min=0, max=23.99, seed=6)),\n"
+                 "  5 * floor(rand(rows=n, cols=4, min=0, max=5.99, seed=7)) * (rand(rows=n, cols=4, seed=8) > 0.6),\n"
+                 "  rand(rows=n, cols=2, seed=9) > 0.95)\nX = X / colMaxs(X)\nC = X[1:5, ] + 0.01\n"
+                 "for (i in 1:2) {\nD = -2 * (X %%*%% t(C)) + t(rowSums(C ^ 2))\nP = (D <= rowMins(D))\n"
+                 "P = P / rowSums(P)\nC = (t(P) %%*%% X) / t(colSums(P) + 1)\n}\nprint(\"RESULT \" + sum(C))\n");
+        long n = run_mode(src, "true", big, &r1);
+        T_CHECK(n > 0 && g_rowtl && !g_tmm, "kmeans loop over a compressed X: t(P) %%*%% X per tuple in its Row plan");
+        run_mode(src, "false", big, &r2);
+        T_CHECK(fabs(r1 - r2) <= 1e-10 * fabs(r2), "kmeans loop: %.17g, want %.17g", r1, r2);
+        if (pin) setenv("BRAID_CG_MACHINE", pin, 1);
+        free(pin);
     }
     /* the machine's constants (codegen/cla_machine.c) decide: compression
      * costing 1000 passes does not pay for 60 aggregate reads, and with
