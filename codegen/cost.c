@@ -712,6 +712,11 @@ static double cla_lookups(const Hop *h)
     return fmin(fmax(h->cbytes / (double)h->rows, 1), (double)h->cols);
 }
 
+/* Does the Row skeleton look up the compressed main input X's products
+ * per group entry (a row crosses at most half the columns' groups), or
+ * decompress its rows? */
+static bool row_looks_up(const Hop *X) { return 2 * cla_lookups(X) <= (double)X->cols; }
+
 /* Seconds of decompressing cells of a compressed block: dec_w cell
  * operations each (codegen/cla_machine.c; 2 when not known). */
 static double dec_time(const CgMachine *mc, double cells)
@@ -850,7 +855,7 @@ static bool row_looked(const CVec *v, const Hop *h, const Hop *X)
  * same at run time with the groups in hand): row_products looks up its
  * products with side matrices per group entry and adds the q rows of
  * its t(X) %*% q root per tuple (cla_lookups per row and column each),
- * where a row crosses at most half the columns' groups; the rows are
+ * where row_looks_up; the rows are
  * decompressed (dec_time per cell) unless those products are all that
  * reads X's row in v. Compressed side inputs are decompressed whole (the
  * interpreter: runtime/cla_rt.c). Adds the decompressions to v->xtime. */
@@ -863,7 +868,7 @@ static void row_cla(const CostCtx *x, CVec *v)
         if (in != X && cmp_hop(in)) v->xtime += dec_time(x->mc, cells(in));
     }
     if (!cmp_hop(X)) return;
-    bool rows = 2 * cla_lookups(X) > (double)X->cols;
+    bool rows = !row_looks_up(X);
     for (int q = 0; q < x->m->npar[X->id] && !rows; q++) {
         const Hop *c = x->m->par[X->id][q];
         if (x->cover[c->id] != v->stamp) continue;
@@ -900,7 +905,7 @@ static void row_products(const CostCtx *x, const CVec *v, bool multi, double *fl
     /* a compressed main input (row_cla): its products looked up per
      * group entry, or its rows decompressed into dense ones */
     const Hop *cm = main_id >= 0 && cmp_hop(x->m->hop[main_id]) ? x->m->hop[main_id] : NULL;
-    bool look = cm && 2 * cla_lookups(cm) <= (double)cm->cols;
+    bool look = cm && row_looks_up(cm);
     for (int k = 0; k < v->nmm; k++) {
         const Hop *h = v->mm[k], *a = mm_left(h), *b = h->in[1];
         double kc = (double)BR_MAX(h->cols, 1), c = cells(a);
