@@ -397,6 +397,17 @@ static bool add_job(Batch *bt, const int *idx, int n)
     return true;
 }
 
+/* Appends str to b in single quotes for /bin/sh. */
+static void sq(StrBuf *b, const char *str)
+{
+    sb_puts(b, " '");
+    for (const char *p = str; *p; p++) {
+        if (*p == '\'') sb_puts(b, "'\\''");
+        else { char ch[2] = {*p, 0}; sb_puts(b, ch); }
+    }
+    sb_puts(b, "'");
+}
+
 static int64_t cc_timeout_ns(void);
 
 /* Starts /bin/sh -c argv[2] (argv[3].. its arguments; no input, output to
@@ -406,12 +417,18 @@ static int64_t cc_timeout_ns(void);
  * left to finish after braid has exited (detach) belongs to no terminal
  * or job of braid's caller. A watchdog in the session kills it after
  * BRAID_CC_TIMEOUT and a second (braid, while it waits, stops it first)
- * and exits within a second of the shell. */
-static int spawn_group(char **argv, pid_t *pid)
+ * and exits within a second of the shell; before its kill it removes the
+ * paths of left (NULL-terminated: the job's temporaries, which a compile
+ * left running past braid's exit would otherwise leave until the
+ * collector's week; a compiler cannot recreate files in a removed
+ * folder). */
+static int spawn_group(char **argv, pid_t *pid, const char *const *left)
 {
     StrBuf sc = {0};
-    sb_printf(&sc, "W=$$; (i=0; while [ $i -lt %lld ]; do sleep 1; kill -0 $W || exit 0; i=$((i+1)); done; "
-              "kill -9 0) & %s", (long long)((cc_timeout_ns() + 999999999) / 1000000000 + 1), argv[2]);
+    sb_printf(&sc, "W=$$; (i=0; while [ $i -lt %lld ]; do sleep 1; kill -0 $W || exit 0; i=$((i+1)); done; rm -rf",
+              (long long)((cc_timeout_ns() + 999999999) / 1000000000 + 1));
+    for (int i = 0; left && left[i]; i++) sq(&sc, left[i]);
+    sb_printf(&sc, "; kill -9 0) & %s", argv[2]);
     if (!sc.s) return ENOMEM;
     char *a2 = argv[2];
     argv[2] = sc.s;
@@ -510,6 +527,7 @@ typedef struct Pch {
     pid_t pid;
     int64_t t0;
     char tmp[1200];
+    char tmpd[1200];       /* the compiler's TMPDIR (as a job's, start) */
 } Pch;
 static pthread_mutex_t pch_mu = PTHREAD_MUTEX_INITIALIZER;
 static Pch pch;
@@ -521,6 +539,7 @@ static void pch_kill(Pch *p, int state)
     if (p->state != 1) return;
     kill_group(p->pid);
     unlink(p->tmp);
+    cg_rmdir_flat(p->tmpd);
     p->state = state;
 }
 
@@ -556,9 +575,11 @@ static bool pch_get(CgContext *c, char name[64])
         /* the build running (of this or another directory) done? */
         int status = 0;
         pid_t r = waitpid(p->pid, &status, WNOHANG);
-        if (r == p->pid || (r < 0 && errno != EINTR))
+        if (r == p->pid || (r < 0 && errno != EINTR)) {
             p->state = r == p->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 2 : -1;
-        else if (br_now_ns() - p->t0 > cc_timeout_ns())
+            /* stopped by its watchdog: its shell removed nothing */
+            if (p->state < 0) { unlink(p->tmp); cg_rmdir_flat(p->tmpd); }
+        } else if (br_now_ns() - p->t0 > cc_timeout_ns())
             pch_kill(p, -1);
     }
     if (strcmp(p->dir, c->cachedir)) {
@@ -604,16 +625,21 @@ static bool pch_get(CgContext *c, char name[64])
             char tmp[1200];
             snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.prelude.h", c->cachedir, (int)getpid(), seq);
             snprintf(p->tmp, sizeof p->tmp, "%s/tmp.%d.%u.prelude.gch", c->cachedir, (int)getpid(), seq);
+            snprintf(p->tmpd, sizeof p->tmpd, "%s/tmp.%d.%u.prelude.d", c->cachedir, (int)getpid(), seq);
             if (write_file(tmp, p->text, strlen(p->text)) == 0 && rename(tmp, hdr) == 0) {
-                /* a shell publishes the .gch (rename) */
-                char *argv[NFLAGS + 12];
+                /* a shell publishes the .gch (rename); the compiler's
+                 * temporaries go to a folder of the build, as a job's */
+                char *argv[NFLAGS + 13];
                 int a = 0;
                 argv[a++] = "/bin/sh";
                 argv[a++] = "-c";
-                argv[a++] = "T=$1 G=$2; shift 2; if \"$@\" -o \"$T\"; then mv -f \"$T\" \"$G\"; else rm -f \"$T\"; exit 1; fi";
+                argv[a++] = "T=$1 G=$2 D=$3; shift 3; mkdir -m 700 \"$D\" && TMPDIR=$D && export TMPDIR; "
+                            "if \"$@\" -o \"$T\"; then mv -f \"$T\" \"$G\"; r=0; else rm -f \"$T\"; r=1; fi; "
+                            "rm -rf \"$D\"; exit $r";
                 argv[a++] = "sh";
                 argv[a++] = p->tmp;
                 argv[a++] = gch;
+                argv[a++] = p->tmpd;
                 argv[a++] = c->cc;
                 for (int i = 0; i < NFLAGS; i++)
                     if (strcmp(CFLAGS_JIT[i], "-shared")) argv[a++] = (char *)CFLAGS_JIT[i];
@@ -621,7 +647,8 @@ static bool pch_get(CgContext *c, char name[64])
                 argv[a++] = "c-header";
                 argv[a++] = hdr;
                 argv[a] = NULL;
-                if (spawn_group(argv, &p->pid) == 0) {
+                const char *left[] = {p->tmpd, p->tmp, NULL};
+                if (spawn_group(argv, &p->pid, left) == 0) {
                     p->state = 1;
                     p->t0 = br_now_ns();
                 }
@@ -636,17 +663,6 @@ static bool pch_get(CgContext *c, char name[64])
     }
     pthread_mutex_unlock(&pch_mu);
     return res;
-}
-
-/* Appends str to b in single quotes for /bin/sh. */
-static void sq(StrBuf *b, const char *str)
-{
-    sb_puts(b, " '");
-    for (const char *p = str; *p; p++) {
-        if (*p == '\'') sb_puts(b, "'\\''");
-        else { char ch[2] = {*p, 0}; sb_puts(b, ch); }
-    }
-    sb_puts(b, "'");
 }
 
 /* Writes the bundle source of job j and starts the compiler on it: a
@@ -738,7 +754,8 @@ static bool start(Batch *bt, Job *j)
     sb_puts(&cmd, "; exit 0");
     if (!cmd.s) { unlink(j->src); return false; }
     char *argv[] = {"/bin/sh", "-c", cmd.s, "sh", j->tmpd, NULL};
-    int rc = spawn_group(argv, &j->pid);
+    const char *left[] = {j->tmpd, j->src, j->tmpobj, NULL};
+    int rc = spawn_group(argv, &j->pid, left);
     free(cmd.s);
     if (rc) { unlink(j->src); return false; }
     j->running = true;

@@ -1332,7 +1332,8 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
         snprintf(tdfile, sizeof tdfile, "%s/tmpdir", fake);
         char text[1200];
         snprintf(text, sizeof text,
-                 "#!/bin/sh\nprintf %%s \"$TMPDIR\" > '%s'\ntouch \"$TMPDIR/ccfake.s\"\n"
+                 "#!/bin/sh\ncase \"$*\" in *c-header*) k=pch;; *) k=job;; esac\n"
+                 "printf '%%s %%s\\n' $k \"$TMPDIR\" >> '%s'\ntouch \"$TMPDIR/ccfake.s\"\n"
                  "(sleep 20; touch '%s') &\nsleep 20\ntouch '%s'\nexit 1\n", tdfile, mark, mark);
         t_put(script, text);
         chmod(script, 0755);
@@ -1352,11 +1353,21 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
         struct stat st;
         T_CHECK(t.rc == 0 && t.st.failed >= 1 && stat(mark, &st) != 0,
                 "cache: a hanging compiler is stopped with its children (failed %lld)", (long long)t.st.failed);
-        char td[400] = "";
+        /* one record per compiler started: the bundle's (job) and,
+         * racing it, the precompiled prelude's (pch), whose build runs
+         * on past its context and so may still hold its folder */
+        char line[400], td[400] = "", ptd[400] = "";
         FILE *tf = fopen(tdfile, "r");
-        if (tf) { if (!fgets(td, sizeof td, tf)) td[0] = 0; fclose(tf); }
+        while (tf && fgets(line, sizeof line, tf)) {
+            line[strcspn(line, "\n")] = 0;
+            if (!strncmp(line, "job ", 4)) snprintf(td, sizeof td, "%s", line + 4);
+            if (!strncmp(line, "pch ", 4)) snprintf(ptd, sizeof ptd, "%s", line + 4);
+        }
+        if (tf) fclose(tf);
         T_CHECK(td[0] && !strncmp(td, dir, strlen(dir)) && td[strlen(dir)] == '/' && stat(td, &st) != 0,
                 "cache: a stopped compiler's TMPDIR (%s) lay in the cache folder and is gone", td);
+        T_CHECK(!ptd[0] || (!strncmp(ptd, dir, strlen(dir)) && ptd[strlen(dir)] == '/'),
+                "cache: the prelude compiler's TMPDIR (%s) lies in the cache folder", ptd);
         t_run_free(&t);
         unlink(tdfile);
         unlink(mark);
