@@ -1,2 +1,2 @@
 source("ref/_common.R")
-wlines("error.txt", c("nonzero", "quantizeByCluster", "M must lie in 1..3 (the columns of X), got 4"))
+wlines("error.txt", c("nonzero", "quantizeByCluster", "M must be at least 1, got 0"))

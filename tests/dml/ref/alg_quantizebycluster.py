@@ -1,7 +1,7 @@
 """quantizeByCluster on data with planted blobs per subspace: the quantized
 reconstruction must be each point's blob mean (kmeans finds the blobs),
 computed here in NumPy; the space decomposition's per-subspace projectors
-R_b R_b' vs parametric OPQ's eigenvalue allocation in NumPy."""
+R_b R_b' vs parametric OPQ's eigenvalue allocation (SystemDS's greedy) in NumPy."""
 import numpy as np
 
 from _common import wmat, wref
@@ -45,22 +45,21 @@ wref("X3", X3)
 A = rng.normal(size=(6, 6))
 X4 = rng.normal(size=(40, 6)) @ A
 wref("X4", X4)
+# SystemDS's allocation: eigenvalues in descending order, each to the
+# subspace of smallest eigenvalue product (starting at 1; a full one
+# scores Inf; the last index on a tie)
 C = np.cov(X4, rowvar=False)
 ev, V = np.linalg.eigh(C)
 ev, V = ev[::-1], V[:, ::-1]
 Mb, s = 3, 2
-lv = np.log(np.maximum(ev, 1e-12 * ev.max()))
-logprod = np.zeros(Mb)
+prod = np.ones(Mb)
 fill = np.zeros(Mb, dtype=int)
 bucket = [[] for _ in range(Mb)]
 for j in range(6):
-    if j < Mb:
-        b = j
-    else:
-        cand = np.where(fill >= s, np.inf, logprod)
-        b = int(np.argmin(cand))
+    score = np.where(fill >= s, np.where(prod == 0, 0.0, np.inf), prod)
+    b = int(np.flatnonzero(score == score.min())[-1])
     fill[b] += 1
-    logprod[b] += lv[j]
+    prod[b] *= ev[j]
     bucket[b].append(j)
 for b in range(Mb):
     Vb = V[:, bucket[b]]
