@@ -937,10 +937,13 @@ static int b_matrix_ops(const Instr *h, Value *a, Value *va, int nv, Value *out,
         if (!(m0 = mat(&a[0], "x", &t[0], e)) || !(m1 = mat(&a[1], "y", &t[1], e))) { rc = e->code; break; }
         /* SystemDS checks outer's vector shapes only when it knows them at
          * compile time; at run time it is a broadcasting binary operation,
-         * so equal shapes (mdedup's outer(J, t(J), "+")) and a matrix with
-         * a row vector work there (shapes whose result is rows(x) x cols(y)) */
+         * so equal shapes (mdedup's outer(J, t(J), "+")), a matrix with a
+         * row vector, and a column vector with a matrix of as many rows
+         * (raJoin's sort-merge outer(outBucket, seqMatrix, "==")) work
+         * there (shapes whose result is rows(x) x cols(y)) */
         if ((m0->cols != 1 || m1->rows != 1) &&
-            ((m0->rows == m1->rows && m0->cols == m1->cols) || (m1->rows == 1 && m0->cols == m1->cols)))
+            ((m0->rows == m1->rows && m0->cols == m1->cols) || (m1->rows == 1 && m0->cols == m1->cols) ||
+             (m0->cols == 1 && m0->rows == m1->rows)))
             rc = bi_ret_mb(k_binary(op, m0, m1, e), out, e);
         else
             rc = bi_ret_mb(k_outer(m0, m1, op, e), out, e);

@@ -44,3 +44,7 @@ for c in range(3):
     wmat("grp%d" % (c + 1), groupby(A, c))
 wmat("grpB", groupby(B, 1))
 wscalar("grp_methods_ok", True)
+# outer(v, M, "=="): v broadcast over M's columns
+v = [1.0, 2.0, 3.0]
+Mo = [[1.0, 2.0, 3.0], [2.0, 2.0, 2.0], [3.0, 1.0, 3.0]]
+wmat("outer_vm", [[float(v[i] == Mo[i][j]) for j in range(3)] for i in range(3)])
