@@ -119,7 +119,8 @@ typedef struct TfCol {
     double *bmin, *bmax;   /* bin boundaries, nb of them */
     int64_t nb;
     int64_t dwidth;        /* dummycode domain from the metadata's distinct
-                              count (transformdecode, transformcolmap), 0: none */
+                              count (transformdecode, transformcolmap) or as
+                              transformapply resets it, 0: none */
     int64_t out0, width;   /* output columns of the encoded matrix */
 } TfCol;
 
@@ -640,10 +641,13 @@ static int64_t layout(Tf *t)
  * when max = min. */
 static double equi_width_code(const TfCol *c, double v)
 {
-    double mn = c->bmin[0], mx = c->bmax[c->nb - 1];
+    /* the spec's numbins, over the range of the bins at hand (as
+       ColumnEncoderBin.getEqWidthUnsafe: _numBin is the spec's also when
+       transformapply loads another number of bins from the metadata) */
+    double mn = c->bmin[0], mx = c->bmax[c->nb - 1], nbs = (double)(c->nbins > 0 ? c->nbins : c->nb);
     if (mx == mn) return 1;
-    double k = ceil((v - mn) / (mx - mn) * (double)c->nb);
-    return k > (double)c->nb ? (double)c->nb : k < 1 ? 1 : k;
+    double k = ceil((v - mn) / (mx - mn) * nbs);
+    return k > nbs ? nbs : k < 1 ? 1 : k;
 }
 
 /* SystemDS's equi-height bin of v: the first bin whose max is >= v, the
@@ -681,7 +685,13 @@ static int code_of(const Tf *t, const FB *f, const TfCol *c, int64_t i, int64_t 
     return 0;
 }
 
-/* Encodes the kept rows of f into a new matrix. */
+/* Encodes the kept rows of f into a new matrix. Columns are written in
+ * order, each dummycoded code as SystemDS's ColumnEncoderDummycode writes
+ * it: the group's first column 0 (unless the code is 1), then a 1 at
+ * first + code - 1, also past the group (transformapply with a code the
+ * metadata's map gives beyond its line count: into the next columns,
+ * which their own encoders may overwrite); past the matrix an error (an
+ * index error in SystemDS). */
 static MB *encode_rows(Tf *t, const FB *f, const bool *keep, int64_t nkeep, BrErr *e)
 {
     int64_t ncol = layout(t);
@@ -696,7 +706,19 @@ static MB *encode_rows(Tf *t, const FB *f, const bool *keep, int64_t nkeep, BrEr
             double v = NAN;
             if (code_of(t, f, c, i, j, &v, e)) { mb_release(x); return NULL; }
             if (!c->dummy) row[c->out0] = v;
-            else if (!isnan(v) && v >= 1 && v <= (double)c->width) row[c->out0 + (int64_t)v - 1] = 1;
+            else if (isnan(v) || v < 1) row[c->out0] = 0;
+            else {
+                int64_t at = c->out0 + (int64_t)v - 1;
+                if (at >= ncol) {
+                    br_err(e, BR_EARG, "%s: code %lld of column %lld lies past the %lld encoded columns "
+                           "(its dummycoded group has %lld: the metadata's map has fewer lines than codes)",
+                           t->what, (long long)v, (long long)(j + 1), (long long)ncol, (long long)c->width);
+                    mb_release(x);
+                    return NULL;
+                }
+                if (at != c->out0) row[c->out0] = 0;
+                row[at] = 1;
+            }
         }
         r++;
     }
@@ -794,6 +816,10 @@ MB *tf_apply(const FB *f, const char *spec, const FB *m, BrErr *e)
         if (load_col(&t, m, j, e)) goto out;
         /* an imputation value missing from M is built from this data */
         if (c->impute && c->impute != IM_CONST && !(m->mv && m->mv[j]) && build_impute(&t, f, j, keep, e)) goto out;
+        /* SystemDS's MultiColumnEncoder.apply resets every dummycoded
+           domain (updateAllDCEncoders): the recode map's number of lines
+           (at least 1), the spec's numbins, or K */
+        if (c->dummy && !c->hash) c->dwidth = c->recode ? (c->map.n > 0 ? c->map.n : 1) : c->nbins;
     }
     x = encode_rows(&t, f, keep, nkeep, e);
 out:

@@ -3,7 +3,14 @@ MultiColumnEncoder.getColMapping), in plain Python: a dummycoded column
 spans the metadata frame's distinct count of columns (its ColumnMetadata,
 which a row slice keeps), and decodes to its first non-zero column; the
 recode map (token·code lines) turns codes into tokens, a code without a
-line into missing. Without a count braid falls back to the map's size."""
+line into missing. Without a count braid falls back to the map's size.
+transformapply by SystemDS's MultiColumnEncoder.apply: dummycoded domains
+reset to the map's line count or the spec's numbins, equi-width codes
+ceil((v - min) / (max - min) numbins) clamped to 1..numbins over the
+metadata bins' range, columns written in order, a dummycoded code as
+ColumnEncoderDummycode writes it (the group's first column 0 unless the
+code is 1, then a 1 at first + code - 1, also past the group)."""
+import math
 import os
 import sys
 
@@ -42,3 +49,26 @@ wmat("colmap3", colmap(2))
 X3 = [[r[0], r[1], r[3]] for r in X]
 lines += fstr([decode(X3, 2, {1: "10.0", 2: "20.0"}), [r[2] for r in X3]], ["STRING", "FP64"])
 wstdout(lines)
+
+
+def apply(rows, maps, bins, numbins):
+    """rows: (token, value); maps: token -> code of column 1; bins: the
+    metadata's (min, max) of column 2; both dummycoded."""
+    w1, w2 = len(maps), numbins
+    mn, mx = bins[0][0], bins[-1][1]
+    out = []
+    for tok, v in rows:
+        r = [0.0] * (w1 + w2)
+        for first, code in ((0, maps[tok]),
+                            (w1, min(max(math.ceil((v - mn) / (mx - mn) * numbins), 1), numbins))):
+            if code != 1:
+                r[first] = 0.0
+            r[first + code - 1] = 1.0
+        out.append(r)
+    return out
+
+
+F5 = list(zip(["a", "c", "b", "a", "c"], x2))
+# transformencode's bins of 0.5..4.5 in 2, its map in first-occurrence order
+wmat("apply_bins", apply(F5, {"a": 1, "c": 2, "b": 3}, [(0.5, 2.5), (2.5, 4.5)], 3))
+wmat("apply_gap", apply(F5, {"a": 1, "b": 2, "c": 5}, [(0.5, 2.5), (2.5, 4.5)], 3))
