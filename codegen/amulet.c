@@ -110,6 +110,13 @@ static int build(AmPlan *p, const Expr *e)
     }
 }
 
+/* Does unary op keep 0 as 0? */
+static bool zero_keeping(OpCode op)
+{
+    return op == OP_NEG || op == OP_ABS || op == OP_SQRT || op == OP_SIGN || op == OP_ROUND || op == OP_FLOOR ||
+           op == OP_CEIL;
+}
+
 /* Is node i zero wherever leaf l is zero (other values finite)? */
 static bool zero_with(const AmPlan *p, int i, int l)
 {
@@ -118,8 +125,7 @@ static bool zero_with(const AmPlan *p, int i, int l)
     case AN_LEAF: return n->leaf == l;
     case AN_CONST: return n->v == 0;
     case AN_UN:
-        return (n->op == OP_NEG || n->op == OP_ABS || n->op == OP_SQRT || n->op == OP_SIGN || n->op == OP_ROUND ||
-                n->op == OP_FLOOR || n->op == OP_CEIL) && zero_with(p, n->a, l);
+        return zero_keeping(n->op) && zero_with(p, n->a, l);
     case AN_BIN:
         if (n->op == OP_MULT) return zero_with(p, n->a, l) || zero_with(p, n->b, l);
         if (n->op == OP_PLUS || n->op == OP_MINUS || n->op == OP_MIN || n->op == OP_MAX)
@@ -661,18 +667,13 @@ static double max_abs_v(const double *v, int64_t n)
 /* The same over the cells of dense m. */
 static double max_abs(const MB *m) { return max_abs_v(m->d, m->rows * m->cols); }
 
-/* Does every node of the body stay finite for the bound inputs? Bounds
- * each node's magnitude from the inputs' largest (sums add, products
- * multiply); operators that can make NaN or infinity from finite values
- * (division, square root, exp, log, ...) fail it. */
-static bool body_finite(const AmPlan *p, AmBind *b, MB *const *dense)
+/* Bounds of every node's magnitude from the leaves' largest (in[]):
+ * sums add, products multiply; INFINITY for a node whose value may be
+ * NaN or infinite or pass 1e300 (operators that can make NaN or
+ * infinity from finite values: division, square root, exp, log, ...),
+ * and for every node above one. */
+static void node_bounds(const AmPlan *p, const double *in, double *bound)
 {
-    double bound[AM_MAXNODES], in[AM_MAXLEAVES];
-    for (int l = 0; l < p->nleaf; l++) {
-        if (l == b->spleaf && isnan(b->spmax)) b->spmax = max_abs_v(b->sp->v, b->sp->nnz);
-        in[l] = l == b->spleaf ? b->spmax : dense[l] ? max_abs(dense[l]) : fabs(b->sval[l]);
-        if (!(in[l] <= DBL_MAX)) return false;
-    }
     for (int i = 0; i < p->nn; i++) {
         const ANode *n = &p->n[i];
         double a = n->a >= 0 ? bound[n->a] : 0, b = n->b >= 0 ? bound[n->b] : 0, c = n->c >= 0 ? bound[n->c] : 0;
@@ -692,9 +693,25 @@ static bool body_finite(const AmPlan *p, AmBind *b, MB *const *dense)
             else if (is_logic(n->op)) r = 1;
             break;
         }
-        if (!(r < 1e300)) return false;
+        if (!(a < 1e300 && b < 1e300 && c < 1e300 && r < 1e300)) r = INFINITY;
         bound[i] = r;
     }
+}
+
+/* Does every node of the body stay finite for the bound inputs?
+ * node_bounds over the largest magnitude of every input (a scan of
+ * each). */
+static bool body_finite(const AmPlan *p, AmBind *b, MB *const *dense)
+{
+    double bound[AM_MAXNODES], in[AM_MAXLEAVES];
+    for (int l = 0; l < p->nleaf; l++) {
+        if (l == b->spleaf && isnan(b->spmax)) b->spmax = max_abs_v(b->sp->v, b->sp->nnz);
+        in[l] = l == b->spleaf ? b->spmax : dense[l] ? max_abs(dense[l]) : fabs(b->sval[l]);
+        if (!(in[l] <= DBL_MAX)) return false;
+    }
+    node_bounds(p, in, bound);
+    for (int i = 0; i < p->nn; i++)
+        if (!(bound[i] < 1e300)) return false;
     return true;
 }
 
@@ -731,8 +748,7 @@ static bool zero_if_finite(const AmPlan *p, int i, int l, unsigned *need)
     case AN_LEAF: return n->leaf == l;
     case AN_CONST: return n->v == 0;
     case AN_UN:
-        return (n->op == OP_NEG || n->op == OP_ABS || n->op == OP_SQRT || n->op == OP_SIGN || n->op == OP_ROUND ||
-                n->op == OP_FLOOR || n->op == OP_CEIL) && zero_if_finite(p, n->a, l, need);
+        return zero_keeping(n->op) && zero_if_finite(p, n->a, l, need);
     case AN_BIN:
         if (n->op == OP_MULT) {
             for (int side = 0; side < 2; side++) {
@@ -777,6 +793,336 @@ static bool zeros_skippable(const AmPlan *p, AmBind *b, const Value *args, MB *c
         ok = v->kind == V_MATRIX ? v->m && !mb_has_nonfinite(v->m) : isfinite(b->sval[l]);
     }
     return ok || body_finite(p, b, dense);
+}
+
+/* ---- the zero skip checked after the loop ---- */
+
+/* The skipped cells of the sparse operand add exactly 0 when every
+ * factor that multiplies a part which is zero there (G in X * G, G * s
+ * in X * (G * s)) is finite there. A factor that a stored non-zero of
+ * the operand reads makes, where it is non-finite, that term and so the
+ * accumulated cell of R non-finite: no operator on the way to R turns a
+ * non-finite value finite (the walk refuses sign; masks, min and max
+ * are needs_finite's). So a finite R after the loop vouches for every
+ * value of such a factor that some non-zero read; the values no
+ * non-zero reads (a factor of X[k,i] read by k: the rows k of X
+ * without a non-zero) are checked before the loop by the bounds of
+ * their leaves over those rows only, and a non-finite R sends the call
+ * to the exact path (R's values restored, every cell computed). */
+/* The unread region's cost per cell against a whole block's scan
+ * (mb_has_nonfinite, max_abs, which stream it): rows picked out of it,
+ * each a few cache lines (perf, N = 20, X 20000 x 400 at density 0.004,
+ * 20% of G's rows unread: the region took 1.6x the samples of the scan
+ * of all of G; at 3 the call checked after the loop there and was 1.36x
+ * the call that scanned). */
+#define AM_DEFER_CELL 8.0
+
+typedef struct Defer {
+    int fac[AM_MAXNODES];      /* the factors (nodes) */
+    int u[AM_MAXNODES];        /* the operand's loop variable each depends
+                                  on (kvar or tr), -1 neither */
+    int nf;
+    uint8_t *cov[2];           /* per value of kvar / tr: read by a stored
+                                  non-zero */
+    int64_t nunc[2];           /* values of kvar / tr no non-zero reads */
+    bool any;                  /* some non-zero is read */
+    double *saved;             /* R's cells before the loop */
+} Defer;
+
+/* Adds the factors of node i on its way to leaf l's zeros to d: false
+ * where the way passes an operator that may make a finite value of a
+ * non-finite one, or a factor reads both of l's loop variables. */
+static bool defer_walk(const AmPlan *p, int i, int l, Defer *d)
+{
+    const ANode *n = &p->n[i];
+    switch (n->kind) {
+    case AN_LEAF: return n->leaf == l;
+    case AN_CONST: return n->v == 0;
+    case AN_UN:
+        return n->op != OP_SIGN && zero_keeping(n->op) && defer_walk(p, n->a, l, d);
+    case AN_BIN:
+        if (n->op == OP_MULT) {
+            int nf = d->nf;
+            unsigned ik = 1u << p->tr | 1u << p->kvar;
+            for (int side = 0; side < 2; side++) {
+                int z = side ? n->b : n->a, o = side ? n->a : n->b;
+                const ANode *x = &p->n[o];
+                d->nf = nf;
+                if ((x->dep & ik) == ik || !zero_with(p, z, l) || !defer_walk(p, z, l, d)) continue;
+                if (x->kind == AN_CONST) {
+                    if (isfinite(x->v)) return true;
+                    continue;
+                }
+                d->fac[d->nf] = o;
+                d->u[d->nf++] = x->dep & 1u << p->kvar ? p->kvar : x->dep & 1u << p->tr ? p->tr : -1;
+                return true;
+            }
+            d->nf = nf;
+            return false;
+        }
+        if (n->op == OP_PLUS || n->op == OP_MINUS) return defer_walk(p, n->a, l, d) && defer_walk(p, n->b, l, d);
+        return false;
+    default: return false;
+    }
+}
+
+/* The leaves under node i, as bits. */
+static unsigned leaves_under(const AmPlan *p, int i)
+{
+    const ANode *n = &p->n[i];
+    if (n->kind == AN_LEAF) return 1u << n->leaf;
+    return (n->a >= 0 ? leaves_under(p, n->a) : 0) | (n->b >= 0 ? leaves_under(p, n->b) : 0) |
+           (n->c >= 0 ? leaves_under(p, n->c) : 0);
+}
+
+/* Does a factor of d depend on loop variable v (-1: on neither)? */
+static bool defer_needs(const Defer *d, int v)
+{
+    for (int f = 0; f < d->nf; f++)
+        if (d->u[f] == v) return true;
+    return false;
+}
+
+/* Does coverage need a pass over the sparse operand's stored cells?
+ * The values of k are read off the rows of the block as stored when it
+ * is read transposed (X[k,i]: b->spsrc, rows by k) over all of i, those
+ * of i (and whether any is read) off the rows of b->sp over all of k;
+ * others take the pass. */
+static bool defer_pass(const AmPlan *p, const AmBind *b, const Defer *d)
+{
+    bool tr = b->sp != b->spsrc;
+    bool kfull = b->from[p->kvar] == 1 && b->step[p->kvar] == 1 && b->n[p->kvar] == b->sp->cols;
+    bool ifull = b->from[p->tr] == 1 && b->n[p->tr] == b->sp->rows;
+    return (defer_needs(d, p->kvar) && !(tr && ifull)) || ((defer_needs(d, p->tr) || defer_needs(d, -1)) && !kfull);
+}
+
+/* Marks in d the values of kvar and tr that a stored cell of the sparse
+ * operand (b->sp, rows by tr, within the ranges) reads: the kernels
+ * compute the body at every stored cell, zero or not (a stored 0 times
+ * an Inf makes R non-finite too). */
+static bool defer_cover(const AmPlan *p, const AmBind *b, Defer *d)
+{
+    int v[2] = {p->kvar, p->tr};
+    for (int s = 0; s < 2; s++)
+        if (!(d->cov[s] = calloc((size_t)BR_MAX(b->n[v[s]], 1), 1))) return false;
+    /* (locals: the byte stores could alias the block's fields) */
+    const int64_t *rp = b->sp->rp;
+    const int32_t *ci = b->sp->ci;
+    int64_t k0 = b->from[p->kvar] - 1, nk = b->n[p->kvar], st = b->step[p->kvar], i0 = b->from[p->tr] - 1;
+    int64_t nr = b->n[p->tr];
+    uint8_t *ck = d->cov[0], *cr = d->cov[1], all = 0;
+    if (defer_pass(p, b, d)) {
+        for (int64_t r = 0; r < nr; r++) {
+            uint8_t any = 0;
+            for (int64_t q = rp[i0 + r], qe = rp[i0 + r + 1]; q < qe; q++) {
+                int64_t kk = st == 1 ? ci[q] - k0 : am_k_of(ci[q] - k0, st, nk);
+                if (kk < 0 || kk >= nk) continue;
+                ck[kk] = any = 1;
+            }
+            cr[r] = any;
+            all |= any;
+        }
+    } else {
+        /* i's values from b->sp's rows (all of k), k's from the stored
+         * block's rows (transposed read, all of i) */
+        for (int64_t r = 0; r < nr; r++) all |= cr[r] = rp[i0 + r] < rp[i0 + r + 1];
+        if (b->sp != b->spsrc)
+            for (int64_t kk = 0; kk < nk; kk++) {
+                int64_t k = k0 + kk * st;
+                ck[kk] = b->spsrc->rp[k] < b->spsrc->rp[k + 1];
+            }
+    }
+    d->any = all;
+    for (int s = 0; s < 2; s++)
+        for (int64_t x = 0; x < b->n[v[s]]; x++) d->nunc[s] += !d->cov[s][x];
+    return true;
+}
+
+/* The region of factor f no non-zero reads: the values of its variable
+ * u not covered, every value when u is -1 and nothing is read; 0 when
+ * every value is read. */
+static int64_t defer_unread(const AmPlan *p, const Defer *d, int f)
+{
+    int u = d->u[f];
+    return u < 0 ? !d->any : d->nunc[u == p->kvar ? 0 : 1];
+}
+
+/* Cells of leaf l in factor f's unread region (u's uncovered values,
+ * all of its other variables); with scan, their largest magnitude
+ * (INFINITY at a non-finite one) in *mx. */
+static int64_t leaf_unread(const AmPlan *p, const AmBind *b, const Defer *d, int f, int l, bool scan, double *mx)
+{
+    const ALeaf *lf = &p->leaf[l];
+    if (lf->nidx == 0) {
+        if (scan) *mx = BR_MAX(*mx, isfinite(b->sval[l]) ? fabs(b->sval[l]) : INFINITY);
+        return 1;
+    }
+    int u = d->u[f], var[2], nv = 0;
+    for (int v = 0; v < p->nvars; v++)
+        if (lf->dep & 1u << v) var[nv++] = v;
+    if (nv == 1) var[nv++] = -1;
+    const uint8_t *cov = u < 0 ? NULL : d->cov[u == p->kvar ? 0 : 1];
+    int64_t cells = 1;
+    for (int s = 0; s < 2; s++)
+        if (var[s] >= 0) cells *= var[s] == u ? defer_unread(p, d, f) : b->n[var[s]];
+    if (!scan || !cells) return cells;
+    /* the inner variable the one of the smaller stride */
+    if (var[1] >= 0 && b->st[l][var[0]] < b->st[l][var[1]]) { int t = var[0]; var[0] = var[1]; var[1] = t; }
+    int64_t n0 = b->n[var[0]], n1 = var[1] >= 0 ? b->n[var[1]] : 1;
+    int64_t s0 = b->st[l][var[0]], s1 = var[1] >= 0 ? b->st[l][var[1]] : 0;
+    double m = 0;
+    int bad = 0;
+    for (int64_t x0 = 0; x0 < n0; x0++) {
+        if (var[0] == u && cov[x0]) continue;
+        const double *q = b->base[l] + x0 * s0;
+        if (var[1] != u && s1 == 1) {   /* a run of cells (G[k,] of an unread k): four chains */
+            double r[4] = {0};
+            int rb[4] = {0};
+            int64_t x1 = 0;
+            for (; x1 + 4 <= n1; x1 += 4)
+                for (int w = 0; w < 4; w++) {
+                    double a = fabs(q[x1 + w]);
+                    rb[w] |= !(a <= DBL_MAX);
+                    r[w] = a > r[w] ? a : r[w];
+                }
+            for (; x1 < n1; x1++) {
+                double a = fabs(q[x1]);
+                rb[0] |= !(a <= DBL_MAX);
+                r[0] = a > r[0] ? a : r[0];
+            }
+            m = BR_MAX(m, BR_MAX(BR_MAX(r[0], r[1]), BR_MAX(r[2], r[3])));
+            bad |= rb[0] | rb[1] | rb[2] | rb[3];
+            continue;
+        }
+        for (int64_t x1 = 0; x1 < n1; x1++) {
+            if (var[1] == u && cov[x1]) continue;
+            double a = fabs(q[x1 * s1]);
+            bad |= !(a <= DBL_MAX);
+            m = a > m ? a : m;
+        }
+    }
+    *mx = BR_MAX(*mx, bad ? INFINITY : m);
+    return cells;
+}
+
+/* The cells of the results' ranges (R's cells the loop writes). */
+static int64_t res_cells(const AmPlan *p, const AmBind *b) { return b->n[p->tr] * b->n[p->tc] * p->nres; }
+
+/* Copies the results' ranges to (save) or from d->saved; with check,
+ * only says whether one holds a non-finite value. */
+static bool res_cells_pass(const AmPlan *p, const AmBind *b, Defer *d, int dir)
+{
+    int64_t M = b->n[p->tr], N = b->n[p->tc], o = 0;
+    int bad = 0;
+    for (int q = 0; q < p->nres; q++)
+        for (int64_t i = 0; i < M; i++) {
+            double *r = b->r[q] + i * b->rst[q][p->tr];
+            int64_t s = b->rst[q][p->tc];
+            for (int64_t j = 0; j < N; j++, o++) {
+                if (dir == 0) d->saved[o] = r[j * s];
+                else if (dir == 1) r[j * s] = d->saved[o];
+                else bad |= !isfinite(r[j * s]);
+            }
+        }
+    return bad != 0;
+}
+
+/* Cells the zero skip's check reads before the loop with the flags
+ * (zero_if_finite's leaves whose flag is not known, scanned whole) or
+ * the bounds (body_finite: every operand), as zeros_skippable asks. */
+static double check_cells(const AmPlan *p, const AmBind *b, const Value *args, MB *const *dense)
+{
+    unsigned need = 0;
+    bool ok = true;
+    for (int r = 0; r < p->nres && ok; r++) ok = zero_if_finite(p, p->root[r], p->zleaf, &need);
+    double cells = 0;
+    for (int l = 0; l < p->nleaf; l++) {
+        const Value *v = &args[p->leaf[l].input];
+        const MB *m = v->kind == V_MATRIX ? v->m : NULL;
+        if (ok && !(need & 1u << l)) continue;
+        if (ok && m && !m->ext && __atomic_load_n(&m->fin, __ATOMIC_RELAXED) != MB_FIN_UNKNOWN) continue;
+        if (l == b->spleaf) cells += isnan(b->spmax) ? (double)b->sp->nnz : 0;
+        else if (dense[l]) cells += (double)dense[l]->rows * (double)dense[l]->cols;
+    }
+    return cells;
+}
+
+/* Sets up the check after the loop for a call about to skip the zeros
+ * of the sparse operand b->sp, where it reads fewer cells than the
+ * check before the loop would (a new G of a loop over X * G: the rows
+ * no non-zero reads, against all of G): false leaves the call to
+ * zeros_skippable. *skippable: the unread values are finite (the
+ * skip may run, then defer_after). */
+static bool defer_setup(const AmPlan *p, const AmBind *b, const Value *args, MB *const *dense, Defer *d,
+                        bool *skippable)
+{
+    memset(d, 0, sizeof *d);
+    for (int r = 0; r < p->nres; r++)
+        if (!defer_walk(p, p->root[r], p->zleaf, d)) return false;
+    for (int f = 0; f < d->nf; f++)
+        for (unsigned ls = leaves_under(p, d->fac[f]), l = 0; ls; ls >>= 1, l++) {
+            const Value *v = &args[p->leaf[l].input];
+            if ((ls & 1) && v->kind == V_MATRIX && v->m && !v->m->ext &&
+                __atomic_load_n(&v->m->fin, __ATOMIC_RELAXED) == MB_FIN_NONFINITE)
+                return false;
+        }
+    if (!defer_cover(p, b, d)) return false;
+    /* R copied and checked, the pass over the stored cells where
+     * coverage takes one; the unread region's cells, picked out of
+     * their block, at AM_DEFER_CELL each */
+    double cells = 2.0 * (double)res_cells(p, b) + (defer_pass(p, b, d) ? (double)b->sp->nnz : 0);
+    for (int f = 0; f < d->nf; f++) {
+        if (!defer_unread(p, d, f)) continue;
+        for (unsigned ls = leaves_under(p, d->fac[f]), l = 0; ls; ls >>= 1, l++)
+            if (ls & 1) cells += AM_DEFER_CELL * (double)leaf_unread(p, b, d, f, (int)l, false, NULL);
+    }
+    if (!(cells < check_cells(p, b, args, dense)) || !(d->saved = malloc((size_t)BR_MAX(res_cells(p, b), 1) *
+                                                                          sizeof(double))))
+        return false;
+    /* the bounds of each factor over its unread region */
+    double in[AM_MAXLEAVES] = {0}, bound[AM_MAXNODES];
+    for (int f = 0; f < d->nf; f++) {
+        if (!defer_unread(p, d, f)) continue;
+        for (unsigned ls = leaves_under(p, d->fac[f]), l = 0; ls; ls >>= 1, l++)
+            if (ls & 1) leaf_unread(p, b, d, f, (int)l, true, &in[l]);
+    }
+    node_bounds(p, in, bound);
+    *skippable = true;
+    for (int f = 0; f < d->nf; f++) *skippable &= !defer_unread(p, d, f) || bound[d->fac[f]] < 1e300;
+    return true;
+}
+
+/* After a loop that skipped the zeros: false when a result holds a
+ * non-finite value (the caller restores R and runs every cell). Else
+ * every value of the factors was finite: a factor that is one leaf
+ * read whole gets its block's finiteness flag, so that the next call on
+ * the same block (a loop-invariant G) asks the flag and reads nothing. */
+static bool defer_after(const AmPlan *p, const AmBind *b, Value *args, Defer *d)
+{
+    if (res_cells_pass(p, b, d, 2)) return false;
+    for (int f = 0; f < d->nf; f++) {
+        const ANode *n = &p->n[d->fac[f]];
+        if (n->kind != AN_LEAF) continue;
+        const ALeaf *lf = &p->leaf[n->leaf];
+        Value *v = &args[lf->input];
+        MB *m = v->kind == V_MATRIX ? v->m : NULL;
+        if (!m || lf->nidx == 0 || (lf->nidx == 2 && lf->idx[0] == lf->idx[1])) continue;
+        int64_t dims[2] = {lf->nidx == 1 ? m->rows * m->cols : m->rows, m->cols};
+        bool whole = true;
+        for (int s = 0; s < lf->nidx; s++) {
+            int v2 = lf->idx[s];
+            whole &= b->from[v2] == 1 && b->step[v2] == 1 && b->n[v2] == dims[s];
+        }
+        if (whole) mb_fin_set(m, false);
+    }
+    return true;
+}
+
+static void defer_free(Defer *d)
+{
+    free(d->cov[0]);
+    free(d->cov[1]);
+    free(d->saved);
 }
 
 /* ---- the scalar reference ---- */
@@ -1003,6 +1349,19 @@ static void call_clock(double *wall, double *cpu)
     *wall = omp_get_wtime();
 }
 
+/* Runs the loop of bound b by mode's path (run_nest). */
+static int run_loop(CgContext *c, const AmPlan *p, AmBind *b, const char *mode, double work, int skip, bool sparse,
+                    BrErr *e)
+{
+    int ran = 0;
+    if (!strcmp(mode, "ref")) { am_reference(p, b); ran = 1; }
+    else if (!strcmp(mode, "kernel") || !strcmp(mode, "search") ||
+             (strcmp(mode, "eval") && work >= AM_MIN_WORK && (skip < 0 || sparse)))
+        ran = am_kernel_run(c, p, b, !strcmp(mode, "search"), e);
+    if (ran < 0) return -1;
+    return ran ? 0 : am_evaluate(p, b, skip, e);
+}
+
 static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args, int nargs, bool take, MB **res,
                     BrErr *e)
 {
@@ -1030,13 +1389,26 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
         /* a sparse (i,k) operand whose zeros make the body zero: the
          * evaluator over its non-zero cells only */
         int skip = -1;
-        bool scanned = needs_finite(p);
+        bool scanned = needs_finite(p), deferred = false;
+        Defer df = {0};
         b.finite = scanned && body_finite(p, &b, dense);
         if (p->zleaf >= 0) {
             const Value *z = &args[p->leaf[p->zleaf].input];
             const MB *m = z->kind == V_MATRIX ? z->m : NULL;
             if (m && m->rows * m->cols > 0 && (double)m->nnz < AM_SPARSE * (double)(m->rows * m->cols)) {
-                if (!scanned) b.finite = zeros_skippable(p, &b, args, dense);
+                /* the check after the loop where it reads less (the
+                 * sparse operand's CSR: the non-zeros say what is read) */
+                if (!scanned && strcmp(mode, "ref") && b.spleaf == p->zleaf &&
+                    defer_setup(p, &b, args, dense, &df, &deferred) && deferred) {
+                    b.finite = true;
+                    res_cells_pass(p, &b, &df, 0);
+                    if (tr)
+                        fprintf(stderr, "amulet: zero skip checked after the loop (%lld of %lld k unread)\n",
+                                (long long)df.nunc[0], (long long)b.n[p->kvar]);
+                } else if (!scanned) {
+                    deferred = false;
+                    b.finite = zeros_skippable(p, &b, args, dense);
+                }
                 if (b.finite) skip = p->zleaf;
             }
         }
@@ -1047,14 +1419,18 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
         if (b.spleaf >= 0 && !sparse) rc = densify_leaf(p, &b, dense, e);
         /* the sparse kernel's work: the non-zeros times the columns */
         if (sparse) work = (double)b.sp->nnz * (double)b.n[p->tc];
-        int ran = rc ? -1 : 0;
-        if (ran < 0) {}
-        else if (!strcmp(mode, "ref")) { am_reference(p, &b); ran = 1; }
-        else if (!strcmp(mode, "kernel") || !strcmp(mode, "search") ||
-                 (strcmp(mode, "eval") && work >= AM_MIN_WORK && (skip < 0 || sparse)))
-            ran = am_kernel_run(c, p, &b, !strcmp(mode, "search"), e);
-        if (ran < 0) rc = -1;
-        else if (!ran) rc = am_evaluate(p, &b, skip, e);
+        if (!rc) rc = run_loop(c, p, &b, mode, work, skip, sparse, e);
+        if (!rc && deferred && !defer_after(p, &b, args, &df)) {
+            /* a non-finite result: R as it was, every cell computed */
+            if (tr) fprintf(stderr, "amulet: non-finite result after the zero skip: every cell computed\n");
+            res_cells_pass(p, &b, &df, 1);
+            rc = densify_leaf(p, &b, dense, e);
+            work = 1;
+            for (int v = 0; v < p->nvars; v++) work *= (double)b.n[v];
+            b.finite = false;
+            if (!rc) rc = run_loop(c, p, &b, mode, work, -1, false, e);
+        }
+        defer_free(&df);
     }
     if (tr) call_clock(&tw[2], &tc[2]);
     for (int l = 0; l < AM_MAXLEAVES; l++) mb_release(dense[l]);

@@ -893,6 +893,125 @@ static void sparse_finite_flag(void)
     unsetenv("BRAID_AMULET");
 }
 
+/* Frees runs r[0..n) and releases inputs ins[0..nin). */
+static void free_runs(TRun **r, int n, MB **ins, int nin)
+{
+    for (int q = 0; q < n; q++) t_run_free(r[q]);
+    for (int i = 0; i < nin; i++) mb_release(ins[i]);
+}
+
+/* The zero skip checked after the loop (amulet.c defer_setup): A at
+ * 4.5% and K well over 2 M, so that the rows of B no non-zero of A
+ * reads (6%) plus R's cells cost less than a scan of B. For factors read by k (B, B * 0.5 +
+ * thj, Bt - thk), by i (thi, C) and by neither (thj), with R starting
+ * at 0.25: all finite, the call skips and checks after (trace); a NaN
+ * in a factor at a k (or i) no non-zero reads, the check before the
+ * loop refuses the skip; an Inf at one that a non-zero reads, the
+ * result is non-finite and the call runs again over every cell from R's
+ * saved values; all finite over sub-ranges of i and k. Each against the
+ * scalar reference, 1 and 2 threads.
+ * Then three calls over one B (At[k,i]: which k are read comes off
+ * At's row pointers, no pass over its cells): the first checks after and
+ * vouches for B's finiteness flag, so the next two ask it and nothing is
+ * scanned (before: one scan of B). */
+static void sparse_deferred(void)
+{
+    int64_t M = 60, N = 13, K = 401;
+    static const char *bodies[] = {
+        "A[i,k] * B[k,j]",
+        "A[i,k] * (B[k,j] * 0.5 + thj[j])",
+        "At[k,i] * (Bt[j,k] - thk[k]) * thi[i]",
+        "A[i,k] * B[k,j] + A[i,k] * C[i,j] * thj[j]",
+    };
+    const char *on[] = {"R"};
+    double tol = 2 * (double)K * (double)K * 16 * 2.3e-16;
+    char src[600], what[120];
+    for (size_t f = 0; f < sizeof bodies / sizeof *bodies; f++)
+        for (int c = 0; c < 4; c++)
+            for (int nt = 1; nt <= 2; nt++) {
+                if (!t_keep((long)(f * 8 + (size_t)c * 2 + (size_t)nt - 1), 3)) continue;
+                br_set_threads(nt);
+                t_seed(211 + f);
+                MB *ins[8];
+                sparse_inputs(M, N, K, 0.045, ins);
+                /* a k (and an i) that no non-zero of A reads, and one that
+                 * one reads */
+                uint8_t *used = calloc((size_t)K, 1), *rused = calloc((size_t)M, 1);
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t q = ins[0]->rp[i]; q < ins[0]->rp[i + 1]; q++)
+                        if (ins[0]->v[q] != 0) used[ins[0]->ci[q]] = rused[i] = 1;
+                int64_t kun = -1, krd = -1;
+                for (int64_t k = 0; k < K; k++) {
+                    if (!used[k] && kun < 0) kun = k;
+                    if (used[k] && krd < 0) krd = k;
+                }
+                T_CHECK(kun >= 0 && krd >= 0 && rused[3], "a k unread (%lld) and one read (%lld)", (long long)kun,
+                        (long long)krd);
+                free(used);
+                free(rused);
+                if (kun < 0 || krd < 0) { for (int i = 0; i < 8; i++) mb_release(ins[i]); continue; }
+                if (c == 1 || c == 2) {
+                    int64_t k = c == 1 ? kun : krd;
+                    double v = c == 1 ? NAN : INFINITY;
+                    if (f == 3 && c == 2) ins[7]->d[3 * N + 4] = v;   /* C[4,5]: row 4 of A is read */
+                    else if (f == 3) ins[1]->d[k * N + 4] = v;
+                    else if (f == 2) ins[3]->d[4 * K + k] = v;
+                    else ins[1]->d[k * N + 4] = v;
+                    mb_values_changed(ins[1]);
+                    mb_values_changed(ins[3]);
+                    mb_values_changed(ins[7]);
+                }
+                /* (c 3: rows 2..M-1 and k in 3..K-2) */
+                int sub = c == 3;
+                snprintf(src, sizeof src, "R = matrix(0.25, %lld, %lld)\nwhere (i in %d:%lld, j in 1:%lld, k in %d:%lld) "
+                         "{ R[i,j] += %s }\n", (long long)M, (long long)N, 1 + sub, (long long)(M - sub), (long long)N,
+                         1 + 2 * sub, (long long)(K - 2 * sub), bodies[f]);
+                snprintf(what, sizeof what, "checked after: %s, %s, %d threads", bodies[f],
+                         c == 0 ? "finite" : c == 1 ? "NaN at an unread k" : c == 2 ? "Inf read by a non-zero"
+                                                                                 : "finite, sub-ranges", nt);
+                setenv("BRAID_AMULET", "kernel", 1);
+                TRun r0, r1, r2;
+                FILE *tf = amulet_traced(src, (CgOptions *)&t_pols[2].o, sp_names, ins, 8, &r2);
+                int after = 0, again = 0;
+                char line[400];
+                while (tf && fgets(line, sizeof line, tf)) {
+                    after += strstr(line, "amulet: zero skip checked after the loop") != NULL;
+                    again += strstr(line, "amulet: non-finite result after the zero skip") != NULL;
+                }
+                if (tf) fclose(tf);
+                T_CHECK(r2.rc == 0 && after == (c == 1 ? 0 : 1) && again == (c == 2),
+                        "%s: %d calls checked after the loop, %d ran again (%s)", what, after, again, r2.err);
+                if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, sp_names, ins, 1, on, &r0, &r1)) {
+                    T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "%s: against the reference", what);
+                    T_MB_EQ(r2.out[0].m, r0.out[0].m, tol, "%s (traced): against the reference", what);
+                }
+                TRun *runs[] = {&r0, &r1, &r2};
+                free_runs(runs, 3, ins, 8);
+            }
+    /* B loop-invariant: its flag set by the first call's check */
+    br_set_threads(1);
+    t_seed(223);
+    MB *ins[8];
+    sparse_inputs(M, N, K, 0.045, ins);
+    snprintf(src, sizeof src, "R = matrix(0, %lld, %lld)\nfor (it in 1:3) {\n  Q = matrix(0, %lld, %lld)\n"
+             "  where (i in 1:%lld, j in 1:%lld, k in 1:%lld) { Q[i,j] += At[k,i] * B[k,j] }\n  R = R + Q * it\n}\n",
+             (long long)M, (long long)N, (long long)M, (long long)N, (long long)M, (long long)N, (long long)K);
+    setenv("BRAID_AMULET", "kernel", 1);
+    TRun r0, r1, r2;
+    int64_t sc0 = mb_fin_scans();
+    int after = trace_count(src, (CgOptions *)&t_pols[2].o, sp_names, ins, 8, "zero skip checked after", &r2);
+    int64_t scans = mb_fin_scans() - sc0;
+    T_CHECK(r2.rc == 0 && after == 1 && scans == 0,
+            "loop-invariant B: %d of 3 calls checked after the loop (want 1), %lld scans of B (want 0) (%s)", after,
+            (long long)scans, r2.err);
+    if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, sp_names, ins, 1, on, &r0, &r1))
+        T_MB_EQ(r1.out[0].m, r0.out[0].m, tol, "loop-invariant B: against the reference");
+    TRun *runs[] = {&r0, &r1, &r2};
+    free_runs(runs, 3, ins, 8);
+    br_set_threads(0);
+    unsetenv("BRAID_AMULET");
+}
+
 /* The kernel's parameters remembered on disk are read once per kernel
  * (and thread count), not per call (amulet_gen.c params_probe): a run
  * searches and saves them in a fresh cache directory (search mode: the
@@ -2071,6 +2190,7 @@ int main(void)
     sparse_narrow();
     sparse_kept();
     sparse_finite_flag();
+    sparse_deferred();
     sparse_tr_price();
     params_once();
     in_parfor();
