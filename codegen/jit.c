@@ -45,11 +45,14 @@
 #include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -381,7 +384,8 @@ static void bundle_add(StrBuf *b, const CgOp *op, const char *key, bool shared)
 typedef struct Job {
     int *idx;              /* operators (indices into the batch's list) */
     int n;
-    pid_t pid;             /* the shell, leader of its own process session */
+    pid_t pid;             /* the compiler, leader of its own process session */
+    int pfd;               /* a pidfd of it (wait_any), -1 if none */
     bool running, timed_out;
     int64_t t0;            /* start (br_now_ns) */
     char src[1200], tmpobj[1200];
@@ -410,6 +414,7 @@ static bool add_job(Batch *bt, const int *idx, int n)
     }
     Job *j = &bt->jobs[bt->nj];
     memset(j, 0, sizeof *j);
+    j->pfd = -1;
     j->idx = br_malloc((size_t)BR_MAX(n, 1) * sizeof *j->idx);
     if (!j->idx) return false;
     memcpy(j->idx, idx, (size_t)n * sizeof *idx);
@@ -769,6 +774,11 @@ static bool start(Batch *bt, Job *j)
     int rc = env ? spawn_session(c->cc, argv, env, &j->pid) : ENOMEM;
     free(env);
     if (rc) { unlink(j->src); cg_rmdir_flat(j->tmpd); return false; }
+#ifdef SYS_pidfd_open
+    j->pfd = (int)syscall(SYS_pidfd_open, j->pid, 0);   /* close-on-exec */
+#else
+    j->pfd = -1;
+#endif
     j->running = true;
     j->timed_out = false;
     j->t0 = br_now_ns();
@@ -857,8 +867,15 @@ static void slot_release(void)
 }
 
 /* Ends job jk's shell and compiler (their process group) and reaps it. */
+static void pfd_close(Job *j)
+{
+    if (j->pfd >= 0) close(j->pfd);
+    j->pfd = -1;
+}
+
 static void kill_job(Job *j)
 {
+    pfd_close(j);
     kill_group(j->pid);
     unlink(j->src);
     unlink(j->tmpobj);
@@ -874,6 +891,7 @@ static void abandon(Batch *bt, int jk)
     Job *j = &bt->jobs[jk];
     j->running = false;
     if (!detach(bt, j)) kill_job(j);
+    pfd_close(j);
     slot_release();
     for (int i = 0; i < j->n; i++) __atomic_store_n(&bt->op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
 }
@@ -895,6 +913,7 @@ static int64_t cc_timeout_ns(void)
 static void finish(Batch *bt, int jk, int status)
 {
     CgContext *c = bt->c;
+    pfd_close(&bt->jobs[jk]);
     Job j = bt->jobs[jk];   /* a copy: add_job may move the jobs */
     bt->jobs[jk].running = false;
     slot_release();
@@ -933,33 +952,65 @@ static void finish(Batch *bt, int jk, int status)
     unlink(j.tmpobj);
 }
 
+/* c's wake-up for waiters (wait_any): an eventfd jit_stop signals, made
+ * on first use (c->lock); -1 if none could be made. */
+static int stop_fd(CgContext *c)
+{
+    pthread_mutex_lock(&c->lock);
+    if (c->stopfd < 0) c->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int fd = c->stopfd;
+    pthread_mutex_unlock(&c->lock);
+    return fd;
+}
+
 /* Waits until one of the running jobs ends and finishes it; abandons all
- * of them instead when the context is being freed. */
+ * of them instead when the context is being freed. Sleeps in poll on the
+ * jobs' pidfds and c's stop_fd until one ends, the nearest
+ * BRAID_CC_TIMEOUT or jit_stop (no wake-ups in between: a 2 ms polling
+ * loop cost the fallback path's process a wake-up per 2 ms of every
+ * compile); without pidfds (an older kernel) it polls each 2 ms. */
 static void wait_any(Batch *bt)
 {
+    int sfd = stop_fd(bt->c);
+    struct pollfd *pf = br_malloc(((size_t)bt->nj + 1) * sizeof *pf);
     for (;;) {
         bool stop = __atomic_load_n(&bt->c->stopping, __ATOMIC_ACQUIRE);
+        int np = 0;
+        bool fds = pf && sfd >= 0;
+        int64_t next = INT64_MAX;   /* ns to the nearest timeout */
         for (int k = 0; k < bt->nj; k++) {
             if (!bt->jobs[k].running) continue;
             int status = 0;
             pid_t r = waitpid(bt->jobs[k].pid, &status, WNOHANG);
-            if (r == bt->jobs[k].pid) { finish(bt, k, status); return; }
-            if (r < 0 && errno != EINTR) { finish(bt, k, 1 << 8); return; }
-            if (br_now_ns() - bt->jobs[k].t0 > cc_timeout_ns()) {
+            if (r == bt->jobs[k].pid) { finish(bt, k, status); free(pf); return; }
+            if (r < 0 && errno != EINTR) { finish(bt, k, 1 << 8); free(pf); return; }
+            int64_t left = cc_timeout_ns() - (br_now_ns() - bt->jobs[k].t0);
+            if (left < 0) {
                 fprintf(stderr, "braid: warning: the C compiler ran over %.0f s and was stopped; its operators "
                         "run unfused (BRAID_CC_TIMEOUT)\n", cc_timeout_ns() / 1e9);
                 bt->jobs[k].timed_out = true;
                 kill_job(&bt->jobs[k]);
                 finish(bt, k, 1 << 8);
+                free(pf);
                 return;
             }
+            next = BR_MIN(next, left);
+            if (bt->jobs[k].pfd < 0) fds = false;
+            else if (pf) pf[np++] = (struct pollfd){.fd = bt->jobs[k].pfd, .events = POLLIN};
         }
         if (stop) {
             for (int k = 0; k < bt->nj; k++) if (bt->jobs[k].running) abandon(bt, k);
+            free(pf);
             return;
         }
-        struct timespec ts = {0, 2000000};   /* 2 ms */
-        nanosleep(&ts, NULL);
+        if (fds) {
+            pf[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+            int ms = (int)BR_MIN(next / 1000000 + 1, 1000);
+            poll(pf, (nfds_t)np, ms);
+        } else {
+            struct timespec ts = {0, 2000000};   /* 2 ms */
+            nanosleep(&ts, NULL);
+        }
     }
 }
 
@@ -1077,6 +1128,7 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
                 if (bt.disk && c->disk_ok && det_reap() < det_max() && start(&bt, j)) {
                     j->running = false;   /* no slot: not braid's to wait for */
                     if (!detach(&bt, j)) kill_job(j);
+                    pfd_close(j);
                 }
                 for (int i = 0; i < j->n; i++) __atomic_store_n(&bt.op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
             }
@@ -1117,6 +1169,11 @@ void jit_stop(CgContext *c)
     __atomic_store_n(&c->stopping, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&slot_cv);
     pthread_mutex_unlock(&slot_mu);
+    /* wakes the waiters in wait_any (made under c->lock: one made after
+     * this sees stopping) */
+    pthread_mutex_lock(&c->lock);
+    if (c->stopfd >= 0 && eventfd_write(c->stopfd, 1)) {}
+    pthread_mutex_unlock(&c->lock);
     /* the prelude build of this context's folder runs on (its watchdog
      * bounds it; the next pch_get reaps it), but not into a private
      * temporary folder, which goes away with the context */
