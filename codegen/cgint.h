@@ -582,6 +582,8 @@ struct CgContext {
     int nasync;                /* operators queued or compiling in the
                                   background (c->lock) */
     bool stopping;             /* context being freed (atomic) */
+    int stopfd;                /* wakes compile waiters at jit_stop (jit.c
+                                  stop_fd; -1 none yet) */
     char cachedir[1024];
     bool have_dir;         /* cachedir usable for compiling */
     bool disk_ok;          /* cachedir is the persistent cache */

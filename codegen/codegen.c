@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 CgContext *cg_context_new(const CgOptions *o)
 {
@@ -27,6 +28,7 @@ CgContext *cg_context_new(const CgOptions *o)
      * well (more cases, but no exact replay) */
     if (br_perturb_on()) c->opt.async = false;
     if (as && *as) c->opt.async = strcmp(as, "0") != 0;
+    c->stopfd = -1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_mutex_init(&c->jitlock, NULL);
     pthread_cond_init(&c->async_done, NULL);
@@ -58,6 +60,7 @@ void cg_context_free(CgContext *c)
     mb_release(c->am_sptr);
     selcache_free(c->selc);
     cache_dir_cleanup(c);
+    if (c->stopfd >= 0) close(c->stopfd);
     pthread_mutex_destroy(&c->lock);
     pthread_mutex_destroy(&c->jitlock);
     pthread_cond_destroy(&c->async_done);

@@ -15,20 +15,21 @@
  * The disk cache (cache.c) stays per operator: each compiled operator is
  * published as <key>.c (its own source, verifies later loads) and <key>.so,
  * a hard link to its bundle's object; key = hash of the operator's source,
- * the compiler's identity and flags. The shell running the compiler
- * publishes the links by rename (concurrent processes never see partial
- * files). Each compile runs in its own process session, and its shell
- * stops it after BRAID_CC_TIMEOUT (a watchdog in the session) even when
- * braid is gone; braid stops it at the same time while it runs. A compile
- * into the persistent disk cache that is still running when its context
- * ends is left to finish detached (at most 2 max(2, br_threads()) per
- * process; the others are killed with their compiler, as are compiles
- * into a private temporary folder): so a short run on a loaded machine
- * still warms the cache for the next. Each published object's hash is
- * recorded (<key>.so.sum: the shell writes the POSIX cksum of the object
- * before publishing it, braid its own hash when it loads a fresh compile)
- * and checked before a later dlopen. A failed compile leaves the operator unusable
- * and the caller keeps the unfused plan. The prelude is precompiled once
+ * the compiler's identity and flags. While braid waits for a compile, the
+ * compiler is the only process started (in its own process session,
+ * spawn_session), and braid does the file work when it ends (finish,
+ * publish): the links are published by rename (concurrent processes never
+ * see partial files), after each operator's <key>.so.sum, braid's hash of
+ * the object, written once. braid stops a compile after BRAID_CC_TIMEOUT.
+ * A compile into the persistent disk cache that is still running when its
+ * context ends is left to finish detached (at most 2 max(2, br_threads())
+ * per process; the others are killed with their compiler, as are compiles
+ * into a private temporary folder): a shell of its own (detach) waits for
+ * it, stops it after BRAID_CC_TIMEOUT even when braid is gone, and
+ * publishes the object with its POSIX cksum as the sum; so a short run on
+ * a loaded machine still warms the cache for the next. Each published
+ * object's sum is checked before a later dlopen. A failed compile leaves
+ * the operator unusable and the caller keeps the unfused plan. The prelude is precompiled once
  * per cache directory (pch_get).
  *
  * Measurements (gcc 12, 2 cores; docs/codegen.md section 5): a process
@@ -40,13 +41,18 @@
 #include "cgint.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -221,22 +227,14 @@ static bool hash_fd(int fd, ObjSum *h)
     return true;
 }
 
-/* <so>.sum: the hash of the object as its compile produced it. record
- * writes braid's own (published by rename); otherwise it must match h:
- * braid's own hash, or the cksum line the compile's shell wrote (a compile
- * that finished after its process had ended). */
-static bool so_sum(const char *so, const ObjSum *h, bool record)
+/* <so>.sum: the hash of the object as its compile produced it, which
+ * must match h: braid's own hash (publish), or the cksum line the shell
+ * that finished a detached compile wrote (detach). */
+static bool so_sum(const char *so, const ObjSum *h)
 {
     char path[1300], text[32];
     snprintf(path, sizeof path, "%s.sum", so);
     snprintf(text, sizeof text, "%016llx\n", (unsigned long long)h->h);
-    if (record) {
-        char tmp[1400];
-        snprintf(tmp, sizeof tmp, "%s.tmp.%d.%u", path, (int)getpid(),
-                 __atomic_fetch_add(&seq_ctr, 1, __ATOMIC_RELAXED));
-        if (write_file(tmp, text, 17) || rename(tmp, path)) { unlink(tmp); return false; }
-        return true;
-    }
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return false;
     char got[48] = "";
@@ -251,22 +249,48 @@ static bool so_sum(const char *so, const ObjSum *h, bool record)
     return (size_t)n == strlen(cks) && !memcmp(got, cks, (size_t)n);
 }
 
+/* Does the n bytes at p hold a whole ELF object of this machine's class:
+ * its header, program and section header tables and loaded segments
+ * inside the file? (A linker killed mid-write leaves a shorter or holed
+ * file; GNU ld writes the ELF header last. A detached compile's object is
+ * published without its compiler's status, detach.) */
+static bool elf_whole(const unsigned char *p, size_t n)
+{
+    typedef ElfW(Ehdr) Eh;
+    typedef ElfW(Phdr) Ph;
+    Eh eh;
+    if (n < sizeof eh) return false;
+    memcpy(&eh, p, sizeof eh);
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
+        return false;
+    if (eh.e_phentsize != sizeof(Ph) || eh.e_phoff > n || (n - eh.e_phoff) / sizeof(Ph) < eh.e_phnum) return false;
+    if (eh.e_shoff > n || (eh.e_shentsize && (n - eh.e_shoff) / eh.e_shentsize < eh.e_shnum)) return false;
+    for (int i = 0; i < eh.e_phnum; i++) {
+        Ph ph;
+        memcpy(&ph, p + eh.e_phoff + (size_t)i * sizeof ph, sizeof ph);
+        if (ph.p_type == PT_LOAD && (ph.p_offset > n || n - ph.p_offset < ph.p_filesz)) return false;
+    }
+    return true;
+}
+
 /* Loads the object at path and binds the functions of op (cache key
  * key: the suffix of its symbols). A library's constructors run at
  * dlopen, before any check of ours could: so the object is opened (no
- * symbolic link) and hashed first, and a cached object (sum == 0) loads
- * only if the hash matches the one its compile recorded; sum == 1 records
- * it for a fresh compile, sum == 2 (a private temporary folder) neither.
+ * symbolic link), hashed and checked to be a whole ELF object first, and
+ * a cached object (sum == 0) loads only if the hash matches the one its
+ * compile recorded; sum == 1 (a fresh compile braid published) only if it
+ * is want, sum == 2 (braid's own compile, not published) without either.
  * dlopen takes the path (glibc matches loaded objects by name, so a
  * /proc/self/fd name would alias), checked to be the hashed file still. */
-static bool load(CgOp *op, const char *key, const char *path, int sum)
+static bool load(CgOp *op, const char *key, const char *path, int sum, uint64_t want)
 {
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return false;
     ObjSum hv;
     struct stat a, b;
-    bool ok = hash_fd(fd, &hv) && (sum == 2 || so_sum(path, &hv, sum == 1)) && !fstat(fd, &a) &&
-              !lstat(path, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    bool ok = hash_fd(fd, &hv) && elf_whole((const unsigned char *)hv.buf, hv.size) &&
+              (sum == 2 || (sum == 1 ? hv.h == want : so_sum(path, &hv))) && !fstat(fd, &a) && !lstat(path, &b) &&
+              a.st_dev == b.st_dev && a.st_ino == b.st_ino;
     free(hv.buf);
     void *dl = ok ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
     close(fd);
@@ -360,7 +384,8 @@ static void bundle_add(StrBuf *b, const CgOp *op, const char *key, bool shared)
 typedef struct Job {
     int *idx;              /* operators (indices into the batch's list) */
     int n;
-    pid_t pid;             /* the shell, leader of its own process session */
+    pid_t pid;             /* the compiler, leader of its own process session */
+    int pfd;               /* a pidfd of it (wait_any), -1 if none */
     bool running, timed_out;
     int64_t t0;            /* start (br_now_ns) */
     char src[1200], tmpobj[1200];
@@ -389,6 +414,7 @@ static bool add_job(Batch *bt, const int *idx, int n)
     }
     Job *j = &bt->jobs[bt->nj];
     memset(j, 0, sizeof *j);
+    j->pfd = -1;
     j->idx = br_malloc((size_t)BR_MAX(n, 1) * sizeof *j->idx);
     if (!j->idx) return false;
     memcpy(j->idx, idx, (size_t)n * sizeof *idx);
@@ -410,28 +436,14 @@ static void sq(StrBuf *b, const char *str)
 
 static int64_t cc_timeout_ns(void);
 
-/* Starts /bin/sh -c argv[2] (argv[3].. its arguments; no input, output to
- * /dev/null, no descriptor of braid's beyond those) as the leader of its
- * own process session: a timeout or the end of braid's context ends the
- * shell and the compiler it runs together (kill_group), and a compile
+/* Starts the program at path (argv, environment envp) with no input,
+ * output to /dev/null and no descriptor of braid's beyond those, as the
+ * leader of its own process session: a timeout or the end of braid's
+ * context ends it and its children together (kill_group), and a compile
  * left to finish after braid has exited (detach) belongs to no terminal
- * or job of braid's caller. A watchdog in the session kills it after
- * BRAID_CC_TIMEOUT and a second (braid, while it waits, stops it first)
- * and exits within a second of the shell; before its kill it removes the
- * paths of left (NULL-terminated: the job's temporaries, which a compile
- * left running past braid's exit would otherwise leave until the
- * collector's week; a compiler cannot recreate files in a removed
- * folder). */
-static int spawn_group(char **argv, pid_t *pid, const char *const *left)
+ * or job of braid's caller. */
+static int spawn_session(const char *path, char **argv, char **envp, pid_t *pid)
 {
-    StrBuf sc = {0};
-    sb_printf(&sc, "W=$$; (i=0; while [ $i -lt %lld ]; do sleep 1; kill -0 $W || exit 0; i=$((i+1)); done; rm -rf",
-              (long long)((cc_timeout_ns() + 999999999) / 1000000000 + 1));
-    for (int i = 0; left && left[i]; i++) sq(&sc, left[i]);
-    sb_printf(&sc, "; kill -9 0) & %s", argv[2]);
-    if (!sc.s) return ENOMEM;
-    char *a2 = argv[2];
-    argv[2] = sc.s;
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -448,30 +460,60 @@ static int spawn_group(char **argv, pid_t *pid, const char *const *left)
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&at, 0);
 #endif
-    int rc = posix_spawn(pid, "/bin/sh", &fa, &at, argv, environ);
+    int rc = posix_spawn(pid, path, &fa, &at, argv, envp);
     posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
+    return rc;
+}
+
+/* Starts /bin/sh -c argv[2] (argv[3].. its arguments) in its own session
+ * (spawn_session): the precompiled prelude's build, which may run on past
+ * braid's exit. A watchdog in the session kills it after BRAID_CC_TIMEOUT
+ * and a second (braid, while it waits, stops it first) and exits within a
+ * second of the shell; before its kill it removes the paths of left
+ * (NULL-terminated: the build's temporaries, which a compile left running
+ * past braid's exit would otherwise leave until the collector's week; a
+ * compiler cannot recreate files in a removed folder). */
+static int spawn_group(char **argv, pid_t *pid, const char *const *left)
+{
+    StrBuf sc = {0};
+    sb_printf(&sc, "W=$$; (i=0; while [ $i -lt %lld ]; do sleep 1; kill -0 $W || exit 0; i=$((i+1)); done; rm -rf",
+              (long long)((cc_timeout_ns() + 999999999) / 1000000000 + 1));
+    for (int i = 0; left && left[i]; i++) sq(&sc, left[i]);
+    sb_printf(&sc, "; kill -9 0) & %s", argv[2]);
+    if (!sc.s) return ENOMEM;
+    char *a2 = argv[2];
+    argv[2] = sc.s;
+    int rc = spawn_session("/bin/sh", argv, environ, pid);
     argv[2] = a2;
     free(sc.s);
     return rc;
 }
 
-/* Compiles left to finish after their context ended (their shells are
- * braid's children still: reaped here, so none stays a zombie in a
- * process that runs on, an embedding one). */
+/* Compiles left to finish after their context ended: the compiler and
+ * the shell that finishes its job (detach) are braid's children still,
+ * reaped here, so none stays a zombie in a process that runs on (an
+ * embedding one). */
+typedef struct DetEnt { pid_t cc, fin; } DetEnt;   /* 0: reaped */
 static pthread_mutex_t det_mu = PTHREAD_MUTEX_INITIALIZER;
-static pid_t det_pid[64];
+static DetEnt det_ent[64];
 static int det_n;
 
-/* Reaps the detached compiles that have ended; returns how many run. */
+/* Reaps what of the detached compiles has ended; returns how many
+ * compiles still run. */
 static int det_reap(void)
 {
     pthread_mutex_lock(&det_mu);
     int k = 0;
     for (int i = 0; i < det_n; i++) {
-        int status;
-        pid_t r = waitpid(det_pid[i], &status, WNOHANG);
-        if (r == 0 || (r < 0 && errno == EINTR)) det_pid[k++] = det_pid[i];
+        DetEnt e = det_ent[i];
+        pid_t *pp[2] = {&e.cc, &e.fin};
+        for (int q = 0; q < 2; q++) {
+            int status;
+            pid_t r = *pp[q] ? waitpid(*pp[q], &status, WNOHANG) : 0;
+            if (r == *pp[q] || (r < 0 && errno != EINTR)) *pp[q] = 0;
+        }
+        if (e.cc || e.fin) det_ent[k++] = e;
     }
     det_n = k;
     pthread_mutex_unlock(&det_mu);
@@ -486,18 +528,16 @@ static int det_reap(void)
 static int det_max(void)
 {
     int par = br_threads() > 2 ? br_threads() : 2;
-    return BR_MIN(2 * par, (int)(sizeof det_pid / sizeof *det_pid));
+    return BR_MIN(2 * par, (int)(sizeof det_ent / sizeof *det_ent));
 }
 
-/* Lets the compile (shell pid) run on after its context ends, if fewer
- * than det_max() of this process's do; false when it must be killed
- * instead. */
-static bool det_add(pid_t pid)
+/* Records a detached compile (compiler cc, finishing shell fin) for
+ * reaping; false when there is no room (the caller kills both). */
+static bool det_add(pid_t cc, pid_t fin)
 {
-    det_reap();
     pthread_mutex_lock(&det_mu);
     bool ok = det_n < det_max();
-    if (ok) det_pid[det_n++] = pid;
+    if (ok) det_ent[det_n++] = (DetEnt){cc, fin};
     pthread_mutex_unlock(&det_mu);
     return ok;
 }
@@ -665,9 +705,13 @@ static bool pch_get(CgContext *c, char name[64])
     return res;
 }
 
-/* Writes the bundle source of job j and starts the compiler on it: a
- * shell that runs cc and then publishes each operator's object as a hard
- * link <key>.so (the operators' <key>.c are published before). */
+/* Writes the bundle source of job j and starts the compiler on it: one
+ * process, the compiler itself, in its own session (spawn_session), its
+ * temporaries in a folder of the job (TMPDIR), so a compiler killed
+ * (timeout, end of braid) never leaves them in /tmp. The operators'
+ * <key>.c are published before (disk batches); their objects when the
+ * compile has ended: by braid (finish) or, for a compile left running
+ * past its context, by the shell that finishes it (detach). */
 static bool start(Batch *bt, Job *j)
 {
     CgContext *c = bt->c;
@@ -675,6 +719,7 @@ static bool start(Batch *bt, Job *j)
     const char *k0 = bt->key[j->idx[0]];
     snprintf(j->src, sizeof j->src, "%s/tmp.%d.%u.%s.c", c->cachedir, (int)getpid(), seq, k0);
     snprintf(j->tmpobj, sizeof j->tmpobj, "%s/tmp.%d.%u.%s.so", c->cachedir, (int)getpid(), seq, k0);
+    snprintf(j->tmpd, sizeof j->tmpd, "%s/tmp.%d.%u.d", c->cachedir, (int)getpid(), seq);
     /* the prelude once when every operator starts with it */
     size_t pl = strlen(cg_prelude);
     bool shared = true;
@@ -690,15 +735,11 @@ static bool start(Batch *bt, Job *j)
     for (int i = 0; i < j->n; i++) bundle_add(&b, bt->op[j->idx[i]], bt->key[j->idx[i]], shared);
     int wr = b.s ? write_file(j->src, b.s, b.n) : -1;
     free(b.s);
-    if (wr) { unlink(j->src); return false; }
-    /* the compiler's own temporaries go to a folder of the job, which
-     * kill_job removes: a compiler killed (timeout, end of braid) never
-     * leaves them in /tmp */
-    snprintf(j->tmpd, sizeof j->tmpd, "%s/tmp.%d.%u.d", c->cachedir, (int)getpid(), seq);
-    StrBuf cmd = {0};
-    sb_puts(&cmd, "exec 2>/dev/null; D=$1; mkdir -m 700 \"$D\" && TMPDIR=$D && export TMPDIR;");
-    sq(&cmd, c->cc);
-    for (int i = 0; i < NFLAGS; i++) sq(&cmd, CFLAGS_JIT[i]);
+    if (wr || mkdir(j->tmpd, 0700)) { unlink(j->src); return false; }
+    char *argv[NFLAGS + 6];
+    int a = 0;
+    argv[a++] = c->cc;
+    for (int i = 0; i < NFLAGS; i++) argv[a++] = (char *)CFLAGS_JIT[i];
     /* a bundle of AMULET kernels only (arithmetic on doubles, no library
      * calls, no constructors) links without the start files and default
      * libraries: about 12% of a kernel's compiler CPU time (a reference
@@ -706,31 +747,89 @@ static bool start(Batch *bt, Job *j)
      * libc at dlopen) */
     bool am = true;
     for (int i = 0; i < j->n; i++) am = am && bt->op[j->idx[i]]->amulet;
-    if (am) sq(&cmd, "-nostdlib");
-    sb_puts(&cmd, " -o");
-    sq(&cmd, j->tmpobj);
-    sq(&cmd, j->src);
-    /* a failed compile leaves no files either (detached, braid does not
-     * remove them) */
-    sb_puts(&cmd, " || { rm -rf \"$D\"; rm -f");
-    sq(&cmd, j->src);
-    sq(&cmd, j->tmpobj);
-    sb_puts(&cmd, "; exit 1; }; rm -rf \"$D\"");
-    /* the object's sum (so_sum) before each link: a compile that ends
-     * after braid has exited leaves a verifiable object too */
-    if (bt->disk) {
-        sb_puts(&cmd, "; S=$(cksum <");
-        sq(&cmd, j->tmpobj);
-        sb_puts(&cmd, ")");
-    }
-    for (int i = 0; bt->disk && i < j->n; i++) {
-        /* <key>.c first (the source that verifies later loads) */
+    if (am) argv[a++] = "-nostdlib";
+    argv[a++] = "-o";
+    argv[a++] = j->tmpobj;
+    argv[a++] = j->src;
+    argv[a] = NULL;
+    /* braid's environment with TMPDIR the job's folder */
+    int ne = 0;
+    while (environ[ne]) ne++;
+    char **env = br_malloc((size_t)(ne + 2) * sizeof *env);
+    char tmpdir[1300];
+    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", j->tmpd);
+    int e = 0;
+    for (int i = 0; env && i < ne; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7)) env[e++] = environ[i];
+    if (env) { env[e++] = tmpdir; env[e] = NULL; }
+    /* <key>.c first (the source that verifies later loads) */
+    for (int i = 0; env && bt->disk && i < j->n; i++) {
         const CgOp *op = bt->op[j->idx[i]];
         const char *key = bt->key[j->idx[i]];
         char tmp[1200], path[1200];
         snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.c", c->cachedir, (int)getpid(), seq, i, key);
         snprintf(path, sizeof path, "%s/%s.c", c->cachedir, key);
-        if (write_file(tmp, op->src, strlen(op->src)) || rename(tmp, path)) { unlink(tmp); continue; }
+        if (write_file(tmp, op->src, strlen(op->src)) || rename(tmp, path)) unlink(tmp);
+    }
+    int rc = env ? spawn_session(c->cc, argv, env, &j->pid) : ENOMEM;
+    free(env);
+    if (rc) { unlink(j->src); cg_rmdir_flat(j->tmpd); return false; }
+#ifdef SYS_pidfd_open
+    j->pfd = (int)syscall(SYS_pidfd_open, j->pid, 0);   /* close-on-exec */
+#else
+    j->pfd = -1;
+#endif
+    j->running = true;
+    j->timed_out = false;
+    j->t0 = br_now_ns();
+    __atomic_add_fetch(&c->st.cc_runs, 1, __ATOMIC_RELAXED);
+    return true;
+}
+
+/* Publishes the fresh object obj (braid's hash h) as key's <key>.so of
+ * c's cache folder: its sum <key>.so.sum first, then the object, a hard
+ * link, each by rename (concurrent processes never see partial files). */
+static bool publish(const CgContext *c, const char *key, const char *obj, uint64_t h)
+{
+    char tmp[1200], path[1200], text[32];
+    unsigned seq = __atomic_fetch_add(&seq_ctr, 1, __ATOMIC_RELAXED);
+    snprintf(text, sizeof text, "%016llx\n", (unsigned long long)h);
+    snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%s.sum", c->cachedir, (int)getpid(), seq, key);
+    snprintf(path, sizeof path, "%s/%s.so.sum", c->cachedir, key);
+    if (write_file(tmp, text, 17) || rename(tmp, path)) { unlink(tmp); return false; }
+    snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%s.so", c->cachedir, (int)getpid(), seq, key);
+    snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
+    if (link(obj, tmp) || rename(tmp, path)) { unlink(tmp); return false; }
+    return true;
+}
+
+/* Leaves the running compile of job j (disk batch) to finish after its
+ * context: a shell in its own session waits for the compiler's process
+ * group to end (polling each second; the compiler is braid's child, so
+ * the shell cannot learn its status) and stops it with its temporaries
+ * once BRAID_CC_TIMEOUT and a second have passed since its start. A
+ * compile that ended left an object only if it succeeded (the compiler
+ * removes its output when a step fails: gcc's %W{o*}); the shell then
+ * records its POSIX cksum line as each operator's <key>.so.sum (so_sum
+ * accepts it) and publishes the links as finish does, and removes the
+ * job's files. False (nothing started) when this process already leaves
+ * det_max() compiles running. */
+static bool detach(Batch *bt, Job *j)
+{
+    CgContext *c = bt->c;
+    if (!bt->disk || !c->disk_ok || det_reap() >= det_max()) return false;
+    int64_t left = cc_timeout_ns() - (br_now_ns() - j->t0);
+    long long secs = left > 0 ? (left + 999999999) / 1000000000 + 1 : 1;
+    StrBuf cmd = {0};
+    sb_printf(&cmd,
+              "G=$1 D=$2 C=$3 O=$4 i=0; run() { kill -0 -$G || return 1; read -r l </proc/$G/stat || return 0; "
+              "l=${l##*\") \"}; case $l in Z*|X*) return 1;; esac; }; while run; do if [ $i -ge %lld ]; then "
+              "rm -rf \"$D\" \"$C\" \"$O\"; kill -9 -$G; rm -f \"$O\"; exit 1; fi; sleep 1; i=$((i+1)); done; "
+              "rm -rf \"$D\"; if [ -s \"$O\" ] && S=$(cksum <\"$O\"); then :", secs);
+    unsigned seq = __atomic_fetch_add(&seq_ctr, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < j->n; i++) {
+        const char *key = bt->key[j->idx[i]];
+        char tmp[1200], path[1200];
         snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.sum", c->cachedir, (int)getpid(), seq, i, key);
         snprintf(path, sizeof path, "%s/%s.so.sum", c->cachedir, key);
         sb_puts(&cmd, "; printf '%s\\n' \"$S\" >");
@@ -740,28 +839,22 @@ static bool start(Batch *bt, Job *j)
         sq(&cmd, path);
         snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.so", c->cachedir, (int)getpid(), seq, i, key);
         snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
-        sb_puts(&cmd, "; ln -f");
-        sq(&cmd, j->tmpobj);
+        sb_puts(&cmd, "; ln -f \"$O\"");
         sq(&cmd, tmp);
         sb_puts(&cmd, " && mv -f");
         sq(&cmd, tmp);
         sq(&cmd, path);
     }
-    /* the objects are links now; an abandoned job leaves no files */
-    sb_puts(&cmd, "; rm -f");
-    sq(&cmd, j->src);
-    if (bt->disk) sq(&cmd, j->tmpobj);
-    sb_puts(&cmd, "; exit 0");
-    if (!cmd.s) { unlink(j->src); return false; }
-    char *argv[] = {"/bin/sh", "-c", cmd.s, "sh", j->tmpd, NULL};
-    const char *left[] = {j->tmpd, j->src, j->tmpobj, NULL};
-    int rc = spawn_group(argv, &j->pid, left);
+    sb_puts(&cmd, "; fi; rm -f \"$C\" \"$O\"; exit 0");
+    if (!cmd.s) return false;
+    char g[24];
+    snprintf(g, sizeof g, "%d", (int)j->pid);
+    char *argv[] = {"/bin/sh", "-c", cmd.s, "sh", g, j->tmpd, j->src, j->tmpobj, NULL};
+    pid_t fin;
+    int rc = spawn_session("/bin/sh", argv, environ, &fin);
     free(cmd.s);
-    if (rc) { unlink(j->src); return false; }
-    j->running = true;
-    j->timed_out = false;
-    j->t0 = br_now_ns();
-    __atomic_add_fetch(&c->st.cc_runs, 1, __ATOMIC_RELAXED);
+    if (rc) return false;
+    if (!det_add(j->pid, fin)) { kill_group(fin); return false; }
     return true;
 }
 
@@ -774,8 +867,15 @@ static void slot_release(void)
 }
 
 /* Ends job jk's shell and compiler (their process group) and reaps it. */
+static void pfd_close(Job *j)
+{
+    if (j->pfd >= 0) close(j->pfd);
+    j->pfd = -1;
+}
+
 static void kill_job(Job *j)
 {
+    pfd_close(j);
     kill_group(j->pid);
     unlink(j->src);
     unlink(j->tmpobj);
@@ -783,14 +883,15 @@ static void kill_job(Job *j)
 }
 
 /* Leaves job jk when its context ends (asynchronous mode): a compile
- * into the persistent disk cache runs on detached (det_add), publishes
+ * into the persistent disk cache runs on detached (detach), publishes
  * its operators for later runs and removes its own files; any other is
  * killed. Its operators stay unusable in this context. */
 static void abandon(Batch *bt, int jk)
 {
     Job *j = &bt->jobs[jk];
     j->running = false;
-    if (!(bt->disk && bt->c->disk_ok && det_add(j->pid))) kill_job(j);
+    if (!detach(bt, j)) kill_job(j);
+    pfd_close(j);
     slot_release();
     for (int i = 0; i < j->n; i++) __atomic_store_n(&bt->op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
 }
@@ -804,26 +905,34 @@ static int64_t cc_timeout_ns(void)
     return (int64_t)((s > 0 && s < 1e6 ? s : 300) * 1e9);
 }
 
-/* Job jk has ended with status; loads its operators (from the published
- * <key>.so, else the bundle's object). A failed bundle of several
- * operators is queued again one operator per job. */
+/* Job jk has ended with status: braid does its file work (the compiler's
+ * TMPDIR removed; a disk batch's object hashed once and published for
+ * each operator, publish) and loads its operators (from the published
+ * <key>.so, else the job's object). A failed bundle of several operators
+ * is queued again one operator per job. */
 static void finish(Batch *bt, int jk, int status)
 {
     CgContext *c = bt->c;
+    pfd_close(&bt->jobs[jk]);
     Job j = bt->jobs[jk];   /* a copy: add_job may move the jobs */
     bt->jobs[jk].running = false;
     slot_release();
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    /* killed: its watchdog (spawn_group) ran out of time first, and
-     * the compiler's temporaries stayed */
-    if (WIFSIGNALED(status)) {
-        j.timed_out = true;
-        cg_rmdir_flat(j.tmpd);
-    }
+    /* killed from outside: not retried one by one either */
+    if (WIFSIGNALED(status)) j.timed_out = true;
+    cg_rmdir_flat(j.tmpd);
     if (!ok && j.n > 1 && !j.timed_out) {
         for (int i = 0; i < j.n; i++)
             if (!add_job(bt, &j.idx[i], 1)) __atomic_store_n(&bt->op[j.idx[i]]->ready, -1, __ATOMIC_RELEASE);
     } else {
+        ObjSum hv = {0};
+        bool hashed = false;
+        if (ok && bt->disk) {
+            int fd = open(j.tmpobj, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+            hashed = fd >= 0 && hash_fd(fd, &hv);
+            free(hv.buf);
+            if (fd >= 0) close(fd);
+        }
         for (int i = 0; i < j.n; i++) {
             CgOp *op = bt->op[j.idx[i]];
             const char *key = bt->key[j.idx[i]];
@@ -831,7 +940,9 @@ static void finish(Batch *bt, int jk, int status)
             if (ok) {
                 char path[1200];
                 snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
-                done = bt->disk ? load(op, key, path, 1) : load(op, key, j.tmpobj, 2);
+                done = hashed && publish(c, key, j.tmpobj, hv.h) && load(op, key, path, 1, hv.h);
+                /* not published (a full disk, say): this run's own object */
+                if (!done) done = load(op, key, j.tmpobj, 2, 0);
                 __atomic_add_fetch(&c->st.compiled, 1, __ATOMIC_RELAXED);
             }
             if (!done) __atomic_store_n(&op->ready, -1, __ATOMIC_RELEASE);
@@ -841,33 +952,65 @@ static void finish(Batch *bt, int jk, int status)
     unlink(j.tmpobj);
 }
 
+/* c's wake-up for waiters (wait_any): an eventfd jit_stop signals, made
+ * on first use (c->lock); -1 if none could be made. */
+static int stop_fd(CgContext *c)
+{
+    pthread_mutex_lock(&c->lock);
+    if (c->stopfd < 0) c->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    int fd = c->stopfd;
+    pthread_mutex_unlock(&c->lock);
+    return fd;
+}
+
 /* Waits until one of the running jobs ends and finishes it; abandons all
- * of them instead when the context is being freed. */
+ * of them instead when the context is being freed. Sleeps in poll on the
+ * jobs' pidfds and c's stop_fd until one ends, the nearest
+ * BRAID_CC_TIMEOUT or jit_stop (no wake-ups in between: a 2 ms polling
+ * loop cost the fallback path's process a wake-up per 2 ms of every
+ * compile); without pidfds (an older kernel) it polls each 2 ms. */
 static void wait_any(Batch *bt)
 {
+    int sfd = stop_fd(bt->c);
+    struct pollfd *pf = br_malloc(((size_t)bt->nj + 1) * sizeof *pf);
     for (;;) {
         bool stop = __atomic_load_n(&bt->c->stopping, __ATOMIC_ACQUIRE);
+        int np = 0;
+        bool fds = pf && sfd >= 0;
+        int64_t next = INT64_MAX;   /* ns to the nearest timeout */
         for (int k = 0; k < bt->nj; k++) {
             if (!bt->jobs[k].running) continue;
             int status = 0;
             pid_t r = waitpid(bt->jobs[k].pid, &status, WNOHANG);
-            if (r == bt->jobs[k].pid) { finish(bt, k, status); return; }
-            if (r < 0 && errno != EINTR) { finish(bt, k, 1 << 8); return; }
-            if (br_now_ns() - bt->jobs[k].t0 > cc_timeout_ns()) {
+            if (r == bt->jobs[k].pid) { finish(bt, k, status); free(pf); return; }
+            if (r < 0 && errno != EINTR) { finish(bt, k, 1 << 8); free(pf); return; }
+            int64_t left = cc_timeout_ns() - (br_now_ns() - bt->jobs[k].t0);
+            if (left < 0) {
                 fprintf(stderr, "braid: warning: the C compiler ran over %.0f s and was stopped; its operators "
                         "run unfused (BRAID_CC_TIMEOUT)\n", cc_timeout_ns() / 1e9);
                 bt->jobs[k].timed_out = true;
                 kill_job(&bt->jobs[k]);
                 finish(bt, k, 1 << 8);
+                free(pf);
                 return;
             }
+            next = BR_MIN(next, left);
+            if (bt->jobs[k].pfd < 0) fds = false;
+            else if (pf) pf[np++] = (struct pollfd){.fd = bt->jobs[k].pfd, .events = POLLIN};
         }
         if (stop) {
             for (int k = 0; k < bt->nj; k++) if (bt->jobs[k].running) abandon(bt, k);
+            free(pf);
             return;
         }
-        struct timespec ts = {0, 2000000};   /* 2 ms */
-        nanosleep(&ts, NULL);
+        if (fds) {
+            pf[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+            int ms = (int)BR_MIN(next / 1000000 + 1, 1000);
+            poll(pf, (nfds_t)np, ms);
+        } else {
+            struct timespec ts = {0, 2000000};   /* 2 ms */
+            nanosleep(&ts, NULL);
+        }
     }
 }
 
@@ -917,7 +1060,7 @@ static int lookup(CgContext *c, CgOp **ops, int n, Batch *bt)
         snprintf(cpath, sizeof cpath, "%s/%s.c", c->cachedir, key);
         /* schedule perturbation: some disk-cache entries are missed */
         bool miss = br_perturb_miss(PT_DISK_MISS, op->plan->hash);
-        if (disk && !miss && cache_verify(c, path, cpath, op->src, false) && load(op, key, path, 0)) {
+        if (disk && !miss && cache_verify(c, path, cpath, op->src, false) && load(op, key, path, 0, 0)) {
             utimes(path, NULL);   /* recently used: kept by the collector */
             __atomic_add_fetch(&c->st.disk_hits, 1, __ATOMIC_RELAXED);
             continue;
@@ -925,7 +1068,7 @@ static int lookup(CgContext *c, CgOp **ops, int n, Batch *bt)
         /* the prebuilt set (cache.c): same key, same checks, read only */
         snprintf(path, sizeof path, "%s/%s.so", c->prebuilt, key);
         snprintf(cpath, sizeof cpath, "%s/%s.c", c->prebuilt, key);
-        if (disk && !miss && cache_verify(c, path, cpath, op->src, true) && load(op, key, path, 0)) {
+        if (disk && !miss && cache_verify(c, path, cpath, op->src, true) && load(op, key, path, 0, 0)) {
             __atomic_add_fetch(&c->st.disk_hits, 1, __ATOMIC_RELAXED);
             __atomic_add_fetch(&c->st.prebuilt_hits, 1, __ATOMIC_RELAXED);
             continue;
@@ -984,7 +1127,8 @@ void jit_compile_all(CgContext *c, CgOp **ops, int n)
                 Job *j = &bt.jobs[next];
                 if (bt.disk && c->disk_ok && det_reap() < det_max() && start(&bt, j)) {
                     j->running = false;   /* no slot: not braid's to wait for */
-                    if (!det_add(j->pid)) kill_job(j);
+                    if (!detach(&bt, j)) kill_job(j);
+                    pfd_close(j);
                 }
                 for (int i = 0; i < j->n; i++) __atomic_store_n(&bt.op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
             }
@@ -1025,6 +1169,11 @@ void jit_stop(CgContext *c)
     __atomic_store_n(&c->stopping, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&slot_cv);
     pthread_mutex_unlock(&slot_mu);
+    /* wakes the waiters in wait_any (made under c->lock: one made after
+     * this sees stopping) */
+    pthread_mutex_lock(&c->lock);
+    if (c->stopfd >= 0 && eventfd_write(c->stopfd, 1)) {}
+    pthread_mutex_unlock(&c->lock);
     /* the prelude build of this context's folder runs on (its watchdog
      * bounds it; the next pch_get reaps it), but not into a private
      * temporary folder, which goes away with the context */

@@ -31,6 +31,7 @@
  *    interesting points) and the selection cache across recompilations.
  * Thread counts 1 and 2. */
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1344,9 +1345,16 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
         setenv("BRAID_CC_TIMEOUT", "10", 1);
         CgOptions oc = {.enabled = true, .plancache = false, .policy = CG_FUSE_ALL, .cachedir = dir};
         TRun t;
+        /* this thread waits for the compiler (synchronous): asleep until
+         * it ends or times out (jit.c wait_any), not woken each 2 ms */
+        struct rusage r0, r1;
+        getrusage(RUSAGE_THREAD, &r0);
         t_run_dml("s = sum(exp(X) * tanh(Y) + abs(X * Y))", &oc, 2, nm, ins, 1, on, &t);
+        getrusage(RUSAGE_THREAD, &r1);
         unsetenv("BRAID_CC");
         unsetenv("BRAID_CC_TIMEOUT");
+        long sw = r1.ru_nvcsw - r0.ru_nvcsw;
+        T_CHECK(sw < 500, "cache: the wait for a hanging compiler sleeps (%ld wake-ups in its 10 s)", sw);
         /* past the fake's 20 s sleeps: the run took at least the 10 s */
         struct timespec ts = {12, 0};
         nanosleep(&ts, NULL);

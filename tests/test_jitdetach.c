@@ -10,7 +10,8 @@
  * exit without waiting for it. The test then waits (up to 120 s, no timing
  * claim) for the published object and the wrapper's end; a second run,
  * whose wrapper refuses to compile, must find the kernel in the disk cache,
- * verified by the checksum the compile's shell recorded. The wrapper never
+ * verified by the checksum the shell that finished the compile recorded.
+ * braid starts the compiler itself (no shell: it leads its own session). The wrapper never
  * builds the precompiled prelude (cost: one small compile in all). Needs
  * $BRAID (run_all.sh). */
 #include "t.h"
@@ -174,11 +175,12 @@ int main(void)
     snprintf(text, sizeof text,
              "#!/bin/sh\n"
              "case \" $* \" in *\" c-header \"*) exit 1;; esac\n"
+             "sid() { echo \"$4 $$\" > '%s/sid.'\"$TAG\"; }; read -r l </proc/$$/stat; sid ${l##*') '}\n"
              "echo $$ > '%s/pid.'\"$TAG\"\n"
              "[ -e '%s/deny' ] && exit 1\n"
              "while [ ! -e '%s/release' ]; do sleep 0.05; done\n"
              "exec '%s' \"$@\"\n",
-             dir, dir, dir, real && *real ? real : "cc");
+             dir, dir, dir, dir, real && *real ? real : "cc");
     snprintf(p, sizeof p, "%s/cc", dir);
     t_put(p, text);
     chmod(p, 0755);
@@ -204,6 +206,14 @@ int main(void)
     T_CHECK(ref && strstr(ref, "Codegen"), "cold run");
     pid_t cold = wrapper_pid("cold");
     T_CHECK(cold > 0 && alive(cold), "the compile in flight at exit still runs after braid has exited");
+    /* braid started the compiler itself, no shell around it (jit.c
+     * start: one process per compile): the wrapper leads its session */
+    snprintf(p, sizeof p, "%s/sid.cold", dir);
+    char *sid = t_slurp(p, NULL);
+    long sv = 0, me = -1;
+    T_CHECK(sid && sscanf(sid, "%ld %ld", &sv, &me) == 2 && sv == me,
+            "the compiler is braid's own child, leader of its session (session, pid: %s)", sid ? sid : "?");
+    free(sid);
     snprintf(p, sizeof p, "%s/release", dir);
     t_put(p, "");
     T_CHECK(cold > 0 && ends(cold), "the released compile ends");

@@ -8,7 +8,8 @@
  * counts as busy; a planted low file (5 values, as older builds wrote)
  * is bounded at once and measured again when the queue is quiet, also
  * when only the prebuilt set shows it low; plausible files are used as
- * they are; cg_machine_bound over random constants; the real run-queue
+ * they are; the prebuilt set's file only when final, and tools/kernels.sh
+ * carries only such files into the set; cg_machine_bound over random constants; the real run-queue
  * probe sees processes that spin. */
 #include <math.h>
 #include <sched.h>
@@ -238,6 +239,31 @@ static void prebuilt_state(void)
     char q[128];
     snprintf(q, sizeof q, "%.6g %.6g %.6g %.6g %.6g\n", Q.read_bw, Q.write_bw, Q.flops, Q.gemm, Q.vecmat);
     t_put(prefile, q);
+    /* tools/kernels.sh carries into the set exactly the files used here
+     * (the same states, one file each, one pruning of the folder) */
+    char set[300], path[400], cmd[800];
+    snprintf(set, sizeof set, "%s/set", dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", set);
+    T_CHECK(system(cmd) == 0, "prune: folder");
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        char text[160];
+        snprintf(text, sizeof text, "%.6g %.6g %.6g %.6g %.6g %s\n", P.read_bw, P.write_bw, P.flops, P.gemm, P.vecmat,
+                 cs[i].state);
+        snprintf(path, sizeof path, "%s/machine-%zu.txt", set, i + 1);
+        t_put(path, text);
+    }
+    snprintf(path, sizeof path, "%s/k.so", set);
+    t_put(path, "x");
+    snprintf(cmd, sizeof cmd, "'%s/tools/kernels.sh' --prune '%s'", BRAID_SOURCE_DIR, set);
+    T_CHECK(system(cmd) == 0, "prune: kernels.sh --prune");
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        snprintf(path, sizeof path, "%s/machine-%zu.txt", set, i + 1);
+        bool kept = access(path, F_OK) == 0;
+        T_CHECK(kept == cs[i].used, "kernels.sh: a machine file '%s' %s the set", cs[i].state,
+                cs[i].used ? "goes into" : "stays out of");
+    }
+    snprintf(path, sizeof path, "%s/k.so", set);
+    T_CHECK(access(path, F_OK) == 0, "kernels.sh: the kernels stay");
 }
 
 /* cg_machine_bound makes any constants plausible and leaves plausible

@@ -9,7 +9,34 @@
 # generated C names no data size, so the operators of a run at full size
 # are the same: braid loads them from BUILD/kernels when the user's own
 # cache lacks them, and a cold cache compiles nothing on the critical path.
+#
+# kernels.sh --prune DIR: only the last step on a cache folder DIR (what
+# test_machine checks): removes what must not travel into the set.
 set -euo pipefail
+# Removes from cache folder $1 what must not travel: temporaries, the
+# collector's stamp, precompiled preludes (tens of MB, rebuilt per cache
+# by the compiler), and every machine file (machine-*.txt) that is not
+# final. The set's file stands in for a cold cache's own measurement, so
+# it must be one braid accepts there (codegen/cost.c machine_final,
+# prebuilt_machine): 5 values (older builds), or 7 whose rounds reached
+# MEASURE_ROUNDS (4) and whose state is quiet (1) or settled quiet after
+# busy rounds (-4 or below). A settled-busy file ("4 0": every
+# measurement of the build's runs was busy, flops 6.6x below the quiet
+# ones in one set made at load 20), one still settling or with rounds
+# left is dropped: a cold cache measures for itself.
+prune() {
+  find "$1" -maxdepth 1 \( -name 'tmp.*' -o -name 'gc.stamp' -o -name 'prelude-*' \) -exec rm -rf {} +
+  local f
+  for f in "$1"/machine-*.txt; do
+    [ -e "$f" ] || continue
+    awk 'NR == 1 { ok = NF == 5 || (NF == 7 && $6 >= 4 && ($7 == 1 || $7 <= -4)) } END { exit !ok }' "$f" ||
+      rm -f "$f"
+  done
+}
+if [ "${1:-}" = --prune ]; then
+  prune "$2"
+  exit 0
+fi
 build=${1:-build}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 braid="$root/$build/braid"
@@ -56,9 +83,8 @@ for t in $threads; do
       -nvargs n="$n" m="$m" sp="$sp" it="$it" seed=1 >/dev/null
   done
 done
-# only the finished entries travel: no temporaries, collector stamp or
-# precompiled prelude (tens of MB, rebuilt per cache by the compiler)
-find "$tmp/braid" -maxdepth 1 \( -name 'tmp.*' -o -name 'gc.stamp' -o -name 'prelude-*' \) -exec rm -rf {} +
+# only the finished entries travel (prune)
+prune "$tmp/braid"
 chmod -R go-w "$tmp/braid"
 # swapped in by two renames: a braid running meanwhile finds the old set,
 # the new one or none (then it compiles), never a half-written one
