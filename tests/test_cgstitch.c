@@ -415,7 +415,7 @@ static void test_profile_cache(void)
 {
     const char *src = "A = X - colMeans(X)\nY = exp(A) * 2\nz = colSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n";
     const char *names[1] = {"X"};
-    static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6}};
+    static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12, 1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6, 1e-9, 1e6, 1e6}};
     /* steps: mode, profile; the stitch points wanted (stitched,
      * materialized) and whether the selection comes from the cache */
     static const struct { GpuMode mode; int prof; int64_t st, mat; bool cached; } step[] = {
@@ -472,7 +472,7 @@ static void test_profile_cache(void)
 static void test_profile(void)
 {
     const char *src = "A = X - colMeans(X)\nY = exp(A) * 2\nz = colSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n";
-    static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6}};
+    static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12, 1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6, 1e-9, 1e6, 1e6}};
     BrErr e = {0};
     gpu_configure(GPU_FORCE, -1, 0);
     int rc = gpu_init(&e);
