@@ -4,12 +4,14 @@
 #include "vec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -310,4 +312,64 @@ bool br_grow(void **p, int *cap, int need, size_t elem)
     *p = q;
     *cap = nc;
     return true;
+}
+
+/* ---- the per-user cache folder ---- */
+
+/* mkdir -p with mode 0700 for the directories it creates. */
+static int mkdirs(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0700) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0700) && errno != EEXIST) return -1;
+    return 0;
+}
+
+bool br_safe_folder(const struct stat *st)
+{
+    if (!S_ISDIR(st->st_mode) || (st->st_uid != 0 && st->st_uid != getuid())) return false;
+    return !(st->st_mode & 022) || (st->st_mode & S_ISVTX);
+}
+
+/* A directory we own that nobody else can write, reached through folders
+ * nobody else controls. The last component is checked with lstat and
+ * opened with O_NOFOLLOW (a symbolic link planted at the cache path must
+ * not make braid write into, chmod or clean up its target); the mode is
+ * fixed through that descriptor. */
+static bool private_dir(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    struct stat st;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        bool ok = stat(tmp, &st) == 0 && br_safe_folder(&st);
+        *p = '/';
+        if (!ok) return false;
+    }
+    if (lstat(path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) return false;
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat fs;
+    bool ok = fstat(fd, &fs) == 0 && fs.st_dev == st.st_dev && fs.st_ino == st.st_ino && fs.st_uid == getuid() &&
+              (!(fs.st_mode & 077) || fchmod(fd, 0700) == 0);
+    close(fd);
+    return ok;
+}
+
+bool br_cache_dir(const char *want, char *dir, size_t n)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    dir[0] = 0;
+    if (want && want[0]) snprintf(dir, n, "%s", want);
+    else if (xdg && xdg[0] == '/') snprintf(dir, n, "%s/braid", xdg);
+    else if (home && home[0] == '/') snprintf(dir, n, "%s/.cache/braid", home);
+    return dir[0] && mkdirs(dir) == 0 && private_dir(dir) && access(dir, W_OK) == 0;
 }

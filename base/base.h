@@ -112,6 +112,19 @@ void br_set_dist_available(bool on);
 /* Monotonic clock in nanoseconds. */
 int64_t br_now_ns(void);
 
+/* The per-user cache folder (docs/codegen.md, "Plan cache"; the GPU
+ * profile's file, docs/gpu.md): want when given, else
+ * $XDG_CACHE_HOME/braid, else ~/.cache/braid, into dir (n bytes);
+ * created with mode 0700. True only when it is private: owned by the
+ * user, writable by nobody else, reached through folders only root or
+ * the user control (br_safe_folder), no symbolic link at the end. */
+bool br_cache_dir(const char *want, char *dir, size_t n);
+/* May a folder on the way to a cache be trusted (a stat of it): a real
+ * folder owned by root or by us, writable by others only with the
+ * sticky bit (/tmp)? */
+struct stat;
+bool br_safe_folder(const struct stat *st);
+
 #define BR_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define BR_MAX(a, b) ((a) > (b) ? (a) : (b))
 

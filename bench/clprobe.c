@@ -1,5 +1,5 @@
 /* clprobe: the facts and rates of an OpenCL device that braid's GPU
- * profile stands for (gpu/ocl.c gpu_profile: launch seconds, device and
+ * profile stands for (gpu/profile.c gpu_profile: launch seconds, device and
  * transfer bytes per second), measured directly through OpenCL:
  *   build/bench/clprobe [N]   (N doubles per buffer, default 2^27 = 1 GiB)
  * Prints every platform's devices (version, memory, compute units,

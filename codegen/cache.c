@@ -36,56 +36,6 @@
 #define CACHE_MAX_OPS 4096      /* objects kept; the oldest half goes beyond */
 #define CACHE_GC_PERIOD 3600    /* seconds between collections */
 
-/* mkdir -p with mode 0700 for the directories it creates. */
-static int mkdirs(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0700) && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0700) && errno != EEXIST) return -1;
-    return 0;
-}
-
-/* May a folder on the way to the cache be trusted: a real folder owned
- * by root or by us, writable by others only with the sticky bit (/tmp)? */
-static bool safe_component(const struct stat *st)
-{
-    if (!S_ISDIR(st->st_mode) || (st->st_uid != 0 && st->st_uid != getuid())) return false;
-    return !(st->st_mode & 022) || (st->st_mode & S_ISVTX);
-}
-
-/* A directory we own that nobody else can write, reached through folders
- * nobody else controls. The last component is checked with lstat and
- * opened with O_NOFOLLOW (a symbolic link planted at the cache path must
- * not make braid write into, chmod or clean up its target); the mode is
- * fixed through that descriptor. */
-static bool private_dir(const char *path)
-{
-    char tmp[1024];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    struct stat st;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        bool ok = stat(tmp, &st) == 0 && safe_component(&st);
-        *p = '/';
-        if (!ok) return false;
-    }
-    if (lstat(path, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid()) return false;
-    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return false;
-    struct stat fs;
-    bool ok = fstat(fd, &fs) == 0 && fs.st_dev == st.st_dev && fs.st_ino == st.st_ino && fs.st_uid == getuid() &&
-              (!(fs.st_mode & 077) || fchmod(fd, 0700) == 0);
-    close(fd);
-    return ok;
-}
-
 typedef struct Ent { char name[80]; time_t mtime; } Ent;
 
 static int ent_cmp(const void *a, const void *b)
@@ -185,7 +135,7 @@ static bool trusted_dir(const char *path)
         if (*p && *p != '/') continue;
         char ch = *p;
         *p = 0;
-        bool ok = stat(tmp, &st) == 0 && safe_component(&st) && (ch || !(st.st_mode & 022));
+        bool ok = stat(tmp, &st) == 0 && br_safe_folder(&st) && (ch || !(st.st_mode & 022));
         *p = ch;
         if (!ok) return false;
         if (!ch) return true;
@@ -236,11 +186,7 @@ void cache_dir_init(CgContext *c)
     }
     if (c->have_dir || c->dir_failed) return;
     char dir[1024] = "";
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (c->opt.cachedir && c->opt.cachedir[0]) snprintf(dir, sizeof dir, "%s", c->opt.cachedir);
-    else if (xdg && xdg[0] == '/') snprintf(dir, sizeof dir, "%s/braid", xdg);
-    else if (home && home[0] == '/') snprintf(dir, sizeof dir, "%s/.cache/braid", home);
-    if (dir[0] && mkdirs(dir) == 0 && private_dir(dir) && access(dir, W_OK) == 0) {
+    if (br_cache_dir(c->opt.cachedir, dir, sizeof dir)) {
         snprintf(c->cachedir, sizeof c->cachedir, "%s", dir);
         c->have_dir = true;
         c->disk_ok = true;

@@ -1264,7 +1264,7 @@ static double dev_vec_time(Hop *const *hs, int nh, const Hop *X, bool stitched, 
     double rd = cg_pre_passes(hs, nh) * bytes(X) / g.bw;
     if (stitched && tpl == T_CELL && dense_est(X)) return rd;
     double t = (nagg + nexpr) * g.launch_s + rd + 2 * vec / g.bw;
-    if (stitched && nexpr > 0) t += 2 * vec / g.xfer_bw;
+    if (stitched && nexpr > 0) t += vec / g.down_bw + vec / g.xfer_bw;
     return t;
 }
 

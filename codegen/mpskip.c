@@ -474,8 +474,8 @@ static void sig_device(Sig *s)
     sig_add(s, md);
     if (md == GPU_OFF) return;
     GpuProfile g = gpu_profile();
-    const double v[3] = {g.launch_s, g.bw, g.xfer_bw};
-    for (int k = 0; k < 3; k++) {
+    const double v[6] = {g.launch_s, g.bw, g.xfer_bw, g.sync_s, g.copy_bw, g.down_bw};
+    for (int k = 0; k < 6; k++) {
         int64_t b;
         memcpy(&b, &v[k], sizeof b);
         sig_add(s, b);

@@ -306,6 +306,19 @@ static const char cl_kernels[] =
     "        for (long r = rs; r < re && r < rows; r++)\n"
     "            for (int j = 0; j < ncols; j++) out[r * cols + gc[j]] = tp[j];\n"
     "    }\n"
+    "}\n"
+    /* the device profile's probes (profile.c): an empty launch, a read
+     * and a copy of n doubles (grid-stride) */
+    "__kernel void probe_nop(__global double *a) { if (get_global_id(0) == 0x7fffffff) a[0] = 1; }\n"
+    "__kernel void probe_rd(long n, __global const double *a, __global double *b)\n"
+    "{\n"
+    "    double s = 0;\n"
+    "    for (long i = get_global_id(0); i < n; i += get_global_size(0)) s += a[i];\n"
+    "    if (s == -1.25) b[get_global_id(0)] = s;\n"
+    "}\n"
+    "__kernel void probe_cp(long n, __global const double *a, __global double *b)\n"
+    "{\n"
+    "    for (long i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = a[i];\n"
     "}\n";
 
 /* Appends "case OP_x: return <cgen>;" for every row of one shape. */

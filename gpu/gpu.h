@@ -40,17 +40,43 @@ bool gpu_stitch_on(void);
 int gpu_init(BrErr *e);
 
 /* The device profile the plan choice prices the device side with
- * (codegen/cost.c, stitched vectors under -gpu; docs/codegen.md, "CPU
- * stitching"): seconds per kernel launch, the device's memory
- * bandwidth and the host-device transfer bandwidth (bytes/s). Declared
- * by BRAID_GPU_PROFILE="launch_s bw xfer_bw" (read once; a malformed
- * or non-positive value is ignored with a warning), else nominal: 10
- * us, 500 GB/s, 12 GB/s (the cost rule's launch and PCIe terms, the
- * explorer's bandwidth). Not calibrated on a device. gpu_set_profile:
- * a test's profile (NULL: back to the declared or nominal one). */
-typedef struct GpuProfile { double launch_s, bw, xfer_bw; } GpuProfile;
+ * (gpu/profile.c; docs/gpu.md, "The device profile"): codegen/cost.c's
+ * stitched vectors, the cost rule (gpu_worth), the latency evaluator
+ * (stitch_cost) and the explorer's delta evaluator. launch_s: seconds
+ * of an empty launch, pipelined; bw: bytes per second a kernel reads;
+ * xfer_bw: host-to-device bytes per second (pageable memory); sync_s:
+ * an empty launch waited for (clFinish); copy_bw: bytes read and
+ * written per second by a copy kernel; down_bw: device-to-host bytes
+ * per second. Whichever comes first: a test's (gpu_set_profile), the
+ * config key sysds.gpu.profile (gpu_configure_profile), the variable
+ * BRAID_GPU_PROFILE (read once), the device's measurement (measured on
+ * creation, or read from the file of an earlier one), else nominal: 10
+ * us, 500 GB/s, 12 GB/s (sync_s, copy_bw, down_bw as launch_s, bw,
+ * xfer_bw). A 0 in the last three fields of a set profile means as
+ * their first three. */
+typedef struct GpuProfile { double launch_s, bw, xfer_bw, sync_s, copy_bw, down_bw; } GpuProfile;
+typedef enum { GPU_PROF_NOMINAL, GPU_PROF_MEASURED, GPU_PROF_FILE, GPU_PROF_CONFIG, GPU_PROF_TEST } GpuProfSource;
 GpuProfile gpu_profile(void);
+GpuProfSource gpu_profile_source(void);
+const char *gpu_profile_source_name(GpuProfSource s);
 void gpu_set_profile(const GpuProfile *p);
+/* "launch_s bw xfer_bw" or "launch_s bw xfer_bw sync_s copy_bw down_bw"
+ * (positive, finite); false when spec is not such a list. */
+bool gpu_profile_parse(const char *spec, GpuProfile *p);
+/* sysds.gpu.profile's profile (NULL: none), before the first operator. */
+void gpu_configure_profile(const GpuProfile *p);
+/* Calibration (gpu_init does it once per process, unless a profile is
+ * fixed): the profile file <dir>/gpu-<hash>.txt of this device (dir
+ * NULL: the user's cache folder, br_cache_dir; "": no file) if it is
+ * valid, else probe->measure (NULL: the device's probes, about 100 ms),
+ * written to the file. Returns where the device's profile came from:
+ * file, measured, nominal (no device, or a failed or implausible
+ * measurement: nothing kept) or config (a fixed profile: nothing done).
+ * Tests call it with their folder and probe. */
+typedef struct GpuProbe { bool (*measure)(void *arg, GpuProfile *p); void *arg; } GpuProbe;
+GpuProfSource gpu_profile_calibrate(const char *dir, const GpuProbe *probe);
+/* The file's path for this device in dir (the device created). */
+void gpu_profile_path(const char *dir, char *path, size_t n);
 
 /* What gpu_init found: name, type and the properties the cost models use. */
 typedef struct GpuInfo {
@@ -101,7 +127,8 @@ void gpu_stats_reset(void);
 /* Waits until the device has run every enqueued command (launches are
  * asynchronous; benchmarks time the device's work by it). */
 void gpu_finish(void);
-/* One line for -stats (nothing with the backend off). */
+/* Lines for -stats (nothing with the backend off): the counters and the
+ * device profile with its source. */
 void gpu_print_stats(FILE *f);
 
 /* Operators (semantics of kernels/ew.h, agg.h, mm.h, reorg.h). */
@@ -201,8 +228,9 @@ void gpu_count_fused_region(void);
  * device? x: bytes of its inputs not yet on the device (up), bytes of
  * its device-only inputs, which the CPU would first copy to the host
  * (down), its result's bytes and floating-point work. Always true under
- * GPU_FORCE. gpu_cost_rule is the rule itself for a device g and the
- * host's thread count (tests give it other devices). */
+ * GPU_FORCE. gpu_cost_rule is the rule itself for a device g, its
+ * profile p (gpu_worth: gpu_profile) and the host's thread count (tests
+ * give it other devices). */
 /* pre: seconds the device side spends on the host first (decompressing
  * a compressed input); hscale: the host side's share of flops (a Cell
  * operator over a compressed input runs its body once per distinct
@@ -218,7 +246,7 @@ bool gpu_worth(const GpuXfer *x);
 double gpu_build_seconds(void);
 /* Is generated source src's program built (spoof_cl.c's programs)? */
 bool gpu_spoof_built(const char *src);
-bool gpu_cost_rule(const GpuInfo *g, int threads, const GpuXfer *x);
+bool gpu_cost_rule(const GpuInfo *g, const GpuProfile *p, int threads, const GpuXfer *x);
 /* Adds m's part to x: its bytes to up when it has no device copy, to
  * down when it is device-only (MB.dev). */
 void gpu_xfer_add(GpuXfer *x, const MB *m);

@@ -16,7 +16,7 @@
 typedef enum {
     K_EW_UNARY, K_EW_BINARY, K_CSR_BINARY, K_CSR_UNARY, K_CSR_TO_DENSE, K_CSR_MM,
     K_TRANSPOSE, K_SYM_LOWER, K_AGG_ROW, K_AGG_COL, K_AGG_PART, K_AGG_SEG, K_CUM_COL, K_IFELSE,
-    K_SLICE, K_LIX, K_CLA_GROUP, K_CLA_LISTS, K_COUNT
+    K_SLICE, K_LIX, K_CLA_GROUP, K_CLA_LISTS, K_PROBE_NOP, K_PROBE_RD, K_PROBE_CP, K_COUNT
 } GpuKernel;
 
 typedef struct GpuCtx {
@@ -51,6 +51,10 @@ cl_program gpu_build(const char *src, BrErr *e);
 bool gpu_async_start(void *(*job)(void *), void *arg);
 void gpu_async_gate(void);
 void gpu_async_done(void);
+/* Calibrates the device profile once (profile.c), under gpu_lock, the
+ * device created; gpu_print_profile: its -stats line. */
+void gpu_profile_device(void);
+void gpu_print_profile(FILE *f);
 /* an OpenCL error as a braid error */
 int gpu_clerr(BrErr *e, cl_int rc, const char *what);
 

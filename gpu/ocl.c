@@ -3,7 +3,6 @@
  * process, on first use), launches and the device properties the cost
  * models read. Portable OpenCL 1.2 host code: it runs on any ICD (NVIDIA,
  * AMD, Intel, PoCL). */
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +23,7 @@ static BrErr g_err;                /* why gpu_init failed (reported again) */
 static const char *const kernel_names[K_COUNT] = {
     "ew_unary", "ew_binary", "csr_binary", "csr_unary", "csr_to_dense", "csr_mm",
     "transpose", "sym_lower", "agg_row", "agg_col", "agg_part", "agg_seg", "cum_col", "ew_ifelse", "slice", "lix", "cla_group", "cla_lists",
+    "probe_nop", "probe_rd", "probe_cp",
 };
 
 void gpu_configure(GpuMode mode, int device, double pool_budget)
@@ -143,43 +143,6 @@ static int build_all(BrErr *e)
     return 0;
 }
 
-/* the device profile (gpu_profile): a test's, else the declared one */
-static GpuProfile g_prof_test, g_prof_decl = {10e-6, 500e9, 12e9};
-static bool g_prof_has;
-static pthread_once_t g_prof_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t g_prof_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void prof_read(void)
-{
-    const char *v = getenv("BRAID_GPU_PROFILE");
-    if (!v || !*v) return;
-    GpuProfile p;
-    char tail;
-    if (sscanf(v, "%lf %lf %lf %c", &p.launch_s, &p.bw, &p.xfer_bw, &tail) == 3 && p.launch_s > 0 && p.bw > 0 &&
-        p.xfer_bw > 0 && isfinite(p.launch_s) && isfinite(p.bw) && isfinite(p.xfer_bw))
-        g_prof_decl = p;
-    else
-        fprintf(stderr, "braid: warning: BRAID_GPU_PROFILE=\"%s\" ignored: three positive numbers "
-                        "(launch seconds, device and transfer bytes per second) expected\n", v);
-}
-
-GpuProfile gpu_profile(void)
-{
-    pthread_once(&g_prof_once, prof_read);
-    pthread_mutex_lock(&g_prof_lock);
-    GpuProfile p = g_prof_has ? g_prof_test : g_prof_decl;
-    pthread_mutex_unlock(&g_prof_lock);
-    return p;
-}
-
-void gpu_set_profile(const GpuProfile *p)
-{
-    pthread_mutex_lock(&g_prof_lock);
-    g_prof_has = p != NULL;
-    if (p) g_prof_test = *p;
-    pthread_mutex_unlock(&g_prof_lock);
-}
-
 /* Builds of generated programs (after the fixed kernels'): their count
  * and total time, for the cost rule's build term (gpu_build_seconds). */
 static int64_t g_builds, g_build_ns;
@@ -232,6 +195,7 @@ int gpu_init(BrErr *e)
     if (g_state == 0) g_state = build_all(&g_err) ? -1 : 1;
     if (g_state == 1 && !hooked) hooked = !atexit(drain_at_exit);
     if (g_state == 1) gpu_pool_hook();
+    if (g_state == 1) gpu_profile_device();
     int st = g_state;
     pthread_mutex_unlock(&gpu_lock);
     if (st < 0) return br_err(e, g_err.code ? g_err.code : BR_EFAIL, "%s", g_err.msg);
@@ -308,6 +272,7 @@ void gpu_print_stats(FILE *f)
             gpu_ctx.info.name, (long long)s.ops, (long long)s.launches, (double)s.h2d_bytes / 1e6,
             (double)s.d2h_bytes / 1e6, (long long)s.landed, (long long)s.hits, (long long)s.misses,
             (long long)s.evictions);
+    gpu_print_profile(f);
     if (s.fused_ops || s.fused_cpu)
         fprintf(f, "GPU codegen operators:\t%lld on the device (%lld as one stitched launch), %lld on the CPU (%lld while "
                 "compiling).\n", (long long)s.fused_ops, (long long)s.fused_region, (long long)s.fused_cpu,

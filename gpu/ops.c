@@ -468,7 +468,7 @@ MB *gpu_transpose(const MB *a, BrErr *e)
     return end(r);
 }
 
-bool gpu_cost_rule(const GpuInfo *g, int threads, const GpuXfer *x)
+bool gpu_cost_rule(const GpuInfo *g, const GpuProfile *p, int threads, const GpuXfer *x)
 {
     double host_flops = threads * 8 * 2.5e9, flops = x->flops;
     double hflops = flops * (x->hscale > 0 ? x->hscale : 1);
@@ -477,18 +477,21 @@ bool gpu_cost_rule(const GpuInfo *g, int threads, const GpuXfer *x)
          * buffers are host memory: both sides compute alike, so the device
          * pays only when the host would first have to copy a device-only
          * input out (a landing) for more than a launch costs */
-        double t_gpu = 10e-6 + x->build + x->pre + x->up / 20e9 + flops / host_flops;
-        double t_cpu = x->down / 20e9 + hflops / host_flops;
+        double t_gpu = p->launch_s + x->build + x->pre + x->up / p->xfer_bw + flops / host_flops;
+        double t_cpu = x->down / p->down_bw + hflops / host_flops;
         return t_gpu < t_cpu;
     }
-    /* seconds: launch ~10 us, PCIe ~12 GB/s each way, device compute
-     * (compute units x clock x 64 lanes, fp64 at 1/2) against the host
+    /* seconds, by the device profile (gpu_profile): a launch, the
+     * transfers each way, device compute (compute units x clock x 32
+     * lanes, fp64 at 1/2) or its memory bandwidth, against the host
      * (cores x 8 flops/cycle at 2.5 GHz, or its memory bandwidth); the
      * host first downloads the device-only inputs (their cells are on the
-     * device alone), the device first uploads the host-only ones */
-    double t_gpu = 10e-6 + x->build + x->pre + (x->up + x->out) / 12e9 +
-                   flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0);
-    double t_cpu = x->down / 12e9 + BR_MAX(hflops / host_flops, (x->up + x->down + x->out) / 20e9);
+     * device alone), the device first uploads the host-only ones and its
+     * result lands */
+    double mem = x->up + x->down + x->out;
+    double t_gpu = p->launch_s + x->build + x->pre + x->up / p->xfer_bw + x->out / p->down_bw +
+                   fmax(flops / (g->compute_units * g->clock_mhz * 1e6 * 32.0), mem / p->bw);
+    double t_cpu = x->down / p->down_bw + BR_MAX(hflops / host_flops, mem / 20e9);
     return t_gpu < t_cpu;
 }
 
@@ -498,7 +501,8 @@ bool gpu_worth(const GpuXfer *x)
     if (gpu_mode() == GPU_OFF) return false;
     BrErr e = {0};
     if (gpu_init(&e)) return false;
-    return gpu_cost_rule(gpu_info(), br_threads(), x);
+    GpuProfile p = gpu_profile();
+    return gpu_cost_rule(gpu_info(), &p, br_threads(), x);
 }
 
 MB *gpu_cum(OpCode op, const MB *a, BrErr *e)

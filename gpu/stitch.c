@@ -591,7 +591,8 @@ static int cell_ops(const StitchRegion *r, bool *need)
 
 /* L = N_wave * L_warp: N_wave = warps / resident warps (occupancy from
  * the work-group size, local memory and estimated registers), L_warp =
- * instructions * CPI, plus a launch's latency per kernel */
+ * instructions * CPI, at least the bytes moved at the profile's
+ * bandwidth, plus the profile's launch latency per kernel */
 double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched *s)
 {
     const GpuInfo *g = gpu_info();
@@ -629,16 +630,23 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
     double mem = cells * (cache ? 2 : P + 1) * 20 * coalesce;   /* ~20 cycles a transaction, amortized */
     double tree = LS > 1 ? nred * log2((double)LS) * (LS > W ? 30 : 8) : 0;
     int launches = s->scheme == ST_XLA ? P : 1;
-    double launch = 5e-6 * BR_MAX(g->clock_mhz, 1000) * 1e6;   /* ~5 us a launch */
-    s->cycles = waves * (ops + mem + tree) * 4 + launches * launch;
+    /* the device profile (gpu_profile): a launch's latency, and the
+     * passes over X (once when cached) and the outputs at the device's
+     * read bandwidth as the floor of the instruction estimate */
+    GpuProfile gp = gpu_profile();
+    double hz = BR_MAX(g->clock_mhz, 1000) * 1e6, launch = gp.launch_s * hz;
+    double bytes = (double)rows * (double)cols * 8 * (cache ? 1 : P) + (double)nseg * 8 * st_nout(r);
+    s->instr = waves * (ops + mem + tree) * 4 + launches * launch;
+    s->cycles = fmax(waves * (ops + mem + tree) * 4, bytes / gp.bw * hz) + launches * launch;
     s->launches = launches;
     return s->cycles;
 }
 
 static int sched_cmp(const void *a, const void *b)
 {
-    double x = ((const StitchSched *)a)->cycles, y = ((const StitchSched *)b)->cycles;
-    return x < y ? -1 : x > y;
+    const StitchSched *p = a, *q = b;
+    if (p->cycles != q->cycles) return p->cycles < q->cycles ? -1 : 1;
+    return p->instr < q->instr ? -1 : p->instr > q->instr;
 }
 
 int stitch_enumerate(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched *out, int max)

@@ -79,6 +79,8 @@ typedef struct StitchSched {
     int lanes;        /* lanes per segment */
     int wg;           /* work-group size */
     double cycles;    /* the latency evaluator's estimate */
+    double instr;     /* its instruction part (ties among schedules at
+                         the bandwidth floor go to the smaller) */
     int launches;     /* kernels launched */
     double lmem;      /* bytes of local memory per work-group (after reuse) */
     double lmem_noreuse;

@@ -1,5 +1,6 @@
 /* config.c: the SystemDS-style XML configuration file (flat key/value). */
 #include "config.h"
+#include "../gpu/gpu.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -113,6 +114,12 @@ static bool apply_key(BraidConfig *c, const char *key, const char *v, char *unkn
     if (!strcmp(key, "sysds.gpu.async")) {   /* braid: stitched kernels compile in the background */
         if (!parse_bool(v, &b)) return false;
         c->gpu_async = b;
+        return true;
+    }
+    if (!strcmp(key, "sysds.gpu.profile")) {   /* braid: "launch_s bw xfer_bw [sync_s copy_bw down_bw]" */
+        GpuProfile p;
+        if (strlen(v) >= sizeof c->gpu_profile || !gpu_profile_parse(v, &p)) return false;
+        snprintf(c->gpu_profile, sizeof c->gpu_profile, "%s", v);
         return true;
     }
     if (!strcmp(key, "sysds.gpu.memory.budget")) {   /* bytes of device buffers, 0 = half the device */

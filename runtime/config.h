@@ -28,6 +28,8 @@ typedef struct BraidConfig {
                                    compile in the background (gpu/stitch.c) */
     double gpu_budget;          /* sysds.gpu.memory.budget: pool bytes, 0 half
                                    the device's memory */
+    char gpu_profile[256];      /* sysds.gpu.profile (braid): the device
+                                   profile, "" measured (gpu.h) */
     bool piggyback;             /* sysds.dist.piggyback (braid): reduce
                                    operators over shared partitions as
                                    one job (default true) */

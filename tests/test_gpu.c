@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "t.h"
 #include "gpu/gpu.h"
@@ -427,26 +428,27 @@ static void test_csr_lazy(void)
 static void test_cost_rule(void)
 {
     GpuInfo gpu = {.compute_units = 80, .clock_mhz = 1500}, cpu = {.is_cpu = true, .compute_units = 8};
+    const GpuProfile nom = {10e-6, 500e9, 12e9, 10e-6, 500e9, 12e9};
     const double mb8 = 8e6;
     /* a small elementwise operator: the launch dominates */
     GpuXfer small = {.out = 8e3, .flops = 1e3};
-    T_CHECK(!gpu_cost_rule(&gpu, 8, &small), "small operator on the host");
+    T_CHECK(!gpu_cost_rule(&gpu, &nom, 8, &small), "small operator on the host");
     /* the same operator whose input is device-only: the host would first
      * download 8 MB (667 us over PCIe), the device computes in place */
     GpuXfer dev_in = {.down = mb8, .out = 8e3, .flops = 1e3};
-    T_CHECK(gpu_cost_rule(&gpu, 8, &dev_in), "a device-only input keeps the operator on the device");
+    T_CHECK(gpu_cost_rule(&gpu, &nom, 8, &dev_in), "a device-only input keeps the operator on the device");
     /* a host-only input of the same size: the upload costs the device */
     GpuXfer host_in = {.up = mb8, .out = 8e3, .flops = 1e3};
-    T_CHECK(!gpu_cost_rule(&gpu, 8, &host_in), "a host-only input keeps the operator on the host");
+    T_CHECK(!gpu_cost_rule(&gpu, &nom, 8, &host_in), "a host-only input keeps the operator on the host");
     /* heavy compute pays for the upload */
     GpuXfer heavy = {.up = mb8, .out = mb8, .flops = 1e12};
-    T_CHECK(gpu_cost_rule(&gpu, 8, &heavy), "a large product goes to the device");
+    T_CHECK(gpu_cost_rule(&gpu, &nom, 8, &heavy), "a large product goes to the device");
     /* a CPU device computes on the host's cores: only a landing the host
      * would have to make (larger than a launch) pays */
-    T_CHECK(!gpu_cost_rule(&cpu, 8, &heavy) && !gpu_cost_rule(&cpu, 8, &small), "CPU device: no gain without landing");
-    T_CHECK(gpu_cost_rule(&cpu, 8, &dev_in), "CPU device: a device-only input stays there");
+    T_CHECK(!gpu_cost_rule(&cpu, &nom, 8, &heavy) && !gpu_cost_rule(&cpu, &nom, 8, &small), "CPU device: no gain without landing");
+    T_CHECK(gpu_cost_rule(&cpu, &nom, 8, &dev_in), "CPU device: a device-only input stays there");
     GpuXfer tiny_dev = {.down = 48, .out = 48, .flops = 6};
-    T_CHECK(!gpu_cost_rule(&cpu, 8, &tiny_dev), "CPU device: a tiny device-only input lands");
+    T_CHECK(!gpu_cost_rule(&cpu, &nom, 8, &tiny_dev), "CPU device: a tiny device-only input lands");
     /* a kernel build the call would start (a generated operator's first
      * device calls, GpuXfer.build: the mean build time over the calls so
      * far): 50 ms outweighs the 0.4 ms the device-only input saves on
@@ -454,14 +456,14 @@ static void test_cost_rule(void)
      * large product's 6 s, 50 ms does not */
     GpuXfer dev_b = dev_in;
     dev_b.build = 0.05;
-    T_CHECK(!gpu_cost_rule(&cpu, 8, &dev_b), "CPU device: a build not amortized keeps the operator on the host");
+    T_CHECK(!gpu_cost_rule(&cpu, &nom, 8, &dev_b), "CPU device: a build not amortized keeps the operator on the host");
     dev_b.build = 0.05 / 200;
-    T_CHECK(gpu_cost_rule(&cpu, 8, &dev_b), "CPU device: a build amortized over 200 calls");
+    T_CHECK(gpu_cost_rule(&cpu, &nom, 8, &dev_b), "CPU device: a build amortized over 200 calls");
     GpuXfer heavy_b = heavy;
     heavy_b.build = 10;
-    T_CHECK(!gpu_cost_rule(&gpu, 8, &heavy_b), "a 10 s build outweighs the product");
+    T_CHECK(!gpu_cost_rule(&gpu, &nom, 8, &heavy_b), "a 10 s build outweighs the product");
     heavy_b.build = 0.05;
-    T_CHECK(gpu_cost_rule(&gpu, 8, &heavy_b), "a 50 ms build does not");
+    T_CHECK(gpu_cost_rule(&gpu, &nom, 8, &heavy_b), "a 50 ms build does not");
     /* a compressed input (GpuXfer.pre, hscale): the device side first
      * decompresses it on the host; the host runs a Cell operator over
      * the dictionaries (flops scaled by the compression ratio). The
@@ -470,14 +472,193 @@ static void test_cost_rule(void)
      * ratio 1, for 10 s it does not */
     GpuXfer heavy_c = heavy;
     heavy_c.hscale = 0.01;
-    T_CHECK(!gpu_cost_rule(&gpu, 8, &heavy_c), "a compressed Cell input at ratio 0.01 stays on the host");
+    T_CHECK(!gpu_cost_rule(&gpu, &nom, 8, &heavy_c), "a compressed Cell input at ratio 0.01 stays on the host");
     heavy_c.hscale = 1;
     heavy_c.pre = 8e-3;
-    T_CHECK(gpu_cost_rule(&gpu, 8, &heavy_c), "decompressing for 8 ms pays for the product");
+    T_CHECK(gpu_cost_rule(&gpu, &nom, 8, &heavy_c), "decompressing for 8 ms pays for the product");
     heavy_c.pre = 10;
-    T_CHECK(!gpu_cost_rule(&gpu, 8, &heavy_c), "decompressing for 10 s does not");
+    T_CHECK(!gpu_cost_rule(&gpu, &nom, 8, &heavy_c), "decompressing for 10 s does not");
     /* before any generated program was built: the 50 ms prior */
     T_CHECK(gpu_build_seconds() > 0, "a build estimate (%g s)", gpu_build_seconds());
+}
+
+/* The device profile (gpu/profile.c; docs/gpu.md, "The device
+ * profile"), through a probe the test controls: a measurement is used
+ * (the per-instruction choice follows it) and written to the device's
+ * file; the file is reused (no probe); a corrupt, foreign, older or
+ * implausible file is measured again and rewritten; a fixed profile
+ * (sysds.gpu.profile) wins over file and probe. Then the device's own
+ * probe: plausible values, written, read back. No check depends on a
+ * time. */
+typedef struct FakeProbe { GpuProfile p; int calls; } FakeProbe;
+
+static bool fake_measure(void *arg, GpuProfile *p)
+{
+    FakeProbe *f = arg;
+    f->calls++;
+    *p = f->p;
+    return true;
+}
+
+static bool prof_eq(GpuProfile a, GpuProfile b, double rtol)
+{
+    const double x[6] = {a.launch_s, a.bw, a.xfer_bw, a.sync_s, a.copy_bw, a.down_bw};
+    const double y[6] = {b.launch_s, b.bw, b.xfer_bw, b.sync_s, b.copy_bw, b.down_bw};
+    for (int k = 0; k < 6; k++)
+        if (!(fabs(x[k] - y[k]) <= rtol * fabs(y[k]))) return false;
+    return true;
+}
+
+/* text with the first occurrence of from replaced by to (malloc'd) */
+static char *swap_text(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    size_t n = strlen(text) + strlen(to) + 1;
+    char *r = malloc(n);
+    if (!at) { snprintf(r, n, "%s", text); return r; }
+    snprintf(r, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    return r;
+}
+
+static void test_profile(void)
+{
+    char dir[] = "/tmp/braid-gpuprof-XXXXXX", path[1200];
+    if (!mkdtemp(dir)) { T_CHECK(false, "mkdtemp"); return; }
+    gpu_profile_path(dir, path, sizeof path);
+    /* A: slow launches, fast landing (the host lands a device-only
+     * input); B: fast launches, slow landing (the device keeps it) */
+    const GpuProfile A = {2e-3, 7e11, 3e9, 5e-3, 9e11, 2e10}, B = {2e-8, 2e9, 1e6, 4e-8, 3e9, 1e6};
+    const GpuProfile C = {7e-6, 1.5e12, 20e9, 9e-6, 2.5e12, 18e9};
+    FakeProbe f = {A, 0};
+    GpuProbe probe = {fake_measure, &f};
+    GpuXfer dev_in = {.down = 8e6, .out = 8e3, .flops = 1e3};
+    gpu_configure(GPU_ON, -1, 0);
+    GpuProfSource src = gpu_profile_calibrate(dir, &probe);
+    T_CHECK(src == GPU_PROF_MEASURED && f.calls == 1 && gpu_profile_source() == GPU_PROF_MEASURED,
+            "no file: measured (%s, %d probes)", gpu_profile_source_name(src), f.calls);
+    T_CHECK(prof_eq(gpu_profile(), A, 0), "the probe's values are the profile");
+    T_CHECK(!gpu_worth(&dev_in), "profile A: slow launches, the host lands the input");
+    char *good = t_slurp(path, NULL);
+    T_CHECK(good && strstr(good, "braid gpu profile\n") == good, "the file is written: %s", good ? good : "(none)");
+    /* reused: no probe, the file's values */
+    f.p = B;
+    src = gpu_profile_calibrate(dir, &probe);
+    T_CHECK(src == GPU_PROF_FILE && f.calls == 1 && gpu_profile_source() == GPU_PROF_FILE && prof_eq(gpu_profile(), A, 1e-5),
+            "the file is reused (%s, %d probes)", gpu_profile_source_name(src), f.calls);
+    /* files not to trust: each is measured again (B) and rewritten */
+    char *bad[10] = {0};
+    int nb = 0;
+    if (good) {
+        char *nl = strchr(good + strlen("braid gpu profile\n"), '\n');
+        const char *nums = nl ? nl + 1 : "";
+        bad[nb++] = strdup("");
+        bad[nb++] = strdup("garbage\n");
+        bad[nb++] = swap_text(good, nums, "1e-5 5e11\n");                         /* too few values */
+        bad[nb++] = swap_text(good, nums, "1e-5 5e11 1e10 1e-5 5e11 1e20\n");     /* implausible */
+        bad[nb++] = swap_text(good, nums, "1e-5 5e11 1e10 1e-5 nan 1e10\n");      /* not a number */
+        bad[nb++] = swap_text(good, "probe 1", "probe 0");                       /* an older probe */
+        bad[nb++] = swap_text(good, "|", "|other platform ");                    /* a foreign device */
+        bad[nb++] = swap_text(good, "braid gpu profile", "braid gpu profil");
+        size_t n = strlen(good);
+        bad[nb] = malloc(n + 8);
+        snprintf(bad[nb++], n + 8, "%.*s 1\n", (int)n - 1, good);               /* a seventh value */
+        bad[nb] = malloc(n + 8);
+        snprintf(bad[nb], n + 8, "%sextra\n", good);                              /* a fourth line */
+        nb++;
+    }
+    for (int k = 0; k < nb; k++) {
+        t_put(path, bad[k]);
+        int before = f.calls;
+        f.p = k % 2 ? A : B;
+        src = gpu_profile_calibrate(dir, &probe);
+        T_CHECK(src == GPU_PROF_MEASURED && f.calls == before + 1 && prof_eq(gpu_profile(), f.p, 0),
+                "untrusted file %d measured again (%s)", k, gpu_profile_source_name(src));
+        char *now = t_slurp(path, NULL);
+        T_CHECK(now && good && strstr(now, "braid gpu profile\n") == now && strcmp(now, bad[k]), "file %d rewritten", k);
+        free(now);
+        free(bad[k]);
+    }
+    /* the plan follows the profile: B keeps the device-only input there */
+    f.p = B;
+    t_put(path, "");
+    gpu_profile_calibrate(dir, &probe);
+    T_CHECK(gpu_worth(&dev_in), "profile B: slow landing, the device keeps the input");
+    /* a fixed profile (sysds.gpu.profile) wins: no probe, no file read */
+    int before = f.calls;
+    gpu_configure_profile(&C);
+    src = gpu_profile_calibrate(dir, &probe);
+    T_CHECK(src == GPU_PROF_CONFIG && f.calls == before && gpu_profile_source() == GPU_PROF_CONFIG &&
+            prof_eq(gpu_profile(), C, 0), "the fixed profile wins (%s)", gpu_profile_source_name(src));
+    gpu_configure_profile(NULL);
+    T_CHECK(prof_eq(gpu_profile(), B, 0), "unfixed: the device's profile again");
+    free(good);
+    /* the device's probe */
+    src = gpu_profile_calibrate(dir, NULL);
+    GpuProfile m = gpu_profile();
+    T_CHECK(src == GPU_PROF_FILE && prof_eq(m, B, 1e-5), "a valid file: no probe (%s)", gpu_profile_source_name(src));
+    remove(path);
+    src = gpu_profile_calibrate(dir, NULL);
+    m = gpu_profile();
+    T_CHECK(src == GPU_PROF_MEASURED && m.launch_s > 0 && m.sync_s > 0 && m.bw > 1e7 && m.copy_bw > 1e7 &&
+            m.xfer_bw > 1e6 && m.down_bw > 1e6, "the device's probe (%s): launch %g s (%g s waited), read %g, "
+            "copy %g, up %g, down %g B/s", gpu_profile_source_name(src), m.launch_s, m.sync_s, m.bw, m.copy_bw,
+            m.xfer_bw, m.down_bw);
+    src = gpu_profile_calibrate(dir, NULL);
+    T_CHECK(src == GPU_PROF_FILE && prof_eq(gpu_profile(), m, 1e-5), "the measurement is read back (%s)",
+            gpu_profile_source_name(src));
+    remove(path);
+    rmdir(dir);
+    gpu_configure(GPU_FORCE, -1, 0);
+}
+
+/* -stats names the profile and its source: sysds.gpu.profile and
+ * BRAID_GPU_PROFILE fix it (config); a malformed value is an error of
+ * the configuration file (exit status 1). */
+static int run_braid(const char *pre, const char *args, char *out, size_t n)
+{
+    const char *braid = getenv("BRAID");
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "%s '%s' -s 'print(1)' -gpu -stats %s 2>&1", pre, braid, args);
+    FILE *p = popen(cmd, "r");
+    size_t k = p ? fread(out, 1, n - 1, p) : 0;
+    out[k] = 0;
+    int st = p ? pclose(p) : -1;
+    return st == -1 ? -1 : WEXITSTATUS(st);
+}
+
+static void test_profile_cli(void)
+{
+    if (!getenv("BRAID")) return;
+    char dir[] = "/tmp/braid-gpuprof-XXXXXX", cfg[1200], arg[1300];
+    if (!mkdtemp(dir)) { T_CHECK(false, "mkdtemp"); return; }
+    snprintf(cfg, sizeof cfg, "%s/c.xml", dir);
+    snprintf(arg, sizeof arg, "-config '%s'", cfg);
+    static char out[65536];
+    t_put(cfg, "<root><sysds.gpu.profile>7e-6 1.5e12 2e10</sysds.gpu.profile></root>\n");
+    int rc = run_braid("BRAID_GPU_PROFILE=", arg, out, sizeof out);
+    T_CHECK(rc == 0 && strstr(out, "GPU profile (config):\tlaunch 7.00 us (7.00 us with a finish), read 1500.0 GB/s, "
+                                   "copy 1500.0 GB/s, to the device 20.00 GB/s, to the host 20.00 GB/s."),
+            "sysds.gpu.profile in -stats: %s", out);
+    rc = run_braid("BRAID_GPU_PROFILE='3e-6 9e11 1e10 4e-6 8e11 5e9'", "", out, sizeof out);
+    T_CHECK(rc == 0 && strstr(out, "GPU profile (config):\tlaunch 3.00 us (4.00 us with a finish), read 900.0 GB/s, "
+                                   "copy 800.0 GB/s, to the device 10.00 GB/s, to the host 5.00 GB/s."),
+            "BRAID_GPU_PROFILE in -stats: %s", out);
+    /* unfixed: the device's (measured, or read from the file) */
+    /* (PoCL keeps its kernel cache under XDG_CACHE_HOME too: the
+     * user's, so the fixed kernels are not built again) */
+    snprintf(arg, sizeof arg, "POCL_CACHE_DIR=\"${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pocl/kcache}\" "
+             "BRAID_GPU_PROFILE= XDG_CACHE_HOME='%s'", dir);
+    rc = run_braid(arg, "", out, sizeof out);
+    T_CHECK(rc == 0 && strstr(out, "GPU profile (measured):"), "a cold cache measures: %s", out);
+    rc = run_braid(arg, "", out, sizeof out);
+    T_CHECK(rc == 0 && strstr(out, "GPU profile (file):"), "then the file: %s", out);
+    t_put(cfg, "<root><sysds.gpu.profile>7e-6 -1 2e10</sysds.gpu.profile></root>\n");
+    snprintf(arg, sizeof arg, "-config '%s'", cfg);
+    rc = run_braid("", arg, out, sizeof out);
+    T_CHECK(rc == 1 && strstr(out, "sysds.gpu.profile"), "a malformed sysds.gpu.profile: %s", out);
+    char cmd[1400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    T_CHECK(system(cmd) == 0, "cleanup");
 }
 
 /* -gpu without an OpenCL driver: a clear error and exit status 1 */
@@ -615,6 +796,8 @@ static void test_cla_decompress(void)
 
 int main(void)
 {
+    /* test_profile calibrates: no profile fixed from outside */
+    unsetenv("BRAID_GPU_PROFILE");
     gpu_configure(GPU_FORCE, -1, 0);
     BrErr e = {0};
     int rc = gpu_init(&e);
@@ -629,8 +812,10 @@ int main(void)
     test_matmul_nonfinite();
     test_pool();
     test_cost_rule();
+    test_profile();
     test_csr_lazy();
     test_cla_decompress();
     test_no_device();
+    test_profile_cli();
     return t_done("test_gpu");
 }

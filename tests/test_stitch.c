@@ -285,6 +285,20 @@ static void test_launches(void)
            stitch_scheme_name(best.scheme), best.lanes, stitch_scheme_name(best2.scheme), best2.lanes);
     T_CHECK(best.scheme != ST_XLA && best2.scheme == ST_WORKGROUP && best.lanes < best2.lanes,
             "the evaluator adapts lanes per segment to the segment length");
+    /* the device profile prices it (gpu_profile): a launch's latency per
+     * kernel, and the bytes moved at the device's bandwidth as a floor */
+    const GpuProfile slow_l = {1e-3, 1e15, 1e9, 1e-3, 1e15, 1e9}, slow_m = {1e-9, 1e6, 1e9, 1e-9, 1e6, 1e9};
+    double hz = BR_MAX(gpu_info()->clock_mhz, 1000) * 1e6;
+    StitchSched xs = {.scheme = ST_XLA, .lanes = 64, .wg = 64}, ws = {.scheme = ST_WORKGROUP, .lanes = 128, .wg = 128};
+    gpu_set_profile(&slow_l);
+    stitch_cost(&ln, 64, 100, &xs);
+    stitch_cost(&ln, 64, 100, &ws);
+    T_CHECK(xs.cycles >= 3e-3 * hz && xs.cycles - ws.cycles >= 1.9e-3 * hz,
+            "1 ms launches: XLA-style's 3 cost 3 ms, 2 more than stitched (%g, %g cycles)", xs.cycles, ws.cycles);
+    gpu_set_profile(&slow_m);
+    stitch_cost(&ln, 64, 100, &ws);
+    T_CHECK(ws.cycles >= 64 * 100 * 8 / 1e6 * hz, "1 MB/s: at least X's bytes (%g cycles)", ws.cycles);
+    gpu_set_profile(NULL);
     mb_release(x);
 }
 
@@ -313,6 +327,9 @@ static void test_packed(void)
 
 int main(void)
 {
+    /* the nominal device profile: the cost rule's and the evaluator's
+     * choices checked here do not depend on the device's measurement */
+    setenv("BRAID_GPU_PROFILE", "10e-6 500e9 12e9", 0);
     gpu_configure(GPU_FORCE, -1, 0);
     BrErr e = {0};
     int rc = gpu_init(&e);
