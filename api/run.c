@@ -303,6 +303,7 @@ static int run_one(const BraidRunOptions *o, bool last)
      * error here, before anything runs (docs/gpu.md) */
     if (o->gpu) cfg.gpu = !strcmp(o->gpu, "force") ? GPU_FORCE : GPU_ON;
     gpu_configure((GpuMode)cfg.gpu, cfg.gpu_device, cfg.gpu_budget);
+    gpu_stats_reset();   /* each run of a -then batch counts its own (-stats) */
     gpu_set_stitch(!cfg.gpu_nostitch);
     stitch_set_async(cfg.gpu_async);
     if (cfg.gpu != GPU_OFF && gpu_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }
