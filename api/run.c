@@ -305,6 +305,7 @@ static int run_one(const BraidRunOptions *o, bool last)
     gpu_configure((GpuMode)cfg.gpu, cfg.gpu_device, cfg.gpu_budget);
     GpuProfile prof;
     gpu_configure_profile(cfg.gpu_profile[0] && gpu_profile_parse(cfg.gpu_profile, &prof) ? &prof : NULL);
+    gpu_stats_reset();   /* each run of a -then batch counts its own (-stats) */
     gpu_set_stitch(!cfg.gpu_nostitch);
     stitch_set_async(cfg.gpu_async);
     if (cfg.gpu != GPU_OFF && gpu_init(&e)) { fprintf(stderr, "braid: %s\n", e.msg); return 1; }

@@ -485,6 +485,9 @@ int cg_stitch(const Memo *m, Selection *s, CPlan **plans);
  * stitch points MPSkipEnum and the explorer price (cost.c) and the
  * structural rule (cg_stitch) ask it. */
 bool cg_stitch_allowed(const Hop *h);
+/* Does hop h run distributed, on two or more ranks (EX_DIST under
+ * mpirun)? */
+bool cg_on_ranks(const Hop *h);
 /* The stitchable expression at h (the vector of a Row or Cell input) into
  * e: column aggregates (spoof_pre.c k_pre_agg_ok) of one matrix *x (set
  * by the first), numeric literals, and elementwise unary and binary

@@ -565,11 +565,16 @@ static int stitch_choice(const Memo *m, const Hop *h, const char *mark)
     return r;
 }
 
+bool cg_on_ranks(const Hop *h)
+{
+    return h && h->exec == EX_DIST && br_dist_available() && dist_size() >= 2;
+}
+
 bool cg_stitch_allowed(const Hop *h)
 {
     const char *env = getenv("BRAID_CG_STITCH");
     if (env && !strcmp(env, "0")) return false;
-    return !(h && h->exec == EX_DIST && br_dist_available() && dist_size() >= 2);
+    return !cg_on_ranks(h);
 }
 
 int cg_stitch(const Memo *m, Selection *s, CPlan **plans)

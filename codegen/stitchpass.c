@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "codegen.h"
+#include "cgint.h"
 #include "../gpu/stitch.h"
 
 typedef struct Pass {
@@ -98,11 +99,26 @@ static bool matvec(const Grow *g, const Hop *h)
            h->cols == 1;
 }
 
+/* Does h run on the ranks or read a matrix they hold (the result of an
+ * operation placed there, or a variable holding a distributed matrix)?
+ * Such a hop joins no region: an instruction over a distributed matrix
+ * never goes to the device (the region's instruction would collect the
+ * matrix to rank 0, maybe over the budget, to run it there). */
+static bool on_ranks(const Hop *h)
+{
+    if (cg_on_ranks(h)) return true;
+    for (int i = 0; i < h->nin; i++) {
+        const Hop *x = h->in[i];
+        if (x && x->dt == DT_MATRIX && (cg_on_ranks(x) || (x->kind == H_TREAD && x->distval))) return true;
+    }
+    return false;
+}
+
 /* Can h be a member (as an operator, before the use check)? Decides the
  * direction at the first aggregate. */
 static bool can_join(Grow *g, const Hop *h)
 {
-    if (h->dt != DT_MATRIX || h->sidefx) return false;
+    if (h->dt != DT_MATRIX || h->sidefx || on_ranks(h)) return false;
     if (matvec(g, h)) {
         if (g->dir != DIR_FULL && g->dir != DIR_ROW) return false;
         g->dir = DIR_ROW;

@@ -144,6 +144,8 @@ void dist_print_stats(FILE *f)
                 "programs or functions", (long long)g_pf_shipped, (long long)g_pf_unshipped,
                 g_pf_why ? ": " : "", g_pf_why ? g_pf_why : "", (long long)g_pf_decoded, (long long)g_pf_compiled);
         if (g_pf_dups) fprintf(f, "; %lld shipped functions were copies the workers held", (long long)g_pf_dups);
+        if (g_pf_fetched)
+            fprintf(f, "; %lld functions came from rank 0 on request", (long long)g_pf_fetched);
         fprintf(f, ")\n");
     }
 }

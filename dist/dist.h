@@ -224,6 +224,17 @@ int dist_group_fused(const DistFused *f, Value **args, Value *out, BrErr *e);
 typedef int (*DistTaskRun)(const char *payload, size_t n, char **res, size_t *rlen, BrErr *e);
 void dist_set_task_runner(DistTaskRun fn);
 int dist_task(const char *payload, size_t n, DistTaskRun local, char **res, size_t *rlen, BrErr *e);
+/* Requests during a task: a worker's runner may ask rank 0 for bytes
+ * (dist_task_ask, from any of its threads, one request at a time: the
+ * answer, malloc'd, *alen bytes; NULL with e set outside a task or for a
+ * request of 0 or 2 GiB bytes or more). Rank 0 answers them with the
+ * server the upper layer registered (dist_set_task_server: *ans
+ * malloc'd, *alen bytes; -1 when it cannot answer, and then the answer
+ * is one byte 0, as without a server), on a thread of its own while its
+ * own share runs, until every worker's share has ended. */
+typedef int (*DistTaskServe)(const char *req, size_t n, char **ans, size_t *alen);
+void dist_set_task_server(DistTaskServe fn);
+char *dist_task_ask(const char *req, size_t n, size_t *alen, BrErr *e);
 /* -stats of remote parfor loops: one ran with up to threads threads on a
  * rank, in_func: the loop is inside a function. */
 void dist_note_parfor(int threads, bool in_func);
@@ -231,6 +242,8 @@ void dist_note_parfor(int threads, bool in_func);
  * workers decoded, programs or functions they compiled, and shipped
  * functions they dropped as copies of ones they held. */
 void dist_note_plan(bool shipped, int decoded, int compiled, int dups, const char *why);
+/* -stats: functions workers received from rank 0 on request. */
+void dist_note_fetched(int fetched);
 /* A matrix block as bytes and back (what jobs send). */
 char *dist_pack_mb(const MB *m, size_t *n);
 MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e);

@@ -2,11 +2,19 @@
  * dist/ does not know what a task is: rank 0 broadcasts its payload,
  * every rank hands it to the runner the upper layer registered (rank 0
  * to the one it passes), all agree on success, and rank 0 receives every
- * rank's result bytes. */
+ * rank's result bytes. While the shares run, a worker may ask rank 0 for
+ * bytes (a function's compiled program): rank 0 answers on a thread of
+ * its own (its share makes no MPI calls: MPI_THREAD_SERIALIZED holds)
+ * until every worker has said its share ended. */
 #include "distint.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define TAG_ASK 11      /* a worker's request; empty: its share ended */
+#define TAG_ANSWER 12   /* rank 0's answer */
 
 static DistTaskRun g_task;
 static DistTaskRun g_local;   /* rank 0's runner while its task runs */
@@ -26,16 +34,18 @@ void dist_note_parfor(int threads, bool in_func)
     g_pf_funcs += in_func;
 }
 
-int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled, g_pf_dups;
+int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled, g_pf_dups, g_pf_fetched;
 const char *g_pf_why;   /* the first reason a plan was not shipped */
 
 void task_reset(void)
 {
     g_pf_threads = 0;
     g_pf_funcs = 0;
-    g_pf_shipped = g_pf_unshipped = g_pf_decoded = g_pf_compiled = g_pf_dups = 0;
+    g_pf_shipped = g_pf_unshipped = g_pf_decoded = g_pf_compiled = g_pf_dups = g_pf_fetched = 0;
     g_pf_why = NULL;
 }
+
+void dist_note_fetched(int fetched) { g_pf_fetched += fetched; }
 
 void dist_note_plan(bool shipped, int decoded, int compiled, int dups, const char *why)
 {
@@ -53,6 +63,79 @@ char *dist_pack_mb(const MB *m, size_t *n)
 }
 MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e) { return unpack(buf, n, e); }
 
+/* ---- requests during a task ---- */
+
+static DistTaskServe g_serve;
+static bool g_in_task;   /* a worker: its share is running (requests go) */
+static pthread_mutex_t g_ask_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void dist_set_task_server(DistTaskServe fn) { g_serve = fn; }
+
+/* One message with tag from rank r (malloc'd), *n its size. */
+static char *recv_any(int r, int tag, size_t *n)
+{
+    MPI_Status st;
+    int cnt = 0;
+    MPI_Probe(r, tag, MPI_COMM_WORLD, &st);
+    MPI_Get_count(&st, MPI_BYTE, &cnt);
+    char *p = malloc(cnt > 0 ? (size_t)cnt : 1);
+    if (!p) {
+        /* cannot refuse a message in flight: a clear end beats a hang */
+        fprintf(stderr, "braid: rank %d: out of memory receiving %d bytes\n", g_rank, cnt);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Recv(p, cnt, MPI_BYTE, st.MPI_SOURCE, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    *n = (size_t)cnt;
+    return p;
+}
+
+char *dist_task_ask(const char *req, size_t n, size_t *alen, BrErr *e)
+{
+    if (!g_on || g_rank == 0 || !g_in_task) {
+        br_err(e, BR_EFAIL, "rank %d: a request to rank 0 outside a task", g_rank);
+        return NULL;
+    }
+    if (n == 0 || n >= INT_MAX) { br_err(e, BR_EFAIL, "rank %d: a request of %zu bytes", g_rank, n); return NULL; }
+    pthread_mutex_lock(&g_ask_lock);   /* MPI_THREAD_SERIALIZED: one thread at a time */
+    MPI_Send(req, (int)n, MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);
+    char *a = recv_any(0, TAG_ANSWER, alen);
+    pthread_mutex_unlock(&g_ask_lock);
+    return a;
+}
+
+/* Rank 0: answers the workers' requests until every worker's share has
+ * ended (an empty message), polling so that its own share keeps the
+ * core (100 us doubling to 5 ms between polls; reset by a request). An
+ * answer the server cannot make is one byte 0 (the worker's side reads
+ * it as a refusal). Returns the bytes sent and received. */
+static void *serve(void *arg)
+{
+    int64_t *bytes = arg;
+    long ns = 100000;
+    for (int left = g_size - 1; left > 0;) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, TAG_ASK, MPI_COMM_WORLD, &flag, &st);
+        if (!flag) {
+            struct timespec ts = {0, ns};
+            nanosleep(&ts, NULL);
+            if (ns < 5000000) ns *= 2;
+            continue;
+        }
+        ns = 100000;
+        size_t n;
+        char *req = recv_any(st.MPI_SOURCE, TAG_ASK, &n);
+        if (n == 0) { left--; free(req); continue; }
+        char *ans = NULL;
+        size_t alen = 0;
+        if (!g_serve || g_serve(req, n, &ans, &alen) || alen >= INT_MAX) free(ans), ans = NULL, alen = 1;
+        MPI_Send(ans ? ans : "", (int)alen, MPI_BYTE, st.MPI_SOURCE, TAG_ANSWER, MPI_COMM_WORLD);
+        *bytes += (int64_t)(n + alen);
+        free(req), free(ans);
+    }
+    return NULL;
+}
+
 int run_task(const Job *j, BrErr *e)
 {
     (void)j;
@@ -67,8 +150,19 @@ int run_task(const Job *j, BrErr *e)
     char *res = NULL;
     size_t rlen = 0;
     DistTaskRun fn = g_rank == 0 ? g_local : g_task;
+    /* rank 0 answers requests on a thread while its share runs (without
+     * one, after it: a worker waits, nothing deadlocks) */
+    pthread_t th;
+    int64_t served = 0;
+    bool thread = g_rank == 0 && g_size > 1 && pthread_create(&th, NULL, serve, &served) == 0;
+    g_in_task = g_rank != 0;
     bool failed = !fn ? br_err(e, BR_EFAIL, "rank %d cannot run tasks", g_rank) != 0
                       : fn(payload, n, &res, &rlen, e) != 0;
+    g_in_task = false;
+    if (g_rank != 0) MPI_Send("", 0, MPI_BYTE, 0, TAG_ASK, MPI_COMM_WORLD);   /* its share ended */
+    if (thread) pthread_join(th, NULL);
+    else if (g_rank == 0 && g_size > 1) serve(&served);
+    g_bytes += served;
     if (g_rank != 0) free(payload);
     if (agree(failed, e)) { free(res); return -1; }
     if (g_rank != 0) {

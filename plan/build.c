@@ -804,6 +804,10 @@ FProg *plan_function_sig(RtProgram *p, Func *f, const FSig *sig, Diag *d)
     FProg *fp = NULL;
     for (int i = 0; i < p->nfuncs && !fp; i++)
         if (p->funcs[i]->func == f && p->funcs[i]->sig && sig_equal(p->funcs[i]->sig, sig, f->nin)) fp = p->funcs[i];
+    if (!fp && p->fetch) {   /* a worker's shell: from rank 0 */
+        pthread_mutex_unlock(&p->lock);
+        return p->fetch(p, f, sig, d);
+    }
     FSig *own = fp ? NULL : calloc((size_t)f->nin, sizeof *own);
     if (own) {
         for (int k = 0; k < f->nin; k++) own[k] = (FSig){sig[k].rows, sig[k].cols, val_retain(sig[k].v)};
@@ -1840,6 +1844,10 @@ FProg *plan_function(RtProgram *p, Func *f, Diag *d)
     FProg *fp = NULL;
     for (int i = 0; i < p->nfuncs && !fp; i++)
         if (p->funcs[i]->func == f && !p->funcs[i]->sig) fp = p->funcs[i];
+    if (!fp && p->fetch) {   /* a worker's shell: from rank 0 */
+        pthread_mutex_unlock(&p->lock);
+        return p->fetch(p, f, NULL, d);
+    }
     if (!fp) fp = function_build(p, f, NULL, d);
     pthread_mutex_unlock(&p->lock);
     return fp && fp->compiled ? fp : NULL;

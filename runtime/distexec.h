@@ -38,5 +38,8 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
 void rt_dist_parfor_worker(RtProgram *(*compile)(void *arg, bool full, Diag **d), void *arg, const RtOptions *ro);
 void rt_dist_parfor_worker_end(RtProgram **shell, RtProgram **full);
 void rt_dist_parfor_worker_release(void);
+/* Why this thread's last request to rank 0 for a function failed (a
+ * worker's shell program, RtProgram.fetch); NULL when it did not. */
+const char *rt_dist_fetch_why(void);
 
 #endif

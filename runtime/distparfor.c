@@ -123,9 +123,103 @@ static Rt *g_rt0;
 
 /* What a task did to a worker's program: plans decoded now, programs
  * and functions compiled now (the -stats check that workers run the
- * shipped plan), the counts before it. */
-typedef struct WShare { int32_t decoded, compiled, dups, funcs0, shipped0, dups0; } WShare;
+ * shipped plan), shipped copies dropped, functions received from rank 0
+ * on request, the counts before it. */
+typedef struct WShare { int32_t decoded, compiled, dups, fetched, funcs0, shipped0, dups0, fetched0; } WShare;
+#define WSHARE_SENT 4   /* the fields a worker's result carries */
 static int32_t g_built;   /* programs the task's worker compiled first */
+
+/* ---- functions from rank 0 on request ----
+ * A worker's shell program holds the functions its plans shipped. A call
+ * of one it does not hold (eval of a builtin library function by a name
+ * built at run time: no candidate ships for it, docs/dist.md) asks rank
+ * 0, while the shares run, for the function as rank 0 compiled it
+ * (compiled there now if it had not been), with the functions it calls,
+ * as a plan of functions (planship.c ps_pack_func); the worker compiles
+ * nothing. Rank 0 answers ANS_OK and the plan's bytes, or 0 and why it
+ * cannot (it does not find the function by the name the worker's
+ * script gave it, or the function does not compile there): the worker's
+ * call then fails with that reason. */
+#define ANS_OK 1
+static pthread_mutex_t g_fetch_lock = PTHREAD_MUTEX_INITIALIZER;
+static int32_t g_fetched;             /* functions a worker received */
+static __thread char tl_why[320];     /* why this thread's last request failed */
+
+const char *rt_dist_fetch_why(void) { return tl_why[0] ? tl_why : NULL; }
+
+/* Rank 0's answer to request req[0..n): the namespace key and name of a
+ * function and its specialization's signature or none. */
+static int serve_func(const char *req, size_t n, char **ans, size_t *alen)
+{
+    Rt *rt = g_rt0;
+    if (!rt) return -1;
+    WRd r = {req, req + n, false};
+    const char *ns = w_get_name(&r), *name = w_get_name(&r);
+    Func *fn = name && !r.bad ? ps_find_func(rt->prog->ast, ns ? ns : "", name) : NULL;
+    StrBuf o = {0};
+    w_put(&o, &(uint8_t){ANS_OK}, 1);
+    Diag *d = diag_new();
+    const char *why = !name || r.bad ? "a damaged request" : NULL;
+    char msg[300] = "";
+    if (!why && !fn)
+        snprintf(msg, sizeof msg, "it finds no function '%.200s' (do the ranks' libraries differ?)", name);
+    if (!why && fn) {
+        bool has;
+        BrErr e = {0};
+        FSig *sig = ps_get_sig(&r, fn, &has, &e);
+        int rc = has && !sig ? (why = "a damaged request", 1) : ps_pack_func(rt->prog, fn, sig, d, &o, &why);
+        ps_free_sig(fn, sig);
+        if (rc < 0) { diag_free(d); free(o.s); return -1; }
+        const char *dm = rc > 0 ? diag_first_message(d) : NULL;
+        if (rc > 0) snprintf(msg, sizeof msg, "%s%s%.200s", why, dm ? ": " : "", dm ? dm : "");
+    }
+    if (why && !msg[0]) snprintf(msg, sizeof msg, "%s", why);
+    diag_free(d);
+    if (msg[0]) {
+        o.n = 0;
+        w_put(&o, &(uint8_t){0}, 1);
+        w_put(&o, msg, strlen(msg));
+    }
+    if (o.oom) { free(o.s); return -1; }
+    *ans = o.s, *alen = o.n;
+    return 0;
+}
+
+/* RtProgram.fetch of a worker's shell program: fn (for sig) from rank 0. */
+static FProg *fetch_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d)
+{
+    (void)d;
+    tl_why[0] = 0;
+    BrErr e = {0};
+    pthread_mutex_lock(&g_fetch_lock);
+    FProg *fp = ps_held(p, fn, sig);   /* another thread's request brought it */
+    if (!fp) {
+        StrBuf q = {0};
+        w_put_name(&q, fn->ns);
+        w_put_name(&q, fn->name);
+        size_t n = 0;
+        char *a = NULL;
+        if (!ps_put_sig(&q, fn, sig)) br_err(&e, BR_EFAIL, "a specialization for a list cannot be asked for");
+        else if (q.oom) br_err(&e, BR_ENOMEM, "out of memory");
+        else a = dist_task_ask(q.s, q.n, &n, &e);
+        free(q.s);
+        if (a && n > 0 && (uint8_t)a[0] == ANS_OK) {
+            WRd r = {a + 1, a + n, false};
+            uint64_t len = w_get_u64(&r);
+            const char *plan = r.bad ? NULL : w_take(&r, len);
+            if (!plan || r.p != r.end) br_err(&e, BR_EFAIL, "rank %d: rank 0's answer is damaged", dist_rank());
+            else fp = ps_func(&g_w.cache, p, plan, len, fn, &e);
+            g_fetched += fp != NULL;
+        } else if (a) {
+            br_err(&e, BR_EFAIL, "rank 0 could not send it: %.*s", n > 1 ? (int)(n - 1) : 23,
+                   n > 1 ? a + 1 : "it answers no requests");
+        }
+        free(a);
+    }
+    pthread_mutex_unlock(&g_fetch_lock);
+    if (!fp) snprintf(tl_why, sizeof tl_why, "%.300s", e.msg[0] ? e.msg : "rank 0 could not send it");
+    return fp;
+}
 
 /* The loop of the plan bytes in a task (unpacked, or from the cache). */
 static PBlock *shipped_loop(Rt *rt, const char *plan, size_t n, WShare *ws, BrErr *e)
@@ -174,7 +268,7 @@ static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *
     /* the plan rank 0 compiled (workers), else the loop's place */
     PBlock *b = NULL;
     WShare ws = {.compiled = g_built, .funcs0 = rt->prog->nfuncs, .shipped0 = ps_funcs(g_w.cache),
-                 .dups0 = ps_dups(g_w.cache)};
+                 .dups0 = ps_dups(g_w.cache), .fetched0 = g_fetched};
     g_built = 0;
     if (w_get_u8(&r)) {
         uint64_t len = w_get_u64(&r);
@@ -208,7 +302,9 @@ static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *
     w_put(&out, &deg, sizeof deg);   /* the threads this rank used */
     if (rt != g_rt0) ws.compiled += rt->prog->nfuncs - ws.funcs0 - (ps_funcs(g_w.cache) - ws.shipped0);
     ws.dups = ps_dups(g_w.cache) - ws.dups0;
-    w_put(&out, &ws, 3 * sizeof(int32_t));   /* plans decoded, programs and functions compiled, copies dropped */
+    ws.fetched = rt != g_rt0 ? g_fetched - ws.fetched0 : 0;
+    /* plans decoded, programs and functions compiled, copies dropped, functions from rank 0 */
+    w_put(&out, &ws, WSHARE_SENT * sizeof(int32_t));
     w_put(&out, &nr, sizeof nr);
     for (int i = 0; i < nr && !rc; i++) {
         const char *name = i < b->results.n ? b->results.v[i] : b->accums.v[i - b->results.n];
@@ -232,6 +328,7 @@ static Rt *worker_rt(WProg *w, bool full, int32_t *built)
         w->tried = true;
         w->prog = g_w.compile(g_w.arg, full, &d);
         *built += full && w->prog;
+        if (w->prog && !full) w->prog->fetch = fetch_func;   /* the shell asks rank 0 for functions */
         if (w->prog) {
             rt_init(&w->rt, w->prog, d, &g_w.ro);
             w->rt.no_dist = true;   /* a worker runs its iterations itself */
@@ -383,18 +480,20 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
     Frame *w = calloc((size_t)np, sizeof *w);
     if (!res || !rlen || !w) { free(pl.s), free(res), free(rlen), free(w); return rt_fail(rt, b->span, BR_ENOMEM, "out of memory"); }
     g_rt0 = rt;
+    dist_set_task_server(serve_func);
     rc = dist_task(pl.s, pl.n, local_task, res, rlen, &e);
     free(pl.s);
     if (rc) rc = rt_fail(rt, b->span, e.code ? e.code : BR_EFAIL, "%s", e.msg);
     /* every rank's results as a worker frame of the merge */
-    int32_t most = 0, decoded = 0, compiled = 0, dups = 0;
+    int32_t most = 0, decoded = 0, compiled = 0, dups = 0, fetched = 0;
     for (int t = 0; t < np; t++) {
         st_init(&w[t].vars);
         WRd r = {res[t], res[t] + rlen[t], false};
-        int32_t deg = rc ? 0 : w_get_i32(&r), built[3] = {0, 0, 0};
+        int32_t deg = rc ? 0 : w_get_i32(&r), built[WSHARE_SENT] = {0};
         if (deg > most) most = deg;
         if (!rc) w_get(&r, built, sizeof built);
         decoded += t > 0 ? built[0] : 0, compiled += t > 0 ? built[1] : 0, dups += t > 0 ? built[2] : 0;
+        fetched += t > 0 ? built[3] : 0;
         int32_t nr = rc ? 0 : w_get_i32(&r);
         for (int32_t i = 0; i < nr && !r.bad; i++) {
             const char *name = w_get_name(&r);
@@ -413,6 +512,7 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
     }
     if (!rc) dist_note_parfor(most, fp != NULL);
     if (!rc) dist_note_plan(prc == 0, decoded, compiled, dups, why);
+    if (!rc) dist_note_fetched(fetched);
     if (!rc) rc = rt_parfor_merge(rt, f, b, w, np);
     for (int t = 0; t < np; t++) { st_free(&w[t].vars); free(res[t]); }
     free(w), free(res), free(rlen);

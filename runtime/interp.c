@@ -952,6 +952,8 @@ static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value
         return rt_fail(rt, sp, BR_EFAIL, "function call depth %d exceeds the limit (infinite recursion?) in '%s'",
                        caller->depth + 1, fn->name);
     FProg *fp = spec && fprog_accepts(spec, args) ? spec : rt->prog->hooks->function(rt->prog, fn, rt->diag);
+    const char *why = !fp && rt->prog->fetch ? rt_dist_fetch_why() : NULL;
+    if (why) return rt_fail(rt, sp, BR_EFAIL, "function '%s': %s", fn->name, why);
     if (!fp) return rt_fail(rt, sp, BR_EFAIL, "function '%s' failed to compile", fn->name);
     LinItem **largs = tl_call_args;   /* the caller's argument items */
     tl_call_args = NULL;

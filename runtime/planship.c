@@ -36,11 +36,13 @@
 #include "../lang/load.h"
 
 #define PS_MAGIC 0x42504c31u   /* "BPL1" */
-#define PS_VERSION 4u
+#define PS_VERSION 5u
 
 typedef struct PsHead {
     uint32_t magic, version, instr_size, block_size;
-    int32_t nops, nbis, nfuncs, pad;
+    int32_t nops, nbis, nfuncs;
+    int32_t loop;              /* 1: a parfor loop follows the functions
+                                  (0: a function a worker asked for) */
     uint64_t hash;             /* FNV-1a of the bytes after the head */
 } PsHead;
 
@@ -91,16 +93,34 @@ void ps_free_sig(const Func *fn, FSig *sig)
  * parsed the same script. A function computing a default parameter for
  * eval (lang_default_func, named "f#defaultJ") is made on demand: it is
  * found through its owner f and J, on both sides. */
+static Func *find_named(const Program *ast, const char *ns, const char *name)
+{
+    Func *fn = lang_find_func(ast, ns, name);
+    if (fn || !ns[0]) return fn;
+    /* a file of the builtin library this side has not loaded yet (eval
+     * loads one on first use, and a worker may ask for its function
+     * first): loaded by its name, as eval does, then looked up again
+     * (by the file's key, or among the library's files) */
+    const char *base = strrchr(ns, '/');
+    base = base ? base + 1 : ns;
+    size_t n = strlen(base);
+    if (n <= 4 || n >= 256 || strcmp(base + n - 4, ".dml") != 0) return NULL;
+    char stem[256];
+    memcpy(stem, base, n - 4);
+    stem[n - 4] = 0;
+    return lang_find_func(ast, "", stem) ? lang_find_func(ast, ns, name) : NULL;
+}
+
 static Func *resolve_func(const Program *ast, const char *ns, const char *name)
 {
-    Func *fn = lang_find_func(ast, ns ? ns : "", name);
+    Func *fn = find_named(ast, ns ? ns : "", name);
     const char *d = fn ? NULL : strstr(name, "#default");
     if (!d || d == name || d - name >= 256) return fn;
     char owner[256];
     memcpy(owner, name, (size_t)(d - name));
     owner[d - name] = 0;
     int j = atoi(d + 8);
-    Func *f = lang_find_func(ast, ns ? ns : "", owner);
+    Func *f = find_named(ast, ns ? ns : "", owner);
     return f && j >= 1 ? lang_default_func(ast, f, j - 1) : NULL;
 }
 
@@ -448,30 +468,29 @@ static void put_list(Pk *k, StrBuf *o, const PBList *l)
     for (int i = 0; i < l->n; i++) put_block(k, o, l->v[i]);
 }
 
-int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why)
+/* Appends the plan of k's functions and, with b, the loop b to out (the
+ * returns of ps_pack). */
+static int pack_out(Pk *k, const PBlock *b, StrBuf *out, const char **why)
 {
-    Pk k = {.p = p, .diag = d};
-    k.refs = (PsRefs){.ctx = &k, .by_name = pk_by_name, .spec_index = pk_spec_index, .where_index = pk_where_index};
-    PBList one = {(PBlock **)&b, 1, 1};
-    collect_list(&k, &one);
-    if (k.eval_var && !k.why && !k.oom) add_eval_candidates(&k);
-    if (k.oom) { free(k.fs); return -1; }
-    if (k.why) { *why = k.why; free(k.fs); return 1; }
+    if (k->eval_var && !k->why && !k->oom) add_eval_candidates(k);
+    if (k->oom) { free(k->fs); return -1; }
+    if (k->why) { *why = k->why; free(k->fs); return 1; }
     StrBuf o = {0};
-    for (int i = 0; i < k.nf; i++) {
-        const FProg *fp = k.fs[i];
+    for (int i = 0; i < k->nf; i++) {
+        const FProg *fp = k->fs[i];
         w_put_name(&o, fp->func->ns);
         w_put_name(&o, fp->func->name);
-        if (!ps_put_sig(&o, fp->func, fp->sig)) { free(o.s), free(k.fs); *why = "a specialization for a list"; return 1; }
+        if (!ps_put_sig(&o, fp->func, fp->sig)) { free(o.s), free(k->fs); *why = "a specialization for a list"; return 1; }
         uint8_t dims = fp->out_dims != NULL;
         w_put(&o, &dims, 1);
         if (dims) w_put(&o, fp->out_dims, 2 * (size_t)fp->func->nout * sizeof *fp->out_dims);
     }
-    for (int i = 0; i < k.nf; i++) put_list(&k, &o, &k.fs[i]->body);
-    put_block(&k, &o, b);
-    free(k.fs);
+    for (int i = 0; i < k->nf; i++) put_list(k, &o, &k->fs[i]->body);
+    if (b) put_block(k, &o, b);
+    free(k->fs);
     if (o.oom) { free(o.s); return -1; }
-    PsHead h = {PS_MAGIC, PS_VERSION, sizeof(Instr), sizeof(PBlock), OP__COUNT, BI__COUNT, k.nf, 0, fnv(o.s, o.n)};
+    PsHead h = {PS_MAGIC, PS_VERSION, sizeof(Instr), sizeof(PBlock), OP__COUNT, BI__COUNT, k->nf, b != NULL,
+                fnv(o.s, o.n)};
     uint64_t len = sizeof h + o.n;
     w_put(out, &len, sizeof len);
     w_put(out, &h, sizeof h);
@@ -479,6 +498,35 @@ int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **wh
     free(o.s);
     return out->oom ? -1 : 0;
 }
+
+static void pk_init(Pk *k, RtProgram *p, Diag *d)
+{
+    *k = (Pk){.p = p, .diag = d};
+    k->refs = (PsRefs){.ctx = k, .by_name = pk_by_name, .spec_index = pk_spec_index, .where_index = pk_where_index};
+}
+
+int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why)
+{
+    Pk k;
+    pk_init(&k, p, d);
+    PBList one = {(PBlock **)&b, 1, 1};
+    collect_list(&k, &one);
+    return pack_out(&k, b, out, why);
+}
+
+int ps_pack_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d, StrBuf *out, const char **why)
+{
+    Pk k;
+    pk_init(&k, p, d);
+    if (!by_name(p->ast, fn)) { *why = "it is not found by its name"; return 1; }
+    FProg *fp = sig ? (p->hooks && p->hooks->function_sig ? p->hooks->function_sig(p, fn, sig, d) : NULL)
+                    : generic(&k, fn, true);
+    if (!fp) { *why = "it does not compile"; return 1; }
+    add_func(&k, fp);   /* first, with the functions it calls after it */
+    return pack_out(&k, NULL, out, why);
+}
+
+Func *ps_find_func(const Program *ast, const char *ns, const char *name) { return resolve_func(ast, ns, name); }
 
 /* ---- unpacking (workers) ---- */
 
@@ -783,6 +831,13 @@ static FProg *held(RtProgram *p, FProg *fp)
     return q;
 }
 
+FProg *ps_held(RtProgram *p, Func *fn, const FSig *sig)
+{
+    FProg x = {.func = fn, .sig = (FSig *)sig};
+    FProg *q = held(p, &x);
+    return q == &x ? NULL : q;
+}
+
 /* The shipped functions' heads (their bodies follow later). A function
  * this program holds for the same signature is used instead of the
  * shipped copy, so plans for different loops or specializations leave
@@ -842,7 +897,10 @@ static void cache_free(PsCache *c)
     free(c);
 }
 
-static PsCache *unpack(RtProgram *p, const char *buf, size_t n, const PsHead *h, BrErr *e)
+/* The plan bytes buf[0..n) unpacked into p: its functions join p's
+ * table, its loop (h->loop) goes to the entry; *first (when not NULL):
+ * the plan's first function as p holds it now. */
+static PsCache *unpack(RtProgram *p, const char *buf, size_t n, const PsHead *h, FProg **first, BrErr *e)
 {
     PsCache *c = calloc(1, sizeof *c);
     if (!c || !(c->buf = malloc(n ? n : 1))) { free(c); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
@@ -853,14 +911,16 @@ static PsCache *unpack(RtProgram *p, const char *buf, size_t n, const PsHead *h,
     c->prog = p;
     if (get_func_heads(&u, h->nfuncs))
         for (int i = 0; i < u.nf && !u.r.bad; i++) get_list(&u, &u.own[i]->body);
-    if (!u.r.bad) c->loop = get_block(&u);
+    if (!u.r.bad && h->loop) c->loop = get_block(&u);
     if (!u.r.bad && u.r.p != u.r.end) bad(&u, "trailing bytes");
+    if (!u.r.bad && !h->loop && u.nf == 0) bad(&u, "no function");
     if (c->loop && (u.r.bad || c->loop->kind != PB_FOR || !c->loop->parfor)) {
         if (!u.r.bad) bad(&u, "not a parfor loop");
         pblock_free(p, c->loop);
         c->loop = NULL;
     }
     adopt_funcs(&u, !u.r.bad);
+    if (first) *first = !u.r.bad && u.nf > 0 ? u.fs[0] : NULL;
     free(u.fs);
     free(u.own);
     if (u.r.bad) {
@@ -871,31 +931,55 @@ static PsCache *unpack(RtProgram *p, const char *buf, size_t n, const PsHead *h,
     return c;
 }
 
+/* Reads and checks the head of plan bytes buf[0..n) (loop: whether a
+ * loop must follow); non-zero with e set when they come from another
+ * build or are damaged. */
+static int head_ok(const char *buf, size_t n, bool loop, PsHead *h, BrErr *e)
+{
+    if (n < sizeof *h) return br_err(e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (short)", dist_rank());
+    memcpy(h, buf, sizeof *h);
+    if (h->magic != PS_MAGIC || h->version != PS_VERSION || h->instr_size != sizeof(Instr) ||
+        h->block_size != sizeof(PBlock) || h->nops != OP__COUNT || h->nbis != BI__COUNT || h->nfuncs < 0)
+        return br_err(e, BR_EFAIL, "rank %d: the shipped parfor plan comes from another braid build (format %u, %d "
+                      "operators, %d builtins; here %u, %d, %d): run the same braid on every rank", dist_rank(),
+                      h->version, h->nops, h->nbis, PS_VERSION, (int)OP__COUNT, (int)BI__COUNT);
+    if (fnv(buf + sizeof *h, n - sizeof *h) != h->hash)
+        return br_err(e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (its hash differs)", dist_rank());
+    if ((h->loop != 0) != loop)
+        return br_err(e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (%s)", dist_rank(),
+                      loop ? "no loop" : "a loop where a function was asked for");
+    return 0;
+}
+
 PBlock *ps_loop(PsCache **cache, RtProgram *p, const char *buf, size_t n, bool *fresh, BrErr *e)
 {
     PsHead h;
     *fresh = false;
-    if (n < sizeof h) { br_err(e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (short)", dist_rank()); return NULL; }
-    memcpy(&h, buf, sizeof h);
-    if (h.magic != PS_MAGIC || h.version != PS_VERSION || h.instr_size != sizeof(Instr) ||
-        h.block_size != sizeof(PBlock) || h.nops != OP__COUNT || h.nbis != BI__COUNT || h.nfuncs < 0) {
-        br_err(e, BR_EFAIL, "rank %d: the shipped parfor plan comes from another braid build (format %u, %d "
-               "operators, %d builtins; here %u, %d, %d): run the same braid on every rank", dist_rank(),
-               h.version, h.nops, h.nbis, PS_VERSION, (int)OP__COUNT, (int)BI__COUNT);
-        return NULL;
-    }
-    if (fnv(buf + sizeof h, n - sizeof h) != h.hash) {
-        br_err(e, BR_EFAIL, "rank %d: a shipped parfor plan is damaged (its hash differs)", dist_rank());
-        return NULL;
-    }
+    if (head_ok(buf, n, true, &h, e)) return NULL;
     for (PsCache *c = *cache; c; c = c->next)
         if (c->hash == h.hash && c->n == n && !memcmp(c->buf, buf, n)) return c->loop;
-    PsCache *c = unpack(p, buf, n, &h, e);
+    PsCache *c = unpack(p, buf, n, &h, NULL, e);
     if (!c) return NULL;
     c->next = *cache;
     *cache = c;
     *fresh = true;
     return c->loop;
+}
+
+FProg *ps_func(PsCache **cache, RtProgram *p, const char *buf, size_t n, const Func *fn, BrErr *e)
+{
+    PsHead h;
+    FProg *fp = NULL;
+    if (head_ok(buf, n, false, &h, e)) return NULL;
+    PsCache *c = unpack(p, buf, n, &h, &fp, e);
+    if (!c) return NULL;
+    c->next = *cache;
+    *cache = c;
+    if (!fp || fp->func != fn) {
+        br_err(e, BR_EFAIL, "rank %d: rank 0 sent another function than '%s'", dist_rank(), fn->name);
+        return NULL;
+    }
+    return fp;
 }
 
 int ps_funcs(const PsCache *cache)

@@ -47,12 +47,31 @@ struct RtDagShip {
  * -1 out of memory. */
 int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **why);
 
+/* A function a worker asks rank 0 for while its share runs (runtime/
+ * distparfor.c): packs rank 0's compiled fn (the specialization for
+ * sig, or with sig NULL the generic version; compiled now if rank 0 has
+ * not yet, its errors into d) with the functions it calls, as ps_pack
+ * packs a loop's. Returns 0, 1 with *why (not found by its name, does
+ * not compile, cannot travel), -1 out of memory. */
+int ps_pack_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d, StrBuf *out, const char **why);
+/* The function of name (in the namespace of key ns) as plans name it
+ * (a function computing an eval call's default parameter included). */
+Func *ps_find_func(const Program *ast, const char *ns, const char *name);
+
 /* Plans unpacked on a worker, kept for later tasks (by the bytes' hash). */
 typedef struct PsCache PsCache;
 /* The loop of plan bytes buf[0..n) in program p: from the cache, or
  * unpacked now (*fresh true; the functions join p->funcs). NULL with e
  * set when the bytes are damaged or come from another braid build. */
 PBlock *ps_loop(PsCache **cache, RtProgram *p, const char *buf, size_t n, bool *fresh, BrErr *e);
+/* The function plan bytes from ps_pack_func hold for fn, now in p's
+ * table (with the functions it calls; the bytes join the cache, as its
+ * instructions point into them); NULL with e set when the bytes are
+ * damaged, come from another build or hold another function. */
+FProg *ps_func(PsCache **cache, RtProgram *p, const char *buf, size_t n, const Func *fn, BrErr *e);
+/* The compiled version of fn for sig (NULL: the generic one) p holds
+ * (shipped, or compiled here); NULL if none. */
+FProg *ps_held(RtProgram *p, Func *fn, const FSig *sig);
 /* The functions every plan in the cache added to p->funcs. */
 int ps_funcs(const PsCache *cache);
 /* The shipped functions the plans did not add, as p held the same

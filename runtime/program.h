@@ -235,6 +235,11 @@ struct RtProgram {
     const RtHooks *hooks;
     RtBuiltinFn builtin;  /* the builtin library (bi_builtin) */
     void *cstate;         /* the compiler's state (plan/: statistics) */
+    /* Where a function this program does not hold comes from (the
+     * compiler's function hooks ask it instead of compiling): a remote
+     * parfor worker's shell program asks rank 0 (runtime/distparfor.c);
+     * NULL: compiled here. NULL with errors in d when it cannot come. */
+    FProg *(*fetch)(RtProgram *p, Func *fn, const FSig *sig, Diag *d);
 };
 
 void pblock_free(const RtProgram *p, PBlock *b);

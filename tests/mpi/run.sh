@@ -45,12 +45,12 @@ q() {
   { if [ -s "$tmp/q/$b" ]; then printf '%s\0' -then; fi
     printf '%s\0' "$@"; if [ "$o" != - ]; then printf '%s\0' -out "$o"; fi; } >> "$tmp/q/$b"
 }
-go() {   # (GO_NP=braid: braid's own launcher, braid -np NP, instead of mpirun)
+go() {   # (GO_NP=braid: braid's own launcher, braid -np NP, instead of mpirun; GO_WRAP=W: mpirun runs W BRAID ARGS)
   local b=$1 np=$2 a; shift 2
   [ -s "$tmp/q/$b" ] || return 0
   mapfile -d '' a < "$tmp/q/$b"; rm -f "$tmp/q/$b"
   if [ "${GO_NP:-}" = braid ]; then env "$@" BRAID_MPIRUN_OPTS=--oversubscribe timeout 1500 "$braid" -np "$np" "${a[@]}"
-  else env "$@" timeout 1500 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "${a[@]}"; fi
+  else env "$@" timeout 1500 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" ${GO_WRAP:-} "$braid" "${a[@]}"; fi
 }
 gone() {
   local b=$1 np=$2 what=$3; shift 3
@@ -296,7 +296,7 @@ fused_all
 # shipped PLANS NAME OUT: every remote loop travelled as its compiled
 # plan, the workers decoded plans and compiled nothing (runtime/planship.c)
 shipped() {
-  if grep -qE "^  \(remote parfor plans: $1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions(; [0-9]+ shipped functions were copies the workers held)?\)" "$3"
+  if grep -qE "^  \(remote parfor plans: $1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions(; [0-9]+ shipped functions were copies the workers held)?(; [0-9]+ functions came from rank 0 on request)?\)" "$3"
   then ok; else bad "$2: the plans were not shipped: $(grep 'parfor plans' "$3")"; fi
 }
 # remote parfor loops inside functions (pffunc.dml: a specialization
@@ -449,12 +449,12 @@ if want=$(BRAID_AMULET_FUSE=force "$braid" -s "$pfe" 2>&1) && BRAID_AMULET_FUSE=
 else bad "parfor with eval: a run failed: $(tail -n 3 "$tmp/pfe.out")"; fi
 # eval of a builtin library function by a name built at run time: no
 # candidate ships for it (the library has hundreds of functions, loaded
-# on first use), so the worker loads it from its installation and
-# compiles it, as rank 0 does when its own iterations call it: the same
-# binary (the plan's head checks the build) compiling the same file's
-# text for the same call gives the same program, and the result is the
-# local run's to the bit (runtime/planship.c add_eval_candidates;
-# docs/dist.md)
+# on first use), so the worker asks rank 0, while the shares run, for
+# the function as rank 0 compiled it (runtime/distparfor.c fetch_func,
+# serve_func; planship.c ps_pack_func): the workers compile nothing,
+# -stats counts the functions they received, and the result is the
+# local run's to the bit (docs/dist.md). The case where rank 0 cannot
+# send one is "parfor eval, rank 0 cannot send" (batch i3)
 pfb='X = rand(rows=10, cols=3, seed=1)
 R = matrix(0, rows=4, cols=2)
 parfor (i in 1:4, mode=REMOTE_SPARK) {
@@ -473,8 +473,8 @@ else bad "parfor eval of a builtin: the local run failed: $(tail -n 3 "$tmp/pfb/
 check_pfb() {
   if cmp -s "$tmp/pfb/l/R" "$tmp/pfb/d/R"; then ok
   else bad "parfor eval of a builtin: not the local result to the bit: $(head -n 2 "$tmp/pfb/d/R" 2>&1)"; fi
-  if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled [1-9][0-9]* programs or functions" "$tmp/pfb/d.out"
-  then ok; else bad "parfor eval of a builtin: not shipped, or no worker compile of the builtin: $(grep 'parfor plans' "$tmp/pfb/d.out")"; fi
+  if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfb/d.out"
+  then ok; else bad "parfor eval of a builtin: not shipped, a worker compiled, or no function came from rank 0: $(grep 'parfor plans' "$tmp/pfb/d.out")"; fi
 }
 # -gpu under mpirun: every rank opens its own OpenCL device. A remote
 # parfor body holding stitched GPU regions (a cell region with the loop
@@ -506,17 +506,51 @@ parfor (i in 1:4, mode=REMOTE_SPARK) {
   R2[i, 2] = sum(S * S)
 }
 print(toString(R2))'
-if ! want=$("$braid" -gpu force -s "$pfg" 2>&1); then
-  case $want in
-    *"no OpenCL platform"*|*"no OpenCL device"*) echo "mpi tests: the -gpu case skipped: $want" ;;
-    *) bad "parfor under -gpu: the local run failed: $want" ;;
+# The GPU backend's distributed gate: an instruction over a distributed
+# matrix never goes to the device. With the budget forced small X is
+# distributed; the elementwise work and the row and column aggregates
+# over it, which the local -gpu run stitches into GPU regions, form no
+# region under mpirun (codegen/stitchpass.c on_ranks: a region takes no
+# hop placed on the ranks or reading their matrix) and run as jobs, and X
+# is never collected to rank 0 (before, two regions over X ran on rank
+# 0's device, X collected for each); the result is the local run's
+dg='X = rand(rows=2000, cols=10, seed=3)
+Y = exp(X * 2) + X
+s = sum(Y * Y)
+Z = (X - rowMeans(X)) * 3 - abs(X)
+R = rbind(matrix(s, rows=1, cols=10), colSums(Z * Z))
+write(R, $1 + "R", format="csv")'
+# (both -gpu runs in batch i2: -gpu is a run's option, and each run
+# counts its own GPU statistics)
+if ! pfg_want=$("$braid" -gpu force -s "$pfg" 2>&1); then
+  case $pfg_want in
+    *"no OpenCL platform"*|*"no OpenCL device"*) echo "mpi tests: the -gpu case skipped: $pfg_want" ;;
+    *) bad "parfor under -gpu: the local run failed: $pfg_want" ;;
   esac
-elif mpi 2 -gpu force -stats -s "$pfg" > "$tmp/pfg.out" 2>&1; then
-  if [ "$(head -n 9 "$tmp/pfg.out")" = "$want" ]; then ok; else bad "parfor under -gpu: $(head -n 9 "$tmp/pfg.out") (local: $want)"; fi
+elif mkdir -p "$tmp/dg/l" "$tmp/dg/d" && printf '%s\n' "$dg" > "$tmp/dg.dml" &&
+     ! "$braid" -gpu force -stats -f "$tmp/dg.dml" -args "$tmp/dg/l/" > "$tmp/dg/l.out" 2>&1; then
+  bad "the GPU's distributed gate: the local run failed: $(tail -n 3 "$tmp/dg/l.out")"
+else
+  q i2 "$tmp/pfg.out" -gpu force -stats -s "$pfg"
+  q i2 "$tmp/dg/d.out" -gpu force -config "$tmp/bs7.xml" -stats -f "$tmp/dg.dml" -args "$tmp/dg/d/"
+  later+=(check_pfg)
+fi
+check_pfg() {
+  # (the batch's BRAID_DIST_TRACE lines out)
+  local got
+  got=$(grep -v '^dist job ' "$tmp/pfg.out" | head -n 9)
+  if [ "$got" = "$pfg_want" ]; then ok; else bad "parfor under -gpu: $got (local: $pfg_want)"; fi
   shipped 2 "parfor with stitched GPU regions" "$tmp/pfg.out"
   if grep -qE "^GPU stitched regions:[[:space:]]+[1-9][0-9]* runs" "$tmp/pfg.out"; then ok
   else bad "parfor under -gpu: no stitched region ran: $(grep -E 'GPU' "$tmp/pfg.out")"; fi
-else bad "parfor under -gpu: mpirun failed: $(tail -n 3 "$tmp/pfg.out")"; fi
+  compare "the GPU's distributed gate" "$tmp/dg/l" "$tmp/dg/d" R
+  # the local run stitches regions; over the distributed X none forms,
+  # the operators run as jobs, and X never comes to rank 0
+  if grep -qE "^GPU stitched regions:[[:space:]]+[1-9][0-9]* runs" "$tmp/dg/l.out" &&
+     ! grep -qE "^GPU stitched regions:[[:space:]]+[1-9]" "$tmp/dg/d.out" &&
+     grep -qE "^  (rowagg|colagg|piggyback|fused) " "$tmp/dg/d.out" && ! grep -qE "^  collect " "$tmp/dg/d.out"
+  then ok; else bad "the GPU's distributed gate: a region over a distributed matrix, or no job: $(grep -E '^GPU|^  [a-z]' "$tmp/dg/l.out" "$tmp/dg/d.out")"; fi
+}
 # the fusion plan follows the network's rate (pinned by the
 # configuration, so the plans are the same on every run): at 100 B/s Z is
 # materialized once (a row sum runs over it), at 1e15 B/s it is fused
@@ -820,6 +854,27 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   cp "$tmp/data/X.csv" "$tmp/data/B.csv"; cp "$tmp/data/X.csv.mtd" "$tmp/data/B.csv.mtd"
   sed -i '400s/^[^,]*,/1.5,abc,/' "$tmp/data/B.csv"
   errq "parfor error" "$pferr" "error: rank 2: line 3: boom at 3" -exec hybrid
+  # eval of a library function rank 0 cannot send: in this batch rank 1
+  # finds its library in $tmp/h1 (i3's launch runs each rank through
+  # rank1lib.sh: the library's files, linked, and one more, extraFn.dml),
+  # so its iteration's eval of extraFn asks rank 0 for the function
+  # (fetch_func), and rank 0 finds none: the loop fails with rank 0's
+  # reason (before, rank 1 compiled the function from its own library)
+  lib=${BRAID_HOME:+$BRAID_HOME/scripts/builtin}
+  [ -n "$lib" ] || lib=$(dirname "$braid")/../scripts/builtin
+  [ -d "$lib" ] || lib=$here/../../scripts/builtin
+  mkdir -p "$tmp/h1/scripts/builtin"
+  ln -s "$(cd "$lib" && pwd)"/* "$tmp/h1/scripts/builtin/"
+  printf 'extraFn = function(Matrix[Double] X) return (Matrix[Double] Y) { Y = X + 1 }\n' > "$tmp/h1/scripts/builtin/extraFn.dml"
+  printf '#!/bin/sh\n[ "${OMPI_COMM_WORLD_RANK:-}" != 1 ] || { BRAID_HOME=%s; export BRAID_HOME; }\nexec "$@"\n' "$tmp/h1" > "$tmp/rank1lib.sh"
+  chmod +x "$tmp/rank1lib.sh"
+  errq "parfor eval, rank 0 cannot send" 'X = rand(rows=4, cols=2, seed=1)
+R = matrix(0, rows=3, cols=1)
+parfor (i in 1:3, mode=REMOTE_SPARK) {
+  f = ifelse(i == 2, "extra" + "Fn", "sig" + "moid")
+  R[i, 1] = sum(eval(f, list(X)))
+}
+print(toString(R))' "error: rank 1: line [0-9]*: function 'extraFn': rank 0 could not send it: it finds no function 'extraFn' (do the ranks' libraries differ?)" -exec hybrid
   errq "bad csv" "X = read(\"$tmp/data/B.csv\"); print(sum(X))" "B.csv: line 400: bad number \"abc\" in column 2"
   printf '1 1 2.0\n3 x 1.0\n' > "$tmp/data/B.txt"
   errq "bad text" "X = read(\"$tmp/data/B.txt\", rows=3, cols=3); print(sum(X))" "B.txt: line 2: bad column index \"x\""
@@ -920,7 +975,7 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   # purpose; i2 and i4 with the later cases. The launch ends with a
   # rank killed under a plain mpirun (below; its status 1 by design)
   q i3 - -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
-  KILL_WAIT=1400 kill_rank2 "$tmp/killp.out" go i3 3 BRAID_DIST_TRACE=1
+  KILL_WAIT=1400 GO_WRAP="$tmp/rank1lib.sh" kill_rank2 "$tmp/killp.out" go i3 3 BRAID_DIST_TRACE=1
   kill_victim=$victim kill_rc=$rc
   if [ -n "${ga_queued:-}" ]; then check_ga "group A (np 3, bs7)" "$tmp/ga/d.out" "$tmp/ga/d"; fi
   # the same under a plain mpirun: rank 0 traces the ranks on its machine
