@@ -7,6 +7,9 @@
 #   ULA    sysds.compressed.linalg=false (the Row plans over X);
 #   CLA    =true (X compressed at the loop's entry; the Row plans over
 #          the compressed X: products looked up, q per tuple);
+#   NOROW  =true, the same binary with BRAID_CG_CLA_ROW=0: the plan the
+#          planner takes without Row operators over a compressed main
+#          input (l2svm: compressed X %*% s and tmm beside Cell operators);
 #   OTHER  =true with another braid binary (say one before a change: its
 #          plan over the compressed X), when given.
 # The modes alternate, REPS rounds after one that fills the kernel
@@ -52,17 +55,18 @@ print("RESULT " + sum(C))
 DML
 printf '<root><sysds.compressed.linalg>false</sysds.compressed.linalg></root>\n' > "$dir/false.xml"
 printf '<root><sysds.compressed.linalg>true</sysds.compressed.linalg></root>\n' > "$dir/true.xml"
-modes="ULA CLA"
+modes="ULA CLA NOROW"
 [ -n "$other" ] && modes="$modes OTHER"
 echo "cla_row_cpu: $rows rows x 12, 20 iterations, one thread, best of $reps alternated rounds; load $(cut -d' ' -f1-3 /proc/loadavg)"
 for alg in l2svm kmeans; do
   declare -A best=()
   for r in $(seq 0 "$reps"); do   # round 0 warms the kernel cache (not timed)
     for m in $modes; do
-      b=$braid cfg=true
+      b=$braid cfg=true row=1
       [ "$m" = ULA ] && cfg=false
+      [ "$m" = NOROW ] && row=0
       [ "$m" = OTHER ] && b=$other
-      /usr/bin/time -f "%U %S" -o "$dir/t" "$b" -threads 1 -f "$dir/$alg.dml" -config "$dir/$cfg.xml" -stats \
+      BRAID_CG_CLA_ROW=$row /usr/bin/time -f "%U %S" -o "$dir/t" "$b" -threads 1 -f "$dir/$alg.dml" -config "$dir/$cfg.xml" -stats \
         > "$dir/out.$m" 2>&1
       t=$(awk '{print $1 + $2}' "$dir/t")
       [ "$r" = 0 ] && continue

@@ -637,8 +637,15 @@ static int b_write(Value *a, BrErr *e)
             return br_err(e, BR_EARG, "write: data_type=\"%s\" but the value is a %s", dt, is);
     }
     if (x->kind == V_MATRIX && x->cla_lazy && o.format && !strcmp(o.format, "braid-binary")) {
-        ClaPlanOpts co = cla_plan_defaults();   /* compress(X) written: in compressed form */
-        MB *c = cla_compress(x->m, &co, e);
+        /* compress(X) written: in compressed form, the block's compressed
+         * copy where a loop made one (MB.cla_copy: a function's loop over
+         * its copy of X), else compressed now */
+        MB *cp = __atomic_load_n(&x->m->cla_copy, __ATOMIC_ACQUIRE), *c;
+        if (cp && cp != x->m && cp->cmb) c = mb_retain(cp);
+        else {
+            ClaPlanOpts co = cla_plan_defaults();
+            c = cla_compress(x->m, &co, e);
+        }
         if (!c) return e->code;
         Value cv = val_matrix(c);
         int rc = write_value(file, &cv, &o, e);

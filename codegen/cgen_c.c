@@ -38,6 +38,9 @@ typedef struct Gen {
                               cplan_row_main_taggs), by output index */
     int tq[SPOOF_MAXOUT];
     bool tq_left[SPOOF_MAXOUT];
+    bool cq;               /* Row, dense: the loop over a compressed main
+                              input whose every product and q the skeleton
+                              gives (pq, tq): the main row is not read */
 } Gen;
 
 /* C expression of operator node x over operand expressions a[] (ops.def's
@@ -241,6 +244,7 @@ static void emit_row_prefetch(const Gen *g, bool decl, const char *ind)
         sb_printf(b, ";\n%sconst int64_t pfd = pfs > 0 ? (1024 + pfs - 1) / pfs : 0;\n", ind);
         return;
     }
+    if (g->cq) return;   /* no row read but the side inputs' (few, short) */
     sb_printf(b, "%sif (i + pfd < r1) {\n", ind);
     for (int k = 0; k < p->nin; k++) {
         if (k == p->main) sb_printf(b, "%s    cg_pfrow(a + pfd * S[%d], L[%d]);\n", ind, k, k);
@@ -610,7 +614,12 @@ static void emit_row_node(const Gen *g, int i, const char *ind)
         char off[160];
         if (!sp && pq_index(g, i, off, sizeof off) >= 0) {
             /* the skeleton's product of the row (P[nin]), if given */
-            if (x->vc == VC_CELL)
+            if (g->cq && x->vc == VC_CELL)
+                sb_printf(b, "%sconst double t%d = pq[(i - r0) * pqw + %s];\n", ind, i, off);
+            else if (g->cq)
+                sb_printf(b, "%sfor (int64_t k = 0; k < L[%d]; k++) v%d[k] = pq[(i - r0) * pqw + %s + k];\n", ind, bi, i,
+                          off);
+            else if (x->vc == VC_CELL)
                 sb_printf(b, "%sconst double t%d = pq ? pq[(i - r0) * pqw + %s] : cg_dot(%s, P[%d], %s);\n", ind, i,
                           off, ptr, bi, len);
             else
@@ -678,14 +687,16 @@ static void emit_row_out(const Gen *g, int t, const char *out, const char *ind, 
         bool tqr = tq_index(g, r, &qn, toff, sizeof toff) >= 0;
         if (tqr) {
             /* q's row to the skeleton (P[nin + 1]), if it takes it */
+            const char *cond = g->cq ? "" : "if (tq) ";
             if (p->n[qn].vc == VC_VEC) {
                 vec_ref(g, qn, ptr, sizeof ptr, len, sizeof len);
-                sb_printf(b, "%sif (tq) { double *restrict d = tq + (i - r0) * tqw + %s; for (int64_t k = 0; k < %s; k++) d[k] = %s[k]; }\n",
-                          ind, toff, len, ptr);
+                sb_printf(b, "%s%s{ double *restrict d = tq + (i - r0) * tqw + %s; for (int64_t k = 0; k < %s; k++) d[k] = %s[k]; }\n",
+                          ind, cond, toff, len, ptr);
             } else {
                 row_elem(g, qn, e, sizeof e);
-                sb_printf(b, "%sif (tq) tq[(i - r0) * tqw + %s] = %s;\n", ind, toff, e);
+                sb_printf(b, "%s%stq[(i - r0) * tqw + %s] = %s;\n", ind, cond, toff, e);
             }
+            if (g->cq) break;
             sb_printf(b, "%selse {\n", ind);
         }
         char bp[48], bl[32];
@@ -1349,6 +1360,21 @@ static void gen_row(const CPlan *p, StrBuf *b)
             else sb_puts(b, " + 1");
         }
         sb_puts(b, ";\n    (void)tq; (void)tqw;\n");
+    }
+    /* a compressed main input whose products and q rows the skeleton
+     * gives (kernels/spoof_row.c cmb_rows: its rows not decompressed): a
+     * loop without the row, its branches and prefetches, that the
+     * compiler can vectorize (l2svm's step ran its per-row loop at
+     * about 9 ns a row beside the Cell operator's flat loop, docs/cla.md) */
+    if (only && g.nprod + g.ntq > 0 && !blocked) {
+        sb_printf(b, "    if (%s) {\n        for (int64_t i = r0; i < r1; i++) {\n",
+                  !g.ntq ? "pq" : !g.nprod ? "tq" : "pq && tq");
+        g.cq = true;
+        emit_row_inputs(&g, "            ", MAIN_SKIP);
+        emit_row_body(&g, "            ");
+        emit_row_root(&g, "            ", rowout ? "(out + (i - r0) * ldo)" : "out");
+        g.cq = false;
+        sb_puts(b, "        }\n        return;\n    }\n");
     }
     if (blocked) emit_row_blocked(&g);
     emit_row_prefetch(&g, true, "    ");

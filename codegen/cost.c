@@ -724,6 +724,16 @@ static double dec_time(const CgMachine *mc, double cells)
     return cells * (mc->cla_dec > 0 ? mc->cla_dec : 2) / mc->flops;
 }
 
+/* Seconds of decompressing the compressed h for an operator that reads
+ * it dense: none where the run time keeps its decompressed copy
+ * (runtime/cla_rt.c decompressed: dense bytes at most 1/16 of the
+ * budget; from its second read on, as in a loop: l2svm's labels beside
+ * its Row plan), else a decompression per run. */
+static double dec_side(const CgMachine *mc, const Hop *h)
+{
+    return 8 * cells(h) <= br_mem_budget() / 16 ? 0 : dec_time(mc, cells(h));
+}
+
 /* Floating-point operations of h as a basic operation. */
 static double hop_flops(const Hop *h)
 {
@@ -863,9 +873,18 @@ static void row_cla(const CostCtx *x, CVec *v)
 {
     int main_id = row_mm_main(v);
     const Hop *X = main_id >= 0 ? x->m->hop[main_id] : NULL;
+    /* BRAID_CG_CLA_ROW=0: no Row operator over a compressed main input
+     * (the A/B of bench/cla_row_cpu.sh: the plan the planner would take
+     * without it, in the same binary); a finite price, as a plan of
+     * infinite cost falls back to fusing all */
+    const char *ab = getenv("BRAID_CG_CLA_ROW");
+    if (cmp_hop(X) && ab && !strcmp(ab, "0")) {
+        v->xtime = 1e6;
+        return;
+    }
     for (int i = 0; i < v->nin; i++) {
         const Hop *in = x->m->hop[v->in[i]];
-        if (in != X && cmp_hop(in)) v->xtime += dec_time(x->mc, cells(in));
+        if (in != X && cmp_hop(in)) v->xtime += dec_side(x->mc, in);
     }
     if (!cmp_hop(X)) return;
     bool rows = !row_looks_up(X);
@@ -1481,7 +1500,7 @@ static void add_work(CostCtx *x, const Hop *h, CVec *v, bool fused_op)
         int nm = 0;
         for (int i = 0; i < h->nin; i++) nm += h->in[i] && h->in[i]->dt == DT_MATRIX && (i == 0 || h->in[i] != a);
         for (int i = 0; i < h->nin && nm > 1; i++)
-            if (cmp_hop(h->in[i]) && (i == 0 || h->in[i] != a)) v->xtime += dec_time(x->mc, cells(h->in[i]));
+            if (cmp_hop(h->in[i]) && (i == 0 || h->in[i] != a)) v->xtime += dec_side(x->mc, h->in[i]);
     }
     if (h->kind == H_REORG && h->op == OP_TRANS && a) { v->flops += cells(a) * sparsity(a); return; }
     v->flops += v->type == T__N ? hop_flops(h) * basic_density(h) : hop_flops(h);

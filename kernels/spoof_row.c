@@ -279,8 +279,9 @@ static int prod_init(RCtx *x, BrErr *e)
  * row ranges (one each, finished into its partial) are small against
  * the cells. A q block that is not finite, or sums that overflow, make
  * the range run again over decompressed rows (cmb_rows). */
-static void tq_init(RCtx *x, int64_t nsb)
+static void tq_init(RCtx *x, int64_t *nsbp)
 {
+    int64_t nsb = *nsbp;
     const SpoofRow *op = x->op;
     const MB *mm = op->in.m[op->main];
     if (op->ntq < 1 || op->ntq > x->nout || op->cla_look < 0 || mb_has_nonfinite(mm)) return;
@@ -293,9 +294,18 @@ static void tq_init(RCtx *x, int64_t nsb)
         w += x->tqk[j];
     }
     if (w < 1 || w > 256) return;
-    if (op->cla_look == 0 && (2 * cla_rowtl_passes(mm, w) > mm->cols ||
-                              (double)cla_rowtl_cells(mm, w) * (double)nsb > 0.5 * (double)mm->rows * (double)mm->cols))
+    /* each range's accumulators are cleared and finished (dict^T sums,
+     * about its cells): fewer ranges than the rows' super-blocks, so that
+     * the finishes stay about 1/32 of the passes over the rows (l2svm's
+     * step over 1M rows, 5 groups, 12,545 cells: 64 finishes took more
+     * CPU than the passes, docs/cla.md); a choice from the data alone,
+     * the same sums whatever the threads */
+    double passes = (double)cla_rowtl_passes(mm, w), tc = (double)cla_rowtl_cells(mm, w);
+    double lim = (double)mm->rows * passes / (32 * tc);
+    if (lim < (double)nsb) nsb = BR_MAX(1, (int64_t)lim);
+    if (op->cla_look == 0 && (2 * passes > mm->cols || tc * (double)nsb > 0.5 * (double)mm->rows * (double)mm->cols))
         return;
+    *nsbp = nsb;
     x->tl = true;
     x->tw = w;
     cla_stats_op("spoofRowCLAtl");
@@ -536,7 +546,7 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     int64_t cap = BR_MAX(1, PART_BUDGET / (8 * BR_MAX(x.psize, 1)));
     int64_t nsb = (int64_t)ceil(cells / SB_CELLS);
     nsb = BR_MAX(1, BR_MIN(BR_MIN(nsb, SB_MAX), BR_MIN(cap, BR_MAX(M, 1))));
-    if (x.cmb_main) tq_init(&x, nsb);
+    if (x.cmb_main) tq_init(&x, &nsb);
     double *parts = br_malloc((size_t)nsb * (size_t)BR_MAX(x.psize, 1) * sizeof(double));
     if (!parts) { rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     for (int64_t b = 0; b < nsb; b++)

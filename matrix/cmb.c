@@ -124,6 +124,7 @@ MB *cmb_new(int64_t rows, int64_t cols, ClaGroup **groups, int n, BrErr *e)
 void cmb_free(struct CMB *c)
 {
     if (!c) return;
+    mb_release(c->dec);
     for (int i = 0; i < c->ngroups; i++) cla_group_release(c->groups[i]);
     free(c->groups);
     free(c);

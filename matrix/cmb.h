@@ -64,6 +64,11 @@ typedef struct ClaGroup {
 struct CMB {
     int ngroups;
     ClaGroup **groups;  /* owned references */
+    /* the decompressed values kept for operators that read them again
+     * (runtime/cla_rt.c cla_rt_decompressed): owned, set once
+     * (atomically); ndec counts the decompressions before it */
+    struct MB *dec;
+    int ndec;
 };
 
 static inline bool mb_is_cmb(const MB *m) { return m && m->cmb; }

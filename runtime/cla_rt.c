@@ -120,6 +120,30 @@ static int run_fused(Rt *rt, const Instr *in, Value *regs, BrErr *e)
     return rc;
 }
 
+/* The dense values of the compressed block m for an operator that does
+ * not take it compressed: decompressed, and from the second time kept on
+ * the block (CMB.dec, shared and freed with it) where its dense bytes
+ * are at most 1/16 of the memory budget: a loop's side input read
+ * densely every iteration (l2svm's labels under `true`, beside the Row
+ * plan over the compressed X: 20 decompressions of 1M rows, each a fresh
+ * 8 MB block) is decompressed twice, then read (docs/cla.md). */
+static MB *decompressed(const MB *m, BrErr *e)
+{
+    struct CMB *c = m->cmb;
+    MB *k = __atomic_load_n(&c->dec, __ATOMIC_ACQUIRE);
+    if (k) return mb_retain(k);
+    int64_t t0 = br_now_ns();
+    MB *d = cmb_decompress(m, e);
+    if (!d) return NULL;
+    cla_stats_decompress(br_now_ns() - t0);
+    if (__atomic_add_fetch(&c->ndec, 1, __ATOMIC_RELAXED) >= 2 && (double)mb_bytes(d) <= br_mem_budget() / 16) {
+        MB *none = NULL;
+        mb_retain(d);
+        if (!__atomic_compare_exchange_n(&c->dec, &none, d, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) mb_release(d);
+    }
+    return d;
+}
+
 int cla_rt_exec(Rt *rt, Frame *f, const Instr *in, Value *regs, int nregs, ClaRunFn run, BrErr *e)
 {
     Value *sh = malloc(((size_t)nregs + 1) * sizeof(Value));
@@ -136,10 +160,8 @@ int cla_rt_exec(Rt *rt, Frame *f, const Instr *in, Value *regs, int nregs, ClaRu
     for (int k = 0; k < in->nin && !rc; k++) {
         int r = in->in[k];
         if (r < 0 || !is_cmb(&sh[r]) || accepts(in, k, regs)) continue;
-        int64_t t0 = br_now_ns();
-        MB *d = cmb_decompress(sh[r].m, e);
+        MB *d = decompressed(sh[r].m, e);
         if (!d) { rc = e->code; break; }
-        cla_stats_decompress(br_now_ns() - t0);
         sh[r] = val_matrix(d);
         subst[ns] = r;
         tmp[ns++] = d;
