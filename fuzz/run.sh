@@ -26,7 +26,7 @@ mkdir -p "$out/corpus" "$out/seeds" "$out/obj"
 # header's changed struct compiled into only some objects gave false finds)
 objs=""
 hdr=$(ls -t ./*/*.h | head -n 1)
-for f in base/*.c matrix/*.c io/*.c runtime/config.c lang/*.c; do
+for f in base/*.c matrix/*.c io/*.c runtime/config.c gpu/profspec.c lang/*.c; do
   o="$out/obj/$(echo "$f" | tr / _).o"
   if [ ! -f "$o" ] || [ "$f" -nt "$o" ] || [ fuzz/run.sh -nt "$o" ] || [ "$hdr" -nt "$o" ]; then
     # shellcheck disable=SC2086

@@ -51,21 +51,6 @@ static bool prof_plausible(const GpuProfile *p)
     return true;
 }
 
-bool gpu_profile_parse(const char *spec, GpuProfile *p)
-{
-    GpuProfile q = {0};
-    char tail;
-    int k = sscanf(spec, "%lf %lf %lf %lf %lf %lf %c", &q.launch_s, &q.bw, &q.xfer_bw, &q.sync_s, &q.copy_bw,
-                   &q.down_bw, &tail);
-    if (k != 3 && k != 6) return false;
-    if (k == 3) q.sync_s = q.launch_s, q.copy_bw = q.bw, q.down_bw = q.xfer_bw;
-    if (!(q.launch_s > 0 && q.bw > 0 && q.xfer_bw > 0 && q.sync_s > 0 && q.copy_bw > 0 && q.down_bw > 0) ||
-        !isfinite(q.launch_s + q.bw + q.xfer_bw + q.sync_s + q.copy_bw + q.down_bw))
-        return false;
-    *p = q;
-    return true;
-}
-
 static void env_read(void)
 {
     const char *v = getenv("BRAID_GPU_PROFILE");
