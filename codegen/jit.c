@@ -866,13 +866,15 @@ static void slot_release(void)
     pthread_mutex_unlock(&slot_mu);
 }
 
-/* Ends job jk's shell and compiler (their process group) and reaps it. */
+/* Closes job j's pidfd (wait_any), if it has one. */
 static void pfd_close(Job *j)
 {
     if (j->pfd >= 0) close(j->pfd);
     j->pfd = -1;
 }
 
+/* Ends job j's compiler (its process group), reaps it and removes the
+ * job's files. */
 static void kill_job(Job *j)
 {
     pfd_close(j);
@@ -891,7 +893,7 @@ static void abandon(Batch *bt, int jk)
     Job *j = &bt->jobs[jk];
     j->running = false;
     if (!detach(bt, j)) kill_job(j);
-    pfd_close(j);
+    pfd_close(j);   /* detached: braid waits on it no more */
     slot_release();
     for (int i = 0; i < j->n; i++) __atomic_store_n(&bt->op[j->idx[i]]->ready, -1, __ATOMIC_RELEASE);
 }
