@@ -17,21 +17,23 @@ set.seed(5)
 x2 <- round(rnorm(60), 3)
 x2[c(3, 4, 10, 20, 21, 22, 40, 41, 55, 60)] <- NA
 x3 <- c(NA, 2, NA, NA, 5)           # ties: sizes 1 and 2 once each (most frequent: 2)
-x4 <- c(1, 2, 3)
-wmat("s1.csv", st(x1)); wmat("s2.csv", st(x2)); wmat("s3.csv", st(x3)); wmat("s4.csv", st(x4))
+wmat("s1.csv", st(x1)); wmat("s2.csv", st(x2)); wmat("s3.csv", st(x3))
+# x1's report with one bin, in SystemDS's format: numbers as Java prints a
+# double, its printf lines, and its overview lines with count and size
+# swapped (SystemDS's script prints them so)
 s <- st(x1)
-w <- ceiling(11 / 4)
-binl <- character(0)
-for (b in 1:4) {
-  lo <- (b - 1) * w + 1; hi <- min(b * w, 11); nb <- sum(is.na(x1[lo:hi]))
-  binl <- c(binl, sprintf("  bin %d (%d values from %d to %d): %d missing (%s%%)", b, hi - lo + 1, lo, hi, nb,
-                          jstr(100 * nb / (hi - lo + 1))))
-}
-wlines("stdout.txt", c("Length of time series: 11", "Number of missing values: 7",
-  paste0("Percentage of missing values: ", jstr(100 * 7 / 11), "%"), "Number of gaps: 4",
-  paste0("Average gap size: ", jstr(s[5])), "Longest gap: 3", "Most frequent gap size: 1",
-  "Gap size accounting for most missing values: 3", "Stats for bins:", binl,
-  "Gap sizes and their frequencies:", "  1 NA in a row: 2 times", "  2 NA in a row: 1 times",
-  "  3 NA in a row: 1 times"))
+g <- rle(is.na(x1)); g <- g$lengths[g$values]
+tb <- table(factor(g, levels = 1:max(g)))
+sep <- "-------------------------"
+ov <- character(0)
+for (i in 1:max(g)) if (tb[i] > 0) ov <- c(ov, sprintf(" %.0f NA in a row: %d times", tb[[i]], i))
+wlines("stdout.txt", c(sep, "Length of time series:", jstr(11), sep, "Number of Missing Values:", jstr(7),
+  sep, "Percentage of Missing Values:", sprintf("%3.2f %%", 7 / 11), sep, "Number of Gaps:", jstr(4),
+  sep, "Average Gap Size:", sprintf("%3.2f %%", s[5]), sep,
+  "Longest NA gap (series of consecutive NAs)", jstr(s[6]), sep,
+  "Most frequent gap size (series of consecutive NA series)", jstr(s[7]), sep,
+  "Gap size accounting for most NAs", jstr(s[8]), sep, "Stats for Bins",
+  sprintf("  Bin %d (%2.0f values from %2.0f to %2.0f):%5.0f NAs (%3.2f %%)", 1, 11, 1, 11, 7, 7 / 11),
+  sep, "Overview NA Series", ov, sep))
 source("ref/_refdata.R")
 wref("x2", matrix(ifelse(is.na(x2), 0, x2), ncol = 1))
