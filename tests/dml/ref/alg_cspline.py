@@ -52,7 +52,7 @@ def wcol(name, v):
 
 X = [float(i) for i in range(8)]
 Y = [math.sin(a) + a / 3 for a in X]
-xs = [0.0, 0.35, 1.1, 1.5, 2.9, 4.0, 6.9, 7.0]
+xs = [0.05, 0.35, 1.1, 1.5, 2.9, 4.0, 6.9, 7.0]
 K = natural_slopes(X, Y)
 wcol("P.csv", [value(X, Y, K, v) for v in xs])
 wcol("K.csv", K)
