@@ -121,7 +121,7 @@ static LangOptions lang_options(const BraidRunOptions *o)
  * text each, every string an 8-byte length (-1: none) and its bytes. */
 static struct {
     bool shared;
-    char *text, *canon, *pack;
+    char *text, *canon, *pack, *bdir;   /* bdir: rank 0's builtin library folder */
     int64_t len;
     LangSource *src;   /* workers: the source()d files received */
     int nsrc;
@@ -196,18 +196,23 @@ static bool unpack_sources(const char *b, int64_t n)
 
 static void share_script(const BraidRunOptions *o)
 {
-    if (!dist_active() || o->text || !o->file) return;
+    if (!dist_active() || (!o->text && !o->file)) return;
     char *text = NULL, *canon = NULL, *pack = NULL;
     size_t len = 0;
-    int64_t pn = -1, n, cn;
-    if (dist_rank() == 0 && (text = lang_read_script(o->file, &len))) {
-        canon = realpath(o->file, NULL);
-        LangOptions lo = lang_options(o);
-        if ((g_script.d = diag_new())) g_script.ast = lang_load_text(text, len, o->file, canon, &lo, g_script.d);
+    int64_t pn = -1, n, cn, bn;
+    LangOptions lo = lang_options(o);
+    /* -s text: every rank has the script; the files it loads travel */
+    if (dist_rank() == 0 && (o->text || (text = lang_read_script(o->file, &len)))) {
+        canon = o->text ? NULL : realpath(o->file, NULL);
+        if ((g_script.d = diag_new()))
+            g_script.ast = o->text ? lang_load_string(o->text, "<script>", &lo, g_script.d)
+                                   : lang_load_text(text, len, o->file, canon, &lo, g_script.d);
         if ((pack = pack_sources(g_script.ast, &pn)) == NULL) pn = -1;
     }
     g_script.text = dist_share(text, text ? (int64_t)len : -1, &n);
     g_script.canon = dist_share(canon, canon ? (int64_t)strlen(canon) : -1, &cn);
+    g_script.bdir = dist_share(dist_rank() == 0 ? lo.builtin_dir : NULL,
+                               dist_rank() == 0 ? (int64_t)strlen(lo.builtin_dir) : -1, &bn);
     g_script.len = n;
     g_script.pack = dist_share(pack, pn, &pn);
     if (dist_rank() > 0 && g_script.pack && !unpack_sources(g_script.pack, pn)) {
@@ -230,6 +235,7 @@ static void unshare_script(void)
     free(g_script.src);
     free(g_script.text);
     free(g_script.canon);
+    free(g_script.bdir);
     free(g_script.pack);
     lang_program_free(g_script.ast);
     diag_free(g_script.d);
@@ -242,7 +248,6 @@ static void unshare_script(void)
  * script) the file, whose error rank 0 reports. */
 static Program *load_script(const BraidRunOptions *o, const LangOptions *lo, Diag **d)
 {
-    if (o->text) return lang_load_string(o->text, "<script>", lo, *d);
     if (g_script.shared && g_script.d) {
         Program *p = g_script.ast;
         diag_free(*d);
@@ -251,12 +256,19 @@ static Program *load_script(const BraidRunOptions *o, const LangOptions *lo, Dia
         g_script.d = NULL;
         return p;
     }
-    if (g_script.shared && g_script.text) {
+    if (g_script.shared && dist_rank() > 0 && (o->text || g_script.text)) {
+        /* a worker: rank 0's files under rank 0's names; a library file
+         * rank 0 had not loaded comes from rank 0 too, never from this
+         * machine's library folder (docs/dist.md) */
         LangOptions so = *lo;
         so.sources = g_script.src;
         so.nsources = g_script.nsrc;
+        if (g_script.bdir) so.builtin_dir = g_script.bdir;
+        so.lib_fetch = rt_dist_lib_fetch;
+        if (o->text) return lang_load_string(o->text, "<script>", &so, *d);
         return lang_load_text(g_script.text, (size_t)g_script.len, o->file, g_script.canon, &so, *d);
     }
+    if (o->text) return lang_load_string(o->text, "<script>", lo, *d);
     if (g_script.shared && dist_rank() > 0) return NULL;
     return lang_load_file(o->file, lo, *d);
 }
@@ -291,6 +303,7 @@ static int run_one(const BraidRunOptions *o, bool last)
     dist_set_blocksize(cfg.blocksize);
     br_set_blocksize(cfg.blocksize);
     dist_set_piggyback(cfg.piggyback);
+    cg_set_amulet_mode(cfg.amulet_fuse);   /* per run: a -then batch may differ */
     if (o->threads > 0) cfg.threads = o->threads;
     /* ranks on one machine share its cores */
     if (cfg.threads == 0 && dist_active() && dist_local_size() > 1) {

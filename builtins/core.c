@@ -696,13 +696,8 @@ int bi_call_defaults(Rt *rt, Frame *f, Func *fn, Value *bound, const char *who, 
 
 const char *bi_ns_of(const Rt *rt, Span sp)
 {
-    if (!sp.file) return "";
-    const Program *p = rt->prog->ast;
-    for (int i = 0; i < lang_nfuncs(p); i++) {
-        Func *fn = lang_func(p, i);
-        if (fn->file && (fn->file == sp.file || !strcmp(fn->file, sp.file))) return fn->ns;
-    }
-    return "";
+    /* under the program's lock: another thread may load a library file */
+    return lang_ns_of_file(rt->prog->ast, sp.file);
 }
 
 /* evalList's result: all outputs of fn as a list named by fn's output

@@ -35,7 +35,7 @@
  *
  * Cost-based policy only (the others have no machine constants).
  * BRAID_AMULET_FUSE=0 disables it, =force makes every candidate free
- * (tests). The where-loops are interned in the context by their body
+ * (tests); a run's sysds.amulet.fuse (cg_set_amulet_mode) overrides it. The where-loops are interned in the context by their body
  * text, so instructions and recompiled DAGs may keep pointers to them. */
 #include "amulet.h"
 #include "../matrix/mb.h"
@@ -371,8 +371,15 @@ const WhereLoop *cg_amulet_loop(CgContext *c, const char *sig, Span sp)
 
 /* ---- the template's conditions ---- */
 
+static int g_am_mode = -1;   /* the run's sysds.amulet.fuse; -1: not given */
+
+void cg_set_amulet_mode(int mode) { __atomic_store_n(&g_am_mode, mode, __ATOMIC_RELAXED); }
+
 const char *am_tpl_mode(void)
 {
+    static const char *const names[] = {"0", "cost", "force"};
+    int k = __atomic_load_n(&g_am_mode, __ATOMIC_RELAXED);
+    if (k >= 0 && k <= 2) return names[k];
     const char *m = getenv("BRAID_AMULET_FUSE");
     return m && *m ? m : "cost";
 }

@@ -272,7 +272,8 @@ bool cg_dead_ref(const Memo *m, const uint8_t *ban, const MEntry *e);
  * directory) on first use. */
 void cg_machine_ctx(CgContext *c, CgMachine *mc);
 
-/* The AMULET template (amulet_tpl.c). am_tpl_mode: BRAID_AMULET_FUSE
+/* The AMULET template (amulet_tpl.c). am_tpl_mode: the run's
+ * sysds.amulet.fuse (cg_set_amulet_mode), else BRAID_AMULET_FUSE
  * ("cost", "0" off, "force": every candidate costs nothing).
  * am_tpl_candidate: can product h hold AMULET entries (exploration);
  * am_tpl_operand: may they reference its input i. A fused region is

@@ -70,6 +70,10 @@ typedef struct CgContext CgContext;
 
 CgContext *cg_context_new(const CgOptions *o);
 void cg_context_free(CgContext *c);
+/* The AMULET template's mode for the runs from now on (a run's
+ * sysds.amulet.fuse): 0 off, 1 cost, 2 force; -1 BRAID_AMULET_FUSE's,
+ * else cost (docs/amulet.md). */
+void cg_set_amulet_mode(int mode);
 const CgStats *cg_stats(const CgContext *c);
 
 /* Executes the fused operator op (an H_SPOOF hop's handle) over its

@@ -377,21 +377,51 @@ void part_drop(int64_t id)
 
 /* ---- agreement: every rank learns whether any failed ---- */
 
+/* The script file of the last error a rank reported with its position
+ * (BrErr.at.file on rank 0 points here until the next such error). */
+static char g_err_file[1024];
+
 int agree(bool failed, BrErr *e)
 {
     /* the lowest failing rank reports: for a parallel read, the error of
-     * the earliest line */
+     * the earliest line. Its message travels with its script position
+     * (line, column, file; none: line 0), so that rank 0 names the file
+     * of a remote parfor body's function as a local error does */
     int mine = failed ? g_rank : g_size, who = g_size;
     MPI_Allreduce(&mine, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (who == g_size) return 0;
-    if (who != 0) {
-        if (g_rank == who) send_bytes(e->msg, strlen(e->msg) + 1, 0);
-        if (g_rank == 0) {
-            size_t n;
-            char *msg = recv_bytes(who, &n);
-            br_err(e, BR_EFAIL, "rank %d: %s", who, msg ? msg : "failed");
-            free(msg);
+    if (who != 0 && g_rank == who) {
+        int32_t at[2] = {e->at.line > 0 ? e->at.line : 0, e->at.col};
+        const char *file = e->at.line > 0 && e->at.file ? e->at.file : "";
+        size_t fl = strnlen(file, sizeof g_err_file - 1), ml = strlen(e->msg);
+        char *b = malloc(sizeof at + fl + 1 + ml + 1);
+        if (b) {
+            memcpy(b, at, sizeof at);
+            memcpy(b + sizeof at, file, fl);
+            b[sizeof at + fl] = 0;
+            memcpy(b + sizeof at + fl + 1, e->msg, ml + 1);
         }
+        if (b) send_bytes(b, sizeof at + fl + 1 + ml + 1, 0);
+        else send_bytes("\0\0\0\0\0\0\0\0\0out of memory", 23, 0);
+        free(b);
+    }
+    if (who != 0 && g_rank == 0) {
+        size_t n;
+        char *b = recv_bytes(who, &n);
+        int32_t at[2] = {0, 0};
+        const char *file = "", *msg = "failed";
+        if (b && n > sizeof at) {
+            memcpy(at, b, sizeof at);
+            file = b + sizeof at;
+            const char *z = memchr(file, 0, n - sizeof at);
+            msg = z && z + 1 < b + n && !b[n - 1] ? z + 1 : (at[0] = 0, file = "", "a damaged error message");
+        }
+        br_err(e, BR_EFAIL, "rank %d: %s", who, msg);
+        if (at[0] > 0) {
+            snprintf(g_err_file, sizeof g_err_file, "%s", file);
+            e->at = (Span){g_err_file[0] ? g_err_file : NULL, at[0], at[1]};
+        }
+        free(b);
     }
     return -1;
 }

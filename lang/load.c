@@ -187,12 +187,12 @@ static bool parse_into(Program *p, LFile *lf, const char *text, size_t len, Diag
 }
 
 /* Loads the existing file at path (canonical canon) as a new LFile: the
- * shipped text of that path if there is one, else the file's. A
- * source()d file keeps its text (lang_source). */
+ * text given, else the shipped text of that path if there is one, else
+ * the file's. The file keeps its text (lang_source). */
 static LFile *load_new(Program *p, const char *path, const char *canon, bool lib,
-                       Diag *d, Span at)
+                       const LangSource *given, Diag *d, Span at)
 {
-    const LangSource *sh = lib ? NULL : shipped(p, path);
+    const LangSource *sh = given ? given : shipped(p, path);
     LFile *lf = arena_alloc(p->arena, sizeof(LFile));
     if (!lf) {
         oom(d, path);
@@ -216,18 +216,14 @@ static LFile *load_new(Program *p, const char *path, const char *canon, bool lib
         return lf;
     }
     const char *src = sh ? sh->text : text;
-    bool ok = true;
-    if (!lib) {
-        char *keep = arena_alloc(p->arena, len + 1);
-        if (keep) {
-            memcpy(keep, src, len);
-            keep[len] = 0;
-            lf->text = keep;
-            lf->len = len;
-        }
-        ok = keep != NULL;
+    char *keep = arena_alloc(p->arena, len + 1);
+    if (keep) {
+        memcpy(keep, src, len);
+        keep[len] = 0;
+        lf->text = keep;
+        lf->len = len;
     }
-    ok = ok && parse_into(p, lf, src, len, d);
+    bool ok = keep != NULL && parse_into(p, lf, src, len, d);
     free(text);
     if (!ok) {
         oom(d, path);
@@ -280,7 +276,7 @@ static void do_import(Program *p, LFile *f, const SourceImport *si, Diag *d)
     } else {
         const char *canon = canon_of(p, found);
         LFile *t = canon ? find_file_canon(p, canon) : NULL;
-        if (!t && canon) t = load_new(p, found, canon, false, d, si->span);
+        if (!t && canon) t = load_new(p, found, canon, false, NULL, d, si->span);
         if (t) {
             for (int i = 0; i < f->naliases; i++) {
                 if (strcmp(f->aliases[i].alias, si->alias) == 0 && f->aliases[i].file != t) {
@@ -332,8 +328,26 @@ static LFile *load_library(Program *p, const char *name, Diag *d, Span at, bool 
         return NULL;
     }
     LFile *lf = NULL;
-    if (is_file(path)) {
-        const char *canon = canonical(p->arena, path);
+    const LangSource *sh = shipped(p, path);
+    LangSource got = {0};
+    for (int i = 1; !sh && p->opts.lib_fetch && !lf && i < p->nfiles; i++)
+        if (p->files[i]->builtin_lib && !strcmp(p->files[i]->path, path)) lf = p->files[i];   /* asked before */
+    if (!sh && p->opts.lib_fetch && !lf) {
+        /* a worker: rank 0's file, whatever this machine holds */
+        if (p->opts.lib_fetch(p->opts.lib_arg, name, &got) && got.canon && got.text) {
+            lf = find_file_canon(p, got.canon);
+            const char *canon = lf ? NULL : arena_strdup(p->arena, got.canon);
+            if (!lf && !canon) {
+                diag_error(d, at, "out of memory while loading '%s'", path);
+                *failed = true;
+            }
+            if (canon && (lf = load_new(p, path, canon, true, &got, d, at))) load_imports(p, d);
+        }
+        free((char *)got.path);
+        free((char *)got.canon);
+        free((char *)got.text);
+    } else if (sh || is_file(path)) {
+        const char *canon = canon_of(p, path);
         if (!canon && errno == ENOMEM) {
             diag_error(d, at, "out of memory while loading '%s'", path);
             *failed = true;
@@ -341,7 +355,7 @@ static LFile *load_library(Program *p, const char *name, Diag *d, Span at, bool 
         if (canon) {
             lf = find_file_canon(p, canon);
             if (!lf) {
-                lf = load_new(p, path, canon, true, d, at);
+                lf = load_new(p, path, canon, true, NULL, d, at);
                 if (lf) load_imports(p, d);
             }
         }
@@ -554,6 +568,8 @@ static Program *program_new(const LangOptions *o)
         p->opts.npredefined = np;
         p->opts.sources = o->nsources > 0 ? o->sources : NULL;
         p->opts.nsources = o->nsources > 0 && o->sources ? o->nsources : 0;
+        p->opts.lib_fetch = o->lib_fetch;
+        p->opts.lib_arg = o->lib_arg;
     }
     return p;
 }
@@ -648,6 +664,55 @@ LangSource lang_source(const Program *p, int i)
         }
     }
     return s;
+}
+
+bool lang_library_source(const Program *cp, const char *name, LangSource *s)
+{
+    Program *p = (Program *)cp;
+    *s = (LangSource){0};
+    if (!name || !name[0] || strstr(name, "::") || !p->opts.builtin_dir) return false;
+    char *path = join(p->opts.builtin_dir, name, ".dml");
+    if (!path) return false;
+    lang_find_func(p, "", name);   /* loads it (and checks it) if it exists */
+    pthread_mutex_lock(&p->lock);
+    for (int i = 1; i < p->nfiles; i++) {
+        const LFile *f = p->files[i];
+        if (f->builtin_lib && f->text && f->canon && !strcmp(f->path, path)) {
+            *s = (LangSource){f->path, f->canon, f->text, f->len};
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    free(path);
+    return s->text != NULL;
+}
+
+const char *lang_ns_of_file(const Program *cp, const char *file)
+{
+    Program *p = (Program *)cp;
+    const char *ns = "";
+    if (!file) return ns;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nfuncs; i++) {
+        const Func *fn = p->funcs[i];
+        if (fn->file && (fn->file == file || !strcmp(fn->file, file))) {
+            ns = fn->ns;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+    return ns;
+}
+
+const char *lang_file_name(const Program *cp, const char *file)
+{
+    Program *p = (Program *)cp;
+    const char *name = NULL;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; file && !name && i < p->nfiles; i++)
+        if (p->files[i]->path && !strcmp(p->files[i]->path, file)) name = p->files[i]->path;
+    pthread_mutex_unlock(&p->lock);
+    return name;
 }
 
 Program *lang_load_string(const char *text, const char *name, const LangOptions *o, Diag *d)

@@ -32,6 +32,13 @@ typedef struct LangOptions {
                                          that text, not the file system's;
                                          must outlive the program */
     int nsources;
+    /* Library files not among sources (a remote worker's eval of a
+     * library function rank 0 had not loaded when it shipped its files):
+     * when set, the loader reads no library file from disk but asks
+     * lib_fetch for the file of function name: true with *s set (every
+     * string malloc'd, the loader frees them), false when there is none. */
+    bool (*lib_fetch)(void *lib_arg, const char *name, LangSource *s);
+    void *lib_arg;
 } LangOptions;
 
 /* Loads the script in file `path` / in `text` (named `name` in messages,
@@ -50,12 +57,25 @@ char *lang_read_script(const char *path, size_t *len);
 Program *lang_load_text(const char *text, size_t len, const char *path, const char *canon,
                         const LangOptions *o, Diag *d);
 void lang_program_free(Program *p);
-/* The source()d files the program loaded (not the main script, not the
- * builtin library), in load order, with the texts parsed: remote workers
- * load them as LangOptions.sources instead of reading files they may
- * not have. Valid while the program is. */
+/* The files the program loaded besides the main script (source()d files
+ * and builtin library files), in load order, with the texts parsed:
+ * remote workers load them as LangOptions.sources instead of reading
+ * files they may not have, or that differ from rank 0's. Valid while the
+ * program is. */
 int lang_nsources(const Program *p);
 LangSource lang_source(const Program *p, int i);
+/* The builtin library file of function name (builtin_dir/name.dml) as
+ * the program loaded it, loading it now if it had not (lang_find_func);
+ * false when there is none. *s is valid while the program is. Rank 0's
+ * answer to lib_fetch. Thread-safe against lang_find_func. */
+bool lang_library_source(const Program *p, const char *name, LangSource *s);
+/* The namespace key of the loaded file named file (a span's file), ""
+ * when none is (the main script). Thread-safe against lang_find_func. */
+const char *lang_ns_of_file(const Program *p, const char *file);
+/* The program's own copy of the name of the loaded file named file (as
+ * its spans name it), NULL when it loaded none of that name: for a
+ * position another process reported. Valid while the program is. */
+const char *lang_file_name(const Program *p, const char *file);
 
 /* Does a loaded file call lineage()? (Then the runtime traces lineage:
  * runtime/lineage.h.) Library scripts loaded later, on demand, count

@@ -23,6 +23,7 @@ void config_defaults(BraidConfig *c)
     c->blocksize = 1000;
     c->gpu_device = -1;
     c->piggyback = true;
+    c->amulet_fuse = -1;
 }
 
 /* The line of position p in s (1-based), for messages. */
@@ -147,6 +148,13 @@ static bool apply_key(BraidConfig *c, const char *key, const char *v, char *unkn
         return true;
     }
     if (!strcmp(key, "sysds.dist.piggyback")) return parse_bool(v, &c->piggyback);
+    if (!strcmp(key, "sysds.amulet.fuse")) {   /* braid: cost (true), force, or false (0) */
+        if (!strcmp(v, "force")) { c->amulet_fuse = 2; return true; }
+        if (!strcmp(v, "cost")) { c->amulet_fuse = 1; return true; }
+        if (!parse_bool(v, &b)) return false;
+        c->amulet_fuse = b;
+        return true;
+    }
     if (!strcmp(key, "sysds.dist.netrate")) {   /* braid: bytes/s between ranks, 0 = measured */
         char *end;
         errno = 0;

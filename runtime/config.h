@@ -36,6 +36,10 @@ typedef struct BraidConfig {
     double net_rate;            /* sysds.dist.netrate (braid): bytes/s
                                    between ranks for the cost model; 0
                                    (default): measured at startup */
+    int amulet_fuse;            /* sysds.amulet.fuse (braid): the AMULET
+                                   template per run, -1 (default) as
+                                   BRAID_AMULET_FUSE says (else cost), 0
+                                   off, 1 cost, 2 force (docs/amulet.md) */
 } BraidConfig;
 
 void config_defaults(BraidConfig *c);

@@ -3,6 +3,7 @@
 #define BRAID_DISTEXEC_H
 
 #include "interp.h"
+#include "../lang/load.h"
 
 /* Under MPI, before instruction in of c runs: an EX_DIST instruction runs
  * as a distributed operator where dist/ has one; a local one gets its
@@ -41,5 +42,9 @@ void rt_dist_parfor_worker_release(void);
 /* Why this thread's last request to rank 0 for a function failed (a
  * worker's shell program, RtProgram.fetch); NULL when it did not. */
 const char *rt_dist_fetch_why(void);
+/* A worker's LangOptions.lib_fetch: the builtin library file of function
+ * name as rank 0 loaded it (asked while a task runs; false outside one
+ * or when rank 0 has none). */
+bool rt_dist_lib_fetch(void *arg, const char *name, LangSource *s);
 
 #endif

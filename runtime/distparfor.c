@@ -141,25 +141,77 @@ static int32_t g_built;   /* programs the task's worker compiled first */
  * script gave it, or the function does not compile there): the worker's
  * call then fails with that reason. */
 #define ANS_OK 1
+#define REQ_FUNC 1   /* a function's plan */
+#define REQ_LIB 2    /* a builtin library file's text */
 static pthread_mutex_t g_fetch_lock = PTHREAD_MUTEX_INITIALIZER;
 static int32_t g_fetched;             /* functions a worker received */
 static __thread char tl_why[320];     /* why this thread's last request failed */
 
 const char *rt_dist_fetch_why(void) { return tl_why[0] ? tl_why : NULL; }
 
-/* Rank 0's answer to request req[0..n): the namespace key and name of a
- * function and its specialization's signature or none. */
+/* Rank 0's answer to a request for the library file of function name:
+ * ANS_OK, its path, canonical path and text, or 0 and why not. */
+static int serve_lib(Rt *rt, WRd *r, char **ans, size_t *alen)
+{
+    const char *name = w_get_name(r);
+    LangSource src;
+    StrBuf o = {0};
+    if (name && !r->bad && lang_library_source(rt->prog->ast, name, &src)) {
+        w_put(&o, &(uint8_t){ANS_OK}, 1);
+        w_put_name(&o, src.path);
+        w_put_name(&o, src.canon);
+        w_put(&o, &(uint64_t){src.len}, sizeof(uint64_t));
+        w_put(&o, src.text, src.len);
+    } else {
+        char msg[300];
+        snprintf(msg, sizeof msg, !name || r->bad ? "a damaged request" : "it finds no library file for '%.200s'", name);
+        w_put(&o, &(uint8_t){0}, 1);
+        w_put(&o, msg, strlen(msg));
+    }
+    if (o.oom) { free(o.s); return -1; }
+    *ans = o.s, *alen = o.n;
+    return 0;
+}
+
+/* Do the worker's parameter names (the request's rest) match fn's, the
+ * function rank 0 compiled? Else why not, in msg. */
+static bool same_params(WRd *r, const Func *fn, char *msg, size_t cap)
+{
+    int32_t nin = w_get_i32(r);
+    if (r->bad || nin < 0) { snprintf(msg, cap, "a damaged request"); return false; }
+    char theirs[160] = "", ours[160] = "";
+    bool same = nin == fn->nin;
+    for (int32_t i = 0; i < nin || i < fn->nin; i++) {
+        const char *t = i < nin ? w_get_name(r) : NULL;
+        if (i < nin && (r->bad || !t)) { snprintf(msg, cap, "a damaged request"); return false; }
+        same = same && t && !strcmp(t, fn->in[i].name);
+        if (t) snprintf(theirs + strlen(theirs), sizeof theirs - strlen(theirs), "%s%s", i ? ", " : "", t);
+        if (i < fn->nin)
+            snprintf(ours + strlen(ours), sizeof ours - strlen(ours), "%s%s", i ? ", " : "", fn->in[i].name);
+    }
+    if (!same)
+        snprintf(msg, cap, "its parameters there (%.100s) are not rank 0's (%.100s) (do the ranks' libraries differ?)",
+                 theirs, ours);
+    return same;
+}
+
+/* Rank 0's answer to request req[0..n): REQ_LIB and a library file's
+ * function name (serve_lib), or REQ_FUNC, the namespace key and name of
+ * a function, its specialization's signature or none, and the worker's
+ * parameter names for it. */
 static int serve_func(const char *req, size_t n, char **ans, size_t *alen)
 {
     Rt *rt = g_rt0;
     if (!rt) return -1;
     WRd r = {req, req + n, false};
+    uint8_t kind = w_get_u8(&r);
+    if (kind == REQ_LIB) return serve_lib(rt, &r, ans, alen);
     const char *ns = w_get_name(&r), *name = w_get_name(&r);
-    Func *fn = name && !r.bad ? ps_find_func(rt->prog->ast, ns ? ns : "", name) : NULL;
+    Func *fn = kind == REQ_FUNC && name && !r.bad ? ps_find_func(rt->prog->ast, ns ? ns : "", name) : NULL;
     StrBuf o = {0};
     w_put(&o, &(uint8_t){ANS_OK}, 1);
     Diag *d = diag_new();
-    const char *why = !name || r.bad ? "a damaged request" : NULL;
+    const char *why = kind != REQ_FUNC || !name || r.bad ? "a damaged request" : NULL;
     char msg[300] = "";
     if (!why && !fn)
         snprintf(msg, sizeof msg, "it finds no function '%.200s' (do the ranks' libraries differ?)", name);
@@ -167,11 +219,13 @@ static int serve_func(const char *req, size_t n, char **ans, size_t *alen)
         bool has;
         BrErr e = {0};
         FSig *sig = ps_get_sig(&r, fn, &has, &e);
-        int rc = has && !sig ? (why = "a damaged request", 1) : ps_pack_func(rt->prog, fn, sig, d, &o, &why);
+        int rc = has && !sig ? (why = "a damaged request", 1)
+               : !same_params(&r, fn, msg, sizeof msg) ? 1
+               : ps_pack_func(rt->prog, fn, sig, d, &o, &why);
         ps_free_sig(fn, sig);
         if (rc < 0) { diag_free(d); free(o.s); return -1; }
-        const char *dm = rc > 0 ? diag_first_message(d) : NULL;
-        if (rc > 0) snprintf(msg, sizeof msg, "%s%s%.200s", why, dm ? ": " : "", dm ? dm : "");
+        const char *dm = rc > 0 && why ? diag_first_message(d) : NULL;
+        if (rc > 0 && why) snprintf(msg, sizeof msg, "%s%s%.200s", why, dm ? ": " : "", dm ? dm : "");
     }
     if (why && !msg[0]) snprintf(msg, sizeof msg, "%s", why);
     diag_free(d);
@@ -195,11 +249,15 @@ static FProg *fetch_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d)
     FProg *fp = ps_held(p, fn, sig);   /* another thread's request brought it */
     if (!fp) {
         StrBuf q = {0};
+        w_put(&q, &(uint8_t){REQ_FUNC}, 1);
         w_put_name(&q, fn->ns);
         w_put_name(&q, fn->name);
         size_t n = 0;
         char *a = NULL;
-        if (!ps_put_sig(&q, fn, sig)) br_err(&e, BR_EFAIL, "a specialization for a list cannot be asked for");
+        bool sok = ps_put_sig(&q, fn, sig);
+        w_put_i32(&q, fn->nin);   /* rank 0 checks them against its function */
+        for (int i = 0; i < fn->nin; i++) w_put_name(&q, fn->in[i].name);
+        if (!sok) br_err(&e, BR_EFAIL, "a specialization for a list cannot be asked for");
         else if (q.oom) br_err(&e, BR_ENOMEM, "out of memory");
         else a = dist_task_ask(q.s, q.n, &n, &e);
         free(q.s);
@@ -219,6 +277,41 @@ static FProg *fetch_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d)
     pthread_mutex_unlock(&g_fetch_lock);
     if (!fp) snprintf(tl_why, sizeof tl_why, "%.300s", e.msg[0] ? e.msg : "rank 0 could not send it");
     return fp;
+}
+
+/* LangOptions.lib_fetch of a worker's program: the builtin library file
+ * of function name from rank 0 (a worker reads no library file of its
+ * own: rank 0's texts give rank 0's functions, parameter names
+ * included). False when rank 0 has none, or outside a task. */
+bool rt_dist_lib_fetch(void *arg, const char *name, LangSource *s)
+{
+    (void)arg;
+    StrBuf q = {0};
+    w_put(&q, &(uint8_t){REQ_LIB}, 1);
+    w_put_name(&q, name);
+    BrErr e = {0};
+    size_t n = 0;
+    char *a = q.oom ? NULL : dist_task_ask(q.s, q.n, &n, &e);
+    free(q.s);
+    bool ok = false;
+    if (a && n > 0 && (uint8_t)a[0] == ANS_OK) {
+        WRd r = {a + 1, a + n, false};
+        const char *path = w_get_name(&r), *canon = w_get_name(&r);
+        uint64_t len = w_get_u64(&r);
+        const char *text = r.bad ? NULL : w_take(&r, len);
+        if (path && canon && text && r.p == r.end) {
+            char *t = malloc(len + 1);
+            *s = (LangSource){strdup(path), strdup(canon), t, len};
+            if (t) memcpy(t, text, len), t[len] = 0;
+            ok = s->path && s->canon && t;
+            if (!ok) {
+                free((char *)s->path), free((char *)s->canon), free(t);
+                *s = (LangSource){0};
+            }
+        }
+    }
+    free(a);
+    return ok;
 }
 
 /* The loop of the plan bytes in a task (unpacked, or from the cache). */
@@ -294,9 +387,11 @@ static int run_share(Rt *rt, const char *payload, size_t n, char **res, size_t *
     rt->stopped = false;
     int32_t deg = 1;
     /* iteration k draws the seeds of (the loop's base, k), whatever rank runs it */
-    if (!rc && rt_parfor_share(rt, &f, b, h.from, h.incr, h.ints != 0, h.n, dist_rank(), dist_size(), h.sbase, &deg))
-        rc = rt->err.at.line > 0 ? br_err(e, rt->err.code, "line %d: %s", rt->err.at.line, rt->err.msg)
-                                 : br_err(e, BR_EFAIL, "%s", rt->err.msg[0] ? rt->err.msg : "parfor body failed");
+    if (!rc && rt_parfor_share(rt, &f, b, h.from, h.incr, h.ints != 0, h.n, dist_rank(), dist_size(), h.sbase, &deg)) {
+        /* the error with its place: rank 0 reports it there (file:line:col) */
+        rc = br_err(e, rt->err.code ? rt->err.code : BR_EFAIL, "%s", rt->err.msg[0] ? rt->err.msg : "parfor body failed");
+        if (rt->err.at.line > 0) e->at = rt->err.at;
+    }
     StrBuf out = {0};
     int32_t nr = b->results.n + b->accums.n;
     w_put(&out, &deg, sizeof deg);   /* the threads this rank used */
@@ -483,7 +578,16 @@ int rt_dist_parfor(Rt *rt, Frame *f, PBlock *b, double from, double incr, int64_
     dist_set_task_server(serve_func);
     rc = dist_task(pl.s, pl.n, local_task, res, rlen, &e);
     free(pl.s);
-    if (rc) rc = rt_fail(rt, b->span, e.code ? e.code : BR_EFAIL, "%s", e.msg);
+    if (rc) {
+        /* a rank's error where it arose: the file as rank 0 loaded it
+         * (the ranks load rank 0's files under rank 0's names) */
+        Span at = b->span;
+        if (e.at.line > 0) {
+            const char *file = e.at.file ? lang_file_name(rt->prog->ast, e.at.file) : NULL;
+            at = (Span){file ? file : e.at.file ? e.at.file : b->span.file, e.at.line, e.at.col};
+        }
+        rc = rt_fail(rt, at, e.code ? e.code : BR_EFAIL, "%s", e.msg);
+    }
     /* every rank's results as a worker frame of the merge */
     int32_t most = 0, decoded = 0, compiled = 0, dups = 0, fetched = 0;
     for (int t = 0; t < np; t++) {

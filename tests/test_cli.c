@@ -198,6 +198,7 @@ static void config_files(void)
         {"<root>text<sysds.optlevel>2</sysds.optlevel></root>", "malformed"},
         {"<root><sysds.optlevel>2</sysds.optlevel></root> trailing", "expected </root> at the end"},
         {"<root><x><y>1</y></x></root>", "malformed"},
+        {"<root><sysds.amulet.fuse>always</sysds.amulet.fuse></root>", "bad value \"always\""},
     };
     const char *path = "/tmp/braid_test_cli_config.xml";
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -214,6 +215,18 @@ static void config_files(void)
     config_defaults(&c);
     BrErr e = {0};
     T_CHECK(config_read(path, &c, &e) == 0 && !c.codegen && c.threads == 0 && c.optlevel == 0, "good config: %s", e.msg);
+    /* sysds.amulet.fuse: per run, -1 (the environment's) unless given */
+    T_CHECK(c.amulet_fuse == -1, "sysds.amulet.fuse's default: %d", c.amulet_fuse);
+    static const struct { const char *v; int want; } am[] = {{"force", 2}, {"cost", 1}, {"true", 1}, {"false", 0}, {"0", 0}};
+    for (size_t i = 0; i < sizeof am / sizeof *am; i++) {
+        char x[160];
+        snprintf(x, sizeof x, "<root><sysds.amulet.fuse>%s</sysds.amulet.fuse></root>\n", am[i].v);
+        t_put(path, x);
+        config_defaults(&c);
+        e = (BrErr){0};
+        T_CHECK(config_read(path, &c, &e) == 0 && c.amulet_fuse == am[i].want, "sysds.amulet.fuse %s: %d %s", am[i].v,
+                c.amulet_fuse, e.msg);
+    }
     remove(path);
 }
 

@@ -627,6 +627,17 @@ static void test_validation(void)
 
 /* ---- source() and the builtin library ---- */
 
+/* A worker's LangOptions.lib_fetch as the loader test's rank 0: only
+ * qux, from a folder this machine has not; counts the calls. */
+static bool lib_fetch_qux(void *arg, const char *name, LangSource *s)
+{
+    ++*(int *)arg;
+    if (strcmp(name, "qux")) return false;
+    const char *t = "qux = function(Double r0) return (Double y) { y = r0 + 1 }\n";
+    *s = (LangSource){strdup("/rank0/builtin/qux.dml"), strdup("/rank0/builtin/qux.dml"), strdup(t), strlen(t)};
+    return true;
+}
+
 static void test_loader(void)
 {
     char tmpl[] = "/tmp/braid_lang_XXXXXX";
@@ -693,18 +704,21 @@ static void test_loader(void)
                 "a broken library file is not added");
         T_CHECK(lang_find_func(p, "", "nosuch") == NULL, "unknown function");
     }
-    /* the source()d files as loaded (not the main script, not the
-     * library), with their texts: what rank 0 sends its workers */
-    LangSource shipped[2];
-    char *kept[2] = {NULL, NULL};
+    /* the files as loaded (not the main script: the source()d files,
+     * then the library's, baz's on demand), with their texts: what rank
+     * 0 sends its workers */
+    LangSource shipped[5];
+    char *kept[5] = {NULL, NULL, NULL, NULL, NULL};
     int nsh = p ? lang_nsources(p) : 0;
-    T_CHECK(nsh == 2, "source()d files: %d", nsh);
-    for (int i = 0; i < nsh && i < 2; i++) {
+    T_CHECK(nsh == 5, "files loaded besides the script: %d", nsh);
+    static const char *const kept_as[5][2] = {{"lib/util.dml", "twice"}, {"lib/other.dml", "three = function"},
+                                              {"builtin/foo.dml", "m_foo"}, {"builtin/bar.dml", "m_bar"},
+                                              {"builtin/baz.dml", "baz = function"}};
+    for (int i = 0; i < nsh && i < 5; i++) {
         LangSource s = lang_source(p, i);
-        size_t l = strlen(s.path);
-        T_CHECK(s.canon && s.text && l > 8 && (!strcmp(s.path + l - 8, "util.dml") || !strcmp(s.path + l - 9, "other.dml")) &&
-                strlen(s.text) == s.len && strstr(s.text, i == 0 ? "twice" : "three = function"),
-                "source()d file %d: %s", i, s.path);
+        size_t l = strlen(s.path), k = strlen(kept_as[i][0]);
+        T_CHECK(s.canon && s.text && l > k && !strcmp(s.path + l - k, kept_as[i][0]) &&
+                strlen(s.text) == s.len && strstr(s.text, kept_as[i][1]), "loaded file %d: %s", i, s.path);
         kept[i] = malloc(strlen(s.path) + strlen(s.canon) + s.len + 3);
         if (kept[i]) {
             char *c = kept[i];
@@ -739,20 +753,26 @@ static void test_loader(void)
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         unlink(path);
     }
-    /* the same script with its source()d files gone: loaded from the
-     * texts shipped (the library is still read from builtin_dir: gone
-     * too, so no library call here), found by eval's names and paths */
+    /* the same script with its source()d and library files gone:
+     * loaded from the texts shipped, found by eval's names and paths; a
+     * library file not shipped comes from lib_fetch, never from the disk */
     snprintf(path, sizeof path, "%s/main.dml", dir);
-    const char *mtext = "source(\"lib/util.dml\") as u\na = u::twice(2)\n";
+    const char *mtext = "source(\"lib/util.dml\") as u\na = u::twice(2)\nX = matrix(1, rows=2, cols=2)\nY = foo(X, k=2)\n";
+    snprintf(path, sizeof path, "%s/onlydisk.dml", bdir);
+    write_file(path, "onlydisk = function(Double x) return (Double y) { y = x }\n");
+    snprintf(path, sizeof path, "%s/main.dml", dir);
     d = diag_new();
     p = lang_load_text(mtext, strlen(mtext), path, NULL, &o, d);
     T_CHECK(!p && diag_nerrors(d) > 0, "source()d files gone: no load without the texts");
     lang_program_free(p);
     diag_free(d);
-    if (nsh == 2 && kept[0] && kept[1]) {
+    if (nsh == 5 && kept[0] && kept[1] && kept[2] && kept[3] && kept[4]) {
         LangOptions so = o;
         so.sources = shipped;
-        so.nsources = 2;
+        so.nsources = 5;
+        so.lib_fetch = lib_fetch_qux;
+        int asked = 0;
+        so.lib_arg = &asked;
         d = diag_new();
         p = lang_load_text(mtext, strlen(mtext), path, NULL, &so, d);
         t = diag_text(d);
@@ -764,14 +784,30 @@ static void test_loader(void)
                     "a shipped file's function, its namespace the canonical path rank 0 found");
             T_CHECK(lang_find_func(p, "", "u::twice") == tw && lang_find_func(p, "", "lib/util.dml::twice") == tw,
                     "eval finds a shipped file's function by alias and by path");
-            T_CHECK(lang_nsources(p) == 2 && !strcmp(lang_source(p, 1).text, shipped[1].text),
+            T_CHECK(lang_nsources(p) == 4 && !strcmp(lang_source(p, 1).text, shipped[1].text),
                     "the nested source()d file came from the texts too");
+            Func *foo = lang_main(p)->stmts[2]->assign.value->call.func;
+            T_CHECK(foo && foo->builtin_lib && !strcmp(foo->ns, shipped[2].canon) && asked == 0,
+                    "a library function from the texts shipped, its namespace rank 0's");
+            Func *baz = lang_find_func(p, "", "baz");
+            T_CHECK(baz && !strcmp(baz->ns, shipped[4].canon) && asked == 0, "eval of a shipped library file's function");
+            Func *qux = lang_find_func(p, "", "qux");
+            T_CHECK(qux && qux->builtin_lib && !strcmp(qux->ns, "/rank0/builtin/qux.dml") && qux->nin == 1 &&
+                    !strcmp(qux->in[0].name, "r0") && asked == 1 && lang_find_func(p, "", "qux") == qux && asked == 1,
+                    "a library file not shipped comes from lib_fetch, once (%d)", asked);
+            T_CHECK(lang_find_func(p, "", "onlydisk") == NULL && asked == 2,
+                    "with lib_fetch, no library file is read from the disk (%d)", asked);
+            T_CHECK(!strcmp(lang_ns_of_file(p, baz ? baz->file : NULL), baz ? baz->ns : "") &&
+                    !strcmp(lang_ns_of_file(p, "nosuch.dml"), ""), "lang_ns_of_file");
+            T_CHECK(baz && lang_file_name(p, baz->file) == baz->file && lang_file_name(p, "nosuch.dml") == NULL,
+                    "lang_file_name");
         }
         lang_program_free(p);
         diag_free(d);
     }
-    free(kept[0]);
-    free(kept[1]);
+    for (int i = 0; i < 5; i++) free(kept[i]);
+    snprintf(path, sizeof path, "%s/onlydisk.dml", bdir);
+    unlink(path);
     rmdir(lib);
     rmdir(bdir);
     rmdir(dir);

@@ -441,27 +441,39 @@ parfor (i in 1:4, mode=REMOTE_SPARK) {
   R[i, 5] = eval("q" + as.integer(i %% 2 + 1), list(X)) + eval("q" + as.integer(as.scalar(D[i, 1])), list(X)) * 10
 }
 print(toString(R))'
-if want=$(BRAID_AMULET_FUSE=force "$braid" -s "$pfe" 2>&1) && BRAID_AMULET_FUSE=force mpi 3 -stats -s "$pfe" > "$tmp/pfe.out" 2>&1; then
-  if [ "$(head -n 4 "$tmp/pfe.out")" = "$want" ]; then ok; else bad "parfor with eval: $(head -n 4 "$tmp/pfe.out") (local: $want)"; fi
+# (forced by the run's configuration, sysds.amulet.fuse: the run joins
+# batch i3, 3 ranks, traced, whose other runs keep the template's cost;
+# the local run forces it by the environment, which the key overrides)
+printf '<root><sysds.amulet.fuse>force</sysds.amulet.fuse></root>\n' > "$tmp/amf.xml"
+if pfe_want=$(BRAID_AMULET_FUSE=force "$braid" -s "$pfe" 2>&1); then
+  q i3 "$tmp/pfe.out" -stats -config "$tmp/amf.xml" -s "$pfe"
+  later+=(check_pfe)
+else bad "parfor with eval: the local run failed: $(tail -n 3 <<< "$pfe_want")"; fi
+check_pfe() {
+  if [ "$(grep -v '^dist job ' "$tmp/pfe.out" | head -n 4)" = "$pfe_want" ]; then ok
+  else bad "parfor with eval: $(head -n 4 "$tmp/pfe.out") (local: $pfe_want)"; fi
   shipped 1 "parfor with eval and an AMULET loop" "$tmp/pfe.out"
   if grep -qE "^Codegen AMULET loops \(planner\):[[:space:]]+[1-9][0-9]*\.$" "$tmp/pfe.out"; then ok
   else bad "parfor with an AMULET loop: the template made no loop: $(grep AMULET "$tmp/pfe.out")"; fi
-else bad "parfor with eval: a run failed: $(tail -n 3 "$tmp/pfe.out")"; fi
+}
 # eval of a builtin library function by a name built at run time: no
 # candidate ships for it (the library has hundreds of functions, loaded
 # on first use), so the worker asks rank 0, while the shares run, for
 # the function as rank 0 compiled it (runtime/distparfor.c fetch_func,
 # serve_func; planship.c ps_pack_func): the workers compile nothing,
 # -stats counts the functions they received, and the result is the
-# local run's to the bit (docs/dist.md). The case where rank 0 cannot
-# send one is "parfor eval, rank 0 cannot send" (batch i3)
+# local run's to the bit (docs/dist.md). Ranks whose libraries differ:
+# "parfor, rank 1's library differs" (batch i3)
+# (and a call of sigmoid: its library file travels with the script,
+# for "parfor, rank 1's library differs" in batch i3, which runs this)
 pfb='X = rand(rows=10, cols=3, seed=1)
-R = matrix(0, rows=4, cols=2)
+R = matrix(0, rows=4, cols=3)
 parfor (i in 1:4, mode=REMOTE_SPARK) {
   f = "sig" + ifelse(i > 0, "moid", "x")
   R[i, 1] = sum(eval(f, list(X * i)))
   g = "scale" + ifelse(i > 0, "MinMax", "")
   R[i, 2] = sum(eval(g, list(X + i * X)))
+  R[i, 3] = sum(sigmoid(X - i))
 }
 write(R, $1 + "R", format="csv")'
 mkdir -p "$tmp/pfb/l" "$tmp/pfb/d"
@@ -853,28 +865,46 @@ if "$braid" -f "$here/write.dml" -args "$tmp/data" 503 > "$tmp/write.out" 2>&1; 
   # a bad field: the error names the file and its line, from any rank
   cp "$tmp/data/X.csv" "$tmp/data/B.csv"; cp "$tmp/data/X.csv.mtd" "$tmp/data/B.csv.mtd"
   sed -i '400s/^[^,]*,/1.5,abc,/' "$tmp/data/B.csv"
-  errq "parfor error" "$pferr" "error: rank 2: line 3: boom at 3" -exec hybrid
-  # eval of a library function rank 0 cannot send: in this batch rank 1
-  # finds its library in $tmp/h1 (i3's launch runs each rank through
-  # rank1lib.sh: the library's files, linked, and one more, extraFn.dml),
-  # so its iteration's eval of extraFn asks rank 0 for the function
-  # (fetch_func), and rank 0 finds none: the loop fails with rank 0's
-  # reason (before, rank 1 compiled the function from its own library)
-  lib=${BRAID_HOME:+$BRAID_HOME/scripts/builtin}
-  [ -n "$lib" ] || lib=$(dirname "$braid")/../scripts/builtin
-  [ -d "$lib" ] || lib=$here/../../scripts/builtin
+  # a remote error names its place as a local one does (file:line:col,
+  # rank 0's name of the file: the ranks load rank 0's files), in the
+  # script or in a function of a source()d file
+  errq "parfor error" "$pferr" "^<script>:3:17: error: rank 2: boom at 3$" -exec hybrid
+  printf 'boom = function(Matrix[Double] X, Integer i) return (Matrix[Double] Y) {\n  Y = X + 1\n  if (i == 3) { stop("boom at " + i) }\n}\n' > "$tmp/pfe_lib.dml"
+  errq "parfor error in a source()d file" "source(\"$tmp/pfe_lib.dml\") as L
+X = rand(rows=4, cols=2, seed=1)
+R = matrix(0, rows=3, cols=1)
+parfor (i in 1:3, mode=REMOTE_SPARK) {
+  R[i, 1] = sum(L::boom(X * i, i))
+}
+print(toString(R))" "^$tmp/pfe_lib.dml:3:17: error: rank 2: boom at 3$" -exec hybrid
+  # rank 1's library differs from rank 0's: in this batch rank 1 finds
+  # its library in $tmp/h1 (i3's launch runs each rank through
+  # rank1lib.sh), which holds a sigmoid.dml of other parameter names and
+  # body, an extraFn.dml rank 0 has not, and nothing else. A worker reads
+  # no library file of its own: its program loads rank 0's texts (shipped
+  # with the script, or asked for while a task runs: runtime/distparfor.c
+  # rt_dist_lib_fetch), so every run of the batch gets rank 0's library
+  # functions on rank 1, and an eval of extraFn fails there as in the
+  # local run (docs/dist.md). Before, rank 1 compiled its own.
   mkdir -p "$tmp/h1/scripts/builtin"
-  ln -s "$(cd "$lib" && pwd)"/* "$tmp/h1/scripts/builtin/"
+  printf 'm_sigmoid = function(Matrix[Double] Z) return (Matrix[Double] Y) { Y = Z * 0 - 5 }\n' > "$tmp/h1/scripts/builtin/sigmoid.dml"
   printf 'extraFn = function(Matrix[Double] X) return (Matrix[Double] Y) { Y = X + 1 }\n' > "$tmp/h1/scripts/builtin/extraFn.dml"
   printf '#!/bin/sh\n[ "${OMPI_COMM_WORLD_RANK:-}" != 1 ] || { BRAID_HOME=%s; export BRAID_HOME; }\nexec "$@"\n' "$tmp/h1" > "$tmp/rank1lib.sh"
   chmod +x "$tmp/rank1lib.sh"
-  errq "parfor eval, rank 0 cannot send" 'X = rand(rows=4, cols=2, seed=1)
+  errq "parfor eval, a function rank 0 has not" 'X = rand(rows=4, cols=2, seed=1)
 R = matrix(0, rows=3, cols=1)
 parfor (i in 1:3, mode=REMOTE_SPARK) {
   f = ifelse(i == 2, "extra" + "Fn", "sig" + "moid")
   R[i, 1] = sum(eval(f, list(X)))
 }
-print(toString(R))' "error: rank 1: line [0-9]*: function 'extraFn': rank 0 could not send it: it finds no function 'extraFn' (do the ranks' libraries differ?)" -exec hybrid
+print(toString(R))' "^<script>:5:[0-9]*: error: rank 1: eval: unknown function 'extraFn'$" -exec hybrid
+  # the library functions rank 1 runs are rank 0's: by eval of a name
+  # built at run time, and called (pfb.dml, above): the local result to
+  # the bit
+  if [ -s "$tmp/pfb/l/R" ]; then
+    mkdir -p "$tmp/pfl"
+    q i3 "$tmp/pfl/d.out" -stats -f "$tmp/pfb.dml" -args "$tmp/pfl/"
+  fi
   errq "bad csv" "X = read(\"$tmp/data/B.csv\"); print(sum(X))" "B.csv: line 400: bad number \"abc\" in column 2"
   printf '1 1 2.0\n3 x 1.0\n' > "$tmp/data/B.txt"
   errq "bad text" "X = read(\"$tmp/data/B.txt\", rows=3, cols=3); print(sum(X))" "B.txt: line 2: bad column index \"x\""
@@ -977,6 +1007,12 @@ print(toString(R))' "error: rank 1: line [0-9]*: function 'extraFn': rank 0 coul
   q i3 - -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
   KILL_WAIT=1400 GO_WRAP="$tmp/rank1lib.sh" kill_rank2 "$tmp/killp.out" go i3 3 BRAID_DIST_TRACE=1
   kill_victim=$victim kill_rc=$rc
+  if [ -s "$tmp/pfb/l/R" ]; then
+    if cmp -s "$tmp/pfb/l/R" "$tmp/pfl/R"; then ok
+    else bad "parfor, rank 1's library differs: not the local result to the bit: $(head -n 2 "$tmp/pfl/R" 2>&1) $(tail -n 3 "$tmp/pfl/d.out")"; fi
+    if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfl/d.out"
+    then ok; else bad "parfor, rank 1's library differs: a worker compiled, or no function came from rank 0: $(grep 'parfor plans' "$tmp/pfl/d.out")"; fi
+  fi
   if [ -n "${ga_queued:-}" ]; then check_ga "group A (np 3, bs7)" "$tmp/ga/d.out" "$tmp/ga/d"; fi
   # the same under a plain mpirun: rank 0 traces the ranks on its machine
   # (ptrace), so it sees rank 2's end, and its signal, before mpirun's
