@@ -770,6 +770,9 @@ typedef struct CVec {
     double flops;          /* elementwise work (mc->flops) */
     double gflops;         /* dense products at dgemm's rate */
     double vflops;         /* products at the row-wise rate (Outer: scaled) */
+    double sflops;         /* Row: per-row vector products over a wide
+                              dense main (row_wide), at dgemm's rate but
+                              after the read of the main, not beside it */
     double xtime;          /* seconds of format conversions */
     int in[64];
     int nin;
@@ -904,6 +907,41 @@ static void row_cla(const CostCtx *x, CVec *v)
     if (rows) v->xtime += dec_time(x->mc, cells(X));
 }
 
+/* Row operator v over the dense main X: does its per-row loop stream
+ * rows too wide to overlap its vector products with the read? A product
+ * of X's row with one column (X %*% v: cg_dot; t(X) %*% q: the rank-1
+ * update cg_outer_add_t into an accumulator of X's width; mmchain: both)
+ * runs per row over that row, its side vector or accumulator, 8 bytes a
+ * column each, beside the rows prefetched ahead (about 8 KB, cgen_c.c
+ * emit_row_prefetch). With a rank-1 update among them and more than
+ * ROW_WIDE_BYTES of these vectors, the loop took 1.15-1.35x the process
+ * CPU of the unfused plan (dgemv, the mmchain kernel: they block rows),
+ * and less than it below (t(X) %*% q over 250 and 500 columns, mmchain
+ * over 250; docs/codegen.md, "Size decisions"): its products are then
+ * priced after the read rather than beside it. A loop of dot products
+ * alone (X %*% v) cost what dgemv does at 500-2000 columns, and products
+ * of 2..16 columns run the blocked kernels: neither counts here. */
+#define ROW_WIDE_BYTES (8.0 * 1024)
+
+static bool row_wide(const CostCtx *x, const CVec *v, const Hop *X)
+{
+    (void)x;
+    /* known dense: a wide X of unknown non-zeros may be sparse, where the
+     * Row operator won (L2SVM's gradient over 1000 columns at 1%) */
+    if (!X || X->dt != DT_MATRIX || X->nnz < 0 || !dense_est(X) || X->cols <= 0) return false;
+    double vecs = 1;   /* the row */
+    bool update = false;
+    for (int k = 0; k < v->nmm; k++) {
+        const Hop *h = v->mm[k], *a = mm_left(h);
+        if (a != X) continue;
+        bool chain = h->op == OP_MMCHAIN && h->in[1]->cols == 1;
+        if (chain) vecs += 2;
+        else vecs += h->cols == 1;
+        update |= chain || (mm_transposed(h) && h->cols == 1);
+    }
+    return update && 8.0 * (double)X->cols * vecs > ROW_WIDE_BYTES;
+}
+
 /* Row operator: the work of its products. The main input is, as in
  * cplan.c, the left operand of a product when that is an input (the
  * deepest such product), else none matters. Products of rows computed in
@@ -918,17 +956,31 @@ static void row_cla(const CostCtx *x, CVec *v)
  * (cg_bouter, cplan.c cplan_row_kwidth: k-means' centroid sums), at
  * dgemm's rate whatever X's width; alone it is the row-wise loop. */
 static void row_products(const CostCtx *x, const CVec *v, bool multi, double *flops, double *gflops,
-                         double *vflops)
+                         double *vflops, double *sflops)
 {
     int main_id = row_mm_main(v);
     /* a compressed main input (row_cla): its products looked up per
      * group entry, or its rows decompressed into dense ones */
     const Hop *cm = main_id >= 0 && cmp_hop(x->m->hop[main_id]) ? x->m->hop[main_id] : NULL;
     bool look = cm && row_looks_up(cm);
+    bool wide = main_id >= 0 && !cm && row_wide(x, v, x->m->hop[main_id]);
     for (int k = 0; k < v->nmm; k++) {
         const Hop *h = v->mm[k], *a = mm_left(h), *b = h->in[1];
         double kc = (double)BR_MAX(h->cols, 1), c = cells(a);
         bool input = a && has_input(v, a->id);
+        if (h->op == OP_MMCHAIN) {
+            /* t(X) %*% (w * (X %*% v)): a dot product and a rank-1 update
+             * per row of X (cplan.c), as two products */
+            kc = (double)BR_MAX(b->cols, 1);
+            if (cm || !input || a->id != main_id || !dense_est(a)) *flops += hop_flops(h);
+            else if (wide && kc == 1) *sflops += 4 * c;
+            else *gflops += 4 * c * kc;
+            continue;
+        }
+        if (wide && input && a->id == main_id && dense_est(a) && kc == 1) {
+            *sflops += 2 * c;   /* a dot product or rank-1 update per row */
+            continue;
+        }
         if (look && row_looked(v, h, cm)) {
             *flops += (double)cm->rows * cla_lookups(cm) * (double)BR_MAX(a == cm ? h->cols : h->rows, 1);
             continue;
@@ -1066,9 +1118,11 @@ static double op_time(const CostCtx *x, const CVec *v, double out, const Hop *ro
          * partitioned ones are what the budget sent to the ranks) */
         double n = dist_size();
         if (dc.bcast > br_mem_budget()) return INFINITY;
-        return fmax(rd / n / mc->read_bw, comp / n) + out / n / mc->write_bw + dc.net;
+        return fmax(rd / n / mc->read_bw, comp / n) + v->sflops / n / (mc->gemm > 0 ? mc->gemm : mc->flops) +
+               out / n / mc->write_bw + dc.net;
     }
-    double t = fmax(rd / mc->read_bw, comp) + out / mc->write_bw;
+    double gemm = mc->gemm > 0 ? mc->gemm : mc->flops;
+    double t = fmax(rd / mc->read_bw, comp) + v->sflops / gemm + out / mc->write_bw;
     /* placed locally over operands distributed at run time (on_ranks):
      * the runtime runs it on the ranks, and its job sends the plan the
      * workers do not hold (-stats prices it at that job); the rest of
@@ -1186,7 +1240,7 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
         m.flops = fmax(m.flops, ew);
         m.xtime = fmax(m.xtime, v->xtime);
         g->v = m;
-        row_products(x, &m, true, &m.flops, &m.gflops, &m.vflops);
+        row_products(x, &m, true, &m.flops, &m.gflops, &m.vflops, &m.sflops);
         double tm = op_time(x, &m, g->out + out, h);
         double add = fmax(0, tm - g->t);
         g->out += out;
@@ -1199,7 +1253,7 @@ static double row_group(CostCtx *x, const CVec *v, double ew, double out, const 
         g->main = main;
         g->v = *v;
         g->v.flops = ew;
-        g->v.gflops = g->v.vflops = 0;
+        g->v.gflops = g->v.vflops = g->v.sflops = 0;
         g->out = out;
         g->t = t;
         g->roots[0] = h;
@@ -1435,13 +1489,13 @@ static double open_op(CostCtx *x, const Hop *h)
     double ew = v.flops;    /* elementwise work, before the products */
     if (v.type == T_ROW) {
         row_cla(x, &v);
-        row_products(x, &v, false, &v.flops, &v.gflops, &v.vflops);
+        row_products(x, &v, false, &v.flops, &v.gflops, &v.vflops, &v.sflops);
     }
     if (v.type == T_AMULET) {
         /* the loop nest computes the operands' work per (i,k) tile: its
          * compute replaces the elementwise work rcost summed */
         add_cand(x, h, T_AMULET);
-        v.flops = v.gflops = v.vflops = 0;
+        v.flops = v.gflops = v.vflops = v.sflops = 0;
         v.xtime = am_tpl_compute(h, cost_fused, &(CostRegion){x, T_AMULET}, x->mc);
         if (v.xtime == INFINITY) return INFINITY;
     }
@@ -1468,8 +1522,18 @@ static void add_work(CostCtx *x, const Hop *h, CVec *v, bool fused_op)
 {
     const Hop *a = h->nin > 0 ? h->in[0] : NULL, *b = h->nin > 1 ? h->in[1] : NULL;
     bool mm = h->kind == H_MATMUL && (h->op == OP_MATMUL || h->op == OP_MATMULTL) && a && b;
-    if (mm && fused_op && v->type == T_ROW) add_cand(x, h, v->type);
-    if (mm && v->type == T_ROW && v->nmm < MAXMM) { v->mm[v->nmm++] = h; return; }
+    /* an mmchain t(X) %*% (w * (X %*% v)) in a Row operator is two of
+     * its products (row_products), and a product the greedy pass may
+     * take out of it (the mmchain kernel over X) */
+    bool chain = h->kind == H_MATMUL && h->op == OP_MMCHAIN && a && b;
+    if ((mm || chain) && fused_op && v->type == T_ROW) add_cand(x, h, v->type);
+    if ((mm || chain) && v->type == T_ROW && v->nmm < MAXMM) { v->mm[v->nmm++] = h; return; }
+    /* the mmchain kernel over a known dense X: one pass over blocks of
+     * rows (kernels/mmchain.c), as a dense product */
+    if (chain && v->type == T__N && a->nnz >= 0 && dense_est(a) && !cmp_hop(a)) {
+        v->gflops += hop_flops(h);
+        return;
+    }
     if (mm && v->type == T_AMULET) return;   /* open_op: am_tpl_compute */
     if (mm && v->type == T_OUTER && tpl_outer_mm(h)) {
         if (fused_op) v->omm = h;

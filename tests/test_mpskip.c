@@ -8,12 +8,16 @@
  * MPSkipEnum chooses must cost exactly the minimum. Products of
  * elementwise operands carry AMULET entries, so their points (fuse an
  * operand into the loop or materialize it) are among those weighed.
- * BRAID_TEST_LONG=1 runs ten times as many DAGs. */
+ * BRAID_TEST_LONG=1 runs ten times as many DAGs. Also the size decisions
+ * of Row operators over wide dense rows (wide_rows). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codegen/codegen.h"
+#include "plan/build.h"
 #include "plan/program.h"
 #include "tests/t.h"
 #include "tests/t_dml.h"
@@ -103,6 +107,99 @@ static void run_one(const char *src, Tally *t)
     diag_free(d);
 }
 
+/* The Row operators of a DAG compiled by the cost-based planner,
+ * counted in its explain text. */
+static int row_ops(const char *src, const char *tag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *ex = open_memstream(&text, &len);
+    CgOptions cg = {.enabled = true, .policy = CG_COST_BASED, .explain = ex};
+    Diag *d = diag_new();
+    LangOptions lo = {0};
+    Program *ast = lang_load_string(src, "<wide>", &lo, d);
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program(ast, d, 2, &cg) : NULL;
+    T_CHECK(p != NULL, "%s: compile: %s", tag, diag_nerrors(d) ? diag_first_message(d) : "?");
+    if (ex) fclose(ex);
+    int n = 0;
+    for (const char *q = text; q && (q = strstr(q, "CPlan ROW")); q++) n++;
+    if (getenv("T_EXPLAIN") && text) fputs(text, stderr);
+    free(text);
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+    return n;
+}
+
+/* Size decisions over wide dense rows (cost.c row_wide): a Row
+ * operator's per-row loop with a rank-1 update t(X) %*% q (alone, or an
+ * mmchain's with its dot product) over rows of X whose vectors pass 8 KB
+ * loses to the unfused plan (dgemv, the mmchain kernel) and is not
+ * chosen; narrower rows, and the dot products of X %*% v alone at any
+ * width, stay fused. Under several machines' constants (the choice is
+ * the loop's products after the read, not a ratio of rates). Plans only:
+ * nothing runs; X is read through a metadata file, so its non-zeros are
+ * known (the rule leaves an X of unknown non-zeros alone). */
+static void wide_rows(void)
+{
+    static const char *mcs[] = {
+        "2.3e10 1.25e10 1.0e10 1.15e11 4.6e10",                    /* t_pin_machine's */
+        "4.07684e10 3.07256e10 5.60535e9 6.16694e10 3.40088e10",   /* the helpers' pinned set */
+        "2.76e10 1.91e10 2.67e9 8.07e10 5.29e10",                  /* 2-core AVX-512 VM, quiet */
+        "5.85e10 4.45e10 1.16e10 1.24e11 6.57e10",                 /* a workstation */
+    };
+    static const struct { const char *name, *expr; int vecs; bool update; } pats[] = {
+        {"t(X) %*% q", "g = t(X) %*% (((1 - y * z) > 0) * (1 - y * z) * y)", 2, true},
+        {"mmchain", "g = t(X) %*% ((y + 2) * (X %*% v))", 3, true},
+        {"X %*% v", "g = X %*% v + 3 * y", 2, false},
+    };
+    static const int64_t widths[] = {100, 250, 500, 1000, 2000};
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("BRAID_CC", "/nonexistent/cc", 1);   /* the plans only: no compiler runs */
+    char dir[] = "/tmp/braid-wide-XXXXXX", data[64];
+    T_CHECK(mkdtemp(dir) != NULL, "wide rows: mkdtemp");
+    snprintf(data, sizeof data, "%s/X.csv", dir);
+    FILE *e = fopen(data, "w");   /* X's data: never read */
+    if (e) fclose(e);
+    for (size_t m = 0; m < sizeof mcs / sizeof *mcs; m++) {
+        setenv("BRAID_CG_MACHINE", mcs[m], 1);
+        for (size_t k = 0; k < sizeof pats / sizeof *pats; k++)
+            for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
+                int64_t c = widths[w], r = 20000000 / c;
+                /* X read with its metadata: known dense (the rule needs
+                 * its non-zeros; rand's are not known when compiling) */
+                char mtd[600], src[1024], tag[96];
+                snprintf(mtd, sizeof mtd, "%s/X.csv.mtd", dir);
+                FILE *f = fopen(mtd, "w");
+                T_CHECK(f != NULL, "wide rows: %s", mtd);
+                if (!f) continue;
+                fprintf(f, "{\"data_type\": \"matrix\", \"value_type\": \"double\", \"rows\": %lld, \"cols\": %lld, "
+                           "\"nnz\": %lld, \"format\": \"csv\", \"header\": false, \"sep\": \",\"}\n",
+                        (long long)r, (long long)c, (long long)(r * c));
+                fclose(f);
+                snprintf(src, sizeof src,
+                         "X = read(\"%s/X.csv\")\ny = rand(rows=%lld, cols=1, seed=2)\n"
+                         "z = rand(rows=%lld, cols=1, seed=3)\nv = rand(rows=%lld, cols=1, seed=4)\n%s\n"
+                         "write(g, \"g\")\n",
+                         dir, (long long)r, (long long)r, (long long)c, pats[k].expr);
+                snprintf(tag, sizeof tag, "wide rows, %s, %lld columns, machine %zu", pats[k].name, (long long)c, m);
+                bool wide = pats[k].update && 8.0 * (double)c * pats[k].vecs > 8192;
+                int n = row_ops(src, tag);
+                T_CHECK(n == (wide ? 0 : 1), "%s: %d Row operators, want %d", tag, n, wide ? 0 : 1);
+            }
+    }
+    unsetenv("BRAID_CC");
+    char mtd[96];
+    snprintf(mtd, sizeof mtd, "%s/X.csv.mtd", dir);
+    remove(mtd);
+    remove(data);
+    rmdir(dir);
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    else unsetenv("BRAID_CG_MACHINE");
+    free(keep);
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -118,6 +215,7 @@ int main(void)
         free(text);
         return t_done("test_mpskip");
     }
+    wide_rows();
     for (int i = 0; i < ndags; i++) {
         random_script(src, sizeof src);
         run_one(src, &t);
