@@ -202,6 +202,19 @@ static _Atomic int g_crowded;
 static _Atomic int g_crowd_pin = -2;
 static _Atomic int64_t g_par_teams, g_par_kept;
 
+bool br_queue_crowded(int nt)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return false;
+    char line[256];
+    long running = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "procs_running %ld", &running) == 1) break;
+    fclose(f);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return running > 0 && ncpu > 0 && running - 1 > ncpu - nt;
+}
+
 /* Runnable tasks of the whole machine (the 4th field of /proc/loadavg,
  * "running/total"); -1 when unknown. */
 static long runnable_tasks(void)

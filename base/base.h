@@ -79,6 +79,13 @@ void br_par_counts(int64_t *teams, int64_t *crowded);
 /* Pins the crowded state (1 or 0; -1: measured again), as BRAID_CROWDED
  * does (tests). */
 void br_par_pin(int crowded);
+/* Is the run queue too full for nt threads of the caller: more tasks
+ * running now (/proc/stat procs_running, the caller included) than the
+ * online processors leave for its other nt - 1 threads? False where the
+ * count cannot be read. Cheap (one small read): the measurements of the
+ * machine (codegen's machine file, the device profile) ask it before
+ * and after measuring. */
+bool br_queue_crowded(int nt);
 
 /* The local memory budget (bytes): 70% of physical memory. Operations
  * whose least memory exceeds it run distributed (execution type EX_DIST). */

@@ -178,7 +178,7 @@ bool sel_better_at(const Memo *m, const Hop *h, const MEntry *a, const MEntry *b
  * MPSkipEnum. */
 void cg_select_cost(CgContext *c, Memo *m, const CgMachine *mc, EnumStats *es);
 /* The explorer's selection (fxselect.c): prunes m per partition. */
-void cg_select_fx(Memo *m, EnumStats *es);
+void cg_select_fx(Memo *m, const CgMachine *mc, EnumStats *es);
 /* The selection cache (mpskip.c); freed with the context. */
 typedef struct SelCache SelCache;
 void selcache_free(SelCache *s);

@@ -117,23 +117,12 @@ static double cpu_s(void)
     return (double)c.tv_sec + 1e-9 * (double)c.tv_nsec;
 }
 
-/* Is the run queue too full for nt threads of ours: more tasks running
- * now (/proc/stat procs_running, ourselves included) than the online
- * processors leave for our other nt - 1 threads? False where the count
- * cannot be read. Cheap (one small read), so a process can ask before
- * deciding to measure. */
+/* Is the run queue too full for nt threads of ours (br_queue_crowded)?
+ * CgProbe.crowded's form. */
 static bool queue_crowded(void *arg, int nt)
 {
     (void)arg;
-    FILE *f = fopen("/proc/stat", "r");
-    if (!f) return false;
-    char line[256];
-    long running = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "procs_running %ld", &running) == 1) break;
-    fclose(f);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    return running > 0 && ncpu > 0 && running - 1 > ncpu - nt;
+    return br_queue_crowded(nt);
 }
 
 /* Measures read/write bandwidth and FLOP rates with br_threads() threads:

@@ -25,6 +25,7 @@
 #include "cgint.h"
 #include "../base/vec.h"
 #include "../gpu/explore.h"
+#include "../gpu/gpu.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -222,11 +223,27 @@ static void detach_stitched(const Part *p, const int *loc, const FGraph *g, FPla
     }
 }
 
+/* The evaluators' constants of g (FGraph.bw, launch_s): a plan the
+ * device runs (the backend on) by the device profile (gpu_profile: its
+ * read bandwidth and pipelined launch), a CPU plan by the machine
+ * file's read bandwidth (mc; NULL: the explorer's defaults) and the
+ * explorer's launch constant (the machine file has none). */
+static void fx_constants(FGraph *g, const CgMachine *mc)
+{
+    if (gpu_mode() != GPU_OFF) {
+        GpuProfile gp = gpu_profile();
+        g->bw = gp.bw, g->launch_s = gp.launch_s;
+    } else {
+        g->bw = mc ? mc->read_bw : 0, g->launch_s = 0;
+    }
+}
+
 /* The explorer's assignment of partition p into cut (npts entries): 0,
  * or -1 without memory. */
-static int fx_assign(const Memo *m, const Part *p, bool *cut, FGraph *g, int *loc, FPlan *pl)
+static int fx_assign(const Memo *m, const Part *p, const CgMachine *mc, bool *cut, FGraph *g, int *loc, FPlan *pl)
 {
     if (build_graph(m, p, g, loc)) return -1;
+    fx_constants(g, mc);
     if (fx_explore(g, 3, 3, pl)) return -1;
     absorb_stitched(p, loc, g, pl);
     detach_stitched(p, loc, g, pl);
@@ -234,7 +251,7 @@ static int fx_assign(const Memo *m, const Part *p, bool *cut, FGraph *g, int *lo
     return 0;
 }
 
-void cg_select_fx(Memo *m, EnumStats *es)
+void cg_select_fx(Memo *m, const CgMachine *mc, EnumStats *es)
 {
     int np = 0;
     Part *ps = cg_partitions(m, &np);
@@ -248,7 +265,7 @@ void cg_select_fx(Memo *m, EnumStats *es)
         bool *cut = br_calloc((size_t)p->npts, sizeof(bool));
         FGraph g = {0};
         FPlan pl = {0};
-        if (cut && !fx_assign(m, p, cut, &g, loc, &pl)) {
+        if (cut && !fx_assign(m, p, mc, cut, &g, loc, &pl)) {
             cg_apply_cut(m, p, cut, NULL);
             es->evaluated++;
         }
@@ -286,7 +303,7 @@ int cg_fx_compare(HopDag *d, CgFxFn f, void *arg)
         bool ok = mp && fx && cg_mpskip_assign(&x, mp, &es) < INFINITY;
         r.mpskip_ns = br_now_ns() - t0;
         t0 = br_now_ns();
-        ok = ok && !fx_assign(m, p, fx, &g, loc, &pl);
+        ok = ok && !fx_assign(m, p, &mc, fx, &g, loc, &pl);
         r.fx_ns = br_now_ns() - t0;
         mpl.kernel = ok ? br_malloc((size_t)BR_MAX(g.n, 1) * sizeof(int)) : NULL;
         fpl.kernel = ok ? br_malloc((size_t)BR_MAX(g.n, 1) * sizeof(int)) : NULL;

@@ -146,7 +146,7 @@ void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, Enum
     } else if (policy == CG_COST_BASED) {
         cg_select_cost(c, m, mc, es);
     } else if (policy == CG_STITCH_EXPLORER) {
-        cg_select_fx(m, es);
+        cg_select_fx(m, mc, es);
     }
     select_fuse_all(m);
 }

@@ -23,6 +23,10 @@
 #define FX_LAUNCH 5e-6
 #define FX_STITCH_LOSS 0.25
 
+/* the graph's constants (FGraph.bw, launch_s), else the defaults */
+static double fx_bw(const FGraph *g) { return g->bw > 0 ? g->bw : FX_BW; }
+static double fx_launch(const FGraph *g) { return g->launch_s > 0 ? g->launch_s : FX_LAUNCH; }
+
 typedef struct Pat { uint64_t *bits; double f; } Pat;
 
 typedef struct Ctx {
@@ -49,7 +53,7 @@ static void uses(const Ctx *c, const uint64_t *b, int u, int *in, int *out)
  * lifetime analysis) */
 static double delta(const Ctx *c, const uint64_t *b)
 {
-    double mem = 0, pen = 0;
+    double mem = 0, pen = 0, bw = fx_bw(c->g);
     int n = 0;
     for (int u = 0; u < c->g->n; u++) {
         if (!has(b, u)) continue;
@@ -57,12 +61,12 @@ static double delta(const Ctx *c, const uint64_t *b)
         int in, out;
         uses(c, b, u, &in, &out);
         const FNode *v = &c->g->v[u];
-        mem += in * v->bytes / FX_BW;
-        if (out == 0 && in > 0) mem += v->bytes / FX_BW;
+        mem += in * v->bytes / bw;
+        if (out == 0 && in > 0) mem += v->bytes / bw;
         if (v->kind == FK_REDUCE && in > 0)
-            for (int k = 0; k < v->nin; k++) pen += FX_STITCH_LOSS * c->g->v[v->in[k]].bytes / FX_BW;
+            for (int k = 0; k < v->nin; k++) pen += FX_STITCH_LOSS * c->g->v[v->in[k]].bytes / bw;
     }
-    return mem + (n - 1) * FX_LAUNCH - pen;
+    return mem + (n - 1) * fx_launch(c->g) - pen;
 }
 
 /* kernel[] of a set of patterns: vertices of pattern j get j, the rest
@@ -331,7 +335,7 @@ done:
 
 double fx_latency(const FGraph *g, const FPlan *p)
 {
-    double t = p->nkernels * FX_LAUNCH;
+    double t = p->nkernels * fx_launch(g), bw = fx_bw(g);
     for (int u = 0; u < g->n; u++) {
         const FNode *v = &g->v[u];
         bool write = v->output, stitched = false;
@@ -341,8 +345,8 @@ double fx_latency(const FGraph *g, const FPlan *p)
                     if (p->kernel[w] != p->kernel[u]) write = true;
                     else if (v->kind == FK_REDUCE) stitched = true;
                 }
-        if (write) t += v->bytes / FX_BW;
-        if (v->nin == 0) t += v->bytes / FX_BW;   /* a graph input: loaded */
+        if (write) t += v->bytes / bw;
+        if (v->nin == 0) t += v->bytes / bw;   /* a graph input: loaded */
         if (v->src > 0) {
             /* computed from X by its own kernel when written (read
              * elsewhere), and again by each consumer that takes it in
@@ -353,14 +357,14 @@ double fx_latency(const FGraph *g, const FPlan *p)
                 for (int j = 0; j < g->v[w].nin; j++) reads = reads || g->v[w].in[j] == u;
                 n += reads && p->kernel[w] == p->kernel[u];
             }
-            t += n * v->src / FX_BW;
+            t += n * v->src / bw;
         }
         for (int j = 0; j < v->nin; j++) {
             int q = v->in[j];
             bool dup = false;
             for (int i = 0; i < j; i++) dup = dup || v->in[i] == q;
-            if (!dup && p->kernel[q] != p->kernel[u]) t += g->v[q].bytes / FX_BW;
-            if (stitched) t += FX_STITCH_LOSS * g->v[q].bytes / FX_BW;
+            if (!dup && p->kernel[q] != p->kernel[u]) t += g->v[q].bytes / bw;
+            if (stitched) t += FX_STITCH_LOSS * g->v[q].bytes / bw;
         }
     }
     return t;

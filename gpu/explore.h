@@ -35,6 +35,12 @@ typedef struct FNode {
 typedef struct FGraph {
     int n;
     FNode *v;          /* in topological order */
+    double bw;         /* the evaluators' memory bandwidth (bytes per
+                          second) and a launch's seconds: the device
+                          profile's for a GPU plan, the machine file's
+                          read bandwidth for a CPU one (codegen/
+                          fxselect.c); 0: 500 GB/s and 5 us */
+    double launch_s;
 } FGraph;
 
 /* A plan: kernel[i] is the kernel of vertex i (vertices of one fused

@@ -73,7 +73,25 @@ void gpu_configure_profile(const GpuProfile *p);
  * file, measured, nominal (no device, or a failed or implausible
  * measurement: nothing kept) or config (a fixed profile: nothing done).
  * Tests call it with their folder and probe. */
-typedef struct GpuProbe { bool (*measure)(void *arg, GpuProfile *p); void *arg; } GpuProbe;
+/* A measurement is trusted (final) only when it was quiet: the host's
+ * run queue not crowded before and after it (crowded: NULL with a
+ * measure of the test's means never crowded; probe NULL: the device's
+ * probe and br_queue_crowded) and two measurements in a row agree
+ * (within GPU_PROBE_AGREE in every value; up to GPU_PROBE_TRIES
+ * measurements, each value the best seen). A busy one is used but
+ * written as not final: a later process on a quiet host measures again
+ * and keeps each value's best (a busy host makes rates low and
+ * latencies high, never the other way), until a quiet measurement or
+ * GPU_PROBE_ROUNDS of them; on a crowded host it uses the file as it
+ * is. */
+typedef struct GpuProbe {
+    bool (*measure)(void *arg, GpuProfile *p);
+    void *arg;
+    bool (*crowded)(void *arg);
+} GpuProbe;
+#define GPU_PROBE_TRIES 3
+#define GPU_PROBE_ROUNDS 4
+#define GPU_PROBE_AGREE 1.5
 GpuProfSource gpu_profile_calibrate(const char *dir, const GpuProbe *probe);
 /* The file's path for this device in dir (the device created). */
 void gpu_profile_path(const char *dir, char *path, size_t n);
@@ -191,6 +209,12 @@ MB *gpu_cla_decompress(const MB *c, BrErr *e);
 #define GPU_CG_EXACT "/* exact */\n"
 #define GPU_CG_TJ 16
 void gpu_spoof_tiles(int wg, int tk, int tj);
+/* The aggregated outputs of a Row, Outer, Cell or MAgg operator are
+ * combined inside its own launch (its last work-group to finish, every
+ * output) where the latency evaluator (stitch_comb_cost) prices that
+ * below a cg_comb launch per output; gpu_spoof_comb: a test's override
+ * (1 always in the launch, -1 never, 0 the evaluator's choice). */
+void gpu_spoof_comb(int mode);
 /* A stitched operator in one launch (docs/gpu.md, "Stitched codegen
  * plans in one launch"): a DIR_COL region r over the dense X
  * (gpu/stitch.h) whose outputs are the stitched inputs' vectors, its

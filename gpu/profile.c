@@ -8,7 +8,10 @@
  * device, driver version and GPU_PROBE_VERSION), so a later process
  * reads it instead; a file that does not parse, names another device or
  * probe version, or holds a value outside the plausible bounds is
- * measured again and rewritten, never trusted. */
+ * measured again and rewritten, never trusted. A measurement taken on a
+ * busy host (crowded run queue, or probes that disagree) is not final:
+ * later processes measure again and keep the best of each value (gpu.h
+ * GpuProbe). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +22,8 @@
 #include "gpu_int.h"
 
 /* Bumped when the probe measures differently: older files are measured
- * again. */
-#define GPU_PROBE_VERSION 1
+ * again (2: the file holds its rounds and whether it is final). */
+#define GPU_PROBE_VERSION 2
 /* The probe's time budget: growth and repetitions stop past it (each
  * quantity is measured at least once). */
 #define GPU_PROBE_NS 100000000LL
@@ -275,8 +278,10 @@ void gpu_profile_path(const char *dir, char *path, size_t n)
     snprintf(path, n, "%s/gpu-%016llx.txt", dir, (unsigned long long)fnv(key));
 }
 
-/* The file's profile if it is braid's for this device and plausible. */
-static bool file_read(const char *path, GpuProfile *p)
+/* The file's profile if it is braid's for this device and plausible:
+ * its values, then its rounds (measurements merged, 1..) and whether it
+ * is final (a quiet measurement is in it: 1, else 0). */
+static bool file_read(const char *path, GpuProfile *p, int *rounds, int *final)
 {
     char key[1024], line[1100], nums[512];
     device_key(key, sizeof key);
@@ -286,26 +291,86 @@ static bool file_read(const char *path, GpuProfile *p)
               strlen(line) == strlen(key) + 1 && !strncmp(line, key, strlen(key)) && line[strlen(key)] == '\n' &&
               fgets(nums, sizeof nums, f) && !fgets(line, sizeof line, f);
     fclose(f);
-    GpuProfile q;
-    if (!ok || !gpu_profile_parse(nums, &q) || !prof_plausible(&q)) return false;
-    *p = q;
+    /* six values, the rounds and the final flag, nothing else */
+    char *c = nums, *end = NULL;
+    for (int k = 0; ok && k < 6; k++) {
+        while (*c == ' ') c++;
+        while (*c && *c != ' ' && *c != '\n') c++;
+    }
+    char *c6 = c;
+    long r = ok ? strtol(c6, &end, 10) : 0, q = ok && end != c6 ? strtol(end, &c, 10) : -1;
+    ok = ok && end != c && r >= 1 && r <= GPU_PROBE_ROUNDS && (q == 0 || q == 1) && !strcmp(c, "\n");
+    if (ok) *c6 = 0;
+    GpuProfile v;
+    if (!ok || !gpu_profile_parse(nums, &v) || !prof_plausible(&v)) return false;
+    /* (the parser takes 3 or 6 values: 6 here) */
+    if (v.sync_s <= 0 || v.copy_bw <= 0 || v.down_bw <= 0) return false;
+    *p = v, *rounds = (int)r, *final = (int)q;
     return true;
 }
 
 /* Written through a temporary file, so readers see the old file or the
  * new one. */
-static void file_write(const char *path, const GpuProfile *p)
+static void file_write(const char *path, const GpuProfile *p, int rounds, int final)
 {
     char key[1024], tmp[1300];
     device_key(key, sizeof key);
     snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return;
-    fprintf(f, "braid gpu profile\n%s\n%.6g %.6g %.6g %.6g %.6g %.6g\n", key, p->launch_s, p->bw, p->xfer_bw,
-            p->sync_s, p->copy_bw, p->down_bw);
+    fprintf(f, "braid gpu profile\n%s\n%.6g %.6g %.6g %.6g %.6g %.6g %d %d\n", key, p->launch_s, p->bw, p->xfer_bw,
+            p->sync_s, p->copy_bw, p->down_bw, rounds, final);
     bool ok = fclose(f) == 0;
     chmod(tmp, 0600);
     if (!ok || rename(tmp, path)) remove(tmp);
+}
+
+/* The best of each value of a and b: the lower latencies, the higher
+ * rates (load only makes them worse). */
+static GpuProfile prof_best(GpuProfile a, GpuProfile b)
+{
+    return (GpuProfile){fmin(a.launch_s, b.launch_s), fmax(a.bw, b.bw),           fmax(a.xfer_bw, b.xfer_bw),
+                        fmin(a.sync_s, b.sync_s),     fmax(a.copy_bw, b.copy_bw), fmax(a.down_bw, b.down_bw)};
+}
+
+/* Do a and b agree: every value within GPU_PROBE_AGREE of the other's? */
+static bool prof_agree(GpuProfile a, GpuProfile b)
+{
+    const double x[6] = {a.launch_s, a.bw, a.xfer_bw, a.sync_s, a.copy_bw, a.down_bw};
+    const double y[6] = {b.launch_s, b.bw, b.xfer_bw, b.sync_s, b.copy_bw, b.down_bw};
+    for (int k = 0; k < 6; k++)
+        if (!(x[k] <= GPU_PROBE_AGREE * y[k] && y[k] <= GPU_PROBE_AGREE * x[k])) return false;
+    return true;
+}
+
+/* The host's run queue for the device probe: a CPU device computes on
+ * every core, a GPU's probe needs one (its launches and transfers). */
+static bool host_crowded(void *arg)
+{
+    (void)arg;
+    return br_queue_crowded(gpu_ctx.info.is_cpu ? (int)BR_MAX(sysconf(_SC_NPROCESSORS_ONLN), 1) : 1);
+}
+
+/* Measures until two measurements in a row agree (at most
+ * GPU_PROBE_TRIES), each value the best seen, into *p: false when a
+ * measurement failed or is implausible. *busy: the host's run queue
+ * was crowded before or after, or no two agreed. */
+static bool measure_settled(const GpuProbe *probe, GpuProfile *p, bool *busy)
+{
+    bool (*crowded)(void *) = probe->crowded;
+    bool crowd = crowded && crowded(probe->arg), agreed = false;
+    GpuProfile last = {0}, best = {0};
+    for (int t = 0; t < GPU_PROBE_TRIES && !agreed; t++) {
+        GpuProfile m = {0};
+        if (!probe->measure(probe->arg, &m) || !prof_plausible(&m)) return false;
+        agreed = t > 0 && prof_agree(m, last);
+        best = t > 0 ? prof_best(best, m) : m;
+        last = m;
+    }
+    crowd = crowd || (crowded && crowded(probe->arg));
+    *busy = crowd || !agreed;
+    *p = best;
+    return true;
 }
 
 static bool fixed(void)
@@ -317,19 +382,35 @@ static bool fixed(void)
     return f;
 }
 
-/* gpu_profile_calibrate under gpu_lock, the device created */
+/* gpu_profile_calibrate under gpu_lock, the device created: a final
+ * file is used; one that is not final is used as it is on a crowded
+ * host, and otherwise measured again and merged (the best of each
+ * value), one round more; no file: measured. A quiet measurement makes
+ * the file final, and so do GPU_PROBE_ROUNDS rounds. */
 static GpuProfSource calibrate(const char *dir, const GpuProbe *probe)
 {
     if (fixed()) return GPU_PROF_CONFIG;
+    const GpuProbe dev = {probe_device, NULL, host_crowded};
+    const GpuProbe *pr = probe ? probe : &dev;
     char cdir[1024], path[1200] = "";
     if (dir ? dir[0] != 0 : br_cache_dir(NULL, cdir, sizeof cdir)) gpu_profile_path(dir ? dir : cdir, path, sizeof path);
-    GpuProfile p = {0};
+    GpuProfile p = {0}, old = {0};
+    int rounds = 0, final = 0;
+    bool have = path[0] && file_read(path, &old, &rounds, &final);
     GpuProfSource src = GPU_PROF_FILE;
-    if (!path[0] || !file_read(path, &p)) {
-        src = GPU_PROF_MEASURED;
-        bool ok = probe ? probe->measure(probe->arg, &p) : probe_device(NULL, &p);
-        if (!ok || !prof_plausible(&p)) return GPU_PROF_NOMINAL;
-        if (path[0]) file_write(path, &p);
+    if (have && (final || rounds >= GPU_PROBE_ROUNDS || (pr->crowded && pr->crowded(pr->arg)))) {
+        p = old;
+    } else {
+        bool busy = true;
+        if (!measure_settled(pr, &p, &busy)) {
+            if (!have) return GPU_PROF_NOMINAL;
+            p = old;   /* the file's, as it is */
+        } else {
+            src = GPU_PROF_MEASURED;
+            if (have) p = prof_best(p, old);
+            rounds = have ? rounds + 1 : 1;
+            if (path[0]) file_write(path, &p, rounds, !busy || rounds >= GPU_PROBE_ROUNDS);
+        }
     }
     pthread_mutex_lock(&g_plock);
     g_dev = p;

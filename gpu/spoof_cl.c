@@ -8,9 +8,10 @@
  * contiguous block of rows, each with its own scratch, and for the
  * aggregating variants adds the work-items' partials in a fixed order
  * (cg_comb: one work-item per output cell, blocks 0, 1, ... in turn), so
- * the result does not depend on the schedule (no atomics; a stitched
- * launch's last row group runs the same combine, counted by an atomic,
- * in place of cg_comb's launches). NO_AGG and ROW_AGG write their rows
+ * the result does not depend on the schedule (no atomics; where the
+ * latency evaluator says so, the launch's last row group runs the same
+ * combine for every aggregated output, counted by an atomic, in place
+ * of cg_comb's launches: comb_nbufs). NO_AGG and ROW_AGG write their rows
  * directly. Programs are built once per source,
  * in the background under sysds.gpu.async (the CPU's operator runs
  * until then). */
@@ -351,9 +352,13 @@ typedef struct Call {
     const GpuStitchIn *st;
     cl_mem sx, so[ST_MAX_OUT], rsc, cnt, segv;
     /* its aggregated outputs combined in the launch (comb_prepare): ncd
-     * descriptors (cd), their cells (cr) */
+     * descriptors (cd), the buffers of their cells (cr[0..ncr): the full
+     * aggregates together, every other output its own); ncr: the
+     * buffers the program takes (comb_nbufs), 0 when it combines
+     * nothing (a stitched call's program always takes cr[0]) */
     cl_int ncd;
-    cl_mem cd, cr;
+    int ncr;
+    cl_mem cd, cr[SPOOF_MAXOUT];
 } Call;
 
 /* ---- a stitched operator in one launch (GpuStitchIn) ----
@@ -405,10 +410,44 @@ static void region_args(StrBuf *b, const GpuStitchIn *st, int nout, int from, bo
     for (int q = from; q < nout; q++) sb_printf(b, decl ? ", __global double *SO%d" : ", SO%d", q);
 }
 
-/* The program text of a stitched call of generated src (malloc'd;
- * NULL when src is not of kernel_head's form or declares local memory
- * in its body, which a function cannot). */
-static char *stitched_source(const char *src, const GpuStitchIn *st, int nin)
+/* The combine's buffer arguments CR, CR1, ... CR<ncr - 1>, declared
+ * (decl) or passed by name. */
+static void comb_bufs_args(StrBuf *b, int ncr, bool decl)
+{
+    for (int q = 1; q < ncr; q++) sb_printf(b, decl ? ", __global double *CR%d" : ", CR%d", q);
+}
+
+/* The end of a wrapped cg_main (stitched_source): the last row group to
+ * finish (ga groups ran the region) combines the blocks' partials
+ * (cg_comb's order) of every aggregated output into its buffer
+ * (descriptor word 7: CR, CR1, ...). */
+static void comb_tail(StrBuf *b, int ncr)
+{
+    sb_puts(b, "    if (ncd == 0) return;\n"
+               "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+               "    barrier(CLK_GLOBAL_MEM_FENCE);\n"
+               "    if (lid == 0) cg_last = atomic_inc(&cnt[2]) == (int)(get_num_groups(0) - ga) - 1;\n"
+               "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+               "    if (!cg_last) return;\n"
+               "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
+               "    for (int q = 0; q < ncd; q++) {\n"
+               "        __global const double *d = CD + 8 * q;\n"
+               "        const long cn = (long)d[1];\n"
+               "        const int rb = (int)d[7];\n"
+               "        __global double *r = CR;\n");
+    for (int q = 1; q < ncr; q++) sb_printf(b, "        if (rb == %d) r = CR%d;\n", q, q);
+    sb_puts(b, "        for (long j = lid; j < cn; j += (long)get_local_size(0))\n"
+               "            cg_comb1(j, ng, psz, (long)d[0], cn, (int)d[2], (int)d[3], d[4], d[5], out, r + (long)d[6]);\n"
+               "    }\n"
+               "}\n");
+}
+
+/* The program text of a call of generated src that runs more than the
+ * operator's rows in its launch (malloc'd): a stitched call (st), or
+ * one whose aggregated outputs the launch combines into ncr buffers
+ * (st NULL, ncr > 0). NULL when src is not of kernel_head's form or
+ * declares local memory in its body, which a function cannot. */
+static char *stitched_source(const char *src, const GpuStitchIn *st, int nin, int ncr)
 {
     const char *h = strstr(src, k_head);
     const char *ps = h ? h + strlen(k_head) : NULL, *pe = ps ? strstr(ps, ")\n{\n") : NULL;
@@ -417,15 +456,15 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin)
     char names[64 + 24][24];
     int nn = param_names(ps, pe, names, 64 + 24);
     if (nn < nin) return NULL;
-    char *body = stitch_body_source(st->r);
-    if (!body) return NULL;
+    char *body = st ? stitch_body_source(st->r) : NULL;
+    if (st && !body) return NULL;
     size_t xl = strlen(GPU_CG_EXACT);
     bool exact = !strncmp(src, GPU_CG_EXACT, xl);
     const char *s0 = exact ? src + xl : src;
-    int nout = st_nout(st->r);
+    int nout = st ? st_nout(st->r) : 0;
     StrBuf b = {0};
     if (exact) sb_puts(&b, GPU_CG_EXACT);
-    sb_puts(&b, body);
+    if (body) sb_puts(&b, body);
     free(body);
     sb_put(&b, s0, (size_t)(h - s0));
     sb_puts(&b, "\nCG_INL void cg_row(long g, ");
@@ -435,9 +474,24 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin)
     sb_puts(&b, gl + strlen(k_gline));
     sb_puts(&b, k_head);
     sb_put(&b, ps, (size_t)(pe - ps));
+    if (!st) {
+        /* the rows, then the combine (no region: ga 0) */
+        sb_puts(&b, ",\n    volatile __global int *cnt, __global const double *CD, int ncd, __global double *CR");
+        comb_bufs_args(&b, ncr, true);
+        sb_puts(&b, ")\n{\n"
+                    "    __local int cg_last;\n"
+                    "    const long lid = get_local_id(0), ga = 0;\n"
+                    "    cg_row(get_global_id(0)");
+        for (int k = 0; k < nn; k++) sb_printf(&b, ", %s", names[k]);
+        sb_puts(&b, ");\n");
+        comb_tail(&b, ncr);
+        if (b.oom) { free(b.s); return NULL; }
+        return b.s;
+    }
     sb_puts(&b, ",\n    __global const double *SX, long sxr, long sxc, __global double *SG, volatile __global int *cnt, "
                 "long ga, __global const double *CD, int ncd, __global double *CR, __local double *sh");
     region_args(&b, st, nout, 0, true);
+    comb_bufs_args(&b, ncr, true);
     sb_puts(&b, ")\n{\n"
                 "    __local int cg_t, cg_last;\n"
                 "    const long lid = get_local_id(0);\n"
@@ -459,24 +513,9 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin)
         if (k < nin && st->slot[k] >= 0) sb_printf(&b, ", SO%d", st->slot[k]);
         else sb_printf(&b, ", %s", names[k]);
     }
-    /* the aggregated outputs: the last row group to finish combines the
-     * blocks' partials (cg_comb's order) into CR */
-    sb_puts(&b, ");\n"
-                "    if (ncd == 0) return;\n"
-                "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-                "    barrier(CLK_GLOBAL_MEM_FENCE);\n"
-                "    if (lid == 0) cg_last = atomic_inc(&cnt[2]) == (int)(get_num_groups(0) - ga) - 1;\n"
-                "    barrier(CLK_LOCAL_MEM_FENCE);\n"
-                "    if (!cg_last) return;\n"
-                "    mem_fence(CLK_GLOBAL_MEM_FENCE);\n"
-                "    for (int q = 0; q < ncd; q++) {\n"
-                "        __global const double *d = CD + 7 * q;\n"
-                "        const long cn = (long)d[1];\n"
-                "        for (long j = lid; j < cn; j += (long)get_local_size(0))\n"
-                "            cg_comb1(j, ng, psz, (long)d[0], cn, (int)d[2], (int)d[3], d[4], d[5], out,\n"
-                "                     CR + (long)d[6]);\n"
-                "    }\n"
-                "}\n");
+    /* the aggregated outputs: the last row group to finish combines them */
+    sb_puts(&b, ");\n");
+    comb_tail(&b, ncr);
     if (b.oom) { free(b.s); return NULL; }
     return b.s;
 }
@@ -523,7 +562,7 @@ static int stitch_launch(Call *x, cl_uint a0, int64_t nall, size_t wg, BrErr *e)
     const GpuStitchIn *st = x->st;
     cl_kernel k = x->pr->row;
     cl_long sxr = st->x->rows, sxc = st->x->cols, ga = (sxc + (cl_long)wg - 1) / (cl_long)wg;
-    cl_mem cdm = x->ncd ? x->cd : x->segv, crm = x->ncd ? x->cr : x->segv;
+    cl_mem cdm = x->ncd ? x->cd : x->segv, crm = x->ncd ? x->cr[0] : x->segv;
     const void *vals[] = {&x->sx, &sxr, &sxc, &x->segv, &x->cnt, &ga, &cdm, &x->ncd, &crm};
     const size_t szs[] = {sizeof(cl_mem), 8, 8, sizeof(cl_mem), sizeof(cl_mem), 8, sizeof(cl_mem), sizeof(cl_int),
                           sizeof(cl_mem)};
@@ -532,19 +571,49 @@ static int stitch_launch(Call *x, cl_uint a0, int64_t nall, size_t wg, BrErr *e)
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a0++, wg * sizeof(double), NULL);
     if (cr == CL_SUCCESS && st->r->nsc > 0) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->rsc);
     for (int q = 0; q < st_nout(st->r) && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->so[q]);
+    for (int q = 1; q < x->ncr && cr == CL_SUCCESS; q++)
+        cr = clSetKernelArg(k, a0++, sizeof(cl_mem), x->ncd ? &x->cr[q] : &x->segv);
     if (cr != CL_SUCCESS) return gpu_clerr(e, cr, "clSetKernelArg");
     int64_t groups = ga + (nall + (int64_t)wg - 1) / (int64_t)wg;
     return gpu_launch1(k, (size_t)groups * wg, wg, e);
 }
 
-/* 0, or -1 with e set, or -2 when the device does not take the inputs. */
+/* The combine's arguments from a0 on (a call whose launch combines its
+ * aggregated outputs, not stitched: comb_prepare) and the launch of
+ * nall work-items in whole groups of wg. */
+static int comb_launch(Call *x, cl_uint a0, int64_t nall, size_t wg, BrErr *e)
+{
+    cl_kernel k = x->pr->row;
+    cl_int cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->cnt);
+    if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->cd);
+    if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a0++, sizeof(cl_int), &x->ncd);
+    for (int q = 0; q < x->ncr && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->cr[q]);
+    if (cr != CL_SUCCESS) return gpu_clerr(e, cr, "clSetKernelArg");
+    int64_t groups = (nall + (int64_t)wg - 1) / (int64_t)wg;
+    return gpu_launch1(k, (size_t)groups * wg, wg, e);
+}
+
+/* The launch of a call's cg_main whose arguments from a0 on are a
+ * stitched call's or the combine's (over ng rows' work-items, groups of
+ * wg), or the plain launch (wg 0: the device's choice). */
+static int main_launch(Call *x, cl_uint a0, int64_t ng, size_t wg, BrErr *e)
+{
+    if (x->st) return stitch_launch(x, a0, ng, wg ? wg : stitch_wg(x->pr->row), e);
+    if (x->ncd) return comb_launch(x, a0, ng, wg ? wg : stitch_wg(x->pr->row), e);
+    return ng > 0 && gpu_launch1(x->pr->row, (size_t)ng, wg, e) ? -1 : 0;
+}
+
+/* 0, or -1 with e set, or -2 when the device does not take the inputs.
+ * ncr: the buffers of the outputs the launch combines (comb_nbufs; 0
+ * none, or a program that cannot be wrapped: x->ncr 0). */
 static int call_open(Call *x, const char *src, const SpoofIn *in, int main, const int64_t *L, int nL,
-                     const GpuStitchIn *st, BrErr *e)
+                     const GpuStitchIn *st, int ncr, BrErr *e)
 {
     memset(x, 0, sizeof *x);
     if (gpu_init(e)) return -1;
     char *ssrc = NULL;
-    if (st && !(ssrc = stitched_source(src, st, in->n))) return -2;   /* the caller's other path */
+    if ((st || ncr > 0) && !(ssrc = stitched_source(src, st, in->n, ncr)) && st) return -2;   /* the caller's other path */
+    x->ncr = ssrc ? ncr : 0;
     pthread_mutex_lock(&gpu_lock);
     x->locked = true;
     x->st = st;
@@ -592,8 +661,7 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
     cl_kernel k = x->pr->row;
     if (set_main_args(k, x->n, x->arg, x->rp, x->ci, x->L, x->sc, rows, rb, ng, tlen, psz, ext, msp, x->scratch, x->out, e))
         return -1;
-    if (!x->pr->tiled && x->st) return stitch_launch(x, (cl_uint)x->n + 13, ng, stitch_wg(k), e);
-    if (!x->pr->tiled) return ng > 0 && gpu_launch1(k, (size_t)ng, 0, e) ? -1 : 0;
+    if (!x->pr->tiled) return main_launch(x, (cl_uint)x->n + 13, ng, 0, e);
     size_t wg;
     cl_long tk, tj;
     call_tiles(x, ng, &wg, &tk, &tj);
@@ -604,11 +672,7 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a + 1, sizeof tk, &tk);
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a + 2, sizeof tj, &tj);
     if (cr != CL_SUCCESS) return gpu_clerr(e, cr, "clSetKernelArg");
-    if (x->st) {
-        if (stitch_launch(x, a + 3, ng, wg, e)) return -1;
-    } else if (ng > 0 && gpu_launch1(k, (size_t)ng, wg, e)) {
-        return -1;
-    }
+    if (main_launch(x, a + 3, ng, wg, e)) return -1;
     if (ng > 0) gpu_st.tiled++;
     return 0;
 }
@@ -618,8 +682,9 @@ static int call_close(Call *x, int rc)
 {
     for (int k = 0; k < x->n && x->tmp; k++) if (x->tmp[k]) clReleaseMemObject(x->tmp[k]);
     cl_mem held[] = {x->L,     x->sc,    x->scratch, x->out,   x->rsc,   x->cnt, x->segv,
-                     x->so[0], x->so[1], x->so[2],   x->so[3], x->cd, x->cr};
+                     x->so[0], x->so[1], x->so[2],   x->so[3], x->cd};
     for (size_t k = 0; k < sizeof held / sizeof *held; k++) if (held[k]) clReleaseMemObject(held[k]);
+    for (int q = 0; q < SPOOF_MAXOUT; q++) if (x->cr[q]) clReleaseMemObject(x->cr[q]);
     free(x->arg);
     free(x->tmp);
     if (x->locked) {
@@ -631,50 +696,108 @@ static int call_close(Call *x, int rc)
     return rc == -2 ? 0 : rc;
 }
 
-/* The aggregated outputs o[0..nout) of a stitched call (partials at
- * offs, zm as cg_comb's), combined by its launch's last row group
- * (stitched_source) instead of a cg_comb launch each: for one output,
- * or several full aggregates (a MAgg), in a launch with rows. Fills
- * x->cd (per output: its partials' offset, cells, kind, aggregate,
- * divisor, zm, offset in cr) and x->cr and sets x->ncd; x->ncd stays 0
- * (the cg_comb launches) where it does not apply. 0, or -1 with e set,
- * -2 (the CPU) beyond the device's largest buffer. */
+/* A test's override of the combine's place (gpu_spoof_comb). */
+static int comb_mode;
+
+void gpu_spoof_comb(int mode)
+{
+    pthread_mutex_lock(&gpu_lock);
+    comb_mode = mode;
+    pthread_mutex_unlock(&gpu_lock);
+}
+
+/* The buffer of output t among o[0..nout) when the launch combines
+ * them: the full aggregates share buffer 0, every other output has its
+ * own, in order. */
+static int comb_buf_of(const SpRowOut *o, int nout, int t)
+{
+    int b = 0;
+    for (int q = 0; q < nout; q++) b += o[q].var == SPR_FULL_AGG;
+    b = b > 0;
+    for (int q = 0; q < t; q++) b += o[q].var != SPR_FULL_AGG;
+    return o[t].var == SPR_FULL_AGG ? 0 : b;
+}
+
+/* Does the launch of ng blocks combine the aggregated outputs
+ * o[0..nout) (the latency evaluator, stitch_comb_cost, against a
+ * cg_comb launch per output; gpu_spoof_comb's override)? The buffers
+ * its program takes then (comb_buf_of), else 0. */
+static int comb_nbufs(const SpRowOut *o, int nout, int64_t ng)
+{
+    if (ng <= 0 || nout < 1 || nout > SPOOF_MAXOUT) return 0;
+    int64_t reads[SPOOF_MAXOUT], cells[SPOOF_MAXOUT];
+    for (int t = 0; t < nout; t++) {
+        reads[t] = k_spoof_row_psize(&o[t]);
+        cells[t] = o[t].var == SPR_FULL_AGG ? 1 : o[t].orows * o[t].ocols;
+    }
+    int wg = (int)BR_MIN((size_t)64, BR_MAX(gpu_ctx.info.max_wg, (size_t)1));
+    pthread_mutex_lock(&gpu_lock);
+    int mode = comb_mode;
+    pthread_mutex_unlock(&gpu_lock);
+    bool inl = mode > 0 || (mode == 0 && stitch_comb_cost(reads, cells, nout, ng, wg, true) <=
+                                             stitch_comb_cost(reads, cells, nout, ng, wg, false));
+    int nb = 0;
+    for (int t = 0; t < nout; t++) nb = BR_MAX(nb, comb_buf_of(o, nout, t) + 1);
+    return inl ? nb : 0;
+}
+
+/* The aggregated outputs o[0..nout) of a call whose launch combines
+ * them (x->ncr > 0: comb_nbufs; partials at offs, zm as cg_comb's): its
+ * last row group (stitched_source) combines every output instead of a
+ * cg_comb launch each. Fills x->cd (per output: its partials' offset,
+ * cells, kind, aggregate, divisor, zm, offset in its buffer, its buffer)
+ * and x->cr[0..ncr) and sets x->ncd; x->ncd stays 0 (the cg_comb
+ * launches) where it does not apply. 0, or -1 with e set, -2 (the CPU)
+ * beyond the device's largest buffer. */
 static int comb_prepare(Call *x, const SpRowOut *o, int nout, const int64_t *offs, const double *zm, int64_t M,
                         int64_t ng, BrErr *e)
 {
-    if (!x->st || ng <= 0 || nout < 1 || nout > SPOOF_MAXOUT) return 0;
-    for (int t = 0; t < nout; t++)
-        if (nout > 1 && o[t].var != SPR_FULL_AGG) return 0;
-    double d[7 * SPOOF_MAXOUT];
-    int64_t cells = 0;
+    if (x->ncr <= 0 || ng <= 0 || nout < 1 || nout > SPOOF_MAXOUT) return 0;
+    double d[8 * SPOOF_MAXOUT];
+    int64_t cells[SPOOF_MAXOUT] = {0};
     for (int t = 0; t < nout; t++) {
         cl_long n;
         cl_int kind, agg;
         cl_double div;
         comb_args(&o[t], M, &n, &kind, &agg, &div);
-        double *q = d + 7 * t;
+        int b = comb_buf_of(o, nout, t);
+        double *q = d + 8 * t;
         q[0] = (double)offs[t], q[1] = (double)n, q[2] = kind, q[3] = agg, q[4] = div, q[5] = zm[t];
-        q[6] = (double)cells;
-        cells += n;
+        q[6] = (double)cells[b], q[7] = b;
+        cells[b] += n;
     }
-    if (!(x->cd = small_buf(d, 7 * (size_t)nout * sizeof(double), e))) return -1;
-    int rc = call_buf(&x->cr, cells, e);
+    if (!(x->cd = small_buf(d, 8 * (size_t)nout * sizeof(double), e))) return -1;
+    int rc = 0;
+    for (int b = 0; b < x->ncr && !rc; b++) rc = call_buf(&x->cr[b], cells[b], e);
+    if (!rc && !x->cnt) {
+        cl_int zero[3] = {0, 0, 0}, cr;
+        x->cnt = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &cr);
+        if (cr != CL_SUCCESS) return x->cnt = NULL, gpu_clerr(e, cr, "clCreateBuffer");
+    }
     if (!rc) x->ncd = nout;
     return rc;
 }
 
-/* The outputs the launch combined (comb_prepare): full aggregates into
- * v by one read, another output the device-only block of cr. */
+/* The outputs the launch combined (comb_prepare): the full aggregates
+ * into v by one read of cr[0], every other output the device-only
+ * block of its buffer. */
 static int comb_take(Call *x, const SpRowOut *o, int nout, MB **res, double *v, BrErr *e)
 {
-    if (o[0].var != SPR_FULL_AGG) {
-        res[0] = gpu_dense_result(o[0].orows, o[0].ocols, x->cr, e);
-        x->cr = NULL;
-        return res[0] ? 0 : -1;
+    int nfull = 0;
+    for (int t = 0; t < nout; t++) nfull += o[t].var == SPR_FULL_AGG;
+    double f[SPOOF_MAXOUT];
+    if (nfull > 0) {
+        cl_int rc = clEnqueueReadBuffer(gpu_ctx.q, x->cr[0], CL_TRUE, 0, (size_t)nfull * sizeof(double), f, 0, NULL, NULL);
+        if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueReadBuffer");
+        gpu_st.d2h_bytes += (int64_t)nfull * (int64_t)sizeof(double);
     }
-    cl_int rc = clEnqueueReadBuffer(gpu_ctx.q, x->cr, CL_TRUE, 0, (size_t)nout * sizeof(double), v, 0, NULL, NULL);
-    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueReadBuffer");
-    gpu_st.d2h_bytes += (int64_t)nout * (int64_t)sizeof(double);
+    for (int t = 0, k = 0; t < nout; t++) {
+        if (o[t].var == SPR_FULL_AGG) { v[t] = f[k++]; continue; }
+        int b = comb_buf_of(o, nout, t);
+        res[t] = gpu_dense_result(o[t].orows, o[t].ocols, x->cr[b], e);
+        x->cr[b] = NULL;
+        if (!res[t]) return -1;
+    }
     return 0;
 }
 
@@ -688,8 +811,7 @@ static void blocks_of(int64_t M, int64_t *ng, int64_t *rb)
 int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, const GpuStitchIn *st, MB **res,
                   double *v, BrErr *e)
 {
-    Call x;
-    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, st, e);
+    if (gpu_init(e)) return -1;
     SpRowOut o[SPOOF_MAXOUT];
     int nout = k_spoof_row_outs(op, o);
     int64_t psz = 0, offs[SPOOF_MAXOUT], M = op->rows;
@@ -697,6 +819,8 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, c
     int64_t ng = row_blocks(M, psz + tmplen), rb;
     blocks_of(M, &ng, &rb);
     bool rowout = op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG;
+    Call x;
+    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, st, rowout ? 0 : comb_nbufs(o, nout, ng), e);
     size_t wg;
     cl_long tk, tj;
     /* a tiled kernel's work-items past ng compute too (scratch for all) */
@@ -725,8 +849,10 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, c
  * RIGHT_T from the blocks' partials (cg_comb). */
 int gpu_spoof_outer(const char *src, const SpoofOuter *op, int nL, MB **res, double *v, BrErr *e)
 {
+    /* (its kernel declares local memory in its body, so it cannot be
+     * wrapped with the combine: stitched_source; cg_comb's launch) */
     Call x;
-    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, NULL, e);
+    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, NULL, 0, e);
     GpuBuf wb = {0};
     int64_t M = op->m, N = op->n, k = op->ocols;
     /* the aggregated result as a Row output: FULL_AGG, or the product's
@@ -770,21 +896,9 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
         L[k] = op->in.m[k] ? op->in.m[k]->cols : 0;
         L[n + k] = op->in.coff && op->in.coff[k] > 0 ? op->in.coff[k] : 0;
     }
-    Call x;
-    int rc = call_open(&x, src, &op->in, main, L, 2 * n, st, e);
-    free(L);
-    GpuBuf wb = {0};
     int64_t M = op->rows, N = op->cols;
-    bool sp = !rc && x.rp && op->sparse_safe && !(op->in.coff && op->in.coff[main] >= 0);
-    if (sp && gpu_get(op->in.m[main], &wb, e)) rc = -1;
-    int64_t tlen = !rc && x.rp && !sp ? op->in.m[main]->cols : 0;
     int nout = op->dir == SPD_FULL ? op->nout : 1;
     int64_t psz = op->dir == SPD_COL ? 2 * N : op->dir == SPD_FULL ? 2 * (int64_t)nout : 0;
-    int64_t ng = row_blocks(M, psz + tlen), rb;
-    blocks_of(M, &ng, &rb);
-    int64_t cells = op->dir == SPD_NONE ? (sp ? wb.nnz : M * N) : op->dir == SPD_ROW ? M : ng * psz;
-    if (!rc) rc = call_buf(&x.scratch, ng * tlen, e);
-    if (!rc) rc = call_buf(&x.out, cells, e);
     /* the aggregated outputs; the counts of min/max on the sparse path:
      * implicit zeros below M (columns) or M N (full) stored values */
     SpRowOut o[SPOOF_MAXOUT];
@@ -794,15 +908,35 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
     for (int t = 0; agg && t < nout && t < SPOOF_MAXOUT; t++) {
         o[t] = (SpRowOut){op->dir == SPD_COL ? SPR_COL_AGG : SPR_FULL_AGG, op->agg[t], 1, N};
         offs[t] = 2 * t;
-        zm[t] = !sp ? 0 : op->dir == SPD_COL ? (double)M : (double)M * (double)N;
     }
+    /* the combine's place, by the blocks of a dense main input (a CSR
+     * one's expanded rows change the blocks little) */
+    int ncr = 0;
+    if (agg && !gpu_init(e)) {
+        int64_t ng0 = row_blocks(M, psz), rb0;
+        blocks_of(M, &ng0, &rb0);
+        ncr = comb_nbufs(o, nout, ng0);
+    }
+    Call x;
+    int rc = call_open(&x, src, &op->in, main, L, 2 * n, st, ncr, e);
+    free(L);
+    GpuBuf wb = {0};
+    bool sp = !rc && x.rp && op->sparse_safe && !(op->in.coff && op->in.coff[main] >= 0);
+    if (sp && gpu_get(op->in.m[main], &wb, e)) rc = -1;
+    int64_t tlen = !rc && x.rp && !sp ? op->in.m[main]->cols : 0;
+    int64_t ng = row_blocks(M, psz + tlen), rb;
+    blocks_of(M, &ng, &rb);
+    int64_t cells = op->dir == SPD_NONE ? (sp ? wb.nnz : M * N) : op->dir == SPD_ROW ? M : ng * psz;
+    if (!rc) rc = call_buf(&x.scratch, ng * tlen, e);
+    if (!rc) rc = call_buf(&x.out, cells, e);
+    for (int t = 0; agg && t < nout && t < SPOOF_MAXOUT; t++)
+        zm[t] = !sp ? 0 : op->dir == SPD_COL ? (double)M : (double)M * (double)N;
     if (!rc && agg) rc = comb_prepare(&x, o, nout, offs, zm, M, ng, e);
     if (!rc) {
         cl_int msp = sp ? 2 : x.rp != NULL;
         if (set_main_args(x.pr->row, n, x.arg, x.rp, x.ci, x.L, x.sc, M, rb, ng, tlen, psz, N, msp, x.scratch, x.out,
                           e) ||
-            (st ? stitch_launch(&x, (cl_uint)n + 13, ng, stitch_wg(x.pr->row), e)
-                : ng > 0 && gpu_launch1(x.pr->row, (size_t)ng, 0, e)))
+            main_launch(&x, (cl_uint)n + 13, ng, 0, e))
             rc = -1;
     }
     if (!rc && (op->dir == SPD_NONE || op->dir == SPD_ROW)) {

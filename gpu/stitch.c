@@ -642,6 +642,32 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
     return s->cycles;
 }
 
+/* The combine of an operator's aggregated outputs (docs/gpu.md, "The
+ * combine in the same launch"), priced with the terms above: ng blocks'
+ * partials of nout outputs, reads[t] doubles per block for output t and
+ * cells[t] cells, added block after block (a Kahan step a partial).
+ * inl: by the operator's last work-group of wg lanes, which walks the
+ * outputs in turn (ceil(cells / wg) steps each), its reads at one
+ * compute unit's share of the bandwidth; otherwise one cg_comb launch
+ * per output, a lane per cell over the device's resident lanes, at the
+ * whole bandwidth, plus the launch latency each. Cycles. */
+double stitch_comb_cost(const int64_t *reads, const int64_t *cells, int nout, int64_t ng, int wg, bool inl)
+{
+    const GpuInfo *g = gpu_info();
+    GpuProfile gp = gpu_profile();
+    double hz = BR_MAX(g->clock_mhz, 1000) * 1e6, launch = gp.launch_s * hz;
+    double cu = BR_MAX(1, g->compute_units), lanes = inl ? BR_MAX(wg, 1) : 2048.0 * cu;
+    double bw = inl ? gp.bw / cu : gp.bw, t = 0;
+    for (int k = 0; k < nout; k++) {
+        /* a step: the partial's read (~20 cycles, amortized) and a Kahan
+         * add (4 operations), 4 cycles an instruction as above */
+        double steps = ceil((double)BR_MAX(cells[k], 1) / lanes) * (double)ng, per = (20 + 4) * 4;
+        double bytes = (double)ng * (double)reads[k] * 8;
+        t += fmax(steps * per, bytes / bw * hz) + (inl ? 0 : launch);
+    }
+    return t;
+}
+
 static int sched_cmp(const void *a, const void *b)
 {
     const StitchSched *p = a, *q = b;

@@ -114,6 +114,11 @@ void st_colstd(StitchRegion *r);
 
 /* The latency evaluator's estimate of a schedule for X rows x cols. */
 double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched *s);
+/* The latency evaluator's price (cycles) of combining ng blocks'
+ * partials of nout aggregated outputs (reads[t] doubles of a block's
+ * partial, cells[t] result cells): inside the operator's launch by its
+ * last work-group of wg lanes (inl), or by a cg_comb launch per output. */
+double stitch_comb_cost(const int64_t *reads, const int64_t *cells, int nout, int64_t ng, int wg, bool inl);
 /* All candidate schedules, best first (at most max); returns the count. */
 int stitch_enumerate(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched *out, int max);
 /* The OpenCL C of the region under s (malloc'd), for tests and -explain. */

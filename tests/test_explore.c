@@ -3,6 +3,7 @@
  * connected, no opaque vertex fused, no cycle among kernels, every vertex
  * in exactly one kernel) and estimated no slower than no fusion; on
  * layernorm's graph it finds the one-kernel stitched plan. */
+#include <math.h>
 #include <string.h>
 
 #include "t.h"
@@ -83,12 +84,42 @@ int main(void)
     for (int big = 0; big < 2; big++) {
         FNode sv[3] = {{FK_REDUCE, 800, 0, {0}, false, big ? 8e7 : 8e3},
                        {FK_LIGHT, 8e6, 1, {0}, true, 0}, {FK_LIGHT, 8e6, 1, {0}, true, 0}};
-        FGraph sg = {3, sv};
+        FGraph sg = {3, sv, 0, 0};
         FPlan sp;
         T_CHECK(fx_explore(&sg, 3, 3, &sp) == 0 && fx_valid(&sg, &sp), "shared vector: a valid plan");
         bool alone = sp.kernel[0] != sp.kernel[1] && sp.kernel[0] != sp.kernel[2];
         T_CHECK(alone == (big == 1), "shared vector, X %s: %s", big ? "8e7 B" : "8e3 B",
                 alone ? "computed alone" : "stitched");
+        fplan_free(&sp);
+    }
+    /* the evaluators' constants (FGraph.bw, launch_s: a device's profile
+     * or the CPU's machine file, codegen/fxselect.c): 0 is 500 GB/s and
+     * 5 us; memory and launches 100 times slower price a plan 100 times
+     * higher (every term is bytes / bw or launches x launch_s) */
+    {
+        FPlan lu;
+        fx_unfused(&ln, &lu);
+        double t0 = fx_latency(&ln, &lu);
+        ln.bw = 500e9, ln.launch_s = 5e-6;
+        double t1 = fx_latency(&ln, &lu);
+        ln.bw = 5e9, ln.launch_s = 5e-4;
+        double t2 = fx_latency(&ln, &lu);
+        T_CHECK(t0 == t1 && fabs(t2 - 100 * t1) <= 1e-9 * t2, "layernorm unfused: %g s by default, %g s at 500 GB/s "
+                "and 5 us, %g s at 5 GB/s and 500 us", t0, t1, t2);
+        ln.bw = 0, ln.launch_s = 0;
+        fplan_free(&lu);
+    }
+    /* and the explorer follows them: the shared vector over the large X
+     * (computed alone above) is stitched into both consumers when a
+     * launch costs 1 ms (X's pass, 0.16 ms, is cheaper) */
+    {
+        FNode sv[3] = {{FK_REDUCE, 800, 0, {0}, false, 8e7},
+                       {FK_LIGHT, 8e6, 1, {0}, true, 0}, {FK_LIGHT, 8e6, 1, {0}, true, 0}};
+        FGraph sg = {3, sv, 500e9, 1e-3};
+        FPlan sp;
+        T_CHECK(fx_explore(&sg, 3, 3, &sp) == 0 && fx_valid(&sg, &sp), "shared vector, slow launches: a valid plan");
+        T_CHECK(sp.kernel[0] == sp.kernel[1] || sp.kernel[0] == sp.kernel[2],
+                "shared vector, X 8e7 B, 1 ms launches: stitched");
         fplan_free(&sp);
     }
     /* an invalid plan is recognized: fusing 0 and 2 around 1 is a cycle */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "gpu/gpu.h"
 #include "plan/program.h"
 #include "tests/t.h"
 #include "tests/t_dml.h"
@@ -126,6 +127,59 @@ static void shared_choice(int64_t rows, int *cut)
     diag_free(d);
 }
 
+/* The explorer's constants (fxselect.c fx_constants): with the device
+ * backend on, the device profile's read bandwidth and launch; off, the
+ * machine file's read bandwidth (pinned: 4.07684e10 B/s) and the
+ * explorer's 5 us. The latency of MPSkipEnum's plan of layernorm, summed
+ * over its partitions, under each. */
+static void lat_row(void *arg, const CgFxResult *r) { *(double *)arg += r->mpskip_latency; }
+
+static double layernorm_latency(void)
+{
+    Diag *d = diag_new();
+    LangOptions lo = {0};
+    char src[512];
+    snprintf(src, sizeof src, "X = rand(rows=200, cols=30, seed=1)\n%s", exs[0].src);
+    Program *ast = lang_load_string(src, "<fx>", &lo, d);
+    const char *outs[1] = {exs[0].out};
+    RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, NULL, outs, 1) : NULL;
+    double t = 0;
+    for (int i = 0; p && i < p->main.n; i++) {
+        HopDag *dag = plan_dag(p->main.v[i]);
+        if (dag && cg_fx_compare(dag, lat_row, &t) < 0) T_CHECK(false, "latency: out of memory");
+    }
+    plan_program_free(p);
+    lang_program_free(ast);
+    diag_free(d);
+    return t;
+}
+
+static void constants(void)
+{
+    gpu_configure(GPU_OFF, -1, 0);
+    double cpu = layernorm_latency();
+    const char *pin = getenv("BRAID_CG_MACHINE");
+    char *keep = pin ? strdup(pin) : NULL;
+    setenv("BRAID_CG_MACHINE", "4.07684e+08 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10", 1);
+    double cpu_slow = layernorm_latency();
+    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
+    free(keep);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(false);   /* (the stitch pass would take layernorm) */
+    const GpuProfile same = {5e-6, 4.07684e10, 1e10, 0, 0, 0}, slow = {5e-4, 4.07684e8, 1e10, 0, 0, 0};
+    gpu_set_profile(&same);
+    double dev = layernorm_latency();
+    gpu_set_profile(&slow);
+    double dev_slow = layernorm_latency();
+    gpu_set_profile(NULL);
+    gpu_set_stitch(true);
+    gpu_configure(GPU_OFF, -1, 0);
+    T_CHECK(cpu > 0 && cpu_slow > 2 * cpu, "layernorm's latency on the CPU: %g s, %g s with the machine file's read "
+            "bandwidth 100 times lower", cpu, cpu_slow);
+    T_CHECK(dev > 0 && fabs(dev_slow - 100 * dev) <= 1e-9 * dev_slow,
+            "layernorm's latency on the device: %g s, %g s by a profile 100 times slower", dev, dev_slow);
+}
+
 static void end_to_end(const Ex *ex, MB **in)
 {
     const char *outs[1] = {ex->out};
@@ -150,10 +204,11 @@ int main(void)
     /* small X: a launch costs more than a second pass, both stitched;
      * 160 MB: the passes cost more, the vector is materialized */
     int small[2], big[2];
-    shared_choice(200, small);
+    shared_choice(20, small);
     shared_choice(200000, big);
     T_CHECK(small[0] == 0, "shared, small X: the explorer cuts %d points", small[0]);
     T_CHECK(big[0] >= 2, "shared, big X: the explorer cuts %d points (stitched redundantly)", big[0]);
+    constants();
     t_seed(17);
     MB *in[5] = {t_gen(200, 30, 1, -1, 1, false), t_gen(30, 4, 1, -1, 1, false), t_gen(30, 1, 1, -1, 1, false),
                  t_gen(200, 8, 1, 0, 1, false), t_gen(30, 8, 1, 0, 1, false)};

@@ -344,10 +344,157 @@ static void test_nonfinite(void)
     for (int q = 0; q < 3; q++) mb_release(in[q]);
 }
 
+/* The aggregated outputs combined inside the operator's launch
+ * (docs/gpu.md, "The combine in the operator's launch"): multi-output
+ * Row plans (the GLM step's t(X) %*% (w * q), colSums(X * (w * q)) and
+ * max(w * q); MLogreg's t(X) %*% (P - Y) with sum(P * Y); COL_T_AGG,
+ * COL_AGG and FULL_AGG together), a Row COL_T_AGG, Outer's RIGHT_MM and
+ * a MAgg of three sums, over shapes that are not multiples of the
+ * work-group (1 x 13, 7 x 1, 130 x 37, 1001 x 9, 20 x 150: 150 columns
+ * cross the combine's lanes), dense and CSR, and with NaN/Inf in X.
+ * Each runs with the combine in the launch (gpu_spoof_comb(1)) and as
+ * cg_comb launches (-1): the same bits (the same combine in the same
+ * order), the CPU's results within rtol, and one launch against one
+ * plus one per aggregated output (scripts whose only operator is the
+ * fused one). The evaluator's choice (0): in the launch for these
+ * small outputs; cg_comb's launch for a 600 x 40 product's partials,
+ * which one work-group would walk alone. */
+static const Case comb_cases[] = {
+    {"comb glm", "q = X %*% v\ng = t(X) %*% (w * q)\nh = colSums(X * (w * q))\nm = max(w * q)\n", 3, {"g", "h", "m"}},
+    {"comb mlogreg", "LT = X %*% V\nE = exp(LT - rowMaxs(LT))\nP = E / rowSums(E)\nG = t(X) %*% (P - Y)\nl = sum(P * Y)\n", 2,
+     {"G", "l"}},
+    {"comb multi", "G = t(X) %*% (Y * (X %*% v))\nc = colSums(X * (X %*% v))\ns = sum(X %*% v)\n", 3, {"G", "c", "s"}},
+    {"comb col_t_agg", "q = t(X) %*% exp((X %*% v) * 0.1)\n", 1, {"q"}},
+    {"comb outer right", "R = t(X * (U %*% t(Vc) - X)) %*% U\n", 1, {"R"}},
+    {"comb magg", "a = sum(X ^ 2)\nb = sum(X * W[, 1:ncol(X)])\nc = sum(X * w)\n", 3, {"a", "b", "c"}},
+};
+
+/* One run of c under the combine's mode (GPU_OFF: mode ignored, the
+ * CPU's operators); its device counters in *st. */
+static void comb_run(const Case *c, MB **in, int mode, bool dev, TRun *r, GpuStats *st)
+{
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    gpu_configure(dev ? GPU_FORCE : GPU_OFF, -1, 0);
+    gpu_set_stitch(false);
+    gpu_spoof_comb(mode);
+    gpu_stats_reset();
+    t_run_dml(c->src, &o, 8, names, in, c->nout, (const char **)c->out, r);
+    *st = gpu_stats();
+    gpu_spoof_comb(0);
+    gpu_set_stitch(true);
+}
+
+static void comb_case(const Case *c, int64_t rows, int64_t cols, int64_t k, bool sparse, bool nf)
+{
+    char what[96];
+    snprintf(what, sizeof what, "%lldx%lld%s%s", (long long)rows, (long long)cols, sparse ? " CSR" : "",
+             nf ? " NaN/Inf" : "");
+    MB *in[8];
+    gen_inputs(in, c, rows, cols, k, sparse, nf);
+    TRun want, inl, sep;
+    GpuStats s0, s1, s2;
+    comb_run(c, in, 0, false, &want, &s0);
+    comb_run(c, in, 1, true, &inl, &s1);
+    comb_run(c, in, -1, true, &sep, &s2);
+    T_CHECK(want.rc == 0 && inl.rc == 0 && sep.rc == 0, "%s %s: %s %s %s", c->name, what, want.err, inl.err, sep.err);
+    if (!want.rc && !inl.rc && !sep.rc) {
+        for (int t = 0; t < c->nout; t++) {
+            check_out(c, t, &inl.out[t], &want.out[t], what);
+            check_out_tol(c, t, &inl.out[t], &sep.out[t], 0, "in the launch vs cg_comb, to the bit");
+        }
+        int64_t all = inl.st.fused[0] + inl.st.fused[1] + inl.st.fused[2] + inl.st.fused[3];
+        /* NaN/Inf: plans over a CSR X and Outer's decline where the CPU
+         * does (exec.c) */
+        bool decl = nf && (sparse || strstr(c->name, "outer"));
+        T_CHECK(decl ? s1.fused_ops + s1.fused_cpu == all : s1.fused_ops == all && s1.fused_cpu == 0,
+                "%s %s: %lld on the device, %lld on the CPU, %lld placed", c->name, what, (long long)s1.fused_ops,
+                (long long)s1.fused_cpu, (long long)all);
+        /* on the device, the combine's launches saved (more than one row
+         * and column: aggregated outputs over several blocks); Outer's
+         * kernels declare local memory in their body and keep cg_comb's
+         * launch (spoof_cl.c stitched_source) */
+        bool outer = strstr(c->name, "outer") != NULL;
+        if (!decl && rows > 1 && cols > 1)
+            T_CHECK(s1.fused_ops == s2.fused_ops && (outer ? s2.launches == s1.launches : s2.launches > s1.launches),
+                    "%s %s: %lld launches in the launch, %lld with cg_comb (%d outputs)", c->name, what,
+                    (long long)s1.launches, (long long)s2.launches, c->nout);
+    }
+    t_run_free(&want);
+    t_run_free(&inl);
+    t_run_free(&sep);
+    for (int q = 0; q < 8; q++) mb_release(in[q]);
+}
+
+static void test_comb(void)
+{
+    static const int64_t sh[][3] = {{1, 13, 2}, {7, 1, 5}, {130, 37, 11}, {1001, 9, 3}, {20, 150, 3}};
+    int nc = (int)(sizeof comb_cases / sizeof *comb_cases), ns = (int)(sizeof sh / sizeof *sh);
+    /* T_SAN: every other (case, shape), every case dense and CSR once */
+    for (int c = 0; c < nc; c++) {
+        for (int s = 0; s < ns; s++)
+            if (t_keep(c + s, 2)) comb_case(&comb_cases[c], sh[s][0], sh[s][1], sh[s][2], false, false);
+        comb_case(&comb_cases[c], 130, 37, 5, true, false);
+        for (int sp = 0; sp < 2; sp++)
+            if (t_keep(c + sp, 2)) comb_case(&comb_cases[c], 130, 37, 5, sp, true);
+    }
+    /* exact counts: the multi-output Row plan (dense 130 x 37) and the
+     * product X %*% v it shares with them (a Row NO_AGG operator): 2
+     * launches, 5 with cg_comb's; the evaluator's choice: 2 */
+    const Case *m = &comb_cases[2];
+    MB *in[8];
+    gen_inputs(in, m, 130, 37, 5, false, false);
+    for (int mode = -1; mode <= 1; mode++) {
+        TRun r;
+        GpuStats st;
+        comb_run(m, in, mode, true, &r, &st);
+        int want = mode < 0 ? 5 : 2;
+        T_CHECK(r.rc == 0 && st.fused_ops == 2 && st.ops == 2 && st.launches == want,
+                "multi-output Row, combine mode %d: %lld operators, %lld launches, want 2 and %d: %s", mode,
+                (long long)st.ops, (long long)st.launches, want, r.err);
+        t_run_free(&r);
+    }
+    for (int q = 0; q < 8; q++) mb_release(in[q]);
+    /* the evaluator: a cell or a few (one lane each) cheaper in the launch
+     * than a launch; a 600 x 40 product's partials over 128 blocks walked
+     * by one work-group dearer than cg_comb's launch across the device */
+    int64_t r1[3] = {2, 2 * 37, 37 * 5}, c1[3] = {1, 37, 37 * 5};
+    T_CHECK(stitch_comb_cost(r1, c1, 3, 128, 64, true) < stitch_comb_cost(r1, c1, 3, 128, 64, false),
+            "small outputs: in the launch (%.0f vs %.0f cycles)", stitch_comb_cost(r1, c1, 3, 128, 64, true),
+            stitch_comb_cost(r1, c1, 3, 128, 64, false));
+    int64_t r2[1] = {600 * 40}, c2[1] = {600 * 40};
+    T_CHECK(stitch_comb_cost(r2, c2, 1, 128, 64, true) > stitch_comb_cost(r2, c2, 1, 128, 64, false),
+            "a 600 x 40 product: cg_comb's launch (%.0f vs %.0f cycles)", stitch_comb_cost(r2, c2, 1, 128, 64, true),
+            stitch_comb_cost(r2, c2, 1, 128, 64, false));
+    /* and the run follows it: t(X) %*% ((X %*% V) * 2), X 200 x 600, V
+     * 600 x 40: the kernel and one cg_comb launch */
+    t_seed(4242);
+    MB *big[2] = {t_gen(200, 600, 1, 0, 1, false), t_gen(600, 40, 1, 0, 1, false)};
+    const char *bn[2] = {"X", "V"}, *bo[1] = {"Q"};
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    TRun want, got;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml("Q = t(X) %*% ((X %*% V) * 2)\n", &o, 2, bn, big, 1, bo, &want);
+    gpu_configure(GPU_FORCE, -1, 0);
+    gpu_set_stitch(false);
+    gpu_stats_reset();
+    t_run_dml("Q = t(X) %*% ((X %*% V) * 2)\n", &o, 2, bn, big, 1, bo, &got);
+    GpuStats st = gpu_stats();
+    gpu_set_stitch(true);
+    T_CHECK(want.rc == 0 && got.rc == 0 && st.fused_ops == 1 && st.launches == 2,
+            "a 600 x 40 COL_T_AGG by the evaluator: %lld operators, %lld launches, want 1 and 2: %s %s",
+            (long long)st.fused_ops, (long long)st.launches, want.err, got.err);
+    if (!want.rc && !got.rc) T_MB_EQ(got.out[0].m, want.out[0].m, 1e-9, "a 600 x 40 COL_T_AGG");
+    t_run_free(&want);
+    t_run_free(&got);
+    mb_release(big[0]);
+    mb_release(big[1]);
+}
+
 /* Kernel launches of one fused operator run on the device: the main
- * kernel, and one combine per aggregated output (deterministic: the
- * counts do not depend on the device). Scripts whose only operator is
- * the fused one (130 x 37, dense and CSR). */
+ * kernel, and one combine per aggregated output (CSR, with the
+ * combine's launches: gpu_spoof_comb(-1)) or none (dense, the combine
+ * in the launch: 1) (deterministic: the counts do not depend on the
+ * device). Scripts whose only operator is the fused one (130 x 37). */
 static void test_launches(void)
 {
     static const struct { const char *src, *out; int launches; } L[] = {
@@ -372,13 +519,16 @@ static void test_launches(void)
             TRun r;
             gpu_configure(GPU_FORCE, -1, 0);
             gpu_set_stitch(false);
+            gpu_spoof_comb(sp ? -1 : 1);
             gpu_stats_reset();
             t_run_dml(L[k].src, &o, 5, names, in, 1, outs, &r);
             GpuStats st = gpu_stats();
-            T_CHECK(r.rc == 0 && st.fused_ops == 1 && st.ops == 1 && st.launches == L[k].launches,
+            gpu_spoof_comb(0);
+            /* (Outer's kernels keep cg_comb's launch) */
+            int want = sp || strstr(L[k].src, "U %*%") ? L[k].launches : 1;
+            T_CHECK(r.rc == 0 && st.fused_ops == 1 && st.ops == 1 && st.launches == want,
                     "launches of '%s'%s: %lld operators (%lld fused), %lld launches, want 1 and %d: %s", L[k].out,
-                    sp ? " CSR" : "", (long long)st.ops, (long long)st.fused_ops, (long long)st.launches,
-                    L[k].launches, r.err);
+                    sp ? " CSR" : "", (long long)st.ops, (long long)st.fused_ops, (long long)st.launches, want, r.err);
             t_run_free(&r);
             for (int q = 0; q < 5; q++) mb_release(in[q]);
         }
@@ -485,6 +635,7 @@ int main(void)
     test_compressed();
     test_nonfinite();
     test_launches();
+    test_comb();
     test_async();
     gpu_pool_clear();
     return t_done("test_gpugen");
