@@ -226,8 +226,9 @@ static void sweep_scalar(void)
                     }
                 mb_release(a);
             }
-    /* large inputs: parallel flat loops */
-    MB *big = rnd(400, 300, 1, false), *bigs = rnd(400, 300, 0.05, true);
+    /* large inputs: parallel flat loops (75000 cells, past br_par's
+     * 65536) */
+    MB *big = rnd(300, 250, 1, false), *bigs = rnd(300, 250, 0.05, true);
     const OpCode fast[] = { OP_PLUS, OP_MULT, OP_DIV, OP_POW, OP_LT, OP_MAX };
     for (size_t o = 0; o < sizeof fast / sizeof *fast; o++)
         for (int th = 1; th <= 2; th++) {
@@ -235,7 +236,7 @@ static void sweep_scalar(void)
             MB *in[2] = { big, bigs };
             for (int k = 0; k < 2; k++) {
                 MB *s1 = mb_scalar(2, &e);
-                MB *ref = ref_binary(fast[o], in[k], s1, 400, 300);
+                MB *ref = ref_binary(fast[o], in[k], s1, 300, 250);
                 MB *r = k_binary_ms(fast[o], in[k], 2, &e);
                 T_CHECK(valid_fin(r), "big ms valid");
                 T_MB_EQ(r, ref, 1e-15, "big ms %s th %d", op_info[fast[o]].name, th);
@@ -251,7 +252,7 @@ static void sweep_unary(void)
     BrErr e = {0};
     int64_t shapes[NSHAPES + 1][2];
     memcpy(shapes, SHAPES, sizeof SHAPES);
-    shapes[NSHAPES][0] = 300; shapes[NSHAPES][1] = 250;
+    shapes[NSHAPES][0] = 280; shapes[NSHAPES][1] = 240;   /* 67200 cells: past br_par's 65536 */
     for (int s = 0; s <= NSHAPES; s++)
         for (int sa = 0; sa < 4; sa++)
             for (int f = 0; f < 2; f++) {
@@ -290,7 +291,7 @@ static void sweep_unary(void)
 static void sweep_ifelse(void)
 {
     BrErr e = {0};
-    const int64_t shapes[][2] = { {0, 4}, {1, 1}, {9, 1}, {1, 8}, {31, 17}, {300, 250} };
+    const int64_t shapes[][2] = { {0, 4}, {1, 1}, {9, 1}, {1, 8}, {31, 17}, {280, 240} };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int64_t M = shapes[s][0], N = shapes[s][1];
         for (int sc = 0; sc < 4; sc++)
@@ -359,45 +360,47 @@ static void fin_flags(void)
 {
     BrErr e = {0};
     int seen[2] = {0, 0};
-    for (int th = 1; th <= 2; th++)
-        for (int big = 0; big < 2; big++)
-            for (int sp = 0; sp < 2; sp++)
-                for (int sign = 0; sign < 2; sign++) {
-                    br_set_threads(th);
-                    int64_t M = big ? 400 : 9, N = big ? 300 : 7;
-                    MB *a = rnd(M, N, sp ? 0.05 : 1, sp);
-                    double *last = sp ? &a->v[a->nnz - 1] : &a->d[M * N - 1];
-                    *last = sign ? -1e200 : 1e200;
-                    MB *r[9];
-                    r[0] = k_binary(OP_MULT, a, a, &e);          /* Inf at the last cell */
-                    r[1] = k_binary_ms(OP_MULT, a, 1e-200, &e);  /* finite */
-                    r[2] = k_binary_ms(OP_MULT, a, 1e200, &e);   /* +-Inf there */
-                    r[3] = k_binary(OP_PLUS, a, a, &e);          /* 2e200: finite */
-                    r[4] = k_unary(OP_EXP, a, &e);               /* Inf for 1e200 (sparse: f(0) = 1) */
-                    r[5] = k_unary(OP_ABS, a, &e);               /* finite */
-                    r[6] = k_unary(OP_LOG, a, &e);               /* NaN for negatives */
-                    MB *c = k_binary_ms(OP_GT, a, 0, &e);
-                    r[7] = k_ifelse(c, 0, r[2], 0, NULL, 0, &e); /* Inf only where a > 0 */
-                    r[8] = k_ifelse(c, 0, r[2], 0, NULL, -1, &e);
-                    for (int k = 0; k < 9; k++) {
-                        T_CHECK(fin_right(r[k]), "finiteness flag of result %d (%lldx%lld, sparse %d, sign %d, th %d)",
-                                k, (long long)M, (long long)N, sp, sign, th);
-                        if (r[k]) seen[r[k]->fin == MB_FIN_NONFINITE]++;
-                    }
-                    T_CHECK(r[7] && (r[7]->fin == MB_FIN_NONFINITE) == !sign,
-                            "ifelse over a branch with -Inf at a cell not taken is finite (sign %d)", sign);
-                    /* a product asks the flag of r[2] or r[1]: the zeros of
-                     * the sparse operand annihilate only a finite one */
-                    MB *x = rnd(M, N, 0.02, true);
-                    for (int k = 1; k <= 2; k++) {
-                        MB *p = k_binary(OP_MULT, x, r[k], &e), *ref = ref_binary(OP_MULT, x, r[k], M, N);
-                        T_MB_EQ(p, ref, 0, "X * flagged result %d (sign %d, th %d)", k, sign, th);
-                        mb_release(p); mb_release(ref);
-                    }
-                    mb_release(x); mb_release(c); mb_release(a);
-                    for (int k = 0; k < 9; k++) mb_release(r[k]);
+    for (int big = 0; big < 2; big++)
+        for (int sp = 0; sp < 2; sp++)
+            for (int sign = 0; sign < 2; sign++) {
+                /* small on 1 thread; large (75000 cells, past
+                 * br_par's 65536) on 2 */
+                int th = 1 + big;
+                br_set_threads(th);
+                int64_t M = big ? 300 : 9, N = big ? 250 : 7;
+                MB *a = rnd(M, N, sp ? 0.05 : 1, sp);
+                double *last = sp ? &a->v[a->nnz - 1] : &a->d[M * N - 1];
+                *last = sign ? -1e200 : 1e200;
+                MB *r[9];
+                r[0] = k_binary(OP_MULT, a, a, &e);          /* Inf at the last cell */
+                r[1] = k_binary_ms(OP_MULT, a, 1e-200, &e);  /* finite */
+                r[2] = k_binary_ms(OP_MULT, a, 1e200, &e);   /* +-Inf there */
+                r[3] = k_binary(OP_PLUS, a, a, &e);          /* 2e200: finite */
+                r[4] = k_unary(OP_EXP, a, &e);               /* Inf for 1e200 (sparse: f(0) = 1) */
+                r[5] = k_unary(OP_ABS, a, &e);               /* finite */
+                r[6] = k_unary(OP_LOG, a, &e);               /* NaN for negatives */
+                MB *c = k_binary_ms(OP_GT, a, 0, &e);
+                r[7] = k_ifelse(c, 0, r[2], 0, NULL, 0, &e); /* Inf only where a > 0 */
+                r[8] = k_ifelse(c, 0, r[2], 0, NULL, -1, &e);
+                for (int k = 0; k < 9; k++) {
+                    T_CHECK(fin_right(r[k]), "finiteness flag of result %d (%lldx%lld, sparse %d, sign %d, th %d)",
+                            k, (long long)M, (long long)N, sp, sign, th);
+                    if (r[k]) seen[r[k]->fin == MB_FIN_NONFINITE]++;
                 }
-    T_CHECK(seen[0] > 20 && seen[1] > 20, "both flags set: %d finite, %d non-finite", seen[0], seen[1]);
+                T_CHECK(r[7] && (r[7]->fin == MB_FIN_NONFINITE) == !sign,
+                        "ifelse over a branch with -Inf at a cell not taken is finite (sign %d)", sign);
+                /* a product asks the flag of r[2] or r[1]: the zeros of
+                 * the sparse operand annihilate only a finite one */
+                MB *x = rnd(M, N, 0.02, true);
+                for (int k = 1; k <= 2; k++) {
+                    MB *p = k_binary(OP_MULT, x, r[k], &e), *ref = ref_binary(OP_MULT, x, r[k], M, N);
+                    T_MB_EQ(p, ref, 0, "X * flagged result %d (sign %d, th %d)", k, sign, th);
+                    mb_release(p); mb_release(ref);
+                }
+                mb_release(x); mb_release(c); mb_release(a);
+                for (int k = 0; k < 9; k++) mb_release(r[k]);
+            }
+    T_CHECK(seen[0] > 10 && seen[1] > 10, "both flags set: %d finite, %d non-finite", seen[0], seen[1]);
 }
 
 static MB *mat(int64_t r, int64_t c, const double *v)
