@@ -1551,6 +1551,8 @@ static void check_price(void)
     MB *ins[] = {t_gen(20000, 400, 0.001, -1, 1, true), t_gen(20000, 20, 1, -1, 1, false)};
     char src[200];
     for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+        /* under the sanitizers the first form only (the same plans) */
+        if (!t_keep((long)f, 3)) continue;
         snprintf(src, sizeof src, "R = %s\n", forms[f].expr);
         setenv("BRAID_CG_MACHINE", "1e10 1e10 5.6e9 6.17e10 3.4e10", 1);
         unsetenv("BRAID_AMULET_FUSE");
