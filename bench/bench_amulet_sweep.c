@@ -10,7 +10,13 @@
  *    on a shared machine is not charged for the wait): each of three
  *    searches' choices / best of the grid (the grid holds the adaptive choice
  *    too, so a ratio below 1 is the noise of the machine; BENCH_REPS=r:
- *    best of r instead of 5).
+ *    best of r instead of 5). The round-robin starts each rep at another
+ *    point and runs every other rep backwards, so that no configuration
+ *    is always timed first (on the quiet Xeon of 2026-12-01, the search's
+ *    pick 512 384 0, timed first in every rep, measured 1.26x its own
+ *    twin in the grid); "twin" is the grid's time of the pick's
+ *    configuration, tw/bst its ratio to the grid's best.
+ *    BENCH_QUERY=name: only the queries whose name starts with it.
  *    With N >= 2 threads the sweep runs at 1 thread, then at N (ad/bst
  *    of both in one run; the search's parameters are kept per thread
  *    count). At N, then per query the scaling of the grid's
@@ -160,10 +166,12 @@ static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
     static const int qs[] = {QMM, Q1, Q3};
     printf("\nadaptive parameters vs an exhaustive sweep (n = %lld, %d thread%s)\n", (long long)n, br_threads(),
            br_threads() == 1 ? "" : "s");
-    printf("%-12s %-22s %9s %-22s %9s %8s %6s\n", "query", "adaptive (kc nc pack)", "s", "best of grid", "s",
-           "configs", "ad/bst");
+    printf("%-12s %-22s %9s %-22s %9s %8s %6s %9s %6s\n", "query", "adaptive (kc nc pack)", "s", "best of grid", "s",
+           "configs", "ad/bst", "twin", "tw/bst");
+    const char *only = getenv("BENCH_QUERY");
     for (int qi = 0; qi < (int)(sizeof qs / sizeof *qs); qi++) {
         int q = qs[qi];
+        if (only && strncmp(qname[q], only, strlen(only))) continue;
         char src[400];
         snprintf(src, sizeof src,
                  "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
@@ -190,7 +198,9 @@ static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
         double best[64];
         for (int c = 0; c < nc; c++) best[c] = INFINITY;
         for (int rep = 0; rep < reps; rep++)
-            for (int c = 0; c < nc; c++) {
+            for (int i = 0; i < nc; i++) {
+                /* rotated start, every other rep backwards */
+                int c = (int)(((rep % 2 ? nc - 1 - i : i) + (int64_t)rep * nc / reps) % nc);
                 char pin[80];
                 snprintf(pin, sizeof pin, "%lld %lld %d", cfg[c][0], cfg[c][1], (int)cfg[c][2]);
                 setenv("BRAID_AMULET_PARAMS", pin, 1);
@@ -212,8 +222,14 @@ static void sweep(int64_t n, CgOptions *cg, const char **names, MB **ins)
         for (int si = 0; si < NS; si++) {
             char ad[40];
             snprintf(ad, sizeof ad, "%lld %lld %lld", cfg[si][0], cfg[si][1], cfg[si][2]);
-            printf("%-12s %-22s %9.4f %-22s %9.4f %8d %6.3f\n", qname[q], ad, best[si], bs, best[b], nc - NS,
-                   best[si] / best[b]);
+            /* the pick's twin in the grid (nc at or past n: all of N) */
+            int tw = -1;
+            for (int c = NS; c < nc && tw < 0; c++)
+                if (cfg[c][0] == cfg[si][0] && cfg[c][2] == cfg[si][2] &&
+                    (cfg[c][1] == cfg[si][1] || (cfg[c][1] >= n && cfg[si][1] >= n)))
+                    tw = c;
+            printf("%-12s %-22s %9.4f %-22s %9.4f %8d %6.3f %9.4f %6.3f\n", qname[q], ad, best[si], bs, best[b],
+                   nc - NS, best[si] / best[b], tw >= 0 ? best[tw] : NAN, tw >= 0 ? best[tw] / best[b] : NAN);
         }
         if (br_threads() > 1) scaling(src, cg, names, ins, n, cfg[b], cfg[0], qname[q], reps);
         fflush(stdout);

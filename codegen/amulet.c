@@ -1092,6 +1092,57 @@ static bool defer_setup(const AmPlan *p, const AmBind *b, const Value *args, MB 
     return true;
 }
 
+/* The cells the checks of one call read (run_nest's choices), for the
+ * fusion planner's price of a loop over ext[v] iterations of each loop
+ * variable whose (i,k) leaf p->zleaf is kept sparse with nnz non-zeros
+ * (< 0: no leaf kept sparse): a body with masks, min or max bounds
+ * every leaf before every call (body_finite); a sparse loop whose body
+ * is 0 where the leaf is, given only that plain leaves are finite, asks
+ * their finiteness flags, which cost nothing (the producers of a new
+ * block set them: elementwise operators, products, readers, rand; a
+ * block of unknown flag is scanned once and keeps the answer); any
+ * other sparse loop the cheaper of the bounds of every leaf and the
+ * check after the loop (defer_setup: R's cells twice, the pass over the
+ * non-zeros where coverage takes one, and each factor's unread region
+ * at AM_DEFER_CELL a cell, a k of the leaf unread with probability
+ * (1 - density)^M, an i with (1 - density)^K, as for independent
+ * non-zeros). */
+double am_check_cells(const AmPlan *p, const int64_t *ext, double nnz)
+{
+    double cells[AM_MAXLEAVES], bounds = 0;
+    bool sp = nnz >= 0 && p->zleaf >= 0 && p->kvar >= 0;
+    for (int l = 0; l < p->nleaf; l++) {
+        double c = p->leaf[l].nidx ? 1 : 0;
+        for (int v = 0; v < p->nvars && c > 0; v++)
+            if (p->leaf[l].dep & 1u << v) c *= (double)ext[v];
+        cells[l] = sp && l == p->zleaf ? nnz : c;
+        bounds += cells[l];
+    }
+    if (needs_finite(p)) return bounds;
+    if (!sp) return 0;
+    unsigned need = 0;
+    bool flags = true;
+    for (int r = 0; r < p->nres && flags; r++) flags = zero_if_finite(p, p->root[r], p->zleaf, &need);
+    if (flags) return 0;
+    Defer d;
+    memset(&d, 0, sizeof d);
+    for (int r = 0; r < p->nres; r++)
+        if (!defer_walk(p, p->root[r], p->zleaf, &d)) return bounds;
+    double M = (double)ext[p->tr], K = (double)ext[p->kvar], dens = BR_MIN(nnz / BR_MAX(M * K, 1), 1);
+    double unread[3] = {pow(1 - dens, M), pow(1 - dens, K), pow(1 - dens, M * K)};
+    /* (the planner's loops run over whole ranges: coverage takes a pass
+     * for a k-factor of a leaf read untransposed, A[i,k]) */
+    double def = 2 * M * (p->tc >= 0 ? (double)ext[p->tc] : 1) * p->nres;
+    if (defer_needs(&d, p->kvar) && p->leaf[p->zleaf].idx[0] != p->kvar) def += nnz;
+    for (int f = 0; f < d.nf; f++) {
+        int u = d.u[f];
+        double fr = unread[u == p->kvar ? 0 : u == p->tr ? 1 : 2];
+        for (unsigned ls = leaves_under(p, d.fac[f]), l = 0; ls; ls >>= 1, l++)
+            if (ls & 1) def += AM_DEFER_CELL * cells[l] * (u >= 0 && !(p->leaf[l].dep & 1u << u) ? 1 : fr);
+    }
+    return BR_MIN(bounds, def);
+}
+
 /* After a loop that skipped the zeros: false when a result holds a
  * non-finite value (the caller restores R and runs every cell). Else
  * every value of the factors was finite: a factor that is one leaf

@@ -206,6 +206,12 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
  * (amulet_tpl.c) costs a candidate by them. */
 double am_kernel_vops(const AmPlan *p, bool sparse, int64_t ncols, const double *ports, int *lanes, int *pack_ops,
                       int tile[2]);
+/* The cells the finiteness checks of one call of p read (amulet.c
+ * run_nest: the bounds of every leaf, the check after the loop, or
+ * finiteness flags), for the fusion planner: ext[v] iterations of each
+ * loop variable, nnz the non-zeros of the sparse leaf p->zleaf (< 0:
+ * none kept sparse). */
+double am_check_cells(const AmPlan *p, const int64_t *ext, double nnz);
 /* The machine's vector ports for am_kernel_vops' price, measured by
  * register-only loops at the run-time SIMD level (about 2 ms):
  * ports[0] the rate of vector adds over vector multiplies, ports[1] the

@@ -485,6 +485,8 @@ static double dense_compute(int64_t M, int64_t N, int64_t K, const int tile[2], 
  * this price of one call does not see. A sparse leaf whose zeros do not
  * make the body zero is densified by the loop: infinite, left to the
  * unfused kernels.
+ * A sparse candidate adds its per-call finiteness checks
+ * (am_check_cells) at the memory rate.
  * Reading the leaves and writing R are cost.c's (the operator's inputs
  * and output). */
 double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMachine *mc)
@@ -522,6 +524,18 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
                     ? 0
                     : dense_compute(M, N, K, tile, vops * 2 * lanes / (mc->gemm * share), 1 / mc->flops) +
                           (double)M * K * ceil((double)N / AM_NC) * pack_ops / mc->flops;
+        /* the sparse loop's finiteness checks of every call
+         * (am_check_cells: the bounds of G in X[k,i] * (G[k,j] * s),
+         * O(KN) against the loop's O(nnz N)), a second read of the cells
+         * they scan; a dense loop's, O(MK + KN) against O(MNK), are not
+         * priced */
+        if (sp && vops > 0 && strcmp(am_tpl_mode(), "force") && p->tr >= 0 && p->kvar >= 0) {
+            int64_t ext[WHERE_MAXVARS] = {0};
+            ext[p->tr] = M;
+            ext[p->kvar] = K;
+            if (p->tc >= 0) ext[p->tc] = N;
+            t += am_check_cells(p, ext, sp ? sparse_nnz(k.sp) : -1) * (double)sizeof(double) / mc->read_bw;
+        }
     }
     free(p);
     arena_free(tmp);

@@ -60,6 +60,18 @@ static void sp_drop_zeros(MB *m)
     m->nnz = w;
 }
 
+/* Examines a new block out (mb_examine) whose every stored value the
+ * kernel's counting pass saw (nz_count_fin), and records what that pass
+ * found in its finiteness flag, so that a later product or where-loop
+ * over it (mb_has_nonfinite) does not scan it again. Returns out, or
+ * NULL (out released) with e set. */
+static MB *ew_finish(MB *out, int nonfinite, BrErr *e)
+{
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    mb_fin_set(out, nonfinite != 0);
+    return out;
+}
+
 /* Sparse a mapped by f (f(0) == 0) keeping a's structure: new block the
  * caller owns, stored zeros dropped, format examined. */
 static MB *sp_map(const MB *a, const FlatFn *f, BrErr *e)
@@ -70,19 +82,19 @@ static MB *sp_map(const MB *a, const FlatFn *f, BrErr *e)
     memcpy(out->rp, a->rp, (size_t)(a->rows + 1) * sizeof(int64_t));
     if (nnz) memcpy(out->ci, a->ci, (size_t)nnz * sizeof(int32_t));
     int64_t nch = (nnz + FLAT_CHUNK - 1) / FLAT_CHUNK, kept = 0;
+    int bad = 0;
     const KEwLeaf *L = leaf();
 #pragma omp parallel for num_threads(br_threads()) if (br_par(nnz)) \
-    reduction(+:kept) schedule(static)
+    reduction(+:kept) reduction(|:bad) schedule(static)
     for (int64_t t = 0; t < nch; t++) {
         int64_t k0 = t * FLAT_CHUNK, w = BR_MIN(FLAT_CHUNK, nnz - k0);
         flat_apply(L, f, a->v + k0, out->v + k0, w);
-        kept += L->nz_count(out->v + k0, w);
+        kept += L->nz_count_fin(out->v + k0, w, &bad);
     }
     out->nnz = nnz;
     out->build_row = out->rows;
     if (kept != nnz) sp_drop_zeros(out);
-    if (mb_examine(out, e)) { mb_release(out); return NULL; }
-    return out;
+    return ew_finish(out, bad, e);
 }
 
 /* Private CSR output of one row chunk of the sparse driver. */
@@ -112,10 +124,12 @@ static int64_t sp_chunk_rows(int64_t rows)
 }
 
 /* Finishes a sparse driver: out->rp[i+1] holds row counts, bufs[ch] the
- * entries of rows [ch*rc, ...). Builds the CSR arrays, frees bufs and
- * examines the format. Returns out, or NULL (out released) with e set. */
+ * entries of rows [ch*rc, ...), nonfinite whether one is NaN or
+ * infinite. Builds the CSR arrays, frees bufs, examines the format and
+ * sets the finiteness flag. Returns out, or NULL (out released) with e
+ * set. */
 static MB *sp_finish(MB *out, SpBuf *bufs, int64_t nch, int64_t rc, bool fail,
-                     BrErr *e)
+                     int nonfinite, BrErr *e)
 {
     if (!fail) {
         for (int64_t i = 0; i < out->rows; i++) out->rp[i + 1] += out->rp[i];
@@ -142,8 +156,7 @@ static MB *sp_finish(MB *out, SpBuf *bufs, int64_t nch, int64_t rc, bool fail,
         mb_release(out);
         return NULL;
     }
-    if (mb_examine(out, e)) { mb_release(out); return NULL; }
-    return out;
+    return ew_finish(out, nonfinite, e);
 }
 
 /* ------------------------------------------------------------------ */
@@ -285,10 +298,11 @@ static MB *dense_drive(OpCode op, const Opnd *a, const Opnd *b, int64_t M,
     int64_t R = flat ? 1 : M, C = flat ? M * N : N;
     int64_t cw = flat ? FLAT_CHUNK : CW;
     int64_t nck = (C + cw - 1) / cw, ntask = R * nck, nnz = 0;
+    int bad = 0;
     double *od = out->d;
     const KEwLeaf *L = leaf();
 #pragma omp parallel for num_threads(br_threads()) if (br_par(M * N)) \
-    reduction(+:nnz) schedule(static)
+    reduction(+:nnz) reduction(|:bad) schedule(static)
     for (int64_t t = 0; t < ntask; t++) {
         double bufa[CW], bufb[CW];
         int64_t i = t / nck, j0 = (t % nck) * cw, w = BR_MIN(cw, C - j0);
@@ -300,11 +314,10 @@ static MB *dense_drive(OpCode op, const Opnd *a, const Opnd *b, int64_t M,
         else if (pa) L->bin_vs(op, pa, sb, o, w);
         else if (pb) L->bin_sv(op, sa, pb, o, w);
         else L->fill(o, ops_binary(op, sa, sb), w);
-        nnz += L->nz_count(o, w);
+        nnz += L->nz_count_fin(o, w, &bad);
     }
     out->nnz = nnz;
-    if (mb_examine(out, e)) { mb_release(out); return NULL; }
-    return out;
+    return ew_finish(out, bad, e);
 }
 
 /* ------------------------------------------------------------------ */
@@ -438,8 +451,10 @@ static MB *sparse_drive(OpCode op, int cls, const Opnd *a, const Opnd *b,
     if (!bufs) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory"); return NULL; }
     int64_t work = opnd_nnz(a, M, N) + opnd_nnz(b, M, N) + M;
     bool fail = false;
+    int bad = 0;
+    const KEwLeaf *L = leaf();
 #pragma omp parallel for num_threads(br_threads()) if (br_par(work)) \
-    schedule(dynamic)
+    reduction(|:bad) schedule(dynamic)
     for (int64_t ch = 0; ch < nch; ch++) {
         SpBuf *sb = &bufs[ch];
         int64_t end = BR_MIN(M, (ch + 1) * rc);
@@ -451,11 +466,12 @@ static MB *sparse_drive(OpCode op, int cls, const Opnd *a, const Opnd *b,
                 break;
             }
             int64_t c = sp_row(op, cls, &ra, &rb, N, sb->ci + sb->n, sb->v + sb->n);
+            L->nz_count_fin(sb->v + sb->n, c, &bad);
             sb->n += c;
             out->rp[i + 1] = c;
         }
     }
-    return sp_finish(out, bufs, nch, rc, fail, e);
+    return sp_finish(out, bufs, nch, rc, fail, bad, e);
 }
 
 /* ------------------------------------------------------------------ */
@@ -475,16 +491,16 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e)
         MB *out = mb_dense_uninit(M, N, e);
         if (!out) return NULL;
         int64_t n = M * N, nch = (n + FLAT_CHUNK - 1) / FLAT_CHUNK, nnz = 0;
+        int bad = 0;
 #pragma omp parallel for num_threads(br_threads()) if (br_par(n)) \
-    reduction(+:nnz) schedule(static)
+    reduction(+:nnz) reduction(|:bad) schedule(static)
         for (int64_t t = 0; t < nch; t++) {
             int64_t k0 = t * FLAT_CHUNK, w = BR_MIN(FLAT_CHUNK, n - k0);
             L->unary(op, a->d + k0, out->d + k0, w);
-            nnz += L->nz_count(out->d + k0, w);
+            nnz += L->nz_count_fin(out->d + k0, w, &bad);
         }
         out->nnz = nnz;
-        if (mb_examine(out, e)) { mb_release(out); return NULL; }
-        return out;
+        return ew_finish(out, bad, e);
     }
     if (op_info[op].flags & OF_SAFE) {
         FlatFn f = { FF_UN, op, 0 };
@@ -495,18 +511,18 @@ MB *k_unary(OpCode op, const MB *a, BrErr *e)
     if (!out) return NULL;
     double f0 = ops_unary(op, 0);
     int64_t nnz = 0;
+    int bad = 0;
 #pragma omp parallel for num_threads(br_threads()) if (br_par(M * N)) \
-    reduction(+:nnz) schedule(static)
+    reduction(+:nnz) reduction(|:bad) schedule(static)
     for (int64_t i = 0; i < M; i++) {
         double *o = out->d + i * N;
         int64_t k = a->rp[i];
         L->fill(o, f0, N);
         L->unary_scatter(op, a->v + k, a->ci + k, o, a->rp[i + 1] - k);
-        nnz += L->nz_count(o, N);
+        nnz += L->nz_count_fin(o, N, &bad);
     }
     out->nnz = nnz;
-    if (mb_examine(out, e)) { mb_release(out); return NULL; }
-    return out;
+    return ew_finish(out, bad, e);
 }
 
 static bool check_binary(OpCode op, BrErr *e)
@@ -613,8 +629,9 @@ static MB *ifelse_sparse(const MB *c, const Opnd *a, BrErr *e)
     memcpy(out->rp, c->rp, (size_t)(c->rows + 1) * sizeof(int64_t));
     if (c->nnz) memcpy(out->ci, c->ci, (size_t)c->nnz * sizeof(int32_t));
     bool drop = false;
+    int bad = 0;
 #pragma omp parallel for num_threads(br_threads()) if (br_par(c->nnz)) \
-    schedule(static) reduction(||:drop)
+    schedule(static) reduction(||:drop) reduction(|:bad)
     for (int64_t i = 0; i < c->rows; i++) {
         RowV ra = row_view(a, i);
         int64_t p = 0;
@@ -629,13 +646,13 @@ static MB *ifelse_sparse(const MB *c, const Opnd *a, BrErr *e)
             }
             out->v[k] = x;
             if (x == 0) drop = true;
+            bad |= !isfinite(x);
         }
     }
     out->nnz = c->nnz;
     out->build_row = out->rows;
     if (drop) sp_drop_zeros(out);
-    if (mb_examine(out, e)) { mb_release(out); return NULL; }
-    return out;
+    return ew_finish(out, bad, e);
 }
 
 /* ifelse(c, a, b); see ew.h. Caller owns the result. */
@@ -707,10 +724,11 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
     bool flat = opnd_flat(&o[0]) && opnd_flat(&o[1]) && opnd_flat(&o[2]);
     int64_t R = flat ? 1 : M, C = flat ? M * N : N;
     int64_t nck = (C + CW - 1) / CW, ntask = R * nck, nnz = 0;
+    int bad = 0;
     double *od = out->d;
     const KEwLeaf *L = leaf();
 #pragma omp parallel for num_threads(br_threads()) if (br_par(M * N)) \
-    reduction(+:nnz) schedule(static)
+    reduction(+:nnz) reduction(|:bad) schedule(static)
     for (int64_t t = 0; t < ntask; t++) {
         double buf[3][CW], cbuf[3][CW];
         int64_t i = t / nck, j0 = (t % nck) * CW, w = BR_MIN(CW, C - j0);
@@ -719,10 +737,10 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
         const double *pb = dview_ptr(&o[2], i, j0, w, buf[2], cbuf[2]);
         double *po = od + i * C + j0;
         L->select(pc, pa, pb, po, w);
-        nnz += L->nz_count(po, w);
+        nnz += L->nz_count_fin(po, w, &bad);
     }
     out->nnz = nnz;
-    if (mb_examine(out, e)) { mb_release(out); out = NULL; }
+    out = ew_finish(out, bad, e);
 done:
     for (int k = 0; k < 3; k++) opnd_free(&o[k]);
     return out;

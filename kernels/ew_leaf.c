@@ -7,6 +7,9 @@
  * of ops_unary / ops_binary. */
 #include "leaf.h"
 
+#include <float.h>
+#include <math.h>
+
 #define LOOP(expr) do { \
     _Pragma("omp simd") \
     for (int64_t k = 0; k < n; k++) o[k] = (expr); \
@@ -102,7 +105,22 @@ static int64_t nz_count(const double *restrict x, int64_t n)
     return c;
 }
 
+/* KEwLeaf.nz_count_fin: nz_count, and whether a value is NaN or
+ * infinite (!(|x| <= DBL_MAX), a compare the loop vectorizes). */
+static int64_t nz_count_fin(const double *restrict x, int64_t n, int *nonfinite)
+{
+    int64_t c = 0;
+    int bad = 0;
+#pragma omp simd reduction(+:c) reduction(|:bad)
+    for (int64_t k = 0; k < n; k++) {
+        c += x[k] != 0;
+        bad |= !(fabs(x[k]) <= DBL_MAX);
+    }
+    *nonfinite |= bad;
+    return c;
+}
+
 const KEwLeaf K_LEAF(k_ew_leaf) = {
     .unary = un_v, .unary_scatter = un_scatter, .bin_vv = bin_vv, .bin_vs = bin_vs, .bin_sv = bin_sv,
-    .fill = fill, .select = ifelse_v, .nz_count = nz_count,
+    .fill = fill, .select = ifelse_v, .nz_count = nz_count, .nz_count_fin = nz_count_fin,
 };

@@ -78,6 +78,10 @@ typedef struct KEwLeaf {
     void (*select)(const double *c, const double *a, const double *b, double *o, int64_t n);
     /* the non-zeros among x[0..n) */
     int64_t (*nz_count)(const double *x, int64_t n);
+    /* the same, and *nonfinite |= 1 when one of x[0..n) is NaN or
+     * infinite (the finiteness flag of a kernel's output, in the pass
+     * that counts it) */
+    int64_t (*nz_count_fin)(const double *x, int64_t n, int *nonfinite);
 } KEwLeaf;
 extern const KEwLeaf k_ew_leaf_generic, k_ew_leaf_avx2, k_ew_leaf_avx512;
 

@@ -130,20 +130,26 @@ static void gemm_in_blocks(bool ta, const double *A, const double *B, double *C,
 }
 
 /* Recount non-zeros (dense; in parallel for large blocks) and pick the
- * format; releases r on failure (mm_int.h). */
+ * format; releases r on failure (mm_int.h). The recount of a dense
+ * result also sets its finiteness flag (mb.h), so that a product or
+ * where-loop over it does not scan it again. */
 MB *mm_finish(MB *r, BrErr *e)
 {
     if (!r) return NULL;
-    if (!r->sparse) {
+    int bad = 0;
+    bool dense = !r->sparse;
+    if (dense) {
         int64_t cells = r->rows * r->cols, nz = 0;
         const double *d = r->d;
         const KEwLeaf *L = k_leaves(k_isa())->ew;
         int T = br_par((double)cells / 16) ? br_threads() : 1;   /* 16 * BR_PAR_MIN cells or more */
-        #pragma omp parallel for num_threads(T) reduction(+ : nz) if (T > 1)
-        for (int t = 0; t < T; t++) nz += L->nz_count(d + cells * t / T, cells * (t + 1) / T - cells * t / T);
+        #pragma omp parallel for num_threads(T) reduction(+ : nz) reduction(| : bad) if (T > 1)
+        for (int t = 0; t < T; t++)
+            nz += L->nz_count_fin(d + cells * t / T, cells * (t + 1) / T - cells * t / T, &bad);
         r->nnz = nz;
     }
     if (mb_examine(r, e)) { mb_release(r); return NULL; }
+    if (dense) mb_fin_set(r, bad != 0);
     return r;
 }
 

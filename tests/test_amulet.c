@@ -853,43 +853,52 @@ static int trace_count(const char *src, CgOptions *cg, const char **names, MB **
  * dense kernel ran; now the sparse kernel runs (the trace), B is scanned
  * once for three calls (its flag answers the other two), and the sums
  * equal the reference's. With a NaN in B (a new block) the zeros are not
- * skipped and the NaN columns agree too. */
+ * skipped and the NaN columns agree too. Then a new B per call (`Bf = B
+ * * it`, as a script that changes its factor): the elementwise kernel
+ * that makes Bf sets its flag in the pass that counts its non-zeros
+ * (kernels/ew.c ew_finish), so no call scans it (before: one scan per
+ * call), finite or with the NaN. */
 static void sparse_finite_flag(void)
 {
     int64_t M = 41, N = 11, K = 57;
     const char *on[] = {"R"};
     char src[700];
-    snprintf(src, sizeof src,
-             "R = matrix(0, %lld, %lld)\n"
-             "for (it in 1:3) {\n"
-             "  Q = matrix(0, %lld, %lld)\n"
-             "  where (i in 1:%lld, j in 1:%lld, k in 1:%lld) { Q[i,j] += A[i,k] * B[k,j] * 1e151 }\n"
-             "  R = R + Q / 1e302\n"
-             "}\n",
-             (long long)M, (long long)N, (long long)M, (long long)N, (long long)M, (long long)N, (long long)K);
-    for (int nan = 0; nan < 2; nan++) {
-        t_seed(61);
-        MB *ins[8];
-        sparse_inputs(M, N, K, 0.05, ins);
-        mb_release(ins[1]);
-        ins[1] = t_gen(K, N, 1, -1e151, 1e151, false);
-        if (nan) ins[1]->d[4 * N + 2] = NAN;
-        setenv("BRAID_AMULET", "kernel", 1);
-        TRun r0, r1, r2;
-        int64_t sc0 = mb_fin_scans();
-        int ran = trace_count(src, (CgOptions *)&t_pols[2].o, sp_names, ins, 8, "amulet: sparse 1 x", &r2);
-        int64_t scans = mb_fin_scans() - sc0;
-        T_CHECK(r2.rc == 0 && ran == (nan ? 0 : 3), "finite B of 1e151 (NaN %d): %d of 3 calls ran the sparse kernel (%s)",
-                nan, ran, r2.err);
-        T_CHECK(scans == 1, "finite B of 1e151 (NaN %d): %lld scans of its values for 3 calls, want 1", nan,
-                (long long)scans);
-        if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, sp_names, ins, 1, on, &r0, &r1))
-            T_MB_EQ(r1.out[0].m, r0.out[0].m, 1e-12, "finite B of 1e151 (NaN %d): against the reference", nan);
-        t_run_free(&r0);
-        t_run_free(&r1);
-        t_run_free(&r2);
-        for (int i = 0; i < 8; i++) mb_release(ins[i]);
-    }
+    for (int fresh = 0; fresh < 2; fresh++)
+        for (int nan = 0; nan < 2; nan++) {
+            snprintf(src, sizeof src,
+                     "R = matrix(0, %lld, %lld)\n"
+                     "for (it in 1:3) {\n"
+                     "  Q = matrix(0, %lld, %lld)\n"
+                     "  Bf = B * it\n"
+                     "  where (i in 1:%lld, j in 1:%lld, k in 1:%lld) { Q[i,j] += A[i,k] * %s[k,j] * 1e151 }\n"
+                     "  R = R + Q / 1e302\n"
+                     "}\n",
+                     (long long)M, (long long)N, (long long)M, (long long)N, (long long)M, (long long)N,
+                     (long long)K, fresh ? "Bf" : "B");
+            t_seed(61);
+            MB *ins[8];
+            sparse_inputs(M, N, K, 0.05, ins);
+            mb_release(ins[1]);
+            ins[1] = t_gen(K, N, 1, -1e151, 1e151, false);
+            if (nan) ins[1]->d[4 * N + 2] = NAN;
+            setenv("BRAID_AMULET", "kernel", 1);
+            TRun r0, r1, r2;
+            int64_t sc0 = mb_fin_scans();
+            int ran = trace_count(src, (CgOptions *)&t_pols[2].o, sp_names, ins, 8, "amulet: sparse 1 x", &r2);
+            int64_t scans = mb_fin_scans() - sc0;
+            T_CHECK(r2.rc == 0 && ran == (nan ? 0 : 3),
+                    "finite B of 1e151 (NaN %d, new B %d): %d of 3 calls ran the sparse kernel (%s)", nan, fresh, ran,
+                    r2.err);
+            T_CHECK(scans == !fresh, "finite B of 1e151 (NaN %d, new B %d): %lld scans of its values for 3 calls, "
+                    "want %d", nan, fresh, (long long)scans, !fresh);
+            if (run_two(src, "BRAID_AMULET", "ref", "kernel", 8, sp_names, ins, 1, on, &r0, &r1))
+                T_MB_EQ(r1.out[0].m, r0.out[0].m, 1e-12, "finite B of 1e151 (NaN %d, new B %d): against the reference",
+                        nan, fresh);
+            t_run_free(&r0);
+            t_run_free(&r1);
+            t_run_free(&r2);
+            for (int i = 0; i < 8; i++) mb_release(ins[i]);
+        }
     unsetenv("BRAID_AMULET");
 }
 
@@ -1089,7 +1098,10 @@ static void params_once(void)
  * loop makes the CSR of t(X), amulet.c sp_kept) is the price of the
  * same product over an X of t(X)'s shape read in place plus the
  * transpose as cost.c prices one (X's non-zeros at the elementwise
- * rate); densities 0.001-0.04, widths 1-23, under pinned constants. */
+ * rate); densities 0.001-0.04, widths 1-23, under pinned constants, with
+ * memory for free: the per-call finiteness checks, which differ for the
+ * two reads (coverage of an untransposed X takes a pass over its
+ * cells), are priced by the memory rate (check_price). */
 static bool tpl_fused(const void *arg, const Hop *h, bool root, int i)
 {
     return h->in[i] && h->in[i]->kind == H_BINARY;
@@ -1108,7 +1120,7 @@ static Hop *tpl_read(HopDag *d, const char *name, int64_t rows, int64_t cols, in
 }
 static void sparse_tr_price(void)
 {
-    CgMachine mc = {.read_bw = 1e10, .write_bw = 1e10, .flops = 2e9, .gemm = 5e10, .vecmat = 1e10, .am_share = 0.8};
+    CgMachine mc = {.read_bw = 1e30, .write_bw = 1e30, .flops = 2e9, .gemm = 5e10, .vecmat = 1e10, .am_share = 0.8};
     static const double dens[] = {0.001, 0.01, 0.04};
     static const int64_t widths[] = {1, 4, 23};
     for (size_t di = 0; di < sizeof dens / sizeof *dens; di++)
@@ -1506,6 +1518,93 @@ static void sparse_planner(void)
     T_CHECK(r.rc == 0 && r.st.amulet > 0 && val_as_double(&r.out[0]) <= 1e-12, "a 10^5 x 10^5 sparse operand: %s",
             r.err);
     t_run_free(&r);
+}
+
+/* The price of the sparse loop's per-call finiteness checks
+ * (amulet.c am_check_cells, amulet_tpl.c am_tpl_compute): X 20000 x 400
+ * at density 0.001, read t(X), G 20000 x 20, under memory at 1e10 B/s.
+ * `t(X) %*% (G * 0.5)` becomes X[k,i] * (G[k,j] * 0.5), whose computed
+ * factor the call bounds over all of G (67% of its rows unread, so the
+ * check after the loop reads more), and the mask form bounds every leaf:
+ * both stay unfused (a loop without the checks' price). `t(X * 0.5) %*%
+ * G` asks G's finiteness flag only: the loop. Each against the unfused
+ * plan's values. Then the cells themselves: the flags 0, the bounds
+ * every leaf's cells (X's non-zeros), and at density 0.04 the check
+ * after the loop (R's cells twice, G's rows unread at 8 a cell). */
+/* Sets variable name back to keep (a strdup'ed value, freed here), or
+ * unsets it when keep is NULL. */
+static void env_restore(const char *name, char *keep)
+{
+    if (keep) setenv(name, keep, 1);
+    else unsetenv(name);
+    free(keep);
+}
+
+static void check_price(void)
+{
+    static const struct { const char *expr; int want; } forms[] = {
+        {"t(X) %*% (G * 0.5)", 0}, {"t((X > 0.2) * X) %*% G", 0}, {"t(X * 0.5) %*% G", 1}};
+    const char *names[] = {"X", "G"}, *on[] = {"R"};
+    const char *old = getenv("BRAID_CG_MACHINE");
+    char *keep = old ? strdup(old) : NULL;
+    t_seed(17);
+    MB *ins[] = {t_gen(20000, 400, 0.001, -1, 1, true), t_gen(20000, 20, 1, -1, 1, false)};
+    char src[200];
+    for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+        /* under the sanitizers the first form only (the same plans) */
+        if (!t_keep((long)f, 3)) continue;
+        snprintf(src, sizeof src, "R = %s\n", forms[f].expr);
+        setenv("BRAID_CG_MACHINE", "1e10 1e10 5.6e9 6.17e10 3.4e10", 1);
+        unsetenv("BRAID_AMULET_FUSE");
+        TRun r0, r1;
+        t_run_dml(src, &t_pols[2].o, 2, names, ins, 1, on, &r0);
+        T_CHECK(r0.rc == 0 && (r0.st.amulet > 0) == forms[f].want, "check price: %s: %lld loops, want %d (%s)",
+                forms[f].expr, (long long)r0.st.amulet, forms[f].want, r0.err);
+        if (run_two(src, "BRAID_AMULET_FUSE", "force", "0", 2, names, ins, 1, on, &r1, &r0))
+            T_MB_EQ(r1.out[0].m, r0.out[0].m, 1e-12, "check price: %s, the loop against the unfused plan",
+                    forms[f].expr);
+        t_run_free(&r0);
+        t_run_free(&r1);
+    }
+    unsetenv("BRAID_AMULET_FUSE");
+    env_restore("BRAID_CG_MACHINE", keep);
+    for (int i = 0; i < 2; i++) mb_release(ins[i]);
+    /* the cells of one call's checks, from the plans of the loops */
+    static const struct { const char *body; int kind; } bodies[] = {
+        {"X[k,i] * G[k,j] * 0.5", 0}, {"(X[k,i] > 0.2) * X[k,i] * G[k,j]", 1}, {"X[k,i] * (G[k,j] * 0.5)", 2}};
+    for (size_t q = 0; q < sizeof bodies / sizeof *bodies; q++)
+        for (int dd = 0; dd < 2; dd++) {
+            double dens = dd ? 0.04 : 0.001, nnz = dens * 20000 * 400;
+            char loop[300];
+            snprintf(loop, sizeof loop, "R = matrix(0, 400, 20)\nwhere (i in 1:400, j in 1:20, k in 1:20000) "
+                     "{ R[i,j] += %s }\n", bodies[q].body);
+            const char *pre[] = {"X", "G"};
+            Diag *dg = diag_new();
+            LangOptions lo = {.predefined = pre, .npredefined = 2};
+            Program *pg = lang_load_string(loop, "<t>", &lo, dg);
+            const Block *bl = pg ? lang_main(pg) : NULL;
+            const Stmt *st = bl && bl->n > 1 ? bl->stmts[1] : NULL;
+            AmPlan *p = st && st->kind == ST_ASSIGN && st->assign.value->kind == EX_WHERE ? malloc(sizeof *p) : NULL;
+            if (p) {
+                am_plan(st->assign.value->where, AM_ALL, p);
+                int64_t ext[WHERE_MAXVARS] = {0};
+                ext[p->tr] = 400;
+                ext[p->tc] = 20;
+                ext[p->kvar] = 20000;
+                double got = am_check_cells(p, ext, nnz), bounds = nnz + 20000.0 * 20;
+                double after = 2.0 * 400 * 20 + 8.0 * 20000 * 20 * pow(1 - dens, 400);
+                double want = bodies[q].kind == 0 ? 0 : bodies[q].kind == 1 ? bounds : fmin(bounds, after);
+                T_CHECK(p->zleaf >= 0 && fabs(got - want) <= 1e-9 * (want + 1),
+                        "check cells of %s at density %g: %g, want %g", bodies[q].body, dens, got, want);
+                if (bodies[q].kind == 2)
+                    T_CHECK(dd ? after < bounds : after > bounds, "check cells: %s at %g takes the %s", bodies[q].body,
+                            dens, dd ? "check after the loop" : "bounds");
+            } else
+                T_CHECK(false, "check cells: no where-loop plan of %s", bodies[q].body);
+            free(p);
+            lang_program_free(pg);
+            diag_free(dg);
+        }
 }
 
 /* ---- several results in one loop nest ---- */
@@ -2200,6 +2299,7 @@ int main(void)
     pow2_price();
     sparse_ports_price();
     sparse_planner();
+    check_price();
     multi();
     narrow_result();
     split_price();

@@ -55,6 +55,23 @@ static bool valid(const MB *m)
     return cells == 0 || want == m->sparse;
 }
 
+/* Is the finiteness flag of a kernel's result set and true (matrix/mb.h:
+ * the pass that counts the non-zeros sets it; a wrong "finite" would
+ * make a later product skip zeros against an Inf, a silent wrong
+ * number)? */
+static bool fin_right(const MB *m)
+{
+    if (!m) return false;
+    const double *x = m->sparse ? m->v : m->d;
+    int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
+    bool bad = false;
+    for (int64_t k = 0; k < n; k++) bad |= !isfinite(x[k]);
+    return m->fin == (bad ? MB_FIN_NONFINITE : MB_FIN_FINITE);
+}
+
+/* valid, and the finiteness flag set right. */
+static bool valid_fin(const MB *m) { return valid(m) && fin_right(m); }
+
 /* Value of operand m (r x c) at output cell (i, j) under broadcasting. */
 static double bget(const MB *m, int64_t i, int64_t j)
 {
@@ -105,7 +122,7 @@ static void sweep_binary(void)
                         for (int th = 1; th <= 2; th++) {
                             br_set_threads(th);
                             MB *r = k_binary(BIN_OPS[o], a, b, &e);
-                            T_CHECK(valid(r), "binary valid %s %lldx%lld", op_info[BIN_OPS[o]].name,
+                            T_CHECK(valid_fin(r), "binary valid %s %lldx%lld", op_info[BIN_OPS[o]].name,
                                     (long long)M, (long long)N);
                             T_MB_EQ(r, ref, 0, "binary %s %lldx%lld sp %g/%g fmt %d th %d",
                                     op_info[BIN_OPS[o]].name, (long long)M, (long long)N,
@@ -145,7 +162,7 @@ static void sweep_broadcast(void)
                         for (int th = 1; th <= 2; th++) {
                             br_set_threads(th);
                             MB *r = k_binary(ops[o], a, b, &e);
-                            T_CHECK(valid(r), "bcast valid case %zu", c);
+                            T_CHECK(valid_fin(r), "bcast valid case %zu", c);
                             T_MB_EQ(r, ref, 0, "bcast %s case %zu sp %g/%g fmt %d th %d",
                                     op_info[ops[o]].name, c, SPS[sa], SPS[sb], f, th);
                             mb_release(r);
@@ -194,7 +211,7 @@ static void sweep_scalar(void)
                             br_set_threads(th);
                             MB *r1 = k_binary_ms(op, a, scal[k], &e);
                             MB *r2 = k_binary_sm(op, scal[k], a, &e);
-                            T_CHECK(valid(r1) && valid(r2), "scalar valid");
+                            T_CHECK(valid_fin(r1) && valid_fin(r2), "scalar valid");
                             T_MB_EQ(r1, ref1, 1e-15, "ms %s s=%g %lldx%lld sp %g fmt %d", op_info[op].name,
                                     scal[k], (long long)M, (long long)N, SPS[sa], f);
                             T_MB_EQ(r2, ref2, 1e-15, "sm %s s=%g %lldx%lld sp %g fmt %d", op_info[op].name,
@@ -209,8 +226,9 @@ static void sweep_scalar(void)
                     }
                 mb_release(a);
             }
-    /* large inputs: parallel flat loops */
-    MB *big = rnd(400, 300, 1, false), *bigs = rnd(400, 300, 0.05, true);
+    /* large inputs: parallel flat loops (75000 cells, past br_par's
+     * 65536) */
+    MB *big = rnd(300, 250, 1, false), *bigs = rnd(300, 250, 0.05, true);
     const OpCode fast[] = { OP_PLUS, OP_MULT, OP_DIV, OP_POW, OP_LT, OP_MAX };
     for (size_t o = 0; o < sizeof fast / sizeof *fast; o++)
         for (int th = 1; th <= 2; th++) {
@@ -218,9 +236,9 @@ static void sweep_scalar(void)
             MB *in[2] = { big, bigs };
             for (int k = 0; k < 2; k++) {
                 MB *s1 = mb_scalar(2, &e);
-                MB *ref = ref_binary(fast[o], in[k], s1, 400, 300);
+                MB *ref = ref_binary(fast[o], in[k], s1, 300, 250);
                 MB *r = k_binary_ms(fast[o], in[k], 2, &e);
-                T_CHECK(valid(r), "big ms valid");
+                T_CHECK(valid_fin(r), "big ms valid");
                 T_MB_EQ(r, ref, 1e-15, "big ms %s th %d", op_info[fast[o]].name, th);
                 mb_release(r); mb_release(ref); mb_release(s1);
             }
@@ -234,7 +252,7 @@ static void sweep_unary(void)
     BrErr e = {0};
     int64_t shapes[NSHAPES + 1][2];
     memcpy(shapes, SHAPES, sizeof SHAPES);
-    shapes[NSHAPES][0] = 300; shapes[NSHAPES][1] = 250;
+    shapes[NSHAPES][0] = 280; shapes[NSHAPES][1] = 240;   /* 67200 cells: past br_par's 65536 */
     for (int s = 0; s <= NSHAPES; s++)
         for (int sa = 0; sa < 4; sa++)
             for (int f = 0; f < 2; f++) {
@@ -254,7 +272,7 @@ static void sweep_unary(void)
                     for (int th = 1; th <= 2; th++) {
                         br_set_threads(th);
                         MB *r = k_unary(op, in, &e);
-                        T_CHECK(valid(r), "unary valid %s", op_info[op].name);
+                        T_CHECK(valid_fin(r), "unary valid %s", op_info[op].name);
                         T_MB_EQ(r, ref, 0, "unary %s %lldx%lld sp %g fmt %d th %d", op_info[op].name,
                                 (long long)M, (long long)N, SPS[sa], f, th);
                         mb_release(r);
@@ -273,7 +291,7 @@ static void sweep_unary(void)
 static void sweep_ifelse(void)
 {
     BrErr e = {0};
-    const int64_t shapes[][2] = { {0, 4}, {1, 1}, {9, 1}, {1, 8}, {31, 17}, {300, 250} };
+    const int64_t shapes[][2] = { {0, 4}, {1, 1}, {9, 1}, {1, 8}, {31, 17}, {280, 240} };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         int64_t M = shapes[s][0], N = shapes[s][1];
         for (int sc = 0; sc < 4; sc++)
@@ -302,7 +320,10 @@ static void sweep_ifelse(void)
                 for (int th = 1; th <= 2; th++) {
                     br_set_threads(th);
                     MB *r = k_ifelse(c, cs, a, as, b, bs, &e);
-                    T_CHECK(valid(r), "ifelse valid %lldx%lld mask %d sc %d", (long long)M, (long long)N, mask, sc);
+                    /* (a matrix condition: a kernel's pass; a constant one
+                     * copies a branch, whose flag starts unknown) */
+                    T_CHECK(valid(r) && (!cm || fin_right(r)), "ifelse valid %lldx%lld mask %d sc %d", (long long)M,
+                            (long long)N, mask, sc);
                     T_MB_EQ(r, ref, 0, "ifelse %lldx%lld mask %d sc %d th %d", (long long)M,
                             (long long)N, mask, sc, th);
                     mb_release(r);
@@ -314,7 +335,7 @@ static void sweep_ifelse(void)
     MB *x = rnd(200, 100, 0.05, true);
     MB *gt = k_binary_ms(OP_GT, x, 0, &e);
     MB *r = k_ifelse(gt, 0, x, 0, NULL, 0, &e);
-    T_CHECK(r && r->sparse && valid(r), "ifelse(X > 0, X, 0) sparse");
+    T_CHECK(r && r->sparse && valid_fin(r), "ifelse(X > 0, X, 0) sparse");
     MB *ref = k_binary_ms(OP_MAX, x, 0, &e);
     T_MB_EQ(r, ref, 0, "ifelse(X > 0, X, 0) == max(X, 0)");
     mb_release(x); mb_release(gt); mb_release(r); mb_release(ref);
@@ -326,6 +347,60 @@ static void sweep_ifelse(void)
     BrErr e2 = {0};
     T_CHECK(!k_ifelse(c1, 0, a1, 0, NULL, 0, &e2) && strstr(e2.msg, "dimension"), "ifelse dims");
     mb_release(c1); mb_release(a1);
+}
+
+/* The finiteness flag of each kernel path's result (fin_right), with
+ * values that turn non-finite from finite inputs (overflow, exp, log of
+ * a negative) at the last stored cell, so that at 2 threads only the
+ * last chunk sees it; an Inf in the branch of a sparse ifelse at a cell
+ * the condition does not take (the result is finite); then a product
+ * over such a result, whose flag decides whether the zeros of the other
+ * operand are skipped, against the reference. */
+static void fin_flags(void)
+{
+    BrErr e = {0};
+    int seen[2] = {0, 0};
+    for (int big = 0; big < 2; big++)
+        for (int sp = 0; sp < 2; sp++)
+            for (int sign = 0; sign < 2; sign++) {
+                /* small on 1 thread; large (75000 cells, past
+                 * br_par's 65536) on 2 */
+                int th = 1 + big;
+                br_set_threads(th);
+                int64_t M = big ? 300 : 9, N = big ? 250 : 7;
+                MB *a = rnd(M, N, sp ? 0.05 : 1, sp);
+                double *last = sp ? &a->v[a->nnz - 1] : &a->d[M * N - 1];
+                *last = sign ? -1e200 : 1e200;
+                MB *r[9];
+                r[0] = k_binary(OP_MULT, a, a, &e);          /* Inf at the last cell */
+                r[1] = k_binary_ms(OP_MULT, a, 1e-200, &e);  /* finite */
+                r[2] = k_binary_ms(OP_MULT, a, 1e200, &e);   /* +-Inf there */
+                r[3] = k_binary(OP_PLUS, a, a, &e);          /* 2e200: finite */
+                r[4] = k_unary(OP_EXP, a, &e);               /* Inf for 1e200 (sparse: f(0) = 1) */
+                r[5] = k_unary(OP_ABS, a, &e);               /* finite */
+                r[6] = k_unary(OP_LOG, a, &e);               /* NaN for negatives */
+                MB *c = k_binary_ms(OP_GT, a, 0, &e);
+                r[7] = k_ifelse(c, 0, r[2], 0, NULL, 0, &e); /* Inf only where a > 0 */
+                r[8] = k_ifelse(c, 0, r[2], 0, NULL, -1, &e);
+                for (int k = 0; k < 9; k++) {
+                    T_CHECK(fin_right(r[k]), "finiteness flag of result %d (%lldx%lld, sparse %d, sign %d, th %d)",
+                            k, (long long)M, (long long)N, sp, sign, th);
+                    if (r[k]) seen[r[k]->fin == MB_FIN_NONFINITE]++;
+                }
+                T_CHECK(r[7] && (r[7]->fin == MB_FIN_NONFINITE) == !sign,
+                        "ifelse over a branch with -Inf at a cell not taken is finite (sign %d)", sign);
+                /* a product asks the flag of r[2] or r[1]: the zeros of
+                 * the sparse operand annihilate only a finite one */
+                MB *x = rnd(M, N, 0.02, true);
+                for (int k = 1; k <= 2; k++) {
+                    MB *p = k_binary(OP_MULT, x, r[k], &e), *ref = ref_binary(OP_MULT, x, r[k], M, N);
+                    T_MB_EQ(p, ref, 0, "X * flagged result %d (sign %d, th %d)", k, sign, th);
+                    mb_release(p); mb_release(ref);
+                }
+                mb_release(x); mb_release(c); mb_release(a);
+                for (int k = 0; k < 9; k++) mb_release(r[k]);
+            }
+    T_CHECK(seen[0] > 10 && seen[1] > 10, "both flags set: %d finite, %d non-finite", seen[0], seen[1]);
 }
 
 static MB *mat(int64_t r, int64_t c, const double *v)
@@ -483,6 +558,7 @@ int main(void)
     sweep_scalar();
     sweep_unary();
     sweep_ifelse();
+    fin_flags();
     crowded_teams();
     br_set_threads(0);
     return t_done("test_ew");

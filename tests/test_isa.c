@@ -178,6 +178,17 @@ static void test_ew_leaf(const KEwLeaf *G, const KEwLeaf *L, const char *lv)
             L->fill(ol, -0.0, n);
             T_CHECK(first_diff(og, ol, n, 0) < 0 && G->nz_count(xo, n) == L->nz_count(xo, n),
                     "%s fill, nz_count n=%lld", lv, (long long)n);
+            /* nz_count_fin: the count and whether a value is NaN or
+             * infinite, the values as made, or one in the last cell */
+            for (int put = 0; put < 3; put++) {
+                memcpy(og, xo, (size_t)n * sizeof(double));
+                if (n && put) og[n - 1] = put == 1 ? NAN : -INFINITY;
+                int64_t nz = 0;
+                int want = 0, bg = 0, bl = 0;
+                for (int64_t k = 0; k < n; k++) { nz += og[k] != 0; want |= !isfinite(og[k]); }
+                T_CHECK(G->nz_count_fin(og, n, &bg) == nz && L->nz_count_fin(og, n, &bl) == nz && bg == want &&
+                        bl == want, "%s nz_count_fin n=%lld put %d", lv, (long long)n, put);
+            }
             /* in place, and scattered */
             memcpy(og, xo, (size_t)n * sizeof(double));
             memcpy(ol, xo, (size_t)n * sizeof(double));

@@ -809,6 +809,23 @@ static void test_fin_flag(void)
     fin_product(b, w, 1, "borrowed: scanned again");
     b->ext = 0;
     mb_release(b);
+    /* a dense product's result gets its flag from the recount of its
+     * non-zeros (mm_finish, after dgemm: k over the skinny and low-rank
+     * leaves' 128 and 32): a product over it asks the flag, also when a
+     * row of 1e308 overflowed to Inf */
+    MB *ones = k_rand(160, 6, 1, 1, 1.0, "uniform", 0, 3, &e);
+    for (int over = 0; over < 2; over++) {
+        MB *y = gen(40, 160, 1.0, false, 61);
+        if (over)
+            for (int j = 0; j < 160; j++) y->d[7 * 160 + j] = 1e308;
+        MB *p = k_matmul(y, ones, &e);
+        T_CHECK(p && !p->sparse && p->fin == (over ? MB_FIN_NONFINITE : MB_FIN_FINITE),
+                "product result (overflow %d): flag %d", over, p ? p->fin : -1);
+        fin_product(p, w, 0, over ? "product over a product with Inf" : "product over a finite product");
+        mb_release(p);
+        mb_release(y);
+    }
+    mb_release(ones);
     /* readers of text formats leave the answer */
     char dir[] = "/tmp/braid_finflag_XXXXXX", path[64];
     T_CHECK(mkdtemp(dir) != NULL, "tmpdir");
