@@ -171,6 +171,16 @@ void cla_rowtl_free(ClaRowTL *t);
  * sums), for k columns of q. */
 int64_t cla_rowtl_passes(const MB *x, int64_t k);
 int64_t cla_rowtl_cells(const MB *x, int64_t k);
+/* The time per row of the lookups of k columns (cla_rowmm_read or
+ * cla_rowtl_add: the same passes), in decompressed cells (a cell of
+ * cla_rows_read, 0.68 ns on the machine measured): a pass of one or
+ * two values 1, of a vector of up to 8 values (the rows padded, so
+ * any k up to 8) 2 per vector, 3x that where the table exceeds 256 KB
+ * (a DDC2 group of 12,000 tuples at k = 5: 4.4 ns against 1-1.6);
+ * OLE/RLE groups by their listed rows' share; UNC columns a vector of
+ * multiply-adds each. Measured by perf over kmeans' step (1M x 12
+ * Airline-like rows, 5 groups, k = 5, one thread; docs/cla.md). */
+double cla_row_look_cells(const MB *x, int64_t k);
 /* IEEE products over zeros (cla_ieee.c): mark NaN in the dense result
  * r of x %*% b (_right) or t(x) %*% b (_tl; b NULL: t(x) %*% x) where a
  * term is 0 * Inf or 0 * NaN, as k_mm_ieee_zeros does for the ordinary

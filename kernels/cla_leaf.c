@@ -7,6 +7,33 @@
 
 #include "../matrix/cmb.h"
 
+#include <string.h>
+
+/* Rows of 2, 4 and 8 values as one GCC vector (split into the level's
+ * registers by the compiler): the row-wise lookups pad their rows to
+ * these widths (cla_ops.c pad_k), and the plain loops below stayed
+ * scalar and rolled at those widths (one dependent add per value; GCC
+ * -O2 did not vectorize the read-modify-write rows). Lane-wise adds in
+ * the same order: the same bits as the plain loops. */
+typedef double VD2 __attribute__((vector_size(16)));
+typedef double VD4 __attribute__((vector_size(32)));
+typedef double VD8 __attribute__((vector_size(64)));
+#define LDV(K, p) ({ VD##K v_; memcpy(&v_, (p), sizeof v_); v_; })
+#define STV(K, p, x) do { VD##K s_ = (x); memcpy((p), &s_, sizeof s_); } while (0)
+
+/* M(K) at the widths without a vector, V(K) at 2, 4 and 8 */
+#define CLA_VWIDTHS(k, M, V)                                                                 \
+    switch (k) {                                                                             \
+    case 2: V(2) break;                                                                      \
+    case 3: M(3) break;                                                                      \
+    case 4: V(4) break;                                                                      \
+    case 5: M(5) break;                                                                      \
+    case 6: M(6) break;                                                                      \
+    case 7: M(7) break;                                                                      \
+    case 8: V(8) break;                                                                      \
+    default: M(k) break;                                                                     \
+    }
+
 /* o[i*k + c] += p[cd[i]*k + c]; A[cd[i]*k + c] += b[i*k + c] (cd: the
  * codes, one loop per code width so that the load is no branch a row) */
 #define GATHER_LOOP(K, cd)                                                                   \
@@ -21,10 +48,21 @@
         const double *restrict br = b + i * (K);                                            \
         for (int cc = 0; cc < (K); cc++) a[cc] += br[cc];                                   \
     }
+#define GATHER_VLOOP(K, cd)                                                                  \
+    for (int64_t i = 0; i < n; i++) STV(K, o + i * (K), LDV(K, o + i * (K)) + LDV(K, p + (int64_t)cd[i] * (K)));
+#define SCATTER_VLOOP(K, cd)                                                                 \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+        double *a = A + (int64_t)cd[i] * (K);                                                \
+        STV(K, a, LDV(K, a) + LDV(K, b + i * (K)));                                             \
+    }
 #define GATHER_C1(K) GATHER_LOOP(K, c1)
 #define GATHER_C2(K) GATHER_LOOP(K, c2)
 #define SCATTER_C1(K) SCATTER_LOOP(K, c1)
 #define SCATTER_C2(K) SCATTER_LOOP(K, c2)
+#define GATHER_VC1(K) GATHER_VLOOP(K, c1)
+#define GATHER_VC2(K) GATHER_VLOOP(K, c2)
+#define SCATTER_VC1(K) SCATTER_VLOOP(K, c1)
+#define SCATTER_VC2(K) SCATTER_VLOOP(K, c2)
 
 /* KClaLeaf.gather */
 static void gather(const uint8_t *c1, const uint16_t *c2, int64_t n, const double *p, int64_t k, double *o)
@@ -34,18 +72,18 @@ static void gather(const uint8_t *c1, const uint16_t *c2, int64_t n, const doubl
     else if (k == 1)
         for (int64_t i = 0; i < n; i++) o[i] += p[c2[i]];
     else if (c1)
-        CLA_WIDTHS(k, GATHER_C1)
+        CLA_VWIDTHS(k, GATHER_C1, GATHER_VC1)
     else
-        CLA_WIDTHS(k, GATHER_C2)
+        CLA_VWIDTHS(k, GATHER_C2, GATHER_VC2)
 }
 
 /* KClaLeaf.scatter */
 static void scatter(const uint8_t *c1, const uint16_t *c2, int64_t n, const double *b, int64_t k, double *A)
 {
     if (c1)
-        CLA_WIDTHS(k, SCATTER_C1)
+        CLA_VWIDTHS(k, SCATTER_C1, SCATTER_VC1)
     else
-        CLA_WIDTHS(k, SCATTER_C2)
+        CLA_VWIDTHS(k, SCATTER_C2, SCATTER_VC2)
 }
 
 #define FUSED_K(K)                                                                           \
@@ -59,10 +97,17 @@ static void scatter(const uint8_t *c1, const uint16_t *c2, int64_t n, const doub
         for (int cc = 0; cc < (K); cc++) oi[cc] = acc[cc];                                  \
     }
 
+#define FUSED_V(K)                                                                           \
+    for (int64_t i = 0; i < n; i++) {                                                       \
+        VD##K acc = LDV(K, o + i * (K));                                                      \
+        for (int r = 0; r < m; r++) acc += LDV(K, P[r] + (int64_t)cd[r][i] * (K));            \
+        STV(K, o + i * (K), acc);                                                             \
+    }
+
 /* KClaLeaf.gather_fused */
 static void gather_fused(const uint8_t *const *cd, const double *const *P, int m, int64_t n, int64_t k, double *o)
 {
-    CLA_WIDTHS(k, FUSED_K)
+    CLA_VWIDTHS(k, FUSED_K, FUSED_V)
 }
 
 /* a[c] += b[rows[j]*k + c] over j in order (one tuple's listed rows),
@@ -82,6 +127,20 @@ static void gather_fused(const uint8_t *const *cd, const double *const *P, int m
         double *restrict oj = o + (int64_t)rows[j] * (K);                                   \
         for (int cc = 0; cc < (K); cc++) oj[cc] += pr[cc];                                  \
     }
+#define LIST_SUM_V(K)                                                                        \
+    {                                                                                        \
+        VD##K acc = LDV(K, a);                                                                \
+        for (int64_t j = 0; j < nr; j++) acc += LDV(K, b + (int64_t)rows[j] * (K));           \
+        STV(K, a, acc);                                                                       \
+    }
+#define LIST_ADD_V(K)                                                                        \
+    {                                                                                        \
+        const VD##K r = LDV(K, pr);                                                           \
+        for (int64_t j = 0; j < nr; j++) {                                                   \
+            double *oj = o + (int64_t)rows[j] * (K);                                         \
+            STV(K, oj, LDV(K, oj) + r);                                                        \
+        }                                                                                    \
+    }
 
 /* KClaLeaf.list_sum */
 static void list_sum(const int32_t *rows, int64_t nr, const double *b, int64_t k, double *a)
@@ -91,13 +150,13 @@ static void list_sum(const int32_t *rows, int64_t nr, const double *b, int64_t k
             for (int64_t cc = 0; cc < k; cc++) a[cc] += b[(int64_t)rows[j] * k + cc];
         return;
     }
-    CLA_WIDTHS(k, LIST_SUM_K)
+    CLA_VWIDTHS(k, LIST_SUM_K, LIST_SUM_V)
 }
 
 /* KClaLeaf.list_add */
 static void list_add(const int32_t *rows, int64_t nr, const double *restrict pr, int64_t k, double *o)
 {
-    CLA_WIDTHS(k, LIST_ADD_K)
+    CLA_VWIDTHS(k, LIST_ADD_K, LIST_ADD_V)
 }
 
 const KClaLeaf K_LEAF(k_cla_leaf) = {.gather = gather, .scatter = scatter, .gather_fused = gather_fused,

@@ -64,7 +64,7 @@ bool cla_handles(ClaFamily f, OpCode op, AggDir dir, int left, int pos, int nin,
 static double *pre_mult(const ClaGroup *g, const MB *b)
 {
     int64_t k = b->cols;
-    double *pre = br_calloc((size_t)g->ndict * (size_t)k + 1, sizeof(double));
+    double *pre = br_calloc_aligned(((size_t)g->ndict * (size_t)k + 1) * sizeof(double));
     if (!pre) return NULL;
     for (int32_t t = 0; t < g->ndict; t++)
         for (int j = 0; j < g->ncols; j++) {
@@ -251,7 +251,7 @@ static void add_rows(const struct CMB *c, ClaIter *its, double **pre, int64_t lo
 
 static void free_pre(double **pre, int n)
 {
-    for (int q = 0; pre && q < n; q++) free(pre[q]);
+    for (int q = 0; pre && q < n; q++) br_free_aligned(pre[q]);
     free(pre);
 }
 
@@ -813,7 +813,7 @@ static bool row_bundles(const struct CMB *c, double **pre, int64_t k, RowBundles
     rb->nbd = tl_bundles(c, k, rb->bs, rb->bundled);
     for (int q = 0; q < c->ngroups; q++) rb->pre[q] = rb->bundled[q] ? NULL : pre[q];
     for (int j = 0; j < rb->nbd; j++) {
-        if (!(rb->pb[j] = br_calloc((size_t)(rb->bs[j].jd * k), sizeof(double)))) return false;
+        if (!(rb->pb[j] = br_calloc_aligned((size_t)(rb->bs[j].jd * k) * sizeof(double)))) return false;
         joint_pre(&rb->bs[j], pre, k, rb->pb[j]);
     }
     return true;
@@ -924,10 +924,31 @@ static void unc_tl(const ClaGroup *g, int64_t lo, int64_t n, const double *qb, i
 
 /* ---- rows of x %*% b for any range (cla.h, cla_rowmm_*) ---- */
 
+/* The row width the row-wise lookups (cla_rowmm_*, cla_rowtl_*) work in
+ * for k result columns: whole vectors (2, 4, multiples of 8), the pad
+ * columns zero. The leaf's gathers and scatters then add a table row as
+ * one or two vector adds; at k = 5 (kmeans' five centroids) they were
+ * five dependent scalar adds per row and group, the loop not unrolled,
+ * and the lookups took about 3x the CPU of the dense row code they
+ * replace (docs/cla.md). The pads are dropped on the way out. */
+static int64_t pad_k(int64_t k) { return k <= 2 ? k : k <= 4 ? 4 : (k + 7) / 8 * 8; }
+
+/* The n x kp rows at src into n x k rows at dst (dst += src: add). */
+static void unpad_rows(const double *src, int64_t n, int64_t kp, int64_t k, bool add, double *dst)
+{
+    if (add)
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t c = 0; c < k; c++) dst[i * k + c] += src[i * kp + c];
+    else
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t c = 0; c < k; c++) dst[i * k + c] = src[i * kp + c];
+}
+
 struct ClaRowMM {
     const MB *x, *b;
-    int64_t k;
-    double **pre;            /* per group: ndict x k (NULL: UNC, EMPTY) */
+    int64_t k, kp;           /* b's columns; the padded width (pad_k) */
+    MB *bp;                  /* b padded to kp columns (NULL: kp == k) */
+    double **pre;            /* per group: ndict x kp (NULL: UNC, EMPTY) */
     RowBundles rb;
 };
 
@@ -937,6 +958,7 @@ struct ClaRowMMCur {
     ClaIter *its;
     int32_t *codes;
     uint16_t *jc;
+    double *ob;              /* CLA_BLK x kp rows (kp != k) */
 };
 
 void cla_rowmm_free(ClaRowMM *p)
@@ -944,6 +966,7 @@ void cla_rowmm_free(ClaRowMM *p)
     if (!p) return;
     free_pre(p->pre, C(p->x)->ngroups);
     row_bundles_free(&p->rb);
+    mb_release(p->bp);
     free(p);
 }
 
@@ -955,12 +978,20 @@ ClaRowMM *cla_rowmm_new(const MB *x, const MB *b, BrErr *e)
     p->x = x;
     p->b = b;
     p->k = b->cols;
-    bool ok = (p->pre = br_calloc((size_t)c->ngroups + 1, sizeof(double *))) != NULL;
+    p->kp = pad_k(p->k);
+    bool ok = true;
+    if (p->kp != p->k && (ok = (p->bp = mb_dense(b->rows, p->kp, e)) != NULL)) {
+        for (int64_t i = 0; i < b->rows; i++)
+            memcpy(p->bp->d + i * p->kp, b->d + i * p->k, (size_t)p->k * sizeof(double));
+        mb_recount_nnz(p->bp);
+        p->b = p->bp;
+    }
+    ok = ok && (p->pre = br_calloc((size_t)c->ngroups + 1, sizeof(double *))) != NULL;
     for (int q = 0; ok && q < c->ngroups; q++) {
         const ClaGroup *g = c->groups[q];
-        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) ok = (p->pre[q] = pre_mult(g, b)) != NULL;
+        if (g->enc != CLA_UNC && g->enc != CLA_EMPTY) ok = (p->pre[q] = pre_mult(g, p->b)) != NULL;
     }
-    if (ok) ok = row_bundles(c, p->pre, p->k, &p->rb);
+    if (ok) ok = row_bundles(c, p->pre, p->kp, &p->rb);
     if (!ok) {
         cla_rowmm_free(p);
         br_err(e, BR_ENOMEM, "out of memory");
@@ -984,7 +1015,7 @@ void cla_rowmm_close(ClaRowMMCur *c)
 {
     if (!c) return;
     for (int q = 0; c->its && q < C(c->p->x)->ngroups; q++) cla_iter_free(&c->its[q]);
-    free(c->its), free(c->codes), free(c->jc), free(c);
+    free(c->its), free(c->codes), free(c->jc), br_free_aligned(c->ob), free(c);
 }
 
 ClaRowMMCur *cla_rowmm_open(const ClaRowMM *p, int64_t row)
@@ -998,6 +1029,7 @@ ClaRowMMCur *cla_rowmm_open(const ClaRowMM *p, int64_t row)
     r->codes = br_malloc(CLA_BLK * sizeof(int32_t));
     r->jc = br_malloc(((size_t)p->rb.nbd * CLA_BLK + 1) * sizeof(uint16_t));
     bool ok = r->its && r->codes && r->jc;
+    if (ok && p->kp != p->k) ok = (r->ob = br_alloc_aligned((size_t)(CLA_BLK * p->kp) * sizeof(double))) != NULL;
     for (int q = 0; ok && q < c->ngroups; q++)
         if (p->rb.pre[q] && !cla_iter_init(&r->its[q], c->groups[q], row)) ok = false;
     if (!ok) { cla_rowmm_close(r); return NULL; }
@@ -1008,11 +1040,13 @@ void cla_rowmm_read(ClaRowMMCur *r, int64_t n, double *out)
 {
     const ClaRowMM *p = r->p;
     const struct CMB *c = C(p->x);
-    memset(out, 0, (size_t)(n * p->k) * sizeof(double));
-    bundle_gather(c, &p->rb, r->row, n, p->k, r->jc, out);
-    add_rows(c, r->its, p->rb.pre, r->row, n, p->k, r->codes, out);
+    double *ob = r->ob ? r->ob : out;
+    memset(ob, 0, (size_t)(n * p->kp) * sizeof(double));
+    bundle_gather(c, &p->rb, r->row, n, p->kp, r->jc, ob);
+    add_rows(c, r->its, p->rb.pre, r->row, n, p->kp, r->codes, ob);
     for (int q = 0; q < c->ngroups; q++)
-        if (c->groups[q]->enc == CLA_UNC) unc_right(c->groups[q], p->b, r->row, n, out);
+        if (c->groups[q]->enc == CLA_UNC) unc_right(c->groups[q], p->b, r->row, n, ob);
+    if (r->ob) unpad_rows(ob, n, p->kp, p->k, false, out);
     r->row += n;
 }
 
@@ -1020,12 +1054,14 @@ void cla_rowmm_read(ClaRowMMCur *r, int64_t n, double *out)
 
 struct ClaRowTL {
     const MB *x;
-    int64_t k, row;
-    TlSums s;
+    int64_t k, kp, row;      /* q's columns; the padded width (pad_k) */
+    TlSums s;                /* (for kp columns) */
     ClaIter *its;
     int32_t *codes;
     uint16_t *jc;
-    double *A, *U;           /* per-tuple sums (s.tot), UNC sums (ncol x k) */
+    double *A, *U;           /* per-tuple sums (s.tot), UNC sums (ncol x kp) */
+    double *qp, *F;          /* kp != k: q's block padded (CLA_BLK x kp) and
+                                the finished sums (ncol x kp) */
 };
 
 int64_t cla_rowtl_passes(const MB *x, int64_t k)
@@ -1033,7 +1069,7 @@ int64_t cla_rowtl_passes(const MB *x, int64_t k)
     const struct CMB *c = C(x);
     TlSums s;
     int64_t n = -1;
-    if (tl_sums(c, k, &s)) {
+    if (tl_sums(c, pad_k(k), &s)) {
         n = s.nbd;
         for (int q = 0; q < c->ngroups; q++) {
             const ClaGroup *g = c->groups[q];
@@ -1045,11 +1081,46 @@ int64_t cla_rowtl_passes(const MB *x, int64_t k)
     return n < 0 ? INT64_MAX : n;
 }
 
+/* A table of more than this many bytes is read from beyond the near
+ * caches (LOOK_BIG: about 3x the time of a pass a cached table takes) */
+#define LOOK_TABLE_NEAR ((int64_t)256 << 10)
+
+double cla_row_look_cells(const MB *x, int64_t k)
+{
+    const struct CMB *c = C(x);
+    int64_t kp = pad_k(k), vec = (kp + 7) / 8;
+    double unit = kp <= 2 ? 1 : 2 * (double)vec, cost = 0;
+    TlSums s;
+    if (!tl_sums(c, kp, &s)) {
+        tl_sums_free(&s);
+        return INFINITY;
+    }
+#define LOOK_AT(tuples) ((tuples) * kp * (int64_t)sizeof(double) > LOOK_TABLE_NEAR ? 3 * unit : unit)
+    for (int j = 0; j < s.nbd; j++) cost += LOOK_AT(s.bs[j].jd);
+    for (int q = 0; q < c->ngroups; q++) {
+        const ClaGroup *g = c->groups[q];
+        if (g->enc == CLA_UNC) {
+            cost += (double)g->ncols * (double)vec;
+        } else if (g->enc != CLA_EMPTY && !s.bundled[q]) {
+            double f = 1;   /* OLE/RLE: only the listed rows */
+            if ((g->enc == CLA_OLE || g->enc == CLA_RLE) && x->rows > 0) {
+                int64_t listed = 0;
+                for (int32_t t = 0; t < g->ndict; t++) listed += g->counts[t];
+                f = (double)listed / (double)x->rows;
+            }
+            cost += f * LOOK_AT(g->ndict);
+        }
+    }
+#undef LOOK_AT
+    tl_sums_free(&s);
+    return cost;
+}
+
 int64_t cla_rowtl_cells(const MB *x, int64_t k)
 {
     const struct CMB *c = C(x);
     TlSums s;
-    int64_t n = tl_sums(c, k, &s) ? s.tot + x->cols * k : INT64_MAX;
+    int64_t n = tl_sums(c, pad_k(k), &s) ? s.tot + x->cols * pad_k(k) : INT64_MAX;
     tl_sums_free(&s);
     return n;
 }
@@ -1059,7 +1130,8 @@ void cla_rowtl_free(ClaRowTL *t)
     if (!t) return;
     for (int q = 0; t->its && q < C(t->x)->ngroups; q++) cla_iter_free(&t->its[q]);
     tl_sums_free(&t->s);
-    free(t->its), free(t->codes), free(t->jc), free(t->A), free(t->U), free(t);
+    free(t->its), free(t->codes), free(t->jc), br_free_aligned(t->A), free(t->U), br_free_aligned(t->qp), free(t->F);
+    free(t);
 }
 
 ClaRowTL *cla_rowtl_new(const MB *x, int64_t k, int64_t row)
@@ -1069,15 +1141,22 @@ ClaRowTL *cla_rowtl_new(const MB *x, int64_t k, int64_t row)
     if (!t) return NULL;
     t->x = x;
     t->k = k;
+    t->kp = pad_k(k);
     t->row = row;
-    bool ok = tl_sums(c, k, &t->s);
+    bool ok = tl_sums(c, t->kp, &t->s);
     if (ok) {
         t->its = br_calloc((size_t)c->ngroups + 1, sizeof(ClaIter));
         t->codes = br_malloc(CLA_BLK * sizeof(int32_t));
         t->jc = br_malloc(CLA_BLK * sizeof(uint16_t));
-        t->A = br_calloc((size_t)t->s.tot + 1, sizeof(double));
-        t->U = br_calloc((size_t)(x->cols * k) + 1, sizeof(double));
+        t->A = br_calloc_aligned(((size_t)t->s.tot + 1) * sizeof(double));   /* rows of kp: whole lines */
+        t->U = br_calloc((size_t)(x->cols * t->kp) + 1, sizeof(double));
         ok = t->its && t->codes && t->jc && t->A && t->U;
+    }
+    if (ok && t->kp != k) {
+        /* the pads of q's rows stay zero */
+        t->qp = br_calloc_aligned((size_t)(CLA_BLK * t->kp) * sizeof(double));
+        t->F = br_malloc((size_t)(x->cols * t->kp + 1) * sizeof(double));
+        ok = t->qp && t->F;
     }
     for (int q = 0; ok && q < c->ngroups; q++) {
         const ClaGroup *g = c->groups[q];
@@ -1092,21 +1171,33 @@ void cla_rowtl_add(ClaRowTL *t, int64_t n, const double *qb)
 {
     const struct CMB *c = C(t->x);
     const TlSums *s = &t->s;
+    int64_t k = t->k, kp = t->kp;
+    if (t->qp) {
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t c = 0; c < k; c++) t->qp[i * kp + c] = qb[i * k + c];
+        qb = t->qp;
+    }
     for (int j = 0; j < s->nbd; j++) {
         joint_codes(c, &s->bs[j], t->row, n, t->jc);
-        joint_scatter(t->jc, n, qb, t->k, s->bs[j].jd, t->A + s->bs[j].off);
+        joint_scatter(t->jc, n, qb, kp, s->bs[j].jd, t->A + s->bs[j].off);
     }
     for (int q = 0; q < c->ngroups; q++) {
         const ClaGroup *g = c->groups[q];
-        if (g->enc == CLA_UNC) unc_tl(g, t->row, n, qb, t->k, t->U);
-        else if (g->enc != CLA_EMPTY && !s->bundled[q]) tl_block(g, &t->its[q], t->row, n, qb, t->k, t->A + s->off[q], t->codes);
+        if (g->enc == CLA_UNC) unc_tl(g, t->row, n, qb, kp, t->U);
+        else if (g->enc != CLA_EMPTY && !s->bundled[q]) tl_block(g, &t->its[q], t->row, n, qb, kp, t->A + s->off[q], t->codes);
     }
     t->row += n;
 }
 
 void cla_rowtl_finish(ClaRowTL *t, double *out)
 {
-    tl_sums_finish(C(t->x), t->s.bs, t->s.nbd, t->s.off, t->A, t->U, t->k, out);
+    if (!t->F) {
+        tl_sums_finish(C(t->x), t->s.bs, t->s.nbd, t->s.off, t->A, t->U, t->k, out);
+        return;
+    }
+    memset(t->F, 0, (size_t)(t->x->cols * t->kp) * sizeof(double));
+    tl_sums_finish(C(t->x), t->s.bs, t->s.nbd, t->s.off, t->A, t->U, t->kp, t->F);
+    unpad_rows(t->F, t->x->cols, t->kp, t->k, true, out);
 }
 
 /* The shared state of a fused chain. */
@@ -1506,7 +1597,7 @@ static bool row_aggs(OpCode op, const MB *x, double *out, BrErr *e)
                 for (int64_t i = 0; i < n; i++) out[i] = base == OP_AMIN ? min_step(out[i], 0.0) : max_step(out[i], 0.0);
             continue;
         }
-        if (!(pre[q] = br_malloc(((size_t)g->ndict + 1) * sizeof(double)))) { ok = false; break; }
+        if (!(pre[q] = br_alloc_aligned(((size_t)g->ndict + 1) * sizeof(double)))) { ok = false; break; }
         for (int32_t t = 0; t < g->ndict; t++) pre[q][t] = tuple_agg(base, g->dict + (int64_t)t * g->ncols, g->ncols);
     }
     if (ok && !mm) ok = rowwise(x, pre, 1, out);

@@ -266,7 +266,6 @@ static int prod_init(RCtx *x, BrErr *e)
         return 0;
     }
     x->qw = w;
-    cla_stats_op("spoofRowCLAprod");
     return 0;
 }
 
@@ -308,7 +307,42 @@ static void tq_init(RCtx *x, int64_t *nsbp)
     *nsbp = nsb;
     x->tl = true;
     x->tw = w;
-    cla_stats_op("spoofRowCLAtl");
+}
+
+/* The lookups that prod_init and tq_init took against none (unless
+ * forced, cla_look): per row, the lookups cost cla_row_look_cells each
+ * (and the rows are decompressed anyway when something else reads the
+ * main row); without them every cell of the row is decompressed and the
+ * generated code multiplies (vectorized: about 1/12 of a decompressed
+ * cell per multiply-add, measured as cla_row_look_cells). kmeans' step
+ * over 1M x 12 Airline-like rows (5 groups, one a DDC2 group of 12,000
+ * tuples, k = 5) looked up 10 passes a row, 28 cells against 22, and
+ * took 1.15x the CPU of the decompressed rows (docs/cla.md); by the
+ * rule a product with 8 centroids over 40 co-coded columns (about 10
+ * passes), where the lookups measured faster, still looks up. nsb0: the
+ * range count without the q rows (tq_init's cap dropped with them). */
+static bool looks_pay(const MB *x, int64_t wp, int64_t wt, bool read)
+{
+    double m = (double)x->cols;
+    double look = (wp ? cla_row_look_cells(x, wp) : 0) + (wt ? cla_row_look_cells(x, wt) : 0);
+    return look + (read ? m : 0) < m + m * (double)(wp + wt) / 12;
+}
+
+static void look_choose(RCtx *x, int64_t *nsbp, int64_t nsb0)
+{
+    const SpoofRow *op = x->op;
+    const MB *mm = op->in.m[op->main];
+    if (op->cla_look == 0 && (x->mm || x->tl)) {
+        bool read = !op->prod_only || (op->nprod && !x->mm) || (op->ntq && !x->tl);
+        if (!looks_pay(mm, x->mm ? x->qw : 0, x->tl ? x->tw : 0, read)) {
+            cla_rowmm_free(x->mm);
+            x->mm = NULL;
+            x->tl = false;
+            if (nsbp) *nsbp = nsb0;
+        }
+    }
+    if (x->mm) cla_stats_op("spoofRowCLAprod");
+    if (x->tl) cla_stats_op("spoofRowCLAtl");
 }
 
 /* Adds t(X) %*% Q of a range (C: ncol(X) x tw, the q rows of every
@@ -525,6 +559,7 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     if (x.npre && fill_stitched(&x, e)) { rctx_free(&x); return e->code; }
     if (x.cmb_main && prod_init(&x, e)) { rctx_free(&x); return e->code; }
     if (op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG) {
+        if (x.cmb_main) look_choose(&x, NULL, 0);
         int64_t oc = op->var == SPR_NO_AGG ? op->ocols : 1;
         MB *o = mb_dense(M, oc, e);
         if (!o) { rctx_free(&x); return e->code; }
@@ -546,7 +581,11 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
     int64_t cap = BR_MAX(1, PART_BUDGET / (8 * BR_MAX(x.psize, 1)));
     int64_t nsb = (int64_t)ceil(cells / SB_CELLS);
     nsb = BR_MAX(1, BR_MIN(BR_MIN(nsb, SB_MAX), BR_MIN(cap, BR_MAX(M, 1))));
-    if (x.cmb_main) tq_init(&x, &nsb);
+    if (x.cmb_main) {
+        int64_t nsb0 = nsb;
+        tq_init(&x, &nsb);
+        look_choose(&x, &nsb, nsb0);
+    }
     double *parts = br_malloc((size_t)nsb * (size_t)BR_MAX(x.psize, 1) * sizeof(double));
     if (!parts) { rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
     for (int64_t b = 0; b < nsb; b++)

@@ -82,6 +82,22 @@ static MB *rnd(int64_t r, int64_t c)
     return x;
 }
 
+/* b0 (r x c0, released) widened to c columns: column j is column j % c0
+ * scaled by 1 + (j / c0) / 4 (the same draws of the generator whatever c,
+ * so the data of later checks do not move) */
+static MB *widen(MB *b0, int64_t c)
+{
+    if (b0->cols == c) return b0;
+    BrErr e = {0};
+    MB *x = mb_dense(b0->rows, c, &e);
+    for (int64_t i = 0; i < b0->rows; i++)
+        for (int64_t j = 0; j < c; j++)
+            x->d[i * c + j] = b0->d[i * b0->cols + j % b0->cols] * (1 + 0.25 * (double)(j / b0->cols));
+    mb_recount_nnz(x);
+    mb_release(b0);
+    return x;
+}
+
 static const double RT = 1e-9;
 
 /* A row range of at least CLA_BLK rows stays compressed (groups re-encoded
@@ -371,7 +387,9 @@ static void rp_body(const double *const *P, const int64_t *S, const int64_t *L, 
 }
 
 /* The main row's products looked up per group (cla_rowmm_*) against the
- * compressed product, over ranges of rows read in uneven blocks; and a
+ * compressed product, over ranges of rows read in uneven blocks (3, 5
+ * and 9 columns in turn: rows padded to 4, 8 and 16, cla_ops.c pad_k);
+ * and a
  * Row operator taking them (with and without decompressed rows: the
  * body reads only the products), with a finite side and with an Inf in
  * it (products not looked up), against the ordinary skeleton over the
@@ -379,8 +397,9 @@ static void rp_body(const double *const *P, const int64_t *S, const int64_t *L, 
 static void check_row_prod(const char *what, const MB *x, const MB *cx)
 {
     BrErr e = {0};
-    const int64_t K = 3, m = x->cols, n = x->rows;
-    MB *d = cmb_decompress(cx, &e), *B = rnd(m, K), *v = rnd(m, 1), *r = rnd(1, K);
+    static int turn;
+    const int64_t K = (int64_t[]){3, 5, 9}[turn++ % 3], m = x->cols, n = x->rows;
+    MB *d = cmb_decompress(cx, &e), *B = widen(rnd(m, 3), K), *v = rnd(m, 1), *r = widen(rnd(1, 3), K);
     MB *q0 = cla_matmul_right(cx, B, &e), *q = q0 && q0->sparse ? mb_to_dense(q0, &e) : q0;
     if (q != q0) mb_release(q0);
     ClaRowMM *mm = cla_rowmm_new(cx, B, &e);
@@ -487,7 +506,8 @@ static void tq_multi(const double *const *P, const int64_t *S, const int64_t *L,
  * read, the per-tuple path forced and by its rule, a single output and
  * three outputs (with the main row on either side of t(.) %*% (.) and a
  * full aggregate between), against the ordinary skeleton over the
- * decompressed block; y with an Inf (q not finite: the range runs again
+ * decompressed block (2 and 5 columns of B in turn: q rows of 2, 3,
+ * 5 and 6 values, padded to 2, 4 and 8); y with an Inf (q not finite: the range runs again
  * over decompressed rows, where X's zeros meet it; overflowing sums:
  * check_row_tq_overflow). It must have taken the q rows (spoofRowCLAtl)
  * exactly where forced over a finite X. */
@@ -495,8 +515,9 @@ static bool same_val(double a, double b);
 static void check_row_tq(const char *what, const MB *x, const MB *cx)
 {
     BrErr e = {0};
-    const int64_t K = 2, m = x->cols, n = x->rows;
-    MB *d = cmb_decompress(cx, &e), *B = rnd(m, K), *y = rnd(n, 1);
+    static int turn;
+    const int64_t K = turn++ % 2 ? 5 : 2, m = x->cols, n = x->rows;
+    MB *d = cmb_decompress(cx, &e), *B = widen(rnd(m, 2), K), *y = rnd(n, 1);
     bool fin = !mb_has_nonfinite(cx);
     struct { int multi, look, only, ybad; } cases[] = {
         {1, 1, 1, 0}, {1, 1, 0, 0}, {0, 1, 1, 0}, {1, 0, 1, 0}, {1, 1, 1, 1},
