@@ -1556,15 +1556,16 @@ static void check_price(void)
         snprintf(src, sizeof src, "R = %s\n", forms[f].expr);
         setenv("BRAID_CG_MACHINE", "1e10 1e10 5.6e9 6.17e10 3.4e10", 1);
         unsetenv("BRAID_AMULET_FUSE");
-        TRun r0, r1;
+        TRun r0, r1, r2;
         t_run_dml(src, &t_pols[2].o, 2, names, ins, 1, on, &r0);
         T_CHECK(r0.rc == 0 && (r0.st.amulet > 0) == forms[f].want, "check price: %s: %lld loops, want %d (%s)",
                 forms[f].expr, (long long)r0.st.amulet, forms[f].want, r0.err);
-        if (run_two(src, "BRAID_AMULET_FUSE", "force", "0", 2, names, ins, 1, on, &r1, &r0))
-            T_MB_EQ(r1.out[0].m, r0.out[0].m, 1e-12, "check price: %s, the loop against the unfused plan",
-                    forms[f].expr);
         t_run_free(&r0);
+        if (run_two(src, "BRAID_AMULET_FUSE", "force", "0", 2, names, ins, 1, on, &r1, &r2))
+            T_MB_EQ(r1.out[0].m, r2.out[0].m, 1e-12, "check price: %s, the loop against the unfused plan",
+                    forms[f].expr);
         t_run_free(&r1);
+        t_run_free(&r2);
     }
     unsetenv("BRAID_AMULET_FUSE");
     env_restore("BRAID_CG_MACHINE", keep);
