@@ -161,6 +161,23 @@ static void general(void)
     mb_release(A); mb_release(v);
 }
 
+/* The value of environment variable name, strdup'ed (NULL: unset),
+ * for env_restore. */
+static char *env_keep(const char *name)
+{
+    const char *old = getenv(name);
+    return old ? strdup(old) : NULL;
+}
+
+/* Sets variable name back to keep (a strdup'ed value, freed here), or
+ * unsets it when keep is NULL. */
+static void env_restore(const char *name, char *keep)
+{
+    if (keep) setenv(name, keep, 1);
+    else unsetenv(name);
+    free(keep);
+}
+
 /* Runs src twice, with environment variable env set to v0 and then to v1
  * (NULL: unset), into r0 and r1; both must succeed. */
 static bool run_two(const char *src, const char *env, const char *v0, const char *v1, int nin, const char **names,
@@ -1218,8 +1235,7 @@ static void planner(void)
         {"1e8 1e8 1e10 1.15e11 4.6e10 1", 1},      /* the kernel at dgemm's rate */
         {"1e8 1e8 1e10 1.15e11 4.6e10 1e-4", 0},   /* the kernel 10^4 times slower */
     };
-    const char *old = getenv("BRAID_CG_MACHINE");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = env_keep("BRAID_CG_MACHINE");
     for (int s = 0; s < 2; s++)
         for (int m = 0; m < 4; m++) {
             setenv("BRAID_CG_MACHINE", mcs[m].mc, 1);
@@ -1231,9 +1247,7 @@ static void planner(void)
                     (long long)r.st.amulet, (long long)r.st.evaluated);
             t_run_free(&r);
         }
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
+    env_restore("BRAID_CG_MACHINE", keep);
     mb_release(A); mb_release(B); mb_release(u);
 }
 
@@ -1320,8 +1334,7 @@ static void kernel_price(void)
     MB *A = t_gen(70, 80, 1, -1, 1, false), *B = t_gen(80, 66, 1, -1, 1, false), *u = t_gen(1, 80, 1, -1, 1, false);
     MB *ins[] = {A, B, u};
     const char *n2[] = {"A", "B", "u"}, *on[] = {"R"};
-    const char *old = getenv("BRAID_CG_MACHINE");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = env_keep("BRAID_CG_MACHINE");
     setenv("BRAID_CG_MACHINE", "1e8 1e8 1e10 1.15e11 4.6e10 1", 1);
     static const struct { const char *ports; int want; } pc[] = {{"1 1", 5}, {"1 2", 5}, {"1e-5 1", 3}};
     MB *first = NULL;
@@ -1349,9 +1362,7 @@ static void kernel_price(void)
     }
     mb_release(first);
     unsetenv("BRAID_AMULET_PORTS");
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
+    env_restore("BRAID_CG_MACHINE", keep);
     mb_release(A); mb_release(B); mb_release(u);
 }
 
@@ -1380,8 +1391,7 @@ static void kmeans_plan(void)
     };
     static const int64_t widths[] = {10, 100, 300};
     const char *names[] = {"X", "C"}, *on[] = {"w", "cnt", "S"};
-    const char *old = getenv("BRAID_CG_MACHINE");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = env_keep("BRAID_CG_MACHINE");
     for (size_t q = 0; q < sizeof widths / sizeof *widths; q++) {
         int64_t nc = widths[q];
         t_seed(11);
@@ -1413,9 +1423,7 @@ static void kmeans_plan(void)
         t_run_free(&r0);
         mb_release(X); mb_release(C);
     }
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
+    env_restore("BRAID_CG_MACHINE", keep);
 }
 
 /* Products with a sparse left operand (seed 4.2's sparse A): the
@@ -1489,8 +1497,7 @@ static void sparse_planner(void)
         {"1e8 1e8 1e10 1.15e11 4.6e10", 1},        /* memory 100x slower than the elementwise rate */
         {"1e13 1e13 1e10 1.15e11 4.6e10", 0},      /* memory for free */
     };
-    const char *old = getenv("BRAID_CG_MACHINE");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = env_keep("BRAID_CG_MACHINE");
     t_seed(9);
     MB *ins[] = {t_gen(2000, 1500, 0.01, -1, 1, true), t_gen(1500, 24, 1, -1, 1, false), NULL,
                  t_gen(1, 1500, 1, -1, 1, false)};
@@ -1502,9 +1509,7 @@ static void sparse_planner(void)
                 r.err, (long long)r.st.amulet);
         t_run_free(&r);
     }
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
+    env_restore("BRAID_CG_MACHINE", keep);
     for (int i = 0; i < 4; i++) mb_release(ins[i]);
     /* never densified: 10^5 x 10^5 with 10^4 non-zeros */
     setenv("BRAID_AMULET_FUSE", "force", 1);
@@ -1531,22 +1536,13 @@ static void sparse_planner(void)
  * plan's values. Then the cells themselves: the flags 0, the bounds
  * every leaf's cells (X's non-zeros), and at density 0.04 the check
  * after the loop (R's cells twice, G's rows unread at 8 a cell). */
-/* Sets variable name back to keep (a strdup'ed value, freed here), or
- * unsets it when keep is NULL. */
-static void env_restore(const char *name, char *keep)
-{
-    if (keep) setenv(name, keep, 1);
-    else unsetenv(name);
-    free(keep);
-}
 
 static void check_price(void)
 {
     static const struct { const char *expr; int want; } forms[] = {
         {"t(X) %*% (G * 0.5)", 0}, {"t((X > 0.2) * X) %*% G", 0}, {"t(X * 0.5) %*% G", 1}};
     const char *names[] = {"X", "G"}, *on[] = {"R"};
-    const char *old = getenv("BRAID_CG_MACHINE");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = env_keep("BRAID_CG_MACHINE");
     t_seed(17);
     MB *ins[] = {t_gen(20000, 400, 0.001, -1, 1, true), t_gen(20000, 20, 1, -1, 1, false)};
     char src[200];
@@ -1827,8 +1823,7 @@ static void pow2_price(void)
     t_seed(17);
     MB *ins[] = {t_gen(256, 10, 1, -1, 1, false), t_gen(10, 100, 1, -1, 1, false), t_gen(256, 100, 1, -1, 1, false),
                  t_gen(256, 100, 1, -1, 1, false)};
-    const char *old = getenv("BRAID_CG_MACHINE");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = env_keep("BRAID_CG_MACHINE");
     CgOptions off = {.enabled = false};
     TRun r0;
     t_run_dml(srcs[0], &off, 4, names, ins, 1, on, &r0);
@@ -1853,9 +1848,7 @@ static void pow2_price(void)
         }
     }
     t_run_free(&r0);
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
+    env_restore("BRAID_CG_MACHINE", keep);
     for (int i = 0; i < 4; i++) mb_release(ins[i]);
 }
 
@@ -1877,8 +1870,7 @@ static void sparse_ports_price(void)
     const char *on[] = {"G"};
     int nt0 = br_threads();
     br_set_threads(2);
-    const char *old = getenv("BRAID_CG_MACHINE");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = env_keep("BRAID_CG_MACHINE");
     CgOptions off = {.enabled = false};
     TRun r0, r;
     t_run_dml(src, &off, 0, NULL, NULL, 1, on, &r0);
@@ -1893,9 +1885,7 @@ static void sparse_ports_price(void)
     t_run_free(&r);
     t_run_free(&r0);
     unsetenv("BRAID_AMULET_PORTS");
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
+    env_restore("BRAID_CG_MACHINE", keep);
     br_set_threads(nt0);
 }
 
@@ -1904,9 +1894,7 @@ static void sparse_ports_price(void)
  * nt0 threads. */
 static void narrow_done(char *keep, MB **ins, int nt0)
 {
-    if (keep) setenv("BRAID_CG_MACHINE", keep, 1);
-    else unsetenv("BRAID_CG_MACHINE");
-    free(keep);
+    env_restore("BRAID_CG_MACHINE", keep);
     mb_release(ins[0]);
     mb_release(ins[1]);
     br_set_threads(nt0);
@@ -1932,8 +1920,7 @@ static void narrow_result(void)
     const char *names[] = {"X", "C"}, *on[] = {"S", "cnt", "w"};
     const char *src = "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\ndmin = rowMins(D)\nP = D <= dmin\n"
                       "P = P / rowSums(P)\ncnt = colSums(P)\nS = t(P) %*% X\nw = sum(dmin)\n";
-    const char *old = getenv("BRAID_CG_MACHINE");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = env_keep("BRAID_CG_MACHINE");
     /* the share at its clamp (AM_SHARE_MAX, 1.0: measured higher under
      * load, it is read as 1.0); at 1.5, the value this test was written
      * for, AVX2's loop, split over K on the 2 threads (am_split, priced
@@ -2001,8 +1988,7 @@ static int narrow_choice(MB **ins, double share)
 static void split_price(void)
 {
     int nt0 = br_threads();
-    const char *old = getenv("BRAID_CG_MACHINE");
-    char *keep = old ? strdup(old) : NULL;
+    char *keep = env_keep("BRAID_CG_MACHINE");
     t_seed(31);
     const int64_t n = 60000;
     MB *ins[] = {t_gen(n, 10, 1, -1, 1, false), t_gen(n, 5, 1, -1, 1, false)};
