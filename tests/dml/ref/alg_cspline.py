@@ -61,3 +61,8 @@ with open(os.path.join(EXP, "cg_ok.scalar"), "w") as f:
     f.write("TRUE\n")
 with open(os.path.join(EXP, "line.csv"), "w") as f:
     f.write("5,6,6\n")
+# stdout: csplineCG with its default maxi = 0 stops at that iteration limit
+# and prints SystemDS's warning; the maxi = 100 solves converge long before
+# (CG on 8 unknowns) and cspline's CG mode prints nothing
+with open(os.path.join(EXP, "stdout.txt"), "w") as f:
+    f.write("Warning: the maximum number of iterations has been reached.\n")
