@@ -465,15 +465,21 @@ check_pfe() {
 # local run's to the bit (docs/dist.md). Ranks whose libraries differ:
 # "parfor, rank 1's library differs" (batch i3)
 # (and a call of sigmoid: its library file travels with the script,
-# for "parfor, rank 1's library differs" in batch i3, which runs this)
+# for "parfor, rank 1's library differs" in batch i3, which runs this).
+# eval of sigmoid.dml's s_sigmoid by its bare name, three times an
+# iteration: it is first tried as a library file of its own, which rank
+# 0 has not; the worker asks once per task (lang_library_forget) and
+# remembers the answer: one request for that name (-stats)
 pfb='X = rand(rows=10, cols=3, seed=1)
-R = matrix(0, rows=4, cols=3)
+R = matrix(0, rows=4, cols=4)
 parfor (i in 1:4, mode=REMOTE_SPARK) {
   f = "sig" + ifelse(i > 0, "moid", "x")
   R[i, 1] = sum(eval(f, list(X * i)))
   g = "scale" + ifelse(i > 0, "MinMax", "")
   R[i, 2] = sum(eval(g, list(X + i * X)))
   R[i, 3] = sum(sigmoid(X - i))
+  h = "s_" + ifelse(i > 0, "sigmoid", "x")
+  for (k in 1:3) R[i, 4] = as.scalar(R[i, 4]) + eval(h, list(i / k))
 }
 write(R, $1 + "R", format="csv")'
 mkdir -p "$tmp/pfb/l" "$tmp/pfb/d"
@@ -487,6 +493,9 @@ check_pfb() {
   else bad "parfor eval of a builtin: not the local result to the bit: $(head -n 2 "$tmp/pfb/d/R" 2>&1)"; fi
   if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfb/d.out"
   then ok; else bad "parfor eval of a builtin: not shipped, a worker compiled, or no function came from rank 0: $(grep 'parfor plans' "$tmp/pfb/d.out")"; fi
+  # (before lang_library_forget's cache: 6, once per lookup)
+  if grep -qE "^  \(remote parfor requests to rank 0: functions [1-9][0-9]*, library files [1-9][0-9]*, names without a library file 1\)$" "$tmp/pfb/d.out"
+  then ok; else bad "parfor eval of a library helper by its bare name: not asked once: $(grep 'requests to rank 0' "$tmp/pfb/d.out")"; fi
 }
 # -gpu under mpirun: every rank opens its own OpenCL device. A remote
 # parfor body holding stitched GPU regions (a cell region with the loop
