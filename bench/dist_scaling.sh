@@ -2,11 +2,19 @@
 # dist_scaling.sh [BRAID] [ROWS] [COLS] [REPS] [NETRATE]: strong scaling of L2SVM,
 # KMeans and a 16-fold cross-validated lm as a remote parfor (cvlm: the
 # folds on the ranks, the loop's plan shipped) over 1..4 MPI ranks
-# (docs/dist.md). The memory budget is forced to
+# (docs/dist.md), and 4 ranks over two simulated machines ("4/2h": ranks
+# 0-1 and 2-3 on two host entries of the loopback, messages over TCP
+# instead of shared memory, and ranks 2-3 given a host of their own,
+# BRAID_HOST_ID, so braid's rank watch and heartbeat see two machines).
+# ALGOS="l2svm kmeans" runs a subset. The memory budget is forced to
 # a tenth of X, so X and its products run distributed; each line gives the
 # best training time of REPS runs (the configurations alternate within a
 # round), its ratio to the local run (plain braid, same data, same
-# threads) and the bytes the distributed jobs sent. On a machine with
+# threads), the least process CPU of the whole run (user + system of
+# mpirun and every rank, /usr/bin/time; MPI's waits poll, so a rank
+# waiting for another burns CPU), the bytes the distributed jobs sent,
+# and the largest relative difference of the printed results (the model's
+# sum, and the data's) from the local run's. On a machine with
 # fewer cores than ranks, ranks share cores (--oversubscribe): such a run
 # shows the overhead of partitioning and messages, not speedup.
 #
@@ -22,6 +30,7 @@ set -u
 braid=${1:-build/braid}
 rows=${2:-200000}; cols=${3:-20}; reps=${4:-3}; netrate=${5:-1e9}
 here=$(cd "$(dirname "$0")" && pwd)
+py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # (a pyenv shim costs seconds a call under load)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 budget=$((rows * cols * 8 / 10))
@@ -29,20 +38,33 @@ printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.di
   "$budget" "$netrate" > "$tmp/c.xml"
 cores=$(nproc)
 echo "# $rows x $cols, budget $budget bytes, network rate pinned at $netrate B/s, $cores cores, 1 thread per rank, best of $reps"
-echo "# algo   ranks  train_s  vs_local  bytes_sent  jobs"
-for algo in l2svm kmeans cvlm; do
-  declare -A best=() bytes=() jobs=()
+echo "# load at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# algo   ranks  train_s  vs_local   cpu_s  cpu_vs_local  bytes_sent  jobs  result_reldiff"
+confs="0 1 2 3 4 4h"
+for algo in ${ALGOS:-l2svm kmeans cvlm}; do
+  declare -A best=() bytes=() jobs=() cpu=() check=()
   for r in $(seq 1 "$reps"); do
-    for np in 0 1 2 3 4; do
+    for np in $confs; do
+      args=(-threads 1 -config "$tmp/c.xml" -stats -f "$here/dist/$algo.dml" -args "$rows" "$cols")
       if [ "$np" = 0 ]; then
-        out=$("$braid" -threads 1 -f "$here/dist/$algo.dml" -args "$rows" "$cols" 2>&1)
+        /usr/bin/time -f '%U %S' -o "$tmp/time" "$braid" -threads 1 -f "$here/dist/$algo.dml" -args "$rows" "$cols" > "$tmp/out" 2>&1
+      elif [ "$np" = 4h ]; then
+        /usr/bin/time -f '%U %S' -o "$tmp/time" mpirun --oversubscribe --bind-to none --mca btl tcp,self \
+          --host localhost:2,127.0.0.1:2 -np 2 "$braid" "${args[@]}" \
+          : -np 2 -x BRAID_HOST_ID=bench-host-2 "$braid" "${args[@]}" > "$tmp/out" 2>&1
       else
-        out=$(mpirun --oversubscribe --bind-to none -np "$np" "$braid" -threads 1 -config "$tmp/c.xml" -stats \
-              -f "$here/dist/$algo.dml" -args "$rows" "$cols" 2>&1)
+        /usr/bin/time -f '%U %S' -o "$tmp/time" mpirun --oversubscribe --bind-to none -np "$np" "$braid" "${args[@]}" \
+          > "$tmp/out" 2>&1
       fi
+      out=$(cat "$tmp/out")
       t=$(printf '%s\n' "$out" | sed -n 's/^train \([0-9.eE+-]*\) .*/\1/p')
       [ -z "$t" ] && { echo "$algo np=$np failed:"; printf '%s\n' "$out" | tail -n 5; continue; }
-      if [ -z "${best[$np]:-}" ] || python3 -c "import sys; sys.exit(0 if $t < ${best[$np]} else 1)"; then best[$np]=$t; fi
+      if [ -z "${best[$np]:-}" ] || "$py" -c "import sys; sys.exit(0 if $t < ${best[$np]} else 1)"; then best[$np]=$t; fi
+      c=$(awk '{ print $1 + $2 }' "$tmp/time")
+      if [ -z "${cpu[$np]:-}" ] || "$py" -c "import sys; sys.exit(0 if $c < ${cpu[$np]} else 1)"; then cpu[$np]=$c; fi
+      check[$np]=$(printf '%s\n' "$out" | sed -n 's/^train [^ ]* check \(.*\)$/\1/p')
+      [ "$np" = 4h ] && ! grep -q "^  rank watch: .*; 1 other machines reporting$" "$tmp/out" &&
+        echo "# $algo 4/2h: the ranks did not see two machines: $(grep 'rank watch' "$tmp/out")"
       bytes[$np]=$(printf '%s\n' "$out" | sed -n 's/^Distributed jobs.*(\([0-9.]*\) sec, \([0-9]*\) bytes sent).*/\2/p')
       jobs[$np]=$(printf '%s\n' "$out" | sed -n 's/^Distributed jobs ([0-9]* ranks):\t\([0-9]*\) .*/\1/p')
       # per job type: name, bytes sent, bytes predicted (the last round's)
@@ -52,19 +74,27 @@ for algo in l2svm kmeans cvlm; do
       [ "$np" != 0 ] && printf '%s\n' "$out" | sed -n "s/^  (fused operator plan bytes: \([0-9]*\) sent, \([0-9]*\) priced by the fusion cost model, \([0-9]*\) in full)\$/$algo $np \1 \2 \3/p" > "$tmp/plan.$algo.$np"
     done
   done
-  for np in 0 1 2 3 4; do
+  for np in $confs; do
     [ -z "${best[$np]:-}" ] && continue
-    ratio=$(python3 -c "print('%.2f' % (${best[$np]} / ${best[0]}))")
-    printf '%-8s %5s  %7.3f  %8s  %10s  %4s\n' "$algo" "$([ "$np" = 0 ] && echo local || echo "$np")" "${best[$np]}" "$ratio" "${bytes[$np]:--}" "${jobs[$np]:--}"
+    ratio=$("$py" -c "print('%.2f' % (${best[$np]} / ${best[0]}))")
+    cratio=$("$py" -c "print('%.2f' % (${cpu[$np]} / ${cpu[0]}))")
+    diff=$("$py" -c "
+a = '${check[0]:-}'.split(); b = '${check[$np]:-}'.split()
+print('%.1e' % max(abs(float(x) - float(y)) / max(abs(float(x)), 1e-300) for x, y in zip(a, b)) if a and len(a) == len(b) else '-')")
+    name=$np
+    [ "$np" = 0 ] && name=local
+    [ "$np" = 4h ] && name=4/2h
+    printf '%-8s %5s  %7.3f  %8s  %6.2f  %12s  %10s  %4s  %14s\n' "$algo" "$name" "${best[$np]}" "$ratio" "${cpu[$np]}" "$cratio" \
+      "${bytes[$np]:--}" "${jobs[$np]:--}" "$diff"
   done
-  unset best bytes jobs
+  unset best bytes jobs cpu check
 done
 echo
 echo "# communication per job type: bytes sent against the plan's predicted volume (last round)"
 echo "# algo   ranks  type          jobs      sent_bytes  predicted_bytes  sent/predicted"
 cat "$tmp"/vol.* 2>/dev/null | while read -r a n t j sent pred; do
   ratio=-
-  [ "$pred" != - ] && ratio=$(python3 -c "print('%.3f' % ($sent / $pred) if $pred > 0 else '-')")
+  [ "$pred" != - ] && ratio=$("$py" -c "print('%.3f' % ($sent / $pred) if $pred > 0 else '-')")
   printf '%-8s %5s  %-12s %5s  %14s  %15s  %14s\n' "$a" "$n" "$t" "$j" "$sent" "$pred" "$ratio"
 done
 echo
@@ -73,5 +103,5 @@ echo "# state) and against pricing every plan in full at every compile (before) 
 echo "# algo   ranks  plan_sent  plan_priced  priced_in_full  sent/priced  sent/in_full"
 cat "$tmp"/plan.* 2>/dev/null | while read -r a n sent pr full; do
   printf '%-8s %5s  %9s  %11s  %14s  %11s  %12s\n' "$a" "$n" "$sent" "$pr" "$full" \
-    "$(python3 -c "print('%.3f' % ($sent / $pr) if $pr > 0 else '-')")" "$(python3 -c "print('%.3f' % ($sent / $full) if $full > 0 else '-')")"
+    "$("$py" -c "print('%.3f' % ($sent / $pr) if $pr > 0 else '-')")" "$("$py" -c "print('%.3f' % ($sent / $full) if $full > 0 else '-')")"
 done

@@ -148,6 +148,9 @@ void dist_print_stats(FILE *f)
             fprintf(f, "; %lld functions came from rank 0 on request", (long long)g_pf_fetched);
         fprintf(f, ")\n");
     }
+    if (g_pf_asks[0] + g_pf_asks[1] + g_pf_asks[2])
+        fprintf(f, "  (remote parfor requests to rank 0: functions %lld, library files %lld, names without a library "
+                "file %lld)\n", (long long)g_pf_asks[0], (long long)g_pf_asks[1], (long long)g_pf_asks[2]);
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */

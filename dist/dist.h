@@ -244,6 +244,9 @@ void dist_note_parfor(int threads, bool in_func);
 void dist_note_plan(bool shipped, int decoded, int compiled, int dups, const char *why);
 /* -stats: functions workers received from rank 0 on request. */
 void dist_note_fetched(int fetched);
+/* -stats: a request rank 0 answered: what 0 for a function, 1 for a
+ * library file it has, 2 for a name it has no library file for. */
+void dist_note_ask(int what);
 /* A matrix block as bytes and back (what jobs send). */
 char *dist_pack_mb(const MB *m, size_t *n);
 MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e);

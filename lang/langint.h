@@ -45,6 +45,9 @@ struct Program {
     int nfuncs, capfuncs;
     pthread_mutex_t lock;   /* lang_find_func */
     bool uses_lineage;      /* some loaded file calls lineage() */
+    char **lib_missed;      /* malloc'ed: names lib_fetch said have no
+                               library file (lang_library_forget) */
+    int nlib_missed, caplib_missed;
 };
 
 /* Resolves the call e (EX_CALL) written in file f: sets e->call.func

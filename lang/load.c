@@ -315,6 +315,28 @@ static void load_imports(Program *p, Diag *d)
     }
 }
 
+/* Remembers that lib_fetch found no library file for name (out of
+ * memory: not remembered, it is asked again). */
+static void remember_miss(Program *p, const char *name)
+{
+    if (p->nlib_missed == p->caplib_missed) {
+        int cap = p->caplib_missed ? 2 * p->caplib_missed : 8;
+        char **v = realloc(p->lib_missed, (size_t)cap * sizeof *v);
+        if (!v) return;
+        p->lib_missed = v, p->caplib_missed = cap;
+    }
+    if ((p->lib_missed[p->nlib_missed] = strdup(name))) p->nlib_missed++;
+}
+
+void lang_library_forget(Program *p)
+{
+    if (!p) return;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nlib_missed; i++) free(p->lib_missed[i]);
+    p->nlib_missed = 0;
+    pthread_mutex_unlock(&p->lock);
+}
+
 /* The library script for function name (builtin_dir/name.dml), loaded on
  * first use; NULL if there is none, or (*failed set, the error reported)
  * when memory ran out finding it. */
@@ -330,11 +352,18 @@ static LFile *load_library(Program *p, const char *name, Diag *d, Span at, bool 
     LFile *lf = NULL;
     const LangSource *sh = shipped(p, path);
     LangSource got = {0};
-    for (int i = 1; !sh && p->opts.lib_fetch && !lf && i < p->nfiles; i++)
-        if (p->files[i]->builtin_lib && !strcmp(p->files[i]->path, path)) lf = p->files[i];   /* asked before */
-    if (!sh && p->opts.lib_fetch && !lf) {
-        /* a worker: rank 0's file, whatever this machine holds */
-        if (p->opts.lib_fetch(p->opts.lib_arg, name, &got) && got.canon && got.text) {
+    bool fetch = !sh && p->opts.lib_fetch;   /* a worker: rank 0's file, whatever this machine holds */
+    for (int i = 1; fetch && i < p->nfiles; i++)
+        if (p->files[i]->builtin_lib && !strcmp(p->files[i]->path, path)) {
+            lf = p->files[i];   /* asked before */
+            fetch = false;
+        }
+    for (int i = 0; fetch && i < p->nlib_missed; i++)
+        if (!strcmp(p->lib_missed[i], name)) fetch = false;   /* rank 0 has none (lang_library_forget) */
+    if (fetch) {
+        int got_rc = p->opts.lib_fetch(p->opts.lib_arg, name, &got);
+        if (got_rc == 0) remember_miss(p, name);
+        if (got_rc > 0 && got.canon && got.text) {
             lf = find_file_canon(p, got.canon);
             const char *canon = lf ? NULL : arena_strdup(p->arena, got.canon);
             if (!lf && !canon) {
@@ -346,7 +375,8 @@ static LFile *load_library(Program *p, const char *name, Diag *d, Span at, bool 
         free((char *)got.path);
         free((char *)got.canon);
         free((char *)got.text);
-    } else if (sh || is_file(path)) {
+    } else if (sh || (!p->opts.lib_fetch && is_file(path))) {
+        /* a shipped text, or this machine's library (never a worker's) */
         const char *canon = canon_of(p, path);
         if (!canon && errno == ENOMEM) {
             diag_error(d, at, "out of memory while loading '%s'", path);
@@ -577,6 +607,8 @@ static Program *program_new(const LangOptions *o)
 void lang_program_free(Program *p)
 {
     if (!p) return;
+    lang_library_forget(p);
+    free(p->lib_missed);
     pthread_mutex_destroy(&p->lock);
     arena_free(p->arena);
     free(p->files);

@@ -35,9 +35,12 @@ typedef struct LangOptions {
     /* Library files not among sources (a remote worker's eval of a
      * library function rank 0 had not loaded when it shipped its files):
      * when set, the loader reads no library file from disk but asks
-     * lib_fetch for the file of function name: true with *s set (every
-     * string malloc'd, the loader frees them), false when there is none. */
-    bool (*lib_fetch)(void *lib_arg, const char *name, LangSource *s);
+     * lib_fetch for the file of function name: 1 with *s set (every
+     * string malloc'd, the loader frees them), 0 when there is none (the
+     * program remembers it and asks no more for that name until
+     * lang_library_forget), -1 when it could not ask (asked again on the
+     * next lookup). */
+    int (*lib_fetch)(void *lib_arg, const char *name, LangSource *s);
     void *lib_arg;
 } LangOptions;
 
@@ -69,6 +72,12 @@ LangSource lang_source(const Program *p, int i);
  * false when there is none. *s is valid while the program is. Rank 0's
  * answer to lib_fetch. Thread-safe against lang_find_func. */
 bool lang_library_source(const Program *p, const char *name, LangSource *s);
+/* Forgets the names lib_fetch answered 0 for: the next lookup of one
+ * asks again (a remote worker at each task: rank 0 finds library files
+ * on its disk at each lookup, so one made in its library folder between
+ * two tasks is found in the second). Thread-safe against
+ * lang_find_func. */
+void lang_library_forget(Program *p);
 /* The namespace key of the loaded file named file (a span's file), ""
  * when none is (the main script). Thread-safe against lang_find_func. */
 const char *lang_ns_of_file(const Program *p, const char *file);

@@ -141,6 +141,7 @@ static int32_t g_built;   /* programs the task's worker compiled first */
  * script gave it, or the function does not compile there): the worker's
  * call then fails with that reason. */
 #define ANS_OK 1
+#define ANS_NONE 2   /* REQ_LIB: rank 0 has no library file of that name */
 #define REQ_FUNC 1   /* a function's plan */
 #define REQ_LIB 2    /* a builtin library file's text */
 static pthread_mutex_t g_fetch_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -150,21 +151,25 @@ static __thread char tl_why[320];     /* why this thread's last request failed *
 const char *rt_dist_fetch_why(void) { return tl_why[0] ? tl_why : NULL; }
 
 /* Rank 0's answer to a request for the library file of function name:
- * ANS_OK, its path, canonical path and text, or 0 and why not. */
+ * ANS_OK, its path, canonical path and text, ANS_NONE when it has none,
+ * or 0 and why not (a damaged request). */
 static int serve_lib(Rt *rt, WRd *r, char **ans, size_t *alen)
 {
     const char *name = w_get_name(r);
     LangSource src;
     StrBuf o = {0};
-    if (name && !r->bad && lang_library_source(rt->prog->ast, name, &src)) {
+    bool has = name && !r->bad && lang_library_source(rt->prog->ast, name, &src);
+    if (name && !r->bad) dist_note_ask(has ? 1 : 2);
+    if (has) {
         w_put(&o, &(uint8_t){ANS_OK}, 1);
         w_put_name(&o, src.path);
         w_put_name(&o, src.canon);
         w_put(&o, &(uint64_t){src.len}, sizeof(uint64_t));
         w_put(&o, src.text, src.len);
+    } else if (name && !r->bad) {
+        w_put(&o, &(uint8_t){ANS_NONE}, 1);
     } else {
-        char msg[300];
-        snprintf(msg, sizeof msg, !name || r->bad ? "a damaged request" : "it finds no library file for '%.200s'", name);
+        const char *msg = "a damaged request";
         w_put(&o, &(uint8_t){0}, 1);
         w_put(&o, msg, strlen(msg));
     }
@@ -198,14 +203,13 @@ static bool same_params(WRd *r, const Func *fn, char *msg, size_t cap)
 /* Rank 0's answer to request req[0..n): REQ_LIB and a library file's
  * function name (serve_lib), or REQ_FUNC, the namespace key and name of
  * a function, its specialization's signature or none, and the worker's
- * parameter names for it. */
-static int serve_func(const char *req, size_t n, char **ans, size_t *alen)
+ * parameter names for it (rt_dist_func_request). */
+int rt_dist_serve(Rt *rt, const char *req, size_t n, char **ans, size_t *alen)
 {
-    Rt *rt = g_rt0;
-    if (!rt) return -1;
     WRd r = {req, req + n, false};
     uint8_t kind = w_get_u8(&r);
     if (kind == REQ_LIB) return serve_lib(rt, &r, ans, alen);
+    dist_note_ask(0);
     const char *ns = w_get_name(&r), *name = w_get_name(&r);
     Func *fn = kind == REQ_FUNC && name && !r.bad ? ps_find_func(rt->prog->ast, ns ? ns : "", name) : NULL;
     StrBuf o = {0};
@@ -239,6 +243,37 @@ static int serve_func(const char *req, size_t n, char **ans, size_t *alen)
     return 0;
 }
 
+static int serve_func(const char *req, size_t n, char **ans, size_t *alen)
+{
+    return g_rt0 ? rt_dist_serve(g_rt0, req, n, ans, alen) : -1;
+}
+
+int rt_dist_func_request(StrBuf *q, const Func *fn, const FSig *sig, BrErr *e)
+{
+    w_put(q, &(uint8_t){REQ_FUNC}, 1);
+    w_put_name(q, fn->ns);
+    w_put_name(q, fn->name);
+    bool sok = ps_put_sig(q, fn, sig);
+    w_put_i32(q, fn->nin);   /* rank 0 checks them against its function */
+    for (int i = 0; i < fn->nin; i++) w_put_name(q, fn->in[i].name);
+    if (!sok) return br_err(e, BR_EFAIL, "a specialization for a list cannot be asked for");
+    return q->oom ? br_err(e, BR_ENOMEM, "out of memory") : 0;
+}
+
+int rt_dist_func_answer(const char *a, size_t n, const char **plan, size_t *len, BrErr *e)
+{
+    *plan = NULL, *len = 0;
+    if (n == 0 || (uint8_t)a[0] != ANS_OK)
+        return br_err(e, BR_EFAIL, "rank 0 could not send it: %.*s", n > 1 ? (int)(n - 1) : 23,
+                      n > 1 ? a + 1 : "it answers no requests");
+    WRd r = {a + 1, a + n, false};
+    uint64_t l = w_get_u64(&r);
+    const char *p = r.bad ? NULL : w_take(&r, l);
+    if (!p || r.p != r.end) return br_err(e, BR_EFAIL, "rank %d: rank 0's answer is damaged", dist_rank());
+    *plan = p, *len = (size_t)l;
+    return 0;
+}
+
 /* RtProgram.fetch of a worker's shell program: fn (for sig) from rank 0. */
 static FProg *fetch_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d)
 {
@@ -249,29 +284,12 @@ static FProg *fetch_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d)
     FProg *fp = ps_held(p, fn, sig);   /* another thread's request brought it */
     if (!fp) {
         StrBuf q = {0};
-        w_put(&q, &(uint8_t){REQ_FUNC}, 1);
-        w_put_name(&q, fn->ns);
-        w_put_name(&q, fn->name);
-        size_t n = 0;
-        char *a = NULL;
-        bool sok = ps_put_sig(&q, fn, sig);
-        w_put_i32(&q, fn->nin);   /* rank 0 checks them against its function */
-        for (int i = 0; i < fn->nin; i++) w_put_name(&q, fn->in[i].name);
-        if (!sok) br_err(&e, BR_EFAIL, "a specialization for a list cannot be asked for");
-        else if (q.oom) br_err(&e, BR_ENOMEM, "out of memory");
-        else a = dist_task_ask(q.s, q.n, &n, &e);
+        size_t n = 0, len;
+        char *a = rt_dist_func_request(&q, fn, sig, &e) ? NULL : dist_task_ask(q.s, q.n, &n, &e);
         free(q.s);
-        if (a && n > 0 && (uint8_t)a[0] == ANS_OK) {
-            WRd r = {a + 1, a + n, false};
-            uint64_t len = w_get_u64(&r);
-            const char *plan = r.bad ? NULL : w_take(&r, len);
-            if (!plan || r.p != r.end) br_err(&e, BR_EFAIL, "rank %d: rank 0's answer is damaged", dist_rank());
-            else fp = ps_func(&g_w.cache, p, plan, len, fn, &e);
-            g_fetched += fp != NULL;
-        } else if (a) {
-            br_err(&e, BR_EFAIL, "rank 0 could not send it: %.*s", n > 1 ? (int)(n - 1) : 23,
-                   n > 1 ? a + 1 : "it answers no requests");
-        }
+        const char *plan;
+        if (a && !rt_dist_func_answer(a, n, &plan, &len, &e)) fp = ps_func(&g_w.cache, p, plan, len, fn, &e);
+        g_fetched += fp != NULL;
         free(a);
     }
     pthread_mutex_unlock(&g_fetch_lock);
@@ -282,8 +300,9 @@ static FProg *fetch_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d)
 /* LangOptions.lib_fetch of a worker's program: the builtin library file
  * of function name from rank 0 (a worker reads no library file of its
  * own: rank 0's texts give rank 0's functions, parameter names
- * included). False when rank 0 has none, or outside a task. */
-bool rt_dist_lib_fetch(void *arg, const char *name, LangSource *s)
+ * included). 0 when rank 0 has none, -1 when it could not be asked
+ * (outside a task) or its answer was damaged. */
+int rt_dist_lib_fetch(void *arg, const char *name, LangSource *s)
 {
     (void)arg;
     StrBuf q = {0};
@@ -293,7 +312,7 @@ bool rt_dist_lib_fetch(void *arg, const char *name, LangSource *s)
     size_t n = 0;
     char *a = q.oom ? NULL : dist_task_ask(q.s, q.n, &n, &e);
     free(q.s);
-    bool ok = false;
+    bool ok = false, none = a && n == 1 && (uint8_t)a[0] == ANS_NONE;
     if (a && n > 0 && (uint8_t)a[0] == ANS_OK) {
         WRd r = {a + 1, a + n, false};
         const char *path = w_get_name(&r), *canon = w_get_name(&r);
@@ -311,7 +330,7 @@ bool rt_dist_lib_fetch(void *arg, const char *name, LangSource *s)
         }
     }
     free(a);
-    return ok;
+    return ok ? 1 : none ? 0 : -1;
 }
 
 /* The loop of the plan bytes in a task (unpacked, or from the cache). */
@@ -442,6 +461,9 @@ static int worker_task(const char *payload, size_t n, char **res, size_t *rlen, 
     int32_t built = 0;
     Rt *rt = worker_rt(plan ? &g_w.shell : &g_w.full, !plan, &built);
     if (!rt) return br_err(e, BR_EFAIL, "rank %d could not %s the script", dist_rank(), plan ? "load" : "compile");
+    /* library names rank 0 had no file for are asked again once per task:
+     * between tasks its script may have written one into its folder */
+    lang_library_forget(rt->prog->ast);
     g_built = built;
     return run_share(rt, payload, n, res, rlen, e);
 }

@@ -628,14 +628,17 @@ static void test_validation(void)
 /* ---- source() and the builtin library ---- */
 
 /* A worker's LangOptions.lib_fetch as the loader test's rank 0: only
- * qux, from a folder this machine has not; counts the calls. */
-static bool lib_fetch_qux(void *arg, const char *name, LangSource *s)
+ * qux (with a helper), from a folder this machine has not; "offline"
+ * cannot be asked; counts the calls. */
+static int lib_fetch_qux(void *arg, const char *name, LangSource *s)
 {
     ++*(int *)arg;
-    if (strcmp(name, "qux")) return false;
-    const char *t = "qux = function(Double r0) return (Double y) { y = r0 + 1 }\n";
+    if (!strcmp(name, "offline")) return -1;
+    if (strcmp(name, "qux")) return 0;
+    const char *t = "qux = function(Double r0) return (Double y) { y = quxHelp(r0) }\n"
+                    "quxHelp = function(Double x) return (Double y) { y = x + 1 }\n";
     *s = (LangSource){strdup("/rank0/builtin/qux.dml"), strdup("/rank0/builtin/qux.dml"), strdup(t), strlen(t)};
-    return true;
+    return 1;
 }
 
 static void test_loader(void)
@@ -797,6 +800,22 @@ static void test_loader(void)
                     "a library file not shipped comes from lib_fetch, once (%d)", asked);
             T_CHECK(lang_find_func(p, "", "onlydisk") == NULL && asked == 2,
                     "with lib_fetch, no library file is read from the disk (%d)", asked);
+            /* a name no library file has (eval of a library file's helper
+             * by its bare name: tried as a file first) is asked once until
+             * lang_library_forget; one that could not be asked, each time */
+            Func *help = lang_find_func(p, "", "quxHelp");
+            T_CHECK(help && help->builtin_lib && asked == 3, "a library helper by its bare name asks once (%d)", asked);
+            for (int k = 0; k < 3; k++) {
+                T_CHECK(lang_find_func(p, "", "quxHelp") == help, "the helper again");
+                T_CHECK(lang_find_func(p, "", "onlydisk") == NULL, "the missing name again");
+            }
+            T_CHECK(asked == 3, "names rank 0 has no file for are not asked again (%d requests, 3 before)", asked);
+            lang_library_forget(p);
+            T_CHECK(lang_find_func(p, "", "quxHelp") == help && lang_find_func(p, "", "onlydisk") == NULL &&
+                    lang_find_func(p, "", "onlydisk") == NULL && asked == 5,
+                    "after lang_library_forget each is asked once more (%d, want 5)", asked);
+            T_CHECK(lang_find_func(p, "", "offline") == NULL && lang_find_func(p, "", "offline") == NULL &&
+                    asked == 7, "a name that could not be asked is asked again (%d, want 7)", asked);
             T_CHECK(!strcmp(lang_ns_of_file(p, baz ? baz->file : NULL), baz ? baz->ns : "") &&
                     !strcmp(lang_ns_of_file(p, "nosuch.dml"), ""), "lang_ns_of_file");
             T_CHECK(baz && lang_file_name(p, baz->file) == baz->file && lang_file_name(p, "nosuch.dml") == NULL,

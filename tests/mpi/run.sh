@@ -25,8 +25,7 @@ py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py" ]
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # MPI's libraries keep their allocations to the end (sanitizer builds)
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
-# MPIRUN_EXTRA: more mpirun options (the TCP case below)
-mpi() { local np=$1; shift; timeout 300 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np "$np" "$braid" "$@"; }
+# MPIRUN_EXTRA: more mpirun options of a launch (go, two_hosts)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Batches: several runs in one mpirun launch (braid's -then: MPI starts
@@ -209,11 +208,9 @@ ops() {
         || { bad "ops $c: local run failed: $(tail -n 3 "$tmp/$c/l.out")"; touch "$tmp/$c/skip"; return; }
     fi
     local run=(-f "$script" -config "$tmp/$cfg-nocg.xml" -exec "$ex" -stats -args "$tmp/$c/d/" "$rows" "$cols" "$sp" "$seed")
-    # (other mpirun options: a launch of its own)
-    if [ -n "${MPIRUN_EXTRA:-}" ]; then
-      BRAID_DIST_TRACE=${IEEE:+1} mpi "$np" "${run[@]}" > "$tmp/$c/d.out" 2>&1 \
-        || { bad "ops $c: mpirun failed: $(tail -n 5 "$tmp/$c/d.out")"; touch "$tmp/$c/skip"; }
-    else q "b$np" "$tmp/$c/d.out" "${run[@]}"; fi
+    # (OPS_QUEUE=B: queued in batch B, whose launch has mpirun options
+    # of its own)
+    q "${OPS_QUEUE:-b$np}" "$tmp/$c/d.out" "${run[@]}"
     return
   fi
   [ ! -f "$tmp/$c/skip" ] || return
@@ -248,11 +245,14 @@ IEEE="mapmm mapmm-left tsmm tmm mmchain cpmm rmm" ops dense 2 bs7 hybrid 203 17 
   ops oneblock 4 bs1000 hybrid 203 17 1.0 11 binary mapmm piggyback
   ops tiny 3 bs3solo distributed 10 4 1.0 13 $all_ops table
   ops tinyranks 4 bs3 spark 5 3 0.5 15 binary agg
-  # the network path: messages over TCP (not shared memory) between ranks
-  # placed on two host entries of the loopback
-  # (the dense case's arguments: its local run is the reference)
-  OPS_LOCAL=dense MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback
+  [ -n "${CHECK:-}" ] || ops_tcp
 }
+# the network path: messages over TCP (not shared memory) between ranks
+# placed on two host entries of the loopback: queued in batch h2, the
+# run before the frozen machine's loop (its launch has those mpirun
+# options; its checks after it, below)
+# (the dense case's arguments: its local run is the reference)
+ops_tcp() { OPS_LOCAL=dense OPS_QUEUE=h2 ops tcp 4 bs7 hybrid 203 17 1.0 7 cpmm rmm piggyback; }
 ops_all
 
 # fused operators (Cell, Row, MAgg, Outer) over partitions: the plan is
@@ -339,17 +339,23 @@ pf_all
 # them as rank 0 does, to the same plans (sizes, operators, fused
 # operators; rcplans.py) and the local result. The plan checks need the
 # pinned machine constants (tests/run_all.sh sets BRAID_CG_MACHINE).
+# Every rank's explain output, told apart by mpirun --tag-output: the run
+# writes to the launch's own output in batch i4, launched with that
+# option (its other runs write rank 0's output to their own files).
 mkdir -p "$tmp/pfr/l" "$tmp/pfr/d"
-if "$braid" -f "$here/pfrecomp.dml" -args "$tmp/pfr/l/" 2000 > "$tmp/pfr/l.out" 2>&1 \
-   && MPIRUN_EXTRA=--tag-output mpi 3 -f "$here/pfrecomp.dml" -config "$tmp/bs7.xml" -threads 2 -stats \
-        -explain recompile_hops -args "$tmp/pfr/d/" 2000 > "$tmp/pfr/d.out" 2>&1; then
-  compare "recompiled on the workers (np 3)" "$tmp/pfr/l" "$tmp/pfr/d"
-  if msg=$("$py" "$here/rcplans.py" "$tmp/pfr/d.out" 14 3); then ok; else bad "recompiled on the workers: $msg"; fi
-  if grep -qE "remote parfor plans: 1 shipped, 0 not; workers decoded 2 and compiled 0 " "$tmp/pfr/d.out"; then ok
-  else bad "recompiled on the workers: $(grep 'parfor plans' "$tmp/pfr/d.out")"; fi
+if "$braid" -f "$here/pfrecomp.dml" -args "$tmp/pfr/l/" 2000 > "$tmp/pfr/l.out" 2>&1; then
+  q i4 - -f "$here/pfrecomp.dml" -config "$tmp/bs7.xml" -threads 2 -stats -explain recompile_hops -args "$tmp/pfr/d/" 2000
+  later+=(check_pfr)
 else
-  bad "recompiled on the workers: a run failed: $(tail -n 3 "$tmp/pfr/d.out" "$tmp/pfr/l.out")"
+  bad "recompiled on the workers: the local run failed: $(tail -n 3 "$tmp/pfr/l.out")"
 fi
+check_pfr() {
+  local out=$tmp/q/i4.out
+  compare "recompiled on the workers (np 4)" "$tmp/pfr/l" "$tmp/pfr/d"
+  if msg=$("$py" "$here/rcplans.py" "$out" 14 4); then ok; else bad "recompiled on the workers: $msg"; fi
+  if grep -qE "remote parfor plans: 1 shipped, 0 not; workers decoded 3 and compiled 0 " "$out"; then ok
+  else bad "recompiled on the workers: $(grep 'parfor plans' "$out")"; fi
+}
 # two loops calling the same specialization: each plan ships it, and
 # each of the 2 workers keeps the first copy and drops the second; then
 # (in the same run) the task carries the variables the body reads and
@@ -465,15 +471,21 @@ check_pfe() {
 # local run's to the bit (docs/dist.md). Ranks whose libraries differ:
 # "parfor, rank 1's library differs" (batch i3)
 # (and a call of sigmoid: its library file travels with the script,
-# for "parfor, rank 1's library differs" in batch i3, which runs this)
+# for "parfor, rank 1's library differs" in batch i3, which runs this).
+# eval of sigmoid.dml's s_sigmoid by its bare name, three times an
+# iteration: it is first tried as a library file of its own, which rank
+# 0 has not; the worker asks once per task (lang_library_forget) and
+# remembers the answer: one request for that name (-stats)
 pfb='X = rand(rows=10, cols=3, seed=1)
-R = matrix(0, rows=4, cols=3)
+R = matrix(0, rows=4, cols=4)
 parfor (i in 1:4, mode=REMOTE_SPARK) {
   f = "sig" + ifelse(i > 0, "moid", "x")
   R[i, 1] = sum(eval(f, list(X * i)))
   g = "scale" + ifelse(i > 0, "MinMax", "")
   R[i, 2] = sum(eval(g, list(X + i * X)))
   R[i, 3] = sum(sigmoid(X - i))
+  h = "s_" + ifelse(i > 0, "sigmoid", "x")
+  for (k in 1:3) R[i, 4] = as.scalar(R[i, 4]) + eval(h, list(i / k))
 }
 write(R, $1 + "R", format="csv")'
 mkdir -p "$tmp/pfb/l" "$tmp/pfb/d"
@@ -487,6 +499,9 @@ check_pfb() {
   else bad "parfor eval of a builtin: not the local result to the bit: $(head -n 2 "$tmp/pfb/d/R" 2>&1)"; fi
   if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfb/d.out"
   then ok; else bad "parfor eval of a builtin: not shipped, a worker compiled, or no function came from rank 0: $(grep 'parfor plans' "$tmp/pfb/d.out")"; fi
+  # (before lang_library_forget's cache: 6, once per lookup)
+  if grep -qE "^  \(remote parfor requests to rank 0: functions [1-9][0-9]*, library files [1-9][0-9]*, names without a library file 1\)$" "$tmp/pfb/d.out"
+  then ok; else bad "parfor eval of a library helper by its bare name: not asked once: $(grep 'requests to rank 0' "$tmp/pfb/d.out")"; fi
 }
 # -gpu under mpirun: every rank opens its own OpenCL device. A remote
 # parfor body holding stitched GPU regions (a cell region with the loop
@@ -613,43 +628,43 @@ later+=(check_vol)
 
 # workers do not read the script: rank 0 sends its text (api/run.c), so
 # a run whose workers cannot reach the script file (here: its relative
-# path names nothing in their working directory, as on a machine without
-# the file) runs its remote parfor (shipped plans, a where-loop; values)
-# and fused jobs on the workers as before: group A's script, its local
-# run the reference
-mkdir -p "$tmp/sw/main" "$tmp/sw/elsewhere" "$tmp/sw/d"
-cp "$tmp/ga.dml" "$tmp/sw/main/s.dml"
-if (cd "$tmp/sw/main" && BRAID_DIST_TRACE=1 timeout 300 mpirun --oversubscribe -np 1 "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args \
-      : -np 2 -wdir "$tmp/sw/elsewhere" "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args) > "$tmp/sw/d.out" 2>&1; then
-  check_ga "script not on workers" "$tmp/sw/d.out" "$tmp/sw/d"
-else bad "script not on workers: mpirun failed: $(grep -m 3 error "$tmp/sw/d.out")"; fi
-
-# workers do not read source()d files either: rank 0 sends the texts of
+# path names nothing in their working directories, as on a machine
+# without the file) runs its remote parfor (shipped plans, a where-loop;
+# values) and fused jobs on the workers as before: group A's script
+# (sw.dml), its local run the reference.
+# Workers do not read source()d files either: rank 0 sends the texts of
 # the files the script sources with the script's (api/run.c,
-# LangOptions.sources). pfsource.dml sources pfsource/lib.dml, which
-# sources inner.dml next to it; its remote parfor body calls their
-# functions directly and through eval. The workers run in a folder where
+# LangOptions.sources). pfsource.dml (s.dml) sources pfsource/lib.dml,
+# which sources inner.dml next to it; its remote parfor body calls their
+# functions directly and through eval. Rank 1 runs in a folder where
 # pfsource/ holds other versions of both files (other constants): a
-# worker that read its own view would compute other numbers. Then with
-# no pfsource/ there at all.
-mkdir -p "$tmp/so/main/pfsource" "$tmp/so/elsewhere/pfsource" "$tmp/so/l" "$tmp/so/none"
+# worker that read its own view would compute other numbers; rank 2 in
+# one with no pfsource/ at all (it would fail). Both runs share one
+# launch (-then), each rank in its own folder (mpirun -wdir).
+mkdir -p "$tmp/so/main/pfsource" "$tmp/so/elsewhere/pfsource" "$tmp/so/l" "$tmp/so/none" "$tmp/sw/d" "$tmp/so/d"
+cp "$tmp/ga.dml" "$tmp/so/main/sw.dml"
 cp "$here/pfsource.dml" "$tmp/so/main/s.dml"
 cp "$here/pfsource/lib.dml" "$here/pfsource/inner.dml" "$tmp/so/main/pfsource/"
 sed 's/+ 3$/+ 40/' "$here/pfsource/inner.dml" > "$tmp/so/elsewhere/pfsource/inner.dml"
 sed 's/X \* s, 0.25/X * s, 9/' "$here/pfsource/lib.dml" > "$tmp/so/elsewhere/pfsource/lib.dml"
+so_run=1
 if cmp -s "$here/pfsource/inner.dml" "$tmp/so/elsewhere/pfsource/inner.dml" || cmp -s "$here/pfsource/lib.dml" "$tmp/so/elsewhere/pfsource/lib.dml"; then
-  bad "sourced files not on workers: the decoys equal the files"
+  bad "sourced files not on workers: the decoys equal the files"; so_run=
 elif ! "$braid" -f "$here/pfsource.dml" -args "$tmp/so/l/" > "$tmp/so/l.out" 2>&1; then
-  bad "sourced files not on workers: local run failed: $(tail -n 3 "$tmp/so/l.out")"
-else
-  for w in elsewhere none; do
-    mkdir -p "$tmp/so/d$w"
-    if (cd "$tmp/so/main" && timeout 300 mpirun --oversubscribe -np 1 "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/so/d$w/" \
-          : -np 2 -wdir "$tmp/so/$w" "$braid" -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/so/d$w/") > "$tmp/so/d.out" 2>&1; then
-      compare "sourced files not on workers ($w)" "$tmp/so/l" "$tmp/so/d$w"
-      if grep -qE "^  parfor +[1-9][0-9]* jobs" "$tmp/so/d.out"; then ok; else bad "sourced files not on workers ($w): no parfor job ran on the workers"; fi
-    else bad "sourced files not on workers ($w): mpirun failed: $(grep -m 3 -i error "$tmp/so/d.out")"; fi
-  done
+  bad "sourced files not on workers: local run failed: $(tail -n 3 "$tmp/so/l.out")"; so_run=
+fi
+wd_runs=(-f sw.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args -out "$tmp/sw/d.out"
+         -then -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/so/d/" -out "$tmp/so/d.out")
+if ! (cd "$tmp/so/main" && BRAID_DIST_TRACE=1 timeout 300 mpirun --oversubscribe -np 1 "$braid" "${wd_runs[@]}" \
+      : -np 1 -wdir "$tmp/so/elsewhere" "$braid" "${wd_runs[@]}" : -np 1 -wdir "$tmp/so/none" "$braid" "${wd_runs[@]}") \
+      > "$tmp/so/launch.out" 2>&1; then
+  bad "script or sourced files not on workers: mpirun failed: $(grep -h -m 3 -i error "$tmp/so/launch.out" "$tmp/sw/d.out" "$tmp/so/d.out" 2>&1)"
+fi
+check_ga "script not on workers" "$tmp/sw/d.out" "$tmp/sw/d"
+if [ -n "$so_run" ]; then
+  compare "sourced files not on workers (decoys on rank 1, none on rank 2)" "$tmp/so/l" "$tmp/so/d"
+  # (6 iterations on 3 ranks: each worker runs 2)
+  if grep -qE "^  parfor +[1-9][0-9]* jobs" "$tmp/so/d.out"; then ok; else bad "sourced files not on workers: no parfor job ran on the workers"; fi
 fi
 
 # the model prices every job's control messages (headers, and a fused
@@ -1251,7 +1266,7 @@ KILL_WAIT=1400 GO_NP=braid kill_rank2 "$tmp/kill.out" go b3 3 BRAID_DIST_TRACE=1
 killed "kill" "$tmp/kill.out" 2 "$sig9" 1
 CHECK=1 ops_all; CHECK=1 fused_all; CHECK=1 pf_all
 gone i2 2 "2-rank cases" BRAID_DIST_TRACE=1
-gone i4 4 "4-rank cases" BRAID_DIST_TRACE=1
+MPIRUN_EXTRA=--tag-output gone i4 4 "4-rank cases" BRAID_DIST_TRACE=1
 # a3's runs, then a rank killed where tracing is not allowed
 # (BRAID_NO_PTRACE=1 takes that path): the watch uses pidfds, and a
 # killed rank is still named (its signal read from its zombie, or
@@ -1278,7 +1293,8 @@ else bad "-exec distributed without mpirun: $(cat "$tmp/nompi.out")"; fi
 # line's end tells that the watching rank itself died
 how=${how:-$sig9}   # (set by the rank watch of group A, batch i3)
 # two_hosts OUT [RUNS...]: RUNS (each ending in -then) before the loop
-two_hosts() { local out=$1; shift; kill_rank2 "$out" timeout 300 mpirun --oversubscribe -np 2 "$braid" "$@" -f "$tmp/loop.dml" -config "$tmp/bs7.xml" \
+# (MPIRUN_EXTRA: more mpirun options)
+two_hosts() { local out=$1; shift; kill_rank2 "$out" timeout 600 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np 2 "$braid" "$@" -f "$tmp/loop.dml" -config "$tmp/bs7.xml" \
   : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" "$@" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"; }
 # (the watch line of a run on the two machines: before the loop of the
 # first kill's launch)
@@ -1295,8 +1311,15 @@ killed "kill (other machine's watcher)" "$tmp/kill2h.out" 2 "on another machine,
 # a frozen machine: its leader (rank 2) stopped (SIGSTOP) sends no
 # heartbeat over its line; after 10 s of silence rank 0 names it and the
 # run ends (status 1, no hang), though the kernel still answers TCP
-# keep-alive probes for a stopped process
-victim_rank=2 victim_sig=STOP two_hosts "$tmp/stop2.out"
+# keep-alive probes for a stopped process. The launch's ranks talk over
+# TCP (MPI's tcp transport, two host entries of the loopback), and the
+# TCP ops case (batch h2) runs first in it
+h2=()
+if [ -s "$tmp/q/h2" ]; then mapfile -d '' h2 < "$tmp/q/h2"; h2+=(-then); fi
+rm -f "$tmp/q/h2"
+KILL_WAIT=500 MPIRUN_EXTRA="--mca btl tcp,self --host localhost:2,127.0.0.1:2" victim_rank=2 victim_sig=STOP \
+  two_hosts "$tmp/stop2.out" "${h2[@]}"
+CHECK=1 ops_tcp
 if [ -z "$victim" ]; then bad "frozen machine: rank 2 not found: $(tail -n 5 "$tmp/stop2.out")"
 elif [ "$rc" != 1 ] && [ "$rc" != 137 ]; then bad "frozen machine: status $rc, not 1 or 137 (124: hung)"
 elif ! grep -qE "^braid: error: rank 2 stopped answering \(no heartbeat from its machine for 10 s: frozen, stopped or cut off\) during instruction '[^']*' \(line [0-9]*\)$" "$tmp/stop2.out"; then
