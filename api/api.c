@@ -288,8 +288,7 @@ int braid_execute(BraidScript *s)
     }
     Rt rt;
     rt_init(&rt, prog, s->diag, &ro);
-    Frame f;
-    f.depth = 0;
+    Frame f = {.depth = 0};
     int rc = st_copy(&f.vars, &s->bound) ? rt_fail(&rt, (Span){0}, BR_ENOMEM, "out of memory")
                                           : rt_run_main(&rt, &f);
     if (rc) {

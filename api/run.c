@@ -469,9 +469,8 @@ static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_
     }
     Rt rt;
     rt_init(&rt, prog, d, &ro);
-    Frame f;
+    Frame f = {.depth = 0};
     st_init(&f.vars);
-    f.depth = 0;
     int rc = rt_run_main(&rt, &f);
     fflush(stdout);
     if (rc) {

@@ -29,6 +29,7 @@
 
 #include "../dist/dist.h"
 #include "../gpu/gpu.h"
+#include "../kernels/cla.h"
 #include "../kernels/leaf.h"
 #include "../kernels/mm.h"
 
@@ -852,15 +853,90 @@ static bool row_looked(const CVec *v, const Hop *h, const Hop *X)
     return a == X || b == X;
 }
 
+/* The groups of compressed X as the lookups see them (kernels/cla.h):
+ * recorded at dynamic recompilation (Hop.clook), else cla_lookups DDC
+ * groups of small tables (*tmp: their array, to free). False without
+ * memory. */
+static bool hop_look(const Hop *X, ClaLook *l, ClaLookGroup **tmp)
+{
+    *tmp = NULL;
+    if (X->clook) {
+        *l = *X->clook;
+        return true;
+    }
+    int ng = (int)fmax(round(cla_lookups(X)), 1);
+    ClaLookGroup *g = *tmp = malloc((size_t)ng * sizeof *g);
+    if (!g) return false;
+    for (int q = 0; q < ng; q++) g[q] = (ClaLookGroup){CLA_DDC1, 255, (int32_t)BR_MAX(X->cols / ng, 1), 1};
+    *l = (ClaLook){X->rows, X->cols, ng, g};
+    return true;
+}
+
+/* Seconds of a product over compressed X with k columns on the other
+ * side (kernels/cla_ops.c: X %*% B gathers, t(X) %*% B and t(A) %*% X
+ * scatter per row and group, as the Row skeleton's lookups): its lookups
+ * per row, in decompressed cells (cla_look_cells), at dec_time. */
+static double look_time(const CgMachine *mc, const Hop *X, int64_t k)
+{
+    ClaLookGroup *tmp;
+    ClaLook l;
+    double c = hop_look(X, &l, &tmp) ? cla_look_cells(&l, BR_MAX(k, 1)) : (double)X->cols;
+    free(tmp);
+    return dec_time(mc, (double)X->rows * c);
+}
+
+/* The Row skeleton's time per row over v's compressed main input X, in
+ * decompressed cells (kernels/spoof_row.c prod_init, tq_init,
+ * look_choose). Where co-coding leaves at most half as many groups as
+ * columns (*ruled: row_looks_up), by the skeleton's own rule
+ * (kernels/cla.h cla_row_cells): the lookups of the products with side
+ * matrices (wp values a row) and of the q rows of the t(X) %*% q roots
+ * (wt), plus the row where something else in v reads it, against the
+ * decompressed row and those products' multiply-adds, over X's groups
+ * (Hop.clook, from dynamic recompilation; else cla_lookups DDC groups of
+ * small tables): the cheaper, which covers those products. Otherwise the
+ * row decompressed (m cells), its products priced by row_products. */
+static double row_look(const CostCtx *x, const CVec *v, const Hop *X, bool *ruled)
+{
+    bool read = false;
+    for (int q = 0; q < x->m->npar[X->id] && !read; q++) {
+        const Hop *c = x->m->par[X->id][q];
+        if (x->cover[c->id] != v->stamp) continue;
+        bool ok = c->kind == H_MATMUL && row_looked(v, c, X);
+        if (!ok && is_trans(c)) {   /* t(X) %*% q through a transpose hop */
+            ok = true;
+            for (int u = 0; u < x->m->npar[c->id] && ok; u++) {
+                const Hop *d = x->m->par[c->id][u];
+                ok = x->cover[d->id] != v->stamp || (d->kind == H_MATMUL && d->in[0] == c && row_looked(v, d, X));
+            }
+        }
+        read = !ok;
+    }
+    double m = (double)X->cols;
+    if (!(*ruled = row_looks_up(X))) return m;
+    int64_t wp = 0, wt = 0;
+    for (int k = 0; k < v->nmm; k++) {
+        const Hop *h = v->mm[k];
+        if (h->op == OP_MMCHAIN || !row_looked(v, h, X)) continue;
+        int64_t w = BR_MAX(mm_left(h) == X ? h->cols : h->rows, 1);
+        if (mm_transposed(h)) wt += w;
+        else wp += w;
+    }
+    bool look;
+    ClaLookGroup *tmp;
+    ClaLook l;
+    if (!hop_look(X, &l, &tmp)) return m + m * (double)(wp + wt) / 12;   /* as decompressed rows */
+    double c = cla_row_cells(&l, wp, wt, read, &look);
+    free(tmp);
+    return c;
+}
+
 /* Row operator v over a compressed main input X, as the skeleton runs it
- * (docs/cla.md "Fused operators", Row; cg_cla_row_unfused prices the
- * same at run time with the groups in hand): row_products looks up its
- * products with side matrices per group entry and adds the q rows of
- * its t(X) %*% q root per tuple (cla_lookups per row and column each),
- * where row_looks_up; the rows are
- * decompressed (dec_time per cell) unless those products are all that
- * reads X's row in v. Compressed side inputs are decompressed whole (the
- * interpreter: runtime/cla_rt.c). Adds the decompressions to v->xtime. */
+ * (docs/cla.md "Fused operators", Row): X's rows and the products the
+ * skeleton may look up (row_look: the skeleton's rule, its time per row
+ * in decompressed cells, dec_time each). Compressed side inputs are
+ * decompressed whole (the interpreter: runtime/cla_rt.c). Adds both to
+ * v->xtime. */
 static void row_cla(const CostCtx *x, CVec *v)
 {
     int main_id = row_mm_main(v);
@@ -879,21 +955,8 @@ static void row_cla(const CostCtx *x, CVec *v)
         if (in != X && cmp_hop(in)) v->xtime += dec_side(x->mc, in);
     }
     if (!cmp_hop(X)) return;
-    bool rows = !row_looks_up(X);
-    for (int q = 0; q < x->m->npar[X->id] && !rows; q++) {
-        const Hop *c = x->m->par[X->id][q];
-        if (x->cover[c->id] != v->stamp) continue;
-        bool ok = c->kind == H_MATMUL && row_looked(v, c, X);
-        if (!ok && is_trans(c)) {   /* t(X) %*% q through a transpose hop */
-            ok = true;
-            for (int u = 0; u < x->m->npar[c->id] && ok; u++) {
-                const Hop *d = x->m->par[c->id][u];
-                ok = x->cover[d->id] != v->stamp || (d->kind == H_MATMUL && d->in[0] == c && row_looked(v, d, X));
-            }
-        }
-        rows = !ok;
-    }
-    if (rows) v->xtime += dec_time(x->mc, cells(X));
+    bool ruled;
+    v->xtime += dec_time(x->mc, (double)X->rows * row_look(x, v, X, &ruled));
 }
 
 /* Row operator v over the dense main X: does its per-row loop stream
@@ -951,7 +1014,8 @@ static void row_products(const CostCtx *x, const CVec *v, bool multi, double *fl
     /* a compressed main input (row_cla): its products looked up per
      * group entry, or its rows decompressed into dense ones */
     const Hop *cm = main_id >= 0 && cmp_hop(x->m->hop[main_id]) ? x->m->hop[main_id] : NULL;
-    bool look = cm && row_looks_up(cm);
+    bool ruled = false;   /* the looked-up kind of products priced by row_cla */
+    if (cm) row_look(x, v, cm, &ruled);
     bool wide = main_id >= 0 && !cm && row_wide(x, v, x->m->hop[main_id]);
     for (int k = 0; k < v->nmm; k++) {
         const Hop *h = v->mm[k], *a = mm_left(h), *b = h->in[1];
@@ -970,10 +1034,7 @@ static void row_products(const CostCtx *x, const CVec *v, bool multi, double *fl
             *sflops += 2 * c;   /* a dot product or rank-1 update per row */
             continue;
         }
-        if (look && row_looked(v, h, cm)) {
-            *flops += (double)cm->rows * cla_lookups(cm) * (double)BR_MAX(a == cm ? h->cols : h->rows, 1);
-            continue;
-        }
+        if (ruled && row_looked(v, h, cm)) continue;
         if (input && a->id == main_id && !cm && !dense_est(a)) {
             *flops += 2 * c * sparsity(a) * kc;
             continue;
@@ -1535,11 +1596,11 @@ static void add_work(CostCtx *x, const Hop *h, CVec *v, bool fused_op)
      * group entry and column of the other side (kernels/cla_ops.c), as
      * the Row skeleton's looked-up products and tuple sums (row_products) */
     if (mm && v->type == T__N && !is_trans(a) && cmp_hop(a) && !cmp_hop(b)) {
-        v->flops += (double)a->rows * cla_lookups(a) * (double)BR_MAX(h->cols, 1);
+        v->xtime += look_time(x->mc, a, h->cols);
         return;
     }
     if (mm && v->type == T__N && cmp_hop(b) && !cmp_hop(mm_left(h)) && mm_transposed(h) && h->rows <= 256) {
-        v->flops += (double)b->rows * cla_lookups(b) * (double)BR_MAX(h->rows, 1);
+        v->xtime += look_time(x->mc, b, h->rows);
         return;
     }
     if (mm && v->type == T__N && dense_est(mm_left(h)) && dense_est(b)) {

@@ -101,6 +101,9 @@ struct Hop {
     double cgroups;            /* with cbytes > 0 at dynamic recompilation:
                                   its column groups (0: not known; cost.c
                                   estimates them from cbytes) */
+    const struct ClaLook *clook; /* and its groups as the Row skeleton's
+                                  lookup rule reads them (kernels/cla.h,
+                                  in the DAG's arena; NULL: not known) */
     Span span;
     int nuse;           /* consumers within the DAG (+ block outputs) */
     int reg;            /* register assigned by instruction generation */

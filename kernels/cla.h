@@ -171,6 +171,23 @@ void cla_rowtl_free(ClaRowTL *t);
  * sums), for k columns of q. */
 int64_t cla_rowtl_passes(const MB *x, int64_t k);
 int64_t cla_rowtl_cells(const MB *x, int64_t k);
+/* What the Row skeleton's lookup rule reads of a compressed block, apart
+ * from the block: the run time fills it from the block in hand
+ * (cla_look_fill: g has cla_look_groups(x) entries), the planner keeps
+ * one on a Hop read at dynamic recompilation (Hop.clook), so both price
+ * the plan that runs by the same functions. */
+typedef struct ClaLookGroup {
+    int32_t enc;             /* ClaEnc */
+    int32_t ndict, ncols;
+    double listed;           /* OLE/RLE: the share of rows listed; else 1 */
+} ClaLookGroup;
+typedef struct ClaLook {
+    int64_t rows, cols;
+    int ng;
+    const ClaLookGroup *g;
+} ClaLook;
+int cla_look_groups(const MB *x);
+void cla_look_fill(const MB *x, ClaLook *l, ClaLookGroup *g);
 /* The time per row of the lookups of k columns (cla_rowmm_read or
  * cla_rowtl_add: the same passes), in decompressed cells (a cell of
  * cla_rows_read, 0.68 ns on the machine measured): a pass of one or
@@ -179,8 +196,21 @@ int64_t cla_rowtl_cells(const MB *x, int64_t k);
  * (a DDC2 group of 12,000 tuples at k = 5: 4.4 ns against 1-1.6);
  * OLE/RLE groups by their listed rows' share; UNC columns a vector of
  * multiply-adds each. Measured by perf over kmeans' step (1M x 12
- * Airline-like rows, 5 groups, k = 5, one thread; docs/cla.md). */
-double cla_row_look_cells(const MB *x, int64_t k);
+ * Airline-like rows, 5 groups, k = 5, one thread; docs/cla.md).
+ * INFINITY without memory. */
+double cla_look_cells(const ClaLook *l, int64_t k);
+/* The Row skeleton's rule (kernels/spoof_row.c look_choose; the planner's
+ * codegen/cost.c row_look): the lookups of the main row's products (wp
+ * values a row) and of its t(X) %*% q roots (wt), plus the row's m cells
+ * where something else reads the row (read: decompressed anyway),
+ * against decompressing the row and the generated code multiplying
+ * (about 1/12 of a cell per multiply-add, measured as cla_look_cells):
+ * the time per row of the cheaper way, in decompressed cells; *look:
+ * the lookups. cla_looks_pay: *look alone. */
+double cla_row_cells(const ClaLook *l, int64_t wp, int64_t wt, bool read, bool *look);
+bool cla_looks_pay(const ClaLook *l, int64_t wp, int64_t wt, bool read);
+/* cla_looks_pay over compressed block x (false without memory). */
+bool cla_row_looks_pay(const MB *x, int64_t wp, int64_t wt, bool read);
 /* IEEE products over zeros (cla_ieee.c): mark NaN in the dense result
  * r of x %*% b (_right) or t(x) %*% b (_tl; b NULL: t(x) %*% x) where a
  * term is 0 * Inf or 0 * NaN, as k_mm_ieee_zeros does for the ordinary

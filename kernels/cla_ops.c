@@ -402,18 +402,17 @@ typedef struct TlBundle {
     int64_t off;             /* the joint table's place among the sums */
 } TlBundle;
 
-static bool is_ddc(const ClaGroup *g) { return g->enc == CLA_DDC1 || g->enc == CLA_DDC2; }
-
 /* Bundles of the DDC groups of c (k result columns), greedy in group
  * order; sole members are left to the per-group path (nb counts only
  * bundles of two or more). Returns the number of bundles. */
-static int tl_bundles(const struct CMB *c, int64_t k, TlBundle *bs, bool *in_bundle)
+static int tl_bundles_of(const ClaLookGroup *gs, int ng, int64_t k, TlBundle *bs, bool *in_bundle)
 {
     int nb = 0;
     TlBundle cur = {0};
-    for (int q = 0; q <= c->ngroups; q++) {
-        const ClaGroup *g = q < c->ngroups ? c->groups[q] : NULL;
-        bool cand = g && is_ddc(g) && g->ndict > 0 && (int64_t)g->ndict * k <= TL_JOINT;
+    for (int q = 0; q <= ng; q++) {
+        const ClaLookGroup *g = q < ng ? &gs[q] : NULL;
+        bool cand = g && (g->enc == CLA_DDC1 || g->enc == CLA_DDC2) && g->ndict > 0 &&
+                    (int64_t)g->ndict * k <= TL_JOINT;
         if (g && !cand) continue;   /* other groups do not end a bundle */
         bool fits = g && cur.ng < TL_JMAX && (cur.ng == 0 ? 1 : cur.jd) * g->ndict * k <= TL_JOINT;
         if (!fits && cur.ng >= 2) {
@@ -427,6 +426,39 @@ static int tl_bundles(const struct CMB *c, int64_t k, TlBundle *bs, bool *in_bun
         cur.nd[cur.ng++] = g->ndict;
         cur.jd *= g->ndict;
     }
+    return nb;
+}
+
+/* Group q of c as the lookup rule and the bundles see it (cla.h). */
+static ClaLookGroup look_group(const struct CMB *c, int q, int64_t rows)
+{
+    const ClaGroup *g = c->groups[q];
+    ClaLookGroup l = {(int32_t)g->enc, g->ndict, g->ncols, 1};
+    if ((g->enc == CLA_OLE || g->enc == CLA_RLE) && rows > 0) {   /* only the listed rows */
+        int64_t listed = 0;
+        for (int32_t t = 0; t < g->ndict; t++) listed += g->counts[t];
+        l.listed = (double)listed / (double)rows;
+    }
+    return l;
+}
+
+int cla_look_groups(const MB *x) { return x->cmb ? x->cmb->ngroups : 0; }
+
+void cla_look_fill(const MB *x, ClaLook *l, ClaLookGroup *g)
+{
+    const struct CMB *c = C(x);
+    for (int q = 0; q < c->ngroups; q++) g[q] = look_group(c, q, x->rows);
+    *l = (ClaLook){x->rows, x->cols, c->ngroups, g};
+}
+
+/* tl_bundles_of over c's groups; -1 without memory. */
+static int tl_bundles(const struct CMB *c, int64_t k, TlBundle *bs, bool *in_bundle)
+{
+    ClaLookGroup *g = br_malloc(((size_t)c->ngroups + 1) * sizeof *g);
+    if (!g) return -1;
+    for (int q = 0; q < c->ngroups; q++) g[q] = look_group(c, q, 0);
+    int nb = tl_bundles_of(g, c->ngroups, k, bs, in_bundle);
+    free(g);
     return nb;
 }
 
@@ -506,7 +538,10 @@ static bool tl_sums(const struct CMB *c, int64_t k, TlSums *s)
     s->bundled = br_calloc((size_t)c->ngroups + 1, sizeof(bool));
     s->off = br_calloc((size_t)c->ngroups + 1, sizeof(int64_t));
     if (!s->bs || !s->bundled || !s->off) return false;
-    s->nbd = tl_bundles(c, k, s->bs, s->bundled);
+    if ((s->nbd = tl_bundles(c, k, s->bs, s->bundled)) < 0) {
+        s->nbd = 0;
+        return false;
+    }
     for (int q = 0; q < c->ngroups; q++) {
         const ClaGroup *g = c->groups[q];
         s->off[q] = s->tot;
@@ -810,7 +845,10 @@ static bool row_bundles(const struct CMB *c, double **pre, int64_t k, RowBundles
     rb->pre = br_calloc((size_t)c->ngroups + 1, sizeof(double *));
     rb->pb = br_calloc((size_t)c->ngroups + 1, sizeof(double *));
     if (!rb->bs || !rb->bundled || !rb->pre || !rb->pb) return false;
-    rb->nbd = tl_bundles(c, k, rb->bs, rb->bundled);
+    if ((rb->nbd = tl_bundles(c, k, rb->bs, rb->bundled)) < 0) {
+        rb->nbd = 0;
+        return false;
+    }
     for (int q = 0; q < c->ngroups; q++) rb->pre[q] = rb->bundled[q] ? NULL : pre[q];
     for (int j = 0; j < rb->nbd; j++) {
         if (!(rb->pb[j] = br_calloc_aligned((size_t)(rb->bs[j].jd * k) * sizeof(double)))) return false;
@@ -1085,35 +1123,54 @@ int64_t cla_rowtl_passes(const MB *x, int64_t k)
  * caches (LOOK_BIG: about 3x the time of a pass a cached table takes) */
 #define LOOK_TABLE_NEAR ((int64_t)256 << 10)
 
-double cla_row_look_cells(const MB *x, int64_t k)
+double cla_look_cells(const ClaLook *l, int64_t k)
 {
-    const struct CMB *c = C(x);
     int64_t kp = pad_k(k), vec = (kp + 7) / 8;
     double unit = kp <= 2 ? 1 : 2 * (double)vec, cost = 0;
-    TlSums s;
-    if (!tl_sums(c, kp, &s)) {
-        tl_sums_free(&s);
+    TlBundle *bs = br_malloc(((size_t)l->ng + 1) * sizeof *bs);
+    bool *bundled = br_calloc((size_t)l->ng + 1, sizeof *bundled);
+    if (!bs || !bundled) {
+        free(bs), free(bundled);
         return INFINITY;
     }
+    int nbd = tl_bundles_of(l->g, l->ng, kp, bs, bundled);
 #define LOOK_AT(tuples) ((tuples) * kp * (int64_t)sizeof(double) > LOOK_TABLE_NEAR ? 3 * unit : unit)
-    for (int j = 0; j < s.nbd; j++) cost += LOOK_AT(s.bs[j].jd);
-    for (int q = 0; q < c->ngroups; q++) {
-        const ClaGroup *g = c->groups[q];
-        if (g->enc == CLA_UNC) {
-            cost += (double)g->ncols * (double)vec;
-        } else if (g->enc != CLA_EMPTY && !s.bundled[q]) {
-            double f = 1;   /* OLE/RLE: only the listed rows */
-            if ((g->enc == CLA_OLE || g->enc == CLA_RLE) && x->rows > 0) {
-                int64_t listed = 0;
-                for (int32_t t = 0; t < g->ndict; t++) listed += g->counts[t];
-                f = (double)listed / (double)x->rows;
-            }
-            cost += f * LOOK_AT(g->ndict);
-        }
+    for (int j = 0; j < nbd; j++) cost += LOOK_AT(bs[j].jd);
+    for (int q = 0; q < l->ng; q++) {
+        const ClaLookGroup *g = &l->g[q];
+        if (g->enc == CLA_UNC) cost += (double)g->ncols * (double)vec;
+        else if (g->enc != CLA_EMPTY && !bundled[q]) cost += g->listed * LOOK_AT(g->ndict);
     }
 #undef LOOK_AT
-    tl_sums_free(&s);
+    free(bs), free(bundled);
     return cost;
+}
+
+double cla_row_cells(const ClaLook *l, int64_t wp, int64_t wt, bool read, bool *look)
+{
+    double m = (double)l->cols;
+    double lk = (wp ? cla_look_cells(l, wp) : 0) + (wt ? cla_look_cells(l, wt) : 0) + (read ? m : 0);
+    double rows = m + m * (double)(wp + wt) / 12;
+    *look = lk < rows;
+    return *look ? lk : rows;
+}
+
+bool cla_looks_pay(const ClaLook *l, int64_t wp, int64_t wt, bool read)
+{
+    bool look;
+    cla_row_cells(l, wp, wt, read, &look);
+    return look;
+}
+
+bool cla_row_looks_pay(const MB *x, int64_t wp, int64_t wt, bool read)
+{
+    ClaLook l;
+    ClaLookGroup *g = br_malloc(((size_t)cla_look_groups(x) + 1) * sizeof *g);
+    if (!g) return false;   /* decompressed rows: no tables to build */
+    cla_look_fill(x, &l, g);
+    bool pay = cla_looks_pay(&l, wp, wt, read);
+    free(g);
+    return pay;
 }
 
 int64_t cla_rowtl_cells(const MB *x, int64_t k)

@@ -310,31 +310,25 @@ static void tq_init(RCtx *x, int64_t *nsbp)
 }
 
 /* The lookups that prod_init and tq_init took against none (unless
- * forced, cla_look): per row, the lookups cost cla_row_look_cells each
- * (and the rows are decompressed anyway when something else reads the
- * main row); without them every cell of the row is decompressed and the
- * generated code multiplies (vectorized: about 1/12 of a decompressed
- * cell per multiply-add, measured as cla_row_look_cells). kmeans' step
- * over 1M x 12 Airline-like rows (5 groups, one a DDC2 group of 12,000
- * tuples, k = 5) looked up 10 passes a row, 28 cells against 22, and
- * took 1.15x the CPU of the decompressed rows (docs/cla.md); by the
- * rule a product with 8 centroids over 40 co-coded columns (about 10
- * passes), where the lookups measured faster, still looks up. nsb0: the
- * range count without the q rows (tq_init's cap dropped with them). */
-static bool looks_pay(const MB *x, int64_t wp, int64_t wt, bool read)
-{
-    double m = (double)x->cols;
-    double look = (wp ? cla_row_look_cells(x, wp) : 0) + (wt ? cla_row_look_cells(x, wt) : 0);
-    return look + (read ? m : 0) < m + m * (double)(wp + wt) / 12;
-}
-
+ * forced, cla_look): kept where they cost less than decompressing the
+ * rows (cla_looks_pay, the planner's rule too: per row, the lookups cost
+ * cla_look_cells each, and the rows are decompressed anyway when
+ * something else reads the main row; without them every cell of the row
+ * is decompressed and the generated code multiplies, about 1/12 of a
+ * decompressed cell per multiply-add). kmeans' step over 1M x 12
+ * Airline-like rows (5 groups, one a DDC2 group of 12,000 tuples, k = 5)
+ * looked up 10 passes a row, 28 cells against 22, and took 1.15x the CPU
+ * of the decompressed rows (docs/cla.md); by the rule a product with 8
+ * centroids over 40 co-coded columns (about 10 passes), where the
+ * lookups measured faster, still looks up. nsb0: the range count without
+ * the q rows (tq_init's cap dropped with them). */
 static void look_choose(RCtx *x, int64_t *nsbp, int64_t nsb0)
 {
     const SpoofRow *op = x->op;
     const MB *mm = op->in.m[op->main];
     if (op->cla_look == 0 && (x->mm || x->tl)) {
         bool read = !op->prod_only || (op->nprod && !x->mm) || (op->ntq && !x->tl);
-        if (!looks_pay(mm, x->mm ? x->qw : 0, x->tl ? x->tw : 0, read)) {
+        if (!cla_row_looks_pay(mm, x->mm ? x->qw : 0, x->tl ? x->tw : 0, read)) {
             cla_rowmm_free(x->mm);
             x->mm = NULL;
             x->tl = false;

@@ -9,6 +9,7 @@
 #include "recompile.h"
 #include "build.h"
 #include "../base/perturb.h"
+#include "../kernels/cla.h"
 #include "../matrix/cmb.h"
 
 #include <pthread.h>
@@ -51,6 +52,17 @@ fail:
     return NULL;
 }
 
+/* Compressed block m's groups as the Row skeleton's lookup rule reads
+ * them (kernels/cla.h), in d's arena; NULL when out of memory. */
+static const ClaLook *look_of(HopDag *d, const MB *m)
+{
+    ClaLook *l = arena_alloc(d->arena, sizeof *l);
+    ClaLookGroup *g = arena_alloc(d->arena, ((size_t)cla_look_groups(m) + 1) * sizeof *g);
+    if (!l || !g) return NULL;
+    cla_look_fill(m, l, g);
+    return l;
+}
+
 /* Statistics of the live variables into the copy's transient reads.
  * Scalar reads are replaced by literals, except those with param[i] set
  * (hop i of the DAG; param may be NULL): they stay variables read at run
@@ -81,6 +93,7 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
             h->memlb = h->mem;   /* real data: its non-zeros are exact */
             h->cbytes = v->m->cmb ? h->mem : 0;   /* codegen's costs (cost.c) */
             h->cgroups = v->m->cmb ? (double)v->m->cmb->ngroups : 0;
+            h->clook = v->m->cmb ? look_of(d, v->m) : NULL;
         } else if (v->kind == V_DIST) {
             h->dt = DT_MATRIX;
             h->vt = VT_DOUBLE;

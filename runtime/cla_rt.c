@@ -478,9 +478,11 @@ static double auto_ratio(const PBlock *b, const Frame *f, const NameSet *wr, con
 /* The uses of variable name in what frame f runs after its current block
  * (c: this thread's block lists, rt_cont), up to the first block that
  * assigns name, added to u softly (Uses.soft): straight-line uses once;
- * reads in later loops gain once (such a loop prices its own iterations
- * at its entry), their decompressions count AUTO_ITERS_UNKNOWN times. */
-static void rest_uses(const RtCont *c, const Frame *f, const char *name, Uses *u)
+ * reads in later loops gain at most cap times (1 for the frame's own
+ * decisions: such a loop prices its own iterations at its entry; no cap
+ * for a caller's uses after a call, cla_rt_call_after), their
+ * decompressions count AUTO_ITERS_UNKNOWN times. */
+static void rest_uses(const RtCont *c, const Frame *f, const char *name, Uses *u, double cap)
 {
     NameSet rd = {0}, wr = {0};
     const RtCont *end = c;   /* where the rest stops: the block assigning name */
@@ -494,7 +496,7 @@ static void rest_uses(const RtCont *c, const Frame *f, const char *name, Uses *u
     const NameSet *owr = u->wr;
     bool soft = u->soft;
     double gcap = u->gcap;
-    u->ivar = NULL, u->f = f, u->wr = &wr, u->soft = true, u->gcap = 1;
+    u->ivar = NULL, u->f = f, u->wr = &wr, u->soft = true, u->gcap = cap;
     for (const RtCont *p = c; p && p->f == f && u->ok; p = p->up)
         for (int i = p->i + 1; i < p->l->n && u->ok; i++) {
             if (p == end && i == endi) goto done;
@@ -504,6 +506,50 @@ done:
     u->ivar = ivar, u->wr = owr, u->soft = soft, u->gcap = gcap;
     ns_free(&rd);
     ns_free(&wr);
+}
+
+/* The uses of block m after the calls that lead to frame f, in their
+ * callers (cla_rt_call_after), added to u. */
+static void after_uses(const Frame *f, const MB *m, Uses *u)
+{
+    for (const ClaAfter *a = f->cla_after; a; a = a->next)
+        if (a->m == m) u->gain += a->gain, u->loss += a->loss;
+}
+
+const ClaAfter *cla_rt_call_after(const Frame *f, const Code *c, int k, const Value *regs, ClaAfter *a)
+{
+    const Instr *in = &c->ins[k];
+    const ClaAfter *head = f->cla_after;
+    int n = 0;
+    for (int j = 0; j < in->nin; j++) {
+        int r = in->in[j];
+        if (r < 0 || regs[r].kind != V_MATRIX || !regs[r].cla_lazy || regs[r].m->cmb) continue;
+        bool seen = false;
+        for (int q = 0; q < n; q++) seen |= a[q].m == regs[r].m;
+        if (seen) continue;   /* f(X, X): the caller's uses once */
+        /* the rest of c reading the register, and the rest of the frame
+         * reading the variable the register was read from or is written to */
+        NameSet none = {0};
+        Uses u = {true, 0, 0, NULL, f, &none, true, HUGE_VAL};
+        reg_uses(c, k, r, 1, 0, &u);
+        for (int q = k - 1; q >= 0; q--)
+            if (c->ins[q].out == r) {
+                const char *name = c->ins[q].kind == I_READ && !c->ins[q].move ? c->ins[q].name : NULL;
+                for (int w = 0; name && w < c->nw; w++)
+                    if (!strcmp(c->wnames[w], name)) name = NULL;   /* c assigns it anew */
+                if (name) rest_uses(rt_cont(), f, name, &u, HUGE_VAL);
+                break;
+            }
+        for (int q = 0; q < c->nw; q++)
+            if (c->wregs[q] == r) rest_uses(rt_cont(), f, c->wnames[q], &u, HUGE_VAL);
+        a[n] = (ClaAfter){regs[r].m, u.gain, u.loss, NULL};
+        n++;
+    }
+    for (int q = n - 1; q >= 0; q--) {
+        a[q].next = head;
+        head = &a[q];
+    }
+    return head;
 }
 
 /* Compresses matrix variable v under o in place (a kept block, when
@@ -571,7 +617,8 @@ static int lazy_entry(Rt *rt, Frame *f, const PBlock *b, const NameSet *wr, cons
 {
     Uses u;
     loop_uses(b, f, wr, name, n, &u);
-    rest_uses(rt_cont(), f, name, &u);
+    rest_uses(rt_cont(), f, name, &u, 1);
+    after_uses(f, v->m, &u);
     return lazy_decide(rt, b->span, v, &u, passes);
 }
 
@@ -587,7 +634,8 @@ static int lazy_now(Rt *rt, Frame *f, const Code *c, int k, Value *out, BrErr *e
     int r = c->ins[k].out;
     reg_uses(c, k, r, 1, 0, &u);
     for (int j = 0; j < c->nw && u.ok; j++)
-        if (c->wregs[j] == r) rest_uses(rt_cont(), f, c->wnames[j], &u);
+        if (c->wregs[j] == r) rest_uses(rt_cont(), f, c->wnames[j], &u, 1);
+    after_uses(f, out->m, &u);
     ClaMachine cm = cg_cla_machine_defaults();
     cg_cla_machine_ctx(rt->prog->cg, &cm);
     return lazy_decide(rt, c->ins[k].span, out, &u, cm.passes);

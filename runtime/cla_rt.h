@@ -19,6 +19,24 @@ int cla_rt_exec(Rt *rt, Frame *f, const Instr *in, Value *regs, int nregs, ClaRu
  * compress()'s deferred result is when what the frame runs after it
  * repays it (docs/cla.md "When braid compresses"). */
 int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e);
+/* A deferred compress(X) passed to a function: what the caller runs
+ * after the call with the argument's block m, priced as the callee prices
+ * its own uses (soft: a use that does not take the value compressed costs
+ * a decompression; a read in a later loop counts the loop's iterations, as
+ * a loop in the callee does). The callee's decisions about a value holding
+ * m add it (docs/cla.md "When braid compresses"); next: the other
+ * arguments, then the caller's own callers'. */
+typedef struct ClaAfter {
+    const MB *m;
+    double gain, loss;
+    const struct ClaAfter *next;
+} ClaAfter;
+/* Before call instruction k of c in frame f (registers regs): the
+ * caller's later uses of each argument that holds a deferred compress(X),
+ * one record each (of at most c->ins[k].nin, in a; distinct blocks),
+ * chained before f->cla_after; returns the chain's head (f->cla_after
+ * when no argument is deferred). */
+const ClaAfter *cla_rt_call_after(const Frame *f, const Code *c, int k, const Value *regs, ClaAfter *a);
 /* Before a loop (while, for, parfor) b with iterations n (-1: unknown):
  * under true/auto, compresses the matrix variables the loop reads and
  * never writes (auto: when the estimated ratio pays, docs/cla.md). */

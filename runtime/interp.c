@@ -155,6 +155,9 @@ static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value
  * outputs (LIN_FCALL), both on the calling thread. */
 static __thread LinItem **tl_call_args;
 static __thread LinItem *tl_call_out;
+/* The caller's uses after the call of its deferred compress(X)
+ * arguments (cla_rt_call_after): exec_code hands them to call() here. */
+static __thread const ClaAfter *tl_call_after;
 
 /* A read compiled with the sizes of its .mtd must read a matrix of those
  * sizes: the plan (folded nrow/ncol, chosen operators) depends on them,
@@ -363,6 +366,11 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
             continue;
         }
         int step = in->lazy ? lazy_ifelse(in, regs, &e) : 0;
+        ClaAfter after_loc[8], *after = NULL;
+        if (in->kind == I_CALL && step == 0) {
+            after = in->nin <= 8 ? after_loc : malloc((size_t)in->nin * sizeof *after);
+            tl_call_after = after ? cla_rt_call_after(f, c, i, regs, after) : NULL;
+        }
         LinItem *lin_pre = NULL, *lin_args[16];
         if (lr) {
             if (in->kind == I_READ) {   /* before a move takes the variable */
@@ -389,6 +397,8 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
                                              : exec_instr(rt, f, in, regs, &e);
         if (!xrc && step == 0 && (rt->opt.cla || (regs[in->out].kind == V_MATRIX && regs[in->out].cla_lazy)))
             xrc = cla_rt_after(rt, f, c, i, regs, &e);
+        if (after != after_loc) free(after);
+        tl_call_after = NULL;
         if (lr) {
             if (in->kind == I_CALL) {
                 if (tl_call_args && tl_call_args != lin_args) free(tl_call_args);
@@ -756,7 +766,11 @@ static int exec_parfor_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_
     Frame *w = calloc((size_t)k, sizeof(Frame));
     if (!w) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
     int oom = 0;
-    for (int t = 0; t < k; t++) { oom |= st_copy(&w[t].vars, &f->vars); w[t].depth = f->depth; }
+    for (int t = 0; t < k; t++) {
+        oom |= st_copy(&w[t].vars, &f->vars);
+        w[t].depth = f->depth;
+        w[t].cla_after = f->cla_after;
+    }
     if (oom) {
         for (int t = 0; t < k; t++) st_free(&w[t].vars);
         free(w);
@@ -946,6 +960,8 @@ int rt_call(Rt *rt, Frame *caller, Func *fn, Value *args, Value *out)
  * was compiled for, else the generic version. */
 static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value *out)
 {
+    const ClaAfter *after = tl_call_after;   /* this call's, from exec_code */
+    tl_call_after = NULL;
     Span sp = fn->span;
     /* deep recursion fails cleanly before the thread's stack runs out */
     if (caller->depth >= MAX_DEPTH || stack_left() < ((size_t)1 << 20))
@@ -960,6 +976,7 @@ static int call(Rt *rt, Frame *caller, Func *fn, FProg *spec, Value *args, Value
     Frame nf;
     st_init(&nf.vars);
     nf.depth = caller->depth + 1;
+    nf.cla_after = after ? after : caller->cla_after;
     int rc = 0;
     /* lineage passes through a call: parameters carry the arguments'
      * items (FunctionCallCPInstruction), outputs return theirs */

@@ -66,9 +66,14 @@ typedef struct Rt {
                                  scripts that call lineage(), else NULL */
 } Rt;
 
+struct ClaAfter;
 typedef struct Frame {
     SymTab vars;
     int depth;                /* call depth (recursion limit) */
+    /* the callers' uses, after the calls that lead here, of the blocks
+     * of this frame's deferred compress(X) arguments (runtime/cla_rt.h;
+     * NULL in the main frame); parfor workers share their frame's */
+    const struct ClaAfter *cla_after;
 } Frame;
 
 void rt_init(Rt *rt, RtProgram *p, Diag *d, const RtOptions *o);
