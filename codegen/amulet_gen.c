@@ -730,6 +730,11 @@ typedef struct Drv {
      * when none */
     double *bfp[AM_MAXLEAVES];
     int64_t bfp_kc, bfp_k;
+    /* the search's packed (i,k) tiles (run_block's ablk), lent to every
+     * block of its strips: akeep_cells doubles per (i,k) leaf, 0 when
+     * none (search_ablk) */
+    double *akeep[AM_MAXLEAVES];
+    int64_t akeep_cells;
     /* meter: run_block adds each team thread's CPU seconds in its work
      * (packing and tiles, not the barriers' waits) to cpu (the search's
      * score, subtask) */
@@ -949,7 +954,7 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
     /* the blocks' packed (i,k) tiles (ablk[l] per (i,k) leaf),
      * allocated at the first block that uses them */
     double *ablk[AM_MAXLEAVES] = {0};
-    bool atried = false, aheld = false;
+    bool atried = false, aheld = false, lent = false;
     for (int64_t kb = k0; kb < k1; kb += kc) {
         int64_t kcb = BR_MIN(kc, k1 - kb);
         for (int64_t jb = j0; jb < j1; jb += nc) {
@@ -994,7 +999,9 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
              * the memory for them (AM_PREPACK), by each thread */
             if (pack && parts > 1 && !atried) {
                 atried = true;
-                aheld = alloc_ablk(d, ntile, kc, ablk);
+                lent = d->akeep_cells >= ntile * kc * mr;
+                if (lent) memcpy(ablk, d->akeep, sizeof ablk);
+                aheld = lent || alloc_ablk(d, ntile, kc, ablk);
             }
             bool ashare = pack && parts > 1 && aheld;
             double tfork = d->ph ? omp_get_wtime() : 0, tend[AM_PHT];
@@ -1063,12 +1070,12 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                 d->regions++;
             }
             if (failed) {
-                free_ablk(ablk);
+                if (!lent) free_ablk(ablk);
                 return -1;
             }
         }
     }
-    free_ablk(ablk);
+    if (!lent) free_ablk(ablk);
     return 0;
 }
 
@@ -1336,28 +1343,32 @@ static void params_save(const CgContext *c, const CgOp *op, bool sparse, const A
     else unlink(tmp);
 }
 
-/* One sub-task of the search: rows [i0, i1), all N columns, k in
- * [0, kx) under parameters a; returns its time per iteration (the seed's
- * score): the CPU seconds its team's threads spent in packing and tiles
- * (run_block's meter), summed. Not the wall clock: a sub-task or one of
- * its threads descheduled on a shared machine is not charged for the
- * wait, and a thread idle at a barrier while its partner finishes a
- * band's last tile is not either: a band of a few tiles over a team
- * (27 rows of 9-row tiles on 2 threads) split them 2:1, where the whole
- * run's many tiles balance, and 2-thread wall-clock scores of the same
- * candidate varied up to 50x at load 14 (picking packing that was 5-8%
- * slower on the quiet machine). With one thread this is the thread's CPU
- * time, as before. */
-static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t N, int64_t kx, const AmParams *a, int *rc)
+/* One sub-task of the search: rows [i0, i1), columns [j0, j1), k in
+ * [k0, k1) under parameters a; returns its time per iteration (the
+ * seed's score: time per unit of work): the CPU seconds its team's
+ * threads spent in packing and tiles (run_block's meter), summed. Not
+ * the wall clock: a sub-task or one of its threads descheduled on a
+ * shared machine is not charged for the wait, and a thread idle at a
+ * barrier while its partner finishes a band's last tile is not either:
+ * a band of a few tiles over a team (27 rows of 9-row tiles on 2
+ * threads) split them 2:1, where the whole run's many tiles balance,
+ * and 2-thread wall-clock scores of the same candidate varied up to 50x
+ * at load 14 (picking packing that was 5-8% slower on the quiet
+ * machine). With one thread this is the thread's CPU time, as before. */
+static double subtask(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1,
+                      const AmParams *a, int *rc)
 {
     d->meter = true;
     d->cpu = 0;
-    *rc |= run_block(d, i0, i1, 0, N, 0, kx, a->kc, a->nc, a->pack);
+    *rc |= run_block(d, i0, i1, j0, j1, k0, k1, a->kc, a->nc, a->pack);
     d->meter = false;
-    double t = d->cpu / ((double)(i1 - i0) * N * kx);
+    double t = d->cpu / ((double)(i1 - i0) * (double)(j1 - j0) * (double)(k1 - k0));
     if (getenv("BRAID_AMULET_TRACE"))
-        fprintf(stderr, "amulet: sub-task rows %lld-%lld k 0-%lld, kc %lld nc %lld pack %d: %.3g ns per iteration\n",
-                (long long)i0, (long long)i1, (long long)kx, (long long)a->kc, (long long)a->nc, a->pack, t * 1e9);
+        fprintf(stderr,
+                "amulet: sub-task rows %lld-%lld columns %lld-%lld k %lld-%lld, kc %lld nc %lld pack %d: %.6g ns per "
+                "iteration\n",
+                (long long)i0, (long long)i1, (long long)j0, (long long)j1, (long long)k0, (long long)k1,
+                (long long)a->kc, (long long)a->nc, a->pack, t * 1e9);
     return t;
 }
 
@@ -1412,7 +1423,7 @@ static int race(Drv *d, int64_t r0, int64_t r1, int64_t N, int64_t kx, const AmP
                 d->bfp_kc = a[q].kc;
                 d->bfp_k = kx;
             }
-            sc[q] = fmin(sc[q], subtask(d, r, r + h, N, kx, &a[q], rc));
+            sc[q] = fmin(sc[q], subtask(d, r, r + h, 0, N, 0, kx, &a[q], rc));
             r += h;
         }
     if (differ) {
@@ -1442,28 +1453,121 @@ static int race_fit(int n, int64_t tiles)
     return n - BR_MAX(keep, 1);
 }
 
-/* The search of seed 4.4-4.6 on sub-tasks that contribute to the result,
- * each parameter by a race (above) of equal sub-tasks. kc: 32, 64, ...,
- * 512 (<= K) on the top half of R's rows, bands over k in [0, kx), kx
- * the largest candidate (the rest of k for those rows with the winner),
- * with the smallest column block nc0 = 8 nr (the seed's nc starts small
- * and grows): a kc x nc block that stays in cache across the tiles, so
- * that kc is judged by its own cost (merges per k, the (i,k) panel's
- * reuse) and not by a block of all N columns falling out of the cache,
- * which favoured a small kc that the smaller block of the best nc did
- * not need (matmul at 768^3: kc 256 raced at nc = N, where the sweep's
- * best was kc 512 at nc 192). The seed scores consecutive k-slices of
- * width kc instead; there the candidates did unequal work (kc 512 did
- * not fit K = 768 after the smaller slices, and a slice's packing and
- * merging weighed differently per width), and the choice was up to 27%
- * slower than an exhaustive sweep's best. Then nc and the packing of
- * the (i,k) operands (seed 3.1) together on the bottom half (all k, the
- * best kc): nc 8 nr, 16 nr, ... below N and all of N, each packed and
- * read in place, since packing costs once per tile and column block (a
- * small nc repeats it, a large one amortizes it: raced apart, packing
- * was judged at the nc chosen with it on). The remaining rows with the
- * best. The first rows warm up threads and buffers unscored. Returns the
- * parameters found in *best, 0 or -1. */
+/* Writes every cell of R's rows [i0, i1) back with its own value (all
+ * results): the pages of a result not yet written (a new matrix(0, ...)
+ * is zero pages that fault on the first write) are then faulted in
+ * before strips times its sub-tasks, whose first would otherwise pay
+ * them all (the first k half of a strip measured 1.4-1.5x the second,
+ * packed or not, 1024^3 matmul, 1 thread). */
+static void touch_rows(const Drv *d, int64_t i0, int64_t i1, int64_t N)
+{
+    const AmBind *b = d->b;
+    for (int q = 0; q < d->p->nres; q++)
+        for (int64_t i = i0; i < i1; i++)
+            for (int64_t j = 0; j < N; j++) {
+                volatile double *r = b->r[q] + i * b->rst[q][d->ti] + j * b->rst[q][d->tj];
+                *r = *r;
+            }
+}
+
+/* Allocates (on) or frees the search's packed (i,k) tiles for rows
+ * of `rows` (Drv.akeep), written once when allocated: a strip that
+ * allocated them itself paid for faulting in their fresh pages (a
+ * one-off cost of a run, not of its nc or packing), and on this
+ * project's virtual machine the first packed strip at kc 512 x nc 384
+ * measured 3-4x the second (1024^3 matmul, 1 thread) where whole runs
+ * packed and in place differed by 1.0-1.4x. */
+static void search_ablk(Drv *d, int64_t rows, int64_t kc, bool on)
+{
+    if (!on) {
+        free_ablk(d->akeep);
+        memset(d->akeep, 0, sizeof d->akeep);
+        d->akeep_cells = 0;
+        return;
+    }
+    int64_t ntile = (rows + d->mr - 1) / d->mr, cells = ntile * kc * d->mr;
+    if (!alloc_ablk(d, ntile, kc, d->akeep)) return;
+    for (int l = 0; l < d->p->nleaf; l++)
+        if (d->akeep[l]) memset(d->akeep[l], 0, (size_t)cells * sizeof(double));
+    d->akeep_cells = cells;
+}
+
+/* Seed 4.6's search for nc (and the (i,k) operands' packing, seed 3.1)
+ * on rows [r0, M), all k, kc fixed (best->kc): sub-tasks that are
+ * column strips of the full height of those rows, side by side from
+ * column 0, of width nc = nc0, 2 nc0, 4 nc0, ... (each a single column
+ * block of its width), each scored by its time per iteration; the
+ * doubling stops when a strip's score is worse than the best so far by
+ * more than AM_MARGIN (the cache overflowed: a wider strip would only
+ * overflow it more) or when the next width no longer fits in the
+ * columns left. A strip sees what nc costs a whole run: per column
+ * block, the strip's M x kc block of (i,k) operands streams past once
+ * (read in place or packed per tile), which a row band of a few tiles
+ * (the race's sub-tasks) kept in L2 across its column blocks, so the
+ * band race could not see that cost and picked nc = 8 nr for plain
+ * matmul where the sweep's best was 384 (2026-12-01, quiet Xeon).
+ * Packing is raced inside each strip, which would not fit N twice: the
+ * strip's k range cut in two halves at a multiple of kc (or in the
+ * middle when K < 2 kc), one half packed and one read in place, in
+ * alternating order from strip to strip; the strip's score is the
+ * better half's. The winner: the widest strip within AM_MARGIN of the
+ * best score (as race: closer is noise, and wider has fewer blocks),
+ * with its better packing (in place on a tie). The columns after the
+ * last strip are the caller's. Returns the first column not computed. */
+static int64_t strips(Drv *d, int64_t r0, int64_t M, int64_t N, int64_t K, int64_t nc0, bool has_a, AmParams *best,
+                      int *rc)
+{
+    int64_t kc = best->kc, kh = K >= 2 * kc ? K / (2 * kc) * kc : K / 2, j0 = 0;
+    AmParams a[AM_RACE];
+    double sc[AM_RACE];
+    int n = 0;
+    for (int64_t nc = nc0; n < AM_RACE && j0 + nc <= N && !*rc; nc *= 2) {
+        double s[2] = {INFINITY, INFINITY};   /* packed, in place */
+        if (has_a && kh > 0) {
+            for (int h = 0; h < 2; h++) {
+                int pk = (h + n) % 2 == 0;    /* strip 0: packed half first */
+                s[!pk] = subtask(d, r0, M, j0, j0 + nc, h ? kh : 0, h ? K : kh, &(AmParams){kc, nc, pk}, rc);
+            }
+        } else {
+            s[0] = subtask(d, r0, M, j0, j0 + nc, 0, K, &(AmParams){kc, nc, 1}, rc);
+        }
+        int pk = !(s[1] <= s[0] * (1 + AM_MARGIN));
+        a[n] = (AmParams){kc, nc, pk};
+        sc[n] = fmin(s[0], s[1]);
+        j0 += nc;
+        double low = sc[0];
+        for (int q = 1; q < n; q++) low = fmin(low, sc[q]);
+        if (n++ > 0 && sc[n - 1] > low * (1 + AM_MARGIN)) break;
+    }
+    if (n == 0) return 0;
+    int w = 0;
+    for (int q = 1; q < n; q++)
+        if (sc[q] < sc[w]) w = q;
+    for (int q = n - 1; q > w; q--)
+        if (sc[q] <= sc[w] * (1 + AM_MARGIN)) { w = q; break; }
+    *best = a[w];
+    return j0;
+}
+
+/* The search of seed 4.4-4.6 on sub-tasks that contribute to the result.
+ * kc by a race (above) of equal sub-tasks: 32, 64, ..., 512 (<= K) on
+ * the top half of R's rows, bands over k in [0, kx), kx the largest
+ * candidate (the rest of k for those rows with the winner), with the
+ * smallest column block nc0 = 8 nr (the seed's nc starts small and
+ * grows): a kc x nc block that stays in cache across the tiles, so that
+ * kc is judged by its own cost (merges per k, the (i,k) panel's reuse)
+ * and not by a block of all N columns falling out of the cache, which
+ * favoured a small kc that the smaller block of the best nc did not need
+ * (matmul at 768^3: kc 256 raced at nc = N, where the sweep's best was
+ * kc 512 at nc 192). The seed scores consecutive k-slices of width kc
+ * instead; there the candidates did unequal work (kc 512 did not fit
+ * K = 768 after the smaller slices, and a slice's packing and merging
+ * weighed differently per width), and the choice was up to 27% slower
+ * than an exhaustive sweep's best. Then nc and the packing of the (i,k)
+ * operands together on the bottom half by seed 4.6's column strips
+ * (strips, above), the columns they leave with the best. The first rows
+ * warm up threads and buffers unscored. Returns the parameters found in
+ * *best, 0 or -1. */
 static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
 {
     int rc = 0, mr = d->mr;
@@ -1480,28 +1584,14 @@ static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
         if (!rc && kx < K) rc = run_block(d, w, end, 0, N, kx, K, best->kc, nc0, 1);
         if (!rc && end < mh) rc = run_block(d, end, mh, 0, N, 0, K, best->kc, nc0, 1);
     }
-    /* nc and packing on the bottom half, all with the (k,j) panels of
-     * the best kc packed once (when they fit) */
+    best->nc = nc0;
+    best->pack = 1;
     bool has_a = leaves_of(d, LC_A) > 0;
-    double need = (double)K * (double)npad * leaves_of(d, LC_B);
-    if (!rc && need <= AM_PREPACK && pack_full(d, best->kc, K, d->bfp)) {
-        d->bfp_kc = best->kc;
-        d->bfp_k = K;
-    }
-    n = 0;
-    for (int64_t nc = nc0; n < AM_RACE - 1; nc *= 2) {
-        int64_t c = nc < N ? nc : npad;
-        a[n++] = (AmParams){best->kc, c, 1};
-        if (has_a) a[n++] = (AmParams){best->kc, c, 0};
-        if (nc >= N) break;
-    }
-    f = race_fit(n, (M - mh) / mr);
-    int64_t r = mh;
-    if (!rc) *best = a[f + race(d, r, M, N, K, a + f, n - f, &r, &rc)];
-    if (!rc && r < M) rc = run_block(d, r, M, 0, N, 0, K, best->kc, best->nc, best->pack);
-    for (int l = 0; l < AM_MAXLEAVES; l++) br_free_aligned(d->bfp[l]);
-    memset(d->bfp, 0, sizeof d->bfp);
-    d->bfp_kc = 0;
+    if (!rc) touch_rows(d, mh, M, N);
+    if (!rc && has_a) search_ablk(d, M - mh, best->kc, true);
+    int64_t j0 = rc ? N : strips(d, mh, M, N, K, nc0, has_a, best, &rc);
+    if (!rc && j0 < N) rc = run_block(d, mh, M, j0, N, 0, K, best->kc, best->nc, best->pack);
+    search_ablk(d, 0, 0, false);
     return rc;
 }
 

@@ -5,6 +5,7 @@
 #include "leaf.h"
 
 #include <stdlib.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -30,19 +31,35 @@ static int check_range(const char *what, const MB *a, int64_t rl, int64_t ru,
 
 /* Copies n doubles from s to d in parallel chunks (a single thread's
  * memcpy reaches about half the memory bandwidth) and, when count, returns
- * the non-zeros, each chunk counted while it is in cache. */
-static int64_t copy_count(double *d, const double *s, int64_t n, bool count)
+ * the non-zeros, each chunk counted while it is in cache, and sets
+ * *nonfinite when one of them is NaN or infinite (the same pass). */
+static int64_t copy_count(double *d, const double *s, int64_t n, bool count, int *nonfinite)
 {
     int64_t nch = (n + CC_CHUNK - 1) / CC_CHUNK, nz = 0;
+    int bad = 0;
     const KEwLeaf *L = k_leaves(k_isa())->ew;
-    #pragma omp parallel for schedule(static) reduction(+:nz) \
+    #pragma omp parallel for schedule(static) reduction(+:nz) reduction(|:bad) \
         num_threads(br_threads()) if (br_par((double)n / 4))
     for (int64_t t = 0; t < nch; t++) {
         int64_t k0 = t * CC_CHUNK, w = BR_MIN(CC_CHUNK, n - k0);
         memcpy(d + k0, s + k0, (size_t)w * sizeof(double));
-        if (count) nz += L->nz_count(s + k0, w);
+        if (count) nz += L->nz_count_fin(s + k0, w, &bad);
     }
+    *nonfinite |= bad;
     return nz;
+}
+
+/* A slice's finiteness flag (mb.h): `seen` when the copy checked every
+ * value it took (bad: one was NaN or infinite); else what the source's
+ * flag tells: a slice of finite values is finite, the whole block has
+ * the source's answer. c: the finished slice (NULL is fine). */
+static MB *slice_fin(MB *c, const MB *a, bool seen, int bad)
+{
+    uint8_t f = a->ext ? MB_FIN_UNKNOWN : __atomic_load_n(&a->fin, __ATOMIC_RELAXED);
+    bool whole = c && c->rows == a->rows && c->cols == a->cols;
+    if (seen) mb_fin_set(c, bad != 0);
+    else if (f == MB_FIN_FINITE || (whole && f == MB_FIN_NONFINITE)) mb_fin_set(c, f == MB_FIN_NONFINITE);
+    return c;
 }
 
 MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
@@ -54,21 +71,28 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
         MB *c = mb_dense_uninit(m, n, e);
         if (!c) return NULL;
         int64_t nnz = 0;
+        int bad = 0;
+        bool seen = false;
         if (n == an && m > 0 && n > 0) {
             /* whole rows (and column vectors): one contiguous copy */
-            nnz = copy_count(c->d, a->d + rl * an, m * n, m < a->rows);
+            seen = m < a->rows;
+            nnz = copy_count(c->d, a->d + rl * an, m * n, seen, &bad);
             if (m == a->rows) nnz = a->nnz;
         } else if (n > 0) {
-            #pragma omp parallel for schedule(static) reduction(+:nnz) \
+            seen = true;
+            #pragma omp parallel for schedule(static) reduction(+:nnz) reduction(|:bad) \
                 num_threads(br_threads()) if (br_par((double)(m * n)))
             for (int64_t i = 0; i < m; i++) {
                 const double *s = a->d + (rl + i) * an + cl;
                 memcpy(c->d + i * n, s, (size_t)n * sizeof(double));
-                for (int64_t j = 0; j < n; j++) nnz += s[j] != 0;
+                for (int64_t j = 0; j < n; j++) {
+                    nnz += s[j] != 0;
+                    bad |= !(fabs(s[j]) <= DBL_MAX);
+                }
             }
         }
         c->nnz = nnz;
-        return mb_finish(c, e);
+        return slice_fin(mb_finish(c, e), a, seen, bad);
     }
     if (cl == 0 && cu == an) {
         int64_t s0 = a->rp[rl], len = a->rp[ru] - s0;
@@ -78,7 +102,7 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
         memcpy(c->ci, a->ci + s0, (size_t)len * sizeof(int32_t));
         memcpy(c->v, a->v + s0, (size_t)len * sizeof(double));
         mb_sp_done(c, len);
-        return mb_finish(c, e);
+        return slice_fin(mb_finish(c, e), a, false, 0);
     }
     /* column range: per row the entries between two binary searches */
     int64_t *lo = br_malloc((size_t)(m + 1) * sizeof(int64_t));
@@ -108,7 +132,7 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     free(lo);
     free(cnt);
     mb_sp_done(c, total);
-    return mb_finish(c, e);
+    return slice_fin(mb_finish(c, e), a, false, 0);
 }
 
 /* ------------------------------------------------------- left indexing */

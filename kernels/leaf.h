@@ -121,9 +121,11 @@ extern const KAggLeaf k_agg_leaf_generic, k_agg_leaf_avx2, k_agg_leaf_avx512;
 
 /* ---- mm_leaf.c: row loops of matrix products ---- */
 /* Rows [r0, r1) of C (n columns) = A (k columns) %*% B, row-major, each
- * row summed over l in order; returns the non-zeros written. */
+ * row summed over l in order; returns the non-zeros written and sets
+ * *nonfinite (never clears it) when a value written is NaN or infinite
+ * (the caller's finiteness flag, matrix/mb.h). */
 typedef int64_t (*KMmRows)(const double *A, const double *B, double *C, int64_t k, int64_t n, int64_t r0,
-                           int64_t r1);
+                           int64_t r1, int *nonfinite);
 typedef struct KMmLeaf {
     /* B of n <= 16 columns, given padded: k rows of (n + 3) / 4 * 4
      * doubles (zeros past column n), 32-byte aligned */

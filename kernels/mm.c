@@ -263,15 +263,17 @@ static void split_weighted(const int64_t *wgt, int64_t len, int nr, int64_t *bou
 #define GEMV_TMAX 4096
 
 /* y (m) = A (m x k, row-major) %*% x (k); returns the non-zeros of y,
- * counted by each thread over its rows while they are in cache. */
-static int64_t gemv_rows(const double *A, const double *x, double *y, int64_t m, int64_t k)
+ * counted by each thread over its rows while they are in cache, and
+ * sets *nonfinite when one is NaN or infinite (in the same pass). */
+static int64_t gemv_rows(const double *A, const double *x, double *y, int64_t m, int64_t k, int *nonfinite)
 {
     int T = nthreads_for((double)m * (double)k);
     if (T > m) T = (int)m;
     int64_t nz = 0;
+    int bad = 0;
     const KEwLeaf *L = k_leaves(k_isa())->ew;
     blas_serial();
-    #pragma omp parallel for num_threads(T) schedule(static, 1) reduction(+ : nz) if (T > 1)
+    #pragma omp parallel for num_threads(T) schedule(static, 1) reduction(+ : nz) reduction(| : bad) if (T > 1)
     for (int t = 0; t < T; t++) {
         int64_t r0 = t * m / T / 16 * 16, r1 = t + 1 == T ? m : (t + 1) * m / T / 16 * 16;
         for (int64_t c0 = r0; c0 < r1; c0 += BLAS_CHUNK) {
@@ -279,8 +281,9 @@ static int64_t gemv_rows(const double *A, const double *x, double *y, int64_t m,
             cblas_dgemv(CblasRowMajor, CblasNoTrans, rr, (int)k, 1.0, A + c0 * k, (int)k,
                         x, 1, 0.0, y + c0, 1);
         }
-        nz += L->nz_count(y + r0, r1 - r0);
+        nz += L->nz_count_fin(y + r0, r1 - r0, &bad);
     }
+    *nonfinite |= bad;
     return nz;
 }
 
@@ -329,9 +332,9 @@ static int gemv_trows(const double *A, const double *x, double *y, int64_t m, in
 
 /* C (m x n) = A (m x k) %*% B (k x n) for n <= SK_NMAX, k <= SK_KMAX,
  * parallel over fixed row ranges; returns the non-zeros of C, or -1 when
- * out of memory. */
+ * out of memory, and sets *nonfinite when C holds a NaN or infinity. */
 static int64_t gemm_skinny(const double *A, const double *B, double *C,
-                           int64_t m, int64_t k, int64_t n)
+                           int64_t m, int64_t k, int64_t n, int *nonfinite)
 {
     int64_t w = (n + 3) / 4 * 4;   /* padded row of B */
     size_t bytes = (size_t)(k * w + 4) * sizeof(double);
@@ -344,12 +347,14 @@ static int64_t gemm_skinny(const double *A, const double *B, double *C,
     int T = nthreads_for((double)m * (double)k * (double)(w / 4));
     if (T > nt) T = (int)nt;
     const KMmLeaf *L = k_leaves(k_isa())->mm;
-    #pragma omp parallel for num_threads(T) schedule(static) reduction(+ : nz) if (T > 1)
+    int bad = 0;
+    #pragma omp parallel for num_threads(T) schedule(static) reduction(+ : nz) reduction(| : bad) if (T > 1)
     for (int64_t t = 0; t < nt; t++) {
         int64_t r0 = t * SK_ROWS, r1 = BR_MIN(m, r0 + SK_ROWS);
-        nz += L->skinny_rows(A, bp, C, k, n, r0, r1);
+        nz += L->skinny_rows(A, bp, C, k, n, r0, r1, &bad);
     }
     br_free_aligned(bp);
+    *nonfinite |= bad;
     return nz;
 }
 
@@ -365,35 +370,40 @@ static int64_t gemm_skinny(const double *A, const double *B, double *C,
 #define LK_ROWS 256       /* rows per parallel task */
 
 /* C (m x n) = A (m x k) %*% B (k x n) for k <= LK_KMAX through the leaf
- * kernel lowk; returns the non-zeros of C. */
+ * kernel lowk; returns the non-zeros of C and sets *nonfinite when C
+ * holds a NaN or infinity. */
 static int64_t gemm_lowk(KMmRows lowk, const double *A, const double *B, double *C, int64_t m, int64_t k,
-                         int64_t n)
+                         int64_t n, int *nonfinite)
 {
     int64_t nt = (m + LK_ROWS - 1) / LK_ROWS, nz = 0;
-    int T = nthreads_for((double)m * (double)n * (double)k);
+    int T = nthreads_for((double)m * (double)n * (double)k), bad = 0;
     if (T > nt) T = (int)nt;
-    #pragma omp parallel for num_threads(T) schedule(static) reduction(+ : nz) if (T > 1)
+    #pragma omp parallel for num_threads(T) schedule(static) reduction(+ : nz) reduction(| : bad) if (T > 1)
     for (int64_t t = 0; t < nt; t++)
-        nz += lowk(A, B, C, k, n, t * LK_ROWS, BR_MIN(m, (t + 1) * LK_ROWS));
+        nz += lowk(A, B, C, k, n, t * LK_ROWS, BR_MIN(m, (t + 1) * LK_ROWS), &bad);
+    *nonfinite |= bad;
     return nz;
 }
 
 /* C (m x n) = A (m x k) * B (k x n), all row-major (C need not be zeroed).
- * Sets *nnz to the non-zeros of C when it counted them, else to -1.
+ * Sets *nnz to the non-zeros of C when it counted them, else to -1, and
+ * where it counted them *nonfinite to whether C holds a NaN or infinity
+ * (the leaves check their values in the counting pass).
  * Returns 0, or -1 when out of memory. */
 static int gemm_nn(const double *A, const double *B, double *C,
-                   int64_t m, int64_t k, int64_t n, int64_t *nnz)
+                   int64_t m, int64_t k, int64_t n, int64_t *nnz, int *nonfinite)
 {
     *nnz = -1;
-    if (n == 1) { *nnz = gemv_rows(A, B, C, m, k); return 0; }
+    *nonfinite = 0;
+    if (n == 1) { *nnz = gemv_rows(A, B, C, m, k, nonfinite); return 0; }
     if (m == 1) return gemv_trows(B, A, C, k, n);
     if (n <= SK_NMAX && k <= SK_KMAX) {
-        *nnz = gemm_skinny(A, B, C, m, k, n);
+        *nnz = gemm_skinny(A, B, C, m, k, n, nonfinite);
         return *nnz < 0 ? -1 : 0;
     }
     KMmRows lowk = k_leaves(k_isa())->mm->lowk_rows;
     if (lowk && k <= LK_KMAX && n >= 32 && (double)m * (double)n >= 65536) {
-        *nnz = gemm_lowk(lowk, A, B, C, m, k, n);
+        *nnz = gemm_lowk(lowk, A, B, C, m, k, n, nonfinite);
         return 0;
     }
     int nb = gemm_blocks((double)m * (double)k * (double)n, m);
@@ -432,14 +442,18 @@ static MB *mul_dd(const MB *a, const MB *b, BrErr *e)
 {
     MB *r = mb_dense_uninit(a->rows, b->cols, e);
     int64_t nnz;
+    int bad;
     if (!r) return NULL;
-    if (gemm_nn(a->d, b->d, r->d, a->rows, a->cols, b->cols, &nnz)) {
+    if (gemm_nn(a->d, b->d, r->d, a->rows, a->cols, b->cols, &nnz, &bad)) {
         mb_release(r);
         return oom(e);
     }
     if (nnz < 0) return mm_finish(r, e);
     r->nnz = nnz;
     if (mb_examine(r, e)) { mb_release(r); return NULL; }
+    /* the counting leaves' flag, as mm_finish's (a sparse result: its
+     * values are the same, all checked) */
+    mb_fin_set(r, bad != 0);
     return r;
 }
 

@@ -8,6 +8,8 @@
 #include "../base/base.h"
 
 #include <assert.h>
+#include <float.h>
+#include <math.h>
 #include <string.h>
 #if defined(__AVX512F__)
 #include <immintrin.h>
@@ -21,13 +23,16 @@ typedef double v4d __attribute__((vector_size(32)));
 
 /* Rows [r0, r1) of C = A %*% B for a skinny B padded to NV*4 columns in bp
  * (k x 4*NV, zero padding); each row is summed over l in order, four rows
- * at a time (independent chains). Returns the non-zeros written. NV is a
- * literal at every call (inlined). */
+ * at a time (independent chains). Returns the non-zeros written, and
+ * sets *nonfinite when a value written is NaN or infinite (the compare
+ * of nz_count_fin, beside the count). NV is a literal at every call
+ * (inlined). */
 static inline __attribute__((always_inline)) int64_t
 skinny_rows(const double *A, const v4d *bp, double *C, int64_t k, int64_t n,
-            int64_t r0, int64_t r1, int NV)
+            int64_t r0, int64_t r1, int NV, int *nonfinite)
 {
     int64_t nz = 0;
+    int bad = 0;
     for (int64_t i = r0; i < r1; i += 4) {
         int R = (int)BR_MIN(4, r1 - i);
         const double *a = A + i * k;
@@ -51,30 +56,35 @@ skinny_rows(const double *A, const v4d *bp, double *C, int64_t k, int64_t n,
             double out[16];
             memcpy(out, acc[r], sizeof out);
             double *c = C + (i + r) * n;
-            for (int64_t j = 0; j < n; j++) { c[j] = out[j]; nz += out[j] != 0; }
+            for (int64_t j = 0; j < n; j++) {
+                c[j] = out[j];
+                nz += out[j] != 0;
+                bad |= !(fabs(out[j]) <= DBL_MAX);
+            }
         }
     }
+    *nonfinite |= bad;
     return nz;
 }
 
 /* KMmLeaf.skinny_rows */
 static int64_t skinny(const double *A, const double *bp, double *C, int64_t k, int64_t n, int64_t r0,
-                      int64_t r1)
+                      int64_t r1, int *nonfinite)
 {
     assert(n >= 1 && n <= 16);
     const v4d *b = (const v4d *)(const void *)bp;
     switch ((n + 3) / 4) {
-    case 1: return skinny_rows(A, b, C, k, n, r0, r1, 1);
-    case 2: return skinny_rows(A, b, C, k, n, r0, r1, 2);
-    case 3: return skinny_rows(A, b, C, k, n, r0, r1, 3);
-    default: return skinny_rows(A, b, C, k, n, r0, r1, 4);
+    case 1: return skinny_rows(A, b, C, k, n, r0, r1, 1, nonfinite);
+    case 2: return skinny_rows(A, b, C, k, n, r0, r1, 2, nonfinite);
+    case 3: return skinny_rows(A, b, C, k, n, r0, r1, 3, nonfinite);
+    default: return skinny_rows(A, b, C, k, n, r0, r1, 4, nonfinite);
     }
 }
 
 #if defined(__AVX512F__)
 /* C rows of R x 32 register tiles: see KMmLeaf.lowk_rows. */
 static inline __attribute__((always_inline)) int64_t
-lowk_tile(const double *a, const double *B, double *c, int64_t k, int64_t n, int64_t j, int R)
+lowk_tile(const double *a, const double *B, double *c, int64_t k, int64_t n, int64_t j, int R, int *nonfinite)
 {
     const int64_t w = BR_MIN(32, n - j);
     __mmask8 mk[4];
@@ -100,29 +110,34 @@ lowk_tile(const double *a, const double *B, double *c, int64_t k, int64_t n, int
         }
     }
     int64_t nz = 0;
+    __mmask8 bad = 0;
+    const __m512d big = _mm512_set1_pd(DBL_MAX);
 #pragma GCC unroll 4
     for (int r = 0; r < R; r++)
 #pragma GCC unroll 4
         for (int q = 0; q < 4; q++) {
             _mm512_mask_storeu_pd(c + r * n + j + 8 * q, mk[q], acc[r][q]);
             nz += __builtin_popcount(_mm512_mask_cmp_pd_mask(mk[q], acc[r][q], _mm512_setzero_pd(), _CMP_NEQ_UQ));
+            /* NaN or infinite: not |x| <= DBL_MAX (unordered: true) */
+            bad |= _mm512_mask_cmp_pd_mask(mk[q], _mm512_abs_pd(acc[r][q]), big, _CMP_NLE_UQ);
         }
+    *nonfinite |= bad != 0;
     return nz;
 }
 
 /* KMmLeaf.lowk_rows */
 static int64_t lowk_rows(const double *A, const double *B, double *C, int64_t k, int64_t n, int64_t r0,
-                         int64_t r1)
+                         int64_t r1, int *nonfinite)
 {
     int64_t nz = 0;
     for (int64_t i = r0; i < r1; i += 4) {
         const double *a = A + i * k;
         double *c = C + i * n;
         switch (BR_MIN(4, r1 - i)) {
-        case 4: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 4); break;
-        case 3: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 3); break;
-        case 2: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 2); break;
-        default: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 1); break;
+        case 4: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 4, nonfinite); break;
+        case 3: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 3, nonfinite); break;
+        case 2: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 2, nonfinite); break;
+        default: for (int64_t j = 0; j < n; j += 32) nz += lowk_tile(a, B, c, k, n, j, 1, nonfinite); break;
         }
     }
     return nz;

@@ -382,7 +382,21 @@ static int threads_for(double work, int64_t tasks)
 
 /* ---- no_agg ---- */
 
-static int64_t count_nz(const double *v, int64_t n) { return k_leaves(k_isa())->ew->nz_count(v, n); }
+/* The non-zeros of v[0..n), and *bad set when one is NaN or infinite
+ * (the output's finiteness flag, mb.h: the same pass). */
+static int64_t count_nz(const double *v, int64_t n, int *bad) { return k_leaves(k_isa())->ew->nz_count_fin(v, n, bad); }
+
+/* A dense vector output's non-zeros recounted, its format picked and
+ * its finiteness flag set from the same pass; NULL (out released) on
+ * failure. */
+static MB *finish_counted(MB *out, BrErr *e)
+{
+    int bad = 0;
+    out->nnz = count_nz(out->d, out->rows * out->cols, &bad);
+    if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    mb_fin_set(out, bad != 0);
+    return out;
+}
 
 /* no_agg rows ra..rb of a Ctx.blk plan straight into the output d. */
 static void none_block(const Ctx *x, Work *w, int64_t ra, int64_t rb, double *d)
@@ -410,23 +424,26 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
     MB *out = mb_dense_uninit(M, N, e);
     if (!out || M * N == 0) return out;
     int64_t nnz = 0;
+    int bad = 0;
     bool fail = false, anycz = false;
     for (int k = 0; k < op->in.n; k++) anycz |= x->cz[k];
     if (x->flat) {
         int64_t cells = M * N, nch = (cells + CH - 1) / CH, per = 8, ntask = (nch + per - 1) / per;
-#pragma omp parallel for schedule(static) num_threads(threads_for((double)cells, ntask)) reduction(+:nnz)
+#pragma omp parallel for schedule(static) num_threads(threads_for((double)cells, ntask)) reduction(+:nnz) \
+    reduction(|:bad)
         for (int64_t t = 0; t < ntask; t++) {
             for (int64_t c = t * per; c < BR_MIN(nch, (t + 1) * per); c++) {
                 int64_t c0 = c * CH, c1 = BR_MIN(cells, c0 + CH);
                 double *o[1] = {out->d + c0};
                 op->ff(x->P, op->in.sc, c0, c1, o);
-                nnz += count_nz(out->d + c0, c1 - c0);
+                nnz += count_nz(out->d + c0, c1 - c0, &bad);
             }
         }
     } else {
         int64_t R = N > CH ? 1 : BR_MAX(1, TASK_CELLS / BR_MAX(N, 1));
         int64_t ntask = (M + R - 1) / R;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N, ntask)) reduction(+:nnz)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads_for((double)M * N, ntask)) reduction(+:nnz) \
+    reduction(|:bad)
         for (int64_t t = 0; t < ntask; t++) {
             Work w;
             int64_t ra = t * R, rb = BR_MIN(M, ra + R);
@@ -457,13 +474,14 @@ static MB *run_none_dense(const Ctx *x, BrErr *e)
                     op->fd(w.P, w.S, op->in.sc, r0, BR_MIN(rb, r0 + RC), 0, N, o, N);
                 }
             }
-            nnz += count_nz(out->d + ra * N, (rb - ra) * N);
+            nnz += count_nz(out->d + ra * N, (rb - ra) * N, &bad);
             if (!work_free(&w)) fail = true;
         }
     }
     if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
     out->nnz = nnz;
     if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    mb_fin_set(out, bad != 0);   /* every cell checked in its count */
     return out;
 }
 
@@ -499,17 +517,25 @@ static MB *run_none_sparse(const Ctx *x, BrErr *e)
         if (!work_free(&w)) fail = true;
     }
     if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
-    /* drop zeros */
+    /* drop zeros; the values kept checked on the way (the finiteness
+     * flag: NaN and infinities are kept, as non-zeros) */
     int64_t wpos = 0, r = 0;
+    int bad = 0;
     for (int64_t i = 0; i < M; i++) {
         int64_t end = out->rp[i + 1];
         for (; r < end; r++)
-            if (out->v[r] != 0) { out->ci[wpos] = out->ci[r]; out->v[wpos] = out->v[r]; wpos++; }
+            if (out->v[r] != 0) {
+                bad |= !(fabs(out->v[r]) <= DBL_MAX);
+                out->ci[wpos] = out->ci[r];
+                out->v[wpos] = out->v[r];
+                wpos++;
+            }
         out->rp[i + 1] = wpos;
     }
     out->nnz = wpos;
     out->build_row = M;
     if (mb_examine(out, e)) { mb_release(out); return NULL; }
+    mb_fin_set(out, bad != 0);
     return out;
 }
 
@@ -576,9 +602,7 @@ static MB *run_row(const Ctx *x, BrErr *e)
         if (!work_free(&w)) fail = true;
     }
     if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
-    mb_recount_nnz(out);
-    if (mb_examine(out, e)) { mb_release(out); return NULL; }
-    return out;
+    return finish_counted(out, e);
 }
 
 /* ---- col_agg and full_agg: super-blocks of rows ---- */
@@ -685,9 +709,7 @@ static MB *run_col(const Ctx *x, BrErr *e)
     for (int64_t b = 0; parts && b < nsb; b++) { free(parts[b].s); free(parts[b].c); free(parts[b].cnt); }
     free(parts);
     if (fail) { mb_release(out); br_err(e, BR_ENOMEM, "out of memory in fused operator"); return NULL; }
-    mb_recount_nnz(out);
-    if (mb_examine(out, e)) { mb_release(out); return NULL; }
-    return out;
+    return finish_counted(out, e);
 }
 
 /* Initial lanes of in-loop aggregates (SpCellAggFn) of nout outputs. */

@@ -103,6 +103,7 @@ MB *mb_fill(int64_t rows, int64_t cols, double val, BrErr *e)
     int64_t n = rows * cols;
     for (int64_t i = 0; i < n; i++) m->d[i] = val;
     m->nnz = n;
+    mb_fin_set(m, !isfinite(val));   /* every value is val */
     return m;
 }
 
@@ -298,6 +299,14 @@ MB *mb_copy(const MB *m, BrErr *e)
     memcpy(r->v, m->v, (size_t)m->nnz * sizeof(double));
     r->nnz = m->nnz;
     r->build_row = r->rows;
+    return r;
+}
+
+MB *mb_copy_kept(const MB *m, BrErr *e)
+{
+    MB *r = mb_copy(m, e);
+    uint8_t f = m->ext || m->cmb ? MB_FIN_UNKNOWN : __atomic_load_n(&m->fin, __ATOMIC_RELAXED);
+    if (r && f != MB_FIN_UNKNOWN) mb_fin_set(r, f == MB_FIN_NONFINITE);
     return r;
 }
 

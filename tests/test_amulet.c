@@ -2258,6 +2258,106 @@ static void crowded_blocks(void)
     br_set_threads(nt0);
 }
 
+/* Seed 4.6's search for nc (amulet_gen.c strips), read from its trace:
+ * after kc's race on the top half, the sub-tasks are column strips of
+ * the bottom half's full height (rows from the top half's end, a
+ * multiple of mr, to M), side by side from column 0, of widths 8 nr,
+ * 16 nr, ... doubling, each strip's k range in two halves (at a
+ * multiple of kc, or K / 2 when K < 2 kc), one packed and one read in
+ * place, packed first in even strips; the doubling stops at the first
+ * strip scored more than 2% above the best before it, else where the
+ * next width no longer fits N; the pick is the widest strip within 2%
+ * of the best score, with its better half's packing (in place within
+ * 2%): all recomputed here from the scores the trace prints. Q1 with A
+ * as it is and transposed, 1 and 2 threads (the results: `check` on the
+ * search above). Before seed 4.6's strips, nc raced on bands of rows
+ * over all columns (no strip in the trace). */
+static void search_strips(void)
+{
+    int64_t M = 100, N = 805, K = 131;
+    setenv("BRAID_AMULET", "search", 1);
+    for (int x = 0; x < 4; x++) {
+        int nt = 1 + x / 2;
+        bool ta = x % 2;
+        br_set_threads(nt);
+        t_seed(73 + x);
+        MB *A = t_gen(M, K, 1, -1, 1, false), *B = t_gen(K, N, 1, -1, 1, false);
+        char w[300], src[800];
+        body(w, sizeof w, Q1, 2, ta, false);
+        snprintf(src, sizeof src,
+                 "At = t(A); dis = matrix(0.5, rows=ncol(B), cols=1); thj = matrix(0.1, rows=1, cols=ncol(B))\n"
+                 "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                 "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", w);
+        const char *names[] = {"A", "B"};
+        MB *ins[] = {A, B};
+        TRun r;
+        CgOptions cg = t_pols[2].o;
+        FILE *f = amulet_traced(src, &cg, names, ins, 2, &r);
+        T_CHECK(r.rc == 0 && f, "strips %d: %s", x, r.err);
+        int mr = 0, nr = 0, pk = -1, n = 0;
+        long long kc = 0, nc = 0;
+        long long st[64][8];   /* rows, columns, k ranges, kc, nc, pack */
+        double sc[64];
+        char line[500];
+        while (f && fgets(line, sizeof line, f)) {
+            long long v[9];
+            int p;
+            double s;
+            if (sscanf(line, "amulet: %d x %d kernel, kc %lld nc %lld pack %d (searched)", &mr, &nr, &kc, &nc, &pk) == 5)
+                continue;
+            if (sscanf(line, "amulet: sub-task rows %lld-%lld columns %lld-%lld k %lld-%lld, kc %lld nc %lld pack %d: %lg",
+                       &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &p, &s) == 10 &&
+                v[3] - v[2] < N && n < 64) {
+                for (int c = 0; c < 8; c++) st[n][c] = v[c];
+                st[n][7] = p;
+                st[n][6] = v[6] * 1000000 + v[7];
+                sc[n++] = s;
+            }
+        }
+        if (f) fclose(f);
+        T_CHECK(mr > 0 && pk >= 0 && n >= 2 && n % 2 == 0, "strips %d: kernel %d x %d, pick pack %d, %d strip halves", x,
+                mr, nr, pk, n);
+        int64_t mh = (M / 2 + mr - 1) / mr * mr, kh = K >= 2 * kc ? K / (2 * kc) * kc : K / 2, j0 = 0, w0 = 8 * nr;
+        double low = INFINITY, ssc[32];
+        int ns = n / 2, bad = 0, stop = -1;
+        for (int s = 0; s < ns && mr > 0; s++) {
+            long long *a = st[2 * s], *b = st[2 * s + 1];
+            int64_t wd = w0 << s;
+            bool shape = a[0] == mh && a[1] == M && b[0] == mh && b[1] == M && a[2] == j0 && a[3] == j0 + wd &&
+                         b[2] == j0 && b[3] == j0 + wd && a[4] == 0 && a[5] == kh && b[4] == kh && b[5] == K &&
+                         a[6] == kc * 1000000 + wd && b[6] == a[6] && a[7] == (s % 2 == 0) && b[7] == !a[7];
+            if (!shape) {
+                bad++;
+                fprintf(stderr, "strip %d: rows %lld-%lld columns %lld-%lld k %lld-%lld / %lld-%lld pack %lld %lld; "
+                        "want rows %lld-%lld columns %lld-%lld k 0-%lld-%lld\n", s, a[0], a[1], a[2], a[3], a[4], a[5],
+                        b[4], b[5], a[7], b[7], (long long)mh, (long long)M, (long long)j0, (long long)(j0 + wd),
+                        (long long)kh, (long long)K);
+            }
+            ssc[s] = fmin(sc[2 * s], sc[2 * s + 1]);
+            if (s > 0 && ssc[s] > low * 1.02 && stop < 0) stop = s;
+            low = fmin(low, ssc[s]);
+            j0 += wd;
+        }
+        T_CHECK(bad == 0, "strips %d: %d strips not as seed 4.6's", x, bad);
+        /* stopped at the first worse strip, or where the next did not fit */
+        T_CHECK(stop >= 0 ? stop == ns - 1 : j0 + (w0 << ns) > N, "strips %d: %d strips, the first worse %d, "
+                "%lld columns used", x, ns, stop, (long long)j0);
+        int win = 0;
+        for (int s = 1; s < ns; s++)
+            if (ssc[s] < ssc[win]) win = s;
+        for (int s = ns - 1; s > win; s--)
+            if (ssc[s] <= ssc[win] * 1.02) { win = s; break; }
+        double sp = sc[2 * win + (win % 2 != 0)], si = sc[2 * win + (win % 2 == 0)];   /* packed, in place */
+        T_CHECK(ns > 0 && nc == (w0 << win) && pk == !(si <= sp * 1.02), "strips %d: picked nc %lld pack %d, want nc "
+                "%lld pack %d", x, nc, pk, (long long)(w0 << win), !(si <= sp * 1.02));
+        t_run_free(&r);
+        mb_release(A);
+        mb_release(B);
+    }
+    br_set_threads(0);
+    unsetenv("BRAID_AMULET");
+}
+
 int main(void)
 {
     static const int64_t sizes[][3] = {{37, 29, 41}, {13, 50, 7}, {64, 64, 64}};
@@ -2293,6 +2393,7 @@ int main(void)
     tile_major();
     no_intrinsics_header();
     crowded_blocks();
+    search_strips();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
         for (int q = Q1; q <= QMAX; q++)
@@ -2344,10 +2445,11 @@ int main(void)
         int x = (nt - 1) * 4;
         if (t_keep(x, 3)) check(Q1, 2, false, false, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
         if (t_keep(x + 1, 3)) check(Q2, 3, true, true, 4 * 12 * nt + 5, 32 * 24 + 37, 131, what);
-        /* rows for every race in two rounds: kc 32..512 over k in
-         * [0, 512) (each candidate's panels packed ahead), then nc
-         * 8 nr..all, each packed and in place (8 candidates: 16 tiles
-         * of the bottom half), and the rest of k and of the rows */
+        /* rows for kc's race in two rounds: kc 32..512 over k in
+         * [0, 512) (each candidate's panels packed ahead), and the rest
+         * of k; then seed 4.6's column strips of the bottom half (8 nr,
+         * 16 nr, ..., each k half packed and in place: search_strips)
+         * and the columns they leave */
         if (t_keep(x + 2, 3)) check(Q1, 2, false, true, 421, 805, 611, what);
         if (t_keep(x + 3, 3)) check(QMIN, 0, true, false, 419, 803, 533, what);
     }

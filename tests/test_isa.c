@@ -299,10 +299,32 @@ static void test_mm_leaf(const KMmLeaf *G, const KMmLeaf *L, const char *lv)
             values(A, m * k);
             memset(bp, 0, (size_t)(k * w + 4) * sizeof(double));
             for (int64_t l = 0; l < k; l++) uniform(bp + l * w, n, -2, 2);
-            nzg = G->skinny_rows(A, bp, cg, k, n, 1, m);
-            nzl = L->skinny_rows(A, bp, cl, k, n, 1, m);
+            int badg = 0, badl = 0;
+            nzg = G->skinny_rows(A, bp, cg, k, n, 1, m, &badg);
+            nzl = L->skinny_rows(A, bp, cl, k, n, 1, m, &badl);
             T_CHECK(nzg == nzl && first_diff(cg + n, cl + n, (m - 1) * n, 0) < 0, "%s skinny k=%lld n=%lld", lv,
                     (long long)k, (long long)n);
+            /* the finiteness flag: as the values written (A holds the
+             * special values: some rows are NaN or infinite); then NaN
+             * and an infinity in the last row's last l, after finite
+             * values everywhere */
+            int want = 0;
+            for (int64_t x = n; x < m * n; x++) want |= !isfinite(cg[x]);
+            T_CHECK(badg == want && badl == want, "%s skinny flag %d %d, want %d k=%lld n=%lld", lv, badg, badl, want,
+                    (long long)k, (long long)n);
+            uniform(A, m * k, -1, 1);
+            badg = badl = 0;
+            G->skinny_rows(A, bp, cg, k, n, 1, m, &badg);
+            L->skinny_rows(A, bp, cl, k, n, 1, m, &badl);
+            T_CHECK(!badg && !badl, "%s skinny finite flagged k=%lld n=%lld", lv, (long long)k, (long long)n);
+            for (int nf = 0; nf < 2; nf++) {
+                A[m * k - 1] = nf ? INFINITY : NAN;
+                badg = badl = 0;
+                G->skinny_rows(A, bp, cg, k, n, 1, m, &badg);
+                L->skinny_rows(A, bp, cl, k, n, 1, m, &badl);
+                T_CHECK(badg && badl, "%s skinny %s not flagged k=%lld n=%lld", lv, nf ? "Inf" : "NaN", (long long)k,
+                        (long long)n);
+            }
             free(A); free(cg); free(cl); br_free_aligned(bp);
         }
     if (!L->lowk_rows) return;
@@ -315,7 +337,8 @@ static void test_mm_leaf(const KMmLeaf *G, const KMmLeaf *L, const char *lv)
             double *c = malloc((size_t)(mr * n) * sizeof(double)), *r = malloc((size_t)(mr * n) * sizeof(double));
             uniform(A, mr * k, -1, 1);
             uniform(B, k * n, -1, 1);
-            int64_t nz = L->lowk_rows(A, B, c, k, n, 0, mr), want = 0;
+            int bad = 0;
+            int64_t nz = L->lowk_rows(A, B, c, k, n, 0, mr, &bad), want = 0;
             for (int64_t i = 0; i < mr; i++)
                 for (int64_t j = 0; j < n; j++) {
                     double s = 0;
@@ -323,8 +346,16 @@ static void test_mm_leaf(const KMmLeaf *G, const KMmLeaf *L, const char *lv)
                     r[i * n + j] = s;
                     want += s != 0;
                 }
-            T_CHECK(nz == want && first_diff(c, r, mr * n, 0) < 0, "%s lowk k=%lld n=%lld", lv, (long long)k,
-                    (long long)n);
+            T_CHECK(nz == want && first_diff(c, r, mr * n, 0) < 0 && !bad, "%s lowk k=%lld n=%lld (flag %d)", lv,
+                    (long long)k, (long long)n, bad);
+            /* NaN, then an infinity in the last row's last l (the last
+             * tile's masked lanes) */
+            for (int nf = 0; nf < 2; nf++) {
+                A[mr * k - 1] = nf ? INFINITY : NAN;
+                bad = 0;
+                L->lowk_rows(A, B, c, k, n, 0, mr, &bad);
+                T_CHECK(bad, "%s lowk %s not flagged k=%lld n=%lld", lv, nf ? "Inf" : "NaN", (long long)k, (long long)n);
+            }
             free(A); free(B); free(c); free(r);
         }
 }

@@ -304,6 +304,48 @@ static void test_generated(void)
     release_inputs(in);
 }
 
+/* The finiteness flag of a fused Cell operator's matrix output
+ * (kernels/spoof_cell.c: run_none_dense checks its cells in the pass
+ * that counts them, run_none_sparse the values it keeps, the row and
+ * column aggregates' vectors in their recount): set, and true, with
+ * and without a NaN or an overflow to Inf in one cell, dense and sparse
+ * X (sparse-safe: the sparse path), one row and one column aggregate.
+ * Each run must place a fused Cell operator. */
+static void test_fin_flag(void)
+{
+    static const char *const srcs[3] = {"R = X * Y * 2 + X * X\n", "R = rowSums(X * Y * 2 + X * X)\n",
+                                        "R = colSums(X * Y * 2 + X * X)\n"};
+    const char *nm[] = {"X", "Y"}, *on[] = {"R"};
+    for (int sp = 0; sp < 2; sp++)
+        for (int bad = 0; bad < 3; bad++)   /* finite, NaN, 1e200 * 1e200 * 2 */
+            for (int q = 0; q < 3; q++) {
+                MB *X = t_gen(120, 90, sp ? 0.05 : 1, -1, 1, sp), *Y = t_gen(120, 90, 1, -1, 1, false);
+                int64_t c = sp ? X->ci[X->nnz - 1] : 90 * 120 - 1, row = sp ? 119 : 119;
+                if (sp) {
+                    while (X->rp[row] == X->rp[row + 1]) row--;
+                    c = X->ci[X->rp[row + 1] - 1];
+                }
+                if (bad) {
+                    double *xv = sp ? &X->v[X->rp[row + 1] - 1] : &X->d[c];
+                    *xv = bad == 1 ? NAN : 1e200;
+                    Y->d[(sp ? row * 90 + c : c)] = 1e200;
+                }
+                MB *ins[] = {X, Y};
+                TRun r;
+                t_run_dml(srcs[q], &t_pols[0].o, 2, nm, ins, 1, on, &r);
+                const MB *R = r.rc == 0 && r.out[0].kind == V_MATRIX ? r.out[0].m : NULL;
+                bool nf = false;
+                for (int64_t i = 0; R && i < (R->sparse ? R->nnz : R->rows * R->cols); i++)
+                    nf |= !isfinite(R->sparse ? R->v[i] : R->d[i]);
+                T_CHECK(R && r.st.fused[0] >= 1 && R->fin == (bad ? MB_FIN_NONFINITE : MB_FIN_FINITE) && nf == (bad != 0),
+                        "fused output flag (%s X, bad %d, %d): rc %d, fused %lld, flag %d, non-finite %d", sp ? "sparse" : "dense",
+                        bad, q, r.rc, (long long)r.st.fused[0], R ? R->fin : -1, nf);
+                t_run_free(&r);
+                mb_release(X);
+                mb_release(Y);
+            }
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -315,5 +357,6 @@ int main(void)
     }
     br_set_threads(1);
     test_specials();
+    test_fin_flag();
     return t_done("test_magg");
 }

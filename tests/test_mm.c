@@ -4,6 +4,7 @@
 #include "t.h"
 #include "io/io.h"
 #include "kernels/gen.h"
+#include "kernels/leaf.h"
 #include "kernels/mm.h"
 #include "kernels/reorg.h"
 
@@ -826,6 +827,35 @@ static void test_fin_flag(void)
         mb_release(y);
     }
     mb_release(ones);
+    /* the products whose leaves count the non-zeros themselves (gemv's
+     * rows, the skinny leaf, the low-rank leaf on AVX-512; mm_finish is
+     * not called) set the flag in that pass: finite, and non-finite
+     * when a row of 1e308 overflows, at every SIMD level */
+    {
+        static const int64_t sh[3][3] = {{70, 40, 1}, {90, 100, 8}, {300, 20, 300}};   /* m, k, n */
+        static const char *const nm[3] = {"gemv", "skinny", "low-rank"};
+        KIsa isa0 = k_isa();
+        for (int isa = K_ISA_GENERIC; isa <= (int)k_isa_cpu(); isa++) {
+            k_isa_set((KIsa)isa);
+            for (int q = 0; q < 3; q++) {
+                MB *rhs = k_rand(sh[q][1], sh[q][2], 1, 1, 1.0, "uniform", 0, 3, &e);
+                for (int over = 0; over < 2; over++) {
+                    MB *y = gen(sh[q][0], sh[q][1], 1.0, false, 71 + (uint64_t)q);
+                    if (over)
+                        for (int j = 0; j < sh[q][1]; j++) y->d[(sh[q][0] - 1) * sh[q][1] + j] = 1e308;
+                    int64_t s0 = mb_fin_scans();
+                    MB *p = k_matmul(y, rhs, &e);
+                    T_CHECK(p && p->fin == (over ? MB_FIN_NONFINITE : MB_FIN_FINITE) && mb_fin_scans() == s0,
+                            "%s %s (overflow %d): flag %d, %lld scans", nm[q], k_isa_name((KIsa)isa), over,
+                            p ? p->fin : -1, (long long)(mb_fin_scans() - s0));
+                    mb_release(p);
+                    mb_release(y);
+                }
+                mb_release(rhs);
+            }
+        }
+        k_isa_set(isa0);
+    }
     /* readers of text formats leave the answer */
     char dir[] = "/tmp/braid_finflag_XXXXXX", path[64];
     T_CHECK(mkdtemp(dir) != NULL, "tmpdir");

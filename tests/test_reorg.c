@@ -1131,6 +1131,85 @@ static void crowded_index(void)
 #define TIMED(f) do { int64_t t0_ = br_now_ns(); f(); \
     if (getenv("T_TIME")) fprintf(stderr, "%s: %.3f s\n", #f, (br_now_ns() - t0_) * 1e-9); } while (0)
 
+/* The finiteness flag of slices (index.c slice_fin): a dense slice that
+ * counted its non-zeros (rows of a block, a column range) checked every
+ * value it copied and is flagged exactly, NaN or infinity inside or
+ * not; one that did not (the whole block, sparse slices) tells only
+ * what the source's flag does: finite of a finite source, the source's
+ * answer for the whole block, nothing of a part of a non-finite one.
+ * Every flag set is checked against the values. */
+static bool fin_scan(const MB *m)
+{
+    const double *x = m->sparse ? m->v : m->d;
+    int64_t n = m->sparse ? m->nnz : m->rows * m->cols;
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(x[i])) return true;
+    return false;
+}
+
+static void slice_fin_flags(void)
+{
+    BrErr e = {0};
+    /* rows, then a column range; the last two miss the bad cell (150, 50) */
+    static const int64_t rg[4][4] = {{10, 200, 0, 250}, {0, 300, 3, 100}, {0, 100, 0, 250}, {0, 300, 60, 250}};
+    for (int sparse = 0; sparse < 2; sparse++)
+        for (int bad = 0; bad < 3; bad++)   /* finite, NaN, -Inf */
+            for (int known = 0; known < 2; known++) {
+                MB *a = gen(300, 250, sparse ? 0.05 : 0.9, false, 91);
+                if (bad) a->d[150 * 250 + 50] = bad == 1 ? NAN : -INFINITY;
+                mb_recount_nnz(a);
+                if (sparse) mb_make_sparse(a, &e);
+                if (known) mb_fin_set(a, bad != 0);
+                for (int s = 0; s < 5; s++) {
+                    MB *r = s < 4 ? k_slice(a, rg[s][0], rg[s][1], rg[s][2], rg[s][3], &e) : k_slice(a, 0, 300, 0, 250, &e);
+                    bool inside = s < 2 || s == 4, nf = bad && inside;
+                    /* the flag each case must carry (-1: any true answer) */
+                    int want = !sparse && s < 4 ? (nf ? MB_FIN_NONFINITE : MB_FIN_FINITE)
+                             : !known ? MB_FIN_UNKNOWN
+                             : !bad ? MB_FIN_FINITE
+                             : s == 4 ? MB_FIN_NONFINITE : MB_FIN_UNKNOWN;
+                    T_CHECK(r && r->fin == want && (r->fin == MB_FIN_UNKNOWN || (r->fin == MB_FIN_NONFINITE) == fin_scan(r)),
+                            "slice flag: %s, bad %d, source flag %s, slice %d: flag %d, want %d", sparse ? "sparse" : "dense",
+                            bad, known ? "known" : "unknown", s, r ? r->fin : -1, want);
+                    mb_release(r);
+                }
+                mb_release(a);
+            }
+}
+
+/* matrix(v, ...) (mb_fill) flags v's answer; results equal to their
+ * operand (mb_copy_kept: reshape to the same shape, replace of 0 by 0,
+ * diag of a 1x1) keep the operand's flag, known or not. */
+static void copy_fin_flags(void)
+{
+    BrErr e = {0};
+    static const double vals[3] = {2.5, NAN, -INFINITY};
+    for (int v = 0; v < 3; v++) {
+        MB *f = mb_fill(3, 4, vals[v], &e);
+        T_CHECK(f && f->fin == (v ? MB_FIN_NONFINITE : MB_FIN_FINITE), "fill %g: flag %d", vals[v], f ? f->fin : -1);
+        mb_release(f);
+    }
+    for (int sparse = 0; sparse < 2; sparse++)
+        for (int bad = 0; bad < 2; bad++)
+            for (int known = 0; known < 2; known++) {
+                MB *a = gen(30, 20, 0.1, false, 95), *one = gen(1, 1, 1, false, 96);
+                if (bad) a->d[7 * 20 + 3] = one->d[0] = NAN;
+                mb_recount_nnz(a);
+                mb_recount_nnz(one);
+                if (sparse) mb_make_sparse(a, &e);
+                if (known) mb_fin_set(a, bad), mb_fin_set(one, bad);
+                int want = known ? (bad ? MB_FIN_NONFINITE : MB_FIN_FINITE) : MB_FIN_UNKNOWN;
+                MB *r[3] = {k_reshape(a, 30, 20, true, &e), k_replace(a, 0, 0, &e), k_diag(one, &e)};
+                for (int q = 0; q < 3; q++) {
+                    T_CHECK(r[q] && r[q]->fin == want, "kept copy %d (%s, bad %d, known %d): flag %d, want %d", q,
+                            sparse ? "sparse" : "dense", bad, known, r[q] ? r[q]->fin : -1, want);
+                    mb_release(r[q]);
+                }
+                mb_release(a);
+                mb_release(one);
+            }
+}
+
 int main(void)
 {
     TIMED(sweeps);
@@ -1145,5 +1224,7 @@ int main(void)
     TIMED(lix_sequences);
     TIMED(crowded_reorg);
     TIMED(crowded_index);
+    TIMED(slice_fin_flags);
+    TIMED(copy_fin_flags);
     return t_done("test_reorg");
 }
