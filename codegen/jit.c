@@ -519,10 +519,10 @@ static char **env_tmpdir(const char *tmpd, char buf[1300])
  * for end of file there, the end of the compile's last process (no
  * polling: it publishes at once), within BRAID_CC_TIMEOUT and a second of
  * t0 (`timeout`); past that, a compile whose processes still run is
- * killed with its files. When the compile has ended, it removes tmpd and,
- * if obj is there (the compiler removes its output when a step fails:
- * gcc's %W{o*}) and the shell condition cond holds, runs pub (commands
- * that publish "$O"), then removes src and obj. *fin: the shell. */
+ * killed with its files. When the compile has ended, if obj is there
+ * (the compiler removes its output when a step fails: gcc's %W{o*}) and
+ * the shell condition cond holds, it runs pub (commands that publish
+ * "$O"), then removes tmpd, src and obj. *fin: the shell. */
 static bool finisher(pid_t g, int64_t t0, const char *tmpd, const char *src, const char *obj, int end,
                      const char *cond, const char *pub, pid_t *fin)
 {
@@ -531,8 +531,8 @@ static bool finisher(pid_t g, int64_t t0, const char *tmpd, const char *src, con
     long long secs = left > 0 ? (left + 999999999) / 1000000000 + 1 : 1;
     StrBuf cmd = {0};
     sb_printf(&cmd,
-              "G=$1 D=$2 C=$3 O=$4; if timeout %lld cat >/dev/null || ! kill -0 -$G; then rm -rf \"$D\"; "
-              "if [ -s \"$O\" ]%s; then :%s; fi; else kill -9 -$G; rm -rf \"$D\"; fi; "
+              "G=$1 D=$2 C=$3 O=$4; if timeout %lld cat >/dev/null || ! kill -0 -$G; then "
+              "if [ -s \"$O\" ]%s; then :%s; fi; else kill -9 -$G; fi; rm -rf \"$D\"; "
               "if [ -n \"$C\" ] || [ -e \"$O\" ]; then rm -f ${C:+\"$C\"} \"$O\"; fi",
               secs, cond, pub);
     if (!cmd.s) return false;
