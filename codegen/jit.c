@@ -24,13 +24,15 @@
  * A compile into the persistent disk cache that is still running when its
  * context ends is left to finish detached (at most 2 max(2, br_threads())
  * per process; the others are killed with their compiler, as are compiles
- * into a private temporary folder): a shell of its own (detach) waits for
- * it, stops it after BRAID_CC_TIMEOUT even when braid is gone, and
- * publishes the object with its POSIX cksum as the sum; so a short run on
- * a loaded machine still warms the cache for the next. Each published
- * object's sum is checked before a later dlopen. A failed compile leaves
- * the operator unusable and the caller keeps the unfused plan. The prelude is precompiled once
- * per cache directory (pch_get).
+ * into a private temporary folder): a shell of its own (detach,
+ * finisher) waits for it, without polling (end of file on a pipe that
+ * every process of the compile holds), stops it after BRAID_CC_TIMEOUT
+ * even when braid is gone, and publishes the object with its POSIX cksum
+ * as the sum; so a short run on a loaded machine still warms the cache
+ * for the next. Each published object's sum is checked before a later
+ * dlopen. A failed compile leaves the operator unusable and the caller
+ * keeps the unfused plan. The prelude is precompiled once per cache
+ * directory (pch_get), by a compile started and finished the same way.
  *
  * Measurements (gcc 12, 2 cores; docs/codegen.md section 5): a process
  * costs ~10 ms to start, ~8 ms to link and, for the prelude's headers,
@@ -386,6 +388,7 @@ typedef struct Job {
     int n;
     pid_t pid;             /* the compiler, leader of its own process session */
     int pfd;               /* a pidfd of it (wait_any), -1 if none */
+    int efd;               /* read end of its end pipe (spawn_session; the finisher's input), -1 if none */
     bool running, timed_out;
     int64_t t0;            /* start (br_now_ns) */
     char src[1200], tmpobj[1200];
@@ -414,7 +417,7 @@ static bool add_job(Batch *bt, const int *idx, int n)
     }
     Job *j = &bt->jobs[bt->nj];
     memset(j, 0, sizeof *j);
-    j->pfd = -1;
+    j->pfd = j->efd = -1;
     j->idx = br_malloc((size_t)BR_MAX(n, 1) * sizeof *j->idx);
     if (!j->idx) return false;
     memcpy(j->idx, idx, (size_t)n * sizeof *idx);
@@ -436,21 +439,44 @@ static void sq(StrBuf *b, const char *str)
 
 static int64_t cc_timeout_ns(void);
 
-/* Starts the program at path (argv, environment envp) with no input,
- * output to /dev/null and no descriptor of braid's beyond those, as the
- * leader of its own process session: a timeout or the end of braid's
- * context ends it and its children together (kill_group), and a compile
- * left to finish after braid has exited (detach) belongs to no terminal
- * or job of braid's caller. */
-static int spawn_session(const char *path, char **argv, char **envp, pid_t *pid)
+/* Starts the program at path (argv, environment envp) with output to
+ * /dev/null, input from fd in (-1: /dev/null) and no descriptor of
+ * braid's beyond those and, if end is not NULL, the write end of a fresh
+ * pipe as its descriptor 3 (its read end, close-on-exec, to *end; -1 if
+ * none could be made): every process of the compile inherits it, so the
+ * pipe reads end of file at once when the last of them has ended, which
+ * a finishing shell waits for (finisher). It is the leader of its own
+ * process session: a timeout or the end of braid's context ends it and
+ * its children together (kill_group), and a compile left to finish after
+ * braid has exited (detach) belongs to no terminal or job of braid's
+ * caller. */
+static int spawn_session(const char *path, char **argv, char **envp, int in, int *end, pid_t *pid)
 {
+    int pp[2] = {-1, -1};
+    if (end) {
+        *end = -1;
+        if (pipe2(pp, O_CLOEXEC) == 0) {
+            /* above 3, so that no action below clobbers them */
+            for (int k = 0; k < 2; k++) {
+                int hi = pp[k] > 3 ? pp[k] : fcntl(pp[k], F_DUPFD_CLOEXEC, 4);
+                if (hi != pp[k]) close(pp[k]);
+                pp[k] = hi;
+            }
+            if (pp[0] < 0 || pp[1] < 0) {
+                for (int k = 0; k < 2; k++) if (pp[k] >= 0) close(pp[k]);
+                pp[0] = pp[1] = -1;
+            }
+        }
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (in >= 0) posix_spawn_file_actions_adddup2(&fa, in, 0);
+    else posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    if (pp[1] >= 0) posix_spawn_file_actions_adddup2(&fa, pp[1], 3);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+    posix_spawn_file_actions_addclosefrom_np(&fa, pp[1] >= 0 ? 4 : 3);
 #endif
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
@@ -463,31 +489,59 @@ static int spawn_session(const char *path, char **argv, char **envp, pid_t *pid)
     int rc = posix_spawn(pid, path, &fa, &at, argv, envp);
     posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
+    if (pp[1] >= 0) close(pp[1]);
+    if (end && !rc) *end = pp[0];
+    else if (pp[0] >= 0) close(pp[0]);
     return rc;
 }
 
-/* Starts /bin/sh -c argv[2] (argv[3].. its arguments) in its own session
- * (spawn_session): the precompiled prelude's build, which may run on past
- * braid's exit. A watchdog in the session kills it after BRAID_CC_TIMEOUT
- * and a second (braid, while it waits, stops it first) and exits within a
- * second of the shell; before its kill it removes the paths of left
- * (NULL-terminated: the build's temporaries, which a compile left running
- * past braid's exit would otherwise leave until the collector's week; a
- * compiler cannot recreate files in a removed folder). */
-static int spawn_group(char **argv, pid_t *pid, const char *const *left)
+/* braid's environment with TMPDIR=tmpd (buf holds that entry); NULL when
+ * out of memory. The caller frees the array. */
+static char **env_tmpdir(const char *tmpd, char buf[1300])
 {
-    StrBuf sc = {0};
-    sb_printf(&sc, "W=$$; (i=0; while [ $i -lt %lld ]; do sleep 1; kill -0 $W || exit 0; i=$((i+1)); done; rm -rf",
-              (long long)((cc_timeout_ns() + 999999999) / 1000000000 + 1));
-    for (int i = 0; left && left[i]; i++) sq(&sc, left[i]);
-    sb_printf(&sc, "; kill -9 0) & %s", argv[2]);
-    if (!sc.s) return ENOMEM;
-    char *a2 = argv[2];
-    argv[2] = sc.s;
-    int rc = spawn_session("/bin/sh", argv, environ, pid);
-    argv[2] = a2;
-    free(sc.s);
-    return rc;
+    int ne = 0;
+    while (environ[ne]) ne++;
+    char **env = br_malloc((size_t)(ne + 2) * sizeof *env);
+    if (!env) return NULL;
+    snprintf(buf, 1300, "TMPDIR=%s", tmpd);
+    int e = 0;
+    for (int i = 0; i < ne; i++)
+        if (strncmp(environ[i], "TMPDIR=", 7)) env[e++] = environ[i];
+    env[e++] = buf;
+    env[e] = NULL;
+    return env;
+}
+
+/* Starts the shell that finishes a compile left running past its context
+ * (compiler pid g, leader of its session, started at t0; its TMPDIR tmpd,
+ * its source src (NULL: none to remove) and output obj), in a session of
+ * its own, reading end, the compile's end pipe (spawn_session): it waits
+ * for end of file there, the end of the compile's last process (no
+ * polling: it publishes at once), within BRAID_CC_TIMEOUT and a second of
+ * t0 (`timeout`); past that, a compile whose processes still run is
+ * killed with its files. When the compile has ended, if obj is there
+ * (the compiler removes its output when a step fails: gcc's %W{o*}) and
+ * the shell condition cond holds, it runs pub (commands that publish
+ * "$O"), then removes tmpd, src and obj. *fin: the shell. */
+static bool finisher(pid_t g, int64_t t0, const char *tmpd, const char *src, const char *obj, int end,
+                     const char *cond, const char *pub, pid_t *fin)
+{
+    if (end < 0) return false;
+    int64_t left = cc_timeout_ns() - (br_now_ns() - t0);
+    long long secs = left > 0 ? (left + 999999999) / 1000000000 + 1 : 1;
+    StrBuf cmd = {0};
+    sb_printf(&cmd,
+              "G=$1 D=$2 C=$3 O=$4; if timeout %lld cat >/dev/null || ! kill -0 -$G; then "
+              "if [ -s \"$O\" ]%s; then :%s; fi; else kill -9 -$G; fi; rm -rf \"$D\"; "
+              "if [ -n \"$C\" ] || [ -e \"$O\" ]; then rm -f ${C:+\"$C\"} \"$O\"; fi",
+              secs, cond, pub);
+    if (!cmd.s) return false;
+    char gs[24];
+    snprintf(gs, sizeof gs, "%d", (int)g);
+    char *argv[] = {"/bin/sh", "-c", cmd.s, "sh", gs, (char *)tmpd, (char *)(src ? src : ""), (char *)obj, NULL};
+    int rc = spawn_session("/bin/sh", argv, environ, end, NULL, fin);
+    free(cmd.s);
+    return rc == 0;
 }
 
 /* Compiles left to finish after their context ended: the compiler and
@@ -553,34 +607,132 @@ static void kill_group(pid_t pid)
 /* The precompiled prelude (process-wide state): the prelude's headers
  * cost a compiler process ~25 ms, a PCH of them ~10 ms. <cachedir>/
  * prelude-<hash>.h (the prelude's text) and its .gch, hash over compiler
- * identity, flags and text, are built once per cache directory by a
- * compiler process started in the background with the first bundle
- * (through /bin/sh, which publishes the .gch by rename; it is killed when
- * its context ends unfinished); bundles include it when it is ready, with
- * the prelude inline before (gcc falls back to the text itself if it
- * cannot use the .gch, so the generated code is the same either way).
- * (AMULET kernels need no intrinsics header: cg_prelude_vec, prims.c.) */
+ * identity, flags and text, are built once per cache directory in the
+ * background, started with the first bundle; bundles include it when it
+ * is ready, with the prelude inline before (gcc falls back to the text
+ * itself if it cannot use the .gch, so the generated code is the same
+ * either way). The build is a compile like a bundle's (pch_start): the
+ * compiler alone, in its own session, its temporaries in a folder of the
+ * build; braid does the file work when it ends (pch_poll: from pch_get,
+ * from wait_any, which also sleeps on its pidfd, and at the context's
+ * end) and stops it after BRAID_CC_TIMEOUT. Still running when its
+ * context ends, it is handed to a finishing shell (pch_detach, finisher)
+ * that publishes the .gch, or killed when the folder is the context's
+ * private temporary one. (AMULET kernels need no intrinsics header:
+ * cg_prelude_vec, prims.c.) */
 typedef struct Pch {
     const char *text;      /* the header's text (NULL: not made yet) */
     char dir[1024], name[64];
-    int state;             /* 0 not tried, 1 building, 2 ready, -1 unusable */
-    pid_t pid;
+    /* 0 not tried, 1 building (braid reaps it), 2 ready, 3 building
+     * detached (its finishing shell publishes), -1 unusable */
+    int state;
+    pid_t pid;             /* the compiler (states 1, 3; 0 once reaped) */
+    pid_t fin;             /* its finishing shell (state 3) */
+    int pfd, efd;          /* its pidfd (wait_any) and end pipe (finisher); -1 if none */
     int64_t t0;
-    char tmp[1200];
+    char tmp[1200], gch[1200];
     char tmpd[1200];       /* the compiler's TMPDIR (as a job's, start) */
 } Pch;
 static pthread_mutex_t pch_mu = PTHREAD_MUTEX_INITIALIZER;
-static Pch pch;
+static Pch pch = {.pfd = -1, .efd = -1};
+
+static void pch_fds_close(Pch *p)
+{
+    if (p->pfd >= 0) close(p->pfd);
+    if (p->efd >= 0) close(p->efd);
+    p->pfd = p->efd = -1;
+}
 
 /* Ends a running prelude build (its context ends, or it ran over the
  * timeout); the next context builds it again. pch_mu held. */
 static void pch_kill(Pch *p, int state)
 {
     if (p->state != 1) return;
+    pch_fds_close(p);
     kill_group(p->pid);
     unlink(p->tmp);
     cg_rmdir_flat(p->tmpd);
     p->state = state;
+}
+
+/* Reaps the prelude build if it has ended: braid's own (state 1) is
+ * published by rename when its compiler succeeded (else its files go),
+ * or stopped once past BRAID_CC_TIMEOUT; a detached one (state 3), once
+ * its finishing shell has ended, is looked for again (state 0). pch_mu
+ * held. */
+static void pch_poll(Pch *p)
+{
+    int status = 0;
+    if (p->state == 1) {
+        pid_t r = waitpid(p->pid, &status, WNOHANG);
+        if (r == p->pid || (r < 0 && errno != EINTR)) {
+            pch_fds_close(p);
+            cg_rmdir_flat(p->tmpd);
+            struct stat st;
+            bool ok = r == p->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !lstat(p->tmp, &st) &&
+                      S_ISREG(st.st_mode) && st.st_size > 0 && !rename(p->tmp, p->gch);
+            if (!ok) unlink(p->tmp);
+            p->state = ok ? 2 : -1;
+        } else if (br_now_ns() - p->t0 > cc_timeout_ns()) {
+            pch_kill(p, -1);
+        }
+    } else if (p->state == 3) {
+        pid_t r = p->pid ? waitpid(p->pid, &status, WNOHANG) : 0;
+        if (r == p->pid || (r < 0 && errno == ECHILD)) p->pid = 0;
+        r = waitpid(p->fin, &status, WNOHANG);
+        if (r == p->fin || (r < 0 && errno != EINTR)) {
+            /* the compile ended or was stopped first (a compiler still
+             * there: its shell was killed from outside) */
+            if (p->pid) kill_group(p->pid);
+            p->pid = 0;
+            p->state = 0;
+        }
+    }
+}
+
+/* Hands the running prelude build (state 1) to a finishing shell that
+ * publishes its .gch by rename (finisher); kills it if none starts.
+ * pch_mu held. */
+static void pch_detach(Pch *p)
+{
+    StrBuf pub = {0};
+    sb_puts(&pub, "; mv -f \"$O\"");
+    sq(&pub, p->gch);
+    bool ok = pub.s && finisher(p->pid, p->t0, p->tmpd, NULL, p->tmp, p->efd, "", pub.s, &p->fin);
+    free(pub.s);
+    if (!ok) { pch_kill(p, 0); return; }
+    pch_fds_close(p);
+    p->state = 3;
+}
+
+/* Starts building the precompiled prelude header hdr into the .gch
+ * p->gch (state 1 if started), as start does a bundle's compile. pch_mu
+ * held. */
+static void pch_start(CgContext *c, Pch *p, const char *hdr)
+{
+    char *argv[NFLAGS + 6];
+    int a = 0;
+    argv[a++] = c->cc;
+    for (int i = 0; i < NFLAGS; i++)
+        if (strcmp(CFLAGS_JIT[i], "-shared")) argv[a++] = (char *)CFLAGS_JIT[i];
+    argv[a++] = "-x";
+    argv[a++] = "c-header";
+    argv[a++] = (char *)hdr;
+    argv[a++] = "-o";
+    argv[a++] = p->tmp;
+    argv[a] = NULL;
+    char tmpdir[1300];
+    char **env = mkdir(p->tmpd, 0700) ? NULL : env_tmpdir(p->tmpd, tmpdir);
+    int rc = env ? spawn_session(c->cc, argv, env, -1, &p->efd, &p->pid) : -1;
+    free(env);
+    if (rc) { cg_rmdir_flat(p->tmpd); return; }
+#ifdef SYS_pidfd_open
+    p->pfd = (int)syscall(SYS_pidfd_open, p->pid, 0);   /* close-on-exec */
+#else
+    p->pfd = -1;
+#endif
+    p->state = 1;
+    p->t0 = br_now_ns();
 }
 
 static bool same_text(const char *path, const char *text)
@@ -599,7 +751,7 @@ static bool same_text(const char *path, const char *text)
 
 /* Copies the name of the usable precompiled prelude of c's cache
  * directory to name and returns true; false when there is none yet
- * (starts building it then). */
+ * (starts building it then, unless c is ending). */
 static bool pch_get(CgContext *c, char name[64])
 {
     bool res = false;
@@ -611,19 +763,10 @@ static bool pch_get(CgContext *c, char name[64])
         p->text = t.s;
         if (!p->text) { pthread_mutex_unlock(&pch_mu); return false; }
     }
-    if (p->state == 1) {
-        /* the build running (of this or another directory) done? */
-        int status = 0;
-        pid_t r = waitpid(p->pid, &status, WNOHANG);
-        if (r == p->pid || (r < 0 && errno != EINTR)) {
-            p->state = r == p->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 2 : -1;
-            /* stopped by its watchdog: its shell removed nothing */
-            if (p->state < 0) { unlink(p->tmp); cg_rmdir_flat(p->tmpd); }
-        } else if (br_now_ns() - p->t0 > cc_timeout_ns())
-            pch_kill(p, -1);
-    }
+    pch_poll(p);
     if (strcmp(p->dir, c->cachedir)) {
-        if (p->state == 1) { pthread_mutex_unlock(&pch_mu); return false; }   /* another directory's */
+        /* another directory's build running */
+        if (p->state == 1 || p->state == 3) { pthread_mutex_unlock(&pch_mu); return false; }
         snprintf(p->dir, sizeof p->dir, "%s", c->cachedir);
         p->state = 0;
     }
@@ -647,54 +790,33 @@ static bool pch_get(CgContext *c, char name[64])
         free(b.s);
         snprintf(p->name, sizeof p->name, "prelude-%016llx.h", (unsigned long long)h);
     }
-    char hdr[1200], gch[1200];
+    char hdr[1200];
     snprintf(hdr, sizeof hdr, "%s/%.63s", c->cachedir, p->name);
-    snprintf(gch, sizeof gch, "%s/%.63s.gch", c->cachedir, p->name);
+    snprintf(p->gch, sizeof p->gch, "%s/%.63s.gch", c->cachedir, p->name);
     if (p->state == 0) {
         struct stat st;
         p->state = -1;
         if (!c->disk_ok) {
             /* a private temporary directory: not worth it */
-        } else if (same_text(hdr, p->text) && stat(gch, &st) == 0 && S_ISREG(st.st_mode) &&
+        } else if (same_text(hdr, p->text) && stat(p->gch, &st) == 0 && S_ISREG(st.st_mode) &&
                    st.st_uid == getuid() && !(st.st_mode & 022)) {
-            utimes(gch, NULL);   /* in use: kept by the collector */
+            utimes(p->gch, NULL);   /* in use: kept by the collector */
             p->state = 2;
         } else {
-            /* the header first (deterministic text), then the .gch */
+            /* the header first (deterministic text), then the .gch; the
+             * compiler's temporaries go to a folder of the build, as a
+             * job's */
             unsigned seq = __atomic_fetch_add(&seq_ctr, 1, __ATOMIC_RELAXED);
             char tmp[1200];
             snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.prelude.h", c->cachedir, (int)getpid(), seq);
             snprintf(p->tmp, sizeof p->tmp, "%s/tmp.%d.%u.prelude.gch", c->cachedir, (int)getpid(), seq);
             snprintf(p->tmpd, sizeof p->tmpd, "%s/tmp.%d.%u.prelude.d", c->cachedir, (int)getpid(), seq);
-            if (write_file(tmp, p->text, strlen(p->text)) == 0 && rename(tmp, hdr) == 0) {
-                /* a shell publishes the .gch (rename); the compiler's
-                 * temporaries go to a folder of the build, as a job's */
-                char *argv[NFLAGS + 13];
-                int a = 0;
-                argv[a++] = "/bin/sh";
-                argv[a++] = "-c";
-                argv[a++] = "T=$1 G=$2 D=$3; shift 3; mkdir -m 700 \"$D\" && TMPDIR=$D && export TMPDIR; "
-                            "if \"$@\" -o \"$T\"; then mv -f \"$T\" \"$G\"; r=0; else rm -f \"$T\"; r=1; fi; "
-                            "rm -rf \"$D\"; exit $r";
-                argv[a++] = "sh";
-                argv[a++] = p->tmp;
-                argv[a++] = gch;
-                argv[a++] = p->tmpd;
-                argv[a++] = c->cc;
-                for (int i = 0; i < NFLAGS; i++)
-                    if (strcmp(CFLAGS_JIT[i], "-shared")) argv[a++] = (char *)CFLAGS_JIT[i];
-                argv[a++] = "-x";
-                argv[a++] = "c-header";
-                argv[a++] = hdr;
-                argv[a] = NULL;
-                const char *left[] = {p->tmpd, p->tmp, NULL};
-                if (spawn_group(argv, &p->pid, left) == 0) {
-                    p->state = 1;
-                    p->t0 = br_now_ns();
-                }
-            } else {
-                unlink(tmp);
-            }
+            if (write_file(tmp, p->text, strlen(p->text)) == 0 && rename(tmp, hdr) == 0) pch_start(c, p, hdr);
+            else unlink(tmp);
+            /* started by a context that is ending (its bundles start
+             * detached): detached at once, as jit_stop does (which sets
+             * stopping before it takes pch_mu, so one of the two does) */
+            if (p->state == 1 && __atomic_load_n(&c->stopping, __ATOMIC_ACQUIRE)) pch_detach(p);
         }
     }
     if (p->state == 2) {
@@ -703,6 +825,18 @@ static bool pch_get(CgContext *c, char name[64])
     }
     pthread_mutex_unlock(&pch_mu);
     return res;
+}
+
+/* For a thread that waits for compiles (wait_any): reaps the prelude
+ * build if it has ended (pch_poll) and returns a descriptor of its
+ * pidfd while braid still waits for it (the caller closes it), else -1. */
+static int pch_watch(void)
+{
+    pthread_mutex_lock(&pch_mu);
+    pch_poll(&pch);
+    int fd = pch.state == 1 && pch.pfd >= 0 ? fcntl(pch.pfd, F_DUPFD_CLOEXEC, 0) : -1;
+    pthread_mutex_unlock(&pch_mu);
+    return fd;
 }
 
 /* Writes the bundle source of job j and starts the compiler on it: one
@@ -753,15 +887,8 @@ static bool start(Batch *bt, Job *j)
     argv[a++] = j->src;
     argv[a] = NULL;
     /* braid's environment with TMPDIR the job's folder */
-    int ne = 0;
-    while (environ[ne]) ne++;
-    char **env = br_malloc((size_t)(ne + 2) * sizeof *env);
     char tmpdir[1300];
-    snprintf(tmpdir, sizeof tmpdir, "TMPDIR=%s", j->tmpd);
-    int e = 0;
-    for (int i = 0; env && i < ne; i++)
-        if (strncmp(environ[i], "TMPDIR=", 7)) env[e++] = environ[i];
-    if (env) { env[e++] = tmpdir; env[e] = NULL; }
+    char **env = env_tmpdir(j->tmpd, tmpdir);
     /* <key>.c first (the source that verifies later loads) */
     for (int i = 0; env && bt->disk && i < j->n; i++) {
         const CgOp *op = bt->op[j->idx[i]];
@@ -771,7 +898,8 @@ static bool start(Batch *bt, Job *j)
         snprintf(path, sizeof path, "%s/%s.c", c->cachedir, key);
         if (write_file(tmp, op->src, strlen(op->src)) || rename(tmp, path)) unlink(tmp);
     }
-    int rc = env ? spawn_session(c->cc, argv, env, &j->pid) : ENOMEM;
+    /* an end pipe for a compile that may be left to finish (detach) */
+    int rc = env ? spawn_session(c->cc, argv, env, -1, bt->disk && c->disk_ok ? &j->efd : NULL, &j->pid) : ENOMEM;
     free(env);
     if (rc) { unlink(j->src); cg_rmdir_flat(j->tmpd); return false; }
 #ifdef SYS_pidfd_open
@@ -804,56 +932,44 @@ static bool publish(const CgContext *c, const char *key, const char *obj, uint64
 }
 
 /* Leaves the running compile of job j (disk batch) to finish after its
- * context: a shell in its own session waits for the compiler's process
- * group to end (polling each second; the compiler is braid's child, so
- * the shell cannot learn its status) and stops it with its temporaries
- * once BRAID_CC_TIMEOUT and a second have passed since its start. A
- * compile that ended left an object only if it succeeded (the compiler
- * removes its output when a step fails: gcc's %W{o*}); the shell then
- * records its POSIX cksum line as each operator's <key>.so.sum (so_sum
- * accepts it) and publishes the links as finish does, and removes the
- * job's files. False (nothing started) when this process already leaves
+ * context, to a shell in its own session (finisher) that waits for the
+ * compile's end (the compiler is braid's child, so the shell cannot
+ * learn its status) and stops it with its temporaries once
+ * BRAID_CC_TIMEOUT and a second have passed since its start. A compile
+ * that ended left an object only if it succeeded; the shell then records
+ * its POSIX cksum line as each operator's <key>.so.sum (so_sum accepts
+ * it) and publishes the links as finish does, and removes the job's
+ * files. False (nothing started) when this process already leaves
  * det_max() compiles running. */
 static bool detach(Batch *bt, Job *j)
 {
     CgContext *c = bt->c;
-    if (!bt->disk || !c->disk_ok || det_reap() >= det_max()) return false;
-    int64_t left = cc_timeout_ns() - (br_now_ns() - j->t0);
-    long long secs = left > 0 ? (left + 999999999) / 1000000000 + 1 : 1;
-    StrBuf cmd = {0};
-    sb_printf(&cmd,
-              "G=$1 D=$2 C=$3 O=$4 i=0; run() { kill -0 -$G || return 1; read -r l </proc/$G/stat || return 0; "
-              "l=${l##*\") \"}; case $l in Z*|X*) return 1;; esac; }; while run; do if [ $i -ge %lld ]; then "
-              "rm -rf \"$D\" \"$C\" \"$O\"; kill -9 -$G; rm -f \"$O\"; exit 1; fi; sleep 1; i=$((i+1)); done; "
-              "rm -rf \"$D\"; if [ -s \"$O\" ] && S=$(cksum <\"$O\"); then :", secs);
+    if (!bt->disk || !c->disk_ok || j->efd < 0 || det_reap() >= det_max()) return false;
+    StrBuf pub = {0};
     unsigned seq = __atomic_fetch_add(&seq_ctr, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < j->n; i++) {
         const char *key = bt->key[j->idx[i]];
         char tmp[1200], path[1200];
         snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.sum", c->cachedir, (int)getpid(), seq, i, key);
         snprintf(path, sizeof path, "%s/%s.so.sum", c->cachedir, key);
-        sb_puts(&cmd, "; printf '%s\\n' \"$S\" >");
-        sq(&cmd, tmp);
-        sb_puts(&cmd, " && mv -f");
-        sq(&cmd, tmp);
-        sq(&cmd, path);
+        sb_puts(&pub, "; printf '%s\\n' \"$S\" >");
+        sq(&pub, tmp);
+        sb_puts(&pub, " && mv -f");
+        sq(&pub, tmp);
+        sq(&pub, path);
         snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.so", c->cachedir, (int)getpid(), seq, i, key);
         snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
-        sb_puts(&cmd, "; ln -f \"$O\"");
-        sq(&cmd, tmp);
-        sb_puts(&cmd, " && mv -f");
-        sq(&cmd, tmp);
-        sq(&cmd, path);
+        sb_puts(&pub, "; ln -f \"$O\"");
+        sq(&pub, tmp);
+        sb_puts(&pub, " && mv -f");
+        sq(&pub, tmp);
+        sq(&pub, path);
     }
-    sb_puts(&cmd, "; fi; rm -f \"$C\" \"$O\"; exit 0");
-    if (!cmd.s) return false;
-    char g[24];
-    snprintf(g, sizeof g, "%d", (int)j->pid);
-    char *argv[] = {"/bin/sh", "-c", cmd.s, "sh", g, j->tmpd, j->src, j->tmpobj, NULL};
     pid_t fin;
-    int rc = spawn_session("/bin/sh", argv, environ, &fin);
-    free(cmd.s);
-    if (rc) return false;
+    bool ok = pub.s && finisher(j->pid, j->t0, j->tmpd, j->src, j->tmpobj, j->efd, " && S=$(cksum <\"$O\")", pub.s,
+                                &fin);
+    free(pub.s);
+    if (!ok) return false;
     if (!det_add(j->pid, fin)) { kill_group(fin); return false; }
     return true;
 }
@@ -866,11 +982,12 @@ static void slot_release(void)
     pthread_mutex_unlock(&slot_mu);
 }
 
-/* Closes job j's pidfd (wait_any), if it has one. */
+/* Closes job j's pidfd (wait_any) and end pipe (detach), if it has them. */
 static void pfd_close(Job *j)
 {
     if (j->pfd >= 0) close(j->pfd);
-    j->pfd = -1;
+    if (j->efd >= 0) close(j->efd);
+    j->pfd = j->efd = -1;
 }
 
 /* Ends job j's compiler (its process group), reaps it and removes the
@@ -974,38 +1091,41 @@ static int stop_fd(CgContext *c)
 static void wait_any(Batch *bt)
 {
     int sfd = stop_fd(bt->c);
-    struct pollfd *pf = br_malloc(((size_t)bt->nj + 1) * sizeof *pf);
-    for (;;) {
+    struct pollfd *pf = br_malloc(((size_t)bt->nj + 2) * sizeof *pf);
+    for (bool done = false; !done;) {
         bool stop = __atomic_load_n(&bt->c->stopping, __ATOMIC_ACQUIRE);
         int np = 0;
         bool fds = pf && sfd >= 0;
         int64_t next = INT64_MAX;   /* ns to the nearest timeout */
-        for (int k = 0; k < bt->nj; k++) {
+        for (int k = 0; k < bt->nj && !done; k++) {
             if (!bt->jobs[k].running) continue;
             int status = 0;
             pid_t r = waitpid(bt->jobs[k].pid, &status, WNOHANG);
-            if (r == bt->jobs[k].pid) { finish(bt, k, status); free(pf); return; }
-            if (r < 0 && errno != EINTR) { finish(bt, k, 1 << 8); free(pf); return; }
             int64_t left = cc_timeout_ns() - (br_now_ns() - bt->jobs[k].t0);
-            if (left < 0) {
+            if (r == bt->jobs[k].pid || (r < 0 && errno != EINTR)) {
+                finish(bt, k, r == bt->jobs[k].pid ? status : 1 << 8);
+                done = true;
+            } else if (left < 0) {
                 fprintf(stderr, "braid: warning: the C compiler ran over %.0f s and was stopped; its operators "
                         "run unfused (BRAID_CC_TIMEOUT)\n", cc_timeout_ns() / 1e9);
                 bt->jobs[k].timed_out = true;
                 kill_job(&bt->jobs[k]);
                 finish(bt, k, 1 << 8);
-                free(pf);
-                return;
+                done = true;
             }
             next = BR_MIN(next, left);
             if (bt->jobs[k].pfd < 0) fds = false;
             else if (pf) pf[np++] = (struct pollfd){.fd = bt->jobs[k].pfd, .events = POLLIN};
         }
-        if (stop) {
+        /* the prelude build, reaped here too: published as soon as it
+         * ends (pch_watch) */
+        int pchfd = pch_watch();
+        if (done) {
+        } else if (stop) {
             for (int k = 0; k < bt->nj; k++) if (bt->jobs[k].running) abandon(bt, k);
-            free(pf);
-            return;
-        }
-        if (fds) {
+            done = true;
+        } else if (fds) {
+            if (pchfd >= 0) pf[np++] = (struct pollfd){.fd = pchfd, .events = POLLIN};
             pf[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
             int ms = (int)BR_MIN(next / 1000000 + 1, 1000);
             poll(pf, (nfds_t)np, ms);
@@ -1013,7 +1133,9 @@ static void wait_any(Batch *bt)
             struct timespec ts = {0, 2000000};   /* 2 ms */
             nanosleep(&ts, NULL);
         }
+        if (pchfd >= 0) close(pchfd);
     }
+    free(pf);
 }
 
 /* Takes a compiler slot; blocks only if wait is set, and not once c is
@@ -1176,11 +1298,16 @@ void jit_stop(CgContext *c)
     pthread_mutex_lock(&c->lock);
     if (c->stopfd >= 0 && eventfd_write(c->stopfd, 1)) {}
     pthread_mutex_unlock(&c->lock);
-    /* the prelude build of this context's folder runs on (its watchdog
-     * bounds it; the next pch_get reaps it), but not into a private
-     * temporary folder, which goes away with the context */
+    /* the prelude build of this context's folder: published if it has
+     * ended, else left to a finishing shell, which publishes it later
+     * (pch_detach), but killed when the folder is a private temporary
+     * one, which goes away with the context */
     pthread_mutex_lock(&pch_mu);
-    if (!strcmp(pch.dir, c->cachedir) && !c->disk_ok) pch_kill(&pch, 0);
+    if (!strcmp(pch.dir, c->cachedir)) {
+        pch_poll(&pch);
+        if (pch.state == 1 && c->disk_ok) pch_detach(&pch);
+        else pch_kill(&pch, 0);
+    }
     pthread_mutex_unlock(&pch_mu);
     det_reap();
 }

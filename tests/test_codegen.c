@@ -1334,7 +1334,8 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
         char text[1200];
         snprintf(text, sizeof text,
                  "#!/bin/sh\ncase \"$*\" in *c-header*) k=pch;; *) k=job;; esac\n"
-                 "printf '%%s %%s\\n' $k \"$TMPDIR\" >> '%s'\ntouch \"$TMPDIR/ccfake.s\"\n"
+                 "rec() { printf '%%s %%s %%s %%s %%s\\n' $k $2 $4 $$ \"$TMPDIR\" >> '%s'; }\n"
+                 "read -r l </proc/$$/stat; rec ${l##*') '}\ntouch \"$TMPDIR/ccfake.s\"\n"
                  "(sleep 20; touch '%s') &\nsleep 20\ntouch '%s'\nexit 1\n", tdfile, mark, mark);
         t_put(script, text);
         chmod(script, 0755);
@@ -1361,21 +1362,32 @@ static void cache_hardening(const char *dir, const char *src, MB **ins, const TR
         struct stat st;
         T_CHECK(t.rc == 0 && t.st.failed >= 1 && stat(mark, &st) != 0,
                 "cache: a hanging compiler is stopped with its children (failed %lld)", (long long)t.st.failed);
-        /* one record per compiler started: the bundle's (job) and,
-         * racing it, the precompiled prelude's (pch), whose build runs
-         * on past its context and so may still hold its folder */
-        char line[400], td[400] = "", ptd[400] = "";
+        /* one record per compiler started (kind, parent, session, pid,
+         * TMPDIR): the bundle's (job) and, racing it, the precompiled
+         * prelude's (pch), also past its timeout when the run ends */
+        char line[400], td[400] = "", ptd[400] = "", k[8];
+        long fam[2][3] = {{0}};   /* job, pch: parent, session, pid */
         FILE *tf = fopen(tdfile, "r");
         while (tf && fgets(line, sizeof line, tf)) {
             line[strcspn(line, "\n")] = 0;
-            if (!strncmp(line, "job ", 4)) snprintf(td, sizeof td, "%s", line + 4);
-            if (!strncmp(line, "pch ", 4)) snprintf(ptd, sizeof ptd, "%s", line + 4);
+            long a[3];
+            int at = 0;
+            if (sscanf(line, "%7s %ld %ld %ld %n", k, &a[0], &a[1], &a[2], &at) != 4 || !at) continue;
+            bool pch = !strcmp(k, "pch");
+            snprintf(pch ? ptd : td, sizeof td, "%s", line + at);
+            memcpy(fam[pch], a, sizeof a);
         }
         if (tf) fclose(tf);
         T_CHECK(td[0] && !strncmp(td, dir, strlen(dir)) && td[strlen(dir)] == '/' && stat(td, &st) != 0,
                 "cache: a stopped compiler's TMPDIR (%s) lay in the cache folder and is gone", td);
-        T_CHECK(!ptd[0] || (!strncmp(ptd, dir, strlen(dir)) && ptd[strlen(dir)] == '/'),
-                "cache: the prelude compiler's TMPDIR (%s) lies in the cache folder", ptd);
+        T_CHECK(!ptd[0] || (!strncmp(ptd, dir, strlen(dir)) && ptd[strlen(dir)] == '/' && stat(ptd, &st) != 0),
+                "cache: the stopped prelude compiler's TMPDIR (%s) lay in the cache folder and is gone", ptd);
+        /* both compilers are this process's children, each leading its
+         * own session (no shell around them; the prelude's had one) */
+        for (int q = 0; q < 2; q++)
+            T_CHECK((q && !ptd[0]) || (fam[q][0] == (long)getpid() && fam[q][1] == fam[q][2]),
+                    "cache: the %s compiler is braid's child and leads its session (parent %ld, session %ld, pid %ld)",
+                    q ? "prelude" : "bundle", fam[q][0], fam[q][1], fam[q][2]);
         t_run_free(&t);
         unlink(tdfile);
         unlink(mark);

@@ -11,9 +11,13 @@
  * claim) for the published object and the wrapper's end; a second run,
  * whose wrapper refuses to compile, must find the kernel in the disk cache,
  * verified by the checksum the shell that finished the compile recorded.
- * braid starts the compiler itself (no shell: it leads its own session). The wrapper never
- * builds the precompiled prelude (cost: one small compile in all). Needs
- * $BRAID (run_all.sh). */
+ * braid starts the compiler itself (no shell: it leads its own session),
+ * and so the precompiled prelude's: the wrapper holds that build too and
+ * then writes a stand-in .gch (no real compile), which must be published
+ * by rename with no temporaries left. Nothing on braid's side waits by
+ * polling with `sleep` (a `sleep` first on PATH logs each call): a
+ * detached compile is published when its last process ends. Needs $BRAID
+ * (run_all.sh). */
 #include "t.h"
 
 #include <dirent.h>
@@ -46,10 +50,10 @@ static char *run(const char *braid, const char *cache, const char *env)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && BRAID_CODEGEN_ASYNC=1 BRAID_KERNELS=none BRAID_CC='%s/cc' XDG_CACHE_HOME='%s/%s' %s "
-             "timeout -s KILL 120 '%s' -config '%s/tests/dml/configs/codegen_fuse_all.xml' -stats -f s.dml "
-             ">out 2>&1",
-             dir, dir, dir, cache, env, braid, BRAID_SOURCE_DIR);
+             "cd '%s' && PATH='%s/bin':\"$PATH\" BRAID_CODEGEN_ASYNC=1 BRAID_KERNELS=none BRAID_CC='%s/cc' "
+             "XDG_CACHE_HOME='%s/%s' %s timeout -s KILL 120 '%s' -config "
+             "'%s/tests/dml/configs/codegen_fuse_all.xml' -stats -f s.dml >out 2>&1",
+             dir, dir, dir, dir, cache, env, braid, BRAID_SOURCE_DIR);
     int st = system(cmd);
     char p[128];
     snprintf(p, sizeof p, "%s/out", dir);
@@ -144,11 +148,11 @@ static int procs_naming(const char *what)
     return n;
 }
 
-/* Counts the entries of folder d: published objects, their sums, and
- * temporaries (tmp.*). */
-static void entries(const char *d, int *so, int *sum, int *tmp)
+/* Counts the entries of folder d: published objects, their sums,
+ * temporaries (tmp.*) and precompiled preludes (.gch). */
+static void entries(const char *d, int *so, int *sum, int *tmp, int *gch)
 {
-    *so = *sum = *tmp = 0;
+    *so = *sum = *tmp = *gch = 0;
     DIR *dp = opendir(d);
     struct dirent *de;
     while (dp && (de = readdir(dp))) {
@@ -156,6 +160,7 @@ static void entries(const char *d, int *so, int *sum, int *tmp)
         if (!strncmp(de->d_name, "tmp.", 4)) (*tmp)++;
         else if (l > 3 && !strcmp(de->d_name + l - 3, ".so")) (*so)++;
         else if (l > 7 && !strcmp(de->d_name + l - 7, ".so.sum")) (*sum)++;
+        else if (l > 4 && !strcmp(de->d_name + l - 4, ".gch")) (*gch)++;
     }
     if (dp) closedir(dp);
 }
@@ -169,18 +174,38 @@ int main(void)
     char p[256], text[1200];
     snprintf(p, sizeof p, "%s/s.dml", dir);
     t_put(p, script);
-    /* the wrapper: records its pid in pid.$TAG, refuses while "deny"
-     * exists, waits for "release", then runs the real compiler */
+    /* the real sleep (the wrapper's own waits are not logged) */
+    char slp[1100] = "";
+    const char *path = getenv("PATH");
+    for (const char *q = path ? path : "/usr/bin:/bin"; *q && !slp[0];) {
+        size_t n = strcspn(q, ":");
+        snprintf(slp, sizeof slp, "%.*s/sleep", (int)n, q);
+        if (access(slp, X_OK)) slp[0] = 0;
+        q += n + (q[n] == ':');
+    }
+    snprintf(p, sizeof p, "%s/bin", dir);
+    mkdir(p, 0700);
+    snprintf(p, sizeof p, "%s/bin/sleep", dir);
+    snprintf(text, sizeof text, "#!/bin/sh\necho \"$*\" >> '%s/sleeps'\nexec '%s' \"$@\"\n", dir,
+             slp[0] ? slp : "/bin/sleep");
+    t_put(p, text);
+    chmod(p, 0755);
+    /* the wrapper: records its session and pid in sid.$TAG and its pid
+     * in pid.$TAG (pch.$TAG for the prelude's
+     * build), refuses while "deny" exists, waits for "release", then
+     * runs the real compiler (for the prelude: writes a stand-in) */
     const char *real = getenv("BRAID_CC");
     snprintf(text, sizeof text,
              "#!/bin/sh\n"
-             "case \" $* \" in *\" c-header \"*) exit 1;; esac\n"
-             "sid() { echo \"$4 $$\" > '%s/sid.'\"$TAG\"; }; read -r l </proc/$$/stat; sid ${l##*') '}\n"
-             "echo $$ > '%s/pid.'\"$TAG\"\n"
+             "t=$TAG; case \" $* \" in *\" c-header \"*) t=pch.$TAG;; esac\n"
+             "sid() { echo \"$4 $$\" > '%s/sid.'\"$t\"; }; read -r l </proc/$$/stat; sid ${l##*') '}\n"
+             "echo $$ > '%s/pid.'\"$t\"\n"
              "[ -e '%s/deny' ] && exit 1\n"
-             "while [ ! -e '%s/release' ]; do sleep 0.05; done\n"
+             "while [ ! -e '%s/release' ]; do '%s' 0.05; done\n"
+             "case $t in pch.*) o=; p=; for a; do [ \"$p\" = -o ] && o=$a; p=$a; done; echo gch > \"$o\"; exit 0;; "
+             "esac\n"
              "exec '%s' \"$@\"\n",
-             dir, dir, dir, dir, real && *real ? real : "cc");
+             dir, dir, dir, dir, slp[0] ? slp : "/bin/sleep", real && *real ? real : "cc");
     snprintf(p, sizeof p, "%s/cc", dir);
     t_put(p, text);
     chmod(p, 0755);
@@ -195,10 +220,10 @@ int main(void)
     int left = 0;
     for (int i = 0; i < 2400 && (left = procs_naming(dir)) > 0; i++) nap();
     T_CHECK(left == 0, "timeout: a detached compile past BRAID_CC_TIMEOUT is stopped (%d processes left)", left);
-    int so, sum, tmp;
+    int so, sum, tmp, gch;
     snprintf(p, sizeof p, "%s/c1/braid", dir);
-    entries(p, &so, &sum, &tmp);
-    T_CHECK(so == 0, "timeout: nothing published (%d objects)", so);
+    entries(p, &so, &sum, &tmp, &gch);
+    T_CHECK(so == 0 && gch == 0, "timeout: nothing published (%d objects, %d preludes)", so, gch);
 
     /* the first run exits with its compile held; the compile then runs on
      * and publishes */
@@ -214,17 +239,34 @@ int main(void)
     T_CHECK(sid && sscanf(sid, "%ld %ld", &sv, &me) == 2 && sv == me,
             "the compiler is braid's own child, leader of its session (session, pid: %s)", sid ? sid : "?");
     free(sid);
+    /* the prelude's build likewise: the compiler alone, started by braid
+     * (through a shell before, which led the session) */
+    pid_t pch = wrapper_pid("pch.cold");
+    T_CHECK(pch > 0 && alive(pch), "the prelude build in flight at exit still runs after braid has exited");
+    snprintf(p, sizeof p, "%s/sid.pch.cold", dir);
+    sid = t_slurp(p, NULL);
+    T_CHECK(sid && sscanf(sid, "%ld %ld", &sv, &me) == 2 && sv == me,
+            "the prelude's compiler is braid's own child, leader of its session (session, pid: %s)", sid ? sid : "?");
+    free(sid);
     snprintf(p, sizeof p, "%s/release", dir);
     t_put(p, "");
     T_CHECK(cold > 0 && ends(cold), "the released compile ends");
+    T_CHECK(pch > 0 && ends(pch), "the released prelude build ends");
     snprintf(p, sizeof p, "%s/c2/braid", dir);
     for (int i = 0; i < 2400; i++, nap()) {
-        entries(p, &so, &sum, &tmp);
-        if (so >= 1 && sum >= so && tmp == 0) break;
+        entries(p, &so, &sum, &tmp, &gch);
+        if (so >= 1 && sum >= so && tmp == 0 && gch == 1) break;
     }
-    T_CHECK(so >= 1 && sum >= so && tmp == 0,
-            "the detached compile published its kernel with its sum and left no temporaries (%d objects, %d sums, "
-            "%d temporaries)", so, sum, tmp);
+    T_CHECK(so >= 1 && sum >= so && tmp == 0 && gch == 1,
+            "the detached compiles published the kernel with its sum and the prelude, and left no temporaries "
+            "(%d objects, %d sums, %d temporaries, %d preludes)", so, sum, tmp, gch);
+    int left2 = 0;
+    for (int i = 0; i < 2400 && (left2 = procs_naming(dir)) > 0; i++) nap();
+    snprintf(p, sizeof p, "%s/sleeps", dir);
+    char *slept = t_slurp(p, NULL);
+    T_CHECK(left2 == 0 && !slept, "the finishing shells waited without polling (sleep calls: %s)",
+            slept ? slept : "none");
+    free(slept);
 
     /* the next run loads it (its wrapper would refuse to compile) */
     snprintf(p, sizeof p, "%s/deny", dir);
