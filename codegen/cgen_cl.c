@@ -415,11 +415,10 @@ char *cgen_cl_outer(const CPlan *p)
     for (int k = 0; k < p->nin; k++)
         if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);
     /* lt: U's tile (a row's tk values per work-item), then V's (tj rows'
-     * tk values); `any`: does a row of the group have an entry in the
-     * column tile (a sparse W's empty tiles are not loaded) */
-    sb_printf(b, "    const long r = L[%d];\n"
-                 "    __local double *ut = lt + lid * tk, *vt = lt + wg * tk;\n"
-                 "    __local int any;\n", u);
+     * tk values), then anyp[0]: does a row of the group have an entry in
+     * the column tile (a sparse W's empty tiles are not loaded) */
+    sb_printf(b, "    const long r = L[%d];\n", u);
+    sb_puts(b, "    " GPU_OUTER_TILES ";\n");
     sb_puts(b, "    for (long it = 0; it < rb; it++) {\n"
                "        const long i = r0 + it;\n"
                "        const int ra = i < r1;\n");
@@ -433,11 +432,11 @@ char *cgen_cl_outer(const CPlan *p)
                  "            long qt = q;\n"
                  "            while (qt < qe && (msp ? CI[qt] : qt - i * n) < j0 + jn) qt++;\n"
                  "            barrier(CLK_LOCAL_MEM_FENCE);\n"
-                 "            if (lid == 0) any = 0;\n"
+                 "            if (lid == 0) anyp[0] = 0;\n"
                  "            barrier(CLK_LOCAL_MEM_FENCE);\n"
-                 "            if (qt > q) any = 1;\n"
+                 "            if (qt > q) anyp[0] = 1;\n"
                  "            barrier(CLK_LOCAL_MEM_FENCE);\n"
-                 "            if (!any) continue;\n"
+                 "            if (anyp[0] == 0) continue;\n"
                  "            double acc[CG_TJ];\n"
                  "            for (long c0 = 0; c0 < r; c0 += tk) {\n"
                  "                const long cn = min(tk, r - c0);\n"

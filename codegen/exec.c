@@ -940,7 +940,7 @@ static int cell_region_gpu(const CPlan *p, const Bind *b, Value *out, BrErr *e)
 static bool pre_in_launch(const CPlan *p, const Bind *b, CgRegion *g, int *slot, GpuStitchIn *st)
 {
     if (!cg_pre_region(p, &(CgRegionCall){b->m, b->sc, b->pre}, g, slot)) return false;
-    *st = (GpuStitchIn){&g->r, g->in[0], g->sc, slot};
+    *st = (GpuStitchIn){&g->r, g->in[0], g->sc, slot, false};
     return true;
 }
 
@@ -1096,16 +1096,21 @@ static int exec_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est,
     if (fb || any_cmb(op->plan, &b)) {
         gpu_count_fused_cpu();
     } else if (decided || gpu_row_worth(op, src, &b, &sp, args)) {
-        /* stitched inputs: their vectors bound (sp.in.m is b.m); one
-         * with NaN/Inf where row_prepare sends the call to the CPU (its
-         * rule for side inputs) */
-        bool check = op->plan->var == V_MULTI || b.m[op->plan->main]->sparse;
-        /* or, without that check, computed in the operator's launch */
+        /* stitched inputs: their vectors computed in the operator's
+         * launch (a dense X), or bound first (sp.in.m is b.m); one with
+         * NaN/Inf where row_prepare sends the call to the CPU (its rule
+         * for side inputs): a multi-output plan's, and a CSR X's, whose
+         * vectors are then checked on the host; a multi-output plan's in
+         * its launch, which then declines the call (rc 0, the CPU) */
+        bool multi = op->plan->var == V_MULTI, check = multi || b.m[op->plan->main]->sparse;
         CgRegion g;
         int slot[64];
         GpuStitchIn st, *stp = NULL;
-        if (sp.pre && !check && pre_in_launch(op->plan, &b, &g, slot, &st)) stp = &st;
-        else if (sp.pre && dev_pre(op->plan, &b, args, check, e)) {
+        if (sp.pre && !b.m[op->plan->main]->sparse && pre_in_launch(op->plan, &b, &g, slot, &st)) {
+            stp = &st;
+            st.nfchk = multi;
+            check = false;
+        } else if (sp.pre && dev_pre(op->plan, &b, args, check, e)) {
             bind_free(&b);
             return -1;
         }

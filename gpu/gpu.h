@@ -139,6 +139,12 @@ typedef struct GpuStats {
                                   launch (codegen/cgregion.c: a Cell
                                   plan as one region, or a region inside
                                   the operator's kernel) */
+    int64_t pre_wg;            /* of those in the operator's kernel, runs
+                                  whose region took work-group
+                                  composition (the latency evaluator) */
+    int64_t fused_declined;    /* of fused_cpu, calls whose stitched
+                                  vectors the launch found NaN or Inf
+                                  (GpuStitchIn.nfchk) */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);
@@ -201,6 +207,11 @@ MB *gpu_cla_decompress(const MB *c, BrErr *e);
  * chosen per kernel from the device's local memory and work-group limits
  * (gpu_spoof_tiles: a test's override). */
 #define GPU_TILE_ARGS "__local double *lt, long tk, long tj"
+/* An Outer kernel's tiles in lt: U's (tk values per work-item), V's (tj
+ * rows of tk), then one value, the flag of a column tile with entries
+ * (no local memory declared in the body, so the kernel can be wrapped
+ * with the in-launch combine: gpu/spoof_cl.c stitched_source). */
+#define GPU_OUTER_TILES "__local double *ut = lt + lid * tk, *vt = lt + wg * tk, *anyp = vt + tj * tk"
 /* A generated source that begins with GPU_CG_EXACT says that the CPU's
  * generated operator gives its results to the bit (no sums, only
  * correctly rounded operations): only such an operator runs on the CPU
@@ -220,7 +231,8 @@ void gpu_spoof_comb(int mode);
  * (gpu/stitch.h) whose outputs are the stitched inputs' vectors, its
  * scalar arguments sc, and by plan input k the region output bound in
  * its place (slot[k], -1 none). The launch's first work-groups run the
- * region (a column by one lane, as gpu_agg's column kernels), the
+ * region (a column by one lane, as gpu_agg's column kernels, or by a
+ * work-group, as the latency evaluator picks), the
  * others wait for them (a ticket per group, taken as it starts, and a
  * count of finished region groups) and then run the operator. */
 struct StitchRegion;
@@ -229,7 +241,14 @@ typedef struct GpuStitchIn {
     const MB *x;
     const double *sc;
     const int *slot;
+    bool nfchk;   /* the launch checks the vectors for NaN/Inf: with any,
+                     the operator's rows are skipped and the call returns
+                     0 (the CPU runs it: a multi-output Row plan's rule) */
 } GpuStitchIn;
+/* The region's schedule in a stitched launch (stitch_inlaunch_sched):
+ * 0 the latency evaluator's, 1 thread composition (a column per lane,
+ * gpu_agg's order), 2 work-group composition; a test's override. */
+void gpu_spoof_pre(int mode);
 struct SpoofRow;
 /* st: NULL, or the stitched vectors computed in the same launch (the
  * inputs they replace bound to X) */

@@ -114,6 +114,8 @@ static pthread_cond_t prog_built = PTHREAD_COND_INITIALIZER;   /* a program's st
 
 /* A test's tile sizes (gpu_spoof_tiles; 0: the device's). */
 static int tile_wg, tile_tk, tile_tj;
+/* A test's override of a stitched region's schedule (gpu_spoof_pre). */
+static int pre_mode;
 
 void gpu_spoof_tiles(int wg, int tk, int tj)
 {
@@ -142,7 +144,7 @@ static void tile_sizes(RowProg *r)
     double avail = gpu_ctx.info.local_mem > kloc ? (double)(gpu_ctx.info.local_mem - kloc) / 2 : 0;
     long tj = GPU_CG_TJ, tk = 64;
     for (;;) {
-        double need = 8.0 * (double)tk * (double)(outer ? (long)w + tj : tj);
+        double need = 8.0 * (double)tk * (double)(outer ? (long)w + tj : tj) + (outer ? 8 : 0);
         if (need <= avail) break;
         if (tk > 1) tk /= 2;
         else if (w > 1) w /= 2;
@@ -215,7 +217,7 @@ static RowProg *prog_for(const char *src, bool *pending, BrErr *e)
     free(pre);
     if (!(r->src = strdup(src)) || b.oom) { free(b.s); free(r->src); return br_err(e, BR_ENOMEM, "out of memory"), NULL; }
     r->tiled = strstr(src, GPU_TILE_ARGS) != NULL;
-    r->outer = strstr(src, "__local int any") != NULL;   /* cgen_cl_outer's U and V tiles */
+    r->outer = strstr(src, GPU_OUTER_TILES) != NULL;   /* cgen_cl_outer's U and V tiles */
     int i = nprogs++;
     ProgJob *j = stitch_async() && exact ? malloc(sizeof *j) : NULL;
     if (j) {
@@ -343,6 +345,7 @@ static cl_mem small_buf(const void *p, size_t bytes, BrErr *e);
 
 typedef struct Call {
     bool locked, pending;   /* pending: the kernel builds in the background */
+    bool declined;          /* the launch found a stitched vector NaN/Inf */
     int n;
     RowProg *pr;
     cl_mem *arg, *tmp;
@@ -442,6 +445,19 @@ static void comb_tail(StrBuf *b, int ncr)
                "}\n");
 }
 
+/* Does the kernel body from b on declare local memory (a __local
+ * variable, not a pointer into the kernel's tiles)? */
+static bool declares_local(const char *b)
+{
+    for (const char *p = strstr(b, "__local "); p; p = strstr(p + 1, "__local ")) {
+        const char *q = p + strlen("__local ");
+        while (*q == '_' || *q == ' ' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9'))
+            q++;
+        if (*q != '*') return true;
+    }
+    return false;
+}
+
 /* The program text of a call of generated src that runs more than the
  * operator's rows in its launch (malloc'd): a stitched call (st), or
  * one whose aggregated outputs the launch combines into ncr buffers
@@ -452,7 +468,7 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin, in
     const char *h = strstr(src, k_head);
     const char *ps = h ? h + strlen(k_head) : NULL, *pe = ps ? strstr(ps, ")\n{\n") : NULL;
     const char *gl = pe ? strstr(pe, k_gline) : NULL;
-    if (!gl || strstr(pe, "__local ")) return NULL;
+    if (!gl || declares_local(pe)) return NULL;
     char names[64 + 24][24];
     int nn = param_names(ps, pe, names, 64 + 24);
     if (nn < nin) return NULL;
@@ -489,26 +505,38 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin, in
         return b.s;
     }
     sb_puts(&b, ",\n    __global const double *SX, long sxr, long sxc, __global double *SG, volatile __global int *cnt, "
-                "long ga, __global const double *CD, int ncd, __global double *CR, __local double *sh");
+                "long ga, int rls, int rcache, int nfchk, __global const double *CD, int ncd, __global double *CR, "
+                "__local double *sh");
     region_args(&b, st, nout, 0, true);
     comb_bufs_args(&b, ncr, true);
+    /* the region's groups: rls lanes per column (1: thread composition,
+     * the group: work-group composition); with nfchk, the lane that
+     * wrote a column's vectors flags (cnt[3]) any NaN or Inf among them,
+     * and the row groups then skip their rows (the call is declined) */
     sb_puts(&b, ")\n{\n"
-                "    __local int cg_t, cg_last;\n"
+                "    __local int cg_t, cg_last, cg_bad;\n"
                 "    const long lid = get_local_id(0);\n"
                 "    if (lid == 0) cg_t = atomic_inc(&cnt[0]);\n"
                 "    barrier(CLK_LOCAL_MEM_FENCE);\n"
                 "    const long t = cg_t;\n"
                 "    if (t < ga) {\n"
-                "        body0(sxc, sxr, sxc, SX, SO0, SG, sh, t, ga, 1, 0");
+                "        body0(sxc, sxr, sxc, SX, SO0, SG, sh, t, ga, rls, rcache");
     region_args(&b, st, nout, 1, false);
     sb_puts(&b, ");\n"
+                "        const long spg = (long)get_local_size(0) / rls;\n"
+                "        for (long s0 = t * spg; nfchk && s0 < sxc; s0 += ga * spg) {\n"
+                "            const long seg = s0 + lid / rls;\n"
+                "            if (lid % rls == 0 && seg < sxc && (0");
+    for (int q = 0; q < nout; q++) sb_printf(&b, " || !isfinite(SO%d[seg])", q);
+    sb_puts(&b, ")) atomic_or(&cnt[3], 1);\n"
+                "        }\n"
                 "        barrier(CLK_GLOBAL_MEM_FENCE);\n"
                 "        if (lid == 0) { mem_fence(CLK_GLOBAL_MEM_FENCE); atomic_inc(&cnt[1]); }\n"
                 "        return;\n"
                 "    }\n"
-                "    if (lid == 0) while (atomic_add(&cnt[1], 0) < ga) {}\n"
+                "    if (lid == 0) { while (atomic_add(&cnt[1], 0) < ga) {} cg_bad = atomic_add(&cnt[3], 0); }\n"
                 "    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);\n"
-                "    cg_row((t - ga) * (long)get_local_size(0) + lid");
+                "    if (!cg_bad) cg_row((t - ga) * (long)get_local_size(0) + lid");
     for (int k = 0; k < nn; k++) {
         if (k < nin && st->slot[k] >= 0) sb_printf(&b, ", SO%d", st->slot[k]);
         else sb_printf(&b, ", %s", names[k]);
@@ -518,6 +546,17 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin, in
     comb_tail(&b, ncr);
     if (b.oom) { free(b.s); return NULL; }
     return b.s;
+}
+
+/* The call's counters (zeros): the tickets, the finished region groups,
+ * the finished row groups, the region's NaN/Inf flag. 0, or -1 with e
+ * set. */
+static int call_cnt(Call *x, BrErr *e)
+{
+    cl_int zero[4] = {0, 0, 0, 0}, cr;
+    x->cnt = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &cr);
+    if (cr != CL_SUCCESS) return x->cnt = NULL, gpu_clerr(e, cr, "clCreateBuffer");
+    return 0;
 }
 
 /* The stitched call's buffers (under gpu_lock): 0, -1 with e set, -2
@@ -533,9 +572,7 @@ static int stitch_bufs(Call *x, BrErr *e)
         int rq = call_buf(&x->so[q], st->x->cols, e);
         if (rq) return rq;
     }
-    cl_int zero[3] = {0, 0, 0}, cr;
-    x->cnt = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &cr);
-    if (cr != CL_SUCCESS) return x->cnt = NULL, gpu_clerr(e, cr, "clCreateBuffer");
+    if (call_cnt(x, e)) return -1;
     int rc = call_buf(&x->segv, 1, e);
     if (rc) return rc;
     if (st->r->nsc > 0 && !(x->rsc = small_buf(st->sc, (size_t)st->r->nsc * sizeof(double), e))) return -1;
@@ -561,11 +598,19 @@ static int stitch_launch(Call *x, cl_uint a0, int64_t nall, size_t wg, BrErr *e)
 {
     const GpuStitchIn *st = x->st;
     cl_kernel k = x->pr->row;
-    cl_long sxr = st->x->rows, sxc = st->x->cols, ga = (sxc + (cl_long)wg - 1) / (cl_long)wg;
+    cl_long sxr = st->x->rows, sxc = st->x->cols;
+    /* the region's schedule by the latency evaluator: a column per lane
+     * (ceil(cols / wg) groups) or per group (up to 1024 groups, each
+     * taking every ga-th column) */
+    int cache = 0;
+    StitchSched s = stitch_inlaunch_sched(st->r, sxr, sxc, (int)wg, pre_mode, &cache);
+    cl_int rls = s.scheme == ST_WORKGROUP ? (cl_int)wg : 1, rcache = cache, nfchk = st->nfchk;
+    cl_long ga = rls > 1 ? BR_MIN(sxc, 1024) : (sxc + (cl_long)wg - 1) / (cl_long)wg;
+    gpu_st.pre_wg += rls > 1;
     cl_mem cdm = x->ncd ? x->cd : x->segv, crm = x->ncd ? x->cr[0] : x->segv;
-    const void *vals[] = {&x->sx, &sxr, &sxc, &x->segv, &x->cnt, &ga, &cdm, &x->ncd, &crm};
-    const size_t szs[] = {sizeof(cl_mem), 8, 8, sizeof(cl_mem), sizeof(cl_mem), 8, sizeof(cl_mem), sizeof(cl_int),
-                          sizeof(cl_mem)};
+    const void *vals[] = {&x->sx, &sxr, &sxc, &x->segv, &x->cnt, &ga, &rls, &rcache, &nfchk, &cdm, &x->ncd, &crm};
+    const size_t szs[] = {sizeof(cl_mem), 8, 8, sizeof(cl_mem), sizeof(cl_mem), 8, sizeof(cl_int), sizeof(cl_int),
+                          sizeof(cl_int), sizeof(cl_mem), sizeof(cl_int), sizeof(cl_mem)};
     cl_int cr = CL_SUCCESS;
     for (size_t q = 0; q < sizeof szs / sizeof *szs && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a0++, szs[q], vals[q]);
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a0++, wg * sizeof(double), NULL);
@@ -666,7 +711,7 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
     cl_long tk, tj;
     call_tiles(x, ng, &wg, &tk, &tj);
     bool outer = x->pr->outer;
-    size_t lbytes = 8 * (size_t)tk * (size_t)(outer ? (cl_long)wg + tj : tj);
+    size_t lbytes = 8 * (size_t)tk * (size_t)(outer ? (cl_long)wg + tj : tj) + (outer ? 8 : 0);   /* (+ anyp) */
     cl_uint a = (cl_uint)x->n + 13;
     cl_int cr = clSetKernelArg(k, a, lbytes, NULL);
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a + 1, sizeof tk, &tk);
@@ -691,6 +736,7 @@ static int call_close(Call *x, int rc)
         gpu_unpin_all();
         if (rc == 1) gpu_st.ops++, gpu_st.fused_ops++, gpu_st.fused_region += x->st != NULL;
         if (x->pending) gpu_st.fused_cpu++, gpu_st.fused_async++;
+        if (x->declined) gpu_st.fused_cpu++, gpu_st.fused_declined++;
         pthread_mutex_unlock(&gpu_lock);
     }
     return rc == -2 ? 0 : rc;
@@ -698,6 +744,25 @@ static int call_close(Call *x, int rc)
 
 /* A test's override of the combine's place (gpu_spoof_comb). */
 static int comb_mode;
+
+void gpu_spoof_pre(int mode)
+{
+    pthread_mutex_lock(&gpu_lock);
+    pre_mode = mode;
+    pthread_mutex_unlock(&gpu_lock);
+}
+
+/* Did the stitched launch find a vector NaN or Inf (GpuStitchIn.nfchk:
+ * the call is declined, rc -2)? 0, or -1 with e set. */
+static int call_declined(Call *x, BrErr *e)
+{
+    if (!x->st || !x->st->nfchk) return 0;
+    cl_int bad = 0, rc = clEnqueueReadBuffer(gpu_ctx.q, x->cnt, CL_TRUE, 3 * sizeof bad, sizeof bad, &bad, 0, NULL, NULL);
+    if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clEnqueueReadBuffer");
+    gpu_st.d2h_bytes += (int64_t)sizeof bad;
+    x->declined = bad != 0;
+    return bad ? -2 : 0;
+}
 
 void gpu_spoof_comb(int mode)
 {
@@ -769,11 +834,7 @@ static int comb_prepare(Call *x, const SpRowOut *o, int nout, const int64_t *off
     if (!(x->cd = small_buf(d, 8 * (size_t)nout * sizeof(double), e))) return -1;
     int rc = 0;
     for (int b = 0; b < x->ncr && !rc; b++) rc = call_buf(&x->cr[b], cells[b], e);
-    if (!rc && !x->cnt) {
-        cl_int zero[3] = {0, 0, 0}, cr;
-        x->cnt = clCreateBuffer(gpu_ctx.ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, zero, &cr);
-        if (cr != CL_SUCCESS) return x->cnt = NULL, gpu_clerr(e, cr, "clCreateBuffer");
-    }
+    if (!rc && !x->cnt && call_cnt(x, e)) return -1;
     if (!rc) x->ncd = nout;
     return rc;
 }
@@ -830,6 +891,7 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, c
     const double zm[SPOOF_MAXOUT] = {0};
     if (!rc && !rowout) rc = comb_prepare(&x, o, nout, offs, zm, M, ng, e);
     if (!rc) rc = call_main(&x, M, rb, ng, tmplen, psz, rowout ? op->ocols : 0, e);
+    if (!rc) rc = call_declined(&x, e);
     if (!rc && rowout) {
         res[0] = gpu_dense_result(M, op->ocols, x.out, e);
         x.out = NULL;
@@ -846,28 +908,32 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, c
  * values in W's structure (CSR W: the values of its entries, a
  * device-only CSR block sharing W's row pointers and columns; dense W: a
  * dense block), LEFT's rows written directly, FULL_AGG, RIGHT and
- * RIGHT_T from the blocks' partials (cg_comb). */
+ * RIGHT_T from the blocks' partials (cg_comb's launch, or its body in
+ * the launch's last group: comb_nbufs). */
 int gpu_spoof_outer(const char *src, const SpoofOuter *op, int nL, MB **res, double *v, BrErr *e)
 {
-    /* (its kernel declares local memory in its body, so it cannot be
-     * wrapped with the combine: stitched_source; cg_comb's launch) */
-    Call x;
-    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, NULL, 0, e);
-    GpuBuf wb = {0};
+    if (gpu_init(e)) return -1;
     int64_t M = op->m, N = op->n, k = op->ocols;
     /* the aggregated result as a Row output: FULL_AGG, or the product's
-     * cells (RIGHT: n x k, RIGHT_T: k x n) */
+     * cells (RIGHT: n x k, RIGHT_T: k x n), combined in the launch where
+     * the evaluator says so (comb_nbufs) */
     SpRowOut o = {op->var == SPO_FULL_AGG ? SPR_FULL_AGG : SPR_COL_T_AGG, op->var == SPO_FULL_AGG ? op->agg : SPA_NONE,
                   op->var == SPO_RIGHT_T ? k : N, op->var == SPO_RIGHT_T ? N : k};
     bool agg = op->var == SPO_FULL_AGG || op->var == SPO_RIGHT || op->var == SPO_RIGHT_T;
     int64_t psz = !agg ? 0 : k_spoof_row_psize(&o);
-    if (!rc && x.rp && gpu_get(op->in.m[op->main], &wb, e)) rc = -1;
     int64_t ng = agg ? row_blocks(M, psz) : BR_MAX(M, 1), rb;
     blocks_of(M, &ng, &rb);
+    Call x;
+    int rc = call_open(&x, src, &op->in, op->main, op->L, nL, NULL, agg ? comb_nbufs(&o, 1, ng) : 0, e);
+    GpuBuf wb = {0};
+    if (!rc && x.rp && gpu_get(op->in.m[op->main], &wb, e)) rc = -1;
     if (!rc) rc = call_buf(&x.out, agg ? ng * psz : op->var == SPO_LEFT ? M * k : x.rp ? wb.nnz : M * N, e);
+    const int64_t off0 = 0;
+    const double zm0 = 0;
+    if (!rc && agg) rc = comb_prepare(&x, &o, 1, &off0, &zm0, M, ng, e);
     if (!rc) rc = call_main(&x, M, rb, ng, 0, psz, N, e);
     if (!rc && agg) {
-        rc = combine(x.pr, &o, x.out, ng, psz, 0, M, 0, &res[0], &v[0], e);
+        rc = x.ncd ? comb_take(&x, &o, 1, res, v, e) : combine(x.pr, &o, x.out, ng, psz, 0, M, 0, &res[0], &v[0], e);
         return call_close(&x, rc ? rc : 1);
     }
     if (!rc) {

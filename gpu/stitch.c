@@ -675,6 +675,27 @@ static int sched_cmp(const void *a, const void *b)
     return p->instr < q->instr ? -1 : p->instr > q->instr;
 }
 
+/* The schedule of a region run by the first work-groups of another
+ * kernel's launch (gpu/spoof_cl.c, a stitched codegen operator), groups
+ * of wg lanes: thread composition (a segment per lane: the per-operator
+ * kernels' order, so the unstitched device plan's bits) or work-group
+ * composition (a segment per group, its reductions by the tree in local
+ * memory, as the seed's block composition), whichever the evaluator
+ * prices lower; mode 1 or 2: a test's choice of the one or the other.
+ * *cache: X kept in registers across the passes (use_cache). */
+StitchSched stitch_inlaunch_sched(const StitchRegion *r, int64_t rows, int64_t cols, int wg, int mode, int *cache)
+{
+    StitchSched t = {.scheme = ST_THREAD, .lanes = 1, .wg = wg}, w = {.scheme = ST_WORKGROUP, .lanes = wg, .wg = wg};
+    stitch_cost(r, rows, cols, &t);
+    stitch_cost(r, rows, cols, &w);
+    bool wgc = wg > 1 && (mode == 2 || (mode == 0 && sched_cmp(&w, &t) < 0));
+    StitchSched s = wgc ? w : t;
+    int64_t len = r->dir == DIR_ROW ? cols : rows;
+    *cache = use_cache(r, len, lanes_of(&s), s.scheme);
+    return s;
+}
+
+
 int stitch_enumerate(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched *out, int max)
 {
     size_t maxwg = gpu_info()->max_wg;

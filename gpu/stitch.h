@@ -119,6 +119,13 @@ double stitch_cost(const StitchRegion *r, int64_t rows, int64_t cols, StitchSche
  * partial, cells[t] result cells): inside the operator's launch by its
  * last work-group of wg lanes (inl), or by a cg_comb launch per output. */
 double stitch_comb_cost(const int64_t *reads, const int64_t *cells, int nout, int64_t ng, int wg, bool inl);
+/* The schedule of a region run by the first work-groups of another
+ * kernel's launch in groups of wg lanes (gpu/spoof_cl.c): ST_THREAD (a
+ * segment per lane, lanes 1: the per-operator kernels' order) or
+ * ST_WORKGROUP (a segment per group, lanes wg: the local-memory tree),
+ * whichever the latency evaluator prices lower (mode 0; 1 thread, 2
+ * work-group: a test's choice); *cache: X kept in registers. */
+StitchSched stitch_inlaunch_sched(const StitchRegion *r, int64_t rows, int64_t cols, int wg, int mode, int *cache);
 /* All candidate schedules, best first (at most max); returns the count. */
 int stitch_enumerate(const StitchRegion *r, int64_t rows, int64_t cols, StitchSched *out, int max);
 /* The OpenCL C of the region under s (malloc'd), for tests and -explain. */

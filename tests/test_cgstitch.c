@@ -29,6 +29,7 @@
 #include "t.h"
 #include "t_dml.h"
 #include "gpu/gpu.h"
+#include "gpu/stitch.h"
 #include "kernels/cla.h"
 #include "plan/recompile.h"
 
@@ -188,9 +189,11 @@ static void test_device(void)
         t_run_dml(c->src, &on, 2, names, in, 1, outs, &du);
         GpuStats gu = gpu_stats();
         unsetenv("BRAID_CG_STITCH");
+        gpu_spoof_pre(1);   /* the vectors in gpu_agg's order (test_device_multi: the others) */
         gpu_stats_reset();
         t_run_dml(c->src, &on, 2, names, in, 1, outs, &ds);
         GpuStats g = gpu_stats();
+        gpu_spoof_pre(0);
         gpu_set_stitch(true);
         gpu_configure(GPU_OFF, -1, 0);
         T_CHECK(un.rc == 0 && du.rc == 0 && ds.rc == 0, "%s%s under -gpu: %s / %s / %s", c->name, sp, un.err, du.err,
@@ -263,7 +266,7 @@ static void test_device_region(void)
                 MB *in[5] = {t_gen(M, N, sparse ? 0.2 : 1, 0, 1, sparse), t_gen(M, N, 1, 0.5, 2, false),
                              t_gen(M, 1, 1, -1, 1, false), t_gen(1, N, 1, -1, 1, false), t_gen(N, 3, 1, 0, 1, false)};
                 const char *names[5] = {"X", "W", "v", "u", "B"}, *outs[1] = {cs[q].out};
-                CgOptions on = {.enabled = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+                CgOptions on = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
                 TRun du, ds;
                 gpu_set_stitch(false);
                 setenv("BRAID_CG_STITCH", "0", 1);
@@ -271,9 +274,11 @@ static void test_device_region(void)
                 t_run_dml(cs[q].src, &on, 5, names, in, 1, outs, &du);
                 GpuStats gu = gpu_stats();
                 unsetenv("BRAID_CG_STITCH");
+                gpu_spoof_pre(1);   /* (the Row plan's vectors in gpu_agg's order) */
                 gpu_stats_reset();
                 t_run_dml(cs[q].src, &on, 5, names, in, 1, outs, &ds);
                 GpuStats g = gpu_stats();
+                gpu_spoof_pre(0);
                 gpu_set_stitch(true);
                 char what[64];
                 snprintf(what, sizeof what, "%lldx%lld%s", (long long)M, (long long)N, sparse ? " CSR" : "");
@@ -334,7 +339,9 @@ static void test_device_row(void)
     static TRun ref[NS][NC];
     MB *in[NS][NC][3] = {{{0}}};
     const char *names[3] = {"X", "v", "B"};
-    CgOptions off = {0}, on = {.enabled = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    /* (the plan cache: each plan's CPU code compiled once across the
+     * shapes) */
+    CgOptions off = {0}, on = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
     int kept = 0;
     for (int si = 0; si < NS; si++)
         for (int q = 0; q < NC; q++) {
@@ -362,6 +369,10 @@ static void test_device_row(void)
             const char *outs[1] = {cs[q].out};
             TRun du = {0}, ds = {0};
             GpuStats gu = {0}, g = {0};
+            /* the region's schedule: thread composition (the unstitched
+             * plan's bits), every third run work-group composition (the
+             * local-memory tree: within rounding) */
+            bool wgc = (q + si) % 3 == 2;
             if (!rc) {
                 gpu_set_stitch(false);
                 setenv("BRAID_CG_STITCH", "0", 1);
@@ -369,9 +380,11 @@ static void test_device_row(void)
                 t_run_dml(cs[q].src, &on, 3, names, in[si][q], 1, outs, &du);
                 gu = gpu_stats();
                 unsetenv("BRAID_CG_STITCH");
+                gpu_spoof_pre(wgc ? 2 : 1);
                 gpu_stats_reset();
                 t_run_dml(cs[q].src, &on, 3, names, in[si][q], 1, outs, &ds);
                 g = gpu_stats();
+                gpu_spoof_pre(0);
                 gpu_set_stitch(true);
             }
             char what[64];
@@ -379,10 +392,12 @@ static void test_device_row(void)
             TRun *r = &ref[si][q];
             if (!rc) T_CHECK(r->rc == 0 && du.rc == 0 && ds.rc == 0, "%s %s: %s / %s / %s", c.name, what, r->err, du.err, ds.err);
             if (!rc && !r->rc && !du.rc && !ds.rc) {
-                check_out(&c, &ds.out[0], &du.out[0], 0, what);
+                check_out(&c, &ds.out[0], &du.out[0], wgc ? 1e-9 : 0, what);
                 check_out(&c, &ds.out[0], &r->out[0], 1e-9, what);
                 T_CHECK(g.fused_cpu == 0 && gu.fused_cpu == 0, "%s %s: %lld/%lld on the CPU", c.name, what,
                         (long long)g.fused_cpu, (long long)gu.fused_cpu);
+                T_CHECK(g.pre_wg == (wgc ? g.fused_region : 0), "%s %s: %lld of %lld in-launch runs by work-group",
+                        c.name, what, (long long)g.pre_wg, (long long)g.fused_region);
                 if (M > 1 && N > 1) {
                     T_CHECK(ds.st.stitched >= 1 && g.fused_region == 1 && g.launches == cs[q].launches,
                             "%s %s: %lld stitched, %lld in-launch runs, %lld launches (want %d)", c.name, what,
@@ -401,6 +416,152 @@ static void test_device_row(void)
             for (int k = 0; k < 3; k++) mb_release(in[si][q][k]);
         }
     gpu_configure(GPU_OFF, -1, 0);
+}
+
+/* Multi-output Row plans (V_MULTI) whose stitched vectors run inside
+ * the operator's launch (docs/gpu.md, "The stitched vectors inside the
+ * operator's launch"): the GLM step over centred columns (COL_T_AGG,
+ * COL_AGG, FULL_AGG) and t(X) %*% (w * P) with sum(P * w) over
+ * standardized columns (a variance: two passes of the region, X in
+ * registers where a lane's share fits), over shapes that are not multiples of the
+ * work-group (1001 x 9, 20 x 150, 130 x 37, 2 x 1100: more columns than
+ * the region's 1024 groups), each under the region's three schedules:
+ * thread composition (gpu_spoof_pre(1): the unstitched device plan's
+ * vectors, so its results to the bit), work-group composition (2: the
+ * local-memory tree; the CPU's within 1e-9) and the latency evaluator's
+ * (0: the bits of the one it picked, counted by pre_wg). On the device
+ * one launch (the unstitched plan: the aggregates' launches too). NaN
+ * and Inf: in X the plan declines on the host before the device (the
+ * CPU's rule for side inputs, X bound as one); X finite but a vector
+ * not (two 1e308 in a column: its colMeans overflows to Inf) the launch
+ * flags it and declines (fused_declined; the
+ * CPU's operator: its results, NaN where they are), in one launch. A
+ * CSR X keeps the host-checked vectors (dev_pre): no in-launch run. */
+static void test_device_multi(void)
+{
+    static const Case cs[] = {
+        {"multi glm", "q = (X - colMeans(X)) %*% v\ng = t(X) %*% (w * q)\nh = colSums(X * (w * q))\nm = max(w * q)\n", "g"},
+        {"multi sd", "P = ((X - colMeans(X)) / colSds(X)) %*% v\nG = t(X) %*% (w * P)\ns = sum(P * w)\n", "G"},
+    };
+    static const char *outs[][3] = {{"g", "h", "m"}, {"G", "s", NULL}};
+    /* shape, X's format: 0 dense, 1 CSR, 2 NaN/Inf in X, 3 a vector
+     * non-finite (X finite) */
+    static const struct { int c; int64_t m, n; int fmt; } run[] = {
+        {0, 1001, 9, 0}, {0, 20, 150, 0}, {0, 2, 1100, 0}, {0, 130, 37, 1}, {0, 130, 37, 3}, {0, 1001, 9, 3},
+        {1, 130, 37, 0}, {1, 1001, 9, 0}, {1, 20, 150, 0}, {1, 130, 37, 2},
+    };
+    const char *names[3] = {"X", "v", "w"};
+    CgOptions off = {0}, on = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    BrErr e = {0};
+    int64_t nwg = 0, nthr = 0;
+    for (size_t k = 0; k < sizeof run / sizeof *run; k++) {
+        if (!t_keep((long)k, 2)) continue;
+        const Case *c = &cs[run[k].c];
+        const char **o = outs[run[k].c];
+        int no = o[2] ? 3 : 2, fmt = run[k].fmt;
+        int64_t M = run[k].m, N = run[k].n;
+        char what[64];
+        static const char *const fn[] = {"", " CSR", " NaN/Inf in X", " a vector NaN/Inf"};
+        snprintf(what, sizeof what, "%lldx%lld%s", (long long)M, (long long)N, fn[fmt]);
+        t_seed(700 + k);
+        MB *in[3] = {t_gen(M, N, fmt == 1 ? 0.3 : 1, -1, 2, fmt == 1), t_gen(N, 1, 1, -1, 1, false),
+                     t_gen(M, 1, 1, 0, 1, false)};
+        if (fmt == 2)
+            for (int64_t q = 0; q < M * N; q += 13) mb_dset(in[0], q / N, q % N, q % 2 ? NAN : -INFINITY);
+        if (fmt == 3) mb_dset(in[0], 0, 0, 1e308), mb_dset(in[0], 1, 0, 1e308);   /* colMeans: Inf */
+        if (fmt >= 2) mb_recount_nnz(in[0]);
+        TRun ref, du, ds[3];
+        GpuStats gu, g[3];
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(c->src, &off, 3, names, in, no, o, &ref);
+        gpu_configure(GPU_FORCE, -1, 0);
+        int rc = gpu_init(&e);
+        T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+        gpu_set_stitch(false);
+        setenv("BRAID_CG_STITCH", "0", 1);
+        gpu_stats_reset();
+        t_run_dml(c->src, &on, 3, names, in, no, o, &du);
+        gu = gpu_stats();
+        unsetenv("BRAID_CG_STITCH");
+        for (int mode = 0; mode < 3; mode++) {
+            gpu_spoof_pre(mode);
+            gpu_stats_reset();
+            t_run_dml(c->src, &on, 3, names, in, no, o, &ds[mode]);
+            g[mode] = gpu_stats();
+        }
+        gpu_spoof_pre(0);
+        gpu_set_stitch(true);
+        gpu_configure(GPU_OFF, -1, 0);
+        bool ok = !rc && !ref.rc && !du.rc && !ds[0].rc && !ds[1].rc && !ds[2].rc;
+        T_CHECK(ok, "%s %s: %s / %s / %s %s %s", c->name, what, ref.err, du.err, ds[0].err, ds[1].err, ds[2].err);
+        for (int t = 0; ok && t < no; t++) {
+            Case ct = {c->name, c->src, o[t]};
+            char w2[192];
+            for (int mode = 0; mode < 3; mode++) {
+                snprintf(w2, sizeof w2, "%s, schedule %d, against the CPU", what, mode);
+                check_out(&ct, &ds[mode].out[t], &ref.out[t], 1e-9, w2);
+            }
+            /* thread composition: the unstitched device plan's bits; the
+             * evaluator's: the bits of the schedule it picked */
+            snprintf(w2, sizeof w2, "%s, thread composition against unstitched", what);
+            check_out(&ct, &ds[1].out[t], &du.out[t], 0, w2);
+            snprintf(w2, sizeof w2, "%s, the evaluator's against its pick", what);
+            check_out(&ct, &ds[0].out[t], &ds[g[0].pre_wg ? 2 : 1].out[t], 0, w2);
+        }
+        if (ok) {
+            /* the stitched aggregates were stitched, and the plan is one
+             * Row operator */
+            T_CHECK(ds[0].st.stitched >= 1 && ds[0].st.fused[1] == 1, "%s %s: %lld stitched, %lld Row operators",
+                    c->name, what, (long long)ds[0].st.stitched, (long long)ds[0].st.fused[1]);
+            for (int mode = 0; mode < 3; mode++) {
+                const GpuStats *s = &g[mode];
+                if (fmt == 0)
+                    T_CHECK(s->fused_ops == 1 && s->fused_region == 1 && s->fused_cpu == 0 && s->launches == 1 &&
+                                gu.launches > 1 && s->pre_wg == (mode == 2 || (mode == 0 && g[0].pre_wg)),
+                            "%s %s schedule %d: %lld on the device (%lld in-launch, %lld work-group), %lld on the CPU, "
+                            "%lld launches (unstitched %lld)", c->name, what, mode, (long long)s->fused_ops,
+                            (long long)s->fused_region, (long long)s->pre_wg, (long long)s->fused_cpu,
+                            (long long)s->launches, (long long)gu.launches);
+                if (fmt == 1)
+                    T_CHECK(s->fused_ops == 1 && s->fused_region == 0 && s->launches == gu.launches,
+                            "%s %s schedule %d: CSR: %lld on the device, %lld in-launch, %lld launches (unstitched %lld)",
+                            c->name, what, mode, (long long)s->fused_ops, (long long)s->fused_region,
+                            (long long)s->launches, (long long)gu.launches);
+                if (fmt == 2)
+                    T_CHECK(s->fused_ops == 0 && s->fused_cpu == 1 && s->fused_declined == 0 && s->launches == 0,
+                            "%s %s schedule %d: NaN/Inf X: %lld on the device, %lld on the CPU, %lld launches", c->name,
+                            what, mode, (long long)s->fused_ops, (long long)s->fused_cpu, (long long)s->launches);
+                if (fmt == 3)
+                    T_CHECK(s->fused_ops == 0 && s->fused_cpu == 1 && s->fused_declined == 1 && s->launches == 1,
+                            "%s %s schedule %d: a vector NaN/Inf: %lld on the device, %lld on the CPU (%lld declined by "
+                            "the launch), %lld launches", c->name, what, mode, (long long)s->fused_ops,
+                            (long long)s->fused_cpu, (long long)s->fused_declined, (long long)s->launches);
+            }
+            if (fmt == 0) nwg += g[0].pre_wg, nthr += !g[0].pre_wg;
+            if (fmt == 0 && k == 0)
+                printf("-gpu force multi-output Row, stitched vectors in the launch: %s %s: launches %lld, unstitched %lld\n",
+                       c->name, what, (long long)g[0].launches, (long long)gu.launches);
+        }
+        t_run_free(&ref);
+        t_run_free(&du);
+        for (int mode = 0; mode < 3; mode++) t_run_free(&ds[mode]);
+        for (int q = 0; q < 3; q++) mb_release(in[q]);
+    }
+    /* the evaluator picks each schedule somewhere: thread composition for
+     * 2 rows (a lane's walk is 2 cells, the tree's steps cost more),
+     * work-group composition for 1001 rows of 9 columns (9 lanes would
+     * walk 1001 rows each) */
+    StitchRegion r = {0};
+    st_colstd(&r);
+    int cache;
+    T_CHECK(stitch_inlaunch_sched(&r, 2, 1100, 64, 0, &cache).scheme == ST_THREAD, "2 x 1100: thread composition");
+    T_CHECK(stitch_inlaunch_sched(&r, 1001, 9, 64, 0, &cache).scheme == ST_WORKGROUP && !cache,
+            "1001 x 9: work-group composition, X not cached");
+    T_CHECK(stitch_inlaunch_sched(&r, 130, 37, 64, 0, &cache).scheme == ST_WORKGROUP && cache,
+            "130 x 37: work-group composition, X cached (3 cells a lane)");
+    T_CHECK(stitch_inlaunch_sched(&r, 1001, 9, 64, 1, &cache).scheme == ST_THREAD, "the test's override");
+    printf("multi-output Row in-launch runs: work-group composition %lld, thread %lld\n", (long long)nwg,
+           (long long)nthr);
 }
 
 /* The selection cache (codegen/mpskip.c part_sig) keys a partition by a
@@ -654,6 +815,7 @@ int main(void)
     test_device();
     test_device_region();
     test_device_row();
+    test_device_multi();
     test_profile();
     test_profile_cache();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
