@@ -84,6 +84,10 @@ MEntry *memo_add(Memo *m, Hop *h, const MEntry *e);
 /* Removes entries for which drop(e) is true. */
 void memo_filter(Memo *m, const Hop *h, bool (*drop)(const Memo *, const Hop *, const MEntry *, void *),
                  void *arg);
+/* Removes every entry that fuses hop id into a consumer (and then the
+ * entries left referencing a group with nothing they can fuse): the
+ * hop's value is materialized for all its consumers. */
+void memo_ban_fused(Memo *m, int id);
 int memo_nrefs(const MEntry *e);
 bool memo_has_type(const Memo *m, const Hop *h, TplType t, bool open_only);
 /* Entries of group h usable by a consumer of template t (open entries of
@@ -468,6 +472,14 @@ Variant cplan_row_ovar(const CPlan *p, int t);
  * s->ops[i] (NULL: none); merged operators get the merged plan, and the
  * merged-away ones leave s (and plans) compacted. */
 void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans);
+/* A product hop the chosen operators compute more than once (a fused
+ * operator recomputes it while another computation is materialized, or
+ * two operators recompute it) whose value reaches both operands of a
+ * comparison, or -1. Two computations of one product may differ in the
+ * last bit (another summation order), and `D <= rowMins(D)` over them is
+ * then a wrong 0/1, not a rounding error (cg_optimize_dag plans again
+ * with the product materialized once). */
+int cg_split_compare(const Memo *m, const Selection *s);
 /* CPU stitching (docs/codegen.md, "CPU stitching"): a Row, Cell or MAgg
  * plan of s whose row-vector input is a vector expression of column
  * aggregates (colSums, colMeans, colMins, colMaxs, colVars, colSds; see

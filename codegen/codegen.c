@@ -166,6 +166,8 @@ void cg_machine_ctx(CgContext *c, CgMachine *mc)
 /* Can the planner place AMULET loops (docs/amulet.md): the template is
  * on (BRAID_AMULET_FUSE) and a C compiler is there (without one the
  * loop would run in the evaluator)? */
+#define CG_MAXBAN 4
+
 static bool amulet_ok(CgContext *c)
 {
     if (!strcmp(am_tpl_mode(), "0") || c->opt.interpret) return false;
@@ -180,11 +182,16 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     if (!c || !c->opt.enabled || !d || d->recompile) return;
     cg_fx_log(d);
     int64_t t0 = br_now_ns();
+    __atomic_add_fetch(&c->st.dags, 1, __ATOMIC_RELAXED);
+    /* products that must be computed once (cg_split_compare): the DAG
+     * is planned again with their fusion into consumers banned */
+    int ban[CG_MAXBAN], nban = 0;
+replan:;
     Memo *m = memo_new(d);
     if (!m) return;
-    __atomic_add_fetch(&c->st.dags, 1, __ATOMIC_RELAXED);
     m->amulet = c->opt.policy == CG_COST_BASED && amulet_ok(c);
     cg_explore(m);
+    for (int b = 0; b < nban; b++) memo_ban_fused(m, ban[b]);
     bool any = false;
     for (int k = 0; k < m->norder && !any; k++) any = m->g[m->order[k]->id] && m->g[m->order[k]->id]->n;
     if (!any) { memo_free(m); __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED); return; }
@@ -218,6 +225,15 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     if (!pl) goto done;
     for (int i = 0; i < n; i++) pl[i] = s->ops[i].type == T_AMULET ? NULL : cplan_build(m, &s->ops[i]);
     cg_merge_rows(m, s, pl);
+    int bad = nban < CG_MAXBAN ? cg_split_compare(m, s) : -1;
+    if (bad >= 0) {
+        for (int i = 0; i < s->nops; i++) cplan_free(pl[i]);
+        free(pl); free(ops); free(ins); free(nins); free(place); free(price);
+        sel_free(s);
+        memo_free(m);
+        ban[nban++] = bad;
+        goto replan;
+    }
     for (int t = 0; t < m->nspt; t++) __atomic_add_fetch(&c->st.stitch_pts[m->sdo[t]], 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&c->st.stitched, cg_stitch(m, s, pl), __ATOMIC_RELAXED);
     n = s->nops;

@@ -342,6 +342,93 @@ static MEntry *sel_best_of(const void *m, const Hop *h, int consumer) { return s
 
 Selection *cg_choose_ops(Memo *m) { return choose_ops(m, sel_best_of, m); }
 
+/* Where the operators compute what a comparison reads (cg_split_compare):
+ * per chosen operator the hops of its region, and which operator's root
+ * each hop is. A site is an operator's index, or -1: a basic operator. */
+typedef struct Sites {
+    const Memo *m;
+    int nops;
+    char **reg;            /* [op][hop id] */
+    int *rootop;           /* [hop id]: the operator it is the root of, -1 */
+    char *vis;             /* [(site + 1) * nid + hop id] */
+    int pair[64][2], npair;
+    int bad;
+} Sites;
+
+/* The site of h's value as read from a computation at site ctx: inside
+ * ctx's region, or materialized by the operator it is the root of (or a
+ * basic operator). */
+static int site_of(const Sites *x, const Hop *h, int ctx)
+{
+    if (ctx >= 0 && x->reg[ctx][h->id]) return ctx;
+    return x->rootop[h->id];
+}
+
+/* Records the site of every product below h (h's value computed at
+ * site); two sites of one product set x->bad. */
+static void gather(Sites *x, const Hop *h, int site)
+{
+    if (!h || x->bad >= 0) return;
+    char *v = &x->vis[(size_t)(site + 1) * (size_t)x->m->nid + (size_t)h->id];
+    if (*v) return;
+    *v = 1;
+    if (h->kind == H_MATMUL) {
+        int k = 0;
+        while (k < x->npair && x->pair[k][0] != h->id) k++;
+        if (k == x->npair && k < 64) { x->pair[k][0] = h->id; x->pair[k][1] = site; x->npair++; }
+        else if (k == 64 || x->pair[k][1] != site) { x->bad = h->id; return; }
+    }
+    for (int i = 0; i < h->nin; i++) if (h->in[i]) gather(x, h->in[i], site_of(x, h->in[i], site));
+}
+
+int cg_split_compare(const Memo *m, const Selection *s)
+{
+    int nid = m->nid;
+    Sites x = {.m = m, .nops = s->nops, .bad = -1};
+    x.reg = br_calloc((size_t)s->nops + 1, sizeof *x.reg);
+    x.rootop = br_malloc((size_t)nid * sizeof *x.rootop);
+    x.vis = br_calloc((size_t)(s->nops + 1) * (size_t)nid, 1);
+    char *inreg = br_calloc((size_t)nid, 1);
+    bool ok = x.reg && x.rootop && x.vis && inreg;
+    for (int h = 0; ok && h < nid; h++) x.rootop[h] = -1;
+    Walk w = {.m = m, .best = sel_best_of, .barg = m, .inreg = inreg};
+    for (int i = 0; ok && i < s->nops; i++) {
+        const FusedOp *f = &s->ops[i];
+        Hop *const *roots = f->nroots ? f->roots : &f->root;
+        int nr = f->nroots ? f->nroots : 1;
+        memset(inreg, 0, (size_t)nid);
+        HList ins = {0};
+        for (int r = 0; r < nr; r++) {
+            if (x.rootop[roots[r]->id] < 0) x.rootop[roots[r]->id] = i;
+            MEntry *e = sel_best(m, roots[r], T__N);
+            if (e) region(&w, roots[r], e, &ins);
+            else inreg[roots[r]->id] = 1;
+        }
+        free(ins.v);
+        x.reg[i] = br_malloc((size_t)nid);
+        if (!x.reg[i]) { ok = false; break; }
+        memcpy(x.reg[i], inreg, (size_t)nid);
+    }
+    /* every computation of every comparison: inside each operator whose
+     * region holds it, or a basic operator */
+    for (int k = 0; ok && k < m->norder && x.bad < 0; k++) {
+        const Hop *c = m->order[k];
+        if (c->kind != H_BINARY || c->nin != 2 || !(op_info[c->op].flags & OF_CMP)) continue;
+        bool any = false;
+        for (int o = 0; o <= s->nops && x.bad < 0; o++) {
+            if (o < s->nops && !x.reg[o][c->id]) continue;
+            if (o == s->nops && any) break;
+            any = true;
+            x.npair = 0;
+            memset(x.vis, 0, (size_t)(s->nops + 1) * (size_t)nid);
+            gather(&x, c, o < s->nops ? o : -1);
+        }
+    }
+    for (int i = 0; x.reg && i < s->nops; i++) free(x.reg[i]);
+    free(x.reg); free(x.rootop); free(x.vis); free(inreg);
+    return x.bad;
+}
+
 int cg_magg_partners(const Memo *m, CgBestFn best, const void *barg, const Hop *h, const Hop **roots, int max)
 {
     MEntry *e = best(barg, h, T__N);
