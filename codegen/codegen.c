@@ -166,8 +166,6 @@ void cg_machine_ctx(CgContext *c, CgMachine *mc)
 /* Can the planner place AMULET loops (docs/amulet.md): the template is
  * on (BRAID_AMULET_FUSE) and a C compiler is there (without one the
  * loop would run in the evaluator)? */
-#define CG_MAXBAN 4
-
 static bool amulet_ok(CgContext *c)
 {
     if (!strcmp(am_tpl_mode(), "0") || c->opt.interpret) return false;
@@ -185,6 +183,7 @@ void cg_optimize_dag(CgContext *c, HopDag *d)
     __atomic_add_fetch(&c->st.dags, 1, __ATOMIC_RELAXED);
     /* products that must be computed once (cg_split_compare): the DAG
      * is planned again with their fusion into consumers banned */
+    enum { CG_MAXBAN = 4 };
     int ban[CG_MAXBAN], nban = 0;
 replan:;
     Memo *m = memo_new(d);

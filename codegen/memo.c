@@ -193,35 +193,3 @@ uint64_t cg_hash_bytes(const void *p, size_t n, uint64_t seed)
     h ^= h >> 31;
     return h;
 }
-
-
-static bool refs_hop(const Memo *m, const Hop *h, const MEntry *e, void *arg)
-{
-    (void)m;
-    int id = *(const int *)arg;
-    for (int i = 0; i < e->nin && i < h->nin; i++)
-        if (e->ref[i] >= 0 && h->in[i] && h->in[i]->id == id) return true;
-    return false;
-}
-
-static bool refs_empty(const Memo *m, const Hop *h, const MEntry *e, void *arg)
-{
-    bool *changed = arg;
-    for (int i = 0; i < e->nin && i < h->nin; i++) {
-        if (e->ref[i] < 0 || !h->in[i]) continue;
-        bool any = false;
-        const MGroup *g = m->g[h->in[i]->id];
-        for (int k = 0; g && k < g->n && !any; k++) any = memo_compatible(e->type, g->e[k].type);
-        if (!any) return *changed = true;
-    }
-    return false;
-}
-
-void memo_ban_fused(Memo *m, int id)
-{
-    for (int k = 0; k < m->norder; k++) memo_filter(m, m->order[k], refs_hop, &id);
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (int k = 0; k < m->norder; k++) memo_filter(m, m->order[k], refs_empty, &changed);
-    }
-}

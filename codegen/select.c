@@ -130,6 +130,30 @@ static bool drop_dangling(const Memo *m, const Hop *h, const MEntry *e, void *ar
     return false;
 }
 
+/* drop_dangling to a fixed point */
+static void prune_dangling(Memo *m)
+{
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < m->norder; i++) memo_filter(m, m->order[i], drop_dangling, &changed);
+    }
+}
+
+static bool refs_hop(const Memo *m, const Hop *h, const MEntry *e, void *arg)
+{
+    (void)m;
+    int id = *(const int *)arg;
+    for (int i = 0; i < e->nin && i < h->nin; i++)
+        if (e->ref[i] >= 0 && h->in[i] && h->in[i]->id == id) return true;
+    return false;
+}
+
+void memo_ban_fused(Memo *m, int id)
+{
+    for (int k = 0; k < m->norder; k++) memo_filter(m, m->order[k], refs_hop, &id);
+    prune_dangling(m);
+}
+
 void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, EnumStats *es)
 {
     if (policy != CG_COST_BASED && policy != CG_STITCH_EXPLORER)
@@ -139,10 +163,7 @@ void cg_select(CgContext *c, Memo *m, CgPolicy policy, const CgMachine *mc, Enum
             memo_filter(m, m->order[i], drop_multi_refs, NULL);
             memo_filter(m, m->order[i], drop_invalid_leftovers, NULL);
         }
-        for (bool changed = true; changed;) {
-            changed = false;
-            for (int i = 0; i < m->norder; i++) memo_filter(m, m->order[i], drop_dangling, &changed);
-        }
+        prune_dangling(m);
     } else if (policy == CG_COST_BASED) {
         cg_select_cost(c, m, mc, es);
     } else if (policy == CG_STITCH_EXPLORER) {
