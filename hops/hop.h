@@ -158,6 +158,10 @@ void hop_add_read(HopDag *d, const char *name);
  * reachable set, a calloc'd array of d->n + 2 flags indexed by HOP id
  * (caller frees). NULL when out of memory. */
 Hop **hop_walk(const HopDag *d, int *n, char **seen);
+/* The HOPs below h (h last) that seen (d->n + 2 flags) does not hold, in
+ * hop_walk's order: appended to out (room for d->n) from *n and added to
+ * seen. false when out of memory. */
+bool hop_walk_below(const HopDag *d, Hop *h, char *seen, Hop **out, int *n);
 
 /* Constructors of common HOPs (sizes inferred from the inputs). */
 Hop *hop_lit(HopDag *d, Value v, Span sp);          /* takes v */
@@ -204,6 +208,16 @@ static inline int hop_seed_arg(const Hop *h)
 {
     if (h->kind != H_BUILTIN) return -1;
     return h->bi == BI_RAND ? 7 : h->bi == BI_SAMPLE ? 3 : -1;
+}
+/* Does h take a seed of the run's stream when it runs (runtime/seeds.c)?
+ * A rand or sample without a literal seed, or with the literal -1. */
+static inline bool hop_draws_seed(const Hop *h)
+{
+    int sa = hop_seed_arg(h);
+    if (sa < 0) return false;
+    const Hop *s = sa < h->nin ? h->in[sa] : NULL;
+    if (!s || s->kind != H_LIT) return true;
+    return (s->lit.kind == V_INT && s->lit.i == -1) || (s->lit.kind == V_DOUBLE && s->lit.d == -1);
 }
 
 #endif

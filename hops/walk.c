@@ -68,3 +68,13 @@ Hop **hop_walk(const HopDag *d, int *n, char **seen)
     if (seen) *seen = set;
     return out;
 }
+
+bool hop_walk_below(const HopDag *d, Hop *h, char *seen, Hop **out, int *n)
+{
+    if (!h || seen[h->id]) return true;
+    Frame *stack = malloc(((size_t)d->n + 1) * sizeof(Frame));
+    if (!stack) return false;
+    visit(d, h, seen, stack, out, n);
+    free(stack);
+    return true;
+}

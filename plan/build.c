@@ -1701,6 +1701,67 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
 
 /* ---- entry points ---- */
 
+/* Draws in program order (DESIGN.md "Seeds under -seed N"). A statement
+ * root that drop_dead dropped leaves its draws (rand and sample without
+ * a seed) to the walk from later roots and writes, so a call written
+ * after them ran first and took their seeds. d's roots become the kept
+ * ones (keep[i] of orig[i]) with, at each dropped root's place, its live
+ * draws not under an earlier root: each draw itself, or the outermost
+ * scalar-condition ifelse of that statement whose branch holds it (its
+ * condition then comes first, so an untaken branch still draws
+ * nothing; plan/instgen.c). Other operators stay where the walk puts
+ * them. Out of memory: the roots stay as drop_dead left them. */
+static void keep_draw_order(HopDag *d, Hop *const *orig, const char *keep, int n0)
+{
+    bool any = false;
+    for (int i = 0; i < d->n && !any; i++) any = hop_draws_seed(d->hops[i]);
+    if (!any) return;
+    int nl;
+    char *live = NULL;
+    free(hop_walk(d, &nl, &live));
+    size_t nh = (size_t)d->n + 2;
+    char *under = calloc(nh, 1), *done = calloc(nh, 1), *br = malloc(nh);
+    Hop **owner = calloc(nh, sizeof(Hop *)), **roots = malloc((size_t)(n0 + d->n + 1) * sizeof(Hop *));
+    Hop **l = malloc(2 * nh * sizeof(Hop *)), **below = l ? l + nh : NULL;
+    if (!live || !under || !done || !br || !owner || !roots || !l) goto out;
+    int nr = 0;
+    for (int i = 0; i < n0; i++) {
+        int m = 0;
+        if (!hop_walk_below(d, orig[i], under, l, &m)) goto out;
+        if (keep[i]) { roots[nr++] = orig[i]; continue; }
+        bool draws = false;
+        for (int j = 0; j < m && !draws; j++) draws = live[l[j]->id] && hop_draws_seed(l[j]);
+        if (!draws) continue;
+        /* an ifelse after its branches (post-order): outer ones win */
+        for (int j = 0; j < m; j++) {
+            Hop *t = l[j];
+            if (!live[t->id] || !hop_lazy_ifelse(t)) continue;
+            memset(br, 0, nh);
+            for (int k = 1; k <= 2; k++) {
+                int nb = 0;
+                if (!hop_walk_below(d, t->in[k], br, below, &nb)) goto out;
+                for (int b = 0; b < nb; b++) if (hop_draws_seed(below[b])) owner[below[b]->id] = t;
+            }
+        }
+        for (int j = 0; j < m; j++) {
+            Hop *h = l[j];
+            if (!live[h->id] || !hop_draws_seed(h)) continue;
+            Hop *e = owner[h->id] ? owner[h->id] : h;
+            if (!done[e->id]) { done[e->id] = 1; roots[nr++] = e; }
+        }
+    }
+    d->nroots = 0;
+    for (int i = 0; i < nr; i++) hop_add_root(d, roots[i]);
+out:
+    free(l);
+    free(live);
+    free(under);
+    free(done);
+    free(br);
+    free(owner);
+    free(roots);
+}
+
 /* Inlining, static and (compile-time) dynamic rewrites of one DAG. */
 /* Dead-code elimination with liveness: writes of variables that are not
  * live after the block are dropped (so fusion need not materialize them),
@@ -1716,15 +1777,28 @@ static void drop_dead(PBlock *b)
             w++;
         }
     d->nw = w;
+    int n0 = d->nroots;
+    Hop **orig = malloc(((size_t)n0 + 1) * sizeof(Hop *));
+    char *keep = malloc((size_t)n0 + 1);
+    if (!orig || !keep) {   /* out of memory: every root stays */
+        free(orig);
+        free(keep);
+        return;
+    }
+    memcpy(orig, d->roots, (size_t)n0 * sizeof(Hop *));
     int r = 0;
-    for (int i = 0; i < d->nroots; i++) {
-        Hop *h = d->roots[i];
-        bool keep = h->sidefx || h->kind == H_FCALL ||
-                    (h->kind == H_OUT && h->in[0] && (h->in[0]->sidefx || h->in[0]->kind == H_FCALL));
-        for (int k = 0; k < d->nw && !keep; k++) keep = d->whops[k] == h;
-        if (keep) d->roots[r++] = h;
+    for (int i = 0; i < n0; i++) {
+        Hop *h = orig[i];
+        bool k = h->sidefx || h->kind == H_FCALL ||
+                 (h->kind == H_OUT && h->in[0] && (h->in[0]->sidefx || h->in[0]->kind == H_FCALL));
+        for (int j = 0; j < d->nw && !k; j++) k = d->whops[j] == h;
+        keep[i] = k;
+        if (k) d->roots[r++] = h;
     }
     d->nroots = r;
+    keep_draw_order(d, orig, keep, n0);
+    free(orig);
+    free(keep);
 }
 
 /* Finishes the generic blocks of a block list once liveness is known:

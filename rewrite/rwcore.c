@@ -160,11 +160,7 @@ static bool mergeable(const Hop *h)
     if (h->sidefx || h->kind == H_FCALL) return false;
     if (h->kind == H_BUILTIN) {
         if (h->bi == BI_TIME) return false;
-        int sa = hop_seed_arg(h);
-        if (sa >= 0) {
-            const Hop *seed = sa < h->nin ? h->in[sa] : NULL;
-            if (!seed || seed->kind != H_LIT || rw_is_lit(seed, -1)) return false;
-        }
+        if (hop_draws_seed(h)) return false;
     }
     return true;
 }

@@ -117,6 +117,9 @@ static inline int t_run_dml(const char *src, const CgOptions *cg, int nin, const
     return t_run_dml_opt(src, cg, 2, nin, names, ins, nout, onames, r);
 }
 
+/* The -seed of t_run_dml's runs (-1: none; test_seeds sets it). */
+static int64_t t_dml_seed = -1;
+
 /* t_run_dml at optimization level optlevel (0: no rewrites, no
  * inter-procedural analysis). */
 static inline int t_run_dml_opt(const char *src, const CgOptions *cg, int optlevel, int nin, const char **names,
@@ -139,7 +142,7 @@ static inline int t_run_dml_opt(const char *src, const CgOptions *cg, int optlev
     plan_liveness(&p->main, &outs, &live);
     ns_free(&outs);
     ns_free(&live);
-    RtOptions ro = {.out = stdout, .seed = -1};
+    RtOptions ro = {.out = stdout, .seed = t_dml_seed};
     Rt rt;
     rt_init(&rt, p, d, &ro);
     Frame f;
