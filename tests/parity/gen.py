@@ -12,7 +12,8 @@ WORKDIR/home/scripts (SystemDS's files never enter this repository), then
     BRAID_HOME=WORKDIR/home, so that braid's interpreter runs SystemDS's own
     builtin scripts in place of braid's library, and stores the outputs in
     expected/<name>/ (numbers printed with 17 significant digits by the
-    case's write(), so nothing is lost); for a "# parity-fails" case, whose
+    case's write(), so nothing is lost; a "# parity-stdout" case's stdout as
+    stdout.txt); for a "# parity-fails" case, whose
     input SystemDS's script stops on, the error message (error.txt);
   * runs the same case with braid's library and prints whether it matches
     (the status table in STATUS.md is written from that);

@@ -9,7 +9,11 @@
    SystemDS's algorithm is order sensitive); the other rules are those of
    tests/dml/runner.py, whose comparisons this file uses. A case that says
    "# parity-fails" must stop (exit 1) with the error message SystemDS's
-   script stopped with under braid (expected/<name>/error.txt).
+   script stopped with under braid (expected/<name>/error.txt). A case
+   that says "# parity-stdout" must also print what SystemDS's scripts
+   print (expected/<name>/stdout.txt, compared as tests/dml compares
+   stdout: line by line, words separated by blanks or commas, numbers
+   within the tolerance).
 2. Every builtin in signatures.tsv (SystemDS's signatures, written by
    gen.py) must have the same signature in braid's scripts/builtin: the
    parameters' names, order, types and defaults (so positional and named
@@ -54,6 +58,13 @@ def case_args(path):
     return m.group(1).split() if m else []
 
 
+def stdout_case(path):
+    """Whether a case declares "# parity-stdout": its stdout goes into its
+    output folder as stdout.txt, compared as an output."""
+    with open(path, encoding="utf-8") as f:
+        return re.search(r"#\s*parity-stdout\b", f.read()) is not None
+
+
 def compare_outputs(exp_dir, out_dir, tol):
     """{output file: why it differs} for the outputs of out_dir that differ
     from exp_dir (tolerance tol relative); empty when all match."""
@@ -68,6 +79,11 @@ def compare_outputs(exp_dir, out_dir, tol):
                 raise runner.CaseFailed("%s was not written" % fname)
             with open(os.path.join(exp_dir, fname), encoding="utf-8") as f:
                 want = f.read()
+            if fname == "stdout.txt":
+                # commas separate words too (SystemDS's "NAME,value" lines)
+                with open(path, encoding="utf-8") as f:
+                    runner.check_stdout(want.replace(",", " , "), f.read().replace(",", " , "))
+                continue
             got = runner.load_output(path)
             if fname.endswith(".csv"):
                 runner.check_csv(fname, want, got)
@@ -94,11 +110,14 @@ def execute_case(binary, name, env=None):
         if env:
             os.environ.update(env)
         case = os.path.join("cases", name + ".dml")
-        status, _, stderr = runner.execute(
+        status, stdout, stderr = runner.execute(
             [binary] + case_args(os.path.join(HERE, case)) + ["-f", case, "-nvargs", "out=" + out_dir])
     finally:
         os.environ.clear()
         os.environ.update(old)
+    if stdout_case(os.path.join(HERE, "cases", name + ".dml")):
+        with open(os.path.join(out_dir, "stdout.txt"), "w", encoding="utf-8") as f:
+            f.write(stdout)
     return status, stderr, out_dir
 
 
