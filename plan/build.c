@@ -1701,20 +1701,28 @@ static void build_list(BCtx *c, Block *blk, PBList *out)
 
 /* ---- entry points ---- */
 
-/* Draws in program order (DESIGN.md "Seeds under -seed N"). A statement
- * root that drop_dead dropped leaves its draws (rand and sample without
- * a seed) to the walk from later roots and writes, so a call written
+/* Must h run in program order among a block's statements: a draw (rand
+ * or sample without a seed) or a call (which may draw, run a parfor that
+ * takes a seed, or print)? */
+static bool ordered(const Hop *h)
+{
+    return hop_draws_seed(h) || h->kind == H_FCALL;
+}
+
+/* Draws and calls in program order (DESIGN.md "Seeds under -seed N"). A
+ * statement root that drop_dead dropped leaves its draws and calls
+ * (ordered) to the walk from later roots and writes, so a call written
  * after them ran first and took their seeds. d's roots become the kept
  * ones (keep[i] of orig[i]) with, at each dropped root's place, its live
- * draws not under an earlier root: each draw itself, or the outermost
- * scalar-condition ifelse of that statement whose branch holds it (its
- * condition then comes first, so an untaken branch still draws
- * nothing; plan/instgen.c). Other operators stay where the walk puts
- * them. Out of memory: the roots stay as drop_dead left them. */
+ * draws and calls not under an earlier root: each one itself, or the
+ * outermost scalar-condition ifelse of that statement whose branch holds
+ * it (its condition then comes first, so an untaken branch still draws
+ * and calls nothing; plan/instgen.c). Other operators stay where the
+ * walk puts them. Out of memory: the roots stay as drop_dead left them. */
 static void keep_draw_order(HopDag *d, Hop *const *orig, const char *keep, int n0)
 {
     bool any = false;
-    for (int i = 0; i < d->n && !any; i++) any = hop_draws_seed(d->hops[i]);
+    for (int i = 0; i < d->n && !any; i++) any = ordered(d->hops[i]);
     if (!any) return;
     int nl;
     char *live = NULL;
@@ -1730,7 +1738,7 @@ static void keep_draw_order(HopDag *d, Hop *const *orig, const char *keep, int n
         if (!hop_walk_below(d, orig[i], under, l, &m)) goto out;
         if (keep[i]) { roots[nr++] = orig[i]; continue; }
         bool draws = false;
-        for (int j = 0; j < m && !draws; j++) draws = live[l[j]->id] && hop_draws_seed(l[j]);
+        for (int j = 0; j < m && !draws; j++) draws = live[l[j]->id] && ordered(l[j]);
         if (!draws) continue;
         /* an ifelse after its branches (post-order): outer ones win */
         for (int j = 0; j < m; j++) {
@@ -1740,12 +1748,12 @@ static void keep_draw_order(HopDag *d, Hop *const *orig, const char *keep, int n
             for (int k = 1; k <= 2; k++) {
                 int nb = 0;
                 if (!hop_walk_below(d, t->in[k], br, below, &nb)) goto out;
-                for (int b = 0; b < nb; b++) if (hop_draws_seed(below[b])) owner[below[b]->id] = t;
+                for (int b = 0; b < nb; b++) if (ordered(below[b])) owner[below[b]->id] = t;
             }
         }
         for (int j = 0; j < m; j++) {
             Hop *h = l[j];
-            if (!live[h->id] || !hop_draws_seed(h)) continue;
+            if (!live[h->id] || !ordered(h)) continue;
             Hop *e = owner[h->id] ? owner[h->id] : h;
             if (!done[e->id]) { done[e->id] = 1; roots[nr++] = e; }
         }

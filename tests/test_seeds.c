@@ -5,10 +5,12 @@
  * that a later statement uses: the draw's statement root is dropped
  * (plan/build.c drop_dead), and the walk from the block's calls and
  * writes reached it after a call written below it (keep_draw_order puts
- * it back in its place). A draw in the untaken branch of a scalar ifelse
- * still takes no seed. Each script computes `got` from unseeded draws and
+ * it back in its place); so did a call inside such a statement's
+ * expression. A draw in the untaken branch of a scalar ifelse still
+ * takes no seed. Each script computes `got` from unseeded draws and
  * `want` from the seeds they must have taken (an explicit seed takes none
- * of the stream), at optimization levels 0 and 2, codegen off and on. */
+ * of the stream), at optimization level 0 and at 2 with codegen off and
+ * on. */
 #include "tests/t.h"
 #include "tests/t_dml.h"
 
@@ -46,6 +48,15 @@ static const Case cases[] = {
      "got[1, 1] = y\ngot[2, 1] = x\n"
      "want = matrix(0, rows=2, cols=1)\n"
      "want[1, 1] = " R(5) "\nwant[2, 1] = 10 * " R(3) " + 1\n"},
+    /* a call inside an expression takes its seed in its place too */
+    {"call in an expression", F
+     "a = as.scalar(rand(rows=1, cols=1))\n"
+     "x = sum(f(matrix(0, rows=2, cols=1))) + 1\n"
+     "b = as.scalar(rand(rows=1, cols=1))\n"
+     "got = matrix(0, rows=3, cols=1)\n"
+     "got[1, 1] = a\ngot[2, 1] = b\ngot[3, 1] = x\n"
+     "want = matrix(0, rows=3, cols=1)\n"
+     "want[1, 1] = " R(3) "\nwant[2, 1] = " R(5) "\nwant[3, 1] = 4\n"},
     /* an untaken ifelse branch draws nothing, a taken one in its place */
     {"ifelse branches", F
      "c = " R(1) " > 2\n"
@@ -65,18 +76,20 @@ int main(void)
     t_dml_seed = 3;
     const char *onames[] = {"got", "want"};
     const CgOptions *cgs[] = {NULL, &t_pols[2].o};
+    /* O0 (every statement root kept) with codegen off; O2 off and on */
+    static const int runs[][2] = {{0, 0}, {2, 0}, {2, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        for (int opt = 0; opt <= 2; opt += 2)
-            for (int g = 0; g < 2; g++) {
-                TRun r;
-                int rc = t_run_dml_opt(cases[i].src, cgs[g], opt, 0, NULL, NULL, 2, onames, &r);
-                T_CHECK(rc == 0, "%s (O%d, codegen %s): %s", cases[i].name, opt, g ? "on" : "off", r.err);
-                if (rc == 0) {
-                    bool ok = r.out[0].kind == V_MATRIX && r.out[1].kind == V_MATRIX;
-                    T_CHECK(ok, "%s: outputs are not matrices", cases[i].name);
-                    if (ok) T_MB_EQ(r.out[0].m, r.out[1].m, 0, "%s (O%d, codegen %s)", cases[i].name, opt, g ? "on" : "off");
-                }
-                t_run_free(&r);
+        for (int k = 0; k < 3; k++) {
+            int opt = runs[k][0], g = runs[k][1];
+            TRun r;
+            int rc = t_run_dml_opt(cases[i].src, cgs[g], opt, 0, NULL, NULL, 2, onames, &r);
+            T_CHECK(rc == 0, "%s (O%d, codegen %s): %s", cases[i].name, opt, g ? "on" : "off", r.err);
+            if (rc == 0) {
+                bool ok = r.out[0].kind == V_MATRIX && r.out[1].kind == V_MATRIX;
+                T_CHECK(ok, "%s: outputs are not matrices", cases[i].name);
+                if (ok) T_MB_EQ(r.out[0].m, r.out[1].m, 0, "%s (O%d, codegen %s)", cases[i].name, opt, g ? "on" : "off");
             }
+            t_run_free(&r);
+        }
     return t_done("test_seeds");
 }
