@@ -608,6 +608,8 @@ struct CgContext {
     char prebuilt[1024];   /* the prebuilt set of kernels (read only) */
     bool have_prebuilt, prebuilt_done;
     char cc[1024];         /* compiler path */
+    char wd[1024];         /* `timeout`, the compiles' watchdog (jit.c
+                              spawn_compile; "": none on PATH) */
     char ccid[1400];        /* compiler identity for cache keys */
     bool cc_ok;
     CgMachine mc;

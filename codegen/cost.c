@@ -962,18 +962,24 @@ static void row_cla(const CostCtx *x, CVec *v)
 /* Row operator v over the dense main X: does its per-row loop stream
  * rows too wide to overlap its vector products with the read? A product
  * of X's row with one column (X %*% v: cg_dot; t(X) %*% q: the rank-1
- * update cg_outer_add_t into an accumulator of X's width; mmchain: both)
- * runs per row over that row, its side vector or accumulator, 8 bytes a
- * column each, beside the rows prefetched ahead (about 8 KB, cgen_c.c
- * emit_row_prefetch). With a rank-1 update among them and more than
- * ROW_WIDE_BYTES of these vectors, the loop took 1.15-1.35x the process
- * CPU of the unfused plan (dgemv, the mmchain kernel: they block rows),
- * and less than it below (t(X) %*% q over 250 and 500 columns, mmchain
- * over 250; docs/codegen.md, "Size decisions"): its products are then
- * priced after the read rather than beside it. A loop of dot products
- * alone (X %*% v) cost what dgemv does at 500-2000 columns, and products
- * of 2..16 columns run the blocked kernels: neither counts here. */
-#define ROW_WIDE_BYTES (8.0 * 1024)
+ * update into an accumulator of X's width, 4 rows a pass,
+ * cg_outer_add_rows; mmchain: both) runs per row over that row, its side
+ * vector or accumulator, 8 bytes a column each, beside the rows
+ * prefetched ahead (about 8 KB, cgen_c.c emit_row_prefetch). With a
+ * rank-1 update among them and more than ROW_WIDE_BYTES of these vectors
+ * its products are priced after the read rather than beside it, and the
+ * unfused plan (dgemv, the mmchain kernel: they block rows) wins.
+ * Fitted by bench/wide_rows.sh (bench/results/wide-rows-2026-12-01.txt:
+ * fused against unfused process CPU, 250..32000 columns, 1 and 2
+ * threads, load 25-29; docs/codegen.md "Wide dense rows"): up to 8000
+ * columns (125 KB for the update, 187.5 KB for the mmchain) the fused
+ * loop lost nowhere beyond noise (update 0.74-1.005x, mmchain 0.74-1.15x,
+ * 1.15x one cell); beyond, the update lost at 12000 columns and more
+ * (1.10-1.52x) and the mmchain on one thread (1.08-1.33x). 8 KB before
+ * the 4-row update kernel. A loop of dot products alone (X %*% v) cost
+ * what dgemv does at 500-2000 columns, and products of 2..16 columns run
+ * the blocked kernels: neither counts here. */
+#define ROW_WIDE_BYTES (192.0 * 1024)
 
 static bool row_wide(const CostCtx *x, const CVec *v, const Hop *X)
 {

@@ -16,9 +16,10 @@
  * published as <key>.c (its own source, verifies later loads) and <key>.so,
  * a hard link to its bundle's object; key = hash of the operator's source,
  * the compiler's identity and flags. While braid waits for a compile, the
- * compiler is the only process started (in its own process session,
- * spawn_session), and braid does the file work when it ends (finish,
- * publish): the links are published by rename (concurrent processes never
+ * compiler is the only program started besides its watchdog (a `timeout`
+ * leading the compile's own process session, spawn_compile, which bounds
+ * it even if braid is killed), and braid does the file work when it ends
+ * (finish, publish): the links are published by rename (concurrent processes never
  * see partial files), after each operator's <key>.so.sum, braid's hash of
  * the object, written once. braid stops a compile after BRAID_CC_TIMEOUT.
  * A compile into the persistent disk cache that is still running when its
@@ -78,6 +79,25 @@ static pthread_cond_t slot_cv = PTHREAD_COND_INITIALIZER;
 static int slots_busy;
 static unsigned seq_ctr;   /* temporary file names (atomic) */
 
+/* found: name itself when it holds a '/', else the first executable
+ * <dir>/name of $PATH; "" if none. */
+static void path_find(const char *name, char found[1024])
+{
+    found[0] = 0;
+    if (strchr(name, '/')) { snprintf(found, 1024, "%s", name); return; }
+    const char *path = getenv("PATH");
+    if (!path) path = "/usr/bin:/bin";
+    const char *p = path;
+    while (*p && !found[0]) {
+        const char *q = strchr(p, ':');
+        size_t n = q ? (size_t)(q - p) : strlen(p);
+        char cand[1024];
+        snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, name);
+        if (access(cand, X_OK) == 0) snprintf(found, 1024, "%s", cand);
+        p = q ? q + 1 : p + n;
+    }
+}
+
 /* Finds the compiler ($BRAID_CC or cc on PATH) and its identity (real
  * path, size, mtime, and the CPU model, since -march=native code is
  * machine specific). Returns 0 when a compiler is available. */
@@ -87,21 +107,10 @@ int jit_prepare(CgContext *c)
     if (c->cc[0]) return -1;      /* looked before, none found */
     const char *name = getenv("BRAID_CC");
     if (!name || !*name) name = "cc";
-    char found[1024] = "";
-    if (strchr(name, '/')) snprintf(found, sizeof found, "%s", name);
-    else {
-        const char *path = getenv("PATH");
-        if (!path) path = "/usr/bin:/bin";
-        const char *p = path;
-        while (*p && !found[0]) {
-            const char *q = strchr(p, ':');
-            size_t n = q ? (size_t)(q - p) : strlen(p);
-            char cand[1024];
-            snprintf(cand, sizeof cand, "%.*s/%s", (int)n, p, name);
-            if (access(cand, X_OK) == 0) snprintf(found, sizeof found, "%s", cand);
-            p = q ? q + 1 : p + n;
-        }
-    }
+    char found[1024];
+    path_find(name, found);
+    /* the watchdog every compile runs under (spawn_compile) */
+    path_find("timeout", c->wd);
     snprintf(c->cc, sizeof c->cc, "%s", found[0] ? found : "-");
     if (!found[0]) {
         /* fusion off without a word would look like a slow braid */
@@ -512,6 +521,42 @@ static char **env_tmpdir(const char *tmpd, char buf[1300])
     return env;
 }
 
+/* Seconds past BRAID_CC_TIMEOUT at which a compile's own watchdog
+ * (spawn_compile) kills it: after braid's own stop (wait_any, pch_poll)
+ * and after a finishing shell's (finisher: the timeout and a second from
+ * the start, rounded up), so that a compile that shell sees end was not
+ * cut short by the watchdog and is whole. */
+#define WD_MARGIN_S 5
+
+/* Starts a compile: the compiler c->cc (argv[0]) with argv, environment
+ * env, in its own session (spawn_session; end: its end pipe, NULL none)
+ * under `timeout -s KILL S` (c->wd) as that session's leader, *pid,
+ * with S = BRAID_CC_TIMEOUT + WD_MARGIN_S rounded up: a watchdog of its
+ * own, so a compile outliving braid (killed, SIGKILL or SIGTERM, with no
+ * context end: no finishing shell) is killed with its whole process
+ * group at S, leaving only its tmp.* files (the collector's). timeout
+ * exits with the compiler's status; its group is the compile's, which
+ * kill_group and the finishing shell end as before. Without `timeout` on
+ * PATH the compiler is the leader itself, bounded only by braid. */
+static int spawn_compile(const CgContext *c, char **argv, char **env, int *end, pid_t *pid)
+{
+    if (!c->wd[0]) return spawn_session(c->cc, argv, env, -1, end, pid);
+    int n = 0;
+    while (argv[n]) n++;
+    char **wa = br_malloc((size_t)(n + 5) * sizeof *wa);
+    if (!wa) return ENOMEM;
+    char secs[32];
+    snprintf(secs, sizeof secs, "%lld", (long long)((cc_timeout_ns() + 999999999) / 1000000000 + WD_MARGIN_S));
+    wa[0] = (char *)c->wd;
+    wa[1] = "-s";
+    wa[2] = "KILL";
+    wa[3] = secs;
+    memcpy(wa + 4, argv, (size_t)(n + 1) * sizeof *wa);
+    int rc = spawn_session(c->wd, wa, env, -1, end, pid);
+    free(wa);
+    return rc;
+}
+
 /* Starts the shell that finishes a compile left running past its context
  * (compiler pid g, leader of its session, started at t0; its TMPDIR tmpd,
  * its source src (NULL: none to remove) and output obj), in a session of
@@ -723,7 +768,7 @@ static void pch_start(CgContext *c, Pch *p, const char *hdr)
     argv[a] = NULL;
     char tmpdir[1300];
     char **env = mkdir(p->tmpd, 0700) ? NULL : env_tmpdir(p->tmpd, tmpdir);
-    int rc = env ? spawn_session(c->cc, argv, env, -1, &p->efd, &p->pid) : -1;
+    int rc = env ? spawn_compile(c, argv, env, &p->efd, &p->pid) : -1;
     free(env);
     if (rc) { cg_rmdir_flat(p->tmpd); return; }
 #ifdef SYS_pidfd_open
@@ -899,7 +944,7 @@ static bool start(Batch *bt, Job *j)
         if (write_file(tmp, op->src, strlen(op->src)) || rename(tmp, path)) unlink(tmp);
     }
     /* an end pipe for a compile that may be left to finish (detach) */
-    int rc = env ? spawn_session(c->cc, argv, env, -1, bt->disk && c->disk_ok ? &j->efd : NULL, &j->pid) : ENOMEM;
+    int rc = env ? spawn_compile(c, argv, env, bt->disk && c->disk_ok ? &j->efd : NULL, &j->pid) : ENOMEM;
     free(env);
     if (rc) { unlink(j->src); cg_rmdir_flat(j->tmpd); return false; }
 #ifdef SYS_pidfd_open

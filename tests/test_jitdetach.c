@@ -48,7 +48,7 @@ static void nap(void)
  * NULL when it failed. */
 static char *run(const char *braid, const char *cache, const char *env)
 {
-    char cmd[2048];
+    char cmd[8192];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && PATH='%s/bin':\"$PATH\" BRAID_CODEGEN_ASYNC=1 BRAID_KERNELS=none BRAID_CC='%s/cc' "
              "XDG_CACHE_HOME='%s/%s' %s timeout -s KILL 120 '%s' -config "
@@ -79,6 +79,22 @@ static pid_t wrapper_pid(const char *tag)
         if (v > 0) return (pid_t)v;
     }
     return 0;
+}
+
+/* Did the wrapper of tag run as the child of a `timeout` that leads its
+ * session (sid.<tag>: session, parent, pid, the parent's name)? why:
+ * what it recorded. */
+static bool under_watchdog(const char *tag, char why[200])
+{
+    char p[128], name[64] = "";
+    snprintf(p, sizeof p, "%s/sid.%s", dir, tag);
+    char *s = t_slurp(p, NULL);
+    long sv = 0, par = -1, me = -1;
+    bool ok = s && sscanf(s, "%ld %ld %ld %63s", &sv, &par, &me, name) == 4 && sv == par && sv != me &&
+              !strcmp(name, "timeout");
+    snprintf(why, 200, "session, parent, pid, parent's name: %.120s", s ? s : "?");
+    free(s);
+    return ok;
 }
 
 /* A /proc file to its end (stat tells no size there); caller frees. */
@@ -167,11 +183,14 @@ static void entries(const char *d, int *so, int *sum, int *tmp, int *gch)
 
 int main(void)
 {
-    const char *braid = getenv("BRAID");
-    if (!braid) { fprintf(stderr, "test_jitdetach: BRAID not set\n"); return 2; }
+    const char *bp = getenv("BRAID");
+    if (!bp) { fprintf(stderr, "test_jitdetach: BRAID not set\n"); return 2; }
+    /* the runs start in the test's folder: a relative path from here */
+    char braid[4096];
+    if (!realpath(bp, braid)) { fprintf(stderr, "test_jitdetach: BRAID %s: %s\n", bp, strerror(errno)); return 2; }
     snprintf(dir, sizeof dir, "/tmp/braid_jitdetach_XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
-    char p[256], text[1200];
+    char p[256], text[8192];
     snprintf(p, sizeof p, "%s/s.dml", dir);
     t_put(p, script);
     /* the real sleep (the wrapper's own waits are not logged) */
@@ -198,12 +217,14 @@ int main(void)
     snprintf(text, sizeof text,
              "#!/bin/sh\n"
              "t=$TAG; case \" $* \" in *\" c-header \"*) t=pch.$TAG;; esac\n"
-             "sid() { echo \"$4 $$\" > '%s/sid.'\"$t\"; }; read -r l </proc/$$/stat; sid ${l##*') '}\n"
+             "read -r m </proc/$PPID/stat; m=${m#*'('}; m=${m%%%%')'*}\n"
+             "sid() { echo \"$4 $2 $$ $m\" > '%s/sid.'\"$t\"; }; read -r l </proc/$$/stat; sid ${l##*') '}\n"
+             "o=; p=; for a; do [ \"$p\" = -o ] && o=$a; p=$a; done\n"
+             "[ \"$TAG\" = kill ] && echo partial > \"$o\"\n"
              "echo $$ > '%s/pid.'\"$t\"\n"
              "[ -e '%s/deny' ] && exit 1\n"
              "while [ ! -e '%s/release' ]; do '%s' 0.05; done\n"
-             "case $t in pch.*) o=; p=; for a; do [ \"$p\" = -o ] && o=$a; p=$a; done; echo gch > \"$o\"; exit 0;; "
-             "esac\n"
+             "case $t in pch.*) echo gch > \"$o\"; exit 0;; esac\n"
              "exec '%s' \"$@\"\n",
              dir, dir, dir, dir, slp[0] ? slp : "/bin/sleep", real && *real ? real : "cc");
     snprintf(p, sizeof p, "%s/cc", dir);
@@ -225,29 +246,54 @@ int main(void)
     entries(p, &so, &sum, &tmp, &gch);
     T_CHECK(so == 0 && gch == 0, "timeout: nothing published (%d objects, %d preludes)", so, gch);
 
+    /* braid killed (SIGKILL: no context end, no finishing shell) while
+     * it waits for the compile and the prelude's build, both held: each
+     * is stopped by its own watchdog (BRAID_CC_TIMEOUT 8 s + 5, checked
+     * with 120 s), and the partial outputs they wrote are never
+     * published */
+    snprintf(text, sizeof text,
+             "cd '%s' && PATH='%s/bin':\"$PATH\" BRAID_CODEGEN_ASYNC=0 BRAID_KERNELS=none BRAID_CC='%s/cc' "
+             "XDG_CACHE_HOME='%s/c0' TAG=kill BRAID_CC_TIMEOUT=8 exec '%s' -config "
+             "'%s/tests/dml/configs/codegen_fuse_all.xml' -f s.dml >out.kill 2>&1",
+             dir, dir, dir, dir, braid, BRAID_SOURCE_DIR);
+    pid_t bpid = fork();
+    if (bpid == 0) {
+        execl("/bin/sh", "sh", "-c", text, (char *)NULL);
+        _exit(127);
+    }
+    pid_t kc = wrapper_pid("kill"), kp = wrapper_pid("pch.kill");
+    T_CHECK(bpid > 0 && kill(bpid, SIGKILL) == 0, "kill: braid killed");
+    int bst = 0;
+    T_CHECK(bpid > 0 && waitpid(bpid, &bst, 0) == bpid && WIFSIGNALED(bst) && WTERMSIG(bst) == SIGKILL,
+            "kill: braid was still running when killed (status %d)", bst);
+    T_CHECK(kc > 0 && kp > 0 && alive(kc) && alive(kp),
+            "kill: the compile and the prelude's build (%d %d) outlive braid", (int)kc, (int)kp);
+    T_CHECK(kc > 0 && ends(kc) && kp > 0 && ends(kp),
+            "kill: the compile and the prelude's build are stopped by their watchdogs");
+    for (int i = 0; i < 2400 && (left = procs_naming(dir)) > 0; i++) nap();
+    T_CHECK(left == 0, "kill: no process of the compiles is left (%d)", left);
+    snprintf(p, sizeof p, "%s/c0/braid", dir);
+    entries(p, &so, &sum, &tmp, &gch);
+    T_CHECK(so == 0 && sum == 0 && gch == 0 && tmp >= 2,
+            "kill: the partial outputs stay temporaries, nothing published (%d objects, %d sums, %d preludes, "
+            "%d temporaries)", so, sum, gch, tmp);
+
     /* the first run exits with its compile held; the compile then runs on
      * and publishes */
     char *ref = run(braid, "c2", "TAG=cold");
     T_CHECK(ref && strstr(ref, "Codegen"), "cold run");
     pid_t cold = wrapper_pid("cold");
     T_CHECK(cold > 0 && alive(cold), "the compile in flight at exit still runs after braid has exited");
-    /* braid started the compiler itself, no shell around it (jit.c
-     * start: one process per compile): the wrapper leads its session */
-    snprintf(p, sizeof p, "%s/sid.cold", dir);
-    char *sid = t_slurp(p, NULL);
-    long sv = 0, me = -1;
-    T_CHECK(sid && sscanf(sid, "%ld %ld", &sv, &me) == 2 && sv == me,
-            "the compiler is braid's own child, leader of its session (session, pid: %s)", sid ? sid : "?");
-    free(sid);
-    /* the prelude's build likewise: the compiler alone, started by braid
-     * (through a shell before, which led the session) */
+    /* braid started the compiler under its watchdog, no shell around
+     * them (jit.c spawn_compile: `timeout`, the compiler): the wrapper's
+     * parent is `timeout`, which leads the session */
+    char why[200];
+    T_CHECK(under_watchdog("cold", why), "the compiler runs under its own watchdog (%s)", why);
+    /* the prelude's build likewise (through a shell before, which led
+     * the session) */
     pid_t pch = wrapper_pid("pch.cold");
     T_CHECK(pch > 0 && alive(pch), "the prelude build in flight at exit still runs after braid has exited");
-    snprintf(p, sizeof p, "%s/sid.pch.cold", dir);
-    sid = t_slurp(p, NULL);
-    T_CHECK(sid && sscanf(sid, "%ld %ld", &sv, &me) == 2 && sv == me,
-            "the prelude's compiler is braid's own child, leader of its session (session, pid: %s)", sid ? sid : "?");
-    free(sid);
+    T_CHECK(under_watchdog("pch.cold", why), "the prelude's compiler runs under its own watchdog (%s)", why);
     snprintf(p, sizeof p, "%s/release", dir);
     t_put(p, "");
     T_CHECK(cold > 0 && ends(cold), "the released compile ends");
