@@ -250,6 +250,37 @@ int main(void)
             T_CHECK(n ? fabs(r1 - r2) <= 1e-9 * fabs(r2) : r1 == r2, "%s: result %.17g, want %.17g", ca[k].what, r1,
                     r2);
         }
+        /* a call in a loop: its later runs pass the same block (the
+         * argument a variable the loop does not assign), repeat the
+         * callee's uses and take its compressed copy (ClaAfter.again):
+         * f's compress(A) and loop of 6 decline alone (as above), called
+         * in a for loop of 4 or a while loop (unknown: 8 runs) they
+         * compress in the first call, the 3 later calls take the copy;
+         * called with X[, 1:9] (a new block each run, none shared) they
+         * decline. Without ClaAfter.again every call declines */
+#define FC6 "f = function(Matrix[Double] A) return (Double s) {\nAc = compress(A)\ns = 0\n" \
+            "for (i in 1:6) { s = s + sum(Ac^2) + max(Ac * i) }\n}\n"
+        struct { const char *what, *body; long want, shared; } lp[] = {
+            {"compress(A) in a function called in a for loop of 4", "for (j in 1:4) { s = s + f(X) }\n", 1, 3},
+            {"compress(A) in a function called in a while loop", "j = 0\nwhile (j < 4) { j = j + 1\ns = s + f(X) }\n", 1,
+             3},
+            {"compress(A) in a function called with X[, 1:9] in a for loop of 4",
+             "for (j in 1:4) { s = s + f(X[, 1:9]) }\n", 0, 0},
+        };
+        for (size_t k = 0; k < sizeof lp / sizeof *lp; k++) {
+            char src[4096], ref[4096];
+            snprintf(src, sizeof src, "%s" FC6 "s = 0\n%sprint(\"RESULT \" + s)\n", DATA, lp[k].body);
+            snprintf(ref, sizeof ref, "%s", src);
+            char *at = strstr(ref, "Ac = compress(A)");
+            if (at) memcpy(at, "Ac = A          ", 16);
+            long n = run_mode(src, "auto", big, &r1);
+            T_CHECK(n == lp[k].want && g_lazy[2] == lp[k].shared, "%s: %ld compressions, %ld shared, want %ld, %ld",
+                    lp[k].what, n, g_lazy[2], lp[k].want, lp[k].shared);
+            if (k != 1) run_mode(ref, "false", big, &r2);   /* the while loop computes the for loop's s */
+            T_CHECK(n ? fabs(r1 - r2) <= 1e-9 * fabs(r2) : r1 == r2, "%s: result %.17g, want %.17g", lp[k].what, r1,
+                    r2);
+        }
+#undef FC6
 #undef G
 #undef SL
 #undef SL4
