@@ -509,11 +509,53 @@ done:
 }
 
 /* The uses of block m after the calls that lead to frame f, in their
- * callers (cla_rt_call_after), added to u. */
+ * callers (cla_rt_call_after), added to u, after u's own (the frame's
+ * from the deciding point on) times the runs of those calls (this one and
+ * the later ones: ClaAfter.again, at every level). */
 static void after_uses(const Frame *f, const MB *m, Uses *u)
 {
+    double runs = 1;
+    for (const ClaAfter *a = f->cla_after; a; a = a->next)
+        if (a->m == m) runs *= 1 + a->again;
+    u->gain *= runs, u->loss *= runs;
     for (const ClaAfter *a = f->cla_after; a; a = a->next)
         if (a->m == m) u->gain += a->gain, u->loss += a->loss;
+}
+
+/* The runs after this one of a call in frame f (c: this thread's block
+ * lists, rt_cont) whose argument is variable name's value, in the loops
+ * of f around it (RtCont.left; AUTO_ITERS_UNKNOWN iterations where
+ * unknown), up to the first loop that assigns name (from there on each
+ * run passes a new block); 0 for an argument computed in the call's
+ * block (name NULL: X[, 1:5], X + 0, a new block each run). */
+static double call_again(const RtCont *c, const Frame *f, const char *name)
+{
+    double runs = 1;
+    for (const RtCont *p = c; name && p && p->f == f && p->up && p->up->f == f; p = p->up) {
+        if (p->left == 0) continue;
+        NameSet rd = {0}, wr = {0};
+        block_names(p->up->l->v[p->up->i], &rd, &wr);   /* the loop whose body p->l is */
+        bool assigns = ns_has(&wr, name);
+        ns_free(&rd);
+        ns_free(&wr);
+        if (assigns) break;
+        runs *= 1 + (p->left < 0 ? AUTO_ITERS_UNKNOWN - 1 : p->left);
+    }
+    return runs - 1;
+}
+
+/* The variable instruction k of c reads register r from (NULL: r is
+ * computed, or c assigns the variable anew). */
+static const char *reg_var(const Code *c, int k, int r)
+{
+    for (int q = k - 1; q >= 0; q--)
+        if (c->ins[q].out == r) {
+            const char *name = c->ins[q].kind == I_READ && !c->ins[q].move ? c->ins[q].name : NULL;
+            for (int w = 0; name && w < c->nw; w++)
+                if (!strcmp(c->wnames[w], name)) name = NULL;
+            return name;
+        }
+    return NULL;
 }
 
 const ClaAfter *cla_rt_call_after(const Frame *f, const Code *c, int k, const Value *regs, ClaAfter *a)
@@ -521,28 +563,29 @@ const ClaAfter *cla_rt_call_after(const Frame *f, const Code *c, int k, const Va
     const Instr *in = &c->ins[k];
     const ClaAfter *head = f->cla_after;
     int n = 0;
+    bool loop = false;   /* the call in a loop of f that runs again */
+    for (const RtCont *p = rt_cont(); p && p->f == f && !loop; p = p->up) loop = p->left != 0;
     for (int j = 0; j < in->nin; j++) {
         int r = in->in[j];
-        if (r < 0 || regs[r].kind != V_MATRIX || !regs[r].cla_lazy || regs[r].m->cmb) continue;
+        if (r < 0 || regs[r].kind != V_MATRIX || regs[r].m->cmb || (!regs[r].cla_lazy && !loop)) continue;
         bool seen = false;
         for (int q = 0; q < n; q++) seen |= a[q].m == regs[r].m;
         if (seen) continue;   /* f(X, X): the caller's uses once */
+        const char *name = reg_var(c, k, r);
+        double again = loop ? call_again(rt_cont(), f, name) : 0;
+        if (!regs[r].cla_lazy) {
+            if (again > 0) a[n++] = (ClaAfter){regs[r].m, 0, 0, again, NULL};
+            continue;
+        }
         /* the rest of c reading the register, and the rest of the frame
          * reading the variable the register was read from or is written to */
         NameSet none = {0};
         Uses u = {true, 0, 0, NULL, f, &none, true, HUGE_VAL};
         reg_uses(c, k, r, 1, 0, &u);
-        for (int q = k - 1; q >= 0; q--)
-            if (c->ins[q].out == r) {
-                const char *name = c->ins[q].kind == I_READ && !c->ins[q].move ? c->ins[q].name : NULL;
-                for (int w = 0; name && w < c->nw; w++)
-                    if (!strcmp(c->wnames[w], name)) name = NULL;   /* c assigns it anew */
-                if (name) rest_uses(rt_cont(), f, name, &u, HUGE_VAL);
-                break;
-            }
+        if (name) rest_uses(rt_cont(), f, name, &u, HUGE_VAL);
         for (int q = 0; q < c->nw; q++)
             if (c->wregs[q] == r) rest_uses(rt_cont(), f, c->wnames[q], &u, HUGE_VAL);
-        a[n] = (ClaAfter){regs[r].m, u.gain, u.loss, NULL};
+        a[n] = (ClaAfter){regs[r].m, u.gain, u.loss, again, NULL};
         n++;
     }
     for (int q = n - 1; q >= 0; q--) {

@@ -25,17 +25,22 @@ int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e);
  * a decompression; a read in a later loop counts the loop's iterations, as
  * a loop in the callee does). The callee's decisions about a value holding
  * m add it (docs/cla.md "When braid compresses"); next: the other
- * arguments, then the caller's own callers'. */
+ * arguments, then the caller's own callers'. again: the call's runs after
+ * this one in the caller's loops around it, with the same block (the
+ * argument a variable those loops do not assign), which repeat the
+ * callee's own uses and take its compressed copy (MB.cla_copy). */
 typedef struct ClaAfter {
     const MB *m;
-    double gain, loss;
+    double gain, loss, again;
     const struct ClaAfter *next;
 } ClaAfter;
 /* Before call instruction k of c in frame f (registers regs): the
  * caller's later uses of each argument that holds a deferred compress(X),
- * one record each (of at most c->ins[k].nin, in a; distinct blocks),
+ * and the later runs of the call (again) for every uncompressed matrix
+ * argument, one record each (of at most c->ins[k].nin, in a; distinct
+ * blocks; an argument that is not deferred only where again > 0),
  * chained before f->cla_after; returns the chain's head (f->cla_after
- * when no argument is deferred). */
+ * when there is none). */
 const ClaAfter *cla_rt_call_after(const Frame *f, const Code *c, int k, const Value *regs, ClaAfter *a);
 /* Before a loop (while, for, parfor) b with iterations n (-1: unknown):
  * under true/auto, compresses the matrix variables the loop reads and

@@ -462,9 +462,11 @@ static __thread const RtCont *tl_cont;
 
 const RtCont *rt_cont(void) { return tl_cont; }
 
-int rt_exec_list(Rt *rt, Frame *f, PBList *l)
+int rt_exec_list(Rt *rt, Frame *f, PBList *l) { return rt_exec_body(rt, f, l, 0); }
+
+int rt_exec_body(Rt *rt, Frame *f, PBList *l, double left)
 {
-    RtCont node = {l, 0, f, tl_cont};
+    RtCont node = {l, 0, f, tl_cont, left};
     tl_cont = &node;
     int rc = 0;
     for (int i = 0; i < l->n && !rc; i++) {
@@ -716,7 +718,7 @@ static int exec_for(Rt *rt, Frame *f, PBlock *b, const Iter *it)
     for (int64_t k = 0; k < it->n; k++) {
         if (st_put(&f->vars, b->var, iter_value(it, k)) || lin_loopvar(rt, f, b))
             return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
-        if (rt_exec_list(rt, f, &b->body)) return -1;
+        if (rt_exec_body(rt, f, &b->body, (double)(it->n - k - 1))) return -1;
     }
     return 0;
 }
@@ -731,7 +733,7 @@ static int exec_for_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_t f
         rt_seed_iter(rt, sbase, k);
         if (st_put(&f->vars, b->var, iter_value(it, k)) || lin_loopvar(rt, f, b))
             rc = rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
-        else if (rt_exec_list(rt, f, &b->body)) rc = -1;
+        else if (rt_exec_body(rt, f, &b->body, (double)((it->n - 1 - k) / step))) rc = -1;
     }
     rt_seed_restore(saved);
     return rc;
@@ -794,7 +796,7 @@ static int exec_parfor_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_
                 rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
                 break;
             }
-            if (rt_exec_list(rt, &w[t], &b->body)) break;
+            if (rt_exec_body(rt, &w[t], &b->body, (double)((cnt - 1 - i) / nt))) break;
         }
         if (order) br_perturb_thread_restore(&pt);   /* the thread's own streams again */
         rt_seed_restore(saved);
@@ -888,7 +890,7 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
                 if (rt->opt.loop_stats) rt_loop_done(rt, b, n);
                 return 0;
             }
-            if (rt_exec_list(rt, f, &b->body)) return -1;
+            if (rt_exec_body(rt, f, &b->body, -1)) return -1;
         }
     case PB_FOR: {
         Iter it;

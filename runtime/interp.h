@@ -93,8 +93,12 @@ typedef struct RtCont {
     int i;
     const Frame *f;
     const struct RtCont *up;
+    double left;   /* l a loop's body: its runs after this one (-1: unknown); else 0 */
 } RtCont;
 const RtCont *rt_cont(void);
+/* rt_exec_list for a loop's body with `left` runs after this one (-1:
+ * unknown; RtCont.left) */
+int rt_exec_body(Rt *rt, Frame *f, PBList *l, double left);
 /* parfor's result merge (SystemDS's compare-with-original): every cell
  * of a result variable that worker frame w[t] changed is taken from it;
  * accumulators (R += ...) get the sum of every worker's change. f's

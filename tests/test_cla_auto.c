@@ -41,6 +41,8 @@ static bool g_rowtl;    /* ... whose t(X) %*% q root took q's rows per tuple */
 static bool g_tmm;      /* the last run ran t(X) %*% v as a compressed product (unfused) */
 static long g_lazy[3];  /* the last run's deferred compress(): compressed, declined, shared */
 static long g_dec;      /* the last run's decompressions */
+static long g_frow;     /* the last run's fused Row operators (codegen's count) */
+static double g_res[2]; /* the last run's first two printed RESULTs */
 
 /* Compressions the script made under mode (auto, false) with the given
  * budget (bytes), -1 when it did not run; *printed gets the value it
@@ -62,7 +64,9 @@ static long run_mode(const char *script, const char *mode, double budget, double
     *printed = NAN;
     g_rowcla = g_rowprod = g_rowtl = g_tmm = false;
     g_lazy[0] = g_lazy[1] = g_lazy[2] = 0;
-    g_dec = 0;
+    g_dec = g_frow = 0;
+    g_res[0] = g_res[1] = NAN;
+    int nres = 0;
     while (f && fgets(line, sizeof line, f)) {
         sscanf(line, "CLA deferred compress(): %ld compressed, %ld declined, %ld shared", &g_lazy[0], &g_lazy[1],
                &g_lazy[2]);
@@ -70,7 +74,11 @@ static long run_mode(const char *script, const char *mode, double budget, double
         double v;
         if (sscanf(line, "CLA compressions: %ld", &k) == 1) n = k;
         else if (sscanf(line, "CLA decompressions: %ld", &k) == 1) g_dec = k;
-        else if (sscanf(line, "RESULT %lf", &v) == 1) *printed = v;
+        else if (sscanf(line, "RESULT %lf", &v) == 1) {
+            *printed = v;
+            if (nres < 2) g_res[nres++] = v;
+        }
+        else if (sscanf(line, "Codegen fused ops (C, R, MA, OP): %ld/%ld", &k, &g_frow) == 2) continue;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLA")) g_rowcla = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAprod")) g_rowprod = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAtl")) g_rowtl = true;
@@ -242,6 +250,37 @@ int main(void)
             T_CHECK(n ? fabs(r1 - r2) <= 1e-9 * fabs(r2) : r1 == r2, "%s: result %.17g, want %.17g", ca[k].what, r1,
                     r2);
         }
+        /* a call in a loop: its later runs pass the same block (the
+         * argument a variable the loop does not assign), repeat the
+         * callee's uses and take its compressed copy (ClaAfter.again):
+         * f's compress(A) and loop of 6 decline alone (as above), called
+         * in a for loop of 4 or a while loop (unknown: 8 runs) they
+         * compress in the first call, the 3 later calls take the copy;
+         * called with X[, 1:9] (a new block each run, none shared) they
+         * decline. Without ClaAfter.again every call declines */
+#define FC6 "f = function(Matrix[Double] A) return (Double s) {\nAc = compress(A)\ns = 0\n" \
+            "for (i in 1:6) { s = s + sum(Ac^2) + max(Ac * i) }\n}\n"
+        struct { const char *what, *body; long want, shared; } lp[] = {
+            {"compress(A) in a function called in a for loop of 4", "for (j in 1:4) { s = s + f(X) }\n", 1, 3},
+            {"compress(A) in a function called in a while loop", "j = 0\nwhile (j < 4) { j = j + 1\ns = s + f(X) }\n", 1,
+             3},
+            {"compress(A) in a function called with X[, 1:9] in a for loop of 4",
+             "for (j in 1:4) { s = s + f(X[, 1:9]) }\n", 0, 0},
+        };
+        for (size_t k = 0; k < sizeof lp / sizeof *lp; k++) {
+            char src[4096], ref[4096];
+            snprintf(src, sizeof src, "%s" FC6 "s = 0\n%sprint(\"RESULT \" + s)\n", DATA, lp[k].body);
+            snprintf(ref, sizeof ref, "%s", src);
+            char *at = strstr(ref, "Ac = compress(A)");
+            if (at) memcpy(at, "Ac = A          ", 16);
+            long n = run_mode(src, "auto", big, &r1);
+            T_CHECK(n == lp[k].want && g_lazy[2] == lp[k].shared, "%s: %ld compressions, %ld shared, want %ld, %ld",
+                    lp[k].what, n, g_lazy[2], lp[k].want, lp[k].shared);
+            if (k != 1) run_mode(ref, "false", big, &r2);   /* the while loop computes the for loop's s */
+            T_CHECK(n ? fabs(r1 - r2) <= 1e-9 * fabs(r2) : r1 == r2, "%s: result %.17g, want %.17g", lp[k].what, r1,
+                    r2);
+        }
+#undef FC6
 #undef G
 #undef SL
 #undef SL4
@@ -332,6 +371,61 @@ int main(void)
         if (at) memcpy(at, "Xc = X          ", 16);
         run_mode(ref, "true", big, &r2);
         T_CHECK(fabs(r1 - r2) <= 1e-10 * fmax(1, fabs(r2)), "%s: %.17g, want %.17g", rc[k].what, r1, r2);
+    }
+    /* The planner's pick by the skeleton's lookup rule (codegen/cost.c
+     * row_look, kernels/cla.h cla_row_cells, over the groups recorded at
+     * dynamic recompilation: Hop.clook): rowSums(exp(Xc %*% B)) /
+     * rowSums(Xc^2) over X = cbind(A, 2 A + 1) (6 co-coded pairs of
+     * columns: 6 groups of 12 columns), B 8 columns wide. The row is read
+     * by rowSums(Xc^2), so a Row operator of both pays the lookups and the
+     * row, or the decompressed row and the multiply-adds (the cheaper);
+     * split, the product runs compressed and rowSums(Xc^2) over the
+     * dictionaries. With A of 3000 values (about 3,000 tuples a group:
+     * tables of 190 KB at 8 padded columns) the lookups are cheap, so the
+     * split plan is picked (3 Cell operators, no Row); with 6000 values
+     * (about 5,800 tuples: 370 KB, past the rule's 256 KB: 3x the pass;
+     * the pick flips between 3500 and 4500 values) they cost more
+     * than the decompressed row, which the Row operator then reads anyway:
+     * one Row operator. The old price (n G k multiply-adds at the
+     * elementwise rate, the rows decompressed when read) and the rule over
+     * the default groups (Hop.clook ignored) split both. The machine is
+     * pinned as for kmeans below (with t_pin_machine's, whose elementwise
+     * rate is lower against memory, every one of 5 to 6000 values fuses:
+     * materializing looks dear). Results as over
+     * X (one run prints both), within 1e-10 relative. */
+    {
+        const int vals[2] = {3000, 6000};
+        double got[2] = {0, 0}, ref = 0;   /* ref: the last of the reference run's two */
+        char src[2048], both[4096] = "";
+        char *pin = getenv("BRAID_CG_MACHINE") ? strdup(getenv("BRAID_CG_MACHINE")) : NULL;
+        setenv("BRAID_CG_MACHINE", "4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10", 1);
+        for (int k = 0; k < 4; k++) {   /* 0, 1: compressed; 2, 3: as over X */
+            char body[1024];
+            snprintf(body, sizeof body,
+                     "A%d = round(rand(rows=20000, cols=6, min=0, max=%d, seed=1))\nX%d = cbind(A%d, 2 * A%d + 1)\n"
+                     "Xc%d = %s(X%d)\nif (sum(y) > 0) {\nE%d = exp(Xc%d %%*%% B)\n"
+                     "s%d = sum(rowSums(E%d) / rowSums(Xc%d ^ 2))\n}\n",
+                     k % 2, vals[k % 2] - 1, k % 2, k % 2, k % 2, k % 2, k < 2 ? "compress" : "", k % 2, k % 2, k % 2,
+                     k % 2, k % 2, k % 2);
+            if (k >= 2) {
+                strncat(both, body, sizeof both - strlen(both) - 1);
+                continue;
+            }
+            snprintf(src, sizeof src,
+                     "y = rand(rows=20000, cols=1, seed=3)\nB = rand(rows=12, cols=8, seed=7) * 0.00001\n%s"
+                     "print(\"RESULT \" + s%d)\n", body, k);
+            long n = run_mode(src, "true", big, &got[k]);
+            T_CHECK(n == 1 && g_frow == k, "lookup rule, A of %d values: %ld Row operators, want %d", vals[k], g_frow, k);
+        }
+        snprintf(src, sizeof src,
+                 "y = rand(rows=20000, cols=1, seed=3)\nB = rand(rows=12, cols=8, seed=7) * 0.00001\n%s"
+                 "print(\"RESULT \" + s0)\nprint(\"RESULT \" + s1)\n", both);
+        run_mode(src, "false", big, &ref);
+        for (int k = 0; k < 2; k++)
+            T_CHECK(fabs(got[k] - g_res[k]) <= 1e-10 * fabs(g_res[k]), "lookup rule, A of %d values: %.17g, want %.17g",
+                    vals[k], got[k], g_res[k]);
+        if (pin) setenv("BRAID_CG_MACHINE", pin, 1);
+        free(pin);
     }
     /* l2svm over a compressed X (`true`: X and the labels compressed at
      * the loops' entries) compiles its loop as the uncompressed run does,
