@@ -117,10 +117,23 @@ static inline int t_run_dml(const char *src, const CgOptions *cg, int nin, const
     return t_run_dml_opt(src, cg, 2, nin, names, ins, nout, onames, r);
 }
 
+/* t_run_dml_opt whose distributed instructions (EX_DIST, placed when
+ * br_dist_available() is set at compile time) run locally when no_dist:
+ * a distributed plan's operators, computed as its ranks would compute
+ * them, without mpirun (Rt.no_dist). */
+static inline int t_run_dml_nd(const char *src, const CgOptions *cg, int optlevel, bool no_dist, int nin,
+                               const char **names, MB **ins, int nout, const char **onames, TRun *r);
+
 /* t_run_dml at optimization level optlevel (0: no rewrites, no
  * inter-procedural analysis). */
 static inline int t_run_dml_opt(const char *src, const CgOptions *cg, int optlevel, int nin, const char **names,
                                 MB **ins, int nout, const char **onames, TRun *r)
+{
+    return t_run_dml_nd(src, cg, optlevel, false, nin, names, ins, nout, onames, r);
+}
+
+static inline int t_run_dml_nd(const char *src, const CgOptions *cg, int optlevel, bool no_dist, int nin,
+                               const char **names, MB **ins, int nout, const char **onames, TRun *r)
 {
     memset(r, 0, sizeof *r);
     Diag *d = diag_new();
@@ -142,6 +155,7 @@ static inline int t_run_dml_opt(const char *src, const CgOptions *cg, int optlev
     RtOptions ro = {.out = stdout, .seed = -1};
     Rt rt;
     rt_init(&rt, p, d, &ro);
+    rt.no_dist = no_dist;
     Frame f;
     st_init(&f.vars);
     f.depth = 0;
