@@ -472,13 +472,15 @@ Variant cplan_row_ovar(const CPlan *p, int t);
  * s->ops[i] (NULL: none); merged operators get the merged plan, and the
  * merged-away ones leave s (and plans) compacted. */
 void cg_merge_rows(const Memo *m, Selection *s, CPlan **plans);
-/* A product hop the chosen operators compute more than once (a fused
- * operator recomputes it while another computation is materialized, or
- * two operators recompute it) whose value reaches both operands of a
- * comparison, or -1. Two computations of one product may differ in the
- * last bit (another summation order), and `D <= rowMins(D)` over them is
- * then a wrong 0/1, not a rounding error (cg_optimize_dag plans again
- * with the product materialized once). */
+/* An order-dependent hop (a product, a summing aggregate) the chosen
+ * operators compute more than once (a fused operator recomputes it while
+ * another computation is materialized, or two operators recompute it)
+ * whose value reaches a comparison's operands (or another operation
+ * that jumps with its operands' last bits: !, round, sign, ifelse's
+ * condition, ...), or -1. Two computations of one product may differ in
+ * the last bit (another summation order), and `D <= rowMins(D)` over
+ * them is then a wrong 0/1, not a rounding error (cg_optimize_dag plans
+ * again with the value materialized once). */
 int cg_split_compare(const Memo *m, const Selection *s);
 /* CPU stitching (docs/codegen.md, "CPU stitching"): a Row, Cell or MAgg
  * plan of s whose row-vector input is a vector expression of column

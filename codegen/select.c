@@ -385,15 +385,44 @@ static int site_of(const Sites *x, const Hop *h, int ctx)
     return x->rootop[h->id];
 }
 
-/* Records the site of every product below h (h's value computed at
- * site); two sites of one product set x->bad. */
+/* A value whose bits depend on the order of its additions (a product, a
+ * summing aggregate: sum, sumsq, mean, var, ...): two computations of it
+ * may differ in the last bit. Minima, maxima and their indices are exact. */
+static bool order_dependent(const Hop *h)
+{
+    if (h->kind == H_MATMUL) return true;
+    if (h->kind != H_AGG) return false;
+    int acc = op_info[h->op].acc & AC_COMB;
+    return acc != AC_MIN && acc != AC_MAX;
+}
+
+/* Where h's value jumps when its operands' last bits change: -1 nowhere;
+ * 0 at once over all its operands (a comparison, rounding: round,
+ * floor, ceil, sign, %/%, %%, a test against zero: !, and
+ * rowIndexMax/rowIndexMin); 1 in each operand alone (&, |, xor test
+ * each against zero); 2 in its first operand (ifelse's condition). */
+static int jumps(const Hop *h)
+{
+    if (h->kind == H_AGG) return op_info[h->op].acc & AC_IDX ? 0 : -1;
+    if (h->kind == H_TERNARY) return h->op == OP_IFELSE && h->nin == 3 ? 2 : -1;
+    if (h->kind != H_UNARY && h->kind != H_BINARY) return -1;
+    if (op_info[h->op].flags & OF_CMP) return h->kind == H_BINARY ? 0 : -1;
+    switch (h->op) {
+    case OP_NOT: case OP_ROUND: case OP_FLOOR: case OP_CEIL: case OP_SIGN: case OP_MOD: case OP_INTDIV: return 0;
+    case OP_AND: case OP_OR: case OP_XOR: return h->kind == H_BINARY ? 1 : -1;
+    default: return -1;
+    }
+}
+
+/* Records the site of every order-dependent value below h (h's value
+ * computed at site); two sites of one value set x->bad. */
 static void gather(Sites *x, const Hop *h, int site)
 {
     if (!h || x->bad >= 0) return;
     char *v = &x->vis[(size_t)(site + 1) * (size_t)x->m->nid + (size_t)h->id];
     if (*v) return;
     *v = 1;
-    if (h->kind == H_MATMUL) {
+    if (order_dependent(h)) {
         int k = 0;
         while (k < x->npair && x->pair[k][0] != h->id) k++;
         if (k == x->npair && k < 64) { x->pair[k][0] = h->id; x->pair[k][1] = site; x->npair++; }
@@ -430,19 +459,25 @@ int cg_split_compare(const Memo *m, const Selection *s)
         if (!x.reg[i]) { ok = false; break; }
         memcpy(x.reg[i], inreg, (size_t)nid);
     }
-    /* every computation of every comparison: inside each operator whose
-     * region holds it, or a basic operator */
+    /* every computation of every comparison (and other jump): inside
+     * each operator whose region holds it, or a basic operator; what
+     * jumps at once is gathered together */
     for (int k = 0; ok && k < m->norder && x.bad < 0; k++) {
         const Hop *c = m->order[k];
-        if (c->kind != H_BINARY || c->nin != 2 || !(op_info[c->op].flags & OF_CMP)) continue;
+        int j = jumps(c);
+        if (j < 0) continue;
         bool any = false;
         for (int o = 0; o <= s->nops && x.bad < 0; o++) {
             if (o < s->nops && !x.reg[o][c->id]) continue;
             if (o == s->nops && any) break;
             any = true;
-            x.npair = 0;
-            memset(x.vis, 0, (size_t)(s->nops + 1) * (size_t)nid);
-            gather(&x, c, o < s->nops ? o : -1);
+            int site = o < s->nops ? o : -1;
+            for (int i = 0; i < (j == 0 ? 1 : j == 1 ? c->nin : 1) && x.bad < 0; i++) {
+                x.npair = 0;
+                memset(x.vis, 0, (size_t)(s->nops + 1) * (size_t)nid);
+                if (j == 0) gather(&x, c, site);
+                else if (c->in[i]) gather(&x, c->in[i], site_of(&x, c->in[i], site));
+            }
         }
     }
     for (int i = 0; x.reg && i < s->nops; i++) free(x.reg[i]);

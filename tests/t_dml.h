@@ -120,10 +120,23 @@ static inline int t_run_dml(const char *src, const CgOptions *cg, int nin, const
 /* The -seed of t_run_dml's runs (-1: none; test_seeds sets it). */
 static int64_t t_dml_seed = -1;
 
+/* t_run_dml_opt whose distributed instructions (EX_DIST, placed when
+ * br_dist_available() is set at compile time) run locally when no_dist:
+ * a distributed plan's operators, computed as its ranks would compute
+ * them, without mpirun (Rt.no_dist). */
+static inline int t_run_dml_nd(const char *src, const CgOptions *cg, int optlevel, bool no_dist, int nin,
+                               const char **names, MB **ins, int nout, const char **onames, TRun *r);
+
 /* t_run_dml at optimization level optlevel (0: no rewrites, no
  * inter-procedural analysis). */
 static inline int t_run_dml_opt(const char *src, const CgOptions *cg, int optlevel, int nin, const char **names,
                                 MB **ins, int nout, const char **onames, TRun *r)
+{
+    return t_run_dml_nd(src, cg, optlevel, false, nin, names, ins, nout, onames, r);
+}
+
+static inline int t_run_dml_nd(const char *src, const CgOptions *cg, int optlevel, bool no_dist, int nin,
+                               const char **names, MB **ins, int nout, const char **onames, TRun *r)
 {
     memset(r, 0, sizeof *r);
     Diag *d = diag_new();
@@ -145,6 +158,7 @@ static inline int t_run_dml_opt(const char *src, const CgOptions *cg, int optlev
     RtOptions ro = {.out = stdout, .seed = t_dml_seed};
     Rt rt;
     rt_init(&rt, p, d, &ro);
+    rt.no_dist = no_dist;
     Frame f;
     st_init(&f.vars);
     f.depth = 0;

@@ -55,6 +55,13 @@ gone() {
   local b=$1 np=$2 what=$3; shift 3
   go "$b" "$np" "$@" > "$tmp/q/$b.out" 2>&1 || bad "$what (batch $b, $np ranks): mpirun failed: $(tail -n 5 "$tmp/q/$b.out")"
 }
+# join FROM TO: batch FROM's runs first in batch TO (one launch for both:
+# same rank count and variables)
+join() {
+  [ -s "$tmp/q/$1" ] || return 0
+  { cat "$tmp/q/$1"; if [ -s "$tmp/q/$2" ]; then printf '%s\0' -then; cat "$tmp/q/$2"; fi; } > "$tmp/q/$2.j"
+  mv "$tmp/q/$2.j" "$tmp/q/$2"; rm -f "$tmp/q/$1"
+}
 # a rank killed in the middle of a job, under braid's launcher (-np):
 # every rank ends (no hang), the status is 1 and the launcher names the
 # dead rank, its signal and rank 0's instruction. The script prints once
@@ -683,18 +690,17 @@ elif ! "$braid" -f "$here/pfsource.dml" -args "$tmp/so/l/" > "$tmp/so/l.out" 2>&
   bad "sourced files not on workers: local run failed: $(tail -n 3 "$tmp/so/l.out")"; so_run=
 fi
 wd_runs=(-f sw.dml -config "$tmp/bs7.xml" -stats -args "$tmp/sw/d/" $ga_args -out "$tmp/sw/d.out"
-         -then -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/so/d/" -out "$tmp/so/d.out")
-if ! (cd "$tmp/so/main" && BRAID_DIST_TRACE=1 timeout 300 mpirun --oversubscribe -np 1 "$braid" "${wd_runs[@]}" \
-      : -np 1 -wdir "$tmp/so/elsewhere" "$braid" "${wd_runs[@]}" : -np 1 -wdir "$tmp/so/none" "$braid" "${wd_runs[@]}") \
-      > "$tmp/so/launch.out" 2>&1; then
-  bad "script or sourced files not on workers: mpirun failed: $(grep -h -m 3 -i error "$tmp/so/launch.out" "$tmp/sw/d.out" "$tmp/so/d.out" 2>&1)"
-fi
-check_ga "script not on workers" "$tmp/sw/d.out" "$tmp/sw/d"
-if [ -n "$so_run" ]; then
-  compare "sourced files not on workers (decoys on rank 1, none on rank 2)" "$tmp/so/l" "$tmp/so/d"
-  # (6 iterations on 3 ranks: each worker runs 2)
-  if grep -qE "^  parfor +[1-9][0-9]* jobs" "$tmp/so/d.out"; then ok; else bad "sourced files not on workers: no parfor job ran on the workers"; fi
-fi
+         -then -f s.dml -config "$tmp/bs7.xml" -stats -args "$tmp/so/d/" -out "$tmp/so/d.out" -then)
+# (run in the launch of the other machine's watcher's kill, at the end;
+# checked after it)
+check_so() {
+  check_ga "script not on workers" "$tmp/sw/d.out" "$tmp/sw/d"
+  if [ -n "$so_run" ]; then
+    compare "sourced files not on workers (decoys on rank 1, none on ranks 2-3)" "$tmp/so/l" "$tmp/so/d"
+    # (6 iterations on 4 ranks)
+    if grep -qE "^  parfor +[1-9][0-9]* jobs" "$tmp/so/d.out"; then ok; else bad "sourced files not on workers: no parfor job ran on the workers"; fi
+  fi
+}
 
 # the model prices every job's control messages (headers, and a fused
 # operator's plan the first time: workers keep the plans they got), so
@@ -1285,17 +1291,62 @@ later+=(check_gbe)
 # the batches of the cases above: i2, i4, and a3 (without ptrace: the
 # algorithms' run gives the rank watch line of that path, below); then
 # their checks
-gone b2 2 "ops, fused operators, parfor" BRAID_DIST_TRACE=1
-gone b4 4 "ops, fused operators, parfor" BRAID_DIST_TRACE=1
 # b3's runs, then a rank killed in the middle of a job under braid's
 # launcher (-np): every rank ends (no hang), the status is 1 and the
 # launcher names the dead rank, its signal and rank 0's instruction
 q b3 - -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
 KILL_WAIT=1400 GO_NP=braid kill_rank2 "$tmp/kill.out" go b3 3 BRAID_DIST_TRACE=1 BRAID_DIST_PLAN_SLOTS=1
 killed "kill" "$tmp/kill.out" 2 "$sig9" 1
-CHECK=1 ops_all; CHECK=1 fused_all; CHECK=1 pf_all
-gone i2 2 "2-rank cases" BRAID_DIST_TRACE=1
+# a library file rank 0's script writes between two remote parfor loops:
+# the first loop's eval of s_sigmoid by its bare name finds no file of
+# that name on rank 0 (the worker remembers the miss, then finds
+# sigmoid.dml's helper); the script then writes s_sigmoid.dml (another
+# body) into rank 0's library folder, and the second loop's eval must
+# find it on the workers as locally: a worker forgets its misses at the
+# start of each task (lang/load.c lang_library_forget). The batch i2
+# runs with a library folder of links to the builtin files (BRAID_HOME:
+# $tmp/h0; the local run $tmp/h0l), this run last in it, as it adds a
+# file there
+pff='X = rand(rows=10, cols=3, seed=1)
+R = matrix(0, rows=4, cols=2)
+parfor (i in 1:4, mode=REMOTE_SPARK) {
+  g = "sig" + ifelse(i > 0, "moid", "x")
+  h = "s_" + ifelse(i > 0, "sigmoid", "x")
+  R[i, 1] = sum(eval(g, list(X * i)))
+  R[i, 1] = as.scalar(R[i, 1]) + eval(h, list(i / 4))
+}
+write("s_sigmoid = function(Double x) return (Double y) { y = x * 1000 }", $1 + "s_sigmoid.dml", format="text")
+parfor (i in 1:4, mode=REMOTE_SPARK) {
+  h = "s_" + ifelse(i > 0, "sigmoid", "x")
+  R[i, 2] = eval(h, list(i / 4))
+}
+write(R, $2 + "R", format="csv")'
+for h in h0 h0l; do
+  mkdir -p "$tmp/$h/scripts/builtin"; ln -s "$here"/../../scripts/builtin/*.dml "$tmp/$h/scripts/builtin/"
+  for d in "$here"/../../scripts/*/; do [ "$(basename "$d")" = builtin ] || ln -s "$d" "$tmp/$h/scripts/"; done
+done
+mkdir -p "$tmp/pff/l" "$tmp/pff/d"
+printf '%s\n' "$pff" > "$tmp/pff.dml"
+if BRAID_HOME=$tmp/h0l "$braid" -f "$tmp/pff.dml" -args "$tmp/h0l/scripts/builtin/" "$tmp/pff/l/" > "$tmp/pff/l.out" 2>&1 &&
+   [ "$(sed -n 2p "$tmp/pff/l/R")" = "$(sed -n 2p "$tmp/pff/l/R" | sed 's/,.*//'),500.0" ]; then
+  q i2 "$tmp/pff/d.out" -stats -f "$tmp/pff.dml" -args "$tmp/h0/scripts/builtin/" "$tmp/pff/d/"
+  later+=(check_pff)
+else bad "a library file written between parfor loops: the local run failed or did not see it: $(tail -n 3 "$tmp/pff/l.out"; cat "$tmp/pff/l/R")"; fi
+check_pff() {
+  if cmp -s "$tmp/pff/l/R" "$tmp/pff/d/R"; then ok
+  else bad "a library file written between parfor loops: not the local result (a worker kept its miss?): $(cat "$tmp/pff/d/R" 2>&1)"; fi
+  # (sigmoid.dml in the first loop, s_sigmoid.dml in the second; one
+  # miss: the first loop's)
+  if grep -qE "^  \(remote parfor requests to rank 0: functions [1-9][0-9]*, library files 2, names without a library file 1\)$" "$tmp/pff/d.out"
+  then ok; else bad "a library file written between parfor loops: $(grep 'requests to rank 0' "$tmp/pff/d.out")"; fi
+}
+# the ops, fused operators and parfor runs of 2 and 4 ranks (b2, b4)
+# first in the launches of i2 and i4 (their runs write to their own
+# files; i4's --tag-output marks only the launch's own output)
+join b2 i2; join b4 i4
+gone i2 2 "2-rank cases" BRAID_DIST_TRACE=1 BRAID_HOME="$tmp/h0"
 MPIRUN_EXTRA=--tag-output gone i4 4 "4-rank cases" BRAID_DIST_TRACE=1
+CHECK=1 ops_all; CHECK=1 fused_all; CHECK=1 pf_all
 # a3's runs, then a rank killed where tracing is not allowed
 # (BRAID_NO_PTRACE=1 takes that path): the watch uses pidfds, and a
 # killed rank is still named (its signal read from its zombie, or
@@ -1334,7 +1385,15 @@ if [ "$watch" = "  rank watch: 1 ranks on this machine traced, 0 by pidfd; 1 oth
    [ "$watch" = "  rank watch: 0 ranks on this machine traced, 1 by pidfd; 1 other machines reporting" ]; then ok
 else bad "rank watch (two hosts): '$watch'"; fi
 killed "kill (other machine)" "$tmp/kill3.out" 3 "$how"
-two_hosts "$tmp/kill2h.out"
+# the workers' folder runs (above) first in this launch: each rank in a
+# folder of its own (mpirun -wdir): rank 0 the scripts, rank 1 the
+# decoys, ranks 2-3 (the other machine) none
+KILL_WAIT=500 kill_rank2 "$tmp/kill2h.out" timeout 600 mpirun --oversubscribe \
+  -np 1 -wdir "$tmp/so/main" -x BRAID_DIST_TRACE=1 "$braid" "${wd_runs[@]}" -f "$tmp/loop.dml" -config "$tmp/bs7.xml" \
+  : -np 1 -wdir "$tmp/so/elsewhere" -x BRAID_DIST_TRACE=1 "$braid" "${wd_runs[@]}" -f "$tmp/loop.dml" -config "$tmp/bs7.xml" \
+  : -np 2 -wdir "$tmp/so/none" -x BRAID_DIST_TRACE=1 -x BRAID_HOST_ID=braid-test-host "$braid" "${wd_runs[@]}" \
+    -f "$tmp/loop.dml" -config "$tmp/bs7.xml"
+check_so
 killed "kill (other machine's watcher)" "$tmp/kill2h.out" 2 "on another machine, with the rank that watched it"
 
 # a frozen machine: its leader (rank 2) stopped (SIGSTOP) sends no
