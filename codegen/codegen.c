@@ -224,12 +224,18 @@ replan:;
     if (!pl) goto done;
     for (int i = 0; i < n; i++) pl[i] = s->ops[i].type == T_AMULET ? NULL : cplan_build(m, &s->ops[i]);
     cg_merge_rows(m, s, pl);
-    int bad = nban < CG_MAXBAN ? cg_split_compare(m, s) : -1;
+    int bad = cg_split_compare(m, s);
     if (bad >= 0) {
         for (int i = 0; i < s->nops; i++) cplan_free(pl[i]);
         free(pl); free(ops); free(ins); free(nins); free(place); free(price);
         sel_free(s);
         memo_free(m);
+        if (nban == CG_MAXBAN) {
+            /* still split after the bans: the DAG keeps its basic
+             * operators, which compute every value once */
+            __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
+            return;
+        }
         ban[nban++] = bad;
         goto replan;
     }
