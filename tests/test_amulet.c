@@ -1525,6 +1525,38 @@ static void sparse_planner(void)
     t_run_free(&r);
 }
 
+/* am_check_cells of the plan of `R[i,j] += body` over i in 1:M, j in
+ * 1:N, k in 1:K (leaves X, G, Q, W predefined), its leaf kept sparse with
+ * nnz non-zeros (< 0: none); *zleaf the plan's (i,k) leaf; NAN without
+ * a plan. */
+static double loop_check_cells(const char *body, int64_t M, int64_t N, int64_t K, double nnz, int *zleaf)
+{
+    char loop[400];
+    snprintf(loop, sizeof loop, "R = matrix(0, %lld, %lld)\nwhere (i in 1:%lld, j in 1:%lld, k in 1:%lld) { R[i,j] += %s }\n",
+             (long long)M, (long long)N, (long long)M, (long long)N, (long long)K, body);
+    const char *pre[] = {"X", "G", "Q", "W"};
+    Diag *dg = diag_new();
+    LangOptions lo = {.predefined = pre, .npredefined = 4};
+    Program *pg = lang_load_string(loop, "<t>", &lo, dg);
+    const Block *bl = pg ? lang_main(pg) : NULL;
+    const Stmt *st = bl && bl->n > 1 ? bl->stmts[1] : NULL;
+    AmPlan *p = st && st->kind == ST_ASSIGN && st->assign.value->kind == EX_WHERE ? malloc(sizeof *p) : NULL;
+    double got = NAN;
+    if (p) {
+        am_plan(st->assign.value->where, AM_ALL, p);
+        int64_t ext[WHERE_MAXVARS] = {0};
+        ext[p->tr] = M;
+        ext[p->tc] = N;
+        ext[p->kvar] = K;
+        got = am_check_cells(p, ext, nnz);
+        *zleaf = p->zleaf;
+    }
+    free(p);
+    lang_program_free(pg);
+    diag_free(dg);
+    return got;
+}
+
 /* The price of the sparse loop's per-call finiteness checks
  * (amulet.c am_check_cells, amulet_tpl.c am_tpl_compute): X 20000 x 400
  * at density 0.001, read t(X), G 20000 x 20, under memory at 1e10 B/s.
@@ -1572,35 +1604,15 @@ static void check_price(void)
     for (size_t q = 0; q < sizeof bodies / sizeof *bodies; q++)
         for (int dd = 0; dd < 2; dd++) {
             double dens = dd ? 0.04 : 0.001, nnz = dens * 20000 * 400;
-            char loop[300];
-            snprintf(loop, sizeof loop, "R = matrix(0, 400, 20)\nwhere (i in 1:400, j in 1:20, k in 1:20000) "
-                     "{ R[i,j] += %s }\n", bodies[q].body);
-            const char *pre[] = {"X", "G"};
-            Diag *dg = diag_new();
-            LangOptions lo = {.predefined = pre, .npredefined = 2};
-            Program *pg = lang_load_string(loop, "<t>", &lo, dg);
-            const Block *bl = pg ? lang_main(pg) : NULL;
-            const Stmt *st = bl && bl->n > 1 ? bl->stmts[1] : NULL;
-            AmPlan *p = st && st->kind == ST_ASSIGN && st->assign.value->kind == EX_WHERE ? malloc(sizeof *p) : NULL;
-            if (p) {
-                am_plan(st->assign.value->where, AM_ALL, p);
-                int64_t ext[WHERE_MAXVARS] = {0};
-                ext[p->tr] = 400;
-                ext[p->tc] = 20;
-                ext[p->kvar] = 20000;
-                double got = am_check_cells(p, ext, nnz), bounds = nnz + 20000.0 * 20;
-                double after = 2.0 * 400 * 20 + 8.0 * 20000 * 20 * pow(1 - dens, 400);
-                double want = bodies[q].kind == 0 ? 0 : bodies[q].kind == 1 ? bounds : fmin(bounds, after);
-                T_CHECK(p->zleaf >= 0 && fabs(got - want) <= 1e-9 * (want + 1),
-                        "check cells of %s at density %g: %g, want %g", bodies[q].body, dens, got, want);
-                if (bodies[q].kind == 2)
-                    T_CHECK(dd ? after < bounds : after > bounds, "check cells: %s at %g takes the %s", bodies[q].body,
-                            dens, dd ? "check after the loop" : "bounds");
-            } else
-                T_CHECK(false, "check cells: no where-loop plan of %s", bodies[q].body);
-            free(p);
-            lang_program_free(pg);
-            diag_free(dg);
+            int zleaf = -1;
+            double got = loop_check_cells(bodies[q].body, 400, 20, 20000, nnz, &zleaf), bounds = nnz + 20000.0 * 20;
+            double after = 2.0 * 400 * 20 + 8.0 * 20000 * 20 * pow(1 - dens, 400);
+            double want = bodies[q].kind == 0 ? 0 : bodies[q].kind == 1 ? bounds : fmin(bounds, after);
+            T_CHECK(zleaf >= 0 && fabs(got - want) <= 1e-9 * (want + 1), "check cells of %s at density %g: %g, want %g",
+                    bodies[q].body, dens, got, want);
+            if (bodies[q].kind == 2)
+                T_CHECK(dd ? after < bounds : after > bounds, "check cells: %s at %g takes the %s", bodies[q].body, dens,
+                        dd ? "check after the loop" : "bounds");
         }
 }
 
@@ -1652,29 +1664,9 @@ static void dense_check_price(void)
         {"min(Q[k,i], X[k,j])", 0},
         {"min(Q[k,i] * X[k,j], 1)", 100 * 4000 + 4000 * 30}};
     for (size_t q = 0; q < sizeof bodies / sizeof *bodies; q++) {
-        char loop[300];
-        snprintf(loop, sizeof loop, "R = matrix(0, 100, 30)\nwhere (i in 1:100, j in 1:30, k in 1:4000) "
-                 "{ R[i,j] += %s }\n", bodies[q].body);
-        const char *pre[] = {"Q", "W", "X"};
-        Diag *dg = diag_new();
-        LangOptions lo = {.predefined = pre, .npredefined = 3};
-        Program *pg = lang_load_string(loop, "<t>", &lo, dg);
-        const Block *bl = pg ? lang_main(pg) : NULL;
-        const Stmt *st = bl && bl->n > 1 ? bl->stmts[1] : NULL;
-        AmPlan *p = st && st->kind == ST_ASSIGN && st->assign.value->kind == EX_WHERE ? malloc(sizeof *p) : NULL;
-        if (p) {
-            am_plan(st->assign.value->where, AM_ALL, p);
-            int64_t ext[WHERE_MAXVARS] = {0};
-            ext[p->tr] = 100;
-            ext[p->tc] = 30;
-            ext[p->kvar] = 4000;
-            double got = am_check_cells(p, ext, -1);
-            T_CHECK(got == bodies[q].want, "dense check cells of %s: %g, want %g", bodies[q].body, got, bodies[q].want);
-        } else
-            T_CHECK(false, "dense check cells: no where-loop plan of %s", bodies[q].body);
-        free(p);
-        lang_program_free(pg);
-        diag_free(dg);
+        int zleaf;
+        double got = loop_check_cells(bodies[q].body, 100, 30, 4000, -1, &zleaf);
+        T_CHECK(got == bodies[q].want, "dense check cells of %s: %g, want %g", bodies[q].body, got, bodies[q].want);
     }
     /* the calls */
     static const struct { const char *body; int bad; bool flags; } calls[] = {
