@@ -570,11 +570,11 @@ static int bind(CgContext *c, AmPlan *p, Value *args, int nargs, bool take, AmBi
         if (take && p->rin[q] == 0 && owned_result(p, r, b->n)) {   /* updated in place: the reference moves */
             rd = r->m;
             args[0] = val_none();
-            mb_values_changed(rd);   /* the loop writes its cells */
         } else {   /* a new block: R's value is not changed */
             rd = w->bcast ? bcast_result(x->target.name, r, b->n[p->tr], b->n[p->tc], e) : mb_to_dense(r->m, e);
         }
         if (!rd) return -1;
+        mb_values_changed(rd);   /* the loop writes its cells (a conversion kept R's flag) */
         out[q] = rd;
         int tidx[2] = {p->tr, p->tc};
         const double *rb;
