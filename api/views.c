@@ -245,7 +245,10 @@ int api_matrix_view(const Value *v, bool dense, BraidMatrix *out, BrErr *e)
         out->writable = alone;
     }
     if (!m) return e->code ? e->code : -1;
-    if (m != v->m) out->writable = true;
+    if (m != v->m) {
+        out->writable = true;
+        mb_values_changed(m);   /* the caller may write the copy (a conversion kept v's flag) */
+    }
     out->rows = m->rows;
     out->cols = m->cols;
     out->nnz = m->nnz;

@@ -570,11 +570,11 @@ static int bind(CgContext *c, AmPlan *p, Value *args, int nargs, bool take, AmBi
         if (take && p->rin[q] == 0 && owned_result(p, r, b->n)) {   /* updated in place: the reference moves */
             rd = r->m;
             args[0] = val_none();
-            mb_values_changed(rd);   /* the loop writes its cells */
         } else {   /* a new block: R's value is not changed */
             rd = w->bcast ? bcast_result(x->target.name, r, b->n[p->tr], b->n[p->tc], e) : mb_to_dense(r->m, e);
         }
         if (!rd) return -1;
+        mb_values_changed(rd);   /* the loop writes its cells (a conversion kept R's flag) */
         out[q] = rd;
         int tidx[2] = {p->tr, p->tc};
         const double *rb;
@@ -733,6 +733,95 @@ static bool needs_finite(const AmPlan *p)
             return true;
     }
     return false;
+}
+
+/* ---- the finiteness flags in place of the bounds ---- */
+
+/* Is node n 0 or 1 whatever its operands (comparisons, &, |, !)? */
+static bool zero_one(const ANode *n)
+{
+    return (n->kind == AN_BIN && is_logic(n->op)) || (n->kind == AN_UN && n->op == OP_NOT);
+}
+
+/* Is node i of p finite wherever the leaves it adds to *need are? Leaves,
+ * finite constants, 0/1 values, signs and magnitudes of such, a 0/1
+ * value times such (the value or 0), min, max and ifelse of such; not a
+ * sum or product of two values (finite leaves may overflow there). */
+static bool flag_finite(const AmPlan *p, int i, unsigned *need)
+{
+    const ANode *n = &p->n[i];
+    if (zero_one(n)) return true;
+    switch (n->kind) {
+    case AN_CONST: return isfinite(n->v);
+    case AN_LEAF: *need |= 1u << n->leaf; return true;
+    case AN_UN: return (n->op == OP_NEG || n->op == OP_ABS) && flag_finite(p, n->a, need);
+    case AN_IFELSE:
+        return (zero_one(&p->n[n->a]) || flag_finite(p, n->a, need)) && flag_finite(p, n->b, need) &&
+               flag_finite(p, n->c, need);
+    case AN_BIN:
+        if (n->op == OP_MULT)
+            return (zero_one(&p->n[n->a]) && flag_finite(p, n->b, need)) ||
+                   (zero_one(&p->n[n->b]) && flag_finite(p, n->a, need));
+        if (n->op == OP_MIN || n->op == OP_MAX) return flag_finite(p, n->a, need) && flag_finite(p, n->b, need);
+        return false;
+    }
+    return false;
+}
+
+/* Is node i a product the kernel may take as masked (a 0/1 factor, or a
+ * factor that is such a product: amulet_gen.c lower's masked move and
+ * its chains)? */
+static bool masked(const AmPlan *p, int i)
+{
+    const ANode *n = &p->n[i];
+    return n->kind == AN_BIN && n->op == OP_MULT &&
+           (zero_one(&p->n[n->a]) || zero_one(&p->n[n->b]) || masked(p, n->a) || masked(p, n->b));
+}
+
+/* Do the finiteness flags of the leaves in *need (scalars: their values)
+ * make the devices of a needs_finite kernel exact, without the bounds of
+ * every node (body_finite, a scan of every operand on every call)? They
+ * do where every value those devices read is finite whenever the leaves
+ * are (flag_finite): the other factor of a masked product (`0 * x` taken
+ * as 0: x finite), the operands of min and max and the body of a min= or
+ * max= result (a NaN dropped), and the operands of comparisons, logic
+ * and conditions (no NaN reaches a mask). (Q > 0.5) * Q * X qualifies;
+ * Q1's (A*B > t) * A*B*d does not (A*B may overflow), and takes the
+ * bounds. */
+static bool flags_suffice(const AmPlan *p, unsigned *need)
+{
+    *need = 0;
+    for (int r = 0; r < p->nres; r++)
+        if ((p->res[r]->acc == WA_MIN || p->res[r]->acc == WA_MAX) && !flag_finite(p, p->root[r], need)) return false;
+    for (int i = 0; i < p->nn; i++) {
+        const ANode *n = &p->n[i];
+        bool ok = true;
+        if (n->kind == AN_BIN && (is_logic(n->op) || n->op == OP_MIN || n->op == OP_MAX))
+            ok = (zero_one(&p->n[n->a]) || flag_finite(p, n->a, need)) &&
+                 (zero_one(&p->n[n->b]) || flag_finite(p, n->b, need));
+        else if (n->kind == AN_UN && n->op == OP_NOT) ok = zero_one(&p->n[n->a]) || flag_finite(p, n->a, need);
+        else if (n->kind == AN_IFELSE) ok = zero_one(&p->n[n->a]) || flag_finite(p, n->a, need);
+        else if (n->kind == AN_BIN && n->op == OP_MULT)
+            for (int s = 0; s < 2 && ok; s++) {
+                int m = s ? n->b : n->a, x = s ? n->a : n->b;
+                if (zero_one(&p->n[m]) || masked(p, m)) ok = flag_finite(p, x, need);
+            }
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* Are the leaves in need finite by their flags (mb_has_nonfinite: a
+ * block of unknown flag is scanned once and keeps the answer) or, for
+ * scalars, their values? */
+static bool leaves_flagged_finite(const AmPlan *p, const AmBind *b, const Value *args, unsigned need)
+{
+    for (int l = 0; l < p->nleaf; l++) {
+        if (!(need & 1u << l)) continue;
+        const Value *v = &args[p->leaf[l].input];
+        if (v->kind == V_MATRIX ? !v->m || mb_has_nonfinite(v->m) : !isfinite(b->sval[l])) return false;
+    }
+    return true;
 }
 
 /* Is node i of p exactly 0 wherever leaf l is 0, given that the leaves
@@ -1096,7 +1185,9 @@ static bool defer_setup(const AmPlan *p, const AmBind *b, const Value *args, MB 
  * fusion planner's price of a loop over ext[v] iterations of each loop
  * variable whose (i,k) leaf p->zleaf is kept sparse with nnz non-zeros
  * (< 0: no leaf kept sparse): a body with masks, min or max bounds
- * every leaf before every call (body_finite); a sparse loop whose body
+ * every leaf before every call (body_finite), unless the leaves' flags
+ * suffice (flags_suffice: they cost nothing, as below; then a sparse
+ * loop's zero skip asks the flags or the bounds); a sparse loop whose body
  * is 0 where the leaf is, given only that plain leaves are finite, asks
  * their finiteness flags, which cost nothing (the producers of a new
  * block set them: elementwise operators, products, readers, rand; a
@@ -1118,12 +1209,17 @@ double am_check_cells(const AmPlan *p, const int64_t *ext, double nnz)
         cells[l] = sp && l == p->zleaf ? nnz : c;
         bounds += cells[l];
     }
-    if (needs_finite(p)) return bounds;
-    if (!sp) return 0;
     unsigned need = 0;
+    bool scanned = needs_finite(p);
+    if (scanned && !flags_suffice(p, &need)) return bounds;
+    if (!sp) return 0;
     bool flags = true;
+    need = 0;
     for (int r = 0; r < p->nres && flags; r++) flags = zero_if_finite(p, p->root[r], p->zleaf, &need);
     if (flags) return 0;
+    /* run_nest: the check after the loop only where the kernel does not
+     * need the flags or the bounds */
+    if (scanned) return bounds;
     Defer d;
     memset(&d, 0, sizeof d);
     for (int r = 0; r < p->nres; r++)
@@ -1440,9 +1536,16 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
         /* a sparse (i,k) operand whose zeros make the body zero: the
          * evaluator over its non-zero cells only */
         int skip = -1;
-        bool scanned = needs_finite(p), deferred = false;
+        bool scanned = needs_finite(p), deferred = false, flagged = false;
         Defer df = {0};
-        b.finite = scanned && body_finite(p, &b, dense);
+        unsigned need = 0;
+        /* the kernel's devices exact by the leaves' flags, else by the
+         * bounds of every node (a scan of every operand) */
+        if (scanned && flags_suffice(p, &need) && leaves_flagged_finite(p, &b, args, need)) flagged = b.finite = true;
+        else b.finite = scanned && body_finite(p, &b, dense);
+        if (tr && scanned)
+            fprintf(stderr, "amulet: finiteness %s\n", flagged ? "by the leaves' flags" : b.finite ? "by the bounds" :
+                    "not shown");
         if (p->zleaf >= 0) {
             const Value *z = &args[p->leaf[p->zleaf].input];
             const MB *m = z->kind == V_MATRIX ? z->m : NULL;
@@ -1460,7 +1563,9 @@ static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args,
                     deferred = false;
                     b.finite = zeros_skippable(p, &b, args, dense);
                 }
-                if (b.finite) skip = p->zleaf;
+                /* the flags made the devices exact, not the body 0 where
+                 * the operand is */
+                if (flagged ? zeros_skippable(p, &b, args, dense) : b.finite) skip = p->zleaf;
             }
         }
         if (b.spleaf >= 0 && !isnan(b.spmax)) sp_kept_max(c, b.spsrc, b.spmax);

@@ -524,12 +524,14 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
                     ? 0
                     : dense_compute(M, N, K, tile, vops * 2 * lanes / (mc->gemm * share), 1 / mc->flops) +
                           (double)M * K * ceil((double)N / AM_NC) * pack_ops / mc->flops;
-        /* the sparse loop's finiteness checks of every call
-         * (am_check_cells: the bounds of G in X[k,i] * (G[k,j] * s),
-         * O(KN) against the loop's O(nnz N)), a second read of the cells
-         * they scan; a dense loop's, O(MK + KN) against O(MNK), are not
-         * priced */
-        if (sp && vops > 0 && strcmp(am_tpl_mode(), "force") && p->tr >= 0 && p->kvar >= 0) {
+        /* the loop's finiteness checks of every call, a second read of
+         * the cells they scan (am_check_cells): the sparse loop's (the
+         * bounds of G in X[k,i] * (G[k,j] * s), O(KN) against the
+         * loop's O(nnz N)), and the dense loop's bounds of every leaf
+         * where the body has masks, min or max (body_finite, O(MK + KN)
+         * against O(MNK): they decide where memory is slow against the
+         * arithmetic, or the product small) */
+        if (vops > 0 && strcmp(am_tpl_mode(), "force") && p->tr >= 0 && p->kvar >= 0) {
             int64_t ext[WHERE_MAXVARS] = {0};
             ext[p->tr] = M;
             ext[p->kvar] = K;

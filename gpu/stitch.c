@@ -1036,6 +1036,7 @@ static MB *vardiv(const MB *a, int64_t n, BrErr *e)
     MB *v = mb_to_dense(a, e);
     if (!v) return NULL;
     for (int64_t k = 0; k < v->rows * v->cols; k++) v->d[k] = n > 1 ? v->d[k] / (double)(n - 1) : 0.0;
+    mb_values_changed(v);   /* (mb_to_dense kept a's flag) */
     mb_recount_nnz(v);
     return v;
 }

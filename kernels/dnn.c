@@ -542,7 +542,7 @@ MB *k_bias_add(const MB *x, const MB *b, BrErr *e)
     const int64_t N = x->rows, L = x->cols, C = b->rows, PQ = L / C;
     bool zero = true;
     for (int64_t c = 0; c < C && zero; c++) zero = bv[c] == 0 && !signbit(bv[c]);
-    if (zero && x->sparse) { free(bv); return mb_copy_kept(x, e); }
+    if (zero && x->sparse) { free(bv); return mb_copy(x, e); }
     MB *out = mb_dense_uninit(N, L, e);
     if (!out) { free(bv); return NULL; }
     #pragma omp parallel for num_threads(br_threads()) schedule(static) if (br_par((double)N * (double)L))

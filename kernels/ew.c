@@ -692,7 +692,7 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
      * as SystemDS, which replaces such an ifelse by its branch once the
      * condition is known (docs/DESIGN.md, Instructions) */
     if (M < 0 && !c && (cs != 0 ? a : b)) {
-        out = mb_copy_kept(cs != 0 ? a : b, e);
+        out = mb_copy(cs != 0 ? a : b, e);
         if (out && mb_examine(out, e)) { mb_release(out); out = NULL; }
         return out;
     }
@@ -707,7 +707,7 @@ MB *k_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b,
     if (!c) {
         const Opnd *ch = cs != 0 ? &o[1] : &o[2];
         if (ch->mode == MD_FULL) {
-            out = mb_copy_kept(ch->m, e);
+            out = mb_copy(ch->m, e);
             if (out && mb_examine(out, e)) { mb_release(out); out = NULL; }
             return out;
         }

@@ -246,22 +246,38 @@ static int sp_splice(MB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     return 0;
 }
 
+/* The finiteness flag of c, a copy of target (mb_copy keeps target's
+ * flag) into which values of flag `wrote` (MB_FIN_*) were written:
+ * non-finite when they were, finite when both were known finite, else
+ * unknown. */
+static void lix_copy_fin(MB *c, const MB *target, int wrote)
+{
+    bool tfin = !target->ext && !target->cmb && __atomic_load_n(&target->fin, __ATOMIC_RELAXED) == MB_FIN_FINITE;
+    mb_values_changed(c);
+    if (wrote == MB_FIN_NONFINITE) mb_fin_set(c, true);
+    else if (tfin && wrote == MB_FIN_FINITE) mb_fin_set(c, false);
+}
+
 MB *k_lix(const MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
           const MB *src, BrErr *e)
 {
     if (check_lix(target, rl, ru, cl, cu, src, e)) return NULL;
     int64_t old = target->sparse ? sp_region_nnz(target, rl, ru, cl, cu) : 0;
     int64_t nnz2 = target->nnz - old + src->nnz;
+    /* every value of src is written */
+    int wrote = src->ext || src->cmb ? MB_FIN_UNKNOWN : __atomic_load_n(&src->fin, __ATOMIC_RELAXED);
     if (target->sparse && (nnz2 == 0 ||
         mb_should_be_sparse(target->rows, target->cols, nnz2))) {
         MB *c = mb_copy(target, e);
         if (!c) return NULL;
         if (sp_splice(c, rl, ru, cl, cu, src, e)) { mb_release(c); return NULL; }
+        lix_copy_fin(c, target, wrote);
         return mb_finish(c, e);
     }
     MB *c = mb_to_dense(target, e);
     if (!c) return NULL;
     dense_write(c, rl, cl, src);
+    lix_copy_fin(c, target, wrote);
     return mb_finish(c, e);
 }
 
@@ -361,6 +377,7 @@ MB *k_lix_scalar(const MB *target, int64_t r, int64_t c, double v, BrErr *e)
         o->nnz += (v != 0) - (*p != 0);
         *p = v;
     }
+    lix_copy_fin(o, target, isfinite(v) ? MB_FIN_FINITE : MB_FIN_NONFINITE);
     return mb_finish(o, e);
 }
 

@@ -11,10 +11,12 @@
 #include <string.h>
 
 /* Recount non-zeros of a dense result and pick its format; releases r on
- * failure. */
+ * failure. LAPACK wrote the values of r, a conversion of an operand
+ * (mb_to_dense keeps the operand's finiteness flag): dropped. */
 static MB *finish(MB *r, BrErr *e)
 {
     if (!r) return NULL;
+    mb_values_changed(r);
     if (!r->sparse) mb_recount_nnz(r);
     if (mb_examine(r, e)) { mb_release(r); return NULL; }
     return r;

@@ -107,7 +107,7 @@ MB *k_rev(const MB *a, BrErr *e)
 MB *k_diag(const MB *a, BrErr *e)
 {
     assert(mb_valid(a, false));
-    if (a->rows == 1 && a->cols == 1) return mb_finish(mb_copy_kept(a, e), e);
+    if (a->rows == 1 && a->cols == 1) return mb_finish(mb_copy(a, e), e);
     if (a->cols == 1) {
         int64_t n = a->rows;
         MB *c = mb_sp_alloc(n, n, a->nnz, e);
@@ -153,7 +153,7 @@ MB *k_reshape(const MB *a, int64_t rows, int64_t cols, bool byrow, BrErr *e)
                (long long)a->cols, (long long)rows, (long long)cols);
         return NULL;
     }
-    if (rows == a->rows && cols == a->cols) return mb_finish(mb_copy_kept(a, e), e);
+    if (rows == a->rows && cols == a->cols) return mb_finish(mb_copy(a, e), e);
     if (!a->sparse) {
         MB *c = mb_dense_uninit(rows, cols, e);
         if (!c) return NULL;
@@ -489,7 +489,7 @@ MB *k_replace(const MB *a, double pattern, double replacement, BrErr *e)
     bool pnan = isnan(pattern);
     int64_t m = a->rows, n = a->cols, cells = m * n;
     if (!pnan && pattern == 0) {
-        if (replacement == 0) return mb_finish(mb_copy_kept(a, e), e);
+        if (replacement == 0) return mb_finish(mb_copy(a, e), e);
         /* every zero, implicit or not, becomes non-zero: dense output */
         MB *c = mb_dense_uninit(m, n, e);
         if (!c) return NULL;

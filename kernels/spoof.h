@@ -233,6 +233,9 @@ typedef struct SpoofOuter {
 /* Cell and MAgg. SPD_NONE/ROW/COL: *out = new block; SPD_FULL: res[t]
  * for every output. */
 int k_spoof_cell(const SpoofCell *op, MB **out, double *res, BrErr *e);
+/* Recounts the non-zeros of a fused operator's dense output m and sets
+ * its finiteness flag from the same pass (mb.h; spoof_cell.c). */
+void k_spoof_count_fin(MB *m);
 /* spoof_cla.c: a Cell/MAgg operator whose one full input is compressed
  * and whose other inputs are scalars or row vectors, over the
  * dictionaries (the generated body once per distinct tuple, aggregates

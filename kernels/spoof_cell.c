@@ -389,12 +389,17 @@ static int64_t count_nz(const double *v, int64_t n, int *bad) { return k_leaves(
 /* A dense vector output's non-zeros recounted, its format picked and
  * its finiteness flag set from the same pass; NULL (out released) on
  * failure. */
-static MB *finish_counted(MB *out, BrErr *e)
+void k_spoof_count_fin(MB *m)
 {
     int bad = 0;
-    out->nnz = count_nz(out->d, out->rows * out->cols, &bad);
+    m->nnz = count_nz(m->d, m->rows * m->cols, &bad);
+    mb_fin_set(m, bad != 0);
+}
+
+static MB *finish_counted(MB *out, BrErr *e)
+{
+    k_spoof_count_fin(out);   /* (mb_examine's conversion keeps the flag) */
     if (mb_examine(out, e)) { mb_release(out); return NULL; }
-    mb_fin_set(out, bad != 0);
     return out;
 }
 

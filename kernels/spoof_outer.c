@@ -448,13 +448,21 @@ int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
             if (!run_range(&x, op->frow, t * per, BR_MIN(R, (t + 1) * per), o->v, 0, 0)) fail = true;
         if (fail) break;
         int64_t wp = 0, r = 0;
+        int bad = 0;   /* the finiteness flag (mb.h) of the values kept */
         for (int64_t i = 0; i < R; i++) {
             int64_t end = o->rp[i + 1];
-            for (; r < end; r++) if (o->v[r] != 0) { o->ci[wp] = o->ci[r]; o->v[wp] = o->v[r]; wp++; }
+            for (; r < end; r++)
+                if (o->v[r] != 0) {
+                    o->ci[wp] = o->ci[r];
+                    o->v[wp] = o->v[r];
+                    bad |= !isfinite(o->v[wp]);
+                    wp++;
+                }
             o->rp[i + 1] = wp;
         }
         o->nnz = wp;
         o->build_row = R;
+        mb_fin_set(o, bad != 0);
         if (mb_examine(o, e)) rc = e->code;
         break;
     }
@@ -487,9 +495,10 @@ int k_spoof_outer(const SpoofOuter *op, MB **out, double *res, BrErr *e)
                 if (!run_range(&x, f, t * per, BR_MIN(R, (t + 1) * per), o->d, op->ocols, 2)) fail = true;
         }
         if (fail) break;
-        mb_recount_nnz(o);
+        k_spoof_count_fin(o);
         if (op->var == SPO_RIGHT_T) {
             MB *t = k_transpose(o, e);
+            if (t) mb_fin_set(t, o->fin == MB_FIN_NONFINITE);   /* the same values */
             mb_release(o);
             o = t;
             if (!o) { rc = e->code; break; }

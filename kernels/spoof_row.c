@@ -218,7 +218,7 @@ static int final_output(const SpRowOut *o, const double *tot, int64_t M, bool sp
             m->d[j] = o->agg == SPA_MEAN ? v / (double)M : v;
         }
     }
-    mb_recount_nnz(m);
+    k_spoof_count_fin(m);
     if (mb_examine(m, e)) { mb_release(m); return e->code; }
     *out = m;
     return 0;
@@ -565,7 +565,7 @@ int k_spoof_row(const SpoofRow *op, MB **out, double *res, BrErr *e)
             if (!run_rows(&x, ra, rb, o->d + ra * oc, oc, true)) fail = true;
         }
         if (fail) { mb_release(o); rctx_free(&x); return br_err(e, BR_ENOMEM, "out of memory in fused operator"); }
-        mb_recount_nnz(o);
+        k_spoof_count_fin(o);
         if (mb_examine(o, e)) { mb_release(o); rctx_free(&x); return e->code; }
         *out = o;
         rctx_free(&x);

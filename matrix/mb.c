@@ -97,7 +97,11 @@ MB *mb_empty(int64_t rows, int64_t cols, BrErr *e) { return mb_sp_alloc(rows, co
 
 MB *mb_fill(int64_t rows, int64_t cols, double val, BrErr *e)
 {
-    if (val == 0) return mb_empty(rows, cols, e);
+    if (val == 0) {
+        MB *z = mb_empty(rows, cols, e);
+        mb_fin_set(z, false);   /* no stored value */
+        return z;
+    }
     MB *m = mb_dense_uninit(rows, cols, e);
     if (!m) return NULL;
     int64_t n = rows * cols;
@@ -279,6 +283,15 @@ void mb_release(MB *m)
     free(m);
 }
 
+/* r, a new block of m's values, takes m's finiteness flag (a borrowed
+ * or compressed m's is not kept: mb.h) */
+static MB *keep_fin(MB *r, const MB *m)
+{
+    uint8_t f = m->ext || m->cmb ? MB_FIN_UNKNOWN : __atomic_load_n(&m->fin, __ATOMIC_RELAXED);
+    if (r && f != MB_FIN_UNKNOWN) mb_fin_set(r, f == MB_FIN_NONFINITE);
+    return r;
+}
+
 MB *mb_copy(const MB *m, BrErr *e)
 {
     assert(mb_valid(m, false));
@@ -290,7 +303,7 @@ MB *mb_copy(const MB *m, BrErr *e)
         if (m->rows > 0 && m->cols > 0)
             memcpy(r->d, m->d, (size_t)(m->rows * m->cols) * sizeof(double));
         r->nnz = m->nnz;
-        return r;
+        return keep_fin(r, m);
     }
     MB *r = mb_sp_alloc(m->rows, m->cols, m->nnz, e);
     if (!r) return NULL;
@@ -299,15 +312,7 @@ MB *mb_copy(const MB *m, BrErr *e)
     memcpy(r->v, m->v, (size_t)m->nnz * sizeof(double));
     r->nnz = m->nnz;
     r->build_row = r->rows;
-    return r;
-}
-
-MB *mb_copy_kept(const MB *m, BrErr *e)
-{
-    MB *r = mb_copy(m, e);
-    uint8_t f = m->ext || m->cmb ? MB_FIN_UNKNOWN : __atomic_load_n(&m->fin, __ATOMIC_RELAXED);
-    if (r && f != MB_FIN_UNKNOWN) mb_fin_set(r, f == MB_FIN_NONFINITE);
-    return r;
+    return keep_fin(r, m);
 }
 
 /* A compressed m decompressed into *tmp (caller releases), else m. */
@@ -335,7 +340,7 @@ MB *mb_to_dense(const MB *m, BrErr *e)
         for (int64_t k = m->rp[i]; k < m->rp[i + 1]; k++) row[m->ci[k]] = m->v[k];
     }
     r->nnz = m->nnz;
-    return r;
+    return keep_fin(r, m);
 }
 
 MB *mb_to_sparse(const MB *m, BrErr *e)
@@ -359,7 +364,7 @@ MB *mb_to_sparse(const MB *m, BrErr *e)
     }
     r->nnz = k;
     r->build_row = r->rows;
-    return r;
+    return keep_fin(r, m);
 }
 
 void mb_dev_fill(MB *m, MB *src)

@@ -91,9 +91,10 @@ bool mb_has_nonfinite(const MB *m);
  * Inf", "Finiteness flag"). mb_has_nonfinite answers from it and saves
  * the answer of its scan in it, so that a product over a block with a zero
  * on the other side (k_mm_ieee_zeros) reads the block once, not twice.
- * New blocks and copies (mb_copy) start unknown; producers that know
+ * New blocks start unknown; copies and conversions (mb_copy,
+ * mb_to_dense, mb_to_sparse) keep their source's; producers that know
  * their values set it with mb_fin_set: readers, rand, seq, sample,
- * mb_fill, mb_copy_kept, the elementwise kernels and products (in the
+ * mb_fill, the elementwise kernels and products (in the
  * pass that counts their non-zeros), slices (k_slice); every update of the
  * values of an existing block (in-place left indexing, a where-loop's
  * result) calls mb_values_changed. Blocks borrowing a caller's storage
@@ -151,11 +152,11 @@ MB *mb_retain(MB *m);
 void mb_release(MB *m);   /* frees at refs == 0; NULL is fine */
 
 /* Copies and conversions (new blocks, caller owns). */
+/* The copies and conversions keep m's finiteness flag (not a borrowed
+ * or compressed m's): a caller that writes into one calls
+ * mb_values_changed (k_lix, k_lix_scalar, parfor's result merge, the
+ * LAPACK kernels' results, a where-loop's result, a writable view). */
 MB *mb_copy(const MB *m, BrErr *e);
-/* mb_copy for a copy nobody writes (a result equal to its operand): it
- * keeps m's finiteness flag, where mb_copy's copies start unknown (the
- * callers that write into theirs, k_lix's, do not update the flag). */
-MB *mb_copy_kept(const MB *m, BrErr *e);
 MB *mb_to_dense(const MB *m, BrErr *e);
 MB *mb_to_sparse(const MB *m, BrErr *e);
 /* In-place format change of a block the caller owns exclusively. */

@@ -639,6 +639,7 @@ static int merge_accum(Rt *rt, Frame *f, PBlock *b, Frame *w, int k, const char 
             for (int64_t j = 0; j < orig->cols; j++)
                 res->d[i * res->cols + j] += mb_get(wm, i, j) - mb_get(orig, i, j);
     }
+    mb_values_changed(res);   /* (mb_to_dense kept orig's flag) */
     mb_recount_nnz(res);
     mb_examine(res, &e);
     if (st_put(&f->vars, name, val_matrix(res))) return rt_fail(rt, b->span, BR_ENOMEM, "out of memory");
@@ -854,6 +855,7 @@ int rt_parfor_merge(Rt *rt, Frame *f, PBlock *b, Frame *w, int k)
                     if (nv != ov && !(isnan(nv) && isnan(ov))) res->d[i * res->cols + j] = nv;
                 }
         }
+        mb_values_changed(res);   /* (mb_to_dense kept orig's flag) */
         mb_recount_nnz(res);
         mb_examine(res, &e);
         if (st_put(&f->vars, name, val_matrix(res))) rc = rt_fail(rt, b->span, BR_ENOMEM, "out of memory");

@@ -1525,6 +1525,38 @@ static void sparse_planner(void)
     t_run_free(&r);
 }
 
+/* am_check_cells of the plan of `R[i,j] += body` over i in 1:M, j in
+ * 1:N, k in 1:K (leaves X, G, Q, W predefined), its leaf kept sparse with
+ * nnz non-zeros (< 0: none); *zleaf the plan's (i,k) leaf; NAN without
+ * a plan. */
+static double loop_check_cells(const char *body, int64_t M, int64_t N, int64_t K, double nnz, int *zleaf)
+{
+    char loop[400];
+    snprintf(loop, sizeof loop, "R = matrix(0, %lld, %lld)\nwhere (i in 1:%lld, j in 1:%lld, k in 1:%lld) { R[i,j] += %s }\n",
+             (long long)M, (long long)N, (long long)M, (long long)N, (long long)K, body);
+    const char *pre[] = {"X", "G", "Q", "W"};
+    Diag *dg = diag_new();
+    LangOptions lo = {.predefined = pre, .npredefined = 4};
+    Program *pg = lang_load_string(loop, "<t>", &lo, dg);
+    const Block *bl = pg ? lang_main(pg) : NULL;
+    const Stmt *st = bl && bl->n > 1 ? bl->stmts[1] : NULL;
+    AmPlan *p = st && st->kind == ST_ASSIGN && st->assign.value->kind == EX_WHERE ? malloc(sizeof *p) : NULL;
+    double got = NAN;
+    if (p) {
+        am_plan(st->assign.value->where, AM_ALL, p);
+        int64_t ext[WHERE_MAXVARS] = {0};
+        ext[p->tr] = M;
+        ext[p->tc] = N;
+        ext[p->kvar] = K;
+        got = am_check_cells(p, ext, nnz);
+        *zleaf = p->zleaf;
+    }
+    free(p);
+    lang_program_free(pg);
+    diag_free(dg);
+    return got;
+}
+
 /* The price of the sparse loop's per-call finiteness checks
  * (amulet.c am_check_cells, amulet_tpl.c am_tpl_compute): X 20000 x 400
  * at density 0.001, read t(X), G 20000 x 20, under memory at 1e10 B/s.
@@ -1572,36 +1604,101 @@ static void check_price(void)
     for (size_t q = 0; q < sizeof bodies / sizeof *bodies; q++)
         for (int dd = 0; dd < 2; dd++) {
             double dens = dd ? 0.04 : 0.001, nnz = dens * 20000 * 400;
-            char loop[300];
-            snprintf(loop, sizeof loop, "R = matrix(0, 400, 20)\nwhere (i in 1:400, j in 1:20, k in 1:20000) "
-                     "{ R[i,j] += %s }\n", bodies[q].body);
-            const char *pre[] = {"X", "G"};
-            Diag *dg = diag_new();
-            LangOptions lo = {.predefined = pre, .npredefined = 2};
-            Program *pg = lang_load_string(loop, "<t>", &lo, dg);
-            const Block *bl = pg ? lang_main(pg) : NULL;
-            const Stmt *st = bl && bl->n > 1 ? bl->stmts[1] : NULL;
-            AmPlan *p = st && st->kind == ST_ASSIGN && st->assign.value->kind == EX_WHERE ? malloc(sizeof *p) : NULL;
-            if (p) {
-                am_plan(st->assign.value->where, AM_ALL, p);
-                int64_t ext[WHERE_MAXVARS] = {0};
-                ext[p->tr] = 400;
-                ext[p->tc] = 20;
-                ext[p->kvar] = 20000;
-                double got = am_check_cells(p, ext, nnz), bounds = nnz + 20000.0 * 20;
-                double after = 2.0 * 400 * 20 + 8.0 * 20000 * 20 * pow(1 - dens, 400);
-                double want = bodies[q].kind == 0 ? 0 : bodies[q].kind == 1 ? bounds : fmin(bounds, after);
-                T_CHECK(p->zleaf >= 0 && fabs(got - want) <= 1e-9 * (want + 1),
-                        "check cells of %s at density %g: %g, want %g", bodies[q].body, dens, got, want);
-                if (bodies[q].kind == 2)
-                    T_CHECK(dd ? after < bounds : after > bounds, "check cells: %s at %g takes the %s", bodies[q].body,
-                            dens, dd ? "check after the loop" : "bounds");
-            } else
-                T_CHECK(false, "check cells: no where-loop plan of %s", bodies[q].body);
-            free(p);
-            lang_program_free(pg);
-            diag_free(dg);
+            int zleaf = -1;
+            double got = loop_check_cells(bodies[q].body, 400, 20, 20000, nnz, &zleaf), bounds = nnz + 20000.0 * 20;
+            double after = 2.0 * 400 * 20 + 8.0 * 20000 * 20 * pow(1 - dens, 400);
+            double want = bodies[q].kind == 0 ? 0 : bodies[q].kind == 1 ? bounds : fmin(bounds, after);
+            T_CHECK(zleaf >= 0 && fabs(got - want) <= 1e-9 * (want + 1), "check cells of %s at density %g: %g, want %g",
+                    bodies[q].body, dens, got, want);
+            if (bodies[q].kind == 2)
+                T_CHECK(dd ? after < bounds : after > bounds, "check cells: %s at %g takes the %s", bodies[q].body, dens,
+                        dd ? "check after the loop" : "bounds");
         }
+}
+
+/* The dense loop's per-call finiteness checks (amulet.c am_check_cells,
+ * amulet_tpl.c am_tpl_compute). A masked body whose masks read a
+ * computed value, `(Q * W > 0.25) * Q` in t(P) %*% X, bounds every leaf
+ * before every call (Q, W and X read again): under pinned constants
+ * with the loop at 4x dgemm's rate, 1 thread, Q and W 4000 x 100, X
+ * 4000 x 100, the loop wins with memory at 1e10 B/s and loses at 1e9
+ * (unpriced, it won at both). `(Q > 0.5) * Q` reads only leaves under
+ * its masks: their finiteness flags make the masked forms exact
+ * (flags_suffice), priced free: the loop at 1e9 too. Then the cells
+ * themselves, and the calls: the flags' body runs the kernel without the
+ * bounds (trace), a NaN in Q or an Inf in X (flags non-finite) takes the
+ * bounds, which fail (the evaluator), `(Q > 0.5) * Q * Q * X` at 1e200
+ * (products overflowing behind a mask) keeps the flags; each against
+ * the scalar reference. */
+static void dense_check_price(void)
+{
+    int nt0 = br_threads();
+    br_set_threads(1);
+    char *keep = env_keep("BRAID_CG_MACHINE");
+    t_seed(23);
+    MB *ins[] = {t_gen(4000, 100, 1, -1, 1, false), t_gen(4000, 100, 1, -1, 1, false),
+                 t_gen(4000, 100, 1, -1, 1, false)};
+    const char *names[] = {"Q", "W", "X"}, *on[] = {"S"};
+    static const struct { const char *p; const char *bw; int want; } cs[] = {
+        {"(Q * W > 0.25) * Q", "1e10", 1}, {"(Q * W > 0.25) * Q", "1e9", 0}, {"(Q > 0.5) * Q", "1e9", 1}};
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        char src[200], mc[200];
+        snprintf(src, sizeof src, "P = %s\nS = t(P) %%*%% X\n", cs[c].p);
+        snprintf(mc, sizeof mc, "%s 4.45e10 1.16e10 1.24e11 6.57e10 4", cs[c].bw);
+        setenv("BRAID_CG_MACHINE", mc, 1);
+        TRun r;
+        t_run_dml(src, &t_pols[2].o, 3, names, ins, 1, on, &r);
+        T_CHECK(r.rc == 0 && (r.st.amulet > 0) == cs[c].want,
+                "dense check price: P = %s, memory at %s B/s: %lld loops, want %d (%s)", cs[c].p, cs[c].bw,
+                (long long)r.st.amulet, cs[c].want, r.err);
+        t_run_free(&r);
+    }
+    env_restore("BRAID_CG_MACHINE", keep);
+    for (int i = 0; i < 3; i++) mb_release(ins[i]);
+    /* the cells: Q, W (M x K) and X (K x N) for the bounds, none for the
+     * flags */
+    static const struct { const char *body; double want; } bodies[] = {
+        {"(Q[k,i] * W[k,i] > 0.25) * Q[k,i] * X[k,j]", 2 * 100 * 4000 + 4000 * 30},
+        {"(Q[k,i] > 0.5) * Q[k,i] * X[k,j]", 0},
+        {"ifelse(Q[k,i] > 0.5, Q[k,i], -Q[k,i]) * (X[k,j] > 0) * X[k,j]", 0},
+        {"min(Q[k,i], X[k,j])", 0},
+        {"min(Q[k,i] * X[k,j], 1)", 100 * 4000 + 4000 * 30}};
+    for (size_t q = 0; q < sizeof bodies / sizeof *bodies; q++) {
+        int zleaf;
+        double got = loop_check_cells(bodies[q].body, 100, 30, 4000, -1, &zleaf);
+        T_CHECK(got == bodies[q].want, "dense check cells of %s: %g, want %g", bodies[q].body, got, bodies[q].want);
+    }
+    /* the calls */
+    static const struct { const char *body; int bad; bool flags; } calls[] = {
+        {"(Q[k,i] > 0.5) * Q[k,i] * X[k,j]", 0, true},  {"(Q[k,i] > 0.5) * Q[k,i] * X[k,j]", 1, false},
+        {"(Q[k,i] > 0.5) * Q[k,i] * X[k,j]", 2, false}, {"(Q[k,i] * W[k,i] > 0.25) * Q[k,i] * X[k,j]", 0, false},
+        {"(Q[k,i] > 0.5) * Q[k,i] * Q[k,i] * X[k,j]", 3, true}};
+    setenv("BRAID_AMULET", "kernel", 1);
+    for (size_t q = 0; q < sizeof calls / sizeof *calls; q++) {
+        t_seed(29 + q);
+        MB *in2[] = {t_gen(80, 70, 1, -1, 1, false), t_gen(80, 70, 1, -1, 1, false), t_gen(80, 66, 1, -1, 1, false)};
+        if (calls[q].bad == 1) in2[0]->d[7 * 70 + 3] = NAN;
+        if (calls[q].bad == 2) in2[2]->d[9 * 66 + 5] = INFINITY;
+        if (calls[q].bad == 3) in2[0]->d[4 * 70 + 6] = 1e200, in2[0]->d[5 * 70 + 6] = -1e200;
+        char src[300];
+        snprintf(src, sizeof src, "R = matrix(0, 70, 66)\nwhere (i in 1:70, j in 1:66, k in 1:80) { R[i,j] += %s }\n",
+                 calls[q].body);
+        TRun r0, r1;
+        int fl = trace_count(src, (CgOptions *)&t_pols[2].o, names, in2, 3, "finiteness by the leaves' flags", &r1);
+        setenv("BRAID_AMULET", "ref", 1);
+        t_run_dml(src, &t_pols[2].o, 3, names, in2, 1, (const char *[]){"R"}, &r0);
+        setenv("BRAID_AMULET", "kernel", 1);
+        T_CHECK(r0.rc == 0 && r1.rc == 0 && fl == calls[q].flags, "dense check: %s, bad %d: %s %s, %d calls by the flags",
+                calls[q].body, calls[q].bad, r0.err, r1.err, fl);
+        if (r0.rc == 0 && r1.rc == 0)
+            T_MB_EQ(r1.out[0].m, r0.out[0].m, 1e-9, "dense check: %s, bad %d, against the reference", calls[q].body,
+                    calls[q].bad);
+        t_run_free(&r0);
+        t_run_free(&r1);
+        for (int i = 0; i < 3; i++) mb_release(in2[i]);
+    }
+    unsetenv("BRAID_AMULET");
+    br_set_threads(nt0);
 }
 
 /* ---- several results in one loop nest ---- */
@@ -2387,6 +2484,7 @@ int main(void)
     sparse_ports_price();
     sparse_planner();
     check_price();
+    dense_check_price();
     multi();
     narrow_result();
     split_price();

@@ -346,6 +346,48 @@ static void test_fin_flag(void)
             }
 }
 
+/* The Row and Outer operators' dense outputs (k_spoof_count_fin, the
+ * pass that counts their non-zeros): flagged with the values' answer,
+ * finite, NaN, or Inf from 1e200 * 1e200 in one cell. Row: a NO_AGG
+ * output (X * Y) %*% V and a column aggregate t(X) %*% ((X * Y) %*% V);
+ * Outer: X * (U %*% t(V)) (the values it keeps), and over a sparse X
+ * the left product (X * (U %*% t(V))) %*% V and the right product
+ * t(X * (U %*% t(V))) %*% U. Each run must place the operator. */
+static void test_fin_flag_row_outer(void)
+{
+    static const struct { const char *src; int tpl; } cs[] = {
+        {"R = (X * Y) %*% V\n", 1},
+                {"R = t(X) %*% ((X * Y) %*% V)\n", 1},
+        {"R = X * (U %*% t(V))\n", 3},
+        {"R = (X * (U %*% t(V))) %*% V\n", 3},
+        {"R = t(X * (U %*% t(V))) %*% U\n", 3}};
+    const char *nm[] = {"X", "Y", "U", "V"}, *on[] = {"R"};
+    for (size_t q = 0; q < sizeof cs / sizeof *cs; q++)
+        for (int bad = 0; bad < 3; bad++) {   /* finite, NaN, 1e200 * 1e200 */
+            bool sp = cs[q].tpl == 3 && q > 2;
+            MB *X = t_gen(300, 90, sp ? 0.1 : 1, -1, 1, sp), *Y = t_gen(300, 90, 1, -1, 1, false);
+            MB *U = t_gen(300, 8, 1, -1, 1, false), *V = t_gen(90, 8, 1, -1, 1, false);
+            /* one stored cell of X: NaN, or 1e200 with a product of 1e400 */
+            int64_t r0 = 5, c0 = sp ? X->ci[X->rp[5]] : 7;
+            double *x0 = sp ? &X->v[X->rp[5]] : &X->d[5 * 90 + 7];
+            if (bad) *x0 = bad == 1 ? NAN : 1e200, Y->d[r0 * 90 + c0] = 1e200;
+            if (bad == 2 && cs[q].tpl == 3) U->d[r0 * 8] = 1e200, V->d[c0 * 8] = 1e200;
+            MB *ins[] = {X, Y, U, V};
+            TRun r;
+            t_run_dml(cs[q].src, &t_pols[0].o, 4, nm, ins, 1, on, &r);
+            const MB *R = r.rc == 0 && r.out[0].kind == V_MATRIX ? r.out[0].m : NULL;
+            bool nf = false;
+            for (int64_t i = 0; R && i < (R->sparse ? R->nnz : R->rows * R->cols); i++)
+                nf |= !isfinite(R->sparse ? R->v[i] : R->d[i]);
+            T_CHECK(R && r.st.fused[cs[q].tpl] >= 1 && R->fin == (nf ? MB_FIN_NONFINITE : MB_FIN_FINITE) &&
+                        nf == (bad != 0),
+                    "fused output flag (%s, bad %d): rc %d %s, fused %lld, flag %d, non-finite %d", cs[q].src, bad, r.rc,
+                    r.err, (long long)r.st.fused[cs[q].tpl], R ? R->fin : -1, nf);
+            t_run_free(&r);
+            mb_release(X); mb_release(Y); mb_release(U); mb_release(V);
+        }
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -358,5 +400,6 @@ int main(void)
     br_set_threads(1);
     test_specials();
     test_fin_flag();
+    test_fin_flag_row_outer();
     return t_done("test_magg");
 }

@@ -1178,7 +1178,7 @@ static void slice_fin_flags(void)
 }
 
 /* matrix(v, ...) (mb_fill) flags v's answer; results equal to their
- * operand (mb_copy_kept: reshape to the same shape, replace of 0 by 0,
+ * operand (mb_copy: reshape to the same shape, replace of 0 by 0,
  * diag of a 1x1) keep the operand's flag, known or not. */
 static void copy_fin_flags(void)
 {
@@ -1210,6 +1210,84 @@ static void copy_fin_flags(void)
             }
 }
 
+/* Copies and conversions keep their source's finiteness flag (mb_copy,
+ * mb_to_dense, mb_to_sparse), and the left indexing that writes into a
+ * copy sets it from what it wrote (k_lix both paths, k_lix_scalar):
+ * non-finite when the written values are, finite when the target and
+ * the values were known finite, else unknown. A target known finite
+ * that receives a NaN or an Inf is never left "finite"; every flag set
+ * is checked against the values. matrix(0, ...) (mb_fill, an empty
+ * block) is finite. */
+static void lix_fin_flags(void)
+{
+    BrErr e = {0};
+    MB *z = mb_fill(4, 5, 0, &e);
+    T_CHECK(z && z->fin == MB_FIN_FINITE, "fill 0: flag %d", z ? z->fin : -1);
+    mb_release(z);
+    for (int sparse = 0; sparse < 2; sparse++)
+        for (int bad = 0; bad < 2; bad++)
+            for (int known = 0; known < 2; known++) {
+                MB *a = gen(30, 20, 0.1, false, 97);
+                if (bad) a->d[7 * 20 + 3] = NAN;
+                mb_recount_nnz(a);
+                if (sparse) mb_make_sparse(a, &e);
+                if (known) mb_fin_set(a, bad);
+                int want = known ? (bad ? MB_FIN_NONFINITE : MB_FIN_FINITE) : MB_FIN_UNKNOWN;
+                MB *r[3] = {mb_copy(a, &e), mb_to_dense(a, &e), mb_to_sparse(a, &e)};
+                for (int q = 0; q < 3; q++) {
+                    T_CHECK(r[q] && r[q]->fin == want, "copy %d (%s, bad %d, known %d): flag %d, want %d", q,
+                            sparse ? "sparse" : "dense", bad, known, r[q] ? r[q]->fin : -1, want);
+                    mb_release(r[q]);
+                }
+                mb_release(a);
+            }
+    /* left indexing into a copy: target (finite known, finite unknown,
+     * NaN known) x written values (finite known, finite unknown, NaN
+     * known, Inf scalar), sparse targets on both of k_lix's paths (a
+     * sparse result: a sparse 1 x 2 source; a dense one: a dense 30 x 20
+     * source over all of it) */
+    static const double sv[4] = {3, 3, NAN, INFINITY};
+    for (int sparse = 0; sparse < 2; sparse++)
+        for (int t = 0; t < 3; t++)
+            for (int s = 0; s < 4; s++)
+                for (int shape = 0; shape < 3; shape++) {
+                    MB *a = gen(30, 20, sparse ? 0.05 : 0.5, false, 98);
+                    if (t == 2) a->d[0] = NAN;
+                    mb_recount_nnz(a);
+                    if (sparse) mb_make_sparse(a, &e);
+                    if (t != 1) mb_fin_set(a, t == 2);
+                    MB *o = NULL;
+                    if (shape == 0) o = k_lix_scalar(a, 4, 5, sv[s], &e);
+                    else if (s < 3) {
+                        MB *src = shape == 1 ? gen(1, 2, 1, true, 99) : gen(30, 20, 1, false, 99);
+                        if (s == 2) {
+                            if (src->sparse) src->v[0] = NAN;
+                            else src->d[0] = NAN;
+                        }
+                        if (s != 1) mb_fin_set(src, s == 2);
+                        o = shape == 1 ? k_lix(a, 4, 5, 5, 7, src, &e) : k_lix(a, 0, 30, 0, 20, src, &e);
+                        mb_release(src);
+                    }
+                    if (shape && s == 3) { mb_release(a); continue; }
+                    /* the written values non-finite (s 2, 3), else finite
+                     * when both were known finite (a scalar always is
+                     * known); a NaN target cell
+                     * overwritten by the whole-block write (shape 2) */
+                    bool nf = s >= 2 || (t == 2 && shape != 2);
+                    int want = s >= 2                          ? MB_FIN_NONFINITE
+                               : t == 0 && (s == 0 || shape == 0) ? MB_FIN_FINITE
+                                                                  : MB_FIN_UNKNOWN;
+                    bool vals = false;
+                    for (int64_t i = 0; o && i < (o->sparse ? o->nnz : o->rows * o->cols); i++)
+                        vals |= !isfinite(o->sparse ? o->v[i] : o->d[i]);
+                    T_CHECK(o && o->fin == want && vals == nf,
+                            "lix copy (%s target %d, values %d, shape %d): flag %d, want %d; non-finite %d, want %d",
+                            sparse ? "sparse" : "dense", t, s, shape, o ? o->fin : -1, want, vals, nf);
+                    mb_release(o);
+                    mb_release(a);
+                }
+}
+
 int main(void)
 {
     TIMED(sweeps);
@@ -1226,5 +1304,6 @@ int main(void)
     TIMED(crowded_index);
     TIMED(slice_fin_flags);
     TIMED(copy_fin_flags);
+    TIMED(lix_fin_flags);
     return t_done("test_reorg");
 }
