@@ -164,22 +164,23 @@ static const char *record_end(const CsvIn *in, const char *p)
 
 /* One field of a record: its text unquoted into buf (IoStr), whether it
  * was quoted. Returns the position after the field's separator, or the
- * record end (*last set). */
+ * record end (*last set); NULL when buf cannot hold the rest of the
+ * record (out of memory). buf has room for a terminating 0 after it. */
 static const char *next_field(const CsvIn *in, const char *p, const char *rend, IoStr *buf, bool *quoted,
                               bool *last)
 {
     buf->n = 0;
     *quoted = false;
+    if (!io_str_reserve(buf, (size_t)(rend > p ? rend - p : 0) + 1)) return NULL;
     if (p < rend && *p == '"') {
         *quoted = true;
         p++;
         while (p < rend) {
             if (*p == '"') {
-                if (p + 1 < rend && p[1] == '"') { io_str_reserve(buf, 1); io_str_putc(buf, '"'); p += 2; continue; }
+                if (p + 1 < rend && p[1] == '"') { io_str_putc(buf, '"'); p += 2; continue; }
                 p++;
                 break;
             }
-            io_str_reserve(buf, 1);
             io_str_putc(buf, *p++);
         }
     }
@@ -188,7 +189,6 @@ static const char *next_field(const CsvIn *in, const char *p, const char *rend, 
             *last = false;
             return p + in->sl;
         }
-        io_str_reserve(buf, 1);
         io_str_putc(buf, *p++);
     }
     /* a '\r' of a CRLF line end is not part of the last field */
@@ -197,13 +197,13 @@ static const char *next_field(const CsvIn *in, const char *p, const char *rend, 
     return rend;
 }
 
-/* Number of fields of the record [p, rend). */
+/* Number of fields of the record [p, rend); -1: out of memory. */
 static int64_t record_fields(const CsvIn *in, const char *p, const char *rend, IoStr *buf)
 {
     int64_t n = 0;
     bool q, last = false;
     while (!last) {
-        p = next_field(in, p, rend, buf, &q, &last);
+        if (!(p = next_field(in, p, rend, buf, &q, &last))) return -1;
         n++;
     }
     return n;
@@ -234,12 +234,14 @@ static int read_meta_line(const CsvIn *in, const char *q, FB *f, bool nd, const 
                           IoStr *buf, BrErr *e)
 {
     const char *re = record_end(in, q);
-    if (record_fields(in, q, re, buf) != f->cols + 1) return 0;
+    int64_t nf = record_fields(in, q, re, buf);
+    if (nf < 0) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+    if (nf != f->cols + 1) return 0;
     bool quoted, last = false;
-    q = next_field(in, q, re, buf, &quoted, &last);
+    if (!(q = next_field(in, q, re, buf, &quoted, &last))) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
     for (int64_t j = 0; j < f->cols && !last; j++) {
         q = next_field(in, q, re, buf, &quoted, &last);
-        if (!io_str_reserve(buf, 1)) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+        if (!q) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
         buf->p[buf->n] = 0;
         if (nd) {
             char *end;
@@ -275,6 +277,7 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
         p = hdr_end < in.end ? hdr_end + 1 : in.end;
         line++;
         int64_t hc = record_fields(&in, hdr, hdr_end, &buf);
+        if (hc < 0) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); goto fail; }
         if (cols >= 0 && hc != cols) {
             br_err(e, BR_EDIM, "read %s: dimension mismatch: the header has %lld columns, expected %lld",
                    path, (long long)hc, (long long)cols);
@@ -301,7 +304,10 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
             continue;
         }
         bool blank = is_blank(q, re);
-        if (cols < 0 && !blank) cols = record_fields(&in, q, re, &buf);
+        if (cols < 0 && !blank && (cols = record_fields(&in, q, re, &buf)) < 0) {
+            br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+            goto fail;
+        }
         if (!blank || cols == 1) {
             if (nrec == cap) {
                 cap = cap ? 2 * cap : 1024;
@@ -326,8 +332,10 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
         const char *q = hdr;
         bool quoted, last = false;
         for (int64_t j = 0; j < cols && !last; j++) {
-            q = next_field(&in, q, hdr_end, &buf, &quoted, &last);
-            io_str_reserve(&buf, 1);
+            if (!(q = next_field(&in, q, hdr_end, &buf, &quoted, &last))) {
+                br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+                goto fail;
+            }
             buf.p[buf.n] = 0;
             if (fb_set_name(f, j, buf.p, e)) goto fail;
         }
@@ -344,7 +352,10 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
         bool quoted, last = false;
         int64_t j = 0;
         while (!last) {
-            q = next_field(&in, q, re, &buf, &quoted, &last);
+            if (!(q = next_field(&in, q, re, &buf, &quoted, &last))) {
+                br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+                goto fail;
+            }
             if (j >= cols) {
                 br_err(e, BR_EDIM, "read %s: line %lld: dimension mismatch: more than %lld fields",
                        path, (long long)line, (long long)cols);
