@@ -359,7 +359,7 @@ fi
 check_pfr() {
   local out=$tmp/q/i4.out
   compare "recompiled on the workers (np 4)" "$tmp/pfr/l" "$tmp/pfr/d"
-  if msg=$("$py" "$here/rcplans.py" "$out" 14 4); then ok; else bad "recompiled on the workers: $msg"; fi
+  if msg=$("$py" "$here/rcplans.py" "$out" 14 4); then ok; else bad "recompiled on the workers: $(printf '%s' "$msg" | tr '\n' '|')"; fi
   if grep -qE "remote parfor plans: 1 shipped, 0 not; workers decoded 3 and compiled 0 " "$out"; then ok
   else bad "recompiled on the workers: $(grep 'parfor plans' "$out")"; fi
 }
@@ -1340,11 +1340,14 @@ check_pff() {
   if grep -qE "^  \(remote parfor requests to rank 0: functions [1-9][0-9]*, library files 2, names without a library file 1\)$" "$tmp/pff/d.out"
   then ok; else bad "a library file written between parfor loops: $(grep 'requests to rank 0' "$tmp/pff/d.out")"; fi
 }
-# the ops, fused operators and parfor runs of 2 and 4 ranks (b2, b4)
-# first in the launches of i2 and i4 (their runs write to their own
-# files; i4's --tag-output marks only the launch's own output)
-join b2 i2; join b4 i4
+# the ops, fused operators and parfor runs of 2 ranks (b2) first in the
+# launch of i2 (their runs write to their own files); those of 4 ranks
+# (b4) keep their own launch: run before the recompiling parfor case
+# (i4), they once left rank 1's recompiled plans different from rank
+# 0's (CI's sanitizer pass, once in two runs; cause not found)
+join b2 i2
 gone i2 2 "2-rank cases" BRAID_DIST_TRACE=1 BRAID_HOME="$tmp/h0"
+gone b4 4 "ops, fused operators, parfor" BRAID_DIST_TRACE=1
 MPIRUN_EXTRA=--tag-output gone i4 4 "4-rank cases" BRAID_DIST_TRACE=1
 CHECK=1 ops_all; CHECK=1 fused_all; CHECK=1 pf_all
 # a3's runs, then a rank killed where tracing is not allowed
