@@ -197,6 +197,9 @@ static const char *next_field(const CsvIn *in, const char *p, const char *rend, 
     return rend;
 }
 
+/* The error of an allocation that failed while reading path. */
+static int no_room(const char *path, BrErr *e) { return br_err(e, BR_ENOMEM, "out of memory reading %s", path); }
+
 /* Number of fields of the record [p, rend); -1: out of memory. */
 static int64_t record_fields(const CsvIn *in, const char *p, const char *rend, IoStr *buf)
 {
@@ -235,13 +238,13 @@ static int read_meta_line(const CsvIn *in, const char *q, FB *f, bool nd, const 
 {
     const char *re = record_end(in, q);
     int64_t nf = record_fields(in, q, re, buf);
-    if (nf < 0) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+    if (nf < 0) return no_room(path, e);
     if (nf != f->cols + 1) return 0;
     bool quoted, last = false;
-    if (!(q = next_field(in, q, re, buf, &quoted, &last))) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+    if (!(q = next_field(in, q, re, buf, &quoted, &last))) return no_room(path, e);
     for (int64_t j = 0; j < f->cols && !last; j++) {
         q = next_field(in, q, re, buf, &quoted, &last);
-        if (!q) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+        if (!q) return no_room(path, e);
         buf->p[buf->n] = 0;
         if (nd) {
             char *end;
@@ -277,7 +280,7 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
         p = hdr_end < in.end ? hdr_end + 1 : in.end;
         line++;
         int64_t hc = record_fields(&in, hdr, hdr_end, &buf);
-        if (hc < 0) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); goto fail; }
+        if (hc < 0) { no_room(path, e); goto fail; }
         if (cols >= 0 && hc != cols) {
             br_err(e, BR_EDIM, "read %s: dimension mismatch: the header has %lld columns, expected %lld",
                    path, (long long)hc, (long long)cols);
@@ -305,14 +308,14 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
         }
         bool blank = is_blank(q, re);
         if (cols < 0 && !blank && (cols = record_fields(&in, q, re, &buf)) < 0) {
-            br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+            no_room(path, e);
             goto fail;
         }
         if (!blank || cols == 1) {
             if (nrec == cap) {
                 cap = cap ? 2 * cap : 1024;
                 const char **ns = br_realloc(starts, (size_t)cap * sizeof(char *));
-                if (!ns) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); goto fail; }
+                if (!ns) { no_room(path, e); goto fail; }
                 starts = ns;
             }
             starts[nrec++] = q;
@@ -333,7 +336,7 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
         bool quoted, last = false;
         for (int64_t j = 0; j < cols && !last; j++) {
             if (!(q = next_field(&in, q, hdr_end, &buf, &quoted, &last))) {
-                br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+                no_room(path, e);
                 goto fail;
             }
             buf.p[buf.n] = 0;
@@ -353,7 +356,7 @@ static FB *read_csv(const char *path, const IoBuf *b, const IoFrameReadOpts *o, 
         int64_t j = 0;
         while (!last) {
             if (!(q = next_field(&in, q, re, &buf, &quoted, &last))) {
-                br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+                no_room(path, e);
                 goto fail;
             }
             if (j >= cols) {
@@ -394,7 +397,7 @@ static int text_meta_cell(FB *f, int64_t i, int64_t j, const char *q, const char
     while (te < le && *te != ' ') te++;
     size_t n = (size_t)(te - q);
     char *t = br_malloc(n + 1);
-    if (!t) return br_err(e, BR_ENOMEM, "out of memory reading %s", path);
+    if (!t) return no_room(path, e);
     memcpy(t, q, n);
     t[n] = 0;
     int rc = 0;
@@ -505,7 +508,7 @@ static FB *read_binary(const char *path, const IoBuf *b, int64_t rows, int64_t c
     }
     if ((uint64_t)c > (uint64_t)(end - p)) goto corrupt;   /* a type byte per column at least */
     FbType *types = br_malloc((size_t)(c ? c : 1) * sizeof(FbType));
-    if (!types) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); return NULL; }
+    if (!types) { no_room(path, e); return NULL; }
     const char *names = p;
     for (int64_t j = 0; j < c; j++) {
         uint8_t t;
@@ -537,7 +540,7 @@ static FB *read_binary(const char *path, const IoBuf *b, int64_t rows, int64_t c
         p += 1;
         take(&p, end, &len, 8);   /* checked by the first pass */
         char *nm = br_malloc((size_t)len + 1);
-        if (!nm) { br_err(e, BR_ENOMEM, "out of memory reading %s", path); break; }
+        if (!nm) { no_room(path, e); break; }
         memcpy(nm, p, (size_t)len);
         nm[len] = 0;
         p += len;
