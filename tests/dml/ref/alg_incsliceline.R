@@ -1,4 +1,8 @@
 source("ref/_common.R")
-# incSliceLine by properties against sliceLine (itself checked by brute force).
+# incSliceLine by properties against sliceLine (itself checked by brute force):
+# 4 lattice levels: levels 1..4 of the 4 features (maxL=0), each enumerated.
 wlines("stdout.txt", c("run 1 equals sliceLine: TRUE", "run 2 equals sliceLine on the current rows: TRUE",
-                       "totalX and totalE: TRUE", "offsets: TRUE", "lattice lists: 0 0 0, k kept: 3"))
+                       "totalX and totalE: TRUE", "offsets: TRUE", "lattice lists: 4 4 4, k kept: 3.0",
+                       "statistics per lattice level: TRUE",
+                       sprintf("strategy %d run 3 equals sliceLine: TRUE", 0:5),
+                       "one-hot lattice: 0 meta frames, 12 columns, run 3 equals sliceLine: TRUE"))
