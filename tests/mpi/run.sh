@@ -1390,10 +1390,25 @@ how=${how:-$sig9}   # (set by the rank watch of group A, batch i3)
 # (MPIRUN_EXTRA: more mpirun options)
 two_hosts() { local out=$1; shift; kill_rank2 "$out" timeout 600 mpirun --oversubscribe ${MPIRUN_EXTRA:-} -np 2 "$braid" "$@" -f "$tmp/loop.dml" -config "$tmp/bs7.xml" \
   : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" "$@" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"; }
+# a worker's recompiled parfor body that calls a function with sizes
+# known only there (pfspec.dml): the specialization comes from rank 0
+# (the workers compile nothing); recompiled without the code cache
+# (BRAID_RECOMPILE_CACHE=0: the path that specializes calls), in the
+# launch of the first kill (its other runs recompile nothing)
+mkdir -p "$tmp/pfs/l" "$tmp/pfs/d"
+pfs=()
+if BRAID_RECOMPILE_CACHE=0 "$braid" -f "$here/pfspec.dml" -args "$tmp/pfs/l/" 2000 > "$tmp/pfs/l.out" 2>&1; then
+  pfs=(-f "$here/pfspec.dml" -config "$tmp/bs7.xml" -threads 2 -stats -args "$tmp/pfs/d/" 2000 -out "$tmp/pfs.out" -then)
+else bad "specialized on request: the local run failed: $(tail -n 3 "$tmp/pfs/l.out")"; fi
 # (the watch line of a run on the two machines: before the loop of the
 # first kill's launch)
-KILL_WAIT=240 victim_rank=3 two_hosts "$tmp/kill3.out" -config "$tmp/bs7.xml" -stats \
+BRAID_RECOMPILE_CACHE=0 KILL_WAIT=240 victim_rank=3 two_hosts "$tmp/kill3.out" "${pfs[@]}" -config "$tmp/bs7.xml" -stats \
   -s 'X = rand(rows=50, cols=3, seed=1); print(sum(X %*% t(X)))' -out "$tmp/watch2h.out" -then
+if [ ${#pfs[@]} -gt 0 ]; then
+  compare "specialized on request (np 4)" "$tmp/pfs/l" "$tmp/pfs/d"
+  if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded 3 and compiled 0 programs or functions; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfs.out"
+  then ok; else bad "specialized on request: $(grep -E 'parfor plans|rror' "$tmp/pfs.out")"; fi
+fi
 watch=$(grep '^  rank watch:' "$tmp/watch2h.out")
 if [ "$watch" = "  rank watch: 1 ranks on this machine traced, 0 by pidfd; 1 other machines reporting" ] ||
    [ "$watch" = "  rank watch: 0 ranks on this machine traced, 1 by pidfd; 1 other machines reporting" ]; then ok
