@@ -844,6 +844,15 @@ FProg *plan_specialize(RtProgram *p, Hop *call, Diag *diag, bool values)
     }
     if (fp || !any || nspec >= MAX_SPECS) {
         free(sig);
+    } else if (p->fetch) {
+        /* a worker's shell (a remote parfor's recompiled DAG): the
+         * specialization from rank 0, as plan_function_sig asks for it,
+         * so the worker compiles nothing; NULL (not sent): the generic
+         * version, asked for in turn where the call runs */
+        pthread_mutex_unlock(&p->lock);
+        fp = p->fetch(p, f, sig, diag);
+        free(sig);
+        return fp && fp->compiled ? fp : NULL;
     } else {
         Diag *scratch = diag_new();
         fp = scratch ? function_build(p, f, sig, scratch) : NULL;

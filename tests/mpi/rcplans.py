@@ -5,13 +5,50 @@ after FIRST_LINE of the script are the same plans on every rank: the same
 operators (fused ones included), inputs, rows, columns and execution
 types. Non-zeros and memory estimates are left out: a parfor result's
 non-zeros depend on which iterations a rank ran before. Every rank must
-have recompiled at least one DAG. Prints what differs; exit 1 then."""
+have recompiled at least one DAG. Prints what differs; exit 1 then.
+
+rcplans.py --lines RANK OUT: rank RANK's stdout lines, put back together.
+
+mpirun --tag-output tags each piece of output it reads, not each line: a
+rank's line that reaches mpirun in two pieces (its stdout is a terminal
+that mpirun reads while the rank writes, and under load a write can be
+read half) comes out as the line's start, then a tag (that rank's, or
+another rank's piece with its own lines first), and the rest of the line
+after a later tag of the rank. So the lines are read per rank, each
+piece joined to the rank's unfinished line, before the plans are compared
+(a line cut in two once read as a different plan of rank 0: CI's
+"rank 1's plans differ from rank 0's")."""
 import re
 import sys
 from collections import defaultdict
 
 HEAD = re.compile(r"RECOMPILED DAG \((.*):(\d+)\):$")
-TAG = re.compile(r"\[\d+,(\d+)\]<stdout>:(.*)")
+TAG = re.compile(r"\[\d+,(\d+)\]<(stdout|stderr)>:")
+
+
+def rank_lines(path):
+    """{rank: [line, ...]}: each rank's stdout lines in order, its pieces
+    joined; a piece is the text after a tag, up to the next tag or the
+    end of the line."""
+    lines = defaultdict(list)
+    part = {}   # (rank, stream): the unfinished line
+    for raw in open(path, errors="replace"):
+        raw = raw.rstrip("\n")
+        tags = list(TAG.finditer(raw))
+        if not tags or tags[0].start() != 0:
+            continue   # mpirun's own lines
+        for i, m in enumerate(tags):
+            key = (m.group(1), m.group(2))
+            end = tags[i + 1].start() if i + 1 < len(tags) else len(raw)
+            part[key] = part.get(key, "") + raw[m.end():end]
+            if i + 1 == len(tags):   # the newline ends this rank's line
+                if key[1] == "stdout":
+                    lines[key[0]].append(part[key])
+                del part[key]
+    for key, text in part.items():
+        if key[1] == "stdout":
+            lines[key[0]].append(text)
+    return lines
 
 
 def plan_line(text):
@@ -21,31 +58,28 @@ def plan_line(text):
     return re.sub(r" \S+/\S+ (CP|DIST)$", r" \1", text)
 
 
-def main():
-    out, first, np = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    dags = defaultdict(set)
-    cur = {}   # per rank: the DAG being read (ranks' lines interleave)
-
-    def close(rank):
-        if cur.get(rank):
-            dags[rank].add("\n".join(cur[rank]))
-        cur[rank] = None
-
-    for raw in open(out, errors="replace"):
-        m = TAG.match(raw.rstrip("\n"))
-        if not m:
-            continue
-        rank, text = m.group(1), m.group(2)
+def rank_dags(lines, first):
+    """The set of a rank's recompiled DAGs at or after line FIRST."""
+    dags, cur = set(), None
+    for text in lines + [""]:
         h = HEAD.match(text)
+        if cur is not None and (h or not text.startswith("  ")):
+            dags.add("\n".join(cur))
+            cur = None
         if h:
-            close(rank)
-            cur[rank] = [text] if int(h.group(2)) >= first else None
-        elif cur.get(rank) and text.startswith("  "):
-            cur[rank].append(plan_line(text))
-        else:
-            close(rank)
-    for rank in list(cur):
-        close(rank)
+            cur = [text] if int(h.group(2)) >= first else None
+        elif cur is not None:
+            cur.append(plan_line(text))
+    return dags
+
+
+def main():
+    if sys.argv[1] == "--lines":
+        print("\n".join(rank_lines(sys.argv[3]).get(sys.argv[2], [])))
+        return 0
+    out, first, np = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    lines = rank_lines(out)
+    dags = {str(r): rank_dags(lines.get(str(r), []), first) for r in range(np)}
     bad = []
     for r in range(np):
         if not dags[str(r)]:
