@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <signal.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -486,4 +488,96 @@ bool br_cache_dir(const char *want, char *dir, size_t n)
     else if (xdg && xdg[0] == '/') snprintf(dir, n, "%s/braid", xdg);
     else if (home && home[0] == '/') snprintf(dir, n, "%s/.cache/braid", home);
     return dir[0] && mkdirs(dir) == 0 && private_dir(dir) && access(dir, W_OK) == 0;
+}
+
+/* ---------- cleanup on a fatal signal ---------- */
+
+/* Slots read by br_sig_cleanup from a signal handler: a slot's state goes
+ * 0 (free) -> 1 (being filled) -> 2 (valid) -> 0; the handler reads only
+ * valid ones, with plain syscalls (async-signal-safe). */
+#define SIG_GROUPS 256
+#define SIG_PATHS 128
+#define SIG_PATH_MAX 1200
+static _Atomic int g_sig_group[SIG_GROUPS];     /* 0: free, else a group id */
+static struct {
+    _Atomic int state;
+    bool dir;
+    char path[SIG_PATH_MAX];
+} g_sig_path[SIG_PATHS];
+
+void br_sig_group_add(pid_t g)
+{
+    for (int i = 0; i < SIG_GROUPS && g > 0; i++) {
+        int z = 0;
+        if (atomic_compare_exchange_strong(&g_sig_group[i], &z, (int)g)) return;
+    }
+}
+
+void br_sig_group_del(pid_t g)
+{
+    for (int i = 0; i < SIG_GROUPS && g > 0; i++) {
+        int v = (int)g;
+        if (atomic_compare_exchange_strong(&g_sig_group[i], &v, 0)) return;
+    }
+}
+
+int br_sig_path_add(const char *path, bool dir)
+{
+    size_t n = strlen(path);
+    if (n >= SIG_PATH_MAX) return 0;
+    for (int i = 0; i < SIG_PATHS; i++) {
+        int z = 0;
+        if (!atomic_compare_exchange_strong(&g_sig_path[i].state, &z, 1)) continue;
+        memcpy(g_sig_path[i].path, path, n + 1);
+        g_sig_path[i].dir = dir;
+        atomic_store(&g_sig_path[i].state, 2);
+        return i + 1;
+    }
+    return 0;
+}
+
+void br_sig_path_del(int slot)
+{
+    if (slot > 0 && slot <= SIG_PATHS) atomic_store(&g_sig_path[slot - 1].state, 0);
+}
+
+void br_sig_path_forget(const char *path)
+{
+    for (int i = 0; i < SIG_PATHS; i++)
+        if (atomic_load(&g_sig_path[i].state) == 2 && !strcmp(g_sig_path[i].path, path)) {
+            br_sig_path_del(i + 1);
+            return;
+        }
+}
+
+/* Removes the files of folder path, then the folder (no allocation). */
+static void sig_rmdir_flat(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[4096] __attribute__((aligned(8)));
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+            for (long off = 0; off < n;) {
+                struct { uint64_t ino; int64_t off; unsigned short len; unsigned char type; char name[]; } *d =
+                    (void *)(buf + off);
+                if (strcmp(d->name, ".") && strcmp(d->name, "..")) unlinkat(fd, d->name, 0);
+                off += d->len;
+            }
+        close(fd);
+    }
+    rmdir(path);
+}
+
+void br_sig_cleanup(void)
+{
+    for (int i = 0; i < SIG_GROUPS; i++) {
+        int g = atomic_load(&g_sig_group[i]);
+        if (g > 0) kill(-g, SIGKILL);
+    }
+    for (int i = 0; i < SIG_PATHS; i++) {
+        if (atomic_load(&g_sig_path[i].state) != 2) continue;
+        if (g_sig_path[i].dir) sig_rmdir_flat(g_sig_path[i].path);
+        else if (unlink(g_sig_path[i].path) != 0 && errno == EISDIR) sig_rmdir_flat(g_sig_path[i].path);
+    }
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* A position in a source file. file points to a string that outlives the
  * Span's users (the AST keeps it in its arena; a Diag copies it). */
@@ -80,6 +81,22 @@ void br_pool_stats(BrPool *p, BrPoolStats *s);
 static inline bool br_mul_ok(size_t a, size_t b, size_t *out) {
     return !__builtin_mul_overflow(a, b, out);
 }
+
+/* Cleanup on a fatal signal (docs/DESIGN.md "Signals"): the CLI's
+ * SIGTERM/SIGINT handler calls br_sig_cleanup, which kills the process
+ * groups registered (running compiles: codegen/jit.c registers a group
+ * at its start and unregisters it before reaping it, so the id is never
+ * another process's) and removes the paths registered (temporaries of
+ * writes being made, compile outputs and folders; a folder's files
+ * first), with async-signal-safe calls only. A library never installs
+ * the handler; a host may call br_sig_cleanup from its own. */
+void br_sig_group_add(pid_t g);
+void br_sig_group_del(pid_t g);
+/* Returns a slot (> 0) for br_sig_path_del, 0 when the table is full. */
+int br_sig_path_add(const char *path, bool dir);
+void br_sig_path_del(int slot);
+void br_sig_path_forget(const char *path);   /* by name */
+void br_sig_cleanup(void);
 
 /* Threads: the number of threads kernels use (default: all cores). */
 int br_threads(void);
