@@ -145,6 +145,7 @@ void braid_script_free(BraidScript *s)
     if (!s) return;
     st_free(&s->bound);
     st_free(&s->results);
+    br_pool_free(s->pool);
     plan_program_free(s->prog);
     plan_program_free(s->tprog);
     free(s->tmain);
@@ -269,7 +270,10 @@ int braid_execute(BraidScript *s)
         }
     RtProgram *prog = api_program(s);
     if (!prog) return -1;
-    RtOptions ro = {.out = stdout, .seed = -1, .cla = s->cla, .explain_recompile = s->trace, .loop_stats = s->count_loops};
+    size_t pcap = br_pool_default_cap();
+    if (!s->pool && pcap) s->pool = br_pool_new(pcap);   /* without memory: none */
+    RtOptions ro = {.out = stdout, .seed = -1, .cla = s->cla, .explain_recompile = s->trace, .loop_stats = s->count_loops,
+                    .pool = s->pool};
     char *trace = NULL, *dots = NULL, *printed = NULL;
     size_t tlen = 0, dlen = 0, plen = 0;
     FILE *dot_out = NULL;
@@ -286,6 +290,9 @@ int braid_execute(BraidScript *s)
         ro.recompiled = api_dot_to_stream;
         ro.recompiled_ctx = dot_out;
     }
+    /* the blocks this run frees (the last run's results, its variables)
+     * go back to the script's pool too */
+    BrPool *prev_pool = br_pool_bind(s->pool);
     Rt rt;
     rt_init(&rt, prog, s->diag, &ro);
     Frame f = {.depth = 0};
@@ -325,6 +332,7 @@ int braid_execute(BraidScript *s)
         fclose(ro.out);
         s->printed = printed;
     }
+    br_pool_bind(prev_pool);
     return rc ? -1 : 0;
 }
 

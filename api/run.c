@@ -486,3 +486,5 @@ static int run_control(const BraidRunOptions *o, const BraidConfig *cfgp, int64_
     diag_free(d);
     return rc ? 1 : 0;
 }
+
+void braid_signal_cleanup(void) { br_sig_cleanup(); }

@@ -35,6 +35,8 @@ struct BraidScript {
     char *printed;       /*   the last run's (braid_output) */
     int cla;             /* sysds.compressed.linalg: RT_CLA_OFF/ON/AUTO, for
                             the planner and the run time */
+    BrPool *pool;        /* large freed blocks, kept across this script's
+                            runs (base.h); made by the first run */
 };
 
 /* The builtin library's folder (BRAID_HOME or the source tree's

@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <signal.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -72,64 +74,159 @@ void *br_calloc(size_t n, size_t size)
 }
 void *br_realloc(void *p, size_t n) { return fail_injected() ? (errno = ENOMEM, NULL) : realloc(p, n ? n : 1); }
 
-/* Aligned blocks carry their capacity in a 64-byte header. Large blocks
- * (>= 1 MB) are kept in a small cache when freed and reused by the next
- * allocation of a similar size: a fresh large block costs a page fault per
- * 4 KB, as much as one pass of an elementwise kernel over it. */
+/* Aligned blocks carry their capacity in a 64-byte header (the rest of
+ * the header links a block kept in a pool). Blocks of at least HUGE_MIN
+ * bytes are 2 MB aligned and advised to use transparent huge pages (the
+ * kernel's default mode is "madvise"): on a virtual machine a TLB miss
+ * walks two page tables, and streaming kernels over 4 KB pages lost
+ * 10-30% of their time to it (bench_codegen, docs/DESIGN.md). NumPy
+ * advises its large arrays the same way. */
 #define ALIGN_HDR 64
-#define CACHE_MIN ((size_t)1 << 20)
-#define CACHE_SLOTS 8
-#define CACHE_MAX_BYTES ((size_t)2 << 30)
-/* Blocks of at least HUGE_MIN bytes are 2 MB aligned and advised to use
- * transparent huge pages (the kernel's default mode is "madvise"): on a
- * virtual machine a TLB miss walks two page tables, and streaming
- * kernels over 4 KB pages lost 10-30% of their time to it (bench_codegen,
- * docs/DESIGN.md). NumPy advises its large arrays the same way. */
 #define HUGE_MIN ((size_t)4 << 20)
 #define HUGE_PAGE ((size_t)2 << 20)
 
-static struct {
-    pthread_mutex_t lock;
-    void *blk[CACHE_SLOTS];
-    size_t cap[CACHE_SLOTS];
-    size_t bytes;
-} g_cache = {PTHREAD_MUTEX_INITIALIZER, {0}, {0}, 0};
+/* Buffer pools (base.h, docs/DESIGN.md "Buffer pools"). A block of at
+ * least POOL_MIN bytes (glibc's default mmap threshold: larger blocks
+ * come from fresh zero pages, one fault per 4 KB) gets the capacity of
+ * its size class: four classes per power of two, (4+s) * 2^(k-2), so any
+ * kept block of a class serves any request of it and wastes at most a
+ * quarter. Each class keeps a LIFO list of freed blocks. */
+#define POOL_MIN ((size_t)128 << 10)
+#define POOL_CLASSES (4 * 64)
 
-static void *cache_take(size_t sz)
+struct BrPool {
+    pthread_mutex_t lock;
+    size_t cap, bytes;
+    void *head[POOL_CLASSES];       /* kept blocks (their headers) */
+    uint64_t used[POOL_CLASSES];    /* tick of the class's last take/put */
+    uint64_t tick;
+    BrPoolStats st;
+};
+
+static __thread BrPool *t_pool;
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+/* a kept block's data is poisoned: a use after its release is reported
+ * as in free()d memory, never served by the pool's reuse */
+#define POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POOL_POISON(p, n) ((void)(p), (void)(n))
+#define POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+/* The class of a block of sz bytes (header included), and its capacity. */
+static int pool_class(size_t sz, size_t *cap)
 {
-    void *p = NULL;
-    pthread_mutex_lock(&g_cache.lock);
-    int best = -1;
-    for (int i = 0; i < CACHE_SLOTS; i++)
-        if (g_cache.blk[i] && g_cache.cap[i] >= sz && g_cache.cap[i] <= sz + sz / 4 &&
-            (best < 0 || g_cache.cap[i] < g_cache.cap[best]))
-            best = i;
-    if (best >= 0) {
-        p = g_cache.blk[best];
-        g_cache.blk[best] = NULL;
-        g_cache.bytes -= g_cache.cap[best];
-    }
-    pthread_mutex_unlock(&g_cache.lock);
+    int k = 63 - __builtin_clzll((unsigned long long)sz);   /* 2^k <= sz */
+    size_t q = (size_t)1 << (k - 2);
+    size_t s = (sz - ((size_t)1 << k) + q - 1) / q;         /* 0..4 */
+    if (s == 4) { k++; s = 0; q <<= 1; }
+    *cap = (4 + s) * q;
+    return 4 * k + (int)s;
+}
+
+BrPool *br_pool_new(size_t cap)
+{
+    BrPool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    pthread_mutex_init(&p->lock, NULL);
+    p->cap = cap;
     return p;
 }
 
-/* Keeps p (capacity cap) for reuse; returns false if it must be freed. */
-static bool cache_put(void *p, size_t cap)
+size_t br_pool_default_cap(void)
 {
-    bool kept = false;
-    pthread_mutex_lock(&g_cache.lock);
-    if (cap <= CACHE_MAX_BYTES / 2) {
-        for (int i = 0; i < CACHE_SLOTS && !kept; i++) {
-            if (g_cache.blk[i]) continue;
-            if (g_cache.bytes + cap > CACHE_MAX_BYTES) break;
-            g_cache.blk[i] = p;
-            g_cache.cap[i] = cap;
-            g_cache.bytes += cap;
-            kept = true;
-        }
+    const char *v = getenv("BRAID_POOL_MB");
+    if (v && *v) {
+        char *end;
+        long long mb = strtoll(v, &end, 10);
+        if (end != v && !*end && mb >= 0) return (size_t)mb << 20;
     }
-    pthread_mutex_unlock(&g_cache.lock);
-    return kept;
+    return BR_POOL_CAP;
+}
+
+static void pool_drop(BrPool *p, int c)
+{
+    char *b = p->head[c];
+    size_t cap = *(size_t *)b;
+    POOL_UNPOISON(b + ALIGN_HDR, cap - ALIGN_HDR);
+    p->head[c] = *(void **)(b + sizeof(size_t));
+    p->bytes -= cap;
+    p->st.dropped++;
+    free(b);
+}
+
+void br_pool_free(BrPool *p)
+{
+    if (!p) return;
+    for (int c = 0; c < POOL_CLASSES; c++)
+        while (p->head[c]) pool_drop(p, c);
+    pthread_mutex_destroy(&p->lock);
+    free(p);
+}
+
+BrPool *br_pool_bind(BrPool *p)
+{
+    BrPool *prev = t_pool;
+    t_pool = p;
+    return prev;
+}
+
+BrPool *br_pool_current(void) { return t_pool; }
+
+void br_pool_stats(BrPool *p, BrPoolStats *s)
+{
+    pthread_mutex_lock(&p->lock);
+    *s = p->st;
+    s->bytes = p->bytes;
+    s->cap = p->cap;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* A kept block of class c (header address), or NULL. */
+static char *pool_take(BrPool *p, int c)
+{
+    pthread_mutex_lock(&p->lock);
+    char *b = p->head[c];
+    if (b) {
+        size_t cap = *(size_t *)b;
+        p->head[c] = *(void **)(b + sizeof(size_t));
+        p->bytes -= cap;
+        p->st.hits++;
+        POOL_UNPOISON(b + ALIGN_HDR, cap - ALIGN_HDR);
+    } else {
+        p->st.misses++;
+    }
+    p->used[c] = ++p->tick;
+    pthread_mutex_unlock(&p->lock);
+    return b;
+}
+
+/* Keeps block b (header address, capacity cap, class c); false: the
+ * caller frees it. Over the cap, the classes used longest ago give
+ * their blocks back first; a block above half the cap is never kept. */
+static bool pool_put(BrPool *p, char *b, size_t cap, int c)
+{
+    if (cap > p->cap / 2) return false;
+    pthread_mutex_lock(&p->lock);
+    while (p->bytes + cap > p->cap) {
+        int old = -1;
+        for (int i = 0; i < POOL_CLASSES; i++)
+            if (p->head[i] && i != c && (old < 0 || p->used[i] < p->used[old])) old = i;
+        if (old < 0) old = c;   /* only this class holds blocks */
+        pool_drop(p, old);
+    }
+    *(void **)(b + sizeof(size_t)) = p->head[c];
+    p->head[c] = b;
+    p->bytes += cap;
+    p->used[c] = ++p->tick;
+    p->st.kept++;
+    if (p->bytes > p->st.peak) p->st.peak = p->bytes;
+    POOL_POISON(b + ALIGN_HDR, cap - ALIGN_HDR);
+    pthread_mutex_unlock(&p->lock);
+    return true;
 }
 
 void *br_alloc_aligned(size_t n)
@@ -137,7 +234,9 @@ void *br_alloc_aligned(size_t n)
     if (fail_injected()) return NULL;
     size_t sz = ((n + 63) & ~(size_t)63) + ALIGN_HDR;
     if (sz < n) return NULL;
-    char *p = sz >= CACHE_MIN ? cache_take(sz) : NULL;
+    int c = -1;
+    if (sz >= POOL_MIN && sz <= (size_t)1 << 62) c = pool_class(sz, &sz);
+    char *p = c >= 0 && t_pool ? pool_take(t_pool, c) : NULL;
     if (!p) {
         void *q = NULL;
         bool huge = sz >= HUGE_MIN;
@@ -163,7 +262,11 @@ void br_free_aligned(void *q)
     if (!q) return;
     char *p = (char *)q - ALIGN_HDR;
     size_t cap = *(size_t *)p;
-    if (cap >= CACHE_MIN && cache_put(p, cap)) return;
+    if (cap >= POOL_MIN && t_pool) {
+        size_t cc;
+        int c = pool_class(cap, &cc);
+        if (cc == cap && pool_put(t_pool, p, cap, c)) return;
+    }
     free(p);
 }
 
@@ -385,4 +488,96 @@ bool br_cache_dir(const char *want, char *dir, size_t n)
     else if (xdg && xdg[0] == '/') snprintf(dir, n, "%s/braid", xdg);
     else if (home && home[0] == '/') snprintf(dir, n, "%s/.cache/braid", home);
     return dir[0] && mkdirs(dir) == 0 && private_dir(dir) && access(dir, W_OK) == 0;
+}
+
+/* ---------- cleanup on a fatal signal ---------- */
+
+/* Slots read by br_sig_cleanup from a signal handler: a slot's state goes
+ * 0 (free) -> 1 (being filled) -> 2 (valid) -> 0; the handler reads only
+ * valid ones, with plain syscalls (async-signal-safe). */
+#define SIG_GROUPS 256
+#define SIG_PATHS 128
+#define SIG_PATH_MAX 1200
+static _Atomic int g_sig_group[SIG_GROUPS];     /* 0: free, else a group id */
+static struct {
+    _Atomic int state;
+    bool dir;
+    char path[SIG_PATH_MAX];
+} g_sig_path[SIG_PATHS];
+
+void br_sig_group_add(pid_t g)
+{
+    for (int i = 0; i < SIG_GROUPS && g > 0; i++) {
+        int z = 0;
+        if (atomic_compare_exchange_strong(&g_sig_group[i], &z, (int)g)) return;
+    }
+}
+
+void br_sig_group_del(pid_t g)
+{
+    for (int i = 0; i < SIG_GROUPS && g > 0; i++) {
+        int v = (int)g;
+        if (atomic_compare_exchange_strong(&g_sig_group[i], &v, 0)) return;
+    }
+}
+
+int br_sig_path_add(const char *path, bool dir)
+{
+    size_t n = strlen(path);
+    if (n >= SIG_PATH_MAX) return 0;
+    for (int i = 0; i < SIG_PATHS; i++) {
+        int z = 0;
+        if (!atomic_compare_exchange_strong(&g_sig_path[i].state, &z, 1)) continue;
+        memcpy(g_sig_path[i].path, path, n + 1);
+        g_sig_path[i].dir = dir;
+        atomic_store(&g_sig_path[i].state, 2);
+        return i + 1;
+    }
+    return 0;
+}
+
+void br_sig_path_del(int slot)
+{
+    if (slot > 0 && slot <= SIG_PATHS) atomic_store(&g_sig_path[slot - 1].state, 0);
+}
+
+void br_sig_path_forget(const char *path)
+{
+    for (int i = 0; i < SIG_PATHS; i++)
+        if (atomic_load(&g_sig_path[i].state) == 2 && !strcmp(g_sig_path[i].path, path)) {
+            br_sig_path_del(i + 1);
+            return;
+        }
+}
+
+/* Removes the files of folder path, then the folder (no allocation). */
+static void sig_rmdir_flat(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        char buf[4096] __attribute__((aligned(8)));
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+            for (long off = 0; off < n;) {
+                struct { uint64_t ino; int64_t off; unsigned short len; unsigned char type; char name[]; } *d =
+                    (void *)(buf + off);
+                if (strcmp(d->name, ".") && strcmp(d->name, "..")) unlinkat(fd, d->name, 0);
+                off += d->len;
+            }
+        close(fd);
+    }
+    rmdir(path);
+}
+
+void br_sig_cleanup(void)
+{
+    for (int i = 0; i < SIG_GROUPS; i++) {
+        int g = atomic_load(&g_sig_group[i]);
+        if (g > 0) kill(-g, SIGKILL);
+    }
+    for (int i = 0; i < SIG_PATHS; i++) {
+        if (atomic_load(&g_sig_path[i].state) != 2) continue;
+        if (g_sig_path[i].dir) sig_rmdir_flat(g_sig_path[i].path);
+        else if (unlink(g_sig_path[i].path) != 0 && errno == EISDIR) sig_rmdir_flat(g_sig_path[i].path);
+    }
 }

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* A position in a source file. file points to a string that outlives the
  * Span's users (the AST keeps it in its arena; a Diag copies it). */
@@ -48,10 +49,54 @@ bool br_alloc_fail_raw(void);
 void *br_calloc_aligned(size_t n);         /* zeroed */
 void br_free_aligned(void *p);
 char *br_strdup(const char *s);
+/* Buffer pools (docs/DESIGN.md "Buffer pools"). A library must not set
+ * the host process's malloc thresholds (mallopt), so braid keeps its own
+ * large freed blocks for reuse: a pool belongs to one runtime context
+ * (runtime/interp.c: made by rt_init, freed by rt_destroy) and is bound to
+ * the threads that run it (the run's thread, parfor and paramserv
+ * workers). While a pool is bound, br_alloc_aligned serves blocks of at
+ * least 128 KB from its size classes and br_free_aligned keeps them, up
+ * to the pool's byte cap (the classes used longest ago give theirs back
+ * first; a block above half the cap is never kept). Kept blocks are not
+ * zeroed: br_calloc_aligned clears what it hands out. Thread-safe; under
+ * AddressSanitizer kept blocks are poisoned. Unbound threads allocate and
+ * free as before. */
+typedef struct BrPool BrPool;
+typedef struct BrPoolStats {
+    size_t bytes, cap, peak;        /* kept now, the cap, the most kept */
+    int64_t hits, misses;           /* takes served from the pool or not */
+    int64_t kept, dropped;          /* frees kept; kept blocks freed */
+} BrPoolStats;
+/* The default cap of a context's pool: BR_POOL_CAP, or BRAID_POOL_MB
+ * (megabytes; 0 turns pooling off). */
+#define BR_POOL_CAP ((size_t)1 << 30)
+size_t br_pool_default_cap(void);
+BrPool *br_pool_new(size_t cap);     /* NULL without memory */
+void br_pool_free(BrPool *p);        /* frees every kept block; unbound */
+/* Binds p (or NULL) to this thread; returns the previous binding. */
+BrPool *br_pool_bind(BrPool *p);
+BrPool *br_pool_current(void);
+void br_pool_stats(BrPool *p, BrPoolStats *s);
 /* size_t multiply with overflow detection; returns false on overflow. */
 static inline bool br_mul_ok(size_t a, size_t b, size_t *out) {
     return !__builtin_mul_overflow(a, b, out);
 }
+
+/* Cleanup on a fatal signal (docs/DESIGN.md "Signals"): the CLI's
+ * SIGTERM/SIGINT handler calls br_sig_cleanup, which kills the process
+ * groups registered (running compiles: codegen/jit.c registers a group
+ * at its start and unregisters it before reaping it, so the id is never
+ * another process's) and removes the paths registered (temporaries of
+ * writes being made, compile outputs and folders; a folder's files
+ * first), with async-signal-safe calls only. A library never installs
+ * the handler; a host may call br_sig_cleanup from its own. */
+void br_sig_group_add(pid_t g);
+void br_sig_group_del(pid_t g);
+/* Returns a slot (> 0) for br_sig_path_del, 0 when the table is full. */
+int br_sig_path_add(const char *path, bool dir);
+void br_sig_path_del(int slot);
+void br_sig_path_forget(const char *path);   /* by name */
+void br_sig_cleanup(void);
 
 /* Threads: the number of threads kernels use (default: all cores). */
 int br_threads(void);

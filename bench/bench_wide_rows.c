@@ -12,7 +12,7 @@
  *
  * Usage: bench_wide_rows [threads=1] [reps=4] [passes=20] [widths=250,500,
  * 1000,2000,4000,8000] [cells=2e7] (BENCH_NO_MALLOPT=1: glibc's default
- * malloc thresholds); bench/wide_rows.sh runs the sweep
+ * malloc thresholds; BRAID_POOL_MB=0: no buffer pool); bench/wide_rows.sh runs the sweep
  * (1 and 2 threads, pinned constants) and records the load. */
 #include <malloc.h>
 #include <math.h>
@@ -35,7 +35,9 @@ static double cpu(void)
            1e-6 * (double)(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
 }
 
-typedef struct P { RtProgram *p; Diag *d; Program *ast; NameSet on, live; } P;
+/* pool: the plan's buffer pool, kept across its passes as an embedding
+ * script keeps one across its runs (api/api.c, base.h) */
+typedef struct P { RtProgram *p; Diag *d; Program *ast; NameSet on, live; BrPool *pool; } P;
 static const char *names[] = {"X", "v", "w", "y"};
 
 static P build(const char *src, const CgOptions *o)
@@ -51,6 +53,8 @@ static P build(const char *src, const CgOptions *o)
     r.live = (NameSet){0};
     ns_add(&r.on, "R");
     plan_liveness(&r.p->main, &r.on, &r.live);
+    size_t cap = br_pool_default_cap();
+    r.pool = cap ? br_pool_new(cap) : NULL;
     return r;
 }
 
@@ -58,8 +62,9 @@ static P build(const char *src, const CgOptions *o)
  * releases). */
 static MB *run(P *pp, MB **in, int passes)
 {
-    RtOptions ro = {.out = stdout, .seed = -1};
+    RtOptions ro = {.out = stdout, .seed = -1, .pool = pp->pool};
     MB *res = NULL;
+    BrPool *prev = br_pool_bind(pp->pool);
     for (int k = 0; k < passes; k++) {
         Rt rt;
         rt_init(&rt, pp->p, pp->d, &ro);
@@ -73,6 +78,7 @@ static MB *run(P *pp, MB **in, int passes)
         st_free(&f.vars);
         rt_destroy(&rt);
     }
+    br_pool_bind(prev);
     return res;
 }
 
@@ -83,6 +89,7 @@ static void free_p(P *p)
     plan_program_free(p->p);
     lang_program_free(p->ast);
     diag_free(p->d);
+    br_pool_free(p->pool);
 }
 
 int main(int argc, char **argv)

@@ -369,7 +369,9 @@ static int train(Ps *ps, Value *model)
                 if (pos[w] >= p->nb || ps->rt->stopped) continue;
                 int64_t j1 = pos[w] + period(ps, p->nb);
                 if (j1 > p->nb) j1 = p->nb;
+                BrPool *prev_pool = br_pool_bind(ps->rt->pool);   /* the run's pool (base.h) */
                 rcs[w] = push_of(ps, w, model, pos[w], j1, &pushes[w], &errs[w]);
+                br_pool_bind(prev_pool);
             }
             if (par) ps->rt->in_parfor = false;
             for (int64_t w = 0; w < k; w++) {

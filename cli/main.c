@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "../include/braid.h"
@@ -192,6 +193,16 @@ static int parse_run(int argc, char **argv, int *pi, BraidRunOptions *o, const c
     return 0;
 }
 
+/* The CLI owns its process, so it, not the library, handles these: the
+ * registered compile sessions and temporaries go (braid_signal_cleanup:
+ * async-signal-safe), then braid exits as a shell reports a death by the
+ * signal. Writes publish by rename, so no partial output is left. */
+static void on_fatal_signal(int sig)
+{
+    braid_signal_cleanup();
+    _exit(128 + sig);
+}
+
 int main(int argc, char **argv)
 {
     /* OpenMP threads spin after each parallel region (libgomp's default:
@@ -211,6 +222,16 @@ int main(int argc, char **argv)
      * Fixed thresholds keep freed blocks up to 32 MB for reuse. */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    /* SIGTERM/SIGINT: running compiles killed, temporaries removed, exit
+     * status 128 + the signal (docs/DESIGN.md "Signals"); a signal the
+     * parent ignores stays ignored */
+    struct sigaction sa = {.sa_handler = on_fatal_signal};
+    sigfillset(&sa.sa_mask);
+    int fatal[] = {SIGTERM, SIGINT};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction old_sa;
+        if (sigaction(fatal[i], NULL, &old_sa) == 0 && old_sa.sa_handler != SIG_IGN) sigaction(fatal[i], &sa, NULL);
+    }
     /* -np N: braid launches mpirun itself (docs/dist.md, "Faults") */
     for (int i = 1; i + 1 < argc; i++) {
         if (strcmp(argv[i], "-np")) continue;

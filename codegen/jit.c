@@ -459,6 +459,18 @@ static int64_t cc_timeout_ns(void);
  * its children together (kill_group), and a compile left to finish after
  * braid has exited (detach) belongs to no terminal or job of braid's
  * caller. */
+/* waitpid for a session spawn_session started: once it has ended, it
+ * leaves the groups a fatal signal kills (base.h) before it is reaped, so
+ * that id is never another process's. */
+static pid_t reap(pid_t pid, int *status, int flags)
+{
+    siginfo_t si;
+    si.si_pid = 0;
+    if (pid > 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT | (flags & WNOHANG)) == 0 && si.si_pid == pid)
+        br_sig_group_del(pid);
+    return waitpid(pid, status, flags);
+}
+
 static int spawn_session(const char *path, char **argv, char **envp, int in, int *end, pid_t *pid)
 {
     int pp[2] = {-1, -1};
@@ -496,6 +508,7 @@ static int spawn_session(const char *path, char **argv, char **envp, int in, int
     posix_spawnattr_setpgroup(&at, 0);
 #endif
     int rc = posix_spawn(pid, path, &fa, &at, argv, envp);
+    if (!rc) br_sig_group_add(*pid);   /* SIGTERM/SIGINT kills the session (base.h) */
     posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     if (pp[1] >= 0) close(pp[1]);
@@ -609,7 +622,7 @@ static int det_reap(void)
         pid_t *pp[2] = {&e.cc, &e.fin};
         for (int q = 0; q < 2; q++) {
             int status;
-            pid_t r = *pp[q] ? waitpid(*pp[q], &status, WNOHANG) : 0;
+            pid_t r = *pp[q] ? reap(*pp[q], &status, WNOHANG) : 0;
             if (r == *pp[q] || (r < 0 && errno != EINTR)) *pp[q] = 0;
         }
         if (e.cc || e.fin) det_ent[k++] = e;
@@ -646,7 +659,7 @@ static void kill_group(pid_t pid)
 {
     kill(-pid, SIGKILL);
     int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    while (reap(pid, &status, 0) < 0 && errno == EINTR) {}
 }
 
 /* The precompiled prelude (process-wide state): the prelude's headers
@@ -709,7 +722,7 @@ static void pch_poll(Pch *p)
 {
     int status = 0;
     if (p->state == 1) {
-        pid_t r = waitpid(p->pid, &status, WNOHANG);
+        pid_t r = reap(p->pid, &status, WNOHANG);
         if (r == p->pid || (r < 0 && errno != EINTR)) {
             pch_fds_close(p);
             cg_rmdir_flat(p->tmpd);
@@ -722,9 +735,9 @@ static void pch_poll(Pch *p)
             pch_kill(p, -1);
         }
     } else if (p->state == 3) {
-        pid_t r = p->pid ? waitpid(p->pid, &status, WNOHANG) : 0;
+        pid_t r = p->pid ? reap(p->pid, &status, WNOHANG) : 0;
         if (r == p->pid || (r < 0 && errno == ECHILD)) p->pid = 0;
-        r = waitpid(p->fin, &status, WNOHANG);
+        r = reap(p->fin, &status, WNOHANG);
         if (r == p->fin || (r < 0 && errno != EINTR)) {
             /* the compile ended or was stopped first (a compiler still
              * there: its shell was killed from outside) */
@@ -1145,7 +1158,7 @@ static void wait_any(Batch *bt)
         for (int k = 0; k < bt->nj && !done; k++) {
             if (!bt->jobs[k].running) continue;
             int status = 0;
-            pid_t r = waitpid(bt->jobs[k].pid, &status, WNOHANG);
+            pid_t r = reap(bt->jobs[k].pid, &status, WNOHANG);
             int64_t left = cc_timeout_ns() - (br_now_ns() - bt->jobs[k].t0);
             if (r == bt->jobs[k].pid || (r < 0 && errno != EINTR)) {
                 finish(bt, k, r == bt->jobs[k].pid ? status : 1 << 8);

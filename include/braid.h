@@ -260,6 +260,12 @@ typedef struct BraidRunOptions {
 } BraidRunOptions;
 /* Returns the exit status: 0 on success, 1 on any error. */
 int braid_run(const BraidRunOptions *o);
+/* For a host's SIGTERM/SIGINT handler (the library installs none; the
+ * CLI's calls it, then exits with 128 + the signal): kills the process
+ * groups of running compiles and removes the temporaries of writes and
+ * compiles in progress. Async-signal-safe. Outputs are published by
+ * rename, so none is left partial. */
+void braid_signal_cleanup(void);
 /* n runs in order in this process (`braid ... -then ...`): under mpirun
  * every rank runs them all, MPI initialized once; between two runs the
  * distributed state and statistics are reset (dist_reset), so each run

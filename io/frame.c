@@ -855,6 +855,7 @@ int io_write_frame(const char *path, const FB *f, const IoWriteOpts *o, BrErr *e
     }
     if (dir) {   /* the folder of parts in place of the file */
         d = (IoOut){.fd = -1, .tmp = dir, .path = br_strdup(path)};
+        io_out_adopt_sig(&d);
         dir = NULL;
         if (e->code || !d.path) {
             if (!e->code) br_err(e, BR_ENOMEM, "out of memory");

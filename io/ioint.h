@@ -104,6 +104,7 @@ typedef struct IoOut {
     int fd;
     char *tmp;         /* temporary name (owned) */
     char *path;        /* final name (owned) */
+    int sig;           /* the temporary's br_sig_path_add slot; 0: none */
 } IoOut;
 
 int io_out_open(IoOut *o, const char *path, BrErr *e);
@@ -114,6 +115,9 @@ int io_out_close(IoOut *o, BrErr *e);
 int io_out_commit(IoOut *o, BrErr *e);
 /* Removes the temporary (open or closed) and frees o's names. */
 void io_out_abort(IoOut *o);
+/* o, made around a folder of parts (io_parts_begin's), takes over the
+ * folder's registration for SIGTERM/SIGINT (base.h), ended with o. */
+void io_out_adopt_sig(IoOut *o);
 
 /* The folder of path (a new string; "." when path has no slash). */
 char *io_dir_of(const char *path);

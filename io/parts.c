@@ -283,6 +283,7 @@ char *io_parts_begin(const char *path, BrErr *e)
     }
     o.tmp[0] = 0;   /* the folder now has its name: not removed here */
     io_out_abort(&o);
+    if (dir) br_sig_path_add(dir, true);   /* SIGTERM/SIGINT removes it (base.h) */
     return dir;
 }
 
@@ -354,6 +355,7 @@ int io_parts_commit(const char *dir, const char *path, int64_t rows, int64_t col
     IoMeta m;
     io_matrix_meta(&m, o->format ? o->format : "text", rows, cols, nnz, o);
     IoOut d = {.fd = -1, .tmp = br_strdup(dir), .path = br_strdup(path)};
+    io_out_adopt_sig(&d);
     if (!d.tmp || !d.path) {
         io_out_abort(&d);
         return br_err(e, BR_ENOMEM, "out of memory");
@@ -361,4 +363,8 @@ int io_parts_commit(const char *dir, const char *path, int64_t rows, int64_t col
     return io_commit_with_mtd(&d, &m, e);
 }
 
-void io_parts_abort(const char *dir) { io_remove_tmp(dir); }
+void io_parts_abort(const char *dir)
+{
+    io_remove_tmp(dir);
+    br_sig_path_forget(dir);
+}

@@ -486,6 +486,7 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
 {
     o->fd = -1;
     o->tmp = NULL;
+    o->sig = 0;
     o->path = br_strdup(path);
     size_t n = strlen(path) + 64;
     o->tmp = br_malloc(n);
@@ -505,8 +506,12 @@ int io_out_open(IoOut *o, const char *path, BrErr *e)
         unsigned c = __atomic_fetch_add(&tmp_counter, 1, __ATOMIC_RELAXED);
         unsigned long long r = (unsigned long long)br_now_ns() ^ ((unsigned long long)c << 40);
         snprintf(o->tmp, n, "%s.tmp.%d.%llx", path, (int)getpid(), r & 0xffffffffffffULL);
+        /* registered before it exists: SIGTERM/SIGINT removes it (base.h) */
+        o->sig = br_sig_path_add(o->tmp, false);
         o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (o->fd >= 0) return 0;
+        br_sig_path_del(o->sig);
+        o->sig = 0;
         if (errno == ENOENT && !made) {
             /* as SystemDS (Hadoop's FileSystem.create): missing parent
              * directories are created */
@@ -556,11 +561,20 @@ int io_out_close(IoOut *o, BrErr *e)
     return 0;
 }
 
+void io_out_adopt_sig(IoOut *o)
+{
+    if (!o->tmp) return;
+    br_sig_path_forget(o->tmp);
+    o->sig = br_sig_path_add(o->tmp, true);
+}
+
 void io_out_abort(IoOut *o)
 {
     if (o->fd >= 0) close(o->fd);
     o->fd = -1;
     if (o->tmp && o->tmp[0]) io_remove_tmp(o->tmp);   /* a file, or a folder of parts */
+    br_sig_path_del(o->sig);
+    o->sig = 0;
     free(o->tmp);
     free(o->path);
     o->tmp = o->path = NULL;

@@ -36,6 +36,9 @@ void rt_init(Rt *rt, RtProgram *p, Diag *d, const RtOptions *o)
     if (!rt->opt.out) rt->opt.out = stdout;
     pthread_mutex_init(&rt->lock, NULL);
     cla_stats_init(&rt->cla);
+    size_t pcap = o->pool ? 0 : br_pool_default_cap();
+    rt->own_pool = pcap > 0;
+    rt->pool = o->pool ? o->pool : pcap ? br_pool_new(pcap) : NULL;   /* without memory: none */
     /* the loader's static check: only scripts that ask for a trace pay
      * for one (without memory, lineage() fails as untraced) */
     if (p && lang_uses_lineage(p->ast)) rt->lin = lin_new();
@@ -47,6 +50,7 @@ void rt_destroy(Rt *rt)
     free(rt->rc_samples);
     free(rt->loops);
     lin_free(rt->lin);
+    if (rt->own_pool) br_pool_free(rt->pool);
     pthread_mutex_destroy(&rt->lock);
     cla_stats_destroy(&rt->cla);
 }
@@ -786,6 +790,7 @@ static int exec_parfor_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_
 #pragma omp parallel for num_threads(nt) schedule(static, 1)
     for (int t = 0; t < nt; t++) {
         ClaStats *prev = cla_stats_bind(&rt->cla);   /* workers count into the run's */
+        BrPool *prev_pool = br_pool_bind(rt->pool);
         RtSeedState saved = rt_seed_save();
         PtThread pt = br_perturb_thread_save();
         if (order) br_perturb_thread_start(t);
@@ -802,6 +807,7 @@ static int exec_parfor_share(Rt *rt, Frame *f, PBlock *b, const Iter *it, int64_
         if (order) br_perturb_thread_restore(&pt);   /* the thread's own streams again */
         rt_seed_restore(saved);
         cla_stats_bind(prev);
+        br_pool_bind(prev_pool);
     }
     free(order);
     rt->in_parfor = false;
@@ -909,7 +915,9 @@ static int exec_block(Rt *rt, Frame *f, PBlock *b)
 int rt_run_main(Rt *rt, Frame *f)
 {
     ClaStats *prev = cla_stats_bind(&rt->cla);   /* this run's counters */
+    BrPool *prev_pool = br_pool_bind(rt->pool);
     int rc = rt_exec_list(rt, f, &rt->prog->main);
+    br_pool_bind(prev_pool);
     cla_stats_bind(prev);
     return rc;
 }

@@ -25,6 +25,10 @@ typedef struct RtOptions {
     void *recompiled_ctx;
     bool loop_stats;      /* count the loops' iterations (rt->loops) */
     int cla;              /* sysds.compressed.linalg: RT_CLA_OFF/ON/AUTO */
+    /* the buffer pool of the context that owns this run (base.h: an
+     * embedding script's, kept across its runs); NULL: the run makes its
+     * own, freed by rt_destroy */
+    BrPool *pool;
 } RtOptions;
 
 /* Compressed linear algebra modes (docs/cla.md). */
@@ -59,6 +63,10 @@ typedef struct Rt {
     int64_t npf_memlimited;   /* parfor loops run with fewer workers than
                                  threads for want of memory */
     int pf_least_degree;      /*   and the least degree they ran with */
+    BrPool *pool;             /* large freed blocks kept for reuse, bound to
+                                 the threads that run this context (base.h,
+                                 docs/DESIGN.md "Buffer pools"); NULL: none */
+    bool own_pool;            /*   made by rt_init (else opt.pool) */
     RtLoop *loops;            /* opt.loop_stats: per loop, first run first */
     int nloops, lcap;
     ClaStats cla;             /* -stats of compressed linear algebra (this run's) */

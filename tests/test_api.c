@@ -597,8 +597,52 @@ static void test_output_and_home(void)
     rmdir(dir);
 }
 
+/* A script's runs share its buffer pool (docs/DESIGN.md "Buffer pools"):
+ * each run's large blocks come from the last run's, and the results stay
+ * the reference's, zeros included (a sparse-by-dense product accumulates
+ * into a block handed out zeroed; the results of run k-1 were left in the
+ * blocks it reuses). */
+static void test_pool_runs(void)
+{
+    enum { N = 40000, M = 30, K = 3 };
+    char *err = NULL;
+    const char *in[] = {"X", "S", "V", "s"}, *out[] = {"Y", "Z"};
+    BraidScript *sc = braid_prepare("Y = X * s + 1\nZ = S %*% V\n", in, 4, out, 2, &err);
+    T_CHECK(sc != NULL, "prepare: %s", err ? err : "");
+    double *X = malloc(sizeof(double) * N * 2), *S = calloc((size_t)N * M, sizeof(double));
+    double *V = malloc(sizeof(double) * M * K), *ref = malloc(sizeof(double) * N * K);
+    for (int64_t i = 0; i < N * 2; i++) X[i] = (double)(i % 97) - 48;
+    for (int64_t i = 0; i < N; i++)
+        if (i % 3 == 0) S[i * M + (i * 7) % M] = 1 + (double)(i % 5);   /* a third of the rows: one non-zero */
+    T_CHECK(braid_bind_matrix(sc, "X", X, N, 2) == 0 && braid_bind_matrix(sc, "S", S, N, M) == 0, "bind X, S");
+    for (int k = 1; k <= 4; k++) {
+        for (int64_t i = 0; i < M * K; i++) V[i] = (double)((i * k) % 11) - 5 + k;
+        T_CHECK(braid_bind_matrix(sc, "V", V, M, K) == 0 && braid_bind_double(sc, "s", k) == 0, "bind V, s");
+        T_CHECK(braid_execute(sc) == 0, "pooled run %d: %s", k, braid_error(sc));
+        double *Y = NULL, *Z = NULL;
+        int64_t r, c, r2, c2;
+        T_CHECK(braid_get_matrix(sc, "Y", &Y, &r, &c) == 0 && r == N && c == 2, "get Y");
+        T_CHECK(braid_get_matrix(sc, "Z", &Z, &r2, &c2) == 0 && r2 == N && c2 == K, "get Z");
+        int bad = 0;
+        for (int64_t i = 0; Y && i < N * 2; i++) bad += Y[i] != X[i] * k + 1;
+        for (int64_t i = 0; i < N; i++)
+            for (int j = 0; j < K; j++) {
+                double a = 0;
+                for (int q = 0; q < M; q++) a += S[i * M + q] * V[q * K + j];
+                ref[i * K + j] = a;
+            }
+        for (int64_t i = 0; Z && i < N * K; i++) bad += Z[i] != ref[i];
+        T_CHECK(bad == 0, "pooled run %d: results equal the reference (%d cells differ)", k, bad);
+        braid_free(Y);
+        braid_free(Z);
+    }
+    braid_script_free(sc);
+    free(X); free(S); free(V); free(ref);
+}
+
 int main(void)
 {
+    test_pool_runs();
     test_output_and_home();
     test_introspection();
     test_dense_view();

@@ -166,6 +166,15 @@ static int procs_naming(const char *what)
 
 /* Counts the entries of folder d: published objects, their sums,
  * temporaries (tmp.*) and precompiled preludes (.gch). */
+/* The processes of the test's compiles left after waiting up to 120 s
+ * for them to end. */
+static int procs_left(void)
+{
+    int left = 0;
+    for (int i = 0; i < 2400 && (left = procs_naming(dir)) > 0; i++) nap();
+    return left;
+}
+
 static void entries(const char *d, int *so, int *sum, int *tmp, int *gch)
 {
     *so = *sum = *tmp = *gch = 0;
@@ -179,6 +188,91 @@ static void entries(const char *d, int *so, int *sum, int *tmp, int *gch)
         else if (l > 4 && !strcmp(de->d_name + l - 4, ".gch")) (*gch)++;
     }
     if (dp) closedir(dp);
+}
+
+/* Starts sh -c text (which execs braid); its pid. */
+static pid_t start(const char *text)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", text, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void term_compile(const char *braid)
+{
+    char text[8192], p[256];
+    snprintf(text, sizeof text,
+             "cd '%s' && PATH='%s/bin':\"$PATH\" BRAID_CODEGEN_ASYNC=0 BRAID_KERNELS=none BRAID_CC='%s/cc' "
+             "XDG_CACHE_HOME='%s/c3' TAG=term BRAID_CC_TIMEOUT=200 exec '%s' -config "
+             "'%s/tests/dml/configs/codegen_fuse_all.xml' -f s.dml >out.term 2>&1",
+             dir, dir, dir, dir, braid, BRAID_SOURCE_DIR);
+    pid_t bpid = start(text);
+    pid_t kc = wrapper_pid("term"), kp = wrapper_pid("pch.term");
+    T_CHECK(kc > 0 && kp > 0 && alive(kc) && alive(kp), "term: the compile and the prelude's build run (%d %d)",
+            (int)kc, (int)kp);
+    T_CHECK(bpid > 0 && kill(bpid, SIGTERM) == 0, "term: SIGTERM sent");
+    int bst = 0;
+    T_CHECK(bpid > 0 && waitpid(bpid, &bst, 0) == bpid && WIFEXITED(bst) && WEXITSTATUS(bst) == 128 + SIGTERM,
+            "term: braid exits with 143 (status %#x)", bst);
+    T_CHECK(kc > 0 && ends(kc) && kp > 0 && ends(kp), "term: the compile and the prelude's build are stopped");
+    int left = procs_left();
+    T_CHECK(left == 0, "term: no process of the compiles is left (%d)", left);
+    int so, sum, tmp, gch;
+    snprintf(p, sizeof p, "%s/c3/braid", dir);
+    entries(p, &so, &sum, &tmp, &gch);
+    T_CHECK(so == 0 && sum == 0 && gch == 0, "term: nothing published (%d objects, %d sums, %d preludes)", so, sum,
+            gch);
+}
+
+static void term_write(const char *braid)
+{
+    char text[8192], p[256];
+    snprintf(p, sizeof p, "%s/w.dml", dir);
+    t_put(p, "X = rand(rows=100000, cols=10, seed=3)\n"
+             "for (i in 1:20) write(X, \"wout/o\" + i, format=\"csv\")\n");
+    snprintf(p, sizeof p, "%s/wout", dir);
+    mkdir(p, 0700);
+    snprintf(text, sizeof text, "cd '%s' && exec '%s' -f w.dml >out.w 2>&1", dir, braid);
+    pid_t bpid = start(text);
+    bool seen = false;
+    for (int i = 0; i < 2400 && !seen; i++, nap()) {
+        DIR *d = opendir(p);
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+            if (strstr(de->d_name, ".tmp.")) seen = true;
+        if (d) closedir(d);
+    }
+    T_CHECK(seen, "term write: a write's temporary seen");
+    T_CHECK(bpid > 0 && kill(bpid, seen ? SIGTERM : SIGKILL) == 0, "term write: SIGTERM sent");
+    int bst = 0;
+    T_CHECK(bpid > 0 && waitpid(bpid, &bst, 0) == bpid && WIFEXITED(bst) && WEXITSTATUS(bst) == 128 + SIGTERM,
+            "term write: exit status 143 (status %#x)", bst);
+    int tmps = 0, files = 0, bad = 0;
+    off_t size = -1;
+    DIR *d = opendir(p);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        const char *n = de->d_name;
+        if (n[0] == '.') continue;
+        if (strstr(n, ".tmp.") || strstr(n, ".next.")) { tmps++; continue; }
+        if (strstr(n, ".mtd")) continue;
+        char f[600];
+        struct stat st;
+        snprintf(f, sizeof f, "%s/%s.mtd", p, n);
+        bool mtd = stat(f, &st) == 0;
+        snprintf(f, sizeof f, "%s/%s", p, n);
+        if (stat(f, &st) != 0 || !mtd) { bad++; continue; }
+        if (size < 0) size = st.st_size;
+        bad += st.st_size != size;
+        files++;
+    }
+    if (d) closedir(d);
+    T_CHECK(tmps == 0, "term write: no temporary left (%d)", tmps);
+    T_CHECK(bad == 0 && files < 20, "term write: %d files written, all complete with their .mtd (%d not)", files,
+            bad);
 }
 
 int main(void)
@@ -220,7 +314,7 @@ int main(void)
              "read -r m </proc/$PPID/stat; m=${m#*'('}; m=${m%%%%')'*}\n"
              "sid() { echo \"$4 $2 $$ $m\" > '%s/sid.'\"$t\"; }; read -r l </proc/$$/stat; sid ${l##*') '}\n"
              "o=; p=; for a; do [ \"$p\" = -o ] && o=$a; p=$a; done\n"
-             "[ \"$TAG\" = kill ] && echo partial > \"$o\"\n"
+             "case $TAG in kill|term) echo partial > \"$o\";; esac\n"
              "echo $$ > '%s/pid.'\"$t\"\n"
              "[ -e '%s/deny' ] && exit 1\n"
              "while [ ! -e '%s/release' ]; do '%s' 0.05; done\n"
@@ -238,8 +332,7 @@ int main(void)
     char *out = run(braid, "c1", "TAG=hang BRAID_CC_TIMEOUT=1");
     T_CHECK(out && strstr(out, "Codegen"), "timeout: the run");
     free(out);
-    int left = 0;
-    for (int i = 0; i < 2400 && (left = procs_naming(dir)) > 0; i++) nap();
+    int left = procs_left();
     T_CHECK(left == 0, "timeout: a detached compile past BRAID_CC_TIMEOUT is stopped (%d processes left)", left);
     int so, sum, tmp, gch;
     snprintf(p, sizeof p, "%s/c1/braid", dir);
@@ -270,13 +363,23 @@ int main(void)
             "kill: the compile and the prelude's build (%d %d) outlive braid", (int)kc, (int)kp);
     T_CHECK(kc > 0 && ends(kc) && kp > 0 && ends(kp),
             "kill: the compile and the prelude's build are stopped by their watchdogs");
-    for (int i = 0; i < 2400 && (left = procs_naming(dir)) > 0; i++) nap();
+    left = procs_left();
     T_CHECK(left == 0, "kill: no process of the compiles is left (%d)", left);
     snprintf(p, sizeof p, "%s/c0/braid", dir);
     entries(p, &so, &sum, &tmp, &gch);
     T_CHECK(so == 0 && sum == 0 && gch == 0 && tmp >= 2,
             "kill: the partial outputs stay temporaries, nothing published (%d objects, %d sums, %d preludes, "
             "%d temporaries)", so, sum, gch, tmp);
+
+    /* braid stopped by SIGTERM while it waits for the compile and the
+     * prelude's build (their watchdogs at 205 s): its handler kills both
+     * at once (checked with 120 s, well before the watchdogs), nothing
+     * is published, and braid exits with 128 + 15 */
+    term_compile(braid);
+    /* SIGTERM while braid writes (20 csv files of 1e6 cells, one after
+     * the other): no temporary of a write is left, every file written
+     * is complete, exit status 143 */
+    term_write(braid);
 
     /* the first run exits with its compile held; the compile then runs on
      * and publishes */
@@ -306,8 +409,7 @@ int main(void)
     T_CHECK(so >= 1 && sum >= so && tmp == 0 && gch == 1,
             "the detached compiles published the kernel with its sum and the prelude, and left no temporaries "
             "(%d objects, %d sums, %d temporaries, %d preludes)", so, sum, tmp, gch);
-    int left2 = 0;
-    for (int i = 0; i < 2400 && (left2 = procs_naming(dir)) > 0; i++) nap();
+    int left2 = procs_left();
     snprintf(p, sizeof p, "%s/sleeps", dir);
     char *slept = t_slurp(p, NULL);
     T_CHECK(left2 == 0 && !slept, "the finishing shells waited without polling (sleep calls: %s)",

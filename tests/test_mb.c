@@ -1,6 +1,9 @@
 /* test_mb.c: matrix block construction, conversion and format choice. */
 #include "t.h"
 #include <stdlib.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 static MB *rnd(int64_t r, int64_t c, double sp, unsigned seed)
 {
@@ -11,6 +14,113 @@ static MB *rnd(int64_t r, int64_t c, double sp, unsigned seed)
         if ((double)rand() / RAND_MAX < sp) m->d[i] = (double)(rand() % 100) - 50.5;
     mb_recount_nnz(m);
     return m;
+}
+
+/* Buffer pools (base.h, docs/DESIGN.md "Buffer pools"): reuse within a
+ * size class, zeroed blocks handed out zeroed, the byte cap, the classes
+ * used longest ago given back first, unbound threads untouched, and
+ * workers sharing one pool. */
+static void test_pool(void)
+{
+    BrErr e = {0};
+    BrPool *p = br_pool_new((size_t)8 << 20);
+    BrPoolStats st;
+    T_CHECK(p && br_pool_current() == NULL, "pool made, none bound");
+    /* unbound: a large block is neither taken from nor kept by a pool */
+    MB *a = mb_dense_uninit(80000, 1, &e);
+    mb_release(a);
+    br_pool_stats(p, &st);
+    T_CHECK(st.hits + st.misses + st.kept == 0 && st.bytes == 0, "unbound thread: pool untouched");
+    T_CHECK(br_pool_bind(p) == NULL && br_pool_current() == p, "bound");
+    /* a freed 640 KB vector serves the next request of its class, zeroed
+     * where zeros are asked for */
+    a = mb_dense_uninit(80000, 1, &e);
+    for (int64_t i = 0; i < 80000; i++) a->d[i] = 7.0 + (double)i;
+    double *old = a->d;
+    mb_release(a);
+    br_pool_stats(p, &st);
+    T_CHECK(st.kept == 1 && st.bytes >= 80000 * 8 && st.bytes <= 80000 * 8 * 5 / 4 + 128, "freed block kept (%zu B)",
+            st.bytes);
+    MB *z = mb_dense(81000, 1, &e);   /* same class: 648000 B */
+    int bad = 0;
+    for (int64_t i = 0; i < 81000; i++) bad += z->d[i] != 0;
+    br_pool_stats(p, &st);
+    T_CHECK(z->d == old && st.hits == 1 && st.bytes == 0, "same class reused (hits %lld)", (long long)st.hits);
+    T_CHECK(bad == 0, "a reused block handed out as zeroed is zero (%d non-zeros)", bad);
+    for (int64_t i = 0; i < 81000; i++) z->d[i] = -1;
+    mb_release(z);
+    MB *f = mb_fill(80000, 1, 0.5, &e);   /* every cell written */
+    bad = 0;
+    for (int64_t i = 0; i < 80000; i++) bad += f->d[i] != 0.5;
+    T_CHECK(f->d == old && bad == 0, "reused for a fill, every cell the fill's (%d)", bad);
+    MB *big = mb_dense(100000, 1, &e);   /* 800000 B: the next class */
+    br_pool_stats(p, &st);
+    T_CHECK(big->d != old && st.misses >= 1, "another class not served from this one");
+    mb_release(f);
+    mb_release(big);
+    /* the cap: 8 MB; blocks above half of it are never kept, and the
+     * bytes kept never pass it */
+    MB *huge = mb_dense_uninit(600000, 1, &e);   /* 4.8 MB */
+    br_pool_stats(p, &st);
+    int64_t kept0 = st.kept;
+    mb_release(huge);
+    br_pool_stats(p, &st);
+    T_CHECK(st.kept == kept0 && st.bytes <= st.cap, "a block above half the cap is freed, not kept");
+    MB *blk[24];
+    for (int k = 0; k < 24; k++) blk[k] = mb_dense_uninit(20000 + 9000 * k, 1, &e);   /* 160 KB .. 1.8 MB */
+    for (int k = 0; k < 24; k++) {
+        mb_release(blk[k]);
+        br_pool_stats(p, &st);
+        T_CHECK(st.bytes <= st.cap && st.peak <= st.cap, "cap holds after free %d (%zu of %zu)", k, st.bytes, st.cap);
+    }
+    T_CHECK(st.dropped > 0 && st.bytes > st.cap / 2, "over the cap, older classes dropped (%lld), pool still full",
+            (long long)st.dropped);
+    /* the class used last survives: the last block freed is served again */
+    double *last = NULL;
+    MB *l = mb_dense_uninit(20000 + 9000 * 23, 1, &e);
+    last = l->d;
+    mb_release(l);
+    l = mb_dense_uninit(20000 + 9000 * 23, 1, &e);
+    T_CHECK(l->d == last, "the last class kept");
+    mb_release(l);
+    /* workers sharing one pool (parfor): each fills its blocks, checks
+     * them and frees them; no block is handed to two at once */
+    int wbad = 0;
+#pragma omp parallel num_threads(4) reduction(+ : wbad)
+    {
+        BrPool *prev = br_pool_bind(p);
+        int id = 0;
+#ifdef _OPENMP
+        id = omp_get_thread_num();
+#endif
+        for (int r = 0; r < 40; r++) {
+            BrErr we = {0};
+            MB *m = mb_dense_uninit(30000 + 10000 * (r % 4), 1, &we);
+            if (!m) { wbad++; continue; }
+            for (int64_t i = 0; i < m->rows; i++) m->d[i] = id * 1000 + r;
+            for (int64_t i = 0; i < m->rows; i++) wbad += m->d[i] != id * 1000 + r;
+            mb_release(m);
+        }
+        br_pool_bind(prev);
+    }
+    br_pool_stats(p, &st);
+    T_CHECK(wbad == 0 && st.bytes <= st.cap, "workers: no block shared (%d)", wbad);
+    T_CHECK(br_pool_bind(NULL) == p, "unbound");
+    br_pool_free(p);
+    /* a block from a pool freed after its pool: a plain free */
+    p = br_pool_new((size_t)8 << 20);
+    br_pool_bind(p);
+    a = mb_dense_uninit(80000, 1, &e);
+    br_pool_bind(NULL);
+    br_pool_free(p);
+    mb_release(a);
+    /* the default cap: BRAID_POOL_MB, 0 turns pooling off */
+    setenv("BRAID_POOL_MB", "0", 1);
+    T_CHECK(br_pool_default_cap() == 0, "BRAID_POOL_MB=0");
+    setenv("BRAID_POOL_MB", "3", 1);
+    T_CHECK(br_pool_default_cap() == (size_t)3 << 20, "BRAID_POOL_MB=3");
+    unsetenv("BRAID_POOL_MB");
+    T_CHECK(br_pool_default_cap() == BR_POOL_CAP, "default cap");
 }
 
 int main(void)
@@ -46,5 +156,6 @@ int main(void)
     MB *z = mb_empty(1000, 1000, &e);
     T_CHECK(z && z->sparse && mb_bytes(z) < 20000, "empty is cheap");
     mb_release(z);
+    test_pool();
     return t_done("test_mb");
 }
