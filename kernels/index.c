@@ -62,6 +62,21 @@ static MB *slice_fin(MB *c, const MB *a, bool seen, int bad)
     return c;
 }
 
+/* Is sparse a's every value known finite (its flag answers for any
+ * slice)? */
+static bool sp_src_finite(const MB *a)
+{
+    return !a->ext && __atomic_load_n(&a->fin, __ATOMIC_RELAXED) == MB_FIN_FINITE;
+}
+
+/* Is one of x[0..n) NaN or infinite? */
+static int any_nonfinite(const double *x, int64_t n)
+{
+    int bad = 0;
+    for (int64_t q = 0; q < n; q++) bad |= !(fabs(x[q]) <= DBL_MAX);
+    return bad;
+}
+
 MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
             BrErr *e)
 {
@@ -101,8 +116,13 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
         for (int64_t i = 0; i <= m; i++) c->rp[i] = a->rp[rl + i] - s0;
         memcpy(c->ci, a->ci + s0, (size_t)len * sizeof(int32_t));
         memcpy(c->v, a->v + s0, (size_t)len * sizeof(double));
+        /* the copied values read for NaN and infinities unless a's flag
+         * answers for any slice (finite): a non-finite or unknown a's
+         * slice of some rows may be either */
+        bool seen = !sp_src_finite(a);
+        int bad = seen ? any_nonfinite(c->v, len) : 0;
         mb_sp_done(c, len);
-        return slice_fin(mb_finish(c, e), a, false, 0);
+        return slice_fin(mb_finish(c, e), a, seen, bad);
     }
     /* column range: per row the entries between two binary searches */
     int64_t *lo = br_malloc((size_t)(m + 1) * sizeof(int64_t));
@@ -120,19 +140,22 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     MB *c = mb_sp_alloc(m, n, total, e);
     if (!c) { free(lo); free(cnt); return NULL; }
     for (int64_t i = 0; i < m; i++) c->rp[i + 1] = c->rp[i] + cnt[i];
-    #pragma omp parallel for schedule(static) num_threads(br_threads()) \
+    bool seen = !sp_src_finite(a);   /* as the rows' slice above */
+    int bad = 0;
+    #pragma omp parallel for schedule(static) reduction(|:bad) num_threads(br_threads()) \
         if (br_par((double)total))
     for (int64_t i = 0; i < m; i++) {
         int64_t p = c->rp[i];
         for (int64_t k = lo[i]; k < lo[i] + cnt[i]; k++, p++) {
             c->ci[p] = (int32_t)(a->ci[k] - cl);
             c->v[p] = a->v[k];
+            if (seen) bad |= !(fabs(a->v[k]) <= DBL_MAX);
         }
     }
     free(lo);
     free(cnt);
     mb_sp_done(c, total);
-    return slice_fin(mb_finish(c, e), a, false, 0);
+    return slice_fin(mb_finish(c, e), a, seen, bad);
 }
 
 /* ------------------------------------------------------- left indexing */
@@ -246,16 +269,37 @@ static int sp_splice(MB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     return 0;
 }
 
-/* The finiteness flag of c, a copy of target (mb_copy keeps target's
- * flag) into which values of flag `wrote` (MB_FIN_*) were written:
- * non-finite when they were, finite when both were known finite, else
- * unknown. */
-static void lix_copy_fin(MB *c, const MB *target, int wrote)
+/* Was m's every value known finite (a borrowed or compressed block's
+ * flag is not asked)? */
+static bool lix_known_finite(const MB *m)
 {
-    bool tfin = !target->ext && !target->cmb && __atomic_load_n(&target->fin, __ATOMIC_RELAXED) == MB_FIN_FINITE;
+    return !m->ext && !m->cmb && __atomic_load_n(&m->fin, __ATOMIC_RELAXED) == MB_FIN_FINITE;
+}
+
+/* The flag (MB_FIN_*) of the values a left indexing writes from src
+ * (all of them): src's own, unknown for a borrowed or compressed src. */
+static int lix_src_fin(const MB *src)
+{
+    return src->ext || src->cmb ? MB_FIN_UNKNOWN : __atomic_load_n(&src->fin, __ATOMIC_RELAXED);
+}
+
+/* The finiteness flag of c after values of flag `wrote` (MB_FIN_*) were
+ * written into it, tfin: were c's values before known finite
+ * (lix_known_finite, asked before the write): non-finite when the
+ * written values were, finite when both were known finite, else unknown
+ * (never a wrong "finite"). */
+static void lix_fin(MB *c, bool tfin, int wrote)
+{
     mb_values_changed(c);
     if (wrote == MB_FIN_NONFINITE) mb_fin_set(c, true);
     else if (tfin && wrote == MB_FIN_FINITE) mb_fin_set(c, false);
+}
+
+/* The finiteness flag of c, a copy of target (mb_copy keeps target's
+ * flag) into which values of flag `wrote` were written (lix_fin). */
+static void lix_copy_fin(MB *c, const MB *target, int wrote)
+{
+    lix_fin(c, lix_known_finite(target), wrote);
 }
 
 MB *k_lix(const MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
@@ -264,8 +308,7 @@ MB *k_lix(const MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     if (check_lix(target, rl, ru, cl, cu, src, e)) return NULL;
     int64_t old = target->sparse ? sp_region_nnz(target, rl, ru, cl, cu) : 0;
     int64_t nnz2 = target->nnz - old + src->nnz;
-    /* every value of src is written */
-    int wrote = src->ext || src->cmb ? MB_FIN_UNKNOWN : __atomic_load_n(&src->fin, __ATOMIC_RELAXED);
+    int wrote = lix_src_fin(src);
     if (target->sparse && (nnz2 == 0 ||
         mb_should_be_sparse(target->rows, target->cols, nnz2))) {
         MB *c = mb_copy(target, e);
@@ -286,9 +329,10 @@ int k_lix_inplace(MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
 {
     if (check_lix(target, rl, ru, cl, cu, src, e)) return e->code;
     if (src == target || (ru - rl) * (cu - cl) == 0) return 0;
-    /* the values change: finite stays known only when both sides were
-     * known finite (mb.h, the finiteness flag) */
-    bool fin = target->fin == MB_FIN_FINITE && src->fin == MB_FIN_FINITE && !src->ext;
+    /* the values change (lix_fin; mb.h, the finiteness flag): the
+     * written values' flag and the target's, asked before the write */
+    bool tfin = lix_known_finite(target);
+    int wrote = lix_src_fin(src);
     mb_values_changed(target);
     if (target->sparse) {
         int64_t old = sp_region_nnz(target, rl, ru, cl, cu);
@@ -300,13 +344,13 @@ int k_lix_inplace(MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
             dense = true;
         if (!dense) {
             if (sp_splice(target, rl, ru, cl, cu, src, e)) return e->code;
-            if (fin) mb_fin_set(target, false);
+            lix_fin(target, tfin, wrote);
             return 0;
         }
         if (mb_make_dense(target, e)) return e->code;
     }
     dense_write(target, rl, cl, src);
-    if (fin) mb_fin_set(target, false);
+    lix_fin(target, tfin, wrote);
     return 0;
 }
 
@@ -347,13 +391,14 @@ static int check_cell(const MB *t, int64_t r, int64_t c, BrErr *e)
 int k_lix_scalar_inplace(MB *target, int64_t r, int64_t c, double v, BrErr *e)
 {
     if (check_cell(target, r, c, e)) return e->code;
-    bool fin = target->fin == MB_FIN_FINITE && isfinite(v);   /* as k_lix_inplace */
+    bool tfin = lix_known_finite(target);   /* as k_lix_inplace */
+    int wrote = isfinite(v) ? MB_FIN_FINITE : MB_FIN_NONFINITE;
     mb_values_changed(target);
     if (target->sparse) {
         if (v == 0 || mb_get(target, r, c) != 0 ||
             (double)target->rows * (double)target->cols > (double)K_LIX_SCALAR_DENSIFY_CELLS) {
             if (sp_set_cell(target, r, c, v, e)) return e->code;
-            if (fin) mb_fin_set(target, false);
+            lix_fin(target, tfin, wrote);
             return 0;
         }
         if (mb_make_dense(target, e)) return e->code;
@@ -361,7 +406,7 @@ int k_lix_scalar_inplace(MB *target, int64_t r, int64_t c, double v, BrErr *e)
     double *p = target->d + r * target->cols + c;
     target->nnz += (v != 0) - (*p != 0);
     *p = v;
-    if (fin) mb_fin_set(target, false);
+    lix_fin(target, tfin, wrote);
     return 0;
 }
 

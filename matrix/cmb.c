@@ -3,6 +3,7 @@
 #include "cmb.h"
 
 #include <assert.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -793,6 +794,36 @@ static bool dec_sparse(const MB *m, int64_t rl, int64_t ru, MB *r)
     return ok;
 }
 
+/* The finiteness flag of r, rows [rl, ru) of compressed m decompressed
+ * (mb.h): the dictionaries decide. Finite when every group's dictionary
+ * values (an uncompressed group: its block) are finite; non-finite when
+ * r is all of m and a tuple that some row holds (counts) has a NaN or
+ * an infinity (an uncompressed group: its block has one); else unknown
+ * (a range of rows may miss the tuple). */
+static void dec_fin(const MB *m, int64_t rl, int64_t ru, MB *r)
+{
+    const struct CMB *c = m->cmb;
+    bool finite = true, held = false;
+    for (int k = 0; k < c->ngroups; k++) {
+        const ClaGroup *g = c->groups[k];
+        if (g->enc == CLA_EMPTY) continue;
+        if (g->enc == CLA_UNC) {
+            bool nf = mb_has_nonfinite(g->unc);
+            finite &= !nf;
+            held |= nf;
+            continue;
+        }
+        for (int32_t t = 0; t < g->ndict; t++)
+            for (int j = 0; j < g->ncols; j++)
+                if (!(fabs(g->dict[(size_t)t * g->ncols + j]) <= DBL_MAX)) {
+                    finite = false;
+                    held |= g->counts[t] > 0;
+                }
+    }
+    if (finite) mb_fin_set(r, false);
+    else if (held && rl == 0 && ru == m->rows) mb_fin_set(r, true);
+}
+
 MB *cmb_decompress_rows(const MB *m, int64_t rl, int64_t ru, BrErr *e)
 {
     assert(m->cmb && rl >= 0 && rl <= ru && ru <= m->rows);
@@ -808,7 +839,9 @@ MB *cmb_decompress_rows(const MB *m, int64_t rl, int64_t ru, BrErr *e)
         if (rl == 0 && ru == m->rows) r->nnz = m->nnz;
         else mb_recount_nnz(r);
     }
-    return mb_finish(r, e);
+    r = mb_finish(r, e);
+    dec_fin(m, rl, ru, r);
+    return r;
 }
 
 MB *cmb_decompress(const MB *m, BrErr *e)

@@ -1731,6 +1731,44 @@ static ClaGroup *ddc1_group(int64_t n, const int32_t *cols, int nc, const double
     return g;
 }
 
+/* The finiteness flag of a decompressed block (cmb.c dec_fin): the
+ * dictionaries decide. Each encoding forced, values finite, with a NaN
+ * or an -Inf in one cell (row 1234): all rows flagged by the answer,
+ * rows that miss the cell unknown when a dictionary holds it (a range
+ * need not hold the tuple), finite when none does; the flag always
+ * agrees with the values. */
+static void check_dec_fin(void)
+{
+    BrErr e = {0};
+    static const int encs[] = {CLA_DDC1, CLA_OLE, CLA_RLE, CLA_UNC, -1};
+    for (size_t k = 0; k < sizeof encs / sizeof *encs; k++)
+        for (int bad = 0; bad < 3; bad++) {
+            MB *x = mb_dense(4000, 5, &e);
+            for (int64_t i = 0; i < 4000 * 5; i++) x->d[i] = (double)((i * 7 / 5) % 4);
+            if (bad) x->d[1234 * 5 + 2] = bad == 1 ? NAN : -INFINITY;
+            mb_recount_nnz(x);
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            o.enc = encs[k];
+            MB *cx = cla_compress(x, &o, &e);
+            T_CHECK(cx && mb_is_cmb(cx), "dec fin enc %d bad %d: compressed (%s)", encs[k], bad, e.msg);
+            for (int q = 0; q < 2 && cx && mb_is_cmb(cx); q++) {
+                int64_t rl = 0, ru = q ? 1000 : 4000;
+                MB *d = cmb_decompress_rows(cx, rl, ru, &e);
+                bool nf = false;
+                for (int64_t i = 0; d && i < (d->sparse ? d->nnz : d->rows * d->cols); i++)
+                    nf |= !isfinite(d->sparse ? d->v[i] : d->d[i]);
+                int want = !bad ? MB_FIN_FINITE : q == 0 ? MB_FIN_NONFINITE : MB_FIN_UNKNOWN;
+                T_CHECK(d && d->fin == want && nf == (bad && q == 0),
+                        "dec fin enc %d bad %d rows %lld-%lld: flag %d, want %d; non-finite %d", encs[k], bad,
+                        (long long)rl, (long long)ru, d ? d->fin : -1, want, nf);
+                mb_release(d);
+            }
+            mb_release(cx);
+            mb_release(x);
+        }
+}
+
 static void check_dec_sparse(void)
 {
     BrErr e = {0};
@@ -2184,6 +2222,7 @@ int main(int argc, char **argv)
     check_ieee();
     check_wide_products();
     check_dec_sparse();
+    check_dec_fin();
     check_lut();
     check_grid();
     check_sparse_rows();

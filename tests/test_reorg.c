@@ -1163,11 +1163,13 @@ static void slice_fin_flags(void)
                 for (int s = 0; s < 5; s++) {
                     MB *r = s < 4 ? k_slice(a, rg[s][0], rg[s][1], rg[s][2], rg[s][3], &e) : k_slice(a, 0, 300, 0, 250, &e);
                     bool inside = s < 2 || s == 4, nf = bad && inside;
-                    /* the flag each case must carry (-1: any true answer) */
-                    int want = !sparse && s < 4 ? (nf ? MB_FIN_NONFINITE : MB_FIN_FINITE)
+                    /* the flag each case must carry: a part of a dense
+                     * block and any sparse slice (its copied values read
+                     * unless the source is known finite) the exact
+                     * answer; a whole dense block the source's flag */
+                    int want = sparse || s < 4 ? (nf ? MB_FIN_NONFINITE : MB_FIN_FINITE)
                              : !known ? MB_FIN_UNKNOWN
-                             : !bad ? MB_FIN_FINITE
-                             : s == 4 ? MB_FIN_NONFINITE : MB_FIN_UNKNOWN;
+                             : bad ? MB_FIN_NONFINITE : MB_FIN_FINITE;
                     T_CHECK(r && r->fin == want && (r->fin == MB_FIN_UNKNOWN || (r->fin == MB_FIN_NONFINITE) == fin_scan(r)),
                             "slice flag: %s, bad %d, source flag %s, slice %d: flag %d, want %d", sparse ? "sparse" : "dense",
                             bad, known ? "known" : "unknown", s, r ? r->fin : -1, want);
@@ -1241,12 +1243,13 @@ static void lix_fin_flags(void)
                 }
                 mb_release(a);
             }
-    /* left indexing into a copy: target (finite known, finite unknown,
-     * NaN known) x written values (finite known, finite unknown, NaN
-     * known, Inf scalar), sparse targets on both of k_lix's paths (a
-     * sparse result: a sparse 1 x 2 source; a dense one: a dense 30 x 20
-     * source over all of it) */
+    /* left indexing into a copy (ip 0) and in place (ip 1): target
+     * (finite known, finite unknown, NaN known) x written values (finite
+     * known, finite unknown, NaN known, Inf scalar), sparse targets on
+     * both of k_lix's paths (a sparse result: a sparse 1 x 2 source; a
+     * dense one: a dense 30 x 20 source over all of it) */
     static const double sv[4] = {3, 3, NAN, INFINITY};
+    for (int ip = 0; ip < 2; ip++)
     for (int sparse = 0; sparse < 2; sparse++)
         for (int t = 0; t < 3; t++)
             for (int s = 0; s < 4; s++)
@@ -1257,7 +1260,8 @@ static void lix_fin_flags(void)
                     if (sparse) mb_make_sparse(a, &e);
                     if (t != 1) mb_fin_set(a, t == 2);
                     MB *o = NULL;
-                    if (shape == 0) o = k_lix_scalar(a, 4, 5, sv[s], &e);
+                    if (shape == 0 && ip) o = k_lix_scalar_inplace(a, 4, 5, sv[s], &e) ? NULL : mb_retain(a);
+                    else if (shape == 0) o = k_lix_scalar(a, 4, 5, sv[s], &e);
                     else if (s < 3) {
                         MB *src = shape == 1 ? gen(1, 2, 1, true, 99) : gen(30, 20, 1, false, 99);
                         if (s == 2) {
@@ -1265,7 +1269,10 @@ static void lix_fin_flags(void)
                             else src->d[0] = NAN;
                         }
                         if (s != 1) mb_fin_set(src, s == 2);
-                        o = shape == 1 ? k_lix(a, 4, 5, 5, 7, src, &e) : k_lix(a, 0, 30, 0, 20, src, &e);
+                        if (ip)
+                            o = (shape == 1 ? k_lix_inplace(a, 4, 5, 5, 7, src, &e)
+                                            : k_lix_inplace(a, 0, 30, 0, 20, src, &e)) ? NULL : mb_retain(a);
+                        else o = shape == 1 ? k_lix(a, 4, 5, 5, 7, src, &e) : k_lix(a, 0, 30, 0, 20, src, &e);
                         mb_release(src);
                     }
                     if (shape && s == 3) { mb_release(a); continue; }
@@ -1281,8 +1288,9 @@ static void lix_fin_flags(void)
                     for (int64_t i = 0; o && i < (o->sparse ? o->nnz : o->rows * o->cols); i++)
                         vals |= !isfinite(o->sparse ? o->v[i] : o->d[i]);
                     T_CHECK(o && o->fin == want && vals == nf,
-                            "lix copy (%s target %d, values %d, shape %d): flag %d, want %d; non-finite %d, want %d",
-                            sparse ? "sparse" : "dense", t, s, shape, o ? o->fin : -1, want, vals, nf);
+                            "lix %s (%s target %d, values %d, shape %d): flag %d, want %d; non-finite %d, want %d",
+                            ip ? "in place" : "copy", sparse ? "sparse" : "dense", t, s, shape, o ? o->fin : -1, want,
+                            vals, nf);
                     mb_release(o);
                     mb_release(a);
                 }
