@@ -39,6 +39,7 @@ static bool g_rowcla;   /* the last run ran a Row operator over decompressed row
 static bool g_rowprod;  /* ... whose products of the main row were looked up per group */
 static bool g_rowtl;    /* ... whose t(X) %*% q root took q's rows per tuple */
 static bool g_tmm;      /* the last run ran t(X) %*% v as a compressed product (unfused) */
+static bool g_unf;      /* the last run ran a fused operator's unfused plan (cg_cla_row_unfused) */
 static long g_lazy[3];  /* the last run's deferred compress(): compressed, declined, shared */
 static long g_dec;      /* the last run's decompressions */
 static long g_frow;     /* the last run's fused Row operators (codegen's count) */
@@ -62,7 +63,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
     char line[1024];
     long n = 0;   /* -stats prints no CLA lines without compressions */
     *printed = NAN;
-    g_rowcla = g_rowprod = g_rowtl = g_tmm = false;
+    g_rowcla = g_rowprod = g_rowtl = g_tmm = g_unf = false;
     g_lazy[0] = g_lazy[1] = g_lazy[2] = 0;
     g_dec = g_frow = 0;
     g_res[0] = g_res[1] = NAN;
@@ -83,6 +84,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAprod")) g_rowprod = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAtl")) g_rowtl = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "tmm=")) g_tmm = true;
+        if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoof=")) g_unf = true;
     }
     if (f && pclose(f) != 0) n = -1;
     unlink(sp);
@@ -372,59 +374,66 @@ int main(void)
         run_mode(ref, "true", big, &r2);
         T_CHECK(fabs(r1 - r2) <= 1e-10 * fmax(1, fabs(r2)), "%s: %.17g, want %.17g", rc[k].what, r1, r2);
     }
-    /* The planner's pick by the skeleton's lookup rule (codegen/cost.c
-     * row_look, kernels/cla.h cla_row_cells, over the groups recorded at
-     * dynamic recompilation: Hop.clook): rowSums(exp(Xc %*% B)) /
-     * rowSums(Xc^2) over X = cbind(A, 2 A + 1) (6 co-coded pairs of
-     * columns: 6 groups of 12 columns), B 8 columns wide. The row is read
-     * by rowSums(Xc^2), so a Row operator of both pays the lookups and the
-     * row, or the decompressed row and the multiply-adds (the cheaper);
-     * split, the product runs compressed and rowSums(Xc^2) over the
-     * dictionaries. With A of 3000 values (about 3,000 tuples a group:
-     * tables of 190 KB at 8 padded columns) the lookups are cheap, so the
-     * split plan is picked (3 Cell operators, no Row); with 6000 values
-     * (about 5,800 tuples: 370 KB, past the rule's 256 KB: 3x the pass;
-     * the pick flips between 3500 and 4500 values) they cost more
-     * than the decompressed row, which the Row operator then reads anyway:
-     * one Row operator. The old price (n G k multiply-adds at the
-     * elementwise rate, the rows decompressed when read) and the rule over
-     * the default groups (Hop.clook ignored) split both. The machine is
-     * pinned as for kmeans below (with t_pin_machine's, whose elementwise
-     * rate is lower against memory, every one of 5 to 6000 values fuses:
-     * materializing looks dear). Results as over
-     * X (one run prints both), within 1e-10 relative. */
+    /* Picks by the skeleton's lookup rule (kernels/cla.h cla_row_cells,
+     * cla_look_cells: a pass over a table of more than 3 MB costs 3x,
+     * bench/bench_cla_look.c), at planning (codegen/cost.c row_look,
+     * over the groups recorded at dynamic recompilation: Hop.clook) and
+     * at run time (codegen/codegen.c cg_cla_row_unfused: the generated
+     * code over decompressed rows or the unfused plan): rowSums(exp(Xc
+     * %*% B)) / rowSums(Xc^2) over X = cbind(A, 2 A + 1, 3 A + 2,
+     * 4 A + 3) (3 co-coded groups of 4 columns), B 8 columns wide. The
+     * row is read by rowSums(Xc^2), so a Row operator of both pays the
+     * lookups and the row, or the decompressed row and the multiply-adds
+     * (the cheaper); split or unfused, the product runs compressed and
+     * rowSums(Xc^2) over the dictionaries.
+     * - 20,000 rows, A of 3000 values (tables of 190 KB), the hand-run
+     *   machine: split (no Row operator);
+     * - the same under t_pin_machine's (materializing looks dear): one
+     *   Row operator, which runs its unfused plan (lookups cheap);
+     * - 20,000 rows, A of 8000 values (tables of 470 KB), t_pin_machine's:
+     *   the unfused plan too (at 256 KB, the step of before, lookups
+     *   3x: the generated code, measured 1.4-1.6x slower, docs/cla.md);
+     * - 150,000 rows, A of 60,000 values (about 55,000 tuples a group:
+     *   tables of 3.4 MB), the hand-run machine: one Row operator over
+     *   decompressed rows (lookups 3x: dearer than the row).
+     * The old run-time price (n G k lookups at the elementwise rate) and
+     * the rule without its step pick the unfused plan at 60,000 values
+     * too. Results as over X, within 1e-10 relative. */
     {
-        const int vals[2] = {3000, 6000};
-        double got[2] = {0, 0}, ref = 0;   /* ref: the last of the reference run's two */
-        char src[2048], both[4096] = "";
+        /* 0-3 compressed, 4-6 as over X (4: 0's and 1's; 5: 2's; 6: 3's) */
+        const int vals[7] = {3000, 3000, 8000, 60000, 3000, 8000, 60000};
+        const int rows[7] = {20000, 20000, 20000, 150000, 20000, 20000, 150000};
+        const bool hand[7] = {true, false, false, true, true, true, true};
+        double got[7] = {0};
         char *pin = getenv("BRAID_CG_MACHINE") ? strdup(getenv("BRAID_CG_MACHINE")) : NULL;
-        setenv("BRAID_CG_MACHINE", "4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10", 1);
-        for (int k = 0; k < 4; k++) {   /* 0, 1: compressed; 2, 3: as over X */
-            char body[1024];
-            snprintf(body, sizeof body,
-                     "A%d = round(rand(rows=20000, cols=6, min=0, max=%d, seed=1))\nX%d = cbind(A%d, 2 * A%d + 1)\n"
-                     "Xc%d = %s(X%d)\nif (sum(y) > 0) {\nE%d = exp(Xc%d %%*%% B)\n"
-                     "s%d = sum(rowSums(E%d) / rowSums(Xc%d ^ 2))\n}\n",
-                     k % 2, vals[k % 2] - 1, k % 2, k % 2, k % 2, k % 2, k < 2 ? "compress" : "", k % 2, k % 2, k % 2,
-                     k % 2, k % 2, k % 2);
-            if (k >= 2) {
-                strncat(both, body, sizeof both - strlen(both) - 1);
-                continue;
-            }
+        for (int k = 0; k < 7; k++) {
+            char src[1024];
             snprintf(src, sizeof src,
-                     "y = rand(rows=20000, cols=1, seed=3)\nB = rand(rows=12, cols=8, seed=7) * 0.00001\n%s"
-                     "print(\"RESULT \" + s%d)\n", body, k);
-            long n = run_mode(src, "true", big, &got[k]);
-            T_CHECK(n == 1 && g_frow == k, "lookup rule, A of %d values: %ld Row operators, want %d", vals[k], g_frow, k);
+                     "A = round(rand(rows=%d, cols=3, min=0, max=%d, seed=1))\n"
+                     "X = cbind(A, 2 * A + 1, 3 * A + 2, 4 * A + 3)\nXc = %s(X)\n"
+                     "y = rand(rows=%d, cols=1, seed=3)\nB = rand(rows=12, cols=8, seed=7) * 0.00001\n"
+                     "if (sum(y) > 0) {\nE = exp(Xc %%*%% B)\ns = sum(rowSums(E) / rowSums(Xc ^ 2))\n}\n"
+                     "print(\"RESULT \" + s)\n",
+                     rows[k], vals[k] - 1, k < 4 ? "compress" : "", rows[k]);
+            if (hand[k]) setenv("BRAID_CG_MACHINE", "4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10", 1);
+            else if (pin) setenv("BRAID_CG_MACHINE", pin, 1);
+            long n = run_mode(src, k < 4 ? "true" : "false", big, &got[k]);
+            if (k >= 4) continue;
+            long want = k == 0 ? 0 : 1;
+            T_CHECK(n == 1, "lookup rule, %d rows, A of %d values: %ld compressions", rows[k], vals[k], n);
+            T_CHECK(g_frow == want, "lookup rule, %d rows, A of %d values%s: %ld Row operators, want %ld", rows[k],
+                    vals[k], hand[k] ? "" : " (t_pin_machine)", g_frow, want);
+            if (k == 1 || k == 2)
+                T_CHECK(g_unf && !g_rowcla, "lookup rule, A of %d values (t_pin_machine): the unfused plan", vals[k]);
+            if (k == 3)
+                T_CHECK(g_rowcla && !g_unf, "lookup rule, A of 60000 values: the generated code over decompressed rows");
         }
-        snprintf(src, sizeof src,
-                 "y = rand(rows=20000, cols=1, seed=3)\nB = rand(rows=12, cols=8, seed=7) * 0.00001\n%s"
-                 "print(\"RESULT \" + s0)\nprint(\"RESULT \" + s1)\n", both);
-        run_mode(src, "false", big, &ref);
-        for (int k = 0; k < 2; k++)
-            T_CHECK(fabs(got[k] - g_res[k]) <= 1e-10 * fabs(g_res[k]), "lookup rule, A of %d values: %.17g, want %.17g",
-                    vals[k], got[k], g_res[k]);
+        for (int k = 0; k < 4; k++) {
+            double want = got[k < 2 ? 4 : k + 3];
+            T_CHECK(fabs(got[k] - want) <= 1e-10 * fabs(want), "lookup rule, run %d: %.17g, want %.17g", k, got[k], want);
+        }
         if (pin) setenv("BRAID_CG_MACHINE", pin, 1);
+        else unsetenv("BRAID_CG_MACHINE");
         free(pin);
     }
     /* l2svm over a compressed X (`true`: X and the labels compressed at
