@@ -40,6 +40,7 @@ static bool g_rowprod;  /* ... whose products of the main row were looked up per
 static bool g_rowtl;    /* ... whose t(X) %*% q root took q's rows per tuple */
 static bool g_tmm;      /* the last run ran t(X) %*% v as a compressed product (unfused) */
 static bool g_unf;      /* the last run ran a fused operator's unfused plan (cg_cla_row_unfused) */
+static bool g_mmc;      /* the last run ran X %*% B over a compressed X (ba+*) */
 static long g_lazy[3];  /* the last run's deferred compress(): compressed, declined, shared */
 static long g_dec;      /* the last run's decompressions */
 static long g_frow;     /* the last run's fused Row operators (codegen's count) */
@@ -63,7 +64,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
     char line[1024];
     long n = 0;   /* -stats prints no CLA lines without compressions */
     *printed = NAN;
-    g_rowcla = g_rowprod = g_rowtl = g_tmm = g_unf = false;
+    g_rowcla = g_rowprod = g_rowtl = g_tmm = g_unf = g_mmc = false;
     g_lazy[0] = g_lazy[1] = g_lazy[2] = 0;
     g_dec = g_frow = 0;
     g_res[0] = g_res[1] = NAN;
@@ -85,6 +86,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAtl")) g_rowtl = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "tmm=")) g_tmm = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoof=")) g_unf = true;
+        if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "ba+*=")) g_mmc = true;
     }
     if (f && pclose(f) != 0) n = -1;
     unlink(sp);
@@ -435,6 +437,34 @@ int main(void)
         if (pin) setenv("BRAID_CG_MACHINE", pin, 1);
         else unsetenv("BRAID_CG_MACHINE");
         free(pin);
+    }
+    /* A product of two compressed operands keeps the larger compressed
+     * (runtime/cla_rt.c accepts): under `true` B, read-only in the loop,
+     * is compressed at its entry and B * i stays compressed, so
+     * Xc %*% (B * i) had both operands decompressed, X every step (two
+     * decompressions, then the kept copy read densely) while the planner
+     * priced a compressed product. Now each step decompresses only
+     * B * i (10 x 8): 3 decompressions in 3 steps (5 before), the
+     * product counted as run compressed. The hand-run machine (the
+     * planner splits; under t_pin_machine's one Row operator, whose
+     * unfused plan kept X compressed already). Result as over X. */
+    {
+        const char *src = "X = round(rand(rows=20000, cols=10, min=0, max=5, seed=1))\n"
+                          "B = rand(rows=10, cols=8, seed=5) * 0.01\nXc = compress(X)\ns = 0\n"
+                          "for (i in 1:3) {\nE = exp(Xc %*% (B * i))\n"
+                          "s = s + sum(rowSums(E) / (1 + rowSums(Xc ^ 2)))\n}\nprint(\"RESULT \" + s)\n";
+        char *pin = getenv("BRAID_CG_MACHINE") ? strdup(getenv("BRAID_CG_MACHINE")) : NULL;
+        /* the hand-run machine: split (under t_pin_machine's a Row operator) */
+        setenv("BRAID_CG_MACHINE", "4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10", 1);
+        long n = run_mode(src, "true", big, &r1);
+        if (pin) setenv("BRAID_CG_MACHINE", pin, 1);
+        else unsetenv("BRAID_CG_MACHINE");
+        free(pin);
+        T_CHECK(n == 2 && g_mmc && g_dec == 3,
+                "compressed X %%*%% compressed B: %ld compressions (want 2), product compressed %d, %ld "
+                "decompressions (want 3)", n, (int)g_mmc, g_dec);
+        run_mode(src, "false", big, &r2);
+        T_CHECK(fabs(r1 - r2) <= 1e-10 * fabs(r2), "compressed X %%*%% compressed B: %.17g, want %.17g", r1, r2);
     }
     /* l2svm over a compressed X (`true`: X and the labels compressed at
      * the loops' entries) compiles its loop as the uncompressed run does,
