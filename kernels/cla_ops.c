@@ -1127,8 +1127,9 @@ int64_t cla_rowtl_passes(const MB *x, int64_t k)
  * 256 KB cost (decompression slows as the dictionaries grow, as the
  * lookups do), those of 2 MB tables 2.3-6.7x; the plans of
  * rowSums(exp(X %*% B)) / rowSums(X^2) over 3 groups of 4 columns
- * (docs/cla.md) look up faster at 1.5 and 2.5 MB tables and decompress
- * faster at 3.8 MB. (It was 256 KB, from perf's shares of kmeans' step.) */
+ * (docs/cla.md) run faster looked up (unfused) at tables of 190 KB to
+ * 2.5 MB; past 3 MB no such plan was timed. (It was 256 KB, from perf's
+ * shares of kmeans' step.) */
 #define LOOK_TABLE_NEAR ((int64_t)3 << 20)
 
 double cla_look_cells(const ClaLook *l, int64_t k)

@@ -414,7 +414,7 @@ int main(void)
      *   Row operator, which runs its unfused plan (lookups cheap);
      * - 20,000 rows, A of 8000 values (tables of 470 KB), t_pin_machine's:
      *   the unfused plan too (at 256 KB, the step of before, lookups
-     *   3x: the generated code, measured 1.4-1.6x slower, docs/cla.md);
+     *   3x: the generated code, measured 1.13-1.44x slower, docs/cla.md);
      * - 150,000 rows, A of 60,000 values (about 55,000 tuples a group:
      *   tables of 3.4 MB), the hand-run machine: one Row operator over
      *   decompressed rows (lookups 3x: dearer than the row).
