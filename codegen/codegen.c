@@ -8,6 +8,7 @@
  * consumers; DAGs whose sizes are unknown are left alone, since dynamic
  * recompilation fuses their copy with the real sizes. */
 #include "cgint.h"
+#include "../kernels/cla.h"
 #include "../matrix/cmb.h"
 
 #include <dlfcn.h>
@@ -437,16 +438,18 @@ bool cg_cla_ok(const void *handle, const bool *cin)
 
 /* The Row choice over a compressed main input, costed in cell operations
  * at run time (the shapes and the compressed block in hand):
- * - the generated code over blocks of decompressed rows: decompressing
- *   every cell (dec_w each: a group's code, a tuple's values written)
- *   plus the plan's work per row, nothing materialized; the main row's
- *   products with side matrices looked up per group (n G k, as unfused),
- *   and the q rows of t(main) %*% q roots added per tuple (n G k), and
- *   no decompression when nothing else reads the main row;
+ * - the generated code over blocks of decompressed rows: the skeleton's
+ *   rule (kernels/cla.h cla_row_cells, in decompressed cells, dec_w
+ *   each): the lookups of the main row's products with side matrices
+ *   and of the q rows of t(main) %*% q roots, plus the row where
+ *   something else reads it, or the decompressed row and those
+ *   products' multiply-adds; other dense products' multiply-adds at the
+ *   rule's rate (dec_w / 12); plus the plan's work per row, nothing
+ *   materialized;
  * - the unfused plan (cg_exec_unfused): a product of the compressed input
- *   costs a lookup per row and group per output column (n G k instead of
- *   n m k), a cellwise step over it only its dictionaries; every other
- *   step computes as the generated code does and materializes its n x w
+ *   costs its lookups (cla_look_cells of its width, dec_w each), a
+ *   cellwise step over it only its dictionaries; every other step
+ *   computes as the generated code does and materializes its n x w
  *   result (mat_w per cell: written, read back).
  * The weights are this machine's (cla_machine.c: measured against a
  * cell operation, cached; defaults 2 and 2 when pinned).
@@ -471,7 +474,13 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs, const 
     const MB *x = args[p->main].m;
     double n = (double)x->rows, m = (double)x->cols, G = (double)x->cmb->ngroups;
     bool *cm = br_calloc((size_t)p->nn + 1, sizeof(bool));   /* node value compressed */
-    if (!cm) return false;
+    ClaLookGroup *lg = br_malloc(((size_t)cla_look_groups(x) + 1) * sizeof *lg);
+    if (!cm || !lg) {
+        free(cm), free(lg);
+        return false;
+    }
+    ClaLook l;
+    cla_look_fill(x, &l, lg);
     /* the main row's products with side matrices are looked up per group
      * over decompressed rows too (kernels/spoof_row.c); rows that only
      * they read are not decompressed */
@@ -479,12 +488,24 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs, const 
     bool only;
     int np = cplan_row_main_prods(p, pn, &only), nt = cplan_row_main_taggs(p, tq, NULL);
     /* and the q rows of t(main) %*% q roots are added per tuple (over a
-     * finite X: its zeros are skipped), G k per row instead of m k */
+     * finite X: its zeros are skipped) */
     int np0 = np, nt0 = nt;
     if (2 * G > m) np = nt = 0;   /* not looked up (kernels/spoof_row.c prod_init, tq_init) */
     if (nt && mb_has_nonfinite(x)) nt = 0;
-    bool served = only && np == np0 && nt == nt0 && np + nt > 0;
-    double rows = served ? 0 : n * m * mw->dec_w, unf = 0;
+    bool read = !only || np != np0 || nt != nt0;
+    /* the skeleton's rule over those (kernels/cla.h cla_row_cells): the
+     * lookups (plus the row where something else reads it) or the
+     * decompressed row and the products' multiply-adds, per row */
+    double wp = 0, wt = 0;
+    for (int j = 0; j < np; j++) wp += arg_width(args, nargs, &p->n[pn[j]]);
+    for (int j = 0; j < nt; j++) {
+        const CNode *c = &p->n[p->out[tq[j]]];
+        bool left = p->n[c->a[0]].kind == CN_IN && p->n[c->a[0]].in == p->main;
+        wt += arg_width(args, nargs, &p->n[c->a[left ? 1 : 0]]);
+    }
+    bool look = false;
+    double rows = np + nt ? n * mw->dec_w * cla_row_cells(&l, (int64_t)wp, (int64_t)wt, read, &look) : n * m * mw->dec_w;
+    double unf = 0;
     for (int i = 0; i < p->nn; i++) {
         const CNode *c = &p->n[i];
         bool c0 = c->na > 0 && cm[c->a[0]];
@@ -495,11 +516,11 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs, const 
         case CN_MM: case CN_MMTL: {
             double wl = arg_width(args, nargs, &p->n[c->a[0]]);
             double k = c->kind == CN_MM ? w : arg_width(args, nargs, &p->n[c->a[1]]);
-            bool looked = false;
-            for (int j = 0; j < np; j++) looked |= pn[j] == i;
-            for (int j = 0; j < nt; j++) looked |= p->out[tq[j]] == i;
-            rows += looked ? n * G * k : n * wl * k;
-            unf += c0 ? n * G * k : n * wl * k + mw->mat_w * n * k;
+            bool ruled = false;   /* priced by the rule above */
+            for (int j = 0; j < np; j++) ruled |= pn[j] == i;
+            for (int j = 0; j < nt; j++) ruled |= p->out[tq[j]] == i;
+            if (!ruled) rows += n * wl * k * mw->dec_w / 12;
+            unf += c0 ? n * mw->dec_w * cla_look_cells(&l, (int64_t)k) : n * wl * k + mw->mat_w * n * k;
             break;
         }
         default:
@@ -510,7 +531,7 @@ bool cg_cla_row_unfused(const void *handle, const Value *args, int nargs, const 
             break;
         }
     }
-    free(cm);
+    free(cm), free(lg);
     return unf < rows;
 }
 

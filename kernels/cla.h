@@ -192,12 +192,12 @@ void cla_look_fill(const MB *x, ClaLook *l, ClaLookGroup *g);
  * cla_rowtl_add: the same passes), in decompressed cells (a cell of
  * cla_rows_read, 0.68 ns on the machine measured): a pass of one or
  * two values 1, of a vector of up to 8 values (the rows padded, so
- * any k up to 8) 2 per vector, 3x that where the table exceeds 256 KB
- * (a DDC2 group of 12,000 tuples at k = 5: 4.4 ns against 1-1.6);
- * OLE/RLE groups by their listed rows' share; UNC columns a vector of
- * multiply-adds each. Measured by perf over kmeans' step (1M x 12
- * Airline-like rows, 5 groups, k = 5, one thread; docs/cla.md).
- * INFINITY without memory. */
+ * any k up to 8) 2 per vector, 3x that where the table exceeds 3 MB
+ * (bench/bench_cla_look.c: against decompressing the same block, flat
+ * up to 1 MB, 2.3-6.7x at 2 MB; docs/cla.md); OLE/RLE groups by their
+ * listed rows' share; UNC columns a vector of multiply-adds each. The
+ * base measured by perf over kmeans' step (1M x 12 Airline-like rows,
+ * 5 groups, k = 5, one thread; docs/cla.md). INFINITY without memory. */
 double cla_look_cells(const ClaLook *l, int64_t k);
 /* The Row skeleton's rule (kernels/spoof_row.c look_choose; the planner's
  * codegen/cost.c row_look): the lookups of the main row's products (wp

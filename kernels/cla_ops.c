@@ -1120,8 +1120,17 @@ int64_t cla_rowtl_passes(const MB *x, int64_t k)
 }
 
 /* A table of more than this many bytes is read from beyond the near
- * caches (LOOK_BIG: about 3x the time of a pass a cached table takes) */
-#define LOOK_TABLE_NEAR ((int64_t)256 << 10)
+ * caches (LOOK_AT: about 3x the time of a pass a cached table takes).
+ * bench/bench_cla_look.c (results: bench/results/cla-look-20261201.txt):
+ * per group at k = 8, the lookups of tables up to 1 MB cost 0.9-1.1x
+ * their share of the same block's decompressed cells that tables up to
+ * 256 KB cost (decompression slows as the dictionaries grow, as the
+ * lookups do), those of 2 MB tables 2.3-6.7x; the plans of
+ * rowSums(exp(X %*% B)) / rowSums(X^2) over 3 groups of 4 columns
+ * (docs/cla.md) run faster looked up (unfused) at tables of 190 KB to
+ * 2.5 MB; past 3 MB no such plan was timed. (It was 256 KB, from perf's
+ * shares of kmeans' step.) */
+#define LOOK_TABLE_NEAR ((int64_t)3 << 20)
 
 double cla_look_cells(const ClaLook *l, int64_t k)
 {

@@ -57,9 +57,19 @@ static bool accepts(const Instr *in, int k, const Value *regs)
     case I_BINARY: return cla_handles(CLA_F_BINARY, in->op, in->dir, in->left, k, in->nin, ins);
     case I_AGG: return cla_handles(CLA_F_AGG, in->op, in->dir, in->left, k, in->nin, ins);
     case I_MATMUL:
-        /* a second compressed operand is decompressed (ins[] sees it) */
-        return cla_handles(CLA_F_MATMUL, in->op, in->dir, in->left, k, in->nin, ins) &&
-               !(k == 0 && in->nin > 1 && ins[1] && ins[1]->cmb) && !(k == 1 && ins[0] && ins[0]->cmb);
+        /* of two compressed operands one stays compressed, the larger
+         * of those the product takes so (the left one of equals), and
+         * the other is decompressed (X %*% B under `true`, B a loop's
+         * read-only side matrix compressed at the loop's entry, B * i
+         * compressed too: X was decompressed for every product) */
+        if (!cla_handles(CLA_F_MATMUL, in->op, in->dir, in->left, k, in->nin, ins)) return false;
+        if (in->nin > 1 && (k == 0 || k == 1) && ins[1 - k] && ins[1 - k]->cmb && in->in[0] != in->in[1] &&
+            cla_handles(CLA_F_MATMUL, in->op, in->dir, in->left, 1 - k, in->nin, ins)) {
+            double mine = (double)ins[k]->rows * (double)ins[k]->cols;
+            double other = (double)ins[1 - k]->rows * (double)ins[1 - k]->cols;
+            return mine > other || (mine == other && k == 0);
+        }
+        return true;
     case I_RIX: return cla_handles(CLA_F_RIX, in->op, in->dir, in->left, k, in->nin, ins);
     case I_CALL: case I_OUT: return true;   /* functions get the compressed value */
     case I_BUILTIN: return builtin_keeps(in->bi);
