@@ -131,8 +131,11 @@ static int plan_node(RB *b, int i)
 }
 
 /* X: the one matrix every stitched input aggregates (NULL when none
- * or two); all matrices dense and plain (sparse ones keep the plan's
- * sparse paths); no slice among the inputs (slices: also the stitched
+ * or two); all matrices plain; dense for a whole-plan region (slices;
+ * sparse ones keep the plan's sparse paths), where the vectors' region
+ * (!slices: it reads X only, a CSR X by lookups in its rows) takes a
+ * CSR X too, the operator's kernel reading it as its CSR main input or
+ * expanded; no slice among the inputs (slices: also the stitched
  * ones) */
 static const MB *stitched_x(const CPlan *p, const CgRegionCall *c, bool slices)
 {
@@ -141,7 +144,7 @@ static const MB *stitched_x(const CPlan *p, const CgRegionCall *c, bool slices)
         if (p->in[k].slice >= 0 && (slices || c->pre[k].n)) return NULL;
         if (p->in[k].mode == IM_SCALAR) continue;
         const MB *m = c->m[k];
-        if (!m || m->sparse || m->cmb) return NULL;
+        if (!m || (m->sparse && slices) || m->cmb) return NULL;
         if (!c->pre[k].n) continue;
         if (x && x != m) return NULL;
         x = m;

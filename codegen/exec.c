@@ -1097,18 +1097,18 @@ static int exec_gpu(CgContext *c, CgOp *op, const char *src, const int64_t *est,
         gpu_count_fused_cpu();
     } else if (decided || gpu_row_worth(op, src, &b, &sp, args)) {
         /* stitched inputs: their vectors computed in the operator's
-         * launch (a dense X), or bound first (sp.in.m is b.m); one with
-         * NaN/Inf where row_prepare sends the call to the CPU (its rule
-         * for side inputs): a multi-output plan's, and a CSR X's, whose
-         * vectors are then checked on the host; a multi-output plan's in
-         * its launch, which then declines the call (rc 0, the CPU) */
+         * launch (X dense or CSR), or bound first (sp.in.m is b.m); one
+         * with NaN/Inf where row_prepare sends the call to the CPU (its
+         * rule for side inputs): a multi-output plan's, and a CSR X's,
+         * whose vectors are then checked on the host, or in the launch,
+         * which then declines the call (rc 0, the CPU) */
         bool multi = op->plan->var == V_MULTI, check = multi || b.m[op->plan->main]->sparse;
         CgRegion g;
         int slot[64];
         GpuStitchIn st, *stp = NULL;
-        if (sp.pre && !b.m[op->plan->main]->sparse && pre_in_launch(op->plan, &b, &g, slot, &st)) {
+        if (sp.pre && pre_in_launch(op->plan, &b, &g, slot, &st)) {
             stp = &st;
-            st.nfchk = multi;
+            st.nfchk = check;
             check = false;
         } else if (sp.pre && dev_pre(op->plan, &b, args, check, e)) {
             bind_free(&b);

@@ -44,7 +44,7 @@ typedef struct Pass {
 /* A region being grown from one root. */
 typedef struct Grow {
     char *mem;         /* by hop id: member */
-    Hop *xo[ST_MAX_OUT - 1];  /* members that are also outputs */
+    Hop *xo[ST_PASS_OUT - 1];  /* members that are also outputs */
     int nxo;
     int64_t rows, cols;/* the iteration space */
     AggDir dir;        /* DIR_FULL while no aggregate decided it */
@@ -203,7 +203,7 @@ static void prune_outputs(const Pass *p, Grow *g, const int *inner)
  * on a member (the region would feed itself). */
 static bool consumer_ok(Pass *p, Grow *g, const Hop *c)
 {
-    if (g->mem[c->id] || p->taken[c->id] || g->nxo >= ST_MAX_OUT - 1) return false;
+    if (g->mem[c->id] || p->taken[c->id] || g->nxo >= ST_PASS_OUT - 1) return false;
     char *seen = calloc((size_t)p->nid, 1);
     bool ok = seen != NULL;
     for (int i = 0; i < c->nin && ok; i++) {
@@ -245,7 +245,7 @@ static bool grow(Pass *p, Grow *g, Hop *root, bool multi)
                 /* the v of X %*% v is read per position: an input */
                 if (i == 1 && matvec(g, list[m])) continue;
                 bool inside = inner[h->id] == p->uses[h->id] && !p->out[h->id];
-                if (!inside && (!as_out || g->nxo >= ST_MAX_OUT - 1)) continue;
+                if (!inside && (!as_out || g->nxo >= ST_PASS_OUT - 1)) continue;
                 AggDir before = g->dir;
                 if (!can_join(g, h)) { g->dir = before; continue; }
                 g->mem[h->id] = 1;

@@ -353,7 +353,7 @@ typedef struct Call {
     /* a stitched call (st): X's buffer (the pool's), the region's
      * outputs, its scalars, the tickets and the finished count */
     const GpuStitchIn *st;
-    cl_mem sx, so[ST_MAX_OUT], rsc, cnt, segv;
+    cl_mem sx, sxp, sxi, so[ST_MAX_OUT], rsc, cnt, segv;   /* sxp, sxi: a CSR X's */
     /* its aggregated outputs combined in the launch (comb_prepare): ncd
      * descriptors (cd), the buffers of their cells (cr[0..ncr): the full
      * aggregates together, every other output its own); ncr: the
@@ -472,7 +472,8 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin, in
     char names[64 + 24][24];
     int nn = param_names(ps, pe, names, 64 + 24);
     if (nn < nin) return NULL;
-    char *body = st ? stitch_body_source(st->r) : NULL;
+    bool csr = st && st->x->sparse;   /* X's CSR arrays (SXP, SXI) after its values */
+    char *body = st ? stitch_body_source(st->r, csr) : NULL;
     if (st && !body) return NULL;
     size_t xl = strlen(GPU_CG_EXACT);
     bool exact = !strncmp(src, GPU_CG_EXACT, xl);
@@ -504,7 +505,9 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin, in
         if (b.oom) { free(b.s); return NULL; }
         return b.s;
     }
-    sb_puts(&b, ",\n    __global const double *SX, long sxr, long sxc, __global double *SG, volatile __global int *cnt, "
+    sb_puts(&b, ",\n    __global const double *SX, ");
+    if (csr) sb_puts(&b, "__global const long *SXP, __global const int *SXI, ");
+    sb_puts(&b, "long sxr, long sxc, __global double *SG, volatile __global int *cnt, "
                 "long ga, int rls, int rcache, int nfchk, __global const double *CD, int ncd, __global double *CR, "
                 "__local double *sh");
     region_args(&b, st, nout, 0, true);
@@ -520,7 +523,9 @@ static char *stitched_source(const char *src, const GpuStitchIn *st, int nin, in
                 "    barrier(CLK_LOCAL_MEM_FENCE);\n"
                 "    const long t = cg_t;\n"
                 "    if (t < ga) {\n"
-                "        body0(sxc, sxr, sxc, SX, SO0, SG, sh, t, ga, rls, rcache");
+                "        body0(sxc, sxr, sxc, SX, ");
+    if (csr) sb_puts(&b, "SXP, SXI, ");
+    sb_puts(&b, "SO0, SG, sh, t, ga, rls, rcache");
     region_args(&b, st, nout, 1, false);
     sb_puts(&b, ");\n"
                 "        const long spg = (long)get_local_size(0) / rls;\n"
@@ -566,8 +571,10 @@ static int stitch_bufs(Call *x, BrErr *e)
     const GpuStitchIn *st = x->st;
     GpuBuf xb;
     if (gpu_get(st->x, &xb, e)) return -1;
-    if (xb.sparse) return -2;
-    x->sx = xb.d;
+    /* (the program reads X as it was when generated) */
+    if (xb.sparse != st->x->sparse) return -2;
+    x->sx = xb.sparse ? xb.v : xb.d;
+    x->sxp = xb.rp, x->sxi = xb.ci;
     for (int q = 0; q < st_nout(st->r); q++) {
         int rq = call_buf(&x->so[q], st->x->cols, e);
         if (rq) return rq;
@@ -612,7 +619,12 @@ static int stitch_launch(Call *x, cl_uint a0, int64_t nall, size_t wg, BrErr *e)
     const size_t szs[] = {sizeof(cl_mem), 8, 8, sizeof(cl_mem), sizeof(cl_mem), 8, sizeof(cl_int), sizeof(cl_int),
                           sizeof(cl_int), sizeof(cl_mem), sizeof(cl_int), sizeof(cl_mem)};
     cl_int cr = CL_SUCCESS;
-    for (size_t q = 0; q < sizeof szs / sizeof *szs && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a0++, szs[q], vals[q]);
+    for (size_t q = 0; q < sizeof szs / sizeof *szs && cr == CL_SUCCESS; q++) {
+        cr = clSetKernelArg(k, a0++, szs[q], vals[q]);
+        /* a CSR X: its row pointers and columns after its values */
+        if (q == 0 && st->x->sparse && cr == CL_SUCCESS) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->sxp);
+        if (q == 0 && st->x->sparse && cr == CL_SUCCESS) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->sxi);
+    }
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a0++, wg * sizeof(double), NULL);
     if (cr == CL_SUCCESS && st->r->nsc > 0) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->rsc);
     for (int q = 0; q < st_nout(st->r) && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a0++, sizeof(cl_mem), &x->so[q]);
@@ -671,7 +683,10 @@ static int call_open(Call *x, const char *src, const SpoofIn *in, int main, cons
     x->tmp = br_calloc((size_t)x->n + 1, sizeof *x->tmp);
     if (!x->pr || !x->arg || !x->tmp) return e->code ? -1 : br_err(e, BR_ENOMEM, "out of memory");
     int rc = 0;
-    for (int k = 0; k < x->n && !rc; k++) rc = bind_input(main, in->m[k], k, &x->arg[k], &x->tmp[k], &x->rp, &x->ci, e);
+    /* (a stitched call's inputs that its region's outputs replace take
+     * no buffer: a CSR X bound there would be expanded for nothing) */
+    for (int k = 0; k < x->n && !rc; k++)
+        if (!st || st->slot[k] < 0) rc = bind_input(main, in->m[k], k, &x->arg[k], &x->tmp[k], &x->rp, &x->ci, e);
     if (rc) return rc;
     if (!(x->L = small_buf(L, (size_t)nL * sizeof(int64_t), e)) ||
         !(x->sc = small_buf(in->sc, (size_t)x->n * sizeof(double), e)))
@@ -975,11 +990,14 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
         o[t] = (SpRowOut){op->dir == SPD_COL ? SPR_COL_AGG : SPR_FULL_AGG, op->agg[t], 1, N};
         offs[t] = 2 * t;
     }
-    /* the combine's place, by the blocks of a dense main input (a CSR
-     * one's expanded rows change the blocks little) */
+    /* the combine's place, by the blocks the launch runs (a CSR main
+     * input the plan is not sparse-safe over expands each row into
+     * scratch: tlen below) */
     int ncr = 0;
+    bool csr = main >= 0 && op->in.m[main] && op->in.m[main]->sparse;
+    bool sp0 = csr && op->sparse_safe && !(op->in.coff && op->in.coff[main] >= 0);
     if (agg && !gpu_init(e)) {
-        int64_t ng0 = row_blocks(M, psz), rb0;
+        int64_t ng0 = row_blocks(M, psz + (csr && !sp0 ? op->in.m[main]->cols : 0)), rb0;
         blocks_of(M, &ng0, &rb0);
         ncr = comb_nbufs(o, nout, ng0);
     }

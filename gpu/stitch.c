@@ -222,13 +222,19 @@ static const char *red_comb(OpCode op) { return op == OP_AMIN ? "cg_minstep" : o
  * registers when cache, only pass only_pass (>= 0: ST_XLA's kernel of
  * that pass; the earlier reductions come from segv, this pass's go
  * there). */
-static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
+static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass, bool csr)
 {
     int P = npasses(r);
+    /* X's cell (p's row of segment seg's column, or the transpose): a
+     * dense read, or on a CSR X the row's entry found by a binary search
+     * over its sorted columns (0 where none), so the walk and its order
+     * are the dense X's */
+    const char *xat = !csr ? "x[ix]" : r->dir == DIR_ROW ? "st_csr(x, xrp, xci, seg, p)" : "st_csr(x, xrp, xci, p, seg)";
     int rid[ST_MAX_NODES], nred = 0;
     for (int i = 0; i < r->n; i++) rid[i] = r->nodes[i].k == SN_RED ? nred++ : -1;
-    sb_printf(b, "static void body%d(long nseg, long len, long cols, __global const double *x, __global double *out,\n"
-                 "    __global double *segv, __local double *sh, long grp, long ngrp, int LS, int cache", k);
+    sb_printf(b, "static void body%d(long nseg, long len, long cols, __global const double *x,%s __global double *out,\n"
+                 "    __global double *segv, __local double *sh, long grp, long ngrp, int LS, int cache", k,
+              csr ? " __global const long *xrp, __global const int *xci," : "");
     extra_params(b, r);
     sb_puts(b, ")\n{\n");
     sb_puts(b, "    const int l = get_local_id(0), L = get_local_size(0), SPG = L / LS;\n");
@@ -275,9 +281,9 @@ static void gen_body(StrBuf *b, const StitchRegion *r, int k, int only_pass)
         for (int i = 0; i < r->n; i++) {
             if (!need[i]) continue;
             if (r->nodes[i].k == SN_X) {
-                if (only_pass >= 0) sb_printf(b, "            double v%d = x[ix];\n", i);
-                else if (!xloaded) sb_printf(b, "            double v%d = x[ix];\n            if (cache) xv[t] = v%d;\n", i, i);
-                else sb_printf(b, "            double v%d = cache ? xv[t] : x[ix];\n", i);
+                if (only_pass >= 0) sb_printf(b, "            double v%d = %s;\n", i, xat);
+                else if (!xloaded) sb_printf(b, "            double v%d = %s;\n            if (cache) xv[t] = v%d;\n", i, xat, i);
+                else sb_printf(b, "            double v%d = cache ? xv[t] : %s;\n", i, xat);
                 xloaded = true;   /* the first pass that reads X fills xv */
                 continue;
             }
@@ -360,7 +366,7 @@ static char *gen_kernel(const StitchRegion *r, int only_pass)
     sb_puts(&b, pre);
     free(pre);
     sb_puts(&b, st_helpers);
-    gen_body(&b, r, 0, only_pass);
+    gen_body(&b, r, 0, only_pass, false);
     sb_puts(&b, "__kernel void stitch(long nseg, long len, long cols, __global const double *x, __global double *out,\n"
                 "    __global double *segv, __local double *sh, int LS, int cache");
     extra_params(&b, r);
@@ -371,11 +377,27 @@ static char *gen_kernel(const StitchRegion *r, int only_pass)
     return b.s;
 }
 
-char *stitch_body_source(const StitchRegion *r)
+/* the cell (i, j) of a CSR X (values v, row pointers rp, sorted
+ * columns ci) */
+static const char st_csr_fn[] =
+    "static double st_csr(__global const double *v, __global const long *rp, __global const int *ci, long i, long j)\n"
+    "{\n"
+    "    long lo = rp[i], hi = rp[i + 1];\n"
+    "    const long end = hi;\n"
+    "    while (lo < hi) {\n"
+    "        const long m = lo + (hi - lo) / 2;\n"
+    "        if (ci[m] < j) lo = m + 1;\n"
+    "        else hi = m;\n"
+    "    }\n"
+    "    return lo < end && ci[lo] == j ? v[lo] : 0.0;\n"
+    "}\n";
+
+char *stitch_body_source(const StitchRegion *r, bool csr)
 {
     StrBuf b = {0};
     sb_puts(&b, st_helpers);
-    gen_body(&b, r, 0, -1);
+    if (csr) sb_puts(&b, st_csr_fn);
+    gen_body(&b, r, 0, -1, csr);
     if (b.oom) { free(b.s); return NULL; }
     return b.s;
 }
@@ -906,7 +928,7 @@ int stitch_run_packed(const StitchRegion *const *r, const MB *const *x, int n, M
     free(pre);
     sb_puts(&b, st_helpers);
     for (int k = 0; k < n; k++) {
-        gen_body(&b, r[k], k, -1);
+        gen_body(&b, r[k], k, -1, false);
     }
     /* the packed kernel: work-groups [G0, G0 + G1) run region 1, ... */
     sb_puts(&b, "__kernel void packed(__global const long *dims, __global const long *firsts");

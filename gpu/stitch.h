@@ -53,7 +53,11 @@ typedef enum { SI_CELL, SI_SEG, SI_POS, SI_POST } StitchInMode;
 #define ST_MAX_NODES 48
 #define ST_MAX_IN 8
 #define ST_MAX_SC 32   /* scalar arguments (a buffer: literals go there too) */
-#define ST_MAX_OUT 4   /* outputs of one region (the root and 3 more) */
+/* outputs of one region (the root and 7 more): the stitched vectors of
+ * one codegen operator (CG_MAXPRE) fit one region in its launch; the
+ * regions stitchpass.c forms keep at most ST_PASS_OUT */
+#define ST_MAX_OUT 8
+#define ST_PASS_OUT 4
 
 typedef struct StitchRegion {
     AggDir dir;       /* DIR_ROW or DIR_COL: what a segment is */
@@ -135,8 +139,11 @@ char *stitch_source(const StitchRegion *r, const StitchSched *s);
  * grp, ngrp, LS, cache[, i1..][, sc][, o1..]): work-group grp of ngrp
  * takes segments grp * SPG, (grp + ngrp) * SPG, ... (SPG = the group's
  * size / LS); for another kernel that runs a region inside its own
- * launch (gpu/spoof_cl.c, the stitched codegen operators). */
-char *stitch_body_source(const StitchRegion *r);
+ * launch (gpu/spoof_cl.c, the stitched codegen operators). csr: X is
+ * CSR, passed as its values x followed by its row pointers and columns
+ * (x, xrp, xci); each cell is looked up in its row, so the walk, its
+ * order and the results are the dense X's. */
+char *stitch_body_source(const StitchRegion *r, bool csr);
 /* Runs the region over X under s (NULL: the evaluator's best stitched
  * schedule, never ST_XLA); a new
  * rows x cols block, or NULL with e set. */

@@ -161,8 +161,8 @@ static void test_shared(void)
  * results to the bit (the same aggregate kernels, the same operator
  * kernel; the expression's + and sqrt are correctly rounded on both) and
  * in no more launches, and with the CPU's unstitched plan within
- * rounding (the device sums in another order). A CSR X takes the path
- * that lands the vectors to check them for NaN/Inf; under cost_based
+ * rounding (the device sums in another order) (a CSR X:
+ * test_device_csr); under cost_based
  * MPSkipEnum chooses stitching at the stitch points. Plans compiled
  * afresh (no plan cache). */
 static void test_device(void)
@@ -172,7 +172,7 @@ static void test_device(void)
     int rc = gpu_init(&e);
     T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
     static const struct { int c; bool sparse, cost; } which[] = {
-        {0, false, false}, {10, false, false}, {0, true, false}, {0, false, true}, {10, false, true}};
+        {0, false, false}, {10, false, false}, {0, false, true}, {10, false, true}};
     for (size_t q = 0; q < sizeof which / sizeof *which && !rc; q++) {
         const Case *c = &cases[which[q].c];
         const char *sp = which[q].sparse ? " CSR" : which[q].cost ? " cost_based" : "";
@@ -238,19 +238,25 @@ static void test_device(void)
  * plan sums blocks of rows, the region a column in one lane). Inputs
  * beyond X: a matrix W of X's shape, a column vector v, a row vector u
  * not stitched, scalars. Shapes that are not multiples of a
- * work-group; a CSR X and a Row plan keep today's path (no region). */
+ * work-group. A CSR X (and the Row plan) runs the vectors in the
+ * operator's launch instead (test_device_row, test_device_csr): also
+ * one launch and one region run. */
 static void test_device_region(void)
 {
-    static const struct { const char *name, *src, *out; double tol; bool region; } cs[] = {
-        {"centre", "Y = (X - colMeans(X)) * 2\n", "Y", 0, true},
-        {"minmax", "Y = (X - colMins(X)) / (colMaxs(X) - colMins(X))\n", "Y", 0, true},
-        {"standardize", "Y = (X - colMeans(X)) / colSds(X)\n", "Y", 0, true},
-        {"var expr", "Y = (X - colMeans(X)) / sqrt(colVars(X) + 1e-8)\n", "Y", 0, true},
-        {"inputs", "Y = ((X * W - colSums(X) / 3) * v + u) * 1.75 - exp(-colMeans(X))\n", "Y", 0, true},
-        {"col_agg max", "c = colMaxs(abs(X - colMeans(X)) * W)\n", "c", 0, true},
-        {"col_agg sum", "c = colSums(((X - colMeans(X)) / colSds(X)) ^ 2)\n", "c", 1e-9, true},
-        {"col_agg mean", "c = colMeans((X - colMins(X)) * v)\n", "c", 1e-9, true},
-        {"row plan", "Y = (X - colMeans(X)) %*% B\n", "Y", 0, true},
+    /* csr: also over a CSR X at 130 x 37 (the others' CSR runs:
+     * test_device_csr) in that many launches: 1, or 2 where the plan's
+     * main input is W and X a side input, which the operator's kernel
+     * reads expanded (one launch more: not the vectors') */
+    static const struct { const char *name, *src, *out; double tol; bool region; int csr; } cs[] = {
+        {"centre", "Y = (X - colMeans(X)) * 2\n", "Y", 0, true, 0},
+        {"minmax", "Y = (X - colMins(X)) / (colMaxs(X) - colMins(X))\n", "Y", 0, true, 1},
+        {"standardize", "Y = (X - colMeans(X)) / colSds(X)\n", "Y", 0, true, 0},
+        {"var expr", "Y = (X - colMeans(X)) / sqrt(colVars(X) + 1e-8)\n", "Y", 0, true, 0},
+        {"inputs", "Y = ((X * W - colSums(X) / 3) * v + u) * 1.75 - exp(-colMeans(X))\n", "Y", 0, true, 1},
+        {"col_agg max", "c = colMaxs(abs(X - colMeans(X)) * W)\n", "c", 0, true, 2},
+        {"col_agg sum", "c = colSums(((X - colMeans(X)) / colSds(X)) ^ 2)\n", "c", 1e-9, true, 1},
+        {"col_agg mean", "c = colMeans((X - colMins(X)) * v)\n", "c", 1e-9, true, 0},
+        {"row plan", "Y = (X - colMeans(X)) %*% B\n", "Y", 0, true, 0},
     };
     static const int64_t shapes[][2] = {{130, 37}, {1001, 9}, {7, 3}};
     BrErr e = {0};
@@ -260,7 +266,7 @@ static void test_device_region(void)
     for (int si = 0; si < 3 && !rc; si++)
         for (int sparse = 0; sparse < 2; sparse++)
             for (size_t q = 0; q < sizeof cs / sizeof *cs; q++) {
-                if (sparse && (si > 0 || !cs[q].region)) continue;
+                if (sparse && (si > 0 || !cs[q].csr)) continue;
                 int64_t M = shapes[si][0], N = shapes[si][1];
                 Case c = {cs[q].name, cs[q].src, cs[q].out};
                 t_seed(77 + q + 10 * (uint64_t)si);
@@ -286,11 +292,11 @@ static void test_device_region(void)
                 T_CHECK(du.rc == 0 && ds.rc == 0, "%s %s: %s / %s", c.name, what, du.err, ds.err);
                 if (!du.rc && !ds.rc) {
                     check_out(&c, &ds.out[0], &du.out[0], cs[q].tol, what);
-                    bool one = cs[q].region && !sparse;
+                    bool one = cs[q].region;
                     T_CHECK(ds.st.stitched >= 1 && g.fused_cpu == 0 && gu.fused_cpu == 0,
                             "%s %s: %lld stitched, %lld/%lld on the CPU", c.name, what, (long long)ds.st.stitched,
                             (long long)g.fused_cpu, (long long)gu.fused_cpu);
-                    T_CHECK(one ? g.fused_region == 1 && g.launches == 1 : g.fused_region == 0,
+                    T_CHECK(one ? g.fused_region == 1 && g.launches == (sparse ? cs[q].csr : 1) : g.fused_region == 0,
                             "%s %s: %lld region runs, %lld launches (unstitched %lld)", c.name, what,
                             (long long)g.fused_region, (long long)g.launches, (long long)gu.launches);
                     T_CHECK(gu.launches > 1 && gu.fused_region == 0, "%s %s: unstitched %lld launches", c.name, what,
@@ -422,6 +428,173 @@ static void test_device_row(void)
     gpu_configure(GPU_OFF, -1, 0);
 }
 
+/* One plan over in (X, v, B) three ways: the CPU (ref), the unstitched
+ * device plan (du, gu; when un), the stitched one (ds, g) with the
+ * vectors' region under schedule pre (gpu_spoof_pre), the
+ * FusionStitching pass off (codegen's stitching on the device). Checks
+ * the three results against each other (ds against the CPU within
+ * 1e-9, against du to the bit, or 1e-9 under work-group composition,
+ * unless nf: the launch declined) and, where X has more than one row
+ * and column, that at least nst aggregates were stitched and ds took
+ * exactly one launch with one in-launch run
+ * (none when nf: declined by its flag, the CPU's results) and du more
+ * than one. The runs are freed. */
+static void dev_three(const Case *c, MB **in, const char *what, bool un, int pre, bool nf, int nst)
+{
+    const char *names[3] = {"X", "v", "B"}, *outs[1] = {c->out};
+    CgOptions off = {0}, on = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    BrErr e = {0};
+    TRun ref, du = {0}, ds;
+    gpu_configure(GPU_OFF, -1, 0);
+    t_run_dml(c->src, &off, 3, names, in, 1, outs, &ref);
+    gpu_configure(GPU_FORCE, -1, 0);
+    int rc = gpu_init(&e);
+    T_CHECK(rc == 0, "an OpenCL device: %s", e.msg);
+    gpu_set_stitch(false);
+    GpuStats gu = {0};
+    if (un) {
+        setenv("BRAID_CG_STITCH", "0", 1);
+        gpu_stats_reset();
+        t_run_dml(c->src, &on, 3, names, in, 1, outs, &du);
+        gu = gpu_stats();
+        unsetenv("BRAID_CG_STITCH");
+    }
+    gpu_spoof_pre(pre);
+    gpu_stats_reset();
+    t_run_dml(c->src, &on, 3, names, in, 1, outs, &ds);
+    GpuStats g = gpu_stats();
+    gpu_spoof_pre(0);
+    gpu_set_stitch(true);
+    gpu_configure(GPU_OFF, -1, 0);
+    T_CHECK(!rc && ref.rc == 0 && du.rc == 0 && ds.rc == 0, "%s %s: %s / %s / %s", c->name, what, ref.err, du.err,
+            ds.err);
+    int64_t M = in[0]->rows, N = in[0]->cols;
+    bool wgc = pre == 2;
+    if (!rc && !ref.rc && !du.rc && !ds.rc) {
+        check_out(c, &ds.out[0], &ref.out[0], 1e-9, what);
+        if (!nf && un) check_out(c, &ds.out[0], &du.out[0], wgc ? 1e-9 : 0, what);
+        if (M > 1 && N > 1) {
+            T_CHECK(ds.st.stitched >= nst && g.fused_region == !nf && g.launches == 1 && g.fused_declined == nf &&
+                        g.pre_wg == wgc,
+                    "%s %s: %lld stitched, %lld in-launch runs (%lld by work-group), %lld declined, %lld launches",
+                    c->name, what, (long long)ds.st.stitched, (long long)g.fused_region, (long long)g.pre_wg,
+                    (long long)g.fused_declined, (long long)g.launches);
+            T_CHECK(!un || (gu.fused_region == 0 && gu.launches > 1), "%s %s: unstitched %lld launches", c->name,
+                    what, (long long)gu.launches);
+        }
+        if (un) printf("-gpu force %s %s: launches stitched %lld, unstitched %lld\n", c->name, what,
+                       (long long)g.launches, (long long)gu.launches);
+    }
+    t_run_free(&ref);
+    t_run_free(&du);
+    t_run_free(&ds);
+    for (int k = 0; k < 3; k++) mb_release(in[k]);
+}
+
+/* A CSR X in the stitched launch (docs/gpu.md, "A CSR X in the
+ * stitched launch"): the region's columns read X by lookups in its CSR
+ * rows (gpu/stitch.c st_csr), the operator reads X as its CSR main
+ * input, so the vectors, the rows and the combine are one launch (the
+ * unstitched device plan, and before this path every stitched plan over
+ * a CSR X: the aggregates' launches, the vectors landed, the plan's
+ * kernel). Over shapes (1 to 3000 rows; 1, 9, 37, 65, 150 columns: not
+ * multiples of the work-group) and sparsity (a fully empty X, 0.001,
+ * 0.05, 0.5, every third row empty), Row NO_AGG, ROW_AGG, COL_AGG
+ * (the combine in the launch) and Cell NO_AGG (a variance: two region
+ * passes) and FULL_AGG plans: equal to the unstitched device plan to
+ * the bit under thread composition (within 1e-9 under work-group
+ * composition, every third run; at the first two shapes: the
+ * unstitched plan's programs, built once more per launch size, cost
+ * more than the rest) and to the CPU within 1e-9; where X
+ * has more than one row and column, one launch and one in-launch run.
+ * A Row plan whose vector is not finite over a finite X (exp of a
+ * large column maximum: Inf) is declined by the launch's flag (the
+ * CPU's results, Inf and NaN where they are), in one launch. The
+ * programs depend on the plan only, so each script's are built once
+ * across the shapes; the scripts but the last are test_device_row's and
+ * test_device_region's, whose CPU operators and unstitched device
+ * programs (one source for a dense and a CSR main input) they share;
+ * the one-row and one-column shapes (other plans) run one script
+ * each. */
+static void test_device_csr(void)
+{
+    static const Case cs[] = {
+        {"csr row mm", "Y = (X - colMeans(X)) %*% B\n", "Y"},
+        {"csr row rowsums", "y = rowSums(((X - colMins(X)) %*% B) ^ 2)\n", "y"},
+        {"csr row colsums", "z = colSums((X - colMeans(X)) %*% B)\n", "z"},
+        {"csr cell var", "Y = (X - colMeans(X)) / sqrt(colVars(X) + 1e-8)\n", "Y"},
+        {"csr cell full", "s = sum((X - colMins(X)) ^ 2)\n", "s"},
+        {"csr row inf", "Y = (X - exp(colMaxs(X) * 1000)) %*% B\n", "Y"},
+    };
+    /* rows, columns, density, every third row empty, the scripts run
+     * (bits of cs; the last one's vector is Inf in every column, where
+     * each has a value above 0.71) */
+    static const struct { int64_t m, n; double d; bool er; int which; } run[] = {
+        {130, 37, 0.05, false, 0x1f}, {1001, 9, 0.5, false, 0x35}, {2, 150, 0.5, false, 0x0a},
+        {7, 65, 0.001, false, 0x1f},  {64, 65, 0, false, 0x0d},    {500, 20, 0.05, true, 0x32},
+        {3000, 40, 0.001, true, 0x05}, {300, 1, 0.5, false, 0x01},  {1, 37, 0.5, false, 0x10},
+    };
+    enum { NC = sizeof cs / sizeof *cs, NR = sizeof run / sizeof *run };
+    BrErr e = {0};
+    int kept = 0;
+    for (int ri = 0; ri < NR; ri++)
+        for (int q = 0; q < NC; q++) {
+            if (!(run[ri].which >> q & 1) || !t_keep(kept++, 2)) continue;
+            int64_t M = run[ri].m, N = run[ri].n;
+            t_seed(1301 + (uint64_t)q + 10 * (uint64_t)ri);
+            MB *x = t_gen(M, N, run[ri].d, -1, 2, false);
+            for (int64_t i = 0; run[ri].er && i < M; i += 3)
+                for (int64_t j = 0; j < N; j++) mb_dset(x, i, j, 0);
+            mb_recount_nnz(x);
+            MB *in[3] = {mb_to_sparse(x, &e), t_gen(M, 1, 1, 0, 1, false), t_gen(N, 3, 1, -1, 1, false)};
+            mb_release(x);
+            T_CHECK(in[0] && in[0]->sparse, "X CSR: %s", e.msg);
+            if (!in[0]) continue;
+            char what[96];
+            snprintf(what, sizeof what, "%lldx%lld CSR %g%s", (long long)M, (long long)N, run[ri].d,
+                     run[ri].er ? " empty rows" : "");
+            /* the unstitched device plan (its own programs, compiled by
+             * PoCL once more per launch size) at the first two shapes;
+             * every third run under work-group composition; the last
+             * script's vector Inf: declined by the launch */
+            dev_three(&cs[q], in, what, ri < 2, (q + ri) % 3 == 2 ? 2 : 1, q == 5, 1);
+        }
+}
+
+/* More than 4 distinct stitched vectors in the operator's launch
+ * (docs/gpu.md, "The stitched vectors inside the operator's launch"):
+ * the vectors' region has up to ST_MAX_OUT (8, codegen's CG_MAXPRE)
+ * outputs, so a Row plan reading 5 and a Cell FULL_AGG plan reading 6
+ * are one launch (before: more than 4 took dev_pre, the aggregates'
+ * launches), dense (1001 x 9, 20 x 150: three region groups) and CSR
+ * (130 x 37 at 5%), against the CPU within 1e-9; at the first shape
+ * under thread composition against the unstitched device plan to the
+ * bit, at the second under work-group composition. */
+static void test_device_many(void)
+{
+    static const Case cs[] = {
+        {"five vectors", "Y = ((X - colMeans(X)) * colMaxs(X) + (X - colMins(X)) * colSums(X) + X / (colSds(X) + 1)) %*% B\n",
+         "Y"},
+        {"six vectors", "s = sum((X - colMeans(X)) * colMaxs(X) + (X - colMins(X)) * colSums(X) + X * colSds(X) + X * colVars(X))\n",
+         "s"},
+    };
+    static const struct { int64_t m, n; double d; } run[] = {{1001, 9, 1}, {20, 150, 1}, {130, 37, 0.05}};
+    for (int ri = 0; ri < 3; ri++)
+        for (int q = 0; q < 2; q++) {
+            if (!t_keep(ri + q, 2)) continue;
+            int64_t M = run[ri].m, N = run[ri].n;
+            t_seed(1501 + (uint64_t)q + 10 * (uint64_t)ri);
+            MB *in[3] = {t_gen(M, N, run[ri].d, -1, 2, run[ri].d < 1), t_gen(M, 1, 1, 0, 1, false),
+                         t_gen(N, 3, 1, -1, 1, false)};
+            char what[64];
+            snprintf(what, sizeof what, "%lldx%lld%s", (long long)M, (long long)N, run[ri].d < 1 ? " CSR" : "");
+            /* the unstitched device plan at the first shape (thread
+             * composition: its bits), work-group composition at the
+             * second */
+            dev_three(&cs[q], in, what, ri == 0, ri == 1 ? 2 : 1, false, 5 + q);
+        }
+}
+
 /* Multi-output Row plans (V_MULTI) whose stitched vectors run inside
  * the operator's launch (docs/gpu.md, "The stitched vectors inside the
  * operator's launch"): the GLM step over centred columns (COL_T_AGG,
@@ -440,7 +613,7 @@ static void test_device_row(void)
  * not (two 1e308 in a column: its colMeans overflows to Inf) the launch
  * flags it and declines (fused_declined; the
  * CPU's operator: its results, NaN where they are), in one launch. A
- * CSR X keeps the host-checked vectors (dev_pre): no in-launch run. */
+ * CSR X too is one launch (test_device_csr). */
 static void test_device_multi(void)
 {
     static const Case cs[] = {
@@ -527,7 +700,7 @@ static void test_device_multi(void)
                             (long long)s->fused_region, (long long)s->pre_wg, (long long)s->fused_cpu,
                             (long long)s->launches, (long long)gu.launches);
                 if (fmt == 1)
-                    T_CHECK(s->fused_ops == 1 && s->fused_region == 0 && s->launches == gu.launches,
+                    T_CHECK(s->fused_ops == 1 && s->fused_region == 1 && s->launches == 1 && gu.launches > 1,
                             "%s %s schedule %d: CSR: %lld on the device, %lld in-launch, %lld launches (unstitched %lld)",
                             c->name, what, mode, (long long)s->fused_ops, (long long)s->fused_region,
                             (long long)s->launches, (long long)gu.launches);
@@ -820,6 +993,8 @@ int main(void)
     test_device_region();
     test_device_row();
     test_device_multi();
+    test_device_csr();
+    test_device_many();
     test_profile();
     test_profile_cache();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
