@@ -55,18 +55,11 @@ static int64_t copy_count(double *d, const double *s, int64_t n, bool count, int
  * the source's answer. c: the finished slice (NULL is fine). */
 static MB *slice_fin(MB *c, const MB *a, bool seen, int bad)
 {
-    uint8_t f = a->ext ? MB_FIN_UNKNOWN : __atomic_load_n(&a->fin, __ATOMIC_RELAXED);
+    uint8_t f = mb_fin_known(a);
     bool whole = c && c->rows == a->rows && c->cols == a->cols;
     if (seen) mb_fin_set(c, bad != 0);
     else if (f == MB_FIN_FINITE || (whole && f == MB_FIN_NONFINITE)) mb_fin_set(c, f == MB_FIN_NONFINITE);
     return c;
-}
-
-/* Is sparse a's every value known finite (its flag answers for any
- * slice)? */
-static bool sp_src_finite(const MB *a)
-{
-    return !a->ext && __atomic_load_n(&a->fin, __ATOMIC_RELAXED) == MB_FIN_FINITE;
 }
 
 /* Is one of x[0..n) NaN or infinite? */
@@ -119,7 +112,7 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
         /* the copied values read for NaN and infinities unless a's flag
          * answers for any slice (finite): a non-finite or unknown a's
          * slice of some rows may be either */
-        bool seen = !sp_src_finite(a);
+        bool seen = mb_fin_known(a) != MB_FIN_FINITE;
         int bad = seen ? any_nonfinite(c->v, len) : 0;
         mb_sp_done(c, len);
         return slice_fin(mb_finish(c, e), a, seen, bad);
@@ -140,7 +133,7 @@ MB *k_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     MB *c = mb_sp_alloc(m, n, total, e);
     if (!c) { free(lo); free(cnt); return NULL; }
     for (int64_t i = 0; i < m; i++) c->rp[i + 1] = c->rp[i] + cnt[i];
-    bool seen = !sp_src_finite(a);   /* as the rows' slice above */
+    bool seen = mb_fin_known(a) != MB_FIN_FINITE;   /* as the rows' slice above */
     int bad = 0;
     #pragma omp parallel for schedule(static) reduction(|:bad) num_threads(br_threads()) \
         if (br_par((double)total))
@@ -269,23 +262,9 @@ static int sp_splice(MB *t, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     return 0;
 }
 
-/* Was m's every value known finite (a borrowed or compressed block's
- * flag is not asked)? */
-static bool lix_known_finite(const MB *m)
-{
-    return !m->ext && !m->cmb && __atomic_load_n(&m->fin, __ATOMIC_RELAXED) == MB_FIN_FINITE;
-}
-
-/* The flag (MB_FIN_*) of the values a left indexing writes from src
- * (all of them): src's own, unknown for a borrowed or compressed src. */
-static int lix_src_fin(const MB *src)
-{
-    return src->ext || src->cmb ? MB_FIN_UNKNOWN : __atomic_load_n(&src->fin, __ATOMIC_RELAXED);
-}
-
 /* The finiteness flag of c after values of flag `wrote` (MB_FIN_*) were
  * written into it, tfin: were c's values before known finite
- * (lix_known_finite, asked before the write): non-finite when the
+ * (mb_fin_known, asked before the write): non-finite when the
  * written values were, finite when both were known finite, else unknown
  * (never a wrong "finite"). */
 static void lix_fin(MB *c, bool tfin, int wrote)
@@ -299,7 +278,7 @@ static void lix_fin(MB *c, bool tfin, int wrote)
  * flag) into which values of flag `wrote` were written (lix_fin). */
 static void lix_copy_fin(MB *c, const MB *target, int wrote)
 {
-    lix_fin(c, lix_known_finite(target), wrote);
+    lix_fin(c, mb_fin_known(target) == MB_FIN_FINITE, wrote);
 }
 
 MB *k_lix(const MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
@@ -308,7 +287,7 @@ MB *k_lix(const MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     if (check_lix(target, rl, ru, cl, cu, src, e)) return NULL;
     int64_t old = target->sparse ? sp_region_nnz(target, rl, ru, cl, cu) : 0;
     int64_t nnz2 = target->nnz - old + src->nnz;
-    int wrote = lix_src_fin(src);
+    int wrote = mb_fin_known(src);
     if (target->sparse && (nnz2 == 0 ||
         mb_should_be_sparse(target->rows, target->cols, nnz2))) {
         MB *c = mb_copy(target, e);
@@ -331,8 +310,8 @@ int k_lix_inplace(MB *target, int64_t rl, int64_t ru, int64_t cl, int64_t cu,
     if (src == target || (ru - rl) * (cu - cl) == 0) return 0;
     /* the values change (lix_fin; mb.h, the finiteness flag): the
      * written values' flag and the target's, asked before the write */
-    bool tfin = lix_known_finite(target);
-    int wrote = lix_src_fin(src);
+    bool tfin = mb_fin_known(target) == MB_FIN_FINITE;
+    int wrote = mb_fin_known(src);
     mb_values_changed(target);
     if (target->sparse) {
         int64_t old = sp_region_nnz(target, rl, ru, cl, cu);
@@ -391,7 +370,7 @@ static int check_cell(const MB *t, int64_t r, int64_t c, BrErr *e)
 int k_lix_scalar_inplace(MB *target, int64_t r, int64_t c, double v, BrErr *e)
 {
     if (check_cell(target, r, c, e)) return e->code;
-    bool tfin = lix_known_finite(target);   /* as k_lix_inplace */
+    bool tfin = mb_fin_known(target) == MB_FIN_FINITE;   /* as k_lix_inplace */
     int wrote = isfinite(v) ? MB_FIN_FINITE : MB_FIN_NONFINITE;
     mb_values_changed(target);
     if (target->sparse) {

@@ -212,7 +212,7 @@ bool mb_has_nonfinite(const MB *m)
     if (!host_or_warn(m)) return true;
     /* (parfor workers may ask about one shared block at once: they store
      * the same answer) */
-    uint8_t f = m->ext ? MB_FIN_UNKNOWN : __atomic_load_n(&m->fin, __ATOMIC_RELAXED);
+    uint8_t f = mb_fin_known(m);
 #ifndef BRAID_VERIFY_FIN
     if (f != MB_FIN_UNKNOWN) return f == MB_FIN_NONFINITE;
 #endif
@@ -287,7 +287,7 @@ void mb_release(MB *m)
  * or compressed m's is not kept: mb.h) */
 static MB *keep_fin(MB *r, const MB *m)
 {
-    uint8_t f = m->ext || m->cmb ? MB_FIN_UNKNOWN : __atomic_load_n(&m->fin, __ATOMIC_RELAXED);
+    uint8_t f = mb_fin_known(m);
     if (r && f != MB_FIN_UNKNOWN) mb_fin_set(r, f == MB_FIN_NONFINITE);
     return r;
 }

@@ -104,6 +104,14 @@ bool mb_has_nonfinite(const MB *m);
  * number. */
 enum { MB_FIN_UNKNOWN = 0, MB_FIN_FINITE = 1, MB_FIN_NONFINITE = 2 };
 void mb_fin_set(MB *m, bool nonfinite);
+/* The flag (MB_FIN_*) m's values may be taken by: m's own, unknown for a
+ * block borrowing a caller's storage or a compressed one (its
+ * dictionaries answer: mb_has_nonfinite). (Parfor workers may store one
+ * shared block's answer at once: read atomically.) */
+static inline uint8_t mb_fin_known(const MB *m)
+{
+    return m->ext || m->cmb ? MB_FIN_UNKNOWN : __atomic_load_n(&m->fin, __ATOMIC_RELAXED);
+}
 void mb_values_changed(MB *m);
 /* Scans of values mb_has_nonfinite made (the flag was unknown), for tests
  * and benchmarks. */
