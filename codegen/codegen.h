@@ -18,6 +18,13 @@
 
 /* Fuses operators of d (in place). No-op when codegen is disabled. */
 void cg_optimize_dag(CgContext *c, HopDag *d);
+/* Does d hold a one-column rank-1 update t(X) %*% q (or an mmchain) over
+ * a variable X of unknown non-zeros whose rows would be too wide for a
+ * Row operator's loop if X were dense (cost.c row_wide)? Then whether X
+ * is sparse decides the cost-based plan, and only its value knows:
+ * plan_compile marks d to be recompiled before it runs (Hop.nnz then
+ * exact). False when c is NULL or not cost-based. */
+bool cg_wide_nnz_unknown(const CgContext *c, const HopDag *d);
 /* Forms stitched regions in d (codegen/stitchpass.c, docs/gpu.md): row
  * and column aggregates in the middle of elementwise work become H_STITCH
  * hops. Returns the number formed. */

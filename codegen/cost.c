@@ -981,23 +981,58 @@ static void row_cla(const CostCtx *x, CVec *v)
  * the blocked kernels: neither counts here. */
 #define ROW_WIDE_BYTES (192.0 * 1024)
 
-static bool row_wide(const CostCtx *x, const CVec *v, const Hop *X)
+/* The row-wide vectors of products mm[0..n) over X's rows (the row,
+ * plus a side vector or accumulator per one-column product, two for an
+ * mmchain's), in bytes, when one of them is a rank-1 update; else 0. */
+static double row_wide_bytes(const Hop *X, const Hop *const *mm, int n)
 {
-    (void)x;
-    /* known dense: a wide X of unknown non-zeros may be sparse, where the
-     * Row operator won (L2SVM's gradient over 1000 columns at 1%) */
-    if (!X || X->dt != DT_MATRIX || X->nnz < 0 || !dense_est(X) || X->cols <= 0) return false;
     double vecs = 1;   /* the row */
     bool update = false;
-    for (int k = 0; k < v->nmm; k++) {
-        const Hop *h = v->mm[k], *a = mm_left(h);
+    for (int k = 0; k < n; k++) {
+        const Hop *h = mm[k], *a = mm_left(h);
         if (a != X) continue;
         bool chain = h->op == OP_MMCHAIN && h->in[1]->cols == 1;
         if (chain) vecs += 2;
         else vecs += h->cols == 1;
         update |= chain || (mm_transposed(h) && h->cols == 1);
     }
-    return update && 8.0 * (double)X->cols * vecs > ROW_WIDE_BYTES;
+    return update ? 8.0 * (double)X->cols * vecs : 0;
+}
+
+/* An X of unknown non-zeros is taken as dense (the worst case: a sparse
+ * row touches only its non-zeros' entries of the vectors). Where X is a
+ * variable, the DAG is recompiled before it runs with X's real non-zeros
+ * (cg_wide_nnz_unknown), so a sparse X keeps its Row operator (L2SVM's
+ * gradient over a sparse X: the fused loop ran in about half the
+ * unfused plan's time); what stays unknown then is computed in the DAG
+ * (rand with sparsity 1, elementwise results), dense as a rule. */
+static bool row_wide(const CostCtx *x, const CVec *v, const Hop *X)
+{
+    (void)x;
+    if (!X || X->dt != DT_MATRIX || (X->nnz >= 0 && !dense_est(X)) || X->cols <= 0) return false;
+    return row_wide_bytes(X, v->mm, v->nmm) > ROW_WIDE_BYTES;
+}
+
+bool cg_wide_nnz_unknown(const CgContext *c, const HopDag *d)
+{
+    if (!c || !c->opt.enabled || c->opt.policy != CG_COST_BASED || !d) return false;
+    int n;
+    Hop **order = hop_walk(d, &n, NULL);
+    if (!order) return false;   /* out of memory: the compile-time plan */
+    const Hop **mm = malloc(sizeof *mm * (size_t)(n + 1));
+    int nmm = 0;
+    for (int i = 0; mm && i < n; i++)
+        if (order[i]->kind == H_MATMUL && order[i]->nin >= 2 && order[i]->in[0] && order[i]->in[1])
+            mm[nmm++] = order[i];
+    bool r = false;
+    for (int k = 0; mm && k < nmm && !r; k++) {
+        const Hop *X = mm_left(mm[k]);
+        r = X && X->kind == H_TREAD && X->dt == DT_MATRIX && X->nnz < 0 && X->rows >= 0 && X->cols > 0 &&
+            row_wide_bytes(X, mm, nmm) > ROW_WIDE_BYTES;
+    }
+    free(mm);
+    free(order);
+    return r;
 }
 
 /* Row operator: the work of its products. The main input is, as in

@@ -402,6 +402,7 @@ typedef struct Job {
     int64_t t0;            /* start (br_now_ns) */
     char src[1200], tmpobj[1200];
     char tmpd[1200];       /* the compiler's TMPDIR (its .s/.o/.res temporaries) */
+    int sig[3];            /* src, tmpobj, tmpd in the signal cleanup (sig_add) */
 } Job;
 
 /* The operators of one batch that need compiling. */
@@ -447,6 +448,26 @@ static void sq(StrBuf *b, const char *str)
 }
 
 static int64_t cc_timeout_ns(void);
+
+/* A compile's temporaries (its files src and obj, src may be NULL, and
+ * its TMPDIR folder tmpd) into the paths a SIGTERM/SIGINT removes
+ * (base.h br_sig_path_add) while they are braid's or its finishing
+ * shell's: a fatal signal kills the compile and its shell, so no one
+ * else would remove them (the hourly collector did). sig[3] gets the
+ * slots (0: not registered, the table full); sig_del drops them once the
+ * files are gone or published. */
+static void sig_add(int sig[3], const char *src, const char *obj, const char *tmpd)
+{
+    sig[0] = src ? br_sig_path_add(src, false) : 0;
+    sig[1] = br_sig_path_add(obj, false);
+    sig[2] = br_sig_path_add(tmpd, true);
+}
+
+static void sig_del(int sig[3])
+{
+    for (int i = 0; i < 3; i++) br_sig_path_del(sig[i]);
+    sig[0] = sig[1] = sig[2] = 0;
+}
 
 /* Starts the program at path (argv, environment envp) with output to
  * /dev/null, input from fd in (-1: /dev/null) and no descriptor of
@@ -606,7 +627,7 @@ static bool finisher(pid_t g, int64_t t0, const char *tmpd, const char *src, con
  * the shell that finishes its job (detach) are braid's children still,
  * reaped here, so none stays a zombie in a process that runs on (an
  * embedding one). */
-typedef struct DetEnt { pid_t cc, fin; } DetEnt;   /* 0: reaped */
+typedef struct DetEnt { pid_t cc, fin; int sig[3]; } DetEnt;   /* 0: reaped; the job's sig_add slots */
 static pthread_mutex_t det_mu = PTHREAD_MUTEX_INITIALIZER;
 static DetEnt det_ent[64];
 static int det_n;
@@ -626,6 +647,7 @@ static int det_reap(void)
             if (r == *pp[q] || (r < 0 && errno != EINTR)) *pp[q] = 0;
         }
         if (e.cc || e.fin) det_ent[k++] = e;
+        else sig_del(e.sig);   /* the shell removed or published them */
     }
     det_n = k;
     pthread_mutex_unlock(&det_mu);
@@ -643,13 +665,17 @@ static int det_max(void)
     return BR_MIN(2 * par, (int)(sizeof det_ent / sizeof *det_ent));
 }
 
-/* Records a detached compile (compiler cc, finishing shell fin) for
- * reaping; false when there is no room (the caller kills both). */
-static bool det_add(pid_t cc, pid_t fin)
+/* Records a detached compile (compiler cc, finishing shell fin, its
+ * temporaries' signal slots sig, moved to the entry) for reaping; false
+ * when there is no room (the caller kills both). */
+static bool det_add(pid_t cc, pid_t fin, int sig[3])
 {
     pthread_mutex_lock(&det_mu);
     bool ok = det_n < det_max();
-    if (ok) det_ent[det_n++] = (DetEnt){cc, fin};
+    if (ok) {
+        det_ent[det_n++] = (DetEnt){cc, fin, {sig[0], sig[1], sig[2]}};
+        sig[0] = sig[1] = sig[2] = 0;
+    }
     pthread_mutex_unlock(&det_mu);
     return ok;
 }
@@ -690,6 +716,7 @@ typedef struct Pch {
     int64_t t0;
     char tmp[1200], gch[1200];
     char tmpd[1200];       /* the compiler's TMPDIR (as a job's, start) */
+    int sig[3];            /* tmp and tmpd in the signal cleanup (sig_add) */
 } Pch;
 static pthread_mutex_t pch_mu = PTHREAD_MUTEX_INITIALIZER;
 static Pch pch = {.pfd = -1, .efd = -1};
@@ -710,6 +737,7 @@ static void pch_kill(Pch *p, int state)
     kill_group(p->pid);
     unlink(p->tmp);
     cg_rmdir_flat(p->tmpd);
+    sig_del(p->sig);
     p->state = state;
 }
 
@@ -730,6 +758,7 @@ static void pch_poll(Pch *p)
             bool ok = r == p->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && !lstat(p->tmp, &st) &&
                       S_ISREG(st.st_mode) && st.st_size > 0 && !rename(p->tmp, p->gch);
             if (!ok) unlink(p->tmp);
+            sig_del(p->sig);
             p->state = ok ? 2 : -1;
         } else if (br_now_ns() - p->t0 > cc_timeout_ns()) {
             pch_kill(p, -1);
@@ -742,6 +771,7 @@ static void pch_poll(Pch *p)
             /* the compile ended or was stopped first (a compiler still
              * there: its shell was killed from outside) */
             if (p->pid) kill_group(p->pid);
+            sig_del(p->sig);   /* the shell removed or published them */
             p->pid = 0;
             p->state = 0;
         }
@@ -780,10 +810,11 @@ static void pch_start(CgContext *c, Pch *p, const char *hdr)
     argv[a++] = p->tmp;
     argv[a] = NULL;
     char tmpdir[1300];
+    sig_add(p->sig, NULL, p->tmp, p->tmpd);
     char **env = mkdir(p->tmpd, 0700) ? NULL : env_tmpdir(p->tmpd, tmpdir);
     int rc = env ? spawn_compile(c, argv, env, &p->efd, &p->pid) : -1;
     free(env);
-    if (rc) { cg_rmdir_flat(p->tmpd); return; }
+    if (rc) { cg_rmdir_flat(p->tmpd); sig_del(p->sig); return; }
 #ifdef SYS_pidfd_open
     p->pfd = (int)syscall(SYS_pidfd_open, p->pid, 0);   /* close-on-exec */
 #else
@@ -920,6 +951,7 @@ static bool start(Batch *bt, Job *j)
         shared = shared && !strncmp(src, cg_prelude, pl);
     }
     if (!shared && j->n > 1) return false;
+    sig_add(j->sig, j->src, j->tmpobj, j->tmpd);
     StrBuf b = {0};
     char pchn[64];
     if (shared && pch_get(c, pchn)) sb_printf(&b, "#include \"%s\"\n", pchn);
@@ -927,7 +959,7 @@ static bool start(Batch *bt, Job *j)
     for (int i = 0; i < j->n; i++) bundle_add(&b, bt->op[j->idx[i]], bt->key[j->idx[i]], shared);
     int wr = b.s ? write_file(j->src, b.s, b.n) : -1;
     free(b.s);
-    if (wr || mkdir(j->tmpd, 0700)) { unlink(j->src); return false; }
+    if (wr || mkdir(j->tmpd, 0700)) { unlink(j->src); sig_del(j->sig); return false; }
     char *argv[NFLAGS + 6];
     int a = 0;
     argv[a++] = c->cc;
@@ -959,7 +991,7 @@ static bool start(Batch *bt, Job *j)
     /* an end pipe for a compile that may be left to finish (detach) */
     int rc = env ? spawn_compile(c, argv, env, bt->disk && c->disk_ok ? &j->efd : NULL, &j->pid) : ENOMEM;
     free(env);
-    if (rc) { unlink(j->src); cg_rmdir_flat(j->tmpd); return false; }
+    if (rc) { unlink(j->src); cg_rmdir_flat(j->tmpd); sig_del(j->sig); return false; }
 #ifdef SYS_pidfd_open
     j->pfd = (int)syscall(SYS_pidfd_open, j->pid, 0);   /* close-on-exec */
 #else
@@ -1028,7 +1060,7 @@ static bool detach(Batch *bt, Job *j)
                                 &fin);
     free(pub.s);
     if (!ok) return false;
-    if (!det_add(j->pid, fin)) { kill_group(fin); return false; }
+    if (!det_add(j->pid, fin, j->sig)) { kill_group(fin); return false; }
     return true;
 }
 
@@ -1057,6 +1089,7 @@ static void kill_job(Job *j)
     unlink(j->src);
     unlink(j->tmpobj);
     cg_rmdir_flat(j->tmpd);
+    sig_del(j->sig);
 }
 
 /* Leaves job jk when its context ends (asynchronous mode): a compile
@@ -1093,6 +1126,7 @@ static void finish(Batch *bt, int jk, int status)
     pfd_close(&bt->jobs[jk]);
     Job j = bt->jobs[jk];   /* a copy: add_job may move the jobs */
     bt->jobs[jk].running = false;
+    memset(bt->jobs[jk].sig, 0, sizeof j.sig);   /* the copy's (sig_del below) */
     slot_release();
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     /* killed from outside: not retried one by one either */
@@ -1127,6 +1161,7 @@ static void finish(Batch *bt, int jk, int status)
     }
     unlink(j.src);
     unlink(j.tmpobj);
+    sig_del(j.sig);
 }
 
 /* c's wake-up for waiters (wait_any): an eventfd jit_stop signals, made

@@ -26,7 +26,9 @@ Code *plan_compile(RtProgram *p, HopDag *d, int mode, int flags, RwStats *st)
         rw_dynamic(d, st);
     }
     if (flags & PC_MARK) {
-        d->recompile = rw_needs_recompile(d);
+        /* with codegen on, a wide rank-1 update over a variable of
+         * unknown non-zeros is planned with its value (cost.c row_wide) */
+        d->recompile = rw_needs_recompile(d) || cg_wide_nnz_unknown(p->cg, d);
         d->cla_maybe = !d->recompile && rw_cla_maybe(d);
     }
     if (!(flags & PC_LOWER)) return NULL;

@@ -225,6 +225,10 @@ static void term_compile(const char *braid)
     entries(p, &so, &sum, &tmp, &gch);
     T_CHECK(so == 0 && sum == 0 && gch == 0, "term: nothing published (%d objects, %d sums, %d preludes)", so, sum,
             gch);
+    /* the compiles' own tmp.PID.* (the bundle's source, the partial
+     * objects the wrapper wrote, the TMPDIR folders): removed by the
+     * signal cleanup (jit.c sig_add), not left for the collector */
+    T_CHECK(tmp == 0, "term: no temporary of the compiles left (%d)", tmp);
 }
 
 static void term_write(const char *braid)

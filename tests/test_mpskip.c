@@ -9,7 +9,7 @@
  * elementwise operands carry AMULET entries, so their points (fuse an
  * operand into the loop or materialize it) are among those weighed.
  * BRAID_TEST_LONG=1 runs ten times as many DAGs. Also the size decisions
- * of Row operators over wide dense rows (wide_rows). */
+ * of Row operators over wide dense rows (wide_rows, wide_unknown_nnz). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,7 +139,7 @@ static int row_ops(const char *src, const char *tag)
  * width, stay fused. Under several machines' constants (the choice is
  * the loop's products after the read, not a ratio of rates). Plans only:
  * nothing runs; X is read through a metadata file, so its non-zeros are
- * known (the rule leaves an X of unknown non-zeros alone). */
+ * known (an X of unknown non-zeros: wide_unknown_nnz). */
 static void wide_rows(void)
 {
     static const char *mcs[] = {
@@ -202,6 +202,72 @@ static void wide_rows(void)
     free(keep);
 }
 
+/* The CPlan ROW lines and the value of g of one run of src under the
+ * cost-based planner (codegen on) or with codegen off (*g: NaN unless
+ * set); *nrc gets the run's recompilations. */
+static int run_rows(const char *src, bool cg_on, double *g, int64_t *nrc, const char *tag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *ex = open_memstream(&text, &len);
+    CgOptions cg = {.enabled = cg_on, .policy = CG_COST_BASED, .explain = cg_on ? ex : NULL};
+    const char *on[] = {"s"};
+    TRun r;
+    t_run_dml(src, &cg, 0, NULL, NULL, 1, on, &r);
+    T_CHECK(r.rc == 0, "%s: %s", tag, r.err);
+    *g = r.rc == 0 && r.nout == 1 && r.out[0].kind == V_DOUBLE ? r.out[0].d : NAN;
+    *nrc = r.nrecompile;
+    t_run_free(&r);
+    if (ex) fclose(ex);
+    int n = 0;
+    for (const char *q = text; q && (q = strstr(q, "CPlan ROW")); q++) n++;
+    if (getenv("T_EXPLAIN") && text) fputs(text, stderr);
+    free(text);
+    return n;
+}
+
+/* The wide-row rule over an X of unknown non-zeros (cost.c row_wide,
+ * cg_wide_nnz_unknown): X made by rand (sparsity 1: no non-zeros known
+ * when compiling) or as a product of rand with a comparison, 16000
+ * columns. In a loop body X is a variable of known size whose non-zeros
+ * are not known: the body is recompiled before it runs, with X's real
+ * non-zeros, and loses its Row operator when X is dense but keeps it
+ * when X is sparse (0.1%). In X's own block (rand in the same DAG) X is
+ * taken as dense. Narrower rows (8000 columns: the update's 125 KB)
+ * keep the Row operator either way. The result equals codegen off. */
+static void wide_unknown_nnz(void)
+{
+    static const struct { const char *name, *x; int64_t c; bool loop, dense; } cases[] = {
+        {"dense, loop", "rand(rows=64, cols=%lld, seed=1)", 16000, true, true},
+        {"sparse, loop", "(rand(rows=64, cols=%lld, seed=7) > 0.999) * rand(rows=64, cols=%lld, seed=1)", 16000,
+         true, false},
+        {"dense, one block", "rand(rows=64, cols=%lld, seed=1)", 16000, false, true},
+        {"dense, loop, 8000 columns", "rand(rows=64, cols=%lld, seed=1)", 8000, true, true},
+    };
+    setenv("BRAID_CC", "/nonexistent/cc", 1);   /* no compiler runs: the interpreted fallback */
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char x[256], src[1024];
+        snprintf(x, sizeof x, cases[k].x, (long long)cases[k].c, (long long)cases[k].c);
+        const char *g = "g = t(X) %*% (((1 - y * z) > 0) * (1 - y * z) * y)\ns = s + sum(g * g)\n";
+        snprintf(src, sizeof src,
+                 "X = %s\ny = rand(rows=64, cols=1, seed=2)\nz = rand(rows=64, cols=1, seed=3)\ns = 0\n%s%s%s",
+                 x, cases[k].loop ? "for (i in 1:2) {\n" : "", g, cases[k].loop ? "}\n" : "");
+        bool wide = cases[k].dense && cases[k].c > 12288;
+        double on = NAN, off = NAN;
+        int64_t nrc = 0, nrc_off = 0;
+        int n = run_rows(src, true, &on, &nrc, cases[k].name);
+        run_rows(src, false, &off, &nrc_off, cases[k].name);
+        T_CHECK(wide ? n == 0 : n > 0, "wide rows, unknown non-zeros, %s: %d Row plans, want %s", cases[k].name, n,
+                wide ? "none" : "some");
+        /* recompiled for the rule only where the rows could be too wide */
+        T_CHECK((nrc > 0) == (cases[k].loop && cases[k].c > 12288),
+                "wide rows, unknown non-zeros, %s: %lld recompilations", cases[k].name, (long long)nrc);
+        T_CHECK(fabs(on - off) <= 1e-9 * fabs(off) && off > 0, "wide rows, unknown non-zeros, %s: %.17g, off %.17g",
+                cases[k].name, on, off);
+    }
+    unsetenv("BRAID_CC");
+}
+
 int main(void)
 {
     t_pin_machine();
@@ -218,6 +284,7 @@ int main(void)
         return t_done("test_mpskip");
     }
     wide_rows();
+    wide_unknown_nnz();
     for (int i = 0; i < ndags; i++) {
         random_script(src, sizeof src);
         run_one(src, &t);
