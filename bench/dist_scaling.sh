@@ -38,9 +38,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # (a pyenv shim costs seconds a call under load)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d)
-nsa=braid-$$-a nsb=braid-$$-b netns=
+nsa=braid-$$-a nsb=braid-$$-b netns= etcns=
+[ -d /etc/netns ] || etcns=1   # made here: removed at exit
+ns_down() {
+  ip netns del "$nsa" 2>/dev/null; ip netns del "$nsb" 2>/dev/null; ip link del "v$$a" 2>/dev/null
+  rm -rf "/etc/netns/$nsa" "/etc/netns/$nsb"
+  [ -n "$etcns" ] && rmdir /etc/netns 2>/dev/null
+  netns=
+}
 cleanup() {
-  if [ -n "$netns" ]; then ip netns del "$nsa"; ip netns del "$nsb"; rm -rf "/etc/netns/$nsa" "/etc/netns/$nsb"; fi
+  [ -n "$netns" ] && ns_down
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -78,7 +85,7 @@ if netns_up; then
   hosts="two network namespaces joined by a veth pair (10.77.0.1-2), ranks 2-3 under their own host name"
 else
   hosts="loopback host entries, ranks 2-3 with BRAID_HOST_ID (network namespaces not used: $why)"
-  if [ -n "$netns" ]; then ip netns del "$nsa"; ip netns del "$nsb" 2>/dev/null; rm -rf "/etc/netns/$nsa" "/etc/netns/$nsb"; netns=; fi
+  [ -n "$netns" ] && ns_down
 fi
 budget=$((rows * cols * 8 / 10))
 printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.dist.netrate>%s</sysds.dist.netrate></root>\n' \
