@@ -3,9 +3,14 @@
 # KMeans and a 16-fold cross-validated lm as a remote parfor (cvlm: the
 # folds on the ranks, the loop's plan shipped) over 1..4 MPI ranks
 # (docs/dist.md), and 4 ranks over two simulated machines ("4/2h": ranks
-# 0-1 and 2-3 on two host entries of the loopback, messages over TCP
-# instead of shared memory, and ranks 2-3 given a host of their own,
-# BRAID_HOST_ID, so braid's rank watch and heartbeat see two machines).
+# 0-1 and 2-3 on two machines, messages over TCP instead of shared
+# memory, so braid's rank watch and heartbeat see two machines).
+# The two machines are two network namespaces joined by a veth pair
+# (run as root, `ip netns`; ranks 2-3 also get a host name of their
+# own, unshare -u, and mpirun starts them through an agent that enters
+# their namespace, as ssh would log in); NETNS=0, or where namespaces
+# cannot be made, two host entries of the loopback instead, ranks 2-3
+# given a host of their own by BRAID_HOST_ID. The header says which.
 # ALGOS="l2svm kmeans" runs a subset. The memory budget is forced to
 # a tenth of X, so X and its products run distributed; each line gives the
 # best training time of REPS runs (the configurations alternate within a
@@ -32,13 +37,63 @@ rows=${2:-200000}; cols=${3:-20}; reps=${4:-3}; netrate=${5:-1e9}
 here=$(cd "$(dirname "$0")" && pwd)
 py=python3; [ -x /usr/bin/python3 ] && py=/usr/bin/python3   # (a pyenv shim costs seconds a call under load)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+tmp=$(mktemp -d)
+nsa=braid-$$-a nsb=braid-$$-b netns= etcns=
+[ -d /etc/netns ] || etcns=1   # made here: removed at exit
+ns_down() {
+  ip netns del "$nsa" 2>/dev/null; ip netns del "$nsb" 2>/dev/null; ip link del "v$$a" 2>/dev/null
+  rm -rf "/etc/netns/$nsa" "/etc/netns/$nsb"
+  [ -n "$etcns" ] && rmdir /etc/netns 2>/dev/null
+  netns=
+}
+cleanup() {
+  [ -n "$netns" ] && ns_down
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+# two machines: namespaces nsa (10.77.0.1: mpirun, ranks 0-1) and nsb
+# (10.77.0.2: ranks 2-3) over a veth pair; each namespace's /etc/hosts
+# names both, and its resolv.conf has no server (lookups fail at once
+# instead of timing out on a name server it cannot reach)
+netns_up() {
+  [ "${NETNS:-1}" = 0 ] && { why="NETNS=0"; return 1; }
+  [ "$(id -u)" = 0 ] || { why="not root"; return 1; }
+  ip netns add "$nsa" 2>"$tmp/nserr" || { why="ip netns add: $(head -c 200 "$tmp/nserr")"; return 1; }
+  netns=1
+  ip netns add "$nsb" && ip link add "v$$a" type veth peer name "v$$b" 2>"$tmp/nserr" &&
+    ip link set "v$$a" netns "$nsa" && ip link set "v$$b" netns "$nsb" &&
+    ip -n "$nsa" addr add 10.77.0.1/24 dev "v$$a" && ip -n "$nsb" addr add 10.77.0.2/24 dev "v$$b" &&
+    ip -n "$nsa" link set lo up && ip -n "$nsb" link set lo up &&
+    ip -n "$nsa" link set "v$$a" up && ip -n "$nsb" link set "v$$b" up ||
+    { why="veth pair: $(head -c 200 "$tmp/nserr")"; return 1; }
+  for n in "$nsa" "$nsb"; do
+    mkdir -p "/etc/netns/$n" &&
+      printf '127.0.0.1 localhost %s\n10.77.0.1 braid-bench-a\n10.77.0.2 braid-bench-b\n' "$(hostname)" > "/etc/netns/$n/hosts" &&
+      printf 'options timeout:1 attempts:1\n' > "/etc/netns/$n/resolv.conf" || { why="/etc/netns/$n"; return 1; }
+  done
+  # mpirun's launch agent: "agent HOST COMMAND..." runs COMMAND in nsb
+  # under the host name braid-bench-b
+  printf '#!/bin/sh\nshift\nexec ip netns exec %s unshare -u sh -c %s sh "$@"\n' "$nsb" \
+    "'hostname braid-bench-b; exec sh -c \"\$*\"'" > "$tmp/agent" && chmod +x "$tmp/agent"
+  ip netns exec "$nsa" timeout 120 mpirun --oversubscribe --mca plm_rsh_agent "$tmp/agent" \
+    --mca oob_tcp_if_include 10.77.0.0/24 --host 10.77.0.1:1,10.77.0.2:1 -np 2 hostname > "$tmp/nsout" 2>&1 &&
+    [ "$(sort "$tmp/nsout" | tr '\n' ' ')" = "$(printf '%s\n' braid-bench-b "$(hostname)" | sort | tr '\n' ' ')" ] ||
+    { why="mpirun across the namespaces: $(tr '\n' ' ' < "$tmp/nsout" | head -c 300)"; return 1; }
+}
+why=
+if netns_up; then
+  hosts="two network namespaces joined by a veth pair (10.77.0.1-2), ranks 2-3 under their own host name"
+else
+  hosts="loopback host entries, ranks 2-3 with BRAID_HOST_ID (network namespaces not used: $why)"
+  [ -n "$netns" ] && ns_down
+fi
 budget=$((rows * cols * 8 / 10))
 printf '<root><sysds.local.memory.budget>%s</sysds.local.memory.budget><sysds.dist.netrate>%s</sysds.dist.netrate></root>\n' \
   "$budget" "$netrate" > "$tmp/c.xml"
 cores=$(nproc)
 echo "# $rows x $cols, budget $budget bytes, network rate pinned at $netrate B/s, $cores cores, 1 thread per rank, best of $reps"
 echo "# load at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# 4/2h: $hosts"
 echo "# algo   ranks  train_s  vs_local   cpu_s  cpu_vs_local  bytes_sent  jobs  result_reldiff"
 confs="0 1 2 3 4 4h"
 for algo in ${ALGOS:-l2svm kmeans cvlm}; do
@@ -48,6 +103,10 @@ for algo in ${ALGOS:-l2svm kmeans cvlm}; do
       args=(-threads 1 -config "$tmp/c.xml" -stats -f "$here/dist/$algo.dml" -args "$rows" "$cols")
       if [ "$np" = 0 ]; then
         /usr/bin/time -f '%U %S' -o "$tmp/time" "$braid" -threads 1 -f "$here/dist/$algo.dml" -args "$rows" "$cols" > "$tmp/out" 2>&1
+      elif [ "$np" = 4h ] && [ -n "$netns" ]; then
+        /usr/bin/time -f '%U %S' -o "$tmp/time" ip netns exec "$nsa" mpirun --oversubscribe --bind-to none \
+          --mca plm_rsh_agent "$tmp/agent" --mca oob_tcp_if_include 10.77.0.0/24 --mca btl tcp,self \
+          --mca btl_tcp_if_include 10.77.0.0/24 --host 10.77.0.1:2,10.77.0.2:2 -np 4 "$braid" "${args[@]}" > "$tmp/out" 2>&1
       elif [ "$np" = 4h ]; then
         /usr/bin/time -f '%U %S' -o "$tmp/time" mpirun --oversubscribe --bind-to none --mca btl tcp,self \
           --host localhost:2,127.0.0.1:2 -np 2 "$braid" "${args[@]}" \

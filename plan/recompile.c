@@ -527,6 +527,9 @@ RcCode *rc_get(RtProgram *p, PBlock *b, SymTab *vars, int mode, bool concurrent,
     }
     if (!d) { free(key); return NULL; }
     rw_propagate_sizes(d);
+    /* calls whose arguments now have known sizes run specializations
+     * (the key holds those sizes: a hit has the right ones) */
+    if (specialize_calls(p, d)) rw_propagate_sizes(d);
     for (int i = 0; i < d->n && small; i++) {
         const Hop *h = d->hops[i];
         if (h->dt != DT_MATRIX) continue;

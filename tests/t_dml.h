@@ -120,6 +120,10 @@ static inline int t_run_dml(const char *src, const CgOptions *cg, int nin, const
 /* The -seed of t_run_dml's runs (-1: none; test_seeds sets it). */
 static int64_t t_dml_seed = -1;
 
+/* Called (when set) with each run's program after it ran, before it is
+ * freed (test_recompile reads the specializations it compiled). */
+static void (*t_dml_inspect)(const RtProgram *p);
+
 /* t_run_dml_opt whose distributed instructions (EX_DIST, placed when
  * br_dist_available() is set at compile time) run locally when no_dist:
  * a distributed plan's operators, computed as its ranks would compute
@@ -171,6 +175,7 @@ static inline int t_run_dml_nd(const char *src, const CgOptions *cg, int optleve
             r->out[r->nout++] = v ? val_retain(*v) : val_none();
         }
     if (p->cg) r->st = *cg_stats(p->cg);
+    if (t_dml_inspect) t_dml_inspect(p);
     r->nrecompile = rt.nrecompile;
     r->nrc_hits = rt.nrc_hits;
     st_free(&f.vars);

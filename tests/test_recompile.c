@@ -345,9 +345,89 @@ static void test_outer_nnz(void)
     mb_release(X);
 }
 
+/* The specializations of function "g" a run compiled: their count and
+ * the rows of each one's first parameter, in the program's order. */
+static int g_nspec;
+static int64_t g_spec_rows[16];
+
+static void count_specs(const RtProgram *p)
+{
+    g_nspec = 0;
+    for (int i = 0; i < p->nfuncs; i++) {
+        const FProg *fp = p->funcs[i];
+        if (!fp->sig || !fp->compiled || strcmp(fp->func->name, "g")) continue;
+        if (g_nspec < 16) g_spec_rows[g_nspec] = fp->sig[0].rows;
+        g_nspec++;
+    }
+}
+
+/* A call in a recompiled block whose arguments now have known sizes runs
+ * the callee's specialization for them (plan/recompile.c
+ * specialize_calls), with the reuse cache on (rc_get, the default) as
+ * without it (rc_recompile): the same specializations (one per size of
+ * the argument, not per value of k), the same results. X's size is
+ * known only at run time and Y's rows change with i; g has control flow
+ * (not inlined). Before, only the cache-off path specialized (cache on:
+ * no specialization). */
+static void test_call_spec(void)
+{
+    const char *src =
+        "s = 0\n"
+        "for (i in 1:3) {\n"
+        "  for (k in 1:2) {\n"
+        "    Y = X[1:(10 * i), ]\n"
+        "    Z = g(Y * k, k)\n"
+        "    s = s + sum(Z) + nrow(Z) * 1000\n"
+        "  }\n"
+        "}\n"
+        "g = function(Matrix[Double] A, Double s) return (Matrix[Double] B) {\n"
+        "  B = t(A) %*% A\n"
+        "  if (s > 1) {\n"
+        "    B = B + s\n"
+        "  }\n"
+        "  for (j in 1:2) {\n"
+        "    B = B * 0.5\n"
+        "  }\n"
+        "}\n";
+    MB *X = t_gen(40, 6, 1, -1, 1, false);
+    CgOptions cgs[] = {{.enabled = false}, {.enabled = true, .plancache = true, .policy = CG_COST_BASED}};
+    const char *on[] = {"s"};
+    for (int g = 0; g < 2; g++) {
+        int n[2];
+        int64_t rows[2][16];
+        Res r[2];
+        t_dml_inspect = count_specs;
+        for (int c = 0; c < 2; c++) {
+            rc_set_cache(c == 1);
+            run(src, &cgs[g], X, 1, on, &r[c]);
+            n[c] = g_nspec;
+            memcpy(rows[c], g_spec_rows, sizeof rows[c]);
+        }
+        t_dml_inspect = NULL;
+        rc_set_cache(true);
+        T_CHECK(!r[0].r.rc && !r[1].r.rc, "call spec (codegen %d): %s / %s", g, r[0].r.err, r[1].r.err);
+        if (!r[0].r.rc && !r[1].r.rc)
+            T_CHECK(same(&r[0].r.out[0], &r[1].r.out[0]), "call spec (codegen %d): cache on %.17g, off %.17g", g,
+                    val_as_double(&r[1].r.out[0]), val_as_double(&r[0].r.out[0]));
+        /* Y's rows 10, 20, 30: three specializations either way */
+        for (int c = 0; c < 2; c++) {
+            bool want = n[c] == 3;
+            for (int k = 0; k < 3 && want; k++) want = rows[c][k] == 10 * (k + 1);
+            T_CHECK(want, "call spec (codegen %d, cache %s): %d specializations of g (want 3: rows 10, 20, 30)%s",
+                    g, c ? "on" : "off", n[c], n[c] > 0 ? "" : "; the recompiled call ran the generic g");
+        }
+        T_CHECK(r[1].nhits > 0, "call spec (codegen %d): no reuse with the cache on (%lld recompiled)", g,
+                (long long)r[1].nrecompile);
+        t_run_free(&r[0].r);
+        t_run_free(&r[1].r);
+    }
+    mb_release(X);
+}
+
 int main(void)
 {
     t_pin_machine();
+    test_call_spec();
     test_small_rule();
     test_small_rule_parfor();
     test_outer_nnz();

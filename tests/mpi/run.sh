@@ -518,7 +518,7 @@ else bad "parfor eval of a builtin: the local run failed: $(tail -n 3 "$tmp/pfb/
 check_pfb() {
   if cmp -s "$tmp/pfb/l/R" "$tmp/pfb/d/R"; then ok
   else bad "parfor eval of a builtin: not the local result to the bit: $(head -n 2 "$tmp/pfb/d/R" 2>&1)"; fi
-  if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfb/d.out"
+  if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions(; [0-9]+ shipped functions were copies the workers held)?; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfb/d.out"
   then ok; else bad "parfor eval of a builtin: not shipped, a worker compiled, or no function came from rank 0: $(grep 'parfor plans' "$tmp/pfb/d.out")"; fi
   # (before lang_library_forget's cache: 6, once per lookup)
   if grep -qE "^  \(remote parfor requests to rank 0: functions [1-9][0-9]*, library files [1-9][0-9]*, names without a library file 1\)$" "$tmp/pfb/d.out"
@@ -1074,7 +1074,7 @@ print(toString(R))' "^<script>:5:[0-9]*: error: rank 1: eval: unknown function '
   if [ -s "$tmp/pfb/l/R" ]; then
     if cmp -s "$tmp/pfb/l/R" "$tmp/pfl/R"; then ok
     else bad "parfor, rank 1's library differs: not the local result to the bit: $(head -n 2 "$tmp/pfl/R" 2>&1) $(tail -n 3 "$tmp/pfl/d.out")"; fi
-    if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfl/d.out"
+    if grep -qE "^  \(remote parfor plans: 1 shipped, 0 not; workers decoded [1-9][0-9]* and compiled 0 programs or functions(; [0-9]+ shipped functions were copies the workers held)?; [1-9][0-9]* functions came from rank 0 on request\)$" "$tmp/pfl/d.out"
     then ok; else bad "parfor, rank 1's library differs: a worker compiled, or no function came from rank 0: $(grep 'parfor plans' "$tmp/pfl/d.out")"; fi
   fi
   if [ -n "${ga_queued:-}" ]; then check_ga "group A (np 3, bs7)" "$tmp/ga/d.out" "$tmp/ga/d"; fi
@@ -1392,17 +1392,16 @@ two_hosts() { local out=$1; shift; kill_rank2 "$out" timeout 600 mpirun --oversu
   : -np 2 -x BRAID_HOST_ID=braid-test-host "$braid" "$@" -f "$tmp/loop.dml" -config "$tmp/bs7.xml"; }
 # a worker's recompiled parfor body that calls a function with sizes
 # known only there (pfspec.dml): the specialization comes from rank 0
-# (the workers compile nothing); recompiled without the code cache
-# (BRAID_RECOMPILE_CACHE=0: the path that specializes calls), in the
-# launch of the first kill (its other runs recompile nothing)
+# (the workers compile nothing), in the launch of the other machine's
+# kill
 mkdir -p "$tmp/pfs/l" "$tmp/pfs/d"
 pfs=()
-if BRAID_RECOMPILE_CACHE=0 "$braid" -f "$here/pfspec.dml" -args "$tmp/pfs/l/" 2000 > "$tmp/pfs/l.out" 2>&1; then
+if "$braid" -f "$here/pfspec.dml" -args "$tmp/pfs/l/" 2000 > "$tmp/pfs/l.out" 2>&1; then
   pfs=(-f "$here/pfspec.dml" -config "$tmp/bs7.xml" -threads 2 -stats -args "$tmp/pfs/d/" 2000 -out "$tmp/pfs.out" -then)
 else bad "specialized on request: the local run failed: $(tail -n 3 "$tmp/pfs/l.out")"; fi
 # (the watch line of a run on the two machines: before the loop of the
 # first kill's launch)
-BRAID_RECOMPILE_CACHE=0 KILL_WAIT=240 victim_rank=3 two_hosts "$tmp/kill3.out" "${pfs[@]}" -config "$tmp/bs7.xml" -stats \
+KILL_WAIT=240 victim_rank=3 two_hosts "$tmp/kill3.out" "${pfs[@]}" -config "$tmp/bs7.xml" -stats \
   -s 'X = rand(rows=50, cols=3, seed=1); print(sum(X %*% t(X)))' -out "$tmp/watch2h.out" -then
 if [ ${#pfs[@]} -gt 0 ]; then
   compare "specialized on request (np 4)" "$tmp/pfs/l" "$tmp/pfs/d"
