@@ -56,6 +56,11 @@ typedef struct CgStats {
     int64_t optimize_ns;   /* time spent exploring and selecting */
     int64_t cc_runs;       /* compiler processes started (one per bundle
                               of operators) */
+    int64_t cc_cpu_ns;     /* CPU time of the bundles' compilers braid
+                              reaped (with their cc1, as, ld) */
+    int64_t cc_pch_cpu_ns; /* the same of the precompiled prelude's build
+                              when braid reaped it (not when left to a
+                              finishing shell at the context's end) */
     int64_t amulet;        /* products placed as AMULET where-loops by the
                               fusion planner (amulet_tpl.c) */
     int64_t stitched;      /* column aggregates stitched into Row

@@ -659,6 +659,9 @@ void cg_print_stats(const CgContext *c, FILE *f)
     if (s->prebuilt_hits)
         fprintf(f, "Codegen prebuilt kernels loaded:\t%lld.\n", (long long)s->prebuilt_hits);
     if (s->cc_runs) fprintf(f, "Codegen compiler runs:\t%lld.\n", (long long)s->cc_runs);
+    if (s->cc_runs || s->cc_pch_cpu_ns)
+        fprintf(f, "Codegen compiler CPU (bundles, prelude):\t%.3f/%.3f sec.\n", (double)s->cc_cpu_ns / 1e9,
+                (double)s->cc_pch_cpu_ns / 1e9);
     if (s->failed || s->fallback)
         fprintf(f, "Codegen failed compiles, fallbacks:\t%lld/%lld.\n", (long long)s->failed, (long long)s->fallback);
 }

@@ -57,6 +57,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -483,13 +484,26 @@ static void sig_del(int sig[3])
 /* waitpid for a session spawn_session started: once it has ended, it
  * leaves the groups a fatal signal kills (base.h) before it is reaped, so
  * that id is never another process's. */
-static pid_t reap(pid_t pid, int *status, int flags)
+static pid_t reap_cpu(pid_t pid, int *status, int flags, int64_t *cpu_ns)
 {
     siginfo_t si;
     si.si_pid = 0;
     if (pid > 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT | (flags & WNOHANG)) == 0 && si.si_pid == pid)
         br_sig_group_del(pid);
-    return waitpid(pid, status, flags);
+    struct rusage ru;
+    pid_t r = wait4(pid, status, flags, &ru);
+    /* the compiler's CPU time with its own children's (cc1, as, ld) */
+    if (r == pid && pid > 0 && cpu_ns)
+        __atomic_add_fetch(cpu_ns,
+                           (int64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
+                               (int64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000,
+                           __ATOMIC_RELAXED);
+    return r;
+}
+
+static pid_t reap(pid_t pid, int *status, int flags)
+{
+    return reap_cpu(pid, status, flags, NULL);
 }
 
 static int spawn_session(const char *path, char **argv, char **envp, int in, int *end, pid_t *pid)
@@ -746,11 +760,11 @@ static void pch_kill(Pch *p, int state)
  * or stopped once past BRAID_CC_TIMEOUT; a detached one (state 3), once
  * its finishing shell has ended, is looked for again (state 0). pch_mu
  * held. */
-static void pch_poll(Pch *p)
+static void pch_poll(Pch *p, CgContext *c)
 {
     int status = 0;
     if (p->state == 1) {
-        pid_t r = reap(p->pid, &status, WNOHANG);
+        pid_t r = reap_cpu(p->pid, &status, WNOHANG, c ? &c->st.cc_pch_cpu_ns : NULL);
         if (r == p->pid || (r < 0 && errno != EINTR)) {
             pch_fds_close(p);
             cg_rmdir_flat(p->tmpd);
@@ -852,7 +866,7 @@ static bool pch_get(CgContext *c, char name[64])
         p->text = t.s;
         if (!p->text) { pthread_mutex_unlock(&pch_mu); return false; }
     }
-    pch_poll(p);
+    pch_poll(p, c);
     if (strcmp(p->dir, c->cachedir)) {
         /* another directory's build running */
         if (p->state == 1 || p->state == 3) { pthread_mutex_unlock(&pch_mu); return false; }
@@ -919,10 +933,10 @@ static bool pch_get(CgContext *c, char name[64])
 /* For a thread that waits for compiles (wait_any): reaps the prelude
  * build if it has ended (pch_poll) and returns a descriptor of its
  * pidfd while braid still waits for it (the caller closes it), else -1. */
-static int pch_watch(void)
+static int pch_watch(CgContext *c)
 {
     pthread_mutex_lock(&pch_mu);
-    pch_poll(&pch);
+    pch_poll(&pch, c);
     int fd = pch.state == 1 && pch.pfd >= 0 ? fcntl(pch.pfd, F_DUPFD_CLOEXEC, 0) : -1;
     pthread_mutex_unlock(&pch_mu);
     return fd;
@@ -952,9 +966,22 @@ static bool start(Batch *bt, Job *j)
     }
     if (!shared && j->n > 1) return false;
     sig_add(j->sig, j->src, j->tmpobj, j->tmpd);
+    /* a bundle of AMULET kernels only (arithmetic on doubles, no library
+     * calls, no constructors) links without the start files and default
+     * libraries: about 12% of a kernel's compiler CPU time (a reference
+     * to libc the compiler might emit, memset say, binds to the process's
+     * libc at dlopen); and it parses the prelude's text rather than load
+     * the precompiled prelude, nor starts that build: the compiler took
+     * more CPU time to load the 5 MB image than to parse the 15 KB text
+     * (Q1's kernel by hand, 7 rounds alternated: 0.19-0.22 s against
+     * 0.16-0.18), and in a fresh cache directory the build (~0.2 s of
+     * CPU) doubled a lone kernel's cold cost (docs/amulet.md, Compile
+     * time) */
+    bool am = true;
+    for (int i = 0; i < j->n; i++) am = am && bt->op[j->idx[i]]->amulet;
     StrBuf b = {0};
     char pchn[64];
-    if (shared && pch_get(c, pchn)) sb_printf(&b, "#include \"%s\"\n", pchn);
+    if (shared && !am && pch_get(c, pchn)) sb_printf(&b, "#include \"%s\"\n", pchn);
     else if (shared) sb_puts(&b, cg_prelude);
     for (int i = 0; i < j->n; i++) bundle_add(&b, bt->op[j->idx[i]], bt->key[j->idx[i]], shared);
     int wr = b.s ? write_file(j->src, b.s, b.n) : -1;
@@ -964,13 +991,6 @@ static bool start(Batch *bt, Job *j)
     int a = 0;
     argv[a++] = c->cc;
     for (int i = 0; i < NFLAGS; i++) argv[a++] = (char *)CFLAGS_JIT[i];
-    /* a bundle of AMULET kernels only (arithmetic on doubles, no library
-     * calls, no constructors) links without the start files and default
-     * libraries: about 12% of a kernel's compiler CPU time (a reference
-     * to libc the compiler might emit, memset say, binds to the process's
-     * libc at dlopen) */
-    bool am = true;
-    for (int i = 0; i < j->n; i++) am = am && bt->op[j->idx[i]]->amulet;
     if (am) argv[a++] = "-nostdlib";
     argv[a++] = "-o";
     argv[a++] = j->tmpobj;
@@ -1193,7 +1213,7 @@ static void wait_any(Batch *bt)
         for (int k = 0; k < bt->nj && !done; k++) {
             if (!bt->jobs[k].running) continue;
             int status = 0;
-            pid_t r = reap(bt->jobs[k].pid, &status, WNOHANG);
+            pid_t r = reap_cpu(bt->jobs[k].pid, &status, WNOHANG, &bt->c->st.cc_cpu_ns);
             int64_t left = cc_timeout_ns() - (br_now_ns() - bt->jobs[k].t0);
             if (r == bt->jobs[k].pid || (r < 0 && errno != EINTR)) {
                 finish(bt, k, r == bt->jobs[k].pid ? status : 1 << 8);
@@ -1212,7 +1232,7 @@ static void wait_any(Batch *bt)
         }
         /* the prelude build, reaped here too: published as soon as it
          * ends (pch_watch) */
-        int pchfd = pch_watch();
+        int pchfd = pch_watch(bt->c);
         if (done) {
         } else if (stop) {
             for (int k = 0; k < bt->nj; k++) if (bt->jobs[k].running) abandon(bt, k);
@@ -1397,7 +1417,7 @@ void jit_stop(CgContext *c)
      * one, which goes away with the context */
     pthread_mutex_lock(&pch_mu);
     if (!strcmp(pch.dir, c->cachedir)) {
-        pch_poll(&pch);
+        pch_poll(&pch, c);
         if (pch.state == 1 && c->disk_ok) pch_detach(&pch);
         else pch_kill(&pch, 0);
     }
