@@ -45,6 +45,7 @@ static long g_lazy[3];  /* the last run's deferred compress(): compressed, decli
 static long g_dec;      /* the last run's decompressions */
 static long g_frow;     /* the last run's fused Row operators (codegen's count) */
 static double g_res[3]; /* the last run's first three printed RESULTs */
+static bool g_over;     /* the last run failed: a read's compressed matrix exceeds the budget */
 
 /* Compressions the script made under mode (auto, false) with the given
  * budget (bytes), -1 when it did not run; *printed gets the value it
@@ -68,6 +69,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
     g_lazy[0] = g_lazy[1] = g_lazy[2] = 0;
     g_dec = g_frow = 0;
     g_res[0] = g_res[1] = g_res[2] = NAN;
+    g_over = false;
     int nres = 0;
     while (f && fgets(line, sizeof line, f)) {
         sscanf(line, "CLA deferred compress(): %ld compressed, %ld declined, %ld shared", &g_lazy[0], &g_lazy[1],
@@ -81,6 +83,7 @@ static long run_mode(const char *script, const char *mode, double budget, double
             if (nres < 3) g_res[nres++] = v;
         }
         else if (sscanf(line, "Codegen fused ops (C, R, MA, OP): %ld/%ld", &k, &g_frow) == 2) continue;
+        if (strstr(line, "compresses to") && strstr(line, "still more than the local memory budget")) g_over = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLA")) g_rowcla = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAprod")) g_rowprod = true;
         if (!strncmp(line, "CLA compressed operations:", 26) && strstr(line, "spoofRowCLAtl")) g_rowtl = true;
@@ -569,6 +572,52 @@ int main(void)
         T_CHECK(fabs(r1 - r2) <= 1e-10 * fabs(r2), "kmeans loop: %.17g, want %.17g", r1, r2);
         if (pin) setenv("BRAID_CG_MACHINE", pin, 1);
         free(pin);
+    }
+    /* data larger than the memory budget that fit compressed (docs/cla.md
+     * "Larger than the budget"): a 50000 x 40 X of 3 values a column
+     * (16 MB) read from a file under a budget of a fifth of it, by
+     * l2svm and lm: under true (csv) and auto (binary) the read is
+     * placed locally, compressed, and the results equal those of the
+     * uncompressed run with a large budget; random dense data (which do
+     * not compress) fail with the read's error, under both modes */
+    {
+        char base[64], src[2048];
+        snprintf(base, sizeof base, "/tmp/braid_clabig_%ld", (long)getpid());
+        snprintf(src, sizeof src,
+                 "X = round(rand(rows=50000, cols=40, min=0, max=1, seed=21) * 2) / 2\n"
+                 "write(X, \"%s.bin\", format=\"binary\")\nwrite(X, \"%s.csv\", format=\"csv\")\n"
+                 "write((rowSums(X) > 20) * 2 - 1, \"%s.y\", format=\"csv\")\n"
+                 "write(rand(rows=50000, cols=40, seed=22), \"%s.rnd\", format=\"binary\")\nprint(\"RESULT 1\")\n",
+                 base, base, base, base);
+        T_CHECK(run_mode(src, "false", big, &r1) == 0 && r1 == 1, "larger than the budget: the data written");
+        const char *files[] = {"bin", "csv", "bin", "rnd", "rnd"}, *modes[] = {"false", "true", "auto", "auto", "true"};
+        double want[3] = {NAN, NAN, NAN};
+        for (int k = 0; k < 5; k++) {
+            snprintf(src, sizeof src,
+                     "X = read(\"%s.%s\")\ny = read(\"%s.y\")\nw = l2svm(X=X, Y=y, maxIterations=5, verbose=FALSE)\n"
+                     "b = lm(X=X, y=y, verbose=FALSE)\nprint(\"RESULT \" + sum(w))\nprint(\"RESULT \" + sum(b))\n"
+                     "print(\"RESULT \" + sum(abs(w - b)))\n",
+                     base, files[k], base);
+            long n = run_mode(src, modes[k], k ? 3.2e6 : big, &r1);
+            if (k == 0) {
+                memcpy(want, g_res, sizeof want);
+                T_CHECK(n == 0 && !isnan(want[2]), "larger than the budget: the reference run");
+            } else if (k < 3) {
+                T_CHECK(n >= 1, "larger than the budget, %s (%s): %ld compressions, want >= 1", modes[k], files[k], n);
+                for (int j = 0; j < 3; j++)
+                    T_CHECK(fabs(g_res[j] - want[j]) <= 1e-10 * fabs(want[j]), "larger than the budget, %s: result %d %.17g, want %.17g",
+                            modes[k], j, g_res[j], want[j]);
+            } else {
+                T_CHECK(n == -1 && g_over, "random data larger than the budget, %s: the read's error", modes[k]);
+            }
+        }
+        const char *ext[] = {"bin", "csv", "y", "rnd"};
+        for (int k = 0; k < 4; k++) {
+            char path[128], dir[300];
+            snprintf(path, sizeof path, "%s.%s", base, ext[k]);
+            snprintf(dir, sizeof dir, "rm -rf %s %s.mtd", path, path);
+            T_CHECK(system(dir) == 0, "larger than the budget: %s removed", path);
+        }
     }
     /* the machine's constants (codegen/cla_machine.c) decide: compression
      * costing 1000 passes does not pay for 60 aggregate reads, and with
