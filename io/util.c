@@ -461,6 +461,14 @@ int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrEr
                   past_budget ? "machine's memory" : "local memory budget", budget / 1e9);
 }
 
+int io_check_frame_mem(const char *path, int64_t rows, int64_t cols, BrErr *e)
+{
+    bool was = io_read_past_budget(false);
+    int rc = io_check_mem(path, rows, cols, -1, e);
+    io_read_past_budget(was);
+    return rc;
+}
+
 /* ---------- atomic output ---------- */
 
 static unsigned tmp_counter;
