@@ -527,7 +527,7 @@ static FB *read_binary(const char *path, const IoBuf *b, int64_t rows, int64_t c
         free(types);
         goto corrupt;
     }
-    if (io_check_mem(path, r, BR_MAX(c, 1), -1, e)) {
+    if (io_check_frame_mem(path, r, BR_MAX(c, 1), e)) {
         free(types);
         return NULL;
     }

@@ -108,6 +108,13 @@ void io_read_opts_init(IoReadOpts *o);
  * NULL with e set. */
 MB *io_read_matrix(const char *path, const IoReadOpts *o, BrErr *e);
 
+/* Lets this thread's reads (on) hold a matrix larger than the local
+ * memory budget, up to the machine's memory, or not (off, the default):
+ * the caller compresses what it reads and checks the compressed block
+ * against the budget (runtime/cla_rt.c, docs/cla.md "Larger than the
+ * budget"). Returns the previous setting. */
+bool io_read_past_budget(bool on);
+
 /* Rows [r0, r1) (clipped to the matrix) of a binary matrix file (a
  * distributed read: each rank its rows); *rows, *cols receive the whole
  * matrix's size. braid's own layout: positioned reads of just the rows'

@@ -68,6 +68,9 @@ bool io_parse_index(const char *s, const char *e, int64_t *out);
  * budget before a reader allocates it, as rand() and the planner do: a
  * 56-byte file must not make read() zero 24 GB. */
 int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrErr *e);
+/* The same for a frame of rows x cols cells: always against the budget
+ * (only matrices are compressed after a read past it, io_read_past_budget). */
+int io_check_frame_mem(const char *path, int64_t rows, int64_t cols, BrErr *e);
 
 /* Growable byte buffer. */
 typedef struct IoStr {

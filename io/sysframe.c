@@ -452,7 +452,7 @@ static int rd_ddc(Rd *r, FB *f, int64_t j, int64_t r0, int32_t rows, int depth)
     if (!f) return has ? rd_array(d, NULL, 0, 0, dsize, NULL, depth) : 0;   /* a .dict entry is checked on loading */
     FbCol *col = f->c[j];
     FbType t = col->type;
-    if (io_check_mem(d->path, dsize, 1, -1, r->e)) return -1;
+    if (io_check_frame_mem(d->path, dsize, 1, r->e)) return -1;
     FB *dict = fb_new(dsize, 1, &t, r->e);
     if (!dict || !fb_col_mut(dict, 0, r->e) || rd_array(d, dict, 0, 0, dsize, NULL, depth)) {
         fb_release(dict);
@@ -691,7 +691,7 @@ FB *io_read_sysframe(const char *path, int64_t rows, int64_t cols, BrErr *e)
     }
     /* a frame larger than the memory budget (a .mtd's or a block's rows)
      * is refused before anything is allocated, as the matrix readers do */
-    if (io_check_mem(path, nrow, BR_MAX(nc, 1), -1, e)) goto out;
+    if (io_check_frame_mem(path, nrow, BR_MAX(nc, 1), e)) goto out;
     types = calloc((size_t)nc + 1, 1);
     FbType *ft = calloc((size_t)nc + 1, sizeof *ft);
     if (!types || !ft) { free(ft); br_err(e, BR_ENOMEM, "%s: out of memory", path); goto out; }

@@ -439,15 +439,34 @@ void io_str_free(IoStr *s)
     s->n = s->cap = 0;
 }
 
+/* this thread's reads may pass the budget (io_read_past_budget) */
+static _Thread_local bool past_budget;
+
+bool io_read_past_budget(bool on)
+{
+    bool was = past_budget;
+    past_budget = on;
+    return was;
+}
+
 int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrErr *e)
 {
     double dense = (double)rows * (double)cols * 8;
     /* CSR plus the reader's two row-count arrays of the same length */
     double sparse = nnz < 0 ? dense : 24 * ((double)rows + 1) + 12 * (double)nnz;
-    double need = BR_MIN(dense, sparse), budget = br_mem_budget();
+    double need = BR_MIN(dense, sparse), budget = past_budget ? br_mem_physical() : br_mem_budget();
     if (need <= budget) return 0;
-    return br_err(e, BR_ENOMEM, "read %s: a %lldx%lld matrix needs %.1f GB, more than the local memory budget "
-                  "of %.1f GB", path, (long long)rows, (long long)cols, need / 1e9, budget / 1e9);
+    return br_err(e, BR_ENOMEM, "read %s: a %lldx%lld matrix needs %.3g GB, more than the %s of %.3g GB", path,
+                  (long long)rows, (long long)cols, need / 1e9,
+                  past_budget ? "machine's memory" : "local memory budget", budget / 1e9);
+}
+
+int io_check_frame_mem(const char *path, int64_t rows, int64_t cols, BrErr *e)
+{
+    bool was = io_read_past_budget(false);
+    int rc = io_check_mem(path, rows, cols, -1, e);
+    io_read_past_budget(was);
+    return rc;
 }
 
 /* ---------- atomic output ---------- */

@@ -17,6 +17,7 @@
 #include "../builtins/builtins.h"
 #include "../kernels/apply.h"
 #include "../io/io.h"
+#include "../dist/dist.h"
 #include "../runtime/interp.h"
 
 /* ---- compile-time variable information ---- */
@@ -609,7 +610,10 @@ static void mtd_sizes(BCtx *c, Hop *h)
     h->cols = m.cols;
     h->nnz = m.nnz >= 0 && (double)m.nnz <= (double)m.rows * (double)m.cols ? m.nnz : -1;
     hop_infer(h);   /* memory estimates from the sizes */
-    if (m.cbytes > 0 && !strcmp(m.format, "braid-binary")) h->cbytes = (double)m.cbytes;
+    if (m.cbytes > 0 && !strcmp(m.format, "braid-binary")) {
+        h->cbytes = (double)m.cbytes;
+        hop_infer(h);   /* the compressed bytes decide its memory */
+    }
 }
 
 /* Under sysds.compressed.linalg=true the run time compresses what read()
@@ -618,9 +622,17 @@ static void mtd_sizes(BCtx *c, Hop *h)
  * the blocks reading it are recompiled with the compressed value. */
 static void cla_read_mark(BCtx *c, Hop *h)
 {
-    if (c->prog->cla != RT_CLA_ON || h->dt != DT_MATRIX || h->cbytes != 0) return;
+    if (h->dt != DT_MATRIX || h->cbytes != 0) return;
     if (h->rows >= 0 && h->rows < 2) return;   /* (not compressed) */
+    /* under auto, a read whose matrix surely exceeds the local budget is
+     * compressed by the run time when that makes it fit (cla_rt_after;
+     * docs/cla.md "Larger than the budget"); under mpirun it stays
+     * distributed */
+    bool over = c->prog->cla == RT_CLA_AUTO && !dist_active() && br_exec_mode() != BR_EXEC_DIST &&
+                h->memlb > br_mem_budget();
+    if (c->prog->cla != RT_CLA_ON && !over) return;
     h->cbytes = -1;
+    hop_infer(h);   /* the memory estimates of a compressed read */
 }
 
 /* Under true/auto the run time compresses, at a loop's entry, the

@@ -2,6 +2,7 @@
  * docs/cla.md). */
 #include "cla_rt.h"
 #include "../kernels/cla.h"
+#include "../dist/dist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -214,11 +215,40 @@ static ClaPlanOpts mode_opts(int mode)
 
 static int lazy_now(Rt *rt, Frame *f, const Code *c, int k, Value *out, BrErr *e);
 
+bool cla_rt_read_past(const Rt *rt, const Instr *in)
+{
+    return in->kind == I_BUILTIN && in->bi == BI_READ && (rt->opt.cla == RT_CLA_ON || rt->opt.cla == RT_CLA_AUTO);
+}
+
+/* A read() past the local budget (cla_rt_read_past): compressed (true:
+ * forced, as every read; auto: at compress()'s ratio, 1.1), and the
+ * compressed block must fit the budget, else a clear error. */
+static int read_past(Rt *rt, const Instr *in, Value *regs, Value *out, BrErr *e)
+{
+    double budget = br_mem_budget(), raw = (double)mb_bytes(out->m);
+    ClaPlanOpts o = rt->opt.cla == RT_CLA_ON ? mode_opts(RT_CLA_ON) : cla_plan_defaults();
+    MB *cm = cla_compress(out->m, &o, e);
+    if (!cm) return e->code;
+    mb_release(out->m);
+    out->m = cm;
+    out->cla_lazy = false;
+    double got = (double)mb_bytes(cm);
+    if (got <= budget) return 0;
+    const Value *f = in->nin > 0 && in->in[0] >= 0 ? &regs[in->in[0]] : NULL;
+    return br_err(e, BR_ENOMEM,
+                  "read %s: a %lldx%lld matrix of %.3g GB compresses to %.3g GB, still more than the local memory "
+                  "budget of %.3g GB, and distributed execution is not available (run under mpirun)",
+                  f && f->kind == V_STRING ? f->s->s : "(matrix)", (long long)cm->rows, (long long)cm->cols,
+                  raw / 1e9, got / 1e9, budget / 1e9);
+}
+
 int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e)
 {
     const Instr *in = &c->ins[k];
     Value *out = &regs[in->out];
     if (in->kind != I_BUILTIN || out->kind != V_MATRIX || out->m->cmb) return 0;
+    if (cla_rt_read_past(rt, in) && (double)mb_bytes(out->m) > br_mem_budget() && !dist_active())
+        return read_past(rt, in, regs, out, e);
     bool lazy = out->cla_lazy && (in->bi == BI_COMPRESS || in->bi == BI_QCOMPRESS);
     /* false, auto: a deferred compress(X) compresses here when what the
      * frame runs after it repays it (lazy_now) */

@@ -19,6 +19,11 @@ int cla_rt_exec(Rt *rt, Frame *f, const Instr *in, Value *regs, int nregs, ClaRu
  * compress()'s deferred result is when what the frame runs after it
  * repays it (docs/cla.md "When braid compresses"). */
 int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e);
+/* Is in a read() whose matrix the mode (true, auto) compresses when it
+ * exceeds the local memory budget? Then it may read past the budget
+ * (io_read_past_budget) and cla_rt_after checks the compressed block
+ * against it (docs/cla.md "Larger than the budget"). Not under mpirun. */
+bool cla_rt_read_past(const Rt *rt, const Instr *in);
 /* A deferred compress(X) passed to a function: what the caller runs
  * after the call with the argument's block m, priced as the callee prices
  * its own uses (soft: a use that does not take the value compressed costs

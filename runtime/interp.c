@@ -13,6 +13,7 @@
 #include "../gpu/gpu.h"
 #include "../base/vec.h"
 #include "../dist/dist.h"
+#include "../io/io.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -357,8 +358,8 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         }
         if (in->exec == EX_DIST && !dist && !rt->no_dist) {
             rc = rt_fail(rt, in->span, BR_ENOMEM,
-                         "operation '%s' needs %.1f GB (inputs and output), more than the local memory "
-                         "budget of %.1f GB, and distributed execution is not available (run under mpirun)",
+                         "operation '%s' needs %.3g GB (inputs and output), more than the local memory "
+                         "budget of %.3g GB, and distributed execution is not available (run under mpirun)",
                          in->opname, in->opmem / 1e9, br_mem_budget() / 1e9);
             break;
         }
@@ -396,9 +397,14 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
         if (step == 0 && gpu) step = rt_gpu_step(in, regs, &e);
         if (step == 0 && gpu && in->kind == I_FUSED && fused) step = rt_gpu_fused(rt->prog->cg, in, regs, &e);
         if (step == 0 && gpu) step = rt_gpu_host_inputs(in, regs, &e);
+        /* a read the mode compresses may pass the budget (docs/cla.md
+         * "Larger than the budget"; cla_rt_after checks the result) */
+        bool past = step == 0 && !dist && cla_rt_read_past(rt, in);
+        bool was_past = past ? io_read_past_budget(true) : false;
         int xrc = step < 0 ? -1 : step > 0 ? 0
                 : cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)
                                              : exec_instr(rt, f, in, regs, &e);
+        if (past) io_read_past_budget(was_past);
         if (!xrc && step == 0 && (rt->opt.cla || (regs[in->out].kind == V_MATRIX && regs[in->out].cla_lazy)))
             xrc = cla_rt_after(rt, f, c, i, regs, &e);
         if (after != after_loc) free(after);
