@@ -266,7 +266,9 @@ static void test_device_region(void)
     for (int si = 0; si < 3 && !rc; si++)
         for (int sparse = 0; sparse < 2; sparse++)
             for (size_t q = 0; q < sizeof cs / sizeof *cs; q++) {
-                if (sparse && (si > 0 || !cs[q].csr)) continue;
+                /* (under the sanitizers every other script at the
+                 * second and third shape: the same programs) */
+                if ((sparse && (si > 0 || !cs[q].csr)) || (si > 0 && !t_keep(q + si, 2))) continue;
                 int64_t M = shapes[si][0], N = shapes[si][1];
                 Case c = {cs[q].name, cs[q].src, cs[q].out};
                 t_seed(77 + q + 10 * (uint64_t)si);
@@ -353,12 +355,11 @@ static void test_device_row(void)
     for (int si = 0; si < NS; si++)
         for (int q = 0; q < NC; q++) {
             /* every case at 130 x 37, every other one at 1001 x 9 and
-             * 20 x 150 (alternating: the same programs); at one row or
-             * column (other plans: two programs each) a Row and a Cell
-             * case (1 x 37: "row sd mm", "cell full mean"; 57 x 1: "row
-             * mm", "cell full"); under the sanitizers every other of
-             * those */
-            if ((si > 0 && (q + si) % 2) || (si >= 3 && q % 6 >= 2) || !t_keep(kept++, 2)) continue;
+             * 20 x 150 (alternating: the same programs); at one row a
+             * Row plan ("row sd mm"), at one column a Cell plan ("cell
+             * full"): other plans, two programs each; under the
+             * sanitizers every other of those */
+            if ((si > 0 && (q + si) % 2) || (si >= 3 && q != (si == 3 ? 1 : 6)) || !t_keep(kept++, 2)) continue;
             int64_t M = shapes[si][0], N = shapes[si][1];
             t_seed(301 + (uint64_t)q + 10 * (uint64_t)si);
             in[si][q][0] = t_gen(M, N, 1, -1, 2, false);
@@ -497,15 +498,16 @@ static void dev_three(const Case *c, MB **in, const char *what, bool un, int pre
  * input, so the vectors, the rows and the combine are one launch (the
  * unstitched device plan, and before this path every stitched plan over
  * a CSR X: the aggregates' launches, the vectors landed, the plan's
- * kernel). Over shapes (1 to 3000 rows; 1, 9, 37, 65, 150 columns: not
+ * kernel). Over shapes (2 to 3000 rows; 1, 9, 37, 65, 150 columns: not
  * multiples of the work-group) and sparsity (a fully empty X, 0.001,
  * 0.05, 0.5, every third row empty), Row NO_AGG, ROW_AGG, COL_AGG
  * (the combine in the launch) and Cell NO_AGG (a variance: two region
  * passes) and FULL_AGG plans: equal to the unstitched device plan to
  * the bit under thread composition (within 1e-9 under work-group
- * composition, every third run; at the first two shapes: the
+ * composition, every third run; at the first shape only: the
  * unstitched plan's programs, built once more per launch size, cost
- * more than the rest) and to the CPU within 1e-9; where X
+ * more than the rest, and test_device_region's and test_device_multi's
+ * CSR runs compare with it too) and to the CPU within 1e-9; where X
  * has more than one row and column, one launch and one in-launch run.
  * A Row plan whose vector is not finite over a finite X (exp of a
  * large column maximum: Inf) is declined by the launch's flag (the
@@ -514,8 +516,7 @@ static void dev_three(const Case *c, MB **in, const char *what, bool un, int pre
  * across the shapes; the scripts but the last are test_device_row's and
  * test_device_region's, whose CPU operators and unstitched device
  * programs (one source for a dense and a CSR main input) they share;
- * the one-row and one-column shapes (other plans) run one script
- * each. */
+ * the one-column shape (other plans) runs one script. */
 static void test_device_csr(void)
 {
     static const Case cs[] = {
@@ -532,7 +533,7 @@ static void test_device_csr(void)
     static const struct { int64_t m, n; double d; bool er; int which; } run[] = {
         {130, 37, 0.05, false, 0x1f}, {1001, 9, 0.5, false, 0x35}, {2, 150, 0.5, false, 0x0a},
         {7, 65, 0.001, false, 0x1f},  {64, 65, 0, false, 0x0d},    {500, 20, 0.05, true, 0x32},
-        {3000, 40, 0.001, true, 0x05}, {300, 1, 0.5, false, 0x01},  {1, 37, 0.5, false, 0x10},
+        {3000, 40, 0.001, true, 0x05}, {300, 1, 0.5, false, 0x01},
     };
     enum { NC = sizeof cs / sizeof *cs, NR = sizeof run / sizeof *run };
     BrErr e = {0};
@@ -553,11 +554,11 @@ static void test_device_csr(void)
             char what[96];
             snprintf(what, sizeof what, "%lldx%lld CSR %g%s", (long long)M, (long long)N, run[ri].d,
                      run[ri].er ? " empty rows" : "");
-            /* the unstitched device plan (its own programs, compiled by
-             * PoCL once more per launch size) at the first two shapes;
+            /* the unstitched device plan (its programs compiled by PoCL
+             * once more per launch size) at the first shape;
              * every third run under work-group composition; the last
              * script's vector Inf: declined by the launch */
-            dev_three(&cs[q], in, what, ri < 2, (q + ri) % 3 == 2 ? 2 : 1, q == 5, 1);
+            dev_three(&cs[q], in, what, ri == 0, (q + ri) % 3 == 2 ? 2 : 1, q == 5, 1);
         }
 }
 
@@ -567,9 +568,9 @@ static void test_device_csr(void)
  * outputs, so a Row plan reading 5 and a Cell FULL_AGG plan reading 6
  * are one launch (before: more than 4 took dev_pre, the aggregates'
  * launches), dense (1001 x 9, 20 x 150: three region groups) and CSR
- * (130 x 37 at 5%), against the CPU within 1e-9; at the first shape
- * under thread composition against the unstitched device plan to the
- * bit, at the second under work-group composition. */
+ * (130 x 37 at 5%), against the CPU within 1e-9; the Row plan at
+ * 1001 x 9 under thread composition against the unstitched device plan
+ * to the bit; each script under each schedule once. */
 static void test_device_many(void)
 {
     static const Case cs[] = {
@@ -578,21 +579,23 @@ static void test_device_many(void)
         {"six vectors", "s = sum((X - colMeans(X)) * colMaxs(X) + (X - colMins(X)) * colSums(X) + X * colSds(X) + X * colVars(X))\n",
          "s"},
     };
-    static const struct { int64_t m, n; double d; } run[] = {{1001, 9, 1}, {20, 150, 1}, {130, 37, 0.05}};
-    for (int ri = 0; ri < 3; ri++)
-        for (int q = 0; q < 2; q++) {
-            if (!t_keep(ri + q, 2)) continue;
-            int64_t M = run[ri].m, N = run[ri].n;
-            t_seed(1501 + (uint64_t)q + 10 * (uint64_t)ri);
-            MB *in[3] = {t_gen(M, N, run[ri].d, -1, 2, run[ri].d < 1), t_gen(M, 1, 1, 0, 1, false),
-                         t_gen(N, 3, 1, -1, 1, false)};
-            char what[64];
-            snprintf(what, sizeof what, "%lldx%lld%s", (long long)M, (long long)N, run[ri].d < 1 ? " CSR" : "");
-            /* the unstitched device plan at the first shape (thread
-             * composition: its bits), work-group composition at the
-             * second */
-            dev_three(&cs[q], in, what, ri == 0, ri == 1 ? 2 : 1, false, 5 + q);
-        }
+    /* each script dense and CSR, once under each schedule (pre); the
+     * unstitched device plan (its own programs) for the Row plan only;
+     * under the sanitizers the first and the last run (both scripts,
+     * dense and CSR, both schedules) */
+    static const struct { int q; int64_t m, n; double d; bool un; int pre; } run[] = {
+        {0, 1001, 9, 1, true, 1}, {1, 20, 150, 1, false, 2}, {0, 130, 37, 0.05, false, 2}, {1, 130, 37, 0.05, false, 1}};
+    for (int ri = 0; ri < 4; ri++) {
+        if (T_SAN && (ri == 1 || ri == 2)) continue;
+        int q = run[ri].q;
+        int64_t M = run[ri].m, N = run[ri].n;
+        t_seed(1501 + (uint64_t)q + 10 * (uint64_t)ri);
+        MB *in[3] = {t_gen(M, N, run[ri].d, -1, 2, run[ri].d < 1), t_gen(M, 1, 1, 0, 1, false),
+                     t_gen(N, 3, 1, -1, 1, false)};
+        char what[64];
+        snprintf(what, sizeof what, "%lldx%lld%s", (long long)M, (long long)N, run[ri].d < 1 ? " CSR" : "");
+        dev_three(&cs[q], in, what, run[ri].un, run[ri].pre, false, 5 + q);
+    }
 }
 
 /* Multi-output Row plans (V_MULTI) whose stitched vectors run inside
