@@ -382,13 +382,17 @@ static void test_device_row(void)
             GpuStats gu = {0}, g = {0};
             /* the region's schedule: thread composition (the unstitched
              * plan's bits), every third run work-group composition (the
-             * local-memory tree: within rounding) */
-            bool wgc = (q + si) % 3 == 2;
+             * local-memory tree: within rounding). The unstitched device
+             * plan only in the plain build: under the sanitizers its own
+             * programs were most of this test's time (a PoCL program
+             * costs 4-12 s of CPU there, about 1 s plain); the stitched
+             * run is still checked against the CPU's result there */
+            bool wgc = (q + si) % 3 == 2, un = !T_SAN;
             if (!rc) {
                 gpu_set_stitch(false);
                 setenv("BRAID_CG_STITCH", "0", 1);
                 gpu_stats_reset();
-                t_run_dml(cs[q].src, &on, 3, names, in[si][q], 1, outs, &du);
+                if (un) t_run_dml(cs[q].src, &on, 3, names, in[si][q], 1, outs, &du);
                 gu = gpu_stats();
                 unsetenv("BRAID_CG_STITCH");
                 gpu_spoof_pre(wgc ? 2 : 1);
@@ -403,7 +407,7 @@ static void test_device_row(void)
             TRun *r = &ref[si][q];
             if (!rc) T_CHECK(r->rc == 0 && du.rc == 0 && ds.rc == 0, "%s %s: %s / %s / %s", c.name, what, r->err, du.err, ds.err);
             if (!rc && !r->rc && !du.rc && !ds.rc) {
-                check_out(&c, &ds.out[0], &du.out[0], wgc ? 1e-9 : 0, what);
+                if (un) check_out(&c, &ds.out[0], &du.out[0], wgc ? 1e-9 : 0, what);
                 check_out(&c, &ds.out[0], &r->out[0], 1e-9, what);
                 T_CHECK(g.fused_cpu == 0 && gu.fused_cpu == 0, "%s %s: %lld/%lld on the CPU", c.name, what,
                         (long long)g.fused_cpu, (long long)gu.fused_cpu);
@@ -414,8 +418,9 @@ static void test_device_row(void)
                             "%s %s: %lld stitched, %lld in-launch runs, %lld launches (want %d)", c.name, what,
                             (long long)ds.st.stitched, (long long)g.fused_region, (long long)g.launches,
                             cs[q].launches);
-                    T_CHECK(gu.fused_region == 0 && gu.launches > g.launches, "%s %s: unstitched %lld launches",
-                            c.name, what, (long long)gu.launches);
+                    if (un)
+                        T_CHECK(gu.fused_region == 0 && gu.launches > g.launches, "%s %s: unstitched %lld launches",
+                                c.name, what, (long long)gu.launches);
                 }
                 if (si == 0)
                     printf("-gpu force in-launch %s: launches stitched %lld, unstitched %lld\n", c.name,
