@@ -142,6 +142,9 @@ double br_mem_physical(void);
  * key sysds.local.memory.budget sets it, so tests can force small budgets
  * and with them distributed operators. */
 void br_set_mem_budget(double bytes);
+/* Decimals to print a size of gb GB with ("%.*f GB"): one, or four under
+ * 0.1 GB (a budget forced small by the configuration). */
+static inline int br_gb_digits(double gb) { return gb >= 0.1 ? 1 : 4; }
 /* The block size (sysds.defaultblocksize, > 0; 1000 unless set): rows of
  * a distributed matrix's blocks, and the block side of SystemDS's
  * binary-block files that write() makes. */

@@ -456,9 +456,9 @@ int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrEr
     double sparse = nnz < 0 ? dense : 24 * ((double)rows + 1) + 12 * (double)nnz;
     double need = BR_MIN(dense, sparse), budget = past_budget ? br_mem_physical() : br_mem_budget();
     if (need <= budget) return 0;
-    return br_err(e, BR_ENOMEM, "read %s: a %lldx%lld matrix needs %.3g GB, more than the %s of %.3g GB", path,
-                  (long long)rows, (long long)cols, need / 1e9,
-                  past_budget ? "machine's memory" : "local memory budget", budget / 1e9);
+    return br_err(e, BR_ENOMEM, "read %s: a %lldx%lld matrix needs %.*f GB, more than the %s of %.*f GB", path,
+                  (long long)rows, (long long)cols, br_gb_digits(need / 1e9), need / 1e9,
+                  past_budget ? "machine's memory" : "local memory budget", br_gb_digits(budget / 1e9), budget / 1e9);
 }
 
 int io_check_frame_mem(const char *path, int64_t rows, int64_t cols, BrErr *e)

@@ -236,10 +236,11 @@ static int read_past(Rt *rt, const Instr *in, Value *regs, Value *out, BrErr *e)
     if (got <= budget) return 0;
     const Value *f = in->nin > 0 && in->in[0] >= 0 ? &regs[in->in[0]] : NULL;
     return br_err(e, BR_ENOMEM,
-                  "read %s: a %lldx%lld matrix of %.3g GB compresses to %.3g GB, still more than the local memory "
-                  "budget of %.3g GB, and distributed execution is not available (run under mpirun)",
+                  "read %s: a %lldx%lld matrix of %.*f GB compresses to %.*f GB, still more than the local memory "
+                  "budget of %.*f GB, and distributed execution is not available (run under mpirun)",
                   f && f->kind == V_STRING ? f->s->s : "(matrix)", (long long)cm->rows, (long long)cm->cols,
-                  raw / 1e9, got / 1e9, budget / 1e9);
+                  br_gb_digits(raw / 1e9), raw / 1e9, br_gb_digits(got / 1e9), got / 1e9,
+                  br_gb_digits(budget / 1e9), budget / 1e9);
 }
 
 int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e)

@@ -320,10 +320,6 @@ static int lazy_ifelse(const Instr *in, Value *regs, BrErr *e)
 /* Runs a DAG's instructions; writes its variables into f. If keep is
  * non-NULL, the registers are left for the caller (predicates, loop
  * headers) and must be released by it. */
-/* Decimals to print a size in GB with: one, or four under 0.1 GB (a
- * budget forced small by -config). */
-static int gb_digits(double gb) { return gb >= 0.1 ? 1 : 4; }
-
 static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
 {
     /* small blocks use a register file on the stack (no allocation) */
@@ -364,7 +360,7 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
             rc = rt_fail(rt, in->span, BR_ENOMEM,
                          "operation '%s' needs %.*f GB (inputs and output), more than the local memory "
                          "budget of %.*f GB, and distributed execution is not available (run under mpirun)",
-                         in->opname, gb_digits(in->opmem / 1e9), in->opmem / 1e9, gb_digits(br_mem_budget() / 1e9),
+                         in->opname, br_gb_digits(in->opmem / 1e9), in->opmem / 1e9, br_gb_digits(br_mem_budget() / 1e9),
                          br_mem_budget() / 1e9);
             break;
         }
