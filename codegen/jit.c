@@ -959,10 +959,11 @@ static bool start(Batch *bt, Job *j)
     snprintf(j->tmpd, sizeof j->tmpd, "%s/tmp.%d.%u.d", c->cachedir, (int)getpid(), seq);
     /* the prelude once when every operator starts with it */
     size_t pl = strlen(cg_prelude);
-    bool shared = true;
+    bool shared = true, am = true;   /* (am: below) */
     for (int i = 0; i < j->n; i++) {
-        const char *src = bt->op[j->idx[i]]->src;
-        shared = shared && !strncmp(src, cg_prelude, pl);
+        const CgOp *op = bt->op[j->idx[i]];
+        shared = shared && !strncmp(op->src, cg_prelude, pl);
+        am = am && op->amulet;
     }
     if (!shared && j->n > 1) return false;
     sig_add(j->sig, j->src, j->tmpobj, j->tmpd);
@@ -977,8 +978,6 @@ static bool start(Batch *bt, Job *j)
      * 0.16-0.18), and in a fresh cache directory the build (~0.2 s of
      * CPU) doubled a lone kernel's cold cost (docs/amulet.md, Compile
      * time) */
-    bool am = true;
-    for (int i = 0; i < j->n; i++) am = am && bt->op[j->idx[i]]->amulet;
     StrBuf b = {0};
     char pchn[64];
     if (shared && !am && pch_get(c, pchn)) sb_printf(&b, "#include \"%s\"\n", pchn);

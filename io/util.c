@@ -449,24 +449,27 @@ bool io_read_past_budget(bool on)
     return was;
 }
 
-int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrErr *e)
+/* io_check_mem against the machine's memory (past) or the budget */
+static int check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, bool past, BrErr *e)
 {
     double dense = (double)rows * (double)cols * 8;
     /* CSR plus the reader's two row-count arrays of the same length */
     double sparse = nnz < 0 ? dense : 24 * ((double)rows + 1) + 12 * (double)nnz;
-    double need = BR_MIN(dense, sparse), budget = past_budget ? br_mem_physical() : br_mem_budget();
+    double need = BR_MIN(dense, sparse), budget = past ? br_mem_physical() : br_mem_budget();
     if (need <= budget) return 0;
     return br_err(e, BR_ENOMEM, "read %s: a %lldx%lld matrix needs %.*f GB, more than the %s of %.*f GB", path,
                   (long long)rows, (long long)cols, br_gb_digits(need / 1e9), need / 1e9,
-                  past_budget ? "machine's memory" : "local memory budget", br_gb_digits(budget / 1e9), budget / 1e9);
+                  past ? "machine's memory" : "local memory budget", br_gb_digits(budget / 1e9), budget / 1e9);
+}
+
+int io_check_mem(const char *path, int64_t rows, int64_t cols, int64_t nnz, BrErr *e)
+{
+    return check_mem(path, rows, cols, nnz, past_budget, e);
 }
 
 int io_check_frame_mem(const char *path, int64_t rows, int64_t cols, BrErr *e)
 {
-    bool was = io_read_past_budget(false);
-    int rc = io_check_mem(path, rows, cols, -1, e);
-    io_read_past_budget(was);
-    return rc;
+    return check_mem(path, rows, cols, -1, false, e);
 }
 
 /* ---------- atomic output ---------- */
