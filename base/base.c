@@ -229,11 +229,14 @@ static bool pool_put(BrPool *p, char *b, size_t cap, int c)
     return true;
 }
 
-void *br_alloc_aligned(size_t n)
+/* An aligned block of n bytes; scratch: below the pool's smallest class,
+ * rounded up to it while a pool that keeps blocks is bound. */
+static void *alloc_aligned(size_t n, bool scratch)
 {
     if (fail_injected()) return NULL;
     size_t sz = ((n + 63) & ~(size_t)63) + ALIGN_HDR;
     if (sz < n) return NULL;
+    if (scratch && sz < POOL_MIN && t_pool && t_pool->cap / 2 >= POOL_MIN) sz = POOL_MIN;
     int c = -1;
     if (sz >= POOL_MIN && sz <= (size_t)1 << 62) c = pool_class(sz, &sz);
     char *p = c >= 0 && t_pool ? pool_take(t_pool, c) : NULL;
@@ -249,6 +252,9 @@ void *br_alloc_aligned(size_t n)
     }
     return p + ALIGN_HDR;
 }
+
+void *br_alloc_aligned(size_t n) { return alloc_aligned(n, false); }
+void *br_alloc_scratch(size_t n) { return alloc_aligned(n, true); }
 
 void *br_calloc_aligned(size_t n)
 {

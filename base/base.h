@@ -77,6 +77,12 @@ void br_pool_free(BrPool *p);        /* frees every kept block; unbound */
 BrPool *br_pool_bind(BrPool *p);
 BrPool *br_pool_current(void);
 void br_pool_stats(BrPool *p, BrPoolStats *s);
+/* Scratch of a kernel that a script may call many times (a where-loop
+ * in a loop): br_alloc_aligned, but while a pool that keeps blocks is
+ * bound, a block below the pool's smallest class (128 KB) gets that
+ * class, so br_free_aligned keeps it and the next call takes it back
+ * instead of allocating (unbound: as br_alloc_aligned). */
+void *br_alloc_scratch(size_t n);
 /* size_t multiply with overflow detection; returns false on overflow. */
 static inline bool br_mul_ok(size_t a, size_t b, size_t *out) {
     return !__builtin_mul_overflow(a, b, out);

@@ -720,7 +720,13 @@ typedef struct Drv {
     int mr, nr;
     int cls[AM_MAXLEAVES];
     int ti, tj, tk;        /* loop variables i, j, k */
-    double *jpad[AM_MAXLEAVES];  /* (j) leaves padded to a multiple of nr */
+    double *jpad[AM_MAXLEAVES];  /* (j) leaves padded to a multiple of nr, */
+    double *jbuf;                /*   all in this block (pad_jleaves) */
+    /* the sparse kernel's per-thread buffers (run_sparse): thread t's
+     * at tbuf + t * tper, its tile, then for a stepped k its row's
+     * gathered values and k indexes */
+    double *tbuf;
+    size_t tper;
     double *bpk[AM_MAXLEAVES];   /* packed (k,j) panels of the block */
     int64_t bcap;
     int threads;           /* the most threads a block's team may have */
@@ -955,11 +961,19 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
      * allocated at the first block that uses them */
     double *ablk[AM_MAXLEAVES] = {0};
     bool atried = false, aheld = false, lent = false;
+    /* each team thread's buffers (packed (i,k) operands, the kernel's
+     * tile, edge copies: run_tile's apk, kc deep), for every block of
+     * the call, taken by the calling thread (bound to the context's
+     * pool, which the team's threads are not: a script's loop of small
+     * where-loops takes them back from it, br_alloc_scratch) */
+    size_t nl = (size_t)p->nleaf, nres = (size_t)p->nres, kcx = (size_t)BR_MIN(kc, k1 - k0);
+    size_t per = (kcx * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl + kcx * mr * (size_t)d->nslot + 7) / 8 * 8;
+    double *abuf = br_alloc_scratch((size_t)BR_MAX(1, d->threads) * per * sizeof(double));
+    if (!abuf) return -1;
     for (int64_t kb = k0; kb < k1; kb += kc) {
         int64_t kcb = BR_MIN(kc, k1 - kb);
         for (int64_t jb = j0; jb < j1; jb += nc) {
             int64_t ncb = BR_MIN(nc, j1 - jb), nsl = (ncb + nr - 1) / nr, ntile = (i1 - i0 + mr - 1) / mr;
-            int failed = 0;
             /* a team only for the tiles there are, each with work enough
              * (am_team): with one tile (k-means' t(P) %*% X: M = 5,
              * N = 10, K = 10^6) every kc block forked a team whose second
@@ -1037,18 +1051,11 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
 #pragma omp barrier
                 if (ph) ph[2] += (w0 = omp_get_wtime()) - w1;
                 if (d->meter) c0 = thread_cpu();
-                size_t nl = (size_t)p->nleaf;
-                size_t nres = (size_t)p->nres;
-                double *apk = br_alloc_aligned(((size_t)kcb * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl +
-                                      (size_t)kcb * mr * (size_t)d->nslot) * sizeof(double));
-                if (!apk) {
-#pragma omp atomic write
-                    failed = 1;
-                }
+                double *apk = abuf + (size_t)me * per;
                 int64_t packed = -1;
                 AmArgs g;
                 memset(&g, 0, sizeof g);
-                for (int v = 0; v < parts && apk; v++) {
+                for (int v = 0; v < parts; v++) {
                     int q = (me + v) % parts;
                     int64_t s0 = nsl * q / parts, s1 = nsl * (q + 1) / parts, t;
                     while ((t = __atomic_fetch_add(&next[q], 1, __ATOMIC_RELAXED)) < ntile)
@@ -1061,7 +1068,6 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                     d->cpu += work;
                 }
                 if (ph) ph[3] += (tend[me] = omp_get_wtime()) - w0;
-                br_free_aligned(apk);
             }
             if (d->ph) {
                 double tjoin = omp_get_wtime();
@@ -1069,13 +1075,10 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
                 d->span += tjoin - tfork;
                 d->regions++;
             }
-            if (failed) {
-                if (!lent) free_ablk(ablk);
-                return -1;
-            }
         }
     }
     if (!lent) free_ablk(ablk);
+    br_free_aligned(abuf);
     return 0;
 }
 
@@ -1092,11 +1095,15 @@ static int run_split(Drv *d, int64_t M, int64_t N, int64_t K, int64_t kc, bool p
     int nres = p->nres, ti = d->ti, tj = d->tj;
     size_t cells = (size_t)M * (size_t)N;
     int64_t npad = (N + d->nr - 1) / d->nr * d->nr;
-    double *part = malloc((size_t)chunks * (size_t)nres * cells * sizeof(double));
+    double *part = br_alloc_scratch((size_t)chunks * (size_t)nres * cells * sizeof(double));
     if (!part) return -1;
     int failed = 0;
+    /* each chunk's buffers from the context's pool: its thread bound to
+     * it for the chunk (a team thread is not, br_pool_bind) */
+    BrPool *pool = br_pool_current();
 #pragma omp parallel for num_threads(chunks) schedule(static, 1)
     for (int c = 0; c < chunks; c++) {
+        BrPool *prev = br_pool_bind(pool);
         Drv dc = *d;
         AmBind bc = *b;
         dc.b = &bc;
@@ -1123,6 +1130,7 @@ static int run_split(Drv *d, int64_t M, int64_t N, int64_t K, int64_t kc, bool p
             failed = 1;
         }
         for (int l = 0; l < p->nleaf; l++) br_free_aligned(dc.bpk[l]);
+        br_pool_bind(prev);
     }
     for (int q = 0; q < nres && !failed; q++) {
         WhereAcc acc = p->res[q]->acc;
@@ -1135,7 +1143,7 @@ static int run_split(Drv *d, int64_t M, int64_t N, int64_t K, int64_t kc, bool p
                 }
             }
     }
-    free(part);
+    br_free_aligned(part);
     return failed ? -1 : 0;
 }
 
@@ -1154,8 +1162,10 @@ static bool sparse_copies(Drv *d, int64_t N, int64_t K, double **bfull)
         if (d->cls[l] != LC_B) continue;
         const int64_t *st = b->st[l];
         if (st[d->tj] == 1) continue;
-        double *q = br_calloc_aligned(((size_t)K * (size_t)npad + 1) * sizeof(double));
+        size_t n = ((size_t)K * (size_t)npad + 1) * sizeof(double);
+        double *q = br_alloc_scratch(n);
         if (!q) return false;
+        memset(q, 0, n);
         for (int64_t kk = 0; kk < K; kk++)
             for (int64_t j = 0; j < N; j++) q[kk * npad + j] = b->base[l][kk * st[d->tk] + j * st[d->tj]];
         bfull[l] = q;
@@ -1172,8 +1182,8 @@ static bool sparse_copies(Drv *d, int64_t N, int64_t K, double **bfull)
  * by bisection), or, for a stepped k, gathered per row (k relative to its
  * start). Work nnz * columns; parallel over rows (each row of R written
  * by one thread). The (k,j) operands' copies bfull are sparse_copies'. */
-static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t K,
-                        double *const *bfull)
+static void sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t K,
+                         double *const *bfull)
 {
     const AmPlan *p = d->p;
     const AmBind *b = d->b;
@@ -1183,25 +1193,21 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
     int64_t s0 = c0 / nr, nsl = (c1 + nr - 1) / nr, step = b->step[tk];
     /* a sub-range of k: only the row's entries in [k0, k0 + K) */
     bool cut = k0 > 0 || k0 + K < m->cols;
-    int failed = 0;
-#pragma omp parallel num_threads(br_threads()) if (!failed)
+#pragma omp parallel num_threads(d->threads)
     {
-        size_t nl = (size_t)p->nleaf, cap = 0;
-        double *ct = malloc((size_t)nr * (nl + (size_t)p->nres) * sizeof(double)), *av = NULL;
-        int32_t *kx = NULL;
+        size_t nl = (size_t)p->nleaf;
+        double *ct = d->tbuf + (size_t)omp_get_thread_num() * d->tper;
+        double *av = ct + (size_t)nr * (nl + (size_t)p->nres);
+        int32_t *kx = (int32_t *)(av + K);
         AmArgs g;
         memset(&g, 0, sizeof g);
-        if (!ct) {
-#pragma omp atomic write
-            failed = 1;
-        }
         /* the meter (subtask): this thread's CPU time in its rows, not
          * the wait for the others at the region's end (nowait) */
         double c0 = d->meter ? thread_cpu() : 0;
 #pragma omp for schedule(dynamic, 16) nowait
         for (int64_t r = r0; r < r1; r++) {
             int64_t ia = i0 + r, q0 = m->rp[ia], q1 = m->rp[ia + 1];
-            if (!ct || q0 == q1) continue;
+            if (q0 == q1) continue;
             if (step == 1) {
                 if (cut) {
                     q0 = mb_csr_lower(m->ci, q0, q1, k0);
@@ -1210,20 +1216,7 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
                 g.kx = m->ci + q0;
                 g.av = m->v + q0;
                 g.k0 = k0;
-            } else {
-                if ((size_t)(q1 - q0) > cap) {
-                    free(kx);
-                    free(av);
-                    cap = (size_t)(q1 - q0);
-                    kx = malloc(cap * sizeof *kx);
-                    av = malloc(cap * sizeof *av);
-                    if (!kx || !av) {
-#pragma omp atomic write
-                        failed = 1;
-                        cap = 0;
-                        continue;
-                    }
-                }
+            } else {   /* at most K entries on the step (distinct columns) */
                 int64_t nq = 0;
                 for (int64_t q = q0; q < q1; q++) {
                     int64_t kk = am_k_of(m->ci[q] - k0, step, K);
@@ -1281,11 +1274,7 @@ static int sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0,
 #pragma omp atomic update
             d->cpu += w;
         }
-        free(ct);
-        free(kx);
-        free(av);
     }
-    return failed ? -1 : 0;
 }
 
 /* ---- adaptive parameters (seed 4.4-4.6) ---- */
@@ -1685,24 +1674,22 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
 /* Rows [r0, r1) of the sparse loop in column blocks of nc (a multiple of
  * nr): each block's (k,j) panels stay in cache while the rows' non-zeros
  * read them. */
-static int sparse_rows(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, int64_t K, double *const *bfull)
+static void sparse_rows(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, int64_t K, double *const *bfull)
 {
     int64_t N = d->b->n[d->tj];
-    int rc = 0;
-    for (int64_t c0 = 0; c0 < N && !rc; c0 += nc) rc = sparse_block(d, fn, r0, r1, c0, BR_MIN(N, c0 + nc), K, bfull);
-    return rc;
+    for (int64_t c0 = 0; c0 < N; c0 += nc) sparse_block(d, fn, r0, r1, c0, BR_MIN(N, c0 + nc), K, bfull);
 }
 
 /* Time per non-zero and column of rows [r0, r1) in blocks of nc: the
  * threads' CPU seconds in their rows, summed (as subtask scores). */
 static double sparse_subtask(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t nc, int64_t K,
-                             double *const *bfull, int *rc)
+                             double *const *bfull)
 {
     const MB *m = d->b->sp;
     int64_t i0 = d->b->from[d->ti] - 1, N = d->b->n[d->tj];
     d->meter = true;
     d->cpu = 0;
-    *rc |= sparse_rows(d, fn, r0, r1, nc, K, bfull);
+    sparse_rows(d, fn, r0, r1, nc, K, bfull);
     d->meter = false;
     double nz = (double)BR_MAX(1, m->rp[i0 + r1] - m->rp[i0 + r0]);
     double t = d->cpu / (nz * (double)N);
@@ -1717,25 +1704,23 @@ static double sparse_subtask(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_
  * warming up unscored), column blocks of 2 nr, 4 nr, ... doubling up
  * to all columns until the score (time per non-zero and column)
  * worsens; the remaining rows with the best. */
-static int sparse_search(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K, double *const *bfull,
-                         int64_t *best)
+static void sparse_search(Drv *d, AmKernel fn, int64_t M, int64_t N, int64_t K, double *const *bfull,
+                          int64_t *best)
 {
-    int rc = 0;
     int64_t slice = BR_MAX(1, M / 16), r0 = slice, nr = d->nr;
     int64_t all = (N + nr - 1) / nr * nr;
-    rc = sparse_rows(d, fn, 0, slice, all, K, bfull);
+    sparse_rows(d, fn, 0, slice, all, K, bfull);
     double bs = INFINITY;
     *best = all;
-    for (int64_t nc = BR_MIN(2 * nr, all); !rc && r0 + slice <= M; nc = BR_MIN(2 * nc, all)) {
-        double sc = sparse_subtask(d, fn, r0, r0 + slice, nc, K, bfull, &rc);
+    for (int64_t nc = BR_MIN(2 * nr, all); r0 + slice <= M; nc = BR_MIN(2 * nc, all)) {
+        double sc = sparse_subtask(d, fn, r0, r0 + slice, nc, K, bfull);
         r0 += slice;
         if (sc >= bs) break;
         bs = sc;
         *best = nc;
         if (nc == all) break;
     }
-    if (!rc && r0 < M) rc = sparse_rows(d, fn, r0, M, *best, K, bfull);
-    return rc;
+    if (r0 < M) sparse_rows(d, fn, r0, M, *best, K, bfull);
 }
 
 /* The sparse loop with its column block remembered for this kernel (in
@@ -1745,7 +1730,14 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
 {
     double *bfull[AM_MAXLEAVES] = {0};
     int64_t all = (N + d->nr - 1) / d->nr * d->nr, nc = all;
-    int rc = sparse_copies(d, N, K, bfull) ? 0 : -1;
+    /* the threads' buffers (sparse_block): the tile, and for a stepped k
+     * the gathered values and k indexes of a row (at most K) */
+    bool stepped = d->b->step[d->tk] != 1;
+    d->threads = br_threads();
+    d->tper = ((size_t)d->nr * (size_t)(d->p->nleaf + d->p->nres) + (stepped ? (size_t)K + ((size_t)K + 1) / 2 : 0) + 7) /
+              8 * 8;
+    d->tbuf = br_alloc_scratch((size_t)d->threads * d->tper * sizeof(double));
+    int rc = d->tbuf && sparse_copies(d, N, K, bfull) ? 0 : -1;
     pthread_mutex_lock(&c->lock);
     bool tuned = op->am_sp_nc > 0 && op->am_sp_threads == br_threads() && !again;
     if (tuned) nc = op->am_sp_nc;
@@ -1776,21 +1768,20 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
     bool searchable = !pinned && !tuned && M >= 16 * br_threads() && N > d->nr &&
                       (again || (N >= 8 * d->nr && nz * (double)N >= 1e7));
     if (!rc && searchable) {
-        rc = sparse_search(d, fn, M, N, K, bfull, &nc);
-        if (!rc) {
-            pthread_mutex_lock(&c->lock);
-            op->am_sp_nc = nc;
-            op->am_sp_threads = br_threads();
-            pthread_mutex_unlock(&c->lock);
-            params_save(c, op, true, &(AmParams){1, nc, 0});
-        }
+        sparse_search(d, fn, M, N, K, bfull, &nc);
+        pthread_mutex_lock(&c->lock);
+        op->am_sp_nc = nc;
+        op->am_sp_threads = br_threads();
+        pthread_mutex_unlock(&c->lock);
+        params_save(c, op, true, &(AmParams){1, nc, 0});
     } else if (!rc) {
-        rc = sparse_rows(d, fn, 0, M, nc, K, bfull);
+        sparse_rows(d, fn, 0, M, nc, K, bfull);
     }
     if (getenv("BRAID_AMULET_TRACE"))
         fprintf(stderr, "amulet: sparse kernel, column block %lld (%s)\n", (long long)nc,
                 pinned ? "pinned" : tuned ? from : searchable ? "searched" : "all columns");
     for (int l = 0; l < AM_MAXLEAVES; l++) br_free_aligned(bfull[l]);
+    br_free_aligned(d->tbuf);
     return rc;
 }
 
@@ -2046,6 +2037,36 @@ static CgOp *op_by_key(CgContext *c, const int64_t *key, size_t len)
     return op;
 }
 
+/* The (j) leaves (d->cls set) padded with zeros to npad values, each
+ * at d->jpad[l], all in one block (d->jbuf, from the pool when a script
+ * calls the loop again: br_alloc_scratch); false without memory. */
+static bool pad_jleaves(Drv *d, int64_t N, int64_t npad)
+{
+    const AmBind *b = d->b;
+    int nj = 0;
+    for (int l = 0; l < d->p->nleaf; l++) nj += d->cls[l] == LC_J;
+    if (!nj) return true;
+    size_t n = (size_t)nj * (size_t)npad * sizeof(double);
+    d->jbuf = br_alloc_scratch(n);
+    if (!d->jbuf) return false;
+    memset(d->jbuf, 0, n);
+    for (int l = 0, x = 0; l < d->p->nleaf; l++) {
+        if (d->cls[l] != LC_J) continue;
+        d->jpad[l] = d->jbuf + (size_t)x++ * (size_t)npad;
+        for (int64_t j = 0; j < N; j++) d->jpad[l][j] = b->base[l][j * b->st[l][d->tj]];
+    }
+    return true;
+}
+
+/* A kernel run out of memory: the error set, and -1 (br_err returns its
+ * code, 2, which the caller read as "ran": the call ended with no error
+ * and its result partly computed) */
+static int am_oom(BrErr *e)
+{
+    br_err(e, BR_ENOMEM, "out of memory in a where-loop");
+    return -1;
+}
+
 int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
 {
     if (!c || p->kvar < 0 || !c->opt.enabled || c->opt.interpret) return 0;
@@ -2105,22 +2126,16 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
                 Drv d = {.p = p, .b = b, .mr = 1, .nr = snv * g->s.w, .ti = p->tr, .tj = p->tc, .tk = p->kvar};
                 int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];
                 int64_t npad = (N + d.nr - 1) / d.nr * d.nr + d.nr;
-                bool ok = true;
-                for (int l = 0; l < p->nleaf; l++) {
-                    d.cls[l] = leaf_class(g, p->leaf[l].dep);
-                    if (d.cls[l] != LC_J) continue;
-                    d.jpad[l] = calloc((size_t)npad, sizeof(double));
-                    if (!d.jpad[l]) { ok = false; continue; }
-                    for (int64_t j = 0; j < N; j++) d.jpad[l][j] = b->base[l][j * b->st[l][p->tc]];
-                }
+                for (int l = 0; l < p->nleaf; l++) d.cls[l] = leaf_class(g, p->leaf[l].dep);
+                bool ok = pad_jleaves(&d, N, npad);
                 double t0 = omp_get_wtime();
                 if (!ok || (M > 0 && N > 0 && K > 0 && run_sparse(&d, (AmKernel)op->fn[0], op, c, M, N, K, search_again)))
-                    ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
+                    ran = am_oom(e);
                 else ran = 1;
                 if (getenv("BRAID_AMULET_TRACE"))
                     fprintf(stderr, "amulet: sparse 1 x %d kernel over %lld non-zeros: %.3g s\n", d.nr,
                             (long long)b->sp->nnz, omp_get_wtime() - t0);
-                for (int l = 0; l < p->nleaf; l++) free(d.jpad[l]);
+                br_free_aligned(d.jbuf);
             }
         } else if (op && __atomic_load_n(&op->ready, __ATOMIC_ACQUIRE) == 1 && !b->sp) {
             Drv d = {.p = p, .b = b, .fn = (AmKernel)op->fn[0], .mr = bm, .nr = bv * g->s.w, .ti = p->tr,
@@ -2128,24 +2143,19 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
                      .threads = br_threads()};
             int64_t M = b->n[p->tr], N = b->n[p->tc], K = b->n[p->kvar];
             int64_t npad = (N + d.nr - 1) / d.nr * d.nr + d.nr;
-            bool ok = true;
-            for (int l = 0; l < p->nleaf; l++) {
-                d.cls[l] = leaf_class(g, p->leaf[l].dep);
-                if (d.cls[l] == LC_J) {
-                    d.jpad[l] = calloc((size_t)npad, sizeof(double));
-                    if (!d.jpad[l]) { ok = false; continue; }
-                    for (int64_t j = 0; j < N; j++) d.jpad[l][j] = b->base[l][j * b->st[l][p->tc]];
-                }
+            for (int l = 0; l < p->nleaf; l++) d.cls[l] = leaf_class(g, p->leaf[l].dep);
+            bool ok = pad_jleaves(&d, N, npad);
+            for (int l = 0; l < p->nleaf; l++)
                 if (d.cls[l] == LC_B) {
-                    d.bpk[l] = br_alloc_aligned(((size_t)BR_MIN(K, 512) * (size_t)npad + 1) * sizeof(double));
-                    if (!d.bpk[l]) ok = false;
+                    d.bpk[l] = br_alloc_scratch(((size_t)BR_MIN(K, 512) * (size_t)npad + 1) * sizeof(double));
+                    ok = ok && d.bpk[l];
                 }
-            }
-            if (!ok) ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
+            if (!ok) ran = am_oom(e);
             else if (M > 0 && N > 0 && K > 0 && run_adaptive(&d, op, c, M, N, K, search_again))
-                ran = br_err(e, BR_ENOMEM, "out of memory in a where-loop");
+                ran = am_oom(e);
             else ran = 1;
-            for (int l = 0; l < p->nleaf; l++) { free(d.jpad[l]); br_free_aligned(d.bpk[l]); }
+            br_free_aligned(d.jbuf);
+            for (int l = 0; l < p->nleaf; l++) br_free_aligned(d.bpk[l]);
         }
         free(sig);
     }

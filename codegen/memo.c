@@ -56,7 +56,10 @@ Memo *memo_new(HopDag *d)
     }
     for (int k = 0; k < m->norder; k++) {
         Hop *h = m->order[k];
-        if (m->npar[h->id]) m->par[h->id] = br_calloc((size_t)m->npar[h->id], sizeof(Hop *));
+        if (m->npar[h->id] && !(m->par[h->id] = br_calloc((size_t)m->npar[h->id], sizeof(Hop *)))) {
+            memo_free(m);
+            return NULL;
+        }
         m->nuse[h->id] = m->npar[h->id] + (m->out[h->id] ? 1 : 0);
         m->npar[h->id] = 0;
     }

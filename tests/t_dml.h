@@ -120,6 +120,10 @@ static inline int t_run_dml(const char *src, const CgOptions *cg, int nin, const
 /* The -seed of t_run_dml's runs (-1: none; test_seeds sets it). */
 static int64_t t_dml_seed = -1;
 
+/* The buffer pool of t_run_dml's runs (NULL: each run makes its own;
+ * test_amulet reads the pool's counters). */
+static BrPool *t_dml_pool;
+
 /* Called (when set) with each run's program after it ran, before it is
  * freed (test_recompile reads the specializations it compiled). */
 static void (*t_dml_inspect)(const RtProgram *p);
@@ -159,7 +163,7 @@ static inline int t_run_dml_nd(const char *src, const CgOptions *cg, int optleve
     plan_liveness(&p->main, &outs, &live);
     ns_free(&outs);
     ns_free(&live);
-    RtOptions ro = {.out = stdout, .seed = t_dml_seed};
+    RtOptions ro = {.out = stdout, .seed = t_dml_seed, .pool = t_dml_pool};
     Rt rt;
     rt_init(&rt, p, d, &ro);
     rt.no_dist = no_dist;
