@@ -151,6 +151,9 @@ void dist_print_stats(FILE *f)
     if (g_pf_asks[0] + g_pf_asks[1] + g_pf_asks[2])
         fprintf(f, "  (remote parfor requests to rank 0: functions %lld, library files %lld, names without a library "
                 "file %lld)\n", (long long)g_pf_asks[0], (long long)g_pf_asks[1], (long long)g_pf_asks[2]);
+    if (g_pf_asks[0])
+        fprintf(f, "  (remote parfor answers with functions: %lld sent whole, %lld named that the worker held; %lld "
+                "bytes)\n", (long long)g_pf_ans[0], (long long)g_pf_ans[1], (long long)g_pf_ans[2]);
 }
 
 /* ---- transport: byte messages of any size (MPI counts are int) ---- */

@@ -247,6 +247,10 @@ void dist_note_fetched(int fetched);
 /* -stats: a request rank 0 answered: what 0 for a function, 1 for a
  * library file it has, 2 for a name it has no library file for. */
 void dist_note_ask(int what);
+/* -stats: rank 0's answer to a request for a function: bytes long, with
+ * bodies functions packed whole and heads named by their heads only (the
+ * worker held them). */
+void dist_note_answer(int bodies, int heads, size_t bytes);
 /* A matrix block as bytes and back (what jobs send). */
 char *dist_pack_mb(const MB *m, size_t *n);
 MB *dist_unpack_mb(const char *buf, size_t n, BrErr *e);

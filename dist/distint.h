@@ -155,7 +155,7 @@ int fused_place(const DistFused *f, Value **args, int64_t *rows, BrErr *e);
 void fused_members(const DistFused *const *fs, Value **const *args, Value **outs);
 extern int g_pf_threads;   /* remote parfor statistics (disttask.c) */
 extern int64_t g_pf_funcs;
-extern int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled, g_pf_dups, g_pf_fetched, g_pf_asks[3];
+extern int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled, g_pf_dups, g_pf_fetched, g_pf_asks[3], g_pf_ans[3];
 extern const char *g_pf_why;
 /* Fault reporting (distfault.c), after MPI is up: the SIGTERM handler
  * and, under braid's launcher, this rank's marks for it. */

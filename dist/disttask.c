@@ -36,6 +36,7 @@ void dist_note_parfor(int threads, bool in_func)
 
 int64_t g_pf_shipped, g_pf_unshipped, g_pf_decoded, g_pf_compiled, g_pf_dups, g_pf_fetched;
 int64_t g_pf_asks[3];   /* requests rank 0 answered (dist_note_ask) */
+int64_t g_pf_ans[3];    /* its function answers: bodies, heads, bytes (dist_note_answer) */
 const char *g_pf_why;   /* the first reason a plan was not shipped */
 
 void task_reset(void)
@@ -44,11 +45,16 @@ void task_reset(void)
     g_pf_funcs = 0;
     g_pf_shipped = g_pf_unshipped = g_pf_decoded = g_pf_compiled = g_pf_dups = g_pf_fetched = 0;
     memset(g_pf_asks, 0, sizeof g_pf_asks);
+    memset(g_pf_ans, 0, sizeof g_pf_ans);
     g_pf_why = NULL;
 }
 
 void dist_note_fetched(int fetched) { g_pf_fetched += fetched; }
 void dist_note_ask(int what) { if (what >= 0 && what < 3) g_pf_asks[what]++; }
+void dist_note_answer(int bodies, int heads, size_t bytes)
+{
+    g_pf_ans[0] += bodies, g_pf_ans[1] += heads, g_pf_ans[2] += (int64_t)bytes;
+}
 
 void dist_note_plan(bool shipped, int decoded, int compiled, int dups, const char *why)
 {

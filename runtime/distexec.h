@@ -50,13 +50,15 @@ int rt_dist_lib_fetch(void *arg, const char *name, LangSource *s);
 /* Requests of a worker to rank 0 while a task runs, and rank 0's
  * answers (docs/dist.md "Functions from rank 0"). rt_dist_func_request
  * appends to q the request for fn (for specialization sig, NULL: the
- * generic version), with fn's parameter names; rt_dist_serve is rank 0's
+ * generic version), with fn's parameter names and the compiled functions
+ * program p holds (NULL: none), which rank 0 does not send again (their
+ * heads only, planship.c ps_pack_func); rt_dist_serve is rank 0's
  * answer from runtime rt to any request (*ans malloc'd; -1: out of
  * memory, as its server's -1); rt_dist_func_answer reads the answer to a function request:
  * the plan's bytes (inside a), or -1 with why not in e (rank 0 refuses a
  * function it does not find, that does not compile, or whose parameters
  * differ from the worker's). 0, or non-zero with e set. */
-int rt_dist_func_request(StrBuf *q, const Func *fn, const FSig *sig, BrErr *e);
+int rt_dist_func_request(StrBuf *q, const Func *fn, const FSig *sig, RtProgram *p, BrErr *e);
 int rt_dist_serve(Rt *rt, const char *req, size_t n, char **ans, size_t *alen);
 int rt_dist_func_answer(const char *a, size_t n, const char **plan, size_t *len, BrErr *e);
 

@@ -202,8 +202,9 @@ static bool same_params(WRd *r, const Func *fn, char *msg, size_t cap)
 
 /* Rank 0's answer to request req[0..n): REQ_LIB and a library file's
  * function name (serve_lib), or REQ_FUNC, the namespace key and name of
- * a function, its specialization's signature or none, and the worker's
- * parameter names for it (rt_dist_func_request). */
+ * a function, its specialization's signature or none, the worker's
+ * parameter names for it and the functions it holds (rt_dist_func_request):
+ * these travel by their heads only (ps_pack_func). */
 int rt_dist_serve(Rt *rt, const char *req, size_t n, char **ans, size_t *alen)
 {
     WRd r = {req, req + n, false};
@@ -223,9 +224,11 @@ int rt_dist_serve(Rt *rt, const char *req, size_t n, char **ans, size_t *alen)
         bool has;
         BrErr e = {0};
         FSig *sig = ps_get_sig(&r, fn, &has, &e);
+        int sent[2] = {0, 0};
         int rc = has && !sig ? (why = "a damaged request", 1)
                : !same_params(&r, fn, msg, sizeof msg) ? 1
-               : ps_pack_func(rt->prog, fn, sig, d, &o, &why);
+               : ps_pack_func(rt->prog, fn, sig, &r, d, &o, &why, sent);
+        if (rc == 0) dist_note_answer(sent[0], sent[1], o.n);
         ps_free_sig(fn, sig);
         if (rc < 0) { diag_free(d); free(o.s); return -1; }
         const char *dm = rc > 0 && why ? diag_first_message(d) : NULL;
@@ -248,7 +251,7 @@ static int serve_func(const char *req, size_t n, char **ans, size_t *alen)
     return g_rt0 ? rt_dist_serve(g_rt0, req, n, ans, alen) : -1;
 }
 
-int rt_dist_func_request(StrBuf *q, const Func *fn, const FSig *sig, BrErr *e)
+int rt_dist_func_request(StrBuf *q, const Func *fn, const FSig *sig, RtProgram *p, BrErr *e)
 {
     w_put(q, &(uint8_t){REQ_FUNC}, 1);
     w_put_name(q, fn->ns);
@@ -256,6 +259,8 @@ int rt_dist_func_request(StrBuf *q, const Func *fn, const FSig *sig, BrErr *e)
     bool sok = ps_put_sig(q, fn, sig);
     w_put_i32(q, fn->nin);   /* rank 0 checks them against its function */
     for (int i = 0; i < fn->nin; i++) w_put_name(q, fn->in[i].name);
+    if (!p) w_put_i32(q, 0);
+    else if (!ps_put_held(q, p)) return br_err(e, BR_ENOMEM, "out of memory");
     if (!sok) return br_err(e, BR_EFAIL, "a specialization for a list cannot be asked for");
     return q->oom ? br_err(e, BR_ENOMEM, "out of memory") : 0;
 }
@@ -285,7 +290,7 @@ static FProg *fetch_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d)
     if (!fp) {
         StrBuf q = {0};
         size_t n = 0, len;
-        char *a = rt_dist_func_request(&q, fn, sig, &e) ? NULL : dist_task_ask(q.s, q.n, &n, &e);
+        char *a = rt_dist_func_request(&q, fn, sig, p, &e) ? NULL : dist_task_ask(q.s, q.n, &n, &e);
         free(q.s);
         const char *plan;
         if (a && !rt_dist_func_answer(a, n, &plan, &len, &e)) fp = ps_func(&g_w.cache, p, plan, len, fn, &e);

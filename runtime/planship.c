@@ -5,7 +5,10 @@
  * builds, and a hash of the rest), the functions the body calls (their
  * namespace key and name, specialization signature and output sizes;
  * then their bodies, which may call each other by index), then the loop
- * block. Blocks carry their kind, position, flags, variable sets and
+ * block. A function a worker asked for comes with the functions it calls
+ * except those the worker said it holds (ps_put_held): these travel as
+ * their head only (namespace, name, signature), and the worker finds
+ * its own compiled copy. Blocks carry their kind, position, flags, variable sets and
  * code; instructions every field, with names as strings, literals as
  * values, a call's function by namespace and name (the worker parsed the
  * same script) and its specialization by index, and a fused operator as
@@ -36,7 +39,7 @@
 #include "../lang/load.h"
 
 #define PS_MAGIC 0x42504c31u   /* "BPL1" */
-#define PS_VERSION 5u
+#define PS_VERSION 6u
 
 typedef struct PsHead {
     uint32_t magic, version, instr_size, block_size;
@@ -132,11 +135,22 @@ static bool by_name(const Program *ast, const Func *fn)
 
 /* ---- packing (rank 0) ---- */
 
+/* The functions a worker holds, as its request names them (ps_put_held),
+ * on rank 0: those it finds by name there. */
+typedef struct PsHeld {
+    Func *fn;
+    FSig *sig;
+} PsHeld;
+
 typedef struct Pk {
     RtProgram *p;
     Diag *diag;
     FProg **fs;                /* the functions shipped, by index */
-    int nf, cap;
+    bool *named;               /* fs[i] travels by its head only (the worker holds it) */
+    int nf, cap, ncap;
+    const PsHeld *held;        /* what the asking worker holds */
+    int nheld;
+    int count[2];              /* functions packed: with their bodies, by their heads */
     const char *why;           /* the first thing that cannot be shipped */
     bool oom;
     bool eval_var;             /* such an eval was met */
@@ -151,12 +165,30 @@ static int fn_index(const Pk *k, const FProg *fp)
 
 static void collect_list(Pk *k, const PBList *l);
 
+static bool same_sig(const Func *fn, const FSig *a, const FSig *b);
+
+/* Does the asking worker hold fp (the same function, signature)? */
+static bool worker_holds(const Pk *k, const FProg *fp)
+{
+    for (int i = 0; i < k->nheld; i++)
+        if (k->held[i].fn == fp->func && same_sig(fp->func, k->held[i].sig, fp->sig)) return true;
+    return false;
+}
+
+/* fp joins k's table; the functions its body calls with it, unless the
+ * worker holds fp (then its head travels, not its body). */
 static void add_func(Pk *k, FProg *fp)
 {
     if (!fp || fn_index(k, fp) >= 0) return;
-    if (!br_grow((void **)&k->fs, &k->cap, k->nf + 1, sizeof *k->fs)) { k->oom = true; return; }
+    if (!br_grow((void **)&k->fs, &k->cap, k->nf + 1, sizeof *k->fs) ||
+        !br_grow((void **)&k->named, &k->ncap, k->nf + 1, sizeof *k->named)) {
+        k->oom = true;
+        return;
+    }
+    bool named = worker_holds(k, fp);
+    k->named[k->nf] = named;
     k->fs[k->nf++] = fp;
-    collect_list(k, &fp->body);
+    if (!named) collect_list(k, &fp->body);
 }
 
 /* The generic version of fn as compiled on rank 0; compiled now when
@@ -470,24 +502,33 @@ static void put_list(Pk *k, StrBuf *o, const PBList *l)
 
 /* Appends the plan of k's functions and, with b, the loop b to out (the
  * returns of ps_pack). */
+static void pk_free(Pk *k)
+{
+    free(k->fs);
+    free(k->named);
+}
+
 static int pack_out(Pk *k, const PBlock *b, StrBuf *out, const char **why)
 {
     if (k->eval_var && !k->why && !k->oom) add_eval_candidates(k);
-    if (k->oom) { free(k->fs); return -1; }
-    if (k->why) { *why = k->why; free(k->fs); return 1; }
+    if (k->oom) { pk_free(k); return -1; }
+    if (k->why) { *why = k->why; pk_free(k); return 1; }
     StrBuf o = {0};
     for (int i = 0; i < k->nf; i++) {
         const FProg *fp = k->fs[i];
         w_put_name(&o, fp->func->ns);
         w_put_name(&o, fp->func->name);
-        if (!ps_put_sig(&o, fp->func, fp->sig)) { free(o.s), free(k->fs); *why = "a specialization for a list"; return 1; }
-        uint8_t dims = fp->out_dims != NULL;
+        if (!ps_put_sig(&o, fp->func, fp->sig)) { free(o.s), pk_free(k); *why = "a specialization for a list"; return 1; }
+        uint8_t named = k->named[i], dims = fp->out_dims != NULL;
+        w_put(&o, &named, 1);
+        if (named) continue;
         w_put(&o, &dims, 1);
         if (dims) w_put(&o, fp->out_dims, 2 * (size_t)fp->func->nout * sizeof *fp->out_dims);
     }
-    for (int i = 0; i < k->nf; i++) put_list(k, &o, &k->fs[i]->body);
+    for (int i = 0; i < k->nf; i++) if (!k->named[i]) put_list(k, &o, &k->fs[i]->body);
     if (b) put_block(k, &o, b);
-    free(k->fs);
+    for (int i = 0; i < k->nf; i++) k->count[k->named[i]]++;
+    pk_free(k);
     if (o.oom) { free(o.s); return -1; }
     PsHead h = {PS_MAGIC, PS_VERSION, sizeof(Instr), sizeof(PBlock), OP__COUNT, BI__COUNT, k->nf, b != NULL,
                 fnv(o.s, o.n)};
@@ -514,16 +555,86 @@ int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **wh
     return pack_out(&k, b, out, why);
 }
 
-int ps_pack_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d, StrBuf *out, const char **why)
+/* The worker's list of what it holds (ps_put_held) from r, to its end:
+ * the entries this program finds by name (*n of them, malloc'd; an
+ * entry rank 0 does not find, or whose signature does not read for
+ * rank 0's function, is left out: that function then travels whole).
+ * false when the list is damaged. */
+static bool get_held(WRd *r, const Program *ast, PsHeld **held, int *n)
+{
+    int32_t cnt = w_get_i32(r);
+    *held = NULL, *n = 0;
+    if (r->bad || cnt < 0 || (size_t)cnt > (size_t)(r->end - r->p)) return false;
+    PsHeld *h = cnt ? calloc((size_t)cnt, sizeof *h) : NULL;
+    if (cnt && !h) return false;
+    for (int32_t i = 0; i < cnt && !r->bad; i++) {
+        const char *ns = w_get_name(r), *name = w_get_name(r);
+        uint64_t len = w_get_u64(r);
+        const char *sb = r->bad || !name ? NULL : w_take(r, len);
+        Func *fn = sb ? resolve_func(ast, ns ? ns : "", name) : NULL;
+        if (!sb) r->bad = true;
+        if (!fn) continue;
+        WRd sr = {sb, sb + len, false};
+        bool has;
+        BrErr e = {0};
+        FSig *sig = ps_get_sig(&sr, fn, &has, &e);
+        if (sr.bad || sr.p != sr.end || (has && !sig)) { ps_free_sig(fn, sig); continue; }
+        h[(*n)++] = (PsHeld){fn, sig};
+    }
+    if (!r->bad && r->p == r->end) { *held = h; return true; }
+    for (int i = 0; i < *n; i++) ps_free_sig(h[i].fn, h[i].sig);
+    free(h);
+    *n = 0;
+    return false;
+}
+
+int ps_pack_func(RtProgram *p, Func *fn, const FSig *sig, WRd *have, Diag *d, StrBuf *out, const char **why,
+                 int sent[2])
 {
     Pk k;
     pk_init(&k, p, d);
-    if (!by_name(p->ast, fn)) { *why = "it is not found by its name"; return 1; }
-    FProg *fp = sig ? (p->hooks && p->hooks->function_sig ? p->hooks->function_sig(p, fn, sig, d) : NULL)
-                    : generic(&k, fn, true);
-    if (!fp) { *why = "it does not compile"; return 1; }
-    add_func(&k, fp);   /* first, with the functions it calls after it */
-    return pack_out(&k, NULL, out, why);
+    PsHeld *h = NULL;
+    if (have && !get_held(have, p->ast, &h, &k.nheld)) { *why = "a damaged request"; return 1; }
+    k.held = h;
+    FProg *fp = NULL;
+    if (!by_name(p->ast, fn)) *why = "it is not found by its name";
+    else if (!(fp = sig ? (p->hooks && p->hooks->function_sig ? p->hooks->function_sig(p, fn, sig, d) : NULL)
+                        : generic(&k, fn, true)))
+        *why = "it does not compile";
+    int rc = 1;
+    if (fp) {
+        add_func(&k, fp);   /* first, with the functions it calls after it */
+        rc = pack_out(&k, NULL, out, why);
+        if (!rc && sent) sent[0] = k.count[0], sent[1] = k.count[1];
+    }
+    for (int i = 0; i < k.nheld; i++) ps_free_sig(h[i].fn, h[i].sig);
+    free(h);
+    return rc;
+}
+
+bool ps_put_held(StrBuf *q, RtProgram *p)
+{
+    StrBuf list = {0}, sb = {0};
+    int32_t n = 0;
+    bool ok = true;
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nfuncs && ok; i++) {
+        const FProg *fp = p->funcs[i];
+        sb.n = 0;
+        /* rank 0 finds it by name; a signature with a list does not travel */
+        if (!fp->compiled || !by_name(p->ast, fp->func) || !ps_put_sig(&sb, fp->func, fp->sig)) continue;
+        w_put_name(&list, fp->func->ns);
+        w_put_name(&list, fp->func->name);
+        w_put(&list, &(uint64_t){sb.n}, sizeof(uint64_t));
+        w_put(&list, sb.s, sb.n);
+        n++;
+        ok = !list.oom && !sb.oom;
+    }
+    pthread_mutex_unlock(&p->lock);
+    w_put_i32(q, n);
+    w_put(q, list.s, list.n);
+    free(list.s), free(sb.s);
+    return ok && !q->oom;
 }
 
 Func *ps_find_func(const Program *ast, const char *ns, const char *name) { return resolve_func(ast, ns, name); }
@@ -553,7 +664,8 @@ typedef struct Uk {
     PsCache *c;
     FProg **fs;                /* the functions by index, as calls find them */
     FProg **own;               /* as decoded (fs[i] differs: a copy this
-                                  program holds already, so own[i] goes) */
+                                  program holds already, so own[i] goes;
+                                  NULL: rank 0 sent its head only) */
     int nf;
     BrErr *e;
     PsRefs refs;               /* for the compiler's DAG reader */
@@ -857,6 +969,13 @@ static bool get_func_heads(Uk *u, int n)
         bool has;
         fp->sig = ps_get_sig(&u->r, fn, &has, u->e);
         if (has && !fp->sig) bad(u, "a signature");
+        if (w_get_u8(&u->r) && !u->r.bad) {   /* a function this worker said it holds */
+            u->fs[i] = held(u->p, fp);
+            if (u->fs[i] == fp) bad(u, "a function this rank does not hold");
+            u->own[i] = NULL;
+            fprog_free(u->p, fp);
+            continue;
+        }
         if (w_get_u8(&u->r)) {
             fp->out_dims = malloc(2 * ((size_t)fn->nout + 1) * sizeof *fp->out_dims);
             if (fp->out_dims) w_get(&u->r, fp->out_dims, 2 * (size_t)fn->nout * sizeof *fp->out_dims);
@@ -873,16 +992,16 @@ static bool get_func_heads(Uk *u, int n)
 static void adopt_funcs(Uk *u, bool ok)
 {
     RtProgram *p = u->p;
-    int added = 0;
+    int added = 0, dups = 0;
     pthread_mutex_lock(&p->lock);
     if (ok && !br_grow((void **)&p->funcs, &p->fcap, p->nfuncs + u->nf, sizeof *p->funcs)) ok = false;
     for (int i = 0; i < u->nf; i++) {
-        if (ok && u->own[i] == u->fs[i]) p->funcs[p->nfuncs++] = u->own[i], added++;
-        else fprog_free(p, u->own[i]);
+        if (ok && u->own[i] && u->own[i] == u->fs[i]) p->funcs[p->nfuncs++] = u->own[i], added++;
+        else dups += u->own[i] != NULL, fprog_free(p, u->own[i]);
     }
     pthread_mutex_unlock(&p->lock);
     u->c->nfuncs += added;
-    if (ok) u->c->ndups += u->nf - added;
+    if (ok) u->c->ndups += dups;
 }
 
 static void cache_free(PsCache *c)
@@ -910,7 +1029,7 @@ static PsCache *unpack(RtProgram *p, const char *buf, size_t n, const PsHead *h,
     u.refs = (PsRefs){.ctx = &u, .e = e, .func = uk_func, .spec_at = uk_spec_at, .where_at = uk_where_at, .bad = uk_bad};
     c->prog = p;
     if (get_func_heads(&u, h->nfuncs))
-        for (int i = 0; i < u.nf && !u.r.bad; i++) get_list(&u, &u.own[i]->body);
+        for (int i = 0; i < u.nf && !u.r.bad; i++) if (u.own[i]) get_list(&u, &u.own[i]->body);
     if (!u.r.bad && h->loop) c->loop = get_block(&u);
     if (!u.r.bad && u.r.p != u.r.end) bad(&u, "trailing bytes");
     if (!u.r.bad && !h->loop && u.nf == 0) bad(&u, "no function");

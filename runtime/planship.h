@@ -51,9 +51,19 @@ int ps_pack(RtProgram *p, const PBlock *b, Diag *d, StrBuf *out, const char **wh
  * distparfor.c): packs rank 0's compiled fn (the specialization for
  * sig, or with sig NULL the generic version; compiled now if rank 0 has
  * not yet, its errors into d) with the functions it calls, as ps_pack
- * packs a loop's. Returns 0, 1 with *why (not found by its name, does
- * not compile, cannot travel), -1 out of memory. */
-int ps_pack_func(RtProgram *p, Func *fn, const FSig *sig, Diag *d, StrBuf *out, const char **why);
+ * packs a loop's, except those the worker holds: have reads, to its
+ * end, the worker's list (ps_put_held; NULL: none), and a function on it
+ * travels by its head only. sent (may be NULL): the functions packed
+ * with their bodies, and by their heads. Returns 0, 1 with *why (a
+ * damaged list, not found by its name, does not compile, cannot
+ * travel), -1 out of memory. */
+int ps_pack_func(RtProgram *p, Func *fn, const FSig *sig, WRd *have, Diag *d, StrBuf *out, const char **why,
+                 int sent[2]);
+/* Appends to q the list of the compiled functions p holds (the worker's
+ * side of ps_pack_func's have): a count, then per function its
+ * namespace key, name and signature (its length first, so rank 0 skips
+ * a function it does not find). false: out of memory. */
+bool ps_put_held(StrBuf *q, RtProgram *p);
 /* The function of name (in the namespace of key ns) as plans name it
  * (a function computing an eval call's default parameter included). */
 Func *ps_find_func(const Program *ast, const char *ns, const char *name);

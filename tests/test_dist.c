@@ -7,6 +7,10 @@
  * - the generic version and a specialization (a signature with a
  *   matrix's dimensions and a scalar's value): the plan joins the
  *   worker's program, which compiles nothing;
+ * - what the worker holds: its request lists it, and rank 0 names those
+ *   functions by their heads instead of sending them again (f2 calls h,
+ *   which the worker asked for first), so its answer is shorter and the
+ *   worker drops no copies;
  * - the parameter-name guard: rank 0 refuses a function whose parameters
  *   on the worker differ from its own (names, or their number), with
  *   the message the worker's call reports;
@@ -21,7 +25,10 @@
 #include "tests/t.h"
 
 #define RANK0 "f = function(Matrix[Double] a, Double b) return (Double y) { y = sum(a) * b }\n" \
-              "X = matrix(1, rows=2, cols=3)\nz = f(X, 2)\nprint(z)\n"
+              "h = function(Matrix[Double] a) return (Double y) {\n" \
+              "  y = 0\n  for (i in 1:nrow(a)) { y = y + sum(a[i, ]) }\n}\n" \
+              "f2 = function(Matrix[Double] a, Double b) return (Double y) { y = h(a) * b }\n" \
+              "X = matrix(1, rows=2, cols=3)\nz = f(X, 2)\nprint(z)\nprint(f2(X, 3))\n"
 
 /* A worker's parsed script (its f is the function asked for). */
 static Program *worker_ast(const char *src, Diag *d)
@@ -32,19 +39,53 @@ static Program *worker_ast(const char *src, Diag *d)
     return p;
 }
 
-/* Rank 0's answer to the worker's request for f of ast (sig: NULL, the
- * generic version): 0 and the plan's bytes in *ans, or -1 with why in e. */
-static int ask(Rt *rt0, Program *ast, const FSig *sig, char **ans, size_t *alen, const char **plan, size_t *len,
-               BrErr *e)
+/* Rank 0's answer to the request for function name of ast (sig: NULL,
+ * the generic version) of a worker whose program is held (NULL: it
+ * names none it holds): 0 and the plan's bytes in *ans, or -1 with why
+ * in e. */
+static int ask_for(Rt *rt0, Program *ast, const char *name, RtProgram *held, const FSig *sig, char **ans,
+                   size_t *alen, const char **plan, size_t *len, BrErr *e)
 {
-    Func *fn = lang_find_func(ast, "", "f");
-    T_CHECK(fn != NULL, "the worker's f");
+    Func *fn = lang_find_func(ast, "", name);
+    T_CHECK(fn != NULL, "the worker's %s", name);
     StrBuf q = {0};
     *ans = NULL;
-    int rc = !fn || rt_dist_func_request(&q, fn, sig, e) ? -1 : rt_dist_serve(rt0, q.s, q.n, ans, alen);
+    int rc = !fn || rt_dist_func_request(&q, fn, sig, held, e) ? -1 : rt_dist_serve(rt0, q.s, q.n, ans, alen);
     T_CHECK(rc == 0, "rank 0 answers (%s)", e->msg);
     free(q.s);
     return rc ? -1 : rt_dist_func_answer(*ans, *alen, plan, len, e);
+}
+
+static int ask(Rt *rt0, Program *ast, const FSig *sig, char **ans, size_t *alen, const char **plan, size_t *len,
+               BrErr *e)
+{
+    return ask_for(rt0, ast, "f", NULL, sig, ans, alen, plan, len, e);
+}
+
+/* f2 calls h: a worker holding h asks for f2. Rank 0 names h by its
+ * head (the answer is shorter than one to a request that lists
+ * nothing), and the worker adds f2 alone, dropping no copy. */
+static void held_not_sent(Rt *rt0, Program *astw, RtProgram *shell, PsCache **cache)
+{
+    char *ah = NULL, *a0 = NULL, *a1 = NULL;
+    size_t nh = 0, n0 = 0, n1 = 0, lh = 0, l0 = 0, l1 = 0;
+    const char *ph = NULL, *p0 = NULL, *p1 = NULL;
+    BrErr e = {0};
+    Func *h = lang_find_func(astw, "", "h"), *f2 = lang_find_func(astw, "", "f2");
+    int rc = ask_for(rt0, astw, "h", shell, NULL, &ah, &nh, &ph, &lh, &e);
+    FProg *fh = rc ? NULL : ps_func(cache, shell, ph, lh, h, &e);
+    T_CHECK(fh && ps_held(shell, h, NULL) == fh, "the worker holds h (%s)", e.msg);
+    int before = shell->nfuncs, dups = ps_dups(*cache);
+    rc = ask_for(rt0, astw, "f2", NULL, NULL, &a0, &n0, &p0, &l0, &e) ||
+         ask_for(rt0, astw, "f2", shell, NULL, &a1, &n1, &p1, &l1, &e);
+    T_CHECK(!rc && l1 < l0, "rank 0 does not send h again: %zu bytes for f2 with h named, %zu with h (%s)", l1, l0,
+            e.msg);
+    FProg *fp = rc ? NULL : ps_func(cache, shell, p1, l1, f2, &e);
+    T_CHECK(fp && fp->func == f2 && shell->nfuncs == before + 1 && ps_dups(*cache) == dups &&
+                ps_held(shell, h, NULL) == fh,
+            "the worker adds f2 alone and keeps its h (%d functions added, %d copies dropped: %s)",
+            shell->nfuncs - before, ps_dups(*cache) - dups, e.msg);
+    free(ah), free(a0), free(a1);
 }
 
 /* The parameter-name guard: the worker's f has parameters params (body
@@ -109,13 +150,14 @@ int main(void)
                 s ? "specialization" : "generic");
         free(ans);
     }
+    if (shell) held_not_sent(&rt0, astw, shell, &cache);
     /* the request for the specialization cut short at every length:
-     * refused, never read past its end (its names, signature and
-     * parameter names each cut) */
+     * refused, never read past its end (its names, signature,
+     * parameter names and the list of what the worker holds each cut) */
     Func *fw = astw ? lang_find_func(astw, "", "f") : NULL;
     StrBuf qf = {0};
     BrErr ef = {0};
-    if (fw && !rt_dist_func_request(&qf, fw, sig, &ef)) {
+    if (fw && !rt_dist_func_request(&qf, fw, sig, shell, &ef)) {
         for (size_t n = 1; n < qf.n; n++) {
             char *ans = NULL;
             size_t alen = 0, len;
@@ -159,7 +201,7 @@ int main(void)
     char *ans = NULL;
     size_t alen = 0, len;
     const char *plan;
-    if (fg && !rt_dist_func_request(&q, fg, NULL, &e) && !rt_dist_serve(&rt0, q.s, q.n, &ans, &alen)) {
+    if (fg && !rt_dist_func_request(&q, fg, NULL, NULL, &e) && !rt_dist_serve(&rt0, q.s, q.n, &ans, &alen)) {
         T_CHECK(rt_dist_func_answer(ans, alen, &plan, &len, &e) != 0 &&
                     !strcmp(e.msg, "rank 0 could not send it: it finds no function 'g' (do the ranks' libraries differ?)"),
                 "a function rank 0 does not have: %s", e.msg);
