@@ -2208,8 +2208,8 @@ static void stream_case(const char *what, const MB *x, ClaPlanOpts o, ClaStreamO
     if (small)
         T_CHECK((double)info.peak < 0.5 * (double)mb_bytes(x), "%s: %lld bytes held at most, x %zu", what,
                 (long long)info.peak, mb_bytes(x));
-    MB *mx = cla_compress(x, &o, &e);
-    if (small && mx && mb_is_cmb(mx))
+    MB *mx = small ? cla_compress(x, &o, &e) : NULL;
+    if (mx && mb_is_cmb(mx))
         T_CHECK(cmb_bytes(cx) <= 2 * cmb_bytes(mx) + 4096, "%s: %zu bytes, in memory %zu", what, cmb_bytes(cx),
                 cmb_bytes(mx));
     mb_release(mx);
@@ -2220,7 +2220,7 @@ static void stream_case(const char *what, const MB *x, ClaPlanOpts o, ClaStreamO
 static void check_stream(void)
 {
     Spec specs[] = {
-        {"s-lowcard", 60000, 8, 4, 0.2, 1, false, 0, false},
+        {"s-lowcard", 40000, 8, 4, 0.2, 1, false, 0, false},
         {"s-corr", 9000, 6, 8, 0.3, 1, true, 0, false},
         {"s-sparse", 12000, 9, 3, 0.95, 1, false, 0, false},
         {"s-runs", 15000, 5, 6, 0.3, 97, false, 0, false},
@@ -2236,7 +2236,7 @@ static void check_stream(void)
             mb_release(x);
             x = dx;
         }
-        for (int v = 0; v < 3; v++) {
+        for (int v = 0; v < (specs[k].noise ? 1 : 3); v++) {
             br_set_threads(v == 2 ? 2 : 1);
             ClaPlanOpts o = cla_plan_defaults();
             o.force = true;
