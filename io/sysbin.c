@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 typedef struct SbBlock {
@@ -307,8 +308,14 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int slurp(const char *path, uint8_t **buf, size_t *n, BrErr *e)
+/* A file's bytes, mapped read-only (a read of a row range touches only
+ * the record headers and its blocks' pages, so a read by blocks of rows,
+ * docs/cla.md "Compressed as it is read", does not hold the file; the
+ * kernel drops the pages at unmap), or read into memory where it cannot
+ * be mapped (*mapped false; free with unslurp). */
+static int slurp(const char *path, uint8_t **buf, size_t *n, bool *mapped, BrErr *e)
 {
+    *mapped = false;
     FILE *f = fopen(path, "rb");
     if (!f) return br_err(e, BR_EIO, "cannot read %s: %s", path, errno == ENOENT ? "file not found" : strerror(errno));
     struct stat st;
@@ -317,6 +324,15 @@ static int slurp(const char *path, uint8_t **buf, size_t *n, BrErr *e)
         return br_err(e, BR_EIO, "cannot read %s: not a regular file", path);
     }
     *n = (size_t)st.st_size;
+    if (*n) {
+        void *p = mmap(NULL, *n, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+        if (p != MAP_FAILED) {
+            fclose(f);
+            *buf = p;
+            *mapped = true;
+            return 0;
+        }
+    }
     *buf = malloc(*n ? *n : 1);
     if (!*buf) {
         fclose(f);
@@ -326,9 +342,16 @@ static int slurp(const char *path, uint8_t **buf, size_t *n, BrErr *e)
     fclose(f);
     if (got != *n) {
         free(*buf);
+        *buf = NULL;
         return br_err(e, BR_EIO, "%s: read error", path);
     }
     return 0;
+}
+
+static void unslurp(uint8_t *buf, size_t n, bool mapped)
+{
+    if (mapped) munmap(buf, n);
+    else free(buf);
 }
 
 /* The part files of a folder, sorted; NULL-terminated, caller frees. */
@@ -417,18 +440,21 @@ static MB *sysbin_read(const char *path, int64_t rows, int64_t cols, int64_t r0,
     size_t nf = 0;
     while (list[nf]) nf++;
     uint8_t **bufs = calloc(nf ? nf : 1, sizeof *bufs);
+    size_t *lens = calloc(nf ? nf : 1, sizeof *lens);
+    bool *maps = calloc(nf ? nf : 1, sizeof *maps);
     SbBlock *blocks = NULL;
     size_t nb = 0, cap = 0;
     MB *m = NULL;
     int64_t *fill = NULL;
     SbRead r = {.e = e};
-    if (!bufs) {
+    if (!bufs || !lens || !maps) {
         br_err(e, BR_ENOMEM, "%s: out of memory", path);
         goto done;
     }
     for (size_t i = 0; i < nf; i++) {
         size_t n = 0;
-        if (slurp(list[i], &bufs[i], &n, e)) goto done;
+        if (slurp(list[i], &bufs[i], &n, &maps[i], e)) goto done;
+        lens[i] = n;
         r = (SbRead){.path = list[i], .p = bufs[i], .n = n, .pos = 0, .e = e};
         if (sb_parse(&r, (int)i, &blocks, &nb, &cap)) goto done;
     }
@@ -573,8 +599,10 @@ static MB *sysbin_read(const char *path, int64_t rows, int64_t cols, int64_t r0,
     fill = NULL;
     free(blocks);
     blocks = NULL;
-    for (size_t i = 0; i < nf; i++) free(bufs[i]);
+    for (size_t i = 0; i < nf; i++) unslurp(bufs[i], lens[i], maps[i]);
     free(bufs);
+    free(lens);
+    free(maps);
     if (files) {
         for (char **p = files; *p; p++) free(*p);
         free(files);
@@ -585,8 +613,10 @@ done:
     free(fill);
     free(blocks);
     if (bufs)
-        for (size_t i = 0; i < nf; i++) free(bufs[i]);
+        for (size_t i = 0; i < nf; i++) unslurp(bufs[i], lens[i], maps[i]);
     free(bufs);
+    free(lens);
+    free(maps);
     if (files) {
         for (char **p = files; *p; p++) free(*p);
         free(files);

@@ -1529,6 +1529,17 @@ void cla_stats_lazy(ClaLazy what)
     pthread_mutex_unlock(&s->lock);
 }
 
+void cla_stats_read(int64_t blocks, int64_t held)
+{
+    ClaStats *s = cur();
+    pthread_mutex_lock(&s->lock);
+    s->rd_n++;
+    s->rd_stream += blocks > 0;
+    s->rd_blocks += blocks;
+    if (blocks > 0 && held > s->rd_held) s->rd_held = held;
+    pthread_mutex_unlock(&s->lock);
+}
+
 static void stats_compress(int64_t ns, size_t in, size_t out, int64_t coded, int64_t hashed)
 {
     ClaStats *s = cur();
@@ -1556,6 +1567,10 @@ void cla_print_stats(ClaStats *s, FILE *f)
             fprintf(f, "%s%s=%lld", i ? ", " : "", s->opname[i], (long long)s->opcount[i]);
         fprintf(f, "\n");
     }
+    if (s->rd_n)
+        fprintf(f, "CLA reads past the budget:\t%lld (%lld compressed as read, %lld row blocks; %.3f MB held at "
+                "most).\n", (long long)s->rd_n, (long long)s->rd_stream, (long long)s->rd_blocks,
+                (double)s->rd_held / 1e6);
     if (s->lazy[0] || s->lazy[1] || s->lazy[2])
         fprintf(f, "CLA deferred compress():\t%lld compressed, %lld declined, %lld shared.\n",
                 (long long)s->lazy[CLA_LAZY_COMPRESSED], (long long)s->lazy[CLA_LAZY_DECLINED],
@@ -1650,5 +1665,328 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e)
         return mb_retain((MB *)x);
     }
     stats_compress(br_now_ns() - t0, in_bytes, out_bytes, coded, hashed);
+    return r;
+}
+
+/* ---- compression of a matrix read by blocks of rows ---- */
+
+/* A group's codes kept across blocks: one byte a row while the group has
+ * at most 256 tuples, two past that (MAX_DICT fits); dead: the group
+ * overflowed or chose UNC, its columns kept as values (ucol). */
+typedef struct SGroup {
+    uint8_t *c1;
+    uint16_t *c2;
+    int32_t *tmp;      /* a chunk's codes (ext_rows) */
+    bool dead, over;
+} SGroup;
+
+typedef struct Stream {
+    ClaRowsFn rd;
+    void *arg;
+    int64_t n, m, ch;  /* rows, columns, rows of a chunk (cb's stride) */
+    ClaPlan p;
+    Ext *ex;
+    SGroup *sg;
+    double **ucol;     /* per column of x: its values when UNC (n), else NULL */
+    int32_t *qpos;     /* column of x -> its position in the plan's order */
+    double *cb;        /* a chunk, column-major in the plan's order */
+} Stream;
+
+/* Bytes the stream keeps: codes, tuples, values, the chunk. */
+static int64_t stream_bytes(const Stream *s)
+{
+    int64_t b = s->m * s->ch * 8;
+    for (int k = 0; k < s->p.ngroups; k++) {
+        const SGroup *g = &s->sg[k];
+        b += (g->c1 ? s->n : 0) + (g->c2 ? 2 * s->n : 0) + (g->tmp ? s->ch * 4 : 0);
+        b += (int64_t)s->ex[k].ts.cap * (s->ex[k].nc * 8 + 8);
+    }
+    for (int64_t j = 0; j < s->m; j++) b += s->ucol[j] ? s->n * 8 : 0;
+    return b;
+}
+
+/* The sample the plan is made from: parts row ranges spread evenly over
+ * the matrix, rows in all (parts 0: the first rows). */
+static MB *stream_sample(Stream *s, int parts, int64_t rows, int64_t *held, BrErr *e)
+{
+    int64_t n = s->n, m = s->m;
+    if (rows > n) rows = n;
+    if (parts < 1) parts = 1;
+    if (parts > rows) parts = (int)rows;
+    MB *smp = mb_sp_new(rows, m, rows * BR_MIN(m, 64), e);
+    int64_t at = 0;
+    for (int i = 0; smp && i < parts; i++) {
+        int64_t len = rows / parts + (i < rows % parts);
+        int64_t r0 = parts == 1 ? 0 : (n - len) * i / (parts - 1);
+        MB *b = s->rd(s->arg, r0, r0 + len, e);
+        if (!b) { mb_release(smp); return NULL; }
+        if (mb_bytes(b) + mb_bytes(smp) > (size_t)*held) *held = (int64_t)(mb_bytes(b) + mb_bytes(smp));
+        for (int64_t r = 0; r < len && !e->code; r++)
+            if (b->sparse) {
+                for (int64_t q = b->rp[r]; q < b->rp[r + 1] && !e->code; q++)
+                    mb_sp_append(smp, at + r, b->ci[q], b->v[q], e);
+            } else {
+                for (int64_t j = 0; j < m && !e->code; j++)
+                    if (b->d[r * m + j] != 0) mb_sp_append(smp, at + r, j, b->d[r * m + j], e);
+            }
+        mb_release(b);
+        at += len;
+        if (e->code) { mb_release(smp); return NULL; }
+    }
+    if (!smp) return NULL;
+    mb_sp_finish(smp);
+    return mb_finish(smp, e);
+}
+
+/* The values of group k's column j (position in the group) for rows
+ * [0, rows) from its codes, into a new UNC column. */
+static bool stream_unc(Stream *s, int k, int64_t rows)
+{
+    const Ext *x = &s->ex[k];
+    const SGroup *g = &s->sg[k];
+    for (int j = 0; j < x->nc; j++) {
+        int32_t c = x->cols[j];
+        double *v = s->ucol[c] = br_malloc((size_t)s->n * sizeof(double) + 8);
+        if (!v) return false;
+        for (int64_t i = 0; i < rows; i++) {
+            int32_t t = g->c2 ? g->c2[i] : g->c1[i];
+            v[i] = x->ts.tup[(int64_t)t * x->nc + j];
+        }
+    }
+    return true;
+}
+
+static void sgroup_free(Stream *s, int k)
+{
+    SGroup *g = &s->sg[k];
+    free(g->c1);
+    free(g->c2);
+    free(g->tmp);
+    g->c1 = NULL;
+    g->c2 = NULL;
+    g->tmp = NULL;
+    ext_free(&s->ex[k]);
+}
+
+/* Codes of the chunk's rows [base, base + len) for group k, kept narrow
+ * (widened when the group passes 256 tuples); false: overflow or no
+ * memory (the group becomes UNC). */
+static bool stream_code(Stream *s, int k, int64_t base, int64_t len)
+{
+    Ext *x = &s->ex[k];
+    SGroup *g = &s->sg[k];
+    x->code = g->tmp;
+    if (!ext_rows(x, s->cb + (int64_t)s->p.start[k] * s->ch, s->ch, 0, len)) return false;
+    if (!g->c2 && x->ts.n > 256) {
+        if (!(g->c2 = br_malloc((size_t)s->n * 2 + 2))) return false;
+        for (int64_t i = 0; i < base; i++) g->c2[i] = g->c1[i];
+        free(g->c1);
+        g->c1 = NULL;
+    }
+    if (g->c2)
+        for (int64_t i = 0; i < len; i++) g->c2[base + i] = (uint16_t)g->tmp[i];
+    else
+        for (int64_t i = 0; i < len; i++) g->c1[base + i] = (uint8_t)g->tmp[i];
+    return true;
+}
+
+/* Rows [r0, r0 + b->rows) of block b into the stream, by chunks. */
+static bool stream_block(Stream *s, const MB *b, int64_t r0)
+{
+    int64_t m = s->m, ch = s->ch, len = b->rows;
+    int ng = s->p.ngroups;
+    for (int64_t c0 = 0; c0 < len; c0 += ch) {
+        int64_t cl = BR_MIN(ch, len - c0), base = r0 + c0;
+        if (b->sparse) {
+            memset(s->cb, 0, (size_t)(m * ch) * sizeof(double));
+            for (int64_t r = 0; r < cl; r++)
+                for (int64_t q = b->rp[c0 + r]; q < b->rp[c0 + r + 1]; q++)
+                    s->cb[(int64_t)s->qpos[b->ci[q]] * ch + r] = b->v[q];
+        } else {
+            for (int64_t r = 0; r < cl; r++) {
+                const double *row = b->d + (c0 + r) * m;
+                for (int64_t q = 0; q < m; q++) s->cb[q * ch + r] = row[s->p.cols[q]];
+            }
+        }
+        bool par = br_par((double)(cl * m)) && ng > 1;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(br_threads()) if (par)
+        for (int k = 0; k < ng; k++)
+            if (k != s->p.unc_group && !s->sg[k].dead && !stream_code(s, k, base, cl)) s->sg[k].over = true;
+        for (int k = 0; k < ng; k++) {
+            SGroup *g = &s->sg[k];
+            if (!g->over) continue;
+            g->over = false;
+            g->dead = true;
+            if (!stream_unc(s, k, base)) return false;
+            sgroup_free(s, k);
+        }
+        for (int64_t q = 0; q < m; q++) {
+            double *v = s->ucol[s->p.cols[q]];
+            if (v) memcpy(v + base, s->cb + q * ch, (size_t)cl * sizeof(double));
+        }
+    }
+    return true;
+}
+
+/* The group of group k from its narrow codes (NULL: UNC is smaller,
+ * its columns become values; *ok false without memory). */
+static ClaGroup *stream_group(Stream *s, int k, const ClaPlanOpts *o, bool *ok)
+{
+    Ext *x = &s->ex[k];
+    SGroup *g = &s->sg[k];
+    int64_t n = s->n;
+    int32_t *full = br_malloc((size_t)n * sizeof(int32_t) + 4);
+    if (!full) { *ok = false; return NULL; }
+    for (int64_t i = 0; i < n; i++) full[i] = g->c2 ? g->c2[i] : g->c1[i];
+    x->code = full;
+    ClaGroup *r = NULL;
+    double bytes;
+    if (ext_stats(x, n)) {
+        ClaEnc enc = choose(x, n, &bytes);
+        if (o->enc >= 0 && enc != CLA_EMPTY && enc != CLA_CONST) enc = forced(x, o->enc);
+        if (enc != CLA_UNC && !(r = build_group(x, n, enc))) *ok = false;
+    } else *ok = false;
+    free(full);
+    x->code = NULL;
+    return r;
+}
+
+/* The UNC group of the columns with values (ascending), or NULL with
+ * *ok unchanged when there is none. */
+static ClaGroup *stream_unc_group(Stream *s, bool *ok, BrErr *e)
+{
+    int nu = 0;
+    for (int64_t j = 0; j < s->m; j++) nu += s->ucol[j] != NULL;
+    if (!nu) return NULL;
+    ClaGroup *g = cla_group_new(CLA_UNC, nu, 0);
+    MB *u = g ? mb_dense_uninit(s->n, nu, e) : NULL;
+    if (!u) { cla_group_release(g); *ok = false; return NULL; }
+    int q = 0;
+    for (int64_t j = 0; j < s->m; j++) {
+        if (!s->ucol[j]) continue;
+        g->cols[q] = (int32_t)j;
+        for (int64_t i = 0; i < s->n; i++) u->d[i * nu + q] = s->ucol[j][i];
+        free(s->ucol[j]);
+        s->ucol[j] = NULL;
+        q++;
+    }
+    mb_recount_nnz(u);
+    if (!(g->unc = mb_finish(u, e))) { cla_group_release(g); *ok = false; return NULL; }
+    return g;
+}
+
+ClaStreamOpts cla_stream_defaults(void)
+{
+    ClaStreamOpts so = {.blk_rows = 0, .sample_parts = 16, .sample_rows = 16384};
+    return so;
+}
+
+MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPlanOpts *o, const ClaStreamOpts *so,
+                      ClaStreamInfo *info, BrErr *e)
+{
+    memset(info, 0, sizeof *info);
+    if (n <= 0 || m <= 0 || m > INT32_MAX) {
+        info->declined = true;
+        return NULL;
+    }
+    int64_t t0 = br_now_ns();
+    Stream s = {.rd = rd, .arg = arg, .n = n, .m = m};
+    int64_t blk = so->blk_rows > 0 ? so->blk_rows : BR_MAX(1, (8 << 20) / (8 * m));
+    int64_t peak = 0;
+    MB *smp = stream_sample(&s, so->sample_parts, BR_MAX(1, BR_MIN(so->sample_rows, blk)), &peak, e);
+    if (!smp) return NULL;
+    if (cla_plan(smp, o, &s.p, e)) { mb_release(smp); return NULL; }
+    if (!o->force && s.p.est_bytes * o->min_ratio > (double)mb_bytes(smp)) {
+        mb_release(smp);
+        cla_plan_free(&s.p);
+        info->declined = true;
+        info->peak = peak;
+        return NULL;
+    }
+    mb_release(smp);
+    int ng = s.p.ngroups;
+    s.ch = BR_MAX(16, BR_MIN(BR_MIN(EXT_BLK, blk), (256 << 10) / m));
+    s.ex = br_calloc((size_t)ng + 1, sizeof(Ext));
+    s.sg = br_calloc((size_t)ng + 1, sizeof(SGroup));
+    s.ucol = br_calloc((size_t)m + 1, sizeof(double *));
+    s.qpos = br_malloc((size_t)m * sizeof(int32_t) + 4);
+    s.cb = br_malloc((size_t)(m * s.ch) * sizeof(double));
+    bool ok = s.ex && s.sg && s.ucol && s.qpos && s.cb;
+    for (int64_t q = 0; ok && q < m; q++) s.qpos[s.p.cols[q]] = (int32_t)q;
+    for (int k = 0; ok && k < ng; k++) {
+        int nc = s.p.start[k + 1] - s.p.start[k];
+        const int32_t *cols = s.p.cols + s.p.start[k];
+        if (k == s.p.unc_group) {
+            for (int j = 0; ok && j < nc; j++) {
+                ok = (s.ucol[cols[j]] = br_malloc((size_t)n * sizeof(double) + 8)) != NULL;
+            }
+            continue;
+        }
+        SGroup *g = &s.sg[k];
+        ok = (g->tmp = br_malloc((size_t)s.ch * sizeof(int32_t))) && (g->c1 = br_malloc((size_t)n + 1)) &&
+             ext_begin(&s.ex[k], &s.p, cols, nc, n, g->tmp);
+    }
+    int64_t nnz = 0, coded = 0, hashed = 0;
+    for (int64_t r0 = 0; ok && r0 < n; r0 += blk) {
+        int64_t r1 = BR_MIN(n, r0 + blk);
+        MB *b = rd(arg, r0, r1, e);
+        if (!b) { ok = false; break; }
+        if (b->rows != r1 - r0 || b->cols != m || b->cmb) {
+            br_err(e, BR_EIO, "a block of rows %lld..%lld read as %lldx%lld, not %lldx%lld", (long long)r0,
+                   (long long)r1, (long long)b->rows, (long long)b->cols, (long long)(r1 - r0), (long long)m);
+            mb_release(b);
+            ok = false;
+            break;
+        }
+        nnz += b->nnz;
+        info->blocks++;
+        ok = stream_block(&s, b, r0);
+        peak = BR_MAX(peak, (int64_t)mb_bytes(b) + stream_bytes(&s));
+        mb_release(b);
+    }
+    ClaGroup **gs = ok ? br_calloc((size_t)ng + 2, sizeof *gs) : NULL;
+    ok = ok && gs;
+    int64_t built = 0;   /* bytes of the groups made */
+    for (int k = 0; ok && k < ng; k++) {
+        if (k == s.p.unc_group || s.sg[k].dead) continue;
+        hashed += s.ex[k].hashed;
+        coded += n;
+        gs[k] = stream_group(&s, k, o, &ok);
+        if (gs[k]) built += (int64_t)cla_group_bytes(gs[k], n);
+        peak = BR_MAX(peak, stream_bytes(&s) + 4 * n + built);
+        if (ok && !gs[k]) {
+            s.sg[k].dead = true;
+            ok = stream_unc(&s, k, n);
+        }
+        sgroup_free(&s, k);
+    }
+    int nout = 0;
+    MB *r = NULL;
+    if (ok) {
+        for (int k = 0; k < ng; k++)
+            if (gs[k]) gs[nout++] = gs[k];
+        int64_t vals = stream_bytes(&s);
+        ClaGroup *u = stream_unc_group(&s, &ok, e);
+        if (u) gs[nout++] = u;
+        if (u) peak = BR_MAX(peak, built + vals + (int64_t)cla_group_bytes(u, n));
+    }
+    if (ok && (r = cmb_new(n, m, gs, nout, e))) gs = NULL;
+    if (gs)
+        for (int k = 0; k < ng + 1; k++) cla_group_release(gs[k]);
+    free(gs);
+    for (int k = 0; s.sg && k < ng; k++) sgroup_free(&s, k);
+    for (int64_t j = 0; s.ucol && j < m; j++) free(s.ucol[j]);
+    free(s.ex);
+    free(s.sg);
+    free(s.ucol);
+    free(s.qpos);
+    free(s.cb);
+    cla_plan_free(&s.p);
+    if (!r) {
+        if (!e->code) br_err(e, BR_ENOMEM, "out of memory in compression");
+        return NULL;
+    }
+    info->peak = peak;
+    stats_compress(br_now_ns() - t0, (size_t)mb_est_size(n, m, nnz), cmb_bytes(r), coded, hashed);
     return r;
 }

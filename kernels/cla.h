@@ -69,6 +69,38 @@ double cla_est_runs(int64_t N, int64_t ns, int64_t starts, double dnz, int64_t n
  * each group's encoding is chosen by its exact size after extraction. */
 MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e);
 
+
+/* Compression of a matrix that arrives by blocks of rows (a read larger
+ * than the memory budget, docs/cla.md "Compressed as it is read"):
+ * rd(arg, r0, r1, e) returns rows [r0, r1) of the n x m matrix as an
+ * ordinary block (caller releases; NULL with e set on an error). The
+ * plan comes from a sample of so->sample_rows rows in sample_parts
+ * ranges spread over the rows (0 parts: the first rows); then every
+ * block of so->blk_rows rows (0: about 8 MB) is coded into the planned
+ * groups and released, the codes kept at one byte a row (two past 256
+ * tuples). A group whose dictionary passes MAX_DICT tuples mid-way, or
+ * whose exact size is smallest uncompressed, keeps its columns' values
+ * (its earlier rows decoded from its codes) in the UNC group. The values
+ * are x's exactly; the groups may differ from cla_compress(x)'s (the
+ * plan's sample). Returns the compressed block; NULL with e->code 0 and
+ * info->declined when the plan says it does not pay (!o->force: an
+ * estimated ratio under o->min_ratio; the caller reads it whole), NULL
+ * with e set on an error. info->peak: the most bytes held at once
+ * (a block, the codes, tuples and values kept, the groups made). */
+typedef MB *(*ClaRowsFn)(void *arg, int64_t r0, int64_t r1, BrErr *e);
+typedef struct ClaStreamOpts {
+    int64_t blk_rows;
+    int sample_parts;
+    int64_t sample_rows;   /* at most blk_rows */
+} ClaStreamOpts;
+typedef struct ClaStreamInfo {
+    int64_t blocks, peak;
+    bool declined;
+} ClaStreamInfo;
+ClaStreamOpts cla_stream_defaults(void);
+MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPlanOpts *o, const ClaStreamOpts *so,
+                      ClaStreamInfo *info, BrErr *e);
+
 /* Rows [rl, ru) of a compressed group g (not UNC) as a new group, its
  * encoding chosen by exact size among the compressed ones (right
  * indexing of row ranges). NULL with e set when out of memory, NULL
@@ -90,6 +122,11 @@ typedef struct ClaStats {
     int64_t dec_n, dec_ns;                /* decompressions */
     int64_t lazy[3];                      /* deferred compress(X)'s
                                              decisions: ClaLazy */
+    int64_t rd_n, rd_stream, rd_blocks, rd_held;   /* reads past the
+                                             budget: count, those
+                                             streamed, their blocks,
+                                             the most bytes one
+                                             by blocks held */
     const char *opname[32];
     int64_t opcount[32];
 } ClaStats;
@@ -107,6 +144,11 @@ void cla_stats_decompress(int64_t ns);
  * taken. */
 typedef enum { CLA_LAZY_COMPRESSED, CLA_LAZY_DECLINED, CLA_LAZY_SHARED } ClaLazy;
 void cla_stats_lazy(ClaLazy what);
+/* A read() past the budget (docs/cla.md "Compressed as it is read"):
+ * blocks, the row blocks it was compressed from (0: read whole, then
+ * compressed), held, the most bytes it held at once (kept for those
+ * by blocks). */
+void cla_stats_read(int64_t blocks, int64_t held);
 /* The -stats lines of s (nothing when it made no compression). */
 void cla_print_stats(ClaStats *s, FILE *f);
 

@@ -220,20 +220,11 @@ bool cla_rt_read_past(const Rt *rt, const Instr *in)
     return in->kind == I_BUILTIN && in->bi == BI_READ && (rt->opt.cla == RT_CLA_ON || rt->opt.cla == RT_CLA_AUTO);
 }
 
-/* A read() past the local budget (cla_rt_read_past): compressed (true:
- * forced, as every read; auto: at compress()'s ratio, 1.1), and the
- * compressed block must fit the budget, else a clear error. */
-static int read_past(Rt *rt, const Instr *in, Value *regs, Value *out, BrErr *e)
+/* The error of a read whose compressed block (got bytes; raw
+ * uncompressed) still exceeds the budget. */
+static int over_budget(const Instr *in, const Value *regs, const MB *cm, double raw, double got, BrErr *e)
 {
-    double budget = br_mem_budget(), raw = (double)mb_bytes(out->m);
-    ClaPlanOpts o = rt->opt.cla == RT_CLA_ON ? mode_opts(RT_CLA_ON) : cla_plan_defaults();
-    MB *cm = cla_compress(out->m, &o, e);
-    if (!cm) return e->code;
-    mb_release(out->m);
-    out->m = cm;
-    out->cla_lazy = false;
-    double got = (double)mb_bytes(cm);
-    if (got <= budget) return 0;
+    double budget = br_mem_budget();
     const Value *f = in->nin > 0 && in->in[0] >= 0 ? &regs[in->in[0]] : NULL;
     return br_err(e, BR_ENOMEM,
                   "read %s: a %lldx%lld matrix of %.*f GB compresses to %.*f GB, still more than the local memory "
@@ -241,6 +232,91 @@ static int read_past(Rt *rt, const Instr *in, Value *regs, Value *out, BrErr *e)
                   f && f->kind == V_STRING ? f->s->s : "(matrix)", (long long)cm->rows, (long long)cm->cols,
                   br_gb_digits(raw / 1e9), raw / 1e9, br_gb_digits(got / 1e9), got / 1e9,
                   br_gb_digits(budget / 1e9), budget / 1e9);
+}
+
+/* A read() past the local budget (cla_rt_read_past) read whole:
+ * compressed (true: forced, as every read; auto: at compress()'s ratio,
+ * 1.1), and the compressed block must fit the budget, else a clear
+ * error. */
+static int read_past(Rt *rt, const Instr *in, Value *regs, Value *out, BrErr *e)
+{
+    double raw = (double)mb_bytes(out->m);
+    ClaPlanOpts o = rt->opt.cla == RT_CLA_ON ? mode_opts(RT_CLA_ON) : cla_plan_defaults();
+    MB *cm = cla_compress(out->m, &o, e);
+    if (!cm) return e->code;
+    mb_release(out->m);
+    out->m = cm;
+    out->cla_lazy = false;
+    double got = (double)mb_bytes(cm);
+    cla_stats_read(0, 0);
+    return got <= br_mem_budget() ? 0 : over_budget(in, regs, cm, raw, got, e);
+}
+
+static MB *bin_rows(void *arg, int64_t r0, int64_t r1, BrErr *e)
+{
+    int64_t rows, cols;
+    return io_read_binary_rows((const char *)arg, r0, r1, &rows, &cols, e);
+}
+
+/* read()'s argument k when given (core.c's b_read positions). */
+static const Value *read_arg(const Instr *in, const Value *regs, int k)
+{
+    return k < in->nin && in->in[k] >= 0 && regs[in->in[k]].kind != V_NONE ? &regs[in->in[k]] : NULL;
+}
+
+int cla_rt_read_stream(Rt *rt, const Instr *in, Value *regs, BrErr *e)
+{
+    if (!cla_rt_read_past(rt, in) || dist_active()) return 0;
+    const Value *f = read_arg(in, regs, 0), *v;
+    if (!f || f->kind != V_STRING) return 0;
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    /* file, format, rows, cols and data_type="matrix" only: the other
+     * arguments are csv's and libsvm's (the whole read checks them) */
+    for (int k = 4; k < in->nin; k++)
+        if ((v = read_arg(in, regs, k)) && !(k == 9 && v->kind == V_STRING && !strcmp(v->s->s, "matrix"))) return 0;
+    if ((v = read_arg(in, regs, 1))) {
+        if (v->kind != V_STRING) return 0;
+        ro.format = v->s->s;
+    }
+    for (int k = 2; k <= 3; k++)
+        if ((v = read_arg(in, regs, k))) {
+            if (!val_is_numeric(v)) return 0;
+            *(k == 2 ? &ro.rows : &ro.cols) = (int64_t)val_as_double(v);
+        }
+    const char *path = f->s->s;
+    IoReadPlan p;
+    BrErr pe = {0};
+    if (io_read_plan(path, &ro, &p, &pe) || !io_fmt_anybin(p.format) || p.meta.cbytes > 0) return 0;
+    if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) return 0;
+    int64_t n, m;
+    MB *none = io_read_binary_rows(path, 0, 0, &n, &m, &pe);
+    if (!none) return 0;   /* the whole read reports it */
+    bool flat = none->cmb == NULL;
+    mb_release(none);
+    if (!flat || (p.rows >= 0 && p.rows != n) || (p.cols >= 0 && p.cols != m) || n < 2 || m < 1) return 0;
+    double budget = br_mem_budget(), raw = mb_est_size(n, m, p.nnz >= 0 ? p.nnz : n * m);
+    if (raw <= budget) return 0;
+    /* blocks of about an eighth of the budget (64 KB to 8 MB), whole
+     * blocks of SystemDS's layout where they are small enough */
+    ClaStreamOpts so = cla_stream_defaults();
+    double want = BR_MAX(64e3, BR_MIN(8e6, budget / 8));
+    so.blk_rows = BR_MAX(1, (int64_t)(want / (8.0 * (double)m)));
+    int64_t bs = p.meta.blocksize;
+    if (bs > 0 && so.blk_rows > bs / 2 && (double)bs * (double)m * 8 <= budget / 4)
+        so.blk_rows = (so.blk_rows + bs - 1) / bs * bs;
+    so.sample_rows = BR_MIN(so.sample_rows, so.blk_rows);
+    ClaPlanOpts o = rt->opt.cla == RT_CLA_ON ? mode_opts(RT_CLA_ON) : cla_plan_defaults();
+    ClaStreamInfo info;
+    MB *cm = cla_compress_rows(bin_rows, (void *)path, n, m, &o, &so, &info, e);
+    if (!cm) return e->code ? -1 : 0;
+    cla_stats_read(info.blocks, info.peak);
+    Value *out = &regs[in->out];
+    *out = val_matrix(cm);
+    double got = (double)mb_bytes(cm);
+    if (got <= budget) return 1;
+    over_budget(in, regs, cm, (double)mb_est_size(n, m, cm->nnz), got, e);
+    return -1;
 }
 
 int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e)

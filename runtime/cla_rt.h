@@ -24,6 +24,15 @@ int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e);
  * (io_read_past_budget) and cla_rt_after checks the compressed block
  * against it (docs/cla.md "Larger than the budget"). Not under mpirun. */
 bool cla_rt_read_past(const Rt *rt, const Instr *in);
+/* Such a read of a binary matrix file (braid's or SystemDS's layout, not
+ * already compressed) whose matrix exceeds the budget, compressed block
+ * of rows by block of rows as it is read (cla_compress_rows), so that
+ * the read holds about the compressed size plus one block, never the
+ * whole matrix (docs/cla.md "Compressed as it is read"). Returns 1 with
+ * the compressed block in regs[in->out], 0 when it does not apply or the
+ * plan says compression does not pay (the caller reads the whole matrix
+ * and read_past decides), -1 with e set on an error. */
+int cla_rt_read_stream(Rt *rt, const Instr *in, Value *regs, BrErr *e);
 /* A deferred compress(X) passed to a function: what the caller runs
  * after the call with the argument's block m, priced as the callee prices
  * its own uses (soft: a use that does not take the value compressed costs

@@ -402,6 +402,8 @@ static int exec_code(Rt *rt, Frame *f, const Code *c, Value **keep)
          * "Larger than the budget"; cla_rt_after checks the result) */
         bool past = step == 0 && !dist && cla_rt_read_past(rt, in);
         bool was_past = past ? io_read_past_budget(true) : false;
+        /* a binary file larger than the budget: compressed as it is read */
+        if (past) step = cla_rt_read_stream(rt, in, regs, &e);
         int xrc = step < 0 ? -1 : step > 0 ? 0
                 : cla_rt_has_input(in, regs) ? cla_rt_exec(rt, f, in, regs, c->nregs, exec_instr, &e)
                                              : exec_instr(rt, f, in, regs, &e);

@@ -2145,6 +2145,162 @@ static void crowded_cla(void)
     mb_release(c.x[0]); mb_release(c.x[1]); mb_release(c.b); mb_release(c.y); mb_release(c.v); mb_release(c.w);
 }
 
+
+/* Compression of a matrix read by blocks of rows (cla_compress_rows,
+ * docs/cla.md "Compressed as it is read") against the matrix itself:
+ * the rows served from x by blocks, even blocks as CSR and odd ones
+ * dense (both paths of the chunk buffer), over the specs' cardinalities,
+ * zeros, runs, co-correlation and NaN, block sizes under and over the
+ * chunk, 1 and 2 threads, chosen and forced encodings: every cell equal
+ * to x's to the bit, nnz exact, no block over the asked rows, the most
+ * bytes held under half of x where it compresses, the size within 2x of
+ * cla_compress(x)'s; a group whose dictionary overflows mid-way (planned
+ * from first rows of 3 values, 70000 distinct later) keeps its values in
+ * the UNC group; auto declines random data. */
+typedef struct RowSrc {
+    const MB *x;
+    int64_t calls, most;
+} RowSrc;
+
+static MB *src_rows(void *arg, int64_t r0, int64_t r1, BrErr *e)
+{
+    RowSrc *s = arg;
+    const MB *x = s->x;
+    int64_t n = r1 - r0, m = x->cols;
+    s->most = BR_MAX(s->most, n);
+    bool sp = (s->calls++ & 1) == 0;
+    MB *b = sp ? mb_sp_new(n, m, 16, e) : mb_dense(n, m, e);
+    for (int64_t i = 0; b && i < n; i++)
+        for (int64_t j = 0; j < m; j++) {
+            double v = x->d[(r0 + i) * m + j];
+            if (!sp) b->d[i * m + j] = v;
+            else if (v != 0 && mb_sp_append(b, i, j, v, e)) { mb_release(b); return NULL; }
+        }
+    if (b && sp) mb_sp_finish(b);
+    else if (b) mb_recount_nnz(b);
+    return b;
+}
+
+static bool same_bits(const MB *x, const MB *d)
+{
+    for (int64_t i = 0; i < x->rows; i++)
+        for (int64_t j = 0; j < x->cols; j++) {
+            double a = x->d[i * x->cols + j], b = mb_get(d, i, j);
+            if (!(isnan(a) ? isnan(b) : a == b && signbit(a) == signbit(b))) return false;
+        }
+    return true;
+}
+
+static void stream_case(const char *what, const MB *x, ClaPlanOpts o, ClaStreamOpts so, bool small)
+{
+    BrErr e = {0};
+    RowSrc src = {.x = x};
+    ClaStreamInfo info;
+    MB *cx = cla_compress_rows(src_rows, &src, x->rows, x->cols, &o, &so, &info, &e);
+    T_CHECK(cx && mb_is_cmb(cx) && !info.declined, "%s: compressed as read (%s)", what, e.msg);
+    if (!cx || !mb_is_cmb(cx)) { mb_release(cx); return; }
+    MB *d = cmb_decompress(cx, &e);
+    T_CHECK(d && same_bits(x, d), "%s: every cell x's", what);
+    T_CHECK(cx->nnz == x->nnz, "%s: nnz %lld want %lld", what, (long long)cx->nnz, (long long)x->nnz);
+    T_CHECK(src.most <= so.blk_rows, "%s: a block of %lld rows, asked %lld", what, (long long)src.most,
+            (long long)so.blk_rows);
+    T_CHECK(info.blocks == (x->rows + so.blk_rows - 1) / so.blk_rows, "%s: %lld blocks", what, (long long)info.blocks);
+    if (small)
+        T_CHECK((double)info.peak < 0.5 * (double)mb_bytes(x), "%s: %lld bytes held at most, x %zu", what,
+                (long long)info.peak, mb_bytes(x));
+    MB *mx = small ? cla_compress(x, &o, &e) : NULL;
+    if (mx && mb_is_cmb(mx))
+        T_CHECK(cmb_bytes(cx) <= 2 * cmb_bytes(mx) + 4096, "%s: %zu bytes, in memory %zu", what, cmb_bytes(cx),
+                cmb_bytes(mx));
+    mb_release(mx);
+    mb_release(d);
+    mb_release(cx);
+}
+
+static void check_stream(void)
+{
+    Spec specs[] = {
+        {"s-lowcard", 40000, 8, 4, 0.2, 1, false, 0, false},
+        {"s-corr", 9000, 6, 8, 0.3, 1, true, 0, false},
+        {"s-sparse", 12000, 9, 3, 0.95, 1, false, 0, false},
+        {"s-runs", 15000, 5, 6, 0.3, 97, false, 0, false},
+        {"s-nan", 7000, 4, 5, 0.2, 1, false, 0.05, false},
+        {"s-mixed", 9000, 5, 300, 0.5, 3, true, 0, false},
+        {"s-noise", 5000, 4, 0, 0, 1, false, 0, true},
+    };
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+        MB *x = gen(&specs[k]);
+        if (x->sparse) {   /* the source reads x's dense cells */
+            BrErr e = {0};
+            MB *dx = mb_to_dense(x, &e);
+            mb_release(x);
+            x = dx;
+        }
+        for (int v = 0; v < (specs[k].noise ? 1 : 3); v++) {
+            br_set_threads(v == 2 ? 2 : 1);
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            if (v == 1) o.enc = CLA_OLE;
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = v == 0 ? 997 : v == 1 ? x->rows / 3 + 1 : 5000;
+            so.sample_rows = BR_MIN(so.sample_rows, so.blk_rows);
+            char what[96];
+            snprintf(what, sizeof what, "stream %s blk %lld%s th %d", specs[k].name, (long long)so.blk_rows,
+                     v == 1 ? " OLE" : "", v == 2 ? 2 : 1);
+            stream_case(what, x, o, so, k == 0 && v != 1);
+        }
+        br_set_threads(0);
+        if (specs[k].noise) {   /* auto: the plan says it does not pay */
+            BrErr e = {0};
+            RowSrc src = {.x = x};
+            ClaStreamInfo info;
+            ClaPlanOpts o = cla_plan_defaults();
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = 1000;
+            MB *cx = cla_compress_rows(src_rows, &src, x->rows, x->cols, &o, &so, &info, &e);
+            T_CHECK(!cx && !e.code && info.declined && info.blocks == 0, "stream noise, auto: declined");
+            mb_release(cx);
+        }
+        mb_release(x);
+    }
+    /* the overflow: column 0 of 3 values in the first 20000 rows, then
+     * distinct; planned from the first 2000 rows */
+    BrErr e = {0};
+    int64_t n = 90000;
+    MB *x = mb_dense(n, 3, &e);
+    for (int64_t i = 0; i < n; i++) {
+        x->d[i * 3] = i < 20000 ? (double)(i % 3) : (double)i + 0.5;
+        x->d[i * 3 + 1] = (double)(i % 5);
+        x->d[i * 3 + 2] = (double)((i / 7) % 4);
+    }
+    mb_recount_nnz(x);
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    o.cocode = false;
+    ClaStreamOpts so = cla_stream_defaults();
+    so.blk_rows = 7000;
+    so.sample_parts = 0;
+    so.sample_rows = 2000;
+    RowSrc src = {.x = x};
+    ClaStreamInfo info;
+    MB *cx = cla_compress_rows(src_rows, &src, n, 3, &o, &so, &info, &e);
+    T_CHECK(cx && mb_is_cmb(cx), "stream overflow: compressed (%s)", e.msg);
+    MB *d = cx ? cmb_decompress(cx, &e) : NULL;
+    T_CHECK(d && same_bits(x, d), "stream overflow: every cell x's");
+    bool unc0 = false, coded = false;
+    for (int g = 0; cx && g < cx->cmb->ngroups; g++) {
+        const ClaGroup *q = cx->cmb->groups[g];
+        for (int j = 0; j < q->ncols; j++) {
+            if (q->cols[j] == 0) unc0 = q->enc == CLA_UNC;
+            if (q->cols[j] != 0 && q->enc != CLA_UNC) coded = true;
+        }
+    }
+    T_CHECK(unc0 && coded, "stream overflow: column 0 uncompressed, the others coded");
+    mb_release(d);
+    mb_release(cx);
+    mb_release(x);
+}
+
 /* Compression inside a parallel region (a parfor worker calling a
  * function whose loop compresses its copy of X): nested regions run with
  * one thread, so the groups the coder planned for a second thread must
@@ -2199,6 +2355,10 @@ int main(int argc, char **argv)
         crowded_cla();
         return t_done("test_cla");
     }
+    if (argc > 1 && !strcmp(argv[1], "stream")) {   /* compression as read alone */
+        check_stream();
+        return t_done("test_cla");
+    }
     if (argc > 1 && !strcmp(argv[1], "sparse-rows")) {   /* the row-wise sparse coder alone */
         check_sparse_rows();
         return t_done("test_cla");
@@ -2233,6 +2393,7 @@ int main(int argc, char **argv)
     check_cla_machine();
     check_choice();
     check_nested();
+    check_stream();
     crowded_cla();
     return t_done("test_cla");
 }

@@ -46,6 +46,8 @@ static long g_dec;      /* the last run's decompressions */
 static long g_frow;     /* the last run's fused Row operators (codegen's count) */
 static double g_res[8]; /* the last run's first eight printed RESULTs */
 static bool g_over;     /* the last run failed: a read's compressed matrix exceeds the budget */
+static long g_rd[3];    /* the last run's reads past the budget: all, compressed as read, row blocks */
+static double g_held;   /* ... the most MB they held at once */
 
 /* Compressions the script made under mode (auto, false) with the given
  * budget (bytes), -1 when it did not run; *printed gets the value it
@@ -70,10 +72,14 @@ static long run_mode(const char *script, const char *mode, double budget, double
     g_dec = g_frow = 0;
     for (int k = 0; k < 8; k++) g_res[k] = NAN;
     g_over = false;
+    g_rd[0] = g_rd[1] = g_rd[2] = 0;
+    g_held = 0;
     int nres = 0;
     while (f && fgets(line, sizeof line, f)) {
         sscanf(line, "CLA deferred compress(): %ld compressed, %ld declined, %ld shared", &g_lazy[0], &g_lazy[1],
                &g_lazy[2]);
+        sscanf(line, "CLA reads past the budget: %ld (%ld compressed as read, %ld row blocks; %lf MB", &g_rd[0],
+               &g_rd[1], &g_rd[2], &g_held);
         long k;
         double v;
         if (sscanf(line, "CLA compressions: %ld", &k) == 1) n = k;
@@ -606,7 +612,7 @@ int main(void)
                  "X = round(rand(rows=10000, cols=40, min=0, max=1, seed=21) * 2) / 2\ny = (rowSums(X) > 20) * 2 - 1\n"
                  "write(X, \"%s.bin\", format=\"binary\")\nwrite(X, \"%s.csv\", format=\"csv\")\n"
                  "write(y, \"%s.y\", format=\"csv\")\n"
-                 "write(rand(rows=10000, cols=40, seed=22), \"%s.rnd\", format=\"binary\")\n" LM,
+                 "write(rand(rows=10000, cols=40, seed=22), \"%s.rnd\", format=\"braid-binary\")\n" LM,
                  base, base, base, base);
         double want[3];
         T_CHECK(run_mode(src, "false", big, &r1) == 0 && !isnan(g_res[2]), "larger than the budget: the reference run");
@@ -619,6 +625,16 @@ int main(void)
                      base, ext, base, base);
             long n = run_mode(src, mode, 6.4e5, &r1);
             T_CHECK(n == -1 && g_over, "larger than the budget, %s (%s): random data fail with the read's error", mode, ext);
+            /* (docs/cla.md "Compressed as it is read") the binary X by
+             * row blocks, holding under half its 3.2 MB; the csv X read
+             * whole; under true the random braid-binary data too, by
+             * blocks, until they fail */
+            bool bin = k == 1;
+            T_CHECK(g_rd[0] == 2 && g_rd[1] == 1 && g_rd[2] >= 10,
+                    "larger than the budget, %s (%s): %ld reads, %ld by %ld row blocks", mode, ext, g_rd[0], g_rd[1],
+                    g_rd[2]);
+            if (bin) T_CHECK(g_held > 0 && g_held < 1.6, "larger than the budget, %s (%s): %.3f MB held at most",
+                             mode, ext, g_held);
             for (int j = 0; j < 3; j++)
                 T_CHECK(fabs(g_res[j] - want[j]) <= 1e-10 * fabs(want[j]),
                         "larger than the budget, %s (%s): result %d %.17g, want %.17g", mode, ext, j, g_res[j], want[j]);
