@@ -807,6 +807,76 @@ static void test_profile_cache(void)
     diag_free(d);
 }
 
+/* The device side of stitch points priced as exec.c runs it (cost.c
+ * dev_vec_time): a vector stitched into a Row operator, or into any
+ * operator over a CSR X, is computed in the operator's own launch (the
+ * in-launch region; a CSR X read in place, a binary search per cell),
+ * so it costs no launch of its own. Under `-gpu` (auto: the cheaper of
+ * the host's and the device's price) with a profile of slow launches
+ * (1 ms) and fast memory, a vector read by two Row operators over a
+ * dense X, and one read by two Cell operators over a CSR X (5%), is
+ * stitched into both; priced as dev_pre's launches (before) the host's
+ * price won and both were materialized. With slow memory (1 MB/s) the
+ * host's price wins and both are materialized, and with the device off
+ * the CPU model materializes them too. The cost model only: the DAG
+ * recompiled (rc_recompile) with X's sizes, no device needed. */
+static void test_profile_auto(void)
+{
+    static const struct { const char *name, *src; bool csr; } cs[] = {
+        {"row", "A = X - colMeans(X)\nY = A %*% B\nz = rowSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", false},
+        {"csr", "A = X - colMeans(X)\nY = exp(A) * 2\nz = colSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", true},
+    };
+    static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12, 1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6, 1e-9, 1e6, 1e6}};
+    /* steps: mode, profile, the stitch points wanted stitched (of 2) */
+    static const struct { GpuMode mode; int prof; int64_t st; } step[] = {
+        {GPU_ON, 0, 2}, {GPU_ON, 1, 0}, {GPU_OFF, 0, 0}};
+    const char *names[2] = {"X", "B"}, *outs[1] = {"s"};
+    t_seed(13);
+    for (int k = 0; k < 2; k++) {
+        Diag *d = diag_new();
+        LangOptions lo = {.predefined = names, .npredefined = 2};
+        Program *ast = lang_load_string(cs[k].src, "<profile-auto>", &lo, d);
+        CgOptions on = {.enabled = true, .policy = CG_COST_BASED, .keep_fused = true};
+        RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, &on, outs, 1) : NULL;
+        T_CHECK(p && p->cg, "profile auto %s: compile: %s", cs[k].name, diag_nerrors(d) ? diag_first_message(d) : "?");
+        HopDag *dag = NULL;
+        for (int i = 0; p && p->cg && i < p->main.n && !dag; i++) dag = plan_dag(p->main.v[i]);
+        T_CHECK(dag != NULL, "profile auto %s: no DAG", cs[k].name);
+        SymTab vars;
+        st_init(&vars);
+        st_put(&vars, "X", val_matrix(t_gen(3000, 40, cs[k].csr ? 0.05 : 1, 0, 1, cs[k].csr)));
+        st_put(&vars, "B", val_matrix(t_gen(40, 3, 1, 0, 1, false)));
+        gpu_set_stitch(false);
+        for (size_t q = 0; dag && q < sizeof step / sizeof *step; q++) {
+            CgStats b = *cg_stats(p->cg);
+            gpu_configure(step[q].mode, -1, 0);
+            gpu_set_profile(&prof[step[q].prof]);
+            HopDag *copy = NULL;
+            RwStats rw = {0};
+            Code *c = rc_recompile(p, dag, &vars, EX_CP, &copy, &rw);
+            gpu_set_profile(NULL);
+            gpu_configure(GPU_OFF, -1, 0);
+            const CgStats *a = cg_stats(p->cg);
+            int64_t st = a->stitch_pts[1] - b.stitch_pts[1], mat = a->stitch_pts[0] - b.stitch_pts[0];
+            T_CHECK(c != NULL && st == step[q].st && st + mat == 2,
+                    "profile auto %s step %zu (%s, launch %g s, %g B/s): %lld stitched, %lld materialized (want %lld "
+                    "stitched of 2)", cs[k].name, q, step[q].mode == GPU_OFF ? "device off" : "-gpu auto",
+                    prof[step[q].prof].launch_s, prof[step[q].prof].bw, (long long)st, (long long)mat,
+                    (long long)step[q].st);
+            printf("profile auto %s, %s, launch %g s, bandwidth %g B/s: stitch points %lld stitched, %lld materialized\n",
+                   cs[k].name, step[q].mode == GPU_OFF ? "device off" : "-gpu auto", prof[step[q].prof].launch_s,
+                   prof[step[q].prof].bw, (long long)st, (long long)mat);
+            plan_code_free(c);
+            hop_dag_free(copy);
+        }
+        gpu_set_stitch(true);
+        st_free(&vars);
+        plan_program_free(p);
+        lang_program_free(ast);
+        diag_free(d);
+    }
+}
+
 /* The device side of stitch points in getPlanCost (cost.c dev_vec_time,
  * by the device profile): under `-gpu force`, colMeans(X) read by two
  * Cell operators is stitched into both (each a one-launch region,
@@ -1005,6 +1075,7 @@ int main(void)
     test_device_many();
     test_profile();
     test_profile_cache();
+    test_profile_auto();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
     printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
     return t_done("test_cgstitch");
