@@ -769,7 +769,7 @@ static void test_profile_cache(void)
     Diag *d = diag_new();
     LangOptions lo = {.predefined = names, .npredefined = 1};
     Program *ast = lang_load_string(src, "<profile-cache>", &lo, d);
-    CgOptions on = {.enabled = true, .policy = CG_COST_BASED, .keep_fused = true};
+    CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .keep_fused = true};
     const char *outs[] = {"s"};
     RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, &on, outs, 1) : NULL;
     T_CHECK(p && p->cg, "profile cache: compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
@@ -827,7 +827,9 @@ static void test_profile_auto(void)
         {"csr", "A = X - colMeans(X)\nY = exp(A) * 2\nz = colSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", true},
     };
     static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12, 1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6, 1e-9, 1e6, 1e6}};
-    /* steps: mode, profile, the stitch points wanted stitched (of 2) */
+    /* steps: mode, profile, the stitch points wanted stitched (of 2);
+     * the last two select the same plan (its operators from the plan
+     * cache) */
     static const struct { GpuMode mode; int prof; int64_t st; } step[] = {
         {GPU_ON, 0, 2}, {GPU_ON, 1, 0}, {GPU_OFF, 0, 0}};
     const char *names[2] = {"X", "B"}, *outs[1] = {"s"};
@@ -836,7 +838,7 @@ static void test_profile_auto(void)
         Diag *d = diag_new();
         LangOptions lo = {.predefined = names, .npredefined = 2};
         Program *ast = lang_load_string(cs[k].src, "<profile-auto>", &lo, d);
-        CgOptions on = {.enabled = true, .policy = CG_COST_BASED, .keep_fused = true};
+        CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .keep_fused = true};
         RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, &on, outs, 1) : NULL;
         T_CHECK(p && p->cg, "profile auto %s: compile: %s", cs[k].name, diag_nerrors(d) ? diag_first_message(d) : "?");
         HopDag *dag = NULL;
@@ -899,7 +901,7 @@ static void test_profile(void)
     MB *in[1] = {t_gen(300, 20, 1, 0, 1, false)};
     const char *names[1] = {"X"}, *outs[1] = {"s"};
     Case c = {"profile", src, "s"};
-    CgOptions off = {0}, on = {.enabled = true, .policy = CG_COST_BASED, .keep_fused = true};
+    CgOptions off = {0}, on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .keep_fused = true};
     TRun ref;
     t_run_dml(src, &off, 1, names, in, 1, outs, &ref);
     int64_t pts[2][2][2];   /* [device on][profile][stitched, materialized] */
