@@ -749,6 +749,30 @@ static void test_device_multi(void)
            (long long)nthr);
 }
 
+/* Recompiles dag of p (rc_recompile, over vars' sizes) under GPU mode
+ * `mode` and profile prof: the stitch points it stitched (*st) and
+ * materialized (*mat) and its selections from the cache (*hit); false
+ * when it did not compile. The cost model only: no device is used. */
+static bool recompile_under(RtProgram *p, HopDag *dag, SymTab *vars, GpuMode mode, const GpuProfile *prof, int64_t *st,
+                            int64_t *mat, int64_t *hit)
+{
+    CgStats b = *cg_stats(p->cg);
+    gpu_configure(mode, -1, 0);
+    gpu_set_profile(prof);
+    HopDag *copy = NULL;
+    RwStats rw = {0};
+    Code *c = rc_recompile(p, dag, vars, EX_CP, &copy, &rw);
+    gpu_set_profile(NULL);
+    gpu_configure(GPU_OFF, -1, 0);
+    const CgStats *a = cg_stats(p->cg);
+    *st = a->stitch_pts[1] - b.stitch_pts[1], *mat = a->stitch_pts[0] - b.stitch_pts[0];
+    *hit = a->sel_cached - b.sel_cached;
+    bool ok = c != NULL;
+    plan_code_free(c);
+    hop_dag_free(copy);
+    return ok;
+}
+
 /* The selection cache (codegen/mpskip.c part_sig) keys a partition by a
  * signature that holds the GPU mode and the device profile, which price
  * the stitch points' device side: one DAG recompiled (rc_recompile,
@@ -782,23 +806,12 @@ static void test_profile_cache(void)
     st_put(&vars, "X", val_matrix(t_gen(300, 20, 1, 0, 1, false)));   /* X's sizes for the recompilations */
     gpu_set_stitch(false);
     for (size_t k = 0; dag && k < sizeof step / sizeof *step; k++) {
-        CgStats b = *cg_stats(p->cg);
-        gpu_configure(step[k].mode, -1, 0);
-        gpu_set_profile(&prof[step[k].prof]);
-        HopDag *copy = NULL;
-        RwStats rw = {0};
-        Code *c = rc_recompile(p, dag, &vars, EX_CP, &copy, &rw);
-        gpu_set_profile(NULL);
-        gpu_configure(GPU_OFF, -1, 0);
-        const CgStats *a = cg_stats(p->cg);
-        int64_t st = a->stitch_pts[1] - b.stitch_pts[1], mat = a->stitch_pts[0] - b.stitch_pts[0];
-        int64_t hit = a->sel_cached - b.sel_cached;
-        T_CHECK(c != NULL && st == step[k].st && mat == step[k].mat && (hit > 0) == step[k].cached,
+        int64_t st, mat, hit;
+        bool ok = recompile_under(p, dag, &vars, step[k].mode, &prof[step[k].prof], &st, &mat, &hit);
+        T_CHECK(ok && st == step[k].st && mat == step[k].mat && (hit > 0) == step[k].cached,
                 "profile cache step %zu: %lld stitched, %lld materialized, %lld from the cache (want %lld, %lld, %s)",
                 k, (long long)st, (long long)mat, (long long)hit, (long long)step[k].st, (long long)step[k].mat,
                 step[k].cached ? "some" : "none");
-        plan_code_free(c);
-        hop_dag_free(copy);
     }
     gpu_set_stitch(true);
     st_free(&vars);
@@ -850,17 +863,9 @@ static void test_profile_auto(void)
         st_put(&vars, "B", val_matrix(t_gen(40, 3, 1, 0, 1, false)));
         gpu_set_stitch(false);
         for (size_t q = 0; dag && q < sizeof step / sizeof *step; q++) {
-            CgStats b = *cg_stats(p->cg);
-            gpu_configure(step[q].mode, -1, 0);
-            gpu_set_profile(&prof[step[q].prof]);
-            HopDag *copy = NULL;
-            RwStats rw = {0};
-            Code *c = rc_recompile(p, dag, &vars, EX_CP, &copy, &rw);
-            gpu_set_profile(NULL);
-            gpu_configure(GPU_OFF, -1, 0);
-            const CgStats *a = cg_stats(p->cg);
-            int64_t st = a->stitch_pts[1] - b.stitch_pts[1], mat = a->stitch_pts[0] - b.stitch_pts[0];
-            T_CHECK(c != NULL && st == step[q].st && st + mat == 2,
+            int64_t st, mat, hit;
+            bool ok = recompile_under(p, dag, &vars, step[q].mode, &prof[step[q].prof], &st, &mat, &hit);
+            T_CHECK(ok && st == step[q].st && st + mat == 2,
                     "profile auto %s step %zu (%s, launch %g s, %g B/s): %lld stitched, %lld materialized (want %lld "
                     "stitched of 2)", cs[k].name, q, step[q].mode == GPU_OFF ? "device off" : "-gpu auto",
                     prof[step[q].prof].launch_s, prof[step[q].prof].bw, (long long)st, (long long)mat,
@@ -868,8 +873,6 @@ static void test_profile_auto(void)
             printf("profile auto %s, %s, launch %g s, bandwidth %g B/s: stitch points %lld stitched, %lld materialized\n",
                    cs[k].name, step[q].mode == GPU_OFF ? "device off" : "-gpu auto", prof[step[q].prof].launch_s,
                    prof[step[q].prof].bw, (long long)st, (long long)mat);
-            plan_code_free(c);
-            hop_dag_free(copy);
         }
         gpu_set_stitch(true);
         st_free(&vars);
