@@ -1402,33 +1402,67 @@ static int stitch_point(const CostCtx *x, int c, int h)
     return -1;
 }
 
+/* The device's seconds for one pass of a stitched launch over X
+ * (docs/gpu.md, "A CSR X in the stitched launch"): a dense X is read
+ * once; a CSR X is read in place, each cell (i, j) by a binary search
+ * of column j among row i's sorted columns (st_csr): about
+ * log2(1 + k) + 1 probes of a 4-byte column index per cell, k the row's
+ * expected non-zeros, besides X's own bytes. */
+static double dev_pass_time(const Hop *X, double bw)
+{
+    if (dense_est(X)) return bytes(X) / bw;
+    double k = X->rows > 0 ? sparsity(X) * (double)X->cols : 0;
+    return (cells(X) * 4 * (log2(1 + k) + 1) + bytes(X)) / bw;
+}
+
+/* Does operator v read the CSR X as a side input (its main input
+ * another matrix of X's shape: Row's of most cells, first among equals,
+ * row_main; Cell/MAgg's the sparsest, as cplan.c choose_main's
+ * zero-preserving driver)? Then the device expands X for the operator's
+ * kernel (gpu_dense_view, a launch), while its vectors still run in the
+ * stitched launch. */
+static bool csr_side(const CostCtx *x, const CVec *v, const Hop *X)
+{
+    if (dense_est(X)) return false;
+    if (v->type == T_ROW) return row_main(x, v) != X->id;
+    for (int i = 0; i < v->nin; i++) {
+        const Hop *in = x->m->hop[v->in[i]];
+        if (in && in != X && in->dt == DT_MATRIX && in->rows == X->rows && in->cols == X->cols &&
+            sparsity(in) < sparsity(X))
+            return true;
+    }
+    return false;
+}
+
 /* The device side of a stitched vector under -gpu (docs/codegen.md,
  * "CPU stitching", "On the device"), priced by the device profile
- * (gpu_profile: launch seconds, device and transfer bandwidth): the
- * vector of hs[0..nh) (aggregates of X and their expression) computed
- * stitched into an operator of template tpl, or (!stitched) by its own
- * operators. A stitched Cell operator over a dense X is one launch with
- * its consumer (cgregion.c): only its passes over X, at the device's
- * bandwidth. Otherwise each aggregate and expression operator is a
- * launch of its own, X is read per pass and each vector is written and
- * read; a stitched expression's vectors also land on the host and go
- * back (exec.c dev_pre). Negative when the device is off (no device
+ * (gpu_profile: launch seconds, device and transfer bandwidth), as
+ * exec.c runs it: the vector of hs[0..nh) (aggregates of X and their
+ * expression) computed stitched into operator v of x (v NULL: by its
+ * own operators). Stitched, the vectors are computed in the operator's
+ * own launch (cell_region_gpu for a Cell plan over a dense X: the
+ * vectors stay per column, only its passes over X; else the in-launch
+ * region, pre_in_launch: its passes over X, dense or CSR (dev_pass_time),
+ * and each vector written and read once): no launch of their own, no
+ * transfer; a CSR X read as a side input adds its expansion (a launch,
+ * its dense bytes written). By their own operators (and under dev_pre,
+ * which this does not price: stitched inputs over two matrices or a
+ * slice, an operator without OpenCL text) each aggregate and expression
+ * operator is a launch of its own, X is read per pass and each vector
+ * is written and read. Negative when the device is off (no device
  * side). */
-static double dev_vec_time(Hop *const *hs, int nh, const Hop *X, bool stitched, TplType tpl)
+static double dev_vec_time(const CostCtx *x, const CVec *v, Hop *const *hs, int nh, const Hop *X)
 {
     if (gpu_mode() == GPU_OFF) return -1;
     GpuProfile g = gpu_profile();
-    int nagg = 0, nexpr = 0;
     double vec = 0;
-    for (int t = 0; t < nh; t++) {
-        if (hs[t]->kind == H_AGG) nagg++;
-        else nexpr++;
-        vec += bytes(hs[t]);
-    }
-    double rd = cg_pre_passes(hs, nh) * bytes(X) / g.bw;
-    if (stitched && tpl == T_CELL && dense_est(X)) return rd;
-    double t = (nagg + nexpr) * g.launch_s + rd + 2 * vec / g.bw;
-    if (stitched && nexpr > 0) t += vec / g.down_bw + vec / g.xfer_bw;
+    for (int t = 0; t < nh; t++) vec += bytes(hs[t]);
+    int passes = cg_pre_passes(hs, nh);
+    if (!v) return nh * g.launch_s + passes * bytes(X) / g.bw + 2 * vec / g.bw;
+    double t = passes * dev_pass_time(X, g.bw);
+    if (v->type == T_CELL && dense_est(X)) return t;
+    t += 2 * vec / g.bw;
+    if (csr_side(x, v, X)) t += g.launch_s + 8 * cells(X) / g.bw;
     return t;
 }
 
@@ -1461,7 +1495,7 @@ static double alone_cost(CostCtx *x, const Hop *in)
         if (hs[t]->kind == H_AGG && big) rd += cg_pre_passes(&hs[t], 1) * bytes(X);
     }
     double t = fmax(rd / mc->read_bw, fl / mc->flops) + vec / mc->write_bw + vec / mc->read_bw;
-    t = host_or_dev(t, dev_vec_time(hs, nh, X, false, T__N));
+    t = host_or_dev(t, dev_vec_time(x, NULL, hs, nh, X));
     x->spent += t;
     return t;
 }
@@ -1527,7 +1561,7 @@ static double stitch_cost(CostCtx *x, const CVec *v, const Hop *in)
     }
     double rd = bytes(X) <= llc_bytes() / 2 ? 0 : cg_pre_passes(hs, nh) * bytes(X);
     double t = fmax(rd / mc->read_bw, fl / mc->flops) + (point ? 0 : vec / mc->write_bw + vec / mc->read_bw);
-    t = host_or_dev(t, dev_vec_time(hs, nh, X, true, v->type));
+    t = host_or_dev(t, dev_vec_time(x, v, hs, nh, X));
     x->spent += t;
     if (point && needed_elsewhere(x, in, hs, nh)) t += alone_cost(x, in);
     return t;

@@ -749,6 +749,30 @@ static void test_device_multi(void)
            (long long)nthr);
 }
 
+/* Recompiles dag of p (rc_recompile, over vars' sizes) under GPU mode
+ * `mode` and profile prof: the stitch points it stitched (*st) and
+ * materialized (*mat) and its selections from the cache (*hit); false
+ * when it did not compile. The cost model only: no device is used. */
+static bool recompile_under(RtProgram *p, HopDag *dag, SymTab *vars, GpuMode mode, const GpuProfile *prof, int64_t *st,
+                            int64_t *mat, int64_t *hit)
+{
+    CgStats b = *cg_stats(p->cg);
+    gpu_configure(mode, -1, 0);
+    gpu_set_profile(prof);
+    HopDag *copy = NULL;
+    RwStats rw = {0};
+    Code *c = rc_recompile(p, dag, vars, EX_CP, &copy, &rw);
+    gpu_set_profile(NULL);
+    gpu_configure(GPU_OFF, -1, 0);
+    const CgStats *a = cg_stats(p->cg);
+    *st = a->stitch_pts[1] - b.stitch_pts[1], *mat = a->stitch_pts[0] - b.stitch_pts[0];
+    *hit = a->sel_cached - b.sel_cached;
+    bool ok = c != NULL;
+    plan_code_free(c);
+    hop_dag_free(copy);
+    return ok;
+}
+
 /* The selection cache (codegen/mpskip.c part_sig) keys a partition by a
  * signature that holds the GPU mode and the device profile, which price
  * the stitch points' device side: one DAG recompiled (rc_recompile,
@@ -769,7 +793,7 @@ static void test_profile_cache(void)
     Diag *d = diag_new();
     LangOptions lo = {.predefined = names, .npredefined = 1};
     Program *ast = lang_load_string(src, "<profile-cache>", &lo, d);
-    CgOptions on = {.enabled = true, .policy = CG_COST_BASED, .keep_fused = true};
+    CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .keep_fused = true};
     const char *outs[] = {"s"};
     RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, &on, outs, 1) : NULL;
     T_CHECK(p && p->cg, "profile cache: compile: %s", diag_nerrors(d) ? diag_first_message(d) : "?");
@@ -782,29 +806,80 @@ static void test_profile_cache(void)
     st_put(&vars, "X", val_matrix(t_gen(300, 20, 1, 0, 1, false)));   /* X's sizes for the recompilations */
     gpu_set_stitch(false);
     for (size_t k = 0; dag && k < sizeof step / sizeof *step; k++) {
-        CgStats b = *cg_stats(p->cg);
-        gpu_configure(step[k].mode, -1, 0);
-        gpu_set_profile(&prof[step[k].prof]);
-        HopDag *copy = NULL;
-        RwStats rw = {0};
-        Code *c = rc_recompile(p, dag, &vars, EX_CP, &copy, &rw);
-        gpu_set_profile(NULL);
-        gpu_configure(GPU_OFF, -1, 0);
-        const CgStats *a = cg_stats(p->cg);
-        int64_t st = a->stitch_pts[1] - b.stitch_pts[1], mat = a->stitch_pts[0] - b.stitch_pts[0];
-        int64_t hit = a->sel_cached - b.sel_cached;
-        T_CHECK(c != NULL && st == step[k].st && mat == step[k].mat && (hit > 0) == step[k].cached,
+        int64_t st, mat, hit;
+        bool ok = recompile_under(p, dag, &vars, step[k].mode, &prof[step[k].prof], &st, &mat, &hit);
+        T_CHECK(ok && st == step[k].st && mat == step[k].mat && (hit > 0) == step[k].cached,
                 "profile cache step %zu: %lld stitched, %lld materialized, %lld from the cache (want %lld, %lld, %s)",
                 k, (long long)st, (long long)mat, (long long)hit, (long long)step[k].st, (long long)step[k].mat,
                 step[k].cached ? "some" : "none");
-        plan_code_free(c);
-        hop_dag_free(copy);
     }
     gpu_set_stitch(true);
     st_free(&vars);
     plan_program_free(p);
     lang_program_free(ast);
     diag_free(d);
+}
+
+/* The device side of stitch points priced as exec.c runs it (cost.c
+ * dev_vec_time): a vector stitched into a Row operator, or into any
+ * operator over a CSR X, is computed in the operator's own launch (the
+ * in-launch region; a CSR X read in place, a binary search per cell),
+ * so it costs no launch of its own. Under `-gpu` (auto: the cheaper of
+ * the host's and the device's price) with a profile of slow launches
+ * (1 ms) and fast memory, a vector read by two Row operators over a
+ * dense X, and one read by two Cell operators over a CSR X (5%), is
+ * stitched into both; priced as dev_pre's launches (before) the host's
+ * price won and both were materialized. With slow memory (1 MB/s) the
+ * host's price wins and both are materialized, and with the device off
+ * the CPU model materializes them too. The cost model only: the DAG
+ * recompiled (rc_recompile) with X's sizes, no device needed. */
+static void test_profile_auto(void)
+{
+    static const struct { const char *name, *src; bool csr; } cs[] = {
+        {"row", "A = X - colMeans(X)\nY = A %*% B\nz = rowSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", false},
+        {"csr", "A = X - colMeans(X)\nY = exp(A) * 2\nz = colSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", true},
+    };
+    static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12, 1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6, 1e-9, 1e6, 1e6}};
+    /* steps: mode, profile, the stitch points wanted stitched (of 2);
+     * the last two select the same plan (its operators from the plan
+     * cache) */
+    static const struct { GpuMode mode; int prof; int64_t st; } step[] = {
+        {GPU_ON, 0, 2}, {GPU_ON, 1, 0}, {GPU_OFF, 0, 0}};
+    const char *names[2] = {"X", "B"}, *outs[1] = {"s"};
+    t_seed(13);
+    for (int k = 0; k < 2; k++) {
+        Diag *d = diag_new();
+        LangOptions lo = {.predefined = names, .npredefined = 2};
+        Program *ast = lang_load_string(cs[k].src, "<profile-auto>", &lo, d);
+        CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .keep_fused = true};
+        RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, &on, outs, 1) : NULL;
+        T_CHECK(p && p->cg, "profile auto %s: compile: %s", cs[k].name, diag_nerrors(d) ? diag_first_message(d) : "?");
+        HopDag *dag = NULL;
+        for (int i = 0; p && p->cg && i < p->main.n && !dag; i++) dag = plan_dag(p->main.v[i]);
+        T_CHECK(dag != NULL, "profile auto %s: no DAG", cs[k].name);
+        SymTab vars;
+        st_init(&vars);
+        st_put(&vars, "X", val_matrix(t_gen(3000, 40, cs[k].csr ? 0.05 : 1, 0, 1, cs[k].csr)));
+        st_put(&vars, "B", val_matrix(t_gen(40, 3, 1, 0, 1, false)));
+        gpu_set_stitch(false);
+        for (size_t q = 0; dag && q < sizeof step / sizeof *step; q++) {
+            int64_t st, mat, hit;
+            bool ok = recompile_under(p, dag, &vars, step[q].mode, &prof[step[q].prof], &st, &mat, &hit);
+            T_CHECK(ok && st == step[q].st && st + mat == 2,
+                    "profile auto %s step %zu (%s, launch %g s, %g B/s): %lld stitched, %lld materialized (want %lld "
+                    "stitched of 2)", cs[k].name, q, step[q].mode == GPU_OFF ? "device off" : "-gpu auto",
+                    prof[step[q].prof].launch_s, prof[step[q].prof].bw, (long long)st, (long long)mat,
+                    (long long)step[q].st);
+            printf("profile auto %s, %s, launch %g s, bandwidth %g B/s: stitch points %lld stitched, %lld materialized\n",
+                   cs[k].name, step[q].mode == GPU_OFF ? "device off" : "-gpu auto", prof[step[q].prof].launch_s,
+                   prof[step[q].prof].bw, (long long)st, (long long)mat);
+        }
+        gpu_set_stitch(true);
+        st_free(&vars);
+        plan_program_free(p);
+        lang_program_free(ast);
+        diag_free(d);
+    }
 }
 
 /* The device side of stitch points in getPlanCost (cost.c dev_vec_time,
@@ -829,7 +904,7 @@ static void test_profile(void)
     MB *in[1] = {t_gen(300, 20, 1, 0, 1, false)};
     const char *names[1] = {"X"}, *outs[1] = {"s"};
     Case c = {"profile", src, "s"};
-    CgOptions off = {0}, on = {.enabled = true, .policy = CG_COST_BASED, .keep_fused = true};
+    CgOptions off = {0}, on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .keep_fused = true};
     TRun ref;
     t_run_dml(src, &off, 1, names, in, 1, outs, &ref);
     int64_t pts[2][2][2];   /* [device on][profile][stitched, materialized] */
@@ -1005,6 +1080,7 @@ int main(void)
     test_device_many();
     test_profile();
     test_profile_cache();
+    test_profile_auto();
     T_CHECK(nstitched > 0, "aggregates stitched: %lld", (long long)nstitched);
     printf("aggregates stitched over all runs: %lld\n", (long long)nstitched);
     return t_done("test_cgstitch");
