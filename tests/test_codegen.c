@@ -1871,13 +1871,13 @@ static void run_timed(const char *name, int th, struct rusage *s0, struct rusage
             tv_s(c1.ru_utime) + tv_s(c1.ru_stime) - tv_s(c0->ru_utime) - tv_s(c0->ru_stime),
             w.tv_sec + w.tv_nsec * 1e-9 - w0, cache_objects() - o0);
 }
-#define RUN(name, call) do { \
-    if (want(name)) { \
+#define RUN(fn, ...) do { \
+    if (want(#fn)) { \
         struct rusage s0_, c0_; struct timespec w0_; int o0_ = cache_objects(); \
         getrusage(RUSAGE_SELF, &s0_); getrusage(RUSAGE_CHILDREN, &c0_); \
         clock_gettime(CLOCK_MONOTONIC, &w0_); \
-        call; \
-        run_timed(name, th, &s0_, &c0_, w0_.tv_sec + w0_.tv_nsec * 1e-9, o0_); \
+        fn(__VA_ARGS__); \
+        run_timed(#fn, th, &s0_, &c0_, w0_.tv_sec + w0_.tv_nsec * 1e-9, o0_); \
     } \
 } while (0)
 
@@ -1885,45 +1885,45 @@ int main(void)
 {
     int th = 1;
     t_pin_machine();
-    RUN("test_cache", test_cache());
-    RUN("test_prebuilt", test_prebuilt());
-    RUN("test_selection", test_selection());
-    RUN("test_no_redundancy", test_no_redundancy());
-    RUN("test_outer_shared_t", test_outer_shared_t());
-    RUN("test_cost_decisions", test_cost_decisions());
-    RUN("test_cost_outer_cut", test_cost_outer_cut());
-    RUN("test_outer_blocked", test_outer_blocked());
+    RUN(test_cache);
+    RUN(test_prebuilt);
+    RUN(test_selection);
+    RUN(test_no_redundancy);
+    RUN(test_outer_shared_t);
+    RUN(test_cost_decisions);
+    RUN(test_cost_outer_cut);
+    RUN(test_outer_blocked);
     for (th = 1; th <= 2; th++) {
         br_set_threads(th);
-        RUN("test_ops", test_ops());
-        RUN("test_templates", test_templates());
-        RUN("test_shapes", test_shapes());
+        RUN(test_ops);
+        RUN(test_templates);
+        RUN(test_shapes);
         /* each random section draws from its own seed, so the 2-thread
          * round repeats the first cases of the 1-thread round: the same
          * operators (kernel cache hits, not new compiles; compiles are
          * most of this program's time) run by a team of two */
         t_seed(0x5eed01);
-        RUN("test_fuzz", test_fuzz(th == 1 ? fuzz_n(40) : 10));
+        RUN(test_fuzz, th == 1 ? fuzz_n(40) : 10);
         t_seed(0x5eed02);
-        RUN("test_fuzz_row", test_fuzz_row(th == 1 ? fuzz_n(20) : 6));
+        RUN(test_fuzz_row, th == 1 ? fuzz_n(20) : 6);
         t_seed(0x5eed03);
-        RUN("test_fuzz_outer", test_fuzz_outer(th == 1 ? fuzz_n(20) : 6));
+        RUN(test_fuzz_outer, th == 1 ? fuzz_n(20) : 6);
         t_seed(0x5eed04);
-        RUN("fx_cell", fx_cell(th == 1 ? fuzz_n(10) : 3));
+        RUN(fx_cell, th == 1 ? fuzz_n(10) : 3);
         t_seed(0x5eed05);
-        RUN("fx_row", fx_row(th == 1 ? fuzz_n(6) : 2));
+        RUN(fx_row, th == 1 ? fuzz_n(6) : 2);
         t_seed(0x5eed06);
-        RUN("fx_outer", fx_outer(th == 1 ? fuzz_n(5) : 2));
-        if (th == 1) RUN("fx_stratstats", fx_stratstats());
-        RUN("test_row_b1", test_row_b1(th == 2));
-        RUN("test_row_kmeans", test_row_kmeans(th == 2));
-        RUN("test_row_multi", test_row_multi(th == 2));
-        RUN("test_row_sparse", test_row_sparse(th == 2));
-        RUN("test_row_blk", test_row_blk(th == 2));
-        RUN("test_row_lag", test_row_lag(th == 2));
-        RUN("test_row_rix", test_row_rix(th == 2));
-        RUN("test_cell_rix", test_cell_rix(th == 2));
-        RUN("test_cell_narrow", test_cell_narrow(th == 2));
+        RUN(fx_outer, th == 1 ? fuzz_n(5) : 2);
+        if (th == 1) RUN(fx_stratstats);
+        RUN(test_row_b1, th == 2);
+        RUN(test_row_kmeans, th == 2);
+        RUN(test_row_multi, th == 2);
+        RUN(test_row_sparse, th == 2);
+        RUN(test_row_blk, th == 2);
+        RUN(test_row_lag, th == 2);
+        RUN(test_row_rix, th == 2);
+        RUN(test_cell_rix, th == 2);
+        RUN(test_cell_narrow, th == 2);
     }
     return t_done("test_codegen");
 }
