@@ -249,6 +249,33 @@ static void emit_partials(const ClGen *g, bool tiled)
     }
 }
 
+/* Can input k be bound as CSR arrays (values P<k>, row pointers RP<k>,
+ * columns CI<k>) when it is a side input: a full matrix of the
+ * iteration shape other than the main input (the main input's CSR
+ * arrays are RP, CI)? gpu/spoof_cl.c finds these parameters by name and
+ * binds a CSR side input there (NULL row pointers: dense), and the
+ * kernel expands its row into the scratch (csr_side_row). */
+static bool csr_side_in(const CPlan *p, int k) { return p->in[k].mode == IM_FULL && k != p->main; }
+
+/* The scratch rows e<k> of the CSR side inputs, from off on (a dense
+ * input takes none: its row pointers NULL). */
+static void csr_side_scratch(const CPlan *p, StrBuf *b, const char *base)
+{
+    for (int k = 0; k < p->nin; k++)
+        if (csr_side_in(p, k)) sb_printf(b, "    __global double *e%d = %s + off; off += RP%d ? L[%d] : 0;\n", k, base, k, k);
+}
+
+/* Row i of CSR side input k expanded into its scratch row e<k> (its
+ * pointer p<k>, at column offset coff when not NULL). */
+static void csr_side_row(StrBuf *b, int k, const char *coff)
+{
+    sb_printf(b, "        if (RP%d) {\n"
+                 "            for (long k = 0; k < L[%d]; k++) e%d[k] = 0;\n"
+                 "            for (long q = RP%d[i]; q < RP%d[i + 1]; q++) e%d[CI%d[q]] = P%d[q];\n"
+                 "            p%d = e%d%s%s;\n"
+                 "        }\n", k, k, k, k, k, k, k, k, k, k, coff ? " + " : "", coff ? coff : "");
+}
+
 /* The head of every generated cg_main: its parameters (the inputs P<k>,
  * the main input's CSR arrays, L, the scalars, rows, rows per work-item,
  * work-items, scratch and partial doubles per work-item, the template's
@@ -258,6 +285,8 @@ static void kernel_head(const CPlan *p, StrBuf *b, const char *ext, bool tiled)
 {
     sb_puts(b, "\n__kernel void cg_main(");
     for (int k = 0; k < p->nin; k++) sb_printf(b, "__global const double *P%d, ", k);
+    for (int k = 0; k < p->nin; k++)
+        if (csr_side_in(p, k)) sb_printf(b, "__global const long *RP%d, __global const int *CI%d, ", k, k);
     sb_printf(b, "__global const long *RP, __global const int *CI,\n"
                  "    __global const long *L, __global const double *sc, long rows, long rb, long ng, long tlen, long psz,\n"
                  "    long %s, int msp, __global double *tmp, __global double *out%s%s)\n{\n"
@@ -290,6 +319,7 @@ char *cgen_cl_row(const CPlan *p)
     }
     sb_printf(b, "    __global double *qv = tw + off; off += 1;\n"
                  "    __global double *ad = tw + off; off += L[%d];\n", p->main);
+    csr_side_scratch(p, b, "tw");
     emit_partials(&g, tiled);
     /* tiled: rb steps in every work-item; one past its rows computes on
      * the last row (its own scratch, the launch's rounded-up size) and
@@ -309,7 +339,10 @@ char *cgen_cl_row(const CPlan *p)
     for (int k = 0; k < p->nin; k++) {
         if (k == p->main) continue;
         switch (p->in[k].mode) {
-        case IM_FULL: sb_printf(b, "        gcd p%d = P%d + i * L[%d];\n", k, k, k); break;
+        case IM_FULL:
+            sb_printf(b, "        gcd p%d = P%d + i * L[%d];\n", k, k, k);
+            csr_side_row(b, k, NULL);
+            break;
         case IM_ROW: sb_printf(b, "        gcd p%d = P%d;\n", k, k); break;
         case IM_COL: sb_printf(b, "        const double c%d = P%d[i];\n", k, k); break;
         default: break;
@@ -605,6 +638,10 @@ char *cgen_cl_cell(const CPlan *p)
     sb_puts(b, "    __global double *ad = tmp + g * tlen;\n"
                "    __global double *part = out + g * psz;\n"
                "    (void)ad; (void)part;\n");
+    /* the CSR side inputs' rows after a CSR main row expanded (msp 1) */
+    if (p->main >= 0 && p->in[p->main].mode == IM_FULL) sb_printf(b, "    long off = msp == 1 ? L[%d] : 0;\n", p->main);
+    else sb_puts(b, "    long off = 0;\n");
+    csr_side_scratch(p, b, "ad");
     for (int k = 0; k < p->nin; k++)
         if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);
     bool rowv = p->var == V_ROW_AGG, full = cell_full(p);
@@ -626,13 +663,18 @@ char *cgen_cl_cell(const CPlan *p)
         switch (p->in[k].mode) {
         case IM_FULL:
             sb_printf(b, "        gcd p%d = P%d + i * L[%d] + L[%d];\n", k, k, k, nin + k);
-            if (k == p->main)
+            if (k == p->main) {
                 /* a CSR main input off the sparse path: its row expanded */
                 sb_printf(b, "        if (msp == 1) {\n"
                              "            for (long k = 0; k < L[%d]; k++) ad[k] = 0;\n"
                              "            for (long q = RP[i]; q < RP[i + 1]; q++) ad[CI[q]] = P%d[q];\n"
                              "            p%d = ad + L[%d];\n"
                              "        }\n", k, k, k, nin + k);
+            } else {
+                char coff[24];
+                snprintf(coff, sizeof coff, "L[%d]", nin + k);
+                csr_side_row(b, k, coff);
+            }
             break;
         case IM_ROW: sb_printf(b, "        gcd p%d = P%d;\n", k, k); break;
         case IM_COL: sb_printf(b, "        const double c%d = P%d[i];\n", k, k); break;

@@ -1415,23 +1415,34 @@ static double dev_pass_time(const Hop *X, double bw)
     return (cells(X) * 4 * (log2(1 + k) + 1) + bytes(X)) / bw;
 }
 
+static bool zero_over(CostCtx *x, const CVec *v, const Hop *h, int d);
+
 /* Does operator v read the CSR X as a side input (its main input
- * another matrix of X's shape: Row's of most cells, first among equals,
- * row_main; Cell/MAgg's the sparsest, as cplan.c choose_main's
- * zero-preserving driver)? Then the device expands X for the operator's
- * kernel (gpu_dense_view, a launch), while its vectors still run in the
- * stitched launch. */
-static bool csr_side(const CostCtx *x, const CVec *v, const Hop *X)
+ * another matrix of X's shape)? Row: the input of most cells, first
+ * among equals (row_main). Cell/MAgg: cplan.c choose_main's driver, the
+ * sparsest input of the cell expression's shape over whose zeros the
+ * expression under v's root is zero (zero_over), else the first such
+ * input (v's inputs in the order rcost met them, for the plan's). The
+ * operator's kernel then expands each of X's rows into its scratch
+ * (gpu/spoof_cl.c, codegen/cgen_cl.c csr_side_in), in its own launch. */
+static bool csr_side(CostCtx *x, const CVec *v, const Hop *X)
 {
     if (dense_est(X)) return false;
     if (v->type == T_ROW) return row_main(x, v) != X->id;
+    const Hop *root = v->root, *cell = root && root->kind == H_AGG && root->nin > 0 ? root->in[0] : root;
+    if (!cell) return false;
+    int main = -1, first = -1;
+    double best = 2;
     for (int i = 0; i < v->nin; i++) {
         const Hop *in = x->m->hop[v->in[i]];
-        if (in && in != X && in->dt == DT_MATRIX && in->rows == X->rows && in->cols == X->cols &&
-            sparsity(in) < sparsity(X))
-            return true;
+        if (!in || in->dt != DT_MATRIX || in->rows != cell->rows || in->cols != cell->cols) continue;
+        if (first < 0) first = in->id;
+        if (sparsity(in) >= best) continue;
+        x->zstamp++;
+        if (zero_over(x, v, cell, in->id)) main = in->id, best = sparsity(in);
     }
-    return false;
+    if (main < 0) main = first;
+    return main >= 0 && main != X->id;
 }
 
 /* The device side of a stitched vector under -gpu (docs/codegen.md,
@@ -1444,14 +1455,15 @@ static bool csr_side(const CostCtx *x, const CVec *v, const Hop *X)
  * vectors stay per column, only its passes over X; else the in-launch
  * region, pre_in_launch: its passes over X, dense or CSR (dev_pass_time),
  * and each vector written and read once): no launch of their own, no
- * transfer; a CSR X read as a side input adds its expansion (a launch,
- * its dense bytes written). By their own operators (and under dev_pre,
+ * transfer; a CSR X read as a side input adds its rows' expansion in
+ * the operator's launch (csr_side: its dense bytes written to the
+ * scratch, no launch). By their own operators (and under dev_pre,
  * which this does not price: stitched inputs over two matrices or a
  * slice, an operator without OpenCL text) each aggregate and expression
  * operator is a launch of its own, X is read per pass and each vector
  * is written and read. Negative when the device is off (no device
  * side). */
-static double dev_vec_time(const CostCtx *x, const CVec *v, Hop *const *hs, int nh, const Hop *X)
+static double dev_vec_time(CostCtx *x, const CVec *v, Hop *const *hs, int nh, const Hop *X)
 {
     if (gpu_mode() == GPU_OFF) return -1;
     GpuProfile g = gpu_profile();
@@ -1462,7 +1474,7 @@ static double dev_vec_time(const CostCtx *x, const CVec *v, Hop *const *hs, int 
     double t = passes * dev_pass_time(X, g.bw);
     if (v->type == T_CELL && dense_est(X)) return t;
     t += 2 * vec / g.bw;
-    if (csr_side(x, v, X)) t += g.launch_s + 8 * cells(X) / g.bw;
+    if (csr_side(x, v, X)) t += 8 * cells(X) / g.bw;
     return t;
 }
 

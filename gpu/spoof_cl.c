@@ -303,17 +303,49 @@ static int combine(RowProg *pr, const SpRowOut *o, cl_mem part, int64_t ng, int6
     return (*res = gpu_dense_result(o->orows, o->ocols, r, e)) ? 0 : -1;
 }
 
-/* Binds input k as the kernel's argument: dense buffer, a sparse side
- * input expanded (its buffer kept in *tmp), the main input's CSR arrays
- * in rp/ci. */
-static int bind_input(int main, const MB *m, int k, cl_mem *arg, cl_mem *tmp, cl_mem *rp, cl_mem *ci, BrErr *e)
+/* Binds input k as the kernel's argument: dense buffer, the main
+ * input's CSR arrays in rp/ci, a CSR side input the program reads as
+ * CSR (side: its parameters RP<k>, CI<k>) by its arrays in rp/ci too,
+ * any other sparse input expanded (its buffer kept in *tmp). */
+static int bind_input(int main, const MB *m, int k, bool side, cl_mem *arg, cl_mem *tmp, cl_mem *rp, cl_mem *ci,
+                      BrErr *e)
 {
     if (!m) return 0;
     GpuBuf b;
     if (gpu_get(m, &b, e)) return -1;
     if (!b.sparse) { *arg = b.d; return 0; }
-    if (k == main) { *arg = b.v, *rp = b.rp, *ci = b.ci; return 0; }
+    if (k == main || side) { *arg = b.v, *rp = b.rp, *ci = b.ci; return 0; }
     return (*arg = gpu_dense_view(m, &b, tmp, e)) ? 0 : e->code ? -1 : -2;
+}
+
+/* The inputs of generated src that it can read as CSR side inputs
+ * (codegen/cgen_cl.c csr_side_in: the parameters RP<k>, CI<k> after the
+ * inputs' P<k>): side[k] for k < n; their count. */
+static int csr_side_params(const char *src, int n, bool *side)
+{
+    const char *h = strstr(src, "\n__kernel void cg_main(");
+    const char *ps = h ? strchr(h, '(') + 1 : NULL, *pe = ps ? strstr(ps, ")\n{\n") : NULL;
+    int c = 0;
+    for (const char *q = ps; q && q < pe && (q = strstr(q, "__global const long *RP")) && q < pe; q++) {
+        char *end;
+        long k = strtol(q + strlen("__global const long *RP"), &end, 10);
+        if (end != q + strlen("__global const long *RP") && *end == ',' && k >= 0 && k < n && !side[k]) side[k] = true, c++;
+    }
+    return c;
+}
+
+/* The scratch doubles per row that generated src takes for the CSR side
+ * inputs of in (csr_side_params; main and a stitched call's replaced
+ * inputs excepted): their columns. */
+static int64_t csr_side_len(const char *src, const SpoofIn *in, int main, const GpuStitchIn *st)
+{
+    bool *side = br_calloc((size_t)in->n + 1, sizeof *side);
+    int64_t len = 0;
+    if (side && csr_side_params(src, in->n, side) > 0)
+        for (int k = 0; k < in->n; k++)
+            if (side[k] && k != main && !(st && st->slot[k] >= 0) && in->m[k] && in->m[k]->sparse) len += in->m[k]->cols;
+    free(side);
+    return len;
 }
 
 /* The arguments of a generated cg_main: the inputs' buffers, the main
@@ -321,13 +353,19 @@ static int bind_input(int main, const MB *m, int k, cl_mem *arg, cl_mem *tmp, cl
  * work-item, work-items, scratch doubles per work-item, partial doubles
  * per work-item, a template's extent (Row: output columns; Outer: W's
  * columns), whether the main input is CSR, scratch, output. */
-static int set_main_args(cl_kernel k, int n, const cl_mem *arg, cl_mem rp, cl_mem ci, cl_mem L, cl_mem sc, cl_long rows,
-                         cl_long rb, cl_long ng, cl_long tlen, cl_long psz, cl_long ext, cl_int msp, cl_mem scratch,
-                         cl_mem out, BrErr *e)
+static int set_main_args(cl_kernel k, int n, const cl_mem *arg, const bool *side, const cl_mem *srp, const cl_mem *sci,
+                         cl_mem rp, cl_mem ci, cl_mem L, cl_mem sc, cl_long rows, cl_long rb, cl_long ng, cl_long tlen,
+                         cl_long psz, cl_long ext, cl_int msp, cl_mem scratch, cl_mem out, BrErr *e)
 {
     cl_uint a = 0;
     cl_int cr = CL_SUCCESS;
     for (int q = 0; q < n && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a++, sizeof(cl_mem), &arg[q]);
+    /* the CSR side inputs' row pointers and columns (NULL: dense) */
+    for (int q = 0; q < n && cr == CL_SUCCESS; q++) {
+        if (!side[q]) continue;
+        cr = clSetKernelArg(k, a++, sizeof(cl_mem), &srp[q]);
+        if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a++, sizeof(cl_mem), &sci[q]);
+    }
     const void *vals[] = {&rp, &ci, &L, &sc, &rows, &rb, &ng, &tlen, &psz, &ext, &msp, &scratch, &out};
     const size_t szs[] = {sizeof rp, sizeof ci, sizeof L, sizeof sc, 8, 8, 8, 8, 8, 8, sizeof msp, sizeof scratch, sizeof out};
     for (size_t q = 0; q < sizeof szs / sizeof *szs && cr == CL_SUCCESS; q++) cr = clSetKernelArg(k, a++, szs[q], vals[q]);
@@ -349,6 +387,14 @@ typedef struct Call {
     int n;
     RowProg *pr;
     cl_mem *arg, *tmp;
+    /* the inputs the program reads as CSR side inputs (side, nside of
+     * them; csr_side_params), the row pointers and columns of those
+     * bound CSR (srp, sci: else NULL) and their scratch doubles per
+     * row (slen: their columns) */
+    bool *side;
+    int nside;
+    cl_mem *srp, *sci;
+    int64_t slen;
     cl_mem rp, ci, L, sc, scratch, out;
     /* a stitched call (st): X's buffer (the pool's), the region's
      * outputs, its scalars, the tickets and the finished count */
@@ -681,12 +727,22 @@ static int call_open(Call *x, const char *src, const SpoofIn *in, int main, cons
     if (x->pending) return -2;
     x->arg = br_calloc((size_t)x->n + 1, sizeof *x->arg);
     x->tmp = br_calloc((size_t)x->n + 1, sizeof *x->tmp);
-    if (!x->pr || !x->arg || !x->tmp) return e->code ? -1 : br_err(e, BR_ENOMEM, "out of memory");
+    x->srp = br_calloc((size_t)x->n + 1, sizeof *x->srp);
+    x->sci = br_calloc((size_t)x->n + 1, sizeof *x->sci);
+    x->side = br_calloc((size_t)x->n + 1, sizeof *x->side);
+    if (!x->pr || !x->arg || !x->tmp || !x->srp || !x->sci || !x->side)
+        return e->code ? -1 : br_err(e, BR_ENOMEM, "out of memory");
+    x->nside = csr_side_params(src, x->n, x->side);
     int rc = 0;
     /* (a stitched call's inputs that its region's outputs replace take
      * no buffer: a CSR X bound there would be expanded for nothing) */
-    for (int k = 0; k < x->n && !rc; k++)
-        if (!st || st->slot[k] < 0) rc = bind_input(main, in->m[k], k, &x->arg[k], &x->tmp[k], &x->rp, &x->ci, e);
+    for (int k = 0; k < x->n && !rc; k++) {
+        if (st && st->slot[k] >= 0) continue;
+        bool side = x->side[k] && k != main;
+        rc = bind_input(main, in->m[k], k, side, &x->arg[k], &x->tmp[k], side ? &x->srp[k] : &x->rp,
+                        side ? &x->sci[k] : &x->ci, e);
+        if (!rc && x->srp[k]) x->slen += in->m[k]->cols;
+    }
     if (rc) return rc;
     if (!(x->L = small_buf(L, (size_t)nL * sizeof(int64_t), e)) ||
         !(x->sc = small_buf(in->sc, (size_t)x->n * sizeof(double), e)))
@@ -719,15 +775,16 @@ static int call_main(Call *x, int64_t rows, int64_t rb, int64_t ng, int64_t tlen
 {
     cl_int msp = x->rp != NULL;
     cl_kernel k = x->pr->row;
-    if (set_main_args(k, x->n, x->arg, x->rp, x->ci, x->L, x->sc, rows, rb, ng, tlen, psz, ext, msp, x->scratch, x->out, e))
+    if (set_main_args(k, x->n, x->arg, x->side, x->srp, x->sci, x->rp, x->ci, x->L, x->sc, rows, rb, ng, tlen, psz, ext,
+                      msp, x->scratch, x->out, e))
         return -1;
-    if (!x->pr->tiled) return main_launch(x, (cl_uint)x->n + 13, ng, 0, e);
+    cl_uint a = (cl_uint)(x->n + 2 * x->nside) + 13;
+    if (!x->pr->tiled) return main_launch(x, a, ng, 0, e);
     size_t wg;
     cl_long tk, tj;
     call_tiles(x, ng, &wg, &tk, &tj);
     bool outer = x->pr->outer;
     size_t lbytes = 8 * (size_t)tk * (size_t)(outer ? (cl_long)wg + tj : tj) + (outer ? 8 : 0);   /* (+ anyp) */
-    cl_uint a = (cl_uint)x->n + 13;
     cl_int cr = clSetKernelArg(k, a, lbytes, NULL);
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a + 1, sizeof tk, &tk);
     if (cr == CL_SUCCESS) cr = clSetKernelArg(k, a + 2, sizeof tj, &tj);
@@ -747,6 +804,9 @@ static int call_close(Call *x, int rc)
     for (int q = 0; q < SPOOF_MAXOUT; q++) if (x->cr[q]) clReleaseMemObject(x->cr[q]);
     free(x->arg);
     free(x->tmp);
+    free(x->srp);
+    free(x->sci);
+    free(x->side);
     if (x->locked) {
         gpu_unpin_all();
         if (rc == 1) gpu_st.ops++, gpu_st.fused_ops++, gpu_st.fused_region += x->st != NULL;
@@ -892,7 +952,8 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, c
     int nout = k_spoof_row_outs(op, o);
     int64_t psz = 0, offs[SPOOF_MAXOUT], M = op->rows;
     for (int t = 0; t < nout; t++) offs[t] = psz, psz += k_spoof_row_psize(&o[t]);
-    int64_t ng = row_blocks(M, psz + tmplen), rb;
+    /* (the scratch of CSR side inputs: csr_side_len, then as bound) */
+    int64_t ng = row_blocks(M, psz + tmplen + csr_side_len(src, &op->in, op->main, st)), rb;
     blocks_of(M, &ng, &rb);
     bool rowout = op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG;
     Call x;
@@ -901,6 +962,7 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, c
     cl_long tk, tj;
     /* a tiled kernel's work-items past ng compute too (scratch for all) */
     int64_t nall = rc ? ng : call_tiles(&x, ng, &wg, &tk, &tj);
+    tmplen += x.slen;
     if (!rc) rc = call_buf(&x.scratch, nall * tmplen, e);
     if (!rc) rc = call_buf(&x.out, rowout ? M * op->ocols : ng * psz, e);
     const double zm[SPOOF_MAXOUT] = {0};
@@ -996,8 +1058,9 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
     int ncr = 0;
     bool csr = main >= 0 && op->in.m[main] && op->in.m[main]->sparse;
     bool sp0 = csr && op->sparse_safe && !(op->in.coff && op->in.coff[main] >= 0);
+    int64_t slen = csr_side_len(src, &op->in, main, st);
     if (agg && !gpu_init(e)) {
-        int64_t ng0 = row_blocks(M, psz + (csr && !sp0 ? op->in.m[main]->cols : 0)), rb0;
+        int64_t ng0 = row_blocks(M, psz + (csr && !sp0 ? op->in.m[main]->cols : 0) + slen), rb0;
         blocks_of(M, &ng0, &rb0);
         ncr = comb_nbufs(o, nout, ng0);
     }
@@ -1007,7 +1070,7 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
     GpuBuf wb = {0};
     bool sp = !rc && x.rp && op->sparse_safe && !(op->in.coff && op->in.coff[main] >= 0);
     if (sp && gpu_get(op->in.m[main], &wb, e)) rc = -1;
-    int64_t tlen = !rc && x.rp && !sp ? op->in.m[main]->cols : 0;
+    int64_t tlen = (!rc && x.rp && !sp ? op->in.m[main]->cols : 0) + x.slen;
     int64_t ng = row_blocks(M, psz + tlen), rb;
     blocks_of(M, &ng, &rb);
     int64_t cells = op->dir == SPD_NONE ? (sp ? wb.nnz : M * N) : op->dir == SPD_ROW ? M : ng * psz;
@@ -1018,9 +1081,9 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
     if (!rc && agg) rc = comb_prepare(&x, o, nout, offs, zm, M, ng, e);
     if (!rc) {
         cl_int msp = sp ? 2 : x.rp != NULL;
-        if (set_main_args(x.pr->row, n, x.arg, x.rp, x.ci, x.L, x.sc, M, rb, ng, tlen, psz, N, msp, x.scratch, x.out,
-                          e) ||
-            main_launch(&x, (cl_uint)n + 13, ng, 0, e))
+        if (set_main_args(x.pr->row, n, x.arg, x.side, x.srp, x.sci, x.rp, x.ci, x.L, x.sc, M, rb, ng, tlen, psz, N,
+                          msp, x.scratch, x.out, e) ||
+            main_launch(&x, (cl_uint)(n + 2 * x.nside) + 13, ng, 0, e))
             rc = -1;
     }
     if (!rc && (op->dir == SPD_NONE || op->dir == SPD_ROW)) {

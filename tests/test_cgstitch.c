@@ -244,16 +244,17 @@ static void test_device(void)
 static void test_device_region(void)
 {
     /* csr: also over a CSR X at 130 x 37 (the others' CSR runs:
-     * test_device_csr) in that many launches: 1, or 2 where the plan's
-     * main input is W and X a side input, which the operator's kernel
-     * reads expanded (one launch more: not the vectors') */
+     * test_device_csr) in that many launches: 1, also where the plan's
+     * main input is W and X a side input, whose rows the operator's
+     * kernel expands itself (test_gpugen test_csr_side; before, one
+     * launch more expanded X) */
     static const struct { const char *name, *src, *out; double tol; bool region; int csr; } cs[] = {
         {"centre", "Y = (X - colMeans(X)) * 2\n", "Y", 0, true, 0},
         {"minmax", "Y = (X - colMins(X)) / (colMaxs(X) - colMins(X))\n", "Y", 0, true, 1},
         {"standardize", "Y = (X - colMeans(X)) / colSds(X)\n", "Y", 0, true, 0},
         {"var expr", "Y = (X - colMeans(X)) / sqrt(colVars(X) + 1e-8)\n", "Y", 0, true, 0},
         {"inputs", "Y = ((X * W - colSums(X) / 3) * v + u) * 1.75 - exp(-colMeans(X))\n", "Y", 0, true, 1},
-        {"col_agg max", "c = colMaxs(abs(X - colMeans(X)) * W)\n", "c", 0, true, 2},
+        {"col_agg max", "c = colMaxs(abs(X - colMeans(X)) * W)\n", "c", 0, true, 1},
         {"col_agg sum", "c = colSums(((X - colMeans(X)) / colSds(X)) ^ 2)\n", "c", 1e-9, true, 1},
         {"col_agg mean", "c = colMeans((X - colMins(X)) * v)\n", "c", 1e-9, true, 0},
         {"row plan", "Y = (X - colMeans(X)) %*% B\n", "Y", 0, true, 0},
@@ -831,28 +832,45 @@ static void test_profile_cache(void)
  * stitched into both; priced as dev_pre's launches (before) the host's
  * price won and both were materialized. With slow memory (1 MB/s) the
  * host's price wins and both are materialized, and with the device off
- * the CPU model materializes them too. The cost model only: the DAG
- * recompiled (rc_recompile) with X's sizes, no device needed. */
+ * the CPU model materializes them too. The same where the Cell
+ * operators' main input is a W sparser than X (1%) and the CSR X a side
+ * input ("csr side": its rows expanded in the operator's launch, cost.c
+ * csr_side; before, a launch of its own was priced and the host's
+ * price won).
+ * "csr side zero": under `-gpu force` with 3.5 ms launches and 1 GB/s,
+ * stitching into both operators pays two passes over X (2.7 ms), and
+ * two expansions of X where X is a side input (+1.9 ms), against one
+ * launch and pass (3.6 ms): W * f(X) with a dense W is driven by W (W
+ * is zero-preserving, X is not: cplan.c choose_main), so X is a side
+ * input and the vector is materialized; csr_side taking the sparsest
+ * input (X) as the driver (before) stitched both. The cost model only:
+ * the DAG recompiled (rc_recompile) with X's sizes, no device needed. */
 static void test_profile_auto(void)
 {
-    static const struct { const char *name, *src; bool csr; } cs[] = {
-        {"row", "A = X - colMeans(X)\nY = A %*% B\nz = rowSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", false},
-        {"csr", "A = X - colMeans(X)\nY = exp(A) * 2\nz = colSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", true},
+    static const GpuProfile prof[3] = {{1e-3, 1e12, 1e12, 1e-3, 1e12, 1e12},
+                                       {1e-9, 1e6, 1e6, 1e-9, 1e6, 1e6},
+                                       {3.5e-3, 1e9, 1e9, 3.5e-3, 1e9, 1e9}};
+    /* per case its steps: mode, profile, the stitch points wanted
+     * stitched (of 2) */
+    typedef struct { GpuMode mode; int prof; int64_t st; } Step;
+    static const struct { const char *name, *src; bool csr; double wsp; Step step[3]; } cs[] = {
+        {"row", "A = X - colMeans(X)\nY = A %*% B\nz = rowSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", false, 1,
+         {{GPU_ON, 0, 2}, {GPU_ON, 1, 0}, {GPU_OFF, 0, 0}}},
+        {"csr", "A = X - colMeans(X)\nY = exp(A) * 2\nz = colSums(A * colMeans(X))\ns = sum(Y) + sum(z)\n", true, 1,
+         {{GPU_ON, 0, 2}, {GPU_ON, 1, 0}, {GPU_OFF, 0, 0}}},
+        {"csr side", "A = X - colMeans(X)\nY = exp(A) * W\nz = colSums(W * A * colMeans(X))\ns = sum(Y) + sum(z)\n", true, 0.01,
+         {{GPU_ON, 0, 2}, {GPU_ON, 1, 0}, {GPU_OFF, 0, 0}}},
+        {"csr side zero", "A = X - colMeans(X)\nY = exp(A) * W\nz = colSums(W * A * colMeans(X))\ns = sum(Y) + sum(z)\n",
+         true, 1, {{GPU_FORCE, 2, 0}, {GPU_FORCE, 0, 2}, {GPU_OFF, 0, 0}}},
     };
-    static const GpuProfile prof[2] = {{1e-3, 1e12, 1e12, 1e-3, 1e12, 1e12}, {1e-9, 1e6, 1e6, 1e-9, 1e6, 1e6}};
-    /* steps: mode, profile, the stitch points wanted stitched (of 2);
-     * the last two select the same plan (its operators from the plan
-     * cache) */
-    static const struct { GpuMode mode; int prof; int64_t st; } step[] = {
-        {GPU_ON, 0, 2}, {GPU_ON, 1, 0}, {GPU_OFF, 0, 0}};
-    const char *names[2] = {"X", "B"}, *outs[1] = {"s"};
+    const char *names[3] = {"X", "B", "W"}, *outs[1] = {"s"};
     t_seed(13);
-    for (int k = 0; k < 2; k++) {
+    for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
         Diag *d = diag_new();
-        LangOptions lo = {.predefined = names, .npredefined = 2};
+        LangOptions lo = {.predefined = names, .npredefined = 3};
         Program *ast = lang_load_string(cs[k].src, "<profile-auto>", &lo, d);
         CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .keep_fused = true};
-        RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 2, &on, outs, 1) : NULL;
+        RtProgram *p = ast && !diag_nerrors(d) ? plan_build_program_outputs(ast, d, 3, &on, outs, 1) : NULL;
         T_CHECK(p && p->cg, "profile auto %s: compile: %s", cs[k].name, diag_nerrors(d) ? diag_first_message(d) : "?");
         HopDag *dag = NULL;
         for (int i = 0; p && p->cg && i < p->main.n && !dag; i++) dag = plan_dag(p->main.v[i]);
@@ -861,18 +879,20 @@ static void test_profile_auto(void)
         st_init(&vars);
         st_put(&vars, "X", val_matrix(t_gen(3000, 40, cs[k].csr ? 0.05 : 1, 0, 1, cs[k].csr)));
         st_put(&vars, "B", val_matrix(t_gen(40, 3, 1, 0, 1, false)));
+        st_put(&vars, "W", val_matrix(t_gen(3000, 40, cs[k].wsp, 0.5, 2, cs[k].wsp < 1)));
         gpu_set_stitch(false);
-        for (size_t q = 0; dag && q < sizeof step / sizeof *step; q++) {
+        for (size_t q = 0; dag && q < 3; q++) {
+            const Step *sq = &cs[k].step[q];
+            const GpuProfile *pf = &prof[sq->prof];
+            const char *mode = sq->mode == GPU_OFF ? "device off" : sq->mode == GPU_FORCE ? "-gpu force" : "-gpu auto";
             int64_t st, mat, hit;
-            bool ok = recompile_under(p, dag, &vars, step[q].mode, &prof[step[q].prof], &st, &mat, &hit);
-            T_CHECK(ok && st == step[q].st && st + mat == 2,
+            bool ok = recompile_under(p, dag, &vars, sq->mode, pf, &st, &mat, &hit);
+            T_CHECK(ok && st == sq->st && st + mat == 2,
                     "profile auto %s step %zu (%s, launch %g s, %g B/s): %lld stitched, %lld materialized (want %lld "
-                    "stitched of 2)", cs[k].name, q, step[q].mode == GPU_OFF ? "device off" : "-gpu auto",
-                    prof[step[q].prof].launch_s, prof[step[q].prof].bw, (long long)st, (long long)mat,
-                    (long long)step[q].st);
+                    "stitched of 2)", cs[k].name, q, mode, pf->launch_s, pf->bw, (long long)st, (long long)mat,
+                    (long long)sq->st);
             printf("profile auto %s, %s, launch %g s, bandwidth %g B/s: stitch points %lld stitched, %lld materialized\n",
-                   cs[k].name, step[q].mode == GPU_OFF ? "device off" : "-gpu auto", prof[step[q].prof].launch_s,
-                   prof[step[q].prof].bw, (long long)st, (long long)mat);
+                   cs[k].name, mode, pf->launch_s, pf->bw, (long long)st, (long long)mat);
         }
         gpu_set_stitch(true);
         st_free(&vars);

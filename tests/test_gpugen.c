@@ -555,6 +555,106 @@ static void test_launches(void)
     gpu_set_stitch(true);
 }
 
+/* A CSR X read as a side input (codegen/cgen_cl.c csr_side_in; the
+ * plan's main input is W): the kernel takes X's row pointers and
+ * columns and expands each row into its scratch, so no launch expands X
+ * first. Each script's only operator runs in one launch (the combine in
+ * the launch: gpu_spoof_comb(1)) with X CSR as with X dense (the same
+ * program: dense inputs bind NULL row pointers), equals the CPU's
+ * result within rtol and the dense X's to the bit. Cell NO_AGG, ROW_AGG, COL_AGG, FULL_AGG, a column
+ * slice of X, MAgg, Row NO_AGG and ROW_AGG; main input W dense, CSR on
+ * the sparse path (Ws: sparser than X, the plan sparse-safe over it)
+ * and CSR off it (Wn: nothing zero-preserving; both expanded in one
+ * scratch). Shapes with ragged blocks, one row, one column; X at 1%,
+ * 20% and 60% non-zeros (a row with none at 1%). */
+static void test_csr_side(void)
+{
+    static const Case S[] = {
+        {"side no_agg", "S = W * exp(X)\n", 1, {"S"}},
+        {"side row_agg", "s = rowSums(W * exp(X))\n", 1, {"s"}},
+        {"side col_agg", "s = colMaxs(W * cos(X))\n", 1, {"s"}},
+        {"side full_agg", "s = sum(W * exp(X) ^ 2)\n", 1, {"s"}},
+        {"side slice", "S = W[, 1:ncol(W) - 1] * exp(X[, 2:ncol(X)])\n", 1, {"S"}},
+        {"side magg", "a = sum(W * exp(X))\nb = min(W * cos(X))\n", 2, {"a", "b"}},
+        {"side sparse-safe main", "S = Ws * exp(X)\n", 1, {"S"}},
+        {"side both CSR", "s = colSums(exp(Wn) * (X + 1))\n", 1, {"s"}},
+        {"side row", "Z = (W * (X + 1)) %*% B\n", 1, {"Z"}},
+        {"side row_agg row", "z = rowSums(((W * (X + 1)) %*% B) ^ 2)\n", 1, {"z"}},
+    };
+    static const int64_t shp[][2] = {{130, 37}, {1001, 9}, {1, 13}, {7, 1}};
+    static const double dens[] = {0.01, 0.2, 0.6};
+    const char *nm[5] = {"X", "W", "Ws", "Wn", "B"};
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    int run = 0;
+    for (size_t q = 0; q < sizeof S / sizeof *S; q++)
+        for (int si = 0; si < 4; si++)
+            for (int di = 0; di < 3; di++) {
+                /* every script at 130 x 37 and every density, the other
+                 * shapes in turn (the same program: no builds); under the
+                 * sanitizers every other run */
+                if ((si > 0 && (int)(q + si + di) % 3) || !t_keep(run++, 2)) continue;
+                const Case *c = &S[q];
+                int64_t M = shp[si][0], N = shp[si][1];
+                char what[64];
+                snprintf(what, sizeof what, "%lldx%lld at %g", (long long)M, (long long)N, dens[di]);
+                t_seed(1700 + q * 31 + (uint64_t)si * 7 + (uint64_t)di);
+                MB *in[5] = {t_gen(M, N, dens[di], 0, 1, true), t_gen(M, N, 1, 0.5, 2, false),
+                             t_gen(M, N, dens[di] / 4, 0.5, 2, true), t_gen(M, N, 0.3, 0.5, 2, true),
+                             t_gen(N, 3, 1, -1, 1, false)};
+                BrErr e = {0};
+                MB *xd = mb_to_dense(in[0], &e);
+                T_CHECK(xd != NULL, "%s %s: dense X: %s", c->name, what, e.msg);
+                if (!xd) {
+                    for (int k = 0; k < 5; k++) mb_release(in[k]);
+                    continue;
+                }
+                TRun want, got, dense;
+                gpu_configure(GPU_OFF, -1, 0);
+                t_run_dml(c->src, &o, 5, nm, in, c->nout, (const char **)c->out, &want);
+                gpu_configure(GPU_FORCE, -1, 0);
+                gpu_set_stitch(false);
+                gpu_spoof_comb(1);
+                gpu_stats_reset();
+                t_run_dml(c->src, &o, 5, nm, in, c->nout, (const char **)c->out, &got);
+                GpuStats g = gpu_stats();
+                MB *sx = in[0];
+                in[0] = xd;
+                gpu_stats_reset();
+                t_run_dml(c->src, &o, 5, nm, in, c->nout, (const char **)c->out, &dense);
+                GpuStats gd = gpu_stats();
+                in[0] = sx;
+                gpu_spoof_comb(0);
+                gpu_set_stitch(true);
+                T_CHECK(want.rc == 0 && got.rc == 0 && dense.rc == 0, "%s %s: %s / %s / %s", c->name, what, want.err,
+                        got.err, dense.err);
+                if (!want.rc && !got.rc && !dense.rc) {
+                    for (int t = 0; t < c->nout; t++) {
+                        check_out(c, t, &got.out[t], &want.out[t], what);
+                        check_out(c, t, &dense.out[t], &want.out[t], what);
+                        check_out_tol(c, t, &got.out[t], &dense.out[t], 0, "X CSR vs X dense, to the bit");
+                    }
+                    int64_t all = got.st.fused[0] + got.st.fused[1] + got.st.fused[2] + got.st.fused[3];
+                    T_CHECK(g.fused_ops == all && g.fused_cpu == 0, "%s %s: %lld on the device, %lld on the CPU, %lld placed",
+                            c->name, what, (long long)g.fused_ops, (long long)g.fused_cpu, (long long)all);
+                    /* (one row or one column: other plans, or none; the
+                     * counts must still agree) */
+                    if (M > 1 && N > 1)
+                        T_CHECK(all == 1 && g.launches == 1, "%s %s: %lld operators, %lld launches (want 1 and 1)", c->name,
+                                what, (long long)all, (long long)g.launches);
+                    T_CHECK(g.launches == gd.launches, "%s %s: %lld launches with X CSR, %lld with X dense", c->name, what,
+                            (long long)g.launches, (long long)gd.launches);
+                    if (si == 0 && di == 1)
+                        printf("CSR side input %s: %lld launches (X dense: %lld)\n", c->name, (long long)g.launches,
+                               (long long)gd.launches);
+                }
+                t_run_free(&want);
+                t_run_free(&got);
+                t_run_free(&dense);
+                mb_release(xd);
+                for (int k = 0; k < 5; k++) mb_release(in[k]);
+            }
+}
+
 /* sysds.gpu.async (docs/gpu.md, "Asynchronous compilation"): with the
  * background builds held, an exact operator (GPU_CG_EXACT: elementwise,
  * correctly rounded operations only) runs on the CPU while its kernel
@@ -661,6 +761,7 @@ int main(void)
     test_compressed();
     test_nonfinite();
     test_launches();
+    test_csr_side();
     test_comb();
     test_async();
     gpu_pool_clear();
