@@ -163,8 +163,8 @@ static void test_shared(void)
  * in no more launches, and with the CPU's unstitched plan within
  * rounding (the device sums in another order) (a CSR X:
  * test_device_csr); under cost_based
- * MPSkipEnum chooses stitching at the stitch points. Plans compiled
- * afresh (no plan cache). */
+ * MPSkipEnum chooses stitching at the stitch points. (The plan cache:
+ * the unstitched device run takes the CPU run's compiled operators.) */
 static void test_device(void)
 {
     BrErr e = {0};
@@ -179,7 +179,8 @@ static void test_device(void)
         t_seed(31 + q);
         MB *in[2] = {t_gen(130, 37, which[q].sparse ? 0.2 : 1, 0, 1, which[q].sparse), t_gen(37, 3, 1, 0, 1, false)};
         const char *names[2] = {"X", "B"}, *outs[1] = {c->out};
-        CgOptions on = {.enabled = true, .policy = which[q].cost ? CG_COST_BASED : CG_FUSE_ALL, .keep_fused = true};
+        CgOptions on = {.enabled = true, .plancache = true, .policy = which[q].cost ? CG_COST_BASED : CG_FUSE_ALL,
+                        .keep_fused = true};
         TRun un, du, ds;
         gpu_configure(GPU_OFF, -1, 0);
         setenv("BRAID_CG_STITCH", "0", 1);
