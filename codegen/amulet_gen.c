@@ -2070,9 +2070,13 @@ static int am_oom(BrErr *e)
 int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
 {
     if (!c || p->kvar < 0 || !c->opt.enabled || c->opt.interpret) return 0;
-    KPlan *k = calloc(1, sizeof *k);
-    Gen *g = calloc(1, sizeof *g);
-    if (!k || !g) { free(k); free(g); return br_err(e, BR_ENOMEM, "out of memory"); }
+    KPlan *k = br_calloc(1, sizeof *k);
+    Gen *g = br_calloc(1, sizeof *g);
+    if (!k || !g) {
+        free(k);
+        free(g);
+        return am_oom(e);
+    }
     int ran = 0, bm = 0, bv = 0;
     if (kernel_shape(p, b->finite, k, g, &bm, &bv)) {
         /* the variant this run needs: the sparse kernel where the

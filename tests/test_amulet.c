@@ -10,7 +10,9 @@
 #include "kernels/ew.h"
 #include "kernels/leaf.h"
 #include "kernels/reorg.h"
+#include "base/allocfail.h"
 #include "codegen/amulet.h"
+#include "codegen/cgrun.h"
 #include "bench/amulet_trace.h"
 
 #include <math.h>
@@ -748,6 +750,126 @@ static void pool_buffers(void)
     }
     br_set_threads(0);
     unsetenv("BRAID_AMULET");
+}
+
+/* One where-loop `R[i,j] += body` over ins (sp_names) run through
+ * cg_where_exec (the instruction's call: bind, the kernel and its
+ * buffers, the result) with allocation failures injected inside that call
+ * (base/allocfail.h): a warm-up call compiles the kernel and gives the
+ * result the other calls must match (rtol: other parameters of a search
+ * round differently), a counting call the number of allocations, then
+ * the nth fails, for every n. Each call must end with the result or with
+ * an "out of memory" error and no result; nothing may leak (the
+ * sanitizer pass). pool: the calls bound to a buffer pool kept across
+ * them (after the first call its takes are hits). Returns the points. */
+static long oom_case(const char *body, MB **ins, int64_t M, int64_t N, int64_t K, int nt, bool pool, double rtol,
+                     const char *what)
+{
+    char src[400];
+    snprintf(src, sizeof src, "R = matrix(0, %lld, %lld)\nwhere (i in 1:%lld, j in 1:%lld, k in 1:%lld) { R[i,j] += %s }\n",
+             (long long)M, (long long)N, (long long)M, (long long)N, (long long)K, body);
+    Diag *dg = diag_new();
+    LangOptions lo = {.predefined = sp_names, .npredefined = 8};
+    Program *pg = lang_load_string(src, "<t>", &lo, dg);
+    const Block *bl = pg ? lang_main(pg) : NULL;
+    const Stmt *st = bl && bl->n > 1 ? bl->stmts[1] : NULL;
+    const WhereLoop *w = st && st->kind == ST_ASSIGN && st->assign.value->kind == EX_WHERE ? st->assign.value->where : NULL;
+    T_CHECK(w != NULL, "%s: no where-loop", what);
+    const char *lv[WHERE_MAXLEAVES];
+    int nl = w ? where_leaves(w, lv, WHERE_MAXLEAVES) : 0, nargs = 7 + nl;
+    BrErr e = {0};
+    MB *r0 = mb_dense(M, N, &e);
+    Value args[7 + WHERE_MAXLEAVES];
+    args[0] = val_matrix(r0);
+    for (int v = 0; v < 3; v++) {
+        args[1 + 2 * v] = val_int(1);
+        args[2 + 2 * v] = val_int(v == 0 ? M : v == 1 ? N : K);
+    }
+    for (int l = 0; l < nl; l++) {
+        int x = 0;
+        while (x < 7 && strcmp(sp_names[x], lv[l])) x++;
+        args[7 + l] = val_matrix(ins[x]);
+    }
+    CgContext *c = w ? cg_context_new(&t_pols[2].o) : NULL;
+    BrPool *bp = pool ? br_pool_new(BR_POOL_CAP) : NULL, *prev = br_pool_bind(bp);
+    br_set_threads(nt);
+    Value ref = val_none();
+    T_CHECK(c && cg_where_exec(c, w, args, nargs, false, &ref, &e) == 0 && ref.kind == V_MATRIX, "%s: warm-up: %s", what,
+            e.msg);
+    br_err_clear(&e);
+    long total = 0, points = 0, bad = 0;
+    if (ref.kind == V_MATRIX) {
+        Value out = val_none();
+        br_alloc_fail_arm(0);
+        int rc = cg_where_exec(c, w, args, nargs, false, &out, &e);
+        total = br_alloc_fail_arm(-1);
+        T_CHECK(rc == 0, "%s: counting call: %s", what, e.msg);
+        val_release(&out);
+        br_err_clear(&e);
+        for (long n = 1; n <= total && bad < 5; n++) {
+            out = val_none();
+            br_alloc_fail_arm(n);
+            rc = cg_where_exec(c, w, args, nargs, false, &out, &e);
+            bool hit = br_alloc_fail_arm(-1) >= n;
+            bool ok = rc == 0 ? out.kind == V_MATRIX && mb_equal(out.m, ref.m, rtol)
+                              : out.kind == V_NONE && strstr(e.msg, "out of memory") != NULL;
+            T_CHECK(ok, "%s: allocation %ld of %ld failed: rc %d, %s", what, n, total, rc, rc ? e.msg : "other values");
+            bad += !ok;
+            points += hit;
+            val_release(&out);
+            br_err_clear(&e);
+        }
+    }
+    val_release(&ref);
+    br_pool_bind(prev);
+    br_pool_free(bp);
+    cg_context_free(c);
+    br_set_threads(0);
+    mb_release(r0);
+    lang_program_free(pg);
+    diag_free(dg);
+    return points;
+}
+
+/* Allocation failures inside the where-loop kernel paths (test_allocfail
+ * runs scripts with codegen off, so it never reaches them): every
+ * allocation of a call, one at a time, fails, on the sparse kernel (its
+ * search: the threads' tiles, B's transposed copy, the (j) vector), the
+ * dense kernel with a pool (its takes: the packed panels, run_block's
+ * buffers), the tile-major split of a small result (the chunks' partial
+ * results and panels), the run-time search (kc's race with each
+ * candidate's panels packed ahead, pack_full; the strips' packed (i,k)
+ * tiles, alloc_ablk) and a pinned block over L2 on 2 threads (the team's
+ * shared (i,k) tiles, alloc_ablk). */
+static void alloc_failures(void)
+{
+    MB *ins[8];
+    long pts = 0;
+    t_seed(23);
+    sparse_inputs(45, 70, 60, 0.03, ins);
+    setenv("BRAID_AMULET", "search", 1);
+    pts += oom_case("A[i,k] * Bt[j,k] * thj[j]", ins, 45, 70, 60, 2, false, 1e-12, "sparse kernel, search");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    setenv("BRAID_AMULET", "kernel", 1);
+    sparse_inputs(20, 30, 40, 1, ins);
+    pts += oom_case("A[i,k] * Bt[j,k] * thj[j]", ins, 20, 30, 40, 2, true, 0, "dense kernel, pool");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    sparse_inputs(20, 30, 4000, 1, ins);
+    pts += oom_case("A[i,k] * B[k,j] - (A[i,k] * B[k,j] > thj[j]) * 0.5", ins, 20, 30, 4000, 2, false, 0,
+                    "tile-major split");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    setenv("BRAID_AMULET", "search", 1);
+    sparse_inputs(4 * 12 * 2 + 5, 32 * 24 + 37, 131, 1, ins);
+    pts += oom_case("A[i,k] * B[k,j] * thj[j]", ins, 4 * 12 * 2 + 5, 32 * 24 + 37, 131, 2, false, 1e-12, "search");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    setenv("BRAID_AMULET", "kernel", 1);
+    setenv("BRAID_AMULET_PARAMS", "256 805 1", 1);
+    sparse_inputs(4 * 12 + 5, 805, 300, 1, ins);
+    pts += oom_case("A[i,k] * B[k,j] * thj[j]", ins, 4 * 12 + 5, 805, 300, 2, false, 0, "pinned block over L2");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    unsetenv("BRAID_AMULET_PARAMS");
+    unsetenv("BRAID_AMULET");
+    printf("test_amulet: %ld allocation failures injected in where-loops\n", pts);
 }
 
 /* A narrow result over a sparse A: the sparse kernel's one-row tile as
@@ -2550,6 +2672,7 @@ int main(void)
     sparse_narrow();
     sparse_kept();
     pool_buffers();
+    alloc_failures();
     sparse_finite_flag();
     sparse_deferred();
     sparse_tr_price();
