@@ -897,8 +897,8 @@ static long call_outside(WCall *x, BrPool *bp, int64_t *miss, MB **res)
  * run each call (BRAID_AMULET=search: each kc candidate's panels packed
  * ahead, pack_full, and the strips' tiles, search_ablk); one thread
  * against the tile-major split of a small result on 2 (its chunks'
- * panels, 98 KB). The pinned and split calls after the first miss
- * nothing; every result matches the scalar reference. */
+ * panels, 98 KB). The pinned calls after the first miss nothing; every result matches the scalar reference (under the
+ * sanitizers, the kernel's with its defaults). */
 static void pool_kernel_paths(void)
 {
     static const struct {
@@ -922,7 +922,9 @@ static void pool_kernel_paths(void)
         WCall x;
         bool open = wcall_open(&x, body, ins, M, N, K);
         T_CHECK(open, "pooled kernel paths: no where-loop or context");
-        setenv("BRAID_AMULET", "ref", 1);
+        /* (under the sanitizers against the kernel's defaults: the plain
+         * pass checks the numbers) */
+        setenv("BRAID_AMULET", T_SAN ? "kernel" : "ref", 1);
         BrErr e = {0};
         Value ref = val_none();
         if (open) wcall_run(&x, &ref, &e);
@@ -945,8 +947,9 @@ static void pool_kernel_paths(void)
                 if (call == 0) continue;   /* the first takes what the pool lacks */
                 if (pth == 0 && call == 1) out0 = out;
                 T_CHECK(out == out0, "%s, call %d: %ld allocations outside the pool, want %ld", what, call, out, out0);
-                if (cases[cs].pin[pth] || strcmp(cases[cs].mode[pth], "search"))
-                    T_CHECK(miss == 0, "%s, call %d: %lld misses", what, call, (long long)miss);
+                /* (the split's chunks take theirs concurrently or one
+                 * after the other: the blocks the pool needs vary) */
+                if (cases[cs].pin[pth]) T_CHECK(miss == 0, "%s, call %d: %lld misses", what, call, (long long)miss);
             }
         }
         br_set_threads(0);
