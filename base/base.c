@@ -1,5 +1,6 @@
 /* base.c: errors, allocation, growable arrays, threads, clock. */
 #include "base.h"
+#include "allocfail.h"
 #include "perturb.h"
 #include "vec.h"
 
@@ -38,18 +39,39 @@ int br_err(BrErr *e, int code, const char *fmt, ...)
  * fails (once), and a line on stderr says so; every failure must become a
  * clean "out of memory" error. */
 static long g_fail_at = -1, g_alloc_count;
+static bool g_fail_quiet;   /* armed in-process (br_alloc_fail_arm) */
+
+/* The allocation that fails (0: none), BRAID_FAIL_ALLOC's at the first. */
+static long fail_at(void)
+{
+    long at = __atomic_load_n(&g_fail_at, __ATOMIC_RELAXED);
+    if (at < 0) {
+        const char *v = getenv("BRAID_FAIL_ALLOC");
+        long n = v ? atol(v) : 0;
+        at = n > 0 ? n : 0;
+        __atomic_store_n(&g_fail_at, at, __ATOMIC_RELAXED);
+    }
+    return at;
+}
 
 static bool fail_injected(void)
 {
-    if (g_fail_at < 0) {
-        const char *v = getenv("BRAID_FAIL_ALLOC");
-        long n = v ? atol(v) : 0;
-        __atomic_store_n(&g_fail_at, n > 0 ? n : 0, __ATOMIC_RELAXED);
-    }
-    if (g_fail_at == 0) return false;
-    if (__atomic_add_fetch(&g_alloc_count, 1, __ATOMIC_RELAXED) != g_fail_at) return false;
-    fprintf(stderr, "braid: injected allocation failure %ld\n", g_fail_at);
+    long at = fail_at();
+    if (at == 0) return false;
+    if (__atomic_add_fetch(&g_alloc_count, 1, __ATOMIC_RELAXED) != at) return false;
+    if (!__atomic_load_n(&g_fail_quiet, __ATOMIC_RELAXED))
+        fprintf(stderr, "braid: injected allocation failure %ld\n", at);
     return true;
+}
+
+long br_alloc_fail_arm(long n)
+{
+    fail_at();   /* BRAID_FAIL_ALLOC read first: arming overrides it */
+    long counted = __atomic_exchange_n(&g_alloc_count, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g_fail_quiet, true, __ATOMIC_RELAXED);
+    /* counting only: a count never reached */
+    __atomic_store_n(&g_fail_at, n > 0 ? n : n == 0 ? LONG_MAX : 0, __ATOMIC_RELAXED);
+    return counted;
 }
 
 /* The raw mode (BRAID_FAIL_ALLOC_RAW=1): the braid binary's plain

@@ -778,7 +778,9 @@ static bool prepacked(const Drv *d, int64_t kb, int64_t kcb, int64_t kc, int64_t
 }
 
 /* Packs every (k,j) leaf once for blocks of kc over k in [0, kx) into
- * bfp (the layout prepacked reads); false when out of memory. */
+ * bfp (the layout prepacked reads; from the calling thread's pool,
+ * br_alloc_scratch: a search per call, BRAID_AMULET=search, took them
+ * back); false when out of memory. */
 static bool pack_full(const Drv *d, int64_t kc, int64_t kx, double **bfp)
 {
     int64_t N = d->b->n[d->tj], nr = d->nr, npad = (N + nr - 1) / nr * nr;
@@ -786,7 +788,7 @@ static bool pack_full(const Drv *d, int64_t kc, int64_t kx, double **bfp)
     for (int l = 0; l < d->p->nleaf; l++) {
         bfp[l] = NULL;
         if (d->cls[l] != LC_B) continue;
-        bfp[l] = br_alloc_aligned(((size_t)kx * (size_t)npad + 1) * sizeof(double));
+        bfp[l] = br_alloc_scratch(((size_t)kx * (size_t)npad + 1) * sizeof(double));
         if (!bfp[l]) { ok = false; continue; }
 #pragma omp parallel for num_threads(d->threads) if (d->threads > 1) schedule(static)
         for (int64_t s = 0; s < npad / nr; s++)
@@ -930,14 +932,18 @@ static double l2_bytes(void)
 #define AM_PREPACK (8.0 * 1024 * 1024)
 
 /* Allocates run_block's packed (i,k) tiles: per (i,k) leaf, ntile tiles
- * of kc x mr; false (none) over AM_PREPACK or out of memory. */
+ * of kc x mr, from the calling thread's pool (br_alloc_scratch: the
+ * caller of run_block or search, or a run_split chunk's thread, each
+ * bound to the context's; until 2026-12-02 tiles under the pool's
+ * smallest class were allocated per call); false (none) over AM_PREPACK
+ * or out of memory. */
 static bool alloc_ablk(const Drv *d, int64_t ntile, int64_t kc, double **ablk)
 {
     int na = 0;
     for (int l = 0; l < d->p->nleaf; l++) na += d->cls[l] == LC_A;
     if ((double)na * (double)ntile * (double)kc * d->mr > AM_PREPACK) return false;
     for (int l = 0; l < d->p->nleaf; l++)
-        if (d->cls[l] == LC_A && !(ablk[l] = br_alloc_aligned((size_t)ntile * (size_t)kc * d->mr * sizeof(double)))) {
+        if (d->cls[l] == LC_A && !(ablk[l] = br_alloc_scratch((size_t)ntile * (size_t)kc * d->mr * sizeof(double)))) {
             for (int x = 0; x < l; x++) br_free_aligned(ablk[x]);
             memset(ablk, 0, AM_MAXLEAVES * sizeof *ablk);
             return false;
@@ -1122,7 +1128,7 @@ static int run_split(Drv *d, int64_t M, int64_t N, int64_t K, int64_t kc, bool p
         for (int l = 0; l < p->nleaf; l++) {
             dc.bpk[l] = NULL;
             if (d->cls[l] != LC_B) continue;
-            dc.bpk[l] = br_alloc_aligned(((size_t)BR_MIN(kc, K) * (size_t)npad + 1) * sizeof(double));
+            dc.bpk[l] = br_alloc_scratch(((size_t)BR_MIN(kc, K) * (size_t)npad + 1) * sizeof(double));
             ok = ok && dc.bpk[l];
         }
         if (!ok || run_block(&dc, 0, M, 0, N, K * c / chunks, K * (c + 1) / chunks, kc, npad, pack)) {
@@ -2070,9 +2076,13 @@ static int am_oom(BrErr *e)
 int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e)
 {
     if (!c || p->kvar < 0 || !c->opt.enabled || c->opt.interpret) return 0;
-    KPlan *k = calloc(1, sizeof *k);
-    Gen *g = calloc(1, sizeof *g);
-    if (!k || !g) { free(k); free(g); return br_err(e, BR_ENOMEM, "out of memory"); }
+    KPlan *k = br_calloc(1, sizeof *k);
+    Gen *g = br_calloc(1, sizeof *g);
+    if (!k || !g) {
+        free(k);
+        free(g);
+        return am_oom(e);
+    }
     int ran = 0, bm = 0, bv = 0;
     if (kernel_shape(p, b->finite, k, g, &bm, &bv)) {
         /* the variant this run needs: the sparse kernel where the

@@ -10,7 +10,9 @@
 #include "kernels/ew.h"
 #include "kernels/leaf.h"
 #include "kernels/reorg.h"
+#include "base/allocfail.h"
 #include "codegen/amulet.h"
+#include "codegen/cgrun.h"
 #include "bench/amulet_trace.h"
 
 #include <math.h>
@@ -748,6 +750,261 @@ static void pool_buffers(void)
     }
     br_set_threads(0);
     unsetenv("BRAID_AMULET");
+}
+
+/* One where-loop `R[i,j] += body` over ins (sp_names), M x N x K, called
+ * as its instruction calls it (cg_where_exec: bind, the kernel and its
+ * buffers, the result; R not taken), with a codegen context of its own
+ * (wcall_open; false when the source has no where-loop). */
+typedef struct WCall {
+    Diag *dg;
+    Program *pg;
+    const WhereLoop *w;
+    Value args[7 + WHERE_MAXLEAVES];
+    int nargs;
+    MB *r0;
+    CgContext *c;
+} WCall;
+
+static bool wcall_open(WCall *x, const char *body, MB **ins, int64_t M, int64_t N, int64_t K)
+{
+    char src[400];
+    snprintf(src, sizeof src, "R = matrix(0, %lld, %lld)\nwhere (i in 1:%lld, j in 1:%lld, k in 1:%lld) { R[i,j] += %s }\n",
+             (long long)M, (long long)N, (long long)M, (long long)N, (long long)K, body);
+    memset(x, 0, sizeof *x);
+    x->dg = diag_new();
+    LangOptions lo = {.predefined = sp_names, .npredefined = 8};
+    x->pg = lang_load_string(src, "<t>", &lo, x->dg);
+    const Block *bl = x->pg ? lang_main(x->pg) : NULL;
+    const Stmt *st = bl && bl->n > 1 ? bl->stmts[1] : NULL;
+    x->w = st && st->kind == ST_ASSIGN && st->assign.value->kind == EX_WHERE ? st->assign.value->where : NULL;
+    if (!x->w) return false;
+    /* its inputs: R, from and to of i, j, k, the variables it reads */
+    const char *lv[WHERE_MAXLEAVES];
+    int nl = where_leaves(x->w, lv, WHERE_MAXLEAVES);
+    BrErr e = {0};
+    x->r0 = mb_dense(M, N, &e);
+    x->args[0] = val_matrix(x->r0);
+    for (int v = 0; v < 3; v++) {
+        x->args[1 + 2 * v] = val_int(1);
+        x->args[2 + 2 * v] = val_int(v == 0 ? M : v == 1 ? N : K);
+    }
+    for (int l = 0; l < nl; l++) {
+        int q = 0;
+        while (q < 7 && strcmp(sp_names[q], lv[l])) q++;
+        x->args[7 + l] = val_matrix(ins[q]);
+    }
+    x->nargs = 7 + nl;
+    x->c = cg_context_new(&t_pols[2].o);
+    return x->c != NULL;
+}
+
+static int wcall_run(WCall *x, Value *out, BrErr *e)
+{
+    *out = val_none();
+    return cg_where_exec(x->c, x->w, x->args, x->nargs, false, out, e);
+}
+
+static void wcall_close(WCall *x)
+{
+    cg_context_free(x->c);
+    mb_release(x->r0);
+    lang_program_free(x->pg);
+    diag_free(x->dg);
+}
+
+/* The loop of wcall_open on nt threads with allocation failures injected
+ * inside its call (base/allocfail.h): a warm-up call compiles the kernel
+ * and gives the result the other calls must match (rtol: other
+ * parameters of a search round differently), a counting call the number
+ * of allocations, then the nth fails, for every n. Each call must end
+ * with the result or with an "out of memory" error and no result;
+ * nothing may leak (the sanitizer pass). pool: the calls bound to a
+ * buffer pool kept across them (after the first call its takes are
+ * hits). Returns the points injected. */
+static long oom_case(const char *body, MB **ins, int64_t M, int64_t N, int64_t K, int nt, bool pool, double rtol,
+                     const char *what)
+{
+    WCall x;
+    bool open = wcall_open(&x, body, ins, M, N, K);
+    T_CHECK(open, "%s: no where-loop or context", what);
+    BrPool *bp = pool ? br_pool_new(BR_POOL_CAP) : NULL, *prev = br_pool_bind(bp);
+    br_set_threads(nt);
+    BrErr e = {0};
+    Value ref = val_none();
+    T_CHECK(open && wcall_run(&x, &ref, &e) == 0 && ref.kind == V_MATRIX, "%s: warm-up: %s", what, e.msg);
+    br_err_clear(&e);
+    long total = 0, points = 0, bad = 0;
+    if (ref.kind == V_MATRIX) {
+        Value out;
+        br_alloc_fail_arm(0);
+        int rc = wcall_run(&x, &out, &e);
+        total = br_alloc_fail_arm(-1);
+        T_CHECK(rc == 0, "%s: counting call: %s", what, e.msg);
+        val_release(&out);
+        br_err_clear(&e);
+        for (long n = 1; n <= total && bad < 5; n++) {
+            br_alloc_fail_arm(n);
+            rc = wcall_run(&x, &out, &e);
+            bool hit = br_alloc_fail_arm(-1) >= n;
+            bool ok = rc == 0 ? out.kind == V_MATRIX && mb_equal(out.m, ref.m, rtol)
+                              : out.kind == V_NONE && strstr(e.msg, "out of memory") != NULL;
+            T_CHECK(ok, "%s: allocation %ld of %ld failed: rc %d, %s", what, n, total, rc, rc ? e.msg : "other values");
+            bad += !ok;
+            points += hit;
+            val_release(&out);
+            br_err_clear(&e);
+        }
+    }
+    val_release(&ref);
+    br_pool_bind(prev);
+    br_pool_free(bp);
+    br_set_threads(0);
+    wcall_close(&x);
+    return points;
+}
+
+/* One call of x (wcall_run) under bound pool bp: its allocations outside
+ * the pool (base/allocfail.h's count of every allocation less the
+ * pool's takes), *miss the pool's misses, *res its result (caller
+ * releases; NULL on error). */
+static long call_outside(WCall *x, BrPool *bp, int64_t *miss, MB **res)
+{
+    BrPoolStats a, b;
+    br_pool_stats(bp, &a);
+    BrErr e = {0};
+    Value out;
+    br_alloc_fail_arm(0);
+    int rc = wcall_run(x, &out, &e);
+    long n = br_alloc_fail_arm(-1);
+    br_pool_stats(bp, &b);
+    T_CHECK(rc == 0 && out.kind == V_MATRIX, "pooled kernel paths: %s", e.msg);
+    *res = rc == 0 && out.kind == V_MATRIX ? mb_retain(out.m) : NULL;
+    val_release(&out);
+    *miss = b.misses - a.misses;
+    return n - (long)(b.hits - a.hits) - (long)(b.misses - a.misses);
+}
+
+/* The search's and the large-block paths' buffers come from the pool
+ * (pack_full's packed panels, alloc_ablk's (i,k) tiles, run_split's
+ * chunk panels: br_alloc_scratch). A call's allocations outside the pool
+ * (R's copy, its result's header, ...) are the same on every path of
+ * the dense kernel, counted against a path of the same loop that has
+ * none of those buffers: a pinned block with A read in place (256 x N)
+ * against the same block over L2 with the team's shared (i,k) tiles on
+ * 2 threads (alloc_ablk; 53 rows: 120 KB, under the pool's smallest
+ * class, so allocated per call until 2026-12-02) and against the search
+ * run each call (BRAID_AMULET=search: each kc candidate's panels packed
+ * ahead, pack_full, and the strips' tiles, search_ablk); one thread
+ * against the tile-major split of a small result on 2 (its chunks'
+ * panels, 98 KB). The pinned calls after the first miss nothing; every result matches the scalar reference (under the
+ * sanitizers, the kernel's with its defaults). */
+static void pool_kernel_paths(void)
+{
+    static const struct {
+        int64_t M, N, K;
+        int npath;
+        const char *mode[3], *pin[3], *name[3];
+        int threads[3];
+    } cases[] = {
+        {53, 805, 260, 3, {"kernel", "kernel", "search"}, {"256 805 0", "256 805 1", NULL},
+         {"pinned, A in place", "pinned, A packed by the team", "search"}, {1, 2, 1}},
+        {20, 30, 4000, 2, {"kernel", "kernel"}, {NULL, NULL}, {"one block", "tile-major split"}, {1, 2}},
+    };
+    const char *body = "A[i,k] * B[k,j] * thj[j]";
+    char what[120];
+    br_par_pin(0);   /* the 2-thread teams even on a crowded machine */
+    for (size_t cs = 0; cs < sizeof cases / sizeof *cases; cs++) {
+        int64_t M = cases[cs].M, N = cases[cs].N, K = cases[cs].K;
+        MB *ins[8];
+        t_seed(31 + cs);
+        sparse_inputs(M, N, K, 1, ins);
+        WCall x;
+        bool open = wcall_open(&x, body, ins, M, N, K);
+        T_CHECK(open, "pooled kernel paths: no where-loop or context");
+        /* (under the sanitizers against the kernel's defaults: the plain
+         * pass checks the numbers) */
+        setenv("BRAID_AMULET", T_SAN ? "kernel" : "ref", 1);
+        BrErr e = {0};
+        Value ref = val_none();
+        if (open) wcall_run(&x, &ref, &e);
+        BrPool *bp = br_pool_new(BR_POOL_CAP), *prev = br_pool_bind(bp);
+        long out0 = -1;
+        for (int pth = 0; pth < cases[cs].npath && open; pth++) {
+            setenv("BRAID_AMULET", cases[cs].mode[pth], 1);
+            if (cases[cs].pin[pth]) setenv("BRAID_AMULET_PARAMS", cases[cs].pin[pth], 1);
+            else unsetenv("BRAID_AMULET_PARAMS");
+            br_set_threads(cases[cs].threads[pth]);
+            snprintf(what, sizeof what, "pooled kernel paths, %lldx%lldx%lld, %s", (long long)M, (long long)N,
+                     (long long)K, cases[cs].name[pth]);
+            for (int call = 0; call < 3; call++) {
+                int64_t miss;
+                MB *r = NULL;
+                long out = call_outside(&x, bp, &miss, &r);
+                if (ref.kind == V_MATRIX && r)
+                    T_MB_EQ(r, ref.m, 2 * (double)K * (double)K * 2.3e-16, "%s, call %d", what, call);
+                mb_release(r);
+                if (call == 0) continue;   /* the first takes what the pool lacks */
+                if (pth == 0 && call == 1) out0 = out;
+                T_CHECK(out == out0, "%s, call %d: %ld allocations outside the pool, want %ld", what, call, out, out0);
+                /* (the split's chunks take theirs concurrently or one
+                 * after the other: the blocks the pool needs vary) */
+                if (cases[cs].pin[pth]) T_CHECK(miss == 0, "%s, call %d: %lld misses", what, call, (long long)miss);
+            }
+        }
+        br_set_threads(0);
+        unsetenv("BRAID_AMULET_PARAMS");
+        unsetenv("BRAID_AMULET");
+        br_pool_bind(prev);
+        br_pool_free(bp);
+        val_release(&ref);
+        if (open) wcall_close(&x);
+        for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    }
+    br_par_pin(-1);
+}
+
+/* Allocation failures inside the where-loop kernel paths (test_allocfail
+ * runs scripts with codegen off, so it never reaches them): every
+ * allocation of a call, one at a time, fails, on the sparse kernel (its
+ * search: the threads' tiles, B's transposed copy, the (j) vector), the
+ * dense kernel with a pool (its takes: the packed panels, run_block's
+ * buffers), the tile-major split of a small result (the chunks' partial
+ * results and panels), the run-time search (kc's race with each
+ * candidate's panels packed ahead, pack_full; the strips' packed (i,k)
+ * tiles, alloc_ablk) and a pinned block over L2 on 2 threads (the team's
+ * shared (i,k) tiles, alloc_ablk). */
+static void alloc_failures(void)
+{
+    MB *ins[8];
+    long pts = 0;
+    br_par_pin(0);   /* the 2-thread teams (run_block's shared tiles) even on a crowded machine */
+    t_seed(23);
+    sparse_inputs(45, 70, 60, 0.03, ins);
+    setenv("BRAID_AMULET", "search", 1);
+    pts += oom_case("A[i,k] * Bt[j,k] * thj[j]", ins, 45, 70, 60, 2, false, 1e-12, "sparse kernel, search");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    setenv("BRAID_AMULET", "kernel", 1);
+    sparse_inputs(20, 30, 40, 1, ins);
+    pts += oom_case("A[i,k] * Bt[j,k] * thj[j]", ins, 20, 30, 40, 2, true, 0, "dense kernel, pool");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    sparse_inputs(20, 30, 4000, 1, ins);
+    pts += oom_case("A[i,k] * B[k,j] - (A[i,k] * B[k,j] > thj[j]) * 0.5", ins, 20, 30, 4000, 2, false, 0,
+                    "tile-major split");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    setenv("BRAID_AMULET", "search", 1);
+    sparse_inputs(4 * 12 * 2 + 5, 32 * 24 + 37, 131, 1, ins);
+    pts += oom_case("A[i,k] * B[k,j] * thj[j]", ins, 4 * 12 * 2 + 5, 32 * 24 + 37, 131, 2, false, 1e-12, "search");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    setenv("BRAID_AMULET", "kernel", 1);
+    setenv("BRAID_AMULET_PARAMS", "256 805 1", 1);
+    sparse_inputs(4 * 12 + 5, 805, 300, 1, ins);
+    pts += oom_case("A[i,k] * B[k,j] * thj[j]", ins, 4 * 12 + 5, 805, 300, 2, false, 0, "pinned block over L2");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    unsetenv("BRAID_AMULET_PARAMS");
+    unsetenv("BRAID_AMULET");
+    br_par_pin(-1);
+    printf("test_amulet: %ld allocation failures injected in where-loops\n", pts);
 }
 
 /* A narrow result over a sparse A: the sparse kernel's one-row tile as
@@ -2550,6 +2807,8 @@ int main(void)
     sparse_narrow();
     sparse_kept();
     pool_buffers();
+    alloc_failures();
+    pool_kernel_paths();
     sparse_finite_flag();
     sparse_deferred();
     sparse_tr_price();
