@@ -299,6 +299,37 @@ static void crowded_l2svm(void)
     remove(cfg);
 }
 
+/* -stats and -explain print to stdout, as SystemDS's do (tools that parse
+ * them read stdout): with stderr discarded both reports are there, after
+ * the script's own output for -stats; with stdout discarded stderr holds
+ * neither. */
+static void stats_explain_stdout(void)
+{
+    const char *path = "/tmp/braid_test_cli_stats.dml";
+    t_put(path, "x = 6 * 7\nprint(\"value \" + x)\n");
+    char cwd[512] = "";
+    if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
+    for (int to_err = 0; to_err < 2; to_err++) {
+        char cmd[1024], line[512];
+        snprintf(cmd, sizeof cmd, "timeout -s KILL 60 %s%s%s -stats -explain -f %s %s", cwd, cwd[0] ? "/" : "",
+                 braid_bin(), path, to_err ? "2>&1 >/dev/null" : "2>/dev/null");
+        FILE *f = popen(cmd, "r");
+        int value = 0, stats = 0, plan = 0, stats_after_value = 0;
+        while (f && fgets(line, sizeof line, f)) {
+            if (strncmp(line, "value 42", 8) == 0) value = 1;
+            if (strncmp(line, "SystemDS Statistics:", 20) == 0) { stats = 1; stats_after_value = value; }
+            if (strstr(line, "MAIN PROGRAM")) plan = 1;
+        }
+        int st = f ? pclose(f) : -1;
+        T_CHECK(st == 0, "-stats -explain: status %d", st);
+        if (to_err) T_CHECK(!stats && !plan && !value, "-stats/-explain on stderr (stats %d, plan %d)", stats, plan);
+        else T_CHECK(value && stats && plan && stats_after_value,
+                     "-stats/-explain on stdout: output %d, stats %d (after the output %d), plan %d",
+                     value, stats, stats_after_value, plan);
+    }
+    remove(path);
+}
+
 int main(void)
 {
     glob_t g;
@@ -361,6 +392,7 @@ int main(void)
     bound_meter();
     parfor_memory();
     crowded_l2svm();
+    stats_explain_stdout();
     if (timeouts) printf("test_cli: %d mutated scripts ran into the 10 s limit (infinite loops they encode)\n", timeouts);
     return t_done("test_cli");
 }

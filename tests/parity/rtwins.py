@@ -48,6 +48,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import rtwins_cases  # noqa: E402
+from run import scratch_dir  # noqa: E402
 
 EXPECTED = os.path.join(HERE, "rtwins", "expected")
 KNOWN = os.path.join(HERE, "rtwins", "known.txt")
@@ -216,7 +217,7 @@ def read_known():
 def run_braid(braid, case, env=None):
     """Runs braid's script of case (with env added to the environment);
     {output: matrix, or the reason there is none}."""
-    d = tempfile.mkdtemp(prefix="rtwins-")
+    d = tempfile.mkdtemp(prefix="rtwins-", dir=scratch_dir())
     write_inputs(case, d)
     script = os.path.join(d, "case.dml")
     with open(script, "w") as f:
@@ -262,7 +263,7 @@ def run_batch(braid, cases):
     of its own function, its $-arguments replaced by the paths), which
     costs one start instead of one per case; {case name: outputs as
     run_braid returns them}, or None when the batch failed."""
-    d = tempfile.mkdtemp(prefix="rtwins-")
+    d = tempfile.mkdtemp(prefix="rtwins-", dir=scratch_dir())
     parts, calls = [], []
     for k, case in enumerate(cases):
         cd = os.path.join(d, str(k))

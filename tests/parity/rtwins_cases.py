@@ -539,6 +539,20 @@ def iris():
         return [[float(x) for x in line.split(",")] for line in f if line.strip()]
 
 
+# BuiltinScaleTest: scale(X, center, scale) against R's scale (NaN of a
+# zero-variance column set to 0), 1765 x 392 in [-1, 1] (here 60 x 12),
+# sparsity 0.7 and 0.1 (as the test names them: "sparse" is 0.7); every
+# combination of center and scale; eps 1e-8 (tightened to 1e-12).
+for sp in (0.7, 0.1):
+    for center in (False, True):
+        for scl in (False, True):
+            case("scale_%g_%s_%s" % (sp, str(center).upper(), str(scl).upper()), "scale",
+                 ["{IN}", str(center).upper(), str(scl).upper(), "{EXP}"],
+                 {"A": lambda sp=sp: rand(60, 12, -1, 1, sp, 7)},
+                 "write(scale(read($A), %s, %s), $B, format=\"csv\")\n"
+                 % (str(center).upper(), str(scl).upper()),
+                 {"B": {}}, tol=1e-12)
+
 # BuiltinGMMTest: gmm(n_components=3, seed 42) on iris with kmeans starts;
 # the Java test compares only O = rowMaxs(prob) < 0.7 with eps 1 (so any
 # 0/1 result passes); here O exactly. Its R twin calls

@@ -13,8 +13,11 @@ twice, as gen.py does: with SystemDS's builtin scripts (exported from the
 mirror, patches.txt applied) and with braid's library, and compares the
 outputs with the case's tolerance. Nothing is written into the repository.
 
-Prints per case MATCH, DIFFER <output>: <why>, or REF-FAILED / OURS-FAILED
-(a case whose shifted inputs one side rejects), then a count line, and
+Prints per case MATCH, DIFFER <output>: <why>, MATCH-FAILS (SystemDS's
+script stops on the shifted inputs and braid's library stops with the same
+error message, as a "# parity-fails" case must), or REF-FAILED /
+OURS-FAILED (a case whose shifted inputs one side alone rejects, or both
+with different messages), then a count line, and
 writes WORKDIR/sweep-SHIFT.txt with the same lines. known.txt does not
 apply (its entries are about the committed inputs); a difference printed
 here either is one of those or is a new finding.
@@ -79,21 +82,29 @@ def main(argv):
     if not os.path.lexists(dml):
         os.symlink(os.path.join(gen.REPO, "tests", "dml"), dml)
     prun.HERE = dst
-    lines, counts = [], {"MATCH": 0, "DIFFER": 0, "FAILED": 0}
+    lines, counts = [], {"MATCH": 0, "MATCH-FAILS": 0, "DIFFER": 0, "FAILED": 0}
     for f in sorted(os.listdir(os.path.join(dst, "cases"))):
         name = f[:-4]
         if not f.endswith(".dml") or (filt and filt not in name):
             continue
-        try:
-            ref = prun.run_case(binary, name, gen.REF_ENV(home))
-        except runner.CaseFailed as e:
-            try:
-                shutil.rmtree(prun.run_case(binary, name), ignore_errors=True)
-                ours = "braid's library runs it"
-            except runner.CaseFailed as e2:
-                ours = "braid's library fails too: %s" % runner.one_line(str(e2))[:200]
-            lines.append("REF-FAILED %s: %s (%s)" % (name, runner.one_line(str(e))[:300], ours))
-            counts["FAILED"] += 1
+        rstatus, rstderr, ref = prun.execute_case(binary, name, gen.REF_ENV(home))
+        if rstatus != 0:
+            # SystemDS's script stops on these inputs: braid's library must
+            # stop with the same message (as a "# parity-fails" case).
+            shutil.rmtree(ref, ignore_errors=True)
+            status, stderr, out_dir = prun.execute_case(binary, name)
+            shutil.rmtree(out_dir, ignore_errors=True)
+            want = prun.error_message(rstderr) if rstatus == 1 else None
+            got = prun.error_message(stderr) if status == 1 else None
+            if want is not None and got == want:
+                lines.append("MATCH-FAILS %s: both stop with: %s" % (name, want[:200]))
+                counts["MATCH-FAILS"] += 1
+            else:
+                ours = ("braid's library runs it" if status == 0 else
+                        "braid's library fails otherwise: %s" % runner.one_line(stderr)[:200])
+                lines.append("REF-FAILED %s: exit status %d; %s (%s)"
+                             % (name, rstatus, runner.one_line(rstderr)[:300], ours))
+                counts["FAILED"] += 1
             print(lines[-1], flush=True)
             continue
         gen.take_reference(ref, os.path.join(dst, "expected", name))
@@ -110,8 +121,9 @@ def main(argv):
             lines.append("DIFFER %s/%s: %s" % (name, out, runner.one_line(why)[:300]))
         for ln in lines[-max(1, len(diffs)):]:
             print(ln, flush=True)
-    lines.append("shift %d: %d cases match, %d differ, %d fail with SystemDS's scripts"
-                 % (shift, counts["MATCH"], counts["DIFFER"], counts["FAILED"]))
+    lines.append("shift %d: %d cases match, %d stop alike, %d differ, %d fail with SystemDS's "
+                 "scripts only" % (shift, counts["MATCH"], counts["MATCH-FAILS"], counts["DIFFER"],
+                                   counts["FAILED"]))
     print(lines[-1])
     with open(os.path.join(work, "sweep-%d.txt" % shift), "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
