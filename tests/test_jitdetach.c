@@ -295,12 +295,12 @@ static int wait_exit(pid_t pid)
 }
 
 /* The signal cleanup's tables grow (base.c; 128 paths and 256 process
- * groups were the fixed limits before): 1000 files and 300 process groups
+ * groups were the fixed limits before): 400 files and 264 process groups
  * registered at once; a child that runs the cleanup removes every file
  * still registered, none unregistered, and kills every group. */
 static void sig_tables(void)
 {
-    enum { NF = 1000, NG = 300 };
+    enum { NF = 400, NG = 264 };
     static int slot[NF];
     char d[128], f[200];
     snprintf(d, sizeof d, "%s/sigt", dir);
@@ -314,7 +314,7 @@ static void sig_tables(void)
         if (slot[i] <= 0 || slot[i] > NF) zero++;
         else dup += seen[slot[i]]++ > 0;
     }
-    T_CHECK(zero == 0 && dup == 0, "signal table: 1000 paths registered (%d not, %d slots twice)", zero, dup);
+    T_CHECK(zero == 0 && dup == 0, "signal table: 400 paths registered (%d not, %d slots twice)", zero, dup);
     for (int i = 1; i < NF; i += 2) br_sig_path_del(slot[i]);
     pid_t g[NG];
     int made = 0;
