@@ -522,60 +522,94 @@ bool br_cache_dir(const char *want, char *dir, size_t n)
 
 /* Slots read by br_sig_cleanup from a signal handler: a slot's state goes
  * 0 (free) -> 1 (being filled) -> 2 (valid) -> 0; the handler reads only
- * valid ones, with plain syscalls (async-signal-safe). */
-#define SIG_GROUPS 256
-#define SIG_PATHS 128
+ * valid ones, with plain syscalls (async-signal-safe). Each table is a
+ * list of chunks: the first static, the next ones allocated when every
+ * slot before them is taken, linked by compare-and-swap and never freed,
+ * so the handler walks whatever links it sees and neither table fills up
+ * (compiles run max(2, threads) at once and as many again detached, up
+ * to BR_MAX_THREADS, each with 3 paths and a process group; parallel
+ * writes and publishes add theirs). A slot's number is its index over
+ * the list, plus 1. */
+#define SIG_CHUNK 128
 #define SIG_PATH_MAX 1200
-static _Atomic int g_sig_group[SIG_GROUPS];     /* 0: free, else a group id */
-static struct {
-    _Atomic int state;
-    bool dir;
-    char path[SIG_PATH_MAX];
-} g_sig_path[SIG_PATHS];
+typedef struct SigGroups {
+    _Atomic int g[SIG_CHUNK];                  /* 0: free, else a group id */
+    void *_Atomic next;                        /* the next chunk (SigGroups) */
+} SigGroups;
+typedef struct SigPaths {
+    _Atomic int state[SIG_CHUNK];              /* apart from the paths: a scan reads one page */
+    bool dir[SIG_CHUNK];
+    char path[SIG_CHUNK][SIG_PATH_MAX];
+    void *_Atomic next;                        /* the next chunk (SigPaths) */
+} SigPaths;
+static SigGroups g_sig_group;
+static SigPaths g_sig_path;
+
+/* The chunk a table's link next points to, linking a fresh zeroed one
+ * of sz bytes when there is none yet; NULL when out of memory. */
+static void *sig_next(void *_Atomic *next, size_t sz)
+{
+    void *nx = atomic_load(next);
+    if (nx) return nx;
+    void *fresh = calloc(1, sz);
+    if (!fresh) return NULL;
+    if (atomic_compare_exchange_strong(next, &nx, fresh)) return fresh;
+    free(fresh);   /* another thread linked one first: nx */
+    return nx;
+}
 
 void br_sig_group_add(pid_t g)
 {
-    for (int i = 0; i < SIG_GROUPS && g > 0; i++) {
-        int z = 0;
-        if (atomic_compare_exchange_strong(&g_sig_group[i], &z, (int)g)) return;
-    }
+    for (SigGroups *t = &g_sig_group; t && g > 0; t = sig_next(&t->next, sizeof *t))
+        for (int i = 0; i < SIG_CHUNK; i++) {
+            int z = 0;
+            if (atomic_compare_exchange_strong(&t->g[i], &z, (int)g)) return;
+        }
 }
 
 void br_sig_group_del(pid_t g)
 {
-    for (int i = 0; i < SIG_GROUPS && g > 0; i++) {
-        int v = (int)g;
-        if (atomic_compare_exchange_strong(&g_sig_group[i], &v, 0)) return;
-    }
+    for (SigGroups *t = &g_sig_group; t && g > 0; t = atomic_load(&t->next))
+        for (int i = 0; i < SIG_CHUNK; i++) {
+            int v = (int)g;
+            if (atomic_compare_exchange_strong(&t->g[i], &v, 0)) return;
+        }
 }
 
 int br_sig_path_add(const char *path, bool dir)
 {
     size_t n = strlen(path);
     if (n >= SIG_PATH_MAX) return 0;
-    for (int i = 0; i < SIG_PATHS; i++) {
-        int z = 0;
-        if (!atomic_compare_exchange_strong(&g_sig_path[i].state, &z, 1)) continue;
-        memcpy(g_sig_path[i].path, path, n + 1);
-        g_sig_path[i].dir = dir;
-        atomic_store(&g_sig_path[i].state, 2);
-        return i + 1;
-    }
+    int base = 0;
+    for (SigPaths *t = &g_sig_path; t; t = sig_next(&t->next, sizeof *t), base += SIG_CHUNK)
+        for (int i = 0; i < SIG_CHUNK; i++) {
+            int z = 0;
+            if (!atomic_compare_exchange_strong(&t->state[i], &z, 1)) continue;
+            memcpy(t->path[i], path, n + 1);
+            t->dir[i] = dir;
+            atomic_store(&t->state[i], 2);
+            return base + i + 1;
+        }
     return 0;
 }
 
 void br_sig_path_del(int slot)
 {
-    if (slot > 0 && slot <= SIG_PATHS) atomic_store(&g_sig_path[slot - 1].state, 0);
+    if (slot <= 0) return;
+    SigPaths *t = &g_sig_path;
+    for (int k = (slot - 1) / SIG_CHUNK; t && k > 0; k--) t = atomic_load(&t->next);
+    if (t) atomic_store(&t->state[(slot - 1) % SIG_CHUNK], 0);
 }
 
 void br_sig_path_forget(const char *path)
 {
-    for (int i = 0; i < SIG_PATHS; i++)
-        if (atomic_load(&g_sig_path[i].state) == 2 && !strcmp(g_sig_path[i].path, path)) {
-            br_sig_path_del(i + 1);
-            return;
-        }
+    int base = 0;
+    for (SigPaths *t = &g_sig_path; t; t = atomic_load(&t->next), base += SIG_CHUNK)
+        for (int i = 0; i < SIG_CHUNK; i++)
+            if (atomic_load(&t->state[i]) == 2 && !strcmp(t->path[i], path)) {
+                br_sig_path_del(base + i + 1);
+                return;
+            }
 }
 
 /* Removes the files of folder path, then the folder (no allocation). */
@@ -599,13 +633,15 @@ static void sig_rmdir_flat(const char *path)
 
 void br_sig_cleanup(void)
 {
-    for (int i = 0; i < SIG_GROUPS; i++) {
-        int g = atomic_load(&g_sig_group[i]);
-        if (g > 0) kill(-g, SIGKILL);
-    }
-    for (int i = 0; i < SIG_PATHS; i++) {
-        if (atomic_load(&g_sig_path[i].state) != 2) continue;
-        if (g_sig_path[i].dir) sig_rmdir_flat(g_sig_path[i].path);
-        else if (unlink(g_sig_path[i].path) != 0 && errno == EISDIR) sig_rmdir_flat(g_sig_path[i].path);
-    }
+    for (SigGroups *t = &g_sig_group; t; t = atomic_load(&t->next))
+        for (int i = 0; i < SIG_CHUNK; i++) {
+            int g = atomic_load(&t->g[i]);
+            if (g > 0) kill(-g, SIGKILL);
+        }
+    for (SigPaths *t = &g_sig_path; t; t = atomic_load(&t->next))
+        for (int i = 0; i < SIG_CHUNK; i++) {
+            if (atomic_load(&t->state[i]) != 2) continue;
+            if (t->dir[i]) sig_rmdir_flat(t->path[i]);
+            else if (unlink(t->path[i]) != 0 && errno == EISDIR) sig_rmdir_flat(t->path[i]);
+        }
 }

@@ -1000,12 +1000,14 @@ static double row_wide_bytes(const Hop *X, const Hop *const *mm, int n)
 }
 
 /* An X of unknown non-zeros is taken as dense (the worst case: a sparse
- * row touches only its non-zeros' entries of the vectors). Where X is a
- * variable, the DAG is recompiled before it runs with X's real non-zeros
- * (cg_wide_nnz_unknown), so a sparse X keeps its Row operator (L2SVM's
- * gradient over a sparse X: the fused loop ran in about half the
- * unfused plan's time); what stays unknown then is computed in the DAG
- * (rand with sparsity 1, elementwise results), dense as a rule. */
+ * row touches only its non-zeros' entries of the vectors), and one whose
+ * non-zeros are only an upper bound (hop.h nnz_ub: A * (B > t) has at
+ * most A's) as the bound says. Where X is a variable, the DAG is
+ * recompiled before it runs with X's real non-zeros (cg_wide_nnz_unknown),
+ * so a sparse X keeps its Row operator (L2SVM's gradient over a sparse X:
+ * the fused loop ran in about half the unfused plan's time); what stays
+ * unknown then is computed in the DAG (elementwise results), dense as a
+ * rule. rand's non-zeros are known (the sparsity times the cells). */
 static bool row_wide(const CostCtx *x, const CVec *v, const Hop *X)
 {
     (void)x;
@@ -1027,7 +1029,7 @@ bool cg_wide_nnz_unknown(const CgContext *c, const HopDag *d)
     bool r = false;
     for (int k = 0; mm && k < nmm && !r; k++) {
         const Hop *X = mm_left(mm[k]);
-        r = X && X->kind == H_TREAD && X->dt == DT_MATRIX && X->nnz < 0 && X->rows >= 0 && X->cols > 0 &&
+        r = X && X->kind == H_TREAD && X->dt == DT_MATRIX && (X->nnz < 0 || X->nnz_ub) && X->rows >= 0 && X->cols > 0 &&
             row_wide_bytes(X, mm, nmm) > ROW_WIDE_BYTES;
     }
     free(mm);

@@ -180,6 +180,21 @@ static int write_file(const char *path, const char *data, size_t n)
     return close(fd);
 }
 
+/* Publishes path by rename from the temporary tmp (a name of the cache
+ * folder): tmp gets data[0..n) or, when from is set, becomes a hard link
+ * of from. tmp is in the signal cleanup's table (base.h br_sig_path_add)
+ * from before it exists until it is renamed or removed, so a SIGTERM
+ * between the two steps leaves no tmp.* behind. False (tmp removed)
+ * when a step failed. */
+static bool publish_file(const char *tmp, const char *path, const char *data, size_t n, const char *from)
+{
+    int sig = br_sig_path_add(tmp, false);
+    bool ok = (from ? link(from, tmp) : write_file(tmp, data, n)) == 0 && rename(tmp, path) == 0;
+    if (!ok) unlink(tmp);
+    br_sig_path_del(sig);
+    return ok;
+}
+
 /* The CRC table of POSIX cksum (polynomial 0x04C11DB7, most significant
  * bit first). */
 static uint32_t crc_tab[256];
@@ -914,8 +929,7 @@ static bool pch_get(CgContext *c, char name[64])
             snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.prelude.h", c->cachedir, (int)getpid(), seq);
             snprintf(p->tmp, sizeof p->tmp, "%s/tmp.%d.%u.prelude.gch", c->cachedir, (int)getpid(), seq);
             snprintf(p->tmpd, sizeof p->tmpd, "%s/tmp.%d.%u.prelude.d", c->cachedir, (int)getpid(), seq);
-            if (write_file(tmp, p->text, strlen(p->text)) == 0 && rename(tmp, hdr) == 0) pch_start(c, p, hdr);
-            else unlink(tmp);
+            if (publish_file(tmp, hdr, p->text, strlen(p->text), NULL)) pch_start(c, p, hdr);
             /* started by a context that is ending (its bundles start
              * detached): detached at once, as jit_stop does (which sets
              * stopping before it takes pch_mu, so one of the two does) */
@@ -1005,7 +1019,7 @@ static bool start(Batch *bt, Job *j)
         char tmp[1200], path[1200];
         snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.c", c->cachedir, (int)getpid(), seq, i, key);
         snprintf(path, sizeof path, "%s/%s.c", c->cachedir, key);
-        if (write_file(tmp, op->src, strlen(op->src)) || rename(tmp, path)) unlink(tmp);
+        publish_file(tmp, path, op->src, strlen(op->src), NULL);
     }
     /* an end pipe for a compile that may be left to finish (detach) */
     int rc = env ? spawn_compile(c, argv, env, bt->disk && c->disk_ok ? &j->efd : NULL, &j->pid) : ENOMEM;
@@ -1033,11 +1047,10 @@ static bool publish(const CgContext *c, const char *key, const char *obj, uint64
     snprintf(text, sizeof text, "%016llx\n", (unsigned long long)h);
     snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%s.sum", c->cachedir, (int)getpid(), seq, key);
     snprintf(path, sizeof path, "%s/%s.so.sum", c->cachedir, key);
-    if (write_file(tmp, text, 17) || rename(tmp, path)) { unlink(tmp); return false; }
+    if (!publish_file(tmp, path, text, 17, NULL)) return false;
     snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%s.so", c->cachedir, (int)getpid(), seq, key);
     snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
-    if (link(obj, tmp) || rename(tmp, path)) { unlink(tmp); return false; }
-    return true;
+    return publish_file(tmp, path, NULL, 0, obj);
 }
 
 /* Leaves the running compile of job j (disk batch) to finish after its
@@ -1055,18 +1068,19 @@ static bool detach(Batch *bt, Job *j)
     CgContext *c = bt->c;
     if (!bt->disk || !c->disk_ok || j->efd < 0 || det_reap() >= det_max()) return false;
     StrBuf pub = {0};
-    unsigned seq = __atomic_fetch_add(&seq_ctr, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < j->n; i++) {
         const char *key = bt->key[j->idx[i]];
-        char tmp[1200], path[1200];
-        snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.sum", c->cachedir, (int)getpid(), seq, i, key);
+        char tmp[1300], path[1200];   /* tmp: in j->tmpd (1200) */
+        /* the shell's temporaries in the job's folder, which the signal
+         * cleanup removes with its files (sig_add) and the shell after */
+        snprintf(tmp, sizeof tmp, "%s/%d.%s.sum", j->tmpd, i, key);
         snprintf(path, sizeof path, "%s/%s.so.sum", c->cachedir, key);
         sb_puts(&pub, "; printf '%s\\n' \"$S\" >");
         sq(&pub, tmp);
         sb_puts(&pub, " && mv -f");
         sq(&pub, tmp);
         sq(&pub, path);
-        snprintf(tmp, sizeof tmp, "%s/tmp.%d.%u.%d.%s.so", c->cachedir, (int)getpid(), seq, i, key);
+        snprintf(tmp, sizeof tmp, "%s/%d.%s.so", j->tmpd, i, key);
         snprintf(path, sizeof path, "%s/%s.so", c->cachedir, key);
         sb_puts(&pub, "; ln -f \"$O\"");
         sq(&pub, tmp);

@@ -427,8 +427,18 @@ static void infer_builtin(Hop *h)
     case BI_RAND:
         if (h->nin >= 2 && lit_num(h->in[0], &r) && lit_num(h->in[1], &c) && r >= 0 && c >= 0) {
             h->rows = (int64_t)r; h->cols = (int64_t)c;
-            double sp;
-            if (h->nin >= 5 && lit_num(h->in[4], &sp) && sp < 1) h->nnz = (int64_t)ceil(r * c * sp);
+            /* as SystemDS's DataGenOp: none when every value is 0 (a
+             * uniform draw with min = max = 0), else the sparsity times
+             * the cells, sparsity 1 (the default) included: an estimate
+             * that never falls short (a draw of exactly 0 stays a cell;
+             * before, sparsity 1 left the non-zeros unknown) */
+            double sp, mn, mx;
+            const Hop *pdf = h->nin >= 6 ? h->in[5] : NULL;
+            bool uniform = pdf && pdf->kind == H_LIT && pdf->lit.kind == V_STRING && !strcmp(pdf->lit.s->s, "uniform");
+            if (h->nin >= 5 && lit_num(h->in[4], &sp) && sp >= 0 && sp <= 1) {
+                if (uniform && lit_num(h->in[2], &mn) && lit_num(h->in[3], &mx) && mn == 0 && mx == 0) h->nnz = 0;
+                else h->nnz = (int64_t)ceil(r * c * sp);
+            }
         }
         break;
     case BI_SEQ:
@@ -577,8 +587,11 @@ void hop_infer(Hop *h)
         }
         break;
     case H_REORG:
+        /* t(X), rev(X): the same cells moved, so X's non-zeros (as
+         * SystemDS's ReorgOp) */
         if (h->op == OP_TRANS) set_dims(h, a ? a->cols : -1, a ? a->rows : -1);
         else if (h->op == OP_REV) set_dims(h, a ? a->rows : -1, a ? a->cols : -1);
+        if (h->op == OP_TRANS || h->op == OP_REV) h->nnz = a && known(a) && known(h) ? a->nnz : -1;
         else if (h->op == OP_DIAG) {
             /* diag(v): the non-zeros of v on the diagonal (at most n);
              * diag(X): at most min(n, nnz(X)) */
@@ -622,6 +635,24 @@ void hop_infer(Hop *h)
     case H_SPOOF:
     case H_STITCH:
         break; /* set by the builder, recompilation or codegen */
+    }
+    /* a bound, not an estimate, of the non-zeros (nnz_ub): X * Y with
+     * the non-zeros of only one of them known (a comparison's are not:
+     * A * (B > t)), or computed from a bound; a transient read's is set
+     * by the builder (the variable's) and recompilation (exact) */
+    if (h->nin > 0 && h->kind != H_TREAD && h->kind != H_FCALL && h->kind != H_OUT && h->kind != H_SPOOF &&
+        h->kind != H_STITCH) {
+        bool ub = h->kind == H_BINARY && h->op == OP_MULT && a && b && a->dt == DT_MATRIX && b->dt == DT_MATRIX &&
+                  (a->nnz < 0 || b->nnz < 0);
+        /* X op s keeping X's non-zeros: exact only where no non-zero
+         * becomes 0 (X * s, X / s with s finite and not 0, X ^ s, X != 0);
+         * X > t and the like keep at most X's */
+        double sv;
+        if (h->kind == H_BINARY && a && b && a->dt == DT_MATRIX && b->kind == H_LIT && lit_num(b, &sv))
+            ub |= !(((h->op == OP_MULT || h->op == OP_DIV) && sv != 0 && isfinite(sv)) || h->op == OP_POW ||
+                    (h->op == OP_NE && sv == 0));
+        for (int i = 0; i < h->nin && !ub; i++) ub = h->in[i] && h->in[i]->dt == DT_MATRIX && h->in[i]->nnz_ub;
+        h->nnz_ub = h->nnz >= 0 && ub;
     }
     infer_bounds(h);
     if (h->kind == H_LIX) backtrack_lix(h);

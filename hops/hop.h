@@ -84,6 +84,10 @@ struct Hop {
     DataType dt;
     ValueType vt;
     int64_t rows, cols, nnz;   /* -1: unknown */
+    bool nnz_ub;               /* nnz is only an upper bound: X * Y took
+                                  the non-zeros of X with Y's unknown (or
+                                  from an input that is a bound; hop_infer),
+                                  a variable of such a value */
     int64_t wrows, wcols;      /* worst-case dimensions: the sizes where
                                   known, else upper bounds by operator
                                   semantics (X[i:j,] has at most X's

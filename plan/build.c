@@ -28,6 +28,7 @@ typedef struct VInfo {
     ValueType vt;
     int64_t rows, cols;
     int64_t nnz;     /* non-zeros of a matrix, -1 unknown */
+    bool nnz_ub;     /* nnz only an upper bound (hop.h) */
     int64_t wrows, wcols;   /* worst-case dimensions (hop.h), -1 unbounded */
     double cbytes;   /* a matrix known compressed at compile time (read
                         from a compressed binary file): its bytes; -1:
@@ -57,6 +58,7 @@ static void vm_set(VMap *m, const char *name, DataType dt, ValueType vt, int64_t
     }
     vi->dt = dt; vi->vt = vt; vi->rows = r; vi->cols = c;
     vi->nnz = -1;
+    vi->nnz_ub = false;
     vi->wrows = r; vi->wcols = c;
     vi->cbytes = 0;
     vi->cval = val_none();
@@ -83,7 +85,7 @@ static void vm_merge(VMap *into, const VMap *other)
         VInfo *t = vm_get(into, o->name);
         if (!t) {
             vm_set(into, o->name, o->dt, o->vt, o->rows, o->cols);
-            if ((t = vm_get(into, o->name))) { t->nnz = o->nnz; t->wrows = o->wrows; t->wcols = o->wcols; t->cbytes = o->cbytes; }
+            if ((t = vm_get(into, o->name))) { t->nnz = o->nnz; t->nnz_ub = o->nnz_ub; t->wrows = o->wrows; t->wcols = o->wcols; t->cbytes = o->cbytes; }
             continue;
         }
         if (t->dt != o->dt) t->dt = DT_ANY;
@@ -91,6 +93,7 @@ static void vm_merge(VMap *into, const VMap *other)
         if (t->rows != o->rows) t->rows = -1;
         if (t->cols != o->cols) t->cols = -1;
         if (t->nnz != o->nnz || t->rows < 0 || t->cols < 0) t->nnz = -1;
+        t->nnz_ub = t->nnz >= 0 && (t->nnz_ub || o->nnz_ub);
         /* bounds that differ are dropped: after a loop's body a bound
          * may keep growing with each iteration */
         if (t->wrows != o->wrows) t->wrows = t->rows;
@@ -174,6 +177,7 @@ static Hop *lookup(BCtx *c, const char *name, Span sp)
     h->name = name;
     if (vi) {
         h->dt = vi->dt; h->vt = vi->vt; h->rows = vi->rows; h->cols = vi->cols; h->nnz = vi->nnz;
+        h->nnz_ub = vi->nnz_ub;
         h->wrows = vi->wrows; h->wcols = vi->wcols;
     }
     else { h->dt = DT_ANY; h->vt = VT_UNKNOWN; }
@@ -190,7 +194,7 @@ static void bind(BCtx *c, const char *name, Hop *h)
            h->dt == DT_MATRIX ? h->cols : -1);
     VInfo *vi = vm_get(&c->vars, name);
     if (!vi) return;   /* out of memory: c->vars.oom is set */
-    if (h->dt == DT_MATRIX) { vi->nnz = h->nnz; vi->wrows = h->wrows; vi->wcols = h->wcols; vi->cbytes = h->cbytes; }
+    if (h->dt == DT_MATRIX) { vi->nnz = h->nnz; vi->nnz_ub = h->nnz_ub; vi->wrows = h->wrows; vi->wcols = h->wcols; vi->cbytes = h->cbytes; }
     if (h->kind == H_LIT && val_is_numeric(&h->lit)) vi->cval = h->lit;
 }
 

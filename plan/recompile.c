@@ -89,6 +89,7 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
             h->rows = v->m->rows;
             h->cols = v->m->cols;
             h->nnz = v->m->nnz;
+            h->nnz_ub = false;
             h->mem = (double)mb_bytes(v->m);
             h->memlb = h->mem;   /* real data: its non-zeros are exact */
             h->cbytes = v->m->cmb ? h->mem : 0;   /* codegen's costs (cost.c) */
@@ -100,6 +101,7 @@ static void update_stats(HopDag *d, SymTab *vars, const unsigned char *param)
             h->rows = v->dm->rows;
             h->cols = v->dm->cols;
             h->nnz = v->dm->nnz;
+            h->nnz_ub = false;
             h->mem = h->memlb = mb_est_size(h->rows, h->cols, h->nnz);
         } else if (!h->move && (v->kind == V_INT || v->kind == V_DOUBLE || v->kind == V_BOOL)) {
             /* literal replacement of scalar variables */

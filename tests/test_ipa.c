@@ -506,6 +506,29 @@ static void test_loop_warnings(void)
     diag_free(d);
 }
 
+/* rand's non-zeros in the hops (as SystemDS's DataGenOp): the sparsity
+ * times the cells, the default sparsity 1 included (unknown before),
+ * none for a uniform draw with min = max = 0; propagated through t()
+ * and a product. The empty Z's product then folds to 0 (rewrite/
+ * dynamic.c), and the script runs. */
+static void test_rand_nnz(void)
+{
+    char *text = explained("X = rand(rows=40, cols=25, seed=1)\n"
+                           "Y = rand(rows=41, cols=25, min=-1, max=1, sparsity=1.0, seed=2)\n"
+                           "N = rand(rows=42, cols=25, pdf=\"normal\", seed=3)\n"
+                           "Z = rand(rows=43, cols=25, min=0, max=0)\n"
+                           "S = rand(rows=44, cols=25, sparsity=0.2, seed=4)\n"
+                           "print(sum(X %*% t(N)) + sum(Y) + sum(S) + sum(Z %*% t(Z)))\n",
+                           "rand nnz", true);
+    T_CHECK(strstr(text, "[40,25,1000]") && strstr(text, "[41,25,1025]") && strstr(text, "[42,25,1050]") &&
+                strstr(text, "[44,25,220]"),
+            "rand nnz: sparsity times the cells:\n%s", text);
+    T_CHECK(strstr(text, "t  (") && strstr(text, "[25,42,1050]") && strstr(text, "[40,42,1680]"),
+            "rand nnz: propagated through t() and the product:\n%s", text);
+    T_CHECK(!strstr(text, "[43,25,") && !strstr(text, "[43,43,"), "rand nnz: the empty Z's product folded:\n%s", text);
+    free(text);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid-test-ipa-XXXXXX");
@@ -520,6 +543,7 @@ int main(void)
     test_read_sizes();
     test_written_file();
     test_loop_warnings();
+    test_rand_nnz();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -19,6 +19,7 @@
  * detached compile is published when its last process ends. Needs $BRAID
  * (run_all.sh). */
 #include "t.h"
+#include "base/base.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -279,6 +280,126 @@ static void term_write(const char *braid)
             bad);
 }
 
+/* Waits up to 120 s for pid to exit (then kills it); its status, -1 if
+ * it could not be reaped. */
+static int wait_exit(pid_t pid)
+{
+    int st = 0;
+    for (int i = 0; i < 2400; i++, nap()) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) return st;
+        if (r < 0) return -1;
+    }
+    kill(pid, SIGKILL);
+    return waitpid(pid, &st, 0) == pid ? st : -1;
+}
+
+/* The signal cleanup's tables grow (base.c; 128 paths and 256 process
+ * groups were the fixed limits before): 400 files and 264 process groups
+ * registered at once; a child that runs the cleanup removes every file
+ * still registered, none unregistered, and kills every group. */
+static void sig_tables(void)
+{
+    enum { NF = 400, NG = 264 };
+    static int slot[NF];
+    char d[128], f[200];
+    snprintf(d, sizeof d, "%s/sigt", dir);
+    mkdir(d, 0700);
+    int zero = 0, dup = 0;
+    static unsigned char seen[NF + 1];
+    for (int i = 0; i < NF; i++) {
+        snprintf(f, sizeof f, "%s/f%d", d, i);
+        t_put(f, "x");
+        slot[i] = br_sig_path_add(f, false);
+        if (slot[i] <= 0 || slot[i] > NF) zero++;
+        else dup += seen[slot[i]]++ > 0;
+    }
+    T_CHECK(zero == 0 && dup == 0, "signal table: 400 paths registered (%d not, %d slots twice)", zero, dup);
+    for (int i = 1; i < NF; i += 2) br_sig_path_del(slot[i]);
+    pid_t g[NG];
+    int made = 0;
+    for (int i = 0; i < NG; i++) {
+        g[i] = fork();
+        if (g[i] == 0) {
+            setpgid(0, 0);
+            for (;;) pause();
+        }
+        if (g[i] > 0) {
+            setpgid(g[i], g[i]);   /* either side first: the group exists before it is registered */
+            br_sig_group_add(g[i]);
+            made++;
+        }
+    }
+    pid_t cl = fork();
+    if (cl == 0) {
+        br_sig_cleanup();
+        _exit(0);
+    }
+    int cst = cl > 0 ? wait_exit(cl) : -1;
+    /* the groups' ends, up to 30 s; then the survivors are killed here */
+    int killed = 0, left = made;
+    for (int r = 0; r < 600 && left > 0; r++, nap())
+        for (int i = 0; i < NG; i++) {
+            int st;
+            if (g[i] <= 0 || waitpid(g[i], &st, WNOHANG) != g[i]) continue;
+            killed += WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+            br_sig_group_del(g[i]);
+            g[i] = 0;
+            left--;
+        }
+    for (int i = 0; i < NG; i++)
+        if (g[i] > 0) {
+            kill(g[i], SIGKILL);
+            waitpid(g[i], NULL, 0);
+            br_sig_group_del(g[i]);
+        }
+    int gone = 0, kept = 0;
+    for (int i = 0; i < NF; i++) {
+        snprintf(f, sizeof f, "%s/f%d", d, i);
+        bool there = access(f, F_OK) == 0;
+        if (i % 2 == 0) gone += !there;
+        else kept += there;
+        if (i % 2 == 0) br_sig_path_del(slot[i]);
+        unlink(f);
+    }
+    rmdir(d);
+    T_CHECK(cst == 0 && made == NG && killed == NG, "signal table: the cleanup killed %d of %d process groups", killed,
+            NG);
+    T_CHECK(gone == NF / 2 && kept == NF / 2,
+            "signal table: the cleanup removed %d of the %d registered files and kept %d of the %d unregistered",
+            gone, NF / 2, kept, NF / 2);
+}
+
+/* braid stopped by SIGTERM in the middle of a rename publish of the
+ * cache folder (jit.c publish_file): a preloaded rename() (shim.so)
+ * sends the signal when braid (its pid, TERM_PID) renames a tmp.* name
+ * ending in at, and waits for it. The temporary is in the signal
+ * cleanup's table, so no tmp.* is left. at: ".h" the prelude's header,
+ * ".c" an operator's <key>.c, ".sum" and ".so" the two steps of a
+ * compiled object's publish (the wrapper "compiles" at once: TAG=pub). */
+static void term_publish(const char *braid, const char *at)
+{
+    char text[8192], p[256];
+    snprintf(text, sizeof text,
+             "cd '%s' && PATH='%s/bin':\"$PATH\" BRAID_CODEGEN_ASYNC=0 BRAID_KERNELS=none BRAID_CC='%s/cc' "
+             "XDG_CACHE_HOME='%s/cp%s' TAG=pub TERM_AT='%s' TERM_PID=$$ GOMP_SPINCOUNT=20000 "
+             "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0\" LD_PRELOAD='%s/shim.so' "
+             "exec '%s' -config '%s/tests/dml/configs/codegen_fuse_all.xml' -f s.dml >out.pub 2>&1",
+             dir, dir, dir, dir, at, at, dir, braid, BRAID_SOURCE_DIR);
+    int st = wait_exit(start(text));
+    T_CHECK(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGTERM,
+            "term publish %s: braid stopped by SIGTERM mid-publish (status %#x)", at, st);
+    int so, sum, tmp, gch;
+    snprintf(p, sizeof p, "%s/cp%s/braid", dir, at);
+    entries(p, &so, &sum, &tmp, &gch);
+    T_CHECK(tmp == 0, "term publish %s: no temporary left (%d)", at, tmp);
+    if (!strcmp(at, ".so"))
+        T_CHECK(sum >= 1 && so == 0, "term publish .so: stopped between the sum and the object (%d sums, %d objects)",
+                sum, so);
+    int left = procs_left();
+    T_CHECK(left == 0, "term publish %s: no process of the compiles is left (%d)", at, left);
+}
+
 int main(void)
 {
     const char *bp = getenv("BRAID");
@@ -320,6 +441,7 @@ int main(void)
              "o=; p=; for a; do [ \"$p\" = -o ] && o=$a; p=$a; done\n"
              "case $TAG in kill|term) echo partial > \"$o\";; esac\n"
              "echo $$ > '%s/pid.'\"$t\"\n"
+             "case $TAG in pub) echo obj > \"$o\"; exit 0;; esac\n"
              "[ -e '%s/deny' ] && exit 1\n"
              "while [ ! -e '%s/release' ]; do '%s' 0.05; done\n"
              "case $t in pch.*) echo gch > \"$o\"; exit 0;; esac\n"
@@ -328,7 +450,28 @@ int main(void)
     snprintf(p, sizeof p, "%s/cc", dir);
     t_put(p, text);
     chmod(p, 0755);
+    /* the preloaded rename() of term_publish (compiled here: no sanitizer;
+     * BRAID_CC or cc, as the wrapper) */
+    snprintf(p, sizeof p, "%s/shim.c", dir);
+    t_put(p, "#define _GNU_SOURCE\n#include <dlfcn.h>\n#include <signal.h>\n#include <stdlib.h>\n"
+             "#include <string.h>\n#include <unistd.h>\n"
+             "int rename(const char *a, const char *b)\n{\n"
+             "    int (*real)(const char *, const char *) = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "
+             "\"rename\");\n"
+             "    const char *at = getenv(\"TERM_AT\"), *pid = getenv(\"TERM_PID\"), *n = strrchr(a, '/');\n"
+             "    n = n ? n + 1 : a;\n"
+             "    size_t ln = strlen(n), la = at ? strlen(at) : 0;\n"
+             "    if (at && pid && atol(pid) == (long)getpid() && !strncmp(n, \"tmp.\", 4) && ln > la &&\n"
+             "        !strcmp(n + ln - la, at)) {\n"
+             "        kill(getpid(), SIGTERM);\n"
+             "        for (;;) pause();\n"
+             "    }\n"
+             "    return real(a, b);\n}\n");
+    snprintf(text, sizeof text, "'%s' -shared -fPIC -O1 -o '%s/shim.so' '%s/shim.c' -ldl", real && *real ? real : "cc",
+             dir, dir);
+    T_CHECK(system(text) == 0, "the rename shim compiles");
     setenv("BRAID_CG_MACHINE", "4.07684e+10 3.07256e+10 5.60535e+09 6.16694e+10 3.40088e+10", 1);
+    sig_tables();
 
     /* a detached compile that never ends is stopped by its watchdog
      * after BRAID_CC_TIMEOUT (1 s here; or by braid, if the run took
@@ -384,6 +527,11 @@ int main(void)
      * the other): no temporary of a write is left, every file written
      * is complete, exit status 143 */
     term_write(braid);
+    /* SIGTERM in the middle of each rename publish of the cache folder */
+    term_publish(braid, ".h");
+    term_publish(braid, ".c");
+    term_publish(braid, ".sum");
+    term_publish(braid, ".so");
 
     /* the first run exits with its compile held; the compile then runs on
      * and publishes */
