@@ -222,6 +222,39 @@ static void clean_folders(void)
     T_CHECK(system(m2) == 0, "clean");
 }
 
+/* A distributed write whose rank 0 died leaves its temporary folder
+ * P.tmp.PID.X with the parts written and the temporary of a part a
+ * worker was writing ("0-m-00002.tmp.PID.X"); recovery removes it all
+ * (it once refused the folder for that name, which stayed for good). */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    int st;
+    waitpid(pid, &st, 0);
+    return pid;
+}
+
+static void dead_parts_tmp(void)
+{
+    char msg[1100], f[700], t[600];
+    T_CHECK(write_version(P("dp"), 4, "binary") == 0, "dead part writer: write");
+    long d0 = (long)dead_pid(), d1 = (long)dead_pid();
+    snprintf(t, sizeof t, "%s.tmp.%ld.1a2b", P("dp"), d0);
+    T_CHECK(mkdir(t, 0777) == 0, "dead part writer: mkdir");
+    snprintf(f, sizeof f, "%s/0-m-00000", t);
+    t_put(f, "x");
+    snprintf(f, sizeof f, "%s/0-m-00001", t);
+    t_put(f, "x");
+    snprintf(f, sizeof f, "%s/0-m-00002.tmp.%ld.3c4d", t, d1);
+    t_put(f, "half a part");
+    T_CHECK(read_version(P("dp"), msg, sizeof msg) == 4 && leftovers("dp") == 0,
+            "dead part writer: the old version read (%s) and its temporary folder removed", msg);
+    char m2[2000];
+    snprintf(m2, sizeof m2, "rm -rf '%s' '%s.mtd' '%s'", P("dp"), P("dp"), t);
+    T_CHECK(system(m2) == 0, "clean");
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid_durable_XXXXXX");
@@ -229,6 +262,7 @@ int main(void)
     br_set_threads(1);
     refused_targets();
     clean_folders();
+    dead_parts_tmp();
     crash_points("text", false);
     crash_points("csv", false);
     crash_points("binary", false);
