@@ -294,9 +294,23 @@ int io_out_commit(IoOut *o, BrErr *e)
 
 /* ---------- recovery ---------- */
 
+/* Gone, or a zombie: a process that ended and was not reaped yet (an
+ * MPI rank whose mpirun ended first waits for init to reap it, so a
+ * read right after a killed distributed run found its writer "alive"
+ * and left the write's temporaries). */
 static bool pid_dead(long pid)
 {
-    return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    if (pid <= 0 || pid == (long)getpid()) return false;
+    if (kill((pid_t)pid, 0) != 0) return errno == ESRCH;
+    char f[64], buf[512];
+    snprintf(f, sizeof f, "/proc/%ld/stat", pid);
+    FILE *fp = fopen(f, "r");
+    if (!fp) return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = 0;
+    const char *r = strrchr(buf, ')');   /* the name may hold spaces and ')' */
+    return r && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
 }
 
 /* A leftover next to path: its kind and the PID.X tag. */

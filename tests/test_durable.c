@@ -235,6 +235,47 @@ static pid_t dead_pid(void)
     return pid;
 }
 
+/* A child that ended and is not reaped yet (a zombie): its pid. */
+static pid_t zombie_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    char f[64], buf[512];
+    snprintf(f, sizeof f, "/proc/%ld/stat", (long)pid);
+    for (int i = 0; i < 2000; i++) {   /* until it has ended (2 s at most) */
+        FILE *fp = fopen(f, "r");
+        size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+        if (fp) fclose(fp);
+        buf[n] = 0;
+        const char *r = strrchr(buf, ')');
+        if (r && r[1] == ' ' && r[2] == 'Z') break;
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return pid;
+}
+
+/* The writer of a temporary folder ended but is not reaped yet: recovery
+ * takes it as dead (a distributed run's rank 0 whose mpirun ended first
+ * stays a zombie until init reaps it). */
+static void zombie_writer(void)
+{
+    char msg[1100], f[700], t[600];
+    T_CHECK(write_version(P("zw"), 6, "binary") == 0, "zombie writer: write");
+    pid_t z = zombie_pid();
+    snprintf(t, sizeof t, "%s.tmp.%ld.5e6f", P("zw"), (long)z);
+    T_CHECK(mkdir(t, 0777) == 0, "zombie writer: mkdir");
+    snprintf(f, sizeof f, "%s/0-m-00000", t);
+    t_put(f, "x");
+    T_CHECK(read_version(P("zw"), msg, sizeof msg) == 6 && leftovers("zw") == 0,
+            "zombie writer: the old version read (%s) and its temporary folder removed", msg);
+    int st;
+    waitpid(z, &st, 0);
+    char m2[2000];
+    snprintf(m2, sizeof m2, "rm -rf '%s' '%s.mtd' '%s'", P("zw"), P("zw"), t);
+    T_CHECK(system(m2) == 0, "clean");
+}
+
 static void dead_parts_tmp(void)
 {
     char msg[1100], f[700], t[600];
@@ -263,6 +304,7 @@ int main(void)
     refused_targets();
     clean_folders();
     dead_parts_tmp();
+    zombie_writer();
     crash_points("text", false);
     crash_points("csv", false);
     crash_points("binary", false);

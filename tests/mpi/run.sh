@@ -1320,7 +1320,9 @@ later+=(check_gbe)
 # with every operand distributed (a budget of 100 bytes), piggybacking
 # off: 2 ranks with 3-row blocks (hybrid); 3 ranks with one block of 1000
 # rows (two ranks hold nothing; distributed); 4 ranks with 3-row blocks
-# (5 rows: 2 blocks for 4 ranks; spark). Each part runs W %*% X and X %*% W as cpmm or rmm (by
+# (5 rows: 2 blocks for 4 ranks; spark). Under the sanitizers the 2-rank
+# run is left out (ops dense runs hybrid at 2 ranks; the 3- and 4-rank
+# runs cover the sparse cpmm and the ranks without rows). Each part runs W %*% X and X %*% W as cpmm or rmm (by
 # their volume; X %*% v too where v exceeds the budget) and its tsmm
 # and tmm jobs; the sparse 203 x 17 part's W %*% X is cpmm at every
 # rank count
@@ -1334,6 +1336,7 @@ done
 if "$braid" -f "$tmp/mm2.dml" -args "$tmp/mm2/l/" ${mm2_shapes[*]} > "$tmp/mm2/l.out" 2>&1; then
   for c in "2 tiny3 i2 hybrid" "3 tiny1000 a3 distributed" "4 tiny3 i4 spark"; do
     set -- $c
+    [ -z "$san" ] || [ "$1" != 2 ] || continue
     mkdir -p "$tmp/mm2/d$1"
     q "$3" "$tmp/mm2/d$1.out" -f "$tmp/mm2.dml" -config "$tmp/$2-nocg.xml" -exec "$4" -stats -args "$tmp/mm2/d$1/" ${mm2_shapes[*]}
   done
@@ -1341,7 +1344,7 @@ if "$braid" -f "$tmp/mm2.dml" -args "$tmp/mm2/l/" ${mm2_shapes[*]} > "$tmp/mm2/l
 else bad "products sweep: the local run failed: $(tail -n 3 "$tmp/mm2/l.out")"; fi
 check_mm2() {
   local np k d t
-  for np in 2 3 4; do
+  for np in $([ -n "$san" ] || echo 2) 3 4; do
     d="$tmp/mm2/d$np"
     for k in 0 1 2 3 4; do
       compare_part "products sweep (np $np, ${mm2_shapes[$k]})" "$tmp/mm2/l" "$d" "s$k"
