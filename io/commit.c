@@ -94,9 +94,28 @@ int io_check_target(const char *path, BrErr *e)
                   path);
 }
 
-/* Removes a folder of part files: every entry is checked before the
- * first is removed, so a refused folder is left whole. */
-static int remove_part_dir(const char *dir, const char *shown, BrErr *e)
+/* A part file's temporary, "<part>.tmp.<pid>.<tag>": what a rank writing
+ * its part of a distributed write leaves in the write's temporary folder
+ * when it dies (io_parts_begin; each part goes through its own
+ * temporary). */
+static bool part_tmp_name(const char *n)
+{
+    const char *t = strstr(n, ".tmp.");
+    if (!t || t == n || (size_t)(t - n) > 250) return false;
+    char part[256];
+    memcpy(part, n, (size_t)(t - n));
+    part[t - n] = 0;
+    const char *q = t + 5;
+    if (*q < '0' || *q > '9') return false;
+    while (*q >= '0' && *q <= '9') q++;
+    return *q == '.' && part_name(part);
+}
+
+/* Removes a folder of part files (own: braid's temporary folder of a
+ * write, which may also hold the temporaries of parts being written):
+ * every entry is checked before the first is removed, so a refused folder
+ * is left whole. */
+static int remove_part_dir_k(const char *dir, const char *shown, bool own, BrErr *e)
 {
     DIR *d = opendir(dir);
     if (!d) return br_err(e, BR_EIO, "cannot replace folder %s: %s", shown, strerror(errno));
@@ -109,7 +128,8 @@ static int remove_part_dir(const char *dir, const char *shown, BrErr *e)
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         snprintf(buf, pl + 300, "%s/%s", dir, de->d_name);
         struct stat st;
-        if (strlen(de->d_name) > 250 || !part_name(de->d_name) || lstat(buf, &st) != 0 || !S_ISREG(st.st_mode))
+        if (strlen(de->d_name) > 250 || !(part_name(de->d_name) || (own && part_tmp_name(de->d_name))) ||
+            lstat(buf, &st) != 0 || !S_ISREG(st.st_mode))
             rc = br_err(e, BR_EIO, "cannot replace folder %s: it holds %s, which is not a part file", shown,
                         de->d_name);
     }
@@ -125,11 +145,16 @@ static int remove_part_dir(const char *dir, const char *shown, BrErr *e)
     return rc;
 }
 
+static int remove_part_dir(const char *dir, const char *shown, BrErr *e)
+{
+    return remove_part_dir_k(dir, shown, false, e);
+}
+
 void io_remove_tmp(const char *path)
 {
     struct stat st;
     BrErr e = {0};
-    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) remove_part_dir(path, path, &e);
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) remove_part_dir_k(path, path, true, &e);
     else unlink(path);
 }
 
@@ -269,9 +294,23 @@ int io_out_commit(IoOut *o, BrErr *e)
 
 /* ---------- recovery ---------- */
 
+/* Gone, or a zombie: a process that ended and was not reaped yet (an
+ * MPI rank whose mpirun ended first waits for init to reap it, so a
+ * read right after a killed distributed run found its writer "alive"
+ * and left the write's temporaries). */
 static bool pid_dead(long pid)
 {
-    return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    if (pid <= 0 || pid == (long)getpid()) return false;
+    if (kill((pid_t)pid, 0) != 0) return errno == ESRCH;
+    char f[64], buf[512];
+    snprintf(f, sizeof f, "/proc/%ld/stat", pid);
+    FILE *fp = fopen(f, "r");
+    if (!fp) return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = 0;
+    const char *r = strrchr(buf, ')');   /* the name may hold spaces and ')' */
+    return r && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
 }
 
 /* A leftover next to path: its kind and the PID.X tag. */

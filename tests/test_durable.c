@@ -222,6 +222,80 @@ static void clean_folders(void)
     T_CHECK(system(m2) == 0, "clean");
 }
 
+/* A distributed write whose rank 0 died leaves its temporary folder
+ * P.tmp.PID.X with the parts written and the temporary of a part a
+ * worker was writing ("0-m-00002.tmp.PID.X"); recovery removes it all
+ * (it once refused the folder for that name, which stayed for good). */
+static pid_t dead_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    int st;
+    waitpid(pid, &st, 0);
+    return pid;
+}
+
+/* A child that ended and is not reaped yet (a zombie): its pid. */
+static pid_t zombie_pid(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    char f[64], buf[512];
+    snprintf(f, sizeof f, "/proc/%ld/stat", (long)pid);
+    for (int i = 0; i < 2000; i++) {   /* until it has ended (2 s at most) */
+        FILE *fp = fopen(f, "r");
+        size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+        if (fp) fclose(fp);
+        buf[n] = 0;
+        const char *r = strrchr(buf, ')');
+        if (r && r[1] == ' ' && r[2] == 'Z') break;
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return pid;
+}
+
+/* The writer of a temporary folder ended but is not reaped yet: recovery
+ * takes it as dead (a distributed run's rank 0 whose mpirun ended first
+ * stays a zombie until init reaps it). */
+static void zombie_writer(void)
+{
+    char msg[1100], f[700], t[600];
+    T_CHECK(write_version(P("zw"), 6, "binary") == 0, "zombie writer: write");
+    pid_t z = zombie_pid();
+    snprintf(t, sizeof t, "%s.tmp.%ld.5e6f", P("zw"), (long)z);
+    T_CHECK(mkdir(t, 0777) == 0, "zombie writer: mkdir");
+    snprintf(f, sizeof f, "%s/0-m-00000", t);
+    t_put(f, "x");
+    T_CHECK(read_version(P("zw"), msg, sizeof msg) == 6 && leftovers("zw") == 0,
+            "zombie writer: the old version read (%s) and its temporary folder removed", msg);
+    int st;
+    waitpid(z, &st, 0);
+    char m2[2000];
+    snprintf(m2, sizeof m2, "rm -rf '%s' '%s.mtd' '%s'", P("zw"), P("zw"), t);
+    T_CHECK(system(m2) == 0, "clean");
+}
+
+static void dead_parts_tmp(void)
+{
+    char msg[1100], f[700], t[600];
+    T_CHECK(write_version(P("dp"), 4, "binary") == 0, "dead part writer: write");
+    long d0 = (long)dead_pid(), d1 = (long)dead_pid();
+    snprintf(t, sizeof t, "%s.tmp.%ld.1a2b", P("dp"), d0);
+    T_CHECK(mkdir(t, 0777) == 0, "dead part writer: mkdir");
+    snprintf(f, sizeof f, "%s/0-m-00000", t);
+    t_put(f, "x");
+    snprintf(f, sizeof f, "%s/0-m-00001", t);
+    t_put(f, "x");
+    snprintf(f, sizeof f, "%s/0-m-00002.tmp.%ld.3c4d", t, d1);
+    t_put(f, "half a part");
+    T_CHECK(read_version(P("dp"), msg, sizeof msg) == 4 && leftovers("dp") == 0,
+            "dead part writer: the old version read (%s) and its temporary folder removed", msg);
+    char m2[2000];
+    snprintf(m2, sizeof m2, "rm -rf '%s' '%s.mtd' '%s'", P("dp"), P("dp"), t);
+    T_CHECK(system(m2) == 0, "clean");
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/braid_durable_XXXXXX");
@@ -229,6 +303,8 @@ int main(void)
     br_set_threads(1);
     refused_targets();
     clean_folders();
+    dead_parts_tmp();
+    zombie_writer();
     crash_points("text", false);
     crash_points("csv", false);
     crash_points("binary", false);
