@@ -2218,6 +2218,49 @@ static void stream_case(const char *what, const MB *x, ClaPlanOpts o, ClaStreamO
     mb_release(cx);
 }
 
+/* The overflow case: column 0 of 3 values in the first 20000 of n rows,
+ * then distinct; column 1 of 5 values; column 2 (when m is 3) of 4. */
+static MB *overflow_x(int64_t n, int64_t m)
+{
+    BrErr e = {0};
+    MB *x = mb_dense(n, m, &e);
+    for (int64_t i = 0; i < n; i++) {
+        x->d[i * m] = i < 20000 ? (double)(i % 3) : (double)i + 0.5;
+        x->d[i * m + 1] = (double)(i % 5);
+        if (m > 2) x->d[i * m + 2] = (double)((i / 7) % 4);
+    }
+    mb_recount_nnz(x);
+    return x;
+}
+
+/* x compressed from rd, planned from its first 2000 rows: every cell
+ * x's, column 0 kept as values, the others coded. */
+static void overflow_check(const char *what, ClaRowsFn rd, void *arg, const MB *x)
+{
+    BrErr e = {0};
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    o.cocode = false;
+    ClaStreamOpts so = cla_stream_defaults();
+    so.blk_rows = 7000;
+    so.sample_parts = 0;
+    so.sample_rows = 2000;
+    ClaStreamInfo info;
+    MB *cx = cla_compress_rows(rd, arg, x->rows, x->cols, &o, &so, &info, &e);
+    MB *d = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &e) : NULL;
+    bool unc0 = false, coded = false;
+    for (int g = 0; d && g < cx->cmb->ngroups; g++) {
+        const ClaGroup *q = cx->cmb->groups[g];
+        for (int j = 0; j < q->ncols; j++) {
+            if (q->cols[j] == 0) unc0 = q->enc == CLA_UNC;
+            if (q->cols[j] != 0 && q->enc != CLA_UNC) coded = true;
+        }
+    }
+    T_CHECK(d && same_bits(x, d) && unc0 && coded, "%s: column 0 kept as values, the others coded (%s)", what, e.msg);
+    mb_release(d);
+    mb_release(cx);
+}
+
 static void check_stream(void)
 {
     Spec specs[] = {
@@ -2283,41 +2326,10 @@ static void check_stream(void)
         }
         mb_release(x);
     }
-    /* the overflow: column 0 of 3 values in the first 20000 rows, then
-     * distinct; planned from the first 2000 rows */
-    BrErr e = {0};
-    int64_t n = 90000;
-    MB *x = mb_dense(n, 3, &e);
-    for (int64_t i = 0; i < n; i++) {
-        x->d[i * 3] = i < 20000 ? (double)(i % 3) : (double)i + 0.5;
-        x->d[i * 3 + 1] = (double)(i % 5);
-        x->d[i * 3 + 2] = (double)((i / 7) % 4);
-    }
-    mb_recount_nnz(x);
-    ClaPlanOpts o = cla_plan_defaults();
-    o.force = true;
-    o.cocode = false;
-    ClaStreamOpts so = cla_stream_defaults();
-    so.blk_rows = 7000;
-    so.sample_parts = 0;
-    so.sample_rows = 2000;
+    /* the overflow: planned from the first 2000 rows */
+    MB *x = overflow_x(90000, 3);
     RowSrc src = {.x = x};
-    ClaStreamInfo info;
-    MB *cx = cla_compress_rows(src_rows, &src, n, 3, &o, &so, &info, &e);
-    T_CHECK(cx && mb_is_cmb(cx), "stream overflow: compressed (%s)", e.msg);
-    MB *d = cx ? cmb_decompress(cx, &e) : NULL;
-    T_CHECK(d && same_bits(x, d), "stream overflow: every cell x's");
-    bool unc0 = false, coded = false;
-    for (int g = 0; cx && g < cx->cmb->ngroups; g++) {
-        const ClaGroup *q = cx->cmb->groups[g];
-        for (int j = 0; j < q->ncols; j++) {
-            if (q->cols[j] == 0) unc0 = q->enc == CLA_UNC;
-            if (q->cols[j] != 0 && q->enc != CLA_UNC) coded = true;
-        }
-    }
-    T_CHECK(unc0 && coded, "stream overflow: column 0 uncompressed, the others coded");
-    mb_release(d);
-    mb_release(cx);
+    overflow_check("stream overflow", src_rows, &src, x);
     mb_release(x);
 }
 
@@ -2513,12 +2525,7 @@ static void check_stream_csv(void)
     {
         BrErr e = {0};
         int64_t n = 90000;
-        MB *x = mb_dense(n, 2, &e);
-        for (int64_t i = 0; i < n; i++) {
-            x->d[i * 2] = i < 20000 ? (double)(i % 3) : (double)i + 0.5;
-            x->d[i * 2 + 1] = (double)(i % 5);
-        }
-        mb_recount_nnz(x);
+        MB *x = overflow_x(n, 2);
         CsvCase c = {"overflow", {0}, false, false, false, false, false, ",", NULL};
         csv_text(path, x, &c, -1, -1);
         IoReadOpts ro;
@@ -2527,28 +2534,8 @@ static void check_stream_csv(void)
         IoReadPlan p;
         int64_t rn, rm;
         IoCsvRows *cr = io_read_plan(path, &ro, &p, &e) ? NULL : io_csv_rows_open(path, &p, &rn, &rm, &e);
-        ClaPlanOpts o = cla_plan_defaults();
-        o.force = true;
-        o.cocode = false;
-        ClaStreamOpts so = cla_stream_defaults();
-        so.blk_rows = 7000;
-        so.sample_parts = 0;
-        so.sample_rows = 2000;
-        ClaStreamInfo info;
-        MB *cx = cr ? cla_compress_rows(csv_src, cr, rn, rm, &o, &so, &info, &e) : NULL;
-        MB *d = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &e) : NULL;
-        bool unc0 = false, coded = false;
-        for (int g = 0; d && g < cx->cmb->ngroups; g++) {
-            const ClaGroup *q = cx->cmb->groups[g];
-            for (int j = 0; j < q->ncols; j++) {
-                if (q->cols[j] == 0) unc0 = q->enc == CLA_UNC;
-                if (q->cols[j] != 0 && q->enc != CLA_UNC) coded = true;
-            }
-        }
-        T_CHECK(d && same_bits(x, d) && unc0 && coded, "csv overflow: column 0 kept as values, column 1 coded (%s)",
-                e.msg);
-        mb_release(d);
-        mb_release(cx);
+        T_CHECK(cr && rn == n && rm == 2, "csv overflow: opened (%s)", e.msg);
+        if (cr) overflow_check("csv overflow", csv_src, cr, x);
         /* auto: random data decline */
         if (cr) {
             MB *r = dense_of(io_read_matrix(path, &ro, &e));
@@ -2559,9 +2546,10 @@ static void check_stream_csv(void)
             io_csv_rows_close(cr);
             cr = io_csv_rows_open(path, &p, &rn, &rm, &e);
             ClaPlanOpts oa = cla_plan_defaults();
-            so = cla_stream_defaults();
+            ClaStreamOpts so = cla_stream_defaults();
             so.blk_rows = 5000;
-            cx = cr ? cla_compress_rows(csv_src, cr, rn, rm, &oa, &so, &info, &e) : NULL;
+            ClaStreamInfo info;
+            MB *cx = cr ? cla_compress_rows(csv_src, cr, rn, rm, &oa, &so, &info, &e) : NULL;
             T_CHECK(cr && !cx && !e.code && info.declined && info.blocks == 0, "csv noise, auto: declined (%s)", e.msg);
             mb_release(cx);
             mb_release(r);
