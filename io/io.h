@@ -230,6 +230,26 @@ typedef struct IoReadPlan {
     const char *lsep, *lind;
 } IoReadPlan;
 int io_read_plan(const char *path, const IoReadOpts *o, IoReadPlan *p, BrErr *e);
+/* A csv file (or folder of part files) read by ranges of rows (a read
+ * larger than the budget compressed as it is read, docs/cla.md):
+ * io_csv_rows_open scans the data once (its data lines counted, the
+ * offset of every g-th kept, g doubled past 65536 entries) and checks
+ * what the whole read checks first (rows against p->rows; columns from
+ * p->cols, else the first data line's, else the header's); *rows, *cols
+ * receive the size. io_csv_rows parses rows [r0, r1) (clipped) as a
+ * dense block (caller releases); every line it reads is checked as by
+ * the whole read, and an error names the file and the line; when rows
+ * before r0 were not read yet, the first bad line before it is named
+ * instead (the whole read names the file's first). NULL with e set on
+ * an error. */
+typedef struct IoCsvRows IoCsvRows;
+IoCsvRows *io_csv_rows_open(const char *path, const IoReadPlan *p, int64_t *rows, int64_t *cols, BrErr *e);
+MB *io_csv_rows(IoCsvRows *c, int64_t r0, int64_t r1, BrErr *e);
+void io_csv_rows_close(IoCsvRows *c);
+/* Tests only: the index of later io_csv_rows_open's holds at most max
+ * entries (2 to 65536; out of range: the default, 65536). */
+void io_test_csv_index(int64_t max);
+
 /* Bytes of the data (a file, or the sum of a folder's part files). */
 int64_t io_data_bytes(const char *path);
 

@@ -1687,7 +1687,9 @@ typedef struct Stream {
     ClaPlan p;
     Ext *ex;
     SGroup *sg;
-    double **ucol;     /* per column of x: its values when UNC (n), else NULL */
+    double **ucol;     /* per column of x: its values when UNC (ucap rows), else NULL */
+    int64_t ucap;      /* rows the value columns have room for (grown as rows come) */
+    int64_t vnnz;      /* non-zeros written into the value columns */
     int32_t *qpos;     /* column of x -> its position in the plan's order */
     double *cb;        /* a chunk, column-major in the plan's order */
 } Stream;
@@ -1701,8 +1703,34 @@ static int64_t stream_bytes(const Stream *s)
         b += (g->c1 ? s->n : 0) + (g->c2 ? 2 * s->n : 0) + (g->tmp ? s->ch * 4 : 0);
         b += (int64_t)s->ex[k].ts.cap * (s->ex[k].nc * 8 + 8);
     }
-    for (int64_t j = 0; j < s->m; j++) b += s->ucol[j] ? s->n * 8 : 0;
+    for (int64_t j = 0; j < s->m; j++) b += s->ucol[j] ? s->ucap * 8 : 0;
     return b;
+}
+
+/* A lower bound of the bytes of the UNC group the value columns make:
+ * their block with the non-zeros seen so far (mb_est_size grows with
+ * them), without its header. */
+static double stream_values(const Stream *s)
+{
+    int64_t nu = 0;
+    for (int64_t j = 0; j < s->m; j++) nu += s->ucol[j] != NULL;
+    return nu ? mb_est_size(s->n, nu, s->vnnz) - 64 : 0;
+}
+
+/* Room for rows [0, rows) in every value column (grown by half at
+ * least, to at most n rows). */
+static bool stream_grow(Stream *s, int64_t rows)
+{
+    if (rows <= s->ucap) return true;
+    int64_t cap = BR_MIN(s->n, BR_MAX(rows, s->ucap + s->ucap / 2));
+    for (int64_t j = 0; j < s->m; j++) {
+        if (!s->ucol[j]) continue;
+        double *v = br_realloc(s->ucol[j], (size_t)cap * sizeof(double) + 8);
+        if (!v) return false;
+        s->ucol[j] = v;
+    }
+    s->ucap = cap;
+    return true;
 }
 
 /* The sample the plan is made from: parts row ranges spread evenly over
@@ -1746,11 +1774,12 @@ static bool stream_unc(Stream *s, int k, int64_t rows)
     const SGroup *g = &s->sg[k];
     for (int j = 0; j < x->nc; j++) {
         int32_t c = x->cols[j];
-        double *v = s->ucol[c] = br_malloc((size_t)s->n * sizeof(double) + 8);
+        double *v = s->ucol[c] = br_malloc((size_t)s->ucap * sizeof(double) + 8);
         if (!v) return false;
         for (int64_t i = 0; i < rows; i++) {
             int32_t t = g->c2 ? g->c2[i] : g->c1[i];
             v[i] = x->ts.tup[(int64_t)t * x->nc + j];
+            s->vnnz += v[i] != 0;
         }
     }
     return true;
@@ -1797,6 +1826,7 @@ static bool stream_block(Stream *s, const MB *b, int64_t r0)
     int ng = s->p.ngroups;
     for (int64_t c0 = 0; c0 < len; c0 += ch) {
         int64_t cl = BR_MIN(ch, len - c0), base = r0 + c0;
+        if (!stream_grow(s, base + cl)) return false;
         if (b->sparse) {
             memset(s->cb, 0, (size_t)(m * ch) * sizeof(double));
             for (int64_t r = 0; r < cl; r++)
@@ -1822,7 +1852,9 @@ static bool stream_block(Stream *s, const MB *b, int64_t r0)
         }
         for (int64_t q = 0; q < m; q++) {
             double *v = s->ucol[s->p.cols[q]];
-            if (v) memcpy(v + base, s->cb + q * ch, (size_t)cl * sizeof(double));
+            if (!v) continue;
+            memcpy(v + base, s->cb + q * ch, (size_t)cl * sizeof(double));
+            for (int64_t i = 0; i < cl; i++) s->vnnz += v[base + i] != 0;
         }
     }
     return true;
@@ -1906,6 +1938,7 @@ MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPl
     mb_release(smp);
     int ng = s.p.ngroups;
     s.ch = BR_MAX(16, BR_MIN(BR_MIN(EXT_BLK, blk), (256 << 10) / m));
+    s.ucap = BR_MIN(n, blk);
     s.ex = br_calloc((size_t)ng + 1, sizeof(Ext));
     s.sg = br_calloc((size_t)ng + 1, sizeof(SGroup));
     s.ucol = br_calloc((size_t)m + 1, sizeof(double *));
@@ -1918,7 +1951,7 @@ MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPl
         const int32_t *cols = s.p.cols + s.p.start[k];
         if (k == s.p.unc_group) {
             for (int j = 0; ok && j < nc; j++) {
-                ok = (s.ucol[cols[j]] = br_malloc((size_t)n * sizeof(double) + 8)) != NULL;
+                ok = (s.ucol[cols[j]] = br_malloc((size_t)s.ucap * sizeof(double) + 8)) != NULL;
             }
             continue;
         }
@@ -1943,6 +1976,11 @@ MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPl
         ok = stream_block(&s, b, r0);
         peak = BR_MAX(peak, (int64_t)mb_bytes(b) + stream_bytes(&s));
         mb_release(b);
+        if (ok && so->max_bytes > 0 && stream_values(&s) > so->max_bytes) {
+            info->over = true;
+            info->rows = r1;
+            ok = false;
+        }
     }
     ClaGroup **gs = ok ? br_calloc((size_t)ng + 2, sizeof *gs) : NULL;
     ok = ok && gs;
@@ -1956,7 +1994,12 @@ MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPl
         peak = BR_MAX(peak, stream_bytes(&s) + 4 * n + built);
         if (ok && !gs[k]) {
             s.sg[k].dead = true;
-            ok = stream_unc(&s, k, n);
+            ok = stream_grow(&s, n) && stream_unc(&s, k, n);
+            if (ok && so->max_bytes > 0 && stream_values(&s) > so->max_bytes) {
+                info->over = true;
+                info->rows = n;
+                ok = false;
+            }
         }
         sgroup_free(&s, k);
     }
@@ -1982,11 +2025,11 @@ MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPl
     free(s.qpos);
     free(s.cb);
     cla_plan_free(&s.p);
+    info->peak = peak;
     if (!r) {
-        if (!e->code) br_err(e, BR_ENOMEM, "out of memory in compression");
+        if (!e->code && !info->over) br_err(e, BR_ENOMEM, "out of memory in compression");
         return NULL;
     }
-    info->peak = peak;
     stats_compress(br_now_ns() - t0, (size_t)mb_est_size(n, m, nnz), cmb_bytes(r), coded, hashed);
     return r;
 }

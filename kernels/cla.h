@@ -86,16 +86,23 @@ MB *cla_compress(const MB *x, const ClaPlanOpts *o, BrErr *e);
  * info->declined when the plan says it does not pay (!o->force: an
  * estimated ratio under o->min_ratio; the caller reads it whole), NULL
  * with e set on an error. info->peak: the most bytes held at once
- * (a block, the codes, tuples and values kept, the groups made). */
+ * (a block, the codes, tuples and values kept, the groups made; the
+ * value columns grow with the rows read). With so->max_bytes, a matrix
+ * whose value columns alone pass it stops there (NULL, e->code 0,
+ * info->over; the result could not be smaller). */
 typedef MB *(*ClaRowsFn)(void *arg, int64_t r0, int64_t r1, BrErr *e);
 typedef struct ClaStreamOpts {
     int64_t blk_rows;
     int sample_parts;
     int64_t sample_rows;   /* at most blk_rows */
+    double max_bytes;      /* > 0: stop once the value columns alone
+                              (their UNC block with the non-zeros seen)
+                              pass it: NULL, e->code 0, info->over */
 } ClaStreamOpts;
 typedef struct ClaStreamInfo {
     int64_t blocks, peak;
-    bool declined;
+    int64_t rows;          /* over: the rows read when it stopped */
+    bool declined, over;
 } ClaStreamInfo;
 ClaStreamOpts cla_stream_defaults(void);
 MB *cla_compress_rows(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const ClaPlanOpts *o, const ClaStreamOpts *so,

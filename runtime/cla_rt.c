@@ -3,6 +3,7 @@
 #include "cla_rt.h"
 #include "../kernels/cla.h"
 #include "../dist/dist.h"
+#include "distexec.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -258,65 +259,115 @@ static MB *bin_rows(void *arg, int64_t r0, int64_t r1, BrErr *e)
     return io_read_binary_rows((const char *)arg, r0, r1, &rows, &cols, e);
 }
 
-/* read()'s argument k when given (core.c's b_read positions). */
-static const Value *read_arg(const Instr *in, const Value *regs, int k)
-{
-    return k < in->nin && in->in[k] >= 0 && regs[in->in[k]].kind != V_NONE ? &regs[in->in[k]] : NULL;
-}
+static MB *csv_rows(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_csv_rows((IoCsvRows *)arg, r0, r1, e); }
 
-int cla_rt_read_stream(Rt *rt, const Instr *in, Value *regs, BrErr *e)
+/* The n x m matrix of read's file (p: its plan) compressed by blocks of rows from rd (docs/cla.md
+ * "Compressed as it is read") into read's output. 1 done, 0 declined
+ * (auto: the plan does not pay), -1 error in e. */
+static int read_blocks(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, ClaRowsFn rd, void *arg, int64_t n,
+                       int64_t m, BrErr *e)
 {
-    if (!cla_rt_read_past(rt, in) || dist_active()) return 0;
-    const Value *f = read_arg(in, regs, 0), *v;
-    if (!f || f->kind != V_STRING) return 0;
-    IoReadOpts ro;
-    io_read_opts_init(&ro);
-    /* file, format, rows, cols and data_type="matrix" only: the other
-     * arguments are csv's and libsvm's (the whole read checks them) */
-    for (int k = 4; k < in->nin; k++)
-        if ((v = read_arg(in, regs, k)) && !(k == 9 && v->kind == V_STRING && !strcmp(v->s->s, "matrix"))) return 0;
-    if ((v = read_arg(in, regs, 1))) {
-        if (v->kind != V_STRING) return 0;
-        ro.format = v->s->s;
-    }
-    for (int k = 2; k <= 3; k++)
-        if ((v = read_arg(in, regs, k))) {
-            if (!val_is_numeric(v)) return 0;
-            *(k == 2 ? &ro.rows : &ro.cols) = (int64_t)val_as_double(v);
-        }
-    const char *path = f->s->s;
-    IoReadPlan p;
-    BrErr pe = {0};
-    if (io_read_plan(path, &ro, &p, &pe) || !io_fmt_anybin(p.format) || p.meta.cbytes > 0) return 0;
-    if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) return 0;
-    int64_t n, m;
-    MB *none = io_read_binary_rows(path, 0, 0, &n, &m, &pe);
-    if (!none) return 0;   /* the whole read reports it */
-    bool flat = none->cmb == NULL;
-    mb_release(none);
-    if (!flat || (p.rows >= 0 && p.rows != n) || (p.cols >= 0 && p.cols != m) || n < 2 || m < 1) return 0;
-    double budget = br_mem_budget(), raw = mb_est_size(n, m, p.nnz >= 0 ? p.nnz : n * m);
-    if (raw <= budget) return 0;
+    double budget = br_mem_budget();
     /* blocks of about an eighth of the budget (64 KB to 8 MB), whole
      * blocks of SystemDS's layout where they are small enough */
     ClaStreamOpts so = cla_stream_defaults();
     double want = BR_MAX(64e3, BR_MIN(8e6, budget / 8));
     so.blk_rows = BR_MAX(1, (int64_t)(want / (8.0 * (double)m)));
-    int64_t bs = p.meta.blocksize;
+    int64_t bs = rd == bin_rows ? p->meta.blocksize : 0;
     if (bs > 0 && so.blk_rows > bs / 2 && (double)bs * (double)m * 8 <= budget / 4)
         so.blk_rows = (so.blk_rows + bs - 1) / bs * bs;
     so.sample_rows = BR_MIN(so.sample_rows, so.blk_rows);
     ClaPlanOpts o = rt->opt.cla == RT_CLA_ON ? mode_opts(RT_CLA_ON) : cla_plan_defaults();
+    so.max_bytes = budget;   /* the result could not fit: stop early */
     ClaStreamInfo info;
-    MB *cm = cla_compress_rows(bin_rows, (void *)path, n, m, &o, &so, &info, e);
+    MB *cm = cla_compress_rows(rd, arg, n, m, &o, &so, &info, e);
+    const char *path = regs[in->in[0]].s->s;
+    if (info.over) {
+        cla_stats_read(info.blocks, info.peak);
+        double raw = mb_est_size(n, m, n * m);
+        br_err(e, BR_ENOMEM,
+                      "read %s: a %lldx%lld matrix of up to %.*f GB compresses to more than %.*f GB (its "
+                      "uncompressed columns, after %lld rows), still more than the local memory budget of %.*f GB, "
+                      "and distributed execution is not available (run under mpirun)",
+                      path, (long long)n, (long long)m, br_gb_digits(raw / 1e9), raw / 1e9,
+                      br_gb_digits(budget / 1e9), budget / 1e9, (long long)info.rows, br_gb_digits(budget / 1e9),
+                      budget / 1e9);
+        return -1;
+    }
     if (!cm) return e->code ? -1 : 0;
     cla_stats_read(info.blocks, info.peak);
+    if (p->nnz >= 0 && cm->nnz != p->nnz) {   /* as io_read_matrix */
+        br_err(e, BR_EIO, "read %s: %s.mtd says nnz %lld, the data holds %lld non-zeros", path, path,
+               (long long)p->nnz, (long long)cm->nnz);
+        mb_release(cm);
+        return -1;
+    }
     Value *out = &regs[in->out];
     *out = val_matrix(cm);
     double got = (double)mb_bytes(cm);
     if (got <= budget) return 1;
     over_budget(in, regs, cm, (double)mb_est_size(n, m, cm->nnz), got, e);
     return -1;
+}
+
+/* A braid-binary or SystemDS binary file (not already compressed) read
+ * with no csv or libsvm options. */
+static int read_bin(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, const IoReadOpts *ro, BrErr *e)
+{
+    if (ro->header >= 0 || ro->sep || ro->fill >= 0 || ro->has_fill_value || ro->n_na || ro->ind_sep ||
+        p->meta.cbytes > 0)
+        return 0;   /* the whole read checks them */
+    const char *path = regs[in->in[0]].s->s;
+    int64_t n, m;
+    BrErr pe = {0};
+    MB *none = io_read_binary_rows(path, 0, 0, &n, &m, &pe);
+    if (!none) return 0;   /* the whole read reports it */
+    bool flat = none->cmb == NULL;
+    mb_release(none);
+    if (!flat || (p->rows >= 0 && p->rows != n) || (p->cols >= 0 && p->cols != m) || n < 2 || m < 1) return 0;
+    double raw = mb_est_size(n, m, p->nnz >= 0 ? p->nnz : n * m);
+    if (raw <= br_mem_budget()) return 0;
+    return read_blocks(rt, in, regs, p, bin_rows, (void *)path, n, m, e);
+}
+
+/* A csv file (or folder of parts), read as a dense block: by blocks of
+ * rows when rows x cols doubles pass the budget. Without both sizes in
+ * the .mtd or arguments, a file of b bytes holds at most b cells, so
+ * only one whose 8 b bytes pass the budget is scanned to count them. */
+static int read_csv(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, BrErr *e)
+{
+    const char *path = regs[in->in[0]].s->s;
+    double budget = br_mem_budget();
+    if (p->rows >= 0 && p->cols >= 0 ? mb_est_size(p->rows, p->cols, p->rows * p->cols) <= budget
+                                     : mb_est_size(io_data_bytes(path), 1, io_data_bytes(path)) <= budget)
+        return 0;
+    int64_t n, m;
+    IoCsvRows *c = io_csv_rows_open(path, p, &n, &m, e);
+    if (!c) return -1;
+    double raw = mb_est_size(n, m, n * m);
+    int rc = n < 2 || m < 1 || raw <= budget ? 0 : read_blocks(rt, in, regs, p, csv_rows, c, n, m, e);
+    io_csv_rows_close(c);
+    return rc;
+}
+
+int cla_rt_read_stream(Rt *rt, const Instr *in, Value *regs, BrErr *e)
+{
+    if (!cla_rt_read_past(rt, in) || dist_active() || in->nin < 1 || in->in[0] < 0 ||
+        regs[in->in[0]].kind != V_STRING)
+        return 0;
+    IoReadOpts ro;
+    IoReadPlan p;
+    const char *na[RT_MAX_NA];
+    char *nabuf = NULL;
+    BrErr pe = {0};
+    int rc = 0;
+    if (rt_read_opts(in, regs, &ro, na, &nabuf) && !io_read_plan(regs[in->in[0]].s->s, &ro, &p, &pe) &&
+        !(p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix"))) {
+        if (io_fmt_anybin(p.format)) rc = read_bin(rt, in, regs, &p, &ro, e);
+        else if (!strcmp(p.format, "csv")) rc = read_csv(rt, in, regs, &p, e);
+    }
+    free(nabuf);
+    return rc;
 }
 
 int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e)

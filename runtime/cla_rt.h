@@ -25,7 +25,7 @@ int cla_rt_after(Rt *rt, Frame *f, const Code *c, int k, Value *regs, BrErr *e);
  * against it (docs/cla.md "Larger than the budget"). Not under mpirun. */
 bool cla_rt_read_past(const Rt *rt, const Instr *in);
 /* Such a read of a binary matrix file (braid's or SystemDS's layout, not
- * already compressed) whose matrix exceeds the budget, compressed block
+ * already compressed) or a csv file whose matrix exceeds the budget, compressed block
  * of rows by block of rows as it is read (cla_compress_rows), so that
  * the read holds about the compressed size plus one block, never the
  * whole matrix (docs/cla.md "Compressed as it is read"). Returns 1 with

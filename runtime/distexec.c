@@ -36,10 +36,6 @@ static Value *arg(const Instr *in, Value *regs, int k)
     return k < in->nin && in->in[k] >= 0 && regs[in->in[k]].kind != V_NONE ? &regs[in->in[k]] : NULL;
 }
 
-/* read()'s arguments as io's options (builtins/core.c's b_read takes
- * the same positions: file, format, rows, cols, header, sep, fill,
- * default, naStrings, data_type); false when they are not plain values
- * (the local read then reports what is wrong). */
 /* A count argument (rows, cols) that fits an int64. */
 static bool count_arg(const Value *v, int64_t *out)
 {
@@ -52,12 +48,11 @@ static bool count_arg(const Value *v, int64_t *out)
 
 /* naStrings: a list of strings, or one string of comma-separated ones
  * (as b_read splits it); items point into *buf (the caller frees it). */
-#define MAX_NA 16
 static bool na_opts(const Value *v, const char **items, int *n, char **buf)
 {
     *n = 0;
     if (v->kind == V_LIST) {
-        if (v->l->n > MAX_NA) return false;
+        if (v->l->n > RT_MAX_NA) return false;
         for (int i = 0; i < v->l->n; i++) {
             if (v->l->items[i].kind != V_STRING) return false;
             items[(*n)++] = v->l->items[i].s->s;
@@ -67,13 +62,14 @@ static bool na_opts(const Value *v, const char **items, int *n, char **buf)
     if (v->kind != V_STRING || !(*buf = strdup(v->s->s))) return false;
     char *save = NULL;
     for (char *tok = strtok_r(*buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_NA) return false;
+        if (*n == RT_MAX_NA) return false;
         items[(*n)++] = tok;
     }
     return true;
 }
 
-static bool read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **na, char **nabuf)
+/* rt_read_opts: see distexec.h. */
+bool rt_read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **na, char **nabuf)
 {
     io_read_opts_init(o);
     const Value *v;
@@ -105,10 +101,10 @@ static int dist_read(const Instr *in, Value *regs, bool force, BrErr *e)
     IoReadOpts o;
     IoReadPlan p;
     BrErr pe = {0};
-    const char *na[MAX_NA];
+    const char *na[RT_MAX_NA];
     char *nabuf = NULL;
     int rc = DIST_LOCAL;
-    if (!read_opts(in, regs, &o, na, &nabuf) || io_read_plan(path, &o, &p, &pe)) goto done;
+    if (!rt_read_opts(in, regs, &o, na, &nabuf) || io_read_plan(path, &o, &p, &pe)) goto done;
     if (p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix")) goto done;
     /* libsvm shares are parsed with the default separators */
     if (!strcmp(p.format, "libsvm") && (p.lsep || p.lind)) goto done;

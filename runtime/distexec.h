@@ -5,6 +5,7 @@
 #include "interp.h"
 #include "../base/strbuf.h"
 #include "../lang/load.h"
+#include "../io/io.h"
 
 /* Under MPI, before instruction in of c runs: an EX_DIST instruction runs
  * as a distributed operator where dist/ has one; a local one gets its
@@ -19,6 +20,15 @@ void rt_dist_fused_worker(const CgOptions *o);
  * keep of the ranks (rank 0's priced plans, a worker's codegen context
  * of the last run's options). */
 void rt_dist_reset(void);
+
+/* read()'s arguments (builtins/core.c's b_read positions: file, format,
+ * rows, cols, header, sep, fill, default, naStrings, data_type, indSep)
+ * as io's options; false when they are not plain values (the local read
+ * then reports what is wrong). naStrings: at most RT_MAX_NA items in na,
+ * pointing into the instruction's values or *nabuf (the caller frees
+ * it). */
+#define RT_MAX_NA 16
+bool rt_read_opts(const Instr *in, Value *regs, IoReadOpts *o, const char **na, char **nabuf);
 
 /* -explain: the instruction index that leads the piggybacked job
  * instruction i of c is expected to join (itself when it leads one), -1

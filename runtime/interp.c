@@ -142,7 +142,7 @@ void rt_print_stats(Rt *rt, FILE *f, int top)
         fprintf(f, "ParFor loops limited by memory:\t%lld (least degree %d).\n", (long long)rt->npf_memlimited,
                 rt->pf_least_degree);
     if (rt->prog->hooks && rt->prog->hooks->print_stats) rt->prog->hooks->print_stats(rt->prog, f);
-    qsort(rt->stats, (size_t)rt->nstats, sizeof *rt->stats, stat_cmp);
+    if (rt->nstats) qsort(rt->stats, (size_t)rt->nstats, sizeof *rt->stats, stat_cmp);   /* none: NULL */
     fprintf(f, "Heavy hitter instructions:\n");
     fprintf(f, "  #  Instruction          Time(s)      Count\n");
     for (int i = 0; i < rt->nstats && i < top; i++)

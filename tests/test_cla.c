@@ -25,6 +25,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct Spec {
@@ -2217,6 +2218,49 @@ static void stream_case(const char *what, const MB *x, ClaPlanOpts o, ClaStreamO
     mb_release(cx);
 }
 
+/* The overflow case: column 0 of 3 values in the first 20000 of n rows,
+ * then distinct; column 1 of 5 values; column 2 (when m is 3) of 4. */
+static MB *overflow_x(int64_t n, int64_t m)
+{
+    BrErr e = {0};
+    MB *x = mb_dense(n, m, &e);
+    for (int64_t i = 0; i < n; i++) {
+        x->d[i * m] = i < 20000 ? (double)(i % 3) : (double)i + 0.5;
+        x->d[i * m + 1] = (double)(i % 5);
+        if (m > 2) x->d[i * m + 2] = (double)((i / 7) % 4);
+    }
+    mb_recount_nnz(x);
+    return x;
+}
+
+/* x compressed from rd, planned from its first 2000 rows: every cell
+ * x's, column 0 kept as values, the others coded. */
+static void overflow_check(const char *what, ClaRowsFn rd, void *arg, const MB *x)
+{
+    BrErr e = {0};
+    ClaPlanOpts o = cla_plan_defaults();
+    o.force = true;
+    o.cocode = false;
+    ClaStreamOpts so = cla_stream_defaults();
+    so.blk_rows = 7000;
+    so.sample_parts = 0;
+    so.sample_rows = 2000;
+    ClaStreamInfo info;
+    MB *cx = cla_compress_rows(rd, arg, x->rows, x->cols, &o, &so, &info, &e);
+    MB *d = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &e) : NULL;
+    bool unc0 = false, coded = false;
+    for (int g = 0; d && g < cx->cmb->ngroups; g++) {
+        const ClaGroup *q = cx->cmb->groups[g];
+        for (int j = 0; j < q->ncols; j++) {
+            if (q->cols[j] == 0) unc0 = q->enc == CLA_UNC;
+            if (q->cols[j] != 0 && q->enc != CLA_UNC) coded = true;
+        }
+    }
+    T_CHECK(d && same_bits(x, d) && unc0 && coded, "%s: column 0 kept as values, the others coded (%s)", what, e.msg);
+    mb_release(d);
+    mb_release(cx);
+}
+
 static void check_stream(void)
 {
     Spec specs[] = {
@@ -2250,6 +2294,25 @@ static void check_stream(void)
             stream_case(what, x, o, so, k == 0 && v != 1);
         }
         br_set_threads(0);
+        if (specs[k].noise) {
+            /* true with a limit of half of x: the value columns
+             * pass it early, the read stops there, held under twice it */
+            BrErr e = {0};
+            RowSrc src = {.x = x};
+            ClaStreamInfo info;
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = 250;
+            so.sample_rows = 250;
+            so.max_bytes = (double)mb_bytes(x) / 2;
+            MB *cx = cla_compress_rows(src_rows, &src, x->rows, x->cols, &o, &so, &info, &e);
+            T_CHECK(!cx && !e.code && info.over && info.rows > 0 && info.rows < x->rows / 2 &&
+                        (double)info.peak < 2 * so.max_bytes,
+                    "stream noise over the limit: stopped after %lld of %lld rows, %lld bytes held, limit %.0f (%s)",
+                    (long long)info.rows, (long long)x->rows, (long long)info.peak, so.max_bytes, e.msg);
+            mb_release(cx);
+        }
         if (specs[k].noise) {   /* auto: the plan says it does not pay */
             BrErr e = {0};
             RowSrc src = {.x = x};
@@ -2263,42 +2326,276 @@ static void check_stream(void)
         }
         mb_release(x);
     }
-    /* the overflow: column 0 of 3 values in the first 20000 rows, then
-     * distinct; planned from the first 2000 rows */
-    BrErr e = {0};
-    int64_t n = 90000;
-    MB *x = mb_dense(n, 3, &e);
-    for (int64_t i = 0; i < n; i++) {
-        x->d[i * 3] = i < 20000 ? (double)(i % 3) : (double)i + 0.5;
-        x->d[i * 3 + 1] = (double)(i % 5);
-        x->d[i * 3 + 2] = (double)((i / 7) % 4);
-    }
-    mb_recount_nnz(x);
-    ClaPlanOpts o = cla_plan_defaults();
-    o.force = true;
-    o.cocode = false;
-    ClaStreamOpts so = cla_stream_defaults();
-    so.blk_rows = 7000;
-    so.sample_parts = 0;
-    so.sample_rows = 2000;
+    /* the overflow: planned from the first 2000 rows */
+    MB *x = overflow_x(90000, 3);
     RowSrc src = {.x = x};
-    ClaStreamInfo info;
-    MB *cx = cla_compress_rows(src_rows, &src, n, 3, &o, &so, &info, &e);
-    T_CHECK(cx && mb_is_cmb(cx), "stream overflow: compressed (%s)", e.msg);
-    MB *d = cx ? cmb_decompress(cx, &e) : NULL;
-    T_CHECK(d && same_bits(x, d), "stream overflow: every cell x's");
-    bool unc0 = false, coded = false;
-    for (int g = 0; cx && g < cx->cmb->ngroups; g++) {
-        const ClaGroup *q = cx->cmb->groups[g];
-        for (int j = 0; j < q->ncols; j++) {
-            if (q->cols[j] == 0) unc0 = q->enc == CLA_UNC;
-            if (q->cols[j] != 0 && q->enc != CLA_UNC) coded = true;
+    overflow_check("stream overflow", src_rows, &src, x);
+    mb_release(x);
+}
+
+/* csv read by ranges of rows (io_csv_rows) and compressed as it is read
+ * against the whole read (io_read_matrix) compressed after it: the data
+ * written as text with the read's options (header, separator, naStrings,
+ * empty fields filled, a byte-order mark, blank lines, no final newline,
+ * a folder of part files), every cell equal to the bit; ranges at and
+ * off the index grid, a halved index; the overflow fallback; auto's
+ * decline; bad data named by file and line as the whole read names it
+ * (the first bad line, also when the sample met a later one first). */
+typedef struct CsvCase {
+    const char *name;
+    Spec spec;
+    bool header, bom, blank, fill, parts;
+    const char *sep, *na;   /* na: written for NaN, read as naStrings */
+} CsvCase;
+
+static void csv_put(FILE *f, double v, const CsvCase *c, int64_t i, int64_t j)
+{
+    if (isnan(v)) fputs(c->na ? c->na : "NaN", f);
+    else if (v == 0 && c->fill && (i + j) % 3 == 0) {}   /* an empty field: the fill value */
+    else fprintf(f, "%.17g", v);
+}
+
+/* x as csv text at path (a folder of 3 part files when c->parts);
+ * bad >= 0: that row's second field written as "1x2". */
+static void csv_text(const char *path, const MB *x, const CsvCase *c, int64_t bad, int64_t bad2)
+{
+    char cmd[300], fn[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s.mtd", path, path);
+    T_CHECK(system(cmd) == 0, "csv %s: old files removed", c->name);
+    if (c->parts) mkdir(path, 0755);
+    int64_t n = x->rows, m = x->cols, b1 = c->parts ? n / 3 : n, b2 = c->parts ? 2 * n / 3 : n;
+    FILE *f = NULL;
+    for (int64_t i = 0; i < n; i++) {
+        if (i == 0 || i == b1 || i == b2) {
+            if (f) fclose(f);
+            if (c->parts) snprintf(fn, sizeof fn, "%s/part-%05d", path, i == 0 ? 0 : i == b1 ? 1 : 2);
+            else snprintf(fn, sizeof fn, "%s", path);
+            if (!(f = fopen(fn, "w"))) return;
+            if (i == 0 && c->bom) fputs("\xEF\xBB\xBF", f);
+            for (int64_t j = 0; i == 0 && c->header && j < m; j++)
+                fprintf(f, "%sC%lld%s", j ? c->sep : "", (long long)j + 1, j + 1 == m ? "\n" : "");
+        }
+        if (c->blank && i % 37 == 5) fputs(i % 2 ? "\n" : "  \t\n", f);
+        for (int64_t j = 0; j < m; j++) {
+            if (j) fputs(c->sep, f);
+            if ((i == bad || i == bad2) && j == 1) fputs("1x2", f);
+            else csv_put(f, x->d[i * m + j], c, i, j);
+        }
+        /* no newline after a part's last row */
+        if (i + 1 != n && i + 1 != b1 && i + 1 != b2) fputc('\n', f);
+    }
+    if (f) fclose(f);
+}
+
+static void csv_opts_of(const CsvCase *c, IoReadOpts *ro, const char **na)
+{
+    io_read_opts_init(ro);
+    ro->format = "csv";
+    ro->header = c->header;
+    ro->sep = c->sep;
+    if (c->na) {
+        na[0] = c->na;
+        ro->na_strings = na;
+        ro->n_na = 1;
+    }
+}
+
+static MB *csv_src(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_csv_rows((IoCsvRows *)arg, r0, r1, e); }
+
+static MB *dense_of(MB *x)
+{
+    if (!x || !x->sparse) return x;
+    BrErr e = {0};
+    MB *d = mb_to_dense(x, &e);
+    mb_release(x);
+    return d;
+}
+
+static void csv_case(const CsvCase *c, const char *path)
+{
+    BrErr e = {0};
+    MB *x = dense_of(gen(&c->spec));
+    csv_text(path, x, c, -1, -1);
+    IoReadOpts ro;
+    const char *na[1];
+    csv_opts_of(c, &ro, na);
+    MB *ref = dense_of(io_read_matrix(path, &ro, &e));
+    T_CHECK(ref && same_bits(x, ref), "csv %s: the whole read gives the data written (%s)", c->name, e.msg);
+    if (!ref) { mb_release(x); return; }
+    IoReadPlan p;
+    T_CHECK(!io_read_plan(path, &ro, &p, &e), "csv %s: plan", c->name);
+    /* compressed after the whole read, with the options below */
+    bool after[2];
+    for (int v = 0; v < 2; v++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        if (v) o.enc = CLA_DDC1;
+        MB *ax = cla_compress(ref, &o, &e);
+        MB *ad = ax && mb_is_cmb(ax) ? cmb_decompress(ax, &e) : NULL;
+        after[v] = ad && same_bits(ref, ad);
+        mb_release(ad);
+        mb_release(ax);
+    }
+    for (int ix = 0; ix < 2; ix++) {
+        io_test_csv_index(ix ? 6 : 0);   /* 6: halved 3 times or more */
+        int64_t n = -1, m = -1;
+        IoCsvRows *cr = io_csv_rows_open(path, &p, &n, &m, &e);
+        T_CHECK(cr && n == x->rows && m == x->cols, "csv %s: %lldx%lld rows scanned (%s)", c->name, (long long)n,
+                (long long)m, e.msg);
+        if (!cr) break;
+        /* ranges: on the grid, off it, one row, the end */
+        int64_t rr[][2] = {{0, 64}, {1, 2}, {63, 130}, {n - 5, n}, {n / 3, n / 3 + 777}, {0, n}, {n - 1, n + 9}};
+        for (size_t q = 0; q < sizeof rr / sizeof *rr; q++) {
+            int64_t r0 = rr[q][0], r1 = BR_MIN(rr[q][1], n);
+            MB *b = io_csv_rows(cr, r0, rr[q][1], &e);
+            bool ok = b && b->rows == r1 - r0 && b->cols == m;
+            int64_t nz = 0;
+            for (int64_t i = 0; ok && i < r1 - r0; i++)
+                for (int64_t j = 0; j < m; j++) {
+                    double a = ref->d[(r0 + i) * m + j], v = b->d[i * m + j];
+                    ok = ok && (isnan(a) ? isnan(v) : a == v && signbit(a) == signbit(v));
+                    nz += v != 0;
+                }
+            T_CHECK(ok && b->nnz == nz, "csv %s index %d: rows [%lld, %lld) as the whole read's (%s)", c->name, ix,
+                    (long long)r0, (long long)r1, e.msg);
+            mb_release(b);
+        }
+        for (int v = 0; v < 2; v++) {
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            if (v) o.enc = CLA_DDC1;
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = v ? 1001 : 250;
+            so.sample_rows = BR_MIN(so.sample_rows, so.blk_rows);
+            ClaStreamInfo info;
+            MB *cx = cla_compress_rows(csv_src, cr, n, m, &o, &so, &info, &e);
+            MB *d = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &e) : NULL;
+            T_CHECK(d && same_bits(ref, d) && cx->nnz == ref->nnz && after[v],
+                    "csv %s index %d blk %lld: compressed as read equals compressed after the read (%s)", c->name,
+                    ix, (long long)so.blk_rows, e.msg);
+            mb_release(d);
+            mb_release(cx);
+        }
+        io_csv_rows_close(cr);
+    }
+    io_test_csv_index(0);
+    mb_release(ref);
+    mb_release(x);
+}
+
+/* The message of a failed read: whole (io_read_matrix) or by ranges. */
+static void csv_err(const char *path, const CsvCase *c, int64_t rows, bool ranges, char *msg, size_t len)
+{
+    BrErr e = {0};
+    IoReadOpts ro;
+    const char *na[1];
+    csv_opts_of(c, &ro, na);
+    ro.rows = rows;
+    snprintf(msg, len, "(no error)");
+    if (!ranges) {
+        MB *r = io_read_matrix(path, &ro, &e);
+        mb_release(r);
+    } else {
+        IoReadPlan p;
+        int64_t n, m;
+        IoCsvRows *cr = io_read_plan(path, &ro, &p, &e) ? NULL : io_csv_rows_open(path, &p, &n, &m, &e);
+        if (cr) {
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = 1000;
+            so.sample_rows = 1000;
+            ClaStreamInfo info;
+            MB *cx = cla_compress_rows(csv_src, cr, n, m, &o, &so, &info, &e);
+            mb_release(cx);
+            io_csv_rows_close(cr);
         }
     }
-    T_CHECK(unc0 && coded, "stream overflow: column 0 uncompressed, the others coded");
-    mb_release(d);
-    mb_release(cx);
-    mb_release(x);
+    if (e.code) snprintf(msg, len, "%s", e.msg);
+}
+
+static void check_stream_csv(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/braid_clacsv_%ld", (long)getpid());
+    CsvCase cases[] = {
+        {"lowcard", {"c-lowcard", 3000, 6, 4, 0.2, 1, false, 0, false}, false, false, false, false, false, ",", NULL},
+        {"header-sep", {"c-corr", 2500, 5, 8, 0.3, 1, true, 0, false}, true, true, true, false, false, ";", NULL},
+        {"sparse-fill", {"c-sparse", 4000, 7, 3, 0.95, 1, false, 0, false}, false, false, true, true, false, "|",
+         NULL},
+        {"nan-na", {"c-nan", 2000, 4, 5, 0.2, 1, false, 0.05, false}, true, false, false, false, false, ",", "NA"},
+        {"runs-parts", {"c-runs", 3000, 5, 6, 0.3, 97, false, 0, false}, true, true, true, true, true, "::", "?"},
+        {"noise", {"c-noise", 1500, 3, 0, 0, 1, false, 0, true}, false, false, false, false, false, " ", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) csv_case(&cases[k], path);
+    /* the overflow: planned from the first 2000 rows, where column 0 has
+     * 3 values, distinct after row 20000 */
+    {
+        BrErr e = {0};
+        int64_t n = 90000;
+        MB *x = overflow_x(n, 2);
+        CsvCase c = {"overflow", {0}, false, false, false, false, false, ",", NULL};
+        csv_text(path, x, &c, -1, -1);
+        IoReadOpts ro;
+        const char *na[1];
+        csv_opts_of(&c, &ro, na);
+        IoReadPlan p;
+        int64_t rn, rm;
+        IoCsvRows *cr = io_read_plan(path, &ro, &p, &e) ? NULL : io_csv_rows_open(path, &p, &rn, &rm, &e);
+        T_CHECK(cr && rn == n && rm == 2, "csv overflow: opened (%s)", e.msg);
+        if (cr) overflow_check("csv overflow", csv_src, cr, x);
+        /* auto: random data decline */
+        if (cr) {
+            MB *r = mb_dense(6000, 2, &e);
+            for (int64_t i = 0; r && i < r->rows * 2; i++) r->d[i] = urand();
+            mb_recount_nnz(r);
+            c.name = "noise-auto";
+            csv_text(path, r, &c, -1, -1);
+            io_csv_rows_close(cr);
+            cr = io_csv_rows_open(path, &p, &rn, &rm, &e);
+            ClaPlanOpts oa = cla_plan_defaults();
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = 5000;
+            ClaStreamInfo info;
+            MB *cx = cr ? cla_compress_rows(csv_src, cr, rn, rm, &oa, &so, &info, &e) : NULL;
+            T_CHECK(cr && !cx && !e.code && info.declined && info.blocks == 0, "csv noise, auto: declined (%s)", e.msg);
+            mb_release(cx);
+            mb_release(r);
+        }
+        io_csv_rows_close(cr);
+        mb_release(x);
+    }
+    /* bad data: the message of the whole read, with file and line (the
+     * first bad line: row 100, not row 4620, which the sample reads
+     * first); a row count that disagrees; a short line */
+    {
+        CsvCase c = {"bad", {"c-bad", 5000, 4, 4, 0.2, 1, false, 0, false}, true, false, true, false, false, ",", NULL};
+        MB *x = dense_of(gen(&c.spec));
+        char w[1024], r[1024];
+        int64_t bads[][2] = {{100, 4620}, {4620, -1}, {4999, -1}};
+        for (int k = 0; k < 3; k++) {
+            csv_text(path, x, &c, bads[k][0], bads[k][1]);
+            csv_err(path, &c, -1, false, w, sizeof w);
+            csv_err(path, &c, -1, true, r, sizeof r);
+            T_CHECK(strstr(w, path) && strstr(w, ": line ") && !strcmp(w, r),
+                    "csv bad number at row %lld: by ranges \"%s\", whole \"%s\"", (long long)bads[k][0], r, w);
+        }
+        csv_text(path, x, &c, -1, -1);
+        csv_err(path, &c, 4999, false, w, sizeof w);
+        csv_err(path, &c, 4999, true, r, sizeof r);
+        T_CHECK(strstr(w, "expected 4999 rows") && !strcmp(w, r), "csv rows: by ranges \"%s\", whole \"%s\"", r, w);
+        FILE *f = fopen(path, "w");   /* a first row of 4 fields, one of 3 at row 2600 */
+        for (int64_t i = 0; f && i < 3000; i++) fprintf(f, "%s%lld,2,3%s\n", i ? "" : "C1,C2,C3,C4\n", (long long)i,
+                                                         i == 2600 ? "" : ",4");
+        if (f) fclose(f);
+        csv_err(path, &c, -1, false, w, sizeof w);
+        csv_err(path, &c, -1, true, r, sizeof r);
+        T_CHECK(strstr(w, "columns") && !strcmp(w, r), "csv columns: by ranges \"%s\", whole \"%s\"", r, w);
+        mb_release(x);
+    }
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", path);
+    T_CHECK(system(cmd) == 0, "csv files removed");
 }
 
 /* Compression inside a parallel region (a parfor worker calling a
@@ -2357,6 +2654,7 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && !strcmp(argv[1], "stream")) {   /* compression as read alone */
         check_stream();
+        check_stream_csv();
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "sparse-rows")) {   /* the row-wise sparse coder alone */
@@ -2394,6 +2692,7 @@ int main(int argc, char **argv)
     check_choice();
     check_nested();
     check_stream();
+    check_stream_csv();
     crowded_cla();
     return t_done("test_cla");
 }
