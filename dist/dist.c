@@ -533,7 +533,7 @@ static int local_op(const Job *j, Value *in, int64_t lo, int64_t hi, Value *out,
         val_release(&sv);
         return rc;
     }
-    default: return br_err(e, BR_EFAIL, "unknown distributed job %d", j->type);
+    default: br_err(e, BR_EFAIL, "unknown distributed job %d", j->type); return -1;
     }
 }
 
@@ -599,7 +599,7 @@ int finish_map(const Job *j, Value *loc, Value *res, BrErr *e)
     if (g_rank != 0) return 0;
     if (cols < 0) cols = BR_MAX(j->ocols, 0);   /* no rank holds rows: the job knows the columns */
     DM *d = dm_new(j->rows, cols, nnz, j->out);
-    if (!d) { part_drop(j->out); return br_err(e, BR_ENOMEM, "out of memory"); }
+    if (!d) { part_drop(j->out); br_err(e, BR_ENOMEM, "out of memory"); return -1; }
     res->kind = V_DIST;
     res->dm = d;
     return 0;
@@ -1346,7 +1346,7 @@ int dist_scatter(Value *v, BrErr *e)
         }
     }
     pthread_mutex_unlock(&g_lock);
-    if (!d) return br_err(e, BR_ENOMEM, "out of memory");
+    if (!d) { br_err(e, BR_ENOMEM, "out of memory"); return -1; }
     val_release(v);
     v->kind = V_DIST;
     v->dm = d;
@@ -1358,11 +1358,14 @@ int dist_collect(Value *v, BrErr *e)
     if (v->kind != V_DIST) return 0;
     DM *d = v->dm;
     double need = mb_est_size(d->rows, d->cols, d->nnz);
-    if (need > br_mem_physical())
-        return br_err(e, BR_ENOMEM,
-                      "a local operation needs the distributed %lld x %lld matrix on rank 0 (%.1f GB), more "
-                      "than its memory (%.1f GB)",
-                      (long long)d->rows, (long long)d->cols, need / 1e9, br_mem_physical() / 1e9);
+    if (need > br_mem_physical()) {
+        br_err(e, BR_ENOMEM,
+                      "a local operation needs the distributed %lld x %lld matrix on rank 0 (%.*f GB), more "
+                      "than its memory (%.*f GB)",
+                      (long long)d->rows, (long long)d->cols, br_gb_digits(need / 1e9), need / 1e9,
+                      br_gb_digits(br_mem_physical() / 1e9), br_mem_physical() / 1e9);
+        return -1;
+    }
     pthread_mutex_lock(&g_lock);
     Job j = {.type = J_COLLECT, .nin = 1, .id = {d->id}, .rows = d->rows, .ocols = d->cols};
     Value r = val_none();
@@ -1521,9 +1524,12 @@ int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e)
     if (r[0] == 0 && r[1] == x->dm->rows) return run_op(&j, v, out, e);
     /* a row range: to rank 0, which must hold it */
     double need = mb_est_dense(r[1] - r[0], r[3] - r[2]);
-    if (need > br_mem_physical())
-        return br_err(e, BR_ENOMEM, "rows %lld:%lld of a distributed matrix need %.1f GB on rank 0, more than its memory",
-                      (long long)r[0] + 1, (long long)r[1], need / 1e9);
+    if (need > br_mem_physical()) {
+        br_err(e, BR_ENOMEM, "rows %lld:%lld of a distributed matrix need %.*f GB on rank 0, more than its memory (%.*f GB)",
+                      (long long)r[0] + 1, (long long)r[1], br_gb_digits(need / 1e9), need / 1e9,
+                      br_gb_digits(br_mem_physical() / 1e9), br_mem_physical() / 1e9);
+        return -1;
+    }
     j.type = J_RSLICE;
     pthread_mutex_lock(&g_lock);
     int rc = start_job(&j, NULL, NULL, out, e);

@@ -242,7 +242,7 @@ static int reduced_value(const int64_t sh[3], const double *buf, Value *res, BrE
     if (sh[0] == F_SCALAR) { *res = val_double(buf[0]); return 0; }
     if (sh[0] == F_LIST) {
         Value l = val_list_new((int)sh[1]);
-        if (l.kind != V_LIST) return br_err(e, BR_ENOMEM, "out of memory");
+        if (l.kind != V_LIST) { br_err(e, BR_ENOMEM, "out of memory"); return -1; }
         for (int64_t i = 0; i < sh[1]; i++)
             if (list_append(l.l, val_double(buf[i]), NULL, e)) { val_release(&l); return -1; }
         *res = l;

@@ -169,7 +169,7 @@ static int fused_prep(Rt *rt, const Instr *in, Value *regs, FusedPrep *fp, BrErr
     fp->args = malloc((size_t)in->nin * sizeof *fp->args);
     fp->vals = malloc((size_t)in->nin * sizeof *fp->vals);
     fp->part = malloc((size_t)in->nin);
-    if (!fp->args || !fp->vals || !fp->part) return br_err(e, BR_ENOMEM, "out of memory");
+    if (!fp->args || !fp->vals || !fp->part) { br_err(e, BR_ENOMEM, "out of memory"); return -1; }
     for (int k = 0; k < in->nin; k++) {
         fp->args[k] = in->in[k] >= 0 ? &regs[in->in[k]] : &fp->none;
         fp->vals[k] = *fp->args[k];
@@ -180,7 +180,7 @@ static int fused_prep(Rt *rt, const Instr *in, Value *regs, FusedPrep *fp, BrErr
     fp->d.local = fused_local, fp->d.ctx = &fp->ctx;
     fp->d.place = in->plan_place;
     fp->d.price[0] = in->plan_price[0], fp->d.price[1] = in->plan_price[1];
-    if (!(fp->d.plan = cg_plan_pack(in->fused, &fp->d.plen))) return br_err(e, BR_ENOMEM, "out of memory");
+    if (!(fp->d.plan = cg_plan_pack(in->fused, &fp->d.plen))) { br_err(e, BR_ENOMEM, "out of memory"); return -1; }
     return 0;
 }
 
@@ -257,7 +257,7 @@ static int dist_instr(Rt *rt, const Code *c, Frame *f, const Instr *in, Value *r
     case I_FUSED: rc = fused(rt, in, regs, e); break;
     default: rc = DIST_LOCAL; break;
     }
-    if (rc >= 0 && keep_scattered(c, f, in, before, regs)) return br_err(e, BR_ENOMEM, "out of memory");
+    if (rc >= 0 && keep_scattered(c, f, in, before, regs)) { br_err(e, BR_ENOMEM, "out of memory"); return -1; }
     return rc;
 }
 

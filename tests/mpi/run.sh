@@ -1376,6 +1376,25 @@ check_exec() {
 }
 later+=(check_exec)
 
+# rank 0 refuses to collect what does not fit its memory (br_mem_physical:
+# 70% of RAM, lowered here to 100 KB by BRAID_MEM_BUDGET, read once per
+# process: its own launch): a local operation over a distributed 300 x 100
+# matrix (dist_collect) and a row range of it (dist_rix) end with a clear
+# error at the statement, status 1; the next run of the launch, whose row
+# range fits, runs (the row range's refusal used to be taken for a result:
+# "expected a matrix, got a none")
+big='X = rand(rows=300, cols=100, seed=3); Z = X * 2 + 1; if (sum(Z) > 0) { print("z") }; '
+q c2 "$tmp/coll1.out" -config "$tmp/bs7.xml" -s "${big}Y = cumsum(Z); print(sum(Y))"
+q c2 "$tmp/coll2.out" -config "$tmp/bs7.xml" -s "${big}Y = Z[1:200, ]; print(sum(Y))"
+q c2 "$tmp/coll3.out" -config "$tmp/bs7.xml" -s "${big}Y = Z[1:100, ]; print(\"fits \" + sum(Y))"
+if go c2 2 BRAID_MEM_BUDGET=100000 > "$tmp/c2.out" 2>&1; then bad "collect over rank 0's memory: the launch ended with status 0"; else ok; fi
+if grep -qE '^<script>:1:[0-9]+: error: a local operation needs the distributed 300 x 100 matrix on rank 0 \(0\.0002 GB\), more than its memory \(0\.0001 GB\)$' "$tmp/coll1.out"; then ok
+else bad "collect over rank 0's memory: $(tail -n 3 "$tmp/coll1.out")"; fi
+if grep -qE '^<script>:1:[0-9]+: error: rows 1:200 of a distributed matrix need 0\.0002 GB on rank 0, more than its memory \(0\.0001 GB\)$' "$tmp/coll2.out"; then ok
+else bad "row range over rank 0's memory: $(tail -n 3 "$tmp/coll2.out")"; fi
+if grep -q '^fits ' "$tmp/coll3.out" && ! grep -q 'error' "$tmp/coll3.out"; then ok
+else bad "a row range that fits, after two refusals: $(tail -n 3 "$tmp/coll3.out")"; fi
+
 # the batches of the cases above: i2, i4, and a3 (without ptrace: the
 # algorithms' run gives the rank watch line of that path, below); then
 # their checks
