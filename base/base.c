@@ -1,6 +1,5 @@
 /* base.c: errors, allocation, growable arrays, threads, clock. */
 #include "base.h"
-#include "allocfail.h"
 #include "perturb.h"
 #include "vec.h"
 

@@ -46,6 +46,14 @@ void *br_alloc_aligned(size_t n);          /* uninitialised */
 /* Allocation-failure injection of plain malloc/calloc/realloc (the raw
  * mode of BRAID_FAIL_ALLOC; cli/main.c's link-time wrappers ask it). */
 bool br_alloc_fail_raw(void);
+/* The same injection armed from inside a process, around one part of
+ * braid (tests: test_amulet's where-loop kernel calls), so that only
+ * that part's allocations count (br_* wrappers and pool takes, every
+ * thread): from now on the nth allocation fails (n > 0, once), none
+ * fails but they are counted (n == 0), or the injection is off (n < 0);
+ * no line is printed when one fails. Returns the allocations counted
+ * since the last call (or since BRAID_FAIL_ALLOC's start). */
+long br_alloc_fail_arm(long n);
 void *br_calloc_aligned(size_t n);         /* zeroed */
 void br_free_aligned(void *p);
 char *br_strdup(const char *s);

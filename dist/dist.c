@@ -1360,10 +1360,10 @@ int dist_collect(Value *v, BrErr *e)
     double need = mb_est_size(d->rows, d->cols, d->nnz);
     if (need > br_mem_physical()) {
         br_err(e, BR_ENOMEM,
-                      "a local operation needs the distributed %lld x %lld matrix on rank 0 (%.*f GB), more "
-                      "than its memory (%.*f GB)",
-                      (long long)d->rows, (long long)d->cols, br_gb_digits(need / 1e9), need / 1e9,
-                      br_gb_digits(br_mem_physical() / 1e9), br_mem_physical() / 1e9);
+               "a local operation needs the distributed %lld x %lld matrix on rank 0 (%.*f GB), more "
+               "than its memory (%.*f GB)",
+               (long long)d->rows, (long long)d->cols, br_gb_digits(need / 1e9), need / 1e9,
+               br_gb_digits(br_mem_physical() / 1e9), br_mem_physical() / 1e9);
         return -1;
     }
     pthread_mutex_lock(&g_lock);
@@ -1526,8 +1526,8 @@ int dist_rix(Value *x, const int64_t r[4], Value *out, BrErr *e)
     double need = mb_est_dense(r[1] - r[0], r[3] - r[2]);
     if (need > br_mem_physical()) {
         br_err(e, BR_ENOMEM, "rows %lld:%lld of a distributed matrix need %.*f GB on rank 0, more than its memory (%.*f GB)",
-                      (long long)r[0] + 1, (long long)r[1], br_gb_digits(need / 1e9), need / 1e9,
-                      br_gb_digits(br_mem_physical() / 1e9), br_mem_physical() / 1e9);
+               (long long)r[0] + 1, (long long)r[1], br_gb_digits(need / 1e9), need / 1e9,
+               br_gb_digits(br_mem_physical() / 1e9), br_mem_physical() / 1e9);
         return -1;
     }
     j.type = J_RSLICE;

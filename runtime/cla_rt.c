@@ -286,12 +286,12 @@ static int read_blocks(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p
         cla_stats_read(info.blocks, info.peak);
         double raw = mb_est_size(n, m, n * m);
         br_err(e, BR_ENOMEM,
-                      "read %s: a %lldx%lld matrix of up to %.*f GB compresses to more than %.*f GB (its "
-                      "uncompressed columns, after %lld rows), still more than the local memory budget of %.*f GB, "
-                      "and distributed execution is not available (run under mpirun)",
-                      path, (long long)n, (long long)m, br_gb_digits(raw / 1e9), raw / 1e9,
-                      br_gb_digits(budget / 1e9), budget / 1e9, (long long)info.rows, br_gb_digits(budget / 1e9),
-                      budget / 1e9);
+               "read %s: a %lldx%lld matrix of up to %.*f GB compresses to more than %.*f GB (its "
+               "uncompressed columns, after %lld rows), still more than the local memory budget of %.*f GB, "
+               "and distributed execution is not available (run under mpirun)",
+               path, (long long)n, (long long)m, br_gb_digits(raw / 1e9), raw / 1e9,
+               br_gb_digits(budget / 1e9), budget / 1e9, (long long)info.rows, br_gb_digits(budget / 1e9),
+               budget / 1e9);
         return -1;
     }
     if (!cm) return e->code ? -1 : 0;
@@ -338,8 +338,9 @@ static int read_csv(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, B
 {
     const char *path = regs[in->in[0]].s->s;
     double budget = br_mem_budget();
-    if (p->rows >= 0 && p->cols >= 0 ? mb_est_size(p->rows, p->cols, p->rows * p->cols) <= budget
-                                     : mb_est_size(io_data_bytes(path), 1, io_data_bytes(path)) <= budget)
+    bool known = p->rows >= 0 && p->cols >= 0;
+    int64_t b = known ? 0 : io_data_bytes(path);
+    if (known ? mb_est_size(p->rows, p->cols, p->rows * p->cols) <= budget : mb_est_size(b, 1, b) <= budget)
         return 0;
     int64_t n, m;
     IoCsvRows *c = io_csv_rows_open(path, p, &n, &m, e);

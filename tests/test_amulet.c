@@ -10,7 +10,6 @@
 #include "kernels/ew.h"
 #include "kernels/leaf.h"
 #include "kernels/reorg.h"
-#include "base/allocfail.h"
 #include "codegen/amulet.h"
 #include "codegen/cgrun.h"
 #include "bench/amulet_trace.h"
@@ -814,7 +813,7 @@ static void wcall_close(WCall *x)
 }
 
 /* The loop of wcall_open on nt threads with allocation failures injected
- * inside its call (base/allocfail.h): a warm-up call compiles the kernel
+ * inside its call (br_alloc_fail_arm, base/base.h): a warm-up call compiles the kernel
  * and gives the result the other calls must match (rtol: other
  * parameters of a search round differently), a counting call the number
  * of allocations, then the nth fails, for every n. Each call must end
@@ -865,7 +864,7 @@ static long oom_case(const char *body, MB **ins, int64_t M, int64_t N, int64_t K
 }
 
 /* One call of x (wcall_run) under bound pool bp: its allocations outside
- * the pool (base/allocfail.h's count of every allocation less the
+ * the pool (br_alloc_fail_arm's count of every allocation less the
  * pool's takes), *miss the pool's misses, *res its result (caller
  * releases; NULL on error). */
 static long call_outside(WCall *x, BrPool *bp, int64_t *miss, MB **res)
