@@ -771,8 +771,15 @@ static void test_profile_cli(void)
              "BRAID_GPU_PROFILE= XDG_CACHE_HOME='%s'", dir);
     rc = run_braid(arg, "", out, sizeof out);
     T_CHECK(rc == 0 && strstr(out, "GPU profile (measured):"), "a cold cache measures: %s", out);
-    rc = run_braid(arg, "", out, sizeof out);
-    T_CHECK(rc == 0 && strstr(out, "GPU profile (file):"), "then the file: %s", out);
+    /* a measurement that read busy (a loaded host) is written not final
+     * and measured again by the next process, up to GPU_PROBE_ROUNDS
+     * rounds; after those at the latest the file is used */
+    int runs = 1;
+    for (; runs <= GPU_PROBE_ROUNDS; runs++) {
+        rc = run_braid(arg, "", out, sizeof out);
+        if (rc != 0 || !strstr(out, "GPU profile (measured):")) break;
+    }
+    T_CHECK(rc == 0 && strstr(out, "GPU profile (file):"), "then the file (after %d runs): %s", runs, out);
     t_put(cfg, "<root><sysds.gpu.profile>7e-6 -1 2e10</sysds.gpu.profile></root>\n");
     snprintf(arg, sizeof arg, "-config '%s'", cfg);
     rc = run_braid("", arg, out, sizeof out);
