@@ -7,7 +7,7 @@
  * tlen), scalars per row in registers, vector-matrix products against
  * row-major side matrices, a CSR main row expanded into the scratch by
  * its row pointers. Outer: the cell expression at the driver's
- * non-zeros. Cell/MAgg: the cell body over every column of the row or,
+ * non-zeros. Sparse side inputs are read as CSR (csr_side_in). Cell/MAgg: the cell body over every column of the row or,
  * sparse-safe, over the CSR main input's entries. NO_AGG and ROW_AGG
  * write their output rows; the aggregating variants (and multi-output
  * plans) accumulate into the work-item's partial (out + g psz, spoof.h's
@@ -251,29 +251,63 @@ static void emit_partials(const ClGen *g, bool tiled)
 
 /* Can input k be bound as CSR arrays (values P<k>, row pointers RP<k>,
  * columns CI<k>) when it is a side input: a full matrix of the
- * iteration shape other than the main input (the main input's CSR
- * arrays are RP, CI)? gpu/spoof_cl.c finds these parameters by name and
- * binds a CSR side input there (NULL row pointers: dense), and the
- * kernel expands its row into the scratch (csr_side_row). */
-static bool csr_side_in(const CPlan *p, int k) { return p->in[k].mode == IM_FULL && k != p->main; }
+ * iteration shape, a row or a column vector, other than the main input
+ * (the main input's CSR arrays are RP, CI)? gpu/spoof_cl.c finds these
+ * parameters by name and binds a CSR side input there (NULL row
+ * pointers: dense), and the kernel reads it as CSR (docs/gpu.md, "CSR
+ * side inputs"): a full input's row expanded into the scratch
+ * (csr_side_row; Outer: a cursor along the row, cgen_cl_outer), a row
+ * vector expanded once per work-item (csr_side_vec; Outer: a cursor), a
+ * column vector's entry per row (csr_side_col). */
+static bool csr_side_in(const CPlan *p, int k)
+{
+    InMode m = p->in[k].mode;
+    return (m == IM_FULL || m == IM_ROW || m == IM_COL) && k != p->main;
+}
 
 /* The scratch rows e<k> of the CSR side inputs, from off on (a dense
- * input takes none: its row pointers NULL). */
+ * input takes none: its row pointers NULL; a column vector none: its
+ * value is read in place, csr_side_col). */
 static void csr_side_scratch(const CPlan *p, StrBuf *b, const char *base)
 {
     for (int k = 0; k < p->nin; k++)
-        if (csr_side_in(p, k)) sb_printf(b, "    __global double *e%d = %s + off; off += RP%d ? L[%d] : 0;\n", k, base, k, k);
+        if (csr_side_in(p, k) && p->in[k].mode != IM_COL)
+            sb_printf(b, "    __global double *e%d = %s + off; off += RP%d ? L[%d] : 0;\n", k, base, k, k);
+}
+
+/* A sparse row vector k (1 x L[k]) expanded once into the work-item's
+ * scratch row e<k> before its rows, read as p<k> (a dense one in place). */
+static void csr_side_vec(const CPlan *p, StrBuf *b)
+{
+    for (int k = 0; k < p->nin; k++)
+        if (csr_side_in(p, k) && p->in[k].mode == IM_ROW)
+            sb_printf(b, "    gcd p%d = P%d;\n"
+                         "    if (RP%d) {\n"
+                         "        for (long k = 0; k < L[%d]; k++) e%d[k] = 0;\n"
+                         "        for (long q = RP%d[0]; q < RP%d[1]; q++) e%d[CI%d[q]] = P%d[q];\n"
+                         "        p%d = e%d;\n"
+                         "    }\n", k, k, k, k, k, k, k, k, k, k, k, k);
+}
+
+/* Row i's value of column vector k (m x 1; CSR: the row's one entry, if
+ * any), as c<k>. */
+static void csr_side_col(StrBuf *b, int k, const char *ind, const char *guard)
+{
+    sb_printf(b, "%sconst double c%d = %sRP%d ? (RP%d[i + 1] > RP%d[i] ? P%d[RP%d[i]] : 0) : P%d[i];\n", ind, k,
+              guard ? guard : "", k, k, k, k, k, k);
 }
 
 /* Row i of CSR side input k expanded into its scratch row e<k> (its
- * pointer p<k>, at column offset coff when not NULL). */
-static void csr_side_row(StrBuf *b, int k, const char *coff)
+ * pointer p<k>, at column offset coff when not NULL; only where the
+ * condition `when` holds too, when not NULL). */
+static void csr_side_row(StrBuf *b, int k, const char *coff, const char *when)
 {
-    sb_printf(b, "        if (RP%d) {\n"
+    sb_printf(b, "        if (RP%d%s%s) {\n"
                  "            for (long k = 0; k < L[%d]; k++) e%d[k] = 0;\n"
                  "            for (long q = RP%d[i]; q < RP%d[i + 1]; q++) e%d[CI%d[q]] = P%d[q];\n"
                  "            p%d = e%d%s%s;\n"
-                 "        }\n", k, k, k, k, k, k, k, k, k, k, coff ? " + " : "", coff ? coff : "");
+                 "        }\n", k, when ? " && " : "", when ? when : "", k, k, k, k, k, k, k, k, k, coff ? " + " : "",
+              coff ? coff : "");
 }
 
 /* The head of every generated cg_main: its parameters (the inputs P<k>,
@@ -320,6 +354,7 @@ char *cgen_cl_row(const CPlan *p)
     sb_printf(b, "    __global double *qv = tw + off; off += 1;\n"
                  "    __global double *ad = tw + off; off += L[%d];\n", p->main);
     csr_side_scratch(p, b, "tw");
+    csr_side_vec(p, b);
     emit_partials(&g, tiled);
     /* tiled: rb steps in every work-item; one past its rows computes on
      * the last row (its own scratch, the launch's rounded-up size) and
@@ -341,10 +376,9 @@ char *cgen_cl_row(const CPlan *p)
         switch (p->in[k].mode) {
         case IM_FULL:
             sb_printf(b, "        gcd p%d = P%d + i * L[%d];\n", k, k, k);
-            csr_side_row(b, k, NULL);
+            csr_side_row(b, k, NULL, NULL);
             break;
-        case IM_ROW: sb_printf(b, "        gcd p%d = P%d;\n", k, k); break;
-        case IM_COL: sb_printf(b, "        const double c%d = P%d[i];\n", k, k); break;
+        case IM_COL: csr_side_col(b, k, "        ", NULL); break;
         default: break;
         }
     }
@@ -378,11 +412,11 @@ static void outer_operand(const CPlan *p, int n, char *buf, size_t len)
     int k = x->in;
     switch (p->in[k].mode) {
     case IM_SCALAR: snprintf(buf, len, "s%d", k); break;
-    case IM_COL: snprintf(buf, len, "P%d[i]", k); break;
-    case IM_ROW: snprintf(buf, len, "P%d[j]", k); break;
+    case IM_COL: snprintf(buf, len, "c%d", k); break;
+    case IM_ROW: snprintf(buf, len, "x%d", k); break;
     case IM_FULL:
         if (k == p->main) snprintf(buf, len, "wv");
-        else snprintf(buf, len, "P%d[i * L[%d] + j]", k, k);
+        else snprintf(buf, len, "x%d", k);
         break;
     default: snprintf(buf, len, "0.0"); break;
     }
@@ -455,6 +489,14 @@ char *cgen_cl_outer(const CPlan *p)
     sb_puts(b, "    for (long it = 0; it < rb; it++) {\n"
                "        const long i = r0 + it;\n"
                "        const int ra = i < r1;\n");
+    /* the side inputs' values at W's non-zeros: CSR ones by a cursor u<k>
+     * along the row's entries (W's cells come in column order), from
+     * the row's first entry; a column vector's per row */
+    for (int k = 0; k < p->nin; k++) {
+        if (!csr_side_in(p, k)) continue;
+        if (p->in[k].mode == IM_COL) csr_side_col(b, k, "        ", "!ra ? 0 : ");
+        else sb_printf(b, "        long u%d = !ra || !RP%d ? 0 : RP%d[%s];\n", k, k, k, p->in[k].mode == IM_ROW ? "0" : "i");
+    }
     if (p->var == V_LEFT_MM) sb_printf(b, "        if (ra) for (long c = 0; c < L[%d]; c++) out[i * L[%d] + c] = 0;\n", side, side);
     /* W's non-zeros: its CSR entries, or the dense row's non-zero cells,
      * taken by column tiles [j0, j0 + jn): entries [q, qt) */
@@ -495,6 +537,20 @@ char *cgen_cl_outer(const CPlan *p)
                  "                if (wv == 0) { %scontinue; }\n"
                  "                const double t%d = r ? acc[j - j0] : 0;\n",
               u, p->main, p->main, p->var == V_NO_AGG ? "out[q] = 0; " : "", uv);
+    for (int k = 0; k < p->nin; k++) {
+        if (!csr_side_in(p, k) || p->in[k].mode == IM_COL) continue;
+        bool row = p->in[k].mode == IM_ROW;
+        char d[48];
+        if (row) snprintf(d, sizeof d, "P%d[j]", k);
+        else snprintf(d, sizeof d, "P%d[i * L[%d] + j]", k, k);
+        sb_printf(b, "                double x%d;\n"
+                     "                if (RP%d) {\n"
+                     "                    const long ue = RP%d[%s];\n"
+                     "                    while (u%d < ue && CI%d[u%d] < j) u%d++;\n"
+                     "                    x%d = u%d < ue && CI%d[u%d] == j ? P%d[u%d] : 0;\n"
+                     "                } else x%d = %s;\n",
+                  k, k, k, row ? "1" : "i + 1", k, k, k, k, k, k, k, k, k, k, k, d);
+    }
     for (int i = 0; i < p->nn; i++) {
         const CNode *x = &p->n[i];
         if (x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_TER) continue;
@@ -532,6 +588,7 @@ static void cell_operand(const CPlan *p, int n, bool sp, char *buf, size_t len)
     case IM_COL: snprintf(buf, len, "c%d", k); break;
     case IM_ROW: case IM_FULL:
         if (sp && k == p->main) snprintf(buf, len, "av");
+        else if (sp && p->in[k].mode == IM_FULL) snprintf(buf, len, "x%d", k);
         else snprintf(buf, len, "p%d[j]", k);
         break;
     default: snprintf(buf, len, "0.0"); break;
@@ -612,6 +669,19 @@ static void cell_loop(const CPlan *p, StrBuf *b, bool sp)
     if (sp) sb_printf(b, "        for (long q = RP[i]; q < RP[i + 1]; q++) {\n"
                          "%sconst long j = CI[q]; const double av = P%d[q]; (void)j;\n", ind, p->main);
     else sb_puts(b, "        for (long j = 0; j < n; j++) {\n");
+    /* the sparse path: a full side input's cell by the cursor u<k> along
+     * its CSR row (the main input's entries come in column order), only
+     * at the cells visited; a dense one in place */
+    for (int k = 0; k < p->nin && sp; k++) {
+        if (!csr_side_in(p, k) || p->in[k].mode != IM_FULL) continue;
+        sb_printf(b, "%sdouble x%d;\n"
+                     "%sif (RP%d) {\n"
+                     "%s    const long ue = RP%d[i + 1], jc = j + L[%d];\n"
+                     "%s    while (u%d < ue && CI%d[u%d] < jc) u%d++;\n"
+                     "%s    x%d = u%d < ue && CI%d[u%d] == jc ? P%d[u%d] : 0;\n"
+                     "%s} else x%d = p%d[j];\n",
+                  ind, k, ind, k, ind, k, p->nin + k, ind, k, k, k, k, ind, k, k, k, k, k, k, ind, k, k);
+    }
     for (int i = 0; i < p->nn; i++) {
         const CNode *x = &p->n[i];
         if (x->kind != CN_UN && x->kind != CN_BIN && x->kind != CN_TER) continue;
@@ -642,6 +712,7 @@ char *cgen_cl_cell(const CPlan *p)
     if (p->main >= 0 && p->in[p->main].mode == IM_FULL) sb_printf(b, "    long off = msp == 1 ? L[%d] : 0;\n", p->main);
     else sb_puts(b, "    long off = 0;\n");
     csr_side_scratch(p, b, "ad");
+    csr_side_vec(p, b);
     for (int k = 0; k < p->nin; k++)
         if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);
     bool rowv = p->var == V_ROW_AGG, full = cell_full(p);
@@ -671,13 +742,18 @@ char *cgen_cl_cell(const CPlan *p)
                              "            p%d = ad + L[%d];\n"
                              "        }\n", k, k, k, nin + k);
             } else {
+                /* (the sparse path reads it by a cursor instead: cell_loop) */
                 char coff[24];
                 snprintf(coff, sizeof coff, "L[%d]", nin + k);
-                csr_side_row(b, k, coff);
+                csr_side_row(b, k, coff, spath ? "msp != 2" : NULL);
+                if (spath) sb_printf(b, "        long u%d = RP%d ? RP%d[i] : 0;\n", k, k, k);
             }
             break;
-        case IM_ROW: sb_printf(b, "        gcd p%d = P%d;\n", k, k); break;
-        case IM_COL: sb_printf(b, "        const double c%d = P%d[i];\n", k, k); break;
+        case IM_ROW: if (!csr_side_in(p, k)) sb_printf(b, "        gcd p%d = P%d;\n", k, k); break;
+        case IM_COL:
+            if (csr_side_in(p, k)) csr_side_col(b, k, "        ", NULL);
+            else sb_printf(b, "        const double c%d = P%d[i];\n", k, k);
+            break;
         default: break;
         }
     }

@@ -1419,20 +1419,70 @@ static double dev_pass_time(const Hop *X, double bw)
 
 static bool zero_over(CostCtx *x, const CVec *v, const Hop *h, int d);
 
-/* Does operator v read the CSR X as a side input (its main input
- * another matrix of X's shape)? Row: the input of most cells, first
- * among equals (row_main). Cell/MAgg: cplan.c choose_main's driver, the
- * sparsest input of the cell expression's shape over whose zeros the
- * expression under v's root is zero (zero_over), else the first such
- * input (v's inputs in the order rcost met them, for the plan's). The
- * operator's kernel then expands each of X's rows into its scratch
- * (gpu/spoof_cl.c, codegen/cgen_cl.c csr_side_in), in its own launch. */
-static bool csr_side(CostCtx *x, const CVec *v, const Hop *X)
+/* The bytes operator v's launch adds by reading the CSR X as a side
+ * input (its main input another matrix of X's shape; 0 when X is dense
+ * or the main input). The main input: Row's, the input of most cells,
+ * first among equals (row_main); Cell/MAgg's, cplan.c choose_main's
+ * driver, the sparsest input of the cell expression's shape over whose
+ * zeros the expression under v's root is zero (zero_over), and those of
+ * the MAgg operator's other roots where v's full aggregate joins one
+ * (partners_zero_over), else the first such input (v's inputs in the
+ * order rcost met them, for the plan's). The operator's kernel (codegen/cgen_cl.c csr_side_in) then
+ * either expands each of X's rows into its scratch (Row; Cell/MAgg off
+ * the sparse path: X's dense bytes written, 8 per cell) or, on the
+ * sparse path (a CSR main input the expression is zero over), reads the
+ * cells it visits by a cursor along X's rows (X's entries read once, no
+ * scratch: bytes(X)), in its own launch either way. */
+/* Is the expression under h, a hop of the fused region whose entry at h
+ * is e (its inputs fused where e refers to them, under the current
+ * cut), zero wherever input d is zero? zero_over's rule for a region
+ * costed apart from the operator at hand (a MAgg partner's). */
+static bool zero_over_reg(CostCtx *x, const Hop *h, const MEntry *e, int d, int depth)
 {
-    if (dense_est(X)) return false;
-    if (v->type == T_ROW) return row_main(x, v) != X->id;
+    if (h->id == d) return true;
+    if (!e || depth > 64 || h->nin < 1 || h->nin > 2) return false;
+    bool z[2] = {false, false};
+    for (int i = 0; i < h->nin; i++) {
+        const Hop *in = h->in[i];
+        const MEntry *ei = in && i < e->nin && e->ref[i] >= 0 ? best_ok(x, in, e->type) : NULL;
+        z[i] = in && (ei ? zero_over_reg(x, in, ei, d, depth + 1) : in->id == d);
+    }
+    int fl = op_info[h->op].flags;
+    if (h->kind == H_UNARY && h->nin == 1) return (fl & OF_SAFE) && z[0];
+    if (h->kind != H_BINARY || h->nin != 2) return false;
+    if (fl & OF_MULT) return z[0] || z[1];
+    if ((fl & OF_SAFE) && z[0] && z[1]) return true;
+    if (z[0] && is_num_lit(h->in[1])) return ops_binary(h->op, 0, val_as_double(&h->in[1]->lit)) == 0;
+    if (z[1] && is_num_lit(h->in[0])) return ops_binary(h->op, val_as_double(&h->in[0]->lit), 0) == 0;
+    return false;
+}
+
+/* Is every other root of the MAgg operator that select.c forms with
+ * v's full aggregate (cg_magg_partners; none: true) zero wherever input
+ * d is? choose_main takes a driver every root is zero over. */
+static bool partners_zero_over(CostCtx *x, const CVec *v, int d)
+{
+    const Hop *root = v->root, *roots[CG_MAXOUT];
+    if (!root || root->kind != H_AGG || root->dir != DIR_FULL) return true;
+    int nr = cg_magg_partners(x->m, cost_best, x, root, roots, CG_MAXOUT);
+    for (int r = 0; r < nr; r++) {
+        const Hop *h = roots[r];
+        if (h == root) continue;
+        const MEntry *e = best_ok(x, h, T__N), *ec;
+        const Hop *cell = h->nin > 0 ? h->in[0] : NULL;
+        if (!e || !cell) return false;
+        ec = e->nin > 0 && e->ref[0] >= 0 ? best_ok(x, cell, e->type) : NULL;
+        if (!(ec ? zero_over_reg(x, cell, ec, d, 0) : cell->id == d)) return false;
+    }
+    return true;
+}
+
+static double csr_side_bytes(CostCtx *x, const CVec *v, const Hop *X)
+{
+    if (dense_est(X)) return 0;
+    if (v->type == T_ROW) return row_main(x, v) != X->id ? 8 * cells(X) : 0;
     const Hop *root = v->root, *cell = root && root->kind == H_AGG && root->nin > 0 ? root->in[0] : root;
-    if (!cell) return false;
+    if (!cell) return 0;
     int main = -1, first = -1;
     double best = 2;
     for (int i = 0; i < v->nin; i++) {
@@ -1441,10 +1491,13 @@ static bool csr_side(CostCtx *x, const CVec *v, const Hop *X)
         if (first < 0) first = in->id;
         if (sparsity(in) >= best) continue;
         x->zstamp++;
-        if (zero_over(x, v, cell, in->id)) main = in->id, best = sparsity(in);
+        if (zero_over(x, v, cell, in->id) && partners_zero_over(x, v, in->id)) main = in->id, best = sparsity(in);
     }
+    /* the sparse path: a sparse-safe driver held as CSR */
+    bool path = main >= 0 && best < MB_SPARSITY_TURN_POINT;
     if (main < 0) main = first;
-    return main >= 0 && main != X->id;
+    if (main < 0 || main == X->id) return 0;
+    return path ? bytes(X) : 8 * cells(X);
 }
 
 /* The device side of a stitched vector under -gpu (docs/codegen.md,
@@ -1458,8 +1511,8 @@ static bool csr_side(CostCtx *x, const CVec *v, const Hop *X)
  * region, pre_in_launch: its passes over X, dense or CSR (dev_pass_time),
  * and each vector written and read once): no launch of their own, no
  * transfer; a CSR X read as a side input adds its rows' expansion in
- * the operator's launch (csr_side: its dense bytes written to the
- * scratch, no launch). By their own operators (and under dev_pre,
+ * the operator's launch, or on a sparse main path its cursor's reads
+ * (csr_side_bytes; no launch). By their own operators (and under dev_pre,
  * which this does not price: stitched inputs over two matrices or a
  * slice, an operator without OpenCL text) each aggregate and expression
  * operator is a launch of its own, X is read per pass and each vector
@@ -1476,7 +1529,7 @@ static double dev_vec_time(CostCtx *x, const CVec *v, Hop *const *hs, int nh, co
     double t = passes * dev_pass_time(X, g.bw);
     if (v->type == T_CELL && dense_est(X)) return t;
     t += 2 * vec / g.bw;
-    if (csr_side(x, v, X)) t += 8 * cells(X) / g.bw;
+    t += csr_side_bytes(x, v, X) / g.bw;
     return t;
 }
 

@@ -3,8 +3,10 @@
  * codegen/cgen_cl.c generates the kernel `cg_main` of a CPlan; this file
  * is its skeleton, the device twin of kernels/spoof_row.c, spoof_outer.c
  * and spoof_cell.c: it binds the inputs (device copies from the pool;
- * sparse side inputs expanded on the device; a CSR main input passed as
- * its row pointers, columns and values), launches one work-item per
+ * CSR side inputs of the iteration shape, row and column vectors passed
+ * as CSR to the kernel that reads them so, a product's sparse operand
+ * expanded on the device; a CSR main input passed as its row pointers,
+ * columns and values), launches one work-item per
  * contiguous block of rows, each with its own scratch, and for the
  * aggregating variants adds the work-items' partials in a fixed order
  * (cg_comb: one work-item per output cell, blocks 0, 1, ... in turn), so
@@ -336,7 +338,8 @@ static int csr_side_params(const char *src, int n, bool *side)
 
 /* The scratch doubles per row that generated src takes for the CSR side
  * inputs of in (csr_side_params; main and a stitched call's replaced
- * inputs excepted): their columns. */
+ * inputs excepted): their columns (a column vector's one, unused; Outer
+ * takes none: its kernel has no scratch). */
 static int64_t csr_side_len(const char *src, const SpoofIn *in, int main, const GpuStitchIn *st)
 {
     bool *side = br_calloc((size_t)in->n + 1, sizeof *side);

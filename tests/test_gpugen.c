@@ -569,6 +569,81 @@ static void test_launches(void)
  * and CSR off it (Wn: nothing zero-preserving; both expanded in one
  * scratch). Shapes with ragged blocks, one row, one column; X at 1%,
  * 20% and 60% non-zeros (a row with none at 1%). */
+/* One run of test_csr_side's case c at M x N (side inputs at density
+ * dn): on the CPU, under -gpu force with the CSR side inputs X, r, c
+ * bound as CSR, and with them dense. */
+static void csr_side_run(const Case *c, int64_t M, int64_t N, double dn, bool one)
+{
+    const char *nm[9] = {"X", "W", "Ws", "Wn", "B", "U", "V", "r", "c"};
+    static const int side[] = {0, 7, 8};   /* X, r, c: CSR, then dense */
+    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
+    char what[64];
+    snprintf(what, sizeof what, "%lldx%lld at %g", (long long)M, (long long)N, dn);
+    MB *in[9] = {t_gen(M, N, dn, 0, 1, true),      t_gen(M, N, 1, 0.5, 2, false), t_gen(M, N, dn / 4, 0.5, 2, true),
+                 t_gen(M, N, 0.3, 0.5, 2, true),   t_gen(N, 3, 1, -1, 1, false),  t_gen(M, 3, 1, 0, 1, false),
+                 t_gen(N, 3, 1, 0, 1, false),      t_gen(1, N, dn, 0, 1, true),   t_gen(M, 1, dn, 0, 1, true)};
+    MB *dn_[3] = {NULL, NULL, NULL};
+    BrErr e = {0};
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; k++) ok = (dn_[k] = mb_to_dense(in[side[k]], &e)) != NULL;
+    T_CHECK(ok, "%s %s: dense side inputs: %s", c->name, what, e.msg);
+    TRun want = {0}, got = {0}, dense = {0};
+    GpuStats g = {0}, gd = {0};
+    if (ok) {
+        gpu_configure(GPU_OFF, -1, 0);
+        t_run_dml(c->src, &o, 9, nm, in, c->nout, (const char **)c->out, &want);
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_set_stitch(false);
+        gpu_spoof_comb(1);
+        gpu_stats_reset();
+        t_run_dml(c->src, &o, 9, nm, in, c->nout, (const char **)c->out, &got);
+        g = gpu_stats();
+        MB *sp[3];
+        for (int k = 0; k < 3; k++) sp[k] = in[side[k]], in[side[k]] = dn_[k];
+        gpu_stats_reset();
+        t_run_dml(c->src, &o, 9, nm, in, c->nout, (const char **)c->out, &dense);
+        gd = gpu_stats();
+        for (int k = 0; k < 3; k++) in[side[k]] = sp[k];
+        gpu_spoof_comb(0);
+        gpu_set_stitch(true);
+        T_CHECK(want.rc == 0 && got.rc == 0 && dense.rc == 0, "%s %s: %s / %s / %s", c->name, what, want.err, got.err,
+                dense.err);
+    }
+    if (ok && !want.rc && !got.rc && !dense.rc) {
+        for (int t = 0; t < c->nout; t++) {
+            check_out(c, t, &got.out[t], &want.out[t], what);
+            check_out(c, t, &dense.out[t], &want.out[t], what);
+            check_out_tol(c, t, &got.out[t], &dense.out[t], 0, "side inputs CSR vs dense, to the bit");
+        }
+        int64_t all = got.st.fused[0] + got.st.fused[1] + got.st.fused[2] + got.st.fused[3];
+        T_CHECK(g.fused_ops == all && g.fused_cpu == 0, "%s %s: %lld on the device, %lld on the CPU, %lld placed", c->name,
+                what, (long long)g.fused_ops, (long long)g.fused_cpu, (long long)all);
+        /* (one row or one column: other plans, or none: the counts must
+         * still agree where codegen places operators; without them the
+         * basic operators expand their sparse inputs) */
+        if (one && M > 1 && N > 1)
+            T_CHECK(all == 1 && g.launches == 1, "%s %s: %lld operators, %lld launches (want 1 and 1)", c->name, what,
+                    (long long)all, (long long)g.launches);
+        T_CHECK(all == 0 || g.launches == gd.launches, "%s %s: %lld launches with the side inputs CSR, %lld dense", c->name, what,
+                (long long)g.launches, (long long)gd.launches);
+        if (M == 130 && dn == 0.2)
+            printf("CSR side input %s: %lld launches (dense: %lld)\n", c->name, (long long)g.launches, (long long)gd.launches);
+    }
+    t_run_free(&want);
+    t_run_free(&got);
+    t_run_free(&dense);
+    for (int k = 0; k < 3; k++) mb_release(dn_[k]);
+    for (int k = 0; k < 9; k++) mb_release(in[k]);
+}
+
+/* CSR side inputs read inside the operator's own launch (docs/gpu.md,
+ * "CSR side inputs"): a full input of the iteration shape other than the
+ * main input (Row, Cell/MAgg: its rows expanded in the kernel's scratch;
+ * Outer: each visited cell by a cursor along the row's entries), and
+ * sparse row (r: 1 x n) and column (c: m x 1) vectors. X at densities
+ * 1%, 20% and 60%, r and c alike; one operator in one launch, the same
+ * launches as with the side inputs dense, equal to the CPU, and to the
+ * bit to the dense run. */
 static void test_csr_side(void)
 {
     static const Case S[] = {
@@ -580,11 +655,17 @@ static void test_csr_side(void)
         {"side sparse-safe main", "S = Ws * exp(X)\n", 1, {"S"}},
         {"side both CSR", "s = colSums(exp(Wn) * (X + 1))\n", 1, {"s"}},
         {"side row", "Z = (W * (X + 1)) %*% B\n", 1, {"Z"}},
+        /* Outer: W's non-zeros visit X's cells in column order */
+        {"side outer full_agg", "s = sum(Ws * (X - U %*% t(V)) ^ 2)\n", 1, {"s"}},
+        {"side outer no_agg", "S = Ws * (X + exp(U %*% t(V)))\n", 1, {"S"}},
+        {"side outer left", "Z = (Ws * (X + U %*% t(V))) %*% V\n", 1, {"Z"}},
+        {"side outer vectors", "s = sum(Ws * (X - U %*% t(V) * r) * c)\n", 1, {"s"}},
+        /* sparse row and column vectors */
+        {"side vectors cell", "s = rowSums((W + r) * c)\n", 1, {"s"}},
+        {"side vectors row", "Z = ((W + r) * c) %*% B\n", 1, {"Z"}},
     };
     static const int64_t shp[][2] = {{130, 37}, {1001, 9}, {1, 13}, {7, 1}};
     static const double dens[] = {0.01, 0.2, 0.6};
-    const char *nm[5] = {"X", "W", "Ws", "Wn", "B"};
-    CgOptions o = {.enabled = true, .plancache = true, .policy = CG_FUSE_ALL, .keep_fused = true};
     int run = 0;
     for (size_t q = 0; q < sizeof S / sizeof *S; q++)
         for (int si = 0; si < 4; si++)
@@ -593,65 +674,8 @@ static void test_csr_side(void)
                  * shapes in turn (the same program: no builds); under the
                  * sanitizers every other run */
                 if ((si > 0 && (int)(q + si + di) % 3) || !t_keep(run++, 2)) continue;
-                const Case *c = &S[q];
-                int64_t M = shp[si][0], N = shp[si][1];
-                char what[64];
-                snprintf(what, sizeof what, "%lldx%lld at %g", (long long)M, (long long)N, dens[di]);
                 t_seed(1700 + q * 31 + (uint64_t)si * 7 + (uint64_t)di);
-                MB *in[5] = {t_gen(M, N, dens[di], 0, 1, true), t_gen(M, N, 1, 0.5, 2, false),
-                             t_gen(M, N, dens[di] / 4, 0.5, 2, true), t_gen(M, N, 0.3, 0.5, 2, true),
-                             t_gen(N, 3, 1, -1, 1, false)};
-                BrErr e = {0};
-                MB *xd = mb_to_dense(in[0], &e);
-                T_CHECK(xd != NULL, "%s %s: dense X: %s", c->name, what, e.msg);
-                if (!xd) {
-                    for (int k = 0; k < 5; k++) mb_release(in[k]);
-                    continue;
-                }
-                TRun want, got, dense;
-                gpu_configure(GPU_OFF, -1, 0);
-                t_run_dml(c->src, &o, 5, nm, in, c->nout, (const char **)c->out, &want);
-                gpu_configure(GPU_FORCE, -1, 0);
-                gpu_set_stitch(false);
-                gpu_spoof_comb(1);
-                gpu_stats_reset();
-                t_run_dml(c->src, &o, 5, nm, in, c->nout, (const char **)c->out, &got);
-                GpuStats g = gpu_stats();
-                MB *sx = in[0];
-                in[0] = xd;
-                gpu_stats_reset();
-                t_run_dml(c->src, &o, 5, nm, in, c->nout, (const char **)c->out, &dense);
-                GpuStats gd = gpu_stats();
-                in[0] = sx;
-                gpu_spoof_comb(0);
-                gpu_set_stitch(true);
-                T_CHECK(want.rc == 0 && got.rc == 0 && dense.rc == 0, "%s %s: %s / %s / %s", c->name, what, want.err,
-                        got.err, dense.err);
-                if (!want.rc && !got.rc && !dense.rc) {
-                    for (int t = 0; t < c->nout; t++) {
-                        check_out(c, t, &got.out[t], &want.out[t], what);
-                        check_out(c, t, &dense.out[t], &want.out[t], what);
-                        check_out_tol(c, t, &got.out[t], &dense.out[t], 0, "X CSR vs X dense, to the bit");
-                    }
-                    int64_t all = got.st.fused[0] + got.st.fused[1] + got.st.fused[2] + got.st.fused[3];
-                    T_CHECK(g.fused_ops == all && g.fused_cpu == 0, "%s %s: %lld on the device, %lld on the CPU, %lld placed",
-                            c->name, what, (long long)g.fused_ops, (long long)g.fused_cpu, (long long)all);
-                    /* (one row or one column: other plans, or none; the
-                     * counts must still agree) */
-                    if (M > 1 && N > 1)
-                        T_CHECK(all == 1 && g.launches == 1, "%s %s: %lld operators, %lld launches (want 1 and 1)", c->name,
-                                what, (long long)all, (long long)g.launches);
-                    T_CHECK(g.launches == gd.launches, "%s %s: %lld launches with X CSR, %lld with X dense", c->name, what,
-                            (long long)g.launches, (long long)gd.launches);
-                    if (si == 0 && di == 1)
-                        printf("CSR side input %s: %lld launches (X dense: %lld)\n", c->name, (long long)g.launches,
-                               (long long)gd.launches);
-                }
-                t_run_free(&want);
-                t_run_free(&got);
-                t_run_free(&dense);
-                mb_release(xd);
-                for (int k = 0; k < 5; k++) mb_release(in[k]);
+                csr_side_run(&S[q], shp[si][0], shp[si][1], dens[di], true);
             }
 }
 
