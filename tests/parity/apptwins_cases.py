@@ -165,3 +165,40 @@ for nm, fam, args in (("gaussian_id", "gauss", (1, 0.0, 1, 1.0)),
          "write(B[, 1], $betas_R, format=\"csv\")\n"
          % (dfam, 0.0 if bern else par, link, lpow, par if bern else 0.0),
          {"betas_R": {}}, tol=1e-6)
+
+# ParForCorrelationTest and ParForCorrelationTestLarge: the Pearson
+# correlation of every pair of columns i < j (the upper triangle of cor,
+# no diagonal) against parfor_corr.R / parfor_corr_large.R, V in [0, 1]
+# (the Java tests' minVal and maxVal), 3578 x 20 (here 200 x 20) dense;
+# eps 1e-10.
+# parfor_corr_large.R fills only the pairs i in 1..8, j in i+1..i+9.
+case("app_parfor_corr", "applications/parfor/parfor_corr", ["{IN}", "{EXP}"],
+     {"V": lambda: rand(200, 20, 0, 1, 1.0, 91)},
+     "R = upper.tri(target=cor(read($V)), diag=FALSE, values=TRUE)\n"
+     "write(R, $Rout, format=\"csv\")\n",
+     {"Rout": {}})
+case("app_parfor_corr_large", "applications/parfor/parfor_corr_large",
+     ["{IN}", "{EXP}"],
+     {"V": lambda: rand(200, 20, 0, 1, 1.0, 92)},
+     "C = cor(read($V))\n"
+     "M = matrix(0, ncol(C), ncol(C))\n"
+     "for (i in 1:8) M[i, (i + 1):(i + 9)] = matrix(1, 1, 9)\n"
+     "write(C * M, $Rout, format=\"csv\")\n",
+     {"Rout": {}})
+
+# ParForNaiveBayesTest: naiveBayes(laplace=1) against parfor_naive-bayes.R,
+# D 50000 x 105 (here 200 x 20) at sparsity 0.7 and 0.05 (seed 7), C =
+# round(U[1, 5]) (seed 3), 5 classes; eps 1e-10. The Java test draws D in
+# [-1, 1], which its standalone parfor_naive-bayes*.dml accepts; SystemDS's
+# naiveBayes builtin (and braid's) stops on negative feature counts, so D
+# is drawn in [0, 1] here.
+for sp in (0.7, 0.05):
+    case("app_parfor_naive-bayes_%g" % sp,
+         "applications/parfor/parfor_naive-bayes", ["{IN}", "5", "{EXP}"],
+         {"D": lambda sp=sp: rand(200, 20, 0, 1, sp, 7),
+          "C": lambda: transform(rand(200, 1, 1, 5, 1.0, 3), round)},
+         "[prior, cond] = naiveBayes(D=read($D), C=read($C), laplace=1, "
+         "verbose=FALSE)\n"
+         "write(prior, $class_prior, format=\"csv\")\n"
+         "write(cond, $class_conditionals, format=\"csv\")\n",
+         {"class_prior": {}, "class_conditionals": {}})
