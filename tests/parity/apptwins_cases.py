@@ -202,3 +202,15 @@ for sp in (0.7, 0.05):
          "write(prior, $class_prior, format=\"csv\")\n"
          "write(cond, $class_conditionals, format=\"csv\")\n",
          {"class_prior": {}, "class_conditionals": {}})
+
+# BivariateScaleScaleTest (testPearsonR): Pearson's R of two scale columns
+# (cor of cbind(X, Y)) against ScaleScale.R's cor.test (written by R's
+# write()), X and Y in [0, 10000] at sparsity 0.1, 100000 rows (here
+# 2000); eps 1e-10.
+case("app_ScaleScale", "applications/descriptivestats/ScaleScale",
+     ["{IN}", "{EXP}"],
+     {"X": lambda: rand(2000, 1, 0, 10000, 0.1, 101),
+      "Y": lambda: rand(2000, 1, 0, 10000, 0.1, 102)},
+     "C = cor(cbind(read($X), read($Y)))\n"
+     "write(C[1, 2], $PearsonR, format=\"csv\")\n",
+     {"PearsonR": {}})

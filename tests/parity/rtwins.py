@@ -89,9 +89,14 @@ def write_inputs(case, d):
 
 def read_mm(path):
     """A Matrix Market file (coordinate or array; real, integer or
-    pattern; general or symmetric) as a dense list of rows."""
+    pattern; general or symmetric) as a dense list of rows; a file of plain
+    numbers (R's write()) as one column."""
     with open(path) as f:
         header = f.readline().lower().split()
+        if not header or header[0] != "%%matrixmarket":
+            # R's write() of numbers (the descriptivestats twins): a column
+            f.seek(0)
+            return [[float(t)] for t in f.read().split()]
         line = f.readline()
         while line.startswith("%"):
             line = f.readline()
