@@ -5,10 +5,9 @@ under src/test/java/org/apache/sysds/test/applications (smaller shapes, to
 keep CI cheap) and a braid script of our own that computes the same thing
 with braid's library. The fields are those of rtwins_cases.py. SystemDS's
 own application DML scripts are standalone programs (they do not call the
-builtin), so braid's library is compared with R's numbers here;
-"rtwins.py apps" also runs SystemDS's DML scripts themselves with braid's
-interpreter (local, from a checkout). Twins left out are listed in
-docs/parity.md with the reason.
+builtin), so braid's library is compared with R's numbers here ("rtwins.py
+triage" reruns a case with SystemDS's builtin scripts). Twins left out are
+listed in docs/parity.md with the reason.
 """
 
 import math
