@@ -12,11 +12,14 @@ two within the Java test's tolerance. Each case of rtwins_cases.py names
 such an R script and gives the Java test's arguments and data shapes (some
 shapes are smaller, to keep the test cheap), a braid DML script of our own
 that calls braid's builtin the way SystemDS's DML twin does, and the
-outputs to compare.
+outputs to compare. apptwins_cases.py does the same for the R twins of
+SystemDS's application tests (src/test/scripts/applications), with braid's
+library in place of SystemDS's standalone application scripts.
 
 gen runs each R script from a SystemDS checkout (MIRROR: a directory that
 holds src/test/scripts/functions/builtin; the scripts are never copied
-here) on the seeded inputs, and writes R's results to
+here; an application twin's r is relative to src/test/scripts) on the
+seeded inputs, and writes R's results to
 rtwins/expected/<case>/<output>.csv (17 significant digits), which are
 committed. run generates the same inputs, runs braid's script and compares
 with the references within the case's tolerance (absolute, as SystemDS's
