@@ -12,18 +12,22 @@ two within the Java test's tolerance. Each case of rtwins_cases.py names
 such an R script and gives the Java test's arguments and data shapes (some
 shapes are smaller, to keep the test cheap), a braid DML script of our own
 that calls braid's builtin the way SystemDS's DML twin does, and the
-outputs to compare.
+outputs to compare. apptwins_cases.py does the same for the R twins of
+SystemDS's application tests (src/test/scripts/applications), with braid's
+library in place of SystemDS's standalone application scripts.
 
 gen runs each R script from a SystemDS checkout (MIRROR: a directory that
 holds src/test/scripts/functions/builtin; the scripts are never copied
-here) on the seeded inputs, and writes R's results to
+here; an application twin's r is relative to src/test/scripts) on the
+seeded inputs, and writes R's results to
 rtwins/expected/<case>/<output>.csv (17 significant digits), which are
 committed. run generates the same inputs, runs braid's script and compares
 with the references within the case's tolerance (absolute, as SystemDS's
 TestUtils.compareMatrices; "sorted" compares the sorted non-zero values, as
 the set-operation tests do; "relative" divides each difference by the
 larger magnitude; "partition" compares cluster ids up to renaming, noise
-0 kept). The inputs come from Python's Mersenne Twister
+0 kept; "share" the share of braid's non-zero cells off by 1e-4 or
+more). The inputs come from Python's Mersenne Twister
 with fixed seeds (stable across Python versions), written with 17
 significant digits, so R and braid read the same numbers.
 
@@ -48,6 +52,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import rtwins_cases  # noqa: E402
+import apptwins_cases  # noqa: E402
 from run import scratch_dir  # noqa: E402
 
 EXPECTED = os.path.join(HERE, "rtwins", "expected")
@@ -68,26 +73,33 @@ def write_inputs(case, d):
         rows, cols = len(m), len(m[0]) if m else 0
         cells = [(i + 1, j + 1, v) for i, r in enumerate(m)
                  for j, v in enumerate(r) if v != 0]
+        frame = name in case.get("nvargs", {}).get("frames", ())
         with open(os.path.join(d, name + ".mtx"), "w") as f:
             f.write("%%MatrixMarket matrix coordinate real general\n")
             f.write("%d %d %d\n" % (rows, cols, len(cells)))
             for i, j, v in cells:
                 f.write("%d %d %s\n" % (i, j, fmt(v)))
         with open(os.path.join(d, name + ".csv"), "w") as f:
-            for r in m:
-                f.write(",".join(fmt(v) for v in r) + "\n")
+            for r in m:  # NaN as an empty cell (a missing value)
+                f.write(",".join("" if v != v else fmt(v) for v in r) + "\n")
         with open(os.path.join(d, name + ".csv.mtd"), "w") as f:
-            f.write('{"data_type": "matrix", "value_type": "double", '
+            f.write('{"data_type": "%s", "value_type": "double", '
                     '"rows": %d, "cols": %d, "format": "csv", '
-                    '"header": false, "sep": ","}\n' % (rows, cols))
+                    '"header": false, "sep": ","}\n'
+                    % ("frame" if frame else "matrix", rows, cols))
     return data
 
 
 def read_mm(path):
     """A Matrix Market file (coordinate or array; real, integer or
-    pattern; general or symmetric) as a dense list of rows."""
+    pattern; general or symmetric) as a dense list of rows; a file of plain
+    numbers (R's write()) as one column."""
     with open(path) as f:
         header = f.readline().lower().split()
+        if not header or header[0] != "%%matrixmarket":
+            # R's write() of numbers (the descriptivestats twins): a column
+            f.seek(0)
+            return [[float(t)] for t in f.read().split()]
         line = f.readline()
         while line.startswith("%"):
             line = f.readline()
@@ -123,12 +135,21 @@ def write_csv(path, m):
 
 
 def selected(filt):
-    return [c for c in rtwins_cases.CASES if not filt or filt in c["name"]]
+    return [c for c in rtwins_cases.CASES + apptwins_cases.CASES
+            if not filt or filt in c["name"]]
+
+
+def r_script(mirror, case):
+    """The R script of case in the checkout mirror: a builtin test's under
+    src/test/scripts/functions/builtin, an application test's (r holds a
+    "/") relative to src/test/scripts."""
+    base = os.path.join(mirror, "src", "test", "scripts")
+    if "/" not in case["r"]:
+        base = os.path.join(base, "functions", "builtin")
+    return os.path.join(base, case["r"] + ".R")
 
 
 def gen(mirror, filt):
-    scripts = os.path.join(mirror, "src", "test", "scripts", "functions",
-                           "builtin")
     failed = 0
     for case in selected(filt):
         d = tempfile.mkdtemp(prefix="rtwins-")
@@ -137,7 +158,7 @@ def gen(mirror, filt):
         os.makedirs(expdir)
         write_inputs(case, indir)
         args = [a.format(IN=indir, EXP=expdir) for a in case["rargs"]]
-        cmd = ["Rscript", os.path.join(scripts, case["r"] + ".R")] + args
+        cmd = ["Rscript", r_script(mirror, case)] + args
         p = subprocess.run(cmd, capture_output=True, text=True)
         outdir = os.path.join(EXPECTED, case["name"])
         os.makedirs(outdir, exist_ok=True)
@@ -172,6 +193,17 @@ def max_diff(want, got, mode):
                 return "another partition (R's cluster %g is not braid's %g)" \
                     % (x, y)
         return 0.0
+    if mode == "share":
+        # BuiltinMiceTest's check: over braid's non-zero cells (SystemDS's
+        # test reads its output as a sparse map), the share off by 1e-4 or
+        # more; braid's NaN counts as a match
+        a = [v for r in want for v in r]
+        b = [v for r in got for v in r]
+        if len(a) != len(b):
+            return "%d cells, R has %d" % (len(b), len(a))
+        pairs = [(x, y) for x, y in zip(a, b) if y != 0]
+        off = sum(1 for x, y in pairs if y == y and not abs(x - y) < 1e-4)
+        return off / max(1, len(pairs))
     if mode == "sorted":
         a = sorted(v for r in want for v in r if v != 0)
         b = sorted(v for r in got for v in r if v != 0)
@@ -214,6 +246,19 @@ def read_known():
     return known
 
 
+def bind(case, d):
+    """case's script with each $-argument (an input or an output, named
+    like it) replaced by its path in d, quoted: names may hold a dot
+    (learnt.model), which -nvargs cannot bind."""
+    body = case["dml"]
+    names = list(case["inputs"]) + ["out_" + o for o in case["outputs"]]
+    for n in sorted(names, key=len, reverse=True):
+        path = '"%s/%s.csv"' % (d, n)
+        body = body.replace("$" + (n[4:] if n.startswith("out_") else n),
+                            path)
+    return body
+
+
 def run_braid(braid, case, env=None):
     """Runs braid's script of case (with env added to the environment);
     {output: matrix, or the reason there is none}."""
@@ -221,10 +266,8 @@ def run_braid(braid, case, env=None):
     write_inputs(case, d)
     script = os.path.join(d, "case.dml")
     with open(script, "w") as f:
-        f.write(case["dml"])
-    nv = ["%s=%s/%s.csv" % (n, d, n) for n in case["inputs"]]
-    nv += ["%s=%s/%s.csv" % (o, d, "out_" + o) for o in case["outputs"]]
-    p = subprocess.run([braid, "-f", script, "-nvargs"] + nv,
+        f.write(bind(case, d))
+    p = subprocess.run([braid, "-f", script],
                        capture_output=True, text=True,
                        env=dict(os.environ, **(env or {})))
     res = {}
@@ -269,12 +312,7 @@ def run_batch(braid, cases):
         cd = os.path.join(d, str(k))
         os.makedirs(cd)
         write_inputs(case, cd)
-        body = case["dml"]
-        names = list(case["inputs"]) + ["out_" + o for o in case["outputs"]]
-        for n in sorted(names, key=len, reverse=True):
-            path = '"%s/%s.csv"' % (cd, n)
-            body = body.replace("$" + (n[4:] if n.startswith("out_")
-                                       else n), path)
+        body = bind(case, cd)
         parts.append("case_%d = function() return (Double r) {\n%s"
                      "r = 0\n}\n" % (k, body))
         calls.append("z = case_%d()\n" % k)
