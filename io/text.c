@@ -637,3 +637,96 @@ MB *io_triples_block(const char *path, const IoTriples *t, int64_t rows, int64_t
     TRange one = {.r = t->r, .c = t->c, .v = t->v, .n = t->n};
     return assemble(path, &one, 1, rows, cols, 0, false, e);
 }
+
+/* ---------- reading by ranges of rows (io.h io_cell_rows_open) ---------- */
+
+typedef struct TScan {
+    IoCellRows *c;
+    TParse tp;
+    TRange t;            /* one line's cell */
+    int64_t lines;       /* lines before the current one */
+    int64_t prev;        /* the row of the cell before (-1: none) */
+    int64_t maxr, maxc;
+    bool sorted;
+} TScan;
+
+/* Each line of [p, p + n) (at offset at) parsed and checked as the whole
+ * read does; a cell's row (not before the one before) indexed. */
+static int scan_piece(void *arg, const char *p, int64_t n, int64_t at, BrErr *e)
+{
+    TScan *s = arg;
+    const char *end = p + n;
+    for (const char *q = p; q < end;) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        s->t.n = 0;
+        s->t.err = (IoRangeErr){0};
+        parse_triples(q, nl + 1, &s->tp, &s->t);
+        if (s->t.err.err_line) return io_range_report(&s->t.err, 1, s->c->src.path, s->lines, e);
+        if (s->t.n) {
+            int64_t r = s->t.r[0];
+            if (r < s->prev) {
+                s->sorted = false;
+                return 1;
+            }
+            io_idx_upto(&s->c->x, r, at + (q - p), s->lines);
+            s->prev = r;
+            s->c->cells++;
+        }
+        s->lines++;
+        q = nl + 1;
+    }
+    s->maxr = BR_MAX(s->maxr, s->t.maxr);
+    s->maxc = BR_MAX(s->maxc, s->t.maxc);
+    return 0;
+}
+
+int io_text_rows_scan(IoCellRows *c, bool *sorted, BrErr *e)
+{
+    TScan s = {.c = c, .tp = {c->brows, c->bcols, c->pattern, c->dimsrc}, .lines = c->base, .prev = -1, .sorted = true};
+    int rc = io_src_lines(&c->src, c->from, scan_piece, &s, e);
+    free(s.t.r);
+    free(s.t.c);
+    free(s.t.v);
+    *sorted = s.sorted;
+    if (e->code || !s.sorted) return e->code;
+    if (rc) return br_err(e, BR_EIO, "cannot read %s", c->src.path);
+    if (c->entries >= 0 && io_mm_count_check(c->src.path, c->entries, c->cells, e)) return e->code;
+    c->rows = c->brows >= 0 ? c->brows : s.maxr;
+    c->cols = c->bcols >= 0 ? c->bcols : s.maxc;
+    return 0;
+}
+
+MB *io_text_rows_block(IoCellRows *c, int64_t r0, int64_t r1, BrErr *e)
+{
+    int64_t a, b, row, line;
+    io_idx_range(&c->x, c->src.total, r0, r1, &a, &b, &row, &line);
+    IoBuf buf = {br_malloc((size_t)(b - a) + 1), (size_t)(b - a), (size_t)(b - a)};
+    if (!buf.p) {
+        br_err(e, BR_ENOMEM, "out of memory reading %s", c->src.path);
+        return NULL;
+    }
+    MB *m = NULL;
+    int k = 0;
+    TParse tp = {c->brows, c->bcols, c->pattern, c->dimsrc};
+    TRange *t = NULL;
+    if (b == a) k = 0;
+    else if (io_src_pread(&c->src, a, b - a, buf.p, e) ||
+             !(t = parse_ranges(&buf, 0, line, &tp, false, 0, c->src.path, &k, e)))
+        goto out;
+    /* the grid's range holds rows [row, ...): keep r0..r1, from row 0 */
+    for (int i = 0; i < k; i++) {
+        int64_t w = 0;
+        for (int64_t x = 0; x < t[i].n; x++)
+            if (t[i].r[x] >= r0 && t[i].r[x] < r1) {
+                t[i].r[w] = t[i].r[x] - r0;
+                t[i].c[w] = t[i].c[x];
+                t[i].v[w++] = t[i].v[x];
+            }
+        t[i].n = w;
+    }
+    m = assemble(c->src.path, t, k, r1 - r0, c->cols, 0, false, e);
+out:
+    if (t) tr_free(t, k);
+    free(buf.p);
+    return m;
+}
