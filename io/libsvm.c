@@ -337,7 +337,9 @@ static int lscan_piece(void *arg, const char *p, int64_t n, int64_t at, BrErr *e
 
 int io_libsvm_rows_scan(IoCellRows *c, const IoReadPlan *p, BrErr *e)
 {
-    LScan s = {.c = c, .lines = c->base, .cols = p->cols >= 0 ? p->cols : (int64_t)INT32_MAX + 1};
+    /* without a column count the whole read's bound (the largest index
+     * + 1) cannot fail; the largest a block can have checks nothing */
+    LScan s = {.c = c, .lines = c->base, .cols = p->cols >= 0 ? p->cols : INT32_MAX};
     if (get_seps(p->lsep, p->lind, &s.sp, c->src.path, e)) return e->code;
     c->sep = s.sp.sep;
     c->ind = s.sp.ind;

@@ -2598,6 +2598,272 @@ static void check_stream_csv(void)
     T_CHECK(system(cmd) == 0, "csv files removed");
 }
 
+/* ---- text, mm and libsvm compressed as read (io_cell_rows_open) ---- */
+
+enum { CF_TEXT, CF_MM, CF_SVM };
+static const char *const cf_name[] = {"text", "mm", "libsvm"};
+
+/* x as a cell file of format f. order: 0 rows ascending, cells of a row
+ * in reverse column order; 1 rows descending (unsorted); 2 one cell of
+ * the last row first (unsorted). Every 7th row's first cell is written
+ * twice, the wrong value first (text, mm: the last wins); comments and
+ * blank lines between rows; bad: the row whose line (a first cell's) holds
+ * a bad number (-1 none). A folder of 3 part files when parts. Returns
+ * the cells written. */
+static int64_t cell_file(const char *path, const MB *x, int f, int order, int64_t bad, bool parts)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s.mtd", path, path);
+    if (system(cmd) != 0) return -1;
+    int64_t n = x->rows, m = x->cols, cells = 0;
+    char part[160];
+    FILE *o = NULL;
+    int np = 0;
+    if (!parts) o = fopen(path, "w");
+    else if (mkdir(path, 0755) == 0) {
+        snprintf(part, sizeof part, "%s/part-%d", path, np++);
+        o = fopen(part, "w");
+    }
+    if (!o) return -1;
+    if (f == CF_MM) {
+        int64_t nz = 0;
+        for (int64_t i = 0; i < n * m; i++) nz += x->d[i] != 0;
+        for (int64_t i = 0; i < n; i += 7)
+            for (int64_t j = 0; j < m; j++)
+                if (x->d[i * m + j] != 0) { nz++; break; }
+        fprintf(o, "%%%%MatrixMarket matrix coordinate real general\n%% a comment\n%lld %lld %lld\n", (long long)n,
+                (long long)m, (long long)nz);
+    }
+    if (order == 2 && f != CF_SVM)
+        for (int64_t j = 0; j < m; j++)
+            if (x->d[(n - 1) * m + j] != 0) {
+                fprintf(o, "%lld %lld %.17g\n", (long long)n, (long long)j + 1, x->d[(n - 1) * m + j]);
+                cells++;
+                break;
+            }
+    bool skipped = order != 2;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = order == 1 ? n - 1 - k : k;
+        if (parts && np < 3 && k == np * n / 3) {
+            fclose(o);
+            snprintf(part, sizeof part, "%s/part-%d", path, np++);
+            if (!(o = fopen(part, "w"))) return -1;
+        }
+        if (k % 50 == 3) fputs(f == CF_SVM ? "# a comment\n\n" : "% a comment\n\n", o);
+        const double *r = x->d + i * m;
+        if (f == CF_SVM) {
+            if (i == bad) fputs("1.5x", o);
+            else fprintf(o, "%.17g", r[m - 1]);
+            cells++;
+            for (int64_t j = 0; j < m - 1; j++)
+                if (r[j] != 0) fprintf(o, " %lld:%.17g", (long long)j + 1, r[j]), cells++;
+            fputs(i % 11 == 5 ? " # trailing\n" : "\n", o);
+            continue;
+        }
+        bool first = true;
+        for (int64_t j = m - 1; j >= 0; j--) {
+            if (r[j] == 0) continue;
+            if (order == 2 && !skipped && i == n - 1) { skipped = true; continue; }
+            if (first && i % 7 == 0) fprintf(o, "%lld %lld 12345\n", (long long)i + 1, (long long)j + 1);
+            if (first && i == bad) fprintf(o, "%lld %lld 1..5\n", (long long)i + 1, (long long)j + 1);
+            else fprintf(o, "%lld %lld %.17g\n", (long long)i + 1, (long long)j + 1, r[j]);
+            first = false;
+            cells++;
+        }
+    }
+    fclose(o);
+    return cells;
+}
+
+static MB *cell_src(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_cell_rows((IoCellRows *)arg, r0, r1, e); }
+
+static bool same_cells(const MB *a, int64_t a0, const MB *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < a->cols; j++) {
+            double x = mb_get(a, a0 + i, j), y = mb_get(b, i, j);
+            if (!(isnan(x) ? isnan(y) : x == y && signbit(x) == signbit(y))) return false;
+        }
+    return true;
+}
+
+/* The message of a failed read of a cell file: whole or compressed by
+ * ranges of rows. */
+static void cell_err(const char *path, const IoReadOpts *ro, bool ranges, char *msg, size_t len)
+{
+    BrErr e = {0};
+    snprintf(msg, len, "(no error)");
+    if (!ranges) mb_release(io_read_matrix(path, ro, &e));
+    else {
+        IoReadPlan p;
+        int64_t n, m, cells;
+        bool sorted;
+        IoCellRows *cr = io_read_plan(path, ro, &p, &e) ? NULL : io_cell_rows_open(path, &p, &n, &m, &cells, &sorted, &e);
+        if (cr) {
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = so.sample_rows = 500;
+            ClaStreamInfo info;
+            mb_release(cla_compress_rows(cell_src, cr, n, m, &o, &so, &info, &e));
+            io_cell_rows_close(cr);
+        }
+    }
+    if (e.code) snprintf(msg, len, "%s", e.msg);
+}
+
+static void cells_case(const char *path, const Spec *sp, int f, bool parts, int64_t extra)
+{
+    BrErr e = {0};
+    MB *x = dense_of(gen(sp));
+    int64_t cells = cell_file(path, x, f, 0, -1, parts);
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    ro.format = cf_name[f];
+    if (extra) ro.rows = x->rows + extra;   /* rows after the last cell */
+    MB *ref = io_read_matrix(path, &ro, &e);
+    char what[160];
+    snprintf(what, sizeof what, "cells %s %s%s%s", cf_name[f], sp->name, parts ? " parts" : "", extra ? " extra" : "");
+    T_CHECK(ref && ref->rows == x->rows + extra && same_cells(x, 0, ref, x->rows), "%s: the whole read (%s)", what,
+            e.msg);
+    IoReadPlan p;
+    if (!ref || io_read_plan(path, &ro, &p, &e)) { mb_release(ref); mb_release(x); return; }
+    MB *rd = dense_of(mb_copy(ref, &e));
+    bool after[2];
+    for (int v = 0; v < 2; v++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        if (v) o.enc = CLA_DDC1;
+        MB *ax = cla_compress(ref, &o, &e);
+        MB *ad = ax && mb_is_cmb(ax) ? cmb_decompress(ax, &e) : NULL;
+        after[v] = ad && same_bits(rd, ad);
+        mb_release(ad);
+        mb_release(ax);
+    }
+    for (int ix = 0; ix < 2; ix++) {
+        io_test_csv_index(ix ? 6 : 0);
+        int64_t n = -1, m = -1, got = -1;
+        bool sorted = false;
+        IoCellRows *cr = io_cell_rows_open(path, &p, &n, &m, &got, &sorted, &e);
+        T_CHECK(cr && sorted && n == ref->rows && m == ref->cols && got >= cells, "%s: %lldx%lld, %lld cells (%s)",
+                what, (long long)n, (long long)m, (long long)got, e.msg);
+        if (!cr) break;
+        int64_t rr[][2] = {{0, 64}, {1, 2}, {63, 130}, {n - 5, n}, {n / 3, n / 3 + 777}, {0, n}, {n - 1, n + 9}};
+        for (size_t q = 0; q < sizeof rr / sizeof *rr; q++) {
+            int64_t r0 = rr[q][0], r1 = BR_MIN(rr[q][1], n);
+            MB *b = io_cell_rows(cr, r0, rr[q][1], &e);
+            T_CHECK(b && b->rows == r1 - r0 && b->cols == m && same_cells(ref, r0, b, r1 - r0),
+                    "%s index %d: rows [%lld, %lld) as the whole read's (%s)", what, ix, (long long)r0, (long long)r1,
+                    e.msg);
+            mb_release(b);
+        }
+        for (int v = 0; v < 2; v++) {
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            if (v) o.enc = CLA_DDC1;
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = v ? 1001 : 250;
+            so.sample_rows = BR_MIN(so.sample_rows, so.blk_rows);
+            ClaStreamInfo info;
+            MB *cx = cla_compress_rows(cell_src, cr, n, m, &o, &so, &info, &e);
+            MB *d = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &e) : NULL;
+            T_CHECK(d && same_bits(rd, d) && cx->nnz == ref->nnz && after[v],
+                    "%s index %d blk %lld: compressed as read equals compressed after the read (%s)", what, ix,
+                    (long long)so.blk_rows, e.msg);
+            mb_release(d);
+            mb_release(cx);
+        }
+        io_cell_rows_close(cr);
+    }
+    io_test_csv_index(0);
+    mb_release(rd);
+    mb_release(ref);
+    mb_release(x);
+}
+
+static void check_stream_cells(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/braid_clacell_%ld", (long)getpid());
+    Spec specs[] = {
+        {"lowcard", 3000, 6, 4, 0.2, 1, false, 0, false},
+        {"sparse", 4000, 9, 3, 0.95, 1, false, 0, false},
+        {"corr-runs", 2500, 5, 8, 0.3, 97, true, 0, false},
+        {"nan", 2000, 4, 5, 0.2, 1, false, 0.05, false},
+        {"noise", 1500, 3, 0, 0, 1, false, 0, true},
+    };
+    for (int f = 0; f < 3; f++)
+        for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
+            cells_case(path, &specs[k], f, f == (int)k % 3, f == CF_TEXT && k == 1 ? 37 : 0);
+    BrErr e = {0};
+    MB *x = dense_of(gen(&specs[0]));
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    /* cells not in row order, and mm's symmetric layout: not scanned (the
+     * caller reads them whole) */
+    for (int f = 0; f < 2; f++)
+        for (int order = 1; order <= 2; order++) {
+            cell_file(path, x, f, order, -1, false);
+            IoReadPlan p;
+            int64_t n, m, cells;
+            bool sorted = true;
+            ro.format = cf_name[f];
+            IoCellRows *cr = io_read_plan(path, &ro, &p, &e) ? NULL : io_cell_rows_open(path, &p, &n, &m, &cells,
+                                                                                       &sorted, &e);
+            T_CHECK(!cr && !sorted && !e.code, "cells %s order %d: not in row order, not scanned (%s)", cf_name[f],
+                    order, e.msg);
+            io_cell_rows_close(cr);
+        }
+    {
+        FILE *o = fopen(path, "w");
+        if (o) {
+            fputs("%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n1 1 1.5\n3 2 2\n", o);
+            fclose(o);
+        }
+        IoReadPlan p;
+        int64_t n, m, cells;
+        bool sorted = true;
+        ro.format = "mm";
+        IoCellRows *cr = io_read_plan(path, &ro, &p, &e) ? NULL : io_cell_rows_open(path, &p, &n, &m, &cells, &sorted,
+                                                                                   &e);
+        T_CHECK(!cr && !sorted && !e.code, "cells mm symmetric: not scanned (%s)", e.msg);
+        io_cell_rows_close(cr);
+    }
+    /* bad data: the whole read's message, with file and line (the first
+     * bad line, before and after the sampled ranges, on the last row) */
+    char w[1024], r[1024];
+    int64_t bads[] = {100, 2200, 2999};
+    for (int f = 0; f < 3; f++)
+        for (int k = 0; k < 3; k++) {
+            cell_file(path, x, f, 0, bads[k], false);
+            ro.format = cf_name[f];
+            cell_err(path, &ro, false, w, sizeof w);
+            cell_err(path, &ro, true, r, sizeof r);
+            T_CHECK(strstr(w, path) && strstr(w, ": line ") && !strcmp(w, r),
+                    "cells %s bad at row %lld: by ranges \"%s\", whole \"%s\"", cf_name[f], (long long)bads[k], r, w);
+        }
+    /* sizes: rows that disagree (libsvm), a cell out of the bounds given
+     * (text), an entry count that disagrees (mm) */
+    for (int f = 0; f < 3; f++) {
+        cell_file(path, x, f, 0, -1, false);
+        ro.format = cf_name[f];
+        ro.rows = f == CF_MM ? -1 : x->rows - 1;
+        ro.cols = f == CF_TEXT ? x->cols - 1 : -1;
+        if (f == CF_MM) {
+            FILE *o = fopen(path, "a");
+            if (o) { fprintf(o, "%lld 1 7\n", (long long)x->rows); fclose(o); }
+        }
+        cell_err(path, &ro, false, w, sizeof w);
+        cell_err(path, &ro, true, r, sizeof r);
+        T_CHECK(strstr(w, path) && !strcmp(w, r), "cells %s sizes: by ranges \"%s\", whole \"%s\"", cf_name[f], r, w);
+        ro.rows = ro.cols = -1;
+    }
+    mb_release(x);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", path);
+    T_CHECK(system(cmd) == 0, "cell files removed");
+}
+
 /* Compression inside a parallel region (a parfor worker calling a
  * function whose loop compresses its copy of X): nested regions run with
  * one thread, so the groups the coder planned for a second thread must
@@ -2655,6 +2921,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "stream")) {   /* compression as read alone */
         check_stream();
         check_stream_csv();
+        check_stream_cells();
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "sparse-rows")) {   /* the row-wise sparse coder alone */
@@ -2693,6 +2960,7 @@ int main(int argc, char **argv)
     check_nested();
     check_stream();
     check_stream_csv();
+    check_stream_cells();
     crowded_cla();
     return t_done("test_cla");
 }
