@@ -89,7 +89,17 @@ struct IoCellRows {
     const char *dimsrc;     /* ... and where the bounds come from */
     int64_t entries;        /* mm: the size line's count (-1: text) */
     char sep, ind;          /* libsvm separators */
+    int sym;                /* mm: 1 symmetric, 2 skew-symmetric */
+    int nb;                 /* cells not in row order: nb buckets of brow
+                               rows, each a temporary file (open, already
+                               unlinked) of bsize bytes; 0: in row order */
+    int64_t brow;
+    int *bfd;
+    int64_t *bsize;
 };
+/* Makes c's buckets for the cells of bytes bytes (rows.c): c->nb stays
+ * 0 when the temporary folder ($TMPDIR, else /tmp) lacks the room. */
+int io_cell_buckets(IoCellRows *c, int64_t bytes, BrErr *e);
 int io_text_rows_scan(IoCellRows *c, bool *sorted, BrErr *e);
 MB *io_text_rows_block(IoCellRows *c, int64_t r0, int64_t r1, BrErr *e);
 int io_libsvm_rows_scan(IoCellRows *c, const IoReadPlan *p, BrErr *e);

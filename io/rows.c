@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 struct IoSrcPart {
@@ -181,10 +182,11 @@ IoCellRows *io_cell_rows_open(const char *path, const IoReadPlan *p, int64_t *ro
     if (!strcmp(p->format, "mm")) {
         IoMmHead h;
         if (io_mm_head(path, p->rows, p->cols, &h, e)) goto fail;
-        if (!h.coord || h.sym) {   /* cells of a row spread over the file */
+        if (!h.coord) {   /* the array layout: column-major values */
             *sorted = false;
             goto fail;
         }
+        c->sym = h.sym;
         c->from = h.off;
         c->base = h.lines;
         c->brows = h.rows;
@@ -195,10 +197,10 @@ IoCellRows *io_cell_rows_open(const char *path, const IoReadPlan *p, int64_t *ro
     }
     if (io_idx_init(&c->x, path, e) || io_src_open(&c->src, path, e)) goto fail;
     if (c->lines ? io_libsvm_rows_scan(c, p, e) : io_text_rows_scan(c, sorted, e)) goto fail;
-    if (!*sorted) goto fail;
+    if (!*sorted && !c->nb && c->rows > 0) goto fail;   /* no room for buckets */
     *rows = c->rows;
     *cols = c->cols;
-    *cells = c->cells;
+    *cells = c->cells * (c->sym ? 2 : 1);
     return c;
 fail:
     io_cell_rows_close(c);
@@ -213,9 +215,42 @@ MB *io_cell_rows(IoCellRows *c, int64_t r0, int64_t r1, BrErr *e)
     return c->lines ? io_libsvm_rows_block(c, r0, r1, e) : io_text_rows_block(c, r0, r1, e);
 }
 
+#define BUCKET_BYTES (4 << 20)
+#define BUCKETS_MAX 256
+static int64_t bucket_bytes = BUCKET_BYTES;
+
+void io_test_cell_buckets(int64_t bytes) { bucket_bytes = bytes > 0 ? bytes : BUCKET_BYTES; }
+
+int io_cell_buckets(IoCellRows *c, int64_t bytes, BrErr *e)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !dir[0]) dir = "/tmp";
+    struct statvfs fs;
+    if (statvfs(dir, &fs) != 0 || (double)fs.f_bavail * (double)fs.f_frsize < 1.25 * (double)bytes + 64e6) return 0;
+    int64_t nb = BR_MAX(1, BR_MIN(BUCKETS_MAX, (bytes + bucket_bytes - 1) / bucket_bytes));
+    c->brow = (c->rows + nb - 1) / nb;
+    nb = (c->rows + c->brow - 1) / c->brow;
+    c->bfd = br_malloc((size_t)nb * sizeof *c->bfd);
+    c->bsize = br_calloc((size_t)nb, sizeof *c->bsize);
+    if (!c->bfd || !c->bsize) return br_err(e, BR_ENOMEM, "out of memory reading %s", c->src.path);
+    char name[4096];
+    for (c->nb = 0; c->nb < nb; c->nb++) {
+        snprintf(name, sizeof name, "%s/braid_cells_XXXXXX", dir);
+        int fd = mkostemp(name, O_CLOEXEC);
+        if (fd < 0) return br_err(e, BR_EIO, "%s: cannot make a temporary file in %s (cells not in row order): %s",
+                                  c->src.path, dir, strerror(errno));
+        unlink(name);
+        c->bfd[c->nb] = fd;
+    }
+    return 0;
+}
+
 void io_cell_rows_close(IoCellRows *c)
 {
     if (!c) return;
+    for (int b = 0; b < c->nb; b++) close(c->bfd[b]);
+    free(c->bfd);
+    free(c->bsize);
     io_src_close(&c->src);
     io_idx_free(&c->x);
     free(c);
