@@ -2612,11 +2612,13 @@ static const char *const cf_name[] = {"text", "mm", "libsvm"};
  * the cells written. */
 static int64_t cell_file(const char *path, const MB *x, int f, int order, int64_t bad, bool parts)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf %s %s.mtd", path, path);
-    if (system(cmd) != 0) return -1;
-    int64_t n = x->rows, m = x->cols, cells = 0;
     char part[160];
+    for (int k = 0; k < 3; k++) {   /* the last file or folder (no shell: forks are slow under load) */
+        snprintf(part, sizeof part, "%s/part-%d", path, k);
+        unlink(part);
+    }
+    if (unlink(path) != 0) rmdir(path);
+    int64_t n = x->rows, m = x->cols, cells = 0;
     FILE *o = NULL;
     int np = 0;
     if (!parts) o = fopen(path, "w");
