@@ -246,101 +246,13 @@ MB *io_csv_share_parse(const char *path, const IoShare *s, int64_t cols, const I
 
 /* ---------- reading by ranges of rows ---------- */
 
-/* One file of the data: a csv file, or one part file of a folder (read
- * as their concatenation, as io_load does: a part that does not end in
- * '\n' is followed by one). */
-typedef struct CsvPart {
-    int fd;
-    int64_t size;   /* bytes of the file */
-    int64_t at;     /* where it begins in the concatenation */
-    bool nl;        /* a '\n' follows it (it does not end in one) */
-} CsvPart;
-
-/* io_csv_rows_open's scan keeps the offset of every g-th data line; the
- * index is halved (g doubled) when it passes this many entries (tests
- * set fewer: io_test_csv_index). */
-#define CSV_IDX_MAX 65536
-static int64_t idx_max = CSV_IDX_MAX;
-
-void io_test_csv_index(int64_t max) { idx_max = max >= 2 && max <= CSV_IDX_MAX ? max : CSV_IDX_MAX; }
-
 struct IoCsvRows {
-    char *path;
+    IoSrc src;
     IoCsvOpts o;
-    CsvPart *parts;
-    int np;
-    int64_t total;      /* bytes of the concatenation */
     int64_t rows, cols;
-    int64_t g;          /* data lines between index entries */
-    int64_t nidx, cap;
-    int64_t *off;       /* entry k: the offset of data line k*g ... */
-    int64_t *line;      /* ... and the lines (header, blank) before it */
+    IoRowIdx x;         /* data lines (the header and blank lines skipped) */
     int64_t ok_to;      /* rows [0, ok_to) parsed without an error */
 };
-
-/* Bytes [a, a + n) of the concatenation into dst. */
-static int csv_pread(const IoCsvRows *c, int64_t a, int64_t n, char *dst, BrErr *e)
-{
-    for (int i = 0; i < c->np && n > 0; i++) {
-        const CsvPart *p = &c->parts[i];
-        int64_t len = p->size + p->nl;
-        if (a >= p->at + len) continue;
-        int64_t in = a - p->at, take = BR_MIN(n, len - in);
-        int64_t from_file = BR_MIN(take, p->size - in);
-        int64_t got = 0;
-        while (got < from_file) {
-            ssize_t r = pread(p->fd, dst + got, (size_t)(from_file - got), (off_t)(in + got));
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) return br_err(e, BR_EIO, "cannot read %s: %s", c->path, r < 0 ? strerror(errno) : "file shrank");
-            got += r;
-        }
-        if (take > from_file) dst[from_file] = '\n';
-        dst += take;
-        a += take;
-        n -= take;
-    }
-    return n > 0 ? br_err(e, BR_EIO, "cannot read %s: file shrank", c->path) : 0;
-}
-
-/* Opens path's files (a file, or a folder's part files in name order). */
-static int csv_parts(IoCsvRows *c, BrErr *e)
-{
-    struct stat st;
-    if (stat(c->path, &st) != 0) return br_err(e, BR_EIO, "cannot read %s: file not found", c->path);
-    char **names = NULL;
-    int np = 1;
-    if (S_ISDIR(st.st_mode) && (np = io_list_parts(c->path, &names, e)) < 0) return e->code;
-    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-        return br_err(e, BR_EIO, "cannot read %s: not a regular file or directory", c->path);
-    c->parts = br_calloc((size_t)np + 1, sizeof *c->parts);
-    if (!c->parts) br_err(e, BR_ENOMEM, "out of memory reading %s", c->path);
-    for (int i = 0; i < np && !e->code; i++) {
-        const char *f = names ? names[i] : c->path;
-        struct stat ps;
-        if (stat(f, &ps) != 0 || !S_ISREG(ps.st_mode) || ps.st_size == 0) {
-            if (!names) br_err(e, BR_EIO, "cannot read %s: not a regular file with a size", f);
-            continue;   /* as io_load: a part that is not a file holds nothing */
-        }
-        CsvPart *p = &c->parts[c->np];
-        if ((p->fd = open(f, O_RDONLY | O_CLOEXEC)) < 0) {
-            br_err(e, BR_EIO, "cannot open %s: %s", f, strerror(errno));
-            break;
-        }
-        char last;
-        p->size = (int64_t)ps.st_size;
-        p->at = c->total;
-        c->np++;
-        if (pread(p->fd, &last, 1, (off_t)(p->size - 1)) != 1) {
-            br_err(e, BR_EIO, "cannot read %s", f);
-            break;
-        }
-        p->nl = last != '\n';
-        c->total += p->size + p->nl;
-    }
-    for (int i = 0; names && i < np; i++) free(names[i]);
-    free(names);
-    return e->code;
-}
 
 /* The scan: data lines counted, every g-th's offset kept, the first
  * data line's and the header's extent noted. */
@@ -350,36 +262,18 @@ typedef struct CsvScan {
     int64_t head0, head1;         /* the header line, -1 none */
 } CsvScan;
 
-/* Data line row begins at off after line lines: kept when it is a
- * multiple of g (the index halved first when full). */
-static void csv_index_add(IoCsvRows *c, int64_t row, int64_t off, int64_t line)
-{
-    if (row % c->g) return;
-    if (c->nidx == c->cap) {
-        for (int64_t k = 0; 2 * k < c->nidx; k++) {
-            c->off[k] = c->off[2 * k];
-            c->line[k] = c->line[2 * k];
-        }
-        c->nidx = (c->nidx + 1) / 2;
-        c->g *= 2;
-        if (row % c->g) return;
-    }
-    c->off[c->nidx] = off;
-    c->line[c->nidx++] = line;
-}
-
 #define CSV_SCAN_BUF (1 << 20)
 
 static int csv_scan(IoCsvRows *c, CsvScan *s, BrErr *e)
 {
     *s = (CsvScan){0, 0, -1, -1, -1, -1};
     char *buf = br_malloc(CSV_SCAN_BUF);
-    if (!buf) return br_err(e, BR_ENOMEM, "out of memory reading %s", c->path);
+    if (!buf) return br_err(e, BR_ENOMEM, "out of memory reading %s", c->src.path);
     int64_t start = 0;          /* the current line's offset */
     bool nonblank = false, head = c->o.header;
-    for (int64_t at = 0; at < c->total && !e->code;) {
-        int64_t n = BR_MIN(CSV_SCAN_BUF, c->total - at);
-        if (csv_pread(c, at, n, buf, e)) break;
+    for (int64_t at = 0; at < c->src.total && !e->code;) {
+        int64_t n = BR_MIN(CSV_SCAN_BUF, c->src.total - at);
+        if (io_src_pread(&c->src, at, n, buf, e)) break;
         int64_t q = 0;
         if (at == 0 && n >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) q = start = 3;
         while (q < n) {
@@ -395,7 +289,7 @@ static int csv_scan(IoCsvRows *c, CsvScan *s, BrErr *e)
                 head = false;
             } else if (nonblank) {
                 if (s->first0 < 0) { s->first0 = start; s->first1 = at + end; }
-                csv_index_add(c, s->data, start, s->lines);
+                io_idx_upto(&c->x, s->data, start, s->lines);
                 s->data++;
             }
             s->lines++;
@@ -412,8 +306,8 @@ static int csv_scan(IoCsvRows *c, CsvScan *s, BrErr *e)
 static int64_t csv_line_fields(const IoCsvRows *c, int64_t a, int64_t b, BrErr *e)
 {
     char *l = br_malloc((size_t)(b - a) + 1);
-    if (!l) { br_err(e, BR_ENOMEM, "out of memory reading %s", c->path); return -1; }
-    int64_t f = csv_pread(c, a, b - a, l, e) ? -1 : count_fields(l, l + (b - a), c->o.sep, strlen(c->o.sep));
+    if (!l) { br_err(e, BR_ENOMEM, "out of memory reading %s", c->src.path); return -1; }
+    int64_t f = io_src_pread(&c->src, a, b - a, l, e) ? -1 : count_fields(l, l + (b - a), c->o.sep, strlen(c->o.sep));
     free(l);
     return f;
 }
@@ -425,19 +319,13 @@ IoCsvRows *io_csv_rows_open(const char *path, const IoReadPlan *p, int64_t *rows
         return NULL;
     }
     IoCsvRows *c = br_calloc(1, sizeof *c);
-    if (!c || !(c->path = strdup(path))) {
-        free(c);
+    if (!c) {
         br_err(e, BR_ENOMEM, "out of memory reading %s", path);
         return NULL;
     }
     c->o = p->csv;
-    c->g = 64;
-    c->cap = idx_max;
-    c->off = br_malloc((size_t)c->cap * sizeof(int64_t));
-    c->line = br_malloc((size_t)c->cap * sizeof(int64_t));
     CsvScan s;
-    if (!c->off || !c->line) br_err(e, BR_ENOMEM, "out of memory reading %s", path);
-    else if (!csv_parts(c, e) && !csv_scan(c, &s, e)) {
+    if (!io_idx_init(&c->x, path, e) && !io_src_open(&c->src, path, e) && !csv_scan(c, &s, e)) {
         c->rows = s.data;
         c->cols = p->cols;
         /* columns as the whole read counts them: the first data line's,
@@ -462,16 +350,16 @@ IoCsvRows *io_csv_rows_open(const char *path, const IoReadPlan *p, int64_t *rows
  * error. */
 static MB *csv_rows(IoCsvRows *c, int64_t r0, int64_t r1, BrErr *e)
 {
-    int64_t k0 = r0 / c->g, k1 = (r1 + c->g - 1) / c->g;
-    int64_t a = c->off[k0], b = k1 < c->nidx ? c->off[k1] : c->total;
+    int64_t a, b, d0, line;
+    io_idx_range(&c->x, c->src.total, r0, r1, &a, &b, &d0, &line);
     char *buf = br_malloc((size_t)(b - a) + 1);
-    if (!buf) { br_err(e, BR_ENOMEM, "out of memory reading %s", c->path); return NULL; }
+    if (!buf) { br_err(e, BR_ENOMEM, "out of memory reading %s", c->src.path); return NULL; }
     MB *m = NULL;
-    if (!csv_pread(c, a, b - a, buf, e)) {
+    if (!io_src_pread(&c->src, a, b - a, buf, e)) {
         /* skip the data lines before r0, and end after r1 - r0 more */
         const char *p = buf, *end = buf + (b - a), *from = NULL;
-        int64_t line = c->line[k0], lines0 = 0;
-        for (int64_t d = k0 * c->g; p < end && d < r1;) {
+        int64_t lines0 = 0;
+        for (int64_t d = d0; p < end && d < r1;) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
             if (d == r0 && !from) { from = p; lines0 = line; }
             if (!blank(p, nl)) d++;
@@ -479,7 +367,7 @@ static MB *csv_rows(IoCsvRows *c, int64_t r0, int64_t r1, BrErr *e)
             p = nl + 1;
         }
         if (!from) from = p;
-        m = parse_lines(c->path, from, (size_t)(p - from), r1 - r0, c->cols, &c->o, lines0, false, e);
+        m = parse_lines(c->src.path, from, (size_t)(p - from), r1 - r0, c->cols, &c->o, lines0, false, e);
     }
     free(buf);
     return m;
@@ -511,11 +399,8 @@ MB *io_csv_rows(IoCsvRows *c, int64_t r0, int64_t r1, BrErr *e)
 void io_csv_rows_close(IoCsvRows *c)
 {
     if (!c) return;
-    for (int i = 0; i < c->np; i++) close(c->parts[i].fd);
-    free(c->parts);
-    free(c->off);
-    free(c->line);
-    free(c->path);
+    io_src_close(&c->src);
+    io_idx_free(&c->x);
     free(c);
 }
 

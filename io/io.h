@@ -250,6 +250,31 @@ void io_csv_rows_close(IoCsvRows *c);
  * entries (2 to 65536; out of range: the default, 65536). */
 void io_test_csv_index(int64_t max);
 
+/* A text, mm or libsvm file (or folder of part files) read by ranges of
+ * rows, as IoCsvRows (docs/cla.md "Compressed as it is read").
+ * io_cell_rows_open scans the data once, parsing and checking every line
+ * as the whole read does (so its errors are the whole read's: the file's
+ * first bad line, then the sizes), and indexes where rows begin. A libsvm
+ * row is a line. Cells of text and mm come in any order: while they come
+ * in row order (*sorted) the index gives a range's bytes; after the first
+ * cell of an earlier row than one before (and always for mm's symmetric
+ * and skew-symmetric files, whose mirrored cells land in other rows), a
+ * second pass writes the cells (24 bytes each) into buckets of rows,
+ * temporary files in $TMPDIR (else /tmp; unlinked at once), and a range
+ * reads its buckets. NULL with e->code 0 when the temporary folder lacks
+ * the room, and for mm's array layout: the caller reads those whole.
+ * *rows, *cols receive the size and *cells the cells (text, mm; twice
+ * for symmetric) or entries and labels (libsvm) the file holds.
+ * io_cell_rows parses rows [r0, r1) (clipped) into a block (caller
+ * releases). io_test_cell_buckets: tests only, bytes a bucket holds
+ * (0: the default, 4 MB; at most 256 buckets). */
+typedef struct IoCellRows IoCellRows;
+IoCellRows *io_cell_rows_open(const char *path, const IoReadPlan *p, int64_t *rows, int64_t *cols, int64_t *cells,
+                              bool *sorted, BrErr *e);
+MB *io_cell_rows(IoCellRows *c, int64_t r0, int64_t r1, BrErr *e);
+void io_cell_rows_close(IoCellRows *c);
+void io_test_cell_buckets(int64_t bytes);
+
 /* Bytes of the data (a file, or the sum of a folder's part files). */
 int64_t io_data_bytes(const char *path);
 

@@ -36,6 +36,75 @@ void io_remove_tmp(const char *path);
 /* true when path exists (file or directory). */
 bool io_exists(const char *path);
 
+/* Readers by ranges of rows (rows.c; csv.c, text.c, libsvm.c): the data
+ * of a file, or of a folder's part files in name order, as one byte string
+ * read by positioned reads (as io_load: a part that does not end in '\n'
+ * is followed by one; a part of no bytes holds nothing). Errors name the
+ * file. */
+typedef struct IoSrcPart IoSrcPart;
+typedef struct IoSrc {
+    char *path;
+    IoSrcPart *parts;
+    int np;
+    int64_t total;      /* bytes of the concatenation */
+} IoSrc;
+int io_src_open(IoSrc *s, const char *path, BrErr *e);   /* io_src_close even on an error */
+int io_src_pread(const IoSrc *s, int64_t a, int64_t n, char *dst, BrErr *e);
+void io_src_close(IoSrc *s);
+/* The offsets where rows begin: entry k holds row k*g's offset and the
+ * lines before it; g starts at 64 and doubles (every other entry kept)
+ * when the index passes IO_IDX_MAX entries (io_test_csv_index: fewer).
+ * io_idx_upto(x, row, off, line): rows up to row not indexed yet begin
+ * at off, after line lines (rows come in increasing order; rows without
+ * data begin where the next row with data does). io_idx_range: the bytes
+ * [*a, *b) holding rows [r0, r1) (from row *row on the grid, after *line
+ * lines; an empty range past the last entry). */
+#define IO_IDX_MAX 65536
+typedef struct IoRowIdx {
+    int64_t g, nidx, cap;
+    int64_t *off, *line;
+} IoRowIdx;
+int io_idx_init(IoRowIdx *x, const char *path, BrErr *e);
+void io_idx_upto(IoRowIdx *x, int64_t row, int64_t off, int64_t line);
+void io_idx_range(const IoRowIdx *x, int64_t total, int64_t r0, int64_t r1, int64_t *a, int64_t *b, int64_t *row,
+                  int64_t *line);
+void io_idx_free(IoRowIdx *x);
+
+/* Calls fn over the bytes [from, total) of s in pieces of whole lines
+ * (about 1 MB; a longer line whole), at: a piece's offset. fn returns
+ * non-zero to stop (its value is returned). */
+int io_src_lines(const IoSrc *s, int64_t from, int (*fn)(void *arg, const char *p, int64_t n, int64_t at, BrErr *e),
+                 void *arg, BrErr *e);
+
+/* The cell formats read by ranges of rows (io.h io_cell_rows_open):
+ * what rows.c opens, text.c (text, mm) and libsvm.c scan and parse. */
+struct IoCellRows {
+    IoSrc src;
+    bool lines;             /* libsvm: a row a line; else cells "i j v" */
+    int64_t from, base;     /* where the data begin: byte, lines before */
+    int64_t rows, cols, cells;
+    IoRowIdx x;
+    int64_t brows, bcols;   /* text, mm: the bounds (-1 unknown) ... */
+    bool pattern;           /* ... mm pattern ... */
+    const char *dimsrc;     /* ... and where the bounds come from */
+    int64_t entries;        /* mm: the size line's count (-1: text) */
+    char sep, ind;          /* libsvm separators */
+    int sym;                /* mm: 1 symmetric, 2 skew-symmetric */
+    int nb;                 /* cells not in row order: nb buckets of brow
+                               rows, each a temporary file (open, already
+                               unlinked) of bsize bytes; 0: in row order */
+    int64_t brow;
+    int *bfd;
+    int64_t *bsize;
+};
+/* Makes c's buckets for the cells of bytes bytes (rows.c): c->nb stays
+ * 0 when the temporary folder ($TMPDIR, else /tmp) lacks the room. */
+int io_cell_buckets(IoCellRows *c, int64_t bytes, BrErr *e);
+int io_text_rows_scan(IoCellRows *c, bool *sorted, BrErr *e);
+MB *io_text_rows_block(IoCellRows *c, int64_t r0, int64_t r1, BrErr *e);
+int io_libsvm_rows_scan(IoCellRows *c, const IoReadPlan *p, BrErr *e);
+MB *io_libsvm_rows_block(IoCellRows *c, int64_t r0, int64_t r1, BrErr *e);
+
 /* Splits p[0..n) into ranges that begin at line starts: (*starts)[0..k]
  * with (*starts)[0] = 0 and (*starts)[k] = n. chunk_bytes <= 0 picks the
  * default (about 1 MB or more per range, several per thread). Caller frees

@@ -267,7 +267,10 @@ int64_t io_libsvm_share_maxidx(const IoShare *s)
     return c.maxidx;
 }
 
-MB *io_libsvm_share_parse(const char *path, const IoShare *s, int64_t cols, int64_t base_line, BrErr *e)
+/* The lines [p, p + n) as a cols-column CSR block; errors name path
+ * and the line, counting base_line lines before p. */
+static MB *parse_block(const char *path, const char *p, int64_t n, const Seps *sp, int64_t cols, int64_t base_line,
+                       BrErr *e)
 {
     if (cols < 1 || cols - 1 > INT32_MAX) {
         br_err(e, BR_EDIM, "%s: a libsvm matrix needs 1 to 2^31 columns (features and the label), not %lld "
@@ -276,16 +279,110 @@ MB *io_libsvm_share_parse(const char *path, const IoShare *s, int64_t cols, int6
     }
     Count c = {0};
     IoRangeErr err = {0};
-    count_range(s->p, s->p + s->n, &share_seps, &c, &err);
-    /* a share is held by a rank: not checked against the local budget */
+    count_range(p, p + n, sp, &c, &err);
+    /* a share is held by a rank, a block by the compression of a read
+     * past the budget: not checked against the local budget */
     MB *m = mb_sp_alloc(c.rows, cols, c.ents + c.rows > 0 ? c.ents + c.rows : 1, e);
     if (!m) return NULL;
     err = (IoRangeErr){0};
     m->rp[0] = 0;
-    int64_t k = parse_range(s->p, s->p + s->n, &share_seps, m, 0, 0, &err);
+    int64_t k = parse_range(p, p + n, sp, m, 0, 0, &err);
     if (io_range_report(&err, 1, path, base_line, e)) { mb_release(m); return NULL; }
     mb_sp_done(m, k);
     if (mb_examine(m, e)) { mb_release(m); return NULL; }
+    return m;
+}
+
+MB *io_libsvm_share_parse(const char *path, const IoShare *s, int64_t cols, int64_t base_line, BrErr *e)
+{
+    return parse_block(path, s->p, (int64_t)s->n, &share_seps, cols, base_line, e);
+}
+
+/* ---------- reading by ranges of rows (io.h io_cell_rows_open) ---------- */
+
+typedef struct LScan {
+    IoCellRows *c;
+    Seps sp;
+    int64_t lines, maxidx, cols;   /* cols: the bound lines are checked with */
+    BrErr first;                   /* the first bad line's error */
+} LScan;
+
+/* The data lines of [p, p + n) indexed, counted and checked as the
+ * whole read's second pass checks them. */
+static int lscan_piece(void *arg, const char *p, int64_t n, int64_t at, BrErr *e)
+{
+    LScan *s = arg;
+    IoCellRows *c = s->c;
+    Count cnt = {0};
+    IoRangeErr err = {0};
+    count_range(p, p + n, &s->sp, &cnt, &err);
+    s->maxidx = BR_MAX(s->maxidx, cnt.maxidx);
+    if (!s->first.code) {
+        MB *m = mb_sp_alloc(cnt.rows, s->cols, cnt.ents + cnt.rows > 0 ? cnt.ents + cnt.rows : 1, e);
+        if (!m) return e->code;
+        err = (IoRangeErr){0};
+        parse_range(p, p + n, &s->sp, m, 0, 0, &err);
+        io_range_report(&err, 1, c->src.path, s->lines, &s->first);
+        mb_release(m);
+    }
+    const char *q = p, *end = p + n, *b, *ce;
+    err = (IoRangeErr){0};
+    for (const char *ls = q; next_line(&q, end, &b, &ce, &err); ls = q) {
+        if (b < ce) io_idx_upto(&c->x, c->rows++, at + (ls - p), s->lines);
+        s->lines++;
+    }
+    c->cells += cnt.ents + cnt.rows;
+    return 0;
+}
+
+int io_libsvm_rows_scan(IoCellRows *c, const IoReadPlan *p, BrErr *e)
+{
+    /* without a column count the whole read's bound (the largest index
+     * + 1) cannot fail; the largest a block can have checks nothing */
+    LScan s = {.c = c, .lines = c->base, .cols = p->cols >= 0 ? p->cols : INT32_MAX};
+    if (get_seps(p->lsep, p->lind, &s.sp, c->src.path, e)) return e->code;
+    c->sep = s.sp.sep;
+    c->ind = s.sp.ind;
+    if (s.cols < 1 || s.cols - 1 > INT32_MAX) s.cols = 1;   /* reported below */
+    if (io_src_lines(&c->src, c->from, lscan_piece, &s, e)) return e->code ? e->code : br_err(e, BR_EIO, "cannot read %s", c->src.path);
+    const char *path = c->src.path;
+    /* in the whole read's order: the sizes, then the first bad line */
+    if (p->rows >= 0 && p->rows != c->rows)
+        return br_err(e, BR_EDIM, "%s: expected %lld rows (from the .mtd or read() arguments), found %lld (dimension "
+                      "mismatch)", path, (long long)p->rows, (long long)c->rows);
+    c->cols = p->cols >= 0 ? p->cols : s.maxidx + 1;
+    if (c->cols < 1 || c->cols - 1 > INT32_MAX)
+        return br_err(e, BR_EDIM, "%s: a libsvm matrix needs 1 to 2^31 columns (features and the label), not %lld "
+                      "(dimension mismatch)", path, (long long)c->cols);
+    if (s.first.code) {
+        *e = s.first;
+        return e->code;
+    }
+    return 0;
+}
+
+MB *io_libsvm_rows_block(IoCellRows *c, int64_t r0, int64_t r1, BrErr *e)
+{
+    int64_t a, b, d, line;
+    io_idx_range(&c->x, c->src.total, r0, r1, &a, &b, &d, &line);
+    char *buf = br_malloc((size_t)(b - a) + 1);
+    if (!buf) { br_err(e, BR_ENOMEM, "out of memory reading %s", c->src.path); return NULL; }
+    MB *m = NULL;
+    Seps sp = {c->sep, c->ind};
+    if (!io_src_pread(&c->src, a, b - a, buf, e)) {
+        /* skip the data lines before r0, and end after r1 - r0 more */
+        const char *p = buf, *end = buf + (b - a), *from = NULL, *q, *ce;
+        int64_t lines0 = 0;
+        IoRangeErr err = {0};
+        for (const char *ls = p; d < r1 && (ls = p, next_line(&p, end, &q, &ce, &err));) {
+            if (d == r0 && !from) { from = ls; lines0 = line; }
+            if (q < ce) d++;
+            line++;
+        }
+        if (!from) from = p;
+        m = parse_block(c->src.path, from, p - from, &sp, c->cols, lines0, e);
+    }
+    free(buf);
     return m;
 }
 

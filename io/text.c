@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Triples of one range, in file order, plus its first error. */
 typedef struct TRange {
@@ -636,4 +637,212 @@ MB *io_triples_block(const char *path, const IoTriples *t, int64_t rows, int64_t
 {
     TRange one = {.r = t->r, .c = t->c, .v = t->v, .n = t->n};
     return assemble(path, &one, 1, rows, cols, 0, false, e);
+}
+
+/* ---------- reading by ranges of rows (io.h io_cell_rows_open) ---------- */
+
+typedef struct TScan {
+    IoCellRows *c;
+    TParse tp;
+    TRange t;            /* one line's cell */
+    int64_t lines;       /* lines before the current one */
+    int64_t prev;        /* the largest row of the cells before (-1: none) */
+    int64_t maxr, maxc;
+    bool sorted;
+} TScan;
+
+/* Each line of [p, p + n) (at offset at) parsed and checked as the whole
+ * read does; while the cells come in row order, where rows begin is
+ * indexed. */
+static int scan_piece(void *arg, const char *p, int64_t n, int64_t at, BrErr *e)
+{
+    TScan *s = arg;
+    const char *end = p + n;
+    for (const char *q = p; q < end;) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        s->t.n = 0;
+        s->t.err = (IoRangeErr){0};
+        parse_triples(q, nl + 1, &s->tp, &s->t);
+        if (s->t.err.err_line) return io_range_report(&s->t.err, 1, s->c->src.path, s->lines, e);
+        if (s->t.n) {
+            int64_t r = s->t.r[0];
+            if (r < s->prev) s->sorted = false;
+            if (s->sorted) io_idx_upto(&s->c->x, r, at + (q - p), s->lines);
+            s->prev = BR_MAX(s->prev, r);
+            s->c->cells++;
+        }
+        s->lines++;
+        q = nl + 1;
+    }
+    s->maxr = BR_MAX(s->maxr, s->t.maxr);
+    s->maxc = BR_MAX(s->maxc, s->t.maxc);
+    return 0;
+}
+
+/* A cell of a bucket file. */
+typedef struct BCell {
+    int64_t r, c;
+    double v;
+} BCell;
+
+/* The second pass over cells not in row order: each piece's cells
+ * (mirrored too when symmetric) appended to their buckets' files, in
+ * file order. */
+static int bucket_piece(void *arg, const char *p, int64_t n, int64_t at, BrErr *e)
+{
+    IoCellRows *c = arg;
+    TParse tp = {c->brows, c->bcols, c->pattern, c->dimsrc};
+    TRange t = {0};
+    parse_triples(p, p + n, &tp, &t);
+    int64_t k = t.n * (c->sym ? 2 : 1);
+    int *cnt = br_calloc((size_t)c->nb + 1, sizeof *cnt);
+    BCell *out = br_malloc((size_t)(k ? k : 1) * sizeof *out);
+    int64_t *pos = br_malloc(((size_t)c->nb + 1) * sizeof *pos);
+    int rc = 0;
+    if (!cnt || !out || !pos || t.err.err_line) {
+        rc = br_err(e, t.err.err_line ? BR_EIO : BR_ENOMEM, "%s: %s", c->src.path,
+                    t.err.err_line ? "the file changed while it was read" : "out of memory");
+        goto out;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            pos[0] = 0;
+            for (int b = 0; b < c->nb; b++) pos[b + 1] = pos[b] + cnt[b];
+        }
+        for (int64_t x = 0; x < t.n; x++)
+            for (int mir = 0; mir < 1 + (c->sym && t.r[x] != t.c[x]); mir++) {
+                int64_t r = mir ? t.c[x] : t.r[x], col = mir ? t.r[x] : t.c[x];
+                double v = mir && c->sym == 2 ? -t.v[x] : t.v[x];
+                int b = (int)(r / c->brow);
+                if (!pass) cnt[b]++;
+                else out[pos[b]++] = (BCell){r, col, v};
+            }
+    }
+    int64_t from = 0;
+    for (int b = 0; b < c->nb && !rc; b++) {
+        size_t len = (size_t)cnt[b] * sizeof *out;
+        const char *w = (const char *)(out + from);
+        for (size_t done = 0; done < len;) {
+            ssize_t got = pwrite(c->bfd[b], w + done, len - done, (off_t)c->bsize[b]);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) {
+                rc = br_err(e, BR_EIO, "%s: cannot write a temporary file (cells not in row order): %s",
+                            c->src.path, got < 0 ? strerror(errno) : "disk full");
+                break;
+            }
+            done += (size_t)got;
+            c->bsize[b] += got;
+        }
+        from += cnt[b];
+    }
+out:
+    free(cnt);
+    free(out);
+    free(pos);
+    free(t.r);
+    free(t.c);
+    free(t.v);
+    return rc;
+}
+
+int io_text_rows_scan(IoCellRows *c, bool *sorted, BrErr *e)
+{
+    TScan s = {.c = c, .tp = {c->brows, c->bcols, c->pattern, c->dimsrc}, .lines = c->base, .prev = -1,
+               .sorted = !c->sym};
+    int rc = io_src_lines(&c->src, c->from, scan_piece, &s, e);
+    free(s.t.r);
+    free(s.t.c);
+    free(s.t.v);
+    *sorted = s.sorted;
+    if (e->code) return e->code;
+    if (rc) return br_err(e, BR_EIO, "cannot read %s", c->src.path);
+    if (c->entries >= 0 && io_mm_count_check(c->src.path, c->entries, c->cells, e)) return e->code;
+    c->rows = c->brows >= 0 ? c->brows : s.maxr;
+    c->cols = c->bcols >= 0 ? c->bcols : s.maxc;
+    if (s.sorted || c->rows == 0) return 0;
+    /* not in row order: buckets of rows in temporary files */
+    if (io_cell_buckets(c, (c->sym ? 2 : 1) * c->cells * (int64_t)sizeof(BCell), e)) return e->code;
+    if (c->nb == 0) return 0;   /* no room: read whole */
+    return io_src_lines(&c->src, c->from, bucket_piece, c, e);
+}
+
+/* Rows [r0, r1) of the cells t (in file order; from row 0); the others
+ * dropped. */
+static void keep_rows(TRange *t, int k, int64_t r0, int64_t r1)
+{
+    for (int i = 0; i < k; i++) {
+        int64_t w = 0;
+        for (int64_t x = 0; x < t[i].n; x++)
+            if (t[i].r[x] >= r0 && t[i].r[x] < r1) {
+                t[i].r[w] = t[i].r[x] - r0;
+                t[i].c[w] = t[i].c[x];
+                t[i].v[w++] = t[i].v[x];
+            }
+        t[i].n = w;
+    }
+}
+
+/* Rows [r0, r1) from the buckets that hold them. */
+static MB *bucket_rows(IoCellRows *c, int64_t r0, int64_t r1, BrErr *e)
+{
+    int b0 = (int)(r0 / c->brow), b1 = (int)((r1 - 1) / c->brow);
+    int k = b1 - b0 + 1;
+    TRange *t = br_calloc((size_t)k, sizeof *t);
+    MB *m = NULL;
+    if (!t) { br_err(e, BR_ENOMEM, "out of memory reading %s", c->src.path); return NULL; }
+    for (int b = b0; b <= b1 && !e->code; b++) {
+        TRange *q = &t[b - b0];
+        int64_t n = c->bsize[b] / (int64_t)sizeof(BCell);
+        BCell *cl = br_malloc((size_t)(n ? n : 1) * sizeof *cl);
+        q->r = br_malloc((size_t)(n ? n : 1) * sizeof *q->r);
+        q->c = br_malloc((size_t)(n ? n : 1) * sizeof *q->c);
+        q->v = br_malloc((size_t)(n ? n : 1) * sizeof *q->v);
+        if (!cl || !q->r || !q->c || !q->v) br_err(e, BR_ENOMEM, "out of memory reading %s", c->src.path);
+        for (int64_t done = 0, len = c->bsize[b]; !e->code && done < len;) {
+            ssize_t got = pread(c->bfd[b], (char *)cl + done, (size_t)(len - done), (off_t)done);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) br_err(e, BR_EIO, "%s: cannot read a temporary file (cells not in row order)", c->src.path);
+            else done += got;
+        }
+        for (int64_t x = 0; !e->code && x < n; x++) {
+            q->r[x] = cl[x].r;
+            q->c[x] = (int32_t)cl[x].c;
+            q->v[x] = cl[x].v;
+        }
+        if (!e->code) q->n = n;
+        free(cl);
+    }
+    if (!e->code) {
+        keep_rows(t, k, r0, r1);
+        m = assemble(c->src.path, t, k, r1 - r0, c->cols, 0, false, e);
+    }
+    tr_free(t, k);
+    return m;
+}
+
+MB *io_text_rows_block(IoCellRows *c, int64_t r0, int64_t r1, BrErr *e)
+{
+    if (c->nb) return bucket_rows(c, r0, r1, e);
+    int64_t a, b, row, line;
+    io_idx_range(&c->x, c->src.total, r0, r1, &a, &b, &row, &line);
+    IoBuf buf = {br_malloc((size_t)(b - a) + 1), (size_t)(b - a), (size_t)(b - a)};
+    if (!buf.p) {
+        br_err(e, BR_ENOMEM, "out of memory reading %s", c->src.path);
+        return NULL;
+    }
+    MB *m = NULL;
+    int k = 0;
+    TParse tp = {c->brows, c->bcols, c->pattern, c->dimsrc};
+    TRange *t = NULL;
+    if (b == a) k = 0;
+    else if (io_src_pread(&c->src, a, b - a, buf.p, e) ||
+             !(t = parse_ranges(&buf, 0, line, &tp, false, 0, c->src.path, &k, e)))
+        goto out;
+    /* the grid's range holds rows [row, ...): keep r0..r1, from row 0 */
+    keep_rows(t, k, r0, r1);
+    m = assemble(c->src.path, t, k, r1 - r0, c->cols, 0, false, e);
+out:
+    if (t) tr_free(t, k);
+    free(buf.p);
+    return m;
 }

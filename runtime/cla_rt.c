@@ -260,6 +260,7 @@ static MB *bin_rows(void *arg, int64_t r0, int64_t r1, BrErr *e)
 }
 
 static MB *csv_rows(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_csv_rows((IoCsvRows *)arg, r0, r1, e); }
+static MB *cell_rows(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_cell_rows((IoCellRows *)arg, r0, r1, e); }
 
 /* The n x m matrix of read's file (p: its plan) compressed by blocks of rows from rd (docs/cla.md
  * "Compressed as it is read") into read's output. 1 done, 0 declined
@@ -351,6 +352,31 @@ static int read_csv(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, B
     return rc;
 }
 
+/* A text, mm or libsvm file (or folder of parts): by blocks of rows when
+ * its block (sparse or dense, as the whole read would make it) passes the
+ * budget. A line of b bytes holds at most one cell, so without the sizes
+ * the scan runs only when a block of b rows and columns with b / 4 cells
+ * could pass the budget. Cells of text and mm files not in row order
+ * (and mm's symmetric and array layouts) are read whole, as before:
+ * a block of rows would need a pass over the whole file. */
+static int read_cells(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, BrErr *e)
+{
+    const char *path = regs[in->in[0]].s->s;
+    double budget = br_mem_budget();
+    int64_t b = io_data_bytes(path);
+    int64_t r = p->rows >= 0 ? p->rows : b, c = p->cols >= 0 ? p->cols : b;
+    double cap = (double)r * (double)c;
+    if (mb_est_size(r, c, (int64_t)BR_MIN(cap, (double)(b / 4))) <= budget) return 0;
+    int64_t n, m, cells;
+    bool sorted;
+    IoCellRows *cr = io_cell_rows_open(path, p, &n, &m, &cells, &sorted, e);
+    if (!cr) return sorted ? -1 : 0;
+    double raw = mb_est_size(n, m, (int64_t)BR_MIN((double)n * (double)m, (double)cells));
+    int rc = n < 2 || m < 1 || raw <= budget ? 0 : read_blocks(rt, in, regs, p, cell_rows, cr, n, m, e);
+    io_cell_rows_close(cr);
+    return rc;
+}
+
 int cla_rt_read_stream(Rt *rt, const Instr *in, Value *regs, BrErr *e)
 {
     if (!cla_rt_read_past(rt, in) || dist_active() || in->nin < 1 || in->in[0] < 0 ||
@@ -366,6 +392,8 @@ int cla_rt_read_stream(Rt *rt, const Instr *in, Value *regs, BrErr *e)
         !(p.meta.data_type[0] && strcmp(p.meta.data_type, "matrix"))) {
         if (io_fmt_anybin(p.format)) rc = read_bin(rt, in, regs, &p, &ro, e);
         else if (!strcmp(p.format, "csv")) rc = read_csv(rt, in, regs, &p, e);
+        else if (!strcmp(p.format, "text") || !strcmp(p.format, "mm") || !strcmp(p.format, "libsvm"))
+            rc = read_cells(rt, in, regs, &p, e);
     }
     free(nabuf);
     return rc;

@@ -2598,6 +2598,295 @@ static void check_stream_csv(void)
     T_CHECK(system(cmd) == 0, "csv files removed");
 }
 
+/* ---- text, mm and libsvm compressed as read (io_cell_rows_open) ---- */
+
+enum { CF_TEXT, CF_MM, CF_SVM };
+static const char *const cf_name[] = {"text", "mm", "libsvm"};
+
+/* x as a cell file of format f. order: 0 rows ascending, cells of a row
+ * in reverse column order; 1 rows descending (unsorted); 2 one cell of
+ * the last row first (unsorted). Every 7th row's first cell is written
+ * twice, the wrong value first (text, mm: the last wins); comments and
+ * blank lines between rows; bad: the row whose line (a first cell's) holds
+ * a bad number (-1 none). A folder of 3 part files when parts. Returns
+ * the cells written. */
+static int64_t cell_file(const char *path, const MB *x, int f, int order, int64_t bad, bool parts)
+{
+    char part[160];
+    for (int k = 0; k < 3; k++) {   /* the last file or folder (no shell: forks are slow under load) */
+        snprintf(part, sizeof part, "%s/part-%d", path, k);
+        unlink(part);
+    }
+    if (unlink(path) != 0) rmdir(path);
+    int64_t n = x->rows, m = x->cols, cells = 0;
+    FILE *o = NULL;
+    int np = 0;
+    if (!parts) o = fopen(path, "w");
+    else if (mkdir(path, 0755) == 0) {
+        snprintf(part, sizeof part, "%s/part-%d", path, np++);
+        o = fopen(part, "w");
+    }
+    if (!o) return -1;
+    if (f == CF_MM) {
+        int64_t nz = 0;
+        for (int64_t i = 0; i < n * m; i++) nz += x->d[i] != 0;
+        for (int64_t i = 0; i < n; i += 7)
+            for (int64_t j = 0; j < m; j++)
+                if (x->d[i * m + j] != 0) { nz++; break; }
+        fprintf(o, "%%%%MatrixMarket matrix coordinate real general\n%% a comment\n%lld %lld %lld\n", (long long)n,
+                (long long)m, (long long)nz);
+    }
+    int64_t last = n - 1;   /* the last row with a cell */
+    for (bool any = false; last > 0 && !any; last -= !any)
+        for (int64_t j = 0; j < m; j++) any = any || x->d[last * m + j] != 0;
+    if (order == 2 && f != CF_SVM)
+        for (int64_t j = m - 1; j >= 0; j--)
+            if (x->d[last * m + j] != 0) {
+                fprintf(o, "%lld %lld %.17g\n", (long long)last + 1, (long long)j + 1, x->d[last * m + j]);
+                cells++;
+                break;
+            }
+    bool skipped = order != 2;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t i = order == 1 ? n - 1 - k : k;
+        if (parts && np < 3 && k == np * n / 3) {
+            fclose(o);
+            snprintf(part, sizeof part, "%s/part-%d", path, np++);
+            if (!(o = fopen(part, "w"))) return -1;
+        }
+        if (k % 50 == 3) fputs(f == CF_SVM ? "# a comment\n\n" : "% a comment\n\n", o);
+        const double *r = x->d + i * m;
+        if (f == CF_SVM) {
+            if (i == bad) fputs("1.5x", o);
+            else fprintf(o, "%.17g", r[m - 1]);
+            cells++;
+            for (int64_t j = 0; j < m - 1; j++)
+                if (r[j] != 0) fprintf(o, " %lld:%.17g", (long long)j + 1, r[j]), cells++;
+            fputs(i % 11 == 5 ? " # trailing\n" : "\n", o);
+            continue;
+        }
+        bool first = true;
+        for (int64_t j = m - 1; j >= 0; j--) {
+            if (r[j] == 0) continue;
+            if (order == 2 && !skipped && i == last) { skipped = true; continue; }
+            if (first && i % 7 == 0) fprintf(o, "%lld %lld 12345\n", (long long)i + 1, (long long)j + 1);
+            if (first && i == bad) fprintf(o, "%lld %lld 1..5\n", (long long)i + 1, (long long)j + 1);
+            else fprintf(o, "%lld %lld %.17g\n", (long long)i + 1, (long long)j + 1, r[j]);
+            first = false;
+            cells++;
+        }
+    }
+    fclose(o);
+    return cells;
+}
+
+static MB *cell_src(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_cell_rows((IoCellRows *)arg, r0, r1, e); }
+
+static bool same_cells(const MB *a, int64_t a0, const MB *b, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < a->cols; j++) {
+            double x = mb_get(a, a0 + i, j), y = mb_get(b, i, j);
+            if (!(isnan(x) ? isnan(y) : x == y && signbit(x) == signbit(y))) return false;
+        }
+    return true;
+}
+
+/* The message of a failed read of a cell file: whole or compressed by
+ * ranges of rows. */
+static void cell_err(const char *path, const IoReadOpts *ro, bool ranges, char *msg, size_t len)
+{
+    BrErr e = {0};
+    snprintf(msg, len, "(no error)");
+    if (!ranges) mb_release(io_read_matrix(path, ro, &e));
+    else {
+        IoReadPlan p;
+        int64_t n, m, cells;
+        bool sorted;
+        IoCellRows *cr = io_read_plan(path, ro, &p, &e) ? NULL : io_cell_rows_open(path, &p, &n, &m, &cells, &sorted, &e);
+        if (cr) {
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = so.sample_rows = 500;
+            ClaStreamInfo info;
+            mb_release(cla_compress_rows(cell_src, cr, n, m, &o, &so, &info, &e));
+            io_cell_rows_close(cr);
+        }
+    }
+    if (e.code) snprintf(msg, len, "%s", e.msg);
+}
+
+static void cells_case(const char *path, const Spec *sp, int f, bool parts, int64_t extra, int order)
+{
+    BrErr e = {0};
+    MB *x = dense_of(gen(sp));
+    int64_t cells = cell_file(path, x, f, order, -1, parts);
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    ro.format = cf_name[f];
+    if (f != CF_MM) ro.rows = x->rows + extra;   /* with rows after the last cell */
+    MB *ref = io_read_matrix(path, &ro, &e);
+    char what[160];
+    snprintf(what, sizeof what, "cells %s %s%s%s order %d", cf_name[f], sp->name, parts ? " parts" : "",
+             extra ? " extra" : "", order);
+    T_CHECK(ref && ref->rows == x->rows + extra && same_cells(x, 0, ref, x->rows), "%s: the whole read (%s)", what,
+            e.msg);
+    IoReadPlan p;
+    if (!ref || io_read_plan(path, &ro, &p, &e)) { mb_release(ref); mb_release(x); return; }
+    MB *rd = dense_of(mb_copy(ref, &e));
+    bool after[2];
+    for (int v = 0; v < 2; v++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        if (v) o.enc = CLA_DDC1;
+        MB *ax = cla_compress(ref, &o, &e);
+        MB *ad = ax && mb_is_cmb(ax) ? cmb_decompress(ax, &e) : NULL;
+        after[v] = ad && same_bits(rd, ad);
+        mb_release(ad);
+        mb_release(ax);
+    }
+    for (int ix = 0; ix < 2; ix++) {
+        io_test_csv_index(ix ? 6 : 0);
+        int64_t n = -1, m = -1, got = -1;
+        bool sorted = false;
+        IoCellRows *cr = io_cell_rows_open(path, &p, &n, &m, &got, &sorted, &e);
+        T_CHECK(cr && sorted == (order == 0) && n == ref->rows && m == ref->cols && got >= cells, "%s: %lldx%lld, %lld cells (%s)",
+                what, (long long)n, (long long)m, (long long)got, e.msg);
+        if (!cr) break;
+        int64_t rr[][2] = {{0, 64}, {1, 2}, {63, 130}, {n - 5, n}, {n / 3, n / 3 + 777}, {0, n}, {n - 1, n + 9}};
+        for (size_t q = 0; q < sizeof rr / sizeof *rr; q++) {
+            int64_t r0 = rr[q][0], r1 = BR_MIN(rr[q][1], n);
+            MB *b = io_cell_rows(cr, r0, rr[q][1], &e);
+            T_CHECK(b && b->rows == r1 - r0 && b->cols == m && same_cells(ref, r0, b, r1 - r0),
+                    "%s index %d: rows [%lld, %lld) as the whole read's (%s)", what, ix, (long long)r0, (long long)r1,
+                    e.msg);
+            mb_release(b);
+        }
+        for (int v = 0; v < 2; v++) {
+            ClaPlanOpts o = cla_plan_defaults();
+            o.force = true;
+            if (v) o.enc = CLA_DDC1;
+            ClaStreamOpts so = cla_stream_defaults();
+            so.blk_rows = v ? 1001 : 250;
+            so.sample_rows = BR_MIN(so.sample_rows, so.blk_rows);
+            ClaStreamInfo info;
+            MB *cx = cla_compress_rows(cell_src, cr, n, m, &o, &so, &info, &e);
+            MB *d = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &e) : NULL;
+            T_CHECK(d && same_bits(rd, d) && cx->nnz == ref->nnz && after[v],
+                    "%s index %d blk %lld: compressed as read equals compressed after the read (%s)", what, ix,
+                    (long long)so.blk_rows, e.msg);
+            mb_release(d);
+            mb_release(cx);
+        }
+        io_cell_rows_close(cr);
+    }
+    io_test_csv_index(0);
+    mb_release(rd);
+    mb_release(ref);
+    mb_release(x);
+}
+
+static void check_stream_cells(void)
+{
+    char path[96];
+    snprintf(path, sizeof path, "/tmp/braid_clacell_%ld", (long)getpid());
+    Spec specs[] = {
+        {"lowcard", 1500, 6, 4, 0.2, 1, false, 0, false},
+        {"sparse", 2000, 9, 3, 0.95, 1, false, 0, false},
+        {"corr-runs", 1300, 5, 8, 0.3, 97, true, 0, false},
+        {"nan", 1000, 4, 5, 0.2, 1, false, 0.05, false},
+        {"noise", 800, 3, 0, 0, 1, false, 0, true},
+    };
+    for (int f = 0; f < 3; f++)
+        for (size_t k = 0; k < sizeof specs / sizeof *specs; k++)
+            cells_case(path, &specs[k], f, f == (int)k % 3, f == CF_TEXT && k == 1 ? 37 : 0, 0);
+    BrErr e = {0};
+    MB *x = dense_of(gen(&specs[0]));
+    IoReadOpts ro;
+    io_read_opts_init(&ro);
+    /* cells not in row order (rows descending; the last row's first
+     * cell first), by buckets of rows: with buckets of 3 rows (many
+     * buckets) and of the default size */
+    for (int f = 0; f < 2; f++)
+        for (int order = 1; order <= 2; order++) {
+            io_test_cell_buckets(f ? 0 : 3 * (int64_t)sizeof(double) * 3);
+            cells_case(path, &specs[order == 1 ? 0 : 2], f, false, 0, order);
+            cells_case(path, &specs[1], f, f == 0, 0, order);
+        }
+    io_test_cell_buckets(0);
+    /* mm symmetric and skew-symmetric: mirrored cells land in their rows'
+     * buckets; the array layout is not read by ranges */
+    for (int k = 0; k < 3; k++) {
+        FILE *o = fopen(path, "w");
+        int64_t n = 900;
+        if (o) {
+            fprintf(o, "%%%%MatrixMarket matrix %s real %s\n%lld %lld", k == 2 ? "array" : "coordinate",
+                    k == 1 ? "skew-symmetric" : "symmetric", (long long)n, (long long)n);
+            if (k < 2) fprintf(o, " %lld", (long long)(n - 1 + (k == 0)));
+            fputc('\n', o);
+            if (k == 2)
+                for (int64_t i = 0; i < n * (n + 1) / 2; i++) fprintf(o, "%d\n", (int)(i % 5));
+            else
+                for (int64_t i = 0; i < n - 1 + (k == 0); i++)
+                    fprintf(o, "%lld %lld %d\n", (long long)(k == 0 ? i + 1 : i + 2), (long long)(i % 7 + 1),
+                            (int)(i % 3) + 1);
+            fclose(o);
+        }
+        ro.format = "mm";
+        MB *ref = io_read_matrix(path, &ro, &e);
+        IoReadPlan p;
+        int64_t n2 = 0, m2 = 0, cells = 0;
+        bool sorted = true;
+        IoCellRows *cr = !ref || io_read_plan(path, &ro, &p, &e) ? NULL
+                       : io_cell_rows_open(path, &p, &n2, &m2, &cells, &sorted, &e);
+        if (k == 2) T_CHECK(ref && !cr && !sorted && !e.code, "cells mm array: not read by ranges (%s)", e.msg);
+        else {
+            MB *b = cr ? io_cell_rows(cr, 0, n, &e) : NULL;
+            MB *b2 = cr ? io_cell_rows(cr, 5, 400, &e) : NULL;
+            T_CHECK(b && b2 && !sorted && n2 == n && m2 == n && same_cells(ref, 0, b, n) && same_cells(ref, 5, b2, 395),
+                    "cells mm %s: mirrored by buckets as the whole read (%s)", k ? "skew" : "symmetric", e.msg);
+            mb_release(b);
+            mb_release(b2);
+        }
+        io_cell_rows_close(cr);
+        mb_release(ref);
+    }
+    /* bad data: the whole read's message, with file and line (the first
+     * bad line, before and after the sampled ranges, on the last row) */
+    char w[1024], r[1024];
+    int64_t bads[] = {100, x->rows * 2 / 3, x->rows - 1};
+    for (int f = 0; f < 3; f++)
+        for (int k = 0; k < 3; k++) {
+            cell_file(path, x, f, 0, bads[k], false);
+            ro.format = cf_name[f];
+            cell_err(path, &ro, false, w, sizeof w);
+            cell_err(path, &ro, true, r, sizeof r);
+            T_CHECK(strstr(w, path) && strstr(w, ": line ") && !strcmp(w, r),
+                    "cells %s bad at row %lld: by ranges \"%s\", whole \"%s\"", cf_name[f], (long long)bads[k], r, w);
+        }
+    /* sizes: rows that disagree (libsvm), a cell out of the bounds given
+     * (text), an entry count that disagrees (mm) */
+    for (int f = 0; f < 3; f++) {
+        cell_file(path, x, f, 0, -1, false);
+        ro.format = cf_name[f];
+        ro.rows = f == CF_MM ? -1 : x->rows - 1;
+        ro.cols = f == CF_TEXT ? x->cols - 1 : -1;
+        if (f == CF_MM) {
+            FILE *o = fopen(path, "a");
+            if (o) { fprintf(o, "%lld 1 7\n", (long long)x->rows); fclose(o); }
+        }
+        cell_err(path, &ro, false, w, sizeof w);
+        cell_err(path, &ro, true, r, sizeof r);
+        T_CHECK(strstr(w, path) && !strcmp(w, r), "cells %s sizes: by ranges \"%s\", whole \"%s\"", cf_name[f], r, w);
+        ro.rows = ro.cols = -1;
+    }
+    mb_release(x);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", path);
+    T_CHECK(system(cmd) == 0, "cell files removed");
+}
+
 /* Compression inside a parallel region (a parfor worker calling a
  * function whose loop compresses its copy of X): nested regions run with
  * one thread, so the groups the coder planned for a second thread must
@@ -2655,6 +2944,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "stream")) {   /* compression as read alone */
         check_stream();
         check_stream_csv();
+        check_stream_cells();
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "sparse-rows")) {   /* the row-wise sparse coder alone */
@@ -2693,6 +2983,7 @@ int main(int argc, char **argv)
     check_nested();
     check_stream();
     check_stream_csv();
+    check_stream_cells();
     crowded_cla();
     return t_done("test_cla");
 }

@@ -613,8 +613,10 @@ int main(void)
                  "write(X, \"%s.bin\", format=\"binary\")\n"
                  "write(X, \"%s.csv\", format=\"csv\", header=TRUE, sep=\";\")\n"
                  "write(y, \"%s.y\", format=\"csv\")\n"
-                 "write(rand(rows=10000, cols=40, seed=22), \"%s.rnd\", format=\"braid-binary\")\n" LM,
-                 base, base, base, base);
+                 "write(rand(rows=10000, cols=40, seed=22), \"%s.rnd\", format=\"braid-binary\")\n"
+                 "write(X, \"%s.text\", format=\"text\")\nwrite(X, \"%s.mm\", format=\"mm\")\n"
+                 "write(X, \"%s.libsvm\", format=\"libsvm\")\n" LM,
+                 base, base, base, base, base, base, base);
         double want[3];
         T_CHECK(run_mode(src, "false", big, &r1) == 0 && !isnan(g_res[2]), "larger than the budget: the reference run");
         memcpy(want, g_res, sizeof want);
@@ -644,8 +646,36 @@ int main(void)
                         "larger than the budget, %s (%s): result %d %.17g, want %.17g", mode, ext, j, g_res[j], want[j]);
         }
 #undef LM
-        const char *ext[] = {"bin", "csv", "y", "rnd"};
-        for (int k = 0; k < 4; k++) {
+        /* the cell formats (text, mm, libsvm) by row blocks too, under
+         * true and auto, holding under half of X; so is the same text
+         * file with its lines reversed (cells not in row order: by
+         * buckets of rows in temporary files) */
+        {
+            char cmd[400];
+            snprintf(cmd, sizeof cmd, "tac %s.text > %s.rev && cp %s.text.mtd %s.rev.mtd", base, base, base, base);
+            T_CHECK(system(cmd) == 0, "larger than the budget: the reversed text file");
+            const char *fmt[] = {"text", "mm", "libsvm", "rev"};
+            double sums[2] = {0, 0};
+            for (int k = 0; k < 4; k++) {
+                const char *mode = k == 1 ? "auto" : "true";
+                snprintf(src, sizeof src, "X = read(\"%s.%s\")\nprint(\"RESULT \" + sum(X))\n"
+                         "print(\"RESULT \" + sum(X^2))\n", base, fmt[k]);
+                long n = run_mode(src, mode, 6.4e5, &r1);
+                if (k == 0) memcpy(sums, g_res, sizeof sums);
+                bool blocks = true;
+                T_CHECK(n >= 1 && g_rd[0] == 1 && g_rd[1] == blocks && (!blocks || g_rd[2] >= 10),
+                        "larger than the budget, %s (%s): %ld compressions, %ld reads, %ld by %ld row blocks", mode,
+                        fmt[k], n, g_rd[0], g_rd[1], g_rd[2]);
+                if (blocks)
+                    T_CHECK(g_held > 0 && g_held < 1.6, "larger than the budget, %s (%s): %.3f MB held at most", mode,
+                            fmt[k], g_held);
+                T_CHECK(!isnan(sums[0]) && g_res[0] == sums[0] && g_res[1] == sums[1],
+                        "larger than the budget, %s (%s): sums %.17g %.17g, want %.17g %.17g", mode, fmt[k], g_res[0],
+                        g_res[1], sums[0], sums[1]);
+            }
+        }
+        const char *ext[] = {"bin", "csv", "y", "rnd", "text", "mm", "libsvm", "rev"};
+        for (int k = 0; k < 8; k++) {
             char cmd[300];
             snprintf(cmd, sizeof cmd, "rm -rf %s.%s %s.%s.mtd", base, ext[k], base, ext[k]);
             T_CHECK(system(cmd) == 0, "larger than the budget: %s.%s removed", base, ext[k]);
