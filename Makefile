@@ -81,7 +81,7 @@ all: $(BUILD)/braid $(if $(filter 1,$(SAN)),,kernels)
 # when the user's cache lacks them (cold runs compile nothing)
 kernels: $(BUILD)/kernels.stamp
 
-$(BUILD)/kernels.stamp: $(BUILD)/braid tools/kernels.sh $(wildcard bench/e2e/*.dml)
+$(BUILD)/kernels.stamp: $(BUILD)/braid tools/kernels.sh $(wildcard bench/e2e/*.dml) $(wildcard scripts/builtin/*.dml)
 	@tools/kernels.sh $(BUILD)
 	@touch $@
 

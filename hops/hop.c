@@ -129,33 +129,37 @@ static bool lit_num(const Hop *h, double *v)
     return false;
 }
 
-/* Non-zeros of A %*% B by the average-case estimator (seed 002: each of
- * the m*n output cells is non-zero unless all k products are zero, with
- * non-zeros spread uniformly): m*n*(1 - (1 - sa*sb)^k); -1 unknown. Exact
- * for an empty operand. */
-static int64_t mm_nnz(const Hop *a, const Hop *b)
+/* Non-zeros of an m x k by k x n product whose operands have za and zb
+ * non-zeros. Average case (seed 002: each of the m*n output cells is
+ * non-zero unless all k products are zero, with non-zeros spread
+ * uniformly): m*n*(1 - (1 - sa*sb)^k). Worst case, for memory estimates
+ * (seed 002, section 3.2), where the average case would underestimate
+ * clustered non-zeros: sparsity min(1, sa*k) * min(1, sb*k). Exact for
+ * an empty operand. */
+static int64_t mm_nnz_dims(double m, double k, double n, int64_t za, int64_t zb, bool worst)
 {
-    if (!known(a) || !known(b) || a->nnz < 0 || b->nnz < 0) return -1;
-    double m = (double)a->rows, k = (double)a->cols, n = (double)b->cols;
-    if (m * k == 0 || k * n == 0 || a->nnz == 0 || b->nnz == 0) return 0;
-    double sa = (double)a->nnz / (m * k), sb = (double)b->nnz / (k * n);
-    double cells = m * n, p = -expm1(k * log1p(-fmin(sa * sb, 1.0)));
-    double z = ceil(cells * (sa * sb >= 1 ? 1.0 : p));
-    return (int64_t)fmin(z, cells);
+    if (m * k == 0 || k * n == 0 || za == 0 || zb == 0) return 0;
+    double sa = (double)za / (m * k), sb = (double)zb / (k * n), cells = m * n;
+    if (worst) return (int64_t)fmin(ceil(cells * fmin(1.0, sa * k) * fmin(1.0, sb * k)), cells);
+    double p = -expm1(k * log1p(-fmin(sa * sb, 1.0)));
+    return (int64_t)fmin(ceil(cells * (sa * sb >= 1 ? 1.0 : p)), cells);
 }
 
-/* Worst-case non-zeros of A %*% B for memory estimates (seed 002,
- * section 3.2): sparsity min(1, sa*k) * min(1, sb*k), where the
- * average-case estimate above would underestimate clustered non-zeros;
- * -1 unknown. */
-static int64_t mm_nnz_worst(const Hop *a, const Hop *b)
+/* The non-zeros of product hop h (A %*% B, t(A) %*% B, and tsmm's
+ * t(X) %*% X or X %*% t(X), whose two operands are X: SystemDS sizes
+ * them as the plain product of t(X) and X); -1 unknown or another
+ * product (mmchain). */
+static int64_t mm_nnz_of(const Hop *h, bool worst)
 {
-    if (!known(a) || !known(b) || a->nnz < 0 || b->nnz < 0) return -1;
-    double m = (double)a->rows, k = (double)a->cols, n = (double)b->cols;
-    if (m * k == 0 || k * n == 0 || a->nnz == 0 || b->nnz == 0) return 0;
-    double sa = (double)a->nnz / (m * k), sb = (double)b->nnz / (k * n);
-    double s = fmin(1.0, sa * k) * fmin(1.0, sb * k);
-    return (int64_t)fmin(ceil(m * n * s), m * n);
+    const Hop *a = h->nin > 0 ? h->in[0] : NULL, *b = h->nin > 1 ? h->in[1] : NULL;
+    if (!known(a) || a->nnz < 0) return -1;
+    double ar = (double)a->rows, ac = (double)a->cols;
+    if (h->op == OP_TSMM)
+        return h->flag ? mm_nnz_dims(ac, ar, ac, a->nnz, a->nnz, worst) : mm_nnz_dims(ar, ac, ar, a->nnz, a->nnz, worst);
+    if (!known(b) || b->nnz < 0) return -1;
+    if (h->op == OP_MATMUL) return mm_nnz_dims(ar, ac, (double)b->cols, a->nnz, b->nnz, worst);
+    if (h->op == OP_MATMULTL) return mm_nnz_dims(ac, ar, (double)b->cols, a->nnz, b->nnz, worst);
+    return -1;
 }
 
 static void set_dims(Hop *h, int64_t r, int64_t c)
@@ -583,8 +587,8 @@ void hop_infer(Hop *h)
             set_dims(h, a ? a->cols : -1, b ? b->cols : -1);
         } else {
             set_dims(h, a ? a->rows : -1, b ? b->cols : -1);
-            h->nnz = mm_nnz(a, b);
         }
+        h->nnz = mm_nnz_of(h, false);
         break;
     case H_REORG:
         /* t(X), rev(X): the same cells moved, so X's non-zeros (as
@@ -651,6 +655,13 @@ void hop_infer(Hop *h)
         if (h->kind == H_BINARY && a && b && a->dt == DT_MATRIX && b->kind == H_LIT && lit_num(b, &sv))
             ub |= !(((h->op == OP_MULT || h->op == OP_DIV) && sv != 0 && isfinite(sv)) || h->op == OP_POW ||
                     (h->op == OP_NE && sv == 0));
+        /* a sparse-safe unary map keeping X's count: exact where no
+         * non-zero maps to 0 (-, abs, sqrt, sign (NaN stays NaN), the
+         * trigonometric ones), a bound for round, floor, ceil (0.3 -> 0)
+         * and the tests is.na, is.nan, is.infinite */
+        if (h->kind == H_UNARY && a && a->dt == DT_MATRIX)
+            ub |= h->op == OP_ROUND || h->op == OP_FLOOR || h->op == OP_CEIL || h->op == OP_ISNA ||
+                  h->op == OP_ISNAN || h->op == OP_ISINF;
         for (int i = 0; i < h->nin && !ub; i++) ub = h->in[i] && h->in[i]->dt == DT_MATRIX && h->in[i]->nnz_ub;
         h->nnz_ub = h->nnz >= 0 && ub;
     }
@@ -658,7 +669,7 @@ void hop_infer(Hop *h)
     if (h->kind == H_LIX) backtrack_lix(h);
     /* worst-case output memory: a product's worst-case non-zeros, dense
      * where the non-zeros are unknown, and the bounds where the sizes are */
-    int64_t wnnz = h->kind == H_MATMUL && h->op == OP_MATMUL ? mm_nnz_worst(a, b) : h->nnz;
+    int64_t wnnz = h->kind == H_MATMUL ? mm_nnz_of(h, true) : h->nnz;
     if (h->dt == DT_MATRIX && known(h))
         h->mem = wnnz >= 0 ? mb_est_size(h->rows, h->cols, wnnz) : mb_est_dense(h->rows, h->cols);
     else if (h->dt == DT_MATRIX)

@@ -330,6 +330,50 @@ static void stats_explain_stdout(void)
     remove(path);
 }
 
+/* kmeans's final assignment (scripts/builtin/kmeans.dml,
+ * nearest_centroid): the recompiled DAG that writes its Y is one fused
+ * Row operator over X with no column cumsum and no n x k intermediate
+ * (before: the best run's centroids had a size known only after the call
+ * in the same DAG, nothing fused, and the first nearest centroid was taken
+ * by a cumsum over the transposed n x k indicator). Y equals SystemDS's
+ * formula on the returned centroids, on integer data (ties possible). */
+static void kmeans_assign_fused(void)
+{
+    static const char script[] =
+        "X = round(rand(rows=20000, cols=4, pdf=\"normal\", seed=3) * 2)\n"
+        "[C, Z] = kmeans(X=X, k=3, runs=2, max_iter=100, eps=1e-4, seed=7)\n"
+        "D = -2 * (X %*% t(C)) + t(rowSums(C ^ 2))\n"
+        "Zref = rowSums(t(cumsum(t(D <= rowMins(D)))) == 0) + 1\n"
+        "print(\"KMEANS differ \" + sum(Z != Zref) + \" rows \" + nrow(Z))\n";
+    const char *path = "/tmp/braid_test_cli_kmeans.dml";
+    t_put(path, script);
+    char cwd[512] = "";
+    if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
+    char cmd[1024], line[512];
+    snprintf(cmd, sizeof cmd,
+             "BRAID_CG_MACHINE='2.3e10 1.25e10 1.0e10 1.15e11 4.6e10' timeout -s KILL 120 %s%s%s -threads 2 "
+             "-explain recompile_hops -f %s 2>&1",
+             cwd, cwd[0] ? "/" : "", braid_bin(), path);
+    FILE *f = popen(cmd, "r");
+    /* the last recompiled DAG that writes Y: its fused Row operators and cumsums */
+    int in_dag = 0, rows = 0, cums = 0, fused = -1, cumsum = -1;
+    double differ = -1, nrows = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "RECOMPILED DAG", 14) == 0) { in_dag = 1; rows = cums = 0; continue; }
+        if (line[0] != ' ') in_dag = 0;
+        if (in_dag && strstr(line, " spoofRA ")) rows++;
+        if (in_dag && strstr(line, " cumsum ")) cums++;
+        if (in_dag && strncmp(line, "  TWrite Y ", 11) == 0) { fused = rows; cumsum = cums; }
+        sscanf(line, "KMEANS differ %lf rows %lf", &differ, &nrows);
+    }
+    int st = f ? pclose(f) : -1;
+    T_CHECK(st == 0, "kmeans: status %d", st);
+    T_CHECK(differ == 0 && nrows == 20000, "kmeans: %.0f of %.0f rows not at their first nearest centroid", differ,
+            nrows);
+    T_CHECK(fused == 1 && cumsum == 0, "kmeans: the DAG writing Y has %d Row operators and %d cumsums", fused, cumsum);
+    remove(path);
+}
+
 int main(void)
 {
     glob_t g;
@@ -392,6 +436,7 @@ int main(void)
     bound_meter();
     parfor_memory();
     crowded_l2svm();
+    kmeans_assign_fused();
     stats_explain_stdout();
     if (timeouts) printf("test_cli: %d mutated scripts ran into the 10 s limit (infinite loops they encode)\n", timeouts);
     return t_done("test_cli");

@@ -511,6 +511,61 @@ static void test_loop_warnings(void)
  * none for a uniform draw with min = max = 0; propagated through t()
  * and a product. The empty Z's product then folds to 0 (rewrite/
  * dynamic.c), and the script runs. */
+/* Non-zeros that unary maps and the products tsmm and tmm propagate:
+ * a sparse-safe map keeps X's count, exact where no non-zero can map to
+ * 0 (-, abs, sqrt, sign, sin), only an upper bound (hop.h nnz_ub) for
+ * round, floor, ceil and is.nan (0.3 rounds to 0); a bound stays a bound
+ * through an exact map. tsmm left (t(X) %*% X), right (X %*% t(X)) and
+ * tmm (t(A) %*% B) get the average-case estimate of the plain product of
+ * the same operands, their memory its worst case. */
+static void test_unary_tsmm_nnz(void)
+{
+    HopDag *d = hop_dag_new();
+    Span sp = {0};
+    Hop *X = tread(d, 1000, 50, 2000);
+    static const OpCode exact[] = {OP_NEG, OP_ABS, OP_SQRT, OP_SIGN, OP_SIN};
+    static const OpCode bound[] = {OP_ROUND, OP_FLOOR, OP_CEIL, OP_ISNAN};
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++) {
+        Hop *u = hop_unary(d, exact[i], X, sp);
+        T_CHECK(u->nnz == 2000 && !u->nnz_ub, "unary %s: nnz %lld%s, want 2000 exact", op_info[exact[i]].name,
+                (long long)u->nnz, u->nnz_ub ? " (bound)" : "");
+    }
+    for (size_t i = 0; i < sizeof bound / sizeof *bound; i++) {
+        Hop *u = hop_unary(d, bound[i], X, sp);
+        T_CHECK(u->nnz == 2000 && u->nnz_ub, "unary %s: nnz %lld%s, want 2000 as a bound", op_info[bound[i]].name,
+                (long long)u->nnz, u->nnz_ub ? " (bound)" : " (exact)");
+        Hop *v = hop_unary(d, OP_ABS, u, sp);
+        T_CHECK(v->nnz == 2000 && v->nnz_ub, "abs(%s(X)): the bound kept", op_info[bound[i]].name);
+    }
+    /* t(X) %*% X: 50 x 50 from k = 1000 at sparsity 0.04 on each side */
+    Hop *L = hop_new(d, H_MATMUL, sp, 1);
+    L->op = OP_TSMM; L->flag = 1; L->in[0] = X;
+    hop_infer(L);
+    Hop *XT = hop_reorg(d, OP_TRANS, X, sp), *P = hop_matmul(d, OP_MATMUL, XT, X, sp);
+    T_CHECK(L->rows == 50 && L->cols == 50 && L->nnz > 0 && L->nnz == P->nnz && L->mem == P->mem,
+            "tsmm left: nnz %lld mem %.0f, the product's %lld %.0f", (long long)L->nnz, L->mem, (long long)P->nnz, P->mem);
+    /* X %*% t(X): 1000 x 1000 from k = 50, mostly empty */
+    Hop *R = hop_new(d, H_MATMUL, sp, 1);
+    R->op = OP_TSMM; R->flag = 0; R->in[0] = X;
+    hop_infer(R);
+    Hop *Q = hop_matmul(d, OP_MATMUL, X, XT, sp);
+    T_CHECK(R->rows == 1000 && R->nnz > 0 && R->nnz < 1000 * 1000 / 2 && R->nnz == Q->nnz && R->mem == Q->mem,
+            "tsmm right: nnz %lld mem %.0f, the product's %lld %.0f", (long long)R->nnz, R->mem, (long long)Q->nnz, Q->mem);
+    /* tmm(A, B) = t(A) %*% B */
+    Hop *B = tread(d, 1000, 3, 3000);
+    Hop *TM = hop_matmul(d, OP_MATMULTL, X, B, sp);
+    Hop *TP = hop_matmul(d, OP_MATMUL, XT, B, sp);
+    T_CHECK(TM->rows == 50 && TM->cols == 3 && TM->nnz > 0 && TM->nnz == TP->nnz, "tmm: nnz %lld, the product's %lld",
+            (long long)TM->nnz, (long long)TP->nnz);
+    /* an empty X: every product empty */
+    Hop *E = tread(d, 1000, 50, 0);
+    Hop *LE = hop_new(d, H_MATMUL, sp, 1);
+    LE->op = OP_TSMM; LE->flag = 1; LE->in[0] = E;
+    hop_infer(LE);
+    T_CHECK(LE->nnz == 0, "tsmm of an empty X: nnz %lld", (long long)LE->nnz);
+    hop_dag_free(d);
+}
+
 static void test_rand_nnz(void)
 {
     char *text = explained("X = rand(rows=40, cols=25, seed=1)\n"
@@ -544,6 +599,7 @@ int main(void)
     test_written_file();
     test_loop_warnings();
     test_rand_nnz();
+    test_unary_tsmm_nnz();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
