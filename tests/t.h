@@ -13,6 +13,22 @@
 
 static int t_pass, t_fail;
 
+/* Pins the cost model's machine constants (codegen/cost.c: read and write
+ * bandwidth, elementwise, dgemm and row-wise vector-matrix rates of a
+ * 2-core AVX-512 machine measured when quiet) and the GPU's device
+ * profile (gpu/profile.c: the nominal one), so that the plans the tests
+ * check do not depend on the load at the moment the constants would be
+ * measured, nor on the thread count or the OpenCL device. A
+ * BRAID_CG_MACHINE or BRAID_GPU_PROFILE in the environment wins. Call it
+ * before the device is first used; a test that runs
+ * braid as a process calls it first, so that every run it starts
+ * inherits the same constants (docs/testing.md). */
+static inline void t_pin_machine(void)
+{
+    setenv("BRAID_CG_MACHINE", "2.3e10 1.25e10 1.0e10 1.15e11 4.6e10", 0);
+    setenv("BRAID_GPU_PROFILE", "10e-6 500e9 12e9", 0);
+}
+
 /* T_SAN: 1 in the ASan+UBSan build. CI runs every test twice, under the
  * sanitizers (3-5x slower) and then plain, so a long sweep of shapes,
  * sparsities or options may run a subset under the sanitizers: they find

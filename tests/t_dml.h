@@ -18,20 +18,6 @@
 
 #define T_MAXOUT 64
 
-/* Pins the cost model's machine constants (codegen/cost.c: read and write
- * bandwidth, elementwise, dgemm and row-wise vector-matrix rates of a
- * 2-core AVX-512 machine measured when quiet) and the GPU's device
- * profile (gpu/profile.c: the nominal one), so that the plans the tests
- * check do not depend on the load at the moment the constants would be
- * measured, nor on the thread count or the OpenCL device. A
- * BRAID_CG_MACHINE or BRAID_GPU_PROFILE in the environment wins. Call it
- * before the device is first used. */
-static inline void t_pin_machine(void)
-{
-    setenv("BRAID_CG_MACHINE", "2.3e10 1.25e10 1.0e10 1.15e11 4.6e10", 0);
-    setenv("BRAID_GPU_PROFILE", "10e-6 500e9 12e9", 0);
-}
-
 /* One Lloyd iteration of k-means (scripts/builtin/kmeans.dml) over X
  * and centroids C, outputs w (the distances' sum), cnt and S: the DAG
  * of the multi-output Row operator (test_codegen, test_amulet). */

@@ -18,6 +18,19 @@ static const char *braid_bin(void)
     return b ? b : "build/braid";
 }
 
+/* A file name of this process's own under /tmp (test_cli may run beside
+ * another copy of itself: a second worktree, the sanitizer build): kind
+ * is "config.xml", "pf.dml", ... */
+static const char *own_tmp(char *buf, size_t n, const char *kind)
+{
+    snprintf(buf, n, "/tmp/braid_test_cli_%ld_%s", (long)getpid(), kind);
+    return buf;
+}
+
+/* The folder the mutated scripts write their outputs to (theirs alone,
+ * removed at the end). */
+static char outdir[] = "/tmp/braid_cli_out_XXXXXX";
+
 /* Runs braid on a script text; returns the exit status (128+sig on a
  * signal, 124 on timeout) and whether stderr had a message. */
 static int run_text(const char *text, size_t n, bool *msg)
@@ -30,8 +43,8 @@ static int run_text(const char *text, size_t n, bool *msg)
     char cmd[1024], errf[64], cwd[512] = "";
     snprintf(errf, sizeof errf, "%s.err", path);
     if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return -1;
-    snprintf(cmd, sizeof cmd, "cd /tmp && timeout -s KILL 10 %s%s%s -f %s -nvargs out=/tmp >/dev/null 2>%s",
-             cwd, cwd[0] ? "/" : "", braid_bin(), path, errf);
+    snprintf(cmd, sizeof cmd, "cd /tmp && timeout -s KILL 10 %s%s%s -f %s -nvargs out=%s >/dev/null 2>%s",
+             cwd, cwd[0] ? "/" : "", braid_bin(), path, outdir, errf);
     int st = system(cmd);
     FILE *f = fopen(errf, "r");
     *msg = false;
@@ -200,7 +213,8 @@ static void config_files(void)
         {"<root><x><y>1</y></x></root>", "malformed"},
         {"<root><sysds.amulet.fuse>always</sysds.amulet.fuse></root>", "bad value \"always\""},
     };
-    const char *path = "/tmp/braid_test_cli_config.xml";
+    char pbuf[96];
+    const char *path = own_tmp(pbuf, sizeof pbuf, "config.xml");
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         t_put(path, bad[i].text);
         BraidConfig c;
@@ -238,7 +252,8 @@ static void parfor_memory(void)
 {
     static const char script[] = "X = rand(rows=1000, cols=1000, seed=1)\nR = matrix(0, 4, 1)\n"
                                  "parfor (i in 1:4) {\n  Y = X %*% X + i\n  R[i, 1] = sum(Y)\n}\nprint(sum(R))\n";
-    const char *path = "/tmp/braid_test_cli_pf.dml", *cfg = "/tmp/braid_test_cli_pf.xml";
+    char pbuf[96], cbuf[96];
+    const char *path = own_tmp(pbuf, sizeof pbuf, "pf.dml"), *cfg = own_tmp(cbuf, sizeof cbuf, "pf.xml");
     t_put(path, script);
     t_put(cfg, "<root><sysds.local.memory.budget>50000000</sysds.local.memory.budget></root>\n");
     char cwd[512] = "", out[2][256] = {"", ""};
@@ -273,7 +288,8 @@ static void crowded_l2svm(void)
 {
     static const char script[] = "X = rand(rows=70000, cols=5, seed=1)\ny = (X %*% matrix(1, 5, 1) > 2.5) + 1\n"
                                  "w = l2svm(X=X, Y=y, epsilon=1e-12, maxIterations=3)\nprint(sum(w ^ 2))\n";
-    const char *path = "/tmp/braid_test_cli_crowd.dml", *cfg = "/tmp/braid_test_cli_crowd.xml";
+    char pbuf[96], cbuf[96];
+    const char *path = own_tmp(pbuf, sizeof pbuf, "crowd.dml"), *cfg = own_tmp(cbuf, sizeof cbuf, "crowd.xml");
     t_put(path, script);
     t_put(cfg, "<root><sysds.codegen.enabled>false</sysds.codegen.enabled></root>\n");
     char cwd[512] = "", out[2][512] = {"", ""};
@@ -305,7 +321,8 @@ static void crowded_l2svm(void)
  * neither. */
 static void stats_explain_stdout(void)
 {
-    const char *path = "/tmp/braid_test_cli_stats.dml";
+    char pbuf[96];
+    const char *path = own_tmp(pbuf, sizeof pbuf, "stats.dml");
     t_put(path, "x = 6 * 7\nprint(\"value \" + x)\n");
     char cwd[512] = "";
     if (braid_bin()[0] != '/' && !getcwd(cwd, sizeof cwd)) return;
@@ -376,10 +393,16 @@ static void kmeans_assign_fused(void)
 
 int main(void)
 {
+    /* the runs' plans (parfor_memory's and crowded_l2svm's results
+     * compared across runs) must not follow constants measured under
+     * load by whichever run finds the cache's machine file settling */
+    t_pin_machine();
+    if (!mkdtemp(outdir)) { perror("mkdtemp"); return 2; }
     glob_t g;
     if (glob("../shared/conformance/cases/*.dml", 0, NULL, &g) != 0 &&
         glob("tests/dml/cases/*.dml", 0, NULL, &g) != 0) {
         printf("test_cli: no scripts found\n");
+        rmdir(outdir);
         return t_done("test_cli");
     }
     srand(12345);
@@ -438,6 +461,9 @@ int main(void)
     crowded_l2svm();
     kmeans_assign_fused();
     stats_explain_stdout();
+    char rm[128];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", outdir);
+    T_CHECK(system(rm) == 0, "clean");
     if (timeouts) printf("test_cli: %d mutated scripts ran into the 10 s limit (infinite loops they encode)\n", timeouts);
     return t_done("test_cli");
 }

@@ -235,23 +235,16 @@ static pid_t dead_pid(void)
     return pid;
 }
 
-/* A child that ended and is not reaped yet (a zombie): its pid. */
+/* A child that ended and is not reaped yet (a zombie): its pid. Waits
+ * for its end without reaping it (WNOWAIT), however long a loaded
+ * machine takes to run it (a wait of at most 2 s polling /proc could
+ * return a child still running). */
 static pid_t zombie_pid(void)
 {
     pid_t pid = fork();
     if (pid == 0) _exit(0);
-    char f[64], buf[512];
-    snprintf(f, sizeof f, "/proc/%ld/stat", (long)pid);
-    for (int i = 0; i < 2000; i++) {   /* until it has ended (2 s at most) */
-        FILE *fp = fopen(f, "r");
-        size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
-        if (fp) fclose(fp);
-        buf[n] = 0;
-        const char *r = strrchr(buf, ')');
-        if (r && r[1] == ' ' && r[2] == 'Z') break;
-        struct timespec ts = {0, 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
+    siginfo_t si;
+    T_CHECK(pid > 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) == 0, "zombie: the child ended");
     return pid;
 }
 

@@ -233,6 +233,9 @@ int main(void)
 {
     const char *braid = getenv("BRAID");
     if (!braid) { fprintf(stderr, "test_perturb: BRAID not set\n"); return 2; }
+    /* every run the same machine constants: runs whose bits are compared
+     * must not pick plans from constants another run measured under load */
+    t_pin_machine();
     snprintf(dir, sizeof dir, "/tmp/braid_perturb_XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
     char p[128];

@@ -5,9 +5,11 @@ Usage: tests/dml/run.sh BRAID [FILTER]   (run.sh calls this file)
 
 Every tests/dml/cases/<name>.dml (sorted by name; FILTER, a regular
 expression, is searched in the name) runs with tests/dml as the working
-directory and a 120 s timeout (it catches hangs; the slowest cases, such
+directory and a hang guard (it catches hangs; the slowest cases, such
 as paramserv_props with every operator on PoCL, take 10-20 s alone and
-several times that on a loaded machine) as
+several times that on a loaded machine: past 120 s of wall a case is
+stopped by its CPU time, 240 s, or by 60 s without any, not by the
+clock; TIMEOUT_S below) as
 
     BRAID -f cases/<name>.dml -nvargs out=<fresh temporary directory>
 
@@ -58,9 +60,22 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+# A hung case is caught by its own CPU time, not by the wall clock alone:
+# on a loaded machine (CI's sanitizer pass at load 20 and more) a slow case
+# gets a small share of the cores and once ran past a 120 s wall limit
+# without being hung. Up to TIMEOUT_S of wall nothing is looked at; from
+# then on the case is stopped once its processes have used CPU_LIMIT_S of
+# CPU (a loop that never ends), or used none for STALL_S (a deadlock or a
+# wait that never ends: a case that only waits for the CPU still gets a
+# share every second), or at WALL_LIMIT_S in any case.
 TIMEOUT_S = 120
+CPU_LIMIT_S = 240   # what TIMEOUT_S of wall on both cores of CI's machine can use
+STALL_S = 60
+WALL_LIMIT_S = 1800
+POLL_S = 5
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
 EXTRA_ENV = "BRAID_DML_EXTRA_ARGS"
@@ -236,6 +251,72 @@ def execute(cmd):
     return status, out, err
 
 
+def tree_cpu_s(root):
+    """CPU seconds used so far by process root and its descendants, live
+    or reaped (braid, its threads and the compilers it starts, which lead
+    sessions of their own); None when /proc cannot tell."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, used = {}, {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return None
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            # after the name: state ppid ... utime (the 12th) stime
+            # cutime cstime
+            pid = int(name)
+            parent[pid] = int(fields[1])
+            used[pid] = sum(int(x) for x in fields[11:15])
+        except (OSError, IndexError, ValueError):
+            continue
+    if root not in used:
+        return None
+    total = 0
+    for pid, ticks in used.items():
+        p, seen = pid, 0
+        while p > 1 and p != root and seen < 64:
+            p, seen = parent.get(p, 0), seen + 1
+        if p == root:
+            total += ticks
+    return total / tick
+
+
+def wait_case(proc):
+    """proc's (stdout, stderr); CaseFailed when the case is hung (see
+    TIMEOUT_S)."""
+    start = time.monotonic()
+    timeout, last_cpu, last_change = TIMEOUT_S, None, start
+    while True:
+        try:
+            return proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        cpu = tree_cpu_s(proc.pid)
+        if cpu is not None and cpu != last_cpu:
+            last_cpu, last_change = cpu, now
+        waited, why = now - start, None
+        if cpu is None or waited >= WALL_LIMIT_S:
+            why = "timeout after %.0f s" % waited
+        elif cpu >= CPU_LIMIT_S:
+            why = "timeout: %.0f s of CPU in %.0f s" % (cpu, waited)
+        elif now - last_change >= STALL_S:
+            why = "timeout: no CPU used for %.0f s (after %.0f s)" % (now - last_change, waited)
+        if why:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                proc.kill()
+            proc.communicate()
+            raise CaseFailed(why)
+        timeout = POLL_S
+
+
 def execute_once(cmd):
     try:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
@@ -243,15 +324,7 @@ def execute_once(cmd):
                                 start_new_session=True)
     except OSError as e:
         raise CaseFailed("cannot run binary: %s" % e)
-    try:
-        out, err = proc.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            proc.kill()
-        proc.communicate()
-        raise CaseFailed("timeout after %d s" % TIMEOUT_S)
+    out, err = wait_case(proc)
     return (proc.returncode, out.decode("utf-8", errors="replace"),
             err.decode("utf-8", errors="replace"))
 
