@@ -67,10 +67,12 @@ static Run run(const char *braid, const char *script, long n)
     return r;
 }
 
-/* The number of allocations of a run: the smallest n that is not reached. */
-static long count_allocs(const char *braid, const char *script)
+/* The number of allocations of a run: the smallest n that is not reached
+ * (the search doubles from `from`: any start gives the count; one near
+ * it saves runs). */
+static long count_allocs(const char *braid, const char *script, long from)
 {
-    long lo = 1, hi = 1;
+    long lo = 1, hi = from;
     for (;;) {
         Run r = run(braid, script, hi);
         bool inj = r.injected;
@@ -94,14 +96,15 @@ static int points;   /* injected allocation points tried */
 
 /* Runs script `text` with the nth allocation failing for n = 1 up to
  * `first`, then at `spread` points evenly over the rest. */
-static void check_points(const char *braid, const char *name, const char *text, long first_max, long spread_n)
+static void check_points(const char *braid, const char *name, const char *text, long first_max, long spread_n,
+                         long from)
 {
     char script[300];
     snprintf(script, sizeof script, "%s/%s.dml", dir, name);
     t_put(script, text);
     Run ref = run(braid, script, 0);
     T_CHECK(ref.status == 0, "%s: reference run (status %d): %s", name, ref.status, ref.err);
-    long total = count_allocs(braid, script);
+    long total = count_allocs(braid, script, from);
     bool all = getenv("BRAID_ALLOCFAIL_ALL") != NULL;
     long first = all ? total : BR_MIN(total, first_max), spread = all ? 0 : spread_n;
     int bad = 0;
@@ -129,7 +132,7 @@ static void check_points(const char *braid, const char *name, const char *text, 
 
 static void check_script(const char *braid, const char *name, const char *text)
 {
-    check_points(braid, name, text, 100, 40);
+    check_points(braid, name, text, 100, 40, 1);
 }
 
 /* Where-loops (AMULET) in a DML loop of 10 iterations, codegen on and
@@ -138,9 +141,10 @@ static void check_script(const char *braid, const char *name, const char *text)
  * kernel (am_kernel_run, plan_key) and a loop that is not
  * matrix-multiplication-like (the vectorized evaluator, am_evaluate).
  * The iterations repeat the same allocations, so 24 points evenly over
- * the run (about one in 30 of some 750) fall at different places of
- * the where-loops' calls: the raw-mode sweep of 2026-12-01 (588 points
- * by hand) at about 45 runs. */
+ * the run (one in 40 of some 980; 12 under the sanitizers, whose runs
+ * cost 10x) fall at different places of the where-loops' calls: the
+ * raw-mode sweep of 2026-12-01 (588 points by hand) at about 37 runs
+ * (the count's search starts at 512). */
 static void check_where(const char *braid)
 {
     char env[200], p[300];
@@ -165,7 +169,7 @@ static void check_where(const char *braid)
                  "  s = s + sum(E)\n"
                  "}\n"
                  "print(s)\n",
-                 0, 24);
+                 0, T_SAN ? 12 : 24, 512);
     printf("test_allocfail: where: %d points ended with the error at a where-loop\n", g_in_where);
     T_CHECK(g_in_where > 0, "where: no injected failure inside a where-loop's statement");
     g_env = "";
