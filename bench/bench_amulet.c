@@ -56,6 +56,9 @@
  *
  *   [BENCH_REPS=r] build/bench/bench_amulet [n ...]      (default 1024; r 3)
  *
+ * BENCH_ALT_ONLY=1 times braid alone, 1 and 2 threads alternated
+ * (alt_only): two builds' 2-thread scaling compared on a loaded machine.
+ *
  * The issue's sizes, one size per run on an idle machine (wall time at
  * r = 3: about 1 minute at 1024, 7 at 2048; at 4096 about 10, estimated
  * from the 2048 run's rates, since the C loops then run on a sub-block:
@@ -371,6 +374,39 @@ static void alternate(CgOptions *cg, int64_t n, int reps, const char **names, MB
     }
 }
 
+/* BENCH_ALT_ONLY=1: braid's where-loops alone (no peers, bound or
+ * table), for A/B comparisons of braid builds on a loaded machine: each
+ * query compiled and searched once per thread count (untimed), then
+ * `reps` rounds of a 1-thread and a 2-thread run, alternated; per query
+ * the best wall and process CPU of each thread count, t1/t2 (wall) and
+ * cpu21 (2-thread CPU over 1-thread). */
+static void alt_only(CgOptions *cg, int64_t n, int reps, const char **names, MB **ins)
+{
+    const char *on[] = {"R"};
+    printf("alternated only (BENCH_ALT_ONLY), n %lld, %d rounds; ms best wall and CPU per thread count\n",
+           (long long)n, reps);
+    for (int q = 0; q < NQ; q++) {
+        char src[600];
+        snprintf(src, sizeof src,
+                 "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                 "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { %s }\n", qbody[q]);
+        double t[2] = {INFINITY, INFINITY}, c[2] = {INFINITY, INFINITY};
+        for (int rep = -1; rep < reps; rep++)
+            for (int nt = 1; nt <= 2; nt++) {
+                br_set_threads(nt);
+                TRun r;
+                double t0 = now(), c0 = cpu_now();
+                t_run_dml(src, cg, 5, names, ins, 1, on, &r);
+                if (rep >= 0) t[nt - 1] = fmin(t[nt - 1], now() - t0), c[nt - 1] = fmin(c[nt - 1], cpu_now() - c0);
+                if (r.rc) { fprintf(stderr, "%s\n", r.err); exit(1); }
+                t_run_free(&r);
+            }
+        printf("%-11s wall %.1f / %.1f ms, CPU %.1f / %.1f ms: t1/t2 %.3f cpu21 %.3f\n", qname[q], t[0] * 1e3,
+               t[1] * 1e3, c[0] * 1e3, c[1] * 1e3, t[0] / t[1], c[1] / c[0]);
+        fflush(stdout);
+    }
+}
+
 /* The issue's aims at size n from this run's rows (bl1/2: dgemm's own
  * scaling, this machine's ceiling for the 2-thread aim). */
 static void aims(int64_t n, double ablas[2][NQ], double abnd[2][NQ], double abnd2p[2][NQ], double acc[2][NQ],
@@ -425,23 +461,33 @@ int main(int argc, char **argv)
      * them (default 3) */
     int reps = getenv("BENCH_REPS") ? atoi(getenv("BENCH_REPS")) : 3;
     if (reps < 2) reps = 2;
-    double ghz = clock_ghz();
-    printf("AMULET benchmark (machine possibly shared; SPR = n^3 / s / 1e9; ratios from the same run)\n");
-    printf("clock %.2f GHz (dependent adds), ISA %s, bound = the kernel's inner op mix (mix: multiply/compare/other "
-           "per vector) replayed register-only on the row's threads; bnd2p = 2 vector ports x clock / ops per "
-           "iteration x threads\n",
-           ghz, k_isa_name(k_isa()));
-    printf("%-11s %5s %1s %7s %7s %7s %7s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s %6s %5s %6s %5s | %5s %5s %5s "
-           "%6s | %5s %6s  %s  %-12s %6s\n",
-           "query", "n", "t", "braid", "lifted", "gcc", "gcc-gen", "dgemm", "numpy", "outer", "bound", "b/gcc", "b/gen",
-           "b/blas", "b/np", "b/outr", "b/bnd", "lift/b", "t1/t2", "cold_s", "cc_ms", "bl1/2", "sc/bl", "cpu21",
-           "bcpu21", "b/bnd2p", "mix1/2", "mix", "kc/nc/pack", "wcpu21");
+    bool alt_only_run = getenv("BENCH_ALT_ONLY") != NULL;
+    double ghz = alt_only_run ? 0 : clock_ghz();
+    if (!alt_only_run) {
+        printf("AMULET benchmark (machine possibly shared; SPR = n^3 / s / 1e9; ratios from the same run)\n");
+        printf("clock %.2f GHz (dependent adds), ISA %s, bound = the kernel's inner op mix (mix: "
+               "multiply/compare/other per vector) replayed register-only on the row's threads; bnd2p = 2 vector "
+               "ports x clock / ops per iteration x threads\n",
+               ghz, k_isa_name(k_isa()));
+        printf("%-11s %5s %1s %7s %7s %7s %7s %7s %7s %7s %7s | %6s %6s %6s %6s %6s %6s %6s %5s %6s %5s | %5s %5s %5s "
+               "%6s | %5s %6s  %s  %-12s %6s\n",
+               "query", "n", "t", "braid", "lifted", "gcc", "gcc-gen", "dgemm", "numpy", "outer", "bound", "b/gcc",
+               "b/gen", "b/blas", "b/np", "b/outr", "b/bnd", "lift/b", "t1/t2", "cold_s", "cc_ms", "bl1/2", "sc/bl",
+               "cpu21", "bcpu21", "b/bnd2p", "mix1/2", "mix", "kc/nc/pack", "wcpu21");
+    }
     for (int si = 0; si < ns; si++) {
         int64_t n = sizes[si];
         t_seed(7);
         MB *A = t_gen(n, n, 1, -1, 1, false), *B = t_gen(n, n, 1, -1, 1, false);
         MB *thi = t_gen(n, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, n, 1, -0.5, 0.5, false);
         MB *dis = t_gen(n, 1, 1, 0, 1, false);
+        if (alt_only_run) {
+            const char *an[] = {"A", "B", "thi", "thj", "dis"};
+            MB *ai[] = {A, B, thi, thj, dis};
+            alt_only(&cg, n, reps, an, ai);
+            mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(dis);
+            continue;
+        }
         double *R = malloc((size_t)(n * n) * sizeof *R);
         int64_t pm = peer_rows(n);
         if (pm < n)

@@ -425,7 +425,7 @@ static MB *bcast_result(const char *name, const Value *r, int64_t M, int64_t N, 
     double v = num ? val_as_double(r) : 0;
     MB *d = num && v == 0 ? mb_dense(M, N, e) : mb_dense_uninit(M, N, e);
     if (!d || (num && v == 0)) return d;
-    double *vec = num ? NULL : malloc((size_t)BR_MAX(rr, rc) * sizeof *vec);
+    double *vec = num ? NULL : br_malloc((size_t)BR_MAX(rr, rc) * sizeof *vec);
     if (!num && !vec) {
         mb_release(d);
         return br_err(e, BR_ENOMEM, "out of memory"), NULL;
@@ -993,7 +993,7 @@ static bool defer_cover(const AmPlan *p, const AmBind *b, Defer *d)
 {
     int v[2] = {p->kvar, p->tr};
     for (int s = 0; s < 2; s++)
-        if (!(d->cov[s] = calloc((size_t)BR_MAX(b->n[v[s]], 1), 1))) return false;
+        if (!(d->cov[s] = br_calloc((size_t)BR_MAX(b->n[v[s]], 1), 1))) return false;
     /* (locals: the byte stores could alias the block's fields) */
     const int64_t *rp = b->sp->rp;
     const int32_t *ci = b->sp->ci;
@@ -1165,7 +1165,7 @@ static bool defer_setup(const AmPlan *p, const AmBind *b, const Value *args, MB 
         for (unsigned ls = leaves_under(p, d->fac[f]), l = 0; ls; ls >>= 1, l++)
             if (ls & 1) cells += AM_DEFER_CELL * (double)leaf_unread(p, b, d, f, (int)l, false, NULL);
     }
-    if (!(cells < check_cells(p, b, args, dense)) || !(d->saved = malloc((size_t)BR_MAX(res_cells(p, b), 1) *
+    if (!(cells < check_cells(p, b, args, dense)) || !(d->saved = br_malloc((size_t)BR_MAX(res_cells(p, b), 1) *
                                                                           sizeof(double))))
         return false;
     /* the bounds of each factor over its unread region */
@@ -1421,8 +1421,8 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e)
     int nt = npar * inner * b->n[vv] * p->nn > 100000 ? br_threads() : 1;
 #pragma omp parallel num_threads(nt)
     {
-        double *buf = malloc(((size_t)p->nn + 4) * AM_CHUNK * sizeof(double));
-        const double **vec = malloc((size_t)p->nn * sizeof *vec);
+        double *buf = br_malloc(((size_t)p->nn + 4) * AM_CHUNK * sizeof(double));
+        const double **vec = br_malloc((size_t)p->nn * sizeof *vec);
         double sc[AM_MAXNODES];
         if (!buf || !vec) {
 #pragma omp atomic write
@@ -1512,7 +1512,7 @@ static int run_loop(CgContext *c, const AmPlan *p, AmBind *b, const char *mode, 
 static int run_nest(CgContext *c, const WhereLoop *w, unsigned sel, Value *args, int nargs, bool take, MB **res,
                     BrErr *e)
 {
-    AmPlan *p = malloc(sizeof *p);
+    AmPlan *p = br_malloc(sizeof *p);
     if (!p) return br_err(e, BR_ENOMEM, "out of memory");
     am_plan(w, sel, p);
     if (!p->ok) {

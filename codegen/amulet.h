@@ -191,6 +191,10 @@ int am_evaluate(const AmPlan *p, const AmBind *b, int skip, BrErr *e);
  * kernel lacks, no compiler; the caller evaluates), -1 on error.
  * search_again: search the parameters even if some are remembered. */
 int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_again, BrErr *e);
+/* Parallel regions the generated kernel's dense path (amulet_gen.c
+ * run_block) has opened since the start: one per call whose blocks have
+ * a team (tests). */
+int64_t am_regions(void);
 /* Vector arithmetic operations per (i,j,k) iteration of p's kernel at the
  * run-time SIMD level (*lanes doubles a vector), its values taken as
  * finite, and *pack_ops the scalar operations of its pack function per

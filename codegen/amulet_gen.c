@@ -26,6 +26,7 @@
 #include "../kernels/leaf.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -956,44 +957,80 @@ static void free_ablk(double **ablk)
     for (int l = 0; l < AM_MAXLEAVES; l++) br_free_aligned(ablk[l]);
 }
 
-/* One block: rows [i0, i1), columns [j0, j1), k in [k0, k1), kc x nc
- * tiles; pack: (i,k) operands packed (else read with strides). */
-static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1, int64_t kc,
-                     int64_t nc, bool pack)
+/* A block's team (am_team, then br_par): rows in ntile tiles, kcb deep,
+ * ncb columns. On a crowded machine a block under about a millisecond
+ * (br_par: 2^20 cells of a pass, some 8 (i,j,k) iterations each; am_team
+ * alone decides otherwise) runs on one thread: its team would wait a
+ * scheduler time slice for a core at the block's barriers (same tiles,
+ * same order: same bits). With one tile (k-means' t(P) %*% X: M = 5,
+ * N = 10, K = 10^6) every kc block ran a team whose second thread only
+ * waited at the barriers, about 1000x the block's work on a loaded
+ * machine; with AVX2's smaller tiles the same result is two tiles of a
+ * few thousand iterations. */
+static int block_team(const Drv *d, int64_t ntile, int64_t kcb, int64_t ncb)
 {
+    int mr = d->mr, nr = d->nr;
+    int64_t nsl = (ncb + nr - 1) / nr;
+    int nt = am_team(ntile * nsl, kcb, mr, nr, d->threads);
+    if (nt > 1 && !br_par(BR_MAX((double)BR_PAR_MIN, (double)ntile * nsl * kcb * mr * nr / 8))) nt = 1;
+    return nt;
+}
+
+/* run_block's call, shared by its team: the blocks' bounds, their teams
+ * (blk_team: the interior blocks' and the edges' at the last k block
+ * and the last column block), the packed tiles, the threads' buffers. */
+typedef struct Blocks {
+    Drv *d;
+    int64_t i0, i1, j0, j1, k0, k1, kc, nc, ntile;
+    bool pack, ashare;
+    int team[2][2];        /* [last k block][last column block] */
+    double *const *ablk;   /* the team's packed (i,k) tiles, NULL */
+    double *abuf;          /* thread t's buffers at abuf + t * per */
+    size_t per;
+    /* next[b % 2][q]: block b's part q's next tile (two: a block's are
+     * set while the team still takes the previous one's) */
+    int64_t next[2][AM_MAXPARTS];
+    double tfork, tend[AM_PHT];
+} Blocks;
+
+/* Thread me of a team of tn runs every block of the call in order (each
+ * thread walks the same blocks and meets the same barriers). A block
+ * whose team is one thread (blk_team, or tn 1) is run by thread 0
+ * alone. A team block: its (k,j) panels (and the shared (i,k) tiles)
+ * packed by the team, a barrier, its tiles; before a block that follows
+ * a team block or is one, a barrier (the team's tiles of the last block
+ * done: its panels are packed over, and the next k block's tiles merge
+ * into the same cells of R after it). One parallel region for the
+ * whole call: until 2026-12-02 every block forked its own team, and
+ * with GOMP_SPINCOUNT low the idle thread slept between the regions
+ * (Q2 at 1024: t0 6.3 of 62.5 ms in forks). */
+static void team_blocks(Blocks *s, int me, int tn)
+{
+    Drv *d = s->d;
     const AmPlan *p = d->p;
     int mr = d->mr, nr = d->nr;
-    /* the blocks' packed (i,k) tiles (ablk[l] per (i,k) leaf),
-     * allocated at the first block that uses them */
-    double *ablk[AM_MAXLEAVES] = {0};
-    bool atried = false, aheld = false, lent = false;
-    /* each team thread's buffers (packed (i,k) operands, the kernel's
-     * tile, edge copies: run_tile's apk, kc deep), for every block of
-     * the call, taken by the calling thread (bound to the context's
-     * pool, which the team's threads are not: a script's loop of small
-     * where-loops takes them back from it, br_alloc_scratch) */
-    size_t nl = (size_t)p->nleaf, nres = (size_t)p->nres, kcx = (size_t)BR_MIN(kc, k1 - k0);
-    size_t per = (kcx * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl + kcx * mr * (size_t)d->nslot + 7) / 8 * 8;
-    double *abuf = br_alloc_scratch((size_t)BR_MAX(1, d->threads) * per * sizeof(double));
-    if (!abuf) return -1;
-    for (int64_t kb = k0; kb < k1; kb += kc) {
-        int64_t kcb = BR_MIN(kc, k1 - kb);
-        for (int64_t jb = j0; jb < j1; jb += nc) {
-            int64_t ncb = BR_MIN(nc, j1 - jb), nsl = (ncb + nr - 1) / nr, ntile = (i1 - i0 + mr - 1) / mr;
-            /* a team only for the tiles there are, each with work enough
-             * (am_team): with one tile (k-means' t(P) %*% X: M = 5,
-             * N = 10, K = 10^6) every kc block forked a team whose second
-             * thread only waited at the barriers, about 1000x the block's
-             * work on a loaded machine; with AVX2's smaller tiles the
-             * same result is two tiles of a few thousand iterations */
-            int nt = am_team(ntile * nsl, kcb, mr, nr, d->threads);
-            /* on a crowded machine a block under about a millisecond
-             * (br_par: 2^20 cells of a pass, some 8 (i,j,k) iterations
-             * each; am_team alone decides otherwise) runs on one thread:
-             * its team would wait a scheduler time slice for a core (same
-             * tiles, same order: same bits) */
-            if (nt > 1 && !br_par(BR_MAX((double)BR_PAR_MIN, (double)ntile * nsl * kcb * mr * nr / 8))) nt = 1;
-            bool pre = prepacked(d, kb, kcb, kc, jb, j1);
+    int64_t i0 = s->i0, i1 = s->i1, j1 = s->j1, ntile = s->ntile;
+    double *ph = d->ph && me < AM_PHT ? d->ph[me] : NULL, w0 = ph ? omp_get_wtime() : 0, w1 = 0;
+    if (ph) ph[0] += w0 - s->tfork;
+    double work = 0, c0 = 0;
+    double *apk = s->abuf + (size_t)me * s->per;
+    bool prev = false;   /* the last block was a team's */
+    int64_t b = 0;
+    for (int64_t kb = s->k0; kb < s->k1; kb += s->kc) {
+        int64_t kcb = BR_MIN(s->kc, s->k1 - kb);
+        for (int64_t jb = s->j0; jb < j1; jb += s->nc, b++) {
+            int64_t ncb = BR_MIN(s->nc, j1 - jb), nsl = (ncb + nr - 1) / nr;
+            int bt = BR_MIN(s->team[kb + s->kc >= s->k1][jb + s->nc >= j1], tn);
+            bool multi = bt > 1, pre = prepacked(d, kb, kcb, s->kc, jb, j1);
+            if (multi || prev) {
+                if (ph) w1 = omp_get_wtime();
+#pragma omp barrier
+                if (ph) ph[4] += omp_get_wtime() - w1;
+            }
+            prev = multi;
+            if (!multi && me > 0) continue;
+            if (ph) w0 = omp_get_wtime();
+            if (d->meter) c0 = thread_cpu();
             /* the team's schedule (am_parts): where the block's panels
              * overflow L2, its column panels cut into `parts` contiguous
              * parts, part q owned by thread q, which packs its panels
@@ -1009,82 +1046,137 @@ static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int
              * thread: the same bits under any schedule. */
             double bytes = 0;
             for (int l = 0; l < p->nleaf; l++) bytes += d->cls[l] == LC_B ? (double)kcb * (double)(nsl * nr) * 8 : 0;
-            int parts = am_parts(nsl, nt, bytes > l2_bytes());
-            int64_t next[AM_MAXPARTS];
-            for (int q = 0; q < parts; q++) next[q] = 0;
+            int parts = am_parts(nsl, bt, bytes > l2_bytes());
             /* packed (i,k) operands of a block cut into parts: each tile
              * packed once, by the team before the barrier (ablk), not
              * by every thread that runs it (each thread ran every tile
              * of its part: 2 threads packed all of A twice); without
              * the memory for them (AM_PREPACK), by each thread */
-            if (pack && parts > 1 && !atried) {
-                atried = true;
-                lent = d->akeep_cells >= ntile * kc * mr;
-                if (lent) memcpy(ablk, d->akeep, sizeof ablk);
-                aheld = lent || alloc_ablk(d, ntile, kc, ablk);
-            }
-            bool ashare = pack && parts > 1 && aheld;
-            double tfork = d->ph ? omp_get_wtime() : 0, tend[AM_PHT];
-            /* the team may have fewer threads than nt (a where-loop
-             * inside a parfor worker, where OpenMP runs nested regions
-             * with one thread): every division of work below is over
-             * the team's real size */
-            int team = 1;
-#pragma omp parallel num_threads(nt) if (nt > 1)
-            {
-                int me = omp_get_thread_num(), tn = omp_get_num_threads();
-                if (me == 0) team = tn;
-                double *ph = d->ph && me < AM_PHT ? d->ph[me] : NULL, w0 = ph ? omp_get_wtime() : 0, w1 = 0;
-                if (ph) ph[0] += w0 - tfork;
-                double c0 = d->meter ? thread_cpu() : 0, work = 0;
-                /* pack the (k,j) operands: panel s holds kcb rows of nr
-                 * (unless packed for all blocks before: bfp); each part's
-                 * panels by its owner, one part's evenly over the team
-                 * (packed by thread 0 alone, its partner waited at the
-                 * barrier) */
-                int cut = parts > 1 ? parts : tn;
-                for (int q = me; q < cut && !pre; q += tn)
-                    for (int64_t s = nsl * q / cut; s < nsl * (q + 1) / cut; s++)
-                        for (int l = 0; l < p->nleaf; l++)
-                            if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + s * nr, j1, d->bpk[l] + s * kcb * nr);
-                for (int64_t t = ntile * me / tn; ashare && t < ntile * (me + 1) / tn; t++)
+            bool ashare = s->ashare && parts > 1;
+            /* pack the (k,j) operands: panel s holds kcb rows of nr
+             * (unless packed for all blocks before: bfp); each part's
+             * panels by its owner, one part's evenly over the team */
+            int cut = parts > 1 ? parts : bt;
+            for (int q = me; q < cut && !pre; q += bt)
+                for (int64_t x = nsl * q / cut; x < nsl * (q + 1) / cut; x++)
                     for (int l = 0; l < p->nleaf; l++)
-                        if (ablk[l])
-                            pack_tile(d, l, i0 + t * mr, (int)BR_MIN(mr, i1 - i0 - t * mr), kb, kcb,
-                                      ablk[l] + (size_t)t * kcb * mr);
-                if (d->meter) work = thread_cpu() - c0;
-                if (ph) ph[1] += (w1 = omp_get_wtime()) - w0;
+                        if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + x * nr, j1, d->bpk[l] + x * kcb * nr);
+            for (int64_t t = ntile * me / bt; ashare && t < ntile * (me + 1) / bt; t++)
+                for (int l = 0; l < p->nleaf; l++)
+                    if (s->ablk[l])
+                        pack_tile(d, l, i0 + t * mr, (int)BR_MIN(mr, i1 - i0 - t * mr), kb, kcb,
+                                  s->ablk[l] + (size_t)t * kcb * mr);
+            if (d->meter) work += thread_cpu() - c0;
+            if (ph) ph[1] += (w1 = omp_get_wtime()) - w0;
+            if (multi && (!pre || ashare)) {
 #pragma omp barrier
-                if (ph) ph[2] += (w0 = omp_get_wtime()) - w1;
-                if (d->meter) c0 = thread_cpu();
-                double *apk = abuf + (size_t)me * per;
-                int64_t packed = -1;
-                AmArgs g;
-                memset(&g, 0, sizeof g);
-                for (int v = 0; v < parts; v++) {
-                    int q = (me + v) % parts;
-                    int64_t s0 = nsl * q / parts, s1 = nsl * (q + 1) / parts, t;
-                    while ((t = __atomic_fetch_add(&next[q], 1, __ATOMIC_RELAXED)) < ntile)
-                        for (int64_t s = s0; s < s1; s++)
-                            run_tile(d, apk, &g, &packed, t, s, i0, i1, jb, j1, kb, kcb, pack, pre, ashare ? ablk : NULL);
-                }
-                if (d->meter) {
-                    work += thread_cpu() - c0;
-#pragma omp atomic update
-                    d->cpu += work;
-                }
-                if (ph) ph[3] += (tend[me] = omp_get_wtime()) - w0;
             }
-            if (d->ph) {
-                double tjoin = omp_get_wtime();
-                for (int x = 0; x < team && x < AM_PHT; x++) d->ph[x][4] += tjoin - tend[x];
-                d->span += tjoin - tfork;
-                d->regions++;
+            if (ph) ph[2] += (w0 = omp_get_wtime()) - w1;
+            if (d->meter) c0 = thread_cpu();
+            /* the team is done with the last block's counters (the
+             * barrier above, or before this block): the next block's */
+            if (me == 0)
+                for (int q = 0; q < AM_MAXPARTS; q++) s->next[(b + 1) % 2][q] = 0;
+            int64_t *next = s->next[b % 2], packed = -1;
+            AmArgs g;
+            memset(&g, 0, sizeof g);
+            for (int v = 0; v < parts; v++) {
+                int q = (me + v) % parts;
+                int64_t s0 = nsl * q / parts, s1 = nsl * (q + 1) / parts, t;
+                while ((t = multi ? __atomic_fetch_add(&next[q], 1, __ATOMIC_RELAXED) : next[q]++) < ntile)
+                    for (int64_t x = s0; x < s1; x++)
+                        run_tile(d, apk, &g, &packed, t, x, i0, i1, jb, j1, kb, kcb, s->pack, pre,
+                                 ashare ? s->ablk : NULL);
             }
+            if (d->meter) work += thread_cpu() - c0;
+            if (ph) ph[3] += omp_get_wtime() - w0;
         }
     }
+    if (d->meter) {
+#pragma omp atomic update
+        d->cpu += work;
+    }
+    if (ph) s->tend[me] = omp_get_wtime();
+}
+
+/* Parallel regions run_block opened since the start (am_regions). */
+static _Atomic int64_t g_regions;
+
+int64_t am_regions(void) { return atomic_load_explicit(&g_regions, memory_order_relaxed); }
+
+/* One block: rows [i0, i1), columns [j0, j1), k in [k0, k1), kc x nc
+ * tiles; pack: (i,k) operands packed (else read with strides). All of it
+ * in one parallel region (team_blocks) when some block has a team, else
+ * on the calling thread. */
+static int run_block(Drv *d, int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k0, int64_t k1, int64_t kc,
+                     int64_t nc, bool pack)
+{
+    const AmPlan *p = d->p;
+    int mr = d->mr, nr = d->nr;
+    if (i1 <= i0 || j1 <= j0 || k1 <= k0) return 0;
+    Blocks s = {.d = d, .i0 = i0, .i1 = i1, .j0 = j0, .j1 = j1, .k0 = k0, .k1 = k1, .kc = kc, .nc = nc,
+                .ntile = (i1 - i0 + mr - 1) / mr, .pack = pack};
+    /* the blocks' teams: the interior blocks' and the edges' (the last
+     * block over k and over the columns may be narrower), each asked
+     * once per call */
+    int64_t kl = (k1 - k0) - (k1 - k0 - 1) / kc * kc, nl_ = (j1 - j0) - (j1 - j0 - 1) / nc * nc;
+    int nt = 1;
+    bool over = false;   /* some team block's panels overflow L2 */
+    for (int ke = 0; ke < 2; ke++)
+        for (int je = 0; je < 2; je++) {
+            bool kin = k1 - k0 > kc, jin = j1 - j0 > nc;   /* interior blocks exist */
+            if ((!ke && !kin) || (!je && !jin)) continue;
+            int64_t kcb = ke ? kl : kc, ncb = je ? nl_ : nc, nsl = (ncb + nr - 1) / nr;
+            s.team[ke][je] = block_team(d, s.ntile, kcb, ncb);
+            nt = BR_MAX(nt, s.team[ke][je]);
+            double bytes = 0;
+            for (int l = 0; l < p->nleaf; l++) bytes += d->cls[l] == LC_B ? (double)kcb * (double)(nsl * nr) * 8 : 0;
+            over = over || (s.team[ke][je] > 1 && am_parts(nsl, s.team[ke][je], bytes > l2_bytes()) > 1);
+        }
+    /* each team thread's buffers (packed (i,k) operands, the kernel's
+     * tile, edge copies: run_tile's apk, kc deep), for every block of
+     * the call, taken by the calling thread (bound to the context's
+     * pool, which the team's threads are not: a script's loop of small
+     * where-loops takes them back from it, br_alloc_scratch) */
+    size_t nl = (size_t)p->nleaf, nres = (size_t)p->nres, kcx = (size_t)BR_MIN(kc, k1 - k0);
+    s.per = (kcx * mr * nl + (size_t)mr * nr * (nl + nres) + (size_t)mr * nl + kcx * mr * (size_t)d->nslot + 7) / 8 * 8;
+    s.abuf = br_alloc_scratch((size_t)BR_MAX(1, d->threads) * s.per * sizeof(double));
+    if (!s.abuf) return -1;
+    /* the team's packed (i,k) tiles where a block is cut into parts:
+     * the search's (akeep), else allocated here (alloc_ablk) */
+    double *ablk[AM_MAXLEAVES] = {0};
+    bool lent = false;
+    if (pack && over) {
+        lent = d->akeep_cells >= s.ntile * kc * mr;
+        if (lent) memcpy(ablk, d->akeep, sizeof ablk);
+        s.ashare = lent || alloc_ablk(d, s.ntile, kc, ablk);
+    }
+    s.ablk = ablk;
+    s.tfork = d->ph ? omp_get_wtime() : 0;
+    if (nt > 1) {
+        atomic_fetch_add_explicit(&g_regions, 1, memory_order_relaxed);
+        /* the team may have fewer threads than nt (a where-loop
+         * inside a parfor worker, where OpenMP runs nested regions
+         * with one thread): every division of work is over the
+         * team's real size */
+        int team = 1;
+#pragma omp parallel num_threads(nt)
+        {
+            int me = omp_get_thread_num(), tn = omp_get_num_threads();
+            if (me == 0) team = tn;
+            team_blocks(&s, me, tn);
+        }
+        if (d->ph) {
+            double tjoin = omp_get_wtime();
+            for (int x = 0; x < team && x < AM_PHT; x++) d->ph[x][4] += tjoin - s.tend[x];
+            d->span += tjoin - s.tfork;
+            d->regions++;
+        }
+    } else {
+        team_blocks(&s, 0, 1);
+    }
     if (!lent) free_ablk(ablk);
-    br_free_aligned(abuf);
+    br_free_aligned(s.abuf);
     return 0;
 }
 
@@ -2009,7 +2101,7 @@ void am_ports(double ports[2])
 static int64_t *plan_key(const AmPlan *p, bool finite, int snv, int level, size_t *len)
 {
     size_t n = 9 + (size_t)p->nn * 8 + (size_t)p->nleaf * 4 + (size_t)p->nres * 2;
-    int64_t *k = malloc(n * sizeof *k), *o = k;
+    int64_t *k = br_malloc(n * sizeof *k), *o = k;
     if (!k) return NULL;
     *o++ = p->nvars; *o++ = p->tr; *o++ = p->tc; *o++ = p->kvar; *o++ = p->zleaf;
     *o++ = finite; *o++ = snv; *o++ = level;

@@ -19,6 +19,11 @@
 #include <unistd.h>
 
 static char dir[64];
+/* Environment and configuration of the script under test (run): codegen
+ * off, or the where-loop script's (check_where). */
+static const char *g_env = "", *g_config = "off.xml";
+/* Points of the last check_points whose error is at line 8, 10 or 12. */
+static int g_in_where;
 
 typedef struct Run {
     int status;        /* exit status, or 128 + signal */
@@ -45,9 +50,9 @@ static Run run(const char *braid, const char *script, long n)
 {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && BRAID_FAIL_ALLOC=%ld BRAID_FAIL_ALLOC_RAW=%d timeout -s KILL 60 '%s' -config '%s/off.xml' -f '%s' "
-             ">'%s/out' 2>'%s/err'",
-             dir, n, raw_mode(), braid, dir, script, dir, dir);
+             "cd '%s' && %s BRAID_FAIL_ALLOC=%ld BRAID_FAIL_ALLOC_RAW=%d timeout -s KILL 60 '%s' -config '%s/%s' "
+             "-f '%s' >'%s/out' 2>'%s/err'",
+             dir, g_env, n, raw_mode(), braid, dir, g_config, script, dir, dir);
     int st = system(cmd);
     Run r = {0};
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -62,10 +67,12 @@ static Run run(const char *braid, const char *script, long n)
     return r;
 }
 
-/* The number of allocations of a run: the smallest n that is not reached. */
-static long count_allocs(const char *braid, const char *script)
+/* The number of allocations of a run: the smallest n that is not reached
+ * (the search doubles from `from`: any start gives the count; one near
+ * it saves runs). */
+static long count_allocs(const char *braid, const char *script, long from)
 {
-    long lo = 1, hi = 1;
+    long lo = 1, hi = from;
     for (;;) {
         Run r = run(braid, script, hi);
         bool inj = r.injected;
@@ -87,17 +94,21 @@ static long count_allocs(const char *braid, const char *script)
 
 static int points;   /* injected allocation points tried */
 
-static void check_script(const char *braid, const char *name, const char *text)
+/* Runs script `text` with the nth allocation failing for n = 1 up to
+ * `first`, then at `spread` points evenly over the rest. */
+static void check_points(const char *braid, const char *name, const char *text, long first_max, long spread_n,
+                         long from)
 {
     char script[300];
     snprintf(script, sizeof script, "%s/%s.dml", dir, name);
     t_put(script, text);
     Run ref = run(braid, script, 0);
     T_CHECK(ref.status == 0, "%s: reference run (status %d): %s", name, ref.status, ref.err);
-    long total = count_allocs(braid, script);
+    long total = count_allocs(braid, script, from);
     bool all = getenv("BRAID_ALLOCFAIL_ALL") != NULL;
-    long first = all ? total : BR_MIN(total, 100), spread = all ? 0 : 40;
+    long first = all ? total : BR_MIN(total, first_max), spread = all ? 0 : spread_n;
     int bad = 0;
+    g_in_where = 0;
     for (long k = 0, n = 1; n <= total && bad < 5; k++) {
         Run r = run(braid, script, n);
         points++;
@@ -105,12 +116,64 @@ static void check_script(const char *braid, const char *name, const char *text)
         bool ok = r.status == 0 ? sane && !strcmp(r.out, ref.out)
                 : r.status == 1 && sane && strstr(r.err, "out of memory") != NULL;
         if (!ok) bad++;
+        /* an error at a where-loop's statement (check_where's lines) */
+        char at[64];
+        for (int ln = 8; ln <= 12; ln += 2) {
+            snprintf(at, sizeof at, "%s.dml:%d:", name, ln);
+            g_in_where += r.status == 1 && strstr(r.err, at) != NULL;
+        }
         T_CHECK(ok, "%s: allocation %ld of %ld failed: status %d, stderr:\n%.1500s", name, n, total, r.status, r.err);
         run_free(&r);
         n = n < first ? n + 1 : n + BR_MAX(1, (total - first) / BR_MAX(spread, 1));
     }
     printf("test_allocfail: %s: %ld allocations\n", name, total);
     run_free(&ref);
+}
+
+static void check_script(const char *braid, const char *name, const char *text)
+{
+    check_points(braid, name, text, 100, 40, 1);
+}
+
+/* Where-loops (AMULET) in a DML loop of 10 iterations, codegen on and
+ * BRAID_AMULET=kernel, the kernels cached in the test's directory
+ * (compiled by the reference run): a dense and a sparse operand's
+ * kernel (am_kernel_run, plan_key) and a loop that is not
+ * matrix-multiplication-like (the vectorized evaluator, am_evaluate).
+ * The iterations repeat the same allocations, so 24 points evenly over
+ * the run (one in 40 of some 980; 12 under the sanitizers, whose runs
+ * cost 10x) fall at different places of the where-loops' calls: the
+ * raw-mode sweep of 2026-12-01 (588 points by hand) at about 37 runs
+ * (the count's search starts at 512). */
+static void check_where(const char *braid)
+{
+    char env[200], p[300];
+    snprintf(env, sizeof env, "BRAID_AMULET=kernel XDG_CACHE_HOME='%s/cache'", dir);
+    snprintf(p, sizeof p, "%s/on.xml", dir);
+    t_put(p, "<root><sysds.codegen.enabled>true</sysds.codegen.enabled></root>\n");
+    g_env = env;
+    g_config = "on.xml";
+    check_points(braid, "where",
+                 "A = rand(rows=30, cols=20, seed=3)\n"
+                 "B = rand(rows=20, cols=25, seed=4)\n"
+                 "t = rand(rows=25, cols=1, seed=5)\n"
+                 "S = rand(rows=30, cols=20, sparsity=0.1, seed=6)\n"
+                 "s = 0\n"
+                 "for (it in 1:10) {\n"
+                 "  R = matrix(0, rows=30, cols=25)\n"
+                 "  where (i in 1:30, j in 1:25, k in 1:20) { R[i,j] += A[i,k]*B[k,j] - (A[i,k]*B[k,j] > t[j])*0.5 }\n"
+                 "  Q = matrix(0, rows=30, cols=25)\n"
+                 "  where (i in 1:30, j in 1:25, k in 1:20) { Q[i,j] += S[i,k] * B[k,j] * it }\n"
+                 "  E = matrix(0, rows=30, cols=25)\n"
+                 "  where (i in 1:30, j in 1:25) { E[i,j] += R[i,j] * t[j] - Q[i,j] }\n"
+                 "  s = s + sum(E)\n"
+                 "}\n"
+                 "print(s)\n",
+                 0, T_SAN ? 12 : 24, 512);
+    printf("test_allocfail: where: %d points ended with the error at a where-loop\n", g_in_where);
+    T_CHECK(g_in_where > 0, "where: no injected failure inside a where-loop's statement");
+    g_env = "";
+    g_config = "off.xml";
 }
 
 int main(void)
@@ -168,6 +231,7 @@ int main(void)
                  "write(Z, \"z.svm\", format=\"libsvm\")\n"
                  "W = read(\"z.svm\", format=\"libsvm\")\n"
                  "print(toString(G) + \" \" + sum(Z) + \" \" + sum(W) + \" \" + nrow(M))\n");
+    check_where(braid);
     printf("test_allocfail: %d allocation points injected\n", points);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

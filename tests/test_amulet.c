@@ -59,8 +59,11 @@ static void body(char *buf, size_t cap, int q, int tf, bool ta, bool tb)
 }
 
 /* One query through the current BRAID_AMULET mode against ref_cell. */
-static void check(int q, int tf, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *what)
+/* check, R handed to the caller in *keep (dense) when keep is not NULL
+ * (NULL on failure). */
+static void check_keep(int q, int tf, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *what, MB **keep)
 {
+    if (keep) *keep = NULL;
     t_seed((uint64_t)(M * 131 + N * 7 + K));
     MB *A = t_gen(M, K, 1, -1, 1, false), *B = t_gen(K, N, 1, -1, 1, false);
     MB *thi = t_gen(M, 1, 1, -0.5, 0.5, false), *thj = t_gen(1, N, 1, -0.5, 0.5, false);
@@ -89,10 +92,16 @@ static void check(int q, int tf, bool ta, bool tb, int64_t M, int64_t N, int64_t
             }
         T_CHECK(worst < 1e-9, "%s: %s (%lldx%lldx%lld): error %g", what, w, (long long)M, (long long)N, (long long)K,
                 worst);
-        mb_release(R);
+        if (keep) *keep = R;
+        else mb_release(R);
     }
     t_run_free(&r);
     mb_release(A); mb_release(B); mb_release(thi); mb_release(thj); mb_release(thij);
+}
+
+static void check(int q, int tf, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *what)
+{
+    check_keep(q, tf, ta, tb, M, N, K, what, NULL);
 }
 
 /* A script that must not compile, and the error message it must give. */
@@ -822,8 +831,9 @@ static void wcall_close(WCall *x)
  * buffer pool kept across them (after the first call its takes are
  * hits). Returns the points injected. */
 static long oom_case(const char *body, MB **ins, int64_t M, int64_t N, int64_t K, int nt, bool pool, double rtol,
-                     const char *what)
+                     const char *what, const char *must)
 {
+    bool seen = must == NULL;
     WCall x;
     bool open = wcall_open(&x, body, ins, M, N, K);
     T_CHECK(open, "%s: no where-loop or context", what);
@@ -850,11 +860,14 @@ static long oom_case(const char *body, MB **ins, int64_t M, int64_t N, int64_t K
                               : out.kind == V_NONE && strstr(e.msg, "out of memory") != NULL;
             T_CHECK(ok, "%s: allocation %ld of %ld failed: rc %d, %s", what, n, total, rc, rc ? e.msg : "other values");
             bad += !ok;
+            seen = seen || (rc != 0 && strstr(e.msg, must) != NULL);
             points += hit;
             val_release(&out);
             br_err_clear(&e);
         }
     }
+    T_CHECK(seen, "%s: no injected failure ended with \"%s\" (%ld allocations counted)", what, must ? must : "",
+            total);
     val_release(&ref);
     br_pool_bind(prev);
     br_pool_free(bp);
@@ -981,26 +994,40 @@ static void alloc_failures(void)
     t_seed(23);
     sparse_inputs(45, 70, 60, 0.03, ins);
     setenv("BRAID_AMULET", "search", 1);
-    pts += oom_case("A[i,k] * Bt[j,k] * thj[j]", ins, 45, 70, 60, 2, false, 1e-12, "sparse kernel, search");
+    pts += oom_case("A[i,k] * Bt[j,k] * thj[j]", ins, 45, 70, 60, 2, false, 1e-12, "sparse kernel, search", NULL);
     for (int i = 0; i < 8; i++) mb_release(ins[i]);
     setenv("BRAID_AMULET", "kernel", 1);
     sparse_inputs(20, 30, 40, 1, ins);
-    pts += oom_case("A[i,k] * Bt[j,k] * thj[j]", ins, 20, 30, 40, 2, true, 0, "dense kernel, pool");
+    pts += oom_case("A[i,k] * Bt[j,k] * thj[j]", ins, 20, 30, 40, 2, true, 0, "dense kernel, pool", NULL);
     for (int i = 0; i < 8; i++) mb_release(ins[i]);
     sparse_inputs(20, 30, 4000, 1, ins);
     pts += oom_case("A[i,k] * B[k,j] - (A[i,k] * B[k,j] > thj[j]) * 0.5", ins, 20, 30, 4000, 2, false, 0,
-                    "tile-major split");
+                    "tile-major split", NULL);
     for (int i = 0; i < 8; i++) mb_release(ins[i]);
     setenv("BRAID_AMULET", "search", 1);
     sparse_inputs(4 * 12 * 2 + 5, 32 * 24 + 37, 131, 1, ins);
-    pts += oom_case("A[i,k] * B[k,j] * thj[j]", ins, 4 * 12 * 2 + 5, 32 * 24 + 37, 131, 2, false, 1e-12, "search");
+    pts += oom_case("A[i,k] * B[k,j] * thj[j]", ins, 4 * 12 * 2 + 5, 32 * 24 + 37, 131, 2, false, 1e-12, "search",
+                    NULL);
     for (int i = 0; i < 8; i++) mb_release(ins[i]);
     setenv("BRAID_AMULET", "kernel", 1);
     setenv("BRAID_AMULET_PARAMS", "256 805 1", 1);
     sparse_inputs(4 * 12 + 5, 805, 300, 1, ins);
-    pts += oom_case("A[i,k] * B[k,j] * thj[j]", ins, 4 * 12 + 5, 805, 300, 2, false, 0, "pinned block over L2");
+    pts += oom_case("A[i,k] * B[k,j] * thj[j]", ins, 4 * 12 + 5, 805, 300, 2, false, 0, "pinned block over L2", NULL);
     for (int i = 0; i < 8; i++) mb_release(ins[i]);
     unsetenv("BRAID_AMULET_PARAMS");
+    /* the vectorized evaluator (am_evaluate: each thread's chunk
+     * buffers, on the checked allocator since 2026-12-02, before which
+     * the injection did not reach them), over a dense A on 2 threads and
+     * over a sparse A's non-zeros: some failure must end in its error */
+    setenv("BRAID_AMULET", "eval", 1);
+    sparse_inputs(20, 30, 40, 1, ins);
+    pts += oom_case("A[i,k] * B[k,j] - (A[i,k] * B[k,j] > thj[j]) * 0.5", ins, 20, 30, 40, 2, false, 0,
+                    "evaluator, 2 threads", "out of memory in a where-loop");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
+    sparse_inputs(20, 30, 40, 0.1, ins);
+    pts += oom_case("A[i,k] * Bt[j,k] * thj[j]", ins, 20, 30, 40, 1, false, 0, "evaluator, sparse A",
+                    "out of memory in a where-loop");
+    for (int i = 0; i < 8; i++) mb_release(ins[i]);
     unsetenv("BRAID_AMULET");
     br_par_pin(-1);
     printf("test_amulet: %ld allocation failures injected in where-loops\n", pts);
@@ -2688,6 +2715,62 @@ static void crowded_blocks(void)
     br_set_threads(nt0);
 }
 
+/* One parallel region per where-loop call (amulet_gen.c run_block,
+ * team_blocks): parameters pinned to blocks over k and the columns, some
+ * too small for a team (a last k block 3 deep, a last column block of
+ * one panel: thread 0 runs them inside the region, between team
+ * blocks), one over L2 (the team's column parts and shared (i,k) tiles),
+ * A packed and read in place, on 1-3 threads (br_par pinned uncrowded:
+ * the teams whatever the load). A call on 2-3 threads opens exactly one
+ * region (before 2026-12-02 every team block forked its own: 2 to 12 here),
+ * on 1 thread none; the result within 1e-9 of the scalar loop (check)
+ * and bit for bit the 1-thread result (each (tile, panel) is computed
+ * whole by one thread in k order). */
+static void one_region(void)
+{
+    static const struct {
+        const char *params;
+        int q, tf;
+        bool ta, tb;
+        int64_t M, N, K;
+    } cs[] = {
+        {"64 128 1", Q1, 2, false, false, 53, 389, 259},
+        {"64 128 0", Q2, 1, true, false, 53, 389, 259},
+        {"32 64 1", Q3, 3, false, true, 77, 133, 200},
+        {"256 805 1", QMM, 0, false, false, 53, 805, 300},
+        {"64 96 1", QMIN, 0, true, true, 37, 200, 131},
+    };
+    int nt0 = br_threads();
+    char what[160];
+    setenv("BRAID_AMULET", "kernel", 1);
+    br_par_pin(0);
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        setenv("BRAID_AMULET_PARAMS", cs[c].params, 1);
+        MB *one = NULL;
+        for (int nt = 1; nt <= 3; nt++) {
+            if (nt == 3 && !t_keep((long)c, 2)) continue;   /* 3 threads in every other case under the sanitizers */
+            br_set_threads(nt);
+            snprintf(what, sizeof what, "one region, pinned %s, %d threads", cs[c].params, nt);
+            MB *R = NULL;
+            int64_t r0 = am_regions();
+            check_keep(cs[c].q, cs[c].tf, cs[c].ta, cs[c].tb, cs[c].M, cs[c].N, cs[c].K, what, &R);
+            int64_t regions = am_regions() - r0;
+            T_CHECK(regions == (nt > 1), "%s: %lld parallel regions in the call, want %d", what, (long long)regions,
+                    nt > 1);
+            if (nt == 1) one = R;
+            else {
+                T_CHECK(R && one && !memcmp(R->d, one->d, (size_t)(cs[c].M * cs[c].N) * sizeof(double)),
+                        "%s: bits differ from 1 thread's", what);
+                mb_release(R);
+            }
+        }
+        mb_release(one);
+    }
+    unsetenv("BRAID_AMULET_PARAMS");
+    br_par_pin(-1);
+    br_set_threads(nt0);
+}
+
 /* Seed 4.6's search for nc (amulet_gen.c strips), read from its trace:
  * after kc's race on the top half, the sub-tasks are column strips of
  * the bottom half's full height (rows from the top half's end, a
@@ -2827,6 +2910,7 @@ int main(void)
     tile_major();
     no_intrinsics_header();
     crowded_blocks();
+    one_region();
     search_strips();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
