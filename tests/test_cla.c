@@ -2402,6 +2402,47 @@ static void csv_opts_of(const CsvCase *c, IoReadOpts *ro, const char **na)
 
 static MB *csv_src(void *arg, int64_t r0, int64_t r1, BrErr *e) { return io_csv_rows((IoCsvRows *)arg, r0, r1, e); }
 
+/* compressed after the whole read (forced; v 1: DDC1 only): after[v]
+ * says whether it decompresses to the bits of dense */
+static void compressed_after(const MB *ref, const MB *dense, bool after[2])
+{
+    BrErr e = {0};
+    for (int v = 0; v < 2; v++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        if (v) o.enc = CLA_DDC1;
+        MB *ax = cla_compress(ref, &o, &e);
+        MB *ad = ax && mb_is_cmb(ax) ? cmb_decompress(ax, &e) : NULL;
+        after[v] = ad && same_bits(dense, ad);
+        mb_release(ad);
+        mb_release(ax);
+    }
+}
+
+/* compressed as read by blocks of rows from rd/arg (two block sizes,
+ * with compressed_after's options) equals compressed after the read */
+static void check_as_read(ClaRowsFn rd, void *arg, int64_t n, int64_t m, const MB *dense, int64_t nnz,
+                          const bool after[2], const char *what, int ix)
+{
+    BrErr e = {0};
+    for (int v = 0; v < 2; v++) {
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        if (v) o.enc = CLA_DDC1;
+        ClaStreamOpts so = cla_stream_defaults();
+        so.blk_rows = v ? 1001 : 250;
+        so.sample_rows = BR_MIN(so.sample_rows, so.blk_rows);
+        ClaStreamInfo info;
+        MB *cx = cla_compress_rows(rd, arg, n, m, &o, &so, &info, &e);
+        MB *d = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &e) : NULL;
+        T_CHECK(d && same_bits(dense, d) && cx->nnz == nnz && after[v],
+                "%s index %d blk %lld: compressed as read equals compressed after the read (%s)", what, ix,
+                (long long)so.blk_rows, e.msg);
+        mb_release(d);
+        mb_release(cx);
+    }
+}
+
 static MB *dense_of(MB *x)
 {
     if (!x || !x->sparse) return x;
@@ -2426,16 +2467,7 @@ static void csv_case(const CsvCase *c, const char *path)
     T_CHECK(!io_read_plan(path, &ro, &p, &e), "csv %s: plan", c->name);
     /* compressed after the whole read, with the options below */
     bool after[2];
-    for (int v = 0; v < 2; v++) {
-        ClaPlanOpts o = cla_plan_defaults();
-        o.force = true;
-        if (v) o.enc = CLA_DDC1;
-        MB *ax = cla_compress(ref, &o, &e);
-        MB *ad = ax && mb_is_cmb(ax) ? cmb_decompress(ax, &e) : NULL;
-        after[v] = ad && same_bits(ref, ad);
-        mb_release(ad);
-        mb_release(ax);
-    }
+    compressed_after(ref, ref, after);
     for (int ix = 0; ix < 2; ix++) {
         io_test_csv_index(ix ? 6 : 0);   /* 6: halved 3 times or more */
         int64_t n = -1, m = -1;
@@ -2460,22 +2492,9 @@ static void csv_case(const CsvCase *c, const char *path)
                     (long long)r0, (long long)r1, e.msg);
             mb_release(b);
         }
-        for (int v = 0; v < 2; v++) {
-            ClaPlanOpts o = cla_plan_defaults();
-            o.force = true;
-            if (v) o.enc = CLA_DDC1;
-            ClaStreamOpts so = cla_stream_defaults();
-            so.blk_rows = v ? 1001 : 250;
-            so.sample_rows = BR_MIN(so.sample_rows, so.blk_rows);
-            ClaStreamInfo info;
-            MB *cx = cla_compress_rows(csv_src, cr, n, m, &o, &so, &info, &e);
-            MB *d = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &e) : NULL;
-            T_CHECK(d && same_bits(ref, d) && cx->nnz == ref->nnz && after[v],
-                    "csv %s index %d blk %lld: compressed as read equals compressed after the read (%s)", c->name,
-                    ix, (long long)so.blk_rows, e.msg);
-            mb_release(d);
-            mb_release(cx);
-        }
+        char what[160];
+        snprintf(what, sizeof what, "csv %s", c->name);
+        check_as_read(csv_src, cr, n, m, ref, ref->nnz, after, what, ix);
         io_csv_rows_close(cr);
     }
     io_test_csv_index(0);
@@ -2736,16 +2755,7 @@ static void cells_case(const char *path, const Spec *sp, int f, bool parts, int6
     if (!ref || io_read_plan(path, &ro, &p, &e)) { mb_release(ref); mb_release(x); return; }
     MB *rd = dense_of(mb_copy(ref, &e));
     bool after[2];
-    for (int v = 0; v < 2; v++) {
-        ClaPlanOpts o = cla_plan_defaults();
-        o.force = true;
-        if (v) o.enc = CLA_DDC1;
-        MB *ax = cla_compress(ref, &o, &e);
-        MB *ad = ax && mb_is_cmb(ax) ? cmb_decompress(ax, &e) : NULL;
-        after[v] = ad && same_bits(rd, ad);
-        mb_release(ad);
-        mb_release(ax);
-    }
+    compressed_after(ref, rd, after);
     for (int ix = 0; ix < 2; ix++) {
         io_test_csv_index(ix ? 6 : 0);
         int64_t n = -1, m = -1, got = -1;
@@ -2763,22 +2773,7 @@ static void cells_case(const char *path, const Spec *sp, int f, bool parts, int6
                     e.msg);
             mb_release(b);
         }
-        for (int v = 0; v < 2; v++) {
-            ClaPlanOpts o = cla_plan_defaults();
-            o.force = true;
-            if (v) o.enc = CLA_DDC1;
-            ClaStreamOpts so = cla_stream_defaults();
-            so.blk_rows = v ? 1001 : 250;
-            so.sample_rows = BR_MIN(so.sample_rows, so.blk_rows);
-            ClaStreamInfo info;
-            MB *cx = cla_compress_rows(cell_src, cr, n, m, &o, &so, &info, &e);
-            MB *d = cx && mb_is_cmb(cx) ? cmb_decompress(cx, &e) : NULL;
-            T_CHECK(d && same_bits(rd, d) && cx->nnz == ref->nnz && after[v],
-                    "%s index %d blk %lld: compressed as read equals compressed after the read (%s)", what, ix,
-                    (long long)so.blk_rows, e.msg);
-            mb_release(d);
-            mb_release(cx);
-        }
+        check_as_read(cell_src, cr, n, m, rd, ref->nnz, after, what, ix);
         io_cell_rows_close(cr);
     }
     io_test_csv_index(0);
