@@ -1417,22 +1417,24 @@ static double dev_pass_time(const Hop *X, double bw)
     return (cells(X) * 4 * (log2(1 + k) + 1) + bytes(X)) / bw;
 }
 
+/* Is hop h zero where its inputs' zero-ness is za (and zb for a binary
+ * op): a sparse-safe unary map of a zero input, a product with one zero
+ * factor, a sparse-safe op of two zeros, an op with a literal that maps
+ * 0 to 0 (zero_over's and zero_over_reg's rule). */
+static bool zero_rule(const Hop *h, bool za, bool zb)
+{
+    int fl = op_info[h->op].flags;
+    if (h->kind == H_UNARY && h->nin == 1) return (fl & OF_SAFE) && za;
+    if (h->kind != H_BINARY || h->nin != 2) return false;
+    if (fl & OF_MULT) return za || zb;
+    if ((fl & OF_SAFE) && za && zb) return true;
+    if (za && is_num_lit(h->in[1])) return ops_binary(h->op, 0, val_as_double(&h->in[1]->lit)) == 0;
+    if (zb && is_num_lit(h->in[0])) return ops_binary(h->op, val_as_double(&h->in[0]->lit), 0) == 0;
+    return false;
+}
+
 static bool zero_over(CostCtx *x, const CVec *v, const Hop *h, int d);
 
-/* The bytes operator v's launch adds by reading the CSR X as a side
- * input (its main input another matrix of X's shape; 0 when X is dense
- * or the main input). The main input: Row's, the input of most cells,
- * first among equals (row_main); Cell/MAgg's, cplan.c choose_main's
- * driver, the sparsest input of the cell expression's shape over whose
- * zeros the expression under v's root is zero (zero_over), and those of
- * the MAgg operator's other roots where v's full aggregate joins one
- * (partners_zero_over), else the first such input (v's inputs in the
- * order rcost met them, for the plan's). The operator's kernel (codegen/cgen_cl.c csr_side_in) then
- * either expands each of X's rows into its scratch (Row; Cell/MAgg off
- * the sparse path: X's dense bytes written, 8 per cell) or, on the
- * sparse path (a CSR main input the expression is zero over), reads the
- * cells it visits by a cursor along X's rows (X's entries read once, no
- * scratch: bytes(X)), in its own launch either way. */
 /* Is the expression under h, a hop of the fused region whose entry at h
  * is e (its inputs fused where e refers to them, under the current
  * cut), zero wherever input d is zero? zero_over's rule for a region
@@ -1447,14 +1449,7 @@ static bool zero_over_reg(CostCtx *x, const Hop *h, const MEntry *e, int d, int 
         const MEntry *ei = in && i < e->nin && e->ref[i] >= 0 ? best_ok(x, in, e->type) : NULL;
         z[i] = in && (ei ? zero_over_reg(x, in, ei, d, depth + 1) : in->id == d);
     }
-    int fl = op_info[h->op].flags;
-    if (h->kind == H_UNARY && h->nin == 1) return (fl & OF_SAFE) && z[0];
-    if (h->kind != H_BINARY || h->nin != 2) return false;
-    if (fl & OF_MULT) return z[0] || z[1];
-    if ((fl & OF_SAFE) && z[0] && z[1]) return true;
-    if (z[0] && is_num_lit(h->in[1])) return ops_binary(h->op, 0, val_as_double(&h->in[1]->lit)) == 0;
-    if (z[1] && is_num_lit(h->in[0])) return ops_binary(h->op, val_as_double(&h->in[0]->lit), 0) == 0;
-    return false;
+    return zero_rule(h, z[0], z[1]);
 }
 
 /* Is every other root of the MAgg operator that select.c forms with
@@ -1477,6 +1472,20 @@ static bool partners_zero_over(CostCtx *x, const CVec *v, int d)
     return true;
 }
 
+/* The bytes operator v's launch adds by reading the CSR X as a side
+ * input (its main input another matrix of X's shape; 0 when X is dense
+ * or the main input). The main input: Row's, the input of most cells,
+ * first among equals (row_main); Cell/MAgg's, cplan.c choose_main's
+ * driver, the sparsest input of the cell expression's shape over whose
+ * zeros the expression under v's root is zero (zero_over), and those of
+ * the MAgg operator's other roots where v's full aggregate joins one
+ * (partners_zero_over), else the first such input (v's inputs in the
+ * order rcost met them, for the plan's). The operator's kernel (codegen/cgen_cl.c csr_side_in) then
+ * either expands each of X's rows into its scratch (Row; Cell/MAgg off
+ * the sparse path: X's dense bytes written, 8 per cell) or, on the
+ * sparse path (a CSR main input the expression is zero over), reads the
+ * cells it visits by a cursor along X's rows (X's entries read once, no
+ * scratch: bytes(X)), in its own launch either way. */
 static double csr_side_bytes(CostCtx *x, const CVec *v, const Hop *X)
 {
     if (dense_est(X)) return 0;
@@ -1793,16 +1802,10 @@ static bool zero_over(CostCtx *x, const CVec *v, const Hop *h, int d)
     if (h->id == d) return true;
     if (x->cover[h->id] != v->stamp) return false;
     if (x->zmark[h->id] == x->zstamp) return x->zval[h->id];
-    int fl = op_info[h->op].flags;
     bool r = false;
-    if (h->kind == H_UNARY && h->nin == 1) r = (fl & OF_SAFE) && zero_over(x, v, h->in[0], d);
-    else if (h->kind == H_BINARY && h->nin == 2) {
-        bool za = zero_over(x, v, h->in[0], d), zb = zero_over(x, v, h->in[1], d);
-        if (fl & OF_MULT) r = za || zb;
-        else if ((fl & OF_SAFE) && za && zb) r = true;
-        else if (za && is_num_lit(h->in[1])) r = ops_binary(h->op, 0, val_as_double(&h->in[1]->lit)) == 0;
-        else if (zb && is_num_lit(h->in[0])) r = ops_binary(h->op, val_as_double(&h->in[0]->lit), 0) == 0;
-    }
+    if (h->kind == H_UNARY && h->nin == 1) r = zero_rule(h, zero_over(x, v, h->in[0], d), false);
+    else if (h->kind == H_BINARY && h->nin == 2)
+        r = zero_rule(h, zero_over(x, v, h->in[0], d), zero_over(x, v, h->in[1], d));
     x->zmark[h->id] = x->zstamp;
     x->zval[h->id] = r;
     return r;

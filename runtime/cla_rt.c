@@ -357,8 +357,9 @@ static int read_csv(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, B
  * budget. A line of b bytes holds at most one cell, so without the sizes
  * the scan runs only when a block of b rows and columns with b / 4 cells
  * could pass the budget. Cells of text and mm files not in row order
- * (and mm's symmetric and array layouts) are read whole, as before:
- * a block of rows would need a pass over the whole file. */
+ * (and mm's symmetric layouts) come from io_cell_rows' temporary row
+ * buckets; mm's array layout, or too little room for the buckets, is
+ * read whole (io_cell_rows_open declines). */
 static int read_cells(Rt *rt, const Instr *in, Value *regs, const IoReadPlan *p, BrErr *e)
 {
     const char *path = regs[in->in[0]].s->s;
