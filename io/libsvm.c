@@ -184,6 +184,15 @@ static int64_t parse_range(const char *p, const char *end, const Seps *s, MB *m,
     return k - k0;
 }
 
+/* A libsvm matrix has 1 to 2^31 columns (the features and the label):
+ * else the error in e, non-zero. */
+static int bad_cols(const char *path, int64_t cols, BrErr *e)
+{
+    if (cols >= 1 && cols - 1 <= INT32_MAX) return 0;
+    return br_err(e, BR_EDIM, "%s: a libsvm matrix needs 1 to 2^31 columns (features and the label), not %lld "
+                  "(dimension mismatch)", path, (long long)cols);
+}
+
 MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols, const char *sep,
                    const char *ind_sep, int64_t chunk_bytes, BrErr *e)
 {
@@ -222,11 +231,7 @@ MB *io_read_libsvm(const char *path, int64_t rows, int64_t cols, const char *sep
         goto out;
     }
     if (cols < 0) cols = maxidx + 1;
-    if (cols < 1 || cols - 1 > INT32_MAX) {
-        br_err(e, BR_EDIM, "%s: a libsvm matrix needs 1 to 2^31 columns (features and the "
-               "label), not %lld (dimension mismatch)", path, (long long)cols);
-        goto out;
-    }
+    if (bad_cols(path, cols, e)) goto out;
     if (io_check_mem(path, nrows, cols, cnt[k].ents, e)) goto out;
     m = mb_sp_alloc(nrows, cols, cnt[k].ents, e);
     if (!m) goto out;
@@ -272,11 +277,7 @@ int64_t io_libsvm_share_maxidx(const IoShare *s)
 static MB *parse_block(const char *path, const char *p, int64_t n, const Seps *sp, int64_t cols, int64_t base_line,
                        BrErr *e)
 {
-    if (cols < 1 || cols - 1 > INT32_MAX) {
-        br_err(e, BR_EDIM, "%s: a libsvm matrix needs 1 to 2^31 columns (features and the label), not %lld "
-               "(dimension mismatch)", path, (long long)cols);
-        return NULL;
-    }
+    if (bad_cols(path, cols, e)) return NULL;
     Count c = {0};
     IoRangeErr err = {0};
     count_range(p, p + n, sp, &c, &err);
@@ -351,9 +352,7 @@ int io_libsvm_rows_scan(IoCellRows *c, const IoReadPlan *p, BrErr *e)
         return br_err(e, BR_EDIM, "%s: expected %lld rows (from the .mtd or read() arguments), found %lld (dimension "
                       "mismatch)", path, (long long)p->rows, (long long)c->rows);
     c->cols = p->cols >= 0 ? p->cols : s.maxidx + 1;
-    if (c->cols < 1 || c->cols - 1 > INT32_MAX)
-        return br_err(e, BR_EDIM, "%s: a libsvm matrix needs 1 to 2^31 columns (features and the label), not %lld "
-                      "(dimension mismatch)", path, (long long)c->cols);
+    if (bad_cols(path, c->cols, e)) return e->code;
     if (s.first.code) {
         *e = s.first;
         return e->code;
