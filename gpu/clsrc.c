@@ -32,38 +32,59 @@ static const char cl_prelude[] =
     "    *s = t;\n"
     "}\n";
 
-/* The fixed kernels. Broadcast modes of a binary operand: 0 a full
- * matrix, 1 a row vector (index j), 2 a column vector (index i), 3 the
- * scalar argument. Aggregates: AG_SUM, AG_SUMSQ, AG_MIN, AG_MAX. */
+/* The fixed kernels. A matrix operand is MAT(x): the values x and, when
+ * x_sp is set, its CSR row pointers x_rp and columns x_ci (x then holds
+ * the stored values; dense: the cells, x_rp and x_ci unread). AT reads
+ * cell (i, j) of a w-column operand either way: a CSR cell by a binary
+ * search of row i's columns (0 where none is stored), so an operator
+ * over a CSR input reads it in its own launch, with no dense copy first.
+ * Broadcast modes of a binary operand: 0 a full matrix, 1 a row vector
+ * (index j), 2 a column vector (index i), 3 the scalar argument.
+ * Aggregates: AG_SUM, AG_SUMSQ, AG_MIN, AG_MAX. */
 static const char cl_kernels[] =
     "#define AG_SUM 0\n#define AG_SUMSQ 1\n#define AG_MIN 2\n#define AG_MAX 3\n"
-    "CG_INL double bval(__global const double *p, int mode, double s, long i, long j, long cols)\n"
+    "CG_INL double csr_at(__global const long *rp, __global const int *ci, __global const double *v, long i,\n"
+    "                     long j)\n"
     "{\n"
-    "    return mode == 0 ? p[i * cols + j] : mode == 1 ? p[j] : mode == 2 ? p[i] : s;\n"
+    "    long lo = rp[i], hi = rp[i + 1];\n"
+    "    while (lo < hi) {\n"
+    "        long m = lo + (hi - lo) / 2, c = ci[m];\n"
+    "        if (c == j) return v[m];\n"
+    "        if (c < j) lo = m + 1;\n"
+    "        else hi = m;\n"
+    "    }\n"
+    "    return 0.0;\n"
     "}\n"
-    "__kernel void ew_unary(int op, long n, __global const double *a, __global double *out)\n"
+    "#define MAT(x) __global const double *x, __global const long *x##_rp, __global const int *x##_ci, int x##_sp\n"
+    "#define AT(x, i, j, w) (x##_sp ? csr_at(x##_rp, x##_ci, x, (i), (j)) : x[(i) * (w) + (j)])\n"
+    "#define BV(x, mode, s, i, j, cols) \\\n"
+    "    ((mode) == 3 ? (s) : (mode) == 0 ? AT(x, i, j, cols) : (mode) == 1 ? AT(x, 0, j, cols) : AT(x, i, 0, 1))\n"
+    /* f(a) per cell, a dense or CSR (sparse-unsafe f: a dense result) */
+    "__kernel void ew_unary(int op, long n, long cols, MAT(a), __global double *out)\n"
     "{\n"
-    "    long i = get_global_id(0);\n"
-    "    if (i < n) out[i] = ew_un(op, a[i]);\n"
+    "    long k = get_global_id(0);\n"
+    "    if (k >= n) return;\n"
+    "    long i = k / cols, j = k - i * cols;\n"
+    "    out[k] = ew_un(op, a_sp ? csr_at(a_rp, a_ci, a, i, j) : a[k]);\n"
     "}\n"
-    "__kernel void ew_binary(int op, long rows, long cols, __global const double *a, int am, double as,\n"
-    "                        __global const double *b, int bm, double bs, __global double *out)\n"
+    "__kernel void ew_binary(int op, long rows, long cols, MAT(a), int am, double as, MAT(b), int bm, double bs,\n"
+    "                        __global double *out)\n"
     "{\n"
     "    long k = get_global_id(0);\n"
     "    if (k >= rows * cols) return;\n"
     "    long i = k / cols, j = k - i * cols;\n"
-    "    out[k] = ew_bin(op, bval(a, am, as, i, j, cols), bval(b, bm, bs, i, j, cols));\n"
+    "    out[k] = ew_bin(op, BV(a, am, as, i, j, cols), BV(b, bm, bs, i, j, cols));\n"
     "}\n"
     /* sparse (CSR) a op b for operators with f(0, y) = 0: the output has
-     * a's structure; one work-item per row */
+     * a's structure (b dense or CSR); one work-item per row */
     "__kernel void csr_binary(int op, long rows, long cols, __global const long *rp, __global const int *ci,\n"
-    "                         __global const double *v, __global const double *b, int bm, double bs, int swap,\n"
+    "                         __global const double *v, MAT(b), int bm, double bs, int swap,\n"
     "                         __global double *outv)\n"
     "{\n"
     "    long i = get_global_id(0);\n"
     "    if (i >= rows) return;\n"
     "    for (long k = rp[i]; k < rp[i + 1]; k++) {\n"
-    "        double y = bval(b, bm, bs, i, ci[k], cols);\n"
+    "        double y = BV(b, bm, bs, i, (long)ci[k], cols);\n"
     "        outv[k] = swap ? ew_bin(op, y, v[k]) : ew_bin(op, v[k], y);\n"
     "    }\n"
     "}\n"
@@ -95,13 +116,13 @@ static const char cl_kernels[] =
     "}\n"
     /* transpose through a 16 x 17 local tile (work-group composition:
      * coalesced reads and writes, the padding avoids bank conflicts) */
-    "__kernel void transpose(long rows, long cols, __global const double *a, __global double *out)\n"
+    "__kernel void transpose(long rows, long cols, MAT(a), __global double *out)\n"
     "{\n"
     "    __local double tile[16][17];\n"
     "    long bx = get_group_id(0) * 16, by = get_group_id(1) * 16;\n"
     "    int tx = get_local_id(0), ty = get_local_id(1);\n"
     "    long i = by + ty, j = bx + tx;\n"
-    "    if (i < rows && j < cols) tile[ty][tx] = a[i * cols + j];\n"
+    "    if (i < rows && j < cols) tile[ty][tx] = AT(a, i, j, cols);\n"
     "    barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    long oi = bx + ty, oj = by + tx;\n"
     "    if (oi < cols && oj < rows) out[oi * rows + oj] = tile[tx][ty];\n"
@@ -137,36 +158,45 @@ static const char cl_kernels[] =
     "    }\n"
     "}\n"
     /* one work-group per row (grid-stride over groups of rows): each
-     * work-item a strided Kahan partial, then a tree in local memory */
-    "__kernel void agg_row(int op, long rows, long cols, double div, __global const double *a,\n"
-    "                      __global double *out, __local double *sh)\n"
+     * work-item a strided Kahan partial, then a tree in local memory; a
+     * CSR row's stored entries, and for min/max one 0 when the row has
+     * an implicit zero */
+    "__kernel void agg_row(int op, long rows, long cols, double div, MAT(a), __global double *out,\n"
+    "                      __local double *sh)\n"
     "{\n"
     "    int l = get_local_id(0), L = get_local_size(0);\n"
     "    for (long i = get_group_id(0); i < rows; i += get_num_groups(0)) {\n"
     "        double s = agg_init(op), c = 0;\n"
-    "        for (long j = l; j < cols; j += L) agg_step(op, &s, &c, a[i * cols + j]);\n"
+    "        if (!a_sp) for (long j = l; j < cols; j += L) agg_step(op, &s, &c, a[i * cols + j]);\n"
+    "        else {\n"
+    "            for (long k = a_rp[i] + l; k < a_rp[i + 1]; k += L) agg_step(op, &s, &c, a[k]);\n"
+    "            if (l == 0 && op >= AG_MIN && a_rp[i + 1] - a_rp[i] < cols) agg_step(op, &s, &c, 0.0);\n"
+    "        }\n"
     "        sh[l] = op <= AG_SUMSQ ? s + c : s;\n"
     "        agg_tree(op, sh, l, L);\n"
     "        if (l == 0) out[i] = sh[0] / div;\n"
     "        barrier(CLK_LOCAL_MEM_FENCE);\n"
     "    }\n"
     "}\n"
-    /* one work-item per column, Kahan down the rows (coalesced over j) */
-    "__kernel void agg_col(int op, long rows, long cols, double div, __global const double *a,\n"
-    "                      __global double *out)\n"
+    /* one work-item per column, Kahan down the rows (coalesced over j;
+     * a CSR a's cells read by AT) */
+    "__kernel void agg_col(int op, long rows, long cols, double div, MAT(a), __global double *out)\n"
     "{\n"
     "    long j = get_global_id(0);\n"
     "    if (j >= cols) return;\n"
     "    double s = agg_init(op), c = 0;\n"
-    "    for (long i = 0; i < rows; i++) agg_step(op, &s, &c, a[i * cols + j]);\n"
+    "    for (long i = 0; i < rows; i++) agg_step(op, &s, &c, AT(a, i, j, cols));\n"
     "    out[j] = (op <= AG_SUMSQ ? s + c : s) / div;\n"
     "}\n"
-    /* the first stage of a full aggregate: one partial per work-group */
-    "__kernel void agg_part(int op, long n, __global const double *a, __global double *part,\n"
+    /* the first stage of a full aggregate: one partial per work-group
+     * over the n values of a (a CSR matrix's stored ones: zero set when
+     * it has an implicit zero, which work-item 0 adds) */
+    "__kernel void agg_part(int op, long n, int zero, __global const double *a, __global double *part,\n"
     "                       __local double *sh)\n"
     "{\n"
     "    int l = get_local_id(0), L = get_local_size(0);\n"
     "    double s = agg_init(op), c = 0;\n"
+    "    if (zero && get_global_id(0) == 0) agg_step(op, &s, &c, 0.0);\n"
     "    for (long k = get_global_id(0); k < n; k += get_global_size(0)) agg_step(op, &s, &c, a[k]);\n"
     "    sh[l] = op <= AG_SUMSQ ? s + c : s;\n"
     "    agg_tree(op, sh, l, L);\n"
@@ -177,20 +207,27 @@ static const char cl_kernels[] =
      * at + k * es), in the CPU's order and semantics (kernels/agg.c):
      * AS_PROD a product (an overflow times a zero is 0), AS_VAR/AS_SD two
      * passes of Kahan sums (n - 1; n == 1 gives 0), AS_IMAX/AS_IMIN the
-     * 1-based index of the last extreme cell, NaN ignored */
+     * 1-based index of the last extreme cell, NaN ignored. The k-th
+     * cell is a's cell g * ss + k * es in row-major order over cols
+     * columns (CSR: found by csr_at) */
+    "CG_INL double seg_at(__global const double *a, __global const long *rp, __global const int *ci, int sp, long q,\n"
+    "                     long cols)\n"
+    "{\n"
+    "    return sp ? csr_at(rp, ci, a, q / cols, q % cols) : a[q];\n"
+    "}\n"
     "#define AS_PROD 0\n#define AS_VAR 1\n#define AS_SD 2\n#define AS_IMAX 3\n#define AS_IMIN 4\n"
-    "__kernel void agg_seg(int op, long nseg, long len, long ss, long es, __global const double *a,\n"
+    "__kernel void agg_seg(int op, long nseg, long len, long ss, long es, long cols, MAT(a),\n"
     "                      __global double *out)\n"
     "{\n"
     "    long g = get_global_id(0);\n"
     "    if (g >= nseg) return;\n"
-    "    __global const double *x = a + g * ss;\n"
+    "#define x(q) seg_at(a, a_rp, a_ci, a_sp, g * ss + (q), cols)\n"
     "    double r;\n"
     "    if (op == AS_PROD) {\n"
     "        r = 1.0;\n"
     "        bool zero = false, nonfin = false;\n"
     "        for (long k = 0; k < len; k++) {\n"
-    "            double v = x[k * es];\n"
+    "            double v = x(k * es);\n"
     "            r *= v;\n"
     "            zero |= v == 0;\n"
     "            nonfin |= !isfinite(v);\n"
@@ -198,55 +235,54 @@ static const char cl_kernels[] =
     "        if (!isfinite(r) && zero && !nonfin) r = 0.0;\n"
     "    } else if (op == AS_VAR || op == AS_SD) {\n"
     "        double s = 0, c = 0;\n"
-    "        for (long k = 0; k < len; k++) cg_kadd(&s, &c, x[k * es]);\n"
+    "        for (long k = 0; k < len; k++) cg_kadd(&s, &c, x(k * es));\n"
     "        double m = (s + c) / (double)len, d = 0, dc = 0;\n"
-    "        for (long k = 0; k < len; k++) { double t = x[k * es] - m; cg_kadd(&d, &dc, t * t); }\n"
+    "        for (long k = 0; k < len; k++) { double t = x(k * es) - m; cg_kadd(&d, &dc, t * t); }\n"
     "        r = len == 0 ? NAN : len == 1 ? 0.0 : (d + dc) / (double)(len - 1);\n"
     "        if (op == AS_SD) r = sqrt(r);\n"
     "    } else {\n"
     "        double best = op == AS_IMAX ? -INFINITY : INFINITY;\n"
     "        long idx = -1;\n"
     "        for (long k = 0; k < len; k++) {\n"
-    "            double v = x[k * es];\n"
+    "            double v = x(k * es);\n"
     "            if (op == AS_IMAX ? v >= best : v <= best) { best = v; idx = k; }\n"
     "        }\n"
     "        r = len == 0 ? 0.0 : (double)(max(idx, 0L) + 1);\n"
     "    }\n"
     "    out[g] = r;\n"
+    "#undef x\n"
     "}\n"
     /* cumulative aggregates down each column (kernels/agg.c k_cum): a
      * work-item per column; cumsum a Kahan sum giving s + c at each row */
-    "__kernel void cum_col(int op, long rows, long cols, __global const double *a, __global double *out)\n"
+    "__kernel void cum_col(int op, long rows, long cols, MAT(a), __global double *out)\n"
     "{\n"
     "    long j = get_global_id(0);\n"
     "    if (j >= cols) return;\n"
     "    double s = op == 1 ? 1.0 : op == 2 ? INFINITY : op == 3 ? -INFINITY : 0.0, c = 0;\n"
     "    for (long i = 0; i < rows; i++) {\n"
-    "        double x = a[i * cols + j];\n"
+    "        double x = AT(a, i, j, cols);\n"
     "        if (op == 0) { cg_kadd(&s, &c, x); out[i * cols + j] = s + c; }\n"
     "        else if (op == 1) out[i * cols + j] = s *= x;\n"
     "        else if (op == 2) out[i * cols + j] = s = cg_minstep(s, x);\n"
     "        else out[i * cols + j] = s = cg_maxstep(s, x);\n"
     "    }\n"
     "}\n"
-    /* ifelse(c, a, b) with bval's broadcast modes */
-    "__kernel void ew_ifelse(long rows, long cols, __global const double *c, int cm, double cs,\n"
-    "                        __global const double *a, int am, double as, __global const double *b, int bm,\n"
-    "                        double bs, __global double *out)\n"
+    /* ifelse(c, a, b) with BV's broadcast modes */
+    "__kernel void ew_ifelse(long rows, long cols, MAT(c), int cm, double cs, MAT(a), int am, double as, MAT(b),\n"
+    "                        int bm, double bs, __global double *out)\n"
     "{\n"
     "    long k = get_global_id(0);\n"
     "    if (k >= rows * cols) return;\n"
     "    long i = k / cols, j = k - i * cols;\n"
-    "    out[k] = bval(c, cm, cs, i, j, cols) != 0 ? bval(a, am, as, i, j, cols) : bval(b, bm, bs, i, j, cols);\n"
+    "    out[k] = BV(c, cm, cs, i, j, cols) != 0 ? BV(a, am, as, i, j, cols) : BV(b, bm, bs, i, j, cols);\n"
     "}\n"
     /* right indexing: rows [rl, rl + m) and columns [cl, cl + n) */
-    "__kernel void slice(long cols, long rl, long cl, long m, long n, __global const double *a,\n"
-    "                    __global double *out)\n"
+    "__kernel void slice(long cols, long rl, long cl, long m, long n, MAT(a), __global double *out)\n"
     "{\n"
     "    long k = get_global_id(0);\n"
     "    if (k >= m * n) return;\n"
     "    long i = k / n, j = k - i * n;\n"
-    "    out[k] = a[(rl + i) * cols + cl + j];\n"
+    "    out[k] = AT(a, rl + i, cl + j, cols);\n"
     "}\n"
     /* left indexing: the range of out (a copy of the target) from the
      * m x n source, or the scalar s (one cell) when y is unused */

@@ -159,6 +159,9 @@ void gpu_print_stats(FILE *f);
 MB *gpu_unary(OpCode op, const MB *a, BrErr *e);
 MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e);
 MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e);
+/* Does gpu_binary_ms keep a CSR operand's structure with the scalar s
+ * (f(0, s) = 0 and s finite)? */
+bool gpu_ms_keeps_csr(OpCode op, double s, bool scalar_left);
 /* op in OP_SUM, OP_SUMSQ, OP_MEAN, OP_AMIN, OP_AMAX, OP_PROD, OP_VAR, OP_SD
  * (any direction), OP_IDXMAX, OP_IDXMIN (DIR_ROW); DIR_FULL gives 1x1 */
 MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e);
@@ -293,6 +296,17 @@ bool gpu_cost_rule(const GpuInfo *g, const GpuProfile *p, int threads, const Gpu
 /* Adds m's part to x: its bytes to up when it has no device copy, to
  * down when it is device-only (MB.dev). */
 void gpu_xfer_add(GpuXfer *x, const MB *m);
+/* The work of gpu_unary, gpu_binary_ms, gpu_binary and gpu_agg over
+ * their operands as the kernels that run do it, into x's flops (the
+ * device's), hscale (the host's share: the CPU kernels skip what a CSR
+ * operand does not store, as the device's CSR kernels do; the device's
+ * binary searches of CSR cells are its own) and out (the result's
+ * bytes; a CSR result's values only, its structure is the input's).
+ * The instruction layer adds the transfers (gpu_xfer_add). */
+void gpu_price_unary(OpCode op, const MB *a, GpuXfer *x);
+void gpu_price_ms(OpCode op, const MB *a, double s, bool scalar_left, GpuXfer *x);
+void gpu_price_binary(OpCode op, const MB *a, const MB *b, GpuXfer *x);
+void gpu_price_agg(OpCode op, AggDir dir, const MB *a, GpuXfer *x);
 
 /* Drops m's device copy (its reference with it): before m is updated in
  * place, when the pool holds the only other reference (the device copy

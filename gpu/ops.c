@@ -2,10 +2,16 @@
  * (uploaded on a miss), one or two launches of the fixed kernels (or a
  * CLBlast call for dense products), the result a device-only block
  * registered in the pool (the next operator finds it on the device; the
- * host gets the cells when it reads them: pool.c). Sparse inputs: CSR kernels where the operator keeps the
- * sparse structure (a sparse operand of a multiplication-like binary
- * operator, sparse-safe unary operators, a sparse left operand of a
- * product), otherwise a CSR-to-dense kernel on the device first. */
+ * host gets the cells when it reads them: pool.c). Sparse inputs: CSR
+ * results where the operator keeps the sparse structure (a sparse
+ * operand of a multiplication-like binary operator, sparse-safe unary
+ * operators and scalars); the other elementwise operators, ifelse, the
+ * aggregates, cumulative aggregates, slices and transposes read the CSR
+ * arrays in their own kernel (clsrc.c's MAT operands) and write a dense
+ * result; a sparse left operand of a product runs csr_mm. The CLBlast
+ * calls (products, tsmm), a product's right operand, left indexing and
+ * CLA's UNC groups take a dense copy made on the device first
+ * (gpu_dense_view). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +41,18 @@ static MB *end(MB *r)
 }
 
 static cl_kernel K(GpuKernel k) { return gpu_ctx.k[k]; }
+
+/* A kernel's MAT operand (clsrc.c): a dense buffer (its row pointers
+ * and columns unread: the buffer again) or a CSR copy's three arrays. */
+typedef struct DevMat { cl_mem v, rp, ci; cl_int sp; } DevMat;
+
+static DevMat dev_mat(const GpuBuf *b)
+{
+    return b->sparse ? (DevMat){b->v, b->rp, b->ci, 1} : (DevMat){b->d, b->d, b->d, 0};
+}
+
+/* gpu_args' four (size, pointer) pairs of a MAT operand */
+#define MAT_ARGS(m) sizeof(cl_mem), &(m).v, sizeof(cl_mem), &(m).rp, sizeof(cl_mem), &(m).ci, sizeof(cl_int), &(m).sp
 
 /* A dense device view of an input: its own buffer, or (sparse) a new one
  * filled by csr_to_dense, which *tmp then holds for the caller. */
@@ -109,16 +127,15 @@ MB *gpu_unary(OpCode op, const MB *a, BrErr *e)
         }
         return end(gpu_csr_result(a, &ab, v, e));
     }
-    cl_mem tmp, in = gpu_dense_view(a, &ab, &tmp, e);
-    cl_long n = a->rows * a->cols;
-    cl_mem o = in ? out_buf(n, e) : NULL;
-    if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof n, &n, sizeof(cl_mem), &in, sizeof(cl_mem), &o,
-                       (size_t)0) &&
+    DevMat in = dev_mat(&ab);
+    cl_long n = a->rows * a->cols, cols = a->cols;
+    cl_mem o = out_buf(n, e);
+    if (o && !gpu_args(K(K_EW_UNARY), e, sizeof opi, &opi, sizeof n, &n, sizeof cols, &cols, MAT_ARGS(in),
+                       sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_EW_UNARY), (size_t)n, 0, e))
         r = gpu_dense_result(a->rows, a->cols, o, e);
     else if (o)
         clReleaseMemObject(o);
-    if (tmp) clReleaseMemObject(tmp);
     return end(r);
 }
 
@@ -138,9 +155,9 @@ static bool modes(const MB *a, const MB *b, int *am, int *bm, int64_t *rows, int
     return false;
 }
 
-/* a op b over the sparse structure of s (the other operand o dense,
- * broadcast by om); swap: s is the right operand. */
-static MB *binary_csr(OpCode op, const MB *s, const GpuBuf *sb, cl_mem o, int om, bool swap, BrErr *e)
+/* a op b over the sparse structure of s (the other operand o dense or
+ * CSR, broadcast by om); swap: s is the right operand. */
+static MB *binary_csr(OpCode op, const MB *s, const GpuBuf *sb, DevMat o, int om, bool swap, BrErr *e)
 {
     cl_int opi = op, omi = om, sw = swap;
     cl_long rows = s->rows, cols = s->cols;
@@ -148,8 +165,8 @@ static MB *binary_csr(OpCode op, const MB *s, const GpuBuf *sb, cl_mem o, int om
     cl_mem v = out_buf(sb->nnz, e);
     if (!v) return NULL;
     if (gpu_args(K(K_CSR_BINARY), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &sb->rp,
-                 sizeof(cl_mem), &sb->ci, sizeof(cl_mem), &sb->v, sizeof(cl_mem), &o, sizeof omi, &omi,
-                 sizeof zero, &zero, sizeof sw, &sw, sizeof(cl_mem), &v, (size_t)0) ||
+                 sizeof(cl_mem), &sb->ci, sizeof(cl_mem), &sb->v, MAT_ARGS(o), sizeof omi, &omi, sizeof zero, &zero,
+                 sizeof sw, &sw, sizeof(cl_mem), &v, (size_t)0) ||
         gpu_launch1(K(K_CSR_BINARY), (size_t)rows, 0, e)) {
         clReleaseMemObject(v);
         return NULL;
@@ -157,16 +174,17 @@ static MB *binary_csr(OpCode op, const MB *s, const GpuBuf *sb, cl_mem o, int om
     return gpu_csr_result(s, sb, v, e);
 }
 
-/* The dense kernel over two operands (either may be the scalar s). */
-static MB *binary_dense(OpCode op, cl_mem a, int am, double as, cl_mem b, int bm, double bs, int64_t rows,
+/* The dense kernel over two operands, each dense or CSR (either may be
+ * the scalar s). */
+static MB *binary_dense(OpCode op, DevMat a, int am, double as, DevMat b, int bm, double bs, int64_t rows,
                         int64_t cols, BrErr *e)
 {
     cl_int opi = op, ami = am, bmi = bm;
     cl_long r = rows, c = cols;
     cl_mem o = out_buf(rows * cols, e);
     if (!o) return NULL;
-    if (gpu_args(K(K_EW_BINARY), e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, sizeof(cl_mem), &a, sizeof ami, &ami,
-                 sizeof as, &as, sizeof(cl_mem), &b, sizeof bmi, &bmi, sizeof bs, &bs, (size_t)sizeof(cl_mem), &o,
+    if (gpu_args(K(K_EW_BINARY), e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, MAT_ARGS(a), sizeof ami, &ami,
+                 sizeof as, &as, MAT_ARGS(b), sizeof bmi, &bmi, sizeof bs, &bs, (size_t)sizeof(cl_mem), &o,
                  (size_t)0) ||
         gpu_launch1(K(K_EW_BINARY), (size_t)(rows * cols), 0, e)) {
         clReleaseMemObject(o);
@@ -193,16 +211,17 @@ MB *gpu_binary(OpCode op, const MB *a, const MB *b, BrErr *e)
     /* the device copy's format decides (a sparse host block may have a
      * dense device copy: a result examined after the kernel) */
     bool sa = fb && ab.sparse && am == 0, sb = !sa && fa && bb.sparse && bm == 0;
-    cl_mem ta = NULL, tb = NULL;
-    if (sa && !bb.sparse) r = binary_csr(op, a, &ab, bb.d, bm, false, e);
-    else if (sb && !ab.sparse) r = binary_csr(op, b, &bb, ab.d, am, true, e);
-    else {
-        cl_mem da = gpu_dense_view(a, &ab, &ta, e), db = da ? gpu_dense_view(b, &bb, &tb, e) : NULL;
-        if (db) r = binary_dense(op, da, am, 0, db, bm, 0, rows, cols, e);
-    }
-    if (ta) clReleaseMemObject(ta);
-    if (tb) clReleaseMemObject(tb);
+    if (sa) r = binary_csr(op, a, &ab, dev_mat(&bb), bm, false, e);
+    else if (sb) r = binary_csr(op, b, &bb, dev_mat(&ab), am, true, e);
+    else r = binary_dense(op, dev_mat(&ab), am, 0, dev_mat(&bb), bm, 0, rows, cols, e);
     return end(r);
+}
+
+bool gpu_ms_keeps_csr(OpCode op, double s, bool scalar_left)
+{
+    /* sparse-safe with this scalar: f(0, s) = 0 keeps a's structure */
+    double z = scalar_left ? ops_binary(op, s, 0) : ops_binary(op, 0, s);
+    return op_info[op].kind == OK_BINARY && z == 0 && isfinite(s);
 }
 
 MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e)
@@ -212,15 +231,14 @@ MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e)
     GpuBuf ab;
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
-    /* sparse-safe with this scalar: f(0, s) = 0 keeps a's structure */
-    double z = scalar_left ? ops_binary(op, s, 0) : ops_binary(op, 0, s);
-    if (ab.sparse && z == 0 && isfinite(s)) {
+    if (ab.sparse && gpu_ms_keeps_csr(op, s, scalar_left)) {
         cl_int opi = op, om = 3, sw = scalar_left;
         cl_long rows = a->rows, cols = a->cols;
+        DevMat unread = {ab.v, ab.v, ab.v, 0};   /* the scalar mode reads no operand */
         cl_mem v = out_buf(ab.nnz, e);
         if (!v) return end(NULL);
         if (gpu_args(K(K_CSR_BINARY), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem),
-                     &ab.rp, sizeof(cl_mem), &ab.ci, sizeof(cl_mem), &ab.v, sizeof(cl_mem), &ab.v, sizeof om, &om,
+                     &ab.rp, sizeof(cl_mem), &ab.ci, sizeof(cl_mem), &ab.v, MAT_ARGS(unread), sizeof om, &om,
                      sizeof s, &s, sizeof sw, &sw, sizeof(cl_mem), &v, (size_t)0) ||
             gpu_launch1(K(K_CSR_BINARY), (size_t)rows, 0, e)) {
             clReleaseMemObject(v);
@@ -228,10 +246,9 @@ MB *gpu_binary_ms(OpCode op, const MB *a, double s, bool scalar_left, BrErr *e)
         }
         return end(gpu_csr_result(a, &ab, v, e));
     }
-    cl_mem tmp, da = gpu_dense_view(a, &ab, &tmp, e);
-    if (da) r = scalar_left ? binary_dense(op, da, 3, s, da, 0, 0, a->rows, a->cols, e)
-                            : binary_dense(op, da, 0, 0, da, 3, s, a->rows, a->cols, e);
-    if (tmp) clReleaseMemObject(tmp);
+    DevMat da = dev_mat(&ab);
+    r = scalar_left ? binary_dense(op, da, 3, s, da, 0, 0, a->rows, a->cols, e)
+                    : binary_dense(op, da, 0, 0, da, 3, s, a->rows, a->cols, e);
     return end(r);
 }
 
@@ -254,18 +271,19 @@ static size_t pow2_wg(size_t n)
     return l;
 }
 
-/* One work-group per row of the rows x cols matrix in d into o. */
-static int agg_rows(int ag, int64_t rows, int64_t cols, double div, cl_mem d, cl_mem o, BrErr *e)
+/* One work-group per row of the rows x cols matrix d (dense or CSR)
+ * into o. */
+static int agg_rows(int ag, int64_t rows, int64_t cols, double div, DevMat d, cl_mem o, BrErr *e)
 {
     cl_int opi = ag;
     cl_long r = rows, c = cols;
     size_t L = pow2_wg(cols < 256 ? (size_t)cols : 256);
     size_t groups = (size_t)(rows < 4096 ? rows : 4096);
     cl_kernel k = K(K_AGG_ROW);
-    if (gpu_args(k, e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, sizeof div, &div, sizeof(cl_mem), &d,
-                 sizeof(cl_mem), &o, (size_t)0))
+    if (gpu_args(k, e, sizeof opi, &opi, sizeof r, &r, sizeof c, &c, sizeof div, &div, MAT_ARGS(d), sizeof(cl_mem),
+                 &o, (size_t)0))
         return -1;
-    cl_int rc = clSetKernelArg(k, 6, L * sizeof(double), NULL);
+    cl_int rc = clSetKernelArg(k, 9, L * sizeof(double), NULL);
     if (rc != CL_SUCCESS) return gpu_clerr(e, rc, "clSetKernelArg");
     return gpu_launch1(k, groups * L, L, e);
 }
@@ -289,9 +307,9 @@ static MB *agg_seg(int sc, AggDir dir, const MB *a, BrErr *e)
 {
     GpuBuf ab;
     if (gpu_get(a, &ab, e)) return NULL;
-    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e);
-    if (!d) return NULL;
+    DevMat d = dev_mat(&ab);
     int64_t rows = a->rows, cols = a->cols;
+    cl_long cc = cols;
     cl_int opi = sc;
     cl_long nseg = dir == DIR_ROW ? rows : dir == DIR_COL ? cols : 1;
     cl_long len = dir == DIR_ROW ? cols : dir == DIR_COL ? rows : rows * cols;
@@ -299,11 +317,10 @@ static MB *agg_seg(int sc, AggDir dir, const MB *a, BrErr *e)
     MB *r = NULL;
     cl_mem o = out_buf(nseg, e);
     if (o && !gpu_args(K(K_AGG_SEG), e, sizeof opi, &opi, sizeof nseg, &nseg, sizeof len, &len, sizeof ss, &ss,
-                       sizeof es, &es, sizeof(cl_mem), &d, sizeof(cl_mem), &o, (size_t)0) &&
+                       sizeof es, &es, sizeof cc, &cc, MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_AGG_SEG), (size_t)nseg, 0, e))
         r = gpu_dense_result(dir == DIR_COL ? 1 : nseg, dir == DIR_COL ? nseg : 1, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
-    if (tmp) clReleaseMemObject(tmp);
     return r;
 }
 
@@ -321,8 +338,7 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
     GpuBuf ab;
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
-    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e);
-    if (!d) return end(NULL);
+    DevMat d = dev_mat(&ab);
     int64_t rows = a->rows, cols = a->cols, n = rows * cols;
     bool mean = op == OP_MEAN;
     cl_mem o = NULL, part = NULL;
@@ -335,29 +351,33 @@ MB *gpu_agg(OpCode op, AggDir dir, const MB *a, BrErr *e)
         double div = mean ? (double)rows : 1;
         if ((o = out_buf(cols, e)) &&
             !gpu_args(K(K_AGG_COL), e, sizeof opi, &opi, sizeof rr, &rr, sizeof cc, &cc, sizeof div, &div,
-                      sizeof(cl_mem), &d, sizeof(cl_mem), &o, (size_t)0) &&
+                      MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
             !gpu_launch1(K(K_AGG_COL), (size_t)cols, 0, e))
             r = gpu_dense_result(1, cols, o, e), o = NULL;
     } else {
-        /* two stages: partials of G work-groups, then one row of G */
+        /* two stages: partials of G work-groups, then one row of G; a
+         * CSR matrix's stored values, and for min/max a 0 when it has
+         * an implicit zero */
         size_t L = pow2_wg(256);
-        int64_t G = (n + (int64_t)L - 1) / (int64_t)L;
-        if (G > 256) G = 256;
-        cl_int opi = ag;
-        cl_long nn = n;
+        int64_t vals = ab.sparse ? ab.nnz : n;
+        int64_t G = (vals + (int64_t)L - 1) / (int64_t)L;
+        G = G < 1 ? 1 : G > 256 ? 256 : G;
+        cl_int opi = ag, zero = ab.sparse && ab.nnz < n && ag >= AG_MIN;
+        cl_long nn = vals;
         cl_kernel k = K(K_AGG_PART);
         if ((part = out_buf(G, e)) && (o = out_buf(1, e)) &&
-            !gpu_args(k, e, sizeof opi, &opi, sizeof nn, &nn, sizeof(cl_mem), &d, sizeof(cl_mem), &part, (size_t)0)) {
-            cl_int rc = clSetKernelArg(k, 4, L * sizeof(double), NULL);
+            !gpu_args(k, e, sizeof opi, &opi, sizeof nn, &nn, sizeof zero, &zero, sizeof(cl_mem), &d.v,
+                      sizeof(cl_mem), &part, (size_t)0)) {
+            cl_int rc = clSetKernelArg(k, 5, L * sizeof(double), NULL);
+            DevMat pm = {part, part, part, 0};
             if (rc != CL_SUCCESS) gpu_clerr(e, rc, "clSetKernelArg");
             else if (!gpu_launch1(k, (size_t)G * L, L, e) &&
-                     !agg_rows(ag == AG_SUMSQ ? AG_SUM : ag, 1, G, mean ? (double)n : 1, part, o, e))
+                     !agg_rows(ag == AG_SUMSQ ? AG_SUM : ag, 1, G, mean ? (double)n : 1, pm, o, e))
                 r = gpu_dense_result(1, 1, o, e), o = NULL;
         }
     }
     if (o) clReleaseMemObject(o);
     if (part) clReleaseMemObject(part);
-    if (tmp) clReleaseMemObject(tmp);
     return end(r);
 }
 
@@ -456,16 +476,78 @@ MB *gpu_transpose(const MB *a, BrErr *e)
     GpuBuf ab;
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
-    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e), o = d ? out_buf(a->rows * a->cols, e) : NULL;
+    DevMat d = dev_mat(&ab);
+    cl_mem o = out_buf(a->rows * a->cols, e);
     cl_long rows = a->rows, cols = a->cols;
     size_t t = gpu_ctx.info.max_wg >= 256 ? 16 : 1;
-    if (o && !gpu_args(K(K_TRANSPOSE), e, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &d, sizeof(cl_mem),
-                       &o, (size_t)0) &&
+    if (o && !gpu_args(K(K_TRANSPOSE), e, sizeof rows, &rows, sizeof cols, &cols, MAT_ARGS(d), sizeof(cl_mem), &o,
+                       (size_t)0) &&
         !gpu_launch2(K(K_TRANSPOSE), (size_t)cols, (size_t)rows, t, t, e))
         r = gpu_dense_result(cols, rows, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
-    if (tmp) clReleaseMemObject(tmp);
     return end(r);
+}
+
+/* ---- The work of the operators above, as their kernels do it ---- */
+
+/* Probes of one csr_at lookup in a CSR a's rows (binary search over a
+ * row's mean entry count); 0 for a dense a */
+static double csr_probes(const MB *a)
+{
+    if (!a->sparse || a->rows == 0) return 0;
+    return 1 + ceil(log2((double)a->nnz / (double)a->rows + 1));
+}
+
+static double mb_cells(const MB *m) { return (double)m->rows * (double)m->cols; }
+
+/* dev: the device's flops, host: the CPU kernel's (which skips what a
+ * CSR operand does not store where the device does too) */
+static void price(GpuXfer *x, double dev, double host, double out)
+{
+    x->flops = dev;
+    x->hscale = dev > 0 ? host / dev : 1;
+    x->out = out;
+}
+
+void gpu_price_unary(OpCode op, const MB *a, GpuXfer *x)
+{
+    double w = op_info[op].cost, n = mb_cells(a), nz = (double)a->nnz;
+    if (a->sparse && (op_info[op].flags & OF_SAFE)) price(x, nz * w, nz * w, nz * 8);
+    else price(x, n * (w + csr_probes(a)), n * w, n * 8);
+}
+
+void gpu_price_ms(OpCode op, const MB *a, double s, bool scalar_left, GpuXfer *x)
+{
+    double w = op_info[op].cost, n = mb_cells(a), nz = (double)a->nnz;
+    if (a->sparse && gpu_ms_keeps_csr(op, s, scalar_left)) price(x, nz * w, nz * w, nz * 8);
+    else price(x, n * (w + csr_probes(a)), n * w, n * 8);
+}
+
+void gpu_price_binary(OpCode op, const MB *a, const MB *b, GpuXfer *x)
+{
+    double w = op_info[op].cost, n = fmax(mb_cells(a), mb_cells(b));
+    /* gpu_binary's choice (by the host flags: a device-only block's
+     * flag is its device copy's format) */
+    bool mult = (op_info[op].flags & OF_MULT) != 0;
+    bool af = a->rows >= b->rows && a->cols >= b->cols, bf = b->rows >= a->rows && b->cols >= a->cols;
+    bool fa = mult && !a->dev && !mb_has_nonfinite(a), fb = mult && !b->dev && !mb_has_nonfinite(b);
+    const MB *s = fb && a->sparse && af ? a : fa && b->sparse && bf ? b : NULL;
+    if (s) {
+        double nz = (double)s->nnz;
+        price(x, nz * (w + csr_probes(s == a ? b : a)), nz * w, nz * 8);
+    } else {
+        price(x, n * (w + csr_probes(a) + csr_probes(b)), n * w, n * 8);
+    }
+}
+
+void gpu_price_agg(OpCode op, AggDir dir, const MB *a, GpuXfer *x)
+{
+    double n = mb_cells(a), nz = a->sparse ? (double)a->nnz : n;
+    double out = 8 * (dir == DIR_ROW ? (double)a->rows : dir == DIR_COL ? (double)a->cols : 1);
+    /* agg_row and agg_part visit a CSR input's entries (and a 0 per row
+     * for min/max); agg_col and agg_seg look every cell up */
+    if (agg_code(op) >= 0 && dir != DIR_COL) price(x, nz + (a->sparse ? (double)a->rows : 0), nz, out);
+    else price(x, n * (1 + csr_probes(a)), agg_code(op) >= 0 ? nz : n, out);
 }
 
 bool gpu_cost_rule(const GpuInfo *g, const GpuProfile *p, int threads, const GpuXfer *x)
@@ -513,16 +595,15 @@ MB *gpu_cum(OpCode op, const MB *a, BrErr *e)
     GpuBuf ab;
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
-    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e);
+    DevMat d = dev_mat(&ab);
     cl_int opi = code;
     cl_long rows = a->rows, cols = a->cols;
-    cl_mem o = d ? out_buf(rows * cols, e) : NULL;
-    if (o && !gpu_args(K(K_CUM_COL), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, sizeof(cl_mem), &d,
+    cl_mem o = out_buf(rows * cols, e);
+    if (o && !gpu_args(K(K_CUM_COL), e, sizeof opi, &opi, sizeof rows, &rows, sizeof cols, &cols, MAT_ARGS(d),
                        sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_CUM_COL), (size_t)cols, 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
-    if (tmp) clReleaseMemObject(tmp);
     return end(r);
 }
 
@@ -551,24 +632,23 @@ MB *gpu_ifelse(const MB *c, double cs, const MB *a, double as, const MB *b, doub
         if ((md[k] = ifelse_mode(ms[k], rows, cols)) < 0) return NULL;
     if (rows * cols == 0) return NULL;
     if (!begin(e)) return NULL;
-    cl_mem dv[3] = {0}, tmp[3] = {0};
+    DevMat dv[3];
     MB *r = NULL;
     cl_mem o = out_buf(rows * cols, e);
     bool ok = o != NULL;
     for (int k = 0; k < 3 && ok; k++) {
         GpuBuf bb;
-        if (!ms[k]) { dv[k] = o; continue; }   /* a scalar: the buffer is not read */
-        ok = !gpu_get(ms[k], &bb, e) && (dv[k] = gpu_dense_view(ms[k], &bb, &tmp[k], e)) != NULL;
+        if (!ms[k]) { dv[k] = (DevMat){o, o, o, 0}; continue; }   /* a scalar: the buffer is not read */
+        if ((ok = !gpu_get(ms[k], &bb, e))) dv[k] = dev_mat(&bb);
     }
     cl_long rr = rows, cc = cols;
     cl_int m0 = md[0], m1 = md[1], m2 = md[2];
-    if (ok && !gpu_args(K(K_IFELSE), e, sizeof rr, &rr, sizeof cc, &cc, sizeof(cl_mem), &dv[0], sizeof m0, &m0,
-                        sizeof cs, &cs, sizeof(cl_mem), &dv[1], sizeof m1, &m1, sizeof as, &as, sizeof(cl_mem), &dv[2],
-                        sizeof m2, &m2, sizeof bs, &bs, sizeof(cl_mem), &o, (size_t)0) &&
+    if (ok && !gpu_args(K(K_IFELSE), e, sizeof rr, &rr, sizeof cc, &cc, MAT_ARGS(dv[0]), sizeof m0, &m0, sizeof cs, &cs,
+                        MAT_ARGS(dv[1]), sizeof m1, &m1, sizeof as, &as, MAT_ARGS(dv[2]), sizeof m2, &m2, sizeof bs,
+                        &bs, sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_IFELSE), (size_t)(rows * cols), 0, e))
         r = gpu_dense_result(rows, cols, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
-    for (int k = 0; k < 3; k++) if (tmp[k]) clReleaseMemObject(tmp[k]);
     return end(r);
 }
 
@@ -579,15 +659,14 @@ MB *gpu_slice(const MB *a, int64_t rl, int64_t ru, int64_t cl, int64_t cu, BrErr
     GpuBuf ab;
     MB *r = NULL;
     if (gpu_get(a, &ab, e)) return end(NULL);
-    cl_mem tmp, d = gpu_dense_view(a, &ab, &tmp, e);
+    DevMat d = dev_mat(&ab);
     cl_long cols = a->cols, l0 = rl, c0 = cl, m = ru - rl, n = cu - cl;
-    cl_mem o = d ? out_buf(m * n, e) : NULL;
+    cl_mem o = out_buf(m * n, e);
     if (o && !gpu_args(K(K_SLICE), e, sizeof cols, &cols, sizeof l0, &l0, sizeof c0, &c0, sizeof m, &m, sizeof n, &n,
-                       sizeof(cl_mem), &d, sizeof(cl_mem), &o, (size_t)0) &&
+                       MAT_ARGS(d), sizeof(cl_mem), &o, (size_t)0) &&
         !gpu_launch1(K(K_SLICE), (size_t)(m * n), 0, e))
         r = gpu_dense_result(m, n, o, e), o = NULL;
     if (o) clReleaseMemObject(o);
-    if (tmp) clReleaseMemObject(tmp);
     return end(r);
 }
 

@@ -36,25 +36,37 @@ static bool worth(const MB *a, const MB *b, double out_bytes, double flops)
     return gpu_worth(&x);
 }
 
-/* Runs op on the device when worth it: NULL with e clear otherwise. */
+/* gpu_worth of an operator priced by gpu_price_* (x: its work) over
+ * the operands a, b (may be NULL) */
+static bool worth_priced(GpuXfer x, const MB *a, const MB *b)
+{
+    if (a) gpu_xfer_add(&x, a);
+    if (b) gpu_xfer_add(&x, b);
+    return gpu_worth(&x);
+}
+
+/* Runs op on the device when worth it: NULL with e clear otherwise. The
+ * work is the kernel's that runs (gpu_price_*: a CSR operand's entries
+ * where the operator keeps or skips its zeros). */
 static MB *elementwise(const Instr *in, const Value *x, const Value *y, BrErr *e)
 {
     const MB *a = plain_mb(x), *b = y ? plain_mb(y) : NULL;
-    double w = op_info[in->op].cost;
+    GpuXfer p = {0};
     if (in->kind == I_UNARY) {
-        if (!a || !worth(a, NULL, cells(a) * 8, cells(a) * w)) return NULL;
-        return gpu_unary(in->op, a, e);
+        if (!a) return NULL;
+        gpu_price_unary(in->op, a, &p);
+        return worth_priced(p, a, NULL) ? gpu_unary(in->op, a, e) : NULL;
     }
     if (a && b) {
-        double n = BR_MAX(cells(a), cells(b));
-        if (!worth(a, b, n * 8, n * w)) return NULL;
-        return gpu_binary(in->op, a, b, e);
+        gpu_price_binary(in->op, a, b, &p);
+        return worth_priced(p, a, b) ? gpu_binary(in->op, a, b, e) : NULL;
     }
     /* matrix and numeric scalar (strings go to the CPU, which rejects them) */
     const MB *m = a ? a : plain_mb(y);
     const Value *s = a ? y : x;
-    if (!m || !val_is_numeric(s) || !worth(m, NULL, cells(m) * 8, cells(m) * w)) return NULL;
-    return gpu_binary_ms(in->op, m, val_as_double(s), a == NULL, e);
+    if (!m || !val_is_numeric(s)) return NULL;
+    gpu_price_ms(in->op, m, val_as_double(s), a == NULL, &p);
+    return worth_priced(p, m, NULL) ? gpu_binary_ms(in->op, m, val_as_double(s), a == NULL, e) : NULL;
 }
 
 /* ifelse with at least one plain matrix operand, the others numbers */
@@ -91,8 +103,10 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
     case I_BINARY:
         if (ARG(0)->kind == V_MATRIX || ARG(1)->kind == V_MATRIX) r = elementwise(in, ARG(0), ARG(1), e);
         break;
-    case I_AGG:
-        if (a && worth(a, NULL, 8, cells(a))) r = gpu_agg(in->op, in->dir, a, e);
+    case I_AGG: {
+        GpuXfer p = {0};
+        if (a) gpu_price_agg(in->op, in->dir, a, &p);
+        if (a && worth_priced(p, a, NULL)) r = gpu_agg(in->op, in->dir, a, e);
         if (r && in->dir == DIR_FULL) {
             /* a scalar: the one value the host needs now */
             if (mb_host(r, e)) { mb_release(r); return -1; }
@@ -101,6 +115,7 @@ int rt_gpu_step(const Instr *in, Value *regs, BrErr *e)
             return 1;
         }
         break;
+    }
     case I_MATMUL:
         if (!a) break;
         if (in->op == OP_TSMM) {

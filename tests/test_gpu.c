@@ -421,6 +421,161 @@ static void test_csr_lazy(void)
     gpu_pool_clear();
 }
 
+/* ---- Operators reading CSR operands in their own launch ---- */
+
+/* The operators of test_csr_direct: name, launches with CSR operands
+ * (a full aggregate is two stages), the tolerance against the CPU, and
+ * whether it equals the same operator over dense copies to the bit
+ * (row and full aggregates visit a CSR input's entries only: another
+ * order) */
+static const struct { const char *name; int launches; double rtol; bool exact; } dcase[] = {
+    {"exp(X)", 1, 1e-10, true}, {"abs(X)", 1, 0, true}, {"X + 1", 1, 0, true}, {"X * 2", 1, 0, true},
+    {"X ^ 2", 1, 0, true}, {"X + D", 1, 0, true}, {"X + Y", 1, 0, true}, {"X * Y", 1, 0, true},
+    {"X - r", 1, 0, true}, {"c * X", 1, 0, true}, {"X / c", 1, 0, true}, {"c + r", 1, 0, true},
+    {"rowSums", 1, 1e-8, false}, {"rowMins", 1, 0, false}, {"rowMaxs", 1, 0, false}, {"rowMeans", 1, 1e-8, false},
+    {"colSums", 1, 1e-8, true}, {"colMins", 1, 0, true}, {"colSumsSq", 1, 1e-8, true},
+    {"sum", 2, 1e-8, false}, {"min", 2, 0, false}, {"max", 2, 0, false}, {"mean", 2, 1e-8, false},
+    {"colVars", 1, 1e-8, true}, {"rowProds", 1, 1e-10, true}, {"sd", 1, 1e-8, true},
+    {"rowIndexMax", 1, 0, true}, {"cumsum", 1, 0, true}, {"cummin", 1, 0, true}, {"t(X)", 1, 0, true},
+    {"X[slice]", 1, 0, true}, {"ifelse(X, D, 2)", 1, 0, true}, {"ifelse(c, Y, r)", 1, 0, true},
+};
+#define NDCASE (int)(sizeof dcase / sizeof dcase[0])
+
+/* Case k over x, y (r x c), d (dense r x c), row (1 x c), col (r x 1):
+ * on the device (gpu) or by the CPU kernels */
+static MB *dcase_run(int k, bool gpu, const MB *x, const MB *y, const MB *d, const MB *row, const MB *col, BrErr *e)
+{
+    int64_t r = x->rows, c = x->cols;
+    double v = 0;
+    static const OpCode aggs[] = {OP_SUM, OP_AMIN, OP_AMAX, OP_MEAN};
+    switch (k) {
+    case 0: return gpu ? gpu_unary(OP_EXP, x, e) : k_unary(OP_EXP, x, e);
+    case 1: return gpu ? gpu_unary(OP_ABS, x, e) : k_unary(OP_ABS, x, e);
+    case 2: return gpu ? gpu_binary_ms(OP_PLUS, x, 1, false, e) : k_binary_ms(OP_PLUS, x, 1, e);
+    case 3: return gpu ? gpu_binary_ms(OP_MULT, x, 2, false, e) : k_binary_ms(OP_MULT, x, 2, e);
+    case 4: return gpu ? gpu_binary_ms(OP_POW, x, 2, false, e) : k_binary_ms(OP_POW, x, 2, e);
+    case 5: return gpu ? gpu_binary(OP_PLUS, x, d, e) : k_binary(OP_PLUS, x, d, e);
+    case 6: return gpu ? gpu_binary(OP_PLUS, x, y, e) : k_binary(OP_PLUS, x, y, e);
+    case 7: return gpu ? gpu_binary(OP_MULT, x, y, e) : k_binary(OP_MULT, x, y, e);
+    case 8: return gpu ? gpu_binary(OP_MINUS, x, row, e) : k_binary(OP_MINUS, x, row, e);
+    case 9: return gpu ? gpu_binary(OP_MULT, col, x, e) : k_binary(OP_MULT, col, x, e);
+    case 10: return gpu ? gpu_binary(OP_DIV, x, col, e) : k_binary(OP_DIV, x, col, e);
+    case 11: return gpu ? gpu_binary(OP_PLUS, col, row, e) : k_binary(OP_PLUS, col, row, e);
+    case 12: case 13: case 14: case 15:
+        return gpu ? gpu_agg(aggs[k - 12], DIR_ROW, x, e) : k_agg(aggs[k - 12], DIR_ROW, x, e);
+    case 16: return gpu ? gpu_agg(OP_SUM, DIR_COL, x, e) : k_agg(OP_SUM, DIR_COL, x, e);
+    case 17: return gpu ? gpu_agg(OP_AMIN, DIR_COL, x, e) : k_agg(OP_AMIN, DIR_COL, x, e);
+    case 18: return gpu ? gpu_agg(OP_SUMSQ, DIR_COL, x, e) : k_agg(OP_SUMSQ, DIR_COL, x, e);
+    case 19: case 20: case 21: case 22:
+        if (gpu) return gpu_agg(aggs[k - 19], DIR_FULL, x, e);
+        return k_agg_full(aggs[k - 19], x, &v, e) ? NULL : mb_scalar(v, e);
+    case 23: return gpu ? gpu_agg(OP_VAR, DIR_COL, x, e) : k_agg(OP_VAR, DIR_COL, x, e);
+    case 24: return gpu ? gpu_agg(OP_PROD, DIR_ROW, x, e) : k_agg(OP_PROD, DIR_ROW, x, e);
+    case 25:
+        if (gpu) return gpu_agg(OP_SD, DIR_FULL, x, e);
+        return k_agg_full(OP_SD, x, &v, e) ? NULL : mb_scalar(v, e);
+    case 26: return gpu ? gpu_agg(OP_IDXMAX, DIR_ROW, x, e) : k_agg(OP_IDXMAX, DIR_ROW, x, e);
+    case 27: return gpu ? gpu_cum(OP_CUMSUM, x, e) : k_cum(OP_CUMSUM, x, e);
+    case 28: return gpu ? gpu_cum(OP_CUMMIN, x, e) : k_cum(OP_CUMMIN, x, e);
+    case 29: return gpu ? gpu_transpose(x, e) : k_transpose(x, e);
+    case 30: return gpu ? gpu_slice(x, r / 2, r, c / 3, c, e) : k_slice(x, r / 2, r, c / 3, c, e);
+    case 31: return gpu ? gpu_ifelse(x, 0, d, 0, NULL, 2, e) : k_ifelse(x, 0, d, 0, NULL, 2, e);
+    default: return gpu ? gpu_ifelse(col, 0, y, 0, row, 0, e) : k_ifelse(col, 0, y, 0, row, 0, e);
+    }
+}
+
+/* A random CSR block (special values when asked), every third row
+ * empty when holes */
+static MB *rnd_csr(int64_t r, int64_t c, double sp, bool special, bool holes)
+{
+    BrErr e = {0};
+    MB *m = rnd(r, c, sp, false, special);
+    for (int64_t i = 0; holes && i < r; i += 3) memset(m->d + i * c, 0, (size_t)c * sizeof(double));
+    mb_recount_nnz(m);
+    mb_make_sparse(m, &e);
+    return m;
+}
+
+/* Sparse-unsafe elementwise operators, aggregates, cumulative
+ * aggregates, transposes, slices and ifelse read CSR operands in their
+ * own kernel: one launch (a full aggregate two), where each CSR operand
+ * used to be expanded by a launch of its own first; sparse-safe ones
+ * keep the structure. Values against the CPU and (cell by cell
+ * operators) the dense operands' run to the bit, over 1 x n, n x 1,
+ * all-zero, empty rows and special values. */
+static void test_csr_direct(void)
+{
+    static const int64_t sh[][2] = {{1, 1}, {1, 37}, {41, 1}, {33, 65}, {130, 7}};
+    static const double dens[] = {0, 0.02, 0.3, 0.3};
+    for (int s = 0; s < 5; s++)
+        for (int p = 0; p < 4; p++) {
+            int64_t r = sh[s][0], c = sh[s][1];
+            bool holes = p == 3, special = s % 2 == 1;
+            BrErr e = {0};
+            MB *x = rnd_csr(r, c, dens[p], special, holes), *y = rnd_csr(r, c, dens[p], false, false);
+            MB *row = rnd_csr(1, c, dens[p] + 0.2, false, false), *col = rnd_csr(r, 1, dens[p] + 0.2, false, holes);
+            MB *d = rnd(r, c, 0.7, false, false);
+            MB *xd = mb_to_dense(x, &e), *yd = mb_to_dense(y, &e), *rd = mb_to_dense(row, &e), *cd = mb_to_dense(col, &e);
+            T_CHECK(x->sparse && y->sparse && row->sparse && col->sparse && !xd->sparse, "CSR operands");
+            for (int k = 0; k < NDCASE; k++) {
+                BrErr ge = {0}, ce = {0}, de = {0};
+                MB *dense = dcase[k].exact ? dcase_run(k, true, xd, yd, d, rd, cd, &de) : NULL;
+                gpu_stats_reset();
+                MB *got = dcase_run(k, true, x, y, d, row, col, &ge);
+                GpuStats st = gpu_stats();
+                /* abs over no entries: nothing to launch */
+                int want = k == 1 && x->nnz == 0 ? 0 : dcase[k].launches;
+                T_CHECK(got && st.launches == want, "%s %lldx%lld sp %.2f%s: %lld launches, want %d (%s)",
+                        dcase[k].name, (long long)r, (long long)c, dens[p], holes ? " holes" : "",
+                        (long long)st.launches, want, ge.msg);
+                if (dense) {
+                    T_MB_EQ(got, dense, 0, "%s %lldx%lld sp %.2f%s: CSR and dense operands differ", dcase[k].name,
+                            (long long)r, (long long)c, dens[p], holes ? " holes" : "");
+                }
+                mb_release(dense);
+                same(got, dcase_run(k, false, x, y, d, row, col, &ce), &ge, dcase[k].rtol, dcase[k].name, r, c,
+                     dens[p]);
+            }
+            mb_release(x), mb_release(y), mb_release(row), mb_release(col), mb_release(d);
+            mb_release(xd), mb_release(yd), mb_release(rd), mb_release(cd);
+            gpu_pool_clear();
+        }
+}
+
+static bool near(double a, double b) { return fabs(a - b) <= 1e-12 * fabs(b); }
+
+/* gpu_price_*: the work of what runs over a CSR operand (its entries
+ * where the kernel visits only those) against a dense one's cells */
+static void test_csr_price(void)
+{
+    MB *x = rnd_csr(200, 50, 0.05, false, false), *d = rnd(200, 50, 0.5, false, false);
+    double n = 200.0 * 50, nz = (double)x->nnz, w = op_info[OP_ABS].cost;
+    GpuXfer p = {0};
+    gpu_price_unary(OP_ABS, x, &p);
+    T_CHECK(p.flops == nz * w && p.out == nz * 8 && p.hscale == 1, "abs over CSR: its %g entries, %g flops",
+            nz, p.flops);
+    gpu_price_unary(OP_EXP, x, &p);
+    T_CHECK(p.flops > n * op_info[OP_EXP].cost && near(p.flops * p.hscale, n * op_info[OP_EXP].cost) &&
+                p.out == n * 8, "exp over CSR: every cell, the lookups on the device side only");
+    gpu_price_unary(OP_EXP, d, &p);
+    T_CHECK(p.flops == n * op_info[OP_EXP].cost && p.hscale == 1, "exp over dense: its cells");
+    gpu_price_ms(OP_MULT, x, 3, false, &p);
+    T_CHECK(p.flops == nz * op_info[OP_MULT].cost && p.out == nz * 8, "X * 3 over CSR: its entries");
+    gpu_price_ms(OP_PLUS, x, 3, false, &p);
+    T_CHECK(near(p.flops * p.hscale, n * op_info[OP_PLUS].cost) && p.out == n * 8, "X + 3 over CSR: every cell");
+    gpu_price_binary(OP_MULT, x, d, &p);
+    T_CHECK(p.flops == nz * op_info[OP_MULT].cost && p.out == nz * 8, "X * D: X's entries");
+    gpu_price_binary(OP_PLUS, x, d, &p);
+    T_CHECK(near(p.flops * p.hscale, n * op_info[OP_PLUS].cost) && p.out == n * 8, "X + D: every cell");
+    gpu_price_agg(OP_SUM, DIR_ROW, x, &p);
+    T_CHECK(p.flops == nz + 200 && near(p.flops * p.hscale, nz) && p.out == 200 * 8, "rowSums over CSR: its entries");
+    gpu_price_agg(OP_SUM, DIR_FULL, d, &p);
+    T_CHECK(p.flops == n && p.out == 8, "sum over dense: its cells");
+    gpu_price_agg(OP_SUM, DIR_COL, x, &p);
+    T_CHECK(p.flops > n && near(p.flops * p.hscale, nz) && p.out == 50 * 8, "colSums over CSR: a lookup per cell");
+    mb_release(x), mb_release(d);
+}
+
 /* The cost rule (docs/gpu.md) on a discrete device and a CPU device: an
  * input whose cells are on the device alone costs the CPU its download,
  * a host-only input costs the device its upload. No timing enters: the
@@ -943,6 +1098,8 @@ int main(void)
     test_profile();
     test_profile_busy();
     test_csr_lazy();
+    test_csr_direct();
+    test_csr_price();
     test_cla_decompress();
     test_no_device();
     test_profile_cli();
