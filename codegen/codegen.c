@@ -127,6 +127,8 @@ static void explain(CgContext *c, const HopDag *d, CgOp **ops, const Selection *
 {
     int line = d->nroots ? d->roots[0]->span.line : 0;
     fprintf(f, "CODEGEN DAG (line %d): %d fused operator%s", line, s->nops, s->nops == 1 ? "" : "s");
+    int ns = cg_stitch_count(d);
+    if (ns) fprintf(f, ", %d stitched region%s", ns, ns == 1 ? "" : "s");
     if (es->partitions) fprintf(f, ", %lld partitions, %lld interesting points, %lld/%lld plans enumerated/evaluated"
                                 ", %lld selections cached",
                                 (long long)es->partitions, (long long)es->points, (long long)es->enumerated,
@@ -142,7 +144,21 @@ static void explain(CgContext *c, const HopDag *d, CgOp **ops, const Selection *
         const char *body = strstr(op->src, "\nconst unsigned long long cg_hash");
         fprintf(f, "  generated C (after the shared prelude):%s\n", body ? body : op->src);
     }
+    cg_stitch_explain(d, f);
     (void)c;
+}
+
+/* -explain codegen of a DAG codegen fused nothing in: its stitched
+ * regions (-gpu: the pass took their operators first), if it has any */
+static void explain_unfused(CgContext *c, const HopDag *d)
+{
+    int ns = c->opt.explain ? cg_stitch_count(d) : 0;
+    if (!ns) return;
+    pthread_mutex_lock(&c->lock);
+    fprintf(c->opt.explain, "CODEGEN DAG (line %d): 0 fused operators, %d stitched region%s\n",
+            d->nroots ? d->roots[0]->span.line : 0, ns, ns == 1 ? "" : "s");
+    cg_stitch_explain(d, c->opt.explain);
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* Asynchronous mode compiles in the background only the operators of
@@ -194,7 +210,12 @@ replan:;
     for (int b = 0; b < nban; b++) memo_ban_fused(m, ban[b]);
     bool any = false;
     for (int k = 0; k < m->norder && !any; k++) any = m->g[m->order[k]->id] && m->g[m->order[k]->id]->n;
-    if (!any) { memo_free(m); __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED); return; }
+    if (!any) {
+        memo_free(m);
+        __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
+        explain_unfused(c, d);
+        return;
+    }
     CgMachine mc = {0};
     if (c->opt.policy == CG_COST_BASED) cg_machine_ctx(c, &mc);
     /* compressed inputs: the cost of a decompressed cell (cost.c) */
@@ -212,7 +233,13 @@ replan:;
     __atomic_add_fetch(&c->st.evaluated, es.evaluated, __ATOMIC_RELAXED);
     __atomic_add_fetch(&c->st.sel_cached, es.cached, __ATOMIC_RELAXED);
     Selection *s = cg_choose_ops(m);
-    if (!s || !s->nops) { sel_free(s); memo_free(m); __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED); return; }
+    if (!s || !s->nops) {
+        sel_free(s);
+        memo_free(m);
+        __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
+        explain_unfused(c, d);
+        return;
+    }
     int n = s->nops;
     CgOp **ops = br_calloc((size_t)n, sizeof *ops);
     Hop ***ins = br_calloc((size_t)n, sizeof *ins);
@@ -235,6 +262,7 @@ replan:;
             /* still split after the bans: the DAG keeps its basic
              * operators, which compute every value once */
             __atomic_add_fetch(&c->st.optimize_ns, br_now_ns() - t0, __ATOMIC_RELAXED);
+            explain_unfused(c, d);
             return;
         }
         ban[nban++] = bad;

@@ -29,6 +29,11 @@ bool cg_wide_nnz_unknown(const CgContext *c, const HopDag *d);
  * and column aggregates in the middle of elementwise work become H_STITCH
  * hops. Returns the number formed. */
 int cg_stitch_dag(HopDag *d);
+/* The H_STITCH hops of d, and (-explain codegen) each one's region:
+ * under -gpu the pass takes its operators before codegen's exploration,
+ * so a DAG's fusion decisions are codegen's operators and these. */
+int cg_stitch_count(const HopDag *d);
+void cg_stitch_explain(const HopDag *d, FILE *f);
 /* -explain codegen: prints the CPlans and generated C of d's operators. */
 void cg_explain_dag(CgContext *c, const HopDag *d, FILE *out);
 /* Number of fused operators in d by template (Cell, Row, MAgg, Outer);

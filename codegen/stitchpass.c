@@ -548,3 +548,45 @@ int cg_stitch_dag(HopDag *d)
     free(order);
     return formed;
 }
+
+int cg_stitch_count(const HopDag *d)
+{
+    int k = 0;
+    for (int i = 0; d && i < d->n; i++) k += d->hops[i] && d->hops[i]->kind == H_STITCH;
+    return k;
+}
+
+void cg_stitch_explain(const HopDag *d, FILE *f)
+{
+    static const char *const modes[] = {"cell", "seg", "pos", "post"};
+    for (int i = 0; d && i < d->n; i++) {
+        const Hop *h = d->hops[i];
+        if (!h || h->kind != H_STITCH || !h->spoof) continue;
+        const StitchRegion *r = h->spoof;
+        int nm = r->nin > 0 ? r->nin : 1;
+        fprintf(f, " stitched region at hop %d (-gpu): %s aggregates, %d node%s, %d output%s, inputs", h->id,
+                r->dir == DIR_COL ? "column" : "row", r->n, r->n == 1 ? "" : "s", st_nout(r),
+                st_nout(r) == 1 ? "" : "s");
+        for (int k = 0; k < nm; k++) fprintf(f, " in%d:%s", k, modes[r->mode[k]]);
+        if (r->nsc) fprintf(f, ", %d scalar%s", r->nsc, r->nsc == 1 ? "" : "s");
+        fprintf(f, "\n");
+        for (int k = 0; k < r->n; k++) {
+            const SNode *q = &r->nodes[k];
+            fprintf(f, "    N%d = ", k);
+            switch (q->k) {
+            case SN_X: fprintf(f, "in0"); break;
+            case SN_CONST: fprintf(f, "%.17g", q->c); break;
+            case SN_LEN: fprintf(f, "len"); break;
+            case SN_UN: fprintf(f, "u(%s) N%d", op_info[q->op].name, q->a); break;
+            case SN_BIN: fprintf(f, "b(%s) N%d N%d", op_info[q->op].name, q->a, q->b); break;
+            case SN_RED: fprintf(f, "%s(%s) N%d", r->dir == DIR_COL ? "col" : "row", op_info[q->op].name, q->a); break;
+            case SN_IN: fprintf(f, "in%d", q->a); break;
+            case SN_SC: fprintf(f, "sc%d", q->a); break;
+            case SN_VARDIV: fprintf(f, "N%d / (len - 1)", q->a); break;
+            }
+            bool out = k == r->root;
+            for (int x = 0; x < r->nxout; x++) out |= r->xout[x] == k;
+            fprintf(f, "%s\n", out ? "  [out]" : "");
+        }
+    }
+}

@@ -494,6 +494,47 @@ static void test_worth_build(void)
     gpu_pool_clear();
 }
 
+/* -explain codegen under -gpu with codegen on: a script that makes its
+ * inputs with rand() in the block, whose work the stitch pass takes
+ * before codegen's exploration, printed nothing (codegen fused nothing
+ * and only printed DAGs with fused operators). The DAG's stitched
+ * regions are its fusion decisions: they print as such. With the pass
+ * off codegen fuses the same work, and no region prints. */
+static void test_explain(void)
+{
+    const char *src = "X = rand(rows=60, cols=17, seed=3)\nW = rand(rows=60, cols=17, seed=4)\n"
+                      "s = sum(exp(X) * W)\nS = X * s\n";
+    const char *outs[1] = {"S"};
+    for (int stitch = 1; stitch >= 0; stitch--) {
+        CgOptions on = {.enabled = true, .plancache = true, .policy = CG_COST_BASED, .explain = tmpfile()};
+        T_CHECK(on.explain != NULL, "tmpfile");
+        if (!on.explain) return;
+        gpu_configure(GPU_FORCE, -1, 0);
+        gpu_set_stitch(stitch);
+        TRun r;
+        t_run_dml(src, &on, 0, NULL, NULL, 1, outs, &r);
+        T_CHECK(r.rc == 0, "explain run: %s", r.err);
+        char text[4096] = {0};
+        rewind(on.explain);
+        size_t n = fread(text, 1, sizeof text - 1, on.explain);
+        text[n] = 0;
+        fclose(on.explain);
+        if (stitch) {
+            T_CHECK(strstr(text, "): 0 fused operators, 1 stitched region\n") != NULL,
+                    "-explain codegen: the DAG's stitched region is its fusion decision:\n%s", text);
+            T_CHECK(strstr(text, "stitched region at hop") && strstr(text, "= u(exp) N0") &&
+                        strstr(text, "= row(sum) N3  [out]"),
+                    "-explain codegen: the region's nodes:\n%s", text);
+        } else {
+            T_CHECK(strstr(text, "CODEGEN DAG") && strstr(text, "): 1 fused operator,") &&
+                        !strstr(text, "stitched region"),
+                    "-explain codegen, the pass off: codegen's operator, no region:\n%s", text);
+        }
+        t_run_free(&r);
+    }
+    gpu_set_stitch(true);
+}
+
 int main(void)
 {
     /* the nominal device profile: the cost rule's and the evaluator's
@@ -522,6 +563,7 @@ int main(void)
     test_lazy_csr();
     test_multi();
     test_same_bits();
+    test_explain();
     print_launches(&cases[0]);
     print_launches(&cases[1]);
     print_launches(&cases[2]);
