@@ -267,12 +267,16 @@ static bool csr_side_in(const CPlan *p, int k)
 
 /* The scratch rows e<k> of the CSR side inputs, from off on (a dense
  * input takes none: its row pointers NULL; a column vector none: its
- * value is read in place, csr_side_col). */
-static void csr_side_scratch(const CPlan *p, StrBuf *b, const char *base)
+ * value is read in place, csr_side_col; spath: a Cell/MAgg plan with a
+ * sparse path, where a full input takes none when it runs, msp 2: the
+ * cursor of cell_loop reads it; gpu/spoof_cl.c cell_side_len reserves
+ * the same). */
+static void csr_side_scratch(const CPlan *p, StrBuf *b, const char *base, bool spath)
 {
     for (int k = 0; k < p->nin; k++)
         if (csr_side_in(p, k) && p->in[k].mode != IM_COL)
-            sb_printf(b, "    __global double *e%d = %s + off; off += RP%d ? L[%d] : 0;\n", k, base, k, k);
+            sb_printf(b, "    __global double *e%d = %s + off; off += RP%d%s ? L[%d] : 0;\n", k, base, k,
+                      spath && p->in[k].mode == IM_FULL ? " && msp != 2" : "", k);
 }
 
 /* A sparse row vector k (1 x L[k]) expanded once into the work-item's
@@ -353,7 +357,7 @@ char *cgen_cl_row(const CPlan *p)
     }
     sb_printf(b, "    __global double *qv = tw + off; off += 1;\n"
                  "    __global double *ad = tw + off; off += L[%d];\n", p->main);
-    csr_side_scratch(p, b, "tw");
+    csr_side_scratch(p, b, "tw", false);
     csr_side_vec(p, b);
     emit_partials(&g, tiled);
     /* tiled: rb steps in every work-item; one past its rows computes on
@@ -711,7 +715,7 @@ char *cgen_cl_cell(const CPlan *p)
     /* the CSR side inputs' rows after a CSR main row expanded (msp 1) */
     if (p->main >= 0 && p->in[p->main].mode == IM_FULL) sb_printf(b, "    long off = msp == 1 ? L[%d] : 0;\n", p->main);
     else sb_puts(b, "    long off = 0;\n");
-    csr_side_scratch(p, b, "ad");
+    csr_side_scratch(p, b, "ad", spath);
     csr_side_vec(p, b);
     for (int k = 0; k < p->nin; k++)
         if (p->in[k].mode == IM_SCALAR) sb_printf(b, "    const double s%d = sc[%d];\n", k, k);

@@ -145,6 +145,9 @@ typedef struct GpuStats {
     int64_t fused_declined;    /* of fused_cpu, calls whose stitched
                                   vectors the launch found NaN or Inf
                                   (GpuStitchIn.nfchk) */
+    int64_t scratch_bytes;     /* bytes of the per-work-item scratch that
+                                  generated Row and Cell/MAgg operators'
+                                  calls reserved (spoof_cl.c) */
 } GpuStats;
 GpuStats gpu_stats(void);
 void gpu_stats_reset(void);

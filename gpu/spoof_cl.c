@@ -339,14 +339,17 @@ static int csr_side_params(const char *src, int n, bool *side)
 /* The scratch doubles per row that generated src takes for the CSR side
  * inputs of in (csr_side_params; main and a stitched call's replaced
  * inputs excepted): their columns (a column vector's one, unused; Outer
- * takes none: its kernel has no scratch). */
-static int64_t csr_side_len(const char *src, const SpoofIn *in, int main, const GpuStitchIn *st)
+ * takes none: its kernel has no scratch); sp: a Cell/MAgg call on the
+ * sparse path (msp 2), whose full side inputs take none (cell_side_len). */
+static int64_t csr_side_len(const char *src, const SpoofIn *in, int main, const GpuStitchIn *st, bool sp)
 {
     bool *side = br_calloc((size_t)in->n + 1, sizeof *side);
     int64_t len = 0;
     if (side && csr_side_params(src, in->n, side) > 0)
         for (int k = 0; k < in->n; k++)
-            if (side[k] && k != main && !(st && st->slot[k] >= 0) && in->m[k] && in->m[k]->sparse) len += in->m[k]->cols;
+            if (side[k] && k != main && !(st && st->slot[k] >= 0) && in->m[k] && in->m[k]->sparse &&
+                !(sp && in->mode[k] == SPM_FULL))
+                len += in->m[k]->cols;
     free(side);
     return len;
 }
@@ -753,12 +756,32 @@ static int call_open(Call *x, const char *src, const SpoofIn *in, int main, cons
     return st ? stitch_bufs(x, e) : 0;
 }
 
+/* The scratch doubles per row of a Cell/MAgg call's bound CSR side
+ * inputs (codegen/cgen_cl.c csr_side_scratch): a full input's and a row
+ * vector's columns, a column vector's none (read in place), and on the
+ * sparse path (sp: msp 2) a full input's none either (cell_loop's
+ * cursor reads it; the kernel's scratch layout skips it then). */
+static int64_t cell_side_len(const Call *x, const SpoofIn *in, bool sp)
+{
+    int64_t len = 0;
+    for (int k = 0; k < x->n; k++)
+        if (x->srp[k] && in->mode[k] != SPM_COL && !(sp && in->mode[k] == SPM_FULL)) len += in->m[k]->cols;
+    return len;
+}
+
 /* A buffer of doubles for the call (0, -1 with e set, -2 beyond the
  * device's largest buffer). */
 static int call_buf(cl_mem *m, int64_t cells, BrErr *e)
 {
     *m = gpu_alloc((size_t)BR_MAX(cells, 1) * sizeof(double), e);
     return *m ? 0 : e->code ? -1 : -2;
+}
+
+/* call_buf for the scratch, its bytes counted (GpuStats.scratch_bytes) */
+static int scratch_buf(cl_mem *m, int64_t cells, BrErr *e)
+{
+    gpu_st.scratch_bytes += (int64_t)sizeof(double) * BR_MAX(cells, 1);
+    return call_buf(m, cells, e);
 }
 
 /* The call's tiles (a tiled program's, or the test's override) and the
@@ -956,7 +979,7 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, c
     int64_t psz = 0, offs[SPOOF_MAXOUT], M = op->rows;
     for (int t = 0; t < nout; t++) offs[t] = psz, psz += k_spoof_row_psize(&o[t]);
     /* (the scratch of CSR side inputs: csr_side_len, then as bound) */
-    int64_t ng = row_blocks(M, psz + tmplen + csr_side_len(src, &op->in, op->main, st)), rb;
+    int64_t ng = row_blocks(M, psz + tmplen + csr_side_len(src, &op->in, op->main, st, false)), rb;
     blocks_of(M, &ng, &rb);
     bool rowout = op->var == SPR_NO_AGG || op->var == SPR_ROW_AGG;
     Call x;
@@ -966,7 +989,7 @@ int gpu_spoof_row(const char *src, const SpoofRow *op, int nL, int64_t tmplen, c
     /* a tiled kernel's work-items past ng compute too (scratch for all) */
     int64_t nall = rc ? ng : call_tiles(&x, ng, &wg, &tk, &tj);
     tmplen += x.slen;
-    if (!rc) rc = call_buf(&x.scratch, nall * tmplen, e);
+    if (!rc) rc = scratch_buf(&x.scratch, nall * tmplen, e);
     if (!rc) rc = call_buf(&x.out, rowout ? M * op->ocols : ng * psz, e);
     const double zm[SPOOF_MAXOUT] = {0};
     if (!rc && !rowout) rc = comb_prepare(&x, o, nout, offs, zm, M, ng, e);
@@ -1061,7 +1084,7 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
     int ncr = 0;
     bool csr = main >= 0 && op->in.m[main] && op->in.m[main]->sparse;
     bool sp0 = csr && op->sparse_safe && !(op->in.coff && op->in.coff[main] >= 0);
-    int64_t slen = csr_side_len(src, &op->in, main, st);
+    int64_t slen = csr_side_len(src, &op->in, main, st, sp0);
     if (agg && !gpu_init(e)) {
         int64_t ng0 = row_blocks(M, psz + (csr && !sp0 ? op->in.m[main]->cols : 0) + slen), rb0;
         blocks_of(M, &ng0, &rb0);
@@ -1073,11 +1096,11 @@ int gpu_spoof_cell(const char *src, const SpoofCell *op, const GpuStitchIn *st, 
     GpuBuf wb = {0};
     bool sp = !rc && x.rp && op->sparse_safe && !(op->in.coff && op->in.coff[main] >= 0);
     if (sp && gpu_get(op->in.m[main], &wb, e)) rc = -1;
-    int64_t tlen = (!rc && x.rp && !sp ? op->in.m[main]->cols : 0) + x.slen;
+    int64_t tlen = (!rc && x.rp && !sp ? op->in.m[main]->cols : 0) + (rc ? 0 : cell_side_len(&x, &op->in, sp));
     int64_t ng = row_blocks(M, psz + tlen), rb;
     blocks_of(M, &ng, &rb);
     int64_t cells = op->dir == SPD_NONE ? (sp ? wb.nnz : M * N) : op->dir == SPD_ROW ? M : ng * psz;
-    if (!rc) rc = call_buf(&x.scratch, ng * tlen, e);
+    if (!rc) rc = scratch_buf(&x.scratch, ng * tlen, e);
     if (!rc) rc = call_buf(&x.out, cells, e);
     for (int t = 0; agg && t < nout && t < SPOOF_MAXOUT; t++)
         zm[t] = !sp ? 0 : op->dir == SPD_COL ? (double)M : (double)M * (double)N;
