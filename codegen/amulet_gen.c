@@ -791,7 +791,7 @@ static bool pack_full(const Drv *d, int64_t kc, int64_t kx, double **bfp)
         if (d->cls[l] != LC_B) continue;
         bfp[l] = br_alloc_scratch(((size_t)kx * (size_t)npad + 1) * sizeof(double));
         if (!bfp[l]) { ok = false; continue; }
-#pragma omp parallel for num_threads(d->threads) if (d->threads > 1) schedule(static)
+#pragma omp parallel for num_threads(d->threads) if (d->threads > 1) schedule(dynamic)
         for (int64_t s = 0; s < npad / nr; s++)
             for (int64_t kb = 0; kb < kx; kb += kc) {
                 int64_t kcb = BR_MIN(kc, kx - kb);
@@ -990,8 +990,81 @@ typedef struct Blocks {
     /* next[b % 2][q]: block b's part q's next tile (two: a block's are
      * set while the team still takes the previous one's) */
     int64_t next[2][AM_MAXPARTS];
+    /* pc[b % 2]: block b's packing counters (pack_share): part q's
+     * next panel (q < AM_MAXPARTS), the next shared (i,k) tile (last);
+     * double-buffered as next */
+    int64_t pc[2][AM_MAXPARTS + 1];
     double tfork, tend[AM_PHT];
 } Blocks;
+
+/* The packing's test hook (am_pack_hook) and the units each team
+ * thread packed (am_pack_counts: [thread][0] (k,j) panels, [1] shared
+ * (i,k) tiles). */
+static _Atomic(AmPackHook) g_pack_hook;
+static _Atomic int64_t g_packed[AM_PHT][2];
+
+void am_pack_hook(AmPackHook h) { atomic_store_explicit(&g_pack_hook, h, memory_order_release); }
+
+void am_pack_counts(int64_t *panels, int64_t *tiles, int n)
+{
+    for (int t = 0; t < n; t++) {
+        panels[t] = t < AM_PHT ? atomic_load_explicit(&g_packed[t][0], memory_order_relaxed) : 0;
+        tiles[t] = t < AM_PHT ? atomic_load_explicit(&g_packed[t][1], memory_order_relaxed) : 0;
+    }
+}
+
+/* Takes units from counter *c (atomically on a team) below n. */
+static int64_t take(int64_t *c, bool multi) { return multi ? __atomic_fetch_add(c, 1, __ATOMIC_RELAXED) : (*c)++; }
+
+/* Thread me's share of a team block's packing (bt threads, parts
+ * column parts of nsl panels, block at kb, kcb deep, from column jb):
+ * the (k,j) panels (unless prepacked: pre) and, when ashare, the shared
+ * (i,k) tiles, taken one unit at a time from the block's counters pc:
+ * first the thread's own part's panels (it runs them over every tile:
+ * packed by it, they are in its L2; one part: every thread's), then the
+ * tiles, then what is left of the other parts. So the packing is split
+ * by which thread is free, not by count: until 2026-12-02 each thread
+ * packed a fixed half, and a thread slowed in its half made the others
+ * wait at the barrier after it. On this project's virtual machine the
+ * first touch of a fresh buffer's page costs about 20 us (the host
+ * backs the page then: 10 ms a 2 MiB), and which half the fresh pages
+ * fell in decided the wait (Q3 at 1024 on 2 threads: t0 510 faults,
+ * 10.3 ms of packing, t1 10 faults, 0.9 ms, the same 16 panels and 43
+ * tiles each; the lead's quiet run: 11 against 2.6 ms, t1 8.8 ms at the
+ * barrier). Each unit is packed whole by one thread: the same bits.
+ * npk[0], npk[1]: the panels and tiles this thread packed. */
+static void pack_share(const Blocks *s, int64_t *pc, int me, int bt, int parts, int64_t kb, int64_t kcb, int64_t jb,
+                       int64_t nsl, bool pre, bool ashare, int64_t npk[2])
+{
+    const Drv *d = s->d;
+    const AmPlan *p = d->p;
+    int mr = d->mr, nr = d->nr;
+    bool multi = bt > 1;
+    /* v -1: the own part (none for a thread past the parts); v 0: the
+     * tiles; v 1..parts: every part from the thread's on */
+    for (int v = -1; v <= parts; v++) {
+        int64_t u;
+        if (v == 0) {
+            while (ashare && (u = take(&pc[AM_MAXPARTS], multi)) < s->ntile) {
+                for (int l = 0; l < p->nleaf; l++)
+                    if (s->ablk[l])
+                        pack_tile(d, l, s->i0 + u * mr, (int)BR_MIN(mr, s->i1 - s->i0 - u * mr), kb, kcb,
+                                  s->ablk[l] + (size_t)u * kcb * mr);
+                npk[1]++;
+            }
+            continue;
+        }
+        if (pre || (v < 0 && me >= parts)) continue;
+        int q = (me + BR_MAX(v - 1, 0)) % parts;
+        int64_t x0 = nsl * q / parts, n = nsl * (q + 1) / parts - x0;
+        while ((u = take(&pc[q], multi)) < n) {
+            for (int l = 0; l < p->nleaf; l++)
+                if (d->cls[l] == LC_B)
+                    pack_panel(d, l, kb, kcb, jb + (x0 + u) * nr, s->j1, d->bpk[l] + (x0 + u) * kcb * nr);
+            npk[0]++;
+        }
+    }
+}
 
 /* Thread me of a team of tn runs every block of the call in order (each
  * thread walks the same blocks and meets the same barriers). A block
@@ -1008,14 +1081,14 @@ static void team_blocks(Blocks *s, int me, int tn)
 {
     Drv *d = s->d;
     const AmPlan *p = d->p;
-    int mr = d->mr, nr = d->nr;
+    int nr = d->nr;
     int64_t i0 = s->i0, i1 = s->i1, j1 = s->j1, ntile = s->ntile;
     double *ph = d->ph && me < AM_PHT ? d->ph[me] : NULL, w0 = ph ? omp_get_wtime() : 0, w1 = 0;
     if (ph) ph[0] += w0 - s->tfork;
     double work = 0, c0 = 0;
     double *apk = s->abuf + (size_t)me * s->per;
     bool prev = false;   /* the last block was a team's */
-    int64_t b = 0;
+    int64_t b = 0, npk[2] = {0, 0};
     for (int64_t kb = s->k0; kb < s->k1; kb += s->kc) {
         int64_t kcb = BR_MIN(s->kc, s->k1 - kb);
         for (int64_t jb = s->j0; jb < j1; jb += s->nc, b++) {
@@ -1053,19 +1126,12 @@ static void team_blocks(Blocks *s, int me, int tn)
              * of its part: 2 threads packed all of A twice); without
              * the memory for them (AM_PREPACK), by each thread */
             bool ashare = s->ashare && parts > 1;
-            /* pack the (k,j) operands: panel s holds kcb rows of nr
-             * (unless packed for all blocks before: bfp); each part's
-             * panels by its owner, one part's evenly over the team */
-            int cut = parts > 1 ? parts : bt;
-            for (int q = me; q < cut && !pre; q += bt)
-                for (int64_t x = nsl * q / cut; x < nsl * (q + 1) / cut; x++)
-                    for (int l = 0; l < p->nleaf; l++)
-                        if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + x * nr, j1, d->bpk[l] + x * kcb * nr);
-            for (int64_t t = ntile * me / bt; ashare && t < ntile * (me + 1) / bt; t++)
-                for (int l = 0; l < p->nleaf; l++)
-                    if (s->ablk[l])
-                        pack_tile(d, l, i0 + t * mr, (int)BR_MIN(mr, i1 - i0 - t * mr), kb, kcb,
-                                  s->ablk[l] + (size_t)t * kcb * mr);
+            if (!pre || ashare) {
+                AmPackHook hook = atomic_load_explicit(&g_pack_hook, memory_order_acquire);
+                if (hook && bt > 1) hook(me, bt, b, true);
+                pack_share(s, s->pc[b % 2], me, bt, parts, kb, kcb, jb, nsl, pre, ashare, npk);
+                if (hook && bt > 1) hook(me, bt, b, false);
+            }
             if (d->meter) work += thread_cpu() - c0;
             if (ph) ph[1] += (w1 = omp_get_wtime()) - w0;
             if (multi && (!pre || ashare)) {
@@ -1075,8 +1141,10 @@ static void team_blocks(Blocks *s, int me, int tn)
             if (d->meter) c0 = thread_cpu();
             /* the team is done with the last block's counters (the
              * barrier above, or before this block): the next block's */
-            if (me == 0)
+            if (me == 0) {
                 for (int q = 0; q < AM_MAXPARTS; q++) s->next[(b + 1) % 2][q] = 0;
+                for (int q = 0; q <= AM_MAXPARTS; q++) s->pc[(b + 1) % 2][q] = 0;
+            }
             int64_t *next = s->next[b % 2], packed = -1;
             AmArgs g;
             memset(&g, 0, sizeof g);
@@ -1096,6 +1164,7 @@ static void team_blocks(Blocks *s, int me, int tn)
 #pragma omp atomic update
         d->cpu += work;
     }
+    for (int x = 0; x < 2 && me < AM_PHT; x++) atomic_fetch_add_explicit(&g_packed[me][x], npk[x], memory_order_relaxed);
     if (ph) s->tend[me] = omp_get_wtime();
 }
 

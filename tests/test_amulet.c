@@ -15,6 +15,8 @@
 #include "bench/amulet_trace.h"
 
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -2771,6 +2773,98 @@ static void one_region(void)
     br_set_threads(nt0);
 }
 
+/* pack_split's hold (am_pack_hook): thread 0 of a team starts block b's
+ * packing only after the team's other threads have ended theirs. */
+static _Atomic int64_t hold_ends[64];
+static void hold_first(int me, int tn, int64_t b, bool start)
+{
+    if (b >= 64) return;
+    if (me == 0 && start)
+        while (atomic_load(&hold_ends[b]) < tn - 1) sched_yield();
+    if (me > 0 && !start) atomic_fetch_add(&hold_ends[b], 1);
+}
+
+/* The packed panels and tiles of one run of case (q, params, M x N x
+ * K) per team thread (pk, tl: up to 3), its result kept in *R. */
+static void packed_by(int q, const char *params, int64_t M, int64_t N, int64_t K, const char *what, MB **R,
+                      int64_t pk[3], int64_t tl[3])
+{
+    int64_t p0[3], t0[3];
+    setenv("BRAID_AMULET_PARAMS", params, 1);
+    am_pack_counts(p0, t0, 3);
+    check_keep(q, 1, false, false, M, N, K, what, R);
+    am_pack_counts(pk, tl, 3);
+    for (int t = 0; t < 3; t++) pk[t] -= p0[t], tl[t] -= t0[t];
+}
+
+/* The team's packing split by which thread is free (amulet_gen.c
+ * pack_share): with thread 0 held at the start of every team block's
+ * packing until the others have ended theirs (a thread slowed there, as
+ * by the first touch of a fresh buffer's pages on this project's
+ * virtual machine), the others pack every (k,j) panel and shared (i,k)
+ * tile and thread 0 none; the same panels as on 1 thread and the same
+ * tiles as an unheld run, each packed once; the result within 1e-9 of
+ * the scalar loop and bit for bit the 1-thread result. Before
+ * 2026-12-02 each thread packed a fixed half: thread 0 packed its half
+ * after the hold, and the others waited for it at the barrier. Cases:
+ * blocks over L2 (kc 512 x 1100 columns: the column parts and shared
+ * tiles, up to a 4 MiB L2) and a last k block that fits (one part), and
+ * small blocks (one part each), Q3 and Q1 with A packed; 2 and 3
+ * threads (br_par pinned uncrowded: every block here has a team). */
+static void pack_split(void)
+{
+    static const struct {
+        const char *params;
+        int q;
+        int64_t M, N, K;
+    } cs[] = {
+        {"512 1100 1", Q3, 60, 1100, 600},
+        {"128 256 1", Q1, 96, 500, 300},
+    };
+    int nt0 = br_threads();
+    char what[160];
+    setenv("BRAID_AMULET", "kernel", 1);
+    br_par_pin(0);
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        MB *one = NULL;
+        int64_t pk1[3], tl1[3];
+        br_set_threads(1);
+        snprintf(what, sizeof what, "pack split, pinned %s, 1 thread", cs[c].params);
+        packed_by(cs[c].q, cs[c].params, cs[c].M, cs[c].N, cs[c].K, what, &one, pk1, tl1);
+        T_CHECK(pk1[0] > 0 && tl1[0] == 0, "%s: %lld panels, %lld shared tiles", what, (long long)pk1[0],
+                (long long)tl1[0]);
+        for (int nt = 2; nt <= 3; nt++) {
+            if (nt == 3 && !t_keep((long)c, 2)) continue;   /* 3 threads in every other case under the sanitizers */
+            br_set_threads(nt);
+            int64_t pk[2][3], tl[2][3], sp[2] = {0, 0}, st[2] = {0, 0};
+            for (int held = 0; held < 2; held++) {
+                snprintf(what, sizeof what, "pack split, pinned %s, %d threads%s", cs[c].params, nt,
+                         held ? ", thread 0 held" : "");
+                for (int b = 0; b < 64; b++) atomic_store(&hold_ends[b], 0);
+                am_pack_hook(held ? hold_first : NULL);
+                MB *R = NULL;
+                packed_by(cs[c].q, cs[c].params, cs[c].M, cs[c].N, cs[c].K, what, &R, pk[held], tl[held]);
+                am_pack_hook(NULL);
+                T_CHECK(R && one && !memcmp(R->d, one->d, (size_t)(cs[c].M * cs[c].N) * sizeof(double)),
+                        "%s: bits differ from 1 thread's", what);
+                mb_release(R);
+                for (int t = 0; t < nt; t++) sp[held] += pk[held][t], st[held] += tl[held][t];
+                T_CHECK(sp[held] == pk1[0], "%s: %lld panels packed, %lld on 1 thread", what, (long long)sp[held],
+                        (long long)pk1[0]);
+            }
+            snprintf(what, sizeof what, "pack split, pinned %s, %d threads", cs[c].params, nt);
+            T_CHECK(pk[1][0] == 0 && tl[1][0] == 0, "%s: held thread 0 packed %lld panels, %lld tiles (of %lld, %lld)",
+                    what, (long long)pk[1][0], (long long)tl[1][0], (long long)sp[1], (long long)st[1]);
+            T_CHECK(st[1] == st[0] && (c > 0 || st[0] > 0), "%s: %lld shared tiles held, %lld not", what,
+                    (long long)st[1], (long long)st[0]);
+        }
+        mb_release(one);
+    }
+    unsetenv("BRAID_AMULET_PARAMS");
+    br_par_pin(-1);
+    br_set_threads(nt0);
+}
+
 /* Seed 4.6's search for nc (amulet_gen.c strips), read from its trace:
  * after kc's race on the top half, the sub-tasks are column strips of
  * the bottom half's full height (rows from the top half's end, a
@@ -2911,6 +3005,7 @@ int main(void)
     no_intrinsics_header();
     crowded_blocks();
     one_region();
+    pack_split();
     search_strips();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
