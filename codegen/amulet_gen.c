@@ -1448,19 +1448,43 @@ static void sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0
 
 typedef struct AmParams { int64_t kc, nc; int pack; } AmParams;
 
-/* sparse: the sparse kernel's parameters (its column block in nc) */
-static void param_path(const CgContext *c, const CgOp *op, bool sparse, char *buf, size_t cap)
+/* The size class of a call of M x N x K that remembered parameters are
+ * kept for (in the plan cache's op and on disk): floor(log2) of each
+ * size, each capped where a larger size no longer changes what the
+ * search can find (K at 512: every kc it races, 32-512, fits; N at
+ * 8192 and M at 2048: the strips' doubling widths and the race's row
+ * bands), packed in one int. Until 2026-12-02 the choice was kept per
+ * kernel and thread count alone, so a 30 x 25 x 20 call ran with the
+ * kc 512, nc 384 a 1024^3 call had found, and a choice searched on a
+ * small K (kc 64, say) would have cut a later large call into blocks
+ * that merge into R 8 times as often. The seed searches in every run,
+ * for the task at hand; the issue's memory per machine and kernel is
+ * kept to calls of the same class. */
+static int shape_class(int64_t M, int64_t N, int64_t K)
 {
-    uint64_t h = cg_hash_bytes(c->ccid, strlen(c->ccid), 11);
-    snprintf(buf, cap, "%s/amulet-%016llx-%016llx-t%d%s.param", c->cachedir, (unsigned long long)op->plan->hash,
-             (unsigned long long)h, br_threads(), sparse ? "-sp" : "");
+    int c[3];
+    int64_t x[3] = {M, N, K}, cap[3] = {11, 13, 9};
+    for (int q = 0; q < 3; q++) {
+        c[q] = 0;
+        for (int64_t v = x[q]; v > 1 && c[q] < cap[q]; v >>= 1) c[q]++;
+    }
+    return 1 + c[0] + 16 * c[1] + 256 * c[2];   /* 0: none */
 }
 
-static bool params_load(const CgContext *c, const CgOp *op, bool sparse, AmParams *a)
+/* sparse: the sparse kernel's parameters (its column block in nc);
+ * shape: the call's class (shape_class) */
+static void param_path(const CgContext *c, const CgOp *op, bool sparse, int shape, char *buf, size_t cap)
+{
+    uint64_t h = cg_hash_bytes(c->ccid, strlen(c->ccid), 11);
+    snprintf(buf, cap, "%s/amulet-%016llx-%016llx-t%d-s%x%s.param", c->cachedir, (unsigned long long)op->plan->hash,
+             (unsigned long long)h, br_threads(), (unsigned)shape, sparse ? "-sp" : "");
+}
+
+static bool params_load(const CgContext *c, const CgOp *op, bool sparse, int shape, AmParams *a)
 {
     if (!c->disk_ok) return false;
     char path[1200];
-    param_path(c, op, sparse, path, sizeof path);
+    param_path(c, op, sparse, shape, path, sizeof path);
     FILE *f = fopen(path, "r");
     if (!f) return false;
     long long kc, nc;
@@ -1472,25 +1496,27 @@ static bool params_load(const CgContext *c, const CgOp *op, bool sparse, AmParam
     return ok;
 }
 
-/* params_load once per op, variant and thread count: a loop too small
- * to search (which saves no file) looked for the file on every call
- * (the path's hash, its printing and a failed open: a fixed cost of each
- * call, test_amulet params_once); the caller keeps what it finds in op. */
-static bool params_probe(CgContext *c, CgOp *op, bool sparse, AmParams *a)
+/* params_load once per op, variant, thread count and shape class in a
+ * row: a loop too small to search (which saves no file) looked for the
+ * file on every call (the path's hash, its printing and a failed open:
+ * a fixed cost of each call, test_amulet params_once); the caller keeps
+ * what it finds in op. (Calls that alternate classes look each time.) */
+static bool params_probe(CgContext *c, CgOp *op, bool sparse, int shape, AmParams *a)
 {
     int nt = br_threads();
     pthread_mutex_lock(&c->lock);
-    bool look = op->am_probed[sparse] != nt;
+    bool look = op->am_probed[sparse] != nt || op->am_probed_shape[sparse] != shape;
     op->am_probed[sparse] = nt;
+    op->am_probed_shape[sparse] = shape;
     pthread_mutex_unlock(&c->lock);
-    return look && params_load(c, op, sparse, a);
+    return look && params_load(c, op, sparse, shape, a);
 }
 
-static void params_save(const CgContext *c, const CgOp *op, bool sparse, const AmParams *a)
+static void params_save(const CgContext *c, const CgOp *op, bool sparse, int shape, const AmParams *a)
 {
     if (!c->disk_ok) return;
     char path[1200], tmp[1300];
-    param_path(c, op, sparse, path, sizeof path);
+    param_path(c, op, sparse, shape, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return;
@@ -1755,12 +1781,14 @@ static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
  * the plan cache, memory or disk) at once, else (or when `again`) through
  * the search (which computes all of R), remembering its result. Too
  * small a task for a search runs with the defaults. */
-/* The dense kernel's parameters a kept in op for this thread count. */
-static void keep_params(CgContext *c, CgOp *op, const AmParams *a)
+/* The dense kernel's parameters a kept in op for this thread count and
+ * shape class. */
+static void keep_params(CgContext *c, CgOp *op, int shape, const AmParams *a)
 {
     pthread_mutex_lock(&c->lock);
     op->am_tuned = true;
     op->am_threads = br_threads();
+    op->am_shape = shape;
     op->am_kc = a->kc;
     op->am_nc = a->nc;
     op->am_pack = a->pack;
@@ -1770,15 +1798,16 @@ static void keep_params(CgContext *c, CgOp *op, const AmParams *a)
 static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, int64_t K, bool again)
 {
     AmParams best = {BR_MIN(K, 256), BR_MAX(d->nr, BR_MIN(N, 1024)), 1};
+    int shape = shape_class(M, N, K);
     pthread_mutex_lock(&c->lock);
-    bool tuned = op->am_tuned && op->am_threads == br_threads() && !again;
+    bool tuned = op->am_tuned && op->am_threads == br_threads() && op->am_shape == shape && !again;
     if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
     pthread_mutex_unlock(&c->lock);
     const char *from = "remembered";
-    if (!tuned && !again && params_probe(c, op, false, &best)) {
+    if (!tuned && !again && params_probe(c, op, false, shape, &best)) {
         tuned = true;
         from = "remembered on disk";
-        keep_params(c, op, &best);
+        keep_params(c, op, shape, &best);
     }
     /* BRAID_AMULET_PARAMS="kc nc pack" pins the parameters (the
      * exhaustive sweep of bench/bench_amulet_sweep.c); nothing is kept */
@@ -1798,8 +1827,8 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     if (!tuned && searchable) {
         rc = search(d, M, N, K, &best);
         if (!rc) {
-            keep_params(c, op, &best);
-            params_save(c, op, false, &best);
+            keep_params(c, op, shape, &best);
+            params_save(c, op, false, shape, &best);
         }
     } else {
         int64_t tiles = (M + d->mr - 1) / d->mr * ((N + d->nr - 1) / d->nr);
@@ -1905,19 +1934,21 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
               8 * 8;
     d->tbuf = br_alloc_scratch((size_t)d->threads * d->tper * sizeof(double));
     int rc = d->tbuf && sparse_copies(d, N, K, bfull) ? 0 : -1;
+    int shape = shape_class(M, N, K);
     pthread_mutex_lock(&c->lock);
-    bool tuned = op->am_sp_nc > 0 && op->am_sp_threads == br_threads() && !again;
+    bool tuned = op->am_sp_nc > 0 && op->am_sp_threads == br_threads() && op->am_sp_shape == shape && !again;
     if (tuned) nc = op->am_sp_nc;
     pthread_mutex_unlock(&c->lock);
     AmParams a;
     const char *from = "remembered";
-    if (!tuned && !again && params_probe(c, op, true, &a)) {
+    if (!tuned && !again && params_probe(c, op, true, shape, &a)) {
         tuned = true;
         nc = a.nc;
         from = "remembered on disk";
         pthread_mutex_lock(&c->lock);
         op->am_sp_nc = nc;
         op->am_sp_threads = br_threads();
+        op->am_sp_shape = shape;
         pthread_mutex_unlock(&c->lock);
     }
     nc = BR_MAX(d->nr, nc / d->nr * d->nr);
@@ -1939,8 +1970,9 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
         pthread_mutex_lock(&c->lock);
         op->am_sp_nc = nc;
         op->am_sp_threads = br_threads();
+        op->am_sp_shape = shape;
         pthread_mutex_unlock(&c->lock);
-        params_save(c, op, true, &(AmParams){1, nc, 0});
+        params_save(c, op, true, shape, &(AmParams){1, nc, 0});
     } else if (!rc) {
         sparse_rows(d, fn, 0, M, nc, K, bfull);
     }

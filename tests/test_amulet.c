@@ -7,6 +7,7 @@
  * loop written here; and compile errors with their positions. */
 #include "t.h"
 #include "t_dml.h"
+#include "base/strbuf.h"
 #include "kernels/ew.h"
 #include "kernels/leaf.h"
 #include "kernels/reorg.h"
@@ -1462,6 +1463,89 @@ static void params_once(void)
     char cmd[200];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     T_CHECK(system(cmd) == 0, "rm %s", dir);
+}
+
+/* The dense kernel's parameters of each call of src, from its trace:
+ * kc, nc, pack and where they came from ("searched", "defaults",
+ * "remembered", "remembered on disk"); the calls' count. */
+static int traced_params(const char *src, CgOptions *cg, long long kc[4], long long nc[4], char from[4][24])
+{
+    TRun r;
+    FILE *f = amulet_traced(src, cg, NULL, NULL, 0, &r);
+    T_CHECK(r.rc == 0, "traced params: %s", r.err);
+    t_run_free(&r);
+    int n = 0, pk;
+    char line[400];
+    while (f && fgets(line, sizeof line, f)) {
+        char *q = strstr(line, "kernel, kc ");
+        if (q && n < 4 && sscanf(q, "kernel, kc %lld nc %lld pack %d (%23[^)])", &kc[n], &nc[n], &pk, from[n]) == 4) n++;
+    }
+    if (f) fclose(f);
+    return n;
+}
+
+/* Remembered parameters kept per shape class (amulet_gen.c shape_class):
+ * a kernel searched at 120 x 1100 x 100 (1 thread) is not run with that
+ * choice by a 30 x 25 x 20 call of the same body (its defaults: before
+ * 2026-12-02 the big call's "remembered on disk" kc and nc), while a
+ * call of the same class (127 x 1200 x 110) and the same shape again
+ * start from the remembered best, in a new run (on disk) and in the
+ * same run after the small call (in memory). */
+static void params_by_shape(void)
+{
+    static const int64_t sh[][3] = {{120, 1100, 100}, {30, 25, 20}, {127, 1200, 110}, {120, 1100, 100}};
+    CgOptions cg = t_pols[2].o;
+    br_set_threads(1);
+    setenv("BRAID_AMULET", "kernel", 1);   /* the small call too (else the evaluator) */
+    for (int mem = 0; mem < 2; mem++) {
+        char dir[] = "/tmp/braid-test-amulet-XXXXXX";
+        if (!mkdtemp(dir)) { T_CHECK(false, "mkdtemp"); return; }
+        cg.cachedir = dir;
+        long long kc[4][4], nc[4][4];
+        char from[4][4][24];
+        int got[4] = {0};
+        StrBuf all = {0};
+        for (int c = 0; c < 4; c++) {
+            char src[600];
+            snprintf(src, sizeof src,
+                     "A = rand(rows=%lld, cols=%lld, min=-1, max=1, seed=%d)\n"
+                     "B = rand(rows=%lld, cols=%lld, min=-1, max=1, seed=%d)\n"
+                     "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                     "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { R[i,j] += (A[i,k]*B[k,j] > 0.25) }\n"
+                     "s%d = sum(R)\nif (s%d < 0) stop(\"negative count\")\n",
+                     (long long)sh[c][0], (long long)sh[c][2], 5 + c, (long long)sh[c][2], (long long)sh[c][1], 9 + c, c, c);
+            if (mem) sb_puts(&all, src);
+            else got[c] = traced_params(src, &cg, kc[c], nc[c], from[c]);
+        }
+        if (mem) {   /* the four calls in one run */
+            long long k4[4], n4[4];
+            char f4[4][24];
+            int n = traced_params(all.s, &cg, k4, n4, f4);
+            for (int c = 0; c < 4; c++) {
+                got[c] = c < n;
+                kc[c][0] = k4[c], nc[c][0] = n4[c];
+                memcpy(from[c][0], f4[c], sizeof f4[c]);
+            }
+            free(all.s);
+        }
+        const char *want[] = {"searched", "defaults", mem ? "remembered" : "remembered on disk",
+                              mem ? "remembered" : "remembered on disk"};
+        for (int c = 0; c < 4; c++) {
+            T_CHECK(got[c] == 1, "params by shape %d, call %d: %d traced calls", mem, c, got[c]);
+            if (got[c] != 1) continue;
+            T_CHECK(!strcmp(from[c][0], want[c]), "params by shape %d, %lldx%lldx%lld: kc %lld nc %lld (%s), want %s", mem,
+                    (long long)sh[c][0], (long long)sh[c][1], (long long)sh[c][2], kc[c][0], nc[c][0], from[c][0],
+                    want[c]);
+            if (c >= 2 && got[0] == 1)
+                T_CHECK(kc[c][0] == kc[0][0] && nc[c][0] == nc[0][0], "params by shape %d, call %d: kc %lld nc %lld, "
+                        "searched kc %lld nc %lld", mem, c, kc[c][0], nc[c][0], kc[0][0], nc[0][0]);
+        }
+        char cmd[200];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        T_CHECK(system(cmd) == 0, "rm %s", dir);
+    }
+    unsetenv("BRAID_AMULET");
+    br_set_threads(0);
 }
 
 /* The template's price of a sparse X read transposed (t(X) %*% G: the
@@ -2989,6 +3073,7 @@ int main(void)
     sparse_deferred();
     sparse_tr_price();
     params_once();
+    params_by_shape();
     in_parfor();
     planner();
     kernel_price();
