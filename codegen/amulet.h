@@ -219,6 +219,8 @@ void am_pack_counts(int64_t *panels, int64_t *tiles, int n);
  * (amulet_tpl.c) costs a candidate by them. */
 double am_kernel_vops(const AmPlan *p, bool sparse, int64_t ncols, const double *ports, int *lanes, int *pack_ops,
                       int tile[2]);
+/* am_kernel_vops out of memory (its working plan through br_calloc). */
+#define AM_VOPS_OOM (-3.0)
 /* The cells the finiteness checks of one call of p read (amulet.c
  * run_nest: the bounds of every leaf, the check after the loop, or
  * finiteness flags), for the fusion planner: ext[v] iterations of each

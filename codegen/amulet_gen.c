@@ -2108,9 +2108,12 @@ double am_kernel_vops(const AmPlan *p, bool sparse, int64_t ncols, const double 
                       int tile[2])
 {
     if (!p->ok || p->kvar < 0 || (sparse && p->zleaf < 0)) return -1;
-    KPlan *k = calloc(1, sizeof *k);
-    Gen *g = calloc(1, sizeof *g);
-    double r = -1;
+    /* through the checked allocator (the injection reaches it); out of
+     * memory is AM_VOPS_OOM, not -1 ("no kernel"): until 2026-12-02 a
+     * failed plain calloc read as a body without a kernel */
+    KPlan *k = br_calloc(1, sizeof *k);
+    Gen *g = br_calloc(1, sizeof *g);
+    double r = k && g ? -1 : AM_VOPS_OOM;
     int bm, bv;
     if (k && g && kernel_shape(p, true, k, g, &bm, &bv)) {
         if (sparse) {

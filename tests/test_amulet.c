@@ -1688,6 +1688,28 @@ static void planner(void)
     mb_release(A); mb_release(B); mb_release(u);
 }
 
+/* loop_vops_of: fail am_kernel_vops' nth allocation (> 0; none: 0). */
+static long vops_fail;
+
+/* am_kernel_vops out of memory (its working plan through br_calloc):
+ * AM_VOPS_OOM when its first or second allocation fails, not -1 ("no
+ * kernel"; before 2026-12-02 its plain calloc was out of the
+ * injection's reach and the price came back as if nothing failed), the
+ * price itself once nothing fails. */
+static void vops_oom(void)
+{
+    const char *src = "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                      "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { R[i,j] += (A[i,k]*B[k,j] > 0.25) }\n";
+    double ok = loop_vops_of(src, NULL, false, 0, NULL);
+    T_CHECK(ok > 0, "vops oom: the price %g", ok);
+    for (vops_fail = 1; vops_fail <= 2; vops_fail++) {
+        double v = loop_vops_of(src, NULL, false, 0, NULL);
+        T_CHECK(v == AM_VOPS_OOM, "vops oom: allocation %ld failed, price %g, want AM_VOPS_OOM", vops_fail, v);
+    }
+    vops_fail = 0;
+    T_CHECK(loop_vops_of(src, NULL, false, 0, NULL) == ok, "vops oom: the price after the failures");
+}
+
 /* am_kernel_vops of the where-loop in the main script of src (inputs
  * A, B, thj, dis predefined) at the current SIMD level, priced by ports
  * (NULL: the operation count); -2 when src has no where-loop. */
@@ -1714,7 +1736,9 @@ static double loop_vops_of(const char *src, const double *ports, bool sparse, in
         int lanes = 0, pack = 0;
         if (pl) {
             am_plan(w->where, AM_ALL, pl);
+            if (vops_fail > 0) br_alloc_fail_arm(vops_fail);
             v = am_kernel_vops(pl, sparse, ncols, ports, &lanes, &pack, tile);
+            if (vops_fail > 0) br_alloc_fail_arm(-1);
         }
         free(pl);
     }
@@ -3074,6 +3098,7 @@ int main(void)
     sparse_tr_price();
     params_once();
     params_by_shape();
+    vops_oom();
     in_parfor();
     planner();
     kernel_price();
