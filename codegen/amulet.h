@@ -195,6 +195,15 @@ int am_kernel_run(CgContext *c, const AmPlan *p, const AmBind *b, bool search_ag
  * run_block) has opened since the start: one per call whose blocks have
  * a team (tests). */
 int64_t am_regions(void);
+/* The team's packing in the dense path (amulet_gen.c pack_share), for
+ * tests: a hook each thread of a team block calls at the start (start
+ * true) and the end of its share of the block's packing (me of a team
+ * of tn, block b of the call in order; NULL: none, the default), and
+ * the (k,j) panels and shared (i,k) tiles team thread t (< n; past 8: 0)
+ * packed since the start. */
+typedef void (*AmPackHook)(int me, int tn, int64_t b, bool start);
+void am_pack_hook(AmPackHook h);
+void am_pack_counts(int64_t *panels, int64_t *tiles, int n);
 /* Vector arithmetic operations per (i,j,k) iteration of p's kernel at the
  * run-time SIMD level (*lanes doubles a vector), its values taken as
  * finite, and *pack_ops the scalar operations of its pack function per
@@ -210,6 +219,8 @@ int64_t am_regions(void);
  * (amulet_tpl.c) costs a candidate by them. */
 double am_kernel_vops(const AmPlan *p, bool sparse, int64_t ncols, const double *ports, int *lanes, int *pack_ops,
                       int tile[2]);
+/* am_kernel_vops out of memory (its working plan through br_calloc). */
+#define AM_VOPS_OOM (-3.0)
 /* The cells the finiteness checks of one call of p read (amulet.c
  * run_nest: the bounds of every leaf, the check after the loop, or
  * finiteness flags), for the fusion planner: ext[v] iterations of each

@@ -791,7 +791,7 @@ static bool pack_full(const Drv *d, int64_t kc, int64_t kx, double **bfp)
         if (d->cls[l] != LC_B) continue;
         bfp[l] = br_alloc_scratch(((size_t)kx * (size_t)npad + 1) * sizeof(double));
         if (!bfp[l]) { ok = false; continue; }
-#pragma omp parallel for num_threads(d->threads) if (d->threads > 1) schedule(static)
+#pragma omp parallel for num_threads(d->threads) if (d->threads > 1) schedule(dynamic)
         for (int64_t s = 0; s < npad / nr; s++)
             for (int64_t kb = 0; kb < kx; kb += kc) {
                 int64_t kcb = BR_MIN(kc, kx - kb);
@@ -990,8 +990,81 @@ typedef struct Blocks {
     /* next[b % 2][q]: block b's part q's next tile (two: a block's are
      * set while the team still takes the previous one's) */
     int64_t next[2][AM_MAXPARTS];
+    /* pc[b % 2]: block b's packing counters (pack_share): part q's
+     * next panel (q < AM_MAXPARTS), the next shared (i,k) tile (last);
+     * double-buffered as next */
+    int64_t pc[2][AM_MAXPARTS + 1];
     double tfork, tend[AM_PHT];
 } Blocks;
+
+/* The packing's test hook (am_pack_hook) and the units each team
+ * thread packed (am_pack_counts: [thread][0] (k,j) panels, [1] shared
+ * (i,k) tiles). */
+static _Atomic(AmPackHook) g_pack_hook;
+static _Atomic int64_t g_packed[AM_PHT][2];
+
+void am_pack_hook(AmPackHook h) { atomic_store_explicit(&g_pack_hook, h, memory_order_release); }
+
+void am_pack_counts(int64_t *panels, int64_t *tiles, int n)
+{
+    for (int t = 0; t < n; t++) {
+        panels[t] = t < AM_PHT ? atomic_load_explicit(&g_packed[t][0], memory_order_relaxed) : 0;
+        tiles[t] = t < AM_PHT ? atomic_load_explicit(&g_packed[t][1], memory_order_relaxed) : 0;
+    }
+}
+
+/* Takes units from counter *c (atomically on a team) below n. */
+static int64_t take(int64_t *c, bool multi) { return multi ? __atomic_fetch_add(c, 1, __ATOMIC_RELAXED) : (*c)++; }
+
+/* Thread me's share of a team block's packing (bt threads, parts
+ * column parts of nsl panels, block at kb, kcb deep, from column jb):
+ * the (k,j) panels (unless prepacked: pre) and, when ashare, the shared
+ * (i,k) tiles, taken one unit at a time from the block's counters pc:
+ * first the thread's own part's panels (it runs them over every tile:
+ * packed by it, they are in its L2; one part: every thread's), then the
+ * tiles, then what is left of the other parts. So the packing is split
+ * by which thread is free, not by count: until 2026-12-02 each thread
+ * packed a fixed half, and a thread slowed in its half made the others
+ * wait at the barrier after it. On this project's virtual machine the
+ * first touch of a fresh buffer's page costs about 20 us (the host
+ * backs the page then: 10 ms a 2 MiB), and which half the fresh pages
+ * fell in decided the wait (Q3 at 1024 on 2 threads: t0 510 faults,
+ * 10.3 ms of packing, t1 10 faults, 0.9 ms, the same 16 panels and 43
+ * tiles each; the lead's quiet run: 11 against 2.6 ms, t1 8.8 ms at the
+ * barrier). Each unit is packed whole by one thread: the same bits.
+ * npk[0], npk[1]: the panels and tiles this thread packed. */
+static void pack_share(const Blocks *s, int64_t *pc, int me, int bt, int parts, int64_t kb, int64_t kcb, int64_t jb,
+                       int64_t nsl, bool pre, bool ashare, int64_t npk[2])
+{
+    const Drv *d = s->d;
+    const AmPlan *p = d->p;
+    int mr = d->mr, nr = d->nr;
+    bool multi = bt > 1;
+    /* v -1: the own part (none for a thread past the parts); v 0: the
+     * tiles; v 1..parts: every part from the thread's on */
+    for (int v = -1; v <= parts; v++) {
+        int64_t u;
+        if (v == 0) {
+            while (ashare && (u = take(&pc[AM_MAXPARTS], multi)) < s->ntile) {
+                for (int l = 0; l < p->nleaf; l++)
+                    if (s->ablk[l])
+                        pack_tile(d, l, s->i0 + u * mr, (int)BR_MIN(mr, s->i1 - s->i0 - u * mr), kb, kcb,
+                                  s->ablk[l] + (size_t)u * kcb * mr);
+                npk[1]++;
+            }
+            continue;
+        }
+        if (pre || (v < 0 && me >= parts)) continue;
+        int q = (me + BR_MAX(v - 1, 0)) % parts;
+        int64_t x0 = nsl * q / parts, n = nsl * (q + 1) / parts - x0;
+        while ((u = take(&pc[q], multi)) < n) {
+            for (int l = 0; l < p->nleaf; l++)
+                if (d->cls[l] == LC_B)
+                    pack_panel(d, l, kb, kcb, jb + (x0 + u) * nr, s->j1, d->bpk[l] + (x0 + u) * kcb * nr);
+            npk[0]++;
+        }
+    }
+}
 
 /* Thread me of a team of tn runs every block of the call in order (each
  * thread walks the same blocks and meets the same barriers). A block
@@ -1008,14 +1081,14 @@ static void team_blocks(Blocks *s, int me, int tn)
 {
     Drv *d = s->d;
     const AmPlan *p = d->p;
-    int mr = d->mr, nr = d->nr;
+    int nr = d->nr;
     int64_t i0 = s->i0, i1 = s->i1, j1 = s->j1, ntile = s->ntile;
     double *ph = d->ph && me < AM_PHT ? d->ph[me] : NULL, w0 = ph ? omp_get_wtime() : 0, w1 = 0;
     if (ph) ph[0] += w0 - s->tfork;
     double work = 0, c0 = 0;
     double *apk = s->abuf + (size_t)me * s->per;
     bool prev = false;   /* the last block was a team's */
-    int64_t b = 0;
+    int64_t b = 0, npk[2] = {0, 0};
     for (int64_t kb = s->k0; kb < s->k1; kb += s->kc) {
         int64_t kcb = BR_MIN(s->kc, s->k1 - kb);
         for (int64_t jb = s->j0; jb < j1; jb += s->nc, b++) {
@@ -1053,19 +1126,12 @@ static void team_blocks(Blocks *s, int me, int tn)
              * of its part: 2 threads packed all of A twice); without
              * the memory for them (AM_PREPACK), by each thread */
             bool ashare = s->ashare && parts > 1;
-            /* pack the (k,j) operands: panel s holds kcb rows of nr
-             * (unless packed for all blocks before: bfp); each part's
-             * panels by its owner, one part's evenly over the team */
-            int cut = parts > 1 ? parts : bt;
-            for (int q = me; q < cut && !pre; q += bt)
-                for (int64_t x = nsl * q / cut; x < nsl * (q + 1) / cut; x++)
-                    for (int l = 0; l < p->nleaf; l++)
-                        if (d->cls[l] == LC_B) pack_panel(d, l, kb, kcb, jb + x * nr, j1, d->bpk[l] + x * kcb * nr);
-            for (int64_t t = ntile * me / bt; ashare && t < ntile * (me + 1) / bt; t++)
-                for (int l = 0; l < p->nleaf; l++)
-                    if (s->ablk[l])
-                        pack_tile(d, l, i0 + t * mr, (int)BR_MIN(mr, i1 - i0 - t * mr), kb, kcb,
-                                  s->ablk[l] + (size_t)t * kcb * mr);
+            if (!pre || ashare) {
+                AmPackHook hook = atomic_load_explicit(&g_pack_hook, memory_order_acquire);
+                if (hook && bt > 1) hook(me, bt, b, true);
+                pack_share(s, s->pc[b % 2], me, bt, parts, kb, kcb, jb, nsl, pre, ashare, npk);
+                if (hook && bt > 1) hook(me, bt, b, false);
+            }
             if (d->meter) work += thread_cpu() - c0;
             if (ph) ph[1] += (w1 = omp_get_wtime()) - w0;
             if (multi && (!pre || ashare)) {
@@ -1075,8 +1141,10 @@ static void team_blocks(Blocks *s, int me, int tn)
             if (d->meter) c0 = thread_cpu();
             /* the team is done with the last block's counters (the
              * barrier above, or before this block): the next block's */
-            if (me == 0)
+            if (me == 0) {
                 for (int q = 0; q < AM_MAXPARTS; q++) s->next[(b + 1) % 2][q] = 0;
+                for (int q = 0; q <= AM_MAXPARTS; q++) s->pc[(b + 1) % 2][q] = 0;
+            }
             int64_t *next = s->next[b % 2], packed = -1;
             AmArgs g;
             memset(&g, 0, sizeof g);
@@ -1096,6 +1164,7 @@ static void team_blocks(Blocks *s, int me, int tn)
 #pragma omp atomic update
         d->cpu += work;
     }
+    for (int x = 0; x < 2 && me < AM_PHT; x++) atomic_fetch_add_explicit(&g_packed[me][x], npk[x], memory_order_relaxed);
     if (ph) s->tend[me] = omp_get_wtime();
 }
 
@@ -1379,19 +1448,43 @@ static void sparse_block(Drv *d, AmKernel fn, int64_t r0, int64_t r1, int64_t c0
 
 typedef struct AmParams { int64_t kc, nc; int pack; } AmParams;
 
-/* sparse: the sparse kernel's parameters (its column block in nc) */
-static void param_path(const CgContext *c, const CgOp *op, bool sparse, char *buf, size_t cap)
+/* The size class of a call of M x N x K that remembered parameters are
+ * kept for (in the plan cache's op and on disk): floor(log2) of each
+ * size, each capped where a larger size no longer changes what the
+ * search can find (K at 512: every kc it races, 32-512, fits; N at
+ * 8192 and M at 2048: the strips' doubling widths and the race's row
+ * bands), packed in one int. Until 2026-12-02 the choice was kept per
+ * kernel and thread count alone, so a 30 x 25 x 20 call ran with the
+ * kc 512, nc 384 a 1024^3 call had found, and a choice searched on a
+ * small K (kc 64, say) would have cut a later large call into blocks
+ * that merge into R 8 times as often. The seed searches in every run,
+ * for the task at hand; the issue's memory per machine and kernel is
+ * kept to calls of the same class. */
+static int shape_class(int64_t M, int64_t N, int64_t K)
 {
-    uint64_t h = cg_hash_bytes(c->ccid, strlen(c->ccid), 11);
-    snprintf(buf, cap, "%s/amulet-%016llx-%016llx-t%d%s.param", c->cachedir, (unsigned long long)op->plan->hash,
-             (unsigned long long)h, br_threads(), sparse ? "-sp" : "");
+    int c[3];
+    int64_t x[3] = {M, N, K}, cap[3] = {11, 13, 9};
+    for (int q = 0; q < 3; q++) {
+        c[q] = 0;
+        for (int64_t v = x[q]; v > 1 && c[q] < cap[q]; v >>= 1) c[q]++;
+    }
+    return 1 + c[0] + 16 * c[1] + 256 * c[2];   /* 0: none */
 }
 
-static bool params_load(const CgContext *c, const CgOp *op, bool sparse, AmParams *a)
+/* sparse: the sparse kernel's parameters (its column block in nc);
+ * shape: the call's class (shape_class) */
+static void param_path(const CgContext *c, const CgOp *op, bool sparse, int shape, char *buf, size_t cap)
+{
+    uint64_t h = cg_hash_bytes(c->ccid, strlen(c->ccid), 11);
+    snprintf(buf, cap, "%s/amulet-%016llx-%016llx-t%d-s%x%s.param", c->cachedir, (unsigned long long)op->plan->hash,
+             (unsigned long long)h, br_threads(), (unsigned)shape, sparse ? "-sp" : "");
+}
+
+static bool params_load(const CgContext *c, const CgOp *op, bool sparse, int shape, AmParams *a)
 {
     if (!c->disk_ok) return false;
     char path[1200];
-    param_path(c, op, sparse, path, sizeof path);
+    param_path(c, op, sparse, shape, path, sizeof path);
     FILE *f = fopen(path, "r");
     if (!f) return false;
     long long kc, nc;
@@ -1403,25 +1496,27 @@ static bool params_load(const CgContext *c, const CgOp *op, bool sparse, AmParam
     return ok;
 }
 
-/* params_load once per op, variant and thread count: a loop too small
- * to search (which saves no file) looked for the file on every call
- * (the path's hash, its printing and a failed open: a fixed cost of each
- * call, test_amulet params_once); the caller keeps what it finds in op. */
-static bool params_probe(CgContext *c, CgOp *op, bool sparse, AmParams *a)
+/* params_load once per op, variant, thread count and shape class in a
+ * row: a loop too small to search (which saves no file) looked for the
+ * file on every call (the path's hash, its printing and a failed open:
+ * a fixed cost of each call, test_amulet params_once); the caller keeps
+ * what it finds in op. (Calls that alternate classes look each time.) */
+static bool params_probe(CgContext *c, CgOp *op, bool sparse, int shape, AmParams *a)
 {
     int nt = br_threads();
     pthread_mutex_lock(&c->lock);
-    bool look = op->am_probed[sparse] != nt;
+    bool look = op->am_probed[sparse] != nt || op->am_probed_shape[sparse] != shape;
     op->am_probed[sparse] = nt;
+    op->am_probed_shape[sparse] = shape;
     pthread_mutex_unlock(&c->lock);
-    return look && params_load(c, op, sparse, a);
+    return look && params_load(c, op, sparse, shape, a);
 }
 
-static void params_save(const CgContext *c, const CgOp *op, bool sparse, const AmParams *a)
+static void params_save(const CgContext *c, const CgOp *op, bool sparse, int shape, const AmParams *a)
 {
     if (!c->disk_ok) return;
     char path[1200], tmp[1300];
-    param_path(c, op, sparse, path, sizeof path);
+    param_path(c, op, sparse, shape, path, sizeof path);
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) return;
@@ -1686,12 +1781,14 @@ static int search(Drv *d, int64_t M, int64_t N, int64_t K, AmParams *best)
  * the plan cache, memory or disk) at once, else (or when `again`) through
  * the search (which computes all of R), remembering its result. Too
  * small a task for a search runs with the defaults. */
-/* The dense kernel's parameters a kept in op for this thread count. */
-static void keep_params(CgContext *c, CgOp *op, const AmParams *a)
+/* The dense kernel's parameters a kept in op for this thread count and
+ * shape class. */
+static void keep_params(CgContext *c, CgOp *op, int shape, const AmParams *a)
 {
     pthread_mutex_lock(&c->lock);
     op->am_tuned = true;
     op->am_threads = br_threads();
+    op->am_shape = shape;
     op->am_kc = a->kc;
     op->am_nc = a->nc;
     op->am_pack = a->pack;
@@ -1701,15 +1798,16 @@ static void keep_params(CgContext *c, CgOp *op, const AmParams *a)
 static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, int64_t K, bool again)
 {
     AmParams best = {BR_MIN(K, 256), BR_MAX(d->nr, BR_MIN(N, 1024)), 1};
+    int shape = shape_class(M, N, K);
     pthread_mutex_lock(&c->lock);
-    bool tuned = op->am_tuned && op->am_threads == br_threads() && !again;
+    bool tuned = op->am_tuned && op->am_threads == br_threads() && op->am_shape == shape && !again;
     if (tuned) best = (AmParams){op->am_kc, op->am_nc, op->am_pack};
     pthread_mutex_unlock(&c->lock);
     const char *from = "remembered";
-    if (!tuned && !again && params_probe(c, op, false, &best)) {
+    if (!tuned && !again && params_probe(c, op, false, shape, &best)) {
         tuned = true;
         from = "remembered on disk";
-        keep_params(c, op, &best);
+        keep_params(c, op, shape, &best);
     }
     /* BRAID_AMULET_PARAMS="kc nc pack" pins the parameters (the
      * exhaustive sweep of bench/bench_amulet_sweep.c); nothing is kept */
@@ -1729,8 +1827,8 @@ static int run_adaptive(Drv *d, CgOp *op, CgContext *c, int64_t M, int64_t N, in
     if (!tuned && searchable) {
         rc = search(d, M, N, K, &best);
         if (!rc) {
-            keep_params(c, op, &best);
-            params_save(c, op, false, &best);
+            keep_params(c, op, shape, &best);
+            params_save(c, op, false, shape, &best);
         }
     } else {
         int64_t tiles = (M + d->mr - 1) / d->mr * ((N + d->nr - 1) / d->nr);
@@ -1836,19 +1934,21 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
               8 * 8;
     d->tbuf = br_alloc_scratch((size_t)d->threads * d->tper * sizeof(double));
     int rc = d->tbuf && sparse_copies(d, N, K, bfull) ? 0 : -1;
+    int shape = shape_class(M, N, K);
     pthread_mutex_lock(&c->lock);
-    bool tuned = op->am_sp_nc > 0 && op->am_sp_threads == br_threads() && !again;
+    bool tuned = op->am_sp_nc > 0 && op->am_sp_threads == br_threads() && op->am_sp_shape == shape && !again;
     if (tuned) nc = op->am_sp_nc;
     pthread_mutex_unlock(&c->lock);
     AmParams a;
     const char *from = "remembered";
-    if (!tuned && !again && params_probe(c, op, true, &a)) {
+    if (!tuned && !again && params_probe(c, op, true, shape, &a)) {
         tuned = true;
         nc = a.nc;
         from = "remembered on disk";
         pthread_mutex_lock(&c->lock);
         op->am_sp_nc = nc;
         op->am_sp_threads = br_threads();
+        op->am_sp_shape = shape;
         pthread_mutex_unlock(&c->lock);
     }
     nc = BR_MAX(d->nr, nc / d->nr * d->nr);
@@ -1870,8 +1970,9 @@ static int run_sparse(Drv *d, AmKernel fn, CgOp *op, CgContext *c, int64_t M, in
         pthread_mutex_lock(&c->lock);
         op->am_sp_nc = nc;
         op->am_sp_threads = br_threads();
+        op->am_sp_shape = shape;
         pthread_mutex_unlock(&c->lock);
-        params_save(c, op, true, &(AmParams){1, nc, 0});
+        params_save(c, op, true, shape, &(AmParams){1, nc, 0});
     } else if (!rc) {
         sparse_rows(d, fn, 0, M, nc, K, bfull);
     }
@@ -2007,9 +2108,12 @@ double am_kernel_vops(const AmPlan *p, bool sparse, int64_t ncols, const double 
                       int tile[2])
 {
     if (!p->ok || p->kvar < 0 || (sparse && p->zleaf < 0)) return -1;
-    KPlan *k = calloc(1, sizeof *k);
-    Gen *g = calloc(1, sizeof *g);
-    double r = -1;
+    /* through the checked allocator (the injection reaches it); out of
+     * memory is AM_VOPS_OOM, not -1 ("no kernel"): until 2026-12-02 a
+     * failed plain calloc read as a body without a kernel */
+    KPlan *k = br_calloc(1, sizeof *k);
+    Gen *g = br_calloc(1, sizeof *g);
+    double r = k && g ? -1 : AM_VOPS_OOM;
     int bm, bv;
     if (k && g && kernel_shape(p, true, k, g, &bm, &bv)) {
         if (sparse) {

@@ -485,6 +485,9 @@ static double dense_compute(int64_t M, int64_t N, int64_t K, const int tile[2], 
  * this price of one call does not see. A sparse leaf whose zeros do not
  * make the body zero is densified by the loop: infinite, left to the
  * unfused kernels.
+ * Out of memory (the arena, the plan, or am_kernel_vops' AM_VOPS_OOM)
+ * the candidate is priced infinite: the planner has no error path, and
+ * the unfused operators it keeps compute the same values.
  * A sparse candidate adds its per-call finiteness checks
  * (am_check_cells) at the memory rate.
  * Reading the leaves and writing R are cost.c's (the operator's inputs
@@ -496,7 +499,7 @@ double am_tpl_compute(const Hop *h, AmFusedFn fused, const void *arg, const CgMa
     double t = INFINITY;
     Arena *tmp = k.ok ? arena_new() : NULL;
     WhereLoop *probe = tmp ? make_loop(tmp, k.sig.s, h->span) : NULL;
-    AmPlan *p = probe ? malloc(sizeof *p) : NULL;
+    AmPlan *p = probe ? br_malloc(sizeof *p) : NULL;
     if (p) {
         am_plan(probe, AM_ALL, p);
         int lanes = 1, pack_ops = 0, tile[2] = {1, 1};

@@ -568,14 +568,17 @@ typedef struct CgOp {
     bool amulet;           /* an AMULET kernel (amulet_gen.c): plan holds
                               only hash and sig; fn[0] = cg_amulet */
     bool am_tuned;         /* AMULET: parameters found (c->lock) for */
-    int am_threads;        /*   this many threads */
+    int am_threads;        /*   this many threads and */
+    int am_shape;          /*   this shape class (amulet_gen.c shape_class) */
     int64_t am_kc, am_nc;
     int am_pack;
     int64_t am_sp_nc;      /* AMULET: the sparse kernel's column block */
     int am_sp_threads;     /*   found (c->lock) for this many threads */
-    int am_probed[2];      /* AMULET: the thread count whose parameters
-                              file (dense, sparse) was looked for
-                              (amulet_gen.c params_probe; c->lock); 0 none */
+    int am_sp_shape;       /*   and shape class */
+    int am_probed[2];      /* AMULET: the thread count and shape class */
+    int am_probed_shape[2]; /*  whose parameters file (dense, sparse) was
+                              looked for last (amulet_gen.c params_probe;
+                              c->lock); 0 none */
     int64_t *am_key;       /* AMULET: the plan key it was generated for
                               (amulet_gen.c plan_key; c->lock), so a loop
                               run again finds it without generating its

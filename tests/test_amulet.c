@@ -7,6 +7,7 @@
  * loop written here; and compile errors with their positions. */
 #include "t.h"
 #include "t_dml.h"
+#include "base/strbuf.h"
 #include "kernels/ew.h"
 #include "kernels/leaf.h"
 #include "kernels/reorg.h"
@@ -15,6 +16,8 @@
 #include "bench/amulet_trace.h"
 
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +64,10 @@ static void body(char *buf, size_t cap, int q, int tf, bool ta, bool tb)
 /* One query through the current BRAID_AMULET mode against ref_cell. */
 /* check, R handed to the caller in *keep (dense) when keep is not NULL
  * (NULL on failure). */
+/* check_keep: the scalar reference skipped (a caller that compares the
+ * result bit for bit with one checked against it). */
+static bool check_no_ref;
+
 static void check_keep(int q, int tf, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const char *what, MB **keep)
 {
     if (keep) *keep = NULL;
@@ -83,7 +90,7 @@ static void check_keep(int q, int tf, bool ta, bool tb, int64_t M, int64_t N, in
     if (r.rc == 0 && r.out[0].kind == V_MATRIX) {
         MB *R = mb_to_dense(r.out[0].m, &(BrErr){0});
         double worst = 0;
-        for (int64_t i = 0; i < M; i++)
+        for (int64_t i = 0; i < M && !check_no_ref; i++)
             for (int64_t j = 0; j < N; j++) {
                 double th = tf == 0 ? 0.3 : tf == 1 ? thi->d[i] : tf == 2 ? thj->d[j] : thij->d[i * N + j];
                 double x = ref_cell(q, A, B, &th, i, j, 0.5), y = R->d[i * N + j];
@@ -1462,6 +1469,89 @@ static void params_once(void)
     T_CHECK(system(cmd) == 0, "rm %s", dir);
 }
 
+/* The dense kernel's parameters of each call of src, from its trace:
+ * kc, nc, pack and where they came from ("searched", "defaults",
+ * "remembered", "remembered on disk"); the calls' count. */
+static int traced_params(const char *src, CgOptions *cg, long long kc[4], long long nc[4], char from[4][24])
+{
+    TRun r;
+    FILE *f = amulet_traced(src, cg, NULL, NULL, 0, &r);
+    T_CHECK(r.rc == 0, "traced params: %s", r.err);
+    t_run_free(&r);
+    int n = 0, pk;
+    char line[400];
+    while (f && fgets(line, sizeof line, f)) {
+        char *q = strstr(line, "kernel, kc ");
+        if (q && n < 4 && sscanf(q, "kernel, kc %lld nc %lld pack %d (%23[^)])", &kc[n], &nc[n], &pk, from[n]) == 4) n++;
+    }
+    if (f) fclose(f);
+    return n;
+}
+
+/* Remembered parameters kept per shape class (amulet_gen.c shape_class):
+ * a kernel searched at 120 x 1100 x 100 (1 thread) is not run with that
+ * choice by a 30 x 25 x 20 call of the same body (its defaults: before
+ * 2026-12-02 the big call's "remembered on disk" kc and nc), while a
+ * call of the same class (127 x 1200 x 110) and the same shape again
+ * start from the remembered best, in a new run (on disk) and in the
+ * same run after the small call (in memory). */
+static void params_by_shape(void)
+{
+    static const int64_t sh[][3] = {{120, 1100, 100}, {30, 25, 20}, {127, 1200, 110}, {120, 1100, 100}};
+    CgOptions cg = t_pols[2].o;
+    br_set_threads(1);
+    setenv("BRAID_AMULET", "kernel", 1);   /* the small call too (else the evaluator) */
+    for (int mem = 0; mem < 2; mem++) {
+        char dir[] = "/tmp/braid-test-amulet-XXXXXX";
+        if (!mkdtemp(dir)) { T_CHECK(false, "mkdtemp"); return; }
+        cg.cachedir = dir;
+        long long kc[4][4], nc[4][4];
+        char from[4][4][24];
+        int got[4] = {0};
+        StrBuf all = {0};
+        for (int c = 0; c < 4; c++) {
+            char src[600];
+            snprintf(src, sizeof src,
+                     "A = rand(rows=%lld, cols=%lld, min=-1, max=1, seed=%d)\n"
+                     "B = rand(rows=%lld, cols=%lld, min=-1, max=1, seed=%d)\n"
+                     "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                     "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { R[i,j] += (A[i,k]*B[k,j] > 0.25) }\n"
+                     "s%d = sum(R)\nif (s%d < 0) stop(\"negative count\")\n",
+                     (long long)sh[c][0], (long long)sh[c][2], 5 + c, (long long)sh[c][2], (long long)sh[c][1], 9 + c, c, c);
+            if (mem) sb_puts(&all, src);
+            else got[c] = traced_params(src, &cg, kc[c], nc[c], from[c]);
+        }
+        if (mem) {   /* the four calls in one run */
+            long long k4[4], n4[4];
+            char f4[4][24];
+            int n = traced_params(all.s, &cg, k4, n4, f4);
+            for (int c = 0; c < 4; c++) {
+                got[c] = c < n;
+                kc[c][0] = k4[c], nc[c][0] = n4[c];
+                memcpy(from[c][0], f4[c], sizeof f4[c]);
+            }
+            free(all.s);
+        }
+        const char *want[] = {"searched", "defaults", mem ? "remembered" : "remembered on disk",
+                              mem ? "remembered" : "remembered on disk"};
+        for (int c = 0; c < 4; c++) {
+            T_CHECK(got[c] == 1, "params by shape %d, call %d: %d traced calls", mem, c, got[c]);
+            if (got[c] != 1) continue;
+            T_CHECK(!strcmp(from[c][0], want[c]), "params by shape %d, %lldx%lldx%lld: kc %lld nc %lld (%s), want %s", mem,
+                    (long long)sh[c][0], (long long)sh[c][1], (long long)sh[c][2], kc[c][0], nc[c][0], from[c][0],
+                    want[c]);
+            if (c >= 2 && got[0] == 1)
+                T_CHECK(kc[c][0] == kc[0][0] && nc[c][0] == nc[0][0], "params by shape %d, call %d: kc %lld nc %lld, "
+                        "searched kc %lld nc %lld", mem, c, kc[c][0], nc[c][0], kc[0][0], nc[0][0]);
+        }
+        char cmd[200];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        T_CHECK(system(cmd) == 0, "rm %s", dir);
+    }
+    unsetenv("BRAID_AMULET");
+    br_set_threads(0);
+}
+
 /* The template's price of a sparse X read transposed (t(X) %*% G: the
  * loop makes the CSR of t(X), amulet.c sp_kept) is the price of the
  * same product over an X of t(X)'s shape read in place plus the
@@ -1602,6 +1692,28 @@ static void planner(void)
     mb_release(A); mb_release(B); mb_release(u);
 }
 
+/* loop_vops_of: fail am_kernel_vops' nth allocation (> 0; none: 0). */
+static long vops_fail;
+
+/* am_kernel_vops out of memory (its working plan through br_calloc):
+ * AM_VOPS_OOM when its first or second allocation fails, not -1 ("no
+ * kernel"; before 2026-12-02 its plain calloc was out of the
+ * injection's reach and the price came back as if nothing failed), the
+ * price itself once nothing fails. */
+static void vops_oom(void)
+{
+    const char *src = "R = matrix(0, rows=nrow(A), cols=ncol(B))\n"
+                      "where (i in 1:nrow(A), j in 1:ncol(B), k in 1:ncol(A)) { R[i,j] += (A[i,k]*B[k,j] > 0.25) }\n";
+    double ok = loop_vops_of(src, NULL, false, 0, NULL);
+    T_CHECK(ok > 0, "vops oom: the price %g", ok);
+    for (vops_fail = 1; vops_fail <= 2; vops_fail++) {
+        double v = loop_vops_of(src, NULL, false, 0, NULL);
+        T_CHECK(v == AM_VOPS_OOM, "vops oom: allocation %ld failed, price %g, want AM_VOPS_OOM", vops_fail, v);
+    }
+    vops_fail = 0;
+    T_CHECK(loop_vops_of(src, NULL, false, 0, NULL) == ok, "vops oom: the price after the failures");
+}
+
 /* am_kernel_vops of the where-loop in the main script of src (inputs
  * A, B, thj, dis predefined) at the current SIMD level, priced by ports
  * (NULL: the operation count); -2 when src has no where-loop. */
@@ -1628,7 +1740,9 @@ static double loop_vops_of(const char *src, const double *ports, bool sparse, in
         int lanes = 0, pack = 0;
         if (pl) {
             am_plan(w->where, AM_ALL, pl);
+            if (vops_fail > 0) br_alloc_fail_arm(vops_fail);
             v = am_kernel_vops(pl, sparse, ncols, ports, &lanes, &pack, tile);
+            if (vops_fail > 0) br_alloc_fail_arm(-1);
         }
         free(pl);
     }
@@ -2771,6 +2885,101 @@ static void one_region(void)
     br_set_threads(nt0);
 }
 
+/* pack_split's hold (am_pack_hook): thread 0 of a team starts block b's
+ * packing only after the team's other threads have ended theirs. */
+static _Atomic int64_t hold_ends[64];
+static void hold_first(int me, int tn, int64_t b, bool start)
+{
+    if (b >= 64) return;
+    if (me == 0 && start)
+        while (atomic_load(&hold_ends[b]) < tn - 1) sched_yield();
+    if (me > 0 && !start) atomic_fetch_add(&hold_ends[b], 1);
+}
+
+/* The packed panels and tiles of one run of case (q, params, M x N x
+ * K) per team thread (pk, tl: up to 3), its result kept in *R. */
+static void packed_by(int q, const char *params, int64_t M, int64_t N, int64_t K, const char *what, MB **R,
+                      int64_t pk[3], int64_t tl[3])
+{
+    int64_t p0[3], t0[3];
+    setenv("BRAID_AMULET_PARAMS", params, 1);
+    am_pack_counts(p0, t0, 3);
+    check_keep(q, 1, false, false, M, N, K, what, R);
+    am_pack_counts(pk, tl, 3);
+    for (int t = 0; t < 3; t++) pk[t] -= p0[t], tl[t] -= t0[t];
+}
+
+/* The team's packing split by which thread is free (amulet_gen.c
+ * pack_share): with thread 0 held at the start of every team block's
+ * packing until the others have ended theirs (a thread slowed there, as
+ * by the first touch of a fresh buffer's pages on this project's
+ * virtual machine), the others pack every (k,j) panel and shared (i,k)
+ * tile and thread 0 none; the same panels as on 1 thread and the same
+ * tiles as an unheld run, each packed once; the result within 1e-9 of
+ * the scalar loop and bit for bit the 1-thread result. Before
+ * 2026-12-02 each thread packed a fixed half: thread 0 packed its half
+ * after the hold, and the others waited for it at the barrier. Cases:
+ * blocks over L2 (kc 512 x 1100 columns: the column parts and shared
+ * tiles, up to a 4 MiB L2) and a last k block that fits (one part), and
+ * small blocks (one part each), Q3 and Q1 with A packed; 2 and 3
+ * threads (br_par pinned uncrowded: every block here has a team). The
+ * scalar reference once per case, on the 1-thread run. */
+static void pack_split(void)
+{
+    static const struct {
+        const char *params;
+        int q;
+        int64_t M, N, K;
+    } cs[] = {
+        {"512 1100 1", Q3, 60, 1100, 600},
+        {"128 256 1", Q1, 96, 500, 300},
+    };
+    int nt0 = br_threads();
+    char what[160];
+    setenv("BRAID_AMULET", "kernel", 1);
+    br_par_pin(0);
+    for (size_t c = 0; c < sizeof cs / sizeof *cs; c++) {
+        MB *one = NULL;
+        int64_t pk1[3], tl1[3];
+        br_set_threads(1);
+        snprintf(what, sizeof what, "pack split, pinned %s, 1 thread", cs[c].params);
+        packed_by(cs[c].q, cs[c].params, cs[c].M, cs[c].N, cs[c].K, what, &one, pk1, tl1);
+        T_CHECK(pk1[0] > 0 && tl1[0] == 0, "%s: %lld panels, %lld shared tiles", what, (long long)pk1[0],
+                (long long)tl1[0]);
+        for (int nt = 2; nt <= 3; nt++) {
+            if (nt == 3 && !t_keep((long)c, 2)) continue;   /* 3 threads in every other case under the sanitizers */
+            br_set_threads(nt);
+            int64_t pk[2][3], tl[2][3], sp[2] = {0, 0}, st[2] = {0, 0};
+            for (int held = 0; held < 2; held++) {
+                snprintf(what, sizeof what, "pack split, pinned %s, %d threads%s", cs[c].params, nt,
+                         held ? ", thread 0 held" : "");
+                for (int b = 0; b < 64; b++) atomic_store(&hold_ends[b], 0);
+                am_pack_hook(held ? hold_first : NULL);
+                MB *R = NULL;
+                check_no_ref = true;   /* the 1-thread result was checked against it */
+                packed_by(cs[c].q, cs[c].params, cs[c].M, cs[c].N, cs[c].K, what, &R, pk[held], tl[held]);
+                check_no_ref = false;
+                am_pack_hook(NULL);
+                T_CHECK(R && one && !memcmp(R->d, one->d, (size_t)(cs[c].M * cs[c].N) * sizeof(double)),
+                        "%s: bits differ from 1 thread's", what);
+                mb_release(R);
+                for (int t = 0; t < nt; t++) sp[held] += pk[held][t], st[held] += tl[held][t];
+                T_CHECK(sp[held] == pk1[0], "%s: %lld panels packed, %lld on 1 thread", what, (long long)sp[held],
+                        (long long)pk1[0]);
+            }
+            snprintf(what, sizeof what, "pack split, pinned %s, %d threads", cs[c].params, nt);
+            T_CHECK(pk[1][0] == 0 && tl[1][0] == 0, "%s: held thread 0 packed %lld panels, %lld tiles (of %lld, %lld)",
+                    what, (long long)pk[1][0], (long long)tl[1][0], (long long)sp[1], (long long)st[1]);
+            T_CHECK(st[1] == st[0] && (c > 0 || st[0] > 0), "%s: %lld shared tiles held, %lld not", what,
+                    (long long)st[1], (long long)st[0]);
+        }
+        mb_release(one);
+    }
+    unsetenv("BRAID_AMULET_PARAMS");
+    br_par_pin(-1);
+    br_set_threads(nt0);
+}
+
 /* Seed 4.6's search for nc (amulet_gen.c strips), read from its trace:
  * after kc's race on the top half, the sub-tasks are column strips of
  * the bottom half's full height (rows from the top half's end, a
@@ -2895,6 +3104,8 @@ int main(void)
     sparse_deferred();
     sparse_tr_price();
     params_once();
+    params_by_shape();
+    vops_oom();
     in_parfor();
     planner();
     kernel_price();
@@ -2911,6 +3122,7 @@ int main(void)
     no_intrinsics_header();
     crowded_blocks();
     one_region();
+    pack_split();
     search_strips();
     for (int m = 0; m < 3; m++) {
         setenv("BRAID_AMULET", modes[m], 1);
