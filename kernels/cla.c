@@ -669,8 +669,10 @@ int cla_plan(const MB *x, const ClaPlanOpts *o, ClaPlan *p, BrErr *e)
     memset(p, 0, sizeof *p);
     p->unc_group = -1;
     int64_t n = x->rows, m = x->cols;
-    PCtx c = {.n = n};
-    int64_t want = o->sample > 0 ? o->sample : (n / 20 > 2000 ? n / 20 : 2000);
+    /* a sample of a larger matrix (pop_rows): every row of x is sampled
+     * and the estimates are of pop_rows rows */
+    PCtx c = {.n = o->pop_rows > n ? o->pop_rows : n};
+    int64_t want = o->pop_rows > n ? n : o->sample > 0 ? o->sample : (n / 20 > 2000 ? n / 20 : 2000);
     if (want > 50000) want = 50000;
     c.ns = want < n ? want : n;
     int64_t *rows = sample_rows(n, c.ns);
