@@ -1062,9 +1062,9 @@ static void check_binary(const char *what, const MB *x, const MB *cx)
  * ones (windows across blocks) included; the automatic plan with one
  * thread and the one-row spec (edges) always run them. The plain pass
  * runs every point. */
-static void run_spec(const Spec *s, int si)
+/* Every check over x (released) as described by s (its name and sizes). */
+static void run_mat(const Spec *s, MB *x, int si)
 {
-    MB *x = gen(s);
     int encs[] = {-1, CLA_DDC1, CLA_DDC2, CLA_OLE, CLA_RLE, CLA_UNC};
     for (size_t k = 0; k < sizeof encs / sizeof *encs; k++) {
         for (int th = 1; th <= 2; th++) {
@@ -1113,6 +1113,8 @@ static void run_spec(const Spec *s, int si)
     mb_release(x);
     br_set_threads(0);
 }
+
+static void run_spec(const Spec *s, int si) { run_mat(s, gen(s), si); }
 
 /* Per-cell Cell/MAgg over window blocks of wider matrices: rows of at
  * least SPOOF_AL columns (in-loop aggregates by rows) and rows wider
@@ -1650,11 +1652,11 @@ static void check_est_file(void)
     char path[96];
     snprintf(path, sizeof path, "/tmp/braid_claest_%ld", (long)getpid());
     Spec specs[] = {
-        {"lowcard", 30000, 6, 4, 0.2, 1, false, 0, false},
-        {"sparse", 30000, 8, 3, 0.95, 1, false, 0, false},
-        {"highcard", 30000, 4, 3000, 0.0, 1, false, 0, false},
-        {"corr-runs", 30000, 6, 8, 0.3, 97, true, 0, false},
-        {"noise", 20000, 3, 0, 0, 1, false, 0, true},
+        {"lowcard", 16000, 6, 4, 0.2, 1, false, 0, false},
+        {"sparse", 20000, 8, 3, 0.95, 1, false, 0, false},
+        {"highcard", 16000, 4, 3000, 0.0, 1, false, 0, false},
+        {"corr-runs", 16000, 6, 8, 0.3, 97, true, 0, false},
+        {"noise", 12000, 3, 0, 0, 1, false, 0, true},
     };
     BrErr e = {0};
     double worst = 1;
@@ -3107,6 +3109,73 @@ static void check_nested(void)
     mb_release(x[1]);
 }
 
+/* Uncompressed columns of different sparsity (docs/cla.md "Uncompressed
+ * columns"): random dense columns beside random columns with 60%, 90%
+ * and 99% zeros, compressed forced into UNC groups (as columns of more
+ * than 65536 values stay; small random sparse columns alone take OLE):
+ * the sparse columns form a UNC group of their own, stored sparse (at
+ * 60% zeros, not sparse by the block rule, one dense group as before);
+ * its bytes against one dense group of them all; the same by blocks of
+ * rows; every compressed operation over the mix of groups the planner
+ * chooses and over each forced encoding against the uncompressed
+ * reference (run_mat, where split). The generator's state is restored after, so
+ * later checks keep their data. */
+static void check_unc_split(void)
+{
+    uint64_t saved = rng;
+    Spec specs[] = {
+        {"unc-mixed60", 1200, 6, 0, 0, 1, false, 0, true},
+        {"unc-mixed90", 1500, 6, 0, 0, 1, false, 0, true},
+        {"unc-mixed99", 1800, 5, 0, 0, 1, false, 0, true},
+    };
+    const double zeros[] = {0.6, 0.9, 0.99};
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+        /* random columns; the odd ones with zeros[k] of their cells zero */
+        MB *x = dense_of(gen(&specs[k]));
+        for (int64_t i = 0; i < x->rows; i++)
+            for (int64_t j = 1; j < x->cols; j += 2)
+                if (urand() < zeros[k]) x->d[i * x->cols + j] = 0;
+        mb_recount_nnz(x);
+        BrErr e = {0};
+        ClaPlanOpts o = cla_plan_defaults();
+        o.force = true;
+        o.enc = CLA_UNC;   /* random sparse columns alone take OLE; a column with more than 65536 values stays UNC */
+        MB *cx = cla_compress(x, &o, &e);
+        int nunc = 0, nsp = 0;
+        bool odd = true;
+        for (int g = 0; cx && mb_is_cmb(cx) && g < cx->cmb->ngroups; g++) {
+            const ClaGroup *gr = cx->cmb->groups[g];
+            if (gr->enc != CLA_UNC) continue;
+            nunc++;
+            if (!gr->unc->sparse) continue;
+            nsp++;
+            for (int j = 0; j < gr->ncols; j++) odd &= gr->cols[j] % 2 == 1;
+        }
+        bool split = k > 0;
+        T_CHECK(cx && nunc == (split ? 2 : 1) && nsp == (split ? 1 : 0) && odd,
+                "%s: %d UNC groups, %d sparse (the odd columns)", specs[k].name, nunc, nsp);
+        double one = (double)mb_est_size(x->rows, x->cols, x->nnz), got = cx ? (double)mb_bytes(cx) : 0;
+        printf("  %s: UNC bytes %.0f, one group %.0f (%.2fx)\n", specs[k].name, got, one, one / got);
+        if (split) T_CHECK(got < one, "%s: split smaller than one group (%.0f < %.0f)", specs[k].name, got, one);
+        /* by blocks of rows: the same split */
+        ClaStreamOpts so = cla_stream_defaults();
+        so.blk_rows = 500;
+        ClaStreamInfo info;
+        RowSrc src = {.x = x};
+        MB *sx = cla_compress_rows(src_rows, &src, x->rows, x->cols, &o, &so, &info, &e);
+        int snsp = 0;
+        for (int g = 0; sx && mb_is_cmb(sx) && g < sx->cmb->ngroups; g++)
+            snsp += sx->cmb->groups[g]->enc == CLA_UNC && sx->cmb->groups[g]->unc->sparse;
+        T_CHECK(sx && mb_is_cmb(sx) && snsp == (split ? 1 : 0) && mb_equal(sx, x, 0),
+                "%s: by blocks, %d sparse UNC groups, equal cells (%s)", specs[k].name, snsp, e.msg);
+        mb_release(sx);
+        mb_release(cx);
+        if (split) run_mat(&specs[k], x, 40 + (int)k);   /* (60%: one dense group, as every noise spec) */
+        else mb_release(x);
+    }
+    rng = saved;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "crowded")) {
@@ -3117,6 +3186,10 @@ int main(int argc, char **argv)
         check_stream();
         check_stream_csv();
         check_stream_cells();
+        return t_done("test_cla");
+    }
+    if (argc > 1 && !strcmp(argv[1], "unc")) {   /* uncompressed columns of different sparsity alone */
+        check_unc_split();
         return t_done("test_cla");
     }
     if (argc > 1 && !strcmp(argv[1], "est")) {   /* the compile-time estimate alone */
@@ -3141,6 +3214,7 @@ int main(int argc, char **argv)
         {"onecol", 1, 1, 2, 0.0, 1, false, 0, false},
     };
     for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) run_spec(&specs[k], (int)k);
+    check_unc_split();
     check_cell_wide();
     check_tl_joint();
     check_row_tq_overflow();
