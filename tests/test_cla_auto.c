@@ -648,6 +648,20 @@ int main(void)
                         "larger than the budget, %s (%s): result %d %.17g, want %.17g", mode, ext, j, g_res[j], want[j]);
         }
 #undef LM
+        /* without its .mtd (no sizes at compile time, so no estimate) the
+         * random read is placed locally as before, read by blocks under
+         * true, and stops with the read's error once its values pass the
+         * budget */
+        {
+            char mtd[96];
+            snprintf(mtd, sizeof mtd, "%s.rnd.mtd", base);
+            unlink(mtd);
+            snprintf(src, sizeof src, "R = read(\"%s.rnd\", format=\"braid-binary\")\nprint(\"RESULT \" + sum(R))\n", base);
+            long n = run_mode(src, "true", 6.4e5, &r1);
+            T_CHECK(n == -1 && g_over && !g_placed && g_rd[1] == 1 && g_held > 0 && g_held < 1.6,
+                    "larger than the budget, true, no sizes: random data fail with the read's error (%.3f MB held)",
+                    g_held);
+        }
         /* the cell formats (text, mm, libsvm) by row blocks too, under
          * true and auto, holding under half of X; so is the same text
          * file with its lines reversed (cells not in row order: by
